@@ -1,0 +1,242 @@
+//! Classify foreign errors into an [`ErrorKind`]: by type first, by message
+//! only as a fallback.
+
+use std::{error::Error as StdError, io, time::Duration};
+
+use crate::{ErrorKind, ToolError};
+
+/// Classify an error and its source chain.
+///
+/// The first link that is a [`ToolError`] or a [`std::io::Error`] decides;
+/// when no link has a known type, the messages of the chain are matched
+/// (see [`message`]).
+pub fn error(err: &(dyn StdError + 'static)) -> ErrorKind {
+    let mut link: Option<&(dyn StdError + 'static)> = Some(err);
+    while let Some(e) = link {
+        if let Some(t) = e.downcast_ref::<ToolError>() {
+            return t.kind().clone();
+        }
+        if let Some(io) = e.downcast_ref::<io::Error>() {
+            let kind = io_error(io);
+            if kind != ErrorKind::Internal {
+                return kind;
+            }
+        }
+        link = e.source();
+    }
+    let mut link: Option<&(dyn StdError + 'static)> = Some(err);
+    while let Some(e) = link {
+        let kind = message(&e.to_string());
+        if kind != ErrorKind::Internal {
+            return kind;
+        }
+        link = e.source();
+    }
+    ErrorKind::Internal
+}
+
+/// Classify a [`std::io::Error`] by its kind. A `NotFound` keeps the
+/// message's path when it names one.
+pub fn io_error(err: &io::Error) -> ErrorKind {
+    use io::ErrorKind as K;
+    match err.kind() {
+        K::NotFound => ErrorKind::ResourceNotFound {
+            resource: extract_resource(&err.to_string()),
+        },
+        K::PermissionDenied => ErrorKind::Permission,
+        K::TimedOut | K::WouldBlock => ErrorKind::Timeout,
+        K::ConnectionRefused
+        | K::ConnectionReset
+        | K::ConnectionAborted
+        | K::NotConnected
+        | K::AddrNotAvailable
+        | K::BrokenPipe
+        | K::UnexpectedEof
+        | K::HostUnreachable
+        | K::NetworkUnreachable
+        | K::NetworkDown => ErrorKind::Network,
+        K::InvalidInput => ErrorKind::InvalidArguments,
+        K::Interrupted => ErrorKind::Cancelled,
+        _ => message(&err.to_string()),
+    }
+}
+
+/// Classify an HTTP status returned by a tool's backend. `retry_after` is
+/// the parsed `Retry-After` header, if any.
+pub fn http_status(status: u16, retry_after: Option<Duration>) -> ErrorKind {
+    match status {
+        400 | 422 => ErrorKind::InvalidArguments,
+        401 => ErrorKind::Authentication,
+        403 => ErrorKind::Permission,
+        404 | 410 => ErrorKind::ResourceNotFound { resource: None },
+        408 | 504 => ErrorKind::Timeout,
+        429 => ErrorKind::RateLimited { retry_after },
+        502 | 503 => ErrorKind::Network,
+        _ => ErrorKind::Internal,
+    }
+}
+
+/// Parse a `Retry-After` header value given in seconds.
+pub fn retry_after_secs(value: &str) -> Option<Duration> {
+    let secs: f64 = value.trim().parse().ok()?;
+    (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs))
+}
+
+/// Classify a message alone: the fallback for errors of unknown type.
+pub fn message(msg: &str) -> ErrorKind {
+    let lower = msg.to_ascii_lowercase();
+    let has = |needles: &[&str]| needles.iter().any(|n| lower.contains(n));
+    if has(&["not found", "no such file", "does not exist", "404"]) {
+        ErrorKind::ResourceNotFound {
+            resource: extract_resource(msg),
+        }
+    } else if has(&["timed out", "timeout", "deadline exceeded"]) {
+        ErrorKind::Timeout
+    } else if has(&["rate limit", "too many requests", "429"]) {
+        ErrorKind::RateLimited { retry_after: None }
+    } else if has(&[
+        "unauthorized",
+        "unauthenticated",
+        "invalid api key",
+        "authentication",
+        "401",
+    ]) {
+        ErrorKind::Authentication
+    } else if has(&["permission denied", "forbidden", "access denied", "403"]) {
+        ErrorKind::Permission
+    } else if has(&[
+        "connection refused",
+        "connection reset",
+        "broken pipe",
+        "network is unreachable",
+        "dns error",
+    ]) {
+        ErrorKind::Network
+    } else {
+        ErrorKind::Internal
+    }
+}
+
+/// The path or URL a message names, if it holds one: a URL, a quoted
+/// string, or a token that looks like a path.
+pub fn extract_resource(msg: &str) -> Option<String> {
+    if let Some(start) = msg.find("://") {
+        let begin = msg[..start]
+            .rfind(|c: char| !c.is_ascii_alphanumeric() && c != '+' && c != '-' && c != '.')
+            .map_or(0, |i| i + 1);
+        let end = msg[start..]
+            .find(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '`' | ')' | '>'))
+            .map_or(msg.len(), |i| start + i);
+        return Some(
+            msg[begin..end]
+                .trim_end_matches([',', '.', ';'])
+                .to_string(),
+        );
+    }
+    for quote in ['\'', '"', '`'] {
+        if let Some(open) = msg.find(quote)
+            && let Some(len) = msg[open + 1..].find(quote)
+            && len > 0
+        {
+            return Some(msg[open + 1..open + 1 + len].to_string());
+        }
+    }
+    msg.split(|c: char| c.is_whitespace() || c == ',' || c == ';')
+        .map(|t| t.trim_end_matches([':', '.', ')']).trim_start_matches('('))
+        .find(|t| {
+            t.len() > 1
+                && (t.starts_with('/')
+                    || t.starts_with("./")
+                    || t.starts_with("~/")
+                    || t.contains('/') && t.contains('.'))
+        })
+        .map(str::to_string)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn io_not_found_keeps_the_path() {
+        let e = io::Error::new(
+            io::ErrorKind::NotFound,
+            "open /etc/app/config.toml: no such file",
+        );
+        assert_eq!(
+            io_error(&e),
+            ErrorKind::ResourceNotFound {
+                resource: Some("/etc/app/config.toml".into())
+            }
+        );
+    }
+
+    #[test]
+    fn type_beats_message() {
+        // The message says "not found" but the type says permission.
+        let e = io::Error::new(io::ErrorKind::PermissionDenied, "user not found in sudoers");
+        assert_eq!(error(&e), ErrorKind::Permission);
+    }
+
+    #[test]
+    fn chain_is_walked_to_a_tool_error() {
+        #[derive(Debug)]
+        struct Wrapper(ToolError);
+        impl std::fmt::Display for Wrapper {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("wrapped")
+            }
+        }
+        impl StdError for Wrapper {
+            fn source(&self) -> Option<&(dyn StdError + 'static)> {
+                Some(&self.0)
+            }
+        }
+        let w = Wrapper(ToolError::rate_limited(
+            Some(Duration::from_secs(3)),
+            "slow down",
+        ));
+        assert_eq!(
+            error(&w),
+            ErrorKind::RateLimited {
+                retry_after: Some(Duration::from_secs(3))
+            }
+        );
+    }
+
+    #[test]
+    fn messages_as_fallback() {
+        assert!(matches!(
+            message("HTTP 404 for https://api.example.com/v1/items/7"),
+            ErrorKind::ResourceNotFound { resource: Some(r) } if r == "https://api.example.com/v1/items/7"
+        ));
+        assert!(matches!(
+            message("No such file or directory: 'data.csv'"),
+            ErrorKind::ResourceNotFound { resource: Some(r) } if r == "data.csv"
+        ));
+        assert_eq!(message("operation timed out"), ErrorKind::Timeout);
+        assert_eq!(message("something odd"), ErrorKind::Internal);
+    }
+
+    #[test]
+    fn http_statuses() {
+        assert_eq!(http_status(401, None), ErrorKind::Authentication);
+        assert_eq!(http_status(403, None), ErrorKind::Permission);
+        assert_eq!(
+            http_status(429, retry_after_secs("2")),
+            ErrorKind::RateLimited {
+                retry_after: Some(Duration::from_secs(2))
+            }
+        );
+        assert_eq!(http_status(500, None), ErrorKind::Internal);
+    }
+
+    #[test]
+    fn dispositions() {
+        assert!(ErrorKind::Timeout.disposition().retryable);
+        assert!(ErrorKind::Authentication.disposition().fatal);
+        assert!(ErrorKind::Permission.disposition().fatal);
+        assert!(!ErrorKind::Internal.disposition().show_details);
+        assert!(!ErrorKind::InvalidArguments.disposition().retryable);
+    }
+}

@@ -1,0 +1,48 @@
+//! Pairing defects: what a strict provider rejects with a 400.
+
+use serde::Serialize;
+
+/// The kind of pairing defect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum DefectKind {
+    /// A tool call with no result right after it.
+    MissingResult,
+    /// A result whose call is not in the preceding assistant turn.
+    OrphanResult,
+    /// Two calls (or two results) share an id.
+    DuplicateCallId,
+    /// Anthropic: `tool_result` blocks not at the start of the user message
+    /// that follows the calls.
+    ResultsNotFirst,
+    /// Gemini: the number of `functionResponse` parts differs from the
+    /// number of `functionCall` parts of the preceding model turn.
+    CountMismatch,
+}
+
+impl DefectKind {
+    /// The snake_case name used in JSON and metrics labels.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DefectKind::MissingResult => "missing_result",
+            DefectKind::OrphanResult => "orphan_result",
+            DefectKind::DuplicateCallId => "duplicate_call_id",
+            DefectKind::ResultsNotFirst => "results_not_first",
+            DefectKind::CountMismatch => "count_mismatch",
+        }
+    }
+}
+
+/// One pairing defect, located and worded as the provider words it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Defect {
+    /// What is wrong.
+    pub kind: DefectKind,
+    /// Index of the message (item, content) the provider would name.
+    pub message_index: usize,
+    /// The call ids concerned.
+    pub call_ids: Vec<String>,
+    /// The provider's own error text for this defect.
+    pub message: String,
+}

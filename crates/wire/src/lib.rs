@@ -1,0 +1,102 @@
+//! The wire layer: an exact reading of tool calls and tool results in the
+//! four provider dialects.
+//!
+//! For each [`Dialect`] this crate gives
+//! - a [`RequestView`]: every tool call and tool result in a request body,
+//!   with which results are new in this request ([`request_view`]);
+//! - a [`ResponseView`] of a non-streaming response ([`response_view`]) and
+//!   an incremental [`StreamParser`] for SSE bytes split anywhere;
+//! - failure verdicts: explicit flags first, the content [`detect::Detector`]
+//!   where the API has none;
+//! - [`validate`]: the pairing defects a strict provider rejects, and
+//!   [`repair`]: a corrected body with nothing else changed;
+//! - [`render_results`]: a [`ToolOutcome`] as the dialect's tool-result message(s).
+//!
+//! Everything here is a pure function over bytes: no I/O, no panics on any
+//! input (the parsers are property-tested and fuzzed).
+
+#![forbid(unsafe_code)]
+
+pub mod anthropic;
+mod defect;
+pub mod detect;
+mod dialect;
+mod error;
+pub mod gemini;
+pub mod openai_chat;
+pub mod openai_responses;
+mod repair;
+pub mod sse;
+mod stream;
+mod view;
+
+pub use defect::{Defect, DefectKind};
+pub use detect::Detector;
+pub use dialect::Dialect;
+pub use error::{WireError, WireErrorKind};
+pub use repair::{Change, ChangeKind, Repaired};
+pub use stream::StreamParser;
+pub use view::{CallView, RequestView, ResponseView, ResultView, Usage};
+
+use toolwarden_core::ToolOutcome;
+
+/// Read every tool call and tool result of a request body.
+pub fn request_view<'a>(
+    dialect: Dialect,
+    body: &'a [u8],
+    detector: &Detector,
+) -> Result<RequestView<'a>, WireError> {
+    match dialect {
+        Dialect::OpenAiChat => openai_chat::request_view(body, detector),
+        Dialect::OpenAiResponses => openai_responses::request_view(body, detector),
+        Dialect::Anthropic => anthropic::request_view(body, detector),
+        Dialect::Gemini => gemini::request_view(body, detector),
+    }
+}
+
+/// Read the tool calls, model, usage and stop reason of a non-streaming
+/// response body.
+pub fn response_view(dialect: Dialect, body: &[u8]) -> Result<ResponseView, WireError> {
+    match dialect {
+        Dialect::OpenAiChat => openai_chat::response_view(body),
+        Dialect::OpenAiResponses => openai_responses::response_view(body),
+        Dialect::Anthropic => anthropic::response_view(body),
+        Dialect::Gemini => gemini::response_view(body),
+    }
+}
+
+/// The call/result pairing defects a strict provider would reject, in
+/// message order.
+pub fn validate(dialect: Dialect, body: &[u8]) -> Result<Vec<Defect>, WireError> {
+    match dialect {
+        Dialect::OpenAiChat => openai_chat::validate(body),
+        Dialect::OpenAiResponses => openai_responses::validate(body),
+        Dialect::Anthropic => anthropic::validate(body),
+        Dialect::Gemini => gemini::validate(body),
+    }
+}
+
+/// A body the provider accepts, with a report of each change. A clean body
+/// comes back borrowed and unchanged.
+pub fn repair(dialect: Dialect, body: &[u8]) -> Result<Repaired<'_>, WireError> {
+    match dialect {
+        Dialect::OpenAiChat => openai_chat::repair(body),
+        Dialect::OpenAiResponses => openai_responses::repair(body),
+        Dialect::Anthropic => anthropic::repair(body),
+        Dialect::Gemini => gemini::repair(body),
+    }
+}
+
+/// The message(s) or item(s) to append to the conversation for these
+/// outcomes, in the dialect's format: Anthropic one `user` message with a
+/// `tool_result` block each; Chat one `tool` message each; Responses one
+/// `function_call_output` item each; Gemini one `user` content with a
+/// `functionResponse` part each.
+pub fn render_results(dialect: Dialect, outcomes: &[ToolOutcome]) -> Vec<serde_json::Value> {
+    match dialect {
+        Dialect::OpenAiChat => openai_chat::render_results(outcomes),
+        Dialect::OpenAiResponses => openai_responses::render_results(outcomes),
+        Dialect::Anthropic => anthropic::render_results(outcomes),
+        Dialect::Gemini => gemini::render_results(outcomes),
+    }
+}

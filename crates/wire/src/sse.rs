@@ -1,0 +1,207 @@
+//! Server-sent events framing, fed bytes split at arbitrary points.
+//!
+//! [`SseFramer::feed`] calls back once per complete event with its `event:`
+//! name (empty when absent) and its data (the `data:` lines joined by
+//! `\n`). Bytes are copied only when an event straddles two chunks, and the
+//! buffer is bounded by the largest event, not the stream's length.
+
+/// The default cap on one event's size (16 MiB): a larger event is dropped
+/// and counted in [`SseFramer::oversized`].
+pub const DEFAULT_MAX_EVENT: usize = 16 << 20;
+
+/// An incremental SSE parser.
+#[derive(Debug)]
+pub struct SseFramer {
+    /// An incomplete line carried over from the previous chunk.
+    partial: Vec<u8>,
+    /// The current event's name.
+    event: Vec<u8>,
+    /// The current event's data, when it has more than one line or had to
+    /// be copied.
+    data: Vec<u8>,
+    data_lines: usize,
+    /// The previous chunk ended with `\r`: a `\n` starting the next one
+    /// belongs to it.
+    skip_lf: bool,
+    max_event: usize,
+    oversized: usize,
+    dropping: bool,
+}
+
+impl Default for SseFramer {
+    fn default() -> Self {
+        SseFramer::with_max_event(DEFAULT_MAX_EVENT)
+    }
+}
+
+impl SseFramer {
+    /// A framer that drops events larger than `max_event` bytes.
+    pub fn with_max_event(max_event: usize) -> Self {
+        SseFramer {
+            partial: Vec::new(),
+            event: Vec::new(),
+            data: Vec::new(),
+            data_lines: 0,
+            skip_lf: false,
+            max_event,
+            oversized: 0,
+            dropping: false,
+        }
+    }
+
+    /// How many events were dropped for exceeding the size cap.
+    pub fn oversized(&self) -> usize {
+        self.oversized
+    }
+
+    /// Feed the next bytes; `on_event(name, data)` is called for each
+    /// complete event.
+    pub fn feed(&mut self, mut chunk: &[u8], on_event: &mut dyn FnMut(&[u8], &[u8])) {
+        if self.skip_lf {
+            self.skip_lf = false;
+            if let [b'\n', rest @ ..] = chunk {
+                chunk = rest;
+            }
+        }
+        while !chunk.is_empty() {
+            let Some(end) = memchr::memchr2(b'\n', b'\r', chunk) else {
+                if self.partial.len() + chunk.len() > self.max_event {
+                    self.partial.clear();
+                    self.dropping = true;
+                } else if !self.dropping {
+                    self.partial.extend_from_slice(chunk);
+                }
+                return;
+            };
+            let terminator = chunk[end];
+            let next = if terminator == b'\r' {
+                match chunk.get(end + 1) {
+                    Some(b'\n') => end + 2,
+                    Some(_) => end + 1,
+                    None => {
+                        self.skip_lf = true;
+                        end + 1
+                    }
+                }
+            } else {
+                end + 1
+            };
+            if self.partial.is_empty() {
+                self.line(&chunk[..end], on_event);
+            } else {
+                let mut line = std::mem::take(&mut self.partial);
+                line.extend_from_slice(&chunk[..end]);
+                self.line(&line, on_event);
+                line.clear();
+                self.partial = line;
+            }
+            chunk = &chunk[next..];
+        }
+    }
+
+    /// The stream ended: dispatch a last event that had no blank line
+    /// after it (some servers omit it).
+    pub fn finish(&mut self, on_event: &mut dyn FnMut(&[u8], &[u8])) {
+        if !self.partial.is_empty() {
+            let line = std::mem::take(&mut self.partial);
+            self.line(&line, on_event);
+        }
+        self.line(b"", on_event);
+    }
+
+    fn line(&mut self, line: &[u8], on_event: &mut dyn FnMut(&[u8], &[u8])) {
+        if line.is_empty() {
+            if self.data_lines > 0 && !self.dropping {
+                on_event(&self.event, &self.data);
+            }
+            if self.dropping {
+                self.oversized += 1;
+            }
+            self.dropping = false;
+            self.event.clear();
+            self.data.clear();
+            self.data_lines = 0;
+            return;
+        }
+        if self.dropping {
+            return;
+        }
+        let (field, value) = match memchr::memchr(b':', line) {
+            Some(0) => return, // a comment
+            Some(i) => {
+                let v = &line[i + 1..];
+                (&line[..i], v.strip_prefix(b" ").unwrap_or(v))
+            }
+            None => (line, &b""[..]),
+        };
+        match field {
+            b"data" => {
+                if self.data.len() + value.len() + 1 > self.max_event {
+                    self.dropping = true;
+                    self.data.clear();
+                    return;
+                }
+                if self.data_lines > 0 {
+                    self.data.push(b'\n');
+                }
+                self.data.extend_from_slice(value);
+                self.data_lines += 1;
+            }
+            b"event" => {
+                self.event.clear();
+                self.event.extend_from_slice(value);
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn events(chunks: &[&[u8]]) -> Vec<(String, String)> {
+        let mut f = SseFramer::default();
+        let mut out = Vec::new();
+        let mut push = |e: &[u8], d: &[u8]| {
+            out.push((
+                String::from_utf8_lossy(e).into_owned(),
+                String::from_utf8_lossy(d).into_owned(),
+            ))
+        };
+        for c in chunks {
+            f.feed(c, &mut push);
+        }
+        f.finish(&mut push);
+        out
+    }
+
+    #[test]
+    fn frames_events_split_anywhere() {
+        let whole =
+            b"event: a\ndata: {\"x\":1}\n\n: comment\r\ndata: one\r\ndata: two\r\n\r\ndata:last";
+        let expected = vec![
+            ("a".to_string(), "{\"x\":1}".to_string()),
+            (String::new(), "one\ntwo".to_string()),
+            (String::new(), "last".to_string()),
+        ];
+        assert_eq!(events(&[whole]), expected);
+        for split in 0..whole.len() {
+            let (a, b) = whole.split_at(split);
+            assert_eq!(events(&[a, b]), expected, "split at {split}");
+        }
+        let bytes: Vec<&[u8]> = whole.chunks(1).collect();
+        assert_eq!(events(&bytes), expected);
+    }
+
+    #[test]
+    fn oversized_events_are_dropped_and_counted() {
+        let mut f = SseFramer::with_max_event(8);
+        let mut n = 0;
+        f.feed(b"data: 0123456789abcdef\n\ndata: ok\n\n", &mut |_, _| {
+            n += 1
+        });
+        assert_eq!(n, 1);
+        assert_eq!(f.oversized(), 1);
+    }
+}
