@@ -27,4 +27,4 @@ mod outcome;
 
 pub use call::{Basis, ToolCall, ToolResult, Verdict};
 pub use error::{Disposition, ErrorKind, ToolError};
-pub use outcome::{Status, ToolFailure, ToolOutcome};
+pub use outcome::{FLAGLESS_ERROR_PREFIX, Status, ToolFailure, ToolOutcome};

@@ -6,6 +6,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::ErrorKind;
 
+/// How a failure starts in dialects without an error flag; see
+/// [`ToolOutcome::flagless_text`].
+pub const FLAGLESS_ERROR_PREFIX: &str = "Tool error (";
+
 /// How a call ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -107,6 +111,21 @@ impl ToolOutcome {
     /// `true` when the failure must stop the agent run.
     pub fn is_fatal(&self) -> bool {
         self.error.as_ref().is_some_and(|e| e.fatal)
+    }
+
+    /// The text for a dialect without an error flag (Chat, Responses): on
+    /// failure it is framed as `Tool error (<kind>): <model message>` so the
+    /// model cannot mistake it for output (and the content detector
+    /// recognises it); on success, the output as text.
+    pub fn flagless_text(&self) -> String {
+        match &self.error {
+            Some(e) => format!(
+                "{FLAGLESS_ERROR_PREFIX}{}): {}",
+                e.kind.as_str(),
+                e.model_message
+            ),
+            None => self.model_text(),
+        }
     }
 
     /// The text the model is shown: the output as text on success, the
