@@ -15,6 +15,8 @@ use super::json;
 pub const HEAD_BYTES: usize = 1024;
 /// How much of the end of the content the `exit_status` trailer check reads.
 pub const TAIL_BYTES: usize = 256;
+/// How much of the end of the content the `crash_trace` trailer check reads.
+pub const CRASH_TAIL_BYTES: usize = 2048;
 /// How much of a JSON object the `json_error` walker reads.
 pub const JSON_SCAN_BYTES: usize = 64 * 1024;
 /// The longest first line the line rules read.
@@ -48,6 +50,10 @@ const FAILURE_STATEMENT: usize = 9;
 
 /// One compiled, anchored regex per line rule.
 struct Patterns {
+    /// `file:line[:col]: error:` as a compiler prints it.
+    compiler_error: Regex,
+    /// The last line of a Python traceback: the exception and its message.
+    python_exception: Regex,
     error_tag: Regex,
     /// Matches up to (not including) the status number.
     exit_status: Regex,
@@ -60,6 +66,8 @@ struct Patterns {
 }
 
 static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| Patterns {
+    compiler_error: re(r"^[^\s:]+:\d+(?::\d+)?:\s+(?:fatal\s+)?error\b"),
+    python_exception: re(r"^[a-z_][\w.]*(?:error|exception|interrupt|exit)\b"),
     error_tag: re(r"^<[a-z_:-]*error[a-z_:-]*(?:\s[^>\n]*)?>"),
     exit_status: re(concat!(
         r"^[\[(]?\s*(?:",
@@ -77,13 +85,13 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| Patterns {
         r"|user\s+(?:rejected|denied|declined|cancell?ed|refused|aborted|interrupted)\b",
         r"|(?:\S+\s+){0,3}(?:was\s+|has\s+been\s+)?(?:rejected|denied|declined|cancell?ed|aborted",
         r"|interrupted|blocked)\s+by\s+(?:the\s+)?(?:user|policy|sandbox|hook|approval|admin)",
-        r"|permission\s+to\s+(?:use|run|execute|access)\s.{0,200}?\s(?:has\s+been|was|is)\s+denied",
+        r"|permission\s+to\s+(?:use|run|execute|access)\s[^\n]*?\s(?:has\s+been|was|is)\s+denied",
         r"|(?:tool\s+(?:use|call|execution)|command|exec(?:ution)?|patch|operation|action)\s+",
         r"(?:was\s+|has\s+been\s+)?(?:rejected|denied|declined|cancell?ed|aborted|not\s+approved|blocked)\b",
         r")",
     )),
     crash_trace: re(concat!(
-        r"^(?:traceback\s+\(most\s+recent\s+call\s+last\)",
+        r"^(?:traceback\s+\(most\s+recent\s+call\s+last\):",
         r"|exception\s+in\s+thread\b",
         r"|thread\s+'[^'\n]*'\s+panicked\b|panicked\s+at\b",
         r"|uncaught\s+(?:\w+\s+)?\w*(?:error|exception)|\w*(?:error|exception):?\s+uncaught\b",
@@ -127,11 +135,11 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| Patterns {
     error_label: re(concat!(
         r"^(?:",
         // Error: / ERROR - / error[E0425]: / fatal: / [ERROR] / Error!
-        r"\[?(?:error|err|exception|fatal|failure|panic|critical|timeout)\]?(?:\[[^\]\n]{0,40}\])?",
+        r"\[?(?:error|err|exception|fatal|failure|panic|critical|timeout)\]?(?:\[[^\]\n]*\])?",
         r"\s*(?::|!|\s-\s|$)",
         r"|\[(?:error|err|fatal|failure|failed|exception)\]",
         // ValueError: / ToolException: / McpError: / requests.exceptions.HTTPError:
-        r"|[a-z_][\w.$]*(?:error|exception|fault|failure)(?:\s*\[[^\]\n]{0,40}\]|\s*\([^)\n]{0,80}\))?:\s",
+        r"|[a-z_][\w.$]*(?:error|exception|fault|failure)(?:\s*\[[^\]\n]*\]|\s*\([^)\n]*\))?:\s",
         // Error executing tool X / Exception while …
         r"|(?:error|exception)\s+(?:executing|calling|running|invoking|in|while|during|occurred",
         r"|processing|fetching|reading|writing|parsing|loading|connecting|creating|updating|deleting",
@@ -202,8 +210,13 @@ pub(super) fn first_match(content: &[u8], disabled: u32) -> Option<&'static str>
         Some(_) if on(EXIT_STATUS) => return Some(NAMES[EXIT_STATUS]),
         _ => {}
     }
-    if on(EXIT_STATUS) && exit_status(&p.exit_status, last_line(content)).is_some_and(|c| c != 0) {
+    if on(EXIT_STATUS)
+        && exit_status(&p.exit_status, last_line(content, TAIL_BYTES)).is_some_and(|c| c != 0)
+    {
         return Some(NAMES[EXIT_STATUS]);
+    }
+    if on(CRASH_TRACE) && crash_at_end(content) {
+        return Some(NAMES[CRASH_TRACE]);
     }
     let line_rules = [
         (USER_DENIED, &p.user_denied),
@@ -217,11 +230,15 @@ pub(super) fn first_match(content: &[u8], disabled: u32) -> Option<&'static str>
             return Some(NAMES[rule]);
         }
     }
+    if on(ERROR_LABEL) && compiler_error(head) {
+        return Some(NAMES[ERROR_LABEL]);
+    }
     if on(JSON_ERROR) && json::reports_failure(start(content), JSON_SCAN_BYTES) {
         return Some(NAMES[JSON_ERROR]);
     }
     if on(FAILURE_STATEMENT)
-        && ((!first_person(line) && p.failure_statement.is_match(line)) || status_word(head))
+        && ((!first_person(line) && !zero_count(line) && p.failure_statement.is_match(line))
+            || status_word(head))
     {
         return Some(NAMES[FAILURE_STATEMENT]);
     }
@@ -263,9 +280,9 @@ fn first_line(head: &[u8]) -> &[u8] {
     trim_end(&head[..end.min(LINE_BYTES)])
 }
 
-/// The last non-empty line within the last [`TAIL_BYTES`] of the content.
-fn last_line(content: &[u8]) -> &[u8] {
-    let tail = trim_end(&content[content.len().saturating_sub(TAIL_BYTES)..]);
+/// The last non-empty line within the last `window` bytes of the content.
+fn last_line(content: &[u8], window: usize) -> &[u8] {
+    let tail = trim_end(&content[content.len().saturating_sub(window)..]);
     let begin = memchr::memrchr(b'\n', tail).map_or(0, |i| i + 1);
     start(&tail[begin..])
 }
@@ -326,4 +343,83 @@ fn status_word(head: &[u8]) -> bool {
         s = rest;
     }
     s.len() <= 12 && STATUS_WORDS.iter().any(|w| s.eq_ignore_ascii_case(w))
+}
+
+/// A crash report at the end of the output: the process died after
+/// printing something (Python's traceback ending in the exception line,
+/// Node's `Node.js vX` trailer after an uncaught exception, a Rust panic).
+fn crash_at_end(content: &[u8]) -> bool {
+    let window = &content[content.len().saturating_sub(CRASH_TAIL_BYTES)..];
+    let last = last_line(content, CRASH_TAIL_BYTES);
+    if last.starts_with(b"Node.js v") && last.get(9).is_some_and(u8::is_ascii_digit) {
+        return true;
+    }
+    if PATTERNS.python_exception.is_match(last) && FINDERS.traceback.find(window).is_some() {
+        return true;
+    }
+    FINDERS.panicked.find(window).is_some() && FINDERS.thread.find(window).is_some()
+}
+
+/// Substring searchers built once.
+struct Finders {
+    traceback: memchr::memmem::Finder<'static>,
+    thread: memchr::memmem::Finder<'static>,
+    panicked: memchr::memmem::Finder<'static>,
+}
+
+static FINDERS: LazyLock<Finders> = LazyLock::new(|| Finders {
+    traceback: memchr::memmem::Finder::new(b"Traceback (most recent call last):"),
+    thread: memchr::memmem::Finder::new(b"\nthread '"),
+    panicked: memchr::memmem::Finder::new(b"' panicked at "),
+});
+
+/// A compiler diagnostic (`src/a.c:1:19: error: …`) on one of the first
+/// three lines.
+fn compiler_error(head: &[u8]) -> bool {
+    let mut rest = head;
+    for _ in 0..3 {
+        let end = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
+        let line = &rest[..end.min(LINE_BYTES)];
+        if memchr::memmem::find(line, b"error").is_some() && PATTERNS.compiler_error.is_match(line)
+        {
+            return true;
+        }
+        if end == rest.len() {
+            return false;
+        }
+        rest = &rest[end + 1..];
+    }
+    false
+}
+
+/// "failed: 0", "0 failed", "failures: 0": a count of zero, not a failure.
+fn zero_count(line: &[u8]) -> bool {
+    let is_zero_at =
+        |i: usize| line.get(i) == Some(&b'0') && !line.get(i + 1).is_some_and(u8::is_ascii_digit);
+    for w in [&b"failed"[..], b"failures", b"failure"] {
+        for at in 0..line.len().saturating_sub(w.len() - 1) {
+            if !line[at..at + w.len()].eq_ignore_ascii_case(w) {
+                continue;
+            }
+            // "0 failed": a lone zero right before the word.
+            if at >= 2
+                && line[at - 1] == b' '
+                && line[at - 2] == b'0'
+                && (at < 3 || !line[at - 3].is_ascii_digit())
+            {
+                return true;
+            }
+            // "failed: 0" / "failures = 0".
+            let after = at
+                + w.len()
+                + line[at + w.len()..]
+                    .iter()
+                    .take_while(|b| matches!(b, b':' | b' ' | b'='))
+                    .count();
+            if is_zero_at(after) {
+                return true;
+            }
+        }
+    }
+    false
 }

@@ -457,3 +457,45 @@ proptest! {
         let _ = evaluate(s.as_bytes(), &Detector::default());
     }
 }
+
+#[test]
+fn crash_at_the_end() {
+    check(
+        "crash_trace",
+        &[
+            "working...\nTraceback (most recent call last):\n  File \"<string>\", line 1, in <module>\nZeroDivisionError: division by zero\n",
+            "[eval]:1\nnull.x\n     ^\n\nTypeError: Cannot read properties of null\n    at [eval]:1:6\n\nNode.js v20.20.2\n",
+            "running 3 tests\ntest a ... ok\n\nthread 'main' panicked at src/main.rs:4:5:\nboom\nnote: run with `RUST_BACKTRACE=1`",
+        ],
+        &[
+            "     1→Traceback (most recent call last):\n     2→ValueError: x",
+            "Traceback (most recent call last) is how Python starts a report.\nSee docs.",
+        ],
+    );
+}
+
+#[test]
+fn compiler_diagnostics() {
+    check(
+        "error_label",
+        &[
+            "<stdin>: In function 'main':\n<stdin>:1:19: error: 'x' undeclared\n",
+            "src/app.ts:12:5: error: cannot find name 'foo'",
+        ],
+        &["src/app.ts:12:5: warning: unused variable 'foo'\n1 warning generated."],
+    );
+}
+
+#[test]
+fn zero_counts_are_not_failures() {
+    check(
+        "failure_statement",
+        &["Tests failed: 3 of 12"],
+        &[
+            "failed: 0, passed: 12",
+            "Failures: 0",
+            "Build ok, 0 failed",
+            "Tests failed = 0",
+        ],
+    );
+}
