@@ -86,6 +86,7 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| Patterns {
         r"|(?:\S+\s+){0,3}(?:was\s+|has\s+been\s+)?(?:rejected|denied|declined|cancell?ed|aborted",
         r"|interrupted|blocked)\s+by\s+(?:the\s+)?(?:user|policy|sandbox|hook|approval|admin)",
         r"|permission\s+to\s+(?:use|run|execute|access)\s[^\n]*?\s(?:has\s+been|was|is)\s+denied",
+        r"|[^\n]*?\bpermissions?\b[^\n]*?\b(?:haven't|have\s+not|has\s+not\s+been|was\s+not|were\s+not)\s+(?:yet\s+)?granted",
         r"|(?:tool\s+(?:use|call|execution)|command|exec(?:ution)?|patch|operation|action)\s+",
         r"(?:was\s+|has\s+been\s+)?(?:rejected|denied|declined|cancell?ed|aborted|not\s+approved|blocked)\b",
         r")",
@@ -120,7 +121,7 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| Patterns {
     http_status: re(concat!(
         r"^(?:http/\d(?:\.\d)?\s+[45]\d\d\b",
         r"|(?:http\s+)?(?:status(?:\s+code)?|response\s+code|http\s+error|http\s+status)\s*[:=]?\s*[45]\d\d\b",
-        r"|[45]\d\d\s*[-:]?\s*(?:bad\s+request|unauthorized|payment\s+required|forbidden|not\s+found",
+        r"|[45]\d\d\s*[-:]?\s*(?:(?:client|server)\s+error|bad\s+request|unauthorized|payment\s+required|forbidden|not\s+found",
         r"|method\s+not\s+allowed|not\s+acceptable|proxy\s+authentication|request\s+time-?out",
         r"|conflict|gone|length\s+required|precondition\s+(?:failed|required)|payload\s+too\s+large",
         r"|request\s+entity\s+too\s+large|uri\s+too\s+long|unsupported\s+media\s+type",
@@ -153,8 +154,11 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| Patterns {
     )),
     failure_statement: re(concat!(
         r"^(?:",
-        r"(?:[a-z][a-z'-]*\s+){0,3}(?:failed|could\s+not|couldn't|unable\s+to|cannot|can't",
+        r"(?:[a-z][\w'-]*\s+){0,3}(?:failed|could\s+not|couldn't|unable\s+to|cannot|can't",
         r"|did\s+not\s+succeed|timed\s+out)\b",
+        r"|invalid(?:\s+[\w-]+){0,3}\s*:",
+        r"|unknown\s+(?:tool|command|function|action)\b",
+        r"|(?:tool|function|command)\s+\S+\s+(?:not\s+found|does\s+not\s+exist|is\s+not\s+available)",
         r"|(?-i:[A-Z])[a-z-]*(?:\s+[a-z-]+)?\s*(?:\([^)\n]{0,40}\)\s*)?(?:exceeds?|exceeded)\s+",
         r"(?:the\s+)?(?:maximum|max|limit|allowed)",
         r"|(?:rate\s+limit|quota|limit|usage\s+limit|token\s+limit|context\s+length)\s+",
@@ -203,9 +207,9 @@ pub(super) fn first_match(content: &[u8], disabled: u32) -> Option<&'static str>
     if on(ERROR_TAG) && head.first() == Some(&b'<') && p.error_tag.is_match(head) {
         return Some(NAMES[ERROR_TAG]);
     }
-    // An explicit exit status on the first line settles it either way: the
-    // harness told us how the command ended.
-    match exit_status(&p.exit_status, line) {
+    // An explicit exit status in the header (the first few lines) settles it
+    // either way: the harness told us how the command ended.
+    match header_exit_status(&p.exit_status, head) {
         Some(0) => return None,
         Some(_) if on(EXIT_STATUS) => return Some(NAMES[EXIT_STATUS]),
         _ => {}
@@ -292,6 +296,26 @@ fn trim_end(mut s: &[u8]) -> &[u8] {
         s = rest;
     }
     s
+}
+
+/// How many lines at the start count as the harness's header (Codex puts
+/// `Chunk ID:` and `Wall time:` lines before `Process exited with code 1`).
+const HEADER_LINES: usize = 4;
+
+/// The first exit status stated at the start of one of the header lines.
+fn header_exit_status(prefix: &Regex, head: &[u8]) -> Option<i64> {
+    let mut rest = head;
+    for _ in 0..HEADER_LINES {
+        let end = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
+        if let Some(code) = exit_status(prefix, trim_end(&rest[..end.min(LINE_BYTES)])) {
+            return Some(code);
+        }
+        if end == rest.len() {
+            return None;
+        }
+        rest = &rest[end + 1..];
+    }
+    None
 }
 
 /// The status number after an exit-status phrase at the start of `line`.

@@ -499,3 +499,54 @@ fn zero_counts_are_not_failures() {
         ],
     );
 }
+
+#[test]
+fn exit_status_in_the_header() {
+    check(
+        "exit_status",
+        &[
+            "Chunk ID: 4f2a\nWall time: 0.3 seconds\nProcess exited with code 1\nOutput:\nboom",
+            "Wall time: 1.0 seconds\nExit code: 127\nOutput:\nsh: rg: not found",
+        ],
+        &[
+            "Chunk ID: 4f2a\nWall time: 0.3 seconds\nProcess exited with code 0\nOutput:\nError: printed, not failed",
+            "line 1\nline 2\nline 3\nline 4\nexit code 1 is neither header nor trailer\nmore output",
+        ],
+    );
+}
+
+#[test]
+fn more_harness_phrasings() {
+    check(
+        "user_denied",
+        &["Claude requested permissions to write to /tmp/x, but you haven't granted it yet."],
+        &["The permissions table was granted a new index."],
+    );
+    check(
+        "failure_statement",
+        &[
+            "apply_patch verification failed: invalid hunk at line 3",
+            "Invalid patch: The first line of the patch must be '*** Begin Patch'",
+            "Unknown tool: search_web",
+            "Tool get_weather not found",
+            "The tool execution failed with the following error:\n<error>boom</error>",
+        ],
+        &["Invalid entries are skipped by the importer (see docs)."],
+    );
+    check(
+        "http_status",
+        &["404 Client Error: Not Found for url: https://x.test/a"],
+        &[],
+    );
+    check(
+        "json_error",
+        &[
+            "{'error': 'reservation not found'}",
+            "{'success': False, 'message': 'seat taken'}",
+        ],
+        &[
+            "{'error': None, 'result': 'ok'}",
+            "{'name': \"it's fine\", 'ok': True}",
+        ],
+    );
+}
