@@ -529,9 +529,18 @@ fn more_harness_phrasings() {
             "Invalid patch: The first line of the patch must be '*** Begin Patch'",
             "Unknown tool: search_web",
             "Tool get_weather not found",
+            "Agent type 'explorer' not found. Available agents: general-purpose",
+            "Unknown skill: deploy",
+            "No such tool available: bash",
+            "Page not found",
             "The tool execution failed with the following error:\n<error>boom</error>",
         ],
-        &["Invalid entries are skipped by the importer (see docs)."],
+        &[
+            "Invalid entries are skipped by the importer (see docs).",
+            "No matches found",
+            "Found 3 files\nsrc/not_found.rs",
+            "12 not found, 3 found",
+        ],
     );
     check(
         "http_status",
