@@ -128,6 +128,7 @@ fn user_denied() {
             "Tool call was cancelled by the user",
             "Command blocked by policy: network access is not allowed",
             "User denied the request",
+            "Hook PreToolUse:Edit denied this tool",
         ],
         &[
             "The user model has a `rejected` field",
@@ -248,6 +249,8 @@ fn error_label() {
             "[ERROR] Could not resolve \"js/app.js\"",
             "\u{1b}[31mError:\u{1b}[0m build failed",
             "\"Error: quoted JSON string\"",
+            "PreToolUse:Bash hook error: blocked by lint script",
+            "NameError(\"name 'x' is not defined\")",
         ],
         &[
             "Errors: none",
@@ -533,6 +536,7 @@ fn more_harness_phrasings() {
             "Unknown skill: deploy",
             "No such tool available: bash",
             "Page not found",
+            "Cancelled: parallel tool call Bash(ls) errored",
             "The tool execution failed with the following error:\n<error>boom</error>",
         ],
         &[
