@@ -7,7 +7,7 @@
 
 use std::sync::LazyLock;
 
-use regex::bytes::Regex;
+use regex::bytes::{Regex, RegexSet};
 
 use super::json;
 
@@ -50,6 +50,9 @@ const FAILURE_STATEMENT: usize = 9;
 
 /// One compiled, anchored regex per line rule.
 struct Patterns {
+    /// The first-line rules' patterns as one set: a single pass tells
+    /// whether any of them can fire (most outputs match none).
+    line_set: RegexSet,
     /// `file:line[:col]: error:` as a compiler prints it.
     compiler_error: Regex,
     /// The last line of a Python traceback: the exception and its message.
@@ -65,112 +68,129 @@ struct Patterns {
     failure_statement: Regex,
 }
 
-static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| Patterns {
-    compiler_error: re(r"^[^\s:]+:\d+(?::\d+)?:\s+(?:fatal\s+)?error\b"),
-    python_exception: re(r"^[a-z_][\w.]*(?:error|exception|interrupt|exit)\b"),
-    error_tag: re(r"^<[a-z_:-]*error[a-z_:-]*(?:\s[^>\n]*)?>"),
-    exit_status: re(concat!(
-        r"^[\[(]?\s*(?:",
-        r"(?:the\s+)?(?:process|command|script|program|job|task|shell)\s+",
-        r"(?:exited|completed|finished|failed|terminated|returned|ended)\s+with\s+",
-        r"(?:(?:an?\s+)?(?:exit|return|non-zero\s+exit)\s+)?(?:code|status)",
-        r"|exited\s+with\s+(?:(?:exit|return)\s+)?(?:code|status)",
-        r"|exit(?:ed)?[ _-]?(?:code|status)|return[ _-]?code|returncode",
-        r")\s*[:=]?\s*",
-    )),
-    user_denied: re(concat!(
-        r"^\[?(?:",
-        r"the\s+user\s+(?:doesn't|does\s+not|did\s+not|didn't|has\s+chosen\s+not\s+to|declined",
-        r"|denied|rejected|refused|cancell?ed|interrupted|aborted)\b",
-        r"|user\s+(?:rejected|denied|declined|cancell?ed|refused|aborted|interrupted)\b",
-        r"|(?:\S+\s+){0,3}(?:was\s+|has\s+been\s+)?(?:rejected|denied|declined|cancell?ed|aborted",
-        r"|interrupted|blocked)\s+by\s+(?:the\s+)?(?:user|policy|sandbox|hook|approval|admin)",
-        r"|permission\s+to\s+(?:use|run|execute|access)\s[^\n]*?\s(?:has\s+been|was|is)\s+denied",
-        r"|[^\n]*?\bdenied\s+(?:this|the)\s+(?:tool|operation|action|command|request)\b",
-        r"|[^\n]*?\bpermissions?\b[^\n]*?\b(?:haven't|have\s+not|has\s+not\s+been|was\s+not|were\s+not)\s+(?:yet\s+)?granted",
-        r"|(?:tool\s+(?:use|call|execution)|command|exec(?:ution)?|patch|operation|action)\s+",
-        r"(?:was\s+|has\s+been\s+)?(?:rejected|denied|declined|cancell?ed|aborted|not\s+approved|blocked)\b",
-        r")",
-    )),
-    crash_trace: re(concat!(
-        r"^(?:traceback\s+\(most\s+recent\s+call\s+last\):",
-        r"|exception\s+in\s+thread\b",
-        r"|thread\s+'[^'\n]*'\s+panicked\b|panicked\s+at\b",
-        r"|uncaught\s+(?:\w+\s+)?\w*(?:error|exception)|\w*(?:error|exception):?\s+uncaught\b",
-        r"|unhandled\s+(?:\w+\s+)?(?:exception|rejection|error)",
-        r"|\*\*\s+\([\w.]+\)",
-        r"|goroutine\s+\d+\s+\[running\]|segmentation\s+fault|stack\s+trace:",
-        r")",
-    )),
-    os_error: re(concat!(
-        r"^(?:(?-i:E[A-Z]{3,})(?:\s*\(-?\d+\))?:\s",
-        r"|\[?errno\s+-?\d+\]?",
-        r"|(?:no\s+such\s+file(?:\s+or\s+directory)?",
-        r"|(?:file|path|directory|folder)\s+(?:does\s+not|doesn't)\s+exist",
-        r"|(?:file|path|directory|folder)\s+not\s+found",
-        r"|permission\s+denied|operation\s+not\s+permitted|access\s+(?:is\s+)?denied",
-        r"|is\s+a\s+directory|not\s+a\s+directory|read-only\s+file\s+system",
-        r"|no\s+space\s+left\s+on\s+device|disk\s+quota\s+exceeded|too\s+many\s+open\s+files",
-        r"|connection\s+(?:refused|reset|timed\s+out)|network\s+is\s+unreachable|broken\s+pipe",
-        r")\b",
-        // a shell's `command not found` as the first line
-        r"|(?:[\w().~/-]+:\s*)?(?:line\s+)?(?:\d+:\s*)?(?:[^\s:]+:\s*)?",
-        r"command\s+not\s+found(?::\s*\S+)?\s*$",
-        r"|(?:ba|z|da|k|c|tc|fi)?sh:\s*(?:line\s+)?\d+:\s*[^\s:]+:\s*not\s+found\s*$",
-        r")",
-    )),
-    http_status: re(concat!(
-        r"^(?:http/\d(?:\.\d)?\s+[45]\d\d\b",
-        r"|(?:http\s+)?(?:status(?:\s+code)?|response\s+code|http\s+error|http\s+status)\s*[:=]?\s*[45]\d\d\b",
-        r"|[45]\d\d\s*[-:]?\s*(?:(?:client|server)\s+error|bad\s+request|unauthorized|payment\s+required|forbidden|not\s+found",
-        r"|method\s+not\s+allowed|not\s+acceptable|proxy\s+authentication|request\s+time-?out",
-        r"|conflict|gone|length\s+required|precondition\s+(?:failed|required)|payload\s+too\s+large",
-        r"|request\s+entity\s+too\s+large|uri\s+too\s+long|unsupported\s+media\s+type",
-        r"|range\s+not\s+satisfiable|expectation\s+failed|misdirected\s+request|unprocessable",
-        r"|locked|failed\s+dependency|too\s+early|upgrade\s+required|too\s+many\s+requests",
-        r"|request\s+header\s+fields\s+too\s+large|unavailable\s+for\s+legal\s+reasons",
-        r"|internal\s+server\s+error|not\s+implemented|bad\s+gateway|service\s+unavailable",
-        r"|gateway\s+time-?out|http\s+version\s+not\s+supported|insufficient\s+storage",
-        r"|loop\s+detected|network\s+authentication\s+required)\b",
-        r")",
-    )),
-    error_label: re(concat!(
-        r"^(?:",
-        // Error: / ERROR - / error[E0425]: / fatal: / [ERROR] / Error!
-        r"\[?(?:error|err|exception|fatal|failure|panic|critical|timeout)\]?(?:\[[^\]\n]*\])?",
-        r"\s*(?::|!|\s-\s|$)",
-        r"|\[(?:error|err|fatal|failure|failed|exception)\]",
-        // ValueError: / ToolException: / McpError: / requests.exceptions.HTTPError:
-        r"|[a-z_][\w.$]*(?:error|exception|fault|failure)(?:\s*\[[^\]\n]*\]|\s*\([^)\n]*\))?:\s",
-        // Error executing tool X / Exception while …
-        r"|(?:error|exception)\s+(?:executing|calling|running|invoking|in|while|during|occurred",
-        r"|processing|fetching|reading|writing|parsing|loading|connecting|creating|updating|deleting",
-        r"|getting|sending|from|when)\b",
-        // MCP error -32602 / Internal error / Validation error
-        r"|(?:\w+:\w+\s+)?(?:mcp|tool|api|http|rpc|json-?rpc|runtime|internal|fatal|unexpected|unknown|validation",
-        r"|execution|server|client|request|network|connection|permission|auth|authentication|hook)",
-        r"\s+error\b",
-        // ValueError('…'): an exception's repr as the whole answer
-        r"|[a-z_][\w.]*(?:error|exception)\(",
-        r"|an?\s+(?:\w+\s+)?error\s+(?:occurred|has\s+occurred|was\s+encountered|happened|was\s+raised",
-        r"|was\s+thrown)",
-        r")",
-    )),
-    failure_statement: re(concat!(
-        r"^(?:",
-        r"(?:[a-z][\w'-]*\s+){0,3}(?:failed|could\s+not|couldn't|unable\s+to|cannot|can't",
-        r"|did\s+not\s+succeed|timed\s+out)\b",
-        r"|invalid(?:\s+[\w-]+){0,3}\s*:",
-        r"|(?:cancell?ed|aborted|interrupted|denied|rejected|timed\s+out)\s*:",
-        r"|unknown\s+(?:tool|command|function|action)\b|unknown\s+[\w-]+\s*:",
-        r"|no\s+such\s+[a-z]+\b",
-        r"|(?:[a-z'`][^\s]*\s+){1,3}(?:not\s+found|does\s+not\s+exist|doesn't\s+exist|is\s+not\s+available)\b",
-        r"|(?-i:[A-Z])[a-z-]*(?:\s+[a-z-]+)?\s*(?:\([^)\n]{0,40}\)\s*)?(?:exceeds?|exceeded)\s+",
-        r"(?:the\s+)?(?:maximum|max|limit|allowed)",
-        r"|(?:rate\s+limit|quota|limit|usage\s+limit|token\s+limit|context\s+length)\s+",
-        r"(?:was\s+|has\s+been\s+)?exceeded",
-        r")",
-    )),
+static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
+    let mut p = Patterns {
+        line_set: RegexSet::empty(),
+        compiler_error: re(r"^[^\s:]+:\d+(?::\d+)?:\s+(?:fatal\s+)?error\b"),
+        python_exception: re(r"^[a-z_][\w.]*(?:error|exception|interrupt|exit)\b"),
+        error_tag: re(r"^<[a-z_:-]*error[a-z_:-]*(?:\s[^>\n]*)?>"),
+        exit_status: re(concat!(
+            r"^[\[(]?\s*(?:",
+            r"(?:the\s+)?(?:process|command|script|program|job|task|shell)\s+",
+            r"(?:exited|completed|finished|failed|terminated|returned|ended)\s+with\s+",
+            r"(?:(?:an?\s+)?(?:exit|return|non-zero\s+exit)\s+)?(?:code|status)",
+            r"|exited\s+with\s+(?:(?:exit|return)\s+)?(?:code|status)",
+            r"|exit(?:ed)?[ _-]?(?:code|status)|return[ _-]?code|returncode",
+            r")\s*[:=]?\s*",
+        )),
+        user_denied: re(concat!(
+            r"^\[?(?:",
+            r"the\s+user\s+(?:doesn't|does\s+not|did\s+not|didn't|has\s+chosen\s+not\s+to|declined",
+            r"|denied|rejected|refused|cancell?ed|interrupted|aborted)\b",
+            r"|user\s+(?:rejected|denied|declined|cancell?ed|refused|aborted|interrupted)\b",
+            r"|(?:\S+\s+){0,3}(?:was\s+|has\s+been\s+)?(?:rejected|denied|declined|cancell?ed|aborted",
+            r"|interrupted|blocked)\s+by\s+(?:the\s+)?(?:user|policy|sandbox|hook|approval|admin)",
+            r"|permission\s+to\s+(?:use|run|execute|access)\s[^\n]*?\s(?:has\s+been|was|is)\s+denied",
+            r"|[^\n]*?\bdenied\s+(?:this|the)\s+(?:tool|operation|action|command|request)\b",
+            r"|[^\n]*?\bpermissions?\b[^\n]*?\b(?:haven't|have\s+not|has\s+not\s+been|was\s+not|were\s+not)\s+(?:yet\s+)?granted",
+            r"|(?:tool\s+(?:use|call|execution)|command|exec(?:ution)?|patch|operation|action)\s+",
+            r"(?:was\s+|has\s+been\s+)?(?:rejected|denied|declined|cancell?ed|aborted|not\s+approved|blocked)\b",
+            r")",
+        )),
+        crash_trace: re(concat!(
+            r"^(?:traceback\s+\(most\s+recent\s+call\s+last\):",
+            r"|exception\s+in\s+thread\b",
+            r"|thread\s+'[^'\n]*'\s+panicked\b|panicked\s+at\b",
+            r"|uncaught\s+(?:\w+\s+)?\w*(?:error|exception)|\w*(?:error|exception):?\s+uncaught\b",
+            r"|unhandled\s+(?:\w+\s+)?(?:exception|rejection|error)",
+            r"|\*\*\s+\([\w.]+\)",
+            r"|goroutine\s+\d+\s+\[running\]|segmentation\s+fault|stack\s+trace:",
+            r")",
+        )),
+        os_error: re(concat!(
+            r"^(?:(?-i:E[A-Z]{3,})(?:\s*\(-?\d+\))?:\s",
+            r"|\[?errno\s+-?\d+\]?",
+            r"|(?:no\s+such\s+file(?:\s+or\s+directory)?",
+            r"|(?:file|path|directory|folder)\s+(?:does\s+not|doesn't)\s+exist",
+            r"|(?:file|path|directory|folder)\s+not\s+found",
+            r"|permission\s+denied|operation\s+not\s+permitted|access\s+(?:is\s+)?denied",
+            r"|is\s+a\s+directory|not\s+a\s+directory|read-only\s+file\s+system",
+            r"|no\s+space\s+left\s+on\s+device|disk\s+quota\s+exceeded|too\s+many\s+open\s+files",
+            r"|connection\s+(?:refused|reset|timed\s+out)|network\s+is\s+unreachable|broken\s+pipe",
+            r")\b",
+            // a shell's `command not found` as the first line
+            r"|(?:[\w().~/-]+:\s*)?(?:line\s+)?(?:\d+:\s*)?(?:[^\s:]+:\s*)?",
+            r"command\s+not\s+found(?::\s*\S+)?\s*$",
+            r"|(?:ba|z|da|k|c|tc|fi)?sh:\s*(?:line\s+)?\d+:\s*[^\s:]+:\s*not\s+found\s*$",
+            r")",
+        )),
+        http_status: re(concat!(
+            r"^(?:http/\d(?:\.\d)?\s+[45]\d\d\b",
+            r"|(?:http\s+)?(?:status(?:\s+code)?|response\s+code|http\s+error|http\s+status)\s*[:=]?\s*[45]\d\d\b",
+            r"|[45]\d\d\s*[-:]?\s*(?:(?:client|server)\s+error|bad\s+request|unauthorized|payment\s+required|forbidden|not\s+found",
+            r"|method\s+not\s+allowed|not\s+acceptable|proxy\s+authentication|request\s+time-?out",
+            r"|conflict|gone|length\s+required|precondition\s+(?:failed|required)|payload\s+too\s+large",
+            r"|request\s+entity\s+too\s+large|uri\s+too\s+long|unsupported\s+media\s+type",
+            r"|range\s+not\s+satisfiable|expectation\s+failed|misdirected\s+request|unprocessable",
+            r"|locked|failed\s+dependency|too\s+early|upgrade\s+required|too\s+many\s+requests",
+            r"|request\s+header\s+fields\s+too\s+large|unavailable\s+for\s+legal\s+reasons",
+            r"|internal\s+server\s+error|not\s+implemented|bad\s+gateway|service\s+unavailable",
+            r"|gateway\s+time-?out|http\s+version\s+not\s+supported|insufficient\s+storage",
+            r"|loop\s+detected|network\s+authentication\s+required)\b",
+            r")",
+        )),
+        error_label: re(concat!(
+            r"^(?:",
+            // Error: / ERROR - / error[E0425]: / fatal: / [ERROR] / Error!
+            r"\[?(?:error|err|exception|fatal|failure|panic|critical|timeout)\]?(?:\[[^\]\n]*\])?",
+            r"\s*(?::|!|\s-\s|$)",
+            r"|\[(?:error|err|fatal|failure|failed|exception)\]",
+            // ValueError: / ToolException: / McpError: / requests.exceptions.HTTPError:
+            r"|[a-z_][\w.$]*(?:error|exception|fault|failure)(?:\s*\[[^\]\n]*\]|\s*\([^)\n]*\))?:\s",
+            // Error executing tool X / Exception while …
+            r"|(?:error|exception)\s+(?:executing|calling|running|invoking|in|while|during|occurred",
+            r"|processing|fetching|reading|writing|parsing|loading|connecting|creating|updating|deleting",
+            r"|getting|sending|from|when)\b",
+            // MCP error -32602 / Internal error / Validation error
+            r"|(?:\w+:\w+\s+)?(?:mcp|tool|api|http|rpc|json-?rpc|runtime|internal|fatal|unexpected|unknown|validation",
+            r"|execution|server|client|request|network|connection|permission|auth|authentication|hook)",
+            r"\s+error\b",
+            // ValueError('…'): an exception's repr as the whole answer
+            r"|[a-z_][\w.]*(?:error|exception)\(",
+            r"|an?\s+(?:\w+\s+)?error\s+(?:occurred|has\s+occurred|was\s+encountered|happened|was\s+raised",
+            r"|was\s+thrown)",
+            r")",
+        )),
+        failure_statement: re(concat!(
+            r"^(?:",
+            r"(?:[a-z][\w'-]*\s+){0,3}(?:failed|could\s+not|couldn't|unable\s+to|cannot|can't",
+            r"|did\s+not\s+succeed|timed\s+out)\b",
+            r"|invalid(?:\s+[\w-]+){0,3}\s*:",
+            r"|(?:cancell?ed|aborted|interrupted|denied|rejected|timed\s+out)\s*:",
+            r"|unknown\s+(?:tool|command|function|action)\b|unknown\s+[\w-]+\s*:",
+            r"|no\s+such\s+[a-z]+\b",
+            r"|(?:[a-z'`][^\s]*\s+){1,3}(?:not\s+found|does\s+not\s+exist|doesn't\s+exist|is\s+not\s+available)\b",
+            r"|(?-i:[A-Z])[a-z-]*(?:\s+[a-z-]+)?\s*(?:\([^)\n]{0,40}\)\s*)?(?:exceeds?|exceeded)\s+",
+            r"(?:the\s+)?(?:maximum|max|limit|allowed)",
+            r"|(?:rate\s+limit|quota|limit|usage\s+limit|token\s+limit|context\s+length)\s+",
+            r"(?:was\s+|has\s+been\s+)?exceeded",
+            r")",
+        )),
+    };
+    let line_rules = [
+        &p.user_denied,
+        &p.crash_trace,
+        &p.error_label,
+        &p.os_error,
+        &p.http_status,
+        &p.failure_statement,
+    ];
+    p.line_set = regex::bytes::RegexSetBuilder::new(line_rules.iter().map(|r| r.as_str()))
+        .case_insensitive(true)
+        .unicode(false)
+        .build()
+        .unwrap_or_else(|e| panic!("built-in detector patterns are invalid: {e}"));
+    p
 });
 
 /// Compile a built-in pattern: ASCII case-insensitive, no Unicode classes.
@@ -228,16 +248,19 @@ pub(super) fn first_match(content: &[u8], disabled: u32) -> Option<&'static str>
     if on(CRASH_TRACE) && crash_at_end(content) {
         return Some(NAMES[CRASH_TRACE]);
     }
-    let line_rules = [
-        (USER_DENIED, &p.user_denied),
-        (CRASH_TRACE, &p.crash_trace),
-        (ERROR_LABEL, &p.error_label),
-        (OS_ERROR, &p.os_error),
-        (HTTP_STATUS, &p.http_status),
-    ];
-    for (rule, regex) in line_rules {
-        if on(rule) && regex.is_match(line) {
-            return Some(NAMES[rule]);
+    let any_line_rule = p.line_set.is_match(line);
+    if any_line_rule {
+        let line_rules = [
+            (USER_DENIED, &p.user_denied),
+            (CRASH_TRACE, &p.crash_trace),
+            (ERROR_LABEL, &p.error_label),
+            (OS_ERROR, &p.os_error),
+            (HTTP_STATUS, &p.http_status),
+        ];
+        for (rule, regex) in line_rules {
+            if on(rule) && regex.is_match(line) {
+                return Some(NAMES[rule]);
+            }
         }
     }
     if on(ERROR_LABEL) && compiler_error(head) {
@@ -247,7 +270,10 @@ pub(super) fn first_match(content: &[u8], disabled: u32) -> Option<&'static str>
         return Some(NAMES[JSON_ERROR]);
     }
     if on(FAILURE_STATEMENT)
-        && ((!first_person(line) && !zero_count(line) && p.failure_statement.is_match(line))
+        && ((any_line_rule
+            && !first_person(line)
+            && !zero_count(line)
+            && p.failure_statement.is_match(line))
             || status_word(head))
     {
         return Some(NAMES[FAILURE_STATEMENT]);
@@ -387,7 +413,10 @@ fn crash_at_end(content: &[u8]) -> bool {
     if PATTERNS.python_exception.is_match(last) && FINDERS.traceback.find(window).is_some() {
         return true;
     }
-    FINDERS.panicked.find(window).is_some() && FINDERS.thread.find(window).is_some()
+    // A Rust panic report ends with its `note: …` hint (or a backtrace).
+    (last.starts_with(b"note: ") || last.starts_with(b"stack backtrace"))
+        && FINDERS.panicked.find(window).is_some()
+        && FINDERS.thread.find(window).is_some()
 }
 
 /// Substring searchers built once.
