@@ -208,22 +208,13 @@ fn key_reports_failure(key: &[u8], value: &Value<'_>, depth: usize) -> bool {
             Value::Num(_) | Value::False | Value::Null | Value::FailingObject => false,
         };
     }
-    if is(&[b"status", b"state", b"outcome", b"result"]) {
+    // An envelope's status (JSend's `error`/`fail`), not an entity's state:
+    // `{"status": "failed"}` may well be a job the tool looked up.
+    if is(&[b"status", b"outcome", b"result"]) {
         return match value {
-            Value::Str(s) => [
-                &b"error"[..],
-                b"errored",
-                b"failed",
-                b"failure",
-                b"fail",
-                b"timeout",
-                b"timed_out",
-                b"aborted",
-                b"denied",
-                b"rejected",
-            ]
-            .iter()
-            .any(|w| s.eq_ignore_ascii_case(w)),
+            Value::Str(s) => [&b"error"[..], b"errored", b"fail"]
+                .iter()
+                .any(|w| s.eq_ignore_ascii_case(w)),
             Value::Num(n) => is_http_error(n),
             _ => false,
         };
@@ -234,13 +225,7 @@ fn key_reports_failure(key: &[u8], value: &Value<'_>, depth: usize) -> bool {
     if is(&[b"success", b"ok", b"succeeded"]) {
         return matches!(value, Value::False);
     }
-    if is(&[
-        b"isError",
-        b"is_error",
-        b"failed",
-        b"hasError",
-        b"has_error",
-    ]) {
+    if is(&[b"isError", b"is_error", b"hasError", b"has_error"]) {
         return matches!(value, Value::True);
     }
     false

@@ -73,7 +73,7 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
         line_set: RegexSet::empty(),
         compiler_error: re(r"^[^\s:]+:\d+(?::\d+)?:\s+(?:fatal\s+)?error\b"),
         python_exception: re(r"^[a-z_][\w.]*(?:error|exception|interrupt|exit)\b"),
-        error_tag: re(r"^<[a-z_:-]*error[a-z_:-]*(?:\s[^>\n]*)?>"),
+        error_tag: re(r"^<(?:[a-z_:-]*[_:-])?errors?(?:\s[^>\n]*)?>"),
         exit_status: re(concat!(
             r"^[\[(]?\s*(?:",
             r"(?:the\s+)?(?:process|command|script|program|job|task|shell)\s+",
@@ -108,7 +108,11 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
             r")",
         )),
         os_error: re(concat!(
-            r"^(?:(?-i:E[A-Z]{3,})(?:\s*\(-?\d+\))?:\s",
+            // a POSIX errno name, as Node and libuv print them: `ENOENT: …`
+            r"^(?:(?-i:E(?:NO[A-Z]+|IS[A-Z]+|ACCES|PERM|EXIST|AGAIN|BUSY|CONN[A-Z]+|TIMEDOUT|PIPE",
+            r"|INVAL|MFILE|NFILE|ROFS|SPIPE|ADDR[A-Z]+|HOST[A-Z]+|NET[A-Z]+|LOOP|NAMETOOLONG|FBIG",
+            r"|IO|2BIG|BADF|FAULT|INTR|NXIO|RANGE|SRCH|TXTBSY|XDEV|CANCELED|OVERFLOW|PROTO|ALREADY",
+            r"|INPROGRESS|WOULDBLOCK|MSGSIZE|DQUOT|STALE))(?:\s*\(-?\d+\))?:\s",
             r"|\[?errno\s+-?\d+\]?",
             r"|(?:no\s+such\s+file(?:\s+or\s+directory)?",
             r"|(?:file|path|directory|folder)\s+(?:does\s+not|doesn't)\s+exist",
@@ -146,7 +150,7 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
             r"\s*(?::|!|\s-\s|$)",
             r"|\[(?:error|err|fatal|failure|failed|exception)\]",
             // ValueError: / ToolException: / McpError: / requests.exceptions.HTTPError:
-            r"|[a-z_][\w.$]*(?:error|exception|fault|failure)(?:\s*\[[^\]\n]*\]|\s*\([^)\n]*\))?:\s",
+            r"|(?-i:[A-Za-z_][\w.$]*(?:Error|Exception|Fault|Failure))(?:\s*\[[^\]\n]*\]|\s*\([^)\n]*\))?:\s",
             // Error executing tool X / Exception while …
             r"|(?:error|exception)\s+(?:executing|calling|running|invoking|in|while|during|occurred",
             r"|processing|fetching|reading|writing|parsing|loading|connecting|creating|updating|deleting",
@@ -156,7 +160,7 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
             r"|execution|server|client|request|network|connection|permission|auth|authentication|hook)",
             r"\s+error\b",
             // ValueError('…'): an exception's repr as the whole answer
-            r"|[a-z_][\w.]*(?:error|exception)\(",
+            r"|(?-i:[A-Za-z_][\w.]*(?:Error|Exception))\(",
             r"|an?\s+(?:\w+\s+)?error\s+(?:occurred|has\s+occurred|was\s+encountered|happened|was\s+raised",
             r"|was\s+thrown)",
             r")",
@@ -380,16 +384,35 @@ fn exit_status(prefix: &Regex, line: &[u8]) -> Option<i64> {
 }
 
 /// A first line spoken by an assistant ("I cannot find …") is an answer,
-/// not a failure report.
+/// not a failure report; one that opens with a negation ("No tests failed")
+/// reports the absence of a failure.
 fn first_person(line: &[u8]) -> bool {
     let word_end = line
         .iter()
         .position(|b| !(b.is_ascii_alphabetic() || *b == b'\''))
         .unwrap_or(line.len());
     let word = &line[..word_end];
-    [&b"i"[..], b"i'm", b"i've", b"we", b"we're", b"you"]
-        .iter()
-        .any(|w| word.eq_ignore_ascii_case(w))
+    if word.eq_ignore_ascii_case(b"no")
+        && line
+            .get(word_end..word_end + 6)
+            .is_some_and(|w| w.eq_ignore_ascii_case(b" such "))
+    {
+        // "No such tool": the strerror form, a failure.
+        return false;
+    }
+    [
+        &b"i"[..],
+        b"i'm",
+        b"i've",
+        b"we",
+        b"we're",
+        b"you",
+        b"no",
+        b"none",
+        b"nothing",
+    ]
+    .iter()
+    .any(|w| word.eq_ignore_ascii_case(w))
 }
 
 /// The whole content is one status word such as `aborted` or `timed out`.

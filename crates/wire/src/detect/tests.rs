@@ -87,6 +87,7 @@ fn error_tag() {
         &[
             "<html><body>Errors are listed below</body></html>",
             "Output:\n<tool_use_error>quoted later</tool_use_error>",
+            "<error_handling_notes>retry twice</error_handling_notes>",
         ],
     );
 }
@@ -225,6 +226,7 @@ fn json_error() {
             r#"{"output": "ok", "metadata": {"exit_code": 0}}"#,
             r#"{"results": [{"title": "How to fix error 500", "status": "error"}]}"#,
             r#"{"status": "cancelled"}"#,
+            r#"{"job_id": 7, "status": "failed", "failed": true}"#,
             r#"{"message": "this string has \"error\": true inside", "ok": true}"#,
             r#"{"truncated": "#,
             r#"[{"error": "arrays are not objects"}]"#,
@@ -255,6 +257,8 @@ fn error_label() {
         &[
             "Errors: none",
             "error_handler.py\nerror_view.py",
+            "on_error: continue\nretries: 3",
+            "EXAMPLES: see below",
             "The error page now shows a retry button.",
         ],
     );
@@ -282,6 +286,8 @@ fn failure_statement() {
             "I cannot find that symbol in the codebase; here is what I found instead.",
             "We couldn't reproduce it locally, but the fix is in.",
             "Summary: nothing failed",
+            "No tests failed",
+            "Nothing failed",
         ],
     );
 }
