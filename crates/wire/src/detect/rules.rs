@@ -262,7 +262,7 @@ pub(super) fn first_match(content: &[u8], disabled: u32) -> Option<&'static str>
             (HTTP_STATUS, &p.http_status),
         ];
         for (rule, regex) in line_rules {
-            if on(rule) && regex.is_match(line) {
+            if on(rule) && regex.is_match(line) && !(rule == ERROR_LABEL && null_value(line)) {
                 return Some(NAMES[rule]);
             }
         }
@@ -504,4 +504,31 @@ fn zero_count(line: &[u8]) -> bool {
         }
     }
     false
+}
+
+/// `error: null`, `Error: none`, `errors: []`: a key with an empty value
+/// (YAML, logs), not a failure label.
+fn null_value(line: &[u8]) -> bool {
+    let Some(colon) = memchr::memchr(b':', line) else {
+        return false;
+    };
+    let mut value = &line[colon + 1..];
+    while let [b' ' | b'\t' | b'"' | b'\'', rest @ ..] = value {
+        value = rest;
+    }
+    while let [rest @ .., b' ' | b'\t' | b'"' | b'\'' | b','] = value {
+        value = rest;
+    }
+    [
+        &b"null"[..],
+        b"none",
+        b"nil",
+        b"0",
+        b"false",
+        b"[]",
+        b"{}",
+        b"~",
+    ]
+    .iter()
+    .any(|w| value.eq_ignore_ascii_case(w))
 }

@@ -258,6 +258,8 @@ fn error_label() {
             "Errors: none",
             "error_handler.py\nerror_view.py",
             "on_error: continue\nretries: 3",
+            "error: null\nresult: 42",
+            "Error: None",
             "EXAMPLES: see below",
             "The error page now shows a retry button.",
         ],
