@@ -25,8 +25,14 @@ import sys
 import tempfile
 import time
 
-OUT = sys.argv[1]
-N_FILES = int(sys.argv[2]) if len(sys.argv) > 2 else 3000
+ARGS = [a for a in sys.argv[1:]]
+CCL = None
+if "--ccl" in ARGS:
+    i = ARGS.index("--ccl")
+    CCL = ARGS[i + 1]
+    del ARGS[i : i + 2]
+OUT = ARGS[0]
+N_FILES = int(ARGS[1]) if len(ARGS) > 1 else 3000
 random.seed(7)
 
 
@@ -158,9 +164,77 @@ def shell_set():
     return rows
 
 
+HELP = (
+    [f"{b} --help" for b in "ls cat grep sed awk find xargs sort uniq wc head tail diff patch tar gzip curl make gcc python3 node npm pip cargo rustc rustup git ssh cp mv mkdir chmod du df ps env date tr cut tee file which stat ln touch basename dirname realpath readlink xxd od base64 sha256sum md5sum apt-cache dpkg perl bash zip unzip less timeout nproc uname id whoami hostname".split()]
+    + [f"git {c} -h" for c in "add commit log status diff rebase push pull merge checkout branch stash reset tag fetch remote clone init show blame bisect cherry-pick revert worktree config".split()]
+    + [f"cargo {c} --help" for c in "build test run check clippy fmt doc new add update tree bench publish install metadata".split()]
+    + [f"pip {c} --help" for c in "install list show freeze download check".split()]
+    + [f"python3 -m {m} --help" for m in "json.tool venv http.server pydoc timeit unittest zipfile tarfile pdb cProfile".split()]
+)
+
+
+def help_set():
+    rows = []
+    with tempfile.TemporaryDirectory() as d:
+        for cmd in HELP:
+            try:
+                p = subprocess.run(
+                    ["bash", "-c", cmd], cwd=d, capture_output=True, text=True,
+                    timeout=10, stdin=subprocess.DEVNULL,
+                )
+            except subprocess.TimeoutExpired:
+                continue
+            out = p.stdout + p.stderr
+            if p.returncode != 0 or not out.strip():
+                continue
+            rows.append(row("local:help@0:" + cmd, "help", out, False))
+            codex = "Exit code: 0\nWall time: 0.1 seconds\nOutput:\n" + out
+            rows.append(row("local:help-codex@0:" + cmd, "help-codex", codex, False))
+    return rows
+
+
+def ccl_set(root):
+    def text_of(c):
+        if isinstance(c, str):
+            return c
+        if isinstance(c, list):
+            return "\n".join(
+                p.get("text", "") for p in c if isinstance(p, dict) and p.get("type") == "text"
+            )
+        return None
+
+    rows, seen = [], set()
+    for dirpath, _, names in sorted(os.walk(root)):
+        for n in sorted(names):
+            if not n.endswith(".jsonl"):
+                continue
+            path = os.path.join(dirpath, n)
+            for line in open(path, encoding="utf-8", errors="replace"):
+                try:
+                    msg = json.loads(line).get("message")
+                except (ValueError, AttributeError):
+                    continue
+                if not isinstance(msg, dict) or not isinstance(msg.get("content"), list):
+                    continue
+                for b in msg["content"]:
+                    if not (isinstance(b, dict) and b.get("type") == "tool_result"):
+                        continue
+                    t = text_of(b.get("content"))
+                    key = (t, bool(b.get("is_error")))
+                    if t is None or key in seen:
+                        continue
+                    seen.add(key)
+                    rel = os.path.relpath(path, root)
+                    rows.append(row("pypi:claude-code-log@1.7.0:" + rel, "anthropic", t, key[1]))
+    return rows
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
-    for name, rows in [("files.jsonl", files_set()), ("shell.jsonl", shell_set())]:
+    sets = [("files.jsonl", files_set()), ("shell.jsonl", shell_set()), ("help.jsonl", help_set())]
+    if CCL:
+        sets.append(("ccl.jsonl", ccl_set(CCL)))
+    for name, rows in sets:
         with open(os.path.join(OUT, name), "w") as f:
             for r in rows:
                 f.write(json.dumps(r, ensure_ascii=False) + "\n")
