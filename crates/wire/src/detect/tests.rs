@@ -593,3 +593,26 @@ fn shell_diagnostic() {
         ],
     );
 }
+
+#[test]
+fn only_bounded_positions_are_read() {
+    let d = Detector::default();
+    // A failure label deep in a long output is not a failure report.
+    let long = format!(
+        "{}\nError: late in a log\n{}",
+        "ok\n".repeat(600),
+        "done\n".repeat(10)
+    );
+    assert_eq!(d.explain(&long), None);
+    // A huge JSON object: the walker stops at its budget without a verdict.
+    let huge = format!(
+        r#"{{"data": "{}", "error": "past the scan budget"}}"#,
+        "x".repeat(100_000)
+    );
+    assert_eq!(d.explain(&huge), None);
+    let early = format!(r#"{{"error": "early", "data": "{}"}}"#, "x".repeat(100_000));
+    assert_eq!(d.explain(&early), Some("json_error"));
+    // A very long first line is cut, never scanned whole.
+    let wide = format!("{}Error: far right", " x".repeat(50_000));
+    assert_eq!(d.explain(&wide), None);
+}
