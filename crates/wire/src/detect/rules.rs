@@ -141,7 +141,8 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
         http_status: re(concat!(
             r"^(?:http/\d(?:\.\d)?\s+[45]\d\d\b",
             r"|(?:http\s+)?(?:status(?:\s+code)?|response\s+code|http\s+error|http\s+status)\s*[:=]?\s*[45]\d\d\b",
-            r"|[45]\d\d\s*[-:]?\s*(?:(?:client|server)\s+error|bad\s+request|unauthorized|payment\s+required|forbidden|not\s+found",
+            // spaces only: `404<TAB>not found` is line 404 of a file read
+            r"|[45]\d\d *[-:]? *(?:(?:client|server)\s+error|bad\s+request|unauthorized|payment\s+required|forbidden|not\s+found",
             r"|method\s+not\s+allowed|not\s+acceptable|proxy\s+authentication|request\s+time-?out",
             r"|conflict|gone|length\s+required|precondition\s+(?:failed|required)|payload\s+too\s+large",
             r"|request\s+entity\s+too\s+large|uri\s+too\s+long|unsupported\s+media\s+type",

@@ -198,6 +198,7 @@ fn http_status() {
             "HTTP/1.1 200 OK\ncontent-type: application/json",
             "404 handler added to router",
             "500 files processed",
+            "404\tnot found handler\n405\t  return 404",
         ],
     );
 }
