@@ -44,13 +44,6 @@ impl StreamParser {
         }
     }
 
-    /// A whole recorded stream at once: `new`, one `feed`, `finish`.
-    pub fn parse(dialect: Dialect, stream: &[u8]) -> ResponseView {
-        let mut p = StreamParser::new(dialect);
-        p.feed(stream);
-        p.finish()
-    }
-
     /// Feed the next bytes of the stream.
     pub fn feed(&mut self, chunk: &[u8]) {
         let StreamParser { framer, state } = self;

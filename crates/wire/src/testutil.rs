@@ -49,3 +49,10 @@ pub(crate) fn chunks_as_sse(chunks: &[u8]) -> Vec<u8> {
 pub(crate) fn starts_with_error(content: &str) -> bool {
     content.starts_with("Error")
 }
+
+/// A whole recorded stream parsed at once.
+pub(crate) fn parse_stream(dialect: crate::Dialect, stream: &[u8]) -> crate::ResponseView {
+    let mut p = crate::StreamParser::new(dialect);
+    p.feed(stream);
+    p.finish()
+}

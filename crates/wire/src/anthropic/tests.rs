@@ -4,7 +4,7 @@ use toolwarden_core::{Basis, ErrorKind, ToolFailure, ToolOutcome, Verdict};
 use super::{repair, response_view, validate, view::view_with};
 use crate::{
     ChangeKind, DefectKind, StreamParser,
-    testutil::{chunks_as_sse, corpus, starts_with_error},
+    testutil::{chunks_as_sse, corpus, parse_stream, starts_with_error},
 };
 
 const BIG: &str = "conversations/conv_anthropic_messages_claudecode_spotter_258c7280.json";
@@ -393,7 +393,7 @@ fn repair_keeps_every_other_byte() {
 #[test]
 fn stream_reassembles_tool_use() {
     let sse = corpus("sse/anthropic-sdk-python__tool_use_response.sse");
-    let whole = StreamParser::parse(crate::Dialect::Anthropic, &sse);
+    let whole = parse_stream(crate::Dialect::Anthropic, &sse);
     assert_eq!(whole.id.as_deref(), Some("msg_019Q1hrJbZG26Fb9BQhrkHEr"));
     assert_eq!(whole.model.as_deref(), Some("claude-sonnet-4-20250514"));
     assert_eq!(whole.stop_reason.as_deref(), Some("tool_use"));
@@ -414,14 +414,14 @@ fn stream_reassembles_tool_use() {
 #[test]
 fn stream_reads_server_tools_with_and_without_event_lines() {
     let chunks = corpus("sse/vercel-ai__anthropic-web-search-tool.1.chunks.txt");
-    let with_events = StreamParser::parse(crate::Dialect::Anthropic, &chunks_as_sse(&chunks));
+    let with_events = parse_stream(crate::Dialect::Anthropic, &chunks_as_sse(&chunks));
     let mut bare = Vec::new();
     for line in chunks.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
         bare.extend_from_slice(b"data: ");
         bare.extend_from_slice(line);
         bare.extend_from_slice(b"\n\n");
     }
-    let without = StreamParser::parse(crate::Dialect::Anthropic, &bare);
+    let without = parse_stream(crate::Dialect::Anthropic, &bare);
     assert_eq!(with_events, without);
     assert_eq!(with_events.calls.len(), 1);
     assert_eq!(with_events.calls[0].name, "web_search");
@@ -435,14 +435,14 @@ fn stream_reads_server_tools_with_and_without_event_lines() {
 #[test]
 fn stream_errors_and_truncation() {
     let sse = b"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"model\":\"c\",\"usage\":{\"input_tokens\":3}}}\n\nevent: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"t\",\"name\":\"f\",\"input\":{}}}\n\nevent: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"a\\\":\"}}\n\nevent: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n";
-    let v = StreamParser::parse(crate::Dialect::Anthropic, sse);
+    let v = parse_stream(crate::Dialect::Anthropic, sse);
     assert_eq!(v.error.as_deref(), Some("overloaded_error: Overloaded"));
     assert_eq!(
         v.calls[0].arguments, "{\"a\":",
         "partial arguments are kept"
     );
     assert_eq!(v.stop_reason, None);
-    let junk = StreamParser::parse(
+    let junk = parse_stream(
         crate::Dialect::Anthropic,
         b"data: {not json\n\nevent: content_block_start\ndata: [1]\n\n",
     );

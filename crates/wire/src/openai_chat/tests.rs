@@ -4,7 +4,7 @@ use toolwarden_core::{Basis, ErrorKind, FLAGLESS_ERROR_PREFIX, ToolFailure, Tool
 use super::{repair, response_view, validate, view::view_with};
 use crate::{
     ChangeKind, DefectKind, Dialect, StreamParser,
-    testutil::{corpus, starts_with_error},
+    testutil::{corpus, parse_stream, starts_with_error},
 };
 
 const TAU13: &str = "conversations/conv_openai_chat_taubench_airline_task13_trial0.json";
@@ -269,7 +269,7 @@ fn repair_keeps_untouched_bytes() {
 #[test]
 fn stream_reassembles_parallel_calls() {
     let sse = corpus(SSE);
-    let v = StreamParser::parse(Dialect::OpenAiChat, &sse);
+    let v = parse_stream(Dialect::OpenAiChat, &sse);
     assert_eq!(
         v.id.as_deref(),
         Some("chatcmpl-ABfwAwrNePHUgBBezonVC6MX3zd63")
@@ -315,7 +315,7 @@ fn stream_handles_same_index_ids_legacy_errors_and_truncation() {
     s += &chunk(
         json!({"tool_calls": [{"index": 0, "id": "y", "function": {"name": "g", "arguments": "{\"a\""}}]}),
     );
-    let v = StreamParser::parse(Dialect::OpenAiChat, s.as_bytes());
+    let v = parse_stream(Dialect::OpenAiChat, s.as_bytes());
     assert_eq!(
         v.calls.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(),
         ["x", "y"]
@@ -327,11 +327,11 @@ fn stream_handles_same_index_ids_legacy_errors_and_truncation() {
     assert_eq!(v.stop_reason, None);
     let legacy = chunk(json!({"function_call": {"name": "get_time", "arguments": "{"}}))
         + &chunk(json!({"function_call": {"arguments": "}"}}));
-    let v = StreamParser::parse(Dialect::OpenAiChat, legacy.as_bytes());
+    let v = parse_stream(Dialect::OpenAiChat, legacy.as_bytes());
     assert_eq!(v.calls[0].id, "function:get_time#0");
     assert_eq!(v.calls[0].arguments, "{}");
     let err = "data: {\"error\":{\"message\":\"Rate limit\",\"type\":\"rate_limit_exceeded\"}}\n\n";
-    let v = StreamParser::parse(Dialect::OpenAiChat, err.as_bytes());
+    let v = parse_stream(Dialect::OpenAiChat, err.as_bytes());
     assert_eq!(v.error.as_deref(), Some("rate_limit_exceeded: Rate limit"));
 }
 
