@@ -115,6 +115,9 @@ pub(crate) fn replace(base: &str, span: Range<usize>, with: &str) -> String {
 
 /// The body as UTF-8 text, or an error saying it is not.
 pub(crate) fn utf8(body: &[u8]) -> Result<&str, WireError> {
+    if let Ok(text) = simdutf8::basic::from_utf8(body) {
+        return Ok(text);
+    }
     std::str::from_utf8(body).map_err(|e| {
         WireError::new(
             WireErrorKind::InvalidJson,

@@ -28,7 +28,8 @@ pub struct StreamState {
     stop_reason: Option<String>,
     error: Option<String>,
     calls: Vec<Pending>,
-    open: usize,
+    /// Positions in `calls` of the tool blocks not yet stopped.
+    open: Vec<usize>,
 }
 
 #[derive(Debug)]
@@ -38,7 +39,6 @@ struct Pending {
     name: String,
     initial: String,
     args: String,
-    done: bool,
 }
 
 #[derive(Deserialize)]
@@ -124,14 +124,15 @@ impl StreamState {
     fn dispatch(&mut self, kind: &[u8], data: &[u8]) {
         match kind {
             b"content_block_delta" => {
-                if self.open == 0 || memchr::memmem::find(data, b"input_json_delta").is_none() {
+                if self.open.is_empty() || memchr::memmem::find(data, b"input_json_delta").is_none()
+                {
                     return;
                 }
                 let Ok(d) = serde_json::from_slice::<Delta<'_>>(data) else {
                     return;
                 };
-                if let (Some(p), Some(part)) = (self.pending(d.index), d.delta.partial_json) {
-                    p.args.push_str(&part);
+                if let (Some(at), Some(part)) = (self.pending(d.index), d.delta.partial_json) {
+                    self.calls[at].args.push_str(&part);
                 }
             }
             b"content_block_start" => {
@@ -143,26 +144,22 @@ impl StreamState {
                 };
                 let b = s.content_block;
                 if matches!(classify(&b.kind), BlockClass::Call | BlockClass::ServerCall) {
-                    self.open += 1;
+                    self.open.push(self.calls.len());
                     self.calls.push(Pending {
                         index: s.index,
                         id: b.id.unwrap_or_default().into_owned(),
                         name: b.name.unwrap_or_default().into_owned(),
                         initial: b.input.map_or_else(|| "{}".into(), |r| r.get().to_string()),
                         args: String::new(),
-                        done: false,
                     });
                 }
             }
             b"content_block_stop" => {
-                if self.open == 0 {
+                if self.open.is_empty() {
                     return;
                 }
                 if let Ok(s) = serde_json::from_slice::<Stop>(data) {
-                    if let Some(p) = self.pending(s.index) {
-                        p.done = true;
-                        self.open -= 1;
-                    }
+                    self.open.retain(|&at| self.calls[at].index != s.index);
                 }
             }
             b"message_start" => {
@@ -195,12 +192,13 @@ impl StreamState {
         }
     }
 
-    /// The open tool block at `index`.
-    fn pending(&mut self, index: u64) -> Option<&mut Pending> {
-        self.calls
-            .iter_mut()
+    /// The position in `calls` of the open tool block at `index`.
+    fn pending(&self, index: u64) -> Option<usize> {
+        self.open
+            .iter()
             .rev()
-            .find(|p| p.index == index && !p.done)
+            .copied()
+            .find(|&at| self.calls[at].index == index)
     }
 
     /// `message_delta` usage is cumulative: the latest value wins.

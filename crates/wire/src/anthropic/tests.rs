@@ -1,10 +1,10 @@
 use serde_json::{Value, json};
-use toolwarden_core::{Basis, ErrorKind, ToolFailure, ToolOutcome, Verdict};
+use toolwarden_core::{ErrorKind, ToolFailure, ToolOutcome, Verdict};
 
-use super::{repair, response_view, validate, view::view_with};
+use super::{repair, request_view, response_view, validate};
 use crate::{
     ChangeKind, DefectKind, StreamParser,
-    testutil::{chunks_as_sse, corpus, parse_stream, starts_with_error},
+    testutil::{chunks_as_sse, corpus, parse_stream},
 };
 
 const BIG: &str = "conversations/conv_anthropic_messages_claudecode_spotter_258c7280.json";
@@ -13,6 +13,10 @@ const SHORT: &str = "conversations/conv_anthropic_messages_claudecode_spotter_sh
 fn body(messages: Value) -> Vec<u8> {
     serde_json::to_vec(&json!({"model": "claude-x", "max_tokens": 10, "messages": messages}))
         .unwrap()
+}
+
+fn view(b: &[u8]) -> Result<crate::RequestView<'_>, crate::WireError> {
+    request_view(b, &crate::Detector::default())
 }
 
 fn kinds(b: &[u8]) -> Vec<(DefectKind, usize)> {
@@ -43,7 +47,7 @@ fn results(ids: &[&str]) -> Value {
 #[test]
 fn corpus_conversation_is_read_completely() {
     let b = corpus(BIG);
-    let v = view_with(&b, &starts_with_error).unwrap();
+    let v = view(&b).unwrap();
     assert_eq!(v.message_count, 303);
     assert_eq!(v.model.as_deref(), Some("claude-opus-4-6"));
     assert_eq!(v.calls.len(), 186);
@@ -75,7 +79,7 @@ fn corpus_conversation_is_read_completely() {
 #[test]
 fn short_corpus_conversation_has_two_rejected_calls() {
     let b = corpus(SHORT);
-    let v = view_with(&b, &|_| panic!("flagged results need no detector")).unwrap();
+    let v = view(&b).unwrap();
     assert_eq!(v.calls.len(), 2);
     assert_eq!(v.results.len(), 2);
     for (r, c) in v.results.iter().zip(&v.calls) {
@@ -96,7 +100,7 @@ fn first_turn_hash_is_stable_as_the_conversation_grows() {
     early["messages"][0]["content"][0]["cache_control"] = json!({"type": "ephemeral"});
     let h = |v: &Value| {
         let b = serde_json::to_vec(v).unwrap();
-        view_with(&b, &starts_with_error).unwrap().first_turn_hash
+        view(&b).unwrap().first_turn_hash
     };
     assert_eq!(h(&full), h(&early));
     let mut other = early.clone();
@@ -130,15 +134,10 @@ fn result_content_forms_and_verdicts() {
             {"type": "text", "text": "go on"}
         ]}
     ]));
-    let v = view_with(&b, &starts_with_error).unwrap();
+    let v = view(&b).unwrap();
     let r = &v.results;
     assert_eq!(r.len(), 4);
-    assert_eq!(
-        r[0].verdict.basis,
-        Basis::Heuristic,
-        "no flag: the detector decides"
-    );
-    assert!(r[0].verdict.failed);
+    assert_eq!(r[0].verdict, Verdict::NONE, "not flagged: no heuristics");
     assert_eq!(r[1].verdict, Verdict::explicit(false));
     assert_eq!(r[1].content, "line one\nline \"two\"");
     assert_eq!(r[1].tool.as_deref(), Some("Shot"));
@@ -164,7 +163,7 @@ fn server_tool_results_carry_explicit_verdicts() {
         {"role": "assistant", "content": fetch["content"]},
         {"role": "user", "content": "thanks"}
     ]));
-    let v = view_with(&b, &|_| panic!("server results are explicit")).unwrap();
+    let v = view(&b).unwrap();
     assert_eq!(v.calls.len(), 1);
     assert_eq!(v.calls[0].name, "web_fetch");
     assert_eq!(v.results.len(), 1);
@@ -194,11 +193,11 @@ fn bad_bodies_are_errors_not_panics() {
         b"{\"messages\":[{\"role\":\"user\"}]}",
         b"\xff",
     ] {
-        assert!(view_with(bad, &starts_with_error).is_err());
+        assert!(view(bad).is_err());
         assert!(validate(bad).is_err());
         assert!(repair(bad).is_err());
     }
-    let e = view_with(b"{\"messages\":[", &starts_with_error).unwrap_err();
+    let e = view(b"{\"messages\":[").unwrap_err();
     assert_eq!(e.kind(), crate::WireErrorKind::Truncated);
 }
 

@@ -1,14 +1,22 @@
 //! The request view: calls and results of an Anthropic Messages body.
 //!
-//! Verdicts: `is_error: true` is an explicit failure and `is_error: false`
-//! an explicit success (the client said so). When `is_error` is *absent*
-//! the client did not flag the result either way: many clients never set it
-//! (hand-written loops and frameworks translating from OpenAI's flagless
-//! format return `"Error: …"` as plain content), so the content decides:
-//! MCP `isError` inside it, then the [`Detector`] (`Basis::Heuristic` when
-//! it reads as a failure, `Basis::None` otherwise). Server tool results
-//! (`web_search_tool_result`, …) are explicit: their content is either
-//! results or a `*_tool_result_error` object.
+//! Verdicts: the Messages API has an error flag, so it decides.
+//! `is_error: true` is an explicit failure, `is_error: false` an explicit
+//! success, and an absent `is_error` means the client did not flag the
+//! result: the API's default is success, and harnesses that do report
+//! failures (Claude Code: every failure in its recorded sessions carries
+//! `is_error: true`) always set it, so the content detector is *not* run
+//! (it would only add false positives on the main client, and would cost
+//! more than the parse itself). Such results get `Basis::None`; a consumer
+//! that wants heuristics for unflagging clients can apply
+//! [`Detector::is_failure`] to results whose basis is `None`. MCP-style
+//! `isError` carried inside the content is still honoured (explicit).
+//! Server tool results (`web_search_tool_result`, …) are explicit: their
+//! content is either results or a `*_tool_result_error` object.
+//!
+//! Speed: the body is validated as UTF-8 once (SIMD) and parsed with
+//! `serde_json::from_str` into borrowed flat structs (see `model`), which
+//! spares the per-string validation of `from_slice`.
 
 use std::{borrow::Cow, collections::HashMap};
 
@@ -18,22 +26,16 @@ use toolwarden_core::Verdict;
 use super::model::{Block, BlockClass, Content, Request, classify};
 use crate::{
     CallView, Detector, RequestView, ResultView, WireError,
-    text::{Fnv64, Judge, flagless_verdict},
+    splice::utf8,
+    text::{Fnv64, mcp_is_error},
 };
 
+/// The detector is not used: see the module docs.
 pub(crate) fn request_view<'a>(
     body: &'a [u8],
-    detector: &Detector,
+    _detector: &Detector,
 ) -> Result<RequestView<'a>, WireError> {
-    view_with(body, &|c| detector.is_failure(c))
-}
-
-/// [`request_view`] with the content detector given as a function.
-pub(super) fn view_with<'a>(
-    body: &'a [u8],
-    judge: Judge<'_>,
-) -> Result<RequestView<'a>, WireError> {
-    let req: Request<'a> = serde_json::from_slice(body)?;
+    let req: Request<'a> = serde_json::from_str(utf8(body)?)?;
     let last_assistant = req.messages.iter().rposition(|m| m.role == "assistant");
     let mut view = RequestView {
         model: req.model,
@@ -79,7 +81,7 @@ pub(super) fn view_with<'a>(
                     });
                 }
                 BlockClass::Result | BlockClass::ServerResult => {
-                    let result = result_view(block, i, new, judge, &names, &view.calls);
+                    let result = result_view(block, i, new, &names, &view.calls);
                     view.results.push(result);
                 }
                 BlockClass::Other => {}
@@ -94,7 +96,6 @@ fn result_view<'a>(
     block: Block<'a>,
     message_index: usize,
     new: bool,
-    judge: Judge<'_>,
     names: &HashMap<Cow<'a, str>, usize>,
     calls: &[CallView<'a>],
 ) -> ResultView<'a> {
@@ -110,7 +111,10 @@ fn result_view<'a>(
     } else if block.is_error == Some(false) || content.is_error == Some(false) || server {
         Verdict::explicit(false)
     } else {
-        flagless_verdict(&content.text, judge)
+        match mcp_is_error(&content.text) {
+            Some(flag) => Verdict::explicit(flag),
+            None => Verdict::NONE,
+        }
     };
     ResultView {
         call_id,

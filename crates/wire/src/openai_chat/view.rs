@@ -31,7 +31,7 @@ pub(super) fn view_with<'a>(
     body: &'a [u8],
     judge: Judge<'_>,
 ) -> Result<RequestView<'a>, WireError> {
-    let req: Request<'a> = serde_json::from_slice(body)?;
+    let req: Request<'a> = serde_json::from_str(crate::splice::utf8(body)?)?;
     let last_assistant = req.messages.iter().rposition(|m| m.role == "assistant");
     let first_user = req.messages.iter().position(|m| m.role == "user");
     let mut view = RequestView {
