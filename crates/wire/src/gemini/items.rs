@@ -32,7 +32,7 @@ pub(super) struct Contents<'a> {
 /// One turn.
 #[derive(Deserialize, Default)]
 pub(super) struct Content<'a> {
-    #[serde(borrow, default)]
+    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
     pub role: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     pub parts: Vec<Part<'a>>,
@@ -55,20 +55,20 @@ pub(super) struct Part<'a> {
 /// `functionCall`.
 #[derive(Deserialize, Default)]
 pub(super) struct FnCall<'a> {
-    #[serde(borrow, default)]
+    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
     pub name: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     pub args: Option<&'a RawValue>,
-    #[serde(borrow, default)]
+    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
     pub id: Option<Cow<'a, str>>,
 }
 
 /// `functionResponse`.
 #[derive(Deserialize, Default)]
 pub(super) struct FnResponse<'a> {
-    #[serde(borrow, default)]
+    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
     pub name: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
     pub id: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     pub response: Option<&'a RawValue>,
@@ -166,7 +166,8 @@ pub(super) fn response_text(raw: Option<&RawValue>) -> ResponseText<'_> {
     let text = [r.output, r.result, r.content]
         .into_iter()
         .flatten()
-        .find_map(as_text)
+        .next()
+        .map(|v| as_text(v).unwrap_or(Cow::Borrowed(v.get())))
         .unwrap_or(Cow::Borrowed(whole));
     ResponseText {
         text,

@@ -16,6 +16,7 @@ pub(super) fn request_view_with<'a>(
     bytes: &'a [u8],
     is_failure: &dyn Fn(&str) -> bool,
 ) -> Result<RequestView<'a>, WireError> {
+    super::splice::expect_object(bytes)?;
     let body: Body<'a> = serde_json::from_slice(bytes)?;
     let contents = &body.contents.list;
     let paired = turns(contents);
@@ -63,9 +64,9 @@ pub(super) fn request_view_with<'a>(
 }
 
 /// The body's own id string when it is the one chosen, else a copy.
-fn owned_or<'a>(chosen: &Cow<'_, str>, body_id: Option<Cow<'a, str>>) -> Cow<'a, str> {
+fn owned_or<'a>(chosen: &str, body_id: Option<Cow<'a, str>>) -> Cow<'a, str> {
     match body_id {
-        Some(b) if b == *chosen => b,
+        Some(b) if b == chosen => b,
         _ => Cow::Owned(chosen.to_string()),
     }
 }
@@ -87,6 +88,7 @@ fn borrow_cow<'a>(c: Option<&Cow<'a, str>>) -> Cow<'a, str> {
 
 /// See [`crate::validate`].
 pub(super) fn validate(bytes: &[u8]) -> Result<Vec<Defect>, WireError> {
+    super::splice::expect_object(bytes)?;
     let body: Body<'_> = serde_json::from_slice(bytes)?;
     Ok(defects(&turns(&body.contents.list)))
 }

@@ -22,9 +22,19 @@ struct Chunk<'a> {
     candidates: Vec<Candidate<'a>>,
     #[serde(default, rename = "usageMetadata")]
     usage: Option<UsageMetadata>,
-    #[serde(borrow, default, rename = "modelVersion")]
+    #[serde(
+        borrow,
+        deserialize_with = "crate::gemini::splice::opt_cow",
+        default,
+        rename = "modelVersion"
+    )]
     model: Option<Cow<'a, str>>,
-    #[serde(borrow, default, rename = "responseId")]
+    #[serde(
+        borrow,
+        deserialize_with = "crate::gemini::splice::opt_cow",
+        default,
+        rename = "responseId"
+    )]
     id: Option<Cow<'a, str>>,
     #[serde(borrow, default, rename = "promptFeedback")]
     feedback: Option<Feedback<'a>>,
@@ -38,7 +48,12 @@ struct Candidate<'a> {
     index: Option<u64>,
     #[serde(borrow, default)]
     content: Option<CandidateContent<'a>>,
-    #[serde(borrow, default, rename = "finishReason")]
+    #[serde(
+        borrow,
+        deserialize_with = "crate::gemini::splice::opt_cow",
+        default,
+        rename = "finishReason"
+    )]
     finish: Option<Cow<'a, str>>,
 }
 
@@ -56,9 +71,9 @@ struct OutPart<'a> {
 
 #[derive(Deserialize)]
 struct OutCall<'a> {
-    #[serde(borrow, default)]
+    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
     name: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
     id: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     args: Option<&'a RawValue>,
@@ -70,9 +85,19 @@ struct OutCall<'a> {
 
 #[derive(Deserialize)]
 struct PartialArg<'a> {
-    #[serde(borrow, default, rename = "jsonPath")]
+    #[serde(
+        borrow,
+        deserialize_with = "crate::gemini::splice::opt_cow",
+        default,
+        rename = "jsonPath"
+    )]
     path: Option<Cow<'a, str>>,
-    #[serde(borrow, default, rename = "stringValue")]
+    #[serde(
+        borrow,
+        deserialize_with = "crate::gemini::splice::opt_cow",
+        default,
+        rename = "stringValue"
+    )]
     string: Option<Cow<'a, str>>,
     #[serde(borrow, default, rename = "numberValue")]
     number: Option<&'a RawValue>,
@@ -94,7 +119,12 @@ struct UsageMetadata {
 
 #[derive(Deserialize)]
 struct Feedback<'a> {
-    #[serde(borrow, default, rename = "blockReason")]
+    #[serde(
+        borrow,
+        deserialize_with = "crate::gemini::splice::opt_cow",
+        default,
+        rename = "blockReason"
+    )]
     block_reason: Option<Cow<'a, str>>,
 }
 
@@ -102,9 +132,9 @@ struct Feedback<'a> {
 struct ErrorBody<'a> {
     #[serde(default)]
     code: Option<i64>,
-    #[serde(borrow, default)]
+    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
     status: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
     message: Option<Cow<'a, str>>,
 }
 

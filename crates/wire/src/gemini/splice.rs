@@ -128,6 +128,30 @@ pub(crate) fn as_text(body: &[u8]) -> Result<&str, WireError> {
     })
 }
 
+/// A request body must be a JSON object: say so clearly when it is not.
+pub(crate) fn expect_object(body: &[u8]) -> Result<(), WireError> {
+    match body.iter().find(|b| !b.is_ascii_whitespace()) {
+        Some(b'{') => Ok(()),
+        None => Err(WireError::new(WireErrorKind::Truncated, "empty body")),
+        Some(_) => Err(WireError::new(
+            WireErrorKind::Shape,
+            "the body is not a JSON object",
+        )),
+    }
+}
+
+/// For `#[serde(deserialize_with)]` on an `Option<Cow<'a, str>>` field:
+/// serde borrows a `Cow<str>` only when it is the field's whole type, so
+/// without this every optional string would be copied.
+pub(crate) fn opt_cow<'de: 'a, 'a, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<std::borrow::Cow<'a, str>>, D::Error> {
+    #[derive(serde::Deserialize)]
+    struct W<'a>(#[serde(borrow)] std::borrow::Cow<'a, str>);
+    let w: Option<W<'a>> = serde::Deserialize::deserialize(d)?;
+    Ok(w.map(|w| w.0))
+}
+
 /// A JSON string literal for `s`.
 pub(crate) fn json_string(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| String::from("\"\""))

@@ -20,7 +20,7 @@ mod stream;
 mod wire;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 pub use stream::StreamState;
 

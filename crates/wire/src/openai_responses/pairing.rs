@@ -100,38 +100,44 @@ impl Plan {
                 same.push(i);
             }
         }
+        // One pass in item order: an output answers the first earlier call
+        // with its id that has none yet; an output seen before any such
+        // call waits for the next one.
         let mut answered: Vec<bool> = vec![false; slots.len()];
-        let mut early: Vec<usize> = Vec::new();
-        for (j, s) in slots.iter().enumerate() {
-            if let Role::Output { .. } = s.role {
-                let before = calls
-                    .get(s.call_id)
-                    .and_then(|v| v.iter().copied().find(|&i| i < j && !answered[i]));
-                match before {
-                    Some(i) => {
+        let mut open: HashMap<&str, std::collections::VecDeque<usize>> = HashMap::new();
+        let mut waiting: HashMap<&str, std::collections::VecDeque<usize>> = HashMap::new();
+        for (i, s) in slots.iter().enumerate() {
+            match s.role {
+                Role::Call { .. } => match waiting.get_mut(s.call_id).and_then(|w| w.pop_front()) {
+                    Some(j) => {
                         answered[i] = true;
                         plan.output_of.insert(i, j);
-                        plan.fate.insert(j, OutputFate::Answers(i));
+                        plan.fate.insert(j, OutputFate::Early(i));
                     }
-                    None => early.push(j),
-                }
+                    None => open.entry(s.call_id).or_default().push_back(i),
+                },
+                Role::Output { .. } => match open.get_mut(s.call_id).and_then(|o| o.pop_front()) {
+                    Some(c) => {
+                        answered[c] = true;
+                        plan.output_of.insert(c, i);
+                        plan.fate.insert(i, OutputFate::Answers(c));
+                    }
+                    None => waiting.entry(s.call_id).or_default().push_back(i),
+                },
+                _ => {}
             }
         }
-        for j in early {
-            let s = &slots[j];
-            let fate = match calls.get(s.call_id) {
-                Some(v) => match v.iter().copied().find(|&i| i > j && !answered[i]) {
-                    Some(i) => {
-                        answered[i] = true;
-                        plan.output_of.insert(i, j);
-                        OutputFate::Early(i)
-                    }
-                    None => OutputFate::Duplicate,
-                },
-                None if server_side_history => OutputFate::ServerSide,
-                None => OutputFate::Orphan,
+        for (id, outputs) in waiting {
+            let fate = if calls.contains_key(id) {
+                OutputFate::Duplicate
+            } else if server_side_history {
+                OutputFate::ServerSide
+            } else {
+                OutputFate::Orphan
             };
-            plan.fate.insert(j, fate);
+            for j in outputs {
+                plan.fate.insert(j, fate);
+            }
         }
         for (i, s) in slots.iter().enumerate() {
             if matches!(s.role, Role::Call { .. })

@@ -38,13 +38,13 @@ struct Pending {
 struct Delta<'a> {
     #[serde(default)]
     output_index: Option<u64>,
-    #[serde(borrow, default)]
+    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
     item_id: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
     delta: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
     arguments: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
     input: Option<Cow<'a, str>>,
 }
 
@@ -58,17 +58,22 @@ struct ItemEvent<'a> {
 
 #[derive(Deserialize)]
 struct CallItem<'a> {
-    #[serde(borrow, default, rename = "type")]
+    #[serde(
+        borrow,
+        deserialize_with = "crate::gemini::splice::opt_cow",
+        default,
+        rename = "type"
+    )]
     kind: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
     id: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
     call_id: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
     name: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
     arguments: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
     input: Option<Cow<'a, str>>,
 }
 
@@ -80,9 +85,9 @@ struct ResponseEvent<'a> {
 
 #[derive(Deserialize)]
 struct ErrorEvent<'a> {
-    #[serde(borrow, default)]
+    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
     message: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
     code: Option<Cow<'a, str>>,
 }
 
@@ -158,7 +163,7 @@ impl StreamState {
         }
     }
 
-    fn on_response(&mut self, data: &[u8]) {
+    fn on_response(&mut self, data: &[u8], terminal: bool) {
         let Ok(ev) = serde_json::from_slice::<ResponseEvent<'_>>(data) else {
             return;
         };
@@ -169,7 +174,7 @@ impl StreamState {
         if let Some(m) = r.model {
             self.model = Some(m.into_owned());
         }
-        if let Some(s) = r.status {
+        if let Some(s) = r.status.filter(|_| terminal) {
             self.status = Some(s.into_owned());
         }
         if let Some(u) = r.usage {
@@ -195,18 +200,18 @@ impl EventSink for StreamState {
             b"response.function_call_arguments.done" | b"response.custom_tool_call_input.done" => {
                 self.on_delta(data, true)
             }
-            b"response.output_item.added" | b"response.output_item.done" => {
-                if memchr::memmem::find(data, b"_call\"").is_some() {
-                    self.on_item(data, kind == b"response.output_item.done")
-                }
+            b"response.output_item.added" | b"response.output_item.done"
+                if memchr::memmem::find(data, b"_call\"").is_some() =>
+            {
+                self.on_item(data, kind == b"response.output_item.done")
             }
-            b"response.created" | b"response.in_progress" | b"response.queued" => {
-                if self.id.is_none() || self.model.is_none() {
-                    self.on_response(data)
-                }
+            b"response.created" | b"response.in_progress" | b"response.queued"
+                if self.id.is_none() || self.model.is_none() =>
+            {
+                self.on_response(data, false)
             }
             b"response.completed" | b"response.failed" | b"response.incomplete" => {
-                self.on_response(data)
+                self.on_response(data, true)
             }
             b"error" => {
                 if let Ok(e) = serde_json::from_slice::<ErrorEvent<'_>>(data) {

@@ -11,11 +11,11 @@ use crate::{ResponseView, Usage, WireError};
 /// A Response object (the body, or `response` in stream events).
 #[derive(Deserialize)]
 pub(super) struct ResponseObject<'a> {
-    #[serde(borrow, default)]
+    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
     pub id: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
     pub model: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
     pub status: Option<Cow<'a, str>>,
     #[serde(default)]
     pub usage: Option<RawUsage>,
@@ -45,7 +45,7 @@ impl From<RawUsage> for Usage {
 pub(super) struct ErrorObject<'a> {
     #[serde(borrow, default)]
     code: Option<&'a RawValue>,
-    #[serde(borrow, default)]
+    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
     message: Option<Cow<'a, str>>,
 }
 
@@ -93,11 +93,11 @@ pub(super) fn type_of(data: &[u8]) -> Option<&[u8]> {
 pub(super) fn response_view(body: &[u8]) -> Result<ResponseView, WireError> {
     #[derive(Deserialize)]
     struct Body<'a> {
-        #[serde(borrow, default)]
+        #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
         id: Option<Cow<'a, str>>,
-        #[serde(borrow, default)]
+        #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
         model: Option<Cow<'a, str>>,
-        #[serde(borrow, default)]
+        #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
         status: Option<Cow<'a, str>>,
         #[serde(default)]
         usage: Option<RawUsage>,
@@ -108,15 +108,20 @@ pub(super) fn response_view(body: &[u8]) -> Result<ResponseView, WireError> {
     }
     #[derive(Deserialize)]
     struct OutItem<'a> {
-        #[serde(borrow, default, rename = "type")]
+        #[serde(
+            borrow,
+            deserialize_with = "crate::gemini::splice::opt_cow",
+            default,
+            rename = "type"
+        )]
         kind: Option<Cow<'a, str>>,
-        #[serde(borrow, default)]
+        #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
         call_id: Option<Cow<'a, str>>,
-        #[serde(borrow, default)]
+        #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
         name: Option<Cow<'a, str>>,
-        #[serde(borrow, default)]
+        #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
         arguments: Option<Cow<'a, str>>,
-        #[serde(borrow, default)]
+        #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
         input: Option<Cow<'a, str>>,
     }
     let b: Body<'_> = serde_json::from_slice(body)?;
