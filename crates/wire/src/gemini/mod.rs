@@ -21,7 +21,9 @@ pub(crate) mod splice;
 mod turns;
 
 #[cfg(test)]
-mod tests;
+mod proptests;
+#[cfg(test)]
+pub(crate) mod tests;
 
 pub use response::StreamState;
 

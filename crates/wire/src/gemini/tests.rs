@@ -351,7 +351,7 @@ fn bad_input_is_a_clear_error() {
 }
 
 /// The recorded chunks, as SSE and as a streamed JSON array.
-fn recorded() -> (Vec<u8>, Vec<u8>) {
+pub(super) fn recorded() -> (Vec<u8>, Vec<u8>) {
     let text = std::fs::read_to_string(corpus(
         "sse/vercel-ai__google-stream-tool-call-arguments.chunks.txt",
     ))

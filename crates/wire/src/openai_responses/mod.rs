@@ -20,6 +20,8 @@ mod stream;
 mod wire;
 
 #[cfg(test)]
+mod proptests;
+#[cfg(test)]
 pub(crate) mod tests;
 
 pub use stream::StreamState;
