@@ -17,6 +17,7 @@ mod partial;
 mod repair;
 mod request;
 mod response;
+mod scan;
 pub(crate) mod splice;
 mod turns;
 

@@ -12,6 +12,7 @@ use toolwarden_core::ToolCall;
 
 use super::{
     partial::{PartialArgs, Value},
+    scan,
     turns::synthetic_id,
 };
 use crate::{ResponseView, Usage, WireError, stream::EventSink};
@@ -201,6 +202,43 @@ impl StreamState {
         }
     }
 
+    /// Read a chunk by looking only at the fields that matter, in one pass
+    /// over its strings (see `scan`). `false` when the chunk needs a full
+    /// parse: an error, several candidates, snake_case keys, or anything
+    /// that does not read cleanly. Nothing is applied unless all of it read.
+    fn on_chunk_fast(&mut self, data: &[u8]) -> bool {
+        let Some(found) = scan::chunk_fields::<OutCall<'_>, UsageMetadata>(data) else {
+            return false;
+        };
+        let (calls, usage) = (found.calls, found.usage);
+        if let Some(m) = found.model {
+            if self.model.as_deref() != Some(m) {
+                self.model = Some(m.to_owned());
+            }
+        }
+        if let Some(i) = found.id {
+            if self.id.as_deref() != Some(i) {
+                self.id = Some(i.to_owned());
+            }
+        }
+        if let Some(u) = usage {
+            self.usage = Usage {
+                input_tokens: u.prompt.or(self.usage.input_tokens),
+                output_tokens: u.candidates.or(self.usage.output_tokens),
+            };
+        }
+        if let Some(b) = found.block_reason {
+            self.finish = Some(b.to_owned());
+        }
+        if let Some(f) = found.finish {
+            self.finish = Some(f.to_owned());
+        }
+        for call in calls {
+            self.on_call(call);
+        }
+        true
+    }
+
     fn on_call(&mut self, call: OutCall<'_>) {
         let continuing = call.name.is_none() && call.args.is_none();
         if !continuing {
@@ -314,6 +352,9 @@ fn error_text(e: &ErrorBody<'_>) -> String {
 
 impl EventSink for StreamState {
     fn on_event(&mut self, _event: &[u8], data: &[u8]) {
+        if self.on_chunk_fast(data) {
+            return;
+        }
         if let Ok(chunk) = serde_json::from_slice::<Chunk<'_>>(data) {
             self.on_chunk(chunk);
         }
@@ -338,4 +379,38 @@ pub(super) fn response_view(body: &[u8]) -> Result<ResponseView, WireError> {
         state.on_chunk(chunk);
     }
     Ok(state.view())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fast path reads exactly what a full parse reads.
+    #[test]
+    fn fast_path_matches_full_parse() {
+        let recorded = std::fs::read_to_string(crate::openai_responses::tests::corpus(
+            "sse/vercel-ai__google-stream-tool-call-arguments.chunks.txt",
+        ))
+        .expect("corpus file");
+        let extra = [
+            r#"{"candidates":[{"content":{"role":"model","parts":[{"text":"\"functionCall\": {"},{"functionCall":{"name":"a","args":{"functionCall":{"x":"}"}}}}]},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":1},"modelVersion":"m","responseId":"r"}"#,
+            r#"{"candidates":[{"content":{"parts":[{"functionCall":{"name":"b"}}]},"index":1}]}"#,
+            r#"{"promptFeedback":{"blockReason":"SAFETY"},"usageMetadata":{"promptTokenCount":3}}"#,
+            r#"{"error":{"code":429,"message":"slow down","status":"RESOURCE_EXHAUSTED"}}"#,
+        ];
+        let chunks: Vec<&str> = recorded.lines().chain(extra).collect();
+        let mut fast = StreamState::default();
+        let mut full = StreamState::default();
+        let mut fast_taken = 0;
+        for c in &chunks {
+            if fast.on_chunk_fast(c.as_bytes()) {
+                fast_taken += 1;
+            } else {
+                fast.on_chunk(serde_json::from_str(c).unwrap());
+            }
+            full.on_chunk(serde_json::from_str(c).unwrap());
+        }
+        assert_eq!(fast_taken, chunks.len() - 2);
+        assert_eq!(fast.view(), full.view());
+    }
 }
