@@ -1,0 +1,33 @@
+//! Batches: every call runs concurrently (up to the executor's limit and
+//! each tool's `sequential` flag), and the outcomes come back in the calls'
+//! order, one each, whatever happens to the others.
+
+use futures_util::future::join_all;
+use toolwarden_core::{ToolCall, ToolOutcome};
+use tracing::Instrument;
+
+use super::Executor;
+use crate::Context;
+
+impl Executor {
+    /// Run `calls` concurrently; the outcomes have the same count, order
+    /// and ids as the calls. A call that fails, times out or panics never
+    /// cancels or loses another.
+    pub async fn execute_batch(&self, calls: &[ToolCall], ctx: &Context) -> Vec<ToolOutcome> {
+        let total = calls.len();
+        let span = tracing::info_span!("tool_batch", calls = total);
+        async move {
+            tracing::info!("Processing {total} tool call(s)");
+            let outcomes = join_all(calls.iter().map(|c| self.execute(c, ctx))).await;
+            let successful = outcomes.iter().filter(|o| !o.is_failure()).count();
+            tracing::info!(
+                successful,
+                total,
+                "Batch complete: {successful}/{total} successful"
+            );
+            outcomes
+        }
+        .instrument(span)
+        .await
+    }
+}
