@@ -2,7 +2,7 @@
 //! each tool's `sequential` flag), and the outcomes come back in the calls'
 //! order, one each, whatever happens to the others.
 
-use futures_util::future::join_all;
+use futures_util::{StreamExt, stream};
 use toolwarden_core::{ToolCall, ToolOutcome};
 use tracing::Instrument;
 
@@ -18,7 +18,14 @@ impl Executor {
         let span = tracing::info_span!("tool_batch", calls = total);
         async move {
             tracing::info!("Processing {total} tool call(s)");
-            let outcomes = join_all(calls.iter().map(|c| self.execute(c, ctx))).await;
+            // At most `concurrency` calls are in flight (the executor's
+            // semaphore also bounds calls across batches), so a batch of
+            // any size holds a bounded number of call futures.
+            let outcomes: Vec<ToolOutcome> = stream::iter(calls)
+                .map(|c| self.execute(c, ctx))
+                .buffered(self.limit)
+                .collect()
+                .await;
             let successful = outcomes.iter().filter(|o| !o.is_failure()).count();
             tracing::info!(
                 successful,

@@ -15,6 +15,7 @@ mod step;
 
 use std::sync::{Arc, Mutex};
 
+use futures_util::future::BoxFuture;
 use tokio::{sync::Semaphore, time::Instant};
 use toolwarden_core::{ErrorKind, ToolCall, ToolOutcome};
 use tracing::{Instrument, field::Empty};
@@ -46,6 +47,7 @@ pub struct ExecutorConfig {
 pub struct Executor {
     registry: Arc<Registry>,
     concurrency: Semaphore,
+    limit: usize,
     loop_guard: LoopGuard,
     unexpected: Arc<str>,
     rng: Mutex<fastrand::Rng>,
@@ -123,6 +125,7 @@ impl Executor {
         Executor {
             registry,
             concurrency: Semaphore::new(config.concurrency),
+            limit: config.concurrency,
             loop_guard: LoopGuard::new(config.loop_guard),
             unexpected: config.unexpected_message,
             rng: Mutex::new(rng),
@@ -150,14 +153,17 @@ impl Executor {
             attempts = Empty,
             outcome = Empty,
         );
+        if span.is_disabled() {
+            // No subscriber wants it: skip the wrapper (and a copy of the
+            // call's future).
+            return self.run(entry, call, ctx, start).await;
+        }
         let outcome = self
             .run(entry, call, ctx, start)
             .instrument(span.clone())
             .await;
-        if !span.is_disabled() {
-            span.record("attempts", outcome.attempts);
-            span.record("outcome", report::status_str(&outcome));
-        }
+        span.record("attempts", outcome.attempts);
+        span.record("outcome", report::status_str(&outcome));
         outcome
     }
 
@@ -172,7 +178,7 @@ impl Executor {
         let (outcome, failed_kind) = self.run_primary(entry, call, ctx, start).await;
         match (&entry.policy.fallback, failed_kind) {
             (Some(fallback), Some(kind)) if !outcome.is_fatal() && Fallback::applies_to(&kind) => {
-                self.fall_back(entry, fallback, call, ctx, outcome, start)
+                self.fall_back_boxed(entry, fallback, call, ctx, outcome, start)
                     .await
             }
             _ => outcome,
@@ -222,7 +228,7 @@ impl Executor {
         if let Some(n) = guard_key.and_then(|k| self.loop_guard.blocked(k)) {
             return self.failure(entry, call, start, 0, report::blocked(entry, n), guard_key);
         }
-        match self.attempts(entry, call, ctx, args).await {
+        match self.attempts(entry, call, ctx, args, start).await {
             (Ok(output), attempts) => {
                 if let Some(k) = guard_key {
                     self.loop_guard.record_success(k);
@@ -246,6 +252,20 @@ impl Executor {
                 self.failure(entry, call, start, attempts, failed, guard_key)
             }
         }
+    }
+
+    /// [`Self::fall_back`], boxed by a plain function: the rare path then
+    /// adds a pointer, not its whole state, to every call's future.
+    fn fall_back_boxed<'a>(
+        &'a self,
+        entry: &'a Entry,
+        fallback: &'a Fallback,
+        call: &'a ToolCall,
+        ctx: &'a Context,
+        primary: ToolOutcome,
+        start: Instant,
+    ) -> BoxFuture<'a, ToolOutcome> {
+        Box::pin(self.fall_back(entry, fallback, call, ctx, primary, start))
     }
 
     /// Answer with the fallback; the outcome records it either way.

@@ -231,7 +231,20 @@ impl Breaker {
         self.trips.load(Ordering::Relaxed)
     }
 
-    /// May a call go through now?
+    /// May a call go through now? Reads the clock only when the breaker
+    /// is not closed.
+    pub fn admit_now(&self) -> Admission<'_> {
+        if self.gate.load(Ordering::Acquire) == CLOSED {
+            return Admission::Allowed(Permit {
+                breaker: self,
+                probe: false,
+                done: false,
+            });
+        }
+        self.admit(Instant::now())
+    }
+
+    /// May a call go through at `now`?
     pub fn admit(&self, now: Instant) -> Admission<'_> {
         if self.gate.load(Ordering::Acquire) == CLOSED {
             return Admission::Allowed(Permit {
@@ -377,10 +390,26 @@ impl Breaker {
 // === impl Permit ===
 
 impl Permit<'_> {
-    /// Report how the call went.
+    /// Report how the call went, at `now`.
     pub fn record(mut self, success: bool, now: Instant) {
         self.done = true;
         self.breaker.on_result(self.probe, success, now);
+    }
+
+    /// Report how the call went; the clock is read only if the state can
+    /// change (a success on a closed breaker without a rate window
+    /// cannot).
+    pub fn record_now(self, success: bool) {
+        let b = self.breaker;
+        if success && !self.probe && b.config.rate.is_none() {
+            let mut this = self;
+            this.done = true;
+            if b.consecutive.load(Ordering::Relaxed) != 0 {
+                b.consecutive.store(0, Ordering::Relaxed);
+            }
+            return;
+        }
+        self.record(success, Instant::now());
     }
 }
 

@@ -1,7 +1,7 @@
 //! The timeout policy: a deadline per attempt, at which the tool's future
 //! is dropped (cancelled).
 
-use std::{fmt, future::Future, time::Duration};
+use std::{fmt, future::Future, task::Poll, time::Duration};
 
 use super::PolicyError;
 
@@ -36,7 +36,24 @@ impl TimeoutPolicy {
 
     /// Run `fut` until the deadline; past it, `fut` is dropped.
     pub async fn run<F: Future>(&self, fut: F) -> Result<F::Output, TimeoutError> {
-        tokio::time::timeout(self.duration, fut)
+        self.run_from(tokio::time::Instant::now(), fut).await
+    }
+
+    /// Run `fut` until `start` plus the timeout; past it, `fut` is dropped.
+    ///
+    /// The timer is only armed if the first poll does not finish the
+    /// future: a tool that answers at once never touches the timer wheel.
+    pub async fn run_from<F: Future>(
+        &self,
+        start: tokio::time::Instant,
+        fut: F,
+    ) -> Result<F::Output, TimeoutError> {
+        let mut fut = std::pin::pin!(fut);
+        if let Poll::Ready(output) = futures_util::poll!(fut.as_mut()) {
+            return Ok(output);
+        }
+        // Boxed: the timer only lives in the futures of tools that wait.
+        Box::pin(tokio::time::timeout_at(start + self.duration, fut))
             .await
             .map_err(|_| TimeoutError(self.duration))
     }

@@ -136,11 +136,14 @@ proptest! {
             .enumerate()
             .map(|(i, m)| {
                 let id = format!("call_{i}");
+                // Distinct arguments: the run's loop guard would otherwise
+                // (rightly) stop the fourth identical failing call.
+                let args = |mode: &str| format!(r#"{{"mode":"{mode}","n":{i}}}"#);
                 match m {
-                    0 => call(&id, "mixed", r#"{"mode":"ok"}"#),
-                    1 => call(&id, "mixed", r#"{"mode":"fail"}"#),
-                    2 => call(&id, "mixed", r#"{"mode":"panic"}"#),
-                    3 => call(&id, "mixed", r#"{"mode":"hang"}"#),
+                    0 => call(&id, "mixed", &args("ok")),
+                    1 => call(&id, "mixed", &args("fail")),
+                    2 => call(&id, "mixed", &args("panic")),
+                    3 => call(&id, "mixed", &args("hang")),
                     4 => call(&id, "unknown_tool", "{}"),
                     _ => call(&id, "mixed", "{not json"),
                 }
