@@ -249,9 +249,13 @@ fn script() -> Vec<Vec<u8>> {
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     tracing_subscriber::fmt()
         .with_writer(io::stderr)
+        .with_ansi(false)
         .with_target(false)
         .with_max_level(tracing::Level::DEBUG)
         .init();
+    // The runtime catches the `summarize` tool's panic and logs it; keep
+    // the default hook's backtrace out of the way.
+    std::panic::set_hook(Box::new(|info| eprintln!("(panic hook) {info}")));
 
     let registry = Arc::new(registry()?);
     println!(
@@ -275,8 +279,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .error
                 .as_ref()
                 .map_or_else(|| o.model_text(), |e| e.model_message.clone());
+            let via = o
+                .fallback_used
+                .as_deref()
+                .map(|f| format!(", fallback {f}"))
+                .unwrap_or_default();
             println!(
-                "  {} {} [{:?}, {} attempt(s)]: {}",
+                "  {} {} [{:?}, {} attempt(s){via}]: {}",
                 o.call_id, o.tool, o.status, o.attempts, shown
             );
         }

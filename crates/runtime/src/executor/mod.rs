@@ -285,7 +285,11 @@ impl Executor {
                 None => Err(format!("fallback tool '{name}' is not registered")),
                 Some(other) => {
                     // The fallback's own fallback is not followed.
-                    let (o, _) = self.run_primary(other, call, ctx, Instant::now()).await;
+                    let span = tracing::info_span!("fallback", tool = %other.name);
+                    let (o, _) = self
+                        .run_primary(other, call, ctx, Instant::now())
+                        .instrument(span)
+                        .await;
                     match (o.output, o.error) {
                         (Some(v), None) => Ok((v, o.attempts)),
                         (_, Some(e)) => Err(format!(
