@@ -28,6 +28,7 @@
 
 #![forbid(unsafe_code)]
 
+mod bulk;
 mod error;
 mod event;
 mod jsonl;

@@ -113,6 +113,9 @@ struct Writer {
     flush_interval: Duration,
     pending: VecDeque<Event>,
     closing: bool,
+    /// When closing began + [`SHUTDOWN_RETRY`]: past it, an unreachable
+    /// database makes the writer give up (and count the loss).
+    give_up_at: Option<Instant>,
 }
 
 // === impl RecorderOptions ===
@@ -157,6 +160,7 @@ impl Recorder {
             flush_interval: opts.flush_interval,
             pending: VecDeque::new(),
             closing: false,
+            give_up_at: None,
         };
         tokio::spawn(async move {
             writer.run().await;
@@ -221,22 +225,29 @@ impl Writer {
             if self.pending.is_empty() && !self.closing {
                 match self.next(None).await {
                     Next::Event(e) => self.take(e),
-                    Next::Closing => self.closing = true,
+                    Next::Closing => self.set_closing(),
                     Next::Timeout => {}
                 }
             }
             self.fill().await;
-            self.flush(Instant::now() + SHUTDOWN_RETRY).await;
+            self.flush().await;
             if self.closing && self.pending.is_empty() {
                 break;
             }
         }
         // Late `record` calls after this point are dropped and counted.
         self.rx.close();
+        self.set_closing();
         self.drain_ready();
-        let deadline = Instant::now() + SHUTDOWN_RETRY;
         while !self.pending.is_empty() {
-            self.flush(deadline).await;
+            self.flush().await;
+        }
+    }
+
+    fn set_closing(&mut self) {
+        if !self.closing {
+            self.closing = true;
+            self.give_up_at = Some(Instant::now() + SHUTDOWN_RETRY);
         }
     }
 
@@ -271,7 +282,7 @@ impl Writer {
         while self.pending.len() < self.batch_max && !self.closing {
             match self.next(Some(deadline)).await {
                 Next::Event(e) => self.take(e),
-                Next::Closing => self.closing = true,
+                Next::Closing => self.set_closing(),
                 Next::Timeout => break,
             }
         }
@@ -293,8 +304,8 @@ impl Writer {
 
     /// Writes the pending events batch by batch; on failure backs off and
     /// retries, taking new events into the backlog meanwhile. Past
-    /// `deadline` while closing, drops what is left (counted).
-    async fn flush(&mut self, deadline: Instant) {
+    /// `give_up_at` (closing), drops what is left (counted).
+    async fn flush(&mut self) {
         let mut backoff = BACKOFF_MIN;
         while !self.pending.is_empty() {
             let n = self.pending.len().min(self.batch_max);
@@ -311,7 +322,7 @@ impl Writer {
                 }
                 Err(e) => {
                     self.shared.write_errors.fetch_add(1, Ordering::Relaxed);
-                    if self.closing && Instant::now() >= deadline {
+                    if self.give_up_at.is_some_and(|t| Instant::now() >= t) {
                         let lost = self.pending.len() as u64;
                         tracing::error!(error = %e, lost, "database unreachable at shutdown: dropping the backlog");
                         self.pending.clear();
@@ -329,10 +340,11 @@ impl Writer {
                     while self.pending.len() < self.backlog_max && !self.closing {
                         match self.next(Some(wake)).await {
                             Next::Event(e) => self.take(e),
-                            Next::Closing => self.closing = true,
+                            Next::Closing => self.set_closing(),
                             Next::Timeout => break,
                         }
                     }
+                    let wake = self.give_up_at.map_or(wake, |t| wake.min(t));
                     tokio::time::sleep_until(wake).await;
                     backoff = (backoff * 2).min(BACKOFF_MAX);
                 }

@@ -197,7 +197,7 @@ impl Store {
                     .begin_with("BEGIN IMMEDIATE")
                     .await
                     .map_err(StoreError::query)?;
-                let out = write::write_batch_sqlite(&mut tx, &write::SQLITE, events)
+                let out = write::write_batch_sqlite(&mut tx, events)
                     .await
                     .map_err(StoreError::query)?;
                 tx.commit().await.map_err(StoreError::query)?;
@@ -211,7 +211,7 @@ impl Store {
                         .await
                         .map_err(StoreError::query)?;
                 }
-                let out = write::write_batch_postgres(&mut tx, &write::POSTGRES, events)
+                let out = write::write_batch_postgres(&mut tx, events)
                     .await
                     .map_err(StoreError::query)?;
                 tx.commit().await.map_err(StoreError::query)?;

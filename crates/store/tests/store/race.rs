@@ -97,6 +97,14 @@ pub async fn two_recorders(db: TestDb) {
         })
         .await
         .unwrap();
+    // Every call but the last turn's has exactly its result, paired.
+    for s in 0..SESSIONS {
+        let rows = store.session_calls(&format!("race{s}")).await.unwrap();
+        assert_eq!(rows.len() as i64, TURNS * CALLS, "session {s}: {rows:#?}");
+        let with_result = rows.iter().filter(|r| r.failed.is_some()).count() as i64;
+        assert_eq!(with_result, (TURNS - 1) * CALLS, "{rows:#?}");
+        assert!(rows.iter().all(|r| r.request_id.is_some()));
+    }
     let calls: u64 = stats.tools.iter().map(|t| t.calls).sum();
     let failed: u64 = stats.tools.iter().map(|t| t.failures).sum();
     assert_eq!(
@@ -125,14 +133,6 @@ pub async fn two_recorders(db: TestDb) {
         .map(|o| o.calls.lock().unwrap().len())
         .sum();
     assert_eq!(observed_calls as i64, SESSIONS * TURNS * CALLS);
-    // Every call but the last turn's has exactly its result, paired.
-    for s in 0..SESSIONS {
-        let rows = store.session_calls(&format!("race{s}")).await.unwrap();
-        assert_eq!(rows.len() as i64, TURNS * CALLS);
-        let with_result = rows.iter().filter(|r| r.failed.is_some()).count() as i64;
-        assert_eq!(with_result, (TURNS - 1) * CALLS, "{rows:#?}");
-        assert!(rows.iter().all(|r| r.request_id.is_some()));
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -185,18 +185,22 @@ pub async fn cross_session_resolution(db: TestDb) {
     via_prev.previous_response_id = Some("resp_A".into());
     let events = vec![
         Event::ToolCall(a),
-        Event::ToolCall(call("rc", "s5", 0, "fc_2", "book", 1000)),
+        Event::ToolCall(call("rc", "s5", 0, "call_9zQ2fGh7Kp", "book", 1000)),
         Event::ToolResult(via_prev),
-        Event::ToolResult(result("rd", "s4", "fc_2", 1, None, true, 1300)),
+        Event::ToolResult(result("rd", "s4", "call_9zQ2fGh7Kp", 1, None, true, 1300)),
         Event::ToolResult(result("re", "s3", "fc_9", 1, None, true, 1400)),
+        // A short id is not matched across sessions: "c1" stays unknown.
+        Event::ToolCall(call("rf", "s6", 0, "c1", "other", 1000)),
+        Event::ToolResult(result("rg", "s7", "c1", 1, None, false, 1600)),
     ];
     let (_, seen) = record_all(&store, &events).await;
     assert_eq!(
         *seen.results.lock().unwrap(),
         vec![
             ("fc_1".to_owned(), "lookup".to_owned()),
-            ("fc_2".to_owned(), "book".to_owned()),
+            ("call_9zQ2fGh7Kp".to_owned(), "book".to_owned()),
             ("fc_9".to_owned(), "unknown".to_owned()),
+            ("c1".to_owned(), "unknown".to_owned()),
         ]
     );
     let stats = store.stats(&all()).await.unwrap();
@@ -205,10 +209,14 @@ pub async fn cross_session_resolution(db: TestDb) {
         .iter()
         .map(|t| (t.tool.as_str(), (t.calls, t.failures)))
         .collect();
-    let expected: BTreeMap<&str, (u64, u64)> =
-        [("lookup", (1, 0)), ("book", (1, 1)), ("unknown", (1, 1))]
-            .into_iter()
-            .collect();
+    let expected: BTreeMap<&str, (u64, u64)> = [
+        ("lookup", (1, 0)),
+        ("book", (1, 1)),
+        ("unknown", (2, 1)),
+        ("other", (1, 0)),
+    ]
+    .into_iter()
+    .collect();
     assert_eq!(tools, expected);
     let s1 = store.session_calls("s1").await.unwrap();
     assert_eq!(s1.len(), 1);
