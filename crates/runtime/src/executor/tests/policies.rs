@@ -213,7 +213,7 @@ async fn the_loop_guard_stops_identical_failing_calls() {
         }),
         ToolPolicy::new(),
     );
-    let args = r#"{"path": "src/mian.rs"}"#;
+    let args = r#"{"path": "src/mian.rs", "limit": 5}"#;
     let m1 = ex
         .execute(&call("c1", "grep", args), &ctx())
         .await
@@ -224,7 +224,10 @@ async fn the_loop_guard_stops_identical_failing_calls() {
     ex.execute(&call("c2", "grep", args), &ctx()).await;
     // Same arguments, other key order and spacing: still the same call.
     let m3 = ex
-        .execute(&call("c3", "grep", r#"{ "path":"src/mian.rs" }"#), &ctx())
+        .execute(
+            &call("c3", "grep", r#"{ "limit":5,"path":"src/mian.rs" }"#),
+            &ctx(),
+        )
         .await;
     assert!(m3.error.unwrap().model_message.ends_with(
         "This call has now failed 3 times with the same arguments; change your approach instead of repeating it."
