@@ -156,8 +156,17 @@ impl Executor {
             },
         };
         let policy = &entry.policy;
-        let fut = AssertUnwindSafe(entry.tool.call(args, ctx)).catch_unwind();
-        let failed = match policy.timeout.run_from(start, fut).await {
+        // Everything the tool's code can run in is inside the guard: the
+        // call that makes its future (a hand-written `Tool` may do work
+        // there), every poll, and the drop at the deadline.
+        let guarded = AssertUnwindSafe(async {
+            policy
+                .timeout
+                .run_from(start, entry.tool.call(args, ctx))
+                .await
+        })
+        .catch_unwind();
+        let failed = match guarded.await {
             Ok(Ok(Ok(output))) => {
                 if let Some(p) = permit {
                     p.record_now(true);
@@ -173,13 +182,13 @@ impl Executor {
                     summary: c.summary,
                 }
             }
-            Ok(Err(panic)) => Failed {
+            Err(panic) => Failed {
                 kind: ErrorKind::Internal,
                 code: Some("panic".into()),
                 technical: errors::panic_message(&*panic),
                 summary: String::new(),
             },
-            Err(TimeoutError(limit)) => Failed {
+            Ok(Err(TimeoutError(limit))) => Failed {
                 kind: ErrorKind::Timeout,
                 code: Some("deadline".into()),
                 technical: format!(
