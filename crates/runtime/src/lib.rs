@@ -37,6 +37,14 @@
 //! The same (tool, arguments) failing 3 times in a run makes the runtime
 //! tell the model to change approach, and stops running it.
 //!
+//! Performance (`cargo bench -p toolwarden-runtime --bench executor`, which
+//! measures its baselines in the same run): on a shared, loaded 2-core
+//! machine a successful call of a no-op tool with a 3-property schema,
+//! validation included, cost 0.8–1.5 µs more than parsing its arguments and
+//! calling the function directly; a batch of 1,000 such calls 1.2–2.0 µs
+//! more per call; a tool's metrics stay at a fixed ~14 KB cap however many
+//! calls it serves (RSS unchanged from 1 to 10 million calls).
+//!
 //! ```
 //! use std::sync::Arc;
 //! use schemars::JsonSchema;
