@@ -181,8 +181,9 @@ pub(super) fn as_text(v: &RawValue) -> Option<Cow<'_, str>> {
     if !raw.starts_with('"') {
         return None;
     }
-    match serde_json::from_str::<&str>(raw) {
-        Ok(s) => Some(Cow::Borrowed(s)),
-        Err(_) => serde_json::from_str::<String>(raw).ok().map(Cow::Owned),
-    }
+    // Not `&str` then `String`: a failed `&str` parse formats the whole
+    // string into its error message.
+    #[derive(Deserialize)]
+    struct W<'a>(#[serde(borrow)] Cow<'a, str>);
+    serde_json::from_str::<W<'_>>(raw).ok().map(|w| w.0)
 }

@@ -23,7 +23,7 @@ const PLACEHOLDER_TURN: &str =
 /// See [`crate::repair`].
 pub(super) fn repair(bytes: &[u8]) -> Result<Repaired<'_>, WireError> {
     super::splice::expect_object(bytes)?;
-    let body: Body<'_> = serde_json::from_slice(bytes)?;
+    let body: Body<'_> = serde_json::from_str(crate::gemini::splice::as_text(bytes)?)?;
     let contents = &body.contents.list;
     let paired = turns(contents);
     if defects(&paired).is_empty() {

@@ -233,7 +233,7 @@ impl StreamState {
         if let Some(f) = found.finish {
             self.finish = Some(f.to_owned());
         }
-        for call in calls {
+        for call in calls.into_vec_iter() {
             self.on_call(call);
         }
         true

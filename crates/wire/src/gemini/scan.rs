@@ -10,8 +10,8 @@
 /// bytes (objects parsed in place, strings borrowed).
 #[derive(Debug)]
 pub(super) struct ChunkFields<'d, C, U> {
-    /// Each `functionCall` object.
-    pub calls: Vec<C>,
+    /// Each `functionCall` object (no allocation for one per chunk).
+    pub calls: Few<C>,
     /// The `usageMetadata` object.
     pub usage: Option<U>,
     pub finish: Option<&'d str>,
@@ -30,45 +30,76 @@ where
     U: serde::Deserialize<'d>,
 {
     let mut out = ChunkFields {
-        calls: Vec::new(),
+        calls: Few::None,
         usage: None,
         finish: None,
         model: None,
         id: None,
         block_reason: None,
     };
-    let mut i = 0;
-    while let Some(q) = find1(b'"', data.get(i..)?) {
-        let start = i + q + 1;
-        let end = string_end(data, start)?;
+    // Every quote and backslash, found by one vectorised iterator; a tiny
+    // state machine tells keys, values and escapes apart.
+    let mut in_string = false;
+    let mut start = 0;
+    let mut escaped = usize::MAX; // the byte a backslash escapes
+    let mut resume = 0; // hits before this are inside something already read
+    for p in memchr::memchr2_iter(b'"', b'\\', data) {
+        if p < resume || p == escaped {
+            continue;
+        }
+        if data[p] == b'\\' {
+            if !in_string {
+                return None;
+            }
+            escaped = p + 1;
+            continue;
+        }
+        if !in_string {
+            in_string = true;
+            start = p + 1;
+            continue;
+        }
+        in_string = false;
+        let end = p;
         let mut v = end + 1;
         while data.get(v).is_some_and(u8::is_ascii_whitespace) {
             v += 1;
         }
         if data.get(v) != Some(&b':') {
-            i = end + 1; // a string value
-            continue;
+            continue; // a string value
         }
         v += 1;
         while data.get(v).is_some_and(u8::is_ascii_whitespace) {
             v += 1;
         }
-        i = v;
-        match &data[start..end] {
+        let key = &data[start..end];
+        if key.len() < 5 || key.len() > 15 {
+            continue; // no key that matters has another length
+        }
+        match key {
             b"functionCall" => {
                 let (call, e) = object_at(data, v)?;
                 out.calls.push(call);
-                i = e;
+                resume = e;
             }
             b"usageMetadata" => {
-                let (usage, e) = object_at(data, v)?;
-                out.usage = Some(usage);
-                i = e;
+                // Most chunks carry no counts yet: parse only those that do.
+                let e = value_end(data, v)?;
+                if memchr::memmem::find(&data[v..e], b"Count").is_some() {
+                    out.usage = Some(object_at(data, v)?.0);
+                }
+                resume = e;
             }
-            b"finishReason" => out.finish = Some(plain_string(data, v)?),
-            b"modelVersion" => out.model = Some(plain_string(data, v)?),
-            b"responseId" => out.id = Some(plain_string(data, v)?),
-            b"blockReason" => out.block_reason = Some(plain_string(data, v)?),
+            b"finishReason" | b"modelVersion" | b"responseId" | b"blockReason" => {
+                let value = plain_string(data, v)?;
+                resume = v + value.len() + 2;
+                match key {
+                    b"finishReason" => out.finish = Some(value),
+                    b"modelVersion" => out.model = Some(value),
+                    b"responseId" => out.id = Some(value),
+                    _ => out.block_reason = Some(value),
+                }
+            }
             b"index" => {
                 let zero =
                     data.get(v) == Some(&b'0') && !data.get(v + 1).is_some_and(u8::is_ascii_digit);
@@ -83,59 +114,45 @@ where
             _ => {}
         }
     }
+    if in_string {
+        return None;
+    }
     Some(out)
 }
 
-/// Parse the object at `at` in place: the value and where it ends.
-fn object_at<'d, T: serde::Deserialize<'d>>(data: &'d [u8], at: usize) -> Option<(T, usize)> {
-    if data.get(at) != Some(&b'{') {
-        return None;
-    }
-    let mut values = serde_json::Deserializer::from_slice(&data[at..]).into_iter::<T>();
-    let value = values.next()?.ok()?;
-    Some((value, at + values.byte_offset()))
+/// Zero, one or more values, without allocating for zero or one.
+#[derive(Debug, PartialEq)]
+pub(super) enum Few<T> {
+    None,
+    One(T),
+    Many(Vec<T>),
 }
 
-/// Most strings and gaps in a chunk are a few bytes long: a plain loop
-/// beats setting up a vectorised search for them.
-const SHORT: usize = 24;
-
-#[inline]
-fn find1(a: u8, hay: &[u8]) -> Option<usize> {
-    let head = hay.len().min(SHORT);
-    match hay[..head].iter().position(|&b| b == a) {
-        Some(i) => Some(i),
-        None if hay.len() > SHORT => memchr::memchr(a, &hay[SHORT..]).map(|i| i + SHORT),
-        None => None,
+impl<T> Few<T> {
+    fn push(&mut self, value: T) {
+        *self = match std::mem::replace(self, Few::None) {
+            Few::None => Few::One(value),
+            Few::One(first) => Few::Many(vec![first, value]),
+            Few::Many(mut all) => {
+                all.push(value);
+                Few::Many(all)
+            }
+        };
     }
-}
 
-#[inline]
-fn find2(a: u8, b: u8, hay: &[u8]) -> Option<usize> {
-    let head = hay.len().min(SHORT);
-    match hay[..head].iter().position(|&x| x == a || x == b) {
-        Some(i) => Some(i),
-        None if hay.len() > SHORT => memchr::memchr2(a, b, &hay[SHORT..]).map(|i| i + SHORT),
-        None => None,
-    }
-}
-
-/// The index of the closing quote of the string whose content starts at
-/// `start`.
-fn string_end(data: &[u8], start: usize) -> Option<usize> {
-    let mut j = start;
-    loop {
-        let q = j + find2(b'"', b'\\', data.get(j..)?)?;
-        if data[q] == b'\\' {
-            j = q + 2;
-        } else {
-            return Some(q);
-        }
+    /// The values, in order.
+    pub(super) fn into_vec_iter(self) -> impl Iterator<Item = T> {
+        let (one, many) = match self {
+            Few::None => (None, Vec::new()),
+            Few::One(v) => (Some(v), Vec::new()),
+            Few::Many(all) => (None, all),
+        };
+        one.into_iter().chain(many)
     }
 }
 
 /// The end (exclusive) of the object or array starting at `start`.
-pub(super) fn value_end(data: &[u8], start: usize) -> Option<usize> {
+fn value_end(data: &[u8], start: usize) -> Option<usize> {
     let (open, close) = match data.get(start)? {
         b'{' => (b'{', b'}'),
         b'[' => (b'[', b']'),
@@ -162,6 +179,44 @@ pub(super) fn value_end(data: &[u8], start: usize) -> Option<usize> {
     }
 }
 
+/// Parse the object at `at` in place: the value and where it ends.
+fn object_at<'d, T: serde::Deserialize<'d>>(data: &'d [u8], at: usize) -> Option<(T, usize)> {
+    if data.get(at) != Some(&b'{') {
+        return None;
+    }
+    let mut values = serde_json::Deserializer::from_slice(&data[at..]).into_iter::<T>();
+    let value = values.next()?.ok()?;
+    Some((value, at + values.byte_offset()))
+}
+
+/// Most strings and gaps in a chunk are a few bytes long: a plain loop
+/// beats setting up a vectorised search for them.
+const SHORT: usize = 24;
+
+#[inline]
+fn find2(a: u8, b: u8, hay: &[u8]) -> Option<usize> {
+    let head = hay.len().min(SHORT);
+    match hay[..head].iter().position(|&x| x == a || x == b) {
+        Some(i) => Some(i),
+        None if hay.len() > SHORT => memchr::memchr2(a, b, &hay[SHORT..]).map(|i| i + SHORT),
+        None => None,
+    }
+}
+
+/// The index of the closing quote of the string whose content starts at
+/// `start`.
+fn string_end(data: &[u8], start: usize) -> Option<usize> {
+    let mut j = start;
+    loop {
+        let q = j + find2(b'"', b'\\', data.get(j..)?)?;
+        if data[q] == b'\\' {
+            j = q + 2;
+        } else {
+            return Some(q);
+        }
+    }
+}
+
 /// The string starting at `at` when it has no escapes.
 pub(super) fn plain_string(data: &[u8], at: usize) -> Option<&str> {
     let rest = data.get(at..)?.strip_prefix(b"\"")?;
@@ -183,7 +238,7 @@ mod tests {
         let f = chunk_fields::<V, V>(d).unwrap();
         assert_eq!(
             f.calls,
-            vec![serde_json::json!({"name":"a","args":{"functionCall":{"x":"}"}}})]
+            Few::One(serde_json::json!({"name":"a","args":{"functionCall":{"x":"}"}}}))
         );
         assert_eq!(f.usage, Some(serde_json::json!({"promptTokenCount":1})));
         assert_eq!(
@@ -199,8 +254,5 @@ mod tests {
             )
             .is_none()
         );
-        assert_eq!(value_end(b"{\"a\":\"x", 0), None);
-        assert_eq!(value_end(b"{\"a\":\"\\", 0), None);
-        assert_eq!(value_end(b"[1,[2],{\"]\":3}] ", 0), Some(15));
     }
 }
