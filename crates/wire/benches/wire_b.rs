@@ -214,8 +214,16 @@ fn main() {
             .ok()
             .and_then(|s| s.parse::<u32>().ok())
         {
+            let frame_only = std::env::var("ONLY_GEMINI_SSE").as_deref() == Ok("frame");
             for _ in 0..n {
-                if baseline {
+                if frame_only {
+                    let mut f = SseFramer::default();
+                    let mut k = 0usize;
+                    for c in gemini_sse.chunks(16 << 10) {
+                        f.feed(c, &mut |_, d| k += d.len());
+                    }
+                    black_box(k);
+                } else if baseline {
                     black_box(baseline_sse(&gemini_sse));
                 } else {
                     black_box(parse_stream(Dialect::Gemini, &gemini_sse));

@@ -11,6 +11,7 @@ use serde_json::value::RawValue;
 use toolwarden_core::ToolCall;
 
 use super::{
+    call::{StreamCall, Update, UpdateValue},
     partial::{PartialArgs, Value},
     scan,
     turns::synthetic_id,
@@ -110,6 +111,35 @@ struct PartialArg<'a> {
     will_continue: Option<bool>,
 }
 
+impl<'a> From<OutCall<'a>> for StreamCall<'a> {
+    fn from(c: OutCall<'a>) -> StreamCall<'a> {
+        StreamCall {
+            name: c.name,
+            id: c.id,
+            args: c.args.map(RawValue::get),
+            partial: c
+                .partial
+                .unwrap_or_default()
+                .into_iter()
+                .map(|u| Update {
+                    value: if let Some(s) = u.string {
+                        Some(UpdateValue::Str(s))
+                    } else if let Some(n) = u.number {
+                        Some(UpdateValue::Raw(n.get()))
+                    } else if let Some(b) = u.boolean {
+                        Some(UpdateValue::Raw(if b { "true" } else { "false" }))
+                    } else {
+                        u.null.map(|_| UpdateValue::Raw("null"))
+                    },
+                    path: u.path,
+                    will_continue: u.will_continue == Some(true),
+                })
+                .collect(),
+            will_continue: c.will_continue,
+        }
+    }
+}
+
 #[derive(Deserialize)]
 struct UsageMetadata {
     #[serde(default, rename = "promptTokenCount")]
@@ -197,7 +227,7 @@ impl StreamState {
         }
         for part in cand.content.map(|c| c.parts).unwrap_or_default() {
             if let Some(call) = part.call {
-                self.on_call(call);
+                self.on_call(call.into());
             }
         }
     }
@@ -207,10 +237,16 @@ impl StreamState {
     /// parse: an error, several candidates, snake_case keys, or anything
     /// that does not read cleanly. Nothing is applied unless all of it read.
     fn on_chunk_fast(&mut self, data: &[u8]) -> bool {
-        let Some(found) = scan::chunk_fields::<OutCall<'_>, UsageMetadata>(data) else {
+        let Some(found) = scan::chunk_fields(data) else {
             return false;
         };
-        let (calls, usage) = (found.calls, found.usage);
+        let calls = found.calls;
+        let usage = (found.prompt_tokens.is_some() || found.output_tokens.is_some()).then_some(
+            UsageMetadata {
+                prompt: found.prompt_tokens,
+                candidates: found.output_tokens,
+            },
+        );
         if let Some(m) = found.model {
             if self.model.as_deref() != Some(m) {
                 self.model = Some(m.to_owned());
@@ -239,7 +275,7 @@ impl StreamState {
         true
     }
 
-    fn on_call(&mut self, call: OutCall<'_>) {
+    fn on_call(&mut self, call: StreamCall<'_>) {
         let continuing = call.name.is_none() && call.args.is_none();
         if !continuing {
             self.close();
@@ -247,7 +283,7 @@ impl StreamState {
                 name: call.name.map(Cow::into_owned).unwrap_or_default(),
                 id: call.id.as_deref().map(str::to_owned),
                 args: match call.args {
-                    Some(a) => Args::Whole(a.get().to_owned()),
+                    Some(a) => Args::Whole(a.to_owned()),
                     None => Args::Partial(PartialArgs::default()),
                 },
                 open: true,
@@ -259,21 +295,16 @@ impl StreamState {
         if current.id.is_none() {
             current.id = call.id.map(Cow::into_owned);
         }
-        if let (Some(updates), Args::Partial(acc)) = (call.partial, &mut current.args) {
-            for u in updates {
-                let Some(path) = u.path else { continue };
-                let value = if let Some(s) = &u.string {
-                    Value::Str(s)
-                } else if let Some(n) = u.number {
-                    Value::Raw(n.get())
-                } else if let Some(b) = u.boolean {
-                    Value::Raw(if b { "true" } else { "false" })
-                } else if u.null.is_some() {
-                    Value::Raw("null")
-                } else {
+        if let Args::Partial(acc) = &mut current.args {
+            for u in call.partial {
+                let (Some(path), Some(value)) = (u.path, u.value) else {
                     continue;
                 };
-                acc.apply(&path, value, u.will_continue == Some(true));
+                let value = match &value {
+                    UpdateValue::Str(s) => Value::Str(s),
+                    UpdateValue::Raw(r) => Value::Raw(r),
+                };
+                acc.apply(&path, value, u.will_continue);
             }
         }
         if call.will_continue != Some(true) {

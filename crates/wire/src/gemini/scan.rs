@@ -9,58 +9,49 @@
 /// The fields of a Gemini stream chunk that matter, read from the chunk's
 /// bytes (objects parsed in place, strings borrowed).
 #[derive(Debug)]
-pub(super) struct ChunkFields<'d, C, U> {
+pub(super) struct ChunkFields<'d> {
     /// Each `functionCall` object (no allocation for one per chunk).
-    pub calls: Few<C>,
-    /// The `usageMetadata` object.
-    pub usage: Option<U>,
+    pub calls: Few<StreamCall<'d>>,
+    /// `usageMetadata.promptTokenCount` and `.candidatesTokenCount`.
+    pub prompt_tokens: Option<u64>,
+    pub output_tokens: Option<u64>,
     pub finish: Option<&'d str>,
     pub model: Option<&'d str>,
     pub id: Option<&'d str>,
     pub block_reason: Option<&'d str>,
 }
 
+use super::call::{StreamCall, read_call};
+
 /// One pass over a chunk's strings: each key that matters is read, every
 /// other value skipped (strings by memchr, the rest by not being quotes).
 /// `None` when the chunk needs a full parse: an `error` key, a candidate
 /// `index` other than 0, snake_case keys, escaped values, or broken JSON.
-pub(super) fn chunk_fields<'d, C, U>(data: &'d [u8]) -> Option<ChunkFields<'d, C, U>>
-where
-    C: serde::Deserialize<'d>,
-    U: serde::Deserialize<'d>,
-{
+pub(super) fn chunk_fields(data: &[u8]) -> Option<ChunkFields<'_>> {
     let mut out = ChunkFields {
         calls: Few::None,
-        usage: None,
+        prompt_tokens: None,
+        output_tokens: None,
         finish: None,
         model: None,
         id: None,
         block_reason: None,
     };
-    // Every quote and backslash, found by one vectorised iterator; a tiny
-    // state machine tells keys, values and escapes apart.
-    let mut in_string = false;
-    let mut start = 0;
-    let mut escaped = usize::MAX; // the byte a backslash escapes
-    let mut resume = 0; // hits before this are inside something already read
-    for p in memchr::memchr2_iter(b'"', b'\\', data) {
-        if p < resume || p == escaped {
-            continue;
+    // Strings and the gaps between them are mostly a few bytes long: a
+    // plain loop finds them faster than vectorised searches restarted at
+    // every quote; long strings (signatures) go to `memchr`.
+    let n = data.len();
+    let mut i = 0;
+    loop {
+        while i < n && data[i] != b'"' {
+            i += 1;
         }
-        if data[p] == b'\\' {
-            if !in_string {
-                return None;
-            }
-            escaped = p + 1;
-            continue;
+        if i >= n {
+            break;
         }
-        if !in_string {
-            in_string = true;
-            start = p + 1;
-            continue;
-        }
-        in_string = false;
-        let end = p;
+        let start = i + 1;
+        let end = string_end(data, start)?;
+        i = end + 1;
         let mut v = end + 1;
         while data.get(v).is_some_and(u8::is_ascii_whitespace) {
             v += 1;
@@ -73,26 +64,28 @@ where
             v += 1;
         }
         let key = &data[start..end];
-        if key.len() < 5 || key.len() > 15 {
+        if key.len() < 5 || key.len() > 20 {
             continue; // no key that matters has another length
         }
         match key {
             b"functionCall" => {
-                let (call, e) = object_at(data, v)?;
+                let (call, e) = read_call(data, v)?;
                 out.calls.push(call);
-                resume = e;
+                i = e;
             }
-            b"usageMetadata" => {
-                // Most chunks carry no counts yet: parse only those that do.
-                let e = value_end(data, v)?;
-                if memchr::memmem::find(&data[v..e], b"Count").is_some() {
-                    out.usage = Some(object_at(data, v)?.0);
+            b"promptTokenCount" | b"candidatesTokenCount" => {
+                let e = v + data[v..].iter().take_while(|b| b.is_ascii_digit()).count();
+                let n = std::str::from_utf8(&data[v..e]).ok()?.parse().ok()?;
+                if key == b"promptTokenCount" {
+                    out.prompt_tokens = Some(n);
+                } else {
+                    out.output_tokens = Some(n);
                 }
-                resume = e;
+                i = e;
             }
             b"finishReason" | b"modelVersion" | b"responseId" | b"blockReason" => {
                 let value = plain_string(data, v)?;
-                resume = v + value.len() + 2;
+                i = v + value.len() + 2;
                 match key {
                     b"finishReason" => out.finish = Some(value),
                     b"modelVersion" => out.model = Some(value),
@@ -113,9 +106,6 @@ where
             }
             _ => {}
         }
-    }
-    if in_string {
-        return None;
     }
     Some(out)
 }
@@ -152,7 +142,7 @@ impl<T> Few<T> {
 }
 
 /// The end (exclusive) of the object or array starting at `start`.
-fn value_end(data: &[u8], start: usize) -> Option<usize> {
+pub(super) fn value_end(data: &[u8], start: usize) -> Option<usize> {
     let (open, close) = match data.get(start)? {
         b'{' => (b'{', b'}'),
         b'[' => (b'[', b']'),
@@ -179,16 +169,6 @@ fn value_end(data: &[u8], start: usize) -> Option<usize> {
     }
 }
 
-/// Parse the object at `at` in place: the value and where it ends.
-fn object_at<'d, T: serde::Deserialize<'d>>(data: &'d [u8], at: usize) -> Option<(T, usize)> {
-    if data.get(at) != Some(&b'{') {
-        return None;
-    }
-    let mut values = serde_json::Deserializer::from_slice(&data[at..]).into_iter::<T>();
-    let value = values.next()?.ok()?;
-    Some((value, at + values.byte_offset()))
-}
-
 /// Most strings and gaps in a chunk are a few bytes long: a plain loop
 /// beats setting up a vectorised search for them.
 const SHORT: usize = 24;
@@ -205,7 +185,7 @@ fn find2(a: u8, b: u8, hay: &[u8]) -> Option<usize> {
 
 /// The index of the closing quote of the string whose content starts at
 /// `start`.
-fn string_end(data: &[u8], start: usize) -> Option<usize> {
+pub(super) fn string_end(data: &[u8], start: usize) -> Option<usize> {
     let mut j = start;
     loop {
         let q = j + find2(b'"', b'\\', data.get(j..)?)?;
@@ -233,26 +213,23 @@ mod tests {
 
     #[test]
     fn reads_the_fields_of_a_chunk_and_skips_strings() {
-        type V = serde_json::Value;
         let d = br#"{"candidates":[{"content":{"parts":[{"text":"\"functionCall\": {\"x"},{"functionCall":{"name":"a","args":{"functionCall":{"x":"}"}}}}]},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":1},"modelVersion":"m","responseId":"r"}"#;
-        let f = chunk_fields::<V, V>(d).unwrap();
-        assert_eq!(
-            f.calls,
-            Few::One(serde_json::json!({"name":"a","args":{"functionCall":{"x":"}"}}}))
-        );
-        assert_eq!(f.usage, Some(serde_json::json!({"promptTokenCount":1})));
+        let f = chunk_fields(d).unwrap();
+        let Few::One(call) = &f.calls else {
+            panic!("one call expected")
+        };
+        assert_eq!(call.args, Some(r#"{"functionCall":{"x":"}"}}"#));
+        assert_eq!((f.prompt_tokens, f.output_tokens), (Some(1), None));
         assert_eq!(
             (f.finish, f.model, f.id),
             (Some("STOP"), Some("m"), Some("r"))
         );
-        assert!(chunk_fields::<V, V>(br#"{"candidates":[{"index":1}]}"#).is_none());
-        assert!(chunk_fields::<V, V>(br#"{"error":{"code":1}}"#).is_none());
-        assert!(chunk_fields::<V, V>(br#"{"responseId":"a\u0041"}"#).is_none());
+        assert!(chunk_fields(br#"{"candidates":[{"index":1}]}"#).is_none());
+        assert!(chunk_fields(br#"{"error":{"code":1}}"#).is_none());
+        assert!(chunk_fields(br#"{"responseId":"a\u0041"}"#).is_none());
         assert!(
-            chunk_fields::<V, V>(
-                br#"{"candidates":[{"content":{"parts":[{"functionCall":{"name":"#
-            )
-            .is_none()
+            chunk_fields(br#"{"candidates":[{"content":{"parts":[{"functionCall":{"name":"#)
+                .is_none()
         );
     }
 }
