@@ -64,6 +64,7 @@ pub(super) fn read_call(data: &[u8], at: usize) -> Option<(StreamCall<'_>, usize
                 e
             }
             b"partialArgs" => read_array(data, v, |at| {
+                call.partial.reserve(2);
                 let (u, e) = read_update(data, at)?;
                 call.partial.push(u);
                 Some(e)

@@ -85,7 +85,7 @@ impl PartialArgs {
 
     /// The arguments as JSON text.
     pub fn to_json(&self) -> String {
-        let mut out = String::new();
+        let mut out = String::with_capacity(64);
         write(&self.root, &mut out);
         out
     }

@@ -172,6 +172,8 @@ struct ErrorBody<'a> {
 /// Stream state for Gemini (SSE chunks or a streamed JSON array).
 #[derive(Debug, Default)]
 pub struct StreamState {
+    /// The previous chunk's tail (see `scan::chunk_fields`).
+    tail: Vec<u8>,
     id: Option<String>,
     model: Option<String>,
     calls: Vec<Call>,
@@ -237,9 +239,16 @@ impl StreamState {
     /// parse: an error, several candidates, snake_case keys, or anything
     /// that does not read cleanly. Nothing is applied unless all of it read.
     fn on_chunk_fast(&mut self, data: &[u8]) -> bool {
-        let Some(found) = scan::chunk_fields(data) else {
+        let Some(found) = scan::chunk_fields(data, &self.tail) else {
+            self.tail.clear();
             return false;
         };
+        if !found.tail_reused {
+            self.tail.clear();
+            if let Some(from) = found.tail_from {
+                self.tail.extend_from_slice(&data[from..]);
+            }
+        }
         let calls = found.calls;
         let usage = (found.prompt_tokens.is_some() || found.output_tokens.is_some()).then_some(
             UsageMetadata {
@@ -319,37 +328,35 @@ impl StreamState {
     }
 
     fn view(self) -> ResponseView {
+        // Ordinals per name for calls without an id (`<name>#<n>`).
         let mut seen: Vec<(String, usize)> = Vec::new();
-        let calls = self
-            .calls
-            .into_iter()
-            .map(|c| {
-                let id = match c.id.filter(|s| !s.is_empty()) {
-                    Some(id) => id,
-                    None => {
-                        let n = match seen.iter_mut().find(|(n, _)| *n == c.name) {
-                            Some((_, k)) => {
-                                *k += 1;
-                                *k - 1
-                            }
-                            None => {
-                                seen.push((c.name.clone(), 1));
-                                0
-                            }
-                        };
-                        synthetic_id(&c.name, n)
-                    }
-                };
-                ToolCall {
-                    id,
-                    name: c.name,
-                    arguments: match c.args {
-                        Args::Whole(a) => a,
-                        Args::Partial(p) => p.to_json(),
-                    },
+        let mut calls = Vec::with_capacity(self.calls.len());
+        for c in self.calls {
+            let id = match c.id.filter(|s| !s.is_empty()) {
+                Some(id) => id,
+                None => {
+                    let n = match seen.iter_mut().find(|(n, _)| *n == c.name) {
+                        Some((_, k)) => {
+                            *k += 1;
+                            *k - 1
+                        }
+                        None => {
+                            seen.push((c.name.clone(), 1));
+                            0
+                        }
+                    };
+                    synthetic_id(&c.name, n)
                 }
-            })
-            .collect();
+            };
+            calls.push(ToolCall {
+                id,
+                name: c.name,
+                arguments: match c.args {
+                    Args::Whole(a) => a,
+                    Args::Partial(p) => p.to_json(),
+                },
+            });
+        }
         ResponseView {
             id: self.id,
             model: self.model,

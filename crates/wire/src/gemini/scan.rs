@@ -10,6 +10,11 @@
 /// bytes (objects parsed in place, strings borrowed).
 #[derive(Debug)]
 pub(super) struct ChunkFields<'d> {
+    /// Where the chunk's tail starts: the first string after its last
+    /// call. `None` when the tail was the previous chunk's (or is empty).
+    pub tail_from: Option<usize>,
+    /// The tail was the previous chunk's, and was not read again.
+    pub tail_reused: bool,
     /// Each `functionCall` object (no allocation for one per chunk).
     pub calls: Few<StreamCall<'d>>,
     /// `usageMetadata.promptTokenCount` and `.candidatesTokenCount`.
@@ -27,8 +32,10 @@ use super::call::{StreamCall, read_call};
 /// other value skipped (strings by memchr, the rest by not being quotes).
 /// `None` when the chunk needs a full parse: an `error` key, a candidate
 /// `index` other than 0, snake_case keys, escaped values, or broken JSON.
-pub(super) fn chunk_fields(data: &[u8]) -> Option<ChunkFields<'_>> {
+pub(super) fn chunk_fields<'d>(data: &'d [u8], previous_tail: &[u8]) -> Option<ChunkFields<'d>> {
     let mut out = ChunkFields {
+        tail_from: None,
+        tail_reused: false,
         calls: Few::None,
         prompt_tokens: None,
         output_tokens: None,
@@ -47,6 +54,17 @@ pub(super) fn chunk_fields(data: &[u8]) -> Option<ChunkFields<'_>> {
             i += 1;
         }
         if i >= n {
+            break;
+        }
+        if out.tail_from.is_none() {
+            out.tail_from = Some(i);
+        }
+        // The rest is byte for byte the previous chunk's tail, read from the
+        // same kind of position (a string start, after the last call): it
+        // says nothing new.
+        if n - i == previous_tail.len() && data[i..] == *previous_tail {
+            out.tail_from = None;
+            out.tail_reused = true;
             break;
         }
         let start = i + 1;
@@ -71,6 +89,7 @@ pub(super) fn chunk_fields(data: &[u8]) -> Option<ChunkFields<'_>> {
             b"functionCall" => {
                 let (call, e) = read_call(data, v)?;
                 out.calls.push(call);
+                out.tail_from = None;
                 i = e;
             }
             b"promptTokenCount" | b"candidatesTokenCount" => {
@@ -200,7 +219,7 @@ pub(super) fn string_end(data: &[u8], start: usize) -> Option<usize> {
 /// The string starting at `at` when it has no escapes.
 pub(super) fn plain_string(data: &[u8], at: usize) -> Option<&str> {
     let rest = data.get(at..)?.strip_prefix(b"\"")?;
-    let end = memchr::memchr2(b'"', b'\\', rest)?;
+    let end = find2(b'"', b'\\', rest)?;
     if rest[end] != b'"' {
         return None;
     }
@@ -212,9 +231,27 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_repeated_tail_is_not_read_again() {
+        let a = br#"{"candidates":[{"content":{"parts":[{"functionCall":{"name":"f"}}]}}],"usageMetadata":{"promptTokenCount":2},"modelVersion":"m"}"#;
+        let b = br#"{"candidates":[{"content":{"parts":[{"functionCall":{"name":"g","args":{}}}]}}],"usageMetadata":{"promptTokenCount":2},"modelVersion":"m"}"#;
+        let fa = chunk_fields(a, b"").unwrap();
+        let tail = &a[fa.tail_from.unwrap()..];
+        assert!(tail.starts_with(b"\"usageMetadata\""));
+        assert_eq!((fa.prompt_tokens, fa.model), (Some(2), Some("m")));
+        let fb = chunk_fields(b, tail).unwrap();
+        assert_eq!(fb.tail_from, None);
+        assert!(fb.tail_reused);
+        assert_eq!((fb.prompt_tokens, fb.model), (None, None));
+        assert!(matches!(fb.calls, Few::One(_)));
+        // A call inside the would-be tail is never skipped.
+        let fc = chunk_fields(a, &a[a.len() - tail.len() - 30..]).unwrap();
+        assert!(matches!(fc.calls, Few::One(_)));
+    }
+
+    #[test]
     fn reads_the_fields_of_a_chunk_and_skips_strings() {
         let d = br#"{"candidates":[{"content":{"parts":[{"text":"\"functionCall\": {\"x"},{"functionCall":{"name":"a","args":{"functionCall":{"x":"}"}}}}]},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":1},"modelVersion":"m","responseId":"r"}"#;
-        let f = chunk_fields(d).unwrap();
+        let f = chunk_fields(d, b"").unwrap();
         let Few::One(call) = &f.calls else {
             panic!("one call expected")
         };
@@ -224,12 +261,15 @@ mod tests {
             (f.finish, f.model, f.id),
             (Some("STOP"), Some("m"), Some("r"))
         );
-        assert!(chunk_fields(br#"{"candidates":[{"index":1}]}"#).is_none());
-        assert!(chunk_fields(br#"{"error":{"code":1}}"#).is_none());
-        assert!(chunk_fields(br#"{"responseId":"a\u0041"}"#).is_none());
+        assert!(chunk_fields(br#"{"candidates":[{"index":1}]}"#, b"").is_none());
+        assert!(chunk_fields(br#"{"error":{"code":1}}"#, b"").is_none());
+        assert!(chunk_fields(br#"{"responseId":"a\u0041"}"#, b"").is_none());
         assert!(
-            chunk_fields(br#"{"candidates":[{"content":{"parts":[{"functionCall":{"name":"#)
-                .is_none()
+            chunk_fields(
+                br#"{"candidates":[{"content":{"parts":[{"functionCall":{"name":"#,
+                b""
+            )
+            .is_none()
         );
     }
 }
