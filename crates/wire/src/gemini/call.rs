@@ -267,10 +267,7 @@ mod tests {
                 (Some("$.z"), &Some(UpdateValue::Raw("null")), false),
             ]
         );
-        assert_eq!(
-            read_call(b"{}", 0).map(|(c, e)| (c, e)),
-            Some((StreamCall::default(), 2))
-        );
+        assert_eq!(read_call(b"{}", 0), Some((StreamCall::default(), 2)));
         for bad in [
             &b"{\"name\":1}"[..],
             b"{\"name\":\"x\"",
