@@ -180,7 +180,7 @@ fn fix_response_turn(
             continue;
         }
         let resp = content.parts[r.part].response.as_ref();
-        let said = response_text(resp.and_then(|f| f.response));
+        let said = response_text(resp.and_then(|f| f.response.as_ref()));
         let note = format!(
             "[result of tool {} with no matching call] {}",
             r.name, said.text

@@ -41,7 +41,7 @@ pub(super) fn request_view_with<'a>(
         }
         for r in &turn.responses {
             let resp = content.parts[r.part].response.as_ref();
-            let read = response_text(resp.and_then(|f| f.response));
+            let read = response_text(resp.and_then(|f| f.response.as_ref()));
             let explicit = read
                 .explicit
                 .or_else(|| crate::openai_responses::mcp_is_error(&read.text));
