@@ -7,6 +7,10 @@
 //!   on the corpus recordings repeated to 10 MB (target ≥ 3×);
 //! - request view vs. `Value` parse of the same body (the 578 KB Claude
 //!   Code conversation rewritten as a Responses and a Gemini body).
+//!
+//! For profiling: `ONLY_GEMINI_SSE=1|baseline|frame` (with `ITERS=n`: a
+//! fixed number of runs, for `perf stat`) and `ONLY_VIEW=responses|gemini`
+//! run a single case.
 
 use std::{
     hint::black_box,
@@ -268,10 +272,6 @@ fn main() {
         println!("view only: {:.1} MB/s", body.len() as f64 / t / 1e6);
         return;
     }
-    if std::env::var("EXPERIMENTS").is_ok() {
-        experiments();
-        return;
-    }
     let budget = Duration::from_millis(
         std::env::var("BENCH_MS")
             .ok()
@@ -369,84 +369,4 @@ fn main() {
         );
         row(name, body.len(), ours, base);
     }
-}
-
-#[allow(dead_code)]
-pub fn experiments() {
-    let budget = Duration::from_millis(1000);
-    let lines = gemini_lines();
-    let sse: String = lines.iter().map(|l| format!("data: {l}\r\n\r\n")).collect();
-    let gemini_sse = repeat_to(sse.as_bytes(), 10 << 20);
-    let frame_only = time(
-        || {
-            let mut f = SseFramer::default();
-            let mut n = 0usize;
-            for c in gemini_sse.chunks(16 << 10) {
-                f.feed(c, &mut |_, d| n += d.len());
-            }
-            black_box(n);
-        },
-        budget,
-    );
-    println!(
-        "framing only: {:.1} MB/s",
-        gemini_sse.len() as f64 / frame_only / 1e6
-    );
-    let unit: Vec<u8> = lines.join("").into_bytes();
-    let ignored = time(
-        || {
-            for l in &lines {
-                black_box(serde_json::from_str::<serde::de::IgnoredAny>(l).ok());
-            }
-        },
-        budget,
-    );
-    let value = time(
-        || {
-            for l in &lines {
-                black_box(serde_json::from_str::<Value>(l).ok());
-            }
-        },
-        budget,
-    );
-    println!(
-        "per recording: IgnoredAny {:.1} MB/s, Value {:.1} MB/s",
-        unit.len() as f64 / ignored / 1e6,
-        unit.len() as f64 / value / 1e6
-    );
-    let detector = Detector::default();
-    let (rb, _) = converted();
-    let v: Value = serde_json::from_slice(&rb).unwrap();
-    let outs: Vec<String> = v["input"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|i| i["output"].as_str().map(str::to_owned))
-        .collect();
-    let det = time(
-        || {
-            for o in &outs {
-                black_box(detector.is_failure(o));
-            }
-        },
-        budget,
-    );
-    let total: usize = outs.iter().map(|o| o.len()).sum();
-    println!(
-        "detector over {} outputs ({} bytes): {:.3} ms",
-        outs.len(),
-        total,
-        det * 1e3
-    );
-    let parse_only = time(
-        || {
-            black_box(serde_json::from_slice::<serde::de::IgnoredAny>(&rb).ok());
-        },
-        budget,
-    );
-    println!(
-        "IgnoredAny parse of the Responses body: {:.3} ms; body {} bytes",
-        parse_only * 1e3,
-        rb.len()
-    );
 }
