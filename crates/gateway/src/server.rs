@@ -31,7 +31,7 @@ use crate::{
     admin::{self, AdminState, PeerAddr},
     body::GatewayBody,
     metrics::{Metrics, MetricsObserver},
-    observe::{Sinks, names::Names},
+    observe::Sinks,
     proxy::{self, upstream::HttpClient},
     recorder::{Recorder, RecorderOptions, Store},
     routes::Route,
@@ -118,12 +118,7 @@ impl Gateway {
             },
             Arc::new(MetricsObserver(metrics.clone())),
         );
-        let sinks = Arc::new(Sinks {
-            recorder,
-            metrics,
-            names: Names::new(crate::observe::names::DEFAULT_CAPACITY),
-            detector: Detector::default(),
-        });
+        let sinks = Arc::new(Sinks::new(recorder, metrics, Detector::default()));
         let admin = admin::admin_router(AdminState {
             store: store.clone(),
             sinks: sinks.clone(),
@@ -307,7 +302,7 @@ impl RunningGateway {
             let _ = tokio::time::timeout(Duration::from_secs(1), self.connections.recv()).await;
         }
         // Let observations of just-finished responses reach the recorder.
-        tokio::task::yield_now().await;
+        self.shared.sinks.settle(Duration::from_secs(5)).await;
         self.shared.sinks.recorder.shutdown().await;
     }
 

@@ -26,7 +26,7 @@ pub enum Event {
     ToolResult(ToolResultRecord),
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct RequestRecord {
     pub request_id: String,
     pub session_id: String,
@@ -50,7 +50,7 @@ pub struct RequestRecord {
     pub error: Option<String>,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct ToolCallRecord {
     pub request_id: String,
     pub session_id: String,
@@ -64,7 +64,7 @@ pub struct ToolCallRecord {
     pub at_ms: i64,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct ToolResultRecord {
     pub request_id: String,
     pub session_id: String,
@@ -160,6 +160,7 @@ pub struct Recorder {
     tx: mpsc::Sender<Msg>,
     counters: Arc<[AtomicU64; 2]>,
 }
+
 impl fmt::Debug for Recorder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Recorder").finish_non_exhaustive()

@@ -2,10 +2,16 @@ use super::*;
 
 fn call(tool: &str) -> ToolCallRecord {
     ToolCallRecord {
+        request_id: "r".into(),
+        session_id: "s".into(),
         provider: "anthropic".into(),
         model: Some("claude".into()),
+        response_id: None,
+        call_index: 0,
+        call_id: "c".into(),
         tool: tool.into(),
-        ..ToolCallRecord::default()
+        arguments_bytes: 2,
+        at_ms: 0,
     }
 }
 
@@ -17,11 +23,20 @@ fn counters_and_labels_render_in_text_format() {
     observer.on_tool_call(&call("Bash"));
     observer.on_tool_call(&call("we\"ird\\name\n"));
     let failed = ToolResultRecord {
+        request_id: "r".into(),
+        session_id: "s".into(),
         provider: "anthropic".into(),
         model: Some("claude".into()),
+        call_id: "c".into(),
+        message_index: 1,
+        tool: None,
         failed: true,
         basis: "explicit".into(),
-        ..ToolResultRecord::default()
+        content_bytes: 10,
+        excerpt: Some("Exit code 1".into()),
+        at_ms: 0,
+        exec_ms: None,
+        previous_response_id: None,
     };
     observer.on_tool_result(&failed, "Bash");
     observer.on_tool_result(

@@ -19,12 +19,15 @@ pub mod session;
 
 use std::{
     panic::AssertUnwindSafe,
-    sync::Arc,
+    sync::{
+        Arc,
+        atomic::{AtomicUsize, Ordering},
+    },
     time::{Duration, Instant, SystemTime, UNIX_EPOCH},
 };
 
 use http::{HeaderMap, header};
-use tokio::task::JoinHandle;
+use tokio::{sync::Notify, task::JoinHandle};
 use toolwarden_wire::{Detector, Dialect, ResponseView, StreamParser};
 
 use self::{jsonarray::ArraySplitter, names::Names, request::RequestInfo, session::Session};
@@ -39,7 +42,6 @@ use crate::{
 const MAX_ARRAY_ELEMENT: usize = 16 << 20;
 
 /// Where observations go, shared by all requests.
-#[derive(Debug)]
 pub struct Sinks {
     /// The event recorder.
     pub recorder: Recorder,
@@ -49,6 +51,9 @@ pub struct Sinks {
     pub names: Names,
     /// The content detector for tool results without an error flag.
     pub detector: Detector,
+    /// Finished responses whose records are still being made.
+    pending: AtomicUsize,
+    idle: Notify,
 }
 
 /// What is known about a request when it is forwarded.
@@ -113,6 +118,51 @@ pub fn guard<T>(f: impl FnOnce() -> T) -> Result<T, String> {
             .unwrap_or_default();
         format!("internal parser error: {what}")
     })
+}
+
+// === impl Sinks ===
+
+impl Sinks {
+    /// Sinks with an empty call-name map.
+    pub fn new(recorder: Recorder, metrics: Arc<Metrics>, detector: Detector) -> Sinks {
+        Sinks {
+            recorder,
+            metrics,
+            names: Names::new(names::DEFAULT_CAPACITY),
+            detector,
+            pending: AtomicUsize::new(0),
+            idle: Notify::new(),
+        }
+    }
+
+    /// Wait (at most `limit`) until every finished response has been
+    /// turned into records.
+    pub async fn settle(&self, limit: Duration) {
+        let wait = async {
+            loop {
+                let notified = self.idle.notified();
+                if self.pending.load(Ordering::Acquire) == 0 {
+                    return;
+                }
+                notified.await;
+            }
+        };
+        let _ = tokio::time::timeout(limit, wait).await;
+    }
+
+    fn done_one(&self) {
+        if self.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.idle.notify_waiters();
+        }
+    }
+}
+
+impl std::fmt::Debug for Sinks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sinks")
+            .field("recorder", &self.recorder.counters())
+            .finish_non_exhaustive()
+    }
 }
 
 // === impl Observation ===
@@ -267,6 +317,7 @@ impl Observation {
         };
         match tokio::runtime::Handle::try_current() {
             Ok(handle) => {
+                self.sinks.pending.fetch_add(1, Ordering::AcqRel);
                 handle.spawn(finished.record());
             }
             Err(_) => tracing::warn!("response finished outside a runtime; not recorded"),
@@ -316,6 +367,7 @@ struct Finished {
 
 impl Finished {
     async fn record(self) {
+        let _done = DoneGuard(self.sinks.clone());
         let base = self.base;
         let fallback = || RequestInfo {
             session: base
@@ -380,6 +432,15 @@ impl Finished {
             parse_error: info.parse_error,
             error: self.error,
         }));
+    }
+}
+
+/// Marks one pending record as done, however `record` ends.
+struct DoneGuard(Arc<Sinks>);
+
+impl Drop for DoneGuard {
+    fn drop(&mut self) {
+        self.0.done_one();
     }
 }
 
