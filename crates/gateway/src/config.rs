@@ -16,6 +16,10 @@
 use std::{fmt, net::SocketAddr, path::Path, path::PathBuf, str::FromStr, time::Duration};
 
 use serde::Deserialize;
+use toolwarden_wire::{
+    Detector,
+    detect::{DetectError, DetectorConfig},
+};
 
 pub use crate::upstream_url::Upstream;
 
@@ -295,6 +299,13 @@ impl RawConfig {
             .database
             .filter(|d| !matches!(d.trim(), "" | "none" | "off"));
         let admin_token = self.admin_token.filter(|t| !t.is_empty());
+        let detector = DetectorConfig {
+            extra_patterns: self.detector_extra_patterns.unwrap_or_default(),
+            disable: self.detector_disable.unwrap_or_default(),
+        };
+        if let Err(e) = Detector::new(&detector) {
+            problems.push(format!("detector: {e}"));
+        }
         let max_request_bytes = self.max_request_bytes.unwrap_or(DEFAULT_MAX_REQUEST_BYTES);
         let response_parse_limit = self
             .response_parse_limit
@@ -316,8 +327,8 @@ impl RawConfig {
                     connect_timeout: Duration::from_millis(connect_timeout_ms),
                     first_byte_timeout: (first_byte > 0).then(|| Duration::from_millis(first_byte)),
                     admin_token,
-                    detector_extra_patterns: self.detector_extra_patterns.unwrap_or_default(),
-                    detector_disable: self.detector_disable.unwrap_or_default(),
+                    detector_extra_patterns: detector.extra_patterns,
+                    detector_disable: detector.disable,
                     shutdown_grace: Duration::from_millis(
                         self.shutdown_grace_ms.unwrap_or(DEFAULT_SHUTDOWN_GRACE_MS),
                     ),
@@ -383,6 +394,14 @@ impl Config {
             Ok(config) => config,
             Err(e) => panic!("Config::for_tests({upstream:?}): {e}"),
         }
+    }
+
+    /// The content detector these settings describe.
+    pub fn detector(&self) -> Result<Detector, DetectError> {
+        Detector::new(&DetectorConfig {
+            extra_patterns: self.detector_extra_patterns.clone(),
+            disable: self.detector_disable.clone(),
+        })
     }
 
     /// `true` when the listen address is a loopback address.

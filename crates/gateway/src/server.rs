@@ -23,7 +23,6 @@ use tokio::{
     sync::{mpsc, watch},
     task::JoinHandle,
 };
-use toolwarden_wire::Detector;
 use tower_service::Service;
 
 use crate::{
@@ -75,6 +74,8 @@ pub enum GatewayErrorKind {
     Bind,
     /// The TLS client could not be set up.
     Tls,
+    /// A setting is unusable (e.g. a detector pattern).
+    Config,
 }
 
 /// The gateway could not start.
@@ -96,6 +97,10 @@ impl Gateway {
             })?),
             None => None,
         };
+        let detector = config.detector().map_err(|e| GatewayError {
+            kind: GatewayErrorKind::Config,
+            message: format!("detector settings: {e}"),
+        })?;
         let client = proxy::upstream::build_client(&config)?;
         let listener = TcpListener::bind(config.listen)
             .await
@@ -118,7 +123,7 @@ impl Gateway {
             },
             Arc::new(MetricsObserver(metrics.clone())),
         );
-        let sinks = Arc::new(Sinks::new(recorder, metrics, Detector::default()));
+        let sinks = Arc::new(Sinks::new(recorder, metrics, detector));
         let admin = admin::admin_router(AdminState {
             store: store.clone(),
             sinks: sinks.clone(),

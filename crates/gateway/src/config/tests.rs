@@ -63,7 +63,7 @@ fn env_reads_every_setting() {
         ("TOOLWARDEN_FIRST_BYTE_TIMEOUT_MS", "0"),
         ("TOOLWARDEN_ADMIN_TOKEN", "s3cret"),
         ("TOOLWARDEN_DETECTOR_EXTRA_PATTERNS", "[\"a,b\", \"c\"]"),
-        ("TOOLWARDEN_DETECTOR_DISABLE", "x, y"),
+        ("TOOLWARDEN_DETECTOR_DISABLE", ""),
     ]);
     let config = raw.validate().unwrap();
     assert_eq!(config.listen, "127.0.0.1:9999".parse().unwrap());
@@ -76,7 +76,8 @@ fn env_reads_every_setting() {
     assert_eq!(config.first_byte_timeout, None);
     assert_eq!(config.admin_token.as_deref(), Some("s3cret"));
     assert_eq!(config.detector_extra_patterns, vec!["a,b", "c"]);
-    assert_eq!(config.detector_disable, vec!["x", "y"]);
+    assert!(config.detector_disable.is_empty());
+    assert!(config.detector().is_ok());
 }
 
 #[test]
@@ -86,6 +87,7 @@ fn bad_values_are_all_reported_by_name() {
         ("TOOLWARDEN_REPAIR", "maybe"),
         ("TOOLWARDEN_LISTEN", "nowhere"),
         ("TOOLWARDEN_GEMINI_UPSTREAM", "ftp://x"),
+        ("TOOLWARDEN_DETECTOR_DISABLE", "no_such_rule"),
     ]);
     let err = raw.validate().unwrap_err();
     assert_eq!(err.kind(), ConfigErrorKind::InvalidValue);
@@ -95,6 +97,7 @@ fn bad_values_are_all_reported_by_name() {
         "repair",
         "listen",
         "gemini_upstream",
+        "no_such_rule",
     ] {
         assert!(text.contains(needle), "{needle} missing from {text}");
     }
