@@ -6,7 +6,10 @@
 //!   every chunk (a `StreamParser` for SSE and Gemini JSON arrays, a bounded
 //!   copy for whole JSON bodies), and when the response ends — finished,
 //!   broken, or abandoned by the client — it records the response's tool
-//!   calls and one [`RequestRecord`], and updates the metrics.
+//!   calls and one [`RequestRecord`], and updates the metrics. A gzip or
+//!   deflate JSON body is decoded (bounded) on the copy; other encodings
+//!   and compressed streams are passed through unparsed and counted
+//!   (`toolwarden_unparsed_responses_total{reason="compressed"}`).
 //!
 //! Recording never awaits on the request path: [`Recorder::record`] is a
 //! `try_send`. Calls into the wire layer are guarded so that a parser bug
@@ -83,7 +86,19 @@ enum Parse {
     Skip,
     Stream(Box<StreamParser>),
     Array(ArraySplitter, Box<StreamParser>),
-    Buffer { buf: Vec<u8>, limit: usize },
+    Buffer {
+        buf: Vec<u8>,
+        limit: usize,
+        encoding: Encoding,
+    },
+}
+
+/// A whole-body `content-encoding` the gateway can undo on its copy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Encoding {
+    Identity,
+    Gzip,
+    Deflate,
 }
 
 /// Follows one response to its end, then records it.
@@ -237,14 +252,20 @@ impl Observation {
         if !(200..300).contains(&status) {
             return;
         }
-        let encoded = headers
+        let encoding = match headers
             .get(header::CONTENT_ENCODING)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| !v.trim().eq_ignore_ascii_case("identity"));
-        if encoded {
-            self.sinks.metrics.unparsed_response("compressed");
-            return;
-        }
+            .map(|v| v.to_str().unwrap_or("?").trim().to_ascii_lowercase())
+            .as_deref()
+        {
+            None | Some("identity") | Some("") => Encoding::Identity,
+            // Whole JSON bodies only: streams are parsed as they pass.
+            Some("gzip") | Some("x-gzip") if !sse && !gemini_stream => Encoding::Gzip,
+            Some("deflate") if !sse && !gemini_stream => Encoding::Deflate,
+            Some(_) => {
+                self.sinks.metrics.unparsed_response("compressed");
+                return;
+            }
+        };
         self.parse = if sse {
             Parse::Stream(Box::new(StreamParser::new(dialect)))
         } else if gemini_stream {
@@ -260,6 +281,7 @@ impl Observation {
             Parse::Buffer {
                 buf: Vec::with_capacity(hint.min(parse_limit)),
                 limit: parse_limit,
+                encoding,
             }
         };
     }
@@ -276,7 +298,7 @@ impl Observation {
                     parser.feed(b"\n\n");
                 })
             }),
-            Parse::Buffer { buf, limit } => {
+            Parse::Buffer { buf, limit, .. } => {
                 if buf.len() + chunk.len() > *limit {
                     self.sinks.metrics.unparsed_response("too_large");
                     self.parse = Parse::Skip;
@@ -448,8 +470,19 @@ fn response_view(sinks: &Sinks, dialect: Option<Dialect>, parse: Parse) -> Optio
     let outcome = match parse {
         Parse::Skip => return None,
         Parse::Stream(parser) | Parse::Array(_, parser) => guard(move || parser.finish()),
-        Parse::Buffer { buf, .. } => {
+        Parse::Buffer {
+            buf,
+            limit,
+            encoding,
+        } => {
             let dialect = dialect?;
+            let buf = match decode(buf, encoding, limit) {
+                Ok(buf) => buf,
+                Err(reason) => {
+                    sinks.metrics.unparsed_response(reason);
+                    return None;
+                }
+            };
             match guard(|| toolwarden_wire::response_view(dialect, &buf)) {
                 Ok(Ok(view)) => Ok(view),
                 Ok(Err(_)) => {
@@ -466,5 +499,52 @@ fn response_view(sinks: &Sinks, dialect: Option<Dialect>, parse: Parse) -> Optio
             sinks.metrics.unparsed_response("parser_error");
             None
         }
+    }
+}
+
+/// Undo a whole-body `content-encoding` on the gateway's copy, at most
+/// `limit` bytes of output.
+fn decode(buf: Vec<u8>, encoding: Encoding, limit: usize) -> Result<Vec<u8>, &'static str> {
+    use std::io::Read;
+    let mut out = Vec::with_capacity(buf.len().saturating_mul(4).min(limit));
+    let cap = u64::try_from(limit).unwrap_or(u64::MAX).saturating_add(1);
+    let read = match encoding {
+        Encoding::Identity => return Ok(buf),
+        Encoding::Gzip => flate2::read::MultiGzDecoder::new(&buf[..])
+            .take(cap)
+            .read_to_end(&mut out),
+        Encoding::Deflate => flate2::read::ZlibDecoder::new(&buf[..])
+            .take(cap)
+            .read_to_end(&mut out),
+    };
+    match read {
+        Ok(n) if n > limit => Err("too_large"),
+        Ok(_) => Ok(out),
+        Err(_) => Err("invalid"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use super::*;
+
+    #[test]
+    fn decodes_gzip_and_deflate_within_the_limit() {
+        let text = br#"{"id":"msg_1","content":[]}"#.repeat(10);
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(&text).unwrap();
+        let gz = gz.finish().unwrap();
+        assert_eq!(decode(gz.clone(), Encoding::Gzip, 1 << 20).unwrap(), text);
+        assert_eq!(decode(gz, Encoding::Gzip, 10), Err("too_large"));
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
+        z.write_all(&text).unwrap();
+        let z = z.finish().unwrap();
+        assert_eq!(decode(z, Encoding::Deflate, 1 << 20).unwrap(), text);
+        assert_eq!(
+            decode(b"not gzip".to_vec(), Encoding::Gzip, 100),
+            Err("invalid")
+        );
     }
 }
