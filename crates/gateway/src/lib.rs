@@ -37,7 +37,6 @@ pub mod proxy;
 pub mod recorder;
 pub mod routes;
 mod server;
-mod store_shim;
 mod upstream_url;
 
 pub use config::{

@@ -2,7 +2,7 @@
 //! gateway uses from it is re-exported here, so the rest of the crate names
 //! `crate::recorder::…` only.
 
-pub use crate::store_shim::{
+pub use toolwarden_store::{
     Event, Observer, Recorder, RecorderCounters, RecorderOptions, RequestRecord, Stats, StatsQuery,
     Store, StoreError, ToolCallRecord, ToolResultRecord,
 };

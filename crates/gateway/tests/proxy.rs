@@ -565,3 +565,22 @@ async fn healthz_and_metrics_answer() {
     assert_eq!(response.status(), 503);
     gw.shutdown().await;
 }
+
+#[tokio::test]
+async fn report_mode_forwards_unchanged_and_off_skips() {
+    let mut up = upstream(handler(|_| async { full(200, &[], b"{}") })).await;
+    let broken: &'static [u8] = br#"{"model":"m","messages":[{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"user","content":"next"}]}"#;
+    for mode in [
+        toolwarden_gateway::RepairMode::Report,
+        toolwarden_gateway::RepairMode::Off,
+    ] {
+        let gw = gateway(&format!("http://{}", up.addr), |c| c.repair = mode).await;
+        let (response, _c) = send(gw.addr(), post("/v1/chat/completions", &[], broken)).await;
+        assert!(response.headers().get("x-toolwarden-repaired").is_none());
+        assert_eq!(
+            up.received.recv().await.unwrap().body,
+            Bytes::from_static(broken)
+        );
+        gw.shutdown().await;
+    }
+}

@@ -41,6 +41,9 @@ use crate::{
     routes::Provider,
 };
 
+/// Recorded status of a request the client abandoned before any response.
+pub const CLIENT_CLOSED_REQUEST: u16 = 499;
+
 /// Largest Gemini JSON-array element parsed (larger ones are skipped).
 const MAX_ARRAY_ELEMENT: usize = 16 << 20;
 
@@ -352,6 +355,10 @@ impl Drop for Observation {
         if !self.done {
             if self.error.is_none() {
                 self.error = Some("client disconnected before the response finished".into());
+            }
+            if self.status == 0 {
+                // No response yet: nginx's "client closed request".
+                self.status = CLIENT_CLOSED_REQUEST;
             }
             self.parse = Parse::Skip;
             self.finish();
