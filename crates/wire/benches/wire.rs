@@ -62,6 +62,26 @@ const STREAM_CASES: &[(&str, Dialect, &str, Recording)] = &[
         "sse/vercel-ai__anthropic-web-search-tool.1.chunks.txt",
         Recording::ChunksWithEvents,
     ),
+    (
+        "responses function_call",
+        Dialect::OpenAiResponses,
+        "sse/vercel-ai__azure-tool-call.1.chunks.txt",
+        Recording::ChunksWithEvents,
+    ),
+    (
+        "responses custom tool",
+        Dialect::OpenAiResponses,
+        "sse/vercel-ai__openai-custom-tool.1.chunks.txt",
+        Recording::ChunksWithEvents,
+    ),
+    // Gemini chunks have no `type`: wrapped as bare `data:` lines. The
+    // streamed-JSON-array form is measured in `benches/wire_b.rs`.
+    (
+        "gemini partialArgs",
+        Dialect::Gemini,
+        "sse/vercel-ai__google-stream-tool-call-arguments.chunks.txt",
+        Recording::ChunksWithEvents,
+    ),
 ];
 
 const STREAM_BYTES: usize = 10 << 20;
