@@ -3,6 +3,10 @@
 //! backend: PostgreSQL binds one array per column and reads them with
 //! `UNNEST`; SQLite binds the rows as one JSON text and reads it with
 //! `json_each`. The batch planner in [`crate::write`] calls them.
+//!
+//! Lookups drive the loop from the batch's rows into the
+//! `(session_id, call_id)` index (`CROSS JOIN` fixes SQLite's join order,
+//! `LATERAL` PostgreSQL's), so a batch never scans `tool_calls`.
 
 use std::collections::HashSet;
 
@@ -152,9 +156,10 @@ pub(crate) mod postgres {
         pairs: &[(String, String)],
     ) -> Result<Vec<Candidate>, sqlx::Error> {
         let rows: Vec<CandidateRow> = sqlx::query_as(
-            "SELECT t.id, t.session_id, t.call_id, t.tool, t.result_at_ms FROM tool_calls t \
-             JOIN UNNEST($1::text[], $2::text[]) AS u(s, c) ON t.session_id = u.s AND t.call_id = u.c \
-             WHERE t.request_id IS NULL",
+            "SELECT t.id, t.session_id, t.call_id, t.tool, t.result_at_ms \
+             FROM UNNEST($1::text[], $2::text[]) AS u(s, c) CROSS JOIN LATERAL \
+             (SELECT * FROM tool_calls WHERE session_id = u.s AND call_id = u.c \
+             AND request_id IS NULL) AS t",
         )
         .bind(pairs.iter().map(|p| p.0.clone()).collect::<Vec<_>>())
         .bind(pairs.iter().map(|p| p.1.clone()).collect::<Vec<_>>())
@@ -169,9 +174,10 @@ pub(crate) mod postgres {
         pairs: &[(String, String)],
     ) -> Result<Vec<Candidate>, sqlx::Error> {
         let rows: Vec<CandidateRow> = sqlx::query_as(
-            "SELECT t.id, t.session_id, t.call_id, t.tool, t.call_at_ms FROM tool_calls t \
-             JOIN UNNEST($1::text[], $2::text[]) AS u(s, c) ON t.session_id = u.s AND t.call_id = u.c \
-             WHERE t.result_at_ms IS NULL",
+            "SELECT t.id, t.session_id, t.call_id, t.tool, t.call_at_ms \
+             FROM UNNEST($1::text[], $2::text[]) AS u(s, c) CROSS JOIN LATERAL \
+             (SELECT * FROM tool_calls WHERE session_id = u.s AND call_id = u.c \
+             AND result_at_ms IS NULL) AS t",
         )
         .bind(pairs.iter().map(|p| p.0.clone()).collect::<Vec<_>>())
         .bind(pairs.iter().map(|p| p.1.clone()).collect::<Vec<_>>())
@@ -409,7 +415,7 @@ pub(crate) mod sqlite {
         let rows: Vec<CandidateRow> = sqlx::query_as(
             "SELECT t.id, t.session_id, t.call_id, t.tool, t.result_at_ms \
              FROM (SELECT value->>0 AS s, value->>1 AS c FROM json_each($1)) AS u \
-             JOIN tool_calls t ON t.session_id = u.s AND t.call_id = u.c \
+             CROSS JOIN tool_calls t ON t.session_id = u.s AND t.call_id = u.c \
              WHERE t.request_id IS NULL",
         )
         .bind(pair_rows(pairs))
@@ -425,7 +431,7 @@ pub(crate) mod sqlite {
         let rows: Vec<CandidateRow> = sqlx::query_as(
             "SELECT t.id, t.session_id, t.call_id, t.tool, t.call_at_ms \
              FROM (SELECT value->>0 AS s, value->>1 AS c FROM json_each($1)) AS u \
-             JOIN tool_calls t ON t.session_id = u.s AND t.call_id = u.c \
+             CROSS JOIN tool_calls t ON t.session_id = u.s AND t.call_id = u.c \
              WHERE t.result_at_ms IS NULL",
         )
         .bind(pair_rows(pairs))
