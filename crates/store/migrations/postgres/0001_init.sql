@@ -66,8 +66,8 @@ CREATE TABLE tool_calls (
     exec_ms           DOUBLE PRECISION,
     UNIQUE (request_id, call_index)
 ) WITH (fillfactor = 50);
-CREATE INDEX tool_calls_session_call ON tool_calls (session_id, call_id);
-CREATE INDEX tool_calls_call ON tool_calls (call_id);
+-- (call_id, session_id) serves lookups by both and by call id alone.
+CREATE INDEX tool_calls_call_session ON tool_calls (call_id, session_id);
 CREATE INDEX tool_calls_response ON tool_calls (response_id);
 CREATE INDEX tool_calls_at ON tool_calls (at_ms);
 
