@@ -1,0 +1,68 @@
+//! Borrowed serde shapes of an Anthropic Messages request.
+//!
+//! One flat [`Block`] struct serves every content block kind (no tagged or
+//! untagged enums: serde would buffer each block into an intermediate tree).
+//! Fields we do not need (thinking text, signatures, image data, tool
+//! schemas) are skipped by serde without allocating.
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+pub(crate) use crate::content::ResultContent;
+
+/// `metadata`.
+#[derive(Deserialize)]
+pub(super) struct Metadata<'a> {
+    #[serde(borrow, default)]
+    pub user_id: Option<Cow<'a, str>>,
+}
+
+/// Any content block; which fields are set depends on `kind`.
+#[derive(Deserialize)]
+pub(super) struct Block<'a> {
+    #[serde(borrow, rename = "type")]
+    pub kind: Cow<'a, str>,
+    #[serde(borrow, default)]
+    pub id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub name: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub input: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub tool_use_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub content: Option<ResultContent<'a>>,
+    #[serde(default)]
+    pub is_error: Option<bool>,
+    #[serde(borrow, default)]
+    pub text: Option<Cow<'a, str>>,
+}
+
+/// What kind of block, as far as tool use is concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum BlockClass {
+    /// `tool_use`: a client tool call, answered in the next user message.
+    Call,
+    /// `server_tool_use`, `mcp_tool_use`: run by Anthropic, answered in the
+    /// same assistant message.
+    ServerCall,
+    /// `tool_result`.
+    Result,
+    /// `web_search_tool_result`, `mcp_tool_result`, …
+    ServerResult,
+    /// Text, thinking, images, documents, …
+    Other,
+}
+
+/// Classify a block type name.
+pub(super) fn classify(kind: &str) -> BlockClass {
+    match kind {
+        "tool_use" => BlockClass::Call,
+        "tool_result" => BlockClass::Result,
+        "server_tool_use" | "mcp_tool_use" => BlockClass::ServerCall,
+        k if k.ends_with("_tool_result") => BlockClass::ServerResult,
+        _ => BlockClass::Other,
+    }
+}

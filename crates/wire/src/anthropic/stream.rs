@@ -1,0 +1,349 @@
+//! The Messages stream: `message_start`, `content_block_start` /
+//! `content_block_delta` (`input_json_delta`) / `content_block_stop`,
+//! `message_delta`, `error`.
+//!
+//! Each event is classified from its `event:` name (or the leading
+//! `"type"` of its data) and skipped before any JSON parsing when it cannot
+//! matter: text and thinking deltas, pings, deltas while no tool block is
+//! open. Only tool-call arguments are kept, so memory is bounded by them.
+
+use std::{borrow::Cow, fmt};
+
+use serde::{
+    Deserialize, Deserializer,
+    de::{DeserializeSeed, Error as _, IgnoredAny, MapAccess, Visitor},
+};
+use serde_json::value::RawValue;
+use toolwarden_core::ToolCall;
+
+use super::{
+    model::{BlockClass, classify},
+    response::{ApiError, WireUsage},
+};
+use crate::{
+    ResponseView, Usage,
+    seed::{AppendStr, Needle},
+    splice::Str,
+    stream::EventSink,
+    text::leading_type,
+};
+
+static INPUT_JSON_DELTA: Needle = Needle::new("input_json_delta\"");
+static DELTA_TYPE: Needle = Needle::new("\"delta\":{\"type\":\"");
+static TOOL_USE: Needle = Needle::new("tool_use\"");
+
+/// Whether a `content_block_delta` is an `input_json_delta`: read from the
+/// delta's `type` when the event is in the providers' compact canonical
+/// form, else searched for anywhere.
+fn is_json_delta(data: &[u8]) -> bool {
+    let head = &data[..data.len().min(96)];
+    match DELTA_TYPE.end_in(head) {
+        Some(at) => data[at..].starts_with(b"input_json_delta\""),
+        None => INPUT_JSON_DELTA.in_(data),
+    }
+}
+
+/// Stream state for Anthropic Messages.
+#[derive(Debug, Default)]
+pub struct StreamState {
+    id: Option<String>,
+    model: Option<String>,
+    usage: Usage,
+    stop_reason: Option<String>,
+    error: Option<String>,
+    calls: Vec<Pending>,
+    /// Positions in `calls` of the tool blocks not yet stopped.
+    open: Vec<usize>,
+    /// The argument fragment being read.
+    scratch: String,
+}
+
+#[derive(Debug)]
+struct Pending {
+    index: u64,
+    id: String,
+    name: String,
+    /// `input` of the block start when not `{}` (deltas normally follow).
+    initial: Option<String>,
+    args: String,
+}
+
+#[derive(Deserialize)]
+struct Typed<'a> {
+    #[serde(borrow, rename = "type")]
+    kind: Cow<'a, str>,
+}
+
+#[derive(Deserialize)]
+struct Start<'a> {
+    index: u64,
+    #[serde(borrow)]
+    content_block: StartBlock<'a>,
+}
+
+#[derive(Deserialize)]
+struct StartBlock<'a> {
+    #[serde(borrow, rename = "type")]
+    kind: Cow<'a, str>,
+    #[serde(borrow, default)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    input: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct Stop {
+    index: u64,
+}
+
+#[derive(Deserialize)]
+struct MessageStart<'a> {
+    #[serde(borrow)]
+    message: StartMessage<'a>,
+}
+
+#[derive(Deserialize)]
+struct StartMessage<'a> {
+    #[serde(borrow, default)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    model: Option<Cow<'a, str>>,
+    #[serde(default)]
+    usage: Option<WireUsage>,
+}
+
+#[derive(Deserialize)]
+struct MessageDelta<'a> {
+    #[serde(borrow, default)]
+    delta: Option<StopDelta<'a>>,
+    #[serde(default)]
+    usage: Option<WireUsage>,
+}
+
+#[derive(Deserialize)]
+struct StopDelta<'a> {
+    #[serde(borrow, default)]
+    stop_reason: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct ErrorEvent<'a> {
+    #[serde(borrow)]
+    error: ApiError<'a>,
+}
+
+/// Parse an event's data (validated as UTF-8 in one SIMD pass, then read
+/// without per-string checks).
+fn parse<'a, T: Deserialize<'a>>(data: &'a [u8]) -> Result<T, ()> {
+    let text = simdutf8::basic::from_utf8(data).map_err(|_| ())?;
+    serde_json::from_str(text).map_err(|_| ())
+}
+
+impl StreamState {
+    fn dispatch(&mut self, kind: &[u8], data: &[u8]) {
+        match kind {
+            b"content_block_delta" => {
+                if self.open.is_empty() || !is_json_delta(data) {
+                    return;
+                }
+                let mut part = std::mem::take(&mut self.scratch);
+                part.clear();
+                let Ok(text) = simdutf8::basic::from_utf8(data) else {
+                    return;
+                };
+                let mut de = serde_json::Deserializer::from_str(text);
+                if let Ok(index) = (DeltaSeed { part: &mut part }).deserialize(&mut de) {
+                    if let Some(at) = self.pending(index) {
+                        self.calls[at].args.push_str(&part);
+                    }
+                }
+                self.scratch = part;
+            }
+            b"content_block_start" => {
+                if !TOOL_USE.in_(data) {
+                    return;
+                }
+                let Ok(s) = parse::<Start<'_>>(data) else {
+                    return;
+                };
+                let b = s.content_block;
+                if matches!(classify(&b.kind), BlockClass::Call | BlockClass::ServerCall) {
+                    self.open.push(self.calls.len());
+                    self.calls.push(Pending {
+                        index: s.index,
+                        id: b.id.unwrap_or_default().into_owned(),
+                        name: b.name.unwrap_or_default().into_owned(),
+                        initial: b
+                            .input
+                            .map(|r| r.get())
+                            .filter(|r| *r != "{}")
+                            .map(str::to_string),
+                        args: String::new(),
+                    });
+                }
+            }
+            b"content_block_stop" => {
+                if self.open.is_empty() {
+                    return;
+                }
+                if let Ok(s) = parse::<Stop>(data) {
+                    self.open.retain(|&at| self.calls[at].index != s.index);
+                }
+            }
+            b"message_start" => {
+                if let Ok(m) = parse::<MessageStart<'_>>(data) {
+                    let m = m.message;
+                    if self.id.as_deref() != m.id.as_deref() {
+                        self.id = m.id.map(Cow::into_owned);
+                    }
+                    if self.model.as_deref() != m.model.as_deref() {
+                        self.model = m.model.map(Cow::into_owned);
+                    }
+                    if let Some(u) = m.usage {
+                        self.add_usage(u);
+                    }
+                }
+            }
+            b"message_delta" => {
+                if let Ok(m) = parse::<MessageDelta<'_>>(data) {
+                    if let Some(r) = m.delta.and_then(|d| d.stop_reason) {
+                        self.stop_reason = Some(r.into_owned());
+                    }
+                    if let Some(u) = m.usage {
+                        self.add_usage(u);
+                    }
+                }
+            }
+            b"error" => {
+                let error = parse::<ErrorEvent<'_>>(data)
+                    .map(|e| e.error.describe())
+                    .unwrap_or_else(|_| String::from_utf8_lossy(data).into_owned());
+                self.error = Some(error);
+            }
+            _ => {}
+        }
+    }
+
+    /// The position in `calls` of the open tool block at `index`.
+    fn pending(&self, index: u64) -> Option<usize> {
+        self.open
+            .iter()
+            .rev()
+            .copied()
+            .find(|&at| self.calls[at].index == index)
+    }
+
+    /// `message_delta` usage is cumulative: the latest value wins.
+    fn add_usage(&mut self, u: WireUsage) {
+        if u.input_tokens.is_some() {
+            self.usage.input_tokens = u.input_tokens;
+        }
+        if u.output_tokens.is_some() {
+            self.usage.output_tokens = u.output_tokens;
+        }
+    }
+}
+
+impl EventSink for StreamState {
+    fn on_event(&mut self, event: &[u8], data: &[u8]) {
+        if !event.is_empty() {
+            return self.dispatch(event, data);
+        }
+        if let Some(kind) = leading_type(data) {
+            return self.dispatch(kind, data);
+        }
+        if let Ok(t) = parse::<Typed<'_>>(data) {
+            self.dispatch(t.kind.as_bytes(), data);
+        }
+    }
+
+    fn finish(self) -> ResponseView {
+        let mut calls = self.calls;
+        calls.sort_by_key(|p| p.index);
+        ResponseView {
+            id: self.id,
+            model: self.model,
+            calls: calls
+                .into_iter()
+                .map(|p| ToolCall {
+                    id: p.id,
+                    name: p.name,
+                    arguments: match (p.args.is_empty(), p.initial) {
+                        (false, _) => p.args,
+                        (true, Some(initial)) => initial,
+                        (true, None) => "{}".to_string(),
+                    },
+                })
+                .collect(),
+            usage: self.usage,
+            stop_reason: self.stop_reason,
+            error: self.error,
+        }
+    }
+}
+
+/// A `content_block_delta`: appends `delta.partial_json` to the buffer and
+/// returns `index`.
+struct DeltaSeed<'s> {
+    part: &'s mut String,
+}
+
+impl<'de> DeserializeSeed<'de> for DeltaSeed<'_> {
+    type Value = u64;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<u64, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for DeltaSeed<'_> {
+    type Value = u64;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a content_block_delta event")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<u64, A::Error> {
+        let mut index = None;
+        while let Some(key) = map.next_key::<Str<'de>>()? {
+            match &*key.0 {
+                "index" => index = Some(map.next_value::<u64>()?),
+                "delta" => map.next_value_seed(PartialJson {
+                    part: &mut *self.part,
+                })?,
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        index.ok_or_else(|| A::Error::missing_field("index"))
+    }
+}
+
+/// `delta` of an `input_json_delta`.
+struct PartialJson<'s> {
+    part: &'s mut String,
+}
+
+impl<'de> DeserializeSeed<'de> for PartialJson<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for PartialJson<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a delta object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(key) = map.next_key::<Str<'de>>()? {
+            if &*key.0 == "partial_json" {
+                map.next_value_seed(AppendStr(&mut *self.part))?;
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(())
+    }
+}

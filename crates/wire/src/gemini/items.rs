@@ -1,0 +1,218 @@
+//! Borrowed, typed reading of a Gemini `generateContent` request body.
+
+use std::{borrow::Cow, fmt};
+
+use serde::{
+    Deserialize, Deserializer,
+    de::{self, SeqAccess, Visitor},
+};
+use serde_json::value::RawValue;
+
+/// The top level of a request body.
+#[derive(Deserialize)]
+pub(super) struct Body<'a> {
+    #[serde(borrow, default)]
+    pub contents: Contents<'a>,
+    #[serde(
+        borrow,
+        default,
+        rename = "systemInstruction",
+        alias = "system_instruction"
+    )]
+    pub system: Option<&'a RawValue>,
+}
+
+/// `contents`, with the first content's raw text kept for the turn hash.
+#[derive(Default)]
+pub(super) struct Contents<'a> {
+    pub list: Vec<Content<'a>>,
+    pub first: Option<&'a RawValue>,
+}
+
+/// One turn.
+#[derive(Deserialize, Default)]
+pub(super) struct Content<'a> {
+    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+    pub role: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub parts: Vec<Part<'a>>,
+}
+
+/// One part; only function calls and responses matter.
+#[derive(Deserialize, Default)]
+pub(super) struct Part<'a> {
+    #[serde(borrow, default, rename = "functionCall", alias = "function_call")]
+    pub call: Option<FnCall<'a>>,
+    #[serde(
+        borrow,
+        default,
+        rename = "functionResponse",
+        alias = "function_response"
+    )]
+    pub response: Option<FnResponse<'a>>,
+}
+
+/// `functionCall`.
+#[derive(Deserialize, Default)]
+pub(super) struct FnCall<'a> {
+    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+    pub name: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub args: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+    pub id: Option<Cow<'a, str>>,
+}
+
+/// `functionResponse`.
+#[derive(Deserialize, Default)]
+pub(super) struct FnResponse<'a> {
+    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+    pub name: Option<Cow<'a, str>>,
+    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+    pub id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub response: Option<Entries<'a>>,
+}
+
+/// A JSON object read as its members' raw values, in order: one pass,
+/// values left undecoded until asked for.
+#[derive(Default, Debug)]
+pub(super) struct Entries<'a>(pub Vec<(Cow<'a, str>, &'a RawValue)>);
+
+impl<'a> Entries<'a> {
+    fn get(&self, key: &str) -> Option<&'a RawValue> {
+        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| *v)
+    }
+
+    /// The object as compact JSON text (members' values byte for byte).
+    fn to_json(&self) -> String {
+        let mut out = String::from("{");
+        for (i, (k, v)) in self.0.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str(&super::splice::json_string(k));
+            out.push(':');
+            out.push_str(v.get());
+        }
+        out.push('}');
+        out
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Entries<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = Entries<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                #[derive(Deserialize)]
+                struct Key<'a>(#[serde(borrow)] Cow<'a, str>);
+                let mut out = Vec::new();
+                while let Some(Key(k)) = map.next_key::<Key<'de>>()? {
+                    out.push((k, map.next_value::<&'de RawValue>()?));
+                }
+                Ok(Entries(out))
+            }
+        }
+        d.deserialize_map(V(std::marker::PhantomData))
+    }
+}
+
+impl Content<'_> {
+    /// `true` for the model's turns; every other role (user, function) is
+    /// the client's side.
+    pub fn is_model(&self) -> bool {
+        self.role.as_deref() == Some("model")
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Contents<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = Contents<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an array of contents")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let mut list = Vec::with_capacity(seq.size_hint().unwrap_or(8));
+                let first = seq.next_element::<&'de RawValue>()?;
+                if let Some(raw) = first {
+                    let c: Content<'de> =
+                        serde_json::from_str(raw.get()).map_err(de::Error::custom)?;
+                    list.push(c);
+                    while let Some(c) = seq.next_element::<Content<'de>>()? {
+                        list.push(c);
+                    }
+                }
+                Ok(Contents { list, first })
+            }
+        }
+        d.deserialize_seq(V(std::marker::PhantomData))
+    }
+}
+
+/// What a `functionResponse.response` says.
+pub(super) struct ResponseText<'a> {
+    /// The text: an `error`'s message, else `output` / `result` /
+    /// `content` when a string, else the object's JSON.
+    pub text: Cow<'a, str>,
+    /// An `error` key (explicit failure) or an MCP `isError` flag.
+    pub explicit: Option<bool>,
+}
+
+/// Read a `functionResponse.response` object.
+pub(super) fn response_text<'a>(entries: Option<&Entries<'a>>) -> ResponseText<'a> {
+    #[derive(Deserialize)]
+    struct Msg<'a> {
+        #[serde(borrow)]
+        message: Cow<'a, str>,
+    }
+    let Some(r) = entries else {
+        return ResponseText {
+            text: Cow::Borrowed(""),
+            explicit: None,
+        };
+    };
+    if let Some(e) = r.get("error").filter(|e| e.get() != "null") {
+        let text = as_text(e)
+            .or_else(|| {
+                serde_json::from_str::<Msg<'_>>(e.get())
+                    .ok()
+                    .map(|m| m.message)
+            })
+            .unwrap_or(Cow::Borrowed(e.get()));
+        return ResponseText {
+            text,
+            explicit: Some(true),
+        };
+    }
+    let text = ["output", "result", "content"]
+        .into_iter()
+        .find_map(|k| r.get(k))
+        .map(|v| as_text(v).unwrap_or(Cow::Borrowed(v.get())))
+        .unwrap_or_else(|| Cow::Owned(r.to_json()));
+    let explicit = r.get("isError").and_then(|v| match v.get() {
+        "true" => Some(true),
+        "false" => Some(false),
+        _ => None,
+    });
+    ResponseText { text, explicit }
+}
+
+/// A JSON string value as text, borrowed when it has no escapes.
+pub(super) fn as_text(v: &RawValue) -> Option<Cow<'_, str>> {
+    let raw = v.get();
+    if !raw.starts_with('"') {
+        return None;
+    }
+    // Not `&str` then `String`: a failed `&str` parse formats the whole
+    // string into its error message.
+    #[derive(Deserialize)]
+    struct W<'a>(#[serde(borrow)] Cow<'a, str>);
+    serde_json::from_str::<W<'_>>(raw).ok().map(|w| w.0)
+}
