@@ -265,6 +265,9 @@ fn other_route(
     path: &str,
     query: Option<&str>,
 ) -> Response<Body> {
+    if parts.method == Method::GET && path == "/healthz" {
+        return response(StatusCode::OK, "text/plain", full("ok\n"));
+    }
     let provider = Provider::from_headers(&parts.headers, path);
     let listing = parts.method == Method::GET && matches!(path, "/v1/models" | "/v1beta/models");
     if !listing {

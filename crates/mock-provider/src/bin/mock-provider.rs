@@ -1,4 +1,4 @@
-//! `mock-provider --listen ADDR [--api-key KEY] [--calls N]`: the mock
+//! `mock-provider --listen ADDR [--api-key KEY] [--calls N] [--no-validate]`: the mock
 //! provider as a process (for the SDK end-to-end test). Prints
 //! `listening on http://ADDR` once bound, then serves until killed.
 
@@ -6,7 +6,8 @@ use std::{net::SocketAddr, process::ExitCode};
 
 use toolwarden_mock_provider::{MockOptions, MockProvider};
 
-const USAGE: &str = "usage: mock-provider [--listen ADDR] [--api-key KEY] [--calls N]";
+const USAGE: &str =
+    "usage: mock-provider [--listen ADDR] [--api-key KEY] [--calls N] [--no-validate]";
 
 fn parse(args: &[String]) -> Result<MockOptions, String> {
     let mut opts = MockOptions::default();
@@ -21,6 +22,7 @@ fn parse(args: &[String]) -> Result<MockOptions, String> {
                     .map_err(|e| format!("--listen {v}: {e}"))?;
             }
             "--api-key" => opts.api_key = Some(value()?.clone()),
+            "--no-validate" => opts.validate = false,
             "--calls" => {
                 let v = value()?;
                 opts.calls_per_reply = v.parse().map_err(|e| format!("--calls {v}: {e}"))?;
