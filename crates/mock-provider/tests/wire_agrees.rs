@@ -21,6 +21,9 @@ async fn fetch(url: String, headers: &[(&str, &str)], body: &Value) -> Bytes {
     resp.into_body().collect().await.unwrap().to_bytes()
 }
 
+/// Dialect, URL, headers, body.
+type Case = (Dialect, String, Vec<(&'static str, &'static str)>, Value);
+
 #[tokio::test]
 async fn wire_reads_the_mocks_tool_calls() {
     let mock = MockProvider::start(MockOptions {
@@ -29,7 +32,7 @@ async fn wire_reads_the_mocks_tool_calls() {
     })
     .await;
     let base = mock.base_url();
-    let cases: Vec<(Dialect, String, Vec<(&str, &str)>, Value)> = vec![
+    let cases: Vec<Case> = vec![
         (
             Dialect::Anthropic,
             format!("{base}/v1/messages"),
