@@ -132,7 +132,8 @@ const RECORDINGS: &[Recording] = &[
         kind: Kind::Gemini,
         stream: true,
         json_lines: Some(false),
-        calls: &["getWeather"],
+        // Two calls, each streamed as partialArgs with willContinue.
+        calls: &["getWeather", "getWeather"],
     },
     Recording {
         file: "vercel-ai__anthropic-web-search-tool.1.chunks.txt",

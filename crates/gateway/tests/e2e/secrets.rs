@@ -63,30 +63,50 @@ async fn credentials_are_never_stored() {
             .any(|r| r.query.as_deref().is_some_and(|q| q.contains(query_key)))
     );
 
+    let secrets = [
+        ANTHROPIC_KEY,
+        OPENAI_KEY,
+        GEMINI_KEY,
+        bearer_anthropic,
+        query_key,
+        "SECRET",
+    ];
+    // While the gateway runs (the WAL holds the recent writes) …
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while h.events().len() < 10 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_no_secrets(&h, &secrets, false);
+    // … and after a graceful shutdown.
     let stats = h.finish().await;
     assert!(stats.requests.total >= 18, "{:?}", stats.requests);
-    let mut files = vec![h.jsonl.clone(), h.db_path.clone()];
-    for suffix in ["-wal", "-shm"] {
-        let p = h.db_path.with_file_name(format!("toolwarden.db{suffix}"));
-        if p.exists() {
-            files.push(p);
+    assert_no_secrets(&h, &secrets, true);
+}
+
+/// None of `secrets` in the JSONL log or the SQLite files (the WAL and
+/// shared-memory files only while they exist).
+fn assert_no_secrets(h: &Harness, secrets: &[&str], finished: bool) {
+    let wal = |suffix: &str| h.db_path.with_file_name(format!("toolwarden.db{suffix}"));
+    let files = [
+        (h.jsonl.clone(), true),
+        (h.db_path.clone(), true),
+        (wal("-wal"), false),
+        (wal("-shm"), false),
+    ];
+    for (file, required) in files {
+        let bytes = match std::fs::read(&file) {
+            Ok(b) => b,
+            Err(e) if !required && e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => panic!("{}: {e}", file.display()),
+        };
+        if required && finished {
+            assert!(
+                !bytes.is_empty(),
+                "{} is empty: nothing recorded?",
+                file.display()
+            );
         }
-    }
-    for file in files {
-        let bytes = std::fs::read(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
-        assert!(
-            !bytes.is_empty(),
-            "{} is empty: nothing recorded?",
-            file.display()
-        );
-        for secret in [
-            ANTHROPIC_KEY,
-            OPENAI_KEY,
-            GEMINI_KEY,
-            bearer_anthropic,
-            query_key,
-            "SECRET",
-        ] {
+        for secret in secrets {
             let found = bytes.windows(secret.len()).any(|w| w == secret.as_bytes());
             assert!(!found, "{secret} found in {}", file.display());
         }
