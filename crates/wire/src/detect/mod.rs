@@ -20,12 +20,13 @@
 //! | `http_status` | the first line is an HTTP error status: `HTTP/1.1 404 Not Found`, `503 Service Unavailable`, `404 Client Error: …`, `Status code: 500` |
 //! | `json_error` | the text is a JSON object (or a Python `repr` dict) whose top level says the call failed: a non-empty `error`/`errors`/`exception`, an envelope `"status": "error"`/`"fail"` or a 4xx/5xx status, `"ok": false`, `"success": false`, `"isError": true`, a non-zero `exit_code` (also inside a top-level `metadata`) |
 //! | `failure_statement` | the first line opens with a short statement of failure: `Build failed`, `Pre-commit validation failed:`, `Could not resolve host`, `Unable to connect`, `Command timed out after 2m`, `Invalid patch: …`, `Cancelled: …`, `Unknown tool: x`, `No such tool`, `Agent type 'x' not found`, `File content (…) exceeds maximum allowed tokens`, `Rate limit exceeded`; or the whole text is one status word (`aborted`, `timed out`, …). Not when spoken by an assistant (`I cannot find…`), negated (`No tests failed`) or a zero count (`failed: 0`) |
+//! | `shell_diagnostic` | the *whole* output (at most three lines) is a program's complaint: `ls: cannot access 'x': No such file or directory`, `curl: (7) Failed to connect …`; followed by any other output (an `\|\| echo`, the command's results) it is not |
 //!
-//! What the rules deliberately leave alone: a program's diagnostic line
-//! (`ls: cannot access 'x': No such file or directory`) without an exit
-//! status, because agents pipe and `|| echo` such commands and the harness
-//! then reports success; words like `error` or `cannot` anywhere but at the
-//! start; `Error` in file contents, grep hits, logs and test summaries.
+//! What the rules deliberately leave alone: words like `error`, `failed`
+//! or `cannot` anywhere but at the start; `Error` in file contents, grep
+//! hits (`path:line:`), logs and test summaries (`0 failed`); JSON with
+//! `"error": null`; an entity's state (`{"status": "failed"}` of a job the
+//! tool looked up).
 //!
 //! Only a bounded prefix ([`HEAD_BYTES`]), bounded suffixes ([`TAIL_BYTES`],
 //! [`CRASH_TAIL_BYTES`]) and, for JSON, a bounded scan ([`JSON_SCAN_BYTES`])

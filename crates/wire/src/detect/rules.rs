@@ -35,6 +35,7 @@ pub(super) const NAMES: &[&str] = &[
     "http_status",
     "json_error",
     "failure_statement",
+    "shell_diagnostic",
 ];
 
 const FRAMED_ERROR: usize = 0;
@@ -47,6 +48,7 @@ const OS_ERROR: usize = 6;
 const HTTP_STATUS: usize = 7;
 const JSON_ERROR: usize = 8;
 const FAILURE_STATEMENT: usize = 9;
+const SHELL_DIAGNOSTIC: usize = 10;
 
 /// One compiled, anchored regex per line rule.
 struct Patterns {
@@ -55,6 +57,8 @@ struct Patterns {
     line_set: RegexSet,
     /// `file:line[:col]: error:` as a compiler prints it.
     compiler_error: Regex,
+    /// A program's diagnostic line: `ls: cannot access 'x': No such file…`.
+    shell_diagnostic: Regex,
     /// The last line of a Python traceback: the exception and its message.
     python_exception: Regex,
     error_tag: Regex,
@@ -72,6 +76,12 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
     let mut p = Patterns {
         line_set: RegexSet::empty(),
         compiler_error: re(r"^[^\s:]+:\d+(?::\d+)?:\s+(?:fatal\s+)?error\b"),
+        shell_diagnostic: re(concat!(
+            r"^[\w.+-]+:\s[^\n]*?\b(?:cannot|can't|could\s+not|couldn't|unable\s+to|failed\s+to",
+            r"|no\s+such\s+file|permission\s+denied|not\s+found|is\s+a\s+directory|not\s+a\s+directory",
+            r"|file\s+exists|operation\s+not\s+permitted|invalid\s+option|illegal\s+option",
+            r"|unrecognized\s+(?:option|argument)|missing\s+(?:operand|argument))\b",
+        )),
         python_exception: re(r"^[a-z_][\w.]*(?:error|exception|interrupt|exit)\b"),
         error_tag: re(r"^<(?:[a-z_:-]*[_:-])?errors?(?:\s[^>\n]*)?>"),
         exit_status: re(concat!(
@@ -131,7 +141,8 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
         http_status: re(concat!(
             r"^(?:http/\d(?:\.\d)?\s+[45]\d\d\b",
             r"|(?:http\s+)?(?:status(?:\s+code)?|response\s+code|http\s+error|http\s+status)\s*[:=]?\s*[45]\d\d\b",
-            r"|[45]\d\d\s*[-:]?\s*(?:(?:client|server)\s+error|bad\s+request|unauthorized|payment\s+required|forbidden|not\s+found",
+            // spaces only: `404<TAB>not found` is line 404 of a file read
+            r"|[45]\d\d *[-:]? *(?:(?:client|server)\s+error|bad\s+request|unauthorized|payment\s+required|forbidden|not\s+found",
             r"|method\s+not\s+allowed|not\s+acceptable|proxy\s+authentication|request\s+time-?out",
             r"|conflict|gone|length\s+required|precondition\s+(?:failed|required)|payload\s+too\s+large",
             r"|request\s+entity\s+too\s+large|uri\s+too\s+long|unsupported\s+media\s+type",
@@ -282,7 +293,35 @@ pub(super) fn first_match(content: &[u8], disabled: u32) -> Option<&'static str>
     {
         return Some(NAMES[FAILURE_STATEMENT]);
     }
+    if on(SHELL_DIAGNOSTIC) && shell_diagnostic_only(&p.shell_diagnostic, content, head) {
+        return Some(NAMES[SHELL_DIAGNOSTIC]);
+    }
     None
+}
+
+/// The *whole* output is a program's diagnostics and nothing else (at most
+/// three lines, the first a diagnostic, the rest from the same program):
+/// the command produced no result, only its complaint.
+fn shell_diagnostic_only(diagnostic: &Regex, content: &[u8], head: &[u8]) -> bool {
+    let head = trim_end(head);
+    if content.len() > HEAD_BYTES || !diagnostic.is_match(head) {
+        return false;
+    }
+    let Some(colon) = memchr::memchr(b':', head) else {
+        return false;
+    };
+    let program = &head[..=colon];
+    let mut count = 0;
+    for line in head
+        .split(|b| *b == b'\n')
+        .filter(|l| !trim_end(l).is_empty())
+    {
+        count += 1;
+        if count > 3 || !(line.starts_with(program) || diagnostic.is_match(line)) {
+            return false;
+        }
+    }
+    true
 }
 
 /// The content from its first meaningful byte: leading whitespace, a BOM

@@ -43,7 +43,6 @@ const TRAPS: &[&str] = &[
     "I couldn't find any matches, but the search itself worked.",
     "warning: unused variable `x`\n  --> src/main.rs:2:9",
     "21:33:39.983 [error] Unexpected API response {:ok, %{status: 401}}\n....\n12 tests, 0 failures",
-    "find: '/tmp/x/assets/css': No such file or directory",
     "ls: cannot access '/tmp/scripts/': No such file or directory\ndirectory does not exist",
     "Exit code 0\nerror: this was printed but the command succeeded",
     "Exit code: 0\nWall time: 0.2 seconds\nOutput:\nError: just text in the output",
@@ -199,6 +198,7 @@ fn http_status() {
             "HTTP/1.1 200 OK\ncontent-type: application/json",
             "404 handler added to router",
             "500 files processed",
+            "404\tnot found handler\n405\t  return 404",
         ],
     );
 }
@@ -297,7 +297,7 @@ fn failure_statement() {
 #[test]
 fn every_rule_has_a_test_name() {
     assert_eq!(Detector::rule_names(), RULE_NAMES);
-    assert_eq!(RULE_NAMES.len(), 10);
+    assert_eq!(RULE_NAMES.len(), 11);
 }
 
 #[test]
@@ -570,4 +570,50 @@ fn more_harness_phrasings() {
             "{'name': \"it's fine\", 'ok': True}",
         ],
     );
+}
+
+#[test]
+fn shell_diagnostic() {
+    check(
+        "shell_diagnostic",
+        &[
+            "ls: cannot access 'missing_dir': No such file or directory\n",
+            "cat: nope.txt: No such file or directory",
+            "mkdir: cannot create directory 'src': File exists",
+            "tar: nope.tar: Cannot open: No such file or directory\ntar: Error is not recoverable: exiting now\n",
+            "curl: (7) Failed to connect to 127.0.0.1 port 9 after 0 ms: Couldn't connect to server",
+            "rg: src/x: No such file or directory (os error 2)",
+        ],
+        &[
+            // a diagnostic followed by the command's (or an `|| echo`'s) output
+            "ls: cannot access '/tmp/scripts/': No such file or directory\ndirectory does not exist",
+            "grep: warning: GREP_OPTIONS is deprecated\nsrc/a.rs:1:fn main() {}",
+            // grep hits are `path:line:`, not `program: `
+            "notes.txt:2:beta cannot be empty",
+            "warning: unused variable `x`\n  --> src/main.rs:2:9",
+        ],
+    );
+}
+
+#[test]
+fn only_bounded_positions_are_read() {
+    let d = Detector::default();
+    // A failure label deep in a long output is not a failure report.
+    let long = format!(
+        "{}\nError: late in a log\n{}",
+        "ok\n".repeat(600),
+        "done\n".repeat(10)
+    );
+    assert_eq!(d.explain(&long), None);
+    // A huge JSON object: the walker stops at its budget without a verdict.
+    let huge = format!(
+        r#"{{"data": "{}", "error": "past the scan budget"}}"#,
+        "x".repeat(100_000)
+    );
+    assert_eq!(d.explain(&huge), None);
+    let early = format!(r#"{{"error": "early", "data": "{}"}}"#, "x".repeat(100_000));
+    assert_eq!(d.explain(&early), Some("json_error"));
+    // A very long first line is cut, never scanned whole.
+    let wide = format!("{}Error: far right", " x".repeat(50_000));
+    assert_eq!(d.explain(&wide), None);
 }
