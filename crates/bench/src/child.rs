@@ -79,11 +79,20 @@ impl GatewayChild {
 
     /// Resident set size in bytes.
     pub fn rss_bytes(&self) -> u64 {
+        self.status_kb("VmRSS:")
+    }
+
+    /// Peak resident set size in bytes.
+    pub fn peak_rss_bytes(&self) -> u64 {
+        self.status_kb("VmHWM:")
+    }
+
+    fn status_kb(&self, field: &str) -> u64 {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
             .unwrap_or_default();
         status
             .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .find_map(|l| l.strip_prefix(field))
             .and_then(|v| v.split_whitespace().next())
             .and_then(|kb| kb.parse::<u64>().ok())
             .map(|kb| kb * 1024)

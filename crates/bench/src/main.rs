@@ -173,105 +173,8 @@ async fn run(args: Args) -> Result<(), String> {
         sequential(proxied, shape, 300, &|i| Some(format!("warm-{i}"))).await?;
     }
 
-    // 1. Latency at one connection, interleaved blocks so drift hits both.
-    let block = 1_000.min(args.requests.max(1));
-    let cpu_start = gw.cpu_secs();
-    let mut gw_requests = 0usize;
-    for (name, shape) in &shapes {
-        let (mut d_all, mut g_all) = (Vec::new(), Vec::new());
-        let mut done = 0;
-        while done < args.requests {
-            let n = block.min(args.requests - done);
-            let session = |i: usize| Some(format!("lat-{name}-{}", (done + i) / 4));
-            let (d, _) = sequential(direct, shape, n, &session).await?;
-            let (g, _) = sequential(proxied, shape, n, &session).await?;
-            d_all.extend(d);
-            g_all.extend(g);
-            done += n;
-        }
-        gw_requests += g_all.len();
-        for p in [50.0, 99.0] {
-            let d = percentile_ms(&mut d_all, p);
-            let g = percentile_ms(&mut g_all, p);
-            rows.push(Row {
-                what: format!("{name} {body_kb:.0} KB with tool results, p{p:.0} latency, 1 connection ({} requests)", args.requests),
-                direct: ms(d),
-                gateway: ms(g),
-                delta: format!("+{}", ms(g - d)),
-                target: if p == 50.0 { "≤ +0.050 ms" } else { "" },
-            });
-        }
-    }
-    tokio::time::sleep(Duration::from_millis(300)).await; // let the recorder flush
-    let cpu_us = (gw.cpu_secs() - cpu_start) * 1e6 / gw_requests.max(1) as f64;
-    rows.push(Row {
-        what: format!(
-            "gateway CPU per proxied request, 1 connection ({gw_requests} requests, recording on)"
-        ),
-        direct: "–".into(),
-        gateway: format!("{cpu_us:.1} µs"),
-        delta: String::new(),
-        target: "≤ 40 µs",
-    });
-
-    // 2. Streaming time to first byte.
-    let (mut d_first, mut g_first) = (Vec::new(), Vec::new());
-    let mut done = 0;
-    while done < args.ttfb_requests {
-        let n = block.min(args.ttfb_requests - done);
-        let session = |i: usize| Some(format!("ttfb-{}", (done + i) / 4));
-        let (_, d) = sequential(direct, &stream_shape, n, &session).await?;
-        let (_, g) = sequential(proxied, &stream_shape, n, &session).await?;
-        d_first.extend(d);
-        g_first.extend(g);
-        done += n;
-    }
-    for p in [50.0, 99.0] {
-        let d = percentile_ms(&mut d_first, p);
-        let g = percentile_ms(&mut g_first, p);
-        rows.push(Row {
-            what: format!(
-                "streaming (Anthropic SSE) time to first byte, p{p:.0} ({} requests)",
-                args.ttfb_requests
-            ),
-            direct: ms(d),
-            gateway: ms(g),
-            delta: format!("+{}", ms(g - d)),
-            target: if p == 50.0 { "≤ +0.100 ms" } else { "" },
-        });
-    }
-
-    // 3. Throughput at N connections (direct, gateway, direct again).
-    let (name, shape) = &shapes[0];
-    let d1 = throughput(direct, shape, args.conns, args.throughput_requests, "tp-d1").await?;
-    let cpu_tp_start = gw.cpu_secs();
-    let g = throughput(proxied, shape, args.conns, args.throughput_requests, "tp-g").await?;
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let cpu_tp = (gw.cpu_secs() - cpu_tp_start) * 1e6 / args.throughput_requests as f64;
-    let d2 = throughput(direct, shape, args.conns, args.throughput_requests, "tp-d2").await?;
-    let d = (d1 + d2) / 2.0;
-    rows.push(Row {
-        what: format!(
-            "{name} throughput, {} connections ({} requests)",
-            args.conns, args.throughput_requests
-        ),
-        direct: format!("{d:.0} req/s"),
-        gateway: format!("{g:.0} req/s"),
-        delta: format!("{:.2} × direct", g / d),
-        target: "report",
-    });
-    rows.push(Row {
-        what: format!(
-            "gateway CPU per proxied request at {} connections",
-            args.conns
-        ),
-        direct: "–".into(),
-        gateway: format!("{cpu_tp:.1} µs"),
-        delta: String::new(),
-        target: "≤ 40 µs",
-    });
-
-    // 4. RSS with many open streams (the mock holds them open).
+    // 1. RSS with many open streams (the mock holds them open), on a
+    // freshly warmed-up gateway.
     let rss_idle = gw.rss_bytes();
     mock.set_fault(Fault::StallAfter(1));
     let mut open = Vec::with_capacity(args.streams);
@@ -304,17 +207,131 @@ async fn run(args: Args) -> Result<(), String> {
         target: "≤ 100 MB",
     });
 
+    // 2. Latency at one connection, interleaved blocks so drift hits both.
+    let block = 1_000.min(args.requests.max(1));
+    let cpu_start = gw.cpu_secs();
+    let mut gw_requests = 0usize;
+    for (name, shape) in &shapes {
+        let (mut d_all, mut g_all) = (Vec::new(), Vec::new());
+        let mut done = 0;
+        while done < args.requests {
+            let n = block.min(args.requests - done);
+            let session = |i: usize| Some(format!("lat-{name}-{}", (done + i) / 4));
+            let (d, _) = sequential(direct, shape, n, &session).await?;
+            let (g, _) = sequential(proxied, shape, n, &session).await?;
+            d_all.extend(d);
+            g_all.extend(g);
+            done += n;
+        }
+        gw_requests += g_all.len();
+        for p in [50.0, 99.0] {
+            let d = percentile_ms(&mut d_all, p);
+            let g = percentile_ms(&mut g_all, p);
+            rows.push(Row {
+                what: format!("{name} {body_kb:.0} KB with tool results, p{p:.0} latency, 1 connection ({} requests)", args.requests),
+                direct: ms(d),
+                gateway: ms(g),
+                delta: format!("+{}", ms(g - d)),
+                target: if p == 50.0 { "≤ +0.050 ms" } else { "" },
+            });
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await; // let the recorder flush
+    let cpu_us = (gw.cpu_secs() - cpu_start) * 1e6 / gw_requests.max(1) as f64;
+    let after_latency = recorder_counts(proxied).await?;
+    rows.push(Row {
+        what: format!(
+            "gateway CPU per proxied request, 1 connection ({gw_requests} requests, recording on)"
+        ),
+        direct: "–".into(),
+        gateway: format!("{cpu_us:.1} µs"),
+        delta: String::new(),
+        target: "≤ 40 µs",
+    });
+
+    // 3. Streaming time to first byte.
+    let (mut d_first, mut g_first) = (Vec::new(), Vec::new());
+    let mut done = 0;
+    while done < args.ttfb_requests {
+        let n = block.min(args.ttfb_requests - done);
+        let session = |i: usize| Some(format!("ttfb-{}", (done + i) / 4));
+        let (_, d) = sequential(direct, &stream_shape, n, &session).await?;
+        let (_, g) = sequential(proxied, &stream_shape, n, &session).await?;
+        d_first.extend(d);
+        g_first.extend(g);
+        done += n;
+    }
+    for p in [50.0, 99.0] {
+        let d = percentile_ms(&mut d_first, p);
+        let g = percentile_ms(&mut g_first, p);
+        rows.push(Row {
+            what: format!(
+                "streaming (Anthropic SSE) time to first byte, p{p:.0} ({} requests)",
+                args.ttfb_requests
+            ),
+            direct: ms(d),
+            gateway: ms(g),
+            delta: format!("+{}", ms(g - d)),
+            target: if p == 50.0 { "≤ +0.100 ms" } else { "" },
+        });
+    }
+
+    // 4. Throughput at N connections (direct, gateway, direct again).
+    let (name, shape) = &shapes[0];
+    let d1 = throughput(direct, shape, args.conns, args.throughput_requests, "tp-d1").await?;
+    let cpu_tp_start = gw.cpu_secs();
+    let g = throughput(proxied, shape, args.conns, args.throughput_requests, "tp-g").await?;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let cpu_tp = (gw.cpu_secs() - cpu_tp_start) * 1e6 / args.throughput_requests as f64;
+    let after_throughput = recorder_counts(proxied).await?;
+    let d2 = throughput(direct, shape, args.conns, args.throughput_requests, "tp-d2").await?;
+    let d = (d1 + d2) / 2.0;
+    rows.push(Row {
+        what: format!(
+            "{name} throughput, {} connections ({} requests)",
+            args.conns, args.throughput_requests
+        ),
+        direct: format!("{d:.0} req/s"),
+        gateway: format!("{g:.0} req/s"),
+        delta: format!("{:.2} × direct", g / d),
+        target: "report",
+    });
+    rows.push(Row {
+        what: format!(
+            "gateway CPU per proxied request at {} connections",
+            args.conns
+        ),
+        direct: "–".into(),
+        gateway: format!("{cpu_tp:.1} µs"),
+        delta: String::new(),
+        target: "≤ 40 µs",
+    });
+
     // 5. Events dropped, from the gateway's own metrics.
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let metrics = fetch_metrics(proxied).await?;
-    let dropped = metric(&metrics, "toolwarden_events_dropped_total");
-    let written = metric(&metrics, "toolwarden_events_written_total");
+    let end = recorder_counts(proxied).await?;
+    let phase = |(d, w): (f64, f64), (d0, w0): (f64, f64)| {
+        format!("{:.0} dropped / {:.0} written", d - d0, w - w0)
+    };
     rows.push(Row {
         what: "events dropped by the recorder (whole run)".into(),
         direct: "–".into(),
-        gateway: format!("{dropped:.0}"),
-        delta: format!("{written:.0} written"),
+        gateway: format!("{:.0}", end.0),
+        delta: format!(
+            "{:.0} written; latency phase {}; throughput phase {}",
+            end.1,
+            phase(after_latency, (0.0, 0.0)),
+            phase(after_throughput, after_latency),
+        ),
         target: "0",
+    });
+    let peak = gw.peak_rss_bytes();
+    rows.push(Row {
+        what: "gateway peak RSS over the whole run".into(),
+        direct: "–".into(),
+        gateway: format!("{:.1} MB", mb(peak)),
+        delta: String::new(),
+        target: "",
     });
     gw.stop();
 
@@ -361,6 +378,15 @@ async fn fetch_metrics(addr: std::net::SocketAddr) -> Result<String, String> {
         .map_err(|e| format!("metrics: {e}"))?
         .to_bytes();
     Ok(String::from_utf8_lossy(&body).into_owned())
+}
+
+/// (events dropped, events written) so far, from the gateway's `/metrics`.
+async fn recorder_counts(addr: std::net::SocketAddr) -> Result<(f64, f64), String> {
+    let m = fetch_metrics(addr).await?;
+    Ok((
+        metric(&m, "toolwarden_events_dropped_total"),
+        metric(&m, "toolwarden_events_written_total"),
+    ))
 }
 
 /// Sum of a metric's samples (all label sets).
