@@ -156,7 +156,8 @@
       body = null;
     }
     if (!resp.ok) {
-      const msg = body && body.error && body.error.message ? String(body.error.message) : 'HTTP ' + resp.status;
+      const err = body && body.error;
+      const msg = err && typeof err === 'object' && err.message ? String(err.message) : typeof err === 'string' ? err : 'HTTP ' + resp.status;
       throw new ApiError(resp.status, msg);
     }
     return body;
@@ -551,7 +552,9 @@
       dl.appendChild(el('dd', 'muted', 'health unavailable'));
       return;
     }
-    const shown = new Set();
+    // /healthz nests the recorder counters; /api/health may too.
+    if (health.recorder && typeof health.recorder === 'object') health = { ...health.recorder, ...health, recorder: undefined };
+    const shown = new Set(['ok']);
     const add = (label, value, bad) => {
       const dt = el('dt', null, label);
       const dd = el('dd', bad ? 'bad' : null, value);
@@ -568,7 +571,7 @@
       add('Request errors (range)', num(stats.requests.errors), stats.requests.errors > 0);
     }
     for (const [key, v] of Object.entries(health)) {
-      if (shown.has(key) || (typeof v === 'object' && v !== null)) continue;
+      if (shown.has(key) || v === undefined || (typeof v === 'object' && v !== null)) continue;
       add(key.replace(/_/g, ' '), typeof v === 'number' ? num(v) : String(v), false);
     }
   }
