@@ -1,14 +1,227 @@
 //! The content detector: did a tool fail, judged from its output alone.
-//! Used where the API has no error flag (Chat `role: tool`, Responses outputs).
+//!
+//! Used where the API has no error flag (Chat `role: tool`, Responses
+//! outputs). A [`Detector`] applies a few named rules, each describing how
+//! real agent harnesses and tools *structurally* report a failure. What
+//! separates a failure report from output that merely mentions errors is
+//! **position**: the rules look at the start of the text, its first line,
+//! its last line (exit-status trailers) and the top-level keys of a JSON
+//! object, never at words deep inside a log, a file or a grep result.
+//!
+//! | rule | fires when |
+//! |---|---|
+//! | `framed_error` | the text starts with our own framing `Tool error (<kind>): …` ([`toolwarden_core::FLAGLESS_ERROR_PREFIX`]) |
+//! | `error_tag` | the text starts with an XML-ish error tag: `<tool_use_error>`, `<error>`, `<tool_error>` … |
+//! | `exit_status` | the first or last line states a non-zero exit status: `Exit code 1`, `Exit code: 2`, `Process exited with code 1`, `[The command completed with exit code 1.]` |
+//! | `user_denied` | the first line says the user or a policy rejected, denied or interrupted the call |
+//! | `crash_trace` | the text starts with a crash report: `Traceback (most recent call last):`, `thread 'main' panicked at`, `Exception in thread`, `Uncaught TypeError`, `** (RuntimeError)` |
+//! | `error_label` | the text starts with an error label: `Error:`, `ERROR -`, `error[E0425]:`, `fatal:`, `ValueError:`, `ToolException:`, `Error executing tool X`, `MCP error -32602`, `An error occurred` |
+//! | `os_error` | the text starts with an OS error: `ENOENT: …`, `[Errno 2] …`, `No such file or directory`, `File does not exist`, `Permission denied`; or its first line is a shell's `command not found` |
+//! | `http_status` | the first line is an HTTP error status: `HTTP/1.1 404 Not Found`, `503 Service Unavailable`, `Status code: 500` |
+//! | `json_error` | the text is a JSON object whose top level says it failed: non-empty `error`/`errors`, `"status": "error"`, `"ok": false`, `"success": false`, `"isError": true`, a non-zero `exit_code` (also inside a top-level `metadata`) |
+//! | `failure_statement` | the first line opens with a short statement of failure: `Build failed`, `Pre-commit validation failed:`, `Could not resolve host`, `Unable to connect`, `Command timed out after 2m`, `File content (…) exceeds maximum allowed tokens`; or the whole text is one status word (`aborted`, `timed out`, …) |
+//!
+//! Only a bounded prefix ([`HEAD_BYTES`]), a bounded suffix ([`TAIL_BYTES`])
+//! and, for JSON, a bounded scan ([`JSON_SCAN_BYTES`]) are read; the common
+//! path allocates nothing.
+//!
+//! ```
+//! use toolwarden_wire::detect::{Detector, DetectorConfig};
+//!
+//! let d = Detector::default();
+//! assert_eq!(d.explain("Exit code 1\nfatal: not a git repository"), Some("exit_status"));
+//! assert!(!d.is_failure("14 doctests, 410 tests, 0 failures"));
+//!
+//! let cfg = DetectorConfig {
+//!     extra_patterns: vec![r"^quota: \d+ remaining: 0\b".into()],
+//!     disable: vec!["failure_statement".into()],
+//! };
+//! let d = Detector::new(&cfg).unwrap();
+//! assert_eq!(d.explain("quota: 10 remaining: 0"), Some("extra[0]"));
+//! ```
+
+mod json;
+mod naive;
+mod rules;
+
+pub mod eval;
+
+#[cfg(test)]
+mod tests;
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+pub use rules::{HEAD_BYTES, JSON_SCAN_BYTES, TAIL_BYTES};
+
+/// The built-in rule names, in the order they are tried.
+pub const RULE_NAMES: &[&str] = rules::NAMES;
+
+/// How to build a [`Detector`]: the permissive, serde-friendly form.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DetectorConfig {
+    /// Extra failure patterns. Each is a **regular expression** (the `regex`
+    /// crate's syntax), matched case-insensitively against the first
+    /// [`HEAD_BYTES`] bytes of the content after leading whitespace, so `^`
+    /// anchors at the start of the text and `(?m)^` at any line start in
+    /// that prefix. A plain substring is a valid pattern too; escape regex
+    /// metacharacters (`.`, `(`, `[`, `*`, …) to match them literally.
+    /// A pattern that fires is explained as `extra[<index>]`.
+    pub extra_patterns: Vec<String>,
+    /// Built-in rules to turn off, by name (see [`Detector::rule_names`]).
+    pub disable: Vec<String>,
+}
 
 /// Decides from a tool result's text whether the tool failed.
-#[derive(Debug, Clone, Default)]
-pub struct Detector {}
+///
+/// [`Detector::default`] enables every built-in rule; [`Detector::new`]
+/// applies a [`DetectorConfig`]; [`Detector::naive`] is the baseline rule
+/// other gateways use, kept for comparison.
+#[derive(Debug, Clone)]
+pub struct Detector {
+    mode: Mode,
+}
+
+#[derive(Debug, Clone)]
+enum Mode {
+    Rules {
+        /// Bit `i` set: built-in rule `i` is disabled.
+        disabled: u32,
+        extra: Vec<Extra>,
+    },
+    Naive,
+}
+
+#[derive(Debug, Clone)]
+struct Extra {
+    name: String,
+    regex: regex::bytes::Regex,
+}
+
+/// A [`DetectorConfig`] that cannot be used.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct DetectError {
+    kind: DetectErrorKind,
+    message: String,
+}
+
+/// What is wrong with a [`DetectorConfig`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DetectErrorKind {
+    /// An `extra_patterns` entry is not a valid regular expression.
+    BadPattern,
+    /// A `disable` entry names no built-in rule.
+    UnknownRule,
+}
+
+// === impl Detector ===
+
+impl Default for Detector {
+    fn default() -> Self {
+        Detector {
+            mode: Mode::Rules {
+                disabled: 0,
+                extra: Vec::new(),
+            },
+        }
+    }
+}
 
 impl Detector {
+    /// A detector with the built-in rules minus `config.disable`, plus
+    /// `config.extra_patterns`.
+    pub fn new(config: &DetectorConfig) -> Result<Detector, DetectError> {
+        let mut disabled = 0u32;
+        for name in &config.disable {
+            let Some(i) = RULE_NAMES.iter().position(|r| r == name) else {
+                return Err(DetectError {
+                    kind: DetectErrorKind::UnknownRule,
+                    message: format!(
+                        "unknown detector rule {name:?} in `disable`; the rules are: {}",
+                        RULE_NAMES.join(", ")
+                    ),
+                });
+            };
+            disabled |= 1 << i;
+        }
+        let mut extra = Vec::with_capacity(config.extra_patterns.len());
+        for (i, pattern) in config.extra_patterns.iter().enumerate() {
+            let regex = regex::bytes::RegexBuilder::new(pattern)
+                .case_insensitive(true)
+                .size_limit(1 << 20)
+                .build()
+                .map_err(|e| DetectError {
+                    kind: DetectErrorKind::BadPattern,
+                    message: format!("extra_patterns[{i}] {pattern:?} is not a valid regex: {e}"),
+                })?;
+            extra.push(Extra {
+                name: format!("extra[{i}]"),
+                regex,
+            });
+        }
+        Ok(Detector {
+            mode: Mode::Rules { disabled, extra },
+        })
+    }
+
+    /// The baseline other gateways use: the first 100 characters contain
+    /// (case-insensitively) `error:`, `failed:`, `exception:`, `traceback:`,
+    /// `not found:`, `invalid:`, `cannot ` or `unable to`. For comparison
+    /// only; it is explained as `naive`.
+    pub fn naive() -> Detector {
+        Detector { mode: Mode::Naive }
+    }
+
+    /// The names of the built-in rules, in the order they are tried.
+    pub fn rule_names() -> &'static [&'static str] {
+        RULE_NAMES
+    }
+
     /// `true` when the content reads as a failed tool execution.
     pub fn is_failure(&self, content: &str) -> bool {
-        let _ = content;
-        todo!("detector")
+        self.explain(content).is_some()
+    }
+
+    /// The name of the rule that decided the content is a failure, or `None`
+    /// when it reads as ordinary output.
+    pub fn explain(&self, content: &str) -> Option<&str> {
+        match &self.mode {
+            Mode::Naive => naive::is_failure(content).then_some("naive"),
+            Mode::Rules { disabled, extra } => {
+                if let Some(name) = rules::first_match(content.as_bytes(), *disabled) {
+                    return Some(name);
+                }
+                if extra.is_empty() {
+                    return None;
+                }
+                let head = rules::head(content.as_bytes());
+                extra
+                    .iter()
+                    .find(|e| e.regex.is_match(head))
+                    .map(|e| e.name.as_str())
+            }
+        }
+    }
+}
+
+// === impl DetectError ===
+
+impl DetectError {
+    /// What is wrong.
+    pub fn kind(&self) -> DetectErrorKind {
+        self.kind
+    }
+}
+
+impl fmt::Display for DetectErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            DetectErrorKind::BadPattern => "bad pattern",
+            DetectErrorKind::UnknownRule => "unknown rule",
+        })
     }
 }

@@ -1,0 +1,251 @@
+//! The `json_error` rule: a JSON object whose top level says it failed.
+//!
+//! A small allocation-free walker over the top-level keys of an object. It
+//! skips nested values without parsing them, stops after
+//! [`JSON_SCAN_BYTES`](super::JSON_SCAN_BYTES), and treats anything that is
+//! not well-formed as "no verdict" (never an error, never a panic).
+
+use memchr::memchr2;
+
+/// How deep the walker looks for exit-code keys (`{"metadata": {"exit_code": 1}}`).
+const EXIT_CODE_DEPTH: usize = 2;
+
+/// `true` when `text` (leading whitespace already trimmed) is a JSON object
+/// whose top level reports a failure.
+pub(super) fn reports_failure(text: &[u8], limit: usize) -> bool {
+    let text = &text[..text.len().min(limit)];
+    if text.first() != Some(&b'{') {
+        return false;
+    }
+    let mut w = Walker { s: text, i: 0 };
+    w.object(1).unwrap_or(false)
+}
+
+struct Walker<'a> {
+    s: &'a [u8],
+    i: usize,
+}
+
+/// A scalar or container value, as far as the rules care.
+enum Value<'a> {
+    Str(&'a [u8]),
+    Num(&'a [u8]),
+    True,
+    False,
+    Null,
+    /// An object or array, with whether it holds anything.
+    Container {
+        empty: bool,
+    },
+    /// An object at a depth where exit codes are looked for, which reported
+    /// a failure.
+    FailingObject,
+}
+
+impl<'a> Walker<'a> {
+    fn peek(&self) -> Option<u8> {
+        self.s.get(self.i).copied()
+    }
+
+    fn ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
+            self.i += 1;
+        }
+    }
+
+    fn eat(&mut self, b: u8) -> Option<()> {
+        self.ws();
+        (self.peek()? == b).then(|| self.i += 1)
+    }
+
+    /// Walk an object at `depth` (1 = top level). `Some(true)` as soon as a
+    /// failing key is seen; `None` when the input ends or is malformed.
+    fn object(&mut self, depth: usize) -> Option<bool> {
+        self.eat(b'{')?;
+        self.ws();
+        if self.peek()? == b'}' {
+            self.i += 1;
+            return Some(false);
+        }
+        loop {
+            self.ws();
+            let key = self.string()?;
+            self.eat(b':')?;
+            self.ws();
+            let value = self.value(depth, key)?;
+            if key_reports_failure(key, &value, depth) {
+                return Some(true);
+            }
+            self.ws();
+            match self.peek()? {
+                b',' => self.i += 1,
+                b'}' => {
+                    self.i += 1;
+                    return Some(false);
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// A string's raw bytes between the quotes (escapes left as they are).
+    fn string(&mut self) -> Option<&'a [u8]> {
+        if self.peek()? != b'"' {
+            return None;
+        }
+        let start = self.i + 1;
+        let mut j = start;
+        loop {
+            let k = memchr2(b'"', b'\\', self.s.get(j..)?)?;
+            if self.s[j + k] == b'\\' {
+                j += k + 2;
+            } else {
+                self.i = j + k + 1;
+                return self.s.get(start..j + k);
+            }
+        }
+    }
+
+    fn value(&mut self, depth: usize, key: &[u8]) -> Option<Value<'a>> {
+        match self.peek()? {
+            b'"' => self.string().map(Value::Str),
+            b'{' if depth < EXIT_CODE_DEPTH && key.eq_ignore_ascii_case(b"metadata") => {
+                let start = self.i;
+                if self.object(depth + 1)? {
+                    return Some(Value::FailingObject);
+                }
+                Some(Value::Container {
+                    empty: self.i - start <= 2,
+                })
+            }
+            b'{' | b'[' => self.skip_container(),
+            b't' => self.word(b"true", Value::True),
+            b'f' => self.word(b"false", Value::False),
+            b'n' => self.word(b"null", Value::Null),
+            b'-' | b'0'..=b'9' => {
+                let start = self.i;
+                while let Some(b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9') = self.peek() {
+                    self.i += 1;
+                }
+                Some(Value::Num(&self.s[start..self.i]))
+            }
+            _ => None,
+        }
+    }
+
+    fn word(&mut self, w: &[u8], v: Value<'a>) -> Option<Value<'a>> {
+        let end = self.i + w.len();
+        (self.s.get(self.i..end)? == w).then(|| {
+            self.i = end;
+            v
+        })
+    }
+
+    /// Skip a nested object or array, strings included.
+    fn skip_container(&mut self) -> Option<Value<'a>> {
+        let mut nesting = 0usize;
+        let mut empty = true;
+        loop {
+            let b = self.peek()?;
+            match b {
+                b'"' => {
+                    empty = false;
+                    self.string()?;
+                    continue;
+                }
+                b'{' | b'[' => nesting += 1,
+                b'}' | b']' => {
+                    nesting = nesting.checked_sub(1)?;
+                    if nesting == 0 {
+                        self.i += 1;
+                        return Some(Value::Container { empty });
+                    }
+                }
+                b' ' | b'\t' | b'\n' | b'\r' => {}
+                _ => empty = false,
+            }
+            if nesting > 1 {
+                empty = false;
+            }
+            self.i += 1;
+        }
+    }
+}
+
+/// Does `key: value` at `depth` say the call failed?
+fn key_reports_failure(key: &[u8], value: &Value<'_>, depth: usize) -> bool {
+    let is = |names: &[&[u8]]| names.iter().any(|n| key.eq_ignore_ascii_case(n));
+    if matches!(value, Value::FailingObject) {
+        return true;
+    }
+    if is(&[
+        b"exit_code",
+        b"exitCode",
+        b"exit_status",
+        b"returncode",
+        b"return_code",
+    ]) {
+        return matches!(value, Value::Num(n) if !is_zero(n));
+    }
+    if depth > 1 {
+        return false;
+    }
+    if is(&[
+        b"error",
+        b"errors",
+        b"error_message",
+        b"errorMessage",
+        b"exception",
+    ]) {
+        return match value {
+            Value::Str(s) => !s.is_empty() && !s.eq_ignore_ascii_case(b"none"),
+            Value::True => true,
+            Value::Container { empty } => !empty,
+            Value::Num(_) | Value::False | Value::Null | Value::FailingObject => false,
+        };
+    }
+    if is(&[b"status", b"state", b"outcome", b"result"]) {
+        return match value {
+            Value::Str(s) => [
+                &b"error"[..],
+                b"errored",
+                b"failed",
+                b"failure",
+                b"fail",
+                b"timeout",
+                b"timed_out",
+                b"aborted",
+                b"denied",
+                b"rejected",
+            ]
+            .iter()
+            .any(|w| s.eq_ignore_ascii_case(w)),
+            Value::Num(n) => is_http_error(n),
+            _ => false,
+        };
+    }
+    if is(&[b"statusCode", b"status_code", b"http_status"]) {
+        return matches!(value, Value::Num(n) if is_http_error(n));
+    }
+    if is(&[b"success", b"ok", b"succeeded"]) {
+        return matches!(value, Value::False);
+    }
+    if is(&[
+        b"isError",
+        b"is_error",
+        b"failed",
+        b"hasError",
+        b"has_error",
+    ]) {
+        return matches!(value, Value::True);
+    }
+    false
+}
+
+fn is_zero(n: &[u8]) -> bool {
+    n.iter().all(|b| matches!(b, b'0' | b'-' | b'+' | b'.'))
+}
+
+fn is_http_error(n: &[u8]) -> bool {
+    n.len() == 3 && matches!(n[0], b'4' | b'5') && n[1..].iter().all(u8::is_ascii_digit)
+}

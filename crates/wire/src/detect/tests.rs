@@ -1,0 +1,459 @@
+//! Tests of the built-in rules, the configuration and the evaluation.
+//!
+//! Each rule has hand-written positives (how real harnesses report a
+//! failure) and negatives (benign output that merely mentions errors).
+
+use std::path::PathBuf;
+
+use proptest::prelude::*;
+
+use super::eval::{EvalError, evaluate};
+use super::{DetectErrorKind, Detector, DetectorConfig, RULE_NAMES};
+
+/// Assert that every positive fires `rule` and every negative fires nothing.
+#[track_caller]
+fn check(rule: &str, positives: &[&str], negatives: &[&str]) {
+    let d = Detector::default();
+    for p in positives {
+        assert_eq!(d.explain(p), Some(rule), "should fire {rule}: {p:?}");
+    }
+    for n in negatives {
+        assert_eq!(d.explain(n), None, "should not fire: {n:?}");
+    }
+}
+
+/// Benign outputs that mention errors, failures or missing things in
+/// positions that do not report a failure of the call itself.
+const TRAPS: &[&str] = &[
+    "14 doctests, 410 tests, 0 failures",
+    "===== 12 passed, 0 failed in 0.31s =====",
+    "test result: ok. 52 passed; 0 failed; 0 ignored",
+    "Total errors: 0, Skipped: 0\ndone (passed successfully)",
+    "     1→defmodule Repo.Migrations do\n     2→  # SQLite cannot alter column types",
+    "   267→  def handle_event(\"jump_to_error\", params, socket) do",
+    "src/error.rs:12:pub enum Error {\nsrc/lib.rs:3:use crate::error::Error;",
+    "lib/app.ex:25:guard_fail The guard clause can never succeed.",
+    "/home/u/proj/test/error_rendering_test.exs\n/home/u/proj/lib/errors.ex",
+    "0629d16 fix: remove invalid page option\n9dd68ea fix: cannot sort by tuple",
+    "{\"result\": \"ok\", \"error\": null}",
+    "{\"data\": {\"items\": []}, \"errors\": []}",
+    "{\"status\": \"cancelled\", \"reservation_id\": \"NQNU5R\"}",
+    "{\"items\": [{\"error\": \"nested, not ours\", \"status\": \"failed\"}], \"ok\": true}",
+    "Based on the documentation, I cannot find information about that function.",
+    "I couldn't find any matches, but the search itself worked.",
+    "warning: unused variable `x`\n  --> src/main.rs:2:9",
+    "21:33:39.983 [error] Unexpected API response {:ok, %{status: 401}}\n....\n12 tests, 0 failures",
+    "find: '/tmp/x/assets/css': No such file or directory",
+    "ls: cannot access '/tmp/scripts/': No such file or directory\ndirectory does not exist",
+    "Exit code 0\nerror: this was printed but the command succeeded",
+    "Exit code: 0\nWall time: 0.2 seconds\nOutput:\nError: just text in the output",
+    "[main 1a2b3c4] feat: better error handling\n 2 files changed",
+    "404 handler added to router",
+    "Errors: none",
+    "",
+    "   ",
+    "[]",
+    "Transfer successful",
+    "Web search results for query: \"rust error handling\"",
+];
+
+#[test]
+fn traps_are_not_failures() {
+    let d = Detector::default();
+    for t in TRAPS {
+        assert_eq!(d.explain(t), None, "trap fired: {t:?}");
+    }
+}
+
+#[test]
+fn framed_error() {
+    check(
+        "framed_error",
+        &["Tool error (timeout): the tool did not answer within 30s"],
+        &["Tool errors (3) were logged yesterday"],
+    );
+}
+
+#[test]
+fn error_tag() {
+    check(
+        "error_tag",
+        &[
+            "<tool_use_error>File does not exist.</tool_use_error>",
+            "<tool_use_error>Sibling tool call errored</tool_use_error>",
+            "<error>Command timed out</error>",
+            "  <Error><Code>NoSuchKey</Code></Error>",
+        ],
+        &[
+            "<html><body>Errors are listed below</body></html>",
+            "Output:\n<tool_use_error>quoted later</tool_use_error>",
+        ],
+    );
+}
+
+#[test]
+fn exit_status() {
+    check(
+        "exit_status",
+        &[
+            "Exit code 1\nCompiling 4 files (.ex)",
+            "Exit code 128\nfatal: The current branch has no upstream branch.",
+            "Exit code: 2\nWall time: 1.3 seconds\nOutput:\n",
+            "exit status 1",
+            "Process exited with code 137",
+            "Command failed with exit code 2: npm test",
+            "some output\nmore output\n[The command completed with exit code 1.]",
+            "building...\nexit_code=3\n",
+            "(exit code -1)",
+        ],
+        &[
+            "Exit code 0",
+            "some output\n[The command completed with exit code 0.]",
+            "exit codes are documented in README.md",
+            "Exit code 1abc is not a status",
+        ],
+    );
+}
+
+#[test]
+fn user_denied() {
+    check(
+        "user_denied",
+        &[
+            "The user doesn't want to proceed with this tool use. The tool use was rejected.",
+            "The user doesn't want to take this action right now.",
+            "[Request interrupted by user for tool use]",
+            "Permission to use Bash with command rm -rf / has been denied.",
+            "exec command rejected by user",
+            "Tool call was cancelled by the user",
+            "Command blocked by policy: network access is not allowed",
+            "User denied the request",
+        ],
+        &[
+            "The user model has a `rejected` field",
+            "Users who were denied access are listed in audit.log",
+        ],
+    );
+}
+
+#[test]
+fn crash_trace() {
+    check(
+        "crash_trace",
+        &[
+            "Traceback (most recent call last):\n  File \"x.py\", line 1",
+            "thread 'main' panicked at src/main.rs:2:5:\nboom",
+            "Exception in thread \"main\" java.lang.NullPointerException",
+            "Uncaught TypeError: Cannot read properties of undefined",
+            "** (RuntimeError) something broke",
+            "goroutine 1 [running]:\nmain.main()",
+        ],
+        &[
+            "     1→# How to read a Traceback (most recent call last) in Python",
+            "Docs: Traceback objects are described in the reference.",
+        ],
+    );
+}
+
+#[test]
+fn os_error() {
+    check(
+        "os_error",
+        &[
+            "EISDIR: illegal operation on a directory, read",
+            "ENOENT: no such file or directory, open '/x/y.json'",
+            "[Errno 2] No such file or directory: 'config.yaml'",
+            "No such file or directory",
+            "File does not exist.",
+            "Permission denied (publickey).",
+            "bash: tree: command not found",
+            "zsh: command not found: tree",
+            "(eval):1: command not found: tree",
+            "sh: 1: rg: not found",
+            "Connection refused",
+        ],
+        &[
+            "Email: someone@example.com",
+            "ETA: 3 minutes",
+            "docs/errno.md\nsrc/enoent.rs",
+            "scripts/install.sh:12: echo \"command not found handler\"",
+        ],
+    );
+}
+
+#[test]
+fn http_status() {
+    check(
+        "http_status",
+        &[
+            "HTTP/1.1 404 Not Found\ncontent-type: text/html",
+            "503 Service Unavailable",
+            "Status code: 500",
+            "Response code: 502",
+            "429 Too Many Requests",
+            "401 Unauthorized",
+        ],
+        &[
+            "HTTP/1.1 200 OK\ncontent-type: application/json",
+            "404 handler added to router",
+            "500 files processed",
+        ],
+    );
+}
+
+#[test]
+fn json_error() {
+    check(
+        "json_error",
+        &[
+            r#"{"error": "invalid api key"}"#,
+            r#"{"jsonrpc": "2.0", "id": 1, "error": {"code": -32602, "message": "bad params"}}"#,
+            r#"{"errors": [{"message": "Field 'x' doesn't exist"}], "data": null}"#,
+            r#"{"status": "error", "message": "quota"}"#,
+            r#"{"ok": false, "reason": "not_in_channel"}"#,
+            r#"{"success": false}"#,
+            r#"{"content": [{"type": "text", "text": "boom"}], "isError": true}"#,
+            r#"{"output": "make: *** [all] Error 2", "metadata": {"exit_code": 2, "duration_seconds": 0.4}}"#,
+            r#"{"stdout": "", "stderr": "x", "exit_code": 1}"#,
+            r#"{"statusCode": 404, "body": "{}"}"#,
+        ],
+        &[
+            r#"{"error": null, "result": 3}"#,
+            r#"{"error": "", "errors": [], "ok": true}"#,
+            r#"{"error": false}"#,
+            r#"{"output": "ok", "metadata": {"exit_code": 0}}"#,
+            r#"{"results": [{"title": "How to fix error 500", "status": "error"}]}"#,
+            r#"{"status": "cancelled"}"#,
+            r#"{"message": "this string has \"error\": true inside", "ok": true}"#,
+            r#"{"truncated": "#,
+            r#"[{"error": "arrays are not objects"}]"#,
+        ],
+    );
+}
+
+#[test]
+fn error_label() {
+    check(
+        "error_label",
+        &[
+            "Error: flight HAT030 not available on date 2024-05-13",
+            "ERROR: relation \"users\" does not exist",
+            "error[E0425]: cannot find value `x` in this scope",
+            "fatal: not a git repository (or any of the parent directories): .git",
+            "ValueError: invalid literal for int() with base 10: 'x'",
+            "ToolException: search backend unavailable",
+            "Error executing tool search_docs: timeout",
+            "MCP error -32602: Invalid arguments for tool read_file",
+            "An error occurred while processing your request.",
+            "[ERROR] Could not resolve \"js/app.js\"",
+            "\u{1b}[31mError:\u{1b}[0m build failed",
+            "\"Error: quoted JSON string\"",
+        ],
+        &[
+            "Errors: none",
+            "error_handler.py\nerror_view.py",
+            "The error page now shows a retry button.",
+        ],
+    );
+}
+
+#[test]
+fn failure_statement() {
+    check(
+        "failure_statement",
+        &[
+            "Pre-commit validation failed:\\n\\n[FORMAT] Code is not formatted.",
+            "Bash command failed for pattern \"!`git log`\": [stderr]",
+            "Build failed with 3 errors",
+            "Could not resolve host: api.example.com",
+            "Unable to connect to the database",
+            "Cannot read file: it is a directory",
+            "Command timed out after 2m 0.0s",
+            "File content (85812 tokens) exceeds maximum allowed tokens (25000).",
+            "Rate limit exceeded, retry in 20s",
+            "aborted",
+            "Timed out.",
+        ],
+        &[
+            "12 failed, 3 passed",
+            "I cannot find that symbol in the codebase; here is what I found instead.",
+            "We couldn't reproduce it locally, but the fix is in.",
+            "Summary: nothing failed",
+        ],
+    );
+}
+
+#[test]
+fn every_rule_has_a_test_name() {
+    assert_eq!(Detector::rule_names(), RULE_NAMES);
+    assert_eq!(RULE_NAMES.len(), 10);
+}
+
+#[test]
+fn naive_baseline() {
+    let d = Detector::naive();
+    assert_eq!(d.explain("Error: payment method not found"), Some("naive"));
+    assert_eq!(d.explain("I cannot find it"), Some("naive"));
+    assert!(!d.is_failure("Exit code 1\nCompiling 4 files"));
+    let late = format!("{}error: late", "x".repeat(100));
+    assert!(!d.is_failure(&late));
+}
+
+#[test]
+fn config_adds_a_pattern() {
+    let cfg = DetectorConfig {
+        extra_patterns: vec![r"^quota: \d+ remaining: 0\b".into(), "deadlock".into()],
+        disable: vec![],
+    };
+    let d = Detector::new(&cfg).expect("valid config");
+    assert_eq!(d.explain("QUOTA: 10 remaining: 0"), Some("extra[0]"));
+    assert_eq!(
+        d.explain("transaction aborted: deadlock detected"),
+        Some("extra[1]")
+    );
+    assert_eq!(d.explain("quota: 10 remaining: 5"), None);
+    // Built-in rules still run first.
+    assert_eq!(d.explain("Exit code 1\ndeadlock"), Some("exit_status"));
+}
+
+#[test]
+fn config_disables_a_rule() {
+    let cfg = DetectorConfig {
+        extra_patterns: vec![],
+        disable: vec!["exit_status".into(), "error_label".into()],
+    };
+    let d = Detector::new(&cfg).expect("valid config");
+    assert_eq!(d.explain("Exit code 1\nboom"), None);
+    assert_eq!(d.explain("Error: boom"), None);
+    assert_eq!(
+        d.explain("<tool_use_error>x</tool_use_error>"),
+        Some("error_tag")
+    );
+}
+
+#[test]
+fn config_errors_are_clear() {
+    let bad = DetectorConfig {
+        extra_patterns: vec!["ok".into(), "(unclosed".into()],
+        disable: vec![],
+    };
+    let e = Detector::new(&bad).expect_err("bad regex");
+    assert_eq!(e.kind(), DetectErrorKind::BadPattern);
+    assert!(e.to_string().contains("extra_patterns[1]"), "{e}");
+    assert!(e.to_string().contains("(unclosed"), "{e}");
+
+    let unknown = DetectorConfig {
+        extra_patterns: vec![],
+        disable: vec!["no_such_rule".into()],
+    };
+    let e = Detector::new(&unknown).expect_err("unknown rule");
+    assert_eq!(e.kind(), DetectErrorKind::UnknownRule);
+    assert!(e.to_string().contains("no_such_rule"), "{e}");
+    assert!(e.to_string().contains("exit_status"), "{e}");
+}
+
+#[test]
+fn config_deserializes() {
+    let cfg: DetectorConfig =
+        serde_json::from_str(r#"{"disable": ["os_error"]}"#).expect("valid json");
+    assert_eq!(cfg.disable, vec!["os_error".to_owned()]);
+    assert!(cfg.extra_patterns.is_empty());
+}
+
+/// The repository's `shared/corpus`, found by walking up from the crate.
+fn corpus(file: &str) -> PathBuf {
+    let mut dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    loop {
+        let candidate = dir.join("shared/corpus");
+        if candidate.is_dir() {
+            return candidate.join(file);
+        }
+        assert!(
+            dir.pop(),
+            "no shared/corpus directory above {}",
+            env!("CARGO_MANIFEST_DIR")
+        );
+    }
+}
+
+#[test]
+fn corpus_meets_the_thresholds() {
+    let path = corpus("tool_results.jsonl");
+    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let report = evaluate(&bytes, &Detector::default()).expect("corpus parses");
+    println!("{report}");
+    assert_eq!(report.overall.rows, 2300);
+    let anthropic = report.provider("anthropic").expect("anthropic rows");
+    for s in [&report.overall, anthropic] {
+        let (p, r) = (s.precision.unwrap_or(0.0), s.recall.unwrap_or(0.0));
+        assert!(p >= 0.95 && r >= 0.85, "{}: P {p:.3} R {r:.3}", s.group);
+    }
+    // The baseline is measured on the same rows, and is worse.
+    let naive = evaluate(&bytes, &Detector::naive()).expect("corpus parses");
+    assert!(naive.overall.f1 < report.overall.f1);
+}
+
+#[test]
+fn eval_counts_and_groups() {
+    let jsonl = br#"{"source": "github:a/b@1:x", "provider": "openai", "content": "Error: x", "is_error": true}
+{"source": "github:a/b@2:y", "provider": "openai", "content": "fine", "is_error": true}
+
+{"source": "github:c/d@1:x", "provider": "anthropic", "content": "Exit code 1", "is_error": false, "extra": 1}
+{"source": "github:c/d@1:x", "provider": "anthropic", "content": "ok", "is_error": false}
+"#;
+    let r = evaluate(jsonl, &Detector::default()).expect("valid");
+    assert_eq!(
+        (r.overall.tp, r.overall.fp, r.overall.fn_, r.overall.tn),
+        (1, 1, 1, 1)
+    );
+    assert_eq!(r.overall.precision, Some(0.5));
+    assert_eq!(r.by_source.len(), 2);
+    assert_eq!(r.by_source[0].group, "github:a/b");
+    assert_eq!(r.by_source[1].recall, None);
+    assert_eq!(r.mistakes.len(), 2);
+    assert_eq!(r.mistakes[1].line, 4);
+    assert_eq!(r.mistakes[1].rule.as_deref(), Some("exit_status"));
+    let table = r.to_string();
+    assert!(table.contains("github:c/d"), "{table}");
+    let json = serde_json::to_value(&r).expect("serializes");
+    assert_eq!(json["overall"]["fn"], 1);
+}
+
+#[test]
+fn eval_names_the_bad_line() {
+    let jsonl = b"{\"source\": \"s\", \"provider\": \"p\", \"content\": \"c\", \"is_error\": false}\n{\"source\": \"s\"}\n";
+    match evaluate(jsonl, &Detector::default()) {
+        Err(EvalError::BadLine { line, .. }) => assert_eq!(line, 2),
+        other => panic!("expected a bad line error, got {other:?}"),
+    }
+    let e = evaluate(b"not json\n", &Detector::default()).expect_err("bad");
+    assert!(e.to_string().starts_with("line 1:"), "{e}");
+    assert!(matches!(
+        evaluate(b"\n\n", &Detector::default()),
+        Err(EvalError::Empty)
+    ));
+}
+
+proptest! {
+    #[test]
+    fn no_input_panics(s in "\\PC{0,300}") {
+        let _ = Detector::default().explain(&s);
+        let _ = Detector::naive().explain(&s);
+    }
+
+    #[test]
+    fn no_structured_input_panics(
+        prefix in prop::sample::select(vec![
+            "{", "{\"error\":", "{\"metadata\": {", "Exit code ", "<", "\u{1b}[", "\"", "[",
+        ]),
+        rest in "[\\x00-\\x7f\\u{80}-\\u{10ffff}]{0,200}",
+    ) {
+        let s = format!("{prefix}{rest}");
+        let _ = Detector::default().explain(&s);
+    }
+
+    #[test]
+    fn no_jsonl_panics(s in "\\PC{0,300}") {
+        let _ = evaluate(s.as_bytes(), &Detector::default());
+    }
+}
