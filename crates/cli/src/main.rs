@@ -1,1 +1,113 @@
-fn main() {}
+//! `toolwarden`: the command line.
+//!
+//! - `serve`: the gateway (records to `toolwarden.db` by default);
+//! - `stats`: which tools fail, how often, for which model, in which sessions;
+//! - `check` / `repair`: read a request body's tool calls, results, failures
+//!   and pairing defects, and fix them;
+//! - `eval-detector`: precision and recall of the failure detector on a
+//!   labelled JSONL file;
+//! - `env`: the shell lines that point agent clients at the gateway.
+
+#![forbid(unsafe_code)]
+
+mod cmd;
+mod input;
+
+use std::{path::PathBuf, process::ExitCode};
+
+use clap::{Parser, Subcommand};
+use toolwarden_wire::Dialect;
+
+/// Make LLM tool calls reliable and visible.
+#[derive(Debug, Parser)]
+#[command(name = "toolwarden", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Show the tool calls, results, detected failures and pairing defects
+    /// of a request body. Exit 1 when there are defects, 2 on bad input.
+    Check {
+        /// auto, openai-chat, openai-responses, anthropic or gemini.
+        #[arg(long, default_value = "auto")]
+        dialect: String,
+        /// Print one JSON object instead of a table.
+        #[arg(long)]
+        json: bool,
+        /// The body (a file, or - for standard input).
+        file: PathBuf,
+    },
+    /// Print the body with its call/result pairing repaired (stdout) and a
+    /// report of each change (stderr).
+    Repair {
+        /// auto, openai-chat, openai-responses, anthropic or gemini.
+        #[arg(long, default_value = "auto")]
+        dialect: String,
+        /// The body (a file, or - for standard input).
+        file: PathBuf,
+    },
+    /// Precision, recall and F1 of the failure detector on a labelled JSONL
+    /// file (the corpus format: `source`, `provider`, `content`,
+    /// `is_error`), beside the naive rule.
+    EvalDetector {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+        /// List the misclassified rows.
+        #[arg(long)]
+        mistakes: bool,
+        /// An extra failure pattern (a regular expression); repeatable.
+        #[arg(long = "pattern")]
+        patterns: Vec<String>,
+        /// Disable a built-in rule by name; repeatable.
+        #[arg(long = "disable")]
+        disable: Vec<String>,
+        /// The JSONL file (or - for standard input).
+        file: PathBuf,
+    },
+}
+
+fn parse_dialect(s: &str) -> Result<Option<Dialect>, cmd::CmdError> {
+    if s == "auto" {
+        Ok(None)
+    } else {
+        s.parse().map(Some).map_err(cmd::CmdError)
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Check {
+            dialect,
+            json,
+            file,
+        } => parse_dialect(&dialect).and_then(|d| cmd::check::run(d, &file, json)),
+        Command::Repair { dialect, file } => {
+            parse_dialect(&dialect).and_then(|d| cmd::repair::run(d, &file))
+        }
+        Command::EvalDetector {
+            json,
+            mistakes,
+            patterns,
+            disable,
+            file,
+        } => {
+            let config = toolwarden_wire::detect::DetectorConfig {
+                extra_patterns: patterns,
+                disable,
+            };
+            cmd::eval::run(&file, &config, json, mistakes)
+        }
+    };
+    match result {
+        Ok(outcome) => outcome.code(),
+        Err(cmd::CmdError(msg)) => {
+            eprintln!("error: {msg}");
+            ExitCode::from(2)
+        }
+    }
+}

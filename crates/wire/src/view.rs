@@ -101,8 +101,6 @@ pub(crate) fn sniff(body: &[u8]) -> Option<Dialect> {
         messages: Option<&'a serde_json::value::RawValue>,
         #[serde(borrow, default)]
         system: Option<&'a serde_json::value::RawValue>,
-        #[serde(default)]
-        max_tokens: Option<serde::de::IgnoredAny>,
         #[serde(borrow, default)]
         anthropic_version: Option<&'a serde_json::value::RawValue>,
     }
@@ -130,8 +128,6 @@ pub(crate) fn sniff(body: &[u8]) -> Option<Dialect> {
         || (top.system.is_some() && !chat_markers)
     {
         Some(Dialect::Anthropic)
-    } else if chat_markers || top.max_tokens.is_none() {
-        Some(Dialect::OpenAiChat)
     } else {
         Some(Dialect::OpenAiChat)
     }

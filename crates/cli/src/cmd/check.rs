@@ -1,0 +1,177 @@
+//! `toolwarden check`: the calls, results, failures and pairing defects of a body.
+
+use std::path::Path;
+
+use serde_json::json;
+use toolwarden_wire::{Detector, Dialect, RequestView};
+
+use super::{CmdError, Outcome};
+use crate::input;
+
+/// Run `check` on one file.
+pub fn run(dialect: Option<Dialect>, file: &Path, as_json: bool) -> Result<Outcome, CmdError> {
+    let body = input::read(file).map_err(CmdError)?;
+    let dialect = resolve_dialect(dialect, &body, file)?;
+    let detector = Detector::default();
+    let view = toolwarden_wire::request_view(dialect, &body, &detector)
+        .map_err(|e| CmdError(format!("{}: {e}", file.display())))?;
+    let defects = toolwarden_wire::validate(dialect, &body)
+        .map_err(|e| CmdError(format!("{}: {e}", file.display())))?;
+    if as_json {
+        println!("{}", to_json(dialect, &view, &defects));
+    } else {
+        print!("{}", render_table(dialect, &view, &defects, &detector));
+    }
+    Ok(if defects.is_empty() {
+        Outcome::Ok
+    } else {
+        Outcome::Findings
+    })
+}
+
+/// The dialect named on the command line, or the one the body looks like.
+pub fn resolve_dialect(
+    dialect: Option<Dialect>,
+    body: &[u8],
+    file: &Path,
+) -> Result<Dialect, CmdError> {
+    match dialect {
+        Some(d) => Ok(d),
+        None => Dialect::sniff(body).ok_or_else(|| {
+            let why = match serde_json::from_slice::<serde::de::IgnoredAny>(body) {
+                Err(e) => format!("invalid JSON: {e}"),
+                Ok(_) => "no `messages`, `input` or `contents` array found".to_string(),
+            };
+            CmdError(format!(
+                "{}: cannot tell the dialect ({why}); pass --dialect",
+                file.display()
+            ))
+        }),
+    }
+}
+
+fn to_json(
+    dialect: Dialect,
+    view: &RequestView<'_>,
+    defects: &[toolwarden_wire::Defect],
+) -> serde_json::Value {
+    json!({
+        "dialect": dialect.as_str(),
+        "model": view.model,
+        "messages": view.message_count,
+        "calls": view.calls.iter().map(|c| json!({
+            "id": c.id, "name": c.name, "message_index": c.message_index,
+        })).collect::<Vec<_>>(),
+        "results": view.results.iter().map(|r| json!({
+            "call_id": r.call_id,
+            "tool": r.tool,
+            "failed": r.verdict.failed,
+            "basis": r.verdict.basis.as_str(),
+            "new": r.new,
+            "message_index": r.message_index,
+        })).collect::<Vec<_>>(),
+        "defects": defects.iter().map(|d| json!({
+            "kind": d.kind.as_str(),
+            "message_index": d.message_index,
+            "call_ids": d.call_ids,
+            "message": d.message,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+fn render_table(
+    dialect: Dialect,
+    view: &RequestView<'_>,
+    defects: &[toolwarden_wire::Defect],
+    detector: &Detector,
+) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let failed = view.results.iter().filter(|r| r.verdict.failed).count();
+    let new = view.results.iter().filter(|r| r.new).count();
+    let _ = writeln!(
+        out,
+        "dialect {}  model {}  messages {}  calls {}  results {} ({} new)  failures {}  defects {}",
+        dialect,
+        view.model.as_deref().unwrap_or("-"),
+        view.message_count,
+        view.calls.len(),
+        view.results.len(),
+        new,
+        failed,
+        defects.len()
+    );
+    if !view.results.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n{:>5}  {:<36} {:<24} {:<8} {:<10} {:<4} why",
+            "msg", "call id", "tool", "result", "basis", "new"
+        );
+        for r in &view.results {
+            let verdict = if r.verdict.failed { "FAILED" } else { "ok" };
+            let why = if r.verdict.failed && r.verdict.basis == toolwarden_core::Basis::Heuristic {
+                detector.explain(&r.content).unwrap_or("")
+            } else {
+                ""
+            };
+            let _ = writeln!(
+                out,
+                "{:>5}  {:<36} {:<24} {:<8} {:<10} {:<4} {}",
+                r.message_index,
+                clip(&r.call_id, 36),
+                clip(r.tool.as_deref().unwrap_or("?"), 24),
+                verdict,
+                r.verdict.basis.as_str(),
+                if r.new { "yes" } else { "" },
+                why
+            );
+        }
+    }
+    if !view.calls.is_empty() {
+        let answered: std::collections::HashSet<&str> =
+            view.results.iter().map(|r| r.call_id.as_ref()).collect();
+        let open: Vec<_> = view
+            .calls
+            .iter()
+            .filter(|c| !answered.contains(c.id.as_ref()))
+            .collect();
+        if !open.is_empty() {
+            let _ = writeln!(out, "\ncalls without a result:");
+            for c in open {
+                let _ = writeln!(
+                    out,
+                    "{:>5}  {:<36} {}",
+                    c.message_index,
+                    clip(&c.id, 36),
+                    c.name
+                );
+            }
+        }
+    }
+    if !defects.is_empty() {
+        let _ = writeln!(
+            out,
+            "\npairing defects (a strict provider rejects this body):"
+        );
+        for d in defects {
+            let _ = writeln!(
+                out,
+                "{:>5}  {:<20} {}",
+                d.message_index,
+                d.kind.as_str(),
+                d.message
+            );
+        }
+    }
+    out
+}
+
+fn clip(s: &str, width: usize) -> String {
+    if s.chars().count() <= width {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(width.saturating_sub(1)).collect();
+        t.push('…');
+        t
+    }
+}

@@ -1,0 +1,38 @@
+//! One module per subcommand.
+
+pub mod check;
+pub mod eval;
+
+pub mod repair;
+
+use std::process::ExitCode;
+
+/// How a command ended: success, a finding (exit 1), or bad input / a
+/// failure to run (exit 2).
+#[derive(Debug)]
+pub enum Outcome {
+    /// Exit 0.
+    Ok,
+    /// Exit 1: the command ran and found problems (e.g. pairing defects).
+    Findings,
+}
+
+/// An error that ends a command with exit 2 and a message on stderr.
+#[derive(Debug)]
+pub struct CmdError(pub String);
+
+impl<E: std::fmt::Display> From<E> for CmdError {
+    fn from(e: E) -> Self {
+        CmdError(e.to_string())
+    }
+}
+
+impl Outcome {
+    /// The process exit code.
+    pub fn code(&self) -> ExitCode {
+        match self {
+            Outcome::Ok => ExitCode::SUCCESS,
+            Outcome::Findings => ExitCode::from(1),
+        }
+    }
+}
