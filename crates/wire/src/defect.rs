@@ -19,6 +19,9 @@ pub enum DefectKind {
     /// Gemini: the number of `functionResponse` parts differs from the
     /// number of `functionCall` parts of the preceding model turn.
     CountMismatch,
+    /// Gemini: a function call turn that does not come right after a user
+    /// turn or a function response turn (e.g. the history starts with it).
+    MisplacedCallTurn,
 }
 
 impl DefectKind {
@@ -30,6 +33,7 @@ impl DefectKind {
             DefectKind::DuplicateCallId => "duplicate_call_id",
             DefectKind::ResultsNotFirst => "results_not_first",
             DefectKind::CountMismatch => "count_mismatch",
+            DefectKind::MisplacedCallTurn => "misplaced_call_turn",
         }
     }
 }

@@ -18,6 +18,7 @@
 #![forbid(unsafe_code)]
 
 pub mod anthropic;
+mod content;
 mod defect;
 pub mod detect;
 mod dialect;
@@ -25,9 +26,14 @@ mod error;
 pub mod gemini;
 pub mod openai_chat;
 pub mod openai_responses;
+mod pairing;
 mod repair;
+mod splice;
 pub mod sse;
 mod stream;
+#[cfg(test)]
+mod testutil;
+mod text;
 mod view;
 
 pub use defect::{Defect, DefectKind};

@@ -23,6 +23,9 @@ pub enum ChangeKind {
     RenamedDuplicateId,
     /// A duplicate call or result was dropped.
     RemovedDuplicate,
+    /// A placeholder turn was inserted (Gemini: a user turn before a
+    /// function call turn that had none).
+    InsertedTurn,
 }
 
 /// One change a repair made.

@@ -1,7 +1,8 @@
 //! The incremental stream parser: SSE bytes in, a [`ResponseView`] out.
 
 use crate::{
-    Dialect, ResponseView, anthropic, gemini, openai_chat, openai_responses, sse::SseFramer,
+    Dialect, ResponseView, anthropic, gemini, gemini::array::JsonArrayFramer, openai_chat,
+    openai_responses, sse::SseFramer,
 };
 
 /// What each dialect's stream state implements: one call per SSE event.
@@ -20,12 +21,53 @@ enum State {
     Gemini(gemini::StreamState),
 }
 
+/// How the stream's bytes are cut into events.
+#[derive(Debug)]
+enum Framing {
+    /// Server-sent events.
+    Sse(SseFramer),
+    /// A streamed JSON array of objects (Gemini without `alt=sse`).
+    Array(JsonArrayFramer),
+    /// Gemini: undecided until the first non-blank byte (`[` → array).
+    Sniff,
+}
+
+impl Framing {
+    fn feed(&mut self, mut chunk: &[u8], on_event: &mut dyn FnMut(&[u8], &[u8])) {
+        if let Framing::Sniff = self {
+            let Some(at) = chunk.iter().position(|b| !b.is_ascii_whitespace()) else {
+                return;
+            };
+            chunk = &chunk[at..];
+            *self = if chunk[0] == b'[' {
+                Framing::Array(JsonArrayFramer::default())
+            } else {
+                Framing::Sse(SseFramer::default())
+            };
+        }
+        match self {
+            Framing::Sse(f) => f.feed(chunk, on_event),
+            Framing::Array(f) => f.feed(chunk, on_event),
+            Framing::Sniff => {}
+        }
+    }
+
+    fn finish(&mut self, on_event: &mut dyn FnMut(&[u8], &[u8])) {
+        if let Framing::Sse(f) = self {
+            f.finish(on_event)
+        }
+    }
+}
+
 /// Reassembles tool calls, model, usage and stop reason from a streamed
 /// response fed in chunks split at arbitrary points. Memory is bounded by
 /// the tool calls' arguments, not by the stream's length.
+///
+/// Gemini streams may be SSE (`?alt=sse`) or a streamed JSON array (the
+/// default): the first non-blank byte decides (`[` → array).
 #[derive(Debug)]
 pub struct StreamParser {
-    framer: SseFramer,
+    framer: Framing,
     state: State,
 }
 
@@ -38,10 +80,11 @@ impl StreamParser {
             Dialect::Anthropic => State::Anthropic(Default::default()),
             Dialect::Gemini => State::Gemini(Default::default()),
         };
-        StreamParser {
-            framer: SseFramer::default(),
-            state,
-        }
+        let framer = match dialect {
+            Dialect::Gemini => Framing::Sniff,
+            _ => Framing::Sse(SseFramer::default()),
+        };
+        StreamParser { framer, state }
     }
 
     /// Feed the next bytes of the stream.

@@ -1,0 +1,184 @@
+//! The command line through the real binary: exit codes, output shapes,
+//! bad input.
+
+use std::{
+    io::Write,
+    path::{Path, PathBuf},
+    process::{Command, Output, Stdio},
+};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_toolwarden"))
+}
+
+/// `shared/corpus`, found by walking up from this crate.
+fn corpus() -> PathBuf {
+    let mut dir = Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf();
+    loop {
+        let candidate = dir.join("shared/corpus");
+        if candidate.is_dir() {
+            return candidate;
+        }
+        assert!(
+            dir.pop(),
+            "shared/corpus not found above {}",
+            env!("CARGO_MANIFEST_DIR")
+        );
+    }
+}
+
+fn run_with_stdin(args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = bin()
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn toolwarden");
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn check_json_on_a_real_claude_code_conversation() {
+    let file =
+        corpus().join("conversations/conv_anthropic_messages_claudecode_spotter_258c7280.json");
+    let out = bin().args(["check", "--json"]).arg(&file).output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["dialect"], "anthropic");
+    let results = v["results"].as_array().unwrap();
+    assert_eq!(results.len(), 186);
+    let failed = results.iter().filter(|r| r["failed"] == true).count();
+    assert_eq!(failed, 7);
+    assert!(
+        results
+            .iter()
+            .filter(|r| r["failed"] == true)
+            .all(|r| r["basis"] == "explicit")
+    );
+    assert!(v["defects"].as_array().unwrap().is_empty());
+    for key in ["id", "name"] {
+        assert!(v["calls"][0][key].is_string());
+    }
+    for key in ["call_id", "tool", "failed", "basis", "new"] {
+        assert!(!results[0][key].is_null(), "missing {key}");
+    }
+}
+
+#[test]
+fn check_openai_chat_detects_failures_heuristically() {
+    let file = corpus().join("conversations/conv_openai_chat_taubench_airline_task13_trial0.json");
+    let out = bin().args(["check", "--json"]).arg(&file).output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["dialect"], "openai-chat");
+    let failed: Vec<_> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["failed"] == true)
+        .collect();
+    assert_eq!(failed.len(), 6);
+    assert!(failed.iter().all(|r| r["basis"] == "heuristic"));
+}
+
+#[test]
+fn check_exits_1_on_defects_and_repair_fixes_them() {
+    let body = br#"{"model":"claude-x","max_tokens":10,"messages":[
+        {"role":"user","content":"hi"},
+        {"role":"assistant","content":[{"type":"tool_use","id":"toolu_A","name":"Read","input":{"path":"a"}}]},
+        {"role":"user","content":"go on"}]}"#;
+    let out = run_with_stdin(&["check", "--json", "-"], body);
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let defect = &v["defects"][0];
+    assert_eq!(defect["kind"], "missing_result");
+    assert_eq!(defect["message_index"], 1);
+    assert!(defect["message"].as_str().unwrap().contains("toolu_A"));
+
+    let out = run_with_stdin(&["repair", "-"], body);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("1 change"));
+    let again = run_with_stdin(&["check", "--json", "-"], &out.stdout);
+    assert_eq!(
+        again.status.code(),
+        Some(0),
+        "repaired body still has defects: {}",
+        String::from_utf8_lossy(&again.stdout)
+    );
+}
+
+#[test]
+fn repair_of_a_clean_body_is_byte_identical() {
+    let file = corpus().join("conversations/conv_anthropic_messages_claudecode_spotter_short.json");
+    let original = std::fs::read(&file).unwrap();
+    let out = bin().arg("repair").arg(&file).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(out.stdout, original);
+}
+
+#[test]
+fn bad_input_exits_2_with_a_position() {
+    let out = run_with_stdin(
+        &["check", "--dialect", "anthropic", "-"],
+        b"{\"messages\": [ {\"role\": ",
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("line 1"), "{err}");
+
+    let out = run_with_stdin(&["check", "-"], b"not json at all");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("invalid JSON"));
+
+    let out = run_with_stdin(
+        &["check", "--dialect", "openai-chat", "-"],
+        br#"{"messages": 7}"#,
+    );
+    assert_eq!(out.status.code(), Some(2));
+
+    let out = bin()
+        .args(["check", "/nonexistent/file.json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot open"));
+}
+
+#[test]
+fn eval_detector_meets_the_thresholds_on_the_corpus() {
+    let out = bin()
+        .args(["eval-detector", "--json"])
+        .arg(corpus().join("tool_results.jsonl"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let overall = &v["detector"]["overall"];
+    assert!(overall["precision"].as_f64().unwrap() >= 0.95);
+    assert!(overall["recall"].as_f64().unwrap() >= 0.85);
+    let anthropic = v["detector"]["by_provider"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["group"] == "anthropic")
+        .unwrap();
+    assert!(anthropic["precision"].as_f64().unwrap() >= 0.95);
+    assert!(anthropic["recall"].as_f64().unwrap() >= 0.85);
+}

@@ -1,0 +1,187 @@
+//! Wire-layer benchmarks against a `serde_json::Value` baseline measured in
+//! the same run, printed as a table of ratios.
+//!
+//! ```text
+//! CARGO_TARGET_DIR=/work/tgt-wire-a cargo bench -p toolwarden-wire --bench wire
+//! ```
+//!
+//! - request view of a corpus body vs `serde_json::from_slice::<Value>`;
+//! - stream parser on a recorded stream repeated to 10 MB vs the same SSE
+//!   framing with every `data:` line parsed into a `Value`.
+//!
+//! To add a dialect, add rows to [`REQUEST_CASES`] / [`STREAM_CASES`].
+
+use std::{
+    hint::black_box,
+    path::{Path, PathBuf},
+    time::{Duration, Instant},
+};
+
+use toolwarden_wire::{Detector, Dialect, StreamParser, request_view, sse::SseFramer};
+
+/// (name, dialect, corpus file): request bodies.
+const REQUEST_CASES: &[(&str, Dialect, &str)] = &[
+    (
+        "anthropic claudecode 578KB",
+        Dialect::Anthropic,
+        "conversations/conv_anthropic_messages_claudecode_spotter_258c7280.json",
+    ),
+    (
+        "chat taubench task13",
+        Dialect::OpenAiChat,
+        "conversations/conv_openai_chat_taubench_airline_task13_trial0.json",
+    ),
+];
+
+/// How a stream recording is stored.
+#[derive(Clone, Copy)]
+enum Recording {
+    /// SSE bytes as sent.
+    Sse,
+    /// One JSON event per line: wrapped as `event: <type>` + `data: <json>`.
+    ChunksWithEvents,
+}
+
+/// (name, dialect, corpus file, format): stream recordings.
+const STREAM_CASES: &[(&str, Dialect, &str, Recording)] = &[
+    (
+        "chat parallel tool calls",
+        Dialect::OpenAiChat,
+        "sse/openai-python__chat_parallel_tool_calls_f82268f2.sse",
+        Recording::Sse,
+    ),
+    (
+        "anthropic tool_use",
+        Dialect::Anthropic,
+        "sse/anthropic-sdk-python__tool_use_response.sse",
+        Recording::Sse,
+    ),
+    (
+        "anthropic web search",
+        Dialect::Anthropic,
+        "sse/vercel-ai__anthropic-web-search-tool.1.chunks.txt",
+        Recording::ChunksWithEvents,
+    ),
+];
+
+const STREAM_BYTES: usize = 10 << 20;
+const FEED_CHUNK: usize = 16 << 10;
+
+fn corpus(rel: &str) -> Vec<u8> {
+    let start = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir: PathBuf = start
+        .ancestors()
+        .map(|a| a.join("shared/corpus"))
+        .find(|p| p.is_dir())
+        .unwrap_or_else(|| panic!("shared/corpus not found above {}", start.display()));
+    std::fs::read(dir.join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+}
+
+fn wrap(chunks: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for line in chunks.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+        #[derive(serde::Deserialize)]
+        struct T {
+            #[serde(rename = "type")]
+            kind: String,
+        }
+        if let Ok(t) = serde_json::from_slice::<T>(line) {
+            out.extend_from_slice(format!("event: {}\n", t.kind).as_bytes());
+        }
+        out.extend_from_slice(b"data: ");
+        out.extend_from_slice(line);
+        out.extend_from_slice(b"\n\n");
+    }
+    out
+}
+
+/// Median time per iteration of `f`, over batches filling about `budget`.
+fn time(budget: Duration, mut f: impl FnMut()) -> Duration {
+    f(); // warm up
+    let once = {
+        let t = Instant::now();
+        f();
+        t.elapsed().max(Duration::from_nanos(1))
+    };
+    let per_batch = ((budget.as_nanos() / 9) / once.as_nanos()).clamp(1, 100_000) as u32;
+    let mut samples: Vec<Duration> = (0..9)
+        .map(|_| {
+            let t = Instant::now();
+            for _ in 0..per_batch {
+                f();
+            }
+            t.elapsed() / per_batch
+        })
+        .collect();
+    samples.sort();
+    samples[samples.len() / 2]
+}
+
+fn row(name: &str, what: &str, ours: Duration, base: Duration, bytes: usize, target: f64) {
+    let ratio = base.as_secs_f64() / ours.as_secs_f64();
+    let mbps = bytes as f64 / ours.as_secs_f64() / 1e6;
+    let ok = if ratio >= target { "ok" } else { "BELOW" };
+    println!(
+        "{name:<30} {what:<8} {:>11.3?} {:>11.3?} {ratio:>7.2}x {mbps:>9.0} MB/s  target {target}x {ok}",
+        ours, base
+    );
+}
+
+fn main() {
+    let budget = Duration::from_millis(
+        std::env::var("BENCH_MS")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(1500),
+    );
+    let detector = Detector::default();
+    println!(
+        "{:<30} {:<8} {:>11} {:>11} {:>8} {:>14}",
+        "case", "what", "ours", "Value", "ratio", "ours"
+    );
+    for &(name, dialect, file) in REQUEST_CASES {
+        let body = corpus(file);
+        let ours = time(budget, || {
+            let v = request_view(dialect, black_box(&body), &detector).expect("corpus parses");
+            black_box(v.results.len());
+        });
+        let base = time(budget, || {
+            let v: serde_json::Value = serde_json::from_slice(black_box(&body)).expect("JSON");
+            black_box(v);
+        });
+        row(name, "request", ours, base, body.len(), 2.0);
+    }
+    for &(name, dialect, file, recording) in STREAM_CASES {
+        let one = match recording {
+            Recording::Sse => corpus(file),
+            Recording::ChunksWithEvents => wrap(&corpus(file)),
+        };
+        let mut stream = Vec::with_capacity(STREAM_BYTES + one.len());
+        while stream.len() < STREAM_BYTES {
+            stream.extend_from_slice(&one);
+        }
+        let ours = time(budget, || {
+            let mut p = StreamParser::new(dialect);
+            for c in stream.chunks(FEED_CHUNK) {
+                p.feed(black_box(c));
+            }
+            black_box(p.finish());
+        });
+        let base = time(budget, || {
+            let mut f = SseFramer::default();
+            let mut n = 0usize;
+            let mut on = |_: &[u8], data: &[u8]| {
+                if let Ok(v) = serde_json::from_slice::<serde_json::Value>(data) {
+                    n += v.is_object() as usize;
+                    black_box(v);
+                }
+            };
+            for c in stream.chunks(FEED_CHUNK) {
+                f.feed(black_box(c), &mut on);
+            }
+            f.finish(&mut on);
+            black_box(n);
+        });
+        row(name, "stream", ours, base, stream.len(), 3.0);
+    }
+}

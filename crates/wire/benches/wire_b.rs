@@ -1,0 +1,393 @@
+//! Benchmarks for the Responses and Gemini dialects, each against a plain
+//! `serde_json::Value` baseline measured in the same run.
+//!
+//! `cargo bench -p toolwarden-wire --bench wire_b`
+//!
+//! - stream parser vs. SSE framing + `Value` parse of every `data:` line,
+//!   on the corpus recordings repeated to 10 MB (target ≥ 3×);
+//! - request view vs. `Value` parse of the same body (the 578 KB Claude
+//!   Code conversation rewritten as a Responses and a Gemini body).
+
+use std::{
+    hint::black_box,
+    path::PathBuf,
+    time::{Duration, Instant},
+};
+
+use serde_json::{Value, json};
+use toolwarden_wire::{Detector, Dialect, StreamParser, request_view, sse::SseFramer};
+
+fn corpus(rel: &str) -> PathBuf {
+    let mut dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    loop {
+        let c = dir.join("shared/corpus");
+        if c.is_dir() {
+            return c.join(rel);
+        }
+        assert!(dir.pop(), "shared/corpus not found");
+    }
+}
+
+fn chunks_file(rel: &str) -> Vec<String> {
+    std::fs::read_to_string(corpus(rel))
+        .expect("corpus file")
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+fn responses_sse() -> Vec<u8> {
+    let mut out = String::new();
+    for rel in [
+        "sse/vercel-ai__azure-tool-call.1.chunks.txt",
+        "sse/vercel-ai__openai-custom-tool.1.chunks.txt",
+    ] {
+        for line in chunks_file(rel) {
+            let v: Value = serde_json::from_str(&line).expect("event");
+            out.push_str(&format!(
+                "event: {}\ndata: {line}\n\n",
+                v["type"].as_str().unwrap_or("")
+            ));
+        }
+    }
+    out.into_bytes()
+}
+
+fn gemini_lines() -> Vec<String> {
+    chunks_file("sse/vercel-ai__google-stream-tool-call-arguments.chunks.txt")
+}
+
+fn repeat_to(unit: &[u8], size: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(size + unit.len());
+    while out.len() < size {
+        out.extend_from_slice(unit);
+    }
+    out
+}
+
+/// Best of several runs: seconds per call.
+fn time(mut f: impl FnMut(), min_total: Duration) -> f64 {
+    f();
+    let mut best = f64::MAX;
+    for _ in 0..5 {
+        let start = Instant::now();
+        let mut n = 0u32;
+        while start.elapsed() < min_total / 5 || n == 0 {
+            f();
+            n += 1;
+        }
+        best = best.min(start.elapsed().as_secs_f64() / f64::from(n));
+    }
+    best
+}
+
+fn baseline_sse(bytes: &[u8]) -> usize {
+    let mut framer = SseFramer::default();
+    let mut n = 0;
+    for chunk in bytes.chunks(16 << 10) {
+        framer.feed(chunk, &mut |_, data| {
+            if let Ok(v) = serde_json::from_slice::<Value>(data) {
+                n += black_box(&v).is_object() as usize;
+            }
+        });
+    }
+    n
+}
+
+fn parse_stream(dialect: Dialect, bytes: &[u8]) -> usize {
+    let mut p = StreamParser::new(dialect);
+    for chunk in bytes.chunks(16 << 10) {
+        p.feed(chunk);
+    }
+    p.finish().calls.len()
+}
+
+fn row(name: &str, size: usize, ours: f64, base: f64) {
+    println!(
+        "{name:<44} {:>8.1} MB/s  baseline {:>8.1} MB/s  ratio {:>5.2}x",
+        size as f64 / ours / 1e6,
+        size as f64 / base / 1e6,
+        base / ours
+    );
+}
+
+/// The Anthropic conversation rewritten as (Responses input, Gemini contents).
+fn converted() -> (Vec<u8>, Vec<u8>) {
+    let conv: Value = serde_json::from_slice(
+        &std::fs::read(corpus(
+            "conversations/conv_anthropic_messages_claudecode_spotter_258c7280.json",
+        ))
+        .expect("conversation"),
+    )
+    .expect("json");
+    let mut items = Vec::new();
+    let mut contents = Vec::new();
+    let mut names = std::collections::HashMap::new();
+    for m in conv["messages"].as_array().expect("messages") {
+        let role = m["role"].as_str().unwrap_or("user");
+        let blocks = match &m["content"] {
+            Value::String(s) => vec![json!({"type":"text","text":s})],
+            Value::Array(a) => a.clone(),
+            _ => vec![],
+        };
+        let mut parts = Vec::new();
+        for b in blocks {
+            match b["type"].as_str().unwrap_or("") {
+                "text" => {
+                    let t = if role == "user" {
+                        "input_text"
+                    } else {
+                        "output_text"
+                    };
+                    items.push(json!({"type":"message","role":role,"content":[{"type":t,"text":b["text"]}]}));
+                    parts.push(json!({"text": b["text"]}));
+                }
+                "thinking" => {
+                    items.push(json!({"type":"reasoning","id":"rs_x","summary":[],"encrypted_content":b["signature"]}));
+                    parts.push(json!({"text": b["thinking"], "thought": true}));
+                }
+                "tool_use" => {
+                    names.insert(b["id"].as_str().unwrap_or("").to_owned(), b["name"].clone());
+                    items.push(json!({"type":"function_call","call_id":b["id"],"name":b["name"],"arguments":b["input"].to_string()}));
+                    parts.push(json!({"functionCall":{"name":b["name"],"args":b["input"]}}));
+                }
+                "tool_result" => {
+                    let text = match &b["content"] {
+                        Value::String(s) => s.clone(),
+                        Value::Array(a) => a
+                            .iter()
+                            .filter_map(|p| p["text"].as_str())
+                            .collect::<Vec<_>>()
+                            .join("\n"),
+                        _ => String::new(),
+                    };
+                    let id = b["tool_use_id"].as_str().unwrap_or("");
+                    items.push(json!({"type":"function_call_output","call_id":id,"output":text}));
+                    let name = names.get(id).cloned().unwrap_or(Value::Null);
+                    parts
+                        .push(json!({"functionResponse":{"name":name,"response":{"output":text}}}));
+                }
+                _ => {}
+            }
+        }
+        contents
+            .push(json!({"role": if role == "assistant" {"model"} else {"user"}, "parts": parts}));
+    }
+    let responses = json!({"model":"gpt-5","instructions":"You are Claude Code.","input":items});
+    let gemini = json!({"systemInstruction":{"parts":[{"text":"You are Claude Code."}]},"contents":contents});
+    (
+        serde_json::to_vec(&responses).expect("json"),
+        serde_json::to_vec(&gemini).expect("json"),
+    )
+}
+
+fn main() {
+    if std::env::var("ONLY_GEMINI_SSE").is_ok() {
+        let lines = gemini_lines();
+        let sse: String = lines.iter().map(|l| format!("data: {l}\r\n\r\n")).collect();
+        let gemini_sse = repeat_to(sse.as_bytes(), 10 << 20);
+        let t = time(
+            || {
+                black_box(parse_stream(Dialect::Gemini, &gemini_sse));
+            },
+            Duration::from_secs(3),
+        );
+        println!(
+            "gemini sse only: {:.1} MB/s",
+            gemini_sse.len() as f64 / t / 1e6
+        );
+        return;
+    }
+    if std::env::var("EXPERIMENTS").is_ok() {
+        experiments();
+        return;
+    }
+    let budget = Duration::from_millis(
+        std::env::var("BENCH_MS")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(2000),
+    );
+    let size = 10 << 20;
+    println!("wire_b benchmarks (best of 5, {budget:?} per row)");
+
+    let responses = repeat_to(&responses_sse(), size);
+    let ours = time(
+        || {
+            black_box(parse_stream(Dialect::OpenAiResponses, &responses));
+        },
+        budget,
+    );
+    let base = time(
+        || {
+            black_box(baseline_sse(&responses));
+        },
+        budget,
+    );
+    row("stream: Responses SSE (10 MB)", responses.len(), ours, base);
+
+    let lines = gemini_lines();
+    let sse: String = lines.iter().map(|l| format!("data: {l}\r\n\r\n")).collect();
+    let gemini_sse = repeat_to(sse.as_bytes(), size);
+    let ours = time(
+        || {
+            black_box(parse_stream(Dialect::Gemini, &gemini_sse));
+        },
+        budget,
+    );
+    let base = time(
+        || {
+            black_box(baseline_sse(&gemini_sse));
+        },
+        budget,
+    );
+    row("stream: Gemini SSE (10 MB)", gemini_sse.len(), ours, base);
+
+    // The streamed JSON array: one array holding the recording's chunks
+    // repeated to 10 MB; the baseline parses the whole array into a Value.
+    let unit = lines.join(",\r\n");
+    let mut array = String::from("[");
+    while array.len() < size {
+        if array.len() > 1 {
+            array.push_str(",\r\n");
+        }
+        array.push_str(&unit);
+    }
+    array.push(']');
+    let array = array.into_bytes();
+    let ours = time(
+        || {
+            black_box(parse_stream(Dialect::Gemini, &array));
+        },
+        budget,
+    );
+    let base = time(
+        || {
+            black_box(
+                serde_json::from_slice::<Value>(&array)
+                    .map(|v| v.is_array())
+                    .ok(),
+            );
+        },
+        budget,
+    );
+    row("stream: Gemini JSON array (10 MB)", array.len(), ours, base);
+
+    let detector = Detector::default();
+    let (responses_body, gemini_body) = converted();
+    for (name, dialect, body) in [
+        (
+            "request view: Responses (converted conv)",
+            Dialect::OpenAiResponses,
+            &responses_body,
+        ),
+        (
+            "request view: Gemini (converted conv)",
+            Dialect::Gemini,
+            &gemini_body,
+        ),
+    ] {
+        let ours = time(
+            || {
+                black_box(
+                    request_view(dialect, body, &detector)
+                        .map(|v| v.results.len())
+                        .ok(),
+                );
+            },
+            budget,
+        );
+        let base = time(
+            || {
+                black_box(
+                    serde_json::from_slice::<Value>(body)
+                        .map(|v| v.is_object())
+                        .ok(),
+                );
+            },
+            budget,
+        );
+        row(name, body.len(), ours, base);
+    }
+}
+
+#[allow(dead_code)]
+pub fn experiments() {
+    let budget = Duration::from_millis(1000);
+    let lines = gemini_lines();
+    let sse: String = lines.iter().map(|l| format!("data: {l}\r\n\r\n")).collect();
+    let gemini_sse = repeat_to(sse.as_bytes(), 10 << 20);
+    let frame_only = time(
+        || {
+            let mut f = SseFramer::default();
+            let mut n = 0usize;
+            for c in gemini_sse.chunks(16 << 10) {
+                f.feed(c, &mut |_, d| n += d.len());
+            }
+            black_box(n);
+        },
+        budget,
+    );
+    println!(
+        "framing only: {:.1} MB/s",
+        gemini_sse.len() as f64 / frame_only / 1e6
+    );
+    let unit: Vec<u8> = lines.join("").into_bytes();
+    let ignored = time(
+        || {
+            for l in &lines {
+                black_box(serde_json::from_str::<serde::de::IgnoredAny>(l).ok());
+            }
+        },
+        budget,
+    );
+    let value = time(
+        || {
+            for l in &lines {
+                black_box(serde_json::from_str::<Value>(l).ok());
+            }
+        },
+        budget,
+    );
+    println!(
+        "per recording: IgnoredAny {:.1} MB/s, Value {:.1} MB/s",
+        unit.len() as f64 / ignored / 1e6,
+        unit.len() as f64 / value / 1e6
+    );
+    let detector = Detector::default();
+    let (rb, _) = converted();
+    let v: Value = serde_json::from_slice(&rb).unwrap();
+    let outs: Vec<String> = v["input"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|i| i["output"].as_str().map(str::to_owned))
+        .collect();
+    let det = time(
+        || {
+            for o in &outs {
+                black_box(detector.is_failure(o));
+            }
+        },
+        budget,
+    );
+    let total: usize = outs.iter().map(|o| o.len()).sum();
+    println!(
+        "detector over {} outputs ({} bytes): {:.3} ms",
+        outs.len(),
+        total,
+        det * 1e3
+    );
+    let parse_only = time(
+        || {
+            black_box(serde_json::from_slice::<serde::de::IgnoredAny>(&rb).ok());
+        },
+        budget,
+    );
+    println!(
+        "IgnoredAny parse of the Responses body: {:.3} ms; body {} bytes",
+        parse_only * 1e3,
+        rb.len()
+    );
+}

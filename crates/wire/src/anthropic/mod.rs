@@ -1,0 +1,55 @@
+//! Anthropic Messages (`/v1/messages`): `tool_use` / `tool_result` blocks
+//! with string or block content and `is_error`; server tools
+//! (`server_tool_use`, `mcp_tool_use`) answered in the same assistant
+//! message by `*_tool_result` blocks whose content may be a
+//! `*_tool_result_error` object.
+//!
+//! - [`request_view`](crate::request_view): typed borrowed parsing, no
+//!   intermediate `Value` (see `model`); verdict rules in `view`.
+//! - [`validate`](crate::validate) / [`repair`](crate::repair): `validate`,
+//!   `repair` (byte-exact splicing).
+//! - [`StreamState`]: the SSE stream.
+//! - [`render_results`](crate::render_results): one `user` message with a
+//!   `tool_result` block per outcome, `is_error: true` on failure.
+
+mod layout;
+mod model;
+mod repair;
+mod response;
+mod stream;
+mod validate;
+mod view;
+
+use serde_json::json;
+use toolwarden_core::ToolOutcome;
+
+pub use stream::StreamState;
+
+pub(crate) use repair::repair;
+pub(crate) use response::response_view;
+pub(crate) use validate::validate;
+pub(crate) use view::request_view;
+
+pub(crate) fn render_results(outcomes: &[ToolOutcome]) -> Vec<serde_json::Value> {
+    if outcomes.is_empty() {
+        return Vec::new();
+    }
+    let blocks: Vec<serde_json::Value> = outcomes
+        .iter()
+        .map(|o| {
+            let mut block = json!({
+                "type": "tool_result",
+                "tool_use_id": o.call_id,
+                "content": o.model_text(),
+            });
+            if o.is_failure() {
+                block["is_error"] = json!(true);
+            }
+            block
+        })
+        .collect();
+    vec![json!({"role": "user", "content": blocks})]
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,381 @@
+//! Byte-exact repair of an Anthropic body's call/result pairing.
+//!
+//! Duplicate `tool_use` ids get a fresh id (and so does the result that
+//! answered the duplicate); each client call gets its result at the start
+//! of the next user message: moved there from wherever it was, or an
+//! `is_error` result inserted (in a new user message when the next message
+//! is not a user message); a second result for the same call is dropped; a
+//! result that answers no call becomes a text block. Only the messages that
+//! change are rewritten, and inside them only the `content` array: every
+//! other byte of the body is copied verbatim.
+
+use std::{
+    borrow::Cow,
+    collections::{HashMap, HashSet},
+};
+
+use super::{
+    layout::{Layout, layout},
+    model::{BlockClass, ResultContent},
+    validate::defects,
+};
+use crate::{
+    Change, ChangeKind, DefectKind, Repaired, WireError,
+    pairing::{CallSite, Fate, MISSING_RESULT_TEXT, Plan, ResultSite, assign},
+    splice::{Piece, Str, json_string, rebuild_array, replace, span_in},
+};
+
+/// What replaces a user message whose every block moved away.
+const EMPTIED_TEXT: &str = "(The tool results that were here were moved to follow their calls.)";
+
+pub(crate) fn repair(body: &[u8]) -> Result<Repaired<'_>, WireError> {
+    let l = layout(body)?;
+    if defects(&l).is_empty() {
+        return Ok(Repaired {
+            body: Cow::Borrowed(body),
+            changes: Vec::new(),
+        });
+    }
+    let mut r = Repairer::new(&l);
+    r.rename_duplicates();
+    r.plan();
+    let out = r.rebuild()?;
+    Ok(Repaired {
+        body: Cow::Owned(out.into_bytes()),
+        changes: r.changes,
+    })
+}
+
+struct Repairer<'l, 'a> {
+    l: &'l Layout<'a>,
+    /// New ids by (message, block).
+    renames: HashMap<(usize, usize), String>,
+    calls: Vec<CallSite>,
+    /// (message, block) of each call.
+    call_at: Vec<(usize, usize)>,
+    results: Vec<ResultSite>,
+    /// Index into `results` by (message, block).
+    result_at: HashMap<(usize, usize), usize>,
+    plan: Plan,
+    changes: Vec<Change>,
+}
+
+impl<'l, 'a> Repairer<'l, 'a> {
+    fn new(l: &'l Layout<'a>) -> Self {
+        Repairer {
+            l,
+            renames: HashMap::new(),
+            calls: Vec::new(),
+            call_at: Vec::new(),
+            results: Vec::new(),
+            result_at: HashMap::new(),
+            plan: Plan {
+                answer: Vec::new(),
+                fate: Vec::new(),
+            },
+            changes: Vec::new(),
+        }
+    }
+
+    fn id(&self, msg: usize, blk: usize) -> &str {
+        self.renames
+            .get(&(msg, blk))
+            .map_or(&*self.l.msgs[msg].blocks[blk].id, String::as_str)
+    }
+
+    fn change(&mut self, kind: ChangeKind, defect: DefectKind, msg: usize, id: &str, what: String) {
+        self.changes.push(Change {
+            kind,
+            defect,
+            message_index: msg,
+            call_id: Some(id.to_string()),
+            description: what,
+        });
+    }
+
+    /// Give each repeated `tool_use` id a fresh one, and the result that
+    /// answered that occurrence too.
+    fn rename_duplicates(&mut self) {
+        let msgs = &self.l.msgs;
+        let mut taken: HashSet<&str> = msgs
+            .iter()
+            .flat_map(|m| m.blocks.iter().map(|b| &*b.id))
+            .collect();
+        let mut fresh: Vec<String> = Vec::new();
+        let mut seen: HashSet<&str> = HashSet::new();
+        let mut renames = Vec::new();
+        for (i, m) in msgs.iter().enumerate().filter(|(_, m)| m.is_assistant()) {
+            for (j, b) in m.blocks.iter().enumerate() {
+                if !matches!(b.class, BlockClass::Call | BlockClass::ServerCall) {
+                    continue;
+                }
+                if seen.insert(&b.id) {
+                    continue;
+                }
+                let new = (1..)
+                    .map(|n| format!("{}_dup{n}", b.id))
+                    .find(|c| !taken.contains(c.as_str()) && !fresh.contains(c))
+                    .unwrap_or_default();
+                fresh.push(new.clone());
+                renames.push(((i, j), new.clone(), b.id.to_string()));
+                // The matching result: the k-th result with this id in the
+                // next message, k = earlier calls with this id in this one.
+                if b.class != BlockClass::Call {
+                    continue;
+                }
+                let k = m.blocks[..j]
+                    .iter()
+                    .filter(|o| o.class == BlockClass::Call && o.id == b.id)
+                    .count();
+                if let Some(next) = msgs.get(i + 1).filter(|n| n.is_user()) {
+                    if let Some((rj, _)) = next.results().filter(|&(_, id)| id == b.id).nth(k) {
+                        renames.push(((i + 1, rj), new, b.id.to_string()));
+                    }
+                }
+            }
+        }
+        taken.clear();
+        for (at, new, old) in renames {
+            if self.l.msgs[at.0].blocks[at.1].class != BlockClass::Result {
+                let what = format!("duplicate tool_use id {old} renamed to {new}");
+                self.change(
+                    ChangeKind::RenamedDuplicateId,
+                    DefectKind::DuplicateCallId,
+                    at.0,
+                    &old,
+                    what,
+                );
+            }
+            self.renames.insert(at, new);
+        }
+    }
+
+    fn plan(&mut self) {
+        let msgs = &self.l.msgs;
+        for (i, m) in msgs.iter().enumerate() {
+            for (j, b) in m.blocks.iter().enumerate() {
+                match b.class {
+                    BlockClass::Call if m.is_assistant() => {
+                        self.calls.push(CallSite {
+                            msg: i,
+                            id: self.id(i, j).to_string(),
+                        });
+                        self.call_at.push((i, j));
+                    }
+                    BlockClass::Result => {
+                        self.result_at.insert((i, j), self.results.len());
+                        self.results.push(ResultSite {
+                            msg: i,
+                            pos: j,
+                            id: self.id(i, j).to_string(),
+                        });
+                    }
+                    _ => {}
+                }
+            }
+        }
+        self.plan = assign(&self.calls, &self.results, |c, r| {
+            r.msg == c.msg + 1 && msgs[r.msg].is_user()
+        });
+    }
+
+    /// The raw text of block `j` of message `i`, with its id renamed if needed.
+    fn block_text(&self, i: usize, j: usize) -> Piece<'a> {
+        let raw = self.l.msgs[i].block_raws[j].get();
+        match (self.renames.get(&(i, j)), self.l.msgs[i].blocks[j].id_raw) {
+            (Some(new), Some(id_raw)) => match span_in(raw, id_raw.get()) {
+                Some(span) => Piece::New(replace(raw, span, &json_string(new))),
+                None => Piece::Raw(raw),
+            },
+            _ => Piece::Raw(raw),
+        }
+    }
+
+    /// The results for the calls of assistant message `a`, in call order,
+    /// to open message `into`.
+    /// Also says whether they are exactly the leading results `into` already has.
+    fn head(&mut self, a: usize, into: usize) -> (Vec<Piece<'a>>, bool) {
+        let mut head = Vec::new();
+        let mut exact = true;
+        for ci in 0..self.calls.len() {
+            if self.calls[ci].msg != a {
+                continue;
+            }
+            let id = self.calls[ci].id.clone();
+            match self.plan.answer[ci] {
+                Some(ri) => {
+                    let (rm, rp) = (self.results[ri].msg, self.results[ri].pos);
+                    head.push(self.block_text(rm, rp));
+                    let leading = self.l.msgs[rm].blocks[..=rp]
+                        .iter()
+                        .all(|b| b.class == BlockClass::Result);
+                    exact &= rm == into && leading && !self.renames.contains_key(&(rm, rp));
+                    if rm != into {
+                        let what = format!(
+                            "result for {id} moved from message {rm} to follow its call in message {a}"
+                        );
+                        self.change(
+                            ChangeKind::MovedResult,
+                            DefectKind::OrphanResult,
+                            rm,
+                            &id,
+                            what,
+                        );
+                    } else if !leading {
+                        let what = format!("result for {id} moved to the start of message {rm}");
+                        self.change(
+                            ChangeKind::MovedResult,
+                            DefectKind::ResultsNotFirst,
+                            rm,
+                            &id,
+                            what,
+                        );
+                    }
+                }
+                None => {
+                    exact = false;
+                    head.push(Piece::New(format!(
+                        r#"{{"type":"tool_result","tool_use_id":{},"is_error":true,"content":{}}}"#,
+                        json_string(&id),
+                        json_string(MISSING_RESULT_TEXT)
+                    )));
+                    let what = format!("error result inserted for unanswered call {id}");
+                    self.change(
+                        ChangeKind::InsertedResult,
+                        DefectKind::MissingResult,
+                        a,
+                        &id,
+                        what,
+                    );
+                }
+            }
+        }
+        (head, exact)
+    }
+
+    /// Message `i`'s blocks other than the results it keeps at its head;
+    /// also says whether they are the message's own blocks unchanged.
+    fn tail(&mut self, i: usize) -> (Vec<Piece<'a>>, bool) {
+        let mut tail = Vec::new();
+        let mut exact = true;
+        let m = &self.l.msgs[i];
+        if !m.is_array {
+            let t = m.content.get();
+            let empty = serde_json::from_str::<Str<'_>>(t).is_ok_and(|s| s.0.trim().is_empty());
+            if !empty {
+                tail.push(Piece::New(format!(r#"{{"type":"text","text":{t}}}"#)));
+            }
+            return (tail, false);
+        }
+        for j in 0..m.blocks.len() {
+            if m.blocks[j].class != BlockClass::Result {
+                exact &= !self.renames.contains_key(&(i, j));
+                tail.push(self.block_text(i, j));
+                continue;
+            }
+            let Some(&ri) = self.result_at.get(&(i, j)) else {
+                continue;
+            };
+            let id = self.results[ri].id.clone();
+            if let Fate::Answers(ci) = self.plan.fate[ri] {
+                // Placed at its call's slot: still exact if that is here.
+                exact &= self.calls[ci].msg + 1 == i && m.is_user();
+                continue;
+            }
+            exact = false;
+            match self.plan.fate[ri] {
+                Fate::Answers(_) => {}
+                Fate::Duplicate => {
+                    let what = format!("second result for {id} removed");
+                    self.change(
+                        ChangeKind::RemovedDuplicate,
+                        DefectKind::DuplicateCallId,
+                        i,
+                        &id,
+                        what,
+                    );
+                }
+                Fate::Orphan => {
+                    let raw = m.block_raws[j].get();
+                    let content = serde_json::from_str::<Orphan<'_>>(raw)
+                        .map(|o| o.content.text.into_owned())
+                        .unwrap_or_default();
+                    let text = format!(
+                        "[Result of tool call {id}, whose call is not in this conversation]\n{content}"
+                    );
+                    tail.push(Piece::New(format!(
+                        r#"{{"type":"text","text":{}}}"#,
+                        json_string(&text)
+                    )));
+                    let what = format!("result for unknown call {id} turned into text");
+                    self.change(
+                        ChangeKind::ConvertedResultToText,
+                        DefectKind::OrphanResult,
+                        i,
+                        &id,
+                        what,
+                    );
+                }
+            }
+        }
+        (tail, exact)
+    }
+
+    fn has_calls(&self, i: usize) -> bool {
+        self.call_at.iter().any(|&(m, _)| m == i)
+    }
+
+    fn rebuild(&mut self) -> Result<String, WireError> {
+        let l = self.l;
+        let mut out: Vec<Piece<'a>> = Vec::with_capacity(l.msgs.len() + 4);
+        for i in 0..l.msgs.len() {
+            let m = &l.msgs[i];
+            let is_slot = m.is_user() && i > 0 && self.has_calls(i - 1);
+            let (head, head_exact) = if is_slot {
+                self.head(i - 1, i)
+            } else {
+                (Vec::new(), true)
+            };
+            let (tail, tail_exact) = self.tail(i);
+            let unchanged = (head_exact && tail_exact) || (!m.is_array && !is_slot);
+            if unchanged {
+                out.push(Piece::Raw(l.raws[i].get()));
+            } else {
+                let mut blocks = head;
+                blocks.extend(tail);
+                if blocks.is_empty() {
+                    blocks.push(Piece::New(format!(
+                        r#"{{"type":"text","text":{}}}"#,
+                        json_string(EMPTIED_TEXT)
+                    )));
+                }
+                let raw = l.raws[i].get();
+                let content = if m.is_array {
+                    rebuild_array(m.content.get(), &m.block_raws, &blocks)
+                } else {
+                    rebuild_array("[]", &[], &blocks)
+                };
+                let span = crate::splice::locate(raw, m.content)?;
+                out.push(Piece::New(replace(raw, span, &content)));
+            }
+            let next_is_user = l.msgs.get(i + 1).is_some_and(|n| n.is_user());
+            if m.is_assistant() && self.has_calls(i) && !next_is_user {
+                let (head, _) = self.head(i, usize::MAX);
+                let blocks = rebuild_array("[]", &[], &head);
+                out.push(Piece::New(format!(
+                    r#"{{"role":"user","content":{blocks}}}"#
+                )));
+            }
+        }
+        let array = rebuild_array(l.array.get(), &l.raws, &out);
+        let span = crate::splice::locate(l.text, l.array)?;
+        Ok(replace(l.text, span, &array))
+    }
+}
+
+/// A result block's content, for turning an orphan into text.
+#[derive(serde::Deserialize)]
+struct Orphan<'a> {
+    #[serde(borrow, default)]
+    content: ResultContent<'a>,
+}

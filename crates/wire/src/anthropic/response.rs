@@ -1,0 +1,105 @@
+//! The response view of a non-streaming Messages response (or error body).
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use toolwarden_core::ToolCall;
+
+use super::model::{BlockClass, classify};
+use crate::{ResponseView, Usage, WireError};
+
+/// `usage` of a message or a `message_delta`.
+#[derive(Deserialize, Default)]
+pub(super) struct WireUsage {
+    #[serde(default)]
+    pub input_tokens: Option<u64>,
+    #[serde(default)]
+    pub output_tokens: Option<u64>,
+}
+
+/// An `error` object.
+#[derive(Deserialize)]
+pub(super) struct ApiError<'a> {
+    #[serde(borrow, default, rename = "type")]
+    pub kind: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub message: Option<Cow<'a, str>>,
+}
+
+impl ApiError<'_> {
+    pub fn describe(&self) -> String {
+        match (&self.kind, &self.message) {
+            (Some(k), Some(m)) => format!("{k}: {m}"),
+            (Some(k), None) => k.to_string(),
+            (None, Some(m)) => m.to_string(),
+            (None, None) => "error".to_string(),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct Body<'a> {
+    #[serde(borrow, default)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    model: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    content: Option<Vec<RespBlock<'a>>>,
+    #[serde(borrow, default)]
+    stop_reason: Option<Cow<'a, str>>,
+    #[serde(default)]
+    usage: Option<WireUsage>,
+    #[serde(borrow, default)]
+    error: Option<ApiError<'a>>,
+}
+
+#[derive(Deserialize)]
+struct RespBlock<'a> {
+    #[serde(borrow, rename = "type")]
+    kind: Cow<'a, str>,
+    #[serde(borrow, default)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    input: Option<&'a RawValue>,
+}
+
+pub(super) fn usage(u: Option<WireUsage>) -> Usage {
+    let u = u.unwrap_or_default();
+    Usage {
+        input_tokens: u.input_tokens,
+        output_tokens: u.output_tokens,
+    }
+}
+
+pub(crate) fn response_view(body: &[u8]) -> Result<ResponseView, WireError> {
+    let b: Body<'_> = serde_json::from_slice(body)?;
+    let calls = b
+        .content
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|blk| {
+            matches!(
+                classify(&blk.kind),
+                BlockClass::Call | BlockClass::ServerCall
+            )
+        })
+        .map(|blk| ToolCall {
+            id: blk.id.unwrap_or_default().into_owned(),
+            name: blk.name.unwrap_or_default().into_owned(),
+            arguments: blk
+                .input
+                .map_or_else(|| "{}".to_string(), |r| r.get().to_string()),
+        })
+        .collect();
+    Ok(ResponseView {
+        id: b.id.map(Cow::into_owned),
+        model: b.model.map(Cow::into_owned),
+        calls,
+        usage: usage(b.usage),
+        stop_reason: b.stop_reason.map(Cow::into_owned),
+        error: b.error.map(|e| e.describe()),
+    })
+}

@@ -1,0 +1,132 @@
+//! Pairing defects the Messages API rejects, worded as it words them.
+//!
+//! - every client `tool_use` id must be answered by a `tool_result` in the
+//!   next message, which must be a user message starting with the results;
+//! - every `tool_result` must answer a `tool_use` of the previous message;
+//! - `tool_use` ids (client and server) are unique in the whole request.
+//!
+//! Server tools (`server_tool_use` and their `*_tool_result` blocks) are
+//! answered inside the same assistant message by Anthropic itself and are
+//! not checked.
+
+use std::collections::HashSet;
+
+use super::layout::{Layout, Msg, layout};
+use crate::{Defect, DefectKind, WireError};
+
+pub(crate) fn validate(body: &[u8]) -> Result<Vec<Defect>, WireError> {
+    Ok(defects(&layout(body)?))
+}
+
+pub(super) fn defects(l: &Layout<'_>) -> Vec<Defect> {
+    let mut out = Vec::new();
+    let mut seen: HashSet<&str> = HashSet::new();
+    for (i, m) in l.msgs.iter().enumerate() {
+        if m.is_assistant() {
+            for (j, b) in m.blocks.iter().enumerate() {
+                let is_call = matches!(
+                    b.class,
+                    super::model::BlockClass::Call | super::model::BlockClass::ServerCall
+                );
+                if is_call && !seen.insert(&b.id) {
+                    out.push(Defect {
+                        kind: DefectKind::DuplicateCallId,
+                        message_index: i,
+                        call_ids: vec![b.id.to_string()],
+                        message: format!("messages.{i}.content.{j}: `tool_use` ids must be unique"),
+                    });
+                }
+            }
+            check_answered(i, m, l.msgs.get(i + 1), &mut out);
+        }
+        check_results(i, m, i.checked_sub(1).and_then(|p| l.msgs.get(p)), &mut out);
+    }
+    out.sort_by_key(|d| d.message_index);
+    out
+}
+
+/// The calls of assistant message `i` against the message after it.
+fn check_answered(i: usize, m: &Msg<'_>, next: Option<&Msg<'_>>, out: &mut Vec<Defect>) {
+    let mut calls: Vec<&str> = Vec::new();
+    for (_, id) in m.calls() {
+        if !calls.contains(&id) {
+            calls.push(id);
+        }
+    }
+    if calls.is_empty() {
+        return;
+    }
+    let (leading, all): (Vec<&str>, Vec<&str>) = match next {
+        Some(n) if n.is_user() => {
+            let leading = n
+                .blocks
+                .iter()
+                .take_while(|b| b.class == super::model::BlockClass::Result)
+                .map(|b| &*b.id)
+                .collect();
+            (leading, n.results().map(|(_, id)| id).collect())
+        }
+        _ => (Vec::new(), Vec::new()),
+    };
+    let missing: Vec<&str> = calls.iter().copied().filter(|c| !all.contains(c)).collect();
+    if !missing.is_empty() {
+        out.push(Defect {
+            kind: DefectKind::MissingResult,
+            message_index: i,
+            call_ids: missing.iter().map(|s| s.to_string()).collect(),
+            message: format!(
+                "messages.{i}: `tool_use` ids were found without `tool_result` blocks immediately after: {}. Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
+                missing.join(", ")
+            ),
+        });
+    }
+    let late: Vec<&str> = calls
+        .iter()
+        .copied()
+        .filter(|c| all.contains(c) && !leading.contains(c))
+        .collect();
+    if !late.is_empty() {
+        let n = i + 1;
+        out.push(Defect {
+            kind: DefectKind::ResultsNotFirst,
+            message_index: n,
+            call_ids: late.iter().map(|s| s.to_string()).collect(),
+            message: format!(
+                "messages.{n}: Did not find {} `tool_result` block(s) at the beginning of this message. Messages following `tool_use` blocks must begin with a matching number of `tool_result` blocks.",
+                calls.len()
+            ),
+        });
+    }
+}
+
+/// The results of message `i` against the calls of the message before it.
+fn check_results(i: usize, m: &Msg<'_>, prev: Option<&Msg<'_>>, out: &mut Vec<Defect>) {
+    let prev_calls: Vec<&str> = match prev {
+        Some(p) if p.is_assistant() && m.is_user() => p.calls().map(|(_, id)| id).collect(),
+        _ => Vec::new(),
+    };
+    let mut answered: Vec<&str> = Vec::new();
+    for (j, id) in m.results() {
+        if !prev_calls.contains(&id) {
+            out.push(Defect {
+                kind: DefectKind::OrphanResult,
+                message_index: i,
+                call_ids: vec![id.to_string()],
+                message: format!(
+                    "messages.{i}.content.{j}: unexpected `tool_use_id` found in `tool_result` blocks: {id}. Each `tool_result` block must have a corresponding `tool_use` block in the previous message."
+                ),
+            });
+        } else if answered.contains(&id) {
+            out.push(Defect {
+                kind: DefectKind::DuplicateCallId,
+                message_index: i,
+                call_ids: vec![id.to_string()],
+                message: format!(
+                    "messages.{i}.content.{j}: `tool_result` blocks must have unique `tool_use_id`s: {id} is answered more than once"
+                ),
+            });
+        } else {
+            answered.push(id);
+        }
+    }
+}

@@ -1,0 +1,83 @@
+//! Google Gemini `generateContent` / `streamGenerateContent`.
+//!
+//! Calls are `functionCall` {name, args, id?} parts of `model` turns;
+//! results are `functionResponse` {name, response, id?} parts of the next
+//! turn. Ids are optional, so calls and responses pair by id when both have
+//! one, else by order and name within the two adjacent turns; a call
+//! without an id is given `<name>#<n>` (see `turns`). A response whose
+//! `response` object has an `error` key is an explicit failure. The model
+//! is named in the URL, not the body.
+//!
+//! Streams come as SSE (`?alt=sse`) or as a streamed JSON array (see
+//! `array`); streamed calls may carry `partialArgs` (see `partial`).
+
+pub(crate) mod array;
+mod items;
+mod partial;
+mod repair;
+mod request;
+mod response;
+mod scan;
+pub(crate) mod splice;
+mod turns;
+
+#[cfg(test)]
+mod proptests;
+#[cfg(test)]
+pub(crate) mod tests;
+
+pub use response::StreamState;
+
+use toolwarden_core::ToolOutcome;
+
+use crate::{Defect, Detector, Repaired, RequestView, ResponseView, WireError};
+
+pub(crate) fn request_view<'a>(
+    body: &'a [u8],
+    detector: &Detector,
+) -> Result<RequestView<'a>, WireError> {
+    request::request_view_with(body, &|content| detector.is_failure(content))
+}
+
+pub(crate) fn response_view(body: &[u8]) -> Result<ResponseView, WireError> {
+    response::response_view(body)
+}
+
+pub(crate) fn validate(body: &[u8]) -> Result<Vec<Defect>, WireError> {
+    request::validate(body)
+}
+
+pub(crate) fn repair(body: &[u8]) -> Result<Repaired<'_>, WireError> {
+    repair::repair(body)
+}
+
+/// One `user` content with a `functionResponse` part per outcome:
+/// `{"output": …}` on success, `{"error": {"kind", "message"}}` on failure.
+/// The `id` is sent back only when the call had a real one (not
+/// `<name>#<n>`).
+pub(crate) fn render_results(outcomes: &[ToolOutcome]) -> Vec<serde_json::Value> {
+    if outcomes.is_empty() {
+        return Vec::new();
+    }
+    let parts: Vec<serde_json::Value> = outcomes
+        .iter()
+        .map(|o| {
+            let response = match &o.error {
+                Some(e) => serde_json::json!({
+                    "error": { "kind": e.kind.as_str(), "message": e.model_message }
+                }),
+                None => serde_json::json!({
+                    "output": o.output.clone().unwrap_or(serde_json::Value::String(String::new()))
+                }),
+            };
+            let mut call = serde_json::Map::new();
+            call.insert("name".into(), o.tool.clone().into());
+            if !o.call_id.is_empty() && !turns::is_synthetic(&o.call_id, &o.tool) {
+                call.insert("id".into(), o.call_id.clone().into());
+            }
+            call.insert("response".into(), response);
+            serde_json::json!({ "functionResponse": call })
+        })
+        .collect();
+    vec![serde_json::json!({ "role": "user", "parts": parts })]
+}

@@ -1,0 +1,237 @@
+//! Reassembling a streamed `functionCall`'s `partialArgs`.
+//!
+//! Gemini can stream one call's arguments as a series of
+//! `{"jsonPath": "$.a.b[0]", "stringValue" | "numberValue" | "boolValue" |
+//! "nullValue": …, "willContinue"?}` updates. A string whose update has
+//! `willContinue: true` goes on in the next update for the same path. The
+//! values are kept in an ordered tree and written out as JSON text, keys in
+//! the order they first appeared.
+
+use super::splice::json_string;
+
+/// One value of a partial argument.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Value<'v> {
+    /// A (piece of a) string.
+    Str(&'v str),
+    /// A number, boolean or null, as JSON text.
+    Raw(&'v str),
+}
+
+#[derive(Debug)]
+enum Node {
+    Object(Vec<(String, Node)>),
+    Array(Vec<Node>),
+    Str(String),
+    Raw(String),
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum Seg {
+    Key(String),
+    Index(usize),
+}
+
+/// The arguments of one call, as they stream in.
+#[derive(Debug)]
+pub(super) struct PartialArgs {
+    root: Node,
+    /// The path of a string that continues in the next update.
+    open: Option<String>,
+    /// Updates whose path could not be read.
+    pub skipped: usize,
+}
+
+impl Default for PartialArgs {
+    fn default() -> Self {
+        PartialArgs {
+            root: Node::Object(Vec::new()),
+            open: None,
+            skipped: 0,
+        }
+    }
+}
+
+impl PartialArgs {
+    /// Apply one update.
+    pub fn apply(&mut self, path: &str, value: Value<'_>, will_continue: bool) {
+        let Some(segs) = parse_path(path).filter(|s| !s.is_empty()) else {
+            self.skipped += 1;
+            return;
+        };
+        let append = self.open.as_deref() == Some(path);
+        let leaf = descend(&mut self.root, &segs);
+        match value {
+            Value::Str(s) => match leaf {
+                Node::Str(prev) if append => prev.push_str(s),
+                other => *other = Node::Str(s.to_owned()),
+            },
+            Value::Raw(r) => *leaf = Node::Raw(r.to_owned()),
+        }
+        self.open = match value {
+            Value::Str(_) if will_continue => Some(path.to_owned()),
+            _ => None,
+        };
+    }
+
+    /// The arguments as JSON text.
+    pub fn to_json(&self) -> String {
+        let mut out = String::new();
+        write(&self.root, &mut out);
+        out
+    }
+}
+
+fn descend<'n>(mut node: &'n mut Node, segs: &[Seg]) -> &'n mut Node {
+    for seg in segs {
+        node = match seg {
+            Seg::Key(k) => {
+                if !matches!(node, Node::Object(_)) {
+                    *node = Node::Object(Vec::new());
+                }
+                let Node::Object(fields) = node else {
+                    unreachable!("just made an object")
+                };
+                let at = match fields.iter().position(|(f, _)| f == k) {
+                    Some(at) => at,
+                    None => {
+                        fields.push((k.clone(), Node::Raw(String::from("null"))));
+                        fields.len() - 1
+                    }
+                };
+                &mut fields[at].1
+            }
+            Seg::Index(i) => {
+                if !matches!(node, Node::Array(_)) {
+                    *node = Node::Array(Vec::new());
+                }
+                let Node::Array(items) = node else {
+                    unreachable!("just made an array")
+                };
+                // Bounded: an index far past the end is clamped to the end.
+                let i = (*i).min(items.len());
+                if i == items.len() {
+                    items.push(Node::Raw(String::from("null")));
+                }
+                &mut items[i]
+            }
+        };
+    }
+    node
+}
+
+fn write(node: &Node, out: &mut String) {
+    match node {
+        Node::Object(fields) => {
+            out.push('{');
+            for (i, (k, v)) in fields.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&json_string(k));
+                out.push(':');
+                write(v, out);
+            }
+            out.push('}');
+        }
+        Node::Array(items) => {
+            out.push('[');
+            for (i, v) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write(v, out);
+            }
+            out.push(']');
+        }
+        Node::Str(s) => out.push_str(&json_string(s)),
+        Node::Raw(r) => out.push_str(r),
+    }
+}
+
+/// `$.a.b[0]['c d']` → [a, b, 0, "c d"]; `None` when unreadable.
+fn parse_path(path: &str) -> Option<Vec<Seg>> {
+    let mut rest = path.strip_prefix('$')?;
+    let mut segs = Vec::new();
+    while !rest.is_empty() {
+        if let Some(r) = rest.strip_prefix('.') {
+            let end = r.find(['.', '[']).unwrap_or(r.len());
+            if end == 0 {
+                if r.is_empty() {
+                    break;
+                }
+                return None;
+            }
+            segs.push(Seg::Key(r[..end].to_owned()));
+            rest = &r[end..];
+        } else if let Some(r) = rest.strip_prefix('[') {
+            if let Some(q) = r.strip_prefix('\'').or_else(|| r.strip_prefix('"')) {
+                let quote = if r.starts_with('\'') { '\'' } else { '"' };
+                let end = q.find(quote)?;
+                segs.push(Seg::Key(q[..end].to_owned()));
+                rest = q[end + 1..].strip_prefix(']')?;
+            } else {
+                let end = r.find(']')?;
+                segs.push(Seg::Index(r[..end].trim().parse().ok()?));
+                rest = &r[end + 1..];
+            }
+        } else {
+            return None;
+        }
+    }
+    Some(segs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn continues_a_string_across_updates() {
+        let mut p = PartialArgs::default();
+        p.apply("$.location", Value::Str("Boston"), true);
+        p.apply("$.location", Value::Str(", MA"), false);
+        assert_eq!(p.to_json(), r#"{"location":"Boston, MA"}"#);
+    }
+
+    #[test]
+    fn a_string_without_continuation_is_replaced() {
+        let mut p = PartialArgs::default();
+        p.apply("$.a", Value::Str("x"), false);
+        p.apply("$.a", Value::Str("y"), false);
+        assert_eq!(p.to_json(), r#"{"a":"y"}"#);
+    }
+
+    #[test]
+    fn builds_nested_objects_and_arrays_in_order() {
+        let mut p = PartialArgs::default();
+        p.apply("$.location", Value::Str("Boston"), false);
+        p.apply("$.recipe.ingredients[0].amount", Value::Str("16 oz"), false);
+        p.apply("$.recipe.ingredients[0].name", Value::Str("Noodles"), false);
+        p.apply(
+            "$.recipe.ingredients[1].amount",
+            Value::Str("1 \"lb\""),
+            false,
+        );
+        p.apply("$.recipe.steps[0]", Value::Str("Preheat"), true);
+        p.apply("$.recipe.steps[0]", Value::Str(" oven"), false);
+        p.apply("$.n", Value::Raw("50"), false);
+        p.apply("$['odd key']", Value::Raw("true"), false);
+        assert_eq!(
+            p.to_json(),
+            r#"{"location":"Boston","recipe":{"ingredients":[{"amount":"16 oz","name":"Noodles"},{"amount":"1 \"lb\""}],"steps":["Preheat oven"]},"n":50,"odd key":true}"#
+        );
+        let parsed: serde_json::Value = serde_json::from_str(&p.to_json()).unwrap();
+        assert_eq!(parsed["recipe"]["steps"][0], "Preheat oven");
+    }
+
+    #[test]
+    fn unreadable_paths_are_skipped_and_counted() {
+        let mut p = PartialArgs::default();
+        p.apply("$.", Value::Str("ignored"), false);
+        p.apply("location", Value::Str("ignored"), false);
+        p.apply("$.a[x]", Value::Raw("1"), false);
+        assert_eq!(p.to_json(), "{}");
+        assert_eq!(p.skipped, 3);
+    }
+}

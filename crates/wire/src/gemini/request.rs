@@ -1,0 +1,94 @@
+//! The request view and validation of a Gemini body.
+
+use std::borrow::Cow;
+
+use toolwarden_core::Verdict;
+
+use super::{
+    items::{Body, response_text},
+    splice::fnv1a,
+    turns::{defects, turns},
+};
+use crate::{CallView, Defect, RequestView, ResultView, WireError};
+
+/// See [`crate::request_view`]; `is_failure` is the content detector.
+pub(super) fn request_view_with<'a>(
+    bytes: &'a [u8],
+    is_failure: &dyn Fn(&str) -> bool,
+) -> Result<RequestView<'a>, WireError> {
+    super::splice::expect_object(bytes)?;
+    let body: Body<'a> = serde_json::from_slice(bytes)?;
+    let contents = &body.contents.list;
+    let paired = turns(contents);
+    let last_model = contents.iter().rposition(|c| c.is_model());
+    let mut view = RequestView {
+        message_count: contents.len(),
+        ..RequestView::default()
+    };
+    if let Some(first) = body.contents.first {
+        let system = body.system.map(|s| s.get().as_bytes()).unwrap_or(b"");
+        view.first_turn_hash = Some(fnv1a(&[system, first.get().as_bytes()]));
+    }
+    for (k, (content, turn)) in contents.iter().zip(&paired).enumerate() {
+        for c in &turn.calls {
+            let call = content.parts[c.part].call.as_ref();
+            view.calls.push(CallView {
+                id: owned_or(&c.id, content_id(call.and_then(|f| f.id.as_ref()))),
+                name: borrow_cow(call.and_then(|f| f.name.as_ref())),
+                arguments: Cow::Borrowed(call.and_then(|f| f.args).map_or("{}", |a| a.get())),
+                message_index: k,
+            });
+        }
+        for r in &turn.responses {
+            let resp = content.parts[r.part].response.as_ref();
+            let read = response_text(resp.and_then(|f| f.response));
+            let explicit = read
+                .explicit
+                .or_else(|| crate::openai_responses::mcp_is_error(&read.text));
+            let verdict = match explicit {
+                Some(failed) => Verdict::explicit(failed),
+                None if is_failure(&read.text) => Verdict::heuristic_failure(),
+                None => Verdict::NONE,
+            };
+            view.results.push(ResultView {
+                call_id: owned_or(&r.id, content_id(resp.and_then(|f| f.id.as_ref()))),
+                tool: resp.and_then(|f| f.name.as_ref()).map(|n| clone_cow(n)),
+                content: read.text,
+                verdict,
+                message_index: k,
+                new: last_model.is_none_or(|m| k > m),
+            });
+        }
+    }
+    Ok(view)
+}
+
+/// The body's own id string when it is the one chosen, else a copy.
+fn owned_or<'a>(chosen: &str, body_id: Option<Cow<'a, str>>) -> Cow<'a, str> {
+    match body_id {
+        Some(b) if b == chosen => b,
+        _ => Cow::Owned(chosen.to_string()),
+    }
+}
+
+fn content_id<'a>(id: Option<&Cow<'a, str>>) -> Option<Cow<'a, str>> {
+    id.map(clone_cow)
+}
+
+fn clone_cow<'a>(c: &Cow<'a, str>) -> Cow<'a, str> {
+    match c {
+        Cow::Borrowed(s) => Cow::Borrowed(s),
+        Cow::Owned(s) => Cow::Owned(s.clone()),
+    }
+}
+
+fn borrow_cow<'a>(c: Option<&Cow<'a, str>>) -> Cow<'a, str> {
+    c.map(clone_cow).unwrap_or(Cow::Borrowed(""))
+}
+
+/// See [`crate::validate`].
+pub(super) fn validate(bytes: &[u8]) -> Result<Vec<Defect>, WireError> {
+    super::splice::expect_object(bytes)?;
+    let body: Body<'_> = serde_json::from_slice(bytes)?;
+    Ok(defects(&turns(&body.contents.list)))
+}

@@ -1,0 +1,113 @@
+//! Where everything sits in a Chat body: each message's raw text, role,
+//! `tool_calls` ids and `tool_call_id`, for validation and repair.
+
+use std::{borrow::Cow, ops::Range};
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use crate::{
+    WireError,
+    splice::{Str, elements, span_in, utf8},
+};
+
+/// The messages of a body, located.
+pub(super) struct Layout<'a> {
+    pub text: &'a str,
+    pub array: &'a RawValue,
+    pub raws: Vec<&'a RawValue>,
+    pub msgs: Vec<Msg<'a>>,
+}
+
+/// One message, located.
+pub(super) struct Msg<'a> {
+    pub role: Cow<'a, str>,
+    /// Ids of `tool_calls`, with the span of each id's JSON string inside
+    /// the message's raw text.
+    pub calls: Vec<Located<'a>>,
+    /// `tool_call_id` of a tool message, with its span.
+    pub answers: Option<Located<'a>>,
+}
+
+impl Msg<'_> {
+    pub fn is_tool(&self) -> bool {
+        self.role == "tool"
+    }
+    pub fn is_assistant(&self) -> bool {
+        self.role == "assistant"
+    }
+}
+
+impl Layout<'_> {
+    /// The last index of the run of tool messages right after message `i`
+    /// (`i` itself when there is none).
+    pub fn run_end(&self, i: usize) -> usize {
+        let mut end = i;
+        while self.msgs.get(end + 1).is_some_and(Msg::is_tool) {
+            end += 1;
+        }
+        end
+    }
+}
+
+type Located<'a> = (Cow<'a, str>, Option<Range<usize>>);
+
+/// An id's text and the span of its JSON string inside `base`.
+fn id_of<'a>(raw: Option<&'a RawValue>, base: &str) -> Result<Located<'a>, WireError> {
+    Ok(match raw {
+        Some(r) => {
+            let s = serde_json::from_str::<Option<Str<'a>>>(r.get())?;
+            (s.map(|s| s.0).unwrap_or_default(), span_in(base, r.get()))
+        }
+        None => (Cow::Borrowed(""), None),
+    })
+}
+
+pub(super) fn layout(body: &[u8]) -> Result<Layout<'_>, WireError> {
+    #[derive(Deserialize)]
+    struct Top<'a> {
+        #[serde(borrow)]
+        messages: &'a RawValue,
+    }
+    #[derive(Deserialize)]
+    struct RawMsg<'a> {
+        #[serde(borrow)]
+        role: Cow<'a, str>,
+        #[serde(borrow, default)]
+        tool_calls: Option<Vec<RawCall<'a>>>,
+        #[serde(borrow, default)]
+        tool_call_id: Option<&'a RawValue>,
+    }
+    #[derive(Deserialize)]
+    struct RawCall<'a> {
+        #[serde(borrow, default)]
+        id: Option<&'a RawValue>,
+    }
+    let text = utf8(body)?;
+    let top: Top<'_> = serde_json::from_str(text)?;
+    let raws = elements(top.messages)?;
+    let mut msgs = Vec::with_capacity(raws.len());
+    for raw in &raws {
+        let base = raw.get();
+        let m: RawMsg<'_> = serde_json::from_str(base)?;
+        let mut calls = Vec::new();
+        for c in m.tool_calls.into_iter().flatten() {
+            calls.push(id_of(c.id, base)?);
+        }
+        let answers = match (&*m.role, m.tool_call_id) {
+            ("tool", id) => Some(id_of(id, base)?),
+            _ => None,
+        };
+        msgs.push(Msg {
+            role: m.role,
+            calls,
+            answers,
+        });
+    }
+    Ok(Layout {
+        text,
+        array: top.messages,
+        raws,
+        msgs,
+    })
+}

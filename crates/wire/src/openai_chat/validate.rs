@@ -1,0 +1,106 @@
+//! Pairing defects Chat Completions rejects, worded as OpenAI words them.
+//!
+//! An assistant message with `tool_calls` must be followed by one `tool`
+//! message per call id (the run of tool messages right after it); a tool
+//! message must answer a call of the assistant message before its run.
+//! Ids are checked per assistant message: reusing an id in a later turn is
+//! accepted by OpenAI (tau-bench's recorded traffic does it). Legacy
+//! `function_call` / `role: function` pairs are not checked (the API never
+//! paired them strictly).
+//!
+//! The texts of the missing-response and no-preceding-`tool_calls` defects
+//! and of a repeated `tool_call_id` are OpenAI's (including its spelling
+//! "preceeding"); the text for a repeated id inside one `tool_calls` array
+//! is ours, in the same style.
+
+use super::layout::{Layout, layout};
+use crate::{Defect, DefectKind, WireError};
+
+pub(crate) fn validate(body: &[u8]) -> Result<Vec<Defect>, WireError> {
+    Ok(defects(&layout(body)?))
+}
+
+pub(super) fn defects(l: &Layout<'_>) -> Vec<Defect> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < l.msgs.len() {
+        let m = &l.msgs[i];
+        if m.is_tool() {
+            // A tool message not in the run of an assistant's tool_calls.
+            let id = m.answers.as_ref().map_or("", |a| &a.0);
+            out.push(orphan(i, id, "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.".into()));
+            i += 1;
+            continue;
+        }
+        if !m.is_assistant() || m.calls.is_empty() {
+            i += 1;
+            continue;
+        }
+        let mut calls: Vec<&str> = Vec::new();
+        for (id, _) in &m.calls {
+            if calls.contains(&&**id) {
+                out.push(Defect {
+                    kind: DefectKind::DuplicateCallId,
+                    message_index: i,
+                    call_ids: vec![id.to_string()],
+                    message: format!(
+                        "Invalid parameter: Duplicate value for 'id' of '{id}' in messages[{i}].tool_calls."
+                    ),
+                });
+            } else {
+                calls.push(id);
+            }
+        }
+        let end = l.run_end(i);
+        let mut answered: Vec<(&str, usize)> = Vec::new();
+        for t in i + 1..=end {
+            let id = l.msgs[t].answers.as_ref().map_or("", |a| &*a.0);
+            if let Some(&(_, first)) = answered.iter().find(|(a, _)| *a == id) {
+                out.push(Defect {
+                    kind: DefectKind::DuplicateCallId,
+                    message_index: t,
+                    call_ids: vec![id.to_string()],
+                    message: format!(
+                        "Invalid parameter: Duplicate value for 'tool_call_id' of '{id}', in messages[{first}] and messages[{t}]."
+                    ),
+                });
+            } else if !calls.contains(&id) {
+                out.push(orphan(
+                    t,
+                    id,
+                    format!("Invalid parameter: 'tool_call_id' of '{id}' not found in 'tool_calls' of previous message."),
+                ));
+            } else {
+                answered.push((id, t));
+            }
+        }
+        let missing: Vec<&str> = calls
+            .iter()
+            .copied()
+            .filter(|c| !answered.iter().any(|(a, _)| a == c))
+            .collect();
+        if !missing.is_empty() {
+            out.push(Defect {
+                kind: DefectKind::MissingResult,
+                message_index: i,
+                call_ids: missing.iter().map(|s| s.to_string()).collect(),
+                message: format!(
+                    "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: {}",
+                    missing.join(", ")
+                ),
+            });
+        }
+        i = end + 1;
+    }
+    out.sort_by_key(|d| d.message_index);
+    out
+}
+
+fn orphan(i: usize, id: &str, message: String) -> Defect {
+    Defect {
+        kind: DefectKind::OrphanResult,
+        message_index: i,
+        call_ids: vec![id.to_string()],
+        message,
+    }
+}

@@ -1,0 +1,124 @@
+//! The request view: calls and results of a Chat Completions body.
+//!
+//! Calls: `tool_calls` of assistant messages (`function` and `custom`
+//! tools) and legacy `function_call`s, whose synthetic id is
+//! `function:<name>#<n>` (`n` counts legacy calls from 0). Results:
+//! `role: tool` messages (string or text-part content) and legacy
+//! `role: function` messages, which answer the latest legacy call of their
+//! name. Chat has no error flag: the verdict comes from MCP `isError`
+//! inside the content, else the content [`Detector`] (`Basis::Heuristic`
+//! when it reads as a failure, `Basis::None` otherwise). The tool name is
+//! resolved from the latest earlier call with the result's id (ids may be
+//! reused across turns, as tau-bench's are).
+
+use std::{borrow::Cow, collections::HashMap};
+
+use super::model::{Message, Request, legacy_id};
+use crate::{
+    CallView, Detector, RequestView, ResultView, WireError,
+    text::{Fnv64, Judge, flagless_verdict},
+};
+
+pub(crate) fn request_view<'a>(
+    body: &'a [u8],
+    detector: &Detector,
+) -> Result<RequestView<'a>, WireError> {
+    view_with(body, &|c| detector.is_failure(c))
+}
+
+/// [`request_view`] with the content detector given as a function.
+pub(super) fn view_with<'a>(
+    body: &'a [u8],
+    judge: Judge<'_>,
+) -> Result<RequestView<'a>, WireError> {
+    let req: Request<'a> = serde_json::from_str(crate::splice::utf8(body)?)?;
+    let last_assistant = req.messages.iter().rposition(|m| m.role == "assistant");
+    let first_user = req.messages.iter().position(|m| m.role == "user");
+    let mut view = RequestView {
+        model: req.model,
+        stream: req.stream.unwrap_or(false),
+        message_count: req.messages.len(),
+        ..RequestView::default()
+    };
+    let mut hash = Fnv64::default();
+    let mut names: HashMap<Cow<'a, str>, usize> = HashMap::new();
+    let mut legacy: HashMap<Cow<'a, str>, String> = HashMap::new();
+    for (i, msg) in req.messages.into_iter().enumerate() {
+        if first_user.is_some_and(|u| i <= u) {
+            hash_message(&mut hash, &msg);
+        }
+        let new = last_assistant.is_none_or(|a| i > a);
+        match &*msg.role {
+            "assistant" => {
+                for tc in msg.tool_calls.into_iter().flatten() {
+                    let id = tc.id.clone().unwrap_or_default();
+                    let (name, arguments) = tc.parts();
+                    names.insert(id.clone(), view.calls.len());
+                    view.calls.push(CallView {
+                        id,
+                        name,
+                        arguments,
+                        message_index: i,
+                    });
+                }
+                if let Some(f) = msg.function_call {
+                    let name = f.name.unwrap_or_default();
+                    let id = legacy_id(&name, legacy.len());
+                    legacy.insert(name.clone(), id.clone());
+                    view.calls.push(CallView {
+                        id: Cow::Owned(id),
+                        name,
+                        arguments: f.arguments.unwrap_or_default(),
+                        message_index: i,
+                    });
+                }
+            }
+            "tool" => {
+                let call_id = msg.tool_call_id.unwrap_or_default();
+                let tool = names
+                    .get(&call_id)
+                    .map(|&c| view.calls[c].name.clone())
+                    .or(msg.name);
+                let content = msg.content.unwrap_or_default().text;
+                view.results.push(ResultView {
+                    verdict: flagless_verdict(&content, judge),
+                    call_id,
+                    tool,
+                    content,
+                    message_index: i,
+                    new,
+                });
+            }
+            "function" => {
+                let name = msg.name.unwrap_or_default();
+                let call_id = legacy
+                    .get(&name)
+                    .cloned()
+                    .unwrap_or_else(|| format!("function:{name}"));
+                let content = msg.content.unwrap_or_default().text;
+                view.results.push(ResultView {
+                    verdict: flagless_verdict(&content, judge),
+                    call_id: Cow::Owned(call_id),
+                    tool: Some(name),
+                    content,
+                    message_index: i,
+                    new,
+                });
+            }
+            _ => {}
+        }
+    }
+    if first_user.is_some() {
+        view.first_turn_hash = Some(hash.finish());
+    }
+    Ok(view)
+}
+
+/// The first turn (system/developer messages and the first user message):
+/// roles and text only, so attributes that move between turns do not count.
+fn hash_message(hash: &mut Fnv64, m: &Message<'_>) {
+    hash.field(m.role.as_bytes());
+    if let Some(c) = &m.content {
+        hash.field(c.text.as_bytes());
+    }
+}

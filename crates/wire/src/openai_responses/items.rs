@@ -1,0 +1,186 @@
+//! Borrowed, typed reading of a Responses request body's `input` items.
+//!
+//! No tagged or untagged enums: one flat struct per item with the fields
+//! that matter, everything else skipped, strings borrowed from the body.
+
+use std::{borrow::Cow, fmt};
+
+use serde::{
+    Deserialize, Deserializer,
+    de::{self, SeqAccess, Visitor},
+};
+use serde_json::value::RawValue;
+
+/// The top level of a request body.
+#[derive(Deserialize)]
+pub(super) struct Body<'a> {
+    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+    pub model: Option<Cow<'a, str>>,
+    #[serde(default)]
+    pub stream: Option<bool>,
+    #[serde(borrow, default)]
+    pub input: Option<Input<'a>>,
+    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+    pub previous_response_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub instructions: Option<&'a RawValue>,
+}
+
+/// `input`: a string, or an array of items.
+pub(super) enum Input<'a> {
+    Text(Cow<'a, str>),
+    Items {
+        items: Vec<Item<'a>>,
+        /// The first item's raw text (for the first-turn hash).
+        first: Option<&'a RawValue>,
+    },
+}
+
+/// One input item; only the fields that matter for tool calls.
+#[derive(Deserialize, Default)]
+pub(super) struct Item<'a> {
+    #[serde(
+        borrow,
+        deserialize_with = "crate::gemini::splice::opt_cow",
+        default,
+        rename = "type"
+    )]
+    pub kind: Option<Cow<'a, str>>,
+    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+    pub role: Option<Cow<'a, str>>,
+    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+    pub id: Option<Cow<'a, str>>,
+    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+    pub call_id: Option<Cow<'a, str>>,
+    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+    pub name: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub arguments: Option<Text<'a>>,
+    #[serde(borrow, default)]
+    pub input: Option<Text<'a>>,
+    #[serde(borrow, default)]
+    pub output: Option<Text<'a>>,
+    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+    pub status: Option<Cow<'a, str>>,
+}
+
+/// What an item is, for pairing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Role {
+    /// `function_call` (`custom: false`) or `custom_tool_call`.
+    Call { custom: bool },
+    /// `function_call_output` or `custom_tool_call_output`.
+    Output { custom: bool },
+    /// Produced by the model: an assistant message, reasoning, a hosted
+    /// tool call.
+    Assistant,
+    /// An `item_reference`: points at a stored item we cannot see.
+    Reference,
+    /// Anything else (user, system, developer messages…).
+    Other,
+}
+
+impl Item<'_> {
+    /// What this item is.
+    pub fn role(&self) -> Role {
+        match self.kind.as_deref() {
+            Some("function_call") => Role::Call { custom: false },
+            Some("custom_tool_call") => Role::Call { custom: true },
+            Some("function_call_output") => Role::Output { custom: false },
+            Some("custom_tool_call_output") => Role::Output { custom: true },
+            Some("item_reference") => Role::Reference,
+            Some("reasoning") | Some("mcp_list_tools") | Some("mcp_approval_request") => {
+                Role::Assistant
+            }
+            Some(k) if k.ends_with("_call") => Role::Assistant,
+            _ if self.role.as_deref() == Some("assistant") => Role::Assistant,
+            _ => Role::Other,
+        }
+    }
+}
+
+/// Text that may come as a string or an array of content parts (text
+/// parts joined by newlines; other parts skipped).
+#[derive(Debug, Default)]
+pub(super) struct Text<'a>(pub Cow<'a, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = Text<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string or an array of content parts")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Text(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Text(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+                Ok(Text(Cow::Owned(v)))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(Text(Cow::Borrowed("")))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                #[derive(Deserialize)]
+                struct Part<'a> {
+                    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+                    text: Option<Cow<'a, str>>,
+                }
+                let mut out: Option<Cow<'a, str>> = None;
+                while let Some(part) = seq.next_element::<Part<'de>>()? {
+                    let Some(t) = part.text else { continue };
+                    out = Some(match out {
+                        None => t,
+                        Some(prev) => {
+                            let mut s = prev.into_owned();
+                            s.push('\n');
+                            s.push_str(&t);
+                            Cow::Owned(s)
+                        }
+                    });
+                }
+                Ok(Text(out.unwrap_or(Cow::Borrowed(""))))
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Input<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = Input<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string or an array of input items")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Input::Text(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Input::Text(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+                Ok(Input::Text(Cow::Owned(v)))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(8));
+                let first = seq.next_element::<&'de RawValue>()?;
+                if let Some(raw) = first {
+                    let item: Item<'de> =
+                        serde_json::from_str(raw.get()).map_err(de::Error::custom)?;
+                    items.push(item);
+                    while let Some(item) = seq.next_element::<Item<'de>>()? {
+                        items.push(item);
+                    }
+                }
+                Ok(Input::Items { items, first })
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
+    }
+}

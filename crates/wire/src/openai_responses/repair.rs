@@ -1,0 +1,253 @@
+//! Repair of a Responses body: only the `input` array is rebuilt.
+
+use std::{borrow::Cow, collections::HashSet};
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use toolwarden_core::{ErrorKind, FLAGLESS_ERROR_PREFIX};
+
+use super::{
+    items::Role,
+    pairing::{DupCall, OutputFate, Plan, Slot},
+    request::Parsed,
+};
+use crate::{
+    Change, ChangeKind, DefectKind, Repaired, WireError,
+    gemini::splice::{Piece, array_span, as_text, json_string, offset_in, replace},
+};
+
+/// The output inserted for a call that has none.
+pub(crate) fn no_result_text() -> String {
+    format!(
+        "{FLAGLESS_ERROR_PREFIX}{}): the tool produced no result for this call.",
+        ErrorKind::Cancelled.as_str()
+    )
+}
+
+/// See [`crate::repair`].
+pub(super) fn repair(bytes: &[u8]) -> Result<Repaired<'_>, WireError> {
+    let parsed = Parsed::new(bytes)?;
+    let slots = parsed.slots();
+    let plan = Plan::new(&slots, parsed.server_side);
+    if plan.defects(&slots).is_empty() {
+        return Ok(Repaired {
+            body: Cow::Borrowed(bytes),
+            changes: Vec::new(),
+        });
+    }
+    let text = as_text(bytes)?;
+    #[derive(Deserialize)]
+    struct Top<'a> {
+        #[serde(borrow)]
+        input: &'a RawValue,
+    }
+    let top: Top<'_> = serde_json::from_str(text)?;
+    let span = array_span(text, top.input)?;
+    if span.raws.len() != slots.len() {
+        return Err(WireError::new(
+            crate::WireErrorKind::Shape,
+            "internal: input items changed between two reads",
+        ));
+    }
+
+    // Fresh ids for distinct calls that reuse an id.
+    let mut taken: HashSet<String> = slots.iter().map(|s| s.call_id.to_owned()).collect();
+    let mut renamed: Vec<Option<String>> = vec![None; slots.len()];
+    for (i, s) in slots.iter().enumerate() {
+        if plan.dup_calls.get(&i) == Some(&DupCall::Distinct) {
+            let mut n = 2;
+            let fresh = loop {
+                let candidate = format!("{}_{n}", s.call_id);
+                if !taken.contains(&candidate) {
+                    break candidate;
+                }
+                n += 1;
+            };
+            taken.insert(fresh.clone());
+            if let Some(&o) = plan.output_of.get(&i) {
+                renamed[o] = Some(fresh.clone());
+            }
+            renamed[i] = Some(fresh);
+        }
+    }
+
+    let mut changes = Vec::new();
+    let mut pieces: Vec<Piece> = Vec::with_capacity(slots.len() + 4);
+    // Calls whose outputs go after the current run of calls.
+    let mut pending: Vec<usize> = Vec::new();
+    let item_piece = |i: usize| -> Result<Piece, WireError> {
+        match &renamed[i] {
+            None => Ok(Piece::Orig(i)),
+            Some(id) => Ok(Piece::New(with_call_id(span.raws[i], id)?)),
+        }
+    };
+    let flush = |pending: &mut Vec<usize>,
+                 pieces: &mut Vec<Piece>,
+                 changes: &mut Vec<Change>|
+     -> Result<(), WireError> {
+        for c in pending.drain(..) {
+            let s = &slots[c];
+            let id = renamed[c].as_deref().unwrap_or(s.call_id);
+            match plan.output_of.get(&c) {
+                Some(&o) => {
+                    pieces.push(item_piece(o)?);
+                    changes.push(Change {
+                        kind: ChangeKind::MovedResult,
+                        defect: DefectKind::OrphanResult,
+                        message_index: o,
+                        call_id: Some(id.to_owned()),
+                        description: format!(
+                            "moved the output for {id} from item {o} to after its call (item {c})"
+                        ),
+                    });
+                }
+                None => {
+                    let custom = matches!(s.role, Role::Call { custom: true });
+                    let kind = if custom {
+                        "custom_tool_call_output"
+                    } else {
+                        "function_call_output"
+                    };
+                    pieces.push(Piece::New(format!(
+                        "{{\"type\":\"{kind}\",\"call_id\":{},\"output\":{}}}",
+                        json_string(id),
+                        json_string(&no_result_text())
+                    )));
+                    changes.push(Change {
+                        kind: ChangeKind::InsertedResult,
+                        defect: DefectKind::MissingResult,
+                        message_index: c,
+                        call_id: Some(id.to_owned()),
+                        description: format!(
+                            "inserted an error output for call {id} (item {c}), which had none"
+                        ),
+                    });
+                }
+            }
+        }
+        Ok(())
+    };
+
+    for (i, s) in slots.iter().enumerate() {
+        match s.role {
+            Role::Call { .. } => {
+                if plan.dup_calls.get(&i) == Some(&DupCall::Exact) {
+                    changes.push(Change {
+                        kind: ChangeKind::RemovedDuplicate,
+                        defect: DefectKind::DuplicateCallId,
+                        message_index: i,
+                        call_id: Some(s.call_id.to_owned()),
+                        description: format!(
+                            "removed a repeated copy of call {} (item {i})",
+                            s.call_id
+                        ),
+                    });
+                    continue;
+                }
+                if let Some(id) = &renamed[i] {
+                    changes.push(Change {
+                        kind: ChangeKind::RenamedDuplicateId,
+                        defect: DefectKind::DuplicateCallId,
+                        message_index: i,
+                        call_id: Some(s.call_id.to_owned()),
+                        description: format!(
+                            "renamed the reused call id {} of item {i} to {id}",
+                            s.call_id
+                        ),
+                    });
+                }
+                pieces.push(item_piece(i)?);
+                let answered_later_in_place = matches!(
+                    plan.output_of.get(&i).map(|o| plan.fate.get(o)),
+                    Some(Some(OutputFate::Answers(_)))
+                );
+                if !answered_later_in_place {
+                    pending.push(i);
+                }
+            }
+            Role::Output { .. } => {
+                flush(&mut pending, &mut pieces, &mut changes)?;
+                match plan.fate.get(&i) {
+                    Some(OutputFate::Answers(c))
+                        if plan.dup_calls.get(c) == Some(&DupCall::Exact) =>
+                    {
+                        changes.push(removed(
+                            i,
+                            s,
+                            ChangeKind::RemovedDuplicate,
+                            DefectKind::DuplicateCallId,
+                            "removed the output of a repeated call",
+                        ));
+                    }
+                    Some(OutputFate::Answers(_)) | Some(OutputFate::ServerSide) | None => {
+                        pieces.push(item_piece(i)?)
+                    }
+                    Some(OutputFate::Early(c))
+                        if plan.dup_calls.get(c) == Some(&DupCall::Exact) =>
+                    {
+                        changes.push(removed(
+                            i,
+                            s,
+                            ChangeKind::RemovedDuplicate,
+                            DefectKind::DuplicateCallId,
+                            "removed the output of a repeated call",
+                        ));
+                    }
+                    Some(OutputFate::Early(_)) => {} // emitted after its call
+                    Some(OutputFate::Duplicate) => changes.push(removed(
+                        i,
+                        s,
+                        ChangeKind::RemovedDuplicate,
+                        DefectKind::DuplicateCallId,
+                        "removed a second output for call",
+                    )),
+                    Some(OutputFate::Orphan) => changes.push(removed(
+                        i,
+                        s,
+                        ChangeKind::RemovedResult,
+                        DefectKind::OrphanResult,
+                        "removed the output without a call, for call id",
+                    )),
+                }
+            }
+            _ => {
+                flush(&mut pending, &mut pieces, &mut changes)?;
+                pieces.push(Piece::Orig(i));
+            }
+        }
+    }
+    flush(&mut pending, &mut pieces, &mut changes)?;
+    changes.sort_by_key(|c| c.message_index);
+    let array = span.render(text, &pieces);
+    Ok(Repaired {
+        body: Cow::Owned(replace(text, span.range.clone(), &array).into_bytes()),
+        changes,
+    })
+}
+
+fn removed(i: usize, s: &Slot<'_>, kind: ChangeKind, defect: DefectKind, what: &str) -> Change {
+    Change {
+        kind,
+        defect,
+        message_index: i,
+        call_id: Some(s.call_id.to_owned()),
+        description: format!("{what} {} (item {i})", s.call_id),
+    }
+}
+
+/// The item's text with its `call_id` value replaced.
+fn with_call_id(raw: &RawValue, id: &str) -> Result<String, WireError> {
+    #[derive(Deserialize)]
+    struct CallId<'a> {
+        #[serde(borrow)]
+        call_id: &'a RawValue,
+    }
+    let item = raw.get();
+    let c: CallId<'_> = serde_json::from_str(item)?;
+    let at = offset_in(item, c.call_id.get())?;
+    Ok(replace(
+        item,
+        at..at + c.call_id.get().len(),
+        &json_string(id),
+    ))
+}

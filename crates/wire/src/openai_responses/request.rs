@@ -1,0 +1,184 @@
+//! The request view and validation of a Responses body.
+
+use std::borrow::Cow;
+
+use toolwarden_core::Verdict;
+
+use super::{
+    items::{Body, Input, Item, Role},
+    pairing::{OutputFate, Plan, Slot},
+};
+use crate::{CallView, Defect, RequestView, ResultView, WireError, gemini::splice::fnv1a};
+
+/// A parsed body: its items and whether part of the history is on the
+/// provider's side.
+pub(super) struct Parsed<'a> {
+    pub body: Body<'a>,
+    pub server_side: bool,
+}
+
+impl<'a> Parsed<'a> {
+    pub fn new(bytes: &'a [u8]) -> Result<Parsed<'a>, WireError> {
+        crate::gemini::splice::expect_object(bytes)?;
+        let body: Body<'a> = serde_json::from_slice(bytes)?;
+        let server_side = body.previous_response_id.is_some()
+            || body.items().iter().any(|i| i.role() == Role::Reference);
+        Ok(Parsed { body, server_side })
+    }
+
+    pub fn slots(&self) -> Vec<Slot<'_>> {
+        self.body.items().iter().map(Slot::of).collect()
+    }
+}
+
+impl<'a> Body<'a> {
+    /// The input items (none for a string input).
+    pub fn items(&self) -> &[Item<'a>] {
+        match &self.input {
+            Some(Input::Items { items, .. }) => items,
+            _ => &[],
+        }
+    }
+}
+
+/// See [`crate::request_view`]; `is_failure` is the content detector.
+pub(super) fn request_view_with<'a>(
+    bytes: &'a [u8],
+    is_failure: &dyn Fn(&str) -> bool,
+) -> Result<RequestView<'a>, WireError> {
+    let parsed = Parsed::new(bytes)?;
+    let plan = Plan::new(&parsed.slots(), parsed.server_side);
+    let Parsed { body, .. } = parsed;
+    let (items, first, message_count) = match body.input {
+        Some(Input::Items { items, first }) => {
+            let n = items.len();
+            (items, first.map(|r| r.get().as_bytes()), n)
+        }
+        Some(Input::Text(t)) => {
+            let system = body.instructions.map(|r| r.get().as_bytes()).unwrap_or(b"");
+            let mut view = base_view(body.model, body.stream, body.previous_response_id, 1);
+            view.first_turn_hash = Some(fnv1a(&[system, t.as_bytes()]));
+            return Ok(view);
+        }
+        None => (Vec::new(), None, 0),
+    };
+    let system = body.instructions.map(|r| r.get().as_bytes()).unwrap_or(b"");
+    let first_turn_hash = first.map(|f| fnv1a(&[system, f]));
+    let mut view = base_view(
+        body.model,
+        body.stream,
+        body.previous_response_id,
+        message_count,
+    );
+    view.first_turn_hash = first_turn_hash;
+    let last_assistant = items
+        .iter()
+        .rposition(|i| matches!(i.role(), Role::Assistant | Role::Call { .. }));
+    // Names of the calls, by index, for the results.
+    let mut call_name: Vec<Option<Cow<'a, str>>> = vec![None; items.len()];
+    for (index, item) in items.into_iter().enumerate() {
+        match item.role() {
+            Role::Call { .. } => {
+                let name = item.name.unwrap_or(Cow::Borrowed(""));
+                call_name[index] = Some(name.clone());
+                let arguments = match (item.arguments, item.input) {
+                    (Some(a), _) => a.0,
+                    (None, Some(i)) => i.0,
+                    (None, None) => Cow::Borrowed(""),
+                };
+                view.calls.push(CallView {
+                    id: item.call_id.unwrap_or(Cow::Borrowed("")),
+                    name,
+                    arguments,
+                    message_index: index,
+                });
+            }
+            Role::Output { .. } => {
+                let tool = match plan.fate.get(&index) {
+                    Some(OutputFate::Answers(c)) => call_name[*c].clone(),
+                    _ => None,
+                };
+                let content = item.output.map(|t| t.0).unwrap_or(Cow::Borrowed(""));
+                let verdict = verdict(item.status.as_deref(), &content, is_failure);
+                view.results.push(ResultView {
+                    call_id: item.call_id.unwrap_or(Cow::Borrowed("")),
+                    tool,
+                    content,
+                    verdict,
+                    message_index: index,
+                    new: last_assistant.is_none_or(|a| index > a),
+                });
+            }
+            _ => {}
+        }
+    }
+    // Early outputs name a call that comes later: resolve now.
+    for r in &mut view.results {
+        if let Some(OutputFate::Early(c)) = plan.fate.get(&r.message_index) {
+            r.tool = view
+                .calls
+                .iter()
+                .find(|call| call.message_index == *c)
+                .map(|call| call.name.clone());
+        }
+    }
+    Ok(view)
+}
+
+fn base_view<'a>(
+    model: Option<Cow<'a, str>>,
+    stream: Option<bool>,
+    previous_response_id: Option<Cow<'a, str>>,
+    message_count: usize,
+) -> RequestView<'a> {
+    RequestView {
+        model,
+        stream: stream.unwrap_or(false),
+        message_count,
+        previous_response_id,
+        ..RequestView::default()
+    }
+}
+
+/// The failure verdict of an output: its item status, an MCP `isError`
+/// inside the content, else the detector.
+pub(super) fn verdict(
+    status: Option<&str>,
+    content: &str,
+    is_failure: &dyn Fn(&str) -> bool,
+) -> Verdict {
+    if matches!(status, Some("incomplete") | Some("failed")) {
+        return Verdict::explicit(true);
+    }
+    if let Some(flag) = mcp_is_error(content) {
+        return Verdict::explicit(flag);
+    }
+    if is_failure(content) {
+        Verdict::heuristic_failure()
+    } else {
+        Verdict::NONE
+    }
+}
+
+/// An MCP `CallToolResult` carried as text: its `isError` flag.
+pub(crate) fn mcp_is_error(content: &str) -> Option<bool> {
+    let trimmed = content.trim_start();
+    if !trimmed.starts_with('{')
+        || memchr::memmem::find(content.as_bytes(), b"\"isError\"").is_none()
+    {
+        return None;
+    }
+    #[derive(serde::Deserialize)]
+    struct Mcp {
+        #[serde(rename = "isError")]
+        is_error: Option<bool>,
+    }
+    serde_json::from_str::<Mcp>(content).ok()?.is_error
+}
+
+/// See [`crate::validate`].
+pub(super) fn validate(bytes: &[u8]) -> Result<Vec<Defect>, WireError> {
+    let parsed = Parsed::new(bytes)?;
+    let slots = parsed.slots();
+    Ok(Plan::new(&slots, parsed.server_side).defects(&slots))
+}

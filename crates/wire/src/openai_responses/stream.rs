@@ -1,0 +1,248 @@
+//! The Responses stream: `response.*` events reassembled into calls.
+//!
+//! Each event is first recognised by its name (the `event:` line, or the
+//! leading `"type"` of its data) and only the few that carry calls, usage
+//! or errors are parsed, into small borrowed structs.
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use toolwarden_core::ToolCall;
+
+use super::wire::{ResponseObject, type_of};
+use crate::{ResponseView, Usage, stream::EventSink};
+
+/// Stream state for the Responses API.
+#[derive(Debug, Default)]
+pub struct StreamState {
+    id: Option<String>,
+    model: Option<String>,
+    calls: Vec<Pending>,
+    usage: Usage,
+    status: Option<String>,
+    error: Option<String>,
+}
+
+#[derive(Debug)]
+struct Pending {
+    output_index: Option<u64>,
+    item_id: Option<String>,
+    call_id: String,
+    name: String,
+    args: String,
+    /// The final arguments were seen (`.done` or `output_item.done`).
+    done: bool,
+}
+
+#[derive(Deserialize)]
+struct Delta<'a> {
+    #[serde(default)]
+    output_index: Option<u64>,
+    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+    item_id: Option<Cow<'a, str>>,
+    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+    delta: Option<Cow<'a, str>>,
+    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+    arguments: Option<Cow<'a, str>>,
+    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+    input: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct ItemEvent<'a> {
+    #[serde(default)]
+    output_index: Option<u64>,
+    #[serde(borrow)]
+    item: CallItem<'a>,
+}
+
+#[derive(Deserialize)]
+struct CallItem<'a> {
+    #[serde(
+        borrow,
+        deserialize_with = "crate::gemini::splice::opt_cow",
+        default,
+        rename = "type"
+    )]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+    call_id: Option<Cow<'a, str>>,
+    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+    arguments: Option<Cow<'a, str>>,
+    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+    input: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct ResponseEvent<'a> {
+    #[serde(borrow)]
+    response: ResponseObject<'a>,
+}
+
+#[derive(Deserialize)]
+struct ErrorEvent<'a> {
+    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+    message: Option<Cow<'a, str>>,
+    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+    code: Option<Cow<'a, str>>,
+}
+
+impl StreamState {
+    fn find(&mut self, output_index: Option<u64>, item_id: Option<&str>) -> Option<&mut Pending> {
+        self.calls
+            .iter_mut()
+            .rev()
+            .find(|p| match (output_index, item_id) {
+                (_, Some(id)) if p.item_id.as_deref() == Some(id) => true,
+                (Some(i), _) => p.output_index == Some(i),
+                _ => false,
+            })
+    }
+
+    fn on_item(&mut self, data: &[u8], done: bool) {
+        let Ok(ev) = serde_json::from_slice::<ItemEvent<'_>>(data) else {
+            return;
+        };
+        let item = ev.item;
+        if !matches!(
+            item.kind.as_deref(),
+            Some("function_call") | Some("custom_tool_call")
+        ) {
+            return;
+        }
+        let args = item.arguments.or(item.input);
+        let existing = if done {
+            self.find(ev.output_index, item.id.as_deref())
+        } else {
+            None
+        };
+        match existing {
+            Some(p) => {
+                if let Some(a) = args {
+                    p.args = a.into_owned();
+                }
+                if let Some(n) = item.name {
+                    p.name = n.into_owned();
+                }
+                if let Some(c) = item.call_id {
+                    p.call_id = c.into_owned();
+                }
+                p.done = true;
+            }
+            None => self.calls.push(Pending {
+                output_index: ev.output_index,
+                item_id: item.id.map(Cow::into_owned),
+                call_id: item.call_id.map(Cow::into_owned).unwrap_or_default(),
+                name: item.name.map(Cow::into_owned).unwrap_or_default(),
+                args: args.map(Cow::into_owned).unwrap_or_default(),
+                done,
+            }),
+        }
+    }
+
+    fn on_delta(&mut self, data: &[u8], done: bool) {
+        let Ok(d) = serde_json::from_slice::<Delta<'_>>(data) else {
+            return;
+        };
+        let Some(p) = self.find(d.output_index, d.item_id.as_deref()) else {
+            return;
+        };
+        if done {
+            if let Some(full) = d.arguments.or(d.input) {
+                p.args = full.into_owned();
+                p.done = true;
+            }
+        } else if let Some(delta) = d.delta {
+            if !p.done {
+                p.args.push_str(&delta);
+            }
+        }
+    }
+
+    fn on_response(&mut self, data: &[u8], terminal: bool) {
+        let Ok(ev) = serde_json::from_slice::<ResponseEvent<'_>>(data) else {
+            return;
+        };
+        let r = ev.response;
+        if let Some(id) = r.id {
+            self.id = Some(id.into_owned());
+        }
+        if let Some(m) = r.model {
+            self.model = Some(m.into_owned());
+        }
+        if let Some(s) = r.status.filter(|_| terminal) {
+            self.status = Some(s.into_owned());
+        }
+        if let Some(u) = r.usage {
+            self.usage = u.into();
+        }
+        if let Some(e) = r.error.and_then(|e| e.text()) {
+            self.error = Some(e);
+        }
+    }
+}
+
+impl EventSink for StreamState {
+    fn on_event(&mut self, event: &[u8], data: &[u8]) {
+        let kind = if event.is_empty() {
+            type_of(data)
+        } else {
+            Some(event)
+        };
+        let Some(kind) = kind else { return };
+        match kind {
+            b"response.function_call_arguments.delta"
+            | b"response.custom_tool_call_input.delta" => self.on_delta(data, false),
+            b"response.function_call_arguments.done" | b"response.custom_tool_call_input.done" => {
+                self.on_delta(data, true)
+            }
+            b"response.output_item.added" | b"response.output_item.done"
+                if memchr::memmem::find(data, b"_call\"").is_some() =>
+            {
+                self.on_item(data, kind == b"response.output_item.done")
+            }
+            b"response.created" | b"response.in_progress" | b"response.queued"
+                if self.id.is_none() || self.model.is_none() =>
+            {
+                self.on_response(data, false)
+            }
+            b"response.completed" | b"response.failed" | b"response.incomplete" => {
+                self.on_response(data, true)
+            }
+            b"error" => {
+                if let Ok(e) = serde_json::from_slice::<ErrorEvent<'_>>(data) {
+                    self.error = Some(match (e.code, e.message) {
+                        (Some(c), Some(m)) => format!("{c}: {m}"),
+                        (None, Some(m)) => m.into_owned(),
+                        (Some(c), None) => c.into_owned(),
+                        (None, None) => String::from("error"),
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn finish(self) -> ResponseView {
+        ResponseView {
+            id: self.id,
+            model: self.model,
+            calls: self
+                .calls
+                .into_iter()
+                .map(|p| ToolCall {
+                    id: p.call_id,
+                    name: p.name,
+                    arguments: p.args,
+                })
+                .collect(),
+            usage: self.usage,
+            stop_reason: self.status,
+            error: self.error,
+        }
+    }
+}

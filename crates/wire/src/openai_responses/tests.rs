@@ -1,0 +1,458 @@
+//! Tests of the Responses dialect: hand-written bodies and the corpus's
+//! recorded streams.
+
+use std::path::PathBuf;
+
+use toolwarden_core::{Basis, ErrorKind, ToolCall, ToolFailure, ToolOutcome};
+
+use super::request::request_view_with;
+use crate::{ChangeKind, DefectKind, Dialect, StreamParser, Usage};
+
+/// The corpus directory, found by walking up from the crate.
+pub(crate) fn corpus(rel: &str) -> PathBuf {
+    let mut dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    loop {
+        let candidate = dir.join("shared/corpus");
+        if candidate.is_dir() {
+            return candidate.join(rel);
+        }
+        assert!(
+            dir.pop(),
+            "shared/corpus not found above {}",
+            env!("CARGO_MANIFEST_DIR")
+        );
+    }
+}
+
+/// A `.chunks.txt` recording as the SSE bytes OpenAI sends.
+pub(crate) fn sse_from_chunks(rel: &str, with_event_lines: bool) -> Vec<u8> {
+    let text = std::fs::read_to_string(corpus(rel)).expect("corpus file");
+    let mut out = String::new();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        if with_event_lines {
+            let v: serde_json::Value = serde_json::from_str(line).expect("a JSON event");
+            out.push_str(&format!("event: {}\n", v["type"].as_str().unwrap_or("")));
+        }
+        out.push_str("data: ");
+        out.push_str(line);
+        out.push_str("\n\n");
+    }
+    out.into_bytes()
+}
+
+fn never(_: &str) -> bool {
+    false
+}
+
+fn starts_with_fail(s: &str) -> bool {
+    s.starts_with("FAIL")
+}
+
+const CONVERSATION: &str = r#"{
+  "model": "gpt-5.1",
+  "instructions": "Be brief.",
+  "stream": true,
+  "input": [
+    {"role": "user", "content": "weather in SF and NYC?"},
+    {"type": "reasoning", "id": "rs_1", "summary": []},
+    {"type": "function_call", "id": "fc_1", "call_id": "call_a", "name": "weather", "arguments": "{\"city\":\"SF\"}"},
+    {"type": "function_call", "id": "fc_2", "call_id": "call_b", "name": "weather", "arguments": "{\"city\":\"NYC\"}"},
+    {"type": "function_call_output", "call_id": "call_a", "output": "18C"},
+    {"type": "function_call_output", "call_id": "call_b", "output": [{"type": "input_text", "text": "FAIL: no"}, {"type": "input_text", "text": "station"}]},
+    {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "SF 18C"}]},
+    {"role": "user", "content": "and LA?"},
+    {"type": "custom_tool_call", "call_id": "call_c", "name": "sql", "input": "SELECT 1"},
+    {"type": "custom_tool_call_output", "call_id": "call_c", "output": "1", "status": "incomplete"}
+  ]
+}"#;
+
+#[test]
+fn request_view_reads_calls_results_and_new() {
+    let v = request_view_with(CONVERSATION.as_bytes(), &starts_with_fail).unwrap();
+    assert_eq!(v.model.as_deref(), Some("gpt-5.1"));
+    assert!(v.stream);
+    assert_eq!(v.message_count, 10);
+    let calls: Vec<(&str, &str, &str, usize)> = v
+        .calls
+        .iter()
+        .map(|c| (&*c.id, &*c.name, &*c.arguments, c.message_index))
+        .collect();
+    assert_eq!(
+        calls,
+        vec![
+            ("call_a", "weather", "{\"city\":\"SF\"}", 2),
+            ("call_b", "weather", "{\"city\":\"NYC\"}", 3),
+            ("call_c", "sql", "SELECT 1", 8),
+        ]
+    );
+    let results: Vec<_> = v
+        .results
+        .iter()
+        .map(|r| {
+            (
+                &*r.call_id,
+                r.tool.as_deref(),
+                &*r.content,
+                r.verdict.failed,
+                r.verdict.basis,
+                r.new,
+            )
+        })
+        .collect();
+    assert_eq!(
+        results,
+        vec![
+            ("call_a", Some("weather"), "18C", false, Basis::None, false),
+            (
+                "call_b",
+                Some("weather"),
+                "FAIL: no\nstation",
+                true,
+                Basis::Heuristic,
+                false
+            ),
+            ("call_c", Some("sql"), "1", true, Basis::Explicit, true),
+        ]
+    );
+    assert!(
+        crate::validate(Dialect::OpenAiResponses, CONVERSATION.as_bytes())
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[test]
+fn outputs_after_the_last_model_item_are_new() {
+    let body = br#"{"input":[
+      {"type":"function_call","call_id":"c1","name":"ls","arguments":"{}"},
+      {"type":"function_call_output","call_id":"c1","output":"{\"isError\":true,\"content\":[]}"}]}"#;
+    let v = request_view_with(body, &never).unwrap();
+    assert!(v.results[0].new);
+    assert_eq!(
+        v.results[0].verdict,
+        toolwarden_core::Verdict::explicit(true)
+    );
+    assert!(!v.stream && v.model.is_none());
+}
+
+#[test]
+fn string_input_has_no_calls_and_a_turn_hash() {
+    let a = request_view_with(
+        br#"{"model":"m","input":"hello","instructions":"x"}"#,
+        &never,
+    )
+    .unwrap();
+    let b = request_view_with(
+        br#"{"input":"hello","instructions":"x","model":"n"}"#,
+        &never,
+    )
+    .unwrap();
+    let c = request_view_with(br#"{"input":"hello!","instructions":"x"}"#, &never).unwrap();
+    assert!(a.calls.is_empty() && a.results.is_empty());
+    assert_eq!(a.message_count, 1);
+    assert_eq!(a.first_turn_hash, b.first_turn_hash);
+    assert_ne!(a.first_turn_hash, c.first_turn_hash);
+}
+
+#[test]
+fn previous_response_id_makes_unknown_outputs_server_side() {
+    let body = br#"{"previous_response_id":"resp_1","input":[
+      {"type":"function_call_output","call_id":"call_x","output":"ok"}]}"#;
+    let v = request_view_with(body, &never).unwrap();
+    assert_eq!(v.previous_response_id.as_deref(), Some("resp_1"));
+    assert_eq!(v.results.len(), 1);
+    assert_eq!(v.results[0].tool, None);
+    assert!(v.results[0].new);
+    assert!(
+        crate::validate(Dialect::OpenAiResponses, body)
+            .unwrap()
+            .is_empty()
+    );
+    let r = crate::repair(Dialect::OpenAiResponses, body).unwrap();
+    assert!(matches!(r.body, std::borrow::Cow::Borrowed(_)));
+}
+
+#[test]
+fn validation_uses_openai_texts() {
+    let body = br#"{"input":[
+      {"role":"user","content":"hi"},
+      {"type":"function_call","call_id":"call_a","name":"f","arguments":"{}"},
+      {"type":"custom_tool_call","call_id":"call_c","name":"g","input":"x"},
+      {"type":"function_call_output","call_id":"call_zz","output":"?"},
+      {"type":"custom_tool_call_output","call_id":"call_yy","output":"?"},
+      {"type":"function_call","id":"fc_9","call_id":"call_d","name":"f","arguments":"{}"},
+      {"type":"function_call_output","call_id":"call_d","output":"1"},
+      {"type":"function_call_output","call_id":"call_d","output":"2"}
+    ]}"#;
+    let d = crate::validate(Dialect::OpenAiResponses, body).unwrap();
+    let got: Vec<(DefectKind, usize, &str)> = d
+        .iter()
+        .map(|d| (d.kind, d.message_index, d.message.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (
+                DefectKind::MissingResult,
+                1,
+                "No tool output found for function call call_a."
+            ),
+            (
+                DefectKind::MissingResult,
+                2,
+                "No tool output found for custom tool call call_c."
+            ),
+            (
+                DefectKind::OrphanResult,
+                3,
+                "No tool call found for function call output with call_id call_zz."
+            ),
+            (
+                DefectKind::OrphanResult,
+                4,
+                "No tool call found for custom tool call output with call_id call_yy."
+            ),
+            (
+                DefectKind::DuplicateCallId,
+                7,
+                "Duplicate item found with id call_d. Remove duplicate items from your input and try again."
+            ),
+        ]
+    );
+}
+
+fn repaired(body: &str) -> (String, Vec<(ChangeKind, usize)>) {
+    let r = crate::repair(Dialect::OpenAiResponses, body.as_bytes()).unwrap();
+    let out = String::from_utf8(r.body.into_owned()).unwrap();
+    assert!(
+        crate::validate(Dialect::OpenAiResponses, out.as_bytes())
+            .unwrap()
+            .is_empty(),
+        "repaired body still has defects: {out}"
+    );
+    (
+        out,
+        r.changes
+            .iter()
+            .map(|c| (c.kind, c.message_index))
+            .collect(),
+    )
+}
+
+#[test]
+fn repair_inserts_an_output_after_the_run_of_calls() {
+    let body = r#"{"x":1,"input":[{"role":"user","content":"hi"},
+ {"type":"function_call","call_id":"a","name":"f","arguments":"{}"},
+ {"type":"function_call","call_id":"b","name":"f","arguments":"{}"},
+ {"type":"function_call_output","call_id":"b","output":"ok"}] ,"tail":  true}"#;
+    let (out, changes) = repaired(body);
+    assert_eq!(changes, vec![(ChangeKind::InsertedResult, 1)]);
+    let expected = format!(
+        r#"{{"x":1,"input":[{{"role":"user","content":"hi"}},
+ {{"type":"function_call","call_id":"a","name":"f","arguments":"{{}}"}},
+ {{"type":"function_call","call_id":"b","name":"f","arguments":"{{}}"}},
+ {{"type":"function_call_output","call_id":"a","output":{}}},
+ {{"type":"function_call_output","call_id":"b","output":"ok"}}] ,"tail":  true}}"#,
+        serde_json::to_string(&super::repair::no_result_text()).unwrap()
+    );
+    assert_eq!(out, expected);
+}
+
+#[test]
+fn repair_moves_early_outputs_and_drops_orphans_and_duplicates() {
+    let body = r#"{"input":[
+ {"type":"function_call_output","call_id":"a","output":"early"},
+ {"type":"function_call","call_id":"a","name":"f","arguments":"{}"},
+ {"type":"function_call_output","call_id":"zz","output":"orphan"},
+ {"type":"function_call","call_id":"a","name":"f","arguments":"{}"},
+ {"type":"function_call_output","call_id":"a","output":"again"},
+ {"type":"function_call","call_id":"b","name":"f","arguments":"{\"n\":1}"},
+ {"type":"function_call","call_id":"b","name":"g","arguments":"{\"n\":2}"},
+ {"type":"function_call_output","call_id":"b","output":"first b"}]}"#;
+    let (out, changes) = repaired(body);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let items: Vec<String> = v["input"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            format!(
+                "{} {}",
+                i["type"].as_str().unwrap(),
+                i["call_id"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        items,
+        vec![
+            "function_call a",
+            "function_call_output a",
+            "function_call b",
+            "function_call b_2",
+            "function_call_output b_2",
+            "function_call_output b",
+        ]
+    );
+    assert_eq!(v["input"][1]["output"], "early");
+    assert_eq!(
+        changes,
+        vec![
+            (ChangeKind::MovedResult, 0),
+            (ChangeKind::RemovedResult, 2),
+            (ChangeKind::RemovedDuplicate, 3),
+            (ChangeKind::RemovedDuplicate, 4),
+            (ChangeKind::RenamedDuplicateId, 6),
+            (ChangeKind::InsertedResult, 6),
+        ]
+    );
+}
+
+#[test]
+fn repair_of_a_clean_body_is_borrowed() {
+    let r = crate::repair(Dialect::OpenAiResponses, CONVERSATION.as_bytes()).unwrap();
+    assert!(matches!(r.body, std::borrow::Cow::Borrowed(_)));
+    assert!(r.changes.is_empty());
+}
+
+#[test]
+fn bad_input_is_a_clear_error() {
+    for body in [
+        &b"{"[..],
+        b"[]",
+        b"{\"input\":5}",
+        b"{\"input\":[{\"call_id\":3}]}",
+        b"\xff",
+    ] {
+        assert!(crate::validate(Dialect::OpenAiResponses, body).is_err());
+        assert!(request_view_with(body, &never).is_err());
+        assert!(crate::repair(Dialect::OpenAiResponses, body).is_err());
+    }
+}
+
+fn stream(bytes: &[u8], split: usize) -> crate::ResponseView {
+    let mut p = StreamParser::new(Dialect::OpenAiResponses);
+    for chunk in bytes.chunks(split.max(1)) {
+        p.feed(chunk);
+    }
+    p.finish()
+}
+
+#[test]
+fn stream_reassembles_the_recorded_function_call() {
+    for events in [true, false] {
+        let bytes = sse_from_chunks("sse/vercel-ai__azure-tool-call.1.chunks.txt", events);
+        for split in [bytes.len(), 1, 7, 64] {
+            let v = stream(&bytes, split);
+            assert_eq!(
+                v.calls,
+                vec![ToolCall {
+                    id: "call_H5DxLSFnsGhiROnUiDHmgyc8".into(),
+                    name: "weather".into(),
+                    arguments: "{\"location\":\"San Francisco\"}".into(),
+                }]
+            );
+            assert_eq!(
+                v.id.as_deref(),
+                Some("resp_04041325ab8ae30400698c519fb7fc81979972618138fc336d")
+            );
+            assert_eq!(v.model.as_deref(), Some("gpt-5.1"));
+            assert_eq!(
+                v.usage,
+                Usage {
+                    input_tokens: Some(45),
+                    output_tokens: Some(24)
+                }
+            );
+            assert_eq!(v.stop_reason.as_deref(), Some("completed"));
+            assert_eq!(v.error, None);
+        }
+    }
+}
+
+#[test]
+fn stream_reassembles_the_recorded_custom_tool_call() {
+    let bytes = sse_from_chunks("sse/vercel-ai__openai-custom-tool.1.chunks.txt", true);
+    let v = stream(&bytes, 5);
+    assert_eq!(
+        v.calls,
+        vec![ToolCall {
+            id: "call_custom_sql_001".into(),
+            name: "write_sql".into(),
+            arguments: "SELECT * FROM users WHERE age > 25".into(),
+        }]
+    );
+    assert_eq!(
+        v.usage,
+        Usage {
+            input_tokens: Some(50),
+            output_tokens: Some(20)
+        }
+    );
+}
+
+#[test]
+fn a_stream_cut_before_done_keeps_the_deltas() {
+    let bytes = sse_from_chunks("sse/vercel-ai__azure-tool-call.1.chunks.txt", true);
+    let text = String::from_utf8(bytes).unwrap();
+    let cut = text
+        .find("event: response.function_call_arguments.done")
+        .unwrap();
+    let v = stream(&text.as_bytes()[..cut], 3);
+    assert_eq!(v.calls[0].arguments, "{\"location\":\"San Francisco\"}");
+    assert_eq!(v.stop_reason, None);
+}
+
+#[test]
+fn stream_errors_are_reported() {
+    let failed = b"event: response.failed\ndata: {\"type\":\"response.failed\",\"response\":{\"id\":\"resp_1\",\"status\":\"failed\",\"error\":{\"code\":\"server_error\",\"message\":\"boom\"}}}\n\n";
+    let v = stream(failed, 4);
+    assert_eq!(v.error.as_deref(), Some("server_error: boom"));
+    assert_eq!(v.stop_reason.as_deref(), Some("failed"));
+    let err = b"event: error\ndata: {\"type\":\"error\",\"code\":null,\"message\":\"rate limited\",\"param\":null}\n\n";
+    assert_eq!(stream(err, 4).error.as_deref(), Some("rate limited"));
+}
+
+#[test]
+fn response_view_reads_a_body() {
+    let body = br#"{"id":"resp_1","object":"response","status":"completed","model":"gpt-5",
+      "output":[{"type":"reasoning","id":"rs"},{"type":"message","role":"assistant","content":[]},
+        {"type":"function_call","id":"fc","call_id":"call_1","name":"f","arguments":"{\"a\":1}"},
+        {"type":"custom_tool_call","id":"ct","call_id":"call_2","name":"g","input":"raw"}],
+      "usage":{"input_tokens":3,"output_tokens":4,"total_tokens":7},"error":null}"#;
+    let v = crate::response_view(Dialect::OpenAiResponses, body).unwrap();
+    assert_eq!(v.calls.len(), 2);
+    assert_eq!(v.calls[1].arguments, "raw");
+    assert_eq!(
+        v.usage,
+        Usage {
+            input_tokens: Some(3),
+            output_tokens: Some(4)
+        }
+    );
+    assert_eq!(v.stop_reason.as_deref(), Some("completed"));
+    assert_eq!(v.id.as_deref(), Some("resp_1"));
+}
+
+#[test]
+fn render_frames_failures_without_a_flag() {
+    let ok = ToolOutcome::success("call_1", "f", serde_json::json!({"a": 1}));
+    let failure = ToolFailure {
+        kind: ErrorKind::Timeout,
+        code: None,
+        technical_message: "deadline 5s".into(),
+        model_message: "The tool timed out.".into(),
+        retryable: true,
+        fatal: false,
+    };
+    let bad = ToolOutcome::failure("call_2", "f", failure);
+    let out = crate::render_results(Dialect::OpenAiResponses, &[ok, bad]);
+    assert_eq!(
+        out,
+        vec![
+            serde_json::json!({"type":"function_call_output","call_id":"call_1","output":"{\"a\":1}"}),
+            serde_json::json!({"type":"function_call_output","call_id":"call_2",
+                "output":"Tool error (timeout): The tool timed out."}),
+        ]
+    );
+}
