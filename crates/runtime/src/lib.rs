@@ -1,1 +1,103 @@
-//! placeholder
+//! The tool runtime: a [`Registry`] of tools and an [`Executor`] that
+//! answers every tool call with exactly one well-formed
+//! [`ToolOutcome`](toolwarden_core::ToolOutcome) — whatever the tool does:
+//! fails, hangs, panics, gets bad arguments or does not exist.
+//!
+//! - The [`Tool`] trait; [`TypedTool`] / [`typed`] and [`typed_fn`] derive
+//!   the schema from a Rust type (`schemars`) and deserialise the
+//!   arguments into it; [`tool_fn`] wraps an async closure.
+//! - A [`Context`] of per-run values (working directory, user, credentials
+//!   handle) a tool receives and the model never sees.
+//! - The [`Registry`]: register, alias, enable / disable / pause; the `tools`
+//!   field for each dialect ([`Registry::definitions`]); metrics
+//!   ([`Registry::stats`]), the error summary and a [`HealthReport`].
+//! - The [`Executor`]: [`execute`](Executor::execute),
+//!   [`execute_batch`](Executor::execute_batch) and
+//!   [`step`](Executor::step) (a provider response in, the tool-result
+//!   messages to append out).
+//! - Per-tool policies ([`ToolPolicy`]): [`TimeoutPolicy`],
+//!   [`RetryPolicy`], [`BreakerConfig`], [`Fallback`]; the run-level
+//!   [`LoopGuardConfig`]. Every default disposition and model-facing text
+//!   can be overridden per tool.
+//!
+//! What the model is told and what the operator logs, per kind of failure,
+//! is described on [`Executor`]'s module and in `ARCHITECTURE.md`; a fatal
+//! failure (authentication, permission by default) still yields one result
+//! per call and, in [`StepResult::fatal`], a [`FatalError`] for the
+//! application.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use schemars::JsonSchema;
+//! use serde::Deserialize;
+//! use toolwarden_core::{Status, ToolCall};
+//! use toolwarden_runtime::{typed_fn, BoxError, Context, Executor, Registry, WorkingDir};
+//!
+//! #[derive(Deserialize, JsonSchema)]
+//! struct ReadArgs {
+//!     /// The file to read, relative to the working directory.
+//!     path: String,
+//!     /// Lines to return.
+//!     #[schemars(range(min = 1))]
+//!     limit: Option<u32>,
+//! }
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let mut registry = Registry::new();
+//! registry
+//!     .register(typed_fn("read_file", "Read a text file.", |args: ReadArgs, ctx: Context| async move {
+//!         let dir = ctx.get::<WorkingDir>().map(|d| d.0.clone()).unwrap_or_default();
+//!         Ok::<_, BoxError>(format!("{} lines of {}", args.limit.unwrap_or(10), dir.join(args.path).display()))
+//!     }))
+//!     .unwrap();
+//! let executor = Executor::new(Arc::new(registry));
+//! let ctx = Context::builder().with(WorkingDir("/srv/repo".into())).build();
+//!
+//! let calls = [
+//!     ToolCall { id: "c1".into(), name: "read_file".into(), arguments: r#"{"path": "README.md"}"#.into() },
+//!     ToolCall { id: "c2".into(), name: "read_file".into(), arguments: r#"{"limit": 0}"#.into() },
+//!     ToolCall { id: "c3".into(), name: "delete_file".into(), arguments: "{}".into() },
+//! ];
+//! let outcomes = executor.execute_batch(&calls, &ctx).await;
+//!
+//! assert_eq!(outcomes.len(), 3);
+//! assert_eq!(outcomes[0].output, Some("10 lines of /srv/repo/README.md".into()));
+//! let bad = outcomes[1].error.as_ref().unwrap();
+//! assert_eq!(
+//!     bad.model_message,
+//!     "Missing required parameter: path; Invalid value for 'limit': must be a positive integer"
+//! );
+//! assert_eq!(
+//!     outcomes[2].error.as_ref().unwrap().model_message,
+//!     "Tool 'delete_file' is not available. Available tools: read_file."
+//! );
+//! assert_eq!(outcomes[2].status, Status::Error);
+//! # });
+//! ```
+
+#![forbid(unsafe_code)]
+
+mod context;
+mod errors;
+mod executor;
+mod health;
+mod metrics;
+pub mod policy;
+mod registry;
+pub mod render;
+mod tool;
+mod validate;
+
+pub use context::{Context, ContextBuilder, User, WorkingDir};
+pub use errors::{FatalError, HttpError, UNEXPECTED_MESSAGE};
+pub use executor::{Executor, ExecutorConfig, StepError, StepResult};
+pub use health::{HealthReport, HealthThresholds, ToolHealth};
+pub use metrics::{Histogram, RECENT_ERRORS, RecentError, ToolStats};
+pub use policy::{
+    Breaker, BreakerConfig, BreakerState, FailureRate, Fallback, LoopGuardConfig, PolicyError,
+    RetryPolicy, TimeoutPolicy, ToolPolicy,
+};
+pub use registry::{Registry, RegistryError, RegistryErrorKind, ToolState};
+pub use tool::{
+    BoxError, FnTool, Tool, Typed, TypedFnTool, TypedTool, schema_of, tool_fn, typed, typed_fn,
+};

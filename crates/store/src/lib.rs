@@ -1,1 +1,54 @@
-//! placeholder
+//! toolwarden-store: the events the gateway records and where they go.
+//!
+//! - [`Event`] (`Request`, `ToolCall`, `ToolResult`): serde-tagged records;
+//!   their JSON is also the JSONL line format.
+//! - [`Store`]: SQLite (default, WAL) or PostgreSQL, opened from a URL, with
+//!   one schema (`migrations/`) and exact, race-safe writes: results are
+//!   unique on `(session_id, call_id, message_index)`, calls on
+//!   `(request_id, call_index)`, and a result completes its call's row in
+//!   `tool_calls`.
+//! - [`Recorder`]: the non-blocking front door: a bounded queue, a batching
+//!   writer task, JSONL, an [`Observer`] for metrics, counters, a backlog
+//!   while the database is away, and a draining [`Recorder::shutdown`].
+//! - [`Store::stats`] / [`Stats`]: what `toolwarden stats` and `/api/stats`
+//!   show, the same SQL on both backends; [`parse_since`] for `--since`.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), toolwarden_store::StoreError> {
+//! use std::sync::Arc;
+//! use toolwarden_store::*;
+//! let store = Store::open("sqlite://toolwarden.db").await?;
+//! let recorder = Recorder::start(Some(store.clone()), RecorderOptions::default(), Arc::new(NoopObserver));
+//! // recorder.record(Event::ToolCall(...)) on the request path, then:
+//! recorder.shutdown().await;
+//! let stats = store.stats(&StatsQuery::default()).await?;
+//! println!("{}", stats.render_table());
+//! # Ok(()) }
+//! ```
+
+#![forbid(unsafe_code)]
+
+mod bulk;
+mod error;
+mod event;
+mod jsonl;
+mod migrate;
+mod recorder;
+mod render;
+mod since;
+mod stats;
+mod store;
+mod write;
+
+pub use error::{StoreError, StoreErrorKind, redact_url};
+pub use event::{Event, RequestRecord, ToolCallRecord, ToolResultRecord};
+pub use migrate::SCHEMA_VERSION;
+pub use recorder::{
+    NoopObserver, Observer, Recorder, RecorderCounters, RecorderOptions, SHUTDOWN_RETRY,
+};
+pub use since::{SinceError, parse_since};
+pub use stats::{
+    CallRow, FailureRow, ModelRow, RepairRow, RequestTotals, SessionRow, Stats, StatsQuery,
+    TimelineRow, ToolRow,
+};
+pub use store::{Store, StoreOptions};

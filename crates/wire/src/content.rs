@@ -73,8 +73,8 @@ impl<'de: 'a, 'a> Deserialize<'de> for ResultContent<'a> {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
                 let mut out = ResultContent::default();
                 let mut acc = None;
-                while let Some(key) = map.next_key::<Cow<'de, str>>()? {
-                    match &*key {
+                while let Some(key) = map.next_key::<crate::splice::Str<'de>>()? {
+                    match &*key.0 {
                         "type" => out.object_type = Some(map.next_value()?),
                         "error_code" | "text" => {
                             if let Some(t) = map.next_value::<Option<Cow<'de, str>>>()? {

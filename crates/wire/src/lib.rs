@@ -28,6 +28,7 @@ pub mod openai_chat;
 pub mod openai_responses;
 mod pairing;
 mod repair;
+mod seed;
 mod splice;
 pub mod sse;
 mod stream;

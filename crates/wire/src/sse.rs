@@ -2,8 +2,9 @@
 //!
 //! [`SseFramer::feed`] calls back once per complete event with its `event:`
 //! name (empty when absent) and its data (the `data:` lines joined by
-//! `\n`). Bytes are copied only when an event straddles two chunks, and the
-//! buffer is bounded by the largest event, not the stream's length.
+//! `\n`). An event of one `data:` line whose blank line is in the same
+//! chunk is passed on without a copy; other events are buffered, bounded by
+//! the largest event, not the stream's length.
 
 /// The default cap on one event's size (16 MiB): a larger event is dropped
 /// and counted in [`SseFramer::oversized`].
@@ -87,6 +88,16 @@ impl SseFramer {
                 end + 1
             };
             if self.partial.is_empty() {
+                // Fast path: a single `data:` line and the blank line that
+                // ends its event, both in this chunk: no copy.
+                if let Some(skip) = self.single_data_line(&chunk[..end], &chunk[next..]) {
+                    let value = &chunk[5..end];
+                    let value = value.strip_prefix(b" ").unwrap_or(value);
+                    on_event(&self.event, value);
+                    self.event.clear();
+                    chunk = &chunk[next + skip..];
+                    continue;
+                }
                 self.line(&chunk[..end], on_event);
             } else {
                 let mut line = std::mem::take(&mut self.partial);
@@ -96,6 +107,24 @@ impl SseFramer {
                 self.partial = line;
             }
             chunk = &chunk[next..];
+        }
+    }
+
+    /// When `line` is the first and only `data:` line of an event and
+    /// `after` starts with the blank line that ends it: the length of that
+    /// blank line's terminator.
+    fn single_data_line(&self, line: &[u8], after: &[u8]) -> Option<usize> {
+        if self.data_lines > 0 || self.dropping || !line.starts_with(b"data:") {
+            return None;
+        }
+        if line.len() - 5 + 1 > self.max_event {
+            return None;
+        }
+        match after {
+            [b'\n', ..] => Some(1),
+            [b'\r', b'\n', ..] => Some(2),
+            [b'\r', _, ..] => Some(1),
+            _ => None, // unknown yet (or a lone `\r` that may precede `\n`)
         }
     }
 

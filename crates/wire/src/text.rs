@@ -87,23 +87,6 @@ impl Fnv64 {
     }
 }
 
-/// `true` when `data` holds `"key"` followed (after optional whitespace and
-/// the colon) by something other than `null`. Used to skip stream events
-/// that cannot matter; a false positive only costs a full parse.
-pub(crate) fn has_non_null(data: &[u8], key: &[u8]) -> bool {
-    let finder = memchr::memmem::find_iter(data, key);
-    for at in finder {
-        let mut rest = &data[at + key.len()..];
-        while let [b' ' | b'\t' | b'\r' | b'\n' | b':', tail @ ..] = rest {
-            rest = tail;
-        }
-        if !rest.starts_with(b"null") {
-            return true;
-        }
-    }
-    false
-}
-
 /// The value of a top-level `"type":"…"` when `data` starts with it (the
 /// providers' compact JSON always does); used to name events that come
 /// without an `event:` line.
@@ -134,23 +117,6 @@ mod tests {
         assert_eq!(mcp_is_error(r#"the "isError" key"#), None);
         assert_eq!(mcp_is_error(r#"{"isError": tru"#), None);
         assert_eq!(mcp_is_error("plain"), None);
-    }
-
-    #[test]
-    fn non_null_keys_are_found_with_any_spacing() {
-        assert!(has_non_null(
-            br#"{"finish_reason" : "stop"}"#,
-            b"\"finish_reason\""
-        ));
-        assert!(!has_non_null(
-            br#"{"finish_reason":null}"#,
-            b"\"finish_reason\""
-        ));
-        assert!(has_non_null(
-            br#"{"a":null,"usage":null,"usage":{"x":1}}"#,
-            b"\"usage\""
-        ));
-        assert!(!has_non_null(br#"{"content":"hi"}"#, b"\"usage\""));
     }
 
     #[test]

@@ -5,51 +5,18 @@
 //! Fields we do not need (thinking text, signatures, image data, tool
 //! schemas) are skipped by serde without allocating.
 
-use std::{borrow::Cow, fmt};
+use std::borrow::Cow;
 
-use serde::{
-    Deserialize, Deserializer,
-    de::{SeqAccess, Visitor},
-};
+use serde::Deserialize;
 use serde_json::value::RawValue;
 
 pub(crate) use crate::content::ResultContent;
-
-/// The top level of a request body.
-#[derive(Deserialize)]
-pub(super) struct Request<'a> {
-    #[serde(borrow, default)]
-    pub model: Option<Cow<'a, str>>,
-    #[serde(default)]
-    pub stream: Option<bool>,
-    #[serde(borrow, default)]
-    pub system: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    pub metadata: Option<Metadata<'a>>,
-    #[serde(borrow)]
-    pub messages: Vec<Message<'a>>,
-}
 
 /// `metadata`.
 #[derive(Deserialize)]
 pub(super) struct Metadata<'a> {
     #[serde(borrow, default)]
     pub user_id: Option<Cow<'a, str>>,
-}
-
-/// One message.
-#[derive(Deserialize)]
-pub(super) struct Message<'a> {
-    #[serde(borrow)]
-    pub role: Cow<'a, str>,
-    #[serde(borrow)]
-    pub content: Content<'a>,
-}
-
-/// A message's content: a string or blocks.
-pub(super) enum Content<'a> {
-    Text(Cow<'a, str>),
-    Blocks(Vec<Block<'a>>),
 }
 
 /// Any content block; which fields are set depends on `kind`.
@@ -97,36 +64,5 @@ pub(super) fn classify(kind: &str) -> BlockClass {
         "server_tool_use" | "mcp_tool_use" => BlockClass::ServerCall,
         k if k.ends_with("_tool_result") => BlockClass::ServerResult,
         _ => BlockClass::Other,
-    }
-}
-
-// === impl Content ===
-
-impl<'de: 'a, 'a> Deserialize<'de> for Content<'a> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Content<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a string or an array of content blocks")
-            }
-            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
-                Ok(Content::Text(Cow::Borrowed(v)))
-            }
-            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(Content::Text(Cow::Owned(v.to_owned())))
-            }
-            fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
-                Ok(Content::Text(Cow::Owned(v)))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-                let mut blocks = Vec::with_capacity(seq.size_hint().unwrap_or(4));
-                while let Some(b) = seq.next_element::<Block<'de>>()? {
-                    blocks.push(b);
-                }
-                Ok(Content::Blocks(blocks))
-            }
-        }
-        d.deserialize_any(V)
     }
 }

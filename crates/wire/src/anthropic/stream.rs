@@ -7,9 +7,12 @@
 //! matter: text and thinking deltas, pings, deltas while no tool block is
 //! open. Only tool-call arguments are kept, so memory is bounded by them.
 
-use std::borrow::Cow;
+use std::{borrow::Cow, fmt};
 
-use serde::Deserialize;
+use serde::{
+    Deserialize, Deserializer,
+    de::{DeserializeSeed, Error as _, IgnoredAny, MapAccess, Visitor},
+};
 use serde_json::value::RawValue;
 use toolwarden_core::ToolCall;
 
@@ -17,7 +20,28 @@ use super::{
     model::{BlockClass, classify},
     response::{ApiError, WireUsage},
 };
-use crate::{ResponseView, Usage, stream::EventSink, text::leading_type};
+use crate::{
+    ResponseView, Usage,
+    seed::{AppendStr, Needle},
+    splice::Str,
+    stream::EventSink,
+    text::leading_type,
+};
+
+static INPUT_JSON_DELTA: Needle = Needle::new("input_json_delta\"");
+static DELTA_TYPE: Needle = Needle::new("\"delta\":{\"type\":\"");
+static TOOL_USE: Needle = Needle::new("tool_use\"");
+
+/// Whether a `content_block_delta` is an `input_json_delta`: read from the
+/// delta's `type` when the event is in the providers' compact canonical
+/// form, else searched for anywhere.
+fn is_json_delta(data: &[u8]) -> bool {
+    let head = &data[..data.len().min(96)];
+    match DELTA_TYPE.end_in(head) {
+        Some(at) => data[at..].starts_with(b"input_json_delta\""),
+        None => INPUT_JSON_DELTA.in_(data),
+    }
+}
 
 /// Stream state for Anthropic Messages.
 #[derive(Debug, Default)]
@@ -30,6 +54,8 @@ pub struct StreamState {
     calls: Vec<Pending>,
     /// Positions in `calls` of the tool blocks not yet stopped.
     open: Vec<usize>,
+    /// The argument fragment being read.
+    scratch: String,
 }
 
 #[derive(Debug)]
@@ -37,7 +63,8 @@ struct Pending {
     index: u64,
     id: String,
     name: String,
-    initial: String,
+    /// `input` of the block start when not `{}` (deltas normally follow).
+    initial: Option<String>,
     args: String,
 }
 
@@ -64,19 +91,6 @@ struct StartBlock<'a> {
     name: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     input: Option<&'a RawValue>,
-}
-
-#[derive(Deserialize)]
-struct Delta<'a> {
-    index: u64,
-    #[serde(borrow)]
-    delta: JsonDelta<'a>,
-}
-
-#[derive(Deserialize)]
-struct JsonDelta<'a> {
-    #[serde(borrow, default)]
-    partial_json: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]
@@ -120,26 +134,38 @@ struct ErrorEvent<'a> {
     error: ApiError<'a>,
 }
 
+/// Parse an event's data (validated as UTF-8 in one SIMD pass, then read
+/// without per-string checks).
+fn parse<'a, T: Deserialize<'a>>(data: &'a [u8]) -> Result<T, ()> {
+    let text = simdutf8::basic::from_utf8(data).map_err(|_| ())?;
+    serde_json::from_str(text).map_err(|_| ())
+}
+
 impl StreamState {
     fn dispatch(&mut self, kind: &[u8], data: &[u8]) {
         match kind {
             b"content_block_delta" => {
-                if self.open.is_empty() || memchr::memmem::find(data, b"input_json_delta").is_none()
-                {
+                if self.open.is_empty() || !is_json_delta(data) {
                     return;
                 }
-                let Ok(d) = serde_json::from_slice::<Delta<'_>>(data) else {
+                let mut part = std::mem::take(&mut self.scratch);
+                part.clear();
+                let Ok(text) = simdutf8::basic::from_utf8(data) else {
                     return;
                 };
-                if let (Some(at), Some(part)) = (self.pending(d.index), d.delta.partial_json) {
-                    self.calls[at].args.push_str(&part);
+                let mut de = serde_json::Deserializer::from_str(text);
+                if let Ok(index) = (DeltaSeed { part: &mut part }).deserialize(&mut de) {
+                    if let Some(at) = self.pending(index) {
+                        self.calls[at].args.push_str(&part);
+                    }
                 }
+                self.scratch = part;
             }
             b"content_block_start" => {
-                if memchr::memmem::find(data, b"tool_use\"").is_none() {
+                if !TOOL_USE.in_(data) {
                     return;
                 }
-                let Ok(s) = serde_json::from_slice::<Start<'_>>(data) else {
+                let Ok(s) = parse::<Start<'_>>(data) else {
                     return;
                 };
                 let b = s.content_block;
@@ -149,7 +175,11 @@ impl StreamState {
                         index: s.index,
                         id: b.id.unwrap_or_default().into_owned(),
                         name: b.name.unwrap_or_default().into_owned(),
-                        initial: b.input.map_or_else(|| "{}".into(), |r| r.get().to_string()),
+                        initial: b
+                            .input
+                            .map(|r| r.get())
+                            .filter(|r| *r != "{}")
+                            .map(str::to_string),
                         args: String::new(),
                     });
                 }
@@ -158,22 +188,26 @@ impl StreamState {
                 if self.open.is_empty() {
                     return;
                 }
-                if let Ok(s) = serde_json::from_slice::<Stop>(data) {
+                if let Ok(s) = parse::<Stop>(data) {
                     self.open.retain(|&at| self.calls[at].index != s.index);
                 }
             }
             b"message_start" => {
-                if let Ok(m) = serde_json::from_slice::<MessageStart<'_>>(data) {
+                if let Ok(m) = parse::<MessageStart<'_>>(data) {
                     let m = m.message;
-                    self.id = m.id.map(Cow::into_owned);
-                    self.model = m.model.map(Cow::into_owned);
+                    if self.id.as_deref() != m.id.as_deref() {
+                        self.id = m.id.map(Cow::into_owned);
+                    }
+                    if self.model.as_deref() != m.model.as_deref() {
+                        self.model = m.model.map(Cow::into_owned);
+                    }
                     if let Some(u) = m.usage {
                         self.add_usage(u);
                     }
                 }
             }
             b"message_delta" => {
-                if let Ok(m) = serde_json::from_slice::<MessageDelta<'_>>(data) {
+                if let Ok(m) = parse::<MessageDelta<'_>>(data) {
                     if let Some(r) = m.delta.and_then(|d| d.stop_reason) {
                         self.stop_reason = Some(r.into_owned());
                     }
@@ -183,7 +217,7 @@ impl StreamState {
                 }
             }
             b"error" => {
-                let error = serde_json::from_slice::<ErrorEvent<'_>>(data)
+                let error = parse::<ErrorEvent<'_>>(data)
                     .map(|e| e.error.describe())
                     .unwrap_or_else(|_| String::from_utf8_lossy(data).into_owned());
                 self.error = Some(error);
@@ -220,7 +254,7 @@ impl EventSink for StreamState {
         if let Some(kind) = leading_type(data) {
             return self.dispatch(kind, data);
         }
-        if let Ok(t) = serde_json::from_slice::<Typed<'_>>(data) {
+        if let Ok(t) = parse::<Typed<'_>>(data) {
             self.dispatch(t.kind.as_bytes(), data);
         }
     }
@@ -236,12 +270,80 @@ impl EventSink for StreamState {
                 .map(|p| ToolCall {
                     id: p.id,
                     name: p.name,
-                    arguments: if p.args.is_empty() { p.initial } else { p.args },
+                    arguments: match (p.args.is_empty(), p.initial) {
+                        (false, _) => p.args,
+                        (true, Some(initial)) => initial,
+                        (true, None) => "{}".to_string(),
+                    },
                 })
                 .collect(),
             usage: self.usage,
             stop_reason: self.stop_reason,
             error: self.error,
         }
+    }
+}
+
+/// A `content_block_delta`: appends `delta.partial_json` to the buffer and
+/// returns `index`.
+struct DeltaSeed<'s> {
+    part: &'s mut String,
+}
+
+impl<'de> DeserializeSeed<'de> for DeltaSeed<'_> {
+    type Value = u64;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<u64, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for DeltaSeed<'_> {
+    type Value = u64;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a content_block_delta event")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<u64, A::Error> {
+        let mut index = None;
+        while let Some(key) = map.next_key::<Str<'de>>()? {
+            match &*key.0 {
+                "index" => index = Some(map.next_value::<u64>()?),
+                "delta" => map.next_value_seed(PartialJson {
+                    part: &mut *self.part,
+                })?,
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        index.ok_or_else(|| A::Error::missing_field("index"))
+    }
+}
+
+/// `delta` of an `input_json_delta`.
+struct PartialJson<'s> {
+    part: &'s mut String,
+}
+
+impl<'de> DeserializeSeed<'de> for PartialJson<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for PartialJson<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a delta object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(key) = map.next_key::<Str<'de>>()? {
+            if &*key.0 == "partial_json" {
+                map.next_value_seed(AppendStr(&mut *self.part))?;
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(())
     }
 }

@@ -14,19 +14,24 @@
 //! Server tool results (`web_search_tool_result`, …) are explicit: their
 //! content is either results or a `*_tool_result_error` object.
 //!
-//! Speed: the body is validated as UTF-8 once (SIMD) and parsed with
-//! `serde_json::from_str` into borrowed flat structs (see `model`), which
-//! spares the per-string validation of `from_slice`.
+//! Speed: the body is validated as UTF-8 once (SIMD) and read by serde
+//! seeds that hand each content block (one flat borrowed struct, see
+//! `model`) to the view as soon as it is parsed: no intermediate `Value`,
+//! no per-message vectors, no per-string UTF-8 checks.
 
-use std::{borrow::Cow, collections::HashMap};
+use std::{borrow::Cow, collections::HashMap, fmt};
 
+use serde::{
+    Deserializer,
+    de::{DeserializeSeed, Error as _, IgnoredAny, MapAccess, SeqAccess, Visitor},
+};
 use serde_json::value::RawValue;
 use toolwarden_core::Verdict;
 
-use super::model::{Block, BlockClass, Content, Request, classify};
+use super::model::{Block, BlockClass, Metadata, classify};
 use crate::{
-    CallView, Detector, RequestView, ResultView, WireError,
-    splice::utf8,
+    CallView, Detector, RequestView, ResultView, WireError, WireErrorKind,
+    splice::{Str, utf8},
     text::{Fnv64, mcp_is_error},
 };
 
@@ -35,61 +40,227 @@ pub(crate) fn request_view<'a>(
     body: &'a [u8],
     _detector: &Detector,
 ) -> Result<RequestView<'a>, WireError> {
-    let req: Request<'a> = serde_json::from_str(utf8(body)?)?;
-    let last_assistant = req.messages.iter().rposition(|m| m.role == "assistant");
-    let mut view = RequestView {
-        model: req.model,
-        stream: req.stream.unwrap_or(false),
-        message_count: req.messages.len(),
-        metadata_user_id: req.metadata.and_then(|m| m.user_id),
-        ..RequestView::default()
-    };
+    let mut b = Builder::default();
+    let mut de = serde_json::Deserializer::from_str(utf8(body)?);
+    (Top(&mut b)).deserialize(&mut de)?;
+    de.end()?;
+    if !b.has_messages {
+        return Err(WireError::new(
+            WireErrorKind::Shape,
+            "missing field `messages`",
+        ));
+    }
+    let mut view = b.view;
+    let last_assistant = b.last_assistant;
+    for r in &mut view.results {
+        r.new = last_assistant.is_none_or(|a| r.message_index > a);
+    }
     let mut hash = Fnv64::default();
-    if let Some(system) = req.system {
+    if let Some(system) = b.system {
         hash_system(&mut hash, system);
     }
-    let first_user = req.messages.iter().position(|m| m.role == "user");
-    let mut names: HashMap<Cow<'a, str>, usize> = HashMap::new();
-    for (i, msg) in req.messages.into_iter().enumerate() {
-        let new = last_assistant.is_none_or(|a| i > a);
-        let blocks = match msg.content {
-            Content::Text(t) => {
-                if Some(i) == first_user {
-                    hash.field(t.as_bytes());
-                }
-                continue;
-            }
-            Content::Blocks(b) => b,
-        };
-        for block in blocks {
-            if Some(i) == first_user {
-                if let Some(t) = &block.text {
-                    hash.field(t.as_bytes());
-                }
-            }
-            match classify(&block.kind) {
-                BlockClass::Call | BlockClass::ServerCall => {
-                    let id = block.id.unwrap_or_default();
-                    names.insert(id.clone(), view.calls.len());
-                    view.calls.push(CallView {
-                        id,
-                        name: block.name.unwrap_or_default(),
-                        arguments: block
-                            .input
-                            .map_or(Cow::Borrowed("{}"), |r| Cow::Borrowed(r.get())),
-                        message_index: i,
-                    });
-                }
-                BlockClass::Result | BlockClass::ServerResult => {
-                    let result = result_view(block, i, new, &names, &view.calls);
-                    view.results.push(result);
-                }
-                BlockClass::Other => {}
-            }
-        }
+    if let Some(first) = b.first_user_hash {
+        hash.write(&first.to_le_bytes());
     }
     view.first_turn_hash = Some(hash.finish());
     Ok(view)
+}
+
+/// The view under construction, fed one block at a time.
+#[derive(Default)]
+struct Builder<'a> {
+    view: RequestView<'a>,
+    names: HashMap<Cow<'a, str>, usize>,
+    system: Option<&'a RawValue>,
+    last_assistant: Option<usize>,
+    /// The text hash of the first user message, once seen.
+    first_user_hash: Option<u64>,
+    has_messages: bool,
+}
+
+impl<'a> Builder<'a> {
+    fn block(&mut self, block: Block<'a>, i: usize) {
+        match classify(&block.kind) {
+            BlockClass::Call | BlockClass::ServerCall => {
+                let id = block.id.unwrap_or_default();
+                self.names.insert(id.clone(), self.view.calls.len());
+                self.view.calls.push(CallView {
+                    id,
+                    name: block.name.unwrap_or_default(),
+                    arguments: block
+                        .input
+                        .map_or(Cow::Borrowed("{}"), |r| Cow::Borrowed(r.get())),
+                    message_index: i,
+                });
+            }
+            BlockClass::Result | BlockClass::ServerResult => {
+                let result = result_view(block, i, false, &self.names, &self.view.calls);
+                self.view.results.push(result);
+            }
+            BlockClass::Other => {}
+        }
+    }
+}
+
+/// The top-level object.
+struct Top<'b, 'a>(&'b mut Builder<'a>);
+
+impl<'de: 'a, 'a> DeserializeSeed<'de> for Top<'_, 'a> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de: 'a, 'a> Visitor<'de> for Top<'_, 'a> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a Messages request object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let b = self.0;
+        while let Some(key) = map.next_key::<Str<'de>>()? {
+            match &*key.0 {
+                "model" => b.view.model = map.next_value::<Option<Str<'de>>>()?.map(|s| s.0),
+                "stream" => b.view.stream = map.next_value::<Option<bool>>()?.unwrap_or(false),
+                "system" => b.system = map.next_value()?,
+                "metadata" => {
+                    b.view.metadata_user_id = map
+                        .next_value::<Option<Metadata<'de>>>()?
+                        .and_then(|m| m.user_id)
+                }
+                "messages" => {
+                    map.next_value_seed(Messages(&mut *b))?;
+                    b.has_messages = true;
+                }
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `messages`.
+struct Messages<'b, 'a>(&'b mut Builder<'a>);
+
+impl<'de: 'a, 'a> DeserializeSeed<'de> for Messages<'_, 'a> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de: 'a, 'a> Visitor<'de> for Messages<'_, 'a> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an array of messages")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let b = self.0;
+        let mut i = 0;
+        while seq
+            .next_element_seed(MessageSeed { b: &mut *b, i })?
+            .is_some()
+        {
+            i += 1;
+        }
+        b.view.message_count = i;
+        Ok(())
+    }
+}
+
+/// One message: `role` and `content` in either order.
+struct MessageSeed<'b, 'a> {
+    b: &'b mut Builder<'a>,
+    i: usize,
+}
+
+impl<'de: 'a, 'a> DeserializeSeed<'de> for MessageSeed<'_, 'a> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de: 'a, 'a> Visitor<'de> for MessageSeed<'_, 'a> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a message object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let MessageSeed { b, i } = self;
+        let mut role: Option<Str<'de>> = None;
+        let mut has_content = false;
+        // Text is hashed only while the first user message is not known.
+        let mut text = (b.first_user_hash.is_none()).then(Fnv64::default);
+        while let Some(key) = map.next_key::<Str<'de>>()? {
+            match &*key.0 {
+                "role" => role = Some(map.next_value()?),
+                "content" => {
+                    map.next_value_seed(ContentSeed {
+                        b: &mut *b,
+                        i,
+                        text: text.as_mut(),
+                    })?;
+                    has_content = true;
+                }
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        let role = role.ok_or_else(|| A::Error::missing_field("role"))?;
+        if !has_content {
+            return Err(A::Error::missing_field("content"));
+        }
+        match &*role.0 {
+            "assistant" => b.last_assistant = Some(i),
+            "user" if b.first_user_hash.is_none() => {
+                b.first_user_hash = text.map(Fnv64::finish);
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+/// `content`: a string or blocks, each handed to the builder as parsed.
+struct ContentSeed<'b, 'a, 'h> {
+    b: &'b mut Builder<'a>,
+    i: usize,
+    text: Option<&'h mut Fnv64>,
+}
+
+impl<'de: 'a, 'a> DeserializeSeed<'de> for ContentSeed<'_, 'a, '_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de: 'a, 'a> Visitor<'de> for ContentSeed<'_, 'a, '_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string or an array of content blocks")
+    }
+    fn visit_str<E>(self, v: &str) -> Result<(), E> {
+        if let Some(h) = self.text {
+            h.field(v.as_bytes());
+        }
+        Ok(())
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let ContentSeed { b, i, mut text } = self;
+        while let Some(block) = seq.next_element::<Block<'de>>()? {
+            if let (Some(h), Some(t)) = (text.as_deref_mut(), &block.text) {
+                h.field(t.as_bytes());
+            }
+            b.block(block, i);
+        }
+        Ok(())
+    }
 }
 
 fn result_view<'a>(

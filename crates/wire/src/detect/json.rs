@@ -1,6 +1,7 @@
 //! The `json_error` rule: a JSON object whose top level says it failed.
 //!
-//! A small allocation-free walker over the top-level keys of an object. It
+//! A small allocation-free walker over the top-level keys of an object (a
+//! Python `repr` dict with single quotes and `True`/`False`/`None` too). It
 //! skips nested values without parsing them, stops after
 //! [`JSON_SCAN_BYTES`](super::JSON_SCAN_BYTES), and treats anything that is
 //! not well-formed as "no verdict" (never an error, never a panic).
@@ -89,14 +90,16 @@ impl<'a> Walker<'a> {
     }
 
     /// A string's raw bytes between the quotes (escapes left as they are).
+    /// Single quotes are accepted too, for Python `repr` dicts.
     fn string(&mut self) -> Option<&'a [u8]> {
-        if self.peek()? != b'"' {
+        let quote = self.peek()?;
+        if quote != b'"' && quote != b'\'' {
             return None;
         }
         let start = self.i + 1;
         let mut j = start;
         loop {
-            let k = memchr2(b'"', b'\\', self.s.get(j..)?)?;
+            let k = memchr2(quote, b'\\', self.s.get(j..)?)?;
             if self.s[j + k] == b'\\' {
                 j += k + 2;
             } else {
@@ -108,7 +111,7 @@ impl<'a> Walker<'a> {
 
     fn value(&mut self, depth: usize, key: &[u8]) -> Option<Value<'a>> {
         match self.peek()? {
-            b'"' => self.string().map(Value::Str),
+            b'"' | b'\'' => self.string().map(Value::Str),
             b'{' if depth < EXIT_CODE_DEPTH && key.eq_ignore_ascii_case(b"metadata") => {
                 let start = self.i;
                 if self.object(depth + 1)? {
@@ -119,9 +122,10 @@ impl<'a> Walker<'a> {
                 })
             }
             b'{' | b'[' => self.skip_container(),
-            b't' => self.word(b"true", Value::True),
-            b'f' => self.word(b"false", Value::False),
+            b't' | b'T' => self.word(b"true", Value::True),
+            b'f' | b'F' => self.word(b"false", Value::False),
             b'n' => self.word(b"null", Value::Null),
+            b'N' => self.word(b"none", Value::Null),
             b'-' | b'0'..=b'9' => {
                 let start = self.i;
                 while let Some(b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9') = self.peek() {
@@ -135,7 +139,7 @@ impl<'a> Walker<'a> {
 
     fn word(&mut self, w: &[u8], v: Value<'a>) -> Option<Value<'a>> {
         let end = self.i + w.len();
-        (self.s.get(self.i..end)? == w).then(|| {
+        self.s.get(self.i..end)?.eq_ignore_ascii_case(w).then(|| {
             self.i = end;
             v
         })
@@ -148,7 +152,7 @@ impl<'a> Walker<'a> {
         loop {
             let b = self.peek()?;
             match b {
-                b'"' => {
+                b'"' | b'\'' => {
                     empty = false;
                     self.string()?;
                     continue;
@@ -204,22 +208,13 @@ fn key_reports_failure(key: &[u8], value: &Value<'_>, depth: usize) -> bool {
             Value::Num(_) | Value::False | Value::Null | Value::FailingObject => false,
         };
     }
-    if is(&[b"status", b"state", b"outcome", b"result"]) {
+    // An envelope's status (JSend's `error`/`fail`), not an entity's state:
+    // `{"status": "failed"}` may well be a job the tool looked up.
+    if is(&[b"status", b"outcome", b"result"]) {
         return match value {
-            Value::Str(s) => [
-                &b"error"[..],
-                b"errored",
-                b"failed",
-                b"failure",
-                b"fail",
-                b"timeout",
-                b"timed_out",
-                b"aborted",
-                b"denied",
-                b"rejected",
-            ]
-            .iter()
-            .any(|w| s.eq_ignore_ascii_case(w)),
+            Value::Str(s) => [&b"error"[..], b"errored", b"fail"]
+                .iter()
+                .any(|w| s.eq_ignore_ascii_case(w)),
             Value::Num(n) => is_http_error(n),
             _ => false,
         };
@@ -230,13 +225,7 @@ fn key_reports_failure(key: &[u8], value: &Value<'_>, depth: usize) -> bool {
     if is(&[b"success", b"ok", b"succeeded"]) {
         return matches!(value, Value::False);
     }
-    if is(&[
-        b"isError",
-        b"is_error",
-        b"failed",
-        b"hasError",
-        b"has_error",
-    ]) {
+    if is(&[b"isError", b"is_error", b"hasError", b"has_error"]) {
         return matches!(value, Value::True);
     }
     false

@@ -11,19 +11,27 @@
 //! | rule | fires when |
 //! |---|---|
 //! | `framed_error` | the text starts with our own framing `Tool error (<kind>): …` ([`toolwarden_core::FLAGLESS_ERROR_PREFIX`]) |
-//! | `error_tag` | the text starts with an XML-ish error tag: `<tool_use_error>`, `<error>`, `<tool_error>` … |
-//! | `exit_status` | the first or last line states a non-zero exit status: `Exit code 1`, `Exit code: 2`, `Process exited with code 1`, `[The command completed with exit code 1.]` |
-//! | `user_denied` | the first line says the user or a policy rejected, denied or interrupted the call |
-//! | `crash_trace` | the text starts with a crash report: `Traceback (most recent call last):`, `thread 'main' panicked at`, `Exception in thread`, `Uncaught TypeError`, `** (RuntimeError)` |
-//! | `error_label` | the text starts with an error label: `Error:`, `ERROR -`, `error[E0425]:`, `fatal:`, `ValueError:`, `ToolException:`, `Error executing tool X`, `MCP error -32602`, `An error occurred` |
-//! | `os_error` | the text starts with an OS error: `ENOENT: …`, `[Errno 2] …`, `No such file or directory`, `File does not exist`, `Permission denied`; or its first line is a shell's `command not found` |
-//! | `http_status` | the first line is an HTTP error status: `HTTP/1.1 404 Not Found`, `503 Service Unavailable`, `Status code: 500` |
-//! | `json_error` | the text is a JSON object whose top level says it failed: non-empty `error`/`errors`, `"status": "error"`, `"ok": false`, `"success": false`, `"isError": true`, a non-zero `exit_code` (also inside a top-level `metadata`) |
-//! | `failure_statement` | the first line opens with a short statement of failure: `Build failed`, `Pre-commit validation failed:`, `Could not resolve host`, `Unable to connect`, `Command timed out after 2m`, `File content (…) exceeds maximum allowed tokens`; or the whole text is one status word (`aborted`, `timed out`, …) |
+//! | `error_tag` | the text starts with an error tag: `<tool_use_error>`, `<error>`, `<Error>` (S3), `<tool-error code="…">` |
+//! | `exit_status` | a header line (the first four) or the last line states a non-zero exit status: `Exit code 1`, `Exit code: 2`, `Process exited with code 1`, `[The command completed with exit code 1.]`; a header stating status 0 vetoes every rule |
+//! | `user_denied` | the first line says the user, a hook or a policy rejected, denied or interrupted the call: `The user doesn't want to proceed…`, `Permission to use Bash has been denied`, `[Request interrupted by user]`, `exec command rejected by user`, `… but you haven't granted it yet` |
+//! | `crash_trace` | the text starts with a crash report (`Traceback (most recent call last):`, `thread 'main' panicked at`, `Exception in thread`, `Uncaught TypeError`, `** (RuntimeError)`) or ends with one (a traceback's exception line, Node's `Node.js vX` trailer, a Rust panic's `note:`) |
+//! | `error_label` | the first line opens with an error label: `Error:`, `ERROR -`, `error[E0425]:`, `fatal:`, `[ERROR]`, `ValueError:`, `ToolException:`, `NameError('…')`, `Error executing tool X`, `MCP error -32602`, `PreToolUse:Bash hook error`, `An error occurred`; or one of the first three lines is a compiler diagnostic `file:line:col: error:` (`error: null` is a key, not a label) |
+//! | `os_error` | the text starts with an OS error: an errno name (`ENOENT: …`, `EISDIR: …`), `[Errno 2] …`, `No such file or directory`, `File does not exist`, `Permission denied`, `Connection refused`; or its first line is a shell's `command not found` |
+//! | `http_status` | the first line is an HTTP error status: `HTTP/1.1 404 Not Found`, `503 Service Unavailable`, `404 Client Error: …`, `Status code: 500` |
+//! | `json_error` | the text is a JSON object (or a Python `repr` dict) whose top level says the call failed: a non-empty `error`/`errors`/`exception`, an envelope `"status": "error"`/`"fail"` or a 4xx/5xx status, `"ok": false`, `"success": false`, `"isError": true`, a non-zero `exit_code` (also inside a top-level `metadata`) |
+//! | `failure_statement` | the first line opens with a short statement of failure: `Build failed`, `Pre-commit validation failed:`, `Could not resolve host`, `Unable to connect`, `Command timed out after 2m`, `Invalid patch: …`, `Cancelled: …`, `Unknown tool: x`, `No such tool`, `Agent type 'x' not found`, `File content (…) exceeds maximum allowed tokens`, `Rate limit exceeded`; or the whole text is one status word (`aborted`, `timed out`, …). Not when spoken by an assistant (`I cannot find…`), negated (`No tests failed`) or a zero count (`failed: 0`) |
+//! | `shell_diagnostic` | the *whole* output (at most three lines) is a program's complaint: `ls: cannot access 'x': No such file or directory`, `curl: (7) Failed to connect …`; followed by any other output (an `\|\| echo`, the command's results) it is not |
 //!
-//! Only a bounded prefix ([`HEAD_BYTES`]), a bounded suffix ([`TAIL_BYTES`])
-//! and, for JSON, a bounded scan ([`JSON_SCAN_BYTES`]) are read; the common
-//! path allocates nothing.
+//! What the rules deliberately leave alone: words like `error`, `failed`
+//! or `cannot` anywhere but at the start; `Error` in file contents, grep
+//! hits (`path:line:`), logs and test summaries (`0 failed`); JSON with
+//! `"error": null`; an entity's state (`{"status": "failed"}` of a job the
+//! tool looked up).
+//!
+//! Only a bounded prefix ([`HEAD_BYTES`]), bounded suffixes ([`TAIL_BYTES`],
+//! [`CRASH_TAIL_BYTES`]) and, for JSON, a bounded scan ([`JSON_SCAN_BYTES`])
+//! are read. The first-line rules run as one anchored [`regex::bytes::RegexSet`]
+//! pass; the common path allocates nothing.
 //!
 //! ```
 //! use toolwarden_wire::detect::{Detector, DetectorConfig};
@@ -53,7 +61,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-pub use rules::{HEAD_BYTES, JSON_SCAN_BYTES, TAIL_BYTES};
+pub use rules::{CRASH_TAIL_BYTES, HEAD_BYTES, JSON_SCAN_BYTES, TAIL_BYTES};
 
 /// The built-in rule names, in the order they are tried.
 pub const RULE_NAMES: &[&str] = rules::NAMES;

@@ -7,7 +7,7 @@
 
 use std::sync::LazyLock;
 
-use regex::bytes::Regex;
+use regex::bytes::{Regex, RegexSet};
 
 use super::json;
 
@@ -15,6 +15,8 @@ use super::json;
 pub const HEAD_BYTES: usize = 1024;
 /// How much of the end of the content the `exit_status` trailer check reads.
 pub const TAIL_BYTES: usize = 256;
+/// How much of the end of the content the `crash_trace` trailer check reads.
+pub const CRASH_TAIL_BYTES: usize = 2048;
 /// How much of a JSON object the `json_error` walker reads.
 pub const JSON_SCAN_BYTES: usize = 64 * 1024;
 /// The longest first line the line rules read.
@@ -33,6 +35,7 @@ pub(super) const NAMES: &[&str] = &[
     "http_status",
     "json_error",
     "failure_statement",
+    "shell_diagnostic",
 ];
 
 const FRAMED_ERROR: usize = 0;
@@ -45,9 +48,19 @@ const OS_ERROR: usize = 6;
 const HTTP_STATUS: usize = 7;
 const JSON_ERROR: usize = 8;
 const FAILURE_STATEMENT: usize = 9;
+const SHELL_DIAGNOSTIC: usize = 10;
 
 /// One compiled, anchored regex per line rule.
 struct Patterns {
+    /// The first-line rules' patterns as one set: a single pass tells
+    /// whether any of them can fire (most outputs match none).
+    line_set: RegexSet,
+    /// `file:line[:col]: error:` as a compiler prints it.
+    compiler_error: Regex,
+    /// A program's diagnostic line: `ls: cannot access 'x': No such file…`.
+    shell_diagnostic: Regex,
+    /// The last line of a Python traceback: the exception and its message.
+    python_exception: Regex,
     error_tag: Regex,
     /// Matches up to (not including) the status number.
     exit_status: Regex,
@@ -59,100 +72,140 @@ struct Patterns {
     failure_statement: Regex,
 }
 
-static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| Patterns {
-    error_tag: re(r"^<[a-z_:-]*error[a-z_:-]*(?:\s[^>\n]*)?>"),
-    exit_status: re(concat!(
-        r"^[\[(]?\s*(?:",
-        r"(?:the\s+)?(?:process|command|script|program|job|task|shell)\s+",
-        r"(?:exited|completed|finished|failed|terminated|returned|ended)\s+with\s+",
-        r"(?:(?:an?\s+)?(?:exit|return|non-zero\s+exit)\s+)?(?:code|status)",
-        r"|exited\s+with\s+(?:(?:exit|return)\s+)?(?:code|status)",
-        r"|exit(?:ed)?[ _-]?(?:code|status)|return[ _-]?code|returncode",
-        r")\s*[:=]?\s*",
-    )),
-    user_denied: re(concat!(
-        r"^\[?(?:",
-        r"the\s+user\s+(?:doesn't|does\s+not|did\s+not|didn't|has\s+chosen\s+not\s+to|declined",
-        r"|denied|rejected|refused|cancell?ed|interrupted|aborted)\b",
-        r"|user\s+(?:rejected|denied|declined|cancell?ed|refused|aborted|interrupted)\b",
-        r"|(?:\S+\s+){0,3}(?:was\s+|has\s+been\s+)?(?:rejected|denied|declined|cancell?ed|aborted",
-        r"|interrupted|blocked)\s+by\s+(?:the\s+)?(?:user|policy|sandbox|hook|approval|admin)",
-        r"|permission\s+to\s+(?:use|run|execute|access)\s.{0,200}?\s(?:has\s+been|was|is)\s+denied",
-        r"|(?:tool\s+(?:use|call|execution)|command|exec(?:ution)?|patch|operation|action)\s+",
-        r"(?:was\s+|has\s+been\s+)?(?:rejected|denied|declined|cancell?ed|aborted|not\s+approved|blocked)\b",
-        r")",
-    )),
-    crash_trace: re(concat!(
-        r"^(?:traceback\s+\(most\s+recent\s+call\s+last\)",
-        r"|exception\s+in\s+thread\b",
-        r"|thread\s+'[^'\n]*'\s+panicked\b|panicked\s+at\b",
-        r"|uncaught\s+(?:\w+\s+)?\w*(?:error|exception)|\w*(?:error|exception):?\s+uncaught\b",
-        r"|unhandled\s+(?:\w+\s+)?(?:exception|rejection|error)",
-        r"|\*\*\s+\([\w.]+\)",
-        r"|goroutine\s+\d+\s+\[running\]|segmentation\s+fault|stack\s+trace:",
-        r")",
-    )),
-    os_error: re(concat!(
-        r"^(?:(?-i:E[A-Z]{3,})(?:\s*\(-?\d+\))?:\s",
-        r"|\[?errno\s+-?\d+\]?",
-        r"|(?:no\s+such\s+file(?:\s+or\s+directory)?",
-        r"|(?:file|path|directory|folder)\s+(?:does\s+not|doesn't)\s+exist",
-        r"|(?:file|path|directory|folder)\s+not\s+found",
-        r"|permission\s+denied|operation\s+not\s+permitted|access\s+(?:is\s+)?denied",
-        r"|is\s+a\s+directory|not\s+a\s+directory|read-only\s+file\s+system",
-        r"|no\s+space\s+left\s+on\s+device|disk\s+quota\s+exceeded|too\s+many\s+open\s+files",
-        r"|connection\s+(?:refused|reset|timed\s+out)|network\s+is\s+unreachable|broken\s+pipe",
-        r")\b",
-        // a shell's `command not found` as the first line
-        r"|(?:[\w().~/-]+:\s*)?(?:line\s+)?(?:\d+:\s*)?(?:[^\s:]+:\s*)?",
-        r"command\s+not\s+found(?::\s*\S+)?\s*$",
-        r"|(?:ba|z|da|k|c|tc|fi)?sh:\s*(?:line\s+)?\d+:\s*[^\s:]+:\s*not\s+found\s*$",
-        r")",
-    )),
-    http_status: re(concat!(
-        r"^(?:http/\d(?:\.\d)?\s+[45]\d\d\b",
-        r"|(?:http\s+)?(?:status(?:\s+code)?|response\s+code|http\s+error|http\s+status)\s*[:=]?\s*[45]\d\d\b",
-        r"|[45]\d\d\s*[-:]?\s*(?:bad\s+request|unauthorized|payment\s+required|forbidden|not\s+found",
-        r"|method\s+not\s+allowed|not\s+acceptable|proxy\s+authentication|request\s+time-?out",
-        r"|conflict|gone|length\s+required|precondition\s+(?:failed|required)|payload\s+too\s+large",
-        r"|request\s+entity\s+too\s+large|uri\s+too\s+long|unsupported\s+media\s+type",
-        r"|range\s+not\s+satisfiable|expectation\s+failed|misdirected\s+request|unprocessable",
-        r"|locked|failed\s+dependency|too\s+early|upgrade\s+required|too\s+many\s+requests",
-        r"|request\s+header\s+fields\s+too\s+large|unavailable\s+for\s+legal\s+reasons",
-        r"|internal\s+server\s+error|not\s+implemented|bad\s+gateway|service\s+unavailable",
-        r"|gateway\s+time-?out|http\s+version\s+not\s+supported|insufficient\s+storage",
-        r"|loop\s+detected|network\s+authentication\s+required)\b",
-        r")",
-    )),
-    error_label: re(concat!(
-        r"^(?:",
-        // Error: / ERROR - / error[E0425]: / fatal: / [ERROR] / Error!
-        r"\[?(?:error|err|exception|fatal|failure|panic|critical|timeout)\]?(?:\[[^\]\n]{0,40}\])?",
-        r"\s*(?::|!|\s-\s|$)",
-        r"|\[(?:error|err|fatal|failure|failed|exception)\]",
-        // ValueError: / ToolException: / McpError: / requests.exceptions.HTTPError:
-        r"|[a-z_][\w.$]*(?:error|exception|fault|failure)(?:\s*\[[^\]\n]{0,40}\]|\s*\([^)\n]{0,80}\))?:\s",
-        // Error executing tool X / Exception while …
-        r"|(?:error|exception)\s+(?:executing|calling|running|invoking|in|while|during|occurred",
-        r"|processing|fetching|reading|writing|parsing|loading|connecting|creating|updating|deleting",
-        r"|getting|sending|from|when)\b",
-        // MCP error -32602 / Internal error / Validation error
-        r"|(?:mcp|tool|api|http|rpc|json-?rpc|runtime|internal|fatal|unexpected|unknown|validation",
-        r"|execution|server|client|request|network|connection|permission|auth|authentication)\s+error\b",
-        r"|an?\s+(?:\w+\s+)?error\s+(?:occurred|has\s+occurred|was\s+encountered|happened|was\s+raised",
-        r"|was\s+thrown)",
-        r")",
-    )),
-    failure_statement: re(concat!(
-        r"^(?:",
-        r"(?:[a-z][a-z'-]*\s+){0,3}(?:failed|could\s+not|couldn't|unable\s+to|cannot|can't",
-        r"|did\s+not\s+succeed|timed\s+out)\b",
-        r"|(?-i:[A-Z])[a-z-]*(?:\s+[a-z-]+)?\s*(?:\([^)\n]{0,40}\)\s*)?(?:exceeds?|exceeded)\s+",
-        r"(?:the\s+)?(?:maximum|max|limit|allowed)",
-        r"|(?:rate\s+limit|quota|limit|usage\s+limit|token\s+limit|context\s+length)\s+",
-        r"(?:was\s+|has\s+been\s+)?exceeded",
-        r")",
-    )),
+static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
+    let mut p = Patterns {
+        line_set: RegexSet::empty(),
+        compiler_error: re(r"^[^\s:]+:\d+(?::\d+)?:\s+(?:fatal\s+)?error\b"),
+        shell_diagnostic: re(concat!(
+            r"^[\w.+-]+:\s[^\n]*?\b(?:cannot|can't|could\s+not|couldn't|unable\s+to|failed\s+to",
+            r"|no\s+such\s+file|permission\s+denied|not\s+found|is\s+a\s+directory|not\s+a\s+directory",
+            r"|file\s+exists|operation\s+not\s+permitted|invalid\s+option|illegal\s+option",
+            r"|unrecognized\s+(?:option|argument)|missing\s+(?:operand|argument))\b",
+        )),
+        python_exception: re(r"^[a-z_][\w.]*(?:error|exception|interrupt|exit)\b"),
+        error_tag: re(r"^<(?:[a-z_:-]*[_:-])?errors?(?:\s[^>\n]*)?>"),
+        exit_status: re(concat!(
+            r"^[\[(]?\s*(?:",
+            r"(?:the\s+)?(?:process|command|script|program|job|task|shell)\s+",
+            r"(?:exited|completed|finished|failed|terminated|returned|ended)\s+with\s+",
+            r"(?:(?:an?\s+)?(?:exit|return|non-zero\s+exit)\s+)?(?:code|status)",
+            r"|exited\s+with\s+(?:(?:exit|return)\s+)?(?:code|status)",
+            r"|exit(?:ed)?[ _-]?(?:code|status)|return[ _-]?code|returncode",
+            r")\s*[:=]?\s*",
+        )),
+        user_denied: re(concat!(
+            r"^\[?(?:",
+            r"the\s+user\s+(?:doesn't|does\s+not|did\s+not|didn't|has\s+chosen\s+not\s+to|declined",
+            r"|denied|rejected|refused|cancell?ed|interrupted|aborted)\b",
+            r"|user\s+(?:rejected|denied|declined|cancell?ed|refused|aborted|interrupted)\b",
+            r"|(?:\S+\s+){0,3}(?:was\s+|has\s+been\s+)?(?:rejected|denied|declined|cancell?ed|aborted",
+            r"|interrupted|blocked)\s+by\s+(?:the\s+)?(?:user|policy|sandbox|hook|approval|admin)",
+            r"|permission\s+to\s+(?:use|run|execute|access)\s[^\n]*?\s(?:has\s+been|was|is)\s+denied",
+            r"|[^\n]*?\bdenied\s+(?:this|the)\s+(?:tool|operation|action|command|request)\b",
+            r"|[^\n]*?\bpermissions?\b[^\n]*?\b(?:haven't|have\s+not|has\s+not\s+been|was\s+not|were\s+not)\s+(?:yet\s+)?granted",
+            r"|(?:tool\s+(?:use|call|execution)|command|exec(?:ution)?|patch|operation|action)\s+",
+            r"(?:was\s+|has\s+been\s+)?(?:rejected|denied|declined|cancell?ed|aborted|not\s+approved|blocked)\b",
+            r")",
+        )),
+        crash_trace: re(concat!(
+            r"^(?:traceback\s+\(most\s+recent\s+call\s+last\):",
+            r"|exception\s+in\s+thread\b",
+            r"|thread\s+'[^'\n]*'\s+panicked\b|panicked\s+at\b",
+            r"|uncaught\s+(?:\w+\s+)?\w*(?:error|exception)|\w*(?:error|exception):?\s+uncaught\b",
+            r"|unhandled\s+(?:\w+\s+)?(?:exception|rejection|error)",
+            r"|\*\*\s+\([\w.]+\)",
+            r"|goroutine\s+\d+\s+\[running\]|segmentation\s+fault|stack\s+trace:",
+            r")",
+        )),
+        os_error: re(concat!(
+            // a POSIX errno name, as Node and libuv print them: `ENOENT: …`
+            r"^(?:(?-i:E(?:NO[A-Z]+|IS[A-Z]+|ACCES|PERM|EXIST|AGAIN|BUSY|CONN[A-Z]+|TIMEDOUT|PIPE",
+            r"|INVAL|MFILE|NFILE|ROFS|SPIPE|ADDR[A-Z]+|HOST[A-Z]+|NET[A-Z]+|LOOP|NAMETOOLONG|FBIG",
+            r"|IO|2BIG|BADF|FAULT|INTR|NXIO|RANGE|SRCH|TXTBSY|XDEV|CANCELED|OVERFLOW|PROTO|ALREADY",
+            r"|INPROGRESS|WOULDBLOCK|MSGSIZE|DQUOT|STALE))(?:\s*\(-?\d+\))?:\s",
+            r"|\[?errno\s+-?\d+\]?",
+            r"|(?:no\s+such\s+file(?:\s+or\s+directory)?",
+            r"|(?:file|path|directory|folder)\s+(?:does\s+not|doesn't)\s+exist",
+            r"|(?:file|path|directory|folder)\s+not\s+found",
+            r"|permission\s+denied|operation\s+not\s+permitted|access\s+(?:is\s+)?denied",
+            r"|is\s+a\s+directory|not\s+a\s+directory|read-only\s+file\s+system",
+            r"|no\s+space\s+left\s+on\s+device|disk\s+quota\s+exceeded|too\s+many\s+open\s+files",
+            r"|connection\s+(?:refused|reset|timed\s+out)|network\s+is\s+unreachable|broken\s+pipe",
+            r")\b",
+            // a shell's `command not found` as the first line
+            r"|(?:[\w().~/-]+:\s*)?(?:line\s+)?(?:\d+:\s*)?(?:[^\s:]+:\s*)?",
+            r"command\s+not\s+found(?::\s*\S+)?\s*$",
+            r"|(?:ba|z|da|k|c|tc|fi)?sh:\s*(?:line\s+)?\d+:\s*[^\s:]+:\s*not\s+found\s*$",
+            r")",
+        )),
+        http_status: re(concat!(
+            r"^(?:http/\d(?:\.\d)?\s+[45]\d\d\b",
+            r"|(?:http\s+)?(?:status(?:\s+code)?|response\s+code|http\s+error|http\s+status)\s*[:=]?\s*[45]\d\d\b",
+            // spaces only: `404<TAB>not found` is line 404 of a file read
+            r"|[45]\d\d *[-:]? *(?:(?:client|server)\s+error|bad\s+request|unauthorized|payment\s+required|forbidden|not\s+found",
+            r"|method\s+not\s+allowed|not\s+acceptable|proxy\s+authentication|request\s+time-?out",
+            r"|conflict|gone|length\s+required|precondition\s+(?:failed|required)|payload\s+too\s+large",
+            r"|request\s+entity\s+too\s+large|uri\s+too\s+long|unsupported\s+media\s+type",
+            r"|range\s+not\s+satisfiable|expectation\s+failed|misdirected\s+request|unprocessable",
+            r"|locked|failed\s+dependency|too\s+early|upgrade\s+required|too\s+many\s+requests",
+            r"|request\s+header\s+fields\s+too\s+large|unavailable\s+for\s+legal\s+reasons",
+            r"|internal\s+server\s+error|not\s+implemented|bad\s+gateway|service\s+unavailable",
+            r"|gateway\s+time-?out|http\s+version\s+not\s+supported|insufficient\s+storage",
+            r"|loop\s+detected|network\s+authentication\s+required)\b",
+            r")",
+        )),
+        error_label: re(concat!(
+            r"^(?:",
+            // Error: / ERROR - / error[E0425]: / fatal: / [ERROR] / Error!
+            r"\[?(?:error|err|exception|fatal|failure|panic|critical|timeout)\]?(?:\[[^\]\n]*\])?",
+            r"\s*(?::|!|\s-\s|$)",
+            r"|\[(?:error|err|fatal|failure|failed|exception)\]",
+            // ValueError: / ToolException: / McpError: / requests.exceptions.HTTPError:
+            r"|(?-i:[A-Za-z_][\w.$]*(?:Error|Exception|Fault|Failure))(?:\s*\[[^\]\n]*\]|\s*\([^)\n]*\))?:\s",
+            // Error executing tool X / Exception while …
+            r"|(?:error|exception)\s+(?:executing|calling|running|invoking|in|while|during|occurred",
+            r"|processing|fetching|reading|writing|parsing|loading|connecting|creating|updating|deleting",
+            r"|getting|sending|from|when)\b",
+            // MCP error -32602 / Internal error / Validation error
+            r"|(?:\w+:\w+\s+)?(?:mcp|tool|api|http|rpc|json-?rpc|runtime|internal|fatal|unexpected|unknown|validation",
+            r"|execution|server|client|request|network|connection|permission|auth|authentication|hook)",
+            r"\s+error\b",
+            // ValueError('…'): an exception's repr as the whole answer
+            r"|(?-i:[A-Za-z_][\w.]*(?:Error|Exception))\(",
+            r"|an?\s+(?:\w+\s+)?error\s+(?:occurred|has\s+occurred|was\s+encountered|happened|was\s+raised",
+            r"|was\s+thrown)",
+            r")",
+        )),
+        failure_statement: re(concat!(
+            r"^(?:",
+            r"(?:[a-z][\w'-]*\s+){0,3}(?:failed|could\s+not|couldn't|unable\s+to|cannot|can't",
+            r"|did\s+not\s+succeed|timed\s+out)\b",
+            r"|invalid(?:\s+[\w-]+){0,3}\s*:",
+            r"|(?:cancell?ed|aborted|interrupted|denied|rejected|timed\s+out)\s*:",
+            r"|unknown\s+(?:tool|command|function|action)\b|unknown\s+[\w-]+\s*:",
+            r"|no\s+such\s+[a-z]+\b",
+            r"|(?:[a-z'`][^\s]*\s+){1,3}(?:not\s+found|does\s+not\s+exist|doesn't\s+exist|is\s+not\s+available)\b",
+            r"|(?-i:[A-Z])[a-z-]*(?:\s+[a-z-]+)?\s*(?:\([^)\n]{0,40}\)\s*)?(?:exceeds?|exceeded)\s+",
+            r"(?:the\s+)?(?:maximum|max|limit|allowed)",
+            r"|(?:rate\s+limit|quota|limit|usage\s+limit|token\s+limit|context\s+length)\s+",
+            r"(?:was\s+|has\s+been\s+)?exceeded",
+            r")",
+        )),
+    };
+    let line_rules = [
+        &p.user_denied,
+        &p.crash_trace,
+        &p.error_label,
+        &p.os_error,
+        &p.http_status,
+        &p.failure_statement,
+    ];
+    p.line_set = regex::bytes::RegexSetBuilder::new(line_rules.iter().map(|r| r.as_str()))
+        .case_insensitive(true)
+        .unicode(false)
+        .build()
+        .unwrap_or_else(|e| panic!("built-in detector patterns are invalid: {e}"));
+    p
 });
 
 /// Compile a built-in pattern: ASCII case-insensitive, no Unicode classes.
@@ -195,37 +248,80 @@ pub(super) fn first_match(content: &[u8], disabled: u32) -> Option<&'static str>
     if on(ERROR_TAG) && head.first() == Some(&b'<') && p.error_tag.is_match(head) {
         return Some(NAMES[ERROR_TAG]);
     }
-    // An explicit exit status on the first line settles it either way: the
-    // harness told us how the command ended.
-    match exit_status(&p.exit_status, line) {
+    // An explicit exit status in the header (the first few lines) settles it
+    // either way: the harness told us how the command ended.
+    match header_exit_status(&p.exit_status, head) {
         Some(0) => return None,
         Some(_) if on(EXIT_STATUS) => return Some(NAMES[EXIT_STATUS]),
         _ => {}
     }
-    if on(EXIT_STATUS) && exit_status(&p.exit_status, last_line(content)).is_some_and(|c| c != 0) {
+    if on(EXIT_STATUS)
+        && exit_status(&p.exit_status, last_line(content, TAIL_BYTES)).is_some_and(|c| c != 0)
+    {
         return Some(NAMES[EXIT_STATUS]);
     }
-    let line_rules = [
-        (USER_DENIED, &p.user_denied),
-        (CRASH_TRACE, &p.crash_trace),
-        (ERROR_LABEL, &p.error_label),
-        (OS_ERROR, &p.os_error),
-        (HTTP_STATUS, &p.http_status),
-    ];
-    for (rule, regex) in line_rules {
-        if on(rule) && regex.is_match(line) {
-            return Some(NAMES[rule]);
+    if on(CRASH_TRACE) && crash_at_end(content) {
+        return Some(NAMES[CRASH_TRACE]);
+    }
+    let any_line_rule = p.line_set.is_match(line);
+    if any_line_rule {
+        let line_rules = [
+            (USER_DENIED, &p.user_denied),
+            (CRASH_TRACE, &p.crash_trace),
+            (ERROR_LABEL, &p.error_label),
+            (OS_ERROR, &p.os_error),
+            (HTTP_STATUS, &p.http_status),
+        ];
+        for (rule, regex) in line_rules {
+            if on(rule) && regex.is_match(line) && !(rule == ERROR_LABEL && null_value(line)) {
+                return Some(NAMES[rule]);
+            }
         }
+    }
+    if on(ERROR_LABEL) && compiler_error(head) {
+        return Some(NAMES[ERROR_LABEL]);
     }
     if on(JSON_ERROR) && json::reports_failure(start(content), JSON_SCAN_BYTES) {
         return Some(NAMES[JSON_ERROR]);
     }
     if on(FAILURE_STATEMENT)
-        && ((!first_person(line) && p.failure_statement.is_match(line)) || status_word(head))
+        && ((any_line_rule
+            && !first_person(line)
+            && !zero_count(line)
+            && p.failure_statement.is_match(line))
+            || status_word(head))
     {
         return Some(NAMES[FAILURE_STATEMENT]);
     }
+    if on(SHELL_DIAGNOSTIC) && shell_diagnostic_only(&p.shell_diagnostic, content, head) {
+        return Some(NAMES[SHELL_DIAGNOSTIC]);
+    }
     None
+}
+
+/// The *whole* output is a program's diagnostics and nothing else (at most
+/// three lines, the first a diagnostic, the rest from the same program):
+/// the command produced no result, only its complaint.
+fn shell_diagnostic_only(diagnostic: &Regex, content: &[u8], head: &[u8]) -> bool {
+    let head = trim_end(head);
+    if content.len() > HEAD_BYTES || !diagnostic.is_match(head) {
+        return false;
+    }
+    let Some(colon) = memchr::memchr(b':', head) else {
+        return false;
+    };
+    let program = &head[..=colon];
+    let mut count = 0;
+    for line in head
+        .split(|b| *b == b'\n')
+        .filter(|l| !trim_end(l).is_empty())
+    {
+        count += 1;
+        if count > 3 || !(line.starts_with(program) || diagnostic.is_match(line)) {
+            return false;
+        }
+    }
+    true
 }
 
 /// The content from its first meaningful byte: leading whitespace, a BOM
@@ -263,9 +359,9 @@ fn first_line(head: &[u8]) -> &[u8] {
     trim_end(&head[..end.min(LINE_BYTES)])
 }
 
-/// The last non-empty line within the last [`TAIL_BYTES`] of the content.
-fn last_line(content: &[u8]) -> &[u8] {
-    let tail = trim_end(&content[content.len().saturating_sub(TAIL_BYTES)..]);
+/// The last non-empty line within the last `window` bytes of the content.
+fn last_line(content: &[u8], window: usize) -> &[u8] {
+    let tail = trim_end(&content[content.len().saturating_sub(window)..]);
     let begin = memchr::memrchr(b'\n', tail).map_or(0, |i| i + 1);
     start(&tail[begin..])
 }
@@ -275,6 +371,26 @@ fn trim_end(mut s: &[u8]) -> &[u8] {
         s = rest;
     }
     s
+}
+
+/// How many lines at the start count as the harness's header (Codex puts
+/// `Chunk ID:` and `Wall time:` lines before `Process exited with code 1`).
+const HEADER_LINES: usize = 4;
+
+/// The first exit status stated at the start of one of the header lines.
+fn header_exit_status(prefix: &Regex, head: &[u8]) -> Option<i64> {
+    let mut rest = head;
+    for _ in 0..HEADER_LINES {
+        let end = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
+        if let Some(code) = exit_status(prefix, trim_end(&rest[..end.min(LINE_BYTES)])) {
+            return Some(code);
+        }
+        if end == rest.len() {
+            return None;
+        }
+        rest = &rest[end + 1..];
+    }
+    None
 }
 
 /// The status number after an exit-status phrase at the start of `line`.
@@ -307,16 +423,35 @@ fn exit_status(prefix: &Regex, line: &[u8]) -> Option<i64> {
 }
 
 /// A first line spoken by an assistant ("I cannot find …") is an answer,
-/// not a failure report.
+/// not a failure report; one that opens with a negation ("No tests failed")
+/// reports the absence of a failure.
 fn first_person(line: &[u8]) -> bool {
     let word_end = line
         .iter()
         .position(|b| !(b.is_ascii_alphabetic() || *b == b'\''))
         .unwrap_or(line.len());
     let word = &line[..word_end];
-    [&b"i"[..], b"i'm", b"i've", b"we", b"we're", b"you"]
-        .iter()
-        .any(|w| word.eq_ignore_ascii_case(w))
+    if word.eq_ignore_ascii_case(b"no")
+        && line
+            .get(word_end..word_end + 6)
+            .is_some_and(|w| w.eq_ignore_ascii_case(b" such "))
+    {
+        // "No such tool": the strerror form, a failure.
+        return false;
+    }
+    [
+        &b"i"[..],
+        b"i'm",
+        b"i've",
+        b"we",
+        b"we're",
+        b"you",
+        b"no",
+        b"none",
+        b"nothing",
+    ]
+    .iter()
+    .any(|w| word.eq_ignore_ascii_case(w))
 }
 
 /// The whole content is one status word such as `aborted` or `timed out`.
@@ -326,4 +461,113 @@ fn status_word(head: &[u8]) -> bool {
         s = rest;
     }
     s.len() <= 12 && STATUS_WORDS.iter().any(|w| s.eq_ignore_ascii_case(w))
+}
+
+/// A crash report at the end of the output: the process died after
+/// printing something (Python's traceback ending in the exception line,
+/// Node's `Node.js vX` trailer after an uncaught exception, a Rust panic).
+fn crash_at_end(content: &[u8]) -> bool {
+    let window = &content[content.len().saturating_sub(CRASH_TAIL_BYTES)..];
+    let last = last_line(content, CRASH_TAIL_BYTES);
+    if last.starts_with(b"Node.js v") && last.get(9).is_some_and(u8::is_ascii_digit) {
+        return true;
+    }
+    if PATTERNS.python_exception.is_match(last) && FINDERS.traceback.find(window).is_some() {
+        return true;
+    }
+    // A Rust panic report ends with its `note: …` hint (or a backtrace).
+    (last.starts_with(b"note: ") || last.starts_with(b"stack backtrace"))
+        && FINDERS.panicked.find(window).is_some()
+        && FINDERS.thread.find(window).is_some()
+}
+
+/// Substring searchers built once.
+struct Finders {
+    traceback: memchr::memmem::Finder<'static>,
+    thread: memchr::memmem::Finder<'static>,
+    panicked: memchr::memmem::Finder<'static>,
+}
+
+static FINDERS: LazyLock<Finders> = LazyLock::new(|| Finders {
+    traceback: memchr::memmem::Finder::new(b"Traceback (most recent call last):"),
+    thread: memchr::memmem::Finder::new(b"\nthread '"),
+    panicked: memchr::memmem::Finder::new(b"' panicked at "),
+});
+
+/// A compiler diagnostic (`src/a.c:1:19: error: …`) on one of the first
+/// three lines.
+fn compiler_error(head: &[u8]) -> bool {
+    let mut rest = head;
+    for _ in 0..3 {
+        let end = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
+        let line = &rest[..end.min(LINE_BYTES)];
+        if memchr::memmem::find(line, b"error").is_some() && PATTERNS.compiler_error.is_match(line)
+        {
+            return true;
+        }
+        if end == rest.len() {
+            return false;
+        }
+        rest = &rest[end + 1..];
+    }
+    false
+}
+
+/// "failed: 0", "0 failed", "failures: 0": a count of zero, not a failure.
+fn zero_count(line: &[u8]) -> bool {
+    let is_zero_at =
+        |i: usize| line.get(i) == Some(&b'0') && !line.get(i + 1).is_some_and(u8::is_ascii_digit);
+    for w in [&b"failed"[..], b"failures", b"failure"] {
+        for at in 0..line.len().saturating_sub(w.len() - 1) {
+            if !line[at..at + w.len()].eq_ignore_ascii_case(w) {
+                continue;
+            }
+            // "0 failed": a lone zero right before the word.
+            if at >= 2
+                && line[at - 1] == b' '
+                && line[at - 2] == b'0'
+                && (at < 3 || !line[at - 3].is_ascii_digit())
+            {
+                return true;
+            }
+            // "failed: 0" / "failures = 0".
+            let after = at
+                + w.len()
+                + line[at + w.len()..]
+                    .iter()
+                    .take_while(|b| matches!(b, b':' | b' ' | b'='))
+                    .count();
+            if is_zero_at(after) {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// `error: null`, `Error: none`, `errors: []`: a key with an empty value
+/// (YAML, logs), not a failure label.
+fn null_value(line: &[u8]) -> bool {
+    let Some(colon) = memchr::memchr(b':', line) else {
+        return false;
+    };
+    let mut value = &line[colon + 1..];
+    while let [b' ' | b'\t' | b'"' | b'\'', rest @ ..] = value {
+        value = rest;
+    }
+    while let [rest @ .., b' ' | b'\t' | b'"' | b'\'' | b','] = value {
+        value = rest;
+    }
+    [
+        &b"null"[..],
+        b"none",
+        b"nil",
+        b"0",
+        b"false",
+        b"[]",
+        b"{}",
+        b"~",
+    ]
+    .iter()
+    .any(|w| value.eq_ignore_ascii_case(w))
 }

@@ -43,7 +43,6 @@ const TRAPS: &[&str] = &[
     "I couldn't find any matches, but the search itself worked.",
     "warning: unused variable `x`\n  --> src/main.rs:2:9",
     "21:33:39.983 [error] Unexpected API response {:ok, %{status: 401}}\n....\n12 tests, 0 failures",
-    "find: '/tmp/x/assets/css': No such file or directory",
     "ls: cannot access '/tmp/scripts/': No such file or directory\ndirectory does not exist",
     "Exit code 0\nerror: this was printed but the command succeeded",
     "Exit code: 0\nWall time: 0.2 seconds\nOutput:\nError: just text in the output",
@@ -87,6 +86,7 @@ fn error_tag() {
         &[
             "<html><body>Errors are listed below</body></html>",
             "Output:\n<tool_use_error>quoted later</tool_use_error>",
+            "<error_handling_notes>retry twice</error_handling_notes>",
         ],
     );
 }
@@ -128,6 +128,7 @@ fn user_denied() {
             "Tool call was cancelled by the user",
             "Command blocked by policy: network access is not allowed",
             "User denied the request",
+            "Hook PreToolUse:Edit denied this tool",
         ],
         &[
             "The user model has a `rejected` field",
@@ -197,6 +198,7 @@ fn http_status() {
             "HTTP/1.1 200 OK\ncontent-type: application/json",
             "404 handler added to router",
             "500 files processed",
+            "404\tnot found handler\n405\t  return 404",
         ],
     );
 }
@@ -224,6 +226,7 @@ fn json_error() {
             r#"{"output": "ok", "metadata": {"exit_code": 0}}"#,
             r#"{"results": [{"title": "How to fix error 500", "status": "error"}]}"#,
             r#"{"status": "cancelled"}"#,
+            r#"{"job_id": 7, "status": "failed", "failed": true}"#,
             r#"{"message": "this string has \"error\": true inside", "ok": true}"#,
             r#"{"truncated": "#,
             r#"[{"error": "arrays are not objects"}]"#,
@@ -248,10 +251,16 @@ fn error_label() {
             "[ERROR] Could not resolve \"js/app.js\"",
             "\u{1b}[31mError:\u{1b}[0m build failed",
             "\"Error: quoted JSON string\"",
+            "PreToolUse:Bash hook error: blocked by lint script",
+            "NameError(\"name 'x' is not defined\")",
         ],
         &[
             "Errors: none",
             "error_handler.py\nerror_view.py",
+            "on_error: continue\nretries: 3",
+            "error: null\nresult: 42",
+            "Error: None",
+            "EXAMPLES: see below",
             "The error page now shows a retry button.",
         ],
     );
@@ -279,6 +288,8 @@ fn failure_statement() {
             "I cannot find that symbol in the codebase; here is what I found instead.",
             "We couldn't reproduce it locally, but the fix is in.",
             "Summary: nothing failed",
+            "No tests failed",
+            "Nothing failed",
         ],
     );
 }
@@ -286,7 +297,7 @@ fn failure_statement() {
 #[test]
 fn every_rule_has_a_test_name() {
     assert_eq!(Detector::rule_names(), RULE_NAMES);
-    assert_eq!(RULE_NAMES.len(), 10);
+    assert_eq!(RULE_NAMES.len(), 11);
 }
 
 #[test]
@@ -456,4 +467,153 @@ proptest! {
     fn no_jsonl_panics(s in "\\PC{0,300}") {
         let _ = evaluate(s.as_bytes(), &Detector::default());
     }
+}
+
+#[test]
+fn crash_at_the_end() {
+    check(
+        "crash_trace",
+        &[
+            "working...\nTraceback (most recent call last):\n  File \"<string>\", line 1, in <module>\nZeroDivisionError: division by zero\n",
+            "[eval]:1\nnull.x\n     ^\n\nTypeError: Cannot read properties of null\n    at [eval]:1:6\n\nNode.js v20.20.2\n",
+            "running 3 tests\ntest a ... ok\n\nthread 'main' panicked at src/main.rs:4:5:\nboom\nnote: run with `RUST_BACKTRACE=1`",
+        ],
+        &[
+            "     1→Traceback (most recent call last):\n     2→ValueError: x",
+            "Traceback (most recent call last) is how Python starts a report.\nSee docs.",
+        ],
+    );
+}
+
+#[test]
+fn compiler_diagnostics() {
+    check(
+        "error_label",
+        &[
+            "<stdin>: In function 'main':\n<stdin>:1:19: error: 'x' undeclared\n",
+            "src/app.ts:12:5: error: cannot find name 'foo'",
+        ],
+        &["src/app.ts:12:5: warning: unused variable 'foo'\n1 warning generated."],
+    );
+}
+
+#[test]
+fn zero_counts_are_not_failures() {
+    check(
+        "failure_statement",
+        &["Tests failed: 3 of 12"],
+        &[
+            "failed: 0, passed: 12",
+            "Failures: 0",
+            "Build ok, 0 failed",
+            "Tests failed = 0",
+        ],
+    );
+}
+
+#[test]
+fn exit_status_in_the_header() {
+    check(
+        "exit_status",
+        &[
+            "Chunk ID: 4f2a\nWall time: 0.3 seconds\nProcess exited with code 1\nOutput:\nboom",
+            "Wall time: 1.0 seconds\nExit code: 127\nOutput:\nsh: rg: not found",
+        ],
+        &[
+            "Chunk ID: 4f2a\nWall time: 0.3 seconds\nProcess exited with code 0\nOutput:\nError: printed, not failed",
+            "line 1\nline 2\nline 3\nline 4\nexit code 1 is neither header nor trailer\nmore output",
+        ],
+    );
+}
+
+#[test]
+fn more_harness_phrasings() {
+    check(
+        "user_denied",
+        &["Claude requested permissions to write to /tmp/x, but you haven't granted it yet."],
+        &["The permissions table was granted a new index."],
+    );
+    check(
+        "failure_statement",
+        &[
+            "apply_patch verification failed: invalid hunk at line 3",
+            "Invalid patch: The first line of the patch must be '*** Begin Patch'",
+            "Unknown tool: search_web",
+            "Tool get_weather not found",
+            "Agent type 'explorer' not found. Available agents: general-purpose",
+            "Unknown skill: deploy",
+            "No such tool available: bash",
+            "Page not found",
+            "Cancelled: parallel tool call Bash(ls) errored",
+            "The tool execution failed with the following error:\n<error>boom</error>",
+        ],
+        &[
+            "Invalid entries are skipped by the importer (see docs).",
+            "No matches found",
+            "Found 3 files\nsrc/not_found.rs",
+            "12 not found, 3 found",
+        ],
+    );
+    check(
+        "http_status",
+        &["404 Client Error: Not Found for url: https://x.test/a"],
+        &[],
+    );
+    check(
+        "json_error",
+        &[
+            "{'error': 'reservation not found'}",
+            "{'success': False, 'message': 'seat taken'}",
+        ],
+        &[
+            "{'error': None, 'result': 'ok'}",
+            "{'name': \"it's fine\", 'ok': True}",
+        ],
+    );
+}
+
+#[test]
+fn shell_diagnostic() {
+    check(
+        "shell_diagnostic",
+        &[
+            "ls: cannot access 'missing_dir': No such file or directory\n",
+            "cat: nope.txt: No such file or directory",
+            "mkdir: cannot create directory 'src': File exists",
+            "tar: nope.tar: Cannot open: No such file or directory\ntar: Error is not recoverable: exiting now\n",
+            "curl: (7) Failed to connect to 127.0.0.1 port 9 after 0 ms: Couldn't connect to server",
+            "rg: src/x: No such file or directory (os error 2)",
+        ],
+        &[
+            // a diagnostic followed by the command's (or an `|| echo`'s) output
+            "ls: cannot access '/tmp/scripts/': No such file or directory\ndirectory does not exist",
+            "grep: warning: GREP_OPTIONS is deprecated\nsrc/a.rs:1:fn main() {}",
+            // grep hits are `path:line:`, not `program: `
+            "notes.txt:2:beta cannot be empty",
+            "warning: unused variable `x`\n  --> src/main.rs:2:9",
+        ],
+    );
+}
+
+#[test]
+fn only_bounded_positions_are_read() {
+    let d = Detector::default();
+    // A failure label deep in a long output is not a failure report.
+    let long = format!(
+        "{}\nError: late in a log\n{}",
+        "ok\n".repeat(600),
+        "done\n".repeat(10)
+    );
+    assert_eq!(d.explain(&long), None);
+    // A huge JSON object: the walker stops at its budget without a verdict.
+    let huge = format!(
+        r#"{{"data": "{}", "error": "past the scan budget"}}"#,
+        "x".repeat(100_000)
+    );
+    assert_eq!(d.explain(&huge), None);
+    let early = format!(r#"{{"error": "early", "data": "{}"}}"#, "x".repeat(100_000));
+    assert_eq!(d.explain(&early), Some("json_error"));
+    // A very long first line is cut, never scanned whole.
+    let wide = format!("{}Error: far right", " x".repeat(50_000));
+    assert_eq!(d.explain(&wide), None);
 }

@@ -39,8 +39,6 @@ pub(super) struct Message<'a> {
 /// delta): a `function` or a `custom` tool call.
 #[derive(Deserialize)]
 pub(super) struct ToolCallIn<'a> {
-    #[serde(default)]
-    pub index: Option<u64>,
     #[serde(borrow, default)]
     pub id: Option<Cow<'a, str>>,
     #[serde(borrow, default)]

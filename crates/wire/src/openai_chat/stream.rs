@@ -5,14 +5,25 @@
 //!
 //! Once the id and model are known, a chunk without a non-null
 //! `tool_calls`, `function_call`, `finish_reason`, `usage` or `error` key
-//! (a content delta) is skipped before any JSON parsing.
+//! (a content delta) is skipped before any JSON parsing. The others are
+//! read by serde seeds that write straight into the state: no intermediate
+//! structs, keys borrowed, argument fragments appended to the call's buffer.
 
-use std::borrow::Cow;
+use std::fmt;
 
+use serde::{
+    Deserializer,
+    de::{DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor},
+};
 use toolwarden_core::ToolCall;
 
-use super::model::{Completion, legacy_id};
-use crate::{ResponseView, Usage, stream::EventSink, text::has_non_null};
+use super::model::{ApiError, ChatUsage, FunctionIn, legacy_id};
+use crate::{
+    ResponseView, Usage,
+    seed::{AppendStr, Needle},
+    splice::Str,
+    stream::EventSink,
+};
 
 /// Stream state for OpenAI Chat Completions.
 #[derive(Debug, Default)]
@@ -23,6 +34,8 @@ pub struct StreamState {
     stop_reason: Option<String>,
     error: Option<String>,
     calls: Vec<Pending>,
+    /// Argument text of the tool call being read.
+    scratch: String,
 }
 
 #[derive(Debug)]
@@ -37,12 +50,18 @@ struct Pending {
 /// Where legacy `function_call` deltas collect.
 const LEGACY: u64 = u64::MAX;
 
+static TOOL_CALLS: Needle = Needle::new("\"tool_calls\"");
+static FUNCTION_CALL: Needle = Needle::new("\"function_call\"");
+static FINISH: Needle = Needle::new("\"finish_reason\"");
+static USAGE: Needle = Needle::new("\"usage\"");
+static ERROR: Needle = Needle::new("\"error\"");
+
 fn relevant(data: &[u8]) -> bool {
-    has_non_null(data, b"\"tool_calls\"")
-        || has_non_null(data, b"\"function_call\"")
-        || has_non_null(data, b"\"finish_reason\"")
-        || has_non_null(data, b"\"usage\"")
-        || has_non_null(data, b"\"error\"")
+    TOOL_CALLS.non_null_in(data)
+        || FINISH.non_null_in(data)
+        || USAGE.non_null_in(data)
+        || FUNCTION_CALL.non_null_in(data)
+        || ERROR.non_null_in(data)
 }
 
 impl StreamState {
@@ -83,57 +102,12 @@ impl EventSink for StreamState {
         if data == b"[DONE]" || (self.model.is_some() && !relevant(data)) {
             return;
         }
-        let Ok(chunk) = serde_json::from_slice::<Completion<'_>>(data) else {
+        let Ok(text) = simdutf8::basic::from_utf8(data) else {
             return;
         };
-        if let Some(e) = chunk.error {
-            self.error = Some(e.describe());
-        }
-        if self.id.is_none() {
-            self.id = chunk.id.map(Cow::into_owned);
-        }
-        if self.model.is_none() {
-            self.model = chunk.model.map(Cow::into_owned);
-        }
-        if let Some(u) = chunk.usage {
-            self.usage = Usage {
-                input_tokens: u.prompt_tokens,
-                output_tokens: u.completion_tokens,
-            };
-        }
-        for choice in chunk.choices.into_iter().flatten() {
-            if let Some(r) = choice.finish_reason {
-                self.stop_reason = Some(r.into_owned());
-            }
-            let Some(delta) = choice.delta.or(choice.message) else {
-                continue;
-            };
-            for tc in delta.tool_calls.into_iter().flatten() {
-                let index = tc.index.unwrap_or(0);
-                let id = tc.id.clone();
-                let p = self.slot(choice.index, index, id.as_deref());
-                if let Some(id) = id {
-                    if p.id.is_empty() {
-                        p.id = id.into_owned();
-                    }
-                }
-                let (name, args) = tc.parts();
-                if p.name.is_empty() {
-                    p.name = name.into_owned();
-                }
-                p.args.push_str(&args);
-            }
-            if let Some(f) = delta.function_call {
-                let p = self.slot(choice.index, LEGACY, None);
-                if let Some(n) = f.name {
-                    if p.name.is_empty() {
-                        p.id = legacy_id(&n, 0);
-                        p.name = n.into_owned();
-                    }
-                }
-                p.args.push_str(&f.arguments.unwrap_or_default());
-            }
-        }
+        let mut de = serde_json::Deserializer::from_str(text);
+        // A malformed chunk is skipped; what it held before the error stays.
+        let _ = Chunk(self).deserialize(&mut de);
     }
 
     fn finish(self) -> ResponseView {
@@ -154,5 +128,279 @@ impl EventSink for StreamState {
             stop_reason: self.stop_reason,
             error: self.error,
         }
+    }
+}
+
+// === seeds ===
+
+macro_rules! map_seed {
+    ($name:ident, $what:literal) => {
+        impl<'de> DeserializeSeed<'de> for $name<'_> {
+            type Value = ();
+            fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+                d.deserialize_any(self)
+            }
+        }
+        impl $name<'_> {
+            fn expect(f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str($what)
+            }
+        }
+    };
+}
+
+/// A whole chunk.
+struct Chunk<'s>(&'s mut StreamState);
+map_seed!(Chunk, "a chat.completion.chunk object");
+
+impl<'de> Visitor<'de> for Chunk<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        Self::expect(f)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let s = self.0;
+        while let Some(key) = map.next_key::<Str<'de>>()? {
+            match &*key.0 {
+                "id" if s.id.is_none() => {
+                    s.id = map
+                        .next_value::<Option<Str<'de>>>()?
+                        .map(|v| v.0.into_owned());
+                }
+                "model" if s.model.is_none() => {
+                    s.model = map
+                        .next_value::<Option<Str<'de>>>()?
+                        .map(|v| v.0.into_owned());
+                }
+                "choices" => map.next_value_seed(Choices(s))?,
+                "usage" => {
+                    if let Some(u) = map.next_value::<Option<ChatUsage>>()? {
+                        s.usage = Usage {
+                            input_tokens: u.prompt_tokens,
+                            output_tokens: u.completion_tokens,
+                        };
+                    }
+                }
+                "error" => {
+                    if let Some(e) = map.next_value::<Option<ApiError<'de>>>()? {
+                        s.error = Some(e.describe());
+                    }
+                }
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `choices`.
+struct Choices<'s>(&'s mut StreamState);
+map_seed!(Choices, "choices");
+
+impl<'de> Visitor<'de> for Choices<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        Self::expect(f)
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while seq.next_element_seed(Choice(&mut *self.0))?.is_some() {}
+        Ok(())
+    }
+}
+
+/// One choice: `index`, `delta` (or `message`), `finish_reason`.
+struct Choice<'s>(&'s mut StreamState);
+map_seed!(Choice, "a choice");
+
+impl<'de> Visitor<'de> for Choice<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        Self::expect(f)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let s = self.0;
+        let mut index = 0;
+        while let Some(key) = map.next_key::<Str<'de>>()? {
+            match &*key.0 {
+                "index" => index = map.next_value::<Option<u64>>()?.unwrap_or(0),
+                "delta" | "message" => map.next_value_seed(Delta {
+                    s: &mut *s,
+                    choice: index,
+                })?,
+                "finish_reason" => {
+                    if let Some(r) = map.next_value::<Option<Str<'de>>>()? {
+                        s.stop_reason = Some(r.0.into_owned());
+                    }
+                }
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A delta (or message): `tool_calls`, legacy `function_call`.
+struct Delta<'s> {
+    s: &'s mut StreamState,
+    choice: u64,
+}
+map_seed!(Delta, "a delta");
+
+impl<'de> Visitor<'de> for Delta<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        Self::expect(f)
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let Delta { s, choice } = self;
+        while let Some(key) = map.next_key::<Str<'de>>()? {
+            match &*key.0 {
+                "tool_calls" => map.next_value_seed(Calls { s: &mut *s, choice })?,
+                "function_call" => {
+                    if let Some(f) = map.next_value::<Option<FunctionIn<'de>>>()? {
+                        legacy(s, choice, f);
+                    }
+                }
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn legacy(s: &mut StreamState, choice: u64, f: FunctionIn<'_>) {
+    let p = s.slot(choice, LEGACY, None);
+    if let Some(n) = f.name {
+        if p.name.is_empty() {
+            p.id = legacy_id(&n, 0);
+            p.name = n.into_owned();
+        }
+    }
+    p.args.push_str(&f.arguments.unwrap_or_default());
+}
+
+/// `tool_calls`.
+struct Calls<'s> {
+    s: &'s mut StreamState,
+    choice: u64,
+}
+map_seed!(Calls, "tool_calls");
+
+impl<'de> Visitor<'de> for Calls<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        Self::expect(f)
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let choice = self.choice;
+        while seq
+            .next_element_seed(Call {
+                s: &mut *self.s,
+                choice,
+            })?
+            .is_some()
+        {}
+        Ok(())
+    }
+}
+
+/// One tool-call fragment: `index`, `id`, `function`/`custom` with `name`
+/// and `arguments`/`input`.
+struct Call<'s> {
+    s: &'s mut StreamState,
+    choice: u64,
+}
+map_seed!(Call, "a tool call");
+
+impl<'de> Visitor<'de> for Call<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        Self::expect(f)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let Call { s, choice } = self;
+        let mut index = 0;
+        let mut id: Option<Str<'de>> = None;
+        let mut name: Option<Str<'de>> = None;
+        s.scratch.clear();
+        while let Some(key) = map.next_key::<Str<'de>>()? {
+            match &*key.0 {
+                "index" => index = map.next_value::<Option<u64>>()?.unwrap_or(0),
+                "id" => id = map.next_value()?,
+                "function" | "custom" => map.next_value_seed(Function {
+                    name: &mut name,
+                    args: &mut s.scratch,
+                })?,
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        let mut args = std::mem::take(&mut s.scratch);
+        let p = s.slot(choice, index, id.as_ref().map(|i| &*i.0));
+        if let Some(id) = id {
+            if p.id.is_empty() {
+                p.id = id.0.into_owned();
+            }
+        }
+        if let Some(n) = name {
+            if p.name.is_empty() {
+                p.name = n.0.into_owned();
+            }
+        }
+        p.args.push_str(&args);
+        args.clear();
+        s.scratch = args;
+        Ok(())
+    }
+}
+
+/// `function` / `custom` of a fragment.
+struct Function<'s, 'de> {
+    name: &'s mut Option<Str<'de>>,
+    args: &'s mut String,
+}
+
+impl<'de> DeserializeSeed<'de> for Function<'_, 'de> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Function<'_, 'de> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a function")
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(key) = map.next_key::<Str<'de>>()? {
+            match &*key.0 {
+                "name" => *self.name = map.next_value()?,
+                "arguments" | "input" => map.next_value_seed(AppendStr(&mut *self.args))?,
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(())
     }
 }

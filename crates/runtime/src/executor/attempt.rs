@@ -1,0 +1,217 @@
+//! The attempt loop: timeout, caught panics, retries with backoff, the
+//! breaker consulted before and told after each attempt.
+//!
+//! The first attempt runs inline; everything a successful call does not
+//! need (waiting for the `sequential` lock or a concurrency slot, the
+//! timer, the retries) is boxed, so the common call's future stays small.
+
+use std::panic::AssertUnwindSafe;
+
+use futures_util::{FutureExt, future::BoxFuture};
+use serde_json::Value;
+use tokio::time::Instant;
+use toolwarden_core::{ErrorKind, ToolCall};
+
+use super::{Executor, Failed};
+use crate::{
+    Context,
+    errors::{self, classify},
+    policy::{Admission, TimeoutError, secs},
+    registry::Entry,
+    validate::parse_arguments,
+};
+
+impl Executor {
+    /// Run the attempts; the result and how many attempts ran. `start` is
+    /// when the call began: the first attempt's deadline counts from it.
+    pub(super) async fn attempts(
+        &self,
+        entry: &Entry,
+        call: &ToolCall,
+        ctx: &Context,
+        args: Value,
+        start: Instant,
+    ) -> (Result<Value, Failed>, u32) {
+        let mut start = start;
+        let _sequential = if entry.policy.sequential {
+            let guard = boxed(entry.sequential.lock()).await;
+            start = Instant::now();
+            Some(guard)
+        } else {
+            None
+        };
+        // The semaphore is never closed, so `acquire` only fails if it were.
+        // Time spent waiting for a slot does not count against the timeout.
+        let _slot = match self.concurrency.try_acquire() {
+            Ok(permit) => Some(permit),
+            Err(_) => {
+                let permit = boxed(self.concurrency.acquire()).await.ok();
+                start = Instant::now();
+                permit
+            }
+        };
+        match self.attempt(entry, ctx, args, 1, start).await {
+            Ok(output) => (Ok(output), 1),
+            Err(AttemptError::Rejected(failed)) => (Err(failed), 0),
+            Err(AttemptError::Failed(failed)) => self.retry_boxed(entry, call, ctx, failed).await,
+        }
+    }
+
+    /// [`Self::retry`], boxed by a plain function so that the retry state
+    /// is not part of every call's future.
+    fn retry_boxed<'a>(
+        &'a self,
+        entry: &'a Entry,
+        call: &'a ToolCall,
+        ctx: &'a Context,
+        failed: Failed,
+    ) -> BoxFuture<'a, (Result<Value, Failed>, u32)> {
+        Box::pin(self.retry(entry, call, ctx, failed))
+    }
+
+    /// Attempts 2 and later, while the failure is retryable.
+    async fn retry(
+        &self,
+        entry: &Entry,
+        call: &ToolCall,
+        ctx: &Context,
+        mut failed: Failed,
+    ) -> (Result<Value, Failed>, u32) {
+        let policy = &entry.policy;
+        let max = policy.retry.max_attempts();
+        let mut attempts = 1u32;
+        loop {
+            let retryable = policy.disposition_of(&failed.kind).retryable;
+            if !retryable || attempts >= max {
+                return (Err(failed), attempts);
+            }
+            let delay = {
+                let mut rng = self.rng.lock().unwrap_or_else(|p| p.into_inner());
+                policy.retry.delay_for(attempts, &failed.kind, &mut rng)
+            };
+            let Some(delay) = delay else {
+                return (Err(failed), attempts);
+            };
+            tracing::debug!(
+                attempt = attempts,
+                kind = failed.kind.name(),
+                delay_ms = delay.as_millis() as u64,
+                error = %failed.technical,
+                "attempt failed; retrying"
+            );
+            tokio::time::sleep(delay).await;
+            // The arguments were valid JSON on the first attempt.
+            let args = parse_arguments(&call.arguments).unwrap_or(Value::Null);
+            match self
+                .attempt(entry, ctx, args, attempts + 1, Instant::now())
+                .await
+            {
+                Ok(output) => return (Ok(output), attempts + 1),
+                // The breaker opened meanwhile: the last failure stands.
+                Err(AttemptError::Rejected(_)) => return (Err(failed), attempts),
+                Err(AttemptError::Failed(f)) => {
+                    attempts += 1;
+                    failed = f;
+                }
+            }
+        }
+    }
+
+    /// One attempt: the breaker, the tool under its deadline, panics
+    /// caught, the breaker told.
+    async fn attempt(
+        &self,
+        entry: &Entry,
+        ctx: &Context,
+        args: Value,
+        number: u32,
+        start: Instant,
+    ) -> Result<Value, AttemptError> {
+        let permit = match &entry.breaker {
+            None => None,
+            Some(b) => match b.admit_now() {
+                Admission::Allowed(p) => Some(p),
+                Admission::Rejected { retry_after } => {
+                    return Err(AttemptError::Rejected(Failed {
+                        kind: ErrorKind::CircuitOpen {
+                            retry_after: Some(retry_after),
+                        },
+                        code: Some("circuit_open".into()),
+                        technical: format!(
+                            "circuit breaker {} for tool '{}'; next probe in {}",
+                            b.state().as_str(),
+                            entry.name,
+                            secs(retry_after)
+                        ),
+                        summary: String::new(),
+                    }));
+                }
+            },
+        };
+        let policy = &entry.policy;
+        let fut = AssertUnwindSafe(entry.tool.call(args, ctx)).catch_unwind();
+        let failed = match policy.timeout.run_from(start, fut).await {
+            Ok(Ok(Ok(output))) => {
+                if let Some(p) = permit {
+                    p.record_now(true);
+                }
+                return Ok(output);
+            }
+            Ok(Ok(Err(err))) => {
+                let c = classify(&err);
+                Failed {
+                    kind: c.kind,
+                    code: c.code,
+                    technical: c.technical,
+                    summary: c.summary,
+                }
+            }
+            Ok(Err(panic)) => Failed {
+                kind: ErrorKind::Internal,
+                code: Some("panic".into()),
+                technical: errors::panic_message(&*panic),
+                summary: String::new(),
+            },
+            Err(TimeoutError(limit)) => Failed {
+                kind: ErrorKind::Timeout,
+                code: Some("deadline".into()),
+                technical: format!(
+                    "no result within {} (attempt {number} of {}); the tool's future was dropped",
+                    secs(limit),
+                    policy.retry.max_attempts()
+                ),
+                summary: format!("no result within {}", secs(limit)),
+            },
+        };
+        if let Some(p) = permit {
+            p.record_now(!trips_breaker(&failed.kind));
+        }
+        Err(AttemptError::Failed(failed))
+    }
+}
+
+/// Box a future in a plain function, so that only the box, not the
+/// future, is part of the calling `async fn`'s state.
+fn boxed<'a, F: Future + Send + 'a>(fut: F) -> BoxFuture<'a, F::Output> {
+    Box::pin(fut)
+}
+
+/// Why an attempt gave no output.
+enum AttemptError {
+    /// The breaker did not let it run.
+    Rejected(Failed),
+    /// It ran and failed.
+    Failed(Failed),
+}
+
+/// Failures that say the tool (or its backend) is unhealthy; the others
+/// (bad arguments, a missing file, a denied permission) mean it answered.
+pub(crate) fn trips_breaker(kind: &ErrorKind) -> bool {
+    matches!(
+        kind,
+        ErrorKind::Timeout
+            | ErrorKind::RateLimited { .. }
+            | ErrorKind::Network
+            | ErrorKind::Internal
+    )
+}

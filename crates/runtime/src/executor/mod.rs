@@ -1,0 +1,346 @@
+//! The executor: exactly one [`ToolOutcome`] per call, whatever the tool
+//! does.
+//!
+//! For one call: resolve the name (aliases included) → check the state →
+//! parse and validate the arguments → the run's loop guard → the breaker →
+//! the `sequential` lock and the concurrency limit → attempts, each under
+//! the timeout with panics caught, retried with backoff when the failure is
+//! retryable → the outcome, its log line and metrics → the fallback when
+//! the tool is down.
+
+mod attempt;
+mod batch;
+mod report;
+mod step;
+
+use std::sync::{Arc, Mutex};
+
+use futures_util::future::BoxFuture;
+use tokio::{sync::Semaphore, time::Instant};
+use toolwarden_core::{ErrorKind, ToolCall, ToolOutcome};
+use tracing::{Instrument, field::Empty};
+
+use crate::{
+    Context, Registry,
+    errors::UNEXPECTED_MESSAGE,
+    policy::{Fallback, LoopGuard, LoopGuardConfig, PolicyError},
+    registry::{Entry, ToolState},
+    validate::parse_arguments,
+};
+
+pub use step::{StepError, StepResult};
+
+/// Executor settings. Defaults: 16 calls at a time, the default loop
+/// guard, the default unexpected-error text, a randomly seeded jitter.
+#[derive(Debug, Clone)]
+pub struct ExecutorConfig {
+    concurrency: usize,
+    loop_guard: LoopGuardConfig,
+    unexpected_message: Arc<str>,
+    seed: Option<u64>,
+}
+
+/// Runs tool calls against a shared [`Registry`]. Create one per agent
+/// run: the loop guard's memory is the run's; breakers and metrics live in
+/// the registry and are shared by all runs.
+#[derive(Debug)]
+pub struct Executor {
+    registry: Arc<Registry>,
+    concurrency: Semaphore,
+    limit: usize,
+    loop_guard: LoopGuard,
+    unexpected: Arc<str>,
+    rng: Mutex<fastrand::Rng>,
+}
+
+/// A failure before it becomes a [`toolwarden_core::ToolFailure`].
+#[derive(Debug)]
+pub(crate) struct Failed {
+    pub(crate) kind: ErrorKind,
+    pub(crate) code: Option<String>,
+    pub(crate) technical: String,
+    pub(crate) summary: String,
+}
+
+// === impl ExecutorConfig ===
+
+impl ExecutorConfig {
+    /// At most `concurrency` (≥ 1) calls run at once.
+    pub fn with_concurrency(mut self, concurrency: usize) -> Result<Self, PolicyError> {
+        if concurrency == 0 || concurrency > Semaphore::MAX_PERMITS {
+            return Err(PolicyError::new(
+                "executor.concurrency",
+                "must be at least 1",
+            ));
+        }
+        self.concurrency = concurrency;
+        Ok(self)
+    }
+
+    /// The run's loop guard.
+    pub fn with_loop_guard(mut self, loop_guard: LoopGuardConfig) -> Self {
+        self.loop_guard = loop_guard;
+        self
+    }
+
+    /// What the model is told about unexpected errors (per tool:
+    /// [`crate::ToolPolicy::message`] with [`ErrorKind::Internal`]).
+    pub fn with_unexpected_message(mut self, text: impl Into<Arc<str>>) -> Self {
+        self.unexpected_message = text.into();
+        self
+    }
+
+    /// Seed the retry jitter (for reproducible tests).
+    pub fn with_seed(mut self, seed: u64) -> Self {
+        self.seed = Some(seed);
+        self
+    }
+}
+
+impl Default for ExecutorConfig {
+    fn default() -> Self {
+        ExecutorConfig {
+            concurrency: 16,
+            loop_guard: LoopGuardConfig::default(),
+            unexpected_message: Arc::from(UNEXPECTED_MESSAGE),
+            seed: None,
+        }
+    }
+}
+
+// === impl Executor ===
+
+impl Executor {
+    /// An executor with the default settings.
+    pub fn new(registry: Arc<Registry>) -> Self {
+        Executor::with_config(registry, ExecutorConfig::default())
+    }
+
+    /// An executor with `config`.
+    pub fn with_config(registry: Arc<Registry>, config: ExecutorConfig) -> Self {
+        let rng = match config.seed {
+            Some(seed) => fastrand::Rng::with_seed(seed),
+            None => fastrand::Rng::new(),
+        };
+        Executor {
+            registry,
+            concurrency: Semaphore::new(config.concurrency),
+            limit: config.concurrency,
+            loop_guard: LoopGuard::new(config.loop_guard),
+            unexpected: config.unexpected_message,
+            rng: Mutex::new(rng),
+        }
+    }
+
+    /// The registry.
+    pub fn registry(&self) -> &Arc<Registry> {
+        &self.registry
+    }
+
+    /// Run one call. Never panics; always returns its outcome (a failure
+    /// outcome carries what the model should be told).
+    pub async fn execute(&self, call: &ToolCall, ctx: &Context) -> ToolOutcome {
+        let start = Instant::now();
+        let Some(entry) = self.registry.resolve(&call.name) else {
+            self.registry.count_unknown();
+            return self.unknown_tool(call, start);
+        };
+        let span = tracing::info_span!(
+            "tool_call",
+            tool = %entry.name,
+            called_as = %call.name,
+            call_id = %call.id,
+            attempts = Empty,
+            outcome = Empty,
+        );
+        if span.is_disabled() {
+            // No subscriber wants it: skip the wrapper (and a copy of the
+            // call's future).
+            return self.run(entry, call, ctx, start).await;
+        }
+        let outcome = self
+            .run(entry, call, ctx, start)
+            .instrument(span.clone())
+            .await;
+        span.record("attempts", outcome.attempts);
+        span.record("outcome", report::status_str(&outcome));
+        outcome
+    }
+
+    /// Run a registered tool, then its fallback if it is down.
+    async fn run(
+        &self,
+        entry: &Entry,
+        call: &ToolCall,
+        ctx: &Context,
+        start: Instant,
+    ) -> ToolOutcome {
+        let (outcome, failed_kind) = self.run_primary(entry, call, ctx, start).await;
+        match (&entry.policy.fallback, failed_kind) {
+            (Some(fallback), Some(kind)) if !outcome.is_fatal() && Fallback::applies_to(&kind) => {
+                self.fall_back_boxed(entry, fallback, call, ctx, outcome, start)
+                    .await
+            }
+            _ => outcome,
+        }
+    }
+
+    /// The outcome, and the failure's kind when it failed.
+    async fn run_primary(
+        &self,
+        entry: &Entry,
+        call: &ToolCall,
+        ctx: &Context,
+        start: Instant,
+    ) -> (ToolOutcome, Option<ErrorKind>) {
+        let state = entry.state();
+        if state != ToolState::Enabled {
+            let failed = Failed {
+                kind: ErrorKind::NotAvailable,
+                code: Some(format!("tool_{}", state.as_str())),
+                technical: format!("tool '{}' is {}", entry.name, state.as_str()),
+                summary: String::new(),
+            };
+            return self.failure(entry, call, start, 0, failed, None);
+        }
+        let args = match parse_arguments(&call.arguments) {
+            Ok(args) => args,
+            Err(msg) => {
+                let failed = Failed {
+                    kind: ErrorKind::InvalidArguments,
+                    code: Some("invalid_json".into()),
+                    technical: format!("{msg} Raw arguments: {}", clip(&call.arguments, 300)),
+                    summary: msg,
+                };
+                return self.failure(entry, call, start, 0, failed, None);
+            }
+        };
+        if let Err(msg) = entry.validator.check(&args) {
+            let failed = Failed {
+                kind: ErrorKind::InvalidArguments,
+                code: Some("schema_violation".into()),
+                technical: msg.clone(),
+                summary: msg,
+            };
+            return self.failure(entry, call, start, 0, failed, None);
+        }
+        let guard_key = (!self.loop_guard.is_empty()).then(|| guard_key(entry, &args));
+        if let Some(n) = guard_key.and_then(|k| self.loop_guard.blocked(k)) {
+            return self.failure(entry, call, start, 0, report::blocked(entry, n), guard_key);
+        }
+        match self.attempts(entry, call, ctx, args, start).await {
+            (Ok(output), attempts) => {
+                if let Some(k) = guard_key {
+                    self.loop_guard.record_success(k);
+                }
+                let elapsed = start.elapsed();
+                entry
+                    .metrics
+                    .record_success(elapsed, attempts.saturating_sub(1), false);
+                tracing::debug!(
+                    attempts,
+                    elapsed_ms = elapsed.as_millis() as u64,
+                    "tool call succeeded"
+                );
+                let mut outcome =
+                    ToolOutcome::success(call.id.as_str(), call.name.as_str(), output);
+                outcome.elapsed = elapsed;
+                outcome.attempts = attempts;
+                (outcome, None)
+            }
+            (Err(failed), attempts) => {
+                self.failure(entry, call, start, attempts, failed, guard_key)
+            }
+        }
+    }
+
+    /// [`Self::fall_back`], boxed by a plain function: the rare path then
+    /// adds a pointer, not its whole state, to every call's future.
+    fn fall_back_boxed<'a>(
+        &'a self,
+        entry: &'a Entry,
+        fallback: &'a Fallback,
+        call: &'a ToolCall,
+        ctx: &'a Context,
+        primary: ToolOutcome,
+        start: Instant,
+    ) -> BoxFuture<'a, ToolOutcome> {
+        Box::pin(self.fall_back(entry, fallback, call, ctx, primary, start))
+    }
+
+    /// Answer with the fallback; the outcome records it either way.
+    async fn fall_back(
+        &self,
+        entry: &Entry,
+        fallback: &Fallback,
+        call: &ToolCall,
+        ctx: &Context,
+        primary: ToolOutcome,
+        start: Instant,
+    ) -> ToolOutcome {
+        let label = fallback.label().to_string();
+        let output = match fallback {
+            Fallback::Output(value) => Ok((value.clone(), 0)),
+            Fallback::Tool(name) => match self.registry.resolve(name) {
+                None => Err(format!("fallback tool '{name}' is not registered")),
+                Some(other) => {
+                    // The fallback's own fallback is not followed.
+                    let span = tracing::info_span!("fallback", tool = %other.name);
+                    let (o, _) = self
+                        .run_primary(other, call, ctx, Instant::now())
+                        .instrument(span)
+                        .await;
+                    match (o.output, o.error) {
+                        (Some(v), None) => Ok((v, o.attempts)),
+                        (_, Some(e)) => Err(format!(
+                            "fallback '{name}' failed too: {}",
+                            e.technical_message
+                        )),
+                        (None, None) => Ok((serde_json::Value::Null, o.attempts)),
+                    }
+                }
+            },
+        };
+        let mut outcome = primary;
+        outcome.fallback_used = Some(label.clone());
+        match output {
+            Ok((value, extra_attempts)) => {
+                entry.metrics.count_fallback();
+                tracing::warn!(fallback = %label, "tool failed; answered by its fallback");
+                outcome.status = toolwarden_core::Status::Success;
+                outcome.output = Some(value);
+                outcome.error = None;
+                outcome.attempts += extra_attempts;
+            }
+            Err(why) => {
+                tracing::error!(fallback = %label, error = %why, "tool failed and so did its fallback");
+                if let Some(e) = &mut outcome.error {
+                    e.technical_message.push_str("; ");
+                    e.technical_message.push_str(&why);
+                }
+            }
+        }
+        outcome.elapsed = start.elapsed();
+        outcome
+    }
+}
+
+/// The loop guard's key: canonical name and canonical arguments.
+fn guard_key(entry: &Entry, args: &serde_json::Value) -> u64 {
+    LoopGuard::key(&entry.name, &args.to_string())
+}
+
+/// At most `max` bytes of `s`, cut at a character boundary.
+pub(crate) fn clip(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut cut = max;
+    while !s.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    &s[..cut]
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,186 @@
+//! Turning a failure into its outcome, its log line (at the level the
+//! operator table prescribes), its metrics and its loop-guard count.
+
+use tokio::time::Instant;
+use toolwarden_core::{ErrorKind, Status, ToolCall, ToolFailure, ToolOutcome};
+
+use super::{Executor, Failed};
+use crate::{
+    errors::{TextContext, model_message},
+    policy::LoopGuard,
+    registry::Entry,
+    validate::parse_arguments,
+};
+
+const REPEATED: &str = "repeated_failure";
+
+/// `success`, `error` or `timeout`.
+pub(super) fn status_str(outcome: &ToolOutcome) -> &'static str {
+    match outcome.status {
+        Status::Success => "success",
+        Status::Error => "error",
+        Status::Timeout => "timeout",
+    }
+}
+
+/// The failure for a call the loop guard blocks.
+pub(super) fn blocked(entry: &Entry, n: u32) -> Failed {
+    Failed {
+        kind: ErrorKind::Cancelled,
+        code: Some(REPEATED.into()),
+        technical: format!(
+            "not run: this call to '{}' already failed {n} times with the same arguments in this run",
+            entry.name
+        ),
+        summary: String::new(),
+    }
+}
+
+impl Executor {
+    /// The outcome for a name no tool or alias has.
+    pub(super) fn unknown_tool(&self, call: &ToolCall, start: Instant) -> ToolOutcome {
+        let failure = ToolFailure {
+            kind: ErrorKind::NotAvailable,
+            code: Some("unknown_tool".into()),
+            technical_message: format!(
+                "no tool named '{}' is registered",
+                super::clip(&call.name, 200)
+            ),
+            model_message: self.registry.not_available_message(&call.name),
+            retryable: false,
+            fatal: false,
+        };
+        tracing::warn!(
+            tool = %super::clip(&call.name, 200),
+            call_id = %call.id,
+            reason = "unknown tool",
+            "tool not available"
+        );
+        let mut outcome = ToolOutcome::failure(call.id.as_str(), call.name.as_str(), failure);
+        outcome.elapsed = start.elapsed();
+        outcome
+    }
+
+    /// The outcome of a failed call of a registered tool.
+    pub(super) fn failure(
+        &self,
+        entry: &Entry,
+        call: &ToolCall,
+        start: Instant,
+        attempts: u32,
+        failed: Failed,
+        guard_key: Option<u64>,
+    ) -> (ToolOutcome, Option<ErrorKind>) {
+        let policy = &entry.policy;
+        let Failed {
+            kind,
+            code,
+            technical,
+            summary,
+        } = failed;
+        let disposition = policy.disposition_of(&kind);
+        let unexpected = policy
+            .message_of(&ErrorKind::Internal)
+            .unwrap_or(&self.unexpected);
+        let mut model = match (policy.message_of(&kind), &kind) {
+            (Some(text), _) => text.to_string(),
+            (None, ErrorKind::NotAvailable) => self.registry.not_available_message(&call.name),
+            (None, ErrorKind::Cancelled) if code.as_deref() == Some(REPEATED) => format!(
+                "This exact call has already failed {} times with the same arguments. Do not repeat it: change the arguments or take a different approach.",
+                self.loop_guard.limit()
+            ),
+            (None, _) => model_message(
+                &kind,
+                &summary,
+                TextContext {
+                    tool: &call.name,
+                    attempts,
+                    retryable: disposition.retryable,
+                    show_details: disposition.show_details,
+                    unexpected,
+                },
+            ),
+        };
+        let counts = !disposition.fatal
+            && !matches!(
+                kind,
+                ErrorKind::NotAvailable | ErrorKind::CircuitOpen { .. }
+            )
+            && code.as_deref() != Some(REPEATED);
+        if counts {
+            let key = guard_key.unwrap_or_else(|| match parse_arguments(&call.arguments) {
+                Ok(v) => LoopGuard::key(&entry.name, &v.to_string()),
+                Err(_) => LoopGuard::key(&entry.name, &call.arguments),
+            });
+            let n = self.loop_guard.record_failure(key);
+            if n >= self.loop_guard.limit() {
+                model.push_str(&format!(
+                    " This call has now failed {n} times with the same arguments; change your approach instead of repeating it."
+                ));
+            }
+        }
+        let elapsed = start.elapsed();
+        let failure = ToolFailure {
+            kind: kind.clone(),
+            code,
+            technical_message: technical,
+            model_message: model,
+            retryable: disposition.retryable,
+            fatal: disposition.fatal,
+        };
+        log_failure(entry, &failure, attempts);
+        entry.metrics.record_failure(
+            &kind,
+            elapsed,
+            attempts.saturating_sub(1),
+            &call.id,
+            &failure.technical_message,
+        );
+        let mut outcome = ToolOutcome::failure(call.id.as_str(), call.name.as_str(), failure);
+        outcome.elapsed = elapsed;
+        outcome.attempts = attempts;
+        (outcome, Some(kind))
+    }
+}
+
+/// One log line per failed call, at the level of the operator table.
+fn log_failure(entry: &Entry, f: &ToolFailure, attempts: u32) {
+    let kind = f.kind.name();
+    let code = f.code.as_deref().unwrap_or("");
+    let error = &f.technical_message;
+    match &f.kind {
+        ErrorKind::NotAvailable => {
+            tracing::warn!(kind, code, reason = %error, "tool not available")
+        }
+        ErrorKind::CircuitOpen { .. } => {
+            let breaker = entry
+                .breaker
+                .as_ref()
+                .map_or("none", |b| b.state().as_str());
+            let trips = entry.breaker.as_ref().map_or(0, |b| b.trips());
+            tracing::warn!(kind, code, breaker, trips, reason = %error, "circuit open: call rejected")
+        }
+        ErrorKind::InvalidArguments => {
+            tracing::debug!(kind, code, error = %error, "invalid tool arguments")
+        }
+        ErrorKind::ResourceNotFound { resource } => tracing::info!(
+            kind,
+            code,
+            resource = resource.as_deref().unwrap_or(""),
+            error = %error,
+            "tool resource not found"
+        ),
+        ErrorKind::Timeout | ErrorKind::RateLimited { .. } | ErrorKind::Network => {
+            tracing::error!(kind, code, attempts, retryable = f.retryable, error = %error, "tool failed after retries")
+        }
+        ErrorKind::Authentication | ErrorKind::Permission => {
+            tracing::error!(kind, code, attempts, fatal = f.fatal, error = %error, "tool denied access")
+        }
+        ErrorKind::Cancelled => {
+            tracing::info!(kind, code, error = %error, "tool call cancelled")
+        }
+        _ => {
+            tracing::error!(kind, code, attempts, fatal = f.fatal, error = %error, "unexpected tool error")
+        }
+    }
+}

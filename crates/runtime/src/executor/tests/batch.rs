@@ -1,0 +1,165 @@
+//! Batches: count, order and ids kept; concurrency limit; `sequential`;
+//! siblings never lost. Plus a property test over random mixes.
+
+use std::time::Duration;
+
+use proptest::prelude::*;
+use tokio::time::Instant;
+use toolwarden_core::Status;
+
+use super::*;
+use crate::{RetryPolicy, TimeoutPolicy};
+
+fn sleeper(name: &'static str) -> impl Tool {
+    tool_fn(
+        name,
+        "Sleeps a second.",
+        json!({"type": "object"}),
+        |_a, _c| async {
+            tokio::time::sleep(SEC).await;
+            Ok::<_, BoxError>(Value::Null)
+        },
+    )
+}
+
+/// Behaves as `{"mode": ...}` says: ok, fail, panic or hang.
+fn mixed() -> impl Tool {
+    tool_fn(
+        "mixed",
+        "Does what it is told.",
+        json!({"type": "object"}),
+        |args: Value, _c| async move {
+            match args["mode"].as_str() {
+                Some("ok") => Ok(json!("fine")),
+                Some("fail") => Err(BoxError::from(std::io::Error::other("broken"))),
+                Some("panic") => panic!("told to panic"),
+                _ => {
+                    tokio::time::sleep(Duration::from_secs(3600)).await;
+                    Ok(Value::Null)
+                }
+            }
+        },
+    )
+}
+
+fn mixed_executor() -> Executor {
+    let mut r = Registry::new();
+    let policy = ToolPolicy::new()
+        .timeout(TimeoutPolicy::try_new(SEC).unwrap())
+        .retry(RetryPolicy::none())
+        .no_breaker();
+    r.register_with(mixed(), policy).unwrap();
+    executor(r)
+}
+
+#[tokio::test(start_paused = true)]
+async fn concurrency_limit_and_sequential_tools() {
+    let mut r = Registry::new();
+    r.register(sleeper("free")).unwrap();
+    r.register_with(sleeper("serial"), ToolPolicy::new().sequential(true))
+        .unwrap();
+    let ex = Executor::with_config(
+        Arc::new(r),
+        ExecutorConfig::default().with_concurrency(2).unwrap(),
+    );
+    let calls: Vec<_> = (0..4)
+        .map(|i| call(&format!("f{i}"), "free", "{}"))
+        .collect();
+    let start = Instant::now();
+    ex.execute_batch(&calls, &ctx()).await;
+    assert_eq!(start.elapsed(), 2 * SEC, "4 calls, 2 at a time");
+
+    let mut r = Registry::new();
+    r.register(sleeper("free")).unwrap();
+    r.register_with(sleeper("serial"), ToolPolicy::new().sequential(true))
+        .unwrap();
+    let ex = executor(r);
+    let calls: Vec<_> = (0..3)
+        .map(|i| call(&format!("s{i}"), "serial", "{}"))
+        .collect();
+    let start = Instant::now();
+    ex.execute_batch(&calls, &ctx()).await;
+    assert_eq!(start.elapsed(), 3 * SEC, "sequential calls do not overlap");
+    let calls: Vec<_> = (0..3)
+        .map(|i| call(&format!("f{i}"), "free", "{}"))
+        .collect();
+    let start = Instant::now();
+    ex.execute_batch(&calls, &ctx()).await;
+    assert_eq!(start.elapsed(), SEC, "the others do");
+}
+
+#[tokio::test(start_paused = true)]
+async fn one_bad_call_never_loses_its_siblings() {
+    let (cap, _g) = Capture::install();
+    let ex = mixed_executor();
+    let calls = vec![
+        call("a", "mixed", r#"{"mode":"ok"}"#),
+        call("b", "mixed", r#"{"mode":"panic"}"#),
+        call("c", "mixed", r#"{"mode":"hang"}"#),
+        call("d", "nope", "{}"),
+        call("e", "mixed", r#"{"mode":"fail"}"#),
+        call("f", "mixed", r#"{"mode":"ok"}"#),
+    ];
+    let start = Instant::now();
+    let outcomes = ex.execute_batch(&calls, &ctx()).await;
+    assert_eq!(
+        start.elapsed(),
+        SEC,
+        "the hang cost its timeout, nothing more"
+    );
+    let ids: Vec<&str> = outcomes.iter().map(|o| o.call_id.as_str()).collect();
+    assert_eq!(ids, ["a", "b", "c", "d", "e", "f"]);
+    let statuses: Vec<Status> = outcomes.iter().map(|o| o.status).collect();
+    use Status::*;
+    assert_eq!(statuses, [Success, Error, Timeout, Error, Error, Success]);
+    assert_eq!(
+        cap.find("Processing 6 tool call(s)").level,
+        tracing::Level::INFO
+    );
+    let summary = cap.find("Batch complete: 2/6 successful");
+    assert_eq!(summary.fields["successful"], "2");
+    assert_eq!(summary.fields["total"], "6");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_mixes_keep_count_order_and_ids(modes in proptest::collection::vec(0u8..6, 0..24)) {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .start_paused(true)
+            .build()
+            .unwrap();
+        let calls: Vec<_> = modes
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                let id = format!("call_{i}");
+                // Distinct arguments: the run's loop guard would otherwise
+                // (rightly) stop the fourth identical failing call.
+                let args = |mode: &str| format!(r#"{{"mode":"{mode}","n":{i}}}"#);
+                match m {
+                    0 => call(&id, "mixed", &args("ok")),
+                    1 => call(&id, "mixed", &args("fail")),
+                    2 => call(&id, "mixed", &args("panic")),
+                    3 => call(&id, "mixed", &args("hang")),
+                    4 => call(&id, "unknown_tool", "{}"),
+                    _ => call(&id, "mixed", "{not json"),
+                }
+            })
+            .collect();
+        let outcomes = rt.block_on(async { mixed_executor().execute_batch(&calls, &ctx()).await });
+        prop_assert_eq!(outcomes.len(), calls.len());
+        for ((o, c), m) in outcomes.iter().zip(&calls).zip(&modes) {
+            prop_assert_eq!(&o.call_id, &c.id);
+            prop_assert_eq!(&o.tool, &c.name);
+            prop_assert_eq!(o.status == Status::Success, *m == 0);
+            prop_assert_eq!(o.status == Status::Timeout, *m == 3);
+            prop_assert!(o.is_failure() == o.error.is_some());
+            if let Some(e) = &o.error {
+                prop_assert!(!e.model_message.is_empty());
+            }
+        }
+    }
+}

@@ -1,0 +1,375 @@
+//! Policies through the executor, under a paused clock with seeded jitter.
+
+use std::{
+    io,
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicBool, Ordering},
+    },
+    time::Duration,
+};
+
+use tokio::time::Instant;
+use toolwarden_core::{ErrorKind, Status};
+
+use super::*;
+use crate::{
+    BreakerConfig, BreakerState, Fallback, HealthThresholds, HttpError, RetryPolicy, TimeoutPolicy,
+    User,
+};
+
+/// A tool failing with a network error `failures` times, then succeeding;
+/// it records when each attempt started.
+fn recording(name: &'static str, failures: u32, times: Arc<Mutex<Vec<Instant>>>) -> impl Tool {
+    scripted(name, counter(), move |n| {
+        times.lock().unwrap().push(Instant::now());
+        async move {
+            if n <= failures {
+                Err(io::Error::new(io::ErrorKind::ConnectionReset, "reset").into())
+            } else {
+                Ok(json!("ok"))
+            }
+        }
+    })
+}
+
+fn gaps(times: &[Instant]) -> Vec<Duration> {
+    times.windows(2).map(|w| w[1] - w[0]).collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn backoff_delays_are_exact_with_a_seed() {
+    let times = Arc::new(Mutex::new(Vec::new()));
+    let ex = single(recording("net", 3, times.clone()), ToolPolicy::new());
+    let o = ex
+        .execute(&call("c1", "net", r#"{"path":"x"}"#), &ctx())
+        .await;
+    assert_eq!(o.status, Status::Success);
+    assert_eq!(o.attempts, 4);
+    // The executor was seeded with 42: the same draws give the same delays.
+    let policy = RetryPolicy::default();
+    let mut rng = fastrand::Rng::with_seed(42);
+    let expected: Vec<Duration> = (1..=3).map(|r| policy.backoff(r, &mut rng)).collect();
+    assert_eq!(gaps(&times.lock().unwrap()), expected);
+    let bases = [100u64, 200, 400].map(Duration::from_millis);
+    for (d, base) in expected.iter().zip(bases) {
+        assert!(*d >= base.mul_f64(0.9) && *d <= base.mul_f64(1.1));
+    }
+    assert_ne!(expected, bases, "jitter applied");
+    assert_eq!(o.elapsed, expected.iter().sum::<Duration>());
+
+    // Without jitter: exactly 100 / 200 / 400 ms.
+    let times = Arc::new(Mutex::new(Vec::new()));
+    let exact = RetryPolicy::try_new(4, Duration::from_millis(100), 0.0).unwrap();
+    let ex = single(
+        recording("net", 10, times.clone()),
+        ToolPolicy::new().retry(exact),
+    );
+    let o = ex
+        .execute(&call("c2", "net", r#"{"path":"x"}"#), &ctx())
+        .await;
+    assert_eq!(o.attempts, 4);
+    assert_eq!(
+        gaps(&times.lock().unwrap()),
+        vec![
+            Duration::from_millis(100),
+            Duration::from_millis(200),
+            Duration::from_millis(400)
+        ]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn retry_after_is_honoured() {
+    let times = Arc::new(Mutex::new(Vec::new()));
+    let t = times.clone();
+    let tool = scripted("api", counter(), move |n| {
+        t.lock().unwrap().push(Instant::now());
+        async move {
+            if n == 1 {
+                Err(HttpError::new(429)
+                    .with_retry_after(toolwarden_core::classify::retry_after_secs("3"))
+                    .into())
+            } else {
+                Ok(json!("done"))
+            }
+        }
+    });
+    let ex = single(tool, ToolPolicy::new());
+    let o = ex
+        .execute(&call("c1", "api", r#"{"path":"x"}"#), &ctx())
+        .await;
+    assert_eq!(o.output, Some(json!("done")));
+    assert_eq!(gaps(&times.lock().unwrap()), vec![Duration::from_secs(3)]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_timeout_drops_the_tool_future() {
+    struct Flag(Arc<AtomicBool>);
+    impl Drop for Flag {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::SeqCst);
+        }
+    }
+    let dropped = Arc::new(AtomicBool::new(false));
+    let finished = Arc::new(AtomicBool::new(false));
+    let (d, f) = (dropped.clone(), finished.clone());
+    let tool = scripted("hang", counter(), move |_| {
+        let flag = Flag(d.clone());
+        let finished = f.clone();
+        async move {
+            let _flag = flag;
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+            finished.store(true, Ordering::SeqCst);
+            Ok(Value::Null)
+        }
+    });
+    let policy = ToolPolicy::new()
+        .timeout(TimeoutPolicy::try_new(Duration::from_secs(5)).unwrap())
+        .retry(RetryPolicy::none());
+    let ex = single(tool, policy);
+    let start = Instant::now();
+    let o = ex
+        .execute(&call("c1", "hang", r#"{"path":"x"}"#), &ctx())
+        .await;
+    assert_eq!(o.status, Status::Timeout);
+    assert_eq!(start.elapsed(), Duration::from_secs(5));
+    assert!(
+        dropped.load(Ordering::SeqCst),
+        "the future was dropped at the deadline"
+    );
+    tokio::time::advance(Duration::from_secs(7200)).await;
+    assert!(!finished.load(Ordering::SeqCst), "and never resumed");
+}
+
+#[tokio::test(start_paused = true)]
+async fn breaker_closed_open_half_open_closed_and_reopened() {
+    let healthy = Arc::new(AtomicBool::new(false));
+    let h = healthy.clone();
+    let runs = counter();
+    let tool = scripted("svc", runs.clone(), move |_| {
+        let ok = h.load(Ordering::SeqCst);
+        async move {
+            if ok {
+                Ok(json!("up"))
+            } else {
+                Err(io::Error::new(io::ErrorKind::ConnectionRefused, "refused").into())
+            }
+        }
+    });
+    let policy = ToolPolicy::new()
+        .retry(RetryPolicy::none())
+        .breaker(BreakerConfig::try_new(3, Duration::from_secs(10), 1).unwrap());
+    let ex = single(tool, policy);
+    let state = || ex.registry().stats_of("svc").unwrap().breaker.unwrap();
+    let c = ctx();
+    let calls: Vec<_> = ["a", "b", "c", "d", "e", "f"]
+        .iter()
+        .map(|id| call(id, "svc", &format!(r#"{{"path":"{id}"}}"#)))
+        .collect();
+    let run = |id: &str| {
+        let i = calls.iter().position(|c| c.id == id).unwrap();
+        ex.execute(&calls[i], &c)
+    };
+    for id in ["a", "b", "c"] {
+        run(id).await;
+    }
+    assert_eq!(state(), BreakerState::Open);
+    let o = run("d").await;
+    assert!(matches!(
+        o.error.unwrap().kind,
+        ErrorKind::CircuitOpen { .. }
+    ));
+    assert_eq!(count(&runs), 3);
+    // Half-open after 10 s: the probe fails → open again.
+    tokio::time::advance(Duration::from_secs(10)).await;
+    run("e").await;
+    assert_eq!(count(&runs), 4);
+    assert_eq!(state(), BreakerState::Open);
+    // The next probe succeeds → closed.
+    tokio::time::advance(Duration::from_secs(10)).await;
+    healthy.store(true, Ordering::SeqCst);
+    assert_eq!(run("f").await.status, Status::Success);
+    assert_eq!(state(), BreakerState::Closed);
+    assert_eq!(ex.registry().stats_of("svc").unwrap().breaker_trips, 2);
+    let health = ex.registry().health(&HealthThresholds::default());
+    let svc = health.tools.iter().find(|t| t.name == "svc").unwrap();
+    assert!(!svc.healthy);
+    assert!(
+        svc.reasons
+            .iter()
+            .any(|r| r == "circuit breaker opened 2 time(s)"),
+        "{:?}",
+        svc.reasons
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_loop_guard_stops_identical_failing_calls() {
+    let runs = counter();
+    let ex = single(
+        failing("grep", runs.clone(), || {
+            toolwarden_core::ToolError::not_found("src/mian.rs")
+        }),
+        ToolPolicy::new(),
+    );
+    let args = r#"{"path": "src/mian.rs"}"#;
+    let m1 = ex
+        .execute(&call("c1", "grep", args), &ctx())
+        .await
+        .error
+        .unwrap()
+        .model_message;
+    assert_eq!(m1, "Resource not found: src/mian.rs");
+    ex.execute(&call("c2", "grep", args), &ctx()).await;
+    // Same arguments, other key order and spacing: still the same call.
+    let m3 = ex
+        .execute(&call("c3", "grep", r#"{ "path":"src/mian.rs" }"#), &ctx())
+        .await;
+    assert!(m3.error.unwrap().model_message.ends_with(
+        "This call has now failed 3 times with the same arguments; change your approach instead of repeating it."
+    ));
+    let o4 = ex.execute(&call("c4", "grep", args), &ctx()).await;
+    assert_eq!(o4.attempts, 0);
+    let e4 = o4.error.unwrap();
+    assert_eq!(e4.code.as_deref(), Some("repeated_failure"));
+    assert!(
+        e4.model_message
+            .starts_with("This exact call has already failed 3 times")
+    );
+    assert_eq!(count(&runs), 3, "the fourth identical call did not run");
+    // Other arguments still run.
+    ex.execute(&call("c5", "grep", r#"{"path": "src/main.rs"}"#), &ctx())
+        .await;
+    assert_eq!(count(&runs), 4);
+}
+
+#[tokio::test(start_paused = true)]
+async fn fallbacks_to_a_tool_or_a_fixed_output() {
+    let mut r = Registry::new();
+    r.register(ok_tool("cache")).unwrap();
+    r.register_with(
+        failing("live", counter(), || {
+            io::Error::new(io::ErrorKind::ConnectionRefused, "down")
+        }),
+        ToolPolicy::new()
+            .retry(RetryPolicy::none())
+            .fallback(Fallback::tool("cache")),
+    )
+    .unwrap();
+    r.register_with(
+        failing("news", counter(), || {
+            io::Error::new(io::ErrorKind::TimedOut, "slow")
+        }),
+        ToolPolicy::new()
+            .retry(RetryPolicy::none())
+            .fallback(Fallback::output(json!([]))),
+    )
+    .unwrap();
+    r.register_with(
+        failing("auth", counter(), || HttpError::new(401)),
+        ToolPolicy::new().fallback(Fallback::output(json!("never"))),
+    )
+    .unwrap();
+    let ex = executor(r);
+    let o = ex
+        .execute(&call("c1", "live", r#"{"path":"p"}"#), &ctx())
+        .await;
+    assert_eq!(o.status, Status::Success);
+    assert_eq!(o.output, Some(json!({"echo": "p"})));
+    assert_eq!(o.fallback_used.as_deref(), Some("cache"));
+    assert_eq!(o.attempts, 2);
+    let o = ex
+        .execute(&call("c2", "news", r#"{"path":"p"}"#), &ctx())
+        .await;
+    assert_eq!(o.output, Some(json!([])));
+    assert_eq!(o.fallback_used.as_deref(), Some("fixed_output"));
+    // Fatal failures are not hidden behind a fallback.
+    let o = ex
+        .execute(&call("c3", "auth", r#"{"path":"p"}"#), &ctx())
+        .await;
+    assert!(o.is_fatal());
+    assert_eq!(o.fallback_used, None);
+    let live = ex.registry().stats_of("live").unwrap();
+    assert_eq!((live.failures, live.fallbacks), (1, 1));
+}
+
+#[tokio::test]
+async fn aliases_run_the_tool_and_logs_show_both_names() {
+    let (cap, _g) = Capture::install();
+    let mut r = Registry::new();
+    r.register(failing("read_file", counter(), || {
+        toolwarden_core::ToolError::not_found("x")
+    }))
+    .unwrap();
+    r.alias("cat", "read_file").unwrap();
+    let ex = executor(r);
+    let o = ex
+        .execute(&call("c1", "cat", r#"{"path":"x"}"#), &ctx())
+        .await;
+    assert_eq!(o.tool, "cat");
+    let ev = cap.find("tool resource not found");
+    assert_eq!(ev.span_fields["tool"], "read_file");
+    assert_eq!(ev.span_fields["called_as"], "cat");
+    assert_eq!(ev.span_fields["call_id"], "c1");
+    assert_eq!(
+        ex.registry()
+            .error_summary()
+            .get("read_file:ResourceNotFound"),
+        Some(&1)
+    );
+}
+
+#[tokio::test]
+async fn context_values_reach_the_tool_and_not_the_schema() {
+    let mut r = Registry::new();
+    r.register(tool_fn(
+        "whoami",
+        "Who runs this.",
+        json!({"type": "object"}),
+        |_a, ctx: Context| async move {
+            Ok::<_, BoxError>(json!(ctx.get::<User>().map(|u| u.0.clone())))
+        },
+    ))
+    .unwrap();
+    let ex = executor(r);
+    let c = Context::builder().with(User("ada".into())).build();
+    let o = ex.execute(&call("c1", "whoami", ""), &c).await;
+    assert_eq!(o.output, Some(json!("ada")));
+    let defs = ex
+        .registry()
+        .definitions(toolwarden_wire::Dialect::OpenAiChat);
+    assert_eq!(defs[0]["function"]["parameters"], json!({"type": "object"}));
+}
+
+#[tokio::test(start_paused = true)]
+async fn metrics_count_calls_errors_retries_and_latency() {
+    let mut r = Registry::new();
+    let slow_ok = scripted("work", counter(), |n| async move {
+        tokio::time::sleep(Duration::from_millis(10 * u64::from(n))).await;
+        if n % 4 == 0 {
+            Err(io::Error::new(io::ErrorKind::NotFound, "gone").into())
+        } else {
+            Ok(Value::Null)
+        }
+    });
+    r.register(slow_ok).unwrap();
+    let ex = executor(r);
+    for i in 0..8 {
+        ex.execute(&call(&format!("c{i}"), "work", r#"{"path":"x"}"#), &ctx())
+            .await;
+    }
+    let s = ex.registry().stats_of("work").unwrap();
+    assert_eq!((s.calls, s.successes, s.failures), (8, 6, 2));
+    assert_eq!(s.errors_by_kind, vec![("ResourceNotFound", 2)]);
+    assert_eq!(s.failure_rate, 0.25);
+    assert_eq!(s.latency_mean, Duration::from_millis(45));
+    assert!(
+        s.latency_p95 >= Duration::from_millis(70) && s.latency_p95 <= Duration::from_millis(85),
+        "{:?}",
+        s.latency_p95
+    );
+    assert_eq!(s.recent_errors.len(), 2);
+    let report = ex.registry().health(&HealthThresholds::default());
+    assert!(report.tools[0].reasons[0].starts_with("failure rate 25.0 %"));
+}

@@ -1,0 +1,426 @@
+//! The circuit breaker: a gate the hot path only reads, and a state
+//! machine that changes it in one place.
+//!
+//! Closed → (N consecutive failures, or the failure rate over a window of
+//! calls above a threshold) → Open for a while → Half-open, letting a
+//! bounded number of probe calls through → a probe success closes it, a
+//! probe failure opens it again. [`Breaker::reset`] closes it by hand.
+
+use std::{
+    collections::VecDeque,
+    sync::{
+        Mutex,
+        atomic::{AtomicU8, AtomicU32, AtomicU64, Ordering},
+    },
+    time::Duration,
+};
+
+use serde::Serialize;
+use tokio::time::Instant;
+
+use super::PolicyError;
+
+/// The breaker's settings. Default: opens after 5 consecutive failures,
+/// stays open 60 s, then lets 1 probe through; no failure-rate window.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BreakerConfig {
+    consecutive_failures: u32,
+    open_for: Duration,
+    half_open_probes: u32,
+    rate: Option<FailureRate>,
+}
+
+/// Open when the failure rate over the last `window` calls exceeds
+/// `threshold`, once at least `min_calls` have been seen.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FailureRate {
+    window: u32,
+    min_calls: u32,
+    threshold: f64,
+}
+
+/// Where the breaker stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BreakerState {
+    /// Calls go through.
+    Closed,
+    /// Calls are rejected until the open period ends.
+    Open,
+    /// A bounded number of probe calls go through.
+    HalfOpen,
+}
+
+/// A breaker for one tool.
+#[derive(Debug)]
+pub struct Breaker {
+    config: BreakerConfig,
+    gate: AtomicU8,
+    consecutive: AtomicU32,
+    trips: AtomicU64,
+    inner: Mutex<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    open_until: Option<Instant>,
+    probes_in_flight: u32,
+    window: VecDeque<bool>,
+    window_failures: u32,
+}
+
+/// Whether a call may go through.
+#[derive(Debug)]
+pub enum Admission<'a> {
+    /// Go ahead; report the result with [`Permit::record`].
+    Allowed(Permit<'a>),
+    /// The breaker is open: try again after this long.
+    Rejected {
+        /// Time until a probe will be let through.
+        retry_after: Duration,
+    },
+}
+
+/// Leave to make one call; a probe permit dropped without a result frees
+/// its probe slot.
+#[derive(Debug)]
+pub struct Permit<'a> {
+    breaker: &'a Breaker,
+    probe: bool,
+    done: bool,
+}
+
+const CLOSED: u8 = 0;
+const OPEN: u8 = 1;
+const HALF_OPEN: u8 = 2;
+
+// === impl BreakerConfig ===
+
+impl BreakerConfig {
+    /// Open after `consecutive_failures` (≥ 1), stay open `open_for`
+    /// (> 0), then allow `half_open_probes` (≥ 1) probes.
+    pub fn try_new(
+        consecutive_failures: u32,
+        open_for: Duration,
+        half_open_probes: u32,
+    ) -> Result<Self, PolicyError> {
+        if consecutive_failures == 0 {
+            return Err(PolicyError::new(
+                "breaker.consecutive_failures",
+                "must be at least 1",
+            ));
+        }
+        if open_for.is_zero() {
+            return Err(PolicyError::new(
+                "breaker.open_for",
+                "must be greater than zero",
+            ));
+        }
+        if half_open_probes == 0 {
+            return Err(PolicyError::new(
+                "breaker.half_open_probes",
+                "must be at least 1",
+            ));
+        }
+        Ok(BreakerConfig {
+            consecutive_failures,
+            open_for,
+            half_open_probes,
+            rate: None,
+        })
+    }
+
+    /// Also open on the failure rate over a window of calls.
+    pub fn with_failure_rate(mut self, rate: FailureRate) -> Self {
+        self.rate = Some(rate);
+        self
+    }
+
+    /// How long the breaker stays open.
+    pub fn open_for(&self) -> Duration {
+        self.open_for
+    }
+}
+
+impl Default for BreakerConfig {
+    fn default() -> Self {
+        BreakerConfig {
+            consecutive_failures: 5,
+            open_for: Duration::from_secs(60),
+            half_open_probes: 1,
+            rate: None,
+        }
+    }
+}
+
+// === impl FailureRate ===
+
+impl FailureRate {
+    /// `window` ≥ 1 calls, `min_calls` in `1..=window`, `threshold` in `(0, 1]`.
+    pub fn try_new(window: u32, min_calls: u32, threshold: f64) -> Result<Self, PolicyError> {
+        if window == 0 || window > 100_000 {
+            return Err(PolicyError::new(
+                "breaker.rate.window",
+                "must be between 1 and 100000",
+            ));
+        }
+        if min_calls == 0 || min_calls > window {
+            return Err(PolicyError::new(
+                "breaker.rate.min_calls",
+                "must be between 1 and the window",
+            ));
+        }
+        if !(threshold > 0.0 && threshold <= 1.0) {
+            return Err(PolicyError::new(
+                "breaker.rate.threshold",
+                "must be in (0, 1]",
+            ));
+        }
+        Ok(FailureRate {
+            window,
+            min_calls,
+            threshold,
+        })
+    }
+}
+
+// === impl BreakerState ===
+
+impl BreakerState {
+    /// The lower-case name used in logs and reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BreakerState::Closed => "closed",
+            BreakerState::Open => "open",
+            BreakerState::HalfOpen => "half_open",
+        }
+    }
+}
+
+// === impl Breaker ===
+
+impl Breaker {
+    /// A closed breaker.
+    pub fn new(config: BreakerConfig) -> Self {
+        Breaker {
+            config,
+            gate: AtomicU8::new(CLOSED),
+            consecutive: AtomicU32::new(0),
+            trips: AtomicU64::new(0),
+            inner: Mutex::new(Inner {
+                open_until: None,
+                probes_in_flight: 0,
+                window: VecDeque::new(),
+                window_failures: 0,
+            }),
+        }
+    }
+
+    /// The current state (an open breaker whose time is up still reads
+    /// `Open` until the next call moves it to half-open).
+    pub fn state(&self) -> BreakerState {
+        match self.gate.load(Ordering::Acquire) {
+            CLOSED => BreakerState::Closed,
+            OPEN => BreakerState::Open,
+            _ => BreakerState::HalfOpen,
+        }
+    }
+
+    /// How many times the breaker has opened.
+    pub fn trips(&self) -> u64 {
+        self.trips.load(Ordering::Relaxed)
+    }
+
+    /// May a call go through now? Reads the clock only when the breaker
+    /// is not closed.
+    pub fn admit_now(&self) -> Admission<'_> {
+        if self.gate.load(Ordering::Acquire) == CLOSED {
+            return Admission::Allowed(Permit {
+                breaker: self,
+                probe: false,
+                done: false,
+            });
+        }
+        self.admit(Instant::now())
+    }
+
+    /// May a call go through at `now`?
+    pub fn admit(&self, now: Instant) -> Admission<'_> {
+        if self.gate.load(Ordering::Acquire) == CLOSED {
+            return Admission::Allowed(Permit {
+                breaker: self,
+                probe: false,
+                done: false,
+            });
+        }
+        let mut inner = self.lock();
+        match self.gate.load(Ordering::Acquire) {
+            CLOSED => Admission::Allowed(Permit {
+                breaker: self,
+                probe: false,
+                done: false,
+            }),
+            OPEN => {
+                let until = inner.open_until.unwrap_or(now);
+                if now < until {
+                    return Admission::Rejected {
+                        retry_after: until - now,
+                    };
+                }
+                self.gate.store(HALF_OPEN, Ordering::Release);
+                inner.probes_in_flight = 1;
+                tracing::info!(target: "toolwarden::breaker", "circuit half-open: letting a probe through");
+                Admission::Allowed(Permit {
+                    breaker: self,
+                    probe: true,
+                    done: false,
+                })
+            }
+            _ => {
+                if inner.probes_in_flight < self.config.half_open_probes {
+                    inner.probes_in_flight += 1;
+                    Admission::Allowed(Permit {
+                        breaker: self,
+                        probe: true,
+                        done: false,
+                    })
+                } else {
+                    Admission::Rejected {
+                        retry_after: Duration::from_secs(1),
+                    }
+                }
+            }
+        }
+    }
+
+    /// Close the breaker by hand and forget past failures.
+    pub fn reset(&self) {
+        let mut inner = self.lock();
+        self.close(&mut inner);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        // A poisoned lock only means another thread panicked while holding
+        // it; the state is still consistent (every update is a single step).
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn close(&self, inner: &mut Inner) {
+        inner.open_until = None;
+        inner.probes_in_flight = 0;
+        inner.window.clear();
+        inner.window_failures = 0;
+        self.consecutive.store(0, Ordering::Relaxed);
+        self.gate.store(CLOSED, Ordering::Release);
+    }
+
+    fn open(&self, inner: &mut Inner, now: Instant) {
+        inner.open_until = Some(now + self.config.open_for);
+        inner.probes_in_flight = 0;
+        inner.window.clear();
+        inner.window_failures = 0;
+        self.consecutive.store(0, Ordering::Relaxed);
+        self.trips.fetch_add(1, Ordering::Relaxed);
+        self.gate.store(OPEN, Ordering::Release);
+    }
+
+    fn on_result(&self, probe: bool, success: bool, now: Instant) {
+        if probe {
+            let mut inner = self.lock();
+            if self.gate.load(Ordering::Acquire) != HALF_OPEN {
+                return;
+            }
+            if success {
+                self.close(&mut inner);
+                tracing::info!(target: "toolwarden::breaker", "circuit closed: probe succeeded");
+            } else {
+                self.open(&mut inner, now);
+                tracing::warn!(target: "toolwarden::breaker", "circuit re-opened: probe failed");
+            }
+            return;
+        }
+        if self.config.rate.is_none() {
+            if success {
+                if self.consecutive.load(Ordering::Relaxed) != 0 {
+                    self.consecutive.store(0, Ordering::Relaxed);
+                }
+                return;
+            }
+            let n = self.consecutive.fetch_add(1, Ordering::AcqRel) + 1;
+            if n >= self.config.consecutive_failures {
+                let mut inner = self.lock();
+                if self.gate.load(Ordering::Acquire) == CLOSED {
+                    self.open(&mut inner, now);
+                    tracing::warn!(target: "toolwarden::breaker", failures = n, "circuit opened");
+                }
+            }
+            return;
+        }
+        let mut inner = self.lock();
+        if self.gate.load(Ordering::Acquire) != CLOSED {
+            return;
+        }
+        let n = if success {
+            self.consecutive.store(0, Ordering::Relaxed);
+            0
+        } else {
+            self.consecutive.fetch_add(1, Ordering::AcqRel) + 1
+        };
+        let mut trip = n >= self.config.consecutive_failures;
+        if let Some(rate) = self.config.rate {
+            inner.window.push_back(!success);
+            inner.window_failures += u32::from(!success);
+            if inner.window.len() > rate.window as usize && inner.window.pop_front() == Some(true) {
+                inner.window_failures -= 1;
+            }
+            let seen = inner.window.len() as u32;
+            if seen >= rate.min_calls
+                && f64::from(inner.window_failures) / f64::from(seen) > rate.threshold
+            {
+                trip = true;
+            }
+        }
+        if trip {
+            self.open(&mut inner, now);
+            tracing::warn!(target: "toolwarden::breaker", "circuit opened");
+        }
+    }
+}
+
+// === impl Permit ===
+
+impl Permit<'_> {
+    /// Report how the call went, at `now`.
+    pub fn record(mut self, success: bool, now: Instant) {
+        self.done = true;
+        self.breaker.on_result(self.probe, success, now);
+    }
+
+    /// Report how the call went; the clock is read only if the state can
+    /// change (a success on a closed breaker without a rate window
+    /// cannot).
+    pub fn record_now(self, success: bool) {
+        let b = self.breaker;
+        if success && !self.probe && b.config.rate.is_none() {
+            let mut this = self;
+            this.done = true;
+            if b.consecutive.load(Ordering::Relaxed) != 0 {
+                b.consecutive.store(0, Ordering::Relaxed);
+            }
+            return;
+        }
+        self.record(success, Instant::now());
+    }
+}
+
+impl Drop for Permit<'_> {
+    fn drop(&mut self) {
+        if self.probe && !self.done {
+            let mut inner = self.breaker.lock();
+            inner.probes_in_flight = inner.probes_in_flight.saturating_sub(1);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

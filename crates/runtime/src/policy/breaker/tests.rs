@@ -1,0 +1,123 @@
+use super::*;
+
+fn allowed(b: &Breaker, now: Instant) -> Permit<'_> {
+    match b.admit(now) {
+        Admission::Allowed(p) => p,
+        Admission::Rejected { retry_after } => panic!("rejected, retry after {retry_after:?}"),
+    }
+}
+
+fn rejected(b: &Breaker, now: Instant) -> Duration {
+    match b.admit(now) {
+        Admission::Allowed(_) => panic!("allowed"),
+        Admission::Rejected { retry_after } => retry_after,
+    }
+}
+
+fn fail(b: &Breaker, now: Instant, n: u32) {
+    for _ in 0..n {
+        allowed(b, now).record(false, now);
+    }
+}
+
+#[test]
+fn closed_open_half_open_closed() {
+    let b = Breaker::new(BreakerConfig::default());
+    let t0 = Instant::now();
+    fail(&b, t0, 4);
+    assert_eq!(b.state(), BreakerState::Closed);
+    fail(&b, t0, 1);
+    assert_eq!(b.state(), BreakerState::Open);
+    assert_eq!(b.trips(), 1);
+    assert_eq!(
+        rejected(&b, t0 + Duration::from_secs(10)),
+        Duration::from_secs(50)
+    );
+    // After 60 s one probe goes through, a second is held back.
+    let probe = allowed(&b, t0 + Duration::from_secs(60));
+    assert_eq!(b.state(), BreakerState::HalfOpen);
+    assert_eq!(
+        rejected(&b, t0 + Duration::from_secs(60)),
+        Duration::from_secs(1)
+    );
+    probe.record(true, t0 + Duration::from_secs(61));
+    assert_eq!(b.state(), BreakerState::Closed);
+    assert_eq!(b.trips(), 1);
+}
+
+#[test]
+fn a_failed_probe_reopens() {
+    let b = Breaker::new(BreakerConfig::default());
+    let t0 = Instant::now();
+    fail(&b, t0, 5);
+    let t1 = t0 + Duration::from_secs(60);
+    allowed(&b, t1).record(false, t1);
+    assert_eq!(b.state(), BreakerState::Open);
+    assert_eq!(b.trips(), 2);
+    assert_eq!(
+        rejected(&b, t1 + Duration::from_secs(1)),
+        Duration::from_secs(59)
+    );
+}
+
+#[test]
+fn a_success_resets_the_consecutive_count() {
+    let b = Breaker::new(BreakerConfig::default());
+    let t0 = Instant::now();
+    fail(&b, t0, 4);
+    allowed(&b, t0).record(true, t0);
+    fail(&b, t0, 4);
+    assert_eq!(b.state(), BreakerState::Closed);
+}
+
+#[test]
+fn a_dropped_probe_frees_its_slot() {
+    let b = Breaker::new(BreakerConfig::try_new(1, Duration::from_secs(5), 1).unwrap());
+    let t0 = Instant::now();
+    fail(&b, t0, 1);
+    let t1 = t0 + Duration::from_secs(5);
+    drop(allowed(&b, t1));
+    allowed(&b, t1).record(true, t1);
+    assert_eq!(b.state(), BreakerState::Closed);
+}
+
+#[test]
+fn failure_rate_window_with_minimum_calls() {
+    let config = BreakerConfig::try_new(100, Duration::from_secs(30), 2)
+        .unwrap()
+        .with_failure_rate(FailureRate::try_new(10, 6, 0.5).unwrap());
+    let b = Breaker::new(config);
+    let t0 = Instant::now();
+    // 3 failures out of 5 calls: over 50 % but under the minimum of 6 calls.
+    for ok in [false, true, false, true, false] {
+        allowed(&b, t0).record(ok, t0);
+    }
+    assert_eq!(b.state(), BreakerState::Closed);
+    allowed(&b, t0).record(false, t0);
+    assert_eq!(b.state(), BreakerState::Open);
+    // Two probes allowed in half-open.
+    let t1 = t0 + Duration::from_secs(30);
+    let _p1 = allowed(&b, t1);
+    let _p2 = allowed(&b, t1);
+    rejected(&b, t1);
+}
+
+#[test]
+fn manual_reset_closes() {
+    let b = Breaker::new(BreakerConfig::default());
+    let t0 = Instant::now();
+    fail(&b, t0, 5);
+    b.reset();
+    assert_eq!(b.state(), BreakerState::Closed);
+    fail(&b, t0, 4);
+    assert_eq!(b.state(), BreakerState::Closed);
+}
+
+#[test]
+fn bad_configs_are_rejected() {
+    assert!(BreakerConfig::try_new(0, Duration::from_secs(1), 1).is_err());
+    assert!(BreakerConfig::try_new(1, Duration::ZERO, 1).is_err());
+    assert!(BreakerConfig::try_new(1, Duration::from_secs(1), 0).is_err());
+    assert!(FailureRate::try_new(10, 11, 0.5).is_err());
+    assert!(FailureRate::try_new(10, 5, 0.0).is_err());
+}

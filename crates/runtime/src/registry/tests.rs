@@ -1,0 +1,86 @@
+use serde_json::json;
+
+use super::*;
+use crate::{BoxError, tool_fn};
+
+fn noop(name: &'static str) -> impl Tool {
+    tool_fn(
+        name,
+        "Does nothing.",
+        json!({"type": "object"}),
+        |_a, _c| async { Ok::<_, BoxError>(Value::Null) },
+    )
+}
+
+#[test]
+fn names_aliases_and_states() {
+    let mut r = Registry::new();
+    r.register(noop("read_file")).unwrap();
+    r.register(noop("write_file")).unwrap();
+    assert_eq!(
+        r.register(noop("read_file")).unwrap_err().kind(),
+        RegistryErrorKind::Duplicate
+    );
+    r.alias("fs.read", "read_file").unwrap();
+    assert_eq!(
+        r.alias("fs.read", "write_file").unwrap_err().kind(),
+        RegistryErrorKind::Duplicate
+    );
+    assert_eq!(
+        r.alias("x", "nope").unwrap_err().kind(),
+        RegistryErrorKind::UnknownTool
+    );
+    assert_eq!(&*r.resolve("fs.read").unwrap().name, "read_file");
+
+    r.pause("fs.read").unwrap();
+    assert_eq!(r.state("read_file"), Some(ToolState::Paused));
+    assert_eq!(r.available().collect::<Vec<_>>(), vec!["write_file"]);
+    r.disable("write_file").unwrap();
+    assert_eq!(
+        r.not_available_message("nope"),
+        "Tool 'nope' is not available. No tools are available."
+    );
+    r.enable("read_file").unwrap();
+    assert_eq!(
+        r.not_available_message("nope"),
+        "Tool 'nope' is not available. Available tools: read_file."
+    );
+}
+
+#[test]
+fn definitions_leave_out_disabled_tools_but_keep_paused_ones() {
+    let mut r = Registry::new();
+    r.register(noop("a")).unwrap();
+    r.register(noop("b")).unwrap();
+    r.register(noop("c")).unwrap();
+    r.disable("b").unwrap();
+    r.pause("c").unwrap();
+    let defs = r.definitions(Dialect::Anthropic);
+    let names: Vec<&str> = defs
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, vec!["a", "c"]);
+}
+
+#[test]
+fn bad_names_and_schemas_are_rejected() {
+    let mut r = Registry::new();
+    assert_eq!(
+        r.register(noop("has space")).unwrap_err().kind(),
+        RegistryErrorKind::InvalidName
+    );
+    assert_eq!(
+        r.register(noop("")).unwrap_err().kind(),
+        RegistryErrorKind::InvalidName
+    );
+    let bad = tool_fn("bad", "Bad schema.", json!({"type": 5}), |_a, _c| async {
+        Ok::<_, BoxError>(Value::Null)
+    });
+    let err = r.register(bad).unwrap_err();
+    assert_eq!(err.kind(), RegistryErrorKind::InvalidSchema);
+    assert!(err.to_string().contains("'bad'"), "{err}");
+    assert!(r.is_empty());
+}

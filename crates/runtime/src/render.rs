@@ -1,0 +1,77 @@
+//! Tool definitions in each dialect's `tools` field.
+
+use serde_json::{Value, json};
+use toolwarden_wire::Dialect;
+
+/// One tool's definition in `dialect`'s shape (for Gemini, one entry of
+/// `functionDeclarations`).
+pub fn definition(dialect: Dialect, name: &str, description: &str, parameters: &Value) -> Value {
+    match dialect {
+        Dialect::OpenAiChat => json!({
+            "type": "function",
+            "function": {"name": name, "description": description, "parameters": parameters}
+        }),
+        Dialect::OpenAiResponses => json!({
+            "type": "function",
+            "name": name,
+            "description": description,
+            "parameters": parameters
+        }),
+        Dialect::Anthropic => json!({
+            "name": name,
+            "description": description,
+            "input_schema": parameters
+        }),
+        // Gemini's `parameters` takes an OpenAPI subset that rejects common
+        // JSON Schema keywords (`additionalProperties`, `$defs`, …);
+        // `parametersJsonSchema` takes the schema as it is.
+        Dialect::Gemini => json!({
+            "name": name,
+            "description": description,
+            "parametersJsonSchema": parameters
+        }),
+    }
+}
+
+/// The value of the request's `tools` field for these tools: an array of
+/// definitions; for Gemini `[{"functionDeclarations": [...]}]`.
+pub fn definitions<'a>(
+    dialect: Dialect,
+    tools: impl IntoIterator<Item = (&'a str, &'a str, &'a Value)>,
+) -> Value {
+    let defs: Vec<Value> = tools
+        .into_iter()
+        .map(|(n, d, p)| definition(dialect, n, d, p))
+        .collect();
+    match dialect {
+        Dialect::Gemini => json!([{ "functionDeclarations": defs }]),
+        _ => Value::Array(defs),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_dialect_has_its_shape() {
+        let schema = json!({"type": "object", "properties": {"q": {"type": "string"}}});
+        let tools = [("search", "Search.", &schema)];
+        assert_eq!(
+            definitions(Dialect::OpenAiChat, tools),
+            json!([{"type": "function", "function": {"name": "search", "description": "Search.", "parameters": schema}}])
+        );
+        assert_eq!(
+            definitions(Dialect::OpenAiResponses, tools),
+            json!([{"type": "function", "name": "search", "description": "Search.", "parameters": schema}])
+        );
+        assert_eq!(
+            definitions(Dialect::Anthropic, tools),
+            json!([{"name": "search", "description": "Search.", "input_schema": schema}])
+        );
+        assert_eq!(
+            definitions(Dialect::Gemini, tools),
+            json!([{"functionDeclarations": [{"name": "search", "description": "Search.", "parametersJsonSchema": schema}]}])
+        );
+    }
+}

@@ -1,0 +1,172 @@
+//! One agent-loop step in each of the four dialects, through the real wire
+//! layer: a provider response in, the tool-result messages out; the
+//! conversation with them appended must validate clean, and the wire
+//! layer must read back one result per call with the right failure flag.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use toolwarden_runtime::{BoxError, Context, Executor, Registry, tool_fn};
+use toolwarden_wire::{Detector, Dialect};
+
+fn executor() -> Executor {
+    let schema = json!({
+        "type": "object",
+        "properties": {"path": {"type": "string"}},
+        "required": ["path"]
+    });
+    let mut r = Registry::new();
+    r.register(tool_fn(
+        "read_file",
+        "Read a file.",
+        schema,
+        |args: Value, _c| async move {
+            match args["path"].as_str() {
+                Some("a.txt") => Ok(json!("alpha")),
+                Some(other) => Err(BoxError::from(std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    format!("open '{other}': no such file"),
+                ))),
+                None => Ok(Value::Null),
+            }
+        },
+    ))
+    .unwrap();
+    Executor::new(Arc::new(r))
+}
+
+/// (name, arguments) of the three calls every response makes.
+const CALLS: [(&str, &str); 3] = [
+    ("read_file", r#"{"path":"a.txt"}"#),
+    ("read_file", r#"{"path":"missing.txt"}"#),
+    ("launch_rocket", r#"{}"#),
+];
+const FAILED: [bool; 3] = [false, true, true];
+
+fn args(i: usize) -> Value {
+    serde_json::from_str(CALLS[i].1).unwrap()
+}
+
+/// The response body, and the request that continues the conversation
+/// given the step's messages.
+fn response(dialect: Dialect) -> Value {
+    match dialect {
+        Dialect::OpenAiChat => json!({
+            "id": "chatcmpl-1", "object": "chat.completion", "model": "gpt-4o",
+            "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+                "role": "assistant", "content": null,
+                "tool_calls": (0..3).map(|i| json!({
+                    "id": format!("call_{i}"), "type": "function",
+                    "function": {"name": CALLS[i].0, "arguments": CALLS[i].1}
+                })).collect::<Vec<_>>()
+            }}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+        }),
+        Dialect::OpenAiResponses => json!({
+            "id": "resp_1", "object": "response", "model": "gpt-4.1", "status": "completed",
+            "output": (0..3).map(|i| json!({
+                "type": "function_call", "id": format!("fc_{i}"), "call_id": format!("call_{i}"),
+                "name": CALLS[i].0, "arguments": CALLS[i].1, "status": "completed"
+            })).collect::<Vec<_>>()
+        }),
+        Dialect::Anthropic => json!({
+            "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4",
+            "stop_reason": "tool_use", "usage": {"input_tokens": 10, "output_tokens": 5},
+            "content": (0..3).map(|i| json!({
+                "type": "tool_use", "id": format!("toolu_{i}"), "name": CALLS[i].0, "input": args(i)
+            })).collect::<Vec<_>>()
+        }),
+        Dialect::Gemini => json!({
+            "modelVersion": "gemini-2.5-flash",
+            "candidates": [{"finishReason": "STOP", "content": {"role": "model",
+                "parts": (0..3).map(|i| json!({"functionCall": {"name": CALLS[i].0, "args": args(i)}}))
+                    .collect::<Vec<_>>()
+            }}]
+        }),
+    }
+}
+
+fn next_request(dialect: Dialect, resp: &Value, messages: &[Value]) -> Value {
+    let mut turns = Vec::new();
+    match dialect {
+        Dialect::OpenAiChat => {
+            turns.push(json!({"role": "user", "content": "go"}));
+            turns.push(resp["choices"][0]["message"].clone());
+            turns.extend(messages.iter().cloned());
+            json!({"model": "gpt-4o", "messages": turns})
+        }
+        Dialect::OpenAiResponses => {
+            turns.push(json!({"role": "user", "content": "go"}));
+            turns.extend(resp["output"].as_array().unwrap().iter().cloned());
+            turns.extend(messages.iter().cloned());
+            json!({"model": "gpt-4.1", "input": turns})
+        }
+        Dialect::Anthropic => {
+            turns.push(json!({"role": "user", "content": "go"}));
+            turns.push(json!({"role": "assistant", "content": resp["content"].clone()}));
+            turns.extend(messages.iter().cloned());
+            json!({"model": "claude-sonnet-4", "max_tokens": 100, "messages": turns})
+        }
+        Dialect::Gemini => {
+            turns.push(json!({"role": "user", "parts": [{"text": "go"}]}));
+            turns.push(resp["candidates"][0]["content"].clone());
+            turns.extend(messages.iter().cloned());
+            json!({"contents": turns})
+        }
+    }
+}
+
+#[tokio::test]
+async fn one_step_in_every_dialect_gives_a_valid_conversation() {
+    let ctx = Context::new();
+    for dialect in Dialect::ALL {
+        let ex = executor();
+        let resp = response(dialect);
+        let body = serde_json::to_vec(&resp).unwrap();
+        let step = ex.step(dialect, &body, &ctx).await.unwrap();
+        assert_eq!(step.calls.len(), 3, "{dialect}");
+        assert_eq!(step.outcomes.len(), 3, "{dialect}");
+        assert!(step.fatal.is_none());
+        for (i, o) in step.outcomes.iter().enumerate() {
+            assert_eq!(o.call_id, step.calls[i].id, "{dialect}");
+            assert_eq!(o.is_failure(), FAILED[i], "{dialect} call {i}");
+        }
+        let request = serde_json::to_vec(&next_request(dialect, &resp, &step.messages)).unwrap();
+        let defects = toolwarden_wire::validate(dialect, &request).unwrap();
+        assert!(defects.is_empty(), "{dialect}: {defects:?}");
+        let view = toolwarden_wire::request_view(dialect, &request, &Detector::default()).unwrap();
+        assert_eq!(view.results.len(), 3, "{dialect}");
+        for (i, r) in view.results.iter().enumerate() {
+            assert_eq!(
+                r.verdict.failed, FAILED[i],
+                "{dialect} result {i}: {:?}",
+                r.content
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_final_answer_has_no_calls_and_a_bad_body_is_an_error() {
+    let ex = executor();
+    let ctx = Context::new();
+    let text = json!({
+        "id": "msg_2", "type": "message", "role": "assistant", "model": "claude-sonnet-4",
+        "stop_reason": "end_turn", "content": [{"type": "text", "text": "Done."}]
+    });
+    let step = ex
+        .step(Dialect::Anthropic, text.to_string().as_bytes(), &ctx)
+        .await
+        .unwrap();
+    assert!(step.is_final());
+    assert!(step.messages.is_empty());
+    let err = ex
+        .step(Dialect::OpenAiChat, b"{\"choices\": [", &ctx)
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("cannot read the model's response"),
+        "{err}"
+    );
+}

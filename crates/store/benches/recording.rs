@@ -1,0 +1,179 @@
+//! Recording throughput (events/s) through the real `Recorder`: into SQLite
+//! (one recorder, then two on one file) and into PostgreSQL (two recorders
+//! at once, like two gateways; only when `TOOLWARDEN_TEST_POSTGRES_URL` is
+//! set), batched. Baseline in the same run: a Recorder with no sink (queue
+//! and writer task only). Event mix per turn: 1 request, 3 tool results
+//! (names resolved by the store from the previous turn's calls), 3 calls.
+//!
+//! ```text
+//! URL=$(.ci/pg.sh start)
+//! TOOLWARDEN_TEST_POSTGRES_URL=$URL CARGO_TARGET_DIR=... cargo bench -p toolwarden-store --bench recording
+//! ```
+//! `TW_BENCH_TURNS` sets turns per recorder (default 20000 = 140k events).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use sqlx::Connection;
+use toolwarden_store::*;
+
+const TURNS_PER_SESSION: u64 = 8;
+
+fn events(gw: usize, turns: u64) -> Vec<Event> {
+    let mut out = Vec::with_capacity(turns as usize * 7);
+    for n in 0..turns {
+        let session = format!("bench{gw}_{}", n / TURNS_PER_SESSION);
+        let turn = n % TURNS_PER_SESSION;
+        let req = format!("{gw:02}{n:030x}");
+        let at = 1_700_000_000_000 + (n as i64) * 10;
+        out.push(Event::Request(RequestRecord {
+            request_id: req.clone(),
+            session_id: session.clone(),
+            session_source: "fingerprint".into(),
+            at_ms: at,
+            provider: "anthropic".into(),
+            dialect: Some("anthropic".into()),
+            path: "/v1/messages".into(),
+            model: Some("claude-test".into()),
+            status: 200,
+            streaming: n % 2 == 0,
+            upstream_latency_ms: 840.0,
+            first_byte_ms: Some(120.0),
+            overhead_us: 31.0,
+            input_tokens: Some(5000),
+            output_tokens: Some(300),
+            response_id: Some(format!("msg_{req}")),
+            repairs: vec![],
+            repair_mode: "fix".into(),
+            parse_error: None,
+            error: None,
+        }));
+        if turn > 0 {
+            for k in 0..3u32 {
+                let failed = (n + u64::from(k)) % 7 == 0;
+                out.push(Event::ToolResult(ToolResultRecord {
+                    request_id: req.clone(),
+                    session_id: session.clone(),
+                    provider: "anthropic".into(),
+                    model: Some("claude-test".into()),
+                    call_id: format!("toolu_{gw}_{}_{k}", n - 1),
+                    message_index: (turn * 2 - 1) as u32 * 10 + k,
+                    tool: None,
+                    failed,
+                    basis: if failed { "explicit" } else { "none" }.into(),
+                    content_bytes: 2048,
+                    excerpt: failed.then(|| "Error: file not found: /tmp/x".to_owned()),
+                    at_ms: at,
+                    exec_ms: None,
+                    previous_response_id: None,
+                }));
+            }
+        }
+        for k in 0..3u32 {
+            out.push(Event::ToolCall(ToolCallRecord {
+                request_id: req.clone(),
+                session_id: session.clone(),
+                provider: "anthropic".into(),
+                model: Some("claude-test".into()),
+                response_id: Some(format!("msg_{req}")),
+                call_index: k,
+                call_id: format!("toolu_{gw}_{n}_{k}"),
+                tool: ["Read", "Bash", "Edit"][k as usize].into(),
+                arguments_bytes: 180,
+                at_ms: at + 5,
+            }));
+        }
+    }
+    out
+}
+
+/// Feeds each event list through its own Recorder concurrently (pacing the
+/// producers so the queue never overflows) and returns events/s.
+async fn run(stores: Vec<Option<Store>>, lists: Vec<Vec<Event>>) -> f64 {
+    let total: usize = lists.iter().map(Vec::len).sum();
+    let start = Instant::now();
+    let mut tasks = Vec::new();
+    for (store, list) in stores.into_iter().zip(lists) {
+        tasks.push(tokio::spawn(async move {
+            let rec = Recorder::start(store, RecorderOptions::default(), Arc::new(NoopObserver));
+            for (i, e) in list.into_iter().enumerate() {
+                rec.record(e);
+                if i % 1024 == 0 {
+                    while rec.counters().backlog > 32_768 {
+                        tokio::time::sleep(Duration::from_millis(1)).await;
+                    }
+                }
+            }
+            rec.shutdown().await;
+            rec.counters()
+        }));
+    }
+    for t in tasks {
+        let c = t.await.expect("recorder task");
+        assert_eq!((c.events_dropped, c.write_errors), (0, 0), "{c:?}");
+    }
+    total as f64 / start.elapsed().as_secs_f64()
+}
+
+async fn fresh_pg_schema(base: &str) -> String {
+    let schema = format!("bench_{}", std::process::id());
+    let mut conn = sqlx::PgConnection::connect(base)
+        .await
+        .expect("connect to PostgreSQL");
+    sqlx::query(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
+        .execute(&mut conn)
+        .await
+        .expect("drop schema");
+    sqlx::query(&format!("CREATE SCHEMA {schema}"))
+        .execute(&mut conn)
+        .await
+        .expect("create schema");
+    let sep = if base.contains('?') { '&' } else { '?' };
+    format!("{base}{sep}options[search_path]={schema}")
+}
+
+fn main() {
+    let turns: u64 = std::env::var("TW_BENCH_TURNS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(20_000);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    rt.block_on(async {
+        let per = turns as usize * 7 - 3 * turns.div_ceil(TURNS_PER_SESSION) as usize;
+        println!("recording benchmark: {per} events per recorder (1 request : 3 calls : 3 results)");
+        let base = run(vec![None], vec![events(0, turns)]).await;
+        println!("baseline  no sink, 1 recorder        {base:>10.0} events/s");
+
+        let dir = tempfile::tempdir().expect("tempdir");
+        let url = format!("sqlite://{}", dir.path().join("bench.db").display());
+        let store = Store::open(&url).await.expect("open sqlite");
+        let lite1 = run(vec![Some(store.clone())], vec![events(0, turns)]).await;
+        println!("sqlite    1 recorder                 {lite1:>10.0} events/s  ({:.3} of baseline)", lite1 / base);
+        let other = Store::open(&url).await.expect("open sqlite");
+        let lite2 = run(vec![Some(store), Some(other)], vec![events(1, turns), events(2, turns)]).await;
+        println!("sqlite    2 recorders, one file      {lite2:>10.0} events/s  ({:.3} of baseline)", lite2 / base);
+
+        match std::env::var("TOOLWARDEN_TEST_POSTGRES_URL") {
+            Ok(base_url) => {
+                let url = fresh_pg_schema(&base_url).await;
+                let a = Store::open(&url).await.expect("open postgres");
+                let b = Store::open(&url).await.expect("open postgres");
+                let pg2 = run(vec![Some(a.clone()), Some(b)], vec![events(1, turns), events(2, turns)]).await;
+                println!(
+                    "postgres  2 recorders, one database  {pg2:>10.0} events/s  ({:.3} of baseline, {:.2}x sqlite 2 recorders)",
+                    pg2 / base,
+                    pg2 / lite2
+                );
+                let pg1 = run(vec![Some(a)], vec![events(3, turns)]).await;
+                println!("postgres  1 recorder                 {pg1:>10.0} events/s  ({:.3} of baseline)", pg1 / base);
+            }
+            Err(_) => println!(
+                "postgres  SKIPPED: set TOOLWARDEN_TEST_POSTGRES_URL (URL=$(.ci/pg.sh start)) to measure it"
+            ),
+        }
+    });
+}

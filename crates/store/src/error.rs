@@ -1,0 +1,145 @@
+//! The store's error type: a kind, the (redacted) database URL when it
+//! matters, and the underlying cause.
+
+use std::fmt;
+
+/// What went wrong, broadly.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StoreErrorKind {
+    /// The database URL could not be understood.
+    InvalidUrl,
+    /// The database could not be reached or opened.
+    Connect,
+    /// Applying the schema migrations failed.
+    Migrate,
+    /// A query or write failed.
+    Query,
+    /// A file (JSONL sink) could not be written.
+    Io,
+}
+
+/// An error from the store.
+#[derive(Debug)]
+pub struct StoreError {
+    kind: StoreErrorKind,
+    url: Option<String>,
+    source: Box<dyn std::error::Error + Send + Sync + 'static>,
+}
+
+// === impl StoreErrorKind ===
+
+impl StoreErrorKind {
+    /// A short name for logs.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StoreErrorKind::InvalidUrl => "invalid database url",
+            StoreErrorKind::Connect => "cannot open database",
+            StoreErrorKind::Migrate => "cannot migrate database",
+            StoreErrorKind::Query => "database query failed",
+            StoreErrorKind::Io => "i/o error",
+        }
+    }
+}
+
+// === impl StoreError ===
+
+impl StoreError {
+    pub(crate) fn new(
+        kind: StoreErrorKind,
+        url: Option<&str>,
+        source: impl Into<Box<dyn std::error::Error + Send + Sync + 'static>>,
+    ) -> Self {
+        StoreError {
+            kind,
+            url: url.map(redact_url),
+            source: source.into(),
+        }
+    }
+
+    pub(crate) fn query(source: sqlx::Error) -> Self {
+        StoreError::new(StoreErrorKind::Query, None, source)
+    }
+
+    /// The kind of failure.
+    pub fn kind(&self) -> StoreErrorKind {
+        self.kind
+    }
+
+    /// The database URL involved (password redacted), when known.
+    pub fn url(&self) -> Option<&str> {
+        self.url.as_deref()
+    }
+
+    /// Whether retrying later can help (the database may come back).
+    pub fn is_retryable(&self) -> bool {
+        matches!(self.kind, StoreErrorKind::Connect | StoreErrorKind::Query)
+    }
+}
+
+impl fmt::Display for StoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.url {
+            Some(url) => write!(f, "{} {url}: {}", self.kind.as_str(), self.source),
+            None => write!(f, "{}: {}", self.kind.as_str(), self.source),
+        }
+    }
+}
+
+impl std::error::Error for StoreError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&*self.source)
+    }
+}
+
+/// Replaces the password of a `scheme://user:password@host/...` URL with `***`.
+pub fn redact_url(url: &str) -> String {
+    let Some(scheme_end) = url.find("://") else {
+        return url.to_owned();
+    };
+    let rest = &url[scheme_end + 3..];
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let authority = &rest[..authority_end];
+    let Some(at) = authority.rfind('@') else {
+        return url.to_owned();
+    };
+    let userinfo = &authority[..at];
+    let Some(colon) = userinfo.find(':') else {
+        return url.to_owned();
+    };
+    format!(
+        "{}{}:***{}",
+        &url[..scheme_end + 3],
+        &userinfo[..colon],
+        &rest[at..]
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redacts_password_only() {
+        assert_eq!(
+            redact_url("postgres://bob:s3cr@t@db:5432/x?sslmode=disable"),
+            "postgres://bob:***@db:5432/x?sslmode=disable"
+        );
+        assert_eq!(redact_url("postgres://bob@db/x"), "postgres://bob@db/x");
+        assert_eq!(redact_url("sqlite://a/b.db"), "sqlite://a/b.db");
+        assert_eq!(redact_url("plain.db"), "plain.db");
+    }
+
+    #[test]
+    fn display_names_url_and_cause() {
+        let e = StoreError::new(
+            StoreErrorKind::Connect,
+            Some("postgresql://u:pw@127.0.0.1:1/db"),
+            "connection refused",
+        );
+        assert_eq!(
+            e.to_string(),
+            "cannot open database postgresql://u:***@127.0.0.1:1/db: connection refused"
+        );
+    }
+}

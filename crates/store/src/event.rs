@@ -1,0 +1,148 @@
+//! The events the gateway emits and the store records.
+//!
+//! [`Event`] is serde-tagged (`{"type":"request", ...}`, `"tool_call"`,
+//! `"tool_result"`); that serialization is also the JSONL line format.
+
+use serde::{Deserialize, Serialize};
+
+/// One observation made on the request path, recorded off it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    /// A proxied request and how it went.
+    Request(RequestRecord),
+    /// A tool call the model made (from a response or a stream).
+    ToolCall(ToolCallRecord),
+    /// A tool result the client sent back (from a request's history).
+    ToolResult(ToolResultRecord),
+}
+
+/// A proxied request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RequestRecord {
+    /// Unique per proxied request (128-bit random hex).
+    pub request_id: String,
+    /// The session the request belongs to.
+    pub session_id: String,
+    /// Where the session id came from: `header`, `client_header`, `metadata`, `fingerprint`, `none`.
+    pub session_source: String,
+    /// Unix ms when the request arrived.
+    pub at_ms: i64,
+    /// `openai`, `anthropic` or `gemini`.
+    pub provider: String,
+    /// `openai-chat`, `openai-responses`, `anthropic`, `gemini`; `None` for pass-through paths.
+    pub dialect: Option<String>,
+    /// The path only, never the query string.
+    pub path: String,
+    /// The model asked for, when known.
+    pub model: Option<String>,
+    /// Upstream status, or the gateway's own 502/504.
+    pub status: u16,
+    /// Whether the response was streamed.
+    pub streaming: bool,
+    /// Request sent → response finished (stream end).
+    pub upstream_latency_ms: f64,
+    /// Request sent → first response byte.
+    pub first_byte_ms: Option<f64>,
+    /// The gateway's own processing time on the request path.
+    pub overhead_us: f64,
+    /// Input tokens reported by the provider.
+    pub input_tokens: Option<u64>,
+    /// Output tokens reported by the provider.
+    pub output_tokens: Option<u64>,
+    /// The provider's response id (Responses API `resp_…`, etc.).
+    pub response_id: Option<String>,
+    /// One entry per repair applied: the defect kind it mended.
+    pub repairs: Vec<String>,
+    /// `off`, `report` or `fix`.
+    pub repair_mode: String,
+    /// The body could not be read (it was forwarded unchanged).
+    pub parse_error: Option<String>,
+    /// Upstream/transport error text when the status is the gateway's own.
+    pub error: Option<String>,
+}
+
+/// A tool call the model made.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCallRecord {
+    /// The request whose response carried the call.
+    pub request_id: String,
+    /// The session of that request.
+    pub session_id: String,
+    /// `openai`, `anthropic` or `gemini`.
+    pub provider: String,
+    /// The model that made the call.
+    pub model: Option<String>,
+    /// The provider's response id, when it has one.
+    pub response_id: Option<String>,
+    /// Position of the call within the response; with `request_id`, the call's identity.
+    pub call_index: u32,
+    /// The provider's call id.
+    pub call_id: String,
+    /// The tool's name.
+    pub tool: String,
+    /// Size of the arguments in bytes.
+    pub arguments_bytes: u64,
+    /// Unix ms when the response (or stream) finished.
+    pub at_ms: i64,
+}
+
+/// A tool result the client sent back.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolResultRecord {
+    /// The request that carried the result.
+    pub request_id: String,
+    /// The session of that request.
+    pub session_id: String,
+    /// `openai`, `anthropic` or `gemini`.
+    pub provider: String,
+    /// The model the request was sent to.
+    pub model: Option<String>,
+    /// The call id the result answers.
+    pub call_id: String,
+    /// Index of the message/item/content holding the result. With
+    /// `session_id` and `call_id` this is the result's identity: a resent
+    /// history has the same identity, and a reused call id at another index
+    /// is another result.
+    pub message_index: u32,
+    /// The tool's name from the request's own history; `None` lets the store
+    /// resolve it from recorded calls, else `unknown`.
+    pub tool: Option<String>,
+    /// Whether the result is a failure.
+    pub failed: bool,
+    /// `explicit`, `heuristic` or `none`.
+    pub basis: String,
+    /// Size of the result content in bytes.
+    pub content_bytes: u64,
+    /// The first 300 characters, only for failures.
+    pub excerpt: Option<String>,
+    /// Unix ms when the request carrying the result arrived.
+    pub at_ms: i64,
+    /// Client-side execution time; `None` lets the store compute
+    /// `at_ms - call.at_ms` when it finds the call.
+    pub exec_ms: Option<f64>,
+    /// Responses API: lets the store find the calls recorded for that response.
+    pub previous_response_id: Option<String>,
+}
+
+// === impl Event ===
+
+impl Event {
+    /// The event's `type` tag as written in JSONL.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Event::Request(_) => "request",
+            Event::ToolCall(_) => "tool_call",
+            Event::ToolResult(_) => "tool_result",
+        }
+    }
+
+    /// The session the event belongs to.
+    pub fn session_id(&self) -> &str {
+        match self {
+            Event::Request(r) => &r.session_id,
+            Event::ToolCall(c) => &c.session_id,
+            Event::ToolResult(r) => &r.session_id,
+        }
+    }
+}

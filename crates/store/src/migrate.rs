@@ -1,0 +1,80 @@
+//! A tiny migrator: numbered SQL files per backend (`migrations/sqlite`,
+//! `migrations/postgres`, same tables and columns), applied once each and
+//! remembered in `schema_migrations`. Safe when several processes open the
+//! same database at once: SQLite takes the write lock first
+//! (`BEGIN IMMEDIATE`), PostgreSQL a transaction-scoped advisory lock.
+
+use sqlx::Connection;
+
+use crate::store::Pool;
+
+/// One migration: version, name, SQL for SQLite, SQL for PostgreSQL.
+struct Migration {
+    version: i64,
+    name: &'static str,
+    sqlite: &'static str,
+    postgres: &'static str,
+}
+
+const MIGRATIONS: &[Migration] = &[Migration {
+    version: 1,
+    name: "init",
+    sqlite: include_str!("../migrations/sqlite/0001_init.sql"),
+    postgres: include_str!("../migrations/postgres/0001_init.sql"),
+}];
+
+const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (\
+    version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_ms BIGINT NOT NULL)";
+const APPLIED: &str = "SELECT version FROM schema_migrations";
+const RECORD: &str =
+    "INSERT INTO schema_migrations (version, name, applied_ms) VALUES ($1, $2, $3)";
+/// An arbitrary constant key for the migration lock.
+const PG_LOCK: &str = "SELECT pg_advisory_xact_lock(7395602181)";
+
+/// The newest schema version this build knows.
+pub const SCHEMA_VERSION: i64 = 1;
+
+/// Applies the migrations not yet applied.
+pub(crate) async fn run(pool: &Pool) -> Result<(), sqlx::Error> {
+    match pool {
+        Pool::Sqlite(p) => {
+            let mut conn = p.acquire().await?;
+            let mut tx = conn.begin_with("BEGIN IMMEDIATE").await?;
+            sqlx::query(CREATE_TABLE).execute(&mut *tx).await?;
+            let done: Vec<i64> = sqlx::query_scalar(APPLIED).fetch_all(&mut *tx).await?;
+            for m in MIGRATIONS.iter().filter(|m| !done.contains(&m.version)) {
+                sqlx::raw_sql(m.sqlite).execute(&mut *tx).await?;
+                sqlx::query(RECORD)
+                    .bind(m.version)
+                    .bind(m.name)
+                    .bind(now_ms())
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            tx.commit().await
+        }
+        Pool::Postgres(p) => {
+            let mut tx = p.begin().await?;
+            sqlx::query(PG_LOCK).execute(&mut *tx).await?;
+            sqlx::query(CREATE_TABLE).execute(&mut *tx).await?;
+            let done: Vec<i64> = sqlx::query_scalar(APPLIED).fetch_all(&mut *tx).await?;
+            for m in MIGRATIONS.iter().filter(|m| !done.contains(&m.version)) {
+                sqlx::raw_sql(m.postgres).execute(&mut *tx).await?;
+                sqlx::query(RECORD)
+                    .bind(m.version)
+                    .bind(m.name)
+                    .bind(now_ms())
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            tx.commit().await
+        }
+    }
+}
+
+pub(crate) fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}

@@ -1,0 +1,401 @@
+//! [`Recorder`]: takes events on the request path without ever blocking
+//! (`try_send` into a bounded queue; full → dropped and counted) and writes
+//! them from one task, in batches, each in one transaction.
+//!
+//! The writer takes up to `batch_max` events, or what arrived within
+//! `flush_interval` of the first, writes them in order (a call and its result
+//! in one batch pair up), then appends the events that were new to the store
+//! to the JSONL log and tells the [`Observer`]. When the database is lost it
+//! keeps the batch, retries with backoff (100 ms doubling to 5 s) and keeps
+//! taking events into a backlog of at most `queue_capacity`; beyond that the
+//! queue fills and `record` drops, counted in `events_dropped`.
+//! [`Recorder::shutdown`] drains the queue and writes everything (giving up,
+//! and counting the rest as dropped, only if the database stays unreachable
+//! for [`SHUTDOWN_RETRY`]).
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use tokio::sync::{mpsc, watch};
+use tokio::time::Instant;
+
+use crate::event::{Event, RequestRecord, ToolCallRecord, ToolResultRecord};
+use crate::jsonl::JsonlSink;
+use crate::store::Store;
+use crate::write::Outcome;
+
+/// How long `shutdown` keeps retrying an unreachable database.
+pub const SHUTDOWN_RETRY: Duration = Duration::from_secs(10);
+const BACKOFF_MIN: Duration = Duration::from_millis(100);
+const BACKOFF_MAX: Duration = Duration::from_secs(5);
+
+/// Recorder settings.
+#[derive(Debug, Clone)]
+pub struct RecorderOptions {
+    /// Bound of the queue, and of the writer's backlog while the database is away (65536).
+    pub queue_capacity: usize,
+    /// Events per transaction at most (1024).
+    pub batch_max: usize,
+    /// How long the writer waits to fill a batch (50 ms).
+    pub flush_interval: Duration,
+    /// Append new events to this JSONL file.
+    pub jsonl: Option<PathBuf>,
+}
+
+/// Told about each call and result that was new to the store (after dedup
+/// and name resolution), in write order. Called on the writer task: keep it cheap.
+pub trait Observer: Send + Sync + 'static {
+    /// A new request.
+    fn on_request(&self, _rec: &RequestRecord) {}
+    /// A new tool call.
+    fn on_tool_call(&self, _rec: &ToolCallRecord) {}
+    /// A new tool result and the tool name it was resolved to.
+    fn on_tool_result(&self, _rec: &ToolResultRecord, _resolved_tool: &str) {}
+}
+
+/// An [`Observer`] that does nothing.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NoopObserver;
+
+impl Observer for NoopObserver {}
+
+/// A snapshot of the recorder's counters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RecorderCounters {
+    /// Events in committed batches (duplicates included: they were applied, as no-ops).
+    pub events_written: u64,
+    /// Events lost: queue full, or given up at shutdown.
+    pub events_dropped: u64,
+    /// Failed write attempts (each retried).
+    pub write_errors: u64,
+    /// Events accepted and not yet written (queued or held by the writer).
+    pub backlog: u64,
+}
+
+/// The recording handle. Cheap to clone; all clones feed one writer task.
+#[derive(Clone)]
+pub struct Recorder {
+    tx: mpsc::Sender<Event>,
+    shared: Arc<Shared>,
+    close: Arc<watch::Sender<bool>>,
+    done: watch::Receiver<bool>,
+}
+
+/// What the writer's wait ended with (short-lived; boxing would cost an
+/// allocation per event).
+#[allow(clippy::large_enum_variant)]
+enum Next {
+    Event(Event),
+    Closing,
+    Timeout,
+}
+
+#[derive(Debug, Default)]
+struct Shared {
+    written: AtomicU64,
+    dropped: AtomicU64,
+    write_errors: AtomicU64,
+    in_hand: AtomicU64,
+}
+
+struct Writer {
+    rx: mpsc::Receiver<Event>,
+    close: watch::Receiver<bool>,
+    store: Option<Store>,
+    jsonl: Option<JsonlSink>,
+    observer: Arc<dyn Observer>,
+    shared: Arc<Shared>,
+    batch_max: usize,
+    backlog_max: usize,
+    flush_interval: Duration,
+    pending: VecDeque<Event>,
+    closing: bool,
+    /// When closing began + [`SHUTDOWN_RETRY`]: past it, an unreachable
+    /// database makes the writer give up (and count the loss).
+    give_up_at: Option<Instant>,
+}
+
+// === impl RecorderOptions ===
+
+impl Default for RecorderOptions {
+    fn default() -> Self {
+        RecorderOptions {
+            queue_capacity: 65536,
+            batch_max: 1024,
+            flush_interval: Duration::from_millis(50),
+            jsonl: None,
+        }
+    }
+}
+
+// === impl Recorder ===
+
+impl Recorder {
+    /// Spawns the writer task on the current tokio runtime.
+    ///
+    /// With `store = None` only the JSONL sink (if any) and the observer are
+    /// fed, and every event counts as new (no dedup without a store).
+    pub fn start(
+        store: Option<Store>,
+        opts: RecorderOptions,
+        observer: Arc<dyn Observer>,
+    ) -> Recorder {
+        let capacity = opts.queue_capacity.max(1);
+        let (tx, rx) = mpsc::channel(capacity);
+        let (done_tx, done) = watch::channel(false);
+        let (close, close_rx) = watch::channel(false);
+        let shared = Arc::new(Shared::default());
+        let writer = Writer {
+            rx,
+            close: close_rx,
+            store,
+            jsonl: opts.jsonl.as_deref().map(JsonlSink::new),
+            observer,
+            shared: shared.clone(),
+            batch_max: opts.batch_max.max(1),
+            backlog_max: capacity,
+            flush_interval: opts.flush_interval,
+            pending: VecDeque::new(),
+            closing: false,
+            give_up_at: None,
+        };
+        tokio::spawn(async move {
+            writer.run().await;
+            let _ = done_tx.send(true);
+        });
+        Recorder {
+            tx,
+            shared,
+            close: Arc::new(close),
+            done,
+        }
+    }
+
+    /// Queues an event. Never blocks or awaits; a full queue drops the event
+    /// and counts it.
+    pub fn record(&self, event: Event) {
+        if self.tx.try_send(event).is_err() {
+            let n = self.shared.dropped.fetch_add(1, Ordering::Relaxed);
+            if n == 0 {
+                tracing::warn!(
+                    "recorder queue full or closed: dropping events (counted in events_dropped)"
+                );
+            }
+        }
+    }
+
+    /// A snapshot of the counters.
+    pub fn counters(&self) -> RecorderCounters {
+        let queued = (self.tx.max_capacity() - self.tx.capacity()) as u64;
+        RecorderCounters {
+            events_written: self.shared.written.load(Ordering::Relaxed),
+            events_dropped: self.shared.dropped.load(Ordering::Relaxed),
+            write_errors: self.shared.write_errors.load(Ordering::Relaxed),
+            backlog: queued + self.shared.in_hand.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Drains the queue, writes everything and stops the writer. Later
+    /// `record` calls are dropped (and counted). Safe to call more than once.
+    pub async fn shutdown(&self) {
+        // Everything recorded before this call is already queued; the writer
+        // drains the queue once it sees the signal.
+        let _ = self.close.send(true);
+        let mut done = self.done.clone();
+        let _ = done.wait_for(|d| *d).await;
+    }
+}
+
+impl std::fmt::Debug for Recorder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Recorder")
+            .field("counters", &self.counters())
+            .finish()
+    }
+}
+
+// === impl Writer ===
+
+impl Writer {
+    async fn run(mut self) {
+        loop {
+            if self.pending.is_empty() && !self.closing {
+                match self.next(None).await {
+                    Next::Event(e) => self.take(e),
+                    Next::Closing => self.set_closing(),
+                    Next::Timeout => {}
+                }
+            }
+            self.fill().await;
+            self.flush().await;
+            if self.closing && self.pending.is_empty() {
+                break;
+            }
+        }
+        // Late `record` calls after this point are dropped and counted.
+        self.rx.close();
+        self.set_closing();
+        self.drain_ready();
+        while !self.pending.is_empty() {
+            self.flush().await;
+        }
+    }
+
+    fn set_closing(&mut self) {
+        if !self.closing {
+            self.closing = true;
+            self.give_up_at = Some(Instant::now() + SHUTDOWN_RETRY);
+        }
+    }
+
+    /// The next event, the shutdown signal, or `until` passing.
+    async fn next(&mut self, until: Option<Instant>) -> Next {
+        let timer = async {
+            match until {
+                Some(t) => tokio::time::sleep_until(t).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            biased;
+            e = self.rx.recv() => match e {
+                Some(e) => Next::Event(e),
+                None => Next::Closing,
+            },
+            _ = self.close.wait_for(|c| *c) => Next::Closing,
+            _ = timer => Next::Timeout,
+        }
+    }
+
+    fn take(&mut self, e: Event) {
+        self.pending.push_back(e);
+        self.shared.in_hand.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Waits up to `flush_interval` for a full batch; when closing, takes
+    /// everything queued without waiting.
+    async fn fill(&mut self) {
+        let deadline = Instant::now() + self.flush_interval;
+        while self.pending.len() < self.batch_max && !self.closing {
+            match self.next(Some(deadline)).await {
+                Next::Event(e) => self.take(e),
+                Next::Closing => self.set_closing(),
+                Next::Timeout => break,
+            }
+        }
+        if self.closing {
+            self.drain_ready();
+        }
+    }
+
+    /// Takes what is queued right now (all of it when closing, else up to
+    /// the backlog bound).
+    fn drain_ready(&mut self) {
+        while self.closing || self.pending.len() < self.backlog_max {
+            match self.rx.try_recv() {
+                Ok(e) => self.take(e),
+                Err(_) => break,
+            }
+        }
+    }
+
+    /// Writes the pending events batch by batch; on failure backs off and
+    /// retries, taking new events into the backlog meanwhile. Past
+    /// `give_up_at` (closing), drops what is left (counted).
+    async fn flush(&mut self) {
+        let mut backoff = BACKOFF_MIN;
+        while !self.pending.is_empty() {
+            let n = self.pending.len().min(self.batch_max);
+            let batch: Vec<Event> = self.pending.range(..n).cloned().collect();
+            match self.write(&batch).await {
+                Ok(()) => {
+                    self.pending.drain(..n);
+                    self.shared.in_hand.fetch_sub(n as u64, Ordering::Relaxed);
+                    self.shared.written.fetch_add(n as u64, Ordering::Relaxed);
+                    backoff = BACKOFF_MIN;
+                    if !self.closing && self.pending.len() < self.batch_max {
+                        return;
+                    }
+                }
+                Err(e) => {
+                    self.shared.write_errors.fetch_add(1, Ordering::Relaxed);
+                    if self.give_up_at.is_some_and(|t| Instant::now() >= t) {
+                        let lost = self.pending.len() as u64;
+                        tracing::error!(error = %e, lost, "database unreachable at shutdown: dropping the backlog");
+                        self.pending.clear();
+                        self.shared.in_hand.fetch_sub(lost, Ordering::Relaxed);
+                        self.shared.dropped.fetch_add(lost, Ordering::Relaxed);
+                        return;
+                    }
+                    tracing::warn!(
+                        error = %e,
+                        retry_in_ms = backoff.as_millis() as u64,
+                        backlog = self.pending.len(),
+                        "recording failed; will retry"
+                    );
+                    let wake = Instant::now() + backoff;
+                    while self.pending.len() < self.backlog_max && !self.closing {
+                        match self.next(Some(wake)).await {
+                            Next::Event(e) => self.take(e),
+                            Next::Closing => self.set_closing(),
+                            Next::Timeout => break,
+                        }
+                    }
+                    let wake = self.give_up_at.map_or(wake, |t| wake.min(t));
+                    tokio::time::sleep_until(wake).await;
+                    backoff = (backoff * 2).min(BACKOFF_MAX);
+                }
+            }
+        }
+    }
+
+    /// One batch: the store (one transaction), then JSONL and the observer
+    /// for what was new. JSONL failures are counted, not retried.
+    async fn write(&mut self, batch: &[Event]) -> Result<(), crate::StoreError> {
+        let outcomes = match &self.store {
+            Some(store) => store.write_batch(batch).await?,
+            None => batch
+                .iter()
+                .map(|e| match e {
+                    Event::ToolResult(r) => Outcome::NewResult {
+                        tool: r.tool.clone().unwrap_or_else(|| "unknown".to_owned()),
+                        exec_ms: r.exec_ms,
+                    },
+                    _ => Outcome::New,
+                })
+                .collect(),
+        };
+        let mut fresh: Vec<Event> = Vec::new();
+        for (event, outcome) in batch.iter().zip(&outcomes) {
+            match (event, outcome) {
+                (_, Outcome::Duplicate) => continue,
+                (Event::Request(r), _) => self.observer.on_request(r),
+                (Event::ToolCall(c), _) => self.observer.on_tool_call(c),
+                (Event::ToolResult(r), Outcome::NewResult { tool, exec_ms }) => {
+                    self.observer.on_tool_result(r, tool);
+                    if self.jsonl.is_some() {
+                        let mut r = r.clone();
+                        r.tool = Some(tool.clone());
+                        r.exec_ms = *exec_ms;
+                        fresh.push(Event::ToolResult(r));
+                    }
+                    continue;
+                }
+                (Event::ToolResult(r), Outcome::New) => self.observer.on_tool_result(r, "unknown"),
+            }
+            if self.jsonl.is_some() {
+                fresh.push(event.clone());
+            }
+        }
+        if let Some(sink) = &mut self.jsonl {
+            if let Err(e) = sink.write(fresh.iter()) {
+                self.shared.write_errors.fetch_add(1, Ordering::Relaxed);
+                tracing::error!(error = %e, "cannot append to the JSONL log");
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,414 @@
+//! What `toolwarden stats` and `GET /api/stats` report: one set of SQL texts
+//! run unchanged on SQLite and PostgreSQL (both read `$1`-style parameters).
+//!
+//! "Calls" are rows of `tool_calls`: each call the model made, plus results
+//! whose call was never seen. A call is counted in the window by its own time
+//! (`at_ms`: the call's, else the result's). `failure_rate = failures / calls`.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::StoreError;
+use crate::store::{Pool, Store};
+
+/// Filters for [`Store::stats`]. `limit` bounds `sessions` and `recent_failures` (0 → 20).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StatsQuery {
+    /// Only calls/requests at or after this unix ms.
+    pub since_ms: Option<i64>,
+    /// Only this tool.
+    pub tool: Option<String>,
+    /// Only this model.
+    pub model: Option<String>,
+    /// Only this session.
+    pub session: Option<String>,
+    /// Rows in the `sessions` and `recent_failures` lists.
+    pub limit: usize,
+}
+
+/// The `toolwarden stats --json` / `GET /api/stats` document.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Stats {
+    /// Per tool, most failures first.
+    pub tools: Vec<ToolRow>,
+    /// Per (model, tool), most failures first.
+    pub models: Vec<ModelRow>,
+    /// Sessions with at least one failure, latest first.
+    pub sessions: Vec<SessionRow>,
+    /// The latest failures, newest first.
+    pub recent_failures: Vec<FailureRow>,
+    /// Repairs applied, per defect kind.
+    pub repairs: Vec<RepairRow>,
+    /// Request totals.
+    pub requests: RequestTotals,
+    /// Calls and failures per tool per time bucket (hours for windows up to
+    /// two days, else days).
+    pub timeline: Vec<TimelineRow>,
+}
+
+/// One tool's numbers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolRow {
+    pub tool: String,
+    pub calls: u64,
+    pub failures: u64,
+    pub failure_rate: f64,
+}
+
+/// One (model, tool) pair's numbers; `model` is `unknown` when not known.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelRow {
+    pub model: String,
+    pub tool: String,
+    pub calls: u64,
+    pub failures: u64,
+    pub failure_rate: f64,
+}
+
+/// A session with failures.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionRow {
+    pub session_id: String,
+    pub calls: u64,
+    pub failures: u64,
+    pub first_ms: i64,
+    pub last_ms: i64,
+}
+
+/// One failed result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FailureRow {
+    pub at_ms: i64,
+    pub session_id: String,
+    pub model: Option<String>,
+    pub tool: String,
+    pub call_id: String,
+    pub basis: String,
+    pub excerpt: Option<String>,
+}
+
+/// How often a defect was repaired.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RepairRow {
+    pub defect: String,
+    pub count: u64,
+}
+
+/// Request totals: `errors` are statuses ≥ 400 or gateway errors.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RequestTotals {
+    pub total: u64,
+    pub errors: u64,
+    pub streaming: u64,
+}
+
+/// Calls and failures of a tool in one time bucket.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TimelineRow {
+    pub tool: String,
+    pub bucket_ms: i64,
+    pub failures: u64,
+    pub calls: u64,
+}
+
+/// One call of a session, with its result when there is one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CallRow {
+    pub call_id: String,
+    pub tool: String,
+    pub model: Option<String>,
+    /// The request whose response made the call (`None`: result without a recorded call).
+    pub request_id: Option<String>,
+    pub call_index: Option<i64>,
+    pub at_ms: i64,
+    pub result_at_ms: Option<i64>,
+    /// `None` while no result was seen.
+    pub failed: Option<bool>,
+    pub basis: Option<String>,
+    pub exec_ms: Option<f64>,
+    pub arguments_bytes: Option<i64>,
+    pub content_bytes: Option<i64>,
+    pub excerpt: Option<String>,
+}
+
+const FILTER: &str = "($1 IS NULL OR at_ms >= $1) AND ($2 IS NULL OR tool = $2) \
+    AND ($3 IS NULL OR model = $3) AND ($4 IS NULL OR session_id = $4)";
+const FAILED: &str = "SUM(CASE WHEN failed = 1 THEN 1 ELSE 0 END)";
+
+fn tools_sql() -> String {
+    format!(
+        "SELECT tool, COUNT(*), {FAILED} FROM tool_calls WHERE {FILTER} \
+         GROUP BY tool ORDER BY 3 DESC, 2 DESC, 1"
+    )
+}
+fn models_sql() -> String {
+    format!(
+        "SELECT COALESCE(model, 'unknown'), tool, COUNT(*), {FAILED} FROM tool_calls \
+         WHERE {FILTER} GROUP BY COALESCE(model, 'unknown'), tool ORDER BY 4 DESC, 3 DESC, 1, 2"
+    )
+}
+fn sessions_sql() -> String {
+    format!(
+        "SELECT session_id, COUNT(*), {FAILED}, MIN(at_ms), MAX(COALESCE(result_at_ms, at_ms)) \
+         FROM tool_calls WHERE {FILTER} GROUP BY session_id HAVING {FAILED} > 0 \
+         ORDER BY 5 DESC, 1 LIMIT $5"
+    )
+}
+fn failures_sql() -> String {
+    format!(
+        "SELECT COALESCE(result_at_ms, at_ms), session_id, model, tool, call_id, \
+         COALESCE(basis, 'none'), excerpt FROM tool_calls WHERE failed = 1 AND {FILTER} \
+         ORDER BY 1 DESC, id DESC LIMIT $5"
+    )
+}
+fn timeline_sql() -> String {
+    format!(
+        "SELECT tool, (at_ms / $5) * $5, {FAILED}, COUNT(*) FROM tool_calls WHERE {FILTER} \
+         GROUP BY tool, (at_ms / $5) * $5 ORDER BY 2, 1"
+    )
+}
+const REPAIRS_SQL: &str = "SELECT rr.defect, COUNT(*) FROM request_repairs rr \
+    JOIN requests r ON r.request_id = rr.request_id \
+    WHERE ($1 IS NULL OR r.at_ms >= $1) AND ($2 IS NULL OR r.model = $2) \
+    AND ($3 IS NULL OR r.session_id = $3) GROUP BY rr.defect ORDER BY 2 DESC, 1";
+const REQUESTS_SQL: &str = "SELECT COUNT(*), \
+    COALESCE(SUM(CASE WHEN status >= 400 OR error IS NOT NULL THEN 1 ELSE 0 END), 0), \
+    COALESCE(SUM(CASE WHEN streaming = 1 THEN 1 ELSE 0 END), 0) FROM requests \
+    WHERE ($1 IS NULL OR at_ms >= $1) AND ($2 IS NULL OR model = $2) \
+    AND ($3 IS NULL OR session_id = $3)";
+const SESSION_CALLS_SQL: &str = "SELECT call_id, tool, model, request_id, call_index, at_ms, \
+    result_at_ms, failed, basis, exec_ms, arguments_bytes, content_bytes, excerpt \
+    FROM tool_calls WHERE session_id = $1 ORDER BY at_ms, call_index, id";
+
+const HOUR_MS: i64 = 3_600_000;
+const DAY_MS: i64 = 86_400_000;
+
+fn rate(failures: u64, calls: u64) -> f64 {
+    if calls == 0 {
+        0.0
+    } else {
+        failures as f64 / calls as f64
+    }
+}
+
+fn count(n: i64) -> u64 {
+    u64::try_from(n).unwrap_or(0)
+}
+
+// === impl StatsQuery ===
+
+impl StatsQuery {
+    fn limit(&self) -> i64 {
+        if self.limit == 0 {
+            20
+        } else {
+            i64::try_from(self.limit).unwrap_or(i64::MAX)
+        }
+    }
+
+    /// Hour buckets for windows of two days or less, else day buckets.
+    fn bucket_ms(&self) -> i64 {
+        match self.since_ms {
+            Some(since) if crate::migrate::now_ms() - since <= 2 * DAY_MS => HOUR_MS,
+            _ => DAY_MS,
+        }
+    }
+}
+
+/// Expands `async fn $name(pool, q) -> Result<Stats, sqlx::Error>` for one backend.
+macro_rules! stats_fn {
+    ($name:ident, $calls:ident, $pool:ty) => {
+        async fn $name(pool: &$pool, q: &StatsQuery) -> Result<Stats, sqlx::Error> {
+            let (since, tool, model, session) = (q.since_ms, &q.tool, &q.model, &q.session);
+            let tools: Vec<(String, i64, i64)> = sqlx::query_as(&tools_sql())
+                .bind(since)
+                .bind(tool)
+                .bind(model)
+                .bind(session)
+                .fetch_all(pool)
+                .await?;
+            let models: Vec<(String, String, i64, i64)> = sqlx::query_as(&models_sql())
+                .bind(since)
+                .bind(tool)
+                .bind(model)
+                .bind(session)
+                .fetch_all(pool)
+                .await?;
+            let sessions: Vec<(String, i64, i64, i64, i64)> = sqlx::query_as(&sessions_sql())
+                .bind(since)
+                .bind(tool)
+                .bind(model)
+                .bind(session)
+                .bind(q.limit())
+                .fetch_all(pool)
+                .await?;
+            type Failure = (
+                i64,
+                String,
+                Option<String>,
+                String,
+                String,
+                String,
+                Option<String>,
+            );
+            let failures: Vec<Failure> = sqlx::query_as(&failures_sql())
+                .bind(since)
+                .bind(tool)
+                .bind(model)
+                .bind(session)
+                .bind(q.limit())
+                .fetch_all(pool)
+                .await?;
+            let timeline: Vec<(String, i64, i64, i64)> = sqlx::query_as(&timeline_sql())
+                .bind(since)
+                .bind(tool)
+                .bind(model)
+                .bind(session)
+                .bind(q.bucket_ms())
+                .fetch_all(pool)
+                .await?;
+            let repairs: Vec<(String, i64)> = sqlx::query_as(REPAIRS_SQL)
+                .bind(since)
+                .bind(model)
+                .bind(session)
+                .fetch_all(pool)
+                .await?;
+            let (total, errors, streaming): (i64, i64, i64) = sqlx::query_as(REQUESTS_SQL)
+                .bind(since)
+                .bind(model)
+                .bind(session)
+                .fetch_one(pool)
+                .await?;
+            Ok(Stats {
+                tools: tools
+                    .into_iter()
+                    .map(|(tool, c, f)| ToolRow {
+                        tool,
+                        calls: count(c),
+                        failures: count(f),
+                        failure_rate: rate(count(f), count(c)),
+                    })
+                    .collect(),
+                models: models
+                    .into_iter()
+                    .map(|(model, tool, c, f)| ModelRow {
+                        model,
+                        tool,
+                        calls: count(c),
+                        failures: count(f),
+                        failure_rate: rate(count(f), count(c)),
+                    })
+                    .collect(),
+                sessions: sessions
+                    .into_iter()
+                    .map(|(session_id, c, f, first_ms, last_ms)| SessionRow {
+                        session_id,
+                        calls: count(c),
+                        failures: count(f),
+                        first_ms,
+                        last_ms,
+                    })
+                    .collect(),
+                recent_failures: failures
+                    .into_iter()
+                    .map(
+                        |(at_ms, session_id, model, tool, call_id, basis, excerpt)| FailureRow {
+                            at_ms,
+                            session_id,
+                            model,
+                            tool,
+                            call_id,
+                            basis,
+                            excerpt,
+                        },
+                    )
+                    .collect(),
+                repairs: repairs
+                    .into_iter()
+                    .map(|(defect, n)| RepairRow {
+                        defect,
+                        count: count(n),
+                    })
+                    .collect(),
+                requests: RequestTotals {
+                    total: count(total),
+                    errors: count(errors),
+                    streaming: count(streaming),
+                },
+                timeline: timeline
+                    .into_iter()
+                    .map(|(tool, bucket_ms, f, c)| TimelineRow {
+                        tool,
+                        bucket_ms,
+                        failures: count(f),
+                        calls: count(c),
+                    })
+                    .collect(),
+            })
+        }
+
+        async fn $calls(pool: &$pool, session_id: &str) -> Result<Vec<CallRow>, sqlx::Error> {
+            type Row = (
+                String,
+                String,
+                Option<String>,
+                Option<String>,
+                Option<i64>,
+                i64,
+                Option<i64>,
+                Option<i64>,
+                Option<String>,
+                Option<f64>,
+                Option<i64>,
+                Option<i64>,
+                Option<String>,
+            );
+            let rows: Vec<Row> = sqlx::query_as(SESSION_CALLS_SQL)
+                .bind(session_id)
+                .fetch_all(pool)
+                .await?;
+            Ok(rows
+                .into_iter()
+                .map(|r| CallRow {
+                    call_id: r.0,
+                    tool: r.1,
+                    model: r.2,
+                    request_id: r.3,
+                    call_index: r.4,
+                    at_ms: r.5,
+                    result_at_ms: r.6,
+                    failed: r.7.map(|f| f != 0),
+                    basis: r.8,
+                    exec_ms: r.9,
+                    arguments_bytes: r.10,
+                    content_bytes: r.11,
+                    excerpt: r.12,
+                })
+                .collect())
+        }
+    };
+}
+
+stats_fn!(stats_sqlite, session_calls_sqlite, sqlx::SqlitePool);
+stats_fn!(stats_postgres, session_calls_postgres, sqlx::PgPool);
+
+// === impl Store (queries) ===
+
+impl Store {
+    /// The numbers `toolwarden stats` shows, filtered by `q`.
+    pub async fn stats(&self, q: &StatsQuery) -> Result<Stats, StoreError> {
+        match self.pool() {
+            Pool::Sqlite(p) => stats_sqlite(p, q).await,
+            Pool::Postgres(p) => stats_postgres(p, q).await,
+        }
+        .map_err(StoreError::query)
+    }
+
+    /// A session's tool calls in order, with their verdicts (for the dashboard).
+    pub async fn session_calls(&self, session_id: &str) -> Result<Vec<CallRow>, StoreError> {
+        match self.pool() {
+            Pool::Sqlite(p) => session_calls_sqlite(p, session_id).await,
+            Pool::Postgres(p) => session_calls_postgres(p, session_id).await,
+        }
+        .map_err(StoreError::query)
+    }
+}

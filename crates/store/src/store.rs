@@ -1,0 +1,289 @@
+//! [`Store`]: a pool on SQLite (default) or PostgreSQL, opened from a URL,
+//! with the schema migrated on open.
+
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+};
+use sqlx::{Connection, Executor};
+
+use crate::error::{StoreError, StoreErrorKind};
+use crate::event::Event;
+use crate::migrate;
+use crate::write::{self, Outcome};
+
+/// Tuning for [`Store::open_with`].
+#[derive(Debug, Clone)]
+pub struct StoreOptions {
+    /// SQLite: how long a writer waits for another writer's lock (default 5 s).
+    pub busy_timeout: Duration,
+    /// Pool size (default 4).
+    pub max_connections: u32,
+    /// How long opening a connection may take (default 5 s).
+    pub connect_timeout: Duration,
+}
+
+/// The event store. Cheap to clone (a shared pool).
+#[derive(Debug, Clone)]
+pub struct Store {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    pool: Pool,
+    url: String,
+}
+
+#[derive(Debug)]
+pub(crate) enum Pool {
+    Sqlite(SqlitePool),
+    Postgres(PgPool),
+}
+
+/// A database URL, understood.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Target {
+    Sqlite(String),
+    Postgres(String),
+}
+
+// === impl StoreOptions ===
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        StoreOptions {
+            busy_timeout: Duration::from_secs(5),
+            max_connections: 4,
+            connect_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+// === impl Target ===
+
+impl Target {
+    /// `sqlite://PATH`, `sqlite:PATH`, a plain path, or `postgres://…` / `postgresql://…`.
+    pub(crate) fn parse(url: &str) -> Result<Target, StoreError> {
+        let url = url.trim();
+        let bad =
+            |why: &str| StoreError::new(StoreErrorKind::InvalidUrl, Some(url), why.to_owned());
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            return Ok(Target::Postgres(url.to_owned()));
+        }
+        let path = if let Some(p) = url.strip_prefix("sqlite://") {
+            p
+        } else if let Some(p) = url.strip_prefix("sqlite:") {
+            p
+        } else if url.contains("://") {
+            return Err(bad(
+                "unsupported scheme (use sqlite://PATH, a path, or postgres://…)",
+            ));
+        } else {
+            url
+        };
+        if path.is_empty() {
+            return Err(bad("no file path"));
+        }
+        if path == ":memory:" {
+            return Err(bad("in-memory SQLite is not supported; use a file path"));
+        }
+        Ok(Target::Sqlite(path.to_owned()))
+    }
+}
+
+// === impl Store ===
+
+impl Store {
+    /// Opens (creating a SQLite file if missing) and migrates the store.
+    ///
+    /// An unreachable database gives an error whose `Display` names the URL
+    /// (password redacted) and the cause.
+    pub async fn open(url: &str) -> Result<Store, StoreError> {
+        Store::open_with(url, StoreOptions::default()).await
+    }
+
+    /// [`Store::open`] with explicit options.
+    pub async fn open_with(url: &str, opts: StoreOptions) -> Result<Store, StoreError> {
+        let connect_err = |e: sqlx::Error| StoreError::new(StoreErrorKind::Connect, Some(url), e);
+        let pool = match Target::parse(url)? {
+            Target::Sqlite(path) => {
+                let options = SqliteConnectOptions::new()
+                    .filename(&path)
+                    .create_if_missing(true)
+                    .journal_mode(SqliteJournalMode::Wal)
+                    .synchronous(SqliteSynchronous::Normal)
+                    .busy_timeout(opts.busy_timeout);
+                let probe = sqlx::SqliteConnection::connect_with(&options)
+                    .await
+                    .map_err(connect_err)?;
+                let _ = probe.close().await;
+                let pool = SqlitePoolOptions::new()
+                    .max_connections(opts.max_connections.max(1))
+                    .acquire_timeout(opts.connect_timeout)
+                    .connect_with(options)
+                    .await
+                    .map_err(connect_err)?;
+                Pool::Sqlite(pool)
+            }
+            Target::Postgres(url) => {
+                let options = PgConnectOptions::from_str(&url)
+                    .map_err(|e| StoreError::new(StoreErrorKind::InvalidUrl, Some(&url), e))?;
+                // One direct attempt first: an unreachable server fails fast
+                // with its real cause, not a pool timeout.
+                let probe = tokio::time::timeout(
+                    opts.connect_timeout,
+                    sqlx::PgConnection::connect_with(&options),
+                )
+                .await
+                .map_err(|_| {
+                    StoreError::new(
+                        StoreErrorKind::Connect,
+                        Some(url.as_str()),
+                        "connect timed out",
+                    )
+                })?
+                .map_err(connect_err)?;
+                let _ = probe.close().await;
+                let pool = PgPoolOptions::new()
+                    .max_connections(opts.max_connections.max(1))
+                    .acquire_timeout(opts.connect_timeout)
+                    .connect_with(options)
+                    .await
+                    .map_err(connect_err)?;
+                Pool::Postgres(pool)
+            }
+        };
+        migrate::run(&pool)
+            .await
+            .map_err(|e| StoreError::new(StoreErrorKind::Migrate, Some(url), e))?;
+        Ok(Store {
+            inner: Arc::new(Inner {
+                pool,
+                url: url.to_owned(),
+            }),
+        })
+    }
+
+    /// `"sqlite"` or `"postgres"`.
+    pub fn backend(&self) -> &'static str {
+        match self.inner.pool {
+            Pool::Sqlite(_) => "sqlite",
+            Pool::Postgres(_) => "postgres",
+        }
+    }
+
+    /// The URL the store was opened with, password redacted.
+    pub fn url(&self) -> String {
+        crate::error::redact_url(&self.inner.url)
+    }
+
+    pub(crate) fn pool(&self) -> &Pool {
+        &self.inner.pool
+    }
+
+    /// Writes `events` in one transaction, in order, and says what each did.
+    pub(crate) async fn write_batch(&self, events: &[Event]) -> Result<Vec<Outcome>, StoreError> {
+        match &self.inner.pool {
+            Pool::Sqlite(pool) => {
+                let mut conn = pool.acquire().await.map_err(StoreError::query)?;
+                // IMMEDIATE: take the write lock up front, so several writers
+                // (processes) queue on the busy timeout instead of failing.
+                let mut tx = conn
+                    .begin_with("BEGIN IMMEDIATE")
+                    .await
+                    .map_err(StoreError::query)?;
+                let out = write::write_batch_sqlite(&mut tx, events)
+                    .await
+                    .map_err(StoreError::query)?;
+                tx.commit().await.map_err(StoreError::query)?;
+                Ok(out)
+            }
+            Pool::Postgres(pool) => {
+                let mut tx = pool.begin().await.map_err(StoreError::query)?;
+                let ids = write::call_ids(events);
+                if !ids.is_empty() {
+                    tx.execute(sqlx::query(write::PG_LOCK_CALL_IDS).bind(ids))
+                        .await
+                        .map_err(StoreError::query)?;
+                }
+                let out = write::write_batch_postgres(&mut tx, events)
+                    .await
+                    .map_err(StoreError::query)?;
+                tx.commit().await.map_err(StoreError::query)?;
+                Ok(out)
+            }
+        }
+    }
+
+    /// Closes the pool (waits for connections to be returned).
+    pub async fn close(&self) {
+        match &self.inner.pool {
+            Pool::Sqlite(p) => p.close().await,
+            Pool::Postgres(p) => p.close().await,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_urls() {
+        assert_eq!(
+            Target::parse("sqlite://a/b.db").unwrap(),
+            Target::Sqlite("a/b.db".into())
+        );
+        assert_eq!(
+            Target::parse("sqlite:///abs.db").unwrap(),
+            Target::Sqlite("/abs.db".into())
+        );
+        assert_eq!(
+            Target::parse("x.db").unwrap(),
+            Target::Sqlite("x.db".into())
+        );
+        assert!(matches!(
+            Target::parse("postgresql://u@h/d").unwrap(),
+            Target::Postgres(_)
+        ));
+        assert_eq!(
+            Target::parse("mysql://x").unwrap_err().kind(),
+            StoreErrorKind::InvalidUrl
+        );
+        assert!(Target::parse("sqlite://").is_err());
+    }
+
+    #[tokio::test]
+    async fn unopenable_sqlite_names_path_and_cause() {
+        let err = Store::open("sqlite:///nonexistent-dir-tw/x.db")
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), StoreErrorKind::Connect);
+        assert!(
+            err.to_string().contains("/nonexistent-dir-tw/x.db"),
+            "{err}"
+        );
+    }
+
+    #[tokio::test]
+    async fn unreachable_postgres_names_url_without_password() {
+        let opts = StoreOptions {
+            connect_timeout: Duration::from_secs(2),
+            ..StoreOptions::default()
+        };
+        // Port 1 on loopback: nothing listens there.
+        let err = Store::open_with("postgres://me:hunter2@127.0.0.1:1/db", opts)
+            .await
+            .unwrap_err();
+        let text = err.to_string();
+        assert_eq!(err.kind(), StoreErrorKind::Connect);
+        assert!(text.contains("postgres://me:***@127.0.0.1:1/db"), "{text}");
+        assert!(!text.contains("hunter2"), "{text}");
+        assert!(text.contains("refused"), "names the cause: {text}");
+    }
+}

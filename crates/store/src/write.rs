@@ -1,0 +1,459 @@
+//! Writing a batch of events in one transaction, the same plan for both
+//! backends (expanded once per backend by a macro over [`crate::bulk`]'s
+//! set-based statements, so a batch costs a handful of round trips whatever
+//! its size).
+//!
+//! Exactness: requests are unique on `request_id`, calls on
+//! `(request_id, call_index)`, results on `(session_id, call_id,
+//! message_index)`; every insert is `ON CONFLICT DO NOTHING` and only a row
+//! actually inserted counts as new. Within a batch, requests are applied
+//! first, then calls, then results, so a call and its result in one batch
+//! always pair. A result pairs with an unpaired call of its session with the
+//! same call id, preferring calls that finished before the result arrived,
+//! then the most recent (tau-bench reuses call ids across turns); else with
+//! the call recorded for its `previous_response_id`; else with the one
+//! unpaired call of that id in another session when its own session never
+//! saw the id and the id is long enough to be globally unique
+//! ([`MIN_GLOBAL_CALL_ID_LEN`]); else it gets a row of its own, which a later
+//! call completes.
+//!
+//! On PostgreSQL the batch first takes transaction-scoped advisory locks on
+//! the hashes of its call ids (in sorted order, so batches never deadlock on
+//! them): a call and its result written by two gateways at the same moment
+//! are applied one after the other, and the second sees the first's row.
+//! SQLite writers are serialized by `BEGIN IMMEDIATE`.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::bulk::Candidate;
+use crate::event::{Event, RequestRecord, ToolResultRecord};
+
+/// What writing one event did.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Outcome {
+    /// Already in the store: nothing changed.
+    Duplicate,
+    /// A new request or call.
+    New,
+    /// A new result, with its resolved tool name and execution time.
+    NewResult { tool: String, exec_ms: Option<f64> },
+}
+
+/// Locks the call ids of a batch (PostgreSQL only).
+pub(crate) const PG_LOCK_CALL_IDS: &str = "SELECT pg_advisory_xact_lock(h) FROM \
+    (SELECT DISTINCT hashtext(x) AS h FROM unnest($1::text[]) AS x ORDER BY h) AS s";
+
+/// A late call (its result was recorded first) completes the result's row.
+pub(crate) const MERGE_CALL_INTO_ORPHAN: &str = "UPDATE tool_calls SET request_id = $1, \
+    call_index = $2, response_id = $3, arguments_bytes = $4, call_at_ms = $5, at_ms = $5, \
+    tool = $6, model = COALESCE(model, $7), \
+    exec_ms = COALESCE(exec_ms, CASE WHEN result_at_ms >= $5 THEN result_at_ms - $5 ELSE 0 END) \
+    WHERE id = $8 AND request_id IS NULL \
+    AND NOT EXISTS (SELECT 1 FROM tool_calls WHERE request_id = $1 AND call_index = $2)";
+
+pub(crate) const FIND_CALL_BY_RESPONSE: &str = "SELECT id, tool, call_at_ms FROM tool_calls \
+    WHERE response_id = $1 AND call_id = $2 AND result_at_ms IS NULL \
+    ORDER BY (call_at_ms <= $3) DESC, call_at_ms DESC, id DESC LIMIT 1";
+
+/// Across sessions, only when the result's own session never saw this call
+/// id, the call finished before the result arrived, and it is the only such
+/// call (the caller asks for two rows and accepts one).
+pub(crate) const FIND_CALL_ANYWHERE: &str = "SELECT id, tool, call_at_ms FROM tool_calls \
+    WHERE call_id = $1 AND result_at_ms IS NULL AND call_at_ms <= $3 \
+    AND NOT EXISTS (SELECT 1 FROM tool_calls WHERE session_id = $2 AND call_id = $1) \
+    LIMIT 2";
+
+/// Call ids shorter than this are not trusted to be unique across sessions
+/// (test fixtures' `c1`, ids a client or the wire layer synthesizes for
+/// Gemini): they are matched within their session or response only.
+pub(crate) const MIN_GLOBAL_CALL_ID_LEN: usize = 12;
+
+pub(crate) const PAIR_RESULT: &str = "UPDATE tool_calls SET result_request_id = $1, \
+    message_index = $2, failed = $3, basis = $4, content_bytes = $5, excerpt = $6, \
+    result_at_ms = $7, exec_ms = $8 WHERE id = $9";
+
+pub(crate) const NAME_IN_SESSION: &str = "SELECT tool FROM tool_calls WHERE session_id = $1 \
+    AND call_id = $2 AND request_id IS NOT NULL ORDER BY call_at_ms DESC LIMIT 1";
+
+pub(crate) const NAME_BY_RESPONSE: &str = "SELECT tool FROM tool_calls WHERE response_id = $1 \
+    AND call_id = $2 AND request_id IS NOT NULL LIMIT 1";
+
+pub(crate) const NAME_ANYWHERE: &str = "SELECT tool FROM tool_calls WHERE call_id = $1 \
+    AND request_id IS NOT NULL ORDER BY call_at_ms DESC LIMIT 1";
+
+pub(crate) const INSERT_ORPHAN_RESULT: &str = "INSERT INTO tool_calls (session_id, call_id, \
+    tool, provider, model, at_ms, result_request_id, message_index, failed, basis, \
+    content_bytes, excerpt, result_at_ms, exec_ms) \
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $6, $13)";
+
+/// Sessions touched by the new requests of a batch, folded per session.
+#[derive(Debug, Default)]
+pub(crate) struct SessionDeltas(std::collections::BTreeMap<String, SessionDelta>);
+
+#[derive(Debug)]
+pub(crate) struct SessionDelta {
+    pub source: String,
+    pub first_ms: i64,
+    pub last_ms: i64,
+    pub requests: i64,
+}
+
+/// Saturating conversion for sizes and counts.
+pub(crate) fn int(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+/// The call ids a batch touches, for the advisory locks.
+pub(crate) fn call_ids(events: &[Event]) -> Vec<String> {
+    let mut ids: Vec<String> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolCall(c) => Some(c.call_id.clone()),
+            Event::ToolResult(r) => Some(r.call_id.clone()),
+            Event::Request(_) => None,
+        })
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids
+}
+
+/// exec_ms from the record, else from the call's finish time (never negative).
+pub(crate) fn exec_ms(rec: &ToolResultRecord, call_at_ms: Option<i64>) -> Option<f64> {
+    rec.exec_ms
+        .or_else(|| call_at_ms.map(|c| rec.at_ms.saturating_sub(c).max(0) as f64))
+}
+
+// === impl SessionDeltas ===
+
+impl SessionDeltas {
+    pub(crate) fn add(&mut self, r: &RequestRecord) {
+        let d = self
+            .0
+            .entry(r.session_id.clone())
+            .or_insert_with(|| SessionDelta {
+                source: r.session_source.clone(),
+                first_ms: r.at_ms,
+                last_ms: r.at_ms,
+                requests: 0,
+            });
+        d.first_ms = d.first_ms.min(r.at_ms);
+        d.last_ms = d.last_ms.max(r.at_ms);
+        d.requests += 1;
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// In session-id order, so concurrent batches lock rows in one order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&String, &SessionDelta)> {
+        self.0.iter()
+    }
+}
+
+/// Candidate rows grouped by (session id, call id).
+#[derive(Debug, Default)]
+pub(crate) struct Candidates(HashMap<(String, String), Vec<Candidate>>);
+
+impl Candidates {
+    pub(crate) fn new(rows: Vec<Candidate>) -> Self {
+        let mut map: HashMap<(String, String), Vec<Candidate>> = HashMap::new();
+        for c in rows {
+            map.entry((c.session_id.clone(), c.call_id.clone()))
+                .or_default()
+                .push(c);
+        }
+        Candidates(map)
+    }
+
+    /// Takes the unpaired call a result at `at_ms` belongs to: one that
+    /// finished before the result arrived if any, the most recent first.
+    pub(crate) fn take_call(
+        &mut self,
+        session: &str,
+        call_id: &str,
+        at_ms: i64,
+    ) -> Option<Candidate> {
+        self.take(session, call_id, |c| {
+            let t = c.at_ms.unwrap_or(i64::MIN);
+            (t <= at_ms, t, c.id)
+        })
+    }
+
+    /// Takes the orphan result a call at `at_ms` completes: one that arrived
+    /// after the call finished if any, the earliest first.
+    pub(crate) fn take_orphan(
+        &mut self,
+        session: &str,
+        call_id: &str,
+        at_ms: i64,
+    ) -> Option<Candidate> {
+        self.take(session, call_id, |c| {
+            let t = c.at_ms.unwrap_or(i64::MAX);
+            (t >= at_ms, std::cmp::Reverse(t), std::cmp::Reverse(c.id))
+        })
+    }
+
+    fn take<K: Ord>(
+        &mut self,
+        session: &str,
+        call_id: &str,
+        key: impl Fn(&Candidate) -> K,
+    ) -> Option<Candidate> {
+        let list = self.0.get_mut(&(session.to_owned(), call_id.to_owned()))?;
+        let best = list
+            .iter()
+            .enumerate()
+            .max_by_key(|(_, c)| key(c))
+            .map(|(i, _)| i)?;
+        Some(list.swap_remove(best))
+    }
+}
+
+/// Distinct (session id, call id) pairs, in first-seen order.
+pub(crate) fn pairs<'a>(items: impl Iterator<Item = (&'a str, &'a str)>) -> Vec<(String, String)> {
+    let mut seen = HashSet::new();
+    items
+        .filter(|p| seen.insert(*p))
+        .map(|(s, c)| (s.to_owned(), c.to_owned()))
+        .collect()
+}
+
+/// Expands `async fn $name(conn, events) -> Result<Vec<Outcome>, sqlx::Error>`
+/// for one backend's connection type and bulk module. The caller owns the
+/// transaction.
+macro_rules! write_batch_fn {
+    ($name:ident, $single:ident, $conn:ty, $bulk:path) => {
+        pub(crate) async fn $name(
+            conn: &mut $conn,
+            events: &[Event],
+        ) -> Result<Vec<Outcome>, sqlx::Error> {
+            use $bulk as bulk;
+            let mut out = vec![Outcome::Duplicate; events.len()];
+
+            // Requests, then their repairs and sessions.
+            let reqs: Vec<(usize, &RequestRecord)> = events
+                .iter()
+                .enumerate()
+                .filter_map(|(i, e)| match e {
+                    Event::Request(r) => Some((i, r)),
+                    _ => None,
+                })
+                .collect();
+            if !reqs.is_empty() {
+                let recs: Vec<&RequestRecord> = reqs.iter().map(|x| x.1).collect();
+                let mut new = bulk::insert_requests(conn, &recs).await?;
+                let mut sessions = SessionDeltas::default();
+                let mut repairs = Vec::new();
+                for (i, r) in &reqs {
+                    if new.remove(&r.request_id) {
+                        out[*i] = Outcome::New;
+                        sessions.add(r);
+                        for (k, d) in r.repairs.iter().enumerate() {
+                            repairs.push((r.request_id.clone(), int(k as u64), d.clone()));
+                        }
+                    }
+                }
+                if !repairs.is_empty() {
+                    bulk::insert_repairs(conn, &repairs).await?;
+                }
+                if !sessions.is_empty() {
+                    bulk::upsert_sessions(conn, &sessions).await?;
+                }
+            }
+
+            // Calls: a late one completes its orphan result's row, the rest are inserted.
+            let calls: Vec<(usize, &crate::event::ToolCallRecord)> = events
+                .iter()
+                .enumerate()
+                .filter_map(|(i, e)| match e {
+                    Event::ToolCall(c) => Some((i, c)),
+                    _ => None,
+                })
+                .collect();
+            if !calls.is_empty() {
+                let keys = pairs(calls.iter().map(|(_, c)| (c.session_id.as_str(), c.call_id.as_str())));
+                let mut orphans = Candidates::new(bulk::find_orphans(conn, &keys).await?);
+                let mut rest = Vec::with_capacity(calls.len());
+                for (i, c) in &calls {
+                    if let Some(o) = orphans.take_orphan(&c.session_id, &c.call_id, c.at_ms) {
+                        let merged = sqlx::query(MERGE_CALL_INTO_ORPHAN)
+                            .bind(&c.request_id)
+                            .bind(i64::from(c.call_index))
+                            .bind(&c.response_id)
+                            .bind(int(c.arguments_bytes))
+                            .bind(c.at_ms)
+                            .bind(&c.tool)
+                            .bind(&c.model)
+                            .bind(o.id)
+                            .execute(&mut *conn)
+                            .await?;
+                        if merged.rows_affected() > 0 {
+                            out[*i] = Outcome::New;
+                            continue;
+                        }
+                    }
+                    rest.push((*i, *c));
+                }
+                if !rest.is_empty() {
+                    let recs: Vec<_> = rest.iter().map(|x| x.1).collect();
+                    let mut new = bulk::insert_calls(conn, &recs).await?;
+                    for (i, c) in rest {
+                        if new.remove(&(c.request_id.clone(), i64::from(c.call_index))) {
+                            out[i] = Outcome::New;
+                        }
+                    }
+                }
+            }
+
+            // Results: dedup, pair within their session in bulk, then the rest one by one.
+            let results: Vec<(usize, &ToolResultRecord)> = events
+                .iter()
+                .enumerate()
+                .filter_map(|(i, e)| match e {
+                    Event::ToolResult(r) => Some((i, r)),
+                    _ => None,
+                })
+                .collect();
+            if !results.is_empty() {
+                let recs: Vec<_> = results.iter().map(|x| x.1).collect();
+                let mut new = bulk::insert_result_keys(conn, &recs).await?;
+                let fresh: Vec<(usize, &ToolResultRecord)> = results
+                    .into_iter()
+                    .filter(|(_, r)| {
+                        new.remove(&(r.session_id.clone(), r.call_id.clone(), i64::from(r.message_index)))
+                    })
+                    .collect();
+                if !fresh.is_empty() {
+                    let keys = pairs(fresh.iter().map(|(_, r)| (r.session_id.as_str(), r.call_id.as_str())));
+                    let mut open = Candidates::new(bulk::unpaired_calls(conn, &keys).await?);
+                    let mut paired = Vec::new();
+                    let mut rest = Vec::new();
+                    for (i, r) in fresh {
+                        match open.take_call(&r.session_id, &r.call_id, r.at_ms) {
+                            Some(c) => {
+                                let exec = exec_ms(r, c.at_ms);
+                                out[i] = Outcome::NewResult { tool: c.tool, exec_ms: exec };
+                                paired.push(crate::bulk::Pairing { id: c.id, rec: r, exec_ms: exec });
+                            }
+                            None => rest.push((i, r)),
+                        }
+                    }
+                    if !paired.is_empty() {
+                        bulk::pair_results(conn, &paired).await?;
+                    }
+                    for (i, r) in rest {
+                        out[i] = $single(conn, r).await?;
+                    }
+                }
+            }
+            Ok(out)
+        }
+
+        /// A new result whose call is not in its session: by response id,
+        /// by call id elsewhere, else a row of its own.
+        async fn $single(conn: &mut $conn, r: &ToolResultRecord) -> Result<Outcome, sqlx::Error> {
+            let mut found: Option<(i64, String, Option<i64>)> = None;
+            if let Some(prev) = &r.previous_response_id {
+                found = sqlx::query_as(FIND_CALL_BY_RESPONSE)
+                    .bind(prev)
+                    .bind(&r.call_id)
+                    .bind(r.at_ms)
+                    .fetch_optional(&mut *conn)
+                    .await?;
+            }
+            let global_id = r.call_id.len() >= MIN_GLOBAL_CALL_ID_LEN;
+            if found.is_none() && global_id {
+                let rows: Vec<(i64, String, Option<i64>)> = sqlx::query_as(FIND_CALL_ANYWHERE)
+                    .bind(&r.call_id)
+                    .bind(&r.session_id)
+                    .bind(r.at_ms)
+                    .fetch_all(&mut *conn)
+                    .await?;
+                if rows.len() == 1 {
+                    found = rows.into_iter().next();
+                }
+            }
+            if let Some((id, tool, call_at)) = found {
+                let exec = exec_ms(r, call_at);
+                sqlx::query(PAIR_RESULT)
+                    .bind(&r.request_id)
+                    .bind(i64::from(r.message_index))
+                    .bind(i64::from(r.failed))
+                    .bind(&r.basis)
+                    .bind(int(r.content_bytes))
+                    .bind(&r.excerpt)
+                    .bind(r.at_ms)
+                    .bind(exec)
+                    .bind(id)
+                    .execute(&mut *conn)
+                    .await?;
+                return Ok(Outcome::NewResult { tool, exec_ms: exec });
+            }
+            let tool = match &r.tool {
+                Some(t) => t.clone(),
+                None => {
+                    let mut name: Option<String> = sqlx::query_scalar(NAME_IN_SESSION)
+                        .bind(&r.session_id)
+                        .bind(&r.call_id)
+                        .fetch_optional(&mut *conn)
+                        .await?;
+                    if name.is_none() {
+                        if let Some(prev) = &r.previous_response_id {
+                            name = sqlx::query_scalar(NAME_BY_RESPONSE)
+                                .bind(prev)
+                                .bind(&r.call_id)
+                                .fetch_optional(&mut *conn)
+                                .await?;
+                        }
+                    }
+                    if name.is_none() && global_id {
+                        name = sqlx::query_scalar(NAME_ANYWHERE)
+                            .bind(&r.call_id)
+                            .fetch_optional(&mut *conn)
+                            .await?;
+                    }
+                    name.unwrap_or_else(|| {
+                        tracing::warn!(
+                            call_id = %r.call_id,
+                            session_id = %r.session_id,
+                            "tool result without a recorded call or tool name; recorded as `unknown`"
+                        );
+                        "unknown".to_owned()
+                    })
+                }
+            };
+            sqlx::query(INSERT_ORPHAN_RESULT)
+                .bind(&r.session_id)
+                .bind(&r.call_id)
+                .bind(&tool)
+                .bind(&r.provider)
+                .bind(&r.model)
+                .bind(r.at_ms)
+                .bind(&r.request_id)
+                .bind(i64::from(r.message_index))
+                .bind(i64::from(r.failed))
+                .bind(&r.basis)
+                .bind(int(r.content_bytes))
+                .bind(&r.excerpt)
+                .bind(r.exec_ms)
+                .execute(&mut *conn)
+                .await?;
+            Ok(Outcome::NewResult { tool, exec_ms: r.exec_ms })
+        }
+    };
+}
+
+write_batch_fn!(
+    write_batch_sqlite,
+    result_alone_sqlite,
+    sqlx::SqliteConnection,
+    crate::bulk::sqlite
+);
+write_batch_fn!(
+    write_batch_postgres,
+    result_alone_postgres,
+    sqlx::PgConnection,
+    crate::bulk::postgres
+);

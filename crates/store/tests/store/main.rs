@@ -1,0 +1,166 @@
+//! Integration tests of toolwarden-store through its public API. Every
+//! scenario runs on SQLite (temp file) and on PostgreSQL when
+//! `TOOLWARDEN_TEST_POSTGRES_URL` is set (`URL=$(.ci/pg.sh start)`), else
+//! the PostgreSQL half prints a loud skip line.
+
+mod scenarios;
+mod support;
+
+mod race;
+mod recorder;
+
+/// One test per backend for a scenario taking a `TestDb`.
+macro_rules! both {
+    ($name:ident) => {
+        mod $name {
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn sqlite() {
+                crate::scenarios::$name(crate::support::TestDb::sqlite()).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn postgres() {
+                let test = concat!(stringify!($name), "::postgres");
+                if let Some(db) = crate::support::TestDb::postgres(test).await {
+                    crate::scenarios::$name(db).await;
+                }
+            }
+        }
+    };
+}
+
+both!(dedup_and_reused_ids);
+both!(cross_session_resolution);
+both!(late_call_merges);
+both!(resolves_names_across_restart);
+both!(repairs_and_requests);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn backends_give_the_same_stats() {
+    let lite = scenarios::stats_document(&support::TestDb::sqlite()).await;
+    // Sanity on its own: 5 sessions × 4 calls, 3 results each, resent.
+    let calls: u64 = lite["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["calls"].as_u64().unwrap())
+        .sum();
+    let failures: u64 = lite["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["failures"].as_u64().unwrap())
+        .sum();
+    assert_eq!(calls, 20, "{lite:#}");
+    // (s + k) % 3 == 0 for k in 0..3: one failed result per session.
+    assert_eq!(failures, 5, "{lite:#}");
+    assert_eq!(lite["requests"]["total"], 20);
+    assert_eq!(
+        lite["sessions"].as_array().unwrap().len(),
+        3,
+        "limit applies"
+    );
+    if let Some(pg) = support::TestDb::postgres("backends_give_the_same_stats").await {
+        let pg = scenarios::stats_document(&pg).await;
+        assert_eq!(lite, pg);
+    }
+}
+
+#[test]
+fn stats_json_has_the_contract_shape() {
+    use toolwarden_store::*;
+    let stats = Stats {
+        tools: vec![ToolRow {
+            tool: "t".into(),
+            calls: 2,
+            failures: 1,
+            failure_rate: 0.5,
+        }],
+        models: vec![ModelRow {
+            model: "m".into(),
+            tool: "t".into(),
+            calls: 2,
+            failures: 1,
+            failure_rate: 0.5,
+        }],
+        sessions: vec![SessionRow {
+            session_id: "s".into(),
+            calls: 2,
+            failures: 1,
+            first_ms: 1,
+            last_ms: 2,
+        }],
+        recent_failures: vec![FailureRow {
+            at_ms: 2,
+            session_id: "s".into(),
+            model: Some("m".into()),
+            tool: "t".into(),
+            call_id: "c".into(),
+            basis: "explicit".into(),
+            excerpt: Some("boom".into()),
+        }],
+        repairs: vec![RepairRow {
+            defect: "orphan_result".into(),
+            count: 1,
+        }],
+        requests: RequestTotals {
+            total: 1,
+            errors: 0,
+            streaming: 1,
+        },
+        timeline: vec![TimelineRow {
+            tool: "t".into(),
+            bucket_ms: 0,
+            failures: 1,
+            calls: 2,
+        }],
+    };
+    let v = serde_json::to_value(&stats).unwrap();
+    let keys = |v: &serde_json::Value| -> Vec<String> {
+        let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+        k.sort();
+        k
+    };
+    assert_eq!(
+        keys(&v),
+        [
+            "models",
+            "recent_failures",
+            "repairs",
+            "requests",
+            "sessions",
+            "timeline",
+            "tools"
+        ]
+    );
+    assert_eq!(
+        keys(&v["tools"][0]),
+        ["calls", "failure_rate", "failures", "tool"]
+    );
+    assert_eq!(
+        keys(&v["models"][0]),
+        ["calls", "failure_rate", "failures", "model", "tool"]
+    );
+    assert_eq!(
+        keys(&v["sessions"][0]),
+        ["calls", "failures", "first_ms", "last_ms", "session_id"]
+    );
+    assert_eq!(
+        keys(&v["recent_failures"][0]),
+        [
+            "at_ms",
+            "basis",
+            "call_id",
+            "excerpt",
+            "model",
+            "session_id",
+            "tool"
+        ]
+    );
+    assert_eq!(keys(&v["repairs"][0]), ["count", "defect"]);
+    assert_eq!(keys(&v["requests"]), ["errors", "streaming", "total"]);
+    assert_eq!(
+        keys(&v["timeline"][0]),
+        ["bucket_ms", "calls", "failures", "tool"]
+    );
+}

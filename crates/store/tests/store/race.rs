@@ -1,0 +1,148 @@
+//! Two Recorders (two gateways) on one database at once, each seeing the
+//! other's calls' results, with the same results recorded by both.
+
+use std::sync::Arc;
+
+use toolwarden_store::*;
+
+use crate::support::*;
+
+const SESSIONS: i64 = 60;
+const TURNS: i64 = 4;
+const CALLS: i64 = 3;
+
+/// Gateway (s + t) % 2 serves turn t of session s; a turn carries the
+/// results of the previous turn's calls (and resends the one before), and
+/// the other gateway records those same results too.
+fn workload() -> ([Vec<Event>; 2], u64, u64) {
+    let mut per_gw: [Vec<Event>; 2] = [Vec::new(), Vec::new()];
+    let (mut results, mut failures) = (0, 0);
+    for s in 0..SESSIONS {
+        let session = format!("race{s}");
+        for t in 0..TURNS {
+            let gw = ((s + t) % 2) as usize;
+            let at = 10_000 * t + s;
+            let req = format!("q{s}_{t}");
+            per_gw[gw].push(request(&req, &session, at));
+            for back in 1..=2 {
+                let pt = t - back;
+                if pt < 0 {
+                    continue;
+                }
+                for k in 0..CALLS {
+                    let failed = (s + pt + k) % 4 == 0;
+                    let index = (pt * CALLS + k) as u32;
+                    let r = Event::ToolResult(result(
+                        &req,
+                        &session,
+                        &format!("c{pt}_{k}"),
+                        index,
+                        None,
+                        failed,
+                        at,
+                    ));
+                    if back == 1 {
+                        results += 1;
+                        failures += u64::from(failed);
+                        per_gw[1 - gw].push(r.clone());
+                    }
+                    per_gw[gw].push(r);
+                }
+            }
+            for k in 0..CALLS {
+                let tool = ["alpha", "beta", "gamma"][k as usize];
+                per_gw[gw].push(Event::ToolCall(call(
+                    &req,
+                    &session,
+                    k as u32,
+                    &format!("c{t}_{k}"),
+                    tool,
+                    at + 100,
+                )));
+            }
+        }
+    }
+    (per_gw, results, failures)
+}
+
+pub async fn two_recorders(db: TestDb) {
+    let ([a, b], results, failures) = workload();
+    let mut tasks = Vec::new();
+    let mut observers = Vec::new();
+    for events in [a, b] {
+        let store = Store::open(&db.url).await.unwrap();
+        let seen = Arc::new(Seen::default());
+        observers.push(seen.clone());
+        tasks.push(tokio::spawn(async move {
+            let rec = Recorder::start(Some(store), opts(), seen);
+            for (i, e) in events.into_iter().enumerate() {
+                rec.record(e);
+                if i % 16 == 0 {
+                    tokio::task::yield_now().await;
+                }
+            }
+            rec.shutdown().await;
+            rec.counters()
+        }));
+    }
+    for t in tasks {
+        let c = t.await.unwrap();
+        assert_eq!((c.events_dropped, c.backlog), (0, 0), "{c:?}");
+    }
+    let store = Store::open(&db.url).await.unwrap();
+    let stats = store
+        .stats(&StatsQuery {
+            limit: 1000,
+            ..all()
+        })
+        .await
+        .unwrap();
+    // Every call but the last turn's has exactly its result, paired.
+    for s in 0..SESSIONS {
+        let rows = store.session_calls(&format!("race{s}")).await.unwrap();
+        assert_eq!(rows.len() as i64, TURNS * CALLS, "session {s}: {rows:#?}");
+        let with_result = rows.iter().filter(|r| r.failed.is_some()).count() as i64;
+        assert_eq!(with_result, (TURNS - 1) * CALLS, "{rows:#?}");
+        assert!(rows.iter().all(|r| r.request_id.is_some()));
+    }
+    let calls: u64 = stats.tools.iter().map(|t| t.calls).sum();
+    let failed: u64 = stats.tools.iter().map(|t| t.failures).sum();
+    assert_eq!(
+        calls,
+        (SESSIONS * TURNS * CALLS) as u64,
+        "{:?}",
+        stats.tools
+    );
+    assert_eq!(failed, failures);
+    assert!(
+        stats.tools.iter().all(|t| t.tool != "unknown"),
+        "{:?}",
+        stats.tools
+    );
+    assert_eq!(stats.requests.total, (SESSIONS * TURNS) as u64);
+    let observed: usize = observers
+        .iter()
+        .map(|o| o.results.lock().unwrap().len())
+        .sum();
+    assert_eq!(
+        observed as u64, results,
+        "each result observed exactly once across gateways"
+    );
+    let observed_calls: usize = observers
+        .iter()
+        .map(|o| o.calls.lock().unwrap().len())
+        .sum();
+    assert_eq!(observed_calls as i64, SESSIONS * TURNS * CALLS);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_recorders_sqlite() {
+    two_recorders(TestDb::sqlite()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_recorders_postgres() {
+    if let Some(db) = TestDb::postgres("two_recorders_postgres").await {
+        two_recorders(db).await;
+    }
+}

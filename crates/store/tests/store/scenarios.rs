@@ -1,0 +1,389 @@
+//! Test bodies shared by both backends: each takes a fresh [`TestDb`].
+
+use std::collections::BTreeMap;
+
+use toolwarden_store::*;
+
+use crate::support::*;
+
+/// Resends, a duplicate request and call, and tau-bench's reused call ids.
+pub async fn dedup_and_reused_ids(db: TestDb) {
+    let store = Store::open(&db.url).await.unwrap();
+    let s = "s1";
+    let mut c2_failed = result("r2", s, "c2", 3, None, true, 2000);
+    c2_failed.excerpt = Some("404 not found".into());
+    let mut c1_heuristic = result("r3", s, "c1", 5, None, true, 3000);
+    c1_heuristic.basis = "heuristic".into();
+    let events = vec![
+        request("r1", s, 1000),
+        Event::ToolCall(call("r1", s, 0, "c1", "search", 1100)),
+        Event::ToolCall(call("r1", s, 1, "c2", "fetch", 1100)),
+        Event::ToolCall(call("r1", s, 0, "c1", "search", 1100)), // duplicate call
+        request("r2", s, 2000),
+        Event::ToolResult(result("r2", s, "c1", 2, Some("search"), false, 2000)),
+        Event::ToolResult(c2_failed.clone()),
+        Event::ToolCall(call("r2", s, 0, "c1", "search", 2100)), // call id reused
+        request("r2", s, 2000),                                  // duplicate request
+        request("r3", s, 3000),
+        Event::ToolResult(result("r3", s, "c1", 2, Some("search"), false, 3000)), // resent
+        Event::ToolResult(c2_failed),                                             // resent
+        Event::ToolResult(c1_heuristic),
+        Event::ToolCall(call("r3", s, 0, "c3", "write", 3100)),
+    ];
+    let (counters, seen) = record_all(&store, &events).await;
+    assert_eq!(counters.events_written, events.len() as u64);
+    assert_eq!(
+        (
+            counters.events_dropped,
+            counters.write_errors,
+            counters.backlog
+        ),
+        (0, 0, 0)
+    );
+    assert_eq!(
+        seen.calls.lock().unwrap().len(),
+        4,
+        "each call observed once"
+    );
+    assert_eq!(
+        *seen.results.lock().unwrap(),
+        vec![
+            ("c1".to_owned(), "search".to_owned()),
+            ("c2".to_owned(), "fetch".to_owned()),
+            ("c1".to_owned(), "search".to_owned()),
+        ]
+    );
+
+    let stats = store.stats(&all()).await.unwrap();
+    let tools: Vec<(&str, u64, u64)> = stats
+        .tools
+        .iter()
+        .map(|t| (t.tool.as_str(), t.calls, t.failures))
+        .collect();
+    assert_eq!(
+        tools,
+        vec![("search", 2, 1), ("fetch", 1, 1), ("write", 1, 0)]
+    );
+    assert_eq!(stats.tools[0].failure_rate, 0.5);
+    assert_eq!(
+        stats.requests,
+        RequestTotals {
+            total: 3,
+            errors: 0,
+            streaming: 0
+        }
+    );
+    assert_eq!(
+        stats.sessions,
+        vec![SessionRow {
+            session_id: s.into(),
+            calls: 4,
+            failures: 2,
+            first_ms: 1100,
+            last_ms: 3100
+        }]
+    );
+    let failures: Vec<(i64, &str, &str, Option<&str>)> = stats
+        .recent_failures
+        .iter()
+        .map(|f| {
+            (
+                f.at_ms,
+                f.call_id.as_str(),
+                f.basis.as_str(),
+                f.excerpt.as_deref(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        failures,
+        vec![
+            (3000, "c1", "heuristic", Some("error in c1")),
+            (2000, "c2", "explicit", Some("404 not found")),
+        ]
+    );
+    let models: Vec<(&str, &str, u64)> = stats
+        .models
+        .iter()
+        .map(|m| (m.model.as_str(), m.tool.as_str(), m.failures))
+        .collect();
+    assert_eq!(
+        models,
+        vec![
+            ("gpt-test", "search", 1),
+            ("gpt-test", "fetch", 1),
+            ("gpt-test", "write", 0)
+        ]
+    );
+
+    // Each call row carries its own result: the reused id paired by time.
+    let rows = store.session_calls(s).await.unwrap();
+    type View<'a> = (&'a str, Option<&'a str>, Option<bool>, Option<f64>);
+    let view: Vec<View> = rows
+        .iter()
+        .map(|r| {
+            (
+                r.call_id.as_str(),
+                r.request_id.as_deref(),
+                r.failed,
+                r.exec_ms,
+            )
+        })
+        .collect();
+    assert_eq!(
+        view,
+        vec![
+            ("c1", Some("r1"), Some(false), Some(900.0)),
+            ("c2", Some("r1"), Some(true), Some(900.0)),
+            ("c1", Some("r2"), Some(true), Some(900.0)),
+            ("c3", Some("r3"), None, None),
+        ]
+    );
+
+    // Filters.
+    let only_search = store
+        .stats(&StatsQuery {
+            tool: Some("search".into()),
+            ..all()
+        })
+        .await
+        .unwrap();
+    assert_eq!(only_search.tools.len(), 1);
+    assert_eq!(only_search.recent_failures.len(), 1);
+    let late = store
+        .stats(&StatsQuery {
+            since_ms: Some(2050),
+            ..all()
+        })
+        .await
+        .unwrap();
+    let late_tools: Vec<(&str, u64)> = late
+        .tools
+        .iter()
+        .map(|t| (t.tool.as_str(), t.calls))
+        .collect();
+    assert_eq!(late_tools, vec![("search", 1), ("write", 1)]);
+    assert_eq!(late.requests.total, 1);
+    let other = store
+        .stats(&StatsQuery {
+            session: Some("nope".into()),
+            ..all()
+        })
+        .await
+        .unwrap();
+    assert!(other.tools.is_empty() && other.sessions.is_empty());
+    assert_eq!(other.requests.total, 0);
+}
+
+/// Responses API continuations (another session, `previous_response_id`),
+/// call ids found in other sessions, and results with no call anywhere.
+pub async fn cross_session_resolution(db: TestDb) {
+    let store = Store::open(&db.url).await.unwrap();
+    let mut a = call("ra", "s1", 0, "fc_1", "lookup", 1500);
+    a.response_id = Some("resp_A".into());
+    let mut via_prev = result("rb", "s2", "fc_1", 0, None, false, 2500);
+    via_prev.previous_response_id = Some("resp_A".into());
+    let events = vec![
+        Event::ToolCall(a),
+        Event::ToolCall(call("rc", "s5", 0, "call_9zQ2fGh7Kp", "book", 1000)),
+        Event::ToolResult(via_prev),
+        Event::ToolResult(result("rd", "s4", "call_9zQ2fGh7Kp", 1, None, true, 1300)),
+        Event::ToolResult(result("re", "s3", "fc_9", 1, None, true, 1400)),
+        // A short id is not matched across sessions: "c1" stays unknown.
+        Event::ToolCall(call("rf", "s6", 0, "c1", "other", 1000)),
+        Event::ToolResult(result("rg", "s7", "c1", 1, None, false, 1600)),
+    ];
+    let (_, seen) = record_all(&store, &events).await;
+    assert_eq!(
+        *seen.results.lock().unwrap(),
+        vec![
+            ("fc_1".to_owned(), "lookup".to_owned()),
+            ("call_9zQ2fGh7Kp".to_owned(), "book".to_owned()),
+            ("fc_9".to_owned(), "unknown".to_owned()),
+            ("c1".to_owned(), "unknown".to_owned()),
+        ]
+    );
+    let stats = store.stats(&all()).await.unwrap();
+    let tools: BTreeMap<&str, (u64, u64)> = stats
+        .tools
+        .iter()
+        .map(|t| (t.tool.as_str(), (t.calls, t.failures)))
+        .collect();
+    let expected: BTreeMap<&str, (u64, u64)> = [
+        ("lookup", (1, 0)),
+        ("book", (1, 1)),
+        ("unknown", (2, 1)),
+        ("other", (1, 0)),
+    ]
+    .into_iter()
+    .collect();
+    assert_eq!(tools, expected);
+    let s1 = store.session_calls("s1").await.unwrap();
+    assert_eq!(s1.len(), 1);
+    assert_eq!((s1[0].failed, s1[0].exec_ms), (Some(false), Some(1000.0)));
+    assert_eq!(store.session_calls("s3").await.unwrap()[0].request_id, None);
+}
+
+/// A result recorded before its call (another gateway, a slower queue): the
+/// late call completes the result's row instead of adding one.
+pub async fn late_call_merges(db: TestDb) {
+    let store = Store::open(&db.url).await.unwrap();
+    record_all(
+        &store,
+        &[Event::ToolResult(result(
+            "r2", "s", "c7", 1, None, true, 5000,
+        ))],
+    )
+    .await;
+    let before = store.stats(&all()).await.unwrap();
+    assert_eq!(before.tools[0].tool, "unknown");
+    let (_, seen) = record_all(
+        &store,
+        &[Event::ToolCall(call("r1", "s", 0, "c7", "deploy", 4000))],
+    )
+    .await;
+    assert_eq!(seen.calls.lock().unwrap().len(), 1, "the late call is new");
+    let rows = store.session_calls("s").await.unwrap();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    let r = &rows[0];
+    assert_eq!(
+        (
+            r.tool.as_str(),
+            r.request_id.as_deref(),
+            r.failed,
+            r.exec_ms,
+            r.at_ms
+        ),
+        ("deploy", Some("r1"), Some(true), Some(1000.0), 4000)
+    );
+    let stats = store.stats(&all()).await.unwrap();
+    assert_eq!(stats.tools.len(), 1);
+    assert_eq!(
+        (
+            stats.tools[0].tool.as_str(),
+            stats.tools[0].calls,
+            stats.tools[0].failures
+        ),
+        ("deploy", 1, 1)
+    );
+    // Recording the same call again changes nothing.
+    let (_, seen) = record_all(
+        &store,
+        &[Event::ToolCall(call("r1", "s", 0, "c7", "deploy", 4000))],
+    )
+    .await;
+    assert!(seen.calls.lock().unwrap().is_empty());
+    assert_eq!(store.session_calls("s").await.unwrap().len(), 1);
+}
+
+/// Names resolve from the database after a restart (another process, later).
+pub async fn resolves_names_across_restart(db: TestDb) {
+    {
+        let store = Store::open(&db.url).await.unwrap();
+        record_all(
+            &store,
+            &[Event::ToolCall(call("r1", "s", 0, "c1", "grep", 100))],
+        )
+        .await;
+        store.close().await;
+    }
+    let store = Store::open(&db.url).await.unwrap();
+    let (_, seen) = record_all(
+        &store,
+        &[Event::ToolResult(result(
+            "r2", "s", "c1", 3, None, false, 350,
+        ))],
+    )
+    .await;
+    assert_eq!(
+        *seen.results.lock().unwrap(),
+        vec![("c1".to_owned(), "grep".to_owned())]
+    );
+    let rows = store.session_calls("s").await.unwrap();
+    assert_eq!((rows.len(), rows[0].exec_ms), (1, Some(250.0)));
+}
+
+/// Repairs and request totals.
+pub async fn repairs_and_requests(db: TestDb) {
+    let store = Store::open(&db.url).await.unwrap();
+    let mut events = Vec::new();
+    for (i, (status, streaming, repairs)) in [
+        (200, true, vec!["orphan_result", "missing_result"]),
+        (502, false, vec![]),
+        (200, false, vec!["orphan_result"]),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let Event::Request(mut r) = request(&format!("q{i}"), "s", 10 + i as i64) else {
+            unreachable!()
+        };
+        r.status = status;
+        r.streaming = streaming;
+        r.repairs = repairs.into_iter().map(str::to_owned).collect();
+        events.push(Event::Request(r));
+    }
+    events.push(events[0].clone());
+    record_all(&store, &events).await;
+    let stats = store.stats(&all()).await.unwrap();
+    assert_eq!(
+        stats.requests,
+        RequestTotals {
+            total: 3,
+            errors: 1,
+            streaming: 1
+        }
+    );
+    assert_eq!(
+        stats.repairs,
+        vec![
+            RepairRow {
+                defect: "orphan_result".into(),
+                count: 2
+            },
+            RepairRow {
+                defect: "missing_result".into(),
+                count: 1
+            },
+        ]
+    );
+}
+
+/// The fixed event sequence used to compare backends.
+pub async fn stats_document(db: &TestDb) -> serde_json::Value {
+    let store = Store::open(&db.url).await.unwrap();
+    let mut events = Vec::new();
+    for s in 0..5 {
+        let session = format!("sess{s}");
+        for turn in 0..4 {
+            let at = 1_000_000 + s * 10_000 + turn * 1_000;
+            let req = format!("req{s}_{turn}");
+            events.push(request(&req, &session, at));
+            // Each turn resends the results of all earlier calls.
+            for k in 0..turn {
+                let failed = (s + k) % 3 == 0;
+                let prev = format!("c{k}");
+                events.push(Event::ToolResult(result(
+                    &req, &session, &prev, k as u32, None, failed, at,
+                )));
+            }
+            let tool = ["search", "fetch", "write"][(s + turn) as usize % 3];
+            events.push(Event::ToolCall(call(
+                &req,
+                &session,
+                0,
+                &format!("c{turn}"),
+                tool,
+                at + 500,
+            )));
+        }
+    }
+    record_all(&store, &events).await;
+    serde_json::to_value(
+        store
+            .stats(&StatsQuery { limit: 3, ..all() })
+            .await
+            .unwrap(),
+    )
+    .unwrap()
+}

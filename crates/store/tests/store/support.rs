@@ -1,0 +1,186 @@
+//! Test databases (a temp SQLite file, or a fresh schema in the PostgreSQL
+//! named by `TOOLWARDEN_TEST_POSTGRES_URL`) and event builders.
+
+use std::io::Write;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use sqlx::Connection;
+use toolwarden_store::*;
+
+pub const PG_ENV: &str = "TOOLWARDEN_TEST_POSTGRES_URL";
+
+/// A database for one test.
+pub struct TestDb {
+    pub url: String,
+    _dir: Option<tempfile::TempDir>,
+}
+
+impl TestDb {
+    pub fn sqlite() -> TestDb {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let url = format!("sqlite://{}", dir.path().join("tw.db").display());
+        TestDb {
+            url,
+            _dir: Some(dir),
+        }
+    }
+
+    /// A fresh schema in the test PostgreSQL, or `None` (with a loud line
+    /// on stderr, past the test harness's capture) when the URL is not set.
+    pub async fn postgres(test: &str) -> Option<TestDb> {
+        let Ok(base) = std::env::var(PG_ENV) else {
+            skip(test);
+            return None;
+        };
+        static N: AtomicU64 = AtomicU64::new(0);
+        let schema = format!(
+            "tw_{}_{}_{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed),
+            fastrand_suffix()
+        );
+        let mut conn = sqlx::PgConnection::connect(&base)
+            .await
+            .unwrap_or_else(|e| panic!("{PG_ENV}={base} is set but unreachable: {e}"));
+        sqlx::query(&format!("CREATE SCHEMA {schema}"))
+            .execute(&mut conn)
+            .await
+            .expect("create schema");
+        let sep = if base.contains('?') { '&' } else { '?' };
+        Some(TestDb {
+            url: format!("{base}{sep}options[search_path]={schema}"),
+            _dir: None,
+        })
+    }
+}
+
+pub fn skip(test: &str) {
+    let _ = writeln!(
+        std::io::stderr(),
+        "\n*** SKIPPED PostgreSQL test `{test}`: set {PG_ENV} (e.g. URL=$(.ci/pg.sh start)) to run it ***\n"
+    );
+}
+
+fn fastrand_suffix() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos() as u64)
+        .unwrap_or(0)
+}
+
+pub fn opts() -> RecorderOptions {
+    RecorderOptions {
+        flush_interval: Duration::from_millis(5),
+        ..RecorderOptions::default()
+    }
+}
+
+/// Records `events` through a fresh Recorder on `store` and waits for them.
+pub async fn record_all(store: &Store, events: &[Event]) -> (RecorderCounters, Arc<Seen>) {
+    let seen = Arc::new(Seen::default());
+    let rec = Recorder::start(Some(store.clone()), opts(), seen.clone());
+    for e in events {
+        rec.record(e.clone());
+    }
+    rec.shutdown().await;
+    (rec.counters(), seen)
+}
+
+/// An observer that remembers what it was told.
+#[derive(Debug, Default)]
+pub struct Seen {
+    pub calls: Mutex<Vec<String>>,
+    pub results: Mutex<Vec<(String, String)>>,
+}
+
+impl Observer for Seen {
+    fn on_tool_call(&self, rec: &ToolCallRecord) {
+        self.calls.lock().unwrap().push(rec.call_id.clone());
+    }
+    fn on_tool_result(&self, rec: &ToolResultRecord, resolved_tool: &str) {
+        self.results
+            .lock()
+            .unwrap()
+            .push((rec.call_id.clone(), resolved_tool.to_owned()));
+    }
+}
+
+pub fn request(id: &str, session: &str, at_ms: i64) -> Event {
+    Event::Request(RequestRecord {
+        request_id: id.into(),
+        session_id: session.into(),
+        session_source: "header".into(),
+        at_ms,
+        provider: "openai".into(),
+        dialect: Some("openai-chat".into()),
+        path: "/v1/chat/completions".into(),
+        model: Some("gpt-test".into()),
+        status: 200,
+        streaming: false,
+        upstream_latency_ms: 12.5,
+        first_byte_ms: Some(3.0),
+        overhead_us: 20.0,
+        input_tokens: Some(100),
+        output_tokens: Some(10),
+        response_id: None,
+        repairs: vec![],
+        repair_mode: "fix".into(),
+        parse_error: None,
+        error: None,
+    })
+}
+
+pub fn call(
+    req: &str,
+    session: &str,
+    index: u32,
+    call_id: &str,
+    tool: &str,
+    at_ms: i64,
+) -> ToolCallRecord {
+    ToolCallRecord {
+        request_id: req.into(),
+        session_id: session.into(),
+        provider: "openai".into(),
+        model: Some("gpt-test".into()),
+        response_id: None,
+        call_index: index,
+        call_id: call_id.into(),
+        tool: tool.into(),
+        arguments_bytes: 42,
+        at_ms,
+    }
+}
+
+pub fn result(
+    req: &str,
+    session: &str,
+    call_id: &str,
+    message_index: u32,
+    tool: Option<&str>,
+    failed: bool,
+    at_ms: i64,
+) -> ToolResultRecord {
+    ToolResultRecord {
+        request_id: req.into(),
+        session_id: session.into(),
+        provider: "openai".into(),
+        model: Some("gpt-test".into()),
+        call_id: call_id.into(),
+        message_index,
+        tool: tool.map(str::to_owned),
+        failed,
+        basis: if failed { "explicit" } else { "none" }.into(),
+        content_bytes: 64,
+        excerpt: failed.then(|| format!("error in {call_id}")),
+        at_ms,
+        exec_ms: None,
+        previous_response_id: None,
+    }
+}
+
+pub fn all() -> StatsQuery {
+    StatsQuery::default()
+}
