@@ -128,11 +128,10 @@ await check('traffic with failing tools goes through the gateway', async () => {
   await anthropic(S_MAIN, [turn1]);
   // The next turn re-sends the history: its results must not count twice.
   await anthropic(S_MAIN, [turn1, turn2]);
-  await anthropic(S_XSS, [[
-    { id: `toolu_${RUN}_x1`, tool: 'render_html', error: true, content: `template failed: ${XSS_IMG} at line 1` },
-  ], [
-    { id: `toolu_${RUN}_x2`, tool: 'render_html', error: true, content: `${XSS_SCRIPT} refused` },
-  ]]);
+  const xss1 = [{ id: `toolu_${RUN}_x1`, tool: 'render_html', error: true, content: `template failed: ${XSS_IMG} at line 1` }];
+  const xss2 = [{ id: `toolu_${RUN}_x2`, tool: 'render_html', error: true, content: `${XSS_SCRIPT} refused` }];
+  await anthropic(S_XSS, [xss1]);
+  await anthropic(S_XSS, [xss1, xss2]);
   await anthropic(S_OK, [[{ id: `toolu_${RUN}_ok`, tool: 'grep_code', error: false, content: 'no matches' }]]);
   await chat(S_CHAT, 'fetch_url', `call_${RUN}_1`, 'Error: connection refused while fetching the page');
 });
@@ -140,7 +139,7 @@ await check('traffic with failing tools goes through the gateway', async () => {
 let before;
 await check('the store counts each result once (API)', async () => {
   before = await until('recorded results', async () => {
-    const s = await api('/api/stats?since=all&limit=100');
+    const s = await api('/api/stats?limit=100');
     const rf = toolRow(s, 'read_file');
     const rh = toolRow(s, 'render_html');
     const gc = toolRow(s, 'grep_code');
@@ -179,7 +178,7 @@ try {
   });
 
   await check('the page shows the right numbers', async () => {
-    const s = await api('/api/stats?since=all&limit=50');
+    const s = await api('/api/stats?limit=50');
     const cell = (tool, cls) => page.textContent(`#tools tbody tr[data-tool="${tool}"] td.${cls}`);
     await until('read_file row', async () => (await cell('read_file', 'calls')) === '2');
     eq(await cell('read_file', 'failures'), '1', 'read_file failures cell');

@@ -1,3 +1,54 @@
-//! placeholder
+//! toolwarden-gateway: a transparent proxy between agent clients and LLM
+//! providers (OpenAI Chat Completions and Responses, Anthropic Messages,
+//! Google Gemini) that records every tool call and tool result, counts tool
+//! failures exactly, and repairs conversations whose calls and results
+//! don't pair.
+//!
+//! Start one in-process:
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! use toolwarden_gateway::{Gateway, RawConfig};
+//!
+//! let config = RawConfig::from_env(std::env::vars()).validate()?;
+//! let gateway = Gateway::start(config).await?;
+//! println!("{}", toolwarden_gateway::env_lines(gateway.addr()));
+//! gateway.wait().await; // until SIGINT/SIGTERM, then a graceful shutdown
+//! # Ok(()) }
+//! ```
+//!
+//! The pieces, following one request: [`routes`] picks the provider and
+//! dialect; [`proxy`] collects the body, repairs it if needed, forwards it
+//! and streams the answer back through a tee; [`observe`] turns what it saw
+//! into store events (sent to the [`Recorder`] without blocking) and
+//! [`metrics`]; [`errors`] is the one place errors become the client's
+//! dialect's envelope; [`admin`] serves `/api/*`.
 
+#![forbid(unsafe_code)]
+
+pub mod admin;
+pub mod body;
+mod config;
 pub mod dashboard;
+mod env;
+pub mod errors;
+pub mod metrics;
+pub mod observe;
+pub mod proxy;
+pub mod recorder;
+pub mod routes;
+mod server;
+mod upstream_url;
+
+pub use config::{
+    Config, ConfigError, ConfigErrorKind, DEFAULT_ANTHROPIC_UPSTREAM, DEFAULT_GEMINI_UPSTREAM,
+    DEFAULT_LISTEN, DEFAULT_OPENAI_UPSTREAM, RawConfig, RepairMode, Upstreams,
+};
+pub use env::env_lines;
+pub use errors::{ProxyError, ProxyErrorKind};
+pub use metrics::Metrics;
+pub use proxy::REPAIRED_HEADER;
+pub use recorder::Recorder;
+pub use routes::Provider;
+pub use server::{Gateway, GatewayError, GatewayErrorKind, RunningGateway, Shared};
+pub use upstream_url::Upstream;

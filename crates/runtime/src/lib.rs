@@ -20,11 +20,30 @@
 //!   [`LoopGuardConfig`]. Every default disposition and model-facing text
 //!   can be overridden per tool.
 //!
-//! What the model is told and what the operator logs, per kind of failure,
-//! is described on [`Executor`]'s module and in `ARCHITECTURE.md`; a fatal
-//! failure (authentication, permission by default) still yields one result
-//! per call and, in [`StepResult::fatal`], a [`FatalError`] for the
-//! application.
+//! What the model is told and what the operator logs, by default (every
+//! disposition and text can be overridden per tool with
+//! [`ToolPolicy::disposition`] and [`ToolPolicy::message`]):
+//!
+//! | failure | the model sees | log |
+//! |---|---|---|
+//! | unknown, disabled or paused tool | `Tool 'x' is not available. Available tools: a, b.` (never why) | warn, with the reason |
+//! | schema violation, malformed JSON | what to fix: `Missing required parameter: path`, `Invalid value for 'limit': must be a positive integer`, `The arguments are not valid JSON (… at line 1 column 24) …` | debug |
+//! | resource not found ([`toolwarden_core::ToolError::not_found`], io `NotFound`, HTTP 404, "no such file") | `Resource not found: <path or URL>` | info |
+//! | timeout, rate limit (`Retry-After` honoured), network — after retries | what happened, after how many attempts, whether trying later may help | error, with attempts |
+//! | authentication, permission | a result that says so — **fatal**: [`StepResult::fatal`] carries a [`FatalError`] with the specific cause | error |
+//! | circuit open | `Tool 'x' is temporarily unavailable, retry after N s.` | warn, with the breaker state |
+//! | anything else, panics included | only `An unexpected error occurred while executing this tool` (configurable) | error, with the full chain |
+//!
+//! The same (tool, arguments) failing 3 times in a run makes the runtime
+//! tell the model to change approach, and stops running it.
+//!
+//! Performance (`cargo bench -p toolwarden-runtime --bench executor`, which
+//! measures its baselines in the same run): on a shared, loaded 2-core
+//! machine a successful call of a no-op tool with a 3-property schema,
+//! validation included, cost 0.8–1.5 µs more than parsing its arguments and
+//! calling the function directly; a batch of 1,000 such calls 1.2–2.0 µs
+//! more per call; a tool's metrics stay at a fixed ~14 KB cap however many
+//! calls it serves (RSS unchanged from 1 to 10 million calls).
 //!
 //! ```
 //! use std::sync::Arc;

@@ -170,3 +170,30 @@ async fn a_final_answer_has_no_calls_and_a_bad_body_is_an_error() {
         "{err}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn executors_are_shared_across_spawned_tasks() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<Executor>();
+    send_sync::<Registry>();
+    let ex = Arc::new(executor());
+    let tasks: Vec<_> = (0..8)
+        .map(|i| {
+            let ex = ex.clone();
+            tokio::spawn(async move {
+                let call = toolwarden_core::ToolCall {
+                    id: format!("c{i}"),
+                    name: "read_file".into(),
+                    arguments: r#"{"path":"a.txt"}"#.into(),
+                };
+                ex.execute(&call, &Context::new()).await
+            })
+        })
+        .collect();
+    for (i, t) in tasks.into_iter().enumerate() {
+        let o = t.await.unwrap();
+        assert_eq!(o.call_id, format!("c{i}"));
+        assert_eq!(o.output, Some(json!("alpha")));
+    }
+    assert_eq!(ex.registry().stats_of("read_file").unwrap().successes, 8);
+}

@@ -64,8 +64,15 @@ impl SseFramer {
                 chunk = rest;
             }
         }
+        // Most servers end lines with `\n` alone: then one needle suffices.
+        let has_cr = memchr::memchr(b'\r', chunk).is_some();
         while !chunk.is_empty() {
-            let Some(end) = memchr::memchr2(b'\n', b'\r', chunk) else {
+            let end = if has_cr {
+                memchr::memchr2(b'\n', b'\r', chunk)
+            } else {
+                memchr::memchr(b'\n', chunk)
+            };
+            let Some(end) = end else {
                 if self.partial.len() + chunk.len() > self.max_event {
                     self.partial.clear();
                     self.dropping = true;

@@ -16,20 +16,20 @@
 //! never pass through this check.
 
 use std::net::{IpAddr, SocketAddr};
-use std::sync::Arc;
 
-use axum::Json;
 use axum::extract::{ConnectInfo, Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use http::{HeaderMap, HeaderValue, StatusCode, header};
 
-/// The access rule for the admin routes: where the gateway listens and the
-/// admin token, if one was configured.
-#[derive(Clone)]
-pub struct AccessPolicy {
-    listen: SocketAddr,
-    admin_token: Option<Arc<str>>,
+use crate::admin::{AdminState, PeerAddr};
+
+/// The access rule for the admin routes: whether the gateway is bound to a
+/// loopback address, and the admin token if one was configured.
+#[derive(Clone, Copy)]
+pub struct AccessPolicy<'a> {
+    loopback_bind: bool,
+    admin_token: Option<&'a str>,
 }
 
 /// Why a request to an admin route was refused.
@@ -52,16 +52,24 @@ pub struct AccessDenied {
     message: String,
 }
 
+/// The page and its assets: they hold no data.
+const PAGE_PATHS: [&str; 5] = [
+    "/",
+    "/dashboard",
+    "/dashboard/",
+    "/dashboard/app.js",
+    "/dashboard/app.css",
+];
+
 // === impl AccessPolicy ===
 
-impl AccessPolicy {
-    /// The policy for a gateway bound to `listen`; an empty token counts as
-    /// none.
-    pub fn new(listen: SocketAddr, admin_token: Option<String>) -> Self {
-        let admin_token = admin_token.filter(|t| !t.is_empty()).map(Arc::from);
+impl<'a> AccessPolicy<'a> {
+    /// The policy of a gateway bound to a loopback address (`loopback_bind`)
+    /// or not; an empty token counts as none.
+    pub fn new(loopback_bind: bool, admin_token: Option<&'a str>) -> Self {
         AccessPolicy {
-            listen,
-            admin_token,
+            loopback_bind,
+            admin_token: admin_token.filter(|t| !t.is_empty()),
         }
     }
 
@@ -69,18 +77,16 @@ impl AccessPolicy {
     /// admin routes.
     pub fn check(&self, peer: Option<SocketAddr>, headers: &HeaderMap) -> Result<(), AccessDenied> {
         let peer_is_loopback = peer.is_some_and(|p| is_loopback(p.ip()));
-        if is_loopback(self.listen.ip()) && peer_is_loopback {
+        if self.loopback_bind && peer_is_loopback {
             return Ok(());
         }
-        let Some(expected) = self.admin_token.as_deref() else {
+        let Some(expected) = self.admin_token else {
             return Err(AccessDenied::new(
                 DeniedKind::RemoteClosed,
-                format!(
-                    "the dashboard and /api/* answer only to loopback clients of a gateway bound to \
-                     a loopback address; this gateway listens on {} — restart it with \
-                     --admin-token TOKEN (config admin_token) and send Authorization: Bearer TOKEN",
-                    self.listen
-                ),
+                "the dashboard and /api/* answer only to loopback clients of a gateway bound to \
+                 a loopback address; to use them from elsewhere, restart the gateway with \
+                 --admin-token TOKEN (config admin_token) and send Authorization: Bearer TOKEN"
+                    .to_owned(),
             ));
         };
         match bearer(headers) {
@@ -99,50 +105,40 @@ impl AccessPolicy {
     }
 }
 
-impl std::fmt::Debug for AccessPolicy {
+impl std::fmt::Debug for AccessPolicy<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AccessPolicy")
-            .field("listen", &self.listen)
-            .field(
-                "admin_token",
-                &self.admin_token.as_ref().map(|_| "<redacted>"),
-            )
+            .field("loopback_bind", &self.loopback_bind)
+            .field("admin_token", &self.admin_token.map(|_| "<redacted>"))
             .finish()
     }
 }
 
-/// Axum middleware applying the policy; the peer address comes from
-/// `ConnectInfo<SocketAddr>` in the request extensions.
-pub(crate) async fn require_access(
-    State(policy): State<AccessPolicy>,
-    req: Request,
-    next: Next,
-) -> Response {
+/// The admin router's middleware: applies [`AccessPolicy`] to every admin
+/// route. The page and its assets (no data in them) are also served to a
+/// client that only lacks the token, so the page can ask for it; a gateway
+/// closed to remote clients refuses them too. The peer address comes from
+/// [`PeerAddr`] (put there by the server) or axum's `ConnectInfo`.
+pub async fn access(State(state): State<AdminState>, req: Request, next: Next) -> Response {
     let peer = req
         .extensions()
-        .get::<ConnectInfo<SocketAddr>>()
-        .map(|ConnectInfo(addr)| *addr);
+        .get::<PeerAddr>()
+        .map(|PeerAddr(addr)| *addr)
+        .or_else(|| {
+            req.extensions()
+                .get::<ConnectInfo<SocketAddr>>()
+                .map(|ConnectInfo(addr)| *addr)
+        });
+    let policy = AccessPolicy::new(state.loopback_only, state.admin_token.as_deref());
     match policy.check(peer, req.headers()) {
         Ok(()) => next.run(req).await,
+        Err(denied)
+            if denied.kind != DeniedKind::RemoteClosed
+                && PAGE_PATHS.contains(&req.uri().path()) =>
+        {
+            next.run(req).await
+        }
         Err(denied) => denied.into_response(),
-    }
-}
-
-/// Like [`require_access`] for the page and its assets, which hold no data:
-/// a client that only lacks the token still gets them, so the page can ask
-/// for the token; a gateway closed to remote clients refuses them.
-pub(crate) async fn page_access(
-    State(policy): State<AccessPolicy>,
-    req: Request,
-    next: Next,
-) -> Response {
-    let peer = req
-        .extensions()
-        .get::<ConnectInfo<SocketAddr>>()
-        .map(|ConnectInfo(addr)| *addr);
-    match policy.check(peer, req.headers()) {
-        Err(denied) if denied.kind == DeniedKind::RemoteClosed => denied.into_response(),
-        _ => next.run(req).await,
     }
 }
 
@@ -181,16 +177,13 @@ impl IntoResponse for AccessDenied {
             DeniedKind::TokenMissing | DeniedKind::TokenInvalid => "unauthorized",
             DeniedKind::RemoteClosed => "forbidden",
         };
-        let body = serde_json::json!({ "error": { "type": kind, "message": self.message } });
-        let mut resp = (self.status(), Json(body)).into_response();
+        let mut resp = super::api::error_json(self.status(), kind, &self.message);
         if self.status() == StatusCode::UNAUTHORIZED {
             resp.headers_mut().insert(
                 header::WWW_AUTHENTICATE,
                 HeaderValue::from_static("Bearer realm=\"toolwarden\""),
             );
         }
-        resp.headers_mut()
-            .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
         resp
     }
 }
@@ -239,19 +232,23 @@ mod tests {
 
     #[test]
     fn loopback_bind_serves_loopback_peers_without_token() {
-        let p = AccessPolicy::new(addr("127.0.0.1:8080"), None);
+        let p = AccessPolicy::new(true, None);
         let none = HeaderMap::new();
         assert_eq!(p.check(Some(addr("127.0.0.1:50000")), &none), Ok(()));
         assert_eq!(p.check(Some(addr("127.9.8.7:1")), &none), Ok(()));
         assert_eq!(p.check(Some(addr("[::1]:50000")), &none), Ok(()));
         assert_eq!(p.check(Some(addr("[::ffff:127.0.0.1]:5")), &none), Ok(()));
-        let p6 = AccessPolicy::new(addr("[::1]:8080"), None);
-        assert_eq!(p6.check(Some(addr("127.0.0.1:50000")), &none), Ok(()));
+        // A stale token from the page does not lock a local user out.
+        let p = AccessPolicy::new(true, Some("tok"));
+        assert_eq!(
+            p.check(Some(addr("127.0.0.1:1")), &with_auth("Bearer old")),
+            Ok(())
+        );
     }
 
     #[test]
     fn loopback_bind_refuses_remote_peers_without_configured_token() {
-        let p = AccessPolicy::new(addr("127.0.0.1:8080"), None);
+        let p = AccessPolicy::new(true, None);
         let err = p
             .check(Some(addr("192.168.1.20:40000")), &HeaderMap::new())
             .expect_err("remote peer");
@@ -266,16 +263,16 @@ mod tests {
 
     #[test]
     fn unknown_peer_is_treated_as_remote() {
-        let p = AccessPolicy::new(addr("127.0.0.1:8080"), None);
+        let p = AccessPolicy::new(true, None);
         let err = p.check(None, &HeaderMap::new()).expect_err("unknown peer");
         assert_eq!(err.kind(), DeniedKind::RemoteClosed);
-        let p = AccessPolicy::new(addr("127.0.0.1:8080"), Some("s3cret".into()));
+        let p = AccessPolicy::new(true, Some("s3cret"));
         assert_eq!(p.check(None, &with_auth("Bearer s3cret")), Ok(()));
     }
 
     #[test]
     fn public_bind_requires_token_from_everyone() {
-        let p = AccessPolicy::new(addr("0.0.0.0:8080"), Some("s3cret".into()));
+        let p = AccessPolicy::new(false, Some("s3cret"));
         for peer in ["127.0.0.1:1", "203.0.113.9:443", "[2001:db8::1]:9"] {
             let err = p
                 .check(Some(addr(peer)), &HeaderMap::new())
@@ -304,7 +301,7 @@ mod tests {
 
     #[test]
     fn public_bind_without_token_is_closed_with_advice() {
-        let p = AccessPolicy::new(addr("0.0.0.0:8080"), Some(String::new()));
+        let p = AccessPolicy::new(false, Some(""));
         let err = p
             .check(Some(addr("127.0.0.1:1")), &HeaderMap::new())
             .expect_err("closed");
@@ -314,7 +311,7 @@ mod tests {
 
     #[test]
     fn loopback_bind_accepts_token_from_remote_peer() {
-        let p = AccessPolicy::new(addr("127.0.0.1:8080"), Some("tok".into()));
+        let p = AccessPolicy::new(true, Some("tok"));
         assert_eq!(
             p.check(Some(addr("198.51.100.2:7")), &with_auth("Bearer tok")),
             Ok(())
@@ -327,7 +324,7 @@ mod tests {
 
     #[test]
     fn debug_redacts_token() {
-        let p = AccessPolicy::new(addr("0.0.0.0:1"), Some("hunter2".into()));
+        let p = AccessPolicy::new(false, Some("hunter2"));
         assert!(!format!("{p:?}").contains("hunter2"));
     }
 

@@ -1,78 +1,118 @@
-//! Router tests: content types, API JSON passed through from the source,
-//! the access check on every route.
+//! The admin router with the dashboard merged in, over a real SQLite store:
+//! content types, the store's JSON, the access check on every route (with
+//! fake peer addresses).
 
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::time::Duration;
 
+use axum::Router;
 use axum::body::Body;
-use axum::extract::ConnectInfo;
-use futures_util::future::BoxFuture;
-use http::{Request, StatusCode, header};
+use http::{HeaderMap, Request, StatusCode, header};
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
-use tower::ServiceExt;
+use tower_service::Service;
 
 use super::*;
+use crate::admin::{AdminState, PeerAddr, admin_router};
+use crate::metrics::Metrics;
+use crate::observe::Sinks;
+use crate::recorder::{Event, Recorder, RecorderOptions, Store, ToolResultRecord};
 
-/// A source returning canned JSON and remembering the filters it got.
-#[derive(Default)]
-struct Fake {
-    filters: Mutex<Vec<StatsFilter>>,
-    no_database: bool,
+const NOW: i64 = 1_700_000_000_000;
+const XSS: &str = "<img src=x onerror=\"window.__pwned=1\"> failed";
+
+fn result(
+    session: &str,
+    call_id: &str,
+    index: u32,
+    tool: &str,
+    failed: bool,
+    excerpt: Option<&str>,
+) -> Event {
+    Event::ToolResult(ToolResultRecord {
+        request_id: format!("req-{call_id}"),
+        session_id: session.to_owned(),
+        provider: "anthropic".to_owned(),
+        model: Some("claude-test".to_owned()),
+        call_id: call_id.to_owned(),
+        message_index: index,
+        tool: Some(tool.to_owned()),
+        failed,
+        basis: if failed { "explicit" } else { "none" }.to_owned(),
+        content_bytes: 10,
+        excerpt: excerpt.map(str::to_owned),
+        at_ms: NOW + i64::from(index),
+        exec_ms: None,
+        previous_response_id: None,
+    })
 }
 
-impl Source for Fake {
-    fn stats<'a>(&'a self, q: &'a StatsFilter) -> BoxFuture<'a, Result<Value, SourceError>> {
-        Box::pin(async move {
-            if self.no_database {
-                return Err(SourceError::new(
-                    SourceErrorKind::NoDatabase,
-                    "no database configured",
-                ));
-            }
-            if let Ok(mut f) = self.filters.lock() {
-                f.push(q.clone());
-            }
-            Ok(json!({"tools":[{"tool":"search","calls":4,"failures":1,"failure_rate":0.25}]}))
-        })
-    }
-
-    fn session_calls<'a>(&'a self, session: &'a str) -> BoxFuture<'a, Result<Value, SourceError>> {
-        Box::pin(async move {
-            Ok(match session {
-                "s/1 x" => json!([{"call_id":"c1","tool":"search","failed":true}]),
-                _ => json!([]),
-            })
-        })
-    }
-
-    fn health(&self) -> Value {
-        json!({"events_written": 7, "events_dropped": 0})
-    }
+/// An admin router over a fresh SQLite store holding a few results.
+struct Fixture {
+    app: Router,
+    _dir: tempfile::TempDir,
 }
 
-fn dashboard(listen: &str, token: Option<&str>, source: Arc<Fake>) -> Router {
-    let listen = listen.parse().expect("listen");
-    router(Dashboard::new(
-        source,
-        AccessPolicy::new(listen, token.map(str::to_owned)),
-    ))
+async fn fixture(loopback_only: bool, admin_token: Option<&str>, with_store: bool) -> Fixture {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = if with_store {
+        let url = format!("sqlite://{}", dir.path().join("dash.db").display());
+        Some(Store::open(&url).await.expect("open store"))
+    } else {
+        None
+    };
+    let recorder = Recorder::start(
+        store.clone(),
+        RecorderOptions {
+            queue_capacity: 1024,
+            batch_max: 64,
+            flush_interval: Duration::from_millis(5),
+            jsonl: None,
+        },
+        Arc::new(toolwarden_store::NoopObserver),
+    );
+    for ev in [
+        result("s-1", "c1", 1, "read_file", true, Some(XSS)),
+        result("s-1", "c2", 3, "grep", false, None),
+        result("s-1", "c3", 5, "read_file", false, None),
+        // A resend of c1 in a later turn: the same identity, counted once.
+        result("s-1", "c1", 1, "read_file", true, Some(XSS)),
+        result("s-2", "d1", 1, "grep", false, None),
+    ] {
+        recorder.record(ev);
+    }
+    recorder.shutdown().await;
+    let sinks = Arc::new(Sinks::new(
+        recorder,
+        Arc::new(Metrics::new()),
+        Default::default(),
+    ));
+    let app = admin_router(AdminState {
+        store,
+        sinks,
+        loopback_only,
+        admin_token: admin_token.map(str::to_owned),
+    });
+    Fixture { app, _dir: dir }
 }
 
 async fn get(
     app: &Router,
     path: &str,
-    peer: &str,
+    peer: Option<&str>,
     auth: Option<&str>,
-) -> (StatusCode, http::HeaderMap, Vec<u8>) {
+) -> (StatusCode, HeaderMap, Vec<u8>) {
     let mut req = Request::get(path);
     if let Some(a) = auth {
         req = req.header(header::AUTHORIZATION, a);
     }
     let mut req = req.body(Body::empty()).expect("request");
-    let peer: SocketAddr = peer.parse().expect("peer");
-    req.extensions_mut().insert(ConnectInfo(peer));
-    let resp = app.clone().oneshot(req).await.expect("infallible");
+    if let Some(peer) = peer {
+        let peer: SocketAddr = peer.parse().expect("peer");
+        req.extensions_mut().insert(PeerAddr(peer));
+    }
+    let resp = app.clone().call(req).await.expect("infallible");
     let status = resp.status();
     let headers = resp.headers().clone();
     let body = resp
@@ -85,18 +125,25 @@ async fn get(
     (status, headers, body)
 }
 
-fn content_type(h: &http::HeaderMap) -> &str {
+fn content_type(h: &HeaderMap) -> &str {
     h.get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("")
 }
 
+fn json_of(body: &[u8]) -> Value {
+    serde_json::from_slice(body).expect("JSON body")
+}
+
+const LOCAL: Option<&str> = Some("127.0.0.1:40000");
+
 #[tokio::test]
 async fn serves_embedded_assets_with_content_types() {
-    let app = dashboard("127.0.0.1:8080", None, Arc::default());
+    let f = fixture(true, None, false).await;
     for (path, ctype, body) in [
         ("/", "text/html; charset=utf-8", INDEX_HTML),
         ("/dashboard", "text/html; charset=utf-8", INDEX_HTML),
+        ("/dashboard/", "text/html; charset=utf-8", INDEX_HTML),
         (
             "/dashboard/app.js",
             "text/javascript; charset=utf-8",
@@ -104,7 +151,7 @@ async fn serves_embedded_assets_with_content_types() {
         ),
         ("/dashboard/app.css", "text/css; charset=utf-8", APP_CSS),
     ] {
-        let (status, h, got) = get(&app, path, "127.0.0.1:4000", None).await;
+        let (status, h, got) = get(&f.app, path, LOCAL, None).await;
         assert_eq!(status, StatusCode::OK, "{path}");
         assert_eq!(content_type(&h), ctype, "{path}");
         assert_eq!(got, body.as_bytes(), "{path}");
@@ -120,6 +167,8 @@ async fn serves_embedded_assets_with_content_types() {
             Some(&b"nosniff"[..])
         );
     }
+    let (status, _, _) = get(&f.app, "/dashboard/nope.js", LOCAL, None).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
 }
 
 #[test]
@@ -155,82 +204,90 @@ fn page_references_only_its_own_assets() {
 }
 
 #[tokio::test]
-async fn stats_returns_source_json_and_passes_filters() {
-    let fake = Arc::new(Fake::default());
-    let app = dashboard("127.0.0.1:8080", None, fake.clone());
-    let (status, h, body) = get(
-        &app,
-        "/api/stats?since=1h&tool=search&model=&session=s1&limit=5",
-        "127.0.0.1:1",
+async fn session_endpoint_returns_the_stores_calls_in_order() {
+    let f = fixture(true, None, true).await;
+    let (status, h, body) = get(&f.app, "/api/sessions/s-1", LOCAL, None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(content_type(&h), "application/json");
+    let calls = json_of(&body);
+    let calls = calls.as_array().expect("array");
+    let summary: Vec<(String, String, Value)> = calls
+        .iter()
+        .map(|c| {
+            (
+                c["call_id"].as_str().unwrap_or("").to_owned(),
+                c["tool"].as_str().unwrap_or("").to_owned(),
+                c["failed"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        vec![
+            ("c1".into(), "read_file".into(), json!(true)),
+            ("c2".into(), "grep".into(), json!(false)),
+            ("c3".into(), "read_file".into(), json!(false)),
+        ],
+        "one row per call, resend counted once, in order"
+    );
+    assert_eq!(calls[0]["basis"], "explicit");
+    assert_eq!(
+        calls[0]["excerpt"], XSS,
+        "excerpt stored and served verbatim (the page escapes it)"
+    );
+
+    let (status, _, body) = get(&f.app, "/api/sessions/no-such-session", LOCAL, None).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_eq!(json_of(&body)["error"]["type"], "not_found");
+}
+
+#[tokio::test]
+async fn stats_and_session_agree_with_the_store() {
+    let f = fixture(true, None, true).await;
+    let (status, _, body) = get(
+        &f.app,
+        "/api/stats?since=1000000000d&session=s-1",
+        LOCAL,
         None,
     )
     .await;
-    assert_eq!(status, StatusCode::OK);
-    assert_eq!(content_type(&h), "application/json");
-    let v: Value = serde_json::from_slice(&body).expect("json");
-    assert_eq!(v["tools"][0]["failure_rate"], json!(0.25));
-    let filters = fake.filters.lock().expect("lock").clone();
-    assert_eq!(filters.len(), 1);
-    let f = &filters[0];
-    assert_eq!(f.tool.as_deref(), Some("search"));
-    assert_eq!(f.model, None);
-    assert_eq!(f.session.as_deref(), Some("s1"));
-    assert_eq!(f.limit, 5);
-    assert!(f.since_ms.is_some());
+    assert_eq!(status, StatusCode::OK, "{}", String::from_utf8_lossy(&body));
+    let stats = json_of(&body);
+    let tools = stats["tools"].as_array().expect("tools");
+    let read = tools
+        .iter()
+        .find(|t| t["tool"] == "read_file")
+        .expect("read_file row");
+    assert_eq!(
+        (read["calls"].clone(), read["failures"].clone()),
+        (json!(2), json!(1))
+    );
+    assert_eq!(stats["recent_failures"][0]["excerpt"], XSS);
 }
 
 #[tokio::test]
-async fn stats_errors_are_json() {
-    let app = dashboard("127.0.0.1:8080", None, Arc::default());
-    let (status, _, body) = get(&app, "/api/stats?since=forever", "127.0.0.1:1", None).await;
-    assert_eq!(status, StatusCode::BAD_REQUEST);
-    let v: Value = serde_json::from_slice(&body).expect("json");
-    assert!(
-        v["error"]["message"]
-            .as_str()
-            .is_some_and(|m| m.contains("since")),
-        "{v}"
-    );
-
-    let app = dashboard(
-        "127.0.0.1:8080",
-        None,
-        Arc::new(Fake {
-            no_database: true,
-            ..Fake::default()
-        }),
-    );
-    let (status, _, body) = get(&app, "/api/stats", "127.0.0.1:1", None).await;
+async fn session_endpoint_without_database_is_503() {
+    let f = fixture(true, None, false).await;
+    let (status, _, body) = get(&f.app, "/api/sessions/s-1", LOCAL, None).await;
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
-    let v: Value = serde_json::from_slice(&body).expect("json");
-    assert_eq!(v["error"]["type"], "no_database");
+    assert_eq!(json_of(&body)["error"]["type"], "no_database");
 }
 
 #[tokio::test]
-async fn session_endpoint_decodes_id_and_404s_unknown() {
-    let app = dashboard("127.0.0.1:8080", None, Arc::default());
-    let (status, _, body) = get(&app, "/api/sessions/s%2F1%20x", "127.0.0.1:1", None).await;
+async fn health_reports_recorder_counters_and_backend() {
+    let f = fixture(true, None, true).await;
+    let (status, _, body) = get(&f.app, "/api/health", Some("[::1]:9"), None).await;
     assert_eq!(status, StatusCode::OK);
-    let v: Value = serde_json::from_slice(&body).expect("json");
-    assert_eq!(v[0]["call_id"], "c1");
-    let (status, _, body) = get(&app, "/api/sessions/nope", "127.0.0.1:1", None).await;
-    assert_eq!(status, StatusCode::NOT_FOUND);
-    let v: Value = serde_json::from_slice(&body).expect("json");
-    assert_eq!(v["error"]["type"], "not_found");
-}
-
-#[tokio::test]
-async fn health_returns_source_health() {
-    let app = dashboard("127.0.0.1:8080", None, Arc::default());
-    let (status, _, body) = get(&app, "/api/health", "[::1]:9", None).await;
-    assert_eq!(status, StatusCode::OK);
-    let v: Value = serde_json::from_slice(&body).expect("json");
-    assert_eq!(v["events_written"], 7);
+    let h = json_of(&body);
+    assert_eq!(h["events_written"], 5, "{h}");
+    assert_eq!(h["events_dropped"], 0);
+    assert_eq!(h["upstream_errors"], 0);
+    assert_eq!(h["database"], "sqlite");
 }
 
 #[tokio::test]
 async fn remote_peer_is_refused_on_loopback_bind() {
-    let app = dashboard("127.0.0.1:8080", None, Arc::default());
+    let f = fixture(true, None, false).await;
     for path in [
         "/api/stats",
         "/api/health",
@@ -238,10 +295,10 @@ async fn remote_peer_is_refused_on_loopback_bind() {
         "/",
         "/dashboard/app.js",
     ] {
-        let (status, h, body) = get(&app, path, "192.0.2.7:5555", None).await;
+        let (status, h, body) = get(&f.app, path, Some("192.0.2.7:5555"), None).await;
         assert_eq!(status, StatusCode::FORBIDDEN, "{path}");
         assert_eq!(content_type(&h), "application/json", "{path}");
-        let v: Value = serde_json::from_slice(&body).expect("json");
+        let v = json_of(&body);
         assert!(
             v["error"]["message"]
                 .as_str()
@@ -253,27 +310,35 @@ async fn remote_peer_is_refused_on_loopback_bind() {
 
 #[tokio::test]
 async fn public_bind_needs_token_for_api_but_serves_page_to_ask_for_it() {
-    let app = dashboard("0.0.0.0:8080", Some("tok-123"), Arc::default());
+    let f = fixture(false, Some("tok-123"), true).await;
     for peer in ["203.0.113.5:1000", "127.0.0.1:1000"] {
-        let (status, h, _) = get(&app, "/api/stats", peer, None).await;
-        assert_eq!(status, StatusCode::UNAUTHORIZED, "{peer}");
-        assert!(h.get(header::WWW_AUTHENTICATE).is_some());
-        let (status, _, _) = get(&app, "/api/stats", peer, Some("Bearer wrong")).await;
-        assert_eq!(status, StatusCode::UNAUTHORIZED, "{peer}");
-        let (status, _, _) = get(&app, "/api/stats", peer, Some("Bearer tok-123")).await;
-        assert_eq!(status, StatusCode::OK, "{peer}");
-        let (status, _, body) = get(&app, "/dashboard", peer, None).await;
+        for api in ["/api/stats", "/api/health", "/api/sessions/s-1"] {
+            let (status, h, _) = get(&f.app, api, Some(peer), None).await;
+            assert_eq!(status, StatusCode::UNAUTHORIZED, "{peer} {api}");
+            assert!(h.get(header::WWW_AUTHENTICATE).is_some());
+            let (status, _, _) = get(&f.app, api, Some(peer), Some("Bearer wrong")).await;
+            assert_eq!(status, StatusCode::UNAUTHORIZED, "{peer} {api}");
+            let (status, _, _) = get(&f.app, api, Some(peer), Some("Bearer tok-123")).await;
+            assert_eq!(status, StatusCode::OK, "{peer} {api}");
+        }
+        let (status, _, body) = get(&f.app, "/dashboard", Some(peer), None).await;
         assert_eq!(status, StatusCode::OK, "{peer}");
         assert_eq!(body, INDEX_HTML.as_bytes());
     }
 }
 
 #[tokio::test]
+async fn public_bind_without_token_refuses_everything() {
+    let f = fixture(false, None, false).await;
+    for path in ["/", "/api/stats", "/api/health"] {
+        let (status, _, _) = get(&f.app, path, LOCAL, Some("Bearer anything")).await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{path}");
+    }
+}
+
+#[tokio::test]
 async fn missing_peer_address_fails_closed() {
-    let app = dashboard("127.0.0.1:8080", None, Arc::default());
-    let req = Request::get("/api/health")
-        .body(Body::empty())
-        .expect("request");
-    let resp = app.oneshot(req).await.expect("infallible");
-    assert_eq!(resp.status(), StatusCode::FORBIDDEN);
+    let f = fixture(true, None, false).await;
+    let (status, _, _) = get(&f.app, "/api/health", None, None).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
 }

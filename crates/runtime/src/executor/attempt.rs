@@ -9,7 +9,7 @@ use std::panic::AssertUnwindSafe;
 
 use futures_util::{FutureExt, future::BoxFuture};
 use serde_json::Value;
-use tokio::time::Instant;
+use tokio::{sync::SemaphorePermit, time::Instant};
 use toolwarden_core::{ErrorKind, ToolCall};
 
 use super::{Executor, Failed};
@@ -42,7 +42,7 @@ impl Executor {
         };
         // The semaphore is never closed, so `acquire` only fails if it were.
         // Time spent waiting for a slot does not count against the timeout.
-        let _slot = match self.concurrency.try_acquire() {
+        let slot = match self.concurrency.try_acquire() {
             Ok(permit) => Some(permit),
             Err(_) => {
                 let permit = boxed(self.concurrency.acquire()).await.ok();
@@ -53,7 +53,9 @@ impl Executor {
         match self.attempt(entry, ctx, args, 1, start).await {
             Ok(output) => (Ok(output), 1),
             Err(AttemptError::Rejected(failed)) => (Err(failed), 0),
-            Err(AttemptError::Failed(failed)) => self.retry_boxed(entry, call, ctx, failed).await,
+            Err(AttemptError::Failed(failed)) => {
+                self.retry_boxed(entry, call, ctx, failed, slot).await
+            }
         }
     }
 
@@ -65,17 +67,20 @@ impl Executor {
         call: &'a ToolCall,
         ctx: &'a Context,
         failed: Failed,
+        slot: Option<SemaphorePermit<'a>>,
     ) -> BoxFuture<'a, (Result<Value, Failed>, u32)> {
-        Box::pin(self.retry(entry, call, ctx, failed))
+        Box::pin(self.retry(entry, call, ctx, failed, slot))
     }
 
-    /// Attempts 2 and later, while the failure is retryable.
-    async fn retry(
-        &self,
-        entry: &Entry,
+    /// Attempts 2 and later, while the failure is retryable. The
+    /// concurrency slot is given back while waiting between attempts.
+    async fn retry<'a>(
+        &'a self,
+        entry: &'a Entry,
         call: &ToolCall,
         ctx: &Context,
         mut failed: Failed,
+        mut slot: Option<SemaphorePermit<'a>>,
     ) -> (Result<Value, Failed>, u32) {
         let policy = &entry.policy;
         let max = policy.retry.max_attempts();
@@ -99,7 +104,9 @@ impl Executor {
                 error = %failed.technical,
                 "attempt failed; retrying"
             );
+            drop(slot.take());
             tokio::time::sleep(delay).await;
+            slot = self.concurrency.acquire().await.ok();
             // The arguments were valid JSON on the first attempt.
             let args = parse_arguments(&call.arguments).unwrap_or(Value::Null);
             match self
@@ -149,8 +156,17 @@ impl Executor {
             },
         };
         let policy = &entry.policy;
-        let fut = AssertUnwindSafe(entry.tool.call(args, ctx)).catch_unwind();
-        let failed = match policy.timeout.run_from(start, fut).await {
+        // Everything the tool's code can run in is inside the guard: the
+        // call that makes its future (a hand-written `Tool` may do work
+        // there), every poll, and the drop at the deadline.
+        let guarded = AssertUnwindSafe(async {
+            policy
+                .timeout
+                .run_from(start, entry.tool.call(args, ctx))
+                .await
+        })
+        .catch_unwind();
+        let failed = match guarded.await {
             Ok(Ok(Ok(output))) => {
                 if let Some(p) = permit {
                     p.record_now(true);
@@ -166,13 +182,13 @@ impl Executor {
                     summary: c.summary,
                 }
             }
-            Ok(Err(panic)) => Failed {
+            Err(panic) => Failed {
                 kind: ErrorKind::Internal,
                 code: Some("panic".into()),
                 technical: errors::panic_message(&*panic),
                 summary: String::new(),
             },
-            Err(TimeoutError(limit)) => Failed {
+            Ok(Err(TimeoutError(limit))) => Failed {
                 kind: ErrorKind::Timeout,
                 code: Some("deadline".into()),
                 technical: format!(

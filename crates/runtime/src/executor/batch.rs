@@ -13,6 +13,10 @@ impl Executor {
     /// Run `calls` concurrently; the outcomes have the same count, order
     /// and ids as the calls. A call that fails, times out or panics never
     /// cancels or loses another.
+    ///
+    /// The calls run concurrently within the calling task (no spawning, so
+    /// tools may borrow); CPU-heavy tools should offload their work with
+    /// `tokio::task::spawn_blocking` to run in parallel.
     pub async fn execute_batch(&self, calls: &[ToolCall], ctx: &Context) -> Vec<ToolOutcome> {
         let total = calls.len();
         let span = tracing::info_span!("tool_batch", calls = total);

@@ -70,7 +70,7 @@ impl ExecutorConfig {
         if concurrency == 0 || concurrency > Semaphore::MAX_PERMITS {
             return Err(PolicyError::new(
                 "executor.concurrency",
-                "must be at least 1",
+                "must be between 1 and tokio's Semaphore::MAX_PERMITS",
             ));
         }
         self.concurrency = concurrency;

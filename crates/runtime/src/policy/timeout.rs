@@ -6,6 +6,11 @@ use std::{fmt, future::Future, task::Poll, time::Duration};
 use super::PolicyError;
 
 /// How long one attempt of a tool may run. Default 30 s.
+///
+/// Cancellation happens at the tool's await points: a tool that blocks
+/// the thread (synchronous I/O, a long computation without `.await`)
+/// cannot be interrupted, and should run its blocking part with
+/// `tokio::task::spawn_blocking`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TimeoutPolicy {
     duration: Duration,

@@ -71,7 +71,55 @@ pub(super) struct FnResponse<'a> {
     #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
     pub id: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
-    pub response: Option<&'a RawValue>,
+    pub response: Option<Entries<'a>>,
+}
+
+/// A JSON object read as its members' raw values, in order: one pass,
+/// values left undecoded until asked for.
+#[derive(Default, Debug)]
+pub(super) struct Entries<'a>(pub Vec<(Cow<'a, str>, &'a RawValue)>);
+
+impl<'a> Entries<'a> {
+    fn get(&self, key: &str) -> Option<&'a RawValue> {
+        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| *v)
+    }
+
+    /// The object as compact JSON text (members' values byte for byte).
+    fn to_json(&self) -> String {
+        let mut out = String::from("{");
+        for (i, (k, v)) in self.0.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str(&super::splice::json_string(k));
+            out.push(':');
+            out.push_str(v.get());
+        }
+        out.push('}');
+        out
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Entries<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = Entries<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                #[derive(Deserialize)]
+                struct Key<'a>(#[serde(borrow)] Cow<'a, str>);
+                let mut out = Vec::new();
+                while let Some(Key(k)) = map.next_key::<Key<'de>>()? {
+                    out.push((k, map.next_value::<&'de RawValue>()?));
+                }
+                Ok(Entries(out))
+            }
+        }
+        d.deserialize_map(V(std::marker::PhantomData))
+    }
 }
 
 impl Content<'_> {
@@ -118,39 +166,19 @@ pub(super) struct ResponseText<'a> {
 }
 
 /// Read a `functionResponse.response` object.
-pub(super) fn response_text(raw: Option<&RawValue>) -> ResponseText<'_> {
-    #[derive(Deserialize)]
-    struct R<'a> {
-        #[serde(borrow, default)]
-        error: Option<&'a RawValue>,
-        #[serde(borrow, default)]
-        output: Option<&'a RawValue>,
-        #[serde(borrow, default)]
-        result: Option<&'a RawValue>,
-        #[serde(borrow, default)]
-        content: Option<&'a RawValue>,
-        #[serde(default, rename = "isError")]
-        is_error: Option<bool>,
-    }
+pub(super) fn response_text<'a>(entries: Option<&Entries<'a>>) -> ResponseText<'a> {
     #[derive(Deserialize)]
     struct Msg<'a> {
         #[serde(borrow)]
         message: Cow<'a, str>,
     }
-    let Some(raw) = raw else {
+    let Some(r) = entries else {
         return ResponseText {
             text: Cow::Borrowed(""),
             explicit: None,
         };
     };
-    let whole = raw.get();
-    let Ok(r) = serde_json::from_str::<R<'_>>(whole) else {
-        return ResponseText {
-            text: Cow::Borrowed(whole),
-            explicit: None,
-        };
-    };
-    if let Some(e) = r.error.filter(|e| e.get() != "null") {
+    if let Some(e) = r.get("error").filter(|e| e.get() != "null") {
         let text = as_text(e)
             .or_else(|| {
                 serde_json::from_str::<Msg<'_>>(e.get())
@@ -163,16 +191,17 @@ pub(super) fn response_text(raw: Option<&RawValue>) -> ResponseText<'_> {
             explicit: Some(true),
         };
     }
-    let text = [r.output, r.result, r.content]
+    let text = ["output", "result", "content"]
         .into_iter()
-        .flatten()
-        .next()
+        .find_map(|k| r.get(k))
         .map(|v| as_text(v).unwrap_or(Cow::Borrowed(v.get())))
-        .unwrap_or(Cow::Borrowed(whole));
-    ResponseText {
-        text,
-        explicit: r.is_error,
-    }
+        .unwrap_or_else(|| Cow::Owned(r.to_json()));
+    let explicit = r.get("isError").and_then(|v| match v.get() {
+        "true" => Some(true),
+        "false" => Some(false),
+        _ => None,
+    });
+    ResponseText { text, explicit }
 }
 
 /// A JSON string value as text, borrowed when it has no escapes.
@@ -181,8 +210,9 @@ pub(super) fn as_text(v: &RawValue) -> Option<Cow<'_, str>> {
     if !raw.starts_with('"') {
         return None;
     }
-    match serde_json::from_str::<&str>(raw) {
-        Ok(s) => Some(Cow::Borrowed(s)),
-        Err(_) => serde_json::from_str::<String>(raw).ok().map(Cow::Owned),
-    }
+    // Not `&str` then `String`: a failed `&str` parse formats the whole
+    // string into its error message.
+    #[derive(Deserialize)]
+    struct W<'a>(#[serde(borrow)] Cow<'a, str>);
+    serde_json::from_str::<W<'_>>(raw).ok().map(|w| w.0)
 }

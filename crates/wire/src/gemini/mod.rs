@@ -12,6 +12,7 @@
 //! `array`); streamed calls may carry `partialArgs` (see `partial`).
 
 pub(crate) mod array;
+mod call;
 mod items;
 mod partial;
 mod repair;

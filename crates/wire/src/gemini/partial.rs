@@ -7,8 +7,6 @@
 //! values are kept in an ordered tree and written out as JSON text, keys in
 //! the order they first appeared.
 
-use super::splice::json_string;
-
 /// One value of a partial argument.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) enum Value<'v> {
@@ -36,8 +34,10 @@ enum Seg {
 #[derive(Debug)]
 pub(super) struct PartialArgs {
     root: Node,
-    /// The path of a string that continues in the next update.
-    open: Option<String>,
+    /// The path of a string that continues in the next update (when
+    /// `open`; the buffer is reused).
+    open_path: String,
+    open: bool,
     /// Updates whose path could not be read.
     pub skipped: usize,
 }
@@ -46,7 +46,8 @@ impl Default for PartialArgs {
     fn default() -> Self {
         PartialArgs {
             root: Node::Object(Vec::new()),
-            open: None,
+            open_path: String::new(),
+            open: false,
             skipped: 0,
         }
     }
@@ -55,12 +56,19 @@ impl Default for PartialArgs {
 impl PartialArgs {
     /// Apply one update.
     pub fn apply(&mut self, path: &str, value: Value<'_>, will_continue: bool) {
-        let Some(segs) = parse_path(path).filter(|s| !s.is_empty()) else {
-            self.skipped += 1;
-            return;
+        let append = self.open && self.open_path == path;
+        let leaf = match simple_key(path) {
+            // `$.name`, the common case: no path to build.
+            Some(key) => field(&mut self.root, key),
+            None => {
+                let Some(segs) = parse_path(path).filter(|s| !s.is_empty()) else {
+                    self.skipped += 1;
+                    self.open = false;
+                    return;
+                };
+                descend(&mut self.root, &segs)
+            }
         };
-        let append = self.open.as_deref() == Some(path);
-        let leaf = descend(&mut self.root, &segs);
         match value {
             Value::Str(s) => match leaf {
                 Node::Str(prev) if append => prev.push_str(s),
@@ -68,39 +76,49 @@ impl PartialArgs {
             },
             Value::Raw(r) => *leaf = Node::Raw(r.to_owned()),
         }
-        self.open = match value {
-            Value::Str(_) if will_continue => Some(path.to_owned()),
-            _ => None,
-        };
+        self.open = matches!(value, Value::Str(_)) && will_continue;
+        if self.open && !append {
+            self.open_path.clear();
+            self.open_path.push_str(path);
+        }
     }
 
     /// The arguments as JSON text.
     pub fn to_json(&self) -> String {
-        let mut out = String::new();
+        let mut out = String::with_capacity(64);
         write(&self.root, &mut out);
         out
     }
 }
 
+/// `$.name` with a plain name: the name.
+fn simple_key(path: &str) -> Option<&str> {
+    let key = path.strip_prefix("$.")?;
+    (!key.is_empty() && !key.contains(['.', '[', ']', '\'', '"'])).then_some(key)
+}
+
+/// The field `key` of `node` (made an object if it is not one).
+fn field<'n>(node: &'n mut Node, key: &str) -> &'n mut Node {
+    if !matches!(node, Node::Object(_)) {
+        *node = Node::Object(Vec::new());
+    }
+    let Node::Object(fields) = node else {
+        unreachable!("just made an object")
+    };
+    let at = match fields.iter().position(|(f, _)| f == key) {
+        Some(at) => at,
+        None => {
+            fields.push((key.to_owned(), Node::Raw(String::from("null"))));
+            fields.len() - 1
+        }
+    };
+    &mut fields[at].1
+}
+
 fn descend<'n>(mut node: &'n mut Node, segs: &[Seg]) -> &'n mut Node {
     for seg in segs {
         node = match seg {
-            Seg::Key(k) => {
-                if !matches!(node, Node::Object(_)) {
-                    *node = Node::Object(Vec::new());
-                }
-                let Node::Object(fields) = node else {
-                    unreachable!("just made an object")
-                };
-                let at = match fields.iter().position(|(f, _)| f == k) {
-                    Some(at) => at,
-                    None => {
-                        fields.push((k.clone(), Node::Raw(String::from("null"))));
-                        fields.len() - 1
-                    }
-                };
-                &mut fields[at].1
-            }
+            Seg::Key(k) => field(node, k),
             Seg::Index(i) => {
                 if !matches!(node, Node::Array(_)) {
                     *node = Node::Array(Vec::new());
@@ -128,7 +146,7 @@ fn write(node: &Node, out: &mut String) {
                 if i > 0 {
                     out.push(',');
                 }
-                out.push_str(&json_string(k));
+                push_json_string(out, k);
                 out.push(':');
                 write(v, out);
             }
@@ -144,9 +162,35 @@ fn write(node: &Node, out: &mut String) {
             }
             out.push(']');
         }
-        Node::Str(s) => out.push_str(&json_string(s)),
+        Node::Str(s) => push_json_string(out, s),
         Node::Raw(r) => out.push_str(r),
     }
+}
+
+/// `s` as a JSON string literal, appended to `out`.
+fn push_json_string(out: &mut String, s: &str) {
+    out.push('"');
+    let mut run = 0;
+    for (i, b) in s.bytes().enumerate() {
+        let escape = match b {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0..=0x1f => "",
+            _ => continue,
+        };
+        out.push_str(&s[run..i]);
+        if escape.is_empty() {
+            out.push_str(&format!("\\u{b:04x}"));
+        } else {
+            out.push_str(escape);
+        }
+        run = i + 1;
+    }
+    out.push_str(&s[run..]);
+    out.push('"');
 }
 
 /// `$.a.b[0]['c d']` → [a, b, 0, "c d"]; `None` when unreadable.
@@ -222,6 +266,10 @@ mod tests {
             r#"{"location":"Boston","recipe":{"ingredients":[{"amount":"16 oz","name":"Noodles"},{"amount":"1 \"lb\""}],"steps":["Preheat oven"]},"n":50,"odd key":true}"#
         );
         let parsed: serde_json::Value = serde_json::from_str(&p.to_json()).unwrap();
+        let mut odd = PartialArgs::default();
+        odd.apply("$.s", Value::Str("a\"b\\c\nd\u{1}é"), false);
+        let back: serde_json::Value = serde_json::from_str(&odd.to_json()).unwrap();
+        assert_eq!(back["s"], "a\"b\\c\nd\u{1}é");
         assert_eq!(parsed["recipe"]["steps"][0], "Preheat oven");
     }
 

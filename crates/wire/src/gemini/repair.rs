@@ -23,7 +23,7 @@ const PLACEHOLDER_TURN: &str =
 /// See [`crate::repair`].
 pub(super) fn repair(bytes: &[u8]) -> Result<Repaired<'_>, WireError> {
     super::splice::expect_object(bytes)?;
-    let body: Body<'_> = serde_json::from_slice(bytes)?;
+    let body: Body<'_> = serde_json::from_str(crate::gemini::splice::as_text(bytes)?)?;
     let contents = &body.contents.list;
     let paired = turns(contents);
     if defects(&paired).is_empty() {
@@ -180,7 +180,7 @@ fn fix_response_turn(
             continue;
         }
         let resp = content.parts[r.part].response.as_ref();
-        let said = response_text(resp.and_then(|f| f.response));
+        let said = response_text(resp.and_then(|f| f.response.as_ref()));
         let note = format!(
             "[result of tool {} with no matching call] {}",
             r.name, said.text

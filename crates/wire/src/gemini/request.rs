@@ -17,7 +17,7 @@ pub(super) fn request_view_with<'a>(
     is_failure: &dyn Fn(&str) -> bool,
 ) -> Result<RequestView<'a>, WireError> {
     super::splice::expect_object(bytes)?;
-    let body: Body<'a> = serde_json::from_slice(bytes)?;
+    let body: Body<'a> = serde_json::from_str(crate::gemini::splice::as_text(bytes)?)?;
     let contents = &body.contents.list;
     let paired = turns(contents);
     let last_model = contents.iter().rposition(|c| c.is_model());
@@ -41,7 +41,7 @@ pub(super) fn request_view_with<'a>(
         }
         for r in &turn.responses {
             let resp = content.parts[r.part].response.as_ref();
-            let read = response_text(resp.and_then(|f| f.response));
+            let read = response_text(resp.and_then(|f| f.response.as_ref()));
             let explicit = read
                 .explicit
                 .or_else(|| crate::openai_responses::mcp_is_error(&read.text));
@@ -89,6 +89,6 @@ fn borrow_cow<'a>(c: Option<&Cow<'a, str>>) -> Cow<'a, str> {
 /// See [`crate::validate`].
 pub(super) fn validate(bytes: &[u8]) -> Result<Vec<Defect>, WireError> {
     super::splice::expect_object(bytes)?;
-    let body: Body<'_> = serde_json::from_slice(bytes)?;
+    let body: Body<'_> = serde_json::from_str(crate::gemini::splice::as_text(bytes)?)?;
     Ok(defects(&turns(&body.contents.list)))
 }

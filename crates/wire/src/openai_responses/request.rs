@@ -20,7 +20,7 @@ pub(super) struct Parsed<'a> {
 impl<'a> Parsed<'a> {
     pub fn new(bytes: &'a [u8]) -> Result<Parsed<'a>, WireError> {
         crate::gemini::splice::expect_object(bytes)?;
-        let body: Body<'a> = serde_json::from_slice(bytes)?;
+        let body: Body<'a> = serde_json::from_str(crate::gemini::splice::as_text(bytes)?)?;
         let server_side = body.previous_response_id.is_some()
             || body.items().iter().any(|i| i.role() == Role::Reference);
         Ok(Parsed { body, server_side })

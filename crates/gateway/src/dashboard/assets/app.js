@@ -6,6 +6,7 @@
 
 (function () {
   const POLL_MS = 2000;
+  const LIST_LIMIT = 50;
   const FETCH_TIMEOUT_MS = 10000;
   const TOKEN_KEY = 'toolwarden.adminToken';
   const SVG_NS = 'http://www.w3.org/2000/svg';
@@ -163,9 +164,18 @@
     return body;
   }
 
-  function query() {
+  /** The page's filters as URL parameters (kept in the address bar). */
+  function filterParams() {
     const p = new URLSearchParams();
     for (const [k, v] of Object.entries(state.filters)) if (v) p.set(k, v);
+    return p;
+  }
+
+  /** The /api/stats query: the filters, without `since` for all time. */
+  function query() {
+    const p = filterParams();
+    if (p.get('since') === 'all') p.delete('since');
+    p.set('limit', String(LIST_LIMIT));
     return p.toString();
   }
 
@@ -189,7 +199,7 @@
 
   function setFilter(name, value) {
     state.filters[name] = value || '';
-    const p = new URLSearchParams(query());
+    const p = filterParams();
     history.replaceState(null, '', location.pathname + (p.toString() ? '?' + p : ''));
     syncFilterInputs();
     refresh();
@@ -256,13 +266,52 @@
     $('c-repairs').textContent = num(repairs);
   }
 
-  /** Buckets (sorted bucket_ms values) and their width in ms. */
+  const UNIT_MS = { s: 1000, m: 60000, h: 3600000, d: 86400000, w: 604800000 };
+
+  /** The time range filter in ms, or null for all time. */
+  function sinceMs() {
+    const m = /^(\d+)([smhdw])$/.exec(state.filters.since || '');
+    return m ? Number(m[1]) * UNIT_MS[m[2]] : null;
+  }
+
+  /**
+   * The chart's time axis: sorted buckets, the bucket width (the smallest
+   * gap, else read off the bucket's alignment) and the span shown — the
+   * selected range, or for all time the buckets (at least 12 wide).
+   */
   function buckets(timeline) {
     const bs = [...new Set(timeline.map((p) => p.bucket_ms).filter((b) => typeof b === 'number'))].sort((a, b) => a - b);
     let step = Infinity;
     for (let i = 1; i < bs.length; i++) step = Math.min(step, bs[i] - bs[i - 1]);
-    if (!isFinite(step) || step <= 0) step = 60000;
-    return { bs, step };
+    if (!isFinite(step) || step <= 0) {
+      const b = bs.length ? bs[0] : 0;
+      step = b % UNIT_MS.d === 0 ? UNIT_MS.d : b % UNIT_MS.h === 0 ? UNIT_MS.h : UNIT_MS.m;
+    }
+    const now = Date.now();
+    const range = sinceMs();
+    let t0, t1;
+    if (range !== null) {
+      t1 = Math.ceil(now / step) * step;
+      t0 = Math.min(Math.floor((now - range) / step) * step, bs.length ? bs[0] : t1 - step);
+    } else {
+      t1 = (bs.length ? Math.max(bs[bs.length - 1] + step, 0) : Math.ceil(now / step) * step);
+      t0 = Math.min(bs.length ? bs[0] : t1, t1 - 12 * step);
+    }
+    if (t1 <= t0) t1 = t0 + step;
+    return { bs, step, t0, t1 };
+  }
+
+  /** A tick label: the date for day buckets, else the time of day. */
+  function tickLabel(ms, step) {
+    const d = new Date(ms);
+    if (step >= UNIT_MS.d) return d.getFullYear() + '-' + pad2(d.getMonth() + 1) + '-' + pad2(d.getDate());
+    if (step >= UNIT_MS.h) return pad2(d.getHours()) + ':00';
+    return pad2(d.getHours()) + ':' + pad2(d.getMinutes());
+  }
+
+  function bucketLabel(ms, step) {
+    if (step >= UNIT_MS.d) return tickLabel(ms, step);
+    return clock(ms) + (step >= UNIT_MS.h ? ' (hour)' : '');
   }
 
   function toolColors(tools, timeline) {
@@ -278,7 +327,7 @@
   function renderChart(timeline, tools) {
     const box = clear($('chart'));
     const legend = clear($('chart-legend'));
-    const { bs, step } = buckets(timeline);
+    const { step, t0, t1 } = buckets(timeline);
     const failing = timeline.filter((p) => (p.failures || 0) > 0);
     if (failing.length === 0) {
       box.appendChild(el('p', 'empty', 'No tool failures in this range.'));
@@ -286,7 +335,6 @@
     }
     const { colors, other } = toolColors(tools, timeline);
     const W = 960, H = 220, L = 40, R = 10, T = 10, B = 26;
-    const t0 = bs[0], t1 = bs[bs.length - 1] + step;
     const x = (t) => L + ((t - t0) / (t1 - t0)) * (W - L - R);
     const perBucket = new Map();
     for (const p of failing) {
@@ -303,25 +351,27 @@
       chart.appendChild(svg('line', { x1: L, x2: W - R, y1: y(v), y2: y(v), class: 'grid-line' }));
       chart.appendChild(svg('text', { x: L - 6, y: y(v) + 4, 'text-anchor': 'end', class: 'axis' }, v));
     }
-    const bw = Math.max(1, ((W - L - R) * step) / (t1 - t0) - 2);
+    const slot = ((W - L - R) * step) / (t1 - t0);
+    const bw = Math.max(1, Math.min(slot - 2, 48));
+    const inset = Math.max(1, (slot - bw) / 2);
     for (const [bucket, ps] of [...perBucket.entries()].sort((a, b) => a[0] - b[0])) {
       let acc = 0;
       ps.sort((a, b) => String(a.tool).localeCompare(String(b.tool)));
       for (const p of ps) {
         const y1 = y(acc + p.failures);
         const rect = svg('rect', {
-          x: x(bucket) + 1, y: y1, width: bw, height: Math.max(0.5, y(acc) - y1),
+          x: x(bucket) + inset, y: y1, width: bw, height: Math.max(0.5, y(acc) - y1),
           fill: colors.get(p.tool) || other, class: 'bar',
         });
-        rect.appendChild(svg('title', {}, `${clock(bucket)} · ${p.tool}: ${p.failures} failed of ${p.calls} calls`));
+        rect.appendChild(svg('title', {}, `${bucketLabel(bucket, step)} · ${p.tool}: ${p.failures} failed of ${p.calls} calls`));
         chart.appendChild(rect);
         acc += p.failures;
       }
     }
-    const ticks = bs.length > 1 ? [t0, t0 + (t1 - t0) / 2, t1] : [t0];
+    const ticks = [t0, t0 + (t1 - t0) / 2, t1];
     ticks.forEach((t, i) => {
-      const anchor = ticks.length === 1 ? 'start' : ['start', 'middle', 'end'][i];
-      chart.appendChild(svg('text', { x: x(t), y: H - 8, 'text-anchor': anchor, class: 'axis' }, clock(Math.round(t))));
+      const label = i === 2 && sinceMs() !== null ? 'now' : tickLabel(Math.round(t), step);
+      chart.appendChild(svg('text', { x: x(t), y: H - 8, 'text-anchor': ['start', 'middle', 'end'][i], class: 'axis' }, label));
     });
     box.appendChild(chart);
     for (const [tool, color] of colors) {
@@ -337,20 +387,21 @@
   }
 
   function sparkline(tool, timeline) {
-    const { bs, step } = buckets(timeline);
+    const { bs, step, t0, t1 } = buckets(timeline);
     const W = 160, H = 28;
     const s = svg('svg', { viewBox: `0 0 ${W} ${H}`, class: 'spark', role: 'img', 'aria-label': `failures of ${tool} over time` });
+    s.appendChild(svg('line', { x1: 0, x2: W, y1: H - 0.5, y2: H - 0.5, class: 'spark-base' }));
     if (bs.length === 0) return s;
     const mine = timeline.filter((p) => p.tool === tool);
     const max = Math.max(1, ...mine.map((p) => p.failures || 0));
-    const t0 = bs[0], t1 = bs[bs.length - 1] + step;
-    const bw = Math.max(1, (W * step) / (t1 - t0) - 1);
-    s.appendChild(svg('line', { x1: 0, x2: W, y1: H - 0.5, y2: H - 0.5, class: 'spark-base' }));
+    const slot = (W * step) / (t1 - t0);
+    const bw = Math.max(1, Math.min(slot - 1, 12));
     for (const p of mine) {
       if (!p.failures) continue;
       const h = Math.max(2, (p.failures / max) * (H - 2));
-      const r = svg('rect', { x: ((p.bucket_ms - t0) / (t1 - t0)) * W, y: H - h, width: bw, height: h, class: 'spark-bar' });
-      r.appendChild(svg('title', {}, `${clock(p.bucket_ms)}: ${p.failures} failed of ${p.calls} calls`));
+      const x = ((p.bucket_ms - t0) / (t1 - t0)) * W + Math.max(0, (slot - bw) / 2);
+      const r = svg('rect', { x, y: H - h, width: bw, height: h, class: 'spark-bar' });
+      r.appendChild(svg('title', {}, `${bucketLabel(p.bucket_ms, step)}: ${p.failures} failed of ${p.calls} calls`));
       s.appendChild(r);
     }
     return s;
@@ -505,7 +556,7 @@
         el('td', 'name', String(c.tool || 'unknown')),
         el('td', 'mono muted', String(c.call_id || '')),
         el('td', null, el('span', 'badge verdict-' + verdict.replace(' ', '-'), verdict)),
-        el('td', null, c.basis ? basisBadge(c.basis) : ''),
+        el('td', null, c.basis ? (failed ? basisBadge(c.basis) : el('span', 'badge', String(c.basis))) : ''),
         el('td', 'n', typeof c.exec_ms === 'number' ? (c.exec_ms >= 1000 ? (c.exec_ms / 1000).toFixed(1) + ' s' : Math.round(c.exec_ms) + ' ms') : '–'),
         el('td', null, c.excerpt ? el('pre', 'excerpt small', String(c.excerpt)) : ''),
       );

@@ -163,3 +163,34 @@ proptest! {
         }
     }
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_retry_wait_gives_its_concurrency_slot_back() {
+    let mut r = Registry::new();
+    r.register(sleeper("free")).unwrap();
+    r.register(scripted("limited", counter(), |n| async move {
+        if n == 1 {
+            Err(crate::HttpError::new(429)
+                .with_retry_after(Some(10 * SEC))
+                .into())
+        } else {
+            Ok(json!("ok"))
+        }
+    }))
+    .unwrap();
+    let ex = Executor::with_config(
+        Arc::new(r),
+        ExecutorConfig::default().with_concurrency(1).unwrap(),
+    );
+    let (a, b) = (
+        call("a", "limited", r#"{"path":"x"}"#),
+        call("b", "free", "{}"),
+    );
+    let c = ctx();
+    let start = Instant::now();
+    let (oa, ob) = tokio::join!(ex.execute(&a, &c), ex.execute(&b, &c));
+    assert_eq!((oa.status, ob.status), (Status::Success, Status::Success));
+    assert_eq!(oa.attempts, 2);
+    // "free" ran while "limited" waited out its Retry-After.
+    assert_eq!(start.elapsed(), 10 * SEC);
+}

@@ -213,7 +213,7 @@ async fn the_loop_guard_stops_identical_failing_calls() {
         }),
         ToolPolicy::new(),
     );
-    let args = r#"{"path": "src/mian.rs"}"#;
+    let args = r#"{"path": "src/mian.rs", "limit": 5}"#;
     let m1 = ex
         .execute(&call("c1", "grep", args), &ctx())
         .await
@@ -224,7 +224,10 @@ async fn the_loop_guard_stops_identical_failing_calls() {
     ex.execute(&call("c2", "grep", args), &ctx()).await;
     // Same arguments, other key order and spacing: still the same call.
     let m3 = ex
-        .execute(&call("c3", "grep", r#"{ "path":"src/mian.rs" }"#), &ctx())
+        .execute(
+            &call("c3", "grep", r#"{ "limit":5,"path":"src/mian.rs" }"#),
+            &ctx(),
+        )
         .await;
     assert!(m3.error.unwrap().model_message.ends_with(
         "This call has now failed 3 times with the same arguments; change your approach instead of repeating it."
@@ -372,4 +375,76 @@ async fn metrics_count_calls_errors_retries_and_latency() {
     assert_eq!(s.recent_errors.len(), 2);
     let report = ex.registry().health(&HealthThresholds::default());
     assert!(report.tools[0].reasons[0].starts_with("failure rate 25.0 %"));
+}
+
+/// A hand-written tool that panics while making its future, or whose
+/// future panics when dropped at the deadline.
+struct Unruly {
+    name: &'static str,
+    schema: Value,
+}
+
+#[async_trait::async_trait]
+impl Tool for Unruly {
+    fn name(&self) -> &str {
+        self.name
+    }
+    fn description(&self) -> &str {
+        "Panics where it hurts."
+    }
+    fn parameters(&self) -> &Value {
+        &self.schema
+    }
+    fn call<'a, 'b, 'c>(
+        &'a self,
+        _args: Value,
+        _ctx: &'b Context,
+    ) -> std::pin::Pin<Box<dyn Future<Output = Result<Value, BoxError>> + Send + 'c>>
+    where
+        'a: 'c,
+        'b: 'c,
+        Self: 'c,
+    {
+        struct PanicOnDrop;
+        impl Drop for PanicOnDrop {
+            fn drop(&mut self) {
+                panic!("dropped at the deadline");
+            }
+        }
+        if self.name == "eager" {
+            panic!("before any future exists");
+        }
+        Box::pin(async move {
+            let _bomb = PanicOnDrop;
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+            Ok(Value::Null)
+        })
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn panics_outside_the_tools_poll_are_caught_too() {
+    let mut r = Registry::new();
+    for name in ["eager", "bomb"] {
+        let tool = Unruly {
+            name,
+            schema: json!({"type": "object"}),
+        };
+        let policy = ToolPolicy::new()
+            .retry(RetryPolicy::none())
+            .timeout(TimeoutPolicy::try_new(SEC).unwrap());
+        r.register_with(tool, policy).unwrap();
+    }
+    let ex = executor(r);
+    for name in ["eager", "bomb"] {
+        let o = ex.execute(&call("c", name, "{}"), &ctx()).await;
+        let e = o.error.unwrap();
+        assert_eq!(
+            e.code.as_deref(),
+            Some("panic"),
+            "{name}: {}",
+            e.technical_message
+        );
+        assert_eq!(e.model_message, crate::UNEXPECTED_MESSAGE);
+    }
 }

@@ -1,0 +1,163 @@
+//! The admin router: `/api/stats` here, the dashboard at `/` and
+//! `/dashboard*` with `/api/sessions/{id}` and `/api/health`
+//! ([`crate::dashboard`]), an axum [`Router`] mounted by the server for
+//! those paths.
+//!
+//! Access (issue 6 §3), decided by [`crate::dashboard::access`]: a gateway
+//! bound to a loopback address answers loopback clients; otherwise every
+//! admin request needs `Authorization: Bearer <--admin-token>` (the page
+//! itself is served so it can ask for the token), and without a configured
+//! token remote use is refused. The proxy routes, `/healthz` and `/metrics`
+//! are not affected.
+//!
+//! To add routes: extend [`routes`]; the access check is applied to
+//! everything in it.
+
+use std::{net::SocketAddr, sync::Arc, time::Duration};
+
+use axum::{
+    Json, Router,
+    extract::{Query, State},
+    http::StatusCode,
+    middleware,
+    response::{IntoResponse, Response},
+    routing::get,
+};
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::{
+    observe::{Sinks, now_ms},
+    recorder::{StatsQuery, Store},
+};
+
+/// The client's address, put in each request's extensions by the server.
+#[derive(Debug, Clone, Copy)]
+pub struct PeerAddr(pub SocketAddr);
+
+/// What admin handlers can reach.
+#[derive(Debug, Clone)]
+pub struct AdminState {
+    /// The store, when a database is configured.
+    pub store: Option<Store>,
+    /// Recorder and metrics.
+    pub sinks: Arc<Sinks>,
+    /// The gateway is bound to a loopback address.
+    pub loopback_only: bool,
+    /// The bearer token required otherwise.
+    pub admin_token: Option<String>,
+}
+
+/// `GET /api/stats` query parameters.
+#[derive(Debug, Default, Deserialize)]
+pub struct StatsParams {
+    /// `24h`, `30m`, `7d`, `90s`, or unix milliseconds.
+    pub since: Option<String>,
+    /// Only this tool.
+    pub tool: Option<String>,
+    /// Only this model.
+    pub model: Option<String>,
+    /// Only this session.
+    pub session: Option<String>,
+    /// Rows per list (default 20, at most 1000).
+    pub limit: Option<usize>,
+}
+
+/// The admin router with its access check.
+pub fn admin_router(state: AdminState) -> Router {
+    routes()
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            crate::dashboard::access,
+        ))
+        .with_state(state)
+}
+
+/// The admin routes, without the access check.
+pub fn routes() -> Router<AdminState> {
+    Router::new()
+        .route("/api/stats", get(stats))
+        .merge(crate::dashboard::routes())
+        .fallback(not_found)
+}
+
+async fn stats(State(state): State<AdminState>, Query(params): Query<StatsParams>) -> Response {
+    let Some(store) = state.store.as_ref() else {
+        return problem(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "no database: start the gateway with --database to enable /api/stats",
+        );
+    };
+    let since_ms = match params.since.as_deref().map(parse_since).transpose() {
+        Ok(since) => since,
+        Err(e) => return problem(StatusCode::BAD_REQUEST, &e),
+    };
+    let query = StatsQuery {
+        since_ms,
+        tool: params.tool.filter(|s| !s.is_empty()),
+        model: params.model.filter(|s| !s.is_empty()),
+        session: params.session.filter(|s| !s.is_empty()),
+        limit: params.limit.unwrap_or(20).clamp(1, 1000),
+    };
+    match store.stats(&query).await {
+        Ok(stats) => Json(stats).into_response(),
+        Err(e) => problem(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+    }
+}
+
+async fn not_found() -> Response {
+    problem(StatusCode::NOT_FOUND, "no such admin route")
+}
+
+fn problem(status: StatusCode, message: &str) -> Response {
+    (status, Json(json!({"error": message}))).into_response()
+}
+
+/// `24h` / `30m` / `7d` / `90s` → unix ms that long ago; a bare number is
+/// taken as unix ms.
+pub fn parse_since(text: &str) -> Result<i64, String> {
+    parse_since_at(text, now_ms())
+}
+
+fn parse_since_at(text: &str, now: i64) -> Result<i64, String> {
+    let text = text.trim();
+    if let Ok(ms) = text.parse::<i64>() {
+        return Ok(ms);
+    }
+    let bad = || {
+        format!("since={text:?}: expected a duration like 24h, 30m, 7d, 90s or unix milliseconds")
+    };
+    let split = text.len().checked_sub(1).ok_or_else(bad)?;
+    let (number, unit) = text.split_at(split);
+    let n: u64 = number.parse().map_err(|_| bad())?;
+    let secs = match unit {
+        "s" => n,
+        "m" => n.saturating_mul(60),
+        "h" => n.saturating_mul(3600),
+        "d" => n.saturating_mul(86_400),
+        _ => return Err(bad()),
+    };
+    let ago = i64::try_from(Duration::from_secs(secs).as_millis()).unwrap_or(i64::MAX);
+    Ok(now.saturating_sub(ago))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn since_accepts_durations_and_timestamps() {
+        assert_eq!(
+            parse_since_at("24h", 100_000_000),
+            Ok(100_000_000 - 86_400_000)
+        );
+        assert_eq!(
+            parse_since_at("30m", 10_000_000),
+            Ok(10_000_000 - 1_800_000)
+        );
+        assert_eq!(parse_since_at("1700000000000", 5), Ok(1_700_000_000_000));
+        assert!(parse_since_at("soon", 5).unwrap_err().contains("since"));
+        assert!(parse_since_at("", 5).is_err());
+        assert!(parse_since_at("5y", 5).is_err());
+    }
+}

@@ -1,0 +1,69 @@
+//! The response body type every route returns: a whole buffer (gateway
+//! responses, errors), a proxied upstream body with its tee, or an admin
+//! (axum) body.
+
+use std::{
+    pin::Pin,
+    task::{Context, Poll},
+};
+
+use bytes::Bytes;
+use http_body::{Body, Frame, SizeHint};
+
+use crate::proxy::tee::TeeBody;
+
+/// Boxed error for bodies.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// A response body.
+#[derive(Debug)]
+pub enum GatewayBody {
+    /// A complete buffer, sent once.
+    Full(Option<Bytes>),
+    /// A proxied upstream body, observed as it passes.
+    Tee(Box<TeeBody>),
+    /// A body from the admin router.
+    Admin(axum::body::Body),
+}
+
+impl GatewayBody {
+    /// A complete body.
+    pub fn full(bytes: impl Into<Bytes>) -> Self {
+        let bytes = bytes.into();
+        GatewayBody::Full((!bytes.is_empty()).then_some(bytes))
+    }
+}
+
+impl Body for GatewayBody {
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        match self.get_mut() {
+            GatewayBody::Full(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
+            GatewayBody::Tee(tee) => Pin::new(tee.as_mut()).poll_frame(cx),
+            GatewayBody::Admin(body) => Pin::new(body).poll_frame(cx).map_err(Into::into),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        match self {
+            GatewayBody::Full(bytes) => bytes.is_none(),
+            GatewayBody::Tee(tee) => tee.is_end_stream(),
+            GatewayBody::Admin(body) => body.is_end_stream(),
+        }
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match self {
+            GatewayBody::Full(bytes) => {
+                SizeHint::with_exact(bytes.as_ref().map_or(0, |b| b.len() as u64))
+            }
+            GatewayBody::Tee(tee) => tee.size_hint(),
+            GatewayBody::Admin(body) => body.size_hint(),
+        }
+    }
+}

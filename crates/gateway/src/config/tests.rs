@@ -1,0 +1,141 @@
+use std::collections::HashMap;
+
+use super::*;
+
+fn env(pairs: &[(&str, &str)]) -> RawConfig {
+    let map: HashMap<String, String> = pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    RawConfig::from_env(map.into_iter())
+}
+
+#[test]
+fn defaults_need_no_configuration() {
+    let config = RawConfig::default().validate().unwrap();
+    assert_eq!(config.listen, "127.0.0.1:8080".parse().unwrap());
+    assert_eq!(
+        config.upstreams.openai.to_string(),
+        "https://api.openai.com"
+    );
+    assert_eq!(
+        config.upstreams.anthropic.to_string(),
+        "https://api.anthropic.com"
+    );
+    assert_eq!(
+        config.upstreams.gemini.to_string(),
+        "https://generativelanguage.googleapis.com"
+    );
+    assert_eq!(config.repair, RepairMode::Fix);
+    assert_eq!(config.database, None);
+    assert!(config.first_byte_timeout.is_some());
+    assert!(config.is_loopback());
+}
+
+#[test]
+fn flags_beat_env_beat_file() {
+    let file = RawConfig::from_toml_str(
+        "listen = \"127.0.0.1:1000\"\nrepair = \"off\"\ndatabase = \"file.db\"\n",
+    )
+    .unwrap();
+    let from_env = env(&[
+        ("TOOLWARDEN_REPAIR", "report"),
+        ("TOOLWARDEN_DATABASE", "env.db"),
+        ("PATH", "/usr/bin"),
+    ]);
+    let flags = RawConfig {
+        database: Some("flag.db".into()),
+        ..RawConfig::default()
+    };
+    let config = file.merge(from_env).merge(flags).validate().unwrap();
+    assert_eq!(config.listen.port(), 1000);
+    assert_eq!(config.repair, RepairMode::Report);
+    assert_eq!(config.database.as_deref(), Some("flag.db"));
+}
+
+#[test]
+fn env_reads_every_setting() {
+    let raw = env(&[
+        ("TOOLWARDEN_LISTEN", "9999"),
+        ("TOOLWARDEN_JSONL", "/tmp/x.jsonl"),
+        ("TOOLWARDEN_OPENAI_UPSTREAM", "http://127.0.0.1:1/prefix/"),
+        ("TOOLWARDEN_CONNECT_TIMEOUT_MS", "250"),
+        ("TOOLWARDEN_FIRST_BYTE_TIMEOUT_MS", "0"),
+        ("TOOLWARDEN_ADMIN_TOKEN", "s3cret"),
+        ("TOOLWARDEN_DETECTOR_EXTRA_PATTERNS", "[\"a,b\", \"c\"]"),
+        ("TOOLWARDEN_DETECTOR_DISABLE", ""),
+    ]);
+    let config = raw.validate().unwrap();
+    assert_eq!(config.listen, "127.0.0.1:9999".parse().unwrap());
+    assert_eq!(config.jsonl, Some(PathBuf::from("/tmp/x.jsonl")));
+    assert_eq!(
+        config.upstreams.openai.to_string(),
+        "http://127.0.0.1:1/prefix"
+    );
+    assert_eq!(config.connect_timeout, Duration::from_millis(250));
+    assert_eq!(config.first_byte_timeout, None);
+    assert_eq!(config.admin_token.as_deref(), Some("s3cret"));
+    assert_eq!(config.detector_extra_patterns, vec!["a,b", "c"]);
+    assert!(config.detector_disable.is_empty());
+    assert!(config.detector().is_ok());
+}
+
+#[test]
+fn bad_values_are_all_reported_by_name() {
+    let raw = env(&[
+        ("TOOLWARDEN_CONNECT_TIMEOUT_MS", "soon"),
+        ("TOOLWARDEN_REPAIR", "maybe"),
+        ("TOOLWARDEN_LISTEN", "nowhere"),
+        ("TOOLWARDEN_GEMINI_UPSTREAM", "ftp://x"),
+        ("TOOLWARDEN_DETECTOR_DISABLE", "no_such_rule"),
+    ]);
+    let err = raw.validate().unwrap_err();
+    assert_eq!(err.kind(), ConfigErrorKind::InvalidValue);
+    let text = err.to_string();
+    for needle in [
+        "TOOLWARDEN_CONNECT_TIMEOUT_MS",
+        "repair",
+        "listen",
+        "gemini_upstream",
+        "no_such_rule",
+    ] {
+        assert!(text.contains(needle), "{needle} missing from {text}");
+    }
+}
+
+#[test]
+fn unknown_toml_keys_are_rejected() {
+    let err = RawConfig::from_toml_str("lisen = \"x\"").unwrap_err();
+    assert_eq!(err.kind(), ConfigErrorKind::Toml);
+    assert!(err.to_string().contains("lisen"), "{err}");
+}
+
+#[test]
+fn missing_file_names_the_path() {
+    let err = RawConfig::from_toml_file("/nonexistent/toolwarden.toml").unwrap_err();
+    assert_eq!(err.kind(), ConfigErrorKind::Io);
+    assert!(err.to_string().contains("/nonexistent/toolwarden.toml"));
+}
+
+#[test]
+fn database_none_disables_recording() {
+    let raw = RawConfig {
+        database: Some("none".into()),
+        ..RawConfig::default()
+    };
+    assert_eq!(raw.validate().unwrap().database, None);
+}
+
+#[test]
+fn for_tests_points_everything_at_one_upstream() {
+    let config = Config::for_tests("http://127.0.0.1:4567");
+    assert_eq!(config.listen.port(), 0);
+    for u in [
+        &config.upstreams.openai,
+        &config.upstreams.anthropic,
+        &config.upstreams.gemini,
+    ] {
+        assert_eq!(u.to_string(), "http://127.0.0.1:4567");
+    }
+    assert_eq!(config.repair, RepairMode::Fix);
+}

@@ -1,0 +1,44 @@
+//! `toolwarden env`: the shell lines that point agents and SDKs at the gateway.
+
+use std::net::SocketAddr;
+
+/// `export` lines for Claude Code / the Anthropic SDKs, Codex CLI / the
+/// OpenAI SDKs, and Gemini (CLI and SDK), for a gateway at `addr`. An
+/// unspecified address (`0.0.0.0`, `[::]`) is written as loopback.
+pub fn env_lines(addr: SocketAddr) -> String {
+    let mut addr = addr;
+    if addr.ip().is_unspecified() {
+        addr.set_ip(if addr.is_ipv4() {
+            std::net::Ipv4Addr::LOCALHOST.into()
+        } else {
+            std::net::Ipv6Addr::LOCALHOST.into()
+        });
+    }
+    format!(
+        "# Claude Code and the Anthropic SDKs\n\
+         export ANTHROPIC_BASE_URL=http://{addr}\n\
+         # Codex CLI and the OpenAI SDKs\n\
+         export OPENAI_BASE_URL=http://{addr}/v1\n\
+         # Gemini CLI; for the google-genai SDK pass\n\
+         #   http_options={{\"base_url\": \"http://{addr}\"}}  (Python: types.HttpOptions(base_url=...))\n\
+         export GOOGLE_GEMINI_BASE_URL=http://{addr}\n"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_point_at_the_gateway() {
+        let text = env_lines("127.0.0.1:8080".parse().unwrap());
+        assert!(text.contains("export ANTHROPIC_BASE_URL=http://127.0.0.1:8080\n"));
+        assert!(text.contains("export OPENAI_BASE_URL=http://127.0.0.1:8080/v1\n"));
+        assert!(text.contains("export GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:8080\n"));
+        assert!(text.contains("http_options"));
+        let any = env_lines("0.0.0.0:9000".parse().unwrap());
+        assert!(any.contains("http://127.0.0.1:9000/v1"));
+        let v6 = env_lines("[::]:9000".parse().unwrap());
+        assert!(v6.contains("http://[::1]:9000"));
+    }
+}

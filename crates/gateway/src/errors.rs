@@ -1,0 +1,265 @@
+//! Proxy errors and the ONE place that turns them into what the client
+//! sees: [`error_response`] (a whole response in the client's own dialect's
+//! error envelope) and [`stream_error_event`] (the dialect's error event,
+//! appended to a stream that broke midway).
+//!
+//! Envelopes:
+//! - OpenAI `{"error":{"message","type":"upstream_error","code"}}`
+//! - Anthropic `{"type":"error","error":{"type":"api_error","message"}}`
+//! - Gemini `{"error":{"code","message","status"}}`
+
+use std::{error::Error as StdError, fmt, time::Duration};
+
+use bytes::Bytes;
+use http::{HeaderValue, Response, StatusCode, header};
+
+use crate::{body::GatewayBody, routes::Provider};
+
+/// What went wrong proxying a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ProxyErrorKind {
+    /// The upstream refused the connection or the connection failed.
+    Connect,
+    /// The upstream's host name did not resolve.
+    Dns,
+    /// The TLS handshake with the upstream failed.
+    Tls,
+    /// Connecting took longer than the connect timeout.
+    ConnectTimeout,
+    /// No response headers within the first-byte timeout.
+    FirstByteTimeout,
+    /// The upstream closed or reset the connection before answering.
+    Reset,
+    /// The response stream broke after it had started.
+    MidStream,
+    /// The client's request body exceeds the limit.
+    BodyTooLarge,
+    /// The client's request body could not be read.
+    ClientBody,
+    /// The request could not be turned into an upstream request.
+    BadRequest,
+}
+
+/// Where the error comes from (pingora's `ErrorSource`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorSource {
+    /// The provider or the network to it.
+    Upstream,
+    /// The client.
+    Downstream,
+}
+
+/// A proxy error: kind, the upstream host concerned, and what happened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProxyError {
+    kind: ProxyErrorKind,
+    upstream: String,
+    detail: String,
+}
+
+// === impl ProxyError ===
+
+impl ProxyError {
+    /// A new error about `upstream` (a host name).
+    pub fn new(
+        kind: ProxyErrorKind,
+        upstream: impl Into<String>,
+        detail: impl Into<String>,
+    ) -> Self {
+        ProxyError {
+            kind,
+            upstream: upstream.into(),
+            detail: detail.into(),
+        }
+    }
+
+    /// The first-byte timeout elapsed.
+    pub fn first_byte_timeout(upstream: &str, after: Duration) -> Self {
+        ProxyError::new(
+            ProxyErrorKind::FirstByteTimeout,
+            upstream,
+            format!("no response within {} ms", after.as_millis()),
+        )
+    }
+
+    /// Classify an upstream client error by walking its source chain.
+    pub fn from_client_error(upstream: &str, err: &(dyn StdError + 'static)) -> Self {
+        let detail = chain_text(err);
+        let mut kind = ProxyErrorKind::Reset;
+        let mut source: Option<&(dyn StdError + 'static)> = Some(err);
+        let connect = err
+            .downcast_ref::<hyper_util::client::legacy::Error>()
+            .is_some_and(|e| e.is_connect());
+        if connect {
+            kind = ProxyErrorKind::Connect;
+        }
+        while let Some(e) = source {
+            if e.downcast_ref::<rustls::Error>().is_some() {
+                kind = ProxyErrorKind::Tls;
+                break;
+            }
+            if let Some(io) = e.downcast_ref::<std::io::Error>() {
+                if io.kind() == std::io::ErrorKind::TimedOut && connect {
+                    kind = ProxyErrorKind::ConnectTimeout;
+                    break;
+                }
+                if io
+                    .get_ref()
+                    .is_some_and(|inner| inner.downcast_ref::<rustls::Error>().is_some())
+                {
+                    kind = ProxyErrorKind::Tls;
+                    break;
+                }
+            }
+            if connect && e.to_string() == "dns error" {
+                kind = ProxyErrorKind::Dns;
+                break;
+            }
+            source = e.source();
+        }
+        ProxyError::new(kind, upstream, detail)
+    }
+
+    /// What went wrong.
+    pub fn kind(&self) -> ProxyErrorKind {
+        self.kind
+    }
+
+    /// Whether the client or the upstream caused it.
+    pub fn source_side(&self) -> ErrorSource {
+        match self.kind {
+            ProxyErrorKind::BodyTooLarge
+            | ProxyErrorKind::ClientBody
+            | ProxyErrorKind::BadRequest => ErrorSource::Downstream,
+            _ => ErrorSource::Upstream,
+        }
+    }
+
+    /// Whether the client can usefully retry the same request.
+    pub fn retryable(&self) -> bool {
+        self.source_side() == ErrorSource::Upstream
+    }
+
+    /// The status the client gets.
+    pub fn status(&self) -> StatusCode {
+        match self.kind {
+            ProxyErrorKind::FirstByteTimeout => StatusCode::GATEWAY_TIMEOUT,
+            ProxyErrorKind::BodyTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            ProxyErrorKind::ClientBody | ProxyErrorKind::BadRequest => StatusCode::BAD_REQUEST,
+            _ => StatusCode::BAD_GATEWAY,
+        }
+    }
+
+    /// A short machine-readable code (OpenAI envelope `code`).
+    pub fn code(&self) -> &'static str {
+        match self.kind {
+            ProxyErrorKind::Connect => "upstream_connect_error",
+            ProxyErrorKind::Dns => "upstream_dns_error",
+            ProxyErrorKind::Tls => "upstream_tls_error",
+            ProxyErrorKind::ConnectTimeout => "upstream_connect_timeout",
+            ProxyErrorKind::FirstByteTimeout => "upstream_timeout",
+            ProxyErrorKind::Reset => "upstream_reset",
+            ProxyErrorKind::MidStream => "upstream_stream_error",
+            ProxyErrorKind::BodyTooLarge => "request_too_large",
+            ProxyErrorKind::ClientBody => "request_body_error",
+            ProxyErrorKind::BadRequest => "bad_request",
+        }
+    }
+}
+
+impl fmt::Display for ProxyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let host = &self.upstream;
+        let detail = &self.detail;
+        f.write_str("toolwarden gateway: ")?;
+        match self.kind {
+            ProxyErrorKind::Connect => write!(f, "could not connect to upstream {host}: {detail}"),
+            ProxyErrorKind::Dns => write!(f, "could not resolve upstream {host}: {detail}"),
+            ProxyErrorKind::Tls => write!(f, "TLS handshake with upstream {host} failed: {detail}"),
+            ProxyErrorKind::ConnectTimeout => {
+                write!(f, "timed out connecting to upstream {host}: {detail}")
+            }
+            ProxyErrorKind::FirstByteTimeout => {
+                write!(f, "timed out waiting for upstream {host}: {detail}")
+            }
+            ProxyErrorKind::Reset => {
+                write!(
+                    f,
+                    "upstream {host} closed the connection before answering: {detail}"
+                )
+            }
+            ProxyErrorKind::MidStream => write!(f, "stream from upstream {host} broke: {detail}"),
+            ProxyErrorKind::BodyTooLarge
+            | ProxyErrorKind::ClientBody
+            | ProxyErrorKind::BadRequest => write!(f, "request not forwarded to {host}: {detail}"),
+        }
+    }
+}
+
+impl StdError for ProxyError {}
+
+/// `a: b: c` from an error and its sources, skipping repeats.
+fn chain_text(err: &(dyn StdError + 'static)) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut source: Option<&(dyn StdError + 'static)> = Some(err);
+    while let Some(e) = source {
+        let text = e.to_string();
+        if !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        source = e.source();
+    }
+    parts.join(": ")
+}
+
+// === the one mapping ===
+
+/// The error as a complete response in `provider`'s envelope.
+pub fn error_response(provider: Provider, err: &ProxyError) -> Response<GatewayBody> {
+    let status = err.status();
+    let body = envelope(provider, err, status);
+    let mut response = Response::new(GatewayBody::full(Bytes::from(body)));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// The dialect's error event for a stream that broke midway.
+pub fn stream_error_event(provider: Provider, err: &ProxyError) -> Bytes {
+    let envelope = envelope(provider, err, err.status());
+    let text = match provider {
+        Provider::Anthropic => format!("event: error\ndata: {envelope}\n\n"),
+        Provider::OpenAi | Provider::Gemini => format!("data: {envelope}\n\n"),
+    };
+    Bytes::from(text)
+}
+
+/// The envelope as the provider writes it (key order included).
+fn envelope(provider: Provider, err: &ProxyError, status: StatusCode) -> String {
+    let message = serde_json::Value::String(err.to_string());
+    match provider {
+        Provider::OpenAi => format!(
+            r#"{{"error":{{"message":{message},"type":"upstream_error","code":"{}"}}}}"#,
+            err.code()
+        ),
+        Provider::Anthropic => {
+            format!(r#"{{"type":"error","error":{{"type":"api_error","message":{message}}}}}"#)
+        }
+        Provider::Gemini => format!(
+            r#"{{"error":{{"code":{},"message":{message},"status":"{}"}}}}"#,
+            status.as_u16(),
+            if status.is_server_error() {
+                "UNAVAILABLE"
+            } else {
+                "INVALID_ARGUMENT"
+            }
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests;

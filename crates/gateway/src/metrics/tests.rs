@@ -1,0 +1,96 @@
+use super::*;
+
+fn call(tool: &str) -> ToolCallRecord {
+    ToolCallRecord {
+        request_id: "r".into(),
+        session_id: "s".into(),
+        provider: "anthropic".into(),
+        model: Some("claude".into()),
+        response_id: None,
+        call_index: 0,
+        call_id: "c".into(),
+        tool: tool.into(),
+        arguments_bytes: 2,
+        at_ms: 0,
+    }
+}
+
+#[test]
+fn counters_and_labels_render_in_text_format() {
+    let metrics = Arc::new(Metrics::new());
+    let observer = MetricsObserver(metrics.clone());
+    observer.on_tool_call(&call("Bash"));
+    observer.on_tool_call(&call("Bash"));
+    observer.on_tool_call(&call("we\"ird\\name\n"));
+    let failed = ToolResultRecord {
+        request_id: "r".into(),
+        session_id: "s".into(),
+        provider: "anthropic".into(),
+        model: Some("claude".into()),
+        call_id: "c".into(),
+        message_index: 1,
+        tool: None,
+        failed: true,
+        basis: "explicit".into(),
+        content_bytes: 10,
+        excerpt: Some("Exit code 1".into()),
+        at_ms: 0,
+        exec_ms: None,
+        previous_response_id: None,
+    };
+    observer.on_tool_result(&failed, "Bash");
+    observer.on_tool_result(
+        &ToolResultRecord {
+            failed: false,
+            ..failed.clone()
+        },
+        "Bash",
+    );
+    metrics.repair("anthropic", "missing_result");
+    metrics.upstream_request(Provider::OpenAi, 200, Duration::from_millis(30));
+    metrics.overhead(Duration::from_micros(20));
+
+    assert_eq!(
+        metrics.counter(TOOL_CALLS_TOTAL, &["anthropic", "claude", "Bash"]),
+        2
+    );
+    assert_eq!(
+        metrics.counter(
+            TOOL_FAILURES_TOTAL,
+            &["anthropic", "claude", "Bash", "explicit"]
+        ),
+        1
+    );
+    let text = metrics.render(RecorderCounters {
+        events_written: 7,
+        events_dropped: 1,
+        ..RecorderCounters::default()
+    });
+    for line in [
+        "toolwarden_tool_calls_total{provider=\"anthropic\",model=\"claude\",tool=\"Bash\"} 2",
+        "toolwarden_tool_calls_total{provider=\"anthropic\",model=\"claude\",tool=\"we\\\"ird\\\\name\\n\"} 1",
+        "toolwarden_tool_failures_total{provider=\"anthropic\",model=\"claude\",tool=\"Bash\",basis=\"explicit\"} 1",
+        "toolwarden_repairs_total{dialect=\"anthropic\",defect=\"missing_result\"} 1",
+        "toolwarden_upstream_requests_total{provider=\"openai\",status=\"200\"} 1",
+        "toolwarden_events_dropped_total 1",
+        "toolwarden_events_written_total 7",
+        "toolwarden_upstream_latency_seconds_bucket{provider=\"openai\",le=\"0.025\"} 0",
+        "toolwarden_upstream_latency_seconds_bucket{provider=\"openai\",le=\"0.05\"} 1",
+        "toolwarden_upstream_latency_seconds_count{provider=\"openai\"} 1",
+        "toolwarden_gateway_overhead_seconds_bucket{le=\"0.000025\"} 1",
+        "toolwarden_gateway_overhead_seconds_bucket{le=\"+Inf\"} 1",
+        "# TYPE toolwarden_gateway_overhead_seconds histogram",
+    ] {
+        assert!(text.lines().any(|l| l == line), "missing {line}\n{text}");
+    }
+}
+
+#[test]
+fn label_cardinality_is_bounded() {
+    let metrics = Metrics::new();
+    for i in 0..MAX_SERIES + 50 {
+        metrics.repair("anthropic", &format!("d{i}"));
+    }
+    assert_eq!(metrics.counter(REPAIRS_TOTAL, &["other", "other"]), 50);
+    assert_eq!(metrics.repairs.series.read().unwrap().len(), MAX_SERIES + 1);
+}

@@ -1,0 +1,557 @@
+//! Observation: what each proxied request becomes in the records.
+//!
+//! - [`request::analyze`] (spawned, off the request path) reads the
+//!   request's tool results and session and records each new result;
+//! - an [`Observation`] follows the response: the proxy's tee feeds it
+//!   every chunk (a `StreamParser` for SSE and Gemini JSON arrays, a bounded
+//!   copy for whole JSON bodies), and when the response ends — finished,
+//!   broken, or abandoned by the client — it records the response's tool
+//!   calls and one [`RequestRecord`], and updates the metrics. A gzip or
+//!   deflate JSON body is decoded (bounded) on the copy; other encodings
+//!   and compressed streams are passed through unparsed and counted
+//!   (`toolwarden_unparsed_responses_total{reason="compressed"}`).
+//!
+//! Recording never awaits on the request path: [`Recorder::record`] is a
+//! `try_send`. Calls into the wire layer are guarded so that a parser bug
+//! becomes a parse note, never a dropped connection.
+
+pub mod jsonarray;
+pub mod names;
+pub mod request;
+pub mod session;
+
+use std::{
+    panic::AssertUnwindSafe,
+    sync::{
+        Arc,
+        atomic::{AtomicUsize, Ordering},
+    },
+    time::{Duration, Instant, SystemTime, UNIX_EPOCH},
+};
+
+use http::{HeaderMap, header};
+use tokio::{sync::Notify, task::JoinHandle};
+use toolwarden_wire::{Detector, Dialect, ResponseView, StreamParser};
+
+use self::{jsonarray::ArraySplitter, names::Names, request::RequestInfo, session::Session};
+use crate::{
+    errors::ProxyError,
+    metrics::Metrics,
+    recorder::{Event, Recorder, RequestRecord, ToolCallRecord},
+    routes::Provider,
+};
+
+/// Recorded status of a request the client abandoned before any response.
+pub const CLIENT_CLOSED_REQUEST: u16 = 499;
+
+/// Largest Gemini JSON-array element parsed (larger ones are skipped).
+const MAX_ARRAY_ELEMENT: usize = 16 << 20;
+
+/// Where observations go, shared by all requests.
+pub struct Sinks {
+    /// The event recorder.
+    pub recorder: Recorder,
+    /// The metrics.
+    pub metrics: Arc<Metrics>,
+    /// Recently seen calls.
+    pub names: Names,
+    /// The content detector for tool results without an error flag.
+    pub detector: Detector,
+    /// Finished responses whose records are still being made.
+    pending: AtomicUsize,
+    idle: Notify,
+}
+
+/// What is known about a request when it is forwarded.
+#[derive(Debug, Clone)]
+pub struct RequestBase {
+    /// 128-bit random hex.
+    pub request_id: String,
+    /// Arrival, unix ms.
+    pub at_ms: i64,
+    /// The provider.
+    pub provider: Provider,
+    /// `None` for pass-through paths.
+    pub dialect: Option<Dialect>,
+    /// Path only, never the query.
+    pub path: String,
+    /// `off` / `report` / `fix`.
+    pub repair_mode: &'static str,
+    /// One entry per change (fix) or defect (report).
+    pub repairs: Vec<String>,
+    /// Session from the headers.
+    pub header_session: Option<Session>,
+    /// Gemini: the model in the path.
+    pub path_model: Option<String>,
+}
+
+enum Parse {
+    Skip,
+    Stream(Box<StreamParser>),
+    Array(ArraySplitter, Box<StreamParser>),
+    Buffer {
+        buf: Vec<u8>,
+        limit: usize,
+        encoding: Encoding,
+    },
+}
+
+/// A whole-body `content-encoding` the gateway can undo on its copy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Encoding {
+    Identity,
+    Gzip,
+    Deflate,
+}
+
+/// Follows one response to its end, then records it.
+pub struct Observation {
+    sinks: Arc<Sinks>,
+    base: RequestBase,
+    request: Option<JoinHandle<RequestInfo>>,
+    overhead: Duration,
+    sent_at: Option<Instant>,
+    first_byte: Option<Duration>,
+    status: u16,
+    streaming: bool,
+    parse: Parse,
+    error: Option<String>,
+    done: bool,
+}
+
+/// Unix time in milliseconds.
+pub fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+/// Run a wire-layer call, turning a panic into an error text.
+pub fn guard<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    std::panic::catch_unwind(AssertUnwindSafe(f)).map_err(|panic| {
+        let what = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        format!("internal parser error: {what}")
+    })
+}
+
+// === impl Sinks ===
+
+impl Sinks {
+    /// Sinks with an empty call-name map.
+    pub fn new(recorder: Recorder, metrics: Arc<Metrics>, detector: Detector) -> Sinks {
+        Sinks {
+            recorder,
+            metrics,
+            names: Names::new(names::DEFAULT_CAPACITY),
+            detector,
+            pending: AtomicUsize::new(0),
+            idle: Notify::new(),
+        }
+    }
+
+    /// Wait (at most `limit`) until every finished response has been
+    /// turned into records.
+    pub async fn settle(&self, limit: Duration) {
+        let wait = async {
+            loop {
+                let notified = self.idle.notified();
+                if self.pending.load(Ordering::Acquire) == 0 {
+                    return;
+                }
+                notified.await;
+            }
+        };
+        let _ = tokio::time::timeout(limit, wait).await;
+    }
+
+    fn done_one(&self) {
+        if self.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.idle.notify_waiters();
+        }
+    }
+}
+
+impl std::fmt::Debug for Sinks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sinks")
+            .field("recorder", &self.recorder.counters())
+            .finish_non_exhaustive()
+    }
+}
+
+// === impl Observation ===
+
+impl std::fmt::Debug for Observation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Observation")
+            .field("request_id", &self.base.request_id)
+            .field("status", &self.status)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Observation {
+    /// Start observing; `request` is the spawned request-side analysis.
+    pub fn new(
+        sinks: Arc<Sinks>,
+        base: RequestBase,
+        request: Option<JoinHandle<RequestInfo>>,
+    ) -> Observation {
+        Observation {
+            sinks,
+            base,
+            request,
+            overhead: Duration::ZERO,
+            sent_at: None,
+            first_byte: None,
+            status: 0,
+            streaming: false,
+            parse: Parse::Skip,
+            error: None,
+            done: false,
+        }
+    }
+
+    /// Add to the gateway's own time on this request.
+    pub fn add_overhead(&mut self, spent: Duration) {
+        self.overhead += spent;
+    }
+
+    /// The request went upstream now.
+    pub fn sent(&mut self) {
+        self.sent_at = Some(Instant::now());
+    }
+
+    /// The request failed before a response: record it with the status the
+    /// client gets.
+    pub fn fail(mut self, err: &ProxyError) {
+        self.status = err.status().as_u16();
+        self.error = Some(err.to_string());
+        self.finish();
+    }
+
+    /// Response headers arrived: choose how to read the body.
+    pub fn on_response(
+        &mut self,
+        status: u16,
+        headers: &HeaderMap,
+        gemini_stream: bool,
+        parse_limit: usize,
+    ) {
+        self.status = status;
+        self.first_byte = self.sent_at.map(|t| t.elapsed());
+        let sse = headers
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.trim_start().starts_with("text/event-stream"));
+        self.streaming = sse || gemini_stream;
+        let Some(dialect) = self.base.dialect else {
+            return;
+        };
+        if !(200..300).contains(&status) {
+            return;
+        }
+        let encoding = match headers
+            .get(header::CONTENT_ENCODING)
+            .map(|v| v.to_str().unwrap_or("?").trim().to_ascii_lowercase())
+            .as_deref()
+        {
+            None | Some("identity") | Some("") => Encoding::Identity,
+            // Whole JSON bodies only: streams are parsed as they pass.
+            Some("gzip") | Some("x-gzip") if !sse && !gemini_stream => Encoding::Gzip,
+            Some("deflate") if !sse && !gemini_stream => Encoding::Deflate,
+            Some(_) => {
+                self.sinks.metrics.unparsed_response("compressed");
+                return;
+            }
+        };
+        self.parse = if sse {
+            Parse::Stream(Box::new(StreamParser::new(dialect)))
+        } else if gemini_stream {
+            Parse::Array(
+                ArraySplitter::new(MAX_ARRAY_ELEMENT),
+                Box::new(StreamParser::new(dialect)),
+            )
+        } else {
+            let hint = headers
+                .get(header::CONTENT_LENGTH)
+                .and_then(|v| v.to_str().ok()?.parse::<usize>().ok())
+                .unwrap_or(0);
+            Parse::Buffer {
+                buf: Vec::with_capacity(hint.min(parse_limit)),
+                limit: parse_limit,
+                encoding,
+            }
+        };
+    }
+
+    /// A chunk of the response body passed to the client.
+    pub fn feed(&mut self, chunk: &[u8]) {
+        let outcome = match &mut self.parse {
+            Parse::Skip => return,
+            Parse::Stream(parser) => guard(|| parser.feed(chunk)),
+            Parse::Array(splitter, parser) => guard(|| {
+                splitter.feed(chunk, &mut |element| {
+                    parser.feed(b"data: ");
+                    parser.feed(element);
+                    parser.feed(b"\n\n");
+                })
+            }),
+            Parse::Buffer { buf, limit, .. } => {
+                if buf.len() + chunk.len() > *limit {
+                    self.sinks.metrics.unparsed_response("too_large");
+                    self.parse = Parse::Skip;
+                } else {
+                    buf.extend_from_slice(chunk);
+                }
+                return;
+            }
+        };
+        if outcome.is_err() {
+            self.sinks.metrics.unparsed_response("parser_error");
+            self.parse = Parse::Skip;
+        }
+    }
+
+    /// The upstream stream broke after it had started.
+    pub fn stream_failed(&mut self, err: &ProxyError) {
+        self.error = Some(err.to_string());
+        self.parse = Parse::Skip;
+    }
+
+    /// The response ended normally (or as far as it will): record it.
+    pub fn finish(&mut self) {
+        if std::mem::replace(&mut self.done, true) {
+            return;
+        }
+        let finished = Finished {
+            sinks: self.sinks.clone(),
+            base: std::mem::replace(&mut self.base, empty_base()),
+            request: self.request.take(),
+            overhead: self.overhead,
+            latency: self.sent_at.map(|t| t.elapsed()).unwrap_or_default(),
+            first_byte: self.first_byte,
+            status: self.status,
+            streaming: self.streaming,
+            parse: std::mem::replace(&mut self.parse, Parse::Skip),
+            error: self.error.take(),
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(handle) => {
+                self.sinks.pending.fetch_add(1, Ordering::AcqRel);
+                handle.spawn(finished.record());
+            }
+            Err(_) => tracing::warn!("response finished outside a runtime; not recorded"),
+        }
+    }
+}
+
+impl Drop for Observation {
+    fn drop(&mut self) {
+        if !self.done {
+            if self.error.is_none() {
+                self.error = Some("client disconnected before the response finished".into());
+            }
+            if self.status == 0 {
+                // No response yet: nginx's "client closed request".
+                self.status = CLIENT_CLOSED_REQUEST;
+            }
+            self.parse = Parse::Skip;
+            self.finish();
+        }
+    }
+}
+
+fn empty_base() -> RequestBase {
+    RequestBase {
+        request_id: String::new(),
+        at_ms: 0,
+        provider: Provider::OpenAi,
+        dialect: None,
+        path: String::new(),
+        repair_mode: "",
+        repairs: Vec::new(),
+        header_session: None,
+        path_model: None,
+    }
+}
+
+/// Everything needed to record a finished response, moved to a task.
+struct Finished {
+    sinks: Arc<Sinks>,
+    base: RequestBase,
+    request: Option<JoinHandle<RequestInfo>>,
+    overhead: Duration,
+    latency: Duration,
+    first_byte: Option<Duration>,
+    status: u16,
+    streaming: bool,
+    parse: Parse,
+    error: Option<String>,
+}
+
+impl Finished {
+    async fn record(self) {
+        let _done = DoneGuard(self.sinks.clone());
+        let base = self.base;
+        let fallback = || RequestInfo {
+            session: base
+                .header_session
+                .clone()
+                .unwrap_or_else(|| session::from_body(None, None)),
+            model: base.path_model.clone(),
+            parse_error: None,
+        };
+        let info = match self.request {
+            Some(handle) => handle.await.unwrap_or_else(|e| RequestInfo {
+                parse_error: Some(format!("request analysis failed: {e}")),
+                ..fallback()
+            }),
+            None => fallback(),
+        };
+        let sinks = &self.sinks;
+        let view = response_view(sinks, base.dialect, self.parse);
+        let finished_ms = now_ms();
+        let view = view.unwrap_or_default();
+        let model = info.model.clone().or(view.model.clone());
+        for (index, call) in view.calls.iter().enumerate() {
+            sinks
+                .names
+                .insert(&info.session.id, &call.id, &call.name, finished_ms);
+            sinks.recorder.record(Event::ToolCall(ToolCallRecord {
+                request_id: base.request_id.clone(),
+                session_id: info.session.id.clone(),
+                provider: base.provider.as_str().to_string(),
+                model: model.clone(),
+                response_id: view.id.clone(),
+                call_index: u32::try_from(index).unwrap_or(u32::MAX),
+                call_id: call.id.clone(),
+                tool: call.name.clone(),
+                arguments_bytes: call.arguments.len() as u64,
+                at_ms: finished_ms,
+            }));
+        }
+        sinks
+            .metrics
+            .upstream_request(base.provider, self.status, self.latency);
+        sinks.metrics.overhead(self.overhead);
+        sinks.recorder.record(Event::Request(RequestRecord {
+            request_id: base.request_id,
+            session_id: info.session.id,
+            session_source: info.session.source.to_string(),
+            at_ms: base.at_ms,
+            provider: base.provider.as_str().to_string(),
+            dialect: base.dialect.map(|d| d.as_str().to_string()),
+            path: base.path,
+            model,
+            status: self.status,
+            streaming: self.streaming,
+            upstream_latency_ms: self.latency.as_secs_f64() * 1e3,
+            first_byte_ms: self.first_byte.map(|d| d.as_secs_f64() * 1e3),
+            overhead_us: self.overhead.as_secs_f64() * 1e6,
+            input_tokens: view.usage.input_tokens,
+            output_tokens: view.usage.output_tokens,
+            response_id: view.id,
+            repairs: base.repairs,
+            repair_mode: base.repair_mode.to_string(),
+            parse_error: info.parse_error,
+            error: self.error,
+        }));
+    }
+}
+
+/// Marks one pending record as done, however `record` ends.
+struct DoneGuard(Arc<Sinks>);
+
+impl Drop for DoneGuard {
+    fn drop(&mut self) {
+        self.0.done_one();
+    }
+}
+
+fn response_view(sinks: &Sinks, dialect: Option<Dialect>, parse: Parse) -> Option<ResponseView> {
+    let outcome = match parse {
+        Parse::Skip => return None,
+        Parse::Stream(parser) | Parse::Array(_, parser) => guard(move || parser.finish()),
+        Parse::Buffer {
+            buf,
+            limit,
+            encoding,
+        } => {
+            let dialect = dialect?;
+            let buf = match decode(buf, encoding, limit) {
+                Ok(buf) => buf,
+                Err(reason) => {
+                    sinks.metrics.unparsed_response(reason);
+                    return None;
+                }
+            };
+            match guard(|| toolwarden_wire::response_view(dialect, &buf)) {
+                Ok(Ok(view)) => Ok(view),
+                Ok(Err(_)) => {
+                    sinks.metrics.unparsed_response("invalid");
+                    return None;
+                }
+                Err(panic) => Err(panic),
+            }
+        }
+    };
+    match outcome {
+        Ok(view) => Some(view),
+        Err(_) => {
+            sinks.metrics.unparsed_response("parser_error");
+            None
+        }
+    }
+}
+
+/// Undo a whole-body `content-encoding` on the gateway's copy, at most
+/// `limit` bytes of output.
+fn decode(buf: Vec<u8>, encoding: Encoding, limit: usize) -> Result<Vec<u8>, &'static str> {
+    use std::io::Read;
+    let mut out = Vec::with_capacity(buf.len().saturating_mul(4).min(limit));
+    let cap = u64::try_from(limit).unwrap_or(u64::MAX).saturating_add(1);
+    let read = match encoding {
+        Encoding::Identity => return Ok(buf),
+        Encoding::Gzip => flate2::read::MultiGzDecoder::new(&buf[..])
+            .take(cap)
+            .read_to_end(&mut out),
+        Encoding::Deflate => flate2::read::ZlibDecoder::new(&buf[..])
+            .take(cap)
+            .read_to_end(&mut out),
+    };
+    match read {
+        Ok(n) if n > limit => Err("too_large"),
+        Ok(_) => Ok(out),
+        Err(_) => Err("invalid"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use super::*;
+
+    #[test]
+    fn decodes_gzip_and_deflate_within_the_limit() {
+        let text = br#"{"id":"msg_1","content":[]}"#.repeat(10);
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(&text).unwrap();
+        let gz = gz.finish().unwrap();
+        assert_eq!(decode(gz.clone(), Encoding::Gzip, 1 << 20).unwrap(), text);
+        assert_eq!(decode(gz, Encoding::Gzip, 10), Err("too_large"));
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
+        z.write_all(&text).unwrap();
+        let z = z.finish().unwrap();
+        assert_eq!(decode(z, Encoding::Deflate, 1 << 20).unwrap(), text);
+        assert_eq!(
+            decode(b"not gzip".to_vec(), Encoding::Gzip, 100),
+            Err("invalid")
+        );
+    }
+}

@@ -1,0 +1,145 @@
+//! The request side of observation, run off the request path (a spawned
+//! task, while the upstream works): read the request's tool results with
+//! `toolwarden_wire::request_view`, find its session, and record each NEW
+//! result as a [`ToolResultRecord`].
+
+use bytes::Bytes;
+use toolwarden_wire::{Dialect, ResultView};
+
+use super::{Sinks, guard, session::Session};
+use crate::{
+    recorder::{Event, ToolResultRecord},
+    routes::Provider,
+};
+
+/// Longest failure excerpt stored (characters).
+const EXCERPT_CHARS: usize = 300;
+
+/// What the request side learned, for the response side's records.
+#[derive(Debug, Clone)]
+pub struct RequestInfo {
+    /// The session.
+    pub session: Session,
+    /// The model named in the body (or the Gemini path).
+    pub model: Option<String>,
+    /// The body could not be read.
+    pub parse_error: Option<String>,
+}
+
+/// The request-side facts [`analyze`] needs.
+#[derive(Debug, Clone)]
+pub struct RequestFacts {
+    /// The gateway's id for the request.
+    pub request_id: String,
+    /// Arrival time, unix ms.
+    pub at_ms: i64,
+    /// The provider.
+    pub provider: Provider,
+    /// The dialect (dialect routes only reach here).
+    pub dialect: Dialect,
+    /// Gemini: the model in the path.
+    pub path_model: Option<String>,
+    /// Session from the headers, if any.
+    pub header_session: Option<Session>,
+}
+
+/// Read the body, record new results, return what the response side needs.
+pub fn analyze(sinks: &Sinks, facts: &RequestFacts, body: &Bytes) -> RequestInfo {
+    let view = guard(|| toolwarden_wire::request_view(facts.dialect, body, &sinks.detector));
+    let view = match view {
+        Ok(Ok(view)) => view,
+        Ok(Err(e)) => return unparsed(sinks, facts, e.to_string()),
+        Err(panic) => return unparsed(sinks, facts, panic),
+    };
+    let session = facts.header_session.clone().unwrap_or_else(|| {
+        super::session::from_body(view.metadata_user_id.as_deref(), view.first_turn_hash)
+    });
+    let model = facts
+        .path_model
+        .clone()
+        .or_else(|| view.model.as_deref().map(String::from));
+    let previous_response_id = view.previous_response_id.as_deref().map(String::from);
+    for result in view.results.iter().filter(|r| r.new) {
+        let record = result_record(
+            sinks,
+            facts,
+            &session,
+            &model,
+            &previous_response_id,
+            result,
+        );
+        sinks.recorder.record(Event::ToolResult(record));
+    }
+    RequestInfo {
+        session,
+        model,
+        parse_error: None,
+    }
+}
+
+fn unparsed(sinks: &Sinks, facts: &RequestFacts, error: String) -> RequestInfo {
+    sinks.metrics.unparsed_request(facts.provider);
+    RequestInfo {
+        session: facts
+            .header_session
+            .clone()
+            .unwrap_or_else(|| super::session::from_body(None, None)),
+        model: facts.path_model.clone(),
+        parse_error: Some(error),
+    }
+}
+
+fn result_record(
+    sinks: &Sinks,
+    facts: &RequestFacts,
+    session: &Session,
+    model: &Option<String>,
+    previous_response_id: &Option<String>,
+    result: &ResultView<'_>,
+) -> ToolResultRecord {
+    let seen = sinks.names.get(&session.id, &result.call_id);
+    let tool = result
+        .tool
+        .as_deref()
+        .map(String::from)
+        .or_else(|| seen.as_ref().map(|(tool, _)| tool.clone()));
+    let exec_ms = seen
+        .as_ref()
+        .map(|(_, finished)| (facts.at_ms - finished).max(0) as f64);
+    let failed = result.verdict.failed;
+    ToolResultRecord {
+        request_id: facts.request_id.clone(),
+        session_id: session.id.clone(),
+        provider: facts.provider.as_str().to_string(),
+        model: model.clone(),
+        call_id: result.call_id.to_string(),
+        message_index: u32::try_from(result.message_index).unwrap_or(u32::MAX),
+        tool,
+        failed,
+        basis: result.verdict.basis.as_str().to_string(),
+        content_bytes: result.content.len() as u64,
+        excerpt: failed.then(|| excerpt(&result.content)),
+        at_ms: facts.at_ms,
+        exec_ms,
+        previous_response_id: previous_response_id.clone(),
+    }
+}
+
+fn excerpt(content: &str) -> String {
+    match content.char_indices().nth(EXCERPT_CHARS) {
+        Some((i, _)) => content[..i].to_string(),
+        None => content.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn excerpt_cuts_at_a_char_boundary() {
+        let long = "é".repeat(400);
+        assert_eq!(excerpt(&long).chars().count(), 300);
+        assert_eq!(excerpt("short"), "short");
+    }
+}

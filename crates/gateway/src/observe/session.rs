@@ -1,0 +1,134 @@
+//! Which conversation a request belongs to, first match wins:
+//! 1. `x-session-id` (source `header`);
+//! 2. the clients' own headers: Codex `session_id`, Claude Code
+//!    `x-claude-code-session-id` (source `client_header`);
+//! 3. the session part of Anthropic `metadata.user_id` — Claude Code writes
+//!    `user_<hash>_account_<uuid>_session_<uuid>` (or a JSON object with a
+//!    `session_id`) (source `metadata`);
+//! 4. `fp-<hex>` of the wire layer's hash of the conversation's first turn,
+//!    stable across the turns of one conversation (source `fingerprint`);
+//! 5. `unknown` (source `none`).
+
+use http::HeaderMap;
+
+/// Longest session id taken from a client (longer ones are cut).
+const MAX_LEN: usize = 128;
+
+/// A session id and where it came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Session {
+    /// The id.
+    pub id: String,
+    /// `header`, `client_header`, `metadata`, `fingerprint` or `none`.
+    pub source: &'static str,
+}
+
+/// Steps 1–2: from the request headers.
+pub fn from_headers(headers: &HeaderMap) -> Option<Session> {
+    for (name, source) in [
+        ("x-session-id", "header"),
+        ("session_id", "client_header"),
+        ("x-claude-code-session-id", "client_header"),
+    ] {
+        if let Some(id) = headers.get(name).and_then(|v| clean(v.as_bytes())) {
+            return Some(Session { id, source });
+        }
+    }
+    None
+}
+
+/// Steps 3–5: from what the body holds.
+pub fn from_body(metadata_user_id: Option<&str>, first_turn_hash: Option<u64>) -> Session {
+    if let Some(id) = metadata_user_id.and_then(session_of_user_id) {
+        return Session {
+            id,
+            source: "metadata",
+        };
+    }
+    match first_turn_hash {
+        Some(hash) => Session {
+            id: format!("fp-{hash:016x}"),
+            source: "fingerprint",
+        },
+        None => Session {
+            id: "unknown".to_string(),
+            source: "none",
+        },
+    }
+}
+
+fn session_of_user_id(user_id: &str) -> Option<String> {
+    if let Some(i) = user_id.rfind("_session_") {
+        return clean(&user_id.as_bytes()[i + "_session_".len()..]);
+    }
+    if user_id.trim_start().starts_with('{') {
+        #[derive(serde::Deserialize)]
+        struct Ids {
+            session_id: Option<String>,
+        }
+        let ids: Ids = serde_json::from_str(user_id).ok()?;
+        return ids.session_id.and_then(|s| clean(s.as_bytes()));
+    }
+    None
+}
+
+/// Printable ASCII only, trimmed, at most [`MAX_LEN`] bytes; empty → `None`.
+fn clean(raw: &[u8]) -> Option<String> {
+    let text = std::str::from_utf8(raw).ok()?.trim();
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_graphic()) {
+        return None;
+    }
+    Some(text[..text.len().min(MAX_LEN)].to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+        let mut m = HeaderMap::new();
+        for (k, v) in pairs {
+            m.insert(*k, v.parse().unwrap());
+        }
+        m
+    }
+
+    #[test]
+    fn explicit_header_wins_over_client_headers() {
+        let h = headers(&[
+            ("session_id", "codex-1"),
+            ("x-session-id", "mine"),
+            ("x-claude-code-session-id", "cc"),
+        ]);
+        assert_eq!(
+            from_headers(&h),
+            Some(Session {
+                id: "mine".into(),
+                source: "header"
+            })
+        );
+        let h = headers(&[("x-claude-code-session-id", "  cc-42 ")]);
+        assert_eq!(from_headers(&h).unwrap().id, "cc-42");
+        assert_eq!(from_headers(&headers(&[("session_id", " ")])), None);
+    }
+
+    #[test]
+    fn claude_code_user_id_gives_its_session() {
+        let s = from_body(
+            Some("user_abc123_account_1111-2222_session_9f8e7d6c-0000-4000-8000-000000000001"),
+            Some(7),
+        );
+        assert_eq!(s.id, "9f8e7d6c-0000-4000-8000-000000000001");
+        assert_eq!(s.source, "metadata");
+        let s = from_body(Some(r#"{"device_id":"d","session_id":"s-1"}"#), None);
+        assert_eq!(s.id, "s-1");
+    }
+
+    #[test]
+    fn falls_back_to_fingerprint_then_none() {
+        let s = from_body(Some("plain-user"), Some(0xabc));
+        assert_eq!(s.id, "fp-0000000000000abc");
+        assert_eq!(s.source, "fingerprint");
+        assert_eq!(from_body(None, None).source, "none");
+    }
+}

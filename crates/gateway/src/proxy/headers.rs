@@ -1,0 +1,111 @@
+//! Header work: hop-by-hop headers (`connection`, `keep-alive`,
+//! `transfer-encoding`, `te`, `trailer`, `upgrade`, `proxy-*`, and any
+//! named in `connection`) are removed in both directions, `host` is set by
+//! the client for the upstream, and `content-length` is dropped only when
+//! the body was repaired (the client recomputes it from the new body).
+//! Everything else — credentials and provider headers included — passes
+//! through unchanged. Nothing here logs a header.
+
+use http::{HeaderMap, HeaderName, header};
+
+/// Prepare the client's headers for the upstream request, in place.
+pub fn for_upstream(headers: &mut HeaderMap, body_changed: bool) {
+    strip_hop_by_hop(headers);
+    headers.remove(header::HOST);
+    if body_changed {
+        headers.remove(header::CONTENT_LENGTH);
+    }
+}
+
+/// Prepare the upstream's response headers for the client, in place.
+pub fn for_client(headers: &mut HeaderMap) {
+    strip_hop_by_hop(headers);
+}
+
+fn strip_hop_by_hop(headers: &mut HeaderMap) {
+    // Names listed in `connection` are hop-by-hop too (RFC 9110 §7.6.1).
+    let listed: Vec<HeaderName> = headers
+        .get_all(header::CONNECTION)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .filter_map(|name| HeaderName::from_bytes(name.trim().as_bytes()).ok())
+        .collect();
+    for name in listed {
+        headers.remove(name);
+    }
+    for name in [
+        header::CONNECTION,
+        header::TRANSFER_ENCODING,
+        header::TE,
+        header::TRAILER,
+        header::UPGRADE,
+        header::PROXY_AUTHORIZATION,
+        header::PROXY_AUTHENTICATE,
+    ] {
+        headers.remove(name);
+    }
+    headers.remove("keep-alive");
+    if headers.keys().any(|k| k.as_str().starts_with("proxy-")) {
+        let proxy: Vec<HeaderName> = headers
+            .keys()
+            .filter(|k| k.as_str().starts_with("proxy-"))
+            .cloned()
+            .collect();
+        for name in proxy {
+            headers.remove(name);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(pairs: &[(&str, &str)]) -> HeaderMap {
+        let mut m = HeaderMap::new();
+        for (k, v) in pairs {
+            m.append(
+                HeaderName::from_bytes(k.as_bytes()).unwrap(),
+                v.parse().unwrap(),
+            );
+        }
+        m
+    }
+
+    #[test]
+    fn strips_hop_by_hop_keeps_the_rest() {
+        let mut h = map(&[
+            ("host", "127.0.0.1:8080"),
+            ("connection", "keep-alive, x-hop"),
+            ("keep-alive", "timeout=5"),
+            ("x-hop", "1"),
+            ("transfer-encoding", "chunked"),
+            ("te", "trailers"),
+            ("upgrade", "h2c"),
+            ("proxy-connection", "keep-alive"),
+            ("authorization", "Bearer sk-secret"),
+            ("x-api-key", "k"),
+            ("anthropic-version", "2023-06-01"),
+            ("anthropic-beta", "a"),
+            ("anthropic-beta", "b"),
+            ("content-length", "12"),
+        ]);
+        for_upstream(&mut h, false);
+        let mut names: Vec<&str> = h.keys().map(|k| k.as_str()).collect();
+        names.sort();
+        assert_eq!(
+            names,
+            [
+                "anthropic-beta",
+                "anthropic-version",
+                "authorization",
+                "content-length",
+                "x-api-key",
+            ]
+        );
+        assert_eq!(h.get_all("anthropic-beta").iter().count(), 2);
+        for_upstream(&mut h, true);
+        assert!(h.get("content-length").is_none());
+    }
+}

@@ -1,0 +1,201 @@
+//! The proxy path for one request:
+//!
+//! 1. collect the body (bounded: larger → 413 in the dialect's envelope);
+//! 2. on dialect routes, check the call/result pairing per the repair mode
+//!    (`fix`: forward the repaired body, count the changes, answer with
+//!    `x-toolwarden-repaired: N`; `report`: record the defects; `off`: skip),
+//!    and spawn the request-side observation (off the request path);
+//! 3. forward to the provider's upstream — the client's path and query
+//!    appended to the base URL, headers unchanged except hop-by-hop and
+//!    `host` ([`headers`]) — with the connect and first-byte timeouts;
+//! 4. return the upstream status and headers at once, the body through a
+//!    [`tee::TeeBody`] that streams it chunk by chunk while observing it.
+//!
+//! Failures map to the client's dialect's envelope in [`crate::errors`].
+
+pub mod headers;
+pub mod tee;
+pub mod upstream;
+
+use std::{sync::Arc, time::Instant};
+
+use bytes::Bytes;
+use http::{HeaderValue, Request, Response, header};
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use toolwarden_wire::Dialect;
+
+use crate::{
+    RepairMode,
+    body::GatewayBody,
+    errors::{ProxyError, ProxyErrorKind, error_response},
+    observe::{Observation, RequestBase, guard, now_ms, request, session},
+    routes::ProxyRoute,
+    server::Shared,
+};
+
+/// Response header naming how many repair changes were applied.
+pub const REPAIRED_HEADER: &str = "x-toolwarden-repaired";
+
+/// Proxy one request.
+pub async fn handle(
+    shared: Arc<Shared>,
+    req: Request<Incoming>,
+    route: ProxyRoute,
+) -> Response<GatewayBody> {
+    let at_ms = now_ms();
+    let (mut parts, body) = req.into_parts();
+    let provider = route.provider;
+    let upstream = provider.upstream(&shared.config.upstreams);
+    let mut base = RequestBase {
+        request_id: format!("{:032x}", fastrand::u128(..)),
+        at_ms,
+        provider,
+        dialect: route.dialect,
+        path: parts.uri.path().to_string(),
+        repair_mode: shared.config.repair.as_str(),
+        repairs: Vec::new(),
+        header_session: session::from_headers(&parts.headers),
+        path_model: route.model.clone(),
+    };
+
+    let body = match Limited::new(body, shared.config.max_request_bytes)
+        .collect()
+        .await
+    {
+        Ok(collected) => collected.to_bytes(),
+        Err(e) => {
+            let err = if e.is::<http_body_util::LengthLimitError>() {
+                let limit = shared.config.max_request_bytes;
+                ProxyError::new(
+                    ProxyErrorKind::BodyTooLarge,
+                    upstream.host(),
+                    format!("the request body is larger than {limit} bytes"),
+                )
+            } else {
+                ProxyError::new(
+                    ProxyErrorKind::ClientBody,
+                    upstream.host(),
+                    format!("reading the request body failed: {e}"),
+                )
+            };
+            Observation::new(shared.sinks.clone(), base, None).fail(&err);
+            return error_response(provider, &err);
+        }
+    };
+    let started = Instant::now();
+
+    let (forward, changes) = match route.dialect {
+        Some(dialect) => check_pairing(&shared, dialect, &body, &mut base.repairs),
+        None => (body.clone(), 0),
+    };
+    let request_side = route.dialect.map(|dialect| {
+        let sinks = shared.sinks.clone();
+        let facts = request::RequestFacts {
+            request_id: base.request_id.clone(),
+            at_ms,
+            provider,
+            dialect,
+            path_model: base.path_model.clone(),
+            header_session: base.header_session.clone(),
+        };
+        let body = body.clone();
+        tokio::spawn(async move { request::analyze(&sinks, &facts, &body) })
+    });
+    drop(body);
+
+    headers::for_upstream(&mut parts.headers, changes > 0);
+    let path_and_query = parts.uri.path_and_query().map_or("/", |pq| pq.as_str());
+    let uri = match upstream.uri_for(path_and_query) {
+        Ok(uri) => uri,
+        Err(e) => {
+            let err = ProxyError::new(ProxyErrorKind::BadRequest, upstream.host(), e.to_string());
+            Observation::new(shared.sinks.clone(), base, request_side).fail(&err);
+            return error_response(provider, &err);
+        }
+    };
+    parts.uri = uri;
+    parts.version = http::Version::HTTP_11;
+    let upstream_req = Request::from_parts(parts, Full::new(forward));
+    let mut observation = Observation::new(shared.sinks.clone(), base, request_side);
+    observation.add_overhead(started.elapsed());
+
+    observation.sent();
+    let sending = shared.client.request(upstream_req);
+    let result = match shared.config.first_byte_timeout {
+        Some(limit) => match tokio::time::timeout(limit, sending).await {
+            Ok(result) => result.map_err(|e| ProxyError::from_client_error(upstream.host(), &e)),
+            Err(_) => Err(ProxyError::first_byte_timeout(upstream.host(), limit)),
+        },
+        None => sending
+            .await
+            .map_err(|e| ProxyError::from_client_error(upstream.host(), &e)),
+    };
+    let response = match result {
+        Ok(response) => response,
+        Err(err) => {
+            tracing::warn!(error = %err, "upstream request failed");
+            observation.fail(&err);
+            return error_response(provider, &err);
+        }
+    };
+
+    let started = Instant::now();
+    let (mut parts, incoming) = response.into_parts();
+    headers::for_client(&mut parts.headers);
+    if changes > 0 {
+        parts
+            .headers
+            .insert(REPAIRED_HEADER, HeaderValue::from(changes));
+    }
+    observation.on_response(
+        parts.status.as_u16(),
+        &parts.headers,
+        route.gemini_stream,
+        shared.config.response_parse_limit,
+    );
+    let can_append = !parts.headers.contains_key(header::CONTENT_LENGTH);
+    observation.add_overhead(started.elapsed());
+    let tee = tee::TeeBody::new(
+        incoming,
+        observation,
+        provider,
+        upstream.host().to_string(),
+        can_append,
+    );
+    Response::from_parts(parts, GatewayBody::Tee(Box::new(tee)))
+}
+
+/// Check (and in `fix` mode repair) the call/result pairing. Returns the
+/// body to forward and how many changes were applied; `repairs` gets one
+/// defect name per change (fix) or per defect found (report).
+fn check_pairing(
+    shared: &Shared,
+    dialect: Dialect,
+    body: &Bytes,
+    repairs: &mut Vec<String>,
+) -> (Bytes, usize) {
+    match shared.config.repair {
+        RepairMode::Off => (body.clone(), 0),
+        RepairMode::Report => {
+            if let Ok(Ok(defects)) = guard(|| toolwarden_wire::validate(dialect, body)) {
+                repairs.extend(defects.iter().map(|d| d.kind.as_str().to_string()));
+            }
+            (body.clone(), 0)
+        }
+        RepairMode::Fix => match guard(|| toolwarden_wire::repair(dialect, body)) {
+            Ok(Ok(repaired)) if repaired.is_changed() => {
+                for change in &repaired.changes {
+                    let defect = change.defect.as_str();
+                    shared.sinks.metrics.repair(dialect.as_str(), defect);
+                    repairs.push(defect.to_string());
+                }
+                let n = repaired.changes.len();
+                (Bytes::from(repaired.body.into_owned()), n)
+            }
+            // Clean, unreadable (counted by the request side) or a parser
+            // bug: forward the client's bytes unchanged.
+            _ => (body.clone(), 0),
+        },
+    }
+}

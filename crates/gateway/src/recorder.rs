@@ -1,0 +1,8 @@
+//! The one integration point with `toolwarden-store`: everything the
+//! gateway uses from it is re-exported here, so the rest of the crate names
+//! `crate::recorder::…` only.
+
+pub use toolwarden_store::{
+    Event, Observer, Recorder, RecorderCounters, RecorderOptions, RequestRecord, Stats, StatsQuery,
+    Store, StoreError, ToolCallRecord, ToolResultRecord,
+};

@@ -1,0 +1,274 @@
+//! Which handler serves a request, and for proxied requests which provider
+//! and dialect.
+//!
+//! Dialect routes (read, checked, recorded):
+//! - `POST /v1/messages` → Anthropic Messages;
+//! - `POST /v1/chat/completions` → OpenAI Chat Completions;
+//! - `POST /v1/responses` → OpenAI Responses;
+//! - `POST /v1beta/models/{model}:generateContent` and `:streamGenerateContent`
+//!   (also under `/v1/` and `/v1alpha/`) → Gemini, model from the path.
+//!
+//! Gateway routes: `GET /healthz`, `GET /metrics`, and the admin router
+//! (`/api/*`, `/dashboard*`, `GET /`).
+//!
+//! **Pass-through rule** for every other path (e.g. `/v1/models`, which
+//! OpenAI and Anthropic both serve), first match wins:
+//! 1. Gemini when the path starts with `/v1beta/` or `/v1alpha/`, or an
+//!    `x-goog-api-key` header is present;
+//! 2. Anthropic when an `anthropic-version` or `x-api-key` header is present,
+//!    or the path starts with `/v1/messages` (e.g. `/v1/messages/count_tokens`);
+//! 3. OpenAI otherwise.
+//!
+//! Pass-through requests are forwarded and counted but not parsed.
+
+use http::{HeaderMap, Method};
+use toolwarden_wire::Dialect;
+
+use crate::config::{Upstream, Upstreams};
+
+/// A provider API the gateway forwards to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Provider {
+    /// api.openai.com
+    OpenAi,
+    /// api.anthropic.com
+    Anthropic,
+    /// generativelanguage.googleapis.com
+    Gemini,
+}
+
+/// What serves a request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Route {
+    /// `GET /healthz`
+    Healthz,
+    /// `GET /metrics`
+    Metrics,
+    /// `/api/*`, `/dashboard*`, `GET /`: the admin router.
+    Admin,
+    /// Forwarded to a provider.
+    Proxy(ProxyRoute),
+}
+
+/// A proxied request's provider and, on dialect routes, its dialect.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProxyRoute {
+    /// Where it goes.
+    pub provider: Provider,
+    /// `None` for pass-through paths.
+    pub dialect: Option<Dialect>,
+    /// Gemini: the model named in the path.
+    pub model: Option<String>,
+    /// Gemini `:streamGenerateContent`.
+    pub gemini_stream: bool,
+}
+
+// === impl Provider ===
+
+impl Provider {
+    /// All providers, in [`Provider::index`] order.
+    pub const ALL: [Provider; 3] = [Provider::OpenAi, Provider::Anthropic, Provider::Gemini];
+
+    /// `openai`, `anthropic` or `gemini`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Provider::OpenAi => "openai",
+            Provider::Anthropic => "anthropic",
+            Provider::Gemini => "gemini",
+        }
+    }
+
+    /// A dense index (0..3).
+    pub fn index(self) -> usize {
+        match self {
+            Provider::OpenAi => 0,
+            Provider::Anthropic => 1,
+            Provider::Gemini => 2,
+        }
+    }
+
+    /// This provider's upstream.
+    pub fn upstream(self, upstreams: &Upstreams) -> &Upstream {
+        match self {
+            Provider::OpenAi => &upstreams.openai,
+            Provider::Anthropic => &upstreams.anthropic,
+            Provider::Gemini => &upstreams.gemini,
+        }
+    }
+
+    fn of(dialect: Dialect) -> Provider {
+        match dialect {
+            Dialect::OpenAiChat | Dialect::OpenAiResponses => Provider::OpenAi,
+            Dialect::Anthropic => Provider::Anthropic,
+            Dialect::Gemini => Provider::Gemini,
+        }
+    }
+}
+
+// === impl Route ===
+
+impl Route {
+    /// Classify a request by method, path and headers.
+    pub fn classify(method: &Method, path: &str, headers: &HeaderMap) -> Route {
+        if *method == Method::GET {
+            match path {
+                "/healthz" => return Route::Healthz,
+                "/metrics" => return Route::Metrics,
+                "/" => return Route::Admin,
+                _ => {}
+            }
+        }
+        if path.starts_with("/api/") || path == "/api" || path.starts_with("/dashboard") {
+            return Route::Admin;
+        }
+        if *method == Method::POST {
+            let dialect = match path {
+                "/v1/messages" => Some(Dialect::Anthropic),
+                "/v1/chat/completions" => Some(Dialect::OpenAiChat),
+                "/v1/responses" => Some(Dialect::OpenAiResponses),
+                _ => None,
+            };
+            if let Some(dialect) = dialect {
+                return Route::Proxy(ProxyRoute {
+                    provider: Provider::of(dialect),
+                    dialect: Some(dialect),
+                    model: None,
+                    gemini_stream: false,
+                });
+            }
+            if let Some(route) = gemini_route(path) {
+                return Route::Proxy(route);
+            }
+        }
+        Route::Proxy(ProxyRoute {
+            provider: pass_through_provider(path, headers),
+            dialect: None,
+            model: None,
+            gemini_stream: false,
+        })
+    }
+}
+
+fn gemini_route(path: &str) -> Option<ProxyRoute> {
+    let rest = ["/v1beta/", "/v1/", "/v1alpha/"]
+        .iter()
+        .find_map(|p| path.strip_prefix(p))?;
+    let (resource, method) = rest.rsplit_once(':')?;
+    let gemini_stream = match method {
+        "generateContent" => false,
+        "streamGenerateContent" => true,
+        _ => return None,
+    };
+    let model = resource.rsplit('/').next().filter(|m| !m.is_empty())?;
+    Some(ProxyRoute {
+        provider: Provider::Gemini,
+        dialect: Some(Dialect::Gemini),
+        model: Some(model.to_string()),
+        gemini_stream,
+    })
+}
+
+fn pass_through_provider(path: &str, headers: &HeaderMap) -> Provider {
+    if path.starts_with("/v1beta/")
+        || path.starts_with("/v1alpha/")
+        || headers.contains_key("x-goog-api-key")
+    {
+        Provider::Gemini
+    } else if headers.contains_key("anthropic-version")
+        || headers.contains_key("x-api-key")
+        || path.starts_with("/v1/messages")
+    {
+        Provider::Anthropic
+    } else {
+        Provider::OpenAi
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn classify(method: Method, path: &str, headers: &[(&str, &str)]) -> Route {
+        let mut map = HeaderMap::new();
+        for (k, v) in headers {
+            map.insert(
+                http::HeaderName::from_bytes(k.as_bytes()).unwrap(),
+                v.parse().unwrap(),
+            );
+        }
+        Route::classify(&method, path, &map)
+    }
+
+    fn proxy(route: Route) -> ProxyRoute {
+        match route {
+            Route::Proxy(p) => p,
+            other => panic!("expected a proxy route, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn dialect_routes() {
+        let r = proxy(classify(Method::POST, "/v1/messages", &[]));
+        assert_eq!(
+            (r.provider, r.dialect),
+            (Provider::Anthropic, Some(Dialect::Anthropic))
+        );
+        let r = proxy(classify(Method::POST, "/v1/chat/completions", &[]));
+        assert_eq!(r.dialect, Some(Dialect::OpenAiChat));
+        let r = proxy(classify(Method::POST, "/v1/responses", &[]));
+        assert_eq!(r.dialect, Some(Dialect::OpenAiResponses));
+        let r = proxy(classify(
+            Method::POST,
+            "/v1beta/models/gemini-2.5-flash:streamGenerateContent",
+            &[],
+        ));
+        assert_eq!(r.dialect, Some(Dialect::Gemini));
+        assert_eq!(r.model.as_deref(), Some("gemini-2.5-flash"));
+        assert!(r.gemini_stream);
+        let r = proxy(classify(
+            Method::POST,
+            "/v1beta/models/gemini-pro:generateContent",
+            &[],
+        ));
+        assert!(!r.gemini_stream);
+    }
+
+    #[test]
+    fn overlapping_paths_follow_the_headers() {
+        let r = proxy(classify(Method::GET, "/v1/models", &[]));
+        assert_eq!((r.provider, r.dialect), (Provider::OpenAi, None));
+        let r = proxy(classify(
+            Method::GET,
+            "/v1/models",
+            &[("anthropic-version", "2023-06-01")],
+        ));
+        assert_eq!(r.provider, Provider::Anthropic);
+        let r = proxy(classify(Method::GET, "/v1/models", &[("x-api-key", "k")]));
+        assert_eq!(r.provider, Provider::Anthropic);
+        let r = proxy(classify(
+            Method::GET,
+            "/v1/models",
+            &[("x-goog-api-key", "k")],
+        ));
+        assert_eq!(r.provider, Provider::Gemini);
+        let r = proxy(classify(Method::GET, "/v1beta/models", &[]));
+        assert_eq!(r.provider, Provider::Gemini);
+        let r = proxy(classify(Method::POST, "/v1/messages/count_tokens", &[]));
+        assert_eq!((r.provider, r.dialect), (Provider::Anthropic, None));
+        // GET on a dialect path is a pass-through, not a dialect request.
+        let r = proxy(classify(Method::GET, "/v1/responses", &[]));
+        assert_eq!(r.dialect, None);
+    }
+
+    #[test]
+    fn gateway_routes() {
+        assert_eq!(classify(Method::GET, "/healthz", &[]), Route::Healthz);
+        assert_eq!(classify(Method::GET, "/metrics", &[]), Route::Metrics);
+        assert_eq!(classify(Method::GET, "/api/stats", &[]), Route::Admin);
+        assert_eq!(classify(Method::GET, "/", &[]), Route::Admin);
+        assert_eq!(
+            classify(Method::GET, "/dashboard/app.js", &[]),
+            Route::Admin
+        );
+    }
+}
