@@ -11,6 +11,7 @@
 #![forbid(unsafe_code)]
 
 mod cmd;
+mod config;
 mod input;
 
 use std::{path::PathBuf, process::ExitCode};
@@ -28,6 +29,19 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Run the gateway: a transparent proxy that records tool calls and
+    /// failures (to ./toolwarden.db by default) and repairs mismatched
+    /// conversations.
+    Serve(cmd::serve::ServeArgs),
+    /// Which tools fail, how often, for which model, in which sessions.
+    Stats(cmd::stats::StatsArgs),
+    /// Print the shell lines that point Claude Code, Codex CLI and the
+    /// OpenAI / Anthropic / Gemini SDKs at the gateway.
+    Env {
+        /// The gateway's address [default: the configured one, else 127.0.0.1:8080].
+        #[arg(long)]
+        listen: Option<String>,
+    },
     /// Show the tool calls, results, detected failures and pairing defects
     /// of a request body. Exit 1 when there are defects, 2 on bad input.
     Check {
@@ -78,9 +92,24 @@ fn parse_dialect(s: &str) -> Result<Option<Dialect>, cmd::CmdError> {
     }
 }
 
+/// Logs to stderr; `RUST_LOG` filters (default: info for toolwarden, warn
+/// for the rest).
+fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,toolwarden=info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    init_tracing();
     let result = match cli.command {
+        Command::Serve(args) => cmd::serve::run(args),
+        Command::Stats(args) => cmd::stats::run(args),
+        Command::Env { listen } => cmd::env::run(listen),
         Command::Check {
             dialect,
             json,

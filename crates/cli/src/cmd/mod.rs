@@ -1,14 +1,16 @@
 //! One module per subcommand.
 
 pub mod check;
+pub mod env;
 pub mod eval;
-
 pub mod repair;
+pub mod serve;
+pub mod stats;
 
 use std::process::ExitCode;
 
-/// How a command ended: success, a finding (exit 1), or bad input / a
-/// failure to run (exit 2).
+/// How a command ended: success, or a finding (exit 1). Errors (exit 2)
+/// are [`CmdError`]s.
 #[derive(Debug)]
 pub enum Outcome {
     /// Exit 0.

@@ -1,0 +1,83 @@
+//! `toolwarden serve`: run the gateway until SIGINT / SIGTERM.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use toolwarden_gateway::{Gateway, RawConfig};
+
+use super::{CmdError, Outcome};
+use crate::config;
+
+/// Flags of `serve`; each overrides `TOOLWARDEN_*` and `toolwarden.toml`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// A TOML config file (default: ./toolwarden.toml when it exists).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Address to listen on [default: 127.0.0.1:8080].
+    #[arg(long)]
+    pub listen: Option<String>,
+    /// sqlite://PATH, a plain path, postgres://… or `none` [default: sqlite://toolwarden.db].
+    #[arg(long)]
+    pub database: Option<String>,
+    /// Also write every event as a JSON line to this file.
+    #[arg(long)]
+    pub jsonl: Option<PathBuf>,
+    /// Base URL of the OpenAI API [default: https://api.openai.com].
+    #[arg(long)]
+    pub openai_upstream: Option<String>,
+    /// Base URL of the Anthropic API [default: https://api.anthropic.com].
+    #[arg(long)]
+    pub anthropic_upstream: Option<String>,
+    /// Base URL of the Gemini API [default: https://generativelanguage.googleapis.com].
+    #[arg(long)]
+    pub gemini_upstream: Option<String>,
+    /// off | report | fix [default: fix].
+    #[arg(long)]
+    pub repair: Option<String>,
+    /// Upstream connect timeout in milliseconds.
+    #[arg(long)]
+    pub connect_timeout_ms: Option<u64>,
+    /// Time allowed until the upstream's first response byte, in ms (0: none).
+    #[arg(long)]
+    pub first_byte_timeout_ms: Option<u64>,
+    /// Bearer token required by the dashboard and /api/* when listening on a
+    /// non-loopback address.
+    #[arg(long)]
+    pub admin_token: Option<String>,
+}
+
+impl ServeArgs {
+    fn into_raw(self) -> (Option<PathBuf>, RawConfig) {
+        let mut raw = RawConfig::default();
+        raw.listen = self.listen;
+        raw.database = self.database;
+        raw.jsonl = self.jsonl;
+        raw.openai_upstream = self.openai_upstream;
+        raw.anthropic_upstream = self.anthropic_upstream;
+        raw.gemini_upstream = self.gemini_upstream;
+        raw.repair = self.repair;
+        raw.connect_timeout_ms = self.connect_timeout_ms;
+        raw.first_byte_timeout_ms = self.first_byte_timeout_ms;
+        raw.admin_token = self.admin_token;
+        (self.config, raw)
+    }
+}
+
+/// Run the gateway.
+pub fn run(args: ServeArgs) -> Result<Outcome, CmdError> {
+    let (config_file, flags) = args.into_raw();
+    let mut raw = config::file_and_env(config_file.as_deref())?.merge(flags);
+    config::database_or_default(&mut raw);
+    let config = raw.validate()?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async move {
+        let gateway = Gateway::start(config).await?;
+        eprintln!("toolwarden: listening on http://{}", gateway.addr());
+        gateway.wait().await;
+        Ok::<_, CmdError>(())
+    })?;
+    Ok(Outcome::Ok)
+}

@@ -1,0 +1,178 @@
+//! `toolwarden stats`: which tools fail, how often, for which model, in
+//! which sessions.
+
+use std::{
+    collections::BTreeMap,
+    fmt::Write,
+    path::PathBuf,
+    time::{SystemTime, UNIX_EPOCH},
+};
+
+use clap::{Args, ValueEnum};
+use toolwarden_store::{Stats, StatsQuery, Store, parse_since};
+
+use super::{CmdError, Outcome};
+use crate::config;
+
+/// How the text report is grouped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum By {
+    /// Tools that fail most, then the rest of the report.
+    Tool,
+    /// Failure rate by model, and by model and tool.
+    Model,
+    /// Sessions with failures.
+    Session,
+}
+
+/// Flags of `stats`.
+#[derive(Debug, Args)]
+pub struct StatsArgs {
+    /// sqlite://PATH, a plain path or postgres://… [default: the configured
+    /// database, else sqlite://toolwarden.db].
+    #[arg(long)]
+    pub database: Option<String>,
+    /// Time window: 30m, 24h, 7d, … or `all`.
+    #[arg(long, default_value = "24h")]
+    pub since: String,
+    /// Grouping of the text report.
+    #[arg(long, value_enum, default_value = "tool")]
+    pub by: By,
+    /// Only this tool.
+    #[arg(long)]
+    pub tool: Option<String>,
+    /// Only this model.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Only this session.
+    #[arg(long)]
+    pub session: Option<String>,
+    /// Rows of sessions and recent failures.
+    #[arg(long, default_value_t = 20)]
+    pub limit: usize,
+    /// Print the JSON document (the same as GET /api/stats).
+    #[arg(long)]
+    pub json: bool,
+    /// A TOML config file to read `database` from.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+}
+
+/// Print the report.
+pub fn run(args: StatsArgs) -> Result<Outcome, CmdError> {
+    let mut raw = config::file_and_env(args.config.as_deref())?;
+    if args.database.is_some() {
+        raw.database = args.database.clone();
+    }
+    config::database_or_default(&mut raw);
+    let url = raw.database.unwrap_or_default();
+    if let Some(path) = config::sqlite_path(&url)
+        && !path.exists()
+    {
+        return Err(CmdError(format!(
+            "no database at {}: start `toolwarden serve` first, or pass --database",
+            path.display()
+        )));
+    }
+    let since_ms = parse_since(&args.since)?.map(|window| {
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default();
+        now.saturating_sub(window).as_millis() as i64
+    });
+    let query = StatsQuery {
+        since_ms,
+        tool: args.tool,
+        model: args.model,
+        session: args.session,
+        limit: args.limit,
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let stats = runtime.block_on(async {
+        let store = Store::open(&url).await?;
+        let stats = store.stats(&query).await;
+        store.close().await;
+        stats
+    })?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&stats)?);
+    } else {
+        print!("{}", render(&stats, args.by));
+    }
+    Ok(Outcome::Ok)
+}
+
+fn render(stats: &Stats, by: By) -> String {
+    match by {
+        By::Tool => stats.render_table(),
+        By::Model => by_model(stats),
+        By::Session => by_session(stats),
+    }
+}
+
+fn by_model(stats: &Stats) -> String {
+    let mut per_model: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
+    for row in &stats.models {
+        let entry = per_model.entry(row.model.as_str()).or_default();
+        entry.0 += row.calls;
+        entry.1 += row.failures;
+    }
+    let mut out = String::from("By model\n");
+    let _ = writeln!(
+        out,
+        "  {:<40} {:>8} {:>8} {:>7}",
+        "MODEL", "CALLS", "FAILURES", "RATE"
+    );
+    for (model, (calls, failures)) in &per_model {
+        let rate = if *calls == 0 {
+            0.0
+        } else {
+            *failures as f64 / *calls as f64
+        };
+        let _ = writeln!(
+            out,
+            "  {:<40} {:>8} {:>8} {:>6.1}%",
+            model,
+            calls,
+            failures,
+            rate * 100.0
+        );
+    }
+    out.push_str("\nBy model and tool\n");
+    let _ = writeln!(
+        out,
+        "  {:<40} {:<24} {:>8} {:>8} {:>7}",
+        "MODEL", "TOOL", "CALLS", "FAILURES", "RATE"
+    );
+    for row in &stats.models {
+        let _ = writeln!(
+            out,
+            "  {:<40} {:<24} {:>8} {:>8} {:>6.1}%",
+            row.model,
+            row.tool,
+            row.calls,
+            row.failures,
+            row.failure_rate * 100.0
+        );
+    }
+    out
+}
+
+fn by_session(stats: &Stats) -> String {
+    let mut out = String::from("Sessions with failures\n");
+    if stats.sessions.is_empty() {
+        out.push_str("  none\n");
+        return out;
+    }
+    let _ = writeln!(out, "  {:<48} {:>8} {:>8}", "SESSION", "CALLS", "FAILURES");
+    for s in &stats.sessions {
+        let _ = writeln!(
+            out,
+            "  {:<48} {:>8} {:>8}",
+            s.session_id, s.calls, s.failures
+        );
+    }
+    out
+}

@@ -1,0 +1,47 @@
+//! Where `serve`, `stats` and `env` get their settings: flags over
+//! `TOOLWARDEN_*` environment variables over `toolwarden.toml` over defaults.
+
+use std::path::{Path, PathBuf};
+
+use toolwarden_gateway::RawConfig;
+
+use crate::cmd::CmdError;
+
+/// The database used when none is configured anywhere.
+pub const DEFAULT_DATABASE: &str = "sqlite://toolwarden.db";
+
+/// The config file read when `--config` is not given and it exists.
+pub const DEFAULT_CONFIG_FILE: &str = "toolwarden.toml";
+
+/// File and environment layers merged, without the flags.
+pub fn file_and_env(config: Option<&Path>) -> Result<RawConfig, CmdError> {
+    let file = match config {
+        Some(path) => RawConfig::from_toml_file(path)?,
+        None if Path::new(DEFAULT_CONFIG_FILE).is_file() => {
+            RawConfig::from_toml_file(DEFAULT_CONFIG_FILE)?
+        }
+        None => RawConfig::default(),
+    };
+    Ok(file.merge(RawConfig::from_env(std::env::vars())))
+}
+
+/// The database URL: the layers' value, else [`DEFAULT_DATABASE`].
+pub fn database_or_default(raw: &mut RawConfig) {
+    if raw.database.is_none() {
+        raw.database = Some(DEFAULT_DATABASE.to_string());
+    }
+}
+
+/// The path of a SQLite URL (`sqlite://PATH`, `sqlite:PATH` or a plain
+/// path); `None` for other backends.
+pub fn sqlite_path(url: &str) -> Option<PathBuf> {
+    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        return None;
+    }
+    let path = url
+        .strip_prefix("sqlite://")
+        .or_else(|| url.strip_prefix("sqlite:"))
+        .unwrap_or(url);
+    let path = path.split('?').next().unwrap_or(path);
+    Some(PathBuf::from(path))
+}
