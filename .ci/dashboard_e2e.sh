@@ -13,6 +13,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
 BIN="$TARGET/debug"
+TOOLWARDEN="${TOOLWARDEN_BIN:-$BIN/toolwarden}" # override to test another build
 WORK="$(mktemp -d)"
 PIDS=()
 
@@ -52,9 +53,10 @@ fi
 [ -x /usr/bin/chromium ] || fail "/usr/bin/chromium is missing"
 (cd e2e/dashboard && npm ci --no-audit --no-fund --loglevel=error)
 
-cargo build -q -p toolwarden -p toolwarden-mock-provider
-[ -x "$BIN/toolwarden" ] || fail "$BIN/toolwarden was not built"
+cargo build -q -p toolwarden -p toolwarden-mock-provider || fail "cargo build of toolwarden and mock-provider failed"
+[ -x "$TOOLWARDEN" ] || fail "$TOOLWARDEN was not built"
 [ -x "$BIN/mock-provider" ] || fail "$BIN/mock-provider was not built"
+"$TOOLWARDEN" serve --help >/dev/null 2>&1 || fail "\`toolwarden serve\` is not available in $TOOLWARDEN"
 
 # --- free loopback ports (asked of the kernel, then released)
 free_port() {
@@ -77,7 +79,7 @@ PIDS+=($!)
 wait_for "http://127.0.0.1:$MOCK_PORT/v1/models" "mock provider"
 
 MOCK="http://127.0.0.1:$MOCK_PORT"
-"$BIN/toolwarden" serve --listen "127.0.0.1:$GW_PORT" --database "sqlite://$WORK/dashboard.db" \
+"$TOOLWARDEN" serve --listen "127.0.0.1:$GW_PORT" --database "sqlite://$WORK/dashboard.db" \
   --openai-upstream "$MOCK" --anthropic-upstream "$MOCK" --gemini-upstream "$MOCK" \
   >"$WORK/gateway.log" 2>&1 &
 PIDS+=($!)
