@@ -668,14 +668,21 @@
     state.inFlight = true;
     clearTimeout(state.timer);
     try {
-      const [stats, health] = await Promise.all([
+      const [statsResult, healthResult] = await Promise.allSettled([
         api('/api/stats?' + query()),
-        api('/api/health').catch((e) => (e.status === 401 || e.status === 403 ? Promise.reject(e) : null)),
+        api('/api/health'),
       ]);
+      // Health is shown whenever the gateway answers, even without stats.
+      const health = healthResult.status === 'fulfilled' ? healthResult.value : null;
+      if (statsResult.status === 'rejected') {
+        renderHealth(health, state.lastStats);
+        throw statsResult.reason;
+      }
+      const stats = statsResult.value || {};
       await Promise.all([...state.openSessions.keys()].map(loadSession));
       $('auth').hidden = true;
       showError('');
-      render(stats || {});
+      render(stats);
       renderHealth(health, stats);
       setLive(state.paused ? 'paused' : 'ok', (state.paused ? 'paused · ' : 'live · ') + 'updated ' + clock(Date.now()));
     } catch (e) {
@@ -686,9 +693,12 @@
       } else if (e.status === 403) {
         showError(e.message);
         setLive('err', 'access refused');
-      } else {
+      } else if (e.status === 0) {
         showError('Could not load data: ' + e.message);
         setLive('err', 'offline · retrying');
+      } else {
+        showError('Could not load data: ' + e.message);
+        setLive('err', 'no data · HTTP ' + e.status);
       }
     } finally {
       state.inFlight = false;
