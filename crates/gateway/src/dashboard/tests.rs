@@ -342,3 +342,53 @@ async fn missing_peer_address_fails_closed() {
     let (status, _, _) = get(&f.app, "/api/health", None, None).await;
     assert_eq!(status, StatusCode::FORBIDDEN);
 }
+
+/// One HTTP/1.1 GET over a real socket: status line, headers, body.
+async fn socket_get(addr: SocketAddr, path: &str) -> (String, String, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    let req = format!("GET {path} HTTP/1.1\r\nhost: {addr}\r\nconnection: close\r\n\r\n");
+    stream.write_all(req.as_bytes()).await.expect("write");
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).await.expect("read");
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").expect("a response head");
+    let (status, headers) = head.split_once("\r\n").unwrap_or((head, ""));
+    (
+        status.to_owned(),
+        headers.to_ascii_lowercase(),
+        body.to_owned(),
+    )
+}
+
+#[tokio::test]
+async fn gateway_serves_the_dashboard_over_a_socket() {
+    // No upstream is contacted: only admin routes are requested.
+    let config = crate::Config::for_tests("http://127.0.0.1:9");
+    let gateway = crate::Gateway::start(config).await.expect("gateway starts");
+    let addr = gateway.addr();
+    for (path, ctype) in [
+        ("/", "content-type: text/html; charset=utf-8"),
+        ("/dashboard", "content-type: text/html; charset=utf-8"),
+        (
+            "/dashboard/app.js",
+            "content-type: text/javascript; charset=utf-8",
+        ),
+        (
+            "/dashboard/app.css",
+            "content-type: text/css; charset=utf-8",
+        ),
+        ("/api/health", "content-type: application/json"),
+    ] {
+        let (status, headers, _) = socket_get(addr, path).await;
+        assert!(status.contains(" 200 "), "{path}: {status}");
+        assert!(headers.contains(ctype), "{path}: {headers}");
+    }
+    let (_, _, page) = socket_get(addr, "/dashboard").await;
+    assert!(page.contains("/dashboard/app.js"), "the page itself");
+    // Config::for_tests records to no database: the session API says so.
+    let (status, _, body) = socket_get(addr, "/api/sessions/s-1").await;
+    assert!(status.contains(" 503 "), "{status}");
+    assert!(body.contains("no_database"), "{body}");
+    gateway.shutdown().await;
+}
