@@ -53,11 +53,13 @@ pub struct AccessDenied {
 }
 
 /// The page and its assets: they hold no data.
-const PAGE_PATHS: [&str; 5] = [
+const PAGE_PATHS: [&str; 7] = [
     "/",
     "/dashboard",
     "/dashboard/",
     "/dashboard/app.js",
+    "/dashboard/dom.js",
+    "/dashboard/chart.js",
     "/dashboard/app.css",
 ];
 

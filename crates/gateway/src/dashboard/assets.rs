@@ -8,8 +8,13 @@ use http::{HeaderValue, header};
 
 /// `index.html`.
 pub const INDEX_HTML: &str = include_str!("assets/index.html");
-/// `app.js`: fetches `/api/*`, renders with `textContent` and SVG DOM only.
+/// `app.js` (an ES module): fetches `/api/*`, renders with `textContent`
+/// and SVG DOM only.
 pub const APP_JS: &str = include_str!("assets/app.js");
+/// `dom.js`: the DOM helpers `app.js` builds the page with.
+pub const DOM_JS: &str = include_str!("assets/dom.js");
+/// `chart.js`: the SVG failures chart and sparklines.
+pub const CHART_JS: &str = include_str!("assets/chart.js");
 /// `app.css`.
 pub const APP_CSS: &str = include_str!("assets/app.css");
 
@@ -24,6 +29,14 @@ pub(crate) async fn index() -> Response {
 
 pub(crate) async fn app_js() -> Response {
     asset(APP_JS, "text/javascript; charset=utf-8")
+}
+
+pub(crate) async fn dom_js() -> Response {
+    asset(DOM_JS, "text/javascript; charset=utf-8")
+}
+
+pub(crate) async fn chart_js() -> Response {
+    asset(CHART_JS, "text/javascript; charset=utf-8")
 }
 
 pub(crate) async fn app_css() -> Response {

@@ -6,7 +6,7 @@
 //! | route | what |
 //! | --- | --- |
 //! | `GET /`, `GET /dashboard` | the page (`assets/index.html`) |
-//! | `GET /dashboard/app.js`, `GET /dashboard/app.css` | its script and style |
+//! | `GET /dashboard/{app,dom,chart}.js`, `GET /dashboard/app.css` | its script (ES modules) and style |
 //! | `GET /api/sessions/{id}` | the store's `session_calls(id)`: the session's tool calls in order |
 //! | `GET /api/health` | recorder counters, upstream errors, database backend |
 //!
@@ -33,7 +33,7 @@ mod assets;
 mod tests;
 
 pub use access::{AccessDenied, AccessPolicy, DeniedKind, access};
-pub use assets::{APP_CSS, APP_JS, INDEX_HTML};
+pub use assets::{APP_CSS, APP_JS, CHART_JS, DOM_JS, INDEX_HTML};
 
 /// The dashboard's routes (page, assets, `/api/sessions/{id}`,
 /// `/api/health`), without the access check: the admin router applies
@@ -44,6 +44,8 @@ pub fn routes() -> Router<AdminState> {
         .route("/dashboard", get(assets::index))
         .route("/dashboard/", get(assets::index))
         .route("/dashboard/app.js", get(assets::app_js))
+        .route("/dashboard/dom.js", get(assets::dom_js))
+        .route("/dashboard/chart.js", get(assets::chart_js))
         .route("/dashboard/app.css", get(assets::app_css))
         .route("/api/sessions/{id}", get(api::session))
         .route("/api/health", get(api::health))

@@ -175,9 +175,13 @@ async fn serves_embedded_assets_with_content_types() {
 fn page_references_only_its_own_assets() {
     assert!(INDEX_HTML.contains("src=\"/dashboard/app.js\""));
     assert!(INDEX_HTML.contains("href=\"/dashboard/app.css\""));
+    // app.js is a module importing its siblings, served beside it.
+    assert!(APP_JS.contains("from './dom.js'") && APP_JS.contains("from './chart.js'"));
     for (name, asset) in [
         ("index.html", INDEX_HTML),
         ("app.js", APP_JS),
+        ("dom.js", DOM_JS),
+        ("chart.js", CHART_JS),
         ("app.css", APP_CSS),
     ] {
         // The SVG namespace is a name, not a download.
