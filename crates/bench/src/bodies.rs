@@ -1,0 +1,150 @@
+//! The benchmark's request bodies: ~20 KB conversations whose last message
+//! carries tool results (one of them a failure), in the Anthropic and Chat
+//! dialects, with result texts taken from the corpus when it is present.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+/// Target size of a request body.
+pub const BODY_BYTES: usize = 20 * 1024;
+
+/// Result texts: real tool outputs from `shared/corpus/tool_results.jsonl`
+/// if found above the current directory or this crate, else synthetic.
+pub fn result_texts() -> Vec<String> {
+    let found = corpus_file().and_then(|p| std::fs::read_to_string(p).ok());
+    let mut texts: Vec<String> = found
+        .iter()
+        .flat_map(|t| t.lines())
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter_map(|v| v["content"].as_str().map(str::to_string))
+        .filter(|s| s.len() > 200)
+        .take(64)
+        .collect();
+    if texts.is_empty() {
+        texts = (0..16)
+            .map(|i| {
+                format!("line {i}: fn handler(req: Request) -> Response {{ /* … */ }}\n").repeat(12)
+            })
+            .collect();
+    }
+    texts
+}
+
+fn corpus_file() -> Option<PathBuf> {
+    let starts = [
+        std::env::current_dir().ok(),
+        Some(PathBuf::from(env!("CARGO_MANIFEST_DIR"))),
+    ];
+    starts.into_iter().flatten().find_map(|start| {
+        start
+            .ancestors()
+            .map(|d| d.join("shared/corpus/tool_results.jsonl"))
+            .find(|p| Path::new(p).is_file())
+    })
+}
+
+/// Fill `n` result contents so the whole body is about `BODY_BYTES`.
+fn contents(texts: &[String], n: usize, budget: usize) -> Vec<String> {
+    let per = budget / n;
+    (0..n)
+        .map(|i| {
+            let mut s = String::new();
+            let mut k = i;
+            while s.len() < per {
+                s.push_str(&texts[k % texts.len()]);
+                s.push('\n');
+                k += 1;
+            }
+            let mut cut = per;
+            while !s.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            s.truncate(cut);
+            s
+        })
+        .collect()
+}
+
+const CALLS: usize = 4;
+
+/// An Anthropic Messages request: four `tool_use` calls answered by four
+/// `tool_result` blocks (the last with `is_error`).
+pub fn anthropic(texts: &[String], stream: bool) -> Vec<u8> {
+    let build = |contents: &[String]| {
+        let uses: Vec<Value> = (0..CALLS)
+            .map(|i| json!({"type":"tool_use","id":format!("toolu_bench_{i}"),"name":"read_file","input":{"path":format!("src/mod{i}.rs")}}))
+            .collect();
+        let results: Vec<Value> = contents
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let mut r = json!({"type":"tool_result","tool_use_id":format!("toolu_bench_{i}"),"content":c});
+                if i + 1 == CALLS {
+                    r["is_error"] = json!(true);
+                }
+                r
+            })
+            .collect();
+        let mut body = json!({
+            "model": "claude-sonnet-4-20250514", "max_tokens": 1024,
+            "system": "You are a coding agent.",
+            "tools": [{"name":"read_file","description":"Read a file","input_schema":{"type":"object","properties":{"path":{"type":"string"}}}}],
+            "messages": [
+                {"role":"user","content":"Read the modules and summarise them."},
+                {"role":"assistant","content":uses},
+                {"role":"user","content":results}]});
+        if stream {
+            body["stream"] = json!(true);
+        }
+        serde_json::to_vec(&body).unwrap_or_default()
+    };
+    sized(build, texts)
+}
+
+/// A Chat Completions request: one assistant message with four
+/// `tool_calls`, four `role: tool` messages (the last an `Error: …`).
+pub fn chat(texts: &[String], stream: bool) -> Vec<u8> {
+    let build = |contents: &[String]| {
+        let calls: Vec<Value> = (0..CALLS)
+            .map(|i| json!({"id":format!("call_bench_{i}"),"type":"function","function":{"name":"read_file","arguments":format!("{{\"path\":\"src/mod{i}.rs\"}}")}}))
+            .collect();
+        let mut messages = vec![
+            json!({"role":"system","content":"You are a coding agent."}),
+            json!({"role":"user","content":"Read the modules and summarise them."}),
+            json!({"role":"assistant","content":null,"tool_calls":calls}),
+        ];
+        for (i, c) in contents.iter().enumerate() {
+            let content = if i + 1 == CALLS {
+                format!("Error: permission denied reading src/mod{i}.rs\n{c}")
+            } else {
+                c.clone()
+            };
+            messages.push(
+                json!({"role":"tool","tool_call_id":format!("call_bench_{i}"),"content":content}),
+            );
+        }
+        let mut body = json!({"model":"gpt-4o","messages":messages,
+            "tools":[{"type":"function","function":{"name":"read_file","parameters":{"type":"object"}}}]});
+        if stream {
+            body["stream"] = json!(true);
+        }
+        serde_json::to_vec(&body).unwrap_or_default()
+    };
+    sized(build, texts)
+}
+
+/// Build once to measure the envelope, then fill the contents to size.
+fn sized(build: impl Fn(&[String]) -> Vec<u8>, texts: &[String]) -> Vec<u8> {
+    let empty = vec![String::new(); CALLS];
+    let overhead = build(&empty).len();
+    // JSON escaping grows the text a little: aim slightly under.
+    let mut budget = BODY_BYTES.saturating_sub(overhead);
+    loop {
+        let body = build(&contents(texts, CALLS, budget));
+        if body.len() <= BODY_BYTES + 256 || budget < 1024 {
+            return body;
+        }
+        budget -= (body.len() - BODY_BYTES) / 2 + 64;
+    }
+}

@@ -1,0 +1,158 @@
+//! The gateway in its own process, so its CPU time and memory come from the
+//! kernel's accounting of that process alone.
+//!
+//! The bench re-executes itself with `--serve-gateway`: the child starts
+//! `Gateway::start` (recording to SQLite and JSONL), prints
+//! `listening on ADDR`, and shuts down gracefully when its stdin closes.
+
+use std::{
+    io::{BufRead, BufReader},
+    net::SocketAddr,
+    path::Path,
+    process::{Child, ChildStdin, Command, Stdio},
+    time::Duration,
+};
+
+use toolwarden_gateway::{Config, Gateway};
+
+/// A running gateway child.
+#[derive(Debug)]
+pub struct GatewayChild {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    pub addr: SocketAddr,
+    ticks_per_sec: f64,
+}
+
+impl GatewayChild {
+    /// Start `exe --serve-gateway …` and wait for its address.
+    pub fn spawn(
+        exe: &Path,
+        upstream: &str,
+        database: &str,
+        jsonl: &Path,
+    ) -> Result<GatewayChild, String> {
+        let mut child = Command::new(exe)
+            .arg("--serve-gateway")
+            .arg(upstream)
+            .arg(database)
+            .arg(jsonl)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .map_err(|e| format!("cannot start the gateway child {}: {e}", exe.display()))?;
+        let stdout = child.stdout.take().ok_or("no stdout")?;
+        let mut line = String::new();
+        BufReader::new(stdout)
+            .read_line(&mut line)
+            .map_err(|e| format!("reading the gateway child's address: {e}"))?;
+        let addr = line
+            .trim()
+            .strip_prefix("listening on ")
+            .and_then(|a| a.parse().ok())
+            .ok_or_else(|| format!("the gateway child did not start: {line:?}"))?;
+        let stdin = child.stdin.take();
+        Ok(GatewayChild {
+            child,
+            stdin,
+            addr,
+            ticks_per_sec: clock_ticks(),
+        })
+    }
+
+    /// user + system CPU seconds the child has used so far (all threads).
+    pub fn cpu_secs(&self) -> f64 {
+        let stat =
+            std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).unwrap_or_default();
+        // Fields after the `(comm)`: state is field 3; utime 14, stime 15.
+        let after = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+        let fields: Vec<&str> = after.split_whitespace().collect();
+        let get = |i: usize| {
+            fields
+                .get(i)
+                .and_then(|f| f.parse::<f64>().ok())
+                .unwrap_or(0.0)
+        };
+        (get(11) + get(12)) / self.ticks_per_sec
+    }
+
+    /// Resident set size in bytes.
+    pub fn rss_bytes(&self) -> u64 {
+        self.status_kb("VmRSS:")
+    }
+
+    /// Peak resident set size in bytes.
+    pub fn peak_rss_bytes(&self) -> u64 {
+        self.status_kb("VmHWM:")
+    }
+
+    fn status_kb(&self, field: &str) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .unwrap_or_default();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(field))
+            .and_then(|v| v.split_whitespace().next())
+            .and_then(|kb| kb.parse::<u64>().ok())
+            .map(|kb| kb * 1024)
+            .unwrap_or(0)
+    }
+
+    /// Close stdin (graceful shutdown: drain the recorder) and wait.
+    pub fn stop(mut self) {
+        drop(self.stdin.take());
+        for _ in 0..200 {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for GatewayChild {
+    fn drop(&mut self) {
+        if self.stdin.is_some() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+fn clock_ticks() -> f64 {
+    Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(100.0)
+}
+
+/// The child side: serve until stdin closes.
+pub async fn serve(upstream: &str, database: &str, jsonl: &str) -> Result<(), String> {
+    let mut config = Config::for_tests(upstream);
+    config.database = Some(database.to_string());
+    config.jsonl = Some(jsonl.into());
+    let gw = Gateway::start(config)
+        .await
+        .map_err(|e| format!("gateway: {e}"))?;
+    println!("listening on {}", gw.addr());
+    // Wait for the parent to close our stdin (or die).
+    let _ = tokio::task::spawn_blocking(|| {
+        let mut sink = String::new();
+        while std::io::stdin()
+            .read_line(&mut sink)
+            .map(|n| n > 0)
+            .unwrap_or(false)
+        {
+            sink.clear();
+        }
+    })
+    .await;
+    gw.shutdown().await;
+    Ok(())
+}

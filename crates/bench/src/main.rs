@@ -1,0 +1,402 @@
+//! `toolwarden-bench`: the gateway's overhead against a direct connection to
+//! the same mock provider, measured in one run on loopback.
+//!
+//! The mock provider runs in this process; the gateway runs in a child
+//! process (this binary re-executed with `--serve-gateway`) recording to a
+//! temporary SQLite database and JSONL file, so its CPU time and RSS are the
+//! kernel's accounting of the gateway alone. Prints a markdown table.
+//!
+//! ```text
+//! cargo run --release -p toolwarden-bench -- [--requests 20000] [--conns 32]
+//!     [--throughput-requests 40000] [--ttfb-requests 5000] [--streams 1000]
+//! ```
+
+#![forbid(unsafe_code)]
+
+mod bodies;
+mod child;
+mod load;
+
+use std::{process::ExitCode, time::Duration};
+
+use bytes::Bytes;
+use load::{Conn, Shape, percentile_ms, sequential, throughput};
+use toolwarden_mock_provider::{Fault, MockOptions, MockProvider};
+
+#[derive(Debug, Clone)]
+struct Args {
+    requests: usize,
+    conns: usize,
+    throughput_requests: usize,
+    ttfb_requests: usize,
+    streams: usize,
+}
+
+const USAGE: &str = "usage: toolwarden-bench [--requests N] [--conns N] [--throughput-requests N] [--ttfb-requests N] [--streams N]";
+
+fn parse(args: &[String]) -> Result<Args, String> {
+    let mut a = Args {
+        requests: 20_000,
+        conns: 32,
+        throughput_requests: 40_000,
+        ttfb_requests: 5_000,
+        streams: 1_000,
+    };
+    let mut it = args.iter();
+    while let Some(flag) = it.next() {
+        let value = it
+            .next()
+            .ok_or_else(|| format!("{flag} needs a value\n{USAGE}"))?;
+        let n: usize = value
+            .parse()
+            .map_err(|e| format!("{flag} {value}: {e}\n{USAGE}"))?;
+        match flag.as_str() {
+            "--requests" => a.requests = n,
+            "--conns" => a.conns = n.max(1),
+            "--throughput-requests" => a.throughput_requests = n,
+            "--ttfb-requests" => a.ttfb_requests = n,
+            "--streams" => a.streams = n,
+            other => return Err(format!("unknown argument {other}\n{USAGE}")),
+        }
+    }
+    Ok(a)
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("tokio runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    if args.first().map(String::as_str) == Some("--serve-gateway") {
+        let [_, up, db, jsonl] = args.as_slice() else {
+            eprintln!("--serve-gateway UPSTREAM DATABASE JSONL");
+            return ExitCode::from(2);
+        };
+        return match rt.block_on(child::serve(up, db, jsonl)) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("{e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    let parsed = match parse(&args) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    match rt.block_on(run(parsed)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("toolwarden-bench: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// One table row.
+struct Row {
+    what: String,
+    direct: String,
+    gateway: String,
+    delta: String,
+    target: &'static str,
+}
+
+fn ms(v: f64) -> String {
+    format!("{v:.3} ms")
+}
+
+async fn run(args: Args) -> Result<(), String> {
+    let mock = MockProvider::start(MockOptions {
+        record: false,
+        ..MockOptions::default()
+    })
+    .await;
+    let dir = tempfile::tempdir().map_err(|e| format!("temp dir: {e}"))?;
+    let db = format!("sqlite://{}", dir.path().join("bench.db").display());
+    let jsonl = dir.path().join("events.jsonl");
+    let exe = std::env::current_exe().map_err(|e| format!("current exe: {e}"))?;
+    let gw = child::GatewayChild::spawn(&exe, &mock.base_url(), &db, &jsonl)?;
+    let direct = mock.addr();
+    let proxied = gw.addr;
+
+    let texts = bodies::result_texts();
+    let anthropic_headers = vec![
+        ("x-api-key", "sk-ant-bench".to_string()),
+        ("anthropic-version", "2023-06-01".to_string()),
+        ("content-type", "application/json".to_string()),
+    ];
+    let openai_headers = vec![
+        ("authorization", "Bearer sk-bench".to_string()),
+        ("content-type", "application/json".to_string()),
+    ];
+    let shapes = [
+        (
+            "Anthropic",
+            Shape {
+                path: "/v1/messages",
+                headers: anthropic_headers.clone(),
+                body: Bytes::from(bodies::anthropic(&texts, false)),
+            },
+        ),
+        (
+            "Chat",
+            Shape {
+                path: "/v1/chat/completions",
+                headers: openai_headers,
+                body: Bytes::from(bodies::chat(&texts, false)),
+            },
+        ),
+    ];
+    let stream_shape = Shape {
+        path: "/v1/messages",
+        headers: anthropic_headers,
+        body: Bytes::from(bodies::anthropic(&texts, true)),
+    };
+    let body_kb = shapes[0].1.body.len() as f64 / 1024.0;
+    let mut rows = Vec::new();
+
+    // Warm up both paths.
+    for (_, shape) in &shapes {
+        sequential(direct, shape, 300, &|_| None).await?;
+        sequential(proxied, shape, 300, &|i| Some(format!("warm-{i}"))).await?;
+    }
+
+    // 1. RSS with many open streams (the mock holds them open), on a
+    // freshly warmed-up gateway.
+    let rss_idle = gw.rss_bytes();
+    mock.set_fault(Fault::StallAfter(1));
+    let mut open = Vec::with_capacity(args.streams);
+    let mut pending = Vec::new();
+    for _ in 0..args.streams {
+        let shape = stream_shape.clone();
+        pending.push(tokio::spawn(async move {
+            let mut conn = Conn::open(proxied).await?;
+            let body = conn.open_stream(&shape).await?;
+            Ok::<_, String>((conn, body))
+        }));
+    }
+    for p in pending {
+        open.push(p.await.map_err(|e| format!("task: {e}"))??);
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let held = mock.open_streams();
+    let rss_streams = gw.rss_bytes();
+    drop(open);
+    mock.set_fault(Fault::None);
+    let mb = |b: u64| b as f64 / (1024.0 * 1024.0);
+    rows.push(Row {
+        what: format!(
+            "gateway RSS with {} concurrent open streams (mock holding {held})",
+            args.streams
+        ),
+        direct: "–".into(),
+        gateway: format!("{:.1} MB", mb(rss_streams)),
+        delta: format!("idle {:.1} MB", mb(rss_idle)),
+        target: "≤ 100 MB",
+    });
+
+    // 2. Latency at one connection, interleaved blocks so drift hits both.
+    let block = 1_000.min(args.requests.max(1));
+    let cpu_start = gw.cpu_secs();
+    let mut gw_requests = 0usize;
+    for (name, shape) in &shapes {
+        let (mut d_all, mut g_all) = (Vec::new(), Vec::new());
+        let mut done = 0;
+        while done < args.requests {
+            let n = block.min(args.requests - done);
+            let session = |i: usize| Some(format!("lat-{name}-{}", (done + i) / 4));
+            let (d, _) = sequential(direct, shape, n, &session).await?;
+            let (g, _) = sequential(proxied, shape, n, &session).await?;
+            d_all.extend(d);
+            g_all.extend(g);
+            done += n;
+        }
+        gw_requests += g_all.len();
+        for p in [50.0, 99.0] {
+            let d = percentile_ms(&mut d_all, p);
+            let g = percentile_ms(&mut g_all, p);
+            rows.push(Row {
+                what: format!("{name} {body_kb:.0} KB with tool results, p{p:.0} latency, 1 connection ({} requests)", args.requests),
+                direct: ms(d),
+                gateway: ms(g),
+                delta: format!("+{}", ms(g - d)),
+                target: if p == 50.0 { "≤ +0.050 ms" } else { "" },
+            });
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await; // let the recorder flush
+    let cpu_us = (gw.cpu_secs() - cpu_start) * 1e6 / gw_requests.max(1) as f64;
+    let after_latency = recorder_counts(proxied).await?;
+    rows.push(Row {
+        what: format!(
+            "gateway CPU per proxied request, 1 connection ({gw_requests} requests, recording on)"
+        ),
+        direct: "–".into(),
+        gateway: format!("{cpu_us:.1} µs"),
+        delta: String::new(),
+        target: "≤ 40 µs",
+    });
+
+    // 3. Streaming time to first byte.
+    let (mut d_first, mut g_first) = (Vec::new(), Vec::new());
+    let mut done = 0;
+    while done < args.ttfb_requests {
+        let n = block.min(args.ttfb_requests - done);
+        let session = |i: usize| Some(format!("ttfb-{}", (done + i) / 4));
+        let (_, d) = sequential(direct, &stream_shape, n, &session).await?;
+        let (_, g) = sequential(proxied, &stream_shape, n, &session).await?;
+        d_first.extend(d);
+        g_first.extend(g);
+        done += n;
+    }
+    for p in [50.0, 99.0] {
+        let d = percentile_ms(&mut d_first, p);
+        let g = percentile_ms(&mut g_first, p);
+        rows.push(Row {
+            what: format!(
+                "streaming (Anthropic SSE) time to first byte, p{p:.0} ({} requests)",
+                args.ttfb_requests
+            ),
+            direct: ms(d),
+            gateway: ms(g),
+            delta: format!("+{}", ms(g - d)),
+            target: if p == 50.0 { "≤ +0.100 ms" } else { "" },
+        });
+    }
+
+    // 4. Throughput at N connections (direct, gateway, direct again).
+    let (name, shape) = &shapes[0];
+    let d1 = throughput(direct, shape, args.conns, args.throughput_requests, "tp-d1").await?;
+    let cpu_tp_start = gw.cpu_secs();
+    let g = throughput(proxied, shape, args.conns, args.throughput_requests, "tp-g").await?;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let cpu_tp = (gw.cpu_secs() - cpu_tp_start) * 1e6 / args.throughput_requests as f64;
+    let after_throughput = recorder_counts(proxied).await?;
+    let d2 = throughput(direct, shape, args.conns, args.throughput_requests, "tp-d2").await?;
+    let d = (d1 + d2) / 2.0;
+    rows.push(Row {
+        what: format!(
+            "{name} throughput, {} connections ({} requests)",
+            args.conns, args.throughput_requests
+        ),
+        direct: format!("{d:.0} req/s"),
+        gateway: format!("{g:.0} req/s"),
+        delta: format!("{:.2} × direct", g / d),
+        target: "report",
+    });
+    rows.push(Row {
+        what: format!(
+            "gateway CPU per proxied request at {} connections",
+            args.conns
+        ),
+        direct: "–".into(),
+        gateway: format!("{cpu_tp:.1} µs"),
+        delta: String::new(),
+        target: "≤ 40 µs",
+    });
+
+    // 5. Events dropped, from the gateway's own metrics.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let end = recorder_counts(proxied).await?;
+    let phase = |(d, w): (f64, f64), (d0, w0): (f64, f64)| {
+        format!("{:.0} dropped / {:.0} written", d - d0, w - w0)
+    };
+    rows.push(Row {
+        what: "events dropped by the recorder (whole run)".into(),
+        direct: "–".into(),
+        gateway: format!("{:.0}", end.0),
+        delta: format!(
+            "{:.0} written; latency phase {}; throughput phase {}",
+            end.1,
+            phase(after_latency, (0.0, 0.0)),
+            phase(after_throughput, after_latency),
+        ),
+        target: "0",
+    });
+    let peak = gw.peak_rss_bytes();
+    rows.push(Row {
+        what: "gateway peak RSS over the whole run".into(),
+        direct: "–".into(),
+        gateway: format!("{:.1} MB", mb(peak)),
+        delta: String::new(),
+        target: "",
+    });
+    gw.stop();
+
+    println!("| measure | direct | gateway | added / ratio | target |");
+    println!("|---|---|---|---|---|");
+    for r in rows {
+        println!(
+            "| {} | {} | {} | {} | {} |",
+            r.what, r.direct, r.gateway, r.delta, r.target
+        );
+    }
+    println!();
+    println!(
+        "{} CPUs; mock provider in the bench process, gateway in a child process recording to SQLite + JSONL; loopback, HTTP/1.1 keep-alive.",
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(0)
+    );
+    Ok(())
+}
+
+async fn fetch_metrics(addr: std::net::SocketAddr) -> Result<String, String> {
+    use http_body_util::{BodyExt, Empty};
+    let tcp = tokio::net::TcpStream::connect(addr)
+        .await
+        .map_err(|e| format!("metrics: {e}"))?;
+    let (mut send, conn) =
+        hyper::client::conn::http1::handshake::<_, Empty<Bytes>>(hyper_util::rt::TokioIo::new(tcp))
+            .await
+            .map_err(|e| format!("metrics: {e}"))?;
+    tokio::spawn(conn);
+    let req = http::Request::get("/metrics")
+        .header("host", addr.to_string())
+        .body(Empty::new())
+        .map_err(|e| format!("metrics: {e}"))?;
+    let resp = send
+        .send_request(req)
+        .await
+        .map_err(|e| format!("metrics: {e}"))?;
+    let body = resp
+        .into_body()
+        .collect()
+        .await
+        .map_err(|e| format!("metrics: {e}"))?
+        .to_bytes();
+    Ok(String::from_utf8_lossy(&body).into_owned())
+}
+
+/// (events dropped, events written) so far, from the gateway's `/metrics`.
+async fn recorder_counts(addr: std::net::SocketAddr) -> Result<(f64, f64), String> {
+    let m = fetch_metrics(addr).await?;
+    Ok((
+        metric(&m, "toolwarden_events_dropped_total"),
+        metric(&m, "toolwarden_events_written_total"),
+    ))
+}
+
+/// Sum of a metric's samples (all label sets).
+fn metric(text: &str, name: &str) -> f64 {
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| {
+            let (series, value) = l.rsplit_once(' ')?;
+            let n = series.split('{').next()?;
+            (n == name).then(|| value.parse::<f64>().ok()).flatten()
+        })
+        .sum()
+}

@@ -1,0 +1,214 @@
+//! A three-round tool conversation in every dialect, streaming and not:
+//! each round the model calls `lookup` (succeeds) and `book` (fails); every
+//! later request resends the whole history, yet the store, the JSONL log
+//! and `/metrics` count each call and each result exactly once, with the
+//! failure's basis (explicit where the dialect has a flag, heuristic where
+//! the content detector decides).
+
+use toolwarden_mock_provider::MockOptions;
+
+use super::{
+    convo::{Convo, Kind},
+    support::{Harness, metric},
+};
+
+const ROUNDS: u64 = 3;
+
+fn failure_text(kind: Kind) -> &'static str {
+    match kind {
+        // With `is_error: true`: the flag decides.
+        Kind::Anthropic => "Exit code 1\nbook: seat 12A is no longer available",
+        // No flag on the wire: the content detector must see it.
+        Kind::Chat | Kind::Responses => "Error: seat 12A is no longer available for flight TP123",
+        // Sent as `{"error": …}`.
+        Kind::Gemini => "seat 12A is no longer available",
+    }
+}
+
+async fn three_rounds(kind: Kind, stream: bool) {
+    let opts = MockOptions {
+        calls_per_reply: 2,
+        ..MockOptions::default()
+    };
+    let mut h = Harness::with(opts, |_| {}).await;
+    let session = format!("e2e-{}-{stream}", kind.dialect());
+    let mut convo = Convo::new(kind, stream, Some(&session));
+    let outcomes = [
+        (
+            false,
+            "Flight TP123 found: departs 09:05, 189 EUR, seats available",
+        ),
+        (true, failure_text(kind)),
+    ];
+    for round in 0..ROUNDS {
+        if round > 0 {
+            convo.user("And another one for next week, please.");
+        }
+        let calls = convo.tool_round(&h.client, &h.gw(), &outcomes).await;
+        let names: Vec<&str> = calls.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["lookup", "book"]);
+    }
+    let requests = 2 * ROUNDS;
+    let what = format!("{kind:?} stream={stream}");
+
+    // /metrics, once the recorder has caught up.
+    let provider = kind.provider();
+    let basis = kind.failure_basis();
+    let expected = |m: &str| {
+        metric(
+            m,
+            "toolwarden_tool_calls_total",
+            &[("provider", provider), ("tool", "book")],
+        ) == ROUNDS as f64
+            && metric(
+                m,
+                "toolwarden_tool_calls_total",
+                &[("provider", provider), ("tool", "lookup")],
+            ) == ROUNDS as f64
+            && metric(
+                m,
+                "toolwarden_tool_failures_total",
+                &[("tool", "book"), ("basis", basis)],
+            ) == ROUNDS as f64
+    };
+    let m = h.metrics_when(expected).await;
+    let calls_total = metric(&m, "toolwarden_tool_calls_total", &[]);
+    let failures_total = metric(&m, "toolwarden_tool_failures_total", &[]);
+    assert!(expected(&m), "{what}: metrics\n{m}");
+    assert_eq!(calls_total, (2 * ROUNDS) as f64, "{what}: all calls\n{m}");
+    assert_eq!(failures_total, ROUNDS as f64, "{what}: all failures\n{m}");
+    assert_eq!(
+        metric(&m, "toolwarden_tool_failures_total", &[("tool", "lookup")]),
+        0.0,
+        "{what}"
+    );
+    assert_eq!(
+        metric(
+            &m,
+            "toolwarden_upstream_requests_total",
+            &[("provider", provider), ("status", "200")]
+        ),
+        requests as f64,
+        "{what}\n{m}"
+    );
+    assert_eq!(
+        metric(&m, "toolwarden_events_dropped_total", &[]),
+        0.0,
+        "{what}"
+    );
+
+    // The store, after a graceful shutdown drained the recorder.
+    let stats = h.finish().await;
+    let tool = |name: &str| {
+        stats
+            .tools
+            .iter()
+            .find(|t| t.tool == name)
+            .map(|t| (t.calls, t.failures))
+            .unwrap_or_else(|| panic!("{what}: no row for {name} in {:?}", stats.tools))
+    };
+    assert_eq!(tool("lookup"), (ROUNDS, 0), "{what}");
+    assert_eq!(tool("book"), (ROUNDS, ROUNDS), "{what}");
+    assert_eq!(stats.tools.len(), 2, "{what}: {:?}", stats.tools);
+    assert_eq!(stats.requests.total, requests, "{what}");
+    assert_eq!(stats.requests.errors, 0, "{what}");
+    assert_eq!(
+        stats.requests.streaming,
+        if stream { requests } else { 0 },
+        "{what}"
+    );
+    assert_eq!(
+        stats.recent_failures.len() as u64,
+        ROUNDS,
+        "{what}: {:?}",
+        stats.recent_failures
+    );
+    for f in &stats.recent_failures {
+        assert_eq!(
+            (f.tool.as_str(), f.basis.as_str()),
+            ("book", basis),
+            "{what}: {f:?}"
+        );
+        assert_eq!(f.session_id, session, "{what}");
+    }
+    assert_eq!(stats.sessions.len(), 1, "{what}: {:?}", stats.sessions);
+    assert_eq!(
+        (stats.sessions[0].calls, stats.sessions[0].failures),
+        (2 * ROUNDS, ROUNDS),
+        "{what}"
+    );
+    assert!(
+        stats.repairs.is_empty(),
+        "{what}: nothing to repair: {:?}",
+        stats.repairs
+    );
+
+    // The JSONL log holds each event once.
+    let events = h.events();
+    let count = |ty: &str| events.iter().filter(|e| e["type"] == ty).count() as u64;
+    assert_eq!(count("request"), requests, "{what}");
+    assert_eq!(count("tool_call"), 2 * ROUNDS, "{what}");
+    assert_eq!(count("tool_result"), 2 * ROUNDS, "{what}");
+    let failed: Vec<_> = events
+        .iter()
+        .filter(|e| e["type"] == "tool_result" && e["failed"] == true)
+        .collect();
+    assert_eq!(failed.len() as u64, ROUNDS, "{what}");
+    assert!(
+        failed.iter().all(|e| e["basis"] == basis),
+        "{what}: {failed:?}"
+    );
+    for e in events.iter().filter(|e| e["type"] == "request") {
+        assert_eq!(e["dialect"], kind.dialect(), "{what}");
+        assert_eq!(e["streaming"], stream, "{what}");
+        assert_eq!(e["session_id"], session.as_str(), "{what}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn anthropic_three_rounds_exact_counts() {
+    three_rounds(Kind::Anthropic, false).await;
+    three_rounds(Kind::Anthropic, true).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chat_three_rounds_exact_counts() {
+    three_rounds(Kind::Chat, false).await;
+    three_rounds(Kind::Chat, true).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn responses_three_rounds_exact_counts() {
+    three_rounds(Kind::Responses, false).await;
+    three_rounds(Kind::Responses, true).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gemini_three_rounds_exact_counts() {
+    three_rounds(Kind::Gemini, false).await;
+    three_rounds(Kind::Gemini, true).await;
+}
+
+/// Without any session header the turns still group into one session (the
+/// fingerprint of the first turn), so resent results are still counted once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fingerprinted_session_counts_once() {
+    let mut h = Harness::start().await;
+    let mut convo = Convo::new(Kind::Chat, false, None);
+    for round in 0..ROUNDS {
+        if round > 0 {
+            convo.user("Again, please.");
+        }
+        convo
+            .tool_round(&h.client, &h.gw(), &[(true, "Error: flight not found")])
+            .await;
+    }
+    let stats = h.finish().await;
+    assert_eq!(stats.sessions.len(), 1, "{:?}", stats.sessions);
+    assert_eq!(
+        (stats.sessions[0].calls, stats.sessions[0].failures),
+        (ROUNDS, ROUNDS)
+    );
+    let calls: u64 = stats.tools.iter().map(|t| t.calls).sum();
+    assert_eq!(calls, ROUNDS);
+}

@@ -1,0 +1,105 @@
+//! A conversation whose tool call has no result: the mock (like the real
+//! provider) rejects it with its own 400; through the gateway it is repaired,
+//! accepted, flagged with `x-toolwarden-repaired` and counted.
+
+use toolwarden_gateway::RepairMode;
+use toolwarden_mock_provider::{MockOptions, MockProvider};
+use toolwarden_wire::Dialect;
+
+use super::{
+    convo::{Convo, Kind},
+    support::{Harness, metric},
+};
+
+/// A conversation where the model called a tool and the client moved on
+/// without answering it.
+async fn unanswered(kind: Kind, mock: &MockProvider, h: &Harness) -> Convo {
+    let mut convo = Convo::new(kind, false, Some(&format!("repair-{}", kind.dialect())));
+    let r = convo.send(&h.client, &mock.base_url()).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let calls = convo.calls(&r);
+    assert_eq!(calls.len(), 1);
+    convo.assistant_calls(&calls);
+    convo.user("Never mind that, what is the weather in Lisbon?");
+    convo
+}
+
+fn dialect(kind: Kind) -> Dialect {
+    match kind {
+        Kind::Anthropic => Dialect::Anthropic,
+        Kind::Chat => Dialect::OpenAiChat,
+        Kind::Responses => Dialect::OpenAiResponses,
+        Kind::Gemini => Dialect::Gemini,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn missing_results_are_repaired_and_accepted() {
+    for kind in Kind::ALL {
+        let mut h = Harness::start().await;
+        let convo = unanswered(kind, &h.mock, &h).await;
+
+        // Directly: the provider's own 400.
+        let direct = convo.send(&h.client, &h.direct()).await;
+        assert_eq!(direct.status, 400, "{kind:?}: {}", direct.text());
+        let err = direct.json();
+        match kind {
+            Kind::Anthropic => assert_eq!(err["error"]["type"], "invalid_request_error"),
+            Kind::Chat | Kind::Responses => {
+                assert_eq!(err["error"]["type"], "invalid_request_error")
+            }
+            Kind::Gemini => assert_eq!(err["error"]["status"], "INVALID_ARGUMENT"),
+        }
+
+        // Through the gateway: repaired, accepted.
+        h.mock.take_received();
+        let r = convo.send(&h.client, &h.gw()).await;
+        assert_eq!(r.status, 200, "{kind:?}: {}", r.text());
+        let changes: u64 = r
+            .header("x-toolwarden-repaired")
+            .unwrap_or_else(|| panic!("{kind:?}: no x-toolwarden-repaired header"))
+            .parse()
+            .expect("a number of changes");
+        assert!(changes >= 1, "{kind:?}");
+        let got = h.mock.take_received();
+        assert_eq!(got.len(), 1);
+        let sent = serde_json::to_vec(&convo.body).unwrap();
+        assert_ne!(
+            got[0].body, sent,
+            "{kind:?}: the repaired body went upstream"
+        );
+        let defects = toolwarden_wire::validate(dialect(kind), &got[0].body).expect("readable");
+        assert!(defects.is_empty(), "{kind:?}: still defective: {defects:?}");
+
+        let m = h
+            .metrics_when(|m| metric(m, "toolwarden_repairs_total", &[]) >= changes as f64)
+            .await;
+        assert_eq!(
+            metric(
+                &m,
+                "toolwarden_repairs_total",
+                &[("dialect", kind.dialect())]
+            ),
+            changes as f64,
+            "{kind:?}\n{m}"
+        );
+        let stats = h.finish().await;
+        let repaired: u64 = stats.repairs.iter().map(|r| r.count).sum();
+        assert_eq!(repaired, changes, "{kind:?}: {:?}", stats.repairs);
+    }
+}
+
+/// `repair = report`: the body goes upstream unchanged, so the provider's
+/// 400 comes back unchanged.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn report_mode_forwards_unchanged() {
+    let h = Harness::with(MockOptions::default(), |c| c.repair = RepairMode::Report).await;
+    let convo = unanswered(Kind::Anthropic, &h.mock, &h).await;
+    let direct = convo.send(&h.client, &h.direct()).await;
+    let r = convo.send(&h.client, &h.gw()).await;
+    assert_eq!(r.status, 400);
+    assert_eq!(r.body, direct.body);
+    assert!(r.header("x-toolwarden-repaired").is_none());
+    let got = h.mock.received();
+    assert_eq!(got[got.len() - 1].body, got[got.len() - 2].body);
+}

@@ -1,0 +1,281 @@
+//! The harness: a mock provider and a gateway in-process, an HTTP client,
+//! the corpus, and readers for `/metrics`.
+
+use std::{
+    path::{Path, PathBuf},
+    time::Duration,
+};
+
+use bytes::Bytes;
+use http::{HeaderMap, Method, Request, StatusCode};
+use http_body_util::{BodyExt, Full};
+use hyper_util::{
+    client::legacy::{Client, connect::HttpConnector},
+    rt::TokioExecutor,
+};
+use serde_json::Value;
+use toolwarden_gateway::{Config, Gateway, RunningGateway};
+use toolwarden_mock_provider::{MockOptions, MockProvider};
+use toolwarden_store::{Stats, StatsQuery, Store};
+
+/// The HTTP client used for both direct and proxied requests.
+pub type HttpClient = Client<HttpConnector, Full<Bytes>>;
+
+/// A response, read to the end.
+#[derive(Debug)]
+pub struct Reply {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: Bytes,
+    /// The body ended with a transport error instead of its proper end.
+    pub broken: bool,
+}
+
+impl Reply {
+    /// The body as JSON; panics with the body text when it is not.
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or_else(|e| {
+            panic!(
+                "not JSON ({e}), status {}: {}",
+                self.status,
+                String::from_utf8_lossy(&self.body)
+            )
+        })
+    }
+
+    /// A header as text.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    /// The body as (lossy) text.
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+}
+
+/// A mock provider, a gateway in front of it (recording to a temporary
+/// SQLite database and JSONL file), and a client.
+pub struct Harness {
+    pub mock: MockProvider,
+    pub gateway: Option<RunningGateway>,
+    pub client: HttpClient,
+    pub db_url: String,
+    pub db_path: PathBuf,
+    pub jsonl: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+/// A keep-alive HTTP/1 client.
+pub fn client() -> HttpClient {
+    Client::builder(TokioExecutor::new()).build_http()
+}
+
+impl Harness {
+    /// Default mock options and gateway config.
+    pub async fn start() -> Harness {
+        Harness::with(MockOptions::default(), |_| {}).await
+    }
+
+    /// A harness with these mock options and a config adjusted by `tweak`.
+    pub async fn with(mock_opts: MockOptions, tweak: impl FnOnce(&mut Config)) -> Harness {
+        let mock = MockProvider::start(mock_opts).await;
+        let dir = tempfile::tempdir().expect("temp dir");
+        let db_path = dir.path().join("toolwarden.db");
+        let jsonl = dir.path().join("events.jsonl");
+        let db_url = format!("sqlite://{}", db_path.display());
+        let mut config = Config::for_tests(&mock.base_url());
+        config.database = Some(db_url.clone());
+        config.jsonl = Some(jsonl.clone());
+        tweak(&mut config);
+        let gateway = Gateway::start(config).await.expect("gateway starts");
+        Harness {
+            mock,
+            gateway: Some(gateway),
+            client: client(),
+            db_url,
+            db_path,
+            jsonl,
+            _dir: dir,
+        }
+    }
+
+    /// `http://ADDR` of the gateway.
+    pub fn gw(&self) -> String {
+        let gw = self.gateway.as_ref().expect("gateway running");
+        format!("http://{}", gw.addr())
+    }
+
+    /// `http://ADDR` of the mock provider.
+    pub fn direct(&self) -> String {
+        self.mock.base_url()
+    }
+
+    /// Shut the gateway down gracefully (draining the recorder) and read
+    /// the store.
+    pub async fn finish(&mut self) -> Stats {
+        if let Some(gw) = self.gateway.take() {
+            gw.shutdown().await;
+        }
+        let store = Store::open(&self.db_url).await.expect("store opens");
+        store
+            .stats(&StatsQuery {
+                limit: 10_000,
+                ..StatsQuery::default()
+            })
+            .await
+            .expect("stats")
+    }
+
+    /// The JSONL event log as parsed lines.
+    pub fn events(&self) -> Vec<Value> {
+        let text = std::fs::read_to_string(&self.jsonl).unwrap_or_default();
+        text.lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("JSONL line {e}: {l}")))
+            .collect()
+    }
+
+    /// `GET /metrics` of the running gateway.
+    pub async fn metrics(&self) -> String {
+        let r = send(
+            &self.client,
+            Method::GET,
+            format!("{}/metrics", self.gw()),
+            &[],
+            Vec::new(),
+        )
+        .await;
+        assert_eq!(r.status, 200, "/metrics: {}", r.text());
+        r.text()
+    }
+
+    /// Poll `/metrics` until `ok` holds (the recorder writes off the request
+    /// path), for at most 5 s; returns the last text either way.
+    pub async fn metrics_when(&self, ok: impl Fn(&str) -> bool) -> String {
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        loop {
+            let m = self.metrics().await;
+            if ok(&m) || std::time::Instant::now() > deadline {
+                return m;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+/// Send a request and read the whole response (a broken body is noted,
+/// not an error).
+pub async fn send(
+    c: &HttpClient,
+    method: Method,
+    url: String,
+    headers: &[(&str, &str)],
+    body: Vec<u8>,
+) -> Reply {
+    let mut req = Request::builder().method(method).uri(&url);
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    let req = req.body(Full::new(Bytes::from(body))).expect("request");
+    let resp = tokio::time::timeout(Duration::from_secs(20), c.request(req))
+        .await
+        .unwrap_or_else(|_| panic!("no response headers from {url} within 20 s"))
+        .unwrap_or_else(|e| panic!("request to {url} failed: {e:?}"));
+    let (parts, mut body) = resp.into_parts();
+    let mut out = Vec::new();
+    let mut broken = false;
+    loop {
+        let frame = tokio::time::timeout(Duration::from_secs(20), body.frame())
+            .await
+            .unwrap_or_else(|_| panic!("body from {url} stalled for 20 s"));
+        match frame {
+            None => break,
+            Some(Ok(f)) => {
+                if let Ok(d) = f.into_data() {
+                    out.extend_from_slice(&d);
+                }
+            }
+            Some(Err(_)) => {
+                broken = true;
+                break;
+            }
+        }
+    }
+    Reply {
+        status: parts.status,
+        headers: parts.headers,
+        body: out.into(),
+        broken,
+    }
+}
+
+/// POST a JSON body.
+pub async fn post(c: &HttpClient, url: String, headers: &[(&str, &str)], body: &Value) -> Reply {
+    send(
+        c,
+        Method::POST,
+        url,
+        headers,
+        serde_json::to_vec(body).expect("json"),
+    )
+    .await
+}
+
+/// The corpus folder: walk up from this crate until `shared/corpus` exists.
+pub fn corpus_dir() -> PathBuf {
+    let start = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for dir in start.ancestors() {
+        let candidate = dir.join("shared").join("corpus");
+        if candidate.is_dir() {
+            return candidate;
+        }
+    }
+    panic!(
+        "corpus not found: no ancestor of {} contains shared/corpus (see shared/corpus/README.md)",
+        start.display()
+    );
+}
+
+/// A corpus conversation body without its `_source` / `_notes` keys.
+pub fn corpus_conversation(name: &str) -> Value {
+    let path = corpus_dir().join("conversations").join(name);
+    let text = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut v: Value =
+        serde_json::from_slice(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    if let Some(obj) = v.as_object_mut() {
+        obj.remove("_source");
+        obj.remove("_notes");
+    }
+    v
+}
+
+/// Sum of the samples of `name` whose labels include every `(key, value)`.
+pub fn metric(text: &str, name: &str, labels: &[(&str, &str)]) -> f64 {
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| {
+            let (series, value) = l.rsplit_once(' ')?;
+            let (n, rest) = match series.find('{') {
+                Some(i) => (&series[..i], &series[i..]),
+                None => (series, ""),
+            };
+            if n != name {
+                return None;
+            }
+            let all = labels
+                .iter()
+                .all(|(k, v)| rest.contains(&format!("{k}=\"{v}\"")));
+            all.then(|| value.parse::<f64>().ok()).flatten()
+        })
+        .sum()
+}
+
+#[test]
+fn metric_sums_matching_series() {
+    let text = "# HELP x\nx_total{a=\"1\",b=\"2\"} 3\nx_total{a=\"1\",b=\"3\"} 4\nx_total{a=\"2\"} 5\ny 1\n";
+    assert_eq!(metric(text, "x_total", &[("a", "1")]), 7.0);
+    assert_eq!(metric(text, "x_total", &[]), 12.0);
+    assert_eq!(metric(text, "y", &[]), 1.0);
+    assert_eq!(metric(text, "x", &[]), 0.0);
+}

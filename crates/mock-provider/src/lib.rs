@@ -1,0 +1,252 @@
+//! A mock LLM provider for end-to-end tests and benchmarks.
+//!
+//! [`MockProvider`] serves the four provider APIs at their real paths on
+//! `127.0.0.1`:
+//! - Anthropic `POST /v1/messages`;
+//! - OpenAI `POST /v1/chat/completions` and `POST /v1/responses`;
+//! - Gemini `POST /v1beta/models/{model}:generateContent` and
+//!   `:streamGenerateContent` (`?alt=sse` → SSE, else a streamed JSON array);
+//! - `GET /v1/models` (Anthropic's or OpenAI's listing, told apart by the
+//!   `anthropic-version` / `x-api-key` headers) and `GET /v1beta/models`.
+//!
+//! It behaves like the real APIs where a gateway can tell the difference:
+//! - **authentication**: Anthropic takes `x-api-key` or `Authorization:
+//!   Bearer`, OpenAI `Authorization: Bearer`, Gemini `x-goog-api-key` or
+//!   `?key=`; without one (or with the wrong one when
+//!   [`MockOptions::api_key`] is set) → 401 in the provider's envelope;
+//! - **validation**: a body with call/result pairing defects
+//!   ([`toolwarden_wire::validate`]) → 400 in the provider's envelope with
+//!   the provider's own text;
+//! - **replies**: by default deterministic — if the last message carries
+//!   tool results the model answers with text, otherwise it calls tools
+//!   named in the request's `tools` (or [`MockOptions::default_tool`]), so a
+//!   client can drive multi-turn tool loops. `"stream": true` (or Gemini's
+//!   streaming method) gets the dialect's real event stream. Tests can queue
+//!   exact responses with [`MockProvider::push_response`] (e.g. a corpus SSE
+//!   recording, byte-exact, with chosen chunking and delays);
+//! - **faults**: [`MockProvider::set_fault`] with a [`Fault`];
+//! - **recording**: every request as received ([`MockProvider::received`]).
+//!
+//! ```no_run
+//! # async fn demo() {
+//! use toolwarden_mock_provider::{MockOptions, MockProvider, Fault};
+//! let mock = MockProvider::start(MockOptions::default()).await;
+//! let base = mock.base_url(); // "http://127.0.0.1:PORT"
+//! mock.set_fault(Fault::Status(529, r#"{"type":"error"}"#.into()));
+//! # }
+//! ```
+
+#![forbid(unsafe_code)]
+
+mod body;
+mod envelope;
+mod json;
+mod plan;
+mod render;
+mod script;
+mod server;
+
+pub use script::{Fault, RawResponse, ReceivedRequest, Scripted, json_lines_to_sse};
+
+use std::{
+    collections::VecDeque,
+    io,
+    net::SocketAddr,
+    sync::{
+        Arc, Mutex, MutexGuard,
+        atomic::{AtomicU64, Ordering},
+    },
+    time::Duration,
+};
+
+use hyper::service::service_fn;
+use hyper_util::{
+    rt::{TokioExecutor, TokioIo},
+    server::conn::auto,
+};
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+/// How the mock behaves.
+#[derive(Debug, Clone)]
+pub struct MockOptions {
+    /// Where to listen (default `127.0.0.1:0`).
+    pub listen: SocketAddr,
+    /// When set, only this key is accepted (else any non-empty key).
+    pub api_key: Option<String>,
+    /// The tool called when the request offers none (default `get_weather`).
+    pub default_tool: String,
+    /// How many (parallel) tool calls a tool-calling reply makes (default 1).
+    pub calls_per_reply: usize,
+    /// Reject pairing defects with 400 (default true).
+    pub validate: bool,
+    /// Keep every request for [`MockProvider::received`] (default true;
+    /// the benchmark turns it off).
+    pub record: bool,
+    /// Pause between the events of a default streaming reply (default 0).
+    pub chunk_delay: Duration,
+}
+
+impl Default for MockOptions {
+    fn default() -> Self {
+        MockOptions {
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            api_key: None,
+            default_tool: "get_weather".to_string(),
+            calls_per_reply: 1,
+            validate: true,
+            record: true,
+            chunk_delay: Duration::ZERO,
+        }
+    }
+}
+
+/// State shared by the handle and the connections.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub(crate) opts: MockOptions,
+    received: Mutex<Vec<ReceivedRequest>>,
+    fault: Mutex<Fault>,
+    script: Mutex<VecDeque<Scripted>>,
+    pub(crate) requests: AtomicU64,
+    pub(crate) open_streams: Arc<AtomicU64>,
+}
+
+/// A running mock provider; stops (closing every connection) when dropped.
+#[derive(Debug)]
+pub struct MockProvider {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    stop: CancellationToken,
+}
+
+// === impl Shared ===
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic while holding the lock cannot leave these values half-made.
+    m.lock().unwrap_or_else(|poison| poison.into_inner())
+}
+
+impl Shared {
+    pub(crate) fn lock_received(&self) -> MutexGuard<'_, Vec<ReceivedRequest>> {
+        lock(&self.received)
+    }
+
+    pub(crate) fn fault(&self) -> Fault {
+        lock(&self.fault).clone()
+    }
+
+    pub(crate) fn pop_script(&self) -> Option<Scripted> {
+        lock(&self.script).pop_front()
+    }
+}
+
+// === impl MockProvider ===
+
+impl MockProvider {
+    /// Start serving. Panics with the reason if the address cannot be bound
+    /// (a test helper; use [`MockProvider::try_start`] to handle it).
+    pub async fn start(opts: MockOptions) -> MockProvider {
+        let listen = opts.listen;
+        match MockProvider::try_start(opts).await {
+            Ok(m) => m,
+            Err(e) => panic!("mock provider: cannot listen on {listen}: {e}"),
+        }
+    }
+
+    /// Start serving, or the bind error.
+    pub async fn try_start(opts: MockOptions) -> io::Result<MockProvider> {
+        let listener = TcpListener::bind(opts.listen).await?;
+        let addr = listener.local_addr()?;
+        let shared = Arc::new(Shared {
+            opts,
+            received: Mutex::new(Vec::new()),
+            fault: Mutex::new(Fault::None),
+            script: Mutex::new(VecDeque::new()),
+            requests: AtomicU64::new(0),
+            open_streams: Arc::new(AtomicU64::new(0)),
+        });
+        let stop = CancellationToken::new();
+        tokio::spawn(accept_loop(listener, shared.clone(), stop.clone()));
+        Ok(MockProvider { addr, shared, stop })
+    }
+
+    /// The bound address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://127.0.0.1:PORT` (no trailing slash).
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Every request received so far, in arrival order.
+    pub fn received(&self) -> Vec<ReceivedRequest> {
+        self.shared.lock_received().clone()
+    }
+
+    /// Every request received so far, removing them.
+    pub fn take_received(&self) -> Vec<ReceivedRequest> {
+        std::mem::take(&mut *self.shared.lock_received())
+    }
+
+    /// How many requests arrived (also counted when recording is off).
+    pub fn request_count(&self) -> u64 {
+        self.shared.requests.load(Ordering::Relaxed)
+    }
+
+    /// How many response bodies are being written right now.
+    pub fn open_streams(&self) -> u64 {
+        self.shared.open_streams.load(Ordering::Relaxed)
+    }
+
+    /// Misbehave this way from now on (`Fault::None` restores service).
+    pub fn set_fault(&self, fault: Fault) {
+        *lock(&self.shared.fault) = fault;
+    }
+
+    /// Queue a response for the next authenticated, valid model request.
+    pub fn push_response(&self, response: Scripted) {
+        lock(&self.shared.script).push_back(response);
+    }
+
+    /// Stop accepting and close every connection.
+    pub fn shutdown(&self) {
+        self.stop.cancel();
+    }
+}
+
+impl Drop for MockProvider {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
+async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, stop: CancellationToken) {
+    loop {
+        let (stream, _) = tokio::select! {
+            _ = stop.cancelled() => return,
+            accepted = listener.accept() => match accepted {
+                Ok(s) => s,
+                Err(_) => {
+                    // Out of file descriptors and the like: back off briefly.
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                    continue;
+                }
+            },
+        };
+        let _ = stream.set_nodelay(true);
+        let shared = shared.clone();
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            let service = service_fn(move |req| server::handle(shared.clone(), req));
+            let builder = auto::Builder::new(TokioExecutor::new());
+            let conn = builder.serve_connection(TokioIo::new(stream), service);
+            tokio::select! {
+                _ = stop.cancelled() => {}
+                _ = conn => {}
+            }
+        });
+    }
+}

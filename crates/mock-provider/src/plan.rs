@@ -1,0 +1,252 @@
+//! The default, deterministic reply: what the mock "model" says to a
+//! request.
+//!
+//! If the request's last message carries tool results, the model answers
+//! with text; otherwise it calls tools named in the request's `tools` (or
+//! [`crate::MockOptions::default_tool`]). Ids derive from a hash of the
+//! request body, so the same request always gets the same bytes back (a
+//! direct and a proxied request can be compared byte for byte) and each turn
+//! of a conversation gets fresh ids.
+
+use serde_json::Value;
+use toolwarden_wire::Dialect;
+
+/// What the mock model answers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Plan {
+    pub model: String,
+    /// FNV-1a of the request body: the seed of every id.
+    pub seed: u64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    /// Text said before the calls (or the whole answer when no calls).
+    pub text: Option<String>,
+    pub calls: Vec<PlannedCall>,
+}
+
+/// One tool call the mock model makes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct PlannedCall {
+    pub name: String,
+    /// The arguments as JSON object text.
+    pub arguments: String,
+}
+
+impl Plan {
+    /// Call id `i` with the dialect's prefix (`toolu_`, `call_`).
+    pub(crate) fn call_id(&self, prefix: &str, i: usize) -> String {
+        format!("{prefix}{:016x}{i:02}", self.seed)
+    }
+
+    /// The response id with the dialect's prefix (`msg_`, `chatcmpl-`, `resp_`).
+    pub(crate) fn response_id(&self, prefix: &str) -> String {
+        format!("{prefix}mock{:016x}", self.seed)
+    }
+}
+
+/// Plan the reply to `body` (already known to be valid JSON for `dialect`).
+/// `model_from_path` is Gemini's model; `calls` how many calls to make when
+/// calling tools.
+pub(crate) fn plan(
+    dialect: Dialect,
+    body: &[u8],
+    model_from_path: Option<&str>,
+    default_tool: &str,
+    calls: usize,
+) -> Plan {
+    let v: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    let model = model_from_path
+        .map(str::to_string)
+        .or_else(|| v.get("model").and_then(Value::as_str).map(str::to_string))
+        .unwrap_or_else(|| "mock-model".to_string());
+    let seed = fnv1a(body);
+    let input_tokens = (body.len() as u64 / 4).max(1);
+    let answered = last_turn_has_results(dialect, &v);
+    if answered {
+        return Plan {
+            model,
+            seed,
+            input_tokens,
+            output_tokens: 12,
+            text: Some(format!(
+                "Thanks, I have the tool results (request {seed:016x}). Here is my answer."
+            )),
+            calls: Vec::new(),
+        };
+    }
+    let tools = tool_names(dialect, &v);
+    let n = calls.max(1);
+    let planned = (0..n)
+        .map(|i| {
+            let name = if tools.is_empty() {
+                default_tool.to_string()
+            } else {
+                tools[i % tools.len()].clone()
+            };
+            PlannedCall {
+                name,
+                arguments: format!(r#"{{"query":"q{seed:08x}-{i}","n":{i}}}"#),
+            }
+        })
+        .collect();
+    Plan {
+        model,
+        seed,
+        input_tokens,
+        output_tokens: 20 * n as u64,
+        text: Some("Let me call a tool for that.".to_string()),
+        calls: planned,
+    }
+}
+
+/// Whether the last message (item, content) is tool output.
+fn last_turn_has_results(dialect: Dialect, v: &Value) -> bool {
+    match dialect {
+        Dialect::Anthropic => v
+            .get("messages")
+            .and_then(Value::as_array)
+            .and_then(|m| m.last())
+            .and_then(|m| m.get("content"))
+            .and_then(Value::as_array)
+            .is_some_and(|blocks| {
+                blocks.iter().any(|b| {
+                    b.get("type")
+                        .and_then(Value::as_str)
+                        .is_some_and(|t| t == "tool_result" || t.ends_with("_tool_result"))
+                })
+            }),
+        Dialect::OpenAiChat => v
+            .get("messages")
+            .and_then(Value::as_array)
+            .and_then(|m| m.last())
+            .and_then(|m| m.get("role"))
+            .and_then(Value::as_str)
+            .is_some_and(|r| r == "tool" || r == "function"),
+        Dialect::OpenAiResponses => v
+            .get("input")
+            .and_then(Value::as_array)
+            .and_then(|m| m.last())
+            .and_then(|m| m.get("type"))
+            .and_then(Value::as_str)
+            .is_some_and(|t| t.ends_with("_call_output")),
+        Dialect::Gemini => v
+            .get("contents")
+            .and_then(Value::as_array)
+            .and_then(|m| m.last())
+            .and_then(|m| m.get("parts"))
+            .and_then(Value::as_array)
+            .is_some_and(|parts| parts.iter().any(|p| p.get("functionResponse").is_some())),
+    }
+}
+
+/// The function tools the request offers, in order.
+fn tool_names(dialect: Dialect, v: &Value) -> Vec<String> {
+    let Some(tools) = v.get("tools").and_then(Value::as_array) else {
+        return legacy_functions(v);
+    };
+    let name = |t: &Value, path: &[&str]| {
+        let mut cur = t;
+        for p in path {
+            cur = cur.get(*p)?;
+        }
+        cur.as_str().map(str::to_string)
+    };
+    match dialect {
+        Dialect::Gemini => tools
+            .iter()
+            .filter_map(|t| t.get("functionDeclarations").and_then(Value::as_array))
+            .flatten()
+            .filter_map(|d| name(d, &["name"]))
+            .collect(),
+        Dialect::OpenAiChat => tools
+            .iter()
+            .filter(|t| t.get("type").and_then(Value::as_str) == Some("function"))
+            .filter_map(|t| name(t, &["function", "name"]))
+            .collect(),
+        Dialect::OpenAiResponses => tools
+            .iter()
+            .filter(|t| t.get("type").and_then(Value::as_str) == Some("function"))
+            .filter_map(|t| name(t, &["name"]))
+            .collect(),
+        Dialect::Anthropic => tools
+            .iter()
+            // Client tools have no `type` or `type: "custom"`; server tools
+            // (web_search_…) are run by the provider itself.
+            .filter(|t| {
+                t.get("type")
+                    .and_then(Value::as_str)
+                    .is_none_or(|ty| ty == "custom")
+            })
+            .filter_map(|t| name(t, &["name"]))
+            .collect(),
+    }
+}
+
+fn legacy_functions(v: &Value) -> Vec<String> {
+    v.get("functions")
+        .and_then(Value::as_array)
+        .map(|fs| {
+            fs.iter()
+                .filter_map(|f| f.get("name").and_then(Value::as_str).map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// 64-bit FNV-1a.
+pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn calls_the_offered_tool_then_answers_with_text() {
+        let first = br#"{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}],
+            "tools":[{"type":"function","function":{"name":"lookup"}},{"type":"function","function":{"name":"book"}}]}"#;
+        let p = plan(Dialect::OpenAiChat, first, None, "get_weather", 3);
+        assert_eq!(p.model, "gpt-4o");
+        let names: Vec<_> = p.calls.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["lookup", "book", "lookup"]);
+        assert_eq!(p, plan(Dialect::OpenAiChat, first, None, "get_weather", 3));
+        let second = br#"{"model":"gpt-4o","messages":[{"role":"user","content":"hi"},
+            {"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"lookup","arguments":"{}"}}]},
+            {"role":"tool","tool_call_id":"c1","content":"ok"}]}"#;
+        let p2 = plan(Dialect::OpenAiChat, second, None, "get_weather", 3);
+        assert!(p2.calls.is_empty());
+        assert!(p2.text.is_some());
+        assert_ne!(p.call_id("call_", 0), p2.call_id("call_", 0));
+    }
+
+    #[test]
+    fn default_tool_and_other_dialects() {
+        let a = br#"{"model":"claude","max_tokens":10,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"x"}]}]}"#;
+        assert!(plan(Dialect::Anthropic, a, None, "d", 1).calls.is_empty());
+        let a2 = br#"{"model":"claude","messages":[{"role":"user","content":"go"}],"tools":[{"type":"web_search_20250305","name":"web_search"}]}"#;
+        assert_eq!(
+            plan(Dialect::Anthropic, a2, None, "d", 1).calls[0].name,
+            "d"
+        );
+        let g = br#"{"contents":[{"role":"user","parts":[{"text":"x"}]}],"tools":[{"functionDeclarations":[{"name":"gf"}]}]}"#;
+        let p = plan(Dialect::Gemini, g, Some("gemini-2.0-flash"), "d", 1);
+        assert_eq!(
+            (p.model.as_str(), p.calls[0].name.as_str()),
+            ("gemini-2.0-flash", "gf")
+        );
+        let r = br#"{"model":"gpt-5","input":[{"type":"function_call_output","call_id":"c","output":"x"}],"previous_response_id":"resp_1"}"#;
+        assert!(
+            plan(Dialect::OpenAiResponses, r, None, "d", 1)
+                .calls
+                .is_empty()
+        );
+        let args: Value = serde_json::from_str(&p.calls[0].arguments).unwrap();
+        assert!(args.is_object());
+    }
+}

@@ -1,0 +1,363 @@
+//! The HTTP side: routing, authentication, validation, scripts and faults.
+
+use std::{convert::Infallible, sync::Arc, time::Duration};
+
+use bytes::Bytes;
+use http::{Method, Request, Response, StatusCode, header};
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
+use toolwarden_wire::Dialect;
+
+use crate::{
+    Fault, ReceivedRequest, Scripted, Shared,
+    body::{Body, End, chunked, full},
+    envelope::{self, Provider},
+    json::{Obj, array},
+    plan::{fnv1a, plan},
+    render,
+};
+
+/// One model route: which dialect, Gemini's model and streaming mode.
+#[derive(Debug)]
+struct Route {
+    dialect: Dialect,
+    model: Option<String>,
+    /// Gemini `:streamGenerateContent`.
+    gemini_stream: bool,
+    /// Gemini `?alt=sse`.
+    gemini_sse: bool,
+}
+
+/// Handle one request.
+pub(crate) async fn handle(
+    shared: Arc<Shared>,
+    req: Request<Incoming>,
+) -> Result<Response<Body>, Infallible> {
+    let (parts, body) = req.into_parts();
+    let body = match body.collect().await {
+        Ok(b) => b.to_bytes(),
+        Err(e) => {
+            return Ok(plain(
+                StatusCode::BAD_REQUEST,
+                format!("mock provider: could not read the request body: {e}"),
+            ));
+        }
+    };
+    let path = parts.uri.path().to_string();
+    let query = parts.uri.query().map(str::to_string);
+    if shared.opts.record {
+        shared.lock_received().push(ReceivedRequest {
+            method: parts.method.clone(),
+            path: path.clone(),
+            query: query.clone(),
+            headers: parts.headers.clone(),
+            body: body.clone(),
+        });
+    }
+    shared
+        .requests
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+
+    let fault = shared.fault();
+    match &fault {
+        Fault::Hang => std::future::pending::<()>().await,
+        Fault::Delay(d) => tokio::time::sleep(*d).await,
+        Fault::Status(code, body) => {
+            let status = StatusCode::from_u16(*code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            return Ok(response(status, "application/json", full(body.clone())));
+        }
+        _ => {}
+    }
+
+    let Some(route) = route(&parts.method, &path, query.as_deref()) else {
+        return Ok(other_route(&shared, &parts, &path, query.as_deref()));
+    };
+    let provider = Provider::of(route.dialect);
+    if let Some(body) = envelope::check_auth(
+        provider,
+        &parts.headers,
+        query.as_deref(),
+        shared.opts.api_key.as_deref(),
+    ) {
+        return Ok(json_response(StatusCode::UNAUTHORIZED, body));
+    }
+    if shared.opts.validate {
+        let problem = match toolwarden_wire::validate(route.dialect, &body) {
+            Ok(defects) => defects.into_iter().next().map(|d| d.message),
+            Err(e) => Some(envelope::unparsable_text(provider, &e.to_string())),
+        };
+        if let Some(message) = problem {
+            let body = envelope::invalid_request(route.dialect, &message);
+            return Ok(json_response(StatusCode::BAD_REQUEST, body));
+        }
+    }
+
+    let streaming = route.gemini_stream || wants_stream(&body);
+    let (status, headers, chunks, delay) = match shared.pop_script() {
+        Some(Scripted::Json(b)) => (
+            StatusCode::OK,
+            vec![("content-type".to_string(), "application/json".to_string())],
+            vec![b],
+            Duration::ZERO,
+        ),
+        Some(Scripted::Sse(chunks, delay)) => (
+            StatusCode::OK,
+            vec![(
+                "content-type".to_string(),
+                "text/event-stream; charset=utf-8".to_string(),
+            )],
+            chunks,
+            delay,
+        ),
+        Some(Scripted::Raw(raw)) => (
+            StatusCode::from_u16(raw.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+            raw.headers,
+            raw.chunks,
+            raw.delay,
+        ),
+        None => default_reply(&shared, &route, &body, streaming),
+    };
+    let is_sse = headers
+        .iter()
+        .any(|(k, v)| k.eq_ignore_ascii_case("content-type") && v.contains("event-stream"));
+    let (chunks, end) = apply_body_fault(&fault, chunks, is_sse || streaming);
+    let mut resp = Response::new(chunked(chunks, delay, end, shared.open_streams.clone()));
+    *resp.status_mut() = status;
+    for (k, v) in headers {
+        if let (Ok(k), Ok(v)) = (
+            header::HeaderName::from_bytes(k.as_bytes()),
+            header::HeaderValue::from_str(&v),
+        ) {
+            resp.headers_mut().append(k, v);
+        }
+    }
+    let id = format!("req_mock{:016x}", fnv1a(&body));
+    let id_header = match provider {
+        Provider::Anthropic => "request-id",
+        Provider::OpenAi => "x-request-id",
+        Provider::Gemini => "x-mock-request-id",
+    };
+    if let Ok(v) = header::HeaderValue::from_str(&id) {
+        resp.headers_mut().insert(id_header, v);
+    }
+    Ok(resp)
+}
+
+type Reply = (StatusCode, Vec<(String, String)>, Vec<Bytes>, Duration);
+
+fn default_reply(shared: &Shared, route: &Route, body: &[u8], streaming: bool) -> Reply {
+    let calls = shared.opts.calls_per_reply;
+    let p = plan(
+        route.dialect,
+        body,
+        route.model.as_deref(),
+        &shared.opts.default_tool,
+        calls,
+    );
+    let ct = |s: &str| vec![("content-type".to_string(), s.to_string())];
+    if !streaming {
+        let ctype = if route.dialect == Dialect::Gemini {
+            "application/json; charset=UTF-8"
+        } else {
+            "application/json"
+        };
+        let body = Bytes::from(render::json_body(route.dialect, &p));
+        return (StatusCode::OK, ct(ctype), vec![body], Duration::ZERO);
+    }
+    let ctype = match route.dialect {
+        Dialect::Gemini if !route.gemini_sse => "application/json; charset=UTF-8",
+        Dialect::Gemini => "text/event-stream",
+        _ => "text/event-stream; charset=utf-8",
+    };
+    let events = render::stream_events(route.dialect, &p, route.gemini_sse);
+    (StatusCode::OK, ct(ctype), events, shared.opts.chunk_delay)
+}
+
+/// Truncate, break or stall the body as the fault says.
+fn apply_body_fault(fault: &Fault, mut chunks: Vec<Bytes>, streaming: bool) -> (Vec<Bytes>, End) {
+    match fault {
+        Fault::ResetMidStream(n) => {
+            if chunks.len() == 1 {
+                let b = chunks.remove(0);
+                let mid = b.len() / 2;
+                chunks = vec![b.slice(..mid), b.slice(mid..)];
+            }
+            chunks.truncate(*n);
+            (chunks, End::Reset)
+        }
+        Fault::StallAfter(n) => {
+            chunks.truncate(*n);
+            (chunks, End::Stall)
+        }
+        Fault::MalformedSse if streaming => {
+            let mut out: Vec<Bytes> = chunks.into_iter().take(1).collect();
+            out.push(Bytes::from_static(
+                b"data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_del\n\n",
+            ));
+            out.push(Bytes::from_static(b"this line has no field name\n\n"));
+            out.push(Bytes::from_static(b"event: \xff\xfe\ndata: {]\n\n"));
+            out.push(Bytes::from_static(b"data: [DONE"));
+            (out, End::Finish)
+        }
+        Fault::MalformedSse => {
+            let joined: Vec<u8> = chunks.concat();
+            let cut = joined.len() / 2;
+            (vec![Bytes::copy_from_slice(&joined[..cut])], End::Finish)
+        }
+        _ => (chunks, End::Finish),
+    }
+}
+
+/// `"stream": true` at the top level of the body.
+fn wants_stream(body: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Top {
+        #[serde(default)]
+        stream: Option<serde_json::Value>,
+    }
+    serde_json::from_slice::<Top>(body)
+        .ok()
+        .and_then(|t| t.stream)
+        .and_then(|s| s.as_bool())
+        .unwrap_or(false)
+}
+
+fn route(method: &Method, path: &str, query: Option<&str>) -> Option<Route> {
+    if method != Method::POST {
+        return None;
+    }
+    let simple = |dialect| {
+        Some(Route {
+            dialect,
+            model: None,
+            gemini_stream: false,
+            gemini_sse: false,
+        })
+    };
+    match path {
+        "/v1/messages" => return simple(Dialect::Anthropic),
+        "/v1/chat/completions" => return simple(Dialect::OpenAiChat),
+        "/v1/responses" => return simple(Dialect::OpenAiResponses),
+        _ => {}
+    }
+    let rest = path
+        .strip_prefix("/v1beta/models/")
+        .or_else(|| path.strip_prefix("/v1/models/"))?;
+    let (model, method) = rest.rsplit_once(':')?;
+    let gemini_stream = match method {
+        "generateContent" => false,
+        "streamGenerateContent" => true,
+        _ => return None,
+    };
+    let gemini_sse = query.is_some_and(|q| q.split('&').any(|kv| kv == "alt=sse"));
+    Some(Route {
+        dialect: Dialect::Gemini,
+        model: Some(model.to_string()),
+        gemini_stream,
+        gemini_sse,
+    })
+}
+
+/// Model listings, and 404 for anything else, in the provider's envelope.
+fn other_route(
+    shared: &Shared,
+    parts: &http::request::Parts,
+    path: &str,
+    query: Option<&str>,
+) -> Response<Body> {
+    if parts.method == Method::GET && path == "/healthz" {
+        return response(StatusCode::OK, "text/plain", full("ok\n"));
+    }
+    let provider = Provider::from_headers(&parts.headers, path);
+    let listing = parts.method == Method::GET && matches!(path, "/v1/models" | "/v1beta/models");
+    if !listing {
+        let body = envelope::error_body(
+            provider,
+            StatusCode::NOT_FOUND,
+            "not_found_error",
+            None,
+            None,
+            &format!("Not found: {} {path}", parts.method),
+        );
+        return json_response(StatusCode::NOT_FOUND, body);
+    }
+    if let Some(body) = envelope::check_auth(
+        provider,
+        &parts.headers,
+        query,
+        shared.opts.api_key.as_deref(),
+    ) {
+        return json_response(StatusCode::UNAUTHORIZED, body);
+    }
+    let models = [
+        "mock-model",
+        "gpt-4o",
+        "claude-sonnet-4-20250514",
+        "gemini-2.0-flash",
+    ];
+    let body = match provider {
+        Provider::OpenAi => Obj::new()
+            .str("object", "list")
+            .raw(
+                "data",
+                &array(models.iter().map(|m| {
+                    Obj::new()
+                        .str("id", m)
+                        .str("object", "model")
+                        .num("created", 1_700_000_000)
+                        .str("owned_by", "mock")
+                        .done()
+                })),
+            )
+            .done(),
+        Provider::Anthropic => Obj::new()
+            .raw(
+                "data",
+                &array(models.iter().map(|m| {
+                    Obj::new()
+                        .str("type", "model")
+                        .str("id", m)
+                        .str("display_name", m)
+                        .str("created_at", "2025-05-14T00:00:00Z")
+                        .done()
+                })),
+            )
+            .bool("has_more", false)
+            .str("first_id", models[0])
+            .str("last_id", models[models.len() - 1])
+            .done(),
+        Provider::Gemini => Obj::new()
+            .raw(
+                "models",
+                &array(models.iter().map(|m| {
+                    Obj::new()
+                        .str("name", &format!("models/{m}"))
+                        .str("displayName", m)
+                        .raw(
+                            "supportedGenerationMethods",
+                            r#"["generateContent","streamGenerateContent"]"#,
+                        )
+                        .done()
+                })),
+            )
+            .done(),
+    };
+    json_response(StatusCode::OK, body)
+}
+
+fn response(status: StatusCode, content_type: &str, body: Body) -> Response<Body> {
+    let mut resp = Response::new(body);
+    *resp.status_mut() = status;
+    if let Ok(v) = header::HeaderValue::from_str(content_type) {
+        resp.headers_mut().insert(header::CONTENT_TYPE, v);
+    }
+    resp
+}
+
+fn json_response(status: StatusCode, body: String) -> Response<Body> {
+    response(status, "application/json", full(body))
+}
+
+fn plain(status: StatusCode, text: String) -> Response<Body> {
+    response(status, "text/plain", full(text))
+}

@@ -1,0 +1,395 @@
+//! The mock provider through real sockets: authentication, validation,
+//! default replies, scripts, faults and recording.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{HeaderMap, Method, Request, StatusCode};
+use http_body_util::{BodyExt, Full};
+use hyper_util::{client::legacy::Client, rt::TokioExecutor};
+use serde_json::{Value, json};
+use toolwarden_mock_provider::{Fault, MockOptions, MockProvider, Scripted};
+
+type HttpClient = Client<hyper_util::client::legacy::connect::HttpConnector, Full<Bytes>>;
+
+fn client() -> HttpClient {
+    Client::builder(TokioExecutor::new()).build_http()
+}
+
+struct Reply {
+    status: StatusCode,
+    headers: HeaderMap,
+    body: Bytes,
+    /// The body ended with an error (connection reset).
+    broken: bool,
+}
+
+impl Reply {
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&self.body)))
+    }
+}
+
+async fn send(
+    c: &HttpClient,
+    method: Method,
+    url: String,
+    headers: &[(&str, &str)],
+    body: Vec<u8>,
+) -> Reply {
+    let mut req = Request::builder().method(method).uri(url);
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    let resp = c
+        .request(req.body(Full::new(Bytes::from(body))).unwrap())
+        .await
+        .expect("request failed");
+    let (parts, mut body) = resp.into_parts();
+    let mut out = Vec::new();
+    let mut broken = false;
+    while let Some(frame) = body.frame().await {
+        match frame {
+            Ok(f) => {
+                if let Ok(d) = f.into_data() {
+                    out.extend_from_slice(&d);
+                }
+            }
+            Err(_) => {
+                broken = true;
+                break;
+            }
+        }
+    }
+    Reply {
+        status: parts.status,
+        headers: parts.headers,
+        body: out.into(),
+        broken,
+    }
+}
+
+async fn post(c: &HttpClient, url: String, headers: &[(&str, &str)], body: &Value) -> Reply {
+    send(
+        c,
+        Method::POST,
+        url,
+        headers,
+        serde_json::to_vec(body).unwrap(),
+    )
+    .await
+}
+
+const ANTHROPIC: &[(&str, &str)] = &[
+    ("x-api-key", "sk-ant-test"),
+    ("anthropic-version", "2023-06-01"),
+];
+const OPENAI: &[(&str, &str)] = &[("authorization", "Bearer sk-test")];
+const GEMINI: &[(&str, &str)] = &[("x-goog-api-key", "g-test")];
+
+fn no_validation() -> MockOptions {
+    MockOptions {
+        validate: false,
+        ..MockOptions::default()
+    }
+}
+
+fn chat_first_turn(stream: bool) -> Value {
+    json!({"model":"gpt-4o","stream":stream,"messages":[{"role":"user","content":"weather?"}],
+        "tools":[{"type":"function","function":{"name":"lookup","parameters":{"type":"object"}}}]})
+}
+
+#[tokio::test]
+async fn every_route_requires_the_providers_key() {
+    let mock = MockProvider::start(no_validation()).await;
+    let c = client();
+    let base = mock.base_url();
+    let r = post(&c, format!("{base}/v1/messages"), &[], &json!({})).await;
+    assert_eq!(r.status, 401);
+    assert_eq!(r.json()["error"]["type"], "authentication_error");
+    // OpenAI does not take x-api-key.
+    let r = post(
+        &c,
+        format!("{base}/v1/chat/completions"),
+        &[("x-api-key", "k")],
+        &json!({}),
+    )
+    .await;
+    assert_eq!(r.status, 401);
+    assert!(
+        r.json()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("API key")
+    );
+    let r = post(&c, format!("{base}/v1/responses"), &[], &json!({})).await;
+    assert_eq!(r.status, 401);
+    let url = format!("{base}/v1beta/models/gemini-2.0-flash:generateContent");
+    let r = post(&c, url.clone(), &[], &json!({})).await;
+    assert_eq!(r.status, 401);
+    assert_eq!(r.json()["error"]["status"], "UNAUTHENTICATED");
+    let body = json!({"contents":[{"role":"user","parts":[{"text":"hi"}]}]});
+    let r = post(&c, format!("{url}?key=g"), &[], &body).await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    // Anthropic with a Bearer token (the current SDK's way).
+    let r = post(
+        &c,
+        format!("{base}/v1/messages"),
+        &[("authorization", "Bearer sk-ant")],
+        &json!({"model":"claude","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}),
+    )
+    .await;
+    assert_eq!(r.status, 200);
+    assert_eq!(mock.received().len(), 6);
+}
+
+#[tokio::test]
+async fn models_listing_by_headers() {
+    let mock = MockProvider::start(no_validation()).await;
+    let c = client();
+    let url = format!("{}/v1/models", mock.base_url());
+    let r = send(&c, Method::GET, url.clone(), OPENAI, Vec::new()).await;
+    assert_eq!(r.json()["object"], "list");
+    let r = send(&c, Method::GET, url.clone(), ANTHROPIC, Vec::new()).await;
+    assert_eq!(r.json()["has_more"], false);
+    let r = send(&c, Method::GET, url, &[], Vec::new()).await;
+    assert_eq!(r.status, 401);
+    let r = send(
+        &c,
+        Method::GET,
+        format!("{}/nope", mock.base_url()),
+        OPENAI,
+        Vec::new(),
+    )
+    .await;
+    assert_eq!(r.status, 404);
+}
+
+#[tokio::test]
+async fn tool_loop_in_chat_json_and_stream() {
+    let mock = MockProvider::start(no_validation()).await;
+    let c = client();
+    let url = format!("{}/v1/chat/completions", mock.base_url());
+    let r = post(&c, url.clone(), OPENAI, &chat_first_turn(false)).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.headers["content-type"], "application/json");
+    let v = r.json();
+    let call = v["choices"][0]["message"]["tool_calls"][0].clone();
+    assert_eq!(call["function"]["name"], "lookup");
+    // Same request, same bytes.
+    let again = post(&c, url.clone(), OPENAI, &chat_first_turn(false)).await;
+    assert_eq!(again.body, r.body);
+    let mut second = chat_first_turn(false);
+    let msgs = second["messages"].as_array_mut().unwrap();
+    msgs.push(v["choices"][0]["message"].clone());
+    msgs.push(json!({"role":"tool","tool_call_id":call["id"],"content":"sunny"}));
+    let r2 = post(&c, url.clone(), OPENAI, &second).await;
+    assert_eq!(r2.json()["choices"][0]["finish_reason"], "stop");
+    let s = post(&c, url, OPENAI, &chat_first_turn(true)).await;
+    assert!(
+        s.headers["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/event-stream")
+    );
+    assert!(s.body.ends_with(b"data: [DONE]\n\n"));
+}
+
+#[tokio::test]
+async fn gemini_stream_forms() {
+    let mock = MockProvider::start(no_validation()).await;
+    let c = client();
+    let body = json!({"contents":[{"role":"user","parts":[{"text":"hi"}]}],
+        "tools":[{"functionDeclarations":[{"name":"find"}]}]});
+    let base = format!(
+        "{}/v1beta/models/gemini-2.5-pro:streamGenerateContent",
+        mock.base_url()
+    );
+    let sse = post(&c, format!("{base}?alt=sse"), GEMINI, &body).await;
+    assert_eq!(sse.headers["content-type"], "text/event-stream");
+    assert!(sse.body.starts_with(b"data: {"));
+    let arr = post(&c, base, GEMINI, &body).await;
+    let v = arr.json();
+    let last = v.as_array().unwrap().last().unwrap();
+    assert_eq!(
+        last["candidates"][0]["content"]["parts"][0]["functionCall"]["name"],
+        "find"
+    );
+    assert_eq!(last["modelVersion"], "gemini-2.5-pro");
+}
+
+#[tokio::test]
+async fn scripted_sse_is_replayed_byte_exact_in_chunks() {
+    let mock = MockProvider::start(no_validation()).await;
+    let recording = b"event: message_start\ndata: {\"type\":\"message_start\"}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+    mock.push_response(Scripted::sse_split(recording, 7, Duration::from_millis(1)));
+    mock.push_response(Scripted::Json(Bytes::from_static(b"{\"k\" : 1}")));
+    let c = client();
+    let url = format!("{}/v1/messages", mock.base_url());
+    let body = json!({"model":"claude","max_tokens":5,"stream":true,"messages":[{"role":"user","content":"hi"}]});
+    let r = post(&c, url.clone(), ANTHROPIC, &body).await;
+    assert_eq!(&r.body[..], &recording[..]);
+    let r = post(&c, url.clone(), ANTHROPIC, &body).await;
+    assert_eq!(&r.body[..], b"{\"k\" : 1}");
+    // Queue empty: back to the default reply.
+    let r = post(&c, url, ANTHROPIC, &body).await;
+    assert!(r.body.starts_with(b"event: message_start\n"));
+}
+
+#[tokio::test]
+async fn faults() {
+    let mock = MockProvider::start(no_validation()).await;
+    let c = client();
+    let url = format!("{}/v1/chat/completions", mock.base_url());
+
+    mock.set_fault(Fault::Status(
+        503,
+        Bytes::from_static(b"{\"error\":{\"message\":\"overloaded\"}}"),
+    ));
+    let r = post(&c, url.clone(), OPENAI, &chat_first_turn(false)).await;
+    assert_eq!(
+        (r.status.as_u16(), &r.body[..]),
+        (503, &b"{\"error\":{\"message\":\"overloaded\"}}"[..])
+    );
+
+    mock.set_fault(Fault::ResetMidStream(2));
+    let r = post(&c, url.clone(), OPENAI, &chat_first_turn(true)).await;
+    assert_eq!(r.status, 200);
+    assert!(r.broken, "the body should end with an error");
+    assert_eq!(
+        r.body.iter().filter(|b| **b == b'\n').count(),
+        4,
+        "two events then reset"
+    );
+
+    mock.set_fault(Fault::MalformedSse);
+    let r = post(&c, url.clone(), OPENAI, &chat_first_turn(true)).await;
+    assert!(!r.broken);
+    assert!(r.body.ends_with(b"data: [DONE"));
+
+    mock.set_fault(Fault::Delay(Duration::from_millis(30)));
+    let t = std::time::Instant::now();
+    let r = post(&c, url.clone(), OPENAI, &chat_first_turn(false)).await;
+    assert_eq!(r.status, 200);
+    assert!(t.elapsed() >= Duration::from_millis(30));
+
+    mock.set_fault(Fault::Hang);
+    let hung = tokio::time::timeout(
+        Duration::from_millis(50),
+        post(&c, url.clone(), OPENAI, &chat_first_turn(false)),
+    )
+    .await;
+    assert!(hung.is_err(), "a hung upstream never answers");
+
+    mock.set_fault(Fault::StallAfter(1));
+    let req = Request::post(url.clone())
+        .header("authorization", "Bearer k")
+        .body(Full::new(Bytes::from(
+            serde_json::to_vec(&chat_first_turn(true)).unwrap(),
+        )))
+        .unwrap();
+    let resp = c.request(req).await.unwrap();
+    let mut body = resp.into_body();
+    let first = body.frame().await.unwrap().unwrap();
+    assert!(first.into_data().unwrap().starts_with(b"data: "));
+    assert_eq!(mock.open_streams(), 1);
+    let more = tokio::time::timeout(Duration::from_millis(30), body.frame()).await;
+    assert!(more.is_err(), "a stalled stream sends nothing more");
+    drop(body);
+
+    mock.set_fault(Fault::None);
+    let r = post(&c, url, OPENAI, &chat_first_turn(false)).await;
+    assert_eq!(r.status, 200);
+}
+
+#[tokio::test]
+async fn records_requests_as_received() {
+    let mock = MockProvider::start(no_validation()).await;
+    let c = client();
+    let raw =
+        b"{ \"model\" : \"gpt-4o\",\n \"messages\": [{\"role\":\"user\",\"content\":\"x\"}] }"
+            .to_vec();
+    let url = format!("{}/v1/chat/completions?trace=1", mock.base_url());
+    send(
+        &c,
+        Method::POST,
+        url,
+        &[("authorization", "Bearer sk-x"), ("x-custom", "v")],
+        raw.clone(),
+    )
+    .await;
+    let got = mock.take_received();
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].body, raw);
+    assert_eq!(got[0].path, "/v1/chat/completions");
+    assert_eq!(got[0].query.as_deref(), Some("trace=1"));
+    assert_eq!(got[0].header("x-custom"), Some("v"));
+    assert!(mock.received().is_empty());
+}
+
+#[tokio::test]
+async fn rejects_pairing_defects_with_the_providers_400() {
+    let mock = MockProvider::start(MockOptions::default()).await;
+    let c = client();
+    let base = mock.base_url();
+    // Anthropic: a tool_use with no tool_result after it.
+    let a = json!({"model":"claude","max_tokens":10,"messages":[
+        {"role":"user","content":"hi"},
+        {"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"f","input":{}}]},
+        {"role":"user","content":"go on"}]});
+    let r = post(&c, format!("{base}/v1/messages"), ANTHROPIC, &a).await;
+    assert_eq!(r.status, 400);
+    let v = r.json();
+    assert_eq!(v["type"], "error");
+    assert_eq!(v["error"]["type"], "invalid_request_error");
+    assert!(
+        v["error"]["message"].as_str().unwrap().contains("toolu_1"),
+        "{v}"
+    );
+    // Chat: an assistant tool_calls message not followed by tool messages.
+    let o = json!({"model":"gpt-4o","messages":[
+        {"role":"user","content":"hi"},
+        {"role":"assistant","content":null,"tool_calls":[{"id":"call_9","type":"function","function":{"name":"f","arguments":"{}"}}]},
+        {"role":"user","content":"well?"}]});
+    let r = post(&c, format!("{base}/v1/chat/completions"), OPENAI, &o).await;
+    assert_eq!(r.status, 400);
+    let v = r.json();
+    assert_eq!(v["error"]["param"], "messages");
+    assert!(
+        v["error"]["message"].as_str().unwrap().contains("call_9"),
+        "{v}"
+    );
+    // Gemini: more responses than calls.
+    let g = json!({"contents":[
+        {"role":"user","parts":[{"text":"hi"}]},
+        {"role":"model","parts":[{"functionCall":{"name":"f","args":{}}}]},
+        {"role":"user","parts":[{"functionResponse":{"name":"f","response":{}}},{"functionResponse":{"name":"f","response":{}}}]}]});
+    let r = post(
+        &c,
+        format!("{base}/v1beta/models/g:generateContent"),
+        GEMINI,
+        &g,
+    )
+    .await;
+    assert_eq!(r.status, 400);
+    assert_eq!(r.json()["error"]["status"], "INVALID_ARGUMENT");
+    // Not JSON at all.
+    let r = send(
+        &c,
+        Method::POST,
+        format!("{base}/v1/responses"),
+        OPENAI,
+        b"{oops".to_vec(),
+    )
+    .await;
+    assert_eq!(r.status, 400);
+    // A clean multi-turn body is accepted and answered with text.
+    let ok = json!({"model":"gpt-4o","messages":[
+        {"role":"user","content":"hi"},
+        {"role":"assistant","content":null,"tool_calls":[{"id":"call_9","type":"function","function":{"name":"f","arguments":"{}"}}]},
+        {"role":"tool","tool_call_id":"call_9","content":"done"}]});
+    let r = post(&c, format!("{base}/v1/chat/completions"), OPENAI, &ok).await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    assert_eq!(r.json()["choices"][0]["finish_reason"], "stop");
+}
