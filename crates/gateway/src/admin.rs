@@ -1,23 +1,25 @@
-//! The admin router: `/api/*` (and later the dashboard at `/` and
-//! `/dashboard*`), an axum [`Router`] mounted by the server for those paths.
+//! The admin router: `/api/stats` here, the dashboard at `/` and
+//! `/dashboard*` with `/api/sessions/{id}` and `/api/health`
+//! ([`crate::dashboard`]), an axum [`Router`] mounted by the server for
+//! those paths.
 //!
-//! Access (issue 6 §3): when the gateway is bound to a loopback address the
-//! admin routes answer anyone who can reach them (only local processes
-//! can); bound to any other address every admin request needs
-//! `Authorization: Bearer <--admin-token>`, and without a configured token
-//! they are refused. The proxy routes, `/healthz` and `/metrics` are not
-//! affected.
+//! Access (issue 6 §3), decided by [`crate::dashboard::access`]: a gateway
+//! bound to a loopback address answers loopback clients; otherwise every
+//! admin request needs `Authorization: Bearer <--admin-token>` (the page
+//! itself is served so it can ask for the token), and without a configured
+//! token remote use is refused. The proxy routes, `/healthz` and `/metrics`
+//! are not affected.
 //!
-//! To add routes (e.g. the dashboard): extend [`routes`]; the access check
-//! is applied to everything in it.
+//! To add routes: extend [`routes`]; the access check is applied to
+//! everything in it.
 
 use std::{net::SocketAddr, sync::Arc};
 
 use axum::{
     Json, Router,
-    extract::{Query, Request, State},
-    http::{StatusCode, header},
-    middleware::{self, Next},
+    extract::{Query, State},
+    http::StatusCode,
+    middleware,
     response::{IntoResponse, Response},
     routing::get,
 };
@@ -64,59 +66,19 @@ pub struct StatsParams {
 /// The admin router with its access check.
 pub fn admin_router(state: AdminState) -> Router {
     routes()
-        .layer(middleware::from_fn_with_state(state.clone(), access))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            crate::dashboard::access,
+        ))
         .with_state(state)
 }
 
 /// The admin routes, without the access check.
 pub fn routes() -> Router<AdminState> {
     Router::new()
-        .route("/", get(index))
         .route("/api/stats", get(stats))
+        .merge(crate::dashboard::routes())
         .fallback(not_found)
-}
-
-async fn access(State(state): State<AdminState>, request: Request, next: Next) -> Response {
-    if state.loopback_only {
-        return next.run(request).await;
-    }
-    let Some(token) = state.admin_token.as_deref() else {
-        return problem(
-            StatusCode::FORBIDDEN,
-            "the admin API is only served on loopback; start the gateway with --admin-token to use it on this address",
-        );
-    };
-    let presented = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .map(str::trim);
-    match presented {
-        Some(p) if constant_time_eq(p.as_bytes(), token.as_bytes()) => next.run(request).await,
-        _ => {
-            let mut response = problem(
-                StatusCode::UNAUTHORIZED,
-                "missing or wrong admin token (send Authorization: Bearer <token>)",
-            );
-            response.headers_mut().insert(
-                header::WWW_AUTHENTICATE,
-                header::HeaderValue::from_static("Bearer"),
-            );
-            response
-        }
-    }
-}
-
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
-async fn index() -> impl IntoResponse {
-    (
-        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
-        "toolwarden gateway\n\nGET /healthz      health and recorder counters\nGET /metrics      Prometheus metrics\nGET /api/stats    tool failure statistics (JSON)\n",
-    )
 }
 
 async fn stats(State(state): State<AdminState>, Query(params): Query<StatsParams>) -> Response {
@@ -247,12 +209,5 @@ mod tests {
         assert!(parse_since_at("soon", 5).unwrap_err().contains("since"));
         assert!(parse_since_at("", 5).is_err());
         assert!(parse_since_at("5y", 5).is_err());
-    }
-
-    #[test]
-    fn token_comparison() {
-        assert!(constant_time_eq(b"abc", b"abc"));
-        assert!(!constant_time_eq(b"abc", b"abd"));
-        assert!(!constant_time_eq(b"abc", b"ab"));
     }
 }
