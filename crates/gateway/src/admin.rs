@@ -137,6 +137,7 @@ fn parse_since_at(text: &str, now: i64) -> Result<Option<i64>, String> {
 #[cfg(test)]
 mod tests {
     use axum::body::Body;
+    use axum::http::header;
     use tower_service::Service;
 
     use super::*;
