@@ -258,7 +258,8 @@ async fn run(args: Args) -> Result<(), String> {
     let after_latency = recorder_counts(proxied).await?;
     rows.push(Row {
         what: format!(
-            "gateway CPU per proxied request, 1 connection ({gw_requests} requests, recording on)"
+            "gateway CPU per proxied request, 1 connection ({gw_requests} requests, recording {})",
+            if args.record { "on" } else { "OFF" }
         ),
         direct: "–".into(),
         gateway: format!("{cpu_us:.1} µs"),
@@ -362,10 +363,15 @@ async fn run(args: Args) -> Result<(), String> {
     }
     println!();
     println!(
-        "{} CPUs; mock provider in the bench process, gateway in a child process recording to SQLite + JSONL; loopback, HTTP/1.1 keep-alive.",
+        "{} CPUs; mock provider in the bench process, gateway in a child process {}; loopback, HTTP/1.1 keep-alive.",
         std::thread::available_parallelism()
             .map(|n| n.get())
-            .unwrap_or(0)
+            .unwrap_or(0),
+        if args.record {
+            "recording to SQLite + JSONL"
+        } else {
+            "with recording OFF (no database, no JSONL)"
+        }
     );
     Ok(())
 }
