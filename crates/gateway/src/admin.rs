@@ -1,23 +1,25 @@
-//! The admin router: `/api/*` (and later the dashboard at `/` and
-//! `/dashboard*`), an axum [`Router`] mounted by the server for those paths.
+//! The admin router: `/api/stats` here, the dashboard at `/` and
+//! `/dashboard*` with `/api/sessions/{id}` and `/api/health`
+//! ([`crate::dashboard`]), an axum [`Router`] mounted by the server for
+//! those paths.
 //!
-//! Access (issue 6 §3): when the gateway is bound to a loopback address the
-//! admin routes answer anyone who can reach them (only local processes
-//! can); bound to any other address every admin request needs
-//! `Authorization: Bearer <--admin-token>`, and without a configured token
-//! they are refused. The proxy routes, `/healthz` and `/metrics` are not
-//! affected.
+//! Access (issue 6 §3), decided by [`crate::dashboard::access`]: a gateway
+//! bound to a loopback address answers loopback clients; otherwise every
+//! admin request needs `Authorization: Bearer <--admin-token>` (the page
+//! itself is served so it can ask for the token), and without a configured
+//! token remote use is refused. The proxy routes, `/healthz` and `/metrics`
+//! are not affected.
 //!
-//! To add routes (e.g. the dashboard): extend [`routes`]; the access check
-//! is applied to everything in it.
+//! To add routes: extend [`routes`]; the access check is applied to
+//! everything in it.
 
-use std::{net::SocketAddr, sync::Arc, time::Duration};
+use std::{net::SocketAddr, sync::Arc};
 
 use axum::{
     Json, Router,
-    extract::{Query, Request, State},
-    http::{StatusCode, header},
-    middleware::{self, Next},
+    extract::{Query, State},
+    http::StatusCode,
+    middleware,
     response::{IntoResponse, Response},
     routing::get,
 };
@@ -49,7 +51,7 @@ pub struct AdminState {
 /// `GET /api/stats` query parameters.
 #[derive(Debug, Default, Deserialize)]
 pub struct StatsParams {
-    /// `24h`, `30m`, `7d`, `90s`, or unix milliseconds.
+    /// `30s`, `30m`, `24h`, `7d`, `2w`, `all`, or unix milliseconds.
     pub since: Option<String>,
     /// Only this tool.
     pub tool: Option<String>,
@@ -64,59 +66,19 @@ pub struct StatsParams {
 /// The admin router with its access check.
 pub fn admin_router(state: AdminState) -> Router {
     routes()
-        .layer(middleware::from_fn_with_state(state.clone(), access))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            crate::dashboard::access,
+        ))
         .with_state(state)
 }
 
 /// The admin routes, without the access check.
 pub fn routes() -> Router<AdminState> {
     Router::new()
-        .route("/", get(index))
         .route("/api/stats", get(stats))
+        .merge(crate::dashboard::routes())
         .fallback(not_found)
-}
-
-async fn access(State(state): State<AdminState>, request: Request, next: Next) -> Response {
-    if state.loopback_only {
-        return next.run(request).await;
-    }
-    let Some(token) = state.admin_token.as_deref() else {
-        return problem(
-            StatusCode::FORBIDDEN,
-            "the admin API is only served on loopback; start the gateway with --admin-token to use it on this address",
-        );
-    };
-    let presented = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .map(str::trim);
-    match presented {
-        Some(p) if constant_time_eq(p.as_bytes(), token.as_bytes()) => next.run(request).await,
-        _ => {
-            let mut response = problem(
-                StatusCode::UNAUTHORIZED,
-                "missing or wrong admin token (send Authorization: Bearer <token>)",
-            );
-            response.headers_mut().insert(
-                header::WWW_AUTHENTICATE,
-                header::HeaderValue::from_static("Bearer"),
-            );
-            response
-        }
-    }
-}
-
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
-async fn index() -> impl IntoResponse {
-    (
-        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
-        "toolwarden gateway\n\nGET /healthz      health and recorder counters\nGET /metrics      Prometheus metrics\nGET /api/stats    tool failure statistics (JSON)\n",
-    )
 }
 
 async fn stats(State(state): State<AdminState>, Query(params): Query<StatsParams>) -> Response {
@@ -127,7 +89,7 @@ async fn stats(State(state): State<AdminState>, Query(params): Query<StatsParams
         );
     };
     let since_ms = match params.since.as_deref().map(parse_since).transpose() {
-        Ok(since) => since,
+        Ok(since) => since.flatten(),
         Err(e) => return problem(StatusCode::BAD_REQUEST, &e),
     };
     let query = StatsQuery {
@@ -151,58 +113,101 @@ fn problem(status: StatusCode, message: &str) -> Response {
     (status, Json(json!({"error": message}))).into_response()
 }
 
-/// `24h` / `30m` / `7d` / `90s` → unix ms that long ago; a bare number is
-/// taken as unix ms.
-pub fn parse_since(text: &str) -> Result<i64, String> {
+/// `since` → the unix ms to count from: a window as `toolwarden stats
+/// --since` reads it (`30s`, `30m`, `24h`, `7d`, `2w`; `all` → no bound), or
+/// a bare number taken as unix milliseconds.
+pub fn parse_since(text: &str) -> Result<Option<i64>, String> {
     parse_since_at(text, now_ms())
 }
 
-fn parse_since_at(text: &str, now: i64) -> Result<i64, String> {
-    let text = text.trim();
-    if let Ok(ms) = text.parse::<i64>() {
-        return Ok(ms);
+fn parse_since_at(text: &str, now: i64) -> Result<Option<i64>, String> {
+    if let Ok(ms) = text.trim().parse::<i64>() {
+        return Ok(Some(ms));
     }
-    let bad = || {
-        format!("since={text:?}: expected a duration like 24h, 30m, 7d, 90s or unix milliseconds")
-    };
-    let split = text.len().checked_sub(1).ok_or_else(bad)?;
-    let (number, unit) = text.split_at(split);
-    let n: u64 = number.parse().map_err(|_| bad())?;
-    let secs = match unit {
-        "s" => n,
-        "m" => n.saturating_mul(60),
-        "h" => n.saturating_mul(3600),
-        "d" => n.saturating_mul(86_400),
-        _ => return Err(bad()),
-    };
-    let ago = i64::try_from(Duration::from_secs(secs).as_millis()).unwrap_or(i64::MAX);
-    Ok(now.saturating_sub(ago))
+    match toolwarden_store::parse_since(text) {
+        Ok(None) => Ok(None),
+        Ok(Some(window)) => {
+            let ago = i64::try_from(window.as_millis()).unwrap_or(i64::MAX);
+            Ok(Some(now.saturating_sub(ago)))
+        }
+        Err(e) => Err(format!("since: {e}")),
+    }
 }
 
 #[cfg(test)]
 mod tests {
+    use axum::body::Body;
+    use tower_service::Service;
+
     use super::*;
+    use crate::{
+        metrics::{Metrics, MetricsObserver},
+        recorder::{Recorder, RecorderOptions},
+    };
+
+    fn state(loopback_only: bool, admin_token: Option<&str>) -> AdminState {
+        let metrics = Arc::new(Metrics::new());
+        let recorder = Recorder::start(
+            None,
+            RecorderOptions::default(),
+            Arc::new(MetricsObserver(metrics.clone())),
+        );
+        AdminState {
+            store: None,
+            sinks: Arc::new(Sinks::new(
+                recorder,
+                metrics,
+                toolwarden_wire::Detector::default(),
+            )),
+            loopback_only,
+            admin_token: admin_token.map(String::from),
+        }
+    }
+
+    async fn status(state: AdminState, auth: Option<&str>) -> StatusCode {
+        let mut request = axum::http::Request::get("/api/stats");
+        if let Some(auth) = auth {
+            request = request.header(header::AUTHORIZATION, auth);
+        }
+        let mut router = admin_router(state);
+        router
+            .call(request.body(Body::empty()).unwrap())
+            .await
+            .unwrap()
+            .status()
+    }
+
+    #[tokio::test]
+    async fn loopback_is_open_elsewhere_a_token_is_required() {
+        // Loopback: no token needed; no database → 503 from the handler.
+        assert_eq!(status(state(true, None), None).await, 503);
+        // Bound elsewhere without a token configured: refused.
+        assert_eq!(status(state(false, None), None).await, 403);
+        // With a token: only the right bearer passes.
+        let s = || state(false, Some("s3cret"));
+        assert_eq!(status(s(), None).await, 401);
+        assert_eq!(status(s(), Some("Bearer wrong")).await, 401);
+        assert_eq!(status(s(), Some("s3cret")).await, 401);
+        assert_eq!(status(s(), Some("Bearer s3cret")).await, 503);
+    }
 
     #[test]
     fn since_accepts_durations_and_timestamps() {
         assert_eq!(
             parse_since_at("24h", 100_000_000),
-            Ok(100_000_000 - 86_400_000)
+            Ok(Some(100_000_000 - 86_400_000))
         );
         assert_eq!(
             parse_since_at("30m", 10_000_000),
-            Ok(10_000_000 - 1_800_000)
+            Ok(Some(10_000_000 - 1_800_000))
         );
-        assert_eq!(parse_since_at("1700000000000", 5), Ok(1_700_000_000_000));
+        assert_eq!(
+            parse_since_at("1700000000000", 5),
+            Ok(Some(1_700_000_000_000))
+        );
+        assert_eq!(parse_since_at("all", 5), Ok(None));
         assert!(parse_since_at("soon", 5).unwrap_err().contains("since"));
         assert!(parse_since_at("", 5).is_err());
         assert!(parse_since_at("5y", 5).is_err());
-    }
-
-    #[test]
-    fn token_comparison() {
-        assert!(constant_time_eq(b"abc", b"abc"));
-        assert!(!constant_time_eq(b"abc", b"abd"));
-        assert!(!constant_time_eq(b"abc", b"ab"));
     }
 }

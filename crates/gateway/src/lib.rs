@@ -29,6 +29,7 @@
 pub mod admin;
 pub mod body;
 mod config;
+pub mod dashboard;
 mod env;
 pub mod errors;
 pub mod metrics;

@@ -734,3 +734,37 @@ async fn calls_results_and_requests_are_recorded_without_credentials() {
     let db_bytes = std::fs::read(dir.path().join("tw.db")).unwrap();
     assert!(!db_bytes.windows(6).any(|w| w == b"SECRET"));
 }
+
+#[tokio::test]
+async fn shutdown_lets_an_open_stream_finish_within_the_grace_period() {
+    let (tx, rx) = mpsc::channel(8);
+    let up = upstream(sse_upstream(Arc::new(Mutex::new(Some(rx))))).await;
+    let gw = gateway(&format!("http://{}", up.addr), |_| {}).await;
+    let addr = gw.addr();
+    let (response, _conn) = send(
+        addr,
+        post(
+            "/v1/chat/completions",
+            &[],
+            b"{\"model\":\"m\",\"stream\":true}",
+        ),
+    )
+    .await;
+    let first = "data: {\"choices\":[]}\n\n";
+    tx.send(data(first)).await.unwrap();
+    let mut body = response.into_body();
+    body.frame().await.unwrap().unwrap();
+    let shutting_down = tokio::spawn(gw.shutdown());
+    // New connections are refused once the listener is closed.
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    assert!(TcpStream::connect(addr).await.is_err());
+    // The open stream still completes.
+    tx.send(data("data: [DONE]\n\n")).await.unwrap();
+    drop(tx);
+    let rest = body.collect().await.unwrap().to_bytes();
+    assert_eq!(rest, "data: [DONE]\n\n".as_bytes());
+    tokio::time::timeout(Duration::from_secs(5), shutting_down)
+        .await
+        .expect("shutdown finished after the stream")
+        .unwrap();
+}

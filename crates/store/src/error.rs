@@ -71,6 +71,31 @@ impl StoreError {
         self.url.as_deref()
     }
 
+    /// The database answered and refused the data itself (a constraint, an
+    /// invalid value such as a NUL byte in PostgreSQL text): retrying the
+    /// same write cannot help. Connection loss, timeouts, deadlocks,
+    /// serialization failures, lack of resources and shutdowns are not.
+    pub fn is_rejected(&self) -> bool {
+        let Some(sqlx::Error::Database(db)) = self.source.downcast_ref::<sqlx::Error>() else {
+            return false;
+        };
+        match db.code() {
+            // SQLSTATE classes 08 (connection), 40 (rollback: deadlock,
+            // serialization), 53 (resources), 55 (lock not available),
+            // 57 (operator intervention: shutdown), 58 (system error).
+            Some(code) if code.len() == 5 && code.chars().all(|c| c.is_ascii_alphanumeric()) => {
+                !matches!(&code[..2], "08" | "40" | "53" | "55" | "57" | "58")
+            }
+            // SQLite's numeric codes: BUSY (5), LOCKED (6), IOERR (10),
+            // FULL (13), CANTOPEN (14), PROTOCOL (15), incl. extended codes.
+            Some(code) => match code.parse::<i64>() {
+                Ok(n) => !matches!(n & 0xff, 5 | 6 | 10 | 13 | 14 | 15),
+                Err(_) => false,
+            },
+            None => false,
+        }
+    }
+
     /// Whether retrying later can help (the database may come back).
     pub fn is_retryable(&self) -> bool {
         matches!(self.kind, StoreErrorKind::Connect | StoreErrorKind::Query)

@@ -13,6 +13,28 @@
 //! - [`Store::stats`] / [`Stats`]: what `toolwarden stats` and `/api/stats`
 //!   show, the same SQL on both backends; [`parse_since`] for `--since`.
 //!
+//! ## Several gateways on one PostgreSQL
+//!
+//! Point every gateway at the same `--database postgres://user:pw@host/db`.
+//! No per-instance state is needed for exact numbers: dedup happens on the
+//! unique keys above, and a batch takes advisory locks on its call ids so a
+//! call recorded by one gateway and its result recorded by another are
+//! applied one after the other (the result finds the call, or the late call
+//! completes the result's row). Tool names of results are resolved from the
+//! shared tables, also for Responses API continuations
+//! (`previous_response_id`). For tests, `.ci/pg.sh start` starts a
+//! throwaway cluster and prints its URL.
+//!
+//! ## Known limits
+//!
+//! - When a result is written before its call (another gateway's queue was
+//!   slower), the [`Observer`] and the JSONL line say `unknown` for its tool;
+//!   the table row is corrected when the call arrives.
+//! - Without a store (`Recorder::start(None, ..)`) nothing can be
+//!   deduplicated: the JSONL log then has every event, resends included.
+//! - Call ids shorter than 12 characters are matched only within their
+//!   session or response, never across sessions.
+//!
 //! ```no_run
 //! # async fn demo() -> Result<(), toolwarden_store::StoreError> {
 //! use std::sync::Arc;

@@ -9,7 +9,9 @@
 //! keeps the batch, retries with backoff (100 ms doubling to 5 s) and keeps
 //! taking events into a backlog of at most `queue_capacity`; beyond that the
 //! queue fills and `record` drops, counted in `events_dropped`.
-//! [`Recorder::shutdown`] drains the queue and writes everything (giving up,
+//! A batch the database refuses twice for its content (not for being
+//! unreachable) is written event by event, and only the refused events are
+//! dropped and counted. [`Recorder::shutdown`] drains the queue and writes everything (giving up,
 //! and counting the rest as dropped, only if the database stays unreachable
 //! for [`SHUTDOWN_RETRY`]).
 
@@ -31,6 +33,8 @@ use crate::write::Outcome;
 pub const SHUTDOWN_RETRY: Duration = Duration::from_secs(10);
 const BACKOFF_MIN: Duration = Duration::from_millis(100);
 const BACKOFF_MAX: Duration = Duration::from_secs(5);
+/// Refusals of one batch before its events are written one by one.
+const REJECTIONS_BEFORE_ISOLATING: u32 = 2;
 
 /// Recorder settings.
 #[derive(Debug, Clone)]
@@ -307,9 +311,17 @@ impl Writer {
     /// `give_up_at` (closing), drops what is left (counted).
     async fn flush(&mut self) {
         let mut backoff = BACKOFF_MIN;
+        let mut rejected = 0;
         while !self.pending.is_empty() {
             let n = self.pending.len().min(self.batch_max);
             let batch: Vec<Event> = self.pending.range(..n).cloned().collect();
+            if rejected >= REJECTIONS_BEFORE_ISOLATING {
+                // The database refuses something in this batch: write its
+                // events one by one and drop (count) only those refused.
+                self.isolate(batch).await;
+                rejected = 0;
+                continue;
+            }
             match self.write(&batch).await {
                 Ok(()) => {
                     self.pending.drain(..n);
@@ -322,6 +334,9 @@ impl Writer {
                 }
                 Err(e) => {
                     self.shared.write_errors.fetch_add(1, Ordering::Relaxed);
+                    if e.is_rejected() {
+                        rejected += 1;
+                    }
                     if self.give_up_at.is_some_and(|t| Instant::now() >= t) {
                         let lost = self.pending.len() as u64;
                         tracing::error!(error = %e, lost, "database unreachable at shutdown: dropping the backlog");
@@ -349,6 +364,25 @@ impl Writer {
                     backoff = (backoff * 2).min(BACKOFF_MAX);
                 }
             }
+        }
+    }
+
+    /// Writes `batch` (the head of `pending`) event by event; an event the
+    /// database refuses is dropped and counted, any other failure leaves the
+    /// rest pending for the normal retry.
+    async fn isolate(&mut self, batch: Vec<Event>) {
+        for event in batch {
+            match self.write(std::slice::from_ref(&event)).await {
+                Ok(()) => self.shared.written.fetch_add(1, Ordering::Relaxed),
+                Err(e) if e.is_rejected() => {
+                    tracing::error!(error = %e, kind = event.kind(), "the database refuses this event: dropped");
+                    self.shared.write_errors.fetch_add(1, Ordering::Relaxed);
+                    self.shared.dropped.fetch_add(1, Ordering::Relaxed)
+                }
+                Err(_) => return,
+            };
+            self.pending.pop_front();
+            self.shared.in_hand.fetch_sub(1, Ordering::Relaxed);
         }
     }
 

@@ -149,7 +149,11 @@ impl Store {
                 })?
                 .map_err(connect_err)?;
                 let _ = probe.close().await;
+                // No ping before each checkout: a connection that died with
+                // the server fails its batch, sqlx drops it, and the
+                // recorder's retry gets a fresh one.
                 let pool = PgPoolOptions::new()
+                    .test_before_acquire(false)
                     .max_connections(opts.max_connections.max(1))
                     .acquire_timeout(opts.connect_timeout)
                     .connect_with(options)

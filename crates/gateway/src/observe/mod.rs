@@ -1,7 +1,7 @@
 //! Observation: what each proxied request becomes in the records.
 //!
-//! - [`request::analyze`] (spawned, off the request path) reads the
-//!   request's tool results and session and records each new result;
+//! - [`request::analyze`] (run once the request is on its way upstream)
+//!   reads the request's tool results and session and records each new result;
 //! - an [`Observation`] follows the response: the proxy's tee feeds it
 //!   every chunk (a `StreamParser` for SSE and Gemini JSON arrays, a bounded
 //!   copy for whole JSON bodies), and when the response ends — finished,
@@ -30,7 +30,7 @@ use std::{
 };
 
 use http::{HeaderMap, header};
-use tokio::{sync::Notify, task::JoinHandle};
+use tokio::sync::Notify;
 use toolwarden_wire::{Detector, Dialect, ResponseView, StreamParser};
 
 use self::{jsonarray::ArraySplitter, names::Names, request::RequestInfo, session::Session};
@@ -108,7 +108,7 @@ enum Encoding {
 pub struct Observation {
     sinks: Arc<Sinks>,
     base: RequestBase,
-    request: Option<JoinHandle<RequestInfo>>,
+    request: Option<RequestInfo>,
     overhead: Duration,
     sent_at: Option<Instant>,
     first_byte: Option<Duration>,
@@ -195,16 +195,12 @@ impl std::fmt::Debug for Observation {
 }
 
 impl Observation {
-    /// Start observing; `request` is the spawned request-side analysis.
-    pub fn new(
-        sinks: Arc<Sinks>,
-        base: RequestBase,
-        request: Option<JoinHandle<RequestInfo>>,
-    ) -> Observation {
+    /// Start observing.
+    pub fn new(sinks: Arc<Sinks>, base: RequestBase) -> Observation {
         Observation {
             sinks,
             base,
-            request,
+            request: None,
             overhead: Duration::ZERO,
             sent_at: None,
             first_byte: None,
@@ -214,6 +210,11 @@ impl Observation {
             error: None,
             done: false,
         }
+    }
+
+    /// What [`request::analyze`] found in the request body.
+    pub fn set_request_info(&mut self, info: RequestInfo) {
+        self.request = Some(info);
     }
 
     /// Add to the gateway's own time on this request.
@@ -384,7 +385,7 @@ fn empty_base() -> RequestBase {
 struct Finished {
     sinks: Arc<Sinks>,
     base: RequestBase,
-    request: Option<JoinHandle<RequestInfo>>,
+    request: Option<RequestInfo>,
     overhead: Duration,
     latency: Duration,
     first_byte: Option<Duration>,
@@ -406,13 +407,7 @@ impl Finished {
             model: base.path_model.clone(),
             parse_error: None,
         };
-        let info = match self.request {
-            Some(handle) => handle.await.unwrap_or_else(|e| RequestInfo {
-                parse_error: Some(format!("request analysis failed: {e}")),
-                ..fallback()
-            }),
-            None => fallback(),
-        };
+        let info = self.request.unwrap_or_else(fallback);
         let sinks = &self.sinks;
         let view = response_view(sinks, base.dialect, self.parse);
         let finished_ms = now_ms();

@@ -4,7 +4,8 @@
 //! 2. on dialect routes, check the call/result pairing per the repair mode
 //!    (`fix`: forward the repaired body, count the changes, answer with
 //!    `x-toolwarden-repaired: N`; `report`: record the defects; `off`: skip),
-//!    and spawn the request-side observation (off the request path);
+//!    and, once the request is on its way upstream, read its tool results
+//!    for the records (while the upstream works);
 //! 3. forward to the provider's upstream — the client's path and query
 //!    appended to the base URL, headers unchanged except hop-by-hop and
 //!    `host` ([`headers`]) — with the connect and first-byte timeouts;
@@ -17,7 +18,7 @@ pub mod headers;
 pub mod tee;
 pub mod upstream;
 
-use std::{sync::Arc, time::Instant};
+use std::{future::Future, sync::Arc, time::Instant};
 
 use bytes::Bytes;
 use http::{HeaderValue, Request, Response, header};
@@ -79,7 +80,7 @@ pub async fn handle(
                     format!("reading the request body failed: {e}"),
                 )
             };
-            Observation::new(shared.sinks.clone(), base, None).fail(&err);
+            Observation::new(shared.sinks.clone(), base).fail(&err);
             return error_response(provider, &err);
         }
     };
@@ -89,20 +90,14 @@ pub async fn handle(
         Some(dialect) => check_pairing(&shared, dialect, &body, &mut base.repairs),
         None => (body.clone(), 0),
     };
-    let request_side = route.dialect.map(|dialect| {
-        let sinks = shared.sinks.clone();
-        let facts = request::RequestFacts {
-            request_id: base.request_id.clone(),
-            at_ms,
-            provider,
-            dialect,
-            path_model: base.path_model.clone(),
-            header_session: base.header_session.clone(),
-        };
-        let body = body.clone();
-        tokio::spawn(async move { request::analyze(&sinks, &facts, &body) })
+    let request_facts = route.dialect.map(|dialect| request::RequestFacts {
+        request_id: base.request_id.clone(),
+        at_ms,
+        provider,
+        dialect,
+        path_model: base.path_model.clone(),
+        header_session: base.header_session.clone(),
     });
-    drop(body);
 
     headers::for_upstream(&mut parts.headers, changes > 0);
     let path_and_query = parts.uri.path_and_query().map_or("/", |pq| pq.as_str());
@@ -110,26 +105,53 @@ pub async fn handle(
         Ok(uri) => uri,
         Err(e) => {
             let err = ProxyError::new(ProxyErrorKind::BadRequest, upstream.host(), e.to_string());
-            Observation::new(shared.sinks.clone(), base, request_side).fail(&err);
+            Observation::new(shared.sinks.clone(), base).fail(&err);
             return error_response(provider, &err);
         }
     };
     parts.uri = uri;
     parts.version = http::Version::HTTP_11;
     let upstream_req = Request::from_parts(parts, Full::new(forward));
-    let mut observation = Observation::new(shared.sinks.clone(), base, request_side);
+    let mut observation = Observation::new(shared.sinks.clone(), base);
     observation.add_overhead(started.elapsed());
 
     observation.sent();
-    let sending = shared.client.request(upstream_req);
-    let result = match shared.config.first_byte_timeout {
-        Some(limit) => match tokio::time::timeout(limit, sending).await {
-            Ok(result) => result.map_err(|e| ProxyError::from_client_error(upstream.host(), &e)),
-            Err(_) => Err(ProxyError::first_byte_timeout(upstream.host(), limit)),
-        },
-        None => sending
-            .await
-            .map_err(|e| ProxyError::from_client_error(upstream.host(), &e)),
+    let host = upstream.host();
+    let sending = async {
+        let sending = shared.client.request(upstream_req);
+        match shared.config.first_byte_timeout {
+            Some(limit) => match tokio::time::timeout(limit, sending).await {
+                Ok(result) => result.map_err(|e| ProxyError::from_client_error(host, &e)),
+                Err(_) => Err(ProxyError::first_byte_timeout(host, limit)),
+            },
+            None => sending
+                .await
+                .map_err(|e| ProxyError::from_client_error(host, &e)),
+        }
+    };
+    tokio::pin!(sending);
+    // Dispatch the request first, then read it while the upstream works:
+    // no extra task, and the upstream write is not delayed by the parse.
+    let early = std::future::poll_fn(|cx| {
+        std::task::Poll::Ready(match sending.as_mut().poll(cx) {
+            std::task::Poll::Ready(result) => Some(result),
+            std::task::Poll::Pending => None,
+        })
+    })
+    .await;
+    if let Some(facts) = request_facts {
+        if early.is_none() {
+            tokio::task::yield_now().await;
+        }
+        let started = Instant::now();
+        let info = request::analyze(&shared.sinks, &facts, &body);
+        observation.set_request_info(info);
+        observation.add_overhead(started.elapsed());
+    }
+    drop(body);
+    let result = match early {
+        Some(result) => result,
+        None => sending.await,
     };
     let response = match result {
         Ok(response) => response,

@@ -1,5 +1,6 @@
 -- toolwarden schema v1 (SQLite). Keep in step with postgres/0001_init.sql:
--- the two differ only in the surrogate key of tool_calls.
+-- the two differ only in the surrogate key of tool_calls and its fillfactor
+-- (PostgreSQL: room on each page so pairing a result is a HOT update).
 
 CREATE TABLE sessions (
     session_id TEXT PRIMARY KEY,
@@ -40,7 +41,8 @@ CREATE TABLE request_repairs (
     PRIMARY KEY (request_id, idx)
 );
 
--- One row per tool call with its result. A result whose call was never
+-- One row per tool call with its result. No index covers a result column,
+-- so pairing a result never touches an index. A result whose call was never
 -- recorded gets a row of its own (request_id NULL) that a late call merges into.
 CREATE TABLE tool_calls (
     id                INTEGER PRIMARY KEY,
@@ -65,11 +67,10 @@ CREATE TABLE tool_calls (
     exec_ms           DOUBLE PRECISION,
     UNIQUE (request_id, call_index)
 );
-CREATE INDEX tool_calls_session_call ON tool_calls (session_id, call_id);
-CREATE INDEX tool_calls_call ON tool_calls (call_id);
+-- (call_id, session_id) serves lookups by both and by call id alone.
+CREATE INDEX tool_calls_call_session ON tool_calls (call_id, session_id);
 CREATE INDEX tool_calls_response ON tool_calls (response_id);
 CREATE INDEX tool_calls_at ON tool_calls (at_ms);
-CREATE INDEX tool_calls_result_at ON tool_calls (result_at_ms);
 
 -- The dedup ledger of results: a result resent in later turns, or seen by
 -- several gateways at once, is inserted once.

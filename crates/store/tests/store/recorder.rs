@@ -152,3 +152,28 @@ async fn sqlite_outage_keeps_a_backlog_and_recovers() {
     assert_eq!(seen.calls.lock().unwrap().len(), 50);
     assert_eq!(store.stats(&all()).await.unwrap().tools[0].calls, 50);
 }
+
+/// PostgreSQL refuses a NUL byte in text: only that event is dropped
+/// (counted), the rest of its batch is written, and the writer goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_refused_event_is_isolated_not_blocking() {
+    let Some(db) = TestDb::postgres("postgres_refused_event_is_isolated_not_blocking").await else {
+        return;
+    };
+    let store = Store::open(&db.url).await.unwrap();
+    let mut bad = result("r1", "s", "c1", 1, Some("t"), true, 10);
+    bad.excerpt = Some("nul \0 byte".into());
+    let mut events: Vec<Event> = (0..20)
+        .map(|i| Event::ToolCall(call("r0", "s", i, &format!("c{i}"), "t", 1)))
+        .collect();
+    events.insert(7, Event::ToolResult(bad));
+    let (c, _) = record_all(&store, &events).await;
+    assert_eq!(
+        (c.events_written, c.events_dropped, c.backlog),
+        (20, 1, 0),
+        "{c:?}"
+    );
+    assert!(c.write_errors >= 3, "{c:?}");
+    let rows = store.session_calls("s").await.unwrap();
+    assert_eq!(rows.len(), 20);
+}

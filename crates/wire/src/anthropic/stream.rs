@@ -32,6 +32,44 @@ static INPUT_JSON_DELTA: Needle = Needle::new("input_json_delta\"");
 static DELTA_TYPE: Needle = Needle::new("\"delta\":{\"type\":\"");
 static TOOL_USE: Needle = Needle::new("tool_use\"");
 
+static INDEX: Needle = Needle::new("\"index\"");
+static PARTIAL_JSON: Needle = Needle::new("\"partial_json\"");
+
+/// After `"key"` at `end`: the position of its value (past blanks and the
+/// colon).
+fn value_at(data: &[u8], mut at: usize) -> usize {
+    while let Some(b' ' | b'\t' | b'\r' | b'\n' | b':') = data.get(at) {
+        at += 1;
+    }
+    at
+}
+
+/// The top-level `index` of a content block event, read without parsing
+/// when it precedes any nested value or escape (the providers' form).
+fn top_index(data: &[u8]) -> Option<u64> {
+    let end = INDEX.end_in(data)?;
+    if data.first() != Some(&b'{') || memchr::memchr3(b'{', b'[', b'\\', &data[1..end]).is_some() {
+        return None;
+    }
+    let at = value_at(data, end);
+    let digits = data[at..].iter().take_while(|b| b.is_ascii_digit()).count();
+    match data.get(at + digits) {
+        Some(b',' | b'}' | b' ' | b'\n' | b'\r' | b'\t') if digits > 0 => {
+            std::str::from_utf8(&data[at..at + digits])
+                .ok()?
+                .parse()
+                .ok()
+        }
+        _ => None,
+    }
+}
+
+/// Where the string value of the `partial_json` key starts.
+fn partial_json_at(data: &[u8]) -> Option<usize> {
+    let at = value_at(data, PARTIAL_JSON.end_in(data)?);
+    (data.get(at) == Some(&b'"')).then_some(at)
+}
+
 /// Whether a `content_block_delta` is an `input_json_delta`: read from the
 /// delta's `type` when the event is in the providers' compact canonical
 /// form, else searched for anywhere.
@@ -148,16 +186,27 @@ impl StreamState {
                 if self.open.is_empty() || !is_json_delta(data) {
                     return;
                 }
-                let mut part = std::mem::take(&mut self.scratch);
-                part.clear();
                 let Ok(text) = simdutf8::basic::from_utf8(data) else {
                     return;
                 };
-                let mut de = serde_json::Deserializer::from_str(text);
-                if let Ok(index) = (DeltaSeed { part: &mut part }).deserialize(&mut de) {
-                    if let Some(at) = self.pending(index) {
-                        self.calls[at].args.push_str(&part);
+                let mut part = std::mem::take(&mut self.scratch);
+                part.clear();
+                let index = match (top_index(data), partial_json_at(data)) {
+                    // Flat canonical form: read just the index and the string.
+                    (Some(index), Some(at)) => {
+                        let mut de = serde_json::Deserializer::from_str(&text[at..]);
+                        AppendStr(&mut part)
+                            .deserialize(&mut de)
+                            .ok()
+                            .map(|()| index)
                     }
+                    _ => {
+                        let mut de = serde_json::Deserializer::from_str(text);
+                        (DeltaSeed { part: &mut part }).deserialize(&mut de).ok()
+                    }
+                };
+                if let Some(at) = index.and_then(|i| self.pending(i)) {
+                    self.calls[at].args.push_str(&part);
                 }
                 self.scratch = part;
             }
@@ -188,8 +237,9 @@ impl StreamState {
                 if self.open.is_empty() {
                     return;
                 }
-                if let Ok(s) = parse::<Stop>(data) {
-                    self.open.retain(|&at| self.calls[at].index != s.index);
+                let index = top_index(data).or_else(|| parse::<Stop>(data).ok().map(|s| s.index));
+                if let Some(index) = index {
+                    self.open.retain(|&at| self.calls[at].index != index);
                 }
             }
             b"message_start" => {

@@ -475,3 +475,25 @@ fn render_flags_failures() {
     conv.extend(msgs);
     assert!(validate(&body(Value::Array(conv))).unwrap().is_empty());
 }
+
+#[test]
+fn stream_fast_paths_agree_with_full_parsing() {
+    let start = "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":\"tool_use\",\"id\":\"t\",\"name\":\"f\",\"input\":{}}}\n\n";
+    let deltas = [
+        // canonical, reordered (index after a nested value), decoy key value
+        r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"a\":"}}"#,
+        r#"{"type":"content_block_delta","delta":{"type":"input_json_delta","partial_json":"1,"},"index":1}"#,
+        r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","note":"partial_json","partial_json":"\"b\":2}"}}"#,
+    ];
+    let mut sse = start.to_string();
+    for d in deltas {
+        sse += &format!("event: content_block_delta\ndata: {d}\n\n");
+    }
+    sse += "event: content_block_stop\ndata: {\"index\" : 1, \"type\":\"content_block_stop\"}\n\n";
+    sse += start.replace("\"id\":\"t\"", "\"id\":\"u\"").as_str();
+    sse += "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"extra\":{\"index\":0},\"index\":1}\n\n";
+    let v = parse_stream(crate::Dialect::Anthropic, sse.as_bytes());
+    assert_eq!(v.calls.len(), 2);
+    assert_eq!(v.calls[0].arguments, r#"{"a":1,"b":2}"#);
+    assert_eq!(v.calls[1].arguments, "{}");
+}

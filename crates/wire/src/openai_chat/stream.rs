@@ -55,6 +55,7 @@ static FUNCTION_CALL: Needle = Needle::new("\"function_call\"");
 static FINISH: Needle = Needle::new("\"finish_reason\"");
 static USAGE: Needle = Needle::new("\"usage\"");
 static ERROR: Needle = Needle::new("\"error\"");
+static CHOICES: Needle = Needle::new("\"choices\"");
 
 fn relevant(data: &[u8]) -> bool {
     TOOL_CALLS.non_null_in(data)
@@ -97,6 +98,31 @@ impl StreamState {
     }
 }
 
+impl StreamState {
+    /// Once id and model are known, only `choices` can matter in a chunk
+    /// without `usage` or `error`: where its array starts, when everything
+    /// before the key is flat (`"id":"…","object":"…",…`) so the key found
+    /// is the top-level one.
+    fn choices_only(&self, data: &[u8]) -> Option<usize> {
+        if self.id.is_none() || self.model.is_none() || data.first() != Some(&b'{') {
+            return None;
+        }
+        if USAGE.non_null_in(data) || ERROR.non_null_in(data) {
+            return None;
+        }
+        let key_end = CHOICES.end_in(data)?;
+        let before = data.get(1..key_end)?;
+        if memchr::memchr3(b'{', b'[', b'\\', before).is_some() {
+            return None;
+        }
+        let mut at = key_end;
+        while let Some(b' ' | b'\t' | b'\r' | b'\n' | b':') = data.get(at) {
+            at += 1;
+        }
+        (data.get(at) == Some(&b'[')).then_some(at)
+    }
+}
+
 impl EventSink for StreamState {
     fn on_event(&mut self, _event: &[u8], data: &[u8]) {
         if data == b"[DONE]" || (self.model.is_some() && !relevant(data)) {
@@ -105,8 +131,13 @@ impl EventSink for StreamState {
         let Ok(text) = simdutf8::basic::from_utf8(data) else {
             return;
         };
-        let mut de = serde_json::Deserializer::from_str(text);
         // A malformed chunk is skipped; what it held before the error stays.
+        if let Some(at) = self.choices_only(data) {
+            let mut de = serde_json::Deserializer::from_str(&text[at..]);
+            let _ = Choices(self).deserialize(&mut de);
+            return;
+        }
+        let mut de = serde_json::Deserializer::from_str(text);
         let _ = Chunk(self).deserialize(&mut de);
     }
 

@@ -382,3 +382,22 @@ fn render_frames_failures() {
     conv.extend(msgs.into_iter().take(2));
     assert!(validate(&body(Value::Array(conv))).unwrap().is_empty());
 }
+
+#[test]
+fn stream_choices_fast_path_agrees_with_full_parsing() {
+    let chunk = |prefix: &str, args: &str| {
+        format!(
+            "data: {{\"id\":\"c1\",\"model\":\"m\",{prefix}\"choices\":[{{\"index\":0,\"delta\":{{\"tool_calls\":[{{\"index\":0,\"function\":{{\"arguments\":\"{args}\"}}}}]}}}}]}}\n\n"
+        )
+    };
+    let mut s = String::from(
+        "data: {\"id\":\"c1\",\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"x\",\"function\":{\"name\":\"f\",\"arguments\":\"\"}}]}}]}\n\n",
+    );
+    s += &chunk("", "a");
+    s += &chunk("\"x\":\"choices\",", "b"); // a value that looks like the key
+    s += &chunk("\"meta\":{\"choices\":[1]},", "c"); // a nested key of that name
+    s += &chunk("\"note\":\"\\\"choices\\\"\",", "d"); // escapes before the key
+    let v = parse_stream(Dialect::OpenAiChat, s.as_bytes());
+    assert_eq!(v.calls.len(), 1);
+    assert_eq!(v.calls[0].arguments, "abcd");
+}

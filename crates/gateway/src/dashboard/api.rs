@@ -1,0 +1,85 @@
+//! The JSON endpoints the dashboard adds beside the gateway's `/api/stats`:
+//! `GET /api/sessions/{id}` (the store's `session_calls`: a session's tool
+//! calls in order with verdicts, basis and excerpts) and `GET /api/health`
+//! (recorder counters, upstream errors, database backend).
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::response::{IntoResponse, Response};
+use http::{HeaderValue, StatusCode, header};
+use serde_json::json;
+
+use crate::admin::AdminState;
+use crate::metrics::UPSTREAM_REQUESTS_TOTAL;
+use crate::routes::Provider;
+
+/// `GET /api/sessions/{id}`: the session's tool calls as a JSON array; 404
+/// when nothing is recorded for it, 503 without a database.
+pub(crate) async fn session(State(state): State<AdminState>, Path(id): Path<String>) -> Response {
+    let Some(store) = state.store.as_ref() else {
+        return no_database();
+    };
+    match store.session_calls(&id).await {
+        Ok(calls) if calls.is_empty() => error_json(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            &format!("no tool calls recorded for session {id:?}"),
+        ),
+        Ok(calls) => no_store(Json(calls).into_response()),
+        Err(e) => error_json(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "store_error",
+            &format!("reading the store failed: {e}"),
+        ),
+    }
+}
+
+/// `GET /api/health`: `{events_written, events_dropped, write_errors,
+/// backlog, upstream_errors, database, version}`.
+pub(crate) async fn health(State(state): State<AdminState>) -> Response {
+    let c = state.sinks.recorder.counters();
+    let body = json!({
+        "events_written": c.events_written,
+        "events_dropped": c.events_dropped,
+        "write_errors": c.write_errors,
+        "backlog": c.backlog,
+        "upstream_errors": upstream_errors(&state),
+        "database": state.store.as_ref().map(|s| s.backend()),
+        "version": env!("CARGO_PKG_VERSION"),
+    });
+    no_store(Json(body).into_response())
+}
+
+/// Proxied requests answered with a 5xx, by the provider or by the gateway
+/// itself (502/504 when the upstream failed), since the gateway started.
+fn upstream_errors(state: &AdminState) -> u64 {
+    let metrics = &state.sinks.metrics;
+    let mut total = 0;
+    for provider in Provider::ALL {
+        for status in 500u16..600 {
+            let status = status.to_string();
+            total += metrics.counter(UPSTREAM_REQUESTS_TOTAL, &[provider.as_str(), &status]);
+        }
+    }
+    total
+}
+
+fn no_database() -> Response {
+    error_json(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "no_database",
+        "this gateway runs without a database (--database): nothing is recorded to show",
+    )
+}
+
+/// `{"error":{"type","message"}}` with `status`.
+pub(crate) fn error_json(status: StatusCode, kind: &str, message: &str) -> Response {
+    let body = json!({ "error": { "type": kind, "message": message } });
+    no_store((status, Json(body)).into_response())
+}
+
+fn no_store(mut resp: Response) -> Response {
+    resp.headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    resp
+}

@@ -1,0 +1,398 @@
+//! The admin router with the dashboard merged in, over a real SQLite store:
+//! content types, the store's JSON, the access check on every route (with
+//! fake peer addresses).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use http::{HeaderMap, Request, StatusCode, header};
+use http_body_util::BodyExt;
+use serde_json::{Value, json};
+use tower_service::Service;
+
+use super::*;
+use crate::admin::{AdminState, PeerAddr, admin_router};
+use crate::metrics::Metrics;
+use crate::observe::Sinks;
+use crate::recorder::{Event, Recorder, RecorderOptions, Store, ToolResultRecord};
+
+const NOW: i64 = 1_700_000_000_000;
+const XSS: &str = "<img src=x onerror=\"window.__pwned=1\"> failed";
+
+fn result(
+    session: &str,
+    call_id: &str,
+    index: u32,
+    tool: &str,
+    failed: bool,
+    excerpt: Option<&str>,
+) -> Event {
+    Event::ToolResult(ToolResultRecord {
+        request_id: format!("req-{call_id}"),
+        session_id: session.to_owned(),
+        provider: "anthropic".to_owned(),
+        model: Some("claude-test".to_owned()),
+        call_id: call_id.to_owned(),
+        message_index: index,
+        tool: Some(tool.to_owned()),
+        failed,
+        basis: if failed { "explicit" } else { "none" }.to_owned(),
+        content_bytes: 10,
+        excerpt: excerpt.map(str::to_owned),
+        at_ms: NOW + i64::from(index),
+        exec_ms: None,
+        previous_response_id: None,
+    })
+}
+
+/// An admin router over a fresh SQLite store holding a few results.
+struct Fixture {
+    app: Router,
+    _dir: tempfile::TempDir,
+}
+
+async fn fixture(loopback_only: bool, admin_token: Option<&str>, with_store: bool) -> Fixture {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = if with_store {
+        let url = format!("sqlite://{}", dir.path().join("dash.db").display());
+        Some(Store::open(&url).await.expect("open store"))
+    } else {
+        None
+    };
+    let recorder = Recorder::start(
+        store.clone(),
+        RecorderOptions {
+            queue_capacity: 1024,
+            batch_max: 64,
+            flush_interval: Duration::from_millis(5),
+            jsonl: None,
+        },
+        Arc::new(toolwarden_store::NoopObserver),
+    );
+    for ev in [
+        result("s-1", "c1", 1, "read_file", true, Some(XSS)),
+        result("s-1", "c2", 3, "grep", false, None),
+        result("s-1", "c3", 5, "read_file", false, None),
+        // A resend of c1 in a later turn: the same identity, counted once.
+        result("s-1", "c1", 1, "read_file", true, Some(XSS)),
+        result("s-2", "d1", 1, "grep", false, None),
+    ] {
+        recorder.record(ev);
+    }
+    recorder.shutdown().await;
+    let sinks = Arc::new(Sinks::new(
+        recorder,
+        Arc::new(Metrics::new()),
+        Default::default(),
+    ));
+    let app = admin_router(AdminState {
+        store,
+        sinks,
+        loopback_only,
+        admin_token: admin_token.map(str::to_owned),
+    });
+    Fixture { app, _dir: dir }
+}
+
+async fn get(
+    app: &Router,
+    path: &str,
+    peer: Option<&str>,
+    auth: Option<&str>,
+) -> (StatusCode, HeaderMap, Vec<u8>) {
+    let mut req = Request::get(path);
+    if let Some(a) = auth {
+        req = req.header(header::AUTHORIZATION, a);
+    }
+    let mut req = req.body(Body::empty()).expect("request");
+    if let Some(peer) = peer {
+        let peer: SocketAddr = peer.parse().expect("peer");
+        req.extensions_mut().insert(PeerAddr(peer));
+    }
+    let resp = app.clone().call(req).await.expect("infallible");
+    let status = resp.status();
+    let headers = resp.headers().clone();
+    let body = resp
+        .into_body()
+        .collect()
+        .await
+        .expect("body")
+        .to_bytes()
+        .to_vec();
+    (status, headers, body)
+}
+
+fn content_type(h: &HeaderMap) -> &str {
+    h.get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+}
+
+fn json_of(body: &[u8]) -> Value {
+    serde_json::from_slice(body).expect("JSON body")
+}
+
+const LOCAL: Option<&str> = Some("127.0.0.1:40000");
+
+#[tokio::test]
+async fn serves_embedded_assets_with_content_types() {
+    let f = fixture(true, None, false).await;
+    for (path, ctype, body) in [
+        ("/", "text/html; charset=utf-8", INDEX_HTML),
+        ("/dashboard", "text/html; charset=utf-8", INDEX_HTML),
+        ("/dashboard/", "text/html; charset=utf-8", INDEX_HTML),
+        (
+            "/dashboard/app.js",
+            "text/javascript; charset=utf-8",
+            APP_JS,
+        ),
+        ("/dashboard/app.css", "text/css; charset=utf-8", APP_CSS),
+    ] {
+        let (status, h, got) = get(&f.app, path, LOCAL, None).await;
+        assert_eq!(status, StatusCode::OK, "{path}");
+        assert_eq!(content_type(&h), ctype, "{path}");
+        assert_eq!(got, body.as_bytes(), "{path}");
+        let csp = h
+            .get(header::CONTENT_SECURITY_POLICY)
+            .and_then(|v| v.to_str().ok());
+        assert!(
+            csp.is_some_and(|c| c.contains("script-src 'self'")),
+            "{path}: {csp:?}"
+        );
+        assert_eq!(
+            h.get(header::X_CONTENT_TYPE_OPTIONS).map(|v| v.as_bytes()),
+            Some(&b"nosniff"[..])
+        );
+    }
+    let (status, _, _) = get(&f.app, "/dashboard/nope.js", LOCAL, None).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+}
+
+#[test]
+fn page_references_only_its_own_assets() {
+    assert!(INDEX_HTML.contains("src=\"/dashboard/app.js\""));
+    assert!(INDEX_HTML.contains("href=\"/dashboard/app.css\""));
+    // app.js is a module importing its siblings, served beside it.
+    assert!(APP_JS.contains("from './dom.js'") && APP_JS.contains("from './chart.js'"));
+    for (name, asset) in [
+        ("index.html", INDEX_HTML),
+        ("app.js", APP_JS),
+        ("dom.js", DOM_JS),
+        ("chart.js", CHART_JS),
+        ("app.css", APP_CSS),
+    ] {
+        // The SVG namespace is a name, not a download.
+        let text = asset.replace("http://www.w3.org/2000/svg", "");
+        for outside in ["http://", "https://", "//fonts", "@import", "url("] {
+            assert!(
+                !text.contains(outside),
+                "{name} loads something from outside: {outside}"
+            );
+        }
+        for markup in [
+            "innerHTML",
+            "outerHTML",
+            "insertAdjacentHTML",
+            "document.write",
+            "eval(",
+        ] {
+            assert!(
+                !text.contains(markup),
+                "{name} parses strings as markup or code: {markup}"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn session_endpoint_returns_the_stores_calls_in_order() {
+    let f = fixture(true, None, true).await;
+    let (status, h, body) = get(&f.app, "/api/sessions/s-1", LOCAL, None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(content_type(&h), "application/json");
+    let calls = json_of(&body);
+    let calls = calls.as_array().expect("array");
+    let summary: Vec<(String, String, Value)> = calls
+        .iter()
+        .map(|c| {
+            (
+                c["call_id"].as_str().unwrap_or("").to_owned(),
+                c["tool"].as_str().unwrap_or("").to_owned(),
+                c["failed"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        vec![
+            ("c1".into(), "read_file".into(), json!(true)),
+            ("c2".into(), "grep".into(), json!(false)),
+            ("c3".into(), "read_file".into(), json!(false)),
+        ],
+        "one row per call, resend counted once, in order"
+    );
+    assert_eq!(calls[0]["basis"], "explicit");
+    assert_eq!(
+        calls[0]["excerpt"], XSS,
+        "excerpt stored and served verbatim (the page escapes it)"
+    );
+
+    let (status, _, body) = get(&f.app, "/api/sessions/no-such-session", LOCAL, None).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_eq!(json_of(&body)["error"]["type"], "not_found");
+}
+
+#[tokio::test]
+async fn stats_and_session_agree_with_the_store() {
+    let f = fixture(true, None, true).await;
+    let (status, _, body) = get(
+        &f.app,
+        "/api/stats?since=1000000000d&session=s-1",
+        LOCAL,
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{}", String::from_utf8_lossy(&body));
+    let stats = json_of(&body);
+    let tools = stats["tools"].as_array().expect("tools");
+    let read = tools
+        .iter()
+        .find(|t| t["tool"] == "read_file")
+        .expect("read_file row");
+    assert_eq!(
+        (read["calls"].clone(), read["failures"].clone()),
+        (json!(2), json!(1))
+    );
+    assert_eq!(stats["recent_failures"][0]["excerpt"], XSS);
+}
+
+#[tokio::test]
+async fn session_endpoint_without_database_is_503() {
+    let f = fixture(true, None, false).await;
+    let (status, _, body) = get(&f.app, "/api/sessions/s-1", LOCAL, None).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(json_of(&body)["error"]["type"], "no_database");
+}
+
+#[tokio::test]
+async fn health_reports_recorder_counters_and_backend() {
+    let f = fixture(true, None, true).await;
+    let (status, _, body) = get(&f.app, "/api/health", Some("[::1]:9"), None).await;
+    assert_eq!(status, StatusCode::OK);
+    let h = json_of(&body);
+    assert_eq!(h["events_written"], 5, "{h}");
+    assert_eq!(h["events_dropped"], 0);
+    assert_eq!(h["upstream_errors"], 0);
+    assert_eq!(h["database"], "sqlite");
+}
+
+#[tokio::test]
+async fn remote_peer_is_refused_on_loopback_bind() {
+    let f = fixture(true, None, false).await;
+    for path in [
+        "/api/stats",
+        "/api/health",
+        "/api/sessions/x",
+        "/",
+        "/dashboard/app.js",
+    ] {
+        let (status, h, body) = get(&f.app, path, Some("192.0.2.7:5555"), None).await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{path}");
+        assert_eq!(content_type(&h), "application/json", "{path}");
+        let v = json_of(&body);
+        assert!(
+            v["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("--admin-token")),
+            "{v}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn public_bind_needs_token_for_api_but_serves_page_to_ask_for_it() {
+    let f = fixture(false, Some("tok-123"), true).await;
+    for peer in ["203.0.113.5:1000", "127.0.0.1:1000"] {
+        for api in ["/api/stats", "/api/health", "/api/sessions/s-1"] {
+            let (status, h, _) = get(&f.app, api, Some(peer), None).await;
+            assert_eq!(status, StatusCode::UNAUTHORIZED, "{peer} {api}");
+            assert!(h.get(header::WWW_AUTHENTICATE).is_some());
+            let (status, _, _) = get(&f.app, api, Some(peer), Some("Bearer wrong")).await;
+            assert_eq!(status, StatusCode::UNAUTHORIZED, "{peer} {api}");
+            let (status, _, _) = get(&f.app, api, Some(peer), Some("Bearer tok-123")).await;
+            assert_eq!(status, StatusCode::OK, "{peer} {api}");
+        }
+        let (status, _, body) = get(&f.app, "/dashboard", Some(peer), None).await;
+        assert_eq!(status, StatusCode::OK, "{peer}");
+        assert_eq!(body, INDEX_HTML.as_bytes());
+    }
+}
+
+#[tokio::test]
+async fn public_bind_without_token_refuses_everything() {
+    let f = fixture(false, None, false).await;
+    for path in ["/", "/api/stats", "/api/health"] {
+        let (status, _, _) = get(&f.app, path, LOCAL, Some("Bearer anything")).await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{path}");
+    }
+}
+
+#[tokio::test]
+async fn missing_peer_address_fails_closed() {
+    let f = fixture(true, None, false).await;
+    let (status, _, _) = get(&f.app, "/api/health", None, None).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+}
+
+/// One HTTP/1.1 GET over a real socket: status line, headers, body.
+async fn socket_get(addr: SocketAddr, path: &str) -> (String, String, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    let req = format!("GET {path} HTTP/1.1\r\nhost: {addr}\r\nconnection: close\r\n\r\n");
+    stream.write_all(req.as_bytes()).await.expect("write");
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).await.expect("read");
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").expect("a response head");
+    let (status, headers) = head.split_once("\r\n").unwrap_or((head, ""));
+    (
+        status.to_owned(),
+        headers.to_ascii_lowercase(),
+        body.to_owned(),
+    )
+}
+
+#[tokio::test]
+async fn gateway_serves_the_dashboard_over_a_socket() {
+    // No upstream is contacted: only admin routes are requested.
+    let config = crate::Config::for_tests("http://127.0.0.1:9");
+    let gateway = crate::Gateway::start(config).await.expect("gateway starts");
+    let addr = gateway.addr();
+    for (path, ctype) in [
+        ("/", "content-type: text/html; charset=utf-8"),
+        ("/dashboard", "content-type: text/html; charset=utf-8"),
+        (
+            "/dashboard/app.js",
+            "content-type: text/javascript; charset=utf-8",
+        ),
+        (
+            "/dashboard/app.css",
+            "content-type: text/css; charset=utf-8",
+        ),
+        ("/api/health", "content-type: application/json"),
+    ] {
+        let (status, headers, _) = socket_get(addr, path).await;
+        assert!(status.contains(" 200 "), "{path}: {status}");
+        assert!(headers.contains(ctype), "{path}: {headers}");
+    }
+    let (_, _, page) = socket_get(addr, "/dashboard").await;
+    assert!(page.contains("/dashboard/app.js"), "the page itself");
+    // Config::for_tests records to no database: the session API says so.
+    let (status, _, body) = socket_get(addr, "/api/sessions/s-1").await;
+    assert!(status.contains(" 503 "), "{status}");
+    assert!(body.contains("no_database"), "{body}");
+    gateway.shutdown().await;
+}

@@ -1,0 +1,278 @@
+//! The bulk operations on PostgreSQL: one array per column, read with `UNNEST`.
+
+use super::*;
+use sqlx::PgConnection;
+
+pub(crate) async fn insert_requests(
+    conn: &mut PgConnection,
+    reqs: &[&RequestRecord],
+) -> Result<HashSet<String>, sqlx::Error> {
+    let col = |f: fn(&RequestRecord) -> String| reqs.iter().map(|r| f(r)).collect::<Vec<_>>();
+    let opt =
+        |f: fn(&RequestRecord) -> Option<String>| reqs.iter().map(|r| f(r)).collect::<Vec<_>>();
+    let num = |f: fn(&RequestRecord) -> i64| reqs.iter().map(|r| f(r)).collect::<Vec<_>>();
+    let onum = |f: fn(&RequestRecord) -> Option<i64>| reqs.iter().map(|r| f(r)).collect::<Vec<_>>();
+    let flt = |f: fn(&RequestRecord) -> f64| reqs.iter().map(|r| f(r)).collect::<Vec<_>>();
+    let rows: Vec<(String,)> = sqlx::query_as(
+        "INSERT INTO requests (request_id, session_id, at_ms, provider, dialect, path, model, \
+         status, streaming, upstream_latency_ms, first_byte_ms, overhead_us, input_tokens, \
+         output_tokens, response_id, repair_mode, repairs, parse_error, error) \
+         SELECT * FROM UNNEST($1::text[], $2::text[], $3::int8[], $4::text[], $5::text[], \
+         $6::text[], $7::text[], $8::int8[], $9::int8[], $10::float8[], $11::float8[], \
+         $12::float8[], $13::int8[], $14::int8[], $15::text[], $16::text[], $17::int8[], \
+         $18::text[], $19::text[]) ON CONFLICT (request_id) DO NOTHING RETURNING request_id",
+    )
+    .bind(col(|r| r.request_id.clone()))
+    .bind(col(|r| r.session_id.clone()))
+    .bind(num(|r| r.at_ms))
+    .bind(col(|r| r.provider.clone()))
+    .bind(opt(|r| r.dialect.clone()))
+    .bind(col(|r| r.path.clone()))
+    .bind(opt(|r| r.model.clone()))
+    .bind(num(|r| i64::from(r.status)))
+    .bind(num(|r| i64::from(r.streaming)))
+    .bind(flt(|r| r.upstream_latency_ms))
+    .bind(reqs.iter().map(|r| r.first_byte_ms).collect::<Vec<_>>())
+    .bind(flt(|r| r.overhead_us))
+    .bind(onum(|r| r.input_tokens.map(int)))
+    .bind(onum(|r| r.output_tokens.map(int)))
+    .bind(opt(|r| r.response_id.clone()))
+    .bind(col(|r| r.repair_mode.clone()))
+    .bind(num(|r| int(r.repairs.len() as u64)))
+    .bind(opt(|r| r.parse_error.clone()))
+    .bind(opt(|r| r.error.clone()))
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(rows.into_iter().map(|r| r.0).collect())
+}
+
+pub(crate) async fn insert_repairs(
+    conn: &mut PgConnection,
+    repairs: &[(String, i64, String)],
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO request_repairs (request_id, idx, defect) \
+         SELECT * FROM UNNEST($1::text[], $2::int8[], $3::text[]) \
+         ON CONFLICT (request_id, idx) DO NOTHING",
+    )
+    .bind(repairs.iter().map(|r| r.0.clone()).collect::<Vec<_>>())
+    .bind(repairs.iter().map(|r| r.1).collect::<Vec<_>>())
+    .bind(repairs.iter().map(|r| r.2.clone()).collect::<Vec<_>>())
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+pub(crate) async fn upsert_sessions(
+    conn: &mut PgConnection,
+    sessions: &SessionDeltas,
+) -> Result<(), sqlx::Error> {
+    let (mut ids, mut sources, mut first, mut last, mut n) =
+        (vec![], vec![], vec![], vec![], vec![]);
+    for (id, d) in sessions.iter() {
+        ids.push(id.clone());
+        sources.push(d.source.clone());
+        first.push(d.first_ms);
+        last.push(d.last_ms);
+        n.push(d.requests);
+    }
+    sqlx::query(
+        "INSERT INTO sessions (session_id, source, first_ms, last_ms, requests) \
+         SELECT * FROM UNNEST($1::text[], $2::text[], $3::int8[], $4::int8[], $5::int8[]) \
+         ON CONFLICT (session_id) DO UPDATE SET \
+         first_ms = LEAST(sessions.first_ms, excluded.first_ms), \
+         last_ms = GREATEST(sessions.last_ms, excluded.last_ms), \
+         requests = sessions.requests + excluded.requests",
+    )
+    .bind(ids)
+    .bind(sources)
+    .bind(first)
+    .bind(last)
+    .bind(n)
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// Result-only rows (no call recorded yet) for these (session, call id) pairs.
+pub(crate) async fn find_orphans(
+    conn: &mut PgConnection,
+    pairs: &[(String, String)],
+) -> Result<Vec<Candidate>, sqlx::Error> {
+    let rows: Vec<CandidateRow> = sqlx::query_as(
+        "SELECT t.id, t.session_id, t.call_id, t.tool, t.result_at_ms \
+         FROM UNNEST($1::text[], $2::text[]) AS u(s, c) CROSS JOIN LATERAL \
+         (SELECT * FROM tool_calls WHERE session_id = u.s AND call_id = u.c \
+         AND request_id IS NULL) AS t",
+    )
+    .bind(pairs.iter().map(|p| p.0.clone()).collect::<Vec<_>>())
+    .bind(pairs.iter().map(|p| p.1.clone()).collect::<Vec<_>>())
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(candidates(rows))
+}
+
+/// Calls without a result for these (session, call id) pairs.
+pub(crate) async fn unpaired_calls(
+    conn: &mut PgConnection,
+    pairs: &[(String, String)],
+) -> Result<Vec<Candidate>, sqlx::Error> {
+    let rows: Vec<CandidateRow> = sqlx::query_as(
+        "SELECT t.id, t.session_id, t.call_id, t.tool, t.call_at_ms \
+         FROM UNNEST($1::text[], $2::text[]) AS u(s, c) CROSS JOIN LATERAL \
+         (SELECT * FROM tool_calls WHERE session_id = u.s AND call_id = u.c \
+         AND result_at_ms IS NULL) AS t",
+    )
+    .bind(pairs.iter().map(|p| p.0.clone()).collect::<Vec<_>>())
+    .bind(pairs.iter().map(|p| p.1.clone()).collect::<Vec<_>>())
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(candidates(rows))
+}
+
+pub(crate) async fn insert_calls(
+    conn: &mut PgConnection,
+    calls: &[&ToolCallRecord],
+) -> Result<HashSet<CallKey>, sqlx::Error> {
+    let rows: Vec<CallKey> = sqlx::query_as(
+        "INSERT INTO tool_calls (session_id, call_id, tool, provider, model, at_ms, request_id, \
+         call_index, response_id, arguments_bytes, call_at_ms) \
+         SELECT s, c, t, p, m, a, r, i, rs, ab, a FROM UNNEST($1::text[], $2::text[], \
+         $3::text[], $4::text[], $5::text[], $6::int8[], $7::text[], $8::int8[], $9::text[], \
+         $10::int8[]) AS u(s, c, t, p, m, a, r, i, rs, ab) \
+         ON CONFLICT (request_id, call_index) DO NOTHING RETURNING request_id, call_index",
+    )
+    .bind(
+        calls
+            .iter()
+            .map(|c| c.session_id.clone())
+            .collect::<Vec<_>>(),
+    )
+    .bind(calls.iter().map(|c| c.call_id.clone()).collect::<Vec<_>>())
+    .bind(calls.iter().map(|c| c.tool.clone()).collect::<Vec<_>>())
+    .bind(calls.iter().map(|c| c.provider.clone()).collect::<Vec<_>>())
+    .bind(calls.iter().map(|c| c.model.clone()).collect::<Vec<_>>())
+    .bind(calls.iter().map(|c| c.at_ms).collect::<Vec<_>>())
+    .bind(
+        calls
+            .iter()
+            .map(|c| c.request_id.clone())
+            .collect::<Vec<_>>(),
+    )
+    .bind(
+        calls
+            .iter()
+            .map(|c| i64::from(c.call_index))
+            .collect::<Vec<_>>(),
+    )
+    .bind(
+        calls
+            .iter()
+            .map(|c| c.response_id.clone())
+            .collect::<Vec<_>>(),
+    )
+    .bind(
+        calls
+            .iter()
+            .map(|c| int(c.arguments_bytes))
+            .collect::<Vec<_>>(),
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(rows.into_iter().collect())
+}
+
+pub(crate) async fn insert_result_keys(
+    conn: &mut PgConnection,
+    results: &[&ToolResultRecord],
+) -> Result<HashSet<ResultKey>, sqlx::Error> {
+    let rows: Vec<ResultKey> = sqlx::query_as(
+        "INSERT INTO tool_results (session_id, call_id, message_index, request_id, at_ms) \
+         SELECT * FROM UNNEST($1::text[], $2::text[], $3::int8[], $4::text[], $5::int8[]) \
+         ON CONFLICT (session_id, call_id, message_index) DO NOTHING \
+         RETURNING session_id, call_id, message_index",
+    )
+    .bind(
+        results
+            .iter()
+            .map(|r| r.session_id.clone())
+            .collect::<Vec<_>>(),
+    )
+    .bind(
+        results
+            .iter()
+            .map(|r| r.call_id.clone())
+            .collect::<Vec<_>>(),
+    )
+    .bind(
+        results
+            .iter()
+            .map(|r| i64::from(r.message_index))
+            .collect::<Vec<_>>(),
+    )
+    .bind(
+        results
+            .iter()
+            .map(|r| r.request_id.clone())
+            .collect::<Vec<_>>(),
+    )
+    .bind(results.iter().map(|r| r.at_ms).collect::<Vec<_>>())
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(rows.into_iter().collect())
+}
+
+pub(crate) async fn pair_results(
+    conn: &mut PgConnection,
+    pairs: &[Pairing<'_>],
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE tool_calls t SET result_request_id = u.rq, message_index = u.mi, failed = u.f, \
+         basis = u.b, content_bytes = u.cb, excerpt = u.ex, result_at_ms = u.a, exec_ms = u.e \
+         FROM UNNEST($1::int8[], $2::text[], $3::int8[], $4::int8[], $5::text[], $6::int8[], \
+         $7::text[], $8::int8[], $9::float8[]) AS u(id, rq, mi, f, b, cb, ex, a, e) \
+         WHERE t.id = u.id",
+    )
+    .bind(pairs.iter().map(|p| p.id).collect::<Vec<_>>())
+    .bind(
+        pairs
+            .iter()
+            .map(|p| p.rec.request_id.clone())
+            .collect::<Vec<_>>(),
+    )
+    .bind(
+        pairs
+            .iter()
+            .map(|p| i64::from(p.rec.message_index))
+            .collect::<Vec<_>>(),
+    )
+    .bind(
+        pairs
+            .iter()
+            .map(|p| i64::from(p.rec.failed))
+            .collect::<Vec<_>>(),
+    )
+    .bind(
+        pairs
+            .iter()
+            .map(|p| p.rec.basis.clone())
+            .collect::<Vec<_>>(),
+    )
+    .bind(
+        pairs
+            .iter()
+            .map(|p| int(p.rec.content_bytes))
+            .collect::<Vec<_>>(),
+    )
+    .bind(
+        pairs
+            .iter()
+            .map(|p| p.rec.excerpt.clone())
+            .collect::<Vec<_>>(),
+    )
+    .bind(pairs.iter().map(|p| p.rec.at_ms).collect::<Vec<_>>())
+    .bind(pairs.iter().map(|p| p.exec_ms).collect::<Vec<_>>())
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
