@@ -10,6 +10,8 @@
 //!   streaming and not, plus Responses continuations over
 //!   `previous_response_id`; exact counts on both gateways and the same
 //!   answers from SQLite with a single gateway;
+//! - `continuation`: a continuation's result written before its call (by
+//!   the other gateway) is merged with the late call;
 //! - `race`: one request sent to both gateways at once counts once;
 //! - `unreachable`: a database that cannot be reached stops the start with
 //!   an error naming it (password redacted).
@@ -25,8 +27,10 @@ pub mod support;
 mod postgres {
     pub mod cluster;
     pub mod scenario;
+    pub mod slow;
 
     mod alternate;
+    mod continuation;
     mod race;
     mod unreachable;
 }

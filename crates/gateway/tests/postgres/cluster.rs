@@ -104,15 +104,22 @@ pub fn all() -> StatsQuery {
 impl Cluster {
     /// Start the mock (two calls per reply) and `n` gateways on `db_url`.
     pub async fn start(db_url: &str, n: usize) -> Cluster {
+        let urls = vec![db_url.to_string(); n];
+        Cluster::start_each(&urls, db_url).await
+    }
+
+    /// One gateway per URL (each reaching the same database `db_url`,
+    /// possibly through a relay).
+    pub async fn start_each(urls: &[String], db_url: &str) -> Cluster {
         let mock = MockProvider::start(MockOptions {
             calls_per_reply: 2,
             ..MockOptions::default()
         })
         .await;
         let mut gateways = Vec::new();
-        for _ in 0..n {
+        for url in urls {
             let mut config = Config::for_tests(&mock.base_url());
-            config.database = Some(db_url.to_string());
+            config.database = Some(url.clone());
             gateways.push(Gateway::start(config).await.expect("gateway starts"));
         }
         Cluster {

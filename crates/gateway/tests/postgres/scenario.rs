@@ -110,7 +110,7 @@ async fn full_history(cluster: &Cluster, kind: Kind, stream: bool, session: &str
 }
 
 /// The response id of a Responses reply, JSON or SSE.
-fn response_id(stream: bool, r: &Reply) -> String {
+pub fn response_id(stream: bool, r: &Reply) -> String {
     let v = if stream {
         stream_values(&r.body)
             .into_iter()
