@@ -7,7 +7,10 @@
 //! Conversations: every dialect, streaming and not (full history resent
 //! every turn), and two Responses conversations continued with
 //! `previous_response_id` (`store: true`, only the new items sent): one
-//! with `x-session-id`, one without any session header.
+//! with `x-session-id`, one without any session header. (The latter's
+//! results can be written before their calls by the other gateway; whether
+//! the store still pairs them is pinned down deterministically by
+//! `continuation.rs`.)
 
 use std::time::Duration;
 
