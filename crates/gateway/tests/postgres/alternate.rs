@@ -167,7 +167,7 @@ async fn run_on(db: &TestDb, gateways: usize, tag: &str) -> Stats {
 async fn two_gateways_alternating_count_exactly_and_agree_with_sqlite() {
     let sqlite = TestDb::sqlite();
     let on_sqlite = run_on(&sqlite, 1, "alt").await;
-    let Some(pg) =
+    let Some(mut pg) =
         TestDb::postgres("two_gateways_alternating_count_exactly_and_agree_with_sqlite").await
     else {
         return;

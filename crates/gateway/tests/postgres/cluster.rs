@@ -18,7 +18,8 @@ use crate::support::{HttpClient, client, send};
 /// The environment variable naming the test PostgreSQL.
 pub const PG_ENV: &str = "TOOLWARDEN_TEST_POSTGRES_URL";
 
-/// A database for one test; [`TestDb::drop_schema`] cleans PostgreSQL up.
+/// A database for one test; its PostgreSQL schema is dropped with it
+/// (kept, and named on stderr, when the test fails).
 pub struct TestDb {
     pub url: String,
     /// PostgreSQL: (maintenance URL, schema).
@@ -72,16 +73,49 @@ impl TestDb {
         })
     }
 
-    /// Drop the PostgreSQL schema (a no-op for SQLite).
-    pub async fn drop_schema(&self) {
-        if let Some((base, schema)) = &self.pg {
-            let mut conn = sqlx::PgConnection::connect(base).await.expect("connect");
-            sqlx::query(&format!("DROP SCHEMA {schema} CASCADE"))
-                .execute(&mut conn)
-                .await
-                .expect("drop schema");
-            let _ = conn.close().await;
+    /// Drop the PostgreSQL schema now (a no-op for SQLite); dropping the
+    /// [`TestDb`] does it too, also when the test failed.
+    pub async fn drop_schema(&mut self) {
+        if let Some((base, schema)) = self.pg.take() {
+            drop_schema(&base, &schema).await;
         }
+    }
+}
+
+async fn drop_schema(base: &str, schema: &str) {
+    let Ok(mut conn) = sqlx::PgConnection::connect(base).await else {
+        return;
+    };
+    let _ = sqlx::query(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
+        .execute(&mut conn)
+        .await;
+    let _ = conn.close().await;
+}
+
+impl Drop for TestDb {
+    fn drop(&mut self) {
+        let Some((base, schema)) = self.pg.take() else {
+            return;
+        };
+        if std::thread::panicking() {
+            // Kept for a post-mortem; the next run's schemas have other names.
+            let _ = writeln!(
+                std::io::stderr(),
+                "test failed: PostgreSQL schema {schema} kept for inspection"
+            );
+            return;
+        }
+        // On a thread of its own: Drop cannot await, and may run inside the
+        // test's runtime.
+        let cleanup = std::thread::spawn(move || {
+            if let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                rt.block_on(drop_schema(&base, &schema));
+            }
+        });
+        let _ = cleanup.join();
     }
 }
 

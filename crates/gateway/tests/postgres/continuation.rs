@@ -21,7 +21,7 @@ async fn continuation_result_written_before_its_call_is_merged() {
     // With `x-session-id` first (the orphan is found in its session), then
     // without: the result's request fingerprints to another session.
     for (stream, session) in [(false, Some("cont-1")), (false, None), (true, None)] {
-        let Some(db) =
+        let Some(mut db) =
             TestDb::postgres("continuation_result_written_before_its_call_is_merged").await
         else {
             return;

@@ -9,7 +9,7 @@ use super::scenario::{OK_TEXT, failure_text};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn same_request_on_both_gateways_counts_once() {
-    let Some(db) = TestDb::postgres("same_request_on_both_gateways_counts_once").await else {
+    let Some(mut db) = TestDb::postgres("same_request_on_both_gateways_counts_once").await else {
         return;
     };
     let mut cluster = Cluster::start(&db.url, 2).await;
