@@ -124,14 +124,21 @@ async fn run_on(db: &TestDb, gateways: usize, tag: &str) -> Stats {
     let total = 2 * ROUNDS * expected.conversations;
     let answers = cluster
         .stats_when(|v| {
-            let calls: u64 = v["tools"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|t| t["calls"].as_u64())
-                .sum();
+            // Each part of the answer is its own query: wait until all of
+            // them have seen every write.
+            let sum = |key: &str| -> u64 {
+                v["tools"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|t| t[key].as_u64())
+                    .sum()
+            };
             let results_in = v["recent_failures"].as_array().map_or(0, Vec::len) as u64;
-            calls == total && results_in == total / 2 && v["requests"]["total"] == expected.requests
+            sum("calls") == total
+                && sum("failures") == total / 2
+                && results_in == total / 2
+                && v["requests"]["total"] == expected.requests
         })
         .await;
     let first: Stats = serde_json::from_value(answers[0].clone()).expect("/api/stats shape");
