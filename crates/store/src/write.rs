@@ -63,6 +63,14 @@ pub(crate) const FIND_CALL_ANYWHERE: &str = "SELECT id, tool, call_at_ms FROM to
     AND NOT EXISTS (SELECT 1 FROM tool_calls WHERE session_id = $2 AND call_id = $1) \
     LIMIT 2";
 
+/// A late call whose own session has no result-only row for it: the
+/// result-only rows with its call id in any session (the caller asks for two
+/// rows and accepts one). Covers a result written, through another gateway,
+/// before its call, under a different session (e.g. a Responses
+/// continuation without a session header, which fingerprints differently).
+pub(crate) const FIND_ORPHAN_ANYWHERE: &str = "SELECT id FROM tool_calls \
+    WHERE call_id = $1 AND request_id IS NULL LIMIT 2";
+
 /// Call ids shorter than this are not trusted to be unique across sessions
 /// (test fixtures' `c1`, ids a client or the wire layer synthesizes for
 /// Gemini): they are matched within their session or response only.
@@ -277,7 +285,19 @@ macro_rules! write_batch_fn {
                 let mut orphans = Candidates::new(bulk::find_orphans(conn, &keys).await?);
                 let mut rest = Vec::with_capacity(calls.len());
                 for (i, c) in &calls {
-                    if let Some(o) = orphans.take_orphan(&c.session_id, &c.call_id, c.at_ms) {
+                    let mut orphan = orphans
+                        .take_orphan(&c.session_id, &c.call_id, c.at_ms)
+                        .map(|o| o.id);
+                    if orphan.is_none() && c.call_id.len() >= MIN_GLOBAL_CALL_ID_LEN {
+                        let ids: Vec<(i64,)> = sqlx::query_as(FIND_ORPHAN_ANYWHERE)
+                            .bind(&c.call_id)
+                            .fetch_all(&mut *conn)
+                            .await?;
+                        if let [(id,)] = ids[..] {
+                            orphan = Some(id);
+                        }
+                    }
+                    if let Some(orphan_id) = orphan {
                         let merged = sqlx::query(MERGE_CALL_INTO_ORPHAN)
                             .bind(&c.request_id)
                             .bind(i64::from(c.call_index))
@@ -286,7 +306,7 @@ macro_rules! write_batch_fn {
                             .bind(c.at_ms)
                             .bind(&c.tool)
                             .bind(&c.model)
-                            .bind(o.id)
+                            .bind(orphan_id)
                             .execute(&mut *conn)
                             .await?;
                         if merged.rows_affected() > 0 {
