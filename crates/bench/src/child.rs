@@ -30,7 +30,7 @@ impl GatewayChild {
         exe: &Path,
         upstream: &str,
         database: &str,
-        jsonl: &Path,
+        jsonl: &str,
     ) -> Result<GatewayChild, String> {
         let mut child = Command::new(exe)
             .arg("--serve-gateway")
@@ -135,8 +135,9 @@ fn clock_ticks() -> f64 {
 /// The child side: serve until stdin closes.
 pub async fn serve(upstream: &str, database: &str, jsonl: &str) -> Result<(), String> {
     let mut config = Config::for_tests(upstream);
-    config.database = Some(database.to_string());
-    config.jsonl = Some(jsonl.into());
+    // "-": no recording (to measure what recording costs).
+    config.database = (database != "-").then(|| database.to_string());
+    config.jsonl = (jsonl != "-").then(|| jsonl.into());
     let gw = Gateway::start(config)
         .await
         .map_err(|e| format!("gateway: {e}"))?;

@@ -30,9 +30,12 @@ struct Args {
     throughput_requests: usize,
     ttfb_requests: usize,
     streams: usize,
+    /// Record to SQLite + JSONL (the default and the measure that counts);
+    /// `--record off` shows what recording costs.
+    record: bool,
 }
 
-const USAGE: &str = "usage: toolwarden-bench [--requests N] [--conns N] [--throughput-requests N] [--ttfb-requests N] [--streams N]";
+const USAGE: &str = "usage: toolwarden-bench [--requests N] [--conns N] [--throughput-requests N] [--ttfb-requests N] [--streams N] [--record on|off]";
 
 fn parse(args: &[String]) -> Result<Args, String> {
     let mut a = Args {
@@ -41,12 +44,21 @@ fn parse(args: &[String]) -> Result<Args, String> {
         throughput_requests: 40_000,
         ttfb_requests: 5_000,
         streams: 1_000,
+        record: true,
     };
     let mut it = args.iter();
     while let Some(flag) = it.next() {
         let value = it
             .next()
             .ok_or_else(|| format!("{flag} needs a value\n{USAGE}"))?;
+        if flag == "--record" {
+            a.record = match value.as_str() {
+                "on" => true,
+                "off" => false,
+                other => return Err(format!("--record {other}: expected on or off\n{USAGE}")),
+            };
+            continue;
+        }
         let n: usize = value
             .parse()
             .map_err(|e| format!("{flag} {value}: {e}\n{USAGE}"))?;
@@ -127,6 +139,11 @@ async fn run(args: Args) -> Result<(), String> {
     let db = format!("sqlite://{}", dir.path().join("bench.db").display());
     let jsonl = dir.path().join("events.jsonl");
     let exe = std::env::current_exe().map_err(|e| format!("current exe: {e}"))?;
+    let (db, jsonl) = if args.record {
+        (db, jsonl.display().to_string())
+    } else {
+        ("-".to_string(), "-".to_string())
+    };
     let gw = child::GatewayChild::spawn(&exe, &mock.base_url(), &db, &jsonl)?;
     let direct = mock.addr();
     let proxied = gw.addr;
@@ -241,7 +258,8 @@ async fn run(args: Args) -> Result<(), String> {
     let after_latency = recorder_counts(proxied).await?;
     rows.push(Row {
         what: format!(
-            "gateway CPU per proxied request, 1 connection ({gw_requests} requests, recording on)"
+            "gateway CPU per proxied request, 1 connection ({gw_requests} requests, recording {})",
+            if args.record { "on" } else { "OFF" }
         ),
         direct: "–".into(),
         gateway: format!("{cpu_us:.1} µs"),
@@ -345,10 +363,15 @@ async fn run(args: Args) -> Result<(), String> {
     }
     println!();
     println!(
-        "{} CPUs; mock provider in the bench process, gateway in a child process recording to SQLite + JSONL; loopback, HTTP/1.1 keep-alive.",
+        "{} CPUs; mock provider in the bench process, gateway in a child process {}; loopback, HTTP/1.1 keep-alive.",
         std::thread::available_parallelism()
             .map(|n| n.get())
-            .unwrap_or(0)
+            .unwrap_or(0),
+        if args.record {
+            "recording to SQLite + JSONL"
+        } else {
+            "with recording OFF (no database, no JSONL)"
+        }
     );
     Ok(())
 }

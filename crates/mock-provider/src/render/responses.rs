@@ -1,0 +1,211 @@
+//! OpenAI Responses: the response object and its `response.*` events
+//! with sequence numbers.
+
+use bytes::Bytes;
+
+use super::{CREATED, halves, sse_event};
+use crate::{
+    json::{Obj, array},
+    plan::Plan,
+};
+
+fn responses_items(plan: &Plan, status: &str) -> Vec<String> {
+    let mut items = Vec::new();
+    if plan.calls.is_empty() {
+        if let Some(text) = &plan.text {
+            items.push(responses_message(plan, text, status));
+        }
+    }
+    for (i, _) in plan.calls.iter().enumerate() {
+        items.push(responses_call(plan, i, status, true));
+    }
+    items
+}
+
+fn responses_message(plan: &Plan, text: &str, status: &str) -> String {
+    let part = Obj::new()
+        .str("type", "output_text")
+        .raw("annotations", "[]")
+        .str("text", text)
+        .done();
+    Obj::new()
+        .str("id", &plan.response_id("msg_"))
+        .str("type", "message")
+        .str("status", status)
+        .raw("content", &array([part]))
+        .str("role", "assistant")
+        .done()
+}
+
+fn responses_call(plan: &Plan, i: usize, status: &str, with_args: bool) -> String {
+    let c = &plan.calls[i];
+    Obj::new()
+        .str("id", &plan.call_id("fc_", i))
+        .str("type", "function_call")
+        .str("status", status)
+        .str("arguments", if with_args { &c.arguments } else { "" })
+        .str("call_id", &plan.call_id("call_", i))
+        .str("name", &c.name)
+        .done()
+}
+
+pub(super) fn responses_object(plan: &Plan, complete: bool) -> String {
+    let status = if complete { "completed" } else { "in_progress" };
+    let output = if complete {
+        array(responses_items(plan, "completed"))
+    } else {
+        "[]".to_string()
+    };
+    let usage = if complete {
+        Obj::new()
+            .num("input_tokens", plan.input_tokens)
+            .raw("input_tokens_details", r#"{"cached_tokens":0}"#)
+            .num("output_tokens", plan.output_tokens)
+            .raw("output_tokens_details", r#"{"reasoning_tokens":0}"#)
+            .num("total_tokens", plan.input_tokens + plan.output_tokens)
+            .done()
+    } else {
+        "null".to_string()
+    };
+    Obj::new()
+        .str("id", &plan.response_id("resp_"))
+        .str("object", "response")
+        .num("created_at", CREATED)
+        .str("status", status)
+        .raw("error", "null")
+        .raw("incomplete_details", "null")
+        .raw("instructions", "null")
+        .str("model", &plan.model)
+        .raw("output", &output)
+        .bool("parallel_tool_calls", true)
+        .raw("previous_response_id", "null")
+        .bool("store", true)
+        .raw("usage", &usage)
+        .done()
+}
+
+pub(super) fn responses_stream(plan: &Plan) -> Vec<Bytes> {
+    let mut seq = 0u64;
+    let mut out = Vec::new();
+    // Each event: `type` and `sequence_number` first, then its fields.
+    let mut ev = |kind: &str, fields: Obj| {
+        let head = Obj::new()
+            .str("type", kind)
+            .num("sequence_number", seq)
+            .done();
+        let body = fields.done();
+        let joined = if body == "{}" {
+            head
+        } else {
+            format!("{},{}", &head[..head.len() - 1], &body[1..])
+        };
+        seq += 1;
+        out.push(sse_event(kind, &joined));
+    };
+    let in_progress = responses_object(plan, false);
+    ev("response.created", Obj::new().raw("response", &in_progress));
+    ev(
+        "response.in_progress",
+        Obj::new().raw("response", &in_progress),
+    );
+    let mut index = 0u64;
+    if plan.calls.is_empty() {
+        let text = plan.text.clone().unwrap_or_default();
+        let item_id = plan.response_id("msg_");
+        let empty_item = Obj::new()
+            .str("id", &item_id)
+            .str("type", "message")
+            .str("status", "in_progress")
+            .raw("content", "[]")
+            .str("role", "assistant")
+            .done();
+        ev(
+            "response.output_item.added",
+            Obj::new().num("output_index", 0).raw("item", &empty_item),
+        );
+        let part = |t: &str| {
+            Obj::new()
+                .str("type", "output_text")
+                .raw("annotations", "[]")
+                .str("text", t)
+                .done()
+        };
+        ev(
+            "response.content_part.added",
+            Obj::new()
+                .str("item_id", &item_id)
+                .num("output_index", 0)
+                .num("content_index", 0)
+                .raw("part", &part("")),
+        );
+        for piece in halves(&text) {
+            ev(
+                "response.output_text.delta",
+                Obj::new()
+                    .str("item_id", &item_id)
+                    .num("output_index", 0)
+                    .num("content_index", 0)
+                    .str("delta", piece),
+            );
+        }
+        ev(
+            "response.output_text.done",
+            Obj::new()
+                .str("item_id", &item_id)
+                .num("output_index", 0)
+                .num("content_index", 0)
+                .str("text", &text),
+        );
+        ev(
+            "response.content_part.done",
+            Obj::new()
+                .str("item_id", &item_id)
+                .num("output_index", 0)
+                .num("content_index", 0)
+                .raw("part", &part(&text)),
+        );
+        ev(
+            "response.output_item.done",
+            Obj::new()
+                .num("output_index", 0)
+                .raw("item", &responses_message(plan, &text, "completed")),
+        );
+    }
+    for (i, c) in plan.calls.iter().enumerate() {
+        let item_id = plan.call_id("fc_", i);
+        ev(
+            "response.output_item.added",
+            Obj::new()
+                .num("output_index", index)
+                .raw("item", &responses_call(plan, i, "in_progress", false)),
+        );
+        for piece in halves(&c.arguments) {
+            ev(
+                "response.function_call_arguments.delta",
+                Obj::new()
+                    .str("item_id", &item_id)
+                    .num("output_index", index)
+                    .str("delta", piece),
+            );
+        }
+        ev(
+            "response.function_call_arguments.done",
+            Obj::new()
+                .str("item_id", &item_id)
+                .num("output_index", index)
+                .str("arguments", &c.arguments),
+        );
+        ev(
+            "response.output_item.done",
+            Obj::new()
+                .num("output_index", index)
+                .raw("item", &responses_call(plan, i, "completed", true)),
+        );
+        index += 1;
+    }
+    ev(
+        "response.completed",
+        Obj::new().raw("response", &responses_object(plan, true)),
+    );
+    out
+}
