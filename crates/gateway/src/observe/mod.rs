@@ -217,6 +217,11 @@ impl Observation {
         self.request = Some(info);
     }
 
+    /// Defects found after the request was forwarded (`report` mode).
+    pub fn add_repairs(&mut self, defects: Vec<String>) {
+        self.base.repairs.extend(defects);
+    }
+
     /// Add to the gateway's own time on this request.
     pub fn add_overhead(&mut self, spent: Duration) {
         self.overhead += spent;

@@ -3,7 +3,8 @@
 //! 1. collect the body (bounded: larger → 413 in the dialect's envelope);
 //! 2. on dialect routes, check the call/result pairing per the repair mode
 //!    (`fix`: forward the repaired body, count the changes, answer with
-//!    `x-toolwarden-repaired: N`; `report`: record the defects; `off`: skip),
+//!    `x-toolwarden-repaired: N`; `report`: record the defects, checked
+//!    after dispatch since the body goes unchanged; `off`: skip),
 //!    and, once the request is on its way upstream, read its tool results
 //!    for the records (while the upstream works);
 //! 3. forward to the provider's upstream — the client's path and query
@@ -144,6 +145,11 @@ pub async fn handle(
             tokio::task::yield_now().await;
         }
         let started = Instant::now();
+        if shared.config.repair == RepairMode::Report {
+            // Report mode forwards the client's bytes unchanged, so the
+            // pairing check need not delay the upstream write.
+            observation.add_repairs(report_defects(facts.dialect, &body));
+        }
         let info = request::analyze(&shared.sinks, &facts, &body);
         observation.set_request_info(info);
         observation.add_overhead(started.elapsed());
@@ -188,9 +194,20 @@ pub async fn handle(
     Response::from_parts(parts, GatewayBody::Tee(Box::new(tee)))
 }
 
+/// `report` mode: one defect name per defect the pairing check finds.
+fn report_defects(dialect: Dialect, body: &[u8]) -> Vec<String> {
+    match guard(|| toolwarden_wire::validate(dialect, body)) {
+        Ok(Ok(defects)) => defects
+            .iter()
+            .map(|d| d.kind.as_str().to_string())
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
 /// Check (and in `fix` mode repair) the call/result pairing. Returns the
 /// body to forward and how many changes were applied; `repairs` gets one
-/// defect name per change (fix) or per defect found (report).
+/// defect name per change (fix). `report` mode is checked after dispatch.
 fn check_pairing(
     shared: &Shared,
     dialect: Dialect,
@@ -199,12 +216,8 @@ fn check_pairing(
 ) -> (Bytes, usize) {
     match shared.config.repair {
         RepairMode::Off => (body.clone(), 0),
-        RepairMode::Report => {
-            if let Ok(Ok(defects)) = guard(|| toolwarden_wire::validate(dialect, body)) {
-                repairs.extend(defects.iter().map(|d| d.kind.as_str().to_string()));
-            }
-            (body.clone(), 0)
-        }
+        // Checked once the request is on its way (see `report_defects`).
+        RepairMode::Report => (body.clone(), 0),
         RepairMode::Fix => match guard(|| toolwarden_wire::repair(dialect, body)) {
             Ok(Ok(repaired)) if repaired.is_changed() => {
                 for change in &repaired.changes {
