@@ -13,6 +13,8 @@ use std::{error::Error as StdError, fmt, time::Duration};
 use bytes::Bytes;
 use http::{HeaderValue, Response, StatusCode, header};
 
+use toolwarden_wire::Dialect;
+
 use crate::{body::GatewayBody, routes::Provider};
 
 /// What went wrong proxying a request.
@@ -229,11 +231,25 @@ pub fn error_response(provider: Provider, err: &ProxyError) -> Response<GatewayB
 }
 
 /// The dialect's error event for a stream that broke midway.
-pub fn stream_error_event(provider: Provider, err: &ProxyError) -> Bytes {
-    let envelope = envelope(provider, err, err.status());
-    let text = match provider {
-        Provider::Anthropic => format!("event: error\ndata: {envelope}\n\n"),
-        Provider::OpenAi | Provider::Gemini => format!("data: {envelope}\n\n"),
+pub fn stream_error_event(provider: Provider, dialect: Option<Dialect>, err: &ProxyError) -> Bytes {
+    let text = match (provider, dialect) {
+        (_, Some(Dialect::OpenAiResponses)) => {
+            // The Responses API's own stream error event.
+            let message = serde_json::Value::String(err.to_string());
+            format!(
+                "event: error\ndata: {{\"type\":\"error\",\"code\":\"{}\",\"message\":{message},\"param\":null}}\n\n",
+                err.code()
+            )
+        }
+        (Provider::Anthropic, _) => {
+            format!(
+                "event: error\ndata: {}\n\n",
+                envelope(provider, err, err.status())
+            )
+        }
+        (Provider::OpenAi | Provider::Gemini, _) => {
+            format!("data: {}\n\n", envelope(provider, err, err.status()))
+        }
     };
     Bytes::from(text)
 }

@@ -47,19 +47,30 @@ async fn each_dialect_gets_its_own_envelope() {
 #[test]
 fn stream_events_match_the_dialect() {
     let err = ProxyError::new(ProxyErrorKind::MidStream, "h", "connection reset");
-    let anthropic = stream_error_event(Provider::Anthropic, &err);
+    let anthropic = stream_error_event(Provider::Anthropic, Some(Dialect::Anthropic), &err);
     let text = std::str::from_utf8(&anthropic).unwrap();
     assert!(
         text.starts_with("event: error\ndata: {\"type\":\"error\""),
         "{text}"
     );
     assert!(text.ends_with("\n\n"));
-    let openai = stream_error_event(Provider::OpenAi, &err);
+    let openai = stream_error_event(Provider::OpenAi, Some(Dialect::OpenAiChat), &err);
     assert!(openai.starts_with(b"data: {\"error\":{"));
-    let gemini = stream_error_event(Provider::Gemini, &err);
+    let gemini = stream_error_event(Provider::Gemini, Some(Dialect::Gemini), &err);
     let data: serde_json::Value =
         serde_json::from_slice(gemini.strip_prefix(b"data: ").unwrap()).unwrap();
     assert_eq!(data["error"]["status"], "UNAVAILABLE");
+    let responses = stream_error_event(Provider::OpenAi, Some(Dialect::OpenAiResponses), &err);
+    let text = std::str::from_utf8(&responses).unwrap();
+    let data = text.strip_prefix("event: error\ndata: ").unwrap();
+    let data: serde_json::Value = serde_json::from_str(data.trim_end()).unwrap();
+    assert_eq!(data["type"], "error");
+    assert!(
+        data["message"]
+            .as_str()
+            .unwrap()
+            .contains("connection reset")
+    );
 }
 
 #[test]

@@ -188,6 +188,7 @@ pub async fn handle(
         incoming,
         observation,
         provider,
+        route.dialect,
         upstream.host().to_string(),
         can_append,
     );

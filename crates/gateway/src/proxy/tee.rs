@@ -13,6 +13,7 @@ use std::{
 use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 use hyper::body::Incoming;
+use toolwarden_wire::Dialect;
 
 use crate::{
     body::BoxError,
@@ -27,6 +28,7 @@ pub struct TeeBody {
     inner: Incoming,
     observation: Observation,
     provider: Provider,
+    dialect: Option<Dialect>,
     upstream_host: String,
     /// No `content-length`: an error event can be appended.
     can_append: bool,
@@ -45,6 +47,7 @@ impl TeeBody {
         inner: Incoming,
         observation: Observation,
         provider: Provider,
+        dialect: Option<Dialect>,
         upstream_host: String,
         can_append: bool,
     ) -> TeeBody {
@@ -52,6 +55,7 @@ impl TeeBody {
             inner,
             observation,
             provider,
+            dialect,
             upstream_host,
             can_append,
             state: State::Streaming,
@@ -95,6 +99,7 @@ impl Body for TeeBody {
                 if this.can_append {
                     Poll::Ready(Some(Ok(Frame::data(stream_error_event(
                         this.provider,
+                        this.dialect,
                         &err,
                     )))))
                 } else {
