@@ -1,4 +1,4 @@
-//! The bulk operations on SQLite: the rows as one JSON text, read with `json_each`.
+//! The bulk operations on SQLite: the rows as one JSON text, read with `jsonb_each`.
 
 use super::*;
 use serde_json::{Value, json};
@@ -39,19 +39,35 @@ pub(crate) async fn insert_requests(
             })
             .collect(),
     );
-    let rows: Vec<(String,)> = sqlx::query_as(
+    // Which keys exist already (usually none: few rows come back through
+    // sqlx's per-row channel), then one INSERT without RETURNING. Exact:
+    // `BEGIN IMMEDIATE` holds the write lock for the whole batch.
+    let old: Vec<(String,)> = sqlx::query_as(
+        "SELECT t.request_id FROM (SELECT value->>0 AS k FROM json_each($1)) AS u \
+         CROSS JOIN requests t ON t.request_id = u.k",
+    )
+    .bind(&data)
+    .fetch_all(&mut *conn)
+    .await?;
+    let old: HashSet<&str> = old.iter().map(|r| r.0.as_str()).collect();
+    let new = reqs
+        .iter()
+        .filter(|r| !old.contains(r.request_id.as_str()))
+        .map(|r| r.request_id.clone())
+        .collect();
+    sqlx::query(
         "INSERT INTO requests (request_id, session_id, at_ms, provider, dialect, path, model, \
          status, streaming, upstream_latency_ms, first_byte_ms, overhead_us, input_tokens, \
          output_tokens, response_id, repair_mode, repairs, parse_error, error) \
          SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6, \
          value->>7, value->>8, value->>9, value->>10, value->>11, value->>12, value->>13, \
          value->>14, value->>15, value->>16, value->>17, value->>18 FROM json_each($1) \
-         WHERE true ON CONFLICT (request_id) DO NOTHING RETURNING request_id",
+         WHERE true ON CONFLICT (request_id) DO NOTHING",
     )
     .bind(data)
-    .fetch_all(&mut *conn)
+    .execute(&mut *conn)
     .await?;
-    Ok(rows.into_iter().map(|r| r.0).collect())
+    Ok(new)
 }
 
 pub(crate) async fn insert_repairs(
@@ -153,18 +169,31 @@ pub(crate) async fn insert_calls(
             })
             .collect(),
     );
-    let rows: Vec<CallKey> = sqlx::query_as(
+    let old: Vec<CallKey> = sqlx::query_as(
+        "SELECT t.request_id, t.call_index \
+         FROM (SELECT value->>6 AS r, value->>7 AS i FROM json_each($1)) AS u \
+         CROSS JOIN tool_calls t ON t.request_id = u.r AND t.call_index = u.i",
+    )
+    .bind(&data)
+    .fetch_all(&mut *conn)
+    .await?;
+    let old: HashSet<CallKey> = old.into_iter().collect();
+    let new = calls
+        .iter()
+        .map(|c| (c.request_id.clone(), i64::from(c.call_index)))
+        .filter(|k| !old.contains(k))
+        .collect();
+    sqlx::query(
         "INSERT INTO tool_calls (session_id, call_id, tool, provider, model, at_ms, request_id, \
          call_index, response_id, arguments_bytes, call_at_ms) \
          SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6, \
          value->>7, value->>8, value->>9, value->>5 FROM json_each($1) \
-         WHERE true ON CONFLICT (request_id, call_index) DO NOTHING \
-         RETURNING request_id, call_index",
+         WHERE true ON CONFLICT (request_id, call_index) DO NOTHING",
     )
     .bind(data)
-    .fetch_all(&mut *conn)
+    .execute(&mut *conn)
     .await?;
-    Ok(rows.into_iter().collect())
+    Ok(new)
 }
 
 pub(crate) async fn insert_result_keys(
@@ -185,16 +214,36 @@ pub(crate) async fn insert_result_keys(
             })
             .collect(),
     );
-    let rows: Vec<ResultKey> = sqlx::query_as(
-        "INSERT INTO tool_results (session_id, call_id, message_index, request_id, at_ms) \
-         SELECT value->>0, value->>1, value->>2, value->>3, value->>4 FROM json_each($1) \
-         WHERE true ON CONFLICT (session_id, call_id, message_index) DO NOTHING \
-         RETURNING session_id, call_id, message_index",
+    let old: Vec<ResultKey> = sqlx::query_as(
+        "SELECT t.session_id, t.call_id, t.message_index \
+         FROM (SELECT value->>0 AS s, value->>1 AS c, value->>2 AS m FROM json_each($1)) AS u \
+         CROSS JOIN tool_results t \
+         ON t.session_id = u.s AND t.call_id = u.c AND t.message_index = u.m",
     )
-    .bind(data)
+    .bind(&data)
     .fetch_all(&mut *conn)
     .await?;
-    Ok(rows.into_iter().collect())
+    let old: HashSet<ResultKey> = old.into_iter().collect();
+    let new = results
+        .iter()
+        .map(|r| {
+            (
+                r.session_id.clone(),
+                r.call_id.clone(),
+                i64::from(r.message_index),
+            )
+        })
+        .filter(|k| !old.contains(k))
+        .collect();
+    sqlx::query(
+        "INSERT INTO tool_results (session_id, call_id, message_index, request_id, at_ms) \
+         SELECT value->>0, value->>1, value->>2, value->>3, value->>4 FROM json_each($1) \
+         WHERE true ON CONFLICT (session_id, call_id, message_index) DO NOTHING",
+    )
+    .bind(data)
+    .execute(&mut *conn)
+    .await?;
+    Ok(new)
 }
 
 pub(crate) async fn pair_results(
