@@ -87,10 +87,42 @@ fn events(gw: usize, turns: u64) -> Vec<Event> {
     out
 }
 
+/// CPU time (user + system) of the whole process so far, from
+/// `/proc/self/stat` (clock ticks of 10 ms; the runs last seconds), or
+/// `None` where there is no procfs.
+fn process_cpu() -> Option<Duration> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the parenthesised command name; utime and stime are the
+    // 14th and 15th fields of the line, the 12th and 13th after it.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let mut fields = rest.split(' ').skip(11);
+    let utime: u64 = fields.next()?.parse().ok()?;
+    let stime: u64 = fields.next()?.parse().ok()?;
+    Some(Duration::from_millis((utime + stime) * 10))
+}
+
+/// Throughput and cost of one run.
+struct Measured {
+    events_per_s: f64,
+    /// Process CPU time per event, µs (NaN without procfs).
+    cpu_us: f64,
+}
+
+impl std::fmt::Display for Measured {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{:>10.0} events/s {:>7.2} µs CPU/event",
+            self.events_per_s, self.cpu_us
+        )
+    }
+}
+
 /// Feeds each event list through its own Recorder concurrently (pacing the
-/// producers so the queue never overflows) and returns events/s.
-async fn run(stores: Vec<Option<Store>>, lists: Vec<Vec<Event>>) -> f64 {
+/// producers so the queue never overflows): events/s and process CPU per event.
+async fn run(stores: Vec<Option<Store>>, lists: Vec<Vec<Event>>) -> Measured {
     let total: usize = lists.iter().map(Vec::len).sum();
+    let cpu0 = process_cpu();
     let start = Instant::now();
     let mut tasks = Vec::new();
     for (store, list) in stores.into_iter().zip(lists) {
@@ -112,7 +144,15 @@ async fn run(stores: Vec<Option<Store>>, lists: Vec<Vec<Event>>) -> f64 {
         let c = t.await.expect("recorder task");
         assert_eq!((c.events_dropped, c.write_errors), (0, 0), "{c:?}");
     }
-    total as f64 / start.elapsed().as_secs_f64()
+    let wall = start.elapsed();
+    let cpu = match (cpu0, process_cpu()) {
+        (Some(a), Some(b)) => (b - a).as_secs_f64() * 1e6 / total as f64,
+        _ => f64::NAN,
+    };
+    Measured {
+        events_per_s: total as f64 / wall.as_secs_f64(),
+        cpu_us: cpu,
+    }
 }
 
 async fn fresh_pg_schema(base: &str) -> String {
@@ -146,16 +186,17 @@ fn main() {
         let per = turns as usize * 7 - 3 * turns.div_ceil(TURNS_PER_SESSION) as usize;
         println!("recording benchmark: {per} events per recorder (1 request : 3 calls : 3 results)");
         let base = run(vec![None], vec![events(0, turns)]).await;
-        println!("baseline  no sink, 1 recorder        {base:>10.0} events/s");
+        println!("baseline  no sink, 1 recorder        {base}");
+        let base = base.events_per_s;
 
         let dir = tempfile::tempdir().expect("tempdir");
         let url = format!("sqlite://{}", dir.path().join("bench.db").display());
         let store = Store::open(&url).await.expect("open sqlite");
         let lite1 = run(vec![Some(store.clone())], vec![events(0, turns)]).await;
-        println!("sqlite    1 recorder                 {lite1:>10.0} events/s  ({:.3} of baseline)", lite1 / base);
+        println!("sqlite    1 recorder                 {lite1}  ({:.3} of baseline)", lite1.events_per_s / base);
         let other = Store::open(&url).await.expect("open sqlite");
         let lite2 = run(vec![Some(store), Some(other)], vec![events(1, turns), events(2, turns)]).await;
-        println!("sqlite    2 recorders, one file      {lite2:>10.0} events/s  ({:.3} of baseline)", lite2 / base);
+        println!("sqlite    2 recorders, one file      {lite2}  ({:.3} of baseline)", lite2.events_per_s / base);
 
         match std::env::var("TOOLWARDEN_TEST_POSTGRES_URL") {
             Ok(base_url) => {
@@ -164,12 +205,12 @@ fn main() {
                 let b = Store::open(&url).await.expect("open postgres");
                 let pg2 = run(vec![Some(a.clone()), Some(b)], vec![events(1, turns), events(2, turns)]).await;
                 println!(
-                    "postgres  2 recorders, one database  {pg2:>10.0} events/s  ({:.3} of baseline, {:.2}x sqlite 2 recorders)",
-                    pg2 / base,
-                    pg2 / lite2
+                    "postgres  2 recorders, one database  {pg2}  ({:.3} of baseline, {:.2}x sqlite 2 recorders)",
+                    pg2.events_per_s / base,
+                    pg2.events_per_s / lite2.events_per_s
                 );
                 let pg1 = run(vec![Some(a)], vec![events(3, turns)]).await;
-                println!("postgres  1 recorder                 {pg1:>10.0} events/s  ({:.3} of baseline)", pg1 / base);
+                println!("postgres  1 recorder                 {pg1}  ({:.3} of baseline; CPU is this process only)", pg1.events_per_s / base);
             }
             Err(_) => println!(
                 "postgres  SKIPPED: set TOOLWARDEN_TEST_POSTGRES_URL (URL=$(.ci/pg.sh start)) to measure it"

@@ -284,6 +284,10 @@ impl Writer {
     async fn fill(&mut self) {
         let deadline = Instant::now() + self.flush_interval;
         while self.pending.len() < self.batch_max && !self.closing {
+            // Whatever is queued already, without a timer per event.
+            if self.take_ready(self.batch_max) > 0 {
+                continue;
+            }
             match self.next(Some(deadline)).await {
                 Next::Event(e) => self.take(e),
                 Next::Closing => self.set_closing(),
@@ -298,12 +302,27 @@ impl Writer {
     /// Takes what is queued right now (all of it when closing, else up to
     /// the backlog bound).
     fn drain_ready(&mut self) {
-        while self.closing || self.pending.len() < self.backlog_max {
+        let bound = if self.closing {
+            usize::MAX
+        } else {
+            self.backlog_max
+        };
+        while self.take_ready(bound) > 0 {}
+    }
+
+    /// Moves up to 256 queued events into `pending` while it holds fewer
+    /// than `bound`; how many it took.
+    fn take_ready(&mut self, bound: usize) -> usize {
+        let mut n = 0;
+        while n < 256 && self.pending.len() < bound {
             match self.rx.try_recv() {
-                Ok(e) => self.take(e),
+                Ok(e) => self.pending.push_back(e),
                 Err(_) => break,
             }
+            n += 1;
         }
+        self.shared.in_hand.fetch_add(n as u64, Ordering::Relaxed);
+        n
     }
 
     /// Writes the pending events batch by batch; on failure backs off and
@@ -314,15 +333,18 @@ impl Writer {
         let mut rejected = 0;
         while !self.pending.is_empty() {
             let n = self.pending.len().min(self.batch_max);
-            let batch: Vec<Event> = self.pending.range(..n).cloned().collect();
             if rejected >= REJECTIONS_BEFORE_ISOLATING {
                 // The database refuses something in this batch: write its
                 // events one by one and drop (count) only those refused.
-                self.isolate(batch).await;
+                self.isolate(n).await;
                 rejected = 0;
                 continue;
             }
-            match self.write(&batch).await {
+            // Written in place (no copy of the events): `write` never touches `pending`.
+            let mut pending = std::mem::take(&mut self.pending);
+            let result = self.write(&pending.make_contiguous()[..n]).await;
+            self.pending = pending;
+            match result {
                 Ok(()) => {
                     self.pending.drain(..n);
                     self.shared.in_hand.fetch_sub(n as u64, Ordering::Relaxed);
@@ -367,11 +389,14 @@ impl Writer {
         }
     }
 
-    /// Writes `batch` (the head of `pending`) event by event; an event the
+    /// Writes the first `n` pending events one by one; an event the
     /// database refuses is dropped and counted, any other failure leaves the
     /// rest pending for the normal retry.
-    async fn isolate(&mut self, batch: Vec<Event>) {
-        for event in batch {
+    async fn isolate(&mut self, n: usize) {
+        for _ in 0..n {
+            let Some(event) = self.pending.pop_front() else {
+                return;
+            };
             match self.write(std::slice::from_ref(&event)).await {
                 Ok(()) => self.shared.written.fetch_add(1, Ordering::Relaxed),
                 Err(e) if e.is_rejected() => {
@@ -379,9 +404,11 @@ impl Writer {
                     self.shared.write_errors.fetch_add(1, Ordering::Relaxed);
                     self.shared.dropped.fetch_add(1, Ordering::Relaxed)
                 }
-                Err(_) => return,
+                Err(_) => {
+                    self.pending.push_front(event);
+                    return;
+                }
             };
-            self.pending.pop_front();
             self.shared.in_hand.fetch_sub(1, Ordering::Relaxed);
         }
     }

@@ -117,6 +117,10 @@ impl Store {
                     .create_if_missing(true)
                     .journal_mode(SqliteJournalMode::Wal)
                     .synchronous(SqliteSynchronous::Normal)
+                    // 32 MiB page cache and in-memory temp b-trees: the
+                    // writer's index lookups stay in memory.
+                    .pragma("cache_size", "-32768")
+                    .pragma("temp_store", "memory")
                     .busy_timeout(opts.busy_timeout);
                 let probe = sqlx::SqliteConnection::connect_with(&options)
                     .await

@@ -1,4 +1,4 @@
-//! The bulk operations on SQLite: the rows as one JSON text, read with `json_each`.
+//! The bulk operations on SQLite: the rows as one JSON text, read with `jsonb_each`.
 
 use super::*;
 use serde_json::{Value, json};
@@ -39,19 +39,37 @@ pub(crate) async fn insert_requests(
             })
             .collect(),
     );
-    let rows: Vec<(String,)> = sqlx::query_as(
-        "INSERT INTO requests (request_id, session_id, at_ms, provider, dialect, path, model, \
+    // Which keys exist already (usually none: few rows come back through
+    // sqlx's per-row channel), then one INSERT without RETURNING. Exact:
+    // `BEGIN IMMEDIATE` holds the write lock for the whole batch.
+    let old: Vec<(String,)> = sqlx::query_as(
+        "WITH u0 AS MATERIALIZED (SELECT jsonb(value) AS value FROM json_each($1)) \
+         SELECT t.request_id FROM (SELECT value->>0 AS k FROM u0) AS u \
+         CROSS JOIN requests t ON t.request_id = u.k",
+    )
+    .bind(&data)
+    .fetch_all(&mut *conn)
+    .await?;
+    let old: HashSet<&str> = old.iter().map(|r| r.0.as_str()).collect();
+    let new = reqs
+        .iter()
+        .filter(|r| !old.contains(r.request_id.as_str()))
+        .map(|r| r.request_id.clone())
+        .collect();
+    sqlx::query(
+        "WITH u0 AS MATERIALIZED (SELECT jsonb(value) AS value FROM json_each($1)) \
+         INSERT INTO requests (request_id, session_id, at_ms, provider, dialect, path, model, \
          status, streaming, upstream_latency_ms, first_byte_ms, overhead_us, input_tokens, \
          output_tokens, response_id, repair_mode, repairs, parse_error, error) \
          SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6, \
          value->>7, value->>8, value->>9, value->>10, value->>11, value->>12, value->>13, \
-         value->>14, value->>15, value->>16, value->>17, value->>18 FROM json_each($1) \
-         WHERE true ON CONFLICT (request_id) DO NOTHING RETURNING request_id",
+         value->>14, value->>15, value->>16, value->>17, value->>18 FROM u0 \
+         WHERE true ON CONFLICT (request_id) DO NOTHING",
     )
     .bind(data)
-    .fetch_all(&mut *conn)
+    .execute(&mut *conn)
     .await?;
-    Ok(rows.into_iter().map(|r| r.0).collect())
+    Ok(new)
 }
 
 pub(crate) async fn insert_repairs(
@@ -60,8 +78,9 @@ pub(crate) async fn insert_repairs(
 ) -> Result<(), sqlx::Error> {
     let data = rows(repairs.iter().map(|r| json!([r.0, r.1, r.2])).collect());
     sqlx::query(
-        "INSERT INTO request_repairs (request_id, idx, defect) \
-         SELECT value->>0, value->>1, value->>2 FROM json_each($1) \
+        "WITH u0 AS MATERIALIZED (SELECT jsonb(value) AS value FROM json_each($1)) \
+         INSERT INTO request_repairs (request_id, idx, defect) \
+         SELECT value->>0, value->>1, value->>2 FROM u0 \
          WHERE true ON CONFLICT (request_id, idx) DO NOTHING",
     )
     .bind(data)
@@ -81,8 +100,9 @@ pub(crate) async fn upsert_sessions(
             .collect(),
     );
     sqlx::query(
-        "INSERT INTO sessions (session_id, source, first_ms, last_ms, requests) \
-         SELECT value->>0, value->>1, value->>2, value->>3, value->>4 FROM json_each($1) \
+        "WITH u0 AS MATERIALIZED (SELECT jsonb(value) AS value FROM json_each($1)) \
+         INSERT INTO sessions (session_id, source, first_ms, last_ms, requests) \
+         SELECT value->>0, value->>1, value->>2, value->>3, value->>4 FROM u0 \
          WHERE true ON CONFLICT (session_id) DO UPDATE SET \
          first_ms = min(sessions.first_ms, excluded.first_ms), \
          last_ms = max(sessions.last_ms, excluded.last_ms), \
@@ -98,36 +118,46 @@ fn pair_rows(pairs: &[(String, String)]) -> String {
     rows(pairs.iter().map(|p| json!([p.0, p.1])).collect())
 }
 
+/// The candidates come back as one JSON row: one message through sqlx's
+/// worker channel instead of one per row.
+fn candidate_rows(json: &str) -> Result<Vec<Candidate>, sqlx::Error> {
+    let rows: Vec<CandidateRow> =
+        serde_json::from_str(json).map_err(|e| sqlx::Error::Decode(Box::new(e)))?;
+    Ok(candidates(rows))
+}
+
 pub(crate) async fn find_orphans(
     conn: &mut SqliteConnection,
     pairs: &[(String, String)],
 ) -> Result<Vec<Candidate>, sqlx::Error> {
-    let rows: Vec<CandidateRow> = sqlx::query_as(
-        "SELECT t.id, t.session_id, t.call_id, t.tool, t.result_at_ms \
-         FROM (SELECT value->>0 AS s, value->>1 AS c FROM json_each($1)) AS u \
+    let rows: String = sqlx::query_scalar(
+        "WITH u0 AS MATERIALIZED (SELECT jsonb(value) AS value FROM json_each($1)) \
+         SELECT json_group_array(json_array(t.id, t.session_id, t.call_id, t.tool, t.result_at_ms)) \
+         FROM (SELECT value->>0 AS s, value->>1 AS c FROM u0) AS u \
          CROSS JOIN tool_calls t ON t.session_id = u.s AND t.call_id = u.c \
          WHERE t.request_id IS NULL",
     )
     .bind(pair_rows(pairs))
-    .fetch_all(&mut *conn)
+    .fetch_one(&mut *conn)
     .await?;
-    Ok(candidates(rows))
+    candidate_rows(&rows)
 }
 
 pub(crate) async fn unpaired_calls(
     conn: &mut SqliteConnection,
     pairs: &[(String, String)],
 ) -> Result<Vec<Candidate>, sqlx::Error> {
-    let rows: Vec<CandidateRow> = sqlx::query_as(
-        "SELECT t.id, t.session_id, t.call_id, t.tool, t.call_at_ms \
-         FROM (SELECT value->>0 AS s, value->>1 AS c FROM json_each($1)) AS u \
+    let rows: String = sqlx::query_scalar(
+        "WITH u0 AS MATERIALIZED (SELECT jsonb(value) AS value FROM json_each($1)) \
+         SELECT json_group_array(json_array(t.id, t.session_id, t.call_id, t.tool, t.call_at_ms)) \
+         FROM (SELECT value->>0 AS s, value->>1 AS c FROM u0) AS u \
          CROSS JOIN tool_calls t ON t.session_id = u.s AND t.call_id = u.c \
          WHERE t.result_at_ms IS NULL",
     )
     .bind(pair_rows(pairs))
-    .fetch_all(&mut *conn)
+    .fetch_one(&mut *conn)
     .await?;
-    Ok(candidates(rows))
+    candidate_rows(&rows)
 }
 
 pub(crate) async fn insert_calls(
@@ -153,18 +183,33 @@ pub(crate) async fn insert_calls(
             })
             .collect(),
     );
-    let rows: Vec<CallKey> = sqlx::query_as(
-        "INSERT INTO tool_calls (session_id, call_id, tool, provider, model, at_ms, request_id, \
-         call_index, response_id, arguments_bytes, call_at_ms) \
-         SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6, \
-         value->>7, value->>8, value->>9, value->>5 FROM json_each($1) \
-         WHERE true ON CONFLICT (request_id, call_index) DO NOTHING \
-         RETURNING request_id, call_index",
+    let old: Vec<CallKey> = sqlx::query_as(
+        "WITH u0 AS MATERIALIZED (SELECT jsonb(value) AS value FROM json_each($1)) \
+         SELECT t.request_id, t.call_index \
+         FROM (SELECT value->>6 AS r, value->>7 AS i FROM u0) AS u \
+         CROSS JOIN tool_calls t ON t.request_id = u.r AND t.call_index = u.i",
     )
-    .bind(data)
+    .bind(&data)
     .fetch_all(&mut *conn)
     .await?;
-    Ok(rows.into_iter().collect())
+    let old: HashSet<CallKey> = old.into_iter().collect();
+    let new = calls
+        .iter()
+        .map(|c| (c.request_id.clone(), i64::from(c.call_index)))
+        .filter(|k| !old.contains(k))
+        .collect();
+    sqlx::query(
+        "WITH u0 AS MATERIALIZED (SELECT jsonb(value) AS value FROM json_each($1)) \
+         INSERT INTO tool_calls (session_id, call_id, tool, provider, model, at_ms, request_id, \
+         call_index, response_id, arguments_bytes, call_at_ms) \
+         SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6, \
+         value->>7, value->>8, value->>9, value->>5 FROM u0 \
+         WHERE true ON CONFLICT (request_id, call_index) DO NOTHING",
+    )
+    .bind(data)
+    .execute(&mut *conn)
+    .await?;
+    Ok(new)
 }
 
 pub(crate) async fn insert_result_keys(
@@ -185,16 +230,38 @@ pub(crate) async fn insert_result_keys(
             })
             .collect(),
     );
-    let rows: Vec<ResultKey> = sqlx::query_as(
-        "INSERT INTO tool_results (session_id, call_id, message_index, request_id, at_ms) \
-         SELECT value->>0, value->>1, value->>2, value->>3, value->>4 FROM json_each($1) \
-         WHERE true ON CONFLICT (session_id, call_id, message_index) DO NOTHING \
-         RETURNING session_id, call_id, message_index",
+    let old: Vec<ResultKey> = sqlx::query_as(
+        "WITH u0 AS MATERIALIZED (SELECT jsonb(value) AS value FROM json_each($1)) \
+         SELECT t.session_id, t.call_id, t.message_index \
+         FROM (SELECT value->>0 AS s, value->>1 AS c, value->>2 AS m FROM u0) AS u \
+         CROSS JOIN tool_results t \
+         ON t.session_id = u.s AND t.call_id = u.c AND t.message_index = u.m",
     )
-    .bind(data)
+    .bind(&data)
     .fetch_all(&mut *conn)
     .await?;
-    Ok(rows.into_iter().collect())
+    let old: HashSet<ResultKey> = old.into_iter().collect();
+    let new = results
+        .iter()
+        .map(|r| {
+            (
+                r.session_id.clone(),
+                r.call_id.clone(),
+                i64::from(r.message_index),
+            )
+        })
+        .filter(|k| !old.contains(k))
+        .collect();
+    sqlx::query(
+        "WITH u0 AS MATERIALIZED (SELECT jsonb(value) AS value FROM json_each($1)) \
+         INSERT INTO tool_results (session_id, call_id, message_index, request_id, at_ms) \
+         SELECT value->>0, value->>1, value->>2, value->>3, value->>4 FROM u0 \
+         WHERE true ON CONFLICT (session_id, call_id, message_index) DO NOTHING",
+    )
+    .bind(data)
+    .execute(&mut *conn)
+    .await?;
+    Ok(new)
 }
 
 pub(crate) async fn pair_results(
@@ -220,11 +287,12 @@ pub(crate) async fn pair_results(
             .collect(),
     );
     sqlx::query(
-        "UPDATE tool_calls SET result_request_id = u.rq, message_index = u.mi, failed = u.f, \
+        "WITH u0 AS MATERIALIZED (SELECT jsonb(value) AS value FROM json_each($1)) \
+         UPDATE tool_calls SET result_request_id = u.rq, message_index = u.mi, failed = u.f, \
          basis = u.b, content_bytes = u.cb, excerpt = u.ex, result_at_ms = u.a, exec_ms = u.e \
          FROM (SELECT value->>0 AS id, value->>1 AS rq, value->>2 AS mi, value->>3 AS f, \
          value->>4 AS b, value->>5 AS cb, value->>6 AS ex, value->>7 AS a, value->>8 AS e \
-         FROM json_each($1)) AS u WHERE tool_calls.id = u.id",
+         FROM u0) AS u WHERE tool_calls.id = u.id",
     )
     .bind(data)
     .execute(&mut *conn)
