@@ -18,6 +18,7 @@
 #![forbid(unsafe_code)]
 
 pub mod anthropic;
+mod api_error;
 mod content;
 mod defect;
 pub mod detect;

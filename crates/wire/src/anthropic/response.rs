@@ -18,25 +18,7 @@ pub(super) struct WireUsage {
     pub output_tokens: Option<u64>,
 }
 
-/// An `error` object.
-#[derive(Deserialize)]
-pub(super) struct ApiError<'a> {
-    #[serde(borrow, default, rename = "type")]
-    pub kind: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    pub message: Option<Cow<'a, str>>,
-}
-
-impl ApiError<'_> {
-    pub fn describe(&self) -> String {
-        match (&self.kind, &self.message) {
-            (Some(k), Some(m)) => format!("{k}: {m}"),
-            (Some(k), None) => k.to_string(),
-            (None, Some(m)) => m.to_string(),
-            (None, None) => "error".to_string(),
-        }
-    }
-}
+pub(super) use crate::api_error::ApiError;
 
 #[derive(Deserialize)]
 struct Body<'a> {
