@@ -68,18 +68,35 @@ fn contents(texts: &[String], n: usize, budget: usize) -> Vec<String> {
 
 const CALLS: usize = 4;
 
+/// Call ids are `bench_` + 12 hex digits naming the session + `_` + the
+/// call's index: each conversation has its own ids, as with real agents
+/// (ids reused across conversations would make the store's pairing look
+/// at every earlier conversation).
+pub const ID_MARK: &str = "bench_";
+/// The session part of a call id in a built body, filled per request.
+pub const ID_BLANK: &str = "000000000000";
+
+/// Where the session part of each call id starts in `body`.
+pub fn id_slots(body: &[u8]) -> Vec<usize> {
+    let mark = ID_MARK.as_bytes();
+    (0..body.len().saturating_sub(mark.len() + ID_BLANK.len()))
+        .filter(|&i| body[i..].starts_with(mark))
+        .map(|i| i + mark.len())
+        .collect()
+}
+
 /// An Anthropic Messages request: four `tool_use` calls answered by four
 /// `tool_result` blocks (the last with `is_error`).
 pub fn anthropic(texts: &[String], stream: bool) -> Vec<u8> {
     let build = |contents: &[String]| {
         let uses: Vec<Value> = (0..CALLS)
-            .map(|i| json!({"type":"tool_use","id":format!("toolu_bench_{i}"),"name":"read_file","input":{"path":format!("src/mod{i}.rs")}}))
+            .map(|i| json!({"type":"tool_use","id":format!("{ID_MARK}{ID_BLANK}_{i}"),"name":"read_file","input":{"path":format!("src/mod{i}.rs")}}))
             .collect();
         let results: Vec<Value> = contents
             .iter()
             .enumerate()
             .map(|(i, c)| {
-                let mut r = json!({"type":"tool_result","tool_use_id":format!("toolu_bench_{i}"),"content":c});
+                let mut r = json!({"type":"tool_result","tool_use_id":format!("{ID_MARK}{ID_BLANK}_{i}"),"content":c});
                 if i + 1 == CALLS {
                     r["is_error"] = json!(true);
                 }
@@ -107,7 +124,7 @@ pub fn anthropic(texts: &[String], stream: bool) -> Vec<u8> {
 pub fn chat(texts: &[String], stream: bool) -> Vec<u8> {
     let build = |contents: &[String]| {
         let calls: Vec<Value> = (0..CALLS)
-            .map(|i| json!({"id":format!("call_bench_{i}"),"type":"function","function":{"name":"read_file","arguments":format!("{{\"path\":\"src/mod{i}.rs\"}}")}}))
+            .map(|i| json!({"id":format!("{ID_MARK}{ID_BLANK}_{i}"),"type":"function","function":{"name":"read_file","arguments":format!("{{\"path\":\"src/mod{i}.rs\"}}")}}))
             .collect();
         let mut messages = vec![
             json!({"role":"system","content":"You are a coding agent."}),
@@ -121,7 +138,7 @@ pub fn chat(texts: &[String], stream: bool) -> Vec<u8> {
                 c.clone()
             };
             messages.push(
-                json!({"role":"tool","tool_call_id":format!("call_bench_{i}"),"content":content}),
+                json!({"role":"tool","tool_call_id":format!("{ID_MARK}{ID_BLANK}_{i}"),"content":content}),
             );
         }
         let mut body = json!({"model":"gpt-4o","messages":messages,

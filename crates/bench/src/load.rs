@@ -18,6 +18,37 @@ pub struct Shape {
     pub path: &'static str,
     pub headers: Vec<(&'static str, String)>,
     pub body: Bytes,
+    /// Where the session part of the call ids goes ([`crate::bodies::id_slots`]).
+    pub id_slots: Vec<usize>,
+}
+
+impl Shape {
+    pub fn new(path: &'static str, headers: Vec<(&'static str, String)>, body: Vec<u8>) -> Shape {
+        Shape {
+            path,
+            headers,
+            id_slots: crate::bodies::id_slots(&body),
+            body: Bytes::from(body),
+        }
+    }
+
+    /// The body with the call ids of `session` (the same for every request
+    /// of a session, so later turns resend the same results).
+    fn body_for(&self, session: Option<&str>) -> Bytes {
+        let Some(session) = session.filter(|_| !self.id_slots.is_empty()) else {
+            return self.body.clone();
+        };
+        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in session.bytes() {
+            hash = (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        let digits = format!("{:012x}", hash & 0xffff_ffff_ffff);
+        let mut body = self.body.to_vec();
+        for &at in &self.id_slots {
+            body[at..at + digits.len()].copy_from_slice(digits.as_bytes());
+        }
+        Bytes::from(body)
+    }
 }
 
 /// One keep-alive connection.
@@ -53,7 +84,7 @@ impl Conn {
         if let Some(s) = session {
             req = req.header("x-session-id", s);
         }
-        req.body(Full::new(shape.body.clone()))
+        req.body(Full::new(shape.body_for(session)))
             .unwrap_or_else(|_| Request::new(Full::new(Bytes::new())))
     }
 

@@ -161,26 +161,26 @@ async fn run(args: Args) -> Result<(), String> {
     let shapes = [
         (
             "Anthropic",
-            Shape {
-                path: "/v1/messages",
-                headers: anthropic_headers.clone(),
-                body: Bytes::from(bodies::anthropic(&texts, false)),
-            },
+            Shape::new(
+                "/v1/messages",
+                anthropic_headers.clone(),
+                bodies::anthropic(&texts, false),
+            ),
         ),
         (
             "Chat",
-            Shape {
-                path: "/v1/chat/completions",
-                headers: openai_headers,
-                body: Bytes::from(bodies::chat(&texts, false)),
-            },
+            Shape::new(
+                "/v1/chat/completions",
+                openai_headers,
+                bodies::chat(&texts, false),
+            ),
         ),
     ];
-    let stream_shape = Shape {
-        path: "/v1/messages",
-        headers: anthropic_headers,
-        body: Bytes::from(bodies::anthropic(&texts, true)),
-    };
+    let stream_shape = Shape::new(
+        "/v1/messages",
+        anthropic_headers,
+        bodies::anthropic(&texts, true),
+    );
     let body_kb = shapes[0].1.body.len() as f64 / 1024.0;
     let mut rows = Vec::new();
 

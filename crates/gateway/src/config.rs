@@ -39,6 +39,7 @@ const DEFAULT_FIRST_BYTE_TIMEOUT_MS: u64 = 600_000;
 const DEFAULT_SHUTDOWN_GRACE_MS: u64 = 10_000;
 const DEFAULT_MAX_REQUEST_BYTES: u64 = 64 << 20;
 const DEFAULT_RESPONSE_PARSE_LIMIT: u64 = 32 << 20;
+const MAX_WORKERS: u64 = 256;
 
 /// Settings as read, every field optional. Field names are the TOML keys;
 /// the environment variable is `TOOLWARDEN_` + the upper-cased name.
@@ -75,6 +76,9 @@ pub struct RawConfig {
     pub max_request_bytes: Option<u64>,
     /// Largest non-streaming response body copied for parsing.
     pub response_parse_limit: Option<u64>,
+    /// Proxy worker threads (each with its own event loop and upstream
+    /// connection pool); 0 or unset = one per CPU.
+    pub workers: Option<u64>,
     /// Problems found while reading the environment, reported by `validate`.
     #[serde(skip)]
     problems: Vec<String>,
@@ -133,6 +137,8 @@ pub struct Config {
     /// Largest non-streaming response copied for parsing (the response itself
     /// always passes through whole).
     pub response_parse_limit: usize,
+    /// Proxy worker threads (at least 1).
+    pub workers: usize,
 }
 
 /// What went wrong reading or validating settings.
@@ -207,6 +213,7 @@ impl RawConfig {
                 "shutdown_grace_ms" => raw.shutdown_grace_ms = raw.env_number(&name, &value),
                 "max_request_bytes" => raw.max_request_bytes = raw.env_number(&name, &value),
                 "response_parse_limit" => raw.response_parse_limit = raw.env_number(&name, &value),
+                "workers" => raw.workers = raw.env_number(&name, &value),
                 _ => {}
             }
         }
@@ -247,6 +254,7 @@ impl RawConfig {
             shutdown_grace_ms: over.shutdown_grace_ms.or(self.shutdown_grace_ms),
             max_request_bytes: over.max_request_bytes.or(self.max_request_bytes),
             response_parse_limit: over.response_parse_limit.or(self.response_parse_limit),
+            workers: over.workers.or(self.workers),
             problems,
         }
     }
@@ -310,6 +318,14 @@ impl RawConfig {
         let response_parse_limit = self
             .response_parse_limit
             .unwrap_or(DEFAULT_RESPONSE_PARSE_LIMIT);
+        let workers = match self.workers.unwrap_or(0) {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n if n <= MAX_WORKERS => n as usize,
+            n => {
+                problems.push(format!("workers {n}: at most {MAX_WORKERS}"));
+                1
+            }
+        };
         match (listen, openai, anthropic, gemini, repair) {
             (Some(listen), Some(openai), Some(anthropic), Some(gemini), Some(repair))
                 if problems.is_empty() =>
@@ -335,6 +351,7 @@ impl RawConfig {
                     max_request_bytes: usize::try_from(max_request_bytes).unwrap_or(usize::MAX),
                     response_parse_limit: usize::try_from(response_parse_limit)
                         .unwrap_or(usize::MAX),
+                    workers,
                 })
             }
             _ => Err(ConfigError::new(

@@ -39,6 +39,7 @@ pub mod recorder;
 pub mod routes;
 mod server;
 mod upstream_url;
+mod worker;
 
 pub use config::{
     Config, ConfigError, ConfigErrorKind, DEFAULT_ANTHROPIC_UPSTREAM, DEFAULT_GEMINI_UPSTREAM,

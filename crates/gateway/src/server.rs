@@ -1,52 +1,45 @@
 //! The server: [`Gateway::start`] opens the store, starts the recorder,
-//! binds, and serves HTTP/1.1 and HTTP/2 (cleartext) with hyper; each
-//! request is routed by [`Route::classify`]. [`RunningGateway::shutdown`]
-//! stops accepting, lets in-flight requests finish within the grace period,
-//! then drains the recorder.
+//! binds, and starts the proxy workers ([`crate::worker`]: one thread and
+//! event loop each, HTTP/1.1 and HTTP/2 cleartext with hyper); each request
+//! is routed by [`crate::routes::Route::classify`].
+//! [`RunningGateway::shutdown`] stops accepting, lets in-flight requests
+//! finish within the grace period, then drains the recorder.
 
 use std::{
-    convert::Infallible,
     fmt,
     net::SocketAddr,
     sync::Arc,
     time::{Duration, Instant},
 };
 
-use http::{HeaderValue, Request, Response, StatusCode, header};
-use hyper::{body::Incoming, service::service_fn};
-use hyper_util::{
-    rt::{TokioExecutor, TokioIo, TokioTimer},
-    server::conn::auto,
-};
+use http::{HeaderValue, Response, StatusCode, header};
 use tokio::{
     net::TcpListener,
-    sync::{mpsc, watch},
-    task::JoinHandle,
+    sync::{mpsc, oneshot, watch},
 };
-use tower_service::Service;
 
 use crate::{
     Config,
-    admin::{self, AdminState, PeerAddr},
+    admin::{self, AdminState},
     body::GatewayBody,
     metrics::{Metrics, MetricsObserver},
     observe::Sinks,
-    proxy::{self, upstream::HttpClient},
+    proxy,
     recorder::{Recorder, RecorderOptions, Store},
-    routes::Route,
+    worker::{self, Signals},
 };
 
 /// State shared by every request.
 pub struct Shared {
     /// The validated config.
     pub config: Config,
-    /// The upstream client.
-    pub client: HttpClient,
     /// Recorder, metrics, names, detector.
     pub sinks: Arc<Sinks>,
     /// The store, when a database is configured.
     pub store: Option<Store>,
-    admin: axum::Router,
+    pub(crate) admin: axum::Router,
+    /// The runtime that started the gateway: the store and `/api/*` live there.
+    pub(crate) control: tokio::runtime::Handle,
     started: Instant,
 }
 
@@ -60,7 +53,7 @@ pub struct RunningGateway {
     shared: Arc<Shared>,
     shutdown: watch::Sender<bool>,
     force: watch::Sender<bool>,
-    accept: JoinHandle<()>,
+    workers: Vec<oneshot::Receiver<()>>,
     connections: mpsc::Receiver<()>,
 }
 
@@ -76,6 +69,8 @@ pub enum GatewayErrorKind {
     Tls,
     /// A setting is unusable (e.g. a detector pattern).
     Config,
+    /// A worker thread or its runtime could not be started.
+    Worker,
 }
 
 /// The gateway could not start.
@@ -101,7 +96,8 @@ impl Gateway {
             kind: GatewayErrorKind::Config,
             message: format!("detector settings: {e}"),
         })?;
-        let client = proxy::upstream::build_client(&config)?;
+        // Fails early on a TLS set-up problem; each worker builds its own.
+        proxy::upstream::build_client(&config)?;
         let listener = TcpListener::bind(config.listen)
             .await
             .map_err(|e| GatewayError {
@@ -111,6 +107,10 @@ impl Gateway {
         let addr = listener.local_addr().map_err(|e| GatewayError {
             kind: GatewayErrorKind::Bind,
             message: format!("cannot read the bound address: {e}"),
+        })?;
+        let listener = listener.into_std().map_err(|e| GatewayError {
+            kind: GatewayErrorKind::Bind,
+            message: format!("cannot hand the listening socket to the workers: {e}"),
         })?;
         let metrics = Arc::new(Metrics::new());
         let recorder = Recorder::start(
@@ -132,133 +132,75 @@ impl Gateway {
         });
         let shared = Arc::new(Shared {
             config,
-            client,
             sinks,
             store,
             admin,
+            control: tokio::runtime::Handle::current(),
             started: Instant::now(),
         });
         let (shutdown, shutdown_rx) = watch::channel(false);
         let (force, force_rx) = watch::channel(false);
-        let (conn_tx, connections) = mpsc::channel(1);
-        let accept = tokio::spawn(accept_loop(
-            listener,
-            shared.clone(),
-            shutdown_rx,
-            force_rx,
-            conn_tx,
-        ));
-        tracing::info!(%addr, "toolwarden gateway listening");
+        let (guard, connections) = mpsc::channel(1);
+        let mut workers = Vec::with_capacity(shared.config.workers);
+        for index in 0..shared.config.workers.max(1) {
+            let listener = listener.try_clone().map_err(|e| GatewayError {
+                kind: GatewayErrorKind::Bind,
+                message: format!("cannot share the listening socket: {e}"),
+            })?;
+            let signals = Signals {
+                shutdown: shutdown_rx.clone(),
+                force: force_rx.clone(),
+                guard: guard.clone(),
+            };
+            match worker::spawn(index, listener, shared.clone(), signals) {
+                Ok(exited) => workers.push(exited),
+                Err(e) => {
+                    // Stop the workers already running.
+                    let _ = shutdown.send(true);
+                    let _ = force.send(true);
+                    return Err(e);
+                }
+            }
+        }
+        tracing::info!(%addr, workers = workers.len(), "toolwarden gateway listening");
         Ok(RunningGateway {
             addr,
             shared,
             shutdown,
             force,
-            accept,
+            workers,
             connections,
         })
     }
 }
 
-async fn accept_loop(
-    listener: TcpListener,
-    shared: Arc<Shared>,
-    mut shutdown: watch::Receiver<bool>,
-    force: watch::Receiver<bool>,
-    conn_tx: mpsc::Sender<()>,
-) {
-    let mut builder = auto::Builder::new(TokioExecutor::new());
-    builder.http1().timer(TokioTimer::new());
-    let builder = Arc::new(builder);
-    loop {
-        let (stream, peer) = tokio::select! {
-            _ = shutdown.changed() => break,
-            accepted = listener.accept() => match accepted {
-                Ok(accepted) => accepted,
-                Err(e) => {
-                    // Out of file descriptors and the like: back off briefly.
-                    tracing::warn!(error = %e, "accept failed");
-                    tokio::time::sleep(Duration::from_millis(20)).await;
-                    continue;
-                }
+// === impl Shared ===
+
+impl Shared {
+    /// `GET /healthz`.
+    pub(crate) fn healthz(&self) -> Response<GatewayBody> {
+        let c = self.sinks.recorder.counters();
+        let body = serde_json::json!({
+            "ok": true,
+            "version": env!("CARGO_PKG_VERSION"),
+            "uptime_s": self.started.elapsed().as_secs(),
+            "workers": self.config.workers,
+            "database": self.store.as_ref().map(|s| s.backend()),
+            "recorder": {
+                "events_written": c.events_written,
+                "events_dropped": c.events_dropped,
+                "write_errors": c.write_errors,
+                "backlog": c.backlog,
             },
-        };
-        let _ = stream.set_nodelay(true);
-        let shared = shared.clone();
-        let builder = builder.clone();
-        let mut shutdown = shutdown.clone();
-        let mut force = force.clone();
-        let guard = conn_tx.clone();
-        tokio::spawn(async move {
-            let service = service_fn(move |mut req: Request<Incoming>| {
-                req.extensions_mut().insert(PeerAddr(peer));
-                let shared = shared.clone();
-                async move { Ok::<_, Infallible>(dispatch(shared, req).await) }
-            });
-            let conn = builder.serve_connection(TokioIo::new(stream), service);
-            tokio::pin!(conn);
-            tokio::select! {
-                _ = conn.as_mut() => {}
-                _ = shutdown.changed() => {
-                    conn.as_mut().graceful_shutdown();
-                    tokio::select! {
-                        _ = conn.as_mut() => {}
-                        _ = force.changed() => {}
-                    }
-                }
-            }
-            drop(guard);
         });
+        let mut response = Response::new(GatewayBody::full(body.to_string()));
+        *response.status_mut() = StatusCode::OK;
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        response
     }
-}
-
-async fn dispatch(shared: Arc<Shared>, req: Request<Incoming>) -> Response<GatewayBody> {
-    match Route::classify(req.method(), req.uri().path(), req.headers()) {
-        Route::Proxy(route) => proxy::handle(shared, req, route).await,
-        Route::Healthz => healthz(&shared),
-        Route::Metrics => {
-            let text = shared
-                .sinks
-                .metrics
-                .render(shared.sinks.recorder.counters());
-            let mut response = Response::new(GatewayBody::full(text));
-            response.headers_mut().insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
-            );
-            response
-        }
-        Route::Admin => {
-            let mut router = shared.admin.clone();
-            match router.call(req.map(axum::body::Body::new)).await {
-                Ok(response) => response.map(GatewayBody::Admin),
-                Err(never) => match never {},
-            }
-        }
-    }
-}
-
-fn healthz(shared: &Shared) -> Response<GatewayBody> {
-    let c = shared.sinks.recorder.counters();
-    let body = serde_json::json!({
-        "ok": true,
-        "version": env!("CARGO_PKG_VERSION"),
-        "uptime_s": shared.started.elapsed().as_secs(),
-        "database": shared.store.as_ref().map(|s| s.backend()),
-        "recorder": {
-            "events_written": c.events_written,
-            "events_dropped": c.events_dropped,
-            "write_errors": c.write_errors,
-            "backlog": c.backlog,
-        },
-    });
-    let mut response = Response::new(GatewayBody::full(body.to_string()));
-    *response.status_mut() = StatusCode::OK;
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    response
 }
 
 // === impl RunningGateway ===
@@ -293,7 +235,6 @@ impl RunningGateway {
     /// period; then they are cut), then drain the recorder.
     pub async fn shutdown(mut self) {
         let _ = self.shutdown.send(true);
-        let _ = (&mut self.accept).await;
         let grace = self.shared.config.shutdown_grace;
         if tokio::time::timeout(grace, self.connections.recv())
             .await
@@ -306,8 +247,12 @@ impl RunningGateway {
             let _ = self.force.send(true);
             let _ = tokio::time::timeout(Duration::from_secs(1), self.connections.recv()).await;
         }
-        // Let observations of just-finished responses reach the recorder.
-        self.shared.sinks.settle(Duration::from_secs(5)).await;
+        // Each worker lets the records of its last responses reach the
+        // recorder before its thread ends.
+        for exited in std::mem::take(&mut self.workers) {
+            let _ = tokio::time::timeout(Duration::from_secs(6), exited).await;
+        }
+        self.shared.sinks.settle(Duration::from_secs(1)).await;
         self.shared.sinks.recorder.shutdown().await;
     }
 
@@ -316,6 +261,15 @@ impl RunningGateway {
         shutdown_signal().await;
         tracing::info!("shutting down");
         self.shutdown().await;
+    }
+}
+
+impl Drop for RunningGateway {
+    /// Dropped without [`RunningGateway::shutdown`]: stop the workers
+    /// (connections are closed at once).
+    fn drop(&mut self) {
+        let _ = self.shutdown.send(true);
+        let _ = self.force.send(true);
     }
 }
 
@@ -364,6 +318,13 @@ impl GatewayError {
         GatewayError {
             kind: GatewayErrorKind::Tls,
             message: format!("cannot set up TLS for upstreams: {message}"),
+        }
+    }
+
+    pub(crate) fn worker(message: String) -> GatewayError {
+        GatewayError {
+            kind: GatewayErrorKind::Worker,
+            message,
         }
     }
 

@@ -462,7 +462,7 @@ async fn upstream_down_gives_502_in_each_dialect() {
 async fn no_first_byte_gives_504() {
     let up = upstream(handler(|_| std::future::pending::<Response<UpBody>>())).await;
     let gw = gateway(&format!("http://{}", up.addr), |c| {
-        c.first_byte_timeout = Some(Duration::from_secs(600));
+        c.first_byte_timeout = Some(Duration::from_millis(300));
     })
     .await;
     let mut up = up;
@@ -472,9 +472,8 @@ async fn no_first_byte_gives_504() {
         json_error(response).await
     });
     up.received.recv().await.unwrap();
-    // The request is at the upstream, which never answers: jump the clock.
-    tokio::time::pause();
-    tokio::time::advance(Duration::from_secs(601)).await;
+    // The request is at the upstream, which never answers. (The gateway's
+    // workers run their own clocks: a test's paused clock does not reach them.)
     let (status, v) = client.await.unwrap();
     assert_eq!(status, 504);
     let message = v["error"]["message"].as_str().unwrap();
@@ -482,8 +481,7 @@ async fn no_first_byte_gives_504() {
         message.contains("timed out waiting for upstream"),
         "{message}"
     );
-    assert!(message.contains("600000 ms"), "{message}");
-    tokio::time::resume();
+    assert!(message.contains("300 ms"), "{message}");
     gw.shutdown().await;
 }
 

@@ -35,6 +35,8 @@ const BACKOFF_MIN: Duration = Duration::from_millis(100);
 const BACKOFF_MAX: Duration = Duration::from_secs(5);
 /// Refusals of one batch before its events are written one by one.
 const REJECTIONS_BEFORE_ISOLATING: u32 = 2;
+/// Longest sleep while a batch fills (see `Writer::fill`).
+const FILL_SLICE: Duration = Duration::from_millis(10);
 
 /// Recorder settings.
 #[derive(Debug, Clone)]
@@ -280,18 +282,29 @@ impl Writer {
     }
 
     /// Waits up to `flush_interval` for a full batch; when closing, takes
-    /// everything queued without waiting.
+    /// everything queued without waiting. It does not wake per event: it
+    /// sleeps in slices of at most [`FILL_SLICE`] and takes what queued
+    /// meanwhile, so a busy gateway costs the writer a few wake-ups per
+    /// batch, not one per event (each would be a cross-thread wake-up).
     async fn fill(&mut self) {
         let deadline = Instant::now() + self.flush_interval;
-        while self.pending.len() < self.batch_max && !self.closing {
-            // Whatever is queued already, without a timer per event.
-            if self.take_ready(self.batch_max) > 0 {
-                continue;
+        loop {
+            while self.pending.len() < self.batch_max && self.take_ready(self.batch_max) > 0 {}
+            if self.pending.len() >= self.batch_max || self.closing {
+                break;
             }
-            match self.next(Some(deadline)).await {
-                Next::Event(e) => self.take(e),
-                Next::Closing => self.set_closing(),
-                Next::Timeout => break,
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            let wake = deadline.min(now + FILL_SLICE);
+            let closing = tokio::select! {
+                biased;
+                _ = self.close.wait_for(|c| *c) => true,
+                _ = tokio::time::sleep_until(wake) => false,
+            };
+            if closing {
+                self.set_closing();
             }
         }
         if self.closing {

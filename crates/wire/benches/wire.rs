@@ -6,6 +6,7 @@
 //! ```
 //!
 //! - request view of a corpus body vs `serde_json::from_slice::<Value>`;
+//! - the pairing check (`validate`) of the same body vs the same baseline;
 //! - stream parser on a recorded stream repeated to 10 MB vs the same SSE
 //!   framing with every `data:` line parsed into a `Value`.
 //!
@@ -206,6 +207,17 @@ fn main() {
             time_pair(budget, ours, base)
         };
         row(name, "request", t, body.len(), 2.0);
+        // The pairing check the gateway runs before forwarding (`fix` mode).
+        let ours = || {
+            let d = toolwarden_wire::validate(dialect, black_box(&body)).expect("corpus parses");
+            black_box(d.len());
+        };
+        let t = if profile {
+            time_pair(budget, ours, || {})
+        } else {
+            time_pair(budget, ours, base)
+        };
+        row(name, "validate", t, body.len(), 1.0);
     }
     for &(name, dialect, file, recording) in STREAM_CASES {
         if !name.contains(&only) {

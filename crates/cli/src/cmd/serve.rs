@@ -45,6 +45,9 @@ pub struct ServeArgs {
     /// non-loopback address.
     #[arg(long)]
     pub admin_token: Option<String>,
+    /// Proxy worker threads, each with its own event loop [default: one per CPU].
+    #[arg(long)]
+    pub workers: Option<u64>,
 }
 
 impl ServeArgs {
@@ -60,6 +63,7 @@ impl ServeArgs {
         raw.connect_timeout_ms = self.connect_timeout_ms;
         raw.first_byte_timeout_ms = self.first_byte_timeout_ms;
         raw.admin_token = self.admin_token;
+        raw.workers = self.workers;
         (self.config, raw)
     }
 }
@@ -70,7 +74,10 @@ pub fn run(args: ServeArgs) -> Result<Outcome, CmdError> {
     let mut raw = config::file_and_env(config_file.as_deref())?.merge(flags);
     config::database_or_default(&mut raw);
     let config = raw.validate()?;
+    // The proxy runs on the gateway's own worker threads; this runtime
+    // carries the accept-free rest: the recorder, the store, `/api/*`.
     let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
         .enable_all()
         .build()?;
     runtime.block_on(async move {

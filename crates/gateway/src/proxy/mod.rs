@@ -42,6 +42,7 @@ pub const REPAIRED_HEADER: &str = "x-toolwarden-repaired";
 /// Proxy one request.
 pub async fn handle(
     shared: Arc<Shared>,
+    client: &upstream::HttpClient,
     req: Request<Incoming>,
     route: ProxyRoute,
 ) -> Response<GatewayBody> {
@@ -119,7 +120,7 @@ pub async fn handle(
     observation.sent();
     let host = upstream.host();
     let sending = async {
-        let sending = shared.client.request(upstream_req);
+        let sending = client.request(upstream_req);
         match shared.config.first_byte_timeout {
             Some(limit) => match tokio::time::timeout(limit, sending).await {
                 Ok(result) => result.map_err(|e| ProxyError::from_client_error(host, &e)),

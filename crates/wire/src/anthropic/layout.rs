@@ -1,9 +1,14 @@
 //! Where everything sits in an Anthropic body: each message's raw text and
-//! each block's class and id, for validation and byte-exact repair.
+//! each block's class and id, for byte-exact repair ([`layout`]); and the
+//! same roles, classes and ids read in one pass without positions, for
+//! validation ([`outline`]).
 
-use std::borrow::Cow;
+use std::{borrow::Cow, fmt, ops::Deref};
 
-use serde::Deserialize;
+use serde::{
+    Deserialize, Deserializer,
+    de::{IgnoredAny, MapAccess, SeqAccess, Visitor},
+};
 use serde_json::value::RawValue;
 
 use super::model::{BlockClass, classify};
@@ -24,17 +29,42 @@ pub(super) struct Layout<'a> {
     pub msgs: Vec<Msg<'a>>,
 }
 
+/// One message's role and blocks: what validation looks at.
+pub(super) struct Shape<'a> {
+    pub role: Cow<'a, str>,
+    /// The content blocks; empty when the content is not an array.
+    pub blocks: Vec<Blk<'a>>,
+}
+
 /// One message, located.
 pub(super) struct Msg<'a> {
-    pub role: Cow<'a, str>,
+    pub shape: Shape<'a>,
     /// The `content` value.
     pub content: &'a RawValue,
-    /// The content blocks; empty when the content is a string.
-    pub blocks: Vec<Blk<'a>>,
     /// The raw text of each block.
     pub block_raws: Vec<&'a RawValue>,
     /// `true` when the content is an array.
     pub is_array: bool,
+}
+
+impl<'a> Deref for Msg<'a> {
+    type Target = Shape<'a>;
+
+    fn deref(&self) -> &Shape<'a> {
+        &self.shape
+    }
+}
+
+impl<'a> AsRef<Shape<'a>> for Msg<'a> {
+    fn as_ref(&self) -> &Shape<'a> {
+        &self.shape
+    }
+}
+
+impl<'a> AsRef<Shape<'a>> for Shape<'a> {
+    fn as_ref(&self) -> &Shape<'a> {
+        self
+    }
 }
 
 /// One content block, located.
@@ -46,7 +76,7 @@ pub(super) struct Blk<'a> {
     pub id_raw: Option<&'a RawValue>,
 }
 
-impl Msg<'_> {
+impl Shape<'_> {
     pub fn is_user(&self) -> bool {
         self.role == "user"
     }
@@ -87,15 +117,6 @@ pub(super) fn layout(body: &[u8]) -> Result<Layout<'_>, WireError> {
         #[serde(borrow)]
         content: &'a RawValue,
     }
-    #[derive(Deserialize)]
-    struct RawBlock<'a> {
-        #[serde(borrow, rename = "type")]
-        kind: Cow<'a, str>,
-        #[serde(borrow, default)]
-        id: Option<&'a RawValue>,
-        #[serde(borrow, default)]
-        tool_use_id: Option<&'a RawValue>,
-    }
     let text = utf8(body)?;
     let top: Top<'_> = serde_json::from_str(text)?;
     let raws = elements(top.messages)?;
@@ -111,24 +132,14 @@ pub(super) fn layout(body: &[u8]) -> Result<Layout<'_>, WireError> {
         let mut blocks = Vec::with_capacity(block_raws.len());
         for b in &block_raws {
             let rb: RawBlock<'_> = serde_json::from_str(b.get())?;
-            let class = classify(&rb.kind);
-            let id_raw = match class {
-                BlockClass::Call | BlockClass::ServerCall => rb.id,
-                BlockClass::Result | BlockClass::ServerResult => rb.tool_use_id,
-                BlockClass::Other => None,
-            };
-            let id = match id_raw {
-                Some(r) => serde_json::from_str::<Option<Str<'_>>>(r.get())?
-                    .map(|s| s.0)
-                    .unwrap_or_default(),
-                None => Cow::Borrowed(""),
-            };
-            blocks.push(Blk { class, id, id_raw });
+            blocks.push(rb.into_blk()?);
         }
         msgs.push(Msg {
-            role: m.role,
+            shape: Shape {
+                role: m.role,
+                blocks,
+            },
             content: m.content,
-            blocks,
             block_raws,
             is_array,
         });
@@ -139,4 +150,123 @@ pub(super) fn layout(body: &[u8]) -> Result<Layout<'_>, WireError> {
         raws,
         msgs,
     })
+}
+
+/// A content block's type and ids, as both readers take it.
+#[derive(Deserialize)]
+struct RawBlock<'a> {
+    #[serde(borrow, rename = "type")]
+    kind: Cow<'a, str>,
+    #[serde(borrow, default)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    tool_use_id: Option<&'a RawValue>,
+}
+
+impl<'a> RawBlock<'a> {
+    /// The block's class and the id that matters for it (`id` of a call,
+    /// `tool_use_id` of a result; a JSON `null` reads as "").
+    fn into_blk(self) -> Result<Blk<'a>, WireError> {
+        let class = classify(&self.kind);
+        let id_raw = match class {
+            BlockClass::Call | BlockClass::ServerCall => self.id,
+            BlockClass::Result | BlockClass::ServerResult => self.tool_use_id,
+            BlockClass::Other => None,
+        };
+        let id = match id_raw {
+            Some(r) => serde_json::from_str::<Option<Str<'_>>>(r.get())?
+                .map(|s| s.0)
+                .unwrap_or_default(),
+            None => Cow::Borrowed(""),
+        };
+        Ok(Blk { class, id, id_raw })
+    }
+}
+
+/// The messages' roles and blocks, read in one pass: the same [`Shape`]s
+/// [`layout`] finds (and the same errors for the same bodies' messages),
+/// without the raw text of each level, which `layout` gets by re-reading
+/// it. Validation needs only this.
+pub(super) fn outline(body: &[u8]) -> Result<Vec<Shape<'_>>, WireError> {
+    #[derive(Deserialize)]
+    struct Top<'a> {
+        #[serde(borrow)]
+        messages: Vec<OutlineMsg<'a>>,
+    }
+    #[derive(Deserialize)]
+    struct OutlineMsg<'a> {
+        #[serde(borrow)]
+        role: Cow<'a, str>,
+        #[serde(borrow)]
+        content: Content<'a>,
+    }
+    let text = utf8(body)?;
+    let top: Top<'_> = serde_json::from_str(text)?;
+    let mut msgs = Vec::with_capacity(top.messages.len());
+    for m in top.messages {
+        let blocks = match m.content.0 {
+            Some(raws) => raws
+                .into_iter()
+                .map(RawBlock::into_blk)
+                .collect::<Result<Vec<_>, _>>()?,
+            None => Vec::new(),
+        };
+        msgs.push(Shape {
+            role: m.role,
+            blocks,
+        });
+    }
+    Ok(msgs)
+}
+
+/// A message's `content`: its blocks when it is an array; any other value
+/// is skipped (as `layout` does not look inside it).
+struct Content<'a>(Option<Vec<RawBlock<'a>>>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Content<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = Content<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("message content")
+            }
+            fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<Content<'a>, S::Error> {
+                let mut blocks = Vec::with_capacity(seq.size_hint().unwrap_or(4));
+                while let Some(b) = seq.next_element::<RawBlock<'a>>()? {
+                    blocks.push(b);
+                }
+                Ok(Content(Some(blocks)))
+            }
+            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Content<'a>, M::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(Content(None))
+            }
+            fn visit_borrowed_str<E>(self, _: &'de str) -> Result<Content<'a>, E> {
+                Ok(Content(None))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Content<'a>, E> {
+                Ok(Content(None))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Content<'a>, E> {
+                Ok(Content(None))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Content<'a>, E> {
+                Ok(Content(None))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Content<'a>, E> {
+                Ok(Content(None))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Content<'a>, E> {
+                Ok(Content(None))
+            }
+            fn visit_unit<E>(self) -> Result<Content<'a>, E> {
+                Ok(Content(None))
+            }
+            fn visit_none<E>(self) -> Result<Content<'a>, E> {
+                Ok(Content(None))
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
+    }
 }

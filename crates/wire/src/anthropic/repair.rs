@@ -15,7 +15,7 @@ use std::{
 };
 
 use super::{
-    layout::{Layout, layout},
+    layout::{Layout, layout, outline},
     model::{BlockClass, ResultContent},
     validate::defects,
 };
@@ -29,13 +29,14 @@ use crate::{
 const EMPTIED_TEXT: &str = "(The tool results that were here were moved to follow their calls.)";
 
 pub(crate) fn repair(body: &[u8]) -> Result<Repaired<'_>, WireError> {
-    let l = layout(body)?;
-    if defects(&l).is_empty() {
+    // The one-pass outline decides; only a body with defects is laid out.
+    if defects(&outline(body)?).is_empty() {
         return Ok(Repaired {
             body: Cow::Borrowed(body),
             changes: Vec::new(),
         });
     }
+    let l = layout(body)?;
     let mut r = Repairer::new(&l);
     r.rename_duplicates();
     r.plan();

@@ -11,17 +11,18 @@
 
 use std::collections::HashSet;
 
-use super::layout::{Layout, Msg, layout};
+use super::layout::{Shape, outline};
 use crate::{Defect, DefectKind, WireError};
 
 pub(crate) fn validate(body: &[u8]) -> Result<Vec<Defect>, WireError> {
-    Ok(defects(&layout(body)?))
+    Ok(defects(&outline(body)?))
 }
 
-pub(super) fn defects(l: &Layout<'_>) -> Vec<Defect> {
+pub(super) fn defects<'a, M: AsRef<Shape<'a>>>(msgs: &[M]) -> Vec<Defect> {
     let mut out = Vec::new();
     let mut seen: HashSet<&str> = HashSet::new();
-    for (i, m) in l.msgs.iter().enumerate() {
+    let at = |i: usize| msgs.get(i).map(AsRef::as_ref);
+    for (i, m) in msgs.iter().map(AsRef::as_ref).enumerate() {
         if m.is_assistant() {
             for (j, b) in m.blocks.iter().enumerate() {
                 let is_call = matches!(
@@ -37,16 +38,16 @@ pub(super) fn defects(l: &Layout<'_>) -> Vec<Defect> {
                     });
                 }
             }
-            check_answered(i, m, l.msgs.get(i + 1), &mut out);
+            check_answered(i, m, at(i + 1), &mut out);
         }
-        check_results(i, m, i.checked_sub(1).and_then(|p| l.msgs.get(p)), &mut out);
+        check_results(i, m, i.checked_sub(1).and_then(at), &mut out);
     }
     out.sort_by_key(|d| d.message_index);
     out
 }
 
 /// The calls of assistant message `i` against the message after it.
-fn check_answered(i: usize, m: &Msg<'_>, next: Option<&Msg<'_>>, out: &mut Vec<Defect>) {
+fn check_answered(i: usize, m: &Shape<'_>, next: Option<&Shape<'_>>, out: &mut Vec<Defect>) {
     let mut calls: Vec<&str> = Vec::new();
     for (_, id) in m.calls() {
         if !calls.contains(&id) {
@@ -100,7 +101,7 @@ fn check_answered(i: usize, m: &Msg<'_>, next: Option<&Msg<'_>>, out: &mut Vec<D
 }
 
 /// The results of message `i` against the calls of the message before it.
-fn check_results(i: usize, m: &Msg<'_>, prev: Option<&Msg<'_>>, out: &mut Vec<Defect>) {
+fn check_results(i: usize, m: &Shape<'_>, prev: Option<&Shape<'_>>, out: &mut Vec<Defect>) {
     let prev_calls: Vec<&str> = match prev {
         Some(p) if p.is_assistant() && m.is_user() => p.calls().map(|(_, id)| id).collect(),
         _ => Vec::new(),

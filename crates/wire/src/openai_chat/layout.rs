@@ -42,24 +42,80 @@ impl Layout<'_> {
     /// The last index of the run of tool messages right after message `i`
     /// (`i` itself when there is none).
     pub fn run_end(&self, i: usize) -> usize {
-        let mut end = i;
-        while self.msgs.get(end + 1).is_some_and(Msg::is_tool) {
-            end += 1;
-        }
-        end
+        run_end(&self.msgs, i)
     }
+}
+
+/// The last index of the run of tool messages right after message `i` of
+/// `msgs` (`i` itself when there is none).
+pub(super) fn run_end(msgs: &[Msg<'_>], i: usize) -> usize {
+    let mut end = i;
+    while msgs.get(end + 1).is_some_and(Msg::is_tool) {
+        end += 1;
+    }
+    end
 }
 
 type Located<'a> = (Cow<'a, str>, Option<Range<usize>>);
 
 /// An id's text and the span of its JSON string inside `base`.
 fn id_of<'a>(raw: Option<&'a RawValue>, base: &str) -> Result<Located<'a>, WireError> {
-    Ok(match raw {
-        Some(r) => {
-            let s = serde_json::from_str::<Option<Str<'a>>>(r.get())?;
-            (s.map(|s| s.0).unwrap_or_default(), span_in(base, r.get()))
+    Ok((id_text(raw)?, raw.and_then(|r| span_in(base, r.get()))))
+}
+
+/// A message's role and ids, as both readers take it.
+#[derive(Deserialize)]
+struct RawMsg<'a> {
+    #[serde(borrow)]
+    role: Cow<'a, str>,
+    #[serde(borrow, default)]
+    tool_calls: Option<Vec<RawCall<'a>>>,
+    #[serde(borrow, default)]
+    tool_call_id: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct RawCall<'a> {
+    #[serde(borrow, default)]
+    id: Option<&'a RawValue>,
+}
+
+/// The messages' roles and ids, read in one pass: the same [`Msg`]s
+/// [`layout`] finds, without the spans (`None`), which `layout` gets by
+/// re-reading each message. Validation needs only this.
+pub(super) fn outline(body: &[u8]) -> Result<Vec<Msg<'_>>, WireError> {
+    #[derive(Deserialize)]
+    struct Top<'a> {
+        #[serde(borrow)]
+        messages: Vec<RawMsg<'a>>,
+    }
+    let top: Top<'_> = serde_json::from_str(utf8(body)?)?;
+    let mut msgs = Vec::with_capacity(top.messages.len());
+    for m in top.messages {
+        let mut calls = Vec::new();
+        for c in m.tool_calls.into_iter().flatten() {
+            calls.push((id_text(c.id)?, None));
         }
-        None => (Cow::Borrowed(""), None),
+        let answers = match (&*m.role, m.tool_call_id) {
+            ("tool", id) => Some((id_text(id)?, None)),
+            _ => None,
+        };
+        msgs.push(Msg {
+            role: m.role,
+            calls,
+            answers,
+        });
+    }
+    Ok(msgs)
+}
+
+/// An id's text ("" when absent or `null`).
+fn id_text(raw: Option<&RawValue>) -> Result<Cow<'_, str>, WireError> {
+    Ok(match raw {
+        Some(r) => serde_json::from_str::<Option<Str<'_>>>(r.get())?
+            .map(|s| s.0)
+            .unwrap_or_default(),
+        None => Cow::Borrowed(""),
     })
 }
 
@@ -68,20 +124,6 @@ pub(super) fn layout(body: &[u8]) -> Result<Layout<'_>, WireError> {
     struct Top<'a> {
         #[serde(borrow)]
         messages: &'a RawValue,
-    }
-    #[derive(Deserialize)]
-    struct RawMsg<'a> {
-        #[serde(borrow)]
-        role: Cow<'a, str>,
-        #[serde(borrow, default)]
-        tool_calls: Option<Vec<RawCall<'a>>>,
-        #[serde(borrow, default)]
-        tool_call_id: Option<&'a RawValue>,
-    }
-    #[derive(Deserialize)]
-    struct RawCall<'a> {
-        #[serde(borrow, default)]
-        id: Option<&'a RawValue>,
     }
     let text = utf8(body)?;
     let top: Top<'_> = serde_json::from_str(text)?;

@@ -14,7 +14,7 @@ use std::{borrow::Cow, collections::HashSet};
 use toolwarden_core::{ErrorKind, ToolFailure, ToolOutcome};
 
 use super::{
-    layout::{Layout, layout},
+    layout::{Layout, layout, outline},
     validate::defects,
 };
 use crate::{
@@ -24,13 +24,14 @@ use crate::{
 };
 
 pub(crate) fn repair(body: &[u8]) -> Result<Repaired<'_>, WireError> {
-    let l = layout(body)?;
-    if defects(&l).is_empty() {
+    // The one-pass outline decides; only a body with defects is laid out.
+    if defects(&outline(body)?).is_empty() {
         return Ok(Repaired {
             body: Cow::Borrowed(body),
             changes: Vec::new(),
         });
     }
+    let l = layout(body)?;
     let mut changes = Vec::new();
     let renames = rename_duplicates(&l, &mut changes);
     let id_of = |i: usize, k: usize| -> String {

@@ -401,3 +401,55 @@ fn stream_choices_fast_path_agrees_with_full_parsing() {
     assert_eq!(v.calls.len(), 1);
     assert_eq!(v.calls[0].arguments, "abcd");
 }
+
+mod outline_agrees_with_layout {
+    use proptest::prelude::*;
+    use serde_json::{Value, json};
+
+    use super::super::{
+        layout::{layout, outline},
+        validate::defects,
+    };
+
+    fn message(role: u8, ids: &[u8], answers: u8) -> Value {
+        let id = |i: u8| format!("c{}", i % 4);
+        match role % 4 {
+            0 => json!({"role": "user", "content": "do it"}),
+            1 => json!({"role": "assistant", "content": null, "tool_calls":
+                ids.iter().map(|&i| json!({"id": id(i), "type": "function",
+                    "function": {"name": "f", "arguments": "{}"}})).collect::<Vec<_>>()}),
+            2 => json!({"role": "tool", "tool_call_id": id(answers), "content": "ok \"q\""}),
+            _ => {
+                json!({"role": "tool", "tool_call_id": null, "content": [{"type": "text", "text": "x"}]})
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+        /// Validation reads the one-pass outline, repair the layout: they
+        /// must see the same conversation, and fail on the same bodies.
+        #[test]
+        fn same_defects_and_same_failures(
+            msgs in prop::collection::vec((any::<u8>(), prop::collection::vec(any::<u8>(), 0..3), any::<u8>()), 0..7),
+            cut in any::<usize>(),
+            flip in any::<(usize, u8)>(),
+        ) {
+            let messages: Vec<Value> = msgs.iter().map(|(r, i, a)| message(*r, i, *a)).collect();
+            let body = serde_json::to_vec(&json!({"model": "m", "messages": messages})).unwrap();
+            let l = layout(&body).unwrap();
+            let o = outline(&body).unwrap();
+            prop_assert_eq!(defects(&l.msgs), defects(&o));
+            let mut bad = body.clone();
+            let at = flip.0 % bad.len();
+            bad[at] = flip.1;
+            bad.truncate(bad.len() - cut % 3);
+            match (layout(&bad), outline(&bad)) {
+                (Ok(l), Ok(o)) => prop_assert_eq!(defects(&l.msgs), defects(&o)),
+                (Err(_), Err(_)) => {}
+                (l, o) => prop_assert!(false, "layout ok: {}, outline ok: {}", l.is_ok(), o.is_ok()),
+            }
+        }
+    }
+}

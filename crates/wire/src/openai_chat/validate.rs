@@ -13,18 +13,18 @@
 //! "preceeding"); the text for a repeated id inside one `tool_calls` array
 //! is ours, in the same style.
 
-use super::layout::{Layout, layout};
+use super::layout::{Msg, outline, run_end};
 use crate::{Defect, DefectKind, WireError};
 
 pub(crate) fn validate(body: &[u8]) -> Result<Vec<Defect>, WireError> {
-    Ok(defects(&layout(body)?))
+    Ok(defects(&outline(body)?))
 }
 
-pub(super) fn defects(l: &Layout<'_>) -> Vec<Defect> {
+pub(super) fn defects(msgs: &[Msg<'_>]) -> Vec<Defect> {
     let mut out = Vec::new();
     let mut i = 0;
-    while i < l.msgs.len() {
-        let m = &l.msgs[i];
+    while i < msgs.len() {
+        let m = &msgs[i];
         if m.is_tool() {
             // A tool message not in the run of an assistant's tool_calls.
             let id = m.answers.as_ref().map_or("", |a| &a.0);
@@ -51,10 +51,10 @@ pub(super) fn defects(l: &Layout<'_>) -> Vec<Defect> {
                 calls.push(id);
             }
         }
-        let end = l.run_end(i);
+        let end = run_end(msgs, i);
         let mut answered: Vec<(&str, usize)> = Vec::new();
-        for t in i + 1..=end {
-            let id = l.msgs[t].answers.as_ref().map_or("", |a| &*a.0);
+        for (t, tool) in msgs.iter().enumerate().take(end + 1).skip(i + 1) {
+            let id = tool.answers.as_ref().map_or("", |a| &*a.0);
             if let Some(&(_, first)) = answered.iter().find(|(a, _)| *a == id) {
                 out.push(Defect {
                     kind: DefectKind::DuplicateCallId,

@@ -1,0 +1,205 @@
+//! Proxy workers, one thread each (thread-per-core, as nginx and pingora
+//! do): every worker runs its own single-threaded tokio runtime, accepts
+//! from the shared listening socket, serves its connections to the end and
+//! keeps its own upstream connection pool. A request therefore never hops
+//! between threads on its way through the gateway: the client connection,
+//! the upstream connection and the observation of the response are all
+//! polled by the same thread, which is what keeps the per-request CPU low
+//! (cross-thread wake-ups cost more than the proxying itself).
+//!
+//! The rest — the recorder, the store and `/api/*` — runs on the runtime
+//! that called [`crate::Gateway::start`] (the control runtime); an admin
+//! request is handed to it.
+
+use std::{convert::Infallible, net::SocketAddr, sync::Arc, time::Duration};
+
+use http::{HeaderValue, Request, Response, StatusCode, header};
+use hyper::{body::Incoming, service::service_fn};
+use hyper_util::{
+    rt::{TokioExecutor, TokioIo, TokioTimer},
+    server::conn::auto,
+};
+use tokio::{
+    net::TcpListener,
+    sync::{mpsc, oneshot, watch},
+    task::JoinSet,
+};
+use tower_service::Service;
+
+use crate::{
+    admin::PeerAddr,
+    body::GatewayBody,
+    proxy::{self, upstream::HttpClient},
+    routes::Route,
+    server::{GatewayError, Shared},
+};
+
+/// How long a stopping worker waits for the records of its last responses.
+const SETTLE: Duration = Duration::from_secs(5);
+
+/// What a worker needs to know about stopping.
+pub(crate) struct Signals {
+    /// `true`: stop accepting, finish in-flight requests.
+    pub shutdown: watch::Receiver<bool>,
+    /// `true`: the grace period is over, close what is left.
+    pub force: watch::Receiver<bool>,
+    /// Held by the worker and each of its connections; the gateway knows
+    /// every connection is closed when all clones are dropped.
+    pub guard: mpsc::Sender<()>,
+}
+
+/// Start worker `index` on its own thread; the receiver completes when the
+/// thread has finished (connections closed, records handed to the recorder).
+pub(crate) fn spawn(
+    index: usize,
+    listener: std::net::TcpListener,
+    shared: Arc<Shared>,
+    signals: Signals,
+) -> Result<oneshot::Receiver<()>, GatewayError> {
+    let client = proxy::upstream::build_client(&shared.config)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| GatewayError::worker(format!("cannot start a worker runtime: {e}")))?;
+    let (exited, on_exit) = oneshot::channel();
+    std::thread::Builder::new()
+        .name(format!("toolwarden-w{index}"))
+        .spawn(move || {
+            runtime.block_on(serve(listener, shared, client, signals));
+            let _ = exited.send(());
+        })
+        .map_err(|e| GatewayError::worker(format!("cannot start a worker thread: {e}")))?;
+    Ok(on_exit)
+}
+
+async fn serve(
+    listener: std::net::TcpListener,
+    shared: Arc<Shared>,
+    client: HttpClient,
+    signals: Signals,
+) {
+    let Signals {
+        mut shutdown,
+        force,
+        guard,
+    } = signals;
+    let listener = match TcpListener::from_std(listener) {
+        Ok(listener) => listener,
+        Err(e) => {
+            tracing::error!(error = %e, "worker cannot use the listening socket");
+            return;
+        }
+    };
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder.http1().timer(TokioTimer::new());
+    let builder = Arc::new(builder);
+    let mut connections = JoinSet::new();
+    loop {
+        let (stream, peer) = tokio::select! {
+            _ = raised(&mut shutdown) => break,
+            Some(_) = connections.join_next(), if !connections.is_empty() => continue,
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(e) => {
+                    // Out of file descriptors and the like: back off briefly.
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    continue;
+                }
+            },
+        };
+        let _ = stream.set_nodelay(true);
+        connections.spawn(connection(
+            stream,
+            peer,
+            shared.clone(),
+            client.clone(),
+            builder.clone(),
+            (shutdown.clone(), force.clone()),
+            guard.clone(),
+        ));
+    }
+    drop(listener);
+    drop(guard);
+    while connections.join_next().await.is_some() {}
+    // Responses that finished on this thread are recorded by tasks on this
+    // runtime: let them run before the runtime goes away.
+    shared.sinks.settle(SETTLE).await;
+}
+
+async fn connection(
+    stream: tokio::net::TcpStream,
+    peer: SocketAddr,
+    shared: Arc<Shared>,
+    client: HttpClient,
+    builder: Arc<auto::Builder<TokioExecutor>>,
+    (mut shutdown, mut force): (watch::Receiver<bool>, watch::Receiver<bool>),
+    guard: mpsc::Sender<()>,
+) {
+    let service = service_fn(move |mut req: Request<Incoming>| {
+        req.extensions_mut().insert(PeerAddr(peer));
+        let shared = shared.clone();
+        let client = client.clone();
+        async move { Ok::<_, Infallible>(dispatch(shared, client, req).await) }
+    });
+    let conn = builder.serve_connection(TokioIo::new(stream), service);
+    tokio::pin!(conn);
+    tokio::select! {
+        _ = conn.as_mut() => {}
+        _ = raised(&mut shutdown) => {
+            conn.as_mut().graceful_shutdown();
+            tokio::select! {
+                _ = conn.as_mut() => {}
+                _ = raised(&mut force) => {}
+            }
+        }
+    }
+    drop(guard);
+}
+
+async fn dispatch(
+    shared: Arc<Shared>,
+    client: HttpClient,
+    req: Request<Incoming>,
+) -> Response<GatewayBody> {
+    match Route::classify(req.method(), req.uri().path(), req.headers()) {
+        Route::Proxy(route) => proxy::handle(shared, &client, req, route).await,
+        Route::Healthz => shared.healthz(),
+        Route::Metrics => {
+            let text = shared
+                .sinks
+                .metrics
+                .render(shared.sinks.recorder.counters());
+            let mut response = Response::new(GatewayBody::full(text));
+            response.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+            );
+            response
+        }
+        Route::Admin => {
+            // The store belongs to the control runtime: query it there.
+            let mut router = shared.admin.clone();
+            let req = req.map(axum::body::Body::new);
+            let answer = shared
+                .control
+                .spawn(async move { router.call(req).await })
+                .await;
+            match answer {
+                Ok(Ok(response)) => response.map(GatewayBody::Admin),
+                Ok(Err(never)) => match never {},
+                Err(e) => {
+                    tracing::error!(error = %e, "admin request failed");
+                    let mut response = Response::new(GatewayBody::full("internal error"));
+                    *response.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
+                    response
+                }
+            }
+        }
+    }
+}
+
+/// Completes once the flag is `true` (or its sender is gone).
+async fn raised(flag: &mut watch::Receiver<bool>) {
+    let _ = flag.wait_for(|raised| *raised).await;
+}
