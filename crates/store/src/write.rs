@@ -363,8 +363,27 @@ macro_rules! write_batch_fn {
                     if !paired.is_empty() {
                         bulk::pair_results(conn, &paired).await?;
                     }
-                    for (i, r) in rest {
-                        out[i] = $single(conn, r).await?;
+                    if !rest.is_empty() {
+                        // A result nothing anywhere could pair with (no unpaired
+                        // call has its id) and whose tool is known gets a row of
+                        // its own, in bulk; the rest are looked up one by one.
+                        // Pairing or inserting one result never gives another an
+                        // unpaired call, so the order does not matter.
+                        let ids: Vec<&str> = rest.iter().map(|(_, r)| r.call_id.as_str()).collect();
+                        let open_somewhere = bulk::call_ids_with_unpaired_calls(conn, &ids).await?;
+                        let mut plain = Vec::new();
+                        for (i, r) in rest {
+                            match &r.tool {
+                                Some(tool) if !open_somewhere.contains(&r.call_id) => {
+                                    out[i] = Outcome::NewResult { tool: tool.clone(), exec_ms: r.exec_ms };
+                                    plain.push(r);
+                                }
+                                _ => out[i] = $single(conn, r).await?,
+                            }
+                        }
+                        if !plain.is_empty() {
+                            bulk::insert_orphan_results(conn, &plain).await?;
+                        }
                     }
                 }
             }

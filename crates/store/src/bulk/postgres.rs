@@ -276,3 +276,72 @@ pub(crate) async fn pair_results(
     .await?;
     Ok(())
 }
+
+pub(crate) async fn call_ids_with_unpaired_calls(
+    conn: &mut PgConnection,
+    call_ids: &[&str],
+) -> Result<HashSet<String>, sqlx::Error> {
+    let ids: Vec<String> = sqlx::query_scalar(
+        "SELECT DISTINCT t.call_id FROM UNNEST($1::text[]) AS u(c) \
+         CROSS JOIN LATERAL (SELECT call_id FROM tool_calls \
+         WHERE call_id = u.c AND result_at_ms IS NULL LIMIT 1) AS t",
+    )
+    .bind(call_ids)
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(ids.into_iter().collect())
+}
+
+pub(crate) async fn insert_orphan_results(
+    conn: &mut PgConnection,
+    results: &[&ToolResultRecord],
+) -> Result<(), sqlx::Error> {
+    let col = |f: &dyn Fn(&ToolResultRecord) -> Option<String>| -> Vec<Option<String>> {
+        results.iter().map(|r| f(r)).collect()
+    };
+    sqlx::query(
+        "INSERT INTO tool_calls (session_id, call_id, tool, provider, model, at_ms, \
+         result_request_id, message_index, failed, basis, content_bytes, excerpt, result_at_ms, \
+         exec_ms) \
+         SELECT s, c, t, p, m, a, rq, mi, f, b, cb, ex, a, e FROM UNNEST($1::text[], $2::text[], \
+         $3::text[], $4::text[], $5::text[], $6::int8[], $7::text[], $8::int8[], $9::int8[], \
+         $10::text[], $11::int8[], $12::text[], $13::float8[]) \
+         AS u(s, c, t, p, m, a, rq, mi, f, b, cb, ex, e)",
+    )
+    .bind(col(&|r| Some(r.session_id.clone())))
+    .bind(col(&|r| Some(r.call_id.clone())))
+    .bind(col(&|r| r.tool.clone()))
+    .bind(col(&|r| Some(r.provider.clone())))
+    .bind(col(&|r| r.model.clone()))
+    .bind(results.iter().map(|r| r.at_ms).collect::<Vec<_>>())
+    .bind(col(&|r| Some(r.request_id.clone())))
+    .bind(
+        results
+            .iter()
+            .map(|r| i64::from(r.message_index))
+            .collect::<Vec<_>>(),
+    )
+    .bind(
+        results
+            .iter()
+            .map(|r| i64::from(r.failed))
+            .collect::<Vec<_>>(),
+    )
+    .bind(col(&|r| Some(r.basis.clone())))
+    .bind(
+        results
+            .iter()
+            .map(|r| int(r.content_bytes))
+            .collect::<Vec<_>>(),
+    )
+    .bind(col(&|r| r.excerpt.clone()))
+    .bind(
+        results
+            .iter()
+            .map(|r| r.exec_ms.map(finite))
+            .collect::<Vec<_>>(),
+    )
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}

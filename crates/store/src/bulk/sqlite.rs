@@ -299,3 +299,57 @@ pub(crate) async fn pair_results(
     .await?;
     Ok(())
 }
+
+pub(crate) async fn call_ids_with_unpaired_calls(
+    conn: &mut SqliteConnection,
+    call_ids: &[&str],
+) -> Result<HashSet<String>, sqlx::Error> {
+    let ids: Vec<String> = sqlx::query_scalar(
+        "SELECT DISTINCT t.call_id FROM (SELECT value AS c FROM json_each($1)) AS u \
+         CROSS JOIN tool_calls t ON t.call_id = u.c WHERE t.result_at_ms IS NULL",
+    )
+    .bind(rows(call_ids.iter().map(|c| json!(c)).collect()))
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(ids.into_iter().collect())
+}
+
+pub(crate) async fn insert_orphan_results(
+    conn: &mut SqliteConnection,
+    results: &[&ToolResultRecord],
+) -> Result<(), sqlx::Error> {
+    let data = rows(
+        results
+            .iter()
+            .map(|r| {
+                json!([
+                    r.session_id,
+                    r.call_id,
+                    r.tool,
+                    r.provider,
+                    r.model,
+                    r.at_ms,
+                    r.request_id,
+                    r.message_index,
+                    i64::from(r.failed),
+                    r.basis,
+                    int(r.content_bytes),
+                    r.excerpt,
+                    r.exec_ms.map(finite)
+                ])
+            })
+            .collect(),
+    );
+    sqlx::query(
+        "WITH u0 AS MATERIALIZED (SELECT jsonb(value) AS value FROM json_each($1)) \
+         INSERT INTO tool_calls (session_id, call_id, tool, provider, model, at_ms, \
+         result_request_id, message_index, failed, basis, content_bytes, excerpt, result_at_ms, \
+         exec_ms) \
+         SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6, \
+         value->>7, value->>8, value->>9, value->>10, value->>11, value->>5, value->>12 FROM u0",
+    )
+    .bind(data)
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
