@@ -76,8 +76,11 @@ fn parse(args: &[String]) -> Result<Args, String> {
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    let serving = args.first().map(String::as_str) == Some("--serve-gateway");
+    // The gateway child's own runtime is the control runtime, as in
+    // `toolwarden serve` (one thread; the proxy runs on the gateway's workers).
     let rt = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+        .worker_threads(if serving { 1 } else { 2 })
         .enable_all()
         .build()
     {
@@ -87,7 +90,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    if args.first().map(String::as_str) == Some("--serve-gateway") {
+    if serving {
         let [_, up, db, jsonl] = args.as_slice() else {
             eprintln!("--serve-gateway UPSTREAM DATABASE JSONL");
             return ExitCode::from(2);

@@ -181,8 +181,8 @@ impl Recorder {
     }
 
     /// Queues an event. Never blocks or awaits; a full queue drops the event
-    /// and counts it.
-    pub fn record(&self, event: Event) {
+    /// and counts it. Returns whether the event was queued.
+    pub fn record(&self, event: Event) -> bool {
         if self.tx.try_send(event).is_err() {
             let n = self.shared.dropped.fetch_add(1, Ordering::Relaxed);
             if n == 0 {
@@ -190,7 +190,9 @@ impl Recorder {
                     "recorder queue full or closed: dropping events (counted in events_dropped)"
                 );
             }
+            return false;
         }
+        true
     }
 
     /// A snapshot of the counters.

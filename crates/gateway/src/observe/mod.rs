@@ -18,6 +18,7 @@
 pub mod jsonarray;
 pub mod names;
 pub mod request;
+pub mod seen;
 pub mod session;
 
 use std::{
@@ -55,6 +56,8 @@ pub struct Sinks {
     pub metrics: Arc<Metrics>,
     /// Recently seen calls.
     pub names: Names,
+    /// Results already queued for recording.
+    pub seen_results: seen::SeenResults,
     /// The content detector for tool results without an error flag.
     pub detector: Detector,
     /// Finished responses whose records are still being made.
@@ -147,6 +150,7 @@ impl Sinks {
             recorder,
             metrics,
             names: Names::new(names::DEFAULT_CAPACITY),
+            seen_results: seen::SeenResults::new(seen::DEFAULT_CAPACITY),
             detector,
             pending: AtomicUsize::new(0),
             idle: Notify::new(),

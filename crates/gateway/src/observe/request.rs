@@ -60,6 +60,13 @@ pub fn analyze(sinks: &Sinks, facts: &RequestFacts, body: &Bytes) -> RequestInfo
         .or_else(|| view.model.as_deref().map(String::from));
     let previous_response_id = view.previous_response_id.as_deref().map(String::from);
     for result in view.results.iter().filter(|r| r.new) {
+        // Resent unchanged: already on its way to the store.
+        let key = sinks
+            .seen_results
+            .key(&session.id, &result.call_id, result.message_index);
+        if sinks.seen_results.contains(key) {
+            continue;
+        }
         let record = result_record(
             sinks,
             facts,
@@ -68,7 +75,9 @@ pub fn analyze(sinks: &Sinks, facts: &RequestFacts, body: &Bytes) -> RequestInfo
             &previous_response_id,
             result,
         );
-        sinks.recorder.record(Event::ToolResult(record));
+        if sinks.recorder.record(Event::ToolResult(record)) {
+            sinks.seen_results.insert(key);
+        }
     }
     RequestInfo {
         session,

@@ -1,0 +1,101 @@
+//! The tool results this gateway has already queued for recording, so that
+//! a request resent unchanged (a client's retry, a benchmark's repeat)
+//! does not send its results to the store again only for the store to find
+//! them duplicates. The store stays the judge of what is new (its unique
+//! key on session, call id and message index; other gateways write to it
+//! too): this only spares it work, and never hides a result it has not
+//! been given — a key is remembered only once its event is queued.
+//!
+//! Keys are 128-bit hashes (two SipHash-1-3 with different keys), so a
+//! false "seen" would need a 128-bit collision. Memory is bounded: two
+//! generations of at most `capacity` keys each; when the current one is
+//! full it becomes the previous one and the oldest is forgotten.
+
+use std::{
+    collections::HashSet,
+    hash::{BuildHasher, Hash, Hasher},
+    sync::Mutex,
+};
+
+/// Keys kept per generation by default (two generations: ~4 MB at most).
+pub const DEFAULT_CAPACITY: usize = 65_536;
+
+/// Recently queued result keys.
+#[derive(Debug)]
+pub struct SeenResults {
+    generations: Mutex<Generations>,
+    capacity: usize,
+    hashers: (std::hash::RandomState, std::hash::RandomState),
+}
+
+#[derive(Debug, Default)]
+struct Generations {
+    current: HashSet<u128>,
+    previous: HashSet<u128>,
+}
+
+impl SeenResults {
+    /// An empty set keeping up to `capacity` keys per generation.
+    pub fn new(capacity: usize) -> SeenResults {
+        SeenResults {
+            generations: Mutex::new(Generations::default()),
+            capacity: capacity.max(1),
+            hashers: (std::hash::RandomState::new(), std::hash::RandomState::new()),
+        }
+    }
+
+    /// The key of one result.
+    pub fn key(&self, session: &str, call_id: &str, message_index: usize) -> u128 {
+        let half = |state: &std::hash::RandomState| {
+            let mut h = state.build_hasher();
+            (session, call_id, message_index).hash(&mut h);
+            h.finish()
+        };
+        (u128::from(half(&self.hashers.0)) << 64) | u128::from(half(&self.hashers.1))
+    }
+
+    /// Whether this key was remembered.
+    pub fn contains(&self, key: u128) -> bool {
+        let g = self.lock();
+        g.current.contains(&key) || g.previous.contains(&key)
+    }
+
+    /// Remember a key (its event was queued).
+    pub fn insert(&self, key: u128) {
+        let mut g = self.lock();
+        if g.current.len() >= self.capacity {
+            g.previous = std::mem::take(&mut g.current);
+        }
+        g.current.insert(key);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Generations> {
+        // A panic while holding this lock cannot leave the sets inconsistent.
+        self.generations
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn remembers_and_forgets_the_oldest_generation() {
+        let seen = SeenResults::new(2);
+        let k = |i: usize| seen.key("s", "c", i);
+        assert_ne!(k(1), k(2));
+        assert_ne!(seen.key("s", "c1", 0), seen.key("s1", "c", 0));
+        seen.insert(k(1));
+        seen.insert(k(2));
+        assert!(seen.contains(k(1)) && seen.contains(k(2)));
+        assert!(!seen.contains(k(3)));
+        seen.insert(k(3)); // generation 1 (k1, k2) becomes the previous one
+        seen.insert(k(4));
+        assert!(seen.contains(k(1)) && seen.contains(k(4)));
+        seen.insert(k(5)); // (k3, k4) becomes the previous one: k1, k2 forgotten
+        assert!(!seen.contains(k(1)) && !seen.contains(k(2)));
+        assert!(seen.contains(k(3)) && seen.contains(k(5)));
+    }
+}
