@@ -32,11 +32,17 @@ impl GatewayChild {
         database: &str,
         jsonl: &str,
     ) -> Result<GatewayChild, String> {
+        Self::spawn_with(exe, &["--serve-gateway", upstream, database, jsonl])
+    }
+
+    /// Start `exe --serve-relay UPSTREAM_ADDR`: the plain TCP relay.
+    pub fn spawn_relay(exe: &Path, upstream: SocketAddr) -> Result<GatewayChild, String> {
+        Self::spawn_with(exe, &["--serve-relay", &upstream.to_string()])
+    }
+
+    fn spawn_with(exe: &Path, args: &[&str]) -> Result<GatewayChild, String> {
         let mut child = Command::new(exe)
-            .arg("--serve-gateway")
-            .arg(upstream)
-            .arg(database)
-            .arg(jsonl)
+            .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -132,17 +138,40 @@ fn clock_ticks() -> f64 {
         .unwrap_or(100.0)
 }
 
-/// The child side: serve until stdin closes.
-pub async fn serve(upstream: &str, database: &str, jsonl: &str) -> Result<(), String> {
-    let mut config = Config::for_tests(upstream);
-    // "-": no recording (to measure what recording costs).
-    config.database = (database != "-").then(|| database.to_string());
-    config.jsonl = (jsonl != "-").then(|| jsonl.into());
-    let gw = Gateway::start(config)
+/// The floor any proxy pays on this machine: a plain TCP relay (no HTTP,
+/// no parsing, no recording) on one single-threaded event loop, as the
+/// gateway's workers are; every connection is spliced to `upstream` with
+/// `copy_bidirectional`. Serves until stdin closes.
+pub async fn serve_relay(upstream: &str) -> Result<(), String> {
+    let upstream: SocketAddr = upstream
+        .parse()
+        .map_err(|e| format!("relay upstream {upstream}: {e}"))?;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
-        .map_err(|e| format!("gateway: {e}"))?;
-    println!("listening on {}", gw.addr());
-    // Wait for the parent to close our stdin (or die).
+        .map_err(|e| format!("relay bind: {e}"))?;
+    let addr = listener
+        .local_addr()
+        .map_err(|e| format!("relay address: {e}"))?;
+    println!("listening on {addr}");
+    let relay = async move {
+        while let Ok((mut client, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let _ = client.set_nodelay(true);
+                if let Ok(mut up) = tokio::net::TcpStream::connect(upstream).await {
+                    let _ = up.set_nodelay(true);
+                    let _ = tokio::io::copy_bidirectional(&mut client, &mut up).await;
+                }
+            });
+        }
+    };
+    tokio::select! {
+        _ = relay => {}
+        _ = wait_for_stdin_eof() => {}
+    }
+    Ok(())
+}
+
+async fn wait_for_stdin_eof() {
     let _ = tokio::task::spawn_blocking(|| {
         let mut sink = String::new();
         while std::io::stdin()
@@ -154,6 +183,28 @@ pub async fn serve(upstream: &str, database: &str, jsonl: &str) -> Result<(), St
         }
     })
     .await;
+}
+
+/// The child side: serve until stdin closes.
+pub async fn serve(upstream: &str, database: &str, jsonl: &str) -> Result<(), String> {
+    let mut config = Config::for_tests(upstream);
+    // "-": no recording (to measure what recording costs).
+    config.database = (database != "-").then(|| database.to_string());
+    config.jsonl = (jsonl != "-").then(|| jsonl.into());
+    // As `toolwarden serve` reads it (default: one worker per CPU).
+    if let Some(n) = std::env::var("TOOLWARDEN_WORKERS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .filter(|n| *n > 0)
+    {
+        config.workers = n;
+    }
+    let gw = Gateway::start(config)
+        .await
+        .map_err(|e| format!("gateway: {e}"))?;
+    println!("listening on {}", gw.addr());
+    // Wait for the parent to close our stdin (or die).
+    wait_for_stdin_eof().await;
     gw.shutdown().await;
     Ok(())
 }

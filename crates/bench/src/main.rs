@@ -90,6 +90,27 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if args.first().map(String::as_str) == Some("--serve-relay") {
+        let [_, up] = args.as_slice() else {
+            eprintln!("--serve-relay UPSTREAM_ADDR");
+            return ExitCode::from(2);
+        };
+        // One event loop on one thread, as a gateway worker.
+        let relay_rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build();
+        return match relay_rt.map(|rt| rt.block_on(child::serve_relay(up))) {
+            Ok(Ok(())) => ExitCode::SUCCESS,
+            Ok(Err(e)) => {
+                eprintln!("{e}");
+                ExitCode::FAILURE
+            }
+            Err(e) => {
+                eprintln!("relay runtime: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     if serving {
         let [_, up, db, jsonl] = args.as_slice() else {
             eprintln!("--serve-gateway UPSTREAM DATABASE JSONL");
@@ -150,6 +171,8 @@ async fn run(args: Args) -> Result<(), String> {
     let gw = child::GatewayChild::spawn(&exe, &mock.base_url(), &db, &jsonl)?;
     let direct = mock.addr();
     let proxied = gw.addr;
+    let relay = child::GatewayChild::spawn_relay(&exe, direct)?;
+    let relayed = relay.addr;
 
     let texts = bodies::result_texts();
     let anthropic_headers = vec![
@@ -230,7 +253,9 @@ async fn run(args: Args) -> Result<(), String> {
     // 2. Latency at one connection, interleaved blocks so drift hits both.
     let block = 1_000.min(args.requests.max(1));
     let cpu_start = gw.cpu_secs();
+    let relay_cpu_start = relay.cpu_secs();
     let mut gw_requests = 0usize;
+    let mut r_all = Vec::new();
     for (name, shape) in &shapes {
         let (mut d_all, mut g_all) = (Vec::new(), Vec::new());
         let mut done = 0;
@@ -239,8 +264,12 @@ async fn run(args: Args) -> Result<(), String> {
             let session = |i: usize| Some(format!("lat-{name}-{}", (done + i) / 4));
             let (d, _) = sequential(direct, shape, n, &session).await?;
             let (g, _) = sequential(proxied, shape, n, &session).await?;
-            d_all.extend(d);
+            let (r, _) = sequential(relayed, shape, n, &session).await?;
+            d_all.extend(d.iter().copied());
             g_all.extend(g);
+            // The relay's added time, against the direct block just before.
+            let d_p50 = percentile_ms(&mut d.clone(), 50.0);
+            r_all.push((percentile_ms(&mut r.clone(), 50.0) - d_p50, r.len()));
             done += n;
         }
         gw_requests += g_all.len();
@@ -256,6 +285,15 @@ async fn run(args: Args) -> Result<(), String> {
             });
         }
     }
+    let relay_requests: usize = r_all.iter().map(|r| r.1).sum();
+    let relay_cpu_us = (relay.cpu_secs() - relay_cpu_start) * 1e6 / relay_requests.max(1) as f64;
+    let mut relay_added: Vec<f64> = r_all.iter().map(|r| r.0).collect();
+    relay_added.sort_by(f64::total_cmp);
+    let relay_added = relay_added
+        .get(relay_added.len() / 2)
+        .copied()
+        .unwrap_or(f64::NAN);
+    drop(relay);
     tokio::time::sleep(Duration::from_millis(300)).await; // let the recorder flush
     let cpu_us = (gw.cpu_secs() - cpu_start) * 1e6 / gw_requests.max(1) as f64;
     let after_latency = recorder_counts(proxied).await?;
@@ -268,6 +306,15 @@ async fn run(args: Args) -> Result<(), String> {
         gateway: format!("{cpu_us:.1} µs"),
         delta: String::new(),
         target: "≤ 40 µs",
+    });
+    rows.push(Row {
+        what: format!(
+            "floor: a plain TCP relay (one event loop, copy_bidirectional, no HTTP) on the same requests ({relay_requests}): added p50 / CPU per request"
+        ),
+        direct: "–".into(),
+        gateway: format!("{relay_cpu_us:.1} µs CPU"),
+        delta: format!("+{}", ms(relay_added)),
+        target: "reference",
     });
 
     // 3. Streaming time to first byte.

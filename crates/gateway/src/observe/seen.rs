@@ -11,11 +11,7 @@
 //! generations of at most `capacity` keys each; when the current one is
 //! full it becomes the previous one and the oldest is forgotten.
 
-use std::{
-    collections::HashSet,
-    hash::{BuildHasher, Hash, Hasher},
-    sync::Mutex,
-};
+use std::{collections::HashSet, hash::BuildHasher, sync::Mutex};
 
 /// Keys kept per generation by default (two generations: ~4 MB at most).
 pub const DEFAULT_CAPACITY: usize = 65_536;
@@ -46,11 +42,8 @@ impl SeenResults {
 
     /// The key of one result.
     pub fn key(&self, session: &str, call_id: &str, message_index: usize) -> u128 {
-        let half = |state: &std::hash::RandomState| {
-            let mut h = state.build_hasher();
-            (session, call_id, message_index).hash(&mut h);
-            h.finish()
-        };
+        let half =
+            |state: &std::hash::RandomState| state.hash_one((session, call_id, message_index));
         (u128::from(half(&self.hashers.0)) << 64) | u128::from(half(&self.hashers.1))
     }
 
