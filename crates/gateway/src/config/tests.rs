@@ -139,3 +139,33 @@ fn for_tests_points_everything_at_one_upstream() {
     }
     assert_eq!(config.repair, RepairMode::Fix);
 }
+
+#[test]
+fn workers_default_to_the_cpus_and_are_bounded() {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    assert_eq!(RawConfig::default().validate().unwrap().workers, cpus);
+    assert_eq!(
+        env(&[("TOOLWARDEN_WORKERS", "0")])
+            .validate()
+            .unwrap()
+            .workers,
+        cpus
+    );
+    assert_eq!(
+        env(&[("TOOLWARDEN_WORKERS", "3")])
+            .validate()
+            .unwrap()
+            .workers,
+        3
+    );
+    let toml = RawConfig::from_toml_str("workers = 2\n").unwrap();
+    assert_eq!(toml.validate().unwrap().workers, 2);
+    let err = env(&[("TOOLWARDEN_WORKERS", "100000")])
+        .validate()
+        .unwrap_err();
+    assert!(err.to_string().contains("workers 100000"), "{err}");
+    let err = env(&[("TOOLWARDEN_WORKERS", "many")])
+        .validate()
+        .unwrap_err();
+    assert!(err.to_string().contains("TOOLWARDEN_WORKERS"), "{err}");
+}
