@@ -153,13 +153,16 @@ pub(crate) fn api_key<'a>(
     }
 }
 
-/// `None` when authenticated; otherwise the provider's 401 body.
+/// `None` when authenticated; otherwise the provider's status and error
+/// body: 401 for Anthropic and OpenAI; Gemini answers 403
+/// `PERMISSION_DENIED` without a key and 400 `INVALID_ARGUMENT` with a
+/// wrong one.
 pub(crate) fn check_auth(
     provider: Provider,
     headers: &HeaderMap,
     query: Option<&str>,
     expected: Option<&str>,
-) -> Option<String> {
+) -> Option<(StatusCode, String)> {
     let found = api_key(provider, headers, query);
     let message = match (found, expected) {
         (Some(k), Some(want)) if k == want => return None,
@@ -178,21 +181,19 @@ pub(crate) fn check_auth(
             Provider::Gemini => "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.".to_string(),
         },
     };
-    let (kind, code) = match provider {
-        Provider::Anthropic => ("authentication_error", None),
+    let (status, kind, code) = match provider {
+        Provider::Anthropic => (StatusCode::UNAUTHORIZED, "authentication_error", None),
         Provider::OpenAi => (
+            StatusCode::UNAUTHORIZED,
             "invalid_request_error",
             found.is_some().then_some("invalid_api_key"),
         ),
-        Provider::Gemini => ("UNAUTHENTICATED", None),
+        Provider::Gemini if found.is_some() => (StatusCode::BAD_REQUEST, "INVALID_ARGUMENT", None),
+        Provider::Gemini => (StatusCode::FORBIDDEN, "PERMISSION_DENIED", None),
     };
-    Some(error_body(
-        provider,
-        StatusCode::UNAUTHORIZED,
-        kind,
-        None,
-        code,
-        &message,
+    Some((
+        status,
+        error_body(provider, status, kind, None, code, &message),
     ))
 }
 
@@ -225,7 +226,8 @@ mod tests {
         let p = Provider::Anthropic;
         assert!(check_auth(p, &headers(&[("x-api-key", "k")]), None, None).is_none());
         assert!(check_auth(p, &headers(&[("authorization", "Bearer k")]), None, None).is_none());
-        let body = check_auth(p, &headers(&[]), None, None).unwrap();
+        let (status, body) = check_auth(p, &headers(&[]), None, None).unwrap();
+        assert_eq!(status, StatusCode::UNAUTHORIZED);
         let v: serde_json::Value = serde_json::from_str(&body).unwrap();
         assert_eq!(v["type"], "error");
         assert_eq!(v["error"]["type"], "authentication_error");
@@ -236,7 +238,8 @@ mod tests {
         let p = Provider::OpenAi;
         assert!(check_auth(p, &headers(&[("x-api-key", "k")]), None, None).is_some());
         let h = headers(&[("authorization", "Bearer sk-wrong-key-123")]);
-        let body = check_auth(p, &h, None, Some("sk-right")).unwrap();
+        let (status, body) = check_auth(p, &h, None, Some("sk-right")).unwrap();
+        assert_eq!(status, StatusCode::UNAUTHORIZED);
         let v: serde_json::Value = serde_json::from_str(&body).unwrap();
         assert_eq!(v["error"]["code"], "invalid_api_key");
         assert!(!body.contains("sk-wrong-key-123"), "{body}");
@@ -248,10 +251,22 @@ mod tests {
         let p = Provider::Gemini;
         assert!(check_auth(p, &headers(&[("x-goog-api-key", "k")]), None, None).is_none());
         assert!(check_auth(p, &headers(&[]), Some("alt=sse&key=k"), None).is_none());
-        let body = check_auth(p, &headers(&[]), Some("alt=sse"), None).unwrap();
+        let (status, body) = check_auth(p, &headers(&[]), Some("alt=sse"), None).unwrap();
+        assert_eq!(status, StatusCode::FORBIDDEN);
         let v: serde_json::Value = serde_json::from_str(&body).unwrap();
-        assert_eq!(v["error"]["code"], 401);
-        assert_eq!(v["error"]["status"], "UNAUTHENTICATED");
+        assert_eq!(v["error"]["code"], 403);
+        assert_eq!(v["error"]["status"], "PERMISSION_DENIED");
+        let (status, body) = check_auth(
+            p,
+            &headers(&[("x-goog-api-key", "bad")]),
+            None,
+            Some("good"),
+        )
+        .unwrap();
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+        let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(v["error"]["code"], 400);
+        assert_eq!(v["error"]["status"], "INVALID_ARGUMENT");
     }
 
     #[test]

@@ -13,7 +13,8 @@
 //! - **authentication**: Anthropic takes `x-api-key` or `Authorization:
 //!   Bearer`, OpenAI `Authorization: Bearer`, Gemini `x-goog-api-key` or
 //!   `?key=`; without one (or with the wrong one when
-//!   [`MockOptions::api_key`] is set) → 401 in the provider's envelope;
+//!   [`MockOptions::api_key`] is set) → 401 in the provider's envelope (Gemini:
+//!   403 without a key, 400 with a wrong one, as Gemini answers);
 //! - **validation**: a body with call/result pairing defects
 //!   ([`toolwarden_wire::validate`]) → 400 in the provider's envelope with
 //!   the provider's own text;

@@ -73,13 +73,13 @@ pub(crate) async fn handle(
         return Ok(other_route(&shared, &parts, &path, query.as_deref()));
     };
     let provider = Provider::of(route.dialect);
-    if let Some(body) = envelope::check_auth(
+    if let Some((status, body)) = envelope::check_auth(
         provider,
         &parts.headers,
         query.as_deref(),
         shared.opts.api_key.as_deref(),
     ) {
-        return Ok(json_response(StatusCode::UNAUTHORIZED, body));
+        return Ok(json_response(status, body));
     }
     if shared.opts.validate {
         let problem = match toolwarden_wire::validate(route.dialect, &body) {
@@ -281,13 +281,13 @@ fn other_route(
         );
         return json_response(StatusCode::NOT_FOUND, body);
     }
-    if let Some(body) = envelope::check_auth(
+    if let Some((status, body)) = envelope::check_auth(
         provider,
         &parts.headers,
         query,
         shared.opts.api_key.as_deref(),
     ) {
-        return json_response(StatusCode::UNAUTHORIZED, body);
+        return json_response(status, body);
     }
     let models = [
         "mock-model",

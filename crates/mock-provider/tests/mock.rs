@@ -127,8 +127,8 @@ async fn every_route_requires_the_providers_key() {
     assert_eq!(r.status, 401);
     let url = format!("{base}/v1beta/models/gemini-2.0-flash:generateContent");
     let r = post(&c, url.clone(), &[], &json!({})).await;
-    assert_eq!(r.status, 401);
-    assert_eq!(r.json()["error"]["status"], "UNAUTHENTICATED");
+    assert_eq!(r.status, 403);
+    assert_eq!(r.json()["error"]["status"], "PERMISSION_DENIED");
     let body = json!({"contents":[{"role":"user","parts":[{"text":"hi"}]}]});
     let r = post(&c, format!("{url}?key=g"), &[], &body).await;
     assert_eq!(r.status, 200, "{:?}", r.body);
