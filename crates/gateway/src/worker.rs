@@ -37,6 +37,9 @@ use crate::{
 /// How long a stopping worker waits for the records of its last responses.
 const SETTLE: Duration = Duration::from_secs(5);
 
+/// Period of the timer that is always due before hyper's header-read timers.
+const HEARTBEAT: Duration = Duration::from_secs(10);
+
 /// What a worker needs to know about stopping.
 pub(crate) struct Signals {
     /// `true`: stop accepting, finish in-flight requests.
@@ -90,6 +93,16 @@ async fn serve(
             return;
         }
     };
+    // hyper arms a 30 s header-read timer for every request head it waits
+    // for. When that is the earliest timer the event loop knows of, arming
+    // it wakes the loop (an eventfd write and an extra epoll round) to
+    // shorten its sleep: once per request. A timer that is always due
+    // sooner keeps those from ever being the earliest.
+    let heartbeat = tokio::spawn(async {
+        loop {
+            tokio::time::sleep(HEARTBEAT).await;
+        }
+    });
     let mut builder = auto::Builder::new(TokioExecutor::new());
     builder.http1().timer(TokioTimer::new());
     let builder = Arc::new(builder);
@@ -119,6 +132,7 @@ async fn serve(
             guard.clone(),
         ));
     }
+    heartbeat.abort();
     drop(listener);
     drop(guard);
     while connections.join_next().await.is_some() {}

@@ -10,8 +10,10 @@
 //! 3. forward to the provider's upstream — the client's path and query
 //!    appended to the base URL, headers unchanged except hop-by-hop and
 //!    `host` ([`headers`]) — with the connect and first-byte timeouts;
-//! 4. return the upstream status and headers at once, the body through a
-//!    [`tee::TeeBody`] that streams it chunk by chunk while observing it.
+//! 4. return the upstream status and headers (with the first body bytes
+//!    when they follow within 2 ms, so both leave in one write), the body
+//!    through a [`tee::TeeBody`] that streams it chunk by chunk while
+//!    observing it.
 //!
 //! Failures map to the client's dialect's envelope in [`crate::errors`].
 
@@ -170,7 +172,7 @@ pub async fn handle(
     };
 
     let started = Instant::now();
-    let (mut parts, incoming) = response.into_parts();
+    let (mut parts, mut incoming) = response.into_parts();
     headers::for_client(&mut parts.headers);
     if changes > 0 {
         parts
@@ -185,6 +187,7 @@ pub async fn handle(
     );
     let can_append = !parts.headers.contains_key(header::CONTENT_LENGTH);
     observation.add_overhead(started.elapsed());
+    let first = first_frame(&mut incoming).await;
     let tee = tee::TeeBody::new(
         incoming,
         observation,
@@ -192,8 +195,30 @@ pub async fn handle(
         route.dialect,
         upstream.host().to_string(),
         can_append,
+        first,
     );
     Response::from_parts(parts, GatewayBody::Tee(Box::new(tee)))
+}
+
+/// How long the head of a response waits for its first body bytes.
+const FIRST_FRAME_WAIT: std::time::Duration = std::time::Duration::from_millis(2);
+
+/// The body's first frame when it arrives within [`FIRST_FRAME_WAIT`] of
+/// the head (as it does when the upstream writes them together), so that
+/// the head and the first bytes reach the client in one write instead of
+/// two; else `None` and the head goes at once. A body's frames are only
+/// read from the upstream connection once asked for, so without this the
+/// head would always leave alone.
+async fn first_frame(incoming: &mut Incoming) -> Option<tee::Prefetched> {
+    if http_body::Body::is_end_stream(incoming) {
+        return None;
+    }
+    match tokio::time::timeout(FIRST_FRAME_WAIT, incoming.frame()).await {
+        Ok(Some(Ok(frame))) => Some(tee::Prefetched::Frame(frame)),
+        Ok(Some(Err(e))) => Some(tee::Prefetched::Error(e)),
+        Ok(None) => Some(tee::Prefetched::End),
+        Err(_) => None,
+    }
 }
 
 /// `report` mode: one defect name per defect the pairing check finds.

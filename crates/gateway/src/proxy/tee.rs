@@ -1,6 +1,8 @@
 //! The response body as it passes: each frame goes to the client as soon as
 //! the upstream yields it (no buffering) and, by reference, to the
-//! [`Observation`]. When the upstream breaks midway the dialect's error
+//! [`Observation`]. The proxy may have taken the first frame already
+//! ([`super::first_frame`]), so that the response head and the first bytes
+//! leave in one write; it is passed on first. When the upstream breaks midway the dialect's error
 //! event is appended (if the response has no fixed length) and the stream
 //! ends. Dropping a `TeeBody` — the client went away — drops the upstream
 //! body, which closes that upstream connection and so cancels the request.
@@ -32,7 +34,20 @@ pub struct TeeBody {
     upstream_host: String,
     /// No `content-length`: an error event can be appended.
     can_append: bool,
+    /// A frame taken before the response head was sent (see [`super::first_frame`]).
+    first: Option<Prefetched>,
     state: State,
+}
+
+/// What the proxy read from the body before sending the head.
+#[derive(Debug)]
+pub enum Prefetched {
+    /// The first frame.
+    Frame(Frame<Bytes>),
+    /// The body failed before its first frame.
+    Error(hyper::Error),
+    /// The body was empty.
+    End,
 }
 
 #[derive(Debug)]
@@ -50,6 +65,7 @@ impl TeeBody {
         dialect: Option<Dialect>,
         upstream_host: String,
         can_append: bool,
+        first: Option<Prefetched>,
     ) -> TeeBody {
         TeeBody {
             inner,
@@ -58,7 +74,52 @@ impl TeeBody {
             dialect,
             upstream_host,
             can_append,
+            first,
             state: State::Streaming,
+        }
+    }
+
+    /// Pass one polled frame (or the end, or an error) on, observing it.
+    fn pass(
+        &mut self,
+        polled: Option<Result<Frame<Bytes>, hyper::Error>>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        match polled {
+            Some(Ok(frame)) => {
+                if let Some(data) = frame.data_ref() {
+                    self.observation.feed(data);
+                }
+                if self.first.is_none() && self.inner.is_end_stream() {
+                    self.state = State::Done;
+                    self.observation.finish();
+                }
+                Poll::Ready(Some(Ok(frame)))
+            }
+            Some(Err(e)) => {
+                self.state = State::Done;
+                let err = ProxyError::new(
+                    ProxyErrorKind::MidStream,
+                    &self.upstream_host,
+                    e.to_string(),
+                );
+                tracing::warn!(error = %err, "upstream stream broke");
+                self.observation.stream_failed(&err);
+                self.observation.finish();
+                if self.can_append {
+                    Poll::Ready(Some(Ok(Frame::data(stream_error_event(
+                        self.provider,
+                        self.dialect,
+                        &err,
+                    )))))
+                } else {
+                    Poll::Ready(Some(Err(Box::new(err))))
+                }
+            }
+            None => {
+                self.state = State::Done;
+                self.observation.finish();
+                Poll::Ready(None)
+            }
         }
     }
 }
@@ -75,48 +136,19 @@ impl Body for TeeBody {
         if matches!(this.state, State::Done) {
             return Poll::Ready(None);
         }
-        match ready!(Pin::new(&mut this.inner).poll_frame(cx)) {
-            Some(Ok(frame)) => {
-                if let Some(data) = frame.data_ref() {
-                    this.observation.feed(data);
-                }
-                if this.inner.is_end_stream() {
-                    this.state = State::Done;
-                    this.observation.finish();
-                }
-                Poll::Ready(Some(Ok(frame)))
-            }
-            Some(Err(e)) => {
-                this.state = State::Done;
-                let err = ProxyError::new(
-                    ProxyErrorKind::MidStream,
-                    &this.upstream_host,
-                    e.to_string(),
-                );
-                tracing::warn!(error = %err, "upstream stream broke");
-                this.observation.stream_failed(&err);
-                this.observation.finish();
-                if this.can_append {
-                    Poll::Ready(Some(Ok(Frame::data(stream_error_event(
-                        this.provider,
-                        this.dialect,
-                        &err,
-                    )))))
-                } else {
-                    Poll::Ready(Some(Err(Box::new(err))))
-                }
-            }
-            None => {
-                this.state = State::Done;
-                this.observation.finish();
-                Poll::Ready(None)
-            }
-        }
+        let polled = match this.first.take() {
+            Some(Prefetched::Frame(frame)) => Some(Ok(frame)),
+            Some(Prefetched::Error(e)) => Some(Err(e)),
+            Some(Prefetched::End) => None,
+            None => ready!(Pin::new(&mut this.inner).poll_frame(cx)),
+        };
+        this.pass(polled)
     }
 
     fn is_end_stream(&self) -> bool {
         matches!(self.state, State::Done)
     }
+
 
     fn size_hint(&self) -> SizeHint {
         self.inner.size_hint()
