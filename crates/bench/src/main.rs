@@ -299,7 +299,8 @@ async fn run(args: Args) -> Result<(), String> {
     let cpu_us = (gw.cpu_secs() - cpu_start) * 1e6 / gw_requests.max(1) as f64;
     let after_latency = recorder_counts(proxied).await?;
     let overhead_end = overhead_totals(proxied).await?;
-    let own_us = (overhead_end.0 - overhead_start.0) * 1e6 / (overhead_end.1 - overhead_start.1).max(1.0);
+    let own_us =
+        (overhead_end.0 - overhead_start.0) * 1e6 / (overhead_end.1 - overhead_start.1).max(1.0);
     rows.push(Row {
         what: format!(
             "gateway CPU per proxied request, 1 connection ({gw_requests} requests, recording {})",

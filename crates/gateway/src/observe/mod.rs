@@ -68,7 +68,7 @@ pub struct Sinks {
 /// What is known about a request when it is forwarded.
 #[derive(Debug, Clone)]
 pub struct RequestBase {
-    /// 128-bit random hex.
+    /// 32 hex digits: arrival ms then 80 random bits (see `proxy::request_id`).
     pub request_id: String,
     /// Arrival, unix ms.
     pub at_ms: i64,

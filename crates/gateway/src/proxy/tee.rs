@@ -149,7 +149,6 @@ impl Body for TeeBody {
         matches!(self.state, State::Done)
     }
 
-
     fn size_hint(&self) -> SizeHint {
         self.inner.size_hint()
     }
