@@ -150,6 +150,19 @@ impl Body for TeeBody {
     }
 
     fn size_hint(&self) -> SizeHint {
-        self.inner.size_hint()
+        // What is left upstream plus the frame already taken: hyper trusts
+        // an exact hint over the `content-length` header.
+        let rest = self.inner.size_hint();
+        let taken = match &self.first {
+            Some(Prefetched::Frame(frame)) => frame.data_ref().map_or(0, |d| d.len() as u64),
+            Some(Prefetched::End) => return SizeHint::with_exact(0),
+            Some(Prefetched::Error(_)) | None => 0,
+        };
+        let mut hint = SizeHint::new();
+        hint.set_lower(rest.lower().saturating_add(taken));
+        if let Some(upper) = rest.upper() {
+            hint.set_upper(upper.saturating_add(taken));
+        }
+        hint
     }
 }

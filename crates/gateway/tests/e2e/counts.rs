@@ -212,3 +212,58 @@ async fn fingerprinted_session_counts_once() {
     let calls: u64 = stats.tools.iter().map(|t| t.calls).sum();
     assert_eq!(calls, ROUNDS);
 }
+
+/// A Responses conversation kept at the provider (`previous_response_id`,
+/// only the new items sent) and no session header: every turn joins the
+/// session of the response it continues, so the conversation stays one
+/// session instead of one fingerprint per turn.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn responses_continuations_stay_one_session() {
+    use serde_json::{Value, json};
+
+    use super::support::post;
+
+    let mut h = Harness::start().await;
+    let mut headers = Kind::Responses.auth();
+    headers.push(("content-type", "application/json".to_string()));
+    let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let url = format!("{}/v1/responses", h.gw());
+    let tools = json!([{"type": "function", "name": "book",
+        "parameters": {"type": "object", "properties": {"seat": {"type": "string"}}}}]);
+    let mut previous: Option<String> = None;
+    let mut calls_made = 0;
+    for round in 0..ROUNDS {
+        let mut body = json!({"model": "gpt-4.1", "store": true, "tools": tools,
+            "input": [{"role": "user", "content": format!("Book seat {round}A.")}]});
+        if let Some(p) = &previous {
+            body["previous_response_id"] = json!(p);
+        }
+        let r = post(&h.client, url.clone(), &headers, &body).await;
+        assert_eq!(r.status, 200, "{}", r.text());
+        let reply = r.json();
+        let outputs: Vec<Value> = reply["output"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|o| o["type"] == "function_call")
+            .map(|o| {
+                json!({"type": "function_call_output", "call_id": o["call_id"],
+                    "output": failure_text(Kind::Responses)})
+            })
+            .collect();
+        assert!(!outputs.is_empty(), "no calls: {reply}");
+        calls_made += outputs.len() as u64;
+        let body = json!({"model": "gpt-4.1", "store": true, "tools": tools,
+            "previous_response_id": reply["id"], "input": outputs});
+        let r = post(&h.client, url.clone(), &headers, &body).await;
+        assert_eq!(r.status, 200, "{}", r.text());
+        previous = r.json()["id"].as_str().map(String::from);
+        assert!(previous.is_some(), "{}", r.text());
+    }
+    let stats = h.finish().await;
+    assert_eq!(stats.sessions.len(), 1, "{:?}", stats.sessions);
+    assert_eq!(
+        (stats.sessions[0].calls, stats.sessions[0].failures),
+        (calls_made, calls_made)
+    );
+}
