@@ -15,7 +15,6 @@
 //! `try_send`. Calls into the wire layer are guarded so that a parser bug
 //! becomes a parse note, never a dropped connection.
 
-pub mod continuations;
 pub mod jsonarray;
 pub mod names;
 pub mod request;
@@ -59,8 +58,6 @@ pub struct Sinks {
     pub names: Names,
     /// Results already queued for recording.
     pub seen_results: seen::SeenResults,
-    /// The session of each recent response (for `previous_response_id`).
-    pub response_sessions: continuations::ResponseSessions,
     /// The content detector for tool results without an error flag.
     pub detector: Detector,
     /// Finished responses whose records are still being made.
@@ -154,9 +151,6 @@ impl Sinks {
             metrics,
             names: Names::new(names::DEFAULT_CAPACITY),
             seen_results: seen::SeenResults::new(seen::DEFAULT_CAPACITY),
-            response_sessions: continuations::ResponseSessions::new(
-                continuations::DEFAULT_CAPACITY,
-            ),
             detector,
             pending: AtomicUsize::new(0),
             idle: Notify::new(),
@@ -428,13 +422,6 @@ impl Finished {
         let finished_ms = now_ms();
         let view = view.unwrap_or_default();
         let model = info.model.clone().or(view.model.clone());
-        if let Some(id) = view
-            .id
-            .as_deref()
-            .filter(|_| base.dialect == Some(Dialect::OpenAiResponses))
-        {
-            sinks.response_sessions.insert(id, &info.session);
-        }
         for (index, call) in view.calls.iter().enumerate() {
             sinks
                 .names

@@ -51,19 +51,9 @@ pub fn analyze(sinks: &Sinks, facts: &RequestFacts, body: &Bytes) -> RequestInfo
         Ok(Err(e)) => return unparsed(sinks, facts, e.to_string()),
         Err(panic) => return unparsed(sinks, facts, panic),
     };
-    // A Responses continuation joins the session of the response it continues.
-    let continued = || {
-        view.previous_response_id
-            .as_deref()
-            .and_then(|id| sinks.response_sessions.get(id))
-    };
-    let session = facts
-        .header_session
-        .clone()
-        .or_else(continued)
-        .unwrap_or_else(|| {
-            super::session::from_body(view.metadata_user_id.as_deref(), view.first_turn_hash)
-        });
+    let session = facts.header_session.clone().unwrap_or_else(|| {
+        super::session::from_body(view.metadata_user_id.as_deref(), view.first_turn_hash)
+    });
     let model = facts
         .path_model
         .clone()

@@ -2,15 +2,12 @@
 //! 1. `x-session-id` (source `header`);
 //! 2. the clients' own headers: Codex `session_id`, Claude Code
 //!    `x-claude-code-session-id` (source `client_header`);
-//! 3. for an OpenAI Responses request with `previous_response_id`, the
-//!    session of that response when this gateway saw it
-//!    ([`super::continuations`]; the session keeps its own source);
-//! 4. the session part of Anthropic `metadata.user_id` — Claude Code writes
+//! 3. the session part of Anthropic `metadata.user_id` — Claude Code writes
 //!    `user_<hash>_account_<uuid>_session_<uuid>` (or a JSON object with a
 //!    `session_id`) (source `metadata`);
-//! 5. `fp-<hex>` of the wire layer's hash of the conversation's first turn,
+//! 4. `fp-<hex>` of the wire layer's hash of the conversation's first turn,
 //!    stable across the turns of one conversation (source `fingerprint`);
-//! 6. `unknown` (source `none`).
+//! 5. `unknown` (source `none`).
 
 use http::HeaderMap;
 
@@ -40,7 +37,7 @@ pub fn from_headers(headers: &HeaderMap) -> Option<Session> {
     None
 }
 
-/// Steps 4–6: from what the body holds.
+/// Steps 3–5: from what the body holds.
 pub fn from_body(metadata_user_id: Option<&str>, first_turn_hash: Option<u64>) -> Session {
     if let Some(id) = metadata_user_id.and_then(session_of_user_id) {
         return Session {
