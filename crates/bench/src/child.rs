@@ -35,9 +35,19 @@ impl GatewayChild {
         Self::spawn_with(exe, &["--serve-gateway", upstream, database, jsonl])
     }
 
-    /// Start `exe --serve-relay UPSTREAM_ADDR`: the plain TCP relay.
-    pub fn spawn_relay(exe: &Path, upstream: SocketAddr) -> Result<GatewayChild, String> {
-        Self::spawn_with(exe, &["--serve-relay", &upstream.to_string()])
+    /// Start `exe --serve-relay UPSTREAM_ADDR` (the plain TCP relay) or,
+    /// with `http`, `exe --serve-http-relay` (hyper in, hyper out).
+    pub fn spawn_relay(
+        exe: &Path,
+        upstream: SocketAddr,
+        http: bool,
+    ) -> Result<GatewayChild, String> {
+        let mode = if http {
+            "--serve-http-relay"
+        } else {
+            "--serve-relay"
+        };
+        Self::spawn_with(exe, &[mode, &upstream.to_string()])
     }
 
     fn spawn_with(exe: &Path, args: &[&str]) -> Result<GatewayChild, String> {
@@ -161,6 +171,75 @@ pub async fn serve_relay(upstream: &str) -> Result<(), String> {
                     let _ = up.set_nodelay(true);
                     let _ = tokio::io::copy_bidirectional(&mut client, &mut up).await;
                 }
+            });
+        }
+    };
+    tokio::select! {
+        _ = relay => {}
+        _ = wait_for_stdin_eof() => {}
+    }
+    Ok(())
+}
+
+/// The floor of an HTTP proxy built as the gateway is: hyper's server (the
+/// same auto builder, one event loop) and hyper-util's pooled client, the
+/// request and response passed through untouched (no parsing, no
+/// recording). Serves until stdin closes.
+pub async fn serve_http_relay(upstream: &str) -> Result<(), String> {
+    use std::convert::Infallible;
+
+    use hyper::{Request, body::Incoming, service::service_fn};
+    use hyper_util::{
+        client::legacy::{Client, connect::HttpConnector},
+        rt::{TokioExecutor, TokioIo},
+        server::conn::auto,
+    };
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .map_err(|e| format!("relay bind: {e}"))?;
+    let addr = listener
+        .local_addr()
+        .map_err(|e| format!("relay address: {e}"))?;
+    println!("listening on {addr}");
+    let mut connector = HttpConnector::new();
+    connector.set_nodelay(true);
+    let client: Client<HttpConnector, Incoming> =
+        Client::builder(TokioExecutor::new()).build(connector);
+    let base = format!("http://{upstream}");
+    let relay = async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let _ = stream.set_nodelay(true);
+            let client = client.clone();
+            let base = base.clone();
+            tokio::spawn(async move {
+                let service = service_fn(move |req: Request<Incoming>| {
+                    let client = client.clone();
+                    let uri = format!(
+                        "{base}{}",
+                        req.uri().path_and_query().map_or("/", |p| p.as_str())
+                    );
+                    async move {
+                        let (mut parts, body) = req.into_parts();
+                        parts.uri = uri.parse().unwrap_or_default();
+                        parts.headers.remove(http::header::HOST);
+                        let response = match client.request(Request::from_parts(parts, body)).await
+                        {
+                            Ok(r) => r.map(http_body_util::Either::Left),
+                            Err(e) => {
+                                let mut r = hyper::Response::new(http_body_util::Either::Right(
+                                    http_body_util::Full::new(bytes::Bytes::from(e.to_string())),
+                                ));
+                                *r.status_mut() = http::StatusCode::BAD_GATEWAY;
+                                r
+                            }
+                        };
+                        Ok::<_, Infallible>(response)
+                    }
+                });
+                let _ = auto::Builder::new(TokioExecutor::new())
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
             });
         }
     };

@@ -90,16 +90,25 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    if args.first().map(String::as_str) == Some("--serve-relay") {
+    let relay_mode = args.first().map(String::as_str);
+    if matches!(relay_mode, Some("--serve-relay" | "--serve-http-relay")) {
         let [_, up] = args.as_slice() else {
             eprintln!("--serve-relay UPSTREAM_ADDR");
             return ExitCode::from(2);
         };
+        let http = relay_mode == Some("--serve-http-relay");
         // One event loop on one thread, as a gateway worker.
         let relay_rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build();
-        return match relay_rt.map(|rt| rt.block_on(child::serve_relay(up))) {
+        let serve = |rt: tokio::runtime::Runtime| {
+            if http {
+                rt.block_on(child::serve_http_relay(up))
+            } else {
+                rt.block_on(child::serve_relay(up))
+            }
+        };
+        return match relay_rt.map(serve) {
             Ok(Ok(())) => ExitCode::SUCCESS,
             Ok(Err(e)) => {
                 eprintln!("{e}");
@@ -171,8 +180,10 @@ async fn run(args: Args) -> Result<(), String> {
     let gw = child::GatewayChild::spawn(&exe, &mock.base_url(), &db, &jsonl)?;
     let direct = mock.addr();
     let proxied = gw.addr;
-    let relay = child::GatewayChild::spawn_relay(&exe, direct)?;
+    let relay = child::GatewayChild::spawn_relay(&exe, direct, false)?;
     let relayed = relay.addr;
+    let http_relay = child::GatewayChild::spawn_relay(&exe, direct, true)?;
+    let http_relayed = http_relay.addr;
 
     let texts = bodies::result_texts();
     let anthropic_headers = vec![
@@ -255,8 +266,10 @@ async fn run(args: Args) -> Result<(), String> {
     let overhead_start = overhead_totals(proxied).await?;
     let cpu_start = gw.cpu_secs();
     let relay_cpu_start = relay.cpu_secs();
+    let http_relay_cpu_start = http_relay.cpu_secs();
     let mut gw_requests = 0usize;
     let mut r_all = Vec::new();
+    let mut h_all = Vec::new();
     for (name, shape) in &shapes {
         let (mut d_all, mut g_all) = (Vec::new(), Vec::new());
         let mut done = 0;
@@ -266,11 +279,13 @@ async fn run(args: Args) -> Result<(), String> {
             let (d, _) = sequential(direct, shape, n, &session).await?;
             let (g, _) = sequential(proxied, shape, n, &session).await?;
             let (r, _) = sequential(relayed, shape, n, &session).await?;
+            let (hr, _) = sequential(http_relayed, shape, n, &session).await?;
             d_all.extend(d.iter().copied());
             g_all.extend(g);
             // The relay's added time, against the direct block just before.
             let d_p50 = percentile_ms(&mut d.clone(), 50.0);
             r_all.push((percentile_ms(&mut r.clone(), 50.0) - d_p50, r.len()));
+            h_all.push((percentile_ms(&mut hr.clone(), 50.0) - d_p50, hr.len()));
             done += n;
         }
         gw_requests += g_all.len();
@@ -294,7 +309,17 @@ async fn run(args: Args) -> Result<(), String> {
         .get(relay_added.len() / 2)
         .copied()
         .unwrap_or(f64::NAN);
+    let http_relay_requests: usize = h_all.iter().map(|r| r.1).sum();
+    let http_relay_cpu_us =
+        (http_relay.cpu_secs() - http_relay_cpu_start) * 1e6 / http_relay_requests.max(1) as f64;
+    let mut http_relay_added: Vec<f64> = h_all.iter().map(|r| r.0).collect();
+    http_relay_added.sort_by(f64::total_cmp);
+    let http_relay_added = http_relay_added
+        .get(http_relay_added.len() / 2)
+        .copied()
+        .unwrap_or(f64::NAN);
     drop(relay);
+    drop(http_relay);
     tokio::time::sleep(Duration::from_millis(300)).await; // let the recorder flush
     let cpu_us = (gw.cpu_secs() - cpu_start) * 1e6 / gw_requests.max(1) as f64;
     let after_latency = recorder_counts(proxied).await?;
@@ -325,6 +350,15 @@ async fn run(args: Args) -> Result<(), String> {
         direct: "–".into(),
         gateway: format!("{relay_cpu_us:.1} µs CPU"),
         delta: format!("+{}", ms(relay_added)),
+        target: "reference",
+    });
+    rows.push(Row {
+        what: format!(
+            "floor: an HTTP pass-through built as the gateway is (hyper server, hyper-util pooled client, one event loop; no parsing, no recording) ({http_relay_requests}): added p50 / CPU per request"
+        ),
+        direct: "–".into(),
+        gateway: format!("{http_relay_cpu_us:.1} µs CPU"),
+        delta: format!("+{}", ms(http_relay_added)),
         target: "reference",
     });
 
