@@ -156,13 +156,7 @@ pub async fn serve_relay(upstream: &str) -> Result<(), String> {
     let upstream: SocketAddr = upstream
         .parse()
         .map_err(|e| format!("relay upstream {upstream}: {e}"))?;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .map_err(|e| format!("relay bind: {e}"))?;
-    let addr = listener
-        .local_addr()
-        .map_err(|e| format!("relay address: {e}"))?;
-    println!("listening on {addr}");
+    let listener = announced_listener().await?;
     let relay = async move {
         while let Ok((mut client, _)) = listener.accept().await {
             tokio::spawn(async move {
@@ -174,10 +168,7 @@ pub async fn serve_relay(upstream: &str) -> Result<(), String> {
             });
         }
     };
-    tokio::select! {
-        _ = relay => {}
-        _ = wait_for_stdin_eof() => {}
-    }
+    until_stdin_closes(relay).await;
     Ok(())
 }
 
@@ -195,13 +186,7 @@ pub async fn serve_http_relay(upstream: &str) -> Result<(), String> {
         server::conn::auto,
     };
 
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .map_err(|e| format!("relay bind: {e}"))?;
-    let addr = listener
-        .local_addr()
-        .map_err(|e| format!("relay address: {e}"))?;
-    println!("listening on {addr}");
+    let listener = announced_listener().await?;
     let mut connector = HttpConnector::new();
     connector.set_nodelay(true);
     let client: Client<HttpConnector, Incoming> =
@@ -243,11 +228,28 @@ pub async fn serve_http_relay(upstream: &str) -> Result<(), String> {
             });
         }
     };
+    until_stdin_closes(relay).await;
+    Ok(())
+}
+
+/// A listener on a free loopback port, its address printed for the parent.
+async fn announced_listener() -> Result<tokio::net::TcpListener, String> {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .map_err(|e| format!("relay bind: {e}"))?;
+    let addr = listener
+        .local_addr()
+        .map_err(|e| format!("relay address: {e}"))?;
+    println!("listening on {addr}");
+    Ok(listener)
+}
+
+/// Run `serving` until the parent closes our stdin.
+async fn until_stdin_closes(serving: impl std::future::Future<Output = ()>) {
     tokio::select! {
-        _ = relay => {}
+        _ = serving => {}
         _ = wait_for_stdin_eof() => {}
     }
-    Ok(())
 }
 
 async fn wait_for_stdin_eof() {

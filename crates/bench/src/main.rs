@@ -180,10 +180,8 @@ async fn run(args: Args) -> Result<(), String> {
     let gw = child::GatewayChild::spawn(&exe, &mock.base_url(), &db, &jsonl)?;
     let direct = mock.addr();
     let proxied = gw.addr;
-    let relay = child::GatewayChild::spawn_relay(&exe, direct, false)?;
-    let relayed = relay.addr;
-    let http_relay = child::GatewayChild::spawn_relay(&exe, direct, true)?;
-    let http_relayed = http_relay.addr;
+    let mut relay = Floor::new(child::GatewayChild::spawn_relay(&exe, direct, false)?);
+    let mut http_relay = Floor::new(child::GatewayChild::spawn_relay(&exe, direct, true)?);
 
     let texts = bodies::result_texts();
     let anthropic_headers = vec![
@@ -265,11 +263,7 @@ async fn run(args: Args) -> Result<(), String> {
     let block = 1_000.min(args.requests.max(1));
     let overhead_start = overhead_totals(proxied).await?;
     let cpu_start = gw.cpu_secs();
-    let relay_cpu_start = relay.cpu_secs();
-    let http_relay_cpu_start = http_relay.cpu_secs();
     let mut gw_requests = 0usize;
-    let mut r_all = Vec::new();
-    let mut h_all = Vec::new();
     for (name, shape) in &shapes {
         let (mut d_all, mut g_all) = (Vec::new(), Vec::new());
         let mut done = 0;
@@ -278,14 +272,13 @@ async fn run(args: Args) -> Result<(), String> {
             let session = |i: usize| Some(format!("lat-{name}-{}", (done + i) / 4));
             let (d, _) = sequential(direct, shape, n, &session).await?;
             let (g, _) = sequential(proxied, shape, n, &session).await?;
-            let (r, _) = sequential(relayed, shape, n, &session).await?;
-            let (hr, _) = sequential(http_relayed, shape, n, &session).await?;
             d_all.extend(d.iter().copied());
             g_all.extend(g);
-            // The relay's added time, against the direct block just before.
+            // The floors' added time, against the direct block just before.
             let d_p50 = percentile_ms(&mut d.clone(), 50.0);
-            r_all.push((percentile_ms(&mut r.clone(), 50.0) - d_p50, r.len()));
-            h_all.push((percentile_ms(&mut hr.clone(), 50.0) - d_p50, hr.len()));
+            for floor in [&mut relay, &mut http_relay] {
+                floor.block(shape, n, &session, d_p50).await?;
+            }
             done += n;
         }
         gw_requests += g_all.len();
@@ -301,25 +294,6 @@ async fn run(args: Args) -> Result<(), String> {
             });
         }
     }
-    let relay_requests: usize = r_all.iter().map(|r| r.1).sum();
-    let relay_cpu_us = (relay.cpu_secs() - relay_cpu_start) * 1e6 / relay_requests.max(1) as f64;
-    let mut relay_added: Vec<f64> = r_all.iter().map(|r| r.0).collect();
-    relay_added.sort_by(f64::total_cmp);
-    let relay_added = relay_added
-        .get(relay_added.len() / 2)
-        .copied()
-        .unwrap_or(f64::NAN);
-    let http_relay_requests: usize = h_all.iter().map(|r| r.1).sum();
-    let http_relay_cpu_us =
-        (http_relay.cpu_secs() - http_relay_cpu_start) * 1e6 / http_relay_requests.max(1) as f64;
-    let mut http_relay_added: Vec<f64> = h_all.iter().map(|r| r.0).collect();
-    http_relay_added.sort_by(f64::total_cmp);
-    let http_relay_added = http_relay_added
-        .get(http_relay_added.len() / 2)
-        .copied()
-        .unwrap_or(f64::NAN);
-    drop(relay);
-    drop(http_relay);
     tokio::time::sleep(Duration::from_millis(300)).await; // let the recorder flush
     let cpu_us = (gw.cpu_secs() - cpu_start) * 1e6 / gw_requests.max(1) as f64;
     let after_latency = recorder_counts(proxied).await?;
@@ -343,24 +317,12 @@ async fn run(args: Args) -> Result<(), String> {
         delta: String::new(),
         target: "",
     });
-    rows.push(Row {
-        what: format!(
-            "floor: a plain TCP relay (one event loop, copy_bidirectional, no HTTP) on the same requests ({relay_requests}): added p50 / CPU per request"
-        ),
-        direct: "–".into(),
-        gateway: format!("{relay_cpu_us:.1} µs CPU"),
-        delta: format!("+{}", ms(relay_added)),
-        target: "reference",
-    });
-    rows.push(Row {
-        what: format!(
-            "floor: an HTTP pass-through built as the gateway is (hyper server, hyper-util pooled client, one event loop; no parsing, no recording) ({http_relay_requests}): added p50 / CPU per request"
-        ),
-        direct: "–".into(),
-        gateway: format!("{http_relay_cpu_us:.1} µs CPU"),
-        delta: format!("+{}", ms(http_relay_added)),
-        target: "reference",
-    });
+    rows.push(relay.row(
+        "floor: a plain TCP relay (one event loop, copy_bidirectional, no HTTP) on the same requests",
+    ));
+    rows.push(http_relay.row(
+        "floor: an HTTP pass-through built as the gateway is (hyper server, hyper-util pooled client, one event loop; no parsing, no recording)",
+    ));
 
     // 3. Streaming time to first byte.
     let (mut d_first, mut g_first) = (Vec::new(), Vec::new());
@@ -505,6 +467,59 @@ async fn recorder_counts(addr: std::net::SocketAddr) -> Result<(f64, f64), Strin
         metric(&m, "toolwarden_events_dropped_total"),
         metric(&m, "toolwarden_events_written_total"),
     ))
+}
+
+/// A floor process measured beside the gateway: its latency blocks (each
+/// block's p50 minus the direct p50 just before it) and its CPU.
+struct Floor {
+    child: child::GatewayChild,
+    cpu_start: f64,
+    added_ms: Vec<f64>,
+    requests: usize,
+}
+
+impl Floor {
+    fn new(child: child::GatewayChild) -> Floor {
+        Floor {
+            cpu_start: child.cpu_secs(),
+            child,
+            added_ms: Vec::new(),
+            requests: 0,
+        }
+    }
+
+    /// One block of `n` sequential requests, against the direct p50 `direct_p50`.
+    async fn block(
+        &mut self,
+        shape: &Shape,
+        n: usize,
+        session: &dyn Fn(usize) -> Option<String>,
+        direct_p50: f64,
+    ) -> Result<(), String> {
+        let (mut totals, _) = sequential(self.child.addr, shape, n, session).await?;
+        self.added_ms
+            .push(percentile_ms(&mut totals, 50.0) - direct_p50);
+        self.requests += totals.len();
+        Ok(())
+    }
+
+    /// The median added p50 over the blocks and the CPU per request so far.
+    fn row(&mut self, what: &str) -> Row {
+        let cpu_us = (self.child.cpu_secs() - self.cpu_start) * 1e6 / self.requests.max(1) as f64;
+        self.added_ms.sort_by(f64::total_cmp);
+        let added = self
+            .added_ms
+            .get(self.added_ms.len() / 2)
+            .copied()
+            .unwrap_or(f64::NAN);
+        Row {
+            what: format!("{what} ({}): added p50 / CPU per request", self.requests),
+            direct: "–".into(),
+            gateway: format!("{cpu_us:.1} µs CPU"),
+            delta: format!("+{}", ms(added)),
+            target: "reference",
+        }
+    }
 }
 
 /// (sum, count) of the gateway-overhead histogram.
