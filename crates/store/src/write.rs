@@ -89,11 +89,6 @@ pub(crate) const NAME_BY_RESPONSE: &str = "SELECT tool FROM tool_calls WHERE res
 pub(crate) const NAME_ANYWHERE: &str = "SELECT tool FROM tool_calls WHERE call_id = $1 \
     AND request_id IS NOT NULL ORDER BY call_at_ms DESC LIMIT 1";
 
-pub(crate) const INSERT_ORPHAN_RESULT: &str = "INSERT INTO tool_calls (session_id, call_id, \
-    tool, provider, model, at_ms, result_request_id, message_index, failed, basis, \
-    content_bytes, excerpt, result_at_ms, exec_ms) \
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $6, $13)";
-
 /// Sessions touched by the new requests of a batch, folded per session.
 #[derive(Debug, Default)]
 pub(crate) struct SessionDeltas(std::collections::BTreeMap<String, SessionDelta>);
@@ -376,7 +371,7 @@ macro_rules! write_batch_fn {
                             match &r.tool {
                                 Some(tool) if !open_somewhere.contains(&r.call_id) => {
                                     out[i] = Outcome::NewResult { tool: tool.clone(), exec_ms: r.exec_ms };
-                                    plain.push(r);
+                                    plain.push((r, tool.as_str()));
                                 }
                                 _ => out[i] = $single(conn, r).await?,
                             }
@@ -463,22 +458,10 @@ macro_rules! write_batch_fn {
                     })
                 }
             };
-            sqlx::query(INSERT_ORPHAN_RESULT)
-                .bind(&r.session_id)
-                .bind(&r.call_id)
-                .bind(&tool)
-                .bind(&r.provider)
-                .bind(&r.model)
-                .bind(r.at_ms)
-                .bind(&r.request_id)
-                .bind(i64::from(r.message_index))
-                .bind(i64::from(r.failed))
-                .bind(&r.basis)
-                .bind(int(r.content_bytes))
-                .bind(&r.excerpt)
-                .bind(r.exec_ms)
-                .execute(&mut *conn)
-                .await?;
+            {
+                use $bulk as bulk;
+                bulk::insert_orphan_results(conn, &[(r, tool.as_str())]).await?;
+            }
             Ok(Outcome::NewResult { tool, exec_ms: r.exec_ms })
         }
     };

@@ -292,12 +292,14 @@ pub(crate) async fn call_ids_with_unpaired_calls(
     Ok(ids.into_iter().collect())
 }
 
+/// Results that pair with no call, each a row of its own under its
+/// resolved tool name.
 pub(crate) async fn insert_orphan_results(
     conn: &mut PgConnection,
-    results: &[&ToolResultRecord],
+    results: &[(&ToolResultRecord, &str)],
 ) -> Result<(), sqlx::Error> {
     let col = |f: &dyn Fn(&ToolResultRecord) -> Option<String>| -> Vec<Option<String>> {
-        results.iter().map(|r| f(r)).collect()
+        results.iter().map(|(r, _)| f(r)).collect()
     };
     sqlx::query(
         "INSERT INTO tool_calls (session_id, call_id, tool, provider, model, at_ms, \
@@ -310,35 +312,35 @@ pub(crate) async fn insert_orphan_results(
     )
     .bind(col(&|r| Some(r.session_id.clone())))
     .bind(col(&|r| Some(r.call_id.clone())))
-    .bind(col(&|r| r.tool.clone()))
+    .bind(results.iter().map(|(_, tool)| *tool).collect::<Vec<&str>>())
     .bind(col(&|r| Some(r.provider.clone())))
     .bind(col(&|r| r.model.clone()))
-    .bind(results.iter().map(|r| r.at_ms).collect::<Vec<_>>())
+    .bind(results.iter().map(|(r, _)| r.at_ms).collect::<Vec<_>>())
     .bind(col(&|r| Some(r.request_id.clone())))
     .bind(
         results
             .iter()
-            .map(|r| i64::from(r.message_index))
+            .map(|(r, _)| i64::from(r.message_index))
             .collect::<Vec<_>>(),
     )
     .bind(
         results
             .iter()
-            .map(|r| i64::from(r.failed))
+            .map(|(r, _)| i64::from(r.failed))
             .collect::<Vec<_>>(),
     )
     .bind(col(&|r| Some(r.basis.clone())))
     .bind(
         results
             .iter()
-            .map(|r| int(r.content_bytes))
+            .map(|(r, _)| int(r.content_bytes))
             .collect::<Vec<_>>(),
     )
     .bind(col(&|r| r.excerpt.clone()))
     .bind(
         results
             .iter()
-            .map(|r| r.exec_ms.map(finite))
+            .map(|(r, _)| r.exec_ms.map(finite))
             .collect::<Vec<_>>(),
     )
     .execute(&mut *conn)

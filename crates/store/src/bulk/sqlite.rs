@@ -314,18 +314,20 @@ pub(crate) async fn call_ids_with_unpaired_calls(
     Ok(ids.into_iter().collect())
 }
 
+/// Results that pair with no call, each a row of its own under its
+/// resolved tool name.
 pub(crate) async fn insert_orphan_results(
     conn: &mut SqliteConnection,
-    results: &[&ToolResultRecord],
+    results: &[(&ToolResultRecord, &str)],
 ) -> Result<(), sqlx::Error> {
     let data = rows(
         results
             .iter()
-            .map(|r| {
+            .map(|(r, tool)| {
                 json!([
                     r.session_id,
                     r.call_id,
-                    r.tool,
+                    tool,
                     r.provider,
                     r.model,
                     r.at_ms,
