@@ -219,15 +219,21 @@ fn chain_text(err: &(dyn StdError + 'static)) -> String {
 
 /// The error as a complete response in `provider`'s envelope.
 pub fn error_response(provider: Provider, err: &ProxyError) -> Response<GatewayBody> {
-    let status = err.status();
-    let body = envelope(provider, err, status);
-    let mut response = Response::new(GatewayBody::full(Bytes::from(body)));
+    let (status, body) = error_body(provider, err);
+    let mut response = Response::new(GatewayBody::full(body));
     *response.status_mut() = status;
     response.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
     );
     response
+}
+
+/// The error's status and its JSON body in `provider`'s envelope
+/// (`content-type: application/json`).
+pub fn error_body(provider: Provider, err: &ProxyError) -> (StatusCode, Bytes) {
+    let status = err.status();
+    (status, Bytes::from(envelope(provider, err, status)))
 }
 
 /// The dialect's error event for a stream that broke midway.

@@ -17,8 +17,9 @@
 //! # Ok(()) }
 //! ```
 //!
-//! The pieces, following one request: [`routes`] picks the provider and
-//! dialect; [`proxy`] collects the body, repairs it if needed, forwards it
+//! The pieces, following one request: [`h1`] is the gateway's own
+//! HTTP/1.1 for the dialect routes (hyper serves everything else);
+//! [`routes`] picks the provider and dialect; [`proxy`] collects the body, repairs it if needed, forwards it
 //! and streams the answer back through a tee; [`observe`] turns what it saw
 //! into store events (sent to the [`Recorder`] without blocking) and
 //! [`metrics`]; [`errors`] is the one place errors become the client's
@@ -32,6 +33,7 @@ mod config;
 pub mod dashboard;
 mod env;
 pub mod errors;
+pub mod h1;
 pub mod metrics;
 pub mod observe;
 pub mod proxy;

@@ -121,28 +121,34 @@ impl Route {
         if path.starts_with("/api/") || path == "/api" || path.starts_with("/dashboard") {
             return Route::Admin;
         }
-        if *method == Method::POST {
-            let dialect = match path {
-                "/v1/messages" => Some(Dialect::Anthropic),
-                "/v1/chat/completions" => Some(Dialect::OpenAiChat),
-                "/v1/responses" => Some(Dialect::OpenAiResponses),
-                _ => None,
-            };
-            if let Some(dialect) = dialect {
-                return Route::Proxy(ProxyRoute {
-                    provider: Provider::of(dialect),
-                    dialect: Some(dialect),
-                    model: None,
-                    gemini_stream: false,
-                });
-            }
-            if let Some(route) = gemini_route(path) {
-                return Route::Proxy(route);
-            }
+        if *method == Method::POST
+            && let Some(route) = ProxyRoute::dialect_post(path)
+        {
+            return Route::Proxy(route);
         }
         Route::Proxy(ProxyRoute {
             provider: pass_through_provider(path, headers),
             dialect: None,
+            model: None,
+            gemini_stream: false,
+        })
+    }
+}
+
+// === impl ProxyRoute ===
+
+impl ProxyRoute {
+    /// The dialect route a `POST` to `path` (no query) takes, if any.
+    pub fn dialect_post(path: &str) -> Option<ProxyRoute> {
+        let dialect = match path {
+            "/v1/messages" => Dialect::Anthropic,
+            "/v1/chat/completions" => Dialect::OpenAiChat,
+            "/v1/responses" => Dialect::OpenAiResponses,
+            _ => return gemini_route(path),
+        };
+        Some(ProxyRoute {
+            provider: Provider::of(dialect),
+            dialect: Some(dialect),
             model: None,
             gemini_stream: false,
         })

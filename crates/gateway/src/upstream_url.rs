@@ -51,6 +51,23 @@ impl Upstream {
         self.authority.host()
     }
 
+    /// The path prefix, without a trailing slash (`""` for none).
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    /// Whether connections to it use TLS.
+    pub fn is_https(&self) -> bool {
+        self.scheme == Scheme::HTTPS
+    }
+
+    /// The port, explicit or the scheme's.
+    pub fn port(&self) -> u16 {
+        self.authority
+            .port_u16()
+            .unwrap_or(if self.is_https() { 443 } else { 80 })
+    }
+
     /// `host:port` as given.
     pub fn authority(&self) -> &str {
         self.authority.as_str()

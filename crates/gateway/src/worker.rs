@@ -29,6 +29,7 @@ use tower_service::Service;
 use crate::{
     admin::PeerAddr,
     body::GatewayBody,
+    h1::{self, pool::Pool},
     proxy::{self, upstream::HttpClient},
     routes::Route,
     server::{GatewayError, Shared},
@@ -39,6 +40,16 @@ const SETTLE: Duration = Duration::from_secs(5);
 
 /// Period of the timer that is always due before hyper's header-read timers.
 const HEARTBEAT: Duration = Duration::from_secs(10);
+
+/// What a worker's connections share: its upstream clients and hyper's
+/// connection builder.
+struct Local {
+    /// hyper-util's pooled client (requests hyper serves).
+    client: HttpClient,
+    /// The fast path's upstream connections.
+    pool: Arc<Pool>,
+    builder: auto::Builder<TokioExecutor>,
+}
 
 /// What a worker needs to know about stopping.
 pub(crate) struct Signals {
@@ -60,6 +71,7 @@ pub(crate) fn spawn(
     signals: Signals,
 ) -> Result<oneshot::Receiver<()>, GatewayError> {
     let client = proxy::upstream::build_client(&shared.config)?;
+    let pool = Arc::new(Pool::new(shared.config.connect_timeout)?);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -68,7 +80,7 @@ pub(crate) fn spawn(
     std::thread::Builder::new()
         .name(format!("toolwarden-w{index}"))
         .spawn(move || {
-            runtime.block_on(serve(listener, shared, client, signals));
+            runtime.block_on(serve(listener, shared, client, pool, signals));
             let _ = exited.send(());
         })
         .map_err(|e| GatewayError::worker(format!("cannot start a worker thread: {e}")))?;
@@ -79,6 +91,7 @@ async fn serve(
     listener: std::net::TcpListener,
     shared: Arc<Shared>,
     client: HttpClient,
+    pool: Arc<Pool>,
     signals: Signals,
 ) {
     let Signals {
@@ -105,7 +118,11 @@ async fn serve(
     });
     let mut builder = auto::Builder::new(TokioExecutor::new());
     builder.http1().timer(TokioTimer::new());
-    let builder = Arc::new(builder);
+    let local = Arc::new(Local {
+        client,
+        pool,
+        builder,
+    });
     let mut connections = JoinSet::new();
     loop {
         let (stream, peer) = tokio::select! {
@@ -126,8 +143,7 @@ async fn serve(
             stream,
             peer,
             shared.clone(),
-            client.clone(),
-            builder.clone(),
+            local.clone(),
             (shutdown.clone(), force.clone()),
             guard.clone(),
         ));
@@ -145,18 +161,26 @@ async fn connection(
     stream: tokio::net::TcpStream,
     peer: SocketAddr,
     shared: Arc<Shared>,
-    client: HttpClient,
-    builder: Arc<auto::Builder<TokioExecutor>>,
+    local: Arc<Local>,
     (mut shutdown, mut force): (watch::Receiver<bool>, watch::Receiver<bool>),
     guard: mpsc::Sender<()>,
 ) {
+    // The fast path first; hyper takes over what it does not serve.
+    let io = tokio::select! {
+        ended = h1::serve(stream, &shared, &local.pool, &mut shutdown) => match ended {
+            h1::Ended::Closed => return drop(guard),
+            h1::Ended::Fallback(io) => io,
+        },
+        _ = raised(&mut force) => return drop(guard),
+    };
+    let client = local.client.clone();
     let service = service_fn(move |mut req: Request<Incoming>| {
         req.extensions_mut().insert(PeerAddr(peer));
         let shared = shared.clone();
         let client = client.clone();
         async move { Ok::<_, Infallible>(dispatch(shared, client, req).await) }
     });
-    let conn = builder.serve_connection(TokioIo::new(stream), service);
+    let conn = local.builder.serve_connection(TokioIo::new(io), service);
     tokio::pin!(conn);
     tokio::select! {
         _ = conn.as_mut() => {}
@@ -214,6 +238,6 @@ async fn dispatch(
 }
 
 /// Completes once the flag is `true` (or its sender is gone).
-async fn raised(flag: &mut watch::Receiver<bool>) {
+pub(crate) async fn raised(flag: &mut watch::Receiver<bool>) {
     let _ = flag.wait_for(|raised| *raised).await;
 }

@@ -107,6 +107,33 @@ enum Encoding {
     Deflate,
 }
 
+/// What the observation needs from a response head.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ResponseMeta<'a> {
+    /// The status code.
+    pub status: u16,
+    /// `content-type`, raw.
+    pub content_type: Option<&'a [u8]>,
+    /// `content-encoding`, raw.
+    pub content_encoding: Option<&'a [u8]>,
+    /// `content-length`, when valid.
+    pub content_length: Option<u64>,
+}
+
+impl<'a> ResponseMeta<'a> {
+    /// From a status and a header map.
+    pub fn from_headers(status: u16, headers: &'a HeaderMap) -> ResponseMeta<'a> {
+        ResponseMeta {
+            status,
+            content_type: headers.get(header::CONTENT_TYPE).map(|v| v.as_bytes()),
+            content_encoding: headers.get(header::CONTENT_ENCODING).map(|v| v.as_bytes()),
+            content_length: headers
+                .get(header::CONTENT_LENGTH)
+                .and_then(|v| v.to_str().ok()?.parse().ok()),
+        }
+    }
+}
+
 /// Follows one response to its end, then records it.
 pub struct Observation {
     sinks: Arc<Sinks>,
@@ -245,18 +272,13 @@ impl Observation {
     }
 
     /// Response headers arrived: choose how to read the body.
-    pub fn on_response(
-        &mut self,
-        status: u16,
-        headers: &HeaderMap,
-        gemini_stream: bool,
-        parse_limit: usize,
-    ) {
+    pub fn on_response(&mut self, meta: ResponseMeta<'_>, gemini_stream: bool, parse_limit: usize) {
+        let status = meta.status;
         self.status = status;
         self.first_byte = self.sent_at.map(|t| t.elapsed());
-        let sse = headers
-            .get(header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
+        let sse = meta
+            .content_type
+            .and_then(|v| std::str::from_utf8(v).ok())
             .is_some_and(|v| v.trim_start().starts_with("text/event-stream"));
         self.streaming = sse || gemini_stream;
         let Some(dialect) = self.base.dialect else {
@@ -265,9 +287,14 @@ impl Observation {
         if !(200..300).contains(&status) {
             return;
         }
-        let encoding = match headers
-            .get(header::CONTENT_ENCODING)
-            .map(|v| v.to_str().unwrap_or("?").trim().to_ascii_lowercase())
+        let encoding = match meta
+            .content_encoding
+            .map(|v| {
+                std::str::from_utf8(v)
+                    .unwrap_or("?")
+                    .trim()
+                    .to_ascii_lowercase()
+            })
             .as_deref()
         {
             None | Some("identity") | Some("") => Encoding::Identity,
@@ -287,10 +314,9 @@ impl Observation {
                 Box::new(StreamParser::new(dialect)),
             )
         } else {
-            let hint = headers
-                .get(header::CONTENT_LENGTH)
-                .and_then(|v| v.to_str().ok()?.parse::<usize>().ok())
-                .unwrap_or(0);
+            let hint = meta
+                .content_length
+                .map_or(0, |n| usize::try_from(n).unwrap_or(usize::MAX));
             Parse::Buffer {
                 buf: Vec::with_capacity(hint.min(parse_limit)),
                 limit: parse_limit,

@@ -23,18 +23,25 @@ pub struct Session {
     pub source: &'static str,
 }
 
+/// The session headers, in order of precedence, with their sources.
+const HEADERS: [(&str, &str); 3] = [
+    ("x-session-id", "header"),
+    ("session_id", "client_header"),
+    ("x-claude-code-session-id", "client_header"),
+];
+
 /// Steps 1–2: from the request headers.
 pub fn from_headers(headers: &HeaderMap) -> Option<Session> {
-    for (name, source) in [
-        ("x-session-id", "header"),
-        ("session_id", "client_header"),
-        ("x-claude-code-session-id", "client_header"),
-    ] {
-        if let Some(id) = headers.get(name).and_then(|v| clean(v.as_bytes())) {
-            return Some(Session { id, source });
-        }
-    }
-    None
+    from_header_values(|name| headers.get(name).map(|v| v.as_bytes()))
+}
+
+/// Steps 1–2 for any header store: `get` returns the first value of a
+/// header (names are given lower-case).
+pub fn from_header_values<'a>(get: impl Fn(&str) -> Option<&'a [u8]>) -> Option<Session> {
+    HEADERS.iter().find_map(|&(name, source)| {
+        let id = get(name).and_then(clean)?;
+        Some(Session { id, source })
+    })
 }
 
 /// Steps 3–5: from what the body holds.

@@ -33,7 +33,10 @@ use crate::{
     RepairMode,
     body::GatewayBody,
     errors::{ProxyError, ProxyErrorKind, error_response},
-    observe::{Observation, RequestBase, guard, now_ms, request, session},
+    observe::{
+        Observation, RequestBase, ResponseMeta, guard, now_ms, request,
+        session::{self, Session},
+    },
     routes::ProxyRoute,
     server::Shared,
 };
@@ -52,17 +55,13 @@ pub async fn handle(
     let (mut parts, body) = req.into_parts();
     let provider = route.provider;
     let upstream = provider.upstream(&shared.config.upstreams);
-    let mut base = RequestBase {
-        request_id: request_id(at_ms),
+    let base = request_base(
+        &shared,
+        &route,
+        parts.uri.path(),
+        session::from_headers(&parts.headers),
         at_ms,
-        provider,
-        dialect: route.dialect,
-        path: parts.uri.path().to_string(),
-        repair_mode: shared.config.repair.as_str(),
-        repairs: Vec::new(),
-        header_session: session::from_headers(&parts.headers),
-        path_model: route.model.clone(),
-    };
+    );
 
     let body = match Limited::new(body, shared.config.max_request_bytes)
         .collect()
@@ -71,12 +70,7 @@ pub async fn handle(
         Ok(collected) => collected.to_bytes(),
         Err(e) => {
             let err = if e.is::<http_body_util::LengthLimitError>() {
-                let limit = shared.config.max_request_bytes;
-                ProxyError::new(
-                    ProxyErrorKind::BodyTooLarge,
-                    upstream.host(),
-                    format!("the request body is larger than {limit} bytes"),
-                )
+                too_large(&shared, upstream.host())
             } else {
                 ProxyError::new(
                     ProxyErrorKind::ClientBody,
@@ -88,38 +82,23 @@ pub async fn handle(
             return error_response(provider, &err);
         }
     };
-    let started = Instant::now();
+    let mut outbound = Outbound::prepare(&shared, &route, base, body);
 
-    let (forward, changes) = match route.dialect {
-        Some(dialect) => check_pairing(&shared, dialect, &body, &mut base.repairs),
-        None => (body.clone(), 0),
-    };
-    let request_facts = route.dialect.map(|dialect| request::RequestFacts {
-        request_id: base.request_id.clone(),
-        at_ms,
-        provider,
-        dialect,
-        path_model: base.path_model.clone(),
-        header_session: base.header_session.clone(),
-    });
-
-    headers::for_upstream(&mut parts.headers, changes > 0);
+    headers::for_upstream(&mut parts.headers, outbound.changes > 0);
     let path_and_query = parts.uri.path_and_query().map_or("/", |pq| pq.as_str());
     let uri = match upstream.uri_for(path_and_query) {
         Ok(uri) => uri,
         Err(e) => {
             let err = ProxyError::new(ProxyErrorKind::BadRequest, upstream.host(), e.to_string());
-            Observation::new(shared.sinks.clone(), base).fail(&err);
+            outbound.observation.fail(&err);
             return error_response(provider, &err);
         }
     };
     parts.uri = uri;
     parts.version = http::Version::HTTP_11;
-    let upstream_req = Request::from_parts(parts, Full::new(forward));
-    let mut observation = Observation::new(shared.sinks.clone(), base);
-    observation.add_overhead(started.elapsed());
+    let upstream_req = Request::from_parts(parts, Full::new(outbound.forward.clone()));
 
-    observation.sent();
+    outbound.observation.sent();
     let host = upstream.host();
     let sending = async {
         let sending = client.request(upstream_req);
@@ -143,21 +122,10 @@ pub async fn handle(
         })
     })
     .await;
-    if let Some(facts) = request_facts {
-        if early.is_none() {
-            tokio::task::yield_now().await;
-        }
-        let started = Instant::now();
-        if shared.config.repair == RepairMode::Report {
-            // Report mode forwards the client's bytes unchanged, so the
-            // pairing check need not delay the upstream write.
-            observation.add_repairs(report_defects(facts.dialect, &body));
-        }
-        let info = request::analyze(&shared.sinks, &facts, &body);
-        observation.set_request_info(info);
-        observation.add_overhead(started.elapsed());
+    if outbound.has_analysis() && early.is_none() {
+        tokio::task::yield_now().await;
     }
-    drop(body);
+    let (mut observation, changes) = outbound.analyze(&shared);
     let result = match early {
         Some(result) => result,
         None => sending.await,
@@ -180,8 +148,7 @@ pub async fn handle(
             .insert(REPAIRED_HEADER, HeaderValue::from(changes));
     }
     observation.on_response(
-        parts.status.as_u16(),
-        &parts.headers,
+        ResponseMeta::from_headers(parts.status.as_u16(), &parts.headers),
         route.gemini_stream,
         shared.config.response_parse_limit,
     );
@@ -200,10 +167,121 @@ pub async fn handle(
     Response::from_parts(parts, GatewayBody::Tee(Box::new(tee)))
 }
 
+/// What is known of a proxied request before its body is read.
+pub(crate) fn request_base(
+    shared: &Shared,
+    route: &ProxyRoute,
+    path: &str,
+    header_session: Option<Session>,
+    at_ms: i64,
+) -> RequestBase {
+    RequestBase {
+        request_id: request_id(at_ms),
+        at_ms,
+        provider: route.provider,
+        dialect: route.dialect,
+        path: path.to_string(),
+        repair_mode: shared.config.repair.as_str(),
+        repairs: Vec::new(),
+        header_session,
+        path_model: route.model.clone(),
+    }
+}
+
+/// The request body is over the configured limit.
+pub(crate) fn too_large(shared: &Shared, host: &str) -> ProxyError {
+    let limit = shared.config.max_request_bytes;
+    ProxyError::new(
+        ProxyErrorKind::BodyTooLarge,
+        host,
+        format!("the request body is larger than {limit} bytes"),
+    )
+}
+
+/// A request with its whole body, checked and ready for the upstream: the
+/// same steps whichever HTTP path carries it.
+pub(crate) struct Outbound {
+    /// The body to send upstream (repaired or the client's).
+    pub forward: Bytes,
+    /// Repair changes applied to it.
+    pub changes: usize,
+    /// The observation that follows the response.
+    pub observation: Observation,
+    /// The client's body, kept for the analysis.
+    body: Bytes,
+    facts: Option<request::RequestFacts>,
+    check_later: bool,
+}
+
+impl Outbound {
+    /// Check the pairing (repairing in `fix` mode) and start observing.
+    pub(crate) fn prepare(
+        shared: &Arc<Shared>,
+        route: &ProxyRoute,
+        mut base: RequestBase,
+        body: Bytes,
+    ) -> Outbound {
+        let started = Instant::now();
+        let (forward, changes) = match route.dialect {
+            Some(dialect) => check_pairing(shared, dialect, &body, &mut base.repairs),
+            None => (body.clone(), 0),
+        };
+        let facts = route.dialect.map(|dialect| request::RequestFacts {
+            request_id: base.request_id.clone(),
+            at_ms: base.at_ms,
+            provider: route.provider,
+            dialect,
+            path_model: base.path_model.clone(),
+            header_session: base.header_session.clone(),
+        });
+        let mut observation = Observation::new(shared.sinks.clone(), base);
+        observation.add_overhead(started.elapsed());
+        Outbound {
+            forward,
+            changes,
+            observation,
+            body,
+            facts,
+            check_later: shared.config.repair == RepairMode::Report,
+        }
+    }
+
+    /// Whether [`Outbound::analyze`] has work to do.
+    pub(crate) fn has_analysis(&self) -> bool {
+        self.facts.is_some()
+    }
+
+    /// Once the request is on its way upstream: read it for the records
+    /// (while the upstream works). Returns the observation and the number
+    /// of repair changes.
+    pub(crate) fn analyze(self, shared: &Shared) -> (Observation, usize) {
+        let Outbound {
+            changes,
+            mut observation,
+            body,
+            facts,
+            check_later,
+            ..
+        } = self;
+        if let Some(facts) = facts {
+            let started = Instant::now();
+            if check_later {
+                // Report mode forwards the client's bytes unchanged, so the
+                // pairing check need not delay the upstream write.
+                observation.add_repairs(report_defects(facts.dialect, &body));
+            }
+            let info = request::analyze(&shared.sinks, &facts, &body);
+            observation.set_request_info(info);
+            observation.add_overhead(started.elapsed());
+        }
+        (observation, changes)
+    }
+}
+
 /// 32 hex digits: the arrival time in ms (12) then 80 random bits (20).
 /// Unique like a random id, and in time order, so the store's indexes on
 /// request ids grow at their end instead of at random places.
-fn request_id(at_ms: i64) -> String {
+pub(crate) fn request_id(at_ms: i64) -> String {
     let random = fastrand::u128(..) & ((1u128 << 80) - 1);
     format!("{:012x}{random:020x}", at_ms.clamp(0, (1 << 48) - 1))
 }

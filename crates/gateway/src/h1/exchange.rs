@@ -1,0 +1,443 @@
+//! One fast-path exchange: the request upstream, the response back.
+//!
+//! - The request goes in one vectored write (head, body) over a pooled
+//!   connection; a pooled connection that fails that write is replaced by
+//!   a new one and the write retried once (hyper's client retries the same
+//!   case). Then, while the upstream works, the request is analysed.
+//! - Until the response head arrives the client socket is watched: a client
+//!   that goes away cancels the request (the upstream connection is
+//!   closed, the request recorded as 499); the first-byte timeout applies.
+//! - The response head and the body bytes that came with it leave in one
+//!   write; the body follows as it arrives, fed to the observation.
+//!   `content-length` bodies are relayed as they are; chunked and
+//!   close-delimited ones are decoded and re-chunked, so that a stream that
+//!   breaks midway can end with the dialect's error event.
+//! - The upstream connection goes back to the pool only after a response
+//!   that ended exactly where its framing said.
+
+use std::{io::IoSlice, sync::Arc, time::Instant};
+
+use bytes::{Buf, Bytes, BytesMut};
+use futures_util::FutureExt;
+use tokio::{
+    io::{AsyncReadExt, AsyncWrite, AsyncWriteExt},
+    net::TcpStream,
+};
+
+use super::{
+    Next, READ_CHUNK,
+    chunked::{self, ChunkDecoder},
+    head::{self, BodyFraming, ClientHeadExtras, RequestHead, ResponseHead, ResponseParse},
+    pool::{Pool, UpstreamIo},
+};
+use crate::{
+    errors::{ProxyError, ProxyErrorKind, error_body, stream_error_event},
+    observe::{Observation, ResponseMeta},
+    proxy::{self, Outbound},
+    routes::{Provider, ProxyRoute},
+    server::Shared,
+    upstream_url::Upstream,
+};
+
+/// Bytes a client may send ahead (pipelining) while its response is
+/// pending; past this the gateway stops reading from it until then.
+const MAX_PIPELINED: usize = 1 << 20;
+
+/// The connection-wide parts of an exchange.
+pub(super) struct Ctx<'a> {
+    pub client: &'a mut TcpStream,
+    /// Bytes the client sent after this request.
+    pub pipelined: &'a mut BytesMut,
+    pub shared: &'a Arc<Shared>,
+    pub pool: &'a Pool,
+}
+
+/// Run one exchange; the request's body has been read.
+pub(super) async fn run(
+    cx: Ctx<'_>,
+    head: Box<RequestHead>,
+    body: Bytes,
+    at_ms: i64,
+    closing: bool,
+) -> Next {
+    let RequestHead {
+        route,
+        path,
+        session,
+        mut upstream_head,
+        ..
+    } = *head;
+    let shared = cx.shared;
+    let provider = route.provider;
+    let upstream = provider.upstream(&shared.config.upstreams);
+    let base = proxy::request_base(shared, &route, &path, session, at_ms);
+    let mut outbound = Outbound::prepare(shared, &route, base, body);
+    head::finish_upstream_head(&mut upstream_head, outbound.forward.len());
+    let forward = outbound.forward.clone();
+    outbound.observation.sent();
+
+    let sent = send(cx.pool, upstream, provider, &upstream_head, &forward).await;
+    let (mut observation, changes) = outbound.analyze(shared);
+    drop(forward);
+    let mut up = match sent {
+        Ok(up) => up,
+        Err(err) => return fail(cx.client, observation, provider, &err, closing).await,
+    };
+
+    // Wait for the response head, watching the client.
+    let mut ubuf = BytesMut::with_capacity(READ_CHUNK);
+    let first_byte_timeout = shared.config.first_byte_timeout;
+    let deadline = first_byte_timeout.map(|limit| tokio::time::Instant::now() + limit);
+    let extras = ClientHeadExtras {
+        repaired: changes,
+        close: closing,
+    };
+    let (response, client_head) = loop {
+        match head::parse_response(&ubuf, extras) {
+            ResponseParse::Head(response, client_head) => break (response, client_head),
+            ResponseParse::Informational(len) => {
+                ubuf.advance(len);
+                continue;
+            }
+            ResponseParse::Invalid(detail) => {
+                let err = ProxyError::new(ProxyErrorKind::Reset, upstream.host(), detail);
+                return fail(cx.client, observation, provider, &err, closing).await;
+            }
+            ResponseParse::Partial => {}
+        }
+        ubuf.reserve(READ_CHUNK);
+        let watch_client = cx.pipelined.len() < MAX_PIPELINED;
+        tokio::select! {
+            read = up.read_buf(&mut ubuf) => match read {
+                Ok(n) if n > 0 => {}
+                result => {
+                    let detail = match result {
+                        Err(e) => e.to_string(),
+                        Ok(_) => "connection closed before message completed".into(),
+                    };
+                    let err = ProxyError::new(ProxyErrorKind::Reset, upstream.host(), detail);
+                    return fail(cx.client, observation, provider, &err, closing).await;
+                }
+            },
+            read = cx.client.read_buf(cx.pipelined), if watch_client => {
+                if !matches!(read, Ok(n) if n > 0) {
+                    // The client went away: dropping the upstream
+                    // connection cancels the request; the observation
+                    // records it as abandoned.
+                    return Next::Close;
+                }
+            }
+            _ = sleep_until(deadline) => {
+                let limit = first_byte_timeout.unwrap_or_default();
+                let err = ProxyError::first_byte_timeout(upstream.host(), limit);
+                return fail(cx.client, observation, provider, &err, closing).await;
+            }
+        }
+    };
+    ubuf.advance(response.len);
+    let started = Instant::now();
+    observation.on_response(
+        ResponseMeta {
+            status: response.status,
+            content_type: response.content_type.as_deref(),
+            content_encoding: response.content_encoding.as_deref(),
+            content_length: match response.framing {
+                BodyFraming::Length(n) => Some(n),
+                _ => None,
+            },
+        },
+        route.gemini_stream,
+        shared.config.response_parse_limit,
+    );
+    observation.add_overhead(started.elapsed());
+    let relay = Relay {
+        client: cx.client,
+        pipelined: cx.pipelined,
+        up,
+        ubuf,
+        observation,
+        route: &route,
+        upstream,
+    };
+    match relay.run(response, client_head).await {
+        Outcome::Reuse(up) => cx.pool.checkin(provider, up),
+        Outcome::Done => {}
+        Outcome::Closed => return Next::Close,
+    }
+    if closing {
+        Next::Close
+    } else {
+        Next::KeepAlive
+    }
+}
+
+/// Write the request on a pooled connection (once more on a new one if
+/// that write fails) or on a new connection.
+async fn send(
+    pool: &Pool,
+    upstream: &Upstream,
+    provider: Provider,
+    head: &[u8],
+    body: &[u8],
+) -> Result<UpstreamIo, ProxyError> {
+    if let Some(mut up) = pool.checkout(provider)
+        && write_request(&mut up, head, body).await.is_ok()
+    {
+        return Ok(up);
+    }
+    let mut up = pool.connect(upstream).await?;
+    match write_request(&mut up, head, body).await {
+        Ok(()) => Ok(up),
+        Err(e) => Err(ProxyError::new(
+            ProxyErrorKind::Reset,
+            upstream.host(),
+            format!("writing the request failed: {e}"),
+        )),
+    }
+}
+
+async fn write_request(up: &mut UpstreamIo, head: &[u8], body: &[u8]) -> std::io::Result<()> {
+    write_all2(up, head, body).await?;
+    up.flush().await
+}
+
+/// Write `a` then `b` with as few vectored writes as the socket allows.
+async fn write_all2<W: AsyncWrite + Unpin>(
+    w: &mut W,
+    mut a: &[u8],
+    mut b: &[u8],
+) -> std::io::Result<()> {
+    while !a.is_empty() {
+        let n = w
+            .write_vectored(&[IoSlice::new(a), IoSlice::new(b)])
+            .await?;
+        if n == 0 {
+            return Err(std::io::ErrorKind::WriteZero.into());
+        }
+        let from_a = n.min(a.len());
+        a = &a[from_a..];
+        b = &b[n - from_a..];
+    }
+    w.write_all(b).await
+}
+
+/// Sleep until the first-byte deadline; never completes without one.
+async fn sleep_until(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Answer a failed request with the error in the client's dialect, and
+/// record it.
+async fn fail(
+    client: &mut TcpStream,
+    observation: Observation,
+    provider: Provider,
+    err: &ProxyError,
+    closing: bool,
+) -> Next {
+    tracing::warn!(error = %err, "upstream request failed");
+    observation.fail(err);
+    match reply_error(client, provider, err, closing).await {
+        Ok(()) if !closing => Next::KeepAlive,
+        _ => Next::Close,
+    }
+}
+
+/// Write a whole error response in `provider`'s envelope.
+pub(super) async fn reply_error(
+    client: &mut TcpStream,
+    provider: Provider,
+    err: &ProxyError,
+    close: bool,
+) -> std::io::Result<()> {
+    let (status, body) = error_body(provider, err);
+    let head = format!(
+        "HTTP/1.1 {} {}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n{}\r\n",
+        status.as_u16(),
+        status.canonical_reason().unwrap_or(""),
+        body.len(),
+        if close { "connection: close\r\n" } else { "" },
+    );
+    write_all2(client, head.as_bytes(), &body).await
+}
+
+/// The response body on its way to the client.
+struct Relay<'a> {
+    client: &'a mut TcpStream,
+    pipelined: &'a mut BytesMut,
+    up: UpstreamIo,
+    ubuf: BytesMut,
+    observation: Observation,
+    route: &'a ProxyRoute,
+    upstream: &'a Upstream,
+}
+
+/// How a relayed response ended.
+enum Outcome {
+    /// Cleanly, and the upstream connection can be reused.
+    Reuse(UpstreamIo),
+    /// Cleanly for the client; the upstream connection is done.
+    Done,
+    /// The client's connection must close (it went away, or its body was
+    /// cut short).
+    Closed,
+}
+
+/// Where the body is.
+enum Body {
+    Length(u64),
+    Chunked(ChunkDecoder),
+    Close,
+    Done,
+}
+
+impl Relay<'_> {
+    /// Relay the body; the upstream connection when it can be reused.
+    async fn run(mut self, response: ResponseHead, client_head: Vec<u8>) -> Outcome {
+        let mut body = match response.framing {
+            BodyFraming::Empty | BodyFraming::Length(0) => Body::Done,
+            BodyFraming::Length(n) => Body::Length(n),
+            BodyFraming::Chunked => Body::Chunked(ChunkDecoder::new()),
+            BodyFraming::Close => Body::Close,
+        };
+        let mut head = Some(client_head);
+        if self.ubuf.is_empty() && !matches!(body, Body::Done) {
+            // The head usually comes with the first body bytes; if they
+            // are already here, send both in one write.
+            self.ubuf.reserve(READ_CHUNK);
+            if let Some(Ok(0) | Err(_)) = self.up.read_buf(&mut self.ubuf).now_or_never() {
+                return self
+                    .broke(
+                        head.take(),
+                        &body,
+                        "connection closed before message completed",
+                    )
+                    .await;
+            }
+        }
+        let mut out = Vec::new();
+        let mut reusable = !response.close;
+        loop {
+            // Pass on what is buffered.
+            out.clear();
+            let mut data = Bytes::new();
+            match &mut body {
+                Body::Length(left) => {
+                    let take = usize::try_from(*left)
+                        .unwrap_or(usize::MAX)
+                        .min(self.ubuf.len());
+                    data = self.ubuf.split_to(take).freeze();
+                    self.observation.feed(&data);
+                    *left -= take as u64;
+                    if *left == 0 {
+                        body = Body::Done;
+                    }
+                }
+                Body::Chunked(decoder) => {
+                    let observation = &mut self.observation;
+                    let used = match decoder.decode(&self.ubuf, &mut |piece| {
+                        observation.feed(piece);
+                        chunked::encode_chunk(&mut out, piece);
+                    }) {
+                        Ok(used) => used,
+                        Err(e) => {
+                            let detail = e.to_string();
+                            return self.broke_after(head.take(), out, &detail).await;
+                        }
+                    };
+                    self.ubuf.advance(used);
+                    if decoder.is_done() {
+                        out.extend_from_slice(chunked::LAST_CHUNK);
+                        body = Body::Done;
+                    }
+                }
+                Body::Close => {
+                    self.observation.feed(&self.ubuf);
+                    chunked::encode_chunk(&mut out, &self.ubuf);
+                    self.ubuf.clear();
+                }
+                Body::Done => {}
+            }
+            let first = head.take();
+            let first = first.as_deref().unwrap_or_default();
+            let rest: &[u8] = if out.is_empty() { &data } else { &out };
+            if (!first.is_empty() || !rest.is_empty())
+                && write_all2(self.client, first, rest).await.is_err()
+            {
+                // The client went away: the observation records it.
+                return Outcome::Closed;
+            }
+            if matches!(body, Body::Done) {
+                // Bytes past the end of the body: the connection is out of step.
+                reusable &= self.ubuf.is_empty();
+                self.observation.finish();
+                return if reusable {
+                    Outcome::Reuse(self.up)
+                } else {
+                    Outcome::Done
+                };
+            }
+            // Wait for more, watching the client.
+            self.ubuf.reserve(READ_CHUNK);
+            let watch_client = self.pipelined.len() < MAX_PIPELINED;
+            tokio::select! {
+                read = self.up.read_buf(&mut self.ubuf) => match read {
+                    Ok(n) if n > 0 => {}
+                    Ok(_) if matches!(body, Body::Close) => {
+                        self.observation.finish();
+                        return match self.client.write_all(chunked::LAST_CHUNK).await {
+                            Ok(()) => Outcome::Done,
+                            Err(_) => Outcome::Closed,
+                        };
+                    }
+                    Ok(_) => return self.broke(None, &body, "connection closed before message completed").await,
+                    Err(e) => return self.broke(None, &body, &e.to_string()).await,
+                },
+                read = self.client.read_buf(self.pipelined), if watch_client => {
+                    if !matches!(read, Ok(n) if n > 0) {
+                        return Outcome::Closed;
+                    }
+                }
+            }
+        }
+    }
+
+    /// The upstream broke midway, with `out` still to send.
+    async fn broke_after(self, head: Option<Vec<u8>>, out: Vec<u8>, detail: &str) -> Outcome {
+        let first = head.unwrap_or_default();
+        if write_all2(self.client, &first, &out).await.is_err() {
+            return Outcome::Closed;
+        }
+        self.broke(None, &Body::Close, detail).await
+    }
+
+    /// The upstream broke midway: record it; end a re-chunked body with the
+    /// dialect's error event, else cut the connection (the client sees a
+    /// body shorter than its `content-length`).
+    async fn broke(mut self, head: Option<Vec<u8>>, body: &Body, detail: &str) -> Outcome {
+        let err = ProxyError::new(ProxyErrorKind::MidStream, self.upstream.host(), detail);
+        tracing::warn!(error = %err, "upstream stream broke");
+        self.observation.stream_failed(&err);
+        self.observation.finish();
+        let can_append = matches!(body, Body::Chunked(_) | Body::Close);
+        let first = head.unwrap_or_default();
+        if can_append {
+            let event = stream_error_event(self.route.provider, self.route.dialect, &err);
+            let mut out = Vec::with_capacity(event.len() + 16);
+            chunked::encode_chunk(&mut out, &event);
+            out.extend_from_slice(chunked::LAST_CHUNK);
+            match write_all2(self.client, &first, &out).await {
+                Ok(()) => Outcome::Done,
+                Err(_) => Outcome::Closed,
+            }
+        } else {
+            if !first.is_empty() {
+                let _ = self.client.write_all(&first).await;
+            }
+            Outcome::Closed
+        }
+    }
+}

@@ -1,0 +1,381 @@
+//! Message heads on the fast path: the client's request head is parsed
+//! (httparse, borrowed, no allocation per header) and rewritten into the
+//! upstream request head in one go; the upstream's response head into the
+//! client's. Header bytes pass as they came — names keep their case, values
+//! their bytes, the order is kept — except:
+//!
+//! - hop-by-hop headers (`connection`, `keep-alive`, `transfer-encoding`,
+//!   `te`, `trailer`, `upgrade`, `proxy-*`, and any named in `connection`)
+//!   are dropped in both directions, as [`crate::proxy::headers`] does on
+//!   the hyper path;
+//! - the upstream request gets `host` from the upstream URL and a
+//!   `content-length` of the body actually sent (it differs from the
+//!   client's after a repair);
+//! - the client's response gets `transfer-encoding: chunked` when the
+//!   upstream's body has no length (the fast path re-frames such bodies so
+//!   that an error event can be appended), `x-toolwarden-repaired` after a
+//!   repair, and `connection: close` when the gateway will close.
+//!
+//! A request head the fast path does not take (see [`parse_request`])
+//! is left to hyper, which answers malformed ones with its own errors.
+
+use crate::{Upstreams, observe::session, routes::ProxyRoute};
+
+/// Most headers a head may carry (hyper's default too).
+pub const MAX_HEADERS: usize = 100;
+
+/// Longest head accepted before the request is left to hyper (which
+/// answers 431).
+pub const MAX_HEAD: usize = 64 * 1024;
+
+/// A request head the fast path takes.
+#[derive(Debug)]
+pub struct RequestHead {
+    /// Bytes of the head in the buffer (through the blank line).
+    pub len: usize,
+    /// The route (a dialect route: the fast path takes only those).
+    pub route: ProxyRoute,
+    /// The path without the query.
+    pub path: String,
+    /// `content-length` (0 without one).
+    pub body_len: u64,
+    /// The client asked to close after this exchange.
+    pub close: bool,
+    /// Session from the headers.
+    pub session: Option<session::Session>,
+    /// The head for the upstream, all but its `content-length` line and
+    /// the final blank line (see [`finish_upstream_head`]).
+    pub upstream_head: Vec<u8>,
+}
+
+/// What [`parse_request`] made of the buffer.
+#[derive(Debug)]
+pub enum RequestParse {
+    /// A complete head the fast path takes.
+    Fast(Box<RequestHead>),
+    /// The head is not complete yet.
+    Partial,
+    /// Anything else (another route, another method, chunked or
+    /// `Expect`, HTTP/1.0, HTTP/2, malformed): hyper serves it.
+    Fallback,
+}
+
+/// Parse the client's request head at the start of `buf`.
+pub fn parse_request(buf: &[u8], upstreams: &Upstreams) -> RequestParse {
+    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut req = httparse::Request::new(&mut headers);
+    let len = match req.parse(buf) {
+        Ok(httparse::Status::Complete(len)) => len,
+        Ok(httparse::Status::Partial) if buf.len() < MAX_HEAD => return RequestParse::Partial,
+        _ => return RequestParse::Fallback,
+    };
+    if req.version != Some(1) || req.method != Some("POST") {
+        return RequestParse::Fallback;
+    }
+    let Some(target) = req.path.filter(|p| p.starts_with('/')) else {
+        return RequestParse::Fallback;
+    };
+    let path = target.split(['?', '#']).next().unwrap_or(target);
+    let Some(route) = ProxyRoute::dialect_post(path) else {
+        return RequestParse::Fallback;
+    };
+    let Some(facts) =
+        Facts::of(req.headers).filter(|f| !f.transfer_encoding && !f.expect_or_upgrade)
+    else {
+        return RequestParse::Fallback;
+    };
+    let upstream = route.provider.upstream(upstreams);
+    let mut upstream_head = Vec::with_capacity(len + 64);
+    upstream_head.extend_from_slice(b"POST ");
+    upstream_head.extend_from_slice(upstream.prefix().as_bytes());
+    upstream_head.extend_from_slice(target.as_bytes());
+    upstream_head.extend_from_slice(b" HTTP/1.1\r\nhost: ");
+    upstream_head.extend_from_slice(upstream.authority().as_bytes());
+    upstream_head.extend_from_slice(b"\r\n");
+    for h in req.headers.iter() {
+        if h.name.eq_ignore_ascii_case("host")
+            || h.name.eq_ignore_ascii_case("content-length")
+            || facts.is_hop_by_hop(h.name)
+        {
+            continue;
+        }
+        push_header(&mut upstream_head, h.name.as_bytes(), h.value);
+    }
+    let session = session::from_header_values(|name| {
+        req.headers
+            .iter()
+            .find(|h| h.name.eq_ignore_ascii_case(name))
+            .map(|h| h.value)
+    });
+    RequestParse::Fast(Box::new(RequestHead {
+        len,
+        route,
+        path: path.to_string(),
+        body_len: facts.content_length.unwrap_or(0),
+        close: facts.close,
+        session,
+        upstream_head,
+    }))
+}
+
+/// End the upstream head: its `content-length` and the blank line.
+pub fn finish_upstream_head(head: &mut Vec<u8>, body_len: usize) {
+    head.extend_from_slice(b"content-length: ");
+    head.extend_from_slice(itoa(body_len as u64).as_bytes());
+    head.extend_from_slice(b"\r\n\r\n");
+}
+
+/// How a response body is delimited.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyFraming {
+    /// No body (`204`, `304`).
+    Empty,
+    /// `content-length`.
+    Length(u64),
+    /// `transfer-encoding: chunked`.
+    Chunked,
+    /// Until the upstream closes the connection.
+    Close,
+}
+
+/// A parsed upstream response head.
+#[derive(Debug)]
+pub struct ResponseHead {
+    /// Bytes of the head in the buffer.
+    pub len: usize,
+    /// The status code.
+    pub status: u16,
+    /// How the body is delimited.
+    pub framing: BodyFraming,
+    /// The upstream will close the connection after this response.
+    pub close: bool,
+    /// `content-type`, raw.
+    pub content_type: Option<Vec<u8>>,
+    /// `content-encoding`, raw.
+    pub content_encoding: Option<Vec<u8>>,
+}
+
+/// What [`parse_response`] made of the buffer.
+#[derive(Debug)]
+pub enum ResponseParse {
+    /// A final response head, and the head for the client.
+    Head(ResponseHead, Vec<u8>),
+    /// An informational (1xx) head of this many bytes: skipped, as hyper's
+    /// client does.
+    Informational(usize),
+    /// Not complete yet.
+    Partial,
+    /// Not an HTTP/1.x response head the gateway can relay.
+    Invalid(String),
+}
+
+/// What the client's head must say besides the upstream's headers.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ClientHeadExtras {
+    /// `x-toolwarden-repaired: N` when non-zero.
+    pub repaired: usize,
+    /// Add `connection: close`.
+    pub close: bool,
+}
+
+/// Parse the upstream's response head at the start of `buf` and write the
+/// client's.
+pub fn parse_response(buf: &[u8], extras: ClientHeadExtras) -> ResponseParse {
+    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut res = httparse::Response::new(&mut headers);
+    let len = match res.parse(buf) {
+        Ok(httparse::Status::Complete(len)) => len,
+        Ok(httparse::Status::Partial) if buf.len() < MAX_HEAD => return ResponseParse::Partial,
+        Ok(httparse::Status::Partial) => {
+            return ResponseParse::Invalid("response head too large".into());
+        }
+        Err(e) => return ResponseParse::Invalid(format!("invalid response head: {e}")),
+    };
+    let status = res.code.unwrap_or(0);
+    if (100..200).contains(&status) {
+        if status == 101 {
+            return ResponseParse::Invalid("unexpected 101 Switching Protocols".into());
+        }
+        return ResponseParse::Informational(len);
+    }
+    let Some(facts) = Facts::of(res.headers) else {
+        return ResponseParse::Invalid("invalid content-length".into());
+    };
+    let http10 = res.version == Some(0);
+    let framing = if status == 204 || status == 304 {
+        BodyFraming::Empty
+    } else if facts.chunked_last {
+        BodyFraming::Chunked
+    } else if facts.transfer_encoding {
+        // A transfer coding other than chunked last: read to the close.
+        BodyFraming::Close
+    } else if let Some(n) = facts.content_length {
+        BodyFraming::Length(n)
+    } else {
+        BodyFraming::Close
+    };
+    let mut client = Vec::with_capacity(len + 64);
+    client.extend_from_slice(b"HTTP/1.1 ");
+    client.extend_from_slice(itoa(u64::from(status)).as_bytes());
+    client.push(b' ');
+    client.extend_from_slice(res.reason.unwrap_or("").as_bytes());
+    client.extend_from_slice(b"\r\n");
+    let mut content_type = None;
+    let mut content_encoding = None;
+    for h in res.headers.iter() {
+        if h.name.eq_ignore_ascii_case("content-type") {
+            content_type.get_or_insert_with(|| h.value.to_vec());
+        } else if h.name.eq_ignore_ascii_case("content-encoding") {
+            content_encoding.get_or_insert_with(|| h.value.to_vec());
+        }
+        let reframed = matches!(framing, BodyFraming::Chunked | BodyFraming::Close);
+        if facts.is_hop_by_hop(h.name)
+            || (reframed && h.name.eq_ignore_ascii_case("content-length"))
+        {
+            continue;
+        }
+        push_header(&mut client, h.name.as_bytes(), h.value);
+    }
+    if matches!(framing, BodyFraming::Chunked | BodyFraming::Close) {
+        client.extend_from_slice(b"transfer-encoding: chunked\r\n");
+    }
+    if extras.repaired > 0 {
+        push_header(
+            &mut client,
+            crate::proxy::REPAIRED_HEADER.as_bytes(),
+            itoa(extras.repaired as u64).as_bytes(),
+        );
+    }
+    if extras.close {
+        client.extend_from_slice(b"connection: close\r\n");
+    }
+    client.extend_from_slice(b"\r\n");
+    let close = facts.close || (http10 && !facts.keep_alive) || framing == BodyFraming::Close;
+    ResponseParse::Head(
+        ResponseHead {
+            len,
+            status,
+            framing,
+            close,
+            content_type,
+            content_encoding,
+        },
+        client,
+    )
+}
+
+/// What the framing and hop-by-hop headers of a head say.
+#[derive(Debug, Default)]
+struct Facts<'h> {
+    content_length: Option<u64>,
+    transfer_encoding: bool,
+    chunked_last: bool,
+    /// `expect` or `upgrade`: requests with these are hyper's.
+    expect_or_upgrade: bool,
+    close: bool,
+    keep_alive: bool,
+    /// Names listed in `connection` (other than `close` / `keep-alive`).
+    listed: Vec<&'h str>,
+}
+
+impl<'h> Facts<'h> {
+    /// `None` for conflicting or invalid `content-length`s.
+    fn of(headers: &'h [httparse::Header<'h>]) -> Option<Facts<'h>> {
+        let mut facts = Facts::default();
+        for h in headers {
+            let name = h.name;
+            if name.eq_ignore_ascii_case("content-length") {
+                let n = parse_length(h.value)?;
+                if facts.content_length.is_some_and(|m| m != n) {
+                    return None;
+                }
+                facts.content_length = Some(n);
+            } else if name.eq_ignore_ascii_case("transfer-encoding") {
+                facts.transfer_encoding = true;
+                let value = std::str::from_utf8(h.value).ok()?;
+                facts.chunked_last = value
+                    .rsplit(',')
+                    .next()
+                    .is_some_and(|last| last.trim().eq_ignore_ascii_case("chunked"));
+            } else if name.eq_ignore_ascii_case("connection") {
+                let value = std::str::from_utf8(h.value).ok()?;
+                for token in value.split(',').map(str::trim).filter(|t| !t.is_empty()) {
+                    if token.eq_ignore_ascii_case("close") {
+                        facts.close = true;
+                    } else if token.eq_ignore_ascii_case("keep-alive") {
+                        facts.keep_alive = true;
+                    } else {
+                        facts.listed.push(token);
+                    }
+                }
+            } else if name.eq_ignore_ascii_case("expect") || name.eq_ignore_ascii_case("upgrade") {
+                facts.expect_or_upgrade = true;
+            }
+        }
+        Some(facts)
+    }
+
+    fn is_hop_by_hop(&self, name: &str) -> bool {
+        const HOP: [&str; 8] = [
+            "connection",
+            "keep-alive",
+            "transfer-encoding",
+            "te",
+            "trailer",
+            "upgrade",
+            "expect",
+            "proxy-connection",
+        ];
+        HOP.iter().any(|h| name.eq_ignore_ascii_case(h))
+            || name
+                .get(..6)
+                .is_some_and(|p| p.eq_ignore_ascii_case("proxy-"))
+            || self.listed.iter().any(|l| name.eq_ignore_ascii_case(l))
+    }
+}
+
+/// A `content-length` value: ASCII digits only, at most 19 of them.
+fn parse_length(value: &[u8]) -> Option<u64> {
+    let value = value.trim_ascii();
+    if value.is_empty() || value.len() > 19 || !value.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    Some(value.iter().fold(0u64, |n, d| n * 10 + u64::from(d - b'0')))
+}
+
+fn push_header(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
+    out.extend_from_slice(name);
+    out.extend_from_slice(b": ");
+    out.extend_from_slice(value);
+    out.extend_from_slice(b"\r\n");
+}
+
+/// Decimal digits of `n`, without allocating.
+fn itoa(mut n: u64) -> Digits {
+    let mut digits = Digits {
+        buf: [0; 20],
+        start: 20,
+    };
+    loop {
+        digits.start -= 1;
+        digits.buf[digits.start] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            return digits;
+        }
+    }
+}
+
+struct Digits {
+    buf: [u8; 20],
+    start: usize,
+}
+
+impl Digits {
+    fn as_bytes(&self) -> &[u8] {
+        &self.buf[self.start..]
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,189 @@
+use proptest::prelude::*;
+
+use super::*;
+use crate::routes::Provider;
+
+fn parse(raw: &[u8]) -> RequestParse {
+    let up = crate::Upstream::parse("http://127.0.0.1:9100/prefix").unwrap();
+    let upstreams = Upstreams {
+        openai: up.clone(),
+        anthropic: up.clone(),
+        gemini: up,
+    };
+    parse_request(raw, &upstreams)
+}
+
+fn fast(raw: &[u8]) -> RequestHead {
+    match parse(raw) {
+        RequestParse::Fast(head) => *head,
+        other => panic!("expected the fast path, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_dialect_request_is_rewritten_for_the_upstream() {
+    let raw = b"POST /v1/messages?beta=true HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nX-Api-Key: k\r\n\
+Connection: keep-alive, X-Hop\r\nX-Hop: 1\r\nanthropic-beta: a\r\nanthropic-beta: b\r\n\
+Content-Length: 5\r\nProxy-Authorization: p\r\nx-claude-code-session-id: s-1\r\n\r\nhello";
+    let mut head = fast(raw);
+    assert_eq!(head.len, raw.len() - 5);
+    assert_eq!(head.body_len, 5);
+    assert_eq!(head.route.provider, Provider::Anthropic);
+    assert_eq!(head.path, "/v1/messages");
+    assert!(!head.close);
+    assert_eq!(head.session.as_ref().unwrap().id, "s-1");
+    finish_upstream_head(&mut head.upstream_head, 7);
+    assert_eq!(
+        String::from_utf8(head.upstream_head).unwrap(),
+        "POST /prefix/v1/messages?beta=true HTTP/1.1\r\nhost: 127.0.0.1:9100\r\nX-Api-Key: k\r\n\
+anthropic-beta: a\r\nanthropic-beta: b\r\nx-claude-code-session-id: s-1\r\n\
+content-length: 7\r\n\r\n"
+    );
+}
+
+#[test]
+fn other_requests_are_left_to_hyper() {
+    for raw in [
+        &b"GET /v1/models HTTP/1.1\r\n\r\n"[..],
+        b"POST /v1/models HTTP/1.1\r\n\r\n",
+        b"POST /v1/messages HTTP/1.0\r\ncontent-length: 0\r\n\r\n",
+        b"POST /v1/messages HTTP/1.1\r\ntransfer-encoding: chunked\r\n\r\n",
+        b"POST /v1/messages HTTP/1.1\r\nexpect: 100-continue\r\ncontent-length: 1\r\n\r\n",
+        b"POST /v1/messages HTTP/1.1\r\ncontent-length: 1\r\ncontent-length: 2\r\n\r\n",
+        b"POST /v1/messages HTTP/1.1\r\ncontent-length: -1\r\n\r\n",
+        b"POST http://example.com/v1/messages HTTP/1.1\r\n\r\n",
+        b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n",
+        b"\x16\x03\x01garbage",
+    ] {
+        assert!(
+            matches!(parse(raw), RequestParse::Fallback),
+            "{}",
+            String::from_utf8_lossy(raw)
+        );
+    }
+    assert!(matches!(
+        parse(b"POST /v1/messages HTTP/1.1\r\nhost: x"),
+        RequestParse::Partial
+    ));
+    let head = fast(b"POST /v1beta/models/gemini-pro:streamGenerateContent?alt=sse HTTP/1.1\r\nconnection: close\r\n\r\n");
+    assert!(head.close);
+    assert_eq!(head.body_len, 0);
+    assert!(head.route.gemini_stream);
+    assert_eq!(head.route.model.as_deref(), Some("gemini-pro"));
+}
+
+fn response(raw: &[u8], extras: ClientHeadExtras) -> (ResponseHead, String) {
+    match parse_response(raw, extras) {
+        ResponseParse::Head(head, client) => (head, String::from_utf8(client).unwrap()),
+        other => panic!("expected a head, got {other:?}"),
+    }
+}
+
+#[test]
+fn response_heads_keep_their_headers_and_say_their_framing() {
+    let (head, client) = response(
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 12\r\nKeep-Alive: timeout=5\r\nrequest-id: r1\r\n\r\n{\"ok\":true}\n",
+        ClientHeadExtras { repaired: 2, close: false },
+    );
+    assert_eq!(head.status, 200);
+    assert_eq!(head.framing, BodyFraming::Length(12));
+    assert!(!head.close);
+    assert_eq!(head.content_type.as_deref(), Some(&b"application/json"[..]));
+    assert_eq!(
+        client,
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 12\r\nrequest-id: r1\r\nx-toolwarden-repaired: 2\r\n\r\n"
+    );
+    let (head, client) = response(
+        b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n",
+        ClientHeadExtras { repaired: 0, close: true },
+    );
+    assert_eq!(head.framing, BodyFraming::Chunked);
+    assert!(head.close);
+    assert_eq!(
+        client,
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n"
+    );
+    let (head, client) = response(
+        b"HTTP/1.0 200 OK\r\ncontent-length: 3\r\n\r\n",
+        Default::default(),
+    );
+    assert!(head.close, "HTTP/1.0 without keep-alive closes");
+    assert!(client.starts_with("HTTP/1.1 200 OK\r\n"));
+    let (head, client) = response(b"HTTP/1.1 529 Overloaded\r\n\r\n", Default::default());
+    assert_eq!(head.framing, BodyFraming::Close);
+    assert_eq!(
+        client,
+        "HTTP/1.1 529 Overloaded\r\ntransfer-encoding: chunked\r\n\r\n"
+    );
+    let (head, _) = response(b"HTTP/1.1 204 No Content\r\n\r\n", Default::default());
+    assert_eq!(head.framing, BodyFraming::Empty);
+    assert!(matches!(
+        parse_response(
+            b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n",
+            Default::default()
+        ),
+        ResponseParse::Informational(25)
+    ));
+    assert!(matches!(
+        parse_response(
+            b"HTTP/1.1 200 OK\r\ncontent-length: 1\r\ncontent-length: 2\r\n\r\n",
+            Default::default()
+        ),
+        ResponseParse::Invalid(_)
+    ));
+    assert!(matches!(
+        parse_response(b"HTTP/1.1 200", Default::default()),
+        ResponseParse::Partial
+    ));
+    assert!(matches!(
+        parse_response(b"SSH-2.0\r\n\r\n", Default::default()),
+        ResponseParse::Invalid(_)
+    ));
+}
+
+proptest! {
+    /// Any bytes: a clear outcome, never a panic; a head the fast path
+    /// takes re-parses, once rewritten, as a request with the same body
+    /// length and no hop-by-hop header.
+    #[test]
+    fn request_heads_never_panic_and_rewrite_cleanly(raw in proptest::collection::vec(any::<u8>(), 0..400)) {
+        if let RequestParse::Fast(mut head) = parse(&raw) {
+            finish_upstream_head(&mut head.upstream_head, 3);
+            let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+            let mut req = httparse::Request::new(&mut headers);
+            let parsed = req.parse(&head.upstream_head);
+            prop_assert!(matches!(parsed, Ok(httparse::Status::Complete(_))));
+            prop_assert!(req.headers.iter().all(|h| !h.name.eq_ignore_ascii_case("connection")));
+        }
+    }
+
+    /// Generated requests with random headers: the fast path keeps every
+    /// end-to-end header, in order.
+    #[test]
+    fn end_to_end_headers_are_kept_in_order(
+        headers in proptest::collection::vec(("[a-z][a-z0-9-]{0,12}", "[ -~]{0,20}"), 0..12),
+        body in 0u64..100_000,
+    ) {
+        let mut raw = b"POST /v1/chat/completions HTTP/1.1\r\n".to_vec();
+        for (name, value) in &headers {
+            raw.extend_from_slice(format!("x-{name}: {value}\r\n").as_bytes());
+        }
+        raw.extend_from_slice(format!("content-length: {body}\r\n\r\n").as_bytes());
+        let head = fast(&raw);
+        prop_assert_eq!(head.body_len, body);
+        let text = String::from_utf8(head.upstream_head).unwrap();
+        let mut at = 0;
+        for (name, value) in &headers {
+            let line = format!("x-{name}: {}\r\n", value.trim());
+            let found = text[at..].find(&line);
+            prop_assert!(found.is_some(), "{} missing", line);
+            at += found.unwrap_or(0) + line.len();
+        }
+    }
+
+    /// Any response bytes: a clear outcome, never a panic.
+    #[test]
+    fn response_heads_never_panic(raw in proptest::collection::vec(any::<u8>(), 0..400)) {
+        let _ = parse_response(&raw, ClientHeadExtras { repaired: 1, close: true });
+    }
+}

@@ -1,0 +1,173 @@
+//! The fast path: the gateway's own HTTP/1.1 for its hot routes (the
+//! dialect routes: `POST /v1/messages`, `/v1/chat/completions`,
+//! `/v1/responses`, Gemini `:generateContent` / `:streamGenerateContent`),
+//! as pingora does, because hyper's server and pooled client alone cost
+//! more CPU per request than the gateway's whole budget (see
+//! BENCHMARKS.md). Each client connection starts here:
+//!
+//! 1. read a request head ([`head::parse_request`]); a head the fast path
+//!    does not take — another route or method, a chunked body, `Expect`,
+//!    `Upgrade`, HTTP/1.0, HTTP/2, anything malformed — hands the
+//!    connection, with the bytes already read ([`rewind::Rewind`]), to
+//!    hyper for the rest of its life, where every route is served as
+//!    before;
+//! 2. read the body (`content-length`, bounded by `max_request_bytes`);
+//! 3. run the exchange ([`exchange`]): the same pairing check, analysis and
+//!    observation as the hyper path ([`crate::proxy::Outbound`]), the
+//!    request written upstream in one vectored write over a pooled
+//!    connection ([`pool`]), the response head relayed with its first body
+//!    bytes in one write, the body relayed as it arrives (chunked bodies
+//!    decoded for the observation and re-chunked, [`chunked`]);
+//! 4. keep the connection for the next request unless either side asked to
+//!    close or the gateway is stopping.
+//!
+//! Everything the client sees is what the hyper path gives (the same
+//! bytes, errors in the same envelopes, the same cancellation when the
+//! client goes away) — the e2e suites run through this path.
+
+pub mod chunked;
+mod exchange;
+pub mod head;
+pub mod pool;
+pub mod rewind;
+
+use std::sync::Arc;
+
+use bytes::BytesMut;
+use tokio::{io::AsyncReadExt, net::TcpStream, sync::watch};
+
+use self::{
+    head::{RequestHead, RequestParse},
+    pool::Pool,
+    rewind::Rewind,
+};
+use crate::{
+    errors::{ProxyError, ProxyErrorKind},
+    observe::{Observation, now_ms},
+    proxy,
+    server::Shared,
+    worker::raised,
+};
+
+/// Bytes read at a time from either side.
+const READ_CHUNK: usize = 16 * 1024;
+
+/// How a fast-path connection ended.
+#[derive(Debug)]
+pub enum Ended {
+    /// Closed (by either side, or the gateway stopping).
+    Closed,
+    /// Hyper serves the rest.
+    Fallback(Rewind<TcpStream>),
+}
+
+/// What comes after an exchange.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Next {
+    KeepAlive,
+    Close,
+}
+
+/// Serve one client connection until it closes or needs hyper.
+pub async fn serve(
+    mut client: TcpStream,
+    shared: &Arc<Shared>,
+    pool: &Pool,
+    shutdown: &mut watch::Receiver<bool>,
+) -> Ended {
+    let mut buf = BytesMut::with_capacity(READ_CHUNK);
+    loop {
+        let head = loop {
+            if !buf.is_empty() {
+                match head::parse_request(&buf, &shared.config.upstreams) {
+                    RequestParse::Fast(head) => break head,
+                    RequestParse::Fallback => return Ended::Fallback(Rewind::new(buf, client)),
+                    RequestParse::Partial => {}
+                }
+            }
+            buf.reserve(READ_CHUNK);
+            let read = if buf.is_empty() {
+                // Idle between requests: the gateway stopping closes it.
+                tokio::select! {
+                    read = client.read_buf(&mut buf) => read,
+                    _ = raised(shutdown) => return Ended::Closed,
+                }
+            } else {
+                client.read_buf(&mut buf).await
+            };
+            if !matches!(read, Ok(n) if n > 0) {
+                return Ended::Closed;
+            }
+        };
+        let at_ms = now_ms();
+        let Some(body) = read_body(&mut client, &mut buf, shared, &head, at_ms).await else {
+            return Ended::Closed;
+        };
+        let closing = head.close || *shutdown.borrow();
+        let next = exchange::run(
+            exchange::Ctx {
+                client: &mut client,
+                pipelined: &mut buf,
+                shared,
+                pool,
+            },
+            head,
+            body,
+            at_ms,
+            closing,
+        )
+        .await;
+        if next == Next::Close || closing {
+            return Ended::Closed;
+        }
+    }
+}
+
+/// Read the whole body after the head; `None` when the connection must
+/// close (body too large: answered 413; client gone).
+async fn read_body(
+    client: &mut TcpStream,
+    buf: &mut BytesMut,
+    shared: &Arc<Shared>,
+    head: &RequestHead,
+    at_ms: i64,
+) -> Option<bytes::Bytes> {
+    let fail = |err: &ProxyError| {
+        let base =
+            proxy::request_base(shared, &head.route, &head.path, head.session.clone(), at_ms);
+        Observation::new(shared.sinks.clone(), base).fail(err);
+    };
+    let host = head
+        .route
+        .provider
+        .upstream(&shared.config.upstreams)
+        .host();
+    let body_len = match usize::try_from(head.body_len) {
+        Ok(n) if n <= shared.config.max_request_bytes => n,
+        _ => {
+            let err = proxy::too_large(shared, host);
+            fail(&err);
+            let _ = exchange::reply_error(client, head.route.provider, &err, true).await;
+            return None;
+        }
+    };
+    let total = head.len + body_len;
+    if buf.len() < total {
+        buf.reserve(total - buf.len());
+    }
+    while buf.len() < total {
+        match client.read_buf(buf).await {
+            Ok(n) if n > 0 => {}
+            result => {
+                let detail = match result {
+                    Err(e) => format!("reading the request body failed: {e}"),
+                    Ok(_) => "the client closed the connection before the whole body".into(),
+                };
+                fail(&ProxyError::new(ProxyErrorKind::ClientBody, host, detail));
+                return None;
+            }
+        }
+    }
+    let _ = buf.split_to(head.len);
+    Some(buf.split_to(body_len).freeze())
+}

@@ -1,0 +1,251 @@
+//! The fast path's upstream connections: plain TCP or TLS (rustls with
+//! ring and the webpki roots, ALPN `http/1.1`), TCP_NODELAY, a connect
+//! timeout, and a per-worker pool of idle keep-alive connections per
+//! provider. A pooled connection is handed out only if the upstream has not
+//! closed it (checked with a non-blocking peek) and it has been idle less
+//! than [`IDLE_TIMEOUT`].
+
+use std::{
+    io,
+    net::SocketAddr,
+    pin::Pin,
+    sync::{Arc, Mutex},
+    task::{Context, Poll},
+    time::{Duration, Instant},
+};
+
+use tokio::{
+    io::{AsyncRead, AsyncWrite, ReadBuf},
+    net::TcpStream,
+};
+use tokio_rustls::{TlsConnector, client::TlsStream};
+
+use crate::{
+    errors::{ProxyError, ProxyErrorKind},
+    routes::Provider,
+    server::GatewayError,
+    upstream_url::Upstream,
+};
+
+/// Idle connections older than this are closed instead of reused.
+pub const IDLE_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// Idle connections kept per provider and worker.
+const MAX_IDLE: usize = 256;
+
+/// An upstream connection.
+#[derive(Debug)]
+pub enum UpstreamIo {
+    /// `http://`
+    Plain(TcpStream),
+    /// `https://`
+    Tls(Box<TlsStream<TcpStream>>),
+}
+
+/// One worker's upstream connections.
+pub struct Pool {
+    idle: Mutex<[Vec<Idle>; 3]>,
+    tls: TlsConnector,
+    connect_timeout: Duration,
+}
+
+#[derive(Debug)]
+struct Idle {
+    io: UpstreamIo,
+    since: Instant,
+}
+
+impl Pool {
+    /// An empty pool.
+    pub fn new(connect_timeout: Duration) -> Result<Pool, GatewayError> {
+        Ok(Pool {
+            idle: Mutex::new(Default::default()),
+            tls: TlsConnector::from(Arc::new(tls_config()?)),
+            connect_timeout,
+        })
+    }
+
+    /// A live idle connection to `provider`'s upstream, newest first.
+    pub fn checkout(&self, provider: Provider) -> Option<UpstreamIo> {
+        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+        let list = &mut idle[provider.index()];
+        while let Some(conn) = list.pop() {
+            if conn.since.elapsed() < IDLE_TIMEOUT && conn.io.is_open() {
+                return Some(conn.io);
+            }
+        }
+        None
+    }
+
+    /// Keep a connection whose last response ended cleanly.
+    pub fn checkin(&self, provider: Provider, io: UpstreamIo) {
+        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+        let list = &mut idle[provider.index()];
+        if list.len() < MAX_IDLE {
+            list.push(Idle {
+                io,
+                since: Instant::now(),
+            });
+        }
+    }
+
+    /// A new connection (TCP, then TLS for `https://`), within the connect
+    /// timeout.
+    pub async fn connect(&self, upstream: &Upstream) -> Result<UpstreamIo, ProxyError> {
+        let host = upstream.host();
+        match tokio::time::timeout(self.connect_timeout, self.connect_inner(upstream)).await {
+            Ok(result) => result,
+            Err(_) => Err(ProxyError::new(
+                ProxyErrorKind::ConnectTimeout,
+                host,
+                format!(
+                    "no connection within {} ms",
+                    self.connect_timeout.as_millis()
+                ),
+            )),
+        }
+    }
+
+    async fn connect_inner(&self, upstream: &Upstream) -> Result<UpstreamIo, ProxyError> {
+        let host = upstream.host();
+        let name = host.trim_start_matches('[').trim_end_matches(']');
+        let port = upstream.port();
+        let addrs: Vec<SocketAddr> = match name.parse::<std::net::IpAddr>() {
+            Ok(ip) => vec![SocketAddr::new(ip, port)],
+            Err(_) => tokio::net::lookup_host((name, port))
+                .await
+                .map_err(|e| ProxyError::new(ProxyErrorKind::Dns, host, format!("dns error: {e}")))?
+                .collect(),
+        };
+        let mut last = None;
+        let mut tcp = None;
+        for addr in addrs {
+            match TcpStream::connect(addr).await {
+                Ok(stream) => {
+                    tcp = Some(stream);
+                    break;
+                }
+                Err(e) => last = Some(e),
+            }
+        }
+        let tcp = tcp.ok_or_else(|| {
+            let detail = last.map_or_else(|| "no address".to_string(), |e| e.to_string());
+            ProxyError::new(ProxyErrorKind::Connect, host, detail)
+        })?;
+        let _ = tcp.set_nodelay(true);
+        if !upstream.is_https() {
+            return Ok(UpstreamIo::Plain(tcp));
+        }
+        let server_name = rustls::pki_types::ServerName::try_from(name.to_string())
+            .map_err(|e| ProxyError::new(ProxyErrorKind::Tls, host, e.to_string()))?;
+        let tls = self
+            .tls
+            .connect(server_name, tcp)
+            .await
+            .map_err(|e| ProxyError::new(ProxyErrorKind::Tls, host, e.to_string()))?;
+        Ok(UpstreamIo::Tls(Box::new(tls)))
+    }
+}
+
+/// The client TLS settings: ring, the webpki roots, HTTP/1.1 by ALPN.
+fn tls_config() -> Result<rustls::ClientConfig, GatewayError> {
+    let roots = rustls::RootCertStore {
+        roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+    };
+    let mut config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .map_err(|e| GatewayError::tls(e.to_string()))?
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(config)
+}
+
+impl std::fmt::Debug for Pool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pool")
+            .field("connect_timeout", &self.connect_timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+// === impl UpstreamIo ===
+
+impl UpstreamIo {
+    /// Whether the upstream has not closed the connection: nothing to
+    /// read, or (TLS) records such as session tickets, but not EOF.
+    fn is_open(&self) -> bool {
+        let tcp = match self {
+            UpstreamIo::Plain(tcp) => tcp,
+            UpstreamIo::Tls(tls) => tls.get_ref().0,
+        };
+        let mut byte = [0u8; 1];
+        let mut buf = ReadBuf::new(&mut byte);
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        match tcp.poll_peek(&mut cx, &mut buf) {
+            Poll::Pending => true,
+            Poll::Ready(Ok(n)) => n > 0 && matches!(self, UpstreamIo::Tls(_)),
+            Poll::Ready(Err(_)) => false,
+        }
+    }
+}
+
+impl AsyncRead for UpstreamIo {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            UpstreamIo::Plain(s) => Pin::new(s).poll_read(cx, buf),
+            UpstreamIo::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for UpstreamIo {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            UpstreamIo::Plain(s) => Pin::new(s).poll_write(cx, buf),
+            UpstreamIo::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
+        }
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            UpstreamIo::Plain(s) => Pin::new(s).poll_write_vectored(cx, bufs),
+            UpstreamIo::Tls(s) => Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
+        }
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        match self {
+            UpstreamIo::Plain(s) => s.is_write_vectored(),
+            UpstreamIo::Tls(s) => s.is_write_vectored(),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            UpstreamIo::Plain(s) => Pin::new(s).poll_flush(cx),
+            UpstreamIo::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            UpstreamIo::Plain(s) => Pin::new(s).poll_shutdown(cx),
+            UpstreamIo::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
+        }
+    }
+}

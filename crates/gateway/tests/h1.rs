@@ -1,0 +1,334 @@
+//! The fast path (`toolwarden_gateway::h1`) through real sockets, against a
+//! raw upstream that writes scripted bytes — chunked bodies split at odd
+//! places, informational heads, close-delimited HTTP/1.0 bodies, idle
+//! connections closed under the gateway — and counts its connections.
+
+use std::{
+    sync::{
+        Arc,
+        atomic::{AtomicUsize, Ordering},
+    },
+    time::Duration,
+};
+
+use bytes::Bytes;
+use http::{Request, StatusCode};
+use http_body_util::{BodyExt, Full, StreamBody};
+use hyper::body::Frame;
+use hyper_util::rt::TokioIo;
+use tokio::{
+    io::{AsyncReadExt, AsyncWriteExt},
+    net::{TcpListener, TcpStream},
+    sync::mpsc,
+};
+use toolwarden_gateway::{Config, Gateway, RunningGateway};
+
+/// What the upstream answers to the n-th request (0-based, whole run):
+/// pieces written with a short pause between them, then whether to close.
+type Script = Arc<dyn Fn(usize) -> (Vec<&'static [u8]>, bool) + Send + Sync>;
+
+struct RawUpstream {
+    addr: std::net::SocketAddr,
+    connections: Arc<AtomicUsize>,
+    bodies: mpsc::UnboundedReceiver<(String, Vec<u8>)>,
+}
+
+/// An upstream that reads `content-length` requests and answers by script.
+async fn raw_upstream(script: Script) -> RawUpstream {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let connections = Arc::new(AtomicUsize::new(0));
+    let served = Arc::new(AtomicUsize::new(0));
+    let (tx, bodies) = mpsc::unbounded_channel();
+    let count = connections.clone();
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            count.fetch_add(1, Ordering::SeqCst);
+            let (script, served, tx) = (script.clone(), served.clone(), tx.clone());
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                loop {
+                    let Some((head, body)) = read_request(&mut stream, &mut buf).await else {
+                        return;
+                    };
+                    let _ = tx.send((head, body));
+                    let (pieces, close) = script(served.fetch_add(1, Ordering::SeqCst));
+                    for piece in pieces {
+                        if stream.write_all(piece).await.is_err() {
+                            return;
+                        }
+                        tokio::time::sleep(Duration::from_millis(2)).await;
+                    }
+                    if close {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    RawUpstream {
+        addr,
+        connections,
+        bodies,
+    }
+}
+
+async fn read_request(stream: &mut TcpStream, buf: &mut Vec<u8>) -> Option<(String, Vec<u8>)> {
+    loop {
+        let mut headers = [httparse::EMPTY_HEADER; 64];
+        let mut req = httparse::Request::new(&mut headers);
+        if let Ok(httparse::Status::Complete(len)) = req.parse(buf) {
+            let body_len: usize = req
+                .headers
+                .iter()
+                .find(|h| h.name.eq_ignore_ascii_case("content-length"))
+                .map(|h| std::str::from_utf8(h.value).unwrap().parse().unwrap())
+                .unwrap_or(0);
+            if buf.len() >= len + body_len {
+                let head = String::from_utf8(buf[..len].to_vec()).unwrap();
+                let body = buf[len..len + body_len].to_vec();
+                buf.drain(..len + body_len);
+                return Some((head, body));
+            }
+        }
+        let mut chunk = [0u8; 16384];
+        match stream.read(&mut chunk).await {
+            Ok(0) | Err(_) => return None,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+        }
+    }
+}
+
+async fn gateway(upstream: std::net::SocketAddr) -> RunningGateway {
+    let config = Config::for_tests(&format!("http://{upstream}"));
+    Gateway::start(config).await.unwrap()
+}
+
+/// One client connection to the gateway, for several requests.
+async fn client(
+    gw: &RunningGateway,
+) -> hyper::client::conn::http1::SendRequest<
+    http_body_util::combinators::BoxBody<Bytes, std::io::Error>,
+> {
+    let stream = TcpStream::connect(gw.addr()).await.unwrap();
+    let (send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    send
+}
+
+fn post(
+    path: &str,
+    body: &'static str,
+) -> Request<http_body_util::combinators::BoxBody<Bytes, std::io::Error>> {
+    Request::post(path)
+        .header("content-type", "application/json")
+        .body(
+            Full::new(Bytes::from_static(body.as_bytes()))
+                .map_err(|never| match never {})
+                .boxed(),
+        )
+        .unwrap()
+}
+
+const CHAT: &str = r#"{"model":"m","messages":[{"role":"user","content":"hi"}]}"#;
+
+#[tokio::test]
+async fn keep_alive_reuses_connections_and_hyper_takes_over_mid_connection() {
+    let mut up = raw_upstream(Arc::new(|_| {
+        (
+            vec![&b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 11\r\n\r\n{\"ok\":true}"[..]],
+            false,
+        )
+    }))
+    .await;
+    let gw = gateway(up.addr).await;
+    let mut send = client(&gw).await;
+    for _ in 0..3 {
+        let response = send
+            .send_request(post("/v1/chat/completions", CHAT))
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        let body = response.into_body().collect().await.unwrap().to_bytes();
+        assert_eq!(body, "{\"ok\":true}");
+    }
+    assert_eq!(
+        up.connections.load(Ordering::SeqCst),
+        1,
+        "the fast path reused its upstream connection"
+    );
+    // The same connection, a route the fast path leaves to hyper.
+    let health = Request::get("/healthz")
+        .body(
+            Full::new(Bytes::new())
+                .map_err(|never| match never {})
+                .boxed(),
+        )
+        .unwrap();
+    let response = send.send_request(health).await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    // And a dialect route again, now served by hyper on this connection.
+    let response = send
+        .send_request(post("/v1/chat/completions", CHAT))
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let (head, body) = up.bodies.recv().await.unwrap();
+    assert!(head.starts_with("POST /v1/chat/completions HTTP/1.1\r\n"));
+    assert!(head.contains(&format!("host: {}\r\n", up.addr)));
+    assert_eq!(body, CHAT.as_bytes());
+    // hyper's client has its own pool.
+    assert_eq!(up.connections.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test]
+async fn chunked_informational_and_close_delimited_responses_arrive_whole() {
+    let up = raw_upstream(Arc::new(|n| match n {
+        // Chunked, split inside sizes, data and trailers.
+        0 => (
+            vec![
+                &b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n1"[..],
+                b"6\r\ndata: {\"choices\":[]}\n\n\r",
+                b"\n6;ext=1\r\ndata: ",
+                b"\r\n9\r\n[DONE]\n\n\n\r\n0\r\ntrailer: x\r",
+                b"\n\r\n",
+            ],
+            false,
+        ),
+        // An informational head before the final one.
+        1 => (
+            vec![
+                &b"HTTP/1.1 100 Continue\r\n\r\n"[..],
+                b"HTTP/1.1 201 Created\r\ncontent-length: 2\r\n\r\nok",
+            ],
+            false,
+        ),
+        // HTTP/1.0, delimited by the close.
+        _ => (
+            vec![&b"HTTP/1.0 200 OK\r\ncontent-type: application/json\r\n\r\n{\"a\":"[..], b"1}"],
+            true,
+        ),
+    }))
+    .await;
+    let gw = gateway(up.addr).await;
+    let mut send = client(&gw).await;
+    let response = send
+        .send_request(post("/v1/chat/completions", CHAT))
+        .await
+        .unwrap();
+    assert_eq!(response.headers()["content-type"], "text/event-stream");
+    let body = response.into_body().collect().await.unwrap().to_bytes();
+    assert_eq!(body, "data: {\"choices\":[]}\n\ndata: [DONE]\n\n\n");
+    let response = send
+        .send_request(post("/v1/chat/completions", CHAT))
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::CREATED);
+    assert_eq!(
+        response.into_body().collect().await.unwrap().to_bytes(),
+        "ok"
+    );
+    let response = send
+        .send_request(post("/v1/chat/completions", CHAT))
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(
+        response.into_body().collect().await.unwrap().to_bytes(),
+        "{\"a\":1}"
+    );
+    // The client's connection survived the upstream's close.
+    let response = send
+        .send_request(post("/v1/chat/completions", CHAT))
+        .await
+        .unwrap();
+    assert_eq!(
+        response.into_body().collect().await.unwrap().to_bytes(),
+        "{\"a\":1}"
+    );
+    assert_eq!(up.connections.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test]
+async fn an_idle_connection_the_upstream_closed_is_not_reused() {
+    let up = raw_upstream(Arc::new(|_| {
+        // Closes after every answer without saying so.
+        (
+            vec![&b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok"[..]],
+            true,
+        )
+    }))
+    .await;
+    let gw = gateway(up.addr).await;
+    let mut send = client(&gw).await;
+    for _ in 0..3 {
+        let response = send.send_request(post("/v1/messages", "{}")).await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        assert_eq!(
+            response.into_body().collect().await.unwrap().to_bytes(),
+            "ok"
+        );
+        tokio::time::sleep(Duration::from_millis(30)).await;
+    }
+    assert_eq!(up.connections.load(Ordering::SeqCst), 3);
+}
+
+#[tokio::test]
+async fn chunked_request_bodies_are_served_by_hyper_unchanged() {
+    let mut up = raw_upstream(Arc::new(|_| {
+        (
+            vec![&b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok"[..]],
+            false,
+        )
+    }))
+    .await;
+    let gw = gateway(up.addr).await;
+    let mut send = client(&gw).await;
+    let frames = futures_util::stream::iter(
+        [&CHAT[..10], &CHAT[10..]].map(|s| Ok::<_, std::io::Error>(Frame::data(Bytes::from(s)))),
+    );
+    let request = Request::post("/v1/chat/completions")
+        .body(StreamBody::new(frames).boxed())
+        .unwrap();
+    let response = send.send_request(request).await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(
+        response.into_body().collect().await.unwrap().to_bytes(),
+        "ok"
+    );
+    let (_, body) = up.bodies.recv().await.unwrap();
+    assert_eq!(body, CHAT.as_bytes());
+}
+
+#[tokio::test]
+async fn a_truncated_fixed_length_body_closes_the_client_connection() {
+    let up = raw_upstream(Arc::new(|_| {
+        (
+            vec![&b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nshort"[..]],
+            true,
+        )
+    }))
+    .await;
+    let gw = gateway(up.addr).await;
+    let mut stream = TcpStream::connect(gw.addr()).await.unwrap();
+    stream
+        .write_all(
+            format!(
+                "POST /v1/messages HTTP/1.1\r\nhost: x\r\ncontent-length: {}\r\n\r\n{CHAT}",
+                CHAT.len()
+            )
+            .as_bytes(),
+        )
+        .await
+        .unwrap();
+    let mut got = Vec::new();
+    tokio::time::timeout(Duration::from_secs(5), stream.read_to_end(&mut got))
+        .await
+        .expect("the gateway closes the connection")
+        .unwrap();
+    let text = String::from_utf8(got).unwrap();
+    assert!(text.starts_with("HTTP/1.1 200 OK\r\n"), "{text}");
+    assert!(text.ends_with("\r\n\r\nshort"), "{text}");
+}
