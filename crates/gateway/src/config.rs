@@ -79,6 +79,10 @@ pub struct RawConfig {
     /// Proxy worker threads (each with its own event loop and upstream
     /// connection pool); 0 or unset = one per CPU.
     pub workers: Option<u64>,
+    /// A PEM file of extra root certificates trusted for upstream TLS
+    /// (beside the built-in webpki roots): a TLS-inspecting egress proxy,
+    /// a self-hosted upstream.
+    pub upstream_ca: Option<PathBuf>,
     /// Problems found while reading the environment, reported by `validate`.
     #[serde(skip)]
     problems: Vec<String>,
@@ -139,6 +143,8 @@ pub struct Config {
     pub response_parse_limit: usize,
     /// Proxy worker threads (at least 1).
     pub workers: usize,
+    /// Extra trusted roots for upstream TLS (DER), from `upstream_ca`.
+    pub upstream_roots: Vec<rustls::pki_types::CertificateDer<'static>>,
 }
 
 /// What went wrong reading or validating settings.
@@ -214,6 +220,7 @@ impl RawConfig {
                 "max_request_bytes" => raw.max_request_bytes = raw.env_number(&name, &value),
                 "response_parse_limit" => raw.response_parse_limit = raw.env_number(&name, &value),
                 "workers" => raw.workers = raw.env_number(&name, &value),
+                "upstream_ca" => raw.upstream_ca = Some(PathBuf::from(value)),
                 _ => {}
             }
         }
@@ -255,6 +262,7 @@ impl RawConfig {
             max_request_bytes: over.max_request_bytes.or(self.max_request_bytes),
             response_parse_limit: over.response_parse_limit.or(self.response_parse_limit),
             workers: over.workers.or(self.workers),
+            upstream_ca: over.upstream_ca.or(self.upstream_ca),
             problems,
         }
     }
@@ -326,6 +334,13 @@ impl RawConfig {
                 1
             }
         };
+        let upstream_roots = match &self.upstream_ca {
+            Some(path) => read_roots(path).unwrap_or_else(|e| {
+                problems.push(format!("upstream_ca {}: {e}", path.display()));
+                Vec::new()
+            }),
+            None => Vec::new(),
+        };
         match (listen, openai, anthropic, gemini, repair) {
             (Some(listen), Some(openai), Some(anthropic), Some(gemini), Some(repair))
                 if problems.is_empty() =>
@@ -352,6 +367,7 @@ impl RawConfig {
                     response_parse_limit: usize::try_from(response_parse_limit)
                         .unwrap_or(usize::MAX),
                     workers,
+                    upstream_roots,
                 })
             }
             _ => Err(ConfigError::new(
@@ -360,6 +376,19 @@ impl RawConfig {
             )),
         }
     }
+}
+
+/// The certificates of a PEM file (at least one).
+fn read_roots(path: &Path) -> Result<Vec<rustls::pki_types::CertificateDer<'static>>, String> {
+    use rustls::pki_types::{CertificateDer, pem::PemObject};
+    let pem = std::fs::read(path).map_err(|e| e.to_string())?;
+    let roots = CertificateDer::pem_slice_iter(&pem)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("not a PEM certificate file ({e})"))?;
+    if roots.is_empty() {
+        return Err("no certificate in the file".into());
+    }
+    Ok(roots)
 }
 
 fn env_list(value: &str) -> Vec<String> {

@@ -71,7 +71,7 @@ pub(crate) fn spawn(
     signals: Signals,
 ) -> Result<oneshot::Receiver<()>, GatewayError> {
     let client = proxy::upstream::build_client(&shared.config)?;
-    let pool = Arc::new(Pool::new(shared.config.connect_timeout)?);
+    let pool = Arc::new(Pool::new(&shared.config)?);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

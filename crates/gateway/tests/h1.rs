@@ -17,7 +17,7 @@ use http_body_util::{BodyExt, Full, StreamBody};
 use hyper::body::Frame;
 use hyper_util::rt::TokioIo;
 use tokio::{
-    io::{AsyncReadExt, AsyncWriteExt},
+    io::{AsyncRead, AsyncReadExt, AsyncWriteExt},
     net::{TcpListener, TcpStream},
     sync::mpsc,
 };
@@ -73,7 +73,10 @@ async fn raw_upstream(script: Script) -> RawUpstream {
     }
 }
 
-async fn read_request(stream: &mut TcpStream, buf: &mut Vec<u8>) -> Option<(String, Vec<u8>)> {
+async fn read_request<S: AsyncRead + Unpin>(
+    stream: &mut S,
+    buf: &mut Vec<u8>,
+) -> Option<(String, Vec<u8>)> {
     loop {
         let mut headers = [httparse::EMPTY_HEADER; 64];
         let mut req = httparse::Request::new(&mut headers);
@@ -331,4 +334,112 @@ async fn a_truncated_fixed_length_body_closes_the_client_connection() {
     let text = String::from_utf8(got).unwrap();
     assert!(text.starts_with("HTTP/1.1 200 OK\r\n"), "{text}");
     assert!(text.ends_with("\r\n\r\nshort"), "{text}");
+}
+
+// ------------------------------------------------------------------ TLS
+
+fn tls_file(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/tls")
+        .join(name)
+}
+
+/// An HTTPS upstream (certificate for `localhost` and 127.0.0.1, signed by
+/// `tests/tls/ca.pem`) answering every request with a chunked SSE body.
+async fn tls_upstream() -> (std::net::SocketAddr, Arc<AtomicUsize>) {
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer, pem::PemObject};
+    let certs = CertificateDer::pem_file_iter(tls_file("server.pem"))
+        .unwrap()
+        .collect::<Result<Vec<_>, _>>()
+        .unwrap();
+    let key = PrivateKeyDer::from_pem_file(tls_file("server.key")).unwrap();
+    let mut config = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_no_client_auth()
+    .with_single_cert(certs, key)
+    .unwrap();
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let connections = Arc::new(AtomicUsize::new(0));
+    let count = connections.clone();
+    tokio::spawn(async move {
+        while let Ok((tcp, _)) = listener.accept().await {
+            let acceptor = acceptor.clone();
+            let count = count.clone();
+            tokio::spawn(async move {
+                let Ok(mut stream) = acceptor.accept(tcp).await else {
+                    return;
+                };
+                count.fetch_add(1, Ordering::SeqCst);
+                let mut buf = Vec::new();
+                while read_request(&mut stream, &mut buf).await.is_some() {
+                    let answer = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\
+transfer-encoding: chunked\r\n\r\n14\r\ndata: {\"choices\":[]}\r\n2\r\n\n\n\r\n0\r\n\r\n";
+                    if stream.write_all(answer).await.is_err() || stream.flush().await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    (addr, connections)
+}
+
+#[tokio::test]
+async fn https_upstreams_are_reached_over_tls_on_both_paths() {
+    let (addr, connections) = tls_upstream().await;
+    let url = format!("https://localhost:{}", addr.port());
+    let mut raw = toolwarden_gateway::RawConfig::default();
+    raw.listen = Some("127.0.0.1:0".into());
+    raw.openai_upstream = Some(url.clone());
+    raw.anthropic_upstream = Some(url.clone());
+    raw.gemini_upstream = Some(url);
+    raw.upstream_ca = Some(tls_file("ca.pem"));
+    let trusted = raw.validate().unwrap();
+    let gw = Gateway::start(trusted.clone()).await.unwrap();
+    let mut send = client(&gw).await;
+    for _ in 0..2 {
+        let response = send
+            .send_request(post("/v1/chat/completions", CHAT))
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        let body = response.into_body().collect().await.unwrap().to_bytes();
+        assert_eq!(body, "data: {\"choices\":[]}\n\n");
+    }
+    assert_eq!(
+        connections.load(Ordering::SeqCst),
+        1,
+        "one pooled TLS connection"
+    );
+    // A pass-through path goes through hyper's client, with the same roots.
+    let models = Request::get("/v1/models")
+        .body(
+            Full::new(Bytes::new())
+                .map_err(|never| match never {})
+                .boxed(),
+        )
+        .unwrap();
+    let response = send.send_request(models).await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    gw.shutdown().await;
+
+    // Without the CA the certificate is refused: a 502 naming TLS.
+    let mut untrusted = trusted;
+    untrusted.upstream_roots.clear();
+    let gw = Gateway::start(untrusted).await.unwrap();
+    let mut send = client(&gw).await;
+    let response = send
+        .send_request(post("/v1/chat/completions", CHAT))
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::BAD_GATEWAY);
+    let body = response.into_body().collect().await.unwrap().to_bytes();
+    let text = String::from_utf8_lossy(&body);
+    assert!(text.contains("upstream_tls_error"), "{text}");
 }

@@ -48,6 +48,10 @@ pub struct ServeArgs {
     /// Proxy worker threads, each with its own event loop [default: one per CPU].
     #[arg(long)]
     pub workers: Option<u64>,
+    /// PEM file of extra root certificates trusted for upstream TLS (a
+    /// TLS-inspecting egress proxy, a self-hosted upstream).
+    #[arg(long)]
+    pub upstream_ca: Option<PathBuf>,
 }
 
 impl ServeArgs {
@@ -64,6 +68,7 @@ impl ServeArgs {
         raw.first_byte_timeout_ms = self.first_byte_timeout_ms;
         raw.admin_token = self.admin_token;
         raw.workers = self.workers;
+        raw.upstream_ca = self.upstream_ca;
         (self.config, raw)
     }
 }

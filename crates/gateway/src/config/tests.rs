@@ -169,3 +169,26 @@ fn workers_default_to_the_cpus_and_are_bounded() {
         .unwrap_err();
     assert!(err.to_string().contains("TOOLWARDEN_WORKERS"), "{err}");
 }
+
+#[test]
+fn upstream_ca_is_read_once_and_must_hold_certificates() {
+    let ca = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/tls/ca.pem");
+    let config = env(&[("TOOLWARDEN_UPSTREAM_CA", ca)]).validate().unwrap();
+    assert_eq!(config.upstream_roots.len(), 1);
+    assert!(
+        RawConfig::default()
+            .validate()
+            .unwrap()
+            .upstream_roots
+            .is_empty()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.pem");
+    std::fs::write(&empty, "not a certificate\n").unwrap();
+    for path in [empty, dir.path().join("missing.pem")] {
+        let err = env(&[("TOOLWARDEN_UPSTREAM_CA", path.to_str().unwrap())])
+            .validate()
+            .unwrap_err();
+        assert!(err.to_string().contains("upstream_ca"), "{err}");
+    }
+}

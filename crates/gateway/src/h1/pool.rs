@@ -1,5 +1,5 @@
-//! The fast path's upstream connections: plain TCP or TLS (rustls with
-//! ring and the webpki roots, ALPN `http/1.1`), TCP_NODELAY, a connect
+//! The fast path's upstream connections: plain TCP or TLS (rustls as
+//! [`crate::proxy::upstream::tls_config`] sets it up, ALPN `http/1.1`), TCP_NODELAY, a connect
 //! timeout, and a per-worker pool of idle keep-alive connections per
 //! provider. A pooled connection is handed out only if the upstream has not
 //! closed it (checked with a non-blocking peek) and it has been idle less
@@ -21,6 +21,7 @@ use tokio::{
 use tokio_rustls::{TlsConnector, client::TlsStream};
 
 use crate::{
+    Config,
     errors::{ProxyError, ProxyErrorKind},
     routes::Provider,
     server::GatewayError,
@@ -56,12 +57,14 @@ struct Idle {
 }
 
 impl Pool {
-    /// An empty pool.
-    pub fn new(connect_timeout: Duration) -> Result<Pool, GatewayError> {
+    /// An empty pool for the gateway's upstreams.
+    pub fn new(config: &Config) -> Result<Pool, GatewayError> {
+        let mut tls = crate::proxy::upstream::tls_config(config)?;
+        tls.alpn_protocols = vec![b"http/1.1".to_vec()];
         Ok(Pool {
             idle: Mutex::new(Default::default()),
-            tls: TlsConnector::from(Arc::new(tls_config()?)),
-            connect_timeout,
+            tls: TlsConnector::from(Arc::new(tls)),
+            connect_timeout: config.connect_timeout,
         })
     }
 
@@ -145,22 +148,6 @@ impl Pool {
             .map_err(|e| ProxyError::new(ProxyErrorKind::Tls, host, e.to_string()))?;
         Ok(UpstreamIo::Tls(Box::new(tls)))
     }
-}
-
-/// The client TLS settings: ring, the webpki roots, HTTP/1.1 by ALPN.
-fn tls_config() -> Result<rustls::ClientConfig, GatewayError> {
-    let roots = rustls::RootCertStore {
-        roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
-    };
-    let mut config = rustls::ClientConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .map_err(|e| GatewayError::tls(e.to_string()))?
-    .with_root_certificates(roots)
-    .with_no_client_auth();
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
-    Ok(config)
 }
 
 impl std::fmt::Debug for Pool {

@@ -1,6 +1,8 @@
-//! The upstream client: hyper-util's pooled client over rustls (ring,
-//! webpki roots, HTTP/1.1 and HTTP/2 by ALPN), plain HTTP allowed (local
-//! mocks), TCP_NODELAY, a connect timeout.
+//! The upstream client for what hyper serves: hyper-util's pooled client
+//! over rustls (HTTP/1.1 and HTTP/2 by ALPN), plain HTTP allowed (local
+//! mocks), TCP_NODELAY, a connect timeout. [`tls_config`] is the one place
+//! upstream TLS is set up, for this client and the fast path's
+//! ([`crate::h1::pool`]): ring, the webpki roots plus `upstream_ca`.
 
 use bytes::Bytes;
 use http_body_util::Full;
@@ -22,8 +24,7 @@ pub fn build_client(config: &Config) -> Result<HttpClient, GatewayError> {
     http.set_nodelay(true);
     http.set_connect_timeout(Some(config.connect_timeout));
     let https = HttpsConnectorBuilder::new()
-        .with_provider_and_webpki_roots(rustls::crypto::ring::default_provider())
-        .map_err(|e| GatewayError::tls(e.to_string()))?
+        .with_tls_config(tls_config(config)?)
         .https_or_http()
         .enable_http1()
         .enable_http2()
@@ -33,4 +34,22 @@ pub fn build_client(config: &Config) -> Result<HttpClient, GatewayError> {
         .pool_timer(TokioTimer::new())
         .pool_idle_timeout(std::time::Duration::from_secs(90))
         .build(https))
+}
+
+/// The rustls client settings for upstreams (ALPN left to the caller).
+pub fn tls_config(config: &Config) -> Result<rustls::ClientConfig, GatewayError> {
+    let mut roots = rustls::RootCertStore {
+        roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+    };
+    for cert in &config.upstream_roots {
+        roots
+            .add(cert.clone())
+            .map_err(|e| GatewayError::tls(format!("upstream_ca: {e}")))?;
+    }
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    Ok(rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| GatewayError::tls(e.to_string()))?
+        .with_root_certificates(roots)
+        .with_no_client_auth())
 }
