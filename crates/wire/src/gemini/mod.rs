@@ -31,14 +31,9 @@ pub use response::StreamState;
 
 use toolwarden_core::ToolOutcome;
 
-use crate::{Defect, Detector, Repaired, RequestView, ResponseView, WireError};
+use crate::{Defect, Repaired, ResponseView, WireError};
 
-pub(crate) fn request_view<'a>(
-    body: &'a [u8],
-    detector: &Detector,
-) -> Result<RequestView<'a>, WireError> {
-    request::request_view_with(body, &|content| detector.is_failure(content))
-}
+pub(crate) use request::{read_result, request_view};
 
 pub(crate) fn response_view(body: &[u8]) -> Result<ResponseView, WireError> {
     response::response_view(body)
