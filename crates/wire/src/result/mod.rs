@@ -104,3 +104,8 @@ impl<'a> ResultView<'a> {
         Ok(ResultContent { text, verdict })
     }
 }
+
+#[cfg(test)]
+mod oracle;
+#[cfg(test)]
+mod tests;
