@@ -31,9 +31,11 @@ impl FlatContent<'_> {
             .is_some_and(|t| t.ends_with("_error"))
     }
 
-    /// Flatten a content's raw JSON text (`None`: absent or `null`).
+    /// Flatten a content's raw JSON text (`None`: absent or `null`). A
+    /// string, the common case, is unescaped directly.
     pub(crate) fn parse(raw: Option<&str>) -> Result<FlatContent<'_>, crate::WireError> {
         match raw {
+            Some(raw) if raw.starts_with('"') => Ok(text(crate::text::unescape(raw)?)),
             Some(raw) => Ok(serde_json::from_str(raw)?),
             None => Ok(FlatContent::default()),
         }

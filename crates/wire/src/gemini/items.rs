@@ -235,9 +235,5 @@ pub(super) fn as_text(v: &RawValue) -> Option<Cow<'_, str>> {
     if !raw.starts_with('"') {
         return None;
     }
-    // Not `&str` then `String`: a failed `&str` parse formats the whole
-    // string into its error message.
-    #[derive(Deserialize)]
-    struct W<'a>(#[serde(borrow)] Cow<'a, str>);
-    serde_json::from_str::<W<'_>>(raw).ok().map(|w| w.0)
+    crate::text::unescape(raw).ok()
 }

@@ -154,6 +154,7 @@ pub(crate) fn read_result<'a>(
     is_failure: &dyn Fn(&str) -> bool,
 ) -> Result<(Cow<'a, str>, Verdict), WireError> {
     let text = match output {
+        Some(raw) if raw.starts_with('"') => crate::text::unescape(raw)?,
         Some(raw) => serde_json::from_str::<Text<'a>>(raw)?.0,
         None => Cow::Borrowed(""),
     };

@@ -45,7 +45,7 @@ fn check(dialect: Dialect, body: &[u8], judge: &dyn Fn(&str) -> bool) -> Result<
 /// non-ASCII, the detector's prefix, MCP JSON.
 fn text() -> impl Strategy<Value = String> {
     prop_oneof![
-        "[a-z \"\\\\\n\t/é✓😀]{0,24}",
+        "[a-z \"\\\\\n\t/é✓😀\u{1}\u{1f}]{0,24}",
         "Error: [a-z\n\"]{0,12}",
         any::<bool>().prop_map(|b| format!("{{\"content\":[],\"isError\":{b}}}")),
         Just(" {\"isError\": \"no\"}".to_string()),
