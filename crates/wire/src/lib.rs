@@ -16,6 +16,23 @@
 //!
 //! Everything here is a pure function over bytes: no I/O, no panics on any
 //! input (the parsers are property-tested and fuzzed).
+//!
+//! ```
+//! use toolwarden_wire::{Detector, Dialect, request_view};
+//!
+//! let body = br#"{"model":"gpt-4o","messages":[
+//!     {"role":"assistant","tool_calls":[{"id":"c1","type":"function",
+//!         "function":{"name":"ls","arguments":"{}"}}]},
+//!     {"role":"tool","tool_call_id":"c1","content":"Error: no such directory"}]}"#;
+//! let view = request_view(Dialect::OpenAiChat, body)?;
+//! let result = &view.results[0];
+//! assert_eq!((result.tool.as_deref(), result.new), (Some("ls"), true));
+//! // The content is decoded only now, for the results you read.
+//! let read = result.read(&Detector::default())?;
+//! assert_eq!(read.text, "Error: no such directory");
+//! assert!(read.verdict.failed);
+//! # Ok::<(), toolwarden_wire::WireError>(())
+//! ```
 
 #![forbid(unsafe_code)]
 

@@ -168,7 +168,80 @@ fn excerpt(content: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::{
+        sync::{Arc, Mutex},
+        time::Duration,
+    };
+
     use super::*;
+    use crate::{
+        metrics::{Metrics, UNPARSED_REQUESTS_TOTAL},
+        recorder::{Observer, Recorder, RecorderOptions},
+    };
+
+    /// Collects the recorded results: (call id, failed, content bytes).
+    #[derive(Default)]
+    struct Results(Mutex<Vec<(String, bool, u64)>>);
+
+    impl Observer for Results {
+        fn on_tool_result(&self, rec: &ToolResultRecord, _tool: &str) {
+            if let Ok(mut v) = self.0.lock() {
+                v.push((rec.call_id.clone(), rec.failed, rec.content_bytes));
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn only_unseen_results_are_read_and_a_bad_content_marks_the_request() {
+        let seen = Arc::new(Results::default());
+        let recorder = Recorder::start(
+            None,
+            RecorderOptions {
+                queue_capacity: 64,
+                batch_max: 8,
+                flush_interval: Duration::from_millis(1),
+                jsonl: None,
+            },
+            seen.clone(),
+        );
+        let sinks = Sinks::new(recorder, Arc::new(Metrics::new()), Default::default());
+        let facts = RequestFacts {
+            request_id: "r1".into(),
+            at_ms: 0,
+            provider: Provider::Anthropic,
+            dialect: Dialect::Anthropic,
+            path_model: None,
+            header_session: Some(Session {
+                id: "s".into(),
+                source: "header",
+            }),
+        };
+        // `bad`'s content is a number: the view reads, that result does not.
+        let body = Bytes::from_static(
+            br#"{"model":"m","messages":[
+            {"role":"assistant","content":[{"type":"tool_use","id":"ok","name":"f","input":{}},
+                {"type":"tool_use","id":"bad","name":"f","input":{}}]},
+            {"role":"user","content":[
+                {"type":"tool_result","tool_use_id":"ok","is_error":true,"content":"Error: \"x\""},
+                {"type":"tool_result","tool_use_id":"bad","content":42}]}]}"#,
+        );
+        let info = analyze(&sinks, &facts, &body);
+        let error = info.parse_error.expect("the bad content is reported");
+        assert!(error.contains("tool result bad"), "{error}");
+        // Resent: `ok` is seen (not read again), `bad` fails again.
+        let again = analyze(&sinks, &facts, &body);
+        assert!(again.parse_error.is_some());
+        assert_eq!(
+            sinks
+                .metrics
+                .counter(UNPARSED_REQUESTS_TOTAL, &["anthropic"]),
+            2
+        );
+        sinks.recorder.shutdown().await;
+        let recorded = seen.0.lock().map(|v| v.clone()).unwrap_or_default();
+        // 10 bytes: the decoded text, not the 12 of its JSON.
+        assert_eq!(recorded, [("ok".to_string(), true, 10)]);
+    }
 
     #[test]
     fn excerpt_cuts_at_a_char_boundary() {
