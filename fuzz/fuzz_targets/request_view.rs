@@ -1,4 +1,5 @@
-//! The request view of any bytes: an error or a view, never a panic.
+//! The request view of any bytes, with every result read: an error or a
+//! view, never a panic.
 #![no_main]
 
 mod common;
@@ -8,6 +9,11 @@ use toolwarden_wire::{Detector, request_view};
 
 fuzz_target!(|data: &[u8]| {
     if let Some((dialect, body)) = common::split(data) {
-        let _ = request_view(dialect, body, &Detector::default());
+        if let Ok(view) = request_view(dialect, body) {
+            let detector = Detector::default();
+            for r in &view.results {
+                let _ = r.read(&detector);
+            }
+        }
     }
 });

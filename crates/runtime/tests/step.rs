@@ -134,13 +134,14 @@ async fn one_step_in_every_dialect_gives_a_valid_conversation() {
         let request = serde_json::to_vec(&next_request(dialect, &resp, &step.messages)).unwrap();
         let defects = toolwarden_wire::validate(dialect, &request).unwrap();
         assert!(defects.is_empty(), "{dialect}: {defects:?}");
-        let view = toolwarden_wire::request_view(dialect, &request, &Detector::default()).unwrap();
+        let view = toolwarden_wire::request_view(dialect, &request).unwrap();
         assert_eq!(view.results.len(), 3, "{dialect}");
         for (i, r) in view.results.iter().enumerate() {
+            let read = r.read(&Detector::default()).unwrap();
             assert_eq!(
-                r.verdict.failed, FAILED[i],
+                read.verdict.failed, FAILED[i],
                 "{dialect} result {i}: {:?}",
-                r.content
+                read.text
             );
         }
     }

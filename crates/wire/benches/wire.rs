@@ -2,10 +2,14 @@
 //! the same run, printed as a table of ratios.
 //!
 //! ```text
-//! CARGO_TARGET_DIR=/work/tgt-wire-a cargo bench -p toolwarden-wire --bench wire
+//! cargo bench -p toolwarden-wire --bench wire
 //! ```
 //!
-//! - request view of a corpus body vs `serde_json::from_slice::<Value>`;
+//! - request view of a corpus body vs `serde_json::from_slice::<Value>`:
+//!   the view alone (`view`, result contents left raw), the view with every
+//!   result read (`read all`: contents decoded and verdicts decided, the
+//!   cost of the old eager view) and with the new results read (`read
+//!   new`, what the gateway does on a turn it has not seen);
 //! - the pairing check (`validate`) of the same body vs the same baseline;
 //! - stream parser on a recorded stream repeated to 10 MB vs the same SSE
 //!   framing with every `data:` line parsed into a `Value`.
@@ -193,30 +197,47 @@ fn main() {
             continue;
         }
         let body = corpus(file);
-        let ours = || {
-            let v = request_view(dialect, black_box(&body), &detector).expect("corpus parses");
-            black_box(v.results.len());
-        };
         let base = || {
             let v: serde_json::Value = serde_json::from_slice(black_box(&body)).expect("JSON");
             black_box(v);
         };
-        let t = if profile {
-            time_pair(budget, ours, || {})
-        } else {
-            time_pair(budget, ours, base)
+        let pair = |ours: &dyn Fn()| {
+            if profile {
+                time_pair(budget, ours, || {})
+            } else {
+                time_pair(budget, ours, base)
+            }
         };
-        row(name, "request", t, body.len(), 2.0);
+        // The view alone: result contents stay raw (a resend whose results
+        // the gateway has all recorded already).
+        let t = pair(&|| {
+            let v = request_view(dialect, black_box(&body)).expect("corpus parses");
+            black_box(v.results.len());
+        });
+        row(name, "view", t, body.len(), 2.0);
+        // The view plus every result read (content decoded, verdict with
+        // the default detector): what the eager view used to cost.
+        let t = pair(&|| {
+            let v = request_view(dialect, black_box(&body)).expect("corpus parses");
+            for r in &v.results {
+                black_box(r.read(&detector).expect("corpus reads"));
+            }
+        });
+        row(name, "read all", t, body.len(), 1.0);
+        // The view plus the results after the last assistant turn read:
+        // the gateway on a turn it has not seen.
+        let t = pair(&|| {
+            let v = request_view(dialect, black_box(&body)).expect("corpus parses");
+            for r in v.results.iter().filter(|r| r.new) {
+                black_box(r.read(&detector).expect("corpus reads"));
+            }
+        });
+        row(name, "read new", t, body.len(), 2.0);
         // The pairing check the gateway runs before forwarding (`fix` mode).
-        let ours = || {
+        let t = pair(&|| {
             let d = toolwarden_wire::validate(dialect, black_box(&body)).expect("corpus parses");
             black_box(d.len());
-        };
-        let t = if profile {
-            time_pair(budget, ours, || {})
-        } else {
-            time_pair(budget, ours, base)
-        };
+        });
         row(name, "validate", t, body.len(), 1.0);
     }
     for &(name, dialect, file, recording) in STREAM_CASES {

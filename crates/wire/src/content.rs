@@ -14,7 +14,7 @@ use crate::text::push_part;
 /// A tool result's content flattened to text, with what the content itself
 /// says about failure.
 #[derive(Default)]
-pub(crate) struct ResultContent<'a> {
+pub(crate) struct FlatContent<'a> {
     /// Text parts joined with newlines (images and other non-text skipped).
     pub text: Cow<'a, str>,
     /// The `type` of an object content (`web_search_tool_result_error`, …).
@@ -23,16 +23,26 @@ pub(crate) struct ResultContent<'a> {
     pub is_error: Option<bool>,
 }
 
-impl ResultContent<'_> {
+impl FlatContent<'_> {
     /// `true` when an object content is a `*_tool_result_error`.
     pub(crate) fn is_error_object(&self) -> bool {
         self.object_type
             .as_deref()
             .is_some_and(|t| t.ends_with("_error"))
     }
+
+    /// Flatten a content's raw JSON text (`None`: absent or `null`). A
+    /// string, the common case, is unescaped directly.
+    pub(crate) fn parse(raw: Option<&str>) -> Result<FlatContent<'_>, crate::WireError> {
+        match raw {
+            Some(raw) if raw.starts_with('"') => Ok(text(crate::text::unescape(raw)?)),
+            Some(raw) => Ok(serde_json::from_str(raw)?),
+            None => Ok(FlatContent::default()),
+        }
+    }
 }
 
-// === impl ResultContent ===
+// === impl FlatContent ===
 
 /// An element of an array content: only text matters.
 #[derive(Deserialize)]
@@ -41,11 +51,11 @@ struct Part<'a> {
     text: Option<Cow<'a, str>>,
 }
 
-impl<'de: 'a, 'a> Deserialize<'de> for ResultContent<'a> {
+impl<'de: 'a, 'a> Deserialize<'de> for FlatContent<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V;
         impl<'de> Visitor<'de> for V {
-            type Value = ResultContent<'de>;
+            type Value = FlatContent<'de>;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("tool result content: a string, blocks or an object")
             }
@@ -59,7 +69,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for ResultContent<'a> {
                 Ok(text(Cow::Owned(v)))
             }
             fn visit_unit<E>(self) -> Result<Self::Value, E> {
-                Ok(ResultContent::default())
+                Ok(FlatContent::default())
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
                 let mut acc = None;
@@ -71,7 +81,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for ResultContent<'a> {
                 Ok(text(acc.unwrap_or_default()))
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let mut out = ResultContent::default();
+                let mut out = FlatContent::default();
                 let mut acc = None;
                 while let Some(key) = map.next_key::<crate::splice::Str<'de>>()? {
                     match &*key.0 {
@@ -95,8 +105,8 @@ impl<'de: 'a, 'a> Deserialize<'de> for ResultContent<'a> {
     }
 }
 
-fn text(t: Cow<'_, str>) -> ResultContent<'_> {
-    ResultContent {
+fn text(t: Cow<'_, str>) -> FlatContent<'_> {
+    FlatContent {
         text: t,
         object_type: None,
         is_error: None,

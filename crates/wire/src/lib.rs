@@ -3,7 +3,9 @@
 //!
 //! For each [`Dialect`] this crate gives
 //! - a [`RequestView`]: every tool call and tool result in a request body,
-//!   with which results are new in this request ([`request_view`]);
+//!   with which results are new in this request ([`request_view`]); a
+//!   result's content stays raw JSON until [`ResultView::read`] decodes it
+//!   and decides its verdict, so results a caller skips cost no decoding;
 //! - a [`ResponseView`] of a non-streaming response ([`response_view`]) and
 //!   an incremental [`StreamParser`] for SSE bytes split anywhere;
 //! - failure verdicts: explicit flags first, the content [`detect::Detector`]
@@ -14,6 +16,23 @@
 //!
 //! Everything here is a pure function over bytes: no I/O, no panics on any
 //! input (the parsers are property-tested and fuzzed).
+//!
+//! ```
+//! use toolwarden_wire::{Detector, Dialect, request_view};
+//!
+//! let body = br#"{"model":"gpt-4o","messages":[
+//!     {"role":"assistant","tool_calls":[{"id":"c1","type":"function",
+//!         "function":{"name":"ls","arguments":"{}"}}]},
+//!     {"role":"tool","tool_call_id":"c1","content":"Error: no such directory"}]}"#;
+//! let view = request_view(Dialect::OpenAiChat, body)?;
+//! let result = &view.results[0];
+//! assert_eq!((result.tool.as_deref(), result.new), (Some("ls"), true));
+//! // The content is decoded only now, for the results you read.
+//! let read = result.read(&Detector::default())?;
+//! assert_eq!(read.text, "Error: no such directory");
+//! assert!(read.verdict.failed);
+//! # Ok::<(), toolwarden_wire::WireError>(())
+//! ```
 
 #![forbid(unsafe_code)]
 
@@ -29,6 +48,7 @@ pub mod openai_chat;
 pub mod openai_responses;
 mod pairing;
 mod repair;
+mod result;
 mod seed;
 mod splice;
 pub mod sse;
@@ -43,22 +63,23 @@ pub use detect::Detector;
 pub use dialect::Dialect;
 pub use error::{WireError, WireErrorKind};
 pub use repair::{Change, ChangeKind, Repaired};
+pub use result::ResultContent;
 pub use stream::StreamParser;
 pub use view::{CallView, RequestView, ResponseView, ResultView, Usage};
 
 use toolwarden_core::ToolOutcome;
 
 /// Read every tool call and tool result of a request body.
-pub fn request_view<'a>(
-    dialect: Dialect,
-    body: &'a [u8],
-    detector: &Detector,
-) -> Result<RequestView<'a>, WireError> {
+///
+/// The whole body is checked (JSON syntax, UTF-8, the dialect's shape),
+/// but result contents are not decoded: call [`ResultView::read`] on the
+/// results you need (text and verdict).
+pub fn request_view(dialect: Dialect, body: &[u8]) -> Result<RequestView<'_>, WireError> {
     match dialect {
-        Dialect::OpenAiChat => openai_chat::request_view(body, detector),
-        Dialect::OpenAiResponses => openai_responses::request_view(body, detector),
-        Dialect::Anthropic => anthropic::request_view(body, detector),
-        Dialect::Gemini => gemini::request_view(body, detector),
+        Dialect::OpenAiChat => openai_chat::request_view(body),
+        Dialect::OpenAiResponses => openai_responses::request_view(body),
+        Dialect::Anthropic => anthropic::request_view(body),
+        Dialect::Gemini => gemini::request_view(body),
     }
 }
 

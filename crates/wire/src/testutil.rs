@@ -56,3 +56,57 @@ pub(crate) fn parse_stream(dialect: crate::Dialect, stream: &[u8]) -> crate::Res
     p.feed(stream);
     p.finish()
 }
+
+/// A tool result read eagerly (content and verdict filled in), as the
+/// views returned them before contents became lazy: lets the tests keep
+/// their expectations as plain fields.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct EagerResult<'a> {
+    pub call_id: std::borrow::Cow<'a, str>,
+    pub tool: Option<std::borrow::Cow<'a, str>>,
+    pub content: std::borrow::Cow<'a, str>,
+    pub verdict: toolwarden_core::Verdict,
+    pub message_index: usize,
+    pub new: bool,
+}
+
+/// A request view with every result read ([`EagerResult`]); derefs to the
+/// [`crate::RequestView`] for everything else.
+#[derive(Debug)]
+pub(crate) struct EagerView<'a> {
+    pub view: crate::RequestView<'a>,
+    pub results: Vec<EagerResult<'a>>,
+}
+
+impl<'a> std::ops::Deref for EagerView<'a> {
+    type Target = crate::RequestView<'a>;
+    fn deref(&self) -> &Self::Target {
+        &self.view
+    }
+}
+
+/// [`crate::request_view`], then every result read with `judge` as the
+/// content detector.
+pub(crate) fn eager_view<'a>(
+    dialect: crate::Dialect,
+    body: &'a [u8],
+    judge: crate::text::Judge<'_>,
+) -> Result<EagerView<'a>, crate::WireError> {
+    let view = crate::request_view(dialect, body)?;
+    let results = view
+        .results
+        .iter()
+        .map(|r| {
+            let read = r.read_with(judge)?;
+            Ok(EagerResult {
+                call_id: r.call_id.clone(),
+                tool: r.tool.clone(),
+                content: read.text,
+                verdict: read.verdict,
+                message_index: r.message_index,
+                new: r.new,
+            })
+        })
+        .collect::<Result<_, crate::WireError>>()?;
+    Ok(EagerView { view, results })
+}

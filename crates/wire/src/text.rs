@@ -6,6 +6,8 @@ use std::borrow::Cow;
 
 use toolwarden_core::Verdict;
 
+use crate::{WireError, WireErrorKind};
+
 /// The content detector as the views call it (a seam so unit tests can
 /// pass a fixed rule instead of [`crate::Detector`]).
 pub(crate) type Judge<'a> = &'a dyn Fn(&str) -> bool;
@@ -21,6 +23,75 @@ pub(crate) fn push_part<'a>(acc: &mut Option<Cow<'a, str>>, part: Cow<'a, str>) 
             s.push_str(&part);
         }
     }
+}
+
+/// Decode a JSON string literal (quotes included) that the body's parse
+/// has already checked: borrowed when it has no escapes, else one
+/// allocation of the literal's size (serde_json would unescape into its
+/// scratch buffer and copy again). Errors as serde_json does: a lone UTF-16
+/// surrogate escape is invalid JSON text.
+pub(crate) fn unescape(raw: &str) -> Result<Cow<'_, str>, WireError> {
+    let invalid = |what: &str| WireError::new(WireErrorKind::InvalidJson, what);
+    let inner = raw
+        .strip_prefix('"')
+        .and_then(|r| r.strip_suffix('"'))
+        .ok_or_else(|| WireError::new(WireErrorKind::Shape, "expected a JSON string"))?;
+    let Some(first) = memchr::memchr(b'\\', inner.as_bytes()) else {
+        return Ok(Cow::Borrowed(inner));
+    };
+    let mut out = String::with_capacity(inner.len());
+    out.push_str(&inner[..first]);
+    let mut rest = &inner[first..];
+    while let Some(after) = rest.strip_prefix('\\') {
+        let mut chars = after.chars();
+        let c = match chars.next() {
+            Some('"') => '"',
+            Some('\\') => '\\',
+            Some('/') => '/',
+            Some('b') => '\u{8}',
+            Some('f') => '\u{c}',
+            Some('n') => '\n',
+            Some('r') => '\r',
+            Some('t') => '\t',
+            Some('u') => {
+                let hi = hex4(chars.as_str()).ok_or_else(|| invalid("invalid escape"))?;
+                chars = chars.as_str()[4..].chars();
+                match hi {
+                    0xD800..=0xDBFF => {
+                        let lo = chars
+                            .as_str()
+                            .strip_prefix("\\u")
+                            .and_then(hex4)
+                            .filter(|lo| (0xDC00..=0xDFFF).contains(lo))
+                            .ok_or_else(|| invalid("lone leading surrogate in hex escape"))?;
+                        chars = chars.as_str()[6..].chars();
+                        let c = 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00);
+                        char::from_u32(c).ok_or_else(|| invalid("invalid escape"))?
+                    }
+                    0xDC00..=0xDFFF => {
+                        return Err(invalid("lone trailing surrogate in hex escape"));
+                    }
+                    _ => char::from_u32(hi).ok_or_else(|| invalid("invalid escape"))?,
+                }
+            }
+            _ => return Err(invalid("invalid escape")),
+        };
+        out.push(c);
+        rest = chars.as_str();
+        let next = memchr::memchr(b'\\', rest.as_bytes()).unwrap_or(rest.len());
+        out.push_str(&rest[..next]);
+        rest = &rest[next..];
+    }
+    Ok(Cow::Owned(out))
+}
+
+/// Four hex digits at the start of `s`.
+fn hex4(s: &str) -> Option<u32> {
+    let digits = s.get(..4)?;
+    if !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    u32::from_str_radix(digits, 16).ok()
 }
 
 /// The verdict for a result without an explicit flag: MCP-style `isError`
@@ -124,6 +195,33 @@ mod tests {
         assert_eq!(leading_type(br#"{"type":"ping"}"#), Some(&b"ping"[..]));
         assert_eq!(leading_type(br#"{ "type":"ping"}"#), None);
         assert_eq!(leading_type(br#"{"type":"p\"x"}"#), None);
+    }
+
+    #[test]
+    fn unescape_agrees_with_serde_json() {
+        for raw in [
+            r#""plain""#,
+            r#""""#,
+            r#""a\"b\\c\/d\be\ff\ng\rh\ti""#,
+            r#""\u0041\u00e9\u2713 \ud83d\ude00 x""#,
+            r#""é✓😀\n""#,
+            r#""\u0000\u001f""#,
+        ] {
+            let want: String = serde_json::from_str(raw).unwrap();
+            assert_eq!(unescape(raw).unwrap(), want, "{raw}");
+        }
+        assert!(matches!(unescape(r#""plain""#), Ok(Cow::Borrowed("plain"))));
+        for bad in [
+            r#""\ud800""#,
+            r#""\ud800\u0041""#,
+            r#""\udc00x""#,
+            r#""\u12""#,
+        ] {
+            assert!(serde_json::from_str::<String>(bad).is_err(), "{bad}");
+            let e = unescape(bad).unwrap_err();
+            assert_eq!(e.kind(), WireErrorKind::InvalidJson, "{bad}");
+        }
+        assert_eq!(unescape("42").unwrap_err().kind(), WireErrorKind::Shape);
     }
 
     #[test]

@@ -3,9 +3,9 @@
 use std::borrow::Cow;
 
 use serde::Serialize;
-use toolwarden_core::{ToolCall, Verdict};
+use toolwarden_core::ToolCall;
 
-use crate::Dialect;
+use crate::{Dialect, result::RawResult};
 
 /// Every tool call and tool result of one request body, in order.
 #[derive(Debug, Clone, Default)]
@@ -44,7 +44,9 @@ pub struct CallView<'a> {
     pub message_index: usize,
 }
 
-/// One tool result in a request.
+/// One tool result in a request. Its content is not decoded until asked
+/// for: [`ResultView::read`] gives the text and the failure verdict,
+/// [`ResultView::content`] the text alone (see the `result` module).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResultView<'a> {
     /// The id of the call it answers.
@@ -52,15 +54,13 @@ pub struct ResultView<'a> {
     /// The tool's name, resolved from this request's history (or carried
     /// by the result itself, as in Gemini); `None` when not in the body.
     pub tool: Option<Cow<'a, str>>,
-    /// The content as text (text parts joined with newlines).
-    pub content: Cow<'a, str>,
-    /// Whether the tool failed, and on what basis.
-    pub verdict: Verdict,
     /// Index of the message (item, content) that holds it.
     pub message_index: usize,
     /// `true` when the result comes after the last assistant/model turn:
     /// new in this request rather than resent history.
     pub new: bool,
+    /// The content's raw JSON and the flags its verdict needs.
+    pub(crate) raw: RawResult<'a>,
 }
 
 /// Token usage as the provider reported it.

@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use serde_json::json;
-use toolwarden_wire::{Detector, Dialect, RequestView};
+use toolwarden_wire::{Detector, Dialect, RequestView, ResultContent};
 
 use super::{CmdError, Outcome};
 use crate::input;
@@ -13,14 +13,24 @@ pub fn run(dialect: Option<Dialect>, file: &Path, as_json: bool) -> Result<Outco
     let body = input::read(file).map_err(CmdError)?;
     let dialect = resolve_dialect(dialect, &body, file)?;
     let detector = Detector::default();
-    let view = toolwarden_wire::request_view(dialect, &body, &detector)
+    let view = toolwarden_wire::request_view(dialect, &body)
         .map_err(|e| CmdError(format!("{}: {e}", file.display())))?;
+    // Every result is shown, so every result is read.
+    let reads = view
+        .results
+        .iter()
+        .map(|r| r.read(&detector))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| CmdError(format!("{}: a tool result's content: {e}", file.display())))?;
     let defects = toolwarden_wire::validate(dialect, &body)
         .map_err(|e| CmdError(format!("{}: {e}", file.display())))?;
     if as_json {
-        println!("{}", to_json(dialect, &view, &defects));
+        println!("{}", to_json(dialect, &view, &reads, &defects));
     } else {
-        print!("{}", render_table(dialect, &view, &defects, &detector));
+        print!(
+            "{}",
+            render_table(dialect, &view, &reads, &defects, &detector)
+        );
     }
     Ok(if defects.is_empty() {
         Outcome::Ok
@@ -50,9 +60,11 @@ pub fn resolve_dialect(
     }
 }
 
+/// `reads[i]` is `view.results[i]` read.
 fn to_json(
     dialect: Dialect,
     view: &RequestView<'_>,
+    reads: &[ResultContent<'_>],
     defects: &[toolwarden_wire::Defect],
 ) -> serde_json::Value {
     json!({
@@ -62,11 +74,11 @@ fn to_json(
         "calls": view.calls.iter().map(|c| json!({
             "id": c.id, "name": c.name, "message_index": c.message_index,
         })).collect::<Vec<_>>(),
-        "results": view.results.iter().map(|r| json!({
+        "results": view.results.iter().zip(reads).map(|(r, read)| json!({
             "call_id": r.call_id,
             "tool": r.tool,
-            "failed": r.verdict.failed,
-            "basis": r.verdict.basis.as_str(),
+            "failed": read.verdict.failed,
+            "basis": read.verdict.basis.as_str(),
             "new": r.new,
             "message_index": r.message_index,
         })).collect::<Vec<_>>(),
@@ -79,15 +91,17 @@ fn to_json(
     })
 }
 
+/// `reads[i]` is `view.results[i]` read.
 fn render_table(
     dialect: Dialect,
     view: &RequestView<'_>,
+    reads: &[ResultContent<'_>],
     defects: &[toolwarden_wire::Defect],
     detector: &Detector,
 ) -> String {
     use std::fmt::Write;
     let mut out = String::new();
-    let failed = view.results.iter().filter(|r| r.verdict.failed).count();
+    let failed = reads.iter().filter(|r| r.verdict.failed).count();
     let new = view.results.iter().filter(|r| r.new).count();
     let _ = writeln!(
         out,
@@ -107,13 +121,14 @@ fn render_table(
             "\n{:>5}  {:<36} {:<24} {:<8} {:<10} {:<4} why",
             "msg", "call id", "tool", "result", "basis", "new"
         );
-        for r in &view.results {
-            let verdict = if r.verdict.failed { "FAILED" } else { "ok" };
-            let why = if r.verdict.failed && r.verdict.basis == toolwarden_core::Basis::Heuristic {
-                detector.explain(&r.content).unwrap_or("")
-            } else {
-                ""
-            };
+        for (r, read) in view.results.iter().zip(reads) {
+            let verdict = if read.verdict.failed { "FAILED" } else { "ok" };
+            let why =
+                if read.verdict.failed && read.verdict.basis == toolwarden_core::Basis::Heuristic {
+                    detector.explain(&read.text).unwrap_or("")
+                } else {
+                    ""
+                };
             let _ = writeln!(
                 out,
                 "{:>5}  {:<36} {:<24} {:<8} {:<10} {:<4} {}",
@@ -121,7 +136,7 @@ fn render_table(
                 clip(&r.call_id, 36),
                 clip(r.tool.as_deref().unwrap_or("?"), 24),
                 verdict,
-                r.verdict.basis.as_str(),
+                read.verdict.basis.as_str(),
                 if r.new { "yes" } else { "" },
                 why
             );

@@ -2,9 +2,16 @@
 //! task, while the upstream works): read the request's tool results with
 //! `toolwarden_wire::request_view`, find its session, and record each NEW
 //! result as a [`ToolResultRecord`].
+//!
+//! A client resends the whole conversation every turn, so most results
+//! have been recorded already: a result's content is decoded and judged
+//! ([`ResultView::read`]) only after the seen check lets it through. A
+//! content the wire layer cannot read (JSON of the wrong type: syntax
+//! errors fail the whole view) is not recorded and makes the request count
+//! as unparsed, as a body that fails the view does.
 
 use bytes::Bytes;
-use toolwarden_wire::{Dialect, ResultView};
+use toolwarden_wire::{Dialect, ResultContent, ResultView};
 
 use super::{Sinks, guard, session::Session};
 use crate::{
@@ -45,7 +52,7 @@ pub struct RequestFacts {
 
 /// Read the body, record new results, return what the response side needs.
 pub fn analyze(sinks: &Sinks, facts: &RequestFacts, body: &Bytes) -> RequestInfo {
-    let view = guard(|| toolwarden_wire::request_view(facts.dialect, body, &sinks.detector));
+    let view = guard(|| toolwarden_wire::request_view(facts.dialect, body));
     let view = match view {
         Ok(Ok(view)) => view,
         Ok(Err(e)) => return unparsed(sinks, facts, e.to_string()),
@@ -59,6 +66,7 @@ pub fn analyze(sinks: &Sinks, facts: &RequestFacts, body: &Bytes) -> RequestInfo
         .clone()
         .or_else(|| view.model.as_deref().map(String::from));
     let previous_response_id = view.previous_response_id.as_deref().map(String::from);
+    let mut parse_error = None;
     for result in view.results.iter().filter(|r| r.new) {
         // Resent unchanged: already on its way to the store.
         let key = sinks
@@ -67,6 +75,18 @@ pub fn analyze(sinks: &Sinks, facts: &RequestFacts, body: &Bytes) -> RequestInfo
         if sinks.seen_results.contains(key) {
             continue;
         }
+        // Decoded only now, for a result that will be recorded.
+        let read = match guard(|| result.read(&sinks.detector)) {
+            Ok(Ok(read)) => read,
+            Ok(Err(e)) => {
+                parse_error.get_or_insert_with(|| format!("tool result {}: {e}", result.call_id));
+                continue;
+            }
+            Err(panic) => {
+                parse_error.get_or_insert(panic);
+                continue;
+            }
+        };
         let record = result_record(
             sinks,
             facts,
@@ -74,15 +94,19 @@ pub fn analyze(sinks: &Sinks, facts: &RequestFacts, body: &Bytes) -> RequestInfo
             &model,
             &previous_response_id,
             result,
+            &read,
         );
         if sinks.recorder.record(Event::ToolResult(record)) {
             sinks.seen_results.insert(key);
         }
     }
+    if parse_error.is_some() {
+        sinks.metrics.unparsed_request(facts.provider);
+    }
     RequestInfo {
         session,
         model,
-        parse_error: None,
+        parse_error,
     }
 }
 
@@ -105,6 +129,7 @@ fn result_record(
     model: &Option<String>,
     previous_response_id: &Option<String>,
     result: &ResultView<'_>,
+    read: &ResultContent<'_>,
 ) -> ToolResultRecord {
     let seen = sinks.names.get(&session.id, &result.call_id);
     let tool = result
@@ -115,7 +140,7 @@ fn result_record(
     let exec_ms = seen
         .as_ref()
         .map(|(_, finished)| (facts.at_ms - finished).max(0) as f64);
-    let failed = result.verdict.failed;
+    let failed = read.verdict.failed;
     ToolResultRecord {
         request_id: facts.request_id.clone(),
         session_id: session.id.clone(),
@@ -125,9 +150,9 @@ fn result_record(
         message_index: u32::try_from(result.message_index).unwrap_or(u32::MAX),
         tool,
         failed,
-        basis: result.verdict.basis.as_str().to_string(),
-        content_bytes: result.content.len() as u64,
-        excerpt: failed.then(|| excerpt(&result.content)),
+        basis: read.verdict.basis.as_str().to_string(),
+        content_bytes: read.text.len() as u64,
+        excerpt: failed.then(|| excerpt(&read.text)),
         at_ms: facts.at_ms,
         exec_ms,
         previous_response_id: previous_response_id.clone(),
@@ -143,7 +168,80 @@ fn excerpt(content: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::{
+        sync::{Arc, Mutex},
+        time::Duration,
+    };
+
     use super::*;
+    use crate::{
+        metrics::{Metrics, UNPARSED_REQUESTS_TOTAL},
+        recorder::{Observer, Recorder, RecorderOptions},
+    };
+
+    /// Collects the recorded results: (call id, failed, content bytes).
+    #[derive(Default)]
+    struct Results(Mutex<Vec<(String, bool, u64)>>);
+
+    impl Observer for Results {
+        fn on_tool_result(&self, rec: &ToolResultRecord, _tool: &str) {
+            if let Ok(mut v) = self.0.lock() {
+                v.push((rec.call_id.clone(), rec.failed, rec.content_bytes));
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn only_unseen_results_are_read_and_a_bad_content_marks_the_request() {
+        let seen = Arc::new(Results::default());
+        let recorder = Recorder::start(
+            None,
+            RecorderOptions {
+                queue_capacity: 64,
+                batch_max: 8,
+                flush_interval: Duration::from_millis(1),
+                jsonl: None,
+            },
+            seen.clone(),
+        );
+        let sinks = Sinks::new(recorder, Arc::new(Metrics::new()), Default::default());
+        let facts = RequestFacts {
+            request_id: "r1".into(),
+            at_ms: 0,
+            provider: Provider::Anthropic,
+            dialect: Dialect::Anthropic,
+            path_model: None,
+            header_session: Some(Session {
+                id: "s".into(),
+                source: "header",
+            }),
+        };
+        // `bad`'s content is a number: the view reads, that result does not.
+        let body = Bytes::from_static(
+            br#"{"model":"m","messages":[
+            {"role":"assistant","content":[{"type":"tool_use","id":"ok","name":"f","input":{}},
+                {"type":"tool_use","id":"bad","name":"f","input":{}}]},
+            {"role":"user","content":[
+                {"type":"tool_result","tool_use_id":"ok","is_error":true,"content":"Error: \"x\""},
+                {"type":"tool_result","tool_use_id":"bad","content":42}]}]}"#,
+        );
+        let info = analyze(&sinks, &facts, &body);
+        let error = info.parse_error.expect("the bad content is reported");
+        assert!(error.contains("tool result bad"), "{error}");
+        // Resent: `ok` is seen (not read again), `bad` fails again.
+        let again = analyze(&sinks, &facts, &body);
+        assert!(again.parse_error.is_some());
+        assert_eq!(
+            sinks
+                .metrics
+                .counter(UNPARSED_REQUESTS_TOTAL, &["anthropic"]),
+            2
+        );
+        sinks.recorder.shutdown().await;
+        let recorded = seen.0.lock().map(|v| v.clone()).unwrap_or_default();
+        // 10 bytes: the decoded text, not the 12 of its JSON.
+        assert_eq!(recorded, [("ok".to_string(), true, 10)]);
+    }
 
     #[test]
     fn excerpt_cuts_at_a_char_boundary() {

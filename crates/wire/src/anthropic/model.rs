@@ -10,7 +10,7 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-pub(crate) use crate::content::ResultContent;
+pub(crate) use crate::content::FlatContent;
 
 /// `metadata`.
 #[derive(Deserialize)]
@@ -32,8 +32,9 @@ pub(super) struct Block<'a> {
     pub input: Option<&'a RawValue>,
     #[serde(borrow, default)]
     pub tool_use_id: Option<Cow<'a, str>>,
+    /// Raw: decoded only when the result is read.
     #[serde(borrow, default)]
-    pub content: Option<ResultContent<'a>>,
+    pub content: Option<&'a RawValue>,
     #[serde(default)]
     pub is_error: Option<bool>,
     #[serde(borrow, default)]

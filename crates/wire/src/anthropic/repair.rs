@@ -16,7 +16,7 @@ use std::{
 
 use super::{
     layout::{Layout, layout, outline},
-    model::{BlockClass, ResultContent},
+    model::{BlockClass, FlatContent},
     validate::defects,
 };
 use crate::{
@@ -378,5 +378,5 @@ impl<'l, 'a> Repairer<'l, 'a> {
 #[derive(serde::Deserialize)]
 struct Orphan<'a> {
     #[serde(borrow, default)]
-    content: ResultContent<'a>,
+    content: FlatContent<'a>,
 }

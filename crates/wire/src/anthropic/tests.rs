@@ -1,10 +1,10 @@
 use serde_json::{Value, json};
 use toolwarden_core::{ErrorKind, ToolFailure, ToolOutcome, Verdict};
 
-use super::{repair, request_view, response_view, validate};
+use super::{repair, response_view, validate};
 use crate::{
     ChangeKind, DefectKind, StreamParser,
-    testutil::{chunks_as_sse, corpus, parse_stream},
+    testutil::{EagerView, chunks_as_sse, corpus, eager_view, parse_stream},
 };
 
 const BIG: &str = "conversations/conv_anthropic_messages_claudecode_spotter_258c7280.json";
@@ -15,8 +15,9 @@ fn body(messages: Value) -> Vec<u8> {
         .unwrap()
 }
 
-fn view(b: &[u8]) -> Result<crate::RequestView<'_>, crate::WireError> {
-    request_view(b, &crate::Detector::default())
+fn view(b: &[u8]) -> Result<EagerView<'_>, crate::WireError> {
+    let detector = crate::Detector::default();
+    eager_view(crate::Dialect::Anthropic, b, &|t| detector.is_failure(t))
 }
 
 fn kinds(b: &[u8]) -> Vec<(DefectKind, usize)> {

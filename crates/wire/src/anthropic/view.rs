@@ -9,15 +9,19 @@
 //! (it would only add false positives on the main client, and would cost
 //! more than the parse itself). Such results get `Basis::None`; a consumer
 //! that wants heuristics for unflagging clients can apply
-//! [`Detector::is_failure`] to results whose basis is `None`. MCP-style
+//! [`crate::Detector::is_failure`] to results whose basis is `None`. MCP-style
 //! `isError` carried inside the content is still honoured (explicit).
 //! Server tool results (`web_search_tool_result`, …) are explicit: their
 //! content is either results or a `*_tool_result_error` object.
 //!
+//! These rules run when a result is read ([`read_result`], called by
+//! [`crate::ResultView::read`]), not while the body is parsed.
+//!
 //! Speed: the body is validated as UTF-8 once (SIMD) and read by serde
 //! seeds that hand each content block (one flat borrowed struct, see
 //! `model`) to the view as soon as it is parsed: no intermediate `Value`,
-//! no per-message vectors, no per-string UTF-8 checks.
+//! no per-message vectors, no per-string UTF-8 checks, and result contents
+//! kept as raw JSON (syntax checked, not decoded).
 
 use std::{borrow::Cow, collections::HashMap, fmt};
 
@@ -28,18 +32,16 @@ use serde::{
 use serde_json::value::RawValue;
 use toolwarden_core::Verdict;
 
-use super::model::{Block, BlockClass, Metadata, classify};
+use super::model::{Block, BlockClass, FlatContent, Metadata, classify};
 use crate::{
-    CallView, Detector, RequestView, ResultView, WireError, WireErrorKind,
+    CallView, RequestView, ResultView, WireError, WireErrorKind,
+    result::RawResult,
     splice::{Str, utf8},
     text::{Fnv64, mcp_is_error},
 };
 
-/// The detector is not used: see the module docs.
-pub(crate) fn request_view<'a>(
-    body: &'a [u8],
-    _detector: &Detector,
-) -> Result<RequestView<'a>, WireError> {
+/// See [`crate::request_view`]; verdicts are decided by [`read_result`].
+pub(crate) fn request_view<'a>(body: &'a [u8]) -> Result<RequestView<'a>, WireError> {
     let mut b = Builder::default();
     let mut de = serde_json::Deserializer::from_str(utf8(body)?);
     (Top(&mut b)).deserialize(&mut de)?;
@@ -272,29 +274,39 @@ fn result_view<'a>(
 ) -> ResultView<'a> {
     let call_id = block.tool_use_id.unwrap_or_default();
     let tool = names.get(&call_id).map(|&c| calls[c].name.clone());
-    let content = block.content.unwrap_or_default();
-    let server = classify(&block.kind) == BlockClass::ServerResult;
-    let verdict = if block.is_error == Some(true)
-        || content.is_error == Some(true)
-        || content.is_error_object()
-    {
-        Verdict::explicit(true)
-    } else if block.is_error == Some(false) || content.is_error == Some(false) || server {
-        Verdict::explicit(false)
-    } else {
-        match mcp_is_error(&content.text) {
-            Some(flag) => Verdict::explicit(flag),
-            None => Verdict::NONE,
-        }
-    };
     ResultView {
         call_id,
         tool,
-        content: content.text,
-        verdict,
         message_index,
         new,
+        raw: RawResult::Anthropic {
+            content: block.content.map(RawValue::get),
+            is_error: block.is_error,
+            server: classify(&block.kind) == BlockClass::ServerResult,
+        },
     }
+}
+
+/// Read a result (see [`ResultView::read`]): the verdict rules of the
+/// module docs.
+pub(crate) fn read_result(
+    content: Option<&str>,
+    is_error: Option<bool>,
+    server: bool,
+) -> Result<(Cow<'_, str>, Verdict), WireError> {
+    let content = FlatContent::parse(content)?;
+    let verdict =
+        if is_error == Some(true) || content.is_error == Some(true) || content.is_error_object() {
+            Verdict::explicit(true)
+        } else if is_error == Some(false) || content.is_error == Some(false) || server {
+            Verdict::explicit(false)
+        } else {
+            match mcp_is_error(&content.text) {
+                Some(flag) => Verdict::explicit(flag),
+                None => Verdict::NONE,
+            }
+        };
+    Ok((content.text, verdict))
 }
 
 /// The system prompt's text: a string or text blocks (attributes such as

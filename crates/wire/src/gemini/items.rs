@@ -71,7 +71,26 @@ pub(super) struct FnResponse<'a> {
     #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
     pub id: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
-    pub response: Option<Entries<'a>>,
+    pub response: Option<RawObject<'a>>,
+}
+
+/// A JSON object kept as raw text (syntax checked, members not read); the
+/// parse still rejects a value that is not an object.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct RawObject<'a>(pub &'a RawValue);
+
+impl<'de: 'a, 'a> Deserialize<'de> for RawObject<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let raw = <&'de RawValue>::deserialize(d)?;
+        if raw.get().starts_with('{') {
+            Ok(RawObject(raw))
+        } else {
+            Err(de::Error::invalid_type(
+                de::Unexpected::Other(raw.get().get(..1).unwrap_or("")),
+                &"an object",
+            ))
+        }
+    }
 }
 
 /// A JSON object read as its members' raw values, in order: one pass,
@@ -165,8 +184,14 @@ pub(super) struct ResponseText<'a> {
     pub explicit: Option<bool>,
 }
 
+/// Read a `functionResponse.response` object from its raw JSON text.
+pub(super) fn read_response(raw: Option<&str>) -> Result<ResponseText<'_>, crate::WireError> {
+    let entries = raw.map(serde_json::from_str::<Entries<'_>>).transpose()?;
+    Ok(response_text(entries.as_ref()))
+}
+
 /// Read a `functionResponse.response` object.
-pub(super) fn response_text<'a>(entries: Option<&Entries<'a>>) -> ResponseText<'a> {
+fn response_text<'a>(entries: Option<&Entries<'a>>) -> ResponseText<'a> {
     #[derive(Deserialize)]
     struct Msg<'a> {
         #[serde(borrow)]
@@ -210,9 +235,5 @@ pub(super) fn as_text(v: &RawValue) -> Option<Cow<'_, str>> {
     if !raw.starts_with('"') {
         return None;
     }
-    // Not `&str` then `String`: a failed `&str` parse formats the whole
-    // string into its error message.
-    #[derive(Deserialize)]
-    struct W<'a>(#[serde(borrow)] Cow<'a, str>);
-    serde_json::from_str::<W<'_>>(raw).ok().map(|w| w.0)
+    crate::text::unescape(raw).ok()
 }

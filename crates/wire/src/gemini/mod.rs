@@ -5,7 +5,9 @@
 //! turn. Ids are optional, so calls and responses pair by id when both have
 //! one, else by order and name within the two adjacent turns; a call
 //! without an id is given `<name>#<n>` (see `turns`). A response whose
-//! `response` object has an `error` key is an explicit failure. The model
+//! `response` object has an `error` key is an explicit failure. The
+//! `response` object is kept raw by the request view (checked to be an
+//! object) and read when asked for (`request::read_result`). The model
 //! is named in the URL, not the body.
 //!
 //! Streams come as SSE (`?alt=sse`) or as a streamed JSON array (see
@@ -31,14 +33,9 @@ pub use response::StreamState;
 
 use toolwarden_core::ToolOutcome;
 
-use crate::{Defect, Detector, Repaired, RequestView, ResponseView, WireError};
+use crate::{Defect, Repaired, ResponseView, WireError};
 
-pub(crate) fn request_view<'a>(
-    body: &'a [u8],
-    detector: &Detector,
-) -> Result<RequestView<'a>, WireError> {
-    request::request_view_with(body, &|content| detector.is_failure(content))
-}
+pub(crate) use request::{read_result, request_view};
 
 pub(crate) fn response_view(body: &[u8]) -> Result<ResponseView, WireError> {
     response::response_view(body)

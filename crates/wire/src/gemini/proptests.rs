@@ -66,7 +66,7 @@ proptest! {
         let again = crate::repair(Dialect::Gemini, &r.body).unwrap();
         prop_assert!(matches!(again.body, std::borrow::Cow::Borrowed(_)));
         serde_json::from_slice::<serde_json::Value>(&r.body).unwrap();
-        crate::request_view(Dialect::Gemini, &r.body, &Detector::default()).unwrap();
+        crate::request_view(Dialect::Gemini, &r.body).unwrap();
     }
 
     #[test]
@@ -94,7 +94,11 @@ proptest! {
 
     #[test]
     fn random_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..300)) {
-        let _ = crate::request_view(Dialect::Gemini, &bytes, &Detector::default());
+        if let Ok(v) = crate::request_view(Dialect::Gemini, &bytes) {
+            for r in &v.results {
+                let _ = r.read(&Detector::default());
+            }
+        }
         let _ = crate::validate(Dialect::Gemini, &bytes);
         let _ = crate::repair(Dialect::Gemini, &bytes);
         let _ = crate::response_view(Dialect::Gemini, &bytes);
@@ -113,7 +117,11 @@ proptest! {
         for mut bytes in [b.into_bytes(), array] {
             let i = at.index(bytes.len());
             if cut { bytes.truncate(i) } else { bytes[i] = byte }
-            let _ = crate::request_view(Dialect::Gemini, &bytes, &Detector::default());
+            if let Ok(v) = crate::request_view(Dialect::Gemini, &bytes) {
+            for r in &v.results {
+                let _ = r.read(&Detector::default());
+            }
+        }
             let _ = crate::repair(Dialect::Gemini, &bytes);
             let _ = crate::response_view(Dialect::Gemini, &bytes);
             let mut p = StreamParser::new(Dialect::Gemini);

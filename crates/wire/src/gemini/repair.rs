@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::{
-    items::{Body, Content, response_text},
+    items::{Body, Content, read_response},
     splice::{ArraySpan, Piece, array_span, as_text, json_string, replace},
     turns::{Turn, defects, turns},
 };
@@ -180,7 +180,7 @@ fn fix_response_turn(
             continue;
         }
         let resp = content.parts[r.part].response.as_ref();
-        let said = response_text(resp.and_then(|f| f.response.as_ref()));
+        let said = read_response(resp.and_then(|f| f.response).map(|r| r.0.get()))?;
         let note = format!(
             "[result of tool {} with no matching call] {}",
             r.name, said.text

@@ -5,17 +5,14 @@ use std::borrow::Cow;
 use toolwarden_core::Verdict;
 
 use super::{
-    items::{Body, response_text},
+    items::{Body, read_response},
     splice::fnv1a,
     turns::{defects, turns},
 };
-use crate::{CallView, Defect, RequestView, ResultView, WireError};
+use crate::{CallView, Defect, RequestView, ResultView, WireError, result::RawResult};
 
-/// See [`crate::request_view`]; `is_failure` is the content detector.
-pub(super) fn request_view_with<'a>(
-    bytes: &'a [u8],
-    is_failure: &dyn Fn(&str) -> bool,
-) -> Result<RequestView<'a>, WireError> {
+/// See [`crate::request_view`]; verdicts are decided by [`read_result`].
+pub(crate) fn request_view<'a>(bytes: &'a [u8]) -> Result<RequestView<'a>, WireError> {
     super::splice::expect_object(bytes)?;
     let body: Body<'a> = serde_json::from_str(crate::gemini::splice::as_text(bytes)?)?;
     let contents = &body.contents.list;
@@ -41,26 +38,37 @@ pub(super) fn request_view_with<'a>(
         }
         for r in &turn.responses {
             let resp = content.parts[r.part].response.as_ref();
-            let read = response_text(resp.and_then(|f| f.response.as_ref()));
-            let explicit = read
-                .explicit
-                .or_else(|| crate::openai_responses::mcp_is_error(&read.text));
-            let verdict = match explicit {
-                Some(failed) => Verdict::explicit(failed),
-                None if is_failure(&read.text) => Verdict::heuristic_failure(),
-                None => Verdict::NONE,
-            };
             view.results.push(ResultView {
                 call_id: owned_or(&r.id, content_id(resp.and_then(|f| f.id.as_ref()))),
                 tool: resp.and_then(|f| f.name.as_ref()).map(|n| clone_cow(n)),
-                content: read.text,
-                verdict,
                 message_index: k,
                 new: last_model.is_none_or(|m| k > m),
+                raw: RawResult::Gemini {
+                    response: resp.and_then(|f| f.response).map(|r| r.0.get()),
+                },
             });
         }
     }
     Ok(view)
+}
+
+/// Read a response (see [`crate::ResultView::read`]): an `error` key or
+/// an `isError` flag in the `response` object, else an MCP `isError` in
+/// its text, else the detector.
+pub(crate) fn read_result<'a>(
+    response: Option<&'a str>,
+    is_failure: &dyn Fn(&str) -> bool,
+) -> Result<(Cow<'a, str>, Verdict), WireError> {
+    let read = read_response(response)?;
+    let explicit = read
+        .explicit
+        .or_else(|| crate::openai_responses::mcp_is_error(&read.text));
+    let verdict = match explicit {
+        Some(failed) => Verdict::explicit(failed),
+        None if is_failure(&read.text) => Verdict::heuristic_failure(),
+        None => Verdict::NONE,
+    };
+    Ok((read.text, verdict))
 }
 
 /// The body's own id string when it is the one chosen, else a copy.

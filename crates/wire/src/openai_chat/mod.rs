@@ -3,8 +3,9 @@
 //! results with string or text-part content, and the legacy
 //! `function_call` / `role: function` pair.
 //!
-//! - request view (`view`): typed borrowed parsing; Chat has no error
-//!   flag, so verdicts come from the content detector;
+//! - request view (`view`): typed borrowed parsing, result contents kept
+//!   raw until read; Chat has no error flag, so verdicts come from the
+//!   content detector;
 //! - `validate` / `repair`: OpenAI's pairing rules, byte-exact splicing;
 //! - [`StreamState`]: index-based `tool_calls` deltas, parallel calls;
 //! - `render_results`: one `tool` message per outcome, failures framed by
@@ -26,7 +27,7 @@ pub use stream::StreamState;
 pub(crate) use repair::repair;
 pub(crate) use response::response_view;
 pub(crate) use validate::validate;
-pub(crate) use view::request_view;
+pub(crate) use view::{read_result, request_view};
 
 pub(crate) fn render_results(outcomes: &[ToolOutcome]) -> Vec<serde_json::Value> {
     outcomes

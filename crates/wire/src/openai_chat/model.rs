@@ -5,7 +5,7 @@ use std::borrow::Cow;
 
 use serde::Deserialize;
 
-use crate::content::ResultContent;
+use serde_json::value::RawValue;
 
 /// The top level of a request body.
 #[derive(Deserialize)]
@@ -23,8 +23,10 @@ pub(super) struct Request<'a> {
 pub(super) struct Message<'a> {
     #[serde(borrow)]
     pub role: Cow<'a, str>,
+    /// Raw: decoded only for the first-turn hash and when a result is
+    /// read.
     #[serde(borrow, default)]
-    pub content: Option<ResultContent<'a>>,
+    pub content: Option<&'a RawValue>,
     #[serde(borrow, default)]
     pub tool_calls: Option<Vec<ToolCallIn<'a>>>,
     #[serde(borrow, default)]

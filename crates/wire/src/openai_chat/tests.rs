@@ -1,7 +1,15 @@
 use serde_json::{Value, json};
 use toolwarden_core::{Basis, ErrorKind, FLAGLESS_ERROR_PREFIX, ToolFailure, ToolOutcome, Verdict};
 
-use super::{repair, response_view, validate, view::view_with};
+use super::{repair, response_view, validate};
+use crate::testutil::{EagerView, eager_view};
+
+fn view_with<'a>(
+    b: &'a [u8],
+    judge: crate::text::Judge<'_>,
+) -> Result<EagerView<'a>, crate::WireError> {
+    eager_view(crate::Dialect::OpenAiChat, b, judge)
+}
 use crate::{
     ChangeKind, DefectKind, Dialect, StreamParser,
     testutil::{corpus, parse_stream, starts_with_error},

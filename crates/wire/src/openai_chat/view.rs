@@ -6,31 +6,28 @@
 //! `role: tool` messages (string or text-part content) and legacy
 //! `role: function` messages, which answer the latest legacy call of their
 //! name. Chat has no error flag: the verdict comes from MCP `isError`
-//! inside the content, else the content [`Detector`] (`Basis::Heuristic`
-//! when it reads as a failure, `Basis::None` otherwise). The tool name is
+//! inside the content, else the content [`crate::Detector`]
+//! (`Basis::Heuristic` when it reads as a failure, `Basis::None`
+//! otherwise), decided when the result is read ([`read_result`]); message
+//! contents stay raw JSON except those of the first turn (hashed). The tool name is
 //! resolved from the latest earlier call with the result's id (ids may be
 //! reused across turns, as tau-bench's are).
 
 use std::{borrow::Cow, collections::HashMap};
 
+use serde_json::value::RawValue;
+use toolwarden_core::Verdict;
+
 use super::model::{Message, Request, legacy_id};
 use crate::{
-    CallView, Detector, RequestView, ResultView, WireError,
+    CallView, RequestView, ResultView, WireError,
+    content::FlatContent,
+    result::RawResult,
     text::{Fnv64, Judge, flagless_verdict},
 };
 
-pub(crate) fn request_view<'a>(
-    body: &'a [u8],
-    detector: &Detector,
-) -> Result<RequestView<'a>, WireError> {
-    view_with(body, &|c| detector.is_failure(c))
-}
-
-/// [`request_view`] with the content detector given as a function.
-pub(super) fn view_with<'a>(
-    body: &'a [u8],
-    judge: Judge<'_>,
-) -> Result<RequestView<'a>, WireError> {
+/// See [`crate::request_view`]; verdicts are decided by [`read_result`].
+pub(crate) fn request_view<'a>(body: &'a [u8]) -> Result<RequestView<'a>, WireError> {
     let req: Request<'a> = serde_json::from_str(crate::splice::utf8(body)?)?;
     let last_assistant = req.messages.iter().rposition(|m| m.role == "assistant");
     let first_user = req.messages.iter().position(|m| m.role == "user");
@@ -45,7 +42,7 @@ pub(super) fn view_with<'a>(
     let mut legacy: HashMap<Cow<'a, str>, String> = HashMap::new();
     for (i, msg) in req.messages.into_iter().enumerate() {
         if first_user.is_some_and(|u| i <= u) {
-            hash_message(&mut hash, &msg);
+            hash_message(&mut hash, &msg)?;
         }
         let new = last_assistant.is_none_or(|a| i > a);
         match &*msg.role {
@@ -79,14 +76,14 @@ pub(super) fn view_with<'a>(
                     .get(&call_id)
                     .map(|&c| view.calls[c].name.clone())
                     .or(msg.name);
-                let content = msg.content.unwrap_or_default().text;
                 view.results.push(ResultView {
-                    verdict: flagless_verdict(&content, judge),
                     call_id,
                     tool,
-                    content,
                     message_index: i,
                     new,
+                    raw: RawResult::Chat {
+                        content: msg.content.map(RawValue::get),
+                    },
                 });
             }
             "function" => {
@@ -95,14 +92,14 @@ pub(super) fn view_with<'a>(
                     .get(&name)
                     .cloned()
                     .unwrap_or_else(|| format!("function:{name}"));
-                let content = msg.content.unwrap_or_default().text;
                 view.results.push(ResultView {
-                    verdict: flagless_verdict(&content, judge),
                     call_id: Cow::Owned(call_id),
                     tool: Some(name),
-                    content,
                     message_index: i,
                     new,
+                    raw: RawResult::Chat {
+                        content: msg.content.map(RawValue::get),
+                    },
                 });
             }
             _ => {}
@@ -116,9 +113,21 @@ pub(super) fn view_with<'a>(
 
 /// The first turn (system/developer messages and the first user message):
 /// roles and text only, so attributes that move between turns do not count.
-fn hash_message(hash: &mut Fnv64, m: &Message<'_>) {
+fn hash_message(hash: &mut Fnv64, m: &Message<'_>) -> Result<(), WireError> {
     hash.field(m.role.as_bytes());
-    if let Some(c) = &m.content {
-        hash.field(c.text.as_bytes());
+    if let Some(c) = m.content {
+        hash.field(FlatContent::parse(Some(c.get()))?.text.as_bytes());
     }
+    Ok(())
+}
+
+/// Read a result (see [`ResultView::read`]): Chat has no error flag, so
+/// MCP `isError` inside the content, else the detector.
+pub(crate) fn read_result<'a>(
+    content: Option<&'a str>,
+    judge: Judge<'_>,
+) -> Result<(Cow<'a, str>, Verdict), WireError> {
+    let text = FlatContent::parse(content)?.text;
+    let verdict = flagless_verdict(&text, judge);
+    Ok((text, verdict))
 }

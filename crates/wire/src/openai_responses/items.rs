@@ -58,8 +58,10 @@ pub(super) struct Item<'a> {
     pub arguments: Option<Text<'a>>,
     #[serde(borrow, default)]
     pub input: Option<Text<'a>>,
+    /// Raw: decoded only when the result is read (a string or content
+    /// parts, see [`Text`]).
     #[serde(borrow, default)]
-    pub output: Option<Text<'a>>,
+    pub output: Option<&'a RawValue>,
     #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
     pub status: Option<Cow<'a, str>>,
 }

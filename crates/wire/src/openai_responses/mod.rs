@@ -9,6 +9,8 @@
 //! name is unknown here (`None`).
 //!
 //! - [`request_view`] reads the `input` items with borrowed, typed serde;
+//!   an output's text stays raw JSON until read ([`read_result`]: status
+//!   `incomplete`/`failed`, then MCP `isError`, then the detector);
 //! - validation and repair share one pairing plan (`pairing`);
 //! - [`StreamState`] reassembles `response.*` stream events.
 
@@ -28,16 +30,9 @@ pub use stream::StreamState;
 
 use toolwarden_core::ToolOutcome;
 
-use crate::{Defect, Detector, Repaired, RequestView, ResponseView, WireError};
+use crate::{Defect, Repaired, ResponseView, WireError};
 
-pub(crate) use request::mcp_is_error;
-
-pub(crate) fn request_view<'a>(
-    body: &'a [u8],
-    detector: &Detector,
-) -> Result<RequestView<'a>, WireError> {
-    request::request_view_with(body, &|content| detector.is_failure(content))
-}
+pub(crate) use request::{mcp_is_error, read_result, request_view};
 
 pub(crate) fn response_view(body: &[u8]) -> Result<ResponseView, WireError> {
     wire::response_view(body)

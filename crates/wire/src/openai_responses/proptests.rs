@@ -56,7 +56,7 @@ proptest! {
         prop_assert!(matches!(again.body, std::borrow::Cow::Borrowed(_)));
         prop_assert_eq!(&*again.body, &*r.body);
         serde_json::from_slice::<serde_json::Value>(&r.body).unwrap();
-        crate::request_view(Dialect::OpenAiResponses, &r.body, &Detector::default()).unwrap();
+        crate::request_view(Dialect::OpenAiResponses, &r.body).unwrap();
     }
 
     #[test]
@@ -83,7 +83,11 @@ proptest! {
 
     #[test]
     fn random_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..300)) {
-        let _ = crate::request_view(Dialect::OpenAiResponses, &bytes, &Detector::default());
+        if let Ok(v) = crate::request_view(Dialect::OpenAiResponses, &bytes) {
+            for r in &v.results {
+                let _ = r.read(&Detector::default());
+            }
+        }
         let _ = crate::validate(Dialect::OpenAiResponses, &bytes);
         let _ = crate::repair(Dialect::OpenAiResponses, &bytes);
         let _ = crate::response_view(Dialect::OpenAiResponses, &bytes);
@@ -97,7 +101,11 @@ proptest! {
         let mut bytes = b.into_bytes();
         let i = at.index(bytes.len());
         if cut { bytes.truncate(i) } else { bytes[i] = byte }
-        let _ = crate::request_view(Dialect::OpenAiResponses, &bytes, &Detector::default());
+        if let Ok(v) = crate::request_view(Dialect::OpenAiResponses, &bytes) {
+            for r in &v.results {
+                let _ = r.read(&Detector::default());
+            }
+        }
         let _ = crate::repair(Dialect::OpenAiResponses, &bytes);
         let mut p = StreamParser::new(Dialect::OpenAiResponses);
         p.feed(&sse_from_chunks("sse/vercel-ai__azure-tool-call.1.chunks.txt", true)[..i.min(100)]);

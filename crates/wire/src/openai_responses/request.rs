@@ -4,11 +4,15 @@ use std::borrow::Cow;
 
 use toolwarden_core::Verdict;
 
+use serde_json::value::RawValue;
+
 use super::{
-    items::{Body, Input, Item, Role},
+    items::{Body, Input, Item, Role, Text},
     pairing::{OutputFate, Plan, Slot},
 };
-use crate::{CallView, Defect, RequestView, ResultView, WireError, gemini::splice::fnv1a};
+use crate::{
+    CallView, Defect, RequestView, ResultView, WireError, gemini::splice::fnv1a, result::RawResult,
+};
 
 /// A parsed body: its items and whether part of the history is on the
 /// provider's side.
@@ -41,11 +45,8 @@ impl<'a> Body<'a> {
     }
 }
 
-/// See [`crate::request_view`]; `is_failure` is the content detector.
-pub(super) fn request_view_with<'a>(
-    bytes: &'a [u8],
-    is_failure: &dyn Fn(&str) -> bool,
-) -> Result<RequestView<'a>, WireError> {
+/// See [`crate::request_view`]; verdicts are decided by [`read_result`].
+pub(crate) fn request_view<'a>(bytes: &'a [u8]) -> Result<RequestView<'a>, WireError> {
     let parsed = Parsed::new(bytes)?;
     let plan = Plan::new(&parsed.slots(), parsed.server_side);
     let Parsed { body, .. } = parsed;
@@ -98,15 +99,15 @@ pub(super) fn request_view_with<'a>(
                     Some(OutputFate::Answers(c)) => call_name[*c].clone(),
                     _ => None,
                 };
-                let content = item.output.map(|t| t.0).unwrap_or(Cow::Borrowed(""));
-                let verdict = verdict(item.status.as_deref(), &content, is_failure);
                 view.results.push(ResultView {
                     call_id: item.call_id.unwrap_or(Cow::Borrowed("")),
                     tool,
-                    content,
-                    verdict,
                     message_index: index,
                     new: last_assistant.is_none_or(|a| index > a),
+                    raw: RawResult::Responses {
+                        output: item.output.map(RawValue::get),
+                        failed_status: failed_status(item.status.as_deref()),
+                    },
                 });
             }
             _ => {}
@@ -140,14 +141,31 @@ fn base_view<'a>(
     }
 }
 
+/// An output item whose `status` says it did not complete.
+fn failed_status(status: Option<&str>) -> bool {
+    matches!(status, Some("incomplete") | Some("failed"))
+}
+
+/// Read an output (see [`crate::ResultView::read`]): its text (a string
+/// or text parts) and verdict.
+pub(crate) fn read_result<'a>(
+    output: Option<&'a str>,
+    failed_status: bool,
+    is_failure: &dyn Fn(&str) -> bool,
+) -> Result<(Cow<'a, str>, Verdict), WireError> {
+    let text = match output {
+        Some(raw) if raw.starts_with('"') => crate::text::unescape(raw)?,
+        Some(raw) => serde_json::from_str::<Text<'a>>(raw)?.0,
+        None => Cow::Borrowed(""),
+    };
+    let verdict = verdict(failed_status, &text, is_failure);
+    Ok((text, verdict))
+}
+
 /// The failure verdict of an output: its item status, an MCP `isError`
 /// inside the content, else the detector.
-pub(super) fn verdict(
-    status: Option<&str>,
-    content: &str,
-    is_failure: &dyn Fn(&str) -> bool,
-) -> Verdict {
-    if matches!(status, Some("incomplete") | Some("failed")) {
+fn verdict(failed_status: bool, content: &str, is_failure: &dyn Fn(&str) -> bool) -> Verdict {
+    if failed_status {
         return Verdict::explicit(true);
     }
     if let Some(flag) = mcp_is_error(content) {

@@ -5,7 +5,14 @@ use std::path::PathBuf;
 
 use toolwarden_core::{Basis, ErrorKind, ToolCall, ToolFailure, ToolOutcome};
 
-use super::request::request_view_with;
+use crate::testutil::{EagerView, eager_view};
+
+fn request_view_with<'a>(
+    b: &'a [u8],
+    judge: crate::text::Judge<'_>,
+) -> Result<EagerView<'a>, crate::WireError> {
+    eager_view(crate::Dialect::OpenAiResponses, b, judge)
+}
 use crate::{ChangeKind, DefectKind, Dialect, StreamParser, Usage};
 
 /// The corpus directory, found by walking up from the crate.

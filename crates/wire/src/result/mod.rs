@@ -1,0 +1,111 @@
+//! Reading a tool result on demand.
+//!
+//! [`crate::request_view`] does not decode result contents: each
+//! [`ResultView`] keeps its content as the raw JSON text borrowed from the
+//! body (syntax already checked by the parse) plus the flags beside it that
+//! the verdict needs. [`ResultView::read`] decodes the text and decides the
+//! verdict, with the same rules the dialects always had (see each dialect's
+//! module docs). A caller that skips results it has already seen (the
+//! gateway: a client resends the whole conversation every turn) pays for
+//! decoding only the results it keeps.
+//!
+//! Errors: JSON syntax and UTF-8 are checked for the whole body by
+//! [`crate::request_view`], so a malformed content still fails the view as a
+//! whole. What only the read can find is a content of the wrong *type* (a
+//! number where text is expected, a text part whose `text` is not a
+//! string): [`ResultView::read`] returns a [`WireError`] of kind
+//! [`WireErrorKind::Shape`](crate::WireErrorKind::Shape) for that result,
+//! with line and column relative to the content's own JSON text.
+
+use std::borrow::Cow;
+
+use toolwarden_core::Verdict;
+
+use crate::{Detector, ResultView, WireError, anthropic, gemini, openai_chat, openai_responses};
+
+/// A tool result's decoded content and failure verdict.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResultContent<'a> {
+    /// The content as text (text parts joined with newlines; borrowed from
+    /// the body when it needed no unescaping).
+    pub text: Cow<'a, str>,
+    /// Whether the tool failed, and on what basis.
+    pub verdict: Verdict,
+}
+
+/// What a result is read from: the content's raw JSON text (`None` when
+/// absent or `null`) and the dialect's flags beside it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RawResult<'a> {
+    /// Anthropic `tool_result` / `*_tool_result`: `content`, `is_error`,
+    /// and whether it is a server tool's result.
+    Anthropic {
+        content: Option<&'a str>,
+        is_error: Option<bool>,
+        server: bool,
+    },
+    /// Chat `tool` / `function` message: `content`.
+    Chat { content: Option<&'a str> },
+    /// Responses `*_call_output`: `output`, and a `status` of `incomplete`
+    /// or `failed`.
+    Responses {
+        output: Option<&'a str>,
+        failed_status: bool,
+    },
+    /// Gemini `functionResponse`: the `response` object.
+    Gemini { response: Option<&'a str> },
+}
+
+// === impl ResultView ===
+
+impl<'a> ResultView<'a> {
+    /// Decode the content and decide the verdict: the dialect's explicit
+    /// flags first, the `detector` only where the dialect has none (see the
+    /// dialect modules).
+    pub fn read(&self, detector: &Detector) -> Result<ResultContent<'a>, WireError> {
+        self.read_with(&|text| detector.is_failure(text))
+    }
+
+    /// The content as text, without a verdict (no detector run).
+    pub fn content(&self) -> Result<Cow<'a, str>, WireError> {
+        self.read_with(&|_| false).map(|r| r.text)
+    }
+
+    /// The content exactly as it appears in the body, as JSON text (a
+    /// string with its quotes, an array, an object); `None` when the result
+    /// has none or it is `null`. Its length is a cheap size measure.
+    pub fn raw_content(&self) -> Option<&'a str> {
+        match self.raw {
+            RawResult::Anthropic { content, .. } | RawResult::Chat { content } => content,
+            RawResult::Responses { output, .. } => output,
+            RawResult::Gemini { response } => response,
+        }
+    }
+
+    /// [`ResultView::read`] with the content detector given as a function
+    /// (a seam for tests).
+    pub(crate) fn read_with(
+        &self,
+        judge: crate::text::Judge<'_>,
+    ) -> Result<ResultContent<'a>, WireError> {
+        let (text, verdict) = match self.raw {
+            RawResult::Anthropic {
+                content,
+                is_error,
+                server,
+            } => anthropic::read_result(content, is_error, server)?,
+            RawResult::Chat { content } => openai_chat::read_result(content, judge)?,
+            RawResult::Responses {
+                output,
+                failed_status,
+            } => openai_responses::read_result(output, failed_status, judge)?,
+            RawResult::Gemini { response } => gemini::read_result(response, judge)?,
+        };
+        Ok(ResultContent { text, verdict })
+    }
+}
+
+#[cfg(test)]
+mod oracle;
+#[cfg(test)]
+mod tests;

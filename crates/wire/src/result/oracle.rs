@@ -1,0 +1,187 @@
+//! A reference reading of every tool result of a body, written plainly over
+//! a `serde_json::Value` (no borrowing, no raw values, no seeds): the text
+//! and verdict each dialect's rules give, for the tests to compare the lazy
+//! [`super::ResultView::read`] against.
+//!
+//! `Value` objects keep their keys sorted, so bodies compared with it must
+//! have sorted keys where order matters (an object content with both
+//! `error_code` and `text`; a Gemini `response` read as its JSON).
+
+use serde_json::Value;
+use toolwarden_core::Verdict;
+
+use crate::Dialect;
+
+/// (call id, text, verdict) of every result of `body`, in order.
+pub(super) fn results(
+    dialect: Dialect,
+    body: &Value,
+    judge: &dyn Fn(&str) -> bool,
+) -> Vec<(String, String, Verdict)> {
+    match dialect {
+        Dialect::Anthropic => anthropic(body),
+        Dialect::OpenAiChat => chat(body, judge),
+        Dialect::OpenAiResponses => responses(body, judge),
+        Dialect::Gemini => gemini(body, judge),
+    }
+}
+
+fn anthropic(body: &Value) -> Vec<(String, String, Verdict)> {
+    let mut out = Vec::new();
+    for m in array(&body["messages"]) {
+        for b in array(&m["content"]) {
+            let kind = b["type"].as_str().unwrap_or("");
+            let server = kind != "tool_result" && kind.ends_with("_tool_result");
+            if kind != "tool_result" && !server {
+                continue;
+            }
+            let content = &b["content"];
+            let text = flatten(content);
+            let inner_flag = content.get("isError").and_then(Value::as_bool);
+            let error_object = content
+                .get("type")
+                .and_then(Value::as_str)
+                .is_some_and(|t| t.ends_with("_error"));
+            let flag = b["is_error"].as_bool();
+            let verdict = if flag == Some(true) || inner_flag == Some(true) || error_object {
+                Verdict::explicit(true)
+            } else if flag == Some(false) || inner_flag == Some(false) || server {
+                Verdict::explicit(false)
+            } else {
+                mcp(&text).map_or(Verdict::NONE, Verdict::explicit)
+            };
+            out.push((id(&b["tool_use_id"]), text, verdict));
+        }
+    }
+    out
+}
+
+fn chat(body: &Value, judge: &dyn Fn(&str) -> bool) -> Vec<(String, String, Verdict)> {
+    let mut out = Vec::new();
+    // Legacy `function_call`s: the latest id given to each name.
+    let mut legacy = std::collections::HashMap::new();
+    for m in array(&body["messages"]) {
+        let id = match m["role"].as_str() {
+            Some("tool") => id(&m["tool_call_id"]),
+            Some("function") => {
+                let name = m["name"].as_str().unwrap_or("");
+                legacy
+                    .get(name)
+                    .cloned()
+                    .unwrap_or_else(|| format!("function:{name}"))
+            }
+            Some("assistant") => {
+                if let Some(f) = m.get("function_call").filter(|f| !f.is_null()) {
+                    let name = f["name"].as_str().unwrap_or("").to_string();
+                    let id = format!("function:{name}#{}", legacy.len());
+                    legacy.insert(name, id);
+                }
+                continue;
+            }
+            _ => continue,
+        };
+        let text = flatten(&m["content"]);
+        let verdict = flagless(&text, judge);
+        out.push((id, text, verdict));
+    }
+    out
+}
+
+fn responses(body: &Value, judge: &dyn Fn(&str) -> bool) -> Vec<(String, String, Verdict)> {
+    let mut out = Vec::new();
+    for item in array(&body["input"]) {
+        let kind = item["type"].as_str().unwrap_or("");
+        if kind != "function_call_output" && kind != "custom_tool_call_output" {
+            continue;
+        }
+        let text = flatten(&item["output"]);
+        let verdict = if matches!(item["status"].as_str(), Some("incomplete" | "failed")) {
+            Verdict::explicit(true)
+        } else {
+            flagless(&text, judge)
+        };
+        out.push((id(&item["call_id"]), text, verdict));
+    }
+    out
+}
+
+fn gemini(body: &Value, judge: &dyn Fn(&str) -> bool) -> Vec<(String, String, Verdict)> {
+    let mut out = Vec::new();
+    for c in array(&body["contents"]) {
+        for p in array(&c["parts"]) {
+            let Some(f) = p.get("functionResponse") else {
+                continue;
+            };
+            let r = &f["response"];
+            let (text, flag) = if r.is_null() {
+                (String::new(), None)
+            } else if let Some(e) = r.get("error").filter(|e| !e.is_null()) {
+                let text = e
+                    .as_str()
+                    .or_else(|| e.get("message").and_then(Value::as_str))
+                    .map_or_else(|| e.to_string(), String::from);
+                (text, Some(true))
+            } else {
+                let text = ["output", "result", "content"]
+                    .iter()
+                    .find_map(|k| r.get(*k))
+                    .map_or_else(
+                        || r.to_string(),
+                        |v| v.as_str().map_or_else(|| v.to_string(), String::from),
+                    );
+                (text, r.get("isError").and_then(Value::as_bool))
+            };
+            let verdict = match flag.or_else(|| mcp(&text)) {
+                Some(failed) => Verdict::explicit(failed),
+                None if judge(&text) => Verdict::heuristic_failure(),
+                None => Verdict::NONE,
+            };
+            // The id is the body's, or `<name>#<n>` when it has none: only
+            // bodies with ids are compared.
+            out.push((id(&f["id"]), text, verdict));
+        }
+    }
+    out
+}
+
+/// Content as text: a string, text parts joined with newlines, an object's
+/// `error_code` and `text`, or nothing.
+fn flatten(v: &Value) -> String {
+    let parts: Vec<&str> = match v {
+        Value::String(s) => vec![s],
+        Value::Array(a) => a.iter().filter_map(|p| p["text"].as_str()).collect(),
+        Value::Object(o) => ["error_code", "text"]
+            .iter()
+            .filter_map(|k| o.get(*k).and_then(Value::as_str))
+            .collect(),
+        _ => Vec::new(),
+    };
+    parts.join("\n")
+}
+
+fn flagless(text: &str, judge: &dyn Fn(&str) -> bool) -> Verdict {
+    match mcp(text) {
+        Some(flag) => Verdict::explicit(flag),
+        None if judge(text) => Verdict::heuristic_failure(),
+        None => Verdict::NONE,
+    }
+}
+
+/// MCP `isError` of a text that is a JSON object.
+fn mcp(text: &str) -> Option<bool> {
+    if !text.trim_start().starts_with('{') {
+        return None;
+    }
+    serde_json::from_str::<Value>(text)
+        .ok()?
+        .get("isError")?
+        .as_bool()
+}
+
+fn array(v: &Value) -> &[Value] {
+    v.as_array().map_or(&[], Vec::as_slice)
+}
+
+fn id(v: &Value) -> String {
+    v.as_str().unwrap_or("").to_string()
+}

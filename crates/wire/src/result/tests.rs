@@ -1,0 +1,369 @@
+//! The lazy read against the plain `Value` reading of `oracle`: on
+//! generated bodies of every dialect (every content shape and flag) and on
+//! the corpus conversations; plus how malformed contents are reported.
+
+use proptest::prelude::*;
+use serde_json::{Value, json};
+use toolwarden_core::Verdict;
+
+use super::oracle;
+use crate::{Detector, Dialect, WireErrorKind, request_view, testutil::corpus};
+
+/// A deterministic content detector for generated bodies.
+fn starts_with_error(t: &str) -> bool {
+    t.starts_with("Error")
+}
+
+/// Reads every result of `body` lazily and compares with the oracle.
+fn check(dialect: Dialect, body: &[u8], judge: &dyn Fn(&str) -> bool) -> Result<usize, String> {
+    let view = request_view(dialect, body).map_err(|e| format!("view: {e}"))?;
+    let value: Value = serde_json::from_slice(body).map_err(|e| e.to_string())?;
+    let want = oracle::results(dialect, &value, judge);
+    let got: Vec<(String, String, Verdict)> = view
+        .results
+        .iter()
+        .map(|r| {
+            let read = r
+                .read_with(judge)
+                .map_err(|e| format!("read {}: {e}", r.call_id))?;
+            let alone = r.content().map_err(|e| e.to_string())?;
+            if alone != read.text {
+                return Err(format!("content() and read() differ for {}", r.call_id));
+            }
+            Ok((r.call_id.to_string(), read.text.into_owned(), read.verdict))
+        })
+        .collect::<Result<_, String>>()?;
+    if got != want {
+        return Err(format!("lazy {got:#?}\noracle {want:#?}"));
+    }
+    Ok(got.len())
+}
+
+// === generated bodies ===
+
+/// Text with the things that make decoding differ from copying: escapes,
+/// non-ASCII, the detector's prefix, MCP JSON.
+fn text() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "[a-z \"\\\\\n\t/é✓😀\u{1}\u{1f}]{0,24}",
+        "Error: [a-z\n\"]{0,12}",
+        any::<bool>().prop_map(|b| format!("{{\"content\":[],\"isError\":{b}}}")),
+        Just(" {\"isError\": \"no\"}".to_string()),
+    ]
+}
+
+/// A content of the shapes Anthropic and Chat accept.
+fn content() -> impl Strategy<Value = Option<Value>> {
+    let part = prop_oneof![
+        text().prop_map(|t| json!({"type": "text", "text": t})),
+        Just(json!({"type": "image", "source": {"type": "base64", "data": "AA=="}})),
+    ];
+    prop_oneof![
+        Just(None),
+        Just(Some(Value::Null)),
+        text().prop_map(|t| Some(json!(t))),
+        prop::collection::vec(part, 0..4).prop_map(|p| Some(json!(p))),
+        (
+            prop::option::of("[a-z_]{0,8}(_error)?"),
+            prop::option::of(text()),
+            prop::option::of(text()),
+            prop::option::of(any::<bool>()),
+        )
+            .prop_map(|(kind, code, text, flag)| {
+                let mut o = serde_json::Map::new();
+                let fields = [
+                    ("type", kind.map(Value::from)),
+                    ("error_code", code.map(Value::from)),
+                    ("text", text.map(Value::from)),
+                    ("isError", flag.map(Value::from)),
+                ];
+                for (k, v) in fields {
+                    if let Some(v) = v {
+                        o.insert(k.to_string(), v);
+                    }
+                }
+                Some(Value::Object(o))
+            }),
+    ]
+}
+
+/// A Gemini `functionResponse.response`.
+fn response() -> impl Strategy<Value = Option<Value>> {
+    prop_oneof![
+        Just(None),
+        text().prop_map(|t| Some(json!({"output": t}))),
+        text().prop_map(|t| Some(json!({"result": {"text": t}}))),
+        text().prop_map(|t| Some(json!({"error": t}))),
+        text().prop_map(|t| Some(json!({"error": {"message": t, "code": 3}}))),
+        Just(Some(json!({"error": {"code": 3}}))),
+        (text(), any::<bool>()).prop_map(|(t, b)| Some(json!({"content": t, "isError": b}))),
+        text().prop_map(|t| Some(json!({"error": null, "output": t}))),
+        text().prop_map(|t| Some(json!({"other": t, "n": 1}))),
+        Just(Some(json!({"output": null}))),
+    ]
+}
+
+/// One result: content, Anthropic `is_error`, server result, Responses
+/// `status`, Gemini response.
+type Spec = (
+    Option<Value>,
+    Option<bool>,
+    bool,
+    Option<&'static str>,
+    Option<Value>,
+);
+
+fn specs() -> impl Strategy<Value = Vec<Spec>> {
+    let status = prop::option::of(prop::sample::select(vec![
+        "completed",
+        "incomplete",
+        "failed",
+    ]));
+    prop::collection::vec(
+        (
+            content(),
+            prop::option::of(any::<bool>()),
+            prop::bool::weighted(0.2),
+            status,
+            response(),
+        ),
+        0..6,
+    )
+}
+
+fn with(mut o: Value, key: &str, v: &Option<Value>) -> Value {
+    if let Some(v) = v {
+        o[key] = v.clone();
+    }
+    o
+}
+
+fn anthropic(specs: &[Spec]) -> Value {
+    let calls: Vec<Value> = (0..specs.len())
+        .map(|i| json!({"type": "tool_use", "id": format!("t{i}"), "name": "f", "input": {}}))
+        .collect();
+    let results: Vec<Value> = specs
+        .iter()
+        .enumerate()
+        .map(|(i, (content, is_error, server, _, _))| {
+            let kind = if *server {
+                "web_search_tool_result"
+            } else {
+                "tool_result"
+            };
+            let b = json!({"type": kind, "tool_use_id": format!("t{i}")});
+            with(
+                with(b, "content", content),
+                "is_error",
+                &is_error.map(Value::from),
+            )
+        })
+        .collect();
+    json!({"model": "m", "messages": [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": calls},
+        {"role": "user", "content": results},
+    ]})
+}
+
+fn chat(specs: &[Spec]) -> Value {
+    let calls: Vec<Value> = (0..specs.len())
+        .map(|i| json!({"id": format!("c{i}"), "type": "function", "function": {"name": "f", "arguments": "{}"}}))
+        .collect();
+    let mut messages = vec![
+        json!({"role": "user", "content": "go"}),
+        json!({"role": "assistant", "content": null, "tool_calls": calls}),
+    ];
+    for (i, (content, ..)) in specs.iter().enumerate() {
+        let m = json!({"role": "tool", "tool_call_id": format!("c{i}")});
+        messages.push(with(m, "content", content));
+    }
+    json!({"model": "m", "messages": messages})
+}
+
+/// Responses outputs are strings or content parts: object contents are
+/// left out (they are a read error, tested below).
+fn responses(specs: &[Spec]) -> Value {
+    let mut input = vec![json!({"role": "user", "content": "go"})];
+    for i in 0..specs.len() {
+        input.push(json!({"type": "function_call", "call_id": format!("r{i}"), "name": "f", "arguments": "{}"}));
+    }
+    for (i, (content, _, _, status, _)) in specs.iter().enumerate() {
+        let output = content.clone().filter(|c| !c.is_object());
+        let item = json!({"type": "function_call_output", "call_id": format!("r{i}")});
+        let item = with(item, "output", &output);
+        input.push(with(item, "status", &status.map(Value::from)));
+    }
+    json!({"model": "m", "input": input})
+}
+
+fn gemini(specs: &[Spec]) -> Value {
+    let calls: Vec<Value> = (0..specs.len())
+        .map(|i| json!({"functionCall": {"name": "f", "id": format!("g{i}"), "args": {}}}))
+        .collect();
+    let responses: Vec<Value> = specs
+        .iter()
+        .enumerate()
+        .map(|(i, (.., response))| {
+            let f = json!({"name": "f", "id": format!("g{i}")});
+            json!({"functionResponse": with(f, "response", response)})
+        })
+        .collect();
+    json!({"contents": [
+        {"role": "user", "parts": [{"text": "go"}]},
+        {"role": "model", "parts": calls},
+        {"role": "user", "parts": responses},
+    ]})
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn lazy_reads_equal_the_value_reading(specs in specs()) {
+        for (dialect, body) in [
+            (Dialect::Anthropic, anthropic(&specs)),
+            (Dialect::OpenAiChat, chat(&specs)),
+            (Dialect::OpenAiResponses, responses(&specs)),
+            (Dialect::Gemini, gemini(&specs)),
+        ] {
+            let bytes = serde_json::to_vec(&body).unwrap();
+            let n = check(dialect, &bytes, &starts_with_error)
+                .map_err(|e| TestCaseError::fail(format!("{dialect}: {e}")))?;
+            prop_assert_eq!(n, specs.len(), "{}", dialect);
+        }
+    }
+}
+
+// === corpus ===
+
+#[test]
+fn corpus_conversations_read_as_the_value_reading_says() {
+    let detector = Detector::default();
+    let judge = |t: &str| detector.is_failure(t);
+    for (dialect, file, results) in [
+        (
+            Dialect::Anthropic,
+            "conversations/conv_anthropic_messages_claudecode_spotter_258c7280.json",
+            None,
+        ),
+        (
+            Dialect::Anthropic,
+            "conversations/conv_anthropic_messages_claudecode_spotter_short.json",
+            Some(2),
+        ),
+        (
+            Dialect::OpenAiChat,
+            "conversations/conv_openai_chat_taubench_airline_task13_trial0.json",
+            None,
+        ),
+        (
+            Dialect::OpenAiChat,
+            "conversations/conv_openai_chat_taubench_airline_task9_trial2.json",
+            None,
+        ),
+    ] {
+        let body = corpus(file);
+        let n = check(dialect, &body, &judge).unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert!(n > 0, "{file}: no results read");
+        if let Some(want) = results {
+            assert_eq!(n, want, "{file}");
+        }
+    }
+}
+
+#[test]
+fn the_short_corpus_results_are_explicit_failures() {
+    // README: both parallel calls answered with `is_error` results.
+    let body = corpus("conversations/conv_anthropic_messages_claudecode_spotter_short.json");
+    let view = request_view(Dialect::Anthropic, &body).unwrap();
+    for r in &view.results {
+        assert_eq!(
+            r.read(&Detector::default()).unwrap().verdict,
+            Verdict::explicit(true)
+        );
+    }
+}
+
+// === malformed contents ===
+
+#[test]
+fn a_syntax_error_inside_a_content_fails_the_whole_view() {
+    let bodies: [(Dialect, &[u8]); 4] = [
+        (
+            Dialect::Anthropic,
+            br#"{"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"a\qb"}]}]}"#,
+        ),
+        (
+            Dialect::OpenAiChat,
+            br#"{"messages":[{"role":"tool","tool_call_id":"c","content":[{"type":"text","text":tru}]}]}"#,
+        ),
+        (
+            Dialect::OpenAiResponses,
+            br#"{"input":[{"type":"function_call_output","call_id":"r","output":"\u00zz"}]}"#,
+        ),
+        (
+            Dialect::Gemini,
+            br#"{"contents":[{"role":"user","parts":[{"functionResponse":{"name":"f","response":{"output":01}}}]}]}"#,
+        ),
+    ];
+    for (dialect, body) in bodies {
+        let e = request_view(dialect, body).expect_err("malformed content");
+        assert_eq!(e.kind(), WireErrorKind::InvalidJson, "{dialect}: {e}");
+    }
+    // Invalid UTF-8 inside a content string.
+    let mut body = br#"{"messages":[{"role":"tool","tool_call_id":"c","content":"ab"}]}"#.to_vec();
+    let at = body.iter().position(|&b| b == b'b').unwrap();
+    body[at] = 0xff;
+    assert!(request_view(Dialect::OpenAiChat, &body).is_err());
+}
+
+#[test]
+fn a_content_of_the_wrong_type_is_an_error_of_that_result_only() {
+    let cases: [(Dialect, &[u8]); 3] = [
+        (
+            Dialect::Anthropic,
+            br#"{"messages":[{"role":"user","content":[
+                {"type":"tool_result","tool_use_id":"bad","content":42},
+                {"type":"tool_result","tool_use_id":"ok","content":"fine"}]}]}"#,
+        ),
+        (
+            Dialect::OpenAiChat,
+            br#"{"messages":[
+                {"role":"tool","tool_call_id":"bad","content":[{"text":7}]},
+                {"role":"tool","tool_call_id":"ok","content":"fine"}]}"#,
+        ),
+        (
+            Dialect::OpenAiResponses,
+            br#"{"input":[
+                {"type":"function_call_output","call_id":"bad","output":{"a":1}},
+                {"type":"function_call_output","call_id":"ok","output":"fine"}]}"#,
+        ),
+    ];
+    for (dialect, body) in cases {
+        let view = request_view(dialect, body).unwrap_or_else(|e| panic!("{dialect}: {e}"));
+        let [bad, ok] = &view.results[..] else {
+            panic!("{dialect}: two results expected")
+        };
+        let e = bad.read(&Detector::default()).expect_err("wrong type");
+        assert_eq!(e.kind(), WireErrorKind::Shape, "{dialect}: {e}");
+        assert!(bad.content().is_err(), "{dialect}");
+        assert!(bad.raw_content().is_some(), "{dialect}");
+        assert_eq!(ok.content().unwrap(), "fine", "{dialect}");
+    }
+    // Gemini checks that `response` is an object while parsing, as before.
+    let body = br#"{"contents":[{"role":"user","parts":[{"functionResponse":{"name":"f","response":"x"}}]}]}"#;
+    let e = request_view(Dialect::Gemini, body).expect_err("not an object");
+    assert_eq!(e.kind(), WireErrorKind::Shape, "{e}");
+}
+
+#[test]
+fn raw_content_is_the_json_as_sent() {
+    let body = br#"{"messages":[{"role":"tool","tool_call_id":"c","content":"a\nb"},
+        {"role":"tool","tool_call_id":"d","content":null},{"role":"tool","tool_call_id":"e"}]}"#;
+    let view = request_view(Dialect::OpenAiChat, body).unwrap();
+    let raw: Vec<_> = view.results.iter().map(|r| r.raw_content()).collect();
+    assert_eq!(raw, [Some(r#""a\nb""#), None, None]);
+    assert_eq!(view.results[0].content().unwrap(), "a\nb");
+    assert_eq!(view.results[1].content().unwrap(), "");
+}
