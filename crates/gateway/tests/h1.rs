@@ -443,3 +443,29 @@ async fn https_upstreams_are_reached_over_tls_on_both_paths() {
     let text = String::from_utf8_lossy(&body);
     assert!(text.contains("upstream_tls_error"), "{text}");
 }
+
+#[tokio::test]
+async fn an_empty_close_delimited_body_ends_cleanly() {
+    let up = raw_upstream(Arc::new(|_| {
+        (
+            vec![&b"HTTP/1.0 200 OK\r\ncontent-type: application/json\r\n\r\n"[..]],
+            true,
+        )
+    }))
+    .await;
+    let gw = gateway(up.addr).await;
+    let mut send = client(&gw).await;
+    for _ in 0..2 {
+        let response = send.send_request(post("/v1/messages", "{}")).await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        assert!(
+            response
+                .into_body()
+                .collect()
+                .await
+                .unwrap()
+                .to_bytes()
+                .is_empty()
+        );
+    }
+}

@@ -308,14 +308,23 @@ impl Relay<'_> {
             // The head usually comes with the first body bytes; if they
             // are already here, send both in one write.
             self.ubuf.reserve(READ_CHUNK);
-            if let Some(Ok(0) | Err(_)) = self.up.read_buf(&mut self.ubuf).now_or_never() {
-                return self
-                    .broke(
-                        head.take(),
-                        &body,
-                        "connection closed before message completed",
-                    )
-                    .await;
+            match self.up.read_buf(&mut self.ubuf).now_or_never() {
+                // Closed right after the head: an empty close-delimited
+                // body, or a broken one.
+                Some(Ok(0)) if matches!(body, Body::Close) => {
+                    self.observation.finish();
+                    let first = head.take().unwrap_or_default();
+                    return match write_all2(self.client, &first, chunked::LAST_CHUNK).await {
+                        Ok(()) => Outcome::Done,
+                        Err(_) => Outcome::Closed,
+                    };
+                }
+                Some(Ok(0)) => {
+                    let detail = "connection closed before message completed";
+                    return self.broke(head.take(), &body, detail).await;
+                }
+                Some(Err(e)) => return self.broke(head.take(), &body, &e.to_string()).await,
+                Some(Ok(_)) | None => {}
             }
         }
         let mut out = Vec::new();
