@@ -272,13 +272,19 @@ pub async fn serve(upstream: &str, database: &str, jsonl: &str) -> Result<(), St
     // "-": no recording (to measure what recording costs).
     config.database = (database != "-").then(|| database.to_string());
     config.jsonl = (jsonl != "-").then(|| jsonl.into());
-    // As `toolwarden serve` reads it (default: one worker per CPU).
+    // As `toolwarden serve` reads them (default: one worker per CPU, `fix`).
     if let Some(n) = std::env::var("TOOLWARDEN_WORKERS")
         .ok()
         .and_then(|v| v.parse::<usize>().ok())
         .filter(|n| *n > 0)
     {
         config.workers = n;
+    }
+    if let Some(mode) = std::env::var("TOOLWARDEN_REPAIR")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        config.repair = mode;
     }
     let gw = Gateway::start(config)
         .await

@@ -4,10 +4,9 @@
 //! client's. Header bytes pass as they came — names keep their case, values
 //! their bytes, the order is kept — except:
 //!
-//! - hop-by-hop headers (`connection`, `keep-alive`, `transfer-encoding`,
-//!   `te`, `trailer`, `upgrade`, `proxy-*`, and any named in `connection`)
-//!   are dropped in both directions, as [`crate::proxy::headers`] does on
-//!   the hyper path;
+//! - hop-by-hop headers ([`crate::proxy::headers::is_hop_by_hop`], and any
+//!   named in `connection`) are dropped in both directions, as on the hyper
+//!   path;
 //! - the upstream request gets `host` from the upstream URL and a
 //!   `content-length` of the body actually sent (it differs from the
 //!   client's after a repair);
@@ -19,7 +18,7 @@
 //! A request head the fast path does not take (see [`parse_request`])
 //! is left to hyper, which answers malformed ones with its own errors.
 
-use crate::{Upstreams, observe::session, routes::ProxyRoute};
+use crate::{Upstreams, observe::session, proxy::headers, routes::ProxyRoute};
 
 /// Most headers a head may carry (hyper's default too).
 pub const MAX_HEADERS: usize = 100;
@@ -316,21 +315,7 @@ impl<'h> Facts<'h> {
     }
 
     fn is_hop_by_hop(&self, name: &str) -> bool {
-        const HOP: [&str; 8] = [
-            "connection",
-            "keep-alive",
-            "transfer-encoding",
-            "te",
-            "trailer",
-            "upgrade",
-            "expect",
-            "proxy-connection",
-        ];
-        HOP.iter().any(|h| name.eq_ignore_ascii_case(h))
-            || name
-                .get(..6)
-                .is_some_and(|p| p.eq_ignore_ascii_case("proxy-"))
-            || self.listed.iter().any(|l| name.eq_ignore_ascii_case(l))
+        headers::is_hop_by_hop(name) || self.listed.iter().any(|l| name.eq_ignore_ascii_case(l))
     }
 }
 

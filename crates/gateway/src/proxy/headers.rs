@@ -22,39 +22,45 @@ pub fn for_client(headers: &mut HeaderMap) {
     strip_hop_by_hop(headers);
 }
 
+/// Hop-by-hop header names (RFC 9110 §7.6.1, plus the `proxy-*` family
+/// and `keep-alive`), lower-case: the one list both HTTP paths use.
+pub const HOP_BY_HOP: [&str; 8] = [
+    "connection",
+    "keep-alive",
+    "transfer-encoding",
+    "te",
+    "trailer",
+    "upgrade",
+    "proxy-authorization",
+    "proxy-authenticate",
+];
+
+/// Whether `name` (any case) is hop-by-hop by itself: in [`HOP_BY_HOP`]
+/// or `proxy-*`. Names listed in a `connection` header are too.
+pub fn is_hop_by_hop(name: &str) -> bool {
+    HOP_BY_HOP.iter().any(|h| name.eq_ignore_ascii_case(h))
+        || name
+            .get(..6)
+            .is_some_and(|p| p.eq_ignore_ascii_case("proxy-"))
+}
+
 fn strip_hop_by_hop(headers: &mut HeaderMap) {
     // Names listed in `connection` are hop-by-hop too (RFC 9110 §7.6.1).
-    let listed: Vec<HeaderName> = headers
+    let mut drop: Vec<HeaderName> = headers
         .get_all(header::CONNECTION)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(','))
         .filter_map(|name| HeaderName::from_bytes(name.trim().as_bytes()).ok())
         .collect();
-    for name in listed {
-        headers.remove(name);
-    }
-    for name in [
-        header::CONNECTION,
-        header::TRANSFER_ENCODING,
-        header::TE,
-        header::TRAILER,
-        header::UPGRADE,
-        header::PROXY_AUTHORIZATION,
-        header::PROXY_AUTHENTICATE,
-    ] {
-        headers.remove(name);
-    }
-    headers.remove("keep-alive");
-    if headers.keys().any(|k| k.as_str().starts_with("proxy-")) {
-        let proxy: Vec<HeaderName> = headers
+    drop.extend(
+        headers
             .keys()
-            .filter(|k| k.as_str().starts_with("proxy-"))
-            .cloned()
-            .collect();
-        for name in proxy {
-            headers.remove(name);
-        }
+            .filter(|k| is_hop_by_hop(k.as_str()))
+            .cloned(),
+    );
+    for name in drop {
+        headers.remove(name);
     }
 }
 
