@@ -332,14 +332,16 @@ impl Relay<'_> {
         loop {
             // Pass on what is buffered.
             out.clear();
-            let mut data = Bytes::new();
+            // `content-length` bodies pass as they are: this many bytes at
+            // the front of `ubuf` (no copy).
+            let mut plain = 0;
             match &mut body {
                 Body::Length(left) => {
                     let take = usize::try_from(*left)
                         .unwrap_or(usize::MAX)
                         .min(self.ubuf.len());
-                    data = self.ubuf.split_to(take).freeze();
-                    self.observation.feed(&data);
+                    self.observation.feed(&self.ubuf[..take]);
+                    plain = take;
                     *left -= take as u64;
                     if *left == 0 {
                         body = Body::Done;
@@ -372,13 +374,18 @@ impl Relay<'_> {
             }
             let first = head.take();
             let first = first.as_deref().unwrap_or_default();
-            let rest: &[u8] = if out.is_empty() { &data } else { &out };
+            let rest: &[u8] = if plain > 0 {
+                &self.ubuf[..plain]
+            } else {
+                &out
+            };
             if (!first.is_empty() || !rest.is_empty())
                 && write_all2(self.client, first, rest).await.is_err()
             {
                 // The client went away: the observation records it.
                 return Outcome::Closed;
             }
+            self.ubuf.advance(plain);
             if matches!(body, Body::Done) {
                 // Bytes past the end of the body: the connection is out of step.
                 reusable &= self.ubuf.is_empty();
