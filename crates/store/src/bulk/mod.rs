@@ -55,4 +55,5 @@ fn finite(x: f64) -> f64 {
 }
 
 pub(crate) mod postgres;
+mod shaped;
 pub(crate) mod sqlite;
