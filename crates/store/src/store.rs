@@ -122,9 +122,9 @@ impl Store {
                     .pragma("cache_size", "-32768")
                     .pragma("temp_store", "memory")
                     // Room for every shape of the writer's bulk statements
-                    // (`bulk::shaped`: 13 statements × 6 shapes) beside the
-                    // single-row ones and the stats queries.
-                    .statement_cache_capacity(256)
+                    // (`bulk::shaped`: 13 statements × 5 shapes) beside the
+                    // single-row ones, the migrations and the stats queries.
+                    .statement_cache_capacity(160)
                     .busy_timeout(opts.busy_timeout);
                 let probe = sqlx::SqliteConnection::connect_with(&options)
                     .await

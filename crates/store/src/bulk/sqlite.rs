@@ -8,10 +8,7 @@ use sqlx::Arguments;
 use sqlx::SqliteConnection;
 use sqlx::error::BoxDynError;
 
-static REQUEST_KEYS: Shaped = Shaped::new(
-    &["k"],
-    "SELECT t.request_id FROM u CROSS JOIN requests t ON t.request_id = u.k",
-);
+static REQUEST_KEYS: Shaped = Shaped::matching(&["k"], "requests t ON t.request_id = u.k");
 
 static INSERT_REQUESTS: Shaped = Shaped::insert(
     "requests",
@@ -56,22 +53,21 @@ static UPSERT_SESSIONS: Shaped = Shaped::insert(
 
 static ORPHANS: Shaped = Shaped::new(
     &["s", "c"],
-    "SELECT t.id, t.session_id, t.call_id, t.tool, t.result_at_ms \
+    "SELECT json_group_array(json_array(u.n, t.id, t.tool, t.result_at_ms)) \
      FROM u CROSS JOIN tool_calls t ON t.session_id = u.s AND t.call_id = u.c \
      WHERE t.request_id IS NULL",
 );
 
 static UNPAIRED_CALLS: Shaped = Shaped::new(
     &["s", "c"],
-    "SELECT t.id, t.session_id, t.call_id, t.tool, t.call_at_ms \
+    "SELECT json_group_array(json_array(u.n, t.id, t.tool, t.call_at_ms)) \
      FROM u CROSS JOIN tool_calls t ON t.session_id = u.s AND t.call_id = u.c \
      WHERE t.result_at_ms IS NULL",
 );
 
-static CALL_KEYS: Shaped = Shaped::new(
+static CALL_KEYS: Shaped = Shaped::matching(
     &["r", "i"],
-    "SELECT t.request_id, t.call_index \
-     FROM u CROSS JOIN tool_calls t ON t.request_id = u.r AND t.call_index = u.i",
+    "tool_calls t ON t.request_id = u.r AND t.call_index = u.i",
 );
 
 static INSERT_CALLS: Shaped = Shaped::insert(
@@ -92,10 +88,9 @@ static INSERT_CALLS: Shaped = Shaped::insert(
     "ON CONFLICT (request_id, call_index) DO NOTHING",
 );
 
-static RESULT_KEYS: Shaped = Shaped::new(
+static RESULT_KEYS: Shaped = Shaped::matching(
     &["s", "c", "m"],
-    "SELECT t.session_id, t.call_id, t.message_index FROM u CROSS JOIN tool_results t \
-     ON t.session_id = u.s AND t.call_id = u.c AND t.message_index = u.m",
+    "tool_results t ON t.session_id = u.s AND t.call_id = u.c AND t.message_index = u.m",
 );
 
 static INSERT_RESULT_KEYS: Shaped = Shaped::insert(
@@ -117,10 +112,9 @@ static PAIR_RESULTS: Shaped = Shaped::new(
      FROM u WHERE tool_calls.id = u.id",
 );
 
-static OPEN_CALL_IDS: Shaped = Shaped::new(
+static OPEN_CALL_IDS: Shaped = Shaped::matching(
     &["c"],
-    "SELECT DISTINCT t.call_id FROM u CROSS JOIN tool_calls t ON t.call_id = u.c \
-     WHERE t.result_at_ms IS NULL",
+    "tool_calls t ON t.call_id = u.c WHERE t.result_at_ms IS NULL",
 );
 
 static INSERT_ORPHAN_RESULTS: Shaped = Shaped::insert(
@@ -151,13 +145,10 @@ pub(crate) async fn insert_requests(
     // Which keys exist already (usually none: few rows come back through
     // sqlx's per-row channel), then one INSERT without RETURNING. Exact:
     // `BEGIN IMMEDIATE` holds the write lock for the whole batch.
-    let old: Vec<(String,)> = REQUEST_KEYS
-        .fetch(conn, reqs, |a, r| a.add(r.request_id.as_str()))
+    let old = REQUEST_KEYS
+        .matches(conn, reqs, |a, r| a.add(r.request_id.as_str()))
         .await?;
-    let old: HashSet<&str> = old.iter().map(|r| r.0.as_str()).collect();
-    let new = reqs
-        .iter()
-        .filter(|r| !old.contains(r.request_id.as_str()))
+    let new = unmatched(reqs, &old)
         .map(|r| r.request_id.clone())
         .collect();
     INSERT_REQUESTS
@@ -215,6 +206,39 @@ pub(crate) async fn upsert_sessions(
         .await
 }
 
+/// The rows whose index is not in `matched` (indices below `rows.len()`).
+fn unmatched<'a, T>(rows: &'a [T], matched: &[usize]) -> impl Iterator<Item = &'a T> {
+    let mut hit = vec![false; rows.len()];
+    for &n in matched {
+        hit[n] = true;
+    }
+    rows.iter().zip(hit).filter(|(_, hit)| !hit).map(|(r, _)| r)
+}
+
+/// A candidate as a lookup gives it: the index of its (session, call id)
+/// pair, then id, tool and time.
+type Found = (usize, i64, String, Option<i64>);
+
+fn candidates_of(
+    pairs: &[(String, String)],
+    rows: Vec<Found>,
+) -> Result<Vec<Candidate>, sqlx::Error> {
+    rows.into_iter()
+        .map(|(n, id, tool, at_ms)| {
+            let (session_id, call_id) = pairs.get(n).ok_or_else(|| {
+                sqlx::Error::Decode(format!("candidate for pair {n} of {}", pairs.len()).into())
+            })?;
+            Ok(Candidate {
+                id,
+                session_id: session_id.clone(),
+                call_id: call_id.clone(),
+                tool,
+                at_ms,
+            })
+        })
+        .collect()
+}
+
 fn bind_pair<'q>(a: &mut Args<'q>, p: &'q (String, String)) -> Result<(), BoxDynError> {
     a.add(p.0.as_str())?;
     a.add(p.1.as_str())
@@ -225,7 +249,8 @@ pub(crate) async fn find_orphans(
     conn: &mut SqliteConnection,
     pairs: &[(String, String)],
 ) -> Result<Vec<Candidate>, sqlx::Error> {
-    Ok(candidates(ORPHANS.fetch(conn, pairs, bind_pair).await?))
+    let rows = ORPHANS.fetch_json(conn, pairs, bind_pair).await?;
+    candidates_of(pairs, rows)
 }
 
 /// Calls without a result for these (session, call id) pairs.
@@ -233,26 +258,22 @@ pub(crate) async fn unpaired_calls(
     conn: &mut SqliteConnection,
     pairs: &[(String, String)],
 ) -> Result<Vec<Candidate>, sqlx::Error> {
-    Ok(candidates(
-        UNPAIRED_CALLS.fetch(conn, pairs, bind_pair).await?,
-    ))
+    let rows = UNPAIRED_CALLS.fetch_json(conn, pairs, bind_pair).await?;
+    candidates_of(pairs, rows)
 }
 
 pub(crate) async fn insert_calls(
     conn: &mut SqliteConnection,
     calls: &[&ToolCallRecord],
 ) -> Result<HashSet<CallKey>, sqlx::Error> {
-    let old: Vec<CallKey> = CALL_KEYS
-        .fetch(conn, calls, |a, c| {
+    let old = CALL_KEYS
+        .matches(conn, calls, |a, c| {
             a.add(c.request_id.as_str())?;
             a.add(i64::from(c.call_index))
         })
         .await?;
-    let old: HashSet<CallKey> = old.into_iter().collect();
-    let new = calls
-        .iter()
+    let new = unmatched(calls, &old)
         .map(|c| (c.request_id.clone(), i64::from(c.call_index)))
-        .filter(|k| !old.contains(k))
         .collect();
     INSERT_CALLS
         .execute(conn, calls, |a, c| {
@@ -276,16 +297,14 @@ pub(crate) async fn insert_result_keys(
     conn: &mut SqliteConnection,
     results: &[&ToolResultRecord],
 ) -> Result<HashSet<ResultKey>, sqlx::Error> {
-    let old: Vec<ResultKey> = RESULT_KEYS
-        .fetch(conn, results, |a, r| {
+    let old = RESULT_KEYS
+        .matches(conn, results, |a, r| {
             a.add(r.session_id.as_str())?;
             a.add(r.call_id.as_str())?;
             a.add(i64::from(r.message_index))
         })
         .await?;
-    let old: HashSet<ResultKey> = old.into_iter().collect();
-    let new = results
-        .iter()
+    let new = unmatched(results, &old)
         .map(|r| {
             (
                 r.session_id.clone(),
@@ -293,7 +312,6 @@ pub(crate) async fn insert_result_keys(
                 i64::from(r.message_index),
             )
         })
-        .filter(|k| !old.contains(k))
         .collect();
     INSERT_RESULT_KEYS
         .execute(conn, results, |a, r| {
@@ -330,10 +348,10 @@ pub(crate) async fn call_ids_with_unpaired_calls(
     conn: &mut SqliteConnection,
     call_ids: &[&str],
 ) -> Result<HashSet<String>, sqlx::Error> {
-    let ids: Vec<(String,)> = OPEN_CALL_IDS
-        .fetch(conn, call_ids, |a, c| a.add(*c))
+    let open = OPEN_CALL_IDS
+        .matches(conn, call_ids, |a, c| a.add(*c))
         .await?;
-    Ok(ids.into_iter().map(|r| r.0).collect())
+    Ok(open.into_iter().map(|n| call_ids[n].to_owned()).collect())
 }
 
 /// Results that pair with no call, each a row of its own under its
@@ -360,4 +378,52 @@ pub(crate) async fn insert_orphan_results(
             a.add(r.exec_ms.map(finite))
         })
         .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{Pool, Store};
+
+    /// Every lookup drives from `u` into an index: no statement scans a table.
+    #[tokio::test]
+    async fn lookups_search_indexes_from_the_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("plan.db").display());
+        let store = Store::open(&url).await.unwrap();
+        let Pool::Sqlite(pool) = store.pool() else {
+            unreachable!()
+        };
+        let mut conn = pool.acquire().await.unwrap();
+        let lookups: [(&Shaped, &str); 7] = [
+            (&REQUEST_KEYS, "requests"),
+            (&ORPHANS, "tool_calls"),
+            (&UNPAIRED_CALLS, "tool_calls"),
+            (&CALL_KEYS, "tool_calls"),
+            (&RESULT_KEYS, "tool_results"),
+            (&PAIR_RESULTS, "tool_calls"),
+            (&OPEN_CALL_IDS, "tool_calls"),
+        ];
+        for (stmt, table) in lookups {
+            let sql = format!("EXPLAIN QUERY PLAN {}", stmt.sql_for(16));
+            let plan: Vec<(i64, i64, i64, String)> =
+                sqlx::query_as(&sql).fetch_all(&mut *conn).await.unwrap();
+            let steps: Vec<&str> = plan.iter().map(|p| p.3.as_str()).collect();
+            let scans: Vec<&&str> = steps
+                .iter()
+                .filter(|s| {
+                    s.starts_with("SCAN")
+                        && !s.starts_with("SCAN v")
+                        && !s.contains("CONSTANT ROWS")
+                })
+                .collect();
+            assert!(scans.is_empty(), "{table}: {steps:?}");
+            assert!(
+                steps
+                    .iter()
+                    .any(|s| s.starts_with("SEARCH") && (s.contains(" t ") || s.contains(table))),
+                "{table}: {steps:?}"
+            );
+        }
+    }
 }

@@ -34,6 +34,7 @@ both!(cross_session_resolution);
 both!(late_call_merges);
 both!(resolves_names_across_restart);
 both!(repairs_and_requests);
+both!(batch_sizes);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn backends_give_the_same_stats() {
