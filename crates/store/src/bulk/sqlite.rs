@@ -206,11 +206,13 @@ pub(crate) async fn upsert_sessions(
         .await
 }
 
-/// The rows whose index is not in `matched` (indices below `rows.len()`).
+/// The rows whose index is not in `matched`.
 fn unmatched<'a, T>(rows: &'a [T], matched: &[usize]) -> impl Iterator<Item = &'a T> {
     let mut hit = vec![false; rows.len()];
     for &n in matched {
-        hit[n] = true;
+        if let Some(h) = hit.get_mut(n) {
+            *h = true;
+        }
     }
     rows.iter().zip(hit).filter(|(_, hit)| !hit).map(|(r, _)| r)
 }
@@ -351,7 +353,10 @@ pub(crate) async fn call_ids_with_unpaired_calls(
     let open = OPEN_CALL_IDS
         .matches(conn, call_ids, |a, c| a.add(*c))
         .await?;
-    Ok(open.into_iter().map(|n| call_ids[n].to_owned()).collect())
+    Ok(open
+        .into_iter()
+        .filter_map(|n| call_ids.get(n).map(|c| (*c).to_owned()))
+        .collect())
 }
 
 /// Results that pair with no call, each a row of its own under its
