@@ -65,7 +65,8 @@ enum Body {
     Matching(&'static str),
 }
 
-/// A row's values, appended to a statement's arguments in column order.
+/// A statement's arguments: per row its index `n`, then what the caller's
+/// `bind` appends (the row's values, in `cols` order).
 pub(crate) type Args<'q> = SqliteArguments<'q>;
 
 // === impl Shaped ===
@@ -88,7 +89,7 @@ impl Shaped {
 
     /// Which rows of `u` find a row in `join` (`table t ON …`, driven from
     /// `u`: the `CROSS JOIN` keeps SQLite from reordering it); see
-    /// [`Shaped::matching`].
+    /// [`Shaped::matches`].
     pub(crate) const fn matching(cols: &'static [&'static str], join: &'static str) -> Shaped {
         Shaped::with(cols, Body::Matching(join))
     }
@@ -101,7 +102,9 @@ impl Shaped {
         }
     }
 
-    /// Runs the statement over `rows`, chunk by chunk, in order.
+    /// Runs the statement over `rows`, chunk by chunk, in order; `bind`
+    /// appends one row's values in `cols` order (a row of another width is
+    /// an error, not a misaligned batch).
     pub(crate) async fn execute<'q, T>(
         &'static self,
         conn: &mut SqliteConnection,
