@@ -10,6 +10,10 @@
 //! TOOLWARDEN_TEST_POSTGRES_URL=$URL CARGO_TARGET_DIR=... cargo bench -p toolwarden-store --bench recording
 //! ```
 //! `TW_BENCH_TURNS` sets turns per recorder (default 20000 = 140k events).
+//! `TW_BENCH_SHORT_IDS=1` gives calls ids shorter than 12 bytes, which the
+//! store matches within their session only: a new call then costs no
+//! lookup of its own across sessions (one round trip each), so the run
+//! measures the batched statements alone.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -20,6 +24,15 @@ use toolwarden_store::*;
 const TURNS_PER_SESSION: u64 = 8;
 
 fn events(gw: usize, turns: u64) -> Vec<Event> {
+    let short = std::env::var_os("TW_BENCH_SHORT_IDS").is_some();
+    // `t{n}_{k}` stays under 12 bytes up to 10^8 turns.
+    let call_id = |n: u64, k: u32| {
+        if short {
+            format!("t{n}_{k}")
+        } else {
+            format!("toolu_{gw}_{n}_{k}")
+        }
+    };
     let mut out = Vec::with_capacity(turns as usize * 7);
     for n in 0..turns {
         let session = format!("bench{gw}_{}", n / TURNS_PER_SESSION);
@@ -56,7 +69,7 @@ fn events(gw: usize, turns: u64) -> Vec<Event> {
                     session_id: session.clone(),
                     provider: "anthropic".into(),
                     model: Some("claude-test".into()),
-                    call_id: format!("toolu_{gw}_{}_{k}", n - 1),
+                    call_id: call_id(n - 1, k),
                     message_index: (turn * 2 - 1) as u32 * 10 + k,
                     tool: None,
                     failed,
@@ -77,7 +90,7 @@ fn events(gw: usize, turns: u64) -> Vec<Event> {
                 model: Some("claude-test".into()),
                 response_id: Some(format!("msg_{req}")),
                 call_index: k,
-                call_id: format!("toolu_{gw}_{n}_{k}"),
+                call_id: call_id(n, k),
                 tool: ["Read", "Bash", "Edit"][k as usize].into(),
                 arguments_bytes: 180,
                 at_ms: at + 5,
@@ -184,7 +197,12 @@ fn main() {
         .expect("runtime");
     rt.block_on(async {
         let per = turns as usize * 7 - 3 * turns.div_ceil(TURNS_PER_SESSION) as usize;
-        println!("recording benchmark: {per} events per recorder (1 request : 3 calls : 3 results)");
+        let ids = if std::env::var_os("TW_BENCH_SHORT_IDS").is_some() {
+            ", call ids under 12 bytes"
+        } else {
+            ""
+        };
+        println!("recording benchmark: {per} events per recorder (1 request : 3 calls : 3 results{ids})");
         let base = run(vec![None], vec![events(0, turns)]).await;
         println!("baseline  no sink, 1 recorder        {base}");
         let base = base.events_per_s;

@@ -121,6 +121,10 @@ impl Store {
                     // writer's index lookups stay in memory.
                     .pragma("cache_size", "-32768")
                     .pragma("temp_store", "memory")
+                    // Room for every shape of the writer's bulk statements
+                    // (`bulk::shaped`: 13 statements × 5 shapes) beside the
+                    // single-row ones, the migrations and the stats queries.
+                    .statement_cache_capacity(160)
                     .busy_timeout(opts.busy_timeout);
                 let probe = sqlx::SqliteConnection::connect_with(&options)
                     .await

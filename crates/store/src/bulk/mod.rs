@@ -1,8 +1,9 @@
 //! Set-based statements: one round trip per step of a batch, whatever its
 //! size. The same operations, with the same Rust signatures, for each
 //! backend: PostgreSQL binds one array per column and reads them with
-//! `UNNEST`; SQLite binds the rows as one JSON text and reads it with
-//! `json_each`. The batch planner in [`crate::write`] calls them.
+//! `UNNEST`; SQLite binds each value as a parameter of a `VALUES` list, in
+//! statements of a few fixed row counts ([`shaped`]). The batch planner in
+//! [`crate::write`] calls them.
 //!
 //! Lookups drive the loop from the batch's rows into the
 //! `(call_id, session_id)` index (`CROSS JOIN` fixes SQLite's join order,
@@ -49,10 +50,12 @@ fn candidates(rows: Vec<CandidateRow>) -> Vec<Candidate> {
         .collect()
 }
 
-/// Finite or zero: a NaN must not poison a batch (SQLite's JSON has no NaN).
+/// Finite or zero: a NaN must not poison a batch (SQLite stores a bound NaN
+/// as NULL, which a `NOT NULL` column refuses).
 fn finite(x: f64) -> f64 {
     if x.is_finite() { x } else { 0.0 }
 }
 
 pub(crate) mod postgres;
+mod shaped;
 pub(crate) mod sqlite;

@@ -1,74 +1,179 @@
-//! The bulk operations on SQLite: the rows as one JSON text, read with `jsonb_each`.
+//! The bulk operations on SQLite: the rows bound as parameters of
+//! [`Shaped`] statements (a `VALUES` list `u`, in a few fixed sizes), each
+//! lookup a `CROSS JOIN` from `u` into an index.
 
+use super::shaped::{Args, Shaped};
 use super::*;
-use serde_json::{Value, json};
+use sqlx::Arguments;
 use sqlx::SqliteConnection;
+use sqlx::error::BoxDynError;
 
-fn rows(v: Vec<Value>) -> String {
-    Value::Array(v).to_string()
-}
+static REQUEST_KEYS: Shaped = Shaped::matching(&["k"], "requests t ON t.request_id = u.k");
+
+static INSERT_REQUESTS: Shaped = Shaped::insert(
+    "requests",
+    &[
+        "request_id",
+        "session_id",
+        "at_ms",
+        "provider",
+        "dialect",
+        "path",
+        "model",
+        "status",
+        "streaming",
+        "upstream_latency_ms",
+        "first_byte_ms",
+        "overhead_us",
+        "input_tokens",
+        "output_tokens",
+        "response_id",
+        "repair_mode",
+        "repairs",
+        "parse_error",
+        "error",
+    ],
+    "ON CONFLICT (request_id) DO NOTHING",
+);
+
+static INSERT_REPAIRS: Shaped = Shaped::insert(
+    "request_repairs",
+    &["request_id", "idx", "defect"],
+    "ON CONFLICT (request_id, idx) DO NOTHING",
+);
+
+static UPSERT_SESSIONS: Shaped = Shaped::insert(
+    "sessions",
+    &["session_id", "source", "first_ms", "last_ms", "requests"],
+    "ON CONFLICT (session_id) DO UPDATE SET \
+     first_ms = min(sessions.first_ms, excluded.first_ms), \
+     last_ms = max(sessions.last_ms, excluded.last_ms), \
+     requests = sessions.requests + excluded.requests",
+);
+
+static ORPHANS: Shaped = Shaped::new(
+    &["s", "c"],
+    "SELECT json_group_array(json_array(u.n, t.id, t.tool, t.result_at_ms)) \
+     FROM u CROSS JOIN tool_calls t ON t.session_id = u.s AND t.call_id = u.c \
+     WHERE t.request_id IS NULL",
+);
+
+static UNPAIRED_CALLS: Shaped = Shaped::new(
+    &["s", "c"],
+    "SELECT json_group_array(json_array(u.n, t.id, t.tool, t.call_at_ms)) \
+     FROM u CROSS JOIN tool_calls t ON t.session_id = u.s AND t.call_id = u.c \
+     WHERE t.result_at_ms IS NULL",
+);
+
+static CALL_KEYS: Shaped = Shaped::matching(
+    &["r", "i"],
+    "tool_calls t ON t.request_id = u.r AND t.call_index = u.i",
+);
+
+static INSERT_CALLS: Shaped = Shaped::insert(
+    "tool_calls",
+    &[
+        "session_id",
+        "call_id",
+        "tool",
+        "provider",
+        "model",
+        "at_ms",
+        "request_id",
+        "call_index",
+        "response_id",
+        "arguments_bytes",
+        "call_at_ms",
+    ],
+    "ON CONFLICT (request_id, call_index) DO NOTHING",
+);
+
+static RESULT_KEYS: Shaped = Shaped::matching(
+    &["s", "c", "m"],
+    "tool_results t ON t.session_id = u.s AND t.call_id = u.c AND t.message_index = u.m",
+);
+
+static INSERT_RESULT_KEYS: Shaped = Shaped::insert(
+    "tool_results",
+    &[
+        "session_id",
+        "call_id",
+        "message_index",
+        "request_id",
+        "at_ms",
+    ],
+    "ON CONFLICT (session_id, call_id, message_index) DO NOTHING",
+);
+
+static PAIR_RESULTS: Shaped = Shaped::new(
+    &["id", "rq", "mi", "f", "b", "cb", "ex", "a", "e"],
+    "UPDATE tool_calls SET result_request_id = u.rq, message_index = u.mi, failed = u.f, \
+     basis = u.b, content_bytes = u.cb, excerpt = u.ex, result_at_ms = u.a, exec_ms = u.e \
+     FROM u WHERE tool_calls.id = u.id",
+);
+
+static OPEN_CALL_IDS: Shaped = Shaped::matching(
+    &["c"],
+    "tool_calls t ON t.call_id = u.c WHERE t.result_at_ms IS NULL",
+);
+
+static INSERT_ORPHAN_RESULTS: Shaped = Shaped::insert(
+    "tool_calls",
+    &[
+        "session_id",
+        "call_id",
+        "tool",
+        "provider",
+        "model",
+        "at_ms",
+        "result_request_id",
+        "message_index",
+        "failed",
+        "basis",
+        "content_bytes",
+        "excerpt",
+        "result_at_ms",
+        "exec_ms",
+    ],
+    "",
+);
 
 pub(crate) async fn insert_requests(
     conn: &mut SqliteConnection,
     reqs: &[&RequestRecord],
 ) -> Result<HashSet<String>, sqlx::Error> {
-    let data = rows(
-        reqs.iter()
-            .map(|r| {
-                json!([
-                    r.request_id,
-                    r.session_id,
-                    r.at_ms,
-                    r.provider,
-                    r.dialect,
-                    r.path,
-                    r.model,
-                    r.status,
-                    i64::from(r.streaming),
-                    finite(r.upstream_latency_ms),
-                    r.first_byte_ms.map(finite),
-                    finite(r.overhead_us),
-                    r.input_tokens.map(int),
-                    r.output_tokens.map(int),
-                    r.response_id,
-                    r.repair_mode,
-                    r.repairs.len(),
-                    r.parse_error,
-                    r.error
-                ])
-            })
-            .collect(),
-    );
     // Which keys exist already (usually none: few rows come back through
     // sqlx's per-row channel), then one INSERT without RETURNING. Exact:
     // `BEGIN IMMEDIATE` holds the write lock for the whole batch.
-    let old: Vec<(String,)> = sqlx::query_as(
-        "WITH u0 AS MATERIALIZED (SELECT jsonb(value) AS value FROM json_each($1)) \
-         SELECT t.request_id FROM (SELECT value->>0 AS k FROM u0) AS u \
-         CROSS JOIN requests t ON t.request_id = u.k",
-    )
-    .bind(&data)
-    .fetch_all(&mut *conn)
-    .await?;
-    let old: HashSet<&str> = old.iter().map(|r| r.0.as_str()).collect();
-    let new = reqs
-        .iter()
-        .filter(|r| !old.contains(r.request_id.as_str()))
+    let old = REQUEST_KEYS
+        .matches(conn, reqs, |a, r| a.add(r.request_id.as_str()))
+        .await?;
+    let new = unmatched(reqs, &old)
         .map(|r| r.request_id.clone())
         .collect();
-    sqlx::query(
-        "WITH u0 AS MATERIALIZED (SELECT jsonb(value) AS value FROM json_each($1)) \
-         INSERT INTO requests (request_id, session_id, at_ms, provider, dialect, path, model, \
-         status, streaming, upstream_latency_ms, first_byte_ms, overhead_us, input_tokens, \
-         output_tokens, response_id, repair_mode, repairs, parse_error, error) \
-         SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6, \
-         value->>7, value->>8, value->>9, value->>10, value->>11, value->>12, value->>13, \
-         value->>14, value->>15, value->>16, value->>17, value->>18 FROM u0 \
-         WHERE true ON CONFLICT (request_id) DO NOTHING",
-    )
-    .bind(data)
-    .execute(&mut *conn)
-    .await?;
+    INSERT_REQUESTS
+        .execute(conn, reqs, |a, r| {
+            a.add(r.request_id.as_str())?;
+            a.add(r.session_id.as_str())?;
+            a.add(r.at_ms)?;
+            a.add(r.provider.as_str())?;
+            a.add(r.dialect.as_deref())?;
+            a.add(r.path.as_str())?;
+            a.add(r.model.as_deref())?;
+            a.add(i64::from(r.status))?;
+            a.add(i64::from(r.streaming))?;
+            a.add(finite(r.upstream_latency_ms))?;
+            a.add(r.first_byte_ms.map(finite))?;
+            a.add(finite(r.overhead_us))?;
+            a.add(r.input_tokens.map(int))?;
+            a.add(r.output_tokens.map(int))?;
+            a.add(r.response_id.as_deref())?;
+            a.add(r.repair_mode.as_str())?;
+            a.add(int(r.repairs.len() as u64))?;
+            a.add(r.parse_error.as_deref())?;
+            a.add(r.error.as_deref())
+        })
+        .await?;
     Ok(new)
 }
 
@@ -76,139 +181,117 @@ pub(crate) async fn insert_repairs(
     conn: &mut SqliteConnection,
     repairs: &[(String, i64, String)],
 ) -> Result<(), sqlx::Error> {
-    let data = rows(repairs.iter().map(|r| json!([r.0, r.1, r.2])).collect());
-    sqlx::query(
-        "WITH u0 AS MATERIALIZED (SELECT jsonb(value) AS value FROM json_each($1)) \
-         INSERT INTO request_repairs (request_id, idx, defect) \
-         SELECT value->>0, value->>1, value->>2 FROM u0 \
-         WHERE true ON CONFLICT (request_id, idx) DO NOTHING",
-    )
-    .bind(data)
-    .execute(&mut *conn)
-    .await?;
-    Ok(())
+    INSERT_REPAIRS
+        .execute(conn, repairs, |a, r| {
+            a.add(r.0.as_str())?;
+            a.add(r.1)?;
+            a.add(r.2.as_str())
+        })
+        .await
 }
 
 pub(crate) async fn upsert_sessions(
     conn: &mut SqliteConnection,
     sessions: &SessionDeltas,
 ) -> Result<(), sqlx::Error> {
-    let data = rows(
-        sessions
-            .iter()
-            .map(|(id, d)| json!([id, d.source, d.first_ms, d.last_ms, d.requests]))
-            .collect(),
-    );
-    sqlx::query(
-        "WITH u0 AS MATERIALIZED (SELECT jsonb(value) AS value FROM json_each($1)) \
-         INSERT INTO sessions (session_id, source, first_ms, last_ms, requests) \
-         SELECT value->>0, value->>1, value->>2, value->>3, value->>4 FROM u0 \
-         WHERE true ON CONFLICT (session_id) DO UPDATE SET \
-         first_ms = min(sessions.first_ms, excluded.first_ms), \
-         last_ms = max(sessions.last_ms, excluded.last_ms), \
-         requests = sessions.requests + excluded.requests",
-    )
-    .bind(data)
-    .execute(&mut *conn)
-    .await?;
-    Ok(())
+    let rows: Vec<_> = sessions.iter().collect();
+    UPSERT_SESSIONS
+        .execute(conn, &rows, |a, (id, d)| {
+            a.add(id.as_str())?;
+            a.add(d.source.as_str())?;
+            a.add(d.first_ms)?;
+            a.add(d.last_ms)?;
+            a.add(d.requests)
+        })
+        .await
 }
 
-fn pair_rows(pairs: &[(String, String)]) -> String {
-    rows(pairs.iter().map(|p| json!([p.0, p.1])).collect())
+/// The rows whose index is not in `matched`.
+fn unmatched<'a, T>(rows: &'a [T], matched: &[usize]) -> impl Iterator<Item = &'a T> {
+    let mut hit = vec![false; rows.len()];
+    for &n in matched {
+        if let Some(h) = hit.get_mut(n) {
+            *h = true;
+        }
+    }
+    rows.iter().zip(hit).filter(|(_, hit)| !hit).map(|(r, _)| r)
 }
 
-/// The candidates come back as one JSON row: one message through sqlx's
-/// worker channel instead of one per row.
-fn candidate_rows(json: &str) -> Result<Vec<Candidate>, sqlx::Error> {
-    let rows: Vec<CandidateRow> =
-        serde_json::from_str(json).map_err(|e| sqlx::Error::Decode(Box::new(e)))?;
-    Ok(candidates(rows))
+/// A candidate as a lookup gives it: the index of its (session, call id)
+/// pair, then id, tool and time.
+type Found = (usize, i64, String, Option<i64>);
+
+fn candidates_of(
+    pairs: &[(String, String)],
+    rows: Vec<Found>,
+) -> Result<Vec<Candidate>, sqlx::Error> {
+    rows.into_iter()
+        .map(|(n, id, tool, at_ms)| {
+            let (session_id, call_id) = pairs.get(n).ok_or_else(|| {
+                sqlx::Error::Decode(format!("candidate for pair {n} of {}", pairs.len()).into())
+            })?;
+            Ok(Candidate {
+                id,
+                session_id: session_id.clone(),
+                call_id: call_id.clone(),
+                tool,
+                at_ms,
+            })
+        })
+        .collect()
 }
 
+fn bind_pair<'q>(a: &mut Args<'q>, p: &'q (String, String)) -> Result<(), BoxDynError> {
+    a.add(p.0.as_str())?;
+    a.add(p.1.as_str())
+}
+
+/// Result-only rows (no call recorded yet) for these (session, call id) pairs.
 pub(crate) async fn find_orphans(
     conn: &mut SqliteConnection,
     pairs: &[(String, String)],
 ) -> Result<Vec<Candidate>, sqlx::Error> {
-    let rows: String = sqlx::query_scalar(
-        "WITH u0 AS MATERIALIZED (SELECT jsonb(value) AS value FROM json_each($1)) \
-         SELECT json_group_array(json_array(t.id, t.session_id, t.call_id, t.tool, t.result_at_ms)) \
-         FROM (SELECT value->>0 AS s, value->>1 AS c FROM u0) AS u \
-         CROSS JOIN tool_calls t ON t.session_id = u.s AND t.call_id = u.c \
-         WHERE t.request_id IS NULL",
-    )
-    .bind(pair_rows(pairs))
-    .fetch_one(&mut *conn)
-    .await?;
-    candidate_rows(&rows)
+    let rows = ORPHANS.fetch_json(conn, pairs, bind_pair).await?;
+    candidates_of(pairs, rows)
 }
 
+/// Calls without a result for these (session, call id) pairs.
 pub(crate) async fn unpaired_calls(
     conn: &mut SqliteConnection,
     pairs: &[(String, String)],
 ) -> Result<Vec<Candidate>, sqlx::Error> {
-    let rows: String = sqlx::query_scalar(
-        "WITH u0 AS MATERIALIZED (SELECT jsonb(value) AS value FROM json_each($1)) \
-         SELECT json_group_array(json_array(t.id, t.session_id, t.call_id, t.tool, t.call_at_ms)) \
-         FROM (SELECT value->>0 AS s, value->>1 AS c FROM u0) AS u \
-         CROSS JOIN tool_calls t ON t.session_id = u.s AND t.call_id = u.c \
-         WHERE t.result_at_ms IS NULL",
-    )
-    .bind(pair_rows(pairs))
-    .fetch_one(&mut *conn)
-    .await?;
-    candidate_rows(&rows)
+    let rows = UNPAIRED_CALLS.fetch_json(conn, pairs, bind_pair).await?;
+    candidates_of(pairs, rows)
 }
 
 pub(crate) async fn insert_calls(
     conn: &mut SqliteConnection,
     calls: &[&ToolCallRecord],
 ) -> Result<HashSet<CallKey>, sqlx::Error> {
-    let data = rows(
-        calls
-            .iter()
-            .map(|c| {
-                json!([
-                    c.session_id,
-                    c.call_id,
-                    c.tool,
-                    c.provider,
-                    c.model,
-                    c.at_ms,
-                    c.request_id,
-                    c.call_index,
-                    c.response_id,
-                    int(c.arguments_bytes)
-                ])
-            })
-            .collect(),
-    );
-    let old: Vec<CallKey> = sqlx::query_as(
-        "WITH u0 AS MATERIALIZED (SELECT jsonb(value) AS value FROM json_each($1)) \
-         SELECT t.request_id, t.call_index \
-         FROM (SELECT value->>6 AS r, value->>7 AS i FROM u0) AS u \
-         CROSS JOIN tool_calls t ON t.request_id = u.r AND t.call_index = u.i",
-    )
-    .bind(&data)
-    .fetch_all(&mut *conn)
-    .await?;
-    let old: HashSet<CallKey> = old.into_iter().collect();
-    let new = calls
-        .iter()
+    let old = CALL_KEYS
+        .matches(conn, calls, |a, c| {
+            a.add(c.request_id.as_str())?;
+            a.add(i64::from(c.call_index))
+        })
+        .await?;
+    let new = unmatched(calls, &old)
         .map(|c| (c.request_id.clone(), i64::from(c.call_index)))
-        .filter(|k| !old.contains(k))
         .collect();
-    sqlx::query(
-        "WITH u0 AS MATERIALIZED (SELECT jsonb(value) AS value FROM json_each($1)) \
-         INSERT INTO tool_calls (session_id, call_id, tool, provider, model, at_ms, request_id, \
-         call_index, response_id, arguments_bytes, call_at_ms) \
-         SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6, \
-         value->>7, value->>8, value->>9, value->>5 FROM u0 \
-         WHERE true ON CONFLICT (request_id, call_index) DO NOTHING",
-    )
-    .bind(data)
-    .execute(&mut *conn)
-    .await?;
+    INSERT_CALLS
+        .execute(conn, calls, |a, c| {
+            a.add(c.session_id.as_str())?;
+            a.add(c.call_id.as_str())?;
+            a.add(c.tool.as_str())?;
+            a.add(c.provider.as_str())?;
+            a.add(c.model.as_deref())?;
+            a.add(c.at_ms)?;
+            a.add(c.request_id.as_str())?;
+            a.add(i64::from(c.call_index))?;
+            a.add(c.response_id.as_deref())?;
+            a.add(int(c.arguments_bytes))?;
+            a.add(c.at_ms)
+        })
+        .await?;
     Ok(new)
 }
 
@@ -216,33 +299,14 @@ pub(crate) async fn insert_result_keys(
     conn: &mut SqliteConnection,
     results: &[&ToolResultRecord],
 ) -> Result<HashSet<ResultKey>, sqlx::Error> {
-    let data = rows(
-        results
-            .iter()
-            .map(|r| {
-                json!([
-                    r.session_id,
-                    r.call_id,
-                    r.message_index,
-                    r.request_id,
-                    r.at_ms
-                ])
-            })
-            .collect(),
-    );
-    let old: Vec<ResultKey> = sqlx::query_as(
-        "WITH u0 AS MATERIALIZED (SELECT jsonb(value) AS value FROM json_each($1)) \
-         SELECT t.session_id, t.call_id, t.message_index \
-         FROM (SELECT value->>0 AS s, value->>1 AS c, value->>2 AS m FROM u0) AS u \
-         CROSS JOIN tool_results t \
-         ON t.session_id = u.s AND t.call_id = u.c AND t.message_index = u.m",
-    )
-    .bind(&data)
-    .fetch_all(&mut *conn)
-    .await?;
-    let old: HashSet<ResultKey> = old.into_iter().collect();
-    let new = results
-        .iter()
+    let old = RESULT_KEYS
+        .matches(conn, results, |a, r| {
+            a.add(r.session_id.as_str())?;
+            a.add(r.call_id.as_str())?;
+            a.add(i64::from(r.message_index))
+        })
+        .await?;
+    let new = unmatched(results, &old)
         .map(|r| {
             (
                 r.session_id.clone(),
@@ -250,17 +314,16 @@ pub(crate) async fn insert_result_keys(
                 i64::from(r.message_index),
             )
         })
-        .filter(|k| !old.contains(k))
         .collect();
-    sqlx::query(
-        "WITH u0 AS MATERIALIZED (SELECT jsonb(value) AS value FROM json_each($1)) \
-         INSERT INTO tool_results (session_id, call_id, message_index, request_id, at_ms) \
-         SELECT value->>0, value->>1, value->>2, value->>3, value->>4 FROM u0 \
-         WHERE true ON CONFLICT (session_id, call_id, message_index) DO NOTHING",
-    )
-    .bind(data)
-    .execute(&mut *conn)
-    .await?;
+    INSERT_RESULT_KEYS
+        .execute(conn, results, |a, r| {
+            a.add(r.session_id.as_str())?;
+            a.add(r.call_id.as_str())?;
+            a.add(i64::from(r.message_index))?;
+            a.add(r.request_id.as_str())?;
+            a.add(r.at_ms)
+        })
+        .await?;
     Ok(new)
 }
 
@@ -268,50 +331,32 @@ pub(crate) async fn pair_results(
     conn: &mut SqliteConnection,
     pairs: &[Pairing<'_>],
 ) -> Result<(), sqlx::Error> {
-    let data = rows(
-        pairs
-            .iter()
-            .map(|p| {
-                json!([
-                    p.id,
-                    p.rec.request_id,
-                    p.rec.message_index,
-                    i64::from(p.rec.failed),
-                    p.rec.basis,
-                    int(p.rec.content_bytes),
-                    p.rec.excerpt,
-                    p.rec.at_ms,
-                    p.exec_ms.map(finite)
-                ])
-            })
-            .collect(),
-    );
-    sqlx::query(
-        "WITH u0 AS MATERIALIZED (SELECT jsonb(value) AS value FROM json_each($1)) \
-         UPDATE tool_calls SET result_request_id = u.rq, message_index = u.mi, failed = u.f, \
-         basis = u.b, content_bytes = u.cb, excerpt = u.ex, result_at_ms = u.a, exec_ms = u.e \
-         FROM (SELECT value->>0 AS id, value->>1 AS rq, value->>2 AS mi, value->>3 AS f, \
-         value->>4 AS b, value->>5 AS cb, value->>6 AS ex, value->>7 AS a, value->>8 AS e \
-         FROM u0) AS u WHERE tool_calls.id = u.id",
-    )
-    .bind(data)
-    .execute(&mut *conn)
-    .await?;
-    Ok(())
+    PAIR_RESULTS
+        .execute(conn, pairs, |a, p| {
+            a.add(p.id)?;
+            a.add(p.rec.request_id.as_str())?;
+            a.add(i64::from(p.rec.message_index))?;
+            a.add(i64::from(p.rec.failed))?;
+            a.add(p.rec.basis.as_str())?;
+            a.add(int(p.rec.content_bytes))?;
+            a.add(p.rec.excerpt.as_deref())?;
+            a.add(p.rec.at_ms)?;
+            a.add(p.exec_ms.map(finite))
+        })
+        .await
 }
 
 pub(crate) async fn call_ids_with_unpaired_calls(
     conn: &mut SqliteConnection,
     call_ids: &[&str],
 ) -> Result<HashSet<String>, sqlx::Error> {
-    let ids: Vec<String> = sqlx::query_scalar(
-        "SELECT DISTINCT t.call_id FROM (SELECT value AS c FROM json_each($1)) AS u \
-         CROSS JOIN tool_calls t ON t.call_id = u.c WHERE t.result_at_ms IS NULL",
-    )
-    .bind(rows(call_ids.iter().map(|c| json!(c)).collect()))
-    .fetch_all(&mut *conn)
-    .await?;
-    Ok(ids.into_iter().collect())
+    let open = OPEN_CALL_IDS
+        .matches(conn, call_ids, |a, c| a.add(*c))
+        .await?;
+    Ok(open
+        .into_iter()
+        .filter_map(|n| call_ids.get(n).map(|c| (*c).to_owned()))
+        .collect())
 }
 
 /// Results that pair with no call, each a row of its own under its
@@ -320,38 +365,70 @@ pub(crate) async fn insert_orphan_results(
     conn: &mut SqliteConnection,
     results: &[(&ToolResultRecord, &str)],
 ) -> Result<(), sqlx::Error> {
-    let data = rows(
-        results
-            .iter()
-            .map(|(r, tool)| {
-                json!([
-                    r.session_id,
-                    r.call_id,
-                    tool,
-                    r.provider,
-                    r.model,
-                    r.at_ms,
-                    r.request_id,
-                    r.message_index,
-                    i64::from(r.failed),
-                    r.basis,
-                    int(r.content_bytes),
-                    r.excerpt,
-                    r.exec_ms.map(finite)
-                ])
-            })
-            .collect(),
-    );
-    sqlx::query(
-        "WITH u0 AS MATERIALIZED (SELECT jsonb(value) AS value FROM json_each($1)) \
-         INSERT INTO tool_calls (session_id, call_id, tool, provider, model, at_ms, \
-         result_request_id, message_index, failed, basis, content_bytes, excerpt, result_at_ms, \
-         exec_ms) \
-         SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6, \
-         value->>7, value->>8, value->>9, value->>10, value->>11, value->>5, value->>12 FROM u0",
-    )
-    .bind(data)
-    .execute(&mut *conn)
-    .await?;
-    Ok(())
+    INSERT_ORPHAN_RESULTS
+        .execute(conn, results, |a, (r, tool)| {
+            a.add(r.session_id.as_str())?;
+            a.add(r.call_id.as_str())?;
+            a.add(*tool)?;
+            a.add(r.provider.as_str())?;
+            a.add(r.model.as_deref())?;
+            a.add(r.at_ms)?;
+            a.add(r.request_id.as_str())?;
+            a.add(i64::from(r.message_index))?;
+            a.add(i64::from(r.failed))?;
+            a.add(r.basis.as_str())?;
+            a.add(int(r.content_bytes))?;
+            a.add(r.excerpt.as_deref())?;
+            a.add(r.at_ms)?;
+            a.add(r.exec_ms.map(finite))
+        })
+        .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{Pool, Store};
+
+    /// Every lookup drives from `u` into an index: no statement scans a table.
+    #[tokio::test]
+    async fn lookups_search_indexes_from_the_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("plan.db").display());
+        let store = Store::open(&url).await.unwrap();
+        let Pool::Sqlite(pool) = store.pool() else {
+            unreachable!()
+        };
+        let mut conn = pool.acquire().await.unwrap();
+        let lookups: [(&Shaped, &str); 7] = [
+            (&REQUEST_KEYS, "requests"),
+            (&ORPHANS, "tool_calls"),
+            (&UNPAIRED_CALLS, "tool_calls"),
+            (&CALL_KEYS, "tool_calls"),
+            (&RESULT_KEYS, "tool_results"),
+            (&PAIR_RESULTS, "tool_calls"),
+            (&OPEN_CALL_IDS, "tool_calls"),
+        ];
+        for (stmt, table) in lookups {
+            let sql = format!("EXPLAIN QUERY PLAN {}", stmt.sql_for(16));
+            let plan: Vec<(i64, i64, i64, String)> =
+                sqlx::query_as(&sql).fetch_all(&mut *conn).await.unwrap();
+            let steps: Vec<&str> = plan.iter().map(|p| p.3.as_str()).collect();
+            let scans: Vec<&&str> = steps
+                .iter()
+                .filter(|s| {
+                    s.starts_with("SCAN")
+                        && !s.starts_with("SCAN v")
+                        && !s.contains("CONSTANT ROWS")
+                })
+                .collect();
+            assert!(scans.is_empty(), "{table}: {steps:?}");
+            assert!(
+                steps
+                    .iter()
+                    .any(|s| s.starts_with("SEARCH") && (s.contains(" t ") || s.contains(table))),
+                "{table}: {steps:?}"
+            );
+        }
+    }
 }

@@ -3,6 +3,7 @@
 //! `TOOLWARDEN_TEST_POSTGRES_URL` is set (`URL=$(.ci/pg.sh start)`), else
 //! the PostgreSQL half prints a loud skip line.
 
+mod batches;
 mod scenarios;
 mod support;
 
@@ -34,6 +35,7 @@ both!(cross_session_resolution);
 both!(late_call_merges);
 both!(resolves_names_across_restart);
 both!(repairs_and_requests);
+both!(batch_sizes);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn backends_give_the_same_stats() {

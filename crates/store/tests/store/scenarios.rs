@@ -6,6 +6,8 @@ use toolwarden_store::*;
 
 use crate::support::*;
 
+pub use crate::batches::batch_sizes;
+
 /// Resends, a duplicate request and call, and tau-bench's reused call ids.
 pub async fn dedup_and_reused_ids(db: TestDb) {
     let store = Store::open(&db.url).await.unwrap();

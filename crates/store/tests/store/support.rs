@@ -88,6 +88,24 @@ pub async fn record_all(store: &Store, events: &[Event]) -> (RecorderCounters, A
     (rec.counters(), seen)
 }
 
+/// Records `events` through a fresh Recorder on `store` as one batch (one
+/// transaction): the writer waits for shutdown before it writes.
+pub async fn record_one_batch(store: &Store, events: &[Event]) -> (RecorderCounters, Arc<Seen>) {
+    let seen = Arc::new(Seen::default());
+    let opts = RecorderOptions {
+        batch_max: events.len().max(1),
+        queue_capacity: events.len().max(1),
+        flush_interval: Duration::from_secs(600),
+        ..RecorderOptions::default()
+    };
+    let rec = Recorder::start(Some(store.clone()), opts, seen.clone());
+    for e in events {
+        assert!(rec.record(e.clone()), "queued");
+    }
+    rec.shutdown().await;
+    (rec.counters(), seen)
+}
+
 /// An observer that remembers what it was told.
 #[derive(Debug, Default)]
 pub struct Seen {

@@ -1,0 +1,360 @@
+//! Rows bound as parameters in statements of a few fixed shapes (SQLite).
+//!
+//! A [`Shaped`] statement reads its rows from `u`, a `VALUES` list of `?`
+//! parameters whose first column `n` is the row's index in the slice given:
+//!
+//! ```sql
+//! WITH v(n, k, x) AS (VALUES (?,?,?),(?,?,?),(?,?,?),(?,?,?)),
+//!      u AS (SELECT * FROM v WHERE n IS NOT NULL)
+//! INSERT INTO t (k, x) SELECT k, x FROM u WHERE true ON CONFLICT (k) DO NOTHING
+//! ```
+//!
+//! sqlx keeps a connection's prepared statements by SQL text, so the row
+//! counts come from a fixed set, [`SHAPES`]: a batch is cut into as many
+//! chunks of the largest shape as it fills, and its remainder goes into the
+//! smallest shape that holds it. The padding rows are left unbound, which
+//! SQLite reads as NULL (sqlx clears a statement's bindings before each run
+//! and binds only the values given), and `u` drops them by their NULL `n`.
+//!
+//! sqlx sends each result row from its worker thread through a channel (a
+//! wake-up each), so lookups answer in one row per statement: the indices
+//! of the matching rows ([`Shaped::matching`]) or one JSON array
+//! ([`Shaped::fetch_json`]).
+
+use std::sync::OnceLock;
+
+use serde::de::DeserializeOwned;
+use sqlx::Arguments;
+use sqlx::error::BoxDynError;
+use sqlx::sqlite::{SqliteArguments, SqliteConnection};
+
+/// Row counts of the statements: powers of 4, so a remainder wastes at most
+/// three quarters of its statement's rows on padding and an operation has
+/// five statements in sqlx's cache. Up to 256: preparing a statement costs
+/// in proportion to its rows, and a run of a statement hashes and copies
+/// its SQL text and clears all its parameters, so 1024-row statements cost
+/// more than the round trips they save (measured: BENCHMARKS.md, Recording).
+pub(crate) const SHAPES: [usize; 5] = [1, 4, 16, 64, 256];
+
+/// SQLite's limit on the parameters of one statement (`SQLITE_MAX_VARIABLE_NUMBER`).
+const MAX_PARAMS: usize = 32766;
+
+/// A statement over rows bound as parameters, in each of the [`SHAPES`].
+pub(crate) struct Shaped {
+    /// The columns of `u` after `n`.
+    cols: &'static [&'static str],
+    /// What follows the `WITH` clause, reading `u`.
+    body: Body,
+    /// The SQL text of each shape, rendered on first use.
+    sql: [OnceLock<String>; SHAPES.len()],
+}
+
+/// The statement after the `WITH` clause.
+#[derive(Debug)]
+enum Body {
+    /// SQL reading `u`.
+    Sql(&'static str),
+    /// `INSERT INTO table (cols) SELECT cols FROM u WHERE true tail`: `u`'s
+    /// columns are the table's.
+    Insert {
+        table: &'static str,
+        tail: &'static str,
+    },
+    /// `SELECT group_concat(u.n) FROM u CROSS JOIN join`: the rows that
+    /// find a match.
+    Matching(&'static str),
+}
+
+/// A statement's arguments: per row its index `n`, then what the caller's
+/// `bind` appends (the row's values, in `cols` order).
+pub(crate) type Args<'q> = SqliteArguments<'q>;
+
+// === impl Shaped ===
+
+impl Shaped {
+    /// A statement whose `body` reads rows of `n` and `cols` from `u`.
+    pub(crate) const fn new(cols: &'static [&'static str], body: &'static str) -> Shaped {
+        Shaped::with(cols, Body::Sql(body))
+    }
+
+    /// Inserts the rows into `table`'s columns `cols`, then `tail` (an
+    /// `ON CONFLICT` clause, or nothing).
+    pub(crate) const fn insert(
+        table: &'static str,
+        cols: &'static [&'static str],
+        tail: &'static str,
+    ) -> Shaped {
+        Shaped::with(cols, Body::Insert { table, tail })
+    }
+
+    /// Which rows of `u` find a row in `join` (`table t ON …`, driven from
+    /// `u`: the `CROSS JOIN` keeps SQLite from reordering it); see
+    /// [`Shaped::matches`].
+    pub(crate) const fn matching(cols: &'static [&'static str], join: &'static str) -> Shaped {
+        Shaped::with(cols, Body::Matching(join))
+    }
+
+    const fn with(cols: &'static [&'static str], body: Body) -> Shaped {
+        Shaped {
+            cols,
+            body,
+            sql: [const { OnceLock::new() }; SHAPES.len()],
+        }
+    }
+
+    /// Runs the statement over `rows`, chunk by chunk, in order; `bind`
+    /// appends one row's values in `cols` order (a row of another width is
+    /// an error, not a misaligned batch).
+    pub(crate) async fn execute<'q, T>(
+        &'static self,
+        conn: &mut SqliteConnection,
+        rows: &'q [T],
+        bind: impl Fn(&mut Args<'q>, &'q T) -> Result<(), BoxDynError>,
+    ) -> Result<(), sqlx::Error> {
+        for (offset, chunk) in self.chunks(rows) {
+            let (sql, args) = self.bound(offset, chunk, &bind)?;
+            sqlx::query_with(sql, args).execute(&mut *conn).await?;
+        }
+        Ok(())
+    }
+
+    /// The indices in `rows` of the rows that match (a
+    /// [`Shaped::matching`] statement), in no particular order, once per
+    /// match.
+    pub(crate) async fn matches<'q, T>(
+        &'static self,
+        conn: &mut SqliteConnection,
+        rows: &'q [T],
+        bind: impl Fn(&mut Args<'q>, &'q T) -> Result<(), BoxDynError>,
+    ) -> Result<Vec<usize>, sqlx::Error> {
+        let mut out = Vec::new();
+        for (offset, chunk) in self.chunks(rows) {
+            let (sql, args) = self.bound(offset, chunk, &bind)?;
+            let list: Option<String> = sqlx::query_scalar_with(sql, args)
+                .fetch_one(&mut *conn)
+                .await?;
+            for n in list.iter().flat_map(|l| l.split(',')) {
+                out.push(row_index(n, rows.len())?);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Runs a query that answers one JSON array per statement
+    /// (`json_group_array(…)`) over `rows` and returns the elements of all
+    /// chunks.
+    pub(crate) async fn fetch_json<'q, T, O: DeserializeOwned>(
+        &'static self,
+        conn: &mut SqliteConnection,
+        rows: &'q [T],
+        bind: impl Fn(&mut Args<'q>, &'q T) -> Result<(), BoxDynError>,
+    ) -> Result<Vec<O>, sqlx::Error> {
+        let mut out = Vec::new();
+        for (offset, chunk) in self.chunks(rows) {
+            let (sql, args) = self.bound(offset, chunk, &bind)?;
+            let json: String = sqlx::query_scalar_with(sql, args)
+                .fetch_one(&mut *conn)
+                .await?;
+            let items: Vec<O> =
+                serde_json::from_str(&json).map_err(|e| sqlx::Error::Decode(Box::new(e)))?;
+            out.extend(items);
+        }
+        Ok(out)
+    }
+
+    /// Cuts `rows` into chunks of the largest shape whose parameters SQLite
+    /// accepts, then the remainder, each with the index of its first row;
+    /// nothing for no rows.
+    fn chunks<'r, T>(&self, rows: &'r [T]) -> impl Iterator<Item = (usize, &'r [T])> {
+        let width = self.cols.len() + 1;
+        let max = SHAPES
+            .iter()
+            .rev()
+            .find(|&&n| n * width <= MAX_PARAMS)
+            .copied()
+            .unwrap_or(1);
+        rows.chunks(max).enumerate().map(move |(k, c)| (k * max, c))
+    }
+
+    /// The SQL text for `chunk` (the smallest shape that holds it) and its
+    /// values, numbered from `offset`, padding left unbound.
+    fn bound<'q, T>(
+        &'static self,
+        offset: usize,
+        chunk: &'q [T],
+        bind: &impl Fn(&mut Args<'q>, &'q T) -> Result<(), BoxDynError>,
+    ) -> Result<(&'static str, Args<'q>), sqlx::Error> {
+        let shape = SHAPES
+            .iter()
+            .position(|&n| n >= chunk.len())
+            .unwrap_or(SHAPES.len() - 1);
+        let width = self.cols.len() + 1;
+        let mut args = Args::default();
+        args.reserve(chunk.len() * width, 0);
+        for (i, row) in chunk.iter().enumerate() {
+            let before = args.len();
+            args.add(i64::try_from(offset + i).unwrap_or(i64::MAX))
+                .map_err(sqlx::Error::Encode)?;
+            bind(&mut args, row).map_err(sqlx::Error::Encode)?;
+            if args.len() != before + width {
+                return Err(sqlx::Error::Encode(
+                    format!(
+                        "a row of {} values for a statement of {} columns",
+                        args.len() - before - 1,
+                        width - 1
+                    )
+                    .into(),
+                ));
+            }
+        }
+        let sql = self.sql[shape].get_or_init(|| self.render(SHAPES[shape]));
+        Ok((sql.as_str(), args))
+    }
+
+    /// `WITH v(n, cols) AS (VALUES (?,…),…), u AS (…) body` for `rows` rows.
+    fn render(&self, rows: usize) -> String {
+        let cols = self.cols.join(", ");
+        let row = format!("(?{})", ",?".repeat(self.cols.len()));
+        let mut sql = String::with_capacity(256 + rows * (row.len() + 1));
+        sql.push_str("WITH v(n, ");
+        sql.push_str(&cols);
+        sql.push_str(") AS (VALUES ");
+        for i in 0..rows {
+            if i > 0 {
+                sql.push(',');
+            }
+            sql.push_str(&row);
+        }
+        sql.push_str("), u AS (SELECT * FROM v WHERE n IS NOT NULL) ");
+        match self.body {
+            Body::Sql(body) => sql.push_str(body),
+            Body::Insert { table, tail } => sql.push_str(&format!(
+                "INSERT INTO {table} ({cols}) SELECT {cols} FROM u WHERE true {tail}"
+            )),
+            Body::Matching(join) => {
+                sql.push_str("SELECT group_concat(u.n) FROM u CROSS JOIN ");
+                sql.push_str(join);
+            }
+        }
+        sql
+    }
+}
+
+impl std::fmt::Debug for Shaped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shaped")
+            .field("cols", &self.cols)
+            .field("body", &self.body)
+            .finish()
+    }
+}
+
+/// A row index the database gave back, checked against the rows bound.
+fn row_index(text: &str, rows: usize) -> Result<usize, sqlx::Error> {
+    match text.parse::<usize>() {
+        Ok(n) if n < rows => Ok(n),
+        _ => Err(sqlx::Error::Decode(
+            format!("row index {text:?} outside the {rows} rows bound").into(),
+        )),
+    }
+}
+
+#[cfg(test)]
+impl Shaped {
+    /// The SQL text for `rows` rows.
+    pub(crate) fn sql_for(&self, rows: usize) -> String {
+        self.render(rows)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    static PAIRS: Shaped = Shaped::matching(&["a", "b"], "t ON t.a = u.a");
+    static WIDE: Shaped = Shaped::new(&["c"; 9000], "SELECT 1");
+
+    fn plan(stmt: &Shaped, rows: usize) -> Vec<(usize, usize)> {
+        let data = vec![0u8; rows];
+        stmt.chunks(&data)
+            .map(|(offset, chunk)| {
+                let shape = SHAPES.iter().position(|&n| n >= chunk.len()).unwrap();
+                (offset, SHAPES[shape])
+            })
+            .collect()
+    }
+
+    #[test]
+    fn chunks_fill_the_largest_shape_then_round_the_rest_up() {
+        assert_eq!(plan(&PAIRS, 0), vec![]);
+        assert_eq!(plan(&PAIRS, 1), vec![(0, 1)]);
+        assert_eq!(plan(&PAIRS, 3), vec![(0, 4)]);
+        assert_eq!(plan(&PAIRS, 5), vec![(0, 16)]);
+        assert_eq!(plan(&PAIRS, 17), vec![(0, 64)]);
+        assert_eq!(plan(&PAIRS, 256), vec![(0, 256)]);
+        assert_eq!(plan(&PAIRS, 300), vec![(0, 256), (256, 64)]);
+        assert_eq!(
+            plan(&PAIRS, 1500),
+            vec![
+                (0, 256),
+                (256, 256),
+                (512, 256),
+                (768, 256),
+                (1024, 256),
+                (1280, 256)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_wide_row_keeps_under_sqlites_parameter_limit() {
+        // 9001 parameters a row: 4 rows would pass 32766.
+        assert_eq!(plan(&WIDE, 5), vec![(0, 1), (1, 1), (2, 1), (3, 1), (4, 1)]);
+    }
+
+    #[test]
+    fn renders_values_rows_and_the_body() {
+        assert_eq!(
+            PAIRS.sql_for(2),
+            "WITH v(n, a, b) AS (VALUES (?,?,?),(?,?,?)), \
+             u AS (SELECT * FROM v WHERE n IS NOT NULL) \
+             SELECT group_concat(u.n) FROM u CROSS JOIN t ON t.a = u.a"
+        );
+        static INS: Shaped = Shaped::insert("t", &["a", "b"], "ON CONFLICT (a) DO NOTHING");
+        assert!(
+            INS.sql_for(1).ends_with(
+                "INSERT INTO t (a, b) SELECT a, b FROM u WHERE true ON CONFLICT (a) DO NOTHING"
+            ),
+            "{}",
+            INS.sql_for(1)
+        );
+    }
+
+    #[test]
+    fn a_row_of_the_wrong_width_is_an_error() {
+        let rows = [1i64, 2];
+        let err = PAIRS
+            .bound(0, &rows, &|a: &mut Args<'_>, r: &i64| a.add(*r))
+            .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("a row of 1 values for a statement of 2 columns"),
+            "{err}"
+        );
+        let (sql, args) = PAIRS
+            .bound(7, &rows, &|a: &mut Args<'_>, r: &i64| {
+                a.add(*r)?;
+                a.add(*r)
+            })
+            .unwrap();
+        assert_eq!((sql.matches("(?,?,?)").count(), args.len()), (4, 6));
+    }
+
+    #[test]
+    fn row_indices_are_checked() {
+        assert_eq!(row_index("3", 4).unwrap(), 3);
+        assert!(row_index("4", 4).is_err());
+        assert!(row_index("-1", 4).is_err());
+        assert!(row_index("x", 4).is_err());
+    }
+}
