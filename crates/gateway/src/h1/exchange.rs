@@ -374,11 +374,7 @@ impl Relay<'_> {
             }
             let first = head.take();
             let first = first.as_deref().unwrap_or_default();
-            let rest: &[u8] = if plain > 0 {
-                &self.ubuf[..plain]
-            } else {
-                &out
-            };
+            let rest: &[u8] = if plain > 0 { &self.ubuf[..plain] } else { &out };
             if (!first.is_empty() || !rest.is_empty())
                 && write_all2(self.client, first, rest).await.is_err()
             {
