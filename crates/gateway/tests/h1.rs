@@ -135,6 +135,11 @@ fn post(
         .unwrap()
 }
 
+/// The whole body of a response.
+async fn body_of(response: http::Response<hyper::body::Incoming>) -> Bytes {
+    response.into_body().collect().await.unwrap().to_bytes()
+}
+
 const CHAT: &str = r#"{"model":"m","messages":[{"role":"user","content":"hi"}]}"#;
 
 #[tokio::test]
@@ -154,7 +159,7 @@ async fn keep_alive_reuses_connections_and_hyper_takes_over_mid_connection() {
             .await
             .unwrap();
         assert_eq!(response.status(), StatusCode::OK);
-        let body = response.into_body().collect().await.unwrap().to_bytes();
+        let body = body_of(response).await;
         assert_eq!(body, "{\"ok\":true}");
     }
     assert_eq!(
@@ -222,35 +227,26 @@ async fn chunked_informational_and_close_delimited_responses_arrive_whole() {
         .await
         .unwrap();
     assert_eq!(response.headers()["content-type"], "text/event-stream");
-    let body = response.into_body().collect().await.unwrap().to_bytes();
+    let body = body_of(response).await;
     assert_eq!(body, "data: {\"choices\":[]}\n\ndata: [DONE]\n\n\n");
     let response = send
         .send_request(post("/v1/chat/completions", CHAT))
         .await
         .unwrap();
     assert_eq!(response.status(), StatusCode::CREATED);
-    assert_eq!(
-        response.into_body().collect().await.unwrap().to_bytes(),
-        "ok"
-    );
+    assert_eq!(body_of(response).await, "ok");
     let response = send
         .send_request(post("/v1/chat/completions", CHAT))
         .await
         .unwrap();
     assert_eq!(response.status(), StatusCode::OK);
-    assert_eq!(
-        response.into_body().collect().await.unwrap().to_bytes(),
-        "{\"a\":1}"
-    );
+    assert_eq!(body_of(response).await, "{\"a\":1}");
     // The client's connection survived the upstream's close.
     let response = send
         .send_request(post("/v1/chat/completions", CHAT))
         .await
         .unwrap();
-    assert_eq!(
-        response.into_body().collect().await.unwrap().to_bytes(),
-        "{\"a\":1}"
-    );
+    assert_eq!(body_of(response).await, "{\"a\":1}");
     assert_eq!(up.connections.load(Ordering::SeqCst), 2);
 }
 
@@ -269,10 +265,7 @@ async fn an_idle_connection_the_upstream_closed_is_not_reused() {
     for _ in 0..3 {
         let response = send.send_request(post("/v1/messages", "{}")).await.unwrap();
         assert_eq!(response.status(), StatusCode::OK);
-        assert_eq!(
-            response.into_body().collect().await.unwrap().to_bytes(),
-            "ok"
-        );
+        assert_eq!(body_of(response).await, "ok");
         tokio::time::sleep(Duration::from_millis(30)).await;
     }
     assert_eq!(up.connections.load(Ordering::SeqCst), 3);
@@ -297,10 +290,7 @@ async fn chunked_request_bodies_are_served_by_hyper_unchanged() {
         .unwrap();
     let response = send.send_request(request).await.unwrap();
     assert_eq!(response.status(), StatusCode::OK);
-    assert_eq!(
-        response.into_body().collect().await.unwrap().to_bytes(),
-        "ok"
-    );
+    assert_eq!(body_of(response).await, "ok");
     let (_, body) = up.bodies.recv().await.unwrap();
     assert_eq!(body, CHAT.as_bytes());
 }
@@ -409,7 +399,7 @@ async fn https_upstreams_are_reached_over_tls_on_both_paths() {
             .await
             .unwrap();
         assert_eq!(response.status(), StatusCode::OK);
-        let body = response.into_body().collect().await.unwrap().to_bytes();
+        let body = body_of(response).await;
         assert_eq!(body, "data: {\"choices\":[]}\n\n");
     }
     assert_eq!(
@@ -439,7 +429,7 @@ async fn https_upstreams_are_reached_over_tls_on_both_paths() {
         .await
         .unwrap();
     assert_eq!(response.status(), StatusCode::BAD_GATEWAY);
-    let body = response.into_body().collect().await.unwrap().to_bytes();
+    let body = body_of(response).await;
     let text = String::from_utf8_lossy(&body);
     assert!(text.contains("upstream_tls_error"), "{text}");
 }
@@ -458,14 +448,6 @@ async fn an_empty_close_delimited_body_ends_cleanly() {
     for _ in 0..2 {
         let response = send.send_request(post("/v1/messages", "{}")).await.unwrap();
         assert_eq!(response.status(), StatusCode::OK);
-        assert!(
-            response
-                .into_body()
-                .collect()
-                .await
-                .unwrap()
-                .to_bytes()
-                .is_empty()
-        );
+        assert!(body_of(response).await.is_empty());
     }
 }

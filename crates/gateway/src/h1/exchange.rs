@@ -312,12 +312,7 @@ impl Relay<'_> {
                 // Closed right after the head: an empty close-delimited
                 // body, or a broken one.
                 Some(Ok(0)) if matches!(body, Body::Close) => {
-                    self.observation.finish();
-                    let first = head.take().unwrap_or_default();
-                    return match write_all2(self.client, &first, chunked::LAST_CHUNK).await {
-                        Ok(()) => Outcome::Done,
-                        Err(_) => Outcome::Closed,
-                    };
+                    return self.closed(head.take()).await;
                 }
                 Some(Ok(0)) => {
                     let detail = "connection closed before message completed";
@@ -398,13 +393,7 @@ impl Relay<'_> {
             tokio::select! {
                 read = self.up.read_buf(&mut self.ubuf) => match read {
                     Ok(n) if n > 0 => {}
-                    Ok(_) if matches!(body, Body::Close) => {
-                        self.observation.finish();
-                        return match self.client.write_all(chunked::LAST_CHUNK).await {
-                            Ok(()) => Outcome::Done,
-                            Err(_) => Outcome::Closed,
-                        };
-                    }
+                    Ok(_) if matches!(body, Body::Close) => return self.closed(None).await,
                     Ok(_) => return self.broke(None, &body, "connection closed before message completed").await,
                     Err(e) => return self.broke(None, &body, &e.to_string()).await,
                 },
@@ -414,6 +403,17 @@ impl Relay<'_> {
                     }
                 }
             }
+        }
+    }
+
+    /// A close-delimited body ended (the upstream closed): end the
+    /// re-chunked body, after the head if it has not gone yet.
+    async fn closed(mut self, head: Option<Vec<u8>>) -> Outcome {
+        self.observation.finish();
+        let first = head.unwrap_or_default();
+        match write_all2(self.client, &first, chunked::LAST_CHUNK).await {
+            Ok(()) => Outcome::Done,
+            Err(_) => Outcome::Closed,
         }
     }
 
