@@ -1,6 +1,8 @@
-//! The request side of observation, run off the request path (a spawned
-//! task, while the upstream works): read the request's tool results with
-//! `toolwarden_wire::request_view`, find its session, and record each NEW
+//! The request side of observation, run once the request is on its way
+//! upstream (while the upstream works): from the request's view
+//! (`toolwarden_wire::request_view`, or the view `inspect` gave the
+//! pairing check in `fix` mode: one pass over the body for both, kept with
+//! the body in a [`ReadBody`]), find its session and record each NEW
 //! result as a [`ToolResultRecord`].
 //!
 //! A client resends the whole conversation every turn, so most results
@@ -11,7 +13,7 @@
 //! as unparsed, as a body that fails the view does.
 
 use bytes::Bytes;
-use toolwarden_wire::{Dialect, ResultContent, ResultView};
+use toolwarden_wire::{Defect, Dialect, RequestView, ResultContent, ResultView};
 
 use super::{Sinks, guard, session::Session};
 use crate::{
@@ -50,13 +52,52 @@ pub struct RequestFacts {
     pub header_session: Option<Session>,
 }
 
-/// Read the body, record new results, return what the response side needs.
-pub fn analyze(sinks: &Sinks, facts: &RequestFacts, body: &Bytes) -> RequestInfo {
-    let view = guard(|| toolwarden_wire::request_view(facts.dialect, body));
-    let view = match view {
-        Ok(Ok(view)) => view,
-        Ok(Err(e)) => return unparsed(sinks, facts, e.to_string()),
-        Err(panic) => return unparsed(sinks, facts, panic),
+/// A view of a request body, or why there is none.
+pub type ViewOrError<'a> = Result<RequestView<'a>, String>;
+
+self_cell::self_cell!(
+    /// A request body with the view read from it: the view borrows the
+    /// body, and both wait together while the body goes upstream.
+    pub struct ReadBody {
+        owner: Bytes,
+        #[covariant]
+        dependent: ViewOrError,
+    }
+);
+
+impl ReadBody {
+    /// The view alone.
+    pub fn view(dialect: Dialect, body: Bytes) -> ReadBody {
+        ReadBody::new(body, |b| {
+            guard(|| toolwarden_wire::request_view(dialect, b))
+                .and_then(|view| view.map_err(|e| e.to_string()))
+        })
+    }
+
+    /// The view and the pairing defects, from one pass where the dialect
+    /// allows (`toolwarden_wire::inspect`). A body whose pairing cannot be
+    /// read has no defects to report: it is forwarded as it came.
+    pub fn inspect(dialect: Dialect, body: Bytes) -> (ReadBody, Vec<Defect>) {
+        let mut defects = Vec::new();
+        let read = ReadBody::new(body, |b| {
+            match guard(|| toolwarden_wire::inspect(dialect, b)) {
+                Ok(inspection) => {
+                    defects = inspection.defects.unwrap_or_default();
+                    inspection.view.map_err(|e| e.to_string())
+                }
+                Err(panic) => Err(panic),
+            }
+        });
+        (read, defects)
+    }
+}
+
+/// Record the new results of the request read in `read`; return what the
+/// response side needs.
+pub fn analyze(sinks: &Sinks, facts: &RequestFacts, read: &ReadBody) -> RequestInfo {
+    let view = match read.borrow_dependent() {
+        Ok(view) => view,
+        Err(e) => return unparsed(sinks, facts, e.clone()),
     };
     let session = facts.header_session.clone().unwrap_or_else(|| {
         super::session::from_body(view.metadata_user_id.as_deref(), view.first_turn_hash)
@@ -225,11 +266,12 @@ mod tests {
                 {"type":"tool_result","tool_use_id":"ok","is_error":true,"content":"Error: \"x\""},
                 {"type":"tool_result","tool_use_id":"bad","content":42}]}]}"#,
         );
-        let info = analyze(&sinks, &facts, &body);
+        let read = ReadBody::view(Dialect::Anthropic, body);
+        let info = analyze(&sinks, &facts, &read);
         let error = info.parse_error.expect("the bad content is reported");
         assert!(error.contains("tool result bad"), "{error}");
         // Resent: `ok` is seen (not read again), `bad` fails again.
-        let again = analyze(&sinks, &facts, &body);
+        let again = analyze(&sinks, &facts, &read);
         assert!(again.parse_error.is_some());
         assert_eq!(
             sinks

@@ -5,8 +5,10 @@
 //!    (`fix`: forward the repaired body, count the changes, answer with
 //!    `x-toolwarden-repaired: N`; `report`: record the defects, checked
 //!    after dispatch since the body goes unchanged; `off`: skip),
-//!    and, once the request is on its way upstream, read its tool results
-//!    for the records (while the upstream works);
+//!    and, once the request is on its way upstream, record its new tool
+//!    results (while the upstream works). One pass over the body gives
+//!    both the pairing and the view (`toolwarden_wire::inspect`, kept with
+//!    the body in a [`ReadBody`]);
 //! 3. forward to the provider's upstream — the client's path and query
 //!    appended to the base URL, headers unchanged except hop-by-hop and
 //!    `host` ([`headers`]) — with the connect and first-byte timeouts;
@@ -34,7 +36,8 @@ use crate::{
     body::GatewayBody,
     errors::{ProxyError, ProxyErrorKind, error_response},
     observe::{
-        Observation, RequestBase, ResponseMeta, guard, now_ms, request,
+        Observation, RequestBase, ResponseMeta, guard, now_ms,
+        request::{self, ReadBody},
         session::{self, Session},
     },
     routes::ProxyRoute,
@@ -207,10 +210,21 @@ pub(crate) struct Outbound {
     pub changes: usize,
     /// The observation that follows the response.
     pub observation: Observation,
-    /// The client's body, kept for the analysis.
-    body: Bytes,
+    /// The client's body, read or to be read for the records.
+    reading: Reading,
     facts: Option<request::RequestFacts>,
-    check_later: bool,
+}
+
+/// The client's body for the analysis: already read (`fix` mode reads the
+/// view and the pairing in one pass before forwarding) or to be read once
+/// the request is on its way.
+enum Reading {
+    Done(ReadBody),
+    /// `check`: `report` mode, whose pairing check waits too.
+    Later {
+        body: Bytes,
+        check: bool,
+    },
 }
 
 impl Outbound {
@@ -222,9 +236,25 @@ impl Outbound {
         body: Bytes,
     ) -> Outbound {
         let started = Instant::now();
-        let (forward, changes) = match route.dialect {
-            Some(dialect) => check_pairing(shared, dialect, &body, &mut base.repairs),
-            None => (body.clone(), 0),
+        let mode = shared.config.repair;
+        let (forward, changes, reading) = match route.dialect {
+            Some(dialect) if mode == RepairMode::Fix => {
+                let (read, defects) = ReadBody::inspect(dialect, body.clone());
+                let (forward, changes) = if defects.is_empty() {
+                    (body, 0)
+                } else {
+                    repair(shared, dialect, body, &mut base.repairs)
+                };
+                (forward, changes, Reading::Done(read))
+            }
+            _ => {
+                let check = mode == RepairMode::Report;
+                let reading = Reading::Later {
+                    body: body.clone(),
+                    check,
+                };
+                (body, 0, reading)
+            }
         };
         let facts = route.dialect.map(|dialect| request::RequestFacts {
             request_id: base.request_id.clone(),
@@ -240,9 +270,8 @@ impl Outbound {
             forward,
             changes,
             observation,
-            body,
+            reading,
             facts,
-            check_later: shared.config.repair == RepairMode::Report,
         }
     }
 
@@ -258,23 +287,56 @@ impl Outbound {
         let Outbound {
             changes,
             mut observation,
-            body,
+            reading,
             facts,
-            check_later,
             ..
         } = self;
         if let Some(facts) = facts {
             let started = Instant::now();
-            if check_later {
-                // Report mode forwards the client's bytes unchanged, so the
-                // pairing check need not delay the upstream write.
-                observation.add_repairs(report_defects(facts.dialect, &body));
-            }
-            let info = request::analyze(&shared.sinks, &facts, &body);
+            let read = match reading {
+                Reading::Done(read) => read,
+                // `report` forwards the client's bytes unchanged, so its
+                // check need not delay the upstream write.
+                Reading::Later { body, check: true } => {
+                    let (read, defects) = ReadBody::inspect(facts.dialect, body);
+                    observation.add_repairs(
+                        defects
+                            .iter()
+                            .map(|d| d.kind.as_str().to_string())
+                            .collect(),
+                    );
+                    read
+                }
+                Reading::Later { body, check: false } => ReadBody::view(facts.dialect, body),
+            };
+            let info = request::analyze(&shared.sinks, &facts, &read);
             observation.set_request_info(info);
             observation.add_overhead(started.elapsed());
         }
         (observation, changes)
+    }
+}
+
+/// `fix` mode, defects found: the repaired body to forward and how many
+/// changes were applied; `repairs` gets one defect name per change. A body
+/// the repair cannot handle (or a parser bug) goes as it came.
+fn repair(
+    shared: &Shared,
+    dialect: Dialect,
+    body: Bytes,
+    repairs: &mut Vec<String>,
+) -> (Bytes, usize) {
+    match guard(|| toolwarden_wire::repair(dialect, &body)) {
+        Ok(Ok(repaired)) if repaired.is_changed() => {
+            for change in &repaired.changes {
+                let defect = change.defect.as_str();
+                shared.sinks.metrics.repair(dialect.as_str(), defect);
+                repairs.push(defect.to_string());
+            }
+            let n = repaired.changes.len();
+            (Bytes::from(repaired.body.into_owned()), n)
+        }
+        _ => (body, 0),
     }
 }
 
@@ -304,47 +366,6 @@ async fn first_frame(incoming: &mut Incoming) -> Option<tee::Prefetched> {
         Ok(Some(Err(e))) => Some(tee::Prefetched::Error(e)),
         Ok(None) => Some(tee::Prefetched::End),
         Err(_) => None,
-    }
-}
-
-/// `report` mode: one defect name per defect the pairing check finds.
-fn report_defects(dialect: Dialect, body: &[u8]) -> Vec<String> {
-    match guard(|| toolwarden_wire::validate(dialect, body)) {
-        Ok(Ok(defects)) => defects
-            .iter()
-            .map(|d| d.kind.as_str().to_string())
-            .collect(),
-        _ => Vec::new(),
-    }
-}
-
-/// Check (and in `fix` mode repair) the call/result pairing. Returns the
-/// body to forward and how many changes were applied; `repairs` gets one
-/// defect name per change (fix). `report` mode is checked after dispatch.
-fn check_pairing(
-    shared: &Shared,
-    dialect: Dialect,
-    body: &Bytes,
-    repairs: &mut Vec<String>,
-) -> (Bytes, usize) {
-    match shared.config.repair {
-        RepairMode::Off => (body.clone(), 0),
-        // Checked once the request is on its way (see `report_defects`).
-        RepairMode::Report => (body.clone(), 0),
-        RepairMode::Fix => match guard(|| toolwarden_wire::repair(dialect, body)) {
-            Ok(Ok(repaired)) if repaired.is_changed() => {
-                for change in &repaired.changes {
-                    let defect = change.defect.as_str();
-                    shared.sinks.metrics.repair(dialect.as_str(), defect);
-                    repairs.push(defect.to_string());
-                }
-                let n = repaired.changes.len();
-                (Bytes::from(repaired.body.into_owned()), n)
-            }
-            // Clean, unreadable (counted by the request side) or a parser
-            // bug: forward the client's bytes unchanged.
-            _ => (body.clone(), 0),
-        },
     }
 }
 

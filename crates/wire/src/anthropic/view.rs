@@ -32,7 +32,11 @@ use serde::{
 use serde_json::value::RawValue;
 use toolwarden_core::Verdict;
 
-use super::model::{Block, BlockClass, FlatContent, Metadata, classify};
+use super::{
+    layout::{Blk, Shape},
+    model::{Block, BlockClass, FlatContent, Metadata, classify},
+    validate::defects,
+};
 use crate::{
     CallView, RequestView, ResultView, WireError, WireErrorKind,
     result::RawResult,
@@ -42,10 +46,43 @@ use crate::{
 
 /// See [`crate::request_view`]; verdicts are decided by [`read_result`].
 pub(crate) fn request_view<'a>(body: &'a [u8]) -> Result<RequestView<'a>, WireError> {
-    let mut b = Builder::default();
+    read(body, Builder::default())
+}
+
+/// See [`crate::inspect`]: the view and, from the same pass, the roles,
+/// block classes and ids validation looks at (the outline `validate`
+/// reads on its own). A body the view refuses is validated on its own, so
+/// the defects are always those [`super::validate`] finds.
+pub(crate) fn inspect(body: &[u8]) -> crate::Inspection<'_> {
+    let b = Builder {
+        shapes: Some(Vec::new()),
+        ..Builder::default()
+    };
+    let mut shapes = Vec::new();
+    let view = read_with(body, b, &mut shapes);
+    let defects = match &view {
+        Ok(_) => Ok(defects(&shapes)),
+        Err(_) => super::validate(body),
+    };
+    crate::Inspection { view, defects }
+}
+
+fn read<'a>(body: &'a [u8], b: Builder<'a>) -> Result<RequestView<'a>, WireError> {
+    read_with(body, b, &mut Vec::new())
+}
+
+/// Parse into `b`; the shapes it collected (if asked to) go to `shapes`.
+fn read_with<'a>(
+    body: &'a [u8],
+    mut b: Builder<'a>,
+    shapes: &mut Vec<Shape<'a>>,
+) -> Result<RequestView<'a>, WireError> {
     let mut de = serde_json::Deserializer::from_str(utf8(body)?);
     (Top(&mut b)).deserialize(&mut de)?;
     de.end()?;
+    if let Some(s) = b.shapes.take() {
+        *shapes = s;
+    }
     if !b.has_messages {
         return Err(WireError::new(
             WireErrorKind::Shape,
@@ -78,11 +115,28 @@ struct Builder<'a> {
     /// The text hash of the first user message, once seen.
     first_user_hash: Option<u64>,
     has_messages: bool,
+    /// Each message's role and blocks, when inspecting (see [`inspect`]).
+    shapes: Option<Vec<Shape<'a>>>,
+    /// The blocks of the message being read, when inspecting.
+    blocks: Vec<Blk<'a>>,
 }
 
 impl<'a> Builder<'a> {
     fn block(&mut self, block: Block<'a>, i: usize) {
-        match classify(&block.kind) {
+        let class = classify(&block.kind);
+        if self.shapes.is_some() {
+            let id = match class {
+                BlockClass::Call | BlockClass::ServerCall => block.id.clone(),
+                BlockClass::Result | BlockClass::ServerResult => block.tool_use_id.clone(),
+                BlockClass::Other => None,
+            };
+            self.blocks.push(Blk {
+                class,
+                id: id.unwrap_or_default(),
+                id_raw: None,
+            });
+        }
+        match class {
             BlockClass::Call | BlockClass::ServerCall => {
                 let id = block.id.unwrap_or_default();
                 self.names.insert(id.clone(), self.view.calls.len());
@@ -132,6 +186,9 @@ impl<'de: 'a, 'a> Visitor<'de> for Top<'_, 'a> {
                         .and_then(|m| m.user_id)
                 }
                 "messages" => {
+                    if b.has_messages {
+                        return Err(A::Error::duplicate_field("messages"));
+                    }
                     map.next_value_seed(Messages(&mut *b))?;
                     b.has_messages = true;
                 }
@@ -199,7 +256,9 @@ impl<'de: 'a, 'a> Visitor<'de> for MessageSeed<'_, 'a> {
         let mut text = (b.first_user_hash.is_none()).then(Fnv64::default);
         while let Some(key) = map.next_key::<Str<'de>>()? {
             match &*key.0 {
+                "role" if role.is_some() => return Err(A::Error::duplicate_field("role")),
                 "role" => role = Some(map.next_value()?),
+                "content" if has_content => return Err(A::Error::duplicate_field("content")),
                 "content" => {
                     map.next_value_seed(ContentSeed {
                         b: &mut *b,
@@ -216,6 +275,12 @@ impl<'de: 'a, 'a> Visitor<'de> for MessageSeed<'_, 'a> {
         let role = role.ok_or_else(|| A::Error::missing_field("role"))?;
         if !has_content {
             return Err(A::Error::missing_field("content"));
+        }
+        if let Some(shapes) = &mut b.shapes {
+            shapes.push(Shape {
+                role: role.0.clone(),
+                blocks: std::mem::take(&mut b.blocks),
+            });
         }
         match &*role.0 {
             "assistant" => b.last_assistant = Some(i),

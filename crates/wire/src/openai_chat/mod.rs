@@ -27,7 +27,7 @@ pub use stream::StreamState;
 pub(crate) use repair::repair;
 pub(crate) use response::response_view;
 pub(crate) use validate::validate;
-pub(crate) use view::{read_result, request_view};
+pub(crate) use view::{inspect, read_result, request_view};
 
 pub(crate) fn render_results(outcomes: &[ToolOutcome]) -> Vec<serde_json::Value> {
     outcomes

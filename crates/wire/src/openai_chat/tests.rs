@@ -459,5 +459,39 @@ mod outline_agrees_with_layout {
                 (l, o) => prop_assert!(false, "layout ok: {}, outline ok: {}", l.is_ok(), o.is_ok()),
             }
         }
+
+        /// The gateway's one pass ([`crate::inspect`]) finds what
+        /// `validate` and `request_view` find on their own, on intact and
+        /// damaged bodies alike.
+        #[test]
+        fn inspect_agrees_with_validate_and_view(
+            msgs in prop::collection::vec((any::<u8>(), prop::collection::vec(any::<u8>(), 0..3), any::<u8>()), 0..7),
+            dup in any::<bool>(),
+            flip in any::<(usize, u8)>(),
+        ) {
+            let messages: Vec<Value> = msgs.iter().map(|(r, i, a)| message(*r, i, *a)).collect();
+            let mut body = serde_json::to_vec(&json!({"model": "m", "messages": messages})).unwrap();
+            if dup && body.len() > 2 {
+                // A repeated key (here: the whole `messages`) must be refused alike.
+                let tail = format!(r#","messages":{}}}"#, serde_json::to_string(&messages).unwrap());
+                body.truncate(body.len() - 1);
+                body.extend_from_slice(tail.as_bytes());
+            }
+            let mut bad = body.clone();
+            let at = flip.0 % bad.len();
+            bad[at] = flip.1;
+            for b in [&body, &bad] {
+                let dialect = crate::Dialect::OpenAiChat;
+                let i = crate::inspect(dialect, b);
+                let v = crate::request_view(dialect, b);
+                prop_assert_eq!(format!("{:?}", i.view), format!("{:?}", v));
+                let d = crate::validate(dialect, b);
+                match (&i.defects, &d) {
+                    (Ok(x), Ok(y)) => prop_assert_eq!(x, y),
+                    (Err(_), Err(_)) => {}
+                    (x, y) => prop_assert!(false, "inspect ok: {}, validate ok: {}", x.is_ok(), y.is_ok()),
+                }
+            }
+        }
     }
 }

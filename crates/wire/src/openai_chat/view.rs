@@ -18,7 +18,11 @@ use std::{borrow::Cow, collections::HashMap};
 use serde_json::value::RawValue;
 use toolwarden_core::Verdict;
 
-use super::model::{Message, Request, legacy_id};
+use super::{
+    layout::Msg,
+    model::{Message, Request, legacy_id},
+    validate::defects,
+};
 use crate::{
     CallView, RequestView, ResultView, WireError,
     content::FlatContent,
@@ -28,7 +32,43 @@ use crate::{
 
 /// See [`crate::request_view`]; verdicts are decided by [`read_result`].
 pub(crate) fn request_view<'a>(body: &'a [u8]) -> Result<RequestView<'a>, WireError> {
+    read(body, None)
+}
+
+/// See [`crate::inspect`]: the view and, from the same parse, the roles
+/// and ids validation looks at. A body the view refuses is validated on
+/// its own, so the defects are always those [`super::validate`] finds.
+pub(crate) fn inspect(body: &[u8]) -> crate::Inspection<'_> {
+    let mut outline = Vec::new();
+    let view = read(body, Some(&mut outline));
+    let defects = match &view {
+        Ok(_) => Ok(defects(&outline)),
+        Err(_) => super::validate(body),
+    };
+    crate::Inspection { view, defects }
+}
+
+/// The view; with `outline`, also each message's role and ids.
+fn read<'a>(
+    body: &'a [u8],
+    outline: Option<&mut Vec<Msg<'a>>>,
+) -> Result<RequestView<'a>, WireError> {
     let req: Request<'a> = serde_json::from_str(crate::splice::utf8(body)?)?;
+    if let Some(outline) = outline {
+        outline.extend(req.messages.iter().map(|m| {
+            Msg {
+                role: m.role.clone(),
+                calls: m
+                    .tool_calls
+                    .iter()
+                    .flatten()
+                    .map(|c| (c.id.clone().unwrap_or_default(), None))
+                    .collect(),
+                answers: (m.role == "tool")
+                    .then(|| (m.tool_call_id.clone().unwrap_or_default(), None)),
+            }
+        }));
+    }
     let last_assistant = req.messages.iter().rposition(|m| m.role == "assistant");
     let first_user = req.messages.iter().position(|m| m.role == "user");
     let mut view = RequestView {
