@@ -63,14 +63,6 @@ pub(crate) const FIND_CALL_ANYWHERE: &str = "SELECT id, tool, call_at_ms FROM to
     AND NOT EXISTS (SELECT 1 FROM tool_calls WHERE session_id = $2 AND call_id = $1) \
     LIMIT 2";
 
-/// A late call whose own session has no result-only row for it: the
-/// result-only rows with its call id in any session (the caller asks for two
-/// rows and accepts one). Covers a result written, through another gateway,
-/// before its call, under a different session (e.g. a Responses
-/// continuation without a session header, which fingerprints differently).
-pub(crate) const FIND_ORPHAN_ANYWHERE: &str = "SELECT id FROM tool_calls \
-    WHERE call_id = $1 AND request_id IS NULL LIMIT 2";
-
 /// Call ids shorter than this are not trusted to be unique across sessions
 /// (test fixtures' `c1`, ids a client or the wire layer synthesizes for
 /// Gemini): they are matched within their session or response only.
@@ -214,6 +206,51 @@ impl Candidates {
     }
 }
 
+/// Result-only rows in any session that a batch's late calls may complete
+/// when their own session has none (a result written, through another
+/// gateway, before its call and under a different session, e.g. a
+/// Responses continuation without a session header, which fingerprints
+/// differently). Looked up for the whole batch at once; a call takes the
+/// row only when exactly one is left with its id, counting out the rows
+/// the batch's earlier calls completed, just as a lookup made right before
+/// it would find them.
+#[derive(Debug, Default)]
+pub(crate) struct Elsewhere {
+    /// Per call (position in the batch's calls): the row ids found.
+    found: HashMap<usize, Vec<i64>>,
+    /// Rows completed so far by this batch.
+    pub merged: HashSet<i64>,
+}
+
+impl Elsewhere {
+    /// `rows` are (index into `wanted`, row id); `wanted[n]` is the call's position.
+    pub(crate) fn new(wanted: &[usize], rows: Vec<(usize, i64)>) -> Self {
+        let mut found: HashMap<usize, Vec<i64>> = HashMap::new();
+        for (n, id) in rows {
+            if let Some(&k) = wanted.get(n) {
+                found.entry(k).or_default().push(id);
+            }
+        }
+        Elsewhere {
+            found,
+            merged: HashSet::new(),
+        }
+    }
+
+    /// The one row still open for call `k`, if exactly one is.
+    pub(crate) fn only(&self, k: usize) -> Option<i64> {
+        let mut open = self
+            .found
+            .get(&k)?
+            .iter()
+            .filter(|id| !self.merged.contains(id));
+        match (open.next(), open.next()) {
+            (Some(&id), None) => Some(id),
+            _ => None,
+        }
+    }
+}
+
 /// Distinct (session id, call id) pairs, in first-seen order.
 pub(crate) fn pairs<'a>(items: impl Iterator<Item = (&'a str, &'a str)>) -> Vec<(String, String)> {
     let mut seen = HashSet::new();
@@ -278,20 +315,21 @@ macro_rules! write_batch_fn {
             if !calls.is_empty() {
                 let keys = pairs(calls.iter().map(|(_, c)| (c.session_id.as_str(), c.call_id.as_str())));
                 let mut orphans = Candidates::new(bulk::find_orphans(conn, &keys).await?);
+                let mut own: Vec<Option<i64>> = calls
+                    .iter()
+                    .map(|(_, c)| orphans.take_orphan(&c.session_id, &c.call_id, c.at_ms).map(|o| o.id))
+                    .collect();
+                let mut elsewhere = Elsewhere::default();
+                let wanted: Vec<usize> = (0..calls.len())
+                    .filter(|&k| own[k].is_none() && calls[k].1.call_id.len() >= MIN_GLOBAL_CALL_ID_LEN)
+                    .collect();
+                if !wanted.is_empty() {
+                    let ids: Vec<&str> = wanted.iter().map(|&k| calls[k].1.call_id.as_str()).collect();
+                    elsewhere = Elsewhere::new(&wanted, bulk::orphans_anywhere(conn, &ids).await?);
+                }
                 let mut rest = Vec::with_capacity(calls.len());
-                for (i, c) in &calls {
-                    let mut orphan = orphans
-                        .take_orphan(&c.session_id, &c.call_id, c.at_ms)
-                        .map(|o| o.id);
-                    if orphan.is_none() && c.call_id.len() >= MIN_GLOBAL_CALL_ID_LEN {
-                        let ids: Vec<(i64,)> = sqlx::query_as(FIND_ORPHAN_ANYWHERE)
-                            .bind(&c.call_id)
-                            .fetch_all(&mut *conn)
-                            .await?;
-                        if let [(id,)] = ids[..] {
-                            orphan = Some(id);
-                        }
-                    }
+                for (k, (i, c)) in calls.iter().enumerate() {
+                    let orphan = own[k].take().or_else(|| elsewhere.only(k));
                     if let Some(orphan_id) = orphan {
                         let merged = sqlx::query(MERGE_CALL_INTO_ORPHAN)
                             .bind(&c.request_id)
@@ -305,6 +343,7 @@ macro_rules! write_batch_fn {
                             .execute(&mut *conn)
                             .await?;
                         if merged.rows_affected() > 0 {
+                            elsewhere.merged.insert(orphan_id);
                             out[*i] = Outcome::New;
                             continue;
                         }

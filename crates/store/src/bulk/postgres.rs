@@ -112,6 +112,26 @@ pub(crate) async fn find_orphans(
     Ok(candidates(rows))
 }
 
+/// Result-only rows in any session with these call ids: (index of the
+/// call id, row id), every row.
+pub(crate) async fn orphans_anywhere(
+    conn: &mut PgConnection,
+    call_ids: &[&str],
+) -> Result<Vec<(usize, i64)>, sqlx::Error> {
+    let rows: Vec<(i64, i64)> = sqlx::query_as(
+        "SELECT u.n - 1, t.id FROM UNNEST($1::text[]) WITH ORDINALITY AS u(c, n) \
+         CROSS JOIN LATERAL (SELECT id FROM tool_calls \
+         WHERE call_id = u.c AND request_id IS NULL) AS t",
+    )
+    .bind(call_ids)
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(n, id)| (usize::try_from(n).unwrap_or(usize::MAX), id))
+        .collect())
+}
+
 /// Calls without a result for these (session, call id) pairs.
 pub(crate) async fn unpaired_calls(
     conn: &mut PgConnection,

@@ -58,6 +58,13 @@ static ORPHANS: Shaped = Shaped::new(
      WHERE t.request_id IS NULL",
 );
 
+static ORPHANS_ANYWHERE: Shaped = Shaped::new(
+    &["c"],
+    "SELECT json_group_array(json_array(u.n, t.id)) \
+     FROM u CROSS JOIN tool_calls t ON t.call_id = u.c \
+     WHERE t.request_id IS NULL",
+);
+
 static UNPAIRED_CALLS: Shaped = Shaped::new(
     &["s", "c"],
     "SELECT json_group_array(json_array(u.n, t.id, t.tool, t.call_at_ms)) \
@@ -255,6 +262,17 @@ pub(crate) async fn find_orphans(
     candidates_of(pairs, rows)
 }
 
+/// Result-only rows in any session with these call ids: (index of the
+/// call id, row id), every row.
+pub(crate) async fn orphans_anywhere(
+    conn: &mut SqliteConnection,
+    call_ids: &[&str],
+) -> Result<Vec<(usize, i64)>, sqlx::Error> {
+    ORPHANS_ANYWHERE
+        .fetch_json(conn, call_ids, |a, c| a.add(*c))
+        .await
+}
+
 /// Calls without a result for these (session, call id) pairs.
 pub(crate) async fn unpaired_calls(
     conn: &mut SqliteConnection,
@@ -400,7 +418,7 @@ mod tests {
             unreachable!()
         };
         let mut conn = pool.acquire().await.unwrap();
-        let lookups: [(&Shaped, &str); 7] = [
+        let lookups: [(&Shaped, &str); 8] = [
             (&REQUEST_KEYS, "requests"),
             (&ORPHANS, "tool_calls"),
             (&UNPAIRED_CALLS, "tool_calls"),
@@ -408,6 +426,7 @@ mod tests {
             (&RESULT_KEYS, "tool_results"),
             (&PAIR_RESULTS, "tool_calls"),
             (&OPEN_CALL_IDS, "tool_calls"),
+            (&ORPHANS_ANYWHERE, "tool_calls"),
         ];
         for (stmt, table) in lookups {
             let sql = format!("EXPLAIN QUERY PLAN {}", stmt.sql_for(16));

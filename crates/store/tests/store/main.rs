@@ -33,6 +33,7 @@ macro_rules! both {
 both!(dedup_and_reused_ids);
 both!(cross_session_resolution);
 both!(late_call_merges);
+both!(late_calls_merge_across_sessions);
 both!(resolves_names_across_restart);
 both!(repairs_and_requests);
 both!(batch_sizes);

@@ -278,6 +278,89 @@ pub async fn late_call_merges(db: TestDb) {
     assert_eq!(store.session_calls("s").await.unwrap().len(), 1);
 }
 
+/// Late calls whose results were recorded first under other sessions: a
+/// long call id completes the one result-only row with its id anywhere;
+/// two such rows are ambiguous (the call gets its own row); and within one
+/// batch, a row completed by an earlier call is not offered to a later one.
+pub async fn late_calls_merge_across_sessions(db: TestDb) {
+    let store = Store::open(&db.url).await.unwrap();
+    record_all(
+        &store,
+        &[
+            Event::ToolResult(result("o1", "sa", "call_OnlyOne00001", 1, None, true, 5000)),
+            Event::ToolResult(result(
+                "o2",
+                "sc",
+                "call_Twice0000001",
+                1,
+                None,
+                false,
+                5000,
+            )),
+            Event::ToolResult(result(
+                "o3",
+                "sd",
+                "call_Twice0000001",
+                1,
+                None,
+                false,
+                5000,
+            )),
+            Event::ToolResult(result("o4", "sh", "call_Same00000001", 1, None, true, 5000)),
+            Event::ToolResult(result("o5", "si", "call_Pair00000001", 1, None, true, 5000)),
+            Event::ToolResult(result("o6", "sj", "call_Pair00000001", 1, None, true, 5000)),
+        ],
+    )
+    .await;
+    let (_, seen) = record_one_batch(
+        &store,
+        &[
+            Event::ToolCall(call("c1", "sb", 0, "call_OnlyOne00001", "grep", 4000)),
+            Event::ToolCall(call("c2", "se", 0, "call_Twice0000001", "ls", 4000)),
+            Event::ToolCall(call("c3", "sf", 0, "call_Same00000001", "cat", 4000)),
+            Event::ToolCall(call("c4", "sg", 0, "call_Same00000001", "cat", 4100)),
+            // Completes its own session's row, which leaves one open elsewhere…
+            Event::ToolCall(call("c5", "si", 0, "call_Pair00000001", "rm", 4000)),
+            // …for this one.
+            Event::ToolCall(call("c6", "sk", 0, "call_Pair00000001", "rm", 4100)),
+        ],
+    )
+    .await;
+    assert_eq!(seen.calls.lock().unwrap().len(), 6, "every call is new");
+    // Merged: the orphan row now carries the call.
+    let sa = store.session_calls("sa").await.unwrap();
+    assert_eq!(sa.len(), 1);
+    assert_eq!(
+        (
+            sa[0].tool.as_str(),
+            sa[0].request_id.as_deref(),
+            sa[0].failed
+        ),
+        ("grep", Some("c1"), Some(true))
+    );
+    assert!(store.session_calls("sb").await.unwrap().is_empty());
+    // Ambiguous: both orphans stay, the call has a row of its own.
+    let se = store.session_calls("se").await.unwrap();
+    assert_eq!((se.len(), se[0].failed), (1, None));
+    for s in ["sc", "sd"] {
+        assert_eq!(store.session_calls(s).await.unwrap()[0].request_id, None);
+    }
+    // One orphan, two calls in one batch: the first completes it.
+    let sh = store.session_calls("sh").await.unwrap();
+    assert_eq!(sh[0].request_id.as_deref(), Some("c3"));
+    assert!(store.session_calls("sf").await.unwrap().is_empty());
+    assert_eq!(store.session_calls("sg").await.unwrap().len(), 1);
+    let si = store.session_calls("si").await.unwrap();
+    let sj = store.session_calls("sj").await.unwrap();
+    assert_eq!(si[0].request_id.as_deref(), Some("c5"));
+    assert_eq!(sj[0].request_id.as_deref(), Some("c6"));
+    assert!(store.session_calls("sk").await.unwrap().is_empty());
+    let stats = store.stats(&all()).await.unwrap();
+    let calls: u64 = stats.tools.iter().map(|t| t.calls).sum();
+    // 6 calls + the 2 ambiguous results that stay rows of their own.
+    assert_eq!(calls, 8, "{:?}", stats.tools);
+}
+
 /// Names resolve from the database after a restart (another process, later).
 pub async fn resolves_names_across_restart(db: TestDb) {
     {
