@@ -382,6 +382,29 @@ async fn run(args: Args) -> Result<(), String> {
         target: "≤ 40 µs",
     });
 
+    // The TCP relay floor at the same load: the kernel's share of a hop.
+    let relay_cpu_start = relay.child.cpu_secs();
+    let relay_tp = throughput(
+        relay.child.addr,
+        shape,
+        args.conns,
+        args.throughput_requests,
+        "tp-relay",
+    )
+    .await?;
+    let relay_cpu =
+        (relay.child.cpu_secs() - relay_cpu_start) * 1e6 / args.throughput_requests as f64;
+    rows.push(Row {
+        what: format!(
+            "floor: the plain TCP relay at {} connections: throughput / CPU per request",
+            args.conns
+        ),
+        direct: "–".into(),
+        gateway: format!("{relay_cpu:.1} µs CPU"),
+        delta: format!("{relay_tp:.0} req/s = {:.2} × direct", relay_tp / d),
+        target: "reference",
+    });
+
     // 5. Events dropped, from the gateway's own metrics.
     tokio::time::sleep(Duration::from_millis(500)).await;
     let end = recorder_counts(proxied).await?;
