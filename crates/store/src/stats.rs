@@ -214,24 +214,33 @@ impl StatsQuery {
     }
 }
 
-/// Expands `async fn $name(pool, q) -> Result<Stats, sqlx::Error>` for one backend.
+/// Expands `async fn $name(pool, q) -> Result<Stats, sqlx::Error>` for one
+/// backend. Every query of a report reads one snapshot (one read-only
+/// transaction; `$snapshot` is the statement that makes it one, if the
+/// backend needs it), so its sections agree although recording goes on.
 macro_rules! stats_fn {
-    ($name:ident, $calls:ident, $pool:ty) => {
+    ($name:ident, $calls:ident, $pool:ty, $snapshot:expr) => {
         async fn $name(pool: &$pool, q: &StatsQuery) -> Result<Stats, sqlx::Error> {
             let (since, tool, model, session) = (q.since_ms, &q.tool, &q.model, &q.session);
+            let mut tx = pool.begin().await?;
+            let snapshot: Option<&str> = $snapshot;
+            if let Some(sql) = snapshot {
+                sqlx::query(sql).execute(&mut *tx).await?;
+            }
+            let pool = &mut *tx;
             let tools: Vec<(String, i64, i64)> = sqlx::query_as(&tools_sql())
                 .bind(since)
                 .bind(tool)
                 .bind(model)
                 .bind(session)
-                .fetch_all(pool)
+                .fetch_all(&mut *pool)
                 .await?;
             let models: Vec<(String, String, i64, i64)> = sqlx::query_as(&models_sql())
                 .bind(since)
                 .bind(tool)
                 .bind(model)
                 .bind(session)
-                .fetch_all(pool)
+                .fetch_all(&mut *pool)
                 .await?;
             let sessions: Vec<(String, i64, i64, i64, i64)> = sqlx::query_as(&sessions_sql())
                 .bind(since)
@@ -239,7 +248,7 @@ macro_rules! stats_fn {
                 .bind(model)
                 .bind(session)
                 .bind(q.limit())
-                .fetch_all(pool)
+                .fetch_all(&mut *pool)
                 .await?;
             type Failure = (
                 i64,
@@ -256,7 +265,7 @@ macro_rules! stats_fn {
                 .bind(model)
                 .bind(session)
                 .bind(q.limit())
-                .fetch_all(pool)
+                .fetch_all(&mut *pool)
                 .await?;
             let timeline: Vec<(String, i64, i64, i64)> = sqlx::query_as(&timeline_sql())
                 .bind(since)
@@ -264,20 +273,21 @@ macro_rules! stats_fn {
                 .bind(model)
                 .bind(session)
                 .bind(q.bucket_ms())
-                .fetch_all(pool)
+                .fetch_all(&mut *pool)
                 .await?;
             let repairs: Vec<(String, i64)> = sqlx::query_as(REPAIRS_SQL)
                 .bind(since)
                 .bind(model)
                 .bind(session)
-                .fetch_all(pool)
+                .fetch_all(&mut *pool)
                 .await?;
             let (total, errors, streaming): (i64, i64, i64) = sqlx::query_as(REQUESTS_SQL)
                 .bind(since)
                 .bind(model)
                 .bind(session)
-                .fetch_one(pool)
+                .fetch_one(&mut *pool)
                 .await?;
+            tx.commit().await?;
             Ok(Stats {
                 tools: tools
                     .into_iter()
@@ -388,8 +398,16 @@ macro_rules! stats_fn {
     };
 }
 
-stats_fn!(stats_sqlite, session_calls_sqlite, sqlx::SqlitePool);
-stats_fn!(stats_postgres, session_calls_postgres, sqlx::PgPool);
+// SQLite: a deferred transaction in WAL mode reads one snapshot from its
+// first read. PostgreSQL: `READ COMMITTED` (the default) would give each
+// statement its own.
+stats_fn!(stats_sqlite, session_calls_sqlite, sqlx::SqlitePool, None);
+stats_fn!(
+    stats_postgres,
+    session_calls_postgres,
+    sqlx::PgPool,
+    Some("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+);
 
 // === impl Store (queries) ===
 

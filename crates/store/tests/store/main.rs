@@ -37,6 +37,7 @@ both!(late_calls_merge_across_sessions);
 both!(resolves_names_across_restart);
 both!(repairs_and_requests);
 both!(batch_sizes);
+both!(stats_are_one_snapshot);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn backends_give_the_same_stats() {

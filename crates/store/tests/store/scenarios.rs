@@ -472,3 +472,46 @@ pub async fn stats_document(db: &TestDb) -> serde_json::Value {
     )
     .unwrap()
 }
+
+/// A report reads one snapshot: while calls keep arriving, its sections
+/// (per tool, per model and tool) still count the same calls.
+pub async fn stats_are_one_snapshot(db: TestDb) {
+    let store = Store::open(&db.url).await.unwrap();
+    let writer = {
+        let store = store.clone();
+        tokio::spawn(async move {
+            for round in 0..150 {
+                let events: Vec<Event> = (0..8)
+                    .flat_map(|i| {
+                        let req = format!("r{round}-{i}");
+                        let id = format!("c{round}-{i}");
+                        let tool = ["grep", "ls", "cat"][i % 3];
+                        [
+                            Event::ToolCall(call(&req, "s", 0, &id, tool, 1000)),
+                            Event::ToolResult(result(&req, "s", &id, 1, None, i % 2 == 0, 1200)),
+                        ]
+                    })
+                    .collect();
+                record_one_batch(&store, &events).await;
+            }
+        })
+    };
+    let mut reports = 0;
+    while !writer.is_finished() {
+        let stats = store.stats(&all()).await.unwrap();
+        let by_tool: (u64, u64) = stats
+            .tools
+            .iter()
+            .fold((0, 0), |(c, f), t| (c + t.calls, f + t.failures));
+        let by_model: (u64, u64) = stats
+            .models
+            .iter()
+            .fold((0, 0), |(c, f), m| (c + m.calls, f + m.failures));
+        assert_eq!(by_tool, by_model, "report {reports}");
+        reports += 1;
+    }
+    writer.await.unwrap();
+    assert!(reports > 0);
+    let stats = store.stats(&all()).await.unwrap();
+    assert_eq!(stats.tools.iter().map(|t| t.calls).sum::<u64>(), 1200);
+}
