@@ -17,6 +17,7 @@
 
 pub mod jsonarray;
 pub mod names;
+pub mod recent;
 pub mod request;
 pub mod seen;
 pub mod session;
@@ -34,7 +35,9 @@ use http::{HeaderMap, header};
 use tokio::sync::Notify;
 use toolwarden_wire::{Detector, Dialect, ResponseView, StreamParser};
 
-use self::{jsonarray::ArraySplitter, names::Names, request::RequestInfo, session::Session};
+use self::{
+    jsonarray::ArraySplitter, names::Names, recent::Recent, request::RequestInfo, session::Session,
+};
 use crate::{
     errors::ProxyError,
     metrics::Metrics,
@@ -56,6 +59,9 @@ pub struct Sinks {
     pub metrics: Arc<Metrics>,
     /// Recently seen calls.
     pub names: Names,
+    /// The sessions of recent Responses API responses, by response id: a
+    /// continuation (`previous_response_id`) joins its conversation's session.
+    pub responses: Recent<String, Session>,
     /// Results already queued for recording.
     pub seen_results: seen::SeenResults,
     /// The content detector for tool results without an error flag.
@@ -177,6 +183,7 @@ impl Sinks {
             recorder,
             metrics,
             names: Names::new(names::DEFAULT_CAPACITY),
+            responses: Recent::new(names::DEFAULT_CAPACITY),
             seen_results: seen::SeenResults::new(seen::DEFAULT_CAPACITY),
             detector,
             pending: AtomicUsize::new(0),
@@ -359,11 +366,33 @@ impl Observation {
         self.parse = Parse::Skip;
     }
 
+    /// A Responses API response is read here, not in the record task: a
+    /// continuation naming it (`previous_response_id`) may arrive at once,
+    /// and must find the session it continues. Other dialects are read
+    /// later, off the request path.
+    fn read_now_if_continued(&mut self) -> Response {
+        let parse = std::mem::replace(&mut self.parse, Parse::Skip);
+        if self.base.dialect != Some(Dialect::OpenAiResponses) {
+            return Response::Later(parse);
+        }
+        let view = response_view(&self.sinks, self.base.dialect, parse);
+        let session = match &self.request {
+            Some(info) => Some(info.session.clone()),
+            None => self.base.header_session.clone(),
+        };
+        if let (Some(id), Some(session)) = (view.as_ref().and_then(|v| v.id.clone()), session) {
+            self.sinks.responses.insert(id, session);
+        }
+        Response::Read(view)
+    }
+
     /// The response ended normally (or as far as it will): record it.
     pub fn finish(&mut self) {
         if std::mem::replace(&mut self.done, true) {
             return;
         }
+        // Before `base` is taken: it names the dialect.
+        let response = self.read_now_if_continued();
         let finished = Finished {
             sinks: self.sinks.clone(),
             base: std::mem::replace(&mut self.base, empty_base()),
@@ -373,7 +402,7 @@ impl Observation {
             first_byte: self.first_byte,
             status: self.status,
             streaming: self.streaming,
-            parse: std::mem::replace(&mut self.parse, Parse::Skip),
+            response,
             error: self.error.take(),
         };
         match tokio::runtime::Handle::try_current() {
@@ -426,8 +455,14 @@ struct Finished {
     first_byte: Option<Duration>,
     status: u16,
     streaming: bool,
-    parse: Parse,
+    response: Response,
     error: Option<String>,
+}
+
+/// The response's view: read already, or its parse state to finish.
+enum Response {
+    Read(Option<ResponseView>),
+    Later(Parse),
 }
 
 impl Finished {
@@ -444,7 +479,10 @@ impl Finished {
         };
         let info = self.request.unwrap_or_else(fallback);
         let sinks = &self.sinks;
-        let view = response_view(sinks, base.dialect, self.parse);
+        let view = match self.response {
+            Response::Read(view) => view,
+            Response::Later(parse) => response_view(sinks, base.dialect, parse),
+        };
         let finished_ms = now_ms();
         let view = view.unwrap_or_default();
         let model = info.model.clone().or(view.model.clone());

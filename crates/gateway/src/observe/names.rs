@@ -4,75 +4,42 @@
 //! call passed through this gateway. Otherwise the store resolves it from
 //! the database (across instances and restarts).
 
-use std::{
-    collections::{HashMap, VecDeque},
-    sync::Mutex,
-};
+use super::recent::Recent;
 
 /// Default capacity.
 pub const DEFAULT_CAPACITY: usize = 100_000;
 
 /// The bounded map.
 #[derive(Debug)]
-pub struct Names {
-    capacity: usize,
-    inner: Mutex<Inner>,
-}
-
-#[derive(Debug, Default)]
-struct Inner {
-    map: HashMap<(String, String), (String, i64)>,
-    order: VecDeque<(String, String)>,
-}
+pub struct Names(Recent<(String, String), (String, i64)>);
 
 impl Names {
     /// An empty map holding at most `capacity` calls.
     pub fn new(capacity: usize) -> Names {
-        Names {
-            capacity: capacity.max(1),
-            inner: Mutex::new(Inner::default()),
-        }
+        Names(Recent::new(capacity))
     }
 
     /// Remember a call whose response finished at `finished_at_ms`.
     pub fn insert(&self, session: &str, call_id: &str, tool: &str, finished_at_ms: i64) {
-        let key = (session.to_string(), call_id.to_string());
-        let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        if inner
-            .map
-            .insert(key.clone(), (tool.to_string(), finished_at_ms))
-            .is_none()
-        {
-            inner.order.push_back(key);
-            while inner.order.len() > self.capacity {
-                if let Some(old) = inner.order.pop_front() {
-                    inner.map.remove(&old);
-                }
-            }
-        }
+        self.0.insert(
+            (session.to_string(), call_id.to_string()),
+            (tool.to_string(), finished_at_ms),
+        );
     }
 
     /// The tool and finish time of a call seen recently.
     pub fn get(&self, session: &str, call_id: &str) -> Option<(String, i64)> {
-        let inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        inner
-            .map
-            .get(&(session.to_string(), call_id.to_string()))
-            .cloned()
+        self.0.get(&(session.to_string(), call_id.to_string()))
     }
 
     /// How many calls are held.
     pub fn len(&self) -> usize {
-        self.inner
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .map
-            .len()
+        self.0.len()
     }
 
     /// `true` when empty.
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.0.is_empty()
     }
 }
 

@@ -99,9 +99,17 @@ pub fn analyze(sinks: &Sinks, facts: &RequestFacts, read: &ReadBody) -> RequestI
         Ok(view) => view,
         Err(e) => return unparsed(sinks, facts, e.clone()),
     };
-    let session = facts.header_session.clone().unwrap_or_else(|| {
-        super::session::from_body(view.metadata_user_id.as_deref(), view.first_turn_hash)
-    });
+    let continued = || {
+        let id = view.previous_response_id.as_deref()?;
+        sinks.responses.get(id)
+    };
+    let session = facts
+        .header_session
+        .clone()
+        .or_else(continued)
+        .unwrap_or_else(|| {
+            super::session::from_body(view.metadata_user_id.as_deref(), view.first_turn_hash)
+        });
     let model = facts
         .path_model
         .clone()

@@ -5,9 +5,13 @@
 //! 3. the session part of Anthropic `metadata.user_id` — Claude Code writes
 //!    `user_<hash>_account_<uuid>_session_<uuid>` (or a JSON object with a
 //!    `session_id`) (source `metadata`);
-//! 4. `fp-<hex>` of the wire layer's hash of the conversation's first turn,
+//! 4. a Responses API continuation (`previous_response_id`) joins the
+//!    session of the response it continues, when that response passed
+//!    through this gateway since it started (its id and source; the
+//!    continuation's own first turn is only its new input);
+//! 5. `fp-<hex>` of the wire layer's hash of the conversation's first turn,
 //!    stable across the turns of one conversation (source `fingerprint`);
-//! 5. `unknown` (source `none`).
+//! 6. `unknown` (source `none`).
 
 use http::HeaderMap;
 

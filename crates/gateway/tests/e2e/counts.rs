@@ -7,9 +7,11 @@
 
 use toolwarden_mock_provider::MockOptions;
 
+use serde_json::{Value, json};
+
 use super::{
-    convo::{Convo, Kind},
-    support::{Harness, metric},
+    convo::{Convo, Kind, reply_calls, stream_values},
+    support::{Harness, Reply, metric, post},
 };
 
 const ROUNDS: u64 = 3;
@@ -211,4 +213,67 @@ async fn fingerprinted_session_counts_once() {
     );
     let calls: u64 = stats.tools.iter().map(|t| t.calls).sum();
     assert_eq!(calls, ROUNDS);
+}
+
+/// Responses continuations without a session header: each request carries
+/// only its new input (`previous_response_id` holds the rest), so no two
+/// share a first turn, yet they join the session of the response they
+/// continue, and its calls and results count once, in one session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn responses_continuations_join_one_session() {
+    for stream in [false, true] {
+        let opts = MockOptions {
+            calls_per_reply: 2,
+            ..MockOptions::default()
+        };
+        let mut h = Harness::with(opts, |_| {}).await;
+        let mut headers = Kind::Responses.auth();
+        headers.push(("content-type", "application/json".to_string()));
+        let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let tools = json!([{"type": "function", "name": "lookup", "parameters": {"type": "object"}},
+            {"type": "function", "name": "book", "parameters": {"type": "object"}}]);
+        let url = format!("{}/v1/responses", h.gw());
+        let mut previous: Option<String> = None;
+        for round in 0..ROUNDS {
+            let mut body = json!({"model": "gpt-4.1", "store": true, "stream": stream,
+                "tools": tools, "input": [{"role": "user", "content": format!("Trip {round}, please.")}]});
+            if let Some(p) = &previous {
+                body["previous_response_id"] = json!(p);
+            }
+            let r = post(&h.client, url.clone(), &headers, &body).await;
+            assert_eq!(r.status, 200, "{}", r.text());
+            let calls = reply_calls(Kind::Responses, stream, &r.body);
+            assert_eq!(calls.len(), 2, "{}", r.text());
+            let items: Vec<Value> = calls
+                .iter()
+                .zip(["Found it.", "Error: seat 12A is no longer available"])
+                .map(|(c, out)| json!({"type": "function_call_output", "call_id": c.id, "output": out}))
+                .collect();
+            let body = json!({"model": "gpt-4.1", "store": true, "stream": stream, "tools": tools,
+                "previous_response_id": response_id(stream, &r), "input": items});
+            let r = post(&h.client, url.clone(), &headers, &body).await;
+            assert_eq!(r.status, 200, "{}", r.text());
+            previous = Some(response_id(stream, &r));
+        }
+        let stats = h.finish().await;
+        let what = format!("stream={stream}");
+        assert_eq!(stats.sessions.len(), 1, "{what}: {:?}", stats.sessions);
+        let s = &stats.sessions[0];
+        assert_eq!((s.calls, s.failures), (2 * ROUNDS, ROUNDS), "{what}");
+        assert_eq!(stats.requests.total, 2 * ROUNDS, "{what}");
+    }
+}
+
+/// The id of a Responses reply, streamed or not.
+fn response_id(stream: bool, r: &Reply) -> String {
+    let v = if stream {
+        stream_values(&r.body)
+            .into_iter()
+            .find(|e| e["type"] == "response.completed")
+            .map(|e| e["response"].clone())
+            .unwrap_or(Value::Null)
+    } else {
+        r.json()
+    };
+    v["id"].as_str().expect("a response id").to_string()
 }

@@ -10,7 +10,8 @@
 //! with `x-session-id`, one without any session header. (The latter's
 //! results can be written before their calls by the other gateway; whether
 //! the store still pairs them is pinned down deterministically by
-//! `continuation.rs`.)
+//! `continuation.rs`. Its turns join one session only on the gateway the
+//! previous response went through.)
 
 use std::time::Duration;
 
