@@ -239,6 +239,13 @@ fn main() {
             black_box(d.len());
         });
         row(name, "validate", t, body.len(), 1.0);
+        // Both from one pass: what the gateway runs before forwarding in
+        // `fix` mode.
+        let t = pair(&|| {
+            let i = toolwarden_wire::inspect(dialect, black_box(&body));
+            black_box((i.view.is_ok(), i.defects.map(|d| d.len()).ok()));
+        });
+        row(name, "inspect", t, body.len(), 1.0);
     }
     for &(name, dialect, file, recording) in STREAM_CASES {
         if !name.contains(&only) {
