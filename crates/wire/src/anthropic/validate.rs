@@ -9,7 +9,7 @@
 //! answered inside the same assistant message by Anthropic itself and are
 //! not checked.
 
-use std::collections::HashSet;
+use ahash::AHashSet;
 
 use super::layout::{Shape, outline};
 use crate::{Defect, DefectKind, WireError};
@@ -20,7 +20,7 @@ pub(crate) fn validate(body: &[u8]) -> Result<Vec<Defect>, WireError> {
 
 pub(super) fn defects<'a, M: AsRef<Shape<'a>>>(msgs: &[M]) -> Vec<Defect> {
     let mut out = Vec::new();
-    let mut seen: HashSet<&str> = HashSet::new();
+    let mut seen: AHashSet<&str> = AHashSet::new();
     let at = |i: usize| msgs.get(i).map(AsRef::as_ref);
     for (i, m) in msgs.iter().map(AsRef::as_ref).enumerate() {
         if m.is_assistant() {

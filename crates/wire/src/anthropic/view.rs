@@ -23,7 +23,9 @@
 //! no per-message vectors, no per-string UTF-8 checks, and result contents
 //! kept as raw JSON (syntax checked, not decoded).
 
-use std::{borrow::Cow, collections::HashMap, fmt};
+use std::{borrow::Cow, fmt};
+
+use ahash::AHashMap;
 
 use serde::{
     Deserializer,
@@ -109,7 +111,7 @@ fn read_with<'a>(
 #[derive(Default)]
 struct Builder<'a> {
     view: RequestView<'a>,
-    names: HashMap<Cow<'a, str>, usize>,
+    names: AHashMap<Cow<'a, str>, usize>,
     system: Option<&'a RawValue>,
     last_assistant: Option<usize>,
     /// The text hash of the first user message, once seen.
@@ -334,7 +336,7 @@ fn result_view<'a>(
     block: Block<'a>,
     message_index: usize,
     new: bool,
-    names: &HashMap<Cow<'a, str>, usize>,
+    names: &AHashMap<Cow<'a, str>, usize>,
     calls: &[CallView<'a>],
 ) -> ResultView<'a> {
     let call_id = block.tool_use_id.unwrap_or_default();

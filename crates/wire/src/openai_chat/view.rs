@@ -13,7 +13,9 @@
 //! resolved from the latest earlier call with the result's id (ids may be
 //! reused across turns, as tau-bench's are).
 
-use std::{borrow::Cow, collections::HashMap};
+use std::borrow::Cow;
+
+use ahash::AHashMap;
 
 use serde_json::value::RawValue;
 use toolwarden_core::Verdict;
@@ -78,8 +80,8 @@ fn read<'a>(
         ..RequestView::default()
     };
     let mut hash = Fnv64::default();
-    let mut names: HashMap<Cow<'a, str>, usize> = HashMap::new();
-    let mut legacy: HashMap<Cow<'a, str>, String> = HashMap::new();
+    let mut names: AHashMap<Cow<'a, str>, usize> = AHashMap::new();
+    let mut legacy: AHashMap<Cow<'a, str>, String> = AHashMap::new();
     for (i, msg) in req.messages.into_iter().enumerate() {
         if first_user.is_some_and(|u| i <= u) {
             hash_message(&mut hash, &msg)?;
