@@ -253,6 +253,36 @@ fn main() {
         );
         return;
     }
+    // INSPECT=1: the view, the pairing check, and both from one pass
+    // (`inspect`, what the gateway runs in `fix` mode), on the converted
+    // conversations.
+    if std::env::var("INSPECT").is_ok() {
+        let (r, g) = converted();
+        for (name, dialect, body) in [
+            ("responses", Dialect::OpenAiResponses, r),
+            ("gemini", Dialect::Gemini, g),
+        ] {
+            let budget = Duration::from_secs(2);
+            let view = time(|| drop(black_box(request_view(dialect, &body))), budget);
+            let check = time(
+                || drop(black_box(toolwarden_wire::validate(dialect, &body))),
+                budget,
+            );
+            let both = time(
+                || drop(black_box(toolwarden_wire::inspect(dialect, &body))),
+                budget,
+            );
+            println!(
+                "{name} {} KB: view {:.0} µs, validate {:.0} µs, inspect {:.0} µs ({:.2} of the two apart)",
+                body.len() / 1024,
+                view * 1e6,
+                check * 1e6,
+                both * 1e6,
+                both / (view + check)
+            );
+        }
+        return;
+    }
     if let Ok(which) = std::env::var("ONLY_VIEW") {
         let (r, g) = converted();
         let (dialect, body) = if which == "gemini" {

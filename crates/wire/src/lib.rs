@@ -84,9 +84,8 @@ pub fn request_view(dialect: Dialect, body: &[u8]) -> Result<RequestView<'_>, Wi
 }
 
 /// A request body read once for two jobs: its [`RequestView`] and its
-/// pairing defects (what [`validate`] finds). The Anthropic and Chat
-/// readers take both from one pass over the body; the others read it
-/// twice.
+/// pairing defects (what [`validate`] finds), from one parse in every
+/// dialect.
 #[derive(Debug)]
 pub struct Inspection<'a> {
     /// What [`request_view`] returns for the body.
@@ -95,17 +94,15 @@ pub struct Inspection<'a> {
     pub defects: Result<Vec<Defect>, WireError>,
 }
 
-/// [`request_view`] and [`validate`] of one body, from one pass where the
-/// dialect allows (see [`Inspection`]). Either half may fail alone: a body
+/// [`request_view`] and [`validate`] of one body, from one pass (see
+/// [`Inspection`]). Either half may fail alone: a body
 /// whose pairing reads but whose view does not still gets its defects.
 pub fn inspect(dialect: Dialect, body: &[u8]) -> Inspection<'_> {
     match dialect {
         Dialect::OpenAiChat => openai_chat::inspect(body),
+        Dialect::OpenAiResponses => openai_responses::inspect(body),
         Dialect::Anthropic => anthropic::inspect(body),
-        Dialect::OpenAiResponses | Dialect::Gemini => Inspection {
-            view: request_view(dialect, body),
-            defects: validate(dialect, body),
-        },
+        Dialect::Gemini => gemini::inspect(body),
     }
 }
 

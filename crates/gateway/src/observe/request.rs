@@ -74,8 +74,8 @@ impl ReadBody {
         })
     }
 
-    /// The view and the pairing defects, from one pass where the dialect
-    /// allows (`toolwarden_wire::inspect`). A body whose pairing cannot be
+    /// The view and the pairing defects, from one pass
+    /// (`toolwarden_wire::inspect`). A body whose pairing cannot be
     /// read has no defects to report: it is forwarded as it came.
     pub fn inspect(dialect: Dialect, body: Bytes) -> (ReadBody, Vec<Defect>) {
         let mut defects = Vec::new();

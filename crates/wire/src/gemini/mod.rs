@@ -35,7 +35,7 @@ use toolwarden_core::ToolOutcome;
 
 use crate::{Defect, Repaired, ResponseView, WireError};
 
-pub(crate) use request::{read_result, request_view};
+pub(crate) use request::{inspect, read_result, request_view};
 
 pub(crate) fn response_view(body: &[u8]) -> Result<ResponseView, WireError> {
     response::response_view(body)

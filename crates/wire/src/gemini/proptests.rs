@@ -129,4 +129,25 @@ proptest! {
             let _ = p.finish();
         }
     }
+
+    /// The gateway's one pass ([`crate::inspect`]) finds what
+    /// `request_view` and `validate` find on their own, on intact and
+    /// damaged bodies alike.
+    #[test]
+    fn inspect_agrees_with_view_and_validate(b in body(), at in any::<prop::sample::Index>(), byte in any::<u8>(), cut in any::<bool>()) {
+        let intact = b.into_bytes();
+        let mut bad = intact.clone();
+        let i = at.index(bad.len());
+        if cut { bad.truncate(i) } else { bad[i] = byte }
+        for bytes in [&intact, &bad] {
+            let both = crate::inspect(Dialect::Gemini, bytes);
+            let view = crate::request_view(Dialect::Gemini, bytes);
+            prop_assert_eq!(format!("{:?}", both.view), format!("{view:?}"));
+            match (&both.defects, &crate::validate(Dialect::Gemini, bytes)) {
+                (Ok(a), Ok(b)) => prop_assert_eq!(a, b),
+                (Err(_), Err(_)) => {}
+                (a, b) => prop_assert!(false, "inspect ok: {}, validate ok: {}", a.is_ok(), b.is_ok()),
+            }
+        }
+    }
 }

@@ -47,8 +47,34 @@ impl<'a> Body<'a> {
 
 /// See [`crate::request_view`]; verdicts are decided by [`read_result`].
 pub(crate) fn request_view<'a>(bytes: &'a [u8]) -> Result<RequestView<'a>, WireError> {
+    read(bytes, None)
+}
+
+/// See [`crate::inspect`]: the view and the defects [`validate`] finds,
+/// from one parse and one pairing plan.
+pub(crate) fn inspect(bytes: &[u8]) -> crate::Inspection<'_> {
+    let mut defects = None;
+    let view = read(bytes, Some(&mut defects));
+    let defects = match defects {
+        Some(d) => Ok(d),
+        // The body did not parse: `validate` fails on it the same way.
+        None => validate(bytes),
+    };
+    crate::Inspection { view, defects }
+}
+
+/// The view; with `defects`, also the pairing defects once the plan is made.
+fn read<'a>(
+    bytes: &'a [u8],
+    defects: Option<&mut Option<Vec<Defect>>>,
+) -> Result<RequestView<'a>, WireError> {
     let parsed = Parsed::new(bytes)?;
-    let plan = Plan::new(&parsed.slots(), parsed.server_side);
+    let slots = parsed.slots();
+    let plan = Plan::new(&slots, parsed.server_side);
+    if let Some(out) = defects {
+        *out = Some(plan.defects(&slots));
+    }
+    drop(slots);
     let Parsed { body, .. } = parsed;
     let (items, first, message_count) = match body.input {
         Some(Input::Items { items, first }) => {
