@@ -473,7 +473,7 @@ impl Finished {
             session: base
                 .header_session
                 .clone()
-                .unwrap_or_else(|| session::from_body(None, None)),
+                .unwrap_or_else(|| session::from_body(None, || None, None)),
             model: base.path_model.clone(),
             parse_error: None,
         };

@@ -99,17 +99,14 @@ pub fn analyze(sinks: &Sinks, facts: &RequestFacts, read: &ReadBody) -> RequestI
         Ok(view) => view,
         Err(e) => return unparsed(sinks, facts, e.clone()),
     };
-    let continued = || {
-        let id = view.previous_response_id.as_deref()?;
-        sinks.responses.get(id)
-    };
-    let session = facts
-        .header_session
-        .clone()
-        .or_else(continued)
-        .unwrap_or_else(|| {
-            super::session::from_body(view.metadata_user_id.as_deref(), view.first_turn_hash)
-        });
+    let session = facts.header_session.clone().unwrap_or_else(|| {
+        let continued = || sinks.responses.get(view.previous_response_id.as_deref()?);
+        super::session::from_body(
+            view.metadata_user_id.as_deref(),
+            continued,
+            view.first_turn_hash,
+        )
+    });
     let model = facts
         .path_model
         .clone()
@@ -165,7 +162,7 @@ fn unparsed(sinks: &Sinks, facts: &RequestFacts, error: String) -> RequestInfo {
         session: facts
             .header_session
             .clone()
-            .unwrap_or_else(|| super::session::from_body(None, None)),
+            .unwrap_or_else(|| super::session::from_body(None, || None, None)),
         model: facts.path_model.clone(),
         parse_error: Some(error),
     }

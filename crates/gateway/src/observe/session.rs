@@ -48,13 +48,21 @@ pub fn from_header_values<'a>(get: impl Fn(&str) -> Option<&'a [u8]>) -> Option<
     })
 }
 
-/// Steps 3–5: from what the body holds.
-pub fn from_body(metadata_user_id: Option<&str>, first_turn_hash: Option<u64>) -> Session {
+/// Steps 3–6: from what the body holds; `continued` looks up the session
+/// of the response a Responses continuation names (step 4).
+pub fn from_body(
+    metadata_user_id: Option<&str>,
+    continued: impl FnOnce() -> Option<Session>,
+    first_turn_hash: Option<u64>,
+) -> Session {
     if let Some(id) = metadata_user_id.and_then(session_of_user_id) {
         return Session {
             id,
             source: "metadata",
         };
+    }
+    if let Some(session) = continued() {
+        return session;
     }
     match first_turn_hash {
         Some(hash) => Session {
@@ -127,19 +135,40 @@ mod tests {
     fn claude_code_user_id_gives_its_session() {
         let s = from_body(
             Some("user_abc123_account_1111-2222_session_9f8e7d6c-0000-4000-8000-000000000001"),
+            || None,
             Some(7),
         );
         assert_eq!(s.id, "9f8e7d6c-0000-4000-8000-000000000001");
         assert_eq!(s.source, "metadata");
-        let s = from_body(Some(r#"{"device_id":"d","session_id":"s-1"}"#), None);
+        let s = from_body(
+            Some(r#"{"device_id":"d","session_id":"s-1"}"#),
+            || None,
+            None,
+        );
         assert_eq!(s.id, "s-1");
     }
 
     #[test]
+    fn a_continuation_takes_the_session_it_continues_before_the_fingerprint() {
+        let earlier = || {
+            Some(Session {
+                id: "fp-0000000000000001".into(),
+                source: "fingerprint",
+            })
+        };
+        assert_eq!(
+            from_body(None, earlier, Some(0xabc)).id,
+            "fp-0000000000000001"
+        );
+        let s = from_body(Some("user_x_session_s-9"), earlier, Some(0xabc));
+        assert_eq!((s.id.as_str(), s.source), ("s-9", "metadata"));
+    }
+
+    #[test]
     fn falls_back_to_fingerprint_then_none() {
-        let s = from_body(Some("plain-user"), Some(0xabc));
+        let s = from_body(Some("plain-user"), || None, Some(0xabc));
         assert_eq!(s.id, "fp-0000000000000abc");
         assert_eq!(s.source, "fingerprint");
-        assert_eq!(from_body(None, None).source, "none");
+        assert_eq!(from_body(None, || None, None).source, "none");
     }
 }
