@@ -16,12 +16,20 @@ struct Migration {
     postgres: &'static str,
 }
 
-const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    name: "init",
-    sqlite: include_str!("../migrations/sqlite/0001_init.sql"),
-    postgres: include_str!("../migrations/postgres/0001_init.sql"),
-}];
+const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "init",
+        sqlite: include_str!("../migrations/sqlite/0001_init.sql"),
+        postgres: include_str!("../migrations/postgres/0001_init.sql"),
+    },
+    Migration {
+        version: 2,
+        name: "requests_by_response",
+        sqlite: include_str!("../migrations/sqlite/0002_requests_by_response.sql"),
+        postgres: include_str!("../migrations/postgres/0002_requests_by_response.sql"),
+    },
+];
 
 const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (\
     version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_ms BIGINT NOT NULL)";
@@ -32,7 +40,7 @@ const RECORD: &str =
 const PG_LOCK: &str = "SELECT pg_advisory_xact_lock(7395602181)";
 
 /// The newest schema version this build knows.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// Applies the migrations not yet applied.
 pub(crate) async fn run(pool: &Pool) -> Result<(), sqlx::Error> {

@@ -214,6 +214,13 @@ impl StatsQuery {
     }
 }
 
+/// The session of a Responses response, through the partial index
+/// `requests_response` (its predicate repeated so the planner may use it).
+pub(crate) const SESSION_OF_RESPONSE: &str = "SELECT r.session_id, s.source FROM requests r \
+    JOIN sessions s ON s.session_id = r.session_id \
+    WHERE r.response_id = $1 AND r.dialect = 'openai-responses' \
+    AND r.response_id IS NOT NULL LIMIT 1";
+
 /// Expands `async fn $name(pool, q) -> Result<Stats, sqlx::Error>` for one
 /// backend. Every query of a report reads one snapshot (one read-only
 /// transaction; `$snapshot` is the statement that makes it one, if the
@@ -417,6 +424,30 @@ impl Store {
         match self.pool() {
             Pool::Sqlite(p) => stats_sqlite(p, q).await,
             Pool::Postgres(p) => stats_postgres(p, q).await,
+        }
+        .map_err(StoreError::query)
+    }
+
+    /// The session (id, source) of the Responses API response `response_id`,
+    /// if a request that got it was recorded.
+    pub async fn session_of_response(
+        &self,
+        response_id: &str,
+    ) -> Result<Option<(String, String)>, StoreError> {
+        let sql = SESSION_OF_RESPONSE;
+        match self.pool() {
+            Pool::Sqlite(p) => {
+                sqlx::query_as(sql)
+                    .bind(response_id)
+                    .fetch_optional(p)
+                    .await
+            }
+            Pool::Postgres(p) => {
+                sqlx::query_as(sql)
+                    .bind(response_id)
+                    .fetch_optional(p)
+                    .await
+            }
         }
         .map_err(StoreError::query)
     }

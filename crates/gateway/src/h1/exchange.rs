@@ -77,7 +77,7 @@ pub(super) async fn run(
     outbound.observation.sent();
 
     let sent = send(cx.pool, upstream, provider, &upstream_head, &forward).await;
-    let (mut observation, changes) = outbound.analyze(shared);
+    let (mut observation, changes) = outbound.analyze(shared).await;
     drop(forward);
     let mut up = match sent {
         Ok(up) => up,

@@ -6,9 +6,11 @@
 //!    `user_<hash>_account_<uuid>_session_<uuid>` (or a JSON object with a
 //!    `session_id`) (source `metadata`);
 //! 4. a Responses API continuation (`previous_response_id`) joins the
-//!    session of the response it continues, when that response passed
-//!    through this gateway since it started (its id and source; the
-//!    continuation's own first turn is only its new input);
+//!    session of the response it continues (its id and source; the
+//!    continuation's own first turn is only its new input): remembered when
+//!    the response passed through this gateway, else asked of the store
+//!    (another instance served it, or this one before a restart; see
+//!    `proxy::find_continued_session`);
 //! 5. `fp-<hex>` of the wire layer's hash of the conversation's first turn,
 //!    stable across the turns of one conversation (source `fingerprint`);
 //! 6. `unknown` (source `none`).
@@ -25,6 +27,19 @@ pub struct Session {
     pub id: String,
     /// `header`, `client_header`, `metadata`, `fingerprint` or `none`.
     pub source: &'static str,
+}
+
+/// The sources a session can have, as the store keeps them.
+const SOURCES: [&str; 5] = ["header", "client_header", "metadata", "fingerprint", "none"];
+
+/// The source named `name` (a session read back from the store); an
+/// unknown name reads as `fingerprint`, how a gateway names its own.
+pub fn source_named(name: &str) -> &'static str {
+    SOURCES
+        .iter()
+        .find(|s| **s == name)
+        .copied()
+        .unwrap_or("fingerprint")
 }
 
 /// The session headers, in order of precedence, with their sources.
@@ -170,5 +185,13 @@ mod tests {
         assert_eq!(s.id, "fp-0000000000000abc");
         assert_eq!(s.source, "fingerprint");
         assert_eq!(from_body(None, || None, None).source, "none");
+    }
+
+    #[test]
+    fn stored_sources_read_back_as_themselves() {
+        for s in SOURCES {
+            assert_eq!(source_named(s), s);
+        }
+        assert_eq!(source_named("something-else"), "fingerprint");
     }
 }

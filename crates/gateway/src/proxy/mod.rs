@@ -128,7 +128,7 @@ pub async fn handle(
     if outbound.has_analysis() && early.is_none() {
         tokio::task::yield_now().await;
     }
-    let (mut observation, changes) = outbound.analyze(&shared);
+    let (mut observation, changes) = outbound.analyze(&shared).await;
     let result = match early {
         Some(result) => result,
         None => sending.await,
@@ -283,7 +283,7 @@ impl Outbound {
     /// Once the request is on its way upstream: read it for the records
     /// (while the upstream works). Returns the observation and the number
     /// of repair changes.
-    pub(crate) fn analyze(self, shared: &Shared) -> (Observation, usize) {
+    pub(crate) async fn analyze(self, shared: &Shared) -> (Observation, usize) {
         let Outbound {
             changes,
             mut observation,
@@ -309,11 +309,55 @@ impl Outbound {
                 }
                 Reading::Later { body, check: false } => ReadBody::view(facts.dialect, body),
             };
+            if facts.header_session.is_none() {
+                find_continued_session(shared, &read).await;
+            }
             let info = request::analyze(&shared.sinks, &facts, &read);
             observation.set_request_info(info);
             observation.add_overhead(started.elapsed());
         }
         (observation, changes)
+    }
+}
+
+/// How long a continuation waits for the store to name its session.
+const CONTINUATION_LOOKUP: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// A Responses continuation (`previous_response_id`) whose response this
+/// gateway has not seen — another instance served it, or this one before a
+/// restart — asks the store for that response's session (at most
+/// [`CONTINUATION_LOOKUP`], on the control runtime, where the store
+/// lives), so the analysis finds it in `Sinks::responses`. Not found in
+/// time: the request keeps a session of its own.
+async fn find_continued_session(shared: &Shared, read: &ReadBody) {
+    let Ok(view) = read.borrow_dependent() else {
+        return;
+    };
+    let (Some(store), Some(id)) = (&shared.store, view.previous_response_id.as_deref()) else {
+        return;
+    };
+    if shared.sinks.responses.get(id).is_some() {
+        return;
+    }
+    let (store, id) = (store.clone(), id.to_string());
+    let lookup = shared.control.spawn(async move {
+        let found = store.session_of_response(&id).await;
+        (id, found)
+    });
+    match tokio::time::timeout(CONTINUATION_LOOKUP, lookup).await {
+        Ok(Ok((id, Ok(Some((session, source)))))) => {
+            let session = Session {
+                id: session,
+                source: session::source_named(&source),
+            };
+            shared.sinks.responses.insert(id, session);
+        }
+        Ok(Ok((_, Ok(None)))) => {}
+        Ok(Ok((_, Err(e)))) => {
+            tracing::warn!(error = %e, "cannot look up a continued response's session")
+        }
+        Ok(Err(e)) => tracing::warn!(error = %e, "continued-session lookup failed"),
+        Err(_) => tracing::debug!("continued-session lookup timed out"),
     }
 }
 

@@ -264,6 +264,66 @@ async fn responses_continuations_join_one_session() {
     }
 }
 
+/// A continuation that reaches a gateway which did not see the response it
+/// continues (here: the same database after a restart) asks the store for
+/// that response's session: the conversation stays one session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_continuation_after_a_restart_finds_its_session_in_the_store() {
+    let opts = MockOptions {
+        calls_per_reply: 2,
+        ..MockOptions::default()
+    };
+    let mut h = Harness::with(opts, |_| {}).await;
+    let mut headers = Kind::Responses.auth();
+    headers.push(("content-type", "application/json".to_string()));
+    let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let tools = json!([{"type": "function", "name": "lookup", "parameters": {"type": "object"}},
+        {"type": "function", "name": "book", "parameters": {"type": "object"}}]);
+    let body = json!({"model": "gpt-4.1", "store": true, "tools": tools,
+        "input": [{"role": "user", "content": "A trip to Porto, please."}]});
+    let r = post(
+        &h.client,
+        format!("{}/v1/responses", h.gw()),
+        &headers,
+        &body,
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let calls = reply_calls(Kind::Responses, false, &r.body);
+    assert_eq!(calls.len(), 2, "{}", r.text());
+    h.restart().await;
+    let items: Vec<Value> = calls
+        .iter()
+        .zip(["Found it.", "Error: seat 3C is no longer available"])
+        .map(|(c, out)| json!({"type": "function_call_output", "call_id": c.id, "output": out}))
+        .collect();
+    let body = json!({"model": "gpt-4.1", "store": true, "tools": tools,
+        "previous_response_id": response_id(false, &r), "input": items});
+    let r = post(
+        &h.client,
+        format!("{}/v1/responses", h.gw()),
+        &headers,
+        &body,
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let stats = h.finish().await;
+    assert_eq!(stats.sessions.len(), 1, "{:?}", stats.sessions);
+    let s = &stats.sessions[0];
+    assert_eq!((s.calls, s.failures), (2, 1));
+    // Both requests in that session (the result alone would pair with its
+    // call across sessions anyway: the request's own session is the test).
+    let sessions: Vec<Value> = h
+        .events()
+        .iter()
+        .filter(|e| e["type"] == "request")
+        .map(|e| e["session_id"].clone())
+        .collect();
+    assert_eq!(sessions.len(), 2);
+    assert_eq!(sessions[0], sessions[1], "{sessions:?}");
+    assert_eq!(sessions[0], s.session_id.as_str());
+}
+
 /// The id of a Responses reply, streamed or not.
 fn response_id(stream: bool, r: &Reply) -> String {
     let v = if stream {

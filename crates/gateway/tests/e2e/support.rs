@@ -100,6 +100,20 @@ impl Harness {
         }
     }
 
+    /// Stop the gateway (draining its recorder) and start a new one on the
+    /// same database, JSONL log and mock: a restart, or another instance
+    /// sharing the database. Its address changes.
+    pub async fn restart(&mut self) {
+        if let Some(gw) = self.gateway.take() {
+            gw.shutdown().await;
+        }
+        let mut config = Config::for_tests(&self.mock.base_url());
+        config.database = Some(self.db_url.clone());
+        config.jsonl = Some(self.jsonl.clone());
+        self.gateway = Some(Gateway::start(config).await.expect("gateway restarts"));
+        self.client = client();
+    }
+
     /// `http://ADDR` of the gateway.
     pub fn gw(&self) -> String {
         let gw = self.gateway.as_ref().expect("gateway running");

@@ -102,9 +102,10 @@ fn normalized(s: &Stats) -> Stats {
     let mut s = s.clone();
     s.timeline.clear();
     // The conversation without a session header groups by fingerprint and
-    // by the responses it continues, which a gateway links only when they
-    // passed through it: one session behind one gateway, one per gateway's
-    // run of turns behind two alternating. Its counts must agree as one.
+    // by the responses it continues: behind two alternating gateways a
+    // continuation may reach the other one before the response it names is
+    // in the database (sent at once, within the flush interval), and then
+    // starts a session of its own. Its counts must agree as one.
     const FP: &str = "fingerprinted";
     let mut merged: Option<toolwarden_store::SessionRow> = None;
     s.sessions.retain(|x| {

@@ -10,8 +10,8 @@
 //! with `x-session-id`, one without any session header. (The latter's
 //! results can be written before their calls by the other gateway; whether
 //! the store still pairs them is pinned down deterministically by
-//! `continuation.rs`. Its turns join one session only on the gateway the
-//! previous response went through.)
+//! `continuation.rs`. Its turns may split into several sessions when a
+//! continuation beats the other gateway's flush.)
 
 use std::time::Duration;
 

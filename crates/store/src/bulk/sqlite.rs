@@ -408,6 +408,29 @@ mod tests {
     use super::*;
     use crate::store::{Pool, Store};
 
+    /// A continuation's session lookup searches the partial index.
+    #[tokio::test]
+    async fn the_session_of_a_response_is_found_through_its_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("plan.db").display());
+        let store = Store::open(&url).await.unwrap();
+        let Pool::Sqlite(pool) = store.pool() else {
+            unreachable!()
+        };
+        let sql = format!("EXPLAIN QUERY PLAN {}", crate::stats::SESSION_OF_RESPONSE);
+        let plan: Vec<(i64, i64, i64, String)> = sqlx::query_as(&sql)
+            .bind("resp_1")
+            .fetch_all(pool)
+            .await
+            .unwrap();
+        let steps: Vec<&str> = plan.iter().map(|p| p.3.as_str()).collect();
+        assert!(
+            steps.iter().any(|s| s.contains("requests_response")),
+            "{steps:?}"
+        );
+        assert!(!steps.iter().any(|s| s.starts_with("SCAN")), "{steps:?}");
+    }
+
     /// Every lookup drives from `u` into an index: no statement scans a table.
     #[tokio::test]
     async fn lookups_search_indexes_from_the_rows() {

@@ -38,6 +38,7 @@ both!(resolves_names_across_restart);
 both!(repairs_and_requests);
 both!(batch_sizes);
 both!(stats_are_one_snapshot);
+both!(session_of_a_response);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn backends_give_the_same_stats() {

@@ -515,3 +515,36 @@ pub async fn stats_are_one_snapshot(db: TestDb) {
     let stats = store.stats(&all()).await.unwrap();
     assert_eq!(stats.tools.iter().map(|t| t.calls).sum::<u64>(), 1200);
 }
+
+/// The session of a Responses API response, for a continuation that
+/// reaches a gateway which did not see it: found by the response id, for
+/// Responses requests only.
+pub async fn session_of_a_response(db: TestDb) {
+    let store = Store::open(&db.url).await.unwrap();
+    let responses = |id: &str, session: &str, response: &str, dialect: &str| {
+        let Event::Request(mut r) = request(id, session, 1000) else {
+            unreachable!()
+        };
+        r.session_source = "fingerprint".into();
+        r.dialect = Some(dialect.into());
+        r.response_id = Some(response.into());
+        Event::Request(r)
+    };
+    record_all(
+        &store,
+        &[
+            responses("q1", "fp-1", "resp_1", "openai-responses"),
+            responses("q2", "fp-2", "chatcmpl-1", "openai-chat"),
+        ],
+    )
+    .await;
+    assert_eq!(
+        store.session_of_response("resp_1").await.unwrap(),
+        Some(("fp-1".to_string(), "fingerprint".to_string()))
+    );
+    assert_eq!(store.session_of_response("chatcmpl-1").await.unwrap(), None);
+    assert_eq!(
+        store.session_of_response("resp_unknown").await.unwrap(),
+        None
+    );
+}
