@@ -353,8 +353,9 @@ async fn find_continued_session(shared: &Shared, read: &ReadBody) {
             shared.sinks.responses.insert(id, session);
         }
         Ok(Ok((_, Ok(None)))) => {}
+        // The recorder reports a lost database already; this is per request.
         Ok(Ok((_, Err(e)))) => {
-            tracing::warn!(error = %e, "cannot look up a continued response's session")
+            tracing::debug!(error = %e, "cannot look up a continued response's session")
         }
         Ok(Err(e)) => tracing::warn!(error = %e, "continued-session lookup failed"),
         Err(_) => tracing::debug!("continued-session lookup timed out"),
