@@ -94,6 +94,35 @@ pub struct Inspection<'a> {
     pub defects: Result<Vec<Defect>, WireError>,
 }
 
+/// A dialect reader's one pass: the view and, when asked for, the defects
+/// it found on the way.
+pub(crate) type Pass<'a> = Result<(RequestView<'a>, Option<Vec<Defect>>), WireError>;
+
+impl<'a> Inspection<'a> {
+    /// From one pass. A pass that failed (or found no defects to report)
+    /// leaves them to `validate`, which reads the body on its own: the
+    /// defects are always what [`validate`] finds.
+    pub(crate) fn of(
+        pass: Pass<'a>,
+        validate: impl FnOnce() -> Result<Vec<Defect>, WireError>,
+    ) -> Self {
+        match pass {
+            Ok((view, Some(defects))) => Inspection {
+                view: Ok(view),
+                defects: Ok(defects),
+            },
+            Ok((view, None)) => Inspection {
+                view: Ok(view),
+                defects: validate(),
+            },
+            Err(e) => Inspection {
+                view: Err(e),
+                defects: validate(),
+            },
+        }
+    }
+}
+
 /// [`request_view`] and [`validate`] of one body, from one pass (see
 /// [`Inspection`]). Either half may fail alone: a body
 /// whose pairing reads but whose view does not still gets its defects.

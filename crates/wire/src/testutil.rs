@@ -110,3 +110,27 @@ pub(crate) fn eager_view<'a>(
         .collect::<Result<_, crate::WireError>>()?;
     Ok(EagerView { view, results })
 }
+
+/// [`crate::inspect`] of `body` gives what [`crate::request_view`] and
+/// [`crate::validate`] give on their own: the same view, and the same
+/// defects or a failure on both sides.
+pub(crate) fn inspect_agrees(
+    dialect: crate::Dialect,
+    body: &[u8],
+) -> Result<(), proptest::test_runner::TestCaseError> {
+    use proptest::{prop_assert, prop_assert_eq};
+    let both = crate::inspect(dialect, body);
+    let view = crate::request_view(dialect, body);
+    prop_assert_eq!(format!("{:?}", both.view), format!("{view:?}"));
+    match (&both.defects, &crate::validate(dialect, body)) {
+        (Ok(a), Ok(b)) => prop_assert_eq!(a, b),
+        (Err(_), Err(_)) => {}
+        (a, b) => prop_assert!(
+            false,
+            "inspect ok: {}, validate ok: {}",
+            a.is_ok(),
+            b.is_ok()
+        ),
+    }
+    Ok(())
+}

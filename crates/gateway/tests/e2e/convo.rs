@@ -336,6 +336,23 @@ impl Convo {
     }
 }
 
+/// The response id of a Responses reply, JSON or SSE.
+pub fn response_id(stream: bool, r: &Reply) -> String {
+    let v = if stream {
+        stream_values(&r.body)
+            .into_iter()
+            .find(|e| e["type"] == "response.completed")
+            .map(|e| e["response"].clone())
+            .unwrap_or(Value::Null)
+    } else {
+        r.json()
+    };
+    v["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no response id in {}", r.text()))
+        .to_string()
+}
+
 /// The JSON payloads of an SSE body (`data:` lines, `[DONE]` skipped), or
 /// the elements of a streamed JSON array.
 pub fn stream_values(body: &[u8]) -> Vec<Value> {

@@ -10,8 +10,8 @@ use toolwarden_mock_provider::MockOptions;
 use serde_json::{Value, json};
 
 use super::{
-    convo::{Convo, Kind, reply_calls, stream_values},
-    support::{Harness, Reply, metric, post},
+    convo::{Convo, Kind, reply_calls, response_id},
+    support::{Harness, metric, post},
 };
 
 const ROUNDS: u64 = 3;
@@ -227,11 +227,8 @@ async fn responses_continuations_join_one_session() {
             ..MockOptions::default()
         };
         let mut h = Harness::with(opts, |_| {}).await;
-        let mut headers = Kind::Responses.auth();
-        headers.push(("content-type", "application/json".to_string()));
+        let (headers, tools) = responses_setup();
         let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
-        let tools = json!([{"type": "function", "name": "lookup", "parameters": {"type": "object"}},
-            {"type": "function", "name": "book", "parameters": {"type": "object"}}]);
         let url = format!("{}/v1/responses", h.gw());
         let mut previous: Option<String> = None;
         for round in 0..ROUNDS {
@@ -274,11 +271,8 @@ async fn a_continuation_after_a_restart_finds_its_session_in_the_store() {
         ..MockOptions::default()
     };
     let mut h = Harness::with(opts, |_| {}).await;
-    let mut headers = Kind::Responses.auth();
-    headers.push(("content-type", "application/json".to_string()));
+    let (headers, tools) = responses_setup();
     let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    let tools = json!([{"type": "function", "name": "lookup", "parameters": {"type": "object"}},
-        {"type": "function", "name": "book", "parameters": {"type": "object"}}]);
     let body = json!({"model": "gpt-4.1", "store": true, "tools": tools,
         "input": [{"role": "user", "content": "A trip to Porto, please."}]});
     let r = post(
@@ -324,16 +318,11 @@ async fn a_continuation_after_a_restart_finds_its_session_in_the_store() {
     assert_eq!(sessions[0], s.session_id.as_str());
 }
 
-/// The id of a Responses reply, streamed or not.
-fn response_id(stream: bool, r: &Reply) -> String {
-    let v = if stream {
-        stream_values(&r.body)
-            .into_iter()
-            .find(|e| e["type"] == "response.completed")
-            .map(|e| e["response"].clone())
-            .unwrap_or(Value::Null)
-    } else {
-        r.json()
-    };
-    v["id"].as_str().expect("a response id").to_string()
+/// The headers and tools of the Responses conversations above.
+fn responses_setup() -> (Vec<(&'static str, String)>, Value) {
+    let mut headers = Kind::Responses.auth();
+    headers.push(("content-type", "application/json".to_string()));
+    let tools = json!([{"type": "function", "name": "lookup", "parameters": {"type": "object"}},
+        {"type": "function", "name": "book", "parameters": {"type": "object"}}]);
+    (headers, tools)
 }

@@ -7,11 +7,10 @@
 
 use serde_json::json;
 
-use crate::convo::{Kind, reply_calls};
+use crate::convo::{Kind, reply_calls, response_id};
 use crate::support::post;
 
 use super::cluster::{Cluster, TestDb};
-use super::scenario::response_id;
 use super::slow::{Slow, addr_of, with_addr};
 
 const ROUNDS: u64 = 6;

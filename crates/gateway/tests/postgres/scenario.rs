@@ -17,8 +17,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::convo::{Call, Convo, Kind, reply_calls, stream_values};
-use crate::support::{Reply, post};
+use crate::convo::{Call, Convo, Kind, reply_calls, response_id};
+use crate::support::post;
 
 use super::cluster::Cluster;
 
@@ -111,23 +111,6 @@ async fn full_history(cluster: &Cluster, kind: Kind, stream: bool, session: &str
         assert!(convo.calls(&r).is_empty(), "{what}: {}", r.text());
         convo.assistant_text("Done.");
     }
-}
-
-/// The response id of a Responses reply, JSON or SSE.
-pub fn response_id(stream: bool, r: &Reply) -> String {
-    let v = if stream {
-        stream_values(&r.body)
-            .into_iter()
-            .find(|e| e["type"] == "response.completed")
-            .map(|e| e["response"].clone())
-            .unwrap_or(Value::Null)
-    } else {
-        r.json()
-    };
-    v["id"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no response id in {}", r.text()))
-        .to_string()
 }
 
 /// A Responses conversation whose history lives at the provider: each turn

@@ -580,16 +580,7 @@ mod outline_agrees_with_layout {
             let at = flip.0 % bad.len();
             bad[at] = flip.1;
             for b in [&body, &bad] {
-                let dialect = crate::Dialect::Anthropic;
-                let i = crate::inspect(dialect, b);
-                let v = crate::request_view(dialect, b);
-                prop_assert_eq!(format!("{:?}", i.view), format!("{:?}", v));
-                let d = crate::validate(dialect, b);
-                match (&i.defects, &d) {
-                    (Ok(x), Ok(y)) => prop_assert_eq!(x, y),
-                    (Err(_), Err(_)) => {}
-                    (x, y) => prop_assert!(false, "inspect ok: {}, validate ok: {}", x.is_ok(), y.is_ok()),
-                }
+                crate::testutil::inspect_agrees(crate::Dialect::Anthropic, b)?;
             }
         }
     }

@@ -48,7 +48,7 @@ use crate::{
 
 /// See [`crate::request_view`]; verdicts are decided by [`read_result`].
 pub(crate) fn request_view<'a>(body: &'a [u8]) -> Result<RequestView<'a>, WireError> {
-    read(body, Builder::default())
+    read(body, false).map(|(view, _)| view)
 }
 
 /// See [`crate::inspect`]: the view and, from the same pass, the roles,
@@ -56,35 +56,18 @@ pub(crate) fn request_view<'a>(body: &'a [u8]) -> Result<RequestView<'a>, WireEr
 /// reads on its own). A body the view refuses is validated on its own, so
 /// the defects are always those [`super::validate`] finds.
 pub(crate) fn inspect(body: &[u8]) -> crate::Inspection<'_> {
-    let b = Builder {
-        shapes: Some(Vec::new()),
+    crate::Inspection::of(read(body, true), || super::validate(body))
+}
+
+/// The view; with `check`, also the defects of the shapes collected on the way.
+fn read(body: &[u8], check: bool) -> crate::Pass<'_> {
+    let mut b = Builder {
+        shapes: check.then(Vec::new),
         ..Builder::default()
     };
-    let mut shapes = Vec::new();
-    let view = read_with(body, b, &mut shapes);
-    let defects = match &view {
-        Ok(_) => Ok(defects(&shapes)),
-        Err(_) => super::validate(body),
-    };
-    crate::Inspection { view, defects }
-}
-
-fn read<'a>(body: &'a [u8], b: Builder<'a>) -> Result<RequestView<'a>, WireError> {
-    read_with(body, b, &mut Vec::new())
-}
-
-/// Parse into `b`; the shapes it collected (if asked to) go to `shapes`.
-fn read_with<'a>(
-    body: &'a [u8],
-    mut b: Builder<'a>,
-    shapes: &mut Vec<Shape<'a>>,
-) -> Result<RequestView<'a>, WireError> {
     let mut de = serde_json::Deserializer::from_str(utf8(body)?);
     (Top(&mut b)).deserialize(&mut de)?;
     de.end()?;
-    if let Some(s) = b.shapes.take() {
-        *shapes = s;
-    }
     if !b.has_messages {
         return Err(WireError::new(
             WireErrorKind::Shape,
@@ -104,7 +87,7 @@ fn read_with<'a>(
         hash.write(&first.to_le_bytes());
     }
     view.first_turn_hash = Some(hash.finish());
-    Ok(view)
+    Ok((view, b.shapes.as_deref().map(defects)))
 }
 
 /// The view under construction, fed one block at a time.

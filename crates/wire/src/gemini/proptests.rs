@@ -140,14 +140,7 @@ proptest! {
         let i = at.index(bad.len());
         if cut { bad.truncate(i) } else { bad[i] = byte }
         for bytes in [&intact, &bad] {
-            let both = crate::inspect(Dialect::Gemini, bytes);
-            let view = crate::request_view(Dialect::Gemini, bytes);
-            prop_assert_eq!(format!("{:?}", both.view), format!("{view:?}"));
-            match (&both.defects, &crate::validate(Dialect::Gemini, bytes)) {
-                (Ok(a), Ok(b)) => prop_assert_eq!(a, b),
-                (Err(_), Err(_)) => {}
-                (a, b) => prop_assert!(false, "inspect ok: {}, validate ok: {}", a.is_ok(), b.is_ok()),
-            }
+            crate::testutil::inspect_agrees(Dialect::Gemini, bytes)?;
         }
     }
 }

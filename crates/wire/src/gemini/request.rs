@@ -13,34 +13,22 @@ use crate::{CallView, Defect, RequestView, ResultView, WireError, result::RawRes
 
 /// See [`crate::request_view`]; verdicts are decided by [`read_result`].
 pub(crate) fn request_view<'a>(bytes: &'a [u8]) -> Result<RequestView<'a>, WireError> {
-    read(bytes, None)
+    read(bytes, false).map(|(view, _)| view)
 }
 
 /// See [`crate::inspect`]: the view and the defects [`validate`] finds,
 /// from one parse and one pairing of the turns.
 pub(crate) fn inspect(bytes: &[u8]) -> crate::Inspection<'_> {
-    let mut found = None;
-    let view = read(bytes, Some(&mut found));
-    let defects = match found {
-        Some(d) => Ok(d),
-        // The body did not parse: `validate` fails on it the same way.
-        None => validate(bytes),
-    };
-    crate::Inspection { view, defects }
+    crate::Inspection::of(read(bytes, true), || validate(bytes))
 }
 
-/// The view; with `found`, also the pairing defects once the turns are paired.
-fn read<'a>(
-    bytes: &'a [u8],
-    found: Option<&mut Option<Vec<Defect>>>,
-) -> Result<RequestView<'a>, WireError> {
+/// The view; with `check`, also the pairing defects once the turns are paired.
+fn read<'a>(bytes: &'a [u8], check: bool) -> crate::Pass<'a> {
     super::splice::expect_object(bytes)?;
     let body: Body<'a> = serde_json::from_str(crate::gemini::splice::as_text(bytes)?)?;
     let contents = &body.contents.list;
     let paired = turns(contents);
-    if let Some(out) = found {
-        *out = Some(defects(&paired));
-    }
+    let found = check.then(|| defects(&paired));
     let last_model = contents.iter().rposition(|c| c.is_model());
     let mut view = RequestView {
         message_count: contents.len(),
@@ -73,7 +61,7 @@ fn read<'a>(
             });
         }
     }
-    Ok(view)
+    Ok((view, found))
 }
 
 /// Read a response (see [`crate::ResultView::read`]): an `error` key or

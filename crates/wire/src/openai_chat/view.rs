@@ -34,31 +34,24 @@ use crate::{
 
 /// See [`crate::request_view`]; verdicts are decided by [`read_result`].
 pub(crate) fn request_view<'a>(body: &'a [u8]) -> Result<RequestView<'a>, WireError> {
-    read(body, None)
+    read(body, false).map(|(view, _)| view)
 }
 
 /// See [`crate::inspect`]: the view and, from the same parse, the roles
 /// and ids validation looks at. A body the view refuses is validated on
 /// its own, so the defects are always those [`super::validate`] finds.
 pub(crate) fn inspect(body: &[u8]) -> crate::Inspection<'_> {
-    let mut outline = Vec::new();
-    let view = read(body, Some(&mut outline));
-    let defects = match &view {
-        Ok(_) => Ok(defects(&outline)),
-        Err(_) => super::validate(body),
-    };
-    crate::Inspection { view, defects }
+    crate::Inspection::of(read(body, true), || super::validate(body))
 }
 
-/// The view; with `outline`, also each message's role and ids.
-fn read<'a>(
-    body: &'a [u8],
-    outline: Option<&mut Vec<Msg<'a>>>,
-) -> Result<RequestView<'a>, WireError> {
+/// The view; with `check`, also the defects of each message's role and ids.
+fn read<'a>(body: &'a [u8], check: bool) -> crate::Pass<'a> {
     let req: Request<'a> = serde_json::from_str(crate::splice::utf8(body)?)?;
-    if let Some(outline) = outline {
-        outline.extend(req.messages.iter().map(|m| {
-            Msg {
+    let found = check.then(|| {
+        let outline: Vec<Msg<'_>> = req
+            .messages
+            .iter()
+            .map(|m| Msg {
                 role: m.role.clone(),
                 calls: m
                     .tool_calls
@@ -68,9 +61,10 @@ fn read<'a>(
                     .collect(),
                 answers: (m.role == "tool")
                     .then(|| (m.tool_call_id.clone().unwrap_or_default(), None)),
-            }
-        }));
-    }
+            })
+            .collect();
+        defects(&outline)
+    });
     let last_assistant = req.messages.iter().rposition(|m| m.role == "assistant");
     let first_user = req.messages.iter().position(|m| m.role == "user");
     let mut view = RequestView {
@@ -150,7 +144,7 @@ fn read<'a>(
     if first_user.is_some() {
         view.first_turn_hash = Some(hash.finish());
     }
-    Ok(view)
+    Ok((view, found))
 }
 
 /// The first turn (system/developer messages and the first user message):

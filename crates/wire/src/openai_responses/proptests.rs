@@ -123,14 +123,7 @@ proptest! {
         let i = at.index(bad.len());
         if cut { bad.truncate(i) } else { bad[i] = byte }
         for bytes in [&intact, &bad] {
-            let both = crate::inspect(Dialect::OpenAiResponses, bytes);
-            let view = crate::request_view(Dialect::OpenAiResponses, bytes);
-            prop_assert_eq!(format!("{:?}", both.view), format!("{view:?}"));
-            match (&both.defects, &crate::validate(Dialect::OpenAiResponses, bytes)) {
-                (Ok(a), Ok(b)) => prop_assert_eq!(a, b),
-                (Err(_), Err(_)) => {}
-                (a, b) => prop_assert!(false, "inspect ok: {}, validate ok: {}", a.is_ok(), b.is_ok()),
-            }
+            crate::testutil::inspect_agrees(Dialect::OpenAiResponses, bytes)?;
         }
     }
 }

@@ -47,33 +47,21 @@ impl<'a> Body<'a> {
 
 /// See [`crate::request_view`]; verdicts are decided by [`read_result`].
 pub(crate) fn request_view<'a>(bytes: &'a [u8]) -> Result<RequestView<'a>, WireError> {
-    read(bytes, None)
+    read(bytes, false).map(|(view, _)| view)
 }
 
 /// See [`crate::inspect`]: the view and the defects [`validate`] finds,
 /// from one parse and one pairing plan.
 pub(crate) fn inspect(bytes: &[u8]) -> crate::Inspection<'_> {
-    let mut defects = None;
-    let view = read(bytes, Some(&mut defects));
-    let defects = match defects {
-        Some(d) => Ok(d),
-        // The body did not parse: `validate` fails on it the same way.
-        None => validate(bytes),
-    };
-    crate::Inspection { view, defects }
+    crate::Inspection::of(read(bytes, true), || validate(bytes))
 }
 
-/// The view; with `defects`, also the pairing defects once the plan is made.
-fn read<'a>(
-    bytes: &'a [u8],
-    defects: Option<&mut Option<Vec<Defect>>>,
-) -> Result<RequestView<'a>, WireError> {
+/// The view; with `check`, also the pairing defects once the plan is made.
+fn read<'a>(bytes: &'a [u8], check: bool) -> crate::Pass<'a> {
     let parsed = Parsed::new(bytes)?;
     let slots = parsed.slots();
     let plan = Plan::new(&slots, parsed.server_side);
-    if let Some(out) = defects {
-        *out = Some(plan.defects(&slots));
-    }
+    let found = check.then(|| plan.defects(&slots));
     drop(slots);
     let Parsed { body, .. } = parsed;
     let (items, first, message_count) = match body.input {
@@ -85,7 +73,7 @@ fn read<'a>(
             let system = body.instructions.map(|r| r.get().as_bytes()).unwrap_or(b"");
             let mut view = base_view(body.model, body.stream, body.previous_response_id, 1);
             view.first_turn_hash = Some(fnv1a(&[system, t.as_bytes()]));
-            return Ok(view);
+            return Ok((view, found));
         }
         None => (Vec::new(), None, 0),
     };
@@ -149,7 +137,7 @@ fn read<'a>(
                 .map(|call| call.name.clone());
         }
     }
-    Ok(view)
+    Ok((view, found))
 }
 
 fn base_view<'a>(
