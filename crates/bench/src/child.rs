@@ -15,6 +15,33 @@ use std::{
 
 use toolwarden_gateway::{Config, Gateway};
 
+/// The floors measured beside the gateway.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RelayKind {
+    /// Blocking sockets, one thread per direction: the fewest syscalls.
+    Blocking,
+    /// `copy_bidirectional` on one event loop.
+    Tcp,
+    /// hyper in, hyper out.
+    Http,
+}
+
+impl RelayKind {
+    pub const ALL: [RelayKind; 3] = [RelayKind::Blocking, RelayKind::Tcp, RelayKind::Http];
+
+    pub fn flag(self) -> &'static str {
+        match self {
+            RelayKind::Blocking => "--serve-blocking-relay",
+            RelayKind::Tcp => "--serve-relay",
+            RelayKind::Http => "--serve-http-relay",
+        }
+    }
+
+    pub fn from_flag(flag: &str) -> Option<RelayKind> {
+        RelayKind::ALL.into_iter().find(|k| k.flag() == flag)
+    }
+}
+
 /// A running gateway child.
 #[derive(Debug)]
 pub struct GatewayChild {
@@ -35,19 +62,13 @@ impl GatewayChild {
         Self::spawn_with(exe, &["--serve-gateway", upstream, database, jsonl])
     }
 
-    /// Start `exe --serve-relay UPSTREAM_ADDR` (the plain TCP relay) or,
-    /// with `http`, `exe --serve-http-relay` (hyper in, hyper out).
+    /// Start a floor process relaying to `upstream`.
     pub fn spawn_relay(
         exe: &Path,
         upstream: SocketAddr,
-        http: bool,
+        kind: RelayKind,
     ) -> Result<GatewayChild, String> {
-        let mode = if http {
-            "--serve-http-relay"
-        } else {
-            "--serve-relay"
-        };
-        Self::spawn_with(exe, &[mode, &upstream.to_string()])
+        Self::spawn_with(exe, &[kind.flag(), &upstream.to_string()])
     }
 
     fn spawn_with(exe: &Path, args: &[&str]) -> Result<GatewayChild, String> {
@@ -169,6 +190,59 @@ pub async fn serve_relay(upstream: &str) -> Result<(), String> {
         }
     };
     until_stdin_closes(relay).await;
+    Ok(())
+}
+
+/// The least any proxy can do per request on this machine: blocking
+/// sockets, two threads per connection (one per direction), each message
+/// moved with one `read` and one `write` of up to 64 KB — no event loop,
+/// no `EAGAIN` reads, no HTTP. Serves until stdin closes.
+pub fn serve_blocking_relay(upstream: &str) -> Result<(), String> {
+    use std::{
+        io::{Read, Write},
+        net::{TcpListener, TcpStream},
+    };
+
+    fn pump(mut from: TcpStream, mut to: TcpStream) {
+        let mut buf = vec![0u8; 64 * 1024];
+        while let Ok(n) = from.read(&mut buf) {
+            if n == 0 || to.write_all(&buf[..n]).is_err() {
+                break;
+            }
+        }
+        let _ = to.shutdown(std::net::Shutdown::Write);
+    }
+
+    let upstream: SocketAddr = upstream
+        .parse()
+        .map_err(|e| format!("relay upstream {upstream}: {e}"))?;
+    let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| format!("relay bind: {e}"))?;
+    let addr = listener
+        .local_addr()
+        .map_err(|e| format!("relay address: {e}"))?;
+    println!("listening on {addr}");
+    std::thread::spawn(move || {
+        for client in listener.incoming().flatten() {
+            let Ok(up) = TcpStream::connect(upstream) else {
+                continue;
+            };
+            let _ = client.set_nodelay(true);
+            let _ = up.set_nodelay(true);
+            let (Ok(client2), Ok(up2)) = (client.try_clone(), up.try_clone()) else {
+                continue;
+            };
+            std::thread::spawn(move || pump(client, up));
+            std::thread::spawn(move || pump(up2, client2));
+        }
+    });
+    let mut sink = String::new();
+    while std::io::stdin()
+        .read_line(&mut sink)
+        .map(|n| n > 0)
+        .unwrap_or(false)
+    {
+        sink.clear();
+    }
     Ok(())
 }
 

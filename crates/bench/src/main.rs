@@ -90,32 +90,29 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let relay_mode = args.first().map(String::as_str);
-    if matches!(relay_mode, Some("--serve-relay" | "--serve-http-relay")) {
+    if let Some(kind) = args.first().and_then(|f| child::RelayKind::from_flag(f)) {
         let [_, up] = args.as_slice() else {
-            eprintln!("--serve-relay UPSTREAM_ADDR");
+            eprintln!("{} UPSTREAM_ADDR", kind.flag());
             return ExitCode::from(2);
         };
-        let http = relay_mode == Some("--serve-http-relay");
-        // One event loop on one thread, as a gateway worker.
-        let relay_rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build();
-        let serve = |rt: tokio::runtime::Runtime| {
-            if http {
-                rt.block_on(child::serve_http_relay(up))
-            } else {
-                rt.block_on(child::serve_relay(up))
+        let served = match kind {
+            child::RelayKind::Blocking => child::serve_blocking_relay(up),
+            // One event loop on one thread, as a gateway worker.
+            child::RelayKind::Tcp | child::RelayKind::Http => {
+                match tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                {
+                    Ok(rt) if kind == child::RelayKind::Tcp => rt.block_on(child::serve_relay(up)),
+                    Ok(rt) => rt.block_on(child::serve_http_relay(up)),
+                    Err(e) => Err(format!("relay runtime: {e}")),
+                }
             }
         };
-        return match relay_rt.map(serve) {
-            Ok(Ok(())) => ExitCode::SUCCESS,
-            Ok(Err(e)) => {
-                eprintln!("{e}");
-                ExitCode::FAILURE
-            }
+        return match served {
+            Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
-                eprintln!("relay runtime: {e}");
+                eprintln!("{e}");
                 ExitCode::FAILURE
             }
         };
@@ -180,8 +177,21 @@ async fn run(args: Args) -> Result<(), String> {
     let gw = child::GatewayChild::spawn(&exe, &mock.base_url(), &db, &jsonl)?;
     let direct = mock.addr();
     let proxied = gw.addr;
-    let mut relay = Floor::new(child::GatewayChild::spawn_relay(&exe, direct, false)?);
-    let mut http_relay = Floor::new(child::GatewayChild::spawn_relay(&exe, direct, true)?);
+    let mut blocking_relay = Floor::new(child::GatewayChild::spawn_relay(
+        &exe,
+        direct,
+        child::RelayKind::Blocking,
+    )?);
+    let mut relay = Floor::new(child::GatewayChild::spawn_relay(
+        &exe,
+        direct,
+        child::RelayKind::Tcp,
+    )?);
+    let mut http_relay = Floor::new(child::GatewayChild::spawn_relay(
+        &exe,
+        direct,
+        child::RelayKind::Http,
+    )?);
 
     let texts = bodies::result_texts();
     let anthropic_headers = vec![
@@ -276,7 +286,7 @@ async fn run(args: Args) -> Result<(), String> {
             g_all.extend(g);
             // The floors' added time, against the direct block just before.
             let d_p50 = percentile_ms(&mut d.clone(), 50.0);
-            for floor in [&mut relay, &mut http_relay] {
+            for floor in [&mut blocking_relay, &mut relay, &mut http_relay] {
                 floor.block(shape, n, &session, d_p50).await?;
             }
             done += n;
@@ -317,6 +327,9 @@ async fn run(args: Args) -> Result<(), String> {
         delta: String::new(),
         target: "",
     });
+    rows.push(blocking_relay.row(
+        "floor 0: the fewest syscalls a proxy can make (blocking sockets, a thread per direction, one read and one write per message, no HTTP)",
+    ));
     rows.push(relay.row(
         "floor: a plain TCP relay (one event loop, copy_bidirectional, no HTTP) on the same requests",
     ));
@@ -382,28 +395,32 @@ async fn run(args: Args) -> Result<(), String> {
         target: "≤ 40 µs",
     });
 
-    // The TCP relay floor at the same load: the kernel's share of a hop.
-    let relay_cpu_start = relay.child.cpu_secs();
-    let relay_tp = throughput(
-        relay.child.addr,
-        shape,
-        args.conns,
-        args.throughput_requests,
-        "tp-relay",
-    )
-    .await?;
-    let relay_cpu =
-        (relay.child.cpu_secs() - relay_cpu_start) * 1e6 / args.throughput_requests as f64;
-    rows.push(Row {
-        what: format!(
-            "floor: the plain TCP relay at {} connections: throughput / CPU per request",
-            args.conns
-        ),
-        direct: "–".into(),
-        gateway: format!("{relay_cpu:.1} µs CPU"),
-        delta: format!("{relay_tp:.0} req/s = {:.2} × direct", relay_tp / d),
-        target: "reference",
-    });
+    // The relay floors at the same load: the kernel's share of a hop.
+    for (floor, what) in [
+        (&blocking_relay, "floor 0 (blocking relay)"),
+        (&relay, "floor: the plain TCP relay"),
+    ] {
+        let cpu_start = floor.child.cpu_secs();
+        let tp = throughput(
+            floor.child.addr,
+            shape,
+            args.conns,
+            args.throughput_requests,
+            "tp-relay",
+        )
+        .await?;
+        let cpu = (floor.child.cpu_secs() - cpu_start) * 1e6 / args.throughput_requests as f64;
+        rows.push(Row {
+            what: format!(
+                "{what} at {} connections: throughput / CPU per request",
+                args.conns
+            ),
+            direct: "–".into(),
+            gateway: format!("{cpu:.1} µs CPU"),
+            delta: format!("{tp:.0} req/s = {:.2} × direct", tp / d),
+            target: "reference",
+        });
+    }
 
     // 5. Events dropped, from the gateway's own metrics.
     tokio::time::sleep(Duration::from_millis(500)).await;
