@@ -38,6 +38,7 @@
 
 pub mod anthropic;
 mod api_error;
+pub mod coding;
 mod content;
 mod defect;
 pub mod detect;

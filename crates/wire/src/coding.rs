@@ -1,0 +1,460 @@
+//! HTTP content codings (`content-encoding`): reading a compressed body.
+//!
+//! Clients compress large request bodies (the Codex CLI sends its
+//! Responses API requests as `content-encoding: zstd`, others use gzip) and
+//! providers compress responses. The gateway keeps the bytes it forwards as
+//! they came and decodes a copy for reading; the mock provider decodes them
+//! as the real APIs do. One bounded decoder serves both:
+//!
+//! - [`Codings::parse`] reads a `content-encoding` value: `gzip` (and
+//!   `x-gzip`), `deflate` (zlib-wrapped as RFC 9110 says, or raw as some
+//!   clients send it), `zstd` (every frame, skippable frames skipped) and
+//!   `br`, in any list (applied in order, undone in reverse); `identity` and
+//!   an empty value mean none. Anything else is
+//!   [`CodingErrorKind::Unsupported`].
+//! - [`Codings::decode`] undoes them, refusing output past a limit
+//!   ([`CodingErrorKind::TooLarge`]: a small body that inflates without
+//!   bound is stopped there, not read to the end) and naming a corrupt body
+//!   ([`CodingErrorKind::Invalid`]). It never panics on any input.
+
+use std::io::{self, Read};
+
+/// One content coding this module can undo.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Coding {
+    /// `gzip`, `x-gzip` (every member of a multi-member stream).
+    Gzip,
+    /// `deflate`: zlib-wrapped, or a raw deflate stream.
+    Deflate,
+    /// `zstd`.
+    Zstd,
+    /// `br` (Brotli).
+    Brotli,
+}
+
+impl Coding {
+    /// The coding's name in a `content-encoding` header.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Coding::Gzip => "gzip",
+            Coding::Deflate => "deflate",
+            Coding::Zstd => "zstd",
+            Coding::Brotli => "br",
+        }
+    }
+
+    fn named(name: &str) -> Option<Coding> {
+        let coding = if name.eq_ignore_ascii_case("gzip") || name.eq_ignore_ascii_case("x-gzip") {
+            Coding::Gzip
+        } else if name.eq_ignore_ascii_case("deflate") {
+            Coding::Deflate
+        } else if name.eq_ignore_ascii_case("zstd") {
+            Coding::Zstd
+        } else if name.eq_ignore_ascii_case("br") {
+            Coding::Brotli
+        } else {
+            return None;
+        };
+        Some(coding)
+    }
+}
+
+/// Most codings one header may stack.
+const MAX_CODINGS: usize = 4;
+
+/// The codings of a body, in the order they were applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Codings {
+    list: [Option<Coding>; MAX_CODINGS],
+}
+
+/// Why a body could not be decoded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{kind}: {detail}")]
+pub struct CodingError {
+    /// What went wrong.
+    pub kind: CodingErrorKind,
+    /// For people: the coding and what happened.
+    pub detail: String,
+}
+
+/// The kinds of [`CodingError`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CodingErrorKind {
+    /// A coding this module does not undo (or more than it stacks).
+    Unsupported,
+    /// The decoded body would be larger than the limit.
+    TooLarge,
+    /// The body is not valid in its coding.
+    Invalid,
+}
+
+impl CodingErrorKind {
+    /// A short stable name (metrics labels, records).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CodingErrorKind::Unsupported => "unsupported_content_encoding",
+            CodingErrorKind::TooLarge => "decoded_body_too_large",
+            CodingErrorKind::Invalid => "invalid_compressed_body",
+        }
+    }
+}
+
+impl std::fmt::Display for CodingErrorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl CodingError {
+    fn new(kind: CodingErrorKind, detail: impl Into<String>) -> CodingError {
+        CodingError {
+            kind,
+            detail: detail.into(),
+        }
+    }
+}
+
+impl Codings {
+    /// The codings a `content-encoding` value names (`Codings::default()`,
+    /// i.e. none, for `identity` or an empty value).
+    pub fn parse(value: &[u8]) -> Result<Codings, CodingError> {
+        let text = std::str::from_utf8(value).map_err(|_| {
+            CodingError::new(
+                CodingErrorKind::Unsupported,
+                "content-encoding is not valid UTF-8",
+            )
+        })?;
+        let mut codings = Codings::default();
+        let mut n = 0;
+        for name in text.split(',').map(str::trim) {
+            if name.is_empty() || name.eq_ignore_ascii_case("identity") {
+                continue;
+            }
+            let coding = Coding::named(name).ok_or_else(|| {
+                CodingError::new(
+                    CodingErrorKind::Unsupported,
+                    format!("content-encoding {name:?} is not one of gzip, deflate, zstd, br"),
+                )
+            })?;
+            let slot = codings.list.get_mut(n).ok_or_else(|| {
+                CodingError::new(
+                    CodingErrorKind::Unsupported,
+                    format!("more than {MAX_CODINGS} content codings"),
+                )
+            })?;
+            *slot = Some(coding);
+            n += 1;
+        }
+        Ok(codings)
+    }
+
+    /// No coding: the body is as it reads.
+    pub fn is_identity(&self) -> bool {
+        self.list[0].is_none()
+    }
+
+    /// The codings in the order they were applied.
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = Coding> + '_ {
+        // Filled from the front: the `None`s are the unused tail.
+        self.list.iter().flatten().copied()
+    }
+
+    /// Undo the codings of `body`: at most `limit` bytes of output.
+    pub fn decode(&self, body: &[u8], limit: usize) -> Result<Vec<u8>, CodingError> {
+        let mut data: Option<Vec<u8>> = None;
+        for coding in self.iter().rev() {
+            let input = data.as_deref().unwrap_or(body);
+            data = Some(decode_one(coding, input, limit)?);
+        }
+        match data {
+            Some(out) => Ok(out),
+            None if body.len() > limit => Err(too_large(limit)),
+            None => Ok(body.to_vec()),
+        }
+    }
+}
+
+fn too_large(limit: usize) -> CodingError {
+    CodingError::new(
+        CodingErrorKind::TooLarge,
+        format!("the decoded body is larger than {limit} bytes"),
+    )
+}
+
+/// Undo one coding, at most `limit` bytes of output.
+fn decode_one(coding: Coding, input: &[u8], limit: usize) -> Result<Vec<u8>, CodingError> {
+    // One byte past the limit tells "too large" from "exactly the limit".
+    let cap = u64::try_from(limit).unwrap_or(u64::MAX).saturating_add(1);
+    let mut out = Vec::with_capacity(input.len().saturating_mul(4).min(limit));
+    let read = match coding {
+        Coding::Gzip => flate2::read::MultiGzDecoder::new(input)
+            .take(cap)
+            .read_to_end(&mut out)
+            .map(drop),
+        Coding::Deflate => {
+            // RFC 9110's `deflate` is zlib-wrapped; some clients send the
+            // raw stream. A zlib header is two bytes whose big-endian value
+            // is a multiple of 31 with compression method 8.
+            let zlib = input.len() >= 2
+                && input[0] & 0x0f == 8
+                && (u16::from(input[0]) << 8 | u16::from(input[1])) % 31 == 0;
+            if zlib {
+                flate2::read::ZlibDecoder::new(input)
+                    .take(cap)
+                    .read_to_end(&mut out)
+                    .map(drop)
+            } else {
+                flate2::read::DeflateDecoder::new(input)
+                    .take(cap)
+                    .read_to_end(&mut out)
+                    .map(drop)
+            }
+        }
+        Coding::Zstd => zstd(input, &mut out, cap),
+        Coding::Brotli => brotli_decompressor::Decompressor::new(input, 4096)
+            .take(cap)
+            .read_to_end(&mut out)
+            .map(drop),
+    };
+    match read {
+        Ok(()) if out.len() > limit => Err(too_large(limit)),
+        Ok(()) => Ok(out),
+        Err(e) => Err(CodingError::new(
+            CodingErrorKind::Invalid,
+            format!("the body is not valid {}: {e}", coding.as_str()),
+        )),
+    }
+}
+
+/// Every zstd frame in `input` (skippable frames skipped), until `cap`
+/// bytes of output.
+fn zstd(mut input: &[u8], out: &mut Vec<u8>, cap: u64) -> io::Result<()> {
+    use ruzstd::decoding::{
+        StreamingDecoder,
+        errors::{FrameDecoderError, ReadFrameHeaderError},
+    };
+    if input.is_empty() {
+        return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "empty body"));
+    }
+    while !input.is_empty() {
+        let left = cap.saturating_sub(out.len() as u64);
+        if left == 0 {
+            return Ok(());
+        }
+        match StreamingDecoder::new(&mut input) {
+            Ok(mut frame) => {
+                (&mut frame).take(left).read_to_end(out)?;
+            }
+            Err(FrameDecoderError::ReadFrameHeaderError(ReadFrameHeaderError::SkipFrame {
+                length,
+                ..
+            })) => {
+                let skip = usize::try_from(length).unwrap_or(usize::MAX);
+                input = input.get(skip..).ok_or_else(|| {
+                    io::Error::new(io::ErrorKind::UnexpectedEof, "truncated skippable frame")
+                })?;
+            }
+            Err(e) => return Err(io::Error::new(io::ErrorKind::InvalidData, e.to_string())),
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn gzip(data: &[u8]) -> Vec<u8> {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        e.write_all(data).unwrap();
+        e.finish().unwrap()
+    }
+
+    fn zlib(data: &[u8]) -> Vec<u8> {
+        let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
+        e.write_all(data).unwrap();
+        e.finish().unwrap()
+    }
+
+    fn raw_deflate(data: &[u8]) -> Vec<u8> {
+        let mut e = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::fast());
+        e.write_all(data).unwrap();
+        e.finish().unwrap()
+    }
+
+    fn zstd(data: &[u8]) -> Vec<u8> {
+        ruzstd::encoding::compress_to_vec(data, ruzstd::encoding::CompressionLevel::Fastest)
+    }
+
+    fn br(data: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        let params = brotli::enc::BrotliEncoderParams::default();
+        brotli::BrotliCompress(&mut &data[..], &mut out, &params).unwrap();
+        out
+    }
+
+    fn codings(value: &str) -> Codings {
+        Codings::parse(value.as_bytes()).unwrap()
+    }
+
+    const JSON: &[u8] = br#"{"model":"gpt-5","input":[{"type":"function_call_output","call_id":"call_1","output":"Error: ENOENT: no such file or directory"}]}"#;
+
+    #[test]
+    fn parses_names_lists_and_identity() {
+        assert!(codings("").is_identity());
+        assert!(codings("identity").is_identity());
+        assert_eq!(codings("ZSTD").iter().collect::<Vec<_>>(), [Coding::Zstd]);
+        assert_eq!(codings("x-gzip").iter().collect::<Vec<_>>(), [Coding::Gzip]);
+        assert_eq!(
+            codings("deflate, br").iter().collect::<Vec<_>>(),
+            [Coding::Deflate, Coding::Brotli]
+        );
+        let err = Codings::parse(b"compress").unwrap_err();
+        assert_eq!(err.kind, CodingErrorKind::Unsupported);
+        assert!(err.detail.contains("compress"), "{err}");
+        let err = Codings::parse(b"gzip,gzip,gzip,gzip,gzip").unwrap_err();
+        assert_eq!(err.kind, CodingErrorKind::Unsupported);
+        assert_eq!(
+            Codings::parse(b"\xff").unwrap_err().kind,
+            CodingErrorKind::Unsupported
+        );
+    }
+
+    #[test]
+    fn decodes_every_coding() {
+        for (name, encoded) in [
+            ("gzip", gzip(JSON)),
+            ("deflate", zlib(JSON)),
+            ("deflate", raw_deflate(JSON)),
+            ("zstd", zstd(JSON)),
+            ("br", br(JSON)),
+            ("identity", JSON.to_vec()),
+        ] {
+            let decoded = codings(name).decode(&encoded, 1 << 20);
+            assert_eq!(decoded.as_deref(), Ok(JSON), "{name}");
+        }
+    }
+
+    #[test]
+    fn a_list_is_undone_in_reverse() {
+        // Applied gzip first, then br.
+        let body = br(&gzip(JSON));
+        assert_eq!(codings("gzip, br").decode(&body, 1 << 20).unwrap(), JSON);
+        assert_eq!(
+            codings("br, gzip").decode(&body, 1 << 20).unwrap_err().kind,
+            CodingErrorKind::Invalid
+        );
+    }
+
+    #[test]
+    fn zstd_reads_every_frame_and_skips_skippable_ones() {
+        let mut body = zstd(b"{\"a\":");
+        // A skippable frame: magic 0x184D2A50, 4-byte length, payload.
+        body.extend_from_slice(&0x184D_2A50u32.to_le_bytes());
+        body.extend_from_slice(&3u32.to_le_bytes());
+        body.extend_from_slice(b"xyz");
+        body.extend_from_slice(&zstd(b"1}"));
+        assert_eq!(codings("zstd").decode(&body, 100).unwrap(), b"{\"a\":1}");
+    }
+
+    #[test]
+    fn a_bomb_stops_at_the_limit() {
+        let big = vec![b'a'; 4 << 20];
+        for name in ["gzip", "deflate", "zstd", "br"] {
+            let encoded = match name {
+                "gzip" => gzip(&big),
+                "deflate" => zlib(&big),
+                "zstd" => zstd(&big),
+                _ => br(&big),
+            };
+            assert!(encoded.len() < 64 << 10, "{name}: {}", encoded.len());
+            let err = codings(name).decode(&encoded, 1 << 20).unwrap_err();
+            assert_eq!(err.kind, CodingErrorKind::TooLarge, "{name}");
+            // Exactly at the limit is fine.
+            assert_eq!(
+                codings(name).decode(&encoded, 4 << 20).unwrap().len(),
+                4 << 20
+            );
+        }
+        assert_eq!(
+            codings("identity").decode(&big, 10).unwrap_err().kind,
+            CodingErrorKind::TooLarge
+        );
+    }
+
+    #[test]
+    fn corrupt_and_truncated_bodies_are_invalid() {
+        for (name, encoded) in [
+            ("gzip", gzip(JSON)),
+            ("deflate", zlib(JSON)),
+            ("zstd", zstd(JSON)),
+            ("br", br(JSON)),
+        ] {
+            let cut = &encoded[..encoded.len() / 2];
+            let err = codings(name).decode(cut, 1 << 20).unwrap_err();
+            assert_eq!(err.kind, CodingErrorKind::Invalid, "{name}: {err}");
+            assert!(err.detail.contains(name), "{err}");
+        }
+        assert_eq!(
+            codings("zstd").decode(b"", 10).unwrap_err().kind,
+            CodingErrorKind::Invalid
+        );
+        assert_eq!(
+            codings("gzip").decode(JSON, 1 << 20).unwrap_err().kind,
+            CodingErrorKind::Invalid
+        );
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        #[test]
+        fn round_trips(data in proptest::collection::vec(any::<u8>(), 0..4096)) {
+            for (name, encoded) in [
+                ("gzip", gzip(&data)),
+                ("deflate", zlib(&data)),
+                ("zstd", zstd(&data)),
+                ("br", br(&data)),
+            ] {
+                prop_assert_eq!(codings(name).decode(&encoded, 1 << 20), Ok(data.clone()), "{}", name);
+            }
+        }
+
+        #[test]
+        fn any_bytes_decode_or_fail_without_panic(
+            data in proptest::collection::vec(any::<u8>(), 0..2048),
+            limit in 0usize..8192,
+        ) {
+            for name in ["gzip", "deflate", "zstd", "br", "gzip, zstd"] {
+                if let Ok(out) = codings(name).decode(&data, limit) {
+                    prop_assert!(out.len() <= limit);
+                }
+            }
+        }
+
+        #[test]
+        fn damaged_encodings_fail_cleanly(
+            data in proptest::collection::vec(any::<u8>(), 1..2048),
+            at in any::<proptest::sample::Index>(),
+            byte in any::<u8>(),
+        ) {
+            for (name, mut encoded) in [
+                ("gzip", gzip(&data)),
+                ("deflate", zlib(&data)),
+                ("zstd", zstd(&data)),
+                ("br", br(&data)),
+            ] {
+                let i = at.index(encoded.len());
+                encoded[i] = byte;
+                if let Ok(out) = codings(name).decode(&encoded, 1 << 16) {
+                    prop_assert!(out.len() <= 1 << 16);
+                }
+            }
+        }
+    }
+}
