@@ -9,12 +9,16 @@
 //! - `fidelity`: responses through the gateway are byte-identical to direct
 //!   ones, streaming included, and the request bytes arrive unchanged;
 //! - `faults`: upstream down, slow, reset mid-stream, 5xx, malformed SSE;
-//! - `secrets`: credentials never reach the SQLite file or the JSONL log.
+//! - `secrets`: credentials never reach the SQLite file or the JSONL log;
+//! - `compressed`: zstd / gzip / br / deflate request and response bodies
+//!   are read from decoded copies and forwarded as they came (repaired ones
+//!   as plain JSON); undecodable ones go as they came.
 
 mod e2e {
     pub mod convo;
     pub mod support;
 
+    mod compressed;
     mod corpus;
     mod counts;
     mod faults;

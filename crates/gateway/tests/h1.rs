@@ -295,6 +295,48 @@ async fn chunked_request_bodies_are_served_by_hyper_unchanged() {
     assert_eq!(body, CHAT.as_bytes());
 }
 
+/// On hyper's path too (a chunked request body), a compressed conversation
+/// that needs a repair goes upstream as plain JSON without
+/// `content-encoding`, with its new length.
+#[tokio::test]
+async fn a_compressed_chunked_body_is_repaired_as_plain_json() {
+    use std::io::Write;
+
+    let mut up = raw_upstream(Arc::new(|_| {
+        (
+            vec![&b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok"[..]],
+            false,
+        )
+    }))
+    .await;
+    let gw = gateway(up.addr).await;
+    let mut send = client(&gw).await;
+    // The model called `lookup`; the client moved on without a result.
+    let unanswered = br#"{"model":"gpt-4o","messages":[{"role":"user","content":"Find a flight"},{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"lookup","arguments":"{}"}}]},{"role":"user","content":"Never mind."}]}"#;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(unanswered).unwrap();
+    let gz = Bytes::from(gz.finish().unwrap());
+    let frames = futures_util::stream::iter(
+        [gz.slice(..10), gz.slice(10..)].map(|b| Ok::<_, std::io::Error>(Frame::data(b))),
+    );
+    let request = Request::post("/v1/chat/completions")
+        .header("content-encoding", "gzip")
+        .body(StreamBody::new(frames).boxed())
+        .unwrap();
+    let response = send.send_request(request).await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(response.headers()["x-toolwarden-repaired"], "1");
+    let (head, body) = up.bodies.recv().await.unwrap();
+    let head = head.to_ascii_lowercase();
+    assert!(!head.contains("content-encoding"), "{head}");
+    assert!(
+        head.contains(&format!("content-length: {}", body.len())),
+        "{head}"
+    );
+    let defects = toolwarden_wire::validate(toolwarden_wire::Dialect::OpenAiChat, &body).unwrap();
+    assert!(defects.is_empty(), "{defects:?}");
+}
+
 #[tokio::test]
 async fn a_truncated_fixed_length_body_closes_the_client_connection() {
     let up = raw_upstream(Arc::new(|_| {

@@ -6,7 +6,7 @@ use bytes::Bytes;
 use http::{Method, Request, Response, StatusCode, header};
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
-use toolwarden_wire::Dialect;
+use toolwarden_wire::{Dialect, coding::Codings};
 
 use crate::{
     Fault, ReceivedRequest, Scripted, Shared,
@@ -81,6 +81,15 @@ pub(crate) async fn handle(
     ) {
         return Ok(json_response(status, body));
     }
+    // A compressed body (the Codex CLI sends `content-encoding: zstd`) is
+    // read decoded, as the real APIs read it.
+    let body = match decoded(&parts.headers, body) {
+        Ok(body) => body,
+        Err(message) => {
+            let body = envelope::invalid_request(route.dialect, &message);
+            return Ok(json_response(StatusCode::BAD_REQUEST, body));
+        }
+    };
     if shared.opts.validate {
         let problem = match toolwarden_wire::validate(route.dialect, &body) {
             Ok(defects) => defects.into_iter().next().map(|d| d.message),
@@ -144,6 +153,28 @@ pub(crate) async fn handle(
 }
 
 type Reply = (StatusCode, Vec<(String, String)>, Vec<Bytes>, Duration);
+
+/// Largest decoded request body the mock reads.
+const MAX_DECODED: usize = 64 << 20;
+
+/// The request body with its `content-encoding` undone.
+fn decoded(headers: &http::HeaderMap, body: Bytes) -> Result<Bytes, String> {
+    let mut value = Vec::new();
+    for v in headers.get_all(header::CONTENT_ENCODING) {
+        if !value.is_empty() {
+            value.extend_from_slice(b", ");
+        }
+        value.extend_from_slice(v.as_bytes());
+    }
+    let codings = Codings::parse(&value).map_err(|e| e.detail)?;
+    if codings.is_identity() {
+        return Ok(body);
+    }
+    codings
+        .decode(&body, MAX_DECODED)
+        .map(Bytes::from)
+        .map_err(|e| format!("could not decode the request body: {}", e.detail))
+}
 
 fn default_reply(shared: &Shared, route: &Route, body: &[u8], streaming: bool) -> Reply {
     let calls = shared.opts.calls_per_reply;

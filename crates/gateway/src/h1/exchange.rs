@@ -33,7 +33,7 @@ use super::{
 use crate::{
     errors::{ProxyError, ProxyErrorKind, error_body, stream_error_event},
     observe::{Observation, ResponseMeta},
-    proxy::{self, Outbound},
+    proxy::{self, Forwarded, Outbound},
     routes::{Provider, ProxyRoute},
     server::Shared,
     upstream_url::Upstream,
@@ -65,13 +65,23 @@ pub(super) async fn run(
         path,
         session,
         mut upstream_head,
+        content_encoding,
         ..
     } = *head;
     let shared = cx.shared;
     let provider = route.provider;
     let upstream = provider.upstream(&shared.config.upstreams);
     let base = proxy::request_base(shared, &route, &path, session, at_ms);
-    let mut outbound = Outbound::prepare(shared, &route, base, body);
+    let mut outbound = Outbound::prepare(
+        shared,
+        &route,
+        base,
+        body,
+        content_encoding.as_ref().map(|ce| ce.value.as_slice()),
+    );
+    if let (Some(ce), Forwarded::RepairedDecoded) = (&content_encoding, outbound.forwarded) {
+        ce.remove_from(&mut upstream_head);
+    }
     head::finish_upstream_head(&mut upstream_head, outbound.forward.len());
     let forward = outbound.forward.clone();
     outbound.observation.sent();

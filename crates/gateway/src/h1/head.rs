@@ -9,7 +9,8 @@
 //!   path;
 //! - the upstream request gets `host` from the upstream URL and a
 //!   `content-length` of the body actually sent (it differs from the
-//!   client's after a repair);
+//!   client's after a repair), and loses `content-encoding` when the body
+//!   sent is one the gateway decoded from the client's coding and repaired;
 //! - the client's response gets `transfer-encoding: chunked` when the
 //!   upstream's body has no length (the fast path re-frames such bodies so
 //!   that an error event can be appended), `x-toolwarden-repaired` after a
@@ -45,6 +46,28 @@ pub struct RequestHead {
     /// The head for the upstream, all but its `content-length` line and
     /// the final blank line (see [`finish_upstream_head`]).
     pub upstream_head: Vec<u8>,
+    /// The client's `content-encoding` (its lines joined as one list), and
+    /// where its lines are in `upstream_head`.
+    pub content_encoding: Option<ContentEncoding>,
+}
+
+/// A request's `content-encoding` on the fast path.
+#[derive(Debug, Default)]
+pub struct ContentEncoding {
+    /// The value (several lines joined with `, `).
+    pub value: Vec<u8>,
+    /// The byte ranges of its lines in the upstream head.
+    lines: Vec<std::ops::Range<usize>>,
+}
+
+impl ContentEncoding {
+    /// Take its lines out of `upstream_head` (the gateway forwards a body
+    /// it decoded).
+    pub fn remove_from(&self, upstream_head: &mut Vec<u8>) {
+        for line in self.lines.iter().rev() {
+            upstream_head.drain(line.clone());
+        }
+    }
 }
 
 /// What [`parse_request`] made of the buffer.
@@ -91,6 +114,7 @@ pub fn parse_request(buf: &[u8], upstreams: &Upstreams) -> RequestParse {
     upstream_head.extend_from_slice(b" HTTP/1.1\r\nhost: ");
     upstream_head.extend_from_slice(upstream.authority().as_bytes());
     upstream_head.extend_from_slice(b"\r\n");
+    let mut content_encoding: Option<ContentEncoding> = None;
     for h in req.headers.iter() {
         if h.name.eq_ignore_ascii_case("host")
             || h.name.eq_ignore_ascii_case("content-length")
@@ -98,7 +122,16 @@ pub fn parse_request(buf: &[u8], upstreams: &Upstreams) -> RequestParse {
         {
             continue;
         }
+        let start = upstream_head.len();
         push_header(&mut upstream_head, h.name.as_bytes(), h.value);
+        if h.name.eq_ignore_ascii_case("content-encoding") {
+            let ce = content_encoding.get_or_insert_with(ContentEncoding::default);
+            if !ce.value.is_empty() {
+                ce.value.extend_from_slice(b", ");
+            }
+            ce.value.extend_from_slice(h.value);
+            ce.lines.push(start..upstream_head.len());
+        }
     }
     let session = session::from_header_values(|name| {
         req.headers
@@ -114,6 +147,7 @@ pub fn parse_request(buf: &[u8], upstreams: &Upstreams) -> RequestParse {
         close: facts.close,
         session,
         upstream_head,
+        content_encoding,
     }))
 }
 

@@ -6,9 +6,10 @@
 //!   every chunk (a `StreamParser` for SSE and Gemini JSON arrays, a bounded
 //!   copy for whole JSON bodies), and when the response ends — finished,
 //!   broken, or abandoned by the client — it records the response's tool
-//!   calls and one [`RequestRecord`], and updates the metrics. A gzip or
-//!   deflate JSON body is decoded (bounded) on the copy; other encodings
-//!   and compressed streams are passed through unparsed and counted
+//!   calls and one [`RequestRecord`], and updates the metrics. A JSON body
+//!   in a content coding (gzip, deflate, zstd, br: `toolwarden_wire::coding`)
+//!   is decoded (bounded) on the copy; other codings and compressed streams
+//!   are passed through unparsed and counted
 //!   (`toolwarden_unparsed_responses_total{reason="compressed"}`).
 //!
 //! Recording never awaits on the request path: [`Recorder::record`] is a
@@ -33,7 +34,10 @@ use std::{
 
 use http::{HeaderMap, header};
 use tokio::sync::Notify;
-use toolwarden_wire::{Detector, Dialect, ResponseView, StreamParser};
+use toolwarden_wire::{
+    Detector, Dialect, ResponseView, StreamParser,
+    coding::{CodingErrorKind, Codings},
+};
 
 use self::{
     jsonarray::ArraySplitter, names::Names, recent::Recent, request::RequestInfo, session::Session,
@@ -101,16 +105,9 @@ enum Parse {
     Buffer {
         buf: Vec<u8>,
         limit: usize,
-        encoding: Encoding,
+        /// The body's `content-encoding`, undone on the copy.
+        codings: Codings,
     },
-}
-
-/// A whole-body `content-encoding` the gateway can undo on its copy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Encoding {
-    Identity,
-    Gzip,
-    Deflate,
 }
 
 /// What the observation needs from a response head.
@@ -294,20 +291,11 @@ impl Observation {
         if !(200..300).contains(&status) {
             return;
         }
-        let encoding = match meta
-            .content_encoding
-            .map(|v| {
-                std::str::from_utf8(v)
-                    .unwrap_or("?")
-                    .trim()
-                    .to_ascii_lowercase()
-            })
-            .as_deref()
-        {
-            None | Some("identity") | Some("") => Encoding::Identity,
-            // Whole JSON bodies only: streams are parsed as they pass.
-            Some("gzip") | Some("x-gzip") if !sse && !gemini_stream => Encoding::Gzip,
-            Some("deflate") if !sse && !gemini_stream => Encoding::Deflate,
+        // Whole JSON bodies are decoded (bounded) on the copy; streams are
+        // parsed as they pass, so a compressed one is not read.
+        let codings = match meta.content_encoding.map(Codings::parse) {
+            None => Codings::default(),
+            Some(Ok(codings)) if codings.is_identity() || !(sse || gemini_stream) => codings,
             Some(_) => {
                 self.sinks.metrics.unparsed_response("compressed");
                 return;
@@ -327,7 +315,7 @@ impl Observation {
             Parse::Buffer {
                 buf: Vec::with_capacity(hint.min(parse_limit)),
                 limit: parse_limit,
-                encoding,
+                codings,
             }
         };
     }
@@ -548,14 +536,21 @@ fn response_view(sinks: &Sinks, dialect: Option<Dialect>, parse: Parse) -> Optio
         Parse::Buffer {
             buf,
             limit,
-            encoding,
+            codings,
         } => {
             let dialect = dialect?;
-            let buf = match decode(buf, encoding, limit) {
-                Ok(buf) => buf,
-                Err(reason) => {
-                    sinks.metrics.unparsed_response(reason);
-                    return None;
+            let buf = if codings.is_identity() {
+                buf
+            } else {
+                match codings.decode(&buf, limit) {
+                    Ok(buf) => buf,
+                    Err(e) => {
+                        sinks.metrics.unparsed_response(match e.kind {
+                            CodingErrorKind::TooLarge => "too_large",
+                            _ => "invalid",
+                        });
+                        return None;
+                    }
                 }
             };
             match guard(|| toolwarden_wire::response_view(dialect, &buf)) {
@@ -574,52 +569,5 @@ fn response_view(sinks: &Sinks, dialect: Option<Dialect>, parse: Parse) -> Optio
             sinks.metrics.unparsed_response("parser_error");
             None
         }
-    }
-}
-
-/// Undo a whole-body `content-encoding` on the gateway's copy, at most
-/// `limit` bytes of output.
-fn decode(buf: Vec<u8>, encoding: Encoding, limit: usize) -> Result<Vec<u8>, &'static str> {
-    use std::io::Read;
-    let mut out = Vec::with_capacity(buf.len().saturating_mul(4).min(limit));
-    let cap = u64::try_from(limit).unwrap_or(u64::MAX).saturating_add(1);
-    let read = match encoding {
-        Encoding::Identity => return Ok(buf),
-        Encoding::Gzip => flate2::read::MultiGzDecoder::new(&buf[..])
-            .take(cap)
-            .read_to_end(&mut out),
-        Encoding::Deflate => flate2::read::ZlibDecoder::new(&buf[..])
-            .take(cap)
-            .read_to_end(&mut out),
-    };
-    match read {
-        Ok(n) if n > limit => Err("too_large"),
-        Ok(_) => Ok(out),
-        Err(_) => Err("invalid"),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use std::io::Write;
-
-    use super::*;
-
-    #[test]
-    fn decodes_gzip_and_deflate_within_the_limit() {
-        let text = br#"{"id":"msg_1","content":[]}"#.repeat(10);
-        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-        gz.write_all(&text).unwrap();
-        let gz = gz.finish().unwrap();
-        assert_eq!(decode(gz.clone(), Encoding::Gzip, 1 << 20).unwrap(), text);
-        assert_eq!(decode(gz, Encoding::Gzip, 10), Err("too_large"));
-        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
-        z.write_all(&text).unwrap();
-        let z = z.finish().unwrap();
-        assert_eq!(decode(z, Encoding::Deflate, 1 << 20).unwrap(), text);
-        assert_eq!(
-            decode(b"not gzip".to_vec(), Encoding::Gzip, 100),
-            Err("invalid")
-        );
     }
 }

@@ -74,6 +74,11 @@ impl ReadBody {
         })
     }
 
+    /// No view: the body could not be read (`reason`).
+    pub fn unreadable(reason: String) -> ReadBody {
+        ReadBody::new(Bytes::new(), |_| Err(reason))
+    }
+
     /// The view and the pairing defects, from one pass
     /// (`toolwarden_wire::inspect`). A body whose pairing cannot be
     /// read has no defects to report: it is forwarded as it came.

@@ -8,13 +8,36 @@
 
 use http::{HeaderMap, HeaderName, header};
 
-/// Prepare the client's headers for the upstream request, in place.
-pub fn for_upstream(headers: &mut HeaderMap, body_changed: bool) {
+use super::Forwarded;
+
+/// Prepare the client's headers for the upstream request, in place: a
+/// body the gateway changed gets a new length, and a body it decoded from
+/// the client's content coding goes without `content-encoding`.
+pub fn for_upstream(headers: &mut HeaderMap, forwarded: Forwarded) {
     strip_hop_by_hop(headers);
     headers.remove(header::HOST);
-    if body_changed {
+    if forwarded != Forwarded::AsSent {
         headers.remove(header::CONTENT_LENGTH);
     }
+    if forwarded == Forwarded::RepairedDecoded {
+        headers.remove(header::CONTENT_ENCODING);
+    }
+}
+
+/// The request's `content-encoding`, its lines joined as one list (`None`
+/// without one).
+pub fn content_encoding(headers: &HeaderMap) -> Option<Vec<u8>> {
+    let mut joined: Option<Vec<u8>> = None;
+    for value in headers.get_all(header::CONTENT_ENCODING) {
+        match &mut joined {
+            None => joined = Some(value.as_bytes().to_vec()),
+            Some(list) => {
+                list.extend_from_slice(b", ");
+                list.extend_from_slice(value.as_bytes());
+            }
+        }
+    }
+    joined
 }
 
 /// Prepare the upstream's response headers for the client, in place.
@@ -96,8 +119,9 @@ mod tests {
             ("anthropic-beta", "a"),
             ("anthropic-beta", "b"),
             ("content-length", "12"),
+            ("content-encoding", "zstd"),
         ]);
-        for_upstream(&mut h, false);
+        for_upstream(&mut h, Forwarded::AsSent);
         let mut names: Vec<&str> = h.keys().map(|k| k.as_str()).collect();
         names.sort();
         assert_eq!(
@@ -106,12 +130,26 @@ mod tests {
                 "anthropic-beta",
                 "anthropic-version",
                 "authorization",
+                "content-encoding",
                 "content-length",
                 "x-api-key",
             ]
         );
         assert_eq!(h.get_all("anthropic-beta").iter().count(), 2);
-        for_upstream(&mut h, true);
+        for_upstream(&mut h, Forwarded::Repaired);
         assert!(h.get("content-length").is_none());
+        assert_eq!(h["content-encoding"], "zstd");
+        for_upstream(&mut h, Forwarded::RepairedDecoded);
+        assert!(h.get("content-encoding").is_none());
+    }
+
+    #[test]
+    fn content_encoding_lines_join_into_one_list() {
+        let mut h = HeaderMap::new();
+        assert_eq!(content_encoding(&h), None);
+        h.append("content-encoding", "gzip".parse().unwrap());
+        assert_eq!(content_encoding(&h).as_deref(), Some(&b"gzip"[..]));
+        h.append("content-encoding", "br".parse().unwrap());
+        assert_eq!(content_encoding(&h).as_deref(), Some(&b"gzip, br"[..]));
     }
 }

@@ -29,7 +29,7 @@ use bytes::Bytes;
 use http::{HeaderValue, Request, Response, header};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
-use toolwarden_wire::Dialect;
+use toolwarden_wire::{Dialect, coding::Codings};
 
 use crate::{
     RepairMode,
@@ -85,9 +85,10 @@ pub async fn handle(
             return error_response(provider, &err);
         }
     };
-    let mut outbound = Outbound::prepare(&shared, &route, base, body);
+    let content_encoding = headers::content_encoding(&parts.headers);
+    let mut outbound = Outbound::prepare(&shared, &route, base, body, content_encoding.as_deref());
 
-    headers::for_upstream(&mut parts.headers, outbound.changes > 0);
+    headers::for_upstream(&mut parts.headers, outbound.forwarded);
     let path_and_query = parts.uri.path_and_query().map_or("/", |pq| pq.as_str());
     let uri = match upstream.uri_for(path_and_query) {
         Ok(uri) => uri,
@@ -201,11 +202,25 @@ pub(crate) fn too_large(shared: &Shared, host: &str) -> ProxyError {
     )
 }
 
+/// What the gateway forwards in place of the client's body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Forwarded {
+    /// The client's bytes, as they came.
+    AsSent,
+    /// A repaired body (the client's had no content coding).
+    Repaired,
+    /// A repaired body decoded from the client's content coding: it goes
+    /// without `content-encoding` (every provider reads plain JSON).
+    RepairedDecoded,
+}
+
 /// A request with its whole body, checked and ready for the upstream: the
 /// same steps whichever HTTP path carries it.
 pub(crate) struct Outbound {
     /// The body to send upstream (repaired or the client's).
     pub forward: Bytes,
+    /// What `forward` is.
+    pub forwarded: Forwarded,
     /// Repair changes applied to it.
     pub changes: usize,
     /// The observation that follows the response.
@@ -220,6 +235,9 @@ pub(crate) struct Outbound {
 /// the request is on its way.
 enum Reading {
     Done(ReadBody),
+    /// The body could not be decoded from its content coding: it goes as
+    /// it came, counted as unparsed.
+    Unreadable(String),
     /// `check`: `report` mode, whose pairing check waits too.
     Later {
         body: Bytes,
@@ -229,31 +247,47 @@ enum Reading {
 
 impl Outbound {
     /// Check the pairing (repairing in `fix` mode) and start observing.
+    /// A body in a content coding (`content_encoding`, the client's header)
+    /// is read from a decoded copy; the client's bytes go upstream unless a
+    /// repair must change them.
     pub(crate) fn prepare(
         shared: &Arc<Shared>,
         route: &ProxyRoute,
         mut base: RequestBase,
         body: Bytes,
+        content_encoding: Option<&[u8]>,
     ) -> Outbound {
         let started = Instant::now();
         let mode = shared.config.repair;
-        let (forward, changes, reading) = match route.dialect {
-            Some(dialect) if mode == RepairMode::Fix => {
-                let (read, defects) = ReadBody::inspect(dialect, body.clone());
-                let (forward, changes) = if defects.is_empty() {
-                    (body, 0)
+        let decoded = match (route.dialect, content_encoding) {
+            (Some(_), Some(value)) => decode(shared, value, &body),
+            _ => Ok(None),
+        };
+        let (forward, forwarded, changes, reading) = match (route.dialect, decoded) {
+            (Some(_), Err(reason)) => (body, Forwarded::AsSent, 0, Reading::Unreadable(reason)),
+            (Some(dialect), Ok(decoded)) if mode == RepairMode::Fix => {
+                let readable = decoded.clone().unwrap_or_else(|| body.clone());
+                let (read, defects) = ReadBody::inspect(dialect, readable.clone());
+                let repaired = if defects.is_empty() {
+                    None
                 } else {
-                    repair(shared, dialect, body, &mut base.repairs)
+                    repair(shared, dialect, &readable, &mut base.repairs)
                 };
-                (forward, changes, Reading::Done(read))
+                match repaired {
+                    Some((repaired, n)) if decoded.is_some() => {
+                        (repaired, Forwarded::RepairedDecoded, n, Reading::Done(read))
+                    }
+                    Some((repaired, n)) => (repaired, Forwarded::Repaired, n, Reading::Done(read)),
+                    None => (body, Forwarded::AsSent, 0, Reading::Done(read)),
+                }
             }
-            _ => {
+            (_, decoded) => {
                 let check = mode == RepairMode::Report;
                 let reading = Reading::Later {
-                    body: body.clone(),
+                    body: decoded.ok().flatten().unwrap_or_else(|| body.clone()),
                     check,
                 };
-                (body, 0, reading)
+                (body, Forwarded::AsSent, 0, reading)
             }
         };
         let facts = route.dialect.map(|dialect| request::RequestFacts {
@@ -268,6 +302,7 @@ impl Outbound {
         observation.add_overhead(started.elapsed());
         Outbound {
             forward,
+            forwarded,
             changes,
             observation,
             reading,
@@ -295,6 +330,7 @@ impl Outbound {
             let started = Instant::now();
             let read = match reading {
                 Reading::Done(read) => read,
+                Reading::Unreadable(reason) => ReadBody::unreadable(reason),
                 // `report` forwards the client's bytes unchanged, so its
                 // check need not delay the upstream write.
                 Reading::Later { body, check: true } => {
@@ -363,15 +399,16 @@ async fn find_continued_session(shared: &Shared, read: &ReadBody) {
 }
 
 /// `fix` mode, defects found: the repaired body to forward and how many
-/// changes were applied; `repairs` gets one defect name per change. A body
-/// the repair cannot handle (or a parser bug) goes as it came.
+/// changes were applied (`repairs` gets one defect name per change); `None`
+/// when nothing changed. A body the repair cannot handle (or a parser bug)
+/// goes as it came.
 fn repair(
     shared: &Shared,
     dialect: Dialect,
-    body: Bytes,
+    body: &[u8],
     repairs: &mut Vec<String>,
-) -> (Bytes, usize) {
-    match guard(|| toolwarden_wire::repair(dialect, &body)) {
+) -> Option<(Bytes, usize)> {
+    match guard(|| toolwarden_wire::repair(dialect, body)) {
         Ok(Ok(repaired)) if repaired.is_changed() => {
             for change in &repaired.changes {
                 let defect = change.defect.as_str();
@@ -379,10 +416,26 @@ fn repair(
                 repairs.push(defect.to_string());
             }
             let n = repaired.changes.len();
-            (Bytes::from(repaired.body.into_owned()), n)
+            Some((Bytes::from(repaired.body.into_owned()), n))
         }
-        _ => (body, 0),
+        _ => None,
     }
+}
+
+/// The request body decoded from its content coding (`value`, the
+/// client's `content-encoding`) for reading: `None` when it has none, an
+/// error (unsupported coding, corrupt, decoded larger than
+/// `max_request_bytes`) when the gateway cannot read it.
+fn decode(shared: &Shared, value: &[u8], body: &[u8]) -> Result<Option<Bytes>, String> {
+    let limit = shared.config.max_request_bytes;
+    let decoded = guard(|| {
+        let codings = Codings::parse(value)?;
+        if codings.is_identity() {
+            return Ok(None);
+        }
+        codings.decode(body, limit).map(|b| Some(Bytes::from(b)))
+    })?;
+    decoded.map_err(|e| format!("request body: {e}"))
 }
 
 /// 32 hex digits: the arrival time in ms (12) then 80 random bits (20).

@@ -42,6 +42,24 @@ content-length: 7\r\n\r\n"
 }
 
 #[test]
+fn content_encoding_lines_are_found_and_can_be_removed() {
+    let raw = b"POST /v1/responses HTTP/1.1\r\nContent-Encoding: gzip\r\nx-a: 1\r\n\
+content-encoding: zstd\r\nContent-Length: 0\r\nx-b: 2\r\n\r\n";
+    let mut head = fast(raw);
+    let ce = head.content_encoding.take().expect("content-encoding");
+    assert_eq!(ce.value, b"gzip, zstd");
+    let kept = String::from_utf8(head.upstream_head.clone()).unwrap();
+    assert!(kept.contains("Content-Encoding: gzip\r\nx-a: 1\r\ncontent-encoding: zstd\r\n"));
+    ce.remove_from(&mut head.upstream_head);
+    assert_eq!(
+        String::from_utf8(head.upstream_head).unwrap(),
+        "POST /prefix/v1/responses HTTP/1.1\r\nhost: 127.0.0.1:9100\r\nx-a: 1\r\nx-b: 2\r\n"
+    );
+    let plain = fast(b"POST /v1/responses HTTP/1.1\r\nContent-Length: 0\r\n\r\n");
+    assert!(plain.content_encoding.is_none());
+}
+
+#[test]
 fn other_requests_are_left_to_hyper() {
     for raw in [
         &b"GET /v1/models HTTP/1.1\r\n\r\n"[..],

@@ -1,0 +1,243 @@
+//! Compressed bodies. The Codex CLI sends its Responses API requests as
+//! `content-encoding: zstd`, and providers may compress their answers. The
+//! gateway reads a decoded copy and forwards the client's bytes as they
+//! came, unless it must repair the conversation. A body it cannot decode
+//! goes as it came and counts as unparsed.
+
+use std::io::Write;
+
+use bytes::Bytes;
+use http::Method;
+use toolwarden_mock_provider::{MockOptions, RawResponse, Scripted};
+use toolwarden_wire::Dialect;
+
+use super::{
+    convo::{Convo, Kind},
+    support::{Harness, Reply, metric, send},
+};
+
+/// An encoder of one content coding.
+type Encode = fn(&[u8]) -> Vec<u8>;
+
+fn zstd(data: &[u8]) -> Vec<u8> {
+    ruzstd::encoding::compress_to_vec(data, ruzstd::encoding::CompressionLevel::Fastest)
+}
+
+fn gzip(data: &[u8]) -> Vec<u8> {
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    e.write_all(data).unwrap();
+    e.finish().unwrap()
+}
+
+fn zlib(data: &[u8]) -> Vec<u8> {
+    let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
+    e.write_all(data).unwrap();
+    e.finish().unwrap()
+}
+
+fn br(data: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let params = brotli::enc::BrotliEncoderParams::default();
+    brotli::BrotliCompress(&mut &data[..], &mut out, &params).unwrap();
+    out
+}
+
+/// `convo` as it stands, its body encoded with `coding` (`encode`).
+async fn send_encoded(
+    h: &Harness,
+    convo: &Convo,
+    base: &str,
+    coding: &str,
+    encode: Encode,
+) -> (Reply, Vec<u8>) {
+    let body = encode(&serde_json::to_vec(&convo.body).unwrap());
+    let mut headers = convo.headers();
+    headers.push(("content-encoding", coding.to_string()));
+    let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let reply = send(
+        &h.client,
+        Method::POST,
+        convo.url(base),
+        &headers,
+        body.clone(),
+    )
+    .await;
+    (reply, body)
+}
+
+fn dialect(kind: Kind) -> Dialect {
+    match kind {
+        Kind::Anthropic => Dialect::Anthropic,
+        Kind::Chat => Dialect::OpenAiChat,
+        Kind::Responses => Dialect::OpenAiResponses,
+        Kind::Gemini => Dialect::Gemini,
+    }
+}
+
+/// As the Codex CLI talks: every turn zstd-compressed. The results are
+/// read and counted (once, though the next turn resends them), and the
+/// mock gets the very bytes the client sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn zstd_conversations_are_counted_and_forwarded_as_sent() {
+    let opts = MockOptions {
+        calls_per_reply: 2,
+        ..MockOptions::default()
+    };
+    let mut h = Harness::with(opts, |_| {}).await;
+    let mut convo = Convo::new(Kind::Responses, false, Some("codex-zstd"));
+    for round in 0..2 {
+        if round > 0 {
+            convo.user("And the return flight?");
+        }
+        let (r, _) = send_encoded(&h, &convo, &h.gw(), "zstd", zstd).await;
+        assert_eq!(r.status, 200, "{}", r.text());
+        let calls = convo.calls(&r);
+        assert_eq!(calls.len(), 2, "{}", r.text());
+        convo.assistant_calls(&calls);
+        convo.results(
+            &calls,
+            &[
+                (false, "Flight TP123 found: departs 09:05, 189 EUR"),
+                (
+                    true,
+                    "Error: seat 12A is no longer available for flight TP123",
+                ),
+            ],
+        );
+        h.mock.take_received();
+        let (r, sent) = send_encoded(&h, &convo, &h.gw(), "zstd", zstd).await;
+        assert_eq!(r.status, 200, "{}", r.text());
+        assert!(r.header("x-toolwarden-repaired").is_none());
+        let got = h.mock.take_received();
+        assert_eq!(got.len(), 1);
+        assert_eq!(
+            got[0].body, sent,
+            "the client's compressed bytes go upstream"
+        );
+        assert_eq!(got[0].headers["content-encoding"], "zstd");
+        convo.assistant_text("Done.");
+    }
+    let m = h.metrics().await;
+    assert_eq!(metric(&m, "toolwarden_unparsed_requests_total", &[]), 0.0);
+    let stats = h.finish().await;
+    let book = stats.tools.iter().find(|t| t.tool == "book").expect("book");
+    let lookup = stats
+        .tools
+        .iter()
+        .find(|t| t.tool == "lookup")
+        .expect("lookup");
+    assert_eq!((book.calls, book.failures), (2, 2), "{:?}", stats.tools);
+    assert_eq!((lookup.calls, lookup.failures), (2, 0), "{:?}", stats.tools);
+    assert_eq!(stats.requests.total, 4);
+}
+
+/// A compressed conversation with a call left unanswered: the provider
+/// rejects it; through the gateway it is repaired and sent as plain JSON
+/// (without `content-encoding`), and accepted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compressed_conversations_are_repaired_as_plain_json() {
+    let codings: [(Kind, &str, Encode); 4] = [
+        (Kind::Anthropic, "gzip", gzip),
+        (Kind::Chat, "br", br),
+        (Kind::Responses, "zstd", zstd),
+        (Kind::Gemini, "deflate", zlib),
+    ];
+    for (kind, coding, encode) in codings {
+        let h = Harness::start().await;
+        let mut convo = Convo::new(kind, false, Some(&format!("repair-{coding}")));
+        let r = convo.send(&h.client, &h.direct()).await;
+        let calls = convo.calls(&r);
+        assert_eq!(calls.len(), 1, "{kind:?}: {}", r.text());
+        convo.assistant_calls(&calls);
+        convo.user("Never mind that, what is the weather in Lisbon?");
+
+        let (direct, _) = send_encoded(&h, &convo, &h.direct(), coding, encode).await;
+        assert_eq!(direct.status, 400, "{kind:?}: {}", direct.text());
+
+        h.mock.take_received();
+        let (r, _) = send_encoded(&h, &convo, &h.gw(), coding, encode).await;
+        assert_eq!(r.status, 200, "{kind:?} {coding}: {}", r.text());
+        let changes: u64 = r
+            .header("x-toolwarden-repaired")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("{kind:?}: no x-toolwarden-repaired"));
+        assert!(changes >= 1);
+        let got = h.mock.take_received();
+        assert_eq!(got.len(), 1);
+        assert!(
+            !got[0].headers.contains_key("content-encoding"),
+            "{kind:?}: the repaired body is plain JSON"
+        );
+        let defects = toolwarden_wire::validate(dialect(kind), &got[0].body)
+            .unwrap_or_else(|e| panic!("{kind:?}: {e}"));
+        assert!(defects.is_empty(), "{kind:?}: {defects:?}");
+        assert_eq!(
+            got[0].headers["content-length"],
+            got[0].body.len().to_string()
+        );
+    }
+}
+
+/// A body the gateway cannot decode (a coding it does not know, a corrupt
+/// one) goes upstream as it came, the provider's answer comes back as it
+/// is, and the request counts as unparsed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn undecodable_bodies_go_as_they_came() {
+    let h = Harness::start().await;
+    let convo = Convo::new(Kind::Responses, false, Some("bad-coding"));
+    let corrupt = |data: &[u8]| {
+        let mut z = zstd(data);
+        let n = z.len();
+        z.truncate(n / 2);
+        z
+    };
+    let cases: [(&str, Encode); 2] = [("compress", gzip), ("zstd", corrupt)];
+    for (i, (coding, encode)) in cases.into_iter().enumerate() {
+        let (direct, _) = send_encoded(&h, &convo, &h.direct(), coding, encode).await;
+        h.mock.take_received();
+        let (r, sent) = send_encoded(&h, &convo, &h.gw(), coding, encode).await;
+        assert_eq!(r.status, 400, "{coding}: {}", r.text());
+        assert_eq!(r.body, direct.body, "{coding}: the provider's answer");
+        let got = h.mock.take_received();
+        assert_eq!(got[0].body, sent, "{coding}: forwarded as it came");
+        assert_eq!(got[0].headers["content-encoding"], coding);
+        let unparsed = (i + 1) as f64;
+        let m = h
+            .metrics_when(|m| metric(m, "toolwarden_unparsed_requests_total", &[]) >= unparsed)
+            .await;
+        assert_eq!(
+            metric(&m, "toolwarden_unparsed_requests_total", &[]),
+            unparsed
+        );
+    }
+}
+
+/// A JSON response in zstd or br reaches the client as it came, and its
+/// tool calls are read from a decoded copy.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compressed_responses_are_read() {
+    let mut h = Harness::start().await;
+    let convo = Convo::new(Kind::Chat, false, Some("compressed-replies"));
+    let plain = convo.send(&h.client, &h.direct()).await;
+    assert_eq!(convo.calls(&plain).len(), 1, "{}", plain.text());
+    let codings: [(&str, Encode); 2] = [("zstd", zstd), ("br", br)];
+    for (coding, encode) in codings {
+        let body = Bytes::from(encode(&plain.body));
+        h.mock.push_response(Scripted::Raw(RawResponse {
+            status: 200,
+            headers: vec![
+                ("content-type".into(), "application/json".into()),
+                ("content-encoding".into(), coding.into()),
+            ],
+            chunks: vec![body.clone()],
+            delay: std::time::Duration::ZERO,
+        }));
+        let r = convo.send(&h.client, &h.gw()).await;
+        assert_eq!(r.status, 200);
+        assert_eq!(r.header("content-encoding"), Some(coding));
+        assert_eq!(r.body, body, "{coding}: the client gets the bytes as sent");
+    }
+    let stats = h.finish().await;
+    let calls: u64 = stats.tools.iter().map(|t| t.calls).sum();
+    assert_eq!(calls, 2, "{:?}", stats.tools);
+}
