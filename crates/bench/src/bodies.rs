@@ -151,6 +151,32 @@ pub fn chat(texts: &[String], stream: bool) -> Vec<u8> {
     sized(build, texts)
 }
 
+/// A Responses API request as the Codex CLI sends it: four `function_call`
+/// items answered by four `function_call_output` items (the last an
+/// `Error: …`), `store: false`.
+pub fn responses(texts: &[String]) -> Vec<u8> {
+    let build = |contents: &[String]| {
+        let mut input =
+            vec![json!({"role":"user","content":"Read the modules and summarise them."})];
+        for i in 0..CALLS {
+            input.push(json!({"type":"function_call","call_id":format!("{ID_MARK}{ID_BLANK}_{i}"),"name":"read_file","arguments":format!("{{\"path\":\"src/mod{i}.rs\"}}")}));
+        }
+        for (i, c) in contents.iter().enumerate() {
+            let output = if i + 1 == CALLS {
+                format!("Error: permission denied reading src/mod{i}.rs\n{c}")
+            } else {
+                c.clone()
+            };
+            input.push(json!({"type":"function_call_output","call_id":format!("{ID_MARK}{ID_BLANK}_{i}"),"output":output}));
+        }
+        let body = json!({"model":"gpt-5-codex","instructions":"You are a coding agent.",
+            "store": false, "input": input,
+            "tools":[{"type":"function","name":"read_file","parameters":{"type":"object"}}]});
+        serde_json::to_vec(&body).unwrap_or_default()
+    };
+    sized(build, texts)
+}
+
 /// Build once to measure the envelope, then fill the contents to size.
 fn sized(build: impl Fn(&[String]) -> Vec<u8>, texts: &[String]) -> Vec<u8> {
     let empty = vec![String::new(); CALLS];

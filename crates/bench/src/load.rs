@@ -12,6 +12,9 @@ use hyper::client::conn::http1::{self, SendRequest};
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 
+/// A content coding's encoder.
+pub type Encode = fn(&[u8]) -> Vec<u8>;
+
 /// One request shape: path, headers and body.
 #[derive(Debug, Clone)]
 pub struct Shape {
@@ -20,6 +23,9 @@ pub struct Shape {
     pub body: Bytes,
     /// Where the session part of the call ids goes ([`crate::bodies::id_slots`]).
     pub id_slots: Vec<usize>,
+    /// A content coding applied to each body as it is sent (outside the
+    /// timed part), named in the shape's headers.
+    pub encode: Option<Encode>,
 }
 
 impl Shape {
@@ -29,12 +35,29 @@ impl Shape {
             headers,
             id_slots: crate::bodies::id_slots(&body),
             body: Bytes::from(body),
+            encode: None,
         }
+    }
+
+    /// The same shape with each body compressed by `encode`, sent with
+    /// `content-encoding: coding`.
+    pub fn encoded(mut self, coding: &'static str, encode: Encode) -> Shape {
+        self.headers.push(("content-encoding", coding.to_string()));
+        self.encode = Some(encode);
+        self
     }
 
     /// The body with the call ids of `session` (the same for every request
     /// of a session, so later turns resend the same results).
     fn body_for(&self, session: Option<&str>) -> Bytes {
+        let plain = self.plain_body_for(session);
+        match self.encode {
+            Some(encode) => Bytes::from(encode(&plain)),
+            None => plain,
+        }
+    }
+
+    fn plain_body_for(&self, session: Option<&str>) -> Bytes {
         let Some(session) = session.filter(|_| !self.id_slots.is_empty()) else {
             return self.body.clone();
         };

@@ -11,6 +11,8 @@
 //!   cost of the old eager view) and with the new results read (`read
 //!   new`, what the gateway does on a turn it has not seen);
 //! - the pairing check (`validate`) of the same body vs the same baseline;
+//! - the same body compressed (zstd as the Codex CLI sends it, gzip):
+//!   decoded alone (`dec`) and decoded then inspected (`+insp`);
 //! - stream parser on a recorded stream repeated to 10 MB vs the same SSE
 //!   framing with every `data:` line parsed into a `Value`.
 //!
@@ -22,7 +24,9 @@ use std::{
     time::{Duration, Instant},
 };
 
-use toolwarden_wire::{Detector, Dialect, StreamParser, request_view, sse::SseFramer};
+use toolwarden_wire::{
+    Detector, Dialect, StreamParser, coding::Codings, request_view, sse::SseFramer,
+};
 
 /// (name, dialect, corpus file): request bodies.
 const REQUEST_CASES: &[(&str, Dialect, &str)] = &[
@@ -246,6 +250,44 @@ fn main() {
             black_box((i.view.is_ok(), i.defects.map(|d| d.len()).ok()));
         });
         row(name, "inspect", t, body.len(), 1.0);
+        // A compressed body (the Codex CLI sends zstd; others gzip):
+        // decoded, then inspected — what the gateway runs before
+        // forwarding it in `fix` mode. Same baseline: a `Value` parse of
+        // the plain bytes.
+        let encoded = [
+            (
+                "zstd",
+                ruzstd::encoding::compress_to_vec(
+                    &body[..],
+                    ruzstd::encoding::CompressionLevel::Fastest,
+                ),
+            ),
+            ("gzip", {
+                use std::io::Write;
+                let mut e =
+                    flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+                e.write_all(&body).expect("gzip");
+                e.finish().expect("gzip")
+            }),
+        ];
+        for (coding, bytes) in &encoded {
+            let codings = Codings::parse(coding.as_bytes()).expect("known coding");
+            let t = pair(&|| {
+                let plain = codings
+                    .decode(black_box(bytes), usize::MAX)
+                    .expect("decodes");
+                black_box(plain.len());
+            });
+            row(name, &format!("{coding} dec"), t, body.len(), 0.0);
+            let t = pair(&|| {
+                let plain = codings
+                    .decode(black_box(bytes), usize::MAX)
+                    .expect("decodes");
+                let i = toolwarden_wire::inspect(dialect, &plain);
+                black_box((i.view.is_ok(), i.defects.map(|d| d.len()).ok()));
+            });
+            row(name, &format!("{coding}+insp"), t, body.len(), 0.0);
+        }
     }
     for &(name, dialect, file, recording) in STREAM_CASES {
         if !name.contains(&only) {
