@@ -141,6 +141,8 @@ async fn body_of(response: http::Response<hyper::body::Incoming>) -> Bytes {
 }
 
 const CHAT: &str = r#"{"model":"m","messages":[{"role":"user","content":"hi"}]}"#;
+const MESSAGES: &str =
+    r#"{"model":"m","max_tokens":8,"stream":true,"messages":[{"role":"user","content":"hi"}]}"#;
 
 #[tokio::test]
 async fn keep_alive_reuses_connections_and_hyper_takes_over_mid_connection() {
@@ -335,6 +337,87 @@ async fn a_compressed_chunked_body_is_repaired_as_plain_json() {
     );
     let defects = toolwarden_wire::validate(toolwarden_wire::Dialect::OpenAiChat, &body).unwrap();
     assert!(defects.is_empty(), "{defects:?}");
+}
+
+/// On hyper's path (a chunked request), a gzip stream that breaks midway
+/// reaches the client cut off as it broke, with no plain error event after
+/// the compressed bytes; a plain stream still gets its error event.
+#[tokio::test]
+async fn a_broken_compressed_stream_gets_no_appended_event_on_hypers_path() {
+    use std::io::Write;
+
+    let sse = b"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"model\":\"m\",\"content\":[]}}\n\n";
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(sse).unwrap();
+    let gz: &'static [u8] = Box::leak(gz.finish().unwrap().into_boxed_slice());
+    let half = &gz[..gz.len() / 2];
+    let chunk_head: &'static [u8] = Box::leak(
+        format!("{:x}\r\n", half.len())
+            .into_bytes()
+            .into_boxed_slice(),
+    );
+    let plain_head: &'static [u8] = Box::leak(
+        format!("{:x}\r\n", sse.len())
+            .into_bytes()
+            .into_boxed_slice(),
+    );
+    let sse: &'static [u8] = Box::leak(sse.to_vec().into_boxed_slice());
+    let up = raw_upstream(Arc::new(move |n| {
+        let coding: &'static [u8] = if n == 0 {
+            b"content-encoding: gzip\r\n"
+        } else {
+            b""
+        };
+        let (size, body) = if n == 0 {
+            (chunk_head, half)
+        } else {
+            (plain_head, sse)
+        };
+        (
+            vec![
+                &b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"[..],
+                coding,
+                b"transfer-encoding: chunked\r\n\r\n",
+                size,
+                body,
+                b"\r\n",
+            ],
+            true,
+        )
+    }))
+    .await;
+    let gw = gateway(up.addr).await;
+    for (n, expect_event) in [(0, false), (1, true)] {
+        let mut send = client(&gw).await;
+        let frames = futures_util::stream::iter(
+            [&MESSAGES[..10], &MESSAGES[10..]]
+                .map(|s| Ok::<_, std::io::Error>(Frame::data(Bytes::from(s)))),
+        );
+        let request = Request::post("/v1/messages")
+            .body(StreamBody::new(frames).boxed())
+            .unwrap();
+        let response = send.send_request(request).await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        let mut body = response.into_body();
+        let mut got = Vec::new();
+        let mut broken = false;
+        while let Some(frame) = body.frame().await {
+            match frame {
+                Ok(f) => got.extend_from_slice(f.data_ref().map_or(&[][..], |d| &d[..])),
+                Err(_) => {
+                    broken = true;
+                    break;
+                }
+            }
+        }
+        if expect_event {
+            let text = String::from_utf8_lossy(&got);
+            assert!(text.contains("event: error"), "{n}: {text}");
+        } else {
+            assert!(broken, "the compressed stream is cut off");
+            assert_eq!(got, half, "nothing after the compressed bytes");
+        }
+    }
 }
 
 #[tokio::test]

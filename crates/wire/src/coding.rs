@@ -12,6 +12,8 @@
 //!   `br`, in any list (applied in order, undone in reverse); `identity` and
 //!   an empty value mean none. Anything else is
 //!   [`CodingErrorKind::Unsupported`].
+//! - [`StreamDecoder`] decodes a body that arrives in pieces (SSE streams
+//!   in gzip, deflate or br), piece by piece, within a limit.
 //! - [`Codings::decode`] undoes them, refusing output past a limit
 //!   ([`CodingErrorKind::TooLarge`]: a small body that inflates without
 //!   bound is stopped there, not read to the end) and naming a corrupt body
@@ -193,13 +195,7 @@ fn decode_one(coding: Coding, input: &[u8], limit: usize) -> Result<Vec<u8>, Cod
             .read_to_end(&mut out)
             .map(drop),
         Coding::Deflate => {
-            // RFC 9110's `deflate` is zlib-wrapped; some clients send the
-            // raw stream. A zlib header is two bytes whose big-endian value
-            // is a multiple of 31 with compression method 8.
-            let zlib = input.len() >= 2
-                && input[0] & 0x0f == 8
-                && (u16::from(input[0]) << 8 | u16::from(input[1])) % 31 == 0;
-            if zlib {
+            if is_zlib(input) {
                 flate2::read::ZlibDecoder::new(input)
                     .take(cap)
                     .read_to_end(&mut out)
@@ -259,6 +255,153 @@ fn zstd(mut input: &[u8], out: &mut Vec<u8>, cap: u64) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Decodes a body that arrives in pieces — an SSE stream or a Gemini
+/// streamed array in gzip, deflate or br — as the pieces pass: what each
+/// piece decodes to is appended to the caller's buffer at once. zstd
+/// streams are not decoded here (a push decoder for zstd would need the
+/// whole of each block first; the gateway counts such streams unparsed).
+pub struct StreamDecoder {
+    inner: Inner,
+    /// Bytes decoded so far, and the most allowed.
+    decoded: u64,
+    limit: u64,
+}
+
+enum Inner {
+    Gzip(flate2::write::MultiGzDecoder<Vec<u8>>),
+    Zlib(flate2::write::ZlibDecoder<Vec<u8>>),
+    RawDeflate(flate2::write::DeflateDecoder<Vec<u8>>),
+    /// `deflate` before its first two bytes tell zlib from raw.
+    DeflateUndecided(Vec<u8>),
+    Brotli(Box<brotli_decompressor::DecompressorWriter<Vec<u8>>>),
+}
+
+impl std::fmt::Debug for StreamDecoder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let coding = match self.inner {
+            Inner::Gzip(_) => "gzip",
+            Inner::Zlib(_) | Inner::RawDeflate(_) | Inner::DeflateUndecided(_) => "deflate",
+            Inner::Brotli(_) => "br",
+        };
+        f.debug_struct("StreamDecoder")
+            .field("coding", &coding)
+            .field("decoded", &self.decoded)
+            .finish()
+    }
+}
+
+impl StreamDecoder {
+    /// A decoder for a body in `codings`: one of gzip, deflate and br
+    /// ([`CodingErrorKind::Unsupported`] for zstd or a list), giving at
+    /// most `limit` bytes in all.
+    pub fn new(codings: &Codings, limit: u64) -> Result<StreamDecoder, CodingError> {
+        let mut it = codings.iter();
+        let inner = match (it.next(), it.next()) {
+            (Some(Coding::Gzip), None) => {
+                Inner::Gzip(flate2::write::MultiGzDecoder::new(Vec::new()))
+            }
+            (Some(Coding::Deflate), None) => Inner::DeflateUndecided(Vec::new()),
+            (Some(Coding::Brotli), None) => Inner::Brotli(Box::new(
+                brotli_decompressor::DecompressorWriter::new(Vec::new(), 4096),
+            )),
+            _ => {
+                return Err(CodingError::new(
+                    CodingErrorKind::Unsupported,
+                    "a streamed body is decoded from gzip, deflate or br alone",
+                ));
+            }
+        };
+        Ok(StreamDecoder {
+            inner,
+            decoded: 0,
+            limit,
+        })
+    }
+
+    /// Decode `piece`, appending what it gives to `out`.
+    pub fn feed(&mut self, piece: &[u8], out: &mut Vec<u8>) -> Result<(), CodingError> {
+        use std::io::Write;
+        if let Inner::DeflateUndecided(head) = &mut self.inner {
+            head.extend_from_slice(piece);
+            if head.len() < 2 {
+                return Ok(());
+            }
+            let head = std::mem::take(head);
+            self.inner = if is_zlib(&head) {
+                Inner::Zlib(flate2::write::ZlibDecoder::new(Vec::new()))
+            } else {
+                Inner::RawDeflate(flate2::write::DeflateDecoder::new(Vec::new()))
+            };
+            return self.feed(&head, out);
+        }
+        let written = match &mut self.inner {
+            Inner::Gzip(d) => d.write_all(piece).and_then(|()| d.flush()),
+            Inner::Zlib(d) => d.write_all(piece).and_then(|()| d.flush()),
+            Inner::RawDeflate(d) => d.write_all(piece).and_then(|()| d.flush()),
+            Inner::Brotli(d) => d.write_all(piece).and_then(|()| d.flush()),
+            Inner::DeflateUndecided(_) => Ok(()),
+        };
+        self.take(out)?;
+        written.map_err(|e| self.invalid(e))
+    }
+
+    /// The body ended: what is left, and whether it ended where its coding
+    /// says ([`CodingErrorKind::Invalid`] for a cut-off stream).
+    pub fn finish(mut self, out: &mut Vec<u8>) -> Result<(), CodingError> {
+        let finished = match &mut self.inner {
+            Inner::Gzip(d) => d.try_finish(),
+            Inner::Zlib(d) => d.try_finish(),
+            Inner::RawDeflate(d) => d.try_finish(),
+            Inner::Brotli(d) => d.close(),
+            Inner::DeflateUndecided(head) => Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!("{} bytes", head.len()),
+            )),
+        };
+        self.take(out)?;
+        finished.map_err(|e| self.invalid(e))
+    }
+
+    /// Move what the decoder wrote into `out`, within the limit.
+    fn take(&mut self, out: &mut Vec<u8>) -> Result<(), CodingError> {
+        let buf = match &mut self.inner {
+            Inner::Gzip(d) => d.get_mut(),
+            Inner::Zlib(d) => d.get_mut(),
+            Inner::RawDeflate(d) => d.get_mut(),
+            Inner::Brotli(d) => d.get_mut(),
+            Inner::DeflateUndecided(_) => return Ok(()),
+        };
+        self.decoded = self.decoded.saturating_add(buf.len() as u64);
+        if self.decoded > self.limit {
+            buf.clear();
+            return Err(too_large(usize::try_from(self.limit).unwrap_or(usize::MAX)));
+        }
+        out.append(buf);
+        Ok(())
+    }
+
+    fn invalid(&self, e: io::Error) -> CodingError {
+        let coding = match self.inner {
+            Inner::Gzip(_) => "gzip",
+            Inner::Brotli(_) => "br",
+            _ => "deflate",
+        };
+        CodingError::new(
+            CodingErrorKind::Invalid,
+            format!("the stream is not valid {coding}: {e}"),
+        )
+    }
+}
+
+/// A zlib header: two bytes whose big-endian value is a multiple of 31,
+/// compression method 8 (RFC 1950). RFC 9110's `deflate` is zlib-wrapped;
+/// some senders use the raw stream.
+fn is_zlib(head: &[u8]) -> bool {
+    head.len() >= 2
+        && head[0] & 0x0f == 8
+        && (u16::from(head[0]) << 8 | u16::from(head[1])) % 31 == 0
 }
 
 #[cfg(test)]
@@ -410,8 +553,106 @@ mod tests {
         );
     }
 
+    /// `encoded` fed to a [`StreamDecoder`] in pieces cut at `cuts`.
+    fn stream(
+        name: &str,
+        encoded: &[u8],
+        cuts: &[usize],
+        limit: u64,
+    ) -> Result<Vec<u8>, CodingError> {
+        let mut d = StreamDecoder::new(&codings(name), limit)?;
+        let mut out = Vec::new();
+        let mut at = 0;
+        let mut points: Vec<usize> = cuts.iter().map(|c| c % (encoded.len() + 1)).collect();
+        points.sort_unstable();
+        for p in points.into_iter().chain([encoded.len()]) {
+            d.feed(&encoded[at..p], &mut out)?;
+            at = p;
+        }
+        d.finish(&mut out)?;
+        Ok(out)
+    }
+
+    const SSE: &[u8] = b"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"Bash\",\"input\":{}}}\n\n";
+
+    #[test]
+    fn a_stream_decodes_piece_by_piece() {
+        for (name, encoded) in [
+            ("gzip", gzip(SSE)),
+            ("deflate", zlib(SSE)),
+            ("deflate", raw_deflate(SSE)),
+            ("br", br(SSE)),
+        ] {
+            // One byte at a time: the first bytes give no output, and
+            // every piece's output is there as soon as it is fed.
+            let mut d = StreamDecoder::new(&codings(name), 1 << 20).unwrap();
+            let mut out = Vec::new();
+            for b in &encoded {
+                d.feed(std::slice::from_ref(b), &mut out).unwrap();
+            }
+            d.finish(&mut out).unwrap();
+            assert_eq!(out, SSE, "{name}");
+        }
+        // Output comes as the input does: all but the trailer (gzip's
+        // CRC and length, zlib's Adler-32) already gives the whole text.
+        for (name, encoded, trailer) in [("gzip", gzip(SSE), 8), ("deflate", zlib(SSE), 4)] {
+            let mut d = StreamDecoder::new(&codings(name), 1 << 20).unwrap();
+            let mut out = Vec::new();
+            d.feed(&encoded[..encoded.len() - trailer], &mut out)
+                .unwrap();
+            assert_eq!(out, SSE, "{name}");
+        }
+        // Two gzip members (as a server that flushes members per event).
+        let mut two = gzip(&SSE[..40]);
+        two.extend_from_slice(&gzip(&SSE[40..]));
+        assert_eq!(stream("gzip", &two, &[3, 50], 1 << 20).unwrap(), SSE);
+    }
+
+    #[test]
+    fn a_stream_names_what_it_cannot_decode() {
+        for name in ["zstd", "gzip, br", "identity"] {
+            let err = StreamDecoder::new(&codings(name), 10).unwrap_err();
+            assert_eq!(err.kind, CodingErrorKind::Unsupported, "{name}");
+        }
+        let encoded = gzip(SSE);
+        let cut = &encoded[..encoded.len() - 6];
+        let err = stream("gzip", cut, &[], 1 << 20).unwrap_err();
+        assert_eq!(err.kind, CodingErrorKind::Invalid, "{err}");
+        let err = stream("gzip", &gzip(&[b'x'; 100_000]), &[10], 1000).unwrap_err();
+        assert_eq!(err.kind, CodingErrorKind::TooLarge);
+        let err = stream("br", b"not brotli at all", &[4], 1000).unwrap_err();
+        assert_eq!(err.kind, CodingErrorKind::Invalid);
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(256))]
+
+        #[test]
+        fn streams_decode_the_same_in_any_pieces(
+            data in proptest::collection::vec(any::<u8>(), 0..4096),
+            cuts in proptest::collection::vec(any::<usize>(), 0..8),
+        ) {
+            for (name, encoded) in [
+                ("gzip", gzip(&data)),
+                ("deflate", zlib(&data)),
+                ("deflate", raw_deflate(&data)),
+                ("br", br(&data)),
+            ] {
+                prop_assert_eq!(stream(name, &encoded, &cuts, 1 << 20), Ok(data.clone()), "{}", name);
+            }
+        }
+
+        #[test]
+        fn any_stream_bytes_decode_or_fail_without_panic(
+            data in proptest::collection::vec(any::<u8>(), 0..2048),
+            cuts in proptest::collection::vec(any::<usize>(), 0..4),
+        ) {
+            for name in ["gzip", "deflate", "br"] {
+                if let Ok(out) = stream(name, &data, &cuts, 4096) {
+                    prop_assert!(out.len() <= 4096);
+                }
+            }
+        }
 
         #[test]
         fn round_trips(data in proptest::collection::vec(any::<u8>(), 0..4096)) {

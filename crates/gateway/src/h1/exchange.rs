@@ -160,7 +160,9 @@ pub(super) async fn run(
         shared.config.response_parse_limit,
     );
     observation.add_overhead(started.elapsed());
+    let encoded = proxy::headers::is_encoded(response.content_encoding.as_deref());
     let relay = Relay {
+        encoded,
         client: cx.client,
         pipelined: cx.pipelined,
         up,
@@ -276,6 +278,8 @@ pub(super) async fn reply_error(
 
 /// The response body on its way to the client.
 struct Relay<'a> {
+    /// The body is in a content coding: nothing can be appended to it.
+    encoded: bool,
     client: &'a mut TcpStream,
     pipelined: &'a mut BytesMut,
     up: UpstreamIo,
@@ -437,14 +441,15 @@ impl Relay<'_> {
     }
 
     /// The upstream broke midway: record it; end a re-chunked body with the
-    /// dialect's error event, else cut the connection (the client sees a
-    /// body shorter than its `content-length`).
+    /// dialect's error event, else (a `content-length` body, or one in a
+    /// content coding, where plain bytes cannot follow) cut the connection:
+    /// the client sees a body cut short.
     async fn broke(mut self, head: Option<Vec<u8>>, body: &Body, detail: &str) -> Outcome {
         let err = ProxyError::new(ProxyErrorKind::MidStream, self.upstream.host(), detail);
         tracing::warn!(error = %err, "upstream stream broke");
         self.observation.stream_failed(&err);
         self.observation.finish();
-        let can_append = matches!(body, Body::Chunked(_) | Body::Close);
+        let can_append = matches!(body, Body::Chunked(_) | Body::Close) && !self.encoded;
         let first = head.unwrap_or_default();
         if can_append {
             let event = stream_error_event(self.route.provider, self.route.dialect, &err);

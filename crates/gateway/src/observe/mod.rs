@@ -8,8 +8,9 @@
 //!   broken, or abandoned by the client — it records the response's tool
 //!   calls and one [`RequestRecord`], and updates the metrics. A JSON body
 //!   in a content coding (gzip, deflate, zstd, br: `toolwarden_wire::coding`)
-//!   is decoded (bounded) on the copy; other codings and compressed streams
-//!   are passed through unparsed and counted
+//!   is decoded (bounded) on the copy; a stream in gzip, deflate or br is
+//!   decoded piece by piece ahead of its parser; other codings (and zstd
+//!   streams) are passed through unparsed and counted
 //!   (`toolwarden_unparsed_responses_total{reason="compressed"}`).
 //!
 //! Recording never awaits on the request path: [`Recorder::record`] is a
@@ -36,7 +37,7 @@ use http::{HeaderMap, header};
 use tokio::sync::Notify;
 use toolwarden_wire::{
     Detector, Dialect, ResponseView, StreamParser,
-    coding::{CodingErrorKind, Codings},
+    coding::{CodingErrorKind, Codings, StreamDecoder},
 };
 
 use self::{
@@ -148,9 +149,22 @@ pub struct Observation {
     status: u16,
     streaming: bool,
     parse: Parse,
+    /// A compressed stream's decoder, ahead of `parse`.
+    decoding: Option<Box<Decoding>>,
     error: Option<String>,
     done: bool,
 }
+
+/// A compressed stream on its way to the parser.
+struct Decoding {
+    decoder: StreamDecoder,
+    /// What the last piece decoded to (reused).
+    plain: Vec<u8>,
+}
+
+/// Most bytes a compressed stream may decode to before the gateway stops
+/// reading it (the client still gets all of it).
+const MAX_STREAM_DECODED: u64 = 1 << 30;
 
 /// Unix time in milliseconds.
 pub fn now_ms() -> i64 {
@@ -242,6 +256,7 @@ impl Observation {
             status: 0,
             streaming: false,
             parse: Parse::Skip,
+            decoding: None,
             error: None,
             done: false,
         }
@@ -291,16 +306,31 @@ impl Observation {
         if !(200..300).contains(&status) {
             return;
         }
-        // Whole JSON bodies are decoded (bounded) on the copy; streams are
-        // parsed as they pass, so a compressed one is not read.
+        // Whole JSON bodies are decoded (bounded) on the copy once they
+        // end; a compressed stream (Anthropic gzips SSE for clients that
+        // accept it) is decoded piece by piece ahead of its parser.
         let codings = match meta.content_encoding.map(Codings::parse) {
             None => Codings::default(),
-            Some(Ok(codings)) if codings.is_identity() || !(sse || gemini_stream) => codings,
-            Some(_) => {
+            Some(Ok(codings)) => codings,
+            Some(Err(_)) => {
                 self.sinks.metrics.unparsed_response("compressed");
                 return;
             }
         };
+        if (sse || gemini_stream) && !codings.is_identity() {
+            match StreamDecoder::new(&codings, MAX_STREAM_DECODED) {
+                Ok(decoder) => {
+                    self.decoding = Some(Box::new(Decoding {
+                        decoder,
+                        plain: Vec::new(),
+                    }));
+                }
+                Err(_) => {
+                    self.sinks.metrics.unparsed_response("compressed");
+                    return;
+                }
+            }
+        }
         self.parse = if sse {
             Parse::Stream(Box::new(StreamParser::new(dialect)))
         } else if gemini_stream {
@@ -322,6 +352,49 @@ impl Observation {
 
     /// A chunk of the response body passed to the client.
     pub fn feed(&mut self, chunk: &[u8]) {
+        if matches!(self.parse, Parse::Skip) {
+            return;
+        }
+        let Some(decoding) = self.decoding.as_mut() else {
+            return self.feed_plain(chunk);
+        };
+        let mut plain = std::mem::take(&mut decoding.plain);
+        plain.clear();
+        match guard(|| decoding.decoder.feed(chunk, &mut plain)) {
+            Ok(Ok(())) => self.feed_plain(&plain),
+            _ => self.undecodable(),
+        }
+        if let Some(decoding) = self.decoding.as_mut() {
+            decoding.plain = plain;
+        }
+    }
+
+    /// The end of a compressed stream: what its decoder still holds.
+    fn finish_decoding(&mut self) {
+        let Some(decoding) = self.decoding.take() else {
+            return;
+        };
+        if matches!(self.parse, Parse::Skip) {
+            return;
+        }
+        let Decoding { decoder, mut plain } = *decoding;
+        plain.clear();
+        match guard(|| decoder.finish(&mut plain)) {
+            Ok(Ok(())) => self.feed_plain(&plain),
+            _ => self.undecodable(),
+        }
+    }
+
+    /// The stream is not valid in its coding (or decodes past the limit):
+    /// it is not read further.
+    fn undecodable(&mut self) {
+        self.sinks.metrics.unparsed_response("invalid");
+        self.parse = Parse::Skip;
+        self.decoding = None;
+    }
+
+    /// Plain bytes of the response body, for the parser.
+    fn feed_plain(&mut self, chunk: &[u8]) {
         let outcome = match &mut self.parse {
             Parse::Skip => return,
             Parse::Stream(parser) => guard(|| parser.feed(chunk)),
@@ -379,6 +452,7 @@ impl Observation {
         if std::mem::replace(&mut self.done, true) {
             return;
         }
+        self.finish_decoding();
         // Before `base` is taken: it names the dialect.
         let response = self.read_now_if_continued();
         let finished = Finished {

@@ -40,6 +40,15 @@ pub fn content_encoding(headers: &HeaderMap) -> Option<Vec<u8>> {
     joined
 }
 
+/// Whether a body with this `content-encoding` value is in a content
+/// coding (anything but none or `identity`): the gateway cannot append
+/// plain bytes (a stream's error event) to it.
+pub fn is_encoded(content_encoding: Option<&[u8]>) -> bool {
+    content_encoding.is_some_and(|v| {
+        toolwarden_wire::coding::Codings::parse(v).map_or(true, |c| !c.is_identity())
+    })
+}
+
 /// Prepare the upstream's response headers for the client, in place.
 pub fn for_client(headers: &mut HeaderMap) {
     strip_hop_by_hop(headers);

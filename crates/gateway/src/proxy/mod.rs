@@ -156,7 +156,15 @@ pub async fn handle(
         route.gemini_stream,
         shared.config.response_parse_limit,
     );
-    let can_append = !parts.headers.contains_key(header::CONTENT_LENGTH);
+    // A stream that breaks can end with the dialect's error event unless
+    // its length is fixed or it is compressed.
+    let can_append = !parts.headers.contains_key(header::CONTENT_LENGTH)
+        && !headers::is_encoded(
+            parts
+                .headers
+                .get(header::CONTENT_ENCODING)
+                .map(HeaderValue::as_bytes),
+        );
     observation.add_overhead(started.elapsed());
     let first = first_frame(&mut incoming).await;
     let tee = tee::TeeBody::new(

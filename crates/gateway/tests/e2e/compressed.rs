@@ -241,3 +241,97 @@ async fn compressed_responses_are_read() {
     let calls: u64 = stats.tools.iter().map(|t| t.calls).sum();
     assert_eq!(calls, 2, "{:?}", stats.tools);
 }
+
+/// `body` as a scripted streamed reply in `coding`, in five pieces.
+fn script_stream(h: &Harness, coding: &str, body: &[u8]) {
+    let step = body.len().div_ceil(5).max(1);
+    let chunks = body.chunks(step).map(Bytes::copy_from_slice).collect();
+    h.mock.push_response(Scripted::Raw(RawResponse {
+        status: 200,
+        headers: vec![
+            (
+                "content-type".into(),
+                "text/event-stream; charset=utf-8".into(),
+            ),
+            ("content-encoding".into(), coding.into()),
+        ],
+        chunks,
+        delay: std::time::Duration::from_millis(1),
+    }));
+}
+
+/// A streamed answer in gzip (Anthropic's API gzips SSE for clients that
+/// accept it), br or deflate: the client gets the compressed bytes as they
+/// came, and the gateway reads the tool calls as the pieces pass.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compressed_streams_are_read_as_they_pass() {
+    let mut h = Harness::start().await;
+    let cases: [(Kind, &str, Encode); 4] = [
+        (Kind::Anthropic, "gzip", gzip),
+        (Kind::Chat, "br", br),
+        (Kind::Responses, "deflate", zlib),
+        (Kind::Gemini, "gzip", gzip),
+    ];
+    for (kind, coding, encode) in cases {
+        let convo = Convo::new(kind, true, Some(&format!("stream-{coding}-{kind:?}")));
+        let plain = convo.send(&h.client, &h.direct()).await;
+        assert_eq!(convo.calls(&plain).len(), 1, "{kind:?}: {}", plain.text());
+        let body = encode(&plain.body);
+        script_stream(&h, coding, &body);
+        let r = convo.send(&h.client, &h.gw()).await;
+        assert_eq!(r.status, 200);
+        assert!(!r.broken, "{kind:?}");
+        assert_eq!(r.header("content-encoding"), Some(coding));
+        assert_eq!(r.body, body, "{kind:?}: the client gets the bytes as sent");
+    }
+    let m = h.metrics().await;
+    assert_eq!(metric(&m, "toolwarden_unparsed_responses_total", &[]), 0.0);
+    let stats = h.finish().await;
+    let calls: u64 = stats.tools.iter().map(|t| t.calls).sum();
+    assert_eq!(calls, 4, "{:?}", stats.tools);
+    assert_eq!(stats.requests.streaming, 4);
+}
+
+/// A zstd stream is relayed as it came and counted unparsed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn zstd_streams_pass_unread() {
+    let h = Harness::start().await;
+    let convo = Convo::new(Kind::Anthropic, true, Some("stream-zstd"));
+    let plain = convo.send(&h.client, &h.direct()).await;
+    let body = zstd(&plain.body);
+    script_stream(&h, "zstd", &body);
+    let r = convo.send(&h.client, &h.gw()).await;
+    assert_eq!(r.body, body);
+    let m = h
+        .metrics_when(|m| metric(m, "toolwarden_unparsed_responses_total", &[]) >= 1.0)
+        .await;
+    assert_eq!(
+        metric(
+            &m,
+            "toolwarden_unparsed_responses_total",
+            &[("reason", "compressed")]
+        ),
+        1.0
+    );
+}
+
+/// A compressed stream that breaks midway is cut off as it broke: plain
+/// error-event bytes after gzip ones would corrupt what the client decodes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_broken_compressed_stream_is_cut_off_without_an_appended_event() {
+    let h = Harness::start().await;
+    let convo = Convo::new(Kind::Anthropic, true, Some("stream-broken"));
+    let plain = convo.send(&h.client, &h.direct()).await;
+    let body = gzip(&plain.body);
+    script_stream(&h, "gzip", &body);
+    h.mock
+        .set_fault(toolwarden_mock_provider::Fault::ResetMidStream(2));
+    let r = convo.send(&h.client, &h.gw()).await;
+    assert!(r.broken, "the client sees the stream break");
+    let step = body.len().div_ceil(5);
+    assert_eq!(
+        r.body,
+        body[..2 * step],
+        "the two pieces sent, nothing after"
+    );
+}
