@@ -246,10 +246,12 @@ enum Reading {
     /// The body could not be decoded from its content coding: it goes as
     /// it came, counted as unparsed.
     Unreadable(String),
-    /// `check`: `report` mode, whose pairing check waits too.
+    /// `check`: `report` mode, whose pairing check waits too;
+    /// `content_encoding`: the client's, to undo first.
     Later {
         body: Bytes,
         check: bool,
+        content_encoding: Option<Box<[u8]>>,
     },
 }
 
@@ -267,33 +269,36 @@ impl Outbound {
     ) -> Outbound {
         let started = Instant::now();
         let mode = shared.config.repair;
-        let decoded = match (route.dialect, content_encoding) {
-            (Some(_), Some(value)) => decode(shared, value, &body),
-            _ => Ok(None),
-        };
-        let (forward, forwarded, changes, reading) = match (route.dialect, decoded) {
-            (Some(_), Err(reason)) => (body, Forwarded::AsSent, 0, Reading::Unreadable(reason)),
-            (Some(dialect), Ok(decoded)) if mode == RepairMode::Fix => {
-                let readable = decoded.clone().unwrap_or_else(|| body.clone());
-                let (read, defects) = ReadBody::inspect(dialect, readable.clone());
-                let repaired = if defects.is_empty() {
-                    None
-                } else {
-                    repair(shared, dialect, &readable, &mut base.repairs)
-                };
-                match repaired {
-                    Some((repaired, n)) if decoded.is_some() => {
-                        (repaired, Forwarded::RepairedDecoded, n, Reading::Done(read))
+        let (forward, forwarded, changes, reading) = match route.dialect {
+            // Checked before forwarding: a compressed body is decoded now.
+            Some(dialect) if mode == RepairMode::Fix => {
+                match content_encoding.map_or(Ok(None), |v| decode(shared, v, &body)) {
+                    Err(reason) => (body, Forwarded::AsSent, 0, Reading::Unreadable(reason)),
+                    Ok(decoded) => {
+                        let readable = decoded.clone().unwrap_or_else(|| body.clone());
+                        let (read, defects) = ReadBody::inspect(dialect, readable.clone());
+                        let repaired = if defects.is_empty() {
+                            None
+                        } else {
+                            repair(shared, dialect, &readable, &mut base.repairs)
+                        };
+                        let (forward, forwarded, changes) = match repaired {
+                            Some((repaired, n)) if decoded.is_some() => {
+                                (repaired, Forwarded::RepairedDecoded, n)
+                            }
+                            Some((repaired, n)) => (repaired, Forwarded::Repaired, n),
+                            None => (body, Forwarded::AsSent, 0),
+                        };
+                        (forward, forwarded, changes, Reading::Done(read))
                     }
-                    Some((repaired, n)) => (repaired, Forwarded::Repaired, n, Reading::Done(read)),
-                    None => (body, Forwarded::AsSent, 0, Reading::Done(read)),
                 }
             }
-            (_, decoded) => {
-                let check = mode == RepairMode::Report;
+            // Read (and decoded) once the body is on its way.
+            _ => {
                 let reading = Reading::Later {
-                    body: decoded.ok().flatten().unwrap_or_else(|| body.clone()),
-                    check,
+                    body: body.clone(),
+                    check: mode == RepairMode::Report,
+                    content_encoding: content_encoding.map(Box::from),
                 };
                 (body, Forwarded::AsSent, 0, reading)
             }
@@ -339,19 +344,32 @@ impl Outbound {
             let read = match reading {
                 Reading::Done(read) => read,
                 Reading::Unreadable(reason) => ReadBody::unreadable(reason),
-                // `report` forwards the client's bytes unchanged, so its
-                // check need not delay the upstream write.
-                Reading::Later { body, check: true } => {
-                    let (read, defects) = ReadBody::inspect(facts.dialect, body);
-                    observation.add_repairs(
-                        defects
-                            .iter()
-                            .map(|d| d.kind.as_str().to_string())
-                            .collect(),
-                    );
-                    read
+                Reading::Later {
+                    body,
+                    check,
+                    content_encoding,
+                } => {
+                    let body = match content_encoding {
+                        None => Ok(body),
+                        Some(v) => decode(shared, &v, &body).map(|d| d.unwrap_or(body)),
+                    };
+                    match body {
+                        Err(reason) => ReadBody::unreadable(reason),
+                        // `report` forwards the client's bytes unchanged, so
+                        // its check need not delay the upstream write.
+                        Ok(body) if check => {
+                            let (read, defects) = ReadBody::inspect(facts.dialect, body);
+                            observation.add_repairs(
+                                defects
+                                    .iter()
+                                    .map(|d| d.kind.as_str().to_string())
+                                    .collect(),
+                            );
+                            read
+                        }
+                        Ok(body) => ReadBody::view(facts.dialect, body),
+                    }
                 }
-                Reading::Later { body, check: false } => ReadBody::view(facts.dialect, body),
             };
             if facts.header_session.is_none() {
                 find_continued_session(shared, &read).await;

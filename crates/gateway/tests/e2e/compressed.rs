@@ -335,3 +335,27 @@ async fn a_broken_compressed_stream_is_cut_off_without_an_appended_event() {
         "the two pieces sent, nothing after"
     );
 }
+
+/// `repair = report`: a compressed conversation with a call left
+/// unanswered goes as it came (the provider's 400 comes back), and its
+/// defect is read from the decoded copy once the body is on its way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn report_mode_reads_a_compressed_body_after_forwarding_it() {
+    let mut h = Harness::with(MockOptions::default(), |c| {
+        c.repair = toolwarden_gateway::RepairMode::Report
+    })
+    .await;
+    let mut convo = Convo::new(Kind::Anthropic, false, Some("report-gzip"));
+    let r = convo.send(&h.client, &h.direct()).await;
+    let calls = convo.calls(&r);
+    convo.assistant_calls(&calls);
+    convo.user("Never mind that.");
+    h.mock.take_received();
+    let (r, sent) = send_encoded(&h, &convo, &h.gw(), "gzip", gzip).await;
+    assert_eq!(r.status, 400, "{}", r.text());
+    assert!(r.header("x-toolwarden-repaired").is_none());
+    assert_eq!(h.mock.take_received()[0].body, sent);
+    let stats = h.finish().await;
+    let defects: u64 = stats.repairs.iter().map(|r| r.count).sum();
+    assert_eq!(defects, 1, "{:?}", stats.repairs);
+}
