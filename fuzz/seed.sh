@@ -23,3 +23,14 @@ for f in "$CORPUS"/sse/*; do
     seed stream 0 "$f"; seed stream 1 "$f"; seed stream 2 "$f"; seed stream 3 "$f"
     seed response_view 2 "$f"
 done
+# coding: a few SSE recordings compressed as gzip and zlib (python3's
+# zlib), and zstd when its command is there.
+mkdir -p corpus/coding
+for f in $(ls "$CORPUS"/sse/* | head -n 8); do
+    out="corpus/coding/$(basename "$f")"
+    python3 -c 'import sys, zlib, gzip
+d = open(sys.argv[1], "rb").read()
+open(sys.argv[2] + ".gz", "wb").write(gzip.compress(d))
+open(sys.argv[2] + ".zz", "wb").write(zlib.compress(d))' "$f" "$out"
+    if command -v zstd >/dev/null 2>&1; then zstd -q -f -c "$f" > "$out.zst"; fi
+done

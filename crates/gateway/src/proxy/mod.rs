@@ -272,26 +272,7 @@ impl Outbound {
         let (forward, forwarded, changes, reading) = match route.dialect {
             // Checked before forwarding: a compressed body is decoded now.
             Some(dialect) if mode == RepairMode::Fix => {
-                match content_encoding.map_or(Ok(None), |v| decode(shared, v, &body)) {
-                    Err(reason) => (body, Forwarded::AsSent, 0, Reading::Unreadable(reason)),
-                    Ok(decoded) => {
-                        let readable = decoded.clone().unwrap_or_else(|| body.clone());
-                        let (read, defects) = ReadBody::inspect(dialect, readable.clone());
-                        let repaired = if defects.is_empty() {
-                            None
-                        } else {
-                            repair(shared, dialect, &readable, &mut base.repairs)
-                        };
-                        let (forward, forwarded, changes) = match repaired {
-                            Some((repaired, n)) if decoded.is_some() => {
-                                (repaired, Forwarded::RepairedDecoded, n)
-                            }
-                            Some((repaired, n)) => (repaired, Forwarded::Repaired, n),
-                            None => (body, Forwarded::AsSent, 0),
-                        };
-                        (forward, forwarded, changes, Reading::Done(read))
-                    }
-                }
+                fix(shared, dialect, body, content_encoding, &mut base.repairs)
             }
             // Read (and decoded) once the body is on its way.
             _ => {
@@ -421,6 +402,37 @@ async fn find_continued_session(shared: &Shared, read: &ReadBody) {
         }
         Ok(Err(e)) => tracing::warn!(error = %e, "continued-session lookup failed"),
         Err(_) => tracing::debug!("continued-session lookup timed out"),
+    }
+}
+
+/// `fix` mode, before forwarding: the body (decoded from its content
+/// coding, if any) read once for the view and the pairing, and repaired
+/// when it must be. Returns what to forward, what it is, the number of
+/// changes and the read body.
+fn fix(
+    shared: &Shared,
+    dialect: Dialect,
+    body: Bytes,
+    content_encoding: Option<&[u8]>,
+    repairs: &mut Vec<String>,
+) -> (Bytes, Forwarded, usize, Reading) {
+    let decoded = match content_encoding.map_or(Ok(None), |v| decode(shared, v, &body)) {
+        Ok(decoded) => decoded,
+        Err(reason) => return (body, Forwarded::AsSent, 0, Reading::Unreadable(reason)),
+    };
+    let readable = decoded.clone().unwrap_or_else(|| body.clone());
+    let (read, defects) = ReadBody::inspect(dialect, readable.clone());
+    let repaired = if defects.is_empty() {
+        None
+    } else {
+        repair(shared, dialect, &readable, repairs)
+    };
+    match repaired {
+        Some((repaired, n)) if decoded.is_some() => {
+            (repaired, Forwarded::RepairedDecoded, n, Reading::Done(read))
+        }
+        Some((repaired, n)) => (repaired, Forwarded::Repaired, n, Reading::Done(read)),
+        None => (body, Forwarded::AsSent, 0, Reading::Done(read)),
     }
 }
 
