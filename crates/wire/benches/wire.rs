@@ -255,13 +255,8 @@ fn main() {
         // forwarding it in `fix` mode. Same baseline: a `Value` parse of
         // the plain bytes.
         let encoded = [
-            (
-                "zstd",
-                ruzstd::encoding::compress_to_vec(
-                    &body[..],
-                    ruzstd::encoding::CompressionLevel::Fastest,
-                ),
-            ),
+            // Level 3, as the Codex CLI compresses.
+            ("zstd", zstd::encode_all(&body[..], 3).expect("zstd")),
             ("gzip", {
                 use std::io::Write;
                 let mut e =

@@ -13,7 +13,7 @@
 //!   an empty value mean none. Anything else is
 //!   [`CodingErrorKind::Unsupported`].
 //! - [`StreamDecoder`] decodes a body that arrives in pieces (SSE streams
-//!   in gzip, deflate or br), piece by piece, within a limit.
+//!   in gzip, deflate, zstd or br), piece by piece, within a limit.
 //! - [`Codings::decode`] undoes them, refusing output past a limit
 //!   ([`CodingErrorKind::TooLarge`]: a small body that inflates without
 //!   bound is stopped there, not read to the end) and naming a corrupt body
@@ -223,45 +223,25 @@ fn decode_one(coding: Coding, input: &[u8], limit: usize) -> Result<Vec<u8>, Cod
     }
 }
 
+/// Largest zstd window accepted (32 MiB; a frame asking more is refused
+/// instead of allocating it). Level 3, which the Codex CLI uses, needs at
+/// most 8 MiB.
+const ZSTD_WINDOW_LOG_MAX: u32 = 25;
+
 /// Every zstd frame in `input` (skippable frames skipped), until `cap`
 /// bytes of output.
-fn zstd(mut input: &[u8], out: &mut Vec<u8>, cap: u64) -> io::Result<()> {
-    use ruzstd::decoding::{
-        StreamingDecoder,
-        errors::{FrameDecoderError, ReadFrameHeaderError},
-    };
+fn zstd(input: &[u8], out: &mut Vec<u8>, cap: u64) -> io::Result<()> {
     if input.is_empty() {
         return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "empty body"));
     }
-    while !input.is_empty() {
-        let left = cap.saturating_sub(out.len() as u64);
-        if left == 0 {
-            return Ok(());
-        }
-        match StreamingDecoder::new(&mut input) {
-            Ok(mut frame) => {
-                (&mut frame).take(left).read_to_end(out)?;
-            }
-            Err(FrameDecoderError::ReadFrameHeaderError(ReadFrameHeaderError::SkipFrame {
-                length,
-                ..
-            })) => {
-                let skip = usize::try_from(length).unwrap_or(usize::MAX);
-                input = input.get(skip..).ok_or_else(|| {
-                    io::Error::new(io::ErrorKind::UnexpectedEof, "truncated skippable frame")
-                })?;
-            }
-            Err(e) => return Err(io::Error::new(io::ErrorKind::InvalidData, e.to_string())),
-        }
-    }
-    Ok(())
+    let mut decoder = zstd::stream::read::Decoder::with_buffer(input)?;
+    decoder.window_log_max(ZSTD_WINDOW_LOG_MAX)?;
+    decoder.take(cap).read_to_end(out).map(drop)
 }
 
 /// Decodes a body that arrives in pieces — an SSE stream or a Gemini
-/// streamed array in gzip, deflate or br — as the pieces pass: what each
-/// piece decodes to is appended to the caller's buffer at once. zstd
-/// streams are not decoded here (a push decoder for zstd would need the
-/// whole of each block first; the gateway counts such streams unparsed).
+/// streamed array in gzip, deflate, zstd or br — as the pieces pass: what
+/// each piece decodes to is appended to the caller's buffer at once.
 pub struct StreamDecoder {
     inner: Inner,
     /// Bytes decoded so far, and the most allowed.
@@ -276,6 +256,7 @@ enum Inner {
     /// `deflate` before its first two bytes tell zlib from raw.
     DeflateUndecided(Vec<u8>),
     Brotli(Box<brotli_decompressor::DecompressorWriter<Vec<u8>>>),
+    Zstd(Box<zstd::stream::write::Decoder<'static, Vec<u8>>>),
 }
 
 impl std::fmt::Debug for StreamDecoder {
@@ -284,6 +265,7 @@ impl std::fmt::Debug for StreamDecoder {
             Inner::Gzip(_) => "gzip",
             Inner::Zlib(_) | Inner::RawDeflate(_) | Inner::DeflateUndecided(_) => "deflate",
             Inner::Brotli(_) => "br",
+            Inner::Zstd(_) => "zstd",
         };
         f.debug_struct("StreamDecoder")
             .field("coding", &coding)
@@ -293,9 +275,9 @@ impl std::fmt::Debug for StreamDecoder {
 }
 
 impl StreamDecoder {
-    /// A decoder for a body in `codings`: one of gzip, deflate and br
-    /// ([`CodingErrorKind::Unsupported`] for zstd or a list), giving at
-    /// most `limit` bytes in all.
+    /// A decoder for a body in `codings`: one of gzip, deflate, zstd and br
+    /// ([`CodingErrorKind::Unsupported`] for a list), giving at most
+    /// `limit` bytes in all.
     pub fn new(codings: &Codings, limit: u64) -> Result<StreamDecoder, CodingError> {
         let mut it = codings.iter();
         let inner = match (it.next(), it.next()) {
@@ -306,10 +288,16 @@ impl StreamDecoder {
             (Some(Coding::Brotli), None) => Inner::Brotli(Box::new(
                 brotli_decompressor::DecompressorWriter::new(Vec::new(), 4096),
             )),
+            (Some(Coding::Zstd), None) => {
+                let d = zstd::stream::write::Decoder::new(Vec::new())
+                    .and_then(|mut d| d.window_log_max(ZSTD_WINDOW_LOG_MAX).map(|()| d))
+                    .map_err(|e| CodingError::new(CodingErrorKind::Invalid, e.to_string()))?;
+                Inner::Zstd(Box::new(d))
+            }
             _ => {
                 return Err(CodingError::new(
                     CodingErrorKind::Unsupported,
-                    "a streamed body is decoded from gzip, deflate or br alone",
+                    "a streamed body is decoded from one coding, not a list",
                 ));
             }
         };
@@ -341,6 +329,7 @@ impl StreamDecoder {
             Inner::Zlib(d) => d.write_all(piece).and_then(|()| d.flush()),
             Inner::RawDeflate(d) => d.write_all(piece).and_then(|()| d.flush()),
             Inner::Brotli(d) => d.write_all(piece).and_then(|()| d.flush()),
+            Inner::Zstd(d) => d.write_all(piece).and_then(|()| d.flush()),
             Inner::DeflateUndecided(_) => Ok(()),
         };
         self.take(out)?;
@@ -355,6 +344,7 @@ impl StreamDecoder {
             Inner::Zlib(d) => d.try_finish(),
             Inner::RawDeflate(d) => d.try_finish(),
             Inner::Brotli(d) => d.close(),
+            Inner::Zstd(d) => d.do_finish(),
             Inner::DeflateUndecided(head) => Err(io::Error::new(
                 io::ErrorKind::UnexpectedEof,
                 format!("{} bytes", head.len()),
@@ -371,6 +361,7 @@ impl StreamDecoder {
             Inner::Zlib(d) => d.get_mut(),
             Inner::RawDeflate(d) => d.get_mut(),
             Inner::Brotli(d) => d.get_mut(),
+            Inner::Zstd(d) => d.get_mut(),
             Inner::DeflateUndecided(_) => return Ok(()),
         };
         self.decoded = self.decoded.saturating_add(buf.len() as u64);
@@ -386,6 +377,7 @@ impl StreamDecoder {
         let coding = match self.inner {
             Inner::Gzip(_) => "gzip",
             Inner::Brotli(_) => "br",
+            Inner::Zstd(_) => "zstd",
             _ => "deflate",
         };
         CodingError::new(
@@ -431,7 +423,7 @@ mod tests {
     }
 
     fn zstd(data: &[u8]) -> Vec<u8> {
-        ruzstd::encoding::compress_to_vec(data, ruzstd::encoding::CompressionLevel::Fastest)
+        zstd::encode_all(data, 3).unwrap()
     }
 
     fn br(data: &[u8]) -> Vec<u8> {
@@ -582,6 +574,7 @@ mod tests {
             ("deflate", zlib(SSE)),
             ("deflate", raw_deflate(SSE)),
             ("br", br(SSE)),
+            ("zstd", zstd(SSE)),
         ] {
             // One byte at a time: the first bytes give no output, and
             // every piece's output is there as soon as it is fed.
@@ -610,7 +603,7 @@ mod tests {
 
     #[test]
     fn a_stream_names_what_it_cannot_decode() {
-        for name in ["zstd", "gzip, br", "identity"] {
+        for name in ["gzip, br", "identity"] {
             let err = StreamDecoder::new(&codings(name), 10).unwrap_err();
             assert_eq!(err.kind, CodingErrorKind::Unsupported, "{name}");
         }
@@ -622,6 +615,9 @@ mod tests {
         assert_eq!(err.kind, CodingErrorKind::TooLarge);
         let err = stream("br", b"not brotli at all", &[4], 1000).unwrap_err();
         assert_eq!(err.kind, CodingErrorKind::Invalid);
+        let encoded = zstd(SSE);
+        let err = stream("zstd", &encoded[..encoded.len() - 3], &[5], 1000).unwrap_err();
+        assert_eq!(err.kind, CodingErrorKind::Invalid, "{err}");
     }
 
     proptest! {
@@ -637,6 +633,7 @@ mod tests {
                 ("deflate", zlib(&data)),
                 ("deflate", raw_deflate(&data)),
                 ("br", br(&data)),
+                ("zstd", zstd(&data)),
             ] {
                 prop_assert_eq!(stream(name, &encoded, &cuts, 1 << 20), Ok(data.clone()), "{}", name);
             }
@@ -647,7 +644,7 @@ mod tests {
             data in proptest::collection::vec(any::<u8>(), 0..2048),
             cuts in proptest::collection::vec(any::<usize>(), 0..4),
         ) {
-            for name in ["gzip", "deflate", "br"] {
+            for name in ["gzip", "deflate", "br", "zstd"] {
                 if let Ok(out) = stream(name, &data, &cuts, 4096) {
                     prop_assert!(out.len() <= 4096);
                 }

@@ -8,9 +8,9 @@
 //!   broken, or abandoned by the client — it records the response's tool
 //!   calls and one [`RequestRecord`], and updates the metrics. A JSON body
 //!   in a content coding (gzip, deflate, zstd, br: `toolwarden_wire::coding`)
-//!   is decoded (bounded) on the copy; a stream in gzip, deflate or br is
-//!   decoded piece by piece ahead of its parser; other codings (and zstd
-//!   streams) are passed through unparsed and counted
+//!   is decoded (bounded) on the copy; a stream in one of them is decoded
+//!   piece by piece ahead of its parser; other codings are passed through
+//!   unparsed and counted
 //!   (`toolwarden_unparsed_responses_total{reason="compressed"}`).
 //!
 //! Recording never awaits on the request path: [`Recorder::record`] is a
