@@ -26,6 +26,9 @@ pub struct Shape {
     /// A content coding applied to each body as it is sent (outside the
     /// timed part), named in the shape's headers.
     pub encode: Option<Encode>,
+    /// Encoded bodies by session, so the client compresses each once (its
+    /// CPU would otherwise compete with what is measured).
+    encoded: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<Option<String>, Bytes>>>,
 }
 
 impl Shape {
@@ -36,6 +39,7 @@ impl Shape {
             id_slots: crate::bodies::id_slots(&body),
             body: Bytes::from(body),
             encode: None,
+            encoded: Default::default(),
         }
     }
 
@@ -50,11 +54,14 @@ impl Shape {
     /// The body with the call ids of `session` (the same for every request
     /// of a session, so later turns resend the same results).
     fn body_for(&self, session: Option<&str>) -> Bytes {
-        let plain = self.plain_body_for(session);
-        match self.encode {
-            Some(encode) => Bytes::from(encode(&plain)),
-            None => plain,
-        }
+        let Some(encode) = self.encode else {
+            return self.plain_body_for(session);
+        };
+        let mut cache = self.encoded.lock().unwrap_or_else(|e| e.into_inner());
+        cache
+            .entry(session.map(str::to_string))
+            .or_insert_with(|| Bytes::from(encode(&self.plain_body_for(session))))
+            .clone()
     }
 
     fn plain_body_for(&self, session: Option<&str>) -> Bytes {

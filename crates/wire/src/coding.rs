@@ -228,15 +228,41 @@ fn decode_one(coding: Coding, input: &[u8], limit: usize) -> Result<Vec<u8>, Cod
 /// most 8 MiB.
 const ZSTD_WINDOW_LOG_MAX: u32 = 25;
 
+thread_local! {
+    /// A zstd decompression context per thread, reused: making one costs
+    /// more than decoding a 20 KB request (libzstd frees buffers a large
+    /// frame left behind once smaller frames follow).
+    static ZSTD_CONTEXT: std::cell::RefCell<Option<zstd::zstd_safe::DCtx<'static>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
 /// Every zstd frame in `input` (skippable frames skipped), until `cap`
 /// bytes of output.
 fn zstd(input: &[u8], out: &mut Vec<u8>, cap: u64) -> io::Result<()> {
     if input.is_empty() {
         return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "empty body"));
     }
-    let mut decoder = zstd::stream::read::Decoder::with_buffer(input)?;
-    decoder.window_log_max(ZSTD_WINDOW_LOG_MAX)?;
-    decoder.take(cap).read_to_end(out).map(drop)
+    ZSTD_CONTEXT.with(|cell| {
+        let mut slot = cell
+            .try_borrow_mut()
+            .map_err(|_| io::Error::other("zstd context in use"))?;
+        let context = match &mut *slot {
+            Some(context) => context,
+            empty => {
+                let mut context = zstd::zstd_safe::DCtx::try_create()
+                    .ok_or_else(|| io::Error::other("cannot make a zstd context"))?;
+                context
+                    .set_parameter(zstd::zstd_safe::DParameter::WindowLogMax(
+                        ZSTD_WINDOW_LOG_MAX,
+                    ))
+                    .map_err(|code| io::Error::other(zstd::zstd_safe::get_error_name(code)))?;
+                empty.insert(context)
+            }
+        };
+        // A new session on the context (its parameters stay).
+        let decoder = zstd::stream::read::Decoder::with_context(input, context);
+        decoder.take(cap).read_to_end(out).map(drop)
+    })
 }
 
 /// Decodes a body that arrives in pieces — an SSE stream or a Gemini
@@ -495,6 +521,23 @@ mod tests {
         body.extend_from_slice(b"xyz");
         body.extend_from_slice(&zstd(b"1}"));
         assert_eq!(codings("zstd").decode(&body, 100).unwrap(), b"{\"a\":1}");
+    }
+
+    #[test]
+    fn the_reused_zstd_context_recovers_from_a_bad_frame() {
+        let good = zstd(JSON);
+        let bad = &good[..good.len() / 2];
+        for _ in 0..3 {
+            let err = codings("zstd").decode(bad, 1 << 20).unwrap_err();
+            assert_eq!(err.kind, CodingErrorKind::Invalid);
+            assert_eq!(codings("zstd").decode(&good, 1 << 20).unwrap(), JSON);
+            // Stopped at the limit mid-frame, then a whole frame again.
+            assert_eq!(
+                codings("zstd").decode(&good, 10).unwrap_err().kind,
+                CodingErrorKind::TooLarge
+            );
+            assert_eq!(codings("zstd").decode(&good, 1 << 20).unwrap(), JSON);
+        }
     }
 
     #[test]
