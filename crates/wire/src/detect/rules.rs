@@ -183,6 +183,8 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
             r"|invalid(?:\s+[\w-]+){0,3}\s*:",
             r"|(?:cancell?ed|aborted|interrupted|denied|rejected|timed\s+out)\s*:",
             r"|unknown\s+(?:tool|command|function|action)\b|unknown\s+[\w-]+\s*:",
+            // The Codex CLI's answer to a call it cannot run.
+            r"|unsupported\s+(?:[\w-]+\s+){0,2}(?:call|tool|function|command|payload)\b",
             r"|no\s+such\s+[a-z]+\b",
             r"|(?:[a-z'`][^\s]*\s+){1,3}(?:not\s+found|does\s+not\s+exist|doesn't\s+exist|is\s+not\s+available)\b",
             r"|(?-i:[A-Z])[a-z-]*(?:\s+[a-z-]+)?\s*(?:\([^)\n]{0,40}\)\s*)?(?:exceeds?|exceeded)\s+",
