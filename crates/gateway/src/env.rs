@@ -2,8 +2,11 @@
 
 use std::net::SocketAddr;
 
-/// `export` lines for Claude Code / the Anthropic SDKs, Codex CLI / the
-/// OpenAI SDKs, and Gemini (CLI and SDK), for a gateway at `addr`. An
+/// `export` lines for Claude Code / the Anthropic SDKs, the OpenAI SDKs,
+/// and Gemini (CLI and SDK), and the Codex CLI's config (as comments: Codex
+/// reads `~/.codex/config.toml`, not the environment; without
+/// `supports_websockets = false` it first tries a WebSocket and retries it
+/// five times, several seconds per session), for a gateway at `addr`. An
 /// unspecified address (`0.0.0.0`, `[::]`) is written as loopback.
 pub fn env_lines(addr: SocketAddr) -> String {
     let mut addr = addr;
@@ -17,8 +20,16 @@ pub fn env_lines(addr: SocketAddr) -> String {
     format!(
         "# Claude Code and the Anthropic SDKs\n\
          export ANTHROPIC_BASE_URL=http://{addr}\n\
-         # Codex CLI and the OpenAI SDKs\n\
+         # The OpenAI SDKs\n\
          export OPENAI_BASE_URL=http://{addr}/v1\n\
+         # Codex CLI reads its config, not OPENAI_BASE_URL: in ~/.codex/config.toml\n\
+         #   model_provider = \"toolwarden\"\n\
+         #   [model_providers.toolwarden]\n\
+         #   name = \"OpenAI through toolwarden\"\n\
+         #   base_url = \"http://{addr}/v1\"\n\
+         #   env_key = \"OPENAI_API_KEY\"\n\
+         #   wire_api = \"responses\"\n\
+         #   supports_websockets = false   # HTTP at once, which the gateway reads\n\
          # Gemini CLI; for the google-genai SDK pass\n\
          #   http_options={{\"base_url\": \"http://{addr}\"}}  (Python: types.HttpOptions(base_url=...))\n\
          export GOOGLE_GEMINI_BASE_URL=http://{addr}\n"
@@ -36,6 +47,13 @@ mod tests {
         assert!(text.contains("export OPENAI_BASE_URL=http://127.0.0.1:8080/v1\n"));
         assert!(text.contains("export GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:8080\n"));
         assert!(text.contains("http_options"));
+        assert!(text.contains("#   base_url = \"http://127.0.0.1:8080/v1\"\n"));
+        assert!(text.contains("supports_websockets = false"));
+        // Every line is a comment or an export: `eval` takes it whole.
+        assert!(
+            text.lines()
+                .all(|l| l.starts_with('#') || l.starts_with("export "))
+        );
         let any = env_lines("0.0.0.0:9000".parse().unwrap());
         assert!(any.contains("http://127.0.0.1:9000/v1"));
         let v6 = env_lines("[::]:9000".parse().unwrap());
