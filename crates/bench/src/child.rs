@@ -235,14 +235,7 @@ pub fn serve_blocking_relay(upstream: &str) -> Result<(), String> {
             std::thread::spawn(move || pump(up2, client2));
         }
     });
-    let mut sink = String::new();
-    while std::io::stdin()
-        .read_line(&mut sink)
-        .map(|n| n > 0)
-        .unwrap_or(false)
-    {
-        sink.clear();
-    }
+    block_until_stdin_closes();
     Ok(())
 }
 
@@ -327,17 +320,19 @@ async fn until_stdin_closes(serving: impl std::future::Future<Output = ()>) {
 }
 
 async fn wait_for_stdin_eof() {
-    let _ = tokio::task::spawn_blocking(|| {
-        let mut sink = String::new();
-        while std::io::stdin()
-            .read_line(&mut sink)
-            .map(|n| n > 0)
-            .unwrap_or(false)
-        {
-            sink.clear();
-        }
-    })
-    .await;
+    let _ = tokio::task::spawn_blocking(block_until_stdin_closes).await;
+}
+
+/// Read stdin until the parent closes it (or dies).
+fn block_until_stdin_closes() {
+    let mut sink = String::new();
+    while std::io::stdin()
+        .read_line(&mut sink)
+        .map(|n| n > 0)
+        .unwrap_or(false)
+    {
+        sink.clear();
+    }
 }
 
 /// The child side: serve until stdin closes.

@@ -9,7 +9,6 @@ use std::io::Write;
 use bytes::Bytes;
 use http::Method;
 use toolwarden_mock_provider::{MockOptions, RawResponse, Scripted};
-use toolwarden_wire::Dialect;
 
 use super::{
     convo::{Convo, Kind},
@@ -63,15 +62,6 @@ async fn send_encoded(
     )
     .await;
     (reply, body)
-}
-
-fn dialect(kind: Kind) -> Dialect {
-    match kind {
-        Kind::Anthropic => Dialect::Anthropic,
-        Kind::Chat => Dialect::OpenAiChat,
-        Kind::Responses => Dialect::OpenAiResponses,
-        Kind::Gemini => Dialect::Gemini,
-    }
 }
 
 /// As the Codex CLI talks: every turn zstd-compressed. The results are
@@ -168,7 +158,7 @@ async fn compressed_conversations_are_repaired_as_plain_json() {
             !got[0].headers.contains_key("content-encoding"),
             "{kind:?}: the repaired body is plain JSON"
         );
-        let defects = toolwarden_wire::validate(dialect(kind), &got[0].body)
+        let defects = toolwarden_wire::validate(kind.wire(), &got[0].body)
             .unwrap_or_else(|e| panic!("{kind:?}: {e}"));
         assert!(defects.is_empty(), "{kind:?}: {defects:?}");
         assert_eq!(

@@ -32,14 +32,19 @@ impl Kind {
         }
     }
 
+    /// The wire layer's dialect.
+    pub fn wire(self) -> toolwarden_wire::Dialect {
+        match self {
+            Kind::Anthropic => toolwarden_wire::Dialect::Anthropic,
+            Kind::Chat => toolwarden_wire::Dialect::OpenAiChat,
+            Kind::Responses => toolwarden_wire::Dialect::OpenAiResponses,
+            Kind::Gemini => toolwarden_wire::Dialect::Gemini,
+        }
+    }
+
     /// The dialect name the gateway uses.
     pub fn dialect(self) -> &'static str {
-        match self {
-            Kind::Anthropic => "anthropic",
-            Kind::Chat => "openai-chat",
-            Kind::Responses => "openai-responses",
-            Kind::Gemini => "gemini",
-        }
+        self.wire().as_str()
     }
 
     /// The path and query of a model request.

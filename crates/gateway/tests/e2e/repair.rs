@@ -4,7 +4,6 @@
 
 use toolwarden_gateway::RepairMode;
 use toolwarden_mock_provider::{MockOptions, MockProvider};
-use toolwarden_wire::Dialect;
 
 use super::{
     convo::{Convo, Kind},
@@ -22,15 +21,6 @@ async fn unanswered(kind: Kind, mock: &MockProvider, h: &Harness) -> Convo {
     convo.assistant_calls(&calls);
     convo.user("Never mind that, what is the weather in Lisbon?");
     convo
-}
-
-fn dialect(kind: Kind) -> Dialect {
-    match kind {
-        Kind::Anthropic => Dialect::Anthropic,
-        Kind::Chat => Dialect::OpenAiChat,
-        Kind::Responses => Dialect::OpenAiResponses,
-        Kind::Gemini => Dialect::Gemini,
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -68,7 +58,7 @@ async fn missing_results_are_repaired_and_accepted() {
             got[0].body, sent,
             "{kind:?}: the repaired body went upstream"
         );
-        let defects = toolwarden_wire::validate(dialect(kind), &got[0].body).expect("readable");
+        let defects = toolwarden_wire::validate(kind.wire(), &got[0].body).expect("readable");
         assert!(defects.is_empty(), "{kind:?}: still defective: {defects:?}");
 
         let m = h
