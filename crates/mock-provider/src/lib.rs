@@ -86,6 +86,10 @@ pub struct MockOptions {
     pub record: bool,
     /// Pause between the events of a default streaming reply (default 0).
     pub chunk_delay: Duration,
+    /// Gzip a successful reply for a client whose `accept-encoding` takes
+    /// gzip, SSE included (each event flushed), as Anthropic's API does
+    /// (default true).
+    pub gzip: bool,
 }
 
 impl Default for MockOptions {
@@ -98,6 +102,7 @@ impl Default for MockOptions {
             validate: true,
             record: true,
             chunk_delay: Duration::ZERO,
+            gzip: true,
         }
     }
 }

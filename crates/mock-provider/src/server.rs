@@ -130,8 +130,28 @@ pub(crate) async fn handle(
         .iter()
         .any(|(k, v)| k.eq_ignore_ascii_case("content-type") && v.contains("event-stream"));
     let (chunks, end) = apply_body_fault(&fault, chunks, is_sse || streaming);
+    // As Anthropic's API does for clients that accept it: a successful
+    // reply in gzip, a stream flushed event by event.
+    let gzip = shared.opts.gzip
+        && status.is_success()
+        && !chunks.is_empty()
+        && accepts_gzip(&parts.headers)
+        && !headers
+            .iter()
+            .any(|(k, _)| k.eq_ignore_ascii_case("content-encoding"));
+    let chunks = if gzip {
+        gzip_chunks(chunks, &end)
+    } else {
+        chunks
+    };
     let mut resp = Response::new(chunked(chunks, delay, end, shared.open_streams.clone()));
     *resp.status_mut() = status;
+    if gzip {
+        resp.headers_mut().insert(
+            header::CONTENT_ENCODING,
+            header::HeaderValue::from_static("gzip"),
+        );
+    }
     for (k, v) in headers {
         if let (Ok(k), Ok(v)) = (
             header::HeaderName::from_bytes(k.as_bytes()),
@@ -153,6 +173,48 @@ pub(crate) async fn handle(
 }
 
 type Reply = (StatusCode, Vec<(String, String)>, Vec<Bytes>, Duration);
+
+/// Whether `accept-encoding` takes gzip (a `gzip` entry without `q=0`).
+fn accepts_gzip(headers: &http::HeaderMap) -> bool {
+    headers
+        .get_all(header::ACCEPT_ENCODING)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|entry| {
+            let mut parts = entry.split(';').map(str::trim);
+            let name = parts.next().unwrap_or("");
+            let refused = parts.any(|p| {
+                p.strip_prefix("q=")
+                    .and_then(|q| q.parse::<f32>().ok())
+                    .is_some_and(|q| q == 0.0)
+            });
+            (name.eq_ignore_ascii_case("gzip") || name.eq_ignore_ascii_case("x-gzip")) && !refused
+        })
+}
+
+/// The chunks as one gzip stream, each flushed so that it decodes on
+/// arrival; the trailer goes with the last chunk of a reply that ends
+/// normally (one cut off or held open never gets it).
+fn gzip_chunks(chunks: Vec<Bytes>, end: &End) -> Vec<Bytes> {
+    use std::io::Write;
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    let mut out: Vec<Bytes> = Vec::with_capacity(chunks.len());
+    for chunk in &chunks {
+        // Writing to a Vec cannot fail.
+        let _ = encoder.write_all(chunk).and_then(|()| encoder.flush());
+        out.push(Bytes::from(std::mem::take(encoder.get_mut())));
+    }
+    if matches!(end, End::Finish) {
+        let trailer = encoder.finish().unwrap_or_default();
+        if let Some(last) = out.pop() {
+            let mut whole = last.to_vec();
+            whole.extend_from_slice(&trailer);
+            out.push(Bytes::from(whole));
+        }
+    }
+    out
+}
 
 /// Largest decoded request body the mock reads.
 const MAX_DECODED: usize = 64 << 20;
@@ -391,4 +453,55 @@ fn json_response(status: StatusCode, body: String) -> Response<Body> {
 
 fn plain(status: StatusCode, text: String) -> Response<Body> {
     response(status, "text/plain", full(text))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Read;
+
+    use super::*;
+
+    #[test]
+    fn gzip_only_for_clients_that_take_it() {
+        let take = |v: &str| {
+            let mut h = http::HeaderMap::new();
+            h.insert(header::ACCEPT_ENCODING, v.parse().unwrap());
+            accepts_gzip(&h)
+        };
+        assert!(take("gzip, deflate"));
+        assert!(take("br;q=1.0, GZIP;q=0.5"));
+        assert!(!take("gzip;q=0"));
+        assert!(!take("identity"));
+        assert!(!take("br, zstd"));
+        assert!(!accepts_gzip(&http::HeaderMap::new()));
+    }
+
+    #[test]
+    fn gzipped_chunks_decode_as_they_arrive() {
+        let chunks = vec![
+            Bytes::from_static(b"event: a\ndata: {}\n\n"),
+            Bytes::from_static(b"event: b\ndata: {}\n\n"),
+        ];
+        let out = gzip_chunks(chunks.clone(), &End::Finish);
+        assert_eq!(out.len(), 2);
+        // The first chunk alone already gives the first event.
+        let mut first = String::new();
+        let _ = flate2::read::GzDecoder::new(&out[0][..]).read_to_string(&mut first);
+        assert_eq!(first, "event: a\ndata: {}\n\n");
+        // All of it is one complete gzip stream.
+        let whole: Vec<u8> = out.concat();
+        let mut text = String::new();
+        flate2::read::GzDecoder::new(&whole[..])
+            .read_to_string(&mut text)
+            .unwrap();
+        assert_eq!(text.as_bytes(), chunks.concat());
+        // Cut off: no trailer, so the stream is incomplete.
+        let cut: Vec<u8> = gzip_chunks(chunks, &End::Reset).concat();
+        let mut text = String::new();
+        assert!(
+            flate2::read::GzDecoder::new(&cut[..])
+                .read_to_string(&mut text)
+                .is_err()
+        );
+    }
 }

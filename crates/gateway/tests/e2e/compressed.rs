@@ -351,3 +351,52 @@ async fn report_mode_reads_a_compressed_body_after_forwarding_it() {
     let defects: u64 = stats.repairs.iter().map(|r| r.count).sum();
     assert_eq!(defects, 1, "{:?}", stats.repairs);
 }
+
+/// A client that accepts gzip (the Python SDKs do) gets the provider's
+/// gzipped replies, streamed and not, exactly as it would directly, and the
+/// gateway reads every call in them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gzipped_replies_to_clients_that_accept_them() {
+    let mut h = Harness::start().await;
+    let mut expected = 0;
+    for kind in Kind::ALL {
+        for stream in [false, true] {
+            let convo = Convo::new(kind, stream, Some(&format!("accepts-{kind:?}-{stream}")));
+            let mut headers = convo.headers();
+            headers.push(("accept-encoding", "gzip, deflate".to_string()));
+            let headers: Vec<(&str, &str)> =
+                headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            let body = serde_json::to_vec(&convo.body).unwrap();
+            let url = |base: &str| convo.url(base);
+            let direct = send(
+                &h.client,
+                Method::POST,
+                url(&h.direct()),
+                &headers,
+                body.clone(),
+            )
+            .await;
+            let r = send(&h.client, Method::POST, url(&h.gw()), &headers, body).await;
+            assert_eq!(r.status, 200, "{kind:?} {stream}: {}", r.text());
+            assert_eq!(
+                r.header("content-encoding"),
+                Some("gzip"),
+                "{kind:?} {stream}"
+            );
+            assert!(!r.broken);
+            // Same bytes as direct (the mock's gzip is deterministic).
+            assert_eq!(r.body, direct.body, "{kind:?} {stream}");
+            let mut plain = Vec::new();
+            std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&r.body[..]), &mut plain)
+                .unwrap();
+            let calls = super::convo::reply_calls(kind, stream, &plain);
+            assert_eq!(calls.len(), 1, "{kind:?} {stream}");
+            expected += 1;
+        }
+    }
+    let m = h.metrics().await;
+    assert_eq!(metric(&m, "toolwarden_unparsed_responses_total", &[]), 0.0);
+    let stats = h.finish().await;
+    let calls: u64 = stats.tools.iter().map(|t| t.calls).sum();
+    assert_eq!(calls, expected, "{:?}", stats.tools);
+}
