@@ -287,14 +287,8 @@ enum Inner {
 
 impl std::fmt::Debug for StreamDecoder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let coding = match self.inner {
-            Inner::Gzip(_) => "gzip",
-            Inner::Zlib(_) | Inner::RawDeflate(_) | Inner::DeflateUndecided(_) => "deflate",
-            Inner::Brotli(_) => "br",
-            Inner::Zstd(_) => "zstd",
-        };
         f.debug_struct("StreamDecoder")
-            .field("coding", &coding)
+            .field("coding", &self.coding())
             .field("decoded", &self.decoded)
             .finish()
     }
@@ -400,16 +394,20 @@ impl StreamDecoder {
     }
 
     fn invalid(&self, e: io::Error) -> CodingError {
-        let coding = match self.inner {
-            Inner::Gzip(_) => "gzip",
-            Inner::Brotli(_) => "br",
-            Inner::Zstd(_) => "zstd",
-            _ => "deflate",
-        };
         CodingError::new(
             CodingErrorKind::Invalid,
-            format!("the stream is not valid {coding}: {e}"),
+            format!("the stream is not valid {}: {e}", self.coding().as_str()),
         )
+    }
+
+    /// The coding this decoder undoes.
+    fn coding(&self) -> Coding {
+        match self.inner {
+            Inner::Gzip(_) => Coding::Gzip,
+            Inner::Zlib(_) | Inner::RawDeflate(_) | Inner::DeflateUndecided(_) => Coding::Deflate,
+            Inner::Brotli(_) => Coding::Brotli,
+            Inner::Zstd(_) => Coding::Zstd,
+        }
     }
 }
 
