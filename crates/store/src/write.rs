@@ -51,15 +51,29 @@ pub(crate) const MERGE_CALL_INTO_ORPHAN: &str = "UPDATE tool_calls SET request_i
     WHERE id = $8 AND request_id IS NULL \
     AND NOT EXISTS (SELECT 1 FROM tool_calls WHERE request_id = $1 AND call_index = $2)";
 
-pub(crate) const FIND_CALL_BY_RESPONSE: &str = "SELECT id, tool, call_at_ms FROM tool_calls \
-    WHERE response_id = $1 AND call_id = $2 AND result_at_ms IS NULL \
+/// Among the newest 64 calls with this id in the response (a
+/// response and a call id that repeat thousands of times must not make
+/// each lookup read them all).
+pub(crate) const FIND_CALL_BY_RESPONSE: &str = "SELECT id, tool, call_at_ms FROM \
+    (SELECT id, tool, call_at_ms, result_at_ms FROM tool_calls \
+    WHERE response_id = $1 AND call_id = $2 AND call_at_ms IS NOT NULL \
+    ORDER BY call_at_ms DESC LIMIT 64) AS recent \
+    WHERE result_at_ms IS NULL \
     ORDER BY (call_at_ms <= $3) DESC, call_at_ms DESC, id DESC LIMIT 1";
 
 /// Across sessions, only when the result's own session never saw this call
 /// id, the call finished before the result arrived, and it is the only such
-/// call (the caller asks for two rows and accepts one).
-pub(crate) const FIND_CALL_ANYWHERE: &str = "SELECT id, tool, call_at_ms FROM tool_calls \
+/// call (the caller asks for two rows and accepts one). Read from the open
+/// calls' index (`tool_calls_open`; SQLite is told so: its planner does not
+/// tell it from the full index of the same columns), so calls of this id
+/// that have their result cost nothing.
+pub(crate) const FIND_CALL_ANYWHERE_PG: &str = "SELECT id, tool, call_at_ms FROM tool_calls \
     WHERE call_id = $1 AND result_at_ms IS NULL AND call_at_ms <= $3 \
+    AND NOT EXISTS (SELECT 1 FROM tool_calls WHERE session_id = $2 AND call_id = $1) \
+    LIMIT 2";
+/// [`FIND_CALL_ANYWHERE_PG`] for SQLite.
+pub(crate) const FIND_CALL_ANYWHERE_SQLITE: &str = "SELECT id, tool, call_at_ms FROM tool_calls \
+    INDEXED BY tool_calls_open WHERE call_id = $1 AND result_at_ms IS NULL AND call_at_ms <= $3 \
     AND NOT EXISTS (SELECT 1 FROM tool_calls WHERE session_id = $2 AND call_id = $1) \
     LIMIT 2";
 
@@ -73,13 +87,19 @@ pub(crate) const PAIR_RESULT: &str = "UPDATE tool_calls SET result_request_id = 
     result_at_ms = $7, exec_ms = $8 WHERE id = $9";
 
 pub(crate) const NAME_IN_SESSION: &str = "SELECT tool FROM tool_calls WHERE session_id = $1 \
-    AND call_id = $2 AND request_id IS NOT NULL ORDER BY call_at_ms DESC LIMIT 1";
+    AND call_id = $2 AND call_at_ms IS NOT NULL AND request_id IS NOT NULL \
+    ORDER BY call_at_ms DESC LIMIT 1";
 
 pub(crate) const NAME_BY_RESPONSE: &str = "SELECT tool FROM tool_calls WHERE response_id = $1 \
     AND call_id = $2 AND request_id IS NOT NULL LIMIT 1";
 
-pub(crate) const NAME_ANYWHERE: &str = "SELECT tool FROM tool_calls WHERE call_id = $1 \
-    AND request_id IS NOT NULL ORDER BY call_at_ms DESC LIMIT 1";
+/// The newest of the first 64 calls with this id the index
+/// gives (a long id is normally one call; a reused one need not cost a
+/// read of every call it ever named).
+pub(crate) const NAME_ANYWHERE: &str = "SELECT tool FROM \
+    (SELECT tool, call_at_ms FROM tool_calls WHERE call_id = $1 \
+    AND call_at_ms IS NOT NULL AND request_id IS NOT NULL LIMIT 64) AS recent \
+    ORDER BY call_at_ms DESC LIMIT 1";
 
 /// Sessions touched by the new requests of a batch, folded per session.
 #[derive(Debug, Default)]
@@ -152,9 +172,12 @@ impl SessionDeltas {
 pub(crate) struct Candidates(HashMap<(String, String), Vec<Candidate>>);
 
 impl Candidates {
+    /// Groups `rows`, each row once (the lookups of several rows of a batch
+    /// may find the same row).
     pub(crate) fn new(rows: Vec<Candidate>) -> Self {
         let mut map: HashMap<(String, String), Vec<Candidate>> = HashMap::new();
-        for c in rows {
+        let mut seen = HashSet::new();
+        for c in rows.into_iter().filter(|c| seen.insert(c.id)) {
             map.entry((c.session_id.clone(), c.call_id.clone()))
                 .or_default()
                 .push(c);
@@ -251,20 +274,11 @@ impl Elsewhere {
     }
 }
 
-/// Distinct (session id, call id) pairs, in first-seen order.
-pub(crate) fn pairs<'a>(items: impl Iterator<Item = (&'a str, &'a str)>) -> Vec<(String, String)> {
-    let mut seen = HashSet::new();
-    items
-        .filter(|p| seen.insert(*p))
-        .map(|(s, c)| (s.to_owned(), c.to_owned()))
-        .collect()
-}
-
 /// Expands `async fn $name(conn, events) -> Result<Vec<Outcome>, sqlx::Error>`
 /// for one backend's connection type and bulk module. The caller owns the
 /// transaction.
 macro_rules! write_batch_fn {
-    ($name:ident, $single:ident, $conn:ty, $bulk:path) => {
+    ($name:ident, $single:ident, $conn:ty, $bulk:path, $find_anywhere:expr) => {
         pub(crate) async fn $name(
             conn: &mut $conn,
             events: &[Event],
@@ -313,7 +327,9 @@ macro_rules! write_batch_fn {
                 })
                 .collect();
             if !calls.is_empty() {
-                let keys = pairs(calls.iter().map(|(_, c)| (c.session_id.as_str(), c.call_id.as_str())));
+                let keys = crate::bulk::lookups(
+                    calls.iter().map(|(_, c)| (c.session_id.as_str(), c.call_id.as_str(), c.at_ms)),
+                );
                 let mut orphans = Candidates::new(bulk::find_orphans(conn, &keys).await?);
                 let mut own: Vec<Option<i64>> = calls
                     .iter()
@@ -380,7 +396,9 @@ macro_rules! write_batch_fn {
                     })
                     .collect();
                 if !fresh.is_empty() {
-                    let keys = pairs(fresh.iter().map(|(_, r)| (r.session_id.as_str(), r.call_id.as_str())));
+                    let keys = crate::bulk::lookups(
+                        fresh.iter().map(|(_, r)| (r.session_id.as_str(), r.call_id.as_str(), r.at_ms)),
+                    );
                     let mut open = Candidates::new(bulk::unpaired_calls(conn, &keys).await?);
                     let mut paired = Vec::new();
                     let mut rest = Vec::new();
@@ -438,7 +456,7 @@ macro_rules! write_batch_fn {
             }
             let global_id = r.call_id.len() >= MIN_GLOBAL_CALL_ID_LEN;
             if found.is_none() && global_id {
-                let rows: Vec<(i64, String, Option<i64>)> = sqlx::query_as(FIND_CALL_ANYWHERE)
+                let rows: Vec<(i64, String, Option<i64>)> = sqlx::query_as($find_anywhere)
                     .bind(&r.call_id)
                     .bind(&r.session_id)
                     .bind(r.at_ms)
@@ -510,11 +528,13 @@ write_batch_fn!(
     write_batch_sqlite,
     result_alone_sqlite,
     sqlx::SqliteConnection,
-    crate::bulk::sqlite
+    crate::bulk::sqlite,
+    FIND_CALL_ANYWHERE_SQLITE
 );
 write_batch_fn!(
     write_batch_postgres,
     result_alone_postgres,
     sqlx::PgConnection,
-    crate::bulk::postgres
+    crate::bulk::postgres,
+    FIND_CALL_ANYWHERE_PG
 );

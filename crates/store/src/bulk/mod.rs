@@ -8,8 +8,16 @@
 //! Lookups drive the loop from the batch's rows into the
 //! `(call_id, session_id)` index (`CROSS JOIN` fixes SQLite's join order,
 //! `LATERAL` PostgreSQL's), so a batch never scans `tool_calls`.
+//!
+//! Bounded whatever the history: a pairing lookup reads the partial indexes
+//! of calls still open (`tool_calls_open`) and results still waiting for
+//! their call (`tool_calls_orphan`), in time order, and takes at most
+//! [`Lookup::limit`] rows per probe: as many as the batch has rows for the
+//! same (session, call id), which is all the greedy pairing in
+//! [`crate::write`] can use. A call id reused in one session for months
+//! costs the same as a fresh one.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use crate::event::{RequestRecord, ToolCallRecord, ToolResultRecord};
 use crate::write::{SessionDeltas, int};
@@ -36,6 +44,52 @@ pub(crate) struct Pairing<'a> {
 pub(crate) type CallKey = (String, i64);
 pub(crate) type ResultKey = (String, String, i64);
 
+/// One pairing lookup: the (session, call id) of a batch's row, its time,
+/// and how many rows of the batch share the pair (the most rows the
+/// batch's pairing can take from one probe).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Lookup {
+    pub session_id: String,
+    pub call_id: String,
+    pub at_ms: i64,
+    pub limit: i64,
+}
+
+/// The lookups for a batch's (session, call id, time) rows: one per
+/// distinct row, each with the count of rows sharing its pair.
+pub(crate) fn lookups<'a>(items: impl Iterator<Item = (&'a str, &'a str, i64)>) -> Vec<Lookup> {
+    let items: Vec<_> = items.collect();
+    let mut per_pair: HashMap<(&str, &str), i64> = HashMap::new();
+    for &(s, c, _) in &items {
+        *per_pair.entry((s, c)).or_default() += 1;
+    }
+    let mut seen = HashSet::new();
+    items
+        .into_iter()
+        .filter(|x| seen.insert(*x))
+        .map(|(s, c, a)| Lookup {
+            session_id: s.to_owned(),
+            call_id: c.to_owned(),
+            at_ms: a,
+            limit: per_pair.get(&(s, c)).copied().unwrap_or(1),
+        })
+        .collect()
+}
+
+/// For each call id of a batch's late calls, one more than the number of
+/// times it occurs: how many result-only rows with that id the batch must
+/// see to tell "exactly one left" from "more" ([`crate::write::Elsewhere`]).
+pub(crate) fn limits_per_id(call_ids: &[&str]) -> Vec<i64> {
+    let mut n: HashMap<&str, i64> = HashMap::new();
+    for c in call_ids {
+        *n.entry(c).or_default() += 1;
+    }
+    call_ids
+        .iter()
+        .map(|c| n.get(c).copied().unwrap_or(0) + 1)
+        .collect()
+}
+
 type CandidateRow = (i64, String, String, String, Option<i64>);
 
 fn candidates(rows: Vec<CandidateRow>) -> Vec<Candidate> {
@@ -59,3 +113,22 @@ fn finite(x: f64) -> f64 {
 pub(crate) mod postgres;
 mod shaped;
 pub(crate) mod sqlite;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lookups_count_the_rows_of_each_pair_and_drop_repeats() {
+        let got = lookups([("s", "a", 5), ("s", "a", 7), ("s", "a", 5), ("t", "a", 1)].into_iter());
+        let short: Vec<_> = got
+            .iter()
+            .map(|l| (l.session_id.as_str(), l.call_id.as_str(), l.at_ms, l.limit))
+            .collect();
+        assert_eq!(
+            short,
+            vec![("s", "a", 5, 3), ("s", "a", 7, 3), ("t", "a", 1, 1)]
+        );
+        assert_eq!(limits_per_id(&["x", "y", "x"]), vec![3, 2, 3]);
+    }
+}

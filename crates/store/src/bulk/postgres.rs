@@ -94,36 +94,62 @@ pub(crate) async fn upsert_sessions(
     Ok(())
 }
 
-/// Result-only rows (no call recorded yet) for these (session, call id) pairs.
+/// Result-only rows (no call recorded yet) that these calls may complete:
+/// per call, the oldest rows of its pair that arrived after it, then the
+/// oldest of all, each probe at most the batch's count for the pair.
 pub(crate) async fn find_orphans(
     conn: &mut PgConnection,
-    pairs: &[(String, String)],
+    wanted: &[Lookup],
 ) -> Result<Vec<Candidate>, sqlx::Error> {
-    let rows: Vec<CandidateRow> = sqlx::query_as(
-        "SELECT t.id, t.session_id, t.call_id, t.tool, t.result_at_ms \
-         FROM UNNEST($1::text[], $2::text[]) AS u(s, c) CROSS JOIN LATERAL \
-         (SELECT * FROM tool_calls WHERE session_id = u.s AND call_id = u.c \
-         AND request_id IS NULL) AS t",
+    let rows: Vec<CandidateRow> = lookup(
+        conn,
+        wanted,
+        "SELECT DISTINCT t.id, t.session_id, t.call_id, t.tool, t.result_at_ms \
+         FROM UNNEST($1::text[], $2::text[], $3::int8[], $4::int8[]) AS u(s, c, a, k) \
+         CROSS JOIN LATERAL ((SELECT id, session_id, call_id, tool, result_at_ms FROM tool_calls \
+         WHERE call_id = u.c AND session_id = u.s AND request_id IS NULL \
+         AND result_at_ms >= u.a ORDER BY result_at_ms, id LIMIT u.k) \
+         UNION ALL (SELECT id, session_id, call_id, tool, result_at_ms FROM tool_calls \
+         WHERE call_id = u.c AND session_id = u.s AND request_id IS NULL \
+         ORDER BY result_at_ms, id LIMIT u.k)) AS t",
     )
-    .bind(pairs.iter().map(|p| p.0.clone()).collect::<Vec<_>>())
-    .bind(pairs.iter().map(|p| p.1.clone()).collect::<Vec<_>>())
-    .fetch_all(&mut *conn)
     .await?;
     Ok(candidates(rows))
 }
 
+/// Binds the lookups' columns as four arrays and fetches the rows.
+async fn lookup(
+    conn: &mut PgConnection,
+    wanted: &[Lookup],
+    sql: &'static str,
+) -> Result<Vec<CandidateRow>, sqlx::Error> {
+    sqlx::query_as(sql)
+        .bind(
+            wanted
+                .iter()
+                .map(|w| w.session_id.clone())
+                .collect::<Vec<_>>(),
+        )
+        .bind(wanted.iter().map(|w| w.call_id.clone()).collect::<Vec<_>>())
+        .bind(wanted.iter().map(|w| w.at_ms).collect::<Vec<_>>())
+        .bind(wanted.iter().map(|w| w.limit).collect::<Vec<_>>())
+        .fetch_all(&mut *conn)
+        .await
+}
+
 /// Result-only rows in any session with these call ids: (index of the
-/// call id, row id), every row.
+/// call id, row id), up to one more per id than the id occurs.
 pub(crate) async fn orphans_anywhere(
     conn: &mut PgConnection,
     call_ids: &[&str],
 ) -> Result<Vec<(usize, i64)>, sqlx::Error> {
     let rows: Vec<(i64, i64)> = sqlx::query_as(
-        "SELECT u.n - 1, t.id FROM UNNEST($1::text[]) WITH ORDINALITY AS u(c, n) \
+        "SELECT u.n - 1, t.id FROM UNNEST($1::text[], $2::int8[]) WITH ORDINALITY AS u(c, k, n) \
          CROSS JOIN LATERAL (SELECT id FROM tool_calls \
-         WHERE call_id = u.c AND request_id IS NULL) AS t",
+         WHERE call_id = u.c AND request_id IS NULL LIMIT u.k) AS t",
     )
     .bind(call_ids)
+    .bind(limits_per_id(call_ids))
     .fetch_all(&mut *conn)
     .await?;
     Ok(rows
@@ -132,20 +158,25 @@ pub(crate) async fn orphans_anywhere(
         .collect())
 }
 
-/// Calls without a result for these (session, call id) pairs.
+/// Open calls that these results may pair with: per result, the newest of
+/// its pair that finished before it, then the newest of all, each probe at
+/// most the batch's count for the pair.
 pub(crate) async fn unpaired_calls(
     conn: &mut PgConnection,
-    pairs: &[(String, String)],
+    wanted: &[Lookup],
 ) -> Result<Vec<Candidate>, sqlx::Error> {
-    let rows: Vec<CandidateRow> = sqlx::query_as(
-        "SELECT t.id, t.session_id, t.call_id, t.tool, t.call_at_ms \
-         FROM UNNEST($1::text[], $2::text[]) AS u(s, c) CROSS JOIN LATERAL \
-         (SELECT * FROM tool_calls WHERE session_id = u.s AND call_id = u.c \
-         AND result_at_ms IS NULL) AS t",
+    let rows: Vec<CandidateRow> = lookup(
+        conn,
+        wanted,
+        "SELECT DISTINCT t.id, t.session_id, t.call_id, t.tool, t.call_at_ms \
+         FROM UNNEST($1::text[], $2::text[], $3::int8[], $4::int8[]) AS u(s, c, a, k) \
+         CROSS JOIN LATERAL ((SELECT id, session_id, call_id, tool, call_at_ms FROM tool_calls \
+         WHERE call_id = u.c AND session_id = u.s AND result_at_ms IS NULL \
+         AND call_at_ms <= u.a ORDER BY call_at_ms DESC, id DESC LIMIT u.k) \
+         UNION ALL (SELECT id, session_id, call_id, tool, call_at_ms FROM tool_calls \
+         WHERE call_id = u.c AND session_id = u.s AND result_at_ms IS NULL \
+         ORDER BY call_at_ms DESC, id DESC LIMIT u.k)) AS t",
     )
-    .bind(pairs.iter().map(|p| p.0.clone()).collect::<Vec<_>>())
-    .bind(pairs.iter().map(|p| p.1.clone()).collect::<Vec<_>>())
-    .fetch_all(&mut *conn)
     .await?;
     Ok(candidates(rows))
 }

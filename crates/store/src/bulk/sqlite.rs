@@ -51,25 +51,43 @@ static UPSERT_SESSIONS: Shaped = Shaped::insert(
      requests = sessions.requests + excluded.requests",
 );
 
+/// Per call: the oldest result-only rows of its pair that arrived after it,
+/// then the oldest of all (what `Candidates::take_orphan` prefers), each
+/// probe at most the batch's count for the pair (`k`).
 static ORPHANS: Shaped = Shaped::new(
-    &["s", "c"],
+    &["s", "c", "a", "k"],
     "SELECT json_group_array(json_array(u.n, t.id, t.tool, t.result_at_ms)) \
-     FROM u CROSS JOIN tool_calls t ON t.session_id = u.s AND t.call_id = u.c \
-     WHERE t.request_id IS NULL",
+     FROM u CROSS JOIN tool_calls t ON t.id IN (\
+     SELECT id FROM (SELECT id FROM tool_calls INDEXED BY tool_calls_orphan WHERE call_id = u.c AND session_id = u.s \
+     AND request_id IS NULL AND result_at_ms >= u.a ORDER BY result_at_ms, id \
+     LIMIT (SELECT max(k) FROM u)) \
+     UNION ALL \
+     SELECT id FROM (SELECT id FROM tool_calls INDEXED BY tool_calls_orphan WHERE call_id = u.c AND session_id = u.s \
+     AND request_id IS NULL ORDER BY result_at_ms, id LIMIT (SELECT max(k) FROM u)))",
 );
 
+/// Per call id: up to `k` result-only rows in any session.
 static ORPHANS_ANYWHERE: Shaped = Shaped::new(
-    &["c"],
+    &["c", "k"],
     "SELECT json_group_array(json_array(u.n, t.id)) \
-     FROM u CROSS JOIN tool_calls t ON t.call_id = u.c \
-     WHERE t.request_id IS NULL",
+     FROM u CROSS JOIN tool_calls t ON t.id IN (\
+     SELECT id FROM tool_calls INDEXED BY tool_calls_orphan WHERE call_id = u.c AND request_id IS NULL \
+     LIMIT (SELECT max(k) FROM u))",
 );
 
+/// Per result: the newest open calls of its pair that finished before it,
+/// then the newest of all (what `Candidates::take_call` prefers), each
+/// probe at most the batch's count for the pair (`k`).
 static UNPAIRED_CALLS: Shaped = Shaped::new(
-    &["s", "c"],
+    &["s", "c", "a", "k"],
     "SELECT json_group_array(json_array(u.n, t.id, t.tool, t.call_at_ms)) \
-     FROM u CROSS JOIN tool_calls t ON t.session_id = u.s AND t.call_id = u.c \
-     WHERE t.result_at_ms IS NULL",
+     FROM u CROSS JOIN tool_calls t ON t.id IN (\
+     SELECT id FROM (SELECT id FROM tool_calls INDEXED BY tool_calls_open WHERE call_id = u.c AND session_id = u.s \
+     AND result_at_ms IS NULL AND call_at_ms <= u.a ORDER BY call_at_ms DESC, id DESC \
+     LIMIT (SELECT max(k) FROM u)) \
+     UNION ALL \
+     SELECT id FROM (SELECT id FROM tool_calls INDEXED BY tool_calls_open WHERE call_id = u.c AND session_id = u.s \
+     AND result_at_ms IS NULL ORDER BY call_at_ms DESC, id DESC LIMIT (SELECT max(k) FROM u)))",
 );
 
 static CALL_KEYS: Shaped = Shaped::matching(
@@ -119,9 +137,12 @@ static PAIR_RESULTS: Shaped = Shaped::new(
      FROM u WHERE tool_calls.id = u.id",
 );
 
-static OPEN_CALL_IDS: Shaped = Shaped::matching(
+/// The call ids with an open call anywhere: one probe of the open calls'
+/// index each, however many there are.
+static OPEN_CALL_IDS: Shaped = Shaped::new(
     &["c"],
-    "tool_calls t ON t.call_id = u.c WHERE t.result_at_ms IS NULL",
+    "SELECT group_concat(u.n) FROM u WHERE EXISTS (SELECT 1 FROM tool_calls t INDEXED BY tool_calls_open \
+     WHERE t.call_id = u.c AND t.result_at_ms IS NULL)",
 );
 
 static INSERT_ORPHAN_RESULTS: Shaped = Shaped::insert(
@@ -224,23 +245,20 @@ fn unmatched<'a, T>(rows: &'a [T], matched: &[usize]) -> impl Iterator<Item = &'
     rows.iter().zip(hit).filter(|(_, hit)| !hit).map(|(r, _)| r)
 }
 
-/// A candidate as a lookup gives it: the index of its (session, call id)
-/// pair, then id, tool and time.
+/// A candidate as a lookup gives it: the index of its lookup, then id,
+/// tool and time.
 type Found = (usize, i64, String, Option<i64>);
 
-fn candidates_of(
-    pairs: &[(String, String)],
-    rows: Vec<Found>,
-) -> Result<Vec<Candidate>, sqlx::Error> {
+fn candidates_of(wanted: &[Lookup], rows: Vec<Found>) -> Result<Vec<Candidate>, sqlx::Error> {
     rows.into_iter()
         .map(|(n, id, tool, at_ms)| {
-            let (session_id, call_id) = pairs.get(n).ok_or_else(|| {
-                sqlx::Error::Decode(format!("candidate for pair {n} of {}", pairs.len()).into())
+            let w = wanted.get(n).ok_or_else(|| {
+                sqlx::Error::Decode(format!("candidate for lookup {n} of {}", wanted.len()).into())
             })?;
             Ok(Candidate {
                 id,
-                session_id: session_id.clone(),
-                call_id: call_id.clone(),
+                session_id: w.session_id.clone(),
+                call_id: w.call_id.clone(),
                 tool,
                 at_ms,
             })
@@ -248,38 +266,48 @@ fn candidates_of(
         .collect()
 }
 
-fn bind_pair<'q>(a: &mut Args<'q>, p: &'q (String, String)) -> Result<(), BoxDynError> {
-    a.add(p.0.as_str())?;
-    a.add(p.1.as_str())
+fn bind_lookup<'q>(a: &mut Args<'q>, w: &'q Lookup) -> Result<(), BoxDynError> {
+    a.add(w.session_id.as_str())?;
+    a.add(w.call_id.as_str())?;
+    a.add(w.at_ms)?;
+    a.add(w.limit)
 }
 
-/// Result-only rows (no call recorded yet) for these (session, call id) pairs.
+/// Result-only rows (no call recorded yet) that these calls may complete.
 pub(crate) async fn find_orphans(
     conn: &mut SqliteConnection,
-    pairs: &[(String, String)],
+    wanted: &[Lookup],
 ) -> Result<Vec<Candidate>, sqlx::Error> {
-    let rows = ORPHANS.fetch_json(conn, pairs, bind_pair).await?;
-    candidates_of(pairs, rows)
+    let rows = ORPHANS.fetch_json(conn, wanted, bind_lookup).await?;
+    candidates_of(wanted, rows)
 }
 
 /// Result-only rows in any session with these call ids: (index of the
-/// call id, row id), every row.
+/// call id, row id), up to one more per id than the id occurs.
 pub(crate) async fn orphans_anywhere(
     conn: &mut SqliteConnection,
     call_ids: &[&str],
 ) -> Result<Vec<(usize, i64)>, sqlx::Error> {
+    let rows: Vec<(&str, i64)> = call_ids
+        .iter()
+        .copied()
+        .zip(limits_per_id(call_ids))
+        .collect();
     ORPHANS_ANYWHERE
-        .fetch_json(conn, call_ids, |a, c| a.add(*c))
+        .fetch_json(conn, &rows, |a, (c, k)| {
+            a.add(*c)?;
+            a.add(*k)
+        })
         .await
 }
 
-/// Calls without a result for these (session, call id) pairs.
+/// Open calls that these results may pair with.
 pub(crate) async fn unpaired_calls(
     conn: &mut SqliteConnection,
-    pairs: &[(String, String)],
+    wanted: &[Lookup],
 ) -> Result<Vec<Candidate>, sqlx::Error> {
-    let rows = UNPAIRED_CALLS.fetch_json(conn, pairs, bind_pair).await?;
-    candidates_of(pairs, rows)
+    let rows = UNPAIRED_CALLS.fetch_json(conn, wanted, bind_lookup).await?;
+    candidates_of(wanted, rows)
 }
 
 pub(crate) async fn insert_calls(
@@ -408,6 +436,68 @@ mod tests {
     use super::*;
     use crate::store::{Pool, Store};
 
+    /// The pairing lookups read only the rows a pairing can still use:
+    /// open calls, result-only rows (partial indexes), in time order.
+    #[tokio::test]
+    async fn pairing_lookups_read_the_partial_indexes() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("plan.db").display());
+        let store = Store::open(&url).await.unwrap();
+        let Pool::Sqlite(pool) = store.pool() else {
+            unreachable!()
+        };
+        let cases: [(String, &str); 4] = [
+            (UNPAIRED_CALLS.sql_for(4), "tool_calls_open"),
+            (OPEN_CALL_IDS.sql_for(4), "tool_calls_open"),
+            (ORPHANS.sql_for(4), "tool_calls_orphan"),
+            (ORPHANS_ANYWHERE.sql_for(4), "tool_calls_orphan"),
+        ];
+        for (sql, index) in cases {
+            let plan: Vec<(i64, i64, i64, String)> =
+                sqlx::query_as(&format!("EXPLAIN QUERY PLAN {sql}"))
+                    .fetch_all(pool)
+                    .await
+                    .unwrap();
+            let steps: Vec<&str> = plan.iter().map(|p| p.3.as_str()).collect();
+            let probes: Vec<&&str> = steps
+                .iter()
+                .filter(|s| {
+                    (s.starts_with("SEARCH tool_calls ") || s.starts_with("SEARCH t "))
+                        && !s.contains("PRIMARY KEY")
+                })
+                .collect();
+            assert!(!probes.is_empty(), "{steps:?}");
+            assert!(
+                probes.iter().all(|s| s.contains(index)),
+                "{index}: {steps:?}"
+            );
+            assert!(
+                !steps.iter().any(|s| s.contains("TEMP B-TREE")),
+                "no sort: {steps:?}"
+            );
+        }
+        for sql in [
+            crate::write::NAME_IN_SESSION,
+            crate::write::FIND_CALL_ANYWHERE_SQLITE,
+            crate::write::FIND_CALL_BY_RESPONSE,
+            crate::write::NAME_ANYWHERE,
+        ] {
+            let sql = format!("EXPLAIN QUERY PLAN {sql}");
+            let plan: Vec<(i64, i64, i64, String)> = sqlx::query_as(&sql)
+                .bind("a")
+                .bind("b")
+                .bind(1i64)
+                .fetch_all(pool)
+                .await
+                .unwrap();
+            let steps: Vec<&str> = plan.iter().map(|p| p.3.as_str()).collect();
+            assert!(
+                !steps.iter().any(|s| s.starts_with("SCAN tool_calls")),
+                "{sql}: {steps:?}"
+            );
+        }
+    }
+
     /// A continuation's session lookup searches the partial index.
     #[tokio::test]
     async fn the_session_of_a_response_is_found_through_its_index() {
@@ -461,6 +551,8 @@ mod tests {
                 .filter(|s| {
                     s.starts_with("SCAN")
                         && !s.starts_with("SCAN v")
+                        && !s.starts_with("SCAN u")
+                        && !s.starts_with("SCAN (subquery")
                         && !s.contains("CONSTANT ROWS")
                 })
                 .collect();
