@@ -66,7 +66,8 @@ pub use error::{StoreError, StoreErrorKind, redact_url};
 pub use event::{Event, RequestRecord, ToolCallRecord, ToolResultRecord};
 pub use migrate::SCHEMA_VERSION;
 pub use recorder::{
-    NoopObserver, Observer, Recorder, RecorderCounters, RecorderOptions, SHUTDOWN_RETRY,
+    NoopObserver, Observer, Recorder, RecorderCounters, RecorderOptions, SHUTDOWN_DEADLINE,
+    SHUTDOWN_RETRY, ShutdownReport,
 };
 pub use since::{SinceError, parse_since};
 pub use stats::{

@@ -11,9 +11,12 @@
 //! queue fills and `record` drops, counted in `events_dropped`.
 //! A batch the database refuses twice for its content (not for being
 //! unreachable) is written event by event, and only the refused events are
-//! dropped and counted. [`Recorder::shutdown`] drains the queue and writes everything (giving up,
-//! and counting the rest as dropped, only if the database stays unreachable
-//! for [`SHUTDOWN_RETRY`]).
+//! dropped and counted. [`Recorder::shutdown`] drains the queue and writes
+//! everything it can within a deadline ([`SHUTDOWN_DEADLINE`] by default,
+//! [`Recorder::shutdown_within`] to choose): past it, a write still running
+//! is abandoned (its transaction rolls back), the events not written are
+//! counted as dropped and reported, and shutdown returns: a slow or
+//! unreachable database never holds it longer.
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -29,8 +32,15 @@ use crate::jsonl::JsonlSink;
 use crate::store::Store;
 use crate::write::Outcome;
 
-/// How long `shutdown` keeps retrying an unreachable database.
-pub const SHUTDOWN_RETRY: Duration = Duration::from_secs(10);
+/// How long [`Recorder::shutdown`] keeps writing (or retrying an
+/// unreachable database) before it gives up on what is left.
+pub const SHUTDOWN_DEADLINE: Duration = Duration::from_secs(5);
+/// How long `shutdown` keeps retrying an unreachable database (the default
+/// deadline; kept for callers of the earlier name).
+pub const SHUTDOWN_RETRY: Duration = SHUTDOWN_DEADLINE;
+/// What `shutdown` waits beyond its deadline for the writer to stop (it is
+/// told to give up at the deadline; this covers its last bookkeeping).
+const SHUTDOWN_SLACK: Duration = Duration::from_millis(500);
 const BACKOFF_MIN: Duration = Duration::from_millis(100);
 const BACKOFF_MAX: Duration = Duration::from_secs(5);
 /// Refusals of one batch before its events are written one by one.
@@ -105,6 +115,25 @@ struct Shared {
     dropped: AtomicU64,
     write_errors: AtomicU64,
     in_hand: AtomicU64,
+    /// The shutdown deadline in ms (0: the default), set before the close
+    /// signal is sent.
+    deadline_ms: AtomicU64,
+}
+
+/// What [`Recorder::shutdown`] did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ShutdownReport {
+    /// Events written during the whole life of the recorder.
+    pub events_written: u64,
+    /// Events dropped during the whole life of the recorder (queue full,
+    /// refused, or given up at the deadline).
+    pub events_dropped: u64,
+    /// Of those, given up at shutdown: not written within the deadline.
+    pub abandoned: u64,
+    /// Whether the writer had stopped when `shutdown` returned (false only
+    /// if it outlived the deadline and its slack: still counted in
+    /// `abandoned`).
+    pub finished: bool,
 }
 
 struct Writer {
@@ -206,14 +235,51 @@ impl Recorder {
         }
     }
 
-    /// Drains the queue, writes everything and stops the writer. Later
-    /// `record` calls are dropped (and counted). Safe to call more than once.
-    pub async fn shutdown(&self) {
+    /// Drains the queue, writes what it can within [`SHUTDOWN_DEADLINE`]
+    /// and stops the writer; see [`Recorder::shutdown_within`].
+    pub async fn shutdown(&self) -> ShutdownReport {
+        self.shutdown_within(SHUTDOWN_DEADLINE).await
+    }
+
+    /// Drains the queue, writes what it can within `deadline` and stops the
+    /// writer: past the deadline the write in progress is abandoned (its
+    /// transaction rolls back) and the events not written are dropped,
+    /// counted and reported (an error in the log and
+    /// [`ShutdownReport::abandoned`]). Returns within `deadline` plus a
+    /// moment, whatever the database does. Later `record` calls are dropped
+    /// (and counted). Safe to call more than once.
+    pub async fn shutdown_within(&self, deadline: Duration) -> ShutdownReport {
+        let before = self.shared.dropped.load(Ordering::Relaxed);
+        let ms = u64::try_from(deadline.as_millis())
+            .unwrap_or(u64::MAX)
+            .max(1);
+        // Only the first call's deadline counts (the writer reads it once).
+        let _ = self
+            .shared
+            .deadline_ms
+            .compare_exchange(0, ms, Ordering::SeqCst, Ordering::SeqCst);
         // Everything recorded before this call is already queued; the writer
         // drains the queue once it sees the signal.
         let _ = self.close.send(true);
         let mut done = self.done.clone();
-        let _ = done.wait_for(|d| *d).await;
+        let finished = tokio::time::timeout(deadline + SHUTDOWN_SLACK, done.wait_for(|d| *d))
+            .await
+            .is_ok();
+        let c = self.counters();
+        let mut abandoned = c.events_dropped.saturating_sub(before);
+        if !finished {
+            abandoned += c.backlog;
+            tracing::error!(
+                backlog = c.backlog,
+                "the recorder's writer outlived the shutdown deadline; its backlog is lost"
+            );
+        }
+        ShutdownReport {
+            events_written: c.events_written,
+            events_dropped: c.events_dropped + if finished { 0 } else { c.backlog },
+            abandoned,
+            finished,
+        }
     }
 }
 
@@ -255,7 +321,37 @@ impl Writer {
     fn set_closing(&mut self) {
         if !self.closing {
             self.closing = true;
-            self.give_up_at = Some(Instant::now() + SHUTDOWN_RETRY);
+            let ms = self.shared.deadline_ms.load(Ordering::SeqCst);
+            let deadline = if ms == 0 {
+                SHUTDOWN_DEADLINE
+            } else {
+                Duration::from_millis(ms)
+            };
+            self.give_up_at = Some(Instant::now() + deadline);
+        }
+    }
+
+    /// Past the shutdown deadline: drops (counts) everything pending.
+    fn abandon(&mut self, why: &str) {
+        let lost = self.pending.len() as u64;
+        tracing::error!(
+            lost,
+            "{why}: the events not written are dropped (counted in events_dropped)"
+        );
+        self.pending.clear();
+        self.shared.in_hand.fetch_sub(lost, Ordering::Relaxed);
+        self.shared.dropped.fetch_add(lost, Ordering::Relaxed);
+    }
+
+    /// `write`, abandoned at the shutdown deadline once closing: `None`
+    /// when the deadline passed first.
+    async fn write_by_deadline(
+        &mut self,
+        batch: &[Event],
+    ) -> Option<Result<(), crate::StoreError>> {
+        match self.give_up_at {
+            Some(t) => tokio::time::timeout_at(t, self.write(batch)).await.ok(),
+            None => Some(self.write(batch).await),
         }
     }
 
@@ -357,8 +453,14 @@ impl Writer {
             }
             // Written in place (no copy of the events): `write` never touches `pending`.
             let mut pending = std::mem::take(&mut self.pending);
-            let result = self.write(&pending.make_contiguous()[..n]).await;
+            let result = self
+                .write_by_deadline(&pending.make_contiguous()[..n])
+                .await;
             self.pending = pending;
+            let Some(result) = result else {
+                self.abandon("shutdown deadline passed while writing");
+                return;
+            };
             match result {
                 Ok(()) => {
                     self.pending.drain(..n);
@@ -375,11 +477,8 @@ impl Writer {
                         rejected += 1;
                     }
                     if self.give_up_at.is_some_and(|t| Instant::now() >= t) {
-                        let lost = self.pending.len() as u64;
-                        tracing::error!(error = %e, lost, "database unreachable at shutdown: dropping the backlog");
-                        self.pending.clear();
-                        self.shared.in_hand.fetch_sub(lost, Ordering::Relaxed);
-                        self.shared.dropped.fetch_add(lost, Ordering::Relaxed);
+                        tracing::error!(error = %e, "database unreachable at shutdown");
+                        self.abandon("shutdown deadline passed");
                         return;
                     }
                     tracing::warn!(
@@ -412,7 +511,12 @@ impl Writer {
             let Some(event) = self.pending.pop_front() else {
                 return;
             };
-            match self.write(std::slice::from_ref(&event)).await {
+            let Some(result) = self.write_by_deadline(std::slice::from_ref(&event)).await else {
+                self.pending.push_front(event);
+                self.abandon("shutdown deadline passed while writing");
+                return;
+            };
+            match result {
                 Ok(()) => self.shared.written.fetch_add(1, Ordering::Relaxed),
                 Err(e) if e.is_rejected() => {
                     tracing::error!(error = %e, kind = event.kind(), "the database refuses this event: dropped");

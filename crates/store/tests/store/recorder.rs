@@ -177,3 +177,75 @@ async fn postgres_refused_event_is_isolated_not_blocking() {
     let rows = store.session_calls("s").await.unwrap();
     assert_eq!(rows.len(), 20);
 }
+
+/// A database that never answers in time (another connection holds the
+/// write lock and the store would wait 60 s for it, like a statement that
+/// runs for minutes): shutdown still returns at its deadline, reporting the
+/// events it could not write as dropped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_gives_up_at_its_deadline_and_reports_the_loss() {
+    let db = TestDb::sqlite();
+    let store = Store::open_with(
+        &db.url,
+        StoreOptions {
+            busy_timeout: Duration::from_secs(60),
+            ..StoreOptions::default()
+        },
+    )
+    .await
+    .unwrap();
+    let path = db.url.trim_start_matches("sqlite://").to_owned();
+    let mut blocker = sqlx::SqliteConnection::connect(&format!("sqlite://{path}"))
+        .await
+        .unwrap();
+    sqlx::query("BEGIN EXCLUSIVE")
+        .execute(&mut blocker)
+        .await
+        .unwrap();
+
+    let rec = Recorder::start(Some(store), opts(), Arc::new(NoopObserver));
+    for i in 0..50 {
+        rec.record(Event::ToolCall(call("r", "s", i, &format!("c{i}"), "t", 1)));
+    }
+    let started = std::time::Instant::now();
+    let report = rec.shutdown_within(Duration::from_millis(300)).await;
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(2), "shutdown took {took:?}");
+    assert_eq!(
+        (
+            report.events_written,
+            report.abandoned,
+            report.events_dropped
+        ),
+        (0, 50, 50),
+        "{report:?}"
+    );
+    assert!(report.finished, "{report:?}");
+    assert_eq!(rec.counters().backlog, 0);
+    // Later records are dropped and counted too.
+    assert!(!rec.record(request("late", "s", 1)));
+    assert_eq!(rec.counters().events_dropped, 51);
+    sqlx::query("ROLLBACK").execute(&mut blocker).await.unwrap();
+}
+
+/// Within the deadline, everything is written and nothing is reported lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_within_its_deadline_writes_everything() {
+    let db = TestDb::sqlite();
+    let store = Store::open(&db.url).await.unwrap();
+    let rec = Recorder::start(Some(store), opts(), Arc::new(NoopObserver));
+    for i in 0..500 {
+        rec.record(Event::ToolCall(call("r", "s", i, &format!("c{i}"), "t", 1)));
+    }
+    let report = rec.shutdown_within(Duration::from_secs(5)).await;
+    assert_eq!(
+        (
+            report.events_written,
+            report.abandoned,
+            report.events_dropped
+        ),
+        (500, 0, 0),
+        "{report:?}"
+    );
+    assert!(report.finished);
+}
