@@ -37,6 +37,14 @@ const DEFAULT_CONNECT_TIMEOUT_MS: u64 = 10_000;
 /// ready, which can take minutes: the first-byte timeout is generous.
 const DEFAULT_FIRST_BYTE_TIMEOUT_MS: u64 = 600_000;
 const DEFAULT_SHUTDOWN_GRACE_MS: u64 = 10_000;
+/// Endurance (issue 14): how long shutdown keeps writing recorded events.
+const DEFAULT_RECORD_DRAIN_MS: u64 = 5_000;
+/// Endurance: a client's time to send a request head (hyper's default too).
+const DEFAULT_CLIENT_HEAD_TIMEOUT_MS: u64 = 30_000;
+/// Endurance: a client's time to send a request body after its head.
+const DEFAULT_CLIENT_BODY_TIMEOUT_MS: u64 = 60_000;
+/// Endurance: client connections open at once, over all workers.
+const DEFAULT_MAX_CLIENT_CONNECTIONS: u64 = 10_000;
 const DEFAULT_MAX_REQUEST_BYTES: u64 = 64 << 20;
 const DEFAULT_RESPONSE_PARSE_LIMIT: u64 = 32 << 20;
 const MAX_WORKERS: u64 = 256;
@@ -83,6 +91,17 @@ pub struct RawConfig {
     /// (beside the built-in webpki roots): a TLS-inspecting egress proxy,
     /// a self-hosted upstream.
     pub upstream_ca: Option<PathBuf>,
+    // Endurance (issue 14).
+    /// How long shutdown keeps writing the recorded events still queued;
+    /// past it, what is left is dropped, counted and reported.
+    pub record_drain_ms: Option<u64>,
+    /// How long a client may take to send a request head (also the longest
+    /// idle wait for the next request on a kept-alive connection).
+    pub client_head_timeout_ms: Option<u64>,
+    /// How long a client may take to send a request body after its head.
+    pub client_body_timeout_ms: Option<u64>,
+    /// Client connections open at once; beyond, new ones get a 503 and are closed.
+    pub max_client_connections: Option<u64>,
     /// Problems found while reading the environment, reported by `validate`.
     #[serde(skip)]
     problems: Vec<String>,
@@ -145,6 +164,15 @@ pub struct Config {
     pub workers: usize,
     /// Extra trusted roots for upstream TLS (DER), from `upstream_ca`.
     pub upstream_roots: Vec<rustls::pki_types::CertificateDer<'static>>,
+    // Endurance (issue 14).
+    /// Bounded time shutdown spends writing the queued records.
+    pub record_drain: Duration,
+    /// Time allowed for a request head (and for idling between requests).
+    pub client_head_timeout: Duration,
+    /// Time allowed for a request body after its head.
+    pub client_body_timeout: Duration,
+    /// Client connections open at once (at least 1).
+    pub max_client_connections: usize,
 }
 
 /// What went wrong reading or validating settings.
@@ -221,6 +249,17 @@ impl RawConfig {
                 "response_parse_limit" => raw.response_parse_limit = raw.env_number(&name, &value),
                 "workers" => raw.workers = raw.env_number(&name, &value),
                 "upstream_ca" => raw.upstream_ca = Some(PathBuf::from(value)),
+                // Endurance (issue 14).
+                "record_drain_ms" => raw.record_drain_ms = raw.env_number(&name, &value),
+                "client_head_timeout_ms" => {
+                    raw.client_head_timeout_ms = raw.env_number(&name, &value)
+                }
+                "client_body_timeout_ms" => {
+                    raw.client_body_timeout_ms = raw.env_number(&name, &value)
+                }
+                "max_client_connections" => {
+                    raw.max_client_connections = raw.env_number(&name, &value)
+                }
                 _ => {}
             }
         }
@@ -263,6 +302,10 @@ impl RawConfig {
             response_parse_limit: over.response_parse_limit.or(self.response_parse_limit),
             workers: over.workers.or(self.workers),
             upstream_ca: over.upstream_ca.or(self.upstream_ca),
+            record_drain_ms: over.record_drain_ms.or(self.record_drain_ms),
+            client_head_timeout_ms: over.client_head_timeout_ms.or(self.client_head_timeout_ms),
+            client_body_timeout_ms: over.client_body_timeout_ms.or(self.client_body_timeout_ms),
+            max_client_connections: over.max_client_connections.or(self.max_client_connections),
             problems,
         }
     }
@@ -341,6 +384,29 @@ impl RawConfig {
             }),
             None => Vec::new(),
         };
+        // Endurance (issue 14): client timeouts and the connection cap.
+        let mut positive = |key: &str, value: Option<u64>, default: u64| {
+            let v = value.unwrap_or(default);
+            if v == 0 {
+                problems.push(format!("{key} must be greater than 0"));
+            }
+            v.max(1)
+        };
+        let client_head_timeout_ms = positive(
+            "client_head_timeout_ms",
+            self.client_head_timeout_ms,
+            DEFAULT_CLIENT_HEAD_TIMEOUT_MS,
+        );
+        let client_body_timeout_ms = positive(
+            "client_body_timeout_ms",
+            self.client_body_timeout_ms,
+            DEFAULT_CLIENT_BODY_TIMEOUT_MS,
+        );
+        let max_client_connections = positive(
+            "max_client_connections",
+            self.max_client_connections,
+            DEFAULT_MAX_CLIENT_CONNECTIONS,
+        );
         match (listen, openai, anthropic, gemini, repair) {
             (Some(listen), Some(openai), Some(anthropic), Some(gemini), Some(repair))
                 if problems.is_empty() =>
@@ -368,6 +434,13 @@ impl RawConfig {
                         .unwrap_or(usize::MAX),
                     workers,
                     upstream_roots,
+                    record_drain: Duration::from_millis(
+                        self.record_drain_ms.unwrap_or(DEFAULT_RECORD_DRAIN_MS),
+                    ),
+                    client_head_timeout: Duration::from_millis(client_head_timeout_ms),
+                    client_body_timeout: Duration::from_millis(client_body_timeout_ms),
+                    max_client_connections: usize::try_from(max_client_connections)
+                        .unwrap_or(usize::MAX),
                 })
             }
             _ => Err(ConfigError::new(

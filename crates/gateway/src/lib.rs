@@ -34,6 +34,7 @@ pub mod dashboard;
 mod env;
 pub mod errors;
 pub mod h1;
+pub mod limits;
 pub mod metrics;
 pub mod observe;
 pub mod proxy;

@@ -41,6 +41,8 @@ pub struct Shared {
     /// The runtime that started the gateway: the store and `/api/*` live there.
     pub(crate) control: tokio::runtime::Handle,
     started: Instant,
+    /// Client connections open, capped by `max_client_connections`.
+    pub(crate) connections: Arc<crate::limits::ConnectionSlots>,
 }
 
 /// Starts gateways.
@@ -130,6 +132,7 @@ impl Gateway {
             loopback_only: config.is_loopback(),
             admin_token: config.admin_token.clone(),
         });
+        let connections = crate::limits::ConnectionSlots::new(config.max_client_connections);
         let shared = Arc::new(Shared {
             config,
             sinks,
@@ -137,6 +140,7 @@ impl Gateway {
             admin,
             control: tokio::runtime::Handle::current(),
             started: Instant::now(),
+            connections,
         });
         let (shutdown, shutdown_rx) = watch::channel(false);
         let (force, force_rx) = watch::channel(false);
@@ -232,8 +236,10 @@ impl RunningGateway {
     }
 
     /// Stop accepting, let in-flight requests finish (at most the grace
-    /// period; then they are cut), then drain the recorder.
-    pub async fn shutdown(mut self) {
+    /// period; then they are cut), then drain the recorder (at most
+    /// `record_drain`; what it could not write is dropped, counted, logged
+    /// and reported).
+    pub async fn shutdown(mut self) -> toolwarden_store::ShutdownReport {
         let _ = self.shutdown.send(true);
         let grace = self.shared.config.shutdown_grace;
         if tokio::time::timeout(grace, self.connections.recv())
@@ -253,7 +259,23 @@ impl RunningGateway {
             let _ = tokio::time::timeout(Duration::from_secs(6), exited).await;
         }
         self.shared.sinks.settle(Duration::from_secs(1)).await;
-        self.shared.sinks.recorder.shutdown().await;
+        let drain = self.shared.config.record_drain;
+        let report = self.shared.sinks.recorder.shutdown_within(drain).await;
+        if report.abandoned > 0 {
+            tracing::error!(
+                not_written = report.abandoned,
+                written = report.events_written,
+                ?drain,
+                "recording could not finish within record_drain_ms: events not written were dropped"
+            );
+        } else {
+            tracing::info!(
+                written = report.events_written,
+                dropped = report.events_dropped,
+                "recording drained"
+            );
+        }
+        report
     }
 
     /// Serve until SIGINT or SIGTERM, then [`RunningGateway::shutdown`].

@@ -117,7 +117,10 @@ async fn serve(
         }
     });
     let mut builder = auto::Builder::new(TokioExecutor::new());
-    builder.http1().timer(TokioTimer::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(shared.config.client_head_timeout);
     let local = Arc::new(Local {
         client,
         pool,
@@ -138,15 +141,24 @@ async fn serve(
                 }
             },
         };
+        let Some(slot) = shared.connections.try_take() else {
+            let slots = shared.connections.clone();
+            connections.spawn(async move { slots.refuse(stream).await });
+            continue;
+        };
         let _ = stream.set_nodelay(true);
-        connections.spawn(connection(
+        let conn = connection(
             stream,
             peer,
             shared.clone(),
             local.clone(),
             (shutdown.clone(), force.clone()),
             guard.clone(),
-        ));
+        );
+        connections.spawn(async move {
+            conn.await;
+            drop(slot);
+        });
     }
     heartbeat.abort();
     drop(listener);

@@ -321,13 +321,7 @@ impl Writer {
     fn set_closing(&mut self) {
         if !self.closing {
             self.closing = true;
-            let ms = self.shared.deadline_ms.load(Ordering::SeqCst);
-            let deadline = if ms == 0 {
-                SHUTDOWN_DEADLINE
-            } else {
-                Duration::from_millis(ms)
-            };
-            self.give_up_at = Some(Instant::now() + deadline);
+            self.give_up_at = Some(Self::deadline_from(&self.shared, Instant::now()));
         }
     }
 
@@ -343,15 +337,45 @@ impl Writer {
         self.shared.dropped.fetch_add(lost, Ordering::Relaxed);
     }
 
-    /// `write`, abandoned at the shutdown deadline once closing: `None`
-    /// when the deadline passed first.
+    /// The shutdown deadline, `closing` time plus what `shutdown_within`
+    /// asked for.
+    fn deadline_from(shared: &Shared, closing: Instant) -> Instant {
+        let ms = shared.deadline_ms.load(Ordering::SeqCst);
+        closing
+            + if ms == 0 {
+                SHUTDOWN_DEADLINE
+            } else {
+                Duration::from_millis(ms)
+            }
+    }
+
+    /// `write`, abandoned at the shutdown deadline: `None` when the deadline
+    /// passed first (also for a write that began before shutdown did).
     async fn write_by_deadline(
         &mut self,
         batch: &[Event],
     ) -> Option<Result<(), crate::StoreError>> {
-        match self.give_up_at {
-            Some(t) => tokio::time::timeout_at(t, self.write(batch)).await.ok(),
-            None => Some(self.write(batch).await),
+        if let Some(t) = self.give_up_at {
+            return tokio::time::timeout_at(t, self.write(batch)).await.ok();
+        }
+        let mut close = self.close.clone();
+        let shared = self.shared.clone();
+        let deadline = async move {
+            if close.wait_for(|c| *c).await.is_err() {
+                // The handle is gone without a shutdown: no deadline.
+                std::future::pending::<()>().await;
+            }
+            let t = Self::deadline_from(&shared, Instant::now());
+            tokio::time::sleep_until(t).await;
+            t
+        };
+        tokio::select! {
+            result = self.write(batch) => Some(result),
+            t = deadline => {
+                self.closing = true;
+                self.give_up_at = Some(t);
+                None
+            }
         }
     }
 

@@ -34,7 +34,12 @@ pub mod rewind;
 use std::sync::Arc;
 
 use bytes::BytesMut;
-use tokio::{io::AsyncReadExt, net::TcpStream, sync::watch};
+use tokio::{
+    io::AsyncReadExt,
+    net::TcpStream,
+    sync::watch,
+    time::{Instant, timeout_at},
+};
 
 use self::{
     head::{RequestHead, RequestParse},
@@ -77,6 +82,9 @@ pub async fn serve(
 ) -> Ended {
     let mut buf = BytesMut::with_capacity(READ_CHUNK);
     loop {
+        // A head (and the idle wait before it) must arrive in time: a
+        // client that sends it slowly, or never, does not hold the socket.
+        let head_deadline = Instant::now() + shared.config.client_head_timeout;
         let head = loop {
             if !buf.is_empty() {
                 match head::parse_request(&buf, &shared.config.upstreams) {
@@ -89,13 +97,13 @@ pub async fn serve(
             let read = if buf.is_empty() {
                 // Idle between requests: the gateway stopping closes it.
                 tokio::select! {
-                    read = client.read_buf(&mut buf) => read,
+                    read = timeout_at(head_deadline, client.read_buf(&mut buf)) => read,
                     _ = raised(shutdown) => return Ended::Closed,
                 }
             } else {
-                client.read_buf(&mut buf).await
+                timeout_at(head_deadline, client.read_buf(&mut buf)).await
             };
-            if !matches!(read, Ok(n) if n > 0) {
+            if !matches!(read, Ok(Ok(n)) if n > 0) {
                 return Ended::Closed;
             }
         };
@@ -155,13 +163,18 @@ async fn read_body(
     if buf.len() < total {
         buf.reserve(total - buf.len());
     }
+    let deadline = Instant::now() + shared.config.client_body_timeout;
     while buf.len() < total {
-        match client.read_buf(buf).await {
-            Ok(n) if n > 0 => {}
+        match timeout_at(deadline, client.read_buf(buf)).await {
+            Ok(Ok(n)) if n > 0 => {}
             result => {
                 let detail = match result {
-                    Err(e) => format!("reading the request body failed: {e}"),
-                    Ok(_) => "the client closed the connection before the whole body".into(),
+                    Err(_) => format!(
+                        "the client did not send the whole body within client_body_timeout_ms ({} ms)",
+                        shared.config.client_body_timeout.as_millis()
+                    ),
+                    Ok(Err(e)) => format!("reading the request body failed: {e}"),
+                    Ok(Ok(_)) => "the client closed the connection before the whole body".into(),
                 };
                 fail(&ProxyError::new(ProxyErrorKind::ClientBody, host, detail));
                 return None;

@@ -14,7 +14,7 @@
 //! their call (`tool_calls_orphan`), in time order, and takes at most
 //! [`Lookup::limit`] rows per probe: as many as the batch has rows for the
 //! same (session, call id), which is all the greedy pairing in
-//! [`crate::write`] can use. A call id reused in one session for months
+//! [`crate::write`] can use, and never more than [`MAX_PROBE_ROWS`]. A call id reused in one session for months
 //! costs the same as a fresh one.
 
 use std::collections::{HashMap, HashSet};
@@ -44,6 +44,15 @@ pub(crate) struct Pairing<'a> {
 pub(crate) type CallKey = (String, i64);
 pub(crate) type ResultKey = (String, String, i64);
 
+/// The most rows one probe of a lookup reads. Enough for every batch
+/// except those with many rows of one (session, call id) pair — a client or
+/// provider reusing one id many times within 50 ms — where exact pairing
+/// would cost the square of their number; there the later rows of the pair
+/// may pair with a call other than the newest open one (or, past all
+/// candidates, get a row of their own), and every result is still
+/// recorded and counted under its tool.
+pub(crate) const MAX_PROBE_ROWS: i64 = 8;
+
 /// One pairing lookup: the (session, call id) of a batch's row, its time,
 /// and how many rows of the batch share the pair (the most rows the
 /// batch's pairing can take from one probe).
@@ -71,7 +80,11 @@ pub(crate) fn lookups<'a>(items: impl Iterator<Item = (&'a str, &'a str, i64)>) 
             session_id: s.to_owned(),
             call_id: c.to_owned(),
             at_ms: a,
-            limit: per_pair.get(&(s, c)).copied().unwrap_or(1),
+            limit: per_pair
+                .get(&(s, c))
+                .copied()
+                .unwrap_or(1)
+                .min(MAX_PROBE_ROWS),
         })
         .collect()
 }
@@ -86,7 +99,7 @@ pub(crate) fn limits_per_id(call_ids: &[&str]) -> Vec<i64> {
     }
     call_ids
         .iter()
-        .map(|c| n.get(c).copied().unwrap_or(0) + 1)
+        .map(|c| (n.get(c).copied().unwrap_or(0) + 1).min(MAX_PROBE_ROWS))
         .collect()
 }
 

@@ -1,0 +1,101 @@
+//! The cap on client connections open at once (issue 14: a flood of
+//! connections, or of half-sent requests, must not take every socket).
+//! One count for all workers; a connection holds a [`Slot`] for its life.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use tokio::io::AsyncWriteExt;
+use tokio::net::TcpStream;
+
+/// Open client connections, at most `max`.
+#[derive(Debug)]
+pub struct ConnectionSlots {
+    open: AtomicUsize,
+    max: usize,
+    refused: AtomicUsize,
+}
+
+/// One open connection; dropping it frees the slot.
+#[derive(Debug)]
+pub struct Slot(Arc<ConnectionSlots>);
+
+impl ConnectionSlots {
+    /// A cap of `max` connections (at least 1).
+    pub fn new(max: usize) -> Arc<ConnectionSlots> {
+        Arc::new(ConnectionSlots {
+            open: AtomicUsize::new(0),
+            max: max.max(1),
+            refused: AtomicUsize::new(0),
+        })
+    }
+
+    /// A slot, or `None` when `max` connections are open.
+    pub fn try_take(self: &Arc<Self>) -> Option<Slot> {
+        self.open
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < self.max).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| Slot(self.clone()))
+    }
+
+    /// Connections open now.
+    pub fn open(&self) -> usize {
+        self.open.load(Ordering::Acquire)
+    }
+
+    /// Connections refused so far.
+    pub fn refused(&self) -> usize {
+        self.refused.load(Ordering::Relaxed)
+    }
+
+    /// Tells a connection beyond the cap so (a 503 the client can read),
+    /// then closes it.
+    pub async fn refuse(&self, mut stream: TcpStream) {
+        let n = self.refused.fetch_add(1, Ordering::Relaxed);
+        if n.is_power_of_two() || n == 0 {
+            tracing::warn!(
+                max = self.max,
+                refused = n + 1,
+                "client connection refused: max_client_connections open"
+            );
+        }
+        let body = format!(
+            "{{\"error\":{{\"type\":\"overloaded_error\",\"message\":\"toolwarden: too many client connections (max_client_connections = {})\"}}}}",
+            self.max
+        );
+        let reply = format!(
+            "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n\
+             retry-after: 1\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(1), async {
+            let _ = stream.write_all(reply.as_bytes()).await;
+            let _ = stream.shutdown().await;
+        })
+        .await;
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.open.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots_are_counted_and_freed() {
+        let slots = ConnectionSlots::new(2);
+        let a = slots.try_take().unwrap();
+        let _b = slots.try_take().unwrap();
+        assert!(slots.try_take().is_none());
+        assert_eq!(slots.open(), 2);
+        drop(a);
+        assert!(slots.try_take().is_some());
+    }
+}

@@ -1,0 +1,186 @@
+//! Endurance (issue 14), through real sockets: shutdown never waits longer
+//! than its bounds for the database.
+
+use std::time::{Duration, Instant};
+
+use sqlx::Connection;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use toolwarden_gateway::{Config, Gateway};
+use toolwarden_mock_provider::{MockOptions, MockProvider};
+
+const BODY: &str = r#"{"model":"claude-test","max_tokens":64,"messages":[{"role":"user","content":"list the files"}],"tools":[{"name":"shell","input_schema":{"type":"object"}}]}"#;
+
+/// One request on a connection of its own; the status code.
+async fn post(addr: std::net::SocketAddr, session: &str) -> u16 {
+    let mut s = TcpStream::connect(addr).await.unwrap();
+    let head = format!(
+        "POST /v1/messages HTTP/1.1\r\nhost: gw.test\r\ncontent-type: application/json\r\n\
+         x-api-key: k\r\nanthropic-version: 2023-06-01\r\nx-session-id: {session}\r\n\
+         content-length: {}\r\nconnection: close\r\n\r\n{BODY}",
+        BODY.len()
+    );
+    s.write_all(head.as_bytes()).await.unwrap();
+    let mut out = Vec::new();
+    s.read_to_end(&mut out).await.unwrap();
+    let text = String::from_utf8_lossy(&out);
+    text.split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0)
+}
+
+/// The database is locked by another connection for the whole shutdown (a
+/// statement that runs for minutes looks the same to the writer): the
+/// gateway still stops within its grace period plus `record_drain`, and
+/// reports the events it could not write.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_returns_within_the_drain_deadline_when_the_database_hangs() {
+    let mock = MockProvider::start(MockOptions::default()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tw.db");
+    let mut config = Config::for_tests(&mock.base_url());
+    config.database = Some(format!("sqlite://{}", path.display()));
+    config.record_drain = Duration::from_millis(400);
+    let gw = Gateway::start(config).await.unwrap();
+
+    let mut blocker = sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display()))
+        .await
+        .unwrap();
+    sqlx::query("BEGIN EXCLUSIVE")
+        .execute(&mut blocker)
+        .await
+        .unwrap();
+    for i in 0..20 {
+        assert_eq!(post(gw.addr(), &format!("s{i}")).await, 200);
+    }
+    let started = Instant::now();
+    let report = gw.shutdown().await;
+    let took = started.elapsed();
+    // No request in flight: the grace period is not used; the drain is
+    // 400 ms, plus the workers' own exit.
+    assert!(took < Duration::from_secs(4), "shutdown took {took:?}");
+    assert!(report.abandoned > 0, "{report:?}");
+    assert_eq!(report.events_written, 0, "{report:?}");
+    assert!(report.finished, "{report:?}");
+    sqlx::query("ROLLBACK").execute(&mut blocker).await.unwrap();
+}
+
+/// With a healthy database everything is written and nothing reported lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_writes_everything_when_the_database_keeps_up() {
+    let mock = MockProvider::start(MockOptions::default()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = Config::for_tests(&mock.base_url());
+    config.database = Some(format!("sqlite://{}", dir.path().join("tw.db").display()));
+    let gw = Gateway::start(config).await.unwrap();
+    for i in 0..20 {
+        assert_eq!(post(gw.addr(), &format!("s{i}")).await, 200);
+    }
+    let report = gw.shutdown().await;
+    assert_eq!(
+        (report.abandoned, report.events_dropped),
+        (0, 0),
+        "{report:?}"
+    );
+    assert!(report.events_written >= 40, "{report:?}");
+}
+
+/// Reads until the gateway closes the connection (EOF or reset); whether
+/// it did within `within`.
+async fn closed_within(s: &mut TcpStream, within: Duration) -> bool {
+    let mut buf = [0u8; 4096];
+    tokio::time::timeout(within, async {
+        loop {
+            match s.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+        }
+    })
+    .await
+    .is_ok()
+}
+
+/// Clients that send half a head, or a head and half a body, and then
+/// nothing: each is cut off after its timeout, and meanwhile a whole
+/// request is answered at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn half_sent_requests_are_cut_off_and_do_not_hold_up_others() {
+    let mock = MockProvider::start(MockOptions::default()).await;
+    let mut config = Config::for_tests(&mock.base_url());
+    config.client_head_timeout = Duration::from_millis(500);
+    config.client_body_timeout = Duration::from_millis(500);
+    let gw = Gateway::start(config).await.unwrap();
+
+    let mut stalled = Vec::new();
+    for i in 0..200 {
+        let mut s = TcpStream::connect(gw.addr()).await.unwrap();
+        let part = if i % 2 == 0 {
+            "POST /v1/messages HTTP/1.1\r\nhost: gw.test\r\ncontent-".to_owned()
+        } else {
+            format!(
+                "POST /v1/messages HTTP/1.1\r\nhost: gw.test\r\ncontent-type: application/json\r\n\
+                 content-length: {}\r\n\r\n{}",
+                BODY.len(),
+                &BODY[..20]
+            )
+        };
+        s.write_all(part.as_bytes()).await.unwrap();
+        stalled.push(s);
+    }
+    let started = Instant::now();
+    assert_eq!(post(gw.addr(), "whole").await, 200);
+    let took = started.elapsed();
+    assert!(
+        took < Duration::from_millis(400),
+        "a whole request took {took:?}"
+    );
+
+    let started = Instant::now();
+    for (i, s) in stalled.iter_mut().enumerate() {
+        assert!(
+            closed_within(s, Duration::from_secs(3)).await,
+            "stalled connection {i} still open after {:?}",
+            started.elapsed()
+        );
+    }
+    // All cut off by their 500 ms timeouts, not by the test's 3 s.
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+    gw.shutdown().await;
+}
+
+/// Beyond `max_client_connections`, a new connection gets a 503 naming the
+/// limit and is closed; once a connection closes, new ones are served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_beyond_the_cap_are_refused_clearly() {
+    let mock = MockProvider::start(MockOptions::default()).await;
+    let mut config = Config::for_tests(&mock.base_url());
+    config.max_client_connections = 4;
+    let gw = Gateway::start(config).await.unwrap();
+
+    let mut idle = Vec::new();
+    for _ in 0..4 {
+        idle.push(TcpStream::connect(gw.addr()).await.unwrap());
+    }
+    // The accept loop counts them as they are taken.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let mut extra = TcpStream::connect(gw.addr()).await.unwrap();
+    let mut reply = Vec::new();
+    tokio::time::timeout(Duration::from_secs(3), extra.read_to_end(&mut reply))
+        .await
+        .expect("the refusal comes at once")
+        .unwrap();
+    let text = String::from_utf8_lossy(&reply);
+    assert!(text.starts_with("HTTP/1.1 503"), "{text}");
+    assert!(text.contains("max_client_connections = 4"), "{text}");
+
+    drop(idle.pop());
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(post(gw.addr(), "after").await, 200);
+    gw.shutdown().await;
+}

@@ -1,0 +1,386 @@
+//! Recording throughput against the history already in the database
+//! (issue 14): events/s through the real `Recorder` with 0, 1 M and 10 M
+//! rows already in `tool_calls` (plus a quarter as many requests and half
+//! as many result keys), for two workloads:
+//!
+//! - `unique`: sessions of 8 turns, fresh call ids every turn;
+//! - `reuse` (adversarial): one session, the same three call ids and the
+//!   same response id every turn (a provider that answers every request
+//!   with `call_0`, clients that send the same first turn thousands of
+//!   times), and a history of rows under that same session and call id.
+//!
+//! Each turn: 1 request, 3 results of the previous turn's calls (new
+//! message indexes, so each pairs), 3 calls. SQLite always; PostgreSQL
+//! when `TOOLWARDEN_TEST_POSTGRES_URL` is set. The history is generated
+//! with SQL (`WITH RECURSIVE` / `generate_series`), in steps of 1 M rows.
+//!
+//! ```text
+//! TOOLWARDEN_TEST_POSTGRES_URL=$(bash .ci/pg.sh start) cargo bench -p toolwarden-store --bench history
+//! ```
+//! `TW_HISTORY_ROWS` (default `0,1000000,10000000`) sets the history sizes,
+//! `TW_HISTORY_TURNS` (default 10000, 67k events) the turns per measurement,
+//! `TW_HISTORY_MODES` (default `unique,reuse`) and `TW_HISTORY_BACKENDS`
+//! (default `sqlite,postgres`) what runs.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use sqlx::Connection;
+use toolwarden_store::*;
+
+const TURNS_PER_SESSION: u64 = 8;
+/// History rows are this much older than the measured events.
+const HISTORY_T0: i64 = 1_600_000_000_000;
+const LIVE_T0: i64 = 1_700_000_000_000;
+const FILL_STEP: i64 = 1_000_000;
+
+#[derive(Clone, Copy, PartialEq)]
+enum Mode {
+    Unique,
+    Reuse,
+}
+
+impl Mode {
+    fn name(self) -> &'static str {
+        match self {
+            Mode::Unique => "unique",
+            Mode::Reuse => "reuse",
+        }
+    }
+}
+
+/// The measured events of run `run`: `turns` turns after all earlier runs'.
+fn events(mode: Mode, run: u64, turns: u64) -> Vec<Event> {
+    let reuse = mode == Mode::Reuse;
+    let call_id = |n: u64, k: u32| {
+        if reuse {
+            format!("toolu_reused_{k}")
+        } else {
+            format!("toolu_{run}_{n}_{k}")
+        }
+    };
+    let mut out = Vec::with_capacity(turns as usize * 7);
+    for n in 0..turns {
+        let session = if reuse {
+            "S".to_owned()
+        } else {
+            format!("live{run}_{}", n / TURNS_PER_SESSION)
+        };
+        let turn = if reuse { n } else { n % TURNS_PER_SESSION };
+        let req = format!("{run:02}{n:030x}");
+        let at = LIVE_T0 + ((run * turns + n) as i64) * 10;
+        let response_id = if reuse {
+            "msg_mockreused".to_owned()
+        } else {
+            format!("msg_{req}")
+        };
+        out.push(Event::Request(RequestRecord {
+            request_id: req.clone(),
+            session_id: session.clone(),
+            session_source: "fingerprint".into(),
+            at_ms: at,
+            provider: "anthropic".into(),
+            dialect: Some("anthropic".into()),
+            path: "/v1/messages".into(),
+            model: Some("claude-test".into()),
+            status: 200,
+            streaming: n % 2 == 0,
+            upstream_latency_ms: 840.0,
+            first_byte_ms: Some(120.0),
+            overhead_us: 31.0,
+            input_tokens: Some(5000),
+            output_tokens: Some(300),
+            response_id: Some(response_id.clone()),
+            repairs: vec![],
+            repair_mode: "fix".into(),
+            parse_error: None,
+            error: None,
+        }));
+        if turn > 0 {
+            for k in 0..3u32 {
+                let failed = (n + u64::from(k)) % 7 == 0;
+                // Reuse: one ever-growing conversation, so message indexes
+                // keep growing and every result is new.
+                let message_index = if reuse {
+                    ((run * turns + n) * 10) as u32 + k
+                } else {
+                    (turn * 2 - 1) as u32 * 10 + k
+                };
+                out.push(Event::ToolResult(ToolResultRecord {
+                    request_id: req.clone(),
+                    session_id: session.clone(),
+                    provider: "anthropic".into(),
+                    model: Some("claude-test".into()),
+                    call_id: call_id(n - 1, k),
+                    message_index,
+                    tool: None,
+                    failed,
+                    basis: if failed { "explicit" } else { "none" }.into(),
+                    content_bytes: 2048,
+                    excerpt: failed.then(|| "Error: file not found: /tmp/x".to_owned()),
+                    at_ms: at,
+                    exec_ms: None,
+                    previous_response_id: None,
+                }));
+            }
+        }
+        for k in 0..3u32 {
+            out.push(Event::ToolCall(ToolCallRecord {
+                request_id: req.clone(),
+                session_id: session.clone(),
+                provider: "anthropic".into(),
+                model: Some("claude-test".into()),
+                response_id: Some(response_id.clone()),
+                call_index: k,
+                call_id: call_id(n, k),
+                tool: ["Read", "Bash", "Edit"][k as usize].into(),
+                arguments_bytes: 180,
+                at_ms: at + 5,
+            }));
+        }
+    }
+    out
+}
+
+/// History rows `from..to` (row `x`): in `reuse` mode all under session
+/// `S` and call id `toolu_reused_{x % 3}`, else unique. One row in ten a
+/// result-only row, one in ten an open call, the rest paired calls.
+fn fill_sql(postgres: bool) -> [String; 3] {
+    let series = if postgres {
+        "generate_series($1::int8, $2::int8 - 1) AS g(x)".to_owned()
+    } else {
+        "(WITH RECURSIVE g(x) AS (SELECT $1 UNION ALL SELECT x + 1 FROM g WHERE x + 1 < $2) \
+         SELECT x FROM g) AS g"
+            .to_owned()
+    };
+    let t = "CAST(x AS TEXT)";
+    let session = "CASE WHEN $3 = 1 THEN 'S' ELSE 'hist_' || CAST(x / 8 AS TEXT) END";
+    let call = format!(
+        "CASE WHEN $3 = 1 THEN 'toolu_reused_' || CAST(x % 3 AS TEXT) ELSE 'toolu_hist_' || {t} END"
+    );
+    let calls = format!(
+        "INSERT INTO tool_calls (session_id, call_id, tool, provider, model, at_ms, request_id, \
+         call_index, response_id, arguments_bytes, call_at_ms, result_request_id, message_index, \
+         failed, basis, content_bytes, result_at_ms, exec_ms) \
+         SELECT {session}, {call}, 'Read', 'anthropic', 'claude-test', {HISTORY_T0} + x, \
+         CASE WHEN x % 10 = 0 THEN NULL ELSE 'hreq_' || {t} END, \
+         CASE WHEN x % 10 = 0 THEN NULL ELSE 0 END, \
+         CASE WHEN x % 10 = 0 THEN NULL WHEN $3 = 1 THEN 'msg_mockreused' ELSE 'msg_h' || {t} END, \
+         CASE WHEN x % 10 = 0 THEN NULL ELSE 180 END, \
+         CASE WHEN x % 10 = 0 THEN NULL ELSE {HISTORY_T0} + x END, \
+         CASE WHEN x % 10 = 1 THEN NULL ELSE 'hreq_' || {t} END, \
+         CASE WHEN x % 10 = 1 THEN NULL ELSE x END, \
+         CASE WHEN x % 10 = 1 THEN NULL ELSE 0 END, \
+         CASE WHEN x % 10 = 1 THEN NULL ELSE 'none' END, \
+         CASE WHEN x % 10 = 1 THEN NULL ELSE 2048 END, \
+         CASE WHEN x % 10 = 1 THEN NULL ELSE {HISTORY_T0} + x + 3 END, \
+         CASE WHEN x % 10 = 1 THEN NULL ELSE 3.0 END \
+         FROM {series}"
+    );
+    let requests = format!(
+        "INSERT INTO requests (request_id, session_id, at_ms, provider, dialect, path, model, \
+         status, streaming, upstream_latency_ms, overhead_us, repair_mode, repairs) \
+         SELECT 'hreq_' || {t}, {session}, {HISTORY_T0} + x, 'anthropic', 'anthropic', \
+         '/v1/messages', 'claude-test', 200, 0, 800.0, 30.0, 'fix', 0 \
+         FROM {series} WHERE x % 4 = 0"
+    );
+    let results = format!(
+        "INSERT INTO tool_results (session_id, call_id, message_index, request_id, at_ms) \
+         SELECT {session}, {call}, x, 'hreq_' || {t}, {HISTORY_T0} + x \
+         FROM {series} WHERE x % 2 = 0"
+    );
+    [calls, requests, results]
+}
+
+/// Adds history rows `from..to` to the database at `url`, a step at a time,
+/// through a connection of its own.
+async fn fill(url: &str, mode: Mode, from: i64, to: i64) {
+    if from >= to {
+        return;
+    }
+    let postgres = url.starts_with("postgres");
+    let sql = fill_sql(postgres);
+    let reuse = i64::from(mode == Mode::Reuse);
+    let mut at = from;
+    if postgres {
+        let mut conn = sqlx::PgConnection::connect(url).await.expect("connect");
+        while at < to {
+            let end = (at + FILL_STEP).min(to);
+            for stmt in &sql {
+                sqlx::query(stmt)
+                    .bind(at)
+                    .bind(end)
+                    .bind(reuse)
+                    .execute(&mut conn)
+                    .await
+                    .expect("fill history");
+            }
+            at = end;
+        }
+        // Settled before measuring: statistics, and the fill's writes on
+        // disk, not left for the measured run's checkpoints.
+        for stmt in [
+            "VACUUM ANALYZE tool_calls",
+            "VACUUM ANALYZE requests",
+            "VACUUM ANALYZE tool_results",
+            "CHECKPOINT",
+        ] {
+            sqlx::query(stmt).execute(&mut conn).await.expect("analyze");
+        }
+    } else {
+        let mut conn = sqlx::SqliteConnection::connect(url).await.expect("connect");
+        while at < to {
+            let end = (at + FILL_STEP).min(to);
+            let mut tx = conn.begin().await.expect("begin");
+            for stmt in &sql {
+                sqlx::query(stmt)
+                    .bind(at)
+                    .bind(end)
+                    .bind(reuse)
+                    .execute(&mut *tx)
+                    .await
+                    .expect("fill history");
+            }
+            tx.commit().await.expect("commit");
+            at = end;
+        }
+        // The fill's WAL written back before measuring.
+        sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
+            .execute(&mut conn)
+            .await
+            .expect("checkpoint");
+    }
+}
+
+/// CPU time (user + system) of the whole process so far, from
+/// `/proc/self/stat`, or `None` where there is no procfs.
+fn process_cpu() -> Option<Duration> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let mut fields = rest.split(' ').skip(11);
+    let utime: u64 = fields.next()?.parse().ok()?;
+    let stime: u64 = fields.next()?.parse().ok()?;
+    Some(Duration::from_millis((utime + stime) * 10))
+}
+
+/// Events/s and process CPU µs per event of one Recorder writing `list`.
+async fn measure(store: &Store, list: Vec<Event>) -> (f64, f64) {
+    let total = list.len();
+    let cpu0 = process_cpu();
+    let start = Instant::now();
+    let rec = Recorder::start(
+        Some(store.clone()),
+        RecorderOptions::default(),
+        Arc::new(NoopObserver),
+    );
+    for (i, e) in list.into_iter().enumerate() {
+        rec.record(e);
+        if i % 1024 == 0 {
+            while rec.counters().backlog > 32_768 {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+        }
+    }
+    rec.shutdown().await;
+    let c = rec.counters();
+    assert_eq!((c.events_dropped, c.write_errors), (0, 0), "{c:?}");
+    let wall = start.elapsed().as_secs_f64();
+    let cpu = match (cpu0, process_cpu()) {
+        (Some(a), Some(b)) => (b - a).as_secs_f64() * 1e6 / total as f64,
+        _ => f64::NAN,
+    };
+    (total as f64 / wall, cpu)
+}
+
+async fn fresh_pg_schema(base: &str, name: &str) -> String {
+    let schema = format!("history_{name}_{}", std::process::id());
+    let mut conn = sqlx::PgConnection::connect(base)
+        .await
+        .expect("connect to PostgreSQL");
+    for stmt in [
+        format!("DROP SCHEMA IF EXISTS {schema} CASCADE"),
+        format!("CREATE SCHEMA {schema}"),
+    ] {
+        sqlx::query(&stmt).execute(&mut conn).await.expect("schema");
+    }
+    let sep = if base.contains('?') { '&' } else { '?' };
+    format!("{base}{sep}options[search_path]={schema}")
+}
+
+fn list(var: &str, default: &str) -> Vec<String> {
+    std::env::var(var)
+        .unwrap_or_else(|_| default.to_owned())
+        .split(',')
+        .map(|s| s.trim().to_owned())
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+fn main() {
+    let turns: u64 = std::env::var("TW_HISTORY_TURNS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(10_000);
+    let sizes: Vec<i64> = list("TW_HISTORY_ROWS", "0,1000000,10000000")
+        .iter()
+        .map(|s| s.parse().expect("TW_HISTORY_ROWS: row counts"))
+        .collect();
+    let modes: Vec<Mode> = list("TW_HISTORY_MODES", "unique,reuse")
+        .iter()
+        .map(|m| match m.as_str() {
+            "unique" => Mode::Unique,
+            "reuse" => Mode::Reuse,
+            other => panic!("TW_HISTORY_MODES: unknown mode {other}"),
+        })
+        .collect();
+    let backends = list("TW_HISTORY_BACKENDS", "sqlite,postgres");
+    let pg_url = std::env::var("TOOLWARDEN_TEST_POSTGRES_URL").ok();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    rt.block_on(async {
+        println!("history benchmark: {turns} turns per measurement, history rows {sizes:?}");
+        let dir = tempfile::tempdir().expect("tempdir");
+        for backend in &backends {
+            for &mode in &modes {
+                let url = match backend.as_str() {
+                    "sqlite" => format!(
+                        "sqlite://{}",
+                        dir.path().join(format!("{}.db", mode.name())).display()
+                    ),
+                    "postgres" => match &pg_url {
+                        Some(u) => fresh_pg_schema(u, mode.name()).await,
+                        None => {
+                            println!("postgres  SKIPPED: set TOOLWARDEN_TEST_POSTGRES_URL");
+                            break;
+                        }
+                    },
+                    other => panic!("TW_HISTORY_BACKENDS: unknown backend {other}"),
+                };
+                let store = Store::open(&url).await.expect("open store");
+                let mut first = None;
+                let mut filled = 0;
+                for (run, &rows) in sizes.iter().enumerate() {
+                    let t = Instant::now();
+                    fill(&url, mode, filled, rows.max(filled)).await;
+                    let fill_s = t.elapsed().as_secs_f64();
+                    filled = rows.max(filled);
+                    let (eps, cpu) = measure(&store, events(mode, run as u64, turns)).await;
+                    let first_eps = *first.get_or_insert(eps);
+                    println!(
+                        "{backend:<9} {:<7} history {rows:>9} rows  {eps:>9.0} events/s {cpu:>6.2} µs CPU/event  first/this {:.2}  (fill {fill_s:.0} s)",
+                        mode.name(),
+                        first_eps / eps
+                    );
+                }
+                store.close().await;
+                if let (true, Some(base)) = (backend == "postgres", &pg_url) {
+                    // Give the disk back (millions of rows are gigabytes).
+                    let _ = fresh_pg_schema(base, mode.name()).await;
+                }
+            }
+        }
+    });
+}
