@@ -144,7 +144,8 @@ fn events(mode: Mode, run: u64, turns: u64) -> Vec<Event> {
 
 /// History rows `from..to` (row `x`): in `reuse` mode all under session
 /// `S` and call id `toolu_reused_{x % 3}`, else unique. One row in ten a
-/// result-only row, one in ten an open call, the rest paired calls.
+/// result-only row, one in ten an open call, the rest paired calls; their
+/// message indexes negative, apart from the measured events'.
 fn fill_sql(postgres: bool) -> [String; 3] {
     let series = if postgres {
         "generate_series($1::int8, $2::int8 - 1) AS g(x)".to_owned()
@@ -169,7 +170,7 @@ fn fill_sql(postgres: bool) -> [String; 3] {
          CASE WHEN x % 10 = 0 THEN NULL ELSE 180 END, \
          CASE WHEN x % 10 = 0 THEN NULL ELSE {HISTORY_T0} + x END, \
          CASE WHEN x % 10 = 1 THEN NULL ELSE 'hreq_' || {t} END, \
-         CASE WHEN x % 10 = 1 THEN NULL ELSE x END, \
+         CASE WHEN x % 10 = 1 THEN NULL ELSE -1 - x END, \
          CASE WHEN x % 10 = 1 THEN NULL ELSE 0 END, \
          CASE WHEN x % 10 = 1 THEN NULL ELSE 'none' END, \
          CASE WHEN x % 10 = 1 THEN NULL ELSE 2048 END, \
@@ -186,7 +187,7 @@ fn fill_sql(postgres: bool) -> [String; 3] {
     );
     let results = format!(
         "INSERT INTO tool_results (session_id, call_id, message_index, request_id, at_ms) \
-         SELECT {session}, {call}, x, 'hreq_' || {t}, {HISTORY_T0} + x \
+         SELECT {session}, {call}, -1 - x, 'hreq_' || {t}, {HISTORY_T0} + x \
          FROM {series} WHERE x % 2 = 0"
     );
     [calls, requests, results]
