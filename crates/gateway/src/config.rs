@@ -586,4 +586,6 @@ impl fmt::Display for ConfigError {
 impl std::error::Error for ConfigError {}
 
 #[cfg(test)]
+mod endurance_tests;
+#[cfg(test)]
 mod tests;
