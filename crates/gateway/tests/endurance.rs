@@ -184,3 +184,42 @@ async fn connections_beyond_the_cap_are_refused_clearly() {
     assert_eq!(post(gw.addr(), "after").await, 200);
     gw.shutdown().await;
 }
+
+/// On the hyper path too (a chunked body, which the fast path hands to
+/// hyper): a body that stops half-way is answered and the connection let go
+/// after `client_body_timeout`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_half_sent_chunked_body_is_cut_off_on_the_hyper_path() {
+    let mock = MockProvider::start(MockOptions::default()).await;
+    let mut config = Config::for_tests(&mock.base_url());
+    config.client_body_timeout = Duration::from_millis(500);
+    let gw = Gateway::start(config).await.unwrap();
+    let mut s = TcpStream::connect(gw.addr()).await.unwrap();
+    s.write_all(
+        b"POST /v1/messages HTTP/1.1\r\nhost: gw.test\r\ncontent-type: application/json\r\n\
+          transfer-encoding: chunked\r\n\r\n13\r\n{\"model\":\"claude-te\r\n",
+    )
+    .await
+    .unwrap();
+    let started = Instant::now();
+    let mut reply = Vec::new();
+    let mut buf = [0u8; 4096];
+    let closed = tokio::time::timeout(Duration::from_secs(3), async {
+        loop {
+            match s.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => reply.extend_from_slice(&buf[..n]),
+            }
+        }
+    })
+    .await
+    .is_ok();
+    let text = String::from_utf8_lossy(&reply);
+    assert!(text.starts_with("HTTP/1.1 400"), "{text}");
+    // Answered by the timeout (not at once by a malformed chunk), and
+    // well before the test's own limit.
+    let took = started.elapsed();
+    assert!(took >= Duration::from_millis(400), "{took:?}: {text}");
+    assert!(closed && took < Duration::from_secs(2), "{took:?}: {text}");
+    gw.shutdown().await;
+}

@@ -66,10 +66,21 @@ pub async fn handle(
         at_ms,
     );
 
-    let body = match Limited::new(body, shared.config.max_request_bytes)
-        .collect()
-        .await
-    {
+    // A client that does not send the whole body in time is answered and
+    // let go (issue 14), as on the fast path.
+    let collected = tokio::time::timeout(
+        shared.config.client_body_timeout,
+        Limited::new(body, shared.config.max_request_bytes).collect(),
+    )
+    .await
+    .unwrap_or_else(|_| {
+        Err(format!(
+            "the client did not send the whole body within client_body_timeout_ms ({} ms)",
+            shared.config.client_body_timeout.as_millis()
+        )
+        .into())
+    });
+    let body = match collected {
         Ok(collected) => collected.to_bytes(),
         Err(e) => {
             let err = if e.is::<http_body_util::LengthLimitError>() {
