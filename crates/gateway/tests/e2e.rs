@@ -19,7 +19,9 @@
 //! - `early_close`: a client that hangs up right after the final event
 //!   (Codex after `response.completed`) gets complete turns recorded;
 //! - `head`: `HEAD /` and bodyless pass-through requests make no session
-//!   and no error.
+//!   and no error;
+//! - `gemini_sessions`: Gemini CLI runs named by `x-session-id` (its
+//!   custom headers) are one session each, side requests included.
 
 mod e2e {
     pub mod convo;
@@ -31,6 +33,7 @@ mod e2e {
     mod early_close;
     mod faults;
     mod fidelity;
+    mod gemini_sessions;
     mod head;
     mod repair;
     mod rewritten_ids;
