@@ -13,6 +13,9 @@
 //! - `continuation`: a continuation's result written before its call (by
 //!   the other gateway) is merged with the late call;
 //! - `race`: one request sent to both gateways at once counts once;
+//! - `rewritten`: Gemini calls recorded by one gateway, answered through
+//!   the other under ids the client invented, pair through the replayed
+//!   turn's fingerprint;
 //! - `unreachable`: a database that cannot be reached stops the start with
 //!   an error naming it (password redacted).
 
@@ -32,5 +35,6 @@ mod postgres {
     mod alternate;
     mod continuation;
     mod race;
+    mod rewritten;
     mod unreachable;
 }

@@ -30,6 +30,12 @@ const MIGRATIONS: &[Migration] = &[
         postgres: include_str!("../migrations/postgres/0002_requests_by_response.sql"),
     },
     Migration {
+        version: 3,
+        name: "call_turns",
+        sqlite: include_str!("../migrations/sqlite/0003_call_turns.sql"),
+        postgres: include_str!("../migrations/postgres/0003_call_turns.sql"),
+    },
+    Migration {
         version: 4,
         name: "bounded_pairing_lookups",
         sqlite: include_str!("../migrations/sqlite/0004_bounded_pairing_lookups.sql"),
