@@ -22,6 +22,8 @@ pub(crate) struct Plan {
     /// Text said before the calls (or the whole answer when no calls).
     pub text: Option<String>,
     pub calls: Vec<PlannedCall>,
+    /// Gemini: give each `functionCall` an `id` (the API usually does not).
+    pub gemini_ids: bool,
 }
 
 /// One tool call the mock model makes.
@@ -72,6 +74,7 @@ pub(crate) fn plan(
                 "Thanks, I have the tool results (request {seed:016x}). Here is my answer."
             )),
             calls: Vec::new(),
+            gemini_ids: false,
         };
     }
     let tools = tool_names(dialect, &v);
@@ -96,6 +99,7 @@ pub(crate) fn plan(
         output_tokens: 20 * n as u64,
         text: Some("Let me call a tool for that.".to_string()),
         calls: planned,
+        gemini_ids: false,
     }
 }
 

@@ -16,6 +16,7 @@ fn calls_plan(n: usize) -> Plan {
                 arguments: format!(r#"{{"city":"Zürich {i}"}}"#),
             })
             .collect(),
+        gemini_ids: false,
     }
 }
 
