@@ -66,5 +66,5 @@ cargo build -q -p toolwarden -p toolwarden-mock-provider
 
 versions=$(printf '{"claude":"%s","gemini":"%s","codex":"%s","ai":"ai %s, @ai-sdk/anthropic %s, @ai-sdk/openai %s, @ai-sdk/google %s","agents":"%s"}' \
   "$CLAUDE_CODE" "$GEMINI_CLI" "$CODEX" "$AI" "$AI_ANTHROPIC" "$AI_OPENAI" "$AI_GOOGLE" "$OPENAI_AGENTS")
-exec python3 e2e/agents/run.py --toolwarden "$target/debug/toolwarden" --mock "$target/debug/mock-provider" \
+exec python3 -B e2e/agents/run.py --toolwarden "$target/debug/toolwarden" --mock "$target/debug/mock-provider" \
   --tools "$npm_dir" --python "$venv/bin/python" --versions "$versions" --only "${AGENTS_E2E_ONLY:-}"

@@ -181,7 +181,8 @@ def recorded(args, db):
         results = Counter(dict(con.execute(
             "SELECT tool, COUNT(*) FROM tool_calls WHERE result_request_id IS NOT NULL GROUP BY tool")))
         sessions = [r[0] for r in con.execute("SELECT session_id FROM sessions ORDER BY first_ms")]
-        errors = list(con.execute("SELECT path, status, error FROM requests WHERE error IS NOT NULL"))
+        errors = list(con.execute("SELECT path, status, error FROM requests WHERE error IS NOT NULL "
+                                  "OR (dialect IS NOT NULL AND status >= 300)"))
     finally:
         con.close()
     return calls, results, failures, sessions, errors, stats
@@ -248,7 +249,8 @@ def drive(args, build):
     check(f"{client.name}: no tool named unknown", "unknown" not in gc, str(list(gc)))
     check(f"{client.name}: one session per conversation ({client.conversations})",
           len(sessions) == client.conversations, f"sessions: {sessions}")
-    check(f"{client.name}: no request recorded as an error", not errors, str(errors[:5]))
+    check(f"{client.name}: no request recorded as an error, every model request answered 2xx", not errors,
+          str(errors[:5]))
     side = Counter(e.get("reply") for e in events if e["event"] == "request")
     print(f"   mock: {dict(side)} requests; gateway: {stats['requests']}")
     if args.keep:

@@ -240,7 +240,7 @@ impl AgentMode {
                         self.write(&line, Some((name.to_string(), k, i)));
                     }
                 }
-                Turn::User(_) | Turn::Reference(_) => {}
+                Turn::User(_) => {}
             }
         }
     }

@@ -35,8 +35,6 @@ pub(crate) enum Turn {
     Calls(Vec<SeenCall>),
     /// Tool results sent back.
     Results(Vec<SeenResult>),
-    /// A Responses `item_reference` (a stored item the client refers to).
-    Reference(String),
 }
 
 /// The turns of `body`, in order.
@@ -184,9 +182,6 @@ fn responses(body: &Value, out: &mut Vec<Turn>) {
                     text: text_of(item.get("output").unwrap_or(&Value::Null)),
                     is_error: None,
                 }]));
-            }
-            (Some("item_reference"), _) => {
-                out.push(Turn::Reference(s(item, "id").unwrap_or_default()));
             }
             _ => {}
         }
