@@ -31,7 +31,7 @@ function model() {
     case "openai-chat":
       return require("@ai-sdk/openai").createOpenAI({ baseURL: `${gateway}/v1`, apiKey }).chat("gpt-4o");
     case "openai-responses":
-      return require("@ai-sdk/openai").createOpenAI({ baseURL: `${gateway}/v1`, apiKey }).responses("gpt-4o");
+      return require("@ai-sdk/openai").createOpenAI({ baseURL: `${gateway}/v1`, apiKey }).responses("gpt-4.1");
     case "google":
       return require("@ai-sdk/google")
         .createGoogleGenerativeAI({ baseURL: `${gateway}/v1beta`, apiKey })("gemini-2.5-flash");

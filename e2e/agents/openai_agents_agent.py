@@ -66,7 +66,7 @@ async def main(kind: str, mode: str, marker: str) -> None:
     if kind == "chat":
         model = OpenAIChatCompletionsModel(model="gpt-4o", openai_client=client)
     elif kind == "responses":
-        model = OpenAIResponsesModel(model="gpt-4o", openai_client=client)
+        model = OpenAIResponsesModel(model="gpt-4.1", openai_client=client)
     else:
         raise SystemExit(f"unknown model kind {kind}")
     agent = Agent(name="e2e", instructions="Run the checks.", model=model,

@@ -137,7 +137,7 @@ def truth_of(log_path, client):
     problems = []
     for e in events:
         if e["event"] == "call":
-            calls[e["tool"]] += 1
+            calls[(e["model"], e["tool"])] += 1
     issued = Counter((e["script"], e["step"]) for e in events if e["event"] == "call")
     for (script, step), n in issued.items():
         if n > 1:
@@ -151,11 +151,11 @@ def truth_of(log_path, client):
             problems.append(f"{e['script']}: a result for step {e['step']} that was never asked")
             continue
         step = steps[e["step"]]
-        tool = e["tool"] or step.tool
+        tool = e["tool"]
         seen.add((e["script"], e["step"]))
-        results[tool] += 1
+        results[(e["model"], tool)] += 1
         if step.fails:
-            failures[tool] += 1
+            failures[(e["model"], tool)] += 1
         if not re.search(step.match, e["text"], re.I | re.S):
             problems.append(f"{e['script']} step {e['step']} ({tool}, must {'fail' if step.fails else 'succeed'}): "
                             f"result {e['text'][:300]!r} does not match /{step.match}/")
@@ -167,35 +167,47 @@ def truth_of(log_path, client):
 
 
 def recorded(args, db):
-    """Per tool (calls, failures) from `toolwarden stats --json`, results and
-    sessions from the database."""
+    """Per (model, tool): calls and failures from `toolwarden stats --json`
+    (its `models` rows), results from the database; the per-tool rows of
+    stats; the sessions and the requests in error."""
     out = subprocess.run([args.toolwarden, "stats", "--json", "--since", "1d", "--database", f"sqlite://{db}"],
                          capture_output=True, text=True, timeout=60)
     if out.returncode != 0:
         raise RuntimeError(f"toolwarden stats failed ({out.returncode}): {out.stderr}")
     stats = json.loads(out.stdout)
-    calls = Counter({t["tool"]: t["calls"] for t in stats["tools"]})
-    failures = Counter({t["tool"]: t["failures"] for t in stats["tools"]})
+    calls = Counter({(m["model"], m["tool"]): m["calls"] for m in stats["models"]})
+    failures = Counter({(m["model"], m["tool"]): m["failures"] for m in stats["models"]})
     con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
-        results = Counter(dict(con.execute(
-            "SELECT tool, COUNT(*) FROM tool_calls WHERE result_request_id IS NOT NULL GROUP BY tool")))
+        results = Counter({(m, t): n for m, t, n in con.execute(
+            "SELECT COALESCE(model, 'unknown'), tool, COUNT(*) FROM tool_calls "
+            "WHERE result_request_id IS NOT NULL GROUP BY 1, 2")})
         sessions = [r[0] for r in con.execute("SELECT session_id FROM sessions ORDER BY first_ms")]
+        unanswered = list(con.execute("SELECT tool, call_id FROM tool_calls WHERE request_id IS NULL"))
         errors = list(con.execute("SELECT path, status, error FROM requests WHERE error IS NOT NULL "
                                   "OR (dialect IS NOT NULL AND status >= 300)"))
     finally:
         con.close()
-    return calls, results, failures, sessions, errors, stats
+    return calls, results, failures, sessions, errors, unanswered, stats
 
 
 def table(truth, got):
     tc, tr, tf = truth
     gc, gr, gf = got
-    rows = ["| tool | calls truth/stats | results truth/db | failures truth/stats |", "|---|---|---|---|"]
-    for tool in sorted(set(tc) | set(tr) | set(gc) | set(gr)):
-        mark = "" if (tc[tool], tr[tool], tf[tool]) == (gc[tool], gr[tool], gf[tool]) else " **≠**"
-        rows.append(f"| {tool} | {tc[tool]} / {gc[tool]} | {tr[tool]} / {gr[tool]} | {tf[tool]} / {gf[tool]} |{mark}")
+    rows = ["| model | tool | calls truth/stats | results truth/db | failures truth/stats |",
+            "|---|---|---|---|---|"]
+    for key in sorted(set(tc) | set(tr) | set(gc) | set(gr)):
+        mark = "" if (tc[key], tr[key], tf[key]) == (gc[key], gr[key], gf[key]) else " **≠**"
+        rows.append(f"| {key[0]} | {key[1]} | {tc[key]} / {gc[key]} | {tr[key]} / {gr[key]} "
+                    f"| {tf[key]} / {gf[key]} |{mark}")
     return "\n".join(rows)
+
+
+def per_tool(counter):
+    out = Counter()
+    for (_, tool), n in counter.items():
+        out[tool] += n
+    return out
 
 
 def drive(args, build):
@@ -238,15 +250,20 @@ def drive(args, build):
     tc, tr, tf, problems, events = truth_of(stack.log, client)
     check(f"{client.name}: every scripted step ran and came back as scripted", not problems,
           "\n     ".join(problems))
-    gc, gr, gf, sessions, errors, stats = recorded(args, stack.db)
+    gc, gr, gf, sessions, errors, orphans, stats = recorded(args, stack.db)
     print(table((tc, tr, tf), (gc, gr, gf)))
-    for tool in sorted(set(tc) | set(gc)):
-        check(f"{client.name}: {tool} calls {tc[tool]} = stats {gc[tool]}", tc[tool] == gc[tool])
-    for tool in sorted(set(tr) | set(gr)):
-        check(f"{client.name}: {tool} results {tr[tool]} = recorded {gr[tool]}", tr[tool] == gr[tool])
-    for tool in sorted(set(tf) | set(gf)):
-        check(f"{client.name}: {tool} failures {tf[tool]} = stats {gf[tool]}", tf[tool] == gf[tool])
-    check(f"{client.name}: no tool named unknown", "unknown" not in gc, str(list(gc)))
+    for key in sorted(set(tc) | set(tr) | set(gc) | set(gr)):
+        truth, got = (tc[key], tr[key], tf[key]), (gc[key], gr[key], gf[key])
+        check(f"{client.name}: {key[0]} {key[1]} (calls, results, failures) {truth} = recorded {got}",
+              truth == got)
+    # The per-tool rows of `toolwarden stats --json` itself.
+    tools = {t["tool"]: (t["calls"], t["failures"]) for t in stats["tools"]}
+    want = {t: (n, per_tool(tf)[t]) for t, n in per_tool(tc).items()}
+    check(f"{client.name}: stats --json tools (calls, failures) = truth", tools == want,
+          f"stats {tools}\n     truth {want}")
+    check(f"{client.name}: every call recorded from the response that made it", not orphans,
+          f"rows without their response: {orphans[:8]}")
+    check(f"{client.name}: no tool named unknown", "unknown" not in tools, str(list(tools)))
     check(f"{client.name}: one session per conversation ({client.conversations})",
           len(sessions) == client.conversations, f"sessions: {sessions}")
     check(f"{client.name}: no request recorded as an error, every model request answered 2xx", not errors,

@@ -19,7 +19,7 @@
 //!
 //! Everything is logged, one JSON object per line, as ground truth: each
 //! request (`"event":"request"`), each call the mock made (`"call"`), and
-//! each result that came back (`"result"`: script, step, tool, id, text, the
+//! each result that came back (`"result"`: script, step, model, tool, id, text, the
 //! API's error flag), each result once although clients resend the history
 //! every turn.
 
@@ -166,7 +166,7 @@ impl AgentMode {
             };
         };
         let after = &all[at + 1..];
-        self.log_results(&name, script, after);
+        self.log_results(&name, script, &base.model, after);
         let step = after.iter().filter(|t| matches!(t, Turn::Calls(_))).count();
         request["step"] = json!(step);
         if tools.is_empty() {
@@ -205,7 +205,8 @@ impl AgentMode {
             Dialect::Gemini => script.gemini_ids.then(|| plan.call_id("call_", 0)),
         };
         self.write(
-            &json!({"event": "call", "script": name, "step": step, "tool": call.tool, "id": id}),
+            &json!({"event": "call", "script": name, "step": step, "model": plan.model,
+                "tool": call.tool, "id": id}),
             None,
         );
         plan
@@ -214,7 +215,7 @@ impl AgentMode {
     /// Log the results after the marker: those following the `k`-th model
     /// turn with calls answer step `k`, a call of the step's tool (`replayed`:
     /// the name the client replayed the call under, when it renamed it).
-    fn log_results(&self, name: &str, script: &Script, after: &[Turn]) {
+    fn log_results(&self, name: &str, script: &Script, model: &str, after: &[Turn]) {
         let mut step: Option<usize> = None;
         let mut calls: &[SeenCall] = &[];
         for t in after {
@@ -235,8 +236,8 @@ impl AgentMode {
                             .or_else(|| r.name.clone());
                         let tool = script.steps.get(k).map(|s| s.tool.clone());
                         let line = json!({"event": "result", "script": name, "step": k,
-                            "tool": tool, "replayed": replayed, "id": r.id, "text": r.text,
-                            "is_error": r.is_error});
+                            "model": model, "tool": tool, "replayed": replayed, "id": r.id,
+                            "text": r.text, "is_error": r.is_error});
                         self.write(&line, Some((name.to_string(), k, i)));
                     }
                 }
