@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 @dataclass
 class Step:
     tool: str
-    args: dict
+    args: object  # a dict; a string is a freeform (custom) tool's input
     fails: bool
     match: str  # a regex the result text must match (case-insensitive)
 
@@ -128,7 +128,7 @@ def codex_config(home, gateway):
     d = os.path.join(home, ".codex")
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, "config.toml"), "w") as f:
-        f.write(f"""model = "gpt-5-codex"
+        f.write(f"""model = "gpt-5.5"
 model_provider = "toolwarden"
 check_for_update_on_startup = false
 
@@ -149,14 +149,14 @@ exporter = "none"
 
 def codex(tools, ws, key, version):
     bin_ = os.path.join(tools, "node_modules", ".bin", "codex")
-    # A model Codex does not know gets its default tools: `exec_command`
-    # (an edit is `apply_patch` run through it, which Codex intercepts).
-    patch = "apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: present.txt\n@@\n-absent text\n+x\n*** End Patch\nEOF"
+    # gpt-5.5, from Codex's own catalog: `exec_command`, and `apply_patch` as
+    # a freeform (custom) tool whose input is the patch itself.
+    patch = "*** Begin Patch\n*** Update File: present.txt\n@@\n-absent text\n+x\n*** End Patch\n"
     steps = [
         Step("exec_command", {"cmd": "cat missing.txt"}, True, r"no such file"),
         Step("exec_command", {"cmd": "ls missing-dir"}, True, r"no such file"),
         Step("exec_command", {"cmd": "echo e2e-ok"}, False, r"e2e-ok"),
-        Step("exec_command", {"cmd": patch}, True, r"failed to find|expected lines|verification failed"),
+        Step("apply_patch", patch, True, r"failed to find|expected lines|verification failed"),
         UNKNOWN,
         Step("exec_command", {"cmd": 42}, True, r"failed to parse|invalid type|missing field"),
     ]

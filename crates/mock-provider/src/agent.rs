@@ -194,7 +194,12 @@ impl AgentMode {
             text: Some(format!("Step {}: calling {}.", step + 1, call.tool)),
             calls: vec![PlannedCall {
                 name: call.tool.clone(),
-                arguments: call.args.to_string(),
+                // A string is a custom (freeform) tool's input.
+                arguments: match &call.args {
+                    Value::String(input) => input.clone(),
+                    args => args.to_string(),
+                },
+                custom: call.args.is_string(),
             }],
             gemini_ids: script.gemini_ids,
             ..base

@@ -30,8 +30,11 @@ pub(crate) struct Plan {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct PlannedCall {
     pub name: String,
-    /// The arguments as JSON object text.
+    /// The arguments as JSON object text (a custom tool's: its raw input).
     pub arguments: String,
+    /// A Responses custom (freeform) tool: a `custom_tool_call` whose
+    /// `input` is `arguments` as it is (other dialects have none).
+    pub custom: bool,
 }
 
 impl Plan {
@@ -89,6 +92,7 @@ pub(crate) fn plan(
             PlannedCall {
                 name,
                 arguments: format!(r#"{{"query":"q{seed:08x}-{i}","n":{i}}}"#),
+                custom: false,
             }
         })
         .collect();
