@@ -75,7 +75,9 @@ class Stack:
             f.write(C.scripts_json([client]))
         mock_port = free_port()
         self.mock = subprocess.Popen(
-            [args.mock, "--listen", f"127.0.0.1:{mock_port}", "--api-key", KEY,
+            # The stream's end follows its final event by 20 ms, as over a real
+            # network: a client that hangs up on the final event does so first.
+            [args.mock, "--listen", f"127.0.0.1:{mock_port}", "--api-key", KEY, "--stream-tail-ms", "20",
              "--agent-scripts", scripts, "--agent-log", self.log],
             stdout=open(os.path.join(tmp, "mock.out"), "w"), stderr=open(os.path.join(tmp, "mock.err"), "w"))
         mock_url = f"http://127.0.0.1:{mock_port}"

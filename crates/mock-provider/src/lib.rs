@@ -92,6 +92,9 @@ pub struct MockOptions {
     /// gzip, SSE included (each event flushed), as Anthropic's API does
     /// (default true).
     pub gzip: bool,
+    /// Pause after the last event of a streamed reply before its body ends,
+    /// as a provider that keeps the stream open briefly (default 0).
+    pub stream_tail: Duration,
     /// Agent mode: scripted tool turns for real agent programs, logged as
     /// ground truth (default off; see [`AgentMode`]).
     pub agent: Option<Arc<AgentMode>>,
@@ -108,6 +111,7 @@ impl Default for MockOptions {
             record: true,
             chunk_delay: Duration::ZERO,
             gzip: true,
+            stream_tail: Duration::ZERO,
             agent: None,
         }
     }

@@ -133,6 +133,12 @@ pub(crate) async fn handle(
         .iter()
         .any(|(k, v)| k.eq_ignore_ascii_case("content-type") && v.contains("event-stream"));
     let (chunks, end) = apply_body_fault(&fault, chunks, is_sse || streaming);
+    let end = match end {
+        End::Finish if (is_sse || streaming) && !shared.opts.stream_tail.is_zero() => {
+            End::Linger(shared.opts.stream_tail)
+        }
+        end => end,
+    };
     // As Anthropic's API does for clients that accept it: a successful
     // reply in gzip, a stream flushed event by event.
     let gzip = shared.opts.gzip
@@ -208,7 +214,7 @@ fn gzip_chunks(chunks: Vec<Bytes>, end: &End) -> Vec<Bytes> {
         let _ = encoder.write_all(chunk).and_then(|()| encoder.flush());
         out.push(Bytes::from(std::mem::take(encoder.get_mut())));
     }
-    if matches!(end, End::Finish) {
+    if matches!(end, End::Finish | End::Linger(_)) {
         let trailer = encoder.finish().unwrap_or_default();
         if let Some(last) = out.pop() {
             let mut whole = last.to_vec();

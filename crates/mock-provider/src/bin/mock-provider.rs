@@ -1,5 +1,5 @@
 //! `mock-provider --listen ADDR [--api-key KEY] [--calls N] [--no-validate]
-//! [--agent-scripts FILE --agent-log FILE]`: the mock provider as a process
+//! [--stream-tail-ms MS] [--agent-scripts FILE --agent-log FILE]`: the mock provider as a process
 //! (for the SDK and agent end-to-end tests; agent mode: see
 //! [`toolwarden_mock_provider::AgentMode`]). Prints
 //! `listening on http://ADDR` once bound, then serves until killed.
@@ -9,7 +9,7 @@ use std::{net::SocketAddr, path::PathBuf, process::ExitCode, sync::Arc};
 use toolwarden_mock_provider::{AgentMode, MockOptions, MockProvider};
 
 const USAGE: &str = "usage: mock-provider [--listen ADDR] [--api-key KEY] [--calls N] [--no-validate] \
-     [--agent-scripts FILE --agent-log FILE]";
+     [--stream-tail-ms MS] [--agent-scripts FILE --agent-log FILE]";
 
 fn parse(args: &[String]) -> Result<MockOptions, String> {
     let mut opts = MockOptions::default();
@@ -29,6 +29,13 @@ fn parse(args: &[String]) -> Result<MockOptions, String> {
             "--calls" => {
                 let v = value()?;
                 opts.calls_per_reply = v.parse().map_err(|e| format!("--calls {v}: {e}"))?;
+            }
+            "--stream-tail-ms" => {
+                let v = value()?;
+                let ms: u64 = v
+                    .parse()
+                    .map_err(|e| format!("--stream-tail-ms {v}: {e}"))?;
+                opts.stream_tail = std::time::Duration::from_millis(ms);
             }
             "--agent-scripts" => scripts = Some(value()?.into()),
             "--agent-log" => log = Some(value()?.into()),
