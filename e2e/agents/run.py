@@ -89,6 +89,7 @@ class Stack:
              "--openai-upstream", mock_url, "--anthropic-upstream", mock_url, "--gemini-upstream", mock_url],
             env=env, stdout=open(os.path.join(tmp, "gw.out"), "w"), stderr=open(os.path.join(tmp, "gw.err"), "w"))
         if not (wait_http(f"{mock_url}/healthz") and wait_http(f"{self.url}/healthz")):
+            self.stop()
             raise RuntimeError("the mock provider or the gateway did not start: " + self.stderr())
 
     def stderr(self):
