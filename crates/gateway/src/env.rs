@@ -30,7 +30,9 @@ pub fn env_lines(addr: SocketAddr) -> String {
          #   env_key = \"OPENAI_API_KEY\"\n\
          #   wire_api = \"responses\"\n\
          #   supports_websockets = false   # HTTP at once, which the gateway reads\n\
-         # Gemini CLI; for the google-genai SDK pass\n\
+         # Gemini CLI (it sends no session id: one session per run with\n\
+         #   GEMINI_CLI_CUSTOM_HEADERS=\"x-session-id: $(uuidgen)\" gemini ...);\n\
+         # for the google-genai SDK pass\n\
          #   http_options={{\"base_url\": \"http://{addr}\"}}  (Python: types.HttpOptions(base_url=...))\n\
          export GOOGLE_GEMINI_BASE_URL=http://{addr}\n"
     )

@@ -4,5 +4,5 @@
 
 pub use toolwarden_store::{
     Event, Observer, Recorder, RecorderCounters, RecorderOptions, RequestRecord, Stats, StatsQuery,
-    Store, StoreError, ToolCallRecord, ToolResultRecord,
+    Store, StoreError, ToolCallRecord, ToolResultRecord, TurnRef,
 };

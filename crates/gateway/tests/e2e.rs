@@ -12,7 +12,14 @@
 //! - `secrets`: credentials never reach the SQLite file or the JSONL log;
 //! - `compressed`: zstd / gzip / br / deflate request and response bodies
 //!   are read from decoded copies and forwarded as they came (repaired ones
-//!   as plain JSON); undecodable ones go as they came.
+//!   as plain JSON); undecodable ones go as they came;
+//! - `rewritten_ids`: clients that rewrite call ids (the Gemini CLI's
+//!   invented ids for id-less calls) still get each call counted once,
+//!   with its result;
+//! - `early_close`: a client that hangs up right after the final event
+//!   (Codex after `response.completed`) gets complete turns recorded;
+//! - `head`: `HEAD /` and bodyless pass-through requests make no session
+//!   and no error.
 
 mod e2e {
     pub mod convo;
@@ -21,8 +28,11 @@ mod e2e {
     mod compressed;
     mod corpus;
     mod counts;
+    mod early_close;
     mod faults;
     mod fidelity;
+    mod head;
     mod repair;
+    mod rewritten_ids;
     mod secrets;
 }

@@ -79,6 +79,7 @@ fn events(gw: usize, turns: u64) -> Vec<Event> {
                     at_ms: at,
                     exec_ms: None,
                     previous_response_id: None,
+                    answers: None,
                 }));
             }
         }
@@ -94,6 +95,7 @@ fn events(gw: usize, turns: u64) -> Vec<Event> {
                 tool: ["Read", "Bash", "Edit"][k as usize].into(),
                 arguments_bytes: 180,
                 at_ms: at + 5,
+                turn: None,
             }));
         }
     }

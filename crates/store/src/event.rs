@@ -85,6 +85,11 @@ pub struct ToolCallRecord {
     pub arguments_bytes: u64,
     /// Unix ms when the response (or stream) finished.
     pub at_ms: i64,
+    /// The fingerprint of the response's calls (`toolwarden_wire::turn`,
+    /// the same for every call of one response), stored so that a result
+    /// whose client rewrote the call id finds its call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn: Option<i64>,
 }
 
 /// A tool result the client sent back.
@@ -123,6 +128,21 @@ pub struct ToolResultRecord {
     pub exec_ms: Option<f64>,
     /// Responses API: lets the store find the calls recorded for that response.
     pub previous_response_id: Option<String>,
+    /// The call this result answers, by the model turn its request
+    /// replays: the store's way to the call when no recorded call has the
+    /// result's `call_id` (the client rewrote it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answers: Option<TurnRef>,
+}
+
+/// A call's place in a model turn: the turn's fingerprint and the call's
+/// position among its calls (a recorded call's `call_index`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TurnRef {
+    /// The fingerprint of the turn's calls.
+    pub turn: i64,
+    /// The call's position in the turn.
+    pub call_index: u32,
 }
 
 // === impl Event ===

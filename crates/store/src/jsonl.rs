@@ -77,6 +77,7 @@ mod tests {
             tool: "search".into(),
             arguments_bytes: 12,
             at_ms: 5,
+            turn: None,
         });
         let mut sink = JsonlSink::new(&path);
         sink.write([&call].into_iter()).unwrap();

@@ -60,10 +60,11 @@ mod render;
 mod since;
 mod stats;
 mod store;
+mod turns;
 mod write;
 
 pub use error::{StoreError, StoreErrorKind, redact_url};
-pub use event::{Event, RequestRecord, ToolCallRecord, ToolResultRecord};
+pub use event::{Event, RequestRecord, ToolCallRecord, ToolResultRecord, TurnRef};
 pub use migrate::SCHEMA_VERSION;
 pub use recorder::{
     NoopObserver, Observer, Recorder, RecorderCounters, RecorderOptions, SHUTDOWN_RETRY,

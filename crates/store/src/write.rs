@@ -14,8 +14,10 @@
 //! the call recorded for its `previous_response_id`; else with the one
 //! unpaired call of that id in another session when its own session never
 //! saw the id and the id is long enough to be globally unique
-//! ([`MIN_GLOBAL_CALL_ID_LEN`]); else it gets a row of its own, which a later
-//! call completes.
+//! ([`MIN_GLOBAL_CALL_ID_LEN`]); else, when its client rewrote the call id,
+//! with the call at its position in the model turn its request replays
+//! ([`crate::turns`]); else it gets a row of its own, which a later call
+//! completes.
 //!
 //! On PostgreSQL the batch first takes transaction-scoped advisory locks on
 //! the hashes of its call ids (in sorted order, so batches never deadlock on
@@ -98,7 +100,8 @@ pub(crate) fn int(n: u64) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
 
-/// The call ids a batch touches, for the advisory locks.
+/// The call ids a batch touches, and its model turns
+/// ([`crate::turns::lock_keys`]), for the advisory locks.
 pub(crate) fn call_ids(events: &[Event]) -> Vec<String> {
     let mut ids: Vec<String> = events
         .iter()
@@ -108,6 +111,16 @@ pub(crate) fn call_ids(events: &[Event]) -> Vec<String> {
             Event::Request(_) => None,
         })
         .collect();
+    ids.extend(crate::turns::lock_keys(
+        events.iter().filter_map(|e| match e {
+            Event::ToolCall(c) => Some(c),
+            _ => None,
+        }),
+        events.iter().filter_map(|e| match e {
+            Event::ToolResult(r) => Some(r),
+            _ => None,
+        }),
+    ));
     ids.sort_unstable();
     ids.dedup();
     ids
@@ -264,7 +277,7 @@ pub(crate) fn pairs<'a>(items: impl Iterator<Item = (&'a str, &'a str)>) -> Vec<
 /// for one backend's connection type and bulk module. The caller owns the
 /// transaction.
 macro_rules! write_batch_fn {
-    ($name:ident, $single:ident, $conn:ty, $bulk:path) => {
+    ($name:ident, $single:ident, $conn:ty, $bulk:path, $insert_turns:path, $find_by_turn:path) => {
         pub(crate) async fn $name(
             conn: &mut $conn,
             events: &[Event],
@@ -359,6 +372,12 @@ macro_rules! write_batch_fn {
                         }
                     }
                 }
+                let turns = crate::turns::turn_rows(
+                    calls.iter().filter(|(i, _)| out[*i] == Outcome::New).map(|(_, c)| *c),
+                );
+                if !turns.is_empty() {
+                    $insert_turns(conn, &turns).await?;
+                }
             }
 
             // Results: dedup, pair within their session in bulk, then the rest one by one.
@@ -408,7 +427,7 @@ macro_rules! write_batch_fn {
                         let mut plain = Vec::new();
                         for (i, r) in rest {
                             match &r.tool {
-                                Some(tool) if !open_somewhere.contains(&r.call_id) => {
+                                Some(tool) if !open_somewhere.contains(&r.call_id) && r.answers.is_none() => {
                                     out[i] = Outcome::NewResult { tool: tool.clone(), exec_ms: r.exec_ms };
                                     plain.push((r, tool.as_str()));
                                 }
@@ -427,8 +446,8 @@ macro_rules! write_batch_fn {
         /// A new result whose call is not in its session: by response id,
         /// by call id elsewhere, else a row of its own.
         async fn $single(conn: &mut $conn, r: &ToolResultRecord) -> Result<Outcome, sqlx::Error> {
-            let mut found: Option<(i64, String, Option<i64>)> = None;
-            if let Some(prev) = &r.previous_response_id {
+            let mut found: Option<(i64, String, Option<i64>)> = $find_by_turn(conn, r).await?;
+            if let (None, Some(prev)) = (&found, &r.previous_response_id) {
                 found = sqlx::query_as(FIND_CALL_BY_RESPONSE)
                     .bind(prev)
                     .bind(&r.call_id)
@@ -510,11 +529,15 @@ write_batch_fn!(
     write_batch_sqlite,
     result_alone_sqlite,
     sqlx::SqliteConnection,
-    crate::bulk::sqlite
+    crate::bulk::sqlite,
+    crate::turns::insert_turns_sqlite,
+    crate::turns::find_call_by_turn_sqlite
 );
 write_batch_fn!(
     write_batch_postgres,
     result_alone_postgres,
     sqlx::PgConnection,
-    crate::bulk::postgres
+    crate::bulk::postgres,
+    crate::turns::insert_turns_postgres,
+    crate::turns::find_call_by_turn_postgres
 );

@@ -78,6 +78,7 @@ fn call(i: u32) -> Event {
         tool: "t".into(),
         arguments_bytes: 1,
         at_ms: i64::from(i),
+        turn: None,
     })
 }
 

@@ -57,6 +57,7 @@ mod stream;
 #[cfg(test)]
 mod testutil;
 mod text;
+pub mod turn;
 mod view;
 
 pub use defect::{Defect, DefectKind};

@@ -2,7 +2,7 @@
 
 use crate::{
     Dialect, ResponseView, anthropic, gemini, gemini::array::JsonArrayFramer, openai_chat,
-    openai_responses, sse::SseFramer,
+    openai_responses, sse::SseFramer, text::leading_type,
 };
 
 /// What each dialect's stream state implements: one call per SSE event.
@@ -65,10 +65,16 @@ impl Framing {
 ///
 /// Gemini streams may be SSE (`?alt=sse`) or a streamed JSON array (the
 /// default): the first non-blank byte decides (`[` → array).
+///
+/// [`StreamParser::is_complete`] tells whether the dialect's final event
+/// has passed: Responses `response.completed` / `response.failed` /
+/// `response.incomplete`, Anthropic `message_stop`, Chat `[DONE]` or a
+/// chunk with a `finish_reason`, Gemini a chunk with a `finishReason`.
 #[derive(Debug)]
 pub struct StreamParser {
     framer: Framing,
     state: State,
+    complete: bool,
 }
 
 impl StreamParser {
@@ -84,18 +90,37 @@ impl StreamParser {
             Dialect::Gemini => Framing::Sniff,
             _ => Framing::Sse(SseFramer::default()),
         };
-        StreamParser { framer, state }
+        StreamParser {
+            framer,
+            state,
+            complete: false,
+        }
     }
 
     /// Feed the next bytes of the stream.
     pub fn feed(&mut self, chunk: &[u8]) {
-        let StreamParser { framer, state } = self;
-        framer.feed(chunk, &mut |event, data| dispatch(state, event, data));
+        let StreamParser {
+            framer,
+            state,
+            complete,
+        } = self;
+        framer.feed(chunk, &mut |event, data| {
+            if !*complete {
+                *complete = is_final(state, event, data);
+            }
+            dispatch(state, event, data)
+        });
+    }
+
+    /// Whether the dialect's final event has been fed: the response is
+    /// complete even if its transport has not ended yet.
+    pub fn is_complete(&self) -> bool {
+        self.complete
     }
 
     /// The stream ended: what it held.
     pub fn finish(mut self) -> ResponseView {
-        let StreamParser { framer, state } = &mut self;
+        let StreamParser { framer, state, .. } = &mut self;
         framer.finish(&mut |event, data| dispatch(state, event, data));
         match self.state {
             State::Chat(s) => s.finish(),
@@ -106,11 +131,79 @@ impl StreamParser {
     }
 }
 
+/// Whether this event ends the response in its dialect (see [`StreamParser`]).
+fn is_final(state: &State, event: &[u8], data: &[u8]) -> bool {
+    let find = |needle: &[u8]| memchr::memmem::find(data, needle).is_some();
+    let kind = || {
+        if event.is_empty() {
+            leading_type(data)
+        } else {
+            Some(event)
+        }
+    };
+    match state {
+        State::Responses(_) => matches!(
+            kind(),
+            Some(b"response.completed" | b"response.failed" | b"response.incomplete")
+        ),
+        State::Anthropic(_) => kind() == Some(b"message_stop"),
+        State::Chat(_) => {
+            data == b"[DONE]" || find(b"\"finish_reason\":\"") || find(b"\"finish_reason\": \"")
+        }
+        State::Gemini(_) => find(b"\"finishReason\""),
+    }
+}
+
 fn dispatch(state: &mut State, event: &[u8], data: &[u8]) {
     match state {
         State::Chat(s) => s.on_event(event, data),
         State::Responses(s) => s.on_event(event, data),
         State::Anthropic(s) => s.on_event(event, data),
         State::Gemini(s) => s.on_event(event, data),
+    }
+}
+
+#[cfg(test)]
+mod completeness_tests {
+    use super::*;
+
+    fn complete_after(dialect: Dialect, stream: &[u8]) -> Vec<bool> {
+        let mut parser = StreamParser::new(dialect);
+        stream
+            .split_inclusive(|&b| b == b'\n')
+            .map(|line| {
+                parser.feed(line);
+                parser.is_complete()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn each_dialect_is_complete_after_its_final_event_only() {
+        let cases: [(Dialect, &[u8]); 5] = [
+            (
+                Dialect::OpenAiResponses,
+                b"event: response.created\ndata: {\"type\":\"response.created\",\"response\":{\"id\":\"r\"}}\n\nevent: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"id\":\"r\",\"status\":\"completed\"}}\n\n",
+            ),
+            (
+                Dialect::Anthropic,
+                b"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"}}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+            ),
+            (
+                Dialect::OpenAiChat,
+                b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"},\"finish_reason\":null}]}\n\ndata: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n",
+            ),
+            (Dialect::OpenAiChat, b"data: {\"choices\":[]}\n\ndata: [DONE]\n\n"),
+            (
+                Dialect::Gemini,
+                b"data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"a\"}]}}]}\n\ndata: {\"candidates\":[{\"content\":{\"parts\":[]},\"finishReason\":\"STOP\"}]}\n\n",
+            ),
+        ];
+        for (dialect, stream) in cases {
+            let seen = complete_after(dialect, stream);
+            // Complete exactly from the blank line that ends the final event.
+            let first = seen.iter().position(|&c| c);
+            assert_eq!(first, Some(seen.len() - 1), "{dialect:?}: {seen:?}");
+        }
     }
 }

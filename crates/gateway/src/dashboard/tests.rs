@@ -45,6 +45,7 @@ fn result(
         at_ms: NOW + i64::from(index),
         exec_ms: None,
         previous_response_id: None,
+        answers: None,
     })
 }
 

@@ -12,6 +12,7 @@ fn call(tool: &str) -> ToolCallRecord {
         tool: tool.into(),
         arguments_bytes: 2,
         at_ms: 0,
+        turn: None,
     }
 }
 
@@ -37,6 +38,7 @@ fn counters_and_labels_render_in_text_format() {
         at_ms: 0,
         exec_ms: None,
         previous_response_id: None,
+        answers: None,
     };
     observer.on_tool_result(&failed, "Bash");
     observer.on_tool_result(

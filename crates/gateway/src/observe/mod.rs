@@ -153,6 +153,8 @@ pub struct Observation {
     decoding: Option<Box<Decoding>>,
     error: Option<String>,
     done: bool,
+    /// Recorded in the metrics only (see [`Observation::metrics_only`]).
+    metrics_only: bool,
 }
 
 /// A compressed stream on its way to the parser.
@@ -259,6 +261,34 @@ impl Observation {
             decoding: None,
             error: None,
             done: false,
+            metrics_only: false,
+        }
+    }
+
+    /// A request with no body on a route with no dialect (`HEAD /`, a
+    /// preconnect, `GET /v1/models`): counted in the metrics, but it makes
+    /// no request row and no session — nothing in it belongs to a
+    /// conversation.
+    pub fn metrics_only(&mut self) {
+        self.metrics_only = true;
+    }
+
+    /// Whether the dialect's final event has passed: the response is
+    /// complete whatever happens to its transport afterwards.
+    fn final_event_seen(&self) -> bool {
+        match &self.parse {
+            Parse::Stream(parser) | Parse::Array(_, parser) => parser.is_complete(),
+            Parse::Skip | Parse::Buffer { .. } => false,
+        }
+    }
+
+    /// The stream's transport ended early: stop decoding (a cut compressed
+    /// stream is not an invalid one) and keep what was parsed.
+    fn cut_short(&mut self) {
+        self.decoding = None;
+        if matches!(self.parse, Parse::Buffer { .. }) {
+            // A cut JSON body cannot be read.
+            self.parse = Parse::Skip;
         }
     }
 
@@ -421,10 +451,14 @@ impl Observation {
         }
     }
 
-    /// The upstream stream broke after it had started.
+    /// The upstream stream broke after it had started: what was parsed of
+    /// it is recorded, with the error — unless the dialect's final event
+    /// had passed, which makes the response complete.
     pub fn stream_failed(&mut self, err: &ProxyError) {
-        self.error = Some(err.to_string());
-        self.parse = Parse::Skip;
+        if !self.final_event_seen() {
+            self.error = Some(err.to_string());
+        }
+        self.cut_short();
     }
 
     /// A Responses API response is read here, not in the record task: a
@@ -466,6 +500,7 @@ impl Observation {
             streaming: self.streaming,
             response,
             error: self.error.take(),
+            metrics_only: self.metrics_only,
         };
         match tokio::runtime::Handle::try_current() {
             Ok(handle) => {
@@ -480,14 +515,18 @@ impl Observation {
 impl Drop for Observation {
     fn drop(&mut self) {
         if !self.done {
-            if self.error.is_none() {
+            // A client that hangs up once it has the final event (the
+            // Codex CLI after `response.completed`) got a complete
+            // response; otherwise the ending is named. Either way, what
+            // was parsed of the stream is recorded.
+            if self.error.is_none() && !self.final_event_seen() {
                 self.error = Some("client disconnected before the response finished".into());
             }
             if self.status == 0 {
                 // No response yet: nginx's "client closed request".
                 self.status = CLIENT_CLOSED_REQUEST;
             }
-            self.parse = Parse::Skip;
+            self.cut_short();
             self.finish();
         }
     }
@@ -519,6 +558,7 @@ struct Finished {
     streaming: bool,
     response: Response,
     error: Option<String>,
+    metrics_only: bool,
 }
 
 /// The response's view: read already, or its parse state to finish.
@@ -548,6 +588,15 @@ impl Finished {
         let finished_ms = now_ms();
         let view = view.unwrap_or_default();
         let model = info.model.clone().or(view.model.clone());
+        // One fingerprint for the response's calls: how a result whose
+        // client rewrote the call id finds its call (`wire::turn`).
+        let turn = (!view.calls.is_empty()).then(|| {
+            let calls = view
+                .calls
+                .iter()
+                .map(|c| (c.name.as_str(), c.arguments.as_str()));
+            i64::from_ne_bytes(toolwarden_wire::turn::fingerprint(calls).to_ne_bytes())
+        });
         for (index, call) in view.calls.iter().enumerate() {
             sinks
                 .names
@@ -563,12 +612,16 @@ impl Finished {
                 tool: call.name.clone(),
                 arguments_bytes: call.arguments.len() as u64,
                 at_ms: finished_ms,
+                turn,
             }));
         }
         sinks
             .metrics
             .upstream_request(base.provider, self.status, self.latency);
         sinks.metrics.overhead(self.overhead);
+        if self.metrics_only {
+            return;
+        }
         sinks.recorder.record(Event::Request(RequestRecord {
             request_id: base.request_id,
             session_id: info.session.id,

@@ -13,11 +13,14 @@
 //! as unparsed, as a body that fails the view does.
 
 use bytes::Bytes;
-use toolwarden_wire::{Defect, Dialect, RequestView, ResultContent, ResultView};
+use toolwarden_wire::{
+    Defect, Dialect, RequestView, ResultContent, ResultView,
+    turn::{ReplayedTurn, replayed_turn},
+};
 
 use super::{Sinks, guard, session::Session};
 use crate::{
-    recorder::{Event, ToolResultRecord},
+    recorder::{Event, ToolResultRecord, TurnRef},
     routes::Provider,
 };
 
@@ -118,7 +121,9 @@ pub fn analyze(sinks: &Sinks, facts: &RequestFacts, read: &ReadBody) -> RequestI
         .or_else(|| view.model.as_deref().map(String::from));
     let previous_response_id = view.previous_response_id.as_deref().map(String::from);
     let mut parse_error = None;
-    for result in view.results.iter().filter(|r| r.new) {
+    // The model turn the new results answer, read once if any is recorded.
+    let mut turn: Option<Option<ReplayedTurn<'_>>> = None;
+    for (nth, result) in view.results.iter().filter(|r| r.new).enumerate() {
         // Resent unchanged: already on its way to the store.
         let key = sinks
             .seen_results
@@ -138,7 +143,7 @@ pub fn analyze(sinks: &Sinks, facts: &RequestFacts, read: &ReadBody) -> RequestI
                 continue;
             }
         };
-        let record = result_record(
+        let mut record = result_record(
             sinks,
             facts,
             &session,
@@ -147,6 +152,8 @@ pub fn analyze(sinks: &Sinks, facts: &RequestFacts, read: &ReadBody) -> RequestI
             result,
             &read,
         );
+        let turn = turn.get_or_insert_with(|| guard(|| replayed_turn(view)).ok().flatten());
+        record.answers = turn.as_ref().and_then(|t| answers(t, view, result, nth));
         if sinks.recorder.record(Event::ToolResult(record)) {
             sinks.seen_results.insert(key);
         }
@@ -207,7 +214,34 @@ fn result_record(
         at_ms: facts.at_ms,
         exec_ms,
         previous_response_id: previous_response_id.clone(),
+        answers: None,
     }
+}
+
+/// Where `result` (the `nth` new result) sits in the replayed turn: for the
+/// store, when no recorded call has its id.
+fn answers(
+    turn: &ReplayedTurn<'_>,
+    view: &RequestView<'_>,
+    result: &ResultView<'_>,
+    nth: usize,
+) -> Option<TurnRef> {
+    let call_index = turn.position_of_id(&result.call_id).or_else(|| {
+        // Its ordinal among the new results naming the same tool.
+        let tool = result.tool.as_deref()?;
+        let same_name = view
+            .results
+            .iter()
+            .filter(|r| r.new)
+            .take(nth)
+            .filter(|r| r.tool.as_deref() == Some(tool))
+            .count();
+        turn.position_of_name(tool, same_name)
+    })?;
+    Some(TurnRef {
+        turn: i64::from_ne_bytes(turn.fingerprint.to_ne_bytes()),
+        call_index,
+    })
 }
 
 fn excerpt(content: &str) -> String {

@@ -86,7 +86,13 @@ pub async fn handle(
         }
     };
     let content_encoding = headers::content_encoding(&parts.headers);
+    let bodyless = body.is_empty() && route.dialect.is_none();
+    // A HEAD answer has no body: it is complete with its head.
+    let head_only = parts.method == http::Method::HEAD;
     let mut outbound = Outbound::prepare(&shared, &route, base, body, content_encoding.as_deref());
+    if bodyless {
+        outbound.observation.metrics_only();
+    }
 
     headers::for_upstream(&mut parts.headers, outbound.forwarded);
     let path_and_query = parts.uri.path_and_query().map_or("/", |pq| pq.as_str());
@@ -166,6 +172,10 @@ pub async fn handle(
                 .map(HeaderValue::as_bytes),
         );
     observation.add_overhead(started.elapsed());
+    if head_only || matches!(parts.status.as_u16(), 204 | 304) {
+        observation.finish();
+        return Response::from_parts(parts, GatewayBody::Full(None));
+    }
     let first = first_frame(&mut incoming).await;
     let tee = tee::TeeBody::new(
         incoming,

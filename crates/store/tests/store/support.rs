@@ -169,6 +169,7 @@ pub fn call(
         tool: tool.into(),
         arguments_bytes: 42,
         at_ms,
+        turn: None,
     }
 }
 
@@ -196,6 +197,7 @@ pub fn result(
         at_ms,
         exec_ms: None,
         previous_response_id: None,
+        answers: None,
     }
 }
 

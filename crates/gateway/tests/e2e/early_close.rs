@@ -1,0 +1,246 @@
+//! A client that hangs up as soon as it has the final event, as the Codex
+//! CLI does after `response.completed`, while the upstream has not ended
+//! the body yet: every turn is recorded complete — no error, its usage,
+//! its response id and its tool call, whose result the next turn brings —
+//! on both HTTP paths (the fast path takes `content-length` bodies, a
+//! chunked request body goes through hyper). A client that hangs up before
+//! the final event gets the turn recorded with what was seen of it and the
+//! ending named.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use serde_json::{Value, json};
+use tokio::{
+    io::{AsyncReadExt, AsyncWriteExt},
+    net::TcpStream,
+};
+use toolwarden_mock_provider::{RawResponse, Scripted};
+
+use super::{convo::OPENAI_KEY, support::Harness};
+
+const TURNS: usize = 20;
+
+/// How long the upstream holds a stream open after its final event.
+const LINGER: Duration = Duration::from_millis(1000);
+
+/// A Responses stream with one `read_file` call, whose body the upstream
+/// ends only `linger` after `response.completed` (with a keep-alive comment).
+fn reply(turn: usize, linger: Duration) -> Scripted {
+    let call = json!({"type": "function_call", "id": format!("fc_{turn}"),
+        "call_id": format!("call_{turn}_abcdefgh"), "name": "read_file",
+        "arguments": format!("{{\"path\":\"f{turn}.txt\"}}"), "status": "completed"});
+    let response = |status: &str, output: Value| {
+        json!({"id": format!("resp_{turn}"), "object": "response", "status": status,
+            "model": "gpt-test", "output": output,
+            "usage": {"input_tokens": 100 + turn, "output_tokens": 7}})
+    };
+    let events = [
+        json!({"type": "response.created", "response": response("in_progress", json!([]))}),
+        json!({"type": "response.output_item.added", "output_index": 0, "item": call}),
+        json!({"type": "response.output_item.done", "output_index": 0, "item": call}),
+        json!({"type": "response.completed", "response": response("completed", json!([call]))}),
+    ];
+    let sse: String = events
+        .iter()
+        .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap()))
+        .collect();
+    Scripted::Raw(RawResponse {
+        status: 200,
+        headers: vec![("content-type".into(), "text/event-stream".into())],
+        chunks: vec![Bytes::from(sse), Bytes::from_static(b": still here\n\n")],
+        delay: linger,
+    })
+}
+
+/// The request of `turn`: the history with the previous calls and results.
+fn request(turn: usize) -> Vec<u8> {
+    let mut input = vec![json!({"role": "user", "content": "Read the files one by one."})];
+    for t in 0..turn {
+        input.push(
+            json!({"type": "function_call", "call_id": format!("call_{t}_abcdefgh"),
+            "name": "read_file", "arguments": format!("{{\"path\":\"f{t}.txt\"}}")}),
+        );
+        input.push(json!({"type": "function_call_output",
+            "call_id": format!("call_{t}_abcdefgh"), "output": "contents"}));
+    }
+    serde_json::to_vec(&json!({"model": "gpt-test", "stream": true, "input": input})).unwrap()
+}
+
+/// Sends one streamed request over a fresh connection and hangs up as soon
+/// as `until` has arrived (or the stream ended).
+async fn send_and_hang_up(
+    addr: &str,
+    session: &str,
+    body: &[u8],
+    chunked: bool,
+    until: &str,
+) -> String {
+    let mut s = TcpStream::connect(addr).await.expect("connect");
+    let framing = if chunked {
+        "transfer-encoding: chunked".to_string()
+    } else {
+        format!("content-length: {}", body.len())
+    };
+    let head = format!(
+        "POST /v1/responses HTTP/1.1\r\nhost: {addr}\r\nauthorization: Bearer {OPENAI_KEY}\r\n\
+         content-type: application/json\r\nx-session-id: {session}\r\n{framing}\r\n\r\n"
+    );
+    s.write_all(head.as_bytes()).await.unwrap();
+    if chunked {
+        s.write_all(format!("{:x}\r\n", body.len()).as_bytes())
+            .await
+            .unwrap();
+        s.write_all(body).await.unwrap();
+        s.write_all(b"\r\n0\r\n\r\n").await.unwrap();
+    } else {
+        s.write_all(body).await.unwrap();
+    }
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 8192];
+    let read_all = async {
+        loop {
+            let n = s.read(&mut buf).await.unwrap_or(0);
+            if n == 0 {
+                break;
+            }
+            seen.extend_from_slice(&buf[..n]);
+            let text = String::from_utf8_lossy(&seen);
+            if let Some(at) = text.find(until) {
+                if text[at..].contains("\n\n") {
+                    break;
+                }
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(10), read_all)
+        .await
+        .expect("the event arrives");
+    // Dropping the socket closes it: the client is gone.
+    String::from_utf8_lossy(&seen).into_owned()
+}
+
+/// The request records of the JSONL log, in order.
+fn requests(h: &Harness) -> Vec<Value> {
+    h.events()
+        .into_iter()
+        .filter(|e| e["type"] == "request")
+        .collect()
+}
+
+async fn hangs_up_after_completed(chunked: bool) {
+    let what = if chunked { "hyper path" } else { "fast path" };
+    let mut h = Harness::start().await;
+    let addr = h.gw().trim_start_matches("http://").to_string();
+    for turn in 0..TURNS {
+        h.mock
+            .push_response(reply(turn, Duration::from_millis(150)));
+        let seen = send_and_hang_up(
+            &addr,
+            "codex-like",
+            &request(turn),
+            chunked,
+            "event: response.completed",
+        )
+        .await;
+        assert!(seen.starts_with("HTTP/1.1 200"), "{what}: {seen}");
+        assert!(
+            !seen.contains(": still here"),
+            "{what}: turn {turn}: the client left before the body ended: {seen}"
+        );
+    }
+    // The upstream streams end after the clients left; let them.
+    tokio::time::sleep(LINGER + Duration::from_millis(300)).await;
+    let stats = h.finish().await;
+    let recs = requests(&h);
+    assert_eq!(recs.len(), TURNS, "{what}: {recs:#?}");
+    for (turn, r) in recs.iter().enumerate() {
+        assert_eq!(r["error"], Value::Null, "{what}: turn {turn}: {r}");
+        assert_eq!(r["status"], 200, "{what}: {r}");
+        assert_eq!(r["response_id"], format!("resp_{turn}"), "{what}: {r}");
+        assert_eq!(r["input_tokens"], 100 + turn, "{what}: {r}");
+        assert_eq!(r["output_tokens"], 7, "{what}: {r}");
+    }
+    assert_eq!(stats.requests.total, TURNS as u64, "{what}");
+    assert_eq!(stats.requests.errors, 0, "{what}");
+    let tools: Vec<(&str, u64, u64)> = stats
+        .tools
+        .iter()
+        .map(|t| (t.tool.as_str(), t.calls, t.failures))
+        .collect();
+    assert_eq!(tools, [("read_file", TURNS as u64, 0)], "{what}");
+    // Every call recorded from its own response, every result (all but
+    // the last turn's) with it.
+    let store = toolwarden_store::Store::open(&h.db_url).await.unwrap();
+    let calls = store.session_calls("codex-like").await.unwrap();
+    assert_eq!(calls.len(), TURNS, "{what}: {calls:#?}");
+    for (turn, c) in calls.iter().enumerate() {
+        assert!(c.request_id.is_some(), "{what}: turn {turn}: {c:?}");
+        assert_eq!(
+            c.failed.is_some(),
+            turn + 1 < TURNS,
+            "{what}: turn {turn}: {c:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_client_gone_after_response_completed_gets_complete_turns_fast_path() {
+    hangs_up_after_completed(false).await;
+}
+
+#[tokio::test]
+async fn a_client_gone_after_response_completed_gets_complete_turns_hyper_path() {
+    hangs_up_after_completed(true).await;
+}
+
+#[tokio::test]
+async fn a_client_gone_midway_leaves_what_was_seen_and_the_ending() {
+    for chunked in [false, true] {
+        let mut h = Harness::start().await;
+        let addr = h.gw().trim_start_matches("http://").to_string();
+        // The stream stops after the call's item for a while: the client
+        // leaves before `response.completed`.
+        let Scripted::Raw(mut raw) = reply(0, Duration::from_millis(400)) else {
+            unreachable!()
+        };
+        let sse = String::from_utf8(raw.chunks[0].to_vec()).unwrap();
+        let cut = sse.find("event: response.completed").unwrap();
+        raw.chunks = vec![
+            Bytes::from(sse[..cut].to_string()),
+            Bytes::from(sse[cut..].to_string()),
+        ];
+        h.mock.push_response(Scripted::Raw(raw));
+        send_and_hang_up(
+            &addr,
+            "gone",
+            &request(0),
+            chunked,
+            "event: response.output_item.done",
+        )
+        .await;
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        let stats = h.finish().await;
+        let recs = requests(&h);
+        assert_eq!(recs.len(), 1, "chunked={chunked}: {recs:#?}");
+        let error = recs[0]["error"].as_str().unwrap_or_default();
+        assert!(
+            error.contains("client disconnected"),
+            "chunked={chunked}: {}",
+            recs[0]
+        );
+        assert_eq!(
+            recs[0]["response_id"], "resp_0",
+            "chunked={chunked}: {}",
+            recs[0]
+        );
+        assert_eq!(stats.requests.errors, 1, "chunked={chunked}");
+        // The call it saw is recorded from its response.
+        let tools: Vec<(&str, u64)> = stats
+            .tools
+            .iter()
+            .map(|t| (t.tool.as_str(), t.calls))
+            .collect();
+        assert_eq!(tools, [("read_file", 1)], "chunked={chunked}");
+    }
+}
