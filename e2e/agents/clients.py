@@ -11,6 +11,7 @@ unknown tool, a tool that throws.
 
 import json
 import os
+import uuid
 from dataclasses import dataclass, field
 
 
@@ -114,8 +115,10 @@ def gemini(tools, ws, key, version):
             Step("read_file", {"file_path": 42}, True, r"must be string|invalid|params"),
         ]
 
-    env = {"GEMINI_API_KEY": key, "GEMINI_CLI_NO_RELAUNCH": "true"}
-    runs = [Run(s, [bin_, "--yolo", "--skip-trust", "-p", f"Run the checks. [[e2e:{s}]]"], env)
+    # It sends no session id of its own: one session per run as `toolwarden
+    # env` says, with a header on all its requests, side requests included.
+    runs = [Run(s, [bin_, "--yolo", "--skip-trust", "-p", f"Run the checks. [[e2e:{s}]]"],
+                {"GEMINI_API_KEY": key, "GEMINI_CLI_CUSTOM_HEADERS": f"x-session-id: {uuid.uuid4()}"})
             for s in ("gemini-noids", "gemini-ids")]
     return Client("Gemini CLI", version, runs=runs,
                   scripts={"gemini-noids": steps(), "gemini-ids": steps()},
