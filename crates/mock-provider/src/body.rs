@@ -23,6 +23,9 @@ pub(crate) type Body = BoxBody<Bytes, io::Error>;
 pub(crate) enum End {
     /// Normally.
     Finish,
+    /// Normally, after this pause (a provider that keeps the stream open
+    /// briefly after its final event).
+    Linger(Duration),
     /// With an error: hyper aborts the connection mid-body.
     Reset,
     /// Never: the response stays open until the client goes away.
@@ -79,6 +82,10 @@ pub(crate) fn chunked(
         }
         match st.end {
             End::Finish => None,
+            End::Linger(pause) => {
+                tokio::time::sleep(pause).await;
+                None
+            }
             End::Reset => {
                 // Let what was sent reach the wire first: the connection
                 // dies after the chunks, not instead of them.

@@ -39,6 +39,7 @@
 
 #![forbid(unsafe_code)]
 
+mod agent;
 mod body;
 mod envelope;
 mod json;
@@ -47,6 +48,7 @@ mod render;
 mod script;
 mod server;
 
+pub use agent::AgentMode;
 pub use script::{Fault, RawResponse, ReceivedRequest, Scripted, json_lines_to_sse};
 
 use std::{
@@ -90,6 +92,12 @@ pub struct MockOptions {
     /// gzip, SSE included (each event flushed), as Anthropic's API does
     /// (default true).
     pub gzip: bool,
+    /// Pause after the last event of a streamed reply before its body ends,
+    /// as a provider that keeps the stream open briefly (default 0).
+    pub stream_tail: Duration,
+    /// Agent mode: scripted tool turns for real agent programs, logged as
+    /// ground truth (default off; see [`AgentMode`]).
+    pub agent: Option<Arc<AgentMode>>,
 }
 
 impl Default for MockOptions {
@@ -103,6 +111,8 @@ impl Default for MockOptions {
             record: true,
             chunk_delay: Duration::ZERO,
             gzip: true,
+            stream_tail: Duration::ZERO,
+            agent: None,
         }
     }
 }

@@ -22,14 +22,19 @@ pub(crate) struct Plan {
     /// Text said before the calls (or the whole answer when no calls).
     pub text: Option<String>,
     pub calls: Vec<PlannedCall>,
+    /// Gemini: give each `functionCall` an `id` (the API usually does not).
+    pub gemini_ids: bool,
 }
 
 /// One tool call the mock model makes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct PlannedCall {
     pub name: String,
-    /// The arguments as JSON object text.
+    /// The arguments as JSON object text (a custom tool's: its raw input).
     pub arguments: String,
+    /// A Responses custom (freeform) tool: a `custom_tool_call` whose
+    /// `input` is `arguments` as it is (other dialects have none).
+    pub custom: bool,
 }
 
 impl Plan {
@@ -72,6 +77,7 @@ pub(crate) fn plan(
                 "Thanks, I have the tool results (request {seed:016x}). Here is my answer."
             )),
             calls: Vec::new(),
+            gemini_ids: false,
         };
     }
     let tools = tool_names(dialect, &v);
@@ -86,6 +92,7 @@ pub(crate) fn plan(
             PlannedCall {
                 name,
                 arguments: format!(r#"{{"query":"q{seed:08x}-{i}","n":{i}}}"#),
+                custom: false,
             }
         })
         .collect();
@@ -96,6 +103,7 @@ pub(crate) fn plan(
         output_tokens: 20 * n as u64,
         text: Some("Let me call a tool for that.".to_string()),
         calls: planned,
+        gemini_ids: false,
     }
 }
 

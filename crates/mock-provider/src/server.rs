@@ -69,6 +69,9 @@ pub(crate) async fn handle(
         _ => {}
     }
 
+    if let Some(reply) = count_tokens(&shared, &parts, &path, query.as_deref(), &body) {
+        return Ok(reply);
+    }
     let Some(route) = route(&parts.method, &path, query.as_deref()) else {
         return Ok(other_route(&shared, &parts, &path, query.as_deref()));
     };
@@ -130,6 +133,12 @@ pub(crate) async fn handle(
         .iter()
         .any(|(k, v)| k.eq_ignore_ascii_case("content-type") && v.contains("event-stream"));
     let (chunks, end) = apply_body_fault(&fault, chunks, is_sse || streaming);
+    let end = match end {
+        End::Finish if (is_sse || streaming) && !shared.opts.stream_tail.is_zero() => {
+            End::Linger(shared.opts.stream_tail)
+        }
+        end => end,
+    };
     // As Anthropic's API does for clients that accept it: a successful
     // reply in gzip, a stream flushed event by event.
     let gzip = shared.opts.gzip
@@ -205,7 +214,7 @@ fn gzip_chunks(chunks: Vec<Bytes>, end: &End) -> Vec<Bytes> {
         let _ = encoder.write_all(chunk).and_then(|()| encoder.flush());
         out.push(Bytes::from(std::mem::take(encoder.get_mut())));
     }
-    if matches!(end, End::Finish) {
+    if matches!(end, End::Finish | End::Linger(_)) {
         let trailer = encoder.finish().unwrap_or_default();
         if let Some(last) = out.pop() {
             let mut whole = last.to_vec();
@@ -240,13 +249,17 @@ fn decoded(headers: &http::HeaderMap, body: Bytes) -> Result<Bytes, String> {
 
 fn default_reply(shared: &Shared, route: &Route, body: &[u8], streaming: bool) -> Reply {
     let calls = shared.opts.calls_per_reply;
-    let p = plan(
-        route.dialect,
-        body,
-        route.model.as_deref(),
-        &shared.opts.default_tool,
-        calls,
-    );
+    let p = if let Some(agent) = &shared.opts.agent {
+        agent.plan(route.dialect, body, route.model.as_deref())
+    } else {
+        plan(
+            route.dialect,
+            body,
+            route.model.as_deref(),
+            &shared.opts.default_tool,
+            calls,
+        )
+    };
     let ct = |s: &str| vec![("content-type".to_string(), s.to_string())];
     if !streaming {
         let ctype = if route.dialect == Dialect::Gemini {
@@ -349,6 +362,33 @@ fn route(method: &Method, path: &str, query: Option<&str>) -> Option<Route> {
         gemini_stream,
         gemini_sse,
     })
+}
+
+/// Anthropic's `POST /v1/messages/count_tokens` (Claude Code calls it):
+/// an estimate of a quarter token per byte, as the default replies count.
+fn count_tokens(
+    shared: &Shared,
+    parts: &http::request::Parts,
+    path: &str,
+    query: Option<&str>,
+    body: &Bytes,
+) -> Option<Response<Body>> {
+    if parts.method != Method::POST || path != "/v1/messages/count_tokens" {
+        return None;
+    }
+    if let Some((status, body)) = envelope::check_auth(
+        Provider::Anthropic,
+        &parts.headers,
+        query,
+        shared.opts.api_key.as_deref(),
+    ) {
+        return Some(json_response(status, body));
+    }
+    let tokens = (body.len() as u64 / 4).max(1);
+    Some(json_response(
+        StatusCode::OK,
+        Obj::new().num("input_tokens", tokens).done(),
+    ))
 }
 
 /// Model listings, and 404 for anything else, in the provider's envelope.

@@ -15,18 +15,13 @@ pub(super) fn gemini_chunk(plan: &Plan, with_text: bool, last: bool) -> String {
         }
     }
     if last {
-        for c in &plan.calls {
-            parts.push(
-                Obj::new()
-                    .raw(
-                        "functionCall",
-                        &Obj::new()
-                            .str("name", &c.name)
-                            .raw("args", &c.arguments)
-                            .done(),
-                    )
-                    .done(),
-            );
+        for (i, c) in plan.calls.iter().enumerate() {
+            let mut call = Obj::new();
+            if plan.gemini_ids {
+                call = call.str("id", &plan.call_id("call_", i));
+            }
+            let call = call.str("name", &c.name).raw("args", &c.arguments).done();
+            parts.push(Obj::new().raw("functionCall", &call).done());
         }
     }
     let mut candidate = Obj::new().raw(

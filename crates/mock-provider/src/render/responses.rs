@@ -39,6 +39,16 @@ fn responses_message(plan: &Plan, text: &str, status: &str) -> String {
 
 fn responses_call(plan: &Plan, i: usize, status: &str, with_args: bool) -> String {
     let c = &plan.calls[i];
+    if c.custom {
+        return Obj::new()
+            .str("id", &plan.call_id("ctc_", i))
+            .str("type", "custom_tool_call")
+            .str("status", status)
+            .str("call_id", &plan.call_id("call_", i))
+            .str("input", if with_args { &c.arguments } else { "" })
+            .str("name", &c.name)
+            .done();
+    }
     Obj::new()
         .str("id", &plan.call_id("fc_", i))
         .str("type", "function_call")
@@ -172,7 +182,19 @@ pub(super) fn responses_stream(plan: &Plan) -> Vec<Bytes> {
         );
     }
     for (i, c) in plan.calls.iter().enumerate() {
-        let item_id = plan.call_id("fc_", i);
+        let (item_id, delta, done, field) = if c.custom {
+            let events = (
+                "response.custom_tool_call_input.delta",
+                "response.custom_tool_call_input.done",
+            );
+            (plan.call_id("ctc_", i), events.0, events.1, "input")
+        } else {
+            let events = (
+                "response.function_call_arguments.delta",
+                "response.function_call_arguments.done",
+            );
+            (plan.call_id("fc_", i), events.0, events.1, "arguments")
+        };
         ev(
             "response.output_item.added",
             Obj::new()
@@ -181,7 +203,7 @@ pub(super) fn responses_stream(plan: &Plan) -> Vec<Bytes> {
         );
         for piece in halves(&c.arguments) {
             ev(
-                "response.function_call_arguments.delta",
+                delta,
                 Obj::new()
                     .str("item_id", &item_id)
                     .num("output_index", index)
@@ -189,11 +211,11 @@ pub(super) fn responses_stream(plan: &Plan) -> Vec<Bytes> {
             );
         }
         ev(
-            "response.function_call_arguments.done",
+            done,
             Obj::new()
                 .str("item_id", &item_id)
                 .num("output_index", index)
-                .str("arguments", &c.arguments),
+                .str(field, &c.arguments),
         );
         ev(
             "response.output_item.done",

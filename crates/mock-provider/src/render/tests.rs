@@ -14,8 +14,10 @@ fn calls_plan(n: usize) -> Plan {
             .map(|i| PlannedCall {
                 name: format!("tool{i}"),
                 arguments: format!(r#"{{"city":"Zürich {i}"}}"#),
+                custom: false,
             })
             .collect(),
+        gemini_ids: false,
     }
 }
 
@@ -162,4 +164,26 @@ fn planned_replies_render_in_every_dialect() {
         assert!(!datas(&events).is_empty(), "{dialect}");
         serde_json::from_str::<Value>(&json_body(dialect, &p)).unwrap();
     }
+}
+
+#[test]
+fn responses_custom_tool_call_carries_raw_input() {
+    let mut plan = calls_plan(1);
+    plan.calls[0].custom = true;
+    plan.calls[0].arguments = "*** Begin Patch\n*** End Patch".into();
+    let body: Value = serde_json::from_str(&json_body(Dialect::OpenAiResponses, &plan)).unwrap();
+    let item = &body["output"][0];
+    assert_eq!(item["type"], "custom_tool_call");
+    assert_eq!(item["input"], "*** Begin Patch\n*** End Patch");
+    let events = datas(&stream_events(Dialect::OpenAiResponses, &plan, false));
+    let done = events
+        .iter()
+        .find(|e| e["type"] == "response.custom_tool_call_input.done")
+        .expect("an input.done event");
+    assert_eq!(done["input"], "*** Begin Patch\n*** End Patch");
+    assert!(
+        !events
+            .iter()
+            .any(|e| e["type"] == "response.function_call_arguments.delta")
+    );
 }

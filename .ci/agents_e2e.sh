@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Real agent programs through the gateway to the mock provider's scripted
+# tool turns, counted exactly (e2e/agents/run.py). Installs the pinned
+# clients under ~/.cache/toolwarden-e2e (TOOLWARDEN_E2E_CACHE), reused when
+# present; fails loudly when one cannot be installed. Prints a final line
+# `agents-e2e: N passed, M failed`; exits non-zero on any failure.
+#
+#   bash .ci/agents_e2e.sh                     # every client
+#   AGENTS_E2E_ONLY=claude,codex bash .ci/agents_e2e.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+target="${CARGO_TARGET_DIR:-$root/target}"
+cache="${TOOLWARDEN_E2E_CACHE:-$HOME/.cache/toolwarden-e2e}"
+
+# The clients, pinned.
+CLAUDE_CODE=2.1.197
+GEMINI_CLI=0.61.0
+CODEX=0.169.0
+AI=6.0.326
+AI_ANTHROPIC=3.0.140
+AI_OPENAI=3.0.141
+AI_GOOGLE=3.0.141
+OPENAI_AGENTS=0.24.0
+
+npm_pkgs=(
+  "@anthropic-ai/claude-code@$CLAUDE_CODE" "@google/gemini-cli@$GEMINI_CLI" "@openai/codex@$CODEX"
+  "ai@$AI" "@ai-sdk/anthropic@$AI_ANTHROPIC" "@ai-sdk/openai@$AI_OPENAI" "@ai-sdk/google@$AI_GOOGLE"
+)
+
+command -v node >/dev/null || { echo "agents-e2e: node is required (Node.js >= 20)"; exit 1; }
+command -v npm >/dev/null || { echo "agents-e2e: npm is required"; exit 1; }
+node -e 'process.exit(+process.versions.node.split(".")[0] >= 20 ? 0 : 1)' ||
+  { echo "agents-e2e: Node.js >= 20 is required, found $(node --version)"; exit 1; }
+
+# --- npm clients: installed when the versions differ from what is cached
+npm_dir="$cache/npm"
+stamp="$npm_dir/.installed"
+want="${npm_pkgs[*]}"
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  echo "== npm install ${npm_pkgs[*]}"
+  mkdir -p "$npm_dir"
+  echo '{"name":"toolwarden-e2e-clients","private":true}' >"$npm_dir/package.json"
+  if ! (cd "$npm_dir" && npm install --no-audit --no-fund --loglevel=error "${npm_pkgs[@]}"); then
+    echo "agents-e2e: FAILED to install the npm clients"; exit 1
+  fi
+  echo "$want" >"$stamp"
+fi
+for b in claude gemini codex; do
+  [ -x "$npm_dir/node_modules/.bin/$b" ] || { echo "agents-e2e: $b is missing after npm install"; exit 1; }
+done
+
+# --- the OpenAI Agents SDK in a venv
+venv="$cache/venv"
+if ! "$venv/bin/python" -c "import agents, importlib.metadata as m; assert m.version('openai-agents') == '$OPENAI_AGENTS'" 2>/dev/null; then
+  echo "== pip install openai-agents==$OPENAI_AGENTS"
+  python3 -m venv "$venv"
+  if ! "$venv/bin/pip" install -q --disable-pip-version-check "openai-agents==$OPENAI_AGENTS"; then
+    echo "agents-e2e: FAILED to install openai-agents==$OPENAI_AGENTS"; exit 1
+  fi
+fi
+
+# --- the binaries
+echo "== cargo build (toolwarden, mock-provider)"
+cargo build -q -p toolwarden -p toolwarden-mock-provider
+
+versions=$(printf '{"claude":"%s","gemini":"%s","codex":"%s","ai":"ai %s, @ai-sdk/anthropic %s, @ai-sdk/openai %s, @ai-sdk/google %s","agents":"%s"}' \
+  "$CLAUDE_CODE" "$GEMINI_CLI" "$CODEX" "$AI" "$AI_ANTHROPIC" "$AI_OPENAI" "$AI_GOOGLE" "$OPENAI_AGENTS")
+exec python3 -B e2e/agents/run.py --toolwarden "$target/debug/toolwarden" --mock "$target/debug/mock-provider" \
+  --tools "$npm_dir" --python "$venv/bin/python" --versions "$versions" --only "${AGENTS_E2E_ONLY:-}"

@@ -1,0 +1,208 @@
+"""The agent programs the suite drives, and the script of tool turns the mock
+provider plays for each conversation.
+
+A step is one tool call the mock "model" makes: the tool, its arguments,
+whether the agent's execution of it must fail, and a pattern the result text
+must match (so the script is known to have done what it says). Each client
+gets the same six kinds of step in its own tools' terms: a read of a missing
+file, a failing shell command, a succeeding one, an edit that fails, an
+unknown tool, a tool that throws.
+"""
+
+import json
+import os
+import uuid
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Step:
+    tool: str
+    args: object  # a dict; a string is a freeform (custom) tool's input
+    fails: bool
+    match: str  # a regex the result text must match (case-insensitive)
+
+
+@dataclass
+class Run:
+    """One agent process; `script` names the conversation it starts."""
+
+    script: str
+    argv: list
+    env: dict = field(default_factory=dict)
+
+
+@dataclass
+class Client:
+    name: str
+    version: str
+    runs: list
+    scripts: dict  # script name -> [Step]
+    conversations: int  # sessions the gateway must record
+    setup: object = None  # callable(home, gateway) writing the client's config
+
+
+def final_text(script):
+    return f"E2E-DONE {script}: all steps ran."
+
+
+def scripts_json(clients):
+    return json.dumps({"scripts": {
+        name: {"steps": [{"tool": s.tool, "args": s.args} for s in steps],
+               "final_text": final_text(name),
+               "gemini_ids": name.endswith("-ids")}
+        for c in clients for name, steps in c.scripts.items()}})
+
+
+UNKNOWN = Step("no_such_tool", {"x": 1}, True, r"no_such_tool|not (found|available)|unsupported|no such tool")
+
+
+# === Claude Code ===
+
+def claude(tools, ws, key, version):
+    bin_ = os.path.join(tools, "node_modules", ".bin", "claude")
+    main = [
+        Step("Read", {"file_path": f"{ws}/missing.txt"}, True, r"does not exist|no such file"),
+        Step("Bash", {"command": "ls missing-dir", "description": "list"}, True, r"no such file|exit code"),
+        Step("Bash", {"command": "echo e2e-ok", "description": "echo"}, False, r"e2e-ok"),
+        Step("Edit", {"file_path": f"{ws}/present.txt", "old_string": "absent text", "new_string": "x"}, True,
+             r"not been read|not found|string to replace"),
+        UNKNOWN,
+        Step("Read", {"file_path": 42, "limit": "many"}, True, r"InputValidationError|expected|invalid"),
+        Step("Agent", {"description": "sub", "prompt": "Check the workspace. [[e2e:claude-sub]]",
+                      "subagent_type": "general-purpose"}, False, "E2E-DONE claude-sub"),
+    ]
+    sub = [
+        Step("Read", {"file_path": f"{ws}/present.txt"}, False, r"hello e2e"),
+        Step("Bash", {"command": "cat missing.txt", "description": "cat"}, True, r"no such file|exit code"),
+    ]
+    cont = [Step("Bash", {"command": "echo again", "description": "echo"}, False, r"again")]
+    common = [bin_, "--dangerously-skip-permissions", "--model", "claude-sonnet-4-5", "--output-format", "text"]
+    env = {"IS_SANDBOX": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1",
+           "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1", "ANTHROPIC_API_KEY": key}
+    return Client(
+        "Claude Code", version,
+        runs=[Run("claude-main", common + ["-p", "Run the checks. [[e2e:claude-main]]"], env),
+              Run("claude-cont", common + ["-c", "-p", "One more. [[e2e:claude-cont]]"], env)],
+        scripts={"claude-main": main, "claude-sub": sub, "claude-cont": cont},
+        conversations=1,  # the subagent and `-c` belong to the first run's session
+    )
+
+
+# === Gemini CLI ===
+
+def gemini_settings(home, gateway):
+    d = os.path.join(home, ".gemini")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "settings.json"), "w") as f:
+        json.dump({"security": {"auth": {"selectedType": "gemini-api-key"}},
+                   "telemetry": {"enabled": False},
+                   "privacy": {"usageStatisticsEnabled": False},
+                   "general": {"disableAutoUpdate": True, "disableUpdateNag": True}}, f)
+
+
+def gemini(tools, ws, key, version):
+    bin_ = os.path.join(tools, "node_modules", ".bin", "gemini")
+
+    def steps():
+        return [
+            Step("read_file", {"file_path": f"{ws}/missing.txt"}, True, r"not found|does not exist|no such file"),
+            Step("run_shell_command", {"command": "ls missing-dir"}, True, r"exit code: [1-9]|no such file"),
+            Step("run_shell_command", {"command": "echo e2e-ok"}, False, r"e2e-ok"),
+            Step("replace", {"file_path": f"{ws}/present.txt", "old_string": "absent text", "new_string": "x",
+                             "instruction": "replace"}, True, r"could not find|0 occurrences|failed to edit"),
+            UNKNOWN,
+            Step("read_file", {"file_path": 42}, True, r"must be string|invalid|params"),
+        ]
+
+    # It sends no session id of its own: one session per run as `toolwarden
+    # env` says, with a header on all its requests, side requests included.
+    runs = [Run(s, [bin_, "--yolo", "--skip-trust", "-p", f"Run the checks. [[e2e:{s}]]"],
+                {"GEMINI_API_KEY": key, "GEMINI_CLI_CUSTOM_HEADERS": f"x-session-id: {uuid.uuid4()}"})
+            for s in ("gemini-noids", "gemini-ids")]
+    return Client("Gemini CLI", version, runs=runs,
+                  scripts={"gemini-noids": steps(), "gemini-ids": steps()},
+                  conversations=2, setup=gemini_settings)
+
+
+# === Codex CLI ===
+
+def codex_config(home, gateway):
+    d = os.path.join(home, ".codex")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "config.toml"), "w") as f:
+        f.write(f"""model = "gpt-5.5"
+model_provider = "toolwarden"
+check_for_update_on_startup = false
+
+[model_providers.toolwarden]
+name = "OpenAI through toolwarden"
+base_url = "{gateway}/v1"
+env_key = "OPENAI_API_KEY"
+wire_api = "responses"
+supports_websockets = false
+
+[analytics]
+enabled = false
+
+[otel]
+exporter = "none"
+""")
+
+
+def codex(tools, ws, key, version):
+    bin_ = os.path.join(tools, "node_modules", ".bin", "codex")
+    # gpt-5.5, from Codex's own catalog: `exec_command`, and `apply_patch` as
+    # a freeform (custom) tool whose input is the patch itself.
+    patch = "*** Begin Patch\n*** Update File: present.txt\n@@\n-absent text\n+x\n*** End Patch\n"
+    steps = [
+        Step("exec_command", {"cmd": "cat missing.txt"}, True, r"no such file"),
+        Step("exec_command", {"cmd": "ls missing-dir"}, True, r"no such file"),
+        Step("exec_command", {"cmd": "echo e2e-ok"}, False, r"e2e-ok"),
+        Step("apply_patch", patch, True, r"failed to find|expected lines|verification failed"),
+        UNKNOWN,
+        Step("exec_command", {"cmd": 42}, True, r"failed to parse|invalid type|missing field"),
+    ]
+    argv = [bin_, "exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox",
+            "-C", ws, "Run the checks. [[e2e:codex-main]]"]
+    return Client("Codex CLI", version, runs=[Run("codex-main", argv, {"OPENAI_API_KEY": key})],
+                  scripts={"codex-main": steps}, conversations=1, setup=codex_config)
+
+
+# === the SDKs, with tools defined in e2e/agents/ ===
+
+def sdk_steps(thrown=None):
+    """`thrown`: what the SDK sends instead of a tool's exception, when it
+    hides the exception's text."""
+    def raised(own):
+        return thrown or own
+    return [
+        Step("read_file", {"path": "missing.txt"}, True, raised(r"ENOENT|no such file")),
+        Step("run_shell", {"command": "ls missing-dir"}, True, raised(r"command failed|exit status|no such file")),
+        Step("run_shell", {"command": "echo e2e-ok"}, False, r"e2e-ok"),
+        Step("edit_file", {"path": "present.txt", "old": "absent text", "new": "x"}, True, raised(r"not found in")),
+        UNKNOWN,
+        Step("explode", {}, True, raised(r"cannot read properties of null|has no attribute")),
+    ]
+
+
+def ai_sdk(tools, ws, key, version, node, here):
+    runs, scripts = [], {}
+    for provider in ("anthropic", "openai-chat", "openai-responses", "google"):
+        for mode in ("generate", "stream"):
+            s = f"ai-{provider}-{mode}"
+            scripts[s] = sdk_steps()
+            runs.append(Run(s, [node, os.path.join(here, "ai_sdk_agent.mjs"), provider, mode, s],
+                            {"E2E_NODE_MODULES": os.path.join(tools, "node_modules")}))
+    return Client("Vercel AI SDK", version, runs=runs, scripts=scripts, conversations=len(runs))
+
+
+def openai_agents(ws, key, version, python, here):
+    runs, scripts = [], {}
+    for kind in ("chat", "responses"):
+        for mode in ("run", "streamed"):
+            s = f"agents-{kind}-{mode}"
+            # By default the Agents SDK tells the model only that the tool failed.
+            scripts[s] = sdk_steps(thrown=r"^An error occurred while running the tool")
+            runs.append(Run(s, [python, os.path.join(here, "openai_agents_agent.py"), kind, mode, s]))
+    return Client("OpenAI Agents SDK", version, runs=runs, scripts=scripts, conversations=len(runs))

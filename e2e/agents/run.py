@@ -1,0 +1,312 @@
+"""Real agent programs through the gateway, counted exactly.
+
+For each client: a mock provider in agent mode (scripted tool turns, its own
+log as ground truth) and a gateway with a fresh SQLite database; the client's
+runs; then the truth against `toolwarden stats --json` (and the database for
+results and sessions) per tool. Prints a table per client and a final line
+`N passed, N failed`; exits non-zero on any failure.
+
+    python run.py --toolwarden BIN --mock BIN --tools DIR --python PY --only NAME,...
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+import urllib.request
+from collections import Counter
+
+import clients as C
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+KEY = "sk-agents-e2e-key"
+RUN_TIMEOUT = 240
+
+passed = 0
+failed = 0
+
+
+def check(name, ok, detail=""):
+    global passed, failed
+    if ok:
+        passed += 1
+        print(f"ok   {name}")
+    else:
+        failed += 1
+        print(f"FAIL {name}" + (f"\n     {detail}" if detail else ""))
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_http(url, timeout=20.0):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=2) as r:
+                if r.status == 200:
+                    return True
+        except Exception:  # noqa: BLE001 - not up yet
+            time.sleep(0.1)
+    return False
+
+
+class Stack:
+    """The mock provider and the gateway for one client."""
+
+    def __init__(self, args, tmp, client):
+        self.tmp = tmp
+        self.db = os.path.join(tmp, "toolwarden.db")
+        self.log = os.path.join(tmp, "mock-log.jsonl")
+        scripts = os.path.join(tmp, "scripts.json")
+        with open(scripts, "w") as f:
+            f.write(C.scripts_json([client]))
+        mock_port = free_port()
+        self.mock = subprocess.Popen(
+            # The stream's end follows its final event by 20 ms, as over a real
+            # network: a client that hangs up on the final event does so first.
+            [args.mock, "--listen", f"127.0.0.1:{mock_port}", "--api-key", KEY, "--stream-tail-ms", "20",
+             "--agent-scripts", scripts, "--agent-log", self.log],
+            stdout=open(os.path.join(tmp, "mock.out"), "w"), stderr=open(os.path.join(tmp, "mock.err"), "w"))
+        mock_url = f"http://127.0.0.1:{mock_port}"
+        port = free_port()
+        self.url = f"http://127.0.0.1:{port}"
+        env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+        self.gw = subprocess.Popen(
+            [args.toolwarden, "serve", "--listen", f"127.0.0.1:{port}", "--database", f"sqlite://{self.db}",
+             "--openai-upstream", mock_url, "--anthropic-upstream", mock_url, "--gemini-upstream", mock_url],
+            env=env, stdout=open(os.path.join(tmp, "gw.out"), "w"), stderr=open(os.path.join(tmp, "gw.err"), "w"))
+        if not (wait_http(f"{mock_url}/healthz") and wait_http(f"{self.url}/healthz")):
+            self.stop()
+            raise RuntimeError("the mock provider or the gateway did not start: " + self.stderr())
+
+    def stderr(self):
+        out = []
+        for name in ("mock.err", "gw.err"):
+            with open(os.path.join(self.tmp, name)) as f:
+                out.append(f"--- {name}\n" + "".join(f.readlines()[-30:]))
+        return "\n".join(out)
+
+    def metrics(self):
+        with urllib.request.urlopen(f"{self.url}/metrics", timeout=10) as r:
+            return r.read().decode()
+
+    def stop(self):
+        """SIGTERM (the gateway drains its recorder), then the mock."""
+        ok = True
+        self.gw.send_signal(signal.SIGTERM)
+        try:
+            self.gw.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            ok = False
+            self.gw.kill()
+            self.gw.wait()
+        self.mock.kill()
+        self.mock.wait()
+        return ok
+
+
+def client_env(home, gateway, ws, extra):
+    keep = ("PATH", "LANG", "LC_ALL", "TERM", "TMPDIR", "SYSTEMROOT")
+    env = {k: os.environ[k] for k in keep if k in os.environ}
+    env.update({
+        "HOME": home, "USERPROFILE": home, "XDG_CONFIG_HOME": os.path.join(home, ".config"),
+        "ANTHROPIC_BASE_URL": gateway, "GOOGLE_GEMINI_BASE_URL": gateway,
+        "E2E_GATEWAY": gateway, "E2E_KEY": KEY, "E2E_WORKSPACE": ws, "NO_COLOR": "1", "CI": "1",
+    })
+    env.update(extra)
+    return env
+
+
+def truth_of(log_path, client):
+    """Per tool: (calls, results, failures) from the mock's log, and problems."""
+    events = []
+    with open(log_path) as f:
+        for line in f:
+            events.append(json.loads(line))
+    calls, results, failures = Counter(), Counter(), Counter()
+    problems = []
+    for e in events:
+        if e["event"] == "call":
+            calls[(e["model"], e["tool"])] += 1
+    issued = Counter((e["script"], e["step"]) for e in events if e["event"] == "call")
+    for (script, step), n in issued.items():
+        if n > 1:
+            problems.append(f"{script} step {step} was asked {n} times (the client repeated a request)")
+    seen = set()
+    for e in events:
+        if e["event"] != "result":
+            continue
+        steps = client.scripts.get(e["script"], [])
+        if e["step"] >= len(steps):
+            problems.append(f"{e['script']}: a result for step {e['step']} that was never asked")
+            continue
+        step = steps[e["step"]]
+        tool = e["tool"]
+        seen.add((e["script"], e["step"]))
+        results[(e["model"], tool)] += 1
+        if step.fails:
+            failures[(e["model"], tool)] += 1
+        if not re.search(step.match, e["text"], re.I | re.S):
+            problems.append(f"{e['script']} step {e['step']} ({tool}, must {'fail' if step.fails else 'succeed'}): "
+                            f"result {e['text'][:300]!r} does not match /{step.match}/")
+    for script, steps in client.scripts.items():
+        for i in range(len(steps)):
+            if (script, i) not in seen:
+                problems.append(f"{script} step {i} ({steps[i].tool}): no result came back")
+    return calls, results, failures, problems, events
+
+
+def recorded(args, db):
+    """Per (model, tool): calls and failures from `toolwarden stats --json`
+    (its `models` rows), results from the database; the per-tool rows of
+    stats; the sessions and the requests in error."""
+    out = subprocess.run([args.toolwarden, "stats", "--json", "--since", "1d", "--database", f"sqlite://{db}"],
+                         capture_output=True, text=True, timeout=60)
+    if out.returncode != 0:
+        raise RuntimeError(f"toolwarden stats failed ({out.returncode}): {out.stderr}")
+    stats = json.loads(out.stdout)
+    calls = Counter({(m["model"], m["tool"]): m["calls"] for m in stats["models"]})
+    failures = Counter({(m["model"], m["tool"]): m["failures"] for m in stats["models"]})
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        results = Counter({(m, t): n for m, t, n in con.execute(
+            "SELECT COALESCE(model, 'unknown'), tool, COUNT(*) FROM tool_calls "
+            "WHERE result_request_id IS NOT NULL GROUP BY 1, 2")})
+        sessions = [r[0] for r in con.execute("SELECT session_id FROM sessions ORDER BY first_ms")]
+        unanswered = list(con.execute("SELECT tool, call_id FROM tool_calls WHERE request_id IS NULL"))
+        errors = list(con.execute("SELECT path, status, error FROM requests WHERE error IS NOT NULL "
+                                  "OR (dialect IS NOT NULL AND status >= 300)"))
+    finally:
+        con.close()
+    return calls, results, failures, sessions, errors, unanswered, stats
+
+
+def table(truth, got):
+    tc, tr, tf = truth
+    gc, gr, gf = got
+    rows = ["| model | tool | calls truth/stats | results truth/db | failures truth/stats |",
+            "|---|---|---|---|---|"]
+    for key in sorted(set(tc) | set(tr) | set(gc) | set(gr)):
+        mark = "" if (tc[key], tr[key], tf[key]) == (gc[key], gr[key], gf[key]) else " **≠**"
+        rows.append(f"| {key[0]} | {key[1]} | {tc[key]} / {gc[key]} | {tr[key]} / {gr[key]} "
+                    f"| {tf[key]} / {gf[key]} |{mark}")
+    return "\n".join(rows)
+
+
+def per_tool(counter):
+    out = Counter()
+    for (_, tool), n in counter.items():
+        out[tool] += n
+    return out
+
+
+def drive(args, build):
+    """Run one client; `build(workspace)` gives it (its scripts name absolute
+    paths in its scratch workspace)."""
+    tmp = tempfile.mkdtemp(prefix="tw-agents-")
+    ws, home = os.path.join(tmp, "ws"), os.path.join(tmp, "home")
+    client = build(ws)
+    print(f"\n== {client.name} {client.version}")
+    os.makedirs(ws)
+    os.makedirs(home)
+    with open(os.path.join(ws, "present.txt"), "w") as f:
+        f.write("hello e2e\n")
+    stack = Stack(args, tmp, client)
+    try:
+        if client.setup:
+            client.setup(home, stack.url)
+        for run in client.runs:
+            started = time.time()
+            try:
+                p = subprocess.run(run.argv, cwd=ws, env=client_env(home, stack.url, ws, run.env),
+                                   stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=RUN_TIMEOUT)
+                rc, out, err = p.returncode, p.stdout, p.stderr
+            except subprocess.TimeoutExpired as e:
+                rc, out, err = "timeout", e.stdout or "", e.stderr or ""
+                out, err = (x.decode() if isinstance(x, bytes) else x for x in (out, err))
+            took = time.time() - started
+            check(f"{client.name}: {run.script} exits 0 ({took:.1f} s)", rc == 0,
+                  f"exit {rc}\n--- stdout\n{out[-2000:]}\n--- stderr\n{err[-3000:]}")
+            check(f"{client.name}: {run.script} prints its final text", C.final_text(run.script) in out,
+                  f"stdout: {out[-1000:]!r}")
+        metrics = stack.metrics()
+    finally:
+        stopped = stack.stop()
+    check(f"{client.name}: the gateway stops on SIGTERM", stopped)
+    unparsed = [line for line in metrics.splitlines()
+                if line.startswith("toolwarden_unparsed_") and not line.rstrip().endswith(" 0")]
+    check(f"{client.name}: nothing unparsed (toolwarden_unparsed_* = 0)", not unparsed, "\n     ".join(unparsed))
+
+    tc, tr, tf, problems, events = truth_of(stack.log, client)
+    check(f"{client.name}: every scripted step ran and came back as scripted", not problems,
+          "\n     ".join(problems))
+    gc, gr, gf, sessions, errors, orphans, stats = recorded(args, stack.db)
+    print(table((tc, tr, tf), (gc, gr, gf)))
+    for key in sorted(set(tc) | set(tr) | set(gc) | set(gr)):
+        truth, got = (tc[key], tr[key], tf[key]), (gc[key], gr[key], gf[key])
+        check(f"{client.name}: {key[0]} {key[1]} (calls, results, failures) {truth} = recorded {got}",
+              truth == got)
+    # The per-tool rows of `toolwarden stats --json` itself.
+    tools = {t["tool"]: (t["calls"], t["failures"]) for t in stats["tools"]}
+    want = {t: (n, per_tool(tf)[t]) for t, n in per_tool(tc).items()}
+    check(f"{client.name}: stats --json tools (calls, failures) = truth", tools == want,
+          f"stats {tools}\n     truth {want}")
+    check(f"{client.name}: every call recorded from the response that made it", not orphans,
+          f"rows without their response: {orphans[:8]}")
+    check(f"{client.name}: no tool named unknown", "unknown" not in tools, str(list(tools)))
+    check(f"{client.name}: one session per conversation ({client.conversations})",
+          len(sessions) == client.conversations, f"sessions: {sessions}")
+    check(f"{client.name}: no request recorded as an error, every model request answered 2xx", not errors,
+          str(errors[:5]))
+    side = Counter(e.get("reply") for e in events if e["event"] == "request")
+    print(f"   mock: {dict(side)} requests; gateway: {stats['requests']}")
+    if args.keep:
+        print(f"   kept {tmp}")
+    else:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--toolwarden", required=True)
+    ap.add_argument("--mock", required=True)
+    ap.add_argument("--tools", required=True, help="the npm prefix the clients are installed in")
+    ap.add_argument("--python", required=True, help="the venv's python with openai-agents")
+    ap.add_argument("--versions", required=True, help="JSON: client name -> version")
+    ap.add_argument("--only", default="", help="comma-separated client names (claude,gemini,codex,ai,agents)")
+    ap.add_argument("--keep", action="store_true", help="keep each client's scratch directory")
+    args = ap.parse_args()
+    v = json.loads(args.versions)
+    node = shutil.which("node")
+    builders = {
+        "claude": lambda ws: C.claude(args.tools, ws, KEY, v["claude"]),
+        "gemini": lambda ws: C.gemini(args.tools, ws, KEY, v["gemini"]),
+        "codex": lambda ws: C.codex(args.tools, ws, KEY, v["codex"]),
+        "ai": lambda ws: C.ai_sdk(args.tools, ws, KEY, v["ai"], node, HERE),
+        "agents": lambda ws: C.openai_agents(ws, KEY, v["agents"], args.python, HERE),
+    }
+    chosen = [n for n in args.only.split(",") if n] or list(builders)
+    for name in chosen:
+        try:
+            drive(args, builders[name])
+        except Exception:  # noqa: BLE001 - report and go on with the next client
+            check(f"{name}: the suite itself ran", False, traceback.format_exc())
+    print(f"\nagents-e2e: {passed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
