@@ -40,6 +40,9 @@ const DEFAULT_SHUTDOWN_GRACE_MS: u64 = 10_000;
 const DEFAULT_MAX_REQUEST_BYTES: u64 = 64 << 20;
 const DEFAULT_RESPONSE_PARSE_LIMIT: u64 = 32 << 20;
 const MAX_WORKERS: u64 = 256;
+/// WebSocket mode: the largest message (after permessage-deflate) either
+/// side may send; larger → closed with 1009.
+const DEFAULT_WS_MAX_MESSAGE_BYTES: u64 = 16 << 20;
 
 /// Settings as read, every field optional. Field names are the TOML keys;
 /// the environment variable is `TOOLWARDEN_` + the upper-cased name.
@@ -83,6 +86,10 @@ pub struct RawConfig {
     /// (beside the built-in webpki roots): a TLS-inspecting egress proxy,
     /// a self-hosted upstream.
     pub upstream_ca: Option<PathBuf>,
+    /// WebSocket mode (`GET /v1/responses` upgrades): the largest message
+    /// accepted from either side, decompressed (larger closes the socket
+    /// with 1009).
+    pub ws_max_message_bytes: Option<u64>,
     /// Problems found while reading the environment, reported by `validate`.
     #[serde(skip)]
     problems: Vec<String>,
@@ -145,6 +152,8 @@ pub struct Config {
     pub workers: usize,
     /// Extra trusted roots for upstream TLS (DER), from `upstream_ca`.
     pub upstream_roots: Vec<rustls::pki_types::CertificateDer<'static>>,
+    /// WebSocket mode: the largest message either side may send.
+    pub ws_max_message_bytes: usize,
 }
 
 /// What went wrong reading or validating settings.
@@ -221,6 +230,7 @@ impl RawConfig {
                 "response_parse_limit" => raw.response_parse_limit = raw.env_number(&name, &value),
                 "workers" => raw.workers = raw.env_number(&name, &value),
                 "upstream_ca" => raw.upstream_ca = Some(PathBuf::from(value)),
+                "ws_max_message_bytes" => raw.ws_max_message_bytes = raw.env_number(&name, &value),
                 _ => {}
             }
         }
@@ -263,6 +273,7 @@ impl RawConfig {
             response_parse_limit: over.response_parse_limit.or(self.response_parse_limit),
             workers: over.workers.or(self.workers),
             upstream_ca: over.upstream_ca.or(self.upstream_ca),
+            ws_max_message_bytes: over.ws_max_message_bytes.or(self.ws_max_message_bytes),
             problems,
         }
     }
@@ -326,6 +337,12 @@ impl RawConfig {
         let response_parse_limit = self
             .response_parse_limit
             .unwrap_or(DEFAULT_RESPONSE_PARSE_LIMIT);
+        let ws_max_message_bytes = self
+            .ws_max_message_bytes
+            .unwrap_or(DEFAULT_WS_MAX_MESSAGE_BYTES);
+        if ws_max_message_bytes == 0 {
+            problems.push("ws_max_message_bytes must be greater than 0".to_string());
+        }
         let workers = match self.workers.unwrap_or(0) {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
             n if n <= MAX_WORKERS => n as usize,
@@ -368,6 +385,8 @@ impl RawConfig {
                         .unwrap_or(usize::MAX),
                     workers,
                     upstream_roots,
+                    ws_max_message_bytes: usize::try_from(ws_max_message_bytes)
+                        .unwrap_or(usize::MAX),
                 })
             }
             _ => Err(ConfigError::new(

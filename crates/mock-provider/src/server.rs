@@ -33,6 +33,9 @@ pub(crate) async fn handle(
     shared: Arc<Shared>,
     req: Request<Incoming>,
 ) -> Result<Response<Body>, Infallible> {
+    if crate::ws::is_upgrade(&req) {
+        return crate::ws::handle(shared, req).await;
+    }
     let (parts, body) = req.into_parts();
     let body = match body.collect().await {
         Ok(b) => b.to_bytes(),
