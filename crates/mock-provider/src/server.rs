@@ -364,6 +364,17 @@ fn other_route(
     if parts.method == Method::GET && path == "/healthz" {
         return response(StatusCode::OK, "text/plain", full("ok\n"));
     }
+    if parts.method == Method::GET && path == "/_mock/received" {
+        // For tests driving the mock as a process: how each request came
+        // (method and path; WebSocket messages as their upgrade's `GET`).
+        let list: Vec<serde_json::Value> = shared
+            .lock_received()
+            .iter()
+            .map(|r| serde_json::json!({"method": r.method.as_str(), "path": r.path}))
+            .collect();
+        let body = serde_json::Value::Array(list).to_string();
+        return json_response(StatusCode::OK, body);
+    }
     let provider = Provider::from_headers(&parts.headers, path);
     let listing = parts.method == Method::GET && matches!(path, "/v1/models" | "/v1beta/models");
     if !listing {

@@ -11,7 +11,8 @@
 //! apply per turn ([`Fault::ResetMidStream`]: that many events, then the
 //! connection is dropped without a close; [`Fault::StallAfter`]; [`Fault::MalformedSse`]: a message that
 //! is not JSON before the rest; [`Fault::Delay`]; [`Fault::Hang`]).
-//! permessage-deflate is agreed when the client offers it. Every client
+//! A `"generate": false` turn (the Codex CLI's warm-up) gets an empty
+//! response. permessage-deflate is agreed when the client offers it. Every client
 //! message is recorded as a [`ReceivedRequest`] with the upgrade's method,
 //! path and headers and the message as its body.
 
@@ -190,6 +191,9 @@ fn answer(shared: &Shared, message: &[u8]) -> (Vec<Bytes>, Fault) {
             return (vec![Bytes::from(error.to_string())], Fault::None);
         }
     }
+    if prewarm(message) {
+        return (prewarm_events(message), Fault::None);
+    }
     let events = match shared.pop_script() {
         Some(Scripted::Sse(chunks, _)) => sse_to_messages(&chunks.concat()),
         Some(Scripted::Json(body)) => vec![body],
@@ -207,6 +211,47 @@ fn answer(shared: &Shared, message: &[u8]) -> (Vec<Bytes>, Fault) {
         }
     };
     (events, shared.fault())
+}
+
+/// `"generate": false`: the Codex CLI's warm-up turn, which the API
+/// answers with an empty response (no script is used).
+fn prewarm(message: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Generate {
+        generate: Option<bool>,
+    }
+    serde_json::from_slice::<Generate>(message).is_ok_and(|g| g.generate == Some(false))
+}
+
+fn prewarm_events(message: &[u8]) -> Vec<Bytes> {
+    let seed = crate::plan::fnv1a(message);
+    let model = serde_json::from_slice::<serde_json::Value>(message)
+        .ok()
+        .and_then(|v| v.get("model")?.as_str().map(str::to_string))
+        .unwrap_or_else(|| "mock-model".into());
+    let response = |status: &str| {
+        serde_json::json!({
+            "id": format!("resp_{seed:016x}"),
+            "object": "response",
+            "created_at": 1_700_000_000,
+            "status": status,
+            "model": model,
+            "output": [],
+            "usage": {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0},
+        })
+    };
+    [
+        ("response.created", "in_progress"),
+        ("response.completed", "completed"),
+    ]
+    .iter()
+    .enumerate()
+    .map(|(seq, (kind, status))| {
+        let event =
+            serde_json::json!({"type": kind, "sequence_number": seq, "response": response(status)});
+        Bytes::from(event.to_string())
+    })
+    .collect()
 }
 
 /// Each SSE event's `data` (its lines joined), as one message.
