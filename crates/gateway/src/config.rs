@@ -31,6 +31,9 @@ pub const DEFAULT_OPENAI_UPSTREAM: &str = "https://api.openai.com";
 pub const DEFAULT_ANTHROPIC_UPSTREAM: &str = "https://api.anthropic.com";
 /// The default Gemini upstream.
 pub const DEFAULT_GEMINI_UPSTREAM: &str = "https://generativelanguage.googleapis.com";
+/// The default ChatGPT backend upstream (the Codex CLI signed in with
+/// ChatGPT posts to `{base}/backend-api/codex/responses`).
+pub const DEFAULT_CHATGPT_UPSTREAM: &str = "https://chatgpt.com";
 
 const DEFAULT_CONNECT_TIMEOUT_MS: u64 = 10_000;
 /// Non-streaming responses only send headers when the whole answer is
@@ -90,6 +93,9 @@ pub struct RawConfig {
     /// accepted from either side, decompressed (larger closes the socket
     /// with 1009).
     pub ws_max_message_bytes: Option<u64>,
+    /// Base URL of the ChatGPT backend, for `…/backend-api/codex/responses`
+    /// (the Codex CLI signed in with ChatGPT).
+    pub chatgpt_upstream: Option<String>,
     /// Problems found while reading the environment, reported by `validate`.
     #[serde(skip)]
     problems: Vec<String>,
@@ -116,6 +122,8 @@ pub struct Upstreams {
     pub anthropic: Upstream,
     /// Google Gemini.
     pub gemini: Upstream,
+    /// The ChatGPT backend (`…/backend-api/codex/responses`).
+    pub chatgpt: Upstream,
 }
 
 /// Validated settings the gateway runs with.
@@ -231,6 +239,7 @@ impl RawConfig {
                 "workers" => raw.workers = raw.env_number(&name, &value),
                 "upstream_ca" => raw.upstream_ca = Some(PathBuf::from(value)),
                 "ws_max_message_bytes" => raw.ws_max_message_bytes = raw.env_number(&name, &value),
+                "chatgpt_upstream" => raw.chatgpt_upstream = Some(value),
                 _ => {}
             }
         }
@@ -274,6 +283,7 @@ impl RawConfig {
             workers: over.workers.or(self.workers),
             upstream_ca: over.upstream_ca.or(self.upstream_ca),
             ws_max_message_bytes: over.ws_max_message_bytes.or(self.ws_max_message_bytes),
+            chatgpt_upstream: over.chatgpt_upstream.or(self.chatgpt_upstream),
             problems,
         }
     }
@@ -304,6 +314,11 @@ impl RawConfig {
             "gemini_upstream",
             self.gemini_upstream,
             DEFAULT_GEMINI_UPSTREAM,
+        );
+        let chatgpt = upstream(
+            "chatgpt_upstream",
+            self.chatgpt_upstream,
+            DEFAULT_CHATGPT_UPSTREAM,
         );
         let repair = match self.repair.as_deref().map(str::parse::<RepairMode>) {
             None => Some(RepairMode::default()),
@@ -358,37 +373,39 @@ impl RawConfig {
             }),
             None => Vec::new(),
         };
-        match (listen, openai, anthropic, gemini, repair) {
-            (Some(listen), Some(openai), Some(anthropic), Some(gemini), Some(repair))
-                if problems.is_empty() =>
-            {
-                Ok(Config {
-                    listen,
-                    database,
-                    jsonl: self.jsonl,
-                    upstreams: Upstreams {
-                        openai,
-                        anthropic,
-                        gemini,
-                    },
-                    repair,
-                    connect_timeout: Duration::from_millis(connect_timeout_ms),
-                    first_byte_timeout: (first_byte > 0).then(|| Duration::from_millis(first_byte)),
-                    admin_token,
-                    detector_extra_patterns: detector.extra_patterns,
-                    detector_disable: detector.disable,
-                    shutdown_grace: Duration::from_millis(
-                        self.shutdown_grace_ms.unwrap_or(DEFAULT_SHUTDOWN_GRACE_MS),
-                    ),
-                    max_request_bytes: usize::try_from(max_request_bytes).unwrap_or(usize::MAX),
-                    response_parse_limit: usize::try_from(response_parse_limit)
-                        .unwrap_or(usize::MAX),
-                    workers,
-                    upstream_roots,
-                    ws_max_message_bytes: usize::try_from(ws_max_message_bytes)
-                        .unwrap_or(usize::MAX),
-                })
-            }
+        match (listen, openai, anthropic, gemini, repair, chatgpt) {
+            (
+                Some(listen),
+                Some(openai),
+                Some(anthropic),
+                Some(gemini),
+                Some(repair),
+                Some(chatgpt),
+            ) if problems.is_empty() => Ok(Config {
+                listen,
+                database,
+                jsonl: self.jsonl,
+                upstreams: Upstreams {
+                    openai,
+                    anthropic,
+                    gemini,
+                    chatgpt,
+                },
+                repair,
+                connect_timeout: Duration::from_millis(connect_timeout_ms),
+                first_byte_timeout: (first_byte > 0).then(|| Duration::from_millis(first_byte)),
+                admin_token,
+                detector_extra_patterns: detector.extra_patterns,
+                detector_disable: detector.disable,
+                shutdown_grace: Duration::from_millis(
+                    self.shutdown_grace_ms.unwrap_or(DEFAULT_SHUTDOWN_GRACE_MS),
+                ),
+                max_request_bytes: usize::try_from(max_request_bytes).unwrap_or(usize::MAX),
+                response_parse_limit: usize::try_from(response_parse_limit).unwrap_or(usize::MAX),
+                workers,
+                upstream_roots,
+                ws_max_message_bytes: usize::try_from(ws_max_message_bytes).unwrap_or(usize::MAX),
+            }),
             _ => Err(ConfigError::new(
                 ConfigErrorKind::InvalidValue,
                 problems.join("; "),
@@ -452,6 +469,7 @@ impl Config {
             openai_upstream: Some(upstream.into()),
             anthropic_upstream: Some(upstream.into()),
             gemini_upstream: Some(upstream.into()),
+            chatgpt_upstream: Some(upstream.into()),
             shutdown_grace_ms: Some(2_000),
             ..RawConfig::default()
         };

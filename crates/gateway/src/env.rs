@@ -30,6 +30,9 @@ pub fn env_lines(addr: SocketAddr) -> String {
          #   env_key = \"OPENAI_API_KEY\"\n\
          #   wire_api = \"responses\"\n\
          #   supports_websockets = true   # WebSocket mode, read by the gateway as HTTP is\n\
+         # Codex signed in with ChatGPT: the same, with\n\
+         #   base_url = \"http://{addr}/backend-api/codex\"\n\
+         #   requires_openai_auth = true   # (no env_key)\n\
          # Gemini CLI; for the google-genai SDK pass\n\
          #   http_options={{\"base_url\": \"http://{addr}\"}}  (Python: types.HttpOptions(base_url=...))\n\
          export GOOGLE_GEMINI_BASE_URL=http://{addr}\n"
@@ -50,6 +53,7 @@ mod tests {
         assert!(text.contains("#   base_url = \"http://127.0.0.1:8080/v1\"\n"));
         assert!(text.contains("supports_websockets = true"));
         assert!(!text.contains("supports_websockets = false"));
+        assert!(text.contains("#   base_url = \"http://127.0.0.1:8080/backend-api/codex\"\n"));
         // Every line is a comment or an export: `eval` takes it whole.
         assert!(
             text.lines()

@@ -334,6 +334,11 @@ fn route(method: &Method, path: &str, query: Option<&str>) -> Option<Route> {
         "/v1/messages" => return simple(Dialect::Anthropic),
         "/v1/chat/completions" => return simple(Dialect::OpenAiChat),
         "/v1/responses" => return simple(Dialect::OpenAiResponses),
+        // The ChatGPT backend's Responses path (the Codex CLI signed in
+        // with ChatGPT).
+        p if p.ends_with("/backend-api/codex/responses") => {
+            return simple(Dialect::OpenAiResponses);
+        }
         _ => {}
     }
     let rest = path

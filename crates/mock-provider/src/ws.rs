@@ -39,7 +39,8 @@ const MAX_MESSAGE: usize = 64 << 20;
 /// Whether this request is a Responses WebSocket upgrade.
 pub(crate) fn is_upgrade(req: &Request<Incoming>) -> bool {
     req.method() == Method::GET
-        && req.uri().path() == "/v1/responses"
+        && (req.uri().path() == "/v1/responses"
+            || req.uri().path().ends_with("/backend-api/codex/responses"))
         && req
             .headers()
             .get(header::UPGRADE)

@@ -56,12 +56,13 @@ use crate::{
 const MAX_REFUSAL_BODY: usize = 1 << 20;
 
 /// The route of a WebSocket upgrade the gateway reads: a `GET` with
-/// `Upgrade: websocket` on a Responses path.
+/// `Upgrade: websocket` on a Responses path (`/v1/responses`, or the
+/// ChatGPT backend's `…/backend-api/codex/responses`).
 pub fn upgrade_route(method: &Method, path: &str, headers: &HeaderMap) -> Option<ProxyRoute> {
     if *method != Method::GET || !is_websocket_upgrade(headers) {
         return None;
     }
-    let route = ProxyRoute::dialect_post(path)?;
+    let route = ProxyRoute::dialect_post(path).or_else(|| ProxyRoute::chatgpt(path))?;
     (route.dialect == Some(toolwarden_wire::Dialect::OpenAiResponses)).then_some(route)
 }
 
@@ -116,7 +117,7 @@ pub async fn handle(
     let path = req.uri().path().to_string();
     let header_session = session::from_headers(req.headers());
     let deflate = offers_deflate(req.headers());
-    let upstream = provider.upstream(&shared.config.upstreams);
+    let upstream = route.upstream(&shared.config.upstreams);
     let opened = upstream::open(&pool, upstream, &req, options(&shared, deflate)).await;
     let opened = match opened {
         Ok(opened) => opened,

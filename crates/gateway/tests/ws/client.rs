@@ -28,8 +28,18 @@ pub async fn try_connect(
     headers: &[(&str, &str)],
     deflate: bool,
 ) -> Result<Socket, yawc::WebSocketError> {
+    connect_path(base, "/v1/responses", headers, deflate).await
+}
+
+/// A socket to `path` at `base`, or the handshake's error.
+pub async fn connect_path(
+    base: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    deflate: bool,
+) -> Result<Socket, yawc::WebSocketError> {
     let addr = base.trim_start_matches("http://");
-    let url: url::Url = format!("ws://{addr}/v1/responses").parse().expect("url");
+    let url: url::Url = format!("ws://{addr}{path}").parse().expect("url");
     let tcp = TcpStream::connect(addr).await.expect("tcp connect");
     let mut request = yawc::HttpRequest::builder();
     for (k, v) in headers {

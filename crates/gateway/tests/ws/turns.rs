@@ -3,8 +3,8 @@
 use serde_json::{Value, json};
 use toolwarden_mock_provider::MockOptions;
 
-use super::client::{Raw, calls_of, connect, turn};
-use crate::e2e::support::{Harness, metric};
+use super::client::{Raw, calls_of, connect, connect_path, turn};
+use crate::e2e::support::{Harness, metric, post};
 
 const AUTH: (&str, &str) = ("authorization", "Bearer sk-test");
 
@@ -227,4 +227,39 @@ async fn a_message_with_a_missing_result_is_repaired() {
         .metrics_when(|m| metric(m, "toolwarden_repairs_total", &[]) >= 1.0)
         .await;
     assert_eq!(metric(&m, "toolwarden_repairs_total", &[]), 1.0, "{m}");
+}
+
+#[tokio::test]
+async fn the_chatgpt_backends_responses_path_is_read_over_http_and_websocket() {
+    let mut h = Harness::start().await;
+    let path = "/backend-api/codex/responses";
+    let body =
+        json!({"model": "gpt-5", "tools": tools(), "input": [user("Book TP123")], "stream": true});
+    let r = post(&h.client, format!("{}{path}", h.gw()), &[AUTH], &body).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let mut ws = connect_path(&h.gw(), path, &[AUTH], true)
+        .await
+        .expect("upgrade");
+    let events = turn(
+        &mut ws,
+        &json!({"model": "gpt-5", "tools": tools(), "input": [user("Book TP123")]}),
+    )
+    .await;
+    assert_eq!(calls_of(&events).0.len(), 1);
+    drop(ws);
+    let m = h
+        .metrics_when(|m| metric(m, "toolwarden_tool_calls_total", &[]) == 2.0)
+        .await;
+    assert_eq!(
+        metric(&m, "toolwarden_tool_calls_total", &[("tool", "lookup")]),
+        2.0,
+        "{m}"
+    );
+    let received = h.mock.received();
+    assert!(
+        received.iter().all(|r| r.path == path),
+        "{:?}",
+        received.iter().map(|r| &r.path).collect::<Vec<_>>()
+    );
+    assert_eq!(h.finish().await.requests.total, 2);
 }
