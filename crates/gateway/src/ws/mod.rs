@@ -118,7 +118,14 @@ pub async fn handle(
     let header_session = session::from_headers(req.headers());
     let deflate = offers_deflate(req.headers());
     let upstream = route.upstream(&shared.config.upstreams);
-    let opened = upstream::open(&pool, upstream, &req, options(&shared, deflate)).await;
+    let opened = upstream::open(
+        &pool,
+        upstream,
+        &req,
+        options(&shared, deflate),
+        shared.config.first_byte_timeout,
+    )
+    .await;
     let opened = match opened {
         Ok(opened) => opened,
         Err(upstream::OpenError::Refused(answer)) => {
@@ -156,12 +163,12 @@ pub async fn handle(
 }
 
 /// The upstream's `101` headers the client sees too (the handshake's own
-/// and hop-by-hop ones are the gateway's).
+/// and hop-by-hop ones are the gateway's; the chosen subprotocol passes).
 fn copy_upstream_headers(from: &HeaderMap, to: &mut HeaderMap) {
     for (name, value) in from {
         let n = name.as_str();
         if headers::is_hop_by_hop(n)
-            || n.starts_with("sec-websocket-")
+            || (n.starts_with("sec-websocket-") && n != "sec-websocket-protocol")
             || n == "content-length"
             || to.contains_key(name)
         {

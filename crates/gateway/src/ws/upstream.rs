@@ -46,12 +46,14 @@ pub enum OpenError {
 /// The handshake's GUID (RFC 6455 §1.3).
 const GUID: &[u8] = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
 
-/// Open the upstream socket for the client's upgrade request `req`.
+/// Open the upstream socket for the client's upgrade request `req`; its
+/// answer is awaited at most `answer_timeout` (the first-byte timeout).
 pub async fn open<B>(
     pool: &Pool,
     upstream: &Upstream,
     req: &Request<B>,
     options: yawc::Options,
+    answer_timeout: Option<std::time::Duration>,
 ) -> Result<Opened, OpenError> {
     let host = upstream.host();
     let failed = |kind: ProxyErrorKind, detail: String| {
@@ -101,10 +103,14 @@ pub async fn open<B>(
             tracing::debug!(error = %e, "upstream websocket handshake connection ended");
         }
     });
-    let mut response = sender
-        .send_request(request)
-        .await
-        .map_err(|e| failed(ProxyErrorKind::Connect, e.to_string()))?;
+    let sending = sender.send_request(request);
+    let answer = match answer_timeout {
+        Some(limit) => tokio::time::timeout(limit, sending)
+            .await
+            .map_err(|_| OpenError::Failed(ProxyError::first_byte_timeout(host, limit)))?,
+        None => sending.await,
+    };
+    let mut response = answer.map_err(|e| failed(ProxyErrorKind::Connect, e.to_string()))?;
     if response.status() != StatusCode::SWITCHING_PROTOCOLS {
         return Err(OpenError::Refused(Box::new(response)));
     }
