@@ -31,6 +31,9 @@ pub const DEFAULT_OPENAI_UPSTREAM: &str = "https://api.openai.com";
 pub const DEFAULT_ANTHROPIC_UPSTREAM: &str = "https://api.anthropic.com";
 /// The default Gemini upstream.
 pub const DEFAULT_GEMINI_UPSTREAM: &str = "https://generativelanguage.googleapis.com";
+/// The default ChatGPT backend upstream (the Codex CLI signed in with
+/// ChatGPT posts to `{base}/backend-api/codex/responses`).
+pub const DEFAULT_CHATGPT_UPSTREAM: &str = "https://chatgpt.com";
 
 const DEFAULT_CONNECT_TIMEOUT_MS: u64 = 10_000;
 /// Non-streaming responses only send headers when the whole answer is
@@ -48,6 +51,9 @@ const DEFAULT_MAX_CLIENT_CONNECTIONS: u64 = 10_000;
 const DEFAULT_MAX_REQUEST_BYTES: u64 = 64 << 20;
 const DEFAULT_RESPONSE_PARSE_LIMIT: u64 = 32 << 20;
 const MAX_WORKERS: u64 = 256;
+/// WebSocket mode: the largest message (after permessage-deflate) either
+/// side may send; larger → closed with 1009.
+const DEFAULT_WS_MAX_MESSAGE_BYTES: u64 = 16 << 20;
 
 /// Settings as read, every field optional. Field names are the TOML keys;
 /// the environment variable is `TOOLWARDEN_` + the upper-cased name.
@@ -102,6 +108,13 @@ pub struct RawConfig {
     pub client_body_timeout_ms: Option<u64>,
     /// Client connections open at once; beyond, new ones get a 503 and are closed.
     pub max_client_connections: Option<u64>,
+    /// WebSocket mode (`GET /v1/responses` upgrades): the largest message
+    /// accepted from either side, decompressed (larger closes the socket
+    /// with 1009).
+    pub ws_max_message_bytes: Option<u64>,
+    /// Base URL of the ChatGPT backend, for `…/backend-api/codex/responses`
+    /// (the Codex CLI signed in with ChatGPT).
+    pub chatgpt_upstream: Option<String>,
     /// Problems found while reading the environment, reported by `validate`.
     #[serde(skip)]
     problems: Vec<String>,
@@ -128,6 +141,8 @@ pub struct Upstreams {
     pub anthropic: Upstream,
     /// Google Gemini.
     pub gemini: Upstream,
+    /// The ChatGPT backend (`…/backend-api/codex/responses`).
+    pub chatgpt: Upstream,
 }
 
 /// Validated settings the gateway runs with.
@@ -173,6 +188,8 @@ pub struct Config {
     pub client_body_timeout: Duration,
     /// Client connections open at once (at least 1).
     pub max_client_connections: usize,
+    /// WebSocket mode: the largest message either side may send.
+    pub ws_max_message_bytes: usize,
 }
 
 /// What went wrong reading or validating settings.
@@ -260,6 +277,8 @@ impl RawConfig {
                 "max_client_connections" => {
                     raw.max_client_connections = raw.env_number(&name, &value)
                 }
+                "ws_max_message_bytes" => raw.ws_max_message_bytes = raw.env_number(&name, &value),
+                "chatgpt_upstream" => raw.chatgpt_upstream = Some(value),
                 _ => {}
             }
         }
@@ -306,6 +325,8 @@ impl RawConfig {
             client_head_timeout_ms: over.client_head_timeout_ms.or(self.client_head_timeout_ms),
             client_body_timeout_ms: over.client_body_timeout_ms.or(self.client_body_timeout_ms),
             max_client_connections: over.max_client_connections.or(self.max_client_connections),
+            ws_max_message_bytes: over.ws_max_message_bytes.or(self.ws_max_message_bytes),
+            chatgpt_upstream: over.chatgpt_upstream.or(self.chatgpt_upstream),
             problems,
         }
     }
@@ -336,6 +357,11 @@ impl RawConfig {
             "gemini_upstream",
             self.gemini_upstream,
             DEFAULT_GEMINI_UPSTREAM,
+        );
+        let chatgpt = upstream(
+            "chatgpt_upstream",
+            self.chatgpt_upstream,
+            DEFAULT_CHATGPT_UPSTREAM,
         );
         let repair = match self.repair.as_deref().map(str::parse::<RepairMode>) {
             None => Some(RepairMode::default()),
@@ -369,6 +395,12 @@ impl RawConfig {
         let response_parse_limit = self
             .response_parse_limit
             .unwrap_or(DEFAULT_RESPONSE_PARSE_LIMIT);
+        let ws_max_message_bytes = self
+            .ws_max_message_bytes
+            .unwrap_or(DEFAULT_WS_MAX_MESSAGE_BYTES);
+        if ws_max_message_bytes == 0 {
+            problems.push("ws_max_message_bytes must be greater than 0".to_string());
+        }
         let workers = match self.workers.unwrap_or(0) {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
             n if n <= MAX_WORKERS => n as usize,
@@ -407,42 +439,46 @@ impl RawConfig {
             self.max_client_connections,
             DEFAULT_MAX_CLIENT_CONNECTIONS,
         );
-        match (listen, openai, anthropic, gemini, repair) {
-            (Some(listen), Some(openai), Some(anthropic), Some(gemini), Some(repair))
-                if problems.is_empty() =>
-            {
-                Ok(Config {
-                    listen,
-                    database,
-                    jsonl: self.jsonl,
-                    upstreams: Upstreams {
-                        openai,
-                        anthropic,
-                        gemini,
-                    },
-                    repair,
-                    connect_timeout: Duration::from_millis(connect_timeout_ms),
-                    first_byte_timeout: (first_byte > 0).then(|| Duration::from_millis(first_byte)),
-                    admin_token,
-                    detector_extra_patterns: detector.extra_patterns,
-                    detector_disable: detector.disable,
-                    shutdown_grace: Duration::from_millis(
-                        self.shutdown_grace_ms.unwrap_or(DEFAULT_SHUTDOWN_GRACE_MS),
-                    ),
-                    max_request_bytes: usize::try_from(max_request_bytes).unwrap_or(usize::MAX),
-                    response_parse_limit: usize::try_from(response_parse_limit)
-                        .unwrap_or(usize::MAX),
-                    workers,
-                    upstream_roots,
-                    record_drain: Duration::from_millis(
-                        self.record_drain_ms.unwrap_or(DEFAULT_RECORD_DRAIN_MS),
-                    ),
-                    client_head_timeout: Duration::from_millis(client_head_timeout_ms),
-                    client_body_timeout: Duration::from_millis(client_body_timeout_ms),
-                    max_client_connections: usize::try_from(max_client_connections)
-                        .unwrap_or(usize::MAX),
-                })
-            }
+        match (listen, openai, anthropic, gemini, repair, chatgpt) {
+            (
+                Some(listen),
+                Some(openai),
+                Some(anthropic),
+                Some(gemini),
+                Some(repair),
+                Some(chatgpt),
+            ) if problems.is_empty() => Ok(Config {
+                listen,
+                database,
+                jsonl: self.jsonl,
+                upstreams: Upstreams {
+                    openai,
+                    anthropic,
+                    gemini,
+                    chatgpt,
+                },
+                repair,
+                connect_timeout: Duration::from_millis(connect_timeout_ms),
+                first_byte_timeout: (first_byte > 0).then(|| Duration::from_millis(first_byte)),
+                admin_token,
+                detector_extra_patterns: detector.extra_patterns,
+                detector_disable: detector.disable,
+                shutdown_grace: Duration::from_millis(
+                    self.shutdown_grace_ms.unwrap_or(DEFAULT_SHUTDOWN_GRACE_MS),
+                ),
+                max_request_bytes: usize::try_from(max_request_bytes).unwrap_or(usize::MAX),
+                response_parse_limit: usize::try_from(response_parse_limit).unwrap_or(usize::MAX),
+                workers,
+                upstream_roots,
+                ws_max_message_bytes: usize::try_from(ws_max_message_bytes).unwrap_or(usize::MAX),
+                record_drain: Duration::from_millis(
+                    self.record_drain_ms.unwrap_or(DEFAULT_RECORD_DRAIN_MS),
+                ),
+                client_head_timeout: Duration::from_millis(client_head_timeout_ms),
+                client_body_timeout: Duration::from_millis(client_body_timeout_ms),
+                max_client_connections: usize::try_from(max_client_connections)
+                    .unwrap_or(usize::MAX),
+            }),
             _ => Err(ConfigError::new(
                 ConfigErrorKind::InvalidValue,
                 problems.join("; "),
@@ -506,6 +542,7 @@ impl Config {
             openai_upstream: Some(upstream.into()),
             anthropic_upstream: Some(upstream.into()),
             gemini_upstream: Some(upstream.into()),
+            chatgpt_upstream: Some(upstream.into()),
             shutdown_grace_ms: Some(2_000),
             ..RawConfig::default()
         };

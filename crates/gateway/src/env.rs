@@ -4,9 +4,9 @@ use std::net::SocketAddr;
 
 /// `export` lines for Claude Code / the Anthropic SDKs, the OpenAI SDKs,
 /// and Gemini (CLI and SDK), and the Codex CLI's config (as comments: Codex
-/// reads `~/.codex/config.toml`, not the environment; without
-/// `supports_websockets = false` it first tries a WebSocket and retries it
-/// five times, several seconds per session), for a gateway at `addr`. An
+/// reads `~/.codex/config.toml`, not the environment; a custom provider
+/// needs `supports_websockets = true` for Codex's WebSocket transport, which
+/// the gateway reads as it reads HTTP), for a gateway at `addr`. An
 /// unspecified address (`0.0.0.0`, `[::]`) is written as loopback.
 pub fn env_lines(addr: SocketAddr) -> String {
     let mut addr = addr;
@@ -29,7 +29,10 @@ pub fn env_lines(addr: SocketAddr) -> String {
          #   base_url = \"http://{addr}/v1\"\n\
          #   env_key = \"OPENAI_API_KEY\"\n\
          #   wire_api = \"responses\"\n\
-         #   supports_websockets = false   # HTTP at once, which the gateway reads\n\
+         #   supports_websockets = true   # WebSocket mode, read by the gateway as HTTP is\n\
+         # Codex signed in with ChatGPT: the same, with\n\
+         #   base_url = \"http://{addr}/backend-api/codex\"\n\
+         #   requires_openai_auth = true   # (no env_key)\n\
          # Gemini CLI (it sends no session id: one session per run with\n\
          #   GEMINI_CLI_CUSTOM_HEADERS=\"x-session-id: $(uuidgen)\" gemini ...);\n\
          # for the google-genai SDK pass\n\
@@ -50,7 +53,9 @@ mod tests {
         assert!(text.contains("export GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:8080\n"));
         assert!(text.contains("http_options"));
         assert!(text.contains("#   base_url = \"http://127.0.0.1:8080/v1\"\n"));
-        assert!(text.contains("supports_websockets = false"));
+        assert!(text.contains("supports_websockets = true"));
+        assert!(!text.contains("supports_websockets = false"));
+        assert!(text.contains("#   base_url = \"http://127.0.0.1:8080/backend-api/codex\"\n"));
         // Every line is a comment or an export: `eval` takes it whole.
         assert!(
             text.lines()

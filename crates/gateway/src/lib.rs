@@ -43,6 +43,7 @@ pub mod routes;
 mod server;
 mod upstream_url;
 mod worker;
+pub mod ws;
 
 pub use config::{
     Config, ConfigError, ConfigErrorKind, DEFAULT_ANTHROPIC_UPSTREAM, DEFAULT_GEMINI_UPSTREAM,

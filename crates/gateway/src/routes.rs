@@ -5,6 +5,9 @@
 //! - `POST /v1/messages` → Anthropic Messages;
 //! - `POST /v1/chat/completions` → OpenAI Chat Completions;
 //! - `POST /v1/responses` → OpenAI Responses;
+//! - `POST …/backend-api/codex/responses` → OpenAI Responses at the
+//!   ChatGPT backend (`chatgpt_upstream`: the Codex CLI signed in with
+//!   ChatGPT); served by hyper's path, whose client pools by host;
 //! - `POST /v1beta/models/{model}:generateContent` and `:streamGenerateContent`
 //!   (also under `/v1/` and `/v1alpha/`) → Gemini, model from the path.
 //!
@@ -61,6 +64,8 @@ pub struct ProxyRoute {
     pub model: Option<String>,
     /// Gemini `:streamGenerateContent`.
     pub gemini_stream: bool,
+    /// The ChatGPT backend's Responses path: goes to `chatgpt_upstream`.
+    pub chatgpt: bool,
 }
 
 // === impl Provider ===
@@ -122,7 +127,8 @@ impl Route {
             return Route::Admin;
         }
         if *method == Method::POST
-            && let Some(route) = ProxyRoute::dialect_post(path)
+            && let Some(route) =
+                ProxyRoute::dialect_post(path).or_else(|| ProxyRoute::chatgpt(path))
         {
             return Route::Proxy(route);
         }
@@ -131,6 +137,7 @@ impl Route {
             dialect: None,
             model: None,
             gemini_stream: false,
+            chatgpt: false,
         })
     }
 }
@@ -151,7 +158,30 @@ impl ProxyRoute {
             dialect: Some(dialect),
             model: None,
             gemini_stream: false,
+            chatgpt: false,
         })
+    }
+
+    /// The ChatGPT backend's Responses path (`…/backend-api/codex/responses`,
+    /// the Codex CLI's `{chatgpt base}/responses`), if `path` is it.
+    pub fn chatgpt(path: &str) -> Option<ProxyRoute> {
+        path.ends_with("/backend-api/codex/responses")
+            .then_some(ProxyRoute {
+                provider: Provider::OpenAi,
+                dialect: Some(Dialect::OpenAiResponses),
+                model: None,
+                gemini_stream: false,
+                chatgpt: true,
+            })
+    }
+
+    /// Where this route's requests go.
+    pub fn upstream<'a>(&self, upstreams: &'a Upstreams) -> &'a Upstream {
+        if self.chatgpt {
+            &upstreams.chatgpt
+        } else {
+            self.provider.upstream(upstreams)
+        }
     }
 }
 
@@ -171,6 +201,7 @@ fn gemini_route(path: &str) -> Option<ProxyRoute> {
         dialect: Some(Dialect::Gemini),
         model: Some(model.to_string()),
         gemini_stream,
+        chatgpt: false,
     })
 }
 
@@ -261,6 +292,12 @@ mod tests {
         assert_eq!(r.provider, Provider::Gemini);
         let r = proxy(classify(Method::POST, "/v1/messages/count_tokens", &[]));
         assert_eq!((r.provider, r.dialect), (Provider::Anthropic, None));
+        // The ChatGPT backend's Responses path is read too.
+        let r = proxy(classify(Method::POST, "/backend-api/codex/responses", &[]));
+        assert_eq!(
+            (r.dialect, r.chatgpt),
+            (Some(Dialect::OpenAiResponses), true)
+        );
         // GET on a dialect path is a pass-through, not a dialect request.
         let r = proxy(classify(Method::GET, "/v1/responses", &[]));
         assert_eq!(r.dialect, None);

@@ -33,6 +33,7 @@ use crate::{
     proxy::{self, upstream::HttpClient},
     routes::Route,
     server::{GatewayError, Shared},
+    ws,
 };
 
 /// How long a stopping worker waits for the records of its last responses.
@@ -186,13 +187,23 @@ async fn connection(
         _ = raised(&mut force) => return drop(guard),
     };
     let client = local.client.clone();
+    let pool = local.pool.clone();
     let service = service_fn(move |mut req: Request<Incoming>| {
         req.extensions_mut().insert(PeerAddr(peer));
         let shared = shared.clone();
         let client = client.clone();
-        async move { Ok::<_, Infallible>(dispatch(shared, client, req).await) }
+        let pool = pool.clone();
+        async move {
+            // WebSocket mode on a Responses path: read, not passed through.
+            if let Some(route) = ws::upgrade_route(req.method(), req.uri().path(), req.headers()) {
+                return Ok::<_, Infallible>(ws::handle(shared, pool, req, route).await);
+            }
+            Ok::<_, Infallible>(dispatch(shared, client, req).await)
+        }
     });
-    let conn = local.builder.serve_connection(TokioIo::new(io), service);
+    let conn = local
+        .builder
+        .serve_connection_with_upgrades(TokioIo::new(io), service);
     tokio::pin!(conn);
     tokio::select! {
         _ = conn.as_mut() => {}

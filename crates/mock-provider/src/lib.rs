@@ -6,6 +6,8 @@
 //! - OpenAI `POST /v1/chat/completions` and `POST /v1/responses`;
 //! - Gemini `POST /v1beta/models/{model}:generateContent` and
 //!   `:streamGenerateContent` (`?alt=sse` → SSE, else a streamed JSON array);
+//! - the Responses API's WebSocket mode: `GET /v1/responses` with
+//!   `Upgrade: websocket`, the same scripted turns as its SSE (`ws`);
 //! - `GET /v1/models` (Anthropic's or OpenAI's listing, told apart by the
 //!   `anthropic-version` / `x-api-key` headers) and `GET /v1beta/models`.
 //!
@@ -47,6 +49,7 @@ mod plan;
 mod render;
 mod script;
 mod server;
+mod ws;
 
 pub use agent::AgentMode;
 pub use script::{Fault, RawResponse, ReceivedRequest, Scripted, json_lines_to_sse};
@@ -258,7 +261,7 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, stop: Cancellat
         tokio::spawn(async move {
             let service = service_fn(move |req| server::handle(shared.clone(), req));
             let builder = auto::Builder::new(TokioExecutor::new());
-            let conn = builder.serve_connection(TokioIo::new(stream), service);
+            let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
             tokio::select! {
                 _ = stop.cancelled() => {}
                 _ = conn => {}

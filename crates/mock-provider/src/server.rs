@@ -33,6 +33,9 @@ pub(crate) async fn handle(
     shared: Arc<Shared>,
     req: Request<Incoming>,
 ) -> Result<Response<Body>, Infallible> {
+    if crate::ws::is_upgrade(&req) {
+        return crate::ws::handle(shared, req).await;
+    }
     let (parts, body) = req.into_parts();
     let body = match body.collect().await {
         Ok(b) => b.to_bytes(),
@@ -344,6 +347,11 @@ fn route(method: &Method, path: &str, query: Option<&str>) -> Option<Route> {
         "/v1/messages" => return simple(Dialect::Anthropic),
         "/v1/chat/completions" => return simple(Dialect::OpenAiChat),
         "/v1/responses" => return simple(Dialect::OpenAiResponses),
+        // The ChatGPT backend's Responses path (the Codex CLI signed in
+        // with ChatGPT).
+        p if p.ends_with("/backend-api/codex/responses") => {
+            return simple(Dialect::OpenAiResponses);
+        }
         _ => {}
     }
     let rest = path
@@ -400,6 +408,17 @@ fn other_route(
 ) -> Response<Body> {
     if parts.method == Method::GET && path == "/healthz" {
         return response(StatusCode::OK, "text/plain", full("ok\n"));
+    }
+    if parts.method == Method::GET && path == "/_mock/received" {
+        // For tests driving the mock as a process: how each request came
+        // (method and path; WebSocket messages as their upgrade's `GET`).
+        let list: Vec<serde_json::Value> = shared
+            .lock_received()
+            .iter()
+            .map(|r| serde_json::json!({"method": r.method.as_str(), "path": r.path}))
+            .collect();
+        let body = serde_json::Value::Array(list).to_string();
+        return json_response(StatusCode::OK, body);
     }
     let provider = Provider::from_headers(&parts.headers, path);
     let listing = parts.method == Method::GET && matches!(path, "/v1/models" | "/v1beta/models");

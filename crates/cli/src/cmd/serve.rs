@@ -52,6 +52,14 @@ pub struct ServeArgs {
     /// TLS-inspecting egress proxy, a self-hosted upstream).
     #[arg(long)]
     pub upstream_ca: Option<PathBuf>,
+    /// Base URL of the ChatGPT backend, for `…/backend-api/codex/responses`
+    /// (the Codex CLI signed in with ChatGPT) [default: https://chatgpt.com].
+    #[arg(long)]
+    pub chatgpt_upstream: Option<String>,
+    /// WebSocket mode: the largest message either side may send, in bytes
+    /// [default: 16 MiB].
+    #[arg(long)]
+    pub ws_max_message_bytes: Option<u64>,
 }
 
 impl ServeArgs {
@@ -63,6 +71,8 @@ impl ServeArgs {
         raw.openai_upstream = self.openai_upstream;
         raw.anthropic_upstream = self.anthropic_upstream;
         raw.gemini_upstream = self.gemini_upstream;
+        raw.chatgpt_upstream = self.chatgpt_upstream;
+        raw.ws_max_message_bytes = self.ws_max_message_bytes;
         raw.repair = self.repair;
         raw.connect_timeout_ms = self.connect_timeout_ms;
         raw.first_byte_timeout_ms = self.first_byte_timeout_ms;

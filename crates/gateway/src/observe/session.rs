@@ -43,9 +43,11 @@ pub fn source_named(name: &str) -> &'static str {
 }
 
 /// The session headers, in order of precedence, with their sources.
-const HEADERS: [(&str, &str); 3] = [
+const HEADERS: [(&str, &str); 4] = [
     ("x-session-id", "header"),
     ("session_id", "client_header"),
+    // The Codex CLI 0.169 names it so (on its WebSocket upgrade too).
+    ("session-id", "client_header"),
     ("x-claude-code-session-id", "client_header"),
 ];
 

@@ -57,7 +57,7 @@ pub async fn handle(
     let at_ms = now_ms();
     let (mut parts, body) = req.into_parts();
     let provider = route.provider;
-    let upstream = provider.upstream(&shared.config.upstreams);
+    let upstream = route.upstream(&shared.config.upstreams);
     let base = request_base(
         &shared,
         &route,

@@ -1,18 +1,26 @@
 //! `mock-provider --listen ADDR [--api-key KEY] [--calls N] [--no-validate]
-//! [--stream-tail-ms MS] [--agent-scripts FILE --agent-log FILE]`: the mock provider as a process
-//! (for the SDK and agent end-to-end tests; agent mode: see
-//! [`toolwarden_mock_provider::AgentMode`]). Prints
-//! `listening on http://ADDR` once bound, then serves until killed.
+//! [--stream-tail-ms MS] [--agent-scripts FILE --agent-log FILE] [--script FILE]`:
+//! the mock provider as a process (for the SDK, agent and Codex CLI
+//! end-to-end tests). Prints `listening on http://ADDR` once bound, then
+//! serves until killed.
+//!
+//! - agent mode (`--agent-scripts`, `--agent-log`): see
+//!   [`toolwarden_mock_provider::AgentMode`].
+//! - `--script FILE`: each non-empty line is a JSON array of one response's
+//!   stream events, queued in order ([`MockProvider::push_response`]): the
+//!   next model requests (HTTP streaming or WebSocket turns) get them instead
+//!   of the default reply.
 
 use std::{net::SocketAddr, path::PathBuf, process::ExitCode, sync::Arc};
 
-use toolwarden_mock_provider::{AgentMode, MockOptions, MockProvider};
+use toolwarden_mock_provider::{AgentMode, MockOptions, MockProvider, Scripted};
 
 const USAGE: &str = "usage: mock-provider [--listen ADDR] [--api-key KEY] [--calls N] [--no-validate] \
-     [--stream-tail-ms MS] [--agent-scripts FILE --agent-log FILE]";
+     [--stream-tail-ms MS] [--agent-scripts FILE --agent-log FILE] [--script FILE]";
 
-fn parse(args: &[String]) -> Result<MockOptions, String> {
+fn parse(args: &[String]) -> Result<(MockOptions, Vec<Scripted>), String> {
     let mut opts = MockOptions::default();
+    let mut script = Vec::new();
     let (mut scripts, mut log): (Option<PathBuf>, Option<PathBuf>) = (None, None);
     let mut it = args.iter();
     while let Some(flag) = it.next() {
@@ -26,6 +34,7 @@ fn parse(args: &[String]) -> Result<MockOptions, String> {
             }
             "--api-key" => opts.api_key = Some(value()?.clone()),
             "--no-validate" => opts.validate = false,
+            "--script" => script = read_script(value()?)?,
             "--calls" => {
                 let v = value()?;
                 opts.calls_per_reply = v.parse().map_err(|e| format!("--calls {v}: {e}"))?;
@@ -56,13 +65,27 @@ fn parse(args: &[String]) -> Result<MockOptions, String> {
             ));
         }
     }
-    Ok(opts)
+    Ok((opts, script))
+}
+
+/// One scripted response per non-empty line: a JSON array of events.
+fn read_script(path: &str) -> Result<Vec<Scripted>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("--script {path}: {e}"))?;
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|line| {
+            let events: Vec<serde_json::Value> = serde_json::from_str(line)
+                .map_err(|e| format!("--script {path}: not a JSON array of events: {e}"))?;
+            let lines: Vec<String> = events.iter().map(|e| e.to_string()).collect();
+            Ok(Scripted::sse_from_json_lines(&lines.join("\n"), true))
+        })
+        .collect()
 }
 
 #[tokio::main]
 async fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let opts = match parse(&args) {
+    let (opts, script) = match parse(&args) {
         Ok(o) => o,
         Err(e) => {
             eprintln!("{e}");
@@ -77,6 +100,9 @@ async fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    for response in script {
+        mock.push_response(response);
+    }
     println!("listening on {}", mock.base_url());
     let _ = tokio::signal::ctrl_c().await;
     mock.shutdown();

@@ -8,7 +8,8 @@ fn parse(raw: &[u8]) -> RequestParse {
     let upstreams = Upstreams {
         openai: up.clone(),
         anthropic: up.clone(),
-        gemini: up,
+        gemini: up.clone(),
+        chatgpt: up,
     };
     parse_request(raw, &upstreams)
 }

@@ -1,0 +1,206 @@
+//! The Responses API's WebSocket mode: `GET /v1/responses` with
+//! `Upgrade: websocket` (the Codex CLI's first transport; the SDKs'
+//! `client.responses.connect()`).
+//!
+//! The gateway ends the WebSocket on both sides (framing, masking,
+//! fragments, ping/pong, close codes and permessage-deflate by the `yawc`
+//! crate) so that it can read each message:
+//!
+//! 1. [`handle`]: the upgrade goes to the provider's upstream first
+//!    ([`upstream::open`]: `ws://` for an `http://` upstream, `wss://` over
+//!    the gateway's rustls settings for `https://`), with the client's
+//!    headers as for HTTP (credentials pass, never logged) and
+//!    permessage-deflate offered when the client offered it. An upstream
+//!    that refuses gives the client its own answer (status, headers,
+//!    body); one that accepts has its `101` headers (e.g. Codex's
+//!    `x-codex-turn-state`, `openai-model`) copied onto the gateway's `101`;
+//! 2. [`relay::run`] then carries messages both ways as they come, one
+//!    message read, one written, nothing held back;
+//! 3. [`turns::Turns`] reads them: each `response.create` message is a
+//!    Responses request (the HTTP path's [`crate::proxy::Outbound`]: view,
+//!    pairing check, `fix`-mode repair — a repaired message goes re-framed —
+//!    session from the upgrade's headers, `previous_response_id` chains) and
+//!    the events that answer it are its response, fed to the same
+//!    Responses stream parser as SSE until `response.completed` /
+//!    `.failed` / `.incomplete` / `error`. A message it cannot read is
+//!    relayed unread and counted (`toolwarden_unparsed_requests_total`).
+//!
+//! Faults: an oversize message (`ws_max_message_bytes`) closes its sender
+//! with 1009, bad frames or deflate data with 1002 (the library's answer),
+//! and the other side is closed with 1011 (1001 when a peer just went
+//! away); a close from either side is passed on with its code and reason.
+//! A turn cut short is recorded with what was seen and the error.
+
+mod relay;
+mod turns;
+pub mod upstream;
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::{HeaderMap, Method, Request, Response, StatusCode, header};
+use http_body_util::{BodyExt, Limited};
+use hyper::body::Incoming;
+
+use crate::{
+    body::GatewayBody,
+    errors::error_response,
+    h1::pool::Pool,
+    observe::{Observation, ResponseMeta, now_ms, session},
+    proxy::{self, headers},
+    routes::ProxyRoute,
+    server::Shared,
+};
+
+/// Most bytes of a refusing upstream's body passed to the client.
+const MAX_REFUSAL_BODY: usize = 1 << 20;
+
+/// The route of a WebSocket upgrade the gateway reads: a `GET` with
+/// `Upgrade: websocket` on a Responses path (`/v1/responses`, or the
+/// ChatGPT backend's `…/backend-api/codex/responses`).
+pub fn upgrade_route(method: &Method, path: &str, headers: &HeaderMap) -> Option<ProxyRoute> {
+    if *method != Method::GET || !is_websocket_upgrade(headers) {
+        return None;
+    }
+    let route = ProxyRoute::dialect_post(path).or_else(|| ProxyRoute::chatgpt(path))?;
+    (route.dialect == Some(toolwarden_wire::Dialect::OpenAiResponses)).then_some(route)
+}
+
+/// `Upgrade: websocket` (any case).
+fn is_websocket_upgrade(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(header::UPGRADE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|p| p.trim().eq_ignore_ascii_case("websocket"))
+}
+
+/// Whether the client offered permessage-deflate.
+fn offers_deflate(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(header::SEC_WEBSOCKET_EXTENSIONS)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|e| {
+            e.split(';')
+                .next()
+                .is_some_and(|n| n.trim().eq_ignore_ascii_case("permessage-deflate"))
+        })
+}
+
+/// The socket settings both sides use: message limit, deflate when offered.
+fn options(shared: &Shared, deflate: bool) -> yawc::Options {
+    let limit = shared.config.ws_max_message_bytes;
+    let options = yawc::Options::default()
+        .with_max_payload_read(limit)
+        .with_max_read_buffer(limit)
+        .with_no_delay();
+    if deflate {
+        options.with_compression_level(yawc::CompressionLevel::fast())
+    } else {
+        options
+    }
+}
+
+/// Serve one upgrade request: open the upstream socket, then answer the
+/// client (`101`, or the upstream's refusal) and relay in a task.
+pub async fn handle(
+    shared: Arc<Shared>,
+    pool: Arc<Pool>,
+    mut req: Request<Incoming>,
+    route: ProxyRoute,
+) -> Response<GatewayBody> {
+    let at_ms = now_ms();
+    let provider = route.provider;
+    let path = req.uri().path().to_string();
+    let header_session = session::from_headers(req.headers());
+    let deflate = offers_deflate(req.headers());
+    let upstream = route.upstream(&shared.config.upstreams);
+    let opened = upstream::open(
+        &pool,
+        upstream,
+        &req,
+        options(&shared, deflate),
+        shared.config.first_byte_timeout,
+    )
+    .await;
+    let opened = match opened {
+        Ok(opened) => opened,
+        Err(upstream::OpenError::Refused(answer)) => {
+            let base = proxy::request_base(&shared, &route, &path, header_session, at_ms);
+            return refusal(Observation::new(shared.sinks.clone(), base), *answer).await;
+        }
+        Err(upstream::OpenError::Failed(err)) => {
+            tracing::warn!(error = %err, "websocket upgrade to the upstream failed");
+            let base = proxy::request_base(&shared, &route, &path, header_session, at_ms);
+            Observation::new(shared.sinks.clone(), base).fail(&err);
+            return error_response(provider, &err);
+        }
+    };
+    let (response, client) =
+        match yawc::WebSocket::upgrade_with_options(&mut req, options(&shared, deflate)) {
+            Ok(upgrade) => upgrade,
+            Err(e) => {
+                let mut response =
+                    Response::new(GatewayBody::full(format!("bad websocket upgrade: {e}\n")));
+                *response.status_mut() = StatusCode::BAD_REQUEST;
+                return response;
+            }
+        };
+    let (mut parts, _) = response.into_parts();
+    copy_upstream_headers(&opened.headers, &mut parts.headers);
+    let turns = turns::Turns::new(shared.clone(), route, path, header_session);
+    let upstream_ws = opened.socket;
+    tokio::spawn(async move {
+        match client.await {
+            Ok(client) => relay::run(client, upstream_ws, turns).await,
+            Err(e) => tracing::debug!(error = %e, "the client's websocket upgrade failed"),
+        }
+    });
+    Response::from_parts(parts, GatewayBody::full(Bytes::new()))
+}
+
+/// The upstream's `101` headers the client sees too (the handshake's own
+/// and hop-by-hop ones are the gateway's; the chosen subprotocol passes).
+fn copy_upstream_headers(from: &HeaderMap, to: &mut HeaderMap) {
+    for (name, value) in from {
+        let n = name.as_str();
+        if headers::is_hop_by_hop(n)
+            || (n.starts_with("sec-websocket-") && n != "sec-websocket-protocol")
+            || n == "content-length"
+            || to.contains_key(name)
+        {
+            continue;
+        }
+        to.append(name.clone(), value.clone());
+    }
+}
+
+/// The upstream answered the upgrade with something other than `101`: the
+/// client gets that answer, recorded like an HTTP response.
+async fn refusal(
+    mut observation: Observation,
+    answer: Response<Incoming>,
+) -> Response<GatewayBody> {
+    let (mut parts, body) = answer.into_parts();
+    headers::for_client(&mut parts.headers);
+    observation.on_response(
+        ResponseMeta::from_headers(parts.status.as_u16(), &parts.headers),
+        false,
+        0,
+    );
+    let body = Limited::new(body, MAX_REFUSAL_BODY)
+        .collect()
+        .await
+        .map(|b| b.to_bytes())
+        .unwrap_or_default();
+    observation.finish();
+    parts.headers.remove(header::CONTENT_LENGTH);
+    parts.headers.remove(header::TRANSFER_ENCODING);
+    if parts.status == StatusCode::SWITCHING_PROTOCOLS {
+        parts.status = StatusCode::BAD_GATEWAY;
+    }
+    Response::from_parts(parts, GatewayBody::full(body))
+}

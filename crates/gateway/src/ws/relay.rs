@@ -1,0 +1,204 @@
+//! The message loop of one WebSocket: whichever side has a message, it is
+//! read (for the records) and written to the other side at once; the
+//! loop ends when either side closes or breaks, and then closes the other
+//! side cleanly.
+
+use std::time::Duration;
+
+use futures_util::SinkExt;
+use tokio::io::{AsyncRead, AsyncWrite};
+use yawc::{Frame, OpCode, WebSocket, WebSocketError, close::CloseCode};
+
+use super::turns::{Outgoing, Turns};
+
+/// How long a closing side has to answer the close (and the last events
+/// to arrive) before its connection is dropped.
+const CLOSE_WAIT: Duration = Duration::from_secs(2);
+
+/// Which side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Side {
+    Client,
+    Upstream,
+}
+
+/// How the loop ended.
+#[derive(Debug)]
+enum End {
+    /// `side` sent a close frame (passed on to the other side).
+    Closed(Side),
+    /// `side` broke: I/O error, EOF without a close, a protocol error or
+    /// an oversize message (the library has answered it with a close).
+    Broke(Side, WebSocketError),
+}
+
+/// Relay until one side ends, then close the other.
+pub async fn run<C, U>(mut client: WebSocket<C>, mut upstream: WebSocket<U>, mut turns: Turns)
+where
+    C: AsyncRead + AsyncWrite + Unpin,
+    U: AsyncRead + AsyncWrite + Unpin,
+{
+    let end = loop {
+        tokio::select! {
+            frame = client.next_frame() => match frame {
+                Ok(frame) => {
+                    if let Some(end) = from_client(frame, &mut upstream, &mut turns).await {
+                        break end;
+                    }
+                }
+                Err(e) => break End::Broke(Side::Client, e),
+            },
+            frame = upstream.next_frame() => match frame {
+                Ok(frame) => {
+                    if let Some(end) = from_upstream(frame, &mut client, &mut turns).await {
+                        break end;
+                    }
+                }
+                Err(e) => break End::Broke(Side::Upstream, e),
+            },
+        }
+    };
+    tracing::debug!(?end, "websocket ended");
+    match end {
+        End::Closed(Side::Client) => {
+            // The upstream may still finish what it was sending.
+            finish_closing(&mut upstream, Some(&mut turns)).await;
+            finish_closed(&mut client).await;
+            turns.close("the client closed the websocket before the response finished");
+        }
+        End::Closed(Side::Upstream) => {
+            finish_closing(&mut client, None).await;
+            finish_closed(&mut upstream).await;
+            turns.close("the upstream closed the websocket before the response finished");
+        }
+        End::Broke(side, e) => {
+            let (code, reason) = match &e {
+                WebSocketError::FrameTooLarge => (CloseCode::Size, "message too large"),
+                WebSocketError::ConnectionClosed | WebSocketError::IoError(_) => {
+                    (CloseCode::Away, "the other side went away")
+                }
+                _ => (CloseCode::Error, "the other side broke the protocol"),
+            };
+            let detail = match side {
+                Side::Client => format!("the client's websocket broke: {e}"),
+                Side::Upstream => format!("the upstream's websocket broke: {e}"),
+            };
+            turns.close(&detail);
+            match side {
+                Side::Client => {
+                    finish_closed(&mut client).await;
+                    let _ = upstream.send(Frame::close(code, reason)).await;
+                    finish_closing(&mut upstream, None).await;
+                }
+                Side::Upstream => {
+                    finish_closed(&mut upstream).await;
+                    let _ = client.send(Frame::close(code, reason)).await;
+                    finish_closing(&mut client, None).await;
+                }
+            }
+        }
+    }
+}
+
+/// A client frame: messages are read and sent on; a close is passed on
+/// and ends the loop.
+async fn from_client<U>(frame: Frame, upstream: &mut WebSocket<U>, turns: &mut Turns) -> Option<End>
+where
+    U: AsyncRead + AsyncWrite + Unpin,
+{
+    match frame.opcode() {
+        OpCode::Text => match turns.client_message(frame.into_payload()) {
+            Outgoing::Pass(payload) => send(upstream, Frame::text(payload), Side::Upstream).await,
+            Outgoing::Turn(payload, outbound) => {
+                let end = send(upstream, Frame::text(payload), Side::Upstream).await;
+                turns.sent(*outbound).await;
+                end
+            }
+        },
+        OpCode::Binary => {
+            turns.client_binary();
+            send(
+                upstream,
+                Frame::binary(frame.into_payload()),
+                Side::Upstream,
+            )
+            .await
+        }
+        OpCode::Close => {
+            let _ = upstream.send(pass_close(&frame)).await;
+            Some(End::Closed(Side::Client))
+        }
+        // Pings are answered by the library, each hop for itself.
+        _ => None,
+    }
+}
+
+/// An upstream frame: events are read and sent on; a close is passed on
+/// and ends the loop.
+async fn from_upstream<C>(frame: Frame, client: &mut WebSocket<C>, turns: &mut Turns) -> Option<End>
+where
+    C: AsyncRead + AsyncWrite + Unpin,
+{
+    match frame.opcode() {
+        OpCode::Text => {
+            let payload = frame.into_payload();
+            turns.event(&payload);
+            send(client, Frame::text(payload), Side::Client).await
+        }
+        OpCode::Binary => send(client, Frame::binary(frame.into_payload()), Side::Client).await,
+        OpCode::Close => {
+            let _ = client.send(pass_close(&frame)).await;
+            Some(End::Closed(Side::Upstream))
+        }
+        _ => None,
+    }
+}
+
+async fn send<S>(socket: &mut WebSocket<S>, frame: Frame, side: Side) -> Option<End>
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    socket.send(frame).await.err().map(|e| End::Broke(side, e))
+}
+
+/// The close frame to pass on: the same code and reason (a close without
+/// a code goes as 1000).
+fn pass_close(frame: &Frame) -> Frame {
+    let code = frame.close_code().unwrap_or(CloseCode::Normal);
+    let reason = frame.close_reason().ok().flatten().unwrap_or("");
+    Frame::close(code, reason)
+}
+
+/// A side the gateway has sent a close to: wait (briefly) for its answer,
+/// letting the last events through to the records, then shut it.
+async fn finish_closing<S>(socket: &mut WebSocket<S>, mut turns: Option<&mut Turns>)
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let wait = async {
+        loop {
+            match socket.next_frame().await {
+                Ok(frame) if frame.opcode() == OpCode::Close => break,
+                Ok(frame) if frame.opcode() == OpCode::Text => {
+                    if let Some(turns) = turns.as_deref_mut() {
+                        turns.event(frame.payload());
+                    }
+                }
+                Ok(_) => {}
+                Err(_) => break,
+            }
+        }
+    };
+    let _ = tokio::time::timeout(CLOSE_WAIT, wait).await;
+    let _ = tokio::time::timeout(CLOSE_WAIT, socket.close()).await;
+}
+
+/// A side that sent a close (or broke): the library's answer is flushed,
+/// then the connection is shut.
+async fn finish_closed<S>(socket: &mut WebSocket<S>)
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let _ = tokio::time::timeout(CLOSE_WAIT, socket.next_frame()).await;
+    let _ = tokio::time::timeout(CLOSE_WAIT, socket.close()).await;
+}

@@ -1,0 +1,223 @@
+//! Reading a WebSocket's messages as Responses requests and responses.
+//!
+//! A client message `{"type":"response.create", …}` is a `POST
+//! /v1/responses` body with an envelope field: it goes through the HTTP
+//! path's steps ([`Outbound`]: pairing check and `fix`-mode repair before
+//! it is sent, the request view and session once it is on its way). The
+//! events the upstream sends next are its response: each is fed to the
+//! Responses stream parser as one SSE event, and the turn is recorded when
+//! its last event (`response.completed`, `.failed`, `.incomplete`,
+//! `error`) arrives. Other client messages (`response.cancel`, Codex's
+//! `response.processed`, …) pass unread; one that is not a JSON object
+//! with a `type` is counted as unparsed. Turns answered in order are kept
+//! in a queue (bounded: past [`MAX_PENDING`] the oldest is recorded as it
+//! stands).
+
+use std::{collections::VecDeque, sync::Arc};
+
+use bytes::Bytes;
+use serde::Deserialize;
+
+use crate::{
+    observe::{Observation, ResponseMeta, now_ms, session::Session},
+    proxy::{self, Outbound},
+    routes::ProxyRoute,
+    server::Shared,
+};
+
+/// Turns sent and not yet answered in full, per socket.
+pub const MAX_PENDING: usize = 64;
+
+/// The event types that end a turn.
+const LAST_EVENTS: [&str; 4] = [
+    "response.completed",
+    "response.failed",
+    "response.incomplete",
+    "error",
+];
+
+/// One socket's turns.
+pub struct Turns {
+    shared: Arc<Shared>,
+    route: ProxyRoute,
+    path: String,
+    header_session: Option<Session>,
+    pending: VecDeque<Observation>,
+}
+
+/// A client message, read.
+pub enum Outgoing {
+    /// A `response.create`: what to send (repaired in `fix` mode) and the
+    /// turn to start once it is sent.
+    Turn(Bytes, Box<Outbound>),
+    /// Anything else: sent as it came.
+    Pass(Bytes),
+}
+
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: std::borrow::Cow<'a, str>,
+}
+
+// === impl Turns ===
+
+impl Turns {
+    /// No turns yet.
+    pub fn new(
+        shared: Arc<Shared>,
+        route: ProxyRoute,
+        path: String,
+        header_session: Option<Session>,
+    ) -> Turns {
+        Turns {
+            shared,
+            route,
+            path,
+            header_session,
+            pending: VecDeque::new(),
+        }
+    }
+
+    /// Read a client text message.
+    pub fn client_message(&self, payload: Bytes) -> Outgoing {
+        match event_type(&payload) {
+            Some(kind) if kind == "response.create" => {}
+            Some(_) => return Outgoing::Pass(payload),
+            None => {
+                self.shared
+                    .sinks
+                    .metrics
+                    .unparsed_request(self.route.provider);
+                return Outgoing::Pass(payload);
+            }
+        }
+        let base = proxy::request_base(
+            &self.shared,
+            &self.route,
+            &self.path,
+            self.header_session.clone(),
+            now_ms(),
+        );
+        let mut outbound = Outbound::prepare(&self.shared, &self.route, base, payload, None);
+        outbound.observation.sent();
+        Outgoing::Turn(outbound.forward.clone(), Box::new(outbound))
+    }
+
+    /// A client binary message: not a Responses request.
+    pub fn client_binary(&self) {
+        self.shared
+            .sinks
+            .metrics
+            .unparsed_request(self.route.provider);
+    }
+
+    /// The turn's message is on its way: read it (while the upstream
+    /// works) and wait for its events.
+    pub async fn sent(&mut self, outbound: Outbound) {
+        let (mut observation, _changes) = outbound.analyze(&self.shared).await;
+        observation.on_response(
+            ResponseMeta {
+                status: 200,
+                content_type: Some(b"text/event-stream"),
+                content_encoding: None,
+                content_length: None,
+            },
+            false,
+            self.shared.config.response_parse_limit,
+        );
+        if self.pending.len() >= MAX_PENDING
+            && let Some(mut oldest) = self.pending.pop_front()
+        {
+            oldest.finish();
+        }
+        self.pending.push_back(observation);
+    }
+
+    /// An upstream text message: an event of the oldest open turn.
+    pub fn event(&mut self, payload: &[u8]) {
+        let kind = event_type(payload);
+        if kind.is_none() {
+            self.shared.sinks.metrics.unparsed_response("invalid");
+        }
+        let Some(turn) = self.pending.front_mut() else {
+            return;
+        };
+        feed_as_sse(turn, payload);
+        if kind.is_some_and(|k| LAST_EVENTS.contains(&k.as_ref())) {
+            if let Some(mut turn) = self.pending.pop_front() {
+                turn.finish();
+            }
+        }
+    }
+
+    /// The socket ended: open turns are recorded with what was seen and
+    /// `error`.
+    pub fn close(&mut self, error: &str) {
+        for mut turn in self.pending.drain(..) {
+            turn.stream_failed(&crate::errors::ProxyError::new(
+                crate::errors::ProxyErrorKind::MidStream,
+                "websocket",
+                error.to_string(),
+            ));
+            turn.finish();
+        }
+    }
+}
+
+impl std::fmt::Debug for Turns {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Turns")
+            .field("pending", &self.pending.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// One message as the SSE event `data:` lines the stream parser reads (a
+/// message with line breaks between its JSON tokens gets one `data:` per
+/// line, which SSE joins back).
+fn feed_as_sse(turn: &mut Observation, payload: &[u8]) {
+    for line in payload.split(|&b| b == b'\n') {
+        turn.feed(b"data: ");
+        turn.feed(line.strip_suffix(b"\r").unwrap_or(line));
+        turn.feed(b"\n");
+    }
+    turn.feed(b"\n");
+}
+
+/// The message's `type`: read from its start when it leads (as every
+/// Responses event and client message does), else from the whole object.
+fn event_type(payload: &[u8]) -> Option<std::borrow::Cow<'_, str>> {
+    let trimmed = payload.trim_ascii_start();
+    if let Some(rest) = trimmed.strip_prefix(b"{\"type\":\"")
+        && let Some(end) = rest.iter().position(|&b| b == b'"' || b == b'\\')
+        && rest[end] == b'"'
+    {
+        return std::str::from_utf8(&rest[..end])
+            .ok()
+            .map(std::borrow::Cow::Borrowed);
+    }
+    serde_json::from_slice::<Envelope<'_>>(payload)
+        .ok()
+        .map(|e| e.kind)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::event_type;
+
+    #[test]
+    fn reads_the_type_from_the_start_or_the_object() {
+        assert_eq!(
+            event_type(br#"{"type":"response.create","model":"m"}"#).as_deref(),
+            Some("response.create")
+        );
+        assert_eq!(
+            event_type(br#"{ "model":"m", "type" : "response.completed"}"#).as_deref(),
+            Some("response.completed")
+        );
+        assert_eq!(event_type(b"not json"), None);
+        assert_eq!(event_type(br#"{"model":"m"}"#), None);
+        assert_eq!(event_type(br#"[1,2]"#), None);
+    }
+}

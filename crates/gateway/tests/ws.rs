@@ -1,0 +1,25 @@
+//! End-to-end tests of the Responses API's WebSocket mode: the mock
+//! provider (speaking WebSocket mode) and the gateway in-process, over
+//! real sockets on 127.0.0.1.
+//!
+//! - `turns`: a tool conversation over one socket with
+//!   `previous_response_id`, then a second socket resending the whole
+//!   history: exact counts in the store, the JSONL log and `/metrics`;
+//!   events byte-equal to the mock's own; `fix`-mode repair of a message;
+//!   permessage-deflate; no POST reaches the mock;
+//! - `faults`: the upstream refusing the upgrade, breaking or closing
+//!   mid-response, the client closing, an oversize message, bad deflate
+//!   data, a message that is not JSON, fragments, ping/pong, close codes.
+
+mod e2e {
+    #[allow(dead_code)]
+    #[path = "../e2e/support.rs"]
+    pub mod support;
+}
+
+mod ws {
+    pub mod client;
+
+    mod faults;
+    mod turns;
+}

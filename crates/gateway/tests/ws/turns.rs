@@ -1,0 +1,265 @@
+//! Tool conversations over WebSocket mode: counted exactly as over HTTP.
+
+use serde_json::{Value, json};
+use toolwarden_mock_provider::MockOptions;
+
+use super::client::{Raw, calls_of, connect, connect_path, turn};
+use crate::e2e::support::{Harness, metric, post};
+
+const AUTH: (&str, &str) = ("authorization", "Bearer sk-test");
+
+fn tools() -> Value {
+    let params = json!({"type": "object", "properties": {"q": {"type": "string"}}});
+    json!([
+        {"type": "function", "name": "lookup", "parameters": params},
+        {"type": "function", "name": "book", "parameters": params},
+    ])
+}
+
+fn user(text: &str) -> Value {
+    json!({"role": "user", "content": text})
+}
+
+/// The outputs for a round's calls: `lookup` succeeds, `book` fails.
+fn outputs(calls: &[(String, String)]) -> Vec<Value> {
+    calls
+        .iter()
+        .map(|(id, name)| {
+            let output = if name == "book" {
+                "Error: seat 12A is no longer available for flight TP123"
+            } else {
+                "Flight TP123 found: departs 09:05, 189 EUR"
+            };
+            json!({"type": "function_call_output", "call_id": id, "output": output})
+        })
+        .collect()
+}
+
+/// The assistant messages a turn produced, as a client keeps them for
+/// its history.
+fn output_messages(events: &[bytes::Bytes]) -> Vec<Value> {
+    events
+        .iter()
+        .filter_map(|e| serde_json::from_slice::<Value>(e).ok())
+        .filter(|v| v["type"] == "response.output_item.done" && v["item"]["type"] == "message")
+        .map(|v| v["item"].clone())
+        .collect()
+}
+
+fn call_items(calls: &[(String, String)]) -> Vec<Value> {
+    calls
+        .iter()
+        .map(|(id, name)| {
+            json!({"type": "function_call", "call_id": id, "name": name, "arguments": "{\"q\":\"TP123\"}"})
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_conversation_over_two_sockets_is_counted_once() {
+    let opts = MockOptions {
+        calls_per_reply: 2,
+        ..MockOptions::default()
+    };
+    let mut h = Harness::with(opts, |_| {}).await;
+    let headers = [AUTH, ("session_id", "ws-e2e")];
+    let mut ws = connect(&h.gw(), &headers, false).await;
+    let mut history = Vec::new();
+    let mut previous: Option<String> = None;
+    // Three rounds on one socket, each turn naming the previous response.
+    for round in 0..3 {
+        let u = user(&format!("Find and book flight TP123, round {round}"));
+        history.push(u.clone());
+        let mut body = json!({"model": "gpt-5", "tools": tools(), "input": [u]});
+        if let Some(id) = &previous {
+            body["previous_response_id"] = json!(id);
+        }
+        let events = turn(&mut ws, &body).await;
+        let (calls, id) = calls_of(&events);
+        assert_eq!(calls.len(), 2, "round {round}: {events:?}");
+        history.extend(call_items(&calls));
+        let outs = outputs(&calls);
+        history.extend(outs.clone());
+        let body =
+            json!({"model": "gpt-5", "tools": tools(), "input": outs, "previous_response_id": id});
+        let events = turn(&mut ws, &body).await;
+        let (calls, id) = calls_of(&events);
+        assert!(calls.is_empty(), "a text answer: {events:?}");
+        history.extend(output_messages(&events));
+        previous = Some(id);
+    }
+    drop(ws);
+
+    // A second socket resends the whole history (`store: false` style).
+    let mut ws = connect(&h.gw(), &headers, false).await;
+    history.push(user("And one more for next week"));
+    let body = json!({"model": "gpt-5", "tools": tools(), "input": history, "store": false});
+    let events = turn(&mut ws, &body).await;
+    let (calls, _) = calls_of(&events);
+    assert_eq!(calls.len(), 2);
+    history.extend(call_items(&calls));
+    history.extend(outputs(&calls));
+    let body = json!({"model": "gpt-5", "tools": tools(), "input": history, "store": false});
+    let events = turn(&mut ws, &body).await;
+    assert!(calls_of(&events).0.is_empty());
+
+    // Exact counts: 4 rounds of two calls, `book` failing each time.
+    let expected = |m: &str| {
+        metric(m, "toolwarden_tool_calls_total", &[("tool", "book")]) == 4.0
+            && metric(m, "toolwarden_tool_failures_total", &[("tool", "book")]) == 4.0
+    };
+    let m = h.metrics_when(expected).await;
+    assert!(expected(&m), "{m}");
+    assert_eq!(metric(&m, "toolwarden_tool_calls_total", &[]), 8.0, "{m}");
+    assert_eq!(
+        metric(&m, "toolwarden_tool_failures_total", &[]),
+        4.0,
+        "{m}"
+    );
+    assert_eq!(
+        metric(&m, "toolwarden_unparsed_requests_total", &[]),
+        0.0,
+        "{m}"
+    );
+    drop(ws);
+    let stats = h.finish().await;
+    assert_eq!(stats.requests.total, 8, "{:?}", stats.requests);
+    assert_eq!(stats.requests.errors, 0);
+    assert_eq!(stats.sessions.len(), 1, "{:?}", stats.sessions);
+    assert_eq!(stats.sessions[0].session_id, "ws-e2e");
+    assert_eq!(
+        (stats.sessions[0].calls, stats.sessions[0].failures),
+        (8, 4)
+    );
+    let events = h.events();
+    let count = |ty: &str| events.iter().filter(|e| e["type"] == ty).count();
+    assert_eq!(
+        (count("request"), count("tool_call"), count("tool_result")),
+        (8, 8, 8)
+    );
+    // WebSocket mode only: the mock saw upgrades' messages, never a POST.
+    let received = h.mock.received();
+    assert_eq!(received.len(), 8);
+    assert!(
+        received
+            .iter()
+            .all(|r| r.method == http::Method::GET && r.path == "/v1/responses")
+    );
+}
+
+#[tokio::test]
+async fn continuations_on_other_sockets_join_the_session() {
+    let opts = MockOptions {
+        calls_per_reply: 2,
+        ..MockOptions::default()
+    };
+    let mut h = Harness::with(opts, |_| {}).await;
+    let mut a = connect(&h.gw(), &[AUTH], false).await;
+    let body = json!({"model": "gpt-5", "tools": tools(), "input": [user("Book TP123")]});
+    let (calls, id) = calls_of(&turn(&mut a, &body).await);
+    // The answer's outputs go on another socket (a reconnect), by id only.
+    let mut b = connect(&h.gw(), &[AUTH], false).await;
+    let body = json!({"model": "gpt-5", "tools": tools(), "input": outputs(&calls), "previous_response_id": id});
+    turn(&mut b, &body).await;
+    drop((a, b));
+    let stats = h.finish().await;
+    assert_eq!(stats.requests.total, 2);
+    assert_eq!(stats.sessions.len(), 1, "{:?}", stats.sessions);
+    assert_eq!(
+        (stats.sessions[0].calls, stats.sessions[0].failures),
+        (2, 1)
+    );
+}
+
+#[tokio::test]
+async fn events_are_the_mocks_bytes_in_order_with_and_without_deflate() {
+    let h = Harness::start().await;
+    let body = json!({"model": "gpt-5", "tools": tools(), "input": [user("Book TP123")]});
+    let mut direct = connect(&h.direct(), &[AUTH], false).await;
+    let expected = turn(&mut direct, &body).await;
+    assert!(expected.len() >= 5, "{expected:?}");
+    for deflate in [false, true] {
+        let mut ws = connect(&h.gw(), &[AUTH], deflate).await;
+        assert_eq!(turn(&mut ws, &body).await, expected, "deflate={deflate}");
+        // The same socket carries the next turn as well.
+        assert_eq!(turn(&mut ws, &body).await, expected, "deflate={deflate}");
+    }
+    // permessage-deflate is agreed when the client offers it.
+    let raw = Raw::connect(
+        &h.gw(),
+        &["sec-websocket-extensions: permessage-deflate; client_max_window_bits"],
+    )
+    .await;
+    assert!(raw.head.starts_with("HTTP/1.1 101"), "{}", raw.head);
+    assert!(
+        raw.head.to_ascii_lowercase().contains("permessage-deflate"),
+        "{}",
+        raw.head
+    );
+}
+
+#[tokio::test]
+async fn a_message_with_a_missing_result_is_repaired() {
+    let opts = MockOptions {
+        calls_per_reply: 2,
+        ..MockOptions::default()
+    };
+    let h = Harness::with(opts, |_| {}).await;
+    let mut ws = connect(&h.gw(), &[AUTH], false).await;
+    let body = json!({"model": "gpt-5", "tools": tools(), "input": [user("Book TP123")]});
+    let (calls, _) = calls_of(&turn(&mut ws, &body).await);
+    // Full history with the second call's output missing: the mock (as
+    // the API) rejects it unless the gateway repairs it.
+    let mut input = vec![user("Book TP123")];
+    input.extend(call_items(&calls));
+    input.push(outputs(&calls)[0].clone());
+    let body = json!({"model": "gpt-5", "tools": tools(), "input": input});
+    let mut direct = connect(&h.direct(), &[AUTH], false).await;
+    let rejected = turn(&mut direct, &body).await;
+    assert!(
+        String::from_utf8_lossy(&rejected[0]).contains("\"error\""),
+        "{rejected:?}"
+    );
+    let events = turn(&mut ws, &body).await;
+    let last: Value = serde_json::from_slice(events.last().expect("events")).expect("json");
+    assert_eq!(last["type"], "response.completed", "{events:?}");
+    let m = h
+        .metrics_when(|m| metric(m, "toolwarden_repairs_total", &[]) >= 1.0)
+        .await;
+    assert_eq!(metric(&m, "toolwarden_repairs_total", &[]), 1.0, "{m}");
+}
+
+#[tokio::test]
+async fn the_chatgpt_backends_responses_path_is_read_over_http_and_websocket() {
+    let mut h = Harness::start().await;
+    let path = "/backend-api/codex/responses";
+    let body =
+        json!({"model": "gpt-5", "tools": tools(), "input": [user("Book TP123")], "stream": true});
+    let r = post(&h.client, format!("{}{path}", h.gw()), &[AUTH], &body).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let mut ws = connect_path(&h.gw(), path, &[AUTH], true)
+        .await
+        .expect("upgrade");
+    let events = turn(
+        &mut ws,
+        &json!({"model": "gpt-5", "tools": tools(), "input": [user("Book TP123")]}),
+    )
+    .await;
+    assert_eq!(calls_of(&events).0.len(), 1);
+    drop(ws);
+    let m = h
+        .metrics_when(|m| metric(m, "toolwarden_tool_calls_total", &[]) == 2.0)
+        .await;
+    assert_eq!(
+        metric(&m, "toolwarden_tool_calls_total", &[("tool", "lookup")]),
+        2.0,
+        "{m}"
+    );
+    let received = h.mock.received();
+    assert!(
+        received.iter().all(|r| r.path == path),
+        "{:?}",
+        received.iter().map(|r| &r.path).collect::<Vec<_>>()
+    );
+    assert_eq!(h.finish().await.requests.total, 2);
+}

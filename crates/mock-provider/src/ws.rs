@@ -1,0 +1,302 @@
+//! The Responses API's WebSocket mode: `GET /v1/responses` with `Upgrade:
+//! websocket` (Bearer auth on the upgrade), then one `response.create`
+//! text message per turn, each answered with the same events as the SSE
+//! stream, one event per text message, in order.
+//!
+//! As the HTTP side: the upgrade is refused with the provider's 401
+//! without a key (or with a wrong one), or with a [`Fault::Status`]'s
+//! status and body; a turn with pairing defects is answered with an
+//! `error` event (status 400); scripted responses are taken in order (an
+//! SSE script's events become messages: each event's `data`); faults
+//! apply per turn ([`Fault::ResetMidStream`]: that many events, then the
+//! connection is dropped without a close; [`Fault::StallAfter`]; [`Fault::MalformedSse`]: a message that
+//! is not JSON before the rest; [`Fault::Delay`]; [`Fault::Hang`]).
+//! A `"generate": false` turn (the Codex CLI's warm-up) gets an empty
+//! response. permessage-deflate is agreed when the client offers it. Every client
+//! message is recorded as a [`ReceivedRequest`] with the upgrade's method,
+//! path and headers and the message as its body.
+
+use std::{convert::Infallible, sync::Arc, time::Duration};
+
+use bytes::Bytes;
+use futures_util::SinkExt;
+use http::{Method, Request, Response, StatusCode, header};
+use hyper::body::Incoming;
+use toolwarden_wire::Dialect;
+use yawc::{Frame, OpCode, WebSocket};
+
+use crate::{
+    Fault, ReceivedRequest, Scripted, Shared,
+    body::{Body, full},
+    envelope::{self, Provider},
+    plan::plan,
+    render,
+};
+
+/// Largest message the mock reads.
+const MAX_MESSAGE: usize = 64 << 20;
+
+/// Whether this request is a Responses WebSocket upgrade.
+pub(crate) fn is_upgrade(req: &Request<Incoming>) -> bool {
+    req.method() == Method::GET
+        && (req.uri().path() == "/v1/responses"
+            || req.uri().path().ends_with("/backend-api/codex/responses"))
+        && req
+            .headers()
+            .get(header::UPGRADE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.eq_ignore_ascii_case("websocket"))
+}
+
+/// Answer the upgrade (or refuse it) and serve the socket in a task.
+pub(crate) async fn handle(
+    shared: Arc<Shared>,
+    mut req: Request<Incoming>,
+) -> Result<Response<Body>, Infallible> {
+    shared
+        .requests
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    match shared.fault() {
+        Fault::Status(code, body) => {
+            let status = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            return Ok(json(status, body));
+        }
+        Fault::Delay(d) => tokio::time::sleep(d).await,
+        _ => {}
+    }
+    if let Some((status, body)) = envelope::check_auth(
+        Provider::OpenAi,
+        req.headers(),
+        req.uri().query(),
+        shared.opts.api_key.as_deref(),
+    ) {
+        return Ok(json(status, Bytes::from(body)));
+    }
+    let options = yawc::Options::default()
+        .with_max_payload_read(MAX_MESSAGE)
+        .with_max_read_buffer(MAX_MESSAGE)
+        .with_compression_level(yawc::CompressionLevel::fast());
+    let (response, upgrade) = match WebSocket::upgrade_with_options(&mut req, options) {
+        Ok(u) => u,
+        Err(e) => {
+            return Ok(json(
+                StatusCode::BAD_REQUEST,
+                Bytes::from(format!("{{\"error\":\"bad upgrade: {e}\"}}")),
+            ));
+        }
+    };
+    let template = ReceivedRequest {
+        method: req.method().clone(),
+        path: req.uri().path().to_string(),
+        query: req.uri().query().map(str::to_string),
+        headers: req.headers().clone(),
+        body: Bytes::new(),
+    };
+    tokio::spawn(async move {
+        if let Ok(socket) = upgrade.await {
+            serve(shared, socket, template).await;
+        }
+    });
+    let (mut parts, _) = response.into_parts();
+    parts.headers.insert(
+        "x-request-id",
+        header::HeaderValue::from_static("req_mock_websocket"),
+    );
+    Ok(Response::from_parts(parts, full(Bytes::new())))
+}
+
+fn json(status: StatusCode, body: Bytes) -> Response<Body> {
+    let mut resp = Response::new(full(body));
+    *resp.status_mut() = status;
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("application/json"),
+    );
+    resp
+}
+
+/// What one turn's answer ends with.
+enum After {
+    Continue,
+    /// Drop the connection without a close.
+    Reset,
+    /// Send nothing more, keep the connection.
+    Stall,
+}
+
+async fn serve<S>(shared: Arc<Shared>, mut socket: WebSocket<S>, template: ReceivedRequest)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    loop {
+        let frame = match socket.next_frame().await {
+            Ok(frame) => frame,
+            Err(_) => return,
+        };
+        match frame.opcode() {
+            OpCode::Text | OpCode::Binary => {}
+            OpCode::Close => {
+                // The library answered the close; let it flush.
+                let _ = tokio::time::timeout(Duration::from_secs(1), socket.next_frame()).await;
+                return;
+            }
+            _ => continue,
+        }
+        let message = frame.into_payload();
+        if shared.opts.record {
+            let mut received = template.clone();
+            received.body = message.clone();
+            shared.lock_received().push(received);
+        }
+        let (events, fault) = answer(&shared, &message);
+        let after = match send_events(&mut socket, events, &fault).await {
+            Ok(after) => after,
+            Err(()) => return,
+        };
+        match after {
+            After::Continue => {}
+            After::Reset => return,
+            After::Stall => std::future::pending::<()>().await,
+        }
+    }
+}
+
+/// The events answering one client message (none for messages that are
+/// not `response.create`), and the fault in force.
+fn answer(shared: &Shared, message: &[u8]) -> (Vec<Bytes>, Fault) {
+    #[derive(serde::Deserialize)]
+    struct Envelope {
+        #[serde(rename = "type")]
+        kind: Option<String>,
+    }
+    let kind = serde_json::from_slice::<Envelope>(message)
+        .ok()
+        .and_then(|e| e.kind);
+    if kind.as_deref() != Some("response.create") {
+        return (Vec::new(), Fault::None);
+    }
+    if shared.opts.validate {
+        let problem = match toolwarden_wire::validate(Dialect::OpenAiResponses, message) {
+            Ok(defects) => defects.into_iter().next().map(|d| d.message),
+            Err(e) => Some(envelope::unparsable_text(Provider::OpenAi, &e.to_string())),
+        };
+        if let Some(message) = problem {
+            let error = serde_json::json!({
+                "type": "error",
+                "status": 400,
+                "error": {
+                    "type": "invalid_request_error",
+                    "message": message,
+                },
+            });
+            return (vec![Bytes::from(error.to_string())], Fault::None);
+        }
+    }
+    if prewarm(message) {
+        return (prewarm_events(message), Fault::None);
+    }
+    let events = match shared.pop_script() {
+        Some(Scripted::Sse(chunks, _)) => sse_to_messages(&chunks.concat()),
+        Some(Scripted::Json(body)) => vec![body],
+        Some(Scripted::Raw(raw)) => raw.chunks,
+        None => {
+            let p = plan(
+                Dialect::OpenAiResponses,
+                message,
+                None,
+                &shared.opts.default_tool,
+                shared.opts.calls_per_reply,
+            );
+            let sse = render::stream_events(Dialect::OpenAiResponses, &p, false);
+            sse_to_messages(&sse.concat())
+        }
+    };
+    (events, shared.fault())
+}
+
+/// `"generate": false`: the Codex CLI's warm-up turn, which the API
+/// answers with an empty response (no script is used).
+fn prewarm(message: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Generate {
+        generate: Option<bool>,
+    }
+    serde_json::from_slice::<Generate>(message).is_ok_and(|g| g.generate == Some(false))
+}
+
+fn prewarm_events(message: &[u8]) -> Vec<Bytes> {
+    let seed = crate::plan::fnv1a(message);
+    let model = serde_json::from_slice::<serde_json::Value>(message)
+        .ok()
+        .and_then(|v| v.get("model")?.as_str().map(str::to_string))
+        .unwrap_or_else(|| "mock-model".into());
+    let response = |status: &str| {
+        serde_json::json!({
+            "id": format!("resp_{seed:016x}"),
+            "object": "response",
+            "created_at": 1_700_000_000,
+            "status": status,
+            "model": model,
+            "output": [],
+            "usage": {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0},
+        })
+    };
+    [
+        ("response.created", "in_progress"),
+        ("response.completed", "completed"),
+    ]
+    .iter()
+    .enumerate()
+    .map(|(seq, (kind, status))| {
+        let event =
+            serde_json::json!({"type": kind, "sequence_number": seq, "response": response(status)});
+        Bytes::from(event.to_string())
+    })
+    .collect()
+}
+
+/// Each SSE event's `data` (its lines joined), as one message.
+pub(crate) fn sse_to_messages(sse: &[u8]) -> Vec<Bytes> {
+    let text = String::from_utf8_lossy(sse);
+    let mut out = Vec::new();
+    for event in text.split("\n\n") {
+        let data: Vec<&str> = event
+            .lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .map(|d| d.strip_prefix(' ').unwrap_or(d))
+            .collect();
+        if !data.is_empty() && data != ["[DONE]"] {
+            out.push(Bytes::from(data.join("\n")));
+        }
+    }
+    out
+}
+
+async fn send_events<S>(
+    socket: &mut WebSocket<S>,
+    events: Vec<Bytes>,
+    fault: &Fault,
+) -> Result<After, ()>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    let (limit, after) = match fault {
+        Fault::ResetMidStream(n) => (*n, After::Reset),
+        Fault::StallAfter(n) => (*n, After::Stall),
+        Fault::Hang if !events.is_empty() => (0, After::Stall),
+        _ => (usize::MAX, After::Continue),
+    };
+    if matches!(fault, Fault::MalformedSse) && !events.is_empty() {
+        socket
+            .send(Frame::text(Bytes::from_static(
+                b"{\"type\":\"response.output_text.delta\",\"delta\":\"x",
+            )))
+            .await
+            .map_err(|_| ())?;
+    }
+    let limited = limit < events.len();
+    for event in events.into_iter().take(limit) {
+        socket.send(Frame::text(event)).await.map_err(|_| ())?;
+    }
+    Ok(if limited { after } else { After::Continue })
+}
