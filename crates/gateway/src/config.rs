@@ -83,6 +83,9 @@ pub struct RawConfig {
     /// (beside the built-in webpki roots): a TLS-inspecting egress proxy,
     /// a self-hosted upstream.
     pub upstream_ca: Option<PathBuf>,
+    // --- issue 19: alerts ---
+    /// The `[alerts]` table (rules, window, webhooks).
+    pub alerts: Option<crate::alerts::RawAlerts>,
     /// Problems found while reading the environment, reported by `validate`.
     #[serde(skip)]
     problems: Vec<String>,
@@ -145,6 +148,9 @@ pub struct Config {
     pub workers: usize,
     /// Extra trusted roots for upstream TLS (DER), from `upstream_ca`.
     pub upstream_roots: Vec<rustls::pki_types::CertificateDer<'static>>,
+    // --- issue 19: alerts ---
+    /// Alert rules and delivery.
+    pub alerts: crate::alerts::AlertsConfig,
 }
 
 /// What went wrong reading or validating settings.
@@ -221,6 +227,11 @@ impl RawConfig {
                 "response_parse_limit" => raw.response_parse_limit = raw.env_number(&name, &value),
                 "workers" => raw.workers = raw.env_number(&name, &value),
                 "upstream_ca" => raw.upstream_ca = Some(PathBuf::from(value)),
+                // --- issue 19: alerts ---
+                k if k.starts_with("alert_") => {
+                    let alerts = raw.alerts.get_or_insert_default();
+                    alerts.env(k, &value, &mut raw.problems);
+                }
                 _ => {}
             }
         }
@@ -263,6 +274,11 @@ impl RawConfig {
             response_parse_limit: over.response_parse_limit.or(self.response_parse_limit),
             workers: over.workers.or(self.workers),
             upstream_ca: over.upstream_ca.or(self.upstream_ca),
+            // --- issue 19: alerts ---
+            alerts: match (self.alerts, over.alerts) {
+                (Some(base), Some(over)) => Some(base.merge(over)),
+                (base, over) => over.or(base),
+            },
             problems,
         }
     }
@@ -341,6 +357,8 @@ impl RawConfig {
             }),
             None => Vec::new(),
         };
+        // --- issue 19: alerts ---
+        let alerts = self.alerts.unwrap_or_default().validate(&mut problems);
         match (listen, openai, anthropic, gemini, repair) {
             (Some(listen), Some(openai), Some(anthropic), Some(gemini), Some(repair))
                 if problems.is_empty() =>
@@ -368,6 +386,7 @@ impl RawConfig {
                         .unwrap_or(usize::MAX),
                     workers,
                     upstream_roots,
+                    alerts,
                 })
             }
             _ => Err(ConfigError::new(

@@ -28,6 +28,7 @@
 #![forbid(unsafe_code)]
 
 pub mod admin;
+pub mod alerts;
 pub mod body;
 mod config;
 pub mod dashboard;
@@ -43,6 +44,7 @@ mod server;
 mod upstream_url;
 mod worker;
 
+pub use alerts::{AlertsConfig, RawAlerts, RawRule};
 pub use config::{
     Config, ConfigError, ConfigErrorKind, DEFAULT_ANTHROPIC_UPSTREAM, DEFAULT_GEMINI_UPSTREAM,
     DEFAULT_LISTEN, DEFAULT_OPENAI_UPSTREAM, RawConfig, RepairMode, Upstreams,

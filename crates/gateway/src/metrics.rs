@@ -64,6 +64,8 @@ pub struct Metrics {
     unparsed_responses: Family,
     upstream_latency: [Histogram; 3],
     overhead: Histogram,
+    /// Firing alerts and webhook counters (issue 19), rendered with the rest.
+    pub alerts: Arc<crate::alerts::AlertsBoard>,
 }
 
 /// Feeds the tool counters from the store's writer, after de-duplication.
@@ -109,6 +111,7 @@ impl Metrics {
                 Histogram::new(LATENCY_BUCKETS),
             ],
             overhead: Histogram::new(OVERHEAD_BUCKETS),
+            alerts: Arc::default(),
         }
     }
 
@@ -227,6 +230,7 @@ impl Metrics {
             "# HELP {GATEWAY_OVERHEAD_SECONDS} Gateway processing time on the request path.\n# TYPE {GATEWAY_OVERHEAD_SECONDS} histogram"
         );
         self.overhead.render(GATEWAY_OVERHEAD_SECONDS, "", &mut out);
+        self.alerts.render(&mut out);
         out
     }
 }

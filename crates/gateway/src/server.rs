@@ -139,6 +139,13 @@ impl Gateway {
             started: Instant::now(),
         });
         let (shutdown, shutdown_rx) = watch::channel(false);
+        crate::alerts::start(
+            &shared.config,
+            shared.store.as_ref(),
+            &shared.sinks,
+            addr,
+            shutdown_rx.clone(),
+        )?;
         let (force, force_rx) = watch::channel(false);
         let (guard, connections) = mpsc::channel(1);
         let mut workers = Vec::with_capacity(shared.config.workers);

@@ -18,6 +18,7 @@ mod e2e {
     pub mod convo;
     pub mod support;
 
+    mod alerts;
     mod compressed;
     mod corpus;
     mod counts;

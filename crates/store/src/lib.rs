@@ -50,6 +50,7 @@
 
 #![forbid(unsafe_code)]
 
+mod alerts;
 mod bulk;
 mod error;
 mod event;
@@ -62,6 +63,7 @@ mod stats;
 mod store;
 mod write;
 
+pub use alerts::{AlertTransition, AlertWindow, LONGEST_TOOL_MS, RequestWindowRow, ToolWindowRow};
 pub use error::{StoreError, StoreErrorKind, redact_url};
 pub use event::{Event, RequestRecord, ToolCallRecord, ToolResultRecord};
 pub use migrate::SCHEMA_VERSION;

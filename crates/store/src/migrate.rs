@@ -29,6 +29,12 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../migrations/sqlite/0002_requests_by_response.sql"),
         postgres: include_str!("../migrations/postgres/0002_requests_by_response.sql"),
     },
+    Migration {
+        version: 5,
+        name: "alert_transitions",
+        sqlite: include_str!("../migrations/sqlite/0005_alert_transitions.sql"),
+        postgres: include_str!("../migrations/postgres/0005_alert_transitions.sql"),
+    },
 ];
 
 const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (\
@@ -40,7 +46,7 @@ const RECORD: &str =
 const PG_LOCK: &str = "SELECT pg_advisory_xact_lock(7395602181)";
 
 /// The newest schema version this build knows.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 5;
 
 /// Applies the migrations not yet applied.
 pub(crate) async fn run(pool: &Pool) -> Result<(), sqlx::Error> {

@@ -52,6 +52,9 @@ pub struct ServeArgs {
     /// TLS-inspecting egress proxy, a self-hosted upstream).
     #[arg(long)]
     pub upstream_ca: Option<PathBuf>,
+    /// Alerts (issue 19).
+    #[command(flatten)]
+    pub alerts: super::alerts::AlertFlags,
 }
 
 impl ServeArgs {
@@ -69,6 +72,7 @@ impl ServeArgs {
         raw.admin_token = self.admin_token;
         raw.workers = self.workers;
         raw.upstream_ca = self.upstream_ca;
+        raw.alerts = self.alerts.into_raw();
         (self.config, raw)
     }
 }
