@@ -86,6 +86,11 @@ pub struct RawConfig {
     // --- issue 19: alerts ---
     /// The `[alerts]` table (rules, window, webhooks).
     pub alerts: Option<crate::alerts::RawAlerts>,
+    /// OTLP/HTTP collector base URL (`/v1/traces` is appended); also
+    /// `OTEL_EXPORTER_OTLP_ENDPOINT`.
+    pub otlp_endpoint: Option<String>,
+    /// `k=v,k2=v2` headers for the collector; also `OTEL_EXPORTER_OTLP_HEADERS`.
+    pub otlp_headers: Option<String>,
     /// Problems found while reading the environment, reported by `validate`.
     #[serde(skip)]
     problems: Vec<String>,
@@ -151,6 +156,8 @@ pub struct Config {
     // --- issue 19: alerts ---
     /// Alert rules and delivery.
     pub alerts: crate::alerts::AlertsConfig,
+    /// OpenTelemetry export, when an endpoint is set.
+    pub otlp: Option<crate::otel::OtlpConfig>,
 }
 
 /// What went wrong reading or validating settings.
@@ -204,6 +211,12 @@ impl RawConfig {
         let mut raw = RawConfig::default();
         for (name, value) in vars {
             let Some(key) = name.strip_prefix("TOOLWARDEN_") else {
+                // --- issue 19: OpenTelemetry's standard variables ---
+                match name.as_str() {
+                    "OTEL_EXPORTER_OTLP_ENDPOINT" => raw.otlp_endpoint = Some(value),
+                    "OTEL_EXPORTER_OTLP_HEADERS" => raw.otlp_headers = Some(value),
+                    _ => {}
+                }
                 continue;
             };
             let key = key.to_ascii_lowercase();
@@ -232,6 +245,7 @@ impl RawConfig {
                     let alerts = raw.alerts.get_or_insert_default();
                     alerts.env(k, &value, &mut raw.problems);
                 }
+                "otlp_endpoint" => raw.otlp_endpoint = Some(value),
                 _ => {}
             }
         }
@@ -279,6 +293,8 @@ impl RawConfig {
                 (Some(base), Some(over)) => Some(base.merge(over)),
                 (base, over) => over.or(base),
             },
+            otlp_endpoint: over.otlp_endpoint.or(self.otlp_endpoint),
+            otlp_headers: over.otlp_headers.or(self.otlp_headers),
             problems,
         }
     }
@@ -359,6 +375,16 @@ impl RawConfig {
         };
         // --- issue 19: alerts ---
         let alerts = self.alerts.unwrap_or_default().validate(&mut problems);
+        let otlp = self
+            .otlp_endpoint
+            .as_deref()
+            .map(str::trim)
+            .filter(|e| !matches!(*e, "" | "none" | "off"))
+            .and_then(|e| {
+                crate::otel::OtlpConfig::parse(e, self.otlp_headers.as_deref())
+                    .map_err(|e| problems.push(e))
+                    .ok()
+            });
         match (listen, openai, anthropic, gemini, repair) {
             (Some(listen), Some(openai), Some(anthropic), Some(gemini), Some(repair))
                 if problems.is_empty() =>
@@ -387,6 +413,7 @@ impl RawConfig {
                     workers,
                     upstream_roots,
                     alerts,
+                    otlp,
                 })
             }
             _ => Err(ConfigError::new(

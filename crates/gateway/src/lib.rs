@@ -37,6 +37,7 @@ pub mod errors;
 pub mod h1;
 pub mod metrics;
 pub mod observe;
+pub mod otel;
 pub mod proxy;
 pub mod recorder;
 pub mod routes;
@@ -52,6 +53,7 @@ pub use config::{
 pub use env::env_lines;
 pub use errors::{ProxyError, ProxyErrorKind};
 pub use metrics::Metrics;
+pub use otel::OtlpConfig;
 pub use proxy::REPAIRED_HEADER;
 pub use recorder::Recorder;
 pub use routes::Provider;

@@ -66,6 +66,8 @@ pub struct Metrics {
     overhead: Histogram,
     /// Firing alerts and webhook counters (issue 19), rendered with the rest.
     pub alerts: Arc<crate::alerts::AlertsBoard>,
+    /// OTLP export counters (issue 19).
+    pub otlp: Arc<crate::otel::OtlpCounters>,
 }
 
 /// Feeds the tool counters from the store's writer, after de-duplication.
@@ -112,6 +114,7 @@ impl Metrics {
             ],
             overhead: Histogram::new(OVERHEAD_BUCKETS),
             alerts: Arc::default(),
+            otlp: Arc::default(),
         }
     }
 
@@ -231,6 +234,7 @@ impl Metrics {
         );
         self.overhead.render(GATEWAY_OVERHEAD_SECONDS, "", &mut out);
         self.alerts.render(&mut out);
+        self.otlp.render(&mut out);
         out
     }
 }

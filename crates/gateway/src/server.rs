@@ -121,7 +121,11 @@ impl Gateway {
                 flush_interval: Duration::from_millis(50),
                 jsonl: config.jsonl.clone(),
             },
-            Arc::new(MetricsObserver(metrics.clone())),
+            crate::otel::observer(
+                config.otlp.as_ref(),
+                MetricsObserver(metrics.clone()),
+                || proxy::upstream::build_client(&config),
+            )?,
         );
         let sinks = Arc::new(Sinks::new(recorder, metrics, detector));
         let admin = admin::admin_router(AdminState {

@@ -52,6 +52,10 @@ pub struct ServeArgs {
     /// TLS-inspecting egress proxy, a self-hosted upstream).
     #[arg(long)]
     pub upstream_ca: Option<PathBuf>,
+    /// Export OpenTelemetry traces (OTLP over HTTP/protobuf) to this
+    /// collector, e.g. http://127.0.0.1:4318 [env: OTEL_EXPORTER_OTLP_ENDPOINT].
+    #[arg(long)]
+    pub otlp_endpoint: Option<String>,
     /// Alerts (issue 19).
     #[command(flatten)]
     pub alerts: super::alerts::AlertFlags,
@@ -73,6 +77,7 @@ impl ServeArgs {
         raw.workers = self.workers;
         raw.upstream_ca = self.upstream_ca;
         raw.alerts = self.alerts.into_raw();
+        raw.otlp_endpoint = self.otlp_endpoint;
         (self.config, raw)
     }
 }
