@@ -363,6 +363,7 @@ pub async fn serve(
                 .strip_prefix("on:")
                 .and_then(|urls| urls.split_once(','))
                 .ok_or("alerts: expected off or on:WEBHOOK,OTLP")?;
+            config.alerts.enabled = true;
             config.alerts.interval = Duration::from_secs(1);
             config.alerts.webhooks = vec![hook.parse().map_err(|e| format!("webhook: {e}"))?];
             config.otlp = Some(toolwarden_gateway::OtlpConfig::parse(otlp, None)?);

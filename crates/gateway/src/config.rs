@@ -469,7 +469,8 @@ fn parse_listen(value: &str) -> Result<SocketAddr, String> {
 
 impl Config {
     /// A config for tests: all three upstreams at `upstream` (e.g. a mock's
-    /// `http://127.0.0.1:PORT`), listen on `127.0.0.1:0`, no database, repair `fix`.
+    /// `http://127.0.0.1:PORT`), listen on `127.0.0.1:0`, no database, repair
+    /// `fix`, alerts off.
     ///
     /// # Panics
     /// If `upstream` is not an http(s) URL (a test bug).
@@ -480,6 +481,11 @@ impl Config {
             anthropic_upstream: Some(upstream.into()),
             gemini_upstream: Some(upstream.into()),
             shutdown_grace_ms: Some(2_000),
+            // Tests that want alerts turn them on (issue 19).
+            alerts: Some(crate::alerts::RawAlerts {
+                enabled: Some(false),
+                ..crate::alerts::RawAlerts::default()
+            }),
             ..RawConfig::default()
         };
         match raw.validate() {
