@@ -62,6 +62,18 @@ impl GatewayChild {
         Self::spawn_with(exe, &["--serve-gateway", upstream, database, jsonl])
     }
 
+    /// [`GatewayChild::spawn`] with alerts and OTLP export `off`, or
+    /// `on:WEBHOOK_URL,OTLP_ENDPOINT` (alerts evaluated every second).
+    pub fn spawn_alerts(
+        exe: &Path,
+        upstream: &str,
+        database: &str,
+        jsonl: &str,
+        alerts: &str,
+    ) -> Result<GatewayChild, String> {
+        Self::spawn_with(exe, &["--serve-gateway", upstream, database, jsonl, alerts])
+    }
+
     /// Start a floor process relaying to `upstream`.
     pub fn spawn_relay(
         exe: &Path,
@@ -336,8 +348,28 @@ fn block_until_stdin_closes() {
 }
 
 /// The child side: serve until stdin closes.
-pub async fn serve(upstream: &str, database: &str, jsonl: &str) -> Result<(), String> {
+pub async fn serve(
+    upstream: &str,
+    database: &str,
+    jsonl: &str,
+    alerts: Option<&str>,
+) -> Result<(), String> {
     let mut config = Config::for_tests(upstream);
+    // Issue 19: `off`, or `on:WEBHOOK,OTLP` (alerts every second, OTLP export).
+    match alerts {
+        Some("off") => config.alerts.enabled = false,
+        Some(on) => {
+            let (hook, otlp) = on
+                .strip_prefix("on:")
+                .and_then(|urls| urls.split_once(','))
+                .ok_or("alerts: expected off or on:WEBHOOK,OTLP")?;
+            config.alerts.enabled = true;
+            config.alerts.interval = Duration::from_secs(1);
+            config.alerts.webhooks = vec![hook.parse().map_err(|e| format!("webhook: {e}"))?];
+            config.otlp = Some(toolwarden_gateway::OtlpConfig::parse(otlp, None)?);
+        }
+        None => {}
+    }
     // "-": no recording (to measure what recording costs).
     config.database = (database != "-").then(|| database.to_string());
     config.jsonl = (jsonl != "-").then(|| jsonl.into());

@@ -13,6 +13,7 @@
 
 #![forbid(unsafe_code)]
 
+mod alerts;
 mod bodies;
 mod child;
 mod load;
@@ -33,9 +34,11 @@ struct Args {
     /// Record to SQLite + JSONL (the default and the measure that counts);
     /// `--record off` shows what recording costs.
     record: bool,
+    /// Requests per gateway in the alerts off/on comparison (0: skipped).
+    alerts_requests: usize,
 }
 
-const USAGE: &str = "usage: toolwarden-bench [--requests N] [--conns N] [--throughput-requests N] [--ttfb-requests N] [--streams N] [--record on|off]";
+const USAGE: &str = "usage: toolwarden-bench [--requests N] [--conns N] [--throughput-requests N] [--ttfb-requests N] [--streams N] [--record on|off] [--alerts-requests N]";
 
 fn parse(args: &[String]) -> Result<Args, String> {
     let mut a = Args {
@@ -45,6 +48,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
         ttfb_requests: 5_000,
         streams: 1_000,
         record: true,
+        alerts_requests: 0,
     };
     let mut it = args.iter();
     while let Some(flag) = it.next() {
@@ -68,6 +72,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
             "--throughput-requests" => a.throughput_requests = n,
             "--ttfb-requests" => a.ttfb_requests = n,
             "--streams" => a.streams = n,
+            "--alerts-requests" => a.alerts_requests = n,
             other => return Err(format!("unknown argument {other}\n{USAGE}")),
         }
     }
@@ -118,11 +123,12 @@ fn main() -> ExitCode {
         };
     }
     if serving {
-        let [_, up, db, jsonl] = args.as_slice() else {
-            eprintln!("--serve-gateway UPSTREAM DATABASE JSONL");
+        let [_, up, db, jsonl, extra @ ..] = args.as_slice() else {
+            eprintln!("--serve-gateway UPSTREAM DATABASE JSONL [off|on:WEBHOOK]");
             return ExitCode::from(2);
         };
-        return match rt.block_on(child::serve(up, db, jsonl)) {
+        let alerts = extra.first().map(String::as_str);
+        return match rt.block_on(child::serve(up, db, jsonl, alerts)) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("{e}");
@@ -488,6 +494,11 @@ async fn run(args: Args) -> Result<(), String> {
         ),
         target: "0",
     });
+    if args.alerts_requests > 0 {
+        let shape = &shapes[0].1;
+        let n = args.alerts_requests;
+        rows.extend(alerts::compare(&exe, &mock.base_url(), dir.path(), shape, n).await?);
+    }
     let peak = gw.peak_rss_bytes();
     rows.push(Row {
         what: "gateway peak RSS over the whole run".into(),

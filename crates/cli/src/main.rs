@@ -32,9 +32,11 @@ enum Command {
     /// Run the gateway: a transparent proxy that records tool calls and
     /// failures (to ./toolwarden.db by default) and repairs mismatched
     /// conversations.
-    Serve(cmd::serve::ServeArgs),
+    Serve(Box<cmd::serve::ServeArgs>),
     /// Which tools fail, how often, for which model, in which sessions.
     Stats(cmd::stats::StatsArgs),
+    /// The alerts firing now and the latest transitions.
+    Alerts(cmd::alerts::AlertsArgs),
     /// Print the shell lines that point Claude Code, Codex CLI and the
     /// OpenAI / Anthropic / Gemini SDKs at the gateway.
     Env {
@@ -107,8 +109,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     init_tracing();
     let result = match cli.command {
-        Command::Serve(args) => cmd::serve::run(args),
+        Command::Serve(args) => cmd::serve::run(*args),
         Command::Stats(args) => cmd::stats::run(args),
+        Command::Alerts(args) => cmd::alerts::run(args),
         Command::Env { listen } => cmd::env::run(listen),
         Command::Check {
             dialect,

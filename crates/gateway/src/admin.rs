@@ -77,6 +77,8 @@ pub fn admin_router(state: AdminState) -> Router {
 pub fn routes() -> Router<AdminState> {
     Router::new()
         .route("/api/stats", get(stats))
+        .route("/api/alerts", get(crate::alerts::api))
+        .route("/dashboard/alerts.js", get(crate::alerts::strip_js))
         .merge(crate::dashboard::routes())
         .fallback(not_found)
 }

@@ -115,6 +115,14 @@ pub struct RawConfig {
     /// Base URL of the ChatGPT backend, for `…/backend-api/codex/responses`
     /// (the Codex CLI signed in with ChatGPT).
     pub chatgpt_upstream: Option<String>,
+    // --- issue 19: alerts ---
+    /// The `[alerts]` table (rules, window, webhooks).
+    pub alerts: Option<crate::alerts::RawAlerts>,
+    /// OTLP/HTTP collector base URL (`/v1/traces` is appended); also
+    /// `OTEL_EXPORTER_OTLP_ENDPOINT`.
+    pub otlp_endpoint: Option<String>,
+    /// `k=v,k2=v2` headers for the collector; also `OTEL_EXPORTER_OTLP_HEADERS`.
+    pub otlp_headers: Option<String>,
     /// Problems found while reading the environment, reported by `validate`.
     #[serde(skip)]
     problems: Vec<String>,
@@ -190,6 +198,11 @@ pub struct Config {
     pub max_client_connections: usize,
     /// WebSocket mode: the largest message either side may send.
     pub ws_max_message_bytes: usize,
+    // --- issue 19: alerts ---
+    /// Alert rules and delivery.
+    pub alerts: crate::alerts::AlertsConfig,
+    /// OpenTelemetry export, when an endpoint is set.
+    pub otlp: Option<crate::otel::OtlpConfig>,
 }
 
 /// What went wrong reading or validating settings.
@@ -243,6 +256,12 @@ impl RawConfig {
         let mut raw = RawConfig::default();
         for (name, value) in vars {
             let Some(key) = name.strip_prefix("TOOLWARDEN_") else {
+                // --- issue 19: OpenTelemetry's standard variables ---
+                match name.as_str() {
+                    "OTEL_EXPORTER_OTLP_ENDPOINT" => raw.otlp_endpoint = Some(value),
+                    "OTEL_EXPORTER_OTLP_HEADERS" => raw.otlp_headers = Some(value),
+                    _ => {}
+                }
                 continue;
             };
             let key = key.to_ascii_lowercase();
@@ -279,6 +298,12 @@ impl RawConfig {
                 }
                 "ws_max_message_bytes" => raw.ws_max_message_bytes = raw.env_number(&name, &value),
                 "chatgpt_upstream" => raw.chatgpt_upstream = Some(value),
+                // --- issue 19: alerts ---
+                k if k.starts_with("alert_") => {
+                    let alerts = raw.alerts.get_or_insert_default();
+                    alerts.env(k, &value, &mut raw.problems);
+                }
+                "otlp_endpoint" => raw.otlp_endpoint = Some(value),
                 _ => {}
             }
         }
@@ -327,6 +352,13 @@ impl RawConfig {
             max_client_connections: over.max_client_connections.or(self.max_client_connections),
             ws_max_message_bytes: over.ws_max_message_bytes.or(self.ws_max_message_bytes),
             chatgpt_upstream: over.chatgpt_upstream.or(self.chatgpt_upstream),
+            // --- issue 19: alerts ---
+            alerts: match (self.alerts, over.alerts) {
+                (Some(base), Some(over)) => Some(base.merge(over)),
+                (base, over) => over.or(base),
+            },
+            otlp_endpoint: over.otlp_endpoint.or(self.otlp_endpoint),
+            otlp_headers: over.otlp_headers.or(self.otlp_headers),
             problems,
         }
     }
@@ -416,6 +448,18 @@ impl RawConfig {
             }),
             None => Vec::new(),
         };
+        // --- issue 19: alerts ---
+        let alerts = self.alerts.unwrap_or_default().validate(&mut problems);
+        let otlp = self
+            .otlp_endpoint
+            .as_deref()
+            .map(str::trim)
+            .filter(|e| !matches!(*e, "" | "none" | "off"))
+            .and_then(|e| {
+                crate::otel::OtlpConfig::parse(e, self.otlp_headers.as_deref())
+                    .map_err(|e| problems.push(e))
+                    .ok()
+            });
         // Endurance (issue 14): client timeouts and the connection cap.
         let mut positive = |key: &str, value: Option<u64>, default: u64| {
             let v = value.unwrap_or(default);
@@ -478,6 +522,8 @@ impl RawConfig {
                 client_body_timeout: Duration::from_millis(client_body_timeout_ms),
                 max_client_connections: usize::try_from(max_client_connections)
                     .unwrap_or(usize::MAX),
+                alerts,
+                otlp,
             }),
             _ => Err(ConfigError::new(
                 ConfigErrorKind::InvalidValue,
@@ -532,7 +578,8 @@ fn parse_listen(value: &str) -> Result<SocketAddr, String> {
 
 impl Config {
     /// A config for tests: all three upstreams at `upstream` (e.g. a mock's
-    /// `http://127.0.0.1:PORT`), listen on `127.0.0.1:0`, no database, repair `fix`.
+    /// `http://127.0.0.1:PORT`), listen on `127.0.0.1:0`, no database, repair
+    /// `fix`, alerts off.
     ///
     /// # Panics
     /// If `upstream` is not an http(s) URL (a test bug).
@@ -544,6 +591,11 @@ impl Config {
             gemini_upstream: Some(upstream.into()),
             chatgpt_upstream: Some(upstream.into()),
             shutdown_grace_ms: Some(2_000),
+            // Tests that want alerts turn them on (issue 19).
+            alerts: Some(crate::alerts::RawAlerts {
+                enabled: Some(false),
+                ..crate::alerts::RawAlerts::default()
+            }),
             ..RawConfig::default()
         };
         match raw.validate() {

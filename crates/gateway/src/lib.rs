@@ -28,6 +28,7 @@
 #![forbid(unsafe_code)]
 
 pub mod admin;
+pub mod alerts;
 pub mod body;
 mod config;
 pub mod dashboard;
@@ -37,6 +38,7 @@ pub mod h1;
 pub mod limits;
 pub mod metrics;
 pub mod observe;
+pub mod otel;
 pub mod proxy;
 pub mod recorder;
 pub mod routes;
@@ -45,6 +47,7 @@ mod upstream_url;
 mod worker;
 pub mod ws;
 
+pub use alerts::{AlertsConfig, RawAlerts, RawRule};
 pub use config::{
     Config, ConfigError, ConfigErrorKind, DEFAULT_ANTHROPIC_UPSTREAM, DEFAULT_GEMINI_UPSTREAM,
     DEFAULT_LISTEN, DEFAULT_OPENAI_UPSTREAM, RawConfig, RepairMode, Upstreams,
@@ -52,6 +55,7 @@ pub use config::{
 pub use env::env_lines;
 pub use errors::{ProxyError, ProxyErrorKind};
 pub use metrics::Metrics;
+pub use otel::OtlpConfig;
 pub use proxy::REPAIRED_HEADER;
 pub use recorder::Recorder;
 pub use routes::Provider;

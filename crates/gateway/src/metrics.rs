@@ -64,6 +64,10 @@ pub struct Metrics {
     unparsed_responses: Family,
     upstream_latency: [Histogram; 3],
     overhead: Histogram,
+    /// Firing alerts and webhook counters (issue 19), rendered with the rest.
+    pub alerts: Arc<crate::alerts::AlertsBoard>,
+    /// OTLP export counters (issue 19).
+    pub otlp: Arc<crate::otel::OtlpCounters>,
 }
 
 /// Feeds the tool counters from the store's writer, after de-duplication.
@@ -109,6 +113,8 @@ impl Metrics {
                 Histogram::new(LATENCY_BUCKETS),
             ],
             overhead: Histogram::new(OVERHEAD_BUCKETS),
+            alerts: Arc::default(),
+            otlp: Arc::default(),
         }
     }
 
@@ -227,6 +233,8 @@ impl Metrics {
             "# HELP {GATEWAY_OVERHEAD_SECONDS} Gateway processing time on the request path.\n# TYPE {GATEWAY_OVERHEAD_SECONDS} histogram"
         );
         self.overhead.render(GATEWAY_OVERHEAD_SECONDS, "", &mut out);
+        self.alerts.render(&mut out);
+        self.otlp.render(&mut out);
         out
     }
 }

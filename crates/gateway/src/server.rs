@@ -123,7 +123,11 @@ impl Gateway {
                 flush_interval: Duration::from_millis(50),
                 jsonl: config.jsonl.clone(),
             },
-            Arc::new(MetricsObserver(metrics.clone())),
+            crate::otel::observer(
+                config.otlp.as_ref(),
+                MetricsObserver(metrics.clone()),
+                || proxy::upstream::build_client(&config),
+            )?,
         );
         let sinks = Arc::new(Sinks::new(recorder, metrics, detector));
         let admin = admin::admin_router(AdminState {
@@ -143,6 +147,13 @@ impl Gateway {
             connections,
         });
         let (shutdown, shutdown_rx) = watch::channel(false);
+        crate::alerts::start(
+            &shared.config,
+            shared.store.as_ref(),
+            &shared.sinks,
+            addr,
+            shutdown_rx.clone(),
+        )?;
         let (force, force_rx) = watch::channel(false);
         let (guard, connections) = mpsc::channel(1);
         let mut workers = Vec::with_capacity(shared.config.workers);

@@ -10,6 +10,7 @@
 //!   ones, streaming included, and the request bytes arrive unchanged;
 //! - `faults`: upstream down, slow, reset mid-stream, 5xx, malformed SSE;
 //! - `secrets`: credentials never reach the SQLite file or the JSONL log;
+//! - `alerts`, `otel` (issue 19): webhook and OTLP receivers on 127.0.0.1;
 //! - `compressed`: zstd / gzip / br / deflate request and response bodies
 //!   are read from decoded copies and forwarded as they came (repaired ones
 //!   as plain JSON); undecodable ones go as they came;
@@ -27,6 +28,7 @@ mod e2e {
     pub mod convo;
     pub mod support;
 
+    mod alerts;
     mod compressed;
     mod corpus;
     mod counts;
@@ -35,6 +37,7 @@ mod e2e {
     mod fidelity;
     mod gemini_sessions;
     mod head;
+    mod otel;
     mod repair;
     mod rewritten_ids;
     mod secrets;

@@ -106,6 +106,7 @@ mod registry;
 pub mod render;
 mod tool;
 mod validate;
+mod watch;
 
 pub use context::{Context, ContextBuilder, User, WorkingDir};
 pub use errors::{FatalError, HttpError, UNEXPECTED_MESSAGE};
@@ -120,3 +121,4 @@ pub use registry::{Registry, RegistryError, RegistryErrorKind, ToolState};
 pub use tool::{
     BoxError, FnTool, Tool, Typed, TypedFnTool, TypedTool, schema_of, tool_fn, typed, typed_fn,
 };
+pub use watch::{HealthEvent, HealthWatch};

@@ -50,6 +50,7 @@
 
 #![forbid(unsafe_code)]
 
+mod alerts;
 mod bulk;
 mod error;
 mod event;
@@ -63,6 +64,7 @@ mod store;
 mod turns;
 mod write;
 
+pub use alerts::{AlertTransition, AlertWindow, LONGEST_TOOL_MS, RequestWindowRow, ToolWindowRow};
 pub use error::{StoreError, StoreErrorKind, redact_url};
 pub use event::{Event, RequestRecord, ToolCallRecord, ToolResultRecord, TurnRef};
 pub use migrate::SCHEMA_VERSION;

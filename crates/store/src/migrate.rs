@@ -41,6 +41,12 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../migrations/sqlite/0004_bounded_pairing_lookups.sql"),
         postgres: include_str!("../migrations/postgres/0004_bounded_pairing_lookups.sql"),
     },
+    Migration {
+        version: 5,
+        name: "alert_transitions",
+        sqlite: include_str!("../migrations/sqlite/0005_alert_transitions.sql"),
+        postgres: include_str!("../migrations/postgres/0005_alert_transitions.sql"),
+    },
 ];
 
 const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (\
@@ -52,7 +58,7 @@ const RECORD: &str =
 const PG_LOCK: &str = "SELECT pg_advisory_xact_lock(7395602181)";
 
 /// The newest schema version this build knows.
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 
 /// Applies the migrations not yet applied.
 pub(crate) async fn run(pool: &Pool) -> Result<(), sqlx::Error> {

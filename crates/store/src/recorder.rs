@@ -70,6 +70,16 @@ pub trait Observer: Send + Sync + 'static {
     fn on_tool_call(&self, _rec: &ToolCallRecord) {}
     /// A new tool result and the tool name it was resolved to.
     fn on_tool_result(&self, _rec: &ToolResultRecord, _resolved_tool: &str) {}
+    /// [`Observer::on_tool_result`] with the result's execution time (ms)
+    /// as the store computed it, when known; by default calls `on_tool_result`.
+    fn on_tool_result_timed(
+        &self,
+        rec: &ToolResultRecord,
+        resolved_tool: &str,
+        _exec_ms: Option<f64>,
+    ) {
+        self.on_tool_result(rec, resolved_tool);
+    }
 }
 
 /// An [`Observer`] that does nothing.
@@ -579,7 +589,7 @@ impl Writer {
                 (Event::Request(r), _) => self.observer.on_request(r),
                 (Event::ToolCall(c), _) => self.observer.on_tool_call(c),
                 (Event::ToolResult(r), Outcome::NewResult { tool, exec_ms }) => {
-                    self.observer.on_tool_result(r, tool);
+                    self.observer.on_tool_result_timed(r, tool, *exec_ms);
                     if self.jsonl.is_some() {
                         let mut r = r.clone();
                         r.tool = Some(tool.clone());

@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub mod alerts;
 pub mod check;
 pub mod env;
 pub mod eval;

@@ -60,6 +60,13 @@ pub struct ServeArgs {
     /// [default: 16 MiB].
     #[arg(long)]
     pub ws_max_message_bytes: Option<u64>,
+    /// Export OpenTelemetry traces (OTLP over HTTP/protobuf) to this
+    /// collector, e.g. http://127.0.0.1:4318 [env: OTEL_EXPORTER_OTLP_ENDPOINT].
+    #[arg(long)]
+    pub otlp_endpoint: Option<String>,
+    /// Alerts (issue 19).
+    #[command(flatten)]
+    pub alerts: super::alerts::AlertFlags,
 }
 
 impl ServeArgs {
@@ -79,6 +86,8 @@ impl ServeArgs {
         raw.admin_token = self.admin_token;
         raw.workers = self.workers;
         raw.upstream_ca = self.upstream_ca;
+        raw.alerts = self.alerts.into_raw();
+        raw.otlp_endpoint = self.otlp_endpoint;
         (self.config, raw)
     }
 }

@@ -145,13 +145,21 @@ impl Executor {
             self.registry.count_unknown();
             return self.unknown_tool(call, start);
         };
+        // Named and attributed as the OpenTelemetry GenAI conventions'
+        // `execute_tool` span (the gateway exports the same), so
+        // `tracing-opentelemetry` gives the same picture.
         let span = tracing::info_span!(
-            "tool_call",
-            tool = %entry.name,
+            "execute_tool",
+            "otel.name" = %format_args!("execute_tool {}", entry.name),
+            "gen_ai.operation.name" = "execute_tool",
+            "gen_ai.tool.name" = %entry.name,
+            "gen_ai.tool.call.id" = %call.id,
+            "gen_ai.tool.type" = "function",
             called_as = %call.name,
-            call_id = %call.id,
             attempts = Empty,
             outcome = Empty,
+            "error.type" = Empty,
+            "otel.status_code" = Empty,
         );
         if span.is_disabled() {
             // No subscriber wants it: skip the wrapper (and a copy of the
@@ -164,6 +172,12 @@ impl Executor {
             .await;
         span.record("attempts", outcome.attempts);
         span.record("outcome", report::status_str(&outcome));
+        let status = report::status_str(&outcome);
+        if status != "success" {
+            let kind = outcome.error.as_ref().map_or(status, |f| f.kind.name());
+            span.record("error.type", kind);
+            span.record("otel.status_code", "ERROR");
+        }
         outcome
     }
 

@@ -3,6 +3,7 @@
 //! `TOOLWARDEN_TEST_POSTGRES_URL` is set (`URL=$(.ci/pg.sh start)`), else
 //! the PostgreSQL half prints a loud skip line.
 
+mod alerts;
 mod batches;
 mod scenarios;
 mod support;

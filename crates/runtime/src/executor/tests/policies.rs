@@ -312,9 +312,11 @@ async fn aliases_run_the_tool_and_logs_show_both_names() {
         .await;
     assert_eq!(o.tool, "cat");
     let ev = cap.find("tool resource not found");
-    assert_eq!(ev.span_fields["tool"], "read_file");
+    // The OpenTelemetry GenAI `execute_tool` span's attributes.
+    assert_eq!(ev.span_fields["gen_ai.tool.name"], "read_file");
     assert_eq!(ev.span_fields["called_as"], "cat");
-    assert_eq!(ev.span_fields["call_id"], "c1");
+    assert_eq!(ev.span_fields["gen_ai.tool.call.id"], "c1");
+    assert_eq!(ev.span_fields["gen_ai.operation.name"], "execute_tool");
     assert_eq!(
         ex.registry()
             .error_summary()

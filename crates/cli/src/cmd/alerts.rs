@@ -1,0 +1,146 @@
+//! `toolwarden alerts`: the alerts firing now and the latest transitions,
+//! read from the database (every gateway on it agrees); and the `serve`
+//! flags for alerts.
+
+use std::{fmt::Write as _, path::PathBuf};
+
+use clap::Args;
+use toolwarden_gateway::{RawAlerts, RawRule};
+use toolwarden_store::{AlertTransition, Store};
+
+use super::{CmdError, Outcome};
+use crate::config;
+
+/// Flags of `alerts`.
+#[derive(Debug, Args)]
+pub struct AlertsArgs {
+    /// sqlite://PATH, a plain path or postgres://… [default: the configured
+    /// database, else sqlite://toolwarden.db].
+    #[arg(long)]
+    pub database: Option<String>,
+    /// Print JSON: `{"firing": [...], "recent": [...]}`.
+    #[arg(long)]
+    pub json: bool,
+    /// How many recent transitions to show.
+    #[arg(long, default_value_t = 20)]
+    pub limit: usize,
+    /// A TOML config file to read `database` from.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+}
+
+/// The alert flags of `serve` (the rest is in `[alerts]` of the config file).
+#[derive(Debug, Default, Args)]
+pub struct AlertFlags {
+    /// POST each alert transition to this URL; repeatable.
+    #[arg(long = "alert-webhook", value_name = "URL")]
+    pub alert_webhook: Vec<String>,
+    /// Webhook payload: alertmanager (default) or slack.
+    #[arg(long)]
+    pub alert_format: Option<String>,
+    /// The alerts' sliding window in milliseconds [default: 900000].
+    #[arg(long)]
+    pub alert_window_ms: Option<u64>,
+    /// Tool failure rate above which an alert fires [default: 0.05].
+    #[arg(long)]
+    pub alert_failure_rate: Option<f64>,
+    /// Results needed in the window before the failure rate can fire [default: 20].
+    #[arg(long)]
+    pub alert_min_results: Option<u64>,
+    /// Turn alert evaluation off.
+    #[arg(long)]
+    pub no_alerts: bool,
+}
+
+impl AlertFlags {
+    /// The flags as a `[alerts]` layer (`None` when none was given).
+    pub fn into_raw(self) -> Option<RawAlerts> {
+        let failure_rate = (self.alert_failure_rate.is_some() || self.alert_min_results.is_some())
+            .then_some(RawRule {
+                enabled: None,
+                threshold: self.alert_failure_rate,
+                min_volume: self.alert_min_results,
+            });
+        let raw = RawAlerts {
+            enabled: self.no_alerts.then_some(false),
+            webhooks: (!self.alert_webhook.is_empty()).then_some(self.alert_webhook),
+            format: self.alert_format,
+            window_ms: self.alert_window_ms,
+            failure_rate,
+            ..RawAlerts::default()
+        };
+        (raw != RawAlerts::default()).then_some(raw)
+    }
+}
+
+/// Print the alerts.
+pub fn run(args: AlertsArgs) -> Result<Outcome, CmdError> {
+    let mut raw = config::file_and_env(args.config.as_deref())?;
+    if args.database.is_some() {
+        raw.database = args.database.clone();
+    }
+    config::database_or_default(&mut raw);
+    let url = raw.database.unwrap_or_default();
+    if let Some(path) = config::sqlite_path(&url)
+        && !path.exists()
+    {
+        return Err(CmdError(format!(
+            "no database at {}: start `toolwarden serve` first, or pass --database",
+            path.display()
+        )));
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let (states, recent) = runtime.block_on(async {
+        let store = Store::open(&url).await?;
+        let states = store.alert_states().await;
+        let recent = store.alert_history(args.limit).await;
+        store.close().await;
+        Ok::<_, CmdError>((states?, recent?))
+    })?;
+    let firing: Vec<AlertTransition> = states.into_iter().filter(|s| s.state == "firing").collect();
+    if args.json {
+        let doc = serde_json::json!({"firing": firing, "recent": recent});
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+    } else {
+        print!("{}", render(&firing, &recent));
+    }
+    Ok(Outcome::Ok)
+}
+
+fn render(firing: &[AlertTransition], recent: &[AlertTransition]) -> String {
+    let mut out = String::from("Firing\n");
+    if firing.is_empty() {
+        out.push_str("  none\n");
+    }
+    let row = |out: &mut String, t: &AlertTransition| {
+        let _ = writeln!(
+            out,
+            "  {:<9} {:<20} {:<24} {:<28} value {} > {} (volume {}) since {}",
+            t.state,
+            t.rule,
+            t.tool,
+            t.model,
+            fmt_value(&t.rule, t.value),
+            fmt_value(&t.rule, t.threshold),
+            t.volume,
+            t.started_ms
+        );
+    };
+    for t in firing {
+        row(&mut out, t);
+    }
+    out.push_str("\nRecent transitions\n");
+    if recent.is_empty() {
+        out.push_str("  none\n");
+    }
+    for t in recent {
+        row(&mut out, t);
+    }
+    out
+}
+
+fn fmt_value(rule: &str, value: f64) -> String {
+    toolwarden_gateway::alerts::rules::RuleName::format_value(rule, value)
+}

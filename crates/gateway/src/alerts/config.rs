@@ -1,0 +1,366 @@
+//! The `[alerts]` settings: [`RawAlerts`] as read (TOML table, `TOOLWARDEN_ALERT_*`
+//! variables, `serve` flags), validated once into [`AlertsConfig`].
+//!
+//! ```toml
+//! [alerts]
+//! window_ms = 900000          # the sliding window (15 min)
+//! interval_ms = 30000         # how often the rules are evaluated
+//! resolve_ratio = 0.8         # hysteresis: resolve at ≤ 80 % of the threshold
+//! webhooks = ["https://alertmanager.example/api/v2/…"]
+//! format = "alertmanager"     # or "slack"
+//!
+//! [alerts.failure_rate]
+//! threshold = 0.05
+//! min_volume = 20
+//!
+//! [alerts.repairs]
+//! enabled = false
+//! ```
+
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use http::Uri;
+
+const DEFAULT_WINDOW_MS: u64 = 15 * 60 * 1000;
+const DEFAULT_INTERVAL_MS: u64 = 30_000;
+const DEFAULT_RESOLVE_RATIO: f64 = 0.8;
+const DEFAULT_QUEUE: u64 = 256;
+const DEFAULT_RETRIES: u64 = 5;
+const DEFAULT_TIMEOUT_MS: u64 = 5_000;
+
+/// One rule's settings as read.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RawRule {
+    /// `false` turns the rule off.
+    pub enabled: Option<bool>,
+    /// Fires when the value is above this.
+    pub threshold: Option<f64>,
+    /// No firing below this volume (results, requests, events).
+    pub min_volume: Option<u64>,
+}
+
+/// `[alerts]` as read; every field optional.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RawAlerts {
+    /// `false`: no evaluation at all.
+    pub enabled: Option<bool>,
+    /// The sliding window, ms.
+    pub window_ms: Option<u64>,
+    /// Evaluation period, ms.
+    pub interval_ms: Option<u64>,
+    /// A firing alert resolves when its value is ≤ threshold × this (0..=1).
+    pub resolve_ratio: Option<f64>,
+    /// Webhook URLs, one POST per transition each.
+    pub webhooks: Option<Vec<String>>,
+    /// `alertmanager` (default) or `slack`.
+    pub format: Option<String>,
+    /// Notifications waiting per webhook; beyond it they are dropped and counted.
+    pub queue: Option<u64>,
+    /// Retries per notification after the first attempt.
+    pub retries: Option<u64>,
+    /// Time allowed per webhook attempt, ms.
+    pub timeout_ms: Option<u64>,
+    /// This gateway's name in alerts about its own counters (default: host:port).
+    pub instance: Option<String>,
+    /// Tool failure rate (per tool, per tool × model).
+    pub failure_rate: Option<RawRule>,
+    /// Mean estimated client-side execution time, ms.
+    pub exec_time: Option<RawRule>,
+    /// Pairing defects repaired.
+    pub repairs: Option<RawRule>,
+    /// Upstream error rate (429, 5xx, gateway errors).
+    pub upstream_errors: Option<RawRule>,
+    /// Events the recorder dropped (this gateway).
+    pub events_dropped: Option<RawRule>,
+}
+
+/// The payload shape of webhook notifications.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum AlertFormat {
+    /// Prometheus Alertmanager's webhook payload (version 4).
+    #[default]
+    Alertmanager,
+    /// Slack incoming webhook: `{"text": …}`.
+    Slack,
+}
+
+/// A rule that is on.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Threshold {
+    /// Fires above this.
+    pub threshold: f64,
+    /// Not below this volume.
+    pub min_volume: u64,
+}
+
+/// The rules; `None` = off.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rules {
+    /// Failures / results > threshold (default 0.05, ≥ 20 results).
+    pub failure_rate: Option<Threshold>,
+    /// Mean execution ms > threshold (default 5000, ≥ 5 timed results).
+    pub exec_time: Option<Threshold>,
+    /// Repairs > threshold (default 0).
+    pub repairs: Option<Threshold>,
+    /// Upstream errors / requests > threshold (default 0.05, ≥ 20 requests).
+    pub upstream_errors: Option<Threshold>,
+    /// Dropped events > threshold (default 0).
+    pub events_dropped: Option<Threshold>,
+}
+
+/// Validated alert settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AlertsConfig {
+    /// Evaluate at all (needs a database).
+    pub enabled: bool,
+    /// The sliding window.
+    pub window: Duration,
+    /// Evaluation period.
+    pub interval: Duration,
+    /// Hysteresis factor in `0..=1`.
+    pub resolve_ratio: f64,
+    /// The rules.
+    pub rules: Rules,
+    /// Webhook URLs (http or https; their paths may hold secrets: never logged).
+    pub webhooks: Vec<Uri>,
+    /// Payload shape.
+    pub format: AlertFormat,
+    /// Per-webhook queue bound.
+    pub queue: usize,
+    /// Retries after the first attempt.
+    pub retries: u32,
+    /// Per-attempt timeout.
+    pub timeout: Duration,
+    /// This gateway's name, when set.
+    pub instance: Option<String>,
+}
+
+// === impl RawAlerts ===
+
+impl RawAlerts {
+    /// `TOOLWARDEN_ALERT_WEBHOOK` (comma-separated or a JSON array),
+    /// `TOOLWARDEN_ALERT_FORMAT`, `TOOLWARDEN_ALERT_WINDOW_MS` (`key` is the
+    /// lower-cased name without the prefix); other names are ignored.
+    pub(crate) fn env(&mut self, key: &str, value: &str, problems: &mut Vec<String>) {
+        match key {
+            "alert_webhook" | "alert_webhooks" => self.webhooks = Some(env_list(value)),
+            "alert_format" => self.format = Some(value.to_string()),
+            "alert_window_ms" => match value.trim().parse() {
+                Ok(n) => self.window_ms = Some(n),
+                Err(_) => problems.push(format!(
+                    "TOOLWARDEN_ALERT_WINDOW_MS={value:?}: expected a whole number"
+                )),
+            },
+            _ => {}
+        }
+    }
+
+    /// Field by field, `over` wins where it has a value.
+    pub fn merge(self, over: RawAlerts) -> RawAlerts {
+        RawAlerts {
+            enabled: over.enabled.or(self.enabled),
+            window_ms: over.window_ms.or(self.window_ms),
+            interval_ms: over.interval_ms.or(self.interval_ms),
+            resolve_ratio: over.resolve_ratio.or(self.resolve_ratio),
+            webhooks: over.webhooks.or(self.webhooks),
+            format: over.format.or(self.format),
+            queue: over.queue.or(self.queue),
+            retries: over.retries.or(self.retries),
+            timeout_ms: over.timeout_ms.or(self.timeout_ms),
+            instance: over.instance.or(self.instance),
+            failure_rate: merge_rule(self.failure_rate, over.failure_rate),
+            exec_time: merge_rule(self.exec_time, over.exec_time),
+            repairs: merge_rule(self.repairs, over.repairs),
+            upstream_errors: merge_rule(self.upstream_errors, over.upstream_errors),
+            events_dropped: merge_rule(self.events_dropped, over.events_dropped),
+        }
+    }
+
+    /// Defaults applied; every problem, joined, as the error.
+    pub fn validated(self) -> Result<AlertsConfig, String> {
+        let mut problems = Vec::new();
+        let config = self.validate(&mut problems);
+        if problems.is_empty() {
+            Ok(config)
+        } else {
+            Err(problems.join("; "))
+        }
+    }
+
+    /// Defaults applied, every problem pushed to `problems`.
+    pub(crate) fn validate(self, problems: &mut Vec<String>) -> AlertsConfig {
+        let mut positive = |name: &str, value: Option<u64>, default: u64| {
+            let v = value.unwrap_or(default);
+            if v == 0 {
+                problems.push(format!("alerts.{name} must be greater than 0"));
+                default
+            } else {
+                v
+            }
+        };
+        let window_ms = positive("window_ms", self.window_ms, DEFAULT_WINDOW_MS);
+        let interval_ms = positive("interval_ms", self.interval_ms, DEFAULT_INTERVAL_MS);
+        let queue = positive("queue", self.queue, DEFAULT_QUEUE);
+        let timeout_ms = positive("timeout_ms", self.timeout_ms, DEFAULT_TIMEOUT_MS);
+        let resolve_ratio = self.resolve_ratio.unwrap_or(DEFAULT_RESOLVE_RATIO);
+        if !(0.0..=1.0).contains(&resolve_ratio) {
+            problems.push(format!(
+                "alerts.resolve_ratio {resolve_ratio}: expected 0 to 1"
+            ));
+        }
+        let format = match self.format.as_deref().map(str::trim) {
+            None | Some("alertmanager") => AlertFormat::Alertmanager,
+            Some("slack") => AlertFormat::Slack,
+            Some(other) => {
+                problems.push(format!(
+                    "alerts.format {other:?}: expected alertmanager or slack"
+                ));
+                AlertFormat::Alertmanager
+            }
+        };
+        let webhooks = self
+            .webhooks
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|url| {
+                webhook_uri(&url)
+                    .map_err(|e| problems.push(format!("alert webhook: {e}")))
+                    .ok()
+            })
+            .collect();
+        let mut rule = |name: &str, raw: Option<RawRule>, threshold: f64, min_volume: u64| {
+            let raw = raw.unwrap_or_default();
+            let t = raw.threshold.unwrap_or(threshold);
+            if !t.is_finite() || t < 0.0 {
+                problems.push(format!("alerts.{name}.threshold {t}: expected ≥ 0"));
+            }
+            (raw.enabled != Some(false)).then_some(Threshold {
+                threshold: t,
+                min_volume: raw.min_volume.unwrap_or(min_volume),
+            })
+        };
+        let rules = Rules {
+            failure_rate: rule("failure_rate", self.failure_rate, 0.05, 20),
+            exec_time: rule("exec_time", self.exec_time, 5_000.0, 5),
+            repairs: rule("repairs", self.repairs, 0.0, 1),
+            upstream_errors: rule("upstream_errors", self.upstream_errors, 0.05, 20),
+            events_dropped: rule("events_dropped", self.events_dropped, 0.0, 1),
+        };
+        AlertsConfig {
+            enabled: self.enabled != Some(false),
+            window: Duration::from_millis(window_ms),
+            interval: Duration::from_millis(interval_ms),
+            resolve_ratio,
+            rules,
+            webhooks,
+            format,
+            queue: usize::try_from(queue).unwrap_or(usize::MAX),
+            retries: u32::try_from(self.retries.unwrap_or(DEFAULT_RETRIES)).unwrap_or(u32::MAX),
+            timeout: Duration::from_millis(timeout_ms),
+            instance: self.instance.filter(|s| !s.is_empty()),
+        }
+    }
+}
+
+/// An http(s) URL with a host (the error names neither path nor query).
+fn webhook_uri(url: &str) -> Result<Uri, String> {
+    let uri: Uri = url.trim().parse().map_err(|_| "not a URL".to_string())?;
+    match (uri.scheme_str(), uri.host()) {
+        (Some("http" | "https"), Some(host)) if !host.is_empty() => Ok(uri),
+        (Some("http" | "https"), _) => Err("missing host".into()),
+        _ => Err(format!(
+            "{}: expected an http:// or https:// URL",
+            uri.scheme_str().unwrap_or("no scheme")
+        )),
+    }
+}
+
+/// A JSON array or a comma-separated list.
+fn env_list(value: &str) -> Vec<String> {
+    if let Ok(list) = serde_json::from_str::<Vec<String>>(value.trim()) {
+        return list;
+    }
+    value
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(String::from)
+        .collect()
+}
+
+fn merge_rule(base: Option<RawRule>, over: Option<RawRule>) -> Option<RawRule> {
+    match (base, over) {
+        (Some(b), Some(o)) => Some(RawRule {
+            enabled: o.enabled.or(b.enabled),
+            threshold: o.threshold.or(b.threshold),
+            min_volume: o.min_volume.or(b.min_volume),
+        }),
+        (b, o) => o.or(b),
+    }
+}
+
+impl Default for AlertsConfig {
+    /// The defaults of the issue: 15-minute window, every rule on.
+    fn default() -> Self {
+        RawAlerts::default().validate(&mut Vec::new())
+    }
+}
+
+impl AlertFormat {
+    /// `alertmanager` or `slack`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AlertFormat::Alertmanager => "alertmanager",
+            AlertFormat::Slack => "slack",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_the_issues() {
+        let c = AlertsConfig::default();
+        assert!(c.enabled);
+        assert_eq!(c.window, Duration::from_secs(900));
+        let fr = c.rules.failure_rate.unwrap();
+        assert_eq!((fr.threshold, fr.min_volume), (0.05, 20));
+        assert_eq!(c.rules.exec_time.unwrap().threshold, 5_000.0);
+        assert_eq!(c.format, AlertFormat::Alertmanager);
+    }
+
+    #[test]
+    fn rules_turn_off_and_bad_values_are_reported() {
+        let raw: RawAlerts = toml::from_str(
+            "format = \"pager\"\nwindow_ms = 0\nwebhooks = [\"ftp://x\"]\n[repairs]\nenabled = false\n[failure_rate]\nthreshold = -1.0",
+        )
+        .unwrap();
+        let mut problems = Vec::new();
+        let c = raw.validate(&mut problems);
+        assert!(c.rules.repairs.is_none());
+        assert_eq!(problems.len(), 4, "{problems:?}");
+    }
+
+    #[test]
+    fn flags_override_the_file_rule_by_rule() {
+        let file: RawAlerts = toml::from_str("[failure_rate]\nmin_volume = 50").unwrap();
+        let flags = RawAlerts {
+            failure_rate: Some(RawRule {
+                threshold: Some(0.1),
+                ..RawRule::default()
+            }),
+            format: Some("slack".into()),
+            ..RawAlerts::default()
+        };
+        let c = file.merge(flags).validate(&mut Vec::new());
+        let fr = c.rules.failure_rate.unwrap();
+        assert_eq!((fr.threshold, fr.min_volume), (0.1, 50));
+        assert_eq!(c.format, AlertFormat::Slack);
+    }
+}

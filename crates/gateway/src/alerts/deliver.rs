@@ -1,0 +1,305 @@
+//! Webhook delivery: one task and one bounded queue per webhook, off the
+//! request path. A notification is a JSON POST (Alertmanager webhook
+//! payload or Slack incoming-webhook text), retried with exponential
+//! backoff; a full queue drops and counts, a webhook that hangs only
+//! delays its own queue. URLs are never logged (they often hold secrets):
+//! only their host.
+
+use std::{sync::Arc, sync::atomic::Ordering, time::Duration};
+
+use bytes::Bytes;
+use http::{Request, Uri, header};
+use http_body_util::Full;
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+use toolwarden_store::AlertTransition;
+
+use super::{AlertsBoard, config::AlertFormat, config::AlertsConfig, rules::RuleName};
+use crate::proxy::upstream::HttpClient;
+
+const FIRST_BACKOFF: Duration = Duration::from_millis(500);
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+
+/// The senders of the webhook queues.
+#[derive(Debug)]
+pub(crate) struct Delivery {
+    queues: Vec<mpsc::Sender<Bytes>>,
+    format: AlertFormat,
+    board: Arc<AlertsBoard>,
+    gateway: String,
+}
+
+// === impl Delivery ===
+
+impl Delivery {
+    /// Starts one task per webhook on the current runtime.
+    pub(crate) fn start(
+        config: &AlertsConfig,
+        client: HttpClient,
+        board: Arc<AlertsBoard>,
+        gateway: String,
+    ) -> Delivery {
+        let queues = config
+            .webhooks
+            .iter()
+            .map(|uri| {
+                let (tx, rx) = mpsc::channel(config.queue.max(1));
+                let worker = Worker {
+                    uri: uri.clone(),
+                    client: client.clone(),
+                    retries: config.retries,
+                    timeout: config.timeout,
+                    board: board.clone(),
+                };
+                tokio::spawn(worker.run(rx));
+                tx
+            })
+            .collect();
+        Delivery {
+            queues,
+            format: config.format,
+            board,
+            gateway,
+        }
+    }
+
+    /// Queues `t` for every webhook; never waits.
+    pub(crate) fn send(&self, t: &AlertTransition) {
+        if self.queues.is_empty() {
+            return;
+        }
+        let body = match self.format {
+            AlertFormat::Alertmanager => alertmanager(t, &self.gateway),
+            AlertFormat::Slack => slack(t),
+        };
+        let body = Bytes::from(body.to_string());
+        for queue in &self.queues {
+            if queue.try_send(body.clone()).is_err() {
+                self.board.dropped.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!("alert webhook queue full: notification dropped");
+            }
+        }
+    }
+}
+
+struct Worker {
+    uri: Uri,
+    client: HttpClient,
+    retries: u32,
+    timeout: Duration,
+    board: Arc<AlertsBoard>,
+}
+
+impl Worker {
+    async fn run(self, mut rx: mpsc::Receiver<Bytes>) {
+        while let Some(body) = rx.recv().await {
+            let mut backoff = FIRST_BACKOFF;
+            for attempt in 0..=self.retries {
+                match self.post(body.clone()).await {
+                    Ok(()) => {
+                        self.board.sent.fetch_add(1, Ordering::Relaxed);
+                        break;
+                    }
+                    Err(why) => {
+                        self.board.attempts_failed.fetch_add(1, Ordering::Relaxed);
+                        let host = self.uri.host().unwrap_or("?");
+                        if attempt == self.retries {
+                            self.board.failed.fetch_add(1, Ordering::Relaxed);
+                            tracing::warn!(host, attempts = attempt + 1, %why, "alert webhook: giving up on a notification");
+                        } else {
+                            tracing::debug!(host, attempt, %why, "alert webhook failed; retrying");
+                            tokio::time::sleep(backoff).await;
+                            backoff = (backoff * 2).min(MAX_BACKOFF);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    async fn post(&self, body: Bytes) -> Result<(), String> {
+        let request = Request::post(self.uri.clone())
+            .header(header::CONTENT_TYPE, "application/json")
+            .header(
+                header::USER_AGENT,
+                concat!("toolwarden/", env!("CARGO_PKG_VERSION")),
+            )
+            .body(Full::new(body))
+            .map_err(|e| e.to_string())?;
+        let response = tokio::time::timeout(self.timeout, self.client.request(request))
+            .await
+            .map_err(|_| format!("no answer within {:?}", self.timeout))?
+            .map_err(|e| e.to_string())?;
+        let status = response.status();
+        if status.is_success() {
+            Ok(())
+        } else {
+            Err(format!("status {status}"))
+        }
+    }
+}
+
+fn summary(t: &AlertTransition) -> String {
+    let what = match t.rule.as_str() {
+        "tool_failure_rate" => format!("tool {} fails", t.tool),
+        "tool_exec_time" => format!("tool {} is slow", t.tool),
+        "repairs" => "conversations needed repairs".to_string(),
+        "upstream_error_rate" => "upstream errors".to_string(),
+        "events_dropped" => format!("gateway {} dropped events", t.instance),
+        other => other.to_string(),
+    };
+    let model = if t.model == "*" {
+        String::new()
+    } else {
+        format!(" (model {})", t.model)
+    };
+    format!(
+        "{what}{model}: {} (threshold {}, volume {})",
+        RuleName::format_value(&t.rule, t.value),
+        RuleName::format_value(&t.rule, t.threshold),
+        t.volume
+    )
+}
+
+fn labels(t: &AlertTransition) -> Value {
+    let mut labels = json!({
+        "alertname": RuleName::alertname(&t.rule),
+        "rule": t.rule,
+        "tool": t.tool,
+        "model": t.model,
+        "severity": "warning",
+        "source": "toolwarden",
+    });
+    if !t.instance.is_empty() {
+        labels["instance"] = json!(t.instance);
+    }
+    labels
+}
+
+/// The Alertmanager webhook payload (version 4) with one alert.
+pub(crate) fn alertmanager(t: &AlertTransition, gateway: &str) -> Value {
+    let labels = labels(t);
+    let annotations = json!({
+        "summary": summary(t),
+        "description": format!("{} over the alert window; decided by gateway {}", summary(t), t.gateway),
+        "value": t.value,
+        "threshold": t.threshold,
+    });
+    let resolved = t.state == "resolved";
+    json!({
+        "version": "4",
+        "groupKey": format!("{{}}:{{alertname=\"{}\"}}", RuleName::alertname(&t.rule)),
+        "truncatedAlerts": 0,
+        "status": t.state,
+        "receiver": "toolwarden",
+        "groupLabels": {"alertname": RuleName::alertname(&t.rule)},
+        "commonLabels": labels,
+        "commonAnnotations": annotations,
+        "externalURL": format!("http://{gateway}"),
+        "alerts": [{
+            "status": t.state,
+            "labels": labels,
+            "annotations": annotations,
+            "startsAt": rfc3339(t.started_ms),
+            "endsAt": if resolved { rfc3339(t.at_ms) } else { "0001-01-01T00:00:00Z".to_string() },
+            "generatorURL": format!("http://{gateway}/dashboard"),
+            "fingerprint": format!("{:016x}", fnv1a(&t.alert_key)),
+        }],
+    })
+}
+
+/// A Slack incoming-webhook message.
+pub(crate) fn slack(t: &AlertTransition) -> Value {
+    let head = if t.state == "resolved" {
+        ":white_check_mark: RESOLVED"
+    } else {
+        ":rotating_light: FIRING"
+    };
+    json!({"text": format!("{head} [toolwarden {}] {}", t.rule, summary(t))})
+}
+
+fn fnv1a(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// Unix ms as `YYYY-MM-DDTHH:MM:SS.mmmZ`.
+pub(crate) fn rfc3339(ms: i64) -> String {
+    let (days, rem) = (ms.div_euclid(86_400_000), ms.rem_euclid(86_400_000));
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    let (h, m, s, milli) = (
+        rem / 3_600_000,
+        rem / 60_000 % 60,
+        rem / 1000 % 60,
+        rem % 1000,
+    );
+    format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}.{milli:03}Z")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn transition(state: &str) -> AlertTransition {
+        AlertTransition {
+            alert_key: "tool_failure_rate|book|*|".into(),
+            seq: 1,
+            state: state.into(),
+            rule: "tool_failure_rate".into(),
+            tool: "book".into(),
+            model: "*".into(),
+            instance: String::new(),
+            value: 0.25,
+            threshold: 0.05,
+            volume: 40,
+            started_ms: 1_764_028_800_000,
+            at_ms: 1_764_028_861_500,
+            gateway: "gw:8080".into(),
+        }
+    }
+
+    #[test]
+    fn dates_are_rfc3339() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(rfc3339(1_764_028_861_500), "2025-11-25T00:01:01.500Z");
+        assert_eq!(rfc3339(951_782_400_000), "2000-02-29T00:00:00.000Z");
+    }
+
+    #[test]
+    fn alertmanager_payload_has_the_receivers_fields() {
+        let v = alertmanager(&transition("firing"), "gw:8080");
+        assert_eq!(v["version"], "4");
+        assert_eq!(v["status"], "firing");
+        let alert = &v["alerts"][0];
+        assert_eq!(alert["labels"]["alertname"], "ToolwardenToolFailureRate");
+        assert_eq!(alert["labels"]["tool"], "book");
+        assert_eq!(alert["startsAt"], "2025-11-25T00:00:00.000Z");
+        assert_eq!(alert["endsAt"], "0001-01-01T00:00:00Z");
+        assert!(
+            alert["annotations"]["summary"]
+                .as_str()
+                .unwrap()
+                .contains("25.0%")
+        );
+        let r = alertmanager(&transition("resolved"), "gw:8080");
+        assert_eq!(r["alerts"][0]["endsAt"], "2025-11-25T00:01:01.500Z");
+        assert_eq!(r["alerts"][0]["fingerprint"], alert["fingerprint"]);
+    }
+
+    #[test]
+    fn slack_payload_is_text() {
+        let v = slack(&transition("firing"));
+        let text = v["text"].as_str().unwrap();
+        assert!(text.contains("FIRING") && text.contains("book"), "{text}");
+    }
+}

@@ -1,0 +1,172 @@
+//! The evaluation loop: every `interval`, read the window from the store,
+//! compare with the alerts' current states (also from the store, so every
+//! gateway on one database sees the same), and claim each transition in
+//! `alert_transitions`. Only the gateway whose insert wins announces it:
+//! a JSONL line, a log line, the webhooks.
+
+use std::{collections::HashMap, collections::VecDeque, io::Write, path::PathBuf, sync::Arc};
+
+use serde_json::json;
+use tokio::sync::watch;
+use toolwarden_store::{AlertTransition, Store, StoreError};
+
+use super::{
+    AlertsBoard,
+    config::AlertsConfig,
+    deliver::Delivery,
+    rules::{self, Decision, Observation},
+};
+use crate::observe::{Sinks, now_ms};
+
+/// What one gateway's evaluation loop needs.
+pub(crate) struct Engine {
+    pub(crate) config: AlertsConfig,
+    pub(crate) store: Store,
+    pub(crate) sinks: Arc<Sinks>,
+    pub(crate) board: Arc<AlertsBoard>,
+    pub(crate) delivery: Delivery,
+    pub(crate) jsonl: Option<PathBuf>,
+    /// This gateway's name (`host:port` unless configured).
+    pub(crate) instance: String,
+    /// (unix ms, events dropped so far), oldest first, one per round.
+    pub(crate) dropped: VecDeque<(i64, u64)>,
+}
+
+// === impl Engine ===
+
+impl Engine {
+    /// Evaluate every `interval` until `shutdown` turns true.
+    pub(crate) async fn run(mut self, mut shutdown: watch::Receiver<bool>) {
+        let mut tick = tokio::time::interval(self.config.interval);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                _ = tick.tick() => {
+                    if let Err(e) = self.round().await {
+                        tracing::warn!(error = %e, "alert evaluation failed");
+                        self.board.set_error(e.to_string());
+                    }
+                }
+                _ = shutdown.changed() => {
+                    if *shutdown.borrow() {
+                        break;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Events dropped by this gateway's recorder within the window.
+    fn dropped_in_window(&mut self, now: i64) -> u64 {
+        let total = self.sinks.recorder.counters().events_dropped;
+        self.dropped.push_back((now, total));
+        let start = now - i64::try_from(self.config.window.as_millis()).unwrap_or(i64::MAX);
+        // Keep the newest sample at or before the window's start as the base.
+        while self.dropped.len() > 1 && self.dropped[1].0 <= start {
+            self.dropped.pop_front();
+        }
+        total.saturating_sub(self.dropped.front().map_or(total, |s| s.1))
+    }
+
+    /// One evaluation.
+    pub(crate) async fn round(&mut self) -> Result<(), StoreError> {
+        let now = now_ms();
+        let window_ms = i64::try_from(self.config.window.as_millis()).unwrap_or(i64::MAX);
+        let window = self.store.alert_window(now - window_ms).await?;
+        let dropped = self.dropped_in_window(now);
+        let observations = rules::observe(&self.config.rules, &window, dropped, &self.instance);
+        let states = self.store.alert_states().await?;
+        let latest: HashMap<&str, &AlertTransition> =
+            states.iter().map(|s| (s.alert_key.as_str(), s)).collect();
+        let observed: HashMap<String, &Observation> =
+            observations.iter().map(|o| (o.key(), o)).collect();
+        let mut transitions = Vec::new();
+        for s in states.iter().filter(|s| s.state == "firing") {
+            // Another gateway's own counters are its business.
+            if !s.instance.is_empty() && s.instance != self.instance {
+                continue;
+            }
+            let obs = observed.get(&s.alert_key).copied();
+            if rules::decide(true, obs, self.config.resolve_ratio) == Decision::Resolve {
+                transitions.push(AlertTransition {
+                    seq: s.seq + 1,
+                    state: "resolved".into(),
+                    value: obs.map_or(0.0, |o| o.value),
+                    volume: obs.map_or(0, |o| i64::try_from(o.volume).unwrap_or(i64::MAX)),
+                    at_ms: now,
+                    gateway: self.instance.clone(),
+                    ..s.clone()
+                });
+            }
+        }
+        for (key, obs) in &observed {
+            let previous = latest.get(key.as_str());
+            if previous.is_some_and(|p| p.state == "firing") {
+                continue;
+            }
+            if rules::decide(false, Some(obs), self.config.resolve_ratio) == Decision::Fire {
+                transitions.push(AlertTransition {
+                    alert_key: key.clone(),
+                    seq: previous.map_or(1, |p| p.seq + 1),
+                    state: "firing".into(),
+                    rule: obs.rule.as_str().into(),
+                    tool: obs.tool.clone(),
+                    model: obs.model.clone(),
+                    instance: obs.instance.clone(),
+                    value: obs.value,
+                    threshold: obs.limit.threshold,
+                    volume: i64::try_from(obs.volume).unwrap_or(i64::MAX),
+                    started_ms: now,
+                    at_ms: now,
+                    gateway: self.instance.clone(),
+                });
+            }
+        }
+        let changed = !transitions.is_empty();
+        for t in transitions {
+            if self.store.claim_alert_transition(&t).await? {
+                self.announce(&t);
+            }
+        }
+        let states = if changed {
+            self.store.alert_states().await?
+        } else {
+            states
+        };
+        self.board.set_states(states, now);
+        Ok(())
+    }
+
+    fn announce(&self, t: &AlertTransition) {
+        let value = rules::RuleName::format_value(&t.rule, t.value);
+        if t.state == "firing" {
+            tracing::warn!(rule = %t.rule, tool = %t.tool, model = %t.model, %value, "alert firing");
+        } else {
+            tracing::info!(rule = %t.rule, tool = %t.tool, model = %t.model, %value, "alert resolved");
+        }
+        if let Some(path) = &self.jsonl
+            && let Err(e) = append_jsonl(path, t)
+        {
+            tracing::warn!(error = %e, path = %path.display(), "cannot append the alert to the JSONL log");
+        }
+        self.delivery.send(t);
+    }
+}
+
+/// One `{"type":"alert", …}` line, appended with a single write (the
+/// recorder appends to the same file, also with `O_APPEND`).
+fn append_jsonl(path: &std::path::Path, t: &AlertTransition) -> std::io::Result<()> {
+    let mut line = json!({"type": "alert"});
+    if let (Some(map), Ok(serde_json::Value::Object(fields))) =
+        (line.as_object_mut(), serde_json::to_value(t))
+    {
+        map.extend(fields);
+    }
+    let mut bytes = line.to_string().into_bytes();
+    bytes.push(b'\n');
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?
+        .write_all(&bytes)
+}

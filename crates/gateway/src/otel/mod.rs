@@ -1,0 +1,357 @@
+//! OpenTelemetry export (issue 19): OTLP over HTTP/protobuf to
+//! `--otlp-endpoint` (or `OTEL_EXPORTER_OTLP_ENDPOINT`, headers from
+//! `OTEL_EXPORTER_OTLP_HEADERS`), spans by the GenAI semantic conventions
+//! ([`spans`]).
+//!
+//! Driven by the recorder's [`Observer`] after each database write (so
+//! every request and result is exported once, after dedup), never from
+//! the request path: the observer clones the record into a bounded queue
+//! (`try_send`; full → dropped and counted), a task on the control runtime
+//! batches (up to 512 spans or 1 s) and POSTs `ExportTraceServiceRequest`
+//! messages (the `opentelemetry-proto` types, prost-encoded) with a
+//! timeout. A collector that is down or hangs costs dropped spans
+//! (`toolwarden_otlp_spans_total{outcome="dropped"}`), never proxy time.
+
+pub mod spans;
+
+use std::{
+    fmt::Write as _,
+    sync::{
+        Arc,
+        atomic::{AtomicU64, Ordering},
+    },
+    time::Duration,
+};
+
+use bytes::Bytes;
+use http::{HeaderName, HeaderValue, Request, Uri, header};
+use http_body_util::Full;
+use opentelemetry_proto::tonic::{
+    collector::trace::v1::ExportTraceServiceRequest,
+    common::v1::{AnyValue, InstrumentationScope, KeyValue, any_value::Value},
+    resource::v1::Resource,
+    trace::v1::{ResourceSpans, ScopeSpans, Span},
+};
+use prost::Message;
+use tokio::sync::mpsc;
+
+use crate::{
+    metrics::MetricsObserver,
+    proxy::upstream::HttpClient,
+    recorder::{Observer, RequestRecord, ToolCallRecord, ToolResultRecord},
+};
+
+/// Spans exported, by outcome (`exported`, `dropped`).
+pub const OTLP_SPANS_TOTAL: &str = "toolwarden_otlp_spans_total";
+
+const QUEUE: usize = 8192;
+const BATCH: usize = 512;
+const FLUSH: Duration = Duration::from_secs(1);
+const TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Where and how to export.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OtlpConfig {
+    /// The traces URL (`ENDPOINT/v1/traces`).
+    pub traces_url: Uri,
+    /// Extra request headers (e.g. an API key); never logged.
+    pub headers: Vec<(HeaderName, HeaderValue)>,
+    /// Spans waiting for export at most.
+    pub queue: usize,
+    /// Spans per request at most.
+    pub batch: usize,
+    /// Longest wait before a partial batch is sent.
+    pub flush: Duration,
+    /// Time allowed per export request.
+    pub timeout: Duration,
+}
+
+/// Export counters, rendered in `/metrics`.
+#[derive(Debug, Default)]
+pub struct OtlpCounters {
+    enabled: std::sync::atomic::AtomicBool,
+    /// Spans the collector accepted.
+    pub exported: AtomicU64,
+    /// Spans lost: queue full, collector down or refusing.
+    pub dropped: AtomicU64,
+}
+
+enum Item {
+    Request(RequestRecord),
+    Result(ToolResultRecord, String),
+}
+
+/// The recorder's observer: metrics, then the export queue.
+pub(crate) struct ExportingObserver {
+    metrics: MetricsObserver,
+    tx: mpsc::Sender<Item>,
+    counters: Arc<OtlpCounters>,
+}
+
+// === impl OtlpConfig ===
+
+impl OtlpConfig {
+    /// From a base endpoint (`http://collector:4318`; `/v1/traces` is
+    /// appended unless the path already ends with it) and the
+    /// `OTEL_EXPORTER_OTLP_HEADERS` syntax (`k=v,k2=v2`, values
+    /// percent-encoded). Errors never quote header values.
+    pub fn parse(endpoint: &str, headers: Option<&str>) -> Result<OtlpConfig, String> {
+        let endpoint = endpoint.trim().trim_end_matches('/');
+        let url = if endpoint.ends_with("/v1/traces") {
+            endpoint.to_string()
+        } else {
+            format!("{endpoint}/v1/traces")
+        };
+        let uri: Uri = url
+            .parse()
+            .map_err(|_| "otlp endpoint: not a URL".to_string())?;
+        match (uri.scheme_str(), uri.host()) {
+            (Some("http" | "https"), Some(h)) if !h.is_empty() => {}
+            _ => return Err("otlp endpoint: expected http://HOST:PORT or https://…".into()),
+        }
+        let mut parsed = Vec::new();
+        for pair in headers
+            .unwrap_or("")
+            .split(',')
+            .filter(|p| !p.trim().is_empty())
+        {
+            let (k, v) = pair
+                .split_once('=')
+                .ok_or("otlp headers: expected key=value pairs separated by commas")?;
+            let name = HeaderName::try_from(k.trim())
+                .map_err(|_| format!("otlp headers: {:?} is not a header name", k.trim()))?;
+            let mut value = HeaderValue::try_from(percent_decode(v.trim())).map_err(|_| {
+                format!("otlp headers: the value of {name} is not a valid header value")
+            })?;
+            value.set_sensitive(true);
+            parsed.push((name, value));
+        }
+        Ok(OtlpConfig {
+            traces_url: uri,
+            headers: parsed,
+            queue: QUEUE,
+            batch: BATCH,
+            flush: FLUSH,
+            timeout: TIMEOUT,
+        })
+    }
+}
+
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        if bytes[i] == b'%'
+            && i + 2 < bytes.len()
+            && let (Some(h), Some(l)) = (hex(bytes[i + 1]), hex(bytes[i + 2]))
+        {
+            out.push((h * 16 + l) as u8);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+// === impl OtlpCounters ===
+
+impl OtlpCounters {
+    /// `toolwarden_otlp_spans_total{outcome}` when export is on.
+    pub fn render(&self, out: &mut String) {
+        if !self.enabled.load(Ordering::Relaxed) {
+            return;
+        }
+        let _ = writeln!(
+            out,
+            "# HELP {OTLP_SPANS_TOTAL} OpenTelemetry spans by outcome.\n# TYPE {OTLP_SPANS_TOTAL} counter"
+        );
+        for (outcome, n) in [("exported", &self.exported), ("dropped", &self.dropped)] {
+            let _ = writeln!(
+                out,
+                "{OTLP_SPANS_TOTAL}{{outcome=\"{outcome}\"}} {}",
+                n.load(Ordering::Relaxed)
+            );
+        }
+    }
+}
+
+/// The recorder's observer: [`MetricsObserver`] alone, or with export to
+/// `config` (its task started on the current runtime).
+pub(crate) fn observer(
+    config: Option<&OtlpConfig>,
+    metrics: MetricsObserver,
+    client: impl FnOnce() -> Result<HttpClient, crate::GatewayError>,
+) -> Result<Arc<dyn Observer>, crate::GatewayError> {
+    let Some(config) = config else {
+        return Ok(Arc::new(metrics));
+    };
+    let counters = metrics.0.otlp.clone();
+    counters.enabled.store(true, Ordering::Relaxed);
+    let (tx, rx) = mpsc::channel(config.queue.max(1));
+    tokio::spawn(export_loop(rx, config.clone(), client()?, counters.clone()));
+    Ok(Arc::new(ExportingObserver {
+        metrics,
+        tx,
+        counters,
+    }))
+}
+
+// === impl ExportingObserver ===
+
+impl ExportingObserver {
+    fn queue(&self, item: Item) {
+        if self.tx.try_send(item).is_err() {
+            self.counters.dropped.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+impl Observer for ExportingObserver {
+    fn on_request(&self, rec: &RequestRecord) {
+        self.metrics.on_request(rec);
+        self.queue(Item::Request(rec.clone()));
+    }
+
+    fn on_tool_call(&self, rec: &ToolCallRecord) {
+        self.metrics.on_tool_call(rec);
+    }
+
+    fn on_tool_result(&self, rec: &ToolResultRecord, resolved_tool: &str) {
+        self.on_tool_result_timed(rec, resolved_tool, rec.exec_ms);
+    }
+
+    fn on_tool_result_timed(&self, rec: &ToolResultRecord, tool: &str, exec_ms: Option<f64>) {
+        self.metrics.on_tool_result(rec, tool);
+        let mut rec = rec.clone();
+        rec.exec_ms = exec_ms.or(rec.exec_ms);
+        self.queue(Item::Result(rec, tool.to_string()));
+    }
+}
+
+fn attr(key: &str, value: &str) -> KeyValue {
+    KeyValue {
+        key: key.to_string(),
+        value: Some(AnyValue {
+            value: Some(Value::StringValue(value.to_string())),
+        }),
+    }
+}
+
+/// The export request for `spans`.
+pub fn export_request(spans: Vec<Span>) -> ExportTraceServiceRequest {
+    let version = env!("CARGO_PKG_VERSION");
+    ExportTraceServiceRequest {
+        resource_spans: vec![ResourceSpans {
+            resource: Some(Resource {
+                attributes: vec![
+                    attr("service.name", "toolwarden-gateway"),
+                    attr("service.version", version),
+                ],
+                ..Resource::default()
+            }),
+            scope_spans: vec![ScopeSpans {
+                scope: Some(InstrumentationScope {
+                    name: "toolwarden".into(),
+                    version: version.into(),
+                    ..InstrumentationScope::default()
+                }),
+                spans,
+                ..ScopeSpans::default()
+            }],
+            ..ResourceSpans::default()
+        }],
+    }
+}
+
+async fn export_loop(
+    mut rx: mpsc::Receiver<Item>,
+    config: OtlpConfig,
+    client: HttpClient,
+    counters: Arc<OtlpCounters>,
+) {
+    let mut failing = false;
+    let mut batch = Vec::with_capacity(config.batch);
+    while let Some(first) = rx.recv().await {
+        batch.push(first);
+        let deadline = tokio::time::Instant::now() + config.flush;
+        while batch.len() < config.batch {
+            match tokio::time::timeout_at(deadline, rx.recv()).await {
+                Ok(Some(item)) => batch.push(item),
+                Ok(None) | Err(_) => break,
+            }
+        }
+        let spans: Vec<Span> = batch
+            .drain(..)
+            .map(|item| match item {
+                Item::Request(r) => spans::chat(&r),
+                Item::Result(r, tool) => spans::execute_tool(&r, &tool),
+            })
+            .collect();
+        let n = spans.len() as u64;
+        match post(&client, &config, export_request(spans)).await {
+            Ok(()) => {
+                counters.exported.fetch_add(n, Ordering::Relaxed);
+                if failing {
+                    tracing::info!("OTLP export works again");
+                    failing = false;
+                }
+            }
+            Err(why) => {
+                counters.dropped.fetch_add(n, Ordering::Relaxed);
+                let host = config.traces_url.host().unwrap_or("?");
+                if failing {
+                    tracing::debug!(host, %why, spans = n, "OTLP export failed; spans dropped");
+                } else {
+                    tracing::warn!(host, %why, spans = n, "OTLP export failed; spans dropped");
+                    failing = true;
+                }
+            }
+        }
+    }
+}
+
+async fn post(
+    client: &HttpClient,
+    config: &OtlpConfig,
+    message: ExportTraceServiceRequest,
+) -> Result<(), String> {
+    let mut request = Request::post(config.traces_url.clone())
+        .header(header::CONTENT_TYPE, "application/x-protobuf")
+        .body(Full::new(Bytes::from(message.encode_to_vec())))
+        .map_err(|e| e.to_string())?;
+    for (name, value) in &config.headers {
+        request.headers_mut().insert(name.clone(), value.clone());
+    }
+    let response = tokio::time::timeout(config.timeout, client.request(request))
+        .await
+        .map_err(|_| format!("no answer within {:?}", config.timeout))?
+        .map_err(|e| e.to_string())?;
+    if response.status().is_success() {
+        Ok(())
+    } else {
+        Err(format!("status {}", response.status()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoint_gets_the_traces_path_and_headers_are_decoded() {
+        let c =
+            OtlpConfig::parse("http://127.0.0.1:4318/", Some("x-api-key=a%20b, team=ml")).unwrap();
+        assert_eq!(c.traces_url, "http://127.0.0.1:4318/v1/traces");
+        assert_eq!(c.headers[0].1, "a b");
+        assert_eq!(c.headers[1].0, "team");
+        let c = OtlpConfig::parse("https://otlp.example/v1/traces", None).unwrap();
+        assert_eq!(c.traces_url, "https://otlp.example/v1/traces");
+        assert!(OtlpConfig::parse("collector:4318", None).is_err());
+        let e = OtlpConfig::parse("http://c:4318", Some("bad header=secret\u{1}")).unwrap_err();
+        assert!(!e.contains("secret"), "{e}");
+    }
+}

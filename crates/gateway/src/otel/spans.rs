@@ -1,0 +1,175 @@
+//! Records → OTLP spans by the OpenTelemetry GenAI semantic conventions:
+//! a `chat {model}` span per model request, an `execute_tool {tool}` span
+//! per tool result. Every span of a session shares one trace id (derived
+//! from the session id) and carries `gen_ai.conversation.id`, so a
+//! conversation reads as one trace.
+
+use opentelemetry_proto::tonic::{
+    common::v1::{AnyValue, KeyValue, any_value::Value},
+    trace::v1::{Span, Status, span::SpanKind, status::StatusCode},
+};
+use toolwarden_store::{RequestRecord, ToolResultRecord};
+
+fn kv(key: &str, value: Value) -> KeyValue {
+    KeyValue {
+        key: key.to_string(),
+        value: Some(AnyValue { value: Some(value) }),
+    }
+}
+
+fn text(key: &str, value: &str) -> KeyValue {
+    kv(key, Value::StringValue(value.to_string()))
+}
+
+fn int(key: &str, value: i64) -> KeyValue {
+    kv(key, Value::IntValue(value))
+}
+
+fn fnv1a(seed: u64, parts: &[&[u8]]) -> u64 {
+    let mut h = seed;
+    for part in parts {
+        for b in *part {
+            h = (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        h = (h ^ 0xff).wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// 16 bytes from the session id: one trace per conversation.
+pub fn trace_id(session: &str) -> Vec<u8> {
+    let a = fnv1a(0xcbf2_9ce4_8422_2325, &[session.as_bytes()]);
+    let b = fnv1a(0x8422_2325_cbf2_9ce4, &[session.as_bytes()]);
+    let mut id = Vec::with_capacity(16);
+    id.extend_from_slice(&a.to_be_bytes());
+    id.extend_from_slice(&b.to_be_bytes());
+    id
+}
+
+fn span_id(parts: &[&[u8]]) -> Vec<u8> {
+    let h = fnv1a(0x1234_5678_9abc_def1, parts).max(1);
+    h.to_be_bytes().to_vec()
+}
+
+fn nanos(ms: f64) -> u64 {
+    if ms.is_finite() && ms > 0.0 {
+        (ms * 1e6) as u64
+    } else {
+        0
+    }
+}
+
+/// The `gen_ai.provider.name` of a provider label.
+fn provider_name(provider: &str) -> &str {
+    match provider {
+        "gemini" => "gcp.gemini",
+        other => other,
+    }
+}
+
+/// The `chat` span of one proxied model request.
+pub fn chat(r: &RequestRecord) -> Span {
+    let model = r.model.as_deref().unwrap_or("unknown");
+    let mut attributes = vec![
+        text("gen_ai.operation.name", "chat"),
+        text("gen_ai.provider.name", provider_name(&r.provider)),
+        text("gen_ai.request.model", model),
+        text("gen_ai.conversation.id", &r.session_id),
+        kv("gen_ai.request.stream", Value::BoolValue(r.streaming)),
+        int("http.response.status_code", i64::from(r.status)),
+        text("url.path", &r.path),
+    ];
+    if let Some(id) = &r.response_id {
+        attributes.push(text("gen_ai.response.id", id));
+    }
+    if let Some(n) = r.input_tokens {
+        attributes.push(int(
+            "gen_ai.usage.input_tokens",
+            i64::try_from(n).unwrap_or(i64::MAX),
+        ));
+    }
+    if let Some(n) = r.output_tokens {
+        attributes.push(int(
+            "gen_ai.usage.output_tokens",
+            i64::try_from(n).unwrap_or(i64::MAX),
+        ));
+    }
+    if !r.repairs.is_empty() {
+        attributes.push(int("toolwarden.repairs", r.repairs.len() as i64));
+    }
+    let failed = r.status >= 400 || r.error.is_some();
+    let status = if failed {
+        let kind = if r.error.is_some() {
+            "gateway_error".to_string()
+        } else {
+            r.status.to_string()
+        };
+        attributes.push(text("error.type", &kind));
+        Some(Status {
+            code: StatusCode::Error as i32,
+            message: kind,
+        })
+    } else {
+        None
+    };
+    let start = nanos(r.at_ms as f64);
+    Span {
+        trace_id: trace_id(&r.session_id),
+        span_id: span_id(&[b"chat", r.request_id.as_bytes()]),
+        name: format!("chat {model}"),
+        kind: SpanKind::Client as i32,
+        start_time_unix_nano: start,
+        end_time_unix_nano: start + nanos(r.upstream_latency_ms),
+        attributes,
+        status,
+        ..Span::default()
+    }
+}
+
+/// The `execute_tool` span of one tool result: it ends when the result
+/// reached the gateway and lasts the estimated client-side execution time.
+pub fn execute_tool(r: &ToolResultRecord, tool: &str) -> Span {
+    let mut attributes = vec![
+        text("gen_ai.operation.name", "execute_tool"),
+        text("gen_ai.tool.name", tool),
+        text("gen_ai.tool.call.id", &r.call_id),
+        text("gen_ai.tool.type", "function"),
+        text("gen_ai.conversation.id", &r.session_id),
+        text("gen_ai.provider.name", provider_name(&r.provider)),
+        text("toolwarden.verdict.basis", &r.basis),
+        int(
+            "toolwarden.result.bytes",
+            i64::try_from(r.content_bytes).unwrap_or(i64::MAX),
+        ),
+    ];
+    if let Some(model) = &r.model {
+        attributes.push(text("gen_ai.request.model", model));
+    }
+    let status = if r.failed {
+        attributes.push(text("error.type", "tool_error"));
+        Some(Status {
+            code: StatusCode::Error as i32,
+            message: format!("tool failed ({})", r.basis),
+        })
+    } else {
+        None
+    };
+    let end = nanos(r.at_ms as f64);
+    let exec = nanos(r.exec_ms.unwrap_or(0.0));
+    Span {
+        trace_id: trace_id(&r.session_id),
+        span_id: span_id(&[
+            b"tool",
+            r.session_id.as_bytes(),
+            r.call_id.as_bytes(),
+            &r.message_index.to_be_bytes(),
+        ]),
+        name: format!("execute_tool {tool}"),
+        kind: SpanKind::Internal as i32,
+        start_time_unix_nano: end.saturating_sub(exec),
+        end_time_unix_nano: end,
+        attributes,
+        status,
+        ..Span::default()
+    }
+}

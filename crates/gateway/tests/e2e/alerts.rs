@@ -1,0 +1,260 @@
+//! Alerts (issue 19): failing tool results through the gateway fire one
+//! webhook notification (Alertmanager format) and resolve after recovery,
+//! even with two gateways evaluating the same database; nothing fires below
+//! the minimum volume; a webhook that never answers does not slow the proxy.
+//! The webhook receivers are real HTTP servers on 127.0.0.1.
+
+use std::{
+    net::SocketAddr,
+    sync::{Arc, Mutex},
+    time::{Duration, Instant},
+};
+
+use bytes::Bytes;
+use http::{Method, Response};
+use http_body_util::{BodyExt, Full};
+use hyper::{body::Incoming, server::conn::http1, service::service_fn};
+use hyper_util::rt::TokioIo;
+use serde_json::Value;
+use tokio::net::TcpListener;
+use toolwarden_gateway::{AlertsConfig, Config, Gateway, RawAlerts, RawRule};
+use toolwarden_mock_provider::MockOptions;
+use toolwarden_store::Store;
+
+use super::{
+    convo::{Convo, Kind},
+    support::{Harness, metric, send},
+};
+
+/// A webhook receiver that keeps every JSON body it is sent.
+struct Receiver {
+    addr: SocketAddr,
+    bodies: Arc<Mutex<Vec<Value>>>,
+}
+
+impl Receiver {
+    async fn start() -> Receiver {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let bodies = Arc::new(Mutex::new(Vec::new()));
+        let keep = bodies.clone();
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                let keep = keep.clone();
+                tokio::spawn(async move {
+                    let service = service_fn(move |req: http::Request<Incoming>| {
+                        let keep = keep.clone();
+                        async move {
+                            let body = req.into_body().collect().await?.to_bytes();
+                            let value = serde_json::from_slice(&body)
+                                .unwrap_or_else(|e| panic!("webhook body is not JSON ({e})"));
+                            keep.lock().unwrap().push(value);
+                            Ok::<_, hyper::Error>(Response::new(Full::new(Bytes::new())))
+                        }
+                    });
+                    let _ = http1::Builder::new()
+                        .serve_connection(TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+        });
+        Receiver { addr, bodies }
+    }
+
+    fn url(&self) -> String {
+        format!("http://{}/hook", self.addr)
+    }
+
+    fn bodies(&self) -> Vec<Value> {
+        self.bodies.lock().unwrap().clone()
+    }
+
+    /// Waits (at most `limit`) for a notification with this status.
+    async fn wait_for(&self, status: &str, limit: Duration) -> Vec<Value> {
+        let deadline = Instant::now() + limit;
+        loop {
+            let bodies = self.bodies();
+            if bodies.iter().any(|b| b["status"] == status) || Instant::now() > deadline {
+                return bodies;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+/// Accepts connections and never answers.
+async fn black_hole() -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((stream, _)) = listener.accept().await {
+            held.push(stream);
+        }
+    });
+    addr
+}
+
+/// Short windows for tests: 3 s window, 100 ms rounds, failure rate over
+/// `min_results` results.
+fn fast_alerts(webhooks: Vec<String>, min_results: u64) -> AlertsConfig {
+    let raw = RawAlerts {
+        window_ms: Some(3_000),
+        interval_ms: Some(100),
+        webhooks: Some(webhooks),
+        retries: Some(1),
+        timeout_ms: Some(2_000),
+        failure_rate: Some(RawRule {
+            min_volume: Some(min_results),
+            ..RawRule::default()
+        }),
+        ..RawAlerts::default()
+    };
+    raw.validated().expect("valid alert settings")
+}
+
+/// `rounds` tool rounds (Anthropic, one `lookup` call each) whose results
+/// fail or not; returns the slowest round.
+async fn rounds(h: &Harness, session: &str, rounds: usize, fail: bool) -> Duration {
+    let mut convo = Convo::new(Kind::Anthropic, false, Some(session));
+    let outcome = if fail {
+        (
+            true,
+            "Exit code 1\nlookup: the flight database is unreachable",
+        )
+    } else {
+        (false, "Flight TP123 found: departs 09:05")
+    };
+    let mut slowest = Duration::ZERO;
+    for i in 0..rounds {
+        if i > 0 {
+            convo.user("Another one, please.");
+        }
+        let started = Instant::now();
+        convo.tool_round(&h.client, &h.gw(), &[outcome]).await;
+        slowest = slowest.max(started.elapsed());
+    }
+    slowest
+}
+
+async fn api_alerts(h: &Harness) -> Value {
+    let r = send(
+        &h.client,
+        Method::GET,
+        format!("{}/api/alerts", h.gw()),
+        &[],
+        Vec::new(),
+    )
+    .await;
+    assert_eq!(r.status, 200, "/api/alerts: {}", r.text());
+    r.json()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failing_tool_fires_once_then_resolves_across_two_gateways() {
+    let hook = Receiver::start().await;
+    let alerts = fast_alerts(vec![hook.url()], 4);
+    let for_gw = alerts.clone();
+    let mut h = Harness::with(MockOptions::default(), move |c| c.alerts = for_gw).await;
+    // A second gateway on the same database, evaluating the same rules.
+    let mut other = Config::for_tests(&h.direct());
+    other.database = Some(h.db_url.clone());
+    other.jsonl = Some(h.jsonl.clone());
+    other.alerts = alerts;
+    let other = Gateway::start(other).await.expect("second gateway");
+
+    rounds(&h, "alerts-failing", 4, true).await;
+    let bodies = hook.wait_for("firing", Duration::from_secs(10)).await;
+    assert_eq!(bodies.len(), 1, "one notification: {bodies:#?}");
+    let alert = &bodies[0]["alerts"][0];
+    assert_eq!(bodies[0]["version"], "4");
+    assert_eq!(alert["labels"]["alertname"], "ToolwardenToolFailureRate");
+    assert_eq!(alert["labels"]["tool"], "lookup");
+    assert_eq!(alert["labels"]["model"], "*");
+    assert_eq!(alert["endsAt"], "0001-01-01T00:00:00Z");
+    let api = api_alerts(&h).await;
+    let firing = api["firing"].as_array().expect("firing list");
+    assert_eq!(firing.len(), 1, "{api:#}");
+    assert_eq!(firing[0]["rule"], "tool_failure_rate");
+    assert_eq!(firing[0]["value"], 1.0);
+    let labels = [
+        ("rule", "tool_failure_rate"),
+        ("tool", "lookup"),
+        ("model", "*"),
+    ];
+    let m = h
+        .metrics_when(|m| metric(m, "toolwarden_alerts_firing", &labels) == 1.0)
+        .await;
+    assert_eq!(metric(&m, "toolwarden_alerts_firing", &labels), 1.0, "{m}");
+
+    // Recovery: successes, and the failures leave the 3 s window.
+    rounds(&h, "alerts-recovered", 4, false).await;
+    hook.wait_for("resolved", Duration::from_secs(15)).await;
+    // Time for a duplicate from either gateway to show up (none must).
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let bodies = hook.bodies();
+    let statuses: Vec<&str> = bodies.iter().filter_map(|b| b["status"].as_str()).collect();
+    assert_eq!(statuses, ["firing", "resolved"], "{bodies:#?}");
+    let resolved = &bodies[1]["alerts"][0];
+    assert_eq!(
+        resolved["fingerprint"],
+        bodies[0]["alerts"][0]["fingerprint"]
+    );
+    assert_ne!(resolved["endsAt"], "0001-01-01T00:00:00Z");
+    let m = h.metrics().await;
+    assert_eq!(metric(&m, "toolwarden_alerts_firing", &labels), 0.0, "{m}");
+
+    other.shutdown().await;
+    h.finish().await;
+    let lines: Vec<Value> = h
+        .events()
+        .into_iter()
+        .filter(|e| e["type"] == "alert")
+        .collect();
+    let states: Vec<&str> = lines.iter().filter_map(|e| e["state"].as_str()).collect();
+    assert_eq!(states, ["firing", "resolved"], "JSONL: {lines:#?}");
+    let store = Store::open(&h.db_url).await.expect("store");
+    let history = store.alert_history(10).await.expect("history");
+    assert_eq!(history.len(), 2, "{history:#?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nothing_fires_below_the_minimum_volume() {
+    let hook = Receiver::start().await;
+    let alerts = fast_alerts(vec![hook.url()], 20);
+    let h = Harness::with(MockOptions::default(), move |c| c.alerts = alerts).await;
+    rounds(&h, "alerts-few", 3, true).await;
+    // Many evaluation rounds with 3 failed results of 3 in the window.
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    assert!(hook.bodies().is_empty(), "{:#?}", hook.bodies());
+    let api = api_alerts(&h).await;
+    assert_eq!(api["enabled"], true, "{api:#}");
+    assert!(api["evaluated_ms"].is_i64(), "{api:#}");
+    assert_eq!(api["firing"].as_array().map(Vec::len), Some(0), "{api:#}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_webhook_that_never_answers_does_not_slow_the_proxy() {
+    let hole = black_hole().await;
+    let alerts = fast_alerts(vec![format!("http://{hole}/hook")], 2);
+    let h = Harness::with(MockOptions::default(), move |c| c.alerts = alerts).await;
+    let before = rounds(&h, "alerts-hole-warmup", 3, false).await;
+    rounds(&h, "alerts-hole", 2, true).await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while api_alerts(&h).await["firing"]
+        .as_array()
+        .map_or(0, Vec::len)
+        == 0
+    {
+        assert!(Instant::now() < deadline, "the alert never fired");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // The notification is now stuck on the black hole; the proxy is not.
+    let after = rounds(&h, "alerts-hole-after", 10, false).await;
+    assert!(
+        after < Duration::from_millis(500) + 3 * before,
+        "slowest round {after:?} with a hanging webhook (before: {before:?})"
+    );
+    let api = api_alerts(&h).await;
+    assert_eq!(api["notifications"]["sent"], 0, "{api:#}");
+}

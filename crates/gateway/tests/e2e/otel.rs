@@ -1,0 +1,253 @@
+//! OpenTelemetry export (issue 19): traffic through the gateway reaches a
+//! real OTLP/HTTP receiver on 127.0.0.1 as protobuf, decoded here with the
+//! `opentelemetry-proto` types (prost): GenAI span names and attributes,
+//! one trace per session; a collector that refuses or never answers costs
+//! dropped spans, not proxy time.
+
+use std::{
+    net::SocketAddr,
+    sync::{Arc, Mutex},
+    time::{Duration, Instant},
+};
+
+use bytes::Bytes;
+use http::Response;
+use http_body_util::{BodyExt, Full};
+use hyper::{body::Incoming, server::conn::http1, service::service_fn};
+use hyper_util::rt::TokioIo;
+use opentelemetry_proto::tonic::{
+    collector::trace::v1::ExportTraceServiceRequest,
+    common::v1::{KeyValue, any_value::Value},
+    trace::v1::Span,
+};
+use prost::Message;
+use tokio::net::TcpListener;
+use toolwarden_gateway::OtlpConfig;
+use toolwarden_mock_provider::MockOptions;
+
+use super::{
+    convo::{Convo, Kind},
+    support::{Harness, metric},
+};
+
+/// Decoded export requests, and the `x-team` header of each.
+type Received = Arc<Mutex<Vec<(ExportTraceServiceRequest, Option<String>)>>>;
+
+async fn collector() -> (SocketAddr, Received) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let got: Received = Arc::default();
+    let keep = got.clone();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let keep = keep.clone();
+            tokio::spawn(async move {
+                let service = service_fn(move |req: http::Request<Incoming>| {
+                    let keep = keep.clone();
+                    async move {
+                        assert_eq!(req.uri().path(), "/v1/traces");
+                        assert_eq!(req.headers()["content-type"], "application/x-protobuf");
+                        let team = req
+                            .headers()
+                            .get("x-team")
+                            .and_then(|v| v.to_str().ok())
+                            .map(String::from);
+                        let body = req.into_body().collect().await?.to_bytes();
+                        let message = ExportTraceServiceRequest::decode(body)
+                            .unwrap_or_else(|e| panic!("not an OTLP export request: {e}"));
+                        keep.lock().unwrap().push((message, team));
+                        Ok::<_, hyper::Error>(Response::new(Full::new(Bytes::new())))
+                    }
+                });
+                let _ = http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    });
+    (addr, got)
+}
+
+fn spans(got: &Received) -> Vec<Span> {
+    got.lock()
+        .unwrap()
+        .iter()
+        .flat_map(|(m, _)| m.resource_spans.iter())
+        .flat_map(|r| r.scope_spans.iter())
+        .flat_map(|s| s.spans.iter().cloned())
+        .collect()
+}
+
+fn attr<'a>(span: &'a Span, key: &str) -> Option<&'a Value> {
+    span.attributes
+        .iter()
+        .find(|kv: &&KeyValue| kv.key == key)
+        .and_then(|kv| kv.value.as_ref())
+        .and_then(|v| v.value.as_ref())
+}
+
+fn text<'a>(span: &'a Span, key: &str) -> &'a str {
+    match attr(span, key) {
+        Some(Value::StringValue(s)) => s,
+        other => panic!("{}: {key} = {other:?}", span.name),
+    }
+}
+
+fn otlp(url: &str) -> OtlpConfig {
+    let mut c = OtlpConfig::parse(url, Some("x-team=agents%20ml")).expect("otlp config");
+    c.flush = Duration::from_millis(100);
+    c
+}
+
+/// One round with a failed result, one with a successful one.
+async fn two_rounds(h: &Harness, session: &str) -> Duration {
+    let mut convo = Convo::new(Kind::Anthropic, false, Some(session));
+    let started = Instant::now();
+    let mut slowest = Duration::ZERO;
+    let failed = convo
+        .tool_round(
+            &h.client,
+            &h.gw(),
+            &[(true, "Exit code 1\nlookup: timeout")],
+        )
+        .await;
+    assert_eq!(failed.len(), 1);
+    slowest = slowest.max(started.elapsed());
+    convo.user("Try again.");
+    let started = Instant::now();
+    convo
+        .tool_round(&h.client, &h.gw(), &[(false, "Flight TP123 found")])
+        .await;
+    slowest.max(started.elapsed())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spans_follow_the_genai_conventions() {
+    let (addr, got) = collector().await;
+    let url = format!("http://{addr}");
+    let h = Harness::with(MockOptions::default(), move |c| c.otlp = Some(otlp(&url))).await;
+    two_rounds(&h, "otel-session").await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while spans(&got).len() < 6 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let all = spans(&got);
+    let chats: Vec<&Span> = all.iter().filter(|s| s.name.starts_with("chat ")).collect();
+    let tools: Vec<&Span> = all
+        .iter()
+        .filter(|s| s.name.starts_with("execute_tool "))
+        .collect();
+    assert_eq!(
+        (chats.len(), tools.len()),
+        (4, 2),
+        "{:#?}",
+        all.iter().map(|s| &s.name).collect::<Vec<_>>()
+    );
+
+    let chat = chats[0];
+    assert_eq!(chat.name, "chat claude-sonnet-4-20250514");
+    assert_eq!(text(chat, "gen_ai.operation.name"), "chat");
+    assert_eq!(text(chat, "gen_ai.provider.name"), "anthropic");
+    assert_eq!(
+        text(chat, "gen_ai.request.model"),
+        "claude-sonnet-4-20250514"
+    );
+    assert_eq!(text(chat, "gen_ai.conversation.id"), "otel-session");
+    assert!(matches!(
+        attr(chat, "gen_ai.request.stream"),
+        Some(Value::BoolValue(false))
+    ));
+    assert!(
+        matches!(attr(chat, "gen_ai.usage.input_tokens"), Some(Value::IntValue(n)) if *n > 0),
+        "{chat:#?}"
+    );
+    assert!(chat.end_time_unix_nano >= chat.start_time_unix_nano && chat.start_time_unix_nano > 0);
+    assert_eq!(chat.kind, 3, "SPAN_KIND_CLIENT");
+
+    for tool in &tools {
+        assert_eq!(tool.name, "execute_tool lookup");
+        assert_eq!(text(tool, "gen_ai.operation.name"), "execute_tool");
+        assert_eq!(text(tool, "gen_ai.tool.name"), "lookup");
+        assert!(!text(tool, "gen_ai.tool.call.id").is_empty());
+        assert_eq!(text(tool, "gen_ai.conversation.id"), "otel-session");
+        assert!(
+            tool.end_time_unix_nano > tool.start_time_unix_nano,
+            "duration = execution time"
+        );
+    }
+    let failed: Vec<&&Span> = tools
+        .iter()
+        .filter(|s| s.status.as_ref().is_some_and(|st| st.code == 2))
+        .collect();
+    assert_eq!(failed.len(), 1, "{tools:#?}");
+    assert_eq!(text(failed[0], "error.type"), "tool_error");
+    assert_eq!(text(failed[0], "toolwarden.verdict.basis"), "explicit");
+    // One conversation, one trace.
+    assert!(
+        all.iter()
+            .all(|s| s.trace_id == chat.trace_id && s.trace_id.len() == 16)
+    );
+    let ids: std::collections::HashSet<&Vec<u8>> = all.iter().map(|s| &s.span_id).collect();
+    assert_eq!(ids.len(), all.len(), "span ids are unique");
+
+    let received = got.lock().unwrap();
+    let (first, team) = &received[0];
+    assert_eq!(team.as_deref(), Some("agents ml"));
+    let resource = first.resource_spans[0].resource.as_ref().expect("resource");
+    assert!(resource.attributes.iter().any(|kv| kv.key == "service.name"
+        && matches!(kv.value.as_ref().and_then(|v| v.value.as_ref()), Some(Value::StringValue(s)) if s == "toolwarden-gateway")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dead_or_hanging_collector_costs_spans_not_time() {
+    // Refusing: nothing listens on the port any more.
+    let closed = TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind")
+        .local_addr()
+        .expect("addr");
+    let url = format!("http://{closed}");
+    let h = Harness::with(MockOptions::default(), move |c| c.otlp = Some(otlp(&url))).await;
+    let baseline = two_rounds(&h, "otel-dead-warm").await;
+    let slowest = two_rounds(&h, "otel-dead").await;
+    assert!(
+        slowest < Duration::from_millis(500) + 3 * baseline,
+        "{slowest:?} vs {baseline:?}"
+    );
+    let dropped = [("outcome", "dropped")];
+    let m = h
+        .metrics_when(|m| metric(m, "toolwarden_otlp_spans_total", &dropped) >= 12.0)
+        .await;
+    assert!(
+        metric(&m, "toolwarden_otlp_spans_total", &dropped) >= 12.0,
+        "{m}"
+    );
+    assert_eq!(
+        metric(
+            &m,
+            "toolwarden_otlp_spans_total",
+            &[("outcome", "exported")]
+        ),
+        0.0
+    );
+
+    // Hanging: accepts and never answers.
+    let hole = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let hole_addr = hole.local_addr().expect("addr");
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((s, _)) = hole.accept().await {
+            held.push(s);
+        }
+    });
+    let url = format!("http://{hole_addr}");
+    let h = Harness::with(MockOptions::default(), move |c| c.otlp = Some(otlp(&url))).await;
+    let baseline = two_rounds(&h, "otel-hang-warm").await;
+    for i in 0..5 {
+        let slowest = two_rounds(&h, &format!("otel-hang-{i}")).await;
+        assert!(
+            slowest < Duration::from_millis(500) + 3 * baseline,
+            "{slowest:?} vs {baseline:?}"
+        );
+    }
+}

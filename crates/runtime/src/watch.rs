@@ -1,0 +1,208 @@
+//! Health transitions for the application (issue 19): a [`HealthWatch`]
+//! compares the registry's stats with the previous look and tells every
+//! registered hook (a callback, or a channel) what changed: a breaker
+//! opening or closing, a tool turning unhealthy or healthy again (by the
+//! [`HealthThresholds`] of the health report).
+//!
+//! ```no_run
+//! # async fn demo(registry: std::sync::Arc<toolwarden_runtime::Registry>) {
+//! use std::time::Duration;
+//! use toolwarden_runtime::{HealthEvent, HealthThresholds, HealthWatch};
+//!
+//! let mut watch = HealthWatch::new(registry, HealthThresholds::default())
+//!     .on_event(|e| eprintln!("tool health: {e}"));
+//! let mut events = watch.channel(64);
+//! let _task = watch.spawn(Duration::from_secs(5));
+//! while let Some(event) = events.recv().await {
+//!     if let HealthEvent::BreakerOpened { tool } = event {
+//!         eprintln!("{tool} is failing fast; page someone");
+//!     }
+//! }
+//! # }
+//! ```
+//!
+//! It looks only when asked ([`HealthWatch::check`]) or every period
+//! ([`HealthWatch::spawn`]): nothing is added to the call path. A breaker
+//! that opened and closed again between two looks is still reported (by
+//! its trip count), as an opening followed by a closing.
+
+use std::{collections::HashMap, fmt, sync::Arc, time::Duration};
+
+use tokio::sync::mpsc;
+
+use crate::{BreakerState, HealthReport, HealthThresholds, Registry};
+
+/// One change in a tool's health.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HealthEvent {
+    /// The tool's circuit breaker opened: calls fail fast.
+    BreakerOpened {
+        /// The tool.
+        tool: String,
+    },
+    /// The breaker closed again.
+    BreakerClosed {
+        /// The tool.
+        tool: String,
+    },
+    /// The tool crossed a health threshold.
+    Unhealthy {
+        /// The tool.
+        tool: String,
+        /// Which thresholds, in words.
+        reasons: Vec<String>,
+    },
+    /// The tool is back under every threshold.
+    Healthy {
+        /// The tool.
+        tool: String,
+    },
+}
+
+type Hook = Box<dyn Fn(&HealthEvent) + Send + Sync>;
+
+/// Watches a registry's tools and tells hooks about health transitions.
+pub struct HealthWatch {
+    registry: Arc<Registry>,
+    thresholds: HealthThresholds,
+    hooks: Vec<Hook>,
+    /// Per tool: breaker open?, trips seen, healthy?
+    last: std::sync::Mutex<HashMap<String, Seen>>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Seen {
+    open: bool,
+    trips: u64,
+    healthy: bool,
+}
+
+// === impl HealthEvent ===
+
+impl HealthEvent {
+    /// The tool concerned.
+    pub fn tool(&self) -> &str {
+        match self {
+            HealthEvent::BreakerOpened { tool }
+            | HealthEvent::BreakerClosed { tool }
+            | HealthEvent::Unhealthy { tool, .. }
+            | HealthEvent::Healthy { tool } => tool,
+        }
+    }
+}
+
+impl fmt::Display for HealthEvent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HealthEvent::BreakerOpened { tool } => write!(f, "{tool}: breaker opened"),
+            HealthEvent::BreakerClosed { tool } => write!(f, "{tool}: breaker closed"),
+            HealthEvent::Unhealthy { tool, reasons } => {
+                write!(f, "{tool}: unhealthy ({})", reasons.join("; "))
+            }
+            HealthEvent::Healthy { tool } => write!(f, "{tool}: healthy again"),
+        }
+    }
+}
+
+// === impl HealthWatch ===
+
+impl HealthWatch {
+    /// A watch over `registry`'s tools, judged by `thresholds`. Every tool
+    /// starts as closed and healthy: the first look reports what is not.
+    pub fn new(registry: Arc<Registry>, thresholds: HealthThresholds) -> Self {
+        HealthWatch {
+            registry,
+            thresholds,
+            hooks: Vec::new(),
+            last: std::sync::Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Call `hook` with every transition (on the thread that looks; keep it short).
+    pub fn on_event(mut self, hook: impl Fn(&HealthEvent) + Send + Sync + 'static) -> Self {
+        self.hooks.push(Box::new(hook));
+        self
+    }
+
+    /// A channel that receives every transition; when it is full, the
+    /// event is dropped for it (the watch never waits).
+    pub fn channel(&mut self, capacity: usize) -> mpsc::Receiver<HealthEvent> {
+        let (tx, rx) = mpsc::channel(capacity.max(1));
+        self.hooks.push(Box::new(move |e| {
+            let _ = tx.try_send(e.clone());
+        }));
+        rx
+    }
+
+    /// Look now: the transitions since the previous look, each also given
+    /// to the hooks.
+    pub fn check(&self) -> Vec<HealthEvent> {
+        let stats = self.registry.stats();
+        let report = HealthReport::from_stats(&stats, &self.thresholds);
+        let mut events = Vec::new();
+        {
+            let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
+            for (s, health) in stats.iter().zip(&report.tools) {
+                let open = matches!(s.breaker, Some(BreakerState::Open | BreakerState::HalfOpen));
+                let before = last.get(&s.name).copied().unwrap_or(Seen {
+                    open: false,
+                    trips: 0,
+                    healthy: true,
+                });
+                let tool = || s.name.clone();
+                let tripped = s.breaker_trips > before.trips;
+                if !before.open && (open || tripped) {
+                    events.push(HealthEvent::BreakerOpened { tool: tool() });
+                }
+                if !open && (before.open || tripped) {
+                    events.push(HealthEvent::BreakerClosed { tool: tool() });
+                }
+                if before.healthy && !health.healthy {
+                    events.push(HealthEvent::Unhealthy {
+                        tool: tool(),
+                        reasons: health.reasons.clone(),
+                    });
+                } else if !before.healthy && health.healthy {
+                    events.push(HealthEvent::Healthy { tool: tool() });
+                }
+                last.insert(
+                    s.name.clone(),
+                    Seen {
+                        open,
+                        trips: s.breaker_trips,
+                        healthy: health.healthy,
+                    },
+                );
+            }
+        }
+        for event in &events {
+            tracing::info!(target: "toolwarden::health", tool = event.tool(), "{event}");
+            for hook in &self.hooks {
+                hook(event);
+            }
+        }
+        events
+    }
+
+    /// Look every `period` on the current Tokio runtime until the task is
+    /// aborted (or dropped with its runtime).
+    pub fn spawn(self, period: Duration) -> tokio::task::JoinHandle<()> {
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(period);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tick.tick().await;
+                self.check();
+            }
+        })
+    }
+}
+
+impl fmt::Debug for HealthWatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HealthWatch")
+            .field("thresholds", &self.thresholds)
+            .field("hooks", &self.hooks.len())
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,283 @@
+//! What the gateway's alert rules read and write (issue 19): the numbers of
+//! a sliding window ([`Store::alert_window`]), the current state of every
+//! alert ([`Store::alert_states`]) and the claim of a transition
+//! ([`Store::claim_alert_transition`]). The same SQL on SQLite and
+//! PostgreSQL, so gateways sharing one database see the same numbers, and
+//! the `alert_transitions` primary key lets exactly one of them record (and
+//! announce) each transition.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::StoreError;
+use crate::store::{Pool, Store};
+
+/// Tool results in the window, per (tool, model).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolWindowRow {
+    /// The tool.
+    pub tool: String,
+    /// The model that called it (`unknown` when not known).
+    pub model: String,
+    /// Results received in the window.
+    pub results: u64,
+    /// Of which failed.
+    pub failures: u64,
+    /// Sum of the estimated client-side execution times (ms) known.
+    pub exec_ms_sum: f64,
+    /// How many results have an execution time.
+    pub exec_count: u64,
+}
+
+/// Requests in the window, per model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RequestWindowRow {
+    /// The requested model (`unknown` when not known).
+    pub model: String,
+    /// Requests proxied.
+    pub requests: u64,
+    /// Upstream errors: status 429 or ≥ 500, or the gateway's own error.
+    pub upstream_errors: u64,
+    /// Repair changes applied (pairing defects found).
+    pub repairs: u64,
+}
+
+/// The numbers of one window.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct AlertWindow {
+    /// Per (tool, model).
+    pub tools: Vec<ToolWindowRow>,
+    /// Per model.
+    pub requests: Vec<RequestWindowRow>,
+}
+
+/// One row of `alert_transitions`: an alert turning `firing` or `resolved`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AlertTransition {
+    /// `rule|tool|model|instance`: identifies the alert.
+    pub alert_key: String,
+    /// The alert's transition number: odd = firing, even = resolved.
+    pub seq: i64,
+    /// `firing` or `resolved`.
+    pub state: String,
+    /// The rule's name (`tool_failure_rate`, …).
+    pub rule: String,
+    /// The tool, or `*` for rules over requests.
+    pub tool: String,
+    /// The model, or `*` for all models.
+    pub model: String,
+    /// The gateway instance, for rules over one gateway's own counters; empty otherwise.
+    pub instance: String,
+    /// The measured value when the transition was decided.
+    pub value: f64,
+    /// The threshold it was compared with.
+    pub threshold: f64,
+    /// The volume behind the value (results, requests, events).
+    pub volume: i64,
+    /// When the alert started firing (unix ms).
+    pub started_ms: i64,
+    /// When this transition was decided (unix ms).
+    pub at_ms: i64,
+    /// The gateway that recorded it.
+    pub gateway: String,
+}
+
+/// Results are counted by their own time; `at_ms >= $2` (a bound a little
+/// older than the window) lets the `tool_calls_at` index narrow the scan.
+const TOOLS_SQL: &str = "SELECT tool, COALESCE(model, 'unknown'), COUNT(*), \
+    SUM(CASE WHEN failed = 1 THEN 1 ELSE 0 END), COALESCE(SUM(exec_ms), 0.0), COUNT(exec_ms) \
+    FROM tool_calls WHERE result_at_ms >= $1 AND at_ms >= $2 AND failed IS NOT NULL \
+    GROUP BY tool, COALESCE(model, 'unknown')";
+const REQUESTS_SQL: &str = "SELECT COALESCE(model, 'unknown'), COUNT(*), \
+    SUM(CASE WHEN status >= 500 OR status = 429 OR error IS NOT NULL THEN 1 ELSE 0 END), \
+    CAST(COALESCE(SUM(repairs), 0) AS BIGINT) \
+    FROM requests WHERE at_ms >= $1 GROUP BY COALESCE(model, 'unknown')";
+const COLUMNS: &str = "alert_key, seq, state, rule, tool, model, instance, value, threshold, \
+    volume, started_ms, at_ms, gateway";
+const INSERT_SQL: &str = "INSERT INTO alert_transitions (alert_key, seq, state, rule, tool, \
+    model, instance, value, threshold, volume, started_ms, at_ms, gateway) \
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
+    ON CONFLICT (alert_key, seq) DO NOTHING";
+
+/// How much older than the window a call may be for its result to count:
+/// tools that run longer than this are not seen by the window query.
+pub const LONGEST_TOOL_MS: i64 = 3_600_000;
+
+type TransitionRow = (
+    String,
+    i64,
+    String,
+    String,
+    String,
+    String,
+    String,
+    f64,
+    f64,
+    i64,
+    i64,
+    i64,
+    String,
+);
+
+fn latest_sql() -> String {
+    format!(
+        "SELECT {COLUMNS} FROM alert_transitions t WHERE seq = \
+         (SELECT MAX(seq) FROM alert_transitions u WHERE u.alert_key = t.alert_key) \
+         ORDER BY at_ms DESC, alert_key"
+    )
+}
+
+fn recent_sql() -> String {
+    format!("SELECT {COLUMNS} FROM alert_transitions ORDER BY at_ms DESC, alert_key, seq LIMIT $1")
+}
+
+fn count(n: i64) -> u64 {
+    u64::try_from(n).unwrap_or(0)
+}
+
+fn transition(r: TransitionRow) -> AlertTransition {
+    AlertTransition {
+        alert_key: r.0,
+        seq: r.1,
+        state: r.2,
+        rule: r.3,
+        tool: r.4,
+        model: r.5,
+        instance: r.6,
+        value: r.7,
+        threshold: r.8,
+        volume: r.9,
+        started_ms: r.10,
+        at_ms: r.11,
+        gateway: r.12,
+    }
+}
+
+macro_rules! alert_fns {
+    ($window:ident, $latest:ident, $recent:ident, $claim:ident, $pool:ty) => {
+        async fn $window(pool: &$pool, since_ms: i64) -> Result<AlertWindow, sqlx::Error> {
+            let tools: Vec<(String, String, i64, i64, f64, i64)> = sqlx::query_as(TOOLS_SQL)
+                .bind(since_ms)
+                .bind(since_ms.saturating_sub(LONGEST_TOOL_MS))
+                .fetch_all(pool)
+                .await?;
+            let requests: Vec<(String, i64, i64, i64)> = sqlx::query_as(REQUESTS_SQL)
+                .bind(since_ms)
+                .fetch_all(pool)
+                .await?;
+            Ok(AlertWindow {
+                tools: tools
+                    .into_iter()
+                    .map(|(tool, model, n, f, sum, timed)| ToolWindowRow {
+                        tool,
+                        model,
+                        results: count(n),
+                        failures: count(f),
+                        exec_ms_sum: sum,
+                        exec_count: count(timed),
+                    })
+                    .collect(),
+                requests: requests
+                    .into_iter()
+                    .map(|(model, n, errors, repairs)| RequestWindowRow {
+                        model,
+                        requests: count(n),
+                        upstream_errors: count(errors),
+                        repairs: count(repairs),
+                    })
+                    .collect(),
+            })
+        }
+
+        async fn $latest(pool: &$pool) -> Result<Vec<AlertTransition>, sqlx::Error> {
+            let rows: Vec<TransitionRow> = sqlx::query_as(&latest_sql()).fetch_all(pool).await?;
+            Ok(rows.into_iter().map(transition).collect())
+        }
+
+        async fn $recent(pool: &$pool, limit: i64) -> Result<Vec<AlertTransition>, sqlx::Error> {
+            let rows: Vec<TransitionRow> = sqlx::query_as(&recent_sql())
+                .bind(limit)
+                .fetch_all(pool)
+                .await?;
+            Ok(rows.into_iter().map(transition).collect())
+        }
+
+        async fn $claim(pool: &$pool, t: &AlertTransition) -> Result<bool, sqlx::Error> {
+            let done = sqlx::query(INSERT_SQL)
+                .bind(&t.alert_key)
+                .bind(t.seq)
+                .bind(&t.state)
+                .bind(&t.rule)
+                .bind(&t.tool)
+                .bind(&t.model)
+                .bind(&t.instance)
+                .bind(t.value)
+                .bind(t.threshold)
+                .bind(t.volume)
+                .bind(t.started_ms)
+                .bind(t.at_ms)
+                .bind(&t.gateway)
+                .execute(pool)
+                .await?;
+            Ok(done.rows_affected() == 1)
+        }
+    };
+}
+
+alert_fns!(
+    window_sqlite,
+    latest_sqlite,
+    recent_sqlite,
+    claim_sqlite,
+    sqlx::SqlitePool
+);
+alert_fns!(
+    window_postgres,
+    latest_postgres,
+    recent_postgres,
+    claim_postgres,
+    sqlx::PgPool
+);
+
+// === impl Store (alerts) ===
+
+impl Store {
+    /// Tool results (by their time) and requests since `since_ms`.
+    pub async fn alert_window(&self, since_ms: i64) -> Result<AlertWindow, StoreError> {
+        match self.pool() {
+            Pool::Sqlite(p) => window_sqlite(p, since_ms).await,
+            Pool::Postgres(p) => window_postgres(p, since_ms).await,
+        }
+        .map_err(StoreError::query)
+    }
+
+    /// The latest transition of every alert ever raised, newest first:
+    /// those with `state == "firing"` are firing now.
+    pub async fn alert_states(&self) -> Result<Vec<AlertTransition>, StoreError> {
+        match self.pool() {
+            Pool::Sqlite(p) => latest_sqlite(p).await,
+            Pool::Postgres(p) => latest_postgres(p).await,
+        }
+        .map_err(StoreError::query)
+    }
+
+    /// The latest `limit` transitions, newest first.
+    pub async fn alert_history(&self, limit: usize) -> Result<Vec<AlertTransition>, StoreError> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        match self.pool() {
+            Pool::Sqlite(p) => recent_sqlite(p, limit).await,
+            Pool::Postgres(p) => recent_postgres(p, limit).await,
+        }
+        .map_err(StoreError::query)
+    }
+
+    /// Records `t` unless another gateway recorded the same transition
+    /// (`alert_key`, `seq`) first: `true` when this call recorded it, i.e.
+    /// the caller is the one that announces it.
+    pub async fn claim_alert_transition(&self, t: &AlertTransition) -> Result<bool, StoreError> {
+        match self.pool() {
+            Pool::Sqlite(p) => claim_sqlite(p, t).await,
+            Pool::Postgres(p) => claim_postgres(p, t).await,
+        }
+        .map_err(StoreError::query)
+    }
+}

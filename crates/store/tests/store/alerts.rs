@@ -1,0 +1,110 @@
+//! The alert queries (issue 19): a window's numbers per tool × model and
+//! per model, and transitions claimed exactly once.
+
+use toolwarden_store::*;
+
+use crate::support::*;
+
+async fn alert_window_and_claims(db: TestDb) {
+    let store = Store::open(&db.url).await.unwrap();
+    let mut events = Vec::new();
+    for (i, (status, repairs)) in [(200, 2), (502, 0), (429, 0), (200, 0)]
+        .into_iter()
+        .enumerate()
+    {
+        let Event::Request(mut r) = request(&format!("q{i}"), "s", 1_000 + i as i64) else {
+            unreachable!()
+        };
+        r.status = status;
+        r.repairs = vec!["orphan_result".to_owned(); repairs];
+        events.push(Event::Request(r));
+    }
+    // An old request, outside the window.
+    events.push(request("old", "s", 10));
+    for (k, failed) in [true, true, false].into_iter().enumerate() {
+        let id = format!("call_alerts_{k:02}");
+        events.push(Event::ToolCall(call(
+            "q0", "s", k as u32, &id, "book", 1_000,
+        )));
+        events.push(Event::ToolResult(result(
+            "q1",
+            "s",
+            &id,
+            3,
+            Some("book"),
+            failed,
+            1_500,
+        )));
+    }
+    record_all(&store, &events).await;
+
+    let w = store.alert_window(500).await.unwrap();
+    assert_eq!(w.tools.len(), 1, "{w:?}");
+    let book = &w.tools[0];
+    assert_eq!(
+        (book.tool.as_str(), book.model.as_str()),
+        ("book", "gpt-test")
+    );
+    assert_eq!((book.results, book.failures), (3, 2));
+    assert_eq!(book.exec_count, 3, "{book:?}");
+    assert!((book.exec_ms_sum - 1_500.0).abs() < 1e-6, "{book:?}");
+    assert_eq!(w.requests.len(), 1, "{w:?}");
+    let r = &w.requests[0];
+    assert_eq!(
+        (r.requests, r.upstream_errors, r.repairs),
+        (4, 2, 2),
+        "{r:?}"
+    );
+    assert!(store.alert_window(2_000).await.unwrap().tools.is_empty());
+
+    let firing = AlertTransition {
+        alert_key: "tool_failure_rate|book|*|".into(),
+        seq: 1,
+        state: "firing".into(),
+        rule: "tool_failure_rate".into(),
+        tool: "book".into(),
+        model: "*".into(),
+        instance: String::new(),
+        value: 2.0 / 3.0,
+        threshold: 0.05,
+        volume: 3,
+        started_ms: 2_000,
+        at_ms: 2_000,
+        gateway: "gw-a".into(),
+    };
+    assert!(store.claim_alert_transition(&firing).await.unwrap());
+    let again = AlertTransition {
+        gateway: "gw-b".into(),
+        ..firing.clone()
+    };
+    assert!(
+        !store.claim_alert_transition(&again).await.unwrap(),
+        "claimed twice"
+    );
+    assert_eq!(store.alert_states().await.unwrap(), vec![firing.clone()]);
+    let resolved = AlertTransition {
+        seq: 2,
+        state: "resolved".into(),
+        value: 0.0,
+        at_ms: 3_000,
+        ..firing.clone()
+    };
+    assert!(store.claim_alert_transition(&resolved).await.unwrap());
+    assert_eq!(store.alert_states().await.unwrap(), vec![resolved.clone()]);
+    assert_eq!(
+        store.alert_history(10).await.unwrap(),
+        vec![resolved, firing]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite() {
+    alert_window_and_claims(TestDb::sqlite()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres() {
+    if let Some(db) = TestDb::postgres("alerts::postgres").await {
+        alert_window_and_claims(db).await;
+    }
+}
