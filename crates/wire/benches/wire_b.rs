@@ -23,15 +23,14 @@ use std::{
 use serde_json::{Value, json};
 use toolwarden_wire::{Detector, Dialect, StreamParser, request_view, sse::SseFramer};
 
+const BENCH: &str = "bench wire_b";
+
+/// A file of the recorded corpus (`TOOLWARDEN_CORPUS`, see
+/// `toolwarden_testkit`); `main` has checked that the corpus is there.
 fn corpus(rel: &str) -> PathBuf {
-    let mut dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    loop {
-        let c = dir.join("shared/corpus");
-        if c.is_dir() {
-            return c.join(rel);
-        }
-        assert!(dir.pop(), "shared/corpus not found");
-    }
+    toolwarden_testkit::corpus_dir()
+        .expect("checked in main")
+        .join(rel)
 }
 
 fn chunks_file(rel: &str) -> Vec<String> {
@@ -211,6 +210,9 @@ fn converted() -> (Vec<u8>, Vec<u8>) {
 }
 
 fn main() {
+    let Some(_) = toolwarden_testkit::corpus_for(BENCH) else {
+        return;
+    };
     if std::env::var("ONLY_GEMINI_SSE").is_ok() {
         let lines = gemini_lines();
         let sse: String = lines.iter().map(|l| format!("data: {l}\r\n\r\n")).collect();
