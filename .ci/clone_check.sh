@@ -28,7 +28,7 @@ run() { env -u CI -u TOOLWARDEN_CORPUS CARGO_TARGET_DIR="$root/target" cargo tes
 log=$tmp/test.log
 echo "== clone_check: fast subset in $tmp/toolwarden (no corpus)"
 # Fixture tests and corpus tests of the wire crate and the corpus finder.
-run -p toolwarden-testkit -p toolwarden-wire --lib -- corpus stream recorded fixtures 2>&1 | tee "$log"
+run -p toolwarden-testkit -p toolwarden-wire --lib -- corpus stream_reassembles recorded fixtures 2>&1 | tee "$log"
 
 expect_skip() {
   grep -q "^skipped: $1: corpus not found (set TOOLWARDEN_CORPUS)$" "$log" ||
