@@ -74,3 +74,9 @@ pub use stats::{
     TimelineRow, ToolRow,
 };
 pub use store::{Store, StoreOptions};
+
+/// This crate's README, whose snippet is compiled (and run) as a doc test.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+#[derive(Debug)]
+pub struct ReadmeDoctest;
