@@ -74,7 +74,7 @@ pub(crate) fn read_result<'a>(
     let read = read_response(response)?;
     let explicit = read
         .explicit
-        .or_else(|| crate::openai_responses::mcp_is_error(&read.text));
+        .or_else(|| crate::text::mcp_is_error(&read.text));
     let verdict = match explicit {
         Some(failed) => Verdict::explicit(failed),
         None if is_failure(&read.text) => Verdict::heuristic_failure(),

@@ -182,30 +182,7 @@ fn verdict(failed_status: bool, content: &str, is_failure: &dyn Fn(&str) -> bool
     if failed_status {
         return Verdict::explicit(true);
     }
-    if let Some(flag) = mcp_is_error(content) {
-        return Verdict::explicit(flag);
-    }
-    if is_failure(content) {
-        Verdict::heuristic_failure()
-    } else {
-        Verdict::NONE
-    }
-}
-
-/// An MCP `CallToolResult` carried as text: its `isError` flag.
-pub(crate) fn mcp_is_error(content: &str) -> Option<bool> {
-    let trimmed = content.trim_start();
-    if !trimmed.starts_with('{')
-        || memchr::memmem::find(content.as_bytes(), b"\"isError\"").is_none()
-    {
-        return None;
-    }
-    #[derive(serde::Deserialize)]
-    struct Mcp {
-        #[serde(rename = "isError")]
-        is_error: Option<bool>,
-    }
-    serde_json::from_str::<Mcp>(content).ok()?.is_error
+    crate::text::flagless_verdict(content, is_failure)
 }
 
 /// See [`crate::validate`].
