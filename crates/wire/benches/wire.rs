@@ -23,9 +23,8 @@ use std::{
     time::{Duration, Instant},
 };
 
-use toolwarden_wire::{
-    Detector, Dialect, StreamParser, coding::Codings, request_view, sse::SseFramer,
-};
+use toolwarden_coding::Codings;
+use toolwarden_wire::{Detector, Dialect, StreamParser, request_view, sse::SseFramer};
 
 /// (name, dialect, corpus file): request bodies.
 const REQUEST_CASES: &[(&str, Dialect, &str)] = &[

@@ -38,7 +38,6 @@
 
 pub mod anthropic;
 mod api_error;
-pub mod coding;
 mod content;
 mod defect;
 pub mod detect;

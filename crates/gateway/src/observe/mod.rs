@@ -35,10 +35,8 @@ use std::{
 
 use http::{HeaderMap, header};
 use tokio::sync::Notify;
-use toolwarden_wire::{
-    Detector, Dialect, ResponseView, StreamParser,
-    coding::{CodingErrorKind, Codings, StreamDecoder},
-};
+use toolwarden_coding::{CodingErrorKind, Codings, StreamDecoder};
+use toolwarden_wire::{Detector, Dialect, ResponseView, StreamParser};
 
 use self::{
     jsonarray::ArraySplitter, names::Names, recent::Recent, request::RequestInfo, session::Session,
