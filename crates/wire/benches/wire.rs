@@ -82,7 +82,7 @@ const STREAM_CASES: &[(&str, Dialect, &str, Recording)] = &[
         Recording::ChunksWithEvents,
     ),
     // Gemini chunks have no `type`: wrapped as bare `data:` lines. The
-    // streamed-JSON-array form is measured in `benches/wire_b.rs`.
+    // streamed-JSON-array form is measured in `benches/responses_gemini.rs`.
     (
         "gemini partialArgs",
         Dialect::Gemini,

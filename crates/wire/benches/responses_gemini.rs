@@ -1,7 +1,7 @@
 //! Benchmarks for the Responses and Gemini dialects, each against a plain
 //! `serde_json::Value` baseline measured in the same run.
 //!
-//! `cargo bench -p toolwarden-wire --bench wire_b`
+//! `cargo bench -p toolwarden-wire --bench responses_gemini`
 //!
 //! - stream parser vs. SSE framing + `Value` parse of every `data:` line,
 //!   on the corpus recordings repeated to 10 MB (target ≥ 3×);
@@ -23,7 +23,7 @@ use std::{
 use serde_json::{Value, json};
 use toolwarden_wire::{Detector, Dialect, StreamParser, request_view, sse::SseFramer};
 
-const BENCH: &str = "bench wire_b";
+const BENCH: &str = "bench responses_gemini";
 
 /// A file of the recorded corpus (`TOOLWARDEN_CORPUS`, see
 /// `toolwarden_testkit`); `main` has checked that the corpus is there.
@@ -314,7 +314,7 @@ fn main() {
     );
     let size = 10 << 20;
     println!(
-        "wire_b benchmarks (ours and baseline alternated, best of 10 rounds, {budget:?} per row)"
+        "responses_gemini benchmarks (ours and baseline alternated, best of 10 rounds, {budget:?} per row)"
     );
 
     let responses = repeat_to(&responses_sse(), size);
