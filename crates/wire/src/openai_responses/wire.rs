@@ -14,20 +14,20 @@ use crate::{ResponseView, Usage, WireError};
 pub(super) struct CallItem<'a> {
     #[serde(
         borrow,
-        deserialize_with = "crate::gemini::splice::opt_cow",
+        deserialize_with = "crate::splice::opt_cow",
         default,
         rename = "type"
     )]
     pub kind: Option<Cow<'a, str>>,
-    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+    #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
     pub id: Option<Cow<'a, str>>,
-    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+    #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
     pub call_id: Option<Cow<'a, str>>,
-    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+    #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
     pub name: Option<Cow<'a, str>>,
-    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+    #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
     pub arguments: Option<Cow<'a, str>>,
-    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+    #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
     pub input: Option<Cow<'a, str>>,
 }
 
@@ -44,11 +44,11 @@ impl CallItem<'_> {
 /// A Response object (the body, or `response` in stream events).
 #[derive(Deserialize)]
 pub(super) struct ResponseObject<'a> {
-    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+    #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
     pub id: Option<Cow<'a, str>>,
-    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+    #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
     pub model: Option<Cow<'a, str>>,
-    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+    #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
     pub status: Option<Cow<'a, str>>,
     #[serde(default)]
     pub usage: Option<RawUsage>,
@@ -78,7 +78,7 @@ impl From<RawUsage> for Usage {
 pub(super) struct ErrorObject<'a> {
     #[serde(borrow, default)]
     code: Option<&'a RawValue>,
-    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+    #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
     message: Option<Cow<'a, str>>,
 }
 
@@ -126,11 +126,11 @@ pub(super) fn type_of(data: &[u8]) -> Option<&[u8]> {
 pub(super) fn response_view(body: &[u8]) -> Result<ResponseView, WireError> {
     #[derive(Deserialize)]
     struct Body<'a> {
-        #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+        #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
         id: Option<Cow<'a, str>>,
-        #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+        #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
         model: Option<Cow<'a, str>>,
-        #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+        #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
         status: Option<Cow<'a, str>>,
         #[serde(default)]
         usage: Option<RawUsage>,
