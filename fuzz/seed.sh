@@ -1,16 +1,21 @@
 #!/bin/sh
-# Seed each target's corpus from shared/corpus (found above this
-# directory, or $CORPUS): the
+# Seed each target's corpus from the recorded corpus ($TOOLWARDEN_CORPUS, else
+# shared/corpus found above this directory), else from the repository's
+# fixtures (crates/testkit/fixtures, said on stderr): the
 # first byte of each seed picks the dialect (index into Dialect::ALL, or
 # into TW_FUZZ_DIALECTS when set: see fuzz_targets/common.rs).
 set -eu
 cd "$(dirname "$0")"
-if [ -z "${CORPUS:-}" ]; then
+CORPUS=${TOOLWARDEN_CORPUS:-${CORPUS:-}}
+if [ -z "$CORPUS" ]; then
     d=$(pwd)
     while [ "$d" != / ] && [ ! -d "$d/shared/corpus" ]; do d=$(dirname "$d"); done
     CORPUS=$d/shared/corpus
 fi
-[ -d "$CORPUS" ] || { echo "shared/corpus not found; set CORPUS" >&2; exit 1; }
+if [ ! -d "$CORPUS" ]; then
+    echo "corpus not found (set TOOLWARDEN_CORPUS): seeding from crates/testkit/fixtures" >&2
+    CORPUS=../crates/testkit/fixtures
+fi
 seed() { # target dialect-byte file
     mkdir -p "corpus/$1"
     { printf "\\$(printf '%03o' "$2")"; cat "$3"; } > "corpus/$1/$(basename "$3").$2"

@@ -1,4 +1,4 @@
-//! Content codings (`toolwarden_wire::coding`): any bytes, as the body of
+//! Content codings (`toolwarden_coding`): any bytes, as the body of
 //! any coding and as a `content-encoding` value, decode or fail with an
 //! error, never a panic, and never give more than the limit; a stream
 //! decoder fed the bytes whole or in 3-byte pieces gives the same outcome,
@@ -7,7 +7,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use toolwarden_wire::coding::{Codings, StreamDecoder};
+use toolwarden_coding::{Codings, StreamDecoder};
 
 fn stream(codings: &Codings, pieces: &mut dyn Iterator<Item = &[u8]>) -> Option<Vec<u8>> {
     let mut d = StreamDecoder::new(codings, 1 << 16).ok()?;

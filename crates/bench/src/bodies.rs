@@ -2,17 +2,22 @@
 //! carries tool results (one of them a failure), in the Anthropic and Chat
 //! dialects, with result texts taken from the corpus when it is present.
 
-use std::path::{Path, PathBuf};
-
 use serde_json::{Value, json};
 
 /// Target size of a request body.
 pub const BODY_BYTES: usize = 20 * 1024;
 
-/// Result texts: real tool outputs from `shared/corpus/tool_results.jsonl`
-/// if found above the current directory or this crate, else synthetic.
+/// Result texts: real tool outputs from the corpus's `tool_results.jsonl`
+/// (`TOOLWARDEN_CORPUS`, see `toolwarden_testkit`) if it is there, else
+/// synthetic ones (said on stderr).
 pub fn result_texts() -> Vec<String> {
-    let found = corpus_file().and_then(|p| std::fs::read_to_string(p).ok());
+    let found = match toolwarden_testkit::corpus_dir() {
+        Ok(dir) => std::fs::read_to_string(dir.join("tool_results.jsonl")).ok(),
+        Err(e) => {
+            eprintln!("toolwarden-bench: {e}: synthetic result texts");
+            None
+        }
+    };
     let mut texts: Vec<String> = found
         .iter()
         .flat_map(|t| t.lines())
@@ -29,19 +34,6 @@ pub fn result_texts() -> Vec<String> {
             .collect();
     }
     texts
-}
-
-fn corpus_file() -> Option<PathBuf> {
-    let starts = [
-        std::env::current_dir().ok(),
-        Some(PathBuf::from(env!("CARGO_MANIFEST_DIR"))),
-    ];
-    starts.into_iter().flatten().find_map(|start| {
-        start
-            .ancestors()
-            .map(|d| d.join("shared/corpus/tool_results.jsonl"))
-            .find(|p| Path::new(p).is_file())
-    })
 }
 
 /// Fill `n` result contents so the whole body is about `BODY_BYTES`.

@@ -1,7 +1,7 @@
 //! Where `serve`, `stats` and `env` get their settings: flags over
 //! `TOOLWARDEN_*` environment variables over `toolwarden.toml` over defaults.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use toolwarden_gateway::RawConfig;
 
@@ -30,18 +30,4 @@ pub fn database_or_default(raw: &mut RawConfig) {
     if raw.database.is_none() {
         raw.database = Some(DEFAULT_DATABASE.to_string());
     }
-}
-
-/// The path of a SQLite URL (`sqlite://PATH`, `sqlite:PATH` or a plain
-/// path); `None` for other backends.
-pub fn sqlite_path(url: &str) -> Option<PathBuf> {
-    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-        return None;
-    }
-    let path = url
-        .strip_prefix("sqlite://")
-        .or_else(|| url.strip_prefix("sqlite:"))
-        .unwrap_or(url);
-    let path = path.split('?').next().unwrap_or(path);
-    Some(PathBuf::from(path))
 }

@@ -3,28 +3,13 @@
 
 use std::{
     io::Write,
-    path::{Path, PathBuf},
     process::{Command, Output, Stdio},
 };
 
+use toolwarden_testkit::{corpus_or_skip, fixture_path};
+
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_toolwarden"))
-}
-
-/// `shared/corpus`, found by walking up from this crate.
-fn corpus() -> PathBuf {
-    let mut dir = Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf();
-    loop {
-        let candidate = dir.join("shared/corpus");
-        if candidate.is_dir() {
-            return candidate;
-        }
-        assert!(
-            dir.pop(),
-            "shared/corpus not found above {}",
-            env!("CARGO_MANIFEST_DIR")
-        );
-    }
 }
 
 fn run_with_stdin(args: &[&str], stdin: &[u8]) -> Output {
@@ -41,8 +26,9 @@ fn run_with_stdin(args: &[&str], stdin: &[u8]) -> Output {
 
 #[test]
 fn check_json_on_a_real_claude_code_conversation() {
+    let corpus = corpus_or_skip!();
     let file =
-        corpus().join("conversations/conv_anthropic_messages_claudecode_spotter_258c7280.json");
+        corpus.join("conversations/conv_anthropic_messages_claudecode_spotter_258c7280.json");
     let out = bin().args(["check", "--json"]).arg(&file).output().unwrap();
     assert_eq!(
         out.status.code(),
@@ -73,7 +59,7 @@ fn check_json_on_a_real_claude_code_conversation() {
 
 #[test]
 fn check_openai_chat_detects_failures_heuristically() {
-    let file = corpus().join("conversations/conv_openai_chat_taubench_airline_task13_trial0.json");
+    let file = fixture_path("conversations/conv_openai_chat_taubench_airline_task13_trial0.json");
     let out = bin().args(["check", "--json"]).arg(&file).output().unwrap();
     assert_eq!(
         out.status.code(),
@@ -121,7 +107,7 @@ fn check_exits_1_on_defects_and_repair_fixes_them() {
 
 #[test]
 fn repair_of_a_clean_body_is_byte_identical() {
-    let file = corpus().join("conversations/conv_anthropic_messages_claudecode_spotter_short.json");
+    let file = fixture_path("conversations/conv_anthropic_messages_claudecode_spotter_short.json");
     let original = std::fs::read(&file).unwrap();
     let out = bin().arg("repair").arg(&file).output().unwrap();
     assert_eq!(out.status.code(), Some(0));
@@ -158,9 +144,10 @@ fn bad_input_exits_2_with_a_position() {
 
 #[test]
 fn eval_detector_meets_the_thresholds_on_the_corpus() {
+    let corpus = corpus_or_skip!();
     let out = bin()
         .args(["eval-detector", "--json"])
-        .arg(corpus().join("tool_results.jsonl"))
+        .arg(corpus.join("tool_results.jsonl"))
         .output()
         .unwrap();
     assert_eq!(

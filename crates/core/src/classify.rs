@@ -153,9 +153,140 @@ pub fn extract_resource(msg: &str) -> Option<String> {
         .map(str::to_string)
 }
 
+/// Argument names that hold the resource a tool works on.
+const RESOURCE_KEYS: &[&str] = &[
+    "path",
+    "file",
+    "filename",
+    "filepath",
+    "file_path",
+    "url",
+    "uri",
+    "href",
+    "dir",
+    "directory",
+    "folder",
+    "location",
+    "resource",
+    "target",
+    "source",
+    "destination",
+];
+
+/// Longest resource name repeated to the model.
+const RESOURCE_MAX: usize = 300;
+
+/// The resource a tool call works on, from its arguments, for a not-found
+/// or permission error whose own message does not say which (a
+/// `std::io::Error` carries no path): the string value of an argument
+/// named like one (`path`, `file_path`, `url`, `filePath`, `source_url`,
+/// … see `RESOURCE_KEYS`), else the first string argument that looks like a
+/// path or URL. Top-level arguments first, then one level of nested objects.
+///
+/// ```
+/// use serde_json::json;
+/// use toolwarden_core::classify::argument_resource;
+///
+/// let args = json!({"file_path": "/srv/app/config.toml", "limit": 10});
+/// assert_eq!(argument_resource(&args).as_deref(), Some("/srv/app/config.toml"));
+/// let args = json!({"query": "weather", "endpoint": "https://api.example.com/v1/w"});
+/// assert_eq!(argument_resource(&args).as_deref(), Some("https://api.example.com/v1/w"));
+/// assert_eq!(argument_resource(&json!({"query": "weather"})), None);
+/// ```
+pub fn argument_resource(args: &serde_json::Value) -> Option<String> {
+    let obj = args.as_object()?;
+    let nested = || obj.values().filter_map(serde_json::Value::as_object);
+    let named = |o: &serde_json::Map<String, serde_json::Value>| {
+        o.iter().find_map(|(k, v)| {
+            let v = v.as_str().filter(|v| !v.trim().is_empty())?;
+            names_a_resource(k).then(|| clip_resource(v))
+        })
+    };
+    let looks = |o: &serde_json::Map<String, serde_json::Value>| {
+        o.values()
+            .filter_map(serde_json::Value::as_str)
+            .find(|v| looks_like_resource(v))
+            .map(clip_resource)
+    };
+    named(obj)
+        .or_else(|| nested().find_map(named))
+        .or_else(|| looks(obj))
+        .or_else(|| nested().find_map(looks))
+}
+
+/// `path`, `file_path`, `filePath`, `source_url`, `targetDir`, …
+fn names_a_resource(key: &str) -> bool {
+    let lower = key.to_ascii_lowercase();
+    RESOURCE_KEYS.iter().any(|k| {
+        lower == *k
+            || lower.ends_with(&format!("_{k}"))
+            || (key.len() > k.len()
+                && lower.ends_with(k)
+                && key[key.len() - k.len()..].starts_with(|c: char| c.is_ascii_uppercase()))
+    })
+}
+
+/// A URL, or a single token that looks like a path.
+fn looks_like_resource(v: &str) -> bool {
+    let v = v.trim();
+    !v.is_empty()
+        && !v.contains(char::is_whitespace)
+        && (v.contains("://")
+            || v.starts_with(['/', '~'])
+            || v.starts_with("./")
+            || v.starts_with("../")
+            || v.contains('/') && v.contains('.')
+            || v.contains('\\'))
+}
+
+fn clip_resource(v: &str) -> String {
+    let v = v.trim();
+    if v.len() <= RESOURCE_MAX {
+        return v.to_string();
+    }
+    let mut end = RESOURCE_MAX;
+    while !v.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &v[..end])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_resource_argument_is_found_by_name_then_by_shape() {
+        use serde_json::json;
+        let cases = [
+            (json!({"path": "notes.md"}), Some("notes.md")),
+            (json!({"filePath": "a.txt", "x": "/b"}), Some("a.txt")),
+            (
+                json!({"source_url": "https://x.test/a"}),
+                Some("https://x.test/a"),
+            ),
+            (json!({"n": 3, "q": "./rel/file"}), Some("./rel/file")),
+            (
+                json!({"opts": {"target_dir": "/tmp/out"}}),
+                Some("/tmp/out"),
+            ),
+            (json!({"q": "two words/with.dot"}), None),
+            (json!({"path": "  "}), None),
+            (json!({"profile": "x"}), None),
+            (json!(["/a"]), None),
+        ];
+        for (args, want) in cases {
+            assert_eq!(argument_resource(&args).as_deref(), want, "{args}");
+        }
+        let long = "/".repeat(1000);
+        assert!(
+            argument_resource(&json!({ "path": long }))
+                .unwrap()
+                .chars()
+                .count()
+                <= RESOURCE_MAX + 1
+        );
+    }
 
     #[test]
     fn io_not_found_keeps_the_path() {

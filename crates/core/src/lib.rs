@@ -28,3 +28,9 @@ mod outcome;
 pub use call::{Basis, ToolCall, ToolResult, Verdict};
 pub use error::{Disposition, ErrorKind, ToolError};
 pub use outcome::{FLAGLESS_ERROR_PREFIX, Status, ToolFailure, ToolOutcome};
+
+/// This crate's README, whose snippet is compiled (and run) as a doc test.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+#[derive(Debug)]
+pub struct ReadmeDoctest;

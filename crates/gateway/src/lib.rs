@@ -61,3 +61,9 @@ pub use recorder::Recorder;
 pub use routes::Provider;
 pub use server::{Gateway, GatewayError, GatewayErrorKind, RunningGateway, Shared};
 pub use upstream_url::Upstream;
+
+/// This crate's README, whose snippet is compiled (and run) as a doc test.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+#[derive(Debug)]
+pub struct ReadmeDoctest;

@@ -6,7 +6,8 @@ use bytes::Bytes;
 use http::{Method, Request, Response, StatusCode, header};
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
-use toolwarden_wire::{Dialect, coding::Codings};
+use toolwarden_coding::Codings;
+use toolwarden_wire::Dialect;
 
 use crate::{
     Fault, ReceivedRequest, Scripted, Shared,

@@ -55,6 +55,8 @@ pub(crate) struct TextContext<'a> {
     pub(crate) retryable: bool,
     pub(crate) show_details: bool,
     pub(crate) unexpected: &'a str,
+    /// The resource a permission error is about (see [`name_the_resource`]).
+    pub(crate) resource: Option<&'a str>,
 }
 
 // === impl HttpError ===
@@ -180,17 +182,59 @@ pub(crate) fn classify(err: &BoxError) -> Classified {
         }
         link = e.source();
     }
-    let (kind, code) = kind_code.unwrap_or_else(|| {
+    let (mut kind, code) = kind_code.unwrap_or_else(|| {
         let kind = classify::error(root);
         let code = kind.as_str().to_string();
         (kind, code)
     });
+    // A typed error that wraps an `io::Error` often names the path in its
+    // own message ("reading /etc/app.toml: No such file or directory").
+    if let ErrorKind::ResourceNotFound { resource: None } = kind {
+        let mut link = Some(root);
+        while let Some(e) = link {
+            if let Some(r) = classify::extract_resource(&e.to_string()) {
+                kind = ErrorKind::ResourceNotFound { resource: Some(r) };
+                break;
+            }
+            link = e.source();
+        }
+    }
     Classified {
         kind,
         code: Some(code),
         technical: chain(root),
         summary: root.to_string(),
     }
+}
+
+/// Name the resource of a not-found or permission failure whose error did
+/// not (a `std::io::Error` carries no path): the call's path- or URL-like
+/// argument (see `toolwarden_core::classify::argument_resource`). A
+/// not-found kind gets it as its resource; the resource of a permission
+/// failure is returned for the model's text; both are added to the
+/// operator's technical message. Errors that name a resource themselves
+/// are left as they are.
+pub(crate) fn name_the_resource(
+    kind: &mut ErrorKind,
+    technical: &mut String,
+    arguments: &str,
+) -> Option<String> {
+    let wanted = matches!(
+        kind,
+        ErrorKind::ResourceNotFound { resource: None } | ErrorKind::Permission
+    );
+    if !wanted || classify::extract_resource(technical).is_some() {
+        return None;
+    }
+    let args = crate::validate::parse_arguments(arguments).ok()?;
+    let resource = classify::argument_resource(&args)?;
+    if !technical.contains(resource.as_str()) {
+        technical.push_str(&format!(" (resource: {resource})"));
+    }
+    if let ErrorKind::ResourceNotFound { resource: r } = kind {
+        *r = Some(resource.clone());
+    }
+    Some(resource)
 }
 
 /// `outer: cause: root cause`.
@@ -276,9 +320,14 @@ pub(crate) fn model_message(kind: &ErrorKind, summary: &str, cx: TextContext<'_>
         ErrorKind::Authentication => format!(
             "The tool could not authenticate with its backend ({summary}). Retrying will not help; the operator has been notified."
         ),
-        ErrorKind::Permission => {
-            format!("The tool is not permitted to do this ({summary}). Retrying will not help.")
-        }
+        ErrorKind::Permission => match cx.resource {
+            Some(r) => format!(
+                "The tool is not permitted to access {r} ({summary}). Retrying will not help."
+            ),
+            None => {
+                format!("The tool is not permitted to do this ({summary}). Retrying will not help.")
+            }
+        },
         ErrorKind::CircuitOpen { retry_after } => format!(
             "Tool '{}' is temporarily unavailable, retry after {} s.",
             cx.tool,
@@ -371,6 +420,7 @@ mod tests {
             retryable: false,
             show_details: false,
             unexpected: UNEXPECTED_MESSAGE,
+            resource: None,
         };
         assert_eq!(
             model_message(&ErrorKind::Network, "secret host", cx),

@@ -28,7 +28,7 @@
 //! |---|---|---|
 //! | unknown, disabled or paused tool | `Tool 'x' is not available. Available tools: a, b.` (never why) | warn, with the reason |
 //! | schema violation, malformed JSON | what to fix: `Missing required parameter: path`, `Invalid value for 'limit': must be a positive integer`, `The arguments are not valid JSON (… at line 1 column 24) …` | debug |
-//! | resource not found ([`toolwarden_core::ToolError::not_found`], io `NotFound`, HTTP 404, "no such file") | `Resource not found: <path or URL>` | info |
+//! | resource not found ([`toolwarden_core::ToolError::not_found`], io `NotFound`, HTTP 404, "no such file") | `Resource not found: <path or URL>`: from the error, else the call's path- or URL-like argument (an `io::Error` carries no path) | info |
 //! | timeout, rate limit (`Retry-After` honoured), network — after retries | what happened, after how many attempts, whether trying later may help | error, with attempts |
 //! | authentication, permission | a result that says so — **fatal**: [`StepResult::fatal`] carries a [`FatalError`] with the specific cause | error |
 //! | circuit open | `Tool 'x' is temporarily unavailable, retry after N s.` | warn, with the breaker state |
@@ -121,4 +121,17 @@ pub use registry::{Registry, RegistryError, RegistryErrorKind, ToolState};
 pub use tool::{
     BoxError, FnTool, Tool, Typed, TypedFnTool, TypedTool, schema_of, tool_fn, typed, typed_fn,
 };
+
+/// This crate's README, whose snippet is compiled (and run) as a doc test.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+#[derive(Debug)]
+pub struct ReadmeDoctest;
+
+/// The repository README's runtime snippet, compiled and run as a doc test
+/// (the file is not part of the published crate: doctest builds only).
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+#[derive(Debug)]
+pub struct RepositoryReadmeDoctest;
 pub use watch::{HealthEvent, HealthWatch};

@@ -44,7 +44,7 @@
 //! // recorder.record(Event::ToolCall(...)) on the request path, then:
 //! recorder.shutdown().await;
 //! let stats = store.stats(&StatsQuery::default()).await?;
-//! println!("{}", stats.render_table());
+//! println!("{} requests, {} tools", stats.requests.total, stats.tools.len());
 //! # Ok(()) }
 //! ```
 
@@ -57,7 +57,6 @@ mod event;
 mod jsonl;
 mod migrate;
 mod recorder;
-mod render;
 mod since;
 mod stats;
 mod store;
@@ -77,4 +76,10 @@ pub use stats::{
     CallRow, FailureRow, ModelRow, RepairRow, RequestTotals, SessionRow, Stats, StatsQuery,
     TimelineRow, ToolRow,
 };
-pub use store::{Store, StoreOptions};
+pub use store::{Store, StoreOptions, sqlite_path};
+
+/// This crate's README, whose snippet is compiled (and run) as a doc test.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+#[derive(Debug)]
+pub struct ReadmeDoctest;

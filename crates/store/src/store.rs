@@ -96,6 +96,19 @@ impl Target {
     }
 }
 
+/// The file of a SQLite database URL as [`Store::open`] reads it
+/// (`sqlite://PATH`, `sqlite:PATH` or a plain path; a `?query` is not part
+/// of the path); `None` for PostgreSQL and for URLs it would refuse.
+pub fn sqlite_path(url: &str) -> Option<std::path::PathBuf> {
+    match Target::parse(url) {
+        Ok(Target::Sqlite(path)) => {
+            let path = path.split('?').next().unwrap_or(&path);
+            Some(std::path::PathBuf::from(path))
+        }
+        _ => None,
+    }
+}
+
 // === impl Store ===
 
 impl Store {
@@ -244,6 +257,20 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sqlite_paths_as_open_reads_them() {
+        use std::path::PathBuf;
+        assert_eq!(
+            sqlite_path("sqlite://a/b.db?mode=rwc"),
+            Some(PathBuf::from("a/b.db"))
+        );
+        assert_eq!(sqlite_path("sqlite:x.db"), Some(PathBuf::from("x.db")));
+        assert_eq!(sqlite_path(" /abs.db "), Some(PathBuf::from("/abs.db")));
+        assert_eq!(sqlite_path("postgres://u@h/db"), None);
+        assert_eq!(sqlite_path("mysql://h/db"), None);
+        assert_eq!(sqlite_path("sqlite://:memory:"), None);
+    }
 
     #[test]
     fn parses_urls() {

@@ -8,16 +8,14 @@ use std::time::Instant;
 
 use toolwarden_wire::detect::Detector;
 
-/// The repository's `shared/corpus`, found by walking up from the crate.
-fn corpus(file: &str) -> PathBuf {
-    let mut dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    loop {
-        let candidate = dir.join("shared/corpus");
-        if candidate.is_dir() {
-            return candidate.join(file);
-        }
-        assert!(dir.pop(), "no shared/corpus directory above the crate");
-    }
+const BENCH: &str = "bench detect";
+
+/// A file of the recorded corpus (`TOOLWARDEN_CORPUS`, see
+/// `toolwarden_testkit`); `main` has checked that the corpus is there.
+fn corpus(rel: &str) -> PathBuf {
+    toolwarden_testkit::corpus_dir()
+        .expect("checked in main")
+        .join(rel)
 }
 
 /// Best (least disturbed) ns per result over `runs` passes of `rounds`.
@@ -32,6 +30,9 @@ fn time(detector: &Detector, contents: &[String], rounds: usize) -> f64 {
 }
 
 fn main() {
+    let Some(_) = toolwarden_testkit::corpus_for(BENCH) else {
+        return;
+    };
     let path = corpus("tool_results.jsonl");
     let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let contents: Vec<String> = bytes

@@ -20,13 +20,11 @@
 
 use std::{
     hint::black_box,
-    path::{Path, PathBuf},
     time::{Duration, Instant},
 };
 
-use toolwarden_wire::{
-    Detector, Dialect, StreamParser, coding::Codings, request_view, sse::SseFramer,
-};
+use toolwarden_coding::Codings;
+use toolwarden_wire::{Detector, Dialect, StreamParser, request_view, sse::SseFramer};
 
 /// (name, dialect, corpus file): request bodies.
 const REQUEST_CASES: &[(&str, Dialect, &str)] = &[
@@ -84,7 +82,7 @@ const STREAM_CASES: &[(&str, Dialect, &str, Recording)] = &[
         Recording::ChunksWithEvents,
     ),
     // Gemini chunks have no `type`: wrapped as bare `data:` lines. The
-    // streamed-JSON-array form is measured in `benches/wire_b.rs`.
+    // streamed-JSON-array form is measured in `benches/responses_gemini.rs`.
     (
         "gemini partialArgs",
         Dialect::Gemini,
@@ -96,14 +94,15 @@ const STREAM_CASES: &[(&str, Dialect, &str, Recording)] = &[
 const STREAM_BYTES: usize = 10 << 20;
 const FEED_CHUNK: usize = 16 << 10;
 
+const BENCH: &str = "bench wire";
+
+/// A file of the recorded corpus (`TOOLWARDEN_CORPUS`, see
+/// `toolwarden_testkit`); `main` has checked that the corpus is there.
 fn corpus(rel: &str) -> Vec<u8> {
-    let start = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let dir: PathBuf = start
-        .ancestors()
-        .map(|a| a.join("shared/corpus"))
-        .find(|p| p.is_dir())
-        .unwrap_or_else(|| panic!("shared/corpus not found above {}", start.display()));
-    std::fs::read(dir.join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+    let p = toolwarden_testkit::corpus_dir()
+        .expect("checked in main")
+        .join(rel);
+    std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
 fn wrap(chunks: &[u8]) -> Vec<u8> {
@@ -181,6 +180,9 @@ fn row(
 }
 
 fn main() {
+    let Some(_) = toolwarden_testkit::corpus_for(BENCH) else {
+        return;
+    };
     let budget = Duration::from_millis(
         std::env::var("BENCH_MS")
             .ok()

@@ -38,7 +38,6 @@
 
 pub mod anthropic;
 mod api_error;
-pub mod coding;
 mod content;
 mod defect;
 pub mod detect;
@@ -183,3 +182,9 @@ pub fn render_results(dialect: Dialect, outcomes: &[ToolOutcome]) -> Vec<serde_j
         Dialect::Gemini => gemini::render_results(outcomes),
     }
 }
+
+/// This crate's README, whose snippet is compiled (and run) as a doc test.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+#[derive(Debug)]
+pub struct ReadmeDoctest;

@@ -3,15 +3,12 @@
 //! - repair output validates clean, for random conversations with dropped,
 //!   moved and duplicated results, duplicate ids, orphans and misplaced text;
 //! - repair of a clean body is the identity, without a copy;
-//! - no input panics a parser: random bytes and random mutations of corpus
-//!   bodies and streams.
+//! - no input panics a parser: random bytes and random mutations of recorded
+//!   bodies and streams (fixtures copied from the corpus).
 //!
 //! The dialects covered are listed in [`DIALECTS`].
 
-use std::{
-    borrow::Cow,
-    path::{Path, PathBuf},
-};
+use std::borrow::Cow;
 
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -23,15 +20,8 @@ use toolwarden_wire::{
 /// properties cover all four).
 const DIALECTS: [Dialect; 2] = [Dialect::Anthropic, Dialect::OpenAiChat];
 
-fn corpus(rel: &str) -> Vec<u8> {
-    let start = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let dir: PathBuf = start
-        .ancestors()
-        .map(|a| a.join("shared/corpus"))
-        .find(|p| p.is_dir())
-        .unwrap_or_else(|| panic!("shared/corpus not found above {}", start.display()));
-    std::fs::read(dir.join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
-}
+/// Recorded bodies and streams copied from the corpus into the repository.
+use toolwarden_testkit::fixture as corpus;
 
 fn wrap_chunks(chunks: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();

@@ -7,6 +7,7 @@ pub mod eval;
 pub mod repair;
 pub mod serve;
 pub mod stats;
+pub mod stats_table;
 
 use std::process::ExitCode;
 

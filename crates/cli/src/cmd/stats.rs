@@ -11,7 +11,7 @@ use std::{
 use clap::{Args, ValueEnum};
 use toolwarden_store::{Stats, StatsQuery, Store, parse_since};
 
-use super::{CmdError, Outcome};
+use super::{CmdError, Outcome, stats_table::RenderTable};
 use crate::config;
 
 /// How the text report is grouped.
@@ -66,7 +66,7 @@ pub fn run(args: StatsArgs) -> Result<Outcome, CmdError> {
     }
     config::database_or_default(&mut raw);
     let url = raw.database.unwrap_or_default();
-    if let Some(path) = config::sqlite_path(&url)
+    if let Some(path) = toolwarden_store::sqlite_path(&url)
         && !path.exists()
     {
         return Err(CmdError(format!(

@@ -17,7 +17,6 @@
 //! `try_send`. Calls into the wire layer are guarded so that a parser bug
 //! becomes a parse note, never a dropped connection.
 
-pub mod jsonarray;
 pub mod names;
 pub mod recent;
 pub mod request;
@@ -35,14 +34,10 @@ use std::{
 
 use http::{HeaderMap, header};
 use tokio::sync::Notify;
-use toolwarden_wire::{
-    Detector, Dialect, ResponseView, StreamParser,
-    coding::{CodingErrorKind, Codings, StreamDecoder},
-};
+use toolwarden_coding::{CodingErrorKind, Codings, StreamDecoder};
+use toolwarden_wire::{Detector, Dialect, ResponseView, StreamParser};
 
-use self::{
-    jsonarray::ArraySplitter, names::Names, recent::Recent, request::RequestInfo, session::Session,
-};
+use self::{names::Names, recent::Recent, request::RequestInfo, session::Session};
 use crate::{
     errors::ProxyError,
     metrics::Metrics,
@@ -52,9 +47,6 @@ use crate::{
 
 /// Recorded status of a request the client abandoned before any response.
 pub const CLIENT_CLOSED_REQUEST: u16 = 499;
-
-/// Largest Gemini JSON-array element parsed (larger ones are skipped).
-const MAX_ARRAY_ELEMENT: usize = 16 << 20;
 
 /// Where observations go, shared by all requests.
 pub struct Sinks {
@@ -101,8 +93,8 @@ pub struct RequestBase {
 
 enum Parse {
     Skip,
+    /// SSE, or Gemini's streamed JSON array (the parser reads both).
     Stream(Box<StreamParser>),
-    Array(ArraySplitter, Box<StreamParser>),
     Buffer {
         buf: Vec<u8>,
         limit: usize,
@@ -361,13 +353,8 @@ impl Observation {
                 }
             }
         }
-        self.parse = if sse {
+        self.parse = if sse || gemini_stream {
             Parse::Stream(Box::new(StreamParser::new(dialect)))
-        } else if gemini_stream {
-            Parse::Array(
-                ArraySplitter::new(MAX_ARRAY_ELEMENT),
-                Box::new(StreamParser::new(dialect)),
-            )
         } else {
             let hint = meta
                 .content_length
@@ -428,13 +415,6 @@ impl Observation {
         let outcome = match &mut self.parse {
             Parse::Skip => return,
             Parse::Stream(parser) => guard(|| parser.feed(chunk)),
-            Parse::Array(splitter, parser) => guard(|| {
-                splitter.feed(chunk, &mut |element| {
-                    parser.feed(b"data: ");
-                    parser.feed(element);
-                    parser.feed(b"\n\n");
-                })
-            }),
             Parse::Buffer { buf, limit, .. } => {
                 if buf.len() + chunk.len() > *limit {
                     self.sinks.metrics.unparsed_response("too_large");
@@ -659,7 +639,7 @@ impl Drop for DoneGuard {
 fn response_view(sinks: &Sinks, dialect: Option<Dialect>, parse: Parse) -> Option<ResponseView> {
     let outcome = match parse {
         Parse::Skip => return None,
-        Parse::Stream(parser) | Parse::Array(_, parser) => guard(move || parser.finish()),
+        Parse::Stream(parser) => guard(move || parser.finish()),
         Parse::Buffer {
             buf,
             limit,

@@ -44,9 +44,8 @@ pub fn content_encoding(headers: &HeaderMap) -> Option<Vec<u8>> {
 /// coding (anything but none or `identity`): the gateway cannot append
 /// plain bytes (a stream's error event) to it.
 pub fn is_encoded(content_encoding: Option<&[u8]>) -> bool {
-    content_encoding.is_some_and(|v| {
-        toolwarden_wire::coding::Codings::parse(v).map_or(true, |c| !c.is_identity())
-    })
+    content_encoding
+        .is_some_and(|v| toolwarden_coding::Codings::parse(v).map_or(true, |c| !c.is_identity()))
 }
 
 /// Prepare the upstream's response headers for the client, in place.

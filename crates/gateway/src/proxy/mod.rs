@@ -29,7 +29,8 @@ use bytes::Bytes;
 use http::{HeaderValue, Request, Response, header};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
-use toolwarden_wire::{Dialect, coding::Codings};
+use toolwarden_coding::Codings;
+use toolwarden_wire::Dialect;
 
 use crate::{
     RepairMode,

@@ -1,6 +1,8 @@
-//! The corpus through the gateway: real conversations (accepted or
+//! Recorded traffic through the gateway: real conversations (accepted or
 //! repaired, never altered otherwise) and real SSE recordings (forwarded
-//! byte-exact in awkward chunks, their tool calls recorded).
+//! byte-exact in awkward chunks, their tool calls recorded). The recordings
+//! and three conversations are fixtures in the repository; the long Claude
+//! Code conversation comes from the corpus and is skipped without it.
 
 use std::{collections::BTreeMap, time::Duration};
 
@@ -9,7 +11,7 @@ use toolwarden_mock_provider::{Scripted, json_lines_to_sse};
 
 use super::{
     convo::{Convo, Kind},
-    support::{Harness, corpus_conversation, corpus_dir},
+    support::{Harness, corpus_conversation},
 };
 
 const CONVERSATIONS: &[(&str, Kind)] = &[
@@ -35,7 +37,9 @@ const CONVERSATIONS: &[(&str, Kind)] = &[
 async fn corpus_conversations_are_proxied() {
     let mut h = Harness::start().await;
     for (name, kind) in CONVERSATIONS {
-        let body = corpus_conversation(name);
+        let Some(body) = corpus_conversation(name) else {
+            continue;
+        };
         let convo = Convo {
             kind: *kind,
             stream: false,
@@ -152,8 +156,7 @@ const RECORDINGS: &[Recording] = &[
 ];
 
 fn recording_bytes(r: &Recording) -> Vec<u8> {
-    let path = corpus_dir().join("sse").join(r.file);
-    let raw = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let raw = toolwarden_testkit::fixture(&format!("sse/{}", r.file));
     match r.json_lines {
         None => raw,
         Some(event_lines) => {

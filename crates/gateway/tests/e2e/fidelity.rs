@@ -168,10 +168,7 @@ async fn provider_errors_come_back_unchanged() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn streams_are_not_buffered() {
     let h = Harness::start().await;
-    let recording = std::fs::read(
-        super::support::corpus_dir().join("sse/anthropic-sdk-python__tool_use_response.sse"),
-    )
-    .unwrap();
+    let recording = toolwarden_testkit::fixture("sse/anthropic-sdk-python__tool_use_response.sse");
     let step = Duration::from_millis(60);
     let chunks: Vec<Bytes> = recording
         .chunks(recording.len() / 4 + 1)

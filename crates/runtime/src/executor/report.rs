@@ -6,7 +6,7 @@ use toolwarden_core::{ErrorKind, Status, ToolCall, ToolFailure, ToolOutcome};
 
 use super::{Executor, Failed};
 use crate::{
-    errors::{TextContext, model_message},
+    errors::{TextContext, model_message, name_the_resource},
     policy::LoopGuard,
     registry::Entry,
     validate::parse_arguments,
@@ -73,11 +73,12 @@ impl Executor {
     ) -> (ToolOutcome, Option<ErrorKind>) {
         let policy = &entry.policy;
         let Failed {
-            kind,
+            mut kind,
             code,
-            technical,
+            mut technical,
             summary,
         } = failed;
+        let resource = name_the_resource(&mut kind, &mut technical, &call.arguments);
         let disposition = policy.disposition_of(&kind);
         let unexpected = policy
             .message_of(&ErrorKind::Internal)
@@ -98,6 +99,7 @@ impl Executor {
                     retryable: disposition.retryable,
                     show_details: disposition.show_details,
                     unexpected,
+                    resource: resource.as_deref(),
                 },
             ),
         };

@@ -4,7 +4,7 @@ use toolwarden_core::{ErrorKind, ToolFailure, ToolOutcome, Verdict};
 use super::{repair, response_view, validate};
 use crate::{
     ChangeKind, DefectKind, StreamParser,
-    testutil::{EagerView, chunks_as_sse, corpus, eager_view, parse_stream},
+    testutil::{EagerView, chunks_as_sse, corpus, eager_view, fixture, parse_stream},
 };
 
 const BIG: &str = "conversations/conv_anthropic_messages_claudecode_spotter_258c7280.json";
@@ -47,7 +47,7 @@ fn results(ids: &[&str]) -> Value {
 
 #[test]
 fn corpus_conversation_is_read_completely() {
-    let b = corpus(BIG);
+    let Some(b) = corpus(BIG) else { return };
     let v = view(&b).unwrap();
     assert_eq!(v.message_count, 303);
     assert_eq!(v.model.as_deref(), Some("claude-opus-4-6"));
@@ -79,7 +79,7 @@ fn corpus_conversation_is_read_completely() {
 
 #[test]
 fn short_corpus_conversation_has_two_rejected_calls() {
-    let b = corpus(SHORT);
+    let b = fixture(SHORT);
     let v = view(&b).unwrap();
     assert_eq!(v.calls.len(), 2);
     assert_eq!(v.results.len(), 2);
@@ -94,7 +94,8 @@ fn short_corpus_conversation_has_two_rejected_calls() {
 
 #[test]
 fn first_turn_hash_is_stable_as_the_conversation_grows() {
-    let full: Value = serde_json::from_slice(&corpus(BIG)).unwrap();
+    let Some(big) = corpus(BIG) else { return };
+    let full: Value = serde_json::from_slice(&big).unwrap();
     let mut early = full.clone();
     early["messages"].as_array_mut().unwrap().truncate(3);
     // Clients move cache_control markers between turns.
@@ -155,7 +156,7 @@ fn result_content_forms_and_verdicts() {
 
 #[test]
 fn server_tool_results_carry_explicit_verdicts() {
-    let fetch: Value = serde_json::from_slice(&corpus(
+    let fetch: Value = serde_json::from_slice(&fixture(
         "sse/vercel-ai__anthropic-web-fetch-tool.error.json",
     ))
     .unwrap();
@@ -176,7 +177,7 @@ fn server_tool_results_carry_explicit_verdicts() {
         validate(&b).unwrap().is_empty(),
         "server tools pair inside the assistant turn"
     );
-    let rv = response_view(&corpus(
+    let rv = response_view(&fixture(
         "sse/vercel-ai__anthropic-web-fetch-tool.error.json",
     ))
     .unwrap();
@@ -357,7 +358,7 @@ fn repair_renames_duplicate_ids_with_their_results() {
 fn repair_keeps_every_other_byte() {
     // Pretty-printed corpus body with one result removed: only the message
     // that lost it changes.
-    let b = corpus(BIG);
+    let Some(b) = corpus(BIG) else { return };
     let text = String::from_utf8(b.clone()).unwrap();
     let needle = "\"tool_use_id\": \"toolu_01MGqJNAucDoKPyZKrzvWLmx\"";
     assert!(text.contains(needle));
@@ -392,7 +393,7 @@ fn repair_keeps_every_other_byte() {
 
 #[test]
 fn stream_reassembles_tool_use() {
-    let sse = corpus("sse/anthropic-sdk-python__tool_use_response.sse");
+    let sse = fixture("sse/anthropic-sdk-python__tool_use_response.sse");
     let whole = parse_stream(crate::Dialect::Anthropic, &sse);
     assert_eq!(whole.id.as_deref(), Some("msg_019Q1hrJbZG26Fb9BQhrkHEr"));
     assert_eq!(whole.model.as_deref(), Some("claude-sonnet-4-20250514"));
@@ -413,7 +414,7 @@ fn stream_reassembles_tool_use() {
 
 #[test]
 fn stream_reads_server_tools_with_and_without_event_lines() {
-    let chunks = corpus("sse/vercel-ai__anthropic-web-search-tool.1.chunks.txt");
+    let chunks = fixture("sse/vercel-ai__anthropic-web-search-tool.1.chunks.txt");
     let with_events = parse_stream(crate::Dialect::Anthropic, &chunks_as_sse(&chunks));
     let mut bare = Vec::new();
     for line in chunks.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {

@@ -3,8 +3,6 @@
 //! Each rule has hand-written positives (how real harnesses report a
 //! failure) and negatives (benign output that merely mentions errors).
 
-use std::path::PathBuf;
-
 use proptest::prelude::*;
 
 use super::eval::{EvalError, evaluate};
@@ -371,26 +369,11 @@ fn config_deserializes() {
     assert!(cfg.extra_patterns.is_empty());
 }
 
-/// The repository's `shared/corpus`, found by walking up from the crate.
-fn corpus(file: &str) -> PathBuf {
-    let mut dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    loop {
-        let candidate = dir.join("shared/corpus");
-        if candidate.is_dir() {
-            return candidate.join(file);
-        }
-        assert!(
-            dir.pop(),
-            "no shared/corpus directory above {}",
-            env!("CARGO_MANIFEST_DIR")
-        );
-    }
-}
-
 #[test]
 fn corpus_meets_the_thresholds() {
-    let path = corpus("tool_results.jsonl");
-    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let Some(bytes) = crate::testutil::corpus("tool_results.jsonl") else {
+        return;
+    };
     let report = evaluate(&bytes, &Detector::default()).expect("corpus parses");
     println!("{report}");
     assert_eq!(report.overall.rows, 2300);

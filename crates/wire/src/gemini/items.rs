@@ -32,7 +32,7 @@ pub(super) struct Contents<'a> {
 /// One turn.
 #[derive(Deserialize, Default)]
 pub(super) struct Content<'a> {
-    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+    #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
     pub role: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     pub parts: Vec<Part<'a>>,
@@ -55,20 +55,20 @@ pub(super) struct Part<'a> {
 /// `functionCall`.
 #[derive(Deserialize, Default)]
 pub(super) struct FnCall<'a> {
-    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+    #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
     pub name: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     pub args: Option<&'a RawValue>,
-    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+    #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
     pub id: Option<Cow<'a, str>>,
 }
 
 /// `functionResponse`.
 #[derive(Deserialize, Default)]
 pub(super) struct FnResponse<'a> {
-    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+    #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
     pub name: Option<Cow<'a, str>>,
-    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+    #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
     pub id: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     pub response: Option<RawObject<'a>>,
@@ -110,7 +110,7 @@ impl<'a> Entries<'a> {
             if i > 0 {
                 out.push(',');
             }
-            out.push_str(&super::splice::json_string(k));
+            out.push_str(&crate::splice::json_string(k));
             out.push(':');
             out.push_str(v.get());
         }

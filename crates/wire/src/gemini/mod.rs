@@ -21,7 +21,6 @@ mod repair;
 mod request;
 mod response;
 mod scan;
-pub(crate) mod splice;
 mod turns;
 
 #[cfg(test)]

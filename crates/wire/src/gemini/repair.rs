@@ -8,10 +8,16 @@ use serde_json::value::RawValue;
 
 use super::{
     items::{Body, Content, read_response},
-    splice::{ArraySpan, Piece, array_span, as_text, json_string, replace},
     turns::{Turn, defects, turns},
 };
-use crate::{Change, ChangeKind, DefectKind, Repaired, WireError, WireErrorKind};
+use crate::{
+    Change, ChangeKind, DefectKind, Repaired, WireError, WireErrorKind,
+    splice::{
+        json_string, replace,
+        span::{ArraySpan, Piece, array_span},
+        utf8,
+    },
+};
 
 /// The text of an inserted error response.
 const NO_RESULT: &str = "The tool produced no result for this call.";
@@ -22,8 +28,8 @@ const PLACEHOLDER_TURN: &str =
 
 /// See [`crate::repair`].
 pub(super) fn repair(bytes: &[u8]) -> Result<Repaired<'_>, WireError> {
-    super::splice::expect_object(bytes)?;
-    let body: Body<'_> = serde_json::from_str(crate::gemini::splice::as_text(bytes)?)?;
+    crate::splice::expect_object(bytes)?;
+    let body: Body<'_> = serde_json::from_str(crate::splice::utf8(bytes)?)?;
     let contents = &body.contents.list;
     let paired = turns(contents);
     if defects(&paired).is_empty() {
@@ -32,7 +38,7 @@ pub(super) fn repair(bytes: &[u8]) -> Result<Repaired<'_>, WireError> {
             changes: Vec::new(),
         });
     }
-    let text = as_text(bytes)?;
+    let text = utf8(bytes)?;
     #[derive(Deserialize)]
     struct Top<'a> {
         #[serde(borrow)]
@@ -257,7 +263,7 @@ fn with_parts(
             });
         }
     }
-    let start = super::splice::offset_in(text, raw.get())?;
+    let start = crate::splice::span::offset_in(text, raw.get())?;
     let content = &text[start..start + raw.get().len()];
     let rel = parts.range.start - start..parts.range.end - start;
     Ok(replace(content, rel, &parts.render(text, &pieces)))

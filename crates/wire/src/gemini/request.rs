@@ -6,10 +6,11 @@ use toolwarden_core::Verdict;
 
 use super::{
     items::{Body, read_response},
-    splice::fnv1a,
     turns::{defects, turns},
 };
-use crate::{CallView, Defect, RequestView, ResultView, WireError, result::RawResult};
+use crate::{
+    CallView, Defect, RequestView, ResultView, WireError, result::RawResult, splice::fnv1a,
+};
 
 /// See [`crate::request_view`]; verdicts are decided by [`read_result`].
 pub(crate) fn request_view<'a>(bytes: &'a [u8]) -> Result<RequestView<'a>, WireError> {
@@ -24,8 +25,8 @@ pub(crate) fn inspect(bytes: &[u8]) -> crate::Inspection<'_> {
 
 /// The view; with `check`, also the pairing defects once the turns are paired.
 fn read<'a>(bytes: &'a [u8], check: bool) -> crate::Pass<'a> {
-    super::splice::expect_object(bytes)?;
-    let body: Body<'a> = serde_json::from_str(crate::gemini::splice::as_text(bytes)?)?;
+    crate::splice::expect_object(bytes)?;
+    let body: Body<'a> = serde_json::from_str(crate::splice::utf8(bytes)?)?;
     let contents = &body.contents.list;
     let paired = turns(contents);
     let found = check.then(|| defects(&paired));
@@ -74,7 +75,7 @@ pub(crate) fn read_result<'a>(
     let read = read_response(response)?;
     let explicit = read
         .explicit
-        .or_else(|| crate::openai_responses::mcp_is_error(&read.text));
+        .or_else(|| crate::text::mcp_is_error(&read.text));
     let verdict = match explicit {
         Some(failed) => Verdict::explicit(failed),
         None if is_failure(&read.text) => Verdict::heuristic_failure(),
@@ -108,7 +109,7 @@ fn borrow_cow<'a>(c: Option<&Cow<'a, str>>) -> Cow<'a, str> {
 
 /// See [`crate::validate`].
 pub(super) fn validate(bytes: &[u8]) -> Result<Vec<Defect>, WireError> {
-    super::splice::expect_object(bytes)?;
-    let body: Body<'_> = serde_json::from_str(crate::gemini::splice::as_text(bytes)?)?;
+    crate::splice::expect_object(bytes)?;
+    let body: Body<'_> = serde_json::from_str(crate::splice::utf8(bytes)?)?;
     Ok(defects(&turns(&body.contents.list)))
 }

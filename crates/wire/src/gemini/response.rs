@@ -26,14 +26,14 @@ struct Chunk<'a> {
     usage: Option<UsageMetadata>,
     #[serde(
         borrow,
-        deserialize_with = "crate::gemini::splice::opt_cow",
+        deserialize_with = "crate::splice::opt_cow",
         default,
         rename = "modelVersion"
     )]
     model: Option<Cow<'a, str>>,
     #[serde(
         borrow,
-        deserialize_with = "crate::gemini::splice::opt_cow",
+        deserialize_with = "crate::splice::opt_cow",
         default,
         rename = "responseId"
     )]
@@ -52,7 +52,7 @@ struct Candidate<'a> {
     content: Option<CandidateContent<'a>>,
     #[serde(
         borrow,
-        deserialize_with = "crate::gemini::splice::opt_cow",
+        deserialize_with = "crate::splice::opt_cow",
         default,
         rename = "finishReason"
     )]
@@ -73,9 +73,9 @@ struct OutPart<'a> {
 
 #[derive(Deserialize)]
 struct OutCall<'a> {
-    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+    #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
     name: Option<Cow<'a, str>>,
-    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+    #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
     id: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     args: Option<&'a RawValue>,
@@ -89,14 +89,14 @@ struct OutCall<'a> {
 struct PartialArg<'a> {
     #[serde(
         borrow,
-        deserialize_with = "crate::gemini::splice::opt_cow",
+        deserialize_with = "crate::splice::opt_cow",
         default,
         rename = "jsonPath"
     )]
     path: Option<Cow<'a, str>>,
     #[serde(
         borrow,
-        deserialize_with = "crate::gemini::splice::opt_cow",
+        deserialize_with = "crate::splice::opt_cow",
         default,
         rename = "stringValue"
     )]
@@ -152,7 +152,7 @@ struct UsageMetadata {
 struct Feedback<'a> {
     #[serde(
         borrow,
-        deserialize_with = "crate::gemini::splice::opt_cow",
+        deserialize_with = "crate::splice::opt_cow",
         default,
         rename = "blockReason"
     )]
@@ -163,9 +163,9 @@ struct Feedback<'a> {
 struct ErrorBody<'a> {
     #[serde(default)]
     code: Option<i64>,
-    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+    #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
     status: Option<Cow<'a, str>>,
-    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+    #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
     message: Option<Cow<'a, str>>,
 }
 

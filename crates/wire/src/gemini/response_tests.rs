@@ -8,10 +8,10 @@ mod recorded {
     /// The fast path reads exactly what a full parse reads.
     #[test]
     fn fast_path_matches_full_parse() {
-        let recorded = std::fs::read_to_string(crate::openai_responses::tests::corpus(
+        let recorded = String::from_utf8(crate::testutil::fixture(
             "sse/vercel-ai__google-stream-tool-call-arguments.chunks.txt",
         ))
-        .expect("corpus file");
+        .expect("UTF-8 fixture");
         let extra = [
             r#"{"candidates":[{"content":{"role":"model","parts":[{"text":"\"functionCall\": {"},{"functionCall":{"name":"a","args":{"functionCall":{"x":"}"}}}}]},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":1},"modelVersion":"m","responseId":"r"}"#,
             r#"{"candidates":[{"content":{"parts":[{"functionCall":{"name":"b"}}]},"index":1}]}"#,

@@ -13,9 +13,7 @@ fn request_view_with<'a>(
 ) -> Result<EagerView<'a>, crate::WireError> {
     eager_view(crate::Dialect::Gemini, b, judge)
 }
-use crate::{
-    ChangeKind, DefectKind, Dialect, StreamParser, Usage, openai_responses::tests::corpus,
-};
+use crate::{ChangeKind, DefectKind, Dialect, StreamParser, Usage, testutil::fixture};
 
 fn never(_: &str) -> bool {
     false
@@ -359,10 +357,10 @@ fn bad_input_is_a_clear_error() {
 
 /// The recorded chunks, as SSE and as a streamed JSON array.
 pub(super) fn recorded() -> (Vec<u8>, Vec<u8>) {
-    let text = std::fs::read_to_string(corpus(
+    let text = String::from_utf8(fixture(
         "sse/vercel-ai__google-stream-tool-call-arguments.chunks.txt",
     ))
-    .expect("corpus file");
+    .expect("UTF-8 fixture");
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     let sse: String = lines.iter().map(|l| format!("data: {l}\r\n\r\n")).collect();
     let array = format!("[{}]", lines.join(",\r\n"));

@@ -12,7 +12,7 @@ fn view_with<'a>(
 }
 use crate::{
     ChangeKind, DefectKind, Dialect, StreamParser,
-    testutil::{corpus, parse_stream, starts_with_error},
+    testutil::{fixture, parse_stream, starts_with_error},
 };
 
 const TAU13: &str = "conversations/conv_openai_chat_taubench_airline_task13_trial0.json";
@@ -46,7 +46,7 @@ fn kinds(b: &[u8]) -> Vec<(DefectKind, usize)> {
 #[test]
 fn corpus_conversations_are_read_and_valid() {
     for (file, results, failures) in [(TAU13, 14, 6), (TAU9, 23, 5)] {
-        let b = corpus(file);
+        let b = fixture(file);
         let v = view_with(&b, &starts_with_error).unwrap();
         assert_eq!(v.results.len(), results, "{file}");
         assert_eq!(v.calls.len(), results, "{file}");
@@ -244,7 +244,7 @@ fn repairs_each_defect() {
 
 #[test]
 fn repair_keeps_untouched_bytes() {
-    let b = corpus(TAU13);
+    let b = fixture(TAU13);
     let text = String::from_utf8(b).unwrap();
     let v: Value = serde_json::from_str(&text).unwrap();
     let id = v["messages"][5]["tool_call_id"]
@@ -276,7 +276,7 @@ fn repair_keeps_untouched_bytes() {
 
 #[test]
 fn stream_reassembles_parallel_calls() {
-    let sse = corpus(SSE);
+    let sse = fixture(SSE);
     let v = parse_stream(Dialect::OpenAiChat, &sse);
     assert_eq!(
         v.id.as_deref(),

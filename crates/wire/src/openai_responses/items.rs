@@ -14,13 +14,13 @@ use serde_json::value::RawValue;
 /// The top level of a request body.
 #[derive(Deserialize)]
 pub(super) struct Body<'a> {
-    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+    #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
     pub model: Option<Cow<'a, str>>,
     #[serde(default)]
     pub stream: Option<bool>,
     #[serde(borrow, default)]
     pub input: Option<Input<'a>>,
-    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+    #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
     pub previous_response_id: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     pub instructions: Option<&'a RawValue>,
@@ -41,18 +41,18 @@ pub(super) enum Input<'a> {
 pub(super) struct Item<'a> {
     #[serde(
         borrow,
-        deserialize_with = "crate::gemini::splice::opt_cow",
+        deserialize_with = "crate::splice::opt_cow",
         default,
         rename = "type"
     )]
     pub kind: Option<Cow<'a, str>>,
-    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+    #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
     pub role: Option<Cow<'a, str>>,
-    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+    #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
     pub id: Option<Cow<'a, str>>,
-    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+    #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
     pub call_id: Option<Cow<'a, str>>,
-    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+    #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
     pub name: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     pub arguments: Option<Text<'a>>,
@@ -62,7 +62,7 @@ pub(super) struct Item<'a> {
     /// parts, see [`Text`]).
     #[serde(borrow, default)]
     pub output: Option<&'a RawValue>,
-    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+    #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
     pub status: Option<Cow<'a, str>>,
 }
 
@@ -129,7 +129,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
                 #[derive(Deserialize)]
                 struct Part<'a> {
-                    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+                    #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
                     text: Option<Cow<'a, str>>,
                 }
                 let mut out: Option<Cow<'a, str>> = None;

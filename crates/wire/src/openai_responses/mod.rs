@@ -32,7 +32,7 @@ use toolwarden_core::ToolOutcome;
 
 use crate::{Defect, Repaired, ResponseView, WireError};
 
-pub(crate) use request::{inspect, mcp_is_error, read_result, request_view};
+pub(crate) use request::{inspect, read_result, request_view};
 
 pub(crate) fn response_view(body: &[u8]) -> Result<ResponseView, WireError> {
     wire::response_view(body)

@@ -13,7 +13,11 @@ use super::{
 };
 use crate::{
     Change, ChangeKind, DefectKind, Repaired, WireError,
-    gemini::splice::{Piece, array_span, as_text, json_string, offset_in, replace},
+    splice::{
+        json_string, replace,
+        span::{Piece, array_span, offset_in},
+        utf8,
+    },
 };
 
 /// The output inserted for a call that has none.
@@ -35,7 +39,7 @@ pub(super) fn repair(bytes: &[u8]) -> Result<Repaired<'_>, WireError> {
             changes: Vec::new(),
         });
     }
-    let text = as_text(bytes)?;
+    let text = utf8(bytes)?;
     #[derive(Deserialize)]
     struct Top<'a> {
         #[serde(borrow)]

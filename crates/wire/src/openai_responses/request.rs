@@ -11,7 +11,7 @@ use super::{
     pairing::{OutputFate, Plan, Slot},
 };
 use crate::{
-    CallView, Defect, RequestView, ResultView, WireError, gemini::splice::fnv1a, result::RawResult,
+    CallView, Defect, RequestView, ResultView, WireError, result::RawResult, splice::fnv1a,
 };
 
 /// A parsed body: its items and whether part of the history is on the
@@ -23,8 +23,8 @@ pub(super) struct Parsed<'a> {
 
 impl<'a> Parsed<'a> {
     pub fn new(bytes: &'a [u8]) -> Result<Parsed<'a>, WireError> {
-        crate::gemini::splice::expect_object(bytes)?;
-        let body: Body<'a> = serde_json::from_str(crate::gemini::splice::as_text(bytes)?)?;
+        crate::splice::expect_object(bytes)?;
+        let body: Body<'a> = serde_json::from_str(crate::splice::utf8(bytes)?)?;
         let server_side = body.previous_response_id.is_some()
             || body.items().iter().any(|i| i.role() == Role::Reference);
         Ok(Parsed { body, server_side })
@@ -182,30 +182,7 @@ fn verdict(failed_status: bool, content: &str, is_failure: &dyn Fn(&str) -> bool
     if failed_status {
         return Verdict::explicit(true);
     }
-    if let Some(flag) = mcp_is_error(content) {
-        return Verdict::explicit(flag);
-    }
-    if is_failure(content) {
-        Verdict::heuristic_failure()
-    } else {
-        Verdict::NONE
-    }
-}
-
-/// An MCP `CallToolResult` carried as text: its `isError` flag.
-pub(crate) fn mcp_is_error(content: &str) -> Option<bool> {
-    let trimmed = content.trim_start();
-    if !trimmed.starts_with('{')
-        || memchr::memmem::find(content.as_bytes(), b"\"isError\"").is_none()
-    {
-        return None;
-    }
-    #[derive(serde::Deserialize)]
-    struct Mcp {
-        #[serde(rename = "isError")]
-        is_error: Option<bool>,
-    }
-    serde_json::from_str::<Mcp>(content).ok()?.is_error
+    crate::text::flagless_verdict(content, is_failure)
 }
 
 /// See [`crate::validate`].

@@ -9,7 +9,7 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use toolwarden_core::ToolCall;
 
-use super::wire::{ResponseObject, type_of};
+use super::wire::{CallItem, ResponseObject, type_of};
 use crate::{ResponseView, Usage, stream::EventSink};
 
 /// Stream state for the Responses API.
@@ -38,13 +38,13 @@ struct Pending {
 struct Delta<'a> {
     #[serde(default)]
     output_index: Option<u64>,
-    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+    #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
     item_id: Option<Cow<'a, str>>,
-    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+    #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
     delta: Option<Cow<'a, str>>,
-    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+    #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
     arguments: Option<Cow<'a, str>>,
-    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+    #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
     input: Option<Cow<'a, str>>,
 }
 
@@ -57,27 +57,6 @@ struct ItemEvent<'a> {
 }
 
 #[derive(Deserialize)]
-struct CallItem<'a> {
-    #[serde(
-        borrow,
-        deserialize_with = "crate::gemini::splice::opt_cow",
-        default,
-        rename = "type"
-    )]
-    kind: Option<Cow<'a, str>>,
-    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
-    id: Option<Cow<'a, str>>,
-    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
-    call_id: Option<Cow<'a, str>>,
-    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
-    name: Option<Cow<'a, str>>,
-    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
-    arguments: Option<Cow<'a, str>>,
-    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
-    input: Option<Cow<'a, str>>,
-}
-
-#[derive(Deserialize)]
 struct ResponseEvent<'a> {
     #[serde(borrow)]
     response: ResponseObject<'a>,
@@ -85,9 +64,9 @@ struct ResponseEvent<'a> {
 
 #[derive(Deserialize)]
 struct ErrorEvent<'a> {
-    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+    #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
     message: Option<Cow<'a, str>>,
-    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+    #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
     code: Option<Cow<'a, str>>,
 }
 
@@ -108,10 +87,7 @@ impl StreamState {
             return;
         };
         let item = ev.item;
-        if !matches!(
-            item.kind.as_deref(),
-            Some("function_call") | Some("custom_tool_call")
-        ) {
+        if !item.is_call() {
             return;
         }
         let args = item.arguments.or(item.input);

@@ -1,7 +1,5 @@
-//! Tests of the Responses dialect: hand-written bodies and the corpus's
-//! recorded streams.
-
-use std::path::PathBuf;
+//! Tests of the Responses dialect: hand-written bodies and recorded
+//! streams (fixtures copied from the corpus).
 
 use toolwarden_core::{Basis, ErrorKind, ToolCall, ToolFailure, ToolOutcome};
 
@@ -15,25 +13,10 @@ fn request_view_with<'a>(
 }
 use crate::{ChangeKind, DefectKind, Dialect, StreamParser, Usage};
 
-/// The corpus directory, found by walking up from the crate.
-pub(crate) fn corpus(rel: &str) -> PathBuf {
-    let mut dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    loop {
-        let candidate = dir.join("shared/corpus");
-        if candidate.is_dir() {
-            return candidate.join(rel);
-        }
-        assert!(
-            dir.pop(),
-            "shared/corpus not found above {}",
-            env!("CARGO_MANIFEST_DIR")
-        );
-    }
-}
-
-/// A `.chunks.txt` recording as the SSE bytes OpenAI sends.
+/// A `.chunks.txt` recording (an in-repository fixture) as the SSE bytes
+/// OpenAI sends.
 pub(crate) fn sse_from_chunks(rel: &str, with_event_lines: bool) -> Vec<u8> {
-    let text = std::fs::read_to_string(corpus(rel)).expect("corpus file");
+    let text = String::from_utf8(crate::testutil::fixture(rel)).expect("UTF-8 fixture");
     let mut out = String::new();
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
         if with_event_lines {

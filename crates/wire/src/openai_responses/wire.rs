@@ -8,14 +8,47 @@ use toolwarden_core::ToolCall;
 
 use crate::{ResponseView, Usage, WireError};
 
+/// An output item (in the body's `output`, or a stream's
+/// `response.output_item.*` event): a call when [`CallItem::is_call`].
+#[derive(Deserialize)]
+pub(super) struct CallItem<'a> {
+    #[serde(
+        borrow,
+        deserialize_with = "crate::splice::opt_cow",
+        default,
+        rename = "type"
+    )]
+    pub kind: Option<Cow<'a, str>>,
+    #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
+    pub id: Option<Cow<'a, str>>,
+    #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
+    pub call_id: Option<Cow<'a, str>>,
+    #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
+    pub name: Option<Cow<'a, str>>,
+    #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
+    pub arguments: Option<Cow<'a, str>>,
+    #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
+    pub input: Option<Cow<'a, str>>,
+}
+
+impl CallItem<'_> {
+    /// A `function_call` or a `custom_tool_call`.
+    pub fn is_call(&self) -> bool {
+        matches!(
+            self.kind.as_deref(),
+            Some("function_call") | Some("custom_tool_call")
+        )
+    }
+}
+
 /// A Response object (the body, or `response` in stream events).
 #[derive(Deserialize)]
 pub(super) struct ResponseObject<'a> {
-    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+    #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
     pub id: Option<Cow<'a, str>>,
-    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+    #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
     pub model: Option<Cow<'a, str>>,
-    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+    #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
     pub status: Option<Cow<'a, str>>,
     #[serde(default)]
     pub usage: Option<RawUsage>,
@@ -45,7 +78,7 @@ impl From<RawUsage> for Usage {
 pub(super) struct ErrorObject<'a> {
     #[serde(borrow, default)]
     code: Option<&'a RawValue>,
-    #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+    #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
     message: Option<Cow<'a, str>>,
 }
 
@@ -93,36 +126,18 @@ pub(super) fn type_of(data: &[u8]) -> Option<&[u8]> {
 pub(super) fn response_view(body: &[u8]) -> Result<ResponseView, WireError> {
     #[derive(Deserialize)]
     struct Body<'a> {
-        #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+        #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
         id: Option<Cow<'a, str>>,
-        #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+        #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
         model: Option<Cow<'a, str>>,
-        #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
+        #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
         status: Option<Cow<'a, str>>,
         #[serde(default)]
         usage: Option<RawUsage>,
         #[serde(borrow, default)]
         error: Option<ErrorObject<'a>>,
         #[serde(borrow, default)]
-        output: Vec<OutItem<'a>>,
-    }
-    #[derive(Deserialize)]
-    struct OutItem<'a> {
-        #[serde(
-            borrow,
-            deserialize_with = "crate::gemini::splice::opt_cow",
-            default,
-            rename = "type"
-        )]
-        kind: Option<Cow<'a, str>>,
-        #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
-        call_id: Option<Cow<'a, str>>,
-        #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
-        name: Option<Cow<'a, str>>,
-        #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
-        arguments: Option<Cow<'a, str>>,
-        #[serde(borrow, deserialize_with = "crate::gemini::splice::opt_cow", default)]
-        input: Option<Cow<'a, str>>,
+        output: Vec<CallItem<'a>>,
     }
     let b: Body<'_> = serde_json::from_slice(body)?;
     Ok(ResponseView {
@@ -131,12 +146,7 @@ pub(super) fn response_view(body: &[u8]) -> Result<ResponseView, WireError> {
         calls: b
             .output
             .into_iter()
-            .filter(|i| {
-                matches!(
-                    i.kind.as_deref(),
-                    Some("function_call") | Some("custom_tool_call")
-                )
-            })
+            .filter(CallItem::is_call)
             .map(|i| ToolCall {
                 id: i.call_id.map(Cow::into_owned).unwrap_or_default(),
                 name: i.name.map(Cow::into_owned).unwrap_or_default(),

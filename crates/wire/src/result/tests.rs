@@ -7,7 +7,10 @@ use serde_json::{Value, json};
 use toolwarden_core::Verdict;
 
 use super::oracle;
-use crate::{Detector, Dialect, WireErrorKind, request_view, testutil::corpus};
+use crate::{
+    Detector, Dialect, WireErrorKind, request_view,
+    testutil::{corpus, fixture},
+};
 
 /// A deterministic content detector for generated bodies.
 fn starts_with_error(t: &str) -> bool {
@@ -241,12 +244,14 @@ proptest! {
 fn corpus_conversations_read_as_the_value_reading_says() {
     let detector = Detector::default();
     let judge = |t: &str| detector.is_failure(t);
+    // The long recorded conversation only with the corpus; the others are
+    // fixtures in the repository.
+    const BIG: &str = "conversations/conv_anthropic_messages_claudecode_spotter_258c7280.json";
+    if let Some(body) = corpus(BIG) {
+        let n = check(Dialect::Anthropic, &body, &judge).unwrap_or_else(|e| panic!("{BIG}: {e}"));
+        assert!(n > 0, "{BIG}: no results read");
+    }
     for (dialect, file, results) in [
-        (
-            Dialect::Anthropic,
-            "conversations/conv_anthropic_messages_claudecode_spotter_258c7280.json",
-            None,
-        ),
         (
             Dialect::Anthropic,
             "conversations/conv_anthropic_messages_claudecode_spotter_short.json",
@@ -263,7 +268,7 @@ fn corpus_conversations_read_as_the_value_reading_says() {
             None,
         ),
     ] {
-        let body = corpus(file);
+        let body = fixture(file);
         let n = check(dialect, &body, &judge).unwrap_or_else(|e| panic!("{file}: {e}"));
         assert!(n > 0, "{file}: no results read");
         if let Some(want) = results {
@@ -275,7 +280,7 @@ fn corpus_conversations_read_as_the_value_reading_says() {
 #[test]
 fn the_short_corpus_results_are_explicit_failures() {
     // README: both parallel calls answered with `is_error` results.
-    let body = corpus("conversations/conv_anthropic_messages_claudecode_spotter_short.json");
+    let body = fixture("conversations/conv_anthropic_messages_claudecode_spotter_short.json");
     let view = request_view(Dialect::Anthropic, &body).unwrap();
     for r in &view.results {
         assert_eq!(

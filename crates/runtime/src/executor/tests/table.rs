@@ -132,6 +132,109 @@ async fn resource_not_found_typed_io_http_and_message() {
     assert!(nf.iter().all(|e| e.level == Level::INFO));
 }
 
+/// `std::io::Error` carries no path: the model is told the path- or
+/// URL-like argument of the call, unless the error names the resource.
+#[tokio::test]
+async fn io_errors_name_the_resource_from_the_arguments() {
+    let missing = std::env::temp_dir().join("toolwarden-no-such-dir/notes.md");
+    let missing = missing.to_str().unwrap().to_string();
+    let read = tool_fn(
+        "read",
+        "Reads a file.",
+        schema(),
+        |args: Value, _ctx| async move {
+            let path = args["path"].as_str().unwrap_or_default().to_string();
+            Ok::<_, BoxError>(Value::String(std::fs::read_to_string(path)?))
+        },
+    );
+    let ex = single(read, ToolPolicy::new());
+    let args = json!({ "path": missing, "limit": 5 }).to_string();
+    let o = ex.execute(&call("c1", "read", &args), &ctx()).await;
+    let e = o.error.unwrap();
+    assert_eq!(e.model_message, format!("Resource not found: {missing}"));
+    assert_eq!(
+        e.kind,
+        ErrorKind::ResourceNotFound {
+            resource: Some(missing.clone())
+        }
+    );
+    assert!(
+        e.technical_message
+            .ends_with(&format!("(resource: {missing})"))
+    );
+
+    // A typed error that names the path in its message wins over the
+    // arguments.
+    #[derive(Debug)]
+    struct ReadConfig(io::Error);
+    impl std::fmt::Display for ReadConfig {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("reading /etc/app/config.toml")
+        }
+    }
+    impl std::error::Error for ReadConfig {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.0)
+        }
+    }
+    let ex = single(
+        failing("load", counter(), || {
+            ReadConfig(io::Error::from(io::ErrorKind::NotFound))
+        }),
+        ToolPolicy::new(),
+    );
+    let o = ex
+        .execute(&call("c2", "load", r#"{"path":"ignored.toml"}"#), &ctx())
+        .await;
+    assert_eq!(
+        o.error.unwrap().model_message,
+        "Resource not found: /etc/app/config.toml"
+    );
+
+    // Permission denied, shown to the model (per-tool disposition): the
+    // URL-like argument, found by its shape.
+    let lenient = ToolPolicy::new().disposition(
+        &ErrorKind::Permission,
+        Disposition {
+            retryable: false,
+            fatal: false,
+            show_details: true,
+        },
+    );
+    let ex = single(
+        failing("fetch", counter(), || io::Error::from_raw_os_error(13)),
+        lenient,
+    );
+    let o = ex
+        .execute(
+            &call("c3", "fetch", r#"{"path":"s3://bucket/key.csv","limit":1}"#),
+            &ctx(),
+        )
+        .await;
+    let e = o.error.unwrap();
+    assert!(
+        e.model_message.starts_with(
+            "The tool is not permitted to access s3://bucket/key.csv (Permission denied"
+        ),
+        "{}",
+        e.model_message
+    );
+    // Fatal by default: the application's message names it too.
+    let ex = single(
+        failing("fetch", counter(), || io::Error::from_raw_os_error(13)),
+        ToolPolicy::new(),
+    );
+    let o = ex
+        .execute(&call("c4", "fetch", r#"{"path":"/root/secret"}"#), &ctx())
+        .await;
+    let fatal = FatalError::from_outcome(&o).unwrap();
+    assert!(
+        fatal.message.ends_with("(resource: /root/secret)"),
+        "{}",
+        fatal.message
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn timeout_rate_limit_network_after_retries() {
     let (cap, _g) = Capture::install();

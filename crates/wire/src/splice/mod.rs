@@ -11,6 +11,8 @@ use serde_json::value::RawValue;
 
 use crate::{WireError, WireErrorKind};
 
+pub(crate) mod span;
+
 /// The byte range of `part` inside `base`, when `part` is a subslice of it
 /// (as every raw value borrowed while parsing `base` is).
 pub(crate) fn span_in(base: &str, part: &str) -> Option<Range<usize>> {
@@ -131,6 +133,46 @@ pub(crate) fn json_string(s: &str) -> String {
     serde_json::Value::String(s.to_owned()).to_string()
 }
 
+/// A request body must be a JSON object: say so clearly when it is not.
+pub(crate) fn expect_object(body: &[u8]) -> Result<(), WireError> {
+    match body.iter().find(|b| !b.is_ascii_whitespace()) {
+        Some(b'{') => Ok(()),
+        None => Err(WireError::new(WireErrorKind::Truncated, "empty body")),
+        Some(_) => Err(WireError::new(
+            WireErrorKind::Shape,
+            "the body is not a JSON object",
+        )),
+    }
+}
+
+/// For `#[serde(deserialize_with)]` on an `Option<Cow<'a, str>>` field:
+/// serde borrows a `Cow<str>` only when it is the field's whole type, so
+/// without this every optional string would be copied.
+pub(crate) fn opt_cow<'de: 'a, 'a, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<std::borrow::Cow<'a, str>>, D::Error> {
+    #[derive(serde::Deserialize)]
+    struct W<'a>(#[serde(borrow)] std::borrow::Cow<'a, str>);
+    let w: Option<W<'a>> = serde::Deserialize::deserialize(d)?;
+    Ok(w.map(|w| w.0))
+}
+
+/// FNV-1a, 64 bits: a hash that is stable across builds and platforms.
+pub(crate) fn fnv1a(parts: &[&[u8]]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for (i, part) in parts.iter().enumerate() {
+        if i > 0 {
+            h ^= 0xff;
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+        for b in *part {
+            h ^= u64::from(*b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    h
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -176,5 +218,11 @@ mod tests {
     #[test]
     fn replace_splices_bytes() {
         assert_eq!(replace("abcdef", 2..4, "XY!"), "abXY!ef");
+    }
+
+    #[test]
+    fn fnv_is_stable() {
+        assert_eq!(fnv1a(&[b""]), 0xcbf2_9ce4_8422_2325);
+        assert_ne!(fnv1a(&[b"a", b"b"]), fnv1a(&[b"ab"]));
     }
 }

@@ -1,7 +1,7 @@
 //! Benchmarks for the Responses and Gemini dialects, each against a plain
 //! `serde_json::Value` baseline measured in the same run.
 //!
-//! `cargo bench -p toolwarden-wire --bench wire_b`
+//! `cargo bench -p toolwarden-wire --bench responses_gemini`
 //!
 //! - stream parser vs. SSE framing + `Value` parse of every `data:` line,
 //!   on the corpus recordings repeated to 10 MB (target ≥ 3×);
@@ -23,15 +23,14 @@ use std::{
 use serde_json::{Value, json};
 use toolwarden_wire::{Detector, Dialect, StreamParser, request_view, sse::SseFramer};
 
+const BENCH: &str = "bench responses_gemini";
+
+/// A file of the recorded corpus (`TOOLWARDEN_CORPUS`, see
+/// `toolwarden_testkit`); `main` has checked that the corpus is there.
 fn corpus(rel: &str) -> PathBuf {
-    let mut dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    loop {
-        let c = dir.join("shared/corpus");
-        if c.is_dir() {
-            return c.join(rel);
-        }
-        assert!(dir.pop(), "shared/corpus not found");
-    }
+    toolwarden_testkit::corpus_dir()
+        .expect("checked in main")
+        .join(rel)
 }
 
 fn chunks_file(rel: &str) -> Vec<String> {
@@ -211,6 +210,9 @@ fn converted() -> (Vec<u8>, Vec<u8>) {
 }
 
 fn main() {
+    let Some(_) = toolwarden_testkit::corpus_for(BENCH) else {
+        return;
+    };
     if std::env::var("ONLY_GEMINI_SSE").is_ok() {
         let lines = gemini_lines();
         let sse: String = lines.iter().map(|l| format!("data: {l}\r\n\r\n")).collect();
@@ -312,7 +314,7 @@ fn main() {
     );
     let size = 10 << 20;
     println!(
-        "wire_b benchmarks (ours and baseline alternated, best of 10 rounds, {budget:?} per row)"
+        "responses_gemini benchmarks (ours and baseline alternated, best of 10 rounds, {budget:?} per row)"
     );
 
     let responses = repeat_to(&responses_sse(), size);

@@ -1,17 +1,24 @@
-//! [`Stats::render_table`]: the text `toolwarden stats` prints without `--json`.
+//! [`RenderTable::render_table`]: the text `toolwarden stats` prints
+//! without `--json` (terminal rendering lives with the command, the store
+//! only gives the numbers).
 
 use std::fmt::Write;
 
-use crate::stats::Stats;
+use toolwarden_store::Stats;
 
 const EXCERPT_CHARS: usize = 100;
 
-// === impl Stats ===
-
-impl Stats {
+/// The terminal report of [`Stats`].
+pub trait RenderTable {
     /// A readable report: tools that fail most, failure rate by model and
     /// tool, sessions with failures, the latest failures with excerpts.
-    pub fn render_table(&self) -> String {
+    fn render_table(&self) -> String;
+}
+
+// === impl RenderTable ===
+
+impl RenderTable for Stats {
+    fn render_table(&self) -> String {
         let mut out = String::new();
         let r = &self.requests;
         let _ = writeln!(
@@ -148,7 +155,7 @@ fn human_ms(ms: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::{FailureRow, RequestTotals, SessionRow, ToolRow};
+    use toolwarden_store::{FailureRow, RequestTotals, SessionRow, ToolRow};
 
     #[test]
     fn renders_tools_sessions_and_excerpts() {

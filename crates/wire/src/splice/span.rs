@@ -7,8 +7,9 @@
 //! ones. Everything outside the array stays byte-identical, and so does the
 //! whitespace between two untouched neighbours.
 //!
-//! Used by the Gemini and Responses repairs (`wire-a` has its own for the
-//! other two dialects; the lead unifies them later).
+//! Used by the Gemini and Responses repairs; [`super::rebuild_array`] is
+//! the variant the Anthropic and Chat repairs use (one separator for the
+//! whole array).
 
 use std::ops::Range;
 
@@ -38,10 +39,9 @@ pub(crate) struct ArraySpan<'a> {
 
 /// The byte offset of `raw` inside `body`; `raw` must borrow from `body`.
 pub(crate) fn offset_in(body: &str, raw: &str) -> Result<usize, WireError> {
-    let start = (raw.as_ptr() as usize).wrapping_sub(body.as_ptr() as usize);
-    match body.get(start..start.wrapping_add(raw.len())) {
-        Some(s) if s.as_ptr() == raw.as_ptr() => Ok(start),
-        _ => Err(WireError::new(
+    match super::span_in(body, raw) {
+        Some(r) => Ok(r.start),
+        None => Err(WireError::new(
             WireErrorKind::Shape,
             "internal: a value does not borrow from the body",
         )),
@@ -109,75 +109,10 @@ impl ArraySpan<'_> {
     }
 }
 
-/// `body` with `range` replaced by `with`.
-pub(crate) fn replace(body: &str, range: Range<usize>, with: &str) -> String {
-    let mut out = String::with_capacity(body.len() - range.len() + with.len());
-    out.push_str(&body[..range.start]);
-    out.push_str(with);
-    out.push_str(&body[range.end..]);
-    out
-}
-
-/// The body as UTF-8 text, or a clear error. Reading a body through
-/// `from_str` after this one check is faster than `from_slice`, which
-/// checks every string again.
-pub(crate) fn as_text(body: &[u8]) -> Result<&str, WireError> {
-    std::str::from_utf8(body).map_err(|e| {
-        WireError::new(
-            WireErrorKind::InvalidJson,
-            format!("body is not UTF-8 (byte {})", e.valid_up_to()),
-        )
-    })
-}
-
-/// A request body must be a JSON object: say so clearly when it is not.
-pub(crate) fn expect_object(body: &[u8]) -> Result<(), WireError> {
-    match body.iter().find(|b| !b.is_ascii_whitespace()) {
-        Some(b'{') => Ok(()),
-        None => Err(WireError::new(WireErrorKind::Truncated, "empty body")),
-        Some(_) => Err(WireError::new(
-            WireErrorKind::Shape,
-            "the body is not a JSON object",
-        )),
-    }
-}
-
-/// For `#[serde(deserialize_with)]` on an `Option<Cow<'a, str>>` field:
-/// serde borrows a `Cow<str>` only when it is the field's whole type, so
-/// without this every optional string would be copied.
-pub(crate) fn opt_cow<'de: 'a, 'a, D: serde::Deserializer<'de>>(
-    d: D,
-) -> Result<Option<std::borrow::Cow<'a, str>>, D::Error> {
-    #[derive(serde::Deserialize)]
-    struct W<'a>(#[serde(borrow)] std::borrow::Cow<'a, str>);
-    let w: Option<W<'a>> = serde::Deserialize::deserialize(d)?;
-    Ok(w.map(|w| w.0))
-}
-
-/// A JSON string literal for `s`.
-pub(crate) fn json_string(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_else(|_| String::from("\"\""))
-}
-
-/// FNV-1a, 64 bits: a hash that is stable across builds and platforms.
-pub(crate) fn fnv1a(parts: &[&[u8]]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for (i, part) in parts.iter().enumerate() {
-        if i > 0 {
-            h ^= 0xff;
-            h = h.wrapping_mul(0x0100_0000_01b3);
-        }
-        for b in *part {
-            h ^= u64::from(*b);
-            h = h.wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-    h
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::splice::replace;
 
     #[derive(serde::Deserialize)]
     struct Top<'a> {
@@ -209,11 +144,5 @@ mod tests {
         let body = String::from("[1]");
         let other = String::from("[1]");
         assert!(offset_in(&body, &other).is_err());
-    }
-
-    #[test]
-    fn fnv_is_stable() {
-        assert_eq!(fnv1a(&[b""]), 0xcbf2_9ce4_8422_2325);
-        assert_ne!(fnv1a(&[b"a", b"b"]), fnv1a(&[b"ab"]));
     }
 }
