@@ -269,7 +269,7 @@ impl Observation {
     /// complete whatever happens to its transport afterwards.
     fn final_event_seen(&self) -> bool {
         match &self.parse {
-            Parse::Stream(parser) | Parse::Array(_, parser) => parser.is_complete(),
+            Parse::Stream(parser) => parser.is_complete(),
             Parse::Skip | Parse::Buffer { .. } => false,
         }
     }
