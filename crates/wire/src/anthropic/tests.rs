@@ -17,7 +17,7 @@ fn body(messages: Value) -> Vec<u8> {
 
 fn view(b: &[u8]) -> Result<EagerView<'_>, crate::WireError> {
     let detector = crate::Detector::default();
-    eager_view(crate::Dialect::Anthropic, b, &|t| detector.is_failure(t))
+    eager_view(crate::Dialect::Anthropic, b, &|t| detector.verdict(t))
 }
 
 fn kinds(b: &[u8]) -> Vec<(DefectKind, usize)> {

@@ -48,18 +48,24 @@
 //! assert_eq!(d.explain("quota: 10 remaining: 0"), Some("extra[0]"));
 //! ```
 
+mod client;
 mod json;
 mod naive;
+mod refusal;
 mod rules;
 
 pub mod eval;
+pub mod holdout;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_clients;
 
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
+use toolwarden_core::{Basis, Verdict};
 
 pub use rules::{CRASH_TAIL_BYTES, HEAD_BYTES, JSON_SCAN_BYTES, TAIL_BYTES};
 
@@ -197,23 +203,66 @@ impl Detector {
     /// The name of the rule that decided the content is a failure, or `None`
     /// when it reads as ordinary output.
     pub fn explain(&self, content: &str) -> Option<&str> {
+        match self.find(content) {
+            Found::Failure(name) => Some(name),
+            Found::ClientSuccess | Found::Nothing => None,
+        }
+    }
+
+    /// The verdict on a result that carries no explicit flag: a failure
+    /// read from a status the client wrote in its own format (`Exit code:
+    /// 1`, the Gemini CLI's `Exit Code:` footer) has basis
+    /// [`Basis::Client`], as has a success that format states (`Exit code:
+    /// 0`); a failure found by the other rules has basis
+    /// [`Basis::Heuristic`]; anything else is [`Verdict::NONE`].
+    pub fn verdict(&self, content: &str) -> Verdict {
+        match self.find(content) {
+            Found::Failure(name) if rules::CLIENT_RULES.contains(&name) => Verdict {
+                failed: true,
+                basis: Basis::Client,
+            },
+            Found::Failure(_) => Verdict::heuristic_failure(),
+            Found::ClientSuccess => Verdict {
+                failed: false,
+                basis: Basis::Client,
+            },
+            Found::Nothing => Verdict::NONE,
+        }
+    }
+
+    fn find(&self, content: &str) -> Found<'_> {
         match &self.mode {
-            Mode::Naive => naive::is_failure(content).then_some("naive"),
+            Mode::Naive => {
+                if naive::is_failure(content) {
+                    Found::Failure("naive")
+                } else {
+                    Found::Nothing
+                }
+            }
             Mode::Rules { disabled, extra } => {
-                if let Some(name) = rules::first_match(content.as_bytes(), *disabled) {
-                    return Some(name);
+                match rules::first_match(content.as_bytes(), *disabled) {
+                    rules::Finding::Failure(name) => return Found::Failure(name),
+                    rules::Finding::ClientSuccess => return Found::ClientSuccess,
+                    rules::Finding::Nothing => {}
                 }
                 if extra.is_empty() {
-                    return None;
+                    return Found::Nothing;
                 }
                 let head = rules::head(content.as_bytes());
                 extra
                     .iter()
                     .find(|e| e.regex.is_match(head))
-                    .map(|e| e.name.as_str())
+                    .map_or(Found::Nothing, |e| Found::Failure(e.name.as_str()))
             }
         }
     }
+}
+
+/// What [`Detector::find`] found.
+enum Found<'a> {
+    Failure(&'a str),
+    ClientSuccess,
+    Nothing,
 }
 
 // === impl DetectError ===

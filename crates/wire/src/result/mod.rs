@@ -63,12 +63,13 @@ impl<'a> ResultView<'a> {
     /// flags first, the `detector` only where the dialect has none (see the
     /// dialect modules).
     pub fn read(&self, detector: &Detector) -> Result<ResultContent<'a>, WireError> {
-        self.read_with(&|text| detector.is_failure(text))
+        self.read_with(&|text| detector.verdict(text))
     }
 
     /// The content as text, without a verdict (no detector run).
     pub fn content(&self) -> Result<Cow<'a, str>, WireError> {
-        self.read_with(&|_| false).map(|r| r.text)
+        self.read_with(&|_| toolwarden_core::Verdict::NONE)
+            .map(|r| r.text)
     }
 
     /// The content exactly as it appears in the body, as JSON text (a
