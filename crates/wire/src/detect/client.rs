@@ -80,6 +80,18 @@ fn status(code: i64) -> Status {
 /// older format, where every field is always present); otherwise the
 /// client reports success.
 pub(super) fn gemini_footer(tail: &[u8]) -> Option<Status> {
+    // Most outputs have no footer: their last line (past a closing tag)
+    // is no footer key.
+    let mut end = super::rules::trim_end(tail);
+    loop {
+        let begin = memchr::memrchr(b'\n', end).map_or(0, |i| i + 1);
+        let last = &end[begin..];
+        if !last.starts_with(b"</") {
+            split_key(last)?;
+            break;
+        }
+        end = super::rules::trim_end(&end[..begin]);
+    }
     let mut lines = tail
         .rsplit(|b| *b == b'\n')
         .map(super::rules::trim_end)

@@ -22,6 +22,12 @@ pub const CRASH_TAIL_BYTES: usize = 2048;
 pub const JSON_SCAN_BYTES: usize = 64 * 1024;
 /// The longest first line the line rules read.
 const LINE_BYTES: usize = 512;
+/// How much of the first line `harness_refusal`'s phrases are looked for
+/// in: a harness says it early, a log or a grep hit may say it anywhere.
+const INLINE_BYTES: usize = 256;
+/// The longest result `harness_refusal`'s in-line phrases are looked for
+/// in: a refusal is a short message, not a command's output.
+const REFUSAL_BYTES: usize = 600;
 
 /// The rule names, in the order they are tried; bit `i` of the `disabled`
 /// mask refers to `NAMES[i]`.
@@ -89,6 +95,10 @@ struct Patterns {
     error_label: Regex,
     failure_statement: Regex,
     harness_refusal: Regex,
+    /// `harness_refusal`'s phrases found anywhere in the first line.
+    harness_refusal_inline: Regex,
+    /// [`super::refusal::INLINE_GATE`]'s words, searched in one SIMD pass.
+    harness_refusal_gate: aho_corasick::AhoCorasick,
 }
 
 static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
@@ -212,7 +222,10 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
             r"(?:was\s+|has\s+been\s+)?exceeded",
             r")",
         )),
-        harness_refusal: re(super::refusal::PATTERN),
+        harness_refusal: re(super::refusal::START),
+        harness_refusal_inline: re(super::refusal::INLINE),
+        harness_refusal_gate: aho_corasick::AhoCorasick::new(super::refusal::INLINE_GATE)
+            .unwrap_or_else(|e| panic!("built-in detector words are invalid: {e}")),
     };
     let line_rules = [
         &p.harness_refusal,
@@ -307,6 +320,16 @@ pub(super) fn first_match(content: &[u8], disabled: u32) -> Finding {
                 return fail(NAMES[rule]);
             }
         }
+    }
+    let early = &line[..line.len().min(INLINE_BYTES)];
+    // A refusal is the whole result: the tool never ran, so there is no
+    // output after the harness's message.
+    if on(HARNESS_REFUSAL)
+        && content.len() <= REFUSAL_BYTES
+        && p.harness_refusal_gate.is_match(early)
+        && p.harness_refusal_inline.is_match(early)
+    {
+        return fail(NAMES[HARNESS_REFUSAL]);
     }
     if on(ERROR_LABEL) && compiler_error(head) {
         return fail(NAMES[ERROR_LABEL]);

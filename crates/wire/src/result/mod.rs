@@ -43,6 +43,8 @@ pub(crate) enum RawResult<'a> {
         content: Option<&'a str>,
         is_error: Option<bool>,
         server: bool,
+        /// Some result of the same conversation carries `is_error`.
+        client_uses_flag: bool,
     },
     /// Chat `tool` / `function` message: `content`.
     Chat { content: Option<&'a str> },
@@ -94,7 +96,8 @@ impl<'a> ResultView<'a> {
                 content,
                 is_error,
                 server,
-            } => anthropic::read_result(content, is_error, server)?,
+                client_uses_flag,
+            } => anthropic::read_result(content, is_error, server, client_uses_flag, judge)?,
             RawResult::Chat { content } => openai_chat::read_result(content, judge)?,
             RawResult::Responses {
                 output,

@@ -19,15 +19,24 @@ pub(super) fn results(
     judge: &dyn Fn(&str) -> Verdict,
 ) -> Vec<(String, String, Verdict)> {
     match dialect {
-        Dialect::Anthropic => anthropic(body),
+        Dialect::Anthropic => anthropic(body, judge),
         Dialect::OpenAiChat => chat(body, judge),
         Dialect::OpenAiResponses => responses(body, judge),
         Dialect::Gemini => gemini(body, judge),
     }
 }
 
-fn anthropic(body: &Value) -> Vec<(String, String, Verdict)> {
+fn anthropic(body: &Value, judge: &dyn Fn(&str) -> Verdict) -> Vec<(String, String, Verdict)> {
     let mut out = Vec::new();
+    let is_result = |b: &Value| {
+        let kind = b["type"].as_str().unwrap_or("");
+        kind.ends_with("tool_result")
+    };
+    // Does the conversation's client set `is_error` at all?
+    let uses_flag = array(&body["messages"])
+        .iter()
+        .flat_map(|m| array(&m["content"]))
+        .any(|b| is_result(b) && b["is_error"].is_boolean());
     for m in array(&body["messages"]) {
         for b in array(&m["content"]) {
             let kind = b["type"].as_str().unwrap_or("");
@@ -48,7 +57,11 @@ fn anthropic(body: &Value) -> Vec<(String, String, Verdict)> {
             } else if flag == Some(false) || inner_flag == Some(false) || server {
                 Verdict::explicit(false)
             } else {
-                mcp(&text).map_or(Verdict::NONE, Verdict::explicit)
+                match mcp(&text) {
+                    Some(flag) => Verdict::explicit(flag),
+                    None if uses_flag => Verdict::NONE,
+                    None => judge(&text),
+                }
             };
             out.push((id(&b["tool_use_id"]), text, verdict));
         }
