@@ -81,8 +81,13 @@ enum Command {
         /// Disable a built-in rule by name; repeatable.
         #[arg(long = "disable")]
         disable: Vec<String>,
-        /// The JSONL file (or - for standard input).
-        file: PathBuf,
+        /// Leave-one-source-out: hold out each source repository in turn,
+        /// build the detector from the others, score it on the held-out one.
+        #[arg(long)]
+        leave_one_out: bool,
+        /// The JSONL files (or - for standard input), evaluated together.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
     },
 }
 
@@ -126,13 +131,18 @@ fn main() -> ExitCode {
             mistakes,
             patterns,
             disable,
-            file,
+            leave_one_out,
+            files,
         } => {
             let config = toolwarden_wire::detect::DetectorConfig {
                 extra_patterns: patterns,
                 disable,
             };
-            cmd::eval::run(&file, &config, json, mistakes)
+            if leave_one_out {
+                cmd::eval::run_leave_one_out(&files, &config, json)
+            } else {
+                cmd::eval::run(&files, &config, json, mistakes)
+            }
         }
     };
     match result {

@@ -169,3 +169,51 @@ fn eval_detector_meets_the_thresholds_on_the_corpus() {
     assert!(anthropic["precision"].as_f64().unwrap() >= 0.95);
     assert!(anthropic["recall"].as_f64().unwrap() >= 0.85);
 }
+
+#[test]
+fn eval_detector_leave_one_out_scores_each_source_held_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let extra = dir.path().join("gemini.jsonl");
+    std::fs::write(
+        &extra,
+        concat!(
+            r#"{"source": "github:x/gemini-logs@abc:s.json", "provider": "gemini", "content": "Output: (empty)\nExit Code: 3221225794\nProcess Group PGID: 7", "is_error": true}"#,
+            "\n",
+            r#"{"source": "github:x/gemini-logs@abc:s.json", "provider": "gemini", "content": "Output: Error: printed\nProcess Group PGID: 7", "is_error": false}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let out = bin()
+        .args(["eval-detector", "--leave-one-out", "--json"])
+        .arg(corpus().join("tool_results.jsonl"))
+        .arg(&extra)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let held = v["leave_one_source_out"].as_array().unwrap();
+    let sources: Vec<&str> = held.iter().map(|h| h["source"].as_str().unwrap()).collect();
+    assert_eq!(
+        sources,
+        [
+            "github:marot/spotter",
+            "github:sierra-research/tau-bench",
+            "github:x/gemini-logs"
+        ]
+    );
+    let gemini = &held[2]["detector"];
+    assert_eq!(
+        (gemini["tp"].as_u64(), gemini["tn"].as_u64()),
+        (Some(1), Some(1))
+    );
+    for h in held {
+        assert!(h["detector"]["precision"].as_f64().unwrap() >= 0.95, "{h}");
+        assert!(h["detector"]["recall"].as_f64().unwrap() >= 0.90, "{h}");
+    }
+}

@@ -22,6 +22,11 @@ pub enum Basis {
     /// The API carries a flag (`is_error`, `*_tool_result_error`, a Gemini
     /// `error` key, an item status, MCP `isError`).
     Explicit,
+    /// A status the client wrote in its own result format, read exactly:
+    /// an exit status (`Exit code: 1`, the Gemini CLI's `Exit Code: 1`
+    /// footer, `Process exited with code 1`). Firmer than a heuristic, but
+    /// not a flag of the API.
+    Client,
     /// The content detector decided from the text alone.
     Heuristic,
     /// No signal either way: the result is taken as a success.
@@ -33,6 +38,7 @@ impl Basis {
     pub fn as_str(self) -> &'static str {
         match self {
             Basis::Explicit => "explicit",
+            Basis::Client => "client",
             Basis::Heuristic => "heuristic",
             Basis::None => "none",
         }

@@ -711,7 +711,7 @@ async fn calls_results_and_requests_are_recorded_without_credentials() {
     assert_eq!(res["call_id"], "call_1");
     assert_eq!(res["tool"], "shell");
     assert_eq!(res["failed"], true);
-    assert_eq!(res["basis"], "heuristic");
+    assert_eq!(res["basis"], "client");
     assert!(res["excerpt"].as_str().unwrap().starts_with("Exit code 1"));
     assert_eq!(res["message_index"], 2);
 
@@ -725,7 +725,7 @@ async fn calls_results_and_requests_are_recorded_without_credentials() {
     assert_eq!(
         metrics.counter(
             toolwarden_gateway::metrics::TOOL_FAILURES_TOTAL,
-            &["openai", "gpt-test", "shell", "heuristic"]
+            &["openai", "gpt-test", "shell", "client"]
         ),
         1
     );

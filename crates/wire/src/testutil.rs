@@ -32,8 +32,12 @@ pub(crate) fn chunks_as_sse(chunks: &[u8]) -> Vec<u8> {
 }
 
 /// A stub content rule for tests that must not depend on the detector.
-pub(crate) fn starts_with_error(content: &str) -> bool {
-    content.starts_with("Error")
+pub(crate) fn starts_with_error(content: &str) -> toolwarden_core::Verdict {
+    if content.starts_with("Error") {
+        toolwarden_core::Verdict::heuristic_failure()
+    } else {
+        toolwarden_core::Verdict::NONE
+    }
 }
 
 /// A whole recorded stream parsed at once.

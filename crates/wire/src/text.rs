@@ -9,8 +9,9 @@ use toolwarden_core::Verdict;
 use crate::{WireError, WireErrorKind};
 
 /// The content detector as the views call it (a seam so unit tests can
-/// pass a fixed rule instead of [`crate::Detector`]).
-pub(crate) type Judge<'a> = &'a dyn Fn(&str) -> bool;
+/// pass a fixed rule instead of [`crate::Detector`]): the verdict on a
+/// result without an explicit flag ([`crate::Detector::verdict`]).
+pub(crate) type Judge<'a> = &'a dyn Fn(&str) -> Verdict;
 
 /// Appends `part` to a text being joined with newlines, borrowing while
 /// there is only one part.
@@ -100,11 +101,7 @@ pub(crate) fn flagless_verdict(content: &str, judge: Judge<'_>) -> Verdict {
     if let Some(flag) = mcp_is_error(content) {
         return Verdict::explicit(flag);
     }
-    if judge(content) {
-        Verdict::heuristic_failure()
-    } else {
-        Verdict::NONE
-    }
+    judge(content)
 }
 
 /// MCP tool results serialised as text carry `"isError": true|false` at the

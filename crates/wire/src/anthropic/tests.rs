@@ -17,7 +17,7 @@ fn body(messages: Value) -> Vec<u8> {
 
 fn view(b: &[u8]) -> Result<EagerView<'_>, crate::WireError> {
     let detector = crate::Detector::default();
-    eager_view(crate::Dialect::Anthropic, b, &|t| detector.is_failure(t))
+    eager_view(crate::Dialect::Anthropic, b, &|t| detector.verdict(t))
 }
 
 fn kinds(b: &[u8]) -> Vec<(DefectKind, usize)> {
@@ -585,4 +585,42 @@ mod outline_agrees_with_layout {
             }
         }
     }
+}
+
+/// A conversation whose client never sets `is_error` (a custom app on the
+/// Anthropic API) has its unflagged results judged by the detector; one
+/// whose client sets it anywhere (Claude Code) is trusted.
+#[test]
+fn unflagged_results_go_to_the_detector_only_for_clients_without_the_flag() {
+    let messages = |second: Value| {
+        json!([
+            {"role": "user", "content": "run it"},
+            {"role": "assistant", "content": [
+                {"type": "tool_use", "id": "t1", "name": "shell", "input": {}},
+                {"type": "tool_use", "id": "t2", "name": "shell", "input": {}}
+            ]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "t1", "content": "Exit code: 2\nWall time: 0.1 seconds\nOutput:\nboom"},
+                second
+            ]}
+        ])
+    };
+    let never = body(messages(
+        json!({"type": "tool_result", "tool_use_id": "t2", "content": "Tool execution denied by policy."}),
+    ));
+    let v = view(&never).unwrap();
+    assert_eq!(v.results[0].verdict.basis, toolwarden_core::Basis::Client);
+    assert!(v.results[0].verdict.failed);
+    assert_eq!(v.results[1].verdict, Verdict::heuristic_failure());
+
+    let flagging = body(messages(
+        json!({"type": "tool_result", "tool_use_id": "t2", "is_error": false, "content": "ok"}),
+    ));
+    let v = view(&flagging).unwrap();
+    assert_eq!(
+        v.results[0].verdict,
+        Verdict::NONE,
+        "the client flags: trusted"
+    );
+    assert_eq!(v.results[1].verdict, Verdict::explicit(false));
 }

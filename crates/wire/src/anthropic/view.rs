@@ -2,15 +2,21 @@
 //!
 //! Verdicts: the Messages API has an error flag, so it decides.
 //! `is_error: true` is an explicit failure, `is_error: false` an explicit
-//! success, and an absent `is_error` means the client did not flag the
-//! result: the API's default is success, and harnesses that do report
-//! failures (Claude Code: every failure in its recorded sessions carries
-//! `is_error: true`) always set it, so the content detector is *not* run
-//! (it would only add false positives on the main client, and would cost
-//! more than the parse itself). Such results get `Basis::None`; a consumer
-//! that wants heuristics for unflagging clients can apply
-//! [`crate::Detector::is_failure`] to results whose basis is `None`. MCP-style
-//! `isError` carried inside the content is still honoured (explicit).
+//! success. An absent `is_error` is decided **per conversation** (one
+//! request body, which carries the whole history):
+//!
+//! - if any result in the conversation carries `is_error` (either value),
+//!   the client uses the flag — Claude Code sets `is_error: true` on every
+//!   failure and `is_error: false` on many successes (Bash), from its first
+//!   turns — so an unflagged result is a success (`Basis::None`) and the
+//!   content detector is *not* run (it would only add false positives on
+//!   the main client, and cost more than the parse itself);
+//! - if no result carries it, the client may never set it (a custom app on
+//!   the Anthropic API), so unflagged results go to the content detector
+//!   like a flagless dialect's (`client` or `heuristic` basis).
+//!
+//! MCP-style `isError` carried inside the content is honoured first
+//! (explicit).
 //! Server tool results (`web_search_tool_result`, …) are explicit: their
 //! content is either results or a `*_tool_result_error` object.
 //!
@@ -76,8 +82,25 @@ fn read(body: &[u8], check: bool) -> crate::Pass<'_> {
     }
     let mut view = b.view;
     let last_assistant = b.last_assistant;
+    // Does this conversation's client set `is_error` at all (see the
+    // module docs)?
+    let uses_flag = view.results.iter().any(|r| {
+        matches!(
+            r.raw,
+            RawResult::Anthropic {
+                is_error: Some(_),
+                ..
+            }
+        )
+    });
     for r in &mut view.results {
         r.new = last_assistant.is_none_or(|a| r.message_index > a);
+        if let RawResult::Anthropic {
+            client_uses_flag, ..
+        } = &mut r.raw
+        {
+            *client_uses_flag = uses_flag;
+        }
     }
     let mut hash = Fnv64::default();
     if let Some(system) = b.system {
@@ -333,17 +356,20 @@ fn result_view<'a>(
             content: block.content.map(RawValue::get),
             is_error: block.is_error,
             server: classify(&block.kind) == BlockClass::ServerResult,
+            client_uses_flag: true,
         },
     }
 }
 
 /// Read a result (see [`ResultView::read`]): the verdict rules of the
 /// module docs.
-pub(crate) fn read_result(
-    content: Option<&str>,
+pub(crate) fn read_result<'a>(
+    content: Option<&'a str>,
     is_error: Option<bool>,
     server: bool,
-) -> Result<(Cow<'_, str>, Verdict), WireError> {
+    client_uses_flag: bool,
+    judge: crate::text::Judge<'_>,
+) -> Result<(Cow<'a, str>, Verdict), WireError> {
     let content = FlatContent::parse(content)?;
     let verdict =
         if is_error == Some(true) || content.is_error == Some(true) || content.is_error_object() {
@@ -353,7 +379,8 @@ pub(crate) fn read_result(
         } else {
             match mcp_is_error(&content.text) {
                 Some(flag) => Verdict::explicit(flag),
-                None => Verdict::NONE,
+                None if client_uses_flag => Verdict::NONE,
+                None => judge(&content.text),
             }
         };
     Ok((content.text, verdict))

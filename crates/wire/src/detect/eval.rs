@@ -140,7 +140,7 @@ pub fn evaluate(jsonl: &[u8], detector: &Detector) -> Result<EvalReport, EvalErr
 }
 
 /// `github:owner/repo@commit:path` → `github:owner/repo`.
-fn repository(source: &str) -> &str {
+pub(super) fn repository(source: &str) -> &str {
     match source.find('@') {
         Some(i) => &source[..i],
         None => source,

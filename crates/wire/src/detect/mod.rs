@@ -12,7 +12,7 @@
 //! |---|---|
 //! | `framed_error` | the text starts with our own framing `Tool error (<kind>): …` ([`toolwarden_core::FLAGLESS_ERROR_PREFIX`]) |
 //! | `error_tag` | the text starts with an error tag: `<tool_use_error>`, `<error>`, `<Error>` (S3), `<tool-error code="…">` |
-//! | `exit_status` | a header line (the first four) or the last line states a non-zero exit status: `Exit code 1`, `Exit code: 2`, `Process exited with code 1`, `[The command completed with exit code 1.]`; a header stating status 0 vetoes every rule |
+//! | `exit_status` (basis `client`) | the client's own status fields say the command failed: a header line (the first four) or the last line states a non-zero exit status of any size or sign (`Exit code 1`, `Exit code: 2`, `Process exited with code 3221225794`, `[The command completed with exit code -1.]`), or the Gemini CLI's shell footer (`Exit Code: 1`, `Signal: 9`, `Error: …`; see `client.rs`); a header stating status 0, or a complete footer without a failure, is a client-stated success that vetoes every rule |
 //! | `user_denied` | the first line says the user, a hook or a policy rejected, denied or interrupted the call: `The user doesn't want to proceed…`, `Permission to use Bash has been denied`, `[Request interrupted by user]`, `exec command rejected by user`, `… but you haven't granted it yet` |
 //! | `crash_trace` | the text starts with a crash report (`Traceback (most recent call last):`, `thread 'main' panicked at`, `Exception in thread`, `Uncaught TypeError`, `** (RuntimeError)`) or ends with one (a traceback's exception line, Node's `Node.js vX` trailer, a Rust panic's `note:`) |
 //! | `error_label` | the first line opens with an error label: `Error:`, `ERROR -`, `error[E0425]:`, `fatal:`, `[ERROR]`, `ValueError:`, `ToolException:`, `NameError('…')`, `Error executing tool X`, `MCP error -32602`, `PreToolUse:Bash hook error`, `An error occurred`; or one of the first three lines is a compiler diagnostic `file:line:col: error:` (`error: null` is a key, not a label) |
@@ -21,6 +21,7 @@
 //! | `json_error` | the text is a JSON object (or a Python `repr` dict) whose top level says the call failed: a non-empty `error`/`errors`/`exception`, an envelope `"status": "error"`/`"fail"` or a 4xx/5xx status, `"ok": false`, `"success": false`, `"isError": true`, a non-zero `exit_code` (also inside a top-level `metadata`) |
 //! | `failure_statement` | the first line opens with a short statement of failure: `Build failed`, `Pre-commit validation failed:`, `Could not resolve host`, `Unable to connect`, `Command timed out after 2m`, `Invalid patch: …`, `Cancelled: …`, `Unknown tool: x`, `No such tool`, `Agent type 'x' not found`, `File content (…) exceeds maximum allowed tokens`, `Rate limit exceeded`; or the whole text is one status word (`aborted`, `timed out`, …). Not when spoken by an assistant (`I cannot find…`), negated (`No tests failed`) or a zero count (`failed: 0`) |
 //! | `shell_diagnostic` | the *whole* output (at most three lines) is a program's complaint: `ls: cannot access 'x': No such file or directory`, `curl: (7) Failed to connect …`; followed by any other output (an `\|\| echo`, the command's results) it is not |
+//! | `harness_refusal` | the agent harness refused or cancelled the call (see `refusal.rs`): `Tool execution denied by policy.`, `MCP tool call requires approval, but approval policy is never`, `… auto-denied …`, `writing is blocked by read-only sandbox`, `Path not in workspace: …`, `[Operation Cancelled] Reason: …`, `Command was automatically cancelled because it exceeded the timeout …`, `File has been modified since read …` |
 //!
 //! What the rules deliberately leave alone: words like `error`, `failed`
 //! or `cannot` anywhere but at the start; `Error` in file contents, grep
@@ -48,18 +49,24 @@
 //! assert_eq!(d.explain("quota: 10 remaining: 0"), Some("extra[0]"));
 //! ```
 
+mod client;
 mod json;
 mod naive;
+mod refusal;
 mod rules;
 
 pub mod eval;
+pub mod holdout;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_clients;
 
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
+use toolwarden_core::{Basis, Verdict};
 
 pub use rules::{CRASH_TAIL_BYTES, HEAD_BYTES, JSON_SCAN_BYTES, TAIL_BYTES};
 
@@ -197,23 +204,66 @@ impl Detector {
     /// The name of the rule that decided the content is a failure, or `None`
     /// when it reads as ordinary output.
     pub fn explain(&self, content: &str) -> Option<&str> {
+        match self.find(content) {
+            Found::Failure(name) => Some(name),
+            Found::ClientSuccess | Found::Nothing => None,
+        }
+    }
+
+    /// The verdict on a result that carries no explicit flag: a failure
+    /// read from a status the client wrote in its own format (`Exit code:
+    /// 1`, the Gemini CLI's `Exit Code:` footer) has basis
+    /// [`Basis::Client`], as has a success that format states (`Exit code:
+    /// 0`); a failure found by the other rules has basis
+    /// [`Basis::Heuristic`]; anything else is [`Verdict::NONE`].
+    pub fn verdict(&self, content: &str) -> Verdict {
+        match self.find(content) {
+            Found::Failure(name) if rules::CLIENT_RULES.contains(&name) => Verdict {
+                failed: true,
+                basis: Basis::Client,
+            },
+            Found::Failure(_) => Verdict::heuristic_failure(),
+            Found::ClientSuccess => Verdict {
+                failed: false,
+                basis: Basis::Client,
+            },
+            Found::Nothing => Verdict::NONE,
+        }
+    }
+
+    fn find(&self, content: &str) -> Found<'_> {
         match &self.mode {
-            Mode::Naive => naive::is_failure(content).then_some("naive"),
+            Mode::Naive => {
+                if naive::is_failure(content) {
+                    Found::Failure("naive")
+                } else {
+                    Found::Nothing
+                }
+            }
             Mode::Rules { disabled, extra } => {
-                if let Some(name) = rules::first_match(content.as_bytes(), *disabled) {
-                    return Some(name);
+                match rules::first_match(content.as_bytes(), *disabled) {
+                    rules::Finding::Failure(name) => return Found::Failure(name),
+                    rules::Finding::ClientSuccess => return Found::ClientSuccess,
+                    rules::Finding::Nothing => {}
                 }
                 if extra.is_empty() {
-                    return None;
+                    return Found::Nothing;
                 }
                 let head = rules::head(content.as_bytes());
                 extra
                     .iter()
                     .find(|e| e.regex.is_match(head))
-                    .map(|e| e.name.as_str())
+                    .map_or(Found::Nothing, |e| Found::Failure(e.name.as_str()))
             }
         }
     }
+}
+
+/// What [`Detector::find`] found.
+enum Found<'a> {
+    Failure(&'a str),
+    ClientSuccess,
+    Nothing,
 }
 
 // === impl DetectError ===

@@ -9,18 +9,25 @@ use std::sync::LazyLock;
 
 use regex::bytes::{Regex, RegexSet};
 
-use super::json;
+use super::{client, json};
 
 /// How much of the start of the content the rules (and extra patterns) read.
 pub const HEAD_BYTES: usize = 1024;
-/// How much of the end of the content the `exit_status` trailer check reads.
-pub const TAIL_BYTES: usize = 256;
+/// How much of the end of the content the `exit_status` trailer and
+/// footer checks read.
+pub const TAIL_BYTES: usize = 512;
 /// How much of the end of the content the `crash_trace` trailer check reads.
 pub const CRASH_TAIL_BYTES: usize = 2048;
 /// How much of a JSON object the `json_error` walker reads.
 pub const JSON_SCAN_BYTES: usize = 64 * 1024;
 /// The longest first line the line rules read.
 const LINE_BYTES: usize = 512;
+/// How much of the first line `harness_refusal`'s phrases are looked for
+/// in: a harness says it early, a log or a grep hit may say it anywhere.
+const INLINE_BYTES: usize = 256;
+/// The longest result `harness_refusal`'s in-line phrases are looked for
+/// in: a refusal is a short message, not a command's output.
+const REFUSAL_BYTES: usize = 600;
 
 /// The rule names, in the order they are tried; bit `i` of the `disabled`
 /// mask refers to `NAMES[i]`.
@@ -36,6 +43,7 @@ pub(super) const NAMES: &[&str] = &[
     "json_error",
     "failure_statement",
     "shell_diagnostic",
+    "harness_refusal",
 ];
 
 const FRAMED_ERROR: usize = 0;
@@ -49,6 +57,22 @@ const HTTP_STATUS: usize = 7;
 const JSON_ERROR: usize = 8;
 const FAILURE_STATEMENT: usize = 9;
 const SHELL_DIAGNOSTIC: usize = 10;
+const HARNESS_REFUSAL: usize = 11;
+
+/// The rules that read a status the client wrote in its own format: their
+/// verdicts have basis `client`, not `heuristic`.
+pub(super) const CLIENT_RULES: &[&str] = &["exit_status"];
+
+/// What the rules found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Finding {
+    /// A failure, by the named rule.
+    Failure(&'static str),
+    /// The client's own status fields say the call succeeded.
+    ClientSuccess,
+    /// Nothing either way.
+    Nothing,
+}
 
 /// One compiled, anchored regex per line rule.
 struct Patterns {
@@ -70,6 +94,11 @@ struct Patterns {
     http_status: Regex,
     error_label: Regex,
     failure_statement: Regex,
+    harness_refusal: Regex,
+    /// `harness_refusal`'s phrases found anywhere in the first line.
+    harness_refusal_inline: Regex,
+    /// [`super::refusal::INLINE_GATE`]'s words, searched in one SIMD pass.
+    harness_refusal_gate: aho_corasick::AhoCorasick,
 }
 
 static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
@@ -193,8 +222,13 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
             r"(?:was\s+|has\s+been\s+)?exceeded",
             r")",
         )),
+        harness_refusal: re(super::refusal::START),
+        harness_refusal_inline: re(super::refusal::INLINE),
+        harness_refusal_gate: aho_corasick::AhoCorasick::new(super::refusal::INLINE_GATE)
+            .unwrap_or_else(|e| panic!("built-in detector words are invalid: {e}")),
     };
     let line_rules = [
+        &p.harness_refusal,
         &p.user_denied,
         &p.crash_trace,
         &p.error_label,
@@ -237,38 +271,45 @@ const STATUS_WORDS: &[&[u8]] = &[
 ];
 
 /// The first rule (not masked by `disabled`) that says `content` is a
-/// failure.
-pub(super) fn first_match(content: &[u8], disabled: u32) -> Option<&'static str> {
+/// failure, or the client's own word that it succeeded.
+pub(super) fn first_match(content: &[u8], disabled: u32) -> Finding {
     let on = |rule: usize| disabled & (1 << rule) == 0;
     let head = head(content);
     let line = first_line(head);
     let p = &*PATTERNS;
+    let fail = Finding::Failure;
 
     if on(FRAMED_ERROR) && head.starts_with(toolwarden_core::FLAGLESS_ERROR_PREFIX.as_bytes()) {
-        return Some(NAMES[FRAMED_ERROR]);
+        return fail(NAMES[FRAMED_ERROR]);
     }
     if on(ERROR_TAG) && head.first() == Some(&b'<') && p.error_tag.is_match(head) {
-        return Some(NAMES[ERROR_TAG]);
+        return fail(NAMES[ERROR_TAG]);
     }
-    // An explicit exit status in the header (the first few lines) settles it
-    // either way: the harness told us how the command ended.
-    match header_exit_status(&p.exit_status, head) {
-        Some(0) => return None,
-        Some(_) if on(EXIT_STATUS) => return Some(NAMES[EXIT_STATUS]),
-        _ => {}
-    }
-    if on(EXIT_STATUS)
-        && exit_status(&p.exit_status, last_line(content, TAIL_BYTES)).is_some_and(|c| c != 0)
-    {
-        return Some(NAMES[EXIT_STATUS]);
+    // An exit status the client wrote (a header line, the Gemini CLI's
+    // footer) settles it either way: the harness told us how the command
+    // ended.
+    if on(EXIT_STATUS) {
+        let status = client::header(&p.exit_status, head).or_else(|| {
+            let tail = &content[content.len().saturating_sub(TAIL_BYTES)..];
+            client::gemini_footer(tail)
+        });
+        match status {
+            Some(client::Status::Succeeded) => return Finding::ClientSuccess,
+            Some(client::Status::Failed) => return fail(NAMES[EXIT_STATUS]),
+            None => {}
+        }
+        if client::trailer(&p.exit_status, last_line(content, TAIL_BYTES)) {
+            return fail(NAMES[EXIT_STATUS]);
+        }
     }
     if on(CRASH_TRACE) && crash_at_end(content) {
-        return Some(NAMES[CRASH_TRACE]);
+        return fail(NAMES[CRASH_TRACE]);
     }
     let any_line_rule = p.line_set.is_match(line);
     if any_line_rule {
         let line_rules = [
             (USER_DENIED, &p.user_denied),
+            (HARNESS_REFUSAL, &p.harness_refusal),
             (CRASH_TRACE, &p.crash_trace),
             (ERROR_LABEL, &p.error_label),
             (OS_ERROR, &p.os_error),
@@ -276,15 +317,25 @@ pub(super) fn first_match(content: &[u8], disabled: u32) -> Option<&'static str>
         ];
         for (rule, regex) in line_rules {
             if on(rule) && regex.is_match(line) && !(rule == ERROR_LABEL && null_value(line)) {
-                return Some(NAMES[rule]);
+                return fail(NAMES[rule]);
             }
         }
     }
+    let early = &line[..line.len().min(INLINE_BYTES)];
+    // A refusal is the whole result: the tool never ran, so there is no
+    // output after the harness's message.
+    if on(HARNESS_REFUSAL)
+        && content.len() <= REFUSAL_BYTES
+        && p.harness_refusal_gate.is_match(early)
+        && p.harness_refusal_inline.is_match(early)
+    {
+        return fail(NAMES[HARNESS_REFUSAL]);
+    }
     if on(ERROR_LABEL) && compiler_error(head) {
-        return Some(NAMES[ERROR_LABEL]);
+        return fail(NAMES[ERROR_LABEL]);
     }
     if on(JSON_ERROR) && json::reports_failure(start(content), JSON_SCAN_BYTES) {
-        return Some(NAMES[JSON_ERROR]);
+        return fail(NAMES[JSON_ERROR]);
     }
     if on(FAILURE_STATEMENT)
         && ((any_line_rule
@@ -293,12 +344,12 @@ pub(super) fn first_match(content: &[u8], disabled: u32) -> Option<&'static str>
             && p.failure_statement.is_match(line))
             || status_word(head))
     {
-        return Some(NAMES[FAILURE_STATEMENT]);
+        return fail(NAMES[FAILURE_STATEMENT]);
     }
     if on(SHELL_DIAGNOSTIC) && shell_diagnostic_only(&p.shell_diagnostic, content, head) {
-        return Some(NAMES[SHELL_DIAGNOSTIC]);
+        return fail(NAMES[SHELL_DIAGNOSTIC]);
     }
-    None
+    Finding::Nothing
 }
 
 /// The *whole* output is a program's diagnostics and nothing else (at most
@@ -368,60 +419,11 @@ fn last_line(content: &[u8], window: usize) -> &[u8] {
     start(&tail[begin..])
 }
 
-fn trim_end(mut s: &[u8]) -> &[u8] {
+pub(super) fn trim_end(mut s: &[u8]) -> &[u8] {
     while let [rest @ .., b' ' | b'\t' | b'\r' | b'\n'] = s {
         s = rest;
     }
     s
-}
-
-/// How many lines at the start count as the harness's header (Codex puts
-/// `Chunk ID:` and `Wall time:` lines before `Process exited with code 1`).
-const HEADER_LINES: usize = 4;
-
-/// The first exit status stated at the start of one of the header lines.
-fn header_exit_status(prefix: &Regex, head: &[u8]) -> Option<i64> {
-    let mut rest = head;
-    for _ in 0..HEADER_LINES {
-        let end = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
-        if let Some(code) = exit_status(prefix, trim_end(&rest[..end.min(LINE_BYTES)])) {
-            return Some(code);
-        }
-        if end == rest.len() {
-            return None;
-        }
-        rest = &rest[end + 1..];
-    }
-    None
-}
-
-/// The status number after an exit-status phrase at the start of `line`.
-fn exit_status(prefix: &Regex, line: &[u8]) -> Option<i64> {
-    let first = *line.first()?;
-    if !matches!(
-        first.to_ascii_lowercase(),
-        b'e' | b'r' | b'p' | b'c' | b's' | b't' | b'j' | b'[' | b'('
-    ) {
-        return None;
-    }
-    let m = prefix.find(line)?;
-    let rest = &line[m.end()..];
-    let (neg, digits) = match rest {
-        [b'-', d @ ..] => (true, d),
-        d => (false, d),
-    };
-    let n = digits.iter().take_while(|b| b.is_ascii_digit()).count();
-    if n == 0 || n > 9 {
-        return None;
-    }
-    // A number glued to letters ("exit code 1abc") is not a status.
-    if digits.get(n).is_some_and(|b| b.is_ascii_alphabetic()) {
-        return None;
-    }
-    let value = digits[..n]
-        .iter()
-        .fold(0i64, |acc, d| acc * 10 + i64::from(d - b'0'));
-    Some(if neg { -value } else { value })
 }
 
 /// A first line spoken by an assistant ("I cannot find …") is an answer,

@@ -70,7 +70,7 @@ fn read<'a>(bytes: &'a [u8], check: bool) -> crate::Pass<'a> {
 /// its text, else the detector.
 pub(crate) fn read_result<'a>(
     response: Option<&'a str>,
-    is_failure: &dyn Fn(&str) -> bool,
+    is_failure: crate::text::Judge<'_>,
 ) -> Result<(Cow<'a, str>, Verdict), WireError> {
     let read = read_response(response)?;
     let explicit = read
@@ -78,8 +78,7 @@ pub(crate) fn read_result<'a>(
         .or_else(|| crate::text::mcp_is_error(&read.text));
     let verdict = match explicit {
         Some(failed) => Verdict::explicit(failed),
-        None if is_failure(&read.text) => Verdict::heuristic_failure(),
-        None => Verdict::NONE,
+        None => is_failure(&read.text),
     };
     Ok((read.text, verdict))
 }

@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 
-use toolwarden_core::{Basis, ErrorKind, ToolCall, ToolFailure, ToolOutcome};
+use toolwarden_core::{Basis, ErrorKind, ToolCall, ToolFailure, ToolOutcome, Verdict};
 
 use crate::testutil::{EagerView, eager_view};
 
@@ -15,12 +15,16 @@ fn request_view_with<'a>(
 }
 use crate::{ChangeKind, DefectKind, Dialect, StreamParser, Usage, testutil::fixture};
 
-fn never(_: &str) -> bool {
-    false
+fn never(_: &str) -> Verdict {
+    Verdict::NONE
 }
 
-fn starts_with_fail(s: &str) -> bool {
-    s.starts_with("FAIL")
+fn starts_with_fail(s: &str) -> Verdict {
+    if s.starts_with("FAIL") {
+        Verdict::heuristic_failure()
+    } else {
+        Verdict::NONE
+    }
 }
 
 const CONVERSATION: &str = r#"{

@@ -165,7 +165,7 @@ fn failed_status(status: Option<&str>) -> bool {
 pub(crate) fn read_result<'a>(
     output: Option<&'a str>,
     failed_status: bool,
-    is_failure: &dyn Fn(&str) -> bool,
+    is_failure: crate::text::Judge<'_>,
 ) -> Result<(Cow<'a, str>, Verdict), WireError> {
     let text = match output {
         Some(raw) if raw.starts_with('"') => crate::text::unescape(raw)?,
@@ -178,7 +178,7 @@ pub(crate) fn read_result<'a>(
 
 /// The failure verdict of an output: its item status, an MCP `isError`
 /// inside the content, else the detector.
-fn verdict(failed_status: bool, content: &str, is_failure: &dyn Fn(&str) -> bool) -> Verdict {
+fn verdict(failed_status: bool, content: &str, is_failure: crate::text::Judge<'_>) -> Verdict {
     if failed_status {
         return Verdict::explicit(true);
     }

@@ -1,7 +1,7 @@
 //! Tests of the Responses dialect: hand-written bodies and recorded
 //! streams (fixtures copied from the corpus).
 
-use toolwarden_core::{Basis, ErrorKind, ToolCall, ToolFailure, ToolOutcome};
+use toolwarden_core::{Basis, ErrorKind, ToolCall, ToolFailure, ToolOutcome, Verdict};
 
 use crate::testutil::{EagerView, eager_view};
 
@@ -30,12 +30,16 @@ pub(crate) fn sse_from_chunks(rel: &str, with_event_lines: bool) -> Vec<u8> {
     out.into_bytes()
 }
 
-fn never(_: &str) -> bool {
-    false
+fn never(_: &str) -> Verdict {
+    Verdict::NONE
 }
 
-fn starts_with_fail(s: &str) -> bool {
-    s.starts_with("FAIL")
+fn starts_with_fail(s: &str) -> Verdict {
+    if s.starts_with("FAIL") {
+        Verdict::heuristic_failure()
+    } else {
+        Verdict::NONE
+    }
 }
 
 const CONVERSATION: &str = r#"{

@@ -43,6 +43,8 @@ pub(crate) enum RawResult<'a> {
         content: Option<&'a str>,
         is_error: Option<bool>,
         server: bool,
+        /// Some result of the same conversation carries `is_error`.
+        client_uses_flag: bool,
     },
     /// Chat `tool` / `function` message: `content`.
     Chat { content: Option<&'a str> },
@@ -63,12 +65,13 @@ impl<'a> ResultView<'a> {
     /// flags first, the `detector` only where the dialect has none (see the
     /// dialect modules).
     pub fn read(&self, detector: &Detector) -> Result<ResultContent<'a>, WireError> {
-        self.read_with(&|text| detector.is_failure(text))
+        self.read_with(&|text| detector.verdict(text))
     }
 
     /// The content as text, without a verdict (no detector run).
     pub fn content(&self) -> Result<Cow<'a, str>, WireError> {
-        self.read_with(&|_| false).map(|r| r.text)
+        self.read_with(&|_| toolwarden_core::Verdict::NONE)
+            .map(|r| r.text)
     }
 
     /// The content exactly as it appears in the body, as JSON text (a
@@ -93,7 +96,8 @@ impl<'a> ResultView<'a> {
                 content,
                 is_error,
                 server,
-            } => anthropic::read_result(content, is_error, server)?,
+                client_uses_flag,
+            } => anthropic::read_result(content, is_error, server, client_uses_flag, judge)?,
             RawResult::Chat { content } => openai_chat::read_result(content, judge)?,
             RawResult::Responses {
                 output,

@@ -16,18 +16,27 @@ use crate::Dialect;
 pub(super) fn results(
     dialect: Dialect,
     body: &Value,
-    judge: &dyn Fn(&str) -> bool,
+    judge: &dyn Fn(&str) -> Verdict,
 ) -> Vec<(String, String, Verdict)> {
     match dialect {
-        Dialect::Anthropic => anthropic(body),
+        Dialect::Anthropic => anthropic(body, judge),
         Dialect::OpenAiChat => chat(body, judge),
         Dialect::OpenAiResponses => responses(body, judge),
         Dialect::Gemini => gemini(body, judge),
     }
 }
 
-fn anthropic(body: &Value) -> Vec<(String, String, Verdict)> {
+fn anthropic(body: &Value, judge: &dyn Fn(&str) -> Verdict) -> Vec<(String, String, Verdict)> {
     let mut out = Vec::new();
+    let is_result = |b: &Value| {
+        let kind = b["type"].as_str().unwrap_or("");
+        kind.ends_with("tool_result")
+    };
+    // Does the conversation's client set `is_error` at all?
+    let uses_flag = array(&body["messages"])
+        .iter()
+        .flat_map(|m| array(&m["content"]))
+        .any(|b| is_result(b) && b["is_error"].is_boolean());
     for m in array(&body["messages"]) {
         for b in array(&m["content"]) {
             let kind = b["type"].as_str().unwrap_or("");
@@ -48,7 +57,11 @@ fn anthropic(body: &Value) -> Vec<(String, String, Verdict)> {
             } else if flag == Some(false) || inner_flag == Some(false) || server {
                 Verdict::explicit(false)
             } else {
-                mcp(&text).map_or(Verdict::NONE, Verdict::explicit)
+                match mcp(&text) {
+                    Some(flag) => Verdict::explicit(flag),
+                    None if uses_flag => Verdict::NONE,
+                    None => judge(&text),
+                }
             };
             out.push((id(&b["tool_use_id"]), text, verdict));
         }
@@ -56,7 +69,7 @@ fn anthropic(body: &Value) -> Vec<(String, String, Verdict)> {
     out
 }
 
-fn chat(body: &Value, judge: &dyn Fn(&str) -> bool) -> Vec<(String, String, Verdict)> {
+fn chat(body: &Value, judge: &dyn Fn(&str) -> Verdict) -> Vec<(String, String, Verdict)> {
     let mut out = Vec::new();
     // Legacy `function_call`s: the latest id given to each name.
     let mut legacy = std::collections::HashMap::new();
@@ -87,7 +100,7 @@ fn chat(body: &Value, judge: &dyn Fn(&str) -> bool) -> Vec<(String, String, Verd
     out
 }
 
-fn responses(body: &Value, judge: &dyn Fn(&str) -> bool) -> Vec<(String, String, Verdict)> {
+fn responses(body: &Value, judge: &dyn Fn(&str) -> Verdict) -> Vec<(String, String, Verdict)> {
     let mut out = Vec::new();
     for item in array(&body["input"]) {
         let kind = item["type"].as_str().unwrap_or("");
@@ -105,7 +118,7 @@ fn responses(body: &Value, judge: &dyn Fn(&str) -> bool) -> Vec<(String, String,
     out
 }
 
-fn gemini(body: &Value, judge: &dyn Fn(&str) -> bool) -> Vec<(String, String, Verdict)> {
+fn gemini(body: &Value, judge: &dyn Fn(&str) -> Verdict) -> Vec<(String, String, Verdict)> {
     let mut out = Vec::new();
     for c in array(&body["contents"]) {
         for p in array(&c["parts"]) {
@@ -133,8 +146,7 @@ fn gemini(body: &Value, judge: &dyn Fn(&str) -> bool) -> Vec<(String, String, Ve
             };
             let verdict = match flag.or_else(|| mcp(&text)) {
                 Some(failed) => Verdict::explicit(failed),
-                None if judge(&text) => Verdict::heuristic_failure(),
-                None => Verdict::NONE,
+                None => judge(&text),
             };
             // The id is the body's, or `<name>#<n>` when it has none: only
             // bodies with ids are compared.
@@ -159,11 +171,10 @@ fn flatten(v: &Value) -> String {
     parts.join("\n")
 }
 
-fn flagless(text: &str, judge: &dyn Fn(&str) -> bool) -> Verdict {
+fn flagless(text: &str, judge: &dyn Fn(&str) -> Verdict) -> Verdict {
     match mcp(text) {
         Some(flag) => Verdict::explicit(flag),
-        None if judge(text) => Verdict::heuristic_failure(),
-        None => Verdict::NONE,
+        None => judge(text),
     }
 }
 

@@ -95,7 +95,7 @@ export function linkButton(text, title, onClick) {
 
 export function basisBadge(basis) {
   const b = String(basis || 'none');
-  return el('span', 'badge basis-' + (['explicit', 'heuristic', 'none'].includes(b) ? b : 'other'), b);
+  return el('span', 'badge basis-' + (['explicit', 'client', 'heuristic', 'none'].includes(b) ? b : 'other'), b);
 }
 
 export function shortId(id) {

@@ -1,0 +1,197 @@
+//! Status fields written by agent clients in their own result formats,
+//! read exactly (verdict basis `client`).
+//!
+//! The formats, as the clients' sources write them:
+//!
+//! | client | where | format |
+//! |---|---|---|
+//! | Codex CLI `shell` | first line | `Exit code: N` then `Wall time: …`, `Output:` |
+//! | Codex CLI unified exec | header lines | `Chunk ID: …`, `Wall time: …`, `Process exited with code N` |
+//! | Claude Code `Bash` | first line | `Exit code N` (only when non-zero) |
+//! | Gemini CLI `run_shell_command` (before 0.27) | footer | `Error: (none)`, `Exit Code: N`, `Signal: (none)`, `Background PIDs: …`, `Process Group PGID: N` |
+//! | Gemini CLI `run_shell_command` (since 0.27) | footer | `Error: …`, `Exit Code: N` and `Signal: …` only when they apply, then `Background PIDs: …`, `Process Group PGID: N` |
+//! | OpenHands and others | last line | `[The command completed with exit code 1.]` |
+//!
+//! Exit codes of any size or sign count: Windows status codes such as
+//! 3221225794 (`0xC0000142`) and negative codes (`-1`) are failures.
+
+use regex::bytes::Regex;
+
+/// How a client's status fields read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Status {
+    /// The client says the command failed.
+    Failed,
+    /// The client says the command succeeded (exit status 0, or a complete
+    /// status footer without a failure).
+    Succeeded,
+}
+
+/// How many lines at the start count as the harness's header (Codex puts
+/// `Chunk ID:` and `Wall time:` lines before `Process exited with code 1`).
+const HEADER_LINES: usize = 4;
+/// How many footer lines are read (the Gemini footer has at most five).
+const FOOTER_LINES: usize = 8;
+/// The longest line read.
+const LINE_BYTES: usize = 512;
+
+/// The status stated by a header line (one of the first [`HEADER_LINES`]).
+pub(super) fn header(prefix: &Regex, head: &[u8]) -> Option<Status> {
+    let mut rest = head;
+    for _ in 0..HEADER_LINES {
+        let end = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
+        if let Some(code) =
+            exit_status(prefix, super::rules::trim_end(&rest[..end.min(LINE_BYTES)]))
+        {
+            return Some(status(code));
+        }
+        if end == rest.len() {
+            return None;
+        }
+        rest = &rest[end + 1..];
+    }
+    None
+}
+
+/// The status stated by the last line (`[The command completed with exit
+/// code 1.]`, `exit status 2`); only a failure counts there.
+pub(super) fn trailer(prefix: &Regex, last: &[u8]) -> bool {
+    exit_status(prefix, last).is_some_and(|c| c != 0)
+}
+
+fn status(code: i64) -> Status {
+    if code == 0 {
+        Status::Succeeded
+    } else {
+        Status::Failed
+    }
+}
+
+/// The Gemini CLI's status footer at the end of `tail` (wrapping tags such
+/// as `</untrusted_context>` skipped). `None` when the text does not end
+/// with one.
+///
+/// A footer is the run of trailing `Key: value` lines with the keys
+/// `Error`, `Exit Code`, `Signal`, `Background PIDs` and `Process Group
+/// PGID`; it must hold `Exit Code` or `Process Group PGID` (a lone
+/// trailing `Error: …` or `Signal: …` is program output, not a footer). It fails on a
+/// non-zero `Exit Code`, a `Signal` other than `(none)`, or an `Error`
+/// other than `(none)` in a footer that also states the exit code (the
+/// older format, where every field is always present); otherwise the
+/// client reports success.
+pub(super) fn gemini_footer(tail: &[u8]) -> Option<Status> {
+    // Most outputs have no footer: their last line (past a closing tag)
+    // is no footer key.
+    let mut end = super::rules::trim_end(tail);
+    loop {
+        let begin = memchr::memrchr(b'\n', end).map_or(0, |i| i + 1);
+        let last = &end[begin..];
+        if !last.starts_with(b"</") {
+            split_key(last)?;
+            break;
+        }
+        end = super::rules::trim_end(&end[..begin]);
+    }
+    let mut lines = tail
+        .rsplit(|b| *b == b'\n')
+        .map(super::rules::trim_end)
+        .filter(|l| !l.is_empty())
+        .skip_while(|l| l.starts_with(b"</"))
+        .take(FOOTER_LINES)
+        .peekable();
+    let (mut evidence, mut exit_line, mut failed, mut error_set) = (false, false, false, false);
+    while let Some(line) = lines.next() {
+        // The last footer line may be glued to the output's last line when
+        // the output had no trailing newline; the footer is what follows.
+        let Some((key, value)) = split_key(line) else {
+            break;
+        };
+        match key {
+            FooterKey::ExitCode => {
+                evidence = true;
+                exit_line = true;
+                if value != b"(none)" {
+                    match parse_code(value) {
+                        Some(0) => {}
+                        Some(_) => failed = true,
+                        None => return None,
+                    }
+                }
+            }
+            FooterKey::Signal => {
+                failed |= value != b"(none)" && !value.is_empty();
+            }
+            FooterKey::Pgid => evidence = true,
+            FooterKey::BackgroundPids => {}
+            FooterKey::Error => error_set = value != b"(none)" && !value.is_empty(),
+        }
+        if lines.peek().is_none() {
+            break;
+        }
+    }
+    if !evidence {
+        return None;
+    }
+    if failed || (error_set && exit_line) {
+        Some(Status::Failed)
+    } else {
+        Some(Status::Succeeded)
+    }
+}
+
+#[derive(Clone, Copy)]
+enum FooterKey {
+    Error,
+    ExitCode,
+    Signal,
+    BackgroundPids,
+    Pgid,
+}
+
+fn split_key(line: &[u8]) -> Option<(FooterKey, &[u8])> {
+    const KEYS: &[(&[u8], FooterKey)] = &[
+        (b"Exit Code: ", FooterKey::ExitCode),
+        (b"Signal: ", FooterKey::Signal),
+        (b"Error: ", FooterKey::Error),
+        (b"Background PIDs: ", FooterKey::BackgroundPids),
+        (b"Process Group PGID: ", FooterKey::Pgid),
+    ];
+    KEYS.iter().find_map(|(k, key)| {
+        line.strip_prefix(*k)
+            .map(|v| (*key, super::rules::trim_end(v)))
+    })
+}
+
+/// The status number after an exit-status phrase at the start of `line`.
+pub(super) fn exit_status(prefix: &Regex, line: &[u8]) -> Option<i64> {
+    let first = *line.first()?;
+    if !matches!(
+        first.to_ascii_lowercase(),
+        b'e' | b'r' | b'p' | b'c' | b's' | b't' | b'j' | b'[' | b'('
+    ) {
+        return None;
+    }
+    let m = prefix.find(line)?;
+    parse_code(&line[m.end()..])
+}
+
+/// A status number of any size or sign at the start of `s` (`1`, `-1`,
+/// `3221225794`); a number glued to letters (`1abc`) is not one. Values
+/// beyond `i64` saturate (they are non-zero all the same).
+pub(super) fn parse_code(s: &[u8]) -> Option<i64> {
+    let (neg, digits) = match s {
+        [b'-', d @ ..] => (true, d),
+        d => (false, d),
+    };
+    let n = digits.iter().take_while(|b| b.is_ascii_digit()).count();
+    if n == 0 || n > 40 {
+        return None;
+    }
+    if digits.get(n).is_some_and(|b| b.is_ascii_alphabetic()) {
+        return None;
+    }
+    let value = digits[..n].iter().fold(0i64, |acc, d| {
+        acc.saturating_mul(10).saturating_add(i64::from(d - b'0'))
+    });
+    Some(if neg { -value } else { value })
+}

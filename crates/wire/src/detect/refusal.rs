@@ -1,0 +1,80 @@
+//! The `harness_refusal` rule: the agent harness refused or cancelled the
+//! call, so the tool never ran (or was stopped). One general pattern per
+//! kind of refusal, matched on the first line, each written from the
+//! clients' sources (Gemini CLI `scheduler/policy.ts`, `shell.ts`,
+//! `tool-executor.ts`; Codex CLI `safety.rs`, exec policy; Claude Code's
+//! recorded results):
+//!
+//! | kind | e.g. |
+//! |---|---|
+//! | refused by a policy, a sandbox, a hook or approval settings | `Tool execution denied by policy.`, `patch rejected: writing outside of the project; rejected by user approval settings` |
+//! | approval required where none can be given | `MCP tool call requires approval, but approval policy is never`, `Tool execution for "Shell" requires user confirmation, which is not supported in non-interactive mode.` |
+//! | auto-denied | `auto-denied in non-interactive mode` |
+//! | blocked by the sandbox | `writing is blocked by read-only sandbox`, `sandbox denied: …` |
+//! | path outside the workspace | `Path not in workspace: …`, `File path must be within one of the workspace directories: …` |
+//! | cancelled by the user or a timeout | `[Operation Cancelled] Reason: User denied execution.`, `Command was automatically cancelled because it exceeded the timeout of 5.0 minutes` |
+//! | file changed since it was read | `File has been modified since read, either by the user or by a linter.`, `File has not been read yet. Read it first before writing to it.` |
+
+/// The rule's patterns that open the first line (ASCII case-insensitive,
+/// anchored; part of the first-line [`regex::bytes::RegexSet`]).
+pub(super) const START: &str = concat!(
+    r"^(?:",
+    // [Operation Cancelled] Reason: …
+    r"\[(?:operation|request|tool\s+call|execution)\s+(?:cancell?ed|aborted|denied|rejected|blocked)\]",
+    // patch rejected: … / command blocked: … / request denied: …
+    r"|(?:[\w-]+\s+){0,2}(?:rejected|denied|blocked|refused|disallowed)\s*:\s",
+    // approval required by policy …
+    r"|(?:user\s+)?(?:approval|confirmation)\s+(?:is\s+)?required\b",
+    // Path not in workspace: …
+    r"|(?:[\w-]+\s+)?path\s+(?:is\s+)?not\s+(?:with)?in\s+(?:the\s+)?(?:workspace|project)",
+    // Command was cancelled by user … / was automatically cancelled because it exceeded the timeout
+    r"|(?:the\s+)?(?:[\w-]+\s+)?(?:command|operation|request|tool(?:\s+call)?|call|execution|process|task|job)\s+",
+    r"(?:was\s+|has\s+been\s+)?(?:automatically\s+)?(?:cancell?ed|aborted|interrupted|killed|terminated)\b",
+    // File has been modified since read / File has not been read yet
+    r"|(?:the\s+)?file\s+has\s+(?:been\s+(?:modified|changed|updated)\s+since\s+(?:it\s+was\s+)?(?:last\s+)?read",
+    r"|(?:unexpectedly\s+)?(?:been\s+)?(?:modified|changed)\s+since|not\s+been\s+read\s+yet)",
+    r")",
+);
+
+/// The rule's patterns found anywhere in the first line (unanchored, so
+/// the regex engine's literal prefilter skips lines without the words).
+pub(super) const INLINE: &str = concat!(
+    // … requires approval, but approval policy is never / … requires user
+    // confirmation, which is not supported in non-interactive mode / the
+    // following parts require approval: … / Tool requires confirmation
+    r"\b(?:requires?|required|needs?)\s+(?:\w+\s+){0,2}(?:approval|confirmation)",
+    r"(?:\s*[:,;]|\s+(?:but|which|in\s+non-interactive|and\s+(?:was|has\s+been))\b|\s*\.?\s*$)",
+    // auto-denied / automatically rejected
+    r"|\b(?:auto-?(?:denied|rejected)|automatically\s+(?:denied|rejected))\b",
+    // denied by policy / rejected by user approval settings / blocked by the sandbox
+    r"|\b(?:denied|rejected|blocked|refused|disallowed|not\s+allowed|prevented)\s+by\s+(?:the\s+|your\s+)?",
+    r"(?:[\w-]+\s+){0,2}(?:policy|policies|sandbox|hook|approval\s+settings|permission\s+settings|administrator|admin)\b",
+    // writing is blocked by read-only sandbox / sandbox denied / failed in sandbox
+    r"|\b(?:sandbox\s+(?:denied|blocked|violation|error)|(?:failed|denied|blocked)\s+in\s+(?:the\s+)?sandbox)\b",
+    // must be within one of the workspace directories
+    r"|\b(?:must\s+be|is\s+not|isn't|not)\s+(?:with)?in\s+(?:one\s+of\s+)?(?:the\s+)?(?:allowed\s+)?",
+    r"(?:workspace|project\s+(?:root|director)|working\s+director|allowed\s+director)",
+    // resolves outside the allowed workspace / writing outside of the project
+    r"|\b(?:writing|resolves|points|is|lies)\s+outside\s+(?:of\s+)?(?:the\s+)?(?:allowed\s+)?",
+    r"(?:workspace|project|working\s+director|sandbox|root\s+director)",
+    // cd to '/x' was blocked.
+    r"|\s(?:was|has\s+been)\s+(?:blocked|denied|rejected)\s*[.:]",
+);
+
+/// Words one of which every [`INLINE`] phrase holds, lower case as they
+/// appear mid-sentence: searched in one SIMD pass (Aho-Corasick, Teddy),
+/// so that lines without any of them (nearly all) cost next to nothing.
+pub(super) const INLINE_GATE: &[&str] = &[
+    "approv",
+    "confirm",
+    "denied",
+    "reject",
+    "block",
+    "sandbox",
+    "workspace",
+    "outside",
+    "refused",
+    "disallow",
+    "not allowed",
+    "prevented",
+];

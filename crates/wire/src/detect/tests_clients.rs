@@ -1,0 +1,262 @@
+//! The client-format rules (`exit_status` with basis `client`) and
+//! `harness_refusal`, on fixtures written in each client's real result
+//! format, as its source builds them (Gemini CLI `tools/shell.ts`,
+//! `scheduler/tool-executor.ts`, `scheduler/policy.ts`; Codex CLI
+//! `tools/mod.rs`, `safety.rs`; Claude Code's recorded results).
+
+use toolwarden_core::{Basis, Verdict};
+
+use super::Detector;
+
+const CLIENT_FAILURE: Verdict = Verdict {
+    failed: true,
+    basis: Basis::Client,
+};
+const CLIENT_SUCCESS: Verdict = Verdict {
+    failed: false,
+    basis: Basis::Client,
+};
+
+#[track_caller]
+fn verdicts(cases: &[(&str, Verdict)]) {
+    let d = Detector::default();
+    for (text, want) in cases {
+        assert_eq!(d.verdict(text), *want, "{text:?}");
+    }
+}
+
+/// `run_shell_command` before Gemini CLI 0.27: every field, always.
+fn gemini_old(output: &str, error: &str, exit: &str, signal: &str) -> String {
+    format!(
+        "Command: npm test\nDirectory: (root)\nOutput: {output}\nError: {error}\nExit Code: {exit}\nSignal: {signal}\nBackground PIDs: (none)\nProcess Group PGID: 27856"
+    )
+}
+
+/// `run_shell_command` since 0.27: only the fields that apply, wrapped in
+/// `<untrusted_context>`.
+fn gemini_new(output: &str, footer: &[&str]) -> String {
+    let mut parts = vec![format!("Output: {output}")];
+    parts.extend(footer.iter().map(|s| s.to_string()));
+    parts.push("Process Group PGID: 4242".into());
+    format!(
+        "<untrusted_context>\n{}\n</untrusted_context>",
+        parts.join("\n")
+    )
+}
+
+#[test]
+fn gemini_shell_footer_old_format() {
+    verdicts(&[
+        (
+            &gemini_old("Build failed with 1 error(s)", "(none)", "1", "(none)"),
+            CLIENT_FAILURE,
+        ),
+        (
+            &gemini_old("(empty)", "(none)", "3221225794", "(none)"),
+            CLIENT_FAILURE,
+        ),
+        (
+            &gemini_old("(empty)", "(none)", "-1", "(none)"),
+            CLIENT_FAILURE,
+        ),
+        (
+            &gemini_old("partial", "(none)", "(none)", "SIGKILL"),
+            CLIENT_FAILURE,
+        ),
+        (
+            &gemini_old("(empty)", "spawn bash ENOENT", "(none)", "(none)"),
+            CLIENT_FAILURE,
+        ),
+        // error text in the output, but the command succeeded
+        (
+            &gemini_old(
+                "Error: deprecated flag\nwarning: x\nfailed: 0",
+                "(none)",
+                "0",
+                "(none)",
+            ),
+            CLIENT_SUCCESS,
+        ),
+        (
+            &gemini_old(
+                "error: no tests\nTraceback (most recent call last):\nValueError: x",
+                "(none)",
+                "0",
+                "(none)",
+            ),
+            CLIENT_SUCCESS,
+        ),
+    ]);
+}
+
+#[test]
+fn gemini_shell_footer_new_format() {
+    verdicts(&[
+        (
+            &gemini_new("FAIL src/a.test.ts", &["Exit Code: 1"]),
+            CLIENT_FAILURE,
+        ),
+        (
+            &gemini_new("(empty)", &["Exit Code: 3221225794"]),
+            CLIENT_FAILURE,
+        ),
+        (&gemini_new("(empty)", &["Signal: 9"]), CLIENT_FAILURE),
+        (
+            &gemini_new("(empty)", &["Exit Code: 1", "Background PIDs: 77"]),
+            CLIENT_FAILURE,
+        ),
+        // no Exit Code line: the client says the command succeeded, even
+        // with an error-looking last output line (`|| true`, warnings)
+        (
+            &gemini_new("npm ERR! peer dep missing\nError: x", &[]),
+            CLIENT_SUCCESS,
+        ),
+        (
+            &gemini_new(
+                "grep: warning: stray \\\nfatal: nothing",
+                &["Background PIDs: 12"],
+            ),
+            CLIENT_SUCCESS,
+        ),
+    ]);
+}
+
+#[test]
+fn codex_and_claude_code_exit_status() {
+    verdicts(&[
+        // Codex `shell`: `Exit code: N` first
+        (
+            "Exit code: 1\nWall time: 0.4 seconds\nOutput:\nerror[E0425]: cannot find value",
+            CLIENT_FAILURE,
+        ),
+        (
+            "Exit code: 0\nWall time: 0.4 seconds\nOutput:\nError: printed by the test",
+            CLIENT_SUCCESS,
+        ),
+        (
+            "Exit code: -1\nWall time: 10 seconds\nOutput:\ncommand timed out",
+            CLIENT_FAILURE,
+        ),
+        // Codex unified exec
+        (
+            "Chunk ID: 4c5113\nWall time: 0.0781 seconds\nProcess exited with code 1\nOriginal token count: 40\nOutput:\nx",
+            CLIENT_FAILURE,
+        ),
+        (
+            "Chunk ID: 4c5113\nWall time: 0.0781 seconds\nProcess exited with code 3221225794\nOutput:\n",
+            CLIENT_FAILURE,
+        ),
+        // Claude Code `Bash`
+        (
+            "Exit code 2\nls: cannot access 'x': No such file or directory",
+            CLIENT_FAILURE,
+        ),
+        // a last-line trailer
+        (
+            "npm test\n...\n[The command completed with exit code 1.]",
+            CLIENT_FAILURE,
+        ),
+    ]);
+}
+
+#[test]
+fn footer_lookalikes_are_not_client_statuses() {
+    let d = Detector::default();
+    for text in [
+        // a lone trailing `Error:` line is program output, not a footer
+        "step 1\nstep 2\nError: (none)",
+        "log line\nExit Code: is documented in the manual",
+        "build ok\nSignal: strong",
+    ] {
+        assert_ne!(d.verdict(text).basis, Basis::Client, "{text:?}");
+    }
+}
+
+#[test]
+fn harness_refusals() {
+    let d = Detector::default();
+    for text in [
+        // Gemini CLI
+        "[Operation Cancelled] Reason: User denied execution.",
+        "[Operation Cancelled] Reason: User cancelled tool execution.",
+        "Tool execution denied by policy.",
+        "Tool execution denied by policy. Network access is disabled",
+        "Tool execution for \"Shell\" requires user confirmation, which is not supported in non-interactive mode.",
+        "Command was cancelled by user before it could start.",
+        "Command was automatically cancelled because it exceeded the timeout of 5.0 minutes without output.",
+        "Path not in workspace: Attempted path \"/etc/x\" resolves outside the allowed workspace directories: /w",
+        "File path must be within one of the workspace directories: /home/u/p",
+        "Request cancelled.",
+        // Codex CLI
+        "patch rejected: writing outside of the project; rejected by user approval settings",
+        "patch rejected: writing is blocked by read-only sandbox; rejected by user approval settings",
+        "MCP tool call requires approval, but approval policy is never",
+        "approval required by policy, but AskForApproval is set to Never",
+        "execution error: sandbox denied exec: operation not permitted",
+        // Claude Code
+        "File has been modified since read, either by the user or by a linter. Read it again before attempting to write it.",
+        "File has not been read yet. Read it first before writing to it.",
+        "cd to '/etc' was blocked. For security, Claude Code may only change directories to child directories of the allowed working directories.",
+        "This command requires approval, which was auto-denied in non-interactive mode",
+    ] {
+        assert!(d.explain(text).is_some(), "should be a failure: {text:?}");
+        assert_eq!(d.verdict(text).basis, Basis::Heuristic, "{text:?}");
+    }
+    for text in [
+        "The approval workflow is documented in docs/approvals.md",
+        "Deploys to production need a review; see CONTRIBUTING.md",
+        "Files outside the workspace are ignored by the indexer",
+        "Cancellation tokens are passed to every task",
+        "     1→// the request was cancelled by the client, retry",
+        "The sandbox module isolates processes",
+    ] {
+        assert_eq!(d.explain(text), None, "should not fire: {text:?}");
+    }
+}
+
+#[test]
+fn leave_one_source_out_scores_each_source_without_it() {
+    use std::cell::RefCell;
+
+    use super::holdout::leave_one_source_out;
+
+    let a = br#"{"source": "github:a/x@1:p", "provider": "openai", "content": "Exit code: 1\nWall time: 1 seconds\nOutput:\n", "is_error": true}
+{"source": "github:a/x@1:p", "provider": "openai", "content": "fine", "is_error": false}
+"#;
+    let b = br#"{"source": "github:b/y@2:q", "provider": "gemini", "content": "Tool execution denied by policy.", "is_error": true}
+{"source": "github:b/y@2:q", "provider": "gemini", "content": "looks fine", "is_error": true}
+"#;
+    let seen = RefCell::new(Vec::new());
+    let build = |others: &[&[u8]]| {
+        seen.borrow_mut()
+            .push(others.iter().map(|o| o.len()).sum::<usize>());
+        Detector::default()
+    };
+    let held = leave_one_source_out(&[a.to_vec(), b.to_vec()], &build).unwrap();
+    assert_eq!(held.len(), 2);
+    assert_eq!(held[0].source, "github:a/x");
+    assert_eq!((held[0].detector.tp, held[0].detector.tn), (1, 1));
+    assert_eq!(held[1].source, "github:b/y");
+    assert_eq!((held[1].detector.tp, held[1].detector.fn_), (1, 1));
+    // each build saw exactly the other source's rows
+    let seen = seen.into_inner();
+    assert_eq!(seen, vec![b.len(), a.len()]);
+}
+
+#[test]
+fn approval_required_where_none_can_be_given() {
+    let d = Detector::default();
+    for text in [
+        "This Bash command contains multiple operations. The following parts require approval: rm -rf build",
+        "Tool requires confirmation",
+        "Permission to use Write has been auto-denied (prompts unavailable).",
+    ] {
+        assert!(d.explain(text).is_some(), "should be a failure: {text:?}");
+    }
+    for text in [
+        "Changes to the schema require approval from two reviewers before merge and deploy",
+        "Approval flow: see docs/approvals.md",
+    ] {
+        assert_eq!(d.explain(text), None, "should not fire: {text:?}");
+    }
+}
