@@ -31,3 +31,27 @@ pub fn database_or_default(raw: &mut RawConfig) {
         raw.database = Some(DEFAULT_DATABASE.to_string());
     }
 }
+
+/// The database a reading command (`stats`, `alerts`) opens: `--database`
+/// over the layers over [`DEFAULT_DATABASE`]; a SQLite file that does not
+/// exist is an error naming it, not a new empty database.
+pub fn existing_database(
+    config: Option<&Path>,
+    database: Option<String>,
+) -> Result<String, CmdError> {
+    let mut raw = file_and_env(config)?;
+    if database.is_some() {
+        raw.database = database;
+    }
+    database_or_default(&mut raw);
+    let url = raw.database.unwrap_or_default();
+    if let Some(path) = toolwarden_store::sqlite_path(&url)
+        && !path.exists()
+    {
+        return Err(CmdError(format!(
+            "no database at {}: start `toolwarden serve` first, or pass --database",
+            path.display()
+        )));
+    }
+    Ok(url)
+}

@@ -172,6 +172,7 @@ fn eval_detector_meets_the_thresholds_on_the_corpus() {
 
 #[test]
 fn eval_detector_leave_one_out_scores_each_source_held_out() {
+    let corpus = corpus_or_skip!();
     let dir = tempfile::tempdir().unwrap();
     let extra = dir.path().join("gemini.jsonl");
     std::fs::write(
@@ -186,7 +187,7 @@ fn eval_detector_leave_one_out_scores_each_source_held_out() {
     .unwrap();
     let out = bin()
         .args(["eval-detector", "--leave-one-out", "--json"])
-        .arg(corpus().join("tool_results.jsonl"))
+        .arg(corpus.join("tool_results.jsonl"))
         .arg(&extra)
         .output()
         .unwrap();

@@ -121,6 +121,7 @@ fn events(mode: Mode, run: u64, turns: u64) -> Vec<Event> {
                     at_ms: at,
                     exec_ms: None,
                     previous_response_id: None,
+                    answers: None,
                 }));
             }
         }
@@ -136,6 +137,7 @@ fn events(mode: Mode, run: u64, turns: u64) -> Vec<Event> {
                 tool: ["Read", "Bash", "Edit"][k as usize].into(),
                 arguments_bytes: 180,
                 at_ms: at + 5,
+                turn: None,
             }));
         }
     }

@@ -75,20 +75,7 @@ impl AlertFlags {
 
 /// Print the alerts.
 pub fn run(args: AlertsArgs) -> Result<Outcome, CmdError> {
-    let mut raw = config::file_and_env(args.config.as_deref())?;
-    if args.database.is_some() {
-        raw.database = args.database.clone();
-    }
-    config::database_or_default(&mut raw);
-    let url = raw.database.unwrap_or_default();
-    if let Some(path) = config::sqlite_path(&url)
-        && !path.exists()
-    {
-        return Err(CmdError(format!(
-            "no database at {}: start `toolwarden serve` first, or pass --database",
-            path.display()
-        )));
-    }
+    let url = config::existing_database(args.config.as_deref(), args.database.clone())?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;

@@ -60,20 +60,7 @@ pub struct StatsArgs {
 
 /// Print the report.
 pub fn run(args: StatsArgs) -> Result<Outcome, CmdError> {
-    let mut raw = config::file_and_env(args.config.as_deref())?;
-    if args.database.is_some() {
-        raw.database = args.database.clone();
-    }
-    config::database_or_default(&mut raw);
-    let url = raw.database.unwrap_or_default();
-    if let Some(path) = toolwarden_store::sqlite_path(&url)
-        && !path.exists()
-    {
-        return Err(CmdError(format!(
-            "no database at {}: start `toolwarden serve` first, or pass --database",
-            path.display()
-        )));
-    }
+    let url = config::existing_database(args.config.as_deref(), args.database.clone())?;
     let since_ms = parse_since(&args.since)?.map(|window| {
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)

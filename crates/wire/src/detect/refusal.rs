@@ -14,6 +14,7 @@
 //! | path outside the workspace | `Path not in workspace: …`, `File path must be within one of the workspace directories: …` |
 //! | cancelled by the user or a timeout | `[Operation Cancelled] Reason: User denied execution.`, `Command was automatically cancelled because it exceeded the timeout of 5.0 minutes` |
 //! | file changed since it was read | `File has been modified since read, either by the user or by a linter.`, `File has not been read yet. Read it first before writing to it.` |
+//! | a tool the harness does not have | `Model tried to call unavailable tool 'x'. Available tools: a, b.` (Vercel AI SDK), `Tool 'x' is not available.` (this project's runtime), `Unknown tool: x` |
 
 /// The rule's patterns that open the first line (ASCII case-insensitive,
 /// anchored; part of the first-line [`regex::bytes::RegexSet`]).
@@ -59,6 +60,11 @@ pub(super) const INLINE: &str = concat!(
     r"(?:workspace|project|working\s+director|sandbox|root\s+director)",
     // cd to '/x' was blocked.
     r"|\s(?:was|has\s+been)\s+(?:blocked|denied|rejected)\s*[.:]",
+    // a call of a tool the harness does not have, said mid-line (the
+    // openings `Unknown tool: x`, `Tool x not found` are failure_statement's):
+    // Model tried to call unavailable tool 'x'.
+    r"|\b(?:unavailable|non-?existent|unregistered)\s+tool\b",
+    r"|\btried\s+to\s+call\s+(?:an?\s+)?(?:unknown|invalid)\s+tool\b",
 );
 
 /// Words one of which every [`INLINE`] phrase holds, lower case as they
@@ -77,4 +83,5 @@ pub(super) const INLINE_GATE: &[&str] = &[
     "disallow",
     "not allowed",
     "prevented",
+    " tool",
 ];

@@ -198,6 +198,11 @@ fn harness_refusals() {
         "File has not been read yet. Read it first before writing to it.",
         "cd to '/etc' was blocked. For security, Claude Code may only change directories to child directories of the allowed working directories.",
         "This command requires approval, which was auto-denied in non-interactive mode",
+        // A tool the harness does not have (the Vercel AI SDK, this
+        // project's runtime, generic harnesses)
+        "Model tried to call unavailable tool 'no_such_tool'. Available tools: read_file, run_shell.",
+        "Tool 'no_such_tool' is not available. Available tools: a, b.",
+        "Unknown tool: frobnicate",
     ] {
         assert!(d.explain(text).is_some(), "should be a failure: {text:?}");
         assert_eq!(d.verdict(text).basis, Basis::Heuristic, "{text:?}");
@@ -209,6 +214,8 @@ fn harness_refusals() {
         "Cancellation tokens are passed to every task",
         "     1→// the request was cancelled by the client, retry",
         "The sandbox module isolates processes",
+        "The tool belt is available in the garage",
+        "Registered tools: read_file, run_shell",
     ] {
         assert_eq!(d.explain(text), None, "should not fire: {text:?}");
     }
