@@ -377,7 +377,8 @@ impl std::hash::Hash for dyn KeyView + '_ {
     }
 }
 
-fn escape_label(value: &str, out: &mut String) {
+/// A Prometheus label value, escaped (`\\`, `\"`, `\n`).
+pub(crate) fn escape_label(value: &str, out: &mut String) {
     for c in value.chars() {
         match c {
             '\\' => out.push_str("\\\\"),

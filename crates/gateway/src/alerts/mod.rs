@@ -113,14 +113,14 @@ impl AlertsBoard {
         );
         for a in s.states.iter().take(1000) {
             let _ = write!(out, "{ALERTS_FIRING}{{rule=\"");
-            escape(&a.rule, out);
+            crate::metrics::escape_label(&a.rule, out);
             out.push_str("\",tool=\"");
-            escape(&a.tool, out);
+            crate::metrics::escape_label(&a.tool, out);
             out.push_str("\",model=\"");
-            escape(&a.model, out);
+            crate::metrics::escape_label(&a.model, out);
             if !a.instance.is_empty() {
                 out.push_str("\",instance=\"");
-                escape(&a.instance, out);
+                crate::metrics::escape_label(&a.instance, out);
             }
             let _ = writeln!(out, "\"}} {}", u8::from(a.state == "firing"));
         }
@@ -138,17 +138,6 @@ impl AlertsBoard {
                 "{ALERT_NOTIFICATIONS_TOTAL}{{outcome=\"{outcome}\"}} {}",
                 n.load(Ordering::Relaxed)
             );
-        }
-    }
-}
-
-fn escape(value: &str, out: &mut String) {
-    for c in value.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '"' => out.push_str("\\\""),
-            '\n' => out.push_str("\\n"),
-            c => out.push(c),
         }
     }
 }
