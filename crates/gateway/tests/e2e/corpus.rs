@@ -36,10 +36,12 @@ const CONVERSATIONS: &[(&str, Kind)] = &[
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn corpus_conversations_are_proxied() {
     let mut h = Harness::start().await;
+    let mut sent = 0u64;
     for (name, kind) in CONVERSATIONS {
         let Some(body) = corpus_conversation(name) else {
             continue;
         };
+        sent += 1;
         let convo = Convo {
             kind: *kind,
             stream: false,
@@ -70,7 +72,7 @@ async fn corpus_conversations_are_proxied() {
         }
     }
     let stats = h.finish().await;
-    assert_eq!(stats.requests.total, CONVERSATIONS.len() as u64);
+    assert_eq!(stats.requests.total, sent);
     let events = h.events();
     let results: Vec<_> = events
         .iter()
