@@ -101,6 +101,9 @@ pub struct Convo {
     pub body: Value,
     /// Sent as `x-session-id` when set.
     pub session: Option<String>,
+    /// How long the "tools" run: slept between the turn with calls and the
+    /// request carrying their results.
+    pub exec_time: std::time::Duration,
 }
 
 const SYSTEM: &str = "You are a travel agent. Use the tools.";
@@ -145,6 +148,7 @@ impl Convo {
             stream,
             body,
             session: session.map(str::to_string),
+            exec_time: std::time::Duration::ZERO,
         }
     }
 
@@ -323,6 +327,9 @@ impl Convo {
         );
         self.assistant_calls(&calls);
         self.results(&calls, outcomes);
+        if !self.exec_time.is_zero() {
+            tokio::time::sleep(self.exec_time).await;
+        }
         let r = self.send(c, base).await;
         assert_eq!(
             r.status,

@@ -47,6 +47,7 @@ async fn corpus_conversations_are_proxied() {
             stream: false,
             body: body.clone(),
             session: Some(name.to_string()),
+            exec_time: std::time::Duration::ZERO,
         };
         h.mock.take_received();
         let direct = convo.send(&h.client, &h.direct()).await;
