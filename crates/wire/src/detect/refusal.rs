@@ -8,7 +8,7 @@
 //! | kind | e.g. |
 //! |---|---|
 //! | refused by a policy, a sandbox, a hook or approval settings | `Tool execution denied by policy.`, `patch rejected: writing outside of the project; rejected by user approval settings` |
-//! | approval required where none can be given | `MCP tool call requires approval, but approval policy is never`, `Tool execution for "Shell" requires user confirmation, which is not supported in non-interactive mode.` |
+//! | approval required where none can be given | `MCP tool call requires approval, but approval policy is never`, `approval policy is Never; reject command — you cannot ask for escalated permissions …`, `Tool execution for "Shell" requires user confirmation, which is not supported in non-interactive mode.` |
 //! | auto-denied | `auto-denied in non-interactive mode` |
 //! | blocked by the sandbox | `writing is blocked by read-only sandbox`, `sandbox denied: …` |
 //! | path outside the workspace | `Path not in workspace: …`, `File path must be within one of the workspace directories: …` |
@@ -58,6 +58,8 @@ pub(super) const INLINE: &str = concat!(
     // resolves outside the allowed workspace / writing outside of the project
     r"|\b(?:writing|resolves|points|is|lies)\s+outside\s+(?:of\s+)?(?:the\s+)?(?:allowed\s+)?",
     r"(?:workspace|project|working\s+director|sandbox|root\s+director)",
+    // approval policy is Never; reject command — you cannot ask for escalated permissions
+    r"|;\s*reject(?:ed)?\s+(?:the\s+)?(?:command|call|request|patch|tool\s+call)\b",
     // cd to '/x' was blocked.
     r"|\s(?:was|has\s+been)\s+(?:blocked|denied|rejected)\s*[.:]",
     // a call of a tool the harness does not have, said mid-line (the

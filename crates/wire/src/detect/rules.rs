@@ -195,6 +195,8 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
             r"|(?:error|exception)\s+(?:executing|calling|running|invoking|in|while|during|occurred",
             r"|processing|fetching|reading|writing|parsing|loading|connecting|creating|updating|deleting",
             r"|getting|sending|from|when)\b",
+            // Error listing directory: … / Error reading file …: (any gerund, then a colon)
+            r"|(?:error|exception)\s+[a-z]+ing\s[^\n:]{0,80}:\s",
             // MCP error -32602 / Internal error / Validation error
             r"|(?:\w+:\w+\s+)?(?:mcp|tool|api|http|rpc|json-?rpc|runtime|internal|fatal|unexpected|unknown|validation",
             r"|execution|server|client|request|network|connection|permission|auth|authentication|hook)",
@@ -215,7 +217,12 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
             // The Codex CLI's answer to a call it cannot run.
             r"|unsupported\s+(?:[\w-]+\s+){0,2}(?:call|tool|function|command|payload)\b",
             r"|no\s+such\s+[a-z]+\b",
-            r"|(?:[a-z'`][^\s]*\s+){1,3}(?:not\s+found|does\s+not\s+exist|doesn't\s+exist|is\s+not\s+available)\b",
+            r#"|(?:(?:[a-z'`][^\s]*|"[^"\s]*")\s+){1,3}(?:not\s+found|does\s+not\s+exist|doesn't\s+exist|is\s+not\s+available)\b"#,
+            // a JSON-schema validator's complaint about the call's arguments
+            // (Ajv's `instancePath must …`: `params/file_path must be string`)
+            r"|(?:params|data|args|arguments|input)(?:/[^\s]*\s+must\s+(?:be|have|match|not|equal|pass|contain)\b",
+            r"|\s+must\s+(?:have\s+required\s+property|not\s+have\s+(?:additional|fewer|more)",
+            r"|be\s+(?:string|number|integer|boolean|object|array|null|equal\s+to)\b|match\s+(?:pattern|format)))",
             r"|(?-i:[A-Z])[a-z-]*(?:\s+[a-z-]+)?\s*(?:\([^)\n]{0,40}\)\s*)?(?:exceeds?|exceeded)\s+",
             r"(?:the\s+)?(?:maximum|max|limit|allowed)",
             r"|(?:rate\s+limit|quota|limit|usage\s+limit|token\s+limit|context\s+length)\s+",

@@ -267,3 +267,46 @@ fn approval_required_where_none_can_be_given() {
         assert_eq!(d.explain(text), None, "should not fire: {text:?}");
     }
 }
+
+#[test]
+fn tool_errors_in_the_clients_own_words() {
+    let d = Detector::default();
+    for (text, rule) in [
+        // Gemini CLI `ls.ts`, `read-file.ts`, `grep.ts`: `Error <doing> <what>: <why>`
+        (
+            "Error listing directory: ENOENT: no such file or directory, stat '/w/missing-dir'",
+            "error_label",
+        ),
+        (
+            "Error reading file /w/a.txt: EACCES: permission denied",
+            "error_label",
+        ),
+        // Gemini CLI `tool-registry`: a tool it does not have
+        (
+            r#"Tool "no_such_tool" not found. Did you mean one of: "read_file", "glob"?"#,
+            "failure_statement",
+        ),
+        // a JSON-schema validator (Ajv) on the call's arguments
+        ("params/file_path must be string", "failure_statement"),
+        (
+            "params must have required property 'command'",
+            "failure_statement",
+        ),
+        // Codex CLI: an escalation asked for where no approval can be given
+        (
+            "approval policy is Never; reject command — you cannot ask for escalated permissions if the approval policy is Never",
+            "harness_refusal",
+        ),
+    ] {
+        assert_eq!(d.explain(text), Some(rule), "{text:?}");
+    }
+    for text in [
+        "error handling ok",
+        "Error handling: see docs/errors.md",
+        "params must be set in config.yaml before running the job",
+        "Tool \"grep\" is the fastest way to search",
+        "We reject commands that are not on the allow list; see policy.md",
+    ] {
+        assert_eq!(d.explain(text), None, "should not fire: {text:?}");
+    }
+}
