@@ -196,7 +196,7 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
             r"|processing|fetching|reading|writing|parsing|loading|connecting|creating|updating|deleting",
             r"|getting|sending|from|when)\b",
             // Error listing directory: … / Error reading file …: (any gerund, then a colon)
-            r"|(?:error|exception)\s+[a-z]+ing\s[^\n:]{0,80}:\s",
+            r"|(?:error|exception)\s+[a-z]+ing\s[^\n:]*:\s",
             // MCP error -32602 / Internal error / Validation error
             r"|(?:\w+:\w+\s+)?(?:mcp|tool|api|http|rpc|json-?rpc|runtime|internal|fatal|unexpected|unknown|validation",
             r"|execution|server|client|request|network|connection|permission|auth|authentication|hook)",
