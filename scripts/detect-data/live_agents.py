@@ -48,7 +48,8 @@ sys.path.insert(0, os.path.join(ROOT, "e2e", "agents"))
 import clients as C  # noqa: E402  (e2e/agents: the clients' configuration)
 import run as R  # noqa: E402  (e2e/agents: the mock provider + gateway stack)
 
-MAX_CONTENT = 800
+# Whole results (the detector sees whole texts; a client's footer is at the end).
+MAX_CONTENT = 65536
 RUN_TIMEOUT = 600
 
 APP_LOG = """2026-11-20 10:00:01 INFO server started on :8080
@@ -151,6 +152,27 @@ COMMANDS = [
     "make build",
     "python3 -c \"print('{\\\"ok\\\": true}'); raise SystemExit(1)\"",
     "mkdir present.txt",
+    # everyday programs, as they are
+    "git status",
+    "git init -q . && git status --short",
+    "python3 -m json.tool config.json",
+    "python3 -m json.tool notes.md",
+    "diff present.txt notes.md",
+    "diff present.txt present.txt",
+    "sort missing.txt",
+    "head -n 1 app.log",
+    "timeout 1 sleep 5",
+    "curl -sS http://127.0.0.1:9/",
+    "node -e \"console.error('Error: printed, not thrown'); console.log('ok')\"",
+    "node -e \"throw new Error('boom')\"",
+    "python3 -c \"import warnings; warnings.warn('old api'); print('done')\"",
+    "seq 1 40000",
+    "seq 1 40000; exit 1",
+    "sleep 1 & echo started",
+    "tar -tf missing.tar",
+    "python3 -c \"print('FAILED tests/test_x.py::test_a - AssertionError')\"",
+    "printf 'error: could not compile\\n'; exit 101",
+    "ls -la /proc/self/fd/ | head -n 3",
 ]
 
 
