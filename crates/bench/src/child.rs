@@ -126,6 +126,33 @@ impl GatewayChild {
         (get(11) + get(12)) / self.ticks_per_sec
     }
 
+    /// CPU seconds the child's threads have run so far, from the
+    /// scheduler's own accounting (`se.sum_exec_runtime` of each
+    /// `/proc/PID/task/*/sched`, in ns), not the clock-tick sampling of
+    /// [`GatewayChild::cpu_secs`]; time of threads that ended is not in it
+    /// (the gateway's threads live as long as it does). `cpu_secs` where
+    /// that is not available.
+    pub fn cpu_secs_fine(&self) -> f64 {
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{}/task", self.child.id())) else {
+            return self.cpu_secs();
+        };
+        let mut ms = 0.0;
+        let mut read = false;
+        for task in tasks.flatten() {
+            let sched = std::fs::read_to_string(task.path().join("sched")).unwrap_or_default();
+            let run = sched
+                .lines()
+                .find_map(|l| l.strip_prefix("se.sum_exec_runtime"))
+                .and_then(|l| l.split(':').nth(1))
+                .and_then(|v| v.trim().parse::<f64>().ok());
+            if let Some(run) = run {
+                ms += run;
+                read = true;
+            }
+        }
+        if read { ms / 1e3 } else { self.cpu_secs() }
+    }
+
     /// Resident set size in bytes.
     pub fn rss_bytes(&self) -> u64 {
         self.status_kb("VmRSS:")
@@ -355,16 +382,24 @@ pub async fn serve(
     alerts: Option<&str>,
 ) -> Result<(), String> {
     let mut config = Config::for_tests(upstream);
-    // Issue 19: `off`, or `on:WEBHOOK,OTLP` (alerts every second, OTLP export).
+    // Issue 19: `off`, or `on[@INTERVAL_MS]:WEBHOOK,OTLP` (alerts every
+    // second unless said, OTLP export).
     match alerts {
         Some("off") => config.alerts.enabled = false,
         Some(on) => {
-            let (hook, otlp) = on
-                .strip_prefix("on:")
-                .and_then(|urls| urls.split_once(','))
-                .ok_or("alerts: expected off or on:WEBHOOK,OTLP")?;
+            let usage = "alerts: expected off or on[@INTERVAL_MS]:WEBHOOK,OTLP";
+            let (every, urls) = on
+                .strip_prefix("on")
+                .and_then(|rest| rest.split_once(':'))
+                .ok_or(usage)?;
+            let interval_ms = match every.strip_prefix('@') {
+                Some(ms) => ms.parse::<u64>().map_err(|_| usage)?,
+                None if every.is_empty() => 1000,
+                None => return Err(usage.into()),
+            };
+            let (hook, otlp) = urls.split_once(',').ok_or(usage)?;
             config.alerts.enabled = true;
-            config.alerts.interval = Duration::from_secs(1);
+            config.alerts.interval = Duration::from_millis(interval_ms);
             config.alerts.webhooks = vec![hook.parse().map_err(|e| format!("webhook: {e}"))?];
             config.otlp = Some(toolwarden_gateway::OtlpConfig::parse(otlp, None)?);
         }

@@ -5,19 +5,24 @@
 //!
 //! Driven by the recorder's [`Observer`] after each database write (so
 //! every request and result is exported once, after dedup), never from
-//! the request path: the observer clones the record into a bounded queue
-//! (`try_send`; full → dropped and counted), a task on the control runtime
-//! batches (up to 512 spans or 1 s) and POSTs `ExportTraceServiceRequest`
-//! messages (the `opentelemetry-proto` types, prost-encoded) with a
+//! the request path: the observer encodes the span straight from the
+//! record ([`encode`]: protobuf bytes, no message built, nothing cloned)
+//! and appends it to the batch being filled, under a mutex held for that
+//! only (at most `queue` spans wait; more are dropped and counted). The
+//! export task, on the control runtime, is woken when a batch is full
+//! (512 spans) or every second (the flush interval), not per span, and
+//! POSTs each batch framed as one `ExportTraceServiceRequest` with a
 //! timeout. A collector that is down or hangs costs dropped spans
 //! (`toolwarden_otlp_spans_total{outcome="dropped"}`), never proxy time.
 
+pub mod encode;
 pub mod spans;
 
 use std::{
+    collections::VecDeque,
     fmt::Write as _,
     sync::{
-        Arc,
+        Arc, Mutex,
         atomic::{AtomicU64, Ordering},
     },
     time::Duration,
@@ -32,8 +37,7 @@ use opentelemetry_proto::tonic::{
     resource::v1::Resource,
     trace::v1::{ResourceSpans, ScopeSpans, Span},
 };
-use prost::Message;
-use tokio::sync::mpsc;
+use tokio::sync::Notify;
 
 use crate::{
     metrics::MetricsObserver,
@@ -76,15 +80,42 @@ pub struct OtlpCounters {
     pub dropped: AtomicU64,
 }
 
-enum Item {
-    Request(RequestRecord),
-    Result(ToolResultRecord, String),
+/// Bytes a span usually takes.
+const SPAN_BYTES: usize = 400;
+
+/// Spans waiting for export, encoded and framed ([`encode::frame_span`]).
+#[derive(Default)]
+struct Pending {
+    /// Full batches, oldest first, then the one being filled.
+    batches: VecDeque<Batch>,
+    /// Spans in `batches`.
+    spans: usize,
+    /// Where a span is encoded before it is framed.
+    scratch: Vec<u8>,
+    /// The observer is gone: export what is left and stop.
+    closed: bool,
+}
+
+#[derive(Default)]
+struct Batch {
+    framed: Vec<u8>,
+    spans: usize,
+}
+
+/// What the observer and the export task share.
+#[derive(Default)]
+struct Queue {
+    pending: Mutex<Pending>,
+    /// A batch is full, or the observer is gone.
+    ready: Notify,
 }
 
 /// The recorder's observer: metrics, then the export queue.
 pub(crate) struct ExportingObserver {
     metrics: MetricsObserver,
-    tx: mpsc::Sender<Item>,
+    queue: Arc<Queue>,
+    capacity: usize,
+    batch: usize,
     counters: Arc<OtlpCounters>,
 }
 
@@ -191,11 +222,19 @@ pub(crate) fn observer(
     };
     let counters = metrics.0.otlp.clone();
     counters.enabled.store(true, Ordering::Relaxed);
-    let (tx, rx) = mpsc::channel(config.queue.max(1));
-    tokio::spawn(export_loop(rx, config.clone(), client()?, counters.clone()));
+    let queue = Arc::new(Queue::default());
+    let client = client()?;
+    tokio::spawn(export_loop(
+        queue.clone(),
+        config.clone(),
+        client,
+        counters.clone(),
+    ));
     Ok(Arc::new(ExportingObserver {
         metrics,
-        tx,
+        queue,
+        capacity: config.queue.max(1),
+        batch: config.batch.max(1),
         counters,
     }))
 }
@@ -203,17 +242,62 @@ pub(crate) fn observer(
 // === impl ExportingObserver ===
 
 impl ExportingObserver {
-    fn queue(&self, item: Item) {
-        if self.tx.try_send(item).is_err() {
+    /// Encodes a span with `encode` into the batch being filled, unless
+    /// `capacity` spans are waiting already (then it is dropped, counted).
+    fn queue(&self, encode: impl FnOnce(&mut Vec<u8>)) {
+        let mut pending = self.queue.lock();
+        if pending.spans >= self.capacity {
+            drop(pending);
             self.counters.dropped.fetch_add(1, Ordering::Relaxed);
+            return;
         }
+        let Pending {
+            batches,
+            spans,
+            scratch,
+            ..
+        } = &mut *pending;
+        scratch.clear();
+        encode(scratch);
+        if batches.back().is_none_or(|b| b.spans >= self.batch) {
+            batches.push_back(Batch {
+                framed: Vec::with_capacity(SPAN_BYTES * self.batch.min(64)),
+                spans: 0,
+            });
+        }
+        let Some(batch) = batches.back_mut() else {
+            return;
+        };
+        encode::frame_span(&mut batch.framed, scratch);
+        batch.spans += 1;
+        *spans += 1;
+        let full = batch.spans >= self.batch;
+        drop(pending);
+        if full {
+            self.queue.ready.notify_one();
+        }
+    }
+}
+
+impl Drop for ExportingObserver {
+    fn drop(&mut self) {
+        self.queue.lock().closed = true;
+        self.queue.ready.notify_one();
+    }
+}
+
+// === impl Queue ===
+
+impl Queue {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Pending> {
+        self.pending.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
 impl Observer for ExportingObserver {
     fn on_request(&self, rec: &RequestRecord) {
         self.metrics.on_request(rec);
-        self.queue(Item::Request(rec.clone()));
+        self.queue(|out| encode::chat(rec, out));
     }
 
     fn on_tool_call(&self, rec: &ToolCallRecord) {
@@ -226,9 +310,7 @@ impl Observer for ExportingObserver {
 
     fn on_tool_result_timed(&self, rec: &ToolResultRecord, tool: &str, exec_ms: Option<f64>) {
         self.metrics.on_tool_result(rec, tool);
-        let mut rec = rec.clone();
-        rec.exec_ms = exec_ms.or(rec.exec_ms);
-        self.queue(Item::Result(rec, tool.to_string()));
+        self.queue(|out| encode::execute_tool(rec, tool, exec_ms, out));
     }
 }
 
@@ -241,7 +323,7 @@ fn attr(key: &str, value: &str) -> KeyValue {
     }
 }
 
-/// The export request for `spans`.
+/// The export request for `spans` (what [`encode::request_body`] writes).
 pub fn export_request(spans: Vec<Span>) -> ExportTraceServiceRequest {
     let version = env!("CARGO_PKG_VERSION");
     ExportTraceServiceRequest {
@@ -268,60 +350,70 @@ pub fn export_request(spans: Vec<Span>) -> ExportTraceServiceRequest {
 }
 
 async fn export_loop(
-    mut rx: mpsc::Receiver<Item>,
+    queue: Arc<Queue>,
     config: OtlpConfig,
     client: HttpClient,
     counters: Arc<OtlpCounters>,
 ) {
     let mut failing = false;
-    let mut batch = Vec::with_capacity(config.batch);
-    while let Some(first) = rx.recv().await {
-        batch.push(first);
-        let deadline = tokio::time::Instant::now() + config.flush;
-        while batch.len() < config.batch {
-            match tokio::time::timeout_at(deadline, rx.recv()).await {
-                Ok(Some(item)) => batch.push(item),
-                Ok(None) | Err(_) => break,
-            }
+    let framing = encode::Framing::for_this_gateway();
+    loop {
+        tokio::select! {
+            _ = queue.ready.notified() => {}
+            _ = tokio::time::sleep(config.flush) => {}
         }
-        let spans: Vec<Span> = batch
-            .drain(..)
-            .map(|item| match item {
-                Item::Request(r) => spans::chat(&r),
-                Item::Result(r, tool) => spans::execute_tool(&r, &tool),
-            })
-            .collect();
-        let n = spans.len() as u64;
-        match post(&client, &config, export_request(spans)).await {
-            Ok(()) => {
-                counters.exported.fetch_add(n, Ordering::Relaxed);
-                if failing {
-                    tracing::info!("OTLP export works again");
-                    failing = false;
-                }
-            }
-            Err(why) => {
-                counters.dropped.fetch_add(n, Ordering::Relaxed);
-                let host = config.traces_url.host().unwrap_or("?");
-                if failing {
-                    tracing::debug!(host, %why, spans = n, "OTLP export failed; spans dropped");
-                } else {
-                    tracing::warn!(host, %why, spans = n, "OTLP export failed; spans dropped");
-                    failing = true;
-                }
-            }
+        let (batches, closed) = {
+            let mut pending = queue.lock();
+            pending.spans = 0;
+            (std::mem::take(&mut pending.batches), pending.closed)
+        };
+        for batch in batches {
+            let n = batch.spans as u64;
+            let body = encode::request_body(&framing, &batch.framed);
+            failing = export(&client, &config, &counters, body, n, failing).await;
+        }
+        if closed {
+            break;
         }
     }
 }
 
-async fn post(
+/// POSTs one batch of `n` spans and counts it; says whether export is
+/// failing now (warned once per outage).
+async fn export(
     client: &HttpClient,
     config: &OtlpConfig,
-    message: ExportTraceServiceRequest,
-) -> Result<(), String> {
+    counters: &OtlpCounters,
+    body: Vec<u8>,
+    n: u64,
+    mut failing: bool,
+) -> bool {
+    match post(client, config, body).await {
+        Ok(()) => {
+            counters.exported.fetch_add(n, Ordering::Relaxed);
+            if failing {
+                tracing::info!("OTLP export works again");
+                failing = false;
+            }
+        }
+        Err(why) => {
+            counters.dropped.fetch_add(n, Ordering::Relaxed);
+            let host = config.traces_url.host().unwrap_or("?");
+            if failing {
+                tracing::debug!(host, %why, spans = n, "OTLP export failed; spans dropped");
+            } else {
+                tracing::warn!(host, %why, spans = n, "OTLP export failed; spans dropped");
+                failing = true;
+            }
+        }
+    }
+    failing
+}
+
+async fn post(client: &HttpClient, config: &OtlpConfig, body: Vec<u8>) -> Result<(), String> {
     let mut request = Request::post(config.traces_url.clone())
         .header(header::CONTENT_TYPE, "application/x-protobuf")
-        .body(Full::new(Bytes::from(message.encode_to_vec())))
+        .body(Full::new(Bytes::from(body)))
         .map_err(|e| e.to_string())?;
     for (name, value) in &config.headers {
         request.headers_mut().insert(name.clone(), value.clone());

@@ -38,20 +38,27 @@ fn fnv1a(seed: u64, parts: &[&[u8]]) -> u64 {
 
 /// 16 bytes from the session id: one trace per conversation.
 pub fn trace_id(session: &str) -> Vec<u8> {
+    trace_id_bytes(session).to_vec()
+}
+
+pub(crate) fn trace_id_bytes(session: &str) -> [u8; 16] {
     let a = fnv1a(0xcbf2_9ce4_8422_2325, &[session.as_bytes()]);
     let b = fnv1a(0x8422_2325_cbf2_9ce4, &[session.as_bytes()]);
-    let mut id = Vec::with_capacity(16);
-    id.extend_from_slice(&a.to_be_bytes());
-    id.extend_from_slice(&b.to_be_bytes());
+    let mut id = [0u8; 16];
+    id[..8].copy_from_slice(&a.to_be_bytes());
+    id[8..].copy_from_slice(&b.to_be_bytes());
     id
 }
 
 fn span_id(parts: &[&[u8]]) -> Vec<u8> {
-    let h = fnv1a(0x1234_5678_9abc_def1, parts).max(1);
-    h.to_be_bytes().to_vec()
+    span_id_bytes(parts).to_vec()
 }
 
-fn nanos(ms: f64) -> u64 {
+pub(crate) fn span_id_bytes(parts: &[&[u8]]) -> [u8; 8] {
+    fnv1a(0x1234_5678_9abc_def1, parts).max(1).to_be_bytes()
+}
+
+pub(crate) fn nanos(ms: f64) -> u64 {
     if ms.is_finite() && ms > 0.0 {
         (ms * 1e6) as u64
     } else {
@@ -60,7 +67,7 @@ fn nanos(ms: f64) -> u64 {
 }
 
 /// The `gen_ai.provider.name` of a provider label.
-fn provider_name(provider: &str) -> &str {
+pub(crate) fn provider_name(provider: &str) -> &str {
     match provider {
         "gemini" => "gcp.gemini",
         other => other,

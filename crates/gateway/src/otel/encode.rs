@@ -1,0 +1,373 @@
+//! The spans of [`super::spans`], protobuf-encoded straight from the
+//! records: no `Span` message, no owned attribute keys or values, one
+//! buffer per span. The bytes are those prost writes for the `Span` that
+//! [`super::spans::chat`] / [`super::spans::execute_tool`] build (fields in
+//! tag order, proto3 defaults left out), which the tests check; the export
+//! task frames them into an `ExportTraceServiceRequest` ([`request_body`]).
+
+use opentelemetry_proto::tonic::{
+    common::v1::InstrumentationScope,
+    trace::v1::{span::SpanKind, status::StatusCode},
+};
+use prost::{
+    Message,
+    encoding::{WireType, encode_key, encode_varint, encoded_len_varint},
+};
+use toolwarden_store::{RequestRecord, ToolResultRecord};
+
+use super::spans::{nanos, provider_name, span_id_bytes as span_id, trace_id_bytes as trace_id};
+
+/// An attribute's value.
+#[derive(Clone, Copy)]
+enum Val<'a> {
+    Str(&'a str),
+    Int(i64),
+    Bool(bool),
+}
+
+/// Bytes of a length-delimited payload of `n` bytes with its length prefix.
+fn delimited(n: usize) -> usize {
+    encoded_len_varint(n as u64) + n
+}
+
+fn put_bytes(out: &mut Vec<u8>, tag: u32, bytes: &[u8]) {
+    encode_key(tag, WireType::LengthDelimited, out);
+    encode_varint(bytes.len() as u64, out);
+    out.extend_from_slice(bytes);
+}
+
+/// A string field of several pieces (left out when empty, as prost does).
+fn put_text(out: &mut Vec<u8>, tag: u32, pieces: &[&str]) {
+    let n: usize = pieces.iter().map(|p| p.len()).sum();
+    if n == 0 {
+        return;
+    }
+    encode_key(tag, WireType::LengthDelimited, out);
+    encode_varint(n as u64, out);
+    for p in pieces {
+        out.extend_from_slice(p.as_bytes());
+    }
+}
+
+fn put_fixed64(out: &mut Vec<u8>, tag: u32, v: u64) {
+    if v != 0 {
+        encode_key(tag, WireType::SixtyFourBit, out);
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+}
+
+fn put_varint(out: &mut Vec<u8>, tag: u32, v: u64) {
+    if v != 0 {
+        encode_key(tag, WireType::Varint, out);
+        encode_varint(v, out);
+    }
+}
+
+/// `Span.attributes` (9): a `KeyValue { key, value: AnyValue }`.
+fn attr(out: &mut Vec<u8>, key: &str, value: Val<'_>) {
+    let any = match value {
+        Val::Str(s) => 1 + delimited(s.len()),
+        Val::Int(i) => 1 + encoded_len_varint(i as u64),
+        Val::Bool(_) => 2,
+    };
+    let kv = 1 + delimited(key.len()) + 1 + delimited(any);
+    encode_key(9, WireType::LengthDelimited, out);
+    encode_varint(kv as u64, out);
+    put_bytes(out, 1, key.as_bytes());
+    encode_key(2, WireType::LengthDelimited, out);
+    encode_varint(any as u64, out);
+    match value {
+        Val::Str(s) => put_bytes(out, 1, s.as_bytes()),
+        Val::Bool(b) => {
+            encode_key(2, WireType::Varint, out);
+            encode_varint(u64::from(b), out);
+        }
+        Val::Int(i) => {
+            encode_key(3, WireType::Varint, out);
+            encode_varint(i as u64, out);
+        }
+    }
+}
+
+/// `Span.status` (15): code ERROR and `message` in pieces.
+fn error_status(out: &mut Vec<u8>, message: &[&str]) {
+    let n: usize = message.iter().map(|p| p.len()).sum();
+    let code = StatusCode::Error as u64;
+    let len = if n == 0 { 0 } else { 1 + delimited(n) } + 1 + encoded_len_varint(code);
+    encode_key(15, WireType::LengthDelimited, out);
+    encode_varint(len as u64, out);
+    put_text(out, 2, message);
+    put_varint(out, 3, code);
+}
+
+/// Appends the `chat {model}` span of one proxied model request.
+pub fn chat(r: &RequestRecord, out: &mut Vec<u8>) {
+    let model = r.model.as_deref().unwrap_or("unknown");
+    put_bytes(out, 1, &trace_id(&r.session_id));
+    put_bytes(out, 2, &span_id(&[b"chat", r.request_id.as_bytes()]));
+    put_text(out, 5, &["chat ", model]);
+    put_varint(out, 6, SpanKind::Client as u64);
+    let start = nanos(r.at_ms as f64);
+    put_fixed64(out, 7, start);
+    put_fixed64(out, 8, start + nanos(r.upstream_latency_ms));
+    attr(out, "gen_ai.operation.name", Val::Str("chat"));
+    attr(
+        out,
+        "gen_ai.provider.name",
+        Val::Str(provider_name(&r.provider)),
+    );
+    attr(out, "gen_ai.request.model", Val::Str(model));
+    attr(out, "gen_ai.conversation.id", Val::Str(&r.session_id));
+    attr(out, "gen_ai.request.stream", Val::Bool(r.streaming));
+    attr(
+        out,
+        "http.response.status_code",
+        Val::Int(i64::from(r.status)),
+    );
+    attr(out, "url.path", Val::Str(&r.path));
+    if let Some(id) = &r.response_id {
+        attr(out, "gen_ai.response.id", Val::Str(id));
+    }
+    let count = |n: u64| Val::Int(i64::try_from(n).unwrap_or(i64::MAX));
+    if let Some(n) = r.input_tokens {
+        attr(out, "gen_ai.usage.input_tokens", count(n));
+    }
+    if let Some(n) = r.output_tokens {
+        attr(out, "gen_ai.usage.output_tokens", count(n));
+    }
+    if !r.repairs.is_empty() {
+        attr(out, "toolwarden.repairs", Val::Int(r.repairs.len() as i64));
+    }
+    if r.error.is_some() {
+        attr(out, "error.type", Val::Str("gateway_error"));
+        error_status(out, &["gateway_error"]);
+    } else if r.status >= 400 {
+        let digits = itoa_u16(r.status);
+        attr(out, "error.type", Val::Str(digits.as_str()));
+        error_status(out, &[digits.as_str()]);
+    }
+}
+
+/// Appends the `execute_tool {tool}` span of one tool result, lasting
+/// `exec_ms` (else the record's own estimate) and ending at the result.
+pub fn execute_tool(r: &ToolResultRecord, tool: &str, exec_ms: Option<f64>, out: &mut Vec<u8>) {
+    put_bytes(out, 1, &trace_id(&r.session_id));
+    put_bytes(
+        out,
+        2,
+        &span_id(&[
+            b"tool",
+            r.session_id.as_bytes(),
+            r.call_id.as_bytes(),
+            &r.message_index.to_be_bytes(),
+        ]),
+    );
+    put_text(out, 5, &["execute_tool ", tool]);
+    put_varint(out, 6, SpanKind::Internal as u64);
+    let end = nanos(r.at_ms as f64);
+    let exec = nanos(exec_ms.or(r.exec_ms).unwrap_or(0.0));
+    put_fixed64(out, 7, end.saturating_sub(exec));
+    put_fixed64(out, 8, end);
+    attr(out, "gen_ai.operation.name", Val::Str("execute_tool"));
+    attr(out, "gen_ai.tool.name", Val::Str(tool));
+    attr(out, "gen_ai.tool.call.id", Val::Str(&r.call_id));
+    attr(out, "gen_ai.tool.type", Val::Str("function"));
+    attr(out, "gen_ai.conversation.id", Val::Str(&r.session_id));
+    attr(
+        out,
+        "gen_ai.provider.name",
+        Val::Str(provider_name(&r.provider)),
+    );
+    attr(out, "toolwarden.verdict.basis", Val::Str(&r.basis));
+    attr(
+        out,
+        "toolwarden.result.bytes",
+        Val::Int(i64::try_from(r.content_bytes).unwrap_or(i64::MAX)),
+    );
+    if let Some(model) = &r.model {
+        attr(out, "gen_ai.request.model", Val::Str(model));
+    }
+    if r.failed {
+        attr(out, "error.type", Val::Str("tool_error"));
+        error_status(out, &["tool failed (", &r.basis, ")"]);
+    }
+}
+
+/// An HTTP status as decimal digits, without allocating.
+struct Digits {
+    buf: [u8; 5],
+    len: usize,
+}
+
+impl Digits {
+    fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.buf[..self.len]).unwrap_or("")
+    }
+}
+
+fn itoa_u16(mut n: u16) -> Digits {
+    let mut buf = [0u8; 5];
+    let mut len = 0;
+    loop {
+        buf[len] = b'0' + (n % 10) as u8;
+        len += 1;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    buf[..len].reverse();
+    Digits { buf, len }
+}
+
+/// The parts of every export request that do not change: the resource
+/// (`service.name`, `service.version`) and the instrumentation scope.
+#[derive(Debug)]
+pub struct Framing {
+    resource: Vec<u8>,
+    scope: Vec<u8>,
+}
+
+impl Framing {
+    /// This gateway's resource and scope, encoded once.
+    pub fn for_this_gateway() -> Framing {
+        let request = super::export_request(Vec::new());
+        let rs = &request.resource_spans[0];
+        let scope: &InstrumentationScope = rs.scope_spans[0].scope.as_ref().expect("a scope");
+        Framing {
+            resource: rs.resource.as_ref().expect("a resource").encode_to_vec(),
+            scope: scope.encode_to_vec(),
+        }
+    }
+}
+
+/// Appends `span` (encoded by [`chat`] or [`execute_tool`]) as one
+/// `ScopeSpans.spans` field: what [`request_body`] takes.
+pub fn frame_span(out: &mut Vec<u8>, span: &[u8]) {
+    put_bytes(out, 2, span);
+}
+
+/// An `ExportTraceServiceRequest` carrying `framed` (spans appended by
+/// [`frame_span`]): the bytes prost writes for [`super::export_request`]
+/// of the same spans.
+pub fn request_body(framing: &Framing, framed: &[u8]) -> Vec<u8> {
+    let scope_spans = 1 + delimited(framing.scope.len()) + framed.len();
+    let resource_spans = 1 + delimited(framing.resource.len()) + 1 + delimited(scope_spans);
+    let mut out = Vec::with_capacity(1 + delimited(resource_spans));
+    encode_key(1, WireType::LengthDelimited, &mut out);
+    encode_varint(resource_spans as u64, &mut out);
+    put_bytes(&mut out, 1, &framing.resource);
+    encode_key(2, WireType::LengthDelimited, &mut out);
+    encode_varint(scope_spans as u64, &mut out);
+    put_bytes(&mut out, 1, &framing.scope);
+    out.extend_from_slice(framed);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::otel::{export_request, spans};
+
+    fn request(status: u16, error: bool, tokens: bool) -> RequestRecord {
+        RequestRecord {
+            request_id: "req-1".into(),
+            session_id: "sess-é".into(),
+            session_source: "header".into(),
+            at_ms: 1_764_000_000_123,
+            provider: "gemini".into(),
+            dialect: None,
+            path: "/v1/messages".into(),
+            model: Some("claude-x".into()).filter(|_| tokens),
+            status,
+            streaming: tokens,
+            upstream_latency_ms: 12.5,
+            first_byte_ms: None,
+            overhead_us: 3.0,
+            input_tokens: Some(1200).filter(|_| tokens),
+            output_tokens: Some(u64::MAX).filter(|_| tokens),
+            response_id: Some("msg_1".into()).filter(|_| tokens),
+            repairs: if tokens { vec!["dup".into()] } else { vec![] },
+            repair_mode: "repair".into(),
+            parse_error: None,
+            error: Some("boom".into()).filter(|_| error),
+        }
+    }
+
+    fn result(failed: bool, model: bool, exec: Option<f64>) -> ToolResultRecord {
+        ToolResultRecord {
+            request_id: "req-2".into(),
+            session_id: "s".into(),
+            provider: "anthropic".into(),
+            model: Some("m".into()).filter(|_| model),
+            call_id: "toolu_1".into(),
+            message_index: 7,
+            tool: Some("book".into()),
+            failed,
+            basis: "is_error".into(),
+            content_bytes: 300,
+            excerpt: Some("x".repeat(100)),
+            at_ms: 1_764_000_000_000,
+            exec_ms: exec,
+            previous_response_id: None,
+            answers: None,
+        }
+    }
+
+    #[test]
+    fn chat_spans_are_the_bytes_prost_writes() {
+        for (status, error, tokens) in [
+            (200, false, true),
+            (200, false, false),
+            (429, false, true),
+            (502, true, false),
+            (0, false, false),
+        ] {
+            let r = request(status, error, tokens);
+            let mut out = Vec::new();
+            chat(&r, &mut out);
+            assert_eq!(out, spans::chat(&r).encode_to_vec(), "{status} {error}");
+        }
+    }
+
+    #[test]
+    fn tool_spans_are_the_bytes_prost_writes() {
+        for (failed, model, exec, over) in [
+            (false, true, Some(30.0), None),
+            (true, false, None, None),
+            (true, true, Some(5.0), Some(1e9)),
+            (false, false, Some(f64::NAN), Some(-1.0)),
+        ] {
+            let r = result(failed, model, exec);
+            let mut out = Vec::new();
+            execute_tool(&r, "book", over, &mut out);
+            let mut expected = r.clone();
+            expected.exec_ms = over.or(exec);
+            let span = spans::execute_tool(&expected, "book");
+            assert_eq!(out, span.encode_to_vec(), "{failed} {model}");
+        }
+    }
+
+    #[test]
+    fn request_bodies_are_the_bytes_prost_writes() {
+        let framing = Framing::for_this_gateway();
+        let (r, t) = (request(200, false, true), result(true, true, Some(1.0)));
+        let mut a = Vec::new();
+        chat(&r, &mut a);
+        let mut b = Vec::new();
+        execute_tool(&t, "book", None, &mut b);
+        let many: Vec<Vec<u8>> = (0..300).map(|_| b.clone()).collect();
+        for encoded in [vec![], vec![a.clone()], vec![a, b], many] {
+            let decoded = encoded
+                .iter()
+                .map(|s| opentelemetry_proto::tonic::trace::v1::Span::decode(&s[..]).unwrap())
+                .collect();
+            let mut framed = Vec::new();
+            for span in &encoded {
+                frame_span(&mut framed, span);
+            }
+            let body = request_body(&framing, &framed);
+            assert_eq!(body, export_request(decoded).encode_to_vec());
+        }
+    }
+}
