@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use super::header::Headers;
+use super::header::{Headers, Standard};
 
 /// Prelude (12 bytes) plus the message CRC (4): the smallest message.
 const MIN_MESSAGE_LEN: usize = 16;
@@ -82,6 +82,7 @@ impl std::error::Error for EventStreamError {}
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Message<'a> {
     headers: Headers<'a>,
+    standard: Standard<'a>,
     payload: &'a [u8],
 }
 
@@ -98,22 +99,22 @@ impl<'a> Message<'a> {
 
     /// `:message-type`: `event`, `exception` or `error`.
     pub fn message_type(&self) -> Option<&'a str> {
-        self.headers.get_str(":message-type")
+        self.standard.message_type
     }
 
     /// `:event-type` (`contentBlockDelta`, `chunk`, …).
     pub fn event_type(&self) -> Option<&'a str> {
-        self.headers.get_str(":event-type")
+        self.standard.event_type
     }
 
     /// `:exception-type` (`throttlingException`, …).
     pub fn exception_type(&self) -> Option<&'a str> {
-        self.headers.get_str(":exception-type")
+        self.standard.exception_type
     }
 
     /// `:content-type` of the payload.
     pub fn content_type(&self) -> Option<&'a str> {
-        self.headers.get_str(":content-type")
+        self.standard.content_type
     }
 
     /// `:error-code` of an `error` message.
@@ -238,8 +239,9 @@ impl Decoder {
         }
         let header_bytes = &msg[PRELUDE_LEN..PRELUDE_LEN + headers_len];
         match Headers::parse(header_bytes) {
-            Ok(headers) => Some(Ok(Message {
+            Ok((headers, standard)) => Some(Ok(Message {
                 headers,
+                standard,
                 payload: &msg[PRELUDE_LEN + headers_len..total - 4],
             })),
             Err(e) => {

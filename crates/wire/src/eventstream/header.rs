@@ -83,15 +83,29 @@ pub struct Headers<'a> {
 }
 
 impl<'a> Headers<'a> {
-    /// Check a headers section: every header complete, a known type,
-    /// names and strings UTF-8.
-    pub(crate) fn parse(raw: &'a [u8]) -> Result<Self, EventStreamError> {
+    /// Check a headers section (every header complete, a known type,
+    /// names and strings UTF-8) and pick out the standard string headers
+    /// on the way, so their accessors need no second walk.
+    pub(crate) fn parse(raw: &'a [u8]) -> Result<(Self, Standard<'a>), EventStreamError> {
         let mut rest = raw;
+        let mut std = Standard::default();
         while !rest.is_empty() {
-            let (_, _, tail) = read_one(rest)?;
+            let (name, value, tail) = read_one(rest)?;
+            if let (Some(b':'), HeaderValue::String(v)) = (name.as_bytes().first(), value) {
+                let slot = match name {
+                    ":message-type" => Some(&mut std.message_type),
+                    ":event-type" => Some(&mut std.event_type),
+                    ":exception-type" => Some(&mut std.exception_type),
+                    ":content-type" => Some(&mut std.content_type),
+                    _ => None,
+                };
+                if let Some(slot) = slot {
+                    slot.get_or_insert(v);
+                }
+            }
             rest = tail;
         }
-        Ok(Headers { raw })
+        Ok((Headers { raw }, std))
     }
 
     /// The value of the first header called `name`.
@@ -122,6 +136,15 @@ impl<'a> Headers<'a> {
     pub fn as_bytes(&self) -> &'a [u8] {
         self.raw
     }
+}
+
+/// The standard string headers of one message (the first of each).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Standard<'a> {
+    pub message_type: Option<&'a str>,
+    pub event_type: Option<&'a str>,
+    pub exception_type: Option<&'a str>,
+    pub content_type: Option<&'a str>,
 }
 
 fn bad(kind: EventStreamErrorKind, what: impl Into<String>) -> EventStreamError {
