@@ -183,3 +183,45 @@ fn sized(build: impl Fn(&[String]) -> Vec<u8>, texts: &[String]) -> Vec<u8> {
         budget -= (body.len() - BODY_BYTES) / 2 + 64;
     }
 }
+
+/// A Gemini `generateContent` request: four `functionCall` parts (with ids)
+/// answered by four `functionResponse` parts (the last an `error`).
+pub fn gemini(texts: &[String]) -> Vec<u8> {
+    let build = |contents: &[String]| {
+        let calls: Vec<Value> = (0..CALLS)
+            .map(|i| json!({"functionCall":{"name":"read_file","id":format!("{ID_MARK}{ID_BLANK}_{i}"),"args":{"path":format!("src/mod{i}.rs")}}}))
+            .collect();
+        let results: Vec<Value> = contents
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let response = if i + 1 == CALLS {
+                    json!({"error": {"message": format!("permission denied reading src/mod{i}.rs\n{c}")}})
+                } else {
+                    json!({"output": c})
+                };
+                json!({"functionResponse":{"name":"read_file","id":format!("{ID_MARK}{ID_BLANK}_{i}"),"response":response}})
+            })
+            .collect();
+        let body = json!({
+            "systemInstruction": {"parts": [{"text": "You are a coding agent."}]},
+            "tools": [{"functionDeclarations": [{"name":"read_file","parameters":{"type":"object"}}]}],
+            "contents": [
+                {"role":"user","parts":[{"text":"Read the modules and summarise them."}]},
+                {"role":"model","parts":calls},
+                {"role":"user","parts":results}]});
+        serde_json::to_vec(&body).unwrap_or_default()
+    };
+    sized(build, texts)
+}
+
+/// The same JSON body with `"stream": true` (Responses API streaming).
+pub fn streaming(body: &[u8]) -> Vec<u8> {
+    match serde_json::from_slice::<Value>(body) {
+        Ok(mut v) => {
+            v["stream"] = json!(true);
+            serde_json::to_vec(&v).unwrap_or_default()
+        }
+        Err(_) => body.to_vec(),
+    }
+}

@@ -153,6 +153,11 @@ impl GatewayChild {
         if read { ms / 1e3 } else { self.cpu_secs() }
     }
 
+    /// The child's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Resident set size in bytes.
     pub fn rss_bytes(&self) -> u64 {
         self.status_kb("VmRSS:")
@@ -422,6 +427,12 @@ pub async fn serve(
     {
         config.repair = mode;
     }
+    // Issue 14: the memory bounds as `toolwarden serve` reads them
+    // (`TOOLWARDEN_DATABASE_CACHE_KIB`, `TOOLWARDEN_RECORD_QUEUE_CAPACITY`, …).
+    config.memory = toolwarden_gateway::RawConfig::from_env(std::env::vars())
+        .validate()
+        .map_err(|e| format!("gateway child: {e}"))?
+        .memory;
     let gw = Gateway::start(config)
         .await
         .map_err(|e| format!("gateway: {e}"))?;

@@ -9,7 +9,10 @@
 //! ```text
 //! cargo run --release -p toolwarden-bench -- [--requests 20000] [--conns 32]
 //!     [--throughput-requests 40000] [--ttfb-requests 5000] [--streams 1000]
+//! cargo run --release -p toolwarden-bench -- --soak SECONDS [--conns 8]
 //! ```
+//!
+//! `--soak` runs the endurance soak instead (see `soak.rs`, `scripts/soak.sh`).
 
 #![forbid(unsafe_code)]
 
@@ -17,6 +20,8 @@ mod alerts;
 mod bodies;
 mod child;
 mod load;
+mod soak;
+mod soak_check;
 
 use std::{process::ExitCode, time::Duration};
 
@@ -36,9 +41,11 @@ struct Args {
     record: bool,
     /// Requests per gateway in the alerts off/on comparison (0: skipped).
     alerts_requests: usize,
+    /// Issue 14: seconds of soak instead of the benchmark (0: benchmark).
+    soak: u64,
 }
 
-const USAGE: &str = "usage: toolwarden-bench [--requests N] [--conns N] [--throughput-requests N] [--ttfb-requests N] [--streams N] [--record on|off] [--alerts-requests N]";
+const USAGE: &str = "usage: toolwarden-bench [--requests N] [--conns N] [--throughput-requests N] [--ttfb-requests N] [--streams N] [--record on|off] [--alerts-requests N] [--soak SECONDS]";
 
 fn parse(args: &[String]) -> Result<Args, String> {
     let mut a = Args {
@@ -49,6 +56,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
         streams: 1_000,
         record: true,
         alerts_requests: 0,
+        soak: 0,
     };
     let mut it = args.iter();
     while let Some(flag) = it.next() {
@@ -73,6 +81,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
             "--ttfb-requests" => a.ttfb_requests = n,
             "--streams" => a.streams = n,
             "--alerts-requests" => a.alerts_requests = n,
+            "--soak" => a.soak = n as u64,
             other => return Err(format!("unknown argument {other}\n{USAGE}")),
         }
     }
@@ -143,7 +152,20 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match rt.block_on(run(parsed)) {
+    let work = async move {
+        if parsed.soak > 0 {
+            // 8 connections unless `--conns` says otherwise.
+            let conns = if args.iter().any(|a| a == "--conns") {
+                parsed.conns
+            } else {
+                8
+            };
+            soak::run(parsed.soak, conns).await
+        } else {
+            run(parsed).await
+        }
+    };
+    match rt.block_on(work) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("toolwarden-bench: {e}");
@@ -499,6 +521,16 @@ async fn run(args: Args) -> Result<(), String> {
         let n = args.alerts_requests;
         rows.extend(alerts::compare(&exe, &mock.base_url(), dir.path(), shape, n).await?);
     }
+    // Issue 14: what the gateway keeps once the load is over (the recorder
+    // drained, the connections closed).
+    drain(proxied).await;
+    rows.push(Row {
+        what: "gateway RSS after the load (recording drained)".into(),
+        direct: "–".into(),
+        gateway: format!("{:.1} MB", gw.rss_bytes() as f64 / (1024.0 * 1024.0)),
+        delta: String::new(),
+        target: "≤ 30 MB",
+    });
     let peak = gw.peak_rss_bytes();
     rows.push(Row {
         what: "gateway peak RSS over the whole run".into(),
@@ -533,28 +565,33 @@ async fn run(args: Args) -> Result<(), String> {
 }
 
 async fn fetch_metrics(addr: std::net::SocketAddr) -> Result<String, String> {
+    get(addr, "/metrics").await
+}
+
+/// The body of `GET path` on `addr`.
+async fn get(addr: std::net::SocketAddr, path: &str) -> Result<String, String> {
     use http_body_util::{BodyExt, Empty};
     let tcp = tokio::net::TcpStream::connect(addr)
         .await
-        .map_err(|e| format!("metrics: {e}"))?;
+        .map_err(|e| format!("GET {path}: {e}"))?;
     let (mut send, conn) =
         hyper::client::conn::http1::handshake::<_, Empty<Bytes>>(hyper_util::rt::TokioIo::new(tcp))
             .await
-            .map_err(|e| format!("metrics: {e}"))?;
+            .map_err(|e| format!("GET {path}: {e}"))?;
     tokio::spawn(conn);
-    let req = http::Request::get("/metrics")
+    let req = http::Request::get(path)
         .header("host", addr.to_string())
         .body(Empty::new())
-        .map_err(|e| format!("metrics: {e}"))?;
+        .map_err(|e| format!("GET {path}: {e}"))?;
     let resp = send
         .send_request(req)
         .await
-        .map_err(|e| format!("metrics: {e}"))?;
+        .map_err(|e| format!("GET {path}: {e}"))?;
     let body = resp
         .into_body()
         .collect()
         .await
-        .map_err(|e| format!("metrics: {e}"))?
+        .map_err(|e| format!("GET {path}: {e}"))?
         .to_bytes();
     Ok(String::from_utf8_lossy(&body).into_owned())
 }
@@ -566,6 +603,22 @@ async fn recorder_counts(addr: std::net::SocketAddr) -> Result<(f64, f64), Strin
         metric(&m, "toolwarden_events_dropped_total"),
         metric(&m, "toolwarden_events_written_total"),
     ))
+}
+
+/// Waits (at most 10 s) until the recorder has written everything: its
+/// written count stops moving.
+async fn drain(addr: std::net::SocketAddr) {
+    let mut last = f64::NAN;
+    for _ in 0..30 {
+        let Ok((_, written)) = recorder_counts(addr).await else {
+            return;
+        };
+        if written == last {
+            return;
+        }
+        last = written;
+        tokio::time::sleep(Duration::from_millis(330)).await;
+    }
 }
 
 /// A floor process measured beside the gateway: its latency blocks (each

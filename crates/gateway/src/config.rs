@@ -21,6 +21,7 @@ use toolwarden_wire::{
     detect::{DetectError, DetectorConfig},
 };
 
+pub use self::memory::MemoryBounds;
 pub use crate::upstream_url::Upstream;
 
 /// The default listen address.
@@ -123,6 +124,21 @@ pub struct RawConfig {
     pub otlp_endpoint: Option<String>,
     /// `k=v,k2=v2` headers for the collector; also `OTEL_EXPORTER_OTLP_HEADERS`.
     pub otlp_headers: Option<String>,
+    // --- issue 14: memory bounds (see `config::memory`) ---
+    /// SQLite page cache per pooled connection, KiB.
+    pub database_cache_kib: Option<u64>,
+    /// Pooled database connections.
+    pub database_max_connections: Option<u64>,
+    /// Events queued for the recorder (also its backlog while the database is away).
+    pub record_queue_capacity: Option<u64>,
+    /// Events per database transaction at most.
+    pub record_batch_max: Option<u64>,
+    /// How long the recorder waits to fill a batch.
+    pub record_flush_ms: Option<u64>,
+    /// Recently seen calls remembered (and Responses sessions), each.
+    pub recent_calls_capacity: Option<u64>,
+    /// Keys of results already queued, per generation (two generations).
+    pub recent_results_capacity: Option<u64>,
     /// Problems found while reading the environment, reported by `validate`.
     #[serde(skip)]
     problems: Vec<String>,
@@ -203,6 +219,9 @@ pub struct Config {
     pub alerts: crate::alerts::AlertsConfig,
     /// OpenTelemetry export, when an endpoint is set.
     pub otlp: Option<crate::otel::OtlpConfig>,
+    // --- issue 14: memory bounds ---
+    /// Every cache and queue kept between requests, bounded.
+    pub memory: MemoryBounds,
 }
 
 /// What went wrong reading or validating settings.
@@ -304,6 +323,22 @@ impl RawConfig {
                     alerts.env(k, &value, &mut raw.problems);
                 }
                 "otlp_endpoint" => raw.otlp_endpoint = Some(value),
+                // --- issue 14: memory bounds ---
+                "database_cache_kib" => raw.database_cache_kib = raw.env_number(&name, &value),
+                "database_max_connections" => {
+                    raw.database_max_connections = raw.env_number(&name, &value)
+                }
+                "record_queue_capacity" => {
+                    raw.record_queue_capacity = raw.env_number(&name, &value)
+                }
+                "record_batch_max" => raw.record_batch_max = raw.env_number(&name, &value),
+                "record_flush_ms" => raw.record_flush_ms = raw.env_number(&name, &value),
+                "recent_calls_capacity" => {
+                    raw.recent_calls_capacity = raw.env_number(&name, &value)
+                }
+                "recent_results_capacity" => {
+                    raw.recent_results_capacity = raw.env_number(&name, &value)
+                }
                 _ => {}
             }
         }
@@ -359,13 +394,27 @@ impl RawConfig {
             },
             otlp_endpoint: over.otlp_endpoint.or(self.otlp_endpoint),
             otlp_headers: over.otlp_headers.or(self.otlp_headers),
+            // --- issue 14: memory bounds ---
+            database_cache_kib: over.database_cache_kib.or(self.database_cache_kib),
+            database_max_connections: over
+                .database_max_connections
+                .or(self.database_max_connections),
+            record_queue_capacity: over.record_queue_capacity.or(self.record_queue_capacity),
+            record_batch_max: over.record_batch_max.or(self.record_batch_max),
+            record_flush_ms: over.record_flush_ms.or(self.record_flush_ms),
+            recent_calls_capacity: over.recent_calls_capacity.or(self.recent_calls_capacity),
+            recent_results_capacity: over
+                .recent_results_capacity
+                .or(self.recent_results_capacity),
             problems,
         }
     }
 
     /// Check every value and apply defaults. All problems are reported at once.
-    pub fn validate(self) -> Result<Config, ConfigError> {
-        let mut problems = self.problems;
+    pub fn validate(mut self) -> Result<Config, ConfigError> {
+        let mut problems = std::mem::take(&mut self.problems);
+        // --- issue 14: memory bounds ---
+        let memory = memory::validate(&self, &mut problems);
         let listen = parse_listen(self.listen.as_deref().unwrap_or(DEFAULT_LISTEN))
             .map_err(|e| problems.push(e))
             .ok();
@@ -524,6 +573,7 @@ impl RawConfig {
                     .unwrap_or(usize::MAX),
                 alerts,
                 otlp,
+                memory,
             }),
             _ => Err(ConfigError::new(
                 ConfigErrorKind::InvalidValue,
@@ -673,6 +723,8 @@ impl fmt::Display for ConfigError {
 }
 
 impl std::error::Error for ConfigError {}
+
+mod memory;
 
 #[cfg(test)]
 mod endurance_tests;

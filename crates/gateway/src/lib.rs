@@ -48,6 +48,7 @@ mod worker;
 pub mod ws;
 
 pub use alerts::{AlertsConfig, RawAlerts, RawRule};
+pub use config::MemoryBounds;
 pub use config::{
     Config, ConfigError, ConfigErrorKind, DEFAULT_ANTHROPIC_UPSTREAM, DEFAULT_GEMINI_UPSTREAM,
     DEFAULT_LISTEN, DEFAULT_OPENAI_UPSTREAM, RawConfig, RepairMode, Upstreams,

@@ -6,3 +6,5 @@ pub use toolwarden_store::{
     Event, Observer, Recorder, RecorderCounters, RecorderOptions, RequestRecord, Stats, StatsQuery,
     Store, StoreError, ToolCallRecord, ToolResultRecord, TurnRef,
 };
+// Issue 14: the store's bounds come from the gateway's config.
+pub use toolwarden_store::StoreOptions;

@@ -88,10 +88,14 @@ impl Gateway {
     /// Open the store (if configured), start the recorder, bind and serve.
     pub async fn start(config: Config) -> Result<RunningGateway, GatewayError> {
         let store = match &config.database {
-            Some(url) => Some(Store::open(url).await.map_err(|e| GatewayError {
-                kind: GatewayErrorKind::Store,
-                message: e.to_string(),
-            })?),
+            Some(url) => Some(
+                Store::open_with(url, store_options(&config))
+                    .await
+                    .map_err(|e| GatewayError {
+                        kind: GatewayErrorKind::Store,
+                        message: e.to_string(),
+                    })?,
+            ),
             None => None,
         };
         let detector = config.detector().map_err(|e| GatewayError {
@@ -118,9 +122,9 @@ impl Gateway {
         let recorder = Recorder::start(
             store.clone(),
             RecorderOptions {
-                queue_capacity: 65_536,
-                batch_max: 1024,
-                flush_interval: Duration::from_millis(50),
+                queue_capacity: config.memory.record_queue_capacity,
+                batch_max: config.memory.record_batch_max,
+                flush_interval: config.memory.record_flush,
                 jsonl: config.jsonl.clone(),
             },
             crate::otel::observer(
@@ -129,7 +133,7 @@ impl Gateway {
                 || proxy::upstream::build_client(&config),
             )?,
         );
-        let sinks = Arc::new(Sinks::new(recorder, metrics, detector));
+        let sinks = Arc::new(Sinks::bounded(recorder, metrics, detector, &config.memory));
         let admin = admin::admin_router(AdminState {
             store: store.clone(),
             sinks: sinks.clone(),
@@ -186,6 +190,15 @@ impl Gateway {
             workers,
             connections,
         })
+    }
+}
+
+/// The store's bounds from the config (issue 14).
+fn store_options(config: &Config) -> crate::recorder::StoreOptions {
+    crate::recorder::StoreOptions {
+        max_connections: config.memory.database_max_connections,
+        sqlite_cache_kib: config.memory.database_cache_kib,
+        ..crate::recorder::StoreOptions::default()
     }
 }
 

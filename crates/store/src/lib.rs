@@ -76,7 +76,7 @@ pub use stats::{
     CallRow, FailureRow, ModelRow, RepairRow, RequestTotals, SessionRow, Stats, StatsQuery,
     TimelineRow, ToolRow,
 };
-pub use store::{Store, StoreOptions, sqlite_path};
+pub use store::{DEFAULT_SQLITE_CACHE_KIB, Store, StoreOptions, sqlite_path};
 
 /// This crate's README, whose snippet is compiled (and run) as a doc test.
 #[cfg(doctest)]

@@ -470,6 +470,16 @@ impl Writer {
         n
     }
 
+    /// Once a backlog is written, gives back what it had grown to: a
+    /// `VecDeque` never shrinks by itself, and one stall would otherwise
+    /// keep up to `queue_capacity` events' worth of memory for the rest
+    /// of the process's life.
+    fn release_backlog(&mut self) {
+        if self.pending.capacity() > 2 * self.batch_max {
+            self.pending.shrink_to(self.batch_max);
+        }
+    }
+
     /// Writes the pending events batch by batch; on failure backs off and
     /// retries, taking new events into the backlog meanwhile. Past
     /// `give_up_at` (closing), drops what is left (counted).
@@ -502,6 +512,7 @@ impl Writer {
                     self.shared.written.fetch_add(n as u64, Ordering::Relaxed);
                     backoff = BACKOFF_MIN;
                     if !self.closing && self.pending.len() < self.batch_max {
+                        self.release_backlog();
                         return;
                     }
                 }

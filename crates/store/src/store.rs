@@ -25,7 +25,18 @@ pub struct StoreOptions {
     pub max_connections: u32,
     /// How long opening a connection may take (default 5 s).
     pub connect_timeout: Duration,
+    /// SQLite: page cache of each connection, in KiB
+    /// ([`DEFAULT_SQLITE_CACHE_KIB`]). Resident memory grows to it as
+    /// pages are read; beyond it pages come from the OS's file cache.
+    pub sqlite_cache_kib: u32,
 }
+
+/// Default SQLite page cache per connection: 2 MiB, SQLite's own default.
+/// A 32 MiB cache did not make the writer faster in the soak (the bulk
+/// lookups read a few index pages per probe, which the OS's file cache
+/// serves), and each pooled connection keeps its cache filled: 32 MiB × 4
+/// connections could hold 128 MiB resident (BENCHMARKS.md, issue 14).
+pub const DEFAULT_SQLITE_CACHE_KIB: u32 = 2048;
 
 /// The event store. Cheap to clone (a shared pool).
 #[derive(Debug, Clone)]
@@ -60,6 +71,7 @@ impl Default for StoreOptions {
             busy_timeout: Duration::from_secs(5),
             max_connections: 4,
             connect_timeout: Duration::from_secs(5),
+            sqlite_cache_kib: DEFAULT_SQLITE_CACHE_KIB,
         }
     }
 }
@@ -130,9 +142,9 @@ impl Store {
                     .create_if_missing(true)
                     .journal_mode(SqliteJournalMode::Wal)
                     .synchronous(SqliteSynchronous::Normal)
-                    // 32 MiB page cache and in-memory temp b-trees: the
-                    // writer's index lookups stay in memory.
-                    .pragma("cache_size", "-32768")
+                    // A bounded page cache (negative: KiB) and in-memory
+                    // temp b-trees.
+                    .pragma("cache_size", format!("-{}", opts.sqlite_cache_kib.max(64)))
                     .pragma("temp_store", "memory")
                     // Room for every shape of the writer's bulk statements
                     // (`bulk::shaped`: 13 statements × 5 shapes) beside the

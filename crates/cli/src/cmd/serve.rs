@@ -67,6 +67,49 @@ pub struct ServeArgs {
     /// Alerts (issue 19).
     #[command(flatten)]
     pub alerts: super::alerts::AlertFlags,
+    /// Memory bounds (issue 14).
+    #[command(flatten)]
+    pub memory: MemoryFlags,
+}
+
+/// Memory bounds (issue 14): every cache and queue kept between requests.
+#[derive(Debug, Args)]
+pub struct MemoryFlags {
+    /// SQLite page cache per pooled connection, KiB [default: 2048].
+    #[arg(long)]
+    pub database_cache_kib: Option<u64>,
+    /// Pooled database connections [default: 4].
+    #[arg(long)]
+    pub database_max_connections: Option<u64>,
+    /// Events queued for the recorder, also its backlog while the database
+    /// is away; beyond, events are dropped and counted [default: 65536].
+    #[arg(long)]
+    pub record_queue_capacity: Option<u64>,
+    /// Events per database transaction at most [default: 1024].
+    #[arg(long)]
+    pub record_batch_max: Option<u64>,
+    /// How long the recorder waits to fill a batch, ms [default: 50].
+    #[arg(long)]
+    pub record_flush_ms: Option<u64>,
+    /// Recent calls remembered for naming results (and Responses sessions),
+    /// each [default: 32768].
+    #[arg(long)]
+    pub recent_calls_capacity: Option<u64>,
+    /// Keys of results already queued, per generation (two) [default: 65536].
+    #[arg(long)]
+    pub recent_results_capacity: Option<u64>,
+}
+
+impl MemoryFlags {
+    fn apply(self, raw: &mut RawConfig) {
+        raw.database_cache_kib = self.database_cache_kib;
+        raw.database_max_connections = self.database_max_connections;
+        raw.record_queue_capacity = self.record_queue_capacity;
+        raw.record_batch_max = self.record_batch_max;
+        raw.record_flush_ms = self.record_flush_ms;
+        raw.recent_calls_capacity = self.recent_calls_capacity;
+        raw.recent_results_capacity = self.recent_results_capacity;
+    }
 }
 
 impl ServeArgs {
@@ -88,6 +131,7 @@ impl ServeArgs {
         raw.upstream_ca = self.upstream_ca;
         raw.alerts = self.alerts.into_raw();
         raw.otlp_endpoint = self.otlp_endpoint;
+        self.memory.apply(&mut raw);
         (self.config, raw)
     }
 }

@@ -59,3 +59,55 @@ fn zero_timeouts_and_caps_are_refused_by_name() {
         );
     }
 }
+
+#[test]
+fn memory_bounds_have_defaults_and_come_from_the_environment() {
+    let defaults = RawConfig::default().validate().unwrap().memory;
+    assert_eq!(defaults, MemoryBounds::default());
+    assert_eq!(defaults.database_cache_kib, 2048);
+    assert_eq!(defaults.record_flush, Duration::from_millis(50));
+    let config = env(&[
+        ("TOOLWARDEN_DATABASE_CACHE_KIB", "512"),
+        ("TOOLWARDEN_DATABASE_MAX_CONNECTIONS", "2"),
+        ("TOOLWARDEN_RECORD_QUEUE_CAPACITY", "4096"),
+        ("TOOLWARDEN_RECORD_BATCH_MAX", "128"),
+        ("TOOLWARDEN_RECORD_FLUSH_MS", "20"),
+        ("TOOLWARDEN_RECENT_CALLS_CAPACITY", "1000"),
+        ("TOOLWARDEN_RECENT_RESULTS_CAPACITY", "2000"),
+    ])
+    .validate()
+    .unwrap();
+    let m = config.memory;
+    assert_eq!((m.database_cache_kib, m.database_max_connections), (512, 2));
+    assert_eq!((m.record_queue_capacity, m.record_batch_max), (4096, 128));
+    assert_eq!(m.record_flush, Duration::from_millis(20));
+    assert_eq!((m.recent_calls, m.recent_results), (1000, 2000));
+    // The environment wins over the file, as for any key.
+    let file = RawConfig::from_toml_str("record_queue_capacity = 100").unwrap();
+    let merged = file.merge(env(&[("TOOLWARDEN_RECORD_QUEUE_CAPACITY", "200")]));
+    assert_eq!(merged.validate().unwrap().memory.record_queue_capacity, 200);
+}
+
+#[test]
+fn zero_or_huge_memory_bounds_are_refused_by_name() {
+    let err = env(&[
+        ("TOOLWARDEN_RECORD_QUEUE_CAPACITY", "0"),
+        ("TOOLWARDEN_RECENT_CALLS_CAPACITY", "0"),
+        ("TOOLWARDEN_DATABASE_CACHE_KIB", "99999999999"),
+    ])
+    .validate()
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("record_queue_capacity must be greater than 0"),
+        "{err}"
+    );
+    assert!(
+        err.contains("recent_calls_capacity must be greater than 0"),
+        "{err}"
+    );
+    assert!(
+        err.contains("database_cache_kib 99999999999: at most"),
+        "{err}"
+    );
+}

@@ -184,12 +184,27 @@ pub fn guard<T>(f: impl FnOnce() -> T) -> Result<T, String> {
 impl Sinks {
     /// Sinks with an empty call-name map.
     pub fn new(recorder: Recorder, metrics: Arc<Metrics>, detector: Detector) -> Sinks {
+        Sinks::bounded(
+            recorder,
+            metrics,
+            detector,
+            &crate::config::MemoryBounds::default(),
+        )
+    }
+
+    /// [`Sinks::new`] with the maps bounded as configured (issue 14).
+    pub fn bounded(
+        recorder: Recorder,
+        metrics: Arc<Metrics>,
+        detector: Detector,
+        bounds: &crate::config::MemoryBounds,
+    ) -> Sinks {
         Sinks {
             recorder,
             metrics,
-            names: Names::new(names::DEFAULT_CAPACITY),
-            responses: Recent::new(names::DEFAULT_CAPACITY),
-            seen_results: seen::SeenResults::new(seen::DEFAULT_CAPACITY),
+            names: Names::new(bounds.recent_calls),
+            responses: Recent::new(bounds.recent_calls),
+            seen_results: seen::SeenResults::new(bounds.recent_results),
             detector,
             pending: AtomicUsize::new(0),
             idle: Notify::new(),

@@ -6,9 +6,6 @@
 
 use super::recent::Recent;
 
-/// Default capacity.
-pub const DEFAULT_CAPACITY: usize = 100_000;
-
 /// The bounded map.
 #[derive(Debug)]
 pub struct Names(Recent<(String, String), (String, i64)>);

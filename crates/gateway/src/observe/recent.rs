@@ -1,11 +1,18 @@
 //! [`Recent`]: a bounded map that forgets its oldest entries first, for
 //! what the gateway remembers between requests (the calls it saw, the
 //! sessions of the responses it passed).
+//!
+//! Keys are kept as 128-bit hashes (two SipHash-1-3 with random keys, as
+//! in `seen`), not as the ids themselves: an entry costs its value plus
+//! ~50 bytes, whatever the length of the ids (issue 14: string keys and
+//! their copy in the eviction queue were two to four more allocations per
+//! entry). A false hit would need a 128-bit collision.
 
 use std::{
     borrow::Borrow,
     collections::{HashMap, VecDeque},
-    hash::Hash,
+    hash::{BuildHasher, Hash},
+    marker::PhantomData,
     sync::Mutex,
 };
 
@@ -14,16 +21,18 @@ use std::{
 #[derive(Debug)]
 pub struct Recent<K, V> {
     capacity: usize,
-    inner: Mutex<Inner<K, V>>,
+    inner: Mutex<Inner<V>>,
+    hashers: (std::hash::RandomState, std::hash::RandomState),
+    keys: PhantomData<fn(K)>,
 }
 
 #[derive(Debug)]
-struct Inner<K, V> {
-    map: HashMap<K, V>,
-    order: VecDeque<K>,
+struct Inner<V> {
+    map: HashMap<u128, V>,
+    order: VecDeque<u128>,
 }
 
-impl<K: Hash + Eq + Clone, V: Clone> Recent<K, V> {
+impl<K: Hash + Eq, V: Clone> Recent<K, V> {
     /// An empty map holding at most `capacity` entries.
     pub fn new(capacity: usize) -> Self {
         Recent {
@@ -32,13 +41,21 @@ impl<K: Hash + Eq + Clone, V: Clone> Recent<K, V> {
                 map: HashMap::new(),
                 order: VecDeque::new(),
             }),
+            hashers: (std::hash::RandomState::new(), std::hash::RandomState::new()),
+            keys: PhantomData,
         }
+    }
+
+    /// The 128-bit key of `key` (equal for a `K` and what it borrows as).
+    fn hash<Q: Hash + ?Sized>(&self, key: &Q) -> u128 {
+        (u128::from(self.hashers.0.hash_one(key)) << 64) | u128::from(self.hashers.1.hash_one(key))
     }
 
     /// Set `key` to `value` (an update keeps the entry's age).
     pub fn insert(&self, key: K, value: V) {
+        let key = self.hash(&key);
         let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        if inner.map.insert(key.clone(), value).is_none() {
+        if inner.map.insert(key, value).is_none() {
             inner.order.push_back(key);
             while inner.order.len() > self.capacity {
                 if let Some(old) = inner.order.pop_front() {
@@ -54,8 +71,9 @@ impl<K: Hash + Eq + Clone, V: Clone> Recent<K, V> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
+        let key = self.hash(key);
         let inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        inner.map.get(key).cloned()
+        inner.map.get(&key).cloned()
     }
 
     /// How many entries are held.

@@ -13,9 +13,6 @@
 
 use std::{collections::HashSet, hash::BuildHasher, sync::Mutex};
 
-/// Keys kept per generation by default (two generations: ~4 MB at most).
-pub const DEFAULT_CAPACITY: usize = 65_536;
-
 /// Recently queued result keys.
 #[derive(Debug)]
 pub struct SeenResults {

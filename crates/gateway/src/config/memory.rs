@@ -1,0 +1,114 @@
+//! Memory bounds (issue 14): every cache and queue the gateway keeps
+//! between requests, with its default. Read as top-level keys of
+//! [`RawConfig`](super::RawConfig) (TOML, `TOOLWARDEN_*`, `serve` flags),
+//! validated here into [`MemoryBounds`].
+
+use std::time::Duration;
+
+use super::RawConfig;
+
+/// SQLite page cache per pooled connection, KiB.
+pub const DEFAULT_DATABASE_CACHE_KIB: u64 = toolwarden_store::DEFAULT_SQLITE_CACHE_KIB as u64;
+/// Pooled database connections (the recorder's writer uses one; the
+/// dashboard, `/api/*` and alerts the others).
+pub const DEFAULT_DATABASE_MAX_CONNECTIONS: u64 = 4;
+/// Events queued for the recorder, and the writer's backlog while the
+/// database is away.
+pub const DEFAULT_RECORD_QUEUE_CAPACITY: u64 = 65_536;
+/// Events per transaction at most.
+pub const DEFAULT_RECORD_BATCH_MAX: u64 = 1024;
+/// How long the writer waits to fill a batch.
+pub const DEFAULT_RECORD_FLUSH_MS: u64 = 50;
+/// Recently seen calls (tool name by session and call id) and the
+/// sessions of recent Responses API responses, each: ~4 MB per map when
+/// full. A miss costs little: the history in the request names most
+/// results, and the store resolves the rest from the database.
+pub const DEFAULT_RECENT_CALLS: u64 = 32_768;
+/// Keys of results already queued, per generation (two generations).
+pub const DEFAULT_RECENT_RESULTS: u64 = 65_536;
+
+/// The validated bounds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemoryBounds {
+    /// SQLite page cache per connection, KiB.
+    pub database_cache_kib: u32,
+    /// Pooled database connections.
+    pub database_max_connections: u32,
+    /// Recorder queue (and backlog) bound, in events.
+    pub record_queue_capacity: usize,
+    /// Events per transaction at most.
+    pub record_batch_max: usize,
+    /// How long the writer waits to fill a batch: also the most a
+    /// `kill -9` can lose of what was already queued.
+    pub record_flush: Duration,
+    /// Entries of each recent-calls map.
+    pub recent_calls: usize,
+    /// Result keys per generation.
+    pub recent_results: usize,
+}
+
+impl Default for MemoryBounds {
+    fn default() -> Self {
+        let mut problems = Vec::new();
+        validate(&RawConfig::default(), &mut problems)
+    }
+}
+
+/// The bounds of `raw`, defaults applied; a zero or out-of-range value is
+/// reported in `problems` by its key.
+pub(super) fn validate(raw: &RawConfig, problems: &mut Vec<String>) -> MemoryBounds {
+    let mut bound = |key: &str, value: Option<u64>, default: u64, max: u64| {
+        let v = value.unwrap_or(default);
+        if v == 0 {
+            problems.push(format!("{key} must be greater than 0"));
+        } else if v > max {
+            problems.push(format!("{key} {v}: at most {max}"));
+        }
+        v.clamp(1, max)
+    };
+    const MAX_CACHE_KIB: u64 = 1 << 22; // 4 GiB
+    MemoryBounds {
+        database_cache_kib: bound(
+            "database_cache_kib",
+            raw.database_cache_kib,
+            DEFAULT_DATABASE_CACHE_KIB,
+            MAX_CACHE_KIB,
+        ) as u32,
+        database_max_connections: bound(
+            "database_max_connections",
+            raw.database_max_connections,
+            DEFAULT_DATABASE_MAX_CONNECTIONS,
+            1024,
+        ) as u32,
+        record_queue_capacity: bound(
+            "record_queue_capacity",
+            raw.record_queue_capacity,
+            DEFAULT_RECORD_QUEUE_CAPACITY,
+            1 << 24,
+        ) as usize,
+        record_batch_max: bound(
+            "record_batch_max",
+            raw.record_batch_max,
+            DEFAULT_RECORD_BATCH_MAX,
+            1 << 16,
+        ) as usize,
+        record_flush: Duration::from_millis(bound(
+            "record_flush_ms",
+            raw.record_flush_ms,
+            DEFAULT_RECORD_FLUSH_MS,
+            60_000,
+        )),
+        recent_calls: bound(
+            "recent_calls_capacity",
+            raw.recent_calls_capacity,
+            DEFAULT_RECENT_CALLS,
+            1 << 26,
+        ) as usize,
+        recent_results: bound(
+            "recent_results_capacity",
+            raw.recent_results_capacity,
+            DEFAULT_RECENT_RESULTS,
+            1 << 26,
+        ) as usize,
+    }
+}
