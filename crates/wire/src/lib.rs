@@ -43,6 +43,7 @@ mod defect;
 pub mod detect;
 mod dialect;
 mod error;
+pub mod eventstream;
 pub mod gemini;
 pub mod openai_chat;
 pub mod openai_responses;
