@@ -47,7 +47,8 @@ enum Command {
     /// Show the tool calls, results, detected failures and pairing defects
     /// of a request body. Exit 1 when there are defects, 2 on bad input.
     Check {
-        /// auto, openai-chat, openai-responses, anthropic or gemini.
+        /// auto, openai-chat, openai-responses, anthropic, gemini or
+        /// bedrock-converse.
         #[arg(long, default_value = "auto")]
         dialect: String,
         /// Print one JSON object instead of a table.
@@ -59,7 +60,8 @@ enum Command {
     /// Print the body with its call/result pairing repaired (stdout) and a
     /// report of each change (stderr).
     Repair {
-        /// auto, openai-chat, openai-responses, anthropic or gemini.
+        /// auto, openai-chat, openai-responses, anthropic, gemini or
+        /// bedrock-converse.
         #[arg(long, default_value = "auto")]
         dialect: String,
         /// The body (a file, or - for standard input).

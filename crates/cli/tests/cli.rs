@@ -218,3 +218,38 @@ fn eval_detector_leave_one_out_scores_each_source_held_out() {
         assert!(h["detector"]["recall"].as_f64().unwrap() >= 0.90, "{h}");
     }
 }
+
+#[test]
+fn check_and_repair_read_bedrock_converse_bodies() {
+    // Two calls, one answered: Bedrock's own 400 text, then a repair.
+    let body = br#"{"messages":[
+        {"role":"user","content":[{"text":"hi"}]},
+        {"role":"assistant","content":[
+            {"toolUse":{"toolUseId":"tooluse_A","name":"Read","input":{"path":"a"}}},
+            {"toolUse":{"toolUseId":"tooluse_B","name":"Read","input":{"path":"b"}}}]},
+        {"role":"user","content":[{"toolResult":{"toolUseId":"tooluse_A","content":[{"text":"no such file"}],"status":"error"}}]}],
+        "inferenceConfig":{"maxTokens":10}}"#;
+    let out = run_with_stdin(&["check", "--json", "-"], body);
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["dialect"], "bedrock-converse");
+    assert_eq!(v["defects"][0]["kind"], "missing_result");
+    assert_eq!(
+        v["defects"][0]["message"],
+        "Expected toolResult blocks at messages.2.content for the following Ids: tooluse_B"
+    );
+    let out = run_with_stdin(&["repair", "--dialect", "bedrock-converse", "-"], body);
+    assert_eq!(out.status.code(), Some(0));
+    let again = run_with_stdin(
+        &["check", "--json", "--dialect", "converse", "-"],
+        &out.stdout,
+    );
+    assert_eq!(
+        again.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&again.stdout)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&again.stdout).unwrap();
+    assert_eq!(v["results"].as_array().unwrap().len(), 2);
+}

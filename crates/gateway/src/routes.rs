@@ -127,14 +127,6 @@ impl Provider {
             Provider::Azure | Provider::Vertex | Provider::Bedrock => None,
         }
     }
-
-    fn of(dialect: Dialect) -> Provider {
-        match dialect {
-            Dialect::OpenAiChat | Dialect::OpenAiResponses => Provider::OpenAi,
-            Dialect::Anthropic => Provider::Anthropic,
-            Dialect::Gemini => Provider::Gemini,
-        }
-    }
 }
 
 // === impl Route ===
@@ -178,14 +170,14 @@ impl Route {
 impl ProxyRoute {
     /// The dialect route a `POST` to `path` (no query) takes, if any.
     pub fn dialect_post(path: &str) -> Option<ProxyRoute> {
-        let dialect = match path {
-            "/v1/messages" => Dialect::Anthropic,
-            "/v1/chat/completions" => Dialect::OpenAiChat,
-            "/v1/responses" => Dialect::OpenAiResponses,
+        let (dialect, provider) = match path {
+            "/v1/messages" => (Dialect::Anthropic, Provider::Anthropic),
+            "/v1/chat/completions" => (Dialect::OpenAiChat, Provider::OpenAi),
+            "/v1/responses" => (Dialect::OpenAiResponses, Provider::OpenAi),
             _ => return gemini_route(path),
         };
         Some(ProxyRoute {
-            provider: Provider::of(dialect),
+            provider,
             dialect: Some(dialect),
             model: None,
             gemini_stream: false,

@@ -208,6 +208,7 @@ impl AgentMode {
             Dialect::Anthropic => Some(plan.call_id("toolu_", 0)),
             Dialect::OpenAiChat | Dialect::OpenAiResponses => Some(plan.call_id("call_", 0)),
             Dialect::Gemini => script.gemini_ids.then(|| plan.call_id("call_", 0)),
+            Dialect::BedrockConverse => Some(plan.call_id("tooluse_", 0)),
         };
         self.write(
             &json!({"event": "call", "script": name, "step": step, "model": plan.model,
@@ -257,6 +258,7 @@ fn offered_tools(dialect: Dialect, v: &Value) -> Vec<String> {
     let tools = v.get("tools").and_then(Value::as_array);
     let name = |t: &Value| t.get("name").and_then(Value::as_str).map(str::to_string);
     match dialect {
+        Dialect::BedrockConverse => crate::plan::converse_tool_names(v),
         Dialect::Gemini => tools
             .into_iter()
             .flatten()

@@ -19,6 +19,9 @@ impl Provider {
         match dialect {
             Dialect::OpenAiChat | Dialect::OpenAiResponses => Provider::OpenAi,
             Dialect::Anthropic => Provider::Anthropic,
+            // The mock serves no Bedrock route yet (issue 18's gateway half
+            // adds them, with AWS's own error envelope and SigV4 checks).
+            Dialect::BedrockConverse => Provider::Anthropic,
             Dialect::Gemini => Provider::Gemini,
         }
     }

@@ -144,11 +144,32 @@ fn last_turn_has_results(dialect: Dialect, v: &Value) -> bool {
             .and_then(|m| m.get("parts"))
             .and_then(Value::as_array)
             .is_some_and(|parts| parts.iter().any(|p| p.get("functionResponse").is_some())),
+        Dialect::BedrockConverse => v
+            .get("messages")
+            .and_then(Value::as_array)
+            .and_then(|m| m.last())
+            .and_then(|m| m.get("content"))
+            .and_then(Value::as_array)
+            .is_some_and(|blocks| blocks.iter().any(|b| b.get("toolResult").is_some())),
     }
+}
+
+/// Bedrock Converse declares tools in `toolConfig.tools[].toolSpec`.
+pub(crate) fn converse_tool_names(v: &Value) -> Vec<String> {
+    v.get("toolConfig")
+        .and_then(|c| c.get("tools"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t.get("toolSpec")?.get("name")?.as_str().map(str::to_string))
+        .collect()
 }
 
 /// The function tools the request offers, in order.
 fn tool_names(dialect: Dialect, v: &Value) -> Vec<String> {
+    if dialect == Dialect::BedrockConverse {
+        return converse_tool_names(v);
+    }
     let Some(tools) = v.get("tools").and_then(Value::as_array) else {
         return legacy_functions(v);
     };
@@ -187,6 +208,7 @@ fn tool_names(dialect: Dialect, v: &Value) -> Vec<String> {
             })
             .filter_map(|t| name(t, &["name"]))
             .collect(),
+        Dialect::BedrockConverse => converse_tool_names(v),
     }
 }
 

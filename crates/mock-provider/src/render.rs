@@ -8,11 +8,13 @@ use crate::plan::Plan;
 
 mod anthropic;
 mod chat;
+mod converse;
 mod gemini;
 mod responses;
 
 use anthropic::{anthropic_message, anthropic_stream};
 use chat::{chat_completion, chat_stream};
+use converse::{converse_response, converse_stream};
 use gemini::{gemini_chunk, gemini_stream};
 use responses::{responses_object, responses_stream};
 
@@ -26,6 +28,7 @@ pub(crate) fn json_body(dialect: Dialect, plan: &Plan) -> String {
         Dialect::OpenAiChat => chat_completion(plan),
         Dialect::OpenAiResponses => responses_object(plan, true),
         Dialect::Gemini => gemini_chunk(plan, true, true),
+        Dialect::BedrockConverse => converse_response(plan),
     }
 }
 
@@ -37,6 +40,7 @@ pub(crate) fn stream_events(dialect: Dialect, plan: &Plan, gemini_sse: bool) -> 
         Dialect::OpenAiChat => chat_stream(plan),
         Dialect::OpenAiResponses => responses_stream(plan),
         Dialect::Gemini => gemini_stream(plan, gemini_sse),
+        Dialect::BedrockConverse => converse_stream(plan),
     }
 }
 

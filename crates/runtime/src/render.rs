@@ -30,11 +30,19 @@ pub fn definition(dialect: Dialect, name: &str, description: &str, parameters: &
             "description": description,
             "parametersJsonSchema": parameters
         }),
+        Dialect::BedrockConverse => json!({
+            "toolSpec": {
+                "name": name,
+                "description": description,
+                "inputSchema": {"json": parameters}
+            }
+        }),
     }
 }
 
 /// The value of the request's `tools` field for these tools: an array of
-/// definitions; for Gemini `[{"functionDeclarations": [...]}]`.
+/// definitions; for Gemini `[{"functionDeclarations": [...]}]`; for Bedrock
+/// Converse the value of `toolConfig.tools` (`toolSpec` entries).
 pub fn definitions<'a>(
     dialect: Dialect,
     tools: impl IntoIterator<Item = (&'a str, &'a str, &'a Value)>,
@@ -72,6 +80,10 @@ mod tests {
         assert_eq!(
             definitions(Dialect::Gemini, tools),
             json!([{"functionDeclarations": [{"name": "search", "description": "Search.", "parametersJsonSchema": schema}]}])
+        );
+        assert_eq!(
+            definitions(Dialect::BedrockConverse, tools),
+            json!([{"toolSpec": {"name": "search", "description": "Search.", "inputSchema": {"json": schema}}}])
         );
     }
 }

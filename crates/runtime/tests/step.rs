@@ -83,6 +83,14 @@ fn response(dialect: Dialect) -> Value {
                     .collect::<Vec<_>>()
             }}]
         }),
+        Dialect::BedrockConverse => json!({
+            "output": {"message": {"role": "assistant",
+                "content": (0..3).map(|i| json!({"toolUse": {
+                    "toolUseId": format!("tooluse_{i}"), "name": CALLS[i].0, "input": args(i)
+                }})).collect::<Vec<_>>()
+            }},
+            "stopReason": "tool_use", "usage": {"inputTokens": 10, "outputTokens": 5}
+        }),
     }
 }
 
@@ -112,6 +120,12 @@ fn next_request(dialect: Dialect, resp: &Value, messages: &[Value]) -> Value {
             turns.push(resp["candidates"][0]["content"].clone());
             turns.extend(messages.iter().cloned());
             json!({"contents": turns})
+        }
+        Dialect::BedrockConverse => {
+            turns.push(json!({"role": "user", "content": [{"text": "go"}]}));
+            turns.push(resp["output"]["message"].clone());
+            turns.extend(messages.iter().cloned());
+            json!({"messages": turns})
         }
     }
 }

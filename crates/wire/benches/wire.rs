@@ -16,6 +16,12 @@
 //! - stream parser on a recorded stream repeated to 10 MB vs the same SSE
 //!   framing with every `data:` line parsed into a `Value`.
 //!
+//! - Bedrock event-stream (issue 18, no corpus needed): a ConverseStream of
+//!   text and tool-call frames repeated to 10 MB, parsed by the stream
+//!   parser vs the same frames decoded with every payload parsed into a
+//!   `Value`; the frame decoder alone; InvokeModelWithResponseStream
+//!   (base64 Anthropic events) vs decoding each into a `Value`.
+//!
 //! To add a dialect, add rows to [`REQUEST_CASES`] / [`STREAM_CASES`].
 
 use std::{
@@ -25,6 +31,9 @@ use std::{
 
 use toolwarden_coding::Codings;
 use toolwarden_wire::{Detector, Dialect, StreamParser, request_view, sse::SseFramer};
+
+#[path = "wire/bedrock.rs"]
+mod bedrock;
 
 /// (name, dialect, corpus file): request bodies.
 const REQUEST_CASES: &[(&str, Dialect, &str)] = &[
@@ -180,9 +189,6 @@ fn row(
 }
 
 fn main() {
-    let Some(_) = toolwarden_testkit::corpus_for(BENCH) else {
-        return;
-    };
     let budget = Duration::from_millis(
         std::env::var("BENCH_MS")
             .ok()
@@ -198,6 +204,12 @@ fn main() {
         "{:<30} {:<8} {:>11} {:>11} {:>8} {:>14}",
         "case", "what", "ours", "Value", "ratio", "ours"
     );
+    if "bedrock event-stream".contains(&only) || only.is_empty() {
+        bedrock::run(budget);
+    }
+    let Some(_) = toolwarden_testkit::corpus_for(BENCH) else {
+        return;
+    };
     for &(name, dialect, file) in REQUEST_CASES {
         if !name.contains(&only) {
             continue;

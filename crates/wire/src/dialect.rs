@@ -1,4 +1,4 @@
-//! The four provider dialects.
+//! The five provider dialects.
 
 use std::{fmt, str::FromStr};
 
@@ -13,15 +13,18 @@ pub enum Dialect {
     Anthropic,
     /// Google Gemini `generateContent` / `streamGenerateContent`.
     Gemini,
+    /// AWS Bedrock Converse (`/model/{modelId}/converse`, `/converse-stream`).
+    BedrockConverse,
 }
 
 impl Dialect {
     /// All dialects, in a stable order.
-    pub const ALL: [Dialect; 4] = [
+    pub const ALL: [Dialect; 5] = [
         Dialect::OpenAiChat,
         Dialect::OpenAiResponses,
         Dialect::Anthropic,
         Dialect::Gemini,
+        Dialect::BedrockConverse,
     ];
 
     /// The name used on the command line, in metrics and in the database.
@@ -31,20 +34,24 @@ impl Dialect {
             Dialect::OpenAiResponses => "openai-responses",
             Dialect::Anthropic => "anthropic",
             Dialect::Gemini => "gemini",
+            Dialect::BedrockConverse => "bedrock-converse",
         }
     }
 
-    /// The provider that serves this dialect: `openai`, `anthropic` or `gemini`.
+    /// The provider that serves this dialect: `openai`, `anthropic`,
+    /// `gemini` or `bedrock`.
     pub fn provider(self) -> &'static str {
         match self {
             Dialect::OpenAiChat | Dialect::OpenAiResponses => "openai",
             Dialect::Anthropic => "anthropic",
             Dialect::Gemini => "gemini",
+            Dialect::BedrockConverse => "bedrock",
         }
     }
 
     /// Guess the dialect of a request body from its top-level keys:
-    /// `contents` → Gemini, `input` → Responses, `messages` with a top-level
+    /// `contents` → Gemini, `input` → Responses, `toolConfig` /
+    /// `inferenceConfig` or `toolUse`/`toolResult` blocks → Bedrock Converse, `messages` with a top-level
     /// `system`/`max_tokens` or `tool_use`/`tool_result` blocks → Anthropic,
     /// `messages` otherwise → Chat.
     pub fn sniff(body: &[u8]) -> Option<Dialect> {
@@ -67,8 +74,9 @@ impl FromStr for Dialect {
             "openai-responses" | "responses" => Ok(Dialect::OpenAiResponses),
             "anthropic" | "messages" => Ok(Dialect::Anthropic),
             "gemini" | "google" => Ok(Dialect::Gemini),
+            "bedrock-converse" | "converse" | "bedrock" => Ok(Dialect::BedrockConverse),
             other => Err(format!(
-                "unknown dialect '{other}' (expected openai-chat, openai-responses, anthropic or gemini)"
+                "unknown dialect '{other}' (expected openai-chat, openai-responses, anthropic, gemini or bedrock-converse)"
             )),
         }
     }

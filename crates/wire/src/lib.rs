@@ -1,5 +1,6 @@
 //! The wire layer: an exact reading of tool calls and tool results in the
-//! four provider dialects.
+//! five provider dialects (Bedrock Converse streams in AWS event-stream
+//! frames: [`eventstream`]).
 //!
 //! For each [`Dialect`] this crate gives
 //! - a [`RequestView`]: every tool call and tool result in a request body,
@@ -38,6 +39,7 @@
 
 pub mod anthropic;
 mod api_error;
+pub mod bedrock_converse;
 mod content;
 mod defect;
 pub mod detect;
@@ -82,6 +84,7 @@ pub fn request_view(dialect: Dialect, body: &[u8]) -> Result<RequestView<'_>, Wi
         Dialect::OpenAiResponses => openai_responses::request_view(body),
         Dialect::Anthropic => anthropic::request_view(body),
         Dialect::Gemini => gemini::request_view(body),
+        Dialect::BedrockConverse => bedrock_converse::request_view(body),
     }
 }
 
@@ -134,6 +137,7 @@ pub fn inspect(dialect: Dialect, body: &[u8]) -> Inspection<'_> {
         Dialect::OpenAiResponses => openai_responses::inspect(body),
         Dialect::Anthropic => anthropic::inspect(body),
         Dialect::Gemini => gemini::inspect(body),
+        Dialect::BedrockConverse => bedrock_converse::inspect(body),
     }
 }
 
@@ -145,6 +149,7 @@ pub fn response_view(dialect: Dialect, body: &[u8]) -> Result<ResponseView, Wire
         Dialect::OpenAiResponses => openai_responses::response_view(body),
         Dialect::Anthropic => anthropic::response_view(body),
         Dialect::Gemini => gemini::response_view(body),
+        Dialect::BedrockConverse => bedrock_converse::response_view(body),
     }
 }
 
@@ -156,6 +161,7 @@ pub fn validate(dialect: Dialect, body: &[u8]) -> Result<Vec<Defect>, WireError>
         Dialect::OpenAiResponses => openai_responses::validate(body),
         Dialect::Anthropic => anthropic::validate(body),
         Dialect::Gemini => gemini::validate(body),
+        Dialect::BedrockConverse => bedrock_converse::validate(body),
     }
 }
 
@@ -167,6 +173,7 @@ pub fn repair(dialect: Dialect, body: &[u8]) -> Result<Repaired<'_>, WireError> 
         Dialect::OpenAiResponses => openai_responses::repair(body),
         Dialect::Anthropic => anthropic::repair(body),
         Dialect::Gemini => gemini::repair(body),
+        Dialect::BedrockConverse => bedrock_converse::repair(body),
     }
 }
 
@@ -174,13 +181,15 @@ pub fn repair(dialect: Dialect, body: &[u8]) -> Result<Repaired<'_>, WireError> 
 /// outcomes, in the dialect's format: Anthropic one `user` message with a
 /// `tool_result` block each; Chat one `tool` message each; Responses one
 /// `function_call_output` item each; Gemini one `user` content with a
-/// `functionResponse` part each.
+/// `functionResponse` part each; Bedrock Converse one `user` message with a
+/// `toolResult` block each.
 pub fn render_results(dialect: Dialect, outcomes: &[ToolOutcome]) -> Vec<serde_json::Value> {
     match dialect {
         Dialect::OpenAiChat => openai_chat::render_results(outcomes),
         Dialect::OpenAiResponses => openai_responses::render_results(outcomes),
         Dialect::Anthropic => anthropic::render_results(outcomes),
         Dialect::Gemini => gemini::render_results(outcomes),
+        Dialect::BedrockConverse => bedrock_converse::render_results(outcomes),
     }
 }
 

@@ -1,8 +1,16 @@
 //! The incremental stream parser: SSE bytes in, a [`ResponseView`] out.
 
 use crate::{
-    Dialect, ResponseView, anthropic, gemini, gemini::array::JsonArrayFramer, openai_chat,
-    openai_responses, sse::SseFramer, text::leading_type,
+    Dialect, ResponseView, anthropic, bedrock_converse,
+    eventstream::{
+        EventStreamError,
+        framing::{Carried, EventStreamFramer},
+    },
+    gemini,
+    gemini::array::JsonArrayFramer,
+    openai_chat, openai_responses,
+    sse::SseFramer,
+    text::leading_type,
 };
 
 /// What each dialect's stream state implements: one call per SSE event.
@@ -19,6 +27,7 @@ enum State {
     Responses(openai_responses::StreamState),
     Anthropic(anthropic::StreamState),
     Gemini(gemini::StreamState),
+    Converse(bedrock_converse::StreamState),
 }
 
 /// How the stream's bytes are cut into events.
@@ -30,6 +39,8 @@ enum Framing {
     Array(JsonArrayFramer),
     /// Gemini: undecided until the first non-blank byte (`[` → array).
     Sniff,
+    /// AWS event-stream frames (Bedrock).
+    EventStream(EventStreamFramer),
 }
 
 impl Framing {
@@ -48,13 +59,16 @@ impl Framing {
         match self {
             Framing::Sse(f) => f.feed(chunk, on_event),
             Framing::Array(f) => f.feed(chunk, on_event),
+            Framing::EventStream(f) => f.feed(chunk, on_event),
             Framing::Sniff => {}
         }
     }
 
     fn finish(&mut self, on_event: &mut dyn FnMut(&[u8], &[u8])) {
-        if let Framing::Sse(f) = self {
-            f.finish(on_event)
+        match self {
+            Framing::Sse(f) => f.finish(on_event),
+            Framing::EventStream(f) => f.finish(),
+            Framing::Array(_) | Framing::Sniff => {}
         }
     }
 }
@@ -69,7 +83,15 @@ impl Framing {
 /// [`StreamParser::is_complete`] tells whether the dialect's final event
 /// has passed: Responses `response.completed` / `response.failed` /
 /// `response.incomplete`, Anthropic `message_stop`, Chat `[DONE]` or a
-/// chunk with a `finish_reason`, Gemini a chunk with a `finishReason`.
+/// chunk with a `finish_reason`, Gemini a chunk with a `finishReason`,
+/// Bedrock Converse `messageStop`.
+///
+/// Bedrock streams are AWS event-stream frames, not SSE:
+/// [`Dialect::BedrockConverse`] reads ConverseStream frames, and
+/// [`StreamParser::bedrock_invoke`] reads InvokeModelWithResponseStream
+/// frames (each `chunk` carrying one event of another dialect, Anthropic
+/// Messages on Bedrock). An exception frame becomes the view's `error`; a
+/// malformed frame stops the parse ([`StreamParser::framing_error`]).
 #[derive(Debug)]
 pub struct StreamParser {
     framer: Framing,
@@ -85,15 +107,41 @@ impl StreamParser {
             Dialect::OpenAiResponses => State::Responses(Default::default()),
             Dialect::Anthropic => State::Anthropic(Default::default()),
             Dialect::Gemini => State::Gemini(Default::default()),
+            Dialect::BedrockConverse => State::Converse(Default::default()),
         };
         let framer = match dialect {
             Dialect::Gemini => Framing::Sniff,
+            Dialect::BedrockConverse => {
+                Framing::EventStream(EventStreamFramer::new(Carried::Events))
+            }
             _ => Framing::Sse(SseFramer::default()),
         };
         StreamParser {
             framer,
             state,
             complete: false,
+        }
+    }
+
+    /// A parser for Bedrock's InvokeModelWithResponseStream: event-stream
+    /// `chunk` frames whose payload `{"bytes":"<base64>"}` is one stream
+    /// event of `dialect` (Anthropic Messages for Claude on Bedrock).
+    /// [`Dialect::BedrockConverse`] gives the ConverseStream parser.
+    pub fn bedrock_invoke(dialect: Dialect) -> Self {
+        let mut parser = StreamParser::new(dialect);
+        if dialect != Dialect::BedrockConverse {
+            parser.framer = Framing::EventStream(EventStreamFramer::new(Carried::InvokeChunks));
+        }
+        parser
+    }
+
+    /// The first malformed event-stream frame (bad CRC, bad length, bad
+    /// header, cut at the end once finished), for Bedrock streams; `None`
+    /// for SSE and well-formed streams.
+    pub fn framing_error(&self) -> Option<&EventStreamError> {
+        match &self.framer {
+            Framing::EventStream(f) => f.error.as_ref(),
+            _ => None,
         }
     }
 
@@ -122,12 +170,20 @@ impl StreamParser {
     pub fn finish(mut self) -> ResponseView {
         let StreamParser { framer, state, .. } = &mut self;
         framer.finish(&mut |event, data| dispatch(state, event, data));
-        match self.state {
+        let mut view = match self.state {
             State::Chat(s) => s.finish(),
             State::Responses(s) => s.finish(),
             State::Anthropic(s) => s.finish(),
             State::Gemini(s) => s.finish(),
+            State::Converse(s) => s.finish(),
+        };
+        if let (None, Framing::EventStream(f)) = (&view.error, &mut self.framer) {
+            view.error = f
+                .exception
+                .take()
+                .or_else(|| f.error.as_ref().map(ToString::to_string));
         }
+        view
     }
 }
 
@@ -151,6 +207,7 @@ fn is_final(state: &State, event: &[u8], data: &[u8]) -> bool {
             data == b"[DONE]" || find(b"\"finish_reason\":\"") || find(b"\"finish_reason\": \"")
         }
         State::Gemini(_) => find(b"\"finishReason\""),
+        State::Converse(_) => event == b"messageStop",
     }
 }
 
@@ -160,6 +217,7 @@ fn dispatch(state: &mut State, event: &[u8], data: &[u8]) {
         State::Responses(s) => s.on_event(event, data),
         State::Anthropic(s) => s.on_event(event, data),
         State::Gemini(s) => s.on_event(event, data),
+        State::Converse(s) => s.on_event(event, data),
     }
 }
 

@@ -103,6 +103,10 @@ pub(crate) fn sniff(body: &[u8]) -> Option<Dialect> {
         system: Option<&'a serde_json::value::RawValue>,
         #[serde(borrow, default)]
         anthropic_version: Option<&'a serde_json::value::RawValue>,
+        #[serde(borrow, default, rename = "toolConfig")]
+        tool_config: Option<&'a serde_json::value::RawValue>,
+        #[serde(borrow, default, rename = "inferenceConfig")]
+        inference_config: Option<&'a serde_json::value::RawValue>,
     }
     let top: Top<'_> = serde_json::from_slice(body).ok()?;
     if top.contents.is_some() {
@@ -112,6 +116,12 @@ pub(crate) fn sniff(body: &[u8]) -> Option<Dialect> {
         return Some(Dialect::OpenAiResponses);
     }
     let messages = top.messages?.get();
+    let converse_blocks = ["\"toolUse\"", "\"toolResult\""]
+        .iter()
+        .any(|needle| memchr::memmem::find(messages.as_bytes(), needle.as_bytes()).is_some());
+    if converse_blocks || top.tool_config.is_some() || top.inference_config.is_some() {
+        return Some(Dialect::BedrockConverse);
+    }
     let anthropic_blocks = ["\"tool_use\"", "\"tool_result\"", "\"thinking\""]
         .iter()
         .any(|needle| memchr::memmem::find(messages.as_bytes(), needle.as_bytes()).is_some());

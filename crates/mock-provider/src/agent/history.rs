@@ -45,6 +45,7 @@ pub(crate) fn turns(dialect: Dialect, body: &Value) -> Vec<Turn> {
         Dialect::OpenAiChat => chat(body, &mut out),
         Dialect::OpenAiResponses => responses(body, &mut out),
         Dialect::Gemini => gemini(body, &mut out),
+        Dialect::BedrockConverse => converse(body, &mut out),
     }
     merge(out)
 }
@@ -112,6 +113,37 @@ fn anthropic(body: &Value, out: &mut Vec<Turn>) {
                     is_error: Some(b.get("is_error").and_then(Value::as_bool).unwrap_or(false)),
                 }])),
                 _ => {}
+            }
+        }
+        if !texts.is_empty() {
+            out.push(Turn::User(texts.join("\n")));
+        }
+    }
+}
+
+fn converse(body: &Value, out: &mut Vec<Turn>) {
+    for m in arr(body, "messages") {
+        let role = m.get("role").and_then(Value::as_str).unwrap_or("");
+        let mut texts = Vec::new();
+        for b in arr(m, "content") {
+            if let (Some(t), "user") = (s(b, "text"), role) {
+                texts.push(t);
+            } else if let (Some(u), "assistant") = (b.get("toolUse"), role) {
+                out.push(Turn::Calls(vec![SeenCall {
+                    id: s(u, "toolUseId"),
+                    name: s(u, "name").unwrap_or_default(),
+                }]));
+            } else if let Some(r) = b.get("toolResult") {
+                let text: Vec<String> = arr(r, "content")
+                    .iter()
+                    .filter_map(|p| s(p, "text").or_else(|| p.get("json").map(Value::to_string)))
+                    .collect();
+                out.push(Turn::Results(vec![SeenResult {
+                    id: s(r, "toolUseId"),
+                    name: None,
+                    text: text.join("\n"),
+                    is_error: Some(s(r, "status").as_deref() == Some("error")),
+                }]));
             }
         }
         if !texts.is_empty() {

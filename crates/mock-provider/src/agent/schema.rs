@@ -23,7 +23,7 @@ pub(super) fn requested(dialect: Dialect, v: &Value) -> Option<&Value> {
             .get("format")
             .filter(|f| f.get("type").and_then(Value::as_str) == Some("json_schema"))?
             .get("schema"),
-        Dialect::Anthropic => None,
+        Dialect::Anthropic | Dialect::BedrockConverse => None,
     }
 }
 

@@ -161,9 +161,37 @@ fn planned_replies_render_in_every_dialect() {
     for dialect in Dialect::ALL {
         let p = plan(dialect, body, None, "get_weather", 1);
         let events = stream_events(dialect, &p, true);
-        assert!(!datas(&events).is_empty(), "{dialect}");
+        if dialect == Dialect::BedrockConverse {
+            // Event-stream frames, not SSE: checked below.
+            assert!(!events.is_empty());
+        } else {
+            assert!(!datas(&events).is_empty(), "{dialect}");
+        }
         serde_json::from_str::<Value>(&json_body(dialect, &p)).unwrap();
     }
+}
+
+#[test]
+fn converse_bodies_and_frames_read_back_through_wire() {
+    let p = calls_plan(2);
+    let json = toolwarden_wire::response_view(
+        Dialect::BedrockConverse,
+        json_body(Dialect::BedrockConverse, &p).as_bytes(),
+    )
+    .unwrap();
+    let mut parser = toolwarden_wire::StreamParser::new(Dialect::BedrockConverse);
+    for frame in stream_events(Dialect::BedrockConverse, &p, false) {
+        parser.feed(&frame);
+    }
+    assert!(parser.is_complete());
+    assert!(parser.framing_error().is_none());
+    let streamed = parser.finish();
+    assert_eq!(streamed, json);
+    assert_eq!(json.calls.len(), 2);
+    assert_eq!(json.calls[1].id, p.call_id("tooluse_", 1));
+    assert_eq!(json.calls[1].arguments, r#"{"city":"Zürich 1"}"#);
+    assert_eq!(json.stop_reason.as_deref(), Some("tool_use"));
+    assert_eq!(json.usage.output_tokens, Some(7));
 }
 
 #[test]

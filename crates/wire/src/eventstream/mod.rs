@@ -21,6 +21,7 @@
 
 mod decode;
 mod encode;
+pub(crate) mod framing;
 mod header;
 
 pub use decode::{

@@ -21,7 +21,10 @@ use std::borrow::Cow;
 
 use toolwarden_core::Verdict;
 
-use crate::{Detector, ResultView, WireError, anthropic, gemini, openai_chat, openai_responses};
+use crate::{
+    Detector, ResultView, WireError, anthropic, bedrock_converse, gemini, openai_chat,
+    openai_responses,
+};
 
 /// A tool result's decoded content and failure verdict.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,6 +59,14 @@ pub(crate) enum RawResult<'a> {
     },
     /// Gemini `functionResponse`: the `response` object.
     Gemini { response: Option<&'a str> },
+    /// Bedrock Converse `toolResult`: `content` blocks, `status` read as
+    /// failed (`"error"`) or not.
+    Converse {
+        content: Option<&'a str>,
+        failed: Option<bool>,
+        /// Some result of the same conversation carries a `status`.
+        client_uses_flag: bool,
+    },
 }
 
 // === impl ResultView ===
@@ -79,7 +90,9 @@ impl<'a> ResultView<'a> {
     /// has none or it is `null`. Its length is a cheap size measure.
     pub fn raw_content(&self) -> Option<&'a str> {
         match self.raw {
-            RawResult::Anthropic { content, .. } | RawResult::Chat { content } => content,
+            RawResult::Anthropic { content, .. }
+            | RawResult::Chat { content }
+            | RawResult::Converse { content, .. } => content,
             RawResult::Responses { output, .. } => output,
             RawResult::Gemini { response } => response,
         }
@@ -104,6 +117,11 @@ impl<'a> ResultView<'a> {
                 failed_status,
             } => openai_responses::read_result(output, failed_status, judge)?,
             RawResult::Gemini { response } => gemini::read_result(response, judge)?,
+            RawResult::Converse {
+                content,
+                failed,
+                client_uses_flag,
+            } => bedrock_converse::read_result(content, failed, client_uses_flag, judge)?,
         };
         Ok(ResultContent { text, verdict })
     }

@@ -23,7 +23,40 @@ pub(super) fn results(
         Dialect::OpenAiChat => chat(body, judge),
         Dialect::OpenAiResponses => responses(body, judge),
         Dialect::Gemini => gemini(body, judge),
+        Dialect::BedrockConverse => converse(body, judge),
     }
+}
+
+fn converse(body: &Value, judge: &dyn Fn(&str) -> Verdict) -> Vec<(String, String, Verdict)> {
+    let results: Vec<&Value> = array(&body["messages"])
+        .iter()
+        .flat_map(|m| array(&m["content"]))
+        .filter_map(|b| b.get("toolResult"))
+        .collect();
+    let uses_flag = results.iter().any(|r| r["status"].is_string());
+    results
+        .into_iter()
+        .map(|r| {
+            let text = array(&r["content"])
+                .iter()
+                .filter_map(|p| match (p.get("text"), p.get("json")) {
+                    (Some(Value::String(t)), _) => Some(t.clone()),
+                    (_, Some(j)) => Some(j.to_string()),
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+                .join("\n");
+            let verdict = match r["status"].as_str() {
+                Some(s) => Verdict::explicit(s == "error"),
+                None => match mcp(&text) {
+                    Some(flag) => Verdict::explicit(flag),
+                    None if uses_flag => Verdict::NONE,
+                    None => judge(&text),
+                },
+            };
+            (id(&r["toolUseId"]), text, verdict)
+        })
+        .collect()
 }
 
 fn anthropic(body: &Value, judge: &dyn Fn(&str) -> Verdict) -> Vec<(String, String, Verdict)> {

@@ -223,6 +223,42 @@ fn gemini(specs: &[Spec]) -> Value {
     ]})
 }
 
+/// Converse contents are lists of `text` / `json` blocks: other contents
+/// are mapped onto them; `is_error` becomes `status`.
+fn converse(specs: &[Spec]) -> Value {
+    let calls: Vec<Value> = (0..specs.len())
+        .map(|i| json!({"toolUse": {"toolUseId": format!("b{i}"), "name": "f", "input": {}}}))
+        .collect();
+    let results: Vec<Value> = specs
+        .iter()
+        .enumerate()
+        .map(|(i, (content, is_error, ..))| {
+            let blocks = match content {
+                None => None,
+                Some(Value::String(s)) => Some(json!([{"text": s}])),
+                Some(Value::Array(a)) => Some(Value::Array(
+                    a.iter()
+                        .map(|p| match p.get("text") {
+                            Some(Value::String(t)) => json!({"text": t}),
+                            _ => json!({"json": p}),
+                        })
+                        .collect(),
+                )),
+                Some(other) if !other.is_null() => Some(json!([{"json": other}])),
+                Some(_) => None,
+            };
+            let status = is_error.map(|e| Value::from(if e { "error" } else { "success" }));
+            let r = json!({"toolUseId": format!("b{i}")});
+            json!({"toolResult": with(with(r, "content", &blocks), "status", &status)})
+        })
+        .collect();
+    json!({"messages": [
+        {"role": "user", "content": [{"text": "go"}]},
+        {"role": "assistant", "content": calls},
+        {"role": "user", "content": results},
+    ]})
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
@@ -233,6 +269,7 @@ proptest! {
             (Dialect::OpenAiChat, chat(&specs)),
             (Dialect::OpenAiResponses, responses(&specs)),
             (Dialect::Gemini, gemini(&specs)),
+            (Dialect::BedrockConverse, converse(&specs)),
         ] {
             let bytes = serde_json::to_vec(&body).unwrap();
             let n = check(dialect, &bytes, &starts_with_error)

@@ -1,0 +1,54 @@
+//! AWS Bedrock Converse (`POST /model/{modelId}/converse` and
+//! `/converse-stream`): `toolUse` / `toolResult` content blocks, a
+//! `toolResult.status` of `"error"` as the failure flag, tools declared in
+//! `toolConfig.tools[].toolSpec`; the model is in the path, not the body.
+//!
+//! - [`request_view`](crate::request_view): borrowed serde shapes (`model`),
+//!   verdict rules in `view`.
+//! - [`validate`](crate::validate) / [`repair`](crate::repair): Bedrock's
+//!   `ValidationException` rules and texts, byte-exact repair.
+//! - [`response_view`](crate::response_view): `output.message.content[]`,
+//!   `stopReason`, `usage`.
+//! - [`StreamState`]: ConverseStream events, framed by
+//!   [`crate::eventstream`] (see [`crate::StreamParser`]).
+//! - [`render_results`](crate::render_results): one `user` message with a
+//!   `toolResult` block per outcome, `status: "error"` on failure.
+
+mod model;
+mod repair;
+mod response;
+mod stream;
+mod validate;
+mod view;
+
+use serde_json::json;
+use toolwarden_core::ToolOutcome;
+
+pub use stream::StreamState;
+
+pub(crate) use repair::repair;
+pub(crate) use response::response_view;
+pub(crate) use validate::validate;
+pub(crate) use view::{inspect, read_result, request_view};
+
+pub(crate) fn render_results(outcomes: &[ToolOutcome]) -> Vec<serde_json::Value> {
+    if outcomes.is_empty() {
+        return Vec::new();
+    }
+    let blocks: Vec<serde_json::Value> = outcomes
+        .iter()
+        .map(|o| {
+            json!({"toolResult": {
+                "toolUseId": o.call_id,
+                "content": [{"text": o.model_text()}],
+                "status": if o.is_failure() { "error" } else { "success" },
+            }})
+        })
+        .collect();
+    vec![json!({"role": "user", "content": blocks})]
+}
+
+#[cfg(test)]
+mod proptests;
+#[cfg(test)]
+mod tests;

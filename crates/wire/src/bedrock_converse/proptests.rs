@@ -1,0 +1,92 @@
+//! Property tests: random pairings repair to bodies Bedrock accepts,
+//! streams split anywhere read the same, random bytes never panic.
+
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+use super::tests::converse_stream;
+use crate::{Dialect, StreamParser, repair, request_view, validate};
+
+/// A message: a role and blocks that are text, calls or results of ids
+/// drawn from a small set (so pairs, orphans and duplicates all occur).
+fn message() -> impl Strategy<Value = Value> {
+    let id = prop::sample::select(vec!["a", "b", "c"]);
+    let block = prop_oneof![
+        Just(json!({"text": "t"})),
+        id.clone()
+            .prop_map(|i| json!({"toolUse": {"toolUseId": i, "name": "f", "input": {}}})),
+        (id, any::<bool>()).prop_map(|(i, err)| json!({"toolResult": {
+            "toolUseId": i,
+            "content": [{"text": "r"}],
+            "status": if err { "error" } else { "success" }}})),
+    ];
+    (
+        prop::sample::select(vec!["user", "assistant"]),
+        prop::collection::vec(block, 1..4),
+    )
+        .prop_map(|(role, content)| json!({"role": role, "content": content}))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn repaired_bodies_validate_clean(msgs in prop::collection::vec(message(), 0..6), pretty in any::<bool>()) {
+        let body = json!({"messages": msgs, "inferenceConfig": {"maxTokens": 5}});
+        let bytes = if pretty { serde_json::to_vec_pretty(&body) } else { serde_json::to_vec(&body) }.unwrap();
+        let defects = validate(Dialect::BedrockConverse, &bytes).unwrap();
+        let r = repair(Dialect::BedrockConverse, &bytes).unwrap();
+        prop_assert_eq!(r.is_changed(), !defects.is_empty());
+        let after = validate(Dialect::BedrockConverse, &r.body).unwrap();
+        prop_assert!(after.is_empty(), "{:?}\n{}", after, String::from_utf8_lossy(&r.body));
+        // Still valid JSON, still the other fields.
+        let v: Value = serde_json::from_slice(&r.body).unwrap();
+        prop_assert_eq!(&v["inferenceConfig"], &body["inferenceConfig"]);
+        prop_assert!(request_view(Dialect::BedrockConverse, &r.body).is_ok());
+        let twice = repair(Dialect::BedrockConverse, &r.body).unwrap();
+        prop_assert!(!twice.is_changed());
+    }
+
+    #[test]
+    fn streams_split_anywhere_read_the_same(cuts in prop::collection::vec(any::<usize>(), 0..10)) {
+        let stream = converse_stream();
+        let mut whole = StreamParser::new(Dialect::BedrockConverse);
+        whole.feed(&stream);
+        let whole = whole.finish();
+        let mut points: Vec<usize> = cuts.iter().map(|c| c % (stream.len() + 1)).collect();
+        points.sort_unstable();
+        points.push(stream.len());
+        let mut p = StreamParser::new(Dialect::BedrockConverse);
+        let mut at = 0;
+        for q in points {
+            p.feed(&stream[at..q]);
+            at = q;
+        }
+        prop_assert_eq!(p.finish(), whole);
+    }
+
+    #[test]
+    fn corrupt_streams_and_random_bodies_never_panic(
+        at in any::<usize>(),
+        flip in 1u8..=255,
+        bytes in prop::collection::vec(any::<u8>(), 0..200),
+    ) {
+        let mut stream = converse_stream();
+        let i = at % stream.len();
+        stream[i] ^= flip;
+        let mut p = StreamParser::new(Dialect::BedrockConverse);
+        p.feed(&stream);
+        let v = p.finish();
+        prop_assert!(v.error.is_some());
+        let d = Dialect::BedrockConverse;
+        let _ = request_view(d, &bytes);
+        let _ = validate(d, &bytes);
+        let _ = repair(d, &bytes);
+        let mut p = StreamParser::new(d);
+        p.feed(&bytes);
+        let _ = p.finish();
+        let mut p = StreamParser::bedrock_invoke(Dialect::Anthropic);
+        p.feed(&bytes);
+        let _ = p.finish();
+    }
+}

@@ -1,0 +1,226 @@
+//! Byte-exact repair of a Converse body's call/result pairing.
+//!
+//! Each unanswered `toolUse` gets a `toolResult` with `status: "error"`
+//! at the start of the next user message (in a new user message when the
+//! next message is not one); a `toolResult` that answers no `toolUse` of the
+//! previous turn becomes a text block; a second result for the same call is
+//! dropped. Only the `content` arrays that change (and the `messages` array
+//! when a message is inserted) are rewritten: every other byte is copied.
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use super::{
+    model::{Block, Shape},
+    validate,
+    view::read_result,
+};
+use crate::{
+    Change, ChangeKind, DefectKind, Repaired, WireError,
+    pairing::MISSING_RESULT_TEXT,
+    splice::{
+        json_string, replace,
+        span::{ArraySpan, Piece, array_span},
+        utf8,
+    },
+};
+
+#[derive(Deserialize)]
+struct Top<'a> {
+    #[serde(borrow)]
+    messages: &'a RawValue,
+}
+
+#[derive(Deserialize)]
+struct Msg<'a> {
+    #[serde(borrow)]
+    role: Cow<'a, str>,
+    #[serde(borrow)]
+    content: &'a RawValue,
+}
+
+/// One message, located: its content array and blocks.
+struct Located<'a> {
+    content: ArraySpan<'a>,
+    blocks: Vec<Block<'a>>,
+    shape: Shape<'a>,
+}
+
+pub(crate) fn repair(body: &[u8]) -> Result<Repaired<'_>, WireError> {
+    if validate::validate(body)?.is_empty() {
+        return Ok(Repaired {
+            body: Cow::Borrowed(body),
+            changes: Vec::new(),
+        });
+    }
+    let text = utf8(body)?;
+    let top: Top<'_> = serde_json::from_str(text)?;
+    let messages = array_span(text, top.messages)?;
+    let mut located = Vec::with_capacity(messages.raws.len());
+    for raw in &messages.raws {
+        let m: Msg<'_> = serde_json::from_str(raw.get())?;
+        let content = array_span(text, m.content)?;
+        let blocks = content
+            .raws
+            .iter()
+            .map(|b| serde_json::from_str::<Block<'_>>(b.get()))
+            .collect::<Result<Vec<_>, _>>()?;
+        let shape = Shape {
+            role: m.role,
+            tools: blocks
+                .iter()
+                .enumerate()
+                .filter_map(|(j, b)| match (&b.tool_use, &b.tool_result) {
+                    (Some(u), _) => Some((j, u.id.clone(), true)),
+                    (None, Some(r)) => Some((j, r.id.clone(), false)),
+                    _ => None,
+                })
+                .collect(),
+        };
+        located.push(Located {
+            content,
+            blocks,
+            shape,
+        });
+    }
+    let mut changes = Vec::new();
+    let mut msg_pieces: Vec<Piece> = Vec::new();
+    for (i, m) in located.iter().enumerate() {
+        let prev = i.checked_sub(1).map(|p| &located[p].shape);
+        let calls: Vec<&str> = match prev {
+            Some(p) if p.is_assistant() && m.shape.is_user() => {
+                p.calls().map(|(_, id)| id).collect()
+            }
+            _ => Vec::new(),
+        };
+        // Results owed to the previous assistant message, to open this one.
+        let owed = match prev {
+            Some(p) if p.is_assistant() && m.shape.is_user() => missing(p, &m.shape),
+            _ => Vec::new(),
+        };
+        let mut pieces: Vec<Piece> = Vec::new();
+        for id in &owed {
+            pieces.push(Piece::New(synthetic_result(id)));
+            changes.push(inserted(i - 1, id));
+        }
+        let mut answered: Vec<&str> = Vec::new();
+        let mut changed = !owed.is_empty();
+        for (j, b) in m.blocks.iter().enumerate() {
+            let Some(r) = &b.tool_result else {
+                pieces.push(Piece::Orig(j));
+                continue;
+            };
+            let id = &*r.id;
+            if !calls.contains(&id) {
+                let content = read_result(r.content.map(RawValue::get), None, true, &|_| {
+                    toolwarden_core::Verdict::NONE
+                })
+                .map(|(t, _)| t.into_owned())
+                .unwrap_or_default();
+                let text = format!(
+                    "[Result of tool call {id}, whose call is not in the previous turn]\n{content}"
+                );
+                pieces.push(Piece::New(format!("{{\"text\":{}}}", json_string(&text))));
+                changes.push(change(
+                    ChangeKind::ConvertedResultToText,
+                    DefectKind::OrphanResult,
+                    i,
+                    id,
+                    format!("result for unknown call {id} turned into text"),
+                ));
+                changed = true;
+            } else if answered.contains(&id) {
+                changes.push(change(
+                    ChangeKind::RemovedDuplicate,
+                    DefectKind::DuplicateCallId,
+                    i,
+                    id,
+                    format!("second result for {id} removed"),
+                ));
+                changed = true;
+            } else {
+                answered.push(id);
+                pieces.push(Piece::Orig(j));
+            }
+        }
+        if changed {
+            let content = m.content.render(text, &pieces);
+            let msg_range = messages.elems[i].clone();
+            let inner =
+                m.content.range.start - msg_range.start..m.content.range.end - msg_range.start;
+            msg_pieces.push(Piece::New(replace(&text[msg_range], inner, &content)));
+        } else {
+            msg_pieces.push(Piece::Orig(i));
+        }
+        // Calls whose next message is not a user message: a new one.
+        let next_is_user = located.get(i + 1).is_some_and(|n| n.shape.is_user());
+        if m.shape.is_assistant() && !next_is_user {
+            let owed = missing(
+                &m.shape,
+                &Shape {
+                    role: "".into(),
+                    tools: Vec::new(),
+                },
+            );
+            if !owed.is_empty() {
+                let results: Vec<String> = owed.iter().map(|id| synthetic_result(id)).collect();
+                for id in &owed {
+                    changes.push(inserted(i, id));
+                }
+                msg_pieces.push(Piece::New(format!(
+                    "{{\"role\":\"user\",\"content\":[{}]}}",
+                    results.join(",")
+                )));
+            }
+        }
+    }
+    let new_messages = messages.render(text, &msg_pieces);
+    let out = replace(text, messages.range.clone(), &new_messages);
+    Ok(Repaired {
+        body: Cow::Owned(out.into_bytes()),
+        changes,
+    })
+}
+
+/// The distinct call ids of `calls` (an assistant message) that `next`
+/// does not answer.
+fn missing<'s>(calls: &'s Shape<'_>, next: &Shape<'_>) -> Vec<&'s str> {
+    let answered: Vec<&str> = next.results().map(|(_, id)| id).collect();
+    let mut out: Vec<&str> = Vec::new();
+    for (_, id) in calls.calls() {
+        if !answered.contains(&id) && !out.contains(&id) {
+            out.push(id);
+        }
+    }
+    out
+}
+
+fn synthetic_result(id: &str) -> String {
+    format!(
+        "{{\"toolResult\":{{\"toolUseId\":{},\"content\":[{{\"text\":{}}}],\"status\":\"error\"}}}}",
+        json_string(id),
+        json_string(MISSING_RESULT_TEXT)
+    )
+}
+
+fn inserted(call_message: usize, id: &str) -> Change {
+    change(
+        ChangeKind::InsertedResult,
+        DefectKind::MissingResult,
+        call_message,
+        id,
+        format!("error result inserted for unanswered call {id}"),
+    )
+}
+
+fn change(kind: ChangeKind, defect: DefectKind, msg: usize, id: &str, what: String) -> Change {
+    Change {
+        kind,
+        defect,
+        message_index: msg,
+        call_id: Some(id.to_string()),
+        description: what,
+    }
+}

@@ -1,0 +1,428 @@
+use serde_json::{Value, json};
+use toolwarden_core::{ToolCall, Verdict};
+
+use crate::{
+    ChangeKind, DefectKind, Detector, Dialect, StreamParser,
+    eventstream::{encode_event, encode_exception, encode_invoke_chunk},
+    inspect, render_results, repair, request_view, response_view,
+    testutil::starts_with_error,
+    validate,
+};
+
+/// A two-turn conversation as boto3 sends it: one failed, one good result.
+const BODY: &str = r#"{"messages":[
+  {"role":"user","content":[{"text":"list and read"}]},
+  {"role":"assistant","content":[{"text":"ok"},
+    {"toolUse":{"toolUseId":"tooluse_a","name":"ls","input":{"path":"/x"}}},
+    {"toolUse":{"toolUseId":"tooluse_b","name":"cat","input":{}}}]},
+  {"role":"user","content":[
+    {"toolResult":{"toolUseId":"tooluse_a","content":[{"text":"no such dir"}],"status":"error"}},
+    {"toolResult":{"toolUseId":"tooluse_b","content":[{"json":{"lines":3}}],"status":"success"}}]}
+ ],
+ "system":[{"text":"be brief"}],
+ "toolConfig":{"tools":[{"toolSpec":{"name":"ls","inputSchema":{"json":{"type":"object"}}}}]},
+ "inferenceConfig":{"maxTokens":100}}"#;
+
+#[test]
+fn the_view_reads_calls_results_and_status() {
+    let view = request_view(Dialect::BedrockConverse, BODY.as_bytes()).unwrap();
+    assert_eq!(view.model, None);
+    assert_eq!(view.message_count, 3);
+    assert_eq!(view.calls.len(), 2);
+    assert_eq!(
+        (
+            &*view.calls[0].id,
+            &*view.calls[0].name,
+            &*view.calls[0].arguments
+        ),
+        ("tooluse_a", "ls", r#"{"path":"/x"}"#)
+    );
+    let d = Detector::default();
+    let a = view.results[0].read(&d).unwrap();
+    assert_eq!(
+        (a.text.as_ref(), a.verdict),
+        ("no such dir", Verdict::explicit(true))
+    );
+    let b = view.results[1].read(&d).unwrap();
+    assert_eq!(
+        (b.text.as_ref(), b.verdict),
+        (r#"{"lines":3}"#, Verdict::explicit(false))
+    );
+    assert_eq!(view.results[0].tool.as_deref(), Some("ls"));
+    assert!(view.results.iter().all(|r| r.new));
+    assert!(view.first_turn_hash.is_some());
+    assert_eq!(
+        Dialect::sniff(BODY.as_bytes()),
+        Some(Dialect::BedrockConverse)
+    );
+    assert!(
+        validate(Dialect::BedrockConverse, BODY.as_bytes())
+            .unwrap()
+            .is_empty()
+    );
+    let both = inspect(Dialect::BedrockConverse, BODY.as_bytes());
+    assert_eq!(both.defects.unwrap(), Vec::new());
+}
+
+#[test]
+fn without_any_status_the_detector_decides() {
+    let body = json!({"messages":[
+        {"role":"assistant","content":[{"toolUse":{"toolUseId":"t1","name":"f","input":{}}}]},
+        {"role":"user","content":[{"toolResult":{"toolUseId":"t1","content":[{"text":"Error: boom"}]}}]}]});
+    let bytes = serde_json::to_vec(&body).unwrap();
+    let view = request_view(Dialect::BedrockConverse, &bytes).unwrap();
+    let read = view.results[0].read_with(&starts_with_error).unwrap();
+    assert!(read.verdict.failed);
+    // With a status elsewhere in the conversation, an unflagged one is a success.
+    let body = json!({"messages":[
+        {"role":"assistant","content":[
+            {"toolUse":{"toolUseId":"t1","name":"f","input":{}}},
+            {"toolUse":{"toolUseId":"t2","name":"f","input":{}}}]},
+        {"role":"user","content":[
+            {"toolResult":{"toolUseId":"t1","content":[{"text":"Error: boom"}]}},
+            {"toolResult":{"toolUseId":"t2","content":[{"text":"ok"}],"status":"success"}}]}]});
+    let bytes = serde_json::to_vec(&body).unwrap();
+    let view = request_view(Dialect::BedrockConverse, &bytes).unwrap();
+    assert_eq!(
+        view.results[0]
+            .read_with(&starts_with_error)
+            .unwrap()
+            .verdict,
+        Verdict::NONE
+    );
+}
+
+#[test]
+fn bad_bodies_are_errors() {
+    for bad in [
+        &b"{"[..],
+        b"[]",
+        b"{\"messages\":3}",
+        b"{\"messages\":[{\"role\":\"user\"}]}",
+        b"\xff",
+    ] {
+        assert!(request_view(Dialect::BedrockConverse, bad).is_err());
+        assert!(validate(Dialect::BedrockConverse, bad).is_err());
+        assert!(repair(Dialect::BedrockConverse, bad).is_err());
+    }
+}
+
+#[test]
+fn defects_are_worded_as_bedrock_words_them() {
+    let body = r#"{"messages":[
+      {"role":"user","content":[{"text":"go"}]},
+      {"role":"assistant","content":[
+        {"toolUse":{"toolUseId":"tooluse_nBge","name":"f","input":{}}},
+        {"toolUse":{"toolUseId":"tooluse_041Y","name":"g","input":{}}}]},
+      {"role":"user","content":[{"toolResult":{"toolUseId":"tooluse_nBge","content":[{"text":"a"}]}}]},
+      {"role":"user","content":[{"toolResult":{"toolUseId":"tooluse_041Y","content":[{"text":"b"}]}}]}]}"#;
+    let defects = validate(Dialect::BedrockConverse, body.as_bytes()).unwrap();
+    let texts: Vec<(&str, DefectKind)> = defects
+        .iter()
+        .map(|d| (d.message.as_str(), d.kind))
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            (
+                "Expected toolResult blocks at messages.2.content for the following Ids: tooluse_041Y",
+                DefectKind::MissingResult
+            ),
+            (
+                "The number of toolResult blocks at messages.3.content exceeds the number of toolUse blocks of previous turn.",
+                DefectKind::OrphanResult
+            ),
+        ]
+    );
+}
+
+#[test]
+fn repair_inserts_error_results_and_keeps_every_other_byte() {
+    // The assistant's second call is unanswered; an orphan follows later.
+    let body = "{\"messages\": [\n  {\"role\":\"user\",\"content\":[{\"text\":\"go\"}]},\n  {\"role\":\"assistant\",\"content\":[{\"toolUse\":{\"toolUseId\":\"a\",\"name\":\"f\",\"input\":{}}},{\"toolUse\":{\"toolUseId\":\"b\",\"name\":\"f\",\"input\":{}}}]},\n  {\"role\":\"user\",\"content\":[{\"toolResult\":{\"toolUseId\":\"a\",\"content\":[{\"text\":\"fine\"}]}}]},\n  {\"role\":\"assistant\",\"content\":[{\"toolUse\":{\"toolUseId\":\"c\",\"name\":\"f\",\"input\":{}}}]}\n ], \"x\": {\"keep\" : 1}}";
+    let r = repair(Dialect::BedrockConverse, body.as_bytes()).unwrap();
+    let kinds: Vec<(ChangeKind, Option<&str>)> = r
+        .changes
+        .iter()
+        .map(|c| (c.kind, c.call_id.as_deref()))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            (ChangeKind::InsertedResult, Some("b")),
+            (ChangeKind::InsertedResult, Some("c"))
+        ]
+    );
+    let out = std::str::from_utf8(&r.body).unwrap();
+    assert!(
+        validate(Dialect::BedrockConverse, out.as_bytes())
+            .unwrap()
+            .is_empty(),
+        "{out}"
+    );
+    assert!(out.ends_with("\n ], \"x\": {\"keep\" : 1}}"), "{out}");
+    assert!(out.contains(
+        "{\"role\":\"user\",\"content\":[{\"text\":\"go\"}]},\n  {\"role\":\"assistant\""
+    ));
+    let v: Value = serde_json::from_str(out).unwrap();
+    let inserted = &v["messages"][2]["content"][0]["toolResult"];
+    assert_eq!(
+        (inserted["toolUseId"].as_str(), inserted["status"].as_str()),
+        (Some("b"), Some("error"))
+    );
+    assert_eq!(
+        v["messages"][2]["content"][1]["toolResult"]["toolUseId"],
+        "a"
+    );
+    assert_eq!(v["messages"][4]["role"], "user");
+    assert_eq!(
+        v["messages"][4]["content"][0]["toolResult"]["toolUseId"],
+        "c"
+    );
+    // The inserted results read as explicit failures.
+    let view = request_view(Dialect::BedrockConverse, &r.body).unwrap();
+    let d = Detector::default();
+    assert!(
+        view.results
+            .iter()
+            .filter(|r| r.call_id != "a")
+            .all(|r| r.read(&d).unwrap().verdict == Verdict::explicit(true))
+    );
+    // Clean bodies come back borrowed; a repaired body needs nothing more.
+    let again = repair(Dialect::BedrockConverse, &r.body).unwrap();
+    assert!(!again.is_changed());
+    assert!(matches!(again.body, std::borrow::Cow::Borrowed(_)));
+}
+
+#[test]
+fn repair_turns_orphans_into_text_and_drops_second_results() {
+    let body = json!({"messages":[
+        {"role":"user","content":[{"toolResult":{"toolUseId":"ghost","content":[{"text":"old"}]}}]},
+        {"role":"assistant","content":[{"toolUse":{"toolUseId":"a","name":"f","input":{}}}]},
+        {"role":"user","content":[
+            {"toolResult":{"toolUseId":"a","content":[{"text":"1"}]}},
+            {"toolResult":{"toolUseId":"a","content":[{"text":"2"}]}}]}]});
+    let bytes = serde_json::to_vec(&body).unwrap();
+    let r = repair(Dialect::BedrockConverse, &bytes).unwrap();
+    let kinds: Vec<ChangeKind> = r.changes.iter().map(|c| c.kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            ChangeKind::ConvertedResultToText,
+            ChangeKind::RemovedDuplicate
+        ]
+    );
+    assert!(
+        validate(Dialect::BedrockConverse, &r.body)
+            .unwrap()
+            .is_empty()
+    );
+    let v: Value = serde_json::from_slice(&r.body).unwrap();
+    assert!(
+        v["messages"][0]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .ends_with("\nold")
+    );
+    assert_eq!(v["messages"][2]["content"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn the_response_view_reads_tool_use_stop_reason_and_usage() {
+    let body = br#"{"output":{"message":{"role":"assistant","content":[
+        {"text":"Let me look."},
+        {"toolUse":{"toolUseId":"tooluse_x","name":"ls","input":{"path":"."}}}]}},
+      "stopReason":"tool_use","usage":{"inputTokens":12,"outputTokens":7,"totalTokens":19},
+      "metrics":{"latencyMs":300}}"#;
+    let v = response_view(Dialect::BedrockConverse, body).unwrap();
+    assert_eq!(
+        v.calls,
+        [ToolCall {
+            id: "tooluse_x".into(),
+            name: "ls".into(),
+            arguments: r#"{"path":"."}"#.into()
+        }]
+    );
+    assert_eq!(v.stop_reason.as_deref(), Some("tool_use"));
+    assert_eq!(
+        (v.usage.input_tokens, v.usage.output_tokens),
+        (Some(12), Some(7))
+    );
+    let err = response_view(
+        Dialect::BedrockConverse,
+        br#"{"message":"Malformed input request"}"#,
+    )
+    .unwrap();
+    assert_eq!(err.error.as_deref(), Some("Malformed input request"));
+}
+
+/// A ConverseStream as Bedrock frames it: text, then one tool call whose
+/// input arrives in pieces.
+pub(super) fn converse_stream() -> Vec<u8> {
+    let events: [(&str, &str); 10] = [
+        ("messageStart", r#"{"p":"abcd","role":"assistant"}"#),
+        (
+            "contentBlockDelta",
+            r#"{"contentBlockIndex":0,"delta":{"text":"Let me "},"p":"abc"}"#,
+        ),
+        (
+            "contentBlockDelta",
+            r#"{"contentBlockIndex":0,"delta":{"text":"check."},"p":"ab"}"#,
+        ),
+        (
+            "contentBlockStop",
+            r#"{"contentBlockIndex":0,"p":"abcdef"}"#,
+        ),
+        (
+            "contentBlockStart",
+            r#"{"contentBlockIndex":1,"p":"a","start":{"toolUse":{"name":"ls","toolUseId":"tooluse_1"}}}"#,
+        ),
+        (
+            "contentBlockDelta",
+            r#"{"contentBlockIndex":1,"delta":{"toolUse":{"input":"{\"path\":"}},"p":"abcd"}"#,
+        ),
+        (
+            "contentBlockDelta",
+            r#"{"contentBlockIndex":1,"delta":{"toolUse":{"input":"\"/tmp\"}"}},"p":"ab"}"#,
+        ),
+        ("contentBlockStop", r#"{"contentBlockIndex":1,"p":"abc"}"#),
+        ("messageStop", r#"{"p":"abcdefg","stopReason":"tool_use"}"#),
+        (
+            "metadata",
+            r#"{"metrics":{"latencyMs":420},"p":"abc","usage":{"inputTokens":30,"outputTokens":12,"totalTokens":42}}"#,
+        ),
+    ];
+    events
+        .iter()
+        .flat_map(|(e, p)| encode_event(e, p.as_bytes()))
+        .collect()
+}
+
+#[test]
+fn the_stream_parser_reads_converse_stream_frames() {
+    let stream = converse_stream();
+    let mut p = StreamParser::new(Dialect::BedrockConverse);
+    let mut complete_at = None;
+    for (i, b) in stream.iter().enumerate() {
+        p.feed(std::slice::from_ref(b));
+        if p.is_complete() && complete_at.is_none() {
+            complete_at = Some(i);
+        }
+    }
+    assert!(complete_at.is_some_and(|i| i < stream.len() - 1));
+    assert!(p.framing_error().is_none());
+    let v = p.finish();
+    assert_eq!(
+        v.calls,
+        [ToolCall {
+            id: "tooluse_1".into(),
+            name: "ls".into(),
+            arguments: r#"{"path":"/tmp"}"#.into()
+        }]
+    );
+    assert_eq!(v.stop_reason.as_deref(), Some("tool_use"));
+    assert_eq!(
+        (v.usage.input_tokens, v.usage.output_tokens),
+        (Some(30), Some(12))
+    );
+    assert_eq!(v.error, None);
+}
+
+#[test]
+fn exceptions_and_broken_frames_become_the_views_error() {
+    let mut stream = converse_stream()[..0].to_vec();
+    stream.extend(encode_event("messageStart", br#"{"role":"assistant"}"#));
+    stream.extend(encode_exception(
+        "throttlingException",
+        br#"{"message":"Too many tokens"}"#,
+    ));
+    let mut p = StreamParser::new(Dialect::BedrockConverse);
+    p.feed(&stream);
+    assert_eq!(
+        p.finish().error.as_deref(),
+        Some("throttlingException: Too many tokens")
+    );
+    // A corrupt CRC: counted, the parse goes on with the next frame.
+    let mut stream = converse_stream();
+    stream[20] ^= 0x40;
+    let mut p = StreamParser::new(Dialect::BedrockConverse);
+    p.feed(&stream);
+    assert!(p.framing_error().is_some());
+    let v = p.finish();
+    assert!(v.error.as_deref().unwrap().contains("CRC"), "{v:?}");
+    // Cut in the middle of a frame.
+    let stream = converse_stream();
+    let mut p = StreamParser::new(Dialect::BedrockConverse);
+    p.feed(&stream[..stream.len() - 3]);
+    let v = p.finish();
+    assert!(v.error.as_deref().unwrap().contains("ended"), "{v:?}");
+    // SSE bytes are not frames: an error, no panic.
+    let mut p = StreamParser::new(Dialect::BedrockConverse);
+    p.feed(b"data: {\"x\":1}\n\n");
+    assert!(p.framing_error().is_some());
+}
+
+#[test]
+fn invoke_with_response_stream_feeds_the_anthropic_parser() {
+    let events = [
+        r#"{"type":"message_start","message":{"id":"msg_bdrk_1","model":"claude-x","usage":{"input_tokens":5,"output_tokens":1}}}"#,
+        r#"{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_1","name":"ls","input":{}}}"#,
+        r#"{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"p\":1}"}}"#,
+        r#"{"type":"content_block_stop","index":0}"#,
+        r#"{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":9}}"#,
+        r#"{"type":"message_stop","amazon-bedrock-invocationMetrics":{"inputTokenCount":5}}"#,
+    ];
+    let stream: Vec<u8> = events
+        .iter()
+        .flat_map(|e| encode_invoke_chunk(e.as_bytes()))
+        .collect();
+    let mut p = StreamParser::bedrock_invoke(Dialect::Anthropic);
+    for piece in stream.chunks(7) {
+        p.feed(piece);
+    }
+    assert!(p.is_complete());
+    let v = p.finish();
+    assert_eq!(v.calls.len(), 1);
+    assert_eq!(
+        (v.calls[0].id.as_str(), v.calls[0].arguments.as_str()),
+        ("toolu_1", r#"{"p":1}"#)
+    );
+    assert_eq!(v.stop_reason.as_deref(), Some("tool_use"));
+    assert_eq!(v.id.as_deref(), Some("msg_bdrk_1"));
+}
+
+#[test]
+fn rendered_results_read_back_with_their_verdicts() {
+    use toolwarden_core::{ErrorKind, ToolFailure, ToolOutcome};
+    let ok = ToolOutcome::success("a", "ls", json!("file.txt"));
+    let failure = ToolFailure {
+        kind: ErrorKind::Timeout,
+        code: None,
+        technical_message: "deadline 5s".into(),
+        model_message: "The tool timed out.".into(),
+        retryable: true,
+        fatal: false,
+    };
+    let bad = ToolOutcome::failure("b", "cat", failure);
+    let msgs = render_results(Dialect::BedrockConverse, &[ok, bad]);
+    assert_eq!(msgs.len(), 1);
+    let body = json!({"messages":[
+        {"role":"assistant","content":[
+            {"toolUse":{"toolUseId":"a","name":"ls","input":{}}},
+            {"toolUse":{"toolUseId":"b","name":"cat","input":{}}}]},
+        msgs[0]]});
+    let bytes = serde_json::to_vec(&body).unwrap();
+    assert!(
+        validate(Dialect::BedrockConverse, &bytes)
+            .unwrap()
+            .is_empty()
+    );
+    let view = request_view(Dialect::BedrockConverse, &bytes).unwrap();
+    let d = Detector::default();
+    let verdicts: Vec<bool> = view
+        .results
+        .iter()
+        .map(|r| r.read(&d).unwrap().verdict.failed)
+        .collect();
+    assert_eq!(verdicts, [false, true]);
+}

@@ -1,0 +1,119 @@
+//! Pairing defects Bedrock's Converse API rejects (`ValidationException`),
+//! worded as Bedrock words them:
+//!
+//! - the `toolUse` ids of an assistant message must all be answered by
+//!   `toolResult` blocks in the next message, a user message: else
+//!   "Expected toolResult blocks at messages.N.content for the following
+//!   Ids: …" (N the message after the calls);
+//! - a user message may not hold more `toolResult` blocks than the previous
+//!   turn has `toolUse` blocks: "The number of toolResult blocks at
+//!   messages.N.content exceeds the number of toolUse blocks of previous
+//!   turn.";
+//! - a `toolResult` whose id is not a `toolUse` of the previous turn, or
+//!   answers one twice, is reported on its own (Bedrock then names the
+//!   unanswered call with the first text).
+
+use super::model::{Request, Shape};
+use crate::{Defect, DefectKind, WireError, splice::utf8};
+
+pub(crate) fn validate(body: &[u8]) -> Result<Vec<Defect>, WireError> {
+    let req: Request<'_> = serde_json::from_str(utf8(body)?)?;
+    let shapes: Vec<Shape<'_>> = req.messages.iter().map(Shape::of).collect();
+    Ok(defects(&shapes))
+}
+
+pub(super) fn defects(msgs: &[Shape<'_>]) -> Vec<Defect> {
+    let mut out = Vec::new();
+    for (i, m) in msgs.iter().enumerate() {
+        let prev_calls: Vec<&str> = match i.checked_sub(1).map(|p| &msgs[p]) {
+            Some(p) if p.is_assistant() && m.is_user() => p.calls().map(|(_, id)| id).collect(),
+            _ => Vec::new(),
+        };
+        if m.is_user() || m.results().next().is_some() {
+            check_results(i, m, &prev_calls, &mut out);
+        }
+        if m.is_assistant() {
+            check_answered(i, m, msgs.get(i + 1), &mut out);
+        }
+    }
+    out.sort_by_key(|d| d.message_index);
+    out
+}
+
+/// The calls of assistant message `i` against the message after it.
+fn check_answered(i: usize, m: &Shape<'_>, next: Option<&Shape<'_>>, out: &mut Vec<Defect>) {
+    let answered: Vec<&str> = match next {
+        Some(n) if n.is_user() => n.results().map(|(_, id)| id).collect(),
+        _ => Vec::new(),
+    };
+    let mut missing: Vec<&str> = Vec::new();
+    for (_, id) in m.calls() {
+        if !answered.contains(&id) && !missing.contains(&id) {
+            missing.push(id);
+        }
+    }
+    if missing.is_empty() {
+        return;
+    }
+    let n = i + 1;
+    out.push(Defect {
+        kind: DefectKind::MissingResult,
+        message_index: n,
+        call_ids: missing.iter().map(|s| s.to_string()).collect(),
+        message: format!(
+            "Expected toolResult blocks at messages.{n}.content for the following Ids: {}",
+            missing.join(", ")
+        ),
+    });
+}
+
+/// The results of message `i` against the calls of the turn before it.
+fn check_results(i: usize, m: &Shape<'_>, calls: &[&str], out: &mut Vec<Defect>) {
+    let results: Vec<(usize, &str)> = m.results().collect();
+    if results.len() > calls.len() {
+        let extra: Vec<String> = results
+            .iter()
+            .filter(|(_, id)| !calls.contains(id))
+            .map(|(_, id)| id.to_string())
+            .collect();
+        // Every result names a call: some call is answered twice.
+        let kind = if extra.is_empty() {
+            DefectKind::DuplicateCallId
+        } else {
+            DefectKind::OrphanResult
+        };
+        out.push(Defect {
+            kind,
+            message_index: i,
+            call_ids: extra,
+            message: format!(
+                "The number of toolResult blocks at messages.{i}.content exceeds the number of toolUse blocks of previous turn."
+            ),
+        });
+        return;
+    }
+    let mut answered: Vec<&str> = Vec::new();
+    for (j, id) in results {
+        if !calls.contains(&id) {
+            out.push(Defect {
+                kind: DefectKind::OrphanResult,
+                message_index: i,
+                call_ids: vec![id.to_string()],
+                message: format!(
+                    "messages.{i}.content.{j}: the toolResult's toolUseId {id} matches no toolUse block of the previous turn"
+                ),
+            });
+        } else if answered.contains(&id) {
+            out.push(Defect {
+                kind: DefectKind::DuplicateCallId,
+                message_index: i,
+                call_ids: vec![id.to_string()],
+                message: format!(
+                    "messages.{i}.content.{j}: the toolUse {id} is answered by more than one toolResult block"
+                ),
+            });
+        } else {
+            answered.push(id);
+        }
+    }
+}

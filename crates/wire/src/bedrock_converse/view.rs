@@ -1,0 +1,157 @@
+//! The request view: calls and results of a Converse body.
+//!
+//! Verdicts: `toolResult.status` is Bedrock's failure flag. `"error"` is an
+//! explicit failure, `"success"` an explicit success. An absent status is
+//! decided per conversation, as Anthropic's `is_error`: when some result of
+//! the body carries a status the client uses the flag and an unflagged
+//! result is a success; when none does, unflagged results go to the
+//! content detector (after an MCP `isError` inside the content).
+//!
+//! A result's content is a list of blocks: `text` blocks are its text,
+//! `json` blocks their JSON text, others (images, documents) are skipped;
+//! the parts are joined with newlines.
+
+use std::borrow::Cow;
+
+use ahash::AHashMap;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use toolwarden_core::Verdict;
+
+use super::{
+    model::{Request, Shape},
+    validate::defects,
+};
+use crate::{
+    CallView, RequestView, ResultView, WireError,
+    result::RawResult,
+    splice::{opt_cow, utf8},
+    text::{Fnv64, Judge, mcp_is_error, push_part},
+};
+
+/// See [`crate::request_view`].
+pub(crate) fn request_view(body: &[u8]) -> Result<RequestView<'_>, WireError> {
+    read(body, false).map(|(view, _)| view)
+}
+
+/// See [`crate::inspect`].
+pub(crate) fn inspect(body: &[u8]) -> crate::Inspection<'_> {
+    crate::Inspection::of(read(body, true), || super::validate(body))
+}
+
+fn read(body: &[u8], check: bool) -> crate::Pass<'_> {
+    let req: Request<'_> = serde_json::from_str(utf8(body)?)?;
+    let shapes: Option<Vec<Shape<'_>>> =
+        check.then(|| req.messages.iter().map(Shape::of).collect());
+    let mut view = RequestView {
+        message_count: req.messages.len(),
+        ..RequestView::default()
+    };
+    let mut names: AHashMap<Cow<'_, str>, usize> = AHashMap::new();
+    let mut last_assistant = None;
+    let mut hash = Fnv64::default();
+    for s in req.system.iter().flatten() {
+        if let Some(t) = &s.text {
+            hash.field(t.as_bytes());
+        }
+    }
+    hash.write(b"\x00system-end");
+    let mut first_user = true;
+    for (i, m) in req.messages.into_iter().enumerate() {
+        if m.role == "assistant" {
+            last_assistant = Some(i);
+        }
+        let hash_text = first_user && m.role == "user";
+        for block in m.content {
+            if let (true, Some(t)) = (hash_text, &block.text) {
+                hash.field(t.as_bytes());
+            }
+            if let Some(u) = block.tool_use {
+                names.insert(u.id.clone(), view.calls.len());
+                view.calls.push(CallView {
+                    id: u.id,
+                    name: u.name.unwrap_or_default(),
+                    arguments: u
+                        .input
+                        .map_or(Cow::Borrowed("{}"), |r| Cow::Borrowed(r.get())),
+                    message_index: i,
+                });
+            } else if let Some(r) = block.tool_result {
+                let tool = names.get(&r.id).map(|&c| view.calls[c].name.clone());
+                let status = r.status.as_deref().map(|s| s == "error");
+                view.results.push(ResultView {
+                    call_id: r.id,
+                    tool,
+                    message_index: i,
+                    new: false,
+                    raw: RawResult::Converse {
+                        content: r.content.map(RawValue::get),
+                        failed: status,
+                        client_uses_flag: true,
+                    },
+                });
+            }
+        }
+        first_user &= !hash_text;
+    }
+    let uses_flag = view.results.iter().any(|r| {
+        matches!(
+            r.raw,
+            RawResult::Converse {
+                failed: Some(_),
+                ..
+            }
+        )
+    });
+    for r in &mut view.results {
+        r.new = last_assistant.is_none_or(|a| r.message_index > a);
+        if let RawResult::Converse {
+            client_uses_flag, ..
+        } = &mut r.raw
+        {
+            *client_uses_flag = uses_flag;
+        }
+    }
+    view.first_turn_hash = Some(hash.finish());
+    Ok((view, shapes.as_deref().map(defects)))
+}
+
+/// One block of a result's `content`.
+#[derive(Deserialize)]
+struct Part<'a> {
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
+    text: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    json: Option<&'a RawValue>,
+}
+
+/// Read a result (see [`ResultView::read`]): the module docs' rules.
+pub(crate) fn read_result<'a>(
+    content: Option<&'a str>,
+    failed: Option<bool>,
+    client_uses_flag: bool,
+    judge: Judge<'_>,
+) -> Result<(Cow<'a, str>, Verdict), WireError> {
+    let parts: Vec<Part<'a>> = match content {
+        Some(raw) if raw != "null" => serde_json::from_str(raw)?,
+        _ => Vec::new(),
+    };
+    let mut text: Option<Cow<'a, str>> = None;
+    for p in parts {
+        if let Some(t) = p.text {
+            push_part(&mut text, t);
+        } else if let Some(j) = p.json {
+            push_part(&mut text, Cow::Borrowed(j.get()));
+        }
+    }
+    let text = text.unwrap_or_default();
+    let verdict = match failed {
+        Some(flag) => Verdict::explicit(flag),
+        None => match mcp_is_error(&text) {
+            Some(flag) => Verdict::explicit(flag),
+            None if client_uses_flag => Verdict::NONE,
+            None => judge(&text),
+        },
+    };
+    Ok((text, verdict))
+}
