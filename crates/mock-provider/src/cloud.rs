@@ -12,7 +12,8 @@
 //!   (401 `UNAUTHENTICATED` without);
 //! - Bedrock Runtime: `/model/{id}/invoke` (an Anthropic message) and
 //!   `/invoke-with-response-stream` (each Anthropic stream event in an
-//!   event-stream `chunk` frame as `{"bytes":"<base64>"}`). The SigV4
+//!   event-stream `chunk` frame as `{"bytes":"<base64>"}`), `/converse`
+//!   and `/converse-stream` (Bedrock Converse, ConverseStream frames). The SigV4
 //!   signature is verified as AWS does when [`crate::MockOptions::aws_key`]
 //!   is set: the canonical request rebuilt from the request as received
 //!   (the path encoded once more, the headers named in `SignedHeaders`, the
@@ -82,12 +83,14 @@ pub(crate) fn route(path: &str, query: Option<&str>) -> Option<CloudRoute> {
     }
     if let Some(rest) = path.strip_prefix("/model/") {
         let (id, op) = rest.rsplit_once('/')?;
-        let stream = match op {
-            "invoke" => false,
-            "invoke-with-response-stream" => true,
+        let (dialect, stream) = match op {
+            "invoke" => (Dialect::Anthropic, false),
+            "invoke-with-response-stream" => (Dialect::Anthropic, true),
+            "converse" => (Dialect::BedrockConverse, false),
+            "converse-stream" => (Dialect::BedrockConverse, true),
             _ => return None,
         };
-        return Some(make(Cloud::Bedrock, Dialect::Anthropic, Some(id), stream));
+        return Some(make(Cloud::Bedrock, dialect, Some(id), stream));
     }
     let rest = ["/v1/projects/", "/v1beta1/projects/"]
         .iter()
@@ -332,6 +335,10 @@ pub(crate) fn shape_reply(
                 if k.eq_ignore_ascii_case("content-type") {
                     *v = "application/vnd.amazon.eventstream".to_string();
                 }
+            }
+            // ConverseStream: already event-stream frames.
+            if route.dialect == Dialect::BedrockConverse {
+                return chunks;
             }
             let text: Vec<u8> = chunks.concat();
             String::from_utf8_lossy(&text)

@@ -12,10 +12,11 @@
 //! - Bedrock Runtime: `/model/{id}/invoke` and `/invoke-with-response-stream`
 //!   for Anthropic models (`anthropic.` in the id; Anthropic Messages
 //!   bodies without `model` or `stream`, both in the path); the id's `:`
-//!   raw or as `%3A`.
+//!   raw or as `%3A`; `/model/{id}/converse` and `/converse-stream` (Bedrock
+//!   Converse, any model).
 //!
-//! Everything else under those shapes (other methods, `/model/{id}/converse`,
-//! other Bedrock models) goes to the same upstream as a counted pass-through.
+//! Everything else under those shapes (other methods, other Bedrock
+//! models' `invoke`) goes to the same upstream as a counted pass-through.
 
 use http::Method;
 use toolwarden_wire::Dialect;
@@ -210,6 +211,13 @@ fn bedrock(path: &str, post: bool) -> Option<ProxyRoute> {
             Some(model),
             false,
         ),
+        "converse" | "converse-stream" if post && !id.is_empty() => route(
+            Provider::Bedrock,
+            target,
+            Some(Dialect::BedrockConverse),
+            Some(model),
+            false,
+        ),
         _ => pass(Provider::Bedrock, target),
     })
 }
@@ -313,8 +321,9 @@ mod tests {
         // Other models' invoke bodies are not Anthropic's.
         let r = post("/model/amazon.nova-pro-v1%3A0/invoke");
         assert_eq!((r.provider, r.dialect), (Provider::Bedrock, None));
-        let r = post("/model/amazon.nova-pro-v1%3A0/converse");
-        assert_eq!(r.provider, Provider::Bedrock);
+        let r = post("/bedrock/model/amazon.nova-pro-v1%3A0/converse-stream");
+        assert_eq!(r.dialect, Some(Dialect::BedrockConverse));
+        assert_eq!(r.model.as_deref(), Some("amazon.nova-pro-v1:0"));
     }
 
     #[test]

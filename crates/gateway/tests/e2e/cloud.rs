@@ -336,6 +336,28 @@ async fn invoke_with_response_stream_relays_event_stream_frames() {
         events.push(payload["bytes"].as_str().unwrap().to_string());
     }
     assert!(events.len() >= 4, "{events:?}");
+    // The calls inside the frames are read: one per tool.
+    let model = "us.anthropic.claude-x-v1:0";
+    let m = h
+        .metrics_when(|m| {
+            metric(
+                m,
+                "toolwarden_tool_calls_total",
+                &[("provider", "bedrock"), ("model", model)],
+            ) == 2.0
+        })
+        .await;
+    for tool in ["lookup", "book"] {
+        assert_eq!(
+            metric(
+                &m,
+                "toolwarden_tool_calls_total",
+                &[("provider", "bedrock"), ("model", model), ("tool", tool)]
+            ),
+            1.0,
+            "{m}"
+        );
+    }
 
     // Corrupt frames (a CRC mismatch, a truncated frame, an unknown event
     // type): relayed byte for byte, the request counted, no panic.
@@ -378,6 +400,93 @@ async fn invoke_with_response_stream_relays_event_stream_frames() {
         2.0,
         "{m}"
     );
+    let m = h
+        .metrics_when(|m| {
+            metric(
+                m,
+                "toolwarden_unparsed_responses_total",
+                &[("reason", "malformed_frame")],
+            ) == 1.0
+        })
+        .await;
+    assert_eq!(
+        metric(
+            &m,
+            "toolwarden_unparsed_responses_total",
+            &[("reason", "malformed_frame")]
+        ),
+        1.0,
+        "{m}"
+    );
+}
+
+/// A Converse tool round (boto3's shapes): the model calls both tools, the
+/// results go back (`book`'s with `status: "error"`), the model answers.
+#[tokio::test]
+async fn bedrock_converse_streaming_and_not_count_per_tool() {
+    let h = bedrock(Some(SECRET)).await;
+    let schema = json!({"json": {"type": "object", "properties": {"query": {"type": "string"}}}});
+    let tools = json!({"tools": [
+        {"toolSpec": {"name": "lookup", "inputSchema": schema}},
+        {"toolSpec": {"name": "book", "inputSchema": schema}}]});
+    for (op, session) in [
+        ("converse", "conv-json"),
+        ("converse-stream", "conv-stream"),
+    ] {
+        let url = format!("{}/bedrock/model/amazon.nova-pro-v1%3A0/{op}", h.gw());
+        let mut headers = client_signed();
+        headers.push(("x-session-id", session));
+        let mut body = json!({
+            "messages": [{"role": "user", "content": [{"text": format!("Book a flight ({op})")}]}],
+            "toolConfig": tools,
+        });
+        let r = post(&h.client, url.clone(), &headers, &body).await;
+        assert_eq!(r.status, 200, "{op}: {}", r.text());
+        let uses: Vec<Value> = if op == "converse" {
+            r.json()["output"]["message"]["content"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|b| b.get("toolUse").cloned())
+                .collect()
+        } else {
+            let mut decoder = toolwarden_wire::eventstream::Decoder::new();
+            decoder.push(&r.body);
+            let mut uses = Vec::new();
+            while let Some(msg) = decoder.next_message() {
+                let msg = msg.expect("a valid frame");
+                let v: Value = serde_json::from_slice(msg.payload()).unwrap();
+                if msg.event_type() == Some("contentBlockStart")
+                    && let Some(u) = v["start"].get("toolUse")
+                {
+                    let mut u = u.clone();
+                    u["input"] = json!({});
+                    uses.push(u);
+                }
+            }
+            uses
+        };
+        assert_eq!(uses.len(), 2, "{op}: {}", r.text());
+        let results: Vec<Value> = uses
+            .iter()
+            .map(|u| {
+                let fails = u["name"] == "book";
+                let text = if fails { OUTCOMES[1].1 } else { OUTCOMES[0].1 };
+                let mut result = json!({"toolUseId": u["toolUseId"], "content": [{"text": text}]});
+                if fails {
+                    result["status"] = json!("error");
+                }
+                json!({"toolResult": result})
+            })
+            .collect();
+        let calls: Vec<Value> = uses.iter().map(|u| json!({"toolUse": u})).collect();
+        let messages = body["messages"].as_array_mut().unwrap();
+        messages.push(json!({"role": "assistant", "content": calls}));
+        messages.push(json!({"role": "user", "content": results}));
+        let r = post(&h.client, url, &headers, &body).await;
+        assert_eq!(r.status, 200, "{op}: {}", r.text());
+    }
+    expect_counts(&h, "bedrock", Some("amazon.nova-pro-v1:0"), 2.0).await;
 }
 
 #[tokio::test]
