@@ -139,6 +139,20 @@ pub struct RawConfig {
     pub recent_calls_capacity: Option<u64>,
     /// Keys of results already queued, per generation (two generations).
     pub recent_results_capacity: Option<u64>,
+    // --- issue 18: cloud endpoints ---
+    /// Base URL of an Azure OpenAI resource (`https://myres.openai.azure.com`).
+    pub azure_upstream: Option<String>,
+    /// Base URL of Vertex AI (default: `https://{location}-aiplatform.googleapis.com`
+    /// from the request's path).
+    pub vertex_upstream: Option<String>,
+    /// Base URL of Bedrock Runtime (default:
+    /// `https://bedrock-runtime.{bedrock_region}.amazonaws.com`).
+    pub bedrock_upstream: Option<String>,
+    /// The AWS region of Bedrock (default: `AWS_REGION`).
+    pub bedrock_region: Option<String>,
+    /// `AWS_*` variables (region, credentials) read by `from_env`.
+    #[serde(skip)]
+    aws_env: crate::cloud::aws::AwsEnv,
     /// Problems found while reading the environment, reported by `validate`.
     #[serde(skip)]
     problems: Vec<String>,
@@ -222,6 +236,9 @@ pub struct Config {
     // --- issue 14: memory bounds ---
     /// Every cache and queue kept between requests, bounded.
     pub memory: MemoryBounds,
+    // --- issue 18 ---
+    /// Azure OpenAI, Vertex AI and Bedrock upstreams, AWS credentials.
+    pub cloud: crate::cloud::CloudConfig,
 }
 
 /// What went wrong reading or validating settings.
@@ -279,6 +296,10 @@ impl RawConfig {
                 match name.as_str() {
                     "OTEL_EXPORTER_OTLP_ENDPOINT" => raw.otlp_endpoint = Some(value),
                     "OTEL_EXPORTER_OTLP_HEADERS" => raw.otlp_headers = Some(value),
+                    // --- issue 18: AWS region and credentials ---
+                    n if crate::cloud::aws::AwsEnv::wants(n) => {
+                        raw.aws_env.insert(n.to_string(), value)
+                    }
                     _ => {}
                 }
                 continue;
@@ -339,6 +360,11 @@ impl RawConfig {
                 "recent_results_capacity" => {
                     raw.recent_results_capacity = raw.env_number(&name, &value)
                 }
+                // --- issue 18: cloud endpoints ---
+                "azure_upstream" => raw.azure_upstream = Some(value),
+                "vertex_upstream" => raw.vertex_upstream = Some(value),
+                "bedrock_upstream" => raw.bedrock_upstream = Some(value),
+                "bedrock_region" => raw.bedrock_region = Some(value),
                 _ => {}
             }
         }
@@ -406,6 +432,15 @@ impl RawConfig {
             recent_results_capacity: over
                 .recent_results_capacity
                 .or(self.recent_results_capacity),
+            azure_upstream: over.azure_upstream.or(self.azure_upstream),
+            vertex_upstream: over.vertex_upstream.or(self.vertex_upstream),
+            bedrock_upstream: over.bedrock_upstream.or(self.bedrock_upstream),
+            bedrock_region: over.bedrock_region.or(self.bedrock_region),
+            aws_env: if over.aws_env == crate::cloud::aws::AwsEnv::default() {
+                self.aws_env
+            } else {
+                over.aws_env
+            },
             problems,
         }
     }
@@ -509,6 +544,17 @@ impl RawConfig {
                     .map_err(|e| problems.push(e))
                     .ok()
             });
+        // --- issue 18: cloud endpoints ---
+        let cloud = crate::cloud::CloudConfig::validate(
+            crate::cloud::RawCloud {
+                azure_upstream: self.azure_upstream,
+                vertex_upstream: self.vertex_upstream,
+                bedrock_upstream: self.bedrock_upstream,
+                bedrock_region: self.bedrock_region,
+                aws_env: self.aws_env,
+            },
+            &mut problems,
+        );
         // Endurance (issue 14): client timeouts and the connection cap.
         let mut positive = |key: &str, value: Option<u64>, default: u64| {
             let v = value.unwrap_or(default);
@@ -574,6 +620,7 @@ impl RawConfig {
                 alerts,
                 otlp,
                 memory,
+                cloud,
             }),
             _ => Err(ConfigError::new(
                 ConfigErrorKind::InvalidValue,

@@ -41,6 +41,8 @@ pub enum ProxyErrorKind {
     ClientBody,
     /// The request could not be turned into an upstream request.
     BadRequest,
+    /// The request's upstream is not configured (issue 18: Azure, Bedrock).
+    NotConfigured,
 }
 
 /// Where the error comes from (pingora's `ErrorSource`).
@@ -133,7 +135,8 @@ impl ProxyError {
         match self.kind {
             ProxyErrorKind::BodyTooLarge
             | ProxyErrorKind::ClientBody
-            | ProxyErrorKind::BadRequest => ErrorSource::Downstream,
+            | ProxyErrorKind::BadRequest
+            | ProxyErrorKind::NotConfigured => ErrorSource::Downstream,
             _ => ErrorSource::Upstream,
         }
     }
@@ -149,6 +152,8 @@ impl ProxyError {
             ProxyErrorKind::FirstByteTimeout => StatusCode::GATEWAY_TIMEOUT,
             ProxyErrorKind::BodyTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             ProxyErrorKind::ClientBody | ProxyErrorKind::BadRequest => StatusCode::BAD_REQUEST,
+            // Not the client's fault, but no retry can help.
+            ProxyErrorKind::NotConfigured => StatusCode::NOT_FOUND,
             _ => StatusCode::BAD_GATEWAY,
         }
     }
@@ -166,6 +171,7 @@ impl ProxyError {
             ProxyErrorKind::BodyTooLarge => "request_too_large",
             ProxyErrorKind::ClientBody => "request_body_error",
             ProxyErrorKind::BadRequest => "bad_request",
+            ProxyErrorKind::NotConfigured => "upstream_not_configured",
         }
     }
 }
@@ -195,6 +201,7 @@ impl fmt::Display for ProxyError {
             ProxyErrorKind::BodyTooLarge
             | ProxyErrorKind::ClientBody
             | ProxyErrorKind::BadRequest => write!(f, "request not forwarded to {host}: {detail}"),
+            ProxyErrorKind::NotConfigured => write!(f, "{detail}"),
         }
     }
 }
@@ -247,15 +254,17 @@ pub fn stream_error_event(provider: Provider, dialect: Option<Dialect>, err: &Pr
                 err.code()
             )
         }
-        (Provider::Anthropic, _) => {
+        (Provider::Anthropic, _) | (Provider::Vertex, Some(Dialect::Anthropic)) => {
             format!(
                 "event: error\ndata: {}\n\n",
-                envelope(provider, err, err.status())
+                envelope(Provider::Anthropic, err, err.status())
             )
         }
-        (Provider::OpenAi | Provider::Gemini, _) => {
+        (Provider::OpenAi | Provider::Gemini | Provider::Azure | Provider::Vertex, _) => {
             format!("data: {}\n\n", envelope(provider, err, err.status()))
         }
+        // An AWS event stream cannot take a text event.
+        (Provider::Bedrock, _) => String::new(),
     };
     Bytes::from(text)
 }
@@ -264,14 +273,16 @@ pub fn stream_error_event(provider: Provider, dialect: Option<Dialect>, err: &Pr
 fn envelope(provider: Provider, err: &ProxyError, status: StatusCode) -> String {
     let message = serde_json::Value::String(err.to_string());
     match provider {
-        Provider::OpenAi => format!(
+        Provider::OpenAi | Provider::Azure => format!(
             r#"{{"error":{{"message":{message},"type":"upstream_error","code":"{}"}}}}"#,
             err.code()
         ),
         Provider::Anthropic => {
             format!(r#"{{"type":"error","error":{{"type":"api_error","message":{message}}}}}"#)
         }
-        Provider::Gemini => format!(
+        // AWS's own shape (the client reads `message`).
+        Provider::Bedrock => format!(r#"{{"message":{message}}}"#),
+        Provider::Gemini | Provider::Vertex => format!(
             r#"{{"error":{{"code":{},"message":{message},"status":"{}"}}}}"#,
             status.as_u16(),
             if status.is_server_error() {

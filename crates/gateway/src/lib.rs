@@ -30,6 +30,7 @@
 pub mod admin;
 pub mod alerts;
 pub mod body;
+pub mod cloud;
 mod config;
 pub mod dashboard;
 mod env;

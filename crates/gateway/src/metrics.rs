@@ -62,7 +62,7 @@ pub struct Metrics {
     upstream_requests: Family,
     unparsed_requests: Family,
     unparsed_responses: Family,
-    upstream_latency: [Histogram; 3],
+    upstream_latency: [Histogram; Provider::ALL.len()],
     overhead: Histogram,
     /// Firing alerts and webhook counters (issue 19), rendered with the rest.
     pub alerts: Arc<crate::alerts::AlertsBoard>,
@@ -107,11 +107,7 @@ impl Metrics {
             upstream_requests: Family::new(&["provider", "status"]),
             unparsed_requests: Family::new(&["provider"]),
             unparsed_responses: Family::new(&["reason"]),
-            upstream_latency: [
-                Histogram::new(LATENCY_BUCKETS),
-                Histogram::new(LATENCY_BUCKETS),
-                Histogram::new(LATENCY_BUCKETS),
-            ],
+            upstream_latency: std::array::from_fn(|_| Histogram::new(LATENCY_BUCKETS)),
             overhead: Histogram::new(OVERHEAD_BUCKETS),
             alerts: Arc::default(),
             otlp: Arc::default(),

@@ -11,6 +11,9 @@
 //! - `POST /v1beta/models/{model}:generateContent` and `:streamGenerateContent`
 //!   (also under `/v1/` and `/v1alpha/`) → Gemini, model from the path.
 //!
+//! Cloud routes (Azure OpenAI, Vertex AI, Bedrock; issue 18) are
+//! [`crate::cloud::routes`], tried first.
+//!
 //! Gateway routes: `GET /healthz`, `GET /metrics`, and the admin router
 //! (`/api/*`, `/dashboard*`, `GET /`).
 //!
@@ -38,6 +41,12 @@ pub enum Provider {
     Anthropic,
     /// generativelanguage.googleapis.com
     Gemini,
+    /// Azure OpenAI (`azure_upstream`).
+    Azure,
+    /// Google Vertex AI.
+    Vertex,
+    /// AWS Bedrock Runtime.
+    Bedrock,
 }
 
 /// What serves a request.
@@ -66,38 +75,56 @@ pub struct ProxyRoute {
     pub gemini_stream: bool,
     /// The ChatGPT backend's Responses path: goes to `chatgpt_upstream`.
     pub chatgpt: bool,
+    /// Azure, Vertex and Bedrock routes: the cloud target and the prefix
+    /// stripped before forwarding.
+    pub cloud: Option<crate::cloud::CloudRoute>,
 }
 
 // === impl Provider ===
 
 impl Provider {
     /// All providers, in [`Provider::index`] order.
-    pub const ALL: [Provider; 3] = [Provider::OpenAi, Provider::Anthropic, Provider::Gemini];
+    pub const ALL: [Provider; 6] = [
+        Provider::OpenAi,
+        Provider::Anthropic,
+        Provider::Gemini,
+        Provider::Azure,
+        Provider::Vertex,
+        Provider::Bedrock,
+    ];
 
-    /// `openai`, `anthropic` or `gemini`.
+    /// `openai`, `anthropic`, `gemini`, `azure`, `vertex` or `bedrock`.
     pub fn as_str(self) -> &'static str {
         match self {
             Provider::OpenAi => "openai",
             Provider::Anthropic => "anthropic",
             Provider::Gemini => "gemini",
+            Provider::Azure => "azure",
+            Provider::Vertex => "vertex",
+            Provider::Bedrock => "bedrock",
         }
     }
 
-    /// A dense index (0..3).
+    /// A dense index (0..6).
     pub fn index(self) -> usize {
         match self {
             Provider::OpenAi => 0,
             Provider::Anthropic => 1,
             Provider::Gemini => 2,
+            Provider::Azure => 3,
+            Provider::Vertex => 4,
+            Provider::Bedrock => 5,
         }
     }
 
-    /// This provider's upstream.
-    pub fn upstream(self, upstreams: &Upstreams) -> &Upstream {
+    /// This provider's upstream; `None` for the cloud providers, whose
+    /// upstream depends on the request ([`crate::cloud::CloudConfig::upstream`]).
+    pub fn upstream(self, upstreams: &Upstreams) -> Option<&Upstream> {
         match self {
-            Provider::OpenAi => &upstreams.openai,
-            Provider::Anthropic => &upstreams.anthropic,
-            Provider::Gemini => &upstreams.gemini,
+            Provider::OpenAi => Some(&upstreams.openai),
+            Provider::Anthropic => Some(&upstreams.anthropic),
+            Provider::Gemini => Some(&upstreams.gemini),
+            Provider::Azure | Provider::Vertex | Provider::Bedrock => None,
         }
     }
 }
@@ -118,6 +145,9 @@ impl Route {
         if path.starts_with("/api/") || path == "/api" || path.starts_with("/dashboard") {
             return Route::Admin;
         }
+        if let Some(route) = crate::cloud::routes::classify(method, path) {
+            return Route::Proxy(route);
+        }
         if *method == Method::POST
             && let Some(route) =
                 ProxyRoute::dialect_post(path).or_else(|| ProxyRoute::chatgpt(path))
@@ -130,6 +160,7 @@ impl Route {
             model: None,
             gemini_stream: false,
             chatgpt: false,
+            cloud: None,
         })
     }
 }
@@ -151,6 +182,7 @@ impl ProxyRoute {
             model: None,
             gemini_stream: false,
             chatgpt: false,
+            cloud: None,
         })
     }
 
@@ -164,15 +196,26 @@ impl ProxyRoute {
                 model: None,
                 gemini_stream: false,
                 chatgpt: true,
+                cloud: None,
             })
     }
 
-    /// Where this route's requests go.
-    pub fn upstream<'a>(&self, upstreams: &'a Upstreams) -> &'a Upstream {
+    /// Where this route's requests go; `None` for cloud routes
+    /// ([`crate::cloud::CloudConfig::upstream`]).
+    pub fn upstream<'a>(&self, upstreams: &'a Upstreams) -> Option<&'a Upstream> {
         if self.chatgpt {
-            &upstreams.chatgpt
+            Some(&upstreams.chatgpt)
         } else {
             self.provider.upstream(upstreams)
+        }
+    }
+
+    /// The provider whose error envelope the client reads: a Vertex
+    /// `rawPredict` client reads Anthropic's.
+    pub fn envelope(&self) -> Provider {
+        match (self.provider, self.dialect) {
+            (Provider::Vertex, Some(Dialect::Anthropic)) => Provider::Anthropic,
+            (provider, _) => provider,
         }
     }
 }
@@ -194,6 +237,7 @@ fn gemini_route(path: &str) -> Option<ProxyRoute> {
         model: Some(model.to_string()),
         gemini_stream,
         chatgpt: false,
+        cloud: None,
     })
 }
 

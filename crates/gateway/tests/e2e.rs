@@ -22,13 +22,17 @@
 //! - `head`: `HEAD /` and bodyless pass-through requests make no session
 //!   and no error;
 //! - `gemini_sessions`: Gemini CLI runs named by `x-session-id` (its
-//!   custom headers) are one session each, side requests included.
+//!   custom headers) are one session each, side requests included;
+//! - `cloud` (issue 18): Azure OpenAI, Vertex AI and Bedrock routes,
+//!   prefixes, unconfigured upstreams, SigV4 re-signing checked by the
+//!   mock, broken event streams relayed.
 
 mod e2e {
     pub mod convo;
     pub mod support;
 
     mod alerts;
+    mod cloud;
     mod compressed;
     mod corpus;
     mod counts;

@@ -8,6 +8,10 @@
 //!   `:streamGenerateContent` (`?alt=sse` → SSE, else a streamed JSON array);
 //! - the Responses API's WebSocket mode: `GET /v1/responses` with
 //!   `Upgrade: websocket`, the same scripted turns as its SSE (`ws`);
+//! - the cloud endpoints (issue 18): Azure OpenAI, Vertex AI (Gemini and
+//!   Anthropic `rawPredict`) and Bedrock `invoke` /
+//!   `invoke-with-response-stream`, with Bedrock's SigV4 verified against
+//!   [`MockOptions::aws_key`] (see `cloud`);
 //! - `GET /v1/models` (Anthropic's or OpenAI's listing, told apart by the
 //!   `anthropic-version` / `x-api-key` headers) and `GET /v1beta/models`.
 //!
@@ -43,6 +47,7 @@
 
 mod agent;
 mod body;
+mod cloud;
 mod envelope;
 mod json;
 mod plan;
@@ -52,6 +57,7 @@ mod server;
 mod ws;
 
 pub use agent::AgentMode;
+pub use cloud::AwsTestKey;
 pub use script::{Fault, RawResponse, ReceivedRequest, Scripted, json_lines_to_sse};
 
 use std::{
@@ -101,6 +107,9 @@ pub struct MockOptions {
     /// Agent mode: scripted tool turns for real agent programs, logged as
     /// ground truth (default off; see [`AgentMode`]).
     pub agent: Option<Arc<AgentMode>>,
+    /// Bedrock (issue 18): verify SigV4 signatures with this key, as AWS
+    /// does (default: none, any signature passes).
+    pub aws_key: Option<AwsTestKey>,
 }
 
 impl Default for MockOptions {
@@ -116,6 +125,7 @@ impl Default for MockOptions {
             gzip: true,
             stream_tail: Duration::ZERO,
             agent: None,
+            aws_key: None,
         }
     }
 }

@@ -12,6 +12,7 @@ use toolwarden_wire::Dialect;
 use crate::{
     Fault, ReceivedRequest, Scripted, Shared,
     body::{Body, End, chunked, full},
+    cloud,
     envelope::{self, Provider},
     json::{Obj, array},
     plan::{fnv1a, plan},
@@ -76,11 +77,44 @@ pub(crate) async fn handle(
     if let Some(reply) = count_tokens(&shared, &parts, &path, query.as_deref(), &body) {
         return Ok(reply);
     }
-    let Some(route) = route(&parts.method, &path, query.as_deref()) else {
-        return Ok(other_route(&shared, &parts, &path, query.as_deref()));
+    // Issue 18: Azure OpenAI, Vertex AI and Bedrock paths.
+    let cloud_route = (parts.method == Method::POST)
+        .then(|| cloud::route(&path, query.as_deref()))
+        .flatten();
+    let route = match &cloud_route {
+        Some(c) => Route {
+            dialect: c.dialect,
+            model: c.model.clone(),
+            gemini_stream: c.path_stream,
+            gemini_sse: c.gemini_sse,
+        },
+        None => match route(&parts.method, &path, query.as_deref()) {
+            Some(route) => route,
+            None => return Ok(other_route(&shared, &parts, &path, query.as_deref())),
+        },
     };
     let provider = Provider::of(route.dialect);
-    if let Some((status, body)) = envelope::check_auth(
+    if let Some(c) = &cloud_route {
+        let denied = cloud::check_auth(
+            c,
+            &parts,
+            &body,
+            shared.opts.api_key.as_deref(),
+            shared.opts.aws_key.as_ref(),
+        );
+        if let Some((status, headers, body)) = denied {
+            let mut resp = json_response(status, body);
+            for (k, v) in headers {
+                if let (Ok(k), Ok(v)) = (
+                    header::HeaderName::from_bytes(k.as_bytes()),
+                    header::HeaderValue::from_str(&v),
+                ) {
+                    resp.headers_mut().insert(k, v);
+                }
+            }
+            return Ok(resp);
+        }
+    } else if let Some((status, body)) = envelope::check_auth(
         provider,
         &parts.headers,
         query.as_deref(),
@@ -88,12 +122,23 @@ pub(crate) async fn handle(
     ) {
         return Ok(json_response(status, body));
     }
+    // Bedrock answers a request it rejects in AWS's shape.
+    let bedrock = cloud_route
+        .as_ref()
+        .is_some_and(|c| c.cloud == cloud::Cloud::Bedrock);
+    let invalid_request = |dialect, message: &str| {
+        if bedrock {
+            Obj::new().str("message", message).done()
+        } else {
+            envelope::invalid_request(dialect, message)
+        }
+    };
     // A compressed body (the Codex CLI sends `content-encoding: zstd`) is
     // read decoded, as the real APIs read it.
     let body = match decoded(&parts.headers, body) {
         Ok(body) => body,
         Err(message) => {
-            let body = envelope::invalid_request(route.dialect, &message);
+            let body = invalid_request(route.dialect, &message);
             return Ok(json_response(StatusCode::BAD_REQUEST, body));
         }
     };
@@ -103,7 +148,7 @@ pub(crate) async fn handle(
             Err(e) => Some(envelope::unparsable_text(provider, &e.to_string())),
         };
         if let Some(message) = problem {
-            let body = envelope::invalid_request(route.dialect, &message);
+            let body = invalid_request(route.dialect, &message);
             return Ok(json_response(StatusCode::BAD_REQUEST, body));
         }
     }
@@ -131,7 +176,15 @@ pub(crate) async fn handle(
             raw.chunks,
             raw.delay,
         ),
-        None => default_reply(&shared, &route, &body, streaming),
+        None => {
+            let (status, mut headers, chunks, delay) =
+                default_reply(&shared, &route, &body, streaming);
+            let chunks = match &cloud_route {
+                Some(c) => cloud::shape_reply(c, &mut headers, chunks, streaming),
+                None => chunks,
+            };
+            (status, headers, chunks, delay)
+        }
     };
     let is_sse = headers
         .iter()
@@ -146,6 +199,7 @@ pub(crate) async fn handle(
     // As Anthropic's API does for clients that accept it: a successful
     // reply in gzip, a stream flushed event by event.
     let gzip = shared.opts.gzip
+        && !bedrock
         && status.is_success()
         && !chunks.is_empty()
         && accepts_gzip(&parts.headers)

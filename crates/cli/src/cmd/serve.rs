@@ -64,6 +64,21 @@ pub struct ServeArgs {
     /// collector, e.g. http://127.0.0.1:4318 [env: OTEL_EXPORTER_OTLP_ENDPOINT].
     #[arg(long)]
     pub otlp_endpoint: Option<String>,
+    /// Base URL of an Azure OpenAI resource, e.g. https://myres.openai.azure.com
+    /// (no default: Azure requests are refused until it is set).
+    #[arg(long)]
+    pub azure_upstream: Option<String>,
+    /// Base URL of Vertex AI [default: https://{location}-aiplatform.googleapis.com,
+    /// location from the request's path; `global`: https://aiplatform.googleapis.com].
+    #[arg(long)]
+    pub vertex_upstream: Option<String>,
+    /// Base URL of Bedrock Runtime [default: https://bedrock-runtime.{region}.amazonaws.com].
+    #[arg(long)]
+    pub bedrock_upstream: Option<String>,
+    /// AWS region of Bedrock, for its default upstream and SigV4 re-signing
+    /// [default: AWS_REGION].
+    #[arg(long)]
+    pub bedrock_region: Option<String>,
     /// Alerts (issue 19).
     #[command(flatten)]
     pub alerts: super::alerts::AlertFlags,
@@ -132,6 +147,10 @@ impl ServeArgs {
         raw.alerts = self.alerts.into_raw();
         raw.otlp_endpoint = self.otlp_endpoint;
         self.memory.apply(&mut raw);
+        raw.azure_upstream = self.azure_upstream;
+        raw.vertex_upstream = self.vertex_upstream;
+        raw.bedrock_upstream = self.bedrock_upstream;
+        raw.bedrock_region = self.bedrock_region;
         (self.config, raw)
     }
 }

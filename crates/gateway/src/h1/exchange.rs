@@ -70,7 +70,10 @@ pub(super) async fn run(
     } = *head;
     let shared = cx.shared;
     let provider = route.provider;
-    let upstream = provider.upstream(&shared.config.upstreams);
+    // The fast path takes only routes with a fixed upstream (`head`).
+    let Some(upstream) = provider.upstream(&shared.config.upstreams) else {
+        return Next::Close;
+    };
     let base = proxy::request_base(shared, &route, &path, session, at_ms);
     let mut outbound = Outbound::prepare(
         shared,

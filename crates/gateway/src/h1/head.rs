@@ -106,7 +106,10 @@ pub fn parse_request(buf: &[u8], upstreams: &Upstreams) -> RequestParse {
     else {
         return RequestParse::Fallback;
     };
-    let upstream = route.provider.upstream(upstreams);
+    // Cloud routes are hyper's (never `dialect_post`'s): no fixed upstream.
+    let Some(upstream) = route.provider.upstream(upstreams) else {
+        return RequestParse::Fallback;
+    };
     let mut upstream_head = Vec::with_capacity(len + 64);
     upstream_head.extend_from_slice(b"POST ");
     upstream_head.extend_from_slice(upstream.prefix().as_bytes());

@@ -149,7 +149,7 @@ async fn read_body(
         .route
         .provider
         .upstream(&shared.config.upstreams)
-        .host();
+        .map_or("", |u| u.host());
     let body_len = match usize::try_from(head.body_len) {
         Ok(n) if n <= shared.config.max_request_bytes => n,
         _ => {

@@ -45,7 +45,7 @@ pub enum UpstreamIo {
 
 /// One worker's upstream connections.
 pub struct Pool {
-    idle: Mutex<[Vec<Idle>; 3]>,
+    idle: Mutex<[Vec<Idle>; Provider::ALL.len()]>,
     tls: TlsConnector,
     connect_timeout: Duration,
 }

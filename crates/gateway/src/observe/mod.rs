@@ -336,7 +336,11 @@ impl Observation {
             .content_type
             .and_then(|v| std::str::from_utf8(v).ok())
             .is_some_and(|v| v.trim_start().starts_with("text/event-stream"));
-        self.streaming = sse || gemini_stream;
+        // Bedrock's streams are AWS event-stream frames (issue 18).
+        let event_stream = meta
+            .content_type
+            .is_some_and(|v| v.starts_with(b"application/vnd.amazon.eventstream"));
+        self.streaming = sse || gemini_stream || event_stream;
         let Some(dialect) = self.base.dialect else {
             return;
         };
@@ -368,7 +372,14 @@ impl Observation {
                 }
             }
         }
-        self.parse = if sse || gemini_stream {
+        self.parse = if event_stream {
+            // ConverseStream frames, or InvokeModelWithResponseStream
+            // `chunk` frames carrying the dialect's events.
+            Parse::Stream(Box::new(match dialect {
+                Dialect::BedrockConverse => StreamParser::new(dialect),
+                _ => StreamParser::bedrock_invoke(dialect),
+            }))
+        } else if sse || gemini_stream {
             Parse::Stream(Box::new(StreamParser::new(dialect)))
         } else {
             let hint = meta
@@ -654,7 +665,14 @@ impl Drop for DoneGuard {
 fn response_view(sinks: &Sinks, dialect: Option<Dialect>, parse: Parse) -> Option<ResponseView> {
     let outcome = match parse {
         Parse::Skip => return None,
-        Parse::Stream(parser) => guard(move || parser.finish()),
+        Parse::Stream(parser) => {
+            // A malformed event-stream frame stops the parse (what came
+            // before it is kept): counted.
+            if parser.framing_error().is_some() {
+                sinks.metrics.unparsed_response("malformed_frame");
+            }
+            guard(move || parser.finish())
+        }
         Parse::Buffer {
             buf,
             limit,

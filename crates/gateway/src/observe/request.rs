@@ -115,10 +115,13 @@ pub fn analyze(sinks: &Sinks, facts: &RequestFacts, read: &ReadBody) -> RequestI
             view.first_turn_hash,
         )
     });
-    let model = facts
-        .path_model
-        .clone()
-        .or_else(|| view.model.as_deref().map(String::from));
+    let body_model = || view.model.as_deref().map(String::from);
+    // Azure: the deployment names the model only when the body does not.
+    let model = if facts.provider == crate::routes::Provider::Azure {
+        body_model().or_else(|| facts.path_model.clone())
+    } else {
+        facts.path_model.clone().or_else(body_model)
+    };
     let previous_response_id = view.previous_response_id.as_deref().map(String::from);
     let mut parse_error = None;
     // The model turn the new results answer, read once if any is recorded.

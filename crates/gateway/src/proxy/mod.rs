@@ -57,8 +57,9 @@ pub async fn handle(
 ) -> Response<GatewayBody> {
     let at_ms = now_ms();
     let (mut parts, body) = req.into_parts();
-    let provider = route.provider;
-    let upstream = route.upstream(&shared.config.upstreams);
+    // Errors go in the envelope the client reads (issue 18: a Vertex
+    // `rawPredict` client reads Anthropic's, a Bedrock client AWS's).
+    let provider = route.envelope();
     let base = request_base(
         &shared,
         &route,
@@ -66,6 +67,13 @@ pub async fn handle(
         session::from_headers(&parts.headers),
         at_ms,
     );
+    let upstream = match crate::cloud::upstream_for(&shared.config, &route) {
+        Ok(upstream) => upstream,
+        Err(err) => {
+            Observation::new(shared.sinks.clone(), base).fail(&err);
+            return error_response(provider, &err);
+        }
+    };
 
     // A client that does not send the whole body in time is answered and
     // let go (issue 14), as on the fast path.
@@ -108,6 +116,9 @@ pub async fn handle(
 
     headers::for_upstream(&mut parts.headers, outbound.forwarded);
     let path_and_query = parts.uri.path_and_query().map_or("/", |pq| pq.as_str());
+    // A cloud route's `/azure`, `/vertex` or `/bedrock` prefix is the
+    // gateway's, not the upstream's.
+    let path_and_query = crate::cloud::strip_prefix(&route, path_and_query);
     let uri = match upstream.uri_for(path_and_query) {
         Ok(uri) => uri,
         Err(e) => {
@@ -118,6 +129,7 @@ pub async fn handle(
     };
     parts.uri = uri;
     parts.version = http::Version::HTTP_11;
+    crate::cloud::sign_for_upstream(&shared.config, &route, &mut parts, &outbound.forward);
     let upstream_req = Request::from_parts(parts, Full::new(outbound.forward.clone()));
 
     outbound.observation.sent();
@@ -176,7 +188,8 @@ pub async fn handle(
     );
     // A stream that breaks can end with the dialect's error event unless
     // its length is fixed or it is compressed.
-    let can_append = !parts.headers.contains_key(header::CONTENT_LENGTH)
+    let can_append = route.provider != crate::routes::Provider::Bedrock
+        && !parts.headers.contains_key(header::CONTENT_LENGTH)
         && !headers::is_encoded(
             parts
                 .headers

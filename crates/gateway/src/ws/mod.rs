@@ -117,7 +117,17 @@ pub async fn handle(
     let path = req.uri().path().to_string();
     let header_session = session::from_headers(req.headers());
     let deflate = offers_deflate(req.headers());
-    let upstream = route.upstream(&shared.config.upstreams);
+    // WebSocket routes have a fixed upstream (never a cloud route).
+    let Some(upstream) = route.upstream(&shared.config.upstreams) else {
+        return error_response(
+            provider,
+            &crate::errors::ProxyError::new(
+                crate::errors::ProxyErrorKind::NotConfigured,
+                provider.as_str(),
+                "no WebSocket upstream for this route",
+            ),
+        );
+    };
     let opened = upstream::open(
         &pool,
         upstream,

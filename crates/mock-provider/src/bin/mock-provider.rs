@@ -1,4 +1,4 @@
-//! `mock-provider --listen ADDR [--api-key KEY] [--calls N] [--no-validate]
+//! `mock-provider --listen ADDR [--api-key KEY] [--aws-key ID:SECRET] [--calls N] [--no-validate]
 //! [--stream-tail-ms MS] [--agent-scripts FILE --agent-log FILE] [--script FILE]`:
 //! the mock provider as a process (for the SDK, agent and Codex CLI
 //! end-to-end tests). Prints `listening on http://ADDR` once bound, then
@@ -15,7 +15,7 @@ use std::{net::SocketAddr, path::PathBuf, process::ExitCode, sync::Arc};
 
 use toolwarden_mock_provider::{AgentMode, MockOptions, MockProvider, Scripted};
 
-const USAGE: &str = "usage: mock-provider [--listen ADDR] [--api-key KEY] [--calls N] [--no-validate] \
+const USAGE: &str = "usage: mock-provider [--listen ADDR] [--api-key KEY] [--aws-key ID:SECRET] [--calls N] [--no-validate] \
      [--stream-tail-ms MS] [--agent-scripts FILE --agent-log FILE] [--script FILE]";
 
 fn parse(args: &[String]) -> Result<(MockOptions, Vec<Scripted>), String> {
@@ -33,6 +33,17 @@ fn parse(args: &[String]) -> Result<(MockOptions, Vec<Scripted>), String> {
                     .map_err(|e| format!("--listen {v}: {e}"))?;
             }
             "--api-key" => opts.api_key = Some(value()?.clone()),
+            // Issue 18: verify Bedrock SigV4 signatures with this test key.
+            "--aws-key" => {
+                let v = value()?;
+                let (id, secret) = v
+                    .split_once(':')
+                    .ok_or_else(|| format!("--aws-key {v}: expected ACCESS_KEY_ID:SECRET"))?;
+                opts.aws_key = Some(toolwarden_mock_provider::AwsTestKey {
+                    access_key_id: id.to_string(),
+                    secret_access_key: secret.to_string(),
+                });
+            }
             "--no-validate" => opts.validate = false,
             "--script" => script = read_script(value()?)?,
             "--calls" => {

@@ -1,0 +1,150 @@
+use std::time::{Duration, UNIX_EPOCH};
+
+use super::*;
+
+fn parts(uri: &str, headers: &[(&str, &str)]) -> http::request::Parts {
+    let mut req = http::Request::post(uri);
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    req.body(()).unwrap().into_parts().0
+}
+
+fn creds() -> AwsCredentials {
+    AwsCredentials::new(
+        "AKIDEXAMPLE",
+        "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
+        None,
+        "test",
+    )
+}
+
+fn signed_headers(parts: &http::request::Parts) -> String {
+    let auth = parts.headers["authorization"].to_str().unwrap();
+    auth.split("SignedHeaders=")
+        .nth(1)
+        .unwrap()
+        .split(',')
+        .next()
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn the_clients_signature_is_replaced_and_every_forwarded_header_signed() {
+    let mut p = parts(
+        "http://127.0.0.1:9100/model/anthropic.claude-x:0/invoke",
+        &[
+            (
+                "authorization",
+                "AWS4-HMAC-SHA256 Credential=AKIDCLIENT/20250101/eu-west-1/bedrock/aws4_request, SignedHeaders=host, Signature=00",
+            ),
+            ("x-amz-date", "20250101T000000Z"),
+            ("x-amz-security-token", "client-token"),
+            ("accept-encoding", "gzip"),
+            ("x-stainless-lang", "python"),
+            ("content-type", "application/json"),
+            ("user-agent", "Anthropic/Python"),
+        ],
+    );
+    assert_eq!(client_region(&p.headers).as_deref(), Some("eu-west-1"));
+    let time = UNIX_EPOCH + Duration::from_secs(1_764_000_000);
+    resign(&mut p, b"{}", &creds(), "us-west-2", time).unwrap();
+    let auth = p.headers["authorization"].to_str().unwrap();
+    assert!(
+        auth.starts_with(
+            "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20251124/us-west-2/bedrock/aws4_request"
+        ),
+        "{auth}"
+    );
+    assert_eq!(
+        signed_headers(&p),
+        "accept-encoding;content-type;host;x-amz-date;x-stainless-lang"
+    );
+    assert!(!p.headers.contains_key("x-amz-security-token"));
+    assert_eq!(p.headers["host"], "127.0.0.1:9100");
+    assert_eq!(p.headers["x-amz-date"], "20251124T160000Z");
+    // The same request signed twice gives the same signature; a different
+    // body does not.
+    let again = {
+        let mut q = parts(
+            "http://127.0.0.1:9100/model/anthropic.claude-x:0/invoke",
+            &[],
+        );
+        q.headers = p.headers.clone();
+        resign(&mut q, b"{}", &creds(), "us-west-2", time).unwrap();
+        q.headers["authorization"].clone()
+    };
+    assert_eq!(again, p.headers["authorization"]);
+    let mut q = parts(
+        "http://127.0.0.1:9100/model/anthropic.claude-x:0/invoke",
+        &[],
+    );
+    q.headers = p.headers.clone();
+    resign(&mut q, b"{ }", &creds(), "us-west-2", time).unwrap();
+    assert_ne!(q.headers["authorization"], p.headers["authorization"]);
+}
+
+#[test]
+fn a_session_token_is_sent_and_signed() {
+    let mut p = parts(
+        "https://bedrock-runtime.us-east-1.amazonaws.com/model/m/converse",
+        &[],
+    );
+    let creds = AwsCredentials::new("AKID", "secret", Some("tok".into()), "test");
+    resign(&mut p, b"", &creds, "us-east-1", SystemTime::now()).unwrap();
+    assert_eq!(p.headers["x-amz-security-token"], "tok");
+    assert_eq!(signed_headers(&p), "host;x-amz-date;x-amz-security-token");
+}
+
+#[test]
+fn credentials_come_from_the_environment_then_the_profile_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let creds_file = dir.path().join("credentials");
+    std::fs::write(
+        &creds_file,
+        "[default]\naws_access_key_id = AKIDDEFAULT\naws_secret_access_key = s1\n\n[work]\naws_access_key_id=AKIDWORK\naws_secret_access_key=s2\naws_session_token = t\n",
+    )
+    .unwrap();
+    let env = |pairs: &[(&str, &str)]| {
+        let mut env = AwsEnv::default();
+        for (k, v) in pairs {
+            env.insert(k.to_string(), v.to_string());
+        }
+        env
+    };
+    let file = creds_file.to_str().unwrap();
+    let c = env(&[("AWS_SHARED_CREDENTIALS_FILE", file)])
+        .credentials()
+        .unwrap()
+        .unwrap();
+    assert!(c.source().starts_with("profile default"), "{}", c.source());
+    let c = env(&[
+        ("AWS_SHARED_CREDENTIALS_FILE", file),
+        ("AWS_PROFILE", "work"),
+    ])
+    .credentials()
+    .unwrap()
+    .unwrap();
+    assert!(c.source().starts_with("profile work"));
+    let c = env(&[
+        ("AWS_SHARED_CREDENTIALS_FILE", file),
+        ("AWS_ACCESS_KEY_ID", "AKIDENV"),
+        ("AWS_SECRET_ACCESS_KEY", "s3"),
+    ])
+    .credentials()
+    .unwrap()
+    .unwrap();
+    assert_eq!(c.source(), "environment");
+    // Never the keys in Debug output.
+    assert!(!format!("{c:?}").contains("AKIDENV") && !format!("{c:?}").contains("s3"));
+    assert!(env(&[("AWS_ACCESS_KEY_ID", "x")]).credentials().is_err());
+    assert!(
+        env(&[("HOME", dir.path().to_str().unwrap())])
+            .credentials()
+            .unwrap()
+            .is_none()
+    );
+    let e = env(&[("AWS_SECRET_ACCESS_KEY", "secret-value")]);
+    assert!(!format!("{e:?}").contains("secret-value"));
+}

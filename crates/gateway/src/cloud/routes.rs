@@ -1,0 +1,340 @@
+//! Cloud routes. Each is also accepted under its provider's prefix
+//! (`/azure`, `/vertex`, `/bedrock`), stripped before forwarding.
+//!
+//! Read and recorded (`POST`):
+//! - Azure OpenAI: `/openai/deployments/{d}/chat/completions`,
+//!   `/openai/deployments/{d}/responses`, `/openai/v1/chat/completions`,
+//!   `/openai/v1/responses` — the OpenAI dialects; the deployment names the
+//!   model when the body has none;
+//! - Vertex AI: `/{v1|v1beta1}/projects/{p}/locations/{l}/publishers/google/models/{m}:generateContent`
+//!   and `:streamGenerateContent` (Gemini), `…/publishers/anthropic/models/{m}:rawPredict`
+//!   and `:streamRawPredict` (Anthropic Messages); model from the path;
+//! - Bedrock Runtime: `/model/{id}/invoke` and `/invoke-with-response-stream`
+//!   for Anthropic models (`anthropic.` in the id; Anthropic Messages
+//!   bodies without `model` or `stream`, both in the path); the id's `:`
+//!   raw or as `%3A`; `/model/{id}/converse` and `/converse-stream` (Bedrock
+//!   Converse, any model).
+//!
+//! Everything else under those shapes (other methods, other Bedrock
+//! models' `invoke`) goes to the same upstream as a counted pass-through.
+
+use http::Method;
+use toolwarden_wire::Dialect;
+
+use crate::routes::{Provider, ProxyRoute};
+
+/// A cloud request's target and the prefix stripped from its path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CloudRoute {
+    /// Bytes of the `/azure`, `/vertex` or `/bedrock` prefix (0 without).
+    pub prefix_len: usize,
+    /// Which cloud and what its upstream needs.
+    pub target: CloudTarget,
+}
+
+/// Which cloud a request goes to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CloudTarget {
+    /// Azure OpenAI.
+    Azure,
+    /// Vertex AI, with the location named in the path (`global` when none).
+    Vertex {
+        /// `locations/{l}` of the path.
+        location: String,
+    },
+    /// Bedrock Runtime.
+    Bedrock {
+        /// `invoke-with-response-stream` / `converse-stream`: an AWS
+        /// event-stream answer.
+        stream: bool,
+    },
+}
+
+/// The cloud route a request takes, if its path is a cloud one.
+pub fn classify(method: &Method, path: &str) -> Option<ProxyRoute> {
+    let (prefixed, prefix_len, rest) = [("/azure", 0u8), ("/vertex", 1), ("/bedrock", 2)]
+        .iter()
+        .find_map(|(p, which)| {
+            let rest = path.strip_prefix(p)?;
+            (rest.is_empty() || rest.starts_with('/')).then_some((Some(*which), p.len(), rest))
+        })
+        .unwrap_or((None, 0, path));
+    let post = *method == Method::POST;
+    let route = match prefixed {
+        Some(0) => azure(rest, post).or(Some(pass(Provider::Azure, CloudTarget::Azure))),
+        Some(1) => vertex(rest, post).or_else(|| Some(vertex_pass(rest))),
+        Some(2) => bedrock(rest, post).or(Some(pass(
+            Provider::Bedrock,
+            CloudTarget::Bedrock { stream: false },
+        ))),
+        _ => azure(rest, post)
+            .or_else(|| vertex(rest, post))
+            .or_else(|| bedrock(rest, post)),
+    };
+    route.map(|mut r| {
+        if let Some(cloud) = r.cloud.as_mut() {
+            cloud.prefix_len = prefix_len;
+        }
+        r
+    })
+}
+
+fn route(
+    provider: Provider,
+    target: CloudTarget,
+    dialect: Option<Dialect>,
+    model: Option<String>,
+    gemini_stream: bool,
+) -> ProxyRoute {
+    ProxyRoute {
+        provider,
+        dialect,
+        model,
+        gemini_stream,
+        chatgpt: false,
+        cloud: Some(CloudRoute {
+            prefix_len: 0,
+            target,
+        }),
+    }
+}
+
+fn pass(provider: Provider, target: CloudTarget) -> ProxyRoute {
+    route(provider, target, None, None, false)
+}
+
+/// Azure OpenAI paths; `None` when `path` is not under `/openai/`.
+fn azure(path: &str, post: bool) -> Option<ProxyRoute> {
+    let rest = path.strip_prefix("/openai/")?;
+    let found = if !post {
+        None
+    } else if let Some(deployment) = rest.strip_prefix("deployments/") {
+        let (name, op) = deployment.split_once('/')?;
+        openai_dialect(op)
+            .filter(|_| !name.is_empty())
+            .map(|d| (d, Some(name)))
+    } else {
+        rest.strip_prefix("v1/")
+            .and_then(openai_dialect)
+            .map(|d| (d, None))
+    };
+    Some(match found {
+        Some((dialect, deployment)) => route(
+            Provider::Azure,
+            CloudTarget::Azure,
+            Some(dialect),
+            deployment.map(decode_path_segment),
+            false,
+        ),
+        None => pass(Provider::Azure, CloudTarget::Azure),
+    })
+}
+
+fn openai_dialect(op: &str) -> Option<Dialect> {
+    match op {
+        "chat/completions" => Some(Dialect::OpenAiChat),
+        "responses" => Some(Dialect::OpenAiResponses),
+        _ => None,
+    }
+}
+
+/// Vertex AI paths (`/{v1|v1beta1}/projects/…`).
+fn vertex(path: &str, post: bool) -> Option<ProxyRoute> {
+    let rest = ["/v1/projects/", "/v1beta1/projects/"]
+        .iter()
+        .find_map(|p| path.strip_prefix(p))?;
+    let location = location_of(rest);
+    let target = CloudTarget::Vertex {
+        location: location.clone(),
+    };
+    let dialect_route = (|| {
+        if !post {
+            return None;
+        }
+        let (resource, method) = rest.rsplit_once(':')?;
+        let (publisher, model) = resource
+            .split_once("/publishers/")?
+            .1
+            .split_once("/models/")?;
+        if model.is_empty() || model.contains('/') {
+            return None;
+        }
+        let (dialect, stream) = match (publisher, method) {
+            ("google", "generateContent") => (Dialect::Gemini, false),
+            ("google", "streamGenerateContent") => (Dialect::Gemini, true),
+            ("anthropic", "rawPredict") => (Dialect::Anthropic, false),
+            ("anthropic", "streamRawPredict") => (Dialect::Anthropic, false),
+            _ => return None,
+        };
+        Some(route(
+            Provider::Vertex,
+            target.clone(),
+            Some(dialect),
+            Some(decode_path_segment(model)),
+            stream,
+        ))
+    })();
+    Some(dialect_route.unwrap_or_else(|| pass(Provider::Vertex, target)))
+}
+
+/// A pass-through under `/vertex`, whatever its path.
+fn vertex_pass(path: &str) -> ProxyRoute {
+    let location = path
+        .split_once("/projects/")
+        .map_or_else(|| "global".to_string(), |(_, rest)| location_of(rest));
+    pass(Provider::Vertex, CloudTarget::Vertex { location })
+}
+
+/// `{p}/locations/{l}/…` → `l` (`global` when absent).
+fn location_of(after_projects: &str) -> String {
+    after_projects
+        .split_once("/locations/")
+        .and_then(|(_, rest)| rest.split(['/', ':']).next())
+        .filter(|l| !l.is_empty())
+        .unwrap_or("global")
+        .to_string()
+}
+
+/// Bedrock Runtime paths (`/model/{id}/…`).
+fn bedrock(path: &str, post: bool) -> Option<ProxyRoute> {
+    let rest = path.strip_prefix("/model/")?;
+    let (id, op) = rest.rsplit_once('/')?;
+    let stream = matches!(op, "invoke-with-response-stream" | "converse-stream");
+    let target = CloudTarget::Bedrock { stream };
+    let model = decode_path_segment(id);
+    let anthropic = model.contains("anthropic.");
+    Some(match op {
+        "invoke" | "invoke-with-response-stream" if post && anthropic && !id.is_empty() => route(
+            Provider::Bedrock,
+            target,
+            Some(Dialect::Anthropic),
+            Some(model),
+            false,
+        ),
+        "converse" | "converse-stream" if post && !id.is_empty() => route(
+            Provider::Bedrock,
+            target,
+            Some(Dialect::BedrockConverse),
+            Some(model),
+            false,
+        ),
+        _ => pass(Provider::Bedrock, target),
+    })
+}
+
+/// A path segment with its `%XX` escapes decoded (an invalid escape stays
+/// as it is): boto3 writes a model id's `:` as `%3A`, the Anthropic SDK
+/// leaves it raw; both name the same model.
+pub fn decode_path_segment(segment: &str) -> String {
+    if !segment.contains('%') {
+        return segment.to_string();
+    }
+    let bytes = segment.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        if bytes[i] == b'%'
+            && let (Some(h), Some(l)) = (
+                bytes.get(i + 1).and_then(|b| hex(*b)),
+                bytes.get(i + 2).and_then(|b| hex(*b)),
+            )
+        {
+            out.push((h * 16 + l) as u8);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn post(path: &str) -> ProxyRoute {
+        classify(&Method::POST, path).unwrap_or_else(|| panic!("{path}: no cloud route"))
+    }
+
+    #[test]
+    fn azure_routes() {
+        let r = post("/openai/deployments/gpt-4o/chat/completions");
+        assert_eq!(r.provider, Provider::Azure);
+        assert_eq!(r.dialect, Some(Dialect::OpenAiChat));
+        assert_eq!(r.model.as_deref(), Some("gpt-4o"));
+        let r = post("/azure/openai/v1/responses");
+        assert_eq!(r.dialect, Some(Dialect::OpenAiResponses));
+        assert_eq!(r.model, None);
+        assert_eq!(r.cloud.unwrap().prefix_len, "/azure".len());
+        let r = post("/openai/deployments/x/embeddings");
+        assert_eq!((r.provider, r.dialect), (Provider::Azure, None));
+        let r = classify(&Method::GET, "/azure/openai/models").unwrap();
+        assert_eq!((r.provider, r.dialect), (Provider::Azure, None));
+    }
+
+    #[test]
+    fn vertex_routes() {
+        let r = post(
+            "/v1beta1/projects/p/locations/us-central1/publishers/google/models/gemini-2.5-flash:streamGenerateContent",
+        );
+        assert_eq!(r.dialect, Some(Dialect::Gemini));
+        assert!(r.gemini_stream);
+        assert_eq!(r.model.as_deref(), Some("gemini-2.5-flash"));
+        assert_eq!(
+            r.cloud.unwrap().target,
+            CloudTarget::Vertex {
+                location: "us-central1".into()
+            }
+        );
+        let r = post(
+            "/vertex/v1/projects/p/locations/global/publishers/anthropic/models/claude-sonnet-4@20250514:rawPredict",
+        );
+        assert_eq!(r.dialect, Some(Dialect::Anthropic));
+        assert_eq!(r.model.as_deref(), Some("claude-sonnet-4@20250514"));
+        let r = post("/v1/projects/p/locations/l/publishers/google/models/m:countTokens");
+        assert_eq!((r.provider, r.dialect), (Provider::Vertex, None));
+        // The Gemini API's own paths are not Vertex's.
+        assert!(classify(&Method::POST, "/v1beta/models/m:generateContent").is_none());
+    }
+
+    #[test]
+    fn bedrock_routes() {
+        for path in [
+            "/model/anthropic.claude-3-5-sonnet-20241022-v2:0/invoke",
+            "/bedrock/model/anthropic.claude-3-5-sonnet-20241022-v2%3A0/invoke",
+        ] {
+            let r = post(path);
+            assert_eq!(r.dialect, Some(Dialect::Anthropic), "{path}");
+            assert_eq!(
+                r.model.as_deref(),
+                Some("anthropic.claude-3-5-sonnet-20241022-v2:0")
+            );
+        }
+        let r = post("/model/us.anthropic.claude-x%3A0/invoke-with-response-stream");
+        assert_eq!(r.dialect, Some(Dialect::Anthropic));
+        assert_eq!(
+            r.cloud.unwrap().target,
+            CloudTarget::Bedrock { stream: true }
+        );
+        // Other models' invoke bodies are not Anthropic's.
+        let r = post("/model/amazon.nova-pro-v1%3A0/invoke");
+        assert_eq!((r.provider, r.dialect), (Provider::Bedrock, None));
+        let r = post("/bedrock/model/amazon.nova-pro-v1%3A0/converse-stream");
+        assert_eq!(r.dialect, Some(Dialect::BedrockConverse));
+        assert_eq!(r.model.as_deref(), Some("amazon.nova-pro-v1:0"));
+    }
+
+    #[test]
+    fn other_paths_are_not_cloud_paths() {
+        for path in [
+            "/v1/messages",
+            "/v1/chat/completions",
+            "/azurex/openai/v1/responses",
+        ] {
+            assert!(classify(&Method::POST, path).is_none(), "{path}");
+        }
+        assert_eq!(decode_path_segment("a%3Ab%zz%4"), "a:b%zz%4");
+    }
+}

@@ -1,0 +1,523 @@
+//! Cloud endpoints (issue 18) through the gateway to the mock provider:
+//! Azure OpenAI, Vertex AI and Bedrock routes (with and without their
+//! `/azure`, `/vertex`, `/bedrock` prefixes, stripped before forwarding),
+//! exact counts per tool labelled with the cloud provider and the model
+//! from the path, unconfigured upstreams answered in the client's
+//! envelope, Bedrock's SigV4 re-signed by the gateway and verified by the
+//! mock as AWS does, and broken event-stream answers relayed and counted.
+
+use bytes::Bytes;
+use serde_json::{Value, json};
+use toolwarden_gateway::{Upstream, cloud::aws::AwsCredentials};
+use toolwarden_mock_provider::{AwsTestKey, MockOptions, RawResponse, Scripted};
+
+use super::{
+    convo::{Convo, Kind},
+    support::{Harness, Reply, metric, post},
+};
+
+const OUTCOMES: [(bool, &str); 2] = [
+    (false, "Flight TP123 found: departs 09:05, 189 EUR"),
+    (
+        true,
+        "Error: seat 12A is no longer available for flight TP123",
+    ),
+];
+
+fn two_calls() -> MockOptions {
+    MockOptions {
+        calls_per_reply: 2,
+        ..MockOptions::default()
+    }
+}
+
+/// Tool calls and failures of `provider` (and `model` when given) per tool,
+/// once the recorder has caught up.
+async fn expect_counts(h: &Harness, provider: &str, model: Option<&str>, rounds: f64) {
+    let mut labels = vec![("provider", provider)];
+    if let Some(model) = model {
+        labels.push(("model", model));
+    }
+    let ok = |m: &str| {
+        let with = |tool| {
+            let mut l = labels.clone();
+            l.push(("tool", tool));
+            l
+        };
+        metric(m, "toolwarden_tool_calls_total", &with("lookup")) == rounds
+            && metric(m, "toolwarden_tool_calls_total", &with("book")) == rounds
+            && metric(m, "toolwarden_tool_failures_total", &with("book")) == rounds
+            && metric(m, "toolwarden_tool_failures_total", &with("lookup")) == 0.0
+    };
+    let m = h.metrics_when(ok).await;
+    assert!(ok(&m), "{provider} {model:?}: counts\n{m}");
+}
+
+/// One tool round of `convo` against `url` with `headers`: the model calls
+/// both tools, the results go back, the model answers with text.
+async fn round(h: &Harness, convo: &mut Convo, url: &str, headers: &[(&str, &str)]) {
+    let r = post(&h.client, url.to_string(), headers, &convo.body).await;
+    assert_eq!(r.status, 200, "{url}: {}", r.text());
+    let calls = convo.calls(&r);
+    assert_eq!(calls.len(), 2, "{url}: {}", r.text());
+    convo.assistant_calls(&calls);
+    convo.results(&calls, &OUTCOMES);
+    let r = post(&h.client, url.to_string(), headers, &convo.body).await;
+    assert_eq!(r.status, 200, "{url}: {}", r.text());
+    assert!(convo.calls(&r).is_empty(), "{}", r.text());
+    convo.assistant_text("Done.");
+}
+
+fn paths(h: &Harness) -> Vec<String> {
+    h.mock
+        .received()
+        .iter()
+        .map(|r| match &r.query {
+            Some(q) => format!("{}?{q}", r.path),
+            None => r.path.clone(),
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn azure_routes_with_and_without_prefix_count_per_tool() {
+    let mut h = Harness::with(two_calls(), |c| {
+        c.cloud.azure = Some(Upstream::parse(&format!("{}/", c.upstreams.openai)).unwrap());
+    })
+    .await;
+    let gw = h.gw();
+    for stream in [false, true] {
+        let mut convo = Convo::new(Kind::Chat, stream, None);
+        // The deployment names the model when the body has none.
+        convo.body.as_object_mut().unwrap().remove("model");
+        round(
+            &h,
+            &mut convo,
+            &format!(
+                "{gw}/azure/openai/deployments/dep-4o/chat/completions?api-version=2024-10-21"
+            ),
+            &[("api-key", "azure-key")],
+        )
+        .await;
+    }
+    expect_counts(&h, "azure", Some("dep-4o"), 2.0).await;
+    // The v1 path, with Bearer; the body's model wins.
+    let mut convo = Convo::new(Kind::Chat, false, None);
+    round(
+        &h,
+        &mut convo,
+        &format!("{gw}/openai/v1/chat/completions"),
+        &[("authorization", "Bearer azure-token")],
+    )
+    .await;
+    expect_counts(&h, "azure", Some("gpt-4o"), 1.0).await;
+    let seen = paths(&h);
+    assert_eq!(
+        seen[0],
+        "/openai/deployments/dep-4o/chat/completions?api-version=2024-10-21"
+    );
+    assert_eq!(seen[4], "/openai/v1/chat/completions");
+    let stats = h.finish().await;
+    let models: Vec<&str> = stats.models.iter().map(|m| m.model.as_str()).collect();
+    assert!(
+        models.contains(&"dep-4o") && models.contains(&"gpt-4o"),
+        "{models:?}"
+    );
+}
+
+#[tokio::test]
+async fn vertex_gemini_and_anthropic_routes_take_the_model_from_the_path() {
+    let h = Harness::with(two_calls(), |c| {
+        c.cloud.vertex = Some(c.upstreams.gemini.clone());
+    })
+    .await;
+    let gw = h.gw();
+    let bearer = [("authorization", "Bearer ya29.vertex")];
+    let mut convo = Convo::new(Kind::Gemini, true, None);
+    round(
+        &h,
+        &mut convo,
+        &format!("{gw}/v1beta1/projects/p1/locations/us-central1/publishers/google/models/gemini-2.5-flash:streamGenerateContent?alt=sse"),
+        &bearer,
+    )
+    .await;
+    expect_counts(&h, "vertex", Some("gemini-2.5-flash"), 1.0).await;
+    let mut convo = Convo::new(Kind::Anthropic, false, None);
+    let body = convo.body.as_object_mut().unwrap();
+    body.remove("model");
+    body.insert("anthropic_version".into(), json!("vertex-2023-10-16"));
+    round(
+        &h,
+        &mut convo,
+        &format!("{gw}/vertex/v1/projects/p1/locations/global/publishers/anthropic/models/claude-sonnet-4@20250514:rawPredict"),
+        &bearer,
+    )
+    .await;
+    expect_counts(&h, "vertex", Some("claude-sonnet-4@20250514"), 1.0).await;
+    assert!(paths(&h)[2].starts_with("/v1/projects/p1/locations/global/"));
+    // Without a token the mock answers as Vertex does, through the gateway.
+    let r = post(
+        &h.client,
+        format!("{gw}/v1/projects/p1/locations/global/publishers/anthropic/models/claude-sonnet-4:rawPredict"),
+        &[],
+        &convo.body,
+    )
+    .await;
+    assert_eq!(r.status, 401, "{}", r.text());
+}
+
+const KEY_ID: &str = "AKIDMOCKTEST";
+const SECRET: &str = "mock/secret/key";
+
+fn aws_mock() -> MockOptions {
+    MockOptions {
+        aws_key: Some(AwsTestKey {
+            access_key_id: KEY_ID.into(),
+            secret_access_key: SECRET.into(),
+        }),
+        ..two_calls()
+    }
+}
+
+/// A Bedrock harness whose gateway signs with `secret` (none: no credentials).
+async fn bedrock(secret: Option<&str>) -> Harness {
+    let secret = secret.map(String::from);
+    Harness::with(aws_mock(), move |c| {
+        c.cloud.bedrock = Some(Upstream::parse(&format!("{}/", c.upstreams.anthropic)).unwrap());
+        c.cloud.bedrock_region = Some("us-east-1".into());
+        c.cloud.aws_credentials =
+            secret.map(|s| AwsCredentials::new(KEY_ID, &s, Some("session-tok".into()), "test"));
+    })
+    .await
+}
+
+/// What a client signed for the gateway's own address sends.
+fn client_signed() -> Vec<(&'static str, &'static str)> {
+    vec![
+        (
+            "authorization",
+            "AWS4-HMAC-SHA256 Credential=AKIDCLIENT/20251125/us-east-1/bedrock/aws4_request, SignedHeaders=host;x-amz-date, Signature=0123",
+        ),
+        ("x-amz-date", "20251125T170000Z"),
+        ("content-type", "application/json"),
+        ("accept-encoding", "gzip, deflate"),
+        ("x-stainless-lang", "python"),
+    ]
+}
+
+fn invoke_convo() -> Convo {
+    let mut convo = Convo::new(Kind::Anthropic, false, None);
+    let body = convo.body.as_object_mut().unwrap();
+    body.remove("model");
+    body.insert("anthropic_version".into(), json!("bedrock-2023-05-31"));
+    convo
+}
+
+#[tokio::test]
+async fn bedrock_invoke_is_resigned_and_the_mock_verifies_it() {
+    let h = bedrock(Some(SECRET)).await;
+    let gw = h.gw();
+    let mut headers = client_signed();
+    headers.push(("x-session-id", "bedrock-raw-colon"));
+    let mut convo = invoke_convo();
+    // The Anthropic SDK's raw `:`, under the prefix.
+    round(
+        &h,
+        &mut convo,
+        &format!("{gw}/bedrock/model/anthropic.claude-3-5-sonnet-20241022-v2:0/invoke"),
+        &headers,
+    )
+    .await;
+    // boto3's `%3A`, without it.
+    headers.pop();
+    headers.push(("x-session-id", "bedrock-encoded-colon"));
+    let mut convo = invoke_convo();
+    round(
+        &h,
+        &mut convo,
+        &format!("{gw}/model/anthropic.claude-3-5-sonnet-20241022-v2%3A0/invoke"),
+        &headers,
+    )
+    .await;
+    expect_counts(
+        &h,
+        "bedrock",
+        Some("anthropic.claude-3-5-sonnet-20241022-v2:0"),
+        2.0,
+    )
+    .await;
+    let received = h.mock.received();
+    assert_eq!(
+        received[2].path,
+        "/model/anthropic.claude-3-5-sonnet-20241022-v2%3A0/invoke"
+    );
+    let auth = received[0].headers["authorization"].to_str().unwrap();
+    assert!(auth.contains(&format!("Credential={KEY_ID}/")), "{auth}");
+    assert!(
+        auth.contains("SignedHeaders=accept-encoding;content-length;content-type;host;x-amz-date;x-amz-security-token;x-session-id;x-stainless-lang,"),
+        "{auth}"
+    );
+    assert_eq!(received[0].headers["x-amz-security-token"], "session-tok");
+}
+
+#[tokio::test]
+async fn a_bad_or_missing_signature_gets_aws_403() {
+    let url = |h: &Harness| format!("{}/model/anthropic.claude-x-v1:0/invoke", h.gw());
+    // A wrong secret: the mock's signature differs.
+    let h = bedrock(Some("not-the-secret")).await;
+    let r = post(&h.client, url(&h), &client_signed(), &invoke_convo().body).await;
+    assert_eq!(r.status, 403, "{}", r.text());
+    assert!(
+        r.json()["message"].as_str().unwrap().starts_with(
+            "The request signature we calculated does not match the signature you provided"
+        ),
+        "{}",
+        r.text()
+    );
+    assert!(
+        r.header("x-amzn-errortype")
+            .unwrap()
+            .starts_with("InvalidSignatureException")
+    );
+    // No credentials: the client's signature goes as it came (another key).
+    let h = bedrock(None).await;
+    let r = post(&h.client, url(&h), &client_signed(), &invoke_convo().body).await;
+    assert_eq!(r.status, 403, "{}", r.text());
+    assert_eq!(
+        h.mock.received()[0].headers["authorization"],
+        client_signed()[0].1
+    );
+    let m = h
+        .metrics_when(|m| {
+            metric(
+                m,
+                "toolwarden_upstream_requests_total",
+                &[("provider", "bedrock"), ("status", "403")],
+            ) == 1.0
+        })
+        .await;
+    assert_eq!(
+        metric(
+            &m,
+            "toolwarden_upstream_requests_total",
+            &[("provider", "bedrock"), ("status", "403")]
+        ),
+        1.0,
+        "{m}"
+    );
+}
+
+#[tokio::test]
+async fn invoke_with_response_stream_relays_event_stream_frames() {
+    let h = bedrock(Some(SECRET)).await;
+    let url = format!(
+        "{}/model/us.anthropic.claude-x-v1%3A0/invoke-with-response-stream",
+        h.gw()
+    );
+    let r = post(
+        &h.client,
+        url.clone(),
+        &client_signed(),
+        &invoke_convo().body,
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(
+        r.header("content-type"),
+        Some("application/vnd.amazon.eventstream")
+    );
+    let mut decoder = toolwarden_wire::eventstream::Decoder::new();
+    decoder.push(&r.body);
+    let mut events = Vec::new();
+    while let Some(msg) = decoder.next_message() {
+        let msg = msg.expect("a valid frame");
+        assert_eq!(msg.event_type(), Some("chunk"));
+        let payload: Value = serde_json::from_slice(msg.payload()).unwrap();
+        events.push(payload["bytes"].as_str().unwrap().to_string());
+    }
+    assert!(events.len() >= 4, "{events:?}");
+    // The calls inside the frames are read: one per tool.
+    let model = "us.anthropic.claude-x-v1:0";
+    let m = h
+        .metrics_when(|m| {
+            metric(
+                m,
+                "toolwarden_tool_calls_total",
+                &[("provider", "bedrock"), ("model", model)],
+            ) == 2.0
+        })
+        .await;
+    for tool in ["lookup", "book"] {
+        assert_eq!(
+            metric(
+                &m,
+                "toolwarden_tool_calls_total",
+                &[("provider", "bedrock"), ("model", model), ("tool", tool)]
+            ),
+            1.0,
+            "{m}"
+        );
+    }
+
+    // Corrupt frames (a CRC mismatch, a truncated frame, an unknown event
+    // type): relayed byte for byte, the request counted, no panic.
+    let mut good = toolwarden_wire::eventstream::encode_event("mysteryEvent", b"{}");
+    let mut bad_crc =
+        toolwarden_wire::eventstream::encode_invoke_chunk(b"{\"type\":\"message_start\"}");
+    let n = bad_crc.len();
+    bad_crc[n - 1] ^= 0xff;
+    let truncated = toolwarden_wire::eventstream::encode_invoke_chunk(b"{\"type\":\"ping\"}");
+    good.extend_from_slice(&bad_crc);
+    good.extend_from_slice(&truncated[..truncated.len() / 2]);
+    let sent = Bytes::from(good);
+    h.mock.push_response(Scripted::Raw(RawResponse {
+        status: 200,
+        headers: vec![(
+            "content-type".into(),
+            "application/vnd.amazon.eventstream".into(),
+        )],
+        chunks: vec![sent.slice(..7), sent.slice(7..)],
+        delay: std::time::Duration::ZERO,
+    }));
+    let r: Reply = post(&h.client, url, &client_signed(), &invoke_convo().body).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.body, sent, "relayed unchanged");
+    let m = h
+        .metrics_when(|m| {
+            metric(
+                m,
+                "toolwarden_upstream_requests_total",
+                &[("provider", "bedrock")],
+            ) == 2.0
+        })
+        .await;
+    assert_eq!(
+        metric(
+            &m,
+            "toolwarden_upstream_requests_total",
+            &[("provider", "bedrock")]
+        ),
+        2.0,
+        "{m}"
+    );
+    let m = h
+        .metrics_when(|m| {
+            metric(
+                m,
+                "toolwarden_unparsed_responses_total",
+                &[("reason", "malformed_frame")],
+            ) == 1.0
+        })
+        .await;
+    assert_eq!(
+        metric(
+            &m,
+            "toolwarden_unparsed_responses_total",
+            &[("reason", "malformed_frame")]
+        ),
+        1.0,
+        "{m}"
+    );
+}
+
+/// A Converse tool round (boto3's shapes): the model calls both tools, the
+/// results go back (`book`'s with `status: "error"`), the model answers.
+#[tokio::test]
+async fn bedrock_converse_streaming_and_not_count_per_tool() {
+    let h = bedrock(Some(SECRET)).await;
+    let schema = json!({"json": {"type": "object", "properties": {"query": {"type": "string"}}}});
+    let tools = json!({"tools": [
+        {"toolSpec": {"name": "lookup", "inputSchema": schema}},
+        {"toolSpec": {"name": "book", "inputSchema": schema}}]});
+    for (op, session) in [
+        ("converse", "conv-json"),
+        ("converse-stream", "conv-stream"),
+    ] {
+        let url = format!("{}/bedrock/model/amazon.nova-pro-v1%3A0/{op}", h.gw());
+        let mut headers = client_signed();
+        headers.push(("x-session-id", session));
+        let mut body = json!({
+            "messages": [{"role": "user", "content": [{"text": format!("Book a flight ({op})")}]}],
+            "toolConfig": tools,
+        });
+        let r = post(&h.client, url.clone(), &headers, &body).await;
+        assert_eq!(r.status, 200, "{op}: {}", r.text());
+        let uses: Vec<Value> = if op == "converse" {
+            r.json()["output"]["message"]["content"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|b| b.get("toolUse").cloned())
+                .collect()
+        } else {
+            let mut decoder = toolwarden_wire::eventstream::Decoder::new();
+            decoder.push(&r.body);
+            let mut uses = Vec::new();
+            while let Some(msg) = decoder.next_message() {
+                let msg = msg.expect("a valid frame");
+                let v: Value = serde_json::from_slice(msg.payload()).unwrap();
+                if msg.event_type() == Some("contentBlockStart")
+                    && let Some(u) = v["start"].get("toolUse")
+                {
+                    let mut u = u.clone();
+                    u["input"] = json!({});
+                    uses.push(u);
+                }
+            }
+            uses
+        };
+        assert_eq!(uses.len(), 2, "{op}: {}", r.text());
+        let results: Vec<Value> = uses
+            .iter()
+            .map(|u| {
+                let fails = u["name"] == "book";
+                let text = if fails { OUTCOMES[1].1 } else { OUTCOMES[0].1 };
+                let mut result = json!({"toolUseId": u["toolUseId"], "content": [{"text": text}]});
+                if fails {
+                    result["status"] = json!("error");
+                }
+                json!({"toolResult": result})
+            })
+            .collect();
+        let calls: Vec<Value> = uses.iter().map(|u| json!({"toolUse": u})).collect();
+        let messages = body["messages"].as_array_mut().unwrap();
+        messages.push(json!({"role": "assistant", "content": calls}));
+        messages.push(json!({"role": "user", "content": results}));
+        let r = post(&h.client, url, &headers, &body).await;
+        assert_eq!(r.status, 200, "{op}: {}", r.text());
+    }
+    expect_counts(&h, "bedrock", Some("amazon.nova-pro-v1:0"), 2.0).await;
+}
+
+#[tokio::test]
+async fn unconfigured_upstreams_are_named_in_the_clients_envelope() {
+    let h = Harness::start().await;
+    let gw = h.gw();
+    let r = post(
+        &h.client,
+        format!("{gw}/openai/deployments/d/chat/completions?api-version=2024-10-21"),
+        &[("api-key", "k")],
+        &json!({"messages": []}),
+    )
+    .await;
+    assert_eq!(r.status, 404);
+    let v = r.json();
+    assert_eq!(v["error"]["code"], "upstream_not_configured");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("--azure-upstream")
+    );
+    let r = post(
+        &h.client,
+        format!("{gw}/bedrock/model/anthropic.claude-x:0/invoke"),
+        &[],
+        &json!({"messages": []}),
+    )
+    .await;
+    assert_eq!(r.status, 404);
+    let message = r.json()["message"].as_str().unwrap().to_string();
+    assert!(message.contains("--bedrock-upstream"), "{message}");
+    assert!(h.mock.received().is_empty());
+}
