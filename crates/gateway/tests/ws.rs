@@ -10,6 +10,7 @@
 //! - `faults`: the upstream refusing the upgrade, breaking or closing
 //!   mid-response, the client closing, an oversize message, bad deflate
 //!   data, a message that is not JSON, fragments, ping/pong, close codes;
+//! - `shutdown`: open sockets closed with 1001 when the gateway stops;
 //! - `tls`: `wss://` to an `https://` upstream, trusted or not.
 
 mod e2e {
@@ -22,6 +23,7 @@ mod ws {
     pub mod client;
 
     mod faults;
+    mod shutdown;
     mod tls;
     mod turns;
 }

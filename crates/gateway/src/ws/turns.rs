@@ -151,6 +151,11 @@ impl Turns {
         }
     }
 
+    /// Whether every turn sent has been answered in full.
+    pub fn idle(&self) -> bool {
+        self.pending.is_empty()
+    }
+
     /// The socket ended: open turns are recorded with what was seen and
     /// `error`.
     pub fn close(&mut self, error: &str) {
