@@ -10,7 +10,8 @@
 //! SSE script's events become messages: each event's `data`); faults
 //! apply per turn ([`Fault::ResetMidStream`]: that many events, then the
 //! connection is dropped without a close; [`Fault::StallAfter`]: that many,
-//! then nothing while the socket is still read; [`Fault::MalformedSse`]: a message that
+//! then nothing while the socket is still read; [`Fault::CloseMidStream`]:
+//! that many, then a close frame; [`Fault::MalformedSse`]: a message that
 //! is not JSON before the rest; [`Fault::Delay`]; [`Fault::Hang`]).
 //! A `"generate": false` turn (the Codex CLI's warm-up) gets an empty
 //! response. permessage-deflate is agreed when the client offers it. Every client
@@ -124,6 +125,8 @@ enum After {
     Reset,
     /// Send nothing more, keep the connection.
     Stall,
+    /// Close the socket with this code.
+    Close(u16),
 }
 
 async fn serve<S>(shared: Arc<Shared>, mut socket: WebSocket<S>, template: ReceivedRequest)
@@ -155,6 +158,14 @@ where
             After::Continue => {}
             After::Reset => return,
             After::Stall => return stalled(&shared, &mut socket).await,
+            After::Close(code) => {
+                let close = Frame::close(yawc::close::CloseCode::from(code), "mock closing");
+                if socket.send(close).await.is_ok() {
+                    // The answer to the close.
+                    let _ = tokio::time::timeout(Duration::from_secs(2), socket.next_frame()).await;
+                }
+                return;
+            }
         }
     }
 }
@@ -307,6 +318,7 @@ where
     let (limit, after) = match fault {
         Fault::ResetMidStream(n) => (*n, After::Reset),
         Fault::StallAfter(n) => (*n, After::Stall),
+        Fault::CloseMidStream(n, code) => (*n, After::Close(*code)),
         Fault::Hang if !events.is_empty() => (0, After::Stall),
         _ => (usize::MAX, After::Continue),
     };

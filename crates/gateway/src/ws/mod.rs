@@ -23,12 +23,14 @@
 //!    the events that answer it are its response, fed to the same
 //!    Responses stream parser as SSE until `response.completed` /
 //!    `.failed` / `.incomplete` / `error`. A message it cannot read is
-//!    relayed unread and counted (`toolwarden_unparsed_requests_total`).
+//!    relayed unread and counted (`toolwarden_unparsed_requests_total`; an
+//!    upstream message that is not JSON, `toolwarden_unparsed_responses_total`).
 //!
 //! Faults: an oversize message (`ws_max_message_bytes`) closes its sender
-//! with 1009, bad frames or deflate data with 1002 (the library's answer),
-//! and the other side is closed with 1011 (1001 when a peer just went
-//! away); a close from either side is passed on with its code and reason.
+//! with 1009 and the other side with 1009; bad frames or deflate data get
+//! the library's answer, and the other side is closed with 1011 (1001 when
+//! a peer went away or its connection failed, which is how the library
+//! reports data that does not inflate); a close from either side is passed on with its code and reason.
 //! A turn cut short is recorded with what was seen and the error.
 //!
 //! Shutdown ([`Stopping`]): a socket with no turn open is closed at once

@@ -9,7 +9,7 @@
 //! its last event (`response.completed`, `.failed`, `.incomplete`,
 //! `error`) arrives. Other client messages (`response.cancel`, Codex's
 //! `response.processed`, …) pass unread; one that is not a JSON object
-//! with a `type` is counted as unparsed. Turns answered in order are kept
+//! with a `type` (a message cut short included) is counted as unparsed. Turns answered in order are kept
 //! in a queue (bounded: past [`MAX_PENDING`] the oldest is recorded as it
 //! stands).
 
@@ -82,9 +82,10 @@ impl Turns {
     /// Read a client text message.
     pub fn client_message(&self, payload: Bytes) -> Outgoing {
         match event_type(&payload) {
+            // The HTTP path's parse reads (and counts) a bad body.
             Some(kind) if kind == "response.create" => {}
-            Some(_) => return Outgoing::Pass(payload),
-            None => {
+            Some(_) if is_json(&payload) => return Outgoing::Pass(payload),
+            _ => {
                 self.shared
                     .sinks
                     .metrics
@@ -136,7 +137,7 @@ impl Turns {
 
     /// An upstream text message: an event of the oldest open turn.
     pub fn event(&mut self, payload: &[u8]) {
-        let kind = event_type(payload);
+        let kind = event_type(payload).filter(|_| is_json(payload));
         if kind.is_none() {
             self.shared.sinks.metrics.unparsed_response("invalid");
         }
@@ -188,6 +189,12 @@ fn feed_as_sse(turn: &mut Observation, payload: &[u8]) {
         turn.feed(b"\n");
     }
     turn.feed(b"\n");
+}
+
+/// Whether the whole message is JSON (a message cut short has a readable
+/// `type` at its start, but is not).
+fn is_json(payload: &[u8]) -> bool {
+    serde_json::from_slice::<serde::de::IgnoredAny>(payload).is_ok()
 }
 
 /// The message's `type`: read from its start when it leads (as every
