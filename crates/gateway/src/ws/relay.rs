@@ -3,7 +3,7 @@
 //! loop ends when either side closes or breaks, and then closes the other
 //! side cleanly; or when the gateway stops, and then closes both (1001).
 
-use std::time::Duration;
+use std::{task::Poll, time::Duration};
 
 use futures_util::SinkExt;
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -17,6 +17,9 @@ use super::{
 /// How long a closing side has to answer the close (and the last events
 /// to arrive) before its connection is dropped.
 const CLOSE_WAIT: Duration = Duration::from_secs(2);
+
+/// Most upstream messages written to the client before one flush.
+const BATCH: usize = 32;
 
 /// How long the close handshakes may take once the grace period is over.
 const FORCED_CLOSE_WAIT: Duration = Duration::from_millis(500);
@@ -70,14 +73,11 @@ pub async fn run<C, U>(
                 }
                 Err(e) => break End::Broke(Side::Client, e),
             },
-            frame = upstream.next_frame() => match frame {
-                Ok(frame) => {
-                    if let Some(end) = from_upstream(frame, &mut client, &mut turns).await {
-                        break end;
-                    }
+            frame = upstream.next_frame() => {
+                if let Some(end) = from_upstream(frame, &mut upstream, &mut client, &mut turns).await {
+                    break end;
                 }
-                Err(e) => break End::Broke(Side::Upstream, e),
-            },
+            }
         }
     };
     tracing::debug!(?end, "websocket ended");
@@ -176,25 +176,82 @@ where
     }
 }
 
-/// An upstream frame: events are read and sent on; a close is passed on
-/// and ends the loop.
-async fn from_upstream<C>(frame: Frame, client: &mut WebSocket<C>, turns: &mut Turns) -> Option<End>
+/// Upstream frames: the one read, then those the socket has already
+/// read in (at most [`BATCH`]), each written to the client (one flush for
+/// them all) and then read for the records; a close is passed on and ends
+/// the loop.
+async fn from_upstream<C, U>(
+    first: Result<Frame, WebSocketError>,
+    upstream: &mut WebSocket<U>,
+    client: &mut WebSocket<C>,
+    turns: &mut Turns,
+) -> Option<End>
+where
+    C: AsyncRead + AsyncWrite + Unpin,
+    U: AsyncRead + AsyncWrite + Unpin,
+{
+    let mut frame = first;
+    let mut left = BATCH;
+    loop {
+        let end = match frame {
+            Ok(frame) => upstream_frame(frame, client, turns).await,
+            Err(e) => Some(End::Broke(Side::Upstream, e)),
+        };
+        if end.is_some() {
+            return end;
+        }
+        left -= 1;
+        if left == 0 {
+            break;
+        }
+        // A frame already read in is taken now; none: flush and wait.
+        match std::future::poll_fn(|cx| Poll::Ready(upstream.poll_next_frame(cx))).await {
+            Poll::Ready(next) => frame = next,
+            Poll::Pending => break,
+        }
+    }
+    client
+        .flush()
+        .await
+        .err()
+        .map(|e| End::Broke(Side::Client, e))
+}
+
+/// One upstream frame, written (not flushed) to the client, then read.
+async fn upstream_frame<C>(
+    frame: Frame,
+    client: &mut WebSocket<C>,
+    turns: &mut Turns,
+) -> Option<End>
 where
     C: AsyncRead + AsyncWrite + Unpin,
 {
     match frame.opcode() {
         OpCode::Text => {
             let payload = frame.into_payload();
+            let end = feed(client, Frame::text(payload.clone())).await;
             turns.event(&payload);
-            send(client, Frame::text(payload), Side::Client).await
+            end
         }
-        OpCode::Binary => send(client, Frame::binary(frame.into_payload()), Side::Client).await,
+        OpCode::Binary => feed(client, Frame::binary(frame.into_payload())).await,
         OpCode::Close => {
             let _ = client.send(pass_close(&frame)).await;
             Some(End::Closed(Side::Upstream))
         }
         _ => None,
     }
+}
+
+/// Write a frame to the client without flushing it.
+async fn feed<C>(client: &mut WebSocket<C>, frame: Frame) -> Option<End>
+where
+    C: AsyncRead + AsyncWrite + Unpin,
+{
+    client
+        .feed(frame)
+        .await
+        .err()
+        .map(|e| End::Broke(Side::Client, e))
 }
 
 async fn send<S>(socket: &mut WebSocket<S>, frame: Frame, side: Side) -> Option<End>

@@ -43,6 +43,8 @@ pub struct Turns {
     path: String,
     header_session: Option<Session>,
     pending: VecDeque<Observation>,
+    /// Scratch for one event as SSE (reused: one feed per event).
+    sse: Vec<u8>,
 }
 
 /// A client message, read.
@@ -76,6 +78,7 @@ impl Turns {
             path,
             header_session,
             pending: VecDeque::new(),
+            sse: Vec::new(),
         }
     }
 
@@ -144,7 +147,8 @@ impl Turns {
         let Some(turn) = self.pending.front_mut() else {
             return;
         };
-        feed_as_sse(turn, payload);
+        as_sse(payload, &mut self.sse);
+        turn.feed(&self.sse);
         if kind.is_some_and(|k| LAST_EVENTS.contains(&k.as_ref())) {
             if let Some(mut turn) = self.pending.pop_front() {
                 turn.finish();
@@ -181,14 +185,16 @@ impl std::fmt::Debug for Turns {
 
 /// One message as the SSE event `data:` lines the stream parser reads (a
 /// message with line breaks between its JSON tokens gets one `data:` per
-/// line, which SSE joins back).
-fn feed_as_sse(turn: &mut Observation, payload: &[u8]) {
+/// line, which SSE joins back), written to `out` so that the parser is fed
+/// once per event.
+fn as_sse(payload: &[u8], out: &mut Vec<u8>) {
+    out.clear();
     for line in payload.split(|&b| b == b'\n') {
-        turn.feed(b"data: ");
-        turn.feed(line.strip_suffix(b"\r").unwrap_or(line));
-        turn.feed(b"\n");
+        out.extend_from_slice(b"data: ");
+        out.extend_from_slice(line.strip_suffix(b"\r").unwrap_or(line));
+        out.push(b'\n');
     }
-    turn.feed(b"\n");
+    out.push(b'\n');
 }
 
 /// Whether the whole message is JSON (a message cut short has a readable
@@ -216,7 +222,16 @@ fn event_type(payload: &[u8]) -> Option<std::borrow::Cow<'_, str>> {
 
 #[cfg(test)]
 mod tests {
-    use super::event_type;
+    use super::{as_sse, event_type};
+
+    #[test]
+    fn a_message_becomes_one_sse_event() {
+        let mut out = Vec::new();
+        as_sse(b"{\"type\":\"x\"}", &mut out);
+        assert_eq!(out, b"data: {\"type\":\"x\"}\n\n");
+        as_sse(b"{\r\n\"type\":\"x\"\n}", &mut out);
+        assert_eq!(out, b"data: {\ndata: \"type\":\"x\"\ndata: }\n\n");
+    }
 
     #[test]
     fn reads_the_type_from_the_start_or_the_object() {
