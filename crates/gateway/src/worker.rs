@@ -128,6 +128,8 @@ async fn serve(
         builder,
     });
     let mut connections = JoinSet::new();
+    // Held by each relayed WebSocket (they outlive their connection's task).
+    let (sockets, mut sockets_closed) = mpsc::channel::<()>(1);
     loop {
         let (stream, peer) = tokio::select! {
             _ = raised(&mut shutdown) => break,
@@ -154,7 +156,7 @@ async fn serve(
             shared.clone(),
             local.clone(),
             (shutdown.clone(), force.clone()),
-            guard.clone(),
+            [guard.clone(), sockets.clone()],
         );
         connections.spawn(async move {
             conn.await;
@@ -165,6 +167,10 @@ async fn serve(
     drop(listener);
     drop(guard);
     while connections.join_next().await.is_some() {}
+    // WebSockets close themselves (1001) when the gateway stops: their
+    // last turns, their close handshakes.
+    drop(sockets);
+    let _ = tokio::time::timeout(SETTLE, sockets_closed.recv()).await;
     // Responses that finished on this thread are recorded by tasks on this
     // runtime: let them run before the runtime goes away.
     shared.sinks.settle(SETTLE).await;
@@ -176,7 +182,7 @@ async fn connection(
     shared: Arc<Shared>,
     local: Arc<Local>,
     (mut shutdown, mut force): (watch::Receiver<bool>, watch::Receiver<bool>),
-    guard: mpsc::Sender<()>,
+    [guard, socket_guard]: [mpsc::Sender<()>; 2],
 ) {
     // The fast path first; hyper takes over what it does not serve.
     let io = tokio::select! {
@@ -188,15 +194,21 @@ async fn connection(
     };
     let client = local.client.clone();
     let pool = local.pool.clone();
+    let stopping = ws::Stopping {
+        shutdown: shutdown.clone(),
+        force: force.clone(),
+        guards: [guard.clone(), socket_guard],
+    };
     let service = service_fn(move |mut req: Request<Incoming>| {
         req.extensions_mut().insert(PeerAddr(peer));
         let shared = shared.clone();
         let client = client.clone();
         let pool = pool.clone();
+        let stopping = stopping.clone();
         async move {
             // WebSocket mode on a Responses path: read, not passed through.
             if let Some(route) = ws::upgrade_route(req.method(), req.uri().path(), req.headers()) {
-                return Ok::<_, Infallible>(ws::handle(shared, pool, req, route).await);
+                return Ok::<_, Infallible>(ws::handle(shared, pool, req, route, stopping).await);
             }
             Ok::<_, Infallible>(dispatch(shared, client, req).await)
         }

@@ -9,7 +9,9 @@
 //!   permessage-deflate; no POST reaches the mock;
 //! - `faults`: the upstream refusing the upgrade, breaking or closing
 //!   mid-response, the client closing, an oversize message, bad deflate
-//!   data, a message that is not JSON, fragments, ping/pong, close codes.
+//!   data, a message that is not JSON, fragments, ping/pong, close codes;
+//! - `shutdown`: open sockets closed with 1001 when the gateway stops;
+//! - `tls`: `wss://` to an `https://` upstream, trusted or not.
 
 mod e2e {
     #[allow(dead_code)]
@@ -21,5 +23,7 @@ mod ws {
     pub mod client;
 
     mod faults;
+    mod shutdown;
+    mod tls;
     mod turns;
 }

@@ -54,11 +54,13 @@ mod plan;
 mod render;
 mod script;
 mod server;
+mod tls;
 mod ws;
 
 pub use agent::AgentMode;
 pub use cloud::AwsTestKey;
 pub use script::{Fault, RawResponse, ReceivedRequest, Scripted, json_lines_to_sse};
+pub use tls::MockTls;
 
 use std::{
     collections::VecDeque,
@@ -110,6 +112,9 @@ pub struct MockOptions {
     /// Bedrock (issue 18): verify SigV4 signatures with this key, as AWS
     /// does (default: none, any signature passes).
     pub aws_key: Option<AwsTestKey>,
+    /// Serve HTTPS (and `wss://`) with this certificate instead of plain
+    /// HTTP (default off; see [`MockTls`]).
+    pub tls: Option<MockTls>,
 }
 
 impl Default for MockOptions {
@@ -126,6 +131,7 @@ impl Default for MockOptions {
             stream_tail: Duration::ZERO,
             agent: None,
             aws_key: None,
+            tls: None,
         }
     }
 }
@@ -139,6 +145,9 @@ pub(crate) struct Shared {
     script: Mutex<VecDeque<Scripted>>,
     pub(crate) requests: AtomicU64,
     pub(crate) open_streams: Arc<AtomicU64>,
+    /// How each WebSocket the client ended did end (see
+    /// [`MockProvider::websocket_ends`]).
+    pub(crate) ws_ends: Mutex<Vec<Option<u16>>>,
 }
 
 /// A running mock provider; stops (closing every connection) when dropped.
@@ -163,6 +172,10 @@ impl Shared {
 
     pub(crate) fn fault(&self) -> Fault {
         lock(&self.fault).clone()
+    }
+
+    pub(crate) fn websocket_ended(&self, close_code: Option<u16>) {
+        lock(&self.ws_ends).push(close_code);
     }
 
     pub(crate) fn pop_script(&self) -> Option<Scripted> {
@@ -194,6 +207,7 @@ impl MockProvider {
             script: Mutex::new(VecDeque::new()),
             requests: AtomicU64::new(0),
             open_streams: Arc::new(AtomicU64::new(0)),
+            ws_ends: Mutex::new(Vec::new()),
         });
         let stop = CancellationToken::new();
         tokio::spawn(accept_loop(listener, shared.clone(), stop.clone()));
@@ -205,9 +219,13 @@ impl MockProvider {
         self.addr
     }
 
-    /// `http://127.0.0.1:PORT` (no trailing slash).
+    /// `http://127.0.0.1:PORT` (no trailing slash), or
+    /// `https://localhost:PORT` when serving TLS.
     pub fn base_url(&self) -> String {
-        format!("http://{}", self.addr)
+        match self.shared.opts.tls {
+            Some(_) => format!("https://localhost:{}", self.addr.port()),
+            None => format!("http://{}", self.addr),
+        }
     }
 
     /// Every request received so far, in arrival order.
@@ -228,6 +246,14 @@ impl MockProvider {
     /// How many response bodies are being written right now.
     pub fn open_streams(&self) -> u64 {
         self.shared.open_streams.load(Ordering::Relaxed)
+    }
+
+    /// How each WebSocket that its client ended did end, in order: the
+    /// close frame's code (1005 for a close without one), or `None` for a
+    /// connection dropped without a close. Sockets the mock itself drops
+    /// ([`Fault::ResetMidStream`]) are not listed.
+    pub fn websocket_ends(&self) -> Vec<Option<u16>> {
+        lock(&self.shared.ws_ends).clone()
     }
 
     /// Misbehave this way from now on (`Fault::None` restores service).
@@ -269,13 +295,35 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, stop: Cancellat
         let shared = shared.clone();
         let stop = stop.clone();
         tokio::spawn(async move {
-            let service = service_fn(move |req| server::handle(shared.clone(), req));
-            let builder = auto::Builder::new(TokioExecutor::new());
-            let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
-            tokio::select! {
-                _ = stop.cancelled() => {}
-                _ = conn => {}
+            match shared.opts.tls.clone() {
+                Some(tls) => {
+                    let handshake = tls.acceptor.accept(stream);
+                    let stream = tokio::select! {
+                        _ = stop.cancelled() => return,
+                        accepted = handshake => match accepted {
+                            Ok(stream) => stream,
+                            // A client that does not trust the certificate.
+                            Err(_) => return,
+                        },
+                    };
+                    serve_connection(TokioIo::new(stream), shared, stop).await;
+                }
+                None => serve_connection(TokioIo::new(stream), shared, stop).await,
             }
         });
+    }
+}
+
+/// One client connection (plain or TLS), until it ends or the mock stops.
+async fn serve_connection<I>(io: TokioIo<I>, shared: Arc<Shared>, stop: CancellationToken)
+where
+    I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let service = service_fn(move |req| server::handle(shared.clone(), req));
+    let builder = auto::Builder::new(TokioExecutor::new());
+    let conn = builder.serve_connection_with_upgrades(io, service);
+    tokio::select! {
+        _ = stop.cancelled() => {}
+        _ = conn => {}
     }
 }

@@ -102,6 +102,9 @@ pub enum Fault {
     /// sending more until the client goes away (a model "thinking" for a
     /// long time; the benchmark holds its open streams this way).
     StallAfter(usize),
+    /// WebSocket mode only (HTTP is served normally): send this many
+    /// events of a turn, then close the socket with this code.
+    CloseMidStream(usize, u16),
 }
 
 /// A request as the mock received it.

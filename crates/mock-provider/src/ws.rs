@@ -9,12 +9,15 @@
 //! `error` event (status 400); scripted responses are taken in order (an
 //! SSE script's events become messages: each event's `data`); faults
 //! apply per turn ([`Fault::ResetMidStream`]: that many events, then the
-//! connection is dropped without a close; [`Fault::StallAfter`]; [`Fault::MalformedSse`]: a message that
+//! connection is dropped without a close; [`Fault::StallAfter`]: that many,
+//! then nothing while the socket is still read; [`Fault::CloseMidStream`]:
+//! that many, then a close frame; [`Fault::MalformedSse`]: a message that
 //! is not JSON before the rest; [`Fault::Delay`]; [`Fault::Hang`]).
 //! A `"generate": false` turn (the Codex CLI's warm-up) gets an empty
 //! response. permessage-deflate is agreed when the client offers it. Every client
 //! message is recorded as a [`ReceivedRequest`] with the upgrade's method,
-//! path and headers and the message as its body.
+//! path and headers and the message as its body; how each socket the
+//! client ended did end (its close code, or dropped) is kept too.
 
 use std::{convert::Infallible, sync::Arc, time::Duration};
 
@@ -122,6 +125,8 @@ enum After {
     Reset,
     /// Send nothing more, keep the connection.
     Stall,
+    /// Close the socket with this code.
+    Close(u16),
 }
 
 async fn serve<S>(shared: Arc<Shared>, mut socket: WebSocket<S>, template: ReceivedRequest)
@@ -131,15 +136,11 @@ where
     loop {
         let frame = match socket.next_frame().await {
             Ok(frame) => frame,
-            Err(_) => return,
+            Err(_) => return shared.websocket_ended(None),
         };
         match frame.opcode() {
             OpCode::Text | OpCode::Binary => {}
-            OpCode::Close => {
-                // The library answered the close; let it flush.
-                let _ = tokio::time::timeout(Duration::from_secs(1), socket.next_frame()).await;
-                return;
-            }
+            OpCode::Close => return closed(&shared, &mut socket, &frame).await,
             _ => continue,
         }
         let message = frame.into_payload();
@@ -151,12 +152,46 @@ where
         let (events, fault) = answer(&shared, &message);
         let after = match send_events(&mut socket, events, &fault).await {
             Ok(after) => after,
-            Err(()) => return,
+            Err(()) => return shared.websocket_ended(None),
         };
         match after {
             After::Continue => {}
             After::Reset => return,
-            After::Stall => std::future::pending::<()>().await,
+            After::Stall => return stalled(&shared, &mut socket).await,
+            After::Close(code) => {
+                let close = Frame::close(yawc::close::CloseCode::from(code), "mock closing");
+                if socket.send(close).await.is_ok() {
+                    // The answer to the close.
+                    let _ = tokio::time::timeout(Duration::from_secs(2), socket.next_frame()).await;
+                }
+                return;
+            }
+        }
+    }
+}
+
+/// The client's close: the library has answered it; let that flush.
+async fn closed<S>(shared: &Shared, socket: &mut WebSocket<S>, frame: &Frame)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    shared.websocket_ended(Some(frame.close_code().map_or(1005, u16::from)));
+    let _ = tokio::time::timeout(Duration::from_secs(1), socket.next_frame()).await;
+}
+
+/// A stalled turn: nothing more is sent, but the socket is still read
+/// (pings answered, messages ignored) until the client ends it.
+async fn stalled<S>(shared: &Shared, socket: &mut WebSocket<S>)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    loop {
+        match socket.next_frame().await {
+            Ok(frame) if frame.opcode() == OpCode::Close => {
+                return closed(shared, socket, &frame).await;
+            }
+            Ok(_) => {}
+            Err(_) => return shared.websocket_ended(None),
         }
     }
 }
@@ -283,6 +318,7 @@ where
     let (limit, after) = match fault {
         Fault::ResetMidStream(n) => (*n, After::Reset),
         Fault::StallAfter(n) => (*n, After::Stall),
+        Fault::CloseMidStream(n, code) => (*n, After::Close(*code)),
         Fault::Hang if !events.is_empty() => (0, After::Stall),
         _ => (usize::MAX, After::Continue),
     };

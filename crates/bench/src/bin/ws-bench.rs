@@ -4,8 +4,12 @@
 //! - added latency per turn: a `response.create` over one socket (through
 //!   the gateway, and straight to the mock) vs the same body as a streaming
 //!   `POST /v1/responses` on one keep-alive connection (both ways), each up
-//!   to the response's last event;
-//! - the gateway's CPU per turn (user + system, its process) on each path;
+//!   to the response's last event. `--turns` rounds per run, `--runs` runs:
+//!   a round times one turn on each of the four paths, in an order that
+//!   rotates, and what the gateway adds is taken within the round, so the
+//!   machine's slow spells fall on both paths; medians per run;
+//! - the gateway's CPU per turn (user + system, its process) on each path,
+//!   over alternating blocks of turns, and per message;
 //! - 1,000 idle sockets held through the gateway: its RSS before and after.
 //!
 //! The gateway runs as a child (`toolwarden-bench --serve-gateway`, the
@@ -14,7 +18,7 @@
 //!
 //! ```text
 //! cargo build --release -p toolwarden-bench
-//! target/release/ws-bench [--turns 2000] [--idle 1000]
+//! target/release/ws-bench [--turns 2000] [--idle 1000] [--runs 3]
 //! ```
 
 #![forbid(unsafe_code)]
@@ -61,18 +65,22 @@ async fn ws_connect(addr: SocketAddr) -> WebSocket<TcpStream> {
         .expect("websocket handshake")
 }
 
-/// One turn: send, read to the last event.
-async fn ws_turn(ws: &mut WebSocket<TcpStream>, message: &Bytes) {
+/// One turn: send, read to the last event; the number of events.
+async fn ws_turn(ws: &mut WebSocket<TcpStream>, message: &Bytes) -> usize {
     ws.send(Frame::text(message.clone())).await.expect("send");
+    let mut events = 0;
     loop {
         let frame = ws.next_frame().await.expect("frame");
-        if frame.opcode() == OpCode::Text
-            && frame
-                .payload()
-                .windows(18)
-                .any(|w| w == b"response.completed")
+        if frame.opcode() != OpCode::Text {
+            continue;
+        }
+        events += 1;
+        if frame
+            .payload()
+            .windows(18)
+            .any(|w| w == b"response.completed")
         {
-            return;
+            return events;
         }
     }
 }
@@ -101,24 +109,144 @@ async fn http_turn(sender: &mut Sender, addr: SocketAddr, body: &Bytes) {
     let _ = resp.into_body().collect().await.expect("body");
 }
 
-fn median_ms(samples: &mut [Duration]) -> f64 {
-    samples.sort_unstable();
-    samples[samples.len() / 2].as_secs_f64() * 1e3
+fn ms(d: f64) -> f64 {
+    d * 1e3
 }
 
-fn p99_ms(samples: &mut [Duration]) -> f64 {
-    samples.sort_unstable();
-    samples[(samples.len() * 99 / 100).min(samples.len() - 1)].as_secs_f64() * 1e3
+/// The median of `samples` (seconds).
+fn median(samples: &mut [f64]) -> f64 {
+    samples.sort_unstable_by(f64::total_cmp);
+    samples[samples.len() / 2]
 }
 
-struct Row {
-    name: &'static str,
-    direct: Vec<Duration>,
-    gateway: Vec<Duration>,
-    cpu_us: f64,
+/// The four ways a turn goes, timed in turn within each round.
+#[derive(Clone, Copy)]
+enum Path {
+    HttpDirect,
+    HttpGateway,
+    WsDirect,
+    WsGateway,
 }
 
-async fn run(turns: usize, idle: usize) -> Result<(), String> {
+const PATHS: [Path; 4] = [
+    Path::HttpDirect,
+    Path::HttpGateway,
+    Path::WsDirect,
+    Path::WsGateway,
+];
+
+/// One client connection per path.
+struct Clients {
+    http_direct: Sender,
+    http_gateway: Sender,
+    ws_direct: WebSocket<TcpStream>,
+    ws_gateway: WebSocket<TcpStream>,
+    direct: SocketAddr,
+    through: SocketAddr,
+    http_body: Bytes,
+    ws_message: Bytes,
+}
+
+impl Clients {
+    async fn open(
+        direct: SocketAddr,
+        through: SocketAddr,
+        http_body: Bytes,
+        ws_message: Bytes,
+    ) -> Clients {
+        Clients {
+            http_direct: http_connect(direct).await,
+            http_gateway: http_connect(through).await,
+            ws_direct: ws_connect(direct).await,
+            ws_gateway: ws_connect(through).await,
+            direct,
+            through,
+            http_body,
+            ws_message,
+        }
+    }
+
+    /// One turn on `path`; its wall time in seconds.
+    async fn turn(&mut self, path: Path) -> f64 {
+        let t = Instant::now();
+        match path {
+            Path::HttpDirect => {
+                http_turn(&mut self.http_direct, self.direct, &self.http_body).await;
+            }
+            Path::HttpGateway => {
+                http_turn(&mut self.http_gateway, self.through, &self.http_body).await;
+            }
+            Path::WsDirect => {
+                ws_turn(&mut self.ws_direct, &self.ws_message).await;
+            }
+            Path::WsGateway => {
+                ws_turn(&mut self.ws_gateway, &self.ws_message).await;
+            }
+        }
+        t.elapsed().as_secs_f64()
+    }
+}
+
+/// One run's latencies: per round, each path once, in an order that
+/// rotates from round to round; what the gateway adds is taken within the
+/// round (through − direct), so slow spells of the machine fall on both.
+struct Latency {
+    times: [Vec<f64>; 4],
+    added_http: Vec<f64>,
+    added_ws: Vec<f64>,
+    ws_minus_http: Vec<f64>,
+}
+
+async fn latency_run(c: &mut Clients, rounds: usize) -> Latency {
+    let mut l = Latency {
+        times: Default::default(),
+        added_http: Vec::with_capacity(rounds),
+        added_ws: Vec::with_capacity(rounds),
+        ws_minus_http: Vec::with_capacity(rounds),
+    };
+    for round in 0..rounds {
+        let mut t = [0.0; 4];
+        for k in 0..4 {
+            let i = (round + k) % 4;
+            t[i] = c.turn(PATHS[i]).await;
+        }
+        for (i, v) in t.iter().enumerate() {
+            l.times[i].push(*v);
+        }
+        let (http, ws) = (t[1] - t[0], t[3] - t[2]);
+        l.added_http.push(http);
+        l.added_ws.push(ws);
+        l.ws_minus_http.push(ws - http);
+    }
+    l
+}
+
+/// The gateway's CPU per turn on each path: blocks of `block` turns
+/// through the gateway, HTTP and WebSocket alternating, `blocks` of each.
+async fn cpu_run(c: &mut Clients, gw: &GatewayChild, blocks: usize, block: usize) -> (f64, f64) {
+    let (mut http, mut ws) = (0.0, 0.0);
+    for b in 0..blocks * 2 {
+        let path = if b % 2 == 0 {
+            Path::HttpGateway
+        } else {
+            Path::WsGateway
+        };
+        let before = gw.cpu_secs();
+        for _ in 0..block {
+            c.turn(path).await;
+        }
+        let used = gw.cpu_secs() - before;
+        if b % 2 == 0 {
+            http += used;
+        } else {
+            ws += used;
+        }
+    }
+    let turns = (blocks * block) as f64;
+    (http * 1e6 / turns, ws * 1e6 / turns)
+}
+
+async fn run(turns: usize, idle: usize, runs: usize) -> Result<(), String> {
     let mock = MockProvider::start(MockOptions {
         record: false,
         ..MockOptions::default()
@@ -144,71 +272,77 @@ async fn run(turns: usize, idle: usize) -> Result<(), String> {
         b["type"] = serde_json::json!("response.create");
         Bytes::from(b.to_string())
     };
-
-    // Interleaved, so that both paths see the same machine state.
-    let mut rows = Vec::new();
-    {
-        let (mut d, mut g) = (http_connect(direct).await, http_connect(through).await);
-        let (mut dw, mut gw_ws) = (ws_connect(direct).await, ws_connect(through).await);
-        for _ in 0..50 {
-            http_turn(&mut d, direct, &http_body).await;
-            http_turn(&mut g, through, &http_body).await;
-            ws_turn(&mut dw, &ws_message).await;
-            ws_turn(&mut gw_ws, &ws_message).await;
+    let events = {
+        let mut ws = ws_connect(direct).await;
+        ws_turn(&mut ws, &ws_message).await
+    };
+    let mut c = Clients::open(direct, through, http_body.clone(), ws_message.clone()).await;
+    for _ in 0..50 {
+        for path in PATHS {
+            c.turn(path).await;
         }
-        let mut http = Row {
-            name: "HTTP `POST /v1/responses` (SSE)",
-            direct: vec![],
-            gateway: vec![],
-            cpu_us: 0.0,
-        };
-        let mut ws = Row {
-            name: "WebSocket `response.create`",
-            direct: vec![],
-            gateway: vec![],
-            cpu_us: 0.0,
-        };
-        for _ in 0..turns {
-            let t = Instant::now();
-            http_turn(&mut d, direct, &http_body).await;
-            http.direct.push(t.elapsed());
-            let t = Instant::now();
-            ws_turn(&mut dw, &ws_message).await;
-            ws.direct.push(t.elapsed());
-        }
-        let cpu = gw.cpu_secs();
-        for _ in 0..turns {
-            let t = Instant::now();
-            http_turn(&mut g, through, &http_body).await;
-            http.gateway.push(t.elapsed());
-        }
-        http.cpu_us = (gw.cpu_secs() - cpu) * 1e6 / turns as f64;
-        let cpu = gw.cpu_secs();
-        for _ in 0..turns {
-            let t = Instant::now();
-            ws_turn(&mut gw_ws, &ws_message).await;
-            ws.gateway.push(t.elapsed());
-        }
-        ws.cpu_us = (gw.cpu_secs() - cpu) * 1e6 / turns as f64;
-        rows.push(http);
-        rows.push(ws);
     }
+
     println!(
-        "| path ({turns} turns, {} B body) | direct p50 ms | through p50 ms | added p50 ms | direct p99 | through p99 | gateway CPU µs/turn |",
+        "Latency: {runs} runs of {turns} rounds; a round is one turn on each path (order rotating), {} B body, {events} events per response; medians, added = through − direct within each round.",
         http_body.len()
     );
-    println!("|---|---|---|---|---|---|---|");
-    for mut r in rows {
-        let (d50, g50) = (median_ms(&mut r.direct), median_ms(&mut r.gateway));
+    println!();
+    println!(
+        "| run | HTTP direct p50 ms | HTTP through p50 ms | WS direct p50 ms | WS through p50 ms | HTTP added p50 ms | WS added p50 ms | WS added − HTTP added, p50 ms | rounds with WS added ≤ HTTP added |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|");
+    let (mut all_http, mut all_ws, mut all_diff) = (Vec::new(), Vec::new(), Vec::new());
+    for run in 1..=runs {
+        let mut l = latency_run(&mut c, turns).await;
+        let not_worse = l.ws_minus_http.iter().filter(|d| **d <= 0.0).count();
+        let [hd, hg, wd, wg] = &mut l.times;
+        let (ah, aw, diff) = (
+            median(&mut l.added_http),
+            median(&mut l.added_ws),
+            median(&mut l.ws_minus_http),
+        );
         println!(
-            "| {} | {d50:.3} | {g50:.3} | {:.3} | {:.3} | {:.3} | {:.0} |",
-            r.name,
-            g50 - d50,
-            p99_ms(&mut r.direct),
-            p99_ms(&mut r.gateway),
-            r.cpu_us
+            "| {run} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:+.3} | {:.0} % |",
+            ms(median(hd)),
+            ms(median(hg)),
+            ms(median(wd)),
+            ms(median(wg)),
+            ms(ah),
+            ms(aw),
+            ms(diff),
+            100.0 * not_worse as f64 / turns as f64
+        );
+        all_http.push(ah);
+        all_ws.push(aw);
+        all_diff.push(diff);
+    }
+    println!(
+        "| median of runs | | | | | {:.3} | {:.3} | {:+.3} | |",
+        ms(median(&mut all_http)),
+        ms(median(&mut all_ws)),
+        ms(median(&mut all_diff))
+    );
+
+    let block = (turns / 10).max(10);
+    println!();
+    println!(
+        "CPU: the gateway process's user + system time over alternating blocks of {block} turns through it (10 blocks per path per run)."
+    );
+    println!();
+    println!(
+        "| run | HTTP µs/turn | WebSocket µs/turn | HTTP µs/event | WebSocket µs/message (events + the request) |"
+    );
+    println!("|---|---|---|---|---|");
+    for run in 1..=runs {
+        let (http, ws) = cpu_run(&mut c, &gw, 10, block).await;
+        println!(
+            "| {run} | {http:.0} | {ws:.0} | {:.1} | {:.1} |",
+            http / events as f64,
+            ws / (events + 1) as f64
         );
     }
+    drop(c);
 
     // Idle sockets.
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -243,14 +377,16 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut turns = 2000;
     let mut idle = 1000;
+    let mut runs = 3;
     let mut it = args.iter();
     while let Some(flag) = it.next() {
         let value = it.next().and_then(|v| v.parse::<usize>().ok());
         match (flag.as_str(), value) {
             ("--turns", Some(n)) => turns = n.max(10),
             ("--idle", Some(n)) => idle = n,
+            ("--runs", Some(n)) => runs = n.max(1),
             _ => {
-                eprintln!("usage: ws-bench [--turns N] [--idle N]");
+                eprintln!("usage: ws-bench [--turns N] [--idle N] [--runs N]");
                 return ExitCode::from(2);
             }
         }
@@ -265,7 +401,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(turns, idle)) {
+    match runtime.block_on(run(turns, idle, runs)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("ws-bench: {e}");

@@ -23,13 +23,21 @@
 //!    the events that answer it are its response, fed to the same
 //!    Responses stream parser as SSE until `response.completed` /
 //!    `.failed` / `.incomplete` / `error`. A message it cannot read is
-//!    relayed unread and counted (`toolwarden_unparsed_requests_total`).
+//!    relayed unread and counted (`toolwarden_unparsed_requests_total`; an
+//!    upstream message that is not JSON, `toolwarden_unparsed_responses_total`).
 //!
 //! Faults: an oversize message (`ws_max_message_bytes`) closes its sender
-//! with 1009, bad frames or deflate data with 1002 (the library's answer),
-//! and the other side is closed with 1011 (1001 when a peer just went
-//! away); a close from either side is passed on with its code and reason.
+//! with 1009 and the other side with 1009; bad frames or deflate data get
+//! the library's answer, and the other side is closed with 1011 (1001 when
+//! a peer went away or its connection failed, which is how the library
+//! reports data that does not inflate); a close from either side is passed on with its code and reason.
 //! A turn cut short is recorded with what was seen and the error.
+//!
+//! Shutdown ([`Stopping`]): a socket with no turn open is closed at once
+//! with 1001 (going away) to the client and to the upstream, each close
+//! handshake awaited briefly; one with turns open first lets them finish,
+//! until the grace period ends (`shutdown_grace_ms`). The worker waits for
+//! its sockets before it stops, and the gateway for their guards.
 
 mod relay;
 mod turns;
@@ -51,6 +59,19 @@ use crate::{
     routes::ProxyRoute,
     server::Shared,
 };
+
+/// What a relayed socket needs to know about the gateway stopping.
+#[derive(Debug, Clone)]
+pub(crate) struct Stopping {
+    /// `true`: close once the open turns are answered.
+    pub shutdown: tokio::sync::watch::Receiver<bool>,
+    /// `true`: the grace period is over, close now.
+    pub force: tokio::sync::watch::Receiver<bool>,
+    /// Held while the socket is open: the gateway's connection guard and
+    /// the worker's socket guard (never read: dropped with the socket).
+    #[allow(dead_code)]
+    pub guards: [tokio::sync::mpsc::Sender<()>; 2],
+}
 
 /// Most bytes of a refusing upstream's body passed to the client.
 const MAX_REFUSAL_BODY: usize = 1 << 20;
@@ -106,11 +127,12 @@ fn options(shared: &Shared, deflate: bool) -> yawc::Options {
 
 /// Serve one upgrade request: open the upstream socket, then answer the
 /// client (`101`, or the upstream's refusal) and relay in a task.
-pub async fn handle(
+pub(crate) async fn handle(
     shared: Arc<Shared>,
     pool: Arc<Pool>,
     mut req: Request<Incoming>,
     route: ProxyRoute,
+    stopping: Stopping,
 ) -> Response<GatewayBody> {
     let at_ms = now_ms();
     let provider = route.provider;
@@ -165,7 +187,7 @@ pub async fn handle(
     let upstream_ws = opened.socket;
     tokio::spawn(async move {
         match client.await {
-            Ok(client) => relay::run(client, upstream_ws, turns).await,
+            Ok(client) => relay::run(client, upstream_ws, turns, stopping).await,
             Err(e) => tracing::debug!(error = %e, "the client's websocket upgrade failed"),
         }
     });

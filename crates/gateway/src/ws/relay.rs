@@ -1,19 +1,31 @@
 //! The message loop of one WebSocket: whichever side has a message, it is
 //! read (for the records) and written to the other side at once; the
 //! loop ends when either side closes or breaks, and then closes the other
-//! side cleanly.
+//! side cleanly; or when the gateway stops, and then closes both (1001).
 
-use std::time::Duration;
+use std::{task::Poll, time::Duration};
 
 use futures_util::SinkExt;
 use tokio::io::{AsyncRead, AsyncWrite};
 use yawc::{Frame, OpCode, WebSocket, WebSocketError, close::CloseCode};
 
-use super::turns::{Outgoing, Turns};
+use super::{
+    Stopping,
+    turns::{Outgoing, Turns},
+};
 
 /// How long a closing side has to answer the close (and the last events
 /// to arrive) before its connection is dropped.
 const CLOSE_WAIT: Duration = Duration::from_secs(2);
+
+/// Most upstream messages written to the client before one flush.
+const BATCH: usize = 32;
+
+/// How long the close handshakes may take once the grace period is over.
+const FORCED_CLOSE_WAIT: Duration = Duration::from_millis(500);
+
+/// The reason given with the close when the gateway stops.
+const SHUTTING_DOWN: &str = "the gateway is shutting down";
 
 /// Which side.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,16 +42,29 @@ enum End {
     /// `side` broke: I/O error, EOF without a close, a protocol error or
     /// an oversize message (the library has answered it with a close).
     Broke(Side, WebSocketError),
+    /// The gateway is stopping (and no turn is open, or the grace period
+    /// is over).
+    Stopping,
 }
 
 /// Relay until one side ends, then close the other.
-pub async fn run<C, U>(mut client: WebSocket<C>, mut upstream: WebSocket<U>, mut turns: Turns)
-where
+pub async fn run<C, U>(
+    mut client: WebSocket<C>,
+    mut upstream: WebSocket<U>,
+    mut turns: Turns,
+    mut stopping: Stopping,
+) where
     C: AsyncRead + AsyncWrite + Unpin,
     U: AsyncRead + AsyncWrite + Unpin,
 {
+    let mut draining = false;
     let end = loop {
+        if draining && turns.idle() {
+            break End::Stopping;
+        }
         tokio::select! {
+            _ = raised(&mut stopping.shutdown), if !draining => draining = true,
+            _ = raised(&mut stopping.force), if draining => break End::Stopping,
             frame = client.next_frame() => match frame {
                 Ok(frame) => {
                     if let Some(end) = from_client(frame, &mut upstream, &mut turns).await {
@@ -48,26 +73,44 @@ where
                 }
                 Err(e) => break End::Broke(Side::Client, e),
             },
-            frame = upstream.next_frame() => match frame {
-                Ok(frame) => {
-                    if let Some(end) = from_upstream(frame, &mut client, &mut turns).await {
-                        break end;
-                    }
+            frame = upstream.next_frame() => {
+                if let Some(end) = from_upstream(frame, &mut upstream, &mut client, &mut turns).await {
+                    break end;
                 }
-                Err(e) => break End::Broke(Side::Upstream, e),
-            },
+            }
         }
     };
     tracing::debug!(?end, "websocket ended");
     match end {
+        End::Stopping => {
+            let _ = client
+                .send(Frame::close(CloseCode::Away, SHUTTING_DOWN))
+                .await;
+            let _ = upstream
+                .send(Frame::close(CloseCode::Away, SHUTTING_DOWN))
+                .await;
+            let limit = if *stopping.force.borrow() {
+                FORCED_CLOSE_WAIT
+            } else {
+                CLOSE_WAIT
+            };
+            let closing = async {
+                tokio::join!(
+                    finish_closing(&mut client, None, limit),
+                    finish_closing(&mut upstream, Some(&mut turns), limit)
+                )
+            };
+            let _ = tokio::time::timeout(limit, closing).await;
+            turns.close("the gateway shut down before the response finished");
+        }
         End::Closed(Side::Client) => {
             // The upstream may still finish what it was sending.
-            finish_closing(&mut upstream, Some(&mut turns)).await;
+            finish_closing(&mut upstream, Some(&mut turns), CLOSE_WAIT).await;
             finish_closed(&mut client).await;
             turns.close("the client closed the websocket before the response finished");
         }
         End::Closed(Side::Upstream) => {
-            finish_closing(&mut client, None).await;
+            finish_closing(&mut client, None, CLOSE_WAIT).await;
             finish_closed(&mut upstream).await;
             turns.close("the upstream closed the websocket before the response finished");
         }
@@ -88,12 +131,12 @@ where
                 Side::Client => {
                     finish_closed(&mut client).await;
                     let _ = upstream.send(Frame::close(code, reason)).await;
-                    finish_closing(&mut upstream, None).await;
+                    finish_closing(&mut upstream, None, CLOSE_WAIT).await;
                 }
                 Side::Upstream => {
                     finish_closed(&mut upstream).await;
                     let _ = client.send(Frame::close(code, reason)).await;
-                    finish_closing(&mut client, None).await;
+                    finish_closing(&mut client, None, CLOSE_WAIT).await;
                 }
             }
         }
@@ -133,25 +176,82 @@ where
     }
 }
 
-/// An upstream frame: events are read and sent on; a close is passed on
-/// and ends the loop.
-async fn from_upstream<C>(frame: Frame, client: &mut WebSocket<C>, turns: &mut Turns) -> Option<End>
+/// Upstream frames: the one read, then those the socket has already
+/// read in (at most [`BATCH`]), each written to the client (one flush for
+/// them all) and then read for the records; a close is passed on and ends
+/// the loop.
+async fn from_upstream<C, U>(
+    first: Result<Frame, WebSocketError>,
+    upstream: &mut WebSocket<U>,
+    client: &mut WebSocket<C>,
+    turns: &mut Turns,
+) -> Option<End>
+where
+    C: AsyncRead + AsyncWrite + Unpin,
+    U: AsyncRead + AsyncWrite + Unpin,
+{
+    let mut frame = first;
+    let mut left = BATCH;
+    loop {
+        let end = match frame {
+            Ok(frame) => upstream_frame(frame, client, turns).await,
+            Err(e) => Some(End::Broke(Side::Upstream, e)),
+        };
+        if end.is_some() {
+            return end;
+        }
+        left -= 1;
+        if left == 0 {
+            break;
+        }
+        // A frame already read in is taken now; none: flush and wait.
+        match std::future::poll_fn(|cx| Poll::Ready(upstream.poll_next_frame(cx))).await {
+            Poll::Ready(next) => frame = next,
+            Poll::Pending => break,
+        }
+    }
+    client
+        .flush()
+        .await
+        .err()
+        .map(|e| End::Broke(Side::Client, e))
+}
+
+/// One upstream frame, written (not flushed) to the client, then read.
+async fn upstream_frame<C>(
+    frame: Frame,
+    client: &mut WebSocket<C>,
+    turns: &mut Turns,
+) -> Option<End>
 where
     C: AsyncRead + AsyncWrite + Unpin,
 {
     match frame.opcode() {
         OpCode::Text => {
             let payload = frame.into_payload();
+            let end = feed(client, Frame::text(payload.clone())).await;
             turns.event(&payload);
-            send(client, Frame::text(payload), Side::Client).await
+            end
         }
-        OpCode::Binary => send(client, Frame::binary(frame.into_payload()), Side::Client).await,
+        OpCode::Binary => feed(client, Frame::binary(frame.into_payload())).await,
         OpCode::Close => {
             let _ = client.send(pass_close(&frame)).await;
             Some(End::Closed(Side::Upstream))
         }
         _ => None,
     }
+}
+
+/// Write a frame to the client without flushing it.
+async fn feed<C>(client: &mut WebSocket<C>, frame: Frame) -> Option<End>
+where
+    C: AsyncRead + AsyncWrite + Unpin,
+{
+    client
+        .feed(frame)
+        .await
+        .err()
+        .map(|e| End::Broke(Side::Client, e))
 }
 
 async fn send<S>(socket: &mut WebSocket<S>, frame: Frame, side: Side) -> Option<End>
@@ -171,8 +271,11 @@ fn pass_close(frame: &Frame) -> Frame {
 
 /// A side the gateway has sent a close to: wait (briefly) for its answer,
 /// letting the last events through to the records, then shut it.
-async fn finish_closing<S>(socket: &mut WebSocket<S>, mut turns: Option<&mut Turns>)
-where
+async fn finish_closing<S>(
+    socket: &mut WebSocket<S>,
+    mut turns: Option<&mut Turns>,
+    limit: Duration,
+) where
     S: AsyncRead + AsyncWrite + Unpin,
 {
     let wait = async {
@@ -189,8 +292,8 @@ where
             }
         }
     };
-    let _ = tokio::time::timeout(CLOSE_WAIT, wait).await;
-    let _ = tokio::time::timeout(CLOSE_WAIT, socket.close()).await;
+    let _ = tokio::time::timeout(limit, wait).await;
+    let _ = tokio::time::timeout(limit, socket.close()).await;
 }
 
 /// A side that sent a close (or broke): the library's answer is flushed,
@@ -201,4 +304,9 @@ where
 {
     let _ = tokio::time::timeout(CLOSE_WAIT, socket.next_frame()).await;
     let _ = tokio::time::timeout(CLOSE_WAIT, socket.close()).await;
+}
+
+/// Resolves once `flag` is raised (or its sender is gone: the gateway is).
+async fn raised(flag: &mut tokio::sync::watch::Receiver<bool>) {
+    let _ = flag.wait_for(|raised| *raised).await;
 }

@@ -9,7 +9,7 @@
 //! its last event (`response.completed`, `.failed`, `.incomplete`,
 //! `error`) arrives. Other client messages (`response.cancel`, Codex's
 //! `response.processed`, …) pass unread; one that is not a JSON object
-//! with a `type` is counted as unparsed. Turns answered in order are kept
+//! with a `type` (a message cut short included) is counted as unparsed. Turns answered in order are kept
 //! in a queue (bounded: past [`MAX_PENDING`] the oldest is recorded as it
 //! stands).
 
@@ -43,6 +43,8 @@ pub struct Turns {
     path: String,
     header_session: Option<Session>,
     pending: VecDeque<Observation>,
+    /// Scratch for one event as SSE (reused: one feed per event).
+    sse: Vec<u8>,
 }
 
 /// A client message, read.
@@ -76,15 +78,17 @@ impl Turns {
             path,
             header_session,
             pending: VecDeque::new(),
+            sse: Vec::new(),
         }
     }
 
     /// Read a client text message.
     pub fn client_message(&self, payload: Bytes) -> Outgoing {
         match event_type(&payload) {
+            // The HTTP path's parse reads (and counts) a bad body.
             Some(kind) if kind == "response.create" => {}
-            Some(_) => return Outgoing::Pass(payload),
-            None => {
+            Some(_) if is_json(&payload) => return Outgoing::Pass(payload),
+            _ => {
                 self.shared
                     .sinks
                     .metrics
@@ -136,19 +140,25 @@ impl Turns {
 
     /// An upstream text message: an event of the oldest open turn.
     pub fn event(&mut self, payload: &[u8]) {
-        let kind = event_type(payload);
+        let kind = event_type(payload).filter(|_| is_json(payload));
         if kind.is_none() {
             self.shared.sinks.metrics.unparsed_response("invalid");
         }
         let Some(turn) = self.pending.front_mut() else {
             return;
         };
-        feed_as_sse(turn, payload);
+        as_sse(payload, &mut self.sse);
+        turn.feed(&self.sse);
         if kind.is_some_and(|k| LAST_EVENTS.contains(&k.as_ref())) {
             if let Some(mut turn) = self.pending.pop_front() {
                 turn.finish();
             }
         }
+    }
+
+    /// Whether every turn sent has been answered in full.
+    pub fn idle(&self) -> bool {
+        self.pending.is_empty()
     }
 
     /// The socket ended: open turns are recorded with what was seen and
@@ -175,14 +185,22 @@ impl std::fmt::Debug for Turns {
 
 /// One message as the SSE event `data:` lines the stream parser reads (a
 /// message with line breaks between its JSON tokens gets one `data:` per
-/// line, which SSE joins back).
-fn feed_as_sse(turn: &mut Observation, payload: &[u8]) {
+/// line, which SSE joins back), written to `out` so that the parser is fed
+/// once per event.
+fn as_sse(payload: &[u8], out: &mut Vec<u8>) {
+    out.clear();
     for line in payload.split(|&b| b == b'\n') {
-        turn.feed(b"data: ");
-        turn.feed(line.strip_suffix(b"\r").unwrap_or(line));
-        turn.feed(b"\n");
+        out.extend_from_slice(b"data: ");
+        out.extend_from_slice(line.strip_suffix(b"\r").unwrap_or(line));
+        out.push(b'\n');
     }
-    turn.feed(b"\n");
+    out.push(b'\n');
+}
+
+/// Whether the whole message is JSON (a message cut short has a readable
+/// `type` at its start, but is not).
+fn is_json(payload: &[u8]) -> bool {
+    serde_json::from_slice::<serde::de::IgnoredAny>(payload).is_ok()
 }
 
 /// The message's `type`: read from its start when it leads (as every
@@ -204,7 +222,16 @@ fn event_type(payload: &[u8]) -> Option<std::borrow::Cow<'_, str>> {
 
 #[cfg(test)]
 mod tests {
-    use super::event_type;
+    use super::{as_sse, event_type};
+
+    #[test]
+    fn a_message_becomes_one_sse_event() {
+        let mut out = Vec::new();
+        as_sse(b"{\"type\":\"x\"}", &mut out);
+        assert_eq!(out, b"data: {\"type\":\"x\"}\n\n");
+        as_sse(b"{\r\n\"type\":\"x\"\n}", &mut out);
+        assert_eq!(out, b"data: {\ndata: \"type\":\"x\"\ndata: }\n\n");
+    }
 
     #[test]
     fn reads_the_type_from_the_start_or_the_object() {

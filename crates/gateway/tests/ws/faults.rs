@@ -3,8 +3,9 @@
 
 use std::time::Duration;
 
+use bytes::Bytes;
 use serde_json::json;
-use toolwarden_mock_provider::{Fault, MockOptions};
+use toolwarden_mock_provider::{Fault, MockOptions, RawResponse, Scripted};
 
 use super::client::{Raw, connect, next, send_text, try_connect, turn};
 use crate::e2e::support::{Harness, metric};
@@ -169,4 +170,156 @@ async fn oversize_messages_bad_deflate_and_unreadable_messages() {
             .iter()
             .any(|r| r.body.as_ref() == b"not json at all")
     );
+}
+
+/// How the mock's sockets that their client ended did end, once `n` have.
+async fn upstream_ends(h: &Harness, n: usize) -> Vec<Option<u16>> {
+    for _ in 0..200 {
+        let ends = h.mock.websocket_ends();
+        if ends.len() >= n {
+            return ends;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    h.mock.websocket_ends()
+}
+
+#[tokio::test]
+async fn an_upstream_closing_mid_response_passes_its_close_and_keeps_the_turn() {
+    let mut h = Harness::start().await;
+    // After the function call's item is done, the upstream closes.
+    h.mock.set_fault(Fault::CloseMidStream(7, 4002));
+    let mut ws = connect(&h.gw(), &[AUTH], true).await;
+    send_text(
+        &mut ws,
+        json!({"type": "response.create", "model": "gpt-5", "input": "Book TP123"}).to_string(),
+    )
+    .await;
+    let mut seen = Vec::new();
+    let close = loop {
+        match next(&mut ws).await {
+            Ok(event) => seen.push(event),
+            Err(code) => break code,
+        }
+    };
+    assert_eq!(seen.len(), 7, "every event sent before the close");
+    assert!(String::from_utf8_lossy(&seen[6]).contains("response.output_item.done"));
+    assert_eq!(close, Some(4002), "the upstream's close code, passed on");
+    h.mock.set_fault(Fault::None);
+    still_serves(&h).await;
+    let stats = h.finish().await;
+    assert_eq!((stats.requests.total, stats.requests.errors), (2, 1));
+    let events = h.events();
+    let calls = events.iter().filter(|e| e["type"] == "tool_call").count();
+    assert_eq!(calls, 2, "the cut turn's call is recorded: {events:#?}");
+    assert!(
+        events.iter().any(|e| e
+            .to_string()
+            .contains("the upstream closed the websocket before the response finished")),
+        "{events:#?}"
+    );
+}
+
+#[tokio::test]
+async fn an_unreadable_upstream_message_is_relayed_and_counted() {
+    let h = Harness::start().await;
+    h.mock.set_fault(Fault::MalformedSse);
+    let mut ws = connect(&h.gw(), &[AUTH], false).await;
+    send_text(
+        &mut ws,
+        json!({"type": "response.create", "model": "gpt-5", "input": "hi"}).to_string(),
+    )
+    .await;
+    let first = next(&mut ws).await.expect("the unreadable message");
+    assert_eq!(
+        first.as_ref(),
+        b"{\"type\":\"response.output_text.delta\",\"delta\":\"x",
+        "relayed unchanged"
+    );
+    let mut last = Bytes::new();
+    while !String::from_utf8_lossy(&last).contains("response.completed") {
+        last = next(&mut ws).await.expect("the rest of the events");
+    }
+    let m = h
+        .metrics_when(|m| metric(m, "toolwarden_unparsed_responses_total", &[]) >= 1.0)
+        .await;
+    assert_eq!(
+        metric(&m, "toolwarden_unparsed_responses_total", &[]),
+        1.0,
+        "{m}"
+    );
+}
+
+#[tokio::test]
+async fn an_oversize_upstream_message_closes_both_sides_with_1009() {
+    let mut h = Harness::with(MockOptions::default(), |c| {
+        c.ws_max_message_bytes = 64 << 10
+    })
+    .await;
+    let created = json!({"type": "response.created", "response": {"id": "resp_big", "status": "in_progress"}});
+    let big = json!({"type": "response.output_text.delta", "delta": "x".repeat(100 << 10)});
+    h.mock.push_response(Scripted::Raw(RawResponse {
+        status: 200,
+        headers: Vec::new(),
+        chunks: vec![
+            Bytes::from(created.to_string()),
+            Bytes::from(big.to_string()),
+        ],
+        delay: Duration::ZERO,
+    }));
+    let mut ws = connect(&h.gw(), &[AUTH], false).await;
+    send_text(
+        &mut ws,
+        json!({"type": "response.create", "model": "gpt-5", "input": "hi"}).to_string(),
+    )
+    .await;
+    let first = next(&mut ws).await.expect("the first event");
+    assert_eq!(first.as_ref(), created.to_string().as_bytes());
+    assert_eq!(
+        next(&mut ws).await,
+        Err(Some(1009)),
+        "the client: too large"
+    );
+    assert_eq!(
+        upstream_ends(&h, 1).await,
+        vec![Some(1009)],
+        "the upstream: too large"
+    );
+    still_serves(&h).await;
+    let stats = h.finish().await;
+    assert_eq!((stats.requests.total, stats.requests.errors), (2, 1));
+}
+
+#[tokio::test]
+async fn faults_from_the_client_close_the_upstream_cleanly() {
+    let h = Harness::with(MockOptions::default(), |c| {
+        c.ws_max_message_bytes = 64 << 10
+    })
+    .await;
+    // A close with a code, an oversize message, bad deflate data, a
+    // connection dropped without a close: each socket's upstream gets a
+    // close frame.
+    let mut raw = Raw::connect(&h.gw(), &[]).await;
+    raw.frame(0x88, &4000u16.to_be_bytes()).await;
+    assert_eq!(raw.close_code().await, Some(4000));
+    assert_eq!(upstream_ends(&h, 1).await, vec![Some(4000)]);
+
+    let mut raw = Raw::connect(&h.gw(), &[]).await;
+    raw.frame(0x81, &vec![b' '; 100 << 10]).await;
+    assert_eq!(raw.close_code().await, Some(1009));
+    assert_eq!(upstream_ends(&h, 2).await[1], Some(1009));
+
+    let mut raw = Raw::connect(&h.gw(), &["sec-websocket-extensions: permessage-deflate"]).await;
+    raw.frame(0xC1, b"\xff\xff\xff\xff not deflate").await;
+    assert!(raw.close_code().await.is_some());
+    assert_eq!(
+        upstream_ends(&h, 3).await[2],
+        Some(1001),
+        "going away: the library reads bad deflate data as the connection failing"
+    );
+
+    let raw = Raw::connect(&h.gw(), &[]).await;
+    drop(raw);
+    assert_eq!(upstream_ends(&h, 4).await[3], Some(1001), "going away");
+    still_serves(&h).await;
 }

@@ -1,0 +1,83 @@
+//! The gateway stopping with WebSockets open: each is closed with 1001
+//! (going away) to its client and a close handshake with the upstream; an
+//! idle one at once, one with a turn open when the grace period ends; the
+//! open turn is recorded with what was seen.
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use toolwarden_mock_provider::{Fault, MockOptions};
+
+use super::client::{connect, next, send_text, turn};
+use crate::e2e::support::Harness;
+
+const AUTH: (&str, &str) = ("authorization", "Bearer sk-test");
+const GRACE: Duration = Duration::from_millis(1500);
+
+#[tokio::test]
+async fn open_sockets_are_closed_going_away_on_shutdown() {
+    let mut h = Harness::with(MockOptions::default(), |c| c.shutdown_grace = GRACE).await;
+    let create = json!({"model": "gpt-5", "input": [{"role": "user", "content": "Book TP123"}]});
+    // An idle socket, one whole turn behind it.
+    let mut idle = connect(&h.gw(), &[AUTH], false).await;
+    let events = turn(&mut idle, &create).await;
+    assert!(String::from_utf8_lossy(events.last().unwrap()).contains("response.completed"));
+    // A socket whose turn is still open: the model stalls after the
+    // function call's item is done.
+    h.mock.set_fault(Fault::StallAfter(7));
+    let mut busy = connect(&h.gw(), &[AUTH], true).await;
+    let mut message = create.clone();
+    message["type"] = json!("response.create");
+    send_text(&mut busy, message.to_string()).await;
+    let mut seen = Vec::new();
+    for _ in 0..7 {
+        seen.push(next(&mut busy).await.expect("an event"));
+    }
+    assert!(
+        String::from_utf8_lossy(seen.last().unwrap()).contains("response.output_item.done"),
+        "{seen:?}"
+    );
+
+    let started = Instant::now();
+    let gateway = h.gateway.take().expect("running");
+    let (report, idle_end, busy_end) = tokio::join!(
+        gateway.shutdown(),
+        async {
+            let end = next(&mut idle).await;
+            (end, started.elapsed())
+        },
+        async {
+            let end = next(&mut busy).await;
+            (end, started.elapsed())
+        },
+    );
+    let stopped = started.elapsed();
+    assert_eq!(report.abandoned, 0);
+    assert_eq!(idle_end.0, Err(Some(1001)), "the idle socket: going away");
+    assert!(idle_end.1 < GRACE, "at once: {:?}", idle_end.1);
+    assert_eq!(busy_end.0, Err(Some(1001)), "the busy socket: going away");
+    assert!(
+        busy_end.1 >= GRACE - Duration::from_millis(100),
+        "its turn had the grace period: {:?}",
+        busy_end.1
+    );
+    assert!(
+        stopped < GRACE + Duration::from_secs(2),
+        "within the shutdown deadline: {stopped:?}"
+    );
+    // The upstream got a close from each socket, and answered it.
+    assert_eq!(h.mock.websocket_ends(), vec![Some(1001), Some(1001)]);
+
+    // The record: both turns, the open one with its tool call and the error.
+    let stats = h.finish().await;
+    assert_eq!((stats.requests.total, stats.requests.errors), (2, 1));
+    let events = h.events();
+    let count = |ty: &str| events.iter().filter(|e| e["type"] == ty).count();
+    assert_eq!(count("tool_call"), 2, "{events:#?}");
+    assert!(
+        events.iter().any(|e| e
+            .to_string()
+            .contains("the gateway shut down before the response finished")),
+        "{events:#?}"
+    );
+}
