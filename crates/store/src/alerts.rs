@@ -91,18 +91,6 @@ const REQUESTS_SQL: &str = "SELECT COALESCE(model, 'unknown'), COUNT(*), \
     SUM(CASE WHEN status >= 500 OR status = 429 OR error IS NOT NULL THEN 1 ELSE 0 END), \
     CAST(COALESCE(SUM(repairs), 0) AS BIGINT) \
     FROM requests WHERE at_ms >= $1 GROUP BY COALESCE(model, 'unknown')";
-/// [`TOOLS_SQL`] and [`REQUESTS_SQL`] from `$1` on, each group split in two
-/// by time: before `$3` (tools) / `$2` (requests), and from then on.
-const TOOLS_SPLIT_SQL: &str = "SELECT tool, COALESCE(model, 'unknown'), \
-    CAST(CASE WHEN result_at_ms < $3 THEN 0 ELSE 1 END AS BIGINT), COUNT(*), \
-    SUM(CASE WHEN failed = 1 THEN 1 ELSE 0 END), COALESCE(SUM(exec_ms), 0.0), COUNT(exec_ms) \
-    FROM tool_calls WHERE result_at_ms >= $1 AND at_ms >= $2 AND failed IS NOT NULL \
-    GROUP BY 1, 2, 3";
-const REQUESTS_SPLIT_SQL: &str = "SELECT COALESCE(model, 'unknown'), \
-    CAST(CASE WHEN at_ms < $2 THEN 0 ELSE 1 END AS BIGINT), COUNT(*), \
-    SUM(CASE WHEN status >= 500 OR status = 429 OR error IS NOT NULL THEN 1 ELSE 0 END), \
-    CAST(COALESCE(SUM(repairs), 0) AS BIGINT) \
-    FROM requests WHERE at_ms >= $1 GROUP BY 1, 2";
 const COLUMNS: &str = "alert_key, seq, state, rule, tool, model, instance, value, threshold, \
     volume, started_ms, at_ms, gateway";
 const INSERT_SQL: &str = "INSERT INTO alert_transitions (alert_key, seq, state, rule, tool, \
@@ -165,49 +153,7 @@ fn transition(r: TransitionRow) -> AlertTransition {
 }
 
 macro_rules! alert_fns {
-    ($window:ident, $split:ident, $latest:ident, $recent:ident, $claim:ident, $pool:ty) => {
-        async fn $split(
-            pool: &$pool,
-            from_ms: i64,
-            split_ms: i64,
-            calls_from_ms: i64,
-        ) -> Result<[AlertWindow; 2], sqlx::Error> {
-            let tools: Vec<(String, String, i64, i64, i64, f64, i64)> =
-                sqlx::query_as(TOOLS_SPLIT_SQL)
-                    .bind(from_ms)
-                    .bind(calls_from_ms)
-                    .bind(split_ms)
-                    .fetch_all(pool)
-                    .await?;
-            let requests: Vec<(String, i64, i64, i64, i64)> = sqlx::query_as(REQUESTS_SPLIT_SQL)
-                .bind(from_ms)
-                .bind(split_ms)
-                .fetch_all(pool)
-                .await?;
-            let mut parts = [AlertWindow::default(), AlertWindow::default()];
-            for (tool, model, part, n, f, sum, timed) in tools {
-                parts[usize::from(part != 0)].tools.push(ToolWindowRow {
-                    tool,
-                    model,
-                    results: count(n),
-                    failures: count(f),
-                    exec_ms_sum: sum,
-                    exec_count: count(timed),
-                });
-            }
-            for (model, part, n, errors, repairs) in requests {
-                parts[usize::from(part != 0)]
-                    .requests
-                    .push(RequestWindowRow {
-                        model,
-                        requests: count(n),
-                        upstream_errors: count(errors),
-                        repairs: count(repairs),
-                    });
-            }
-            Ok(parts)
-        }
-
+    ($window:ident, $latest:ident, $recent:ident, $claim:ident, $pool:ty) => {
         async fn $window(pool: &$pool, since_ms: i64) -> Result<AlertWindow, sqlx::Error> {
             let tools: Vec<(String, String, i64, i64, f64, i64)> = sqlx::query_as(TOOLS_SQL)
                 .bind(since_ms)
@@ -279,7 +225,6 @@ macro_rules! alert_fns {
 
 alert_fns!(
     window_sqlite,
-    split_sqlite,
     latest_sqlite,
     recent_sqlite,
     claim_sqlite,
@@ -287,7 +232,6 @@ alert_fns!(
 );
 alert_fns!(
     window_postgres,
-    split_postgres,
     latest_postgres,
     recent_postgres,
     claim_postgres,
@@ -302,22 +246,6 @@ impl Store {
         match self.pool() {
             Pool::Sqlite(p) => window_sqlite(p, since_ms).await,
             Pool::Postgres(p) => window_postgres(p, since_ms).await,
-        }
-        .map_err(StoreError::query)
-    }
-
-    /// The numbers from `from_ms` on (tool results whose call is not older
-    /// than `calls_from_ms`) in two parts: before `split_ms`, and from then
-    /// on. One scan for both.
-    pub async fn alert_window_split(
-        &self,
-        from_ms: i64,
-        split_ms: i64,
-        calls_from_ms: i64,
-    ) -> Result<[AlertWindow; 2], StoreError> {
-        match self.pool() {
-            Pool::Sqlite(p) => split_sqlite(p, from_ms, split_ms, calls_from_ms).await,
-            Pool::Postgres(p) => split_postgres(p, from_ms, split_ms, calls_from_ms).await,
         }
         .map_err(StoreError::query)
     }

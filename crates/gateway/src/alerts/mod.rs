@@ -5,8 +5,6 @@
 //! - [`state`]: the loop that evaluates the rules on the store's data every
 //!   `interval` and claims transitions in the store, so gateways sharing
 //!   one database notify once per transition;
-//! - [`window`]: the window's numbers, read incrementally between full
-//!   reads when rounds are more frequent than every 30 s;
 //! - [`deliver`]: webhook delivery (Alertmanager or Slack payloads), off the
 //!   request path, bounded, retried;
 //! - [`AlertsBoard`]: what this gateway shows: `toolwarden_alerts_firing` in
@@ -18,7 +16,6 @@ pub mod config;
 pub(crate) mod deliver;
 pub mod rules;
 pub(crate) mod state;
-pub(crate) mod window;
 
 use std::{
     collections::VecDeque,
@@ -180,7 +177,6 @@ pub(crate) fn start(
         jsonl: config.jsonl.clone(),
         instance,
         dropped: VecDeque::new(),
-        window: window::WindowReader::default(),
     };
     tokio::spawn(delivery.run(shutdown));
     Ok(())

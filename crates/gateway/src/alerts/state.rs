@@ -15,7 +15,6 @@ use super::{
     config::AlertsConfig,
     deliver::Delivery,
     rules::{self, Decision, Observation},
-    window::WindowReader,
 };
 use crate::observe::{Sinks, now_ms};
 
@@ -31,8 +30,6 @@ pub(crate) struct Engine {
     pub(crate) instance: String,
     /// (unix ms, events dropped so far), oldest first, one per round.
     pub(crate) dropped: VecDeque<(i64, u64)>,
-    /// Reads the window's numbers (incrementally when rounds are frequent).
-    pub(crate) window: WindowReader,
 }
 
 // === impl Engine ===
@@ -74,8 +71,8 @@ impl Engine {
     /// One evaluation.
     pub(crate) async fn round(&mut self) -> Result<(), StoreError> {
         let now = now_ms();
-        let (length, interval) = (self.config.window, self.config.interval);
-        let window = self.window.read(&self.store, now, length, interval).await?;
+        let window_ms = i64::try_from(self.config.window.as_millis()).unwrap_or(i64::MAX);
+        let window = self.store.alert_window(now - window_ms).await?;
         let dropped = self.dropped_in_window(now);
         let observations = rules::observe(&self.config.rules, &window, dropped, &self.instance);
         let states = self.store.alert_states().await?;

@@ -56,30 +56,6 @@ async fn alert_window_and_claims(db: TestDb) {
         "{r:?}"
     );
     assert!(store.alert_window(2_000).await.unwrap().tools.is_empty());
-    // Split at 1_002: requests q0, q1 before, q2, q3 (and the results at
-    // 1_500) from then on.
-    let [older, newer] = store.alert_window_split(500, 1_002, 0).await.unwrap();
-    assert_eq!(
-        (
-            older.requests[0].requests,
-            older.requests[0].upstream_errors
-        ),
-        (2, 1)
-    );
-    assert_eq!(
-        (
-            newer.requests[0].requests,
-            newer.requests[0].upstream_errors
-        ),
-        (2, 1)
-    );
-    assert!(older.tools.is_empty(), "{older:?}");
-    assert_eq!((newer.tools[0].results, newer.tools[0].failures), (3, 2));
-    // Results whose calls (at 1_000) are older than 1_001 are not counted.
-    let [older, newer] = store.alert_window_split(500, 1_600, 1_001).await.unwrap();
-    assert!(older.tools.is_empty() && newer.tools.is_empty());
-    assert_eq!(older.requests[0].requests, 4);
-    assert!(newer.requests.is_empty(), "{newer:?}");
 
     let firing = AlertTransition {
         alert_key: "tool_failure_rate|book|*|".into(),
