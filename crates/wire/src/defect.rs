@@ -50,3 +50,34 @@ pub struct Defect {
     /// The provider's own error text for this defect.
     pub message: String,
 }
+
+/// The results of message `i` (`(block index, call id)`) against the calls
+/// of the turn before it: an orphan for a result that answers none, a
+/// duplicate for a second answer to the same call. The wording is the
+/// dialect's: `orphan` and `duplicate` get the block index and the id.
+pub(crate) fn check_answers<'a>(
+    i: usize,
+    results: impl IntoIterator<Item = (usize, &'a str)>,
+    calls: &[&str],
+    orphan: impl Fn(usize, &str) -> String,
+    duplicate: impl Fn(usize, &str) -> String,
+    out: &mut Vec<Defect>,
+) {
+    let mut answered: Vec<&str> = Vec::new();
+    for (j, id) in results {
+        let (kind, message) = if !calls.contains(&id) {
+            (DefectKind::OrphanResult, orphan(j, id))
+        } else if answered.contains(&id) {
+            (DefectKind::DuplicateCallId, duplicate(j, id))
+        } else {
+            answered.push(id);
+            continue;
+        };
+        out.push(Defect {
+            kind,
+            message_index: i,
+            call_ids: vec![id.to_string()],
+            message,
+        });
+    }
+}

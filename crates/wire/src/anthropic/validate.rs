@@ -106,28 +106,20 @@ fn check_results(i: usize, m: &Shape<'_>, prev: Option<&Shape<'_>>, out: &mut Ve
         Some(p) if p.is_assistant() && m.is_user() => p.calls().map(|(_, id)| id).collect(),
         _ => Vec::new(),
     };
-    let mut answered: Vec<&str> = Vec::new();
-    for (j, id) in m.results() {
-        if !prev_calls.contains(&id) {
-            out.push(Defect {
-                kind: DefectKind::OrphanResult,
-                message_index: i,
-                call_ids: vec![id.to_string()],
-                message: format!(
-                    "messages.{i}.content.{j}: unexpected `tool_use_id` found in `tool_result` blocks: {id}. Each `tool_result` block must have a corresponding `tool_use` block in the previous message."
-                ),
-            });
-        } else if answered.contains(&id) {
-            out.push(Defect {
-                kind: DefectKind::DuplicateCallId,
-                message_index: i,
-                call_ids: vec![id.to_string()],
-                message: format!(
-                    "messages.{i}.content.{j}: `tool_result` blocks must have unique `tool_use_id`s: {id} is answered more than once"
-                ),
-            });
-        } else {
-            answered.push(id);
-        }
-    }
+    crate::defect::check_answers(
+        i,
+        m.results(),
+        &prev_calls,
+        |j, id| {
+            format!(
+                "messages.{i}.content.{j}: unexpected `tool_use_id` found in `tool_result` blocks: {id}. Each `tool_result` block must have a corresponding `tool_use` block in the previous message."
+            )
+        },
+        |j, id| {
+            format!(
+                "messages.{i}.content.{j}: `tool_result` blocks must have unique `tool_use_id`s: {id} is answered more than once"
+            )
+        },
+        out,
+    );
 }

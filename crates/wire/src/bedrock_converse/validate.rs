@@ -92,28 +92,20 @@ fn check_results(i: usize, m: &Shape<'_>, calls: &[&str], out: &mut Vec<Defect>)
         });
         return;
     }
-    let mut answered: Vec<&str> = Vec::new();
-    for (j, id) in results {
-        if !calls.contains(&id) {
-            out.push(Defect {
-                kind: DefectKind::OrphanResult,
-                message_index: i,
-                call_ids: vec![id.to_string()],
-                message: format!(
-                    "messages.{i}.content.{j}: the toolResult's toolUseId {id} matches no toolUse block of the previous turn"
-                ),
-            });
-        } else if answered.contains(&id) {
-            out.push(Defect {
-                kind: DefectKind::DuplicateCallId,
-                message_index: i,
-                call_ids: vec![id.to_string()],
-                message: format!(
-                    "messages.{i}.content.{j}: the toolUse {id} is answered by more than one toolResult block"
-                ),
-            });
-        } else {
-            answered.push(id);
-        }
-    }
+    crate::defect::check_answers(
+        i,
+        results,
+        calls,
+        |j, id| {
+            format!(
+                "messages.{i}.content.{j}: the toolResult's toolUseId {id} matches no toolUse block of the previous turn"
+            )
+        },
+        |j, id| {
+            format!(
+                "messages.{i}.content.{j}: the toolUse {id} is answered by more than one toolResult block"
+            )
+        },
+        out,
+    );
 }
