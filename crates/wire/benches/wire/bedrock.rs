@@ -102,14 +102,13 @@ fn repeat(turn: impl Fn(usize) -> Vec<u8>) -> Vec<u8> {
     stream
 }
 
-/// Every frame of `stream` decoded, `on` called with each payload.
+/// Every frame of `stream` decoded, `on` called with each payload: the
+/// decoder's fastest way (`feed`, frames read where they are in the
+/// chunk), as the stream parser uses it.
 fn frames(stream: &[u8], mut on: impl FnMut(&[u8])) {
     let mut d = Decoder::new();
     for c in stream.chunks(FEED_CHUNK) {
-        d.push(black_box(c));
-        while let Some(m) = d.next_message() {
-            on(m.expect("well-formed").payload());
-        }
+        d.feed(black_box(c), &mut |m| on(m.expect("well-formed").payload()));
     }
 }
 
@@ -131,6 +130,18 @@ pub(super) fn run(budget: Duration) {
         });
         black_box(n);
     };
+    // BENCH_ONE=ours|base|none: one pass of the ConverseStream parser, of
+    // its baseline, or of neither (the stream's construction alone), then
+    // exit — for instruction counts under `valgrind --tool=callgrind`,
+    // robust on a loaded machine: ratio = (base - none) / (ours - none).
+    if let Ok(one) = std::env::var("BENCH_ONE") {
+        match one.as_str() {
+            "ours" => parse(),
+            "base" => base(),
+            _ => {}
+        }
+        std::process::exit(0);
+    }
     row(
         "bedrock converse-stream",
         "stream",

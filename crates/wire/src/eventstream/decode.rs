@@ -99,22 +99,32 @@ impl<'a> Message<'a> {
 
     /// `:message-type`: `event`, `exception` or `error`.
     pub fn message_type(&self) -> Option<&'a str> {
-        self.standard.message_type
+        self.standard.message_type.and_then(utf8)
     }
 
     /// `:event-type` (`contentBlockDelta`, `chunk`, …).
     pub fn event_type(&self) -> Option<&'a str> {
-        self.standard.event_type
+        self.standard.event_type.and_then(utf8)
     }
 
     /// `:exception-type` (`throttlingException`, …).
     pub fn exception_type(&self) -> Option<&'a str> {
-        self.standard.exception_type
+        self.standard.exception_type.and_then(utf8)
     }
 
     /// `:content-type` of the payload.
     pub fn content_type(&self) -> Option<&'a str> {
-        self.standard.content_type
+        self.standard.content_type.and_then(utf8)
+    }
+
+    /// `:message-type` as bytes (no UTF-8 conversion: the hot path).
+    pub(crate) fn message_type_bytes(&self) -> Option<&'a [u8]> {
+        self.standard.message_type
+    }
+
+    /// `:event-type` as bytes (no UTF-8 conversion: the hot path).
+    pub(crate) fn event_type_bytes(&self) -> Option<&'a [u8]> {
+        self.standard.event_type
     }
 
     /// `:error-code` of an `error` message.
@@ -150,6 +160,9 @@ pub struct Decoder {
     max_message_len: usize,
     /// A framing error: nothing more is read.
     broken: bool,
+    /// A fresh CRC32 hasher, cloned per check: `crc32fast::Hasher::new`
+    /// detects the CPU's features on every call.
+    crc: crc32fast::Hasher,
 }
 
 impl Default for Decoder {
@@ -172,12 +185,15 @@ impl Decoder {
             start: 0,
             max_message_len: max.max(MIN_MESSAGE_LEN),
             broken: false,
+            crc: crc32fast::Hasher::new(),
         }
     }
 
     /// Append the next bytes of the stream.
     pub fn push(&mut self, bytes: &[u8]) {
         if self.broken {
+            self.buf = Vec::new();
+            self.start = 0;
             return;
         }
         if self.start > 0 {
@@ -196,59 +212,117 @@ impl Decoder {
         if self.broken {
             return None;
         }
-        let rest = &self.buf[self.start..];
-        if rest.len() < PRELUDE_LEN {
-            return None;
-        }
-        let total = be32(&rest[0..4]) as usize;
-        let headers_len = be32(&rest[4..8]) as usize;
-        let prelude_crc = be32(&rest[8..12]);
-        if crc32fast::hash(&rest[..8]) != prelude_crc {
-            return Some(Err(self.fail(
-                EventStreamErrorKind::PreludeCrc,
-                "prelude CRC32 mismatch".to_string(),
-            )));
-        }
-        if total < MIN_MESSAGE_LEN || headers_len > total - MIN_MESSAGE_LEN {
-            return Some(Err(self.fail(
-                EventStreamErrorKind::TooShort,
-                format!("message length {total} cannot hold {headers_len} bytes of headers"),
-            )));
-        }
-        if total > self.max_message_len {
-            return Some(Err(self.fail(
-                EventStreamErrorKind::TooLong,
-                format!(
-                    "message length {total} exceeds the limit of {}",
-                    self.max_message_len
-                ),
-            )));
-        }
-        if rest.len() < total {
-            return None;
-        }
-        let start = self.start;
-        self.start += total;
-        let msg = &self.buf[start..start + total];
-        let crc = be32(&msg[total - 4..]);
-        if crc32fast::hash(&msg[..total - 4]) != crc {
-            return Some(Err(EventStreamError::new(
-                EventStreamErrorKind::MessageCrc,
-                "message CRC32 mismatch",
-            )));
-        }
-        let header_bytes = &msg[PRELUDE_LEN..PRELUDE_LEN + headers_len];
-        match Headers::parse(header_bytes) {
-            Ok((headers, standard)) => Some(Ok(Message {
-                headers,
-                standard,
-                payload: &msg[PRELUDE_LEN + headers_len..total - 4],
-            })),
-            Err(e) => {
-                self.broken = true;
+        // Fields apart: the message borrows `buf` while `start` moves on.
+        let Decoder {
+            buf,
+            start,
+            max_message_len,
+            broken,
+            crc,
+        } = self;
+        match decode_one(&buf[*start..], *max_message_len, crc) {
+            Step::NeedMore => None,
+            Step::Message(total, m) => {
+                *start += total;
+                Some(Ok(m))
+            }
+            Step::BadCrc(total, e) => {
+                *start += total;
+                Some(Err(e))
+            }
+            Step::BadHeaders(total, e) => {
+                *start += total;
+                *broken = true;
+                Some(Err(e))
+            }
+            Step::BadPrelude(e) => {
+                // Nothing more is read; the bytes held are freed by the
+                // next `push` (the buffer cannot be cleared while borrowed).
+                *start = buf.len();
+                *broken = true;
                 Some(Err(e))
             }
         }
+    }
+
+    /// [`push`](Decoder::push) `chunk`, then hand every message (or error)
+    /// [`next_message`](Decoder::next_message) would give to `on`, in the
+    /// same order — without copying: messages whole in `chunk` are read
+    /// where they are, and only a message cut at the chunk's end is kept.
+    pub fn feed(
+        &mut self,
+        mut chunk: &[u8],
+        on: &mut dyn FnMut(Result<Message<'_>, EventStreamError>),
+    ) {
+        if self.broken {
+            return;
+        }
+        if self.buffered() > 0 {
+            // Complete the message held, taking from `chunk` no more than it needs.
+            self.buf.drain(..self.start);
+            self.start = 0;
+            loop {
+                let have = self.buf.len();
+                let want = if have < PRELUDE_LEN {
+                    PRELUDE_LEN
+                } else {
+                    match prelude(&self.buf, self.max_message_len, &self.crc) {
+                        Ok((total, _, _)) => total,
+                        Err(e) => return on(Err(self.fail(e))),
+                    }
+                };
+                if have >= want {
+                    break;
+                }
+                let take = (want - have).min(chunk.len());
+                self.buf.extend_from_slice(&chunk[..take]);
+                chunk = &chunk[take..];
+                if self.buf.len() < want {
+                    return;
+                }
+            }
+            let taken = match decode_one(&self.buf, self.max_message_len, &self.crc) {
+                Step::Message(_, m) => {
+                    on(Ok(m));
+                    true
+                }
+                Step::BadCrc(_, e) => {
+                    on(Err(e));
+                    true
+                }
+                Step::BadHeaders(_, e) => {
+                    on(Err(e));
+                    false
+                }
+                Step::BadPrelude(e) => return on(Err(self.fail(e))),
+                // The loop above stops only with a whole message held.
+                Step::NeedMore => true,
+            };
+            self.buf.clear();
+            if !taken {
+                self.broken = true;
+                return;
+            }
+        }
+        loop {
+            match decode_one(chunk, self.max_message_len, &self.crc) {
+                Step::NeedMore => break,
+                Step::Message(total, m) => {
+                    on(Ok(m));
+                    chunk = &chunk[total..];
+                }
+                Step::BadCrc(total, e) => {
+                    on(Err(e));
+                    chunk = &chunk[total..];
+                }
+                Step::BadHeaders(_, e) => {
+                    self.broken = true;
+                    return on(Err(e));
+                }
+                Step::BadPrelude(e) => return on(Err(self.fail(e))),
+            }
+        }
+        self.buf.extend_from_slice(chunk);
     }
 
     /// The stream ended: an error if it stopped inside a message (or was
@@ -274,12 +348,98 @@ impl Decoder {
         self.broken
     }
 
-    fn fail(&mut self, kind: EventStreamErrorKind, message: String) -> EventStreamError {
+    fn fail(&mut self, e: EventStreamError) -> EventStreamError {
         self.broken = true;
         self.buf = Vec::new();
         self.start = 0;
-        EventStreamError::new(kind, message)
+        e
     }
+}
+
+/// What the front of some bytes holds.
+enum Step<'a> {
+    /// Not a whole message yet.
+    NeedMore,
+    /// A good message of this many bytes.
+    Message(usize, Message<'a>),
+    /// A message of this many bytes whose CRC32 does not match: skipped.
+    BadCrc(usize, EventStreamError),
+    /// A message of this many bytes whose headers cannot be read.
+    BadHeaders(usize, EventStreamError),
+    /// A prelude that cannot be trusted: nothing more can be read.
+    BadPrelude(EventStreamError),
+}
+
+/// Total length and headers length of a checked prelude (`bytes` holds at
+/// least [`PRELUDE_LEN`]), and the CRC32 hasher having read its first 8
+/// bytes (the message CRC covers them too).
+fn prelude(
+    bytes: &[u8],
+    max: usize,
+    crc: &crc32fast::Hasher,
+) -> Result<(usize, usize, crc32fast::Hasher), EventStreamError> {
+    let total = be32(&bytes[0..4]) as usize;
+    let headers_len = be32(&bytes[4..8]) as usize;
+    let prelude_crc = be32(&bytes[8..12]);
+    let mut hasher = crc.clone();
+    hasher.update(&bytes[..8]);
+    if hasher.clone().finalize() != prelude_crc {
+        return Err(EventStreamError::new(
+            EventStreamErrorKind::PreludeCrc,
+            "prelude CRC32 mismatch",
+        ));
+    }
+    if total < MIN_MESSAGE_LEN || headers_len > total - MIN_MESSAGE_LEN {
+        return Err(EventStreamError::new(
+            EventStreamErrorKind::TooShort,
+            format!("message length {total} cannot hold {headers_len} bytes of headers"),
+        ));
+    }
+    if total > max {
+        return Err(EventStreamError::new(
+            EventStreamErrorKind::TooLong,
+            format!("message length {total} exceeds the limit of {max}"),
+        ));
+    }
+    Ok((total, headers_len, hasher))
+}
+
+/// The message at the front of `rest`, read where it is.
+fn decode_one<'a>(rest: &'a [u8], max: usize, crc: &crc32fast::Hasher) -> Step<'a> {
+    if rest.len() < PRELUDE_LEN {
+        return Step::NeedMore;
+    }
+    let (total, headers_len, mut hasher) = match prelude(rest, max, crc) {
+        Ok(p) => p,
+        Err(e) => return Step::BadPrelude(e),
+    };
+    let Some(msg) = rest.get(..total) else {
+        return Step::NeedMore;
+    };
+    hasher.update(&msg[8..total - 4]);
+    if hasher.finalize() != be32(&msg[total - 4..]) {
+        return Step::BadCrc(
+            total,
+            EventStreamError::new(EventStreamErrorKind::MessageCrc, "message CRC32 mismatch"),
+        );
+    }
+    let header_bytes = &msg[PRELUDE_LEN..PRELUDE_LEN + headers_len];
+    match Headers::parse(header_bytes) {
+        Ok((headers, standard)) => Step::Message(
+            total,
+            Message {
+                headers,
+                standard,
+                payload: &msg[PRELUDE_LEN + headers_len..total - 4],
+            },
+        ),
+        Err(e) => Step::BadHeaders(total, e),
+    }
+}
+
+/// A standard header's value, checked to be UTF-8 when the headers were read.
+fn utf8(b: &[u8]) -> Option<&str> {
+    std::str::from_utf8(b).ok()
 }
 
 fn be32(b: &[u8]) -> u32 {

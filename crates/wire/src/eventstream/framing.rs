@@ -40,17 +40,18 @@ impl EventStreamFramer {
     }
 
     pub(crate) fn feed(&mut self, chunk: &[u8], on_event: &mut dyn FnMut(&[u8], &[u8])) {
-        self.decoder.push(chunk);
-        while let Some(next) = self.decoder.next_message() {
-            match next {
-                Ok(m) => {
-                    Self::message(self.carried, &mut self.exception, m, on_event);
-                }
-                Err(e) => {
-                    self.error.get_or_insert(e);
-                }
+        let EventStreamFramer {
+            decoder,
+            carried,
+            exception,
+            error,
+        } = self;
+        decoder.feed(chunk, &mut |next| match next {
+            Ok(m) => Self::message(*carried, exception, m, on_event),
+            Err(e) => {
+                error.get_or_insert(e);
             }
-        }
+        });
     }
 
     /// The stream ended: a message cut in the middle is a framing error.
@@ -66,21 +67,21 @@ impl EventStreamFramer {
         m: Message<'_>,
         on_event: &mut dyn FnMut(&[u8], &[u8]),
     ) {
-        match m.message_type() {
-            Some("exception") => {
+        match m.message_type_bytes() {
+            Some(b"exception") => {
                 let name = m.exception_type().unwrap_or("exception");
                 exception.get_or_insert_with(|| describe(name, message_of(m.payload())));
             }
-            Some("error") => {
+            Some(b"error") => {
                 let name = m.error_code().unwrap_or("error");
                 exception
                     .get_or_insert_with(|| describe(name, m.error_message().map(Cow::Borrowed)));
             }
             _ => {
-                let event = m.event_type().unwrap_or("");
+                let event = m.event_type_bytes().unwrap_or_default();
                 match carried {
-                    Carried::Events => on_event(event.as_bytes(), m.payload()),
-                    Carried::InvokeChunks if event == "chunk" => {
+                    Carried::Events => on_event(event, m.payload()),
+                    Carried::InvokeChunks if event == b"chunk" => {
                         if let Some(json) = invoke_chunk(m.payload()) {
                             let name = event_name(&json);
                             on_event(name.as_bytes(), &json);

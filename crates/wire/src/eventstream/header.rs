@@ -86,24 +86,62 @@ impl<'a> Headers<'a> {
     /// Check a headers section (every header complete, a known type,
     /// names and strings UTF-8) and pick out the standard string headers
     /// on the way, so their accessors need no second walk.
+    ///
+    /// One tight walk over the bytes: a section that is all ASCII (every
+    /// name, every string and, for values under 128 bytes, every length)
+    /// needs no UTF-8 check per header.
     pub(crate) fn parse(raw: &'a [u8]) -> Result<(Self, Standard<'a>), EventStreamError> {
-        let mut rest = raw;
+        let ascii = all_ascii(raw);
         let mut std = Standard::default();
-        while !rest.is_empty() {
-            let (name, value, tail) = read_one(rest)?;
-            if let (Some(b':'), HeaderValue::String(v)) = (name.as_bytes().first(), value) {
-                let slot = match name {
-                    ":message-type" => Some(&mut std.message_type),
-                    ":event-type" => Some(&mut std.event_type),
-                    ":exception-type" => Some(&mut std.exception_type),
-                    ":content-type" => Some(&mut std.content_type),
-                    _ => None,
-                };
-                if let Some(slot) = slot {
-                    slot.get_or_insert(v);
+        let mut at = 0;
+        while at < raw.len() {
+            let name_len = usize::from(raw[at]);
+            let name = section(raw, at + 1, name_len)?;
+            if !ascii {
+                text(name, "a header name")?;
+            }
+            at += 1 + name_len;
+            let code = *raw.get(at).ok_or_else(past_end)?;
+            at += 1;
+            let len = match code {
+                0 | 1 => 0,
+                2 => 1,
+                3 => 2,
+                4 => 4,
+                5 | 8 => 8,
+                9 => 16,
+                6 | 7 => {
+                    let len = section(raw, at, 2)?;
+                    at += 2;
+                    usize::from(u16::from_be_bytes([len[0], len[1]]))
+                }
+                other => {
+                    return Err(bad(
+                        EventStreamErrorKind::BadHeaderType,
+                        format!(
+                            "header `{}` has unknown value type {other}",
+                            String::from_utf8_lossy(name)
+                        ),
+                    ));
+                }
+            };
+            let value = section(raw, at, len)?;
+            at += len;
+            if code == 7 {
+                if !ascii {
+                    text(value, "a string header")?;
+                }
+                if name.first() == Some(&b':') {
+                    let slot = match name {
+                        b":message-type" => &mut std.message_type,
+                        b":event-type" => &mut std.event_type,
+                        b":exception-type" => &mut std.exception_type,
+                        b":content-type" => &mut std.content_type,
+                        _ => continue,
+                    };
+                    slot.get_or_insert(value);
                 }
             }
-            rest = tail;
         }
         Ok((Headers { raw }, std))
     }
@@ -138,13 +176,38 @@ impl<'a> Headers<'a> {
     }
 }
 
-/// The standard string headers of one message (the first of each).
+/// The standard string headers of one message (the first of each), as
+/// bytes already checked to be UTF-8.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct Standard<'a> {
-    pub message_type: Option<&'a str>,
-    pub event_type: Option<&'a str>,
-    pub exception_type: Option<&'a str>,
-    pub content_type: Option<&'a str>,
+    pub message_type: Option<&'a [u8]>,
+    pub event_type: Option<&'a [u8]>,
+    pub exception_type: Option<&'a [u8]>,
+    pub content_type: Option<&'a [u8]>,
+}
+
+/// Whether every byte is below 0x80: eight bytes at a time (`<[u8]>::is_ascii`
+/// walks short slices a byte at a time).
+fn all_ascii(bytes: &[u8]) -> bool {
+    let mut words = bytes.chunks_exact(8);
+    let mut acc = 0u64;
+    for w in &mut words {
+        acc |= u64::from_ne_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
+    }
+    let tail = words.remainder().iter().fold(0u8, |a, &b| a | b);
+    acc & 0x8080_8080_8080_8080 == 0 && tail < 0x80
+}
+
+fn past_end() -> EventStreamError {
+    bad(
+        EventStreamErrorKind::BadHeader,
+        "a header runs past the end of the headers section",
+    )
+}
+
+/// `raw[at..at + len]`, or the error for a header running past the end.
+fn section(raw: &[u8], at: usize, len: usize) -> Result<&[u8], EventStreamError> {
+    raw.get(at..at + len).ok_or_else(past_end)
 }
 
 fn bad(kind: EventStreamErrorKind, what: impl Into<String>) -> EventStreamError {
@@ -153,10 +216,7 @@ fn bad(kind: EventStreamErrorKind, what: impl Into<String>) -> EventStreamError 
 
 fn take<'a>(rest: &mut &'a [u8], n: usize) -> Result<&'a [u8], EventStreamError> {
     if rest.len() < n {
-        return Err(bad(
-            EventStreamErrorKind::BadHeader,
-            "a header runs past the end of the headers section",
-        ));
+        return Err(past_end());
     }
     let (head, tail) = rest.split_at(n);
     *rest = tail;
@@ -179,7 +239,9 @@ fn text<'a>(bytes: &'a [u8], what: &str) -> Result<&'a str, EventStreamError> {
 }
 
 /// One header from the front of `rest`: name, value, what follows.
-fn read_one(mut rest: &[u8]) -> Result<(&str, HeaderValue<'_>, &[u8]), EventStreamError> {
+pub(super) fn read_one(
+    mut rest: &[u8],
+) -> Result<(&str, HeaderValue<'_>, &[u8]), EventStreamError> {
     let name_len = usize::from(take(&mut rest, 1)?[0]);
     let name = text(take(&mut rest, name_len)?, "a header name")?;
     let code = take(&mut rest, 1)?[0];
