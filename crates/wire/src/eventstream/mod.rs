@@ -9,6 +9,8 @@
 //! - [`Decoder`]: bytes split anywhere in ([`Decoder::push`]), complete
 //!   [`Message`]s out ([`Decoder::next_message`]), borrowed from its buffer;
 //!   every malformed input is a typed [`EventStreamError`], never a panic.
+//!   [`Decoder::feed`] does both at once without copying: frames whole in
+//!   the chunk are read where they are (what the stream parser uses).
 //! - [`encode`] / [`encode_event`] / [`encode_exception`]: the other way
 //!   (tests, the mock provider, benches).
 //! - [`invoke_chunk`] / [`encode_invoke_chunk`]: the `{"bytes":"<base64>"}`
