@@ -7,7 +7,7 @@
 //! without an id is given `<name>#<n>` (see `turns`). A response whose
 //! `response` object has an `error` key is an explicit failure. The
 //! `response` object is kept raw by the request view (checked to be an
-//! object) and read when asked for (`request::read_result`). The model
+//! object) and read when asked for (`view::read_result`). The model
 //! is named in the URL, not the body.
 //!
 //! Streams come as SSE (`?alt=sse`) or as a streamed JSON array (see
@@ -15,38 +15,29 @@
 
 pub(crate) mod array;
 mod call;
-mod items;
+mod model;
 mod partial;
 mod repair;
-mod request;
 mod response;
 mod scan;
+mod stream;
 mod turns;
+mod validate;
+mod view;
 
 #[cfg(test)]
 mod proptests;
 #[cfg(test)]
 pub(crate) mod tests;
 
-pub use response::StreamState;
+pub use stream::StreamState;
 
 use toolwarden_core::ToolOutcome;
 
-use crate::{Defect, Repaired, ResponseView, WireError};
-
-pub(crate) use request::{inspect, read_result, request_view};
-
-pub(crate) fn response_view(body: &[u8]) -> Result<ResponseView, WireError> {
-    response::response_view(body)
-}
-
-pub(crate) fn validate(body: &[u8]) -> Result<Vec<Defect>, WireError> {
-    request::validate(body)
-}
-
-pub(crate) fn repair(body: &[u8]) -> Result<Repaired<'_>, WireError> {
-    repair::repair(body)
-}
+pub(crate) use repair::repair;
+pub(crate) use response::response_view;
+pub(crate) use validate::validate;
+pub(crate) use view::{inspect, read_result, request_view};
 
 /// One `user` content with a `functionResponse` part per outcome:
 /// `{"output": …}` on success, `{"error": {"kind", "message"}}` on failure.

@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::{
-    items::{Body, Content, read_response},
+    model::{Body, Content, read_response},
     turns::{Turn, defects, turns},
 };
 use crate::{
@@ -27,7 +27,7 @@ const PLACEHOLDER_TURN: &str =
     r#"{"role":"user","parts":[{"text":"(earlier conversation omitted)"}]}"#;
 
 /// See [`crate::repair`].
-pub(super) fn repair(bytes: &[u8]) -> Result<Repaired<'_>, WireError> {
+pub(crate) fn repair(bytes: &[u8]) -> Result<Repaired<'_>, WireError> {
     crate::splice::expect_object(bytes)?;
     let body: Body<'_> = serde_json::from_str(crate::splice::utf8(bytes)?)?;
     let contents = &body.contents.list;

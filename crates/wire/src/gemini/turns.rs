@@ -9,7 +9,7 @@
 
 use std::borrow::Cow;
 
-use super::items::Content;
+use super::model::Content;
 use crate::{Defect, DefectKind};
 
 /// Gemini's 400 texts.

@@ -14,12 +14,13 @@
 //! - validation and repair share one pairing plan (`pairing`);
 //! - [`StreamState`] reassembles `response.*` stream events.
 
-mod items;
+mod model;
 mod pairing;
 mod repair;
-mod request;
+mod response;
 mod stream;
-mod wire;
+mod validate;
+mod view;
 
 #[cfg(test)]
 mod proptests;
@@ -30,21 +31,10 @@ pub use stream::StreamState;
 
 use toolwarden_core::ToolOutcome;
 
-use crate::{Defect, Repaired, ResponseView, WireError};
-
-pub(crate) use request::{inspect, read_result, request_view};
-
-pub(crate) fn response_view(body: &[u8]) -> Result<ResponseView, WireError> {
-    wire::response_view(body)
-}
-
-pub(crate) fn validate(body: &[u8]) -> Result<Vec<Defect>, WireError> {
-    request::validate(body)
-}
-
-pub(crate) fn repair(body: &[u8]) -> Result<Repaired<'_>, WireError> {
-    repair::repair(body)
-}
+pub(crate) use repair::repair;
+pub(crate) use response::response_view;
+pub(crate) use validate::validate;
+pub(crate) use view::{inspect, read_result, request_view};
 
 /// One `function_call_output` item per outcome. The API has no error flag,
 /// so a failure's output is [`ToolOutcome::flagless_text`].

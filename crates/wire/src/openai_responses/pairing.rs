@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use super::items::{Item, Role};
+use super::model::{Item, Role};
 use crate::{Defect, DefectKind};
 
 /// One item reduced to what pairing needs.

@@ -7,9 +7,9 @@ use serde_json::value::RawValue;
 use toolwarden_core::{ErrorKind, FLAGLESS_ERROR_PREFIX};
 
 use super::{
-    items::Role,
+    model::Role,
     pairing::{DupCall, OutputFate, Plan, Slot},
-    request::Parsed,
+    view::Parsed,
 };
 use crate::{
     Change, ChangeKind, DefectKind, Repaired, WireError,
@@ -29,7 +29,7 @@ pub(crate) fn no_result_text() -> String {
 }
 
 /// See [`crate::repair`].
-pub(super) fn repair(bytes: &[u8]) -> Result<Repaired<'_>, WireError> {
+pub(crate) fn repair(bytes: &[u8]) -> Result<Repaired<'_>, WireError> {
     let parsed = Parsed::new(bytes)?;
     let slots = parsed.slots();
     let plan = Plan::new(&slots, parsed.server_side);

@@ -9,7 +9,7 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use toolwarden_core::ToolCall;
 
-use super::wire::{CallItem, ResponseObject, type_of};
+use super::response::{CallItem, ResponseObject, type_of};
 use crate::{ResponseView, Usage, stream::EventSink};
 
 /// Stream state for the Responses API.

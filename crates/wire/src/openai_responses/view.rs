@@ -1,4 +1,5 @@
-//! The request view and validation of a Responses body.
+//! The request view of a Responses body (and the parse validation and
+//! repair share, `Parsed`).
 
 use std::borrow::Cow;
 
@@ -7,12 +8,10 @@ use toolwarden_core::Verdict;
 use serde_json::value::RawValue;
 
 use super::{
-    items::{Body, Input, Item, Role, Text},
+    model::{Body, Input, Item, Role, Text},
     pairing::{OutputFate, Plan, Slot},
 };
-use crate::{
-    CallView, Defect, RequestView, ResultView, WireError, result::RawResult, splice::fnv1a,
-};
+use crate::{CallView, RequestView, ResultView, WireError, result::RawResult, splice::fnv1a};
 
 /// A parsed body: its items and whether part of the history is on the
 /// provider's side.
@@ -53,7 +52,7 @@ pub(crate) fn request_view<'a>(bytes: &'a [u8]) -> Result<RequestView<'a>, WireE
 /// See [`crate::inspect`]: the view and the defects [`validate`] finds,
 /// from one parse and one pairing plan.
 pub(crate) fn inspect(bytes: &[u8]) -> crate::Inspection<'_> {
-    crate::Inspection::of(read(bytes, true), || validate(bytes))
+    crate::Inspection::of(read(bytes, true), || super::validate(bytes))
 }
 
 /// The view; with `check`, also the pairing defects once the plan is made.
@@ -183,11 +182,4 @@ fn verdict(failed_status: bool, content: &str, is_failure: crate::text::Judge<'_
         return Verdict::explicit(true);
     }
     crate::text::flagless_verdict(content, is_failure)
-}
-
-/// See [`crate::validate`].
-pub(super) fn validate(bytes: &[u8]) -> Result<Vec<Defect>, WireError> {
-    let parsed = Parsed::new(bytes)?;
-    let slots = parsed.slots();
-    Ok(Plan::new(&slots, parsed.server_side).defects(&slots))
 }

@@ -1,4 +1,5 @@
-//! Response-side shapes shared by the body reader and the stream.
+//! A whole Responses response body, and the response-side shapes (`CallItem`,
+//! `ResponseObject`, …) the stream reads too.
 
 use std::borrow::Cow;
 
@@ -123,7 +124,7 @@ pub(super) fn type_of(data: &[u8]) -> Option<&[u8]> {
 }
 
 /// See [`crate::response_view`].
-pub(super) fn response_view(body: &[u8]) -> Result<ResponseView, WireError> {
+pub(crate) fn response_view(body: &[u8]) -> Result<ResponseView, WireError> {
     #[derive(Deserialize)]
     struct Body<'a> {
         #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]

@@ -1,16 +1,14 @@
-//! The request view and validation of a Gemini body.
+//! The request view of a Gemini body.
 
 use std::borrow::Cow;
 
 use toolwarden_core::Verdict;
 
 use super::{
-    items::{Body, read_response},
+    model::{Body, read_response},
     turns::{defects, turns},
 };
-use crate::{
-    CallView, Defect, RequestView, ResultView, WireError, result::RawResult, splice::fnv1a,
-};
+use crate::{CallView, RequestView, ResultView, WireError, result::RawResult, splice::fnv1a};
 
 /// See [`crate::request_view`]; verdicts are decided by [`read_result`].
 pub(crate) fn request_view<'a>(bytes: &'a [u8]) -> Result<RequestView<'a>, WireError> {
@@ -20,7 +18,7 @@ pub(crate) fn request_view<'a>(bytes: &'a [u8]) -> Result<RequestView<'a>, WireE
 /// See [`crate::inspect`]: the view and the defects [`validate`] finds,
 /// from one parse and one pairing of the turns.
 pub(crate) fn inspect(bytes: &[u8]) -> crate::Inspection<'_> {
-    crate::Inspection::of(read(bytes, true), || validate(bytes))
+    crate::Inspection::of(read(bytes, true), || super::validate(bytes))
 }
 
 /// The view; with `check`, also the pairing defects once the turns are paired.
@@ -104,11 +102,4 @@ fn clone_cow<'a>(c: &Cow<'a, str>) -> Cow<'a, str> {
 
 fn borrow_cow<'a>(c: Option<&Cow<'a, str>>) -> Cow<'a, str> {
     c.map(clone_cow).unwrap_or(Cow::Borrowed(""))
-}
-
-/// See [`crate::validate`].
-pub(super) fn validate(bytes: &[u8]) -> Result<Vec<Defect>, WireError> {
-    crate::splice::expect_object(bytes)?;
-    let body: Body<'_> = serde_json::from_str(crate::splice::utf8(bytes)?)?;
-    Ok(defects(&turns(&body.contents.list)))
 }
