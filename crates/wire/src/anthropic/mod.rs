@@ -14,42 +14,20 @@
 
 mod layout;
 mod model;
+mod render;
 mod repair;
 mod response;
 mod stream;
 mod validate;
 mod view;
 
-use serde_json::json;
-use toolwarden_core::ToolOutcome;
-
 pub use stream::StreamState;
 
+pub(crate) use render::render_results;
 pub(crate) use repair::repair;
 pub(crate) use response::response_view;
 pub(crate) use validate::validate;
 pub(crate) use view::{inspect, read_result, request_view};
-
-pub(crate) fn render_results(outcomes: &[ToolOutcome]) -> Vec<serde_json::Value> {
-    if outcomes.is_empty() {
-        return Vec::new();
-    }
-    let blocks: Vec<serde_json::Value> = outcomes
-        .iter()
-        .map(|o| {
-            let mut block = json!({
-                "type": "tool_result",
-                "tool_use_id": o.call_id,
-                "content": o.model_text(),
-            });
-            if o.is_failure() {
-                block["is_error"] = json!(true);
-            }
-            block
-        })
-        .collect();
-    vec![json!({"role": "user", "content": blocks})]
-}
 
 #[cfg(test)]
 mod tests;

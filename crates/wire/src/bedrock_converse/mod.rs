@@ -15,38 +15,20 @@
 //!   `toolResult` block per outcome, `status: "error"` on failure.
 
 mod model;
+mod render;
 mod repair;
 mod response;
 mod stream;
 mod validate;
 mod view;
 
-use serde_json::json;
-use toolwarden_core::ToolOutcome;
-
 pub use stream::StreamState;
 
+pub(crate) use render::render_results;
 pub(crate) use repair::repair;
 pub(crate) use response::response_view;
 pub(crate) use validate::validate;
 pub(crate) use view::{inspect, read_result, request_view};
-
-pub(crate) fn render_results(outcomes: &[ToolOutcome]) -> Vec<serde_json::Value> {
-    if outcomes.is_empty() {
-        return Vec::new();
-    }
-    let blocks: Vec<serde_json::Value> = outcomes
-        .iter()
-        .map(|o| {
-            json!({"toolResult": {
-                "toolUseId": o.call_id,
-                "content": [{"text": o.model_text()}],
-                "status": if o.is_failure() { "error" } else { "success" },
-            }})
-        })
-        .collect();
-    vec![json!({"role": "user", "content": blocks})]
-}
 
 #[cfg(test)]
 mod proptests;

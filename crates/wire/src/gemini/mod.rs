@@ -17,6 +17,7 @@ pub(crate) mod array;
 mod call;
 mod model;
 mod partial;
+mod render;
 mod repair;
 mod response;
 mod scan;
@@ -32,40 +33,8 @@ pub(crate) mod tests;
 
 pub use stream::StreamState;
 
-use toolwarden_core::ToolOutcome;
-
+pub(crate) use render::render_results;
 pub(crate) use repair::repair;
 pub(crate) use response::response_view;
 pub(crate) use validate::validate;
 pub(crate) use view::{inspect, read_result, request_view};
-
-/// One `user` content with a `functionResponse` part per outcome:
-/// `{"output": …}` on success, `{"error": {"kind", "message"}}` on failure.
-/// The `id` is sent back only when the call had a real one (not
-/// `<name>#<n>`).
-pub(crate) fn render_results(outcomes: &[ToolOutcome]) -> Vec<serde_json::Value> {
-    if outcomes.is_empty() {
-        return Vec::new();
-    }
-    let parts: Vec<serde_json::Value> = outcomes
-        .iter()
-        .map(|o| {
-            let response = match &o.error {
-                Some(e) => serde_json::json!({
-                    "error": { "kind": e.kind.as_str(), "message": e.model_message }
-                }),
-                None => serde_json::json!({
-                    "output": o.output.clone().unwrap_or(serde_json::Value::String(String::new()))
-                }),
-            };
-            let mut call = serde_json::Map::new();
-            call.insert("name".into(), o.tool.clone().into());
-            if !o.call_id.is_empty() && !turns::is_synthetic(&o.call_id, &o.tool) {
-                call.insert("id".into(), o.call_id.clone().into());
-            }
-            call.insert("response".into(), response);
-            serde_json::json!({ "functionResponse": call })
-        })
-        .collect();
-    vec![serde_json::json!({ "role": "user", "parts": parts })]
-}

@@ -13,36 +13,20 @@
 
 mod layout;
 mod model;
+mod render;
 mod repair;
 mod response;
 mod stream;
 mod validate;
 mod view;
 
-use serde_json::json;
-use toolwarden_core::ToolOutcome;
-
 pub use stream::StreamState;
 
+pub(crate) use render::render_results;
 pub(crate) use repair::repair;
 pub(crate) use response::response_view;
 pub(crate) use validate::validate;
 pub(crate) use view::{inspect, read_result, request_view};
-
-pub(crate) fn render_results(outcomes: &[ToolOutcome]) -> Vec<serde_json::Value> {
-    outcomes
-        .iter()
-        .map(|o| {
-            // A legacy call (synthetic id `function:<name>#<n>`) is
-            // answered by a `function` message.
-            if o.call_id.starts_with("function:") {
-                json!({"role": "function", "name": o.tool, "content": o.flagless_text()})
-            } else {
-                json!({"role": "tool", "tool_call_id": o.call_id, "content": o.flagless_text()})
-            }
-        })
-        .collect()
-}
 
 #[cfg(test)]
 mod tests;

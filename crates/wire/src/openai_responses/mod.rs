@@ -16,6 +16,7 @@
 
 mod model;
 mod pairing;
+mod render;
 mod repair;
 mod response;
 mod stream;
@@ -29,24 +30,8 @@ pub(crate) mod tests;
 
 pub use stream::StreamState;
 
-use toolwarden_core::ToolOutcome;
-
+pub(crate) use render::render_results;
 pub(crate) use repair::repair;
 pub(crate) use response::response_view;
 pub(crate) use validate::validate;
 pub(crate) use view::{inspect, read_result, request_view};
-
-/// One `function_call_output` item per outcome. The API has no error flag,
-/// so a failure's output is [`ToolOutcome::flagless_text`].
-pub(crate) fn render_results(outcomes: &[ToolOutcome]) -> Vec<serde_json::Value> {
-    outcomes
-        .iter()
-        .map(|o| {
-            serde_json::json!({
-                "type": "function_call_output",
-                "call_id": o.call_id,
-                "output": o.flagless_text(),
-            })
-        })
-        .collect()
-}
