@@ -370,6 +370,11 @@ impl<'de> Visitor<'de> for DeltaSeed<'_> {
 }
 
 /// `delta` of an `input_json_delta`.
+///
+/// The only such visitor in the crate (the string append itself is
+/// `seed::AppendStr`, shared). Chat's `Function` visitor looks alike but is
+/// not the same shape: it also keeps `name`, appends `arguments` or `input`,
+/// and accepts `null`, where a non-object `delta` is an error here.
 struct PartialJson<'s> {
     part: &'s mut String,
 }

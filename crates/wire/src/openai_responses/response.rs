@@ -11,6 +11,11 @@ use crate::{ResponseView, Usage, WireError};
 
 /// An output item (in the body's `output`, or a stream's
 /// `response.output_item.*` event): a call when [`CallItem::is_call`].
+///
+/// Declared once, for the body and the stream. Not the request side's
+/// `model::Item`: output items carry `arguments` / `input` as plain strings
+/// (an input item's may be content parts, `model::Text`) and none of
+/// `role`, `output`, `status`, which `Item` reads for pairing.
 #[derive(Deserialize)]
 pub(super) struct CallItem<'a> {
     #[serde(
