@@ -254,6 +254,10 @@ impl Decoder {
         mut chunk: &[u8],
         on: &mut dyn FnMut(Result<Message<'_>, EventStreamError>),
     ) {
+        // Messages already whole in the buffer (after a `push`).
+        while let Some(m) = self.next_message() {
+            on(m);
+        }
         if self.broken {
             return;
         }

@@ -200,3 +200,23 @@ fn invoke_chunks_carry_base64_event_json() {
     assert_eq!(invoke_chunk(b"{\"bytes\":\"!!\"}"), None);
     assert_eq!(invoke_chunk(b"not json"), None);
 }
+
+#[test]
+fn feed_after_push_reads_what_push_left_in_the_buffer() {
+    let a = encode_event("a", b"1");
+    let b = encode_event("b", b"22");
+    let c = encode_event("c", b"333");
+    let mut d = Decoder::new();
+    // Two whole messages and half of the third pushed, nothing read yet.
+    let mut pushed = a.clone();
+    pushed.extend_from_slice(&b);
+    pushed.extend_from_slice(&c[..5]);
+    d.push(&pushed);
+    let mut seen = Vec::new();
+    d.feed(&c[5..], &mut |m| {
+        seen.push(m.unwrap().event_type().unwrap().to_owned());
+    });
+    assert_eq!(seen, ["a", "b", "c"]);
+    assert_eq!(d.buffered(), 0);
+    assert!(d.finish().is_ok());
+}
