@@ -29,8 +29,10 @@ use toolwarden_mock_provider::{MockOptions, MockProvider};
 const FLUSH_MS: u64 = 50;
 /// Time allowed beyond the flush interval for the batch in hand to be
 /// written and committed on a machine busy with the load (and whatever
-/// else runs on it).
-const WRITE_ALLOWANCE_MS: u64 = 400;
+/// else runs on it): measured 51 ms in all on an idle 2-CPU machine, 409 ms
+/// with a load average of 16 (debug build); a recorder that stopped
+/// writing would lose the whole 3 s.
+const WRITE_ALLOWANCE_MS: u64 = 950;
 
 /// A request that carries one tool result: each records a request row and
 /// a result row.
