@@ -7,7 +7,10 @@
 //! - `reuse` (adversarial): one session, the same three call ids and the
 //!   same response id every turn (a provider that answers every request
 //!   with `call_0`, clients that send the same first turn thousands of
-//!   times), and a history of rows under that same session and call id.
+//!   times), and a history of rows under that same session and call id;
+//! - `soak`: the soak's traffic (`toolwarden-bench --soak`): every request
+//!   a session of its own carrying four results (tool named, the turn they
+//!   answer known) of calls the store never saw, one of them failed.
 //!
 //! Each turn: 1 request, 3 results of the previous turn's calls (new
 //! message indexes, so each pairs), 3 calls. SQLite always; PostgreSQL
@@ -19,7 +22,7 @@
 //! ```
 //! `TW_HISTORY_ROWS` (default `0,1000000,10000000`) sets the history sizes,
 //! `TW_HISTORY_TURNS` (default 10000, 67k events) the turns per measurement,
-//! `TW_HISTORY_MODES` (default `unique,reuse`) and `TW_HISTORY_BACKENDS`
+//! `TW_HISTORY_MODES` (default `unique,reuse`; `soak` too) and `TW_HISTORY_BACKENDS`
 //! (default `sqlite,postgres`) what runs.
 
 use std::sync::Arc;
@@ -38,6 +41,7 @@ const FILL_STEP: i64 = 1_000_000;
 enum Mode {
     Unique,
     Reuse,
+    Soak,
 }
 
 impl Mode {
@@ -45,12 +49,16 @@ impl Mode {
         match self {
             Mode::Unique => "unique",
             Mode::Reuse => "reuse",
+            Mode::Soak => "soak",
         }
     }
 }
 
 /// The measured events of run `run`: `turns` turns after all earlier runs'.
 fn events(mode: Mode, run: u64, turns: u64) -> Vec<Event> {
+    if mode == Mode::Soak {
+        return soak_events(run, turns);
+    }
     let reuse = mode == Mode::Reuse;
     let call_id = |n: u64, k: u32| {
         if reuse {
@@ -144,6 +152,64 @@ fn events(mode: Mode, run: u64, turns: u64) -> Vec<Event> {
     out
 }
 
+/// `turns` requests as the soak sends them: each its own session, with
+/// four results (one failed) of calls the store never saw, their tool
+/// named and the replayed turn they answer known.
+fn soak_events(run: u64, turns: u64) -> Vec<Event> {
+    let mut out = Vec::with_capacity(turns as usize * 5);
+    for n in 0..turns {
+        let session = format!("soak{run}_{n}");
+        let req = format!("{run:02}{n:030x}");
+        let at = LIVE_T0 + ((run * turns + n) as i64) * 10;
+        out.push(Event::Request(RequestRecord {
+            request_id: req.clone(),
+            session_id: session.clone(),
+            session_source: "header".into(),
+            at_ms: at,
+            provider: "anthropic".into(),
+            dialect: Some("anthropic".into()),
+            path: "/v1/messages".into(),
+            model: Some("claude-test".into()),
+            status: 200,
+            streaming: n % 2 == 0,
+            upstream_latency_ms: 1.0,
+            first_byte_ms: Some(1.0),
+            overhead_us: 31.0,
+            input_tokens: Some(5000),
+            output_tokens: Some(300),
+            response_id: Some(format!("msg_{req}")),
+            repairs: vec![],
+            repair_mode: "fix".into(),
+            parse_error: None,
+            error: None,
+        }));
+        for k in 0..4u32 {
+            let failed = k == 3;
+            out.push(Event::ToolResult(ToolResultRecord {
+                request_id: req.clone(),
+                session_id: session.clone(),
+                provider: "anthropic".into(),
+                model: Some("claude-test".into()),
+                call_id: format!("bench_{run:02}{n:010x}_{k}"),
+                message_index: 2,
+                tool: Some("read_file".into()),
+                failed,
+                basis: if failed { "explicit" } else { "none" }.into(),
+                content_bytes: 5000,
+                excerpt: failed.then(|| "Error: permission denied".to_owned()),
+                at_ms: at,
+                exec_ms: None,
+                previous_response_id: None,
+                answers: Some(TurnRef {
+                    turn: 0x5eed_f00d,
+                    call_index: k,
+                }),
+            }));
+        }
+    }
+    out
+}
+
 /// History rows `from..to` (row `x`): in `reuse` mode all under session
 /// `S` and call id `toolu_reused_{x % 3}`, else unique. One row in ten a
 /// result-only row, one in ten an open call, the rest paired calls; their
@@ -203,6 +269,7 @@ async fn fill(url: &str, mode: Mode, from: i64, to: i64) {
     }
     let postgres = url.starts_with("postgres");
     let sql = fill_sql(postgres);
+    // The soak's history is the unique one (its sessions and ids are unique).
     let reuse = i64::from(mode == Mode::Reuse);
     let mut at = from;
     if postgres {
@@ -333,6 +400,7 @@ fn main() {
         .map(|m| match m.as_str() {
             "unique" => Mode::Unique,
             "reuse" => Mode::Reuse,
+            "soak" => Mode::Soak,
             other => panic!("TW_HISTORY_MODES: unknown mode {other}"),
         })
         .collect();

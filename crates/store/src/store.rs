@@ -228,17 +228,24 @@ impl Store {
         match &self.inner.pool {
             Pool::Sqlite(pool) => {
                 let mut conn = pool.acquire().await.map_err(StoreError::query)?;
-                // IMMEDIATE: take the write lock up front, so several writers
-                // (processes) queue on the busy timeout instead of failing.
-                let mut tx = conn
-                    .begin_with("BEGIN IMMEDIATE")
-                    .await
-                    .map_err(StoreError::query)?;
-                let out = write::write_batch_sqlite(&mut tx, events)
-                    .await
-                    .map_err(StoreError::query)?;
-                tx.commit().await.map_err(StoreError::query)?;
-                Ok(out)
+                let result = async {
+                    // IMMEDIATE: take the write lock up front, so several writers
+                    // (processes) queue on the busy timeout instead of failing.
+                    let mut tx = conn.begin_with("BEGIN IMMEDIATE").await?;
+                    let out = write::write_batch_sqlite(&mut tx, events).await?;
+                    tx.commit().await?;
+                    Ok(out)
+                }
+                .await;
+                if result.is_err() {
+                    // On a full disk or an I/O error SQLite rolls the
+                    // transaction back by itself; sqlx's own rollback then
+                    // fails and the connection would believe it is still in
+                    // one, refusing every later batch. Closed instead of
+                    // returned: the pool opens a fresh one.
+                    conn.close_on_drop();
+                }
+                result.map_err(StoreError::query)
             }
             Pool::Postgres(pool) => {
                 let mut tx = pool.begin().await.map_err(StoreError::query)?;

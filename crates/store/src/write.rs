@@ -444,16 +444,29 @@ macro_rules! write_batch_fn {
                     }
                     if !rest.is_empty() {
                         // A result nothing anywhere could pair with (no unpaired
-                        // call has its id) and whose tool is known gets a row of
-                        // its own, in bulk; the rest are looked up one by one.
-                        // Pairing or inserting one result never gives another an
-                        // unpaired call, so the order does not matter.
+                        // call has its id, and its session recorded no turn it
+                        // answers) and whose tool is known gets a row of its own,
+                        // in bulk; the rest are looked up one by one. Pairing or
+                        // inserting one result never gives another an unpaired
+                        // call or a turn, so the order does not matter.
                         let ids: Vec<&str> = rest.iter().map(|(_, r)| r.call_id.as_str()).collect();
                         let open_somewhere = bulk::call_ids_with_unpaired_calls(conn, &ids).await?;
+                        let answering: Vec<(&str, i64)> = rest
+                            .iter()
+                            .filter_map(|(_, r)| Some((r.session_id.as_str(), r.answers?.turn)))
+                            .collect();
+                        let turns = if answering.is_empty() {
+                            HashSet::new()
+                        } else {
+                            bulk::recorded_turns(conn, &answering).await?
+                        };
+                        let no_turn = |r: &ToolResultRecord| {
+                            r.answers.is_none_or(|a| !turns.contains(&(r.session_id.clone(), a.turn)))
+                        };
                         let mut plain = Vec::new();
                         for (i, r) in rest {
                             match &r.tool {
-                                Some(tool) if !open_somewhere.contains(&r.call_id) && r.answers.is_none() => {
+                                Some(tool) if !open_somewhere.contains(&r.call_id) && no_turn(r) => {
                                     out[i] = Outcome::NewResult { tool: tool.clone(), exec_ms: r.exec_ms };
                                     plain.push((r, tool.as_str()));
                                 }

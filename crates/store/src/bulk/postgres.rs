@@ -343,6 +343,23 @@ pub(crate) async fn call_ids_with_unpaired_calls(
     Ok(ids.into_iter().collect())
 }
 
+/// Of `turns` (session id, turn fingerprint), those some recorded call
+/// turn of the session has.
+pub(crate) async fn recorded_turns(
+    conn: &mut PgConnection,
+    turns: &[(&str, i64)],
+) -> Result<HashSet<(String, i64)>, sqlx::Error> {
+    let rows: Vec<(String, i64)> = sqlx::query_as(
+        "SELECT DISTINCT u.s, u.t FROM UNNEST($1::text[], $2::int8[]) AS u(s, t) \
+         WHERE EXISTS (SELECT 1 FROM call_turns t WHERE t.session_id = u.s AND t.turn_fp = u.t)",
+    )
+    .bind(turns.iter().map(|(s, _)| *s).collect::<Vec<&str>>())
+    .bind(turns.iter().map(|(_, t)| *t).collect::<Vec<i64>>())
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(rows.into_iter().collect())
+}
+
 /// Results that pair with no call, each a row of its own under its
 /// resolved tool name.
 pub(crate) async fn insert_orphan_results(

@@ -145,6 +145,14 @@ static OPEN_CALL_IDS: Shaped = Shaped::new(
      WHERE t.call_id = u.c AND t.result_at_ms IS NULL)",
 );
 
+/// The (session, turn fingerprint) pairs with a recorded turn: one probe
+/// of `call_turns_by_fingerprint` each.
+static RECORDED_TURNS: Shaped = Shaped::new(
+    &["s", "t"],
+    "SELECT group_concat(u.n) FROM u WHERE EXISTS (SELECT 1 FROM call_turns t \
+     WHERE t.session_id = u.s AND t.turn_fp = u.t)",
+);
+
 static INSERT_ORPHAN_RESULTS: Shaped = Shaped::insert(
     "tool_calls",
     &[
@@ -402,6 +410,24 @@ pub(crate) async fn call_ids_with_unpaired_calls(
     Ok(open
         .into_iter()
         .filter_map(|n| call_ids.get(n).map(|c| (*c).to_owned()))
+        .collect())
+}
+
+/// Of `turns` (session id, turn fingerprint), those some recorded call
+/// turn of the session has.
+pub(crate) async fn recorded_turns(
+    conn: &mut SqliteConnection,
+    turns: &[(&str, i64)],
+) -> Result<HashSet<(String, i64)>, sqlx::Error> {
+    let found = RECORDED_TURNS
+        .matches(conn, turns, |a, (s, t)| {
+            a.add(*s)?;
+            a.add(*t)
+        })
+        .await?;
+    Ok(found
+        .into_iter()
+        .filter_map(|n| turns.get(n).map(|(s, t)| ((*s).to_owned(), *t)))
         .collect())
 }
 
