@@ -68,7 +68,14 @@ fn main() {
         let n = if size > 4096 { 2_000 } else { 20_000 };
         let ns = best(n, || {
             let mut p = template.clone();
-            resign(&mut p, &body, &creds, "us-east-1", SystemTime::now()).expect("signs");
+            resign(
+                &mut p,
+                &body,
+                creds.fixed().expect("fixed"),
+                "us-east-1",
+                SystemTime::now(),
+            )
+            .expect("signs");
             std::hint::black_box(p);
         });
         println!(

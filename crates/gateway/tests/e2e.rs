@@ -25,7 +25,11 @@
 //!   custom headers) are one session each, side requests included;
 //! - `cloud` (issue 18): Azure OpenAI, Vertex AI and Bedrock routes,
 //!   prefixes, unconfigured upstreams, SigV4 re-signing checked by the
-//!   mock, broken event streams relayed.
+//!   mock, broken event streams relayed;
+//! - `cloud_auth` (issue 18): the gateway's own credentials (Google ADC
+//!   tokens from the mock's token endpoint, AWS credentials from a
+//!   `credential_process`, the container endpoint and IMDS served by the
+//!   mock).
 
 mod e2e {
     pub mod convo;
@@ -33,6 +37,7 @@ mod e2e {
 
     mod alerts;
     mod cloud;
+    mod cloud_auth;
     mod compressed;
     mod corpus;
     mod counts;

@@ -129,7 +129,14 @@ pub async fn handle(
     };
     parts.uri = uri;
     parts.version = http::Version::HTTP_11;
-    crate::cloud::sign_for_upstream(&shared.config, &route, &mut parts, &outbound.forward);
+    crate::cloud::authenticate(
+        &shared.config,
+        &route,
+        &mut parts,
+        &outbound.forward,
+        client,
+    )
+    .await;
     let upstream_req = Request::from_parts(parts, Full::new(outbound.forward.clone()));
 
     outbound.observation.sent();
