@@ -29,7 +29,8 @@
 //! - `cloud_auth` (issue 18): the gateway's own credentials (Google ADC
 //!   tokens from the mock's token endpoint, AWS credentials from a
 //!   `credential_process`, the container endpoint and IMDS served by the
-//!   mock).
+//!   mock); `cloud_cut`: a Bedrock event stream cut midway ends with an
+//!   exception frame.
 
 mod e2e {
     pub mod convo;
@@ -38,6 +39,7 @@ mod e2e {
     mod alerts;
     mod cloud;
     mod cloud_auth;
+    mod cloud_cut;
     mod compressed;
     mod corpus;
     mod counts;

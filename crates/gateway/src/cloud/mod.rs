@@ -11,10 +11,13 @@
 //!   forwarded Bedrock request;
 //! - [`google`]: Google application default credentials, whose token the
 //!   gateway adds to Vertex requests that come without one;
-//! - [`fetch`]: the credential providers' one HTTP exchange.
+//! - [`fetch`]: the credential providers' one HTTP exchange;
+//! - [`frames`]: Bedrock event streams relayed frame by frame, so that a
+//!   cut one ends with an exception frame.
 
 pub mod aws;
 pub mod fetch;
+pub mod frames;
 pub mod google;
 pub mod routes;
 

@@ -180,7 +180,7 @@ pub(super) fn aws_mock() -> MockOptions {
 }
 
 /// A Bedrock harness whose gateway signs with `secret` (none: no credentials).
-async fn bedrock(secret: Option<&str>) -> Harness {
+pub(super) async fn bedrock(secret: Option<&str>) -> Harness {
     let secret = secret.map(String::from);
     Harness::with(aws_mock(), move |c| {
         c.cloud.bedrock = Some(Upstream::parse(&format!("{}/", c.upstreams.anthropic)).unwrap());
