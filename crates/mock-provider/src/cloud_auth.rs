@@ -12,7 +12,9 @@
 //!   token) and the container credentials endpoint
 //!   (`GET /v2/credentials/{id}`, `Authorization` checked when
 //!   [`AwsCredentialService::container_token`] is set), both serving the
-//!   mock's [`crate::AwsTestKey`] with a session token and an expiry.
+//!   mock's [`crate::AwsTestKey`] with a session token and an expiry; and
+//!   STS `AssumeRoleWithWebIdentity` (`POST /`, form `Action=…`, XML
+//!   answer) for a web identity token.
 //!
 //! Every request is counted ([`crate::MockHandle::received`] when recording).
 
@@ -75,6 +77,9 @@ pub struct AwsCredentialService {
     pub lifetime: Duration,
     /// The `Authorization` the container endpoint requires (`None`: any).
     pub container_token: Option<String>,
+    /// The OIDC token STS `AssumeRoleWithWebIdentity` (`POST /`) requires
+    /// (`None`: any non-empty one).
+    pub web_identity_token: Option<String>,
 }
 
 /// The DER bytes of the first PEM block in `pem`.
@@ -126,6 +131,38 @@ pub(crate) fn serve(
     let header = |name: &str| parts.headers.get(name).and_then(|v| v.to_str().ok());
     let unauthorized = (StatusCode::UNAUTHORIZED, "text/plain", String::new());
     match (&parts.method, path) {
+        (&Method::POST, "/") => {
+            let form = url_form(body);
+            let get = |name: &str| {
+                form.iter()
+                    .find(|(k, _)| k == name)
+                    .map(|(_, v)| v.as_str())
+            };
+            if get("Action") != Some("AssumeRoleWithWebIdentity") {
+                return None;
+            }
+            let token_ok = match (get("WebIdentityToken"), &service.web_identity_token) {
+                (Some(got), Some(want)) => got == want,
+                (Some(got), None) => !got.is_empty(),
+                (None, _) => false,
+            };
+            if !token_ok || get("RoleArn").is_none() {
+                return Some((
+                    StatusCode::BAD_REQUEST,
+                    "text/xml",
+                    "<ErrorResponse><Error><Type>Sender</Type><Code>InvalidIdentityToken</Code><Message>The web identity token that was passed could not be validated by AWS.</Message></Error></ErrorResponse>".to_string(),
+                ));
+            }
+            let expires = iso8601(SystemTime::now() + service.lifetime);
+            Some((
+                StatusCode::OK,
+                "text/xml",
+                format!(
+                    "<AssumeRoleWithWebIdentityResponse xmlns=\"https://sts.amazonaws.com/doc/2011-06-15/\"><AssumeRoleWithWebIdentityResult><Credentials><AccessKeyId>{}</AccessKeyId><SecretAccessKey>{}</SecretAccessKey><SessionToken>{}</SessionToken><Expiration>{expires}</Expiration></Credentials></AssumeRoleWithWebIdentityResult></AssumeRoleWithWebIdentityResponse>",
+                    key.access_key_id, key.secret_access_key, service.session_token
+                ),
+            ))
+        }
         (&Method::PUT, "/latest/api/token") => {
             Some(match header("x-aws-ec2-metadata-token-ttl-seconds") {
                 Some(_) => (StatusCode::OK, "text/plain", imds_token.to_string()),

@@ -18,13 +18,15 @@
 //! `AWS_PROFILE` (or `default`) in the shared credentials file
 //! (`AWS_SHARED_CREDENTIALS_FILE` or `~/.aws/credentials`) or config file
 //! (`AWS_CONFIG_FILE` or `~/.aws/config`), its static keys or its
-//! `credential_process`; else the container credentials endpoint
+//! `credential_process`; else web identity (`AWS_WEB_IDENTITY_TOKEN_FILE` +
+//! `AWS_ROLE_ARN`, STS `AssumeRoleWithWebIdentity`); else the container
+//! credentials endpoint
 //! (`AWS_CONTAINER_CREDENTIALS_FULL_URI` / `_RELATIVE_URI`); else the EC2
 //! instance metadata service when `AWS_EC2_METADATA_SERVICE_ENDPOINT` is
 //! set or the machine says it is an EC2 instance (unless
-//! `AWS_EC2_METADATA_DISABLED=true`). Those last three expire and are
-//! fetched again ([`provider`]). Not read: SSO, web identity and role
-//! assumption (they need STS/SSO calls of their own). Nothing here logs a
+//! `AWS_EC2_METADATA_DISABLED=true`). Those last four expire and are
+//! fetched again ([`provider`]). Not read: SSO and profile role
+//! assumption (`role_arn` + `source_profile`: a signed STS call). Nothing here logs a
 //! credential; the `Debug` of [`AwsCredentials`] shows only its source.
 
 pub mod provider;
@@ -171,6 +173,27 @@ impl AwsEnv {
                 let process = provider::Refreshable::Process(command.clone());
                 return Ok(Some(AwsCredentials::refreshing(process, source)));
             }
+        }
+        if let (Some(token_file), Some(role_arn)) = (
+            self.get("AWS_WEB_IDENTITY_TOKEN_FILE"),
+            self.get("AWS_ROLE_ARN"),
+        ) {
+            let region = self.region().unwrap_or(FALLBACK_REGION);
+            let endpoint = self
+                .get("AWS_ENDPOINT_URL_STS")
+                .map(String::from)
+                .unwrap_or_else(|| format!("https://sts.{region}.amazonaws.com"));
+            let source = format!("web identity ({role_arn}) at {endpoint}");
+            let web = provider::Refreshable::WebIdentity {
+                token_file: PathBuf::from(token_file),
+                role_arn: role_arn.to_string(),
+                session_name: self
+                    .get("AWS_ROLE_SESSION_NAME")
+                    .unwrap_or("toolwarden")
+                    .to_string(),
+                endpoint,
+            };
+            return Ok(Some(AwsCredentials::refreshing(web, source)));
         }
         let container = self
             .get("AWS_CONTAINER_CREDENTIALS_FULL_URI")

@@ -5,7 +5,8 @@
 //!   refresh token, and cached; a client's own Bearer passes unchanged; a
 //!   refused grant leaves the request as it came.
 //! - Bedrock: credentials from a profile's `credential_process`, the
-//!   container credentials endpoint and IMDSv2 (both served by the mock),
+//!   container credentials endpoint, IMDSv2 and STS web identity (served
+//!   by the mock),
 //!   resolved through the standard chain from the environment, sign
 //!   requests the mock verifies.
 
@@ -232,6 +233,7 @@ fn served() -> AwsCredentialService {
         session_token: "served-session-token".into(),
         lifetime: std::time::Duration::from_secs(3600),
         container_token: Some("Bearer container-auth".into()),
+        web_identity_token: Some("eyJ.oidc.token".into()),
     }
 }
 
@@ -342,6 +344,36 @@ async fn bedrock_signs_with_instance_metadata_credentials() {
             "GET /latest/meta-data/iam/security-credentials/toolwarden-mock-role",
         ]
     );
+    for r in model_requests(&h) {
+        assert_eq!(r.headers["x-amz-security-token"], "served-session-token");
+    }
+}
+
+#[tokio::test]
+async fn bedrock_signs_with_web_identity_credentials() {
+    let dir = tempfile::tempdir().unwrap();
+    let token = dir.path().join("token");
+    std::fs::write(&token, "eyJ.oidc.token\n").unwrap();
+    let env = vec![
+        ("HOME".to_string(), dir.path().display().to_string()),
+        (
+            "AWS_WEB_IDENTITY_TOKEN_FILE".to_string(),
+            token.display().to_string(),
+        ),
+        (
+            "AWS_ROLE_ARN".to_string(),
+            "arn:aws:iam::123456789012:role/gw".to_string(),
+        ),
+        ("AWS_ENDPOINT_URL_STS".to_string(), "{mock}".to_string()),
+    ];
+    let mock = MockOptions {
+        aws_credential_service: Some(served()),
+        ..aws_mock()
+    };
+    let h = bedrock_from_env(mock, env).await;
+    two_invoke_rounds(&h).await;
+    let sts = h.mock.received().iter().filter(|r| r.path == "/").count();
+    assert_eq!(sts, 1);
     for r in model_requests(&h) {
         assert_eq!(r.headers["x-amz-security-token"], "served-session-token");
     }

@@ -4,7 +4,8 @@
 //! `AWS_CONTAINER_CREDENTIALS_RELATIVE_URI`, with
 //! `AWS_CONTAINER_AUTHORIZATION_TOKEN[_FILE]`) and the EC2 instance
 //! metadata service (IMDSv2, `AWS_EC2_METADATA_SERVICE_ENDPOINT` or
-//! `http://169.254.169.254`).
+//! `http://169.254.169.254`), and STS `AssumeRoleWithWebIdentity`
+//! (`AWS_WEB_IDENTITY_TOKEN_FILE` + `AWS_ROLE_ARN`).
 //!
 //! They are implemented here, on the gateway's own HTTP client, rather than
 //! with `aws-config`: that crate brings its own HTTP stack, the STS/SSO SDK
@@ -53,6 +54,20 @@ pub enum Refreshable {
     },
     /// The instance metadata service at this base URL.
     Imds(String),
+    /// STS `AssumeRoleWithWebIdentity` (EKS IRSA and the like):
+    /// `AWS_WEB_IDENTITY_TOKEN_FILE` (read at each fetch), `AWS_ROLE_ARN`,
+    /// `AWS_ROLE_SESSION_NAME`, at `AWS_ENDPOINT_URL_STS` or the region's
+    /// STS endpoint. The call is not signed (the token is the credential).
+    WebIdentity {
+        /// The OIDC token's file.
+        token_file: PathBuf,
+        /// The role to assume.
+        role_arn: String,
+        /// The session's name.
+        session_name: String,
+        /// STS's base URL.
+        endpoint: String,
+    },
 }
 
 /// Refreshable credentials and their cache.
@@ -188,6 +203,12 @@ impl Refreshing {
                 body
             }
             Refreshable::Imds(base) => imds(client, base).await?,
+            Refreshable::WebIdentity {
+                token_file,
+                role_arn,
+                session_name,
+                endpoint,
+            } => return web_identity(client, token_file, role_arn, session_name, endpoint).await,
         };
         serde_json::from_slice(&body).map_err(|e| format!("not AWS credentials: {e}"))
     }
@@ -221,6 +242,52 @@ async fn imds(client: &HttpClient, base: &str) -> Result<Bytes, String> {
         return Err(format!("{uri}: {status}"));
     }
     Ok(body)
+}
+
+/// STS `AssumeRoleWithWebIdentity`; its answer is XML.
+async fn web_identity(
+    client: &HttpClient,
+    token_file: &std::path::Path,
+    role_arn: &str,
+    session_name: &str,
+    endpoint: &str,
+) -> Result<Answer, String> {
+    let token = std::fs::read_to_string(token_file)
+        .map_err(|e| format!("{}: {e}", token_file.display()))?;
+    let form = url::form_urlencoded::Serializer::new(String::new())
+        .append_pair("Action", "AssumeRoleWithWebIdentity")
+        .append_pair("Version", "2011-06-15")
+        .append_pair("RoleArn", role_arn)
+        .append_pair("RoleSessionName", session_name)
+        .append_pair("WebIdentityToken", token.trim())
+        .finish();
+    let uri = format!("{}/", endpoint.trim_end_matches('/'));
+    let headers = [("content-type", "application/x-www-form-urlencoded")];
+    let (status, body) =
+        fetch::exchange(client, Method::POST, &uri, &headers, Bytes::from(form)).await?;
+    let text = String::from_utf8_lossy(&body);
+    let tag = |name: &str| {
+        let open = format!("<{name}>");
+        let start = text.find(&open)? + open.len();
+        let end = text[start..].find(&format!("</{name}>"))? + start;
+        Some(text[start..end].trim().to_string())
+    };
+    if !status.is_success() {
+        return Err(format!(
+            "{uri}: {status} {} {}",
+            tag("Code").unwrap_or_default(),
+            tag("Message").unwrap_or_default()
+        ));
+    }
+    match (tag("AccessKeyId"), tag("SecretAccessKey")) {
+        (Some(access_key_id), Some(secret_access_key)) => Ok(Answer {
+            access_key_id,
+            secret_access_key,
+            token: tag("SessionToken"),
+            expiration: tag("Expiration"),
+        }),
+        _ => Err(format!("{uri}: no credentials in the answer")),
+    }
 }
 
 /// Run a `credential_process` and read its standard output (version 1).
