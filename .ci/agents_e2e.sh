@@ -7,6 +7,7 @@
 #
 #   bash .ci/agents_e2e.sh                     # every client
 #   AGENTS_E2E_ONLY=claude,codex bash .ci/agents_e2e.sh
+#   AGENTS_E2E_ONLY=claude-bedrock,claude-vertex bash .ci/agents_e2e.sh  # Claude Code via the cloud routes
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)

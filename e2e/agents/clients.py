@@ -40,6 +40,10 @@ class Client:
     scripts: dict  # script name -> [Step]
     conversations: int  # sessions the gateway must record
     setup: object = None  # callable(home, gateway) writing the client's config
+    # Issue 18: extra mock-provider arguments, and callable(tmp, mock_url) ->
+    # (gateway arguments, gateway environment) for the cloud modes.
+    mock_args: list = field(default_factory=list)
+    gateway: object = None
 
 
 def final_text(script):
@@ -87,6 +91,74 @@ def claude(tools, ws, key, version):
         scripts={"claude-main": main, "claude-sub": sub, "claude-cont": cont},
         conversations=1,  # the subagent and `-c` belong to the first run's session
     )
+
+
+# === Claude Code through the cloud routes (issue 18) ===
+
+AWS_KEY_ID, AWS_SECRET = "AKIDAGENTSE2E", "agents/e2e/secret"
+GOOGLE_TOKEN = "ya29.agents-e2e-gateway-token"
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def claude_cloud_steps(ws):
+    return [
+        Step("Read", {"file_path": f"{ws}/missing.txt"}, True, r"does not exist|no such file"),
+        Step("Bash", {"command": "ls missing-dir", "description": "list"}, True, r"no such file|exit code"),
+        Step("Bash", {"command": "echo e2e-ok", "description": "echo"}, False, r"e2e-ok"),
+        Step("Read", {"file_path": f"{ws}/present.txt"}, False, r"hello e2e"),
+    ]
+
+
+def claude_cloud_env():
+    return {"IS_SANDBOX": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1",
+            "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1"}
+
+
+def claude_bedrock(tools, ws, key, version):
+    """`CLAUDE_CODE_USE_BEDROCK` with `CLAUDE_CODE_SKIP_BEDROCK_AUTH`: the client
+    does not sign; the gateway signs with its AWS credentials, the mock checks
+    the signature."""
+    bin_ = os.path.join(tools, "node_modules", ".bin", "claude")
+    env = claude_cloud_env()
+    env.update({"CLAUDE_CODE_USE_BEDROCK": "1", "CLAUDE_CODE_SKIP_BEDROCK_AUTH": "1", "AWS_REGION": "us-east-1",
+                "ANTHROPIC_BEDROCK_BASE_URL": "{gateway}/bedrock"})
+    argv = [bin_, "--dangerously-skip-permissions", "--model", "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+            "--output-format", "text", "-p", "Run the checks. [[e2e:claude-bedrock]]"]
+
+    def gateway(tmp, mock_url):
+        return (["--bedrock-upstream", mock_url, "--bedrock-region", "us-east-1"],
+                {"AWS_ACCESS_KEY_ID": AWS_KEY_ID, "AWS_SECRET_ACCESS_KEY": AWS_SECRET})
+
+    return Client("Claude Code (Bedrock)", version, runs=[Run("claude-bedrock", argv, env)],
+                  scripts={"claude-bedrock": claude_cloud_steps(ws)}, conversations=1,
+                  mock_args=["--aws-key", f"{AWS_KEY_ID}:{AWS_SECRET}"], gateway=gateway)
+
+
+def claude_vertex(tools, ws, key, version):
+    """`CLAUDE_CODE_USE_VERTEX` with `CLAUDE_CODE_SKIP_VERTEX_AUTH`: the client
+    sends no token; the gateway adds its own (a service account's JWT
+    exchanged at the mock's token endpoint), which the mock requires."""
+    bin_ = os.path.join(tools, "node_modules", ".bin", "claude")
+    env = claude_cloud_env()
+    env.update({"CLAUDE_CODE_USE_VERTEX": "1", "CLAUDE_CODE_SKIP_VERTEX_AUTH": "1",
+                "ANTHROPIC_VERTEX_PROJECT_ID": "e2e-project", "CLOUD_ML_REGION": "us-east5",
+                "ANTHROPIC_VERTEX_BASE_URL": "{gateway}/vertex/v1"})
+    argv = [bin_, "--dangerously-skip-permissions", "--model", "claude-sonnet-4-5@20250929",
+            "--output-format", "text", "-p", "Run the checks. [[e2e:claude-vertex]]"]
+
+    def gateway(tmp, mock_url):
+        with open(os.path.join(ROOT, "crates/mock-provider/keys/google-test-service-account.pem")) as f:
+            pem = f.read()
+        creds = os.path.join(tmp, "service-account.json")
+        with open(creds, "w") as f:
+            json.dump({"type": "service_account", "project_id": "e2e-project", "private_key_id": "e2e",
+                       "private_key": pem, "client_email": "gw@e2e-project.iam.gserviceaccount.com",
+                       "token_uri": f"{mock_url}/token"}, f)
+        return (["--vertex-upstream", mock_url], {"GOOGLE_APPLICATION_CREDENTIALS": creds})
+
+    return Client("Claude Code (Vertex AI)", version, runs=[Run("claude-vertex", argv, env)],
+                  scripts={"claude-vertex": claude_cloud_steps(ws)}, conversations=1,
+                  mock_args=["--google-token", GOOGLE_TOKEN], gateway=gateway)
 
 
 # === Gemini CLI ===

@@ -78,15 +78,22 @@ class Stack:
             # The stream's end follows its final event by 20 ms, as over a real
             # network: a client that hangs up on the final event does so first.
             [args.mock, "--listen", f"127.0.0.1:{mock_port}", "--api-key", KEY, "--stream-tail-ms", "20",
-             "--agent-scripts", scripts, "--agent-log", self.log],
+             "--agent-scripts", scripts, "--agent-log", self.log] + client.mock_args,
             stdout=open(os.path.join(tmp, "mock.out"), "w"), stderr=open(os.path.join(tmp, "mock.err"), "w"))
         mock_url = f"http://127.0.0.1:{mock_port}"
         port = free_port()
         self.url = f"http://127.0.0.1:{port}"
         env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+        cloud_args = []
+        if client.gateway:
+            # Issue 18: the cloud upstreams and the gateway's own credentials.
+            env = {k: v for k, v in env.items() if not k.startswith(("AWS_", "GOOGLE_", "CLOUDSDK_"))}
+            cloud_args, cloud_env = client.gateway(tmp, mock_url)
+            env.update(cloud_env)
         self.gw = subprocess.Popen(
             [args.toolwarden, "serve", "--listen", f"127.0.0.1:{port}", "--database", f"sqlite://{self.db}",
-             "--openai-upstream", mock_url, "--anthropic-upstream", mock_url, "--gemini-upstream", mock_url],
+             "--openai-upstream", mock_url, "--anthropic-upstream", mock_url, "--gemini-upstream", mock_url]
+            + cloud_args,
             env=env, stdout=open(os.path.join(tmp, "gw.out"), "w"), stderr=open(os.path.join(tmp, "gw.err"), "w"))
         if not (wait_http(f"{mock_url}/healthz") and wait_http(f"{self.url}/healthz")):
             self.stop()
@@ -126,7 +133,7 @@ def client_env(home, gateway, ws, extra):
         "ANTHROPIC_BASE_URL": gateway, "GOOGLE_GEMINI_BASE_URL": gateway,
         "E2E_GATEWAY": gateway, "E2E_KEY": KEY, "E2E_WORKSPACE": ws, "NO_COLOR": "1", "CI": "1",
     })
-    env.update(extra)
+    env.update({k: v.replace("{gateway}", gateway) for k, v in extra.items()})
     return env
 
 
@@ -286,13 +293,15 @@ def main():
     ap.add_argument("--tools", required=True, help="the npm prefix the clients are installed in")
     ap.add_argument("--python", required=True, help="the venv's python with openai-agents")
     ap.add_argument("--versions", required=True, help="JSON: client name -> version")
-    ap.add_argument("--only", default="", help="comma-separated client names (claude,gemini,codex,ai,agents)")
+    ap.add_argument("--only", default="", help="comma-separated client names (claude,claude-bedrock,claude-vertex,gemini,codex,ai,agents)")
     ap.add_argument("--keep", action="store_true", help="keep each client's scratch directory")
     args = ap.parse_args()
     v = json.loads(args.versions)
     node = shutil.which("node")
     builders = {
         "claude": lambda ws: C.claude(args.tools, ws, KEY, v["claude"]),
+        "claude-bedrock": lambda ws: C.claude_bedrock(args.tools, ws, KEY, v["claude"]),
+        "claude-vertex": lambda ws: C.claude_vertex(args.tools, ws, KEY, v["claude"]),
         "gemini": lambda ws: C.gemini(args.tools, ws, KEY, v["gemini"]),
         "codex": lambda ws: C.codex(args.tools, ws, KEY, v["codex"]),
         "ai": lambda ws: C.ai_sdk(args.tools, ws, KEY, v["ai"], node, HERE),

@@ -1,7 +1,9 @@
 //! The cost of re-signing one Bedrock request (issue 18): the gateway's
 //! [`resign`] over the headers `AnthropicBedrock` sends, for a small and a
 //! large body (SigV4 hashes the whole body), against the floor of copying
-//! the request head, measured in the same run.
+//! the request head, measured in the same run; and the derivation of the
+//! SigV4 signing key alone (four HMAC-SHA256s over secret, date, region,
+//! service), the most a signing-key cache could save per request.
 //!
 //! `cargo bench -p toolwarden-gateway --bench resign`
 
@@ -63,12 +65,28 @@ fn main() {
         std::hint::black_box(template.headers.clone());
     });
     println!("bench resign: copying the head (floor) {floor:>9.0} ns/request");
+    let key = best(20_000, || {
+        std::hint::black_box(aws_sigv4::sign::v4::generate_signing_key(
+            std::hint::black_box("wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"),
+            SystemTime::now(),
+            "us-east-1",
+            "bedrock",
+        ));
+    });
+    println!("bench resign: signing key derivation   {key:>9.0} ns/request");
     for size in [2 << 10, 64 << 10] {
         let body = vec![b'x'; size];
         let n = if size > 4096 { 2_000 } else { 20_000 };
         let ns = best(n, || {
             let mut p = template.clone();
-            resign(&mut p, &body, &creds, "us-east-1", SystemTime::now()).expect("signs");
+            resign(
+                &mut p,
+                &body,
+                creds.fixed().expect("fixed"),
+                "us-east-1",
+                SystemTime::now(),
+            )
+            .expect("signs");
             std::hint::black_box(p);
         });
         println!(

@@ -263,8 +263,16 @@ pub fn stream_error_event(provider: Provider, dialect: Option<Dialect>, err: &Pr
         (Provider::OpenAi | Provider::Gemini | Provider::Azure | Provider::Vertex, _) => {
             format!("data: {}\n\n", envelope(provider, err, err.status()))
         }
-        // An AWS event stream cannot take a text event.
-        (Provider::Bedrock, _) => String::new(),
+        // An AWS event stream ends with an exception frame, as Bedrock's
+        // own do (issue 18; only after a whole frame: see
+        // `crate::cloud::frames`).
+        (Provider::Bedrock, _) => {
+            let payload = envelope(Provider::Bedrock, err, err.status());
+            return Bytes::from(toolwarden_wire::eventstream::encode_exception(
+                "internalServerException",
+                payload.as_bytes(),
+            ));
+        }
     };
     Bytes::from(text)
 }

@@ -25,7 +25,12 @@
 //!   custom headers) are one session each, side requests included;
 //! - `cloud` (issue 18): Azure OpenAI, Vertex AI and Bedrock routes,
 //!   prefixes, unconfigured upstreams, SigV4 re-signing checked by the
-//!   mock, broken event streams relayed.
+//!   mock, broken event streams relayed;
+//! - `cloud_auth` (issue 18): the gateway's own credentials (Google ADC
+//!   tokens from the mock's token endpoint, AWS credentials from a
+//!   `credential_process`, the container endpoint and IMDS served by the
+//!   mock); `cloud_cut`: a Bedrock event stream cut midway ends with an
+//!   exception frame.
 
 mod e2e {
     pub mod convo;
@@ -33,6 +38,8 @@ mod e2e {
 
     mod alerts;
     mod cloud;
+    mod cloud_auth;
+    mod cloud_cut;
     mod compressed;
     mod corpus;
     mod counts;

@@ -129,6 +129,7 @@ pub(crate) fn check_auth(
     body: &[u8],
     api_key: Option<&str>,
     aws_key: Option<&AwsTestKey>,
+    google_token: Option<&str>,
 ) -> Option<Denied> {
     let headers = &parts.headers;
     match route.cloud {
@@ -152,22 +153,32 @@ pub(crate) fn check_auth(
                 (StatusCode::UNAUTHORIZED, Vec::new(), body)
             })
         }
-        Cloud::Vertex => bearer(headers).is_none().then(|| {
+        Cloud::Vertex => {
+            let message = match (bearer(headers), google_token) {
+                (None, _) => {
+                    "Request is missing required authentication credential. Expected OAuth 2 access token, login cookie or other valid authentication credential."
+                }
+                (Some(got), Some(want)) if got != want => {
+                    "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential."
+                }
+                _ => return None,
+            };
             let body = envelope::error_body(
                 Provider::Gemini,
                 StatusCode::UNAUTHORIZED,
                 "",
                 None,
                 None,
-                "Request is missing required authentication credential. Expected OAuth 2 access token, login cookie or other valid authentication credential.",
+                message,
             );
-            (StatusCode::UNAUTHORIZED, Vec::new(), body)
-        }),
+            Some((StatusCode::UNAUTHORIZED, Vec::new(), body))
+        }
         Cloud::Bedrock => {
             let key = aws_key?;
             verify_sigv4(parts, body, key).err().map(|(kind, message)| {
                 let body = crate::json::Obj::new().str("message", &message).done();
-                let error_type = format!("{kind}:http://internal.amazon.com/coral/com.amazon.coral.service/");
+                let error_type =
+                    format!("{kind}:http://internal.amazon.com/coral/com.amazon.coral.service/");
                 (
                     StatusCode::FORBIDDEN,
                     vec![("x-amzn-errortype".to_string(), error_type)],

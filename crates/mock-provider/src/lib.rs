@@ -48,6 +48,7 @@
 mod agent;
 mod body;
 mod cloud;
+mod cloud_auth;
 mod envelope;
 mod json;
 mod plan;
@@ -59,6 +60,9 @@ mod ws;
 
 pub use agent::AgentMode;
 pub use cloud::AwsTestKey;
+pub use cloud_auth::{
+    AwsCredentialService, GOOGLE_TEST_PRIVATE_KEY_PEM, GoogleTestKey, IMDS_ROLE, pem_der,
+};
 pub use script::{Fault, RawResponse, ReceivedRequest, Scripted, json_lines_to_sse};
 pub use tls::MockTls;
 
@@ -112,6 +116,13 @@ pub struct MockOptions {
     /// Bedrock (issue 18): verify SigV4 signatures with this key, as AWS
     /// does (default: none, any signature passes).
     pub aws_key: Option<AwsTestKey>,
+    /// Vertex AI (issue 18): serve Google's token endpoint (`POST /token`)
+    /// and accept only its token on Vertex routes (default: none, any
+    /// Bearer passes).
+    pub google_key: Option<GoogleTestKey>,
+    /// Bedrock (issue 18): serve [`Self::aws_key`] from an IMDS and a
+    /// container credentials endpoint (default off).
+    pub aws_credential_service: Option<AwsCredentialService>,
     /// Serve HTTPS (and `wss://`) with this certificate instead of plain
     /// HTTP (default off; see [`MockTls`]).
     pub tls: Option<MockTls>,
@@ -131,6 +142,8 @@ impl Default for MockOptions {
             stream_tail: Duration::ZERO,
             agent: None,
             aws_key: None,
+            google_key: None,
+            aws_credential_service: None,
             tls: None,
         }
     }

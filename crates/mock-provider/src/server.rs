@@ -74,6 +74,12 @@ pub(crate) async fn handle(
         _ => {}
     }
 
+    // Issue 18: Google's token endpoint, AWS's IMDS and container credentials.
+    if let Some((status, content_type, text)) =
+        crate::cloud_auth::serve(&shared, &parts, &path, &body)
+    {
+        return Ok(response(status, content_type, full(text)));
+    }
     if let Some(reply) = count_tokens(&shared, &parts, &path, query.as_deref(), &body) {
         return Ok(reply);
     }
@@ -101,6 +107,11 @@ pub(crate) async fn handle(
             &body,
             shared.opts.api_key.as_deref(),
             shared.opts.aws_key.as_ref(),
+            shared
+                .opts
+                .google_key
+                .as_ref()
+                .map(|k| k.access_token.as_str()),
         );
         if let Some((status, headers, body)) = denied {
             let mut resp = json_response(status, body);

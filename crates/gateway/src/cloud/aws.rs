@@ -12,18 +12,26 @@
 //! [`PercentEncodingMode::Double`]). Without credentials a request goes as
 //! it came.
 //!
-//! Credentials are read once, at start-up, through the config's
-//! environment seam: `AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY` /
-//! `AWS_SESSION_TOKEN`, else the static keys of the profile `AWS_PROFILE`
-//! (or `default`) in the shared credentials file
+//! Credentials come from the standard chain, resolved once at start-up
+//! through the config's environment seam: `AWS_ACCESS_KEY_ID` /
+//! `AWS_SECRET_ACCESS_KEY` / `AWS_SESSION_TOKEN`; else the profile
+//! `AWS_PROFILE` (or `default`) in the shared credentials file
 //! (`AWS_SHARED_CREDENTIALS_FILE` or `~/.aws/credentials`) or config file
-//! (`AWS_CONFIG_FILE` or `~/.aws/config`). That is a subset of the standard
-//! chain: SSO, `credential_process`, web identity, role assumption and the
-//! instance metadata service are not read (the `aws-config` crate would
-//! bring them with an HTTP client of its own). Nothing here logs a
+//! (`AWS_CONFIG_FILE` or `~/.aws/config`), its static keys or its
+//! `credential_process`; else web identity (`AWS_WEB_IDENTITY_TOKEN_FILE` +
+//! `AWS_ROLE_ARN`, STS `AssumeRoleWithWebIdentity`); else the container
+//! credentials endpoint
+//! (`AWS_CONTAINER_CREDENTIALS_FULL_URI` / `_RELATIVE_URI`); else the EC2
+//! instance metadata service when `AWS_EC2_METADATA_SERVICE_ENDPOINT` is
+//! set or the machine says it is an EC2 instance (unless
+//! `AWS_EC2_METADATA_DISABLED=true`). Those last four expire and are
+//! fetched again ([`provider`]). Not read: SSO and profile role
+//! assumption (`role_arn` + `source_profile`: a signed STS call). Nothing here logs a
 //! credential; the `Debug` of [`AwsCredentials`] shows only its source.
 
-use std::{collections::HashMap, fmt, path::PathBuf, time::SystemTime};
+pub mod provider;
+
+use std::{collections::HashMap, fmt, path::PathBuf, sync::Arc, time::SystemTime};
 
 use aws_credential_types::Credentials;
 use aws_sigv4::{
@@ -33,6 +41,8 @@ use aws_sigv4::{
     sign::v4,
 };
 use http::{HeaderValue, header};
+
+use crate::proxy::upstream::HttpClient;
 
 /// The SigV4 service name Bedrock Runtime signs with.
 pub const SERVICE: &str = "bedrock";
@@ -46,11 +56,18 @@ const CLIENT_SIGNATURE: [&str; 4] = [
     "x-amz-content-sha256",
 ];
 
-/// AWS credentials the gateway signs with.
+/// AWS credentials the gateway signs with: fixed, or fetched again before
+/// they expire.
 #[derive(Clone)]
 pub struct AwsCredentials {
-    credentials: Credentials,
+    kind: Kind,
     source: String,
+}
+
+#[derive(Clone)]
+enum Kind {
+    Fixed(Credentials),
+    Refreshing(Arc<provider::Refreshing>),
 }
 
 /// The AWS variables read at start-up (`AWS_*` and `HOME`). Its `Debug`
@@ -63,9 +80,15 @@ pub struct AwsEnv {
 // === impl AwsEnv ===
 
 impl AwsEnv {
-    /// Whether the config's environment seam keeps this variable.
+    /// Whether the config's environment seam keeps this variable: the
+    /// AWS ones, and Google's application default credentials'
+    /// ([`super::google`]).
     pub fn wants(name: &str) -> bool {
-        name.starts_with("AWS_") || name == "HOME"
+        name.starts_with("AWS_")
+            || matches!(
+                name,
+                "HOME" | "GOOGLE_APPLICATION_CREDENTIALS" | "CLOUDSDK_CONFIG" | "GCE_METADATA_HOST"
+            )
     }
 
     /// Keep a variable.
@@ -73,7 +96,8 @@ impl AwsEnv {
         self.vars.insert(name, value);
     }
 
-    fn get(&self, name: &str) -> Option<&str> {
+    /// A variable's value (`None` when unset or empty).
+    pub fn get(&self, name: &str) -> Option<&str> {
         self.vars
             .get(name)
             .map(String::as_str)
@@ -141,6 +165,67 @@ impl AwsEnv {
                 let source = format!("profile {profile} in {}", path.display());
                 return Ok(Some(AwsCredentials::new(id, secret, token, &source)));
             }
+            if let Some(command) = keys.get("credential_process") {
+                let source = format!(
+                    "credential_process of profile {profile} in {}",
+                    path.display()
+                );
+                let process = provider::Refreshable::Process(command.clone());
+                return Ok(Some(AwsCredentials::refreshing(process, source)));
+            }
+        }
+        if let (Some(token_file), Some(role_arn)) = (
+            self.get("AWS_WEB_IDENTITY_TOKEN_FILE"),
+            self.get("AWS_ROLE_ARN"),
+        ) {
+            let region = self.region().unwrap_or(FALLBACK_REGION);
+            let endpoint = self
+                .get("AWS_ENDPOINT_URL_STS")
+                .map(String::from)
+                .unwrap_or_else(|| format!("https://sts.{region}.amazonaws.com"));
+            let source = format!("web identity ({role_arn}) at {endpoint}");
+            let web = provider::Refreshable::WebIdentity {
+                token_file: PathBuf::from(token_file),
+                role_arn: role_arn.to_string(),
+                session_name: self
+                    .get("AWS_ROLE_SESSION_NAME")
+                    .unwrap_or("toolwarden")
+                    .to_string(),
+                endpoint,
+            };
+            return Ok(Some(AwsCredentials::refreshing(web, source)));
+        }
+        let container = self
+            .get("AWS_CONTAINER_CREDENTIALS_FULL_URI")
+            .map(String::from)
+            .or_else(|| {
+                self.get("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI")
+                    .map(|rel| format!("http://169.254.170.2{rel}"))
+            });
+        if let Some(uri) = container {
+            let source = format!("the container credentials endpoint {uri}");
+            let container = provider::Refreshable::Container {
+                uri,
+                token: self
+                    .get("AWS_CONTAINER_AUTHORIZATION_TOKEN")
+                    .map(String::from),
+                token_file: self
+                    .get("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE")
+                    .map(PathBuf::from),
+            };
+            return Ok(Some(AwsCredentials::refreshing(container, source)));
+        }
+        let disabled = self
+            .get("AWS_EC2_METADATA_DISABLED")
+            .is_some_and(|v| v.eq_ignore_ascii_case("true"));
+        let endpoint = self
+            .get("AWS_EC2_METADATA_SERVICE_ENDPOINT")
+            .map(String::from)
+            .or_else(|| on_ec2().then(|| "http://169.254.169.254".to_string()));
+        if let (false, Some(endpoint)) = (disabled, endpoint) {
+            let source = format!("the instance metadata service {endpoint}");
+            let imds = provider::Refreshable::Imds(endpoint);
+            return Ok(Some(AwsCredentials::refreshing(imds, source)));
         }
         Ok(None)
     }
@@ -152,6 +237,15 @@ impl fmt::Debug for AwsEnv {
         names.sort();
         f.debug_struct("AwsEnv").field("names", &names).finish()
     }
+}
+
+/// Whether this machine says it is an EC2 instance (its DMI vendor, or a
+/// Xen hypervisor UUID starting with `ec2`).
+fn on_ec2() -> bool {
+    let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();
+    read("/sys/class/dmi/id/board_vendor").contains("Amazon EC2")
+        || read("/sys/class/dmi/id/sys_vendor").contains("Amazon EC2")
+        || read("/sys/hypervisor/uuid").starts_with("ec2")
 }
 
 /// The `key = value` pairs of `[section]` in an INI file.
@@ -180,8 +274,33 @@ impl AwsCredentials {
     /// Credentials from their parts; `source` says where they came from.
     pub fn new(id: &str, secret: &str, token: Option<String>, source: &str) -> AwsCredentials {
         AwsCredentials {
-            credentials: Credentials::new(id, secret, token, None, "toolwarden"),
+            kind: Kind::Fixed(Credentials::new(id, secret, token, None, "toolwarden")),
             source: source.to_string(),
+        }
+    }
+
+    /// Credentials fetched from `from` when first needed and again before
+    /// they expire.
+    pub fn refreshing(from: provider::Refreshable, source: String) -> AwsCredentials {
+        AwsCredentials {
+            kind: Kind::Refreshing(Arc::new(provider::Refreshing::new(from))),
+            source,
+        }
+    }
+
+    /// Fixed credentials as they are (`None` for refreshing ones).
+    pub fn fixed(&self) -> Option<&Credentials> {
+        match &self.kind {
+            Kind::Fixed(c) => Some(c),
+            Kind::Refreshing(_) => None,
+        }
+    }
+
+    /// The credentials to sign with now (fetched if they must be).
+    pub async fn current(&self, client: &HttpClient) -> Result<Credentials, String> {
+        match &self.kind {
+            Kind::Fixed(c) => Ok(c.clone()),
+            Kind::Refreshing(r) => r.current(client).await,
         }
     }
 
@@ -216,7 +335,7 @@ pub fn client_region(headers: &http::HeaderMap) -> Option<String> {
 pub fn resign(
     parts: &mut http::request::Parts,
     body: &[u8],
-    credentials: &AwsCredentials,
+    credentials: &Credentials,
     region: &str,
     time: SystemTime,
 ) -> Result<(), String> {
@@ -246,7 +365,7 @@ pub fn resign(
     .map_err(|e| e.to_string())?;
     let mut settings = SigningSettings::default();
     settings.percent_encoding_mode = PercentEncodingMode::Double;
-    let identity = credentials.credentials.clone().into();
+    let identity = credentials.clone().into();
     let params = v4::SigningParams::builder()
         .identity(&identity)
         .region(region)

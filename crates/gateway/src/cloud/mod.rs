@@ -7,19 +7,28 @@
 //! - [`CloudConfig`]: the three upstreams, validated once in
 //!   [`crate::config`]; [`CloudConfig::upstream`] picks a request's (Vertex's
 //!   default comes from the path's location);
-//! - [`aws`]: the AWS credentials read at start-up and the SigV4 re-signing
-//!   of every forwarded Bedrock request.
+//! - [`aws`]: the AWS credentials chain and the SigV4 re-signing of every
+//!   forwarded Bedrock request;
+//! - [`google`]: Google application default credentials, whose token the
+//!   gateway adds to Vertex requests that come without one;
+//! - [`fetch`]: the credential providers' one HTTP exchange;
+//! - [`frames`]: Bedrock event streams relayed frame by frame, so that a
+//!   cut one ends with an exception frame.
 
 pub mod aws;
+pub mod fetch;
+pub mod frames;
+pub mod google;
 pub mod routes;
 
-use std::borrow::Cow;
+use std::{borrow::Cow, sync::Arc};
 
 pub use routes::{CloudRoute, CloudTarget};
 
 use crate::{
     Config,
     errors::{ProxyError, ProxyErrorKind},
+    proxy::upstream::HttpClient,
     routes::{Provider, ProxyRoute},
     upstream_url::Upstream,
 };
@@ -40,6 +49,9 @@ pub struct CloudConfig {
     /// AWS credentials for re-signing Bedrock requests (`None`: forwarded
     /// with the client's signature).
     pub aws_credentials: Option<aws::AwsCredentials>,
+    /// Google application default credentials: their token is added to
+    /// Vertex requests that carry no credential (`None`: none found).
+    pub google: Option<Arc<google::GoogleAuth>>,
 }
 
 /// The cloud settings as read (see [`crate::RawConfig`]).
@@ -96,12 +108,18 @@ impl CloudConfig {
             .map_err(|e| problems.push(format!("AWS credentials: {e}")))
             .ok()
             .flatten();
+        let google = google::GoogleAuth::from_env(&raw.aws_env)
+            .map_err(|e| problems.push(format!("Google credentials: {e}")))
+            .ok()
+            .flatten()
+            .map(Arc::new);
         CloudConfig {
             azure,
             vertex,
             bedrock,
             bedrock_region,
             aws_credentials,
+            google,
         }
     }
 
@@ -168,37 +186,59 @@ pub fn strip_prefix<'p>(route: &ProxyRoute, path_and_query: &'p str) -> &'p str 
     }
 }
 
-/// Bedrock, with AWS credentials: replace the client's SigV4 signature on
-/// the upstream request `parts` (URI already the upstream's) with the
-/// gateway's, over `body` as sent. Other routes, or no credentials: left
-/// as they are. A request that cannot be signed goes as it came (logged,
-/// without its headers).
-pub fn sign_for_upstream(
+/// The gateway's own credentials on a cloud request going upstream
+/// (`parts`, URI already the upstream's; `body` as sent):
+/// - Bedrock, with AWS credentials: the client's SigV4 signature replaced
+///   with the gateway's. A request that cannot be signed (or whose
+///   credentials cannot be had now) goes as it came, logged without its
+///   headers;
+/// - Vertex, with Google credentials, when the client sent none: the
+///   gateway's `Authorization: Bearer` token.
+///
+/// Other routes, or no credentials: left as they are.
+pub async fn authenticate(
     config: &Config,
     route: &ProxyRoute,
     parts: &mut http::request::Parts,
     body: &[u8],
+    client: &HttpClient,
 ) {
-    if route.provider != Provider::Bedrock {
-        return;
-    }
-    let Some(credentials) = &config.cloud.aws_credentials else {
-        return;
-    };
-    let region = config
-        .cloud
-        .bedrock_region
-        .clone()
-        .or_else(|| aws::client_region(&parts.headers))
-        .unwrap_or_else(|| aws::FALLBACK_REGION.to_string());
-    if let Err(e) = aws::resign(
-        parts,
-        body,
-        credentials,
-        &region,
-        std::time::SystemTime::now(),
-    ) {
-        tracing::warn!(error = %e, "cannot re-sign a Bedrock request: forwarded as it came");
+    match route.provider {
+        Provider::Bedrock => {
+            let Some(credentials) = &config.cloud.aws_credentials else {
+                return;
+            };
+            let region = config
+                .cloud
+                .bedrock_region
+                .clone()
+                .or_else(|| aws::client_region(&parts.headers))
+                .unwrap_or_else(|| aws::FALLBACK_REGION.to_string());
+            let signed = match credentials.current(client).await {
+                Ok(current) => {
+                    aws::resign(parts, body, &current, &region, std::time::SystemTime::now())
+                }
+                Err(e) => Err(format!(
+                    "no AWS credentials from {}: {e}",
+                    credentials.source()
+                )),
+            };
+            if let Err(e) = signed {
+                tracing::warn!(error = %e, "cannot re-sign a Bedrock request: forwarded as it came");
+            }
+        }
+        Provider::Vertex => {
+            let Some(auth) = &config.cloud.google else {
+                return;
+            };
+            if google::client_has_credential(parts) {
+                return;
+            }
+            if let Some(value) = auth.authorization(client).await {
+                parts.headers.insert(http::header::AUTHORIZATION, value);
+            }
+        }
+        _ => {}
     }
 }
 

@@ -129,7 +129,14 @@ pub async fn handle(
     };
     parts.uri = uri;
     parts.version = http::Version::HTTP_11;
-    crate::cloud::sign_for_upstream(&shared.config, &route, &mut parts, &outbound.forward);
+    crate::cloud::authenticate(
+        &shared.config,
+        &route,
+        &mut parts,
+        &outbound.forward,
+        client,
+    )
+    .await;
     let upstream_req = Request::from_parts(parts, Full::new(outbound.forward.clone()));
 
     outbound.observation.sent();
@@ -188,7 +195,15 @@ pub async fn handle(
     );
     // A stream that breaks can end with the dialect's error event unless
     // its length is fixed or it is compressed.
-    let can_append = route.provider != crate::routes::Provider::Bedrock
+    // A Bedrock event stream (issue 18) is relayed whole frames at a time
+    // so that it can end with an exception frame; another Bedrock answer
+    // cannot take an error event.
+    let aligned = route.provider == crate::routes::Provider::Bedrock
+        && parts.headers.get(header::CONTENT_TYPE).is_some_and(|v| {
+            v.as_bytes()
+                .starts_with(b"application/vnd.amazon.eventstream")
+        });
+    let can_append = (route.provider != crate::routes::Provider::Bedrock || aligned)
         && !parts.headers.contains_key(header::CONTENT_LENGTH)
         && !headers::is_encoded(
             parts
@@ -210,7 +225,8 @@ pub async fn handle(
         upstream.host().to_string(),
         can_append,
         first,
-    );
+    )
+    .aligned_frames(aligned && can_append);
     Response::from_parts(parts, GatewayBody::Tee(Box::new(tee)))
 }
 

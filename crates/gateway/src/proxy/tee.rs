@@ -37,6 +37,8 @@ pub struct TeeBody {
     /// A frame taken before the response head was sent (see [`super::first_frame`]).
     first: Option<Prefetched>,
     state: State,
+    /// A Bedrock event stream relayed whole frames at a time (issue 18).
+    frames: Option<crate::cloud::frames::FrameAligner>,
 }
 
 /// What the proxy read from the body before sending the head.
@@ -76,7 +78,16 @@ impl TeeBody {
             can_append,
             first,
             state: State::Streaming,
+            frames: None,
         }
+    }
+
+    /// Relay whole AWS event-stream frames at a time (see
+    /// [`crate::cloud::frames`]), so that a break can end with an
+    /// exception frame.
+    pub fn aligned_frames(mut self, on: bool) -> TeeBody {
+        self.frames = on.then(Default::default);
+        self
     }
 
     /// Pass one polled frame (or the end, or an error) on, observing it.
@@ -89,10 +100,27 @@ impl TeeBody {
                 if let Some(data) = frame.data_ref() {
                     self.observation.feed(data);
                 }
-                if self.first.is_none() && self.inner.is_end_stream() {
+                let end = self.first.is_none() && self.inner.is_end_stream();
+                if end {
                     self.state = State::Done;
                     self.observation.finish();
                 }
+                let frame = match (&mut self.frames, frame.into_data()) {
+                    (Some(frames), Ok(data)) => {
+                        let mut passed = frames.push(data);
+                        if end {
+                            let rest = frames.finish();
+                            if !rest.is_empty() {
+                                let mut all = bytes::BytesMut::from(&passed[..]);
+                                all.extend_from_slice(&rest);
+                                passed = all.freeze();
+                            }
+                        }
+                        Frame::data(passed)
+                    }
+                    (_, Ok(data)) => Frame::data(data),
+                    (_, Err(frame)) => frame,
+                };
                 Poll::Ready(Some(Ok(frame)))
             }
             Some(Err(e)) => {
@@ -105,7 +133,10 @@ impl TeeBody {
                 tracing::warn!(error = %err, "upstream stream broke");
                 self.observation.stream_failed(&err);
                 self.observation.finish();
-                if self.can_append {
+                // An incomplete frame held back is dropped; an exception
+                // frame follows only a whole one.
+                let aligned = self.frames.as_mut().is_none_or(|f| f.cut());
+                if self.can_append && aligned {
                     Poll::Ready(Some(Ok(Frame::data(stream_error_event(
                         self.provider,
                         self.dialect,
@@ -118,7 +149,11 @@ impl TeeBody {
             None => {
                 self.state = State::Done;
                 self.observation.finish();
-                Poll::Ready(None)
+                match self.frames.as_mut().map(|f| f.finish()) {
+                    // An incomplete last frame, relayed as it came.
+                    Some(rest) if !rest.is_empty() => Poll::Ready(Some(Ok(Frame::data(rest)))),
+                    _ => Poll::Ready(None),
+                }
             }
         }
     }

@@ -16,7 +16,7 @@ use super::{
     support::{Harness, Reply, metric, post},
 };
 
-const OUTCOMES: [(bool, &str); 2] = [
+pub(super) const OUTCOMES: [(bool, &str); 2] = [
     (false, "Flight TP123 found: departs 09:05, 189 EUR"),
     (
         true,
@@ -24,7 +24,7 @@ const OUTCOMES: [(bool, &str); 2] = [
     ),
 ];
 
-fn two_calls() -> MockOptions {
+pub(super) fn two_calls() -> MockOptions {
     MockOptions {
         calls_per_reply: 2,
         ..MockOptions::default()
@@ -33,7 +33,7 @@ fn two_calls() -> MockOptions {
 
 /// Tool calls and failures of `provider` (and `model` when given) per tool,
 /// once the recorder has caught up.
-async fn expect_counts(h: &Harness, provider: &str, model: Option<&str>, rounds: f64) {
+pub(super) async fn expect_counts(h: &Harness, provider: &str, model: Option<&str>, rounds: f64) {
     let mut labels = vec![("provider", provider)];
     if let Some(model) = model {
         labels.push(("model", model));
@@ -55,7 +55,7 @@ async fn expect_counts(h: &Harness, provider: &str, model: Option<&str>, rounds:
 
 /// One tool round of `convo` against `url` with `headers`: the model calls
 /// both tools, the results go back, the model answers with text.
-async fn round(h: &Harness, convo: &mut Convo, url: &str, headers: &[(&str, &str)]) {
+pub(super) async fn round(h: &Harness, convo: &mut Convo, url: &str, headers: &[(&str, &str)]) {
     let r = post(&h.client, url.to_string(), headers, &convo.body).await;
     assert_eq!(r.status, 200, "{url}: {}", r.text());
     let calls = convo.calls(&r);
@@ -68,7 +68,7 @@ async fn round(h: &Harness, convo: &mut Convo, url: &str, headers: &[(&str, &str
     convo.assistant_text("Done.");
 }
 
-fn paths(h: &Harness) -> Vec<String> {
+pub(super) fn paths(h: &Harness) -> Vec<String> {
     h.mock
         .received()
         .iter()
@@ -166,10 +166,10 @@ async fn vertex_gemini_and_anthropic_routes_take_the_model_from_the_path() {
     assert_eq!(r.status, 401, "{}", r.text());
 }
 
-const KEY_ID: &str = "AKIDMOCKTEST";
-const SECRET: &str = "mock/secret/key";
+pub(super) const KEY_ID: &str = "AKIDMOCKTEST";
+pub(super) const SECRET: &str = "mock/secret/key";
 
-fn aws_mock() -> MockOptions {
+pub(super) fn aws_mock() -> MockOptions {
     MockOptions {
         aws_key: Some(AwsTestKey {
             access_key_id: KEY_ID.into(),
@@ -180,7 +180,7 @@ fn aws_mock() -> MockOptions {
 }
 
 /// A Bedrock harness whose gateway signs with `secret` (none: no credentials).
-async fn bedrock(secret: Option<&str>) -> Harness {
+pub(super) async fn bedrock(secret: Option<&str>) -> Harness {
     let secret = secret.map(String::from);
     Harness::with(aws_mock(), move |c| {
         c.cloud.bedrock = Some(Upstream::parse(&format!("{}/", c.upstreams.anthropic)).unwrap());
@@ -192,7 +192,7 @@ async fn bedrock(secret: Option<&str>) -> Harness {
 }
 
 /// What a client signed for the gateway's own address sends.
-fn client_signed() -> Vec<(&'static str, &'static str)> {
+pub(super) fn client_signed() -> Vec<(&'static str, &'static str)> {
     vec![
         (
             "authorization",
@@ -205,7 +205,7 @@ fn client_signed() -> Vec<(&'static str, &'static str)> {
     ]
 }
 
-fn invoke_convo() -> Convo {
+pub(super) fn invoke_convo() -> Convo {
     let mut convo = Convo::new(Kind::Anthropic, false, None);
     let body = convo.body.as_object_mut().unwrap();
     body.remove("model");

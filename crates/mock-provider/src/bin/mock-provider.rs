@@ -1,5 +1,5 @@
-//! `mock-provider --listen ADDR [--api-key KEY] [--aws-key ID:SECRET] [--calls N] [--no-validate]
-//! [--stream-tail-ms MS] [--agent-scripts FILE --agent-log FILE] [--script FILE]`:
+//! `mock-provider --listen ADDR [--api-key KEY] [--aws-key ID:SECRET] [--google-token TOKEN]
+//! [--calls N] [--no-validate] [--stream-tail-ms MS] [--agent-scripts FILE --agent-log FILE] [--script FILE]`:
 //! the mock provider as a process (for the SDK, agent and Codex CLI
 //! end-to-end tests). Prints `listening on http://ADDR` once bound, then
 //! serves until killed.
@@ -15,7 +15,7 @@ use std::{net::SocketAddr, path::PathBuf, process::ExitCode, sync::Arc};
 
 use toolwarden_mock_provider::{AgentMode, MockOptions, MockProvider, Scripted};
 
-const USAGE: &str = "usage: mock-provider [--listen ADDR] [--api-key KEY] [--aws-key ID:SECRET] [--calls N] [--no-validate] \
+const USAGE: &str = "usage: mock-provider [--listen ADDR] [--api-key KEY] [--aws-key ID:SECRET] [--google-token TOKEN] [--calls N] [--no-validate] \
      [--stream-tail-ms MS] [--agent-scripts FILE --agent-log FILE] [--script FILE]";
 
 fn parse(args: &[String]) -> Result<(MockOptions, Vec<Scripted>), String> {
@@ -43,6 +43,11 @@ fn parse(args: &[String]) -> Result<(MockOptions, Vec<Scripted>), String> {
                     access_key_id: id.to_string(),
                     secret_access_key: secret.to_string(),
                 });
+            }
+            // Issue 18: serve Google's token endpoint (the bundled test
+            // service account) and require its token on Vertex routes.
+            "--google-token" => {
+                opts.google_key = Some(toolwarden_mock_provider::GoogleTestKey::test(value()?));
             }
             "--no-validate" => opts.validate = false,
             "--script" => script = read_script(value()?)?,

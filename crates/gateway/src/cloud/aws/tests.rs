@@ -49,7 +49,7 @@ fn the_clients_signature_is_replaced_and_every_forwarded_header_signed() {
     );
     assert_eq!(client_region(&p.headers).as_deref(), Some("eu-west-1"));
     let time = UNIX_EPOCH + Duration::from_secs(1_764_000_000);
-    resign(&mut p, b"{}", &creds(), "us-west-2", time).unwrap();
+    resign(&mut p, b"{}", creds().fixed().unwrap(), "us-west-2", time).unwrap();
     let auth = p.headers["authorization"].to_str().unwrap();
     assert!(
         auth.starts_with(
@@ -72,7 +72,7 @@ fn the_clients_signature_is_replaced_and_every_forwarded_header_signed() {
             &[],
         );
         q.headers = p.headers.clone();
-        resign(&mut q, b"{}", &creds(), "us-west-2", time).unwrap();
+        resign(&mut q, b"{}", creds().fixed().unwrap(), "us-west-2", time).unwrap();
         q.headers["authorization"].clone()
     };
     assert_eq!(again, p.headers["authorization"]);
@@ -81,7 +81,7 @@ fn the_clients_signature_is_replaced_and_every_forwarded_header_signed() {
         &[],
     );
     q.headers = p.headers.clone();
-    resign(&mut q, b"{ }", &creds(), "us-west-2", time).unwrap();
+    resign(&mut q, b"{ }", creds().fixed().unwrap(), "us-west-2", time).unwrap();
     assert_ne!(q.headers["authorization"], p.headers["authorization"]);
 }
 
@@ -92,7 +92,14 @@ fn a_session_token_is_sent_and_signed() {
         &[],
     );
     let creds = AwsCredentials::new("AKID", "secret", Some("tok".into()), "test");
-    resign(&mut p, b"", &creds, "us-east-1", SystemTime::now()).unwrap();
+    resign(
+        &mut p,
+        b"",
+        creds.fixed().unwrap(),
+        "us-east-1",
+        SystemTime::now(),
+    )
+    .unwrap();
     assert_eq!(p.headers["x-amz-security-token"], "tok");
     assert_eq!(signed_headers(&p), "host;x-amz-date;x-amz-security-token");
 }

@@ -1,0 +1,384 @@
+//! Google application default credentials (ADC) for Vertex AI: when a
+//! client sends a Vertex request with no credential of its own (no
+//! `Authorization`, no `x-goog-api-key`, no `key=`), the gateway adds its
+//! own `Authorization: Bearer` token.
+//!
+//! Where the credentials come from, in ADC's order, read once at start-up:
+//! 1. `GOOGLE_APPLICATION_CREDENTIALS`: a JSON file, a `service_account`
+//!    (a JWT signed RS256 with its `private_key`, exchanged at its
+//!    `token_uri`) or an `authorized_user` (a `refresh_token` grant); an
+//!    unreadable or unsupported file is a configuration error;
+//! 2. gcloud's well-known file, `$CLOUDSDK_CONFIG/application_default_credentials.json`
+//!    or `~/.config/gcloud/application_default_credentials.json` (a file of
+//!    another type is skipped with a warning);
+//! 3. the GCE metadata server (`GCE_METADATA_HOST`, else
+//!    `metadata.google.internal` when the machine says it is a Google
+//!    Compute Engine VM in `/sys/class/dmi/id/product_name`).
+//!
+//! The token is fetched when first needed and kept until shortly before it
+//! expires ([`super::fetch::refresh_margin`]); one fetch at a time, the
+//! others wait for it; after a failed fetch the next is tried 5 s later
+//! (meanwhile requests go without a token, as the client sent them).
+//! One token per gateway: the cache is bounded by construction. Nothing
+//! here logs a token or a key.
+
+use std::{
+    fmt,
+    path::{Path, PathBuf},
+    time::{Duration, Instant, SystemTime, UNIX_EPOCH},
+};
+
+use base64::Engine as _;
+use bytes::Bytes;
+use http::{HeaderValue, Method, StatusCode};
+use ring::{rand::SystemRandom, signature::RsaKeyPair};
+use serde::Deserialize;
+
+use super::{aws::AwsEnv, fetch};
+use crate::proxy::upstream::HttpClient;
+
+/// The OAuth scope asked for.
+pub const SCOPE: &str = "https://www.googleapis.com/auth/cloud-platform";
+/// Google's token endpoint when a file names none.
+const DEFAULT_TOKEN_URI: &str = "https://oauth2.googleapis.com/token";
+/// How long after a failed fetch the next is tried.
+const RETRY_AFTER: Duration = Duration::from_secs(5);
+
+/// The gateway's Google credentials and its cached token.
+pub struct GoogleAuth {
+    source: Source,
+    describe: String,
+    cache: tokio::sync::Mutex<Cache>,
+}
+
+enum Source {
+    ServiceAccount {
+        email: String,
+        key_id: Option<String>,
+        key: Box<RsaKeyPair>,
+        token_uri: String,
+    },
+    AuthorizedUser {
+        client_id: String,
+        client_secret: String,
+        refresh_token: String,
+        token_uri: String,
+    },
+    Metadata {
+        base: String,
+    },
+}
+
+#[derive(Default)]
+struct Cache {
+    /// `Bearer …`, when to fetch again, when it expires.
+    token: Option<(HeaderValue, Instant, Instant)>,
+    retry_at: Option<Instant>,
+}
+
+/// A credentials file as Google writes it.
+#[derive(Deserialize)]
+struct CredentialsFile {
+    #[serde(rename = "type")]
+    kind: String,
+    client_email: Option<String>,
+    private_key: Option<String>,
+    private_key_id: Option<String>,
+    token_uri: Option<String>,
+    client_id: Option<String>,
+    client_secret: Option<String>,
+    refresh_token: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct TokenAnswer {
+    access_token: String,
+    expires_in: Option<u64>,
+}
+
+// === impl GoogleAuth ===
+
+impl GoogleAuth {
+    /// ADC from the environment (see the module docs); `Ok(None)` when
+    /// there are none.
+    pub fn from_env(env: &AwsEnv) -> Result<Option<GoogleAuth>, String> {
+        if let Some(path) = env.get("GOOGLE_APPLICATION_CREDENTIALS") {
+            return GoogleAuth::from_file(Path::new(path)).map(Some);
+        }
+        let gcloud = env
+            .get("CLOUDSDK_CONFIG")
+            .map(PathBuf::from)
+            .or_else(|| env.get("HOME").map(|h| Path::new(h).join(".config/gcloud")));
+        if let Some(dir) = gcloud {
+            let path = dir.join("application_default_credentials.json");
+            if path.exists() {
+                match GoogleAuth::from_file(&path) {
+                    Ok(auth) => return Ok(Some(auth)),
+                    Err(e) => tracing::warn!(error = %e, "Google credentials skipped"),
+                }
+            }
+        }
+        let host = env.get("GCE_METADATA_HOST").map(String::from).or_else(|| {
+            let product = std::fs::read_to_string("/sys/class/dmi/id/product_name").ok()?;
+            product
+                .contains("Google")
+                .then(|| "metadata.google.internal".to_string())
+        });
+        Ok(host.map(|host| {
+            GoogleAuth::new(
+                Source::Metadata {
+                    base: format!("http://{host}"),
+                },
+                format!("the metadata server {host}"),
+            )
+        }))
+    }
+
+    /// Credentials from a `service_account` or `authorized_user` file.
+    pub fn from_file(path: &Path) -> Result<GoogleAuth, String> {
+        let shown = path.display();
+        let text = std::fs::read(path).map_err(|e| format!("{shown}: {e}"))?;
+        let file: CredentialsFile = serde_json::from_slice(&text)
+            .map_err(|e| format!("{shown}: not a Google credentials file: {e}"))?;
+        let token_uri = file
+            .token_uri
+            .unwrap_or_else(|| DEFAULT_TOKEN_URI.to_string());
+        let source = match file.kind.as_str() {
+            "service_account" => {
+                let (Some(email), Some(pem)) = (file.client_email, file.private_key) else {
+                    return Err(format!(
+                        "{shown}: client_email and private_key are required"
+                    ));
+                };
+                let der =
+                    pem_der(&pem).ok_or_else(|| format!("{shown}: private_key is not PEM"))?;
+                let key = RsaKeyPair::from_pkcs8(&der)
+                    .map_err(|e| format!("{shown}: private_key is not an RSA PKCS#8 key: {e}"))?;
+                Source::ServiceAccount {
+                    email,
+                    key_id: file.private_key_id,
+                    key: Box::new(key),
+                    token_uri,
+                }
+            }
+            "authorized_user" => {
+                let (Some(client_id), Some(client_secret), Some(refresh_token)) =
+                    (file.client_id, file.client_secret, file.refresh_token)
+                else {
+                    return Err(format!(
+                        "{shown}: client_id, client_secret and refresh_token are required"
+                    ));
+                };
+                Source::AuthorizedUser {
+                    client_id,
+                    client_secret,
+                    refresh_token,
+                    token_uri,
+                }
+            }
+            other => {
+                return Err(format!(
+                    "{shown}: credentials of type {other:?} are not supported (service_account and authorized_user are)"
+                ));
+            }
+        };
+        Ok(GoogleAuth::new(source, format!("{} in {shown}", file.kind)))
+    }
+
+    fn new(source: Source, describe: String) -> GoogleAuth {
+        GoogleAuth {
+            source,
+            describe,
+            cache: tokio::sync::Mutex::new(Cache::default()),
+        }
+    }
+
+    /// Where the credentials came from (never a key or a token).
+    pub fn describe(&self) -> &str {
+        &self.describe
+    }
+
+    /// The `Authorization` value to add: the cached token, or a new one.
+    /// `None` when none can be had now (the failure is logged).
+    pub async fn authorization(&self, client: &HttpClient) -> Option<HeaderValue> {
+        let mut cache = self.cache.lock().await;
+        let now = Instant::now();
+        if let Some((value, refresh_at, _)) = &cache.token
+            && now < *refresh_at
+        {
+            return Some(value.clone());
+        }
+        let still_valid = cache
+            .token
+            .as_ref()
+            .filter(|(_, _, expires)| now < *expires)
+            .map(|(v, _, _)| v.clone());
+        if cache.retry_at.is_some_and(|at| now < at) {
+            return still_valid;
+        }
+        match self.fetch(client).await {
+            Ok((token, lifetime)) => {
+                let mut value = HeaderValue::from_str(&format!("Bearer {token}")).ok()?;
+                value.set_sensitive(true);
+                let fetched = Instant::now();
+                cache.token = Some((
+                    value.clone(),
+                    fetched + lifetime - fetch::refresh_margin(lifetime),
+                    fetched + lifetime,
+                ));
+                cache.retry_at = None;
+                Some(value)
+            }
+            Err(e) => {
+                tracing::warn!(source = %self.describe, error = %e, "cannot get a Google access token");
+                cache.retry_at = Some(now + RETRY_AFTER);
+                still_valid
+            }
+        }
+    }
+
+    /// A new access token and its lifetime.
+    async fn fetch(&self, client: &HttpClient) -> Result<(String, Duration), String> {
+        let form = |pairs: &[(&str, &str)]| {
+            let mut s = url::form_urlencoded::Serializer::new(String::new());
+            for (k, v) in pairs {
+                s.append_pair(k, v);
+            }
+            Bytes::from(s.finish())
+        };
+        let form_type = [("content-type", "application/x-www-form-urlencoded")];
+        let (uri, answer) = match &self.source {
+            Source::ServiceAccount {
+                email,
+                key_id,
+                key,
+                token_uri,
+            } => {
+                let jwt = signed_jwt(email, key_id.as_deref(), key, token_uri, SystemTime::now())?;
+                let body = form(&[
+                    ("grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer"),
+                    ("assertion", &jwt),
+                ]);
+                let answer = fetch::exchange(client, Method::POST, token_uri, &form_type, body);
+                (token_uri.as_str(), answer.await?)
+            }
+            Source::AuthorizedUser {
+                client_id,
+                client_secret,
+                refresh_token,
+                token_uri,
+            } => {
+                let body = form(&[
+                    ("grant_type", "refresh_token"),
+                    ("client_id", client_id),
+                    ("client_secret", client_secret),
+                    ("refresh_token", refresh_token),
+                ]);
+                let answer = fetch::exchange(client, Method::POST, token_uri, &form_type, body);
+                (token_uri.as_str(), answer.await?)
+            }
+            Source::Metadata { base } => {
+                let uri =
+                    format!("{base}/computeMetadata/v1/instance/service-accounts/default/token");
+                let answer = fetch::exchange(
+                    client,
+                    Method::GET,
+                    &uri,
+                    &[("metadata-flavor", "Google")],
+                    Bytes::new(),
+                )
+                .await?;
+                return token_answer(&uri, answer);
+            }
+        };
+        token_answer(uri, answer)
+    }
+}
+
+impl fmt::Debug for GoogleAuth {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GoogleAuth")
+            .field("source", &self.describe)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Read a token endpoint's answer.
+fn token_answer(
+    uri: &str,
+    (status, body): (StatusCode, Bytes),
+) -> Result<(String, Duration), String> {
+    if !status.is_success() {
+        // OAuth errors name the problem in `error` / `error_description`.
+        let v: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+        return Err(format!(
+            "{uri}: {status} {} {}",
+            v["error"].as_str().unwrap_or(""),
+            v["error_description"].as_str().unwrap_or("")
+        ));
+    }
+    let answer: TokenAnswer =
+        serde_json::from_slice(&body).map_err(|e| format!("{uri}: not a token answer: {e}"))?;
+    let lifetime = Duration::from_secs(answer.expires_in.unwrap_or(3600).clamp(1, 86_400));
+    Ok((answer.access_token, lifetime))
+}
+
+/// A service account's assertion: RS256 over
+/// `{"alg":"RS256","typ":"JWT","kid":…}.{"iss","scope","aud","iat","exp"}`.
+fn signed_jwt(
+    email: &str,
+    key_id: Option<&str>,
+    key: &RsaKeyPair,
+    audience: &str,
+    now: SystemTime,
+) -> Result<String, String> {
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let iat = now.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs();
+    let mut header = serde_json::json!({"alg": "RS256", "typ": "JWT"});
+    if let Some(kid) = key_id {
+        header["kid"] = kid.into();
+    }
+    let claims = serde_json::json!({
+        "iss": email,
+        "scope": SCOPE,
+        "aud": audience,
+        "iat": iat,
+        "exp": iat + 3600,
+    });
+    let signed = format!(
+        "{}.{}",
+        b64.encode(header.to_string()),
+        b64.encode(claims.to_string())
+    );
+    let mut signature = vec![0; key.public().modulus_len()];
+    key.sign(
+        &ring::signature::RSA_PKCS1_SHA256,
+        &SystemRandom::new(),
+        signed.as_bytes(),
+        &mut signature,
+    )
+    .map_err(|_| "signing the service account's JWT failed".to_string())?;
+    Ok(format!("{signed}.{}", b64.encode(signature)))
+}
+
+/// The DER bytes of the first PEM block in `pem`.
+fn pem_der(pem: &str) -> Option<Vec<u8>> {
+    let body: String = pem
+        .lines()
+        .map(str::trim)
+        .skip_while(|l| !l.starts_with("-----BEGIN"))
+        .skip(1)
+        .take_while(|l| !l.starts_with("-----END"))
+        .collect();
+    base64::engine::general_purpose::STANDARD.decode(body).ok()
+}
+
+/// Whether a Vertex request already carries a credential of the client's.
+pub fn client_has_credential(parts: &http::request::Parts) -> bool {
+    parts.headers.contains_key(http::header::AUTHORIZATION)
+        || parts.headers.contains_key("x-goog-api-key")
+        || parts
+            .uri
+            .query()
+            .is_some_and(|q| q.split('&').any(|p| p.starts_with("key=")))
+}

@@ -1,0 +1,380 @@
+//! The gateway's own cloud credentials (issue 18), through the mock:
+//! - Vertex AI: a request without a credential gets the gateway's token,
+//!   obtained at the mock's token endpoint with a service account's signed
+//!   JWT (verified with the key's public half) or an authorized user's
+//!   refresh token, and cached; a client's own Bearer passes unchanged; a
+//!   refused grant leaves the request as it came.
+//! - Bedrock: credentials from a profile's `credential_process`, the
+//!   container credentials endpoint, IMDSv2 and STS web identity (served
+//!   by the mock),
+//!   resolved through the standard chain from the environment, sign
+//!   requests the mock verifies.
+
+use std::{path::Path, sync::Arc};
+
+use serde_json::json;
+use toolwarden_gateway::{
+    Upstream,
+    cloud::{aws::AwsEnv, google::GoogleAuth},
+};
+use toolwarden_mock_provider::{
+    AwsCredentialService, GOOGLE_TEST_PRIVATE_KEY_PEM, GoogleTestKey, MockOptions,
+};
+
+use super::{
+    cloud::{
+        KEY_ID, SECRET, aws_mock, client_signed, expect_counts, invoke_convo, round, two_calls,
+    },
+    convo::{Convo, Kind},
+    support::{Harness, post},
+};
+
+const GATEWAY_TOKEN: &str = "ya29.gateway-own-token";
+
+fn google_mock() -> MockOptions {
+    MockOptions {
+        google_key: Some(GoogleTestKey::test(GATEWAY_TOKEN)),
+        ..two_calls()
+    }
+}
+
+/// A credentials file in `dir` whose `token_uri` is the mock's.
+fn credentials_file(dir: &Path, mock: &str, kind: &str, refresh_token: &str) -> std::path::PathBuf {
+    let token_uri = format!("{}/token", mock.trim_end_matches('/'));
+    let file = match kind {
+        "service_account" => json!({
+            "type": "service_account",
+            "project_id": "p1",
+            "private_key_id": "test-key-1",
+            "private_key": GOOGLE_TEST_PRIVATE_KEY_PEM,
+            "client_email": "gateway@p1.iam.gserviceaccount.com",
+            "token_uri": token_uri,
+        }),
+        _ => json!({
+            "type": "authorized_user",
+            "client_id": "123.apps.googleusercontent.com",
+            "client_secret": "mock-client-secret",
+            "refresh_token": refresh_token,
+            "token_uri": token_uri,
+        }),
+    };
+    let path = dir.join(format!("{kind}.json"));
+    std::fs::write(&path, file.to_string()).unwrap();
+    path
+}
+
+async fn vertex(kind: &str, refresh_token: &str) -> (Harness, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let dir_path = dir.path().to_path_buf();
+    let kind = kind.to_string();
+    let refresh_token = refresh_token.to_string();
+    let h = Harness::with(google_mock(), move |c| {
+        let mock = c.upstreams.gemini.to_string();
+        c.cloud.vertex = Some(c.upstreams.gemini.clone());
+        // Through the environment seam, as the gateway reads it.
+        let mut env = AwsEnv::default();
+        let path = credentials_file(&dir_path, &mock, &kind, &refresh_token);
+        env.insert(
+            "GOOGLE_APPLICATION_CREDENTIALS".into(),
+            path.display().to_string(),
+        );
+        let auth = GoogleAuth::from_env(&env).unwrap().expect("credentials");
+        c.cloud.google = Some(Arc::new(auth));
+    })
+    .await;
+    (h, dir)
+}
+
+fn anthropic_vertex_convo() -> Convo {
+    let mut convo = Convo::new(Kind::Anthropic, false, None);
+    let body = convo.body.as_object_mut().unwrap();
+    body.remove("model");
+    body.insert("anthropic_version".into(), json!("vertex-2023-10-16"));
+    convo
+}
+
+fn authorizations(h: &Harness) -> Vec<(String, Option<String>)> {
+    h.mock
+        .received()
+        .iter()
+        .map(|r| {
+            let auth = r
+                .headers
+                .get("authorization")
+                .map(|v| v.to_str().unwrap().to_string());
+            (r.path.clone(), auth)
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn vertex_without_a_token_gets_the_gateways_service_account_token() {
+    let (h, _dir) = vertex("service_account", "").await;
+    let gw = h.gw();
+    let url = format!(
+        "{gw}/vertex/v1/projects/p1/locations/global/publishers/anthropic/models/claude-sonnet-4@20250514:rawPredict"
+    );
+    let mut convo = anthropic_vertex_convo();
+    round(&h, &mut convo, &url, &[]).await;
+    let mut gemini = Convo::new(Kind::Gemini, true, None);
+    round(
+        &h,
+        &mut gemini,
+        &format!("{gw}/v1beta1/projects/p1/locations/us-central1/publishers/google/models/gemini-2.5-flash:streamGenerateContent?alt=sse"),
+        &[],
+    )
+    .await;
+    expect_counts(&h, "vertex", Some("claude-sonnet-4@20250514"), 1.0).await;
+    expect_counts(&h, "vertex", Some("gemini-2.5-flash"), 1.0).await;
+    let seen = authorizations(&h);
+    // One token fetch, cached for the four model requests.
+    let fetches = seen.iter().filter(|(p, _)| p == "/token").count();
+    assert_eq!(fetches, 1, "{seen:?}");
+    assert_eq!(seen[0], ("/token".to_string(), None));
+    let model: Vec<_> = seen.iter().filter(|(p, _)| p != "/token").collect();
+    assert_eq!(model.len(), 4, "{seen:?}");
+    for (_, auth) in &model {
+        assert_eq!(auth.as_deref(), Some(&*format!("Bearer {GATEWAY_TOKEN}")));
+    }
+
+    // A client's own token passes unchanged (the mock, wanting the
+    // gateway's, refuses it as Vertex refuses a bad token).
+    let r = post(
+        &h.client,
+        url.clone(),
+        &[("authorization", "Bearer ya29.the-clients")],
+        &anthropic_vertex_convo().body,
+    )
+    .await;
+    assert_eq!(r.status, 401, "{}", r.text());
+    assert!(
+        r.text().contains("invalid authentication credentials"),
+        "{}",
+        r.text()
+    );
+    let last = authorizations(&h).pop().unwrap();
+    assert_eq!(last.1.as_deref(), Some("Bearer ya29.the-clients"));
+    // An API key of the client's: no token added either.
+    let r = post(
+        &h.client,
+        url,
+        &[("x-goog-api-key", "client-key")],
+        &anthropic_vertex_convo().body,
+    )
+    .await;
+    assert_eq!(r.status, 401, "{}", r.text());
+    assert_eq!(authorizations(&h).pop().unwrap().1, None);
+}
+
+#[tokio::test]
+async fn vertex_authorized_user_refresh_token_and_a_refused_grant() {
+    let url = |h: &Harness| {
+        format!(
+            "{}/v1/projects/p1/locations/us-east5/publishers/anthropic/models/claude-x:rawPredict",
+            h.gw()
+        )
+    };
+    let (h, _dir) = vertex("authorized_user", "1//mock-refresh-token").await;
+    let mut convo = anthropic_vertex_convo();
+    round(&h, &mut convo, &url(&h), &[]).await;
+    expect_counts(&h, "vertex", Some("claude-x"), 1.0).await;
+    assert_eq!(
+        authorizations(&h).last().unwrap().1.as_deref(),
+        Some(&*format!("Bearer {GATEWAY_TOKEN}"))
+    );
+
+    // The token endpoint refuses the grant: the request goes as it came,
+    // and the upstream's own 401 reaches the client.
+    let (h, _dir) = vertex("authorized_user", "1//revoked").await;
+    let r = post(&h.client, url(&h), &[], &anthropic_vertex_convo().body).await;
+    assert_eq!(r.status, 401, "{}", r.text());
+    assert!(
+        r.text().contains("missing required authentication"),
+        "{}",
+        r.text()
+    );
+    let seen = authorizations(&h);
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    assert_eq!(seen[1].1, None);
+}
+
+/// A Bedrock harness whose AWS credentials come from the chain over `env`.
+async fn bedrock_from_env(mock: MockOptions, env: Vec<(String, String)>) -> Harness {
+    Harness::with(mock, move |c| {
+        let base = c.upstreams.anthropic.to_string();
+        c.cloud.bedrock = Some(Upstream::parse(&base).unwrap());
+        c.cloud.bedrock_region = Some("us-east-1".into());
+        let mut aws = AwsEnv::default();
+        for (k, v) in env {
+            aws.insert(k, v.replace("{mock}", base.trim_end_matches('/')));
+        }
+        c.cloud.aws_credentials = aws.credentials().unwrap();
+        assert!(
+            c.cloud.aws_credentials.is_some(),
+            "credentials from the chain"
+        );
+    })
+    .await
+}
+
+async fn two_invoke_rounds(h: &Harness) {
+    let url = format!("{}/bedrock/model/anthropic.claude-x-v1:0/invoke", h.gw());
+    for session in ["aws-1", "aws-2"] {
+        let mut headers = client_signed();
+        headers.push(("x-session-id", session));
+        let mut convo = invoke_convo();
+        round(h, &mut convo, &url, &headers).await;
+    }
+    expect_counts(h, "bedrock", Some("anthropic.claude-x-v1:0"), 2.0).await;
+}
+
+fn served() -> AwsCredentialService {
+    AwsCredentialService {
+        session_token: "served-session-token".into(),
+        lifetime: std::time::Duration::from_secs(3600),
+        container_token: Some("Bearer container-auth".into()),
+        web_identity_token: Some("eyJ.oidc.token".into()),
+    }
+}
+
+fn model_requests(h: &Harness) -> Vec<toolwarden_mock_provider::ReceivedRequest> {
+    h.mock
+        .received()
+        .into_iter()
+        .filter(|r| r.path.starts_with("/model/"))
+        .collect()
+}
+
+#[tokio::test]
+async fn bedrock_signs_with_a_profiles_credential_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let count = dir.path().join("runs");
+    let script = dir.path().join("creds.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "echo run >> '{}'\necho '{{\"Version\": 1, \"AccessKeyId\": \"{KEY_ID}\", \"SecretAccessKey\": \"{SECRET}\", \"SessionToken\": \"process-token\", \"Expiration\": \"2999-01-01T00:00:00Z\"}}'\n",
+            count.display()
+        ),
+    )
+    .unwrap();
+    let config = dir.path().join("config");
+    std::fs::write(
+        &config,
+        format!(
+            "[profile gw]\nregion = us-east-1\ncredential_process = sh {}\n",
+            script.display()
+        ),
+    )
+    .unwrap();
+    let env = vec![
+        ("HOME".to_string(), dir.path().display().to_string()),
+        ("AWS_CONFIG_FILE".to_string(), config.display().to_string()),
+        ("AWS_PROFILE".to_string(), "gw".to_string()),
+    ];
+    let h = bedrock_from_env(aws_mock(), env).await;
+    two_invoke_rounds(&h).await;
+    // Run once, cached for the four requests.
+    assert_eq!(std::fs::read_to_string(&count).unwrap().lines().count(), 1);
+    for r in model_requests(&h) {
+        assert_eq!(r.headers["x-amz-security-token"], "process-token");
+    }
+}
+
+#[tokio::test]
+async fn bedrock_signs_with_container_credentials() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = vec![
+        ("HOME".to_string(), dir.path().display().to_string()),
+        (
+            "AWS_CONTAINER_CREDENTIALS_FULL_URI".to_string(),
+            "{mock}/v2/credentials/task-1".to_string(),
+        ),
+        (
+            "AWS_CONTAINER_AUTHORIZATION_TOKEN".to_string(),
+            "Bearer container-auth".to_string(),
+        ),
+    ];
+    let mock = MockOptions {
+        aws_credential_service: Some(served()),
+        ..aws_mock()
+    };
+    let h = bedrock_from_env(mock, env).await;
+    two_invoke_rounds(&h).await;
+    let fetches = h
+        .mock
+        .received()
+        .iter()
+        .filter(|r| r.path == "/v2/credentials/task-1")
+        .count();
+    assert_eq!(fetches, 1);
+    for r in model_requests(&h) {
+        assert_eq!(r.headers["x-amz-security-token"], "served-session-token");
+    }
+}
+
+#[tokio::test]
+async fn bedrock_signs_with_instance_metadata_credentials() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = vec![
+        ("HOME".to_string(), dir.path().display().to_string()),
+        (
+            "AWS_EC2_METADATA_SERVICE_ENDPOINT".to_string(),
+            "{mock}".to_string(),
+        ),
+    ];
+    let mock = MockOptions {
+        aws_credential_service: Some(served()),
+        ..aws_mock()
+    };
+    let h = bedrock_from_env(mock, env).await;
+    two_invoke_rounds(&h).await;
+    let imds: Vec<String> = h
+        .mock
+        .received()
+        .iter()
+        .filter(|r| r.path.starts_with("/latest/"))
+        .map(|r| format!("{} {}", r.method, r.path))
+        .collect();
+    assert_eq!(
+        imds,
+        [
+            "PUT /latest/api/token",
+            "GET /latest/meta-data/iam/security-credentials/",
+            "GET /latest/meta-data/iam/security-credentials/toolwarden-mock-role",
+        ]
+    );
+    for r in model_requests(&h) {
+        assert_eq!(r.headers["x-amz-security-token"], "served-session-token");
+    }
+}
+
+#[tokio::test]
+async fn bedrock_signs_with_web_identity_credentials() {
+    let dir = tempfile::tempdir().unwrap();
+    let token = dir.path().join("token");
+    std::fs::write(&token, "eyJ.oidc.token\n").unwrap();
+    let env = vec![
+        ("HOME".to_string(), dir.path().display().to_string()),
+        (
+            "AWS_WEB_IDENTITY_TOKEN_FILE".to_string(),
+            token.display().to_string(),
+        ),
+        (
+            "AWS_ROLE_ARN".to_string(),
+            "arn:aws:iam::123456789012:role/gw".to_string(),
+        ),
+        ("AWS_ENDPOINT_URL_STS".to_string(), "{mock}".to_string()),
+    ];
+    let mock = MockOptions {
+        aws_credential_service: Some(served()),
+        ..aws_mock()
+    };
+    let h = bedrock_from_env(mock, env).await;
+    two_invoke_rounds(&h).await;
+    let sts = h.mock.received().iter().filter(|r| r.path == "/").count();
+    assert_eq!(sts, 1);
+    for r in model_requests(&h) {
+        assert_eq!(r.headers["x-amz-security-token"], "served-session-token");
+    }
+}
