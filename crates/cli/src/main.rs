@@ -10,6 +10,13 @@
 
 #![forbid(unsafe_code)]
 
+/// jemalloc returns freed memory to the system (a background thread purges
+/// pages unused for a second: `.cargo/config.toml`), where glibc's malloc
+/// kept the peak of a burst of streams resident for good (issue 14,
+/// BENCHMARKS.md "Memory and soak").
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 mod cmd;
 mod config;
 mod input;
