@@ -52,7 +52,8 @@ pub use alerts::{AlertsConfig, RawAlerts, RawRule};
 pub use config::MemoryBounds;
 pub use config::{
     Config, ConfigError, ConfigErrorKind, DEFAULT_ANTHROPIC_UPSTREAM, DEFAULT_GEMINI_UPSTREAM,
-    DEFAULT_LISTEN, DEFAULT_OPENAI_UPSTREAM, RawConfig, RepairMode, Upstreams,
+    DEFAULT_LISTEN, DEFAULT_OPENAI_UPSTREAM, RawConfig, RepairMode, SETTINGS, Setting, SettingKind,
+    Upstreams,
 };
 pub use env::env_lines;
 pub use errors::{ProxyError, ProxyErrorKind};
