@@ -13,8 +13,6 @@
 //! To add routes: extend [`routes`]; the access check is applied to
 //! everything in it.
 
-use std::{net::SocketAddr, sync::Arc};
-
 use axum::{
     Json, Router,
     extract::{Query, State},
@@ -26,27 +24,9 @@ use axum::{
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::{
-    observe::{Sinks, now_ms},
-    recorder::{StatsQuery, Store},
-};
+use crate::{observe::now_ms, recorder::StatsQuery};
 
-/// The client's address, put in each request's extensions by the server.
-#[derive(Debug, Clone, Copy)]
-pub struct PeerAddr(pub SocketAddr);
-
-/// What admin handlers can reach.
-#[derive(Debug, Clone)]
-pub struct AdminState {
-    /// The store, when a database is configured.
-    pub store: Option<Store>,
-    /// Recorder and metrics.
-    pub sinks: Arc<Sinks>,
-    /// The gateway is bound to a loopback address.
-    pub loopback_only: bool,
-    /// The bearer token required otherwise.
-    pub admin_token: Option<String>,
-}
+pub use crate::state::{AdminState, PeerAddr};
 
 /// `GET /api/stats` query parameters.
 #[derive(Debug, Default, Deserialize)]

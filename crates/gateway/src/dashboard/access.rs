@@ -22,7 +22,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use http::{HeaderMap, HeaderValue, StatusCode, header};
 
-use crate::admin::{AdminState, PeerAddr};
+use crate::state::{AdminState, PeerAddr};
 
 /// The access rule for the admin routes: whether the gateway is bound to a
 /// loopback address, and the admin token if one was configured.

@@ -9,9 +9,9 @@ use axum::response::{IntoResponse, Response};
 use http::{HeaderValue, StatusCode, header};
 use serde_json::json;
 
-use crate::admin::AdminState;
 use crate::metrics::UPSTREAM_REQUESTS_TOTAL;
 use crate::routes::Provider;
+use crate::state::AdminState;
 
 /// `GET /api/sessions/{id}`: the session's tool calls as a JSON array; 404
 /// when nothing is recorded for it, 503 without a database.
