@@ -225,8 +225,8 @@ pub(crate) async fn api(State(state): State<AdminState>) -> Response {
                     recent,
                 ),
                 (Err(e), _) | (_, Err(e)) => {
-                    let body = json!({"error": e.to_string()});
-                    return (http::StatusCode::INTERNAL_SERVER_ERROR, Json(body)).into_response();
+                    let kind = crate::admin::AdminErrorKind::Store;
+                    return crate::admin::AdminError::new(kind, e.to_string()).into_response();
                 }
             }
         }
