@@ -18,6 +18,7 @@ use toolwarden_wire::Dialect;
 use crate::{
     RepairMode,
     errors::{ProxyError, ProxyErrorKind},
+    metrics::events::RepairApplied,
     observe::{
         Observation, RequestBase, guard,
         request::{self, ReadBody},
@@ -300,9 +301,11 @@ fn repair(
     match guard(|| toolwarden_wire::repair(dialect, body)) {
         Ok(Ok(repaired)) if repaired.is_changed() => {
             for change in &repaired.changes {
-                let defect = change.defect.as_str();
-                shared.sinks.metrics.repair(dialect.as_str(), defect);
-                repairs.push(defect.to_string());
+                shared.sinks.metrics.emit(RepairApplied {
+                    dialect,
+                    defect: change.defect,
+                });
+                repairs.push(change.defect.as_str().to_string());
             }
             let n = repaired.changes.len();
             Some((Bytes::from(repaired.body.into_owned()), n))
