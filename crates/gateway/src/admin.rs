@@ -24,10 +24,8 @@ use serde::Deserialize;
 
 use crate::{observe::now_ms, recorder::StatsQuery};
 
-pub use self::error::{AdminError, AdminErrorKind};
+pub use crate::admin_error::{AdminError, AdminErrorKind};
 pub use crate::state::{AdminState, PeerAddr};
-
-mod error;
 
 /// `GET /api/stats` query parameters.
 #[derive(Debug, Default, Deserialize)]

@@ -28,6 +28,7 @@
 #![forbid(unsafe_code)]
 
 pub mod admin;
+mod admin_error;
 pub mod alerts;
 pub mod body;
 pub mod cloud;

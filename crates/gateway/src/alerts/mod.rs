@@ -225,8 +225,9 @@ pub(crate) async fn api(State(state): State<AdminState>) -> Response {
                     recent,
                 ),
                 (Err(e), _) | (_, Err(e)) => {
-                    let kind = crate::admin::AdminErrorKind::Store;
-                    return crate::admin::AdminError::new(kind, e.to_string()).into_response();
+                    let kind = crate::admin_error::AdminErrorKind::Store;
+                    return crate::admin_error::AdminError::new(kind, e.to_string())
+                        .into_response();
                 }
             }
         }

@@ -173,21 +173,21 @@ impl std::fmt::Display for AccessDenied {
 
 impl std::error::Error for AccessDenied {}
 
-impl From<AccessDenied> for crate::admin::AdminError {
+impl From<AccessDenied> for crate::admin_error::AdminError {
     fn from(denied: AccessDenied) -> Self {
         let kind = match denied.kind {
             DeniedKind::TokenMissing | DeniedKind::TokenInvalid => {
-                crate::admin::AdminErrorKind::Unauthorized
+                crate::admin_error::AdminErrorKind::Unauthorized
             }
-            DeniedKind::RemoteClosed => crate::admin::AdminErrorKind::Forbidden,
+            DeniedKind::RemoteClosed => crate::admin_error::AdminErrorKind::Forbidden,
         };
-        crate::admin::AdminError::new(kind, denied.message)
+        crate::admin_error::AdminError::new(kind, denied.message)
     }
 }
 
 impl IntoResponse for AccessDenied {
     fn into_response(self) -> Response {
-        crate::admin::AdminError::from(self).into_response()
+        crate::admin_error::AdminError::from(self).into_response()
     }
 }
 

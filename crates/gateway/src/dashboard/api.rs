@@ -9,7 +9,7 @@ use axum::response::{IntoResponse, Response};
 use http::{HeaderValue, header};
 use serde_json::json;
 
-use crate::admin::{AdminError, AdminErrorKind};
+use crate::admin_error::{AdminError, AdminErrorKind};
 use crate::metrics::UPSTREAM_REQUESTS_TOTAL;
 use crate::routes::Provider;
 use crate::state::AdminState;
