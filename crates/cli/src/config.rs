@@ -55,3 +55,15 @@ pub fn existing_database(
     }
     Ok(url)
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_documented_database_default_is_the_one_applied() {
+        let documented = toolwarden_gateway::SETTINGS
+            .iter()
+            .find(|s| s.key == "database")
+            .map(|s| s.default);
+        assert_eq!(documented, Some(super::DEFAULT_DATABASE));
+    }
+}

@@ -13,40 +13,19 @@
 //! To add routes: extend [`routes`]; the access check is applied to
 //! everything in it.
 
-use std::{net::SocketAddr, sync::Arc};
-
 use axum::{
     Json, Router,
     extract::{Query, State},
-    http::StatusCode,
     middleware,
     response::{IntoResponse, Response},
     routing::get,
 };
 use serde::Deserialize;
-use serde_json::json;
 
-use crate::{
-    observe::{Sinks, now_ms},
-    recorder::{StatsQuery, Store},
-};
+use crate::{observe::now_ms, recorder::StatsQuery};
 
-/// The client's address, put in each request's extensions by the server.
-#[derive(Debug, Clone, Copy)]
-pub struct PeerAddr(pub SocketAddr);
-
-/// What admin handlers can reach.
-#[derive(Debug, Clone)]
-pub struct AdminState {
-    /// The store, when a database is configured.
-    pub store: Option<Store>,
-    /// Recorder and metrics.
-    pub sinks: Arc<Sinks>,
-    /// The gateway is bound to a loopback address.
-    pub loopback_only: bool,
-    /// The bearer token required otherwise.
-    pub admin_token: Option<String>,
-}
+pub use crate::admin_error::{AdminError, AdminErrorKind};
+pub use crate::state::{AdminState, PeerAddr};
 
 /// `GET /api/stats` query parameters.
 #[derive(Debug, Default, Deserialize)]
@@ -85,14 +64,15 @@ pub fn routes() -> Router<AdminState> {
 
 async fn stats(State(state): State<AdminState>, Query(params): Query<StatsParams>) -> Response {
     let Some(store) = state.store.as_ref() else {
-        return problem(
-            StatusCode::SERVICE_UNAVAILABLE,
+        return AdminError::new(
+            AdminErrorKind::NoDatabase,
             "no database: start the gateway with --database to enable /api/stats",
-        );
+        )
+        .into_response();
     };
     let since_ms = match params.since.as_deref().map(parse_since).transpose() {
         Ok(since) => since.flatten(),
-        Err(e) => return problem(StatusCode::BAD_REQUEST, &e),
+        Err(e) => return AdminError::new(AdminErrorKind::BadRequest, e).into_response(),
     };
     let query = StatsQuery {
         since_ms,
@@ -103,16 +83,12 @@ async fn stats(State(state): State<AdminState>, Query(params): Query<StatsParams
     };
     match store.stats(&query).await {
         Ok(stats) => Json(stats).into_response(),
-        Err(e) => problem(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+        Err(e) => AdminError::new(AdminErrorKind::Store, e.to_string()).into_response(),
     }
 }
 
-async fn not_found() -> Response {
-    problem(StatusCode::NOT_FOUND, "no such admin route")
-}
-
-fn problem(status: StatusCode, message: &str) -> Response {
-    (status, Json(json!({"error": message}))).into_response()
+async fn not_found() -> AdminError {
+    AdminError::new(AdminErrorKind::NotFound, "no such admin route")
 }
 
 /// `since` → the unix ms to count from: a window as `toolwarden stats

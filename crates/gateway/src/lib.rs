@@ -28,6 +28,7 @@
 #![forbid(unsafe_code)]
 
 pub mod admin;
+mod admin_error;
 pub mod alerts;
 pub mod body;
 pub mod cloud;
@@ -40,10 +41,15 @@ pub mod limits;
 pub mod metrics;
 pub mod observe;
 pub mod otel;
+pub mod pipeline;
 pub mod proxy;
 pub mod recorder;
 pub mod routes;
 mod server;
+mod shutdown;
+mod startup;
+pub mod state;
+pub mod upstream;
 mod upstream_url;
 mod worker;
 pub mod ws;
@@ -52,7 +58,8 @@ pub use alerts::{AlertsConfig, RawAlerts, RawRule};
 pub use config::MemoryBounds;
 pub use config::{
     Config, ConfigError, ConfigErrorKind, DEFAULT_ANTHROPIC_UPSTREAM, DEFAULT_GEMINI_UPSTREAM,
-    DEFAULT_LISTEN, DEFAULT_OPENAI_UPSTREAM, RawConfig, RepairMode, Upstreams,
+    DEFAULT_LISTEN, DEFAULT_OPENAI_UPSTREAM, RawConfig, RepairMode, SETTINGS, Setting, SettingKind,
+    Upstreams,
 };
 pub use env::env_lines;
 pub use errors::{ProxyError, ProxyErrorKind};

@@ -1,6 +1,8 @@
 //! Prometheus metrics: every metric name is defined here, counted with
 //! atomics behind a small label map, and rendered in the text exposition
-//! format by [`Metrics::render`] (no metrics crate).
+//! format by [`Metrics::render`] (no metrics crate). What is counted on the
+//! request path is a typed event of [`events`], emitted with
+//! [`Metrics::emit`].
 //!
 //! Tool call and failure counters are fed by the store's [`Observer`]
 //! callbacks ([`MetricsObserver`]), i.e. after de-duplication: a tool result
@@ -20,6 +22,8 @@ use crate::{
     recorder::{Observer, RecorderCounters, ToolCallRecord, ToolResultRecord},
     routes::Provider,
 };
+
+pub mod events;
 
 /// Tool calls the models made, by provider, model and tool.
 pub const TOOL_CALLS_TOTAL: &str = "toolwarden_tool_calls_total";
@@ -114,29 +118,39 @@ impl Metrics {
         }
     }
 
-    /// One repair change.
-    pub fn repair(&self, dialect: &str, defect: &str) {
+    /// Count one [`events`] event: the only way the request path counts.
+    pub fn emit(&self, event: impl events::Event) {
+        event.record(self);
+    }
+
+    /// One repair change (tests: any label values).
+    #[cfg(test)]
+    fn repair(&self, dialect: &str, defect: &str) {
         self.repairs.inc(&[dialect, defect]);
     }
 
-    /// One finished (or failed) proxied request.
-    pub fn upstream_request(&self, provider: Provider, status: u16, latency: Duration) {
+    /// One finished (or failed) proxied request (tests; else [`events::UpstreamFinished`]).
+    #[cfg(test)]
+    fn upstream_request(&self, provider: Provider, status: u16, latency: Duration) {
         let status = status.to_string();
         self.upstream_requests.inc(&[provider.as_str(), &status]);
         self.upstream_latency[provider.index()].observe(latency);
     }
 
-    /// The gateway's own time on one request.
-    pub fn overhead(&self, spent: Duration) {
+    /// The gateway's own time on one request (tests; else [`events::UpstreamFinished`]).
+    #[cfg(test)]
+    fn overhead(&self, spent: Duration) {
         self.overhead.observe(spent);
     }
 
-    /// A dialect-route request body that could not be parsed.
+    /// A dialect-route request body that could not be parsed; the same
+    /// as emitting [`events::UnparsedRequest`] (kept for `ws`, which calls it).
     pub fn unparsed_request(&self, provider: Provider) {
-        self.unparsed_requests.inc(&[provider.as_str()]);
+        self.emit(events::UnparsedRequest { provider });
     }
 
-    /// A response body not parsed, and why (`compressed`, `too_large`, `invalid`).
+    /// A response body not parsed, and why, as a label (kept for `ws`,
+    /// which calls it; elsewhere emit [`events::UnparsedResponse`]).
     pub fn unparsed_response(&self, reason: &str) {
         self.unparsed_responses.inc(&[reason]);
     }

@@ -12,38 +12,21 @@ use std::{
     time::{Duration, Instant},
 };
 
-use http::{HeaderValue, Response, StatusCode, header};
 use tokio::{
     net::TcpListener,
     sync::{mpsc, oneshot, watch},
 };
 
+pub use crate::startup::{GatewayError, GatewayErrorKind};
+pub use crate::state::Shared;
 use crate::{
     Config,
     admin::{self, AdminState},
-    body::GatewayBody,
     metrics::{Metrics, MetricsObserver},
     observe::Sinks,
-    proxy,
     recorder::{Recorder, RecorderOptions, Store},
     worker::{self, Signals},
 };
-
-/// State shared by every request.
-pub struct Shared {
-    /// The validated config.
-    pub config: Config,
-    /// Recorder, metrics, names, detector.
-    pub sinks: Arc<Sinks>,
-    /// The store, when a database is configured.
-    pub store: Option<Store>,
-    pub(crate) admin: axum::Router,
-    /// The runtime that started the gateway: the store and `/api/*` live there.
-    pub(crate) control: tokio::runtime::Handle,
-    started: Instant,
-    /// Client connections open, capped by `max_client_connections`.
-    pub(crate) connections: Arc<crate::limits::ConnectionSlots>,
-}
 
 /// Starts gateways.
 #[derive(Debug)]
@@ -57,29 +40,6 @@ pub struct RunningGateway {
     force: watch::Sender<bool>,
     workers: Vec<oneshot::Receiver<()>>,
     connections: mpsc::Receiver<()>,
-}
-
-/// What kind of start-up failure.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum GatewayErrorKind {
-    /// The database could not be opened.
-    Store,
-    /// The listen address could not be bound.
-    Bind,
-    /// The TLS client could not be set up.
-    Tls,
-    /// A setting is unusable (e.g. a detector pattern).
-    Config,
-    /// A worker thread or its runtime could not be started.
-    Worker,
-}
-
-/// The gateway could not start.
-#[derive(Debug)]
-pub struct GatewayError {
-    kind: GatewayErrorKind,
-    message: String,
 }
 
 // === impl Gateway ===
@@ -103,7 +63,7 @@ impl Gateway {
             message: format!("detector settings: {e}"),
         })?;
         // Fails early on a TLS set-up problem; each worker builds its own.
-        proxy::upstream::build_client(&config)?;
+        crate::upstream::build_client(&config)?;
         let listener = TcpListener::bind(config.listen)
             .await
             .map_err(|e| GatewayError {
@@ -130,7 +90,7 @@ impl Gateway {
             crate::otel::observer(
                 config.otlp.as_ref(),
                 MetricsObserver(metrics.clone()),
-                || proxy::upstream::build_client(&config),
+                || crate::upstream::build_client(&config),
             )?,
         );
         let sinks = Arc::new(Sinks::bounded(recorder, metrics, detector, &config.memory));
@@ -199,35 +159,6 @@ fn store_options(config: &Config) -> crate::recorder::StoreOptions {
         max_connections: config.memory.database_max_connections,
         sqlite_cache_kib: config.memory.database_cache_kib,
         ..crate::recorder::StoreOptions::default()
-    }
-}
-
-// === impl Shared ===
-
-impl Shared {
-    /// `GET /healthz`.
-    pub(crate) fn healthz(&self) -> Response<GatewayBody> {
-        let c = self.sinks.recorder.counters();
-        let body = serde_json::json!({
-            "ok": true,
-            "version": env!("CARGO_PKG_VERSION"),
-            "uptime_s": self.started.elapsed().as_secs(),
-            "workers": self.config.workers,
-            "database": self.store.as_ref().map(|s| s.backend()),
-            "recorder": {
-                "events_written": c.events_written,
-                "events_dropped": c.events_dropped,
-                "write_errors": c.write_errors,
-                "backlog": c.backlog,
-            },
-        });
-        let mut response = Response::new(GatewayBody::full(body.to_string()));
-        *response.status_mut() = StatusCode::OK;
-        response.headers_mut().insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        );
-        response
     }
 }
 
@@ -327,14 +258,6 @@ impl fmt::Debug for RunningGateway {
     }
 }
 
-impl fmt::Debug for Shared {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Shared")
-            .field("config", &self.config)
-            .finish_non_exhaustive()
-    }
-}
-
 async fn shutdown_signal() {
     #[cfg(unix)]
     {
@@ -356,34 +279,3 @@ async fn shutdown_signal() {
         let _ = tokio::signal::ctrl_c().await;
     }
 }
-
-// === impl GatewayError ===
-
-impl GatewayError {
-    pub(crate) fn tls(message: String) -> GatewayError {
-        GatewayError {
-            kind: GatewayErrorKind::Tls,
-            message: format!("cannot set up TLS for upstreams: {message}"),
-        }
-    }
-
-    pub(crate) fn worker(message: String) -> GatewayError {
-        GatewayError {
-            kind: GatewayErrorKind::Worker,
-            message,
-        }
-    }
-
-    /// What failed.
-    pub fn kind(&self) -> GatewayErrorKind {
-        self.kind
-    }
-}
-
-impl fmt::Display for GatewayError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for GatewayError {}

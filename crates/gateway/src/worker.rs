@@ -27,12 +27,14 @@ use tokio::{
 use tower_service::Service;
 
 use crate::{
-    admin::PeerAddr,
     body::GatewayBody,
     h1::{self, pool::Pool},
-    proxy::{self, upstream::HttpClient},
+    proxy,
     routes::Route,
-    server::{GatewayError, Shared},
+    shutdown::raised,
+    startup::GatewayError,
+    state::{PeerAddr, Shared},
+    upstream::HttpClient,
     ws,
 };
 
@@ -71,7 +73,7 @@ pub(crate) fn spawn(
     shared: Arc<Shared>,
     signals: Signals,
 ) -> Result<oneshot::Receiver<()>, GatewayError> {
-    let client = proxy::upstream::build_client(&shared.config)?;
+    let client = crate::upstream::build_client(&shared.config)?;
     let pool = Arc::new(Pool::new(&shared.config)?);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -270,9 +272,4 @@ async fn dispatch(
             }
         }
     }
-}
-
-/// Completes once the flag is `true` (or its sender is gone).
-pub(crate) async fn raised(flag: &mut watch::Receiver<bool>) {
-    let _ = flag.wait_for(|raised| *raised).await;
 }

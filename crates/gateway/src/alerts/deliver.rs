@@ -15,7 +15,7 @@ use tokio::sync::mpsc;
 use toolwarden_store::AlertTransition;
 
 use super::{AlertsBoard, config::AlertFormat, config::AlertsConfig, rules::RuleName};
-use crate::proxy::upstream::HttpClient;
+use crate::upstream::HttpClient;
 
 const FIRST_BACKOFF: Duration = Duration::from_millis(500);
 const MAX_BACKOFF: Duration = Duration::from_secs(30);

@@ -36,7 +36,7 @@ use serde_json::json;
 use tokio::sync::watch;
 use toolwarden_store::AlertTransition;
 
-use crate::{Config, admin::AdminState, observe::Sinks, recorder::Store};
+use crate::{Config, observe::Sinks, recorder::Store, state::AdminState};
 
 pub use config::{AlertFormat, AlertsConfig, RawAlerts, RawRule, Rules, Threshold};
 
@@ -167,7 +167,7 @@ pub(crate) fn start(
         .instance
         .clone()
         .unwrap_or_else(|| format!("{}:{}", hostname(), addr.port()));
-    let client = crate::proxy::upstream::build_client(config)?;
+    let client = crate::upstream::build_client(config)?;
     let delivery = state::Engine {
         config: alerts.clone(),
         store: store.clone(),
@@ -225,8 +225,9 @@ pub(crate) async fn api(State(state): State<AdminState>) -> Response {
                     recent,
                 ),
                 (Err(e), _) | (_, Err(e)) => {
-                    let body = json!({"error": e.to_string()});
-                    return (http::StatusCode::INTERNAL_SERVER_ERROR, Json(body)).into_response();
+                    let kind = crate::admin_error::AdminErrorKind::Store;
+                    return crate::admin_error::AdminError::new(kind, e.to_string())
+                        .into_response();
                 }
             }
         }

@@ -192,3 +192,66 @@ fn upstream_ca_is_read_once_and_must_hold_certificates() {
         assert!(err.to_string().contains("upstream_ca"), "{err}");
     }
 }
+
+// --- the settings' one definition ---
+
+#[test]
+fn every_setting_reads_from_its_variable_and_its_flag() {
+    for setting in SETTINGS {
+        let value = match setting.kind {
+            SettingKind::Number => "7",
+            SettingKind::List => "a,b",
+            _ => "x",
+        };
+        let from_env = RawConfig::from_env([(setting.env_var(), value.to_string())].into_iter());
+        let from_flag = RawConfig::from_flags([(setting.key, value)].into_iter());
+        assert_ne!(from_env, RawConfig::default(), "{}", setting.env_var());
+        assert_eq!(from_env, from_flag, "{}", setting.key);
+        // The same key in TOML sets the same field.
+        let toml = match setting.kind {
+            SettingKind::Number => format!("{} = 7", setting.key),
+            SettingKind::List => format!("{} = [\"a\", \"b\"]", setting.key),
+            _ => format!("{} = \"x\"", setting.key),
+        };
+        assert_eq!(RawConfig::from_toml_str(&toml).unwrap(), from_env, "{toml}");
+    }
+}
+
+#[test]
+fn a_bad_number_names_its_flag() {
+    let err = RawConfig::from_flags([("workers", "many")].into_iter())
+        .validate()
+        .unwrap_err();
+    assert!(err.to_string().contains("--workers=\"many\""), "{err}");
+}
+
+#[test]
+fn documented_defaults_are_the_applied_ones() {
+    for (key, value) in super::validate::NUMBER_DEFAULTS {
+        let setting = SETTINGS.iter().find(|s| s.key == *key).unwrap();
+        assert_eq!(setting.default, value.to_string(), "{key}");
+    }
+    let text = |key: &str| SETTINGS.iter().find(|s| s.key == key).unwrap().default;
+    assert_eq!(text("listen"), DEFAULT_LISTEN);
+    assert_eq!(text("openai_upstream"), DEFAULT_OPENAI_UPSTREAM);
+    assert_eq!(text("anthropic_upstream"), DEFAULT_ANTHROPIC_UPSTREAM);
+    assert_eq!(text("gemini_upstream"), DEFAULT_GEMINI_UPSTREAM);
+    assert_eq!(text("chatgpt_upstream"), DEFAULT_CHATGPT_UPSTREAM);
+    assert_eq!(text("repair"), RepairMode::default().as_str());
+}
+
+/// The README's settings table is [`Setting::markdown_table`]; on a
+/// change, paste the printed table between the markers.
+#[test]
+fn readme_table_is_generated_from_the_settings() {
+    let readme = include_str!("../../../../README.md");
+    let begin = "<!-- settings: generated from crates/gateway/src/config/settings.rs -->\n";
+    let end = "<!-- settings: end -->";
+    let start = readme.find(begin).expect("README has the settings markers") + begin.len();
+    let stop = readme[start..].find(end).expect("end marker") + start;
+    let table = Setting::markdown_table();
+    assert!(
+        readme[start..stop] == table,
+        "README.md's settings table is stale; replace it with:\n{table}"
+    );
+}

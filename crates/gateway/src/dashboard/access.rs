@@ -20,9 +20,9 @@ use std::net::{IpAddr, SocketAddr};
 use axum::extract::{ConnectInfo, Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use http::{HeaderMap, HeaderValue, StatusCode, header};
+use http::{HeaderMap, StatusCode, header};
 
-use crate::admin::{AdminState, PeerAddr};
+use crate::state::{AdminState, PeerAddr};
 
 /// The access rule for the admin routes: whether the gateway is bound to a
 /// loopback address, and the admin token if one was configured.
@@ -45,7 +45,7 @@ pub enum DeniedKind {
 }
 
 /// A refused admin request; its [`IntoResponse`] gives the JSON answer
-/// `{"error":{"type","message"}}` with 401 or 403.
+/// `{"error":{"type","message"}}` with 401 or 403 ([`crate::admin::AdminError`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AccessDenied {
     kind: DeniedKind,
@@ -173,20 +173,21 @@ impl std::fmt::Display for AccessDenied {
 
 impl std::error::Error for AccessDenied {}
 
+impl From<AccessDenied> for crate::admin_error::AdminError {
+    fn from(denied: AccessDenied) -> Self {
+        let kind = match denied.kind {
+            DeniedKind::TokenMissing | DeniedKind::TokenInvalid => {
+                crate::admin_error::AdminErrorKind::Unauthorized
+            }
+            DeniedKind::RemoteClosed => crate::admin_error::AdminErrorKind::Forbidden,
+        };
+        crate::admin_error::AdminError::new(kind, denied.message)
+    }
+}
+
 impl IntoResponse for AccessDenied {
     fn into_response(self) -> Response {
-        let kind = match self.kind {
-            DeniedKind::TokenMissing | DeniedKind::TokenInvalid => "unauthorized",
-            DeniedKind::RemoteClosed => "forbidden",
-        };
-        let mut resp = super::api::error_json(self.status(), kind, &self.message);
-        if self.status() == StatusCode::UNAUTHORIZED {
-            resp.headers_mut().insert(
-                header::WWW_AUTHENTICATE,
-                HeaderValue::from_static("Bearer realm=\"toolwarden\""),
-            );
-        }
-        resp
+        crate::admin_error::AdminError::from(self).into_response()
     }
 }
 
@@ -227,7 +228,7 @@ mod tests {
         let mut h = HeaderMap::new();
         h.insert(
             header::AUTHORIZATION,
-            HeaderValue::from_str(value).expect("header"),
+            http::HeaderValue::from_str(value).expect("header"),
         );
         h
     }

@@ -6,12 +6,13 @@
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
-use http::{HeaderValue, StatusCode, header};
+use http::{HeaderValue, header};
 use serde_json::json;
 
-use crate::admin::AdminState;
+use crate::admin_error::{AdminError, AdminErrorKind};
 use crate::metrics::UPSTREAM_REQUESTS_TOTAL;
 use crate::routes::Provider;
+use crate::state::AdminState;
 
 /// `GET /api/sessions/{id}`: the session's tool calls as a JSON array; 404
 /// when nothing is recorded for it, 503 without a database.
@@ -20,17 +21,17 @@ pub(crate) async fn session(State(state): State<AdminState>, Path(id): Path<Stri
         return no_database();
     };
     match store.session_calls(&id).await {
-        Ok(calls) if calls.is_empty() => error_json(
-            StatusCode::NOT_FOUND,
-            "not_found",
-            &format!("no tool calls recorded for session {id:?}"),
-        ),
+        Ok(calls) if calls.is_empty() => AdminError::new(
+            AdminErrorKind::NotFound,
+            format!("no tool calls recorded for session {id:?}"),
+        )
+        .into_response(),
         Ok(calls) => no_store(Json(calls).into_response()),
-        Err(e) => error_json(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "store_error",
-            &format!("reading the store failed: {e}"),
-        ),
+        Err(e) => AdminError::new(
+            AdminErrorKind::Store,
+            format!("reading the store failed: {e}"),
+        )
+        .into_response(),
     }
 }
 
@@ -65,17 +66,11 @@ fn upstream_errors(state: &AdminState) -> u64 {
 }
 
 fn no_database() -> Response {
-    error_json(
-        StatusCode::SERVICE_UNAVAILABLE,
-        "no_database",
+    AdminError::new(
+        AdminErrorKind::NoDatabase,
         "this gateway runs without a database (--database): nothing is recorded to show",
     )
-}
-
-/// `{"error":{"type","message"}}` with `status`.
-pub(crate) fn error_json(status: StatusCode, kind: &str, message: &str) -> Response {
-    let body = json!({ "error": { "type": kind, "message": message } });
-    no_store((status, Json(body)).into_response())
+    .into_response()
 }
 
 fn no_store(mut resp: Response) -> Response {

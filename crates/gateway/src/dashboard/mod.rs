@@ -24,7 +24,7 @@
 use axum::Router;
 use axum::routing::get;
 
-use crate::admin::AdminState;
+use crate::state::AdminState;
 
 mod access;
 mod api;

@@ -278,6 +278,59 @@ async fn session_endpoint_without_database_is_503() {
     assert_eq!(json_of(&body)["error"]["type"], "no_database");
 }
 
+/// `/api/stats`, `/api/alerts`, the dashboard's endpoints and the access
+/// check answer errors in one shape: `{"error": {"type", "message"}}`.
+#[tokio::test]
+async fn every_admin_error_has_the_same_shape() {
+    let without_db = fixture(true, None, false).await;
+    let with_db = fixture(true, None, true).await;
+    let cases = [
+        (
+            &without_db,
+            "/api/stats",
+            StatusCode::SERVICE_UNAVAILABLE,
+            "no_database",
+        ),
+        (
+            &without_db,
+            "/api/sessions/s-1",
+            StatusCode::SERVICE_UNAVAILABLE,
+            "no_database",
+        ),
+        (
+            &with_db,
+            "/api/stats?since=soon",
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+        ),
+        (
+            &with_db,
+            "/api/sessions/none",
+            StatusCode::NOT_FOUND,
+            "not_found",
+        ),
+        (
+            &with_db,
+            "/api/no-such-route",
+            StatusCode::NOT_FOUND,
+            "not_found",
+        ),
+    ];
+    for (f, path, status, kind) in cases {
+        let (got, headers, body) = get(&f.app, path, LOCAL, None).await;
+        assert_eq!(got, status, "{path}");
+        assert_eq!(headers["cache-control"], "no-store", "{path}");
+        let v = json_of(&body);
+        assert_eq!(v["error"]["type"], kind, "{path}: {v}");
+        assert!(
+            v["error"]["message"]
+                .as_str()
+                .is_some_and(|m| !m.is_empty()),
+            "{path}: {v}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn health_reports_recorder_counters_and_backend() {
     let f = fixture(true, None, true).await;

@@ -33,9 +33,9 @@ use super::{
 use crate::{
     errors::{ProxyError, ProxyErrorKind, error_body, stream_error_event},
     observe::{Observation, ResponseMeta},
-    proxy::{self, Forwarded, Outbound},
+    pipeline::{self, Forwarded, Outbound},
     routes::{Provider, ProxyRoute},
-    server::Shared,
+    state::Shared,
     upstream_url::Upstream,
 };
 
@@ -74,7 +74,7 @@ pub(super) async fn run(
     let Some(upstream) = provider.upstream(&shared.config.upstreams) else {
         return Next::Close;
     };
-    let base = proxy::request_base(shared, &route, &path, session, at_ms);
+    let base = pipeline::request_base(shared, &route, &path, session, at_ms);
     let mut outbound = Outbound::prepare(
         shared,
         &route,
@@ -163,7 +163,7 @@ pub(super) async fn run(
         shared.config.response_parse_limit,
     );
     observation.add_overhead(started.elapsed());
-    let encoded = proxy::headers::is_encoded(response.content_encoding.as_deref());
+    let encoded = pipeline::headers::is_encoded(response.content_encoding.as_deref());
     let relay = Relay {
         encoded,
         client: cx.client,

@@ -19,7 +19,7 @@
 //! A request head the fast path does not take (see [`parse_request`])
 //! is left to hyper, which answers malformed ones with its own errors.
 
-use crate::{Upstreams, observe::session, proxy::headers, routes::ProxyRoute};
+use crate::{Upstreams, observe::session, pipeline::headers, routes::ProxyRoute};
 
 /// Most headers a head may carry (hyper's default too).
 pub const MAX_HEADERS: usize = 100;
@@ -278,7 +278,7 @@ pub fn parse_response(buf: &[u8], extras: ClientHeadExtras) -> ResponseParse {
     if extras.repaired > 0 {
         push_header(
             &mut client,
-            crate::proxy::REPAIRED_HEADER.as_bytes(),
+            crate::pipeline::REPAIRED_HEADER.as_bytes(),
             itoa(extras.repaired as u64).as_bytes(),
         );
     }

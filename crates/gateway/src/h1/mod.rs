@@ -49,9 +49,9 @@ use self::{
 use crate::{
     errors::{ProxyError, ProxyErrorKind},
     observe::{Observation, now_ms},
-    proxy,
-    server::Shared,
-    worker::raised,
+    pipeline,
+    shutdown::raised,
+    state::Shared,
 };
 
 /// Bytes read at a time from either side.
@@ -142,7 +142,7 @@ async fn read_body(
 ) -> Option<bytes::Bytes> {
     let fail = |err: &ProxyError| {
         let base =
-            proxy::request_base(shared, &head.route, &head.path, head.session.clone(), at_ms);
+            pipeline::request_base(shared, &head.route, &head.path, head.session.clone(), at_ms);
         Observation::new(shared.sinks.clone(), base).fail(err);
     };
     let host = head
@@ -153,7 +153,7 @@ async fn read_body(
     let body_len = match usize::try_from(head.body_len) {
         Ok(n) if n <= shared.config.max_request_bytes => n,
         _ => {
-            let err = proxy::too_large(shared, host);
+            let err = pipeline::too_large(shared, host);
             fail(&err);
             let _ = exchange::reply_error(client, head.route.provider, &err, true).await;
             return None;

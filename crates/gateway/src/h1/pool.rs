@@ -1,5 +1,5 @@
 //! The fast path's upstream connections: plain TCP or TLS (rustls as
-//! [`crate::proxy::upstream::tls_config`] sets it up, ALPN `http/1.1`), TCP_NODELAY, a connect
+//! [`crate::upstream::tls_config`] sets it up, ALPN `http/1.1`), TCP_NODELAY, a connect
 //! timeout, and a per-worker pool of idle keep-alive connections per
 //! provider. A pooled connection is handed out only if the upstream has not
 //! closed it (checked with a non-blocking peek) and it has been idle less
@@ -24,7 +24,7 @@ use crate::{
     Config,
     errors::{ProxyError, ProxyErrorKind},
     routes::Provider,
-    server::GatewayError,
+    startup::GatewayError,
     upstream_url::Upstream,
 };
 
@@ -59,7 +59,7 @@ struct Idle {
 impl Pool {
     /// An empty pool for the gateway's upstreams.
     pub fn new(config: &Config) -> Result<Pool, GatewayError> {
-        let mut tls = crate::proxy::upstream::tls_config(config)?;
+        let mut tls = crate::upstream::tls_config(config)?;
         tls.alpn_protocols = vec![b"http/1.1".to_vec()];
         Ok(Pool {
             idle: Mutex::new(Default::default()),

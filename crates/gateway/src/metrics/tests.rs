@@ -96,3 +96,65 @@ fn label_cardinality_is_bounded() {
     assert_eq!(metrics.counter(REPAIRS_TOTAL, &["other", "other"]), 50);
     assert_eq!(metrics.repairs.series.read().unwrap().len(), MAX_SERIES + 1);
 }
+
+/// The typed events move exactly the series the label-taking calls did:
+/// the exposition is byte for byte the same.
+#[test]
+fn events_render_the_same_bytes_as_labels() {
+    use events::{
+        RepairApplied, UnparsedReason, UnparsedRequest, UnparsedResponse, UpstreamFinished,
+    };
+    use toolwarden_wire::{DefectKind, Dialect};
+
+    let by_label = Metrics::new();
+    by_label.repair("anthropic", "missing_result");
+    by_label.repair("openai-chat", "orphan_result");
+    by_label.upstream_request(Provider::Gemini, 502, Duration::from_millis(40));
+    by_label.overhead(Duration::from_micros(30));
+    by_label.unparsed_request(Provider::Anthropic);
+    for reason in [
+        "compressed",
+        "too_large",
+        "invalid",
+        "parser_error",
+        "malformed_frame",
+    ] {
+        by_label.unparsed_response(reason);
+    }
+
+    let by_event = Metrics::new();
+    by_event.emit(RepairApplied {
+        dialect: Dialect::Anthropic,
+        defect: DefectKind::MissingResult,
+    });
+    by_event.emit(RepairApplied {
+        dialect: Dialect::OpenAiChat,
+        defect: DefectKind::OrphanResult,
+    });
+    by_event.emit(UpstreamFinished {
+        provider: Provider::Gemini,
+        status: 502,
+        latency: Duration::from_millis(40),
+        overhead: Duration::from_micros(30),
+    });
+    by_event.emit(UnparsedRequest {
+        provider: Provider::Anthropic,
+    });
+    for reason in [
+        UnparsedReason::Compressed,
+        UnparsedReason::TooLarge,
+        UnparsedReason::Invalid,
+        UnparsedReason::ParserError,
+        UnparsedReason::MalformedFrame,
+    ] {
+        by_event.emit(UnparsedResponse { reason });
+    }
+
+    let counters = RecorderCounters::default();
+    assert_eq!(by_event.render(counters), by_label.render(counters));
+    assert!(
+        by_event.render(counters).contains(
+            "toolwarden_repairs_total{dialect=\"openai-chat\",defect=\"orphan_result\"} 1"
+        )
+    );
+}

@@ -38,6 +38,7 @@ use toolwarden_coding::{CodingErrorKind, Codings, StreamDecoder};
 use toolwarden_wire::{Detector, Dialect, ResponseView, StreamParser};
 
 use self::{names::Names, recent::Recent, request::RequestInfo, session::Session};
+use crate::metrics::events::{UnparsedReason, UnparsedResponse, UpstreamFinished};
 use crate::{
     errors::ProxyError,
     metrics::Metrics,
@@ -354,7 +355,9 @@ impl Observation {
             None => Codings::default(),
             Some(Ok(codings)) => codings,
             Some(Err(_)) => {
-                self.sinks.metrics.unparsed_response("compressed");
+                self.sinks.metrics.emit(UnparsedResponse {
+                    reason: UnparsedReason::Compressed,
+                });
                 return;
             }
         };
@@ -367,7 +370,9 @@ impl Observation {
                     }));
                 }
                 Err(_) => {
-                    self.sinks.metrics.unparsed_response("compressed");
+                    self.sinks.metrics.emit(UnparsedResponse {
+                        reason: UnparsedReason::Compressed,
+                    });
                     return;
                 }
             }
@@ -431,7 +436,9 @@ impl Observation {
     /// The stream is not valid in its coding (or decodes past the limit):
     /// it is not read further.
     fn undecodable(&mut self) {
-        self.sinks.metrics.unparsed_response("invalid");
+        self.sinks.metrics.emit(UnparsedResponse {
+            reason: UnparsedReason::Invalid,
+        });
         self.parse = Parse::Skip;
         self.decoding = None;
     }
@@ -443,7 +450,9 @@ impl Observation {
             Parse::Stream(parser) => guard(|| parser.feed(chunk)),
             Parse::Buffer { buf, limit, .. } => {
                 if buf.len() + chunk.len() > *limit {
-                    self.sinks.metrics.unparsed_response("too_large");
+                    self.sinks.metrics.emit(UnparsedResponse {
+                        reason: UnparsedReason::TooLarge,
+                    });
                     self.parse = Parse::Skip;
                 } else {
                     buf.extend_from_slice(chunk);
@@ -452,7 +461,9 @@ impl Observation {
             }
         };
         if outcome.is_err() {
-            self.sinks.metrics.unparsed_response("parser_error");
+            self.sinks.metrics.emit(UnparsedResponse {
+                reason: UnparsedReason::ParserError,
+            });
             self.parse = Parse::Skip;
         }
     }
@@ -621,10 +632,12 @@ impl Finished {
                 turn,
             }));
         }
-        sinks
-            .metrics
-            .upstream_request(base.provider, self.status, self.latency);
-        sinks.metrics.overhead(self.overhead);
+        sinks.metrics.emit(UpstreamFinished {
+            provider: base.provider,
+            status: self.status,
+            latency: self.latency,
+            overhead: self.overhead,
+        });
         if self.metrics_only {
             return;
         }
@@ -669,7 +682,9 @@ fn response_view(sinks: &Sinks, dialect: Option<Dialect>, parse: Parse) -> Optio
             // A malformed event-stream frame stops the parse (what came
             // before it is kept): counted.
             if parser.framing_error().is_some() {
-                sinks.metrics.unparsed_response("malformed_frame");
+                sinks.metrics.emit(UnparsedResponse {
+                    reason: UnparsedReason::MalformedFrame,
+                });
             }
             guard(move || parser.finish())
         }
@@ -685,10 +700,11 @@ fn response_view(sinks: &Sinks, dialect: Option<Dialect>, parse: Parse) -> Optio
                 match codings.decode(&buf, limit) {
                     Ok(buf) => buf,
                     Err(e) => {
-                        sinks.metrics.unparsed_response(match e.kind {
-                            CodingErrorKind::TooLarge => "too_large",
-                            _ => "invalid",
-                        });
+                        let reason = match e.kind {
+                            CodingErrorKind::TooLarge => UnparsedReason::TooLarge,
+                            _ => UnparsedReason::Invalid,
+                        };
+                        sinks.metrics.emit(UnparsedResponse { reason });
                         return None;
                     }
                 }
@@ -696,7 +712,9 @@ fn response_view(sinks: &Sinks, dialect: Option<Dialect>, parse: Parse) -> Optio
             match guard(|| toolwarden_wire::response_view(dialect, &buf)) {
                 Ok(Ok(view)) => Ok(view),
                 Ok(Err(_)) => {
-                    sinks.metrics.unparsed_response("invalid");
+                    sinks.metrics.emit(UnparsedResponse {
+                        reason: UnparsedReason::Invalid,
+                    });
                     return None;
                 }
                 Err(panic) => Err(panic),
@@ -706,7 +724,9 @@ fn response_view(sinks: &Sinks, dialect: Option<Dialect>, parse: Parse) -> Optio
     match outcome {
         Ok(view) => Some(view),
         Err(_) => {
-            sinks.metrics.unparsed_response("parser_error");
+            sinks.metrics.emit(UnparsedResponse {
+                reason: UnparsedReason::ParserError,
+            });
             None
         }
     }

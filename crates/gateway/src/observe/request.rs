@@ -162,7 +162,9 @@ pub fn analyze(sinks: &Sinks, facts: &RequestFacts, read: &ReadBody) -> RequestI
         }
     }
     if parse_error.is_some() {
-        sinks.metrics.unparsed_request(facts.provider);
+        sinks.metrics.emit(crate::metrics::events::UnparsedRequest {
+            provider: facts.provider,
+        });
     }
     RequestInfo {
         session,
@@ -172,7 +174,9 @@ pub fn analyze(sinks: &Sinks, facts: &RequestFacts, read: &ReadBody) -> RequestI
 }
 
 fn unparsed(sinks: &Sinks, facts: &RequestFacts, error: String) -> RequestInfo {
-    sinks.metrics.unparsed_request(facts.provider);
+    sinks.metrics.emit(crate::metrics::events::UnparsedRequest {
+        provider: facts.provider,
+    });
     RequestInfo {
         session: facts
             .header_session

@@ -41,8 +41,8 @@ use tokio::sync::Notify;
 
 use crate::{
     metrics::MetricsObserver,
-    proxy::upstream::HttpClient,
     recorder::{Observer, RequestRecord, ToolCallRecord, ToolResultRecord},
+    upstream::HttpClient,
 };
 
 /// Spans exported, by outcome (`exported`, `dropped`).

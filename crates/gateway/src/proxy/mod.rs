@@ -19,34 +19,29 @@
 //!
 //! Failures map to the client's dialect's envelope in [`crate::errors`].
 
-pub mod headers;
 pub mod tee;
-pub mod upstream;
+
+pub use crate::pipeline::headers;
+pub use crate::pipeline::{Forwarded, REPAIRED_HEADER};
+pub(crate) use crate::pipeline::{Outbound, request_base, too_large};
+pub use crate::upstream;
 
 use std::{future::Future, sync::Arc, time::Instant};
 
-use bytes::Bytes;
 use http::{HeaderValue, Request, Response, header};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
-use toolwarden_coding::Codings;
-use toolwarden_wire::Dialect;
 
 use crate::{
-    RepairMode,
     body::GatewayBody,
     errors::{ProxyError, ProxyErrorKind, error_response},
     observe::{
-        Observation, RequestBase, ResponseMeta, guard, now_ms,
-        request::{self, ReadBody},
-        session::{self, Session},
+        Observation, ResponseMeta, now_ms,
+        session::{self},
     },
     routes::ProxyRoute,
-    server::Shared,
+    state::Shared,
 };
-
-/// Response header naming how many repair changes were applied.
-pub const REPAIRED_HEADER: &str = "x-toolwarden-repaired";
 
 /// Proxy one request.
 pub async fn handle(
@@ -230,311 +225,6 @@ pub async fn handle(
     Response::from_parts(parts, GatewayBody::Tee(Box::new(tee)))
 }
 
-/// What is known of a proxied request before its body is read.
-pub(crate) fn request_base(
-    shared: &Shared,
-    route: &ProxyRoute,
-    path: &str,
-    header_session: Option<Session>,
-    at_ms: i64,
-) -> RequestBase {
-    RequestBase {
-        request_id: request_id(at_ms),
-        at_ms,
-        provider: route.provider,
-        dialect: route.dialect,
-        path: path.to_string(),
-        repair_mode: shared.config.repair.as_str(),
-        repairs: Vec::new(),
-        header_session,
-        path_model: route.model.clone(),
-    }
-}
-
-/// The request body is over the configured limit.
-pub(crate) fn too_large(shared: &Shared, host: &str) -> ProxyError {
-    let limit = shared.config.max_request_bytes;
-    ProxyError::new(
-        ProxyErrorKind::BodyTooLarge,
-        host,
-        format!("the request body is larger than {limit} bytes"),
-    )
-}
-
-/// What the gateway forwards in place of the client's body.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Forwarded {
-    /// The client's bytes, as they came.
-    AsSent,
-    /// A repaired body (the client's had no content coding).
-    Repaired,
-    /// A repaired body decoded from the client's content coding: it goes
-    /// without `content-encoding` (every provider reads plain JSON).
-    RepairedDecoded,
-}
-
-/// A request with its whole body, checked and ready for the upstream: the
-/// same steps whichever HTTP path carries it.
-pub(crate) struct Outbound {
-    /// The body to send upstream (repaired or the client's).
-    pub forward: Bytes,
-    /// What `forward` is.
-    pub forwarded: Forwarded,
-    /// Repair changes applied to it.
-    pub changes: usize,
-    /// The observation that follows the response.
-    pub observation: Observation,
-    /// The client's body, read or to be read for the records.
-    reading: Reading,
-    facts: Option<request::RequestFacts>,
-}
-
-/// The client's body for the analysis: already read (`fix` mode reads the
-/// view and the pairing in one pass before forwarding) or to be read once
-/// the request is on its way.
-enum Reading {
-    Done(ReadBody),
-    /// The body could not be decoded from its content coding: it goes as
-    /// it came, counted as unparsed.
-    Unreadable(String),
-    /// `check`: `report` mode, whose pairing check waits too;
-    /// `content_encoding`: the client's, to undo first.
-    Later {
-        body: Bytes,
-        check: bool,
-        content_encoding: Option<Box<[u8]>>,
-    },
-}
-
-impl Outbound {
-    /// Check the pairing (repairing in `fix` mode) and start observing.
-    /// A body in a content coding (`content_encoding`, the client's header)
-    /// is read from a decoded copy; the client's bytes go upstream unless a
-    /// repair must change them.
-    pub(crate) fn prepare(
-        shared: &Arc<Shared>,
-        route: &ProxyRoute,
-        mut base: RequestBase,
-        body: Bytes,
-        content_encoding: Option<&[u8]>,
-    ) -> Outbound {
-        let started = Instant::now();
-        let mode = shared.config.repair;
-        let (forward, forwarded, changes, reading) = match route.dialect {
-            // Checked before forwarding: a compressed body is decoded now.
-            Some(dialect) if mode == RepairMode::Fix => {
-                fix(shared, dialect, body, content_encoding, &mut base.repairs)
-            }
-            // Read (and decoded) once the body is on its way.
-            _ => {
-                let reading = Reading::Later {
-                    body: body.clone(),
-                    check: mode == RepairMode::Report,
-                    content_encoding: content_encoding.map(Box::from),
-                };
-                (body, Forwarded::AsSent, 0, reading)
-            }
-        };
-        let facts = route.dialect.map(|dialect| request::RequestFacts {
-            request_id: base.request_id.clone(),
-            at_ms: base.at_ms,
-            provider: route.provider,
-            dialect,
-            path_model: base.path_model.clone(),
-            header_session: base.header_session.clone(),
-        });
-        let mut observation = Observation::new(shared.sinks.clone(), base);
-        observation.add_overhead(started.elapsed());
-        Outbound {
-            forward,
-            forwarded,
-            changes,
-            observation,
-            reading,
-            facts,
-        }
-    }
-
-    /// Whether [`Outbound::analyze`] has work to do.
-    pub(crate) fn has_analysis(&self) -> bool {
-        self.facts.is_some()
-    }
-
-    /// Once the request is on its way upstream: read it for the records
-    /// (while the upstream works). Returns the observation and the number
-    /// of repair changes.
-    pub(crate) async fn analyze(self, shared: &Shared) -> (Observation, usize) {
-        let Outbound {
-            changes,
-            mut observation,
-            reading,
-            facts,
-            ..
-        } = self;
-        if let Some(facts) = facts {
-            let started = Instant::now();
-            let read = match reading {
-                Reading::Done(read) => read,
-                Reading::Unreadable(reason) => ReadBody::unreadable(reason),
-                Reading::Later {
-                    body,
-                    check,
-                    content_encoding,
-                } => {
-                    let body = match content_encoding {
-                        None => Ok(body),
-                        Some(v) => decode(shared, &v, &body).map(|d| d.unwrap_or(body)),
-                    };
-                    match body {
-                        Err(reason) => ReadBody::unreadable(reason),
-                        // `report` forwards the client's bytes unchanged, so
-                        // its check need not delay the upstream write.
-                        Ok(body) if check => {
-                            let (read, defects) = ReadBody::inspect(facts.dialect, body);
-                            observation.add_repairs(
-                                defects
-                                    .iter()
-                                    .map(|d| d.kind.as_str().to_string())
-                                    .collect(),
-                            );
-                            read
-                        }
-                        Ok(body) => ReadBody::view(facts.dialect, body),
-                    }
-                }
-            };
-            if facts.header_session.is_none() {
-                find_continued_session(shared, &read).await;
-            }
-            let info = request::analyze(&shared.sinks, &facts, &read);
-            observation.set_request_info(info);
-            observation.add_overhead(started.elapsed());
-        }
-        (observation, changes)
-    }
-}
-
-/// How long a continuation waits for the store to name its session.
-const CONTINUATION_LOOKUP: std::time::Duration = std::time::Duration::from_millis(200);
-
-/// A Responses continuation (`previous_response_id`) whose response this
-/// gateway has not seen — another instance served it, or this one before a
-/// restart — asks the store for that response's session (at most
-/// [`CONTINUATION_LOOKUP`], on the control runtime, where the store
-/// lives), so the analysis finds it in `Sinks::responses`. Not found in
-/// time: the request keeps a session of its own.
-async fn find_continued_session(shared: &Shared, read: &ReadBody) {
-    let Ok(view) = read.borrow_dependent() else {
-        return;
-    };
-    let (Some(store), Some(id)) = (&shared.store, view.previous_response_id.as_deref()) else {
-        return;
-    };
-    if shared.sinks.responses.get(id).is_some() {
-        return;
-    }
-    let (store, id) = (store.clone(), id.to_string());
-    let lookup = shared.control.spawn(async move {
-        let found = store.session_of_response(&id).await;
-        (id, found)
-    });
-    match tokio::time::timeout(CONTINUATION_LOOKUP, lookup).await {
-        Ok(Ok((id, Ok(Some((session, source)))))) => {
-            let session = Session {
-                id: session,
-                source: session::source_named(&source),
-            };
-            shared.sinks.responses.insert(id, session);
-        }
-        Ok(Ok((_, Ok(None)))) => {}
-        // The recorder reports a lost database already; this is per request.
-        Ok(Ok((_, Err(e)))) => {
-            tracing::debug!(error = %e, "cannot look up a continued response's session")
-        }
-        Ok(Err(e)) => tracing::warn!(error = %e, "continued-session lookup failed"),
-        Err(_) => tracing::debug!("continued-session lookup timed out"),
-    }
-}
-
-/// `fix` mode, before forwarding: the body (decoded from its content
-/// coding, if any) read once for the view and the pairing, and repaired
-/// when it must be. Returns what to forward, what it is, the number of
-/// changes and the read body.
-fn fix(
-    shared: &Shared,
-    dialect: Dialect,
-    body: Bytes,
-    content_encoding: Option<&[u8]>,
-    repairs: &mut Vec<String>,
-) -> (Bytes, Forwarded, usize, Reading) {
-    let decoded = match content_encoding.map_or(Ok(None), |v| decode(shared, v, &body)) {
-        Ok(decoded) => decoded,
-        Err(reason) => return (body, Forwarded::AsSent, 0, Reading::Unreadable(reason)),
-    };
-    let readable = decoded.clone().unwrap_or_else(|| body.clone());
-    let (read, defects) = ReadBody::inspect(dialect, readable.clone());
-    let repaired = if defects.is_empty() {
-        None
-    } else {
-        repair(shared, dialect, &readable, repairs)
-    };
-    match repaired {
-        Some((repaired, n)) if decoded.is_some() => {
-            (repaired, Forwarded::RepairedDecoded, n, Reading::Done(read))
-        }
-        Some((repaired, n)) => (repaired, Forwarded::Repaired, n, Reading::Done(read)),
-        None => (body, Forwarded::AsSent, 0, Reading::Done(read)),
-    }
-}
-
-/// `fix` mode, defects found: the repaired body to forward and how many
-/// changes were applied (`repairs` gets one defect name per change); `None`
-/// when nothing changed. A body the repair cannot handle (or a parser bug)
-/// goes as it came.
-fn repair(
-    shared: &Shared,
-    dialect: Dialect,
-    body: &[u8],
-    repairs: &mut Vec<String>,
-) -> Option<(Bytes, usize)> {
-    match guard(|| toolwarden_wire::repair(dialect, body)) {
-        Ok(Ok(repaired)) if repaired.is_changed() => {
-            for change in &repaired.changes {
-                let defect = change.defect.as_str();
-                shared.sinks.metrics.repair(dialect.as_str(), defect);
-                repairs.push(defect.to_string());
-            }
-            let n = repaired.changes.len();
-            Some((Bytes::from(repaired.body.into_owned()), n))
-        }
-        _ => None,
-    }
-}
-
-/// The request body decoded from its content coding (`value`, the
-/// client's `content-encoding`) for reading: `None` when it has none, an
-/// error (unsupported coding, corrupt, decoded larger than
-/// `max_request_bytes`) when the gateway cannot read it.
-fn decode(shared: &Shared, value: &[u8], body: &[u8]) -> Result<Option<Bytes>, String> {
-    let limit = shared.config.max_request_bytes;
-    let decoded = guard(|| {
-        let codings = Codings::parse(value)?;
-        if codings.is_identity() {
-            return Ok(None);
-        }
-        codings.decode(body, limit).map(|b| Some(Bytes::from(b)))
-    })?;
-    decoded.map_err(|e| format!("request body: {e}"))
-}
-
-/// 32 hex digits: the arrival time in ms (12) then 80 random bits (20).
-/// Unique like a random id, and in time order, so the store's indexes on
-/// request ids grow at their end instead of at random places.
-pub(crate) fn request_id(at_ms: i64) -> String {
-    let random = fastrand::u128(..) & ((1u128 << 80) - 1);
-    format!("{:012x}{random:020x}", at_ms.clamp(0, (1 << 48) - 1))
-}
-
 /// How long the head of a response waits for its first body bytes.
 const FIRST_FRAME_WAIT: std::time::Duration = std::time::Duration::from_millis(2);
 
@@ -553,22 +243,5 @@ async fn first_frame(incoming: &mut Incoming) -> Option<tee::Prefetched> {
         Ok(Some(Err(e))) => Some(tee::Prefetched::Error(e)),
         Ok(None) => Some(tee::Prefetched::End),
         Err(_) => None,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::request_id;
-
-    #[test]
-    fn request_ids_are_unique_and_in_time_order() {
-        let a = request_id(1_700_000_000_000);
-        let b = request_id(1_700_000_000_001);
-        assert_eq!(a.len(), 32);
-        assert!(a.bytes().all(|c| c.is_ascii_hexdigit()));
-        assert!(a < b);
-        assert_eq!(&a[..12], "018bcfe56800");
-        assert_ne!(request_id(5), request_id(5));
-        assert_eq!(request_id(-1).len(), 32);
     }
 }

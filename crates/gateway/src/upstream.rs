@@ -12,7 +12,7 @@ use hyper_util::{
     rt::{TokioExecutor, TokioTimer},
 };
 
-use crate::{Config, server::GatewayError};
+use crate::{Config, startup::GatewayError};
 
 /// The client every proxied request goes through.
 pub type HttpClient = Client<HttpsConnector<HttpConnector>, Full<Bytes>>;

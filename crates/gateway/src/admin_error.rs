@@ -1,0 +1,139 @@
+//! One error shape for the whole admin API (`/api/*`, the dashboard's
+//! endpoints, the access check): an [`AdminError`] with a kind, answered as
+//! `{"error": {"type": "<kind>", "message": "<what went wrong>"}}` with the
+//! kind's status and `cache-control: no-store`.
+
+use std::fmt;
+
+use axum::{
+    Json,
+    response::{IntoResponse, Response},
+};
+use http::{HeaderValue, StatusCode, header};
+use serde_json::json;
+
+/// What went wrong answering an admin request; each kind has its status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum AdminErrorKind {
+    /// No such route or record (404, `not_found`).
+    NotFound,
+    /// A malformed parameter (400, `bad_request`).
+    BadRequest,
+    /// The gateway runs without a database (503, `no_database`).
+    NoDatabase,
+    /// Reading the store failed (500, `store_error`).
+    Store,
+    /// No token, or the wrong one (401, `unauthorized`).
+    Unauthorized,
+    /// Remote access is closed: no admin token is configured (403, `forbidden`).
+    Forbidden,
+}
+
+/// An admin API error: its kind and a message for people.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AdminError {
+    kind: AdminErrorKind,
+    message: String,
+}
+
+// === impl AdminErrorKind ===
+
+impl AdminErrorKind {
+    /// The `type` field of the JSON answer.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AdminErrorKind::NotFound => "not_found",
+            AdminErrorKind::BadRequest => "bad_request",
+            AdminErrorKind::NoDatabase => "no_database",
+            AdminErrorKind::Store => "store_error",
+            AdminErrorKind::Unauthorized => "unauthorized",
+            AdminErrorKind::Forbidden => "forbidden",
+        }
+    }
+
+    /// The HTTP status answered.
+    pub fn status(self) -> StatusCode {
+        match self {
+            AdminErrorKind::NotFound => StatusCode::NOT_FOUND,
+            AdminErrorKind::BadRequest => StatusCode::BAD_REQUEST,
+            AdminErrorKind::NoDatabase => StatusCode::SERVICE_UNAVAILABLE,
+            AdminErrorKind::Store => StatusCode::INTERNAL_SERVER_ERROR,
+            AdminErrorKind::Unauthorized => StatusCode::UNAUTHORIZED,
+            AdminErrorKind::Forbidden => StatusCode::FORBIDDEN,
+        }
+    }
+}
+
+// === impl AdminError ===
+
+impl AdminError {
+    /// An error of `kind` saying `message`.
+    pub fn new(kind: AdminErrorKind, message: impl Into<String>) -> AdminError {
+        AdminError {
+            kind,
+            message: message.into(),
+        }
+    }
+
+    /// What went wrong.
+    pub fn kind(&self) -> AdminErrorKind {
+        self.kind
+    }
+}
+
+impl fmt::Display for AdminError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for AdminError {}
+
+impl IntoResponse for AdminError {
+    fn into_response(self) -> Response {
+        let body = json!({ "error": { "type": self.kind.as_str(), "message": self.message } });
+        let mut resp = (self.kind.status(), Json(body)).into_response();
+        resp.headers_mut()
+            .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+        if self.kind == AdminErrorKind::Unauthorized {
+            resp.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static("Bearer realm=\"toolwarden\""),
+            );
+        }
+        resp
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn every_kind_answers_the_same_shape() {
+        use http_body_util::BodyExt;
+        for kind in [
+            AdminErrorKind::NotFound,
+            AdminErrorKind::BadRequest,
+            AdminErrorKind::NoDatabase,
+            AdminErrorKind::Store,
+            AdminErrorKind::Unauthorized,
+            AdminErrorKind::Forbidden,
+        ] {
+            let resp = AdminError::new(kind, "what happened").into_response();
+            assert_eq!(resp.status(), kind.status());
+            assert_eq!(resp.headers()[header::CACHE_CONTROL], "no-store");
+            assert_eq!(
+                resp.headers().contains_key(header::WWW_AUTHENTICATE),
+                kind == AdminErrorKind::Unauthorized
+            );
+            let body = resp.into_body().collect().await.unwrap().to_bytes();
+            let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+            assert_eq!(
+                v,
+                json!({"error": {"type": kind.as_str(), "message": "what happened"}})
+            );
+        }
+    }
+}

@@ -1,0 +1,95 @@
+//! The three sources of a [`RawConfig`]: a TOML file, `TOOLWARDEN_*`
+//! environment variables and `serve` flags, and their merge. The keys come
+//! from [`super::SETTINGS`]; nothing here lists them again.
+
+use std::path::Path;
+
+use super::{ConfigError, ConfigErrorKind, RawConfig};
+
+// === impl RawConfig ===
+
+impl RawConfig {
+    /// Read a TOML file (unknown keys are an error, so typos don't pass silently).
+    pub fn from_toml_file(path: impl AsRef<Path>) -> Result<RawConfig, ConfigError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            ConfigError::new(
+                ConfigErrorKind::Io,
+                format!("cannot read {}: {e}", path.display()),
+            )
+        })?;
+        RawConfig::from_toml_str(&text).map_err(|e| ConfigError {
+            message: format!("{}: {}", path.display(), e.message),
+            ..e
+        })
+    }
+
+    /// Parse TOML text.
+    pub fn from_toml_str(text: &str) -> Result<RawConfig, ConfigError> {
+        toml::from_str(text)
+            .map_err(|e| ConfigError::new(ConfigErrorKind::Toml, e.to_string().trim_end()))
+    }
+
+    /// Read `TOOLWARDEN_*` variables from `(name, value)` pairs (pass
+    /// `std::env::vars()`, or a map in tests). Other variables are ignored;
+    /// malformed numbers are reported by [`RawConfig::validate`]. List
+    /// values are a JSON array or comma-separated.
+    pub fn from_env(vars: impl Iterator<Item = (String, String)>) -> RawConfig {
+        let mut raw = RawConfig::default();
+        for (name, value) in vars {
+            let Some(key) = name.strip_prefix("TOOLWARDEN_") else {
+                // --- issue 19: OpenTelemetry's standard variables ---
+                match name.as_str() {
+                    "OTEL_EXPORTER_OTLP_ENDPOINT" => raw.otlp_endpoint = Some(value),
+                    "OTEL_EXPORTER_OTLP_HEADERS" => raw.otlp_headers = Some(value),
+                    // --- issue 18: AWS region and credentials ---
+                    n if crate::cloud::aws::AwsEnv::wants(n) => {
+                        raw.aws_env.insert(n.to_string(), value)
+                    }
+                    _ => {}
+                }
+                continue;
+            };
+            let key = key.to_ascii_lowercase();
+            if key.starts_with("alert_") {
+                // --- issue 19: alerts ---
+                let alerts = raw.alerts.get_or_insert_default();
+                alerts.env(&key, &value, &mut raw.problems);
+            } else {
+                raw.set_text(&key, &name, &value);
+            }
+        }
+        raw
+    }
+
+    /// The `serve` flags given, as `(key, value)` pairs (keys of
+    /// [`super::SETTINGS`]; the value as written on the command line).
+    /// Malformed values are reported by [`RawConfig::validate`], naming
+    /// the flag.
+    pub fn from_flags<'a>(flags: impl Iterator<Item = (&'a str, &'a str)>) -> RawConfig {
+        let mut raw = RawConfig::default();
+        for (key, value) in flags {
+            let source = format!("--{}", key.replace('_', "-"));
+            if !raw.set_text(key, &source, value) {
+                raw.problems.push(format!("{source}: no such setting"));
+            }
+        }
+        raw
+    }
+
+    /// Field by field, `over`'s value wins where it has one.
+    pub fn merge(mut self, mut over: RawConfig) -> RawConfig {
+        self.take_settings(&mut over);
+        self.problems.append(&mut over.problems);
+        // --- issue 19: alerts ---
+        self.alerts = match (self.alerts, over.alerts) {
+            (Some(base), Some(over)) => Some(base.merge(over)),
+            (base, over) => over.or(base),
+        };
+        // --- issue 18: AWS region and credentials ---
+        if over.aws_env != crate::cloud::aws::AwsEnv::default() {
+            self.aws_env = over.aws_env;
+        }
+        self
+    }
+}

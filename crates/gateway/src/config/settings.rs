@@ -1,0 +1,264 @@
+//! The settings' field list, written once. Each row of [`settings!`] is a
+//! TOML key of [`RawConfig`]; its environment variable
+//! (`TOOLWARDEN_` + the upper-cased key), its `serve` flag (`--` + the key
+//! with `-` for `_`), its help text and the README's table all come from
+//! the same row (see [`SETTINGS`]).
+
+use std::path::PathBuf;
+
+use serde::Deserialize;
+
+/// How a setting's value is written in the environment and on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SettingKind {
+    /// Free text (a URL, an address, a mode).
+    Text,
+    /// A file path.
+    Path,
+    /// A non-negative whole number.
+    Number,
+    /// A list: a JSON array or comma-separated values.
+    List,
+}
+
+/// One setting as documented: its key and where else it can be given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Setting {
+    /// The TOML key (and the field of [`RawConfig`]).
+    pub key: &'static str,
+    /// How the value is written.
+    pub kind: SettingKind,
+    /// The default, as documented (`""`: none).
+    pub default: &'static str,
+    /// What it sets (one line).
+    pub doc: &'static str,
+}
+
+/// A value a setting can hold, read from an environment variable or a flag.
+trait SettingValue: Sized {
+    const KIND: SettingKind;
+    fn read(text: &str) -> Result<Self, &'static str>;
+}
+
+macro_rules! settings {
+    ($( #[doc = $doc:literal] $key:ident : $ty:ty = $default:literal ; )*) => {
+        /// Settings as read, every field optional. Field names are the TOML
+        /// keys; the environment variable is `TOOLWARDEN_` + the upper-cased
+        /// name, the `serve` flag `--` + the name with dashes ([`SETTINGS`]).
+        #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+        #[serde(deny_unknown_fields)]
+        pub struct RawConfig {
+            $( #[doc = $doc] pub $key: Option<$ty>, )*
+            /// The `[alerts]` table (rules, window, webhooks); its variables
+            /// are `TOOLWARDEN_ALERT_*`.
+            pub alerts: Option<crate::alerts::RawAlerts>,
+            /// `AWS_*` variables (region, credentials) read by `from_env`.
+            #[serde(skip)]
+            pub(super) aws_env: crate::cloud::aws::AwsEnv,
+            /// Problems found while reading the environment or flags,
+            /// reported by `validate`.
+            #[serde(skip)]
+            pub(super) problems: Vec<String>,
+        }
+
+        /// Every top-level setting, in the order of the README's table.
+        pub const SETTINGS: &[Setting] = &[$(
+            Setting {
+                key: stringify!($key),
+                kind: <$ty as SettingValue>::KIND,
+                default: $default,
+                doc: $doc.trim_ascii(),
+            },
+        )*];
+
+        impl RawConfig {
+            /// Set the setting `key` from text (`source` names the variable
+            /// or flag in a problem); `false` when there is no such key.
+            pub(super) fn set_text(&mut self, key: &str, source: &str, text: &str) -> bool {
+                match key {
+                    $( stringify!($key) => {
+                        self.$key = read_value(&mut self.problems, source, text);
+                        true
+                    } )*
+                    _ => false,
+                }
+            }
+
+            /// Each setting `over` has replaces this one's.
+            pub(super) fn take_settings(&mut self, over: &mut RawConfig) {
+                $( if over.$key.is_some() {
+                    self.$key = over.$key.take();
+                } )*
+            }
+        }
+    };
+}
+
+settings! {
+    /// Address to listen on, `host:port` (or a bare port, on 127.0.0.1).
+    listen: String = "127.0.0.1:8080";
+    /// `sqlite://PATH`, a plain path, `postgres://…`; `none` disables the database.
+    database: String = "sqlite://toolwarden.db";
+    /// Also write every event as a JSON line to this file.
+    jsonl: PathBuf = "";
+    /// Base URL of the OpenAI API.
+    openai_upstream: String = "https://api.openai.com";
+    /// Base URL of the Anthropic API.
+    anthropic_upstream: String = "https://api.anthropic.com";
+    /// Base URL of the Gemini API.
+    gemini_upstream: String = "https://generativelanguage.googleapis.com";
+    /// Base URL of the ChatGPT backend, for `…/backend-api/codex/responses` (the Codex CLI signed in with ChatGPT).
+    chatgpt_upstream: String = "https://chatgpt.com";
+    /// `off`, `report` or `fix`: what to do with a conversation whose calls and results don't pair.
+    repair: String = "fix";
+    /// Upstream TCP/TLS connect timeout, ms.
+    connect_timeout_ms: u64 = "10000";
+    /// Time allowed from sending a request to the response headers, ms; 0 = none (a live stream is never cut off).
+    first_byte_timeout_ms: u64 = "600000";
+    /// Bearer token required by the dashboard and `/api/*` when listening on a non-loopback address.
+    admin_token: String = "";
+    /// Extra failure patterns (regular expressions) for the content detector.
+    detector_extra_patterns: Vec<String> = "";
+    /// Built-in detector rules to turn off, by name.
+    detector_disable: Vec<String> = "";
+    /// How long shutdown waits for in-flight requests, ms.
+    shutdown_grace_ms: u64 = "10000";
+    /// Largest request body accepted, bytes (larger: 413).
+    max_request_bytes: u64 = "67108864";
+    /// Largest non-streaming response body copied for parsing, bytes (the response always passes whole).
+    response_parse_limit: u64 = "33554432";
+    /// Proxy worker threads, each with its own event loop and upstream connection pool; 0 = one per CPU.
+    workers: u64 = "one per CPU";
+    /// A PEM file of extra root certificates trusted for upstream TLS (a TLS-inspecting egress proxy, a self-hosted upstream), beside the built-in webpki roots.
+    upstream_ca: PathBuf = "";
+    /// How long shutdown keeps writing the recorded events still queued, ms; past it, what is left is dropped, counted and reported.
+    record_drain_ms: u64 = "5000";
+    /// How long a client may take to send a request head, ms (also the longest idle wait on a kept-alive connection).
+    client_head_timeout_ms: u64 = "30000";
+    /// How long a client may take to send a request body after its head, ms.
+    client_body_timeout_ms: u64 = "60000";
+    /// Client connections open at once; beyond, new ones get a 503 and are closed.
+    max_client_connections: u64 = "10000";
+    /// WebSocket mode: the largest message (decompressed) either side may send, bytes; larger closes the sender with 1009.
+    ws_max_message_bytes: u64 = "16777216";
+    /// OTLP/HTTP collector base URL (`/v1/traces` is appended); also `OTEL_EXPORTER_OTLP_ENDPOINT`.
+    otlp_endpoint: String = "";
+    /// `k=v,k2=v2` headers for the collector; also `OTEL_EXPORTER_OTLP_HEADERS`.
+    otlp_headers: String = "";
+    /// SQLite page cache per pooled connection, KiB.
+    database_cache_kib: u64 = "2048";
+    /// Pooled database connections.
+    database_max_connections: u64 = "4";
+    /// Events queued for the recorder (also its backlog while the database is away); beyond, dropped and counted.
+    record_queue_capacity: u64 = "65536";
+    /// Events per database transaction at most.
+    record_batch_max: u64 = "1024";
+    /// How long the recorder waits to fill a batch, ms.
+    record_flush_ms: u64 = "50";
+    /// Recently seen calls remembered to name results (and Responses sessions), each.
+    recent_calls_capacity: u64 = "32768";
+    /// Keys of results already queued, per generation (two generations).
+    recent_results_capacity: u64 = "65536";
+    /// Base URL of an Azure OpenAI resource (`https://myres.openai.azure.com`); until set, Azure requests get a 404.
+    azure_upstream: String = "";
+    /// Base URL of Vertex AI.
+    vertex_upstream: String = "https://{location}-aiplatform.googleapis.com";
+    /// Base URL of Bedrock Runtime.
+    bedrock_upstream: String = "https://bedrock-runtime.{region}.amazonaws.com";
+    /// The AWS region of Bedrock, for its default upstream and SigV4 re-signing.
+    bedrock_region: String = "AWS_REGION";
+}
+
+// === impl Setting ===
+
+impl Setting {
+    /// The environment variable: `TOOLWARDEN_` + the upper-cased key.
+    pub fn env_var(&self) -> String {
+        format!("TOOLWARDEN_{}", self.key.to_ascii_uppercase())
+    }
+
+    /// The `serve` flag's long name, without the dashes in front.
+    pub fn flag(&self) -> String {
+        self.key.replace('_', "-")
+    }
+
+    /// Check `text` the way the environment and flags are read.
+    pub fn check(&self, text: &str) -> Result<(), &'static str> {
+        match self.kind {
+            SettingKind::Number => u64::read(text).map(drop),
+            _ => Ok(()),
+        }
+    }
+
+    /// The README's table: one row per setting.
+    pub fn markdown_table() -> String {
+        let mut out = String::from(
+            "| flag / TOML key / variable | default | what it sets |\n|---|---|---|\n",
+        );
+        for s in SETTINGS {
+            let default = if s.default.is_empty() {
+                "none".to_string()
+            } else {
+                format!("`{}`", s.default)
+            };
+            out.push_str(&format!(
+                "| `--{}` / `{}` / `{}` | {default} | {} |\n",
+                s.flag(),
+                s.key,
+                s.env_var(),
+                s.doc.replace('|', "\\|"),
+            ));
+        }
+        out
+    }
+}
+
+// === impl SettingValue ===
+
+fn read_value<T: SettingValue>(problems: &mut Vec<String>, source: &str, text: &str) -> Option<T> {
+    T::read(text)
+        .map_err(|e| problems.push(format!("{source}={text:?}: {e}")))
+        .ok()
+}
+
+impl SettingValue for String {
+    const KIND: SettingKind = SettingKind::Text;
+    fn read(text: &str) -> Result<Self, &'static str> {
+        Ok(text.to_string())
+    }
+}
+
+impl SettingValue for PathBuf {
+    const KIND: SettingKind = SettingKind::Path;
+    fn read(text: &str) -> Result<Self, &'static str> {
+        Ok(PathBuf::from(text))
+    }
+}
+
+impl SettingValue for u64 {
+    const KIND: SettingKind = SettingKind::Number;
+    fn read(text: &str) -> Result<Self, &'static str> {
+        text.trim()
+            .parse()
+            .map_err(|_| "expected a non-negative whole number")
+    }
+}
+
+impl SettingValue for Vec<String> {
+    const KIND: SettingKind = SettingKind::List;
+    fn read(text: &str) -> Result<Self, &'static str> {
+        let trimmed = text.trim();
+        if trimmed.starts_with('[')
+            && let Ok(list) = serde_json::from_str::<Vec<String>>(trimmed)
+        {
+            return Ok(list);
+        }
+        Ok(trimmed
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(String::from)
+            .collect())
+    }
+}

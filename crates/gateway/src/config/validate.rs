@@ -1,0 +1,275 @@
+//! [`RawConfig::validate`]: every value checked once, defaults applied,
+//! into the [`Config`] the gateway runs with.
+
+use std::{net::SocketAddr, path::Path, time::Duration};
+
+use toolwarden_wire::{Detector, detect::DetectorConfig};
+
+use super::{
+    Config, ConfigError, ConfigErrorKind, DEFAULT_ANTHROPIC_UPSTREAM, DEFAULT_CHATGPT_UPSTREAM,
+    DEFAULT_GEMINI_UPSTREAM, DEFAULT_LISTEN, DEFAULT_OPENAI_UPSTREAM, RawConfig, RepairMode,
+    Upstream, Upstreams, memory,
+};
+
+const DEFAULT_CONNECT_TIMEOUT_MS: u64 = 10_000;
+/// Non-streaming responses only send headers when the whole answer is
+/// ready, which can take minutes: the first-byte timeout is generous.
+const DEFAULT_FIRST_BYTE_TIMEOUT_MS: u64 = 600_000;
+const DEFAULT_SHUTDOWN_GRACE_MS: u64 = 10_000;
+/// Endurance (issue 14): how long shutdown keeps writing recorded events.
+const DEFAULT_RECORD_DRAIN_MS: u64 = 5_000;
+/// Endurance: a client's time to send a request head (hyper's default too).
+const DEFAULT_CLIENT_HEAD_TIMEOUT_MS: u64 = 30_000;
+/// Endurance: a client's time to send a request body after its head.
+const DEFAULT_CLIENT_BODY_TIMEOUT_MS: u64 = 60_000;
+/// Endurance: client connections open at once, over all workers.
+const DEFAULT_MAX_CLIENT_CONNECTIONS: u64 = 10_000;
+const DEFAULT_MAX_REQUEST_BYTES: u64 = 64 << 20;
+const DEFAULT_RESPONSE_PARSE_LIMIT: u64 = 32 << 20;
+const MAX_WORKERS: u64 = 256;
+/// WebSocket mode: the largest message (after permessage-deflate) either
+/// side may send; larger → closed with 1009.
+const DEFAULT_WS_MAX_MESSAGE_BYTES: u64 = 16 << 20;
+
+/// The numeric defaults applied here, by key (checked against the
+/// documented ones in [`super::SETTINGS`] by a test).
+#[cfg(test)]
+pub(super) const NUMBER_DEFAULTS: &[(&str, u64)] = &[
+    ("connect_timeout_ms", DEFAULT_CONNECT_TIMEOUT_MS),
+    ("first_byte_timeout_ms", DEFAULT_FIRST_BYTE_TIMEOUT_MS),
+    ("shutdown_grace_ms", DEFAULT_SHUTDOWN_GRACE_MS),
+    ("record_drain_ms", DEFAULT_RECORD_DRAIN_MS),
+    ("client_head_timeout_ms", DEFAULT_CLIENT_HEAD_TIMEOUT_MS),
+    ("client_body_timeout_ms", DEFAULT_CLIENT_BODY_TIMEOUT_MS),
+    ("max_client_connections", DEFAULT_MAX_CLIENT_CONNECTIONS),
+    ("max_request_bytes", DEFAULT_MAX_REQUEST_BYTES),
+    ("response_parse_limit", DEFAULT_RESPONSE_PARSE_LIMIT),
+    ("ws_max_message_bytes", DEFAULT_WS_MAX_MESSAGE_BYTES),
+    ("database_cache_kib", memory::DEFAULT_DATABASE_CACHE_KIB),
+    (
+        "database_max_connections",
+        memory::DEFAULT_DATABASE_MAX_CONNECTIONS,
+    ),
+    (
+        "record_queue_capacity",
+        memory::DEFAULT_RECORD_QUEUE_CAPACITY,
+    ),
+    ("record_batch_max", memory::DEFAULT_RECORD_BATCH_MAX),
+    ("record_flush_ms", memory::DEFAULT_RECORD_FLUSH_MS),
+    ("recent_calls_capacity", memory::DEFAULT_RECENT_CALLS),
+    ("recent_results_capacity", memory::DEFAULT_RECENT_RESULTS),
+];
+
+// === impl RawConfig ===
+
+impl RawConfig {
+    /// Check every value and apply defaults. All problems are reported at once.
+    pub fn validate(mut self) -> Result<Config, ConfigError> {
+        let mut problems = std::mem::take(&mut self.problems);
+        // --- issue 14: memory bounds ---
+        let memory = memory::validate(&self, &mut problems);
+        let listen = parse_listen(self.listen.as_deref().unwrap_or(DEFAULT_LISTEN))
+            .map_err(|e| problems.push(e))
+            .ok();
+        let mut upstream = |name: &str, value: Option<String>, default: &str| {
+            let value = value.unwrap_or_else(|| default.to_string());
+            Upstream::parse(&value)
+                .map_err(|e| problems.push(format!("{name} {value:?}: {e}")))
+                .ok()
+        };
+        let openai = upstream(
+            "openai_upstream",
+            self.openai_upstream,
+            DEFAULT_OPENAI_UPSTREAM,
+        );
+        let anthropic = upstream(
+            "anthropic_upstream",
+            self.anthropic_upstream,
+            DEFAULT_ANTHROPIC_UPSTREAM,
+        );
+        let gemini = upstream(
+            "gemini_upstream",
+            self.gemini_upstream,
+            DEFAULT_GEMINI_UPSTREAM,
+        );
+        let chatgpt = upstream(
+            "chatgpt_upstream",
+            self.chatgpt_upstream,
+            DEFAULT_CHATGPT_UPSTREAM,
+        );
+        let repair = match self.repair.as_deref().map(str::parse::<RepairMode>) {
+            None => Some(RepairMode::default()),
+            Some(Ok(mode)) => Some(mode),
+            Some(Err(e)) => {
+                problems.push(format!("repair: {e}"));
+                None
+            }
+        };
+        let connect_timeout_ms = self
+            .connect_timeout_ms
+            .unwrap_or(DEFAULT_CONNECT_TIMEOUT_MS);
+        if connect_timeout_ms == 0 {
+            problems.push("connect_timeout_ms must be greater than 0".to_string());
+        }
+        let first_byte = self
+            .first_byte_timeout_ms
+            .unwrap_or(DEFAULT_FIRST_BYTE_TIMEOUT_MS);
+        let database = self
+            .database
+            .filter(|d| !matches!(d.trim(), "" | "none" | "off"));
+        let admin_token = self.admin_token.filter(|t| !t.is_empty());
+        let detector = DetectorConfig {
+            extra_patterns: self.detector_extra_patterns.unwrap_or_default(),
+            disable: self.detector_disable.unwrap_or_default(),
+        };
+        if let Err(e) = Detector::new(&detector) {
+            problems.push(format!("detector: {e}"));
+        }
+        let max_request_bytes = self.max_request_bytes.unwrap_or(DEFAULT_MAX_REQUEST_BYTES);
+        let response_parse_limit = self
+            .response_parse_limit
+            .unwrap_or(DEFAULT_RESPONSE_PARSE_LIMIT);
+        let ws_max_message_bytes = self
+            .ws_max_message_bytes
+            .unwrap_or(DEFAULT_WS_MAX_MESSAGE_BYTES);
+        if ws_max_message_bytes == 0 {
+            problems.push("ws_max_message_bytes must be greater than 0".to_string());
+        }
+        let workers = match self.workers.unwrap_or(0) {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n if n <= MAX_WORKERS => n as usize,
+            n => {
+                problems.push(format!("workers {n}: at most {MAX_WORKERS}"));
+                1
+            }
+        };
+        let upstream_roots = match &self.upstream_ca {
+            Some(path) => read_roots(path).unwrap_or_else(|e| {
+                problems.push(format!("upstream_ca {}: {e}", path.display()));
+                Vec::new()
+            }),
+            None => Vec::new(),
+        };
+        // --- issue 19: alerts ---
+        let alerts = self.alerts.unwrap_or_default().validate(&mut problems);
+        let otlp = self
+            .otlp_endpoint
+            .as_deref()
+            .map(str::trim)
+            .filter(|e| !matches!(*e, "" | "none" | "off"))
+            .and_then(|e| {
+                crate::otel::OtlpConfig::parse(e, self.otlp_headers.as_deref())
+                    .map_err(|e| problems.push(e))
+                    .ok()
+            });
+        // --- issue 18: cloud endpoints ---
+        let cloud = crate::cloud::CloudConfig::validate(
+            crate::cloud::RawCloud {
+                azure_upstream: self.azure_upstream,
+                vertex_upstream: self.vertex_upstream,
+                bedrock_upstream: self.bedrock_upstream,
+                bedrock_region: self.bedrock_region,
+                aws_env: self.aws_env,
+            },
+            &mut problems,
+        );
+        // Endurance (issue 14): client timeouts and the connection cap.
+        let mut positive = |key: &str, value: Option<u64>, default: u64| {
+            let v = value.unwrap_or(default);
+            if v == 0 {
+                problems.push(format!("{key} must be greater than 0"));
+            }
+            v.max(1)
+        };
+        let client_head_timeout_ms = positive(
+            "client_head_timeout_ms",
+            self.client_head_timeout_ms,
+            DEFAULT_CLIENT_HEAD_TIMEOUT_MS,
+        );
+        let client_body_timeout_ms = positive(
+            "client_body_timeout_ms",
+            self.client_body_timeout_ms,
+            DEFAULT_CLIENT_BODY_TIMEOUT_MS,
+        );
+        let max_client_connections = positive(
+            "max_client_connections",
+            self.max_client_connections,
+            DEFAULT_MAX_CLIENT_CONNECTIONS,
+        );
+        match (listen, openai, anthropic, gemini, repair, chatgpt) {
+            (
+                Some(listen),
+                Some(openai),
+                Some(anthropic),
+                Some(gemini),
+                Some(repair),
+                Some(chatgpt),
+            ) if problems.is_empty() => Ok(Config {
+                listen,
+                database,
+                jsonl: self.jsonl,
+                upstreams: Upstreams {
+                    openai,
+                    anthropic,
+                    gemini,
+                    chatgpt,
+                },
+                repair,
+                connect_timeout: Duration::from_millis(connect_timeout_ms),
+                first_byte_timeout: (first_byte > 0).then(|| Duration::from_millis(first_byte)),
+                admin_token,
+                detector_extra_patterns: detector.extra_patterns,
+                detector_disable: detector.disable,
+                shutdown_grace: Duration::from_millis(
+                    self.shutdown_grace_ms.unwrap_or(DEFAULT_SHUTDOWN_GRACE_MS),
+                ),
+                max_request_bytes: usize::try_from(max_request_bytes).unwrap_or(usize::MAX),
+                response_parse_limit: usize::try_from(response_parse_limit).unwrap_or(usize::MAX),
+                workers,
+                upstream_roots,
+                ws_max_message_bytes: usize::try_from(ws_max_message_bytes).unwrap_or(usize::MAX),
+                record_drain: Duration::from_millis(
+                    self.record_drain_ms.unwrap_or(DEFAULT_RECORD_DRAIN_MS),
+                ),
+                client_head_timeout: Duration::from_millis(client_head_timeout_ms),
+                client_body_timeout: Duration::from_millis(client_body_timeout_ms),
+                max_client_connections: usize::try_from(max_client_connections)
+                    .unwrap_or(usize::MAX),
+                alerts,
+                otlp,
+                memory,
+                cloud,
+            }),
+            _ => Err(ConfigError::new(
+                ConfigErrorKind::InvalidValue,
+                problems.join("; "),
+            )),
+        }
+    }
+}
+
+/// The certificates of a PEM file (at least one).
+fn read_roots(path: &Path) -> Result<Vec<rustls::pki_types::CertificateDer<'static>>, String> {
+    use rustls::pki_types::{CertificateDer, pem::PemObject};
+    let pem = std::fs::read(path).map_err(|e| e.to_string())?;
+    let roots = CertificateDer::pem_slice_iter(&pem)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("not a PEM certificate file ({e})"))?;
+    if roots.is_empty() {
+        return Err("no certificate in the file".into());
+    }
+    Ok(roots)
+}
+
+fn parse_listen(value: &str) -> Result<SocketAddr, String> {
+    let value = value.trim();
+    if let Ok(port) = value.parse::<u16>() {
+        return Ok(SocketAddr::from(([127, 0, 0, 1], port)));
+    }
+    let value = value
+        .strip_prefix("localhost:")
+        .map_or_else(|| value.to_string(), |port| format!("127.0.0.1:{port}"));
+    value.parse().map_err(|_| {
+        format!("listen {value:?}: expected host:port such as 127.0.0.1:8080 or [::1]:8080")
+    })
+}

@@ -1,0 +1,127 @@
+//! Named telemetry: each thing the gateway counts is a typed event here,
+//! emitted with [`Metrics::emit`](super::Metrics::emit). The metric names
+//! and label values live in this module and [`super`]; call sites name the
+//! event and its typed fields, never a string label.
+//!
+//! ```
+//! use toolwarden_gateway::metrics::{Metrics, events::{UnparsedReason, UnparsedResponse}};
+//!
+//! let metrics = Metrics::new();
+//! metrics.emit(UnparsedResponse { reason: UnparsedReason::TooLarge });
+//! assert!(metrics.render(Default::default())
+//!     .contains("toolwarden_unparsed_responses_total{reason=\"too_large\"} 1"));
+//! ```
+
+use std::time::Duration;
+
+use toolwarden_wire::{DefectKind, Dialect};
+
+use super::Metrics;
+use crate::routes::Provider;
+
+/// Something counted: it knows which series it moves.
+pub trait Event {
+    /// Count this event in `metrics`.
+    fn record(&self, metrics: &Metrics);
+}
+
+/// Why a response body was not parsed for tool calls (the `reason` label
+/// of `toolwarden_unparsed_responses_total`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum UnparsedReason {
+    /// In a content coding the gateway does not read.
+    Compressed,
+    /// Larger than `response_parse_limit` (or decoded larger).
+    TooLarge,
+    /// Not the dialect's shape, or corrupt in its coding.
+    Invalid,
+    /// The parser failed (caught).
+    ParserError,
+    /// A binary event-stream frame that could not be read.
+    MalformedFrame,
+}
+
+/// A response body not parsed; it passed through unchanged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UnparsedResponse {
+    /// Why.
+    pub reason: UnparsedReason,
+}
+
+/// A dialect-route request body that could not be parsed (forwarded unchanged).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UnparsedRequest {
+    /// Whose route it came on.
+    pub provider: Provider,
+}
+
+/// One repair change applied to a forwarded body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RepairApplied {
+    /// The body's dialect.
+    pub dialect: Dialect,
+    /// The defect repaired.
+    pub defect: DefectKind,
+}
+
+/// A proxied request finished (or failed): its status and timings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UpstreamFinished {
+    /// Where it went.
+    pub provider: Provider,
+    /// The status the client got (the gateway's own 502/504 included).
+    pub status: u16,
+    /// Request sent → response finished.
+    pub latency: Duration,
+    /// The gateway's own processing time on the request path.
+    pub overhead: Duration,
+}
+
+// === impl UnparsedReason ===
+
+impl UnparsedReason {
+    /// The label value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UnparsedReason::Compressed => "compressed",
+            UnparsedReason::TooLarge => "too_large",
+            UnparsedReason::Invalid => "invalid",
+            UnparsedReason::ParserError => "parser_error",
+            UnparsedReason::MalformedFrame => "malformed_frame",
+        }
+    }
+}
+
+// === impl Event ===
+
+impl Event for UnparsedResponse {
+    fn record(&self, metrics: &Metrics) {
+        metrics.unparsed_responses.inc(&[self.reason.as_str()]);
+    }
+}
+
+impl Event for UnparsedRequest {
+    fn record(&self, metrics: &Metrics) {
+        metrics.unparsed_requests.inc(&[self.provider.as_str()]);
+    }
+}
+
+impl Event for RepairApplied {
+    fn record(&self, metrics: &Metrics) {
+        metrics
+            .repairs
+            .inc(&[self.dialect.as_str(), self.defect.as_str()]);
+    }
+}
+
+impl Event for UpstreamFinished {
+    fn record(&self, metrics: &Metrics) {
+        let status = self.status.to_string();
+        metrics
+            .upstream_requests
+            .inc(&[self.provider.as_str(), &status]);
+        metrics.upstream_latency[self.provider.index()].observe(self.latency);
+        metrics.overhead.observe(self.overhead);
+    }
+}

@@ -1,0 +1,80 @@
+//! The state every part of the gateway reads: [`Shared`] (per request, on
+//! both HTTP paths and WebSocket turns) and [`AdminState`] (the admin API,
+//! the dashboard, alerts). It names the types it holds and nothing that
+//! uses it, so handlers depend on it and not on the server or on `admin`.
+
+use std::{fmt, net::SocketAddr, sync::Arc, time::Instant};
+
+use http::{HeaderValue, Response, StatusCode, header};
+
+use crate::{Config, body::GatewayBody, observe::Sinks, recorder::Store};
+
+/// The client's address, put in each request's extensions by the server.
+#[derive(Debug, Clone, Copy)]
+pub struct PeerAddr(pub SocketAddr);
+
+/// What admin handlers can reach.
+#[derive(Debug, Clone)]
+pub struct AdminState {
+    /// The store, when a database is configured.
+    pub store: Option<Store>,
+    /// Recorder and metrics.
+    pub sinks: Arc<Sinks>,
+    /// The gateway is bound to a loopback address.
+    pub loopback_only: bool,
+    /// The bearer token required otherwise.
+    pub admin_token: Option<String>,
+}
+
+/// State shared by every request.
+pub struct Shared {
+    /// The validated config.
+    pub config: Config,
+    /// Recorder, metrics, names, detector.
+    pub sinks: Arc<Sinks>,
+    /// The store, when a database is configured.
+    pub store: Option<Store>,
+    pub(crate) admin: axum::Router,
+    /// The runtime that started the gateway: the store and `/api/*` live there.
+    pub(crate) control: tokio::runtime::Handle,
+    pub(crate) started: Instant,
+    /// Client connections open, capped by `max_client_connections`.
+    pub(crate) connections: Arc<crate::limits::ConnectionSlots>,
+}
+
+// === impl Shared ===
+
+impl Shared {
+    /// `GET /healthz`.
+    pub(crate) fn healthz(&self) -> Response<GatewayBody> {
+        let c = self.sinks.recorder.counters();
+        let body = serde_json::json!({
+            "ok": true,
+            "version": env!("CARGO_PKG_VERSION"),
+            "uptime_s": self.started.elapsed().as_secs(),
+            "workers": self.config.workers,
+            "database": self.store.as_ref().map(|s| s.backend()),
+            "recorder": {
+                "events_written": c.events_written,
+                "events_dropped": c.events_dropped,
+                "write_errors": c.write_errors,
+                "backlog": c.backlog,
+            },
+        });
+        let mut response = Response::new(GatewayBody::full(body.to_string()));
+        *response.status_mut() = StatusCode::OK;
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        response
+    }
+}
+
+impl fmt::Debug for Shared {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Shared")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
