@@ -9,7 +9,8 @@ use super::{CmdError, Outcome};
 use crate::config;
 
 /// Flags of `serve`; each overrides `TOOLWARDEN_*` and `toolwarden.toml`.
-/// One flag per setting of [`SETTINGS`] (its key with dashes), plus
+/// One flag per setting of [`SETTINGS`] (its key with dashes) but those
+/// that may carry credentials (`Setting::has_flag`), plus
 /// `--config` and the alerts' flags.
 #[derive(Debug)]
 pub struct ServeArgs {
@@ -38,20 +39,25 @@ impl Args for ServeArgs {
                 .value_parser(clap::value_parser!(PathBuf))
                 .help("A TOML config file (default: ./toolwarden.toml when it exists)"),
         );
-        let cmd = SETTINGS.iter().fold(cmd, |cmd, setting| {
-            let help = match setting.default {
-                "" => setting.doc.to_string(),
-                default => format!("{} [default: {default}]", setting.doc),
-            };
-            let check = *setting;
-            cmd.arg(
-                Arg::new(setting.key)
-                    .long(setting.flag())
-                    .value_name(setting.key.to_ascii_uppercase())
-                    .help(help)
-                    .value_parser(move |text: &str| check.check(text).map(|()| text.to_string())),
-            )
-        });
+        let cmd = SETTINGS
+            .iter()
+            .filter(|s| s.has_flag())
+            .fold(cmd, |cmd, setting| {
+                let help = match setting.default {
+                    "" => setting.doc.to_string(),
+                    default => format!("{} [default: {default}]", setting.doc),
+                };
+                let check = *setting;
+                cmd.arg(
+                    Arg::new(setting.key)
+                        .long(setting.flag())
+                        .value_name(setting.key.to_ascii_uppercase())
+                        .help(help)
+                        .value_parser(move |text: &str| {
+                            check.check(text).map(|()| text.to_string())
+                        }),
+                )
+            });
         super::alerts::AlertFlags::augment_args(cmd)
     }
 
@@ -62,11 +68,14 @@ impl Args for ServeArgs {
 
 impl FromArgMatches for ServeArgs {
     fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
-        let given = SETTINGS.iter().filter_map(|setting| {
-            matches
-                .get_one::<String>(setting.key)
-                .map(|value| (setting.key, value.as_str()))
-        });
+        let given = SETTINGS
+            .iter()
+            .filter(|s| s.has_flag())
+            .filter_map(|setting| {
+                matches
+                    .get_one::<String>(setting.key)
+                    .map(|value| (setting.key, value.as_str()))
+            });
         Ok(ServeArgs {
             config: matches.get_one::<PathBuf>("config").cloned(),
             settings: RawConfig::from_flags(given),

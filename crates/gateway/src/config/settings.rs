@@ -170,6 +170,9 @@ settings! {
     bedrock_region: String = "AWS_REGION";
 }
 
+/// Settings that may hold credentials: TOML or environment only.
+const SECRET_KEYS: &[&str] = &["otlp_headers"];
+
 // === impl Setting ===
 
 impl Setting {
@@ -181,6 +184,12 @@ impl Setting {
     /// The `serve` flag's long name, without the dashes in front.
     pub fn flag(&self) -> String {
         self.key.replace('_', "-")
+    }
+
+    /// Whether `serve` takes this setting as a flag. Settings that can carry
+    /// credentials have none: a flag's value shows in every process list.
+    pub fn has_flag(&self) -> bool {
+        !SECRET_KEYS.contains(&self.key)
     }
 
     /// Check `text` the way the environment and flags are read.
@@ -202,9 +211,13 @@ impl Setting {
             } else {
                 format!("`{}`", s.default)
             };
+            let flag = if s.has_flag() {
+                format!("`--{}`", s.flag())
+            } else {
+                "(no flag: may carry credentials)".to_string()
+            };
             out.push_str(&format!(
-                "| `--{}` / `{}` / `{}` | {default} | {} |\n",
-                s.flag(),
+                "| {flag} / `{}` / `{}` | {default} | {} |\n",
                 s.key,
                 s.env_var(),
                 s.doc.replace('|', "\\|"),
