@@ -84,7 +84,9 @@ impl Turns {
 
     /// Read a client text message.
     pub fn client_message(&self, payload: Bytes) -> Outgoing {
-        match event_type(&payload) {
+        // The one-pass scan first (a serializer that sorts keys puts
+        // `type` last, past the whole body); what it cannot read, as before.
+        match read_event(&payload).or_else(|| event_type(&payload)) {
             // The HTTP path's parse reads (and counts) a bad body.
             Some(kind) if kind == "response.create" => {}
             Some(_) if is_json(&payload) => return Outgoing::Pass(payload),
