@@ -84,7 +84,19 @@ impl GatewayChild {
     }
 
     fn spawn_with(exe: &Path, args: &[&str]) -> Result<GatewayChild, String> {
-        let mut child = Command::new(exe)
+        // `TOOLWARDEN_BENCH_WRAP="valgrind --tool=callgrind …"`: the child
+        // runs under that command (a profile of the gateway alone).
+        let wrap = std::env::var("TOOLWARDEN_BENCH_WRAP").unwrap_or_default();
+        let mut wrap = wrap.split_whitespace();
+        let mut command = match wrap.next() {
+            Some(program) => {
+                let mut c = Command::new(program);
+                c.args(wrap).arg(exe);
+                c
+            }
+            None => Command::new(exe),
+        };
+        let mut child = command
             .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -19,6 +19,9 @@
 //! ```text
 //! cargo build --release -p toolwarden-bench
 //! target/release/ws-bench [--turns 2000] [--idle 1000] [--runs 3]
+//! # a profile of one path through the gateway:
+//! TOOLWARDEN_BENCH_WRAP="valgrind --tool=callgrind --callgrind-out-file=cg.out" \
+//!   target/release/ws-bench --only ws --turns 2000
 //! ```
 
 #![forbid(unsafe_code)]
@@ -231,11 +234,11 @@ async fn cpu_run(c: &mut Clients, gw: &GatewayChild, blocks: usize, block: usize
         } else {
             Path::WsGateway
         };
-        let before = gw.cpu_secs();
+        let before = gw.cpu_secs_fine();
         for _ in 0..block {
             c.turn(path).await;
         }
-        let used = gw.cpu_secs() - before;
+        let used = gw.cpu_secs_fine() - before;
         if b % 2 == 0 {
             http += used;
         } else {
@@ -246,7 +249,32 @@ async fn cpu_run(c: &mut Clients, gw: &GatewayChild, blocks: usize, block: usize
     (http * 1e6 / turns, ws * 1e6 / turns)
 }
 
-async fn run(turns: usize, idle: usize, runs: usize) -> Result<(), String> {
+/// `--only http|ws`: only `turns` turns through the gateway on that path
+/// (after 100 to warm up), for a profile of the gateway child (see
+/// `TOOLWARDEN_BENCH_WRAP` in `child.rs`); prints the gateway's CPU per turn.
+async fn only(c: &mut Clients, gw: &GatewayChild, path: Path, turns: usize) {
+    for _ in 0..100 {
+        c.turn(path).await;
+    }
+    let before = gw.cpu_secs_fine();
+    let mut times = Vec::with_capacity(turns);
+    for _ in 0..turns {
+        times.push(c.turn(path).await);
+    }
+    let used = gw.cpu_secs_fine() - before;
+    println!(
+        "{turns} turns: p50 {:.3} ms, gateway CPU {:.1} µs/turn",
+        ms(median(&mut times)),
+        used * 1e6 / turns as f64
+    );
+}
+
+async fn run(
+    turns: usize,
+    idle: usize,
+    runs: usize,
+    only_path: Option<Path>,
+) -> Result<(), String> {
     let mock = MockProvider::start(MockOptions {
         record: false,
         ..MockOptions::default()
@@ -277,6 +305,12 @@ async fn run(turns: usize, idle: usize, runs: usize) -> Result<(), String> {
         ws_turn(&mut ws, &ws_message).await
     };
     let mut c = Clients::open(direct, through, http_body.clone(), ws_message.clone()).await;
+    if let Some(path) = only_path {
+        only(&mut c, &gw, path, turns).await;
+        drop(c);
+        gw.stop();
+        return Ok(());
+    }
     for _ in 0..50 {
         for path in PATHS {
             c.turn(path).await;
@@ -378,15 +412,19 @@ fn main() -> ExitCode {
     let mut turns = 2000;
     let mut idle = 1000;
     let mut runs = 3;
+    let mut only_path = None;
     let mut it = args.iter();
     while let Some(flag) = it.next() {
-        let value = it.next().and_then(|v| v.parse::<usize>().ok());
-        match (flag.as_str(), value) {
-            ("--turns", Some(n)) => turns = n.max(10),
-            ("--idle", Some(n)) => idle = n,
-            ("--runs", Some(n)) => runs = n.max(1),
+        let raw = it.next();
+        let value = raw.and_then(|v| v.parse::<usize>().ok());
+        match (flag.as_str(), value, raw.map(String::as_str)) {
+            ("--turns", Some(n), _) => turns = n.max(10),
+            ("--idle", Some(n), _) => idle = n,
+            ("--runs", Some(n), _) => runs = n.max(1),
+            ("--only", _, Some("http")) => only_path = Some(Path::HttpGateway),
+            ("--only", _, Some("ws")) => only_path = Some(Path::WsGateway),
             _ => {
-                eprintln!("usage: ws-bench [--turns N] [--idle N] [--runs N]");
+                eprintln!("usage: ws-bench [--turns N] [--idle N] [--runs N] [--only http|ws]");
                 return ExitCode::from(2);
             }
         }
@@ -401,7 +439,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(turns, idle, runs)) {
+    match runtime.block_on(run(turns, idle, runs, only_path)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("ws-bench: {e}");

@@ -24,7 +24,7 @@
 //!    Responses stream parser as SSE until `response.completed` /
 //!    `.failed` / `.incomplete` / `error`. A message it cannot read is
 //!    relayed unread and counted (`toolwarden_unparsed_requests_total`; an
-//!    upstream message that is not JSON, `toolwarden_unparsed_responses_total`).
+//!    upstream message that is not a whole JSON object, `toolwarden_unparsed_responses_total`).
 //!
 //! Faults: an oversize message (`ws_max_message_bytes`) closes its sender
 //! with 1009 and the other side with 1009; bad frames or deflate data get
@@ -111,12 +111,20 @@ fn offers_deflate(headers: &HeaderMap) -> bool {
         })
 }
 
+/// Bytes each socket's read buffer starts with (and returns to after a
+/// larger message, which it grows for): a few events per read.
+const READ_BUFFER: usize = 4 * 1024;
+
 /// The socket settings both sides use: message limit, deflate when offered.
+/// The write buffer starts empty: an idle socket holds none, a busy one
+/// keeps what its messages needed.
 fn options(shared: &Shared, deflate: bool) -> yawc::Options {
     let limit = shared.config.ws_max_message_bytes;
     let options = yawc::Options::default()
         .with_max_payload_read(limit)
         .with_max_read_buffer(limit)
+        .with_read_buffer_capacity(READ_BUFFER)
+        .with_write_buffer_capacity(0)
         .with_no_delay();
     if deflate {
         options.with_compression_level(yawc::CompressionLevel::fast())

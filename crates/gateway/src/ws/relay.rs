@@ -5,6 +5,7 @@
 
 use std::{task::Poll, time::Duration};
 
+use bytes::Bytes;
 use futures_util::SinkExt;
 use tokio::io::{AsyncRead, AsyncWrite};
 use yawc::{Frame, OpCode, WebSocket, WebSocketError, close::CloseCode};
@@ -52,19 +53,36 @@ pub async fn run<C, U>(
     mut client: WebSocket<C>,
     mut upstream: WebSocket<U>,
     mut turns: Turns,
-    mut stopping: Stopping,
+    stopping: Stopping,
 ) where
     C: AsyncRead + AsyncWrite + Unpin,
     U: AsyncRead + AsyncWrite + Unpin,
 {
     let mut draining = false;
+    // The upstream messages of one batch, read for the records once they
+    // are on their way to the client.
+    let mut relayed = Vec::new();
+    // Made once: a new wait per message would register with the flags'
+    // waiter lists each time.
+    let (mut shutdown_flag, mut force_flag) = (stopping.shutdown.clone(), stopping.force.clone());
+    let shutdown = raised(&mut shutdown_flag);
+    let force = raised(&mut force_flag);
+    tokio::pin!(shutdown, force);
     let end = loop {
         if draining && turns.idle() {
             break End::Stopping;
         }
         tokio::select! {
-            _ = raised(&mut stopping.shutdown), if !draining => draining = true,
-            _ = raised(&mut stopping.force), if draining => break End::Stopping,
+            biased;
+            () = &mut force, if draining => break End::Stopping,
+            () = &mut shutdown, if !draining => draining = true,
+            frame = upstream.next_frame() => {
+                if let Some(end) =
+                    from_upstream(frame, &mut upstream, &mut client, &mut turns, &mut relayed).await
+                {
+                    break end;
+                }
+            }
             frame = client.next_frame() => match frame {
                 Ok(frame) => {
                     if let Some(end) = from_client(frame, &mut upstream, &mut turns).await {
@@ -73,11 +91,6 @@ pub async fn run<C, U>(
                 }
                 Err(e) => break End::Broke(Side::Client, e),
             },
-            frame = upstream.next_frame() => {
-                if let Some(end) = from_upstream(frame, &mut upstream, &mut client, &mut turns).await {
-                    break end;
-                }
-            }
         }
     };
     tracing::debug!(?end, "websocket ended");
@@ -177,31 +190,28 @@ where
 }
 
 /// Upstream frames: the one read, then those the socket has already
-/// read in (at most [`BATCH`]), each written to the client (one flush for
-/// them all) and then read for the records; a close is passed on and ends
-/// the loop.
+/// read in (at most [`BATCH`]), each written to the client, one flush for
+/// them all, and only then read for the records (in order); a close is
+/// passed on and ends the loop.
 async fn from_upstream<C, U>(
     first: Result<Frame, WebSocketError>,
     upstream: &mut WebSocket<U>,
     client: &mut WebSocket<C>,
     turns: &mut Turns,
+    relayed: &mut Vec<Bytes>,
 ) -> Option<End>
 where
     C: AsyncRead + AsyncWrite + Unpin,
     U: AsyncRead + AsyncWrite + Unpin,
 {
     let mut frame = first;
-    let mut left = BATCH;
-    loop {
-        let end = match frame {
-            Ok(frame) => upstream_frame(frame, client, turns).await,
+    let mut end = None;
+    for _ in 0..BATCH {
+        end = match frame {
+            Ok(frame) => upstream_frame(frame, client, relayed).await,
             Err(e) => Some(End::Broke(Side::Upstream, e)),
         };
         if end.is_some() {
-            return end;
-        }
-        left -= 1;
-        if left == 0 {
             break;
         }
         // A frame already read in is taken now; none: flush and wait.
@@ -210,18 +220,25 @@ where
             Poll::Pending => break,
         }
     }
-    client
-        .flush()
-        .await
-        .err()
-        .map(|e| End::Broke(Side::Client, e))
+    if end.is_none() {
+        end = client
+            .flush()
+            .await
+            .err()
+            .map(|e| End::Broke(Side::Client, e));
+    }
+    for payload in relayed.drain(..) {
+        turns.event(&payload);
+    }
+    end
 }
 
-/// One upstream frame, written (not flushed) to the client, then read.
+/// One upstream frame, written (not flushed) to the client; a text
+/// message's payload is kept in `relayed` for the records.
 async fn upstream_frame<C>(
     frame: Frame,
     client: &mut WebSocket<C>,
-    turns: &mut Turns,
+    relayed: &mut Vec<Bytes>,
 ) -> Option<End>
 where
     C: AsyncRead + AsyncWrite + Unpin,
@@ -230,7 +247,9 @@ where
         OpCode::Text => {
             let payload = frame.into_payload();
             let end = feed(client, Frame::text(payload.clone())).await;
-            turns.event(&payload);
+            if end.is_none() {
+                relayed.push(payload);
+            }
             end
         }
         OpCode::Binary => feed(client, Frame::binary(frame.into_payload())).await,

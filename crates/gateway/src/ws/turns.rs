@@ -84,7 +84,9 @@ impl Turns {
 
     /// Read a client text message.
     pub fn client_message(&self, payload: Bytes) -> Outgoing {
-        match event_type(&payload) {
+        // The one-pass scan first (a serializer that sorts keys puts
+        // `type` last, past the whole body); what it cannot read, as before.
+        match read_event(&payload).or_else(|| event_type(&payload)) {
             // The HTTP path's parse reads (and counts) a bad body.
             Some(kind) if kind == "response.create" => {}
             Some(_) if is_json(&payload) => return Outgoing::Pass(payload),
@@ -140,14 +142,14 @@ impl Turns {
 
     /// An upstream text message: an event of the oldest open turn.
     pub fn event(&mut self, payload: &[u8]) {
-        let kind = event_type(payload).filter(|_| is_json(payload));
+        let kind = read_event(payload);
         if kind.is_none() {
             self.shared.sinks.metrics.unparsed_response("invalid");
         }
         let Some(turn) = self.pending.front_mut() else {
             return;
         };
-        as_sse(payload, &mut self.sse);
+        as_sse(kind.as_deref(), payload, &mut self.sse);
         turn.feed(&self.sse);
         if kind.is_some_and(|k| LAST_EVENTS.contains(&k.as_ref())) {
             if let Some(mut turn) = self.pending.pop_front() {
@@ -183,18 +185,108 @@ impl std::fmt::Debug for Turns {
     }
 }
 
-/// One message as the SSE event `data:` lines the stream parser reads (a
-/// message with line breaks between its JSON tokens gets one `data:` per
-/// line, which SSE joins back), written to `out` so that the parser is fed
-/// once per event.
-fn as_sse(payload: &[u8], out: &mut Vec<u8>) {
+/// One message as the SSE event the stream parser reads: its `type` as the
+/// `event:` line (as the HTTP stream names each event, so the parser need
+/// not look for it again), and `data:` lines (a message with line breaks
+/// between its JSON tokens gets one `data:` per line, which SSE joins
+/// back), written to `out` so that the parser is fed once per event.
+fn as_sse(kind: Option<&str>, payload: &[u8], out: &mut Vec<u8>) {
     out.clear();
+    if let Some(kind) = kind.filter(|k| !k.contains(['\n', '\r'])) {
+        out.extend_from_slice(b"event: ");
+        out.extend_from_slice(kind.as_bytes());
+        out.push(b'\n');
+    }
+    if memchr::memchr(b'\n', payload).is_none() {
+        out.extend_from_slice(b"data: ");
+        out.extend_from_slice(payload.strip_suffix(b"\r").unwrap_or(payload));
+        out.extend_from_slice(b"\n\n");
+        return;
+    }
     for line in payload.split(|&b| b == b'\n') {
         out.extend_from_slice(b"data: ");
         out.extend_from_slice(line.strip_suffix(b"\r").unwrap_or(line));
         out.push(b'\n');
     }
     out.push(b'\n');
+}
+
+/// An upstream message's top-level `type`, if the message is one whole
+/// JSON object: one pass that counts braces outside strings (escapes
+/// skipped) and takes the string value of the key `type` at depth 1. A
+/// message cut short, trailing bytes or text that is not an object give
+/// `None`. Not a full validation (each event would be parsed twice: the
+/// stream parser reads the events it needs in full); a balanced object with
+/// a bad token inside passes and is skipped by the parser, as on the HTTP
+/// path. Wherever `type` stands (serializers that sort keys put it last).
+fn read_event(payload: &[u8]) -> Option<std::borrow::Cow<'_, str>> {
+    let p = payload.trim_ascii();
+    if p.first() != Some(&b'{') || p.last() != Some(&b'}') {
+        return None;
+    }
+    let mut kind = None;
+    let mut escaped_kind = false;
+    let mut depth = 0usize;
+    let mut i = 0;
+    while let Some(at) = memchr::memchr3(b'"', b'{', b'}', &p[i..]) {
+        let at = i + at;
+        match p[at] {
+            b'{' => depth += 1,
+            b'}' => {
+                depth -= 1;
+                if depth == 0 {
+                    if at != p.len() - 1 {
+                        return None;
+                    }
+                    return match kind {
+                        Some(k) => std::str::from_utf8(k).ok().map(std::borrow::Cow::Borrowed),
+                        // `type` has escapes: read it properly.
+                        None if escaped_kind => serde_json::from_slice::<Envelope<'_>>(p)
+                            .ok()
+                            .map(|e| e.kind),
+                        None => None,
+                    };
+                }
+            }
+            _ => {
+                let end = string_end(p, at + 1)?;
+                if depth == 1 && &p[at + 1..end] == b"type" {
+                    let rest = &p[end + 1..];
+                    let after_colon = rest.trim_ascii_start().strip_prefix(b":");
+                    if let Some(value) = after_colon.map(<[u8]>::trim_ascii_start)
+                        && let Some(value) = value.strip_prefix(b"\"")
+                    {
+                        let start = p.len() - value.len();
+                        let value_end = string_end(p, start)?;
+                        let text = &p[start..value_end];
+                        if text.contains(&b'\\') {
+                            escaped_kind = true;
+                        } else {
+                            kind = Some(text);
+                        }
+                        i = value_end + 1;
+                        continue;
+                    }
+                }
+                i = end + 1;
+                continue;
+            }
+        }
+        i = at + 1;
+    }
+    None
+}
+
+/// Where the string whose contents start at `from` ends (its closing
+/// quote), escapes skipped; `None` if it does not.
+fn string_end(p: &[u8], mut from: usize) -> Option<usize> {
+    loop {
+        let k = memchr::memchr2(b'"', b'\\', p.get(from..)?)?;
+        if p[from + k] == b'"' {
+            return Some(from + k);
+        }
+        from += k + 2;
+    }
 }
 
 /// Whether the whole message is JSON (a message cut short has a readable
@@ -222,14 +314,36 @@ fn event_type(payload: &[u8]) -> Option<std::borrow::Cow<'_, str>> {
 
 #[cfg(test)]
 mod tests {
-    use super::{as_sse, event_type};
+    use super::{as_sse, event_type, read_event};
+
+    #[test]
+    fn reads_the_type_of_a_whole_object_only() {
+        let kind = |m: &[u8]| read_event(m).map(|k| k.into_owned());
+        assert_eq!(
+            kind(br#"{"a":{"type":"inner","b":"}\"{"},"c":[1,{}],"type":"x"}"#).as_deref(),
+            Some("x")
+        );
+        assert_eq!(kind(b" {\"type\" : \"x\"}\n").as_deref(), Some("x"));
+        assert_eq!(kind(br#"{"type":"a\u0062"}"#).as_deref(), Some("ab"));
+        assert_eq!(kind(br#"{"a":["type",{"type":"no"}]}"#), None);
+        assert_eq!(
+            kind(br#"{"type":"response.output_text.delta","delta":"x"#),
+            None
+        );
+        assert_eq!(kind(br#"{"type":"x","a":{"b":1}"#), None);
+        assert_eq!(kind(br#"{"type":"x"} {"b":1}"#), None);
+        assert_eq!(kind(br#"{"type":"x","a":"\"}"#), None);
+        assert_eq!(kind(b"not json"), None);
+        assert_eq!(kind(b"{\"a\":\"\\"), None);
+        assert_eq!(kind(b"}"), None);
+    }
 
     #[test]
     fn a_message_becomes_one_sse_event() {
         let mut out = Vec::new();
-        as_sse(b"{\"type\":\"x\"}", &mut out);
-        assert_eq!(out, b"data: {\"type\":\"x\"}\n\n");
-        as_sse(b"{\r\n\"type\":\"x\"\n}", &mut out);
+        as_sse(Some("x"), b"{\"type\":\"x\"}", &mut out);
+        assert_eq!(out, b"event: x\ndata: {\"type\":\"x\"}\n\n");
+        as_sse(None, b"{\r\n\"type\":\"x\"\n}", &mut out);
         assert_eq!(out, b"data: {\ndata: \"type\":\"x\"\ndata: }\n\n");
     }
 
