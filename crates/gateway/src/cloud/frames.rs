@@ -38,25 +38,23 @@ impl FrameAligner {
         if self.given_up {
             return data;
         }
-        self.held.extend_from_slice(&data);
-        let mut at = 0;
-        loop {
-            let left = &self.held[at..];
-            if left.len() < 4 {
-                break;
-            }
-            let total = u32::from_be_bytes([left[0], left[1], left[2], left[3]]) as usize;
-            if !(MIN_FRAME..=MAX_FRAME).contains(&total) {
-                // Not a frame: relay all, stop aligning.
+        if self.held.is_empty() {
+            // Nothing held: the whole frames go on without a copy.
+            let Some(at) = whole_frames(&data) else {
                 self.given_up = true;
-                return self.held.split().freeze();
-            }
-            if left.len() < total {
-                break;
-            }
-            at += total;
+                return data;
+            };
+            self.held.extend_from_slice(&data[at..]);
+            return data.slice(..at);
         }
-        self.held.split_to(at).freeze()
+        self.held.extend_from_slice(&data);
+        match whole_frames(&self.held) {
+            Some(at) => self.held.split_to(at).freeze(),
+            None => {
+                self.given_up = true;
+                self.held.split().freeze()
+            }
+        }
     }
 
     /// At the end of the stream: what is still held (an incomplete frame,
@@ -71,6 +69,23 @@ impl FrameAligner {
         self.held.clear();
         !self.given_up
     }
+}
+
+/// How many bytes at the start of `bytes` are whole frames; `None` at a
+/// length no event stream has (not a frame: relay all, stop aligning).
+fn whole_frames(bytes: &[u8]) -> Option<usize> {
+    let mut at = 0;
+    while let Some(prelude) = bytes.get(at..at + 4) {
+        let total = u32::from_be_bytes([prelude[0], prelude[1], prelude[2], prelude[3]]) as usize;
+        if !(MIN_FRAME..=MAX_FRAME).contains(&total) {
+            return None;
+        }
+        if bytes.len() - at < total {
+            break;
+        }
+        at += total;
+    }
+    Some(at)
 }
 
 #[cfg(test)]
