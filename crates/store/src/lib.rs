@@ -52,10 +52,12 @@
 
 mod alerts;
 mod bulk;
+mod deltas;
 mod error;
 mod event;
 mod jsonl;
 mod migrate;
+mod pool;
 mod recorder;
 mod since;
 mod stats;

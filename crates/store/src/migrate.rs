@@ -6,7 +6,7 @@
 
 use sqlx::Connection;
 
-use crate::store::Pool;
+use crate::pool::Pool;
 
 /// One migration: version, name, SQL for SQLite, SQL for PostgreSQL.
 struct Migration {

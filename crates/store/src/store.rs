@@ -5,10 +5,8 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
-use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
-};
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{Connection, Executor};
 
 use crate::error::{StoreError, StoreErrorKind};
@@ -50,11 +48,7 @@ struct Inner {
     url: String,
 }
 
-#[derive(Debug)]
-pub(crate) enum Pool {
-    Sqlite(SqlitePool),
-    Postgres(PgPool),
-}
+pub(crate) use crate::pool::Pool;
 
 /// A database URL, understood.
 #[derive(Debug, Clone, PartialEq)]

@@ -28,6 +28,7 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::bulk::Candidate;
+pub(crate) use crate::deltas::{SessionDeltas, int};
 use crate::event::{Event, RequestRecord, ToolResultRecord};
 
 /// What writing one event did.
@@ -103,23 +104,6 @@ pub(crate) const NAME_ANYWHERE: &str = "SELECT tool FROM \
     AND call_at_ms IS NOT NULL AND request_id IS NOT NULL LIMIT 64) AS recent \
     ORDER BY call_at_ms DESC LIMIT 1";
 
-/// Sessions touched by the new requests of a batch, folded per session.
-#[derive(Debug, Default)]
-pub(crate) struct SessionDeltas(std::collections::BTreeMap<String, SessionDelta>);
-
-#[derive(Debug)]
-pub(crate) struct SessionDelta {
-    pub source: String,
-    pub first_ms: i64,
-    pub last_ms: i64,
-    pub requests: i64,
-}
-
-/// Saturating conversion for sizes and counts.
-pub(crate) fn int(n: u64) -> i64 {
-    i64::try_from(n).unwrap_or(i64::MAX)
-}
-
 /// The call ids a batch touches, and its model turns
 /// ([`crate::turns::lock_keys`]), for the advisory locks.
 pub(crate) fn call_ids(events: &[Event]) -> Vec<String> {
@@ -150,34 +134,6 @@ pub(crate) fn call_ids(events: &[Event]) -> Vec<String> {
 pub(crate) fn exec_ms(rec: &ToolResultRecord, call_at_ms: Option<i64>) -> Option<f64> {
     rec.exec_ms
         .or_else(|| call_at_ms.map(|c| rec.at_ms.saturating_sub(c).max(0) as f64))
-}
-
-// === impl SessionDeltas ===
-
-impl SessionDeltas {
-    pub(crate) fn add(&mut self, r: &RequestRecord) {
-        let d = self
-            .0
-            .entry(r.session_id.clone())
-            .or_insert_with(|| SessionDelta {
-                source: r.session_source.clone(),
-                first_ms: r.at_ms,
-                last_ms: r.at_ms,
-                requests: 0,
-            });
-        d.first_ms = d.first_ms.min(r.at_ms);
-        d.last_ms = d.last_ms.max(r.at_ms);
-        d.requests += 1;
-    }
-
-    pub(crate) fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
-    /// In session-id order, so concurrent batches lock rows in one order.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = (&String, &SessionDelta)> {
-        self.0.iter()
-    }
 }
 
 /// Candidate rows grouped by (session id, call id).
