@@ -5,7 +5,7 @@ use std::path::Path;
 
 use toolwarden_gateway::RawConfig;
 
-use crate::cmd::CmdError;
+use crate::error::CmdError;
 
 /// The database used when none is configured anywhere.
 pub const DEFAULT_DATABASE: &str = "sqlite://toolwarden.db";

@@ -19,6 +19,7 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 mod cmd;
 mod config;
+mod error;
 mod input;
 
 use std::{path::PathBuf, process::ExitCode};

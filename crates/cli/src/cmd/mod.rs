@@ -21,15 +21,7 @@ pub enum Outcome {
     Findings,
 }
 
-/// An error that ends a command with exit 2 and a message on stderr.
-#[derive(Debug)]
-pub struct CmdError(pub String);
-
-impl<E: std::fmt::Display> From<E> for CmdError {
-    fn from(e: E) -> Self {
-        CmdError(e.to_string())
-    }
-}
+pub use crate::error::CmdError;
 
 impl Outcome {
     /// The process exit code.
