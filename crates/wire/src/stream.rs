@@ -13,13 +13,7 @@ use crate::{
     text::leading_type,
 };
 
-/// What each dialect's stream state implements: one call per SSE event.
-pub(crate) trait EventSink {
-    /// One complete SSE event: its `event:` name (may be empty) and data.
-    fn on_event(&mut self, event: &[u8], data: &[u8]);
-    /// The stream ended (or broke): what was seen.
-    fn finish(self) -> ResponseView;
-}
+pub(crate) use crate::event_sink::EventSink;
 
 #[derive(Debug)]
 enum State {

@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use serde::Serialize;
 use toolwarden_core::ToolCall;
 
-use crate::{Dialect, result::RawResult};
+use crate::raw_result::RawResult;
 
 /// Every tool call and tool result of one request body, in order.
 #[derive(Debug, Clone, Default)]
@@ -87,58 +87,4 @@ pub struct ResponseView {
     pub stop_reason: Option<String>,
     /// An error the provider reported in the body or stream, if any.
     pub error: Option<String>,
-}
-
-/// See [`Dialect::sniff`].
-pub(crate) fn sniff(body: &[u8]) -> Option<Dialect> {
-    #[derive(serde::Deserialize)]
-    struct Top<'a> {
-        #[serde(borrow, default)]
-        contents: Option<&'a serde_json::value::RawValue>,
-        #[serde(borrow, default)]
-        input: Option<&'a serde_json::value::RawValue>,
-        #[serde(borrow, default)]
-        messages: Option<&'a serde_json::value::RawValue>,
-        #[serde(borrow, default)]
-        system: Option<&'a serde_json::value::RawValue>,
-        #[serde(borrow, default)]
-        anthropic_version: Option<&'a serde_json::value::RawValue>,
-        #[serde(borrow, default, rename = "toolConfig")]
-        tool_config: Option<&'a serde_json::value::RawValue>,
-        #[serde(borrow, default, rename = "inferenceConfig")]
-        inference_config: Option<&'a serde_json::value::RawValue>,
-    }
-    let top: Top<'_> = serde_json::from_slice(body).ok()?;
-    if top.contents.is_some() {
-        return Some(Dialect::Gemini);
-    }
-    if top.input.is_some() && top.messages.is_none() {
-        return Some(Dialect::OpenAiResponses);
-    }
-    let messages = top.messages?.get();
-    let converse_blocks = ["\"toolUse\"", "\"toolResult\""]
-        .iter()
-        .any(|needle| memchr::memmem::find(messages.as_bytes(), needle.as_bytes()).is_some());
-    if converse_blocks || top.tool_config.is_some() || top.inference_config.is_some() {
-        return Some(Dialect::BedrockConverse);
-    }
-    let anthropic_blocks = ["\"tool_use\"", "\"tool_result\"", "\"thinking\""]
-        .iter()
-        .any(|needle| memchr::memmem::find(messages.as_bytes(), needle.as_bytes()).is_some());
-    let chat_markers = [
-        "\"tool_calls\"",
-        "\"tool_call_id\"",
-        "\"role\":\"system\"",
-        "\"role\": \"system\"",
-    ]
-    .iter()
-    .any(|needle| memchr::memmem::find(messages.as_bytes(), needle.as_bytes()).is_some());
-    if anthropic_blocks
-        || top.anthropic_version.is_some()
-        || (top.system.is_some() && !chat_markers)
-    {
-        Some(Dialect::Anthropic)
-    } else {
-        Some(Dialect::OpenAiChat)
-    }
 }

@@ -22,9 +22,9 @@ use super::{
 };
 use crate::{
     ResponseView, Usage,
+    event_sink::EventSink,
     seed::{AppendStr, Needle},
     splice::Str,
-    stream::EventSink,
     text::leading_type,
 };
 

@@ -47,7 +47,7 @@ use super::{
 };
 use crate::{
     CallView, RequestView, ResultView, WireError, WireErrorKind,
-    result::RawResult,
+    raw_result::RawResult,
     splice::{Str, utf8},
     text::{Fnv64, mcp_is_error},
 };

@@ -17,7 +17,7 @@ use serde::Deserialize;
 use toolwarden_core::ToolCall;
 
 use super::response::WireUsage;
-use crate::{ResponseView, seed::Needle, splice::opt_cow, stream::EventSink};
+use crate::{ResponseView, event_sink::EventSink, seed::Needle, splice::opt_cow};
 
 static TOOL_USE: Needle = Needle::new("\"toolUse\"");
 

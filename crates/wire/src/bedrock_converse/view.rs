@@ -24,7 +24,7 @@ use super::{
 };
 use crate::{
     CallView, RequestView, ResultView, WireError,
-    result::RawResult,
+    raw_result::RawResult,
     splice::{opt_cow, utf8},
     text::{Fnv64, Judge, mcp_is_error, push_part},
 };

@@ -17,7 +17,7 @@ use super::{
     scan,
     turns::synthetic_id,
 };
-use crate::{ResponseView, Usage, stream::EventSink};
+use crate::{ResponseView, Usage, event_sink::EventSink};
 
 #[derive(Deserialize)]
 pub(super) struct Chunk<'a> {

@@ -8,7 +8,7 @@ use super::{
     model::{Body, read_response},
     turns::{defects, turns},
 };
-use crate::{CallView, RequestView, ResultView, WireError, result::RawResult, splice::fnv1a};
+use crate::{CallView, RequestView, ResultView, WireError, raw_result::RawResult, splice::fnv1a};
 
 /// See [`crate::request_view`]; verdicts are decided by [`read_result`].
 pub(crate) fn request_view<'a>(bytes: &'a [u8]) -> Result<RequestView<'a>, WireError> {

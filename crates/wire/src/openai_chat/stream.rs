@@ -20,9 +20,9 @@ use toolwarden_core::ToolCall;
 use super::model::{ApiError, ChatUsage, FunctionIn, legacy_id};
 use crate::{
     ResponseView, Usage,
+    event_sink::EventSink,
     seed::{AppendStr, Needle},
     splice::Str,
-    stream::EventSink,
 };
 
 /// Stream state for OpenAI Chat Completions.

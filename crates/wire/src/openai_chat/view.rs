@@ -28,7 +28,7 @@ use super::{
 use crate::{
     CallView, RequestView, ResultView, WireError,
     content::FlatContent,
-    result::RawResult,
+    raw_result::RawResult,
     text::{Fnv64, Judge, flagless_verdict},
 };
 

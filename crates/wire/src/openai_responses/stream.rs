@@ -10,7 +10,7 @@ use serde::Deserialize;
 use toolwarden_core::ToolCall;
 
 use super::response::{CallItem, ResponseObject, type_of};
-use crate::{ResponseView, Usage, stream::EventSink};
+use crate::{ResponseView, Usage, event_sink::EventSink};
 
 /// Stream state for the Responses API.
 #[derive(Debug, Default)]

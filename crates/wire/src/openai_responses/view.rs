@@ -11,7 +11,7 @@ use super::{
     model::{Body, Input, Item, Role, Text},
     pairing::{OutputFate, Plan, Slot},
 };
-use crate::{CallView, RequestView, ResultView, WireError, result::RawResult, splice::fnv1a};
+use crate::{CallView, RequestView, ResultView, WireError, raw_result::RawResult, splice::fnv1a};
 
 /// A parsed body: its items and whether part of the history is on the
 /// provider's side.

@@ -1,0 +1,13 @@
+//! [`EventSink`]: what each dialect's stream state implements. A leaf: the
+//! dialect modules implement it, `stream` drives it, so neither needs the
+//! other for the trait.
+
+use crate::ResponseView;
+
+/// What each dialect's stream state implements: one call per SSE event.
+pub(crate) trait EventSink {
+    /// One complete SSE event: its `event:` name (may be empty) and data.
+    fn on_event(&mut self, event: &[u8], data: &[u8]);
+    /// The stream ended (or broke): what was seen.
+    fn finish(self) -> ResponseView;
+}

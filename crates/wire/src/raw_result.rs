@@ -1,0 +1,36 @@
+//! [`RawResult`]: a tool result as a dialect's view finds it, before it is
+//! read. A leaf: the dialect modules build it, `result` reads it (through
+//! the dialect modules), so neither needs the other for the type.
+
+/// What a result is read from: the content's raw JSON text (`None` when
+/// absent or `null`) and the dialect's flags beside it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RawResult<'a> {
+    /// Anthropic `tool_result` / `*_tool_result`: `content`, `is_error`,
+    /// and whether it is a server tool's result.
+    Anthropic {
+        content: Option<&'a str>,
+        is_error: Option<bool>,
+        server: bool,
+        /// Some result of the same conversation carries `is_error`.
+        client_uses_flag: bool,
+    },
+    /// Chat `tool` / `function` message: `content`.
+    Chat { content: Option<&'a str> },
+    /// Responses `*_call_output`: `output`, and a `status` of `incomplete`
+    /// or `failed`.
+    Responses {
+        output: Option<&'a str>,
+        failed_status: bool,
+    },
+    /// Gemini `functionResponse`: the `response` object.
+    Gemini { response: Option<&'a str> },
+    /// Bedrock Converse `toolResult`: `content` blocks, `status` read as
+    /// failed (`"error"`) or not.
+    Converse {
+        content: Option<&'a str>,
+        failed: Option<bool>,
+        /// Some result of the same conversation carries a `status`.
+        client_uses_flag: bool,
+    },
+}
