@@ -10,7 +10,15 @@ use std::{
 use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 
-use crate::proxy::tee::TeeBody;
+pub mod tee;
+
+use http::{HeaderValue, Response, header};
+
+use crate::{
+    errors::{ProxyError, error_body},
+    routes::Provider,
+};
+use tee::TeeBody;
 
 /// Boxed error for bodies.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -66,4 +74,16 @@ impl Body for GatewayBody {
             GatewayBody::Admin(body) => body.size_hint(),
         }
     }
+}
+
+/// The error as a complete response in `provider`'s envelope.
+pub fn error_response(provider: Provider, err: &ProxyError) -> Response<GatewayBody> {
+    let (status, body) = error_body(provider, err);
+    let mut response = Response::new(GatewayBody::full(body));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
 }

@@ -11,11 +11,11 @@
 use std::{error::Error as StdError, fmt, time::Duration};
 
 use bytes::Bytes;
-use http::{HeaderValue, Response, StatusCode, header};
+use http::StatusCode;
 
 use toolwarden_wire::Dialect;
 
-use crate::{body::GatewayBody, routes::Provider};
+use crate::routes::Provider;
 
 /// What went wrong proxying a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -223,18 +223,6 @@ fn chain_text(err: &(dyn StdError + 'static)) -> String {
 }
 
 // === the one mapping ===
-
-/// The error as a complete response in `provider`'s envelope.
-pub fn error_response(provider: Provider, err: &ProxyError) -> Response<GatewayBody> {
-    let (status, body) = error_body(provider, err);
-    let mut response = Response::new(GatewayBody::full(body));
-    *response.status_mut() = status;
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    response
-}
 
 /// The error's status and its JSON body in `provider`'s envelope
 /// (`content-type: application/json`).

@@ -68,7 +68,9 @@ pub use otel::OtlpConfig;
 pub use proxy::REPAIRED_HEADER;
 pub use recorder::Recorder;
 pub use routes::Provider;
-pub use server::{Gateway, GatewayError, GatewayErrorKind, RunningGateway, Shared};
+pub use server::{Gateway, RunningGateway};
+pub use startup::{GatewayError, GatewayErrorKind};
+pub use state::Shared;
 pub use upstream_url::Upstream;
 
 /// This crate's README, whose snippet is compiled (and run) as a doc test.

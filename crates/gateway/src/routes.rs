@@ -12,7 +12,7 @@
 //!   (also under `/v1/` and `/v1alpha/`) → Gemini, model from the path.
 //!
 //! Cloud routes (Azure OpenAI, Vertex AI, Bedrock; issue 18) are
-//! [`crate::cloud::routes`], tried first.
+//! [`cloud`], tried first.
 //!
 //! Gateway routes: `GET /healthz`, `GET /metrics`, and the admin router
 //! (`/api/*`, `/dashboard*`, `GET /`).
@@ -26,6 +26,8 @@
 //! 3. OpenAI otherwise.
 //!
 //! Pass-through requests are forwarded and counted but not parsed.
+
+pub mod cloud;
 
 use http::{HeaderMap, Method};
 use toolwarden_wire::Dialect;
@@ -77,7 +79,7 @@ pub struct ProxyRoute {
     pub chatgpt: bool,
     /// Azure, Vertex and Bedrock routes: the cloud target and the prefix
     /// stripped before forwarding.
-    pub cloud: Option<crate::cloud::CloudRoute>,
+    pub cloud: Option<cloud::CloudRoute>,
 }
 
 // === impl Provider ===
@@ -145,7 +147,7 @@ impl Route {
         if path.starts_with("/api/") || path == "/api" || path.starts_with("/dashboard") {
             return Route::Admin;
         }
-        if let Some(route) = crate::cloud::routes::classify(method, path) {
+        if let Some(route) = cloud::classify(method, path) {
             return Route::Proxy(route);
         }
         if *method == Method::POST

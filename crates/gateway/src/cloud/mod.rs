@@ -19,7 +19,7 @@ pub mod aws;
 pub mod fetch;
 pub mod frames;
 pub mod google;
-pub mod routes;
+pub use crate::routes::cloud as routes;
 
 use std::{borrow::Cow, sync::Arc};
 
@@ -28,8 +28,8 @@ pub use routes::{CloudRoute, CloudTarget};
 use crate::{
     Config,
     errors::{ProxyError, ProxyErrorKind},
-    proxy::upstream::HttpClient,
     routes::{Provider, ProxyRoute},
+    upstream::HttpClient,
     upstream_url::Upstream,
 };
 

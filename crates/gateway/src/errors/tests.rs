@@ -1,6 +1,9 @@
 use http_body_util::BodyExt;
 
+use http::Response;
+
 use super::*;
+use crate::body::{GatewayBody, error_response};
 
 async fn json_of(response: Response<GatewayBody>) -> (StatusCode, serde_json::Value) {
     let status = response.status();

@@ -19,7 +19,7 @@
 //!
 //! Failures map to the client's dialect's envelope in [`crate::errors`].
 
-pub mod tee;
+pub use crate::body::tee;
 
 pub use crate::pipeline::headers;
 pub use crate::pipeline::{Forwarded, REPAIRED_HEADER};
@@ -33,8 +33,8 @@ use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
 
 use crate::{
-    body::GatewayBody,
-    errors::{ProxyError, ProxyErrorKind, error_response},
+    body::{GatewayBody, error_response},
+    errors::{ProxyError, ProxyErrorKind},
     observe::{
         Observation, ResponseMeta, now_ms,
         session::{self},

@@ -52,12 +52,12 @@ use hyper::body::Incoming;
 
 use crate::{
     body::GatewayBody,
-    errors::error_response,
+    body::error_response,
     h1::pool::Pool,
     observe::{Observation, ResponseMeta, now_ms, session},
     proxy::{self, headers},
     routes::ProxyRoute,
-    server::Shared,
+    state::Shared,
 };
 
 /// What a relayed socket needs to know about the gateway stopping.

@@ -22,7 +22,7 @@ use crate::{
     observe::{Observation, ResponseMeta, now_ms, session::Session},
     proxy::{self, Outbound},
     routes::ProxyRoute,
-    server::Shared,
+    state::Shared,
 };
 
 /// Turns sent and not yet answered in full, per socket.

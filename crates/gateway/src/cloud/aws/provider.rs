@@ -29,7 +29,7 @@ use bytes::Bytes;
 use http::Method;
 use serde::Deserialize;
 
-use crate::{cloud::fetch, proxy::upstream::HttpClient};
+use crate::{cloud::fetch, upstream::HttpClient};
 
 /// How long after a failed fetch the next is tried.
 const RETRY_AFTER: Duration = Duration::from_secs(5);
@@ -390,8 +390,7 @@ mod tests {
         );
         let p = Refreshing::new(Refreshable::Process(command));
         let client =
-            crate::proxy::upstream::build_client(&crate::Config::for_tests("http://127.0.0.1:9"))
-                .unwrap();
+            crate::upstream::build_client(&crate::Config::for_tests("http://127.0.0.1:9")).unwrap();
         let c = p.current(&client).await.unwrap();
         assert_eq!(c.access_key_id(), "AKIDP");
         assert_eq!(c.session_token(), Some("t"));
