@@ -114,9 +114,9 @@ pub struct Config {
     pub ws_max_message_bytes: usize,
     // --- issue 19: alerts ---
     /// Alert rules and delivery.
-    pub alerts: crate::alerts::AlertsConfig,
+    pub alerts: alerts::AlertsConfig,
     /// OpenTelemetry export, when an endpoint is set.
-    pub otlp: Option<crate::otel::OtlpConfig>,
+    pub otlp: Option<otlp::OtlpConfig>,
     // --- issue 14: memory bounds ---
     /// Every cache and queue kept between requests, bounded.
     pub memory: MemoryBounds,
@@ -162,9 +162,9 @@ impl Config {
             chatgpt_upstream: Some(upstream.into()),
             shutdown_grace_ms: Some(2_000),
             // Tests that want alerts turn them on (issue 19).
-            alerts: Some(crate::alerts::RawAlerts {
+            alerts: Some(alerts::RawAlerts {
                 enabled: Some(false),
-                ..crate::alerts::RawAlerts::default()
+                ..alerts::RawAlerts::default()
             }),
             ..RawConfig::default()
         };
@@ -244,7 +244,9 @@ impl fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
+pub mod alerts;
 mod memory;
+pub mod otlp;
 mod read;
 mod settings;
 mod validate;

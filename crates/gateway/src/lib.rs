@@ -37,6 +37,7 @@ pub mod dashboard;
 mod env;
 pub mod errors;
 pub mod h1;
+pub mod http_client;
 pub mod limits;
 pub mod metrics;
 pub mod observe;

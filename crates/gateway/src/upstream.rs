@@ -4,9 +4,7 @@
 //! upstream TLS is set up, for this client and the fast path's
 //! ([`crate::h1::pool`]): ring, the webpki roots plus `upstream_ca`.
 
-use bytes::Bytes;
-use http_body_util::Full;
-use hyper_rustls::{HttpsConnector, HttpsConnectorBuilder};
+use hyper_rustls::HttpsConnectorBuilder;
 use hyper_util::{
     client::legacy::{Client, connect::HttpConnector},
     rt::{TokioExecutor, TokioTimer},
@@ -14,8 +12,7 @@ use hyper_util::{
 
 use crate::{Config, startup::GatewayError};
 
-/// The client every proxied request goes through.
-pub type HttpClient = Client<HttpsConnector<HttpConnector>, Full<Bytes>>;
+pub use crate::http_client::HttpClient;
 
 /// Build the pooled upstream client.
 pub fn build_client(config: &Config) -> Result<HttpClient, GatewayError> {

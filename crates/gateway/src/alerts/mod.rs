@@ -12,7 +12,7 @@
 //!
 //! Alerts need a database; without one the loop does not run.
 
-pub mod config;
+pub use crate::config::alerts as config;
 pub(crate) mod deliver;
 pub mod rules;
 pub(crate) mod state;

@@ -42,7 +42,7 @@ use aws_sigv4::{
 };
 use http::{HeaderValue, header};
 
-use crate::upstream::HttpClient;
+use crate::http_client::HttpClient;
 
 /// The SigV4 service name Bedrock Runtime signs with.
 pub const SERVICE: &str = "bedrock";

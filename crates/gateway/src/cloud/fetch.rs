@@ -9,7 +9,7 @@ use bytes::Bytes;
 use http::{Method, Request, StatusCode};
 use http_body_util::{BodyExt, Full, Limited};
 
-use crate::upstream::HttpClient;
+use crate::http_client::HttpClient;
 
 /// How long one credential exchange may take.
 pub const TIMEOUT: Duration = Duration::from_secs(10);

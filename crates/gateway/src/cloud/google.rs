@@ -35,7 +35,7 @@ use ring::{rand::SystemRandom, signature::RsaKeyPair};
 use serde::Deserialize;
 
 use super::{aws::AwsEnv, fetch};
-use crate::upstream::HttpClient;
+use crate::http_client::HttpClient;
 
 /// The OAuth scope asked for.
 pub const SCOPE: &str = "https://www.googleapis.com/auth/cloud-platform";

@@ -1,7 +1,10 @@
 //! Cloud endpoints (issue 18): Azure OpenAI, Google Vertex AI and AWS
-//! Bedrock Runtime, served by hyper's path ([`crate::proxy::handle`]).
+//! Bedrock Runtime, served by hyper's path ([`crate::proxy::handle`]). This
+//! module is what `config` needs of them (the settings, validated, with the
+//! credential providers) and depends on no request-time module; the
+//! proxy's side is [`crate::proxy::cloud`].
 //!
-//! - [`routes`]: which cloud path a request takes (each also accepted under
+//! - [`crate::routes::cloud`]: which cloud path a request takes (each also accepted under
 //!   a `/azure`, `/vertex` or `/bedrock` prefix, stripped before
 //!   forwarding), its dialect and the model named in the path;
 //! - [`CloudConfig`]: the three upstreams, validated once in
@@ -19,19 +22,10 @@ pub mod aws;
 pub mod fetch;
 pub mod frames;
 pub mod google;
-pub use crate::routes::cloud as routes;
 
-use std::{borrow::Cow, sync::Arc};
+use std::sync::Arc;
 
-pub use routes::{CloudRoute, CloudTarget};
-
-use crate::{
-    Config,
-    errors::{ProxyError, ProxyErrorKind},
-    routes::{Provider, ProxyRoute},
-    upstream::HttpClient,
-    upstream_url::Upstream,
-};
+use crate::upstream_url::Upstream;
 
 /// The cloud upstreams, validated.
 #[derive(Debug, Clone, Default)]
@@ -122,124 +116,6 @@ impl CloudConfig {
             google,
         }
     }
-
-    /// Where a cloud request goes, or the error naming the setting to give.
-    pub fn upstream(&self, target: &CloudTarget) -> Result<Cow<'_, Upstream>, ProxyError> {
-        let (found, flag, host) = match target {
-            CloudTarget::Azure => (self.azure.as_ref(), "--azure-upstream", "Azure OpenAI"),
-            CloudTarget::Vertex { location } => match &self.vertex {
-                Some(up) => (Some(up), "--vertex-upstream", "Vertex AI"),
-                None => {
-                    return vertex_default(location)
-                        .map(Cow::Owned)
-                        .map_err(|e| ProxyError::new(ProxyErrorKind::BadRequest, "Vertex AI", e));
-                }
-            },
-            CloudTarget::Bedrock { .. } => (
-                self.bedrock.as_ref(),
-                "--bedrock-upstream or --bedrock-region (or AWS_REGION)",
-                "Bedrock",
-            ),
-        };
-        found.map(Cow::Borrowed).ok_or_else(|| {
-            ProxyError::new(
-                ProxyErrorKind::NotConfigured,
-                host,
-                format!("no {host} upstream is configured: start the gateway with {flag}"),
-            )
-        })
-    }
-}
-
-/// A proxied request's upstream: the cloud one for cloud routes, else the
-/// route's fixed one.
-pub fn upstream_for<'a>(
-    config: &'a Config,
-    route: &ProxyRoute,
-) -> Result<Cow<'a, Upstream>, ProxyError> {
-    match &route.cloud {
-        Some(cloud) => config.cloud.upstream(&cloud.target),
-        None => route
-            .upstream(&config.upstreams)
-            .map(Cow::Borrowed)
-            .ok_or_else(|| {
-                ProxyError::new(
-                    ProxyErrorKind::NotConfigured,
-                    route.provider.as_str(),
-                    "no upstream for this route",
-                )
-            }),
-    }
-}
-
-/// `path_and_query` without the route's `/azure`, `/vertex` or `/bedrock`
-/// prefix.
-pub fn strip_prefix<'p>(route: &ProxyRoute, path_and_query: &'p str) -> &'p str {
-    let n = route.cloud.as_ref().map_or(0, |c| c.prefix_len);
-    match path_and_query.get(n..) {
-        Some(rest) if rest.starts_with('/') => rest,
-        Some(rest) if rest.is_empty() || rest.starts_with('?') => {
-            // `/azure` alone or `/azure?x`: the upstream's root.
-            if rest.is_empty() { "/" } else { path_and_query }
-        }
-        _ => path_and_query,
-    }
-}
-
-/// The gateway's own credentials on a cloud request going upstream
-/// (`parts`, URI already the upstream's; `body` as sent):
-/// - Bedrock, with AWS credentials: the client's SigV4 signature replaced
-///   with the gateway's. A request that cannot be signed (or whose
-///   credentials cannot be had now) goes as it came, logged without its
-///   headers;
-/// - Vertex, with Google credentials, when the client sent none: the
-///   gateway's `Authorization: Bearer` token.
-///
-/// Other routes, or no credentials: left as they are.
-pub async fn authenticate(
-    config: &Config,
-    route: &ProxyRoute,
-    parts: &mut http::request::Parts,
-    body: &[u8],
-    client: &HttpClient,
-) {
-    match route.provider {
-        Provider::Bedrock => {
-            let Some(credentials) = &config.cloud.aws_credentials else {
-                return;
-            };
-            let region = config
-                .cloud
-                .bedrock_region
-                .clone()
-                .or_else(|| aws::client_region(&parts.headers))
-                .unwrap_or_else(|| aws::FALLBACK_REGION.to_string());
-            let signed = match credentials.current(client).await {
-                Ok(current) => {
-                    aws::resign(parts, body, &current, &region, std::time::SystemTime::now())
-                }
-                Err(e) => Err(format!(
-                    "no AWS credentials from {}: {e}",
-                    credentials.source()
-                )),
-            };
-            if let Err(e) = signed {
-                tracing::warn!(error = %e, "cannot re-sign a Bedrock request: forwarded as it came");
-            }
-        }
-        Provider::Vertex => {
-            let Some(auth) = &config.cloud.google else {
-                return;
-            };
-            if google::client_has_credential(parts) {
-                return;
-            }
-            if let Some(value) = auth.authorization(client).await {
-                parts.headers.insert(http::header::AUTHORIZATION, value);
-            }
-        }
-        _ => {}
-    }
 }
 
 /// Vertex AI's endpoint for a location: `global` →
@@ -280,22 +156,5 @@ mod tests {
         );
         assert!(vertex_default("evil.com/x").is_err());
         assert!(vertex_default("").is_err());
-    }
-
-    #[test]
-    fn unconfigured_upstreams_name_the_flag() {
-        let cloud = CloudConfig::default();
-        let err = cloud.upstream(&CloudTarget::Azure).unwrap_err();
-        assert!(err.to_string().contains("--azure-upstream"), "{err}");
-        let err = cloud
-            .upstream(&CloudTarget::Bedrock { stream: false })
-            .unwrap_err();
-        assert!(err.to_string().contains("--bedrock-region"), "{err}");
-        let up = cloud
-            .upstream(&CloudTarget::Vertex {
-                location: "europe-west1".into(),
-            })
-            .unwrap();
-        assert_eq!(up.host(), "europe-west1-aiplatform.googleapis.com");
     }
 }

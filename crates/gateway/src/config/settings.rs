@@ -52,7 +52,7 @@ macro_rules! settings {
             $( #[doc = $doc] pub $key: Option<$ty>, )*
             /// The `[alerts]` table (rules, window, webhooks); its variables
             /// are `TOOLWARDEN_ALERT_*`.
-            pub alerts: Option<crate::alerts::RawAlerts>,
+            pub alerts: Option<crate::config::alerts::RawAlerts>,
             /// `AWS_*` variables (region, credentials) read by `from_env`.
             #[serde(skip)]
             pub(super) aws_env: crate::cloud::aws::AwsEnv,

@@ -158,7 +158,7 @@ impl RawConfig {
             .map(str::trim)
             .filter(|e| !matches!(*e, "" | "none" | "off"))
             .and_then(|e| {
-                crate::otel::OtlpConfig::parse(e, self.otlp_headers.as_deref())
+                crate::config::otlp::OtlpConfig::parse(e, self.otlp_headers.as_deref())
                     .map_err(|e| problems.push(e))
                     .ok()
             });

@@ -19,6 +19,7 @@
 //!
 //! Failures map to the client's dialect's envelope in [`crate::errors`].
 
+pub mod cloud;
 pub use crate::body::tee;
 
 pub use crate::pipeline::headers;
@@ -62,7 +63,7 @@ pub async fn handle(
         session::from_headers(&parts.headers),
         at_ms,
     );
-    let upstream = match crate::cloud::upstream_for(&shared.config, &route) {
+    let upstream = match cloud::upstream_for(&shared.config, &route) {
         Ok(upstream) => upstream,
         Err(err) => {
             Observation::new(shared.sinks.clone(), base).fail(&err);
@@ -113,7 +114,7 @@ pub async fn handle(
     let path_and_query = parts.uri.path_and_query().map_or("/", |pq| pq.as_str());
     // A cloud route's `/azure`, `/vertex` or `/bedrock` prefix is the
     // gateway's, not the upstream's.
-    let path_and_query = crate::cloud::strip_prefix(&route, path_and_query);
+    let path_and_query = cloud::strip_prefix(&route, path_and_query);
     let uri = match upstream.uri_for(path_and_query) {
         Ok(uri) => uri,
         Err(e) => {
@@ -124,7 +125,7 @@ pub async fn handle(
     };
     parts.uri = uri;
     parts.version = http::Version::HTTP_11;
-    crate::cloud::authenticate(
+    cloud::authenticate(
         &shared.config,
         &route,
         &mut parts,

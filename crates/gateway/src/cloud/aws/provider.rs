@@ -29,7 +29,7 @@ use bytes::Bytes;
 use http::Method;
 use serde::Deserialize;
 
-use crate::{cloud::fetch, upstream::HttpClient};
+use crate::{cloud::fetch, http_client::HttpClient};
 
 /// How long after a failed fetch the next is tried.
 const RETRY_AFTER: Duration = Duration::from_secs(5);
