@@ -25,7 +25,7 @@ What counts as a cycle, and why:
   is spelt.
 The strongly connected components with more than one module are the cycles;
 the script prints them and exits 1 when there are any. CI runs it
-(`.ci/test`, through `.ci/module_cycles.sh`).
+(`.ci/test`, before the cargo tests), so a cycle cannot come back.
 
     python3 scripts/module_cycles.py            # all crates
     python3 scripts/module_cycles.py gateway    # one crate

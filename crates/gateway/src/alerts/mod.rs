@@ -19,12 +19,8 @@ pub(crate) mod state;
 
 use std::{
     collections::VecDeque,
-    fmt::Write as _,
     net::SocketAddr,
-    sync::{
-        Arc, RwLock,
-        atomic::{AtomicU64, Ordering},
-    },
+    sync::{Arc, atomic::Ordering},
 };
 
 use axum::{
@@ -34,113 +30,12 @@ use axum::{
 };
 use serde_json::json;
 use tokio::sync::watch;
-use toolwarden_store::AlertTransition;
 
 use crate::{Config, observe::Sinks, recorder::Store, state::AdminState};
 
 pub use config::{AlertFormat, AlertsConfig, RawAlerts, RawRule, Rules, Threshold};
 
-/// The gauge of firing alerts.
-pub const ALERTS_FIRING: &str = "toolwarden_alerts_firing";
-/// Webhook notifications by outcome (`sent`, `failed`, `dropped`).
-pub const ALERT_NOTIFICATIONS_TOTAL: &str = "toolwarden_alert_notifications_total";
-
-/// The alerts' latest states and the delivery counters, as this gateway
-/// last read them.
-#[derive(Debug, Default)]
-pub struct AlertsBoard {
-    state: RwLock<BoardState>,
-    /// Notifications a webhook accepted (2xx).
-    pub sent: AtomicU64,
-    /// Notifications given up after every retry.
-    pub failed: AtomicU64,
-    /// Notifications dropped because a webhook's queue was full.
-    pub dropped: AtomicU64,
-    /// Failed attempts (each retry counts).
-    pub attempts_failed: AtomicU64,
-}
-
-#[derive(Debug, Default)]
-struct BoardState {
-    running: bool,
-    evaluated_ms: Option<i64>,
-    error: Option<String>,
-    states: Vec<AlertTransition>,
-}
-
-// === impl AlertsBoard ===
-
-impl AlertsBoard {
-    fn write(&self) -> std::sync::RwLockWriteGuard<'_, BoardState> {
-        self.state.write().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn read(&self) -> std::sync::RwLockReadGuard<'_, BoardState> {
-        self.state.read().unwrap_or_else(|e| e.into_inner())
-    }
-
-    pub(crate) fn set_states(&self, states: Vec<AlertTransition>, at_ms: i64) {
-        let mut s = self.write();
-        s.states = states;
-        s.evaluated_ms = Some(at_ms);
-        s.error = None;
-    }
-
-    pub(crate) fn set_error(&self, error: String) {
-        self.write().error = Some(error);
-    }
-
-    /// The alerts firing now (as of the last evaluation).
-    pub fn firing(&self) -> Vec<AlertTransition> {
-        self.read()
-            .states
-            .iter()
-            .filter(|s| s.state == "firing")
-            .cloned()
-            .collect()
-    }
-
-    /// `toolwarden_alerts_firing{rule,tool,model}` (1 firing, 0 resolved;
-    /// at most the 1000 latest alerts) and the notification counters.
-    pub fn render(&self, out: &mut String) {
-        let s = self.read();
-        if !s.running {
-            return;
-        }
-        let _ = writeln!(
-            out,
-            "# HELP {ALERTS_FIRING} Alerts firing now (1) or resolved (0), by rule, tool and model.\n# TYPE {ALERTS_FIRING} gauge"
-        );
-        for a in s.states.iter().take(1000) {
-            let _ = write!(out, "{ALERTS_FIRING}{{rule=\"");
-            crate::metrics::escape_label(&a.rule, out);
-            out.push_str("\",tool=\"");
-            crate::metrics::escape_label(&a.tool, out);
-            out.push_str("\",model=\"");
-            crate::metrics::escape_label(&a.model, out);
-            if !a.instance.is_empty() {
-                out.push_str("\",instance=\"");
-                crate::metrics::escape_label(&a.instance, out);
-            }
-            let _ = writeln!(out, "\"}} {}", u8::from(a.state == "firing"));
-        }
-        let _ = writeln!(
-            out,
-            "# HELP {ALERT_NOTIFICATIONS_TOTAL} Alert webhook notifications by outcome.\n# TYPE {ALERT_NOTIFICATIONS_TOTAL} counter"
-        );
-        for (outcome, n) in [
-            ("sent", &self.sent),
-            ("failed", &self.failed),
-            ("dropped", &self.dropped),
-        ] {
-            let _ = writeln!(
-                out,
-                "{ALERT_NOTIFICATIONS_TOTAL}{{outcome=\"{outcome}\"}} {}",
-                n.load(Ordering::Relaxed)
-            );
-        }
-    }
-}
+pub use crate::metrics::alerts_board::{ALERT_NOTIFICATIONS_TOTAL, ALERTS_FIRING, AlertsBoard};
 
 /// Starts the evaluation loop (and the webhook tasks) on the current
 /// runtime, when alerts are on and there is a database. `addr` names this

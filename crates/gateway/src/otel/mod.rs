@@ -20,11 +20,7 @@ pub mod spans;
 
 use std::{
     collections::VecDeque,
-    fmt::Write as _,
-    sync::{
-        Arc, Mutex,
-        atomic::{AtomicU64, Ordering},
-    },
+    sync::{Arc, Mutex, atomic::Ordering},
 };
 
 use bytes::Bytes;
@@ -44,20 +40,8 @@ use crate::{
     upstream::HttpClient,
 };
 
-/// Spans exported, by outcome (`exported`, `dropped`).
-pub const OTLP_SPANS_TOTAL: &str = "toolwarden_otlp_spans_total";
-
 pub use crate::config::otlp::OtlpConfig;
-
-/// Export counters, rendered in `/metrics`.
-#[derive(Debug, Default)]
-pub struct OtlpCounters {
-    enabled: std::sync::atomic::AtomicBool,
-    /// Spans the collector accepted.
-    pub exported: AtomicU64,
-    /// Spans lost: queue full, collector down or refusing.
-    pub dropped: AtomicU64,
-}
+pub use crate::metrics::otlp_counters::{OTLP_SPANS_TOTAL, OtlpCounters};
 
 /// Bytes a span usually takes.
 const SPAN_BYTES: usize = 400;
@@ -96,28 +80,6 @@ pub(crate) struct ExportingObserver {
     capacity: usize,
     batch: usize,
     counters: Arc<OtlpCounters>,
-}
-
-// === impl OtlpCounters ===
-
-impl OtlpCounters {
-    /// `toolwarden_otlp_spans_total{outcome}` when export is on.
-    pub fn render(&self, out: &mut String) {
-        if !self.enabled.load(Ordering::Relaxed) {
-            return;
-        }
-        let _ = writeln!(
-            out,
-            "# HELP {OTLP_SPANS_TOTAL} OpenTelemetry spans by outcome.\n# TYPE {OTLP_SPANS_TOTAL} counter"
-        );
-        for (outcome, n) in [("exported", &self.exported), ("dropped", &self.dropped)] {
-            let _ = writeln!(
-                out,
-                "{OTLP_SPANS_TOTAL}{{outcome=\"{outcome}\"}} {}",
-                n.load(Ordering::Relaxed)
-            );
-        }
-    }
 }
 
 /// The recorder's observer: [`MetricsObserver`] alone, or with export to

@@ -1,0 +1,43 @@
+//! [`OtlpCounters`]: the OpenTelemetry export counters as `/metrics` shows
+//! them. The exporter ([`crate::otel`]) counts into it; it lives with the
+//! metrics so that the metrics depend on no feature module.
+
+use std::{
+    fmt::Write as _,
+    sync::atomic::{AtomicU64, Ordering},
+};
+
+/// Spans exported, by outcome (`exported`, `dropped`).
+pub const OTLP_SPANS_TOTAL: &str = "toolwarden_otlp_spans_total";
+
+/// Export counters, rendered in `/metrics`.
+#[derive(Debug, Default)]
+pub struct OtlpCounters {
+    pub(crate) enabled: std::sync::atomic::AtomicBool,
+    /// Spans the collector accepted.
+    pub exported: AtomicU64,
+    /// Spans lost: queue full, collector down or refusing.
+    pub dropped: AtomicU64,
+}
+
+// === impl OtlpCounters ===
+
+impl OtlpCounters {
+    /// `toolwarden_otlp_spans_total{outcome}` when export is on.
+    pub fn render(&self, out: &mut String) {
+        if !self.enabled.load(Ordering::Relaxed) {
+            return;
+        }
+        let _ = writeln!(
+            out,
+            "# HELP {OTLP_SPANS_TOTAL} OpenTelemetry spans by outcome.\n# TYPE {OTLP_SPANS_TOTAL} counter"
+        );
+        for (outcome, n) in [("exported", &self.exported), ("dropped", &self.dropped)] {
+            let _ = writeln!(
+                out,
+                "{OTLP_SPANS_TOTAL}{{outcome=\"{outcome}\"}} {}",
+                n.load(Ordering::Relaxed)
+            );
+        }
+    }
+}
