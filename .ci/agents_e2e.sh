@@ -9,9 +9,8 @@
 #   AGENTS_E2E_ONLY=claude,codex bash .ci/agents_e2e.sh
 #   AGENTS_E2E_ONLY=claude-bedrock,claude-vertex bash .ci/agents_e2e.sh  # Claude Code via the cloud routes
 set -euo pipefail
-cd "$(dirname "$0")/.."
-root=$(pwd)
-target="${CARGO_TARGET_DIR:-$root/target}"
+ci_suite=agents-e2e
+. "$(dirname "$0")/lib.sh"
 cache="${TOOLWARDEN_E2E_CACHE:-$HOME/.cache/toolwarden-e2e}"
 
 # The clients, pinned.
@@ -36,36 +35,18 @@ node -e 'process.exit(+process.versions.node.split(".")[0] >= 20 ? 0 : 1)' ||
 
 # --- npm clients: installed when the versions differ from what is cached
 npm_dir="$cache/npm"
-stamp="$npm_dir/.installed"
-want="${npm_pkgs[*]}"
-if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
-  echo "== npm install ${npm_pkgs[*]}"
-  mkdir -p "$npm_dir"
-  echo '{"name":"toolwarden-e2e-clients","private":true}' >"$npm_dir/package.json"
-  if ! (cd "$npm_dir" && npm install --no-audit --no-fund --loglevel=error "${npm_pkgs[@]}"); then
-    echo "agents-e2e: FAILED to install the npm clients"; exit 1
-  fi
-  echo "$want" >"$stamp"
-fi
+ci_npm "$npm_dir" "${npm_pkgs[@]}"
 for b in claude gemini codex; do
   [ -x "$npm_dir/node_modules/.bin/$b" ] || { echo "agents-e2e: $b is missing after npm install"; exit 1; }
 done
 
 # --- the OpenAI Agents SDK in a venv
 venv="$cache/venv"
-if ! "$venv/bin/python" -c "import agents, importlib.metadata as m; assert m.version('openai-agents') == '$OPENAI_AGENTS'" 2>/dev/null; then
-  echo "== pip install openai-agents==$OPENAI_AGENTS"
-  python3 -m venv "$venv"
-  if ! "$venv/bin/pip" install -q --disable-pip-version-check "openai-agents==$OPENAI_AGENTS"; then
-    echo "agents-e2e: FAILED to install openai-agents==$OPENAI_AGENTS"; exit 1
-  fi
-fi
+ci_pip "$venv" "openai-agents==$OPENAI_AGENTS"
 
-# --- the binaries
-echo "== cargo build (toolwarden, mock-provider)"
-cargo build -q -p toolwarden -p toolwarden-mock-provider
+ci_build
 
 versions=$(printf '{"claude":"%s","gemini":"%s","codex":"%s","ai":"ai %s, @ai-sdk/anthropic %s, @ai-sdk/openai %s, @ai-sdk/google %s","agents":"%s"}' \
   "$CLAUDE_CODE" "$GEMINI_CLI" "$CODEX" "$AI" "$AI_ANTHROPIC" "$AI_OPENAI" "$AI_GOOGLE" "$OPENAI_AGENTS")
-exec python3 -B e2e/agents/run.py --toolwarden "$target/debug/toolwarden" --mock "$target/debug/mock-provider" \
+python3 -B e2e/agents/run.py --toolwarden "$tw" --mock "$mockbin" \
   --tools "$npm_dir" --python "$venv/bin/python" --versions "$versions" --only "${AGENTS_E2E_ONLY:-}"

@@ -8,31 +8,19 @@
 # screenshot to target/dashboard.png. Last line: `dashboard-e2e: N passed,
 # M failed`; non-zero exit on any failure. Processes are killed on exit.
 set -euo pipefail
-
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$ROOT"
-TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
-BIN="$TARGET/debug"
-TOOLWARDEN="${TOOLWARDEN_BIN:-$BIN/toolwarden}" # override to test another build
-WORK="$(mktemp -d)"
-PIDS=()
+ci_suite=dashboard-e2e
+. "$(dirname "$0")/lib.sh"
 
 cleanup() {
   local rc=$?
-  for pid in "${PIDS[@]}"; do
-    kill "$pid" 2>/dev/null || true
-  done
-  for pid in "${PIDS[@]}"; do
-    wait "$pid" 2>/dev/null || true
-  done
   if [ "$rc" -ne 0 ]; then
-    for log in "$WORK"/*.log; do
-      [ -f "$log" ] || continue
+    for log in "$tmp"/*.out "$tmp"/*.err; do
+      [ -s "$log" ] || continue
       echo "--- $(basename "$log") (last 40 lines)"
       tail -n 40 "$log"
     done
   fi
-  rm -rf "$WORK"
+  ci_cleanup
   exit "$rc"
 }
 trap cleanup EXIT
@@ -53,38 +41,17 @@ fi
 [ -x /usr/bin/chromium ] || fail "/usr/bin/chromium is missing"
 (cd e2e/dashboard && npm ci --no-audit --no-fund --loglevel=error)
 
-cargo build -q -p toolwarden -p toolwarden-mock-provider || fail "cargo build of toolwarden and mock-provider failed"
-[ -x "$TOOLWARDEN" ] || fail "$TOOLWARDEN was not built"
-[ -x "$BIN/mock-provider" ] || fail "$BIN/mock-provider was not built"
-"$TOOLWARDEN" serve --help >/dev/null 2>&1 || fail "\`toolwarden serve\` is not available in $TOOLWARDEN"
+ci_build || fail "cargo build of toolwarden and mock-provider failed"
+tw="${TOOLWARDEN_BIN:-$tw}" # override to test another build
+[ -x "$tw" ] || fail "$tw was not built"
+[ -x "$mockbin" ] || fail "$mockbin was not built"
+"$tw" serve --help >/dev/null 2>&1 || fail "\`toolwarden serve\` is not available in $tw"
 
-# --- free loopback ports (asked of the kernel, then released)
-free_port() {
-  node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'
-}
-MOCK_PORT="$(free_port)"
-GW_PORT="$(free_port)"
-while [ "$GW_PORT" = "$MOCK_PORT" ]; do GW_PORT="$(free_port)"; done
+ci_start_mock dashboard || fail "the mock provider did not start"
+ci_start_gateway dashboard --database "sqlite://$tmp/dashboard.db" \
+  --openai-upstream "$mock_url" --anthropic-upstream "$mock_url" --gemini-upstream "$mock_url" ||
+  fail "the gateway did not come up"
 
-wait_for() { # url, what
-  for _ in $(seq 1 150); do
-    if curl -s -o /dev/null "$1"; then return 0; fi
-    sleep 0.2
-  done
-  fail "$2 did not come up at $1"
-}
-
-"$BIN/mock-provider" --listen "127.0.0.1:$MOCK_PORT" >"$WORK/mock-provider.log" 2>&1 &
-PIDS+=($!)
-wait_for "http://127.0.0.1:$MOCK_PORT/v1/models" "mock provider"
-
-MOCK="http://127.0.0.1:$MOCK_PORT"
-"$TOOLWARDEN" serve --listen "127.0.0.1:$GW_PORT" --database "sqlite://$WORK/dashboard.db" \
-  --openai-upstream "$MOCK" --anthropic-upstream "$MOCK" --gemini-upstream "$MOCK" \
-  >"$WORK/gateway.log" 2>&1 &
-PIDS+=($!)
-wait_for "http://127.0.0.1:$GW_PORT/healthz" "gateway"
-
-mkdir -p "$ROOT/target"
-GATEWAY_URL="http://127.0.0.1:$GW_PORT" SCREENSHOT="$ROOT/target/dashboard.png" \
+mkdir -p "$root/target"
+GATEWAY_URL="$gw_url" SCREENSHOT="$root/target/dashboard.png" \
   node e2e/dashboard/dashboard.test.mjs
