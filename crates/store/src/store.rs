@@ -166,6 +166,7 @@ impl Store {
             Target::Postgres(url) => {
                 let options = PgConnectOptions::from_str(&url)
                     .map_err(|e| StoreError::new(StoreErrorKind::InvalidUrl, Some(&url), e))?;
+                let options = without_jit(options);
                 // One direct attempt first: an unreachable server fails fast
                 // with its real cause, not a pool timeout.
                 let probe = tokio::time::timeout(
@@ -273,6 +274,25 @@ impl Store {
     }
 }
 
+/// PostgreSQL's JIT compiler off for the store's connections, unless the
+/// URL sets `jit` itself (`?options[jit]=on`). The planner's estimates for
+/// the pairing lookups (one probe per row of a batch, each bounded by a
+/// `LIMIT` it cannot see) grow with the rows of a (session, call id) pair,
+/// past `jit_above_cost` once a pair has tens of thousands of rows: each
+/// lookup then spent about 2 s compiling to run for 50 ms, and recording
+/// with 1 M rows of a reused id was 2.4–3.6× slower than with none
+/// (BENCHMARKS.md, issue 14). Statements this short never gain from JIT.
+fn without_jit(options: PgConnectOptions) -> PgConnectOptions {
+    let set = options
+        .get_options()
+        .is_some_and(|o| o.split_whitespace().any(|w| w.starts_with("jit=")));
+    if set {
+        options
+    } else {
+        options.options([("jit", "off")])
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -343,5 +363,16 @@ mod tests {
         assert!(text.contains("postgres://me:***@127.0.0.1:1/db"), "{text}");
         assert!(!text.contains("hunter2"), "{text}");
         assert!(text.contains("refused"), "names the cause: {text}");
+    }
+
+    #[test]
+    fn postgres_connections_run_without_jit_unless_the_url_says() {
+        let opts = |url: &str| without_jit(PgConnectOptions::from_str(url).unwrap());
+        let plain = opts("postgres://u@h/db");
+        assert_eq!(plain.get_options(), Some("-c jit=off"));
+        let path = opts("postgres://u@h/db?options[search_path]=s");
+        assert_eq!(path.get_options(), Some("-c search_path=s -c jit=off"));
+        let own = opts("postgres://u@h/db?options[jit]=on");
+        assert_eq!(own.get_options(), Some("-c jit=on"));
     }
 }
