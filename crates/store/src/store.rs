@@ -31,6 +31,16 @@ pub struct StoreOptions {
     pub sqlite_cache_kib: u32,
 }
 
+/// The writer's transactions run without PostgreSQL's JIT compiler
+/// (PostgreSQL 11 and later; `SET LOCAL`, so it holds behind a pooler such
+/// as PgBouncer and ends with the transaction). The planner cannot see the
+/// pairing lookups' `LIMIT` per probe: with many rows under one (session,
+/// call id) pair its estimates pass `jit_above_cost`, and each lookup spent
+/// about 2 s compiling to run for 50 ms; recording with 1 M rows of a
+/// reused id was 2.4–3.6× slower than with none (BENCHMARKS.md, issue 14).
+/// Statements this short never gain from JIT.
+const PG_WRITE_WITHOUT_JIT: &str = "SET LOCAL jit = off";
+
 /// Default SQLite page cache per connection: 2 MiB, SQLite's own default.
 /// A 32 MiB cache did not make the writer faster in the soak (the bulk
 /// lookups read a few index pages per probe, which the OS's file cache
@@ -166,7 +176,6 @@ impl Store {
             Target::Postgres(url) => {
                 let options = PgConnectOptions::from_str(&url)
                     .map_err(|e| StoreError::new(StoreErrorKind::InvalidUrl, Some(&url), e))?;
-                let options = without_jit(options);
                 // One direct attempt first: an unreachable server fails fast
                 // with its real cause, not a pool timeout.
                 let probe = tokio::time::timeout(
@@ -250,6 +259,11 @@ impl Store {
             }
             Pool::Postgres(pool) => {
                 let mut tx = pool.begin().await.map_err(StoreError::query)?;
+                if tx.server_version_num().is_some_and(|v| v >= 110_000) {
+                    tx.execute(sqlx::query(PG_WRITE_WITHOUT_JIT))
+                        .await
+                        .map_err(StoreError::query)?;
+                }
                 let ids = write::call_ids(events);
                 if !ids.is_empty() {
                     tx.execute(sqlx::query(write::PG_LOCK_CALL_IDS).bind(ids))
@@ -271,25 +285,6 @@ impl Store {
             Pool::Sqlite(p) => p.close().await,
             Pool::Postgres(p) => p.close().await,
         }
-    }
-}
-
-/// PostgreSQL's JIT compiler off for the store's connections, unless the
-/// URL sets `jit` itself (`?options[jit]=on`). The planner's estimates for
-/// the pairing lookups (one probe per row of a batch, each bounded by a
-/// `LIMIT` it cannot see) grow with the rows of a (session, call id) pair,
-/// past `jit_above_cost` once a pair has tens of thousands of rows: each
-/// lookup then spent about 2 s compiling to run for 50 ms, and recording
-/// with 1 M rows of a reused id was 2.4–3.6× slower than with none
-/// (BENCHMARKS.md, issue 14). Statements this short never gain from JIT.
-fn without_jit(options: PgConnectOptions) -> PgConnectOptions {
-    let set = options
-        .get_options()
-        .is_some_and(|o| o.split_whitespace().any(|w| w.starts_with("jit=")));
-    if set {
-        options
-    } else {
-        options.options([("jit", "off")])
     }
 }
 
@@ -363,16 +358,5 @@ mod tests {
         assert!(text.contains("postgres://me:***@127.0.0.1:1/db"), "{text}");
         assert!(!text.contains("hunter2"), "{text}");
         assert!(text.contains("refused"), "names the cause: {text}");
-    }
-
-    #[test]
-    fn postgres_connections_run_without_jit_unless_the_url_says() {
-        let opts = |url: &str| without_jit(PgConnectOptions::from_str(url).unwrap());
-        let plain = opts("postgres://u@h/db");
-        assert_eq!(plain.get_options(), Some("-c jit=off"));
-        let path = opts("postgres://u@h/db?options[search_path]=s");
-        assert_eq!(path.get_options(), Some("-c search_path=s -c jit=off"));
-        let own = opts("postgres://u@h/db?options[jit]=on");
-        assert_eq!(own.get_options(), Some("-c jit=on"));
     }
 }
