@@ -29,6 +29,16 @@ pub struct StoreOptions {
     pub sqlite_cache_kib: u32,
 }
 
+/// The writer's transactions run without PostgreSQL's JIT compiler
+/// (PostgreSQL 11 and later; `SET LOCAL`, so it holds behind a pooler such
+/// as PgBouncer and ends with the transaction). The planner cannot see the
+/// pairing lookups' `LIMIT` per probe: with many rows under one (session,
+/// call id) pair its estimates pass `jit_above_cost`, and each lookup spent
+/// about 2 s compiling to run for 50 ms; recording with 1 M rows of a
+/// reused id was 2.4–3.6× slower than with none (BENCHMARKS.md, issue 14).
+/// Statements this short never gain from JIT.
+const PG_WRITE_WITHOUT_JIT: &str = "SET LOCAL jit = off";
+
 /// Default SQLite page cache per connection: 2 MiB, SQLite's own default.
 /// A 32 MiB cache did not make the writer faster in the soak (the bulk
 /// lookups read a few index pages per probe, which the OS's file cache
@@ -243,6 +253,11 @@ impl Store {
             }
             Pool::Postgres(pool) => {
                 let mut tx = pool.begin().await.map_err(StoreError::query)?;
+                if tx.server_version_num().is_some_and(|v| v >= 110_000) {
+                    tx.execute(sqlx::query(PG_WRITE_WITHOUT_JIT))
+                        .await
+                        .map_err(StoreError::query)?;
+                }
                 let ids = write::call_ids(events);
                 if !ids.is_empty() {
                     tx.execute(sqlx::query(write::PG_LOCK_CALL_IDS).bind(ids))

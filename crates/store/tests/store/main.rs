@@ -40,6 +40,7 @@ both!(repairs_and_requests);
 both!(batch_sizes);
 both!(stats_are_one_snapshot);
 both!(session_of_a_response);
+both!(late_calls_merge_in_one_batch);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn backends_give_the_same_stats() {

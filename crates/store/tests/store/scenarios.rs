@@ -548,3 +548,57 @@ pub async fn session_of_a_response(db: TestDb) {
         None
     );
 }
+
+/// Late calls of one batch completing their session's result-only rows:
+/// each row completed once, a call sent twice in the batch new once (its
+/// second copy completes nothing), and the row left over stays result-only.
+pub async fn late_calls_merge_in_one_batch(db: TestDb) {
+    let store = Store::open(&db.url).await.unwrap();
+    let orphans: Vec<Event> = (0..3)
+        .map(|k| {
+            Event::ToolResult(result(
+                &format!("o{k}"),
+                "s",
+                "c9",
+                k,
+                None,
+                k == 1,
+                5000 + i64::from(k),
+            ))
+        })
+        .collect();
+    record_all(&store, &orphans).await;
+    let first = call("r1", "s", 0, "c9", "deploy", 4000);
+    let batch = [
+        Event::ToolCall(first.clone()),
+        Event::ToolCall(first),
+        Event::ToolCall(call("r2", "s", 0, "c9", "deploy", 4100)),
+    ];
+    let (counters, seen) = record_one_batch(&store, &batch).await;
+    assert_eq!((counters.events_written, counters.write_errors), (3, 0));
+    assert_eq!(seen.calls.lock().unwrap().len(), 2, "r1 once, r2 once");
+    let rows = store.session_calls("s").await.unwrap();
+    let mut merged: Vec<_> = rows
+        .iter()
+        .map(|r| {
+            (
+                r.request_id.clone(),
+                r.tool.clone(),
+                r.result_at_ms.is_some(),
+            )
+        })
+        .collect();
+    merged.sort();
+    assert_eq!(
+        merged,
+        vec![
+            (None, "unknown".to_owned(), true),
+            (Some("r1".to_owned()), "deploy".to_owned(), true),
+            (Some("r2".to_owned()), "deploy".to_owned(), true),
+        ],
+        "{rows:?}"
+    );
+    let stats = store.stats(&all()).await.unwrap();
+    let calls: u64 = stats.tools.iter().map(|t| t.calls).sum();
+    assert_eq!(calls, 3, "{:?}", stats.tools);
+}
