@@ -18,7 +18,7 @@
 //!
 //! sqlx sends each result row from its worker thread through a channel (a
 //! wake-up each), so lookups answer in one row per statement: the indices
-//! of the matching rows ([`Shaped::matches`], [`Shaped::insert_reporting_stored`]) or one JSON array
+//! of the matching rows ([`Shaped::insert_reporting_stored`]) or one JSON array
 //! ([`Shaped::fetch_json`]).
 
 use std::sync::OnceLock;
@@ -141,28 +141,6 @@ impl Shaped {
             sqlx::query_with(sql, args).execute(&mut *conn).await?;
         }
         Ok(())
-    }
-
-    /// The indices in `rows` of the rows that match (a
-    /// `SELECT group_concat(u.n) …` statement), in no particular order, once per
-    /// match.
-    pub(crate) async fn matches<'q, T>(
-        &'static self,
-        conn: &mut SqliteConnection,
-        rows: &'q [T],
-        bind: impl Fn(&mut Args<'q>, &'q T) -> Result<(), BoxDynError>,
-    ) -> Result<Vec<usize>, sqlx::Error> {
-        let mut out = Vec::new();
-        for (offset, chunk) in self.chunks(rows) {
-            let (sql, args) = self.bound(offset, chunk, &bind)?;
-            let list: Option<String> = sqlx::query_scalar_with(sql, args)
-                .fetch_one(&mut *conn)
-                .await?;
-            for n in list.iter().flat_map(|l| l.split(',')) {
-                out.push(row_index(n, rows.len())?);
-            }
-        }
-        Ok(out)
     }
 
     /// Runs a [`Shaped::insert_after_match`] statement over `rows`, chunk

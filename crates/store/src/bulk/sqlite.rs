@@ -132,20 +132,19 @@ static PAIR_RESULTS: Shaped = Shaped::new(
      FROM u WHERE tool_calls.id = u.id",
 );
 
-/// The call ids with an open call anywhere: one probe of the open calls'
-/// index each, however many there are.
-static OPEN_CALL_IDS: Shaped = Shaped::new(
-    &["c"],
-    "SELECT group_concat(u.n) FROM u WHERE EXISTS (SELECT 1 FROM tool_calls t INDEXED BY tool_calls_open \
-     WHERE t.call_id = u.c AND t.result_at_ms IS NULL)",
-);
-
-/// The (session, turn fingerprint) pairs with a recorded turn: one probe
-/// of `call_turns_by_fingerprint` each.
-static RECORDED_TURNS: Shaped = Shaped::new(
-    &["s", "t"],
-    "SELECT group_concat(u.n) FROM u WHERE EXISTS (SELECT 1 FROM call_turns t \
-     WHERE t.session_id = u.s AND t.turn_fp = u.t)",
+/// Two `EXISTS` probes per result in one statement (one round trip), over
+/// results (`c`, `s`, `t`: call id, session, turn fingerprint or NULL): is
+/// there an open call with its id anywhere (one probe of the open calls'
+/// index, however many there are), and a recorded turn of its session it
+/// answers (one probe of `call_turns_by_fingerprint`). Per row that finds
+/// either: its index, then 0/1 for each.
+static REST_PROBES: Shaped = Shaped::new(
+    &["c", "s", "t"],
+    "SELECT json_group_array(json_array(n, o, r)) FROM (SELECT u.n AS n, \
+     EXISTS (SELECT 1 FROM tool_calls t INDEXED BY tool_calls_open \
+     WHERE t.call_id = u.c AND t.result_at_ms IS NULL) AS o, \
+     (u.t IS NOT NULL AND EXISTS (SELECT 1 FROM call_turns ct \
+     WHERE ct.session_id = u.s AND ct.turn_fp = u.t)) AS r FROM u) WHERE o OR r",
 );
 
 static INSERT_ORPHAN_RESULTS: Shaped = Shaped::insert(
@@ -388,35 +387,35 @@ pub(crate) async fn pair_results(
         .await
 }
 
-pub(crate) async fn call_ids_with_unpaired_calls(
+/// For results that paired with no call of their session: the call ids
+/// with an open call anywhere and the (session, turn) pairs with a
+/// recorded turn, in one round trip ([`REST_PROBES`]).
+pub(crate) async fn open_ids_and_recorded_turns(
     conn: &mut SqliteConnection,
-    call_ids: &[&str],
-) -> Result<HashSet<String>, sqlx::Error> {
-    let open = OPEN_CALL_IDS
-        .matches(conn, call_ids, |a, c| a.add(*c))
-        .await?;
-    Ok(open
-        .into_iter()
-        .filter_map(|n| call_ids.get(n).map(|c| (*c).to_owned()))
-        .collect())
-}
-
-/// Of `turns` (session id, turn fingerprint), those some recorded call
-/// turn of the session has.
-pub(crate) async fn recorded_turns(
-    conn: &mut SqliteConnection,
-    turns: &[(&str, i64)],
-) -> Result<HashSet<(String, i64)>, sqlx::Error> {
-    let found = RECORDED_TURNS
-        .matches(conn, turns, |a, (s, t)| {
-            a.add(*s)?;
-            a.add(*t)
+    results: &[&ToolResultRecord],
+) -> Result<(HashSet<String>, HashSet<(String, i64)>), sqlx::Error> {
+    let found: Vec<(usize, i64, i64)> = REST_PROBES
+        .fetch_json(conn, results, |a, r| {
+            a.add(r.call_id.as_str())?;
+            a.add(r.session_id.as_str())?;
+            a.add(r.answers.map(|x| x.turn))
         })
         .await?;
-    Ok(found
-        .into_iter()
-        .filter_map(|n| turns.get(n).map(|(s, t)| ((*s).to_owned(), *t)))
-        .collect())
+    let (mut open, mut turns) = (HashSet::new(), HashSet::new());
+    for (n, o, t) in found {
+        let r = results.get(n).ok_or_else(|| {
+            sqlx::Error::Decode(
+                format!("row index {n} outside the {} rows bound", results.len()).into(),
+            )
+        })?;
+        if o != 0 {
+            open.insert(r.call_id.clone());
+        }
+        if let (true, Some(a)) = (t != 0, r.answers) {
+            turns.insert((r.session_id.clone(), a.turn));
+        }
+    }
+    Ok((open, turns))
 }
 
 /// Results that pair with no call, each a row of its own under its
@@ -462,7 +461,7 @@ mod tests {
         };
         let cases: [(String, &str); 4] = [
             (UNPAIRED_CALLS.sql_for(4), "tool_calls_open"),
-            (OPEN_CALL_IDS.sql_for(4), "tool_calls_open"),
+            (REST_PROBES.sql_for(4), "tool_calls_open"),
             (ORPHANS.sql_for(4), "tool_calls_orphan"),
             (ORPHANS_ANYWHERE.sql_for(4), "tool_calls_orphan"),
         ];
@@ -552,7 +551,7 @@ mod tests {
             (&INSERT_CALLS, "tool_calls"),
             (&INSERT_RESULT_KEYS, "tool_results"),
             (&PAIR_RESULTS, "tool_calls"),
-            (&OPEN_CALL_IDS, "tool_calls"),
+            (&REST_PROBES, "tool_calls"),
             (&ORPHANS_ANYWHERE, "tool_calls"),
         ];
         for (stmt, table) in lookups {
