@@ -56,6 +56,23 @@ pub struct Store {
 struct Inner {
     pool: Pool,
     url: String,
+    /// SQLite: the recorder's own connection, kept open between batches
+    /// (see [`SqliteWriter`]).
+    writer: Option<SqliteWriter>,
+}
+
+/// SQLite: the connection batches are written on, outside the pool and kept
+/// open. A pooled one costs each batch two extra round trips to its worker
+/// thread (sqlx pings a connection when it is returned to the pool, from a
+/// task spawned for that) and starts each batch on whichever connection's
+/// statement cache comes up; batches of one store are serialized on it, as
+/// SQLite serializes writers anyway. It is one of `max_connections`: the
+/// pool gets one fewer (at least one). A batch that fails closes it; the
+/// next opens a fresh one.
+#[derive(Debug)]
+struct SqliteWriter {
+    options: SqliteConnectOptions,
+    conn: tokio::sync::Mutex<Option<sqlx::SqliteConnection>>,
 }
 
 pub(crate) use crate::pool::Pool;
@@ -139,6 +156,7 @@ impl Store {
     /// [`Store::open`] with explicit options.
     pub async fn open_with(url: &str, opts: StoreOptions) -> Result<Store, StoreError> {
         let connect_err = |e: sqlx::Error| StoreError::new(StoreErrorKind::Connect, Some(url), e);
+        let mut writer = None;
         let pool = match Target::parse(url)? {
             Target::Sqlite(path) => {
                 let options = SqliteConnectOptions::new()
@@ -151,7 +169,7 @@ impl Store {
                     .pragma("cache_size", format!("-{}", opts.sqlite_cache_kib.max(64)))
                     .pragma("temp_store", "memory")
                     // Room for every shape of the writer's bulk statements
-                    // (`bulk::shaped`: 13 statements × 5 shapes) beside the
+                    // (`bulk::shaped`: 10 statements × 5 shapes) beside the
                     // single-row ones, the migrations and the stats queries.
                     .statement_cache_capacity(160)
                     .busy_timeout(opts.busy_timeout);
@@ -159,12 +177,21 @@ impl Store {
                     .await
                     .map_err(connect_err)?;
                 let _ = probe.close().await;
+                // No ping before each checkout: it is a round trip to the
+                // connection's worker thread per batch, and a local file's
+                // connection does not go away like a server's does (a failed
+                // batch closes its connection; see `write_batch`).
                 let pool = SqlitePoolOptions::new()
-                    .max_connections(opts.max_connections.max(1))
+                    .test_before_acquire(false)
+                    .max_connections(opts.max_connections.saturating_sub(1).max(1))
                     .acquire_timeout(opts.connect_timeout)
-                    .connect_with(options)
+                    .connect_with(options.clone())
                     .await
                     .map_err(connect_err)?;
+                writer = Some(SqliteWriter {
+                    options,
+                    conn: tokio::sync::Mutex::new(None),
+                });
                 Pool::Sqlite(pool)
             }
             Target::Postgres(url) => {
@@ -206,6 +233,7 @@ impl Store {
             inner: Arc::new(Inner {
                 pool,
                 url: url.to_owned(),
+                writer,
             }),
         })
     }
@@ -230,8 +258,23 @@ impl Store {
     /// Writes `events` in one transaction, in order, and says what each did.
     pub(crate) async fn write_batch(&self, events: &[Event]) -> Result<Vec<Outcome>, StoreError> {
         match &self.inner.pool {
-            Pool::Sqlite(pool) => {
-                let mut conn = pool.acquire().await.map_err(StoreError::query)?;
+            Pool::Sqlite(_) => {
+                let writer = self.inner.writer.as_ref().ok_or_else(|| {
+                    StoreError::query(sqlx::Error::Protocol("no SQLite writer".into()))
+                })?;
+                let mut slot = writer.conn.lock().await;
+                let conn = match &mut *slot {
+                    Some(conn) => conn,
+                    // A failure to open is never the batch's fault (not
+                    // `is_rejected`): the recorder keeps the batch and retries.
+                    None => slot.insert(
+                        sqlx::SqliteConnection::connect_with(&writer.options)
+                            .await
+                            .map_err(|e| {
+                                StoreError::new(StoreErrorKind::Connect, None, e.to_string())
+                            })?,
+                    ),
+                };
                 let result = async {
                     // IMMEDIATE: take the write lock up front, so several writers
                     // (processes) queue on the busy timeout instead of failing.
@@ -245,9 +288,9 @@ impl Store {
                     // On a full disk or an I/O error SQLite rolls the
                     // transaction back by itself; sqlx's own rollback then
                     // fails and the connection would believe it is still in
-                    // one, refusing every later batch. Closed instead of
-                    // returned: the pool opens a fresh one.
-                    conn.close_on_drop();
+                    // one, refusing every later batch. Dropped (its worker
+                    // closes it): the next batch opens a fresh one.
+                    slot.take();
                 }
                 result.map_err(StoreError::query)
             }
@@ -275,6 +318,11 @@ impl Store {
 
     /// Closes the pool (waits for connections to be returned).
     pub async fn close(&self) {
+        if let Some(writer) = &self.inner.writer {
+            if let Some(conn) = writer.conn.lock().await.take() {
+                let _ = conn.close().await;
+            }
+        }
         match &self.inner.pool {
             Pool::Sqlite(p) => p.close().await,
             Pool::Postgres(p) => p.close().await,

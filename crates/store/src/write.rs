@@ -405,17 +405,8 @@ macro_rules! write_batch_fn {
                         // in bulk; the rest are looked up one by one. Pairing or
                         // inserting one result never gives another an unpaired
                         // call or a turn, so the order does not matter.
-                        let ids: Vec<&str> = rest.iter().map(|(_, r)| r.call_id.as_str()).collect();
-                        let open_somewhere = bulk::call_ids_with_unpaired_calls(conn, &ids).await?;
-                        let answering: Vec<(&str, i64)> = rest
-                            .iter()
-                            .filter_map(|(_, r)| Some((r.session_id.as_str(), r.answers?.turn)))
-                            .collect();
-                        let turns = if answering.is_empty() {
-                            HashSet::new()
-                        } else {
-                            bulk::recorded_turns(conn, &answering).await?
-                        };
+                        let recs: Vec<&ToolResultRecord> = rest.iter().map(|(_, r)| *r).collect();
+                        let (open_somewhere, turns) = bulk::open_ids_and_recorded_turns(conn, &recs).await?;
                         let no_turn = |r: &ToolResultRecord| {
                             r.answers.is_none_or(|a| !turns.contains(&(r.session_id.clone(), a.turn)))
                         };

@@ -360,6 +360,28 @@ pub(crate) async fn recorded_turns(
     Ok(rows.into_iter().collect())
 }
 
+/// For results that paired with no call of their session: the call ids
+/// with an open call anywhere and the (session, turn) pairs with a
+/// recorded turn (the SQLite writer's one-round-trip form; here the two
+/// lookups above).
+pub(crate) async fn open_ids_and_recorded_turns(
+    conn: &mut PgConnection,
+    results: &[&ToolResultRecord],
+) -> Result<(HashSet<String>, HashSet<(String, i64)>), sqlx::Error> {
+    let ids: Vec<&str> = results.iter().map(|r| r.call_id.as_str()).collect();
+    let open = call_ids_with_unpaired_calls(conn, &ids).await?;
+    let answering: Vec<(&str, i64)> = results
+        .iter()
+        .filter_map(|r| Some((r.session_id.as_str(), r.answers?.turn)))
+        .collect();
+    let turns = if answering.is_empty() {
+        HashSet::new()
+    } else {
+        recorded_turns(conn, &answering).await?
+    };
+    Ok((open, turns))
+}
+
 /// Results that pair with no call, each a row of its own under its
 /// resolved tool name.
 pub(crate) async fn insert_orphan_results(

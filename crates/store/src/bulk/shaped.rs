@@ -18,7 +18,7 @@
 //!
 //! sqlx sends each result row from its worker thread through a channel (a
 //! wake-up each), so lookups answer in one row per statement: the indices
-//! of the matching rows ([`Shaped::matching`]) or one JSON array
+//! of the matching rows ([`Shaped::insert_reporting_stored`]) or one JSON array
 //! ([`Shaped::fetch_json`]).
 
 use std::sync::OnceLock;
@@ -60,9 +60,19 @@ enum Body {
         table: &'static str,
         tail: &'static str,
     },
-    /// `SELECT group_concat(u.n) FROM u CROSS JOIN join`: the rows that
-    /// find a match.
-    Matching(&'static str),
+    /// Two statements in one round trip to the connection's worker thread:
+    /// which rows' `keys` (a prefix of the columns) find a match in `join`
+    /// (already stored), then the [`Body::Insert`] of the rows. The keys
+    /// are bound for the first, padding included (sqlx numbers a second
+    /// statement's parameters from where the first's end), then the rows.
+    /// Not numbered parameters read by both: SQLite looks a parameter's
+    /// name up by a linear search, per parameter, per run.
+    MatchThenInsert {
+        keys: usize,
+        join: &'static str,
+        table: &'static str,
+        tail: &'static str,
+    },
 }
 
 /// A statement's arguments: per row its index `n`, then what the caller's
@@ -87,11 +97,26 @@ impl Shaped {
         Shaped::with(cols, Body::Insert { table, tail })
     }
 
-    /// Which rows of `u` find a row in `join` (`table t ON …`, driven from
-    /// `u`: the `CROSS JOIN` keeps SQLite from reordering it); see
-    /// [`Shaped::matches`].
-    pub(crate) const fn matching(cols: &'static [&'static str], join: &'static str) -> Shaped {
-        Shaped::with(cols, Body::Matching(join))
+    /// Inserts the rows into `table` as [`Shaped::insert`] does, in the same
+    /// round trip as finding which of them `join` (`table t ON …`, matching
+    /// the first `keys` columns) already holds; see
+    /// [`Shaped::insert_reporting_stored`].
+    pub(crate) const fn insert_after_match(
+        table: &'static str,
+        cols: &'static [&'static str],
+        keys: usize,
+        join: &'static str,
+        tail: &'static str,
+    ) -> Shaped {
+        Shaped::with(
+            cols,
+            Body::MatchThenInsert {
+                keys,
+                join,
+                table,
+                tail,
+            },
+        )
     }
 
     const fn with(cols: &'static [&'static str], body: Body) -> Shaped {
@@ -118,22 +143,41 @@ impl Shaped {
         Ok(())
     }
 
-    /// The indices in `rows` of the rows that match (a
-    /// [`Shaped::matching`] statement), in no particular order, once per
-    /// match.
-    pub(crate) async fn matches<'q, T>(
+    /// Runs a [`Shaped::insert_after_match`] statement over `rows`, chunk
+    /// by chunk, in order: the indices in `rows` of the rows whose key was
+    /// stored before their chunk's insert, in no particular order (a key
+    /// repeated in a later chunk is found there, stored by the earlier one).
+    /// `key` appends a row's key values, `bind` all its values (key first).
+    pub(crate) async fn insert_reporting_stored<'q, T>(
         &'static self,
         conn: &mut SqliteConnection,
         rows: &'q [T],
+        key: impl Fn(&mut Args<'q>, &'q T) -> Result<(), BoxDynError>,
         bind: impl Fn(&mut Args<'q>, &'q T) -> Result<(), BoxDynError>,
     ) -> Result<Vec<usize>, sqlx::Error> {
+        let Body::MatchThenInsert { keys, .. } = self.body else {
+            return Err(sqlx::Error::Protocol(
+                "not a match-then-insert statement".into(),
+            ));
+        };
         let mut out = Vec::new();
         for (offset, chunk) in self.chunks(rows) {
-            let (sql, args) = self.bound(offset, chunk, &bind)?;
-            let list: Option<String> = sqlx::query_scalar_with(sql, args)
-                .fetch_one(&mut *conn)
+            let (sql, shape) = self.sql_holding(chunk.len());
+            let mut args = Args::default();
+            args.reserve(shape * (keys + 1) + chunk.len() * (self.cols.len() + 1), 0);
+            // The keys, padded to the shape (the insert's values are
+            // numbered after all of them), then the rows.
+            self.add_rows(&mut args, offset, chunk, keys, &key)?;
+            for _ in 0..(shape - chunk.len()) * (keys + 1) {
+                args.add(Option::<i64>::None).map_err(sqlx::Error::Encode)?;
+            }
+            self.add_rows(&mut args, offset, chunk, self.cols.len(), &bind)?;
+            // Not `fetch_one`: it would stop the worker after the first
+            // statement's row, before the insert.
+            let lists: Vec<Option<String>> = sqlx::query_scalar_with(sql, args)
+                .fetch_all(&mut *conn)
                 .await?;
-            for n in list.iter().flat_map(|l| l.split(',')) {
+            for n in lists.iter().flatten().flat_map(|l| l.split(',')) {
                 out.push(row_index(n, rows.len())?);
             }
         }
@@ -184,40 +228,88 @@ impl Shaped {
         chunk: &'q [T],
         bind: &impl Fn(&mut Args<'q>, &'q T) -> Result<(), BoxDynError>,
     ) -> Result<(&'static str, Args<'q>), sqlx::Error> {
+        let mut args = Args::default();
+        args.reserve(chunk.len() * (self.cols.len() + 1), 0);
+        self.add_rows(&mut args, offset, chunk, self.cols.len(), bind)?;
+        Ok((self.sql_holding(chunk.len()).0, args))
+    }
+
+    /// The SQL text of the smallest shape that holds `rows` rows (the
+    /// largest if none does), and that shape's row count.
+    fn sql_holding(&'static self, rows: usize) -> (&'static str, usize) {
         let shape = SHAPES
             .iter()
-            .position(|&n| n >= chunk.len())
+            .position(|&n| n >= rows)
             .unwrap_or(SHAPES.len() - 1);
-        let width = self.cols.len() + 1;
-        let mut args = Args::default();
-        args.reserve(chunk.len() * width, 0);
+        let sql = self.sql[shape].get_or_init(|| self.render(SHAPES[shape]));
+        (sql.as_str(), SHAPES[shape])
+    }
+
+    /// Appends per row its index `n` (from `offset`) and what `bind` adds,
+    /// which must be `width` values (else an error, not a misaligned batch).
+    fn add_rows<'q, T>(
+        &self,
+        args: &mut Args<'q>,
+        offset: usize,
+        chunk: &'q [T],
+        width: usize,
+        bind: &impl Fn(&mut Args<'q>, &'q T) -> Result<(), BoxDynError>,
+    ) -> Result<(), sqlx::Error> {
         for (i, row) in chunk.iter().enumerate() {
             let before = args.len();
             args.add(i64::try_from(offset + i).unwrap_or(i64::MAX))
                 .map_err(sqlx::Error::Encode)?;
-            bind(&mut args, row).map_err(sqlx::Error::Encode)?;
-            if args.len() != before + width {
+            bind(args, row).map_err(sqlx::Error::Encode)?;
+            if args.len() != before + width + 1 {
                 return Err(sqlx::Error::Encode(
                     format!(
                         "a row of {} values for a statement of {} columns",
                         args.len() - before - 1,
-                        width - 1
+                        width
                     )
                     .into(),
                 ));
             }
         }
-        let sql = self.sql[shape].get_or_init(|| self.render(SHAPES[shape]));
-        Ok((sql.as_str(), args))
+        Ok(())
     }
 
     /// `WITH v(n, cols) AS (VALUES (?,…),…), u AS (…) body` for `rows` rows.
     fn render(&self, rows: usize) -> String {
         let cols = self.cols.join(", ");
-        let row = format!("(?{})", ",?".repeat(self.cols.len()));
+        if let Body::MatchThenInsert {
+            keys,
+            join,
+            table,
+            tail,
+        } = self.body
+        {
+            let key_cols = self.cols[..keys.min(self.cols.len())].join(", ");
+            return format!(
+                "{}SELECT group_concat(u.n) FROM u CROSS JOIN {join}; \
+                 {}INSERT INTO {table} ({cols}) SELECT {cols} FROM u WHERE true {tail}",
+                Self::with_clause(&key_cols, rows, keys + 1),
+                Self::with_clause(&cols, rows, self.cols.len() + 1),
+            );
+        }
+        let mut sql = Self::with_clause(&cols, rows, self.cols.len() + 1);
+        match self.body {
+            Body::Sql(body) => sql.push_str(body),
+            Body::Insert { table, tail } => sql.push_str(&format!(
+                "INSERT INTO {table} ({cols}) SELECT {cols} FROM u WHERE true {tail}"
+            )),
+            Body::MatchThenInsert { .. } => {}
+        }
+        sql
+    }
+
+    /// `WITH v(n, cols) AS (VALUES (?,…),…), u AS (SELECT * FROM v WHERE n
+    /// IS NOT NULL) ` for `rows` rows of `width` parameters.
+    fn with_clause(cols: &str, rows: usize, width: usize) -> String {
+        let row = format!("(?{})", ",?".repeat(width - 1));
         let mut sql = String::with_capacity(256 + rows * (row.len() + 1));
         sql.push_str("WITH v(n, ");
-        sql.push_str(&cols);
+        sql.push_str(cols);
         sql.push_str(") AS (VALUES ");
         for i in 0..rows {
             if i > 0 {
@@ -226,16 +318,6 @@ impl Shaped {
             sql.push_str(&row);
         }
         sql.push_str("), u AS (SELECT * FROM v WHERE n IS NOT NULL) ");
-        match self.body {
-            Body::Sql(body) => sql.push_str(body),
-            Body::Insert { table, tail } => sql.push_str(&format!(
-                "INSERT INTO {table} ({cols}) SELECT {cols} FROM u WHERE true {tail}"
-            )),
-            Body::Matching(join) => {
-                sql.push_str("SELECT group_concat(u.n) FROM u CROSS JOIN ");
-                sql.push_str(join);
-            }
-        }
         sql
     }
 }
@@ -271,7 +353,10 @@ impl Shaped {
 mod tests {
     use super::*;
 
-    static PAIRS: Shaped = Shaped::matching(&["a", "b"], "t ON t.a = u.a");
+    static PAIRS: Shaped = Shaped::new(
+        &["a", "b"],
+        "SELECT group_concat(u.n) FROM u CROSS JOIN t ON t.a = u.a",
+    );
     static WIDE: Shaped = Shaped::new(&["c"; 9000], "SELECT 1");
 
     fn plan(stmt: &Shaped, rows: usize) -> Vec<(usize, usize)> {
@@ -327,6 +412,26 @@ mod tests {
             ),
             "{}",
             INS.sql_for(1)
+        );
+    }
+
+    #[test]
+    fn match_then_insert_binds_the_keys_then_the_rows() {
+        static BOTH: Shaped = Shaped::insert_after_match(
+            "t",
+            &["a", "b"],
+            1,
+            "t ON t.a = u.a",
+            "ON CONFLICT (a) DO NOTHING",
+        );
+        assert_eq!(
+            BOTH.sql_for(2),
+            "WITH v(n, a) AS (VALUES (?,?),(?,?)), \
+             u AS (SELECT * FROM v WHERE n IS NOT NULL) \
+             SELECT group_concat(u.n) FROM u CROSS JOIN t ON t.a = u.a; \
+             WITH v(n, a, b) AS (VALUES (?,?,?),(?,?,?)), \
+             u AS (SELECT * FROM v WHERE n IS NOT NULL) \
+             INSERT INTO t (a, b) SELECT a, b FROM u WHERE true ON CONFLICT (a) DO NOTHING"
         );
     }
 

@@ -8,9 +8,7 @@ use sqlx::Arguments;
 use sqlx::SqliteConnection;
 use sqlx::error::BoxDynError;
 
-static REQUEST_KEYS: Shaped = Shaped::matching(&["k"], "requests t ON t.request_id = u.k");
-
-static INSERT_REQUESTS: Shaped = Shaped::insert(
+static INSERT_REQUESTS: Shaped = Shaped::insert_after_match(
     "requests",
     &[
         "request_id",
@@ -33,6 +31,8 @@ static INSERT_REQUESTS: Shaped = Shaped::insert(
         "parse_error",
         "error",
     ],
+    1,
+    "requests t ON t.request_id = u.request_id",
     "ON CONFLICT (request_id) DO NOTHING",
 );
 
@@ -90,35 +90,27 @@ static UNPAIRED_CALLS: Shaped = Shaped::new(
      AND result_at_ms IS NULL ORDER BY call_at_ms DESC, id DESC LIMIT (SELECT max(k) FROM u)))",
 );
 
-static CALL_KEYS: Shaped = Shaped::matching(
-    &["r", "i"],
-    "tool_calls t ON t.request_id = u.r AND t.call_index = u.i",
-);
-
-static INSERT_CALLS: Shaped = Shaped::insert(
+static INSERT_CALLS: Shaped = Shaped::insert_after_match(
     "tool_calls",
     &[
+        "request_id",
+        "call_index",
         "session_id",
         "call_id",
         "tool",
         "provider",
         "model",
         "at_ms",
-        "request_id",
-        "call_index",
         "response_id",
         "arguments_bytes",
         "call_at_ms",
     ],
+    2,
+    "tool_calls t ON t.request_id = u.request_id AND t.call_index = u.call_index",
     "ON CONFLICT (request_id, call_index) DO NOTHING",
 );
 
-static RESULT_KEYS: Shaped = Shaped::matching(
-    &["s", "c", "m"],
-    "tool_results t ON t.session_id = u.s AND t.call_id = u.c AND t.message_index = u.m",
-);
-
-static INSERT_RESULT_KEYS: Shaped = Shaped::insert(
+static INSERT_RESULT_KEYS: Shaped = Shaped::insert_after_match(
     "tool_results",
     &[
         "session_id",
@@ -127,6 +119,9 @@ static INSERT_RESULT_KEYS: Shaped = Shaped::insert(
         "request_id",
         "at_ms",
     ],
+    3,
+    "tool_results t ON t.session_id = u.session_id AND t.call_id = u.call_id \
+     AND t.message_index = u.message_index",
     "ON CONFLICT (session_id, call_id, message_index) DO NOTHING",
 );
 
@@ -137,20 +132,19 @@ static PAIR_RESULTS: Shaped = Shaped::new(
      FROM u WHERE tool_calls.id = u.id",
 );
 
-/// The call ids with an open call anywhere: one probe of the open calls'
-/// index each, however many there are.
-static OPEN_CALL_IDS: Shaped = Shaped::new(
-    &["c"],
-    "SELECT group_concat(u.n) FROM u WHERE EXISTS (SELECT 1 FROM tool_calls t INDEXED BY tool_calls_open \
-     WHERE t.call_id = u.c AND t.result_at_ms IS NULL)",
-);
-
-/// The (session, turn fingerprint) pairs with a recorded turn: one probe
-/// of `call_turns_by_fingerprint` each.
-static RECORDED_TURNS: Shaped = Shaped::new(
-    &["s", "t"],
-    "SELECT group_concat(u.n) FROM u WHERE EXISTS (SELECT 1 FROM call_turns t \
-     WHERE t.session_id = u.s AND t.turn_fp = u.t)",
+/// Two `EXISTS` probes per result in one statement (one round trip), over
+/// results (`c`, `s`, `t`: call id, session, turn fingerprint or NULL): is
+/// there an open call with its id anywhere (one probe of the open calls'
+/// index, however many there are), and a recorded turn of its session it
+/// answers (one probe of `call_turns_by_fingerprint`). Per row that finds
+/// either: its index, then 0/1 for each.
+static REST_PROBES: Shaped = Shaped::new(
+    &["c", "s", "t"],
+    "SELECT json_group_array(json_array(n, o, r)) FROM (SELECT u.n AS n, \
+     EXISTS (SELECT 1 FROM tool_calls t INDEXED BY tool_calls_open \
+     WHERE t.call_id = u.c AND t.result_at_ms IS NULL) AS o, \
+     (u.t IS NOT NULL AND EXISTS (SELECT 1 FROM call_turns ct \
+     WHERE ct.session_id = u.s AND ct.turn_fp = u.t)) AS r FROM u) WHERE o OR r",
 );
 
 static INSERT_ORPHAN_RESULTS: Shaped = Shaped::insert(
@@ -178,39 +172,41 @@ pub(crate) async fn insert_requests(
     conn: &mut SqliteConnection,
     reqs: &[&RequestRecord],
 ) -> Result<HashSet<String>, sqlx::Error> {
-    // Which keys exist already (usually none: few rows come back through
-    // sqlx's per-row channel), then one INSERT without RETURNING. Exact:
-    // `BEGIN IMMEDIATE` holds the write lock for the whole batch.
-    let old = REQUEST_KEYS
-        .matches(conn, reqs, |a, r| a.add(r.request_id.as_str()))
+    // Which keys exist already (usually none: one row comes back, not one
+    // per key through sqlx's per-row channel), then the INSERT, in one
+    // round trip. Exact: `BEGIN IMMEDIATE` holds the write lock for the
+    // whole batch.
+    let old = INSERT_REQUESTS
+        .insert_reporting_stored(
+            conn,
+            reqs,
+            |a, r| a.add(r.request_id.as_str()),
+            |a, r| {
+                a.add(r.request_id.as_str())?;
+                a.add(r.session_id.as_str())?;
+                a.add(r.at_ms)?;
+                a.add(r.provider.as_str())?;
+                a.add(r.dialect.as_deref())?;
+                a.add(r.path.as_str())?;
+                a.add(r.model.as_deref())?;
+                a.add(i64::from(r.status))?;
+                a.add(i64::from(r.streaming))?;
+                a.add(finite(r.upstream_latency_ms))?;
+                a.add(r.first_byte_ms.map(finite))?;
+                a.add(finite(r.overhead_us))?;
+                a.add(r.input_tokens.map(int))?;
+                a.add(r.output_tokens.map(int))?;
+                a.add(r.response_id.as_deref())?;
+                a.add(r.repair_mode.as_str())?;
+                a.add(int(r.repairs.len() as u64))?;
+                a.add(r.parse_error.as_deref())?;
+                a.add(r.error.as_deref())
+            },
+        )
         .await?;
-    let new = unmatched(reqs, &old)
+    Ok(unmatched(reqs, &old)
         .map(|r| r.request_id.clone())
-        .collect();
-    INSERT_REQUESTS
-        .execute(conn, reqs, |a, r| {
-            a.add(r.request_id.as_str())?;
-            a.add(r.session_id.as_str())?;
-            a.add(r.at_ms)?;
-            a.add(r.provider.as_str())?;
-            a.add(r.dialect.as_deref())?;
-            a.add(r.path.as_str())?;
-            a.add(r.model.as_deref())?;
-            a.add(i64::from(r.status))?;
-            a.add(i64::from(r.streaming))?;
-            a.add(finite(r.upstream_latency_ms))?;
-            a.add(r.first_byte_ms.map(finite))?;
-            a.add(finite(r.overhead_us))?;
-            a.add(r.input_tokens.map(int))?;
-            a.add(r.output_tokens.map(int))?;
-            a.add(r.response_id.as_deref())?;
-            a.add(r.repair_mode.as_str())?;
-            a.add(int(r.repairs.len() as u64))?;
-            a.add(r.parse_error.as_deref())?;
-            a.add(r.error.as_deref())
-        })
-        .await?;
-    Ok(new)
+        .collect())
 }
 
 pub(crate) async fn insert_repairs(
@@ -318,49 +314,50 @@ pub(crate) async fn unpaired_calls(
     candidates_of(wanted, rows)
 }
 
-pub(crate) async fn insert_calls(
+pub(crate) async fn insert_calls<'q>(
     conn: &mut SqliteConnection,
-    calls: &[&ToolCallRecord],
+    calls: &'q [&'q ToolCallRecord],
 ) -> Result<HashSet<CallKey>, sqlx::Error> {
-    let old = CALL_KEYS
-        .matches(conn, calls, |a, c| {
-            a.add(c.request_id.as_str())?;
-            a.add(i64::from(c.call_index))
-        })
-        .await?;
-    let new = unmatched(calls, &old)
-        .map(|c| (c.request_id.clone(), i64::from(c.call_index)))
-        .collect();
-    INSERT_CALLS
-        .execute(conn, calls, |a, c| {
+    let key = |a: &mut Args<'q>, c: &&'q ToolCallRecord| {
+        a.add(c.request_id.as_str())?;
+        a.add(i64::from(c.call_index))
+    };
+    let old = INSERT_CALLS
+        .insert_reporting_stored(conn, calls, key, |a, c| {
+            key(a, c)?;
             a.add(c.session_id.as_str())?;
             a.add(c.call_id.as_str())?;
             a.add(c.tool.as_str())?;
             a.add(c.provider.as_str())?;
             a.add(c.model.as_deref())?;
             a.add(c.at_ms)?;
-            a.add(c.request_id.as_str())?;
-            a.add(i64::from(c.call_index))?;
             a.add(c.response_id.as_deref())?;
             a.add(int(c.arguments_bytes))?;
             a.add(c.at_ms)
         })
         .await?;
-    Ok(new)
+    Ok(unmatched(calls, &old)
+        .map(|c| (c.request_id.clone(), i64::from(c.call_index)))
+        .collect())
 }
 
-pub(crate) async fn insert_result_keys(
+pub(crate) async fn insert_result_keys<'q>(
     conn: &mut SqliteConnection,
-    results: &[&ToolResultRecord],
+    results: &'q [&'q ToolResultRecord],
 ) -> Result<HashSet<ResultKey>, sqlx::Error> {
-    let old = RESULT_KEYS
-        .matches(conn, results, |a, r| {
-            a.add(r.session_id.as_str())?;
-            a.add(r.call_id.as_str())?;
-            a.add(i64::from(r.message_index))
+    let key = |a: &mut Args<'q>, r: &&'q ToolResultRecord| {
+        a.add(r.session_id.as_str())?;
+        a.add(r.call_id.as_str())?;
+        a.add(i64::from(r.message_index))
+    };
+    let old = INSERT_RESULT_KEYS
+        .insert_reporting_stored(conn, results, key, |a, r| {
+            key(a, r)?;
+            a.add(r.request_id.as_str())?;
+            a.add(r.at_ms)
         })
         .await?;
-    let new = unmatched(results, &old)
+    Ok(unmatched(results, &old)
         .map(|r| {
             (
                 r.session_id.clone(),
@@ -368,17 +365,7 @@ pub(crate) async fn insert_result_keys(
                 i64::from(r.message_index),
             )
         })
-        .collect();
-    INSERT_RESULT_KEYS
-        .execute(conn, results, |a, r| {
-            a.add(r.session_id.as_str())?;
-            a.add(r.call_id.as_str())?;
-            a.add(i64::from(r.message_index))?;
-            a.add(r.request_id.as_str())?;
-            a.add(r.at_ms)
-        })
-        .await?;
-    Ok(new)
+        .collect())
 }
 
 pub(crate) async fn pair_results(
@@ -400,35 +387,35 @@ pub(crate) async fn pair_results(
         .await
 }
 
-pub(crate) async fn call_ids_with_unpaired_calls(
+/// For results that paired with no call of their session: the call ids
+/// with an open call anywhere and the (session, turn) pairs with a
+/// recorded turn, in one round trip ([`REST_PROBES`]).
+pub(crate) async fn open_ids_and_recorded_turns(
     conn: &mut SqliteConnection,
-    call_ids: &[&str],
-) -> Result<HashSet<String>, sqlx::Error> {
-    let open = OPEN_CALL_IDS
-        .matches(conn, call_ids, |a, c| a.add(*c))
-        .await?;
-    Ok(open
-        .into_iter()
-        .filter_map(|n| call_ids.get(n).map(|c| (*c).to_owned()))
-        .collect())
-}
-
-/// Of `turns` (session id, turn fingerprint), those some recorded call
-/// turn of the session has.
-pub(crate) async fn recorded_turns(
-    conn: &mut SqliteConnection,
-    turns: &[(&str, i64)],
-) -> Result<HashSet<(String, i64)>, sqlx::Error> {
-    let found = RECORDED_TURNS
-        .matches(conn, turns, |a, (s, t)| {
-            a.add(*s)?;
-            a.add(*t)
+    results: &[&ToolResultRecord],
+) -> Result<(HashSet<String>, HashSet<(String, i64)>), sqlx::Error> {
+    let found: Vec<(usize, i64, i64)> = REST_PROBES
+        .fetch_json(conn, results, |a, r| {
+            a.add(r.call_id.as_str())?;
+            a.add(r.session_id.as_str())?;
+            a.add(r.answers.map(|x| x.turn))
         })
         .await?;
-    Ok(found
-        .into_iter()
-        .filter_map(|n| turns.get(n).map(|(s, t)| ((*s).to_owned(), *t)))
-        .collect())
+    let (mut open, mut turns) = (HashSet::new(), HashSet::new());
+    for (n, o, t) in found {
+        let r = results.get(n).ok_or_else(|| {
+            sqlx::Error::Decode(
+                format!("row index {n} outside the {} rows bound", results.len()).into(),
+            )
+        })?;
+        if o != 0 {
+            open.insert(r.call_id.clone());
+        }
+        if let (true, Some(a)) = (t != 0, r.answers) {
+            turns.insert((r.session_id.clone(), a.turn));
+        }
+    }
+    Ok((open, turns))
 }
 
 /// Results that pair with no call, each a row of its own under its
@@ -474,7 +461,7 @@ mod tests {
         };
         let cases: [(String, &str); 4] = [
             (UNPAIRED_CALLS.sql_for(4), "tool_calls_open"),
-            (OPEN_CALL_IDS.sql_for(4), "tool_calls_open"),
+            (REST_PROBES.sql_for(4), "tool_calls_open"),
             (ORPHANS.sql_for(4), "tool_calls_orphan"),
             (ORPHANS_ANYWHERE.sql_for(4), "tool_calls_orphan"),
         ];
@@ -558,17 +545,20 @@ mod tests {
         };
         let mut conn = pool.acquire().await.unwrap();
         let lookups: [(&Shaped, &str); 8] = [
-            (&REQUEST_KEYS, "requests"),
+            (&INSERT_REQUESTS, "requests"),
             (&ORPHANS, "tool_calls"),
             (&UNPAIRED_CALLS, "tool_calls"),
-            (&CALL_KEYS, "tool_calls"),
-            (&RESULT_KEYS, "tool_results"),
+            (&INSERT_CALLS, "tool_calls"),
+            (&INSERT_RESULT_KEYS, "tool_results"),
             (&PAIR_RESULTS, "tool_calls"),
-            (&OPEN_CALL_IDS, "tool_calls"),
+            (&REST_PROBES, "tool_calls"),
             (&ORPHANS_ANYWHERE, "tool_calls"),
         ];
         for (stmt, table) in lookups {
-            let sql = format!("EXPLAIN QUERY PLAN {}", stmt.sql_for(16));
+            // The lookup: an insert's key match is its first statement.
+            let text = stmt.sql_for(16);
+            let first = text.split("; ").next().unwrap_or_default();
+            let sql = format!("EXPLAIN QUERY PLAN {first}");
             let plan: Vec<(i64, i64, i64, String)> =
                 sqlx::query_as(&sql).fetch_all(&mut *conn).await.unwrap();
             let steps: Vec<&str> = plan.iter().map(|p| p.3.as_str()).collect();
