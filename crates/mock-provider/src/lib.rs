@@ -126,6 +126,9 @@ pub struct MockOptions {
     /// Serve HTTPS (and `wss://`) with this certificate instead of plain
     /// HTTP (default off; see [`MockTls`]).
     pub tls: Option<MockTls>,
+    /// WebSocket mode: write each event of a turn with its own flush
+    /// (default false: the events made at once go with one flush).
+    pub ws_flush_each_event: bool,
 }
 
 impl Default for MockOptions {
@@ -145,6 +148,7 @@ impl Default for MockOptions {
             google_key: None,
             aws_credential_service: None,
             tls: None,
+            ws_flush_each_event: false,
         }
     }
 }

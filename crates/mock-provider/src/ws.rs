@@ -1,7 +1,9 @@
 //! The Responses API's WebSocket mode: `GET /v1/responses` with `Upgrade:
 //! websocket` (Bearer auth on the upgrade), then one `response.create`
 //! text message per turn, each answered with the same events as the SSE
-//! stream, one event per text message, in order.
+//! stream, one event per text message, in order (the events made at once
+//! go with one flush, as hyper writes a stream's ready SSE chunks;
+//! [`crate::MockOptions::ws_flush_each_event`]: one write per event).
 //!
 //! As the HTTP side: the upgrade is refused with the provider's 401
 //! without a key (or with a wrong one), or with a [`Fault::Status`]'s
@@ -150,7 +152,8 @@ where
             shared.lock_received().push(received);
         }
         let (events, fault) = answer(&shared, &message);
-        let after = match send_events(&mut socket, events, &fault).await {
+        let flush_each = shared.opts.ws_flush_each_event;
+        let after = match send_events(&mut socket, events, &fault, flush_each).await {
             Ok(after) => after,
             Err(()) => return shared.websocket_ended(None),
         };
@@ -307,10 +310,15 @@ pub(crate) fn sse_to_messages(sse: &[u8]) -> Vec<Bytes> {
     out
 }
 
+/// A turn's events, each its own text message, written as they are made
+/// (all at once here): with one flush for them all, as hyper writes the
+/// SSE chunks it has ready, so they share TCP segments; `flush_each`: one
+/// write per event.
 async fn send_events<S>(
     socket: &mut WebSocket<S>,
     events: Vec<Bytes>,
     fault: &Fault,
+    flush_each: bool,
 ) -> Result<After, ()>
 where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
@@ -332,7 +340,12 @@ where
     }
     let limited = limit < events.len();
     for event in events.into_iter().take(limit) {
-        socket.send(Frame::text(event)).await.map_err(|_| ())?;
+        if flush_each {
+            socket.send(Frame::text(event)).await.map_err(|_| ())?;
+        } else {
+            socket.feed(Frame::text(event)).await.map_err(|_| ())?;
+        }
     }
+    socket.flush().await.map_err(|_| ())?;
     Ok(if limited { after } else { After::Continue })
 }

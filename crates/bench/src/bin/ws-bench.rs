@@ -12,13 +12,17 @@
 //!   over alternating blocks of turns, and per message;
 //! - 1,000 idle sockets held through the gateway: its RSS before and after.
 //!
+//! The mock writes a turn's WebSocket events with one flush, as hyper
+//! writes the SSE events it has ready (`--ws-flush each`: one write per
+//! event, so the gateway may read them in several pieces).
+//!
 //! The gateway runs as a child (`toolwarden-bench --serve-gateway`, the
 //! binary beside this one) recording to SQLite + JSONL, as in
 //! `toolwarden-bench`. Prints a markdown table.
 //!
 //! ```text
 //! cargo build --release -p toolwarden-bench
-//! target/release/ws-bench [--turns 2000] [--idle 1000] [--runs 3]
+//! target/release/ws-bench [--turns 2000] [--idle 1000] [--runs 3] [--ws-flush turn|each]
 //! # a profile of one path through the gateway:
 //! TOOLWARDEN_BENCH_WRAP="valgrind --tool=callgrind --callgrind-out-file=cg.out" \
 //!   target/release/ws-bench --only ws --turns 2000
@@ -118,8 +122,32 @@ fn ms(d: f64) -> f64 {
 
 /// The median of `samples` (seconds).
 fn median(samples: &mut [f64]) -> f64 {
+    quantile(samples, 0.5)
+}
+
+/// The `q` quantile of `samples` (nearest rank).
+fn quantile(samples: &mut [f64], q: f64) -> f64 {
     samples.sort_unstable_by(f64::total_cmp);
-    samples[samples.len() / 2]
+    let at = ((samples.len() as f64 * q) as usize).min(samples.len() - 1);
+    samples[at]
+}
+
+/// How often the gateway's threads went to sleep (voluntary context
+/// switches, summed over its threads): each is a wake-up to come.
+fn wakeups(pid: u32) -> u64 {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return 0;
+    };
+    tasks
+        .flatten()
+        .filter_map(|task| std::fs::read_to_string(task.path().join("status")).ok())
+        .filter_map(|status| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix("voluntary_ctxt_switches:"))
+                .and_then(|v| v.trim().parse::<u64>().ok())
+        })
+        .sum()
 }
 
 /// The four ways a turn goes, timed in turn within each round.
@@ -224,29 +252,38 @@ async fn latency_run(c: &mut Clients, rounds: usize) -> Latency {
     l
 }
 
-/// The gateway's CPU per turn on each path: blocks of `block` turns
-/// through the gateway, HTTP and WebSocket alternating, `blocks` of each.
-async fn cpu_run(c: &mut Clients, gw: &GatewayChild, blocks: usize, block: usize) -> (f64, f64) {
-    let (mut http, mut ws) = (0.0, 0.0);
+/// Per turn through the gateway, on one path: its CPU (µs) and its
+/// threads' wake-ups.
+#[derive(Default, Clone, Copy)]
+struct Cost {
+    cpu_us: f64,
+    wakeups: f64,
+}
+
+/// The gateway's CPU and wake-ups per turn on each path (HTTP, WebSocket):
+/// blocks of `block` turns through the gateway, HTTP and WebSocket
+/// alternating, `blocks` of each.
+async fn cpu_run(c: &mut Clients, gw: &GatewayChild, blocks: usize, block: usize) -> [Cost; 2] {
+    let mut cost = [Cost::default(); 2];
     for b in 0..blocks * 2 {
         let path = if b % 2 == 0 {
             Path::HttpGateway
         } else {
             Path::WsGateway
         };
-        let before = gw.cpu_secs_fine();
+        let (before, woke) = (gw.cpu_secs_fine(), wakeups(gw.pid()));
         for _ in 0..block {
             c.turn(path).await;
         }
-        let used = gw.cpu_secs_fine() - before;
-        if b % 2 == 0 {
-            http += used;
-        } else {
-            ws += used;
-        }
+        let sum = &mut cost[b % 2];
+        sum.cpu_us += gw.cpu_secs_fine() - before;
+        sum.wakeups += wakeups(gw.pid()).saturating_sub(woke) as f64;
     }
     let turns = (blocks * block) as f64;
-    (http * 1e6 / turns, ws * 1e6 / turns)
+    cost.map(|c| Cost {
+        cpu_us: c.cpu_us * 1e6 / turns,
+        wakeups: c.wakeups / turns,
+    })
 }
 
 /// `--only http|ws`: only `turns` turns through the gateway on that path
@@ -256,27 +293,42 @@ async fn only(c: &mut Clients, gw: &GatewayChild, path: Path, turns: usize) {
     for _ in 0..100 {
         c.turn(path).await;
     }
-    let before = gw.cpu_secs_fine();
+    let (before, woke) = (gw.cpu_secs_fine(), wakeups(gw.pid()));
     let mut times = Vec::with_capacity(turns);
     for _ in 0..turns {
         times.push(c.turn(path).await);
     }
     let used = gw.cpu_secs_fine() - before;
+    let woke = wakeups(gw.pid()).saturating_sub(woke);
     println!(
-        "{turns} turns: p50 {:.3} ms, gateway CPU {:.1} µs/turn",
+        "{turns} turns: p50 {:.3} ms, gateway CPU {:.1} µs/turn, {:.2} wake-ups/turn",
         ms(median(&mut times)),
-        used * 1e6 / turns as f64
+        used * 1e6 / turns as f64,
+        woke as f64 / turns as f64
     );
 }
 
-async fn run(
+/// What to run (the command line).
+struct Args {
     turns: usize,
     idle: usize,
     runs: usize,
     only_path: Option<Path>,
-) -> Result<(), String> {
+    /// The mock writes each WebSocket event with its own flush.
+    flush_each: bool,
+}
+
+async fn run(args: Args) -> Result<(), String> {
+    let Args {
+        turns,
+        idle,
+        runs,
+        only_path,
+        flush_each,
+    } = args;
     let mock = MockProvider::start(MockOptions {
         record: false,
+        ws_flush_each_event: flush_each,
         ..MockOptions::default()
     })
     .await;
@@ -318,14 +370,19 @@ async fn run(
     }
 
     println!(
-        "Latency: {runs} runs of {turns} rounds; a round is one turn on each path (order rotating), {} B body, {events} events per response; medians, added = through − direct within each round.",
-        http_body.len()
+        "Latency: {runs} runs of {turns} rounds; a round is one turn on each path (order rotating), {} B body, {events} events per response, the mock's WebSocket events written {}; medians, added = through − direct within each round.",
+        http_body.len(),
+        if flush_each {
+            "each with its own flush"
+        } else {
+            "with one flush per turn"
+        }
     );
     println!();
     println!(
-        "| run | HTTP direct p50 ms | HTTP through p50 ms | WS direct p50 ms | WS through p50 ms | HTTP added p50 ms | WS added p50 ms | WS added − HTTP added, p50 ms | rounds with WS added ≤ HTTP added |"
+        "| run | HTTP direct p50 ms | HTTP through p50 ms | WS direct p50 ms | WS through p50 ms | HTTP added p50 ms | WS added p50 ms | HTTP added p99 ms | WS added p99 ms | WS added − HTTP added, p50 ms | rounds with WS added ≤ HTTP added |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
     let (mut all_http, mut all_ws, mut all_diff) = (Vec::new(), Vec::new(), Vec::new());
     for run in 1..=runs {
         let mut l = latency_run(&mut c, turns).await;
@@ -336,14 +393,20 @@ async fn run(
             median(&mut l.added_ws),
             median(&mut l.ws_minus_http),
         );
+        let (ah99, aw99) = (
+            quantile(&mut l.added_http, 0.99),
+            quantile(&mut l.added_ws, 0.99),
+        );
         println!(
-            "| {run} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:+.3} | {:.0} % |",
+            "| {run} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:+.3} | {:.0} % |",
             ms(median(hd)),
             ms(median(hg)),
             ms(median(wd)),
             ms(median(wg)),
             ms(ah),
             ms(aw),
+            ms(ah99),
+            ms(aw99),
             ms(diff),
             100.0 * not_worse as f64 / turns as f64
         );
@@ -352,7 +415,7 @@ async fn run(
         all_diff.push(diff);
     }
     println!(
-        "| median of runs | | | | | {:.3} | {:.3} | {:+.3} | |",
+        "| median of runs | | | | | {:.3} | {:.3} | | | {:+.3} | |",
         ms(median(&mut all_http)),
         ms(median(&mut all_ws)),
         ms(median(&mut all_diff))
@@ -365,15 +428,19 @@ async fn run(
     );
     println!();
     println!(
-        "| run | HTTP µs/turn | WebSocket µs/turn | HTTP µs/event | WebSocket µs/message (events + the request) |"
+        "| run | HTTP µs/turn | WebSocket µs/turn | HTTP µs/event | WebSocket µs/message (events + the request) | HTTP gateway wake-ups/turn | WebSocket gateway wake-ups/turn |"
     );
-    println!("|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|");
     for run in 1..=runs {
-        let (http, ws) = cpu_run(&mut c, &gw, 10, block).await;
+        let [http, ws] = cpu_run(&mut c, &gw, 10, block).await;
         println!(
-            "| {run} | {http:.0} | {ws:.0} | {:.1} | {:.1} |",
-            http / events as f64,
-            ws / (events + 1) as f64
+            "| {run} | {:.0} | {:.0} | {:.1} | {:.1} | {:.2} | {:.2} |",
+            http.cpu_us,
+            ws.cpu_us,
+            http.cpu_us / events as f64,
+            ws.cpu_us / (events + 1) as f64,
+            http.wakeups,
+            ws.wakeups
         );
     }
     drop(c);
@@ -408,23 +475,30 @@ async fn run(
 }
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let mut turns = 2000;
-    let mut idle = 1000;
-    let mut runs = 3;
-    let mut only_path = None;
-    let mut it = args.iter();
+    let raw_args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args = Args {
+        turns: 2000,
+        idle: 1000,
+        runs: 3,
+        only_path: None,
+        flush_each: false,
+    };
+    let mut it = raw_args.iter();
     while let Some(flag) = it.next() {
         let raw = it.next();
         let value = raw.and_then(|v| v.parse::<usize>().ok());
         match (flag.as_str(), value, raw.map(String::as_str)) {
-            ("--turns", Some(n), _) => turns = n.max(10),
-            ("--idle", Some(n), _) => idle = n,
-            ("--runs", Some(n), _) => runs = n.max(1),
-            ("--only", _, Some("http")) => only_path = Some(Path::HttpGateway),
-            ("--only", _, Some("ws")) => only_path = Some(Path::WsGateway),
+            ("--turns", Some(n), _) => args.turns = n.max(10),
+            ("--idle", Some(n), _) => args.idle = n,
+            ("--runs", Some(n), _) => args.runs = n.max(1),
+            ("--only", _, Some("http")) => args.only_path = Some(Path::HttpGateway),
+            ("--only", _, Some("ws")) => args.only_path = Some(Path::WsGateway),
+            ("--ws-flush", _, Some("turn")) => args.flush_each = false,
+            ("--ws-flush", _, Some("each")) => args.flush_each = true,
             _ => {
-                eprintln!("usage: ws-bench [--turns N] [--idle N] [--runs N] [--only http|ws]");
+                eprintln!(
+                    "usage: ws-bench [--turns N] [--idle N] [--runs N] [--only http|ws] [--ws-flush turn|each]"
+                );
                 return ExitCode::from(2);
             }
         }
@@ -439,7 +513,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(turns, idle, runs, only_path)) {
+    match runtime.block_on(run(args)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("ws-bench: {e}");

@@ -112,8 +112,12 @@ fn offers_deflate(headers: &HeaderMap) -> bool {
 }
 
 /// Bytes each socket's read buffer starts with (and returns to after a
-/// larger message, which it grows for): a few events per read.
-const READ_BUFFER: usize = 4 * 1024;
+/// larger message, which it grows for): as the HTTP path's reads
+/// (`h1::READ_CHUNK`), so that a turn's message or the events that arrive
+/// together are one read (with 4 KiB, a 5 KB `response.create` took two
+/// reads and a re-allocation, and a burst of events two reads; see
+/// BENCHMARKS.md). An idle socket does not touch the pages.
+const READ_BUFFER: usize = 16 * 1024;
 
 /// The socket settings both sides use: message limit, deflate when offered.
 /// The write buffer starts empty: an idle socket holds none, a busy one

@@ -84,9 +84,14 @@ impl Turns {
 
     /// Read a client text message.
     pub fn client_message(&self, payload: Bytes) -> Outgoing {
-        // The one-pass scan first (a serializer that sorts keys puts
-        // `type` last, past the whole body); what it cannot read, as before.
-        match read_event(&payload).or_else(|| event_type(&payload)) {
+        // `type` as the first or last member without a scan of the body;
+        // else the one-pass scan (a serializer that sorts keys puts `type`
+        // last, past the whole body); what it cannot read, as before.
+        let kind = edge_type(&payload)
+            .map(std::borrow::Cow::Borrowed)
+            .or_else(|| read_event(&payload))
+            .or_else(|| event_type(&payload));
+        match kind {
             // The HTTP path's parse reads (and counts) a bad body.
             Some(kind) if kind == "response.create" => {}
             Some(_) if is_json(&payload) => return Outgoing::Pass(payload),
@@ -277,6 +282,43 @@ fn read_event(payload: &[u8]) -> Option<std::borrow::Cow<'_, str>> {
     None
 }
 
+/// A message's `type` when it is the object's first member (`{"type":"…",`)
+/// or its last (`,"type":"…"}`), spaces allowed, with no escapes in it:
+/// found without reading the rest. In JSON text that is one object, the
+/// member just after its opening brace and the one just before its closing
+/// brace are top-level members; text that is not JSON is still read (and
+/// counted) by the request's own parse.
+fn edge_type(payload: &[u8]) -> Option<&str> {
+    let p = payload
+        .trim_ascii()
+        .strip_prefix(b"{")?
+        .strip_suffix(b"}")?;
+    std::str::from_utf8(first_type(p).or_else(|| last_type(p))?).ok()
+}
+
+/// Inside an object's braces: `"type"`, `:`, `"value"`, then `,` or the end.
+fn first_type(p: &[u8]) -> Option<&[u8]> {
+    let rest = p.trim_ascii_start().strip_prefix(b"\"type\"")?;
+    let rest = rest.trim_ascii_start().strip_prefix(b":")?;
+    let rest = rest.trim_ascii_start().strip_prefix(b"\"")?;
+    let end = memchr::memchr2(b'"', b'\\', rest)?;
+    let after = rest[end + 1..].trim_ascii_start();
+    (rest[end] == b'"' && (after.is_empty() || after[0] == b',')).then(|| &rest[..end])
+}
+
+/// Inside an object's braces, from the end: the closing quote, the value's
+/// opening quote after `:` (not an escaped one: a backslash would stand
+/// before it), `"type"` after `,` or the opening brace.
+fn last_type(p: &[u8]) -> Option<&[u8]> {
+    let rest = p.trim_ascii_end().strip_suffix(b"\"")?;
+    let open = memchr::memrchr(b'"', rest)?;
+    let value = &rest[open + 1..];
+    let before = rest[..open].trim_ascii_end().strip_suffix(b":")?;
+    let before = before.trim_ascii_end().strip_suffix(b"\"type\"")?;
+    let before = before.trim_ascii_end();
+    (!value.contains(&b'\\') && (before.is_empty() || before.ends_with(b","))).then_some(value)
+}
+
 /// Where the string whose contents start at `from` ends (its closing
 /// quote), escapes skipped; `None` if it does not.
 fn string_end(p: &[u8], mut from: usize) -> Option<usize> {
@@ -314,7 +356,30 @@ fn event_type(payload: &[u8]) -> Option<std::borrow::Cow<'_, str>> {
 
 #[cfg(test)]
 mod tests {
-    use super::{as_sse, event_type, read_event};
+    use super::{as_sse, edge_type, event_type, read_event};
+
+    #[test]
+    fn reads_a_first_or_last_type_without_a_scan() {
+        assert_eq!(
+            edge_type(br#"{"type":"response.create","a":1}"#),
+            Some("response.create")
+        );
+        assert_eq!(edge_type(br#" { "type" : "x" , "a":1} "#), Some("x"));
+        assert_eq!(
+            edge_type(br#"{"a":{"b":1},"type":"response.create"}"#),
+            Some("response.create")
+        );
+        assert_eq!(edge_type(br#"{"a":1, "type": "x" }"#), Some("x"));
+        assert_eq!(edge_type(br#"{"type":"x"}"#), Some("x"));
+        // Nested, escaped or inside a string: not at the edge of the object.
+        assert_eq!(edge_type(br#"{"a":{"type":"x"}}"#), None);
+        assert_eq!(edge_type(br#"{"a":"\",\"type\":\"x"}"#), None);
+        assert_eq!(edge_type(br#"{"a":"b\"type\":\"x"}"#), None);
+        assert_eq!(edge_type(br#"{"type":"a\"b","c":1}"#), None);
+        assert_eq!(edge_type(br#"{"types":"x"}"#), None);
+        assert_eq!(edge_type(br#"["type","x"]"#), None);
+        assert_eq!(edge_type(b"not json"), None);
+    }
 
     #[test]
     fn reads_the_type_of_a_whole_object_only() {
