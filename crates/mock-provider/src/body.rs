@@ -51,15 +51,18 @@ impl Drop for OpenGuard {
 struct State {
     chunks: VecDeque<Bytes>,
     delay: Duration,
+    flush_each: bool,
     end: End,
     first: bool,
     _guard: OpenGuard,
 }
 
-/// The chunks written one by one, `delay` before each after the first.
+/// The chunks written one by one, `delay` before each after the first
+/// (`flush_each`: each in its own write even without a delay).
 pub(crate) fn chunked(
     chunks: Vec<Bytes>,
     delay: Duration,
+    flush_each: bool,
     end: End,
     open_streams: Arc<AtomicU64>,
 ) -> Body {
@@ -67,6 +70,7 @@ pub(crate) fn chunked(
     let state = State {
         chunks: chunks.into(),
         delay,
+        flush_each,
         end,
         first: true,
         _guard: OpenGuard(open_streams),
@@ -76,6 +80,10 @@ pub(crate) fn chunked(
         if let Some(chunk) = st.chunks.pop_front() {
             if !st.first && !st.delay.is_zero() {
                 tokio::time::sleep(st.delay).await;
+            } else if !st.first && st.flush_each {
+                // Pending once: hyper writes out what it holds before
+                // this chunk, so each goes in its own write.
+                tokio::task::yield_now().await;
             }
             st.first = false;
             return Some((Ok(Frame::data(chunk)), Some(st)));

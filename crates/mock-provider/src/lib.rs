@@ -126,9 +126,10 @@ pub struct MockOptions {
     /// Serve HTTPS (and `wss://`) with this certificate instead of plain
     /// HTTP (default off; see [`MockTls`]).
     pub tls: Option<MockTls>,
-    /// WebSocket mode: write each event of a turn with its own flush
-    /// (default false: the events made at once go with one flush).
-    pub ws_flush_each_event: bool,
+    /// Write each event of a response with its own flush, on SSE streams
+    /// and in WebSocket mode alike, as a provider generating them one by one
+    /// does (default false: the events made at once go with one flush).
+    pub flush_each_event: bool,
 }
 
 impl Default for MockOptions {
@@ -148,7 +149,7 @@ impl Default for MockOptions {
             google_key: None,
             aws_credential_service: None,
             tls: None,
-            ws_flush_each_event: false,
+            flush_each_event: false,
         }
     }
 }

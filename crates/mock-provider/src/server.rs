@@ -222,7 +222,13 @@ pub(crate) async fn handle(
     } else {
         chunks
     };
-    let mut resp = Response::new(chunked(chunks, delay, end, shared.open_streams.clone()));
+    let mut resp = Response::new(chunked(
+        chunks,
+        delay,
+        shared.opts.flush_each_event,
+        end,
+        shared.open_streams.clone(),
+    ));
     *resp.status_mut() = status;
     if gzip {
         resp.headers_mut().insert(

@@ -3,7 +3,7 @@
 //! text message per turn, each answered with the same events as the SSE
 //! stream, one event per text message, in order (the events made at once
 //! go with one flush, as hyper writes a stream's ready SSE chunks;
-//! [`crate::MockOptions::ws_flush_each_event`]: one write per event).
+//! [`crate::MockOptions::flush_each_event`]: one write per event).
 //!
 //! As the HTTP side: the upgrade is refused with the provider's 401
 //! without a key (or with a wrong one), or with a [`Fault::Status`]'s
@@ -152,7 +152,7 @@ where
             shared.lock_received().push(received);
         }
         let (events, fault) = answer(&shared, &message);
-        let flush_each = shared.opts.ws_flush_each_event;
+        let flush_each = shared.opts.flush_each_event;
         let after = match send_events(&mut socket, events, &fault, flush_each).await {
             Ok(after) => after,
             Err(()) => return shared.websocket_ended(None),

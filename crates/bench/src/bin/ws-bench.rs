@@ -12,9 +12,10 @@
 //!   over alternating blocks of turns, and per message;
 //! - 1,000 idle sockets held through the gateway: its RSS before and after.
 //!
-//! The mock writes a turn's WebSocket events with one flush, as hyper
-//! writes the SSE events it has ready (`--ws-flush each`: one write per
-//! event, so the gateway may read them in several pieces).
+//! The mock writes a turn's events with one flush on both paths, as hyper
+//! writes the SSE events it has ready (`--flush each`: one write per event
+//! on both paths, SSE and WebSocket alike, as a provider generating them
+//! one by one does, so the gateway reads them in several pieces).
 //!
 //! The gateway runs as a child (`toolwarden-bench --serve-gateway`, the
 //! binary beside this one) recording to SQLite + JSONL, as in
@@ -22,7 +23,7 @@
 //!
 //! ```text
 //! cargo build --release -p toolwarden-bench
-//! target/release/ws-bench [--turns 2000] [--idle 1000] [--runs 3] [--ws-flush turn|each]
+//! target/release/ws-bench [--turns 2000] [--idle 1000] [--runs 3] [--flush turn|each]
 //! # a profile of one path through the gateway:
 //! TOOLWARDEN_BENCH_WRAP="valgrind --tool=callgrind --callgrind-out-file=cg.out" \
 //!   target/release/ws-bench --only ws --turns 2000
@@ -314,7 +315,7 @@ struct Args {
     idle: usize,
     runs: usize,
     only_path: Option<Path>,
-    /// The mock writes each WebSocket event with its own flush.
+    /// The mock writes each event (SSE and WebSocket) with its own flush.
     flush_each: bool,
 }
 
@@ -328,7 +329,7 @@ async fn run(args: Args) -> Result<(), String> {
     } = args;
     let mock = MockProvider::start(MockOptions {
         record: false,
-        ws_flush_each_event: flush_each,
+        flush_each_event: flush_each,
         ..MockOptions::default()
     })
     .await;
@@ -370,7 +371,7 @@ async fn run(args: Args) -> Result<(), String> {
     }
 
     println!(
-        "Latency: {runs} runs of {turns} rounds; a round is one turn on each path (order rotating), {} B body, {events} events per response, the mock's WebSocket events written {}; medians, added = through − direct within each round.",
+        "Latency: {runs} runs of {turns} rounds; a round is one turn on each path (order rotating), {} B body, {events} events per response, the mock's events (SSE and WebSocket) written {}; medians, added = through − direct within each round.",
         http_body.len(),
         if flush_each {
             "each with its own flush"
@@ -493,11 +494,11 @@ fn main() -> ExitCode {
             ("--runs", Some(n), _) => args.runs = n.max(1),
             ("--only", _, Some("http")) => args.only_path = Some(Path::HttpGateway),
             ("--only", _, Some("ws")) => args.only_path = Some(Path::WsGateway),
-            ("--ws-flush", _, Some("turn")) => args.flush_each = false,
-            ("--ws-flush", _, Some("each")) => args.flush_each = true,
+            ("--flush", _, Some("turn")) => args.flush_each = false,
+            ("--flush", _, Some("each")) => args.flush_each = true,
             _ => {
                 eprintln!(
-                    "usage: ws-bench [--turns N] [--idle N] [--runs N] [--only http|ws] [--ws-flush turn|each]"
+                    "usage: ws-bench [--turns N] [--idle N] [--runs N] [--only http|ws] [--flush turn|each]"
                 );
                 return ExitCode::from(2);
             }
