@@ -462,3 +462,355 @@ fn a_full_disk_during_load_keeps_the_proxy_serving_and_recording_resumes() {
         "answered requests not recorded after the disk had room"
     );
 }
+
+/// A request that makes the mock call `shell` (no results in it).
+const CALLING: &str = r#"{"model":"claude-test","max_tokens":64,"tools":[{"name":"shell","input_schema":{"type":"object"}}],"messages":[{"role":"user","content":"list the files"}]}"#;
+
+/// A request carrying one failed `grep` result whose call id is `id` (a
+/// call no response of this gateway made: it counts as a call of its own).
+fn failing(id: &str) -> String {
+    format!(
+        r#"{{"model":"claude-test","max_tokens":64,"messages":[{{"role":"user","content":"find it"}},{{"role":"assistant","content":[{{"type":"tool_use","id":"{id}","name":"grep","input":{{}}}}]}},{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"{id}","is_error":true,"content":"Error: no such file"}}]}}]}}"#
+    )
+}
+
+/// `POST /v1/messages` with `body` and session `session`; the status.
+fn post_body(addr: SocketAddr, session: &str, body: &str) -> Option<u16> {
+    let mut s = TcpStream::connect(addr).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
+    let head = format!(
+        "POST /v1/messages HTTP/1.1\r\nhost: gw.test\r\ncontent-type: application/json\r\n\
+         x-api-key: k\r\nanthropic-version: 2023-06-01\r\nx-session-id: {session}\r\n\
+         content-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    s.write_all(head.as_bytes()).ok()?;
+    let mut out = Vec::new();
+    s.read_to_end(&mut out).ok()?;
+    let text = String::from_utf8_lossy(&out);
+    text.split(' ').nth(1).and_then(|c| c.parse().ok())
+}
+
+/// `toolwarden stats --json` on `db`: per tool, (calls, failures).
+fn stats_per_tool(db: &Path) -> std::collections::BTreeMap<String, (u64, u64)> {
+    let out = Command::new(env!("CARGO_BIN_EXE_toolwarden"))
+        .args(["stats", "--json", "--database"])
+        .arg(format!("sqlite://{}", db.display()))
+        .output()
+        .expect("run toolwarden stats");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stats JSON");
+    v["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .map(|t| {
+            let n = |k: &str| t[k].as_u64().unwrap_or(0);
+            (
+                t["tool"].as_str().unwrap_or("").to_owned(),
+                (n("calls"), n("failures")),
+            )
+        })
+        .collect()
+}
+
+/// A counter of `/metrics` with exactly these labels (0 when absent).
+fn metric(addr: SocketAddr, series: &str) -> u64 {
+    let text = get(addr, "/metrics").expect("/metrics");
+    text.lines()
+        .find_map(|l| l.strip_prefix(series)?.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// Holds SQLite's write lock on `db` (`BEGIN IMMEDIATE`) until dropped:
+/// the gateway's writer waits its busy timeout on each batch and fails.
+struct WriteLock {
+    rt: tokio::runtime::Runtime,
+    conn: Option<sqlx::SqliteConnection>,
+}
+
+impl WriteLock {
+    fn take(db: &Path) -> WriteLock {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let conn = rt.block_on(async {
+            let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite://{}", db.display()))
+                .await
+                .expect("open the database");
+            sqlx::query("BEGIN IMMEDIATE")
+                .execute(&mut conn)
+                .await
+                .expect("take the write lock");
+            conn
+        });
+        WriteLock {
+            rt,
+            conn: Some(conn),
+        }
+    }
+
+    fn release(mut self) {
+        if let Some(mut conn) = self.conn.take() {
+            self.rt.block_on(async {
+                sqlx::query("ROLLBACK")
+                    .execute(&mut conn)
+                    .await
+                    .expect("rollback");
+                let _ = conn.close().await;
+            });
+        }
+    }
+}
+
+/// Issue 14: events that cannot be queued in detail (a queue of 4, a writer
+/// blocked by another process's write lock) are dropped and counted, and
+/// their per-tool counts are folded into `dropped_tool_counts`: `stats`
+/// and `/metrics` still show exactly the calls and failures sent.
+#[test]
+fn dropped_events_keep_the_per_tool_counts_exact() {
+    let mock = mock();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("tw.db");
+    let gw = Served::start(
+        dir.path(),
+        &db,
+        &mock.url,
+        &["--record-queue-capacity", "4", "--record-batch-max", "4"],
+    );
+    // One request first, so the writer's connection is open and the file
+    // made, then the lock.
+    assert_eq!(post_body(gw.addr, "warm", CALLING), Some(200));
+    std::thread::sleep(Duration::from_millis(300));
+    let lock = WriteLock::take(&db);
+    let (per_client, clients) = (60usize, 3usize);
+    let threads: Vec<_> = (0..clients)
+        .map(|c| {
+            let addr = gw.addr;
+            std::thread::spawn(move || {
+                let mut ok = 0;
+                for k in 0..per_client {
+                    let session = format!("burst-{c}-{k}");
+                    let status = if k % 2 == 0 {
+                        post_body(addr, &session, CALLING)
+                    } else {
+                        post_body(addr, &session, &failing(&format!("toolu_drop_{c}_{k}")))
+                    };
+                    ok += usize::from(status == Some(200));
+                }
+                ok
+            })
+        })
+        .collect();
+    let answered: usize = threads.into_iter().map(|t| t.join().unwrap()).sum();
+    assert_eq!(answered, per_client * clients, "every request answered");
+    let (_, dropped, _, _) = recorder(gw.addr);
+    assert!(
+        dropped > 0,
+        "a queue of 4 behind a locked database dropped nothing"
+    );
+    lock.release();
+    // The backlog and the folded counts are written once the lock is gone.
+    let calls_sent = 1 + (per_client * clients / 2) as u64;
+    let failures_sent = (per_client * clients / 2) as u64;
+    let t = Instant::now();
+    while recorder(gw.addr).3 > 0 && t.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let shell =
+        r#"toolwarden_tool_calls_total{provider="anthropic",model="claude-test",tool="shell"}"#;
+    let grep = r#"toolwarden_tool_failures_total{provider="anthropic",model="claude-test",tool="grep",basis="explicit"}"#;
+    assert_eq!(metric(gw.addr, shell), calls_sent, "/metrics: shell calls");
+    assert_eq!(
+        metric(gw.addr, grep),
+        failures_sent,
+        "/metrics: grep failures"
+    );
+    let mut gw = gw;
+    gw.signal("TERM");
+    assert!(
+        gw.wait(Duration::from_secs(15))
+            .is_some_and(|s| s.success())
+    );
+    let stats = stats_per_tool(&db);
+    eprintln!("dropped {dropped} events; stats per tool: {stats:?}");
+    assert_eq!(stats.get("shell"), Some(&(calls_sent, 0)), "{stats:?}");
+    assert_eq!(
+        stats.get("grep"),
+        Some(&(failures_sent, failures_sent)),
+        "{stats:?}"
+    );
+    assert_eq!(stats.len(), 2, "{stats:?}");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("runtime");
+    let folded: i64 = rt.block_on(async {
+        let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite://{}", db.display()))
+            .await
+            .expect("open");
+        sqlx::query_scalar("SELECT COALESCE(SUM(calls + results), 0) FROM dropped_tool_counts")
+            .fetch_one(&mut conn)
+            .await
+            .expect("read dropped_tool_counts")
+    });
+    assert!(folded > 0, "nothing was folded: the test did not test it");
+}
+
+/// `toolwarden serve` as the unprivileged user 65534 (`setpriv`; root
+/// ignores file modes), on `db` in `dir` (handed to that user).
+fn serve_unprivileged(dir: &Path, db: &Path, upstream: &str) -> Served {
+    let ok = Command::new("chown")
+        .args(["65534:65534"])
+        .arg(dir)
+        .status()
+        .expect("run chown");
+    assert!(ok.success(), "chown {}", dir.display());
+    let database = format!("sqlite://{}", db.display());
+    let mut child = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(env!("CARGO_BIN_EXE_toolwarden"))
+        .current_dir(dir)
+        .args(["serve", "--listen", "127.0.0.1:0", "--database", &database])
+        .args(["--anthropic-upstream", upstream])
+        // One pooled connection: the one replaced after a failed batch.
+        .args(["--database-max-connections", "1"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start toolwarden serve");
+    let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
+    let addr = loop {
+        let line = lines
+            .next()
+            .expect("toolwarden serve ended before listening")
+            .expect("read stderr");
+        if let Some(a) = line.strip_prefix("toolwarden: listening on http://") {
+            break a.parse().expect("address");
+        }
+    };
+    std::thread::spawn(move || {
+        for line in lines.map_while(Result::ok) {
+            if line.contains("WARN") || line.contains("ERROR") {
+                eprintln!("gateway: {line}");
+            }
+        }
+    });
+    Served { child, addr }
+}
+
+/// `chmod mode` on the database file, its WAL and shared-memory files and
+/// their directory.
+fn chmod_all(dir: &Path, db: &Path, file_mode: &str, dir_mode: &str) {
+    for suffix in ["", "-wal", "-shm"] {
+        let path = format!("{}{suffix}", db.display());
+        if Path::new(&path).exists() {
+            let ok = Command::new("chmod").args([file_mode, &path]).status();
+            assert!(ok.is_ok_and(|s| s.success()), "chmod {path}");
+        }
+    }
+    let ok = Command::new("chmod").arg(dir_mode).arg(dir).status();
+    assert!(ok.is_ok_and(|s| s.success()), "chmod {}", dir.display());
+}
+
+/// Issue 14: the database file made read-only during load. A tmpfs cannot
+/// be remounted read-only while SQLite holds the file open for writing
+/// (`mount: mount point is busy`), so this is the read-only file of an
+/// unprivileged gateway: its connections are reopened after a failed
+/// batch (here: another process holds the write lock beyond the busy
+/// timeout) and open the file read-only. The proxy keeps serving, the
+/// failed writes are counted and retried (a read-only file is not a
+/// refusal of the events: before this test each was written alone and
+/// dropped), the backlog holds the events, and once the file is writable
+/// again recording resumes: nothing dropped, every answered request recorded.
+#[test]
+fn a_read_only_database_during_load_keeps_the_proxy_serving_and_recording_resumes() {
+    if !can_mount() {
+        eprintln!("SKIPPED: running the gateway as another user needs root");
+        return;
+    }
+    let mock = mock();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("tw.db");
+    let gw = serve_unprivileged(dir.path(), &db, &mock.url);
+    let (stop, answered) = (
+        Arc::new(AtomicBool::new(false)),
+        Arc::new(Answered::default()),
+    );
+    let clients = load(gw.addr, "ro", 2, &stop, &answered);
+    std::thread::sleep(Duration::from_millis(500));
+    chmod_all(dir.path(), &db, "0444", "0555");
+    // Another writer beyond the busy timeout (5 s): the batch in hand fails
+    // and its connection is replaced by one opened on the read-only file.
+    let lock = WriteLock::take(&db);
+    std::thread::sleep(Duration::from_millis(5500));
+    lock.release();
+    let before = answered.0.lock().unwrap().len();
+    let ro_at = Instant::now();
+    let mut errors = 0;
+    while ro_at.elapsed() < Duration::from_secs(8) {
+        std::thread::sleep(Duration::from_millis(200));
+        errors = recorder(gw.addr).2;
+        if errors >= 3 && ro_at.elapsed() > Duration::from_secs(2) {
+            break;
+        }
+    }
+    let served_read_only = answered.0.lock().unwrap().len();
+    assert!(errors > 0, "no write failed on a read-only database");
+    assert!(
+        served_read_only > before + 20,
+        "the proxy stopped serving: {before} answered before, {served_read_only} after"
+    );
+    chmod_all(dir.path(), &db, "0644", "0755");
+    std::thread::sleep(Duration::from_millis(500));
+    stop.store(true, Ordering::Relaxed);
+    for c in clients {
+        c.join().unwrap();
+    }
+    let resumed = Instant::now();
+    let (written, dropped, errors, backlog) = loop {
+        let r = recorder(gw.addr);
+        if r.3 == 0 || resumed.elapsed() > Duration::from_secs(15) {
+            break r;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    // New events after it is writable again.
+    for k in 0..5 {
+        assert_eq!(post(gw.addr, &format!("after-{k}")), Some(200));
+    }
+    let answered = answered.0.lock().unwrap().clone();
+    eprintln!(
+        "read-only database: {} requests answered ({served_read_only} by the end of the \
+         read-only spell), {written} events written, {dropped} dropped, {errors} failed \
+         writes, backlog {backlog}",
+        answered.len()
+    );
+    assert_eq!(backlog, 0, "the backlog was not written once writable");
+    assert_eq!(dropped, 0, "events dropped within the backlog's bound");
+    let mut gw = gw;
+    gw.signal("TERM");
+    assert!(
+        gw.wait(Duration::from_secs(10))
+            .is_some_and(|s| s.success())
+    );
+    let (check, recorded) = read_db(&db);
+    assert_eq!(check, "ok");
+    let lost = answered
+        .iter()
+        .filter(|(s, _)| !recorded.contains(s))
+        .count();
+    assert_eq!(lost, 0, "answered requests not recorded once writable");
+    for k in 0..5 {
+        assert!(
+            recorded.contains(&format!("after-{k}")),
+            "after-{k} not recorded"
+        );
+    }
+}

@@ -79,7 +79,7 @@ impl Gateway {
             message: format!("cannot hand the listening socket to the workers: {e}"),
         })?;
         let metrics = Arc::new(Metrics::new());
-        let recorder = Recorder::start(
+        let recorder = Recorder::start_with_aggregate(
             store.clone(),
             RecorderOptions {
                 queue_capacity: config.memory.record_queue_capacity,
@@ -87,6 +87,7 @@ impl Gateway {
                 flush_interval: config.memory.record_flush,
                 jsonl: config.jsonl.clone(),
             },
+            config.memory.record_aggregate_keys,
             crate::otel::observer(
                 config.otlp.as_ref(),
                 MetricsObserver(metrics.clone()),
@@ -216,12 +217,15 @@ impl RunningGateway {
         self.shared.sinks.settle(Duration::from_secs(1)).await;
         let drain = self.shared.config.record_drain;
         let report = self.shared.sinks.recorder.shutdown_within(drain).await;
-        if report.abandoned > 0 {
+        if report.abandoned > 0 || !report.unwritten.is_empty() {
             tracing::error!(
                 not_written = report.abandoned,
                 written = report.events_written,
+                unwritten_calls = report.unwritten.calls,
+                unwritten_failures = report.unwritten.failures,
                 ?drain,
-                "recording could not finish within record_drain_ms: events not written were dropped"
+                "recording could not finish within record_drain_ms: events not written were dropped \
+                 (their per-tool counts are in the line before)"
             );
         } else {
             tracing::info!(

@@ -59,6 +59,8 @@ impl Shared {
                 "events_dropped": c.events_dropped,
                 "write_errors": c.write_errors,
                 "backlog": c.backlog,
+                "events_aggregated": c.events_aggregated,
+                "aggregate_overflow": c.aggregate_overflow,
             },
         });
         let mut response = Response::new(GatewayBody::full(body.to_string()));

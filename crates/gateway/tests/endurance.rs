@@ -63,6 +63,8 @@ async fn shutdown_returns_within_the_drain_deadline_when_the_database_hangs() {
     assert!(report.abandoned > 0, "{report:?}");
     assert_eq!(report.events_written, 0, "{report:?}");
     assert!(report.finished, "{report:?}");
+    // Issue 14: the per-tool counts of what was not written are reported.
+    assert_eq!(report.unwritten.calls, 20, "{report:?}");
     sqlx::query("ROLLBACK").execute(&mut blocker).await.unwrap();
 }
 

@@ -86,10 +86,12 @@ impl StoreError {
             Some(code) if code.len() == 5 && code.chars().all(|c| c.is_ascii_alphanumeric()) => {
                 !matches!(&code[..2], "08" | "40" | "53" | "55" | "57" | "58")
             }
-            // SQLite's numeric codes: BUSY (5), LOCKED (6), IOERR (10),
-            // FULL (13), CANTOPEN (14), PROTOCOL (15), incl. extended codes.
+            // SQLite's numeric codes: BUSY (5), LOCKED (6), READONLY (8:
+            // the file or its file system made read-only, it may become
+            // writable again), IOERR (10), FULL (13), CANTOPEN (14),
+            // PROTOCOL (15), incl. extended codes.
             Some(code) => match code.parse::<i64>() {
-                Ok(n) => !matches!(n & 0xff, 5 | 6 | 10 | 13 | 14 | 15),
+                Ok(n) => !matches!(n & 0xff, 5 | 6 | 8 | 10 | 13 | 14 | 15),
                 Err(_) => false,
             },
             None => false,

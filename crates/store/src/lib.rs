@@ -50,6 +50,7 @@
 
 #![forbid(unsafe_code)]
 
+mod aggregate;
 mod alerts;
 mod bulk;
 mod deltas;
@@ -65,6 +66,7 @@ mod store;
 mod turns;
 mod write;
 
+pub use aggregate::{DEFAULT_AGGREGATE_KEYS, DroppedCounts, DroppedRow, OTHER};
 pub use alerts::{AlertTransition, AlertWindow, LONGEST_TOOL_MS, RequestWindowRow, ToolWindowRow};
 pub use error::{StoreError, StoreErrorKind, redact_url};
 pub use event::{Event, RequestRecord, ToolCallRecord, ToolResultRecord, TurnRef};

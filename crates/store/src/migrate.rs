@@ -47,6 +47,12 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../migrations/sqlite/0005_alert_transitions.sql"),
         postgres: include_str!("../migrations/postgres/0005_alert_transitions.sql"),
     },
+    Migration {
+        version: 6,
+        name: "dropped_tool_counts",
+        sqlite: include_str!("../migrations/sqlite/0006_dropped_tool_counts.sql"),
+        postgres: include_str!("../migrations/postgres/0006_dropped_tool_counts.sql"),
+    },
 ];
 
 const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (\
@@ -58,7 +64,7 @@ const RECORD: &str =
 const PG_LOCK: &str = "SELECT pg_advisory_xact_lock(7395602181)";
 
 /// The newest schema version this build knows.
-pub const SCHEMA_VERSION: i64 = 5;
+pub const SCHEMA_VERSION: i64 = 6;
 
 /// Applies the migrations not yet applied.
 pub(crate) async fn run(pool: &Pool) -> Result<(), sqlx::Error> {

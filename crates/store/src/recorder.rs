@@ -17,6 +17,11 @@
 //! is abandoned (its transaction rolls back), the events not written are
 //! counted as dropped and reported, and shutdown returns: a slow or
 //! unreachable database never holds it longer.
+//!
+//! What cannot be written in detail (queue full, refused, past the
+//! deadline) is still counted per tool: folded into a bounded
+//! [`Aggregate`] that the writer appends to `dropped_tool_counts` whenever
+//! it has room, and told to the [`Observer`] at once (see `aggregate`).
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -27,6 +32,7 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
+use crate::aggregate::{Aggregate, DEFAULT_AGGREGATE_KEYS, DroppedCounts};
 use crate::event::{Event, RequestRecord, ToolCallRecord, ToolResultRecord};
 use crate::jsonl::JsonlSink;
 use crate::store::Store;
@@ -99,6 +105,11 @@ pub struct RecorderCounters {
     pub write_errors: u64,
     /// Events accepted and not yet written (queued or held by the writer).
     pub backlog: u64,
+    /// Of the dropped events, those folded into the per-tool aggregate
+    /// (requests are only counted, not folded).
+    pub events_aggregated: u64,
+    /// Of those, folded into the `(other)` key: the aggregate was full.
+    pub aggregate_overflow: u64,
 }
 
 /// The recording handle. Cheap to clone; all clones feed one writer task.
@@ -106,6 +117,7 @@ pub struct RecorderCounters {
 pub struct Recorder {
     tx: mpsc::Sender<Event>,
     shared: Arc<Shared>,
+    observer: Arc<dyn Observer>,
     close: Arc<watch::Sender<bool>>,
     done: watch::Receiver<bool>,
 }
@@ -119,8 +131,10 @@ enum Next {
     Timeout,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Shared {
+    /// Per-tool counts of what could not be written in detail.
+    agg: Aggregate,
     written: AtomicU64,
     dropped: AtomicU64,
     write_errors: AtomicU64,
@@ -144,6 +158,9 @@ pub struct ShutdownReport {
     /// if it outlived the deadline and its slack: still counted in
     /// `abandoned`).
     pub finished: bool,
+    /// Counts folded into the per-tool aggregate that were not written by
+    /// the deadline (reported in the log line per tool).
+    pub unwritten: DroppedCounts,
 }
 
 struct Writer {
@@ -188,17 +205,36 @@ impl Recorder {
         opts: RecorderOptions,
         observer: Arc<dyn Observer>,
     ) -> Recorder {
+        Recorder::start_with_aggregate(store, opts, DEFAULT_AGGREGATE_KEYS, observer)
+    }
+
+    /// [`Recorder::start`] with the per-tool aggregate of what cannot be
+    /// written in detail bounded to `aggregate_keys` distinct
+    /// (minute, provider, model, tool) keys.
+    pub fn start_with_aggregate(
+        store: Option<Store>,
+        opts: RecorderOptions,
+        aggregate_keys: usize,
+        observer: Arc<dyn Observer>,
+    ) -> Recorder {
         let capacity = opts.queue_capacity.max(1);
         let (tx, rx) = mpsc::channel(capacity);
         let (done_tx, done) = watch::channel(false);
         let (close, close_rx) = watch::channel(false);
-        let shared = Arc::new(Shared::default());
+        let shared = Arc::new(Shared {
+            agg: Aggregate::new(aggregate_keys),
+            written: AtomicU64::new(0),
+            dropped: AtomicU64::new(0),
+            write_errors: AtomicU64::new(0),
+            in_hand: AtomicU64::new(0),
+            deadline_ms: AtomicU64::new(0),
+        });
         let writer = Writer {
             rx,
             close: close_rx,
             store,
             jsonl: opts.jsonl.as_deref().map(JsonlSink::new),
-            observer,
+            observer: observer.clone(),
             shared: shared.clone(),
             batch_max: opts.batch_max.max(1),
             backlog_max: capacity,
@@ -214,24 +250,53 @@ impl Recorder {
         Recorder {
             tx,
             shared,
+            observer,
             close: Arc::new(close),
             done,
         }
     }
 
     /// Queues an event. Never blocks or awaits; a full queue drops the event
-    /// and counts it. Returns whether the event was queued.
+    /// and counts it, and folds its tool counts into the aggregate (a
+    /// result as one whose call is not known: see
+    /// [`Recorder::record_result`]). Returns whether the event was queued.
     pub fn record(&self, event: Event) -> bool {
-        if self.tx.try_send(event).is_err() {
-            let n = self.shared.dropped.fetch_add(1, Ordering::Relaxed);
-            if n == 0 {
-                tracing::warn!(
-                    "recorder queue full or closed: dropping events (counted in events_dropped)"
-                );
+        self.record_or_fold(event, false)
+    }
+
+    /// Queues a result; `call_known` says whether its call was recorded
+    /// (or folded) already, so that a result folded into the aggregate
+    /// counts as a call of its own only when the store would have made it one.
+    pub fn record_result(&self, rec: ToolResultRecord, call_known: bool) -> bool {
+        self.record_or_fold(Event::ToolResult(rec), call_known)
+    }
+
+    /// Does not queue `event`: counts it as dropped and folds it into the
+    /// aggregate at once (a result whose call was itself folded, so that it
+    /// does not make a row of its own).
+    pub fn fold(&self, event: &Event, call_known: bool) {
+        self.count_drop();
+        fold(&self.shared, &*self.observer, event, call_known);
+    }
+
+    fn record_or_fold(&self, event: Event, call_known: bool) -> bool {
+        match self.tx.try_send(event) {
+            Ok(()) => true,
+            Err(e) => {
+                self.fold(&e.into_inner(), call_known);
+                false
             }
-            return false;
         }
-        true
+    }
+
+    fn count_drop(&self) {
+        let n = self.shared.dropped.fetch_add(1, Ordering::Relaxed);
+        if n == 0 {
+            tracing::warn!(
+                "recorder queue full or closed: dropping events (counted in events_dropped, \
+                 their tool counts kept in dropped_tool_counts)"
+            );
+        }
     }
 
     /// A snapshot of the counters.
@@ -242,6 +307,8 @@ impl Recorder {
             events_dropped: self.shared.dropped.load(Ordering::Relaxed),
             write_errors: self.shared.write_errors.load(Ordering::Relaxed),
             backlog: queued + self.shared.in_hand.load(Ordering::Relaxed),
+            events_aggregated: self.shared.agg.folded(),
+            aggregate_overflow: self.shared.agg.overflowed(),
         }
     }
 
@@ -284,11 +351,39 @@ impl Recorder {
                 "the recorder's writer outlived the shutdown deadline; its backlog is lost"
             );
         }
+        let mut unwritten = DroppedCounts::default();
+        let pending = self.shared.agg.pending();
+        if !pending.is_empty() {
+            let per_tool: Vec<String> = pending
+                .iter()
+                .take(20)
+                .map(|(tool, c)| {
+                    unwritten.calls += c.calls;
+                    unwritten.results += c.results;
+                    unwritten.failures += c.failures;
+                    format!("{tool}: {} calls {} failures", c.calls, c.failures)
+                })
+                .collect();
+            for (_, c) in pending.iter().skip(20) {
+                unwritten.calls += c.calls;
+                unwritten.results += c.results;
+                unwritten.failures += c.failures;
+            }
+            tracing::error!(
+                calls = unwritten.calls,
+                results = unwritten.results,
+                failures = unwritten.failures,
+                tools = pending.len(),
+                "per-tool counts of dropped events not written by the shutdown deadline: {}",
+                per_tool.join(", ")
+            );
+        }
         ShutdownReport {
             events_written: c.events_written,
             events_dropped: c.events_dropped + if finished { 0 } else { c.backlog },
             abandoned,
             finished,
+            unwritten,
         }
     }
 }
@@ -307,7 +402,10 @@ impl Writer {
     async fn run(mut self) {
         loop {
             if self.pending.is_empty() && !self.closing {
-                match self.next(None).await {
+                // Folded counts waiting: come back for them within a flush interval.
+                let until =
+                    (!self.shared.agg.is_empty()).then(|| Instant::now() + self.flush_interval);
+                match self.next(until).await {
                     Next::Event(e) => self.take(e),
                     Next::Closing => self.set_closing(),
                     Next::Timeout => {}
@@ -315,6 +413,7 @@ impl Writer {
             }
             self.fill().await;
             self.flush().await;
+            self.write_aggregate().await;
             if self.closing && self.pending.is_empty() {
                 break;
             }
@@ -325,6 +424,39 @@ impl Writer {
         self.drain_ready();
         while !self.pending.is_empty() {
             self.flush().await;
+        }
+        self.write_aggregate().await;
+    }
+
+    /// Appends the folded counts to the store when there is room (nothing
+    /// pending in detail beyond a batch), within the shutdown deadline; on
+    /// failure they are put back for the next time. Without a store there
+    /// is nowhere to write them: they were counted and observed.
+    async fn write_aggregate(&mut self) {
+        if self.shared.agg.is_empty() || self.pending.len() >= self.batch_max {
+            return;
+        }
+        let Some(store) = self.store.clone() else {
+            self.shared.agg.take();
+            return;
+        };
+        if self.give_up_at.is_some_and(|t| Instant::now() >= t) {
+            return;
+        }
+        let rows = self.shared.agg.take();
+        let write = store.write_dropped(&rows);
+        let result = match self.give_up_at {
+            Some(t) => tokio::time::timeout_at(t, write).await.ok(),
+            None => Some(write.await),
+        };
+        match result {
+            Some(Ok(())) => {}
+            Some(Err(e)) => {
+                self.shared.write_errors.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!(error = %e, "cannot write the counts of dropped events; will retry");
+                self.shared.agg.restore(rows);
+            }
+            None => self.shared.agg.restore(rows),
         }
     }
 
@@ -342,7 +474,9 @@ impl Writer {
             lost,
             "{why}: the events not written are dropped (counted in events_dropped)"
         );
-        self.pending.clear();
+        for event in self.pending.drain(..) {
+            fold(&self.shared, &*self.observer, &event, true);
+        }
         self.shared.in_hand.fetch_sub(lost, Ordering::Relaxed);
         self.shared.dropped.fetch_add(lost, Ordering::Relaxed);
     }
@@ -565,6 +699,7 @@ impl Writer {
                 Ok(()) => self.shared.written.fetch_add(1, Ordering::Relaxed),
                 Err(e) if e.is_rejected() => {
                     tracing::error!(error = %e, kind = event.kind(), "the database refuses this event: dropped");
+                    fold(&self.shared, &*self.observer, &event, true);
                     self.shared.write_errors.fetch_add(1, Ordering::Relaxed);
                     self.shared.dropped.fetch_add(1, Ordering::Relaxed)
                 }
@@ -622,5 +757,18 @@ impl Writer {
             }
         }
         Ok(())
+    }
+}
+
+/// Folds an event not written in detail into the aggregate and tells the
+/// observer, which would otherwise never hear of it (its metrics stay exact).
+fn fold(shared: &Shared, observer: &dyn Observer, event: &Event, call_known: bool) {
+    shared.agg.fold(event, call_known);
+    match event {
+        Event::Request(r) => observer.on_request(r),
+        Event::ToolCall(c) => observer.on_tool_call(c),
+        Event::ToolResult(r) => {
+            observer.on_tool_result_timed(r, r.tool.as_deref().unwrap_or("unknown"), r.exec_ms)
+        }
     }
 }

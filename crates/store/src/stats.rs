@@ -4,6 +4,9 @@
 //! "Calls" are rows of `tool_calls`: each call the model made, plus results
 //! whose call was never seen. A call is counted in the window by its own time
 //! (`at_ms`: the call's, else the result's). `failure_rate = failures / calls`.
+//! Per-tool numbers (`tools`, `models`, `timeline`) add the counts of
+//! events that could not be recorded in detail (`dropped_tool_counts`,
+//! by the minute; not under a session filter).
 
 use serde::{Deserialize, Serialize};
 
@@ -133,17 +136,29 @@ pub struct CallRow {
 const FILTER: &str = "($1 IS NULL OR at_ms >= $1) AND ($2 IS NULL OR tool = $2) \
     AND ($3 IS NULL OR model = $3) AND ($4 IS NULL OR session_id = $4)";
 const FAILED: &str = "SUM(CASE WHEN failed = 1 THEN 1 ELSE 0 END)";
+/// [`FILTER`] for `dropped_tool_counts` (issue 14: the per-tool counts of
+/// events not written in detail, added to the detailed ones): it has no
+/// sessions, so a session filter leaves it out.
+const DROPPED_FILTER: &str = "($1 IS NULL OR at_ms >= $1) AND ($2 IS NULL OR tool = $2) \
+    AND ($3 IS NULL OR model = $3) AND $4 IS NULL";
 
 fn tools_sql() -> String {
     format!(
-        "SELECT tool, COUNT(*), {FAILED} FROM tool_calls WHERE {FILTER} \
+        "SELECT tool, CAST(SUM(c) AS BIGINT), CAST(SUM(f) AS BIGINT) FROM (\
+         SELECT tool, COUNT(*) AS c, {FAILED} AS f FROM tool_calls WHERE {FILTER} GROUP BY tool \
+         UNION ALL SELECT tool, SUM(calls), SUM(failures) FROM dropped_tool_counts \
+         WHERE {DROPPED_FILTER} GROUP BY tool) t \
          GROUP BY tool ORDER BY 3 DESC, 2 DESC, 1"
     )
 }
 fn models_sql() -> String {
     format!(
-        "SELECT COALESCE(model, 'unknown'), tool, COUNT(*), {FAILED} FROM tool_calls \
-         WHERE {FILTER} GROUP BY COALESCE(model, 'unknown'), tool ORDER BY 4 DESC, 3 DESC, 1, 2"
+        "SELECT m, tool, CAST(SUM(c) AS BIGINT), CAST(SUM(f) AS BIGINT) FROM (\
+         SELECT COALESCE(model, 'unknown') AS m, tool, COUNT(*) AS c, {FAILED} AS f \
+         FROM tool_calls WHERE {FILTER} GROUP BY COALESCE(model, 'unknown'), tool \
+         UNION ALL SELECT COALESCE(model, 'unknown'), tool, SUM(calls), SUM(failures) \
+         FROM dropped_tool_counts WHERE {DROPPED_FILTER} GROUP BY COALESCE(model, 'unknown'), tool\
+         ) t GROUP BY m, tool ORDER BY 4 DESC, 3 DESC, 1, 2"
     )
 }
 fn sessions_sql() -> String {
@@ -162,8 +177,12 @@ fn failures_sql() -> String {
 }
 fn timeline_sql() -> String {
     format!(
-        "SELECT tool, (at_ms / $5) * $5, {FAILED}, COUNT(*) FROM tool_calls WHERE {FILTER} \
-         GROUP BY tool, (at_ms / $5) * $5 ORDER BY 2, 1"
+        "SELECT tool, b, CAST(SUM(f) AS BIGINT), CAST(SUM(c) AS BIGINT) FROM (\
+         SELECT tool, (at_ms / $5) * $5 AS b, {FAILED} AS f, COUNT(*) AS c FROM tool_calls \
+         WHERE {FILTER} GROUP BY tool, (at_ms / $5) * $5 \
+         UNION ALL SELECT tool, (at_ms / $5) * $5, SUM(failures), SUM(calls) \
+         FROM dropped_tool_counts WHERE {DROPPED_FILTER} GROUP BY tool, (at_ms / $5) * $5\
+         ) t GROUP BY tool, b ORDER BY 2, 1"
     )
 }
 const REPAIRS_SQL: &str = "SELECT rr.defect, COUNT(*) FROM request_repairs rr \

@@ -19,6 +19,8 @@ pub const DEFAULT_RECORD_QUEUE_CAPACITY: u64 = 65_536;
 pub const DEFAULT_RECORD_BATCH_MAX: u64 = 1024;
 /// How long the writer waits to fill a batch.
 pub const DEFAULT_RECORD_FLUSH_MS: u64 = 50;
+/// Distinct keys of the per-tool counts of events not recorded in detail.
+pub const DEFAULT_RECORD_AGGREGATE_KEYS: u64 = toolwarden_store::DEFAULT_AGGREGATE_KEYS as u64;
 /// Recently seen calls (tool name by session and call id) and the
 /// sessions of recent Responses API responses, each: ~4 MB per map when
 /// full. A miss costs little: the history in the request names most
@@ -41,6 +43,9 @@ pub struct MemoryBounds {
     /// How long the writer waits to fill a batch: also the most a
     /// `kill -9` can lose of what was already queued.
     pub record_flush: Duration,
+    /// Keys of the per-tool counts of events not recorded in detail
+    /// (issue 14; beyond, folded into `(other)`).
+    pub record_aggregate_keys: usize,
     /// Entries of each recent-calls map.
     pub recent_calls: usize,
     /// Result keys per generation.
@@ -98,6 +103,12 @@ pub(super) fn validate(raw: &RawConfig, problems: &mut Vec<String>) -> MemoryBou
             DEFAULT_RECORD_FLUSH_MS,
             60_000,
         )),
+        record_aggregate_keys: bound(
+            "record_aggregate_keys",
+            raw.record_aggregate_keys,
+            DEFAULT_RECORD_AGGREGATE_KEYS,
+            1 << 20,
+        ) as usize,
         recent_calls: bound(
             "recent_calls_capacity",
             raw.recent_calls_capacity,

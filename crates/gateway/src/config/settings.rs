@@ -156,6 +156,8 @@ settings! {
     record_batch_max: u64 = "1024";
     /// How long the recorder waits to fill a batch, ms.
     record_flush_ms: u64 = "50";
+    /// Distinct (minute, provider, model, tool) keys of the in-memory counts of events that could not be recorded in detail; beyond, folded into `(other)` and counted.
+    record_aggregate_keys: u64 = "4096";
     /// Recently seen calls remembered to name results (and Responses sessions), each.
     recent_calls_capacity: u64 = "32768";
     /// Keys of results already queued, per generation (two generations).

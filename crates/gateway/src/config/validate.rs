@@ -56,6 +56,10 @@ pub(super) const NUMBER_DEFAULTS: &[(&str, u64)] = &[
     ),
     ("record_batch_max", memory::DEFAULT_RECORD_BATCH_MAX),
     ("record_flush_ms", memory::DEFAULT_RECORD_FLUSH_MS),
+    (
+        "record_aggregate_keys",
+        memory::DEFAULT_RECORD_AGGREGATE_KEYS,
+    ),
     ("recent_calls_capacity", memory::DEFAULT_RECENT_CALLS),
     ("recent_results_capacity", memory::DEFAULT_RECENT_RESULTS),
 ];

@@ -618,7 +618,7 @@ impl Finished {
             sinks
                 .names
                 .insert(&info.session.id, &call.id, &call.name, finished_ms);
-            sinks.recorder.record(Event::ToolCall(ToolCallRecord {
+            let queued = sinks.recorder.record(Event::ToolCall(ToolCallRecord {
                 request_id: base.request_id.clone(),
                 session_id: info.session.id.clone(),
                 provider: base.provider.as_str().to_string(),
@@ -631,6 +631,12 @@ impl Finished {
                 at_ms: finished_ms,
                 turn,
             }));
+            if !queued {
+                // Folded into the recorder's counts: so will its result be.
+                sinks
+                    .names
+                    .insert_call(&info.session.id, &call.id, &call.name, finished_ms, true);
+            }
         }
         sinks.metrics.emit(UpstreamFinished {
             provider: base.provider,

@@ -6,9 +6,11 @@
 
 use super::recent::Recent;
 
-/// The bounded map.
+/// The bounded map; each call also says whether it was folded into the
+/// recorder's aggregate instead of queued (issue 14: its result is then
+/// folded too, so that it does not make a `tool_calls` row of its own).
 #[derive(Debug)]
-pub struct Names(Recent<(String, String), (String, i64)>);
+pub struct Names(Recent<(String, String), (String, i64, bool)>);
 
 impl Names {
     /// An empty map holding at most `capacity` calls.
@@ -18,14 +20,31 @@ impl Names {
 
     /// Remember a call whose response finished at `finished_at_ms`.
     pub fn insert(&self, session: &str, call_id: &str, tool: &str, finished_at_ms: i64) {
+        self.insert_call(session, call_id, tool, finished_at_ms, false);
+    }
+
+    /// [`Names::insert`] for a call `folded` into the recorder's aggregate or not.
+    pub fn insert_call(
+        &self,
+        session: &str,
+        call_id: &str,
+        tool: &str,
+        finished_at_ms: i64,
+        folded: bool,
+    ) {
         self.0.insert(
             (session.to_string(), call_id.to_string()),
-            (tool.to_string(), finished_at_ms),
+            (tool.to_string(), finished_at_ms, folded),
         );
     }
 
     /// The tool and finish time of a call seen recently.
     pub fn get(&self, session: &str, call_id: &str) -> Option<(String, i64)> {
+        self.get_call(session, call_id).map(|(t, at, _)| (t, at))
+    }
+
+    /// The tool, finish time and whether it was folded, of a call seen recently.
+    pub fn get_call(&self, session: &str, call_id: &str) -> Option<(String, i64, bool)> {
         self.0.get(&(session.to_string(), call_id.to_string()))
     }
 

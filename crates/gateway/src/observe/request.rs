@@ -146,20 +146,29 @@ pub fn analyze(sinks: &Sinks, facts: &RequestFacts, read: &ReadBody) -> RequestI
                 continue;
             }
         };
+        let call = sinks.names.get_call(&session.id, &result.call_id);
         let mut record = result_record(
-            sinks,
             facts,
             &session,
             &model,
             &previous_response_id,
             result,
             &read,
+            call.as_ref(),
         );
         let turn = turn.get_or_insert_with(|| guard(|| replayed_turn(view)).ok().flatten());
         record.answers = turn.as_ref().and_then(|t| answers(t, view, result, nth));
-        if sinks.recorder.record(Event::ToolResult(record)) {
-            sinks.seen_results.insert(key);
+        // Queued, or folded into the recorder's per-tool counts (issue 14):
+        // either way it is counted, and must not be counted again when the
+        // history is resent. A result whose call was folded is folded too
+        // (else it would make a call row of its own).
+        match &call {
+            Some((_, _, true)) => sinks.recorder.fold(&Event::ToolResult(record), true),
+            known => {
+                sinks.recorder.record_result(record, known.is_some());
+            }
         }
+        sinks.seen_results.insert(key);
     }
     if parse_error.is_some() {
         sinks.metrics.emit(crate::metrics::events::UnparsedRequest {
@@ -188,23 +197,20 @@ fn unparsed(sinks: &Sinks, facts: &RequestFacts, error: String) -> RequestInfo {
 }
 
 fn result_record(
-    sinks: &Sinks,
     facts: &RequestFacts,
     session: &Session,
     model: &Option<String>,
     previous_response_id: &Option<String>,
     result: &ResultView<'_>,
     read: &ResultContent<'_>,
+    seen: Option<&(String, i64, bool)>,
 ) -> ToolResultRecord {
-    let seen = sinks.names.get(&session.id, &result.call_id);
     let tool = result
         .tool
         .as_deref()
         .map(String::from)
-        .or_else(|| seen.as_ref().map(|(tool, _)| tool.clone()));
-    let exec_ms = seen
-        .as_ref()
-        .map(|(_, finished)| (facts.at_ms - finished).max(0) as f64);
+        .or_else(|| seen.map(|(tool, _, _)| tool.clone()));
+    let exec_ms = seen.map(|(_, finished, _)| (facts.at_ms - finished).max(0) as f64);
     let failed = read.verdict.failed;
     ToolResultRecord {
         request_id: facts.request_id.clone(),

@@ -1,0 +1,361 @@
+//! What could not be written in detail, counted: the [`Recorder`] folds an
+//! event it cannot queue (queue full, closed), an event the database
+//! refuses, and an event still pending at the shutdown deadline into a
+//! bounded in-memory [`Aggregate`] of per-tool counts, keyed by
+//! (minute, provider, model, tool). The writer appends it to
+//! `dropped_tool_counts` whenever it has room ([`Store::write_dropped`]),
+//! and [`Store::stats`] adds those rows to the detailed ones, so calls and
+//! failures per tool stay exact when events are dropped.
+//!
+//! The map holds at most `max_keys` keys; an event whose key would exceed
+//! that is folded into one `(other)` key (tool, provider and model
+//! `(other)`) and counted in [`Aggregate::overflowed`].
+//!
+//! [`Recorder`]: crate::Recorder
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::StoreError;
+use crate::event::Event;
+use crate::store::{Pool, Store};
+
+/// The tool, provider and model of the key that takes what exceeds the bound.
+pub const OTHER: &str = "(other)";
+/// The default bound on distinct keys.
+pub const DEFAULT_AGGREGATE_KEYS: usize = 4096;
+const MINUTE_MS: i64 = 60_000;
+
+const INSERT: &str = "INSERT INTO dropped_tool_counts \
+    (at_ms, provider, model, tool, calls, results, failures) VALUES ($1, $2, $3, $4, $5, $6, $7)";
+
+/// Counts of events not written in detail.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DroppedCounts {
+    /// Rows `tool_calls` would have had: calls, and results whose call was
+    /// not known.
+    pub calls: u64,
+    /// Results.
+    pub results: u64,
+    /// Failed results.
+    pub failures: u64,
+}
+
+/// One row of `dropped_tool_counts`: the counts of one key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DroppedRow {
+    /// Start of the minute, unix ms.
+    pub at_ms: i64,
+    /// The provider.
+    pub provider: String,
+    /// The model, when known.
+    pub model: Option<String>,
+    /// The tool (`unknown` when not resolved).
+    pub tool: String,
+    /// The counts.
+    pub counts: DroppedCounts,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Key {
+    at_ms: i64,
+    provider: String,
+    model: Option<String>,
+    tool: String,
+}
+
+/// The bounded in-memory aggregate (see the module docs).
+#[derive(Debug)]
+pub(crate) struct Aggregate {
+    max_keys: usize,
+    map: Mutex<HashMap<Key, DroppedCounts>>,
+    /// Events folded in, in all.
+    folded: AtomicU64,
+    /// Events folded into the `(other)` key.
+    overflowed: AtomicU64,
+}
+
+// === impl DroppedCounts ===
+
+impl DroppedCounts {
+    fn add(&mut self, other: DroppedCounts) {
+        self.calls += other.calls;
+        self.results += other.results;
+        self.failures += other.failures;
+    }
+
+    /// Whether all counts are zero.
+    pub fn is_empty(&self) -> bool {
+        *self == DroppedCounts::default()
+    }
+}
+
+// === impl Aggregate ===
+
+impl Aggregate {
+    pub(crate) fn new(max_keys: usize) -> Aggregate {
+        Aggregate {
+            max_keys: max_keys.max(1),
+            map: Mutex::new(HashMap::new()),
+            folded: AtomicU64::new(0),
+            overflowed: AtomicU64::new(0),
+        }
+    }
+
+    /// Folds `event` in. A result counts as a call too unless
+    /// `call_known` (its call was recorded, or folded in already), as the
+    /// store would have made a row for it. Requests carry no tool counts:
+    /// they are only counted as dropped.
+    pub(crate) fn fold(&self, event: &Event, call_known: bool) {
+        let (at_ms, provider, model, tool, counts) = match event {
+            Event::Request(_) => return,
+            Event::ToolCall(c) => (
+                c.at_ms,
+                &c.provider,
+                &c.model,
+                c.tool.as_str(),
+                DroppedCounts {
+                    calls: 1,
+                    ..DroppedCounts::default()
+                },
+            ),
+            Event::ToolResult(r) => (
+                r.at_ms,
+                &r.provider,
+                &r.model,
+                r.tool.as_deref().unwrap_or("unknown"),
+                DroppedCounts {
+                    calls: u64::from(!call_known),
+                    results: 1,
+                    failures: u64::from(r.failed),
+                },
+            ),
+        };
+        let key = Key {
+            at_ms: at_ms - at_ms.rem_euclid(MINUTE_MS),
+            provider: provider.clone(),
+            model: model.clone(),
+            tool: tool.to_owned(),
+        };
+        self.folded.fetch_add(1, Ordering::Relaxed);
+        self.add(key, counts, true);
+    }
+
+    fn add(&self, key: Key, counts: DroppedCounts, count_overflow: bool) {
+        let mut map = self.map.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(c) = map.get_mut(&key) {
+            c.add(counts);
+            return;
+        }
+        let key = if map.len() >= self.max_keys {
+            if count_overflow {
+                self.overflowed.fetch_add(1, Ordering::Relaxed);
+            }
+            Key {
+                at_ms: key.at_ms,
+                provider: OTHER.to_owned(),
+                model: Some(OTHER.to_owned()),
+                tool: OTHER.to_owned(),
+            }
+        } else {
+            key
+        };
+        // The `(other)` keys (one per minute) may go one beyond the bound
+        // each; only when the map is full, and it is emptied at each write.
+        map.entry(key).or_default().add(counts);
+    }
+
+    /// Takes everything folded so far (for the writer).
+    pub(crate) fn take(&self) -> Vec<DroppedRow> {
+        let map = {
+            let mut map = self.map.lock().unwrap_or_else(|e| e.into_inner());
+            if map.is_empty() {
+                return Vec::new();
+            }
+            std::mem::take(&mut *map)
+        };
+        map.into_iter()
+            .map(|(k, counts)| DroppedRow {
+                at_ms: k.at_ms,
+                provider: k.provider,
+                model: k.model,
+                tool: k.tool,
+                counts,
+            })
+            .collect()
+    }
+
+    /// Puts back rows that could not be written.
+    pub(crate) fn restore(&self, rows: Vec<DroppedRow>) {
+        for r in rows {
+            let key = Key {
+                at_ms: r.at_ms,
+                provider: r.provider,
+                model: r.model,
+                tool: r.tool,
+            };
+            self.add(key, r.counts, false);
+        }
+    }
+
+    /// Whether nothing is waiting to be written.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.map
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_empty()
+    }
+
+    /// Per tool, what is waiting to be written (for the shutdown report),
+    /// most calls first.
+    pub(crate) fn pending(&self) -> Vec<(String, DroppedCounts)> {
+        let map = self.map.lock().unwrap_or_else(|e| e.into_inner());
+        let mut per_tool: HashMap<&str, DroppedCounts> = HashMap::new();
+        for (k, c) in map.iter() {
+            per_tool.entry(k.tool.as_str()).or_default().add(*c);
+        }
+        let mut rows: Vec<(String, DroppedCounts)> = per_tool
+            .into_iter()
+            .map(|(t, c)| (t.to_owned(), c))
+            .collect();
+        rows.sort_by(|a, b| b.1.calls.cmp(&a.1.calls).then_with(|| a.0.cmp(&b.0)));
+        rows
+    }
+
+    pub(crate) fn folded(&self) -> u64 {
+        self.folded.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn overflowed(&self) -> u64 {
+        self.overflowed.load(Ordering::Relaxed)
+    }
+}
+
+// === impl Store (dropped counts) ===
+
+impl Store {
+    /// Appends `rows` to `dropped_tool_counts` in one transaction.
+    pub async fn write_dropped(&self, rows: &[DroppedRow]) -> Result<(), StoreError> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let n = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+        macro_rules! insert_all {
+            ($pool:expr) => {{
+                let mut tx = $pool.begin().await?;
+                for r in rows {
+                    sqlx::query(INSERT)
+                        .bind(r.at_ms)
+                        .bind(&r.provider)
+                        .bind(&r.model)
+                        .bind(&r.tool)
+                        .bind(n(r.counts.calls))
+                        .bind(n(r.counts.results))
+                        .bind(n(r.counts.failures))
+                        .execute(&mut *tx)
+                        .await?;
+                }
+                tx.commit().await
+            }};
+        }
+        let result: Result<(), sqlx::Error> = async {
+            match self.pool() {
+                Pool::Sqlite(p) => insert_all!(p),
+                Pool::Postgres(p) => insert_all!(p),
+            }
+        }
+        .await;
+        result.map_err(StoreError::query)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::{ToolCallRecord, ToolResultRecord};
+
+    fn call(tool: &str, at_ms: i64) -> Event {
+        Event::ToolCall(ToolCallRecord {
+            request_id: "r".into(),
+            session_id: "s".into(),
+            provider: "anthropic".into(),
+            model: Some("m".into()),
+            response_id: None,
+            call_index: 0,
+            call_id: "c".into(),
+            tool: tool.into(),
+            arguments_bytes: 0,
+            at_ms,
+            turn: None,
+        })
+    }
+
+    fn result(tool: Option<&str>, failed: bool) -> Event {
+        Event::ToolResult(ToolResultRecord {
+            request_id: "r".into(),
+            session_id: "s".into(),
+            provider: "anthropic".into(),
+            model: Some("m".into()),
+            call_id: "c".into(),
+            message_index: 1,
+            tool: tool.map(String::from),
+            failed,
+            basis: "explicit".into(),
+            content_bytes: 0,
+            excerpt: None,
+            at_ms: 61_000,
+            exec_ms: None,
+            previous_response_id: None,
+            answers: None,
+        })
+    }
+
+    #[test]
+    fn folds_per_minute_and_tool_and_counts_unknown_calls_of_results() {
+        let agg = Aggregate::new(16);
+        agg.fold(&call("Bash", 60_000), true);
+        agg.fold(&call("Bash", 119_999), true);
+        agg.fold(&result(Some("Bash"), true), true);
+        agg.fold(&result(None, false), false);
+        assert_eq!(agg.folded(), 4);
+        let mut rows = agg.take();
+        rows.sort_by(|a, b| a.tool.cmp(&b.tool));
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].tool, "Bash");
+        assert_eq!(rows[0].at_ms, 60_000);
+        assert_eq!(
+            rows[0].counts,
+            DroppedCounts {
+                calls: 2,
+                results: 1,
+                failures: 1
+            }
+        );
+        // A result whose call is not known makes a row of its own.
+        assert_eq!(rows[1].tool, "unknown");
+        assert_eq!(rows[1].counts.calls, 1);
+        assert!(agg.is_empty());
+    }
+
+    #[test]
+    fn beyond_the_bound_events_go_to_other_and_are_counted() {
+        let agg = Aggregate::new(2);
+        for tool in ["a", "b", "c", "d"] {
+            agg.fold(&call(tool, 0), true);
+        }
+        agg.fold(&call("a", 0), true);
+        assert_eq!(agg.overflowed(), 2);
+        let pending = agg.pending();
+        let other = pending.iter().find(|(t, _)| t == OTHER).expect("(other)");
+        assert_eq!(other.1.calls, 2);
+        let total: u64 = pending.iter().map(|(_, c)| c.calls).sum();
+        assert_eq!(total, 5, "nothing lost: {pending:?}");
+        // Put back after a failed write: the same totals.
+        agg.restore(agg.take());
+        let total: u64 = agg.pending().iter().map(|(_, c)| c.calls).sum();
+        assert_eq!(total, 5);
+    }
+}
