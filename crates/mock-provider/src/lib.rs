@@ -46,6 +46,7 @@
 #![forbid(unsafe_code)]
 
 mod agent;
+mod aws_federation;
 mod body;
 mod cloud;
 mod cloud_auth;

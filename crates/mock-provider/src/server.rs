@@ -78,7 +78,15 @@ pub(crate) async fn handle(
     if let Some((status, content_type, text)) =
         crate::cloud_auth::serve(&shared, &parts, &path, &body)
     {
-        return Ok(response(status, content_type, full(text)));
+        let mut resp = response(status, content_type, full(text));
+        // IMDSv2 answers a session token with its lifetime.
+        if path == "/latest/api/token"
+            && let Some(ttl) = parts.headers.get("x-aws-ec2-metadata-token-ttl-seconds")
+        {
+            resp.headers_mut()
+                .insert("x-aws-ec2-metadata-token-ttl-seconds", ttl.clone());
+        }
+        return Ok(resp);
     }
     if let Some(reply) = count_tokens(&shared, &parts, &path, query.as_deref(), &body) {
         return Ok(reply);

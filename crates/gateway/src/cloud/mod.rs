@@ -7,11 +7,11 @@
 //! - [`CloudConfig`]: the three upstreams, validated once in
 //!   [`crate::config`]; [`CloudConfig::upstream`] picks a request's (Vertex's
 //!   default comes from the path's location);
-//! - [`aws`]: the AWS credentials chain and the SigV4 re-signing of every
-//!   forwarded Bedrock request;
+//! - [`aws`]: the AWS credentials (`aws-config`'s default chain) and the
+//!   SigV4 re-signing of every forwarded Bedrock request;
 //! - [`google`]: Google application default credentials, whose token the
 //!   gateway adds to Vertex requests that come without one;
-//! - [`fetch`]: the credential providers' one HTTP exchange;
+//! - [`fetch`]: the Google credential providers' one HTTP exchange;
 //! - [`frames`]: Bedrock event streams relayed frame by frame, so that a
 //!   cut one ends with an exception frame.
 
@@ -46,8 +46,8 @@ pub struct CloudConfig {
     pub bedrock: Option<Upstream>,
     /// `bedrock_region` or `AWS_REGION`: the SigV4 signing region.
     pub bedrock_region: Option<String>,
-    /// AWS credentials for re-signing Bedrock requests (`None`: forwarded
-    /// with the client's signature).
+    /// AWS credentials for re-signing Bedrock requests (`None`, or none
+    /// found in the chain: forwarded with the client's signature).
     pub aws_credentials: Option<aws::AwsCredentials>,
     /// Google application default credentials: their token is added to
     /// Vertex requests that carry no credential (`None`: none found).
@@ -104,10 +104,9 @@ impl CloudConfig {
         };
         let aws_credentials = raw
             .aws_env
-            .credentials()
+            .credentials(bedrock_region.as_deref())
             .map_err(|e| problems.push(format!("AWS credentials: {e}")))
-            .ok()
-            .flatten();
+            .ok();
         let google = google::GoogleAuth::from_env(&raw.aws_env)
             .map_err(|e| problems.push(format!("Google credentials: {e}")))
             .ok()
@@ -214,14 +213,16 @@ pub async fn authenticate(
                 .clone()
                 .or_else(|| aws::client_region(&parts.headers))
                 .unwrap_or_else(|| aws::FALLBACK_REGION.to_string());
-            let signed = match credentials.current(client).await {
+            let signed = match credentials.current().await {
                 Ok(current) => {
                     aws::resign(parts, body, &current, &region, std::time::SystemTime::now())
                 }
-                Err(e) => Err(format!(
-                    "no AWS credentials from {}: {e}",
-                    credentials.source()
-                )),
+                // None configured: the client's own signature goes on.
+                Err(e @ aws::chain::Unavailable::NotFound(_)) => {
+                    tracing::debug!(error = %e, "no AWS credentials: a Bedrock request is forwarded as it came");
+                    return;
+                }
+                Err(e) => Err(format!("{} ({})", e, credentials.source())),
             };
             if let Err(e) = signed {
                 tracing::warn!(error = %e, "cannot re-sign a Bedrock request: forwarded as it came");
