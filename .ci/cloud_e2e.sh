@@ -49,6 +49,7 @@ cleanup() {
 trap cleanup EXIT
 
 "$mockbin" --listen 127.0.0.1:0 --api-key "$azure_key" --aws-key "$aws_key_id:$aws_secret" --calls 2 \
+  --cut-stream toolwarden.cut-midstream-v1:1 \
   >"$tmp/mock.out" 2>"$tmp/mock.err" &
 mock_pid=$!
 for _ in $(seq 1 100); do

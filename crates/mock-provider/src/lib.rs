@@ -127,6 +127,11 @@ pub struct MockOptions {
     /// Serve HTTPS (and `wss://`) with this certificate instead of plain
     /// HTTP (default off; see [`MockTls`]).
     pub tls: Option<MockTls>,
+    /// `(model, n)`: a streamed default reply for this model (as its
+    /// route names it) sends `n` body chunks and half of the next, then
+    /// resets the connection — a stream cut midway for clients in other
+    /// processes, which cannot set [`Fault`]s (default off).
+    pub cut_stream: Option<(String, usize)>,
 }
 
 impl Default for MockOptions {
@@ -146,6 +151,7 @@ impl Default for MockOptions {
             google_key: None,
             aws_credential_service: None,
             tls: None,
+            cut_stream: None,
         }
     }
 }
