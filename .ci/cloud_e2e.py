@@ -20,7 +20,9 @@ bedrock-runtime (converse and converse_stream): both Bedrock clients sign with
 a wrong secret, the gateway re-signs with the right one, the mock checks it as
 AWS does. Also, straight to the mock: AnthropicBedrock with the right
 key passes the mock's check (the mock agrees with botocore's signer) and with
-a wrong one gets AWS's 403.
+a wrong one gets AWS's 403. And boto3 converse_stream on a stream the mock
+cuts midway (`--cut-stream`): boto3 gets the gateway's
+internalServerException event (EventStreamError), within a read timeout.
 
 Prints `cloud-e2e: N passed, M failed` and exits non-zero on any failure.
 """
@@ -347,6 +349,47 @@ def bedrock_converse(args, stream):
     return run
 
 
+CUT_MODEL = "toolwarden.cut-midstream-v1"  # the mock cuts its streams (--cut-stream)
+
+
+def bedrock_converse_cut(args):
+    """converse_stream whose upstream stream is cut midway: boto3 must see
+    the gateway's internalServerException event, not hang."""
+    import boto3
+    from botocore.config import Config
+    from botocore.exceptions import EventStreamError
+
+    key_id, _ = args.aws_key.split(":", 1)
+    client = boto3.client(
+        "bedrock-runtime",
+        region_name="us-east-1",
+        endpoint_url=f"{args.gateway}/bedrock",
+        aws_access_key_id=key_id,
+        aws_secret_access_key="client-side-wrong-secret",
+        # A hang shows as a read timeout, not as the event wanted.
+        config=Config(read_timeout=15, retries={"max_attempts": 0}),
+    )
+
+    def run(prompt):
+        r = client.converse_stream(
+            modelId=CUT_MODEL, messages=[{"role": "user", "content": [{"text": prompt}]}],
+        )
+        seen = []
+        try:
+            for event in r["stream"]:
+                seen.append(next(iter(event)))
+        except EventStreamError as e:
+            code = e.response.get("Error", {}).get("Code")
+            if code != "internalServerException":
+                raise AssertionError(f"expected internalServerException, got {code}: {e}") from e
+            if seen[:1] != ["messageStart"]:
+                raise AssertionError(f"expected the whole frames before the cut, got {seen}") from e
+            return
+        raise AssertionError(f"the cut stream ended without an error event: {seen}")
+
+    return run
+
+
 # --- counts -----------------------------------------------------------------
 
 def metric(text, name, labels):
@@ -407,6 +450,7 @@ def main():
         check(f"bedrock-invoke-{s}", "bedrock", bedrock_invoke(args, stream))
         check(f"bedrock-converse-{s}", "bedrock", bedrock_converse(args, stream))
     check("bedrock-direct-signature-check", None, bedrock_direct(args))
+    check("bedrock-converse-stream-cut", None, bedrock_converse_cut(args))
     check("counts-per-tool", None, lambda _: counts(args.gateway))
     print(f"cloud-e2e: {passed} passed, {failed} failed")
     sys.exit(1 if failed else 0)

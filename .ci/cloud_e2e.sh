@@ -20,7 +20,8 @@ aws_secret="cloud-e2e/secret-$$"
 ci_pip "$venv" "${pins[@]}"
 
 ci_build
-ci_start_mock cloud --api-key "$azure_key" --aws-key "$aws_key_id:$aws_secret" --calls 2
+ci_start_mock cloud --api-key "$azure_key" --aws-key "$aws_key_id:$aws_secret" --calls 2 \
+  --cut-stream toolwarden.cut-midstream-v1:1
 # The gateway's AWS credentials come from its environment (the standard
 # variables); HOME points nowhere so no developer profile is read.
 ci_start_gateway cloud env -i PATH="$PATH" HOME="$tmp" AWS_ACCESS_KEY_ID="$aws_key_id" \

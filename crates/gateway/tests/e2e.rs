@@ -40,6 +40,7 @@ mod e2e {
     mod cloud;
     mod cloud_auth;
     mod cloud_cut;
+    mod cloud_federation;
     mod compressed;
     mod corpus;
     mod counts;

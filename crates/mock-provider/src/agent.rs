@@ -107,10 +107,10 @@ impl AgentMode {
 
     fn write(&self, line: &Value, result_key: Option<(String, usize, usize)>) {
         let mut log = self.log.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(key) = result_key {
-            if !log.results.insert(key) {
-                return;
-            }
+        if let Some(key) = result_key
+            && !log.results.insert(key)
+        {
+            return;
         }
         // A log that cannot be written shows as missing lines in the check.
         let _ = writeln!(log.file, "{line}").and_then(|()| log.file.flush());

@@ -208,7 +208,7 @@ const SIGNATURE_MISMATCH: &str = "The request signature we calculated does not m
 
 /// Check a SigV4 `authorization` as AWS does. Errors: the AWS error type
 /// and message.
-fn verify_sigv4(
+pub(crate) fn verify_sigv4(
     parts: &http::request::Parts,
     body: &[u8],
     key: &AwsTestKey,

@@ -14,7 +14,8 @@
 //!   [`AwsCredentialService::container_token`] is set), both serving the
 //!   mock's [`crate::AwsTestKey`] with a session token and an expiry; and
 //!   STS `AssumeRoleWithWebIdentity` (`POST /`, form `Action=…`, XML
-//!   answer) for a web identity token.
+//!   answer) for a web identity token; STS `AssumeRole` and the SSO
+//!   portal in [`crate::aws_federation`].
 //!
 //! Every request is counted ([`crate::MockHandle::received`] when recording).
 
@@ -80,6 +81,15 @@ pub struct AwsCredentialService {
     /// The OIDC token STS `AssumeRoleWithWebIdentity` (`POST /`) requires
     /// (`None`: any non-empty one).
     pub web_identity_token: Option<String>,
+    /// The key an STS `AssumeRole` caller must sign with (`None`: not
+    /// served; see the `aws_federation` module).
+    pub assume_role_caller: Option<crate::AwsTestKey>,
+    /// The access token the SSO portal's `GetRoleCredentials` requires
+    /// (`None`: not served).
+    pub sso_access_token: Option<String>,
+    /// The key `AssumeRole` and `GetRoleCredentials` issue (`None`: the
+    /// mock's [`crate::MockOptions::aws_key`]).
+    pub issued: Option<crate::AwsTestKey>,
 }
 
 /// The DER bytes of the first PEM block in `pem`.
@@ -111,6 +121,9 @@ pub(crate) fn serve(
     }
     let service = opts.aws_credential_service.as_ref()?;
     let key = opts.aws_key.as_ref()?;
+    if let Some(reply) = crate::aws_federation::serve(service, key, parts, path, body) {
+        return Some(reply);
+    }
     let imds_token = "mock-imds-token";
     let creds = |code: bool| {
         let expires = SystemTime::now() + service.lifetime;
@@ -278,12 +291,12 @@ fn verify_jwt(jwt: &str, public_key_der: &[u8]) -> Result<(), String> {
 }
 
 /// `application/x-www-form-urlencoded` pairs.
-fn url_form(body: &[u8]) -> Vec<(String, String)> {
+pub(crate) fn url_form(body: &[u8]) -> Vec<(String, String)> {
     url::form_urlencoded::parse(body).into_owned().collect()
 }
 
 /// `2025-11-25T17:00:00Z`.
-fn iso8601(t: SystemTime) -> String {
+pub(crate) fn iso8601(t: SystemTime) -> String {
     let secs = t.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs() as i64;
     let days = secs.div_euclid(86_400);
     let rem = secs.rem_euclid(86_400);

@@ -46,6 +46,7 @@
 #![forbid(unsafe_code)]
 
 mod agent;
+mod aws_federation;
 mod body;
 mod cloud;
 mod cloud_auth;
@@ -130,6 +131,11 @@ pub struct MockOptions {
     /// and in WebSocket mode alike, as a provider generating them one by one
     /// does (default false: the events made at once go with one flush).
     pub flush_each_event: bool,
+    /// `(model, n)`: a streamed default reply for this model (as its
+    /// route names it) sends `n` body chunks and half of the next, then
+    /// resets the connection — a stream cut midway for clients in other
+    /// processes, which cannot set [`Fault`]s (default off).
+    pub cut_stream: Option<(String, usize)>,
 }
 
 impl Default for MockOptions {
@@ -150,6 +156,7 @@ impl Default for MockOptions {
             aws_credential_service: None,
             tls: None,
             flush_each_event: false,
+            cut_stream: None,
         }
     }
 }

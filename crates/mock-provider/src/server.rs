@@ -78,7 +78,15 @@ pub(crate) async fn handle(
     if let Some((status, content_type, text)) =
         crate::cloud_auth::serve(&shared, &parts, &path, &body)
     {
-        return Ok(response(status, content_type, full(text)));
+        let mut resp = response(status, content_type, full(text));
+        // IMDSv2 answers a session token with its lifetime.
+        if path == "/latest/api/token"
+            && let Some(ttl) = parts.headers.get("x-aws-ec2-metadata-token-ttl-seconds")
+        {
+            resp.headers_mut()
+                .insert("x-aws-ec2-metadata-token-ttl-seconds", ttl.clone());
+        }
+        return Ok(resp);
     }
     if let Some(reply) = count_tokens(&shared, &parts, &path, query.as_deref(), &body) {
         return Ok(reply);
@@ -200,7 +208,14 @@ pub(crate) async fn handle(
     let is_sse = headers
         .iter()
         .any(|(k, v)| k.eq_ignore_ascii_case("content-type") && v.contains("event-stream"));
-    let (chunks, end) = apply_body_fault(&fault, chunks, is_sse || streaming);
+    let cut = match &shared.opts.cut_stream {
+        Some((model, n)) if streaming && route.model.as_ref() == Some(model) => Some(*n),
+        _ => None,
+    };
+    let (chunks, end) = match cut {
+        Some(n) => cut_midway(chunks, n),
+        None => apply_body_fault(&fault, chunks, is_sse || streaming),
+    };
     let end = match end {
         End::Finish if (is_sse || streaming) && !shared.opts.stream_tail.is_zero() => {
             End::Linger(shared.opts.stream_tail)
@@ -387,6 +402,15 @@ fn apply_body_fault(fault: &Fault, mut chunks: Vec<Bytes>, streaming: bool) -> (
         }
         _ => (chunks, End::Finish),
     }
+}
+
+/// `n` chunks and half of the next, then a reset ([`MockOptions::cut_stream`]).
+fn cut_midway(mut chunks: Vec<Bytes>, n: usize) -> (Vec<Bytes>, End) {
+    if let Some(next) = chunks.get(n).cloned() {
+        chunks.truncate(n);
+        chunks.push(next.slice(..next.len() / 2));
+    }
+    (chunks, End::Reset)
 }
 
 /// `"stream": true` at the top level of the body.

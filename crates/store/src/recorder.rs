@@ -750,11 +750,11 @@ impl Writer {
                 fresh.push(event.clone());
             }
         }
-        if let Some(sink) = &mut self.jsonl {
-            if let Err(e) = sink.write(fresh.iter()) {
-                self.shared.write_errors.fetch_add(1, Ordering::Relaxed);
-                tracing::error!(error = %e, "cannot append to the JSONL log");
-            }
+        if let Some(sink) = &mut self.jsonl
+            && let Err(e) = sink.write(fresh.iter())
+        {
+            self.shared.write_errors.fetch_add(1, Ordering::Relaxed);
+            tracing::error!(error = %e, "cannot append to the JSONL log");
         }
         Ok(())
     }

@@ -318,10 +318,10 @@ impl Store {
 
     /// Closes the pool (waits for connections to be returned).
     pub async fn close(&self) {
-        if let Some(writer) = &self.inner.writer {
-            if let Some(conn) = writer.conn.lock().await.take() {
-                let _ = conn.close().await;
-            }
+        if let Some(writer) = &self.inner.writer
+            && let Some(conn) = writer.conn.lock().await.take()
+        {
+            let _ = conn.close().await;
         }
         match &self.inner.pool {
             Pool::Sqlite(p) => p.close().await,

@@ -12,26 +12,20 @@
 //! [`PercentEncodingMode::Double`]). Without credentials a request goes as
 //! it came.
 //!
-//! Credentials come from the standard chain, resolved once at start-up
-//! through the config's environment seam: `AWS_ACCESS_KEY_ID` /
-//! `AWS_SECRET_ACCESS_KEY` / `AWS_SESSION_TOKEN`; else the profile
-//! `AWS_PROFILE` (or `default`) in the shared credentials file
-//! (`AWS_SHARED_CREDENTIALS_FILE` or `~/.aws/credentials`) or config file
-//! (`AWS_CONFIG_FILE` or `~/.aws/config`), its static keys or its
-//! `credential_process`; else web identity (`AWS_WEB_IDENTITY_TOKEN_FILE` +
-//! `AWS_ROLE_ARN`, STS `AssumeRoleWithWebIdentity`); else the container
-//! credentials endpoint
-//! (`AWS_CONTAINER_CREDENTIALS_FULL_URI` / `_RELATIVE_URI`); else the EC2
-//! instance metadata service when `AWS_EC2_METADATA_SERVICE_ENDPOINT` is
-//! set or the machine says it is an EC2 instance (unless
-//! `AWS_EC2_METADATA_DISABLED=true`). Those last four expire and are
-//! fetched again ([`provider`]). Not read: SSO and profile role
-//! assumption (`role_arn` + `source_profile`: a signed STS call). Nothing here logs a
-//! credential; the `Debug` of [`AwsCredentials`] shows only its source.
+//! Credentials come from `aws-config`'s default chain ([`chain`]), over
+//! the environment read at start-up through the config's seam
+//! ([`AwsEnv`]): environment keys, the profile (`AWS_PROFILE`, its static
+//! keys, `role_arn` with `source_profile` or `credential_source`, SSO,
+//! `credential_process`), web identity, the container credentials endpoint
+//! and the EC2 instance metadata service. The last is asked only when
+//! `AWS_EC2_METADATA_SERVICE_ENDPOINT` is set or the machine says it is an
+//! EC2 instance (elsewhere it would only add its timeouts to each miss).
+//! Nothing here logs a credential; the `Debug` of [`AwsCredentials`] shows
+//! only its source.
 
-pub mod provider;
+pub mod chain;
 
-use std::{collections::HashMap, fmt, path::PathBuf, sync::Arc, time::SystemTime};
+use std::{collections::HashMap, fmt, sync::Arc, time::SystemTime};
 
 use aws_credential_types::Credentials;
 use aws_sigv4::{
@@ -41,8 +35,6 @@ use aws_sigv4::{
     sign::v4,
 };
 use http::{HeaderValue, header};
-
-use crate::http_client::HttpClient;
 
 /// The SigV4 service name Bedrock Runtime signs with.
 pub const SERVICE: &str = "bedrock";
@@ -67,7 +59,7 @@ pub struct AwsCredentials {
 #[derive(Clone)]
 enum Kind {
     Fixed(Credentials),
-    Refreshing(Arc<provider::Refreshing>),
+    Chain(Arc<chain::Chain>),
 }
 
 /// The AWS variables read at start-up (`AWS_*` and `HOME`). Its `Debug`
@@ -110,124 +102,29 @@ impl AwsEnv {
             .or_else(|| self.get("AWS_DEFAULT_REGION"))
     }
 
-    /// The credentials found, `Ok(None)` when there are none, an error for
-    /// a half-given pair or an unreadable named file.
-    pub fn credentials(&self) -> Result<Option<AwsCredentials>, String> {
-        match (
-            self.get("AWS_ACCESS_KEY_ID"),
-            self.get("AWS_SECRET_ACCESS_KEY"),
-        ) {
-            (Some(id), Some(secret)) => {
-                let token = self.get("AWS_SESSION_TOKEN").map(String::from);
-                return Ok(Some(AwsCredentials::new(id, secret, token, "environment")));
-            }
-            (Some(_), None) | (None, Some(_)) => {
-                return Err(
-                    "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY must be given together".into(),
-                );
-            }
-            (None, None) => {}
+    /// The default chain over these variables (whether it holds any
+    /// credentials is known only when first asked), or an error for a
+    /// half-given key pair. `region` is STS's (the Bedrock signing region,
+    /// else [`FALLBACK_REGION`]).
+    pub fn credentials(&self, region: Option<&str>) -> Result<AwsCredentials, String> {
+        if self.get("AWS_ACCESS_KEY_ID").is_some() != self.get("AWS_SECRET_ACCESS_KEY").is_some() {
+            return Err(
+                "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY must be given together".into(),
+            );
         }
-        let profile = self.get("AWS_PROFILE").unwrap_or("default");
-        let home = self.get("HOME").map(PathBuf::from);
-        let file = |var: &str, default: &str| {
-            self.get(var)
-                .map(|p| (PathBuf::from(p), true))
-                .or_else(|| home.as_ref().map(|h| (h.join(default), false)))
-        };
-        let sections = [
-            (
-                file("AWS_SHARED_CREDENTIALS_FILE", ".aws/credentials"),
-                profile.to_string(),
-            ),
-            (
-                file("AWS_CONFIG_FILE", ".aws/config"),
-                if profile == "default" {
-                    "default".to_string()
-                } else {
-                    format!("profile {profile}")
-                },
-            ),
-        ];
-        for (found, section) in sections {
-            let Some((path, named)) = found else { continue };
-            let text = match std::fs::read_to_string(&path) {
-                Ok(text) => text,
-                Err(e) if named => return Err(format!("{}: {e}", path.display())),
-                Err(_) => continue,
-            };
-            let keys = ini_section(&text, &section);
-            if let (Some(id), Some(secret)) = (
-                keys.get("aws_access_key_id"),
-                keys.get("aws_secret_access_key"),
-            ) {
-                let token = keys.get("aws_session_token").cloned();
-                let source = format!("profile {profile} in {}", path.display());
-                return Ok(Some(AwsCredentials::new(id, secret, token, &source)));
-            }
-            if let Some(command) = keys.get("credential_process") {
-                let source = format!(
-                    "credential_process of profile {profile} in {}",
-                    path.display()
-                );
-                let process = provider::Refreshable::Process(command.clone());
-                return Ok(Some(AwsCredentials::refreshing(process, source)));
-            }
+        let mut env = self.vars.clone();
+        env.retain(|name, _| name.starts_with("AWS_") || name == "HOME");
+        let imds_asked = self.get("AWS_EC2_METADATA_SERVICE_ENDPOINT").is_some()
+            || self.get("AWS_EC2_METADATA_DISABLED").is_some()
+            || on_ec2();
+        if !imds_asked {
+            env.insert("AWS_EC2_METADATA_DISABLED".into(), "true".into());
         }
-        if let (Some(token_file), Some(role_arn)) = (
-            self.get("AWS_WEB_IDENTITY_TOKEN_FILE"),
-            self.get("AWS_ROLE_ARN"),
-        ) {
-            let region = self.region().unwrap_or(FALLBACK_REGION);
-            let endpoint = self
-                .get("AWS_ENDPOINT_URL_STS")
-                .map(String::from)
-                .unwrap_or_else(|| format!("https://sts.{region}.amazonaws.com"));
-            let source = format!("web identity ({role_arn}) at {endpoint}");
-            let web = provider::Refreshable::WebIdentity {
-                token_file: PathBuf::from(token_file),
-                role_arn: role_arn.to_string(),
-                session_name: self
-                    .get("AWS_ROLE_SESSION_NAME")
-                    .unwrap_or("toolwarden")
-                    .to_string(),
-                endpoint,
-            };
-            return Ok(Some(AwsCredentials::refreshing(web, source)));
-        }
-        let container = self
-            .get("AWS_CONTAINER_CREDENTIALS_FULL_URI")
-            .map(String::from)
-            .or_else(|| {
-                self.get("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI")
-                    .map(|rel| format!("http://169.254.170.2{rel}"))
-            });
-        if let Some(uri) = container {
-            let source = format!("the container credentials endpoint {uri}");
-            let container = provider::Refreshable::Container {
-                uri,
-                token: self
-                    .get("AWS_CONTAINER_AUTHORIZATION_TOKEN")
-                    .map(String::from),
-                token_file: self
-                    .get("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE")
-                    .map(PathBuf::from),
-            };
-            return Ok(Some(AwsCredentials::refreshing(container, source)));
-        }
-        let disabled = self
-            .get("AWS_EC2_METADATA_DISABLED")
-            .is_some_and(|v| v.eq_ignore_ascii_case("true"));
-        let endpoint = self
-            .get("AWS_EC2_METADATA_SERVICE_ENDPOINT")
-            .map(String::from)
-            .or_else(|| on_ec2().then(|| "http://169.254.169.254".to_string()));
-        if let (false, Some(endpoint)) = (disabled, endpoint) {
-            let source = format!("the instance metadata service {endpoint}");
-            let imds = provider::Refreshable::Imds(endpoint);
-            return Ok(Some(AwsCredentials::refreshing(imds, source)));
-        }
-        Ok(None)
+        let region = region.unwrap_or(FALLBACK_REGION).to_string();
+        Ok(AwsCredentials {
+            kind: Kind::Chain(Arc::new(chain::Chain::new(env, region))),
+            source: "the AWS default credential chain".into(),
+        })
     }
 }
 
@@ -248,26 +145,6 @@ fn on_ec2() -> bool {
         || read("/sys/hypervisor/uuid").starts_with("ec2")
 }
 
-/// The `key = value` pairs of `[section]` in an INI file.
-fn ini_section(text: &str, section: &str) -> HashMap<String, String> {
-    let mut keys = HashMap::new();
-    let mut inside = false;
-    for line in text.lines() {
-        let line = line.trim();
-        if line.starts_with('#') || line.starts_with(';') || line.is_empty() {
-            continue;
-        }
-        if let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
-            inside = name.trim() == section;
-            continue;
-        }
-        if inside && let Some((k, v)) = line.split_once('=') {
-            keys.insert(k.trim().to_ascii_lowercase(), v.trim().to_string());
-        }
-    }
-    keys
-}
-
 // === impl AwsCredentials ===
 
 impl AwsCredentials {
@@ -279,28 +156,19 @@ impl AwsCredentials {
         }
     }
 
-    /// Credentials fetched from `from` when first needed and again before
-    /// they expire.
-    pub fn refreshing(from: provider::Refreshable, source: String) -> AwsCredentials {
-        AwsCredentials {
-            kind: Kind::Refreshing(Arc::new(provider::Refreshing::new(from))),
-            source,
-        }
-    }
-
     /// Fixed credentials as they are (`None` for refreshing ones).
     pub fn fixed(&self) -> Option<&Credentials> {
         match &self.kind {
             Kind::Fixed(c) => Some(c),
-            Kind::Refreshing(_) => None,
+            Kind::Chain(_) => None,
         }
     }
 
-    /// The credentials to sign with now (fetched if they must be).
-    pub async fn current(&self, client: &HttpClient) -> Result<Credentials, String> {
+    /// The credentials to sign with now (loaded if they must be).
+    pub async fn current(&self) -> Result<Credentials, chain::Unavailable> {
         match &self.kind {
             Kind::Fixed(c) => Ok(c.clone()),
-            Kind::Refreshing(r) => r.current(client).await,
+            Kind::Chain(c) => c.current().await,
         }
     }
 

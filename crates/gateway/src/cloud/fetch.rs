@@ -1,7 +1,7 @@
-//! The one small HTTP exchange the credential providers make (Google's
-//! token endpoint and metadata server, AWS's IMDS and container endpoint),
-//! over the gateway's upstream client, with a deadline and a bounded
-//! answer.
+//! The one small HTTP exchange Google's credential providers make (the
+//! token endpoint and metadata server), over the gateway's upstream
+//! client, with a deadline and a bounded answer; and when any cached
+//! credential is fetched again (AWS's too).
 
 use std::time::Duration;
 

@@ -10,11 +10,11 @@
 //! - [`CloudConfig`]: the three upstreams, validated once in
 //!   [`crate::config`]; [`CloudConfig::upstream`] picks a request's (Vertex's
 //!   default comes from the path's location);
-//! - [`aws`]: the AWS credentials chain and the SigV4 re-signing of every
-//!   forwarded Bedrock request;
+//! - [`aws`]: the AWS credentials (`aws-config`'s default chain) and the
+//!   SigV4 re-signing of every forwarded Bedrock request;
 //! - [`google`]: Google application default credentials, whose token the
 //!   gateway adds to Vertex requests that come without one;
-//! - [`fetch`]: the credential providers' one HTTP exchange;
+//! - [`fetch`]: the Google credential providers' one HTTP exchange;
 //! - [`frames`]: Bedrock event streams relayed frame by frame, so that a
 //!   cut one ends with an exception frame.
 
@@ -40,8 +40,8 @@ pub struct CloudConfig {
     pub bedrock: Option<Upstream>,
     /// `bedrock_region` or `AWS_REGION`: the SigV4 signing region.
     pub bedrock_region: Option<String>,
-    /// AWS credentials for re-signing Bedrock requests (`None`: forwarded
-    /// with the client's signature).
+    /// AWS credentials for re-signing Bedrock requests (`None`, or none
+    /// found in the chain: forwarded with the client's signature).
     pub aws_credentials: Option<aws::AwsCredentials>,
     /// Google application default credentials: their token is added to
     /// Vertex requests that carry no credential (`None`: none found).
@@ -98,10 +98,9 @@ impl CloudConfig {
         };
         let aws_credentials = raw
             .aws_env
-            .credentials()
+            .credentials(bedrock_region.as_deref())
             .map_err(|e| problems.push(format!("AWS credentials: {e}")))
-            .ok()
-            .flatten();
+            .ok();
         let google = google::GoogleAuth::from_env(&raw.aws_env)
             .map_err(|e| problems.push(format!("Google credentials: {e}")))
             .ok()

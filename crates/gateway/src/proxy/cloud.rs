@@ -109,14 +109,16 @@ pub async fn authenticate(
                 .clone()
                 .or_else(|| aws::client_region(&parts.headers))
                 .unwrap_or_else(|| aws::FALLBACK_REGION.to_string());
-            let signed = match credentials.current(client).await {
+            let signed = match credentials.current().await {
                 Ok(current) => {
                     aws::resign(parts, body, &current, &region, std::time::SystemTime::now())
                 }
-                Err(e) => Err(format!(
-                    "no AWS credentials from {}: {e}",
-                    credentials.source()
-                )),
+                // None configured: the client's own signature goes on.
+                Err(e @ aws::chain::Unavailable::NotFound(_)) => {
+                    tracing::debug!(error = %e, "no AWS credentials: a Bedrock request is forwarded as it came");
+                    return;
+                }
+                Err(e) => Err(format!("{} ({})", e, credentials.source())),
             };
             if let Err(e) = signed {
                 tracing::warn!(error = %e, "cannot re-sign a Bedrock request: forwarded as it came");

@@ -156,10 +156,10 @@ impl Turns {
         };
         as_sse(kind.as_deref(), payload, &mut self.sse);
         turn.feed(&self.sse);
-        if kind.is_some_and(|k| LAST_EVENTS.contains(&k.as_ref())) {
-            if let Some(mut turn) = self.pending.pop_front() {
-                turn.finish();
-            }
+        if kind.is_some_and(|k| LAST_EVENTS.contains(&k.as_ref()))
+            && let Some(mut turn) = self.pending.pop_front()
+        {
+            turn.finish();
         }
     }
 

@@ -6,9 +6,9 @@
 //!   refused grant leaves the request as it came.
 //! - Bedrock: credentials from a profile's `credential_process`, the
 //!   container credentials endpoint, IMDSv2 and STS web identity (served
-//!   by the mock),
-//!   resolved through the standard chain from the environment, sign
-//!   requests the mock verifies.
+//!   by the mock), resolved by `aws-config`'s default chain over the
+//!   environment the gateway read, sign requests the mock verifies (STS
+//!   `AssumeRole` and SSO: `cloud_federation`).
 
 use std::{path::Path, sync::Arc};
 
@@ -199,7 +199,7 @@ async fn vertex_authorized_user_refresh_token_and_a_refused_grant() {
 }
 
 /// A Bedrock harness whose AWS credentials come from the chain over `env`.
-async fn bedrock_from_env(mock: MockOptions, env: Vec<(String, String)>) -> Harness {
+pub(super) async fn bedrock_from_env(mock: MockOptions, env: Vec<(String, String)>) -> Harness {
     Harness::with(mock, move |c| {
         let base = c.upstreams.anthropic.to_string();
         c.cloud.bedrock = Some(Upstream::parse(&base).unwrap());
@@ -208,16 +208,12 @@ async fn bedrock_from_env(mock: MockOptions, env: Vec<(String, String)>) -> Harn
         for (k, v) in env {
             aws.insert(k, v.replace("{mock}", base.trim_end_matches('/')));
         }
-        c.cloud.aws_credentials = aws.credentials().unwrap();
-        assert!(
-            c.cloud.aws_credentials.is_some(),
-            "credentials from the chain"
-        );
+        c.cloud.aws_credentials = Some(aws.credentials(Some("us-east-1")).unwrap());
     })
     .await
 }
 
-async fn two_invoke_rounds(h: &Harness) {
+pub(super) async fn two_invoke_rounds(h: &Harness) {
     let url = format!("{}/bedrock/model/anthropic.claude-x-v1:0/invoke", h.gw());
     for session in ["aws-1", "aws-2"] {
         let mut headers = client_signed();
@@ -228,16 +224,17 @@ async fn two_invoke_rounds(h: &Harness) {
     expect_counts(h, "bedrock", Some("anthropic.claude-x-v1:0"), 2.0).await;
 }
 
-fn served() -> AwsCredentialService {
+pub(super) fn served() -> AwsCredentialService {
     AwsCredentialService {
         session_token: "served-session-token".into(),
         lifetime: std::time::Duration::from_secs(3600),
         container_token: Some("Bearer container-auth".into()),
         web_identity_token: Some("eyJ.oidc.token".into()),
+        ..AwsCredentialService::default()
     }
 }
 
-fn model_requests(h: &Harness) -> Vec<toolwarden_mock_provider::ReceivedRequest> {
+pub(super) fn model_requests(h: &Harness) -> Vec<toolwarden_mock_provider::ReceivedRequest> {
     h.mock
         .received()
         .into_iter()
@@ -353,7 +350,9 @@ async fn bedrock_signs_with_instance_metadata_credentials() {
 async fn bedrock_signs_with_web_identity_credentials() {
     let dir = tempfile::tempdir().unwrap();
     let token = dir.path().join("token");
-    std::fs::write(&token, "eyJ.oidc.token\n").unwrap();
+    // As Kubernetes writes it: aws-config sends the file's bytes as they
+    // are (a trailing newline would be part of the token).
+    std::fs::write(&token, "eyJ.oidc.token").unwrap();
     let env = vec![
         ("HOME".to_string(), dir.path().display().to_string()),
         (

@@ -106,10 +106,10 @@ async fn send_and_hang_up(
             }
             seen.extend_from_slice(&buf[..n]);
             let text = String::from_utf8_lossy(&seen);
-            if let Some(at) = text.find(until) {
-                if text[at..].contains("\n\n") {
-                    break;
-                }
+            if let Some(at) = text.find(until)
+                && text[at..].contains("\n\n")
+            {
+                break;
             }
         }
     };

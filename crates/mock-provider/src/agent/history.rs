@@ -238,10 +238,10 @@ fn gemini(body: &Value, out: &mut Vec<Turn>) {
                     text: response.to_string(),
                     is_error: Some(response.get("error").is_some()),
                 }]));
-            } else if role == "user" {
-                if let Some(t) = p.get("text").and_then(Value::as_str) {
-                    texts.push(t.to_string());
-                }
+            } else if role == "user"
+                && let Some(t) = p.get("text").and_then(Value::as_str)
+            {
+                texts.push(t.to_string());
             }
         }
         if !texts.is_empty() {

@@ -15,7 +15,7 @@ use std::{net::SocketAddr, path::PathBuf, process::ExitCode, sync::Arc};
 
 use toolwarden_mock_provider::{AgentMode, MockOptions, MockProvider, Scripted};
 
-const USAGE: &str = "usage: mock-provider [--listen ADDR] [--api-key KEY] [--aws-key ID:SECRET] [--google-token TOKEN] [--calls N] [--no-validate] \
+const USAGE: &str = "usage: mock-provider [--listen ADDR] [--api-key KEY] [--aws-key ID:SECRET] [--google-token TOKEN] [--cut-stream MODEL:N] [--calls N] [--no-validate] \
      [--stream-tail-ms MS] [--agent-scripts FILE --agent-log FILE] [--script FILE]";
 
 fn parse(args: &[String]) -> Result<(MockOptions, Vec<Scripted>), String> {
@@ -48,6 +48,16 @@ fn parse(args: &[String]) -> Result<(MockOptions, Vec<Scripted>), String> {
             // service account) and require its token on Vertex routes.
             "--google-token" => {
                 opts.google_key = Some(toolwarden_mock_provider::GoogleTestKey::test(value()?));
+            }
+            // Issue 18: this model's streams are cut midway (N whole
+            // chunks, half of the next, a reset).
+            "--cut-stream" => {
+                let v = value()?;
+                let cut = v
+                    .rsplit_once(':')
+                    .and_then(|(model, n)| Some((model.to_string(), n.parse().ok()?)))
+                    .ok_or_else(|| format!("--cut-stream {v}: expected MODEL:N"))?;
+                opts.cut_stream = Some(cut);
             }
             "--no-validate" => opts.validate = false,
             "--script" => script = read_script(value()?)?,

@@ -9,10 +9,11 @@ use crate::{
 
 pub(super) fn gemini_chunk(plan: &Plan, with_text: bool, last: bool) -> String {
     let mut parts = Vec::new();
-    if with_text && (plan.calls.is_empty() || !last) {
-        if let Some(text) = &plan.text {
-            parts.push(Obj::new().str("text", text).done());
-        }
+    if with_text
+        && (plan.calls.is_empty() || !last)
+        && let Some(text) = &plan.text
+    {
+        parts.push(Obj::new().str("text", text).done());
     }
     if last {
         for (i, c) in plan.calls.iter().enumerate() {

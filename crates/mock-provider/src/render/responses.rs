@@ -11,10 +11,10 @@ use crate::{
 
 fn responses_items(plan: &Plan, status: &str) -> Vec<String> {
     let mut items = Vec::new();
-    if plan.calls.is_empty() {
-        if let Some(text) = &plan.text {
-            items.push(responses_message(plan, text, status));
-        }
+    if plan.calls.is_empty()
+        && let Some(text) = &plan.text
+    {
+        items.push(responses_message(plan, text, status));
     }
     for (i, _) in plan.calls.iter().enumerate() {
         items.push(responses_call(plan, i, status, true));

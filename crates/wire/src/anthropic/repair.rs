@@ -128,10 +128,10 @@ impl<'l, 'a> Repairer<'l, 'a> {
                     .iter()
                     .filter(|o| o.class == BlockClass::Call && o.id == b.id)
                     .count();
-                if let Some(next) = msgs.get(i + 1).filter(|n| n.is_user()) {
-                    if let Some((rj, _)) = next.results().filter(|&(_, id)| id == b.id).nth(k) {
-                        renames.push(((i + 1, rj), new, b.id.to_string()));
-                    }
+                if let Some(next) = msgs.get(i + 1).filter(|n| n.is_user())
+                    && let Some((rj, _)) = next.results().filter(|&(_, id)| id == b.id).nth(k)
+                {
+                    renames.push(((i + 1, rj), new, b.id.to_string()));
                 }
             }
         }

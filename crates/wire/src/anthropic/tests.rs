@@ -528,7 +528,11 @@ mod outline_agrees_with_layout {
             2 => json!({"odd": [1, 2]}),
             _ => Value::Array(blocks.iter().map(|&(k, i)| block(k, i)).collect()),
         };
-        let role = if role % 2 == 0 { "user" } else { "assistant" };
+        let role = if role.is_multiple_of(2) {
+            "user"
+        } else {
+            "assistant"
+        };
         json!({"role": role, "content": content})
     }
 

@@ -200,15 +200,15 @@ enum Args {
 
 impl StreamState {
     pub(super) fn on_chunk(&mut self, c: Chunk<'_>) {
-        if let Some(id) = c.id {
-            if self.id.as_deref() != Some(&id) {
-                self.id = Some(id.into_owned());
-            }
+        if let Some(id) = c.id
+            && self.id.as_deref() != Some(&id)
+        {
+            self.id = Some(id.into_owned());
         }
-        if let Some(m) = c.model {
-            if self.model.as_deref() != Some(&m) {
-                self.model = Some(m.into_owned());
-            }
+        if let Some(m) = c.model
+            && self.model.as_deref() != Some(&m)
+        {
+            self.model = Some(m.into_owned());
         }
         if let Some(u) = c.usage {
             self.usage = Usage {
@@ -257,15 +257,15 @@ impl StreamState {
                 candidates: found.output_tokens,
             },
         );
-        if let Some(m) = found.model {
-            if self.model.as_deref() != Some(m) {
-                self.model = Some(m.to_owned());
-            }
+        if let Some(m) = found.model
+            && self.model.as_deref() != Some(m)
+        {
+            self.model = Some(m.to_owned());
         }
-        if let Some(i) = found.id {
-            if self.id.as_deref() != Some(i) {
-                self.id = Some(i.to_owned());
-            }
+        if let Some(i) = found.id
+            && self.id.as_deref() != Some(i)
+        {
+            self.id = Some(i.to_owned());
         }
         if let Some(u) = usage {
             self.usage = Usage {

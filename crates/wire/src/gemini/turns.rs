@@ -115,15 +115,14 @@ fn pair<'s>(prev: Option<&mut Turn<'s>>, responses: &mut [RespSlot<'s>]) {
     if let Some(prev) = prev {
         // By id first, then by name order.
         for r in responses.iter_mut() {
-            if let Some(id) = r.real_id {
-                if let Some(c) = prev
+            if let Some(id) = r.real_id
+                && let Some(c) = prev
                     .calls
                     .iter()
                     .position(|c| !c.answered && c.real_id == Some(id))
-                {
-                    prev.calls[c].answered = true;
-                    r.answers = Some(c);
-                }
+            {
+                prev.calls[c].answered = true;
+                r.answers = Some(c);
             }
         }
         for r in responses.iter_mut().filter(|r| r.answers.is_none()) {

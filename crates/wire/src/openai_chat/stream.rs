@@ -313,11 +313,11 @@ impl<'de> Visitor<'de> for Delta<'_> {
 
 fn legacy(s: &mut StreamState, choice: u64, f: FunctionIn<'_>) {
     let p = s.slot(choice, LEGACY, None);
-    if let Some(n) = f.name {
-        if p.name.is_empty() {
-            p.id = legacy_id(&n, 0);
-            p.name = n.into_owned();
-        }
+    if let Some(n) = f.name
+        && p.name.is_empty()
+    {
+        p.id = legacy_id(&n, 0);
+        p.name = n.into_owned();
     }
     p.args.push_str(&f.arguments.unwrap_or_default());
 }
@@ -384,15 +384,15 @@ impl<'de> Visitor<'de> for Call<'_> {
         }
         let mut args = std::mem::take(&mut s.scratch);
         let p = s.slot(choice, index, id.as_ref().map(|i| &*i.0));
-        if let Some(id) = id {
-            if p.id.is_empty() {
-                p.id = id.0.into_owned();
-            }
+        if let Some(id) = id
+            && p.id.is_empty()
+        {
+            p.id = id.0.into_owned();
         }
-        if let Some(n) = name {
-            if p.name.is_empty() {
-                p.name = n.0.into_owned();
-            }
+        if let Some(n) = name
+            && p.name.is_empty()
+        {
+            p.name = n.0.into_owned();
         }
         p.args.push_str(&args);
         args.clear();

@@ -132,10 +132,10 @@ impl StreamState {
                 p.args = full.into_owned();
                 p.done = true;
             }
-        } else if let Some(delta) = d.delta {
-            if !p.done {
-                p.args.push_str(&delta);
-            }
+        } else if let Some(delta) = d.delta
+            && !p.done
+        {
+            p.args.push_str(&delta);
         }
     }
 

@@ -104,8 +104,8 @@ fn a_session_token_is_sent_and_signed() {
     assert_eq!(signed_headers(&p), "host;x-amz-date;x-amz-security-token");
 }
 
-#[test]
-fn credentials_come_from_the_environment_then_the_profile_files() {
+#[tokio::test]
+async fn credentials_come_from_the_environment_then_the_profile_files() {
     let dir = tempfile::tempdir().unwrap();
     let creds_file = dir.path().join("credentials");
     std::fs::write(
@@ -113,45 +113,60 @@ fn credentials_come_from_the_environment_then_the_profile_files() {
         "[default]\naws_access_key_id = AKIDDEFAULT\naws_secret_access_key = s1\n\n[work]\naws_access_key_id=AKIDWORK\naws_secret_access_key=s2\naws_session_token = t\n",
     )
     .unwrap();
+    let home = dir.path().to_str().unwrap();
     let env = |pairs: &[(&str, &str)]| {
         let mut env = AwsEnv::default();
+        // Deterministic on an EC2 machine too.
+        env.insert("AWS_EC2_METADATA_DISABLED".into(), "true".into());
+        env.insert("HOME".into(), home.into());
         for (k, v) in pairs {
             env.insert(k.to_string(), v.to_string());
         }
         env
     };
+    let current = |e: AwsEnv| async move { e.credentials(None).unwrap().current().await };
     let file = creds_file.to_str().unwrap();
-    let c = env(&[("AWS_SHARED_CREDENTIALS_FILE", file)])
-        .credentials()
-        .unwrap()
+    let c = current(env(&[("AWS_SHARED_CREDENTIALS_FILE", file)]))
+        .await
         .unwrap();
-    assert!(c.source().starts_with("profile default"), "{}", c.source());
-    let c = env(&[
+    assert_eq!(c.access_key_id(), "AKIDDEFAULT");
+    let c = current(env(&[
         ("AWS_SHARED_CREDENTIALS_FILE", file),
         ("AWS_PROFILE", "work"),
-    ])
-    .credentials()
-    .unwrap()
+    ]))
+    .await
     .unwrap();
-    assert!(c.source().starts_with("profile work"));
-    let c = env(&[
+    assert_eq!(
+        (c.access_key_id(), c.session_token()),
+        ("AKIDWORK", Some("t"))
+    );
+    let chain = env(&[
         ("AWS_SHARED_CREDENTIALS_FILE", file),
         ("AWS_ACCESS_KEY_ID", "AKIDENV"),
         ("AWS_SECRET_ACCESS_KEY", "s3"),
     ])
-    .credentials()
-    .unwrap()
+    .credentials(Some("eu-west-1"))
     .unwrap();
-    assert_eq!(c.source(), "environment");
+    assert_eq!(chain.current().await.unwrap().access_key_id(), "AKIDENV");
     // Never the keys in Debug output.
-    assert!(!format!("{c:?}").contains("AKIDENV") && !format!("{c:?}").contains("s3"));
-    assert!(env(&[("AWS_ACCESS_KEY_ID", "x")]).credentials().is_err());
+    assert!(!format!("{chain:?}").contains("AKIDENV") && !format!("{chain:?}").contains("s3"));
     assert!(
-        env(&[("HOME", dir.path().to_str().unwrap())])
-            .credentials()
-            .unwrap()
-            .is_none()
+        env(&[("AWS_ACCESS_KEY_ID", "x")])
+            .credentials(None)
+            .is_err()
     );
+    // No source at all: "not found" (the request then goes as it came),
+    // and asked again only after a pause.
+    let none = env(&[]).credentials(None).unwrap();
+    assert!(
+        matches!(none.current().await, Err(chain::Unavailable::NotFound(_))),
+        "{:?}",
+        none.current().await
+    );
+    assert!(matches!(
+        none.current().await,
+        Err(chain::Unavailable::Backoff)
+    ));
     let e = env(&[("AWS_SECRET_ACCESS_KEY", "secret-value")]);
     assert!(!format!("{e:?}").contains("secret-value"));
 }
