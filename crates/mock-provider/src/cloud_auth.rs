@@ -15,7 +15,7 @@
 //!   mock's [`crate::AwsTestKey`] with a session token and an expiry; and
 //!   STS `AssumeRoleWithWebIdentity` (`POST /`, form `Action=…`, XML
 //!   answer) for a web identity token; STS `AssumeRole` and the SSO
-//!   portal in [`crate::aws_federation`].
+//!   portal in [`crate::aws_federation`], which the server asks first.
 //!
 //! Every request is counted ([`crate::MockHandle::received`] when recording).
 
@@ -121,9 +121,6 @@ pub(crate) fn serve(
     }
     let service = opts.aws_credential_service.as_ref()?;
     let key = opts.aws_key.as_ref()?;
-    if let Some(reply) = crate::aws_federation::serve(service, key, parts, path, body) {
-        return Some(reply);
-    }
     let imds_token = "mock-imds-token";
     let creds = |code: bool| {
         let expires = SystemTime::now() + service.lifetime;

@@ -74,9 +74,18 @@ pub(crate) async fn handle(
         _ => {}
     }
 
-    // Issue 18: Google's token endpoint, AWS's IMDS and container credentials.
+    // Issue 18: STS AssumeRole and the SSO portal, Google's token endpoint,
+    // AWS's IMDS and container credentials.
+    let opts = &shared.opts;
+    let federation = opts
+        .aws_credential_service
+        .as_ref()
+        .zip(opts.aws_key.as_ref())
+        .and_then(|(service, key)| {
+            crate::aws_federation::serve(service, key, &parts, &path, &body)
+        });
     if let Some((status, content_type, text)) =
-        crate::cloud_auth::serve(&shared, &parts, &path, &body)
+        federation.or_else(|| crate::cloud_auth::serve(&shared, &parts, &path, &body))
     {
         let mut resp = response(status, content_type, full(text));
         // IMDSv2 answers a session token with its lifetime.
