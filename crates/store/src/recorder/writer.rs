@@ -1,0 +1,407 @@
+//! The recorder's one writing task ([`Writer`]): fills batches from the
+//! queue, writes each in one transaction, retries an unreachable database
+//! with backoff, isolates what the database refuses, appends what was new to
+//! the JSONL log, writes the per-tool aggregate of what was dropped, and
+//! drains within the shutdown deadline (see the parent module).
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use tokio::sync::{mpsc, watch};
+use tokio::time::Instant;
+
+use super::{Next, Observer, SHUTDOWN_DEADLINE, Shared, fold};
+use crate::event::Event;
+use crate::jsonl::JsonlSink;
+use crate::store::Store;
+use crate::write::Outcome;
+
+const BACKOFF_MIN: Duration = Duration::from_millis(100);
+const BACKOFF_MAX: Duration = Duration::from_secs(5);
+/// Refusals of one batch before its events are written one by one.
+const REJECTIONS_BEFORE_ISOLATING: u32 = 2;
+/// Longest sleep while a batch fills (see [`Writer::fill`]).
+const FILL_SLICE: Duration = Duration::from_millis(10);
+
+pub(super) struct Writer {
+    pub(super) rx: mpsc::Receiver<Event>,
+    pub(super) close: watch::Receiver<bool>,
+    pub(super) store: Option<Store>,
+    pub(super) jsonl: Option<JsonlSink>,
+    pub(super) observer: Arc<dyn Observer>,
+    pub(super) shared: Arc<Shared>,
+    pub(super) batch_max: usize,
+    pub(super) backlog_max: usize,
+    pub(super) flush_interval: Duration,
+    pub(super) pending: VecDeque<Event>,
+    pub(super) closing: bool,
+    /// When closing began + [`super::SHUTDOWN_RETRY`]: past it, an unreachable
+    /// database makes the writer give up (and count the loss).
+    pub(super) give_up_at: Option<Instant>,
+}
+
+// === impl Writer ===
+
+impl Writer {
+    pub(super) async fn run(mut self) {
+        loop {
+            if self.pending.is_empty() && !self.closing {
+                // Folded counts waiting: come back for them within a flush interval.
+                let until =
+                    (!self.shared.agg.is_empty()).then(|| Instant::now() + self.flush_interval);
+                match self.next(until).await {
+                    Next::Event(e) => self.take(e),
+                    Next::Closing => self.set_closing(),
+                    Next::Timeout => {}
+                }
+            }
+            self.fill().await;
+            self.flush().await;
+            self.write_aggregate().await;
+            if self.closing && self.pending.is_empty() {
+                break;
+            }
+        }
+        // Late `record` calls after this point are dropped and counted.
+        self.rx.close();
+        self.set_closing();
+        self.drain_ready();
+        while !self.pending.is_empty() {
+            self.flush().await;
+        }
+        self.write_aggregate().await;
+    }
+
+    /// Appends the folded counts to the store when there is room (nothing
+    /// pending in detail beyond a batch), within the shutdown deadline; on
+    /// failure they are put back for the next time. Without a store there
+    /// is nowhere to write them: they were counted and observed.
+    async fn write_aggregate(&mut self) {
+        if self.shared.agg.is_empty() || self.pending.len() >= self.batch_max {
+            return;
+        }
+        let Some(store) = self.store.clone() else {
+            self.shared.agg.take();
+            return;
+        };
+        if self.give_up_at.is_some_and(|t| Instant::now() >= t) {
+            return;
+        }
+        let rows = self.shared.agg.take();
+        let write = store.write_dropped(&rows);
+        let result = match self.give_up_at {
+            Some(t) => tokio::time::timeout_at(t, write).await.ok(),
+            None => Some(write.await),
+        };
+        match result {
+            Some(Ok(())) => {}
+            Some(Err(e)) => {
+                self.shared.write_errors.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!(error = %e, "cannot write the counts of dropped events; will retry");
+                self.shared.agg.restore(rows);
+            }
+            None => self.shared.agg.restore(rows),
+        }
+    }
+
+    fn set_closing(&mut self) {
+        if !self.closing {
+            self.closing = true;
+            self.give_up_at = Some(Self::deadline_from(&self.shared, Instant::now()));
+        }
+    }
+
+    /// Past the shutdown deadline: drops (counts) everything pending.
+    fn abandon(&mut self, why: &str) {
+        let lost = self.pending.len() as u64;
+        tracing::error!(
+            lost,
+            "{why}: the events not written are dropped (counted in events_dropped)"
+        );
+        for event in self.pending.drain(..) {
+            fold(&self.shared, &*self.observer, &event, true);
+        }
+        self.shared.in_hand.fetch_sub(lost, Ordering::Relaxed);
+        self.shared.dropped.fetch_add(lost, Ordering::Relaxed);
+    }
+
+    /// The shutdown deadline, `closing` time plus what `shutdown_within`
+    /// asked for.
+    fn deadline_from(shared: &Shared, closing: Instant) -> Instant {
+        let ms = shared.deadline_ms.load(Ordering::SeqCst);
+        closing
+            + if ms == 0 {
+                SHUTDOWN_DEADLINE
+            } else {
+                Duration::from_millis(ms)
+            }
+    }
+
+    /// `write`, abandoned at the shutdown deadline: `None` when the deadline
+    /// passed first (also for a write that began before shutdown did).
+    async fn write_by_deadline(
+        &mut self,
+        batch: &[Event],
+    ) -> Option<Result<(), crate::StoreError>> {
+        if let Some(t) = self.give_up_at {
+            return tokio::time::timeout_at(t, self.write(batch)).await.ok();
+        }
+        let mut close = self.close.clone();
+        let shared = self.shared.clone();
+        let deadline = async move {
+            if close.wait_for(|c| *c).await.is_err() {
+                // The handle is gone without a shutdown: no deadline.
+                std::future::pending::<()>().await;
+            }
+            let t = Self::deadline_from(&shared, Instant::now());
+            tokio::time::sleep_until(t).await;
+            t
+        };
+        tokio::select! {
+            result = self.write(batch) => Some(result),
+            t = deadline => {
+                self.closing = true;
+                self.give_up_at = Some(t);
+                None
+            }
+        }
+    }
+
+    /// The next event, the shutdown signal, or `until` passing.
+    async fn next(&mut self, until: Option<Instant>) -> Next {
+        let timer = async {
+            match until {
+                Some(t) => tokio::time::sleep_until(t).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            biased;
+            e = self.rx.recv() => match e {
+                Some(e) => Next::Event(e),
+                None => Next::Closing,
+            },
+            _ = self.close.wait_for(|c| *c) => Next::Closing,
+            _ = timer => Next::Timeout,
+        }
+    }
+
+    fn take(&mut self, e: Event) {
+        self.pending.push_back(e);
+        self.shared.in_hand.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Waits up to `flush_interval` for a full batch; when closing, takes
+    /// everything queued without waiting. It does not wake per event: it
+    /// sleeps in slices of at most [`FILL_SLICE`] and takes what queued
+    /// meanwhile, so a busy gateway costs the writer a few wake-ups per
+    /// batch, not one per event (each would be a cross-thread wake-up).
+    async fn fill(&mut self) {
+        let deadline = Instant::now() + self.flush_interval;
+        loop {
+            while self.pending.len() < self.batch_max && self.take_ready(self.batch_max) > 0 {}
+            if self.pending.len() >= self.batch_max || self.closing {
+                break;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            let wake = deadline.min(now + FILL_SLICE);
+            let closing = tokio::select! {
+                biased;
+                _ = self.close.wait_for(|c| *c) => true,
+                _ = tokio::time::sleep_until(wake) => false,
+            };
+            if closing {
+                self.set_closing();
+            }
+        }
+        if self.closing {
+            self.drain_ready();
+        }
+    }
+
+    /// Takes what is queued right now (all of it when closing, else up to
+    /// the backlog bound).
+    fn drain_ready(&mut self) {
+        let bound = if self.closing {
+            usize::MAX
+        } else {
+            self.backlog_max
+        };
+        while self.take_ready(bound) > 0 {}
+    }
+
+    /// Moves up to 256 queued events into `pending` while it holds fewer
+    /// than `bound`; how many it took.
+    fn take_ready(&mut self, bound: usize) -> usize {
+        let mut n = 0;
+        while n < 256 && self.pending.len() < bound {
+            match self.rx.try_recv() {
+                Ok(e) => self.pending.push_back(e),
+                Err(_) => break,
+            }
+            n += 1;
+        }
+        self.shared.in_hand.fetch_add(n as u64, Ordering::Relaxed);
+        n
+    }
+
+    /// Once a backlog is written, gives back what it had grown to: a
+    /// `VecDeque` never shrinks by itself, and one stall would otherwise
+    /// keep up to `queue_capacity` events' worth of memory for the rest
+    /// of the process's life.
+    fn release_backlog(&mut self) {
+        if self.pending.capacity() > 2 * self.batch_max {
+            self.pending.shrink_to(self.batch_max);
+        }
+    }
+
+    /// Writes the pending events batch by batch; on failure backs off and
+    /// retries, taking new events into the backlog meanwhile. Past
+    /// `give_up_at` (closing), drops what is left (counted).
+    async fn flush(&mut self) {
+        let mut backoff = BACKOFF_MIN;
+        let mut rejected = 0;
+        while !self.pending.is_empty() {
+            let n = self.pending.len().min(self.batch_max);
+            if rejected >= REJECTIONS_BEFORE_ISOLATING {
+                // The database refuses something in this batch: write its
+                // events one by one and drop (count) only those refused.
+                self.isolate(n).await;
+                rejected = 0;
+                continue;
+            }
+            // Written in place (no copy of the events): `write` never touches `pending`.
+            let mut pending = std::mem::take(&mut self.pending);
+            let result = self
+                .write_by_deadline(&pending.make_contiguous()[..n])
+                .await;
+            self.pending = pending;
+            let Some(result) = result else {
+                self.abandon("shutdown deadline passed while writing");
+                return;
+            };
+            match result {
+                Ok(()) => {
+                    self.pending.drain(..n);
+                    self.shared.in_hand.fetch_sub(n as u64, Ordering::Relaxed);
+                    self.shared.written.fetch_add(n as u64, Ordering::Relaxed);
+                    backoff = BACKOFF_MIN;
+                    if !self.closing && self.pending.len() < self.batch_max {
+                        self.release_backlog();
+                        return;
+                    }
+                }
+                Err(e) => {
+                    self.shared.write_errors.fetch_add(1, Ordering::Relaxed);
+                    if e.is_rejected() {
+                        rejected += 1;
+                    }
+                    if self.give_up_at.is_some_and(|t| Instant::now() >= t) {
+                        tracing::error!(error = %e, "database unreachable at shutdown");
+                        self.abandon("shutdown deadline passed");
+                        return;
+                    }
+                    tracing::warn!(
+                        error = %e,
+                        retry_in_ms = backoff.as_millis() as u64,
+                        backlog = self.pending.len(),
+                        "recording failed; will retry"
+                    );
+                    let wake = Instant::now() + backoff;
+                    while self.pending.len() < self.backlog_max && !self.closing {
+                        match self.next(Some(wake)).await {
+                            Next::Event(e) => self.take(e),
+                            Next::Closing => self.set_closing(),
+                            Next::Timeout => break,
+                        }
+                    }
+                    let wake = self.give_up_at.map_or(wake, |t| wake.min(t));
+                    tokio::time::sleep_until(wake).await;
+                    backoff = (backoff * 2).min(BACKOFF_MAX);
+                }
+            }
+        }
+    }
+
+    /// Writes the first `n` pending events one by one; an event the
+    /// database refuses is dropped and counted, any other failure leaves the
+    /// rest pending for the normal retry.
+    async fn isolate(&mut self, n: usize) {
+        for _ in 0..n {
+            let Some(event) = self.pending.pop_front() else {
+                return;
+            };
+            let Some(result) = self.write_by_deadline(std::slice::from_ref(&event)).await else {
+                self.pending.push_front(event);
+                self.abandon("shutdown deadline passed while writing");
+                return;
+            };
+            match result {
+                Ok(()) => self.shared.written.fetch_add(1, Ordering::Relaxed),
+                Err(e) if e.is_rejected() => {
+                    tracing::error!(error = %e, kind = event.kind(), "the database refuses this event: dropped");
+                    fold(&self.shared, &*self.observer, &event, true);
+                    self.shared.write_errors.fetch_add(1, Ordering::Relaxed);
+                    self.shared.dropped.fetch_add(1, Ordering::Relaxed)
+                }
+                Err(_) => {
+                    self.pending.push_front(event);
+                    return;
+                }
+            };
+            self.shared.in_hand.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
+    /// One batch: the store (one transaction), then JSONL and the observer
+    /// for what was new. JSONL failures are counted, not retried.
+    async fn write(&mut self, batch: &[Event]) -> Result<(), crate::StoreError> {
+        let outcomes = match &self.store {
+            Some(store) => store.write_batch(batch).await?,
+            None => batch
+                .iter()
+                .map(|e| match e {
+                    Event::ToolResult(r) => Outcome::NewResult {
+                        tool: r.tool.clone().unwrap_or_else(|| "unknown".to_owned()),
+                        exec_ms: r.exec_ms,
+                    },
+                    _ => Outcome::New,
+                })
+                .collect(),
+        };
+        let mut fresh: Vec<Event> = Vec::new();
+        for (event, outcome) in batch.iter().zip(&outcomes) {
+            match (event, outcome) {
+                (_, Outcome::Duplicate) => continue,
+                (Event::Request(r), _) => self.observer.on_request(r),
+                (Event::ToolCall(c), _) => self.observer.on_tool_call(c),
+                (Event::ToolResult(r), Outcome::NewResult { tool, exec_ms }) => {
+                    self.observer.on_tool_result_timed(r, tool, *exec_ms);
+                    if self.jsonl.is_some() {
+                        let mut r = r.clone();
+                        r.tool = Some(tool.clone());
+                        r.exec_ms = *exec_ms;
+                        fresh.push(Event::ToolResult(r));
+                    }
+                    continue;
+                }
+                (Event::ToolResult(r), Outcome::New) => self.observer.on_tool_result(r, "unknown"),
+            }
+            if self.jsonl.is_some() {
+                fresh.push(event.clone());
+            }
+        }
+        if let Some(sink) = &mut self.jsonl
+            && let Err(e) = sink.write(fresh.iter())
+        {
+            self.shared.write_errors.fetch_add(1, Ordering::Relaxed);
+            tracing::error!(error = %e, "cannot append to the JSONL log");
+        }
+        Ok(())
+    }
+}
