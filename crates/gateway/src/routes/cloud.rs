@@ -226,28 +226,9 @@ fn bedrock(path: &str, post: bool) -> Option<ProxyRoute> {
 /// as it is): boto3 writes a model id's `:` as `%3A`, the Anthropic SDK
 /// leaves it raw; both name the same model.
 pub fn decode_path_segment(segment: &str) -> String {
-    if !segment.contains('%') {
-        return segment.to_string();
-    }
-    let bytes = segment.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = |b: u8| (b as char).to_digit(16);
-        if bytes[i] == b'%'
-            && let (Some(h), Some(l)) = (
-                bytes.get(i + 1).and_then(|b| hex(*b)),
-                bytes.get(i + 2).and_then(|b| hex(*b)),
-            )
-        {
-            out.push((h * 16 + l) as u8);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    percent_encoding::percent_decode_str(segment)
+        .decode_utf8_lossy()
+        .into_owned()
 }
 
 #[cfg(test)]
