@@ -531,8 +531,9 @@ async fn run(args: Args) -> Result<(), String> {
     // Issue 14: what the gateway keeps once the load is over (the recorder
     // drained, the connections closed).
     drain(proxied).await;
+    tokio::time::sleep(soak::IDLE_SETTLE).await;
     rows.push(Row {
-        what: "gateway RSS after the load (recording drained)".into(),
+        what: "gateway RSS after the load (recording drained, 3 s idle)".into(),
         direct: "–".into(),
         gateway: format!("{:.1} MB", gw.rss_bytes() as f64 / (1024.0 * 1024.0)),
         delta: String::new(),

@@ -32,6 +32,10 @@ use toolwarden_mock_provider::{MockOptions, MockProvider};
 /// A request slower than this counts as a failure (wrk's default timeout
 /// is 2 s; the gateway's p99 is well under 10 ms here).
 pub const SLOW: Duration = Duration::from_secs(1);
+/// How long the gateway idles after the load before its RSS is read
+/// (see `toolwarden_store::sqlite_writer`: the writer's cache is given back
+/// after 1 s without writes; jemalloc purges freed pages after ~1 s).
+pub const IDLE_SETTLE: Duration = Duration::from_secs(3);
 /// How often the gateway is sampled.
 const SAMPLE_EVERY: Duration = Duration::from_secs(10);
 /// Results in each request body, one of them failed (see `bodies`).
@@ -137,6 +141,10 @@ pub async fn run(seconds: u64, conns: usize) -> Result<(), String> {
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    let rss_drained = gw.rss_bytes() as f64 / (1024.0 * 1024.0);
+    // What an idle gateway keeps: the recorder gives its page cache back
+    // after a second without writes, jemalloc purges after another.
+    tokio::time::sleep(IDLE_SETTLE).await;
     let rss_after = gw.rss_bytes() as f64 / (1024.0 * 1024.0);
     let peak = gw.peak_rss_bytes() as f64 / (1024.0 * 1024.0);
     let upstream = mock.request_count();
@@ -179,9 +187,10 @@ pub async fn run(seconds: u64, conns: usize) -> Result<(), String> {
     let first_minute = samples.iter().find(|s| s.at_s >= 60).map(|s| s.rss_mb);
     let end = samples.last().map(|s| s.rss_mb);
     println!(
-        "RSS: after 1 min {}, at the end of the load {}, after it {rss_after:.1} MB, peak {peak:.1} MB",
+        "RSS: after 1 min {}, at the end of the load {}, drained {rss_drained:.1} MB, after {} s idle {rss_after:.1} MB, peak {peak:.1} MB",
         first_minute.map_or("–".into(), |m| format!("{m:.1} MB")),
         end.map_or("–".into(), |m| format!("{m:.1} MB")),
+        IDLE_SETTLE.as_secs(),
     );
     if let (Some(first), Some(end), true) = (first_minute, end, seconds >= 120) {
         let growth = end / first - 1.0;

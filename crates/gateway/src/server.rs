@@ -159,6 +159,7 @@ fn store_options(config: &Config) -> crate::recorder::StoreOptions {
     crate::recorder::StoreOptions {
         max_connections: config.memory.database_max_connections,
         sqlite_cache_kib: config.memory.database_cache_kib,
+        sqlite_writer_cache_kib: config.memory.database_writer_cache_kib,
         ..crate::recorder::StoreOptions::default()
     }
 }

@@ -61,6 +61,7 @@ mod migrate;
 mod pool;
 mod recorder;
 mod since;
+mod sqlite_writer;
 mod stats;
 mod store;
 mod turns;
@@ -80,7 +81,9 @@ pub use stats::{
     CallRow, FailureRow, ModelRow, RepairRow, RequestTotals, SessionRow, Stats, StatsQuery,
     TimelineRow, ToolRow,
 };
-pub use store::{DEFAULT_SQLITE_CACHE_KIB, Store, StoreOptions, sqlite_path};
+pub use store::{
+    DEFAULT_SQLITE_CACHE_KIB, DEFAULT_SQLITE_WRITER_CACHE_KIB, Store, StoreOptions, sqlite_path,
+};
 
 /// This crate's README, whose snippet is compiled (and run) as a doc test.
 #[cfg(doctest)]

@@ -12,6 +12,7 @@ use sqlx::{Connection, Executor};
 use crate::error::{StoreError, StoreErrorKind};
 use crate::event::Event;
 use crate::migrate;
+use crate::sqlite_writer::SqliteWriter;
 use crate::write::{self, Outcome};
 
 /// Tuning for [`Store::open_with`].
@@ -27,6 +28,10 @@ pub struct StoreOptions {
     /// ([`DEFAULT_SQLITE_CACHE_KIB`]). Resident memory grows to it as
     /// pages are read; beyond it pages come from the OS's file cache.
     pub sqlite_cache_kib: u32,
+    /// SQLite: page cache of the recorder's own connection, in KiB
+    /// ([`DEFAULT_SQLITE_WRITER_CACHE_KIB`]); given back after a second
+    /// without writes.
+    pub sqlite_writer_cache_kib: u32,
 }
 
 /// The writer's transactions run without PostgreSQL's JIT compiler
@@ -46,6 +51,14 @@ const PG_WRITE_WITHOUT_JIT: &str = "SET LOCAL jit = off";
 /// connections could hold 128 MiB resident (BENCHMARKS.md, issue 14).
 pub const DEFAULT_SQLITE_CACHE_KIB: u32 = 2048;
 
+/// Default page cache of the recorder's SQLite connection: 16 MiB. Every
+/// event inserts into indexes keyed by random ids (call ids, sessions), so
+/// each insert reads leaf pages all over them; with the interior pages of
+/// those indexes cached the writer wrote ~25 % more events per second in
+/// the soak than with 2 MiB (BENCHMARKS.md, issue 14). It is given back
+/// after a second without writes (`sqlite_writer`).
+pub const DEFAULT_SQLITE_WRITER_CACHE_KIB: u32 = 16_384;
+
 /// The event store. Cheap to clone (a shared pool).
 #[derive(Debug, Clone)]
 pub struct Store {
@@ -56,23 +69,8 @@ pub struct Store {
 struct Inner {
     pool: Pool,
     url: String,
-    /// SQLite: the recorder's own connection, kept open between batches
-    /// (see [`SqliteWriter`]).
+    /// SQLite: the recorder's own connection and its checkpointer.
     writer: Option<SqliteWriter>,
-}
-
-/// SQLite: the connection batches are written on, outside the pool and kept
-/// open. A pooled one costs each batch two extra round trips to its worker
-/// thread (sqlx pings a connection when it is returned to the pool, from a
-/// task spawned for that) and starts each batch on whichever connection's
-/// statement cache comes up; batches of one store are serialized on it, as
-/// SQLite serializes writers anyway. It is one of `max_connections`: the
-/// pool gets one fewer (at least one). A batch that fails closes it; the
-/// next opens a fresh one.
-#[derive(Debug)]
-struct SqliteWriter {
-    options: SqliteConnectOptions,
-    conn: tokio::sync::Mutex<Option<sqlx::SqliteConnection>>,
 }
 
 pub(crate) use crate::pool::Pool;
@@ -93,6 +91,7 @@ impl Default for StoreOptions {
             max_connections: 4,
             connect_timeout: Duration::from_secs(5),
             sqlite_cache_kib: DEFAULT_SQLITE_CACHE_KIB,
+            sqlite_writer_cache_kib: DEFAULT_SQLITE_WRITER_CACHE_KIB,
         }
     }
 }
@@ -188,10 +187,7 @@ impl Store {
                     .connect_with(options.clone())
                     .await
                     .map_err(connect_err)?;
-                writer = Some(SqliteWriter {
-                    options,
-                    conn: tokio::sync::Mutex::new(None),
-                });
+                writer = Some(SqliteWriter::new(&options, opts.sqlite_writer_cache_kib));
                 Pool::Sqlite(pool)
             }
             Target::Postgres(url) => {
@@ -258,42 +254,12 @@ impl Store {
     /// Writes `events` in one transaction, in order, and says what each did.
     pub(crate) async fn write_batch(&self, events: &[Event]) -> Result<Vec<Outcome>, StoreError> {
         match &self.inner.pool {
-            Pool::Sqlite(_) => {
-                let writer = self.inner.writer.as_ref().ok_or_else(|| {
-                    StoreError::query(sqlx::Error::Protocol("no SQLite writer".into()))
-                })?;
-                let mut slot = writer.conn.lock().await;
-                let conn = match &mut *slot {
-                    Some(conn) => conn,
-                    // A failure to open is never the batch's fault (not
-                    // `is_rejected`): the recorder keeps the batch and retries.
-                    None => slot.insert(
-                        sqlx::SqliteConnection::connect_with(&writer.options)
-                            .await
-                            .map_err(|e| {
-                                StoreError::new(StoreErrorKind::Connect, None, e.to_string())
-                            })?,
-                    ),
-                };
-                let result = async {
-                    // IMMEDIATE: take the write lock up front, so several writers
-                    // (processes) queue on the busy timeout instead of failing.
-                    let mut tx = conn.begin_with("BEGIN IMMEDIATE").await?;
-                    let out = write::write_batch_sqlite(&mut tx, events).await?;
-                    tx.commit().await?;
-                    Ok(out)
-                }
-                .await;
-                if result.is_err() {
-                    // On a full disk or an I/O error SQLite rolls the
-                    // transaction back by itself; sqlx's own rollback then
-                    // fails and the connection would believe it is still in
-                    // one, refusing every later batch. Dropped (its worker
-                    // closes it): the next batch opens a fresh one.
-                    slot.take();
-                }
-                result.map_err(StoreError::query)
-            }
+            Pool::Sqlite(_) => match &self.inner.writer {
+                Some(writer) => writer.write_batch(events).await,
+                None => Err(StoreError::query(sqlx::Error::Protocol(
+                    "no SQLite writer".into(),
+                ))),
+            },
             Pool::Postgres(pool) => {
                 let mut tx = pool.begin().await.map_err(StoreError::query)?;
                 if tx.server_version_num().is_some_and(|v| v >= 110_000) {
@@ -318,10 +284,8 @@ impl Store {
 
     /// Closes the pool (waits for connections to be returned).
     pub async fn close(&self) {
-        if let Some(writer) = &self.inner.writer
-            && let Some(conn) = writer.conn.lock().await.take()
-        {
-            let _ = conn.close().await;
+        if let Some(writer) = &self.inner.writer {
+            writer.close().await;
         }
         match &self.inner.pool {
             Pool::Sqlite(p) => p.close().await,

@@ -9,6 +9,10 @@ use super::RawConfig;
 
 /// SQLite page cache per pooled connection, KiB.
 pub const DEFAULT_DATABASE_CACHE_KIB: u64 = toolwarden_store::DEFAULT_SQLITE_CACHE_KIB as u64;
+/// SQLite page cache of the recorder's connection, KiB (given back when
+/// it is idle).
+pub const DEFAULT_DATABASE_WRITER_CACHE_KIB: u64 =
+    toolwarden_store::DEFAULT_SQLITE_WRITER_CACHE_KIB as u64;
 /// Pooled database connections (the recorder's writer uses one; the
 /// dashboard, `/api/*` and alerts the others).
 pub const DEFAULT_DATABASE_MAX_CONNECTIONS: u64 = 4;
@@ -34,6 +38,8 @@ pub const DEFAULT_RECENT_RESULTS: u64 = 65_536;
 pub struct MemoryBounds {
     /// SQLite page cache per connection, KiB.
     pub database_cache_kib: u32,
+    /// SQLite page cache of the recorder's connection, KiB.
+    pub database_writer_cache_kib: u32,
     /// Pooled database connections.
     pub database_max_connections: u32,
     /// Recorder queue (and backlog) bound, in events.
@@ -77,6 +83,12 @@ pub(super) fn validate(raw: &RawConfig, problems: &mut Vec<String>) -> MemoryBou
             "database_cache_kib",
             raw.database_cache_kib,
             DEFAULT_DATABASE_CACHE_KIB,
+            MAX_CACHE_KIB,
+        ) as u32,
+        database_writer_cache_kib: bound(
+            "database_writer_cache_kib",
+            raw.database_writer_cache_kib,
+            DEFAULT_DATABASE_WRITER_CACHE_KIB,
             MAX_CACHE_KIB,
         ) as u32,
         database_max_connections: bound(

@@ -148,6 +148,8 @@ settings! {
     otlp_headers: String = "";
     /// SQLite page cache per pooled connection, KiB.
     database_cache_kib: u64 = "2048";
+    /// SQLite page cache of the recorder's own connection, KiB; given back after a second without writes.
+    database_writer_cache_kib: u64 = "16384";
     /// Pooled database connections.
     database_max_connections: u64 = "4";
     /// Events queued for the recorder (also its backlog while the database is away); beyond, dropped and counted.

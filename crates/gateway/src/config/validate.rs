@@ -47,6 +47,10 @@ pub(super) const NUMBER_DEFAULTS: &[(&str, u64)] = &[
     ("ws_max_message_bytes", DEFAULT_WS_MAX_MESSAGE_BYTES),
     ("database_cache_kib", memory::DEFAULT_DATABASE_CACHE_KIB),
     (
+        "database_writer_cache_kib",
+        memory::DEFAULT_DATABASE_WRITER_CACHE_KIB,
+    ),
+    (
         "database_max_connections",
         memory::DEFAULT_DATABASE_MAX_CONNECTIONS,
     ),

@@ -5,6 +5,7 @@
 
 mod alerts;
 mod batches;
+mod checkpoint;
 mod dropped;
 mod scenarios;
 mod support;

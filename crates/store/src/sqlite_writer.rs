@@ -1,0 +1,236 @@
+//! SQLite: the connection the recorder's batches are written on, and the
+//! checkpointer that copies its write-ahead log into the database file from
+//! a connection of its own (issue 14).
+//!
+//! Why a checkpointer of its own: with SQLite's automatic checkpoints (every
+//! 1,000 WAL pages) the committing connection copies the log into the
+//! database file itself, inside the writer's commit: random `pwrite`s of
+//! every page the log holds and two `fsync`s, on the writer's thread, while
+//! the recorder's queue fills. Under sustained load (the soak) that was the
+//! writer's largest single cost after the writes themselves. Here the
+//! writer only appends to the log; a task on another connection (another
+//! sqlx worker thread) runs `PASSIVE` checkpoints after commits, at most
+//! every [`CHECKPOINT_EVERY`], which never block the writer. The writer's
+//! own automatic checkpoint stays as a bound ([`WAL_BOUND_PAGES`]): if the
+//! checkpointer falls behind or fails, the log still cannot grow past it.
+//!
+//! The writer's page cache has its own size (`sqlite_writer_cache_kib`):
+//! each insert into an index keyed by random ids (call ids, sessions) reads
+//! a leaf page, and the interior pages of every index it touches should
+//! stay cached. After [`IDLE_AFTER`] without a commit the checkpointer gives
+//! that memory back (`PRAGMA shrink_memory`), so an idle gateway does not
+//! keep a busy hour's cache resident.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use sqlx::Connection;
+use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection};
+use tokio::sync::Notify;
+
+use crate::error::{StoreError, StoreErrorKind};
+use crate::event::Event;
+use crate::write::{self, Outcome};
+
+/// Shortest time between two checkpoints.
+pub(crate) const CHECKPOINT_EVERY: Duration = Duration::from_millis(250);
+/// The writer's own automatic checkpoint (pages of 4 KiB: 64 MiB of log):
+/// a bound on the log should the checkpointer fall behind, not the usual
+/// path. Also the size the log file is truncated back to after it was
+/// reset (`journal_size_limit`).
+pub(crate) const WAL_BOUND_PAGES: u32 = 16_384;
+/// Without a commit for this long the writer's page cache is given back.
+pub(crate) const IDLE_AFTER: Duration = Duration::from_secs(1);
+/// How long [`SqliteWriter::close`] waits for a checkpoint under way.
+const CLOSE_WAIT: Duration = Duration::from_secs(2);
+
+/// The recorder's connection, outside the pool and kept open. A pooled one
+/// costs each batch two extra round trips to its worker thread (sqlx pings
+/// a connection when it is returned to the pool, from a task spawned for
+/// that) and starts each batch on whichever connection's statement cache
+/// comes up; batches of one store are serialized on it, as SQLite
+/// serializes writers anyway. It is one of `max_connections`: the pool gets
+/// one fewer (at least one). A batch that fails closes it; the next opens a
+/// fresh one.
+#[derive(Debug)]
+pub(crate) struct SqliteWriter {
+    options: SqliteConnectOptions,
+    shared: Arc<Shared>,
+    checkpointer: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+/// What the writer and its checkpointer share.
+#[derive(Debug)]
+struct Shared {
+    conn: tokio::sync::Mutex<Option<SqliteConnection>>,
+    /// A commit happened: a checkpoint is due.
+    due: Notify,
+    closed: AtomicBool,
+    /// The checkpointer's connection's options (a small cache: a
+    /// checkpoint reads the log's frames, not the cache).
+    checkpoint_options: SqliteConnectOptions,
+}
+
+// === impl SqliteWriter ===
+
+impl SqliteWriter {
+    /// `options` are the pool's; the writer's connection gets a page cache
+    /// of `cache_kib` and the log bound.
+    pub(crate) fn new(options: &SqliteConnectOptions, cache_kib: u32) -> SqliteWriter {
+        let writer = options
+            .clone()
+            .pragma("cache_size", format!("-{}", cache_kib.max(64)))
+            .pragma("wal_autocheckpoint", WAL_BOUND_PAGES.to_string())
+            .pragma(
+                "journal_size_limit",
+                (u64::from(WAL_BOUND_PAGES) * 4096).to_string(),
+            );
+        let checkpoint_options = options.clone().pragma("cache_size", "-64");
+        SqliteWriter {
+            options: writer,
+            shared: Arc::new(Shared {
+                conn: tokio::sync::Mutex::new(None),
+                due: Notify::new(),
+                closed: AtomicBool::new(false),
+                checkpoint_options,
+            }),
+            checkpointer: std::sync::Mutex::new(None),
+        }
+    }
+
+    /// Writes `events` in one transaction, in order, and says what each did.
+    pub(crate) async fn write_batch(&self, events: &[Event]) -> Result<Vec<Outcome>, StoreError> {
+        let mut slot = self.shared.conn.lock().await;
+        let conn = match &mut *slot {
+            Some(conn) => conn,
+            // A failure to open is never the batch's fault (not
+            // `is_rejected`): the recorder keeps the batch and retries.
+            None => slot.insert(
+                SqliteConnection::connect_with(&self.options)
+                    .await
+                    .map_err(|e| StoreError::new(StoreErrorKind::Connect, None, e.to_string()))?,
+            ),
+        };
+        let result = async {
+            // IMMEDIATE: take the write lock up front, so several writers
+            // (processes) queue on the busy timeout instead of failing.
+            let mut tx = conn.begin_with("BEGIN IMMEDIATE").await?;
+            let out = write::write_batch_sqlite(&mut tx, events).await?;
+            tx.commit().await?;
+            Ok(out)
+        }
+        .await;
+        match result {
+            Ok(out) => {
+                drop(slot);
+                self.checkpoint_soon();
+                Ok(out)
+            }
+            Err(e) => {
+                // On a full disk or an I/O error SQLite rolls the
+                // transaction back by itself; sqlx's own rollback then
+                // fails and the connection would believe it is still in
+                // one, refusing every later batch. Dropped (its worker
+                // closes it): the next batch opens a fresh one.
+                slot.take();
+                Err(StoreError::query(e))
+            }
+        }
+    }
+
+    /// Tells the checkpointer a commit happened, starting it on the first.
+    fn checkpoint_soon(&self) {
+        let mut handle = self
+            .checkpointer
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if handle.is_none() {
+            *handle = Some(tokio::spawn(checkpointer(self.shared.clone())));
+        }
+        self.shared.due.notify_one();
+    }
+
+    /// Stops the checkpointer (waiting a little for a checkpoint under
+    /// way) and closes the writer's connection.
+    pub(crate) async fn close(&self) {
+        self.shared.closed.store(true, Ordering::Release);
+        self.shared.due.notify_one();
+        let handle = self
+            .checkpointer
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .take();
+        if let Some(mut handle) = handle
+            && tokio::time::timeout(CLOSE_WAIT, &mut handle).await.is_err()
+        {
+            handle.abort();
+        }
+        if let Some(conn) = self.shared.conn.lock().await.take() {
+            let _ = conn.close().await;
+        }
+    }
+}
+
+impl Drop for SqliteWriter {
+    fn drop(&mut self) {
+        // A store dropped without `close`: the checkpointer ends too.
+        self.shared.closed.store(true, Ordering::Release);
+        self.shared.due.notify_one();
+    }
+}
+
+/// The checkpointer's task: after each commit (at most every
+/// [`CHECKPOINT_EVERY`]) a `PASSIVE` checkpoint on its own connection; after
+/// [`IDLE_AFTER`] without a commit, the writer's cache given back. A failed
+/// checkpoint (a full disk, an I/O error) drops its connection and is
+/// tried again after the next commit: the log is bounded by the writer's
+/// own automatic checkpoint meanwhile.
+async fn checkpointer(shared: Arc<Shared>) {
+    let mut conn: Option<SqliteConnection> = None;
+    loop {
+        let idle = tokio::time::timeout(IDLE_AFTER, shared.due.notified())
+            .await
+            .is_err();
+        if idle && !shared.closed.load(Ordering::Acquire) {
+            release_memory(&shared).await;
+            shared.due.notified().await;
+        }
+        if shared.closed.load(Ordering::Acquire) {
+            break;
+        }
+        if let Err(e) = checkpoint(&shared, &mut conn).await {
+            tracing::debug!(error = %e, "WAL checkpoint failed; retried after the next commit");
+            conn = None;
+        }
+        tokio::time::sleep(CHECKPOINT_EVERY).await;
+    }
+    if let Some(conn) = conn {
+        let _ = conn.close().await;
+    }
+}
+
+async fn checkpoint(
+    shared: &Shared,
+    conn: &mut Option<SqliteConnection>,
+) -> Result<(), sqlx::Error> {
+    let c = match conn {
+        Some(c) => c,
+        None => conn.insert(SqliteConnection::connect_with(&shared.checkpoint_options).await?),
+    };
+    // (busy, log pages, pages checkpointed): a busy or partial checkpoint
+    // is finished by a later one.
+    let _: (i64, i64, i64) = sqlx::query_as("PRAGMA wal_checkpoint(PASSIVE)")
+        .fetch_one(&mut *c)
+        .await?;
+    Ok(())
+}
+
+/// Gives back the writer's page cache (its clean pages) while it is idle.
+async fn release_memory(shared: &Shared) {
+    if let Some(conn) = shared.conn.lock().await.as_mut() {
+        let _ = sqlx::query("PRAGMA shrink_memory")
+            .execute(&mut *conn)
+            .await;
+    }
+}

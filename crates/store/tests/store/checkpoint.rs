@@ -1,0 +1,48 @@
+//! SQLite: the recorder's write-ahead log is copied into the database file
+//! by the store's checkpointer, not by the writer's commits (issue 14).
+
+use std::time::{Duration, Instant};
+
+use toolwarden_store::*;
+
+use crate::support::{TestDb, record_all, request};
+
+/// `(mxFrame, nBackfill)` of the WAL index (`-shm`): the log's last frame
+/// and how many frames are already in the database file.
+fn wal_state(db: &std::path::Path) -> (u32, u32) {
+    let shm = std::fs::read(db.with_extension("db-shm")).expect("read the -shm file");
+    let word = |at: usize| u32::from_ne_bytes(shm[at..at + 4].try_into().expect("4 bytes"));
+    (word(16), word(96))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_checkpointer_copies_the_log_after_commits() {
+    let db = TestDb::sqlite();
+    let path = sqlite_path(&db.url).expect("a SQLite path");
+    let store = Store::open(&db.url).await.expect("open");
+    let events: Vec<Event> = (0..3000)
+        .map(|i| request(&format!("r{i:05}"), &format!("s{}", i % 97), 1_000 + i))
+        .collect();
+    record_all(&store, &events).await;
+    // The writer's own automatic checkpoint is at 16,384 pages: far above
+    // what 3,000 requests take. Only the checkpointer backfills this log.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let (frames, backfilled) = loop {
+        let (frames, backfilled) = wal_state(&path);
+        if (frames > 0 && backfilled == frames) || Instant::now() > deadline {
+            break (frames, backfilled);
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(frames > 0, "the batches went to the log");
+    assert_eq!(
+        backfilled, frames,
+        "every frame of the log is in the database file"
+    );
+    let stats = store.stats(&crate::support::all()).await.expect("stats");
+    assert_eq!(stats.requests.total, 3000);
+    // Closing waits for the checkpointer and ends it.
+    tokio::time::timeout(Duration::from_secs(5), store.close())
+        .await
+        .expect("close within its deadline");
+}
