@@ -53,6 +53,12 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../migrations/sqlite/0006_dropped_tool_counts.sql"),
         postgres: include_str!("../migrations/postgres/0006_dropped_tool_counts.sql"),
     },
+    Migration {
+        version: 7,
+        name: "calls_only_indexes",
+        sqlite: include_str!("../migrations/sqlite/0007_calls_only_indexes.sql"),
+        postgres: include_str!("../migrations/postgres/0007_calls_only_indexes.sql"),
+    },
 ];
 
 const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (\
@@ -64,7 +70,7 @@ const RECORD: &str =
 const PG_LOCK: &str = "SELECT pg_advisory_xact_lock(7395602181)";
 
 /// The newest schema version this build knows.
-pub const SCHEMA_VERSION: i64 = 6;
+pub const SCHEMA_VERSION: i64 = 7;
 
 /// Applies the migrations not yet applied.
 pub(crate) async fn run(pool: &Pool) -> Result<(), sqlx::Error> {

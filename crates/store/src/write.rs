@@ -69,15 +69,23 @@ pub(crate) const FIND_CALL_BY_RESPONSE: &str = "SELECT id, tool, call_at_ms FROM
 /// call (the caller asks for two rows and accepts one). Read from the open
 /// calls' index (`tool_calls_open`; SQLite is told so: its planner does not
 /// tell it from the full index of the same columns), so calls of this id
-/// that have their result cost nothing.
+/// that have their result cost nothing. "This session never saw the id" is
+/// two probes: its calls (`tool_calls_call_session`) and its result-only
+/// rows (`tool_calls_orphan`), the two indexes that hold them.
 pub(crate) const FIND_CALL_ANYWHERE_PG: &str = "SELECT id, tool, call_at_ms FROM tool_calls \
     WHERE call_id = $1 AND result_at_ms IS NULL AND call_at_ms <= $3 \
-    AND NOT EXISTS (SELECT 1 FROM tool_calls WHERE session_id = $2 AND call_id = $1) \
+    AND NOT EXISTS (SELECT 1 FROM tool_calls WHERE session_id = $2 AND call_id = $1 \
+    AND request_id IS NOT NULL) \
+    AND NOT EXISTS (SELECT 1 FROM tool_calls WHERE session_id = $2 AND call_id = $1 \
+    AND request_id IS NULL) \
     LIMIT 2";
 /// [`FIND_CALL_ANYWHERE_PG`] for SQLite.
 pub(crate) const FIND_CALL_ANYWHERE_SQLITE: &str = "SELECT id, tool, call_at_ms FROM tool_calls \
     INDEXED BY tool_calls_open WHERE call_id = $1 AND result_at_ms IS NULL AND call_at_ms <= $3 \
-    AND NOT EXISTS (SELECT 1 FROM tool_calls WHERE session_id = $2 AND call_id = $1) \
+    AND NOT EXISTS (SELECT 1 FROM tool_calls WHERE session_id = $2 AND call_id = $1 \
+    AND request_id IS NOT NULL) \
+    AND NOT EXISTS (SELECT 1 FROM tool_calls WHERE session_id = $2 AND call_id = $1 \
+    AND request_id IS NULL) \
     LIMIT 2";
 
 /// Call ids shorter than this are not trusted to be unique across sessions

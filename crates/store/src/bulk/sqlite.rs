@@ -489,11 +489,31 @@ mod tests {
                 "no sort: {steps:?}"
             );
         }
-        for sql in [
-            crate::write::NAME_IN_SESSION,
-            crate::write::FIND_CALL_ANYWHERE_SQLITE,
-            crate::write::FIND_CALL_BY_RESPONSE,
-            crate::write::NAME_ANYWHERE,
+        // The one-by-one lookups: each probe through the index that holds
+        // the rows it asks for (migration 0007: calls only in
+        // `tool_calls_call_session` and `tool_calls_response`).
+        for (sql, indexes) in [
+            (
+                crate::write::NAME_IN_SESSION,
+                &["tool_calls_call_session"][..],
+            ),
+            (
+                crate::write::FIND_CALL_ANYWHERE_SQLITE,
+                &[
+                    "tool_calls_open",
+                    "tool_calls_call_session",
+                    "tool_calls_orphan",
+                ][..],
+            ),
+            (
+                crate::write::FIND_CALL_BY_RESPONSE,
+                &["tool_calls_response"][..],
+            ),
+            (crate::write::NAME_BY_RESPONSE, &["tool_calls_response"][..]),
+            (
+                crate::write::NAME_ANYWHERE,
+                &["tool_calls_call_session"][..],
+            ),
         ] {
             let sql = format!("EXPLAIN QUERY PLAN {sql}");
             let plan: Vec<(i64, i64, i64, String)> = sqlx::query_as(&sql)
@@ -508,6 +528,12 @@ mod tests {
                 !steps.iter().any(|s| s.starts_with("SCAN tool_calls")),
                 "{sql}: {steps:?}"
             );
+            for index in indexes {
+                assert!(
+                    steps.iter().any(|s| s.contains(index)),
+                    "{index}: {sql}: {steps:?}"
+                );
+            }
         }
     }
 
