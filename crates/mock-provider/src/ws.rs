@@ -339,8 +339,16 @@ where
             .map_err(|_| ())?;
     }
     let limited = limit < events.len();
-    for event in events.into_iter().take(limit) {
+    for (i, event) in events.into_iter().take(limit).enumerate() {
         if flush_each {
+            if i > 0 {
+                // As the SSE body does (`body::chunked`): pending once
+                // before each event after the first, so the events go as
+                // an upstream generating them one by one sends them, with
+                // the runtime's other tasks (a client on the same thread)
+                // run between them.
+                tokio::task::yield_now().await;
+            }
             socket.send(Frame::text(event)).await.map_err(|_| ())?;
         } else {
             socket.feed(Frame::text(event)).await.map_err(|_| ())?;

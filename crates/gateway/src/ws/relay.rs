@@ -1,5 +1,7 @@
 //! The message loop of one WebSocket: whichever side has a message, it is
-//! read (for the records) and written to the other side at once; the
+//! written to the other side at once (a client message is read for the
+//! records first, as it may be repaired; upstream messages once neither
+//! side has more, so that the next event is not kept behind a parse); the
 //! loop ends when either side closes or breaks, and then closes the other
 //! side cleanly; or when the gateway stops, and then closes both (1001).
 
@@ -59,8 +61,9 @@ pub async fn run<C, U>(
     U: AsyncRead + AsyncWrite + Unpin,
 {
     let mut draining = false;
-    // The upstream messages of one batch, read for the records once they
-    // are on their way to the client.
+    // The upstream messages relayed to the client and not yet read for
+    // the records: read once neither side has more, before a client
+    // message, or when [`BATCH`] have gathered (so fewer than 2 × BATCH).
     let mut relayed = Vec::new();
     // Made once: a new wait per message would register with the flags'
     // waiter lists each time.
@@ -69,8 +72,11 @@ pub async fn run<C, U>(
     let force = raised(&mut force_flag);
     tokio::pin!(shutdown, force);
     let end = loop {
-        if draining && turns.idle() {
-            break End::Stopping;
+        if draining {
+            read_relayed(&mut turns, &mut relayed);
+            if turns.idle() {
+                break End::Stopping;
+            }
         }
         tokio::select! {
             biased;
@@ -78,21 +84,37 @@ pub async fn run<C, U>(
             () = &mut shutdown, if !draining => draining = true,
             frame = upstream.next_frame() => {
                 if let Some(end) =
-                    from_upstream(frame, &mut upstream, &mut client, &mut turns, &mut relayed).await
+                    from_upstream(frame, &mut upstream, &mut client, &mut relayed).await
                 {
                     break end;
                 }
-            }
-            frame = client.next_frame() => match frame {
-                Ok(frame) => {
-                    if let Some(end) = from_client(frame, &mut upstream, &mut turns).await {
-                        break end;
-                    }
+                if relayed.len() >= BATCH {
+                    read_relayed(&mut turns, &mut relayed);
                 }
-                Err(e) => break End::Broke(Side::Client, e),
-            },
+            }
+            frame = client.next_frame() => {
+                // The events relayed so far come before this message in
+                // the records.
+                read_relayed(&mut turns, &mut relayed);
+                match frame {
+                    Ok(frame) => {
+                        if let Some(end) = from_client(frame, &mut upstream, &mut turns).await {
+                            break end;
+                        }
+                    }
+                    Err(e) => break End::Broke(Side::Client, e),
+                }
+            }
+            // Neither side has more once the runtime's I/O driver has
+            // looked again (the yield): now the relayed events are read
+            // for the records, so an event that came meanwhile is
+            // relayed first, not after the parse.
+            () = tokio::task::yield_now(), if !relayed.is_empty() => {
+                read_relayed(&mut turns, &mut relayed);
+            }
         }
     };
+    read_relayed(&mut turns, &mut relayed);
     tracing::debug!(?end, "websocket ended");
     match end {
         End::Stopping => {
@@ -191,13 +213,13 @@ where
 
 /// Upstream frames: the one read, then those the socket has already
 /// read in (at most [`BATCH`]), each written to the client, one flush for
-/// them all, and only then read for the records (in order); a close is
-/// passed on and ends the loop.
+/// them all; their payloads are left in `relayed`, to be read for the
+/// records (in order) once neither side has more; a close is passed on and
+/// ends the loop.
 async fn from_upstream<C, U>(
     first: Result<Frame, WebSocketError>,
     upstream: &mut WebSocket<U>,
     client: &mut WebSocket<C>,
-    turns: &mut Turns,
     relayed: &mut Vec<Bytes>,
 ) -> Option<End>
 where
@@ -227,10 +249,14 @@ where
             .err()
             .map(|e| End::Broke(Side::Client, e));
     }
+    end
+}
+
+/// The upstream messages relayed and not yet read, read for the records.
+fn read_relayed(turns: &mut Turns, relayed: &mut Vec<Bytes>) {
     for payload in relayed.drain(..) {
         turns.event(&payload);
     }
-    end
 }
 
 /// One upstream frame, written (not flushed) to the client; a text
