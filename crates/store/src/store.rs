@@ -44,18 +44,18 @@ pub struct StoreOptions {
 /// Statements this short never gain from JIT.
 const PG_WRITE_WITHOUT_JIT: &str = "SET LOCAL jit = off";
 
-/// Default SQLite page cache per connection: 2 MiB, SQLite's own default.
-/// A 32 MiB cache did not make the writer faster in the soak (the bulk
-/// lookups read a few index pages per probe, which the OS's file cache
-/// serves), and each pooled connection keeps its cache filled: 32 MiB × 4
-/// connections could hold 128 MiB resident (BENCHMARKS.md, issue 14).
+/// Default SQLite page cache per pooled connection: 2 MiB, SQLite's own
+/// default. The pool serves the dashboard, `/api/*` and alerts; each pooled
+/// connection keeps its cache filled, so 32 MiB × 3 connections could hold
+/// 96 MiB resident. The recorder's connection has its own size
+/// ([`DEFAULT_SQLITE_WRITER_CACHE_KIB`]; BENCHMARKS.md, issue 14).
 pub const DEFAULT_SQLITE_CACHE_KIB: u32 = 2048;
 
 /// Default page cache of the recorder's SQLite connection: 16 MiB. Every
 /// event inserts into indexes keyed by random ids (call ids, sessions), so
 /// each insert reads leaf pages all over them; with the interior pages of
-/// those indexes cached the writer wrote ~25 % more events per second in
-/// the soak than with 2 MiB (BENCHMARKS.md, issue 14). It is given back
+/// those indexes cached the writer wrote 11–30 % more events per second
+/// in the soak than with 2 MiB (BENCHMARKS.md, issue 14). It is given back
 /// after a second without writes (`sqlite_writer`).
 pub const DEFAULT_SQLITE_WRITER_CACHE_KIB: u32 = 16_384;
 
