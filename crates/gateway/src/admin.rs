@@ -25,7 +25,7 @@ use serde::Deserialize;
 use crate::{observe::now_ms, recorder::StatsQuery};
 
 pub use crate::admin_error::{AdminError, AdminErrorKind};
-pub use crate::state::{AdminState, PeerAddr};
+pub use crate::state::AdminState;
 
 /// `GET /api/stats` query parameters.
 #[derive(Debug, Default, Deserialize)]

@@ -77,6 +77,7 @@ impl AdminError {
     }
 
     /// What went wrong.
+    #[cfg(test)]
     pub fn kind(&self) -> AdminErrorKind {
         self.kind
     }

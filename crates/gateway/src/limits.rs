@@ -41,13 +41,9 @@ impl ConnectionSlots {
     }
 
     /// Connections open now.
+    #[cfg(test)]
     pub fn open(&self) -> usize {
         self.open.load(Ordering::Acquire)
-    }
-
-    /// Connections refused so far.
-    pub fn refused(&self) -> usize {
-        self.refused.load(Ordering::Relaxed)
     }
 
     /// Tells a connection beyond the cap so (a 503 the client can read),

@@ -3,8 +3,8 @@
 //! `crate::recorder::…` only.
 
 pub use toolwarden_store::{
-    Event, Observer, Recorder, RecorderCounters, RecorderOptions, RequestRecord, Stats, StatsQuery,
-    Store, StoreError, ToolCallRecord, ToolResultRecord, TurnRef,
+    Event, Observer, Recorder, RecorderCounters, RecorderOptions, RequestRecord, StatsQuery, Store,
+    ToolCallRecord, ToolResultRecord, TurnRef,
 };
 // Issue 14: the store's bounds come from the gateway's config.
 pub use toolwarden_store::StoreOptions;

@@ -33,9 +33,9 @@ use tokio::sync::watch;
 
 use crate::{Config, observe::Sinks, recorder::Store, state::AdminState};
 
-pub use config::{AlertFormat, AlertsConfig, RawAlerts, RawRule, Rules, Threshold};
+pub use config::{AlertsConfig, RawAlerts, RawRule};
 
-pub use crate::metrics::alerts_board::{ALERT_NOTIFICATIONS_TOTAL, ALERTS_FIRING, AlertsBoard};
+pub use crate::metrics::alerts_board::AlertsBoard;
 
 /// Starts the evaluation loop (and the webhook tasks) on the current
 /// runtime, when alerts are on and there is a database. `addr` names this

@@ -20,7 +20,7 @@ use std::net::{IpAddr, SocketAddr};
 use axum::extract::{ConnectInfo, Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use http::{HeaderMap, StatusCode, header};
+use http::{HeaderMap, header};
 
 use crate::state::{AdminState, PeerAddr};
 
@@ -152,16 +152,9 @@ impl AccessDenied {
     }
 
     /// Why access was refused.
+    #[cfg(test)]
     pub fn kind(&self) -> DeniedKind {
         self.kind
-    }
-
-    /// The HTTP status for this refusal.
-    pub fn status(&self) -> StatusCode {
-        match self.kind {
-            DeniedKind::TokenMissing | DeniedKind::TokenInvalid => StatusCode::UNAUTHORIZED,
-            DeniedKind::RemoteClosed => StatusCode::FORBIDDEN,
-        }
     }
 }
 
@@ -218,6 +211,8 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use http::StatusCode;
+
     use super::*;
 
     fn addr(s: &str) -> SocketAddr {
@@ -256,7 +251,10 @@ mod tests {
             .check(Some(addr("192.168.1.20:40000")), &HeaderMap::new())
             .expect_err("remote peer");
         assert_eq!(err.kind(), DeniedKind::RemoteClosed);
-        assert_eq!(err.status(), StatusCode::FORBIDDEN);
+        assert_eq!(
+            crate::admin_error::AdminError::from(err).kind().status(),
+            StatusCode::FORBIDDEN
+        );
         // A token sent to a gateway that has none configured opens nothing.
         let err = p
             .check(Some(addr("10.1.1.1:1")), &with_auth("Bearer guess"))
@@ -281,7 +279,10 @@ mod tests {
                 .check(Some(addr(peer)), &HeaderMap::new())
                 .expect_err("no token");
             assert_eq!(err.kind(), DeniedKind::TokenMissing, "{peer}");
-            assert_eq!(err.status(), StatusCode::UNAUTHORIZED);
+            assert_eq!(
+                crate::admin_error::AdminError::from(err).kind().status(),
+                StatusCode::UNAUTHORIZED
+            );
             let err = p
                 .check(Some(addr(peer)), &with_auth("Bearer s3cre"))
                 .expect_err("wrong token");

@@ -63,16 +63,6 @@ impl AlertsBoard {
         self.write().error = Some(error);
     }
 
-    /// The alerts firing now (as of the last evaluation).
-    pub fn firing(&self) -> Vec<AlertTransition> {
-        self.read()
-            .states
-            .iter()
-            .filter(|s| s.state == "firing")
-            .cloned()
-            .collect()
-    }
-
     /// `toolwarden_alerts_firing{rule,tool,model}` (1 firing, 0 resolved;
     /// at most the 1000 latest alerts) and the notification counters.
     pub fn render(&self, out: &mut String) {

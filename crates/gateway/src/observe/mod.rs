@@ -184,6 +184,7 @@ pub fn guard<T>(f: impl FnOnce() -> T) -> Result<T, String> {
 
 impl Sinks {
     /// Sinks with an empty call-name map.
+    #[cfg(test)]
     pub fn new(recorder: Recorder, metrics: Arc<Metrics>, detector: Detector) -> Sinks {
         Sinks::bounded(
             recorder,
@@ -193,7 +194,8 @@ impl Sinks {
         )
     }
 
-    /// [`Sinks::new`] with the maps bounded as configured (issue 14).
+    /// Sinks with an empty call-name map, the maps bounded as configured
+    /// (issue 14).
     pub fn bounded(
         recorder: Recorder,
         metrics: Arc<Metrics>,

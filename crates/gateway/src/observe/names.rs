@@ -39,6 +39,7 @@ impl Names {
     }
 
     /// The tool and finish time of a call seen recently.
+    #[cfg(test)]
     pub fn get(&self, session: &str, call_id: &str) -> Option<(String, i64)> {
         self.get_call(session, call_id).map(|(t, at, _)| (t, at))
     }
@@ -49,13 +50,9 @@ impl Names {
     }
 
     /// How many calls are held.
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.0.len()
-    }
-
-    /// `true` when empty.
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
     }
 }
 

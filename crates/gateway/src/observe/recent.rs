@@ -77,17 +77,13 @@ impl<K: Hash + Eq, V: Clone> Recent<K, V> {
     }
 
     /// How many entries are held.
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.inner
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .map
             .len()
-    }
-
-    /// `true` when empty.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 }
 

@@ -1,7 +1,7 @@
 //! The spans of [`super::spans`], protobuf-encoded straight from the
 //! records: no `Span` message, no owned attribute keys or values, one
 //! buffer per span. The bytes are those prost writes for the `Span` that
-//! [`super::spans::chat`] / [`super::spans::execute_tool`] build (fields in
+//! `spans::chat` / `spans::execute_tool` (the tests' reference) build (fields in
 //! tag order, proto3 defaults left out), which the tests check; the export
 //! task frames them into an `ExportTraceServiceRequest` ([`request_body`]).
 

@@ -41,7 +41,7 @@ use crate::{
 };
 
 pub use crate::config::otlp::OtlpConfig;
-pub use crate::metrics::otlp_counters::{OTLP_SPANS_TOTAL, OtlpCounters};
+pub use crate::metrics::otlp_counters::OtlpCounters;
 
 /// Bytes a span usually takes.
 const SPAN_BYTES: usize = 400;

@@ -25,7 +25,7 @@ pub use crate::body::tee;
 pub use crate::pipeline::headers;
 pub use crate::pipeline::{Forwarded, REPAIRED_HEADER};
 pub(crate) use crate::pipeline::{Outbound, request_base, too_large};
-pub use crate::upstream;
+use crate::upstream;
 
 use std::{future::Future, sync::Arc, time::Instant};
 
