@@ -58,7 +58,9 @@ mod upstream_url;
 mod worker;
 mod ws;
 
-pub use alerts::{AlertsConfig, RawAlerts, RawRule, rules::RuleName};
+pub use alerts::{
+    AlertFormat, AlertsConfig, RawAlerts, RawRule, Rules, Threshold, rules::RuleName,
+};
 pub use config::MemoryBounds;
 pub use config::{
     Config, ConfigError, ConfigErrorKind, DEFAULT_ANTHROPIC_UPSTREAM, DEFAULT_GEMINI_UPSTREAM,
@@ -68,7 +70,7 @@ pub use config::{
 pub use env::env_lines;
 pub use metrics::Metrics;
 pub use otel::OtlpConfig;
-pub use proxy::REPAIRED_HEADER;
+pub use pipeline::REPAIRED_HEADER;
 pub use recorder::Recorder;
 pub use routes::Provider;
 pub use server::{Gateway, RunningGateway};

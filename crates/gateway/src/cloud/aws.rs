@@ -165,7 +165,7 @@ impl AwsCredentials {
     }
 
     /// The credentials to sign with now (loaded if they must be).
-    pub async fn current(&self) -> Result<Credentials, chain::Unavailable> {
+    pub(crate) async fn current(&self) -> Result<Credentials, chain::Unavailable> {
         match &self.kind {
             Kind::Fixed(c) => Ok(c.clone()),
             Kind::Chain(c) => c.current().await,

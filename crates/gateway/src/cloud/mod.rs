@@ -8,7 +8,7 @@
 //!   a `/azure`, `/vertex` or `/bedrock` prefix, stripped before
 //!   forwarding), its dialect and the model named in the path;
 //! - [`CloudConfig`]: the three upstreams, validated once in
-//!   `config`; [`CloudConfig::upstream`] picks a request's (Vertex's
+//!   `config`; `CloudConfig::upstream` picks a request's (Vertex's
 //!   default comes from the path's location);
 //! - [`aws`]: the AWS credentials (`aws-config`'s default chain) and the
 //!   SigV4 re-signing of every forwarded Bedrock request;

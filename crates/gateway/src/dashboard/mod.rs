@@ -32,12 +32,12 @@ mod assets;
 #[cfg(test)]
 mod tests;
 
-pub use access::access;
+pub(crate) use access::access;
 
 /// The dashboard's routes (page, assets, `/api/sessions/{id}`,
 /// `/api/health`), without the access check: the admin router applies
 /// [`access`] to everything it serves.
-pub fn routes() -> Router<AdminState> {
+pub(crate) fn routes() -> Router<AdminState> {
     Router::new()
         .route("/", get(assets::index))
         .route("/dashboard", get(assets::index))

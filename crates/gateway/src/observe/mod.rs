@@ -17,11 +17,11 @@
 //! `try_send`. Calls into the wire layer are guarded so that a parser bug
 //! becomes a parse note, never a dropped connection.
 
-pub mod names;
-pub mod recent;
-pub mod request;
-pub mod seen;
-pub mod session;
+pub(crate) mod names;
+pub(crate) mod recent;
+pub(crate) mod request;
+pub(crate) mod seen;
+pub(crate) mod session;
 
 use std::{
     panic::AssertUnwindSafe,
@@ -47,10 +47,10 @@ use crate::{
 };
 
 /// Recorded status of a request the client abandoned before any response.
-pub const CLIENT_CLOSED_REQUEST: u16 = 499;
+pub(crate) const CLIENT_CLOSED_REQUEST: u16 = 499;
 
 /// Where observations go, shared by all requests.
-pub struct Sinks {
+pub(crate) struct Sinks {
     /// The event recorder.
     pub recorder: Recorder,
     /// The metrics.
@@ -71,7 +71,7 @@ pub struct Sinks {
 
 /// What is known about a request when it is forwarded.
 #[derive(Debug, Clone)]
-pub struct RequestBase {
+pub(crate) struct RequestBase {
     /// 32 hex digits: arrival ms then 80 random bits (see `proxy::request_id`).
     pub request_id: String,
     /// Arrival, unix ms.
@@ -106,7 +106,7 @@ enum Parse {
 
 /// What the observation needs from a response head.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct ResponseMeta<'a> {
+pub(crate) struct ResponseMeta<'a> {
     /// The status code.
     pub status: u16,
     /// `content-type`, raw.
@@ -119,7 +119,7 @@ pub struct ResponseMeta<'a> {
 
 impl<'a> ResponseMeta<'a> {
     /// From a status and a header map.
-    pub fn from_headers(status: u16, headers: &'a HeaderMap) -> ResponseMeta<'a> {
+    pub(crate) fn from_headers(status: u16, headers: &'a HeaderMap) -> ResponseMeta<'a> {
         ResponseMeta {
             status,
             content_type: headers.get(header::CONTENT_TYPE).map(|v| v.as_bytes()),
@@ -132,7 +132,7 @@ impl<'a> ResponseMeta<'a> {
 }
 
 /// Follows one response to its end, then records it.
-pub struct Observation {
+pub(crate) struct Observation {
     sinks: Arc<Sinks>,
     base: RequestBase,
     request: Option<RequestInfo>,
@@ -162,14 +162,14 @@ struct Decoding {
 const MAX_STREAM_DECODED: u64 = 1 << 30;
 
 /// Unix time in milliseconds.
-pub fn now_ms() -> i64 {
+pub(crate) fn now_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
 /// Run a wire-layer call, turning a panic into an error text.
-pub fn guard<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+pub(crate) fn guard<T>(f: impl FnOnce() -> T) -> Result<T, String> {
     std::panic::catch_unwind(AssertUnwindSafe(f)).map_err(|panic| {
         let what = panic
             .downcast_ref::<&str>()
@@ -185,7 +185,7 @@ pub fn guard<T>(f: impl FnOnce() -> T) -> Result<T, String> {
 impl Sinks {
     /// Sinks with an empty call-name map.
     #[cfg(test)]
-    pub fn new(recorder: Recorder, metrics: Arc<Metrics>, detector: Detector) -> Sinks {
+    pub(crate) fn new(recorder: Recorder, metrics: Arc<Metrics>, detector: Detector) -> Sinks {
         Sinks::bounded(
             recorder,
             metrics,
@@ -196,7 +196,7 @@ impl Sinks {
 
     /// Sinks with an empty call-name map, the maps bounded as configured
     /// (issue 14).
-    pub fn bounded(
+    pub(crate) fn bounded(
         recorder: Recorder,
         metrics: Arc<Metrics>,
         detector: Detector,
@@ -216,7 +216,7 @@ impl Sinks {
 
     /// Wait (at most `limit`) until every finished response has been
     /// turned into records.
-    pub async fn settle(&self, limit: Duration) {
+    pub(crate) async fn settle(&self, limit: Duration) {
         let wait = async {
             loop {
                 let notified = self.idle.notified();
@@ -257,7 +257,7 @@ impl std::fmt::Debug for Observation {
 
 impl Observation {
     /// Start observing.
-    pub fn new(sinks: Arc<Sinks>, base: RequestBase) -> Observation {
+    pub(crate) fn new(sinks: Arc<Sinks>, base: RequestBase) -> Observation {
         Observation {
             sinks,
             base,
@@ -279,7 +279,7 @@ impl Observation {
     /// preconnect, `GET /v1/models`): counted in the metrics, but it makes
     /// no request row and no session — nothing in it belongs to a
     /// conversation.
-    pub fn metrics_only(&mut self) {
+    pub(crate) fn metrics_only(&mut self) {
         self.metrics_only = true;
     }
 
@@ -303,35 +303,40 @@ impl Observation {
     }
 
     /// What [`request::analyze`] found in the request body.
-    pub fn set_request_info(&mut self, info: RequestInfo) {
+    pub(crate) fn set_request_info(&mut self, info: RequestInfo) {
         self.request = Some(info);
     }
 
     /// Defects found after the request was forwarded (`report` mode).
-    pub fn add_repairs(&mut self, defects: Vec<String>) {
+    pub(crate) fn add_repairs(&mut self, defects: Vec<String>) {
         self.base.repairs.extend(defects);
     }
 
     /// Add to the gateway's own time on this request.
-    pub fn add_overhead(&mut self, spent: Duration) {
+    pub(crate) fn add_overhead(&mut self, spent: Duration) {
         self.overhead += spent;
     }
 
     /// The request went upstream now.
-    pub fn sent(&mut self) {
+    pub(crate) fn sent(&mut self) {
         self.sent_at = Some(Instant::now());
     }
 
     /// The request failed before a response: record it with the status the
     /// client gets.
-    pub fn fail(mut self, err: &ProxyError) {
+    pub(crate) fn fail(mut self, err: &ProxyError) {
         self.status = err.status().as_u16();
         self.error = Some(err.to_string());
         self.finish();
     }
 
     /// Response headers arrived: choose how to read the body.
-    pub fn on_response(&mut self, meta: ResponseMeta<'_>, gemini_stream: bool, parse_limit: usize) {
+    pub(crate) fn on_response(
+        &mut self,
+        meta: ResponseMeta<'_>,
+        gemini_stream: bool,
+        parse_limit: usize,
+    ) {
         let status = meta.status;
         self.status = status;
         self.first_byte = self.sent_at.map(|t| t.elapsed());
@@ -401,7 +406,7 @@ impl Observation {
     }
 
     /// A chunk of the response body passed to the client.
-    pub fn feed(&mut self, chunk: &[u8]) {
+    pub(crate) fn feed(&mut self, chunk: &[u8]) {
         if matches!(self.parse, Parse::Skip) {
             return;
         }
@@ -473,7 +478,7 @@ impl Observation {
     /// The upstream stream broke after it had started: what was parsed of
     /// it is recorded, with the error — unless the dialect's final event
     /// had passed, which makes the response complete.
-    pub fn stream_failed(&mut self, err: &ProxyError) {
+    pub(crate) fn stream_failed(&mut self, err: &ProxyError) {
         if !self.final_event_seen() {
             self.error = Some(err.to_string());
         }
@@ -501,7 +506,7 @@ impl Observation {
     }
 
     /// The response ended normally (or as far as it will): record it.
-    pub fn finish(&mut self) {
+    pub(crate) fn finish(&mut self) {
         if std::mem::replace(&mut self.done, true) {
             return;
         }

@@ -48,7 +48,7 @@ fn fnv1a(seed: u64, parts: &[&[u8]]) -> u64 {
 
 /// 16 bytes from the session id: one trace per conversation.
 #[cfg(test)]
-pub fn trace_id(session: &str) -> Vec<u8> {
+pub(crate) fn trace_id(session: &str) -> Vec<u8> {
     trace_id_bytes(session).to_vec()
 }
 
@@ -88,7 +88,7 @@ pub(crate) fn provider_name(provider: &str) -> &str {
 
 /// The `chat` span of one proxied model request.
 #[cfg(test)]
-pub fn chat(r: &RequestRecord) -> Span {
+pub(crate) fn chat(r: &RequestRecord) -> Span {
     let model = r.model.as_deref().unwrap_or("unknown");
     let mut attributes = vec![
         text("gen_ai.operation.name", "chat"),
@@ -149,7 +149,7 @@ pub fn chat(r: &RequestRecord) -> Span {
 /// The `execute_tool` span of one tool result: it ends when the result
 /// reached the gateway and lasts the estimated client-side execution time.
 #[cfg(test)]
-pub fn execute_tool(r: &ToolResultRecord, tool: &str) -> Span {
+pub(crate) fn execute_tool(r: &ToolResultRecord, tool: &str) -> Span {
     let mut attributes = vec![
         text("gen_ai.operation.name", "execute_tool"),
         text("gen_ai.tool.name", tool),
