@@ -29,6 +29,9 @@
 //! [`cloud`] (the AWS and Google credentials and SigV4 re-signing).
 
 #![forbid(unsafe_code)]
+// The public API is only what is re-exported here, `metrics` and `cloud`:
+// anything else is `pub(crate)` at most.
+#![warn(unreachable_pub)]
 
 mod admin;
 mod admin_error;
