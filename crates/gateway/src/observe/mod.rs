@@ -6,8 +6,8 @@
 //!   every chunk (a `StreamParser` for SSE and Gemini JSON arrays, a bounded
 //!   copy for whole JSON bodies), and when the response ends — finished,
 //!   broken, or abandoned by the client — it records the response's tool
-//!   calls and one [`RequestRecord`], and updates the metrics. A JSON body
-//!   in a content coding (gzip, deflate, zstd, br: `toolwarden_wire::coding`)
+//!   calls and one [`RequestRecord`](crate::recorder::RequestRecord)
+//!   (`finished`), and updates the metrics. A JSON body in a content coding (gzip, deflate, zstd, br: `toolwarden_wire::coding`)
 //!   is decoded (bounded) on the copy; a stream in one of them is decoded
 //!   piece by piece ahead of its parser; other codings are passed through
 //!   unparsed and counted
@@ -17,6 +17,7 @@
 //! `try_send`. Calls into the wire layer are guarded so that a parser bug
 //! becomes a parse note, never a dropped connection.
 
+mod finished;
 pub(crate) mod names;
 pub(crate) mod recent;
 pub(crate) mod request;
@@ -34,17 +35,18 @@ use std::{
 
 use http::{HeaderMap, header};
 use tokio::sync::Notify;
-use toolwarden_coding::{CodingErrorKind, Codings, StreamDecoder};
-use toolwarden_wire::{Detector, Dialect, ResponseView, StreamParser};
+use toolwarden_coding::{Codings, StreamDecoder};
+use toolwarden_wire::{Detector, Dialect, StreamParser};
 
-use self::{names::Names, recent::Recent, request::RequestInfo, session::Session};
-use crate::metrics::events::{UnparsedReason, UnparsedResponse, UpstreamFinished};
-use crate::{
-    errors::ProxyError,
-    metrics::Metrics,
-    recorder::{Event, Recorder, RequestRecord, ToolCallRecord},
-    routes::Provider,
+use self::{
+    finished::{Finished, Response, response_view},
+    names::Names,
+    recent::Recent,
+    request::RequestInfo,
+    session::Session,
 };
+use crate::metrics::events::{UnparsedReason, UnparsedResponse};
+use crate::{errors::ProxyError, metrics::Metrics, recorder::Recorder, routes::Provider};
 
 /// Recorded status of a request the client abandoned before any response.
 pub(crate) const CLIENT_CLOSED_REQUEST: u16 = 499;
@@ -567,180 +569,5 @@ fn empty_base() -> RequestBase {
         repairs: Vec::new(),
         header_session: None,
         path_model: None,
-    }
-}
-
-/// Everything needed to record a finished response, moved to a task.
-struct Finished {
-    sinks: Arc<Sinks>,
-    base: RequestBase,
-    request: Option<RequestInfo>,
-    overhead: Duration,
-    latency: Duration,
-    first_byte: Option<Duration>,
-    status: u16,
-    streaming: bool,
-    response: Response,
-    error: Option<String>,
-    metrics_only: bool,
-}
-
-/// The response's view: read already, or its parse state to finish.
-enum Response {
-    Read(Option<ResponseView>),
-    Later(Parse),
-}
-
-impl Finished {
-    async fn record(self) {
-        let _done = DoneGuard(self.sinks.clone());
-        let base = self.base;
-        let fallback = || RequestInfo {
-            session: base
-                .header_session
-                .clone()
-                .unwrap_or_else(|| session::from_body(None, || None, None)),
-            model: base.path_model.clone(),
-            parse_error: None,
-        };
-        let info = self.request.unwrap_or_else(fallback);
-        let sinks = &self.sinks;
-        let view = match self.response {
-            Response::Read(view) => view,
-            Response::Later(parse) => response_view(sinks, base.dialect, parse),
-        };
-        let finished_ms = now_ms();
-        let view = view.unwrap_or_default();
-        let model = info.model.clone().or(view.model.clone());
-        // One fingerprint for the response's calls: how a result whose
-        // client rewrote the call id finds its call (`wire::turn`).
-        let turn = (!view.calls.is_empty()).then(|| {
-            let calls = view
-                .calls
-                .iter()
-                .map(|c| (c.name.as_str(), c.arguments.as_str()));
-            i64::from_ne_bytes(toolwarden_wire::turn::fingerprint(calls).to_ne_bytes())
-        });
-        for (index, call) in view.calls.iter().enumerate() {
-            sinks
-                .names
-                .insert(&info.session.id, &call.id, &call.name, finished_ms);
-            let queued = sinks.recorder.record(Event::ToolCall(ToolCallRecord {
-                request_id: base.request_id.clone(),
-                session_id: info.session.id.clone(),
-                provider: base.provider.as_str().to_string(),
-                model: model.clone(),
-                response_id: view.id.clone(),
-                call_index: u32::try_from(index).unwrap_or(u32::MAX),
-                call_id: call.id.clone(),
-                tool: call.name.clone(),
-                arguments_bytes: call.arguments.len() as u64,
-                at_ms: finished_ms,
-                turn,
-            }));
-            if !queued {
-                // Folded into the recorder's counts: so will its result be.
-                sinks
-                    .names
-                    .insert_call(&info.session.id, &call.id, &call.name, finished_ms, true);
-            }
-        }
-        sinks.metrics.emit(UpstreamFinished {
-            provider: base.provider,
-            status: self.status,
-            latency: self.latency,
-            overhead: self.overhead,
-        });
-        if self.metrics_only {
-            return;
-        }
-        sinks.recorder.record(Event::Request(RequestRecord {
-            request_id: base.request_id,
-            session_id: info.session.id,
-            session_source: info.session.source.to_string(),
-            at_ms: base.at_ms,
-            provider: base.provider.as_str().to_string(),
-            dialect: base.dialect.map(|d| d.as_str().to_string()),
-            path: base.path,
-            model,
-            status: self.status,
-            streaming: self.streaming,
-            upstream_latency_ms: self.latency.as_secs_f64() * 1e3,
-            first_byte_ms: self.first_byte.map(|d| d.as_secs_f64() * 1e3),
-            overhead_us: self.overhead.as_secs_f64() * 1e6,
-            input_tokens: view.usage.input_tokens,
-            output_tokens: view.usage.output_tokens,
-            response_id: view.id,
-            repairs: base.repairs,
-            repair_mode: base.repair_mode.to_string(),
-            parse_error: info.parse_error,
-            error: self.error,
-        }));
-    }
-}
-
-/// Marks one pending record as done, however `record` ends.
-struct DoneGuard(Arc<Sinks>);
-
-impl Drop for DoneGuard {
-    fn drop(&mut self) {
-        self.0.done_one();
-    }
-}
-
-fn response_view(sinks: &Sinks, dialect: Option<Dialect>, parse: Parse) -> Option<ResponseView> {
-    let outcome = match parse {
-        Parse::Skip => return None,
-        Parse::Stream(parser) => {
-            // A malformed event-stream frame stops the parse (what came
-            // before it is kept): counted.
-            if parser.framing_error().is_some() {
-                sinks.metrics.emit(UnparsedResponse {
-                    reason: UnparsedReason::MalformedFrame,
-                });
-            }
-            guard(move || parser.finish())
-        }
-        Parse::Buffer {
-            buf,
-            limit,
-            codings,
-        } => {
-            let dialect = dialect?;
-            let buf = if codings.is_identity() {
-                buf
-            } else {
-                match codings.decode(&buf, limit) {
-                    Ok(buf) => buf,
-                    Err(e) => {
-                        let reason = match e.kind {
-                            CodingErrorKind::TooLarge => UnparsedReason::TooLarge,
-                            _ => UnparsedReason::Invalid,
-                        };
-                        sinks.metrics.emit(UnparsedResponse { reason });
-                        return None;
-                    }
-                }
-            };
-            match guard(|| toolwarden_wire::response_view(dialect, &buf)) {
-                Ok(Ok(view)) => Ok(view),
-                Ok(Err(_)) => {
-                    sinks.metrics.emit(UnparsedResponse {
-                        reason: UnparsedReason::Invalid,
-                    });
-                    return None;
-                }
-                Err(panic) => Err(panic),
-            }
-        }
-    };
-    match outcome {
-        Ok(view) => Some(view),
-        Err(_) => {
-            sinks.metrics.emit(UnparsedResponse {
-                reason: UnparsedReason::ParserError,
-            });
-            None
-        }
     }
 }
