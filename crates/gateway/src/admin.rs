@@ -24,12 +24,12 @@ use serde::Deserialize;
 
 use crate::{observe::now_ms, recorder::StatsQuery};
 
-pub use crate::admin_error::{AdminError, AdminErrorKind};
-pub use crate::state::{AdminState, PeerAddr};
+pub(crate) use crate::admin_error::{AdminError, AdminErrorKind};
+pub(crate) use crate::state::AdminState;
 
 /// `GET /api/stats` query parameters.
 #[derive(Debug, Default, Deserialize)]
-pub struct StatsParams {
+pub(crate) struct StatsParams {
     /// `30s`, `30m`, `24h`, `7d`, `2w`, `all`, or unix milliseconds.
     pub since: Option<String>,
     /// Only this tool.
@@ -43,7 +43,7 @@ pub struct StatsParams {
 }
 
 /// The admin router with its access check.
-pub fn admin_router(state: AdminState) -> Router {
+pub(crate) fn admin_router(state: AdminState) -> Router {
     routes()
         .layer(middleware::from_fn_with_state(
             state.clone(),
@@ -53,7 +53,7 @@ pub fn admin_router(state: AdminState) -> Router {
 }
 
 /// The admin routes, without the access check.
-pub fn routes() -> Router<AdminState> {
+pub(crate) fn routes() -> Router<AdminState> {
     Router::new()
         .route("/api/stats", get(stats))
         .route("/api/alerts", get(crate::alerts::api))
@@ -94,7 +94,7 @@ async fn not_found() -> AdminError {
 /// `since` → the unix ms to count from: a window as `toolwarden stats
 /// --since` reads it (`30s`, `30m`, `24h`, `7d`, `2w`; `all` → no bound), or
 /// a bare number taken as unix milliseconds.
-pub fn parse_since(text: &str) -> Result<Option<i64>, String> {
+pub(crate) fn parse_since(text: &str) -> Result<Option<i64>, String> {
     parse_since_at(text, now_ms())
 }
 

@@ -15,7 +15,7 @@ use serde_json::json;
 /// What went wrong answering an admin request; each kind has its status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum AdminErrorKind {
+pub(crate) enum AdminErrorKind {
     /// No such route or record (404, `not_found`).
     NotFound,
     /// A malformed parameter (400, `bad_request`).
@@ -32,7 +32,7 @@ pub enum AdminErrorKind {
 
 /// An admin API error: its kind and a message for people.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AdminError {
+pub(crate) struct AdminError {
     kind: AdminErrorKind,
     message: String,
 }
@@ -41,7 +41,7 @@ pub struct AdminError {
 
 impl AdminErrorKind {
     /// The `type` field of the JSON answer.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             AdminErrorKind::NotFound => "not_found",
             AdminErrorKind::BadRequest => "bad_request",
@@ -53,7 +53,7 @@ impl AdminErrorKind {
     }
 
     /// The HTTP status answered.
-    pub fn status(self) -> StatusCode {
+    pub(crate) fn status(self) -> StatusCode {
         match self {
             AdminErrorKind::NotFound => StatusCode::NOT_FOUND,
             AdminErrorKind::BadRequest => StatusCode::BAD_REQUEST,
@@ -69,7 +69,7 @@ impl AdminErrorKind {
 
 impl AdminError {
     /// An error of `kind` saying `message`.
-    pub fn new(kind: AdminErrorKind, message: impl Into<String>) -> AdminError {
+    pub(crate) fn new(kind: AdminErrorKind, message: impl Into<String>) -> AdminError {
         AdminError {
             kind,
             message: message.into(),
@@ -77,7 +77,8 @@ impl AdminError {
     }
 
     /// What went wrong.
-    pub fn kind(&self) -> AdminErrorKind {
+    #[cfg(test)]
+    pub(crate) fn kind(&self) -> AdminErrorKind {
         self.kind
     }
 }

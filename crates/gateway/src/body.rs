@@ -10,7 +10,7 @@ use std::{
 use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 
-pub mod tee;
+pub(crate) mod tee;
 
 use http::{HeaderValue, Response, header};
 
@@ -21,11 +21,11 @@ use crate::{
 use tee::TeeBody;
 
 /// Boxed error for bodies.
-pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// A response body.
 #[derive(Debug)]
-pub enum GatewayBody {
+pub(crate) enum GatewayBody {
     /// A complete buffer, sent once.
     Full(Option<Bytes>),
     /// A proxied upstream body, observed as it passes.
@@ -36,7 +36,7 @@ pub enum GatewayBody {
 
 impl GatewayBody {
     /// A complete body.
-    pub fn full(bytes: impl Into<Bytes>) -> Self {
+    pub(crate) fn full(bytes: impl Into<Bytes>) -> Self {
         let bytes = bytes.into();
         GatewayBody::Full((!bytes.is_empty()).then_some(bytes))
     }
@@ -77,7 +77,7 @@ impl Body for GatewayBody {
 }
 
 /// The error as a complete response in `provider`'s envelope.
-pub fn error_response(provider: Provider, err: &ProxyError) -> Response<GatewayBody> {
+pub(crate) fn error_response(provider: Provider, err: &ProxyError) -> Response<GatewayBody> {
     let (status, body) = error_body(provider, err);
     let mut response = Response::new(GatewayBody::full(body));
     *response.status_mut() = status;

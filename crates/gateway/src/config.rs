@@ -28,7 +28,7 @@ use toolwarden_wire::{
 
 pub use self::memory::MemoryBounds;
 pub use self::settings::{RawConfig, SETTINGS, Setting, SettingKind};
-pub use crate::upstream_url::Upstream;
+pub(crate) use crate::upstream_url::Upstream;
 
 /// The default listen address.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
@@ -40,7 +40,7 @@ pub const DEFAULT_ANTHROPIC_UPSTREAM: &str = "https://api.anthropic.com";
 pub const DEFAULT_GEMINI_UPSTREAM: &str = "https://generativelanguage.googleapis.com";
 /// The default ChatGPT backend upstream (the Codex CLI signed in with
 /// ChatGPT posts to `{base}/backend-api/codex/responses`).
-pub const DEFAULT_CHATGPT_UPSTREAM: &str = "https://chatgpt.com";
+pub(crate) const DEFAULT_CHATGPT_UPSTREAM: &str = "https://chatgpt.com";
 
 /// What the gateway does with a request whose tool calls and results don't pair.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -244,9 +244,9 @@ impl fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
-pub mod alerts;
+pub(crate) mod alerts;
 mod memory;
-pub mod otlp;
+pub(crate) mod otlp;
 mod read;
 mod settings;
 mod validate;

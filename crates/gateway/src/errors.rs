@@ -20,7 +20,7 @@ use crate::routes::Provider;
 /// What went wrong proxying a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum ProxyErrorKind {
+pub(crate) enum ProxyErrorKind {
     /// The upstream refused the connection or the connection failed.
     Connect,
     /// The upstream's host name did not resolve.
@@ -45,18 +45,9 @@ pub enum ProxyErrorKind {
     NotConfigured,
 }
 
-/// Where the error comes from (pingora's `ErrorSource`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ErrorSource {
-    /// The provider or the network to it.
-    Upstream,
-    /// The client.
-    Downstream,
-}
-
 /// A proxy error: kind, the upstream host concerned, and what happened.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ProxyError {
+pub(crate) struct ProxyError {
     kind: ProxyErrorKind,
     upstream: String,
     detail: String,
@@ -66,7 +57,7 @@ pub struct ProxyError {
 
 impl ProxyError {
     /// A new error about `upstream` (a host name).
-    pub fn new(
+    pub(crate) fn new(
         kind: ProxyErrorKind,
         upstream: impl Into<String>,
         detail: impl Into<String>,
@@ -79,7 +70,7 @@ impl ProxyError {
     }
 
     /// The first-byte timeout elapsed.
-    pub fn first_byte_timeout(upstream: &str, after: Duration) -> Self {
+    pub(crate) fn first_byte_timeout(upstream: &str, after: Duration) -> Self {
         ProxyError::new(
             ProxyErrorKind::FirstByteTimeout,
             upstream,
@@ -88,7 +79,7 @@ impl ProxyError {
     }
 
     /// Classify an upstream client error by walking its source chain.
-    pub fn from_client_error(upstream: &str, err: &(dyn StdError + 'static)) -> Self {
+    pub(crate) fn from_client_error(upstream: &str, err: &(dyn StdError + 'static)) -> Self {
         let detail = chain_text(err);
         let mut kind = ProxyErrorKind::Reset;
         let mut source: Option<&(dyn StdError + 'static)> = Some(err);
@@ -126,28 +117,13 @@ impl ProxyError {
     }
 
     /// What went wrong.
-    pub fn kind(&self) -> ProxyErrorKind {
+    #[cfg(test)]
+    pub(crate) fn kind(&self) -> ProxyErrorKind {
         self.kind
     }
 
-    /// Whether the client or the upstream caused it.
-    pub fn source_side(&self) -> ErrorSource {
-        match self.kind {
-            ProxyErrorKind::BodyTooLarge
-            | ProxyErrorKind::ClientBody
-            | ProxyErrorKind::BadRequest
-            | ProxyErrorKind::NotConfigured => ErrorSource::Downstream,
-            _ => ErrorSource::Upstream,
-        }
-    }
-
-    /// Whether the client can usefully retry the same request.
-    pub fn retryable(&self) -> bool {
-        self.source_side() == ErrorSource::Upstream
-    }
-
     /// The status the client gets.
-    pub fn status(&self) -> StatusCode {
+    pub(crate) fn status(&self) -> StatusCode {
         match self.kind {
             ProxyErrorKind::FirstByteTimeout => StatusCode::GATEWAY_TIMEOUT,
             ProxyErrorKind::BodyTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
@@ -159,7 +135,7 @@ impl ProxyError {
     }
 
     /// A short machine-readable code (OpenAI envelope `code`).
-    pub fn code(&self) -> &'static str {
+    pub(crate) fn code(&self) -> &'static str {
         match self.kind {
             ProxyErrorKind::Connect => "upstream_connect_error",
             ProxyErrorKind::Dns => "upstream_dns_error",
@@ -226,13 +202,17 @@ fn chain_text(err: &(dyn StdError + 'static)) -> String {
 
 /// The error's status and its JSON body in `provider`'s envelope
 /// (`content-type: application/json`).
-pub fn error_body(provider: Provider, err: &ProxyError) -> (StatusCode, Bytes) {
+pub(crate) fn error_body(provider: Provider, err: &ProxyError) -> (StatusCode, Bytes) {
     let status = err.status();
     (status, Bytes::from(envelope(provider, err, status)))
 }
 
 /// The dialect's error event for a stream that broke midway.
-pub fn stream_error_event(provider: Provider, dialect: Option<Dialect>, err: &ProxyError) -> Bytes {
+pub(crate) fn stream_error_event(
+    provider: Provider,
+    dialect: Option<Dialect>,
+    err: &ProxyError,
+) -> Bytes {
     let text = match (provider, dialect) {
         (_, Some(Dialect::OpenAiResponses)) => {
             // The Responses API's own stream error event.

@@ -17,45 +17,53 @@
 //! # Ok(()) }
 //! ```
 //!
-//! The pieces, following one request: [`h1`] is the gateway's own
+//! The pieces, following one request: `h1` is the gateway's own
 //! HTTP/1.1 for the dialect routes (hyper serves everything else);
-//! [`routes`] picks the provider and dialect; [`proxy`] collects the body, repairs it if needed, forwards it
-//! and streams the answer back through a tee; [`observe`] turns what it saw
-//! into store events (sent to the [`Recorder`] without blocking) and
-//! [`metrics`]; [`errors`] is the one place errors become the client's
-//! dialect's envelope; [`admin`] serves `/api/*`.
+//! `routes` picks the provider and dialect; `proxy` collects the body, repairs it if needed, forwards it
+//! and streams the answer back through a tee; `observe` turns what it saw
+//! into store events (sent to the recorder without blocking) and
+//! [`metrics`]; `errors` is the one place errors become the client's
+//! dialect's envelope; `admin` serves `/api/*`. Those modules are the
+//! crate's own: the public API is what this root re-exports, plus
+//! [`metrics`] (the metric names, [`Metrics`] and its typed events) and
+//! [`cloud`] (the AWS and Google credentials and SigV4 re-signing).
 
 #![forbid(unsafe_code)]
+// The public API is only what is re-exported here, `metrics` and `cloud`:
+// anything else is `pub(crate)` at most.
+#![warn(unreachable_pub)]
 
-pub mod admin;
+mod admin;
 mod admin_error;
-pub mod alerts;
-pub mod body;
+mod alerts;
+mod body;
 pub mod cloud;
 mod config;
-pub mod dashboard;
+mod dashboard;
 mod env;
-pub mod errors;
-pub mod h1;
-pub mod http_client;
-pub mod limits;
+mod errors;
+mod h1;
+mod http_client;
+mod limits;
 pub mod metrics;
-pub mod observe;
-pub mod otel;
-pub mod pipeline;
-pub mod proxy;
-pub mod recorder;
-pub mod routes;
+mod observe;
+mod otel;
+mod pipeline;
+mod proxy;
+mod recorder;
+mod routes;
 mod server;
 mod shutdown;
 mod startup;
-pub mod state;
-pub mod upstream;
+mod state;
+mod upstream;
 mod upstream_url;
 mod worker;
-pub mod ws;
+mod ws;
 
-pub use alerts::{AlertsConfig, RawAlerts, RawRule};
+pub use alerts::{
+    AlertFormat, AlertsConfig, RawAlerts, RawRule, Rules, Threshold, rules::RuleName,
+};
 pub use config::MemoryBounds;
 pub use config::{
     Config, ConfigError, ConfigErrorKind, DEFAULT_ANTHROPIC_UPSTREAM, DEFAULT_GEMINI_UPSTREAM,
@@ -63,15 +71,13 @@ pub use config::{
     Upstreams,
 };
 pub use env::env_lines;
-pub use errors::{ProxyError, ProxyErrorKind};
 pub use metrics::Metrics;
 pub use otel::OtlpConfig;
-pub use proxy::REPAIRED_HEADER;
+pub use pipeline::REPAIRED_HEADER;
 pub use recorder::Recorder;
 pub use routes::Provider;
 pub use server::{Gateway, RunningGateway};
 pub use startup::{GatewayError, GatewayErrorKind};
-pub use state::Shared;
 pub use upstream_url::Upstream;
 
 /// This crate's README, whose snippet is compiled (and run) as a doc test.

@@ -10,7 +10,7 @@ use tokio::net::TcpStream;
 
 /// Open client connections, at most `max`.
 #[derive(Debug)]
-pub struct ConnectionSlots {
+pub(crate) struct ConnectionSlots {
     open: AtomicUsize,
     max: usize,
     refused: AtomicUsize,
@@ -18,11 +18,11 @@ pub struct ConnectionSlots {
 
 /// One open connection; dropping it frees the slot.
 #[derive(Debug)]
-pub struct Slot(Arc<ConnectionSlots>);
+pub(crate) struct Slot(Arc<ConnectionSlots>);
 
 impl ConnectionSlots {
     /// A cap of `max` connections (at least 1).
-    pub fn new(max: usize) -> Arc<ConnectionSlots> {
+    pub(crate) fn new(max: usize) -> Arc<ConnectionSlots> {
         Arc::new(ConnectionSlots {
             open: AtomicUsize::new(0),
             max: max.max(1),
@@ -31,7 +31,7 @@ impl ConnectionSlots {
     }
 
     /// A slot, or `None` when `max` connections are open.
-    pub fn try_take(self: &Arc<Self>) -> Option<Slot> {
+    pub(crate) fn try_take(self: &Arc<Self>) -> Option<Slot> {
         self.open
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
                 (n < self.max).then_some(n + 1)
@@ -41,18 +41,14 @@ impl ConnectionSlots {
     }
 
     /// Connections open now.
-    pub fn open(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn open(&self) -> usize {
         self.open.load(Ordering::Acquire)
-    }
-
-    /// Connections refused so far.
-    pub fn refused(&self) -> usize {
-        self.refused.load(Ordering::Relaxed)
     }
 
     /// Tells a connection beyond the cap so (a 503 the client can read),
     /// then closes it.
-    pub async fn refuse(&self, mut stream: TcpStream) {
+    pub(crate) async fn refuse(&self, mut stream: TcpStream) {
         let n = self.refused.fetch_add(1, Ordering::Relaxed);
         if n.is_power_of_two() || n == 0 {
             tracing::warn!(

@@ -23,9 +23,9 @@ use crate::{
     routes::Provider,
 };
 
-pub mod alerts_board;
+pub(crate) mod alerts_board;
 pub mod events;
-pub mod otlp_counters;
+pub(crate) mod otlp_counters;
 
 /// Tool calls the models made, by provider, model and tool.
 pub const TOOL_CALLS_TOTAL: &str = "toolwarden_tool_calls_total";
@@ -71,9 +71,9 @@ pub struct Metrics {
     upstream_latency: [Histogram; Provider::ALL.len()],
     overhead: Histogram,
     /// Firing alerts and webhook counters (issue 19), rendered with the rest.
-    pub alerts: Arc<alerts_board::AlertsBoard>,
+    pub(crate) alerts: Arc<alerts_board::AlertsBoard>,
     /// OTLP export counters (issue 19).
-    pub otlp: Arc<otlp_counters::OtlpCounters>,
+    pub(crate) otlp: Arc<otlp_counters::OtlpCounters>,
 }
 
 /// Feeds the tool counters from the store's writer, after de-duplication.

@@ -2,9 +2,10 @@
 //! gateway uses from it is re-exported here, so the rest of the crate names
 //! `crate::recorder::…` only.
 
-pub use toolwarden_store::{
-    Event, Observer, Recorder, RecorderCounters, RecorderOptions, RequestRecord, Stats, StatsQuery,
-    Store, StoreError, ToolCallRecord, ToolResultRecord, TurnRef,
+pub use toolwarden_store::Recorder;
+pub(crate) use toolwarden_store::{
+    Event, Observer, RecorderCounters, RecorderOptions, RequestRecord, StatsQuery, Store,
+    ToolCallRecord, ToolResultRecord, TurnRef,
 };
 // Issue 14: the store's bounds come from the gateway's config.
-pub use toolwarden_store::StoreOptions;
+pub(crate) use toolwarden_store::StoreOptions;

@@ -27,7 +27,7 @@
 //!
 //! Pass-through requests are forwarded and counted but not parsed.
 
-pub mod cloud;
+pub(crate) mod cloud;
 
 use http::{HeaderMap, Method};
 use toolwarden_wire::Dialect;
@@ -53,7 +53,7 @@ pub enum Provider {
 
 /// What serves a request.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Route {
+pub(crate) enum Route {
     /// `GET /healthz`
     Healthz,
     /// `GET /metrics`
@@ -66,7 +66,7 @@ pub enum Route {
 
 /// A proxied request's provider and, on dialect routes, its dialect.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ProxyRoute {
+pub(crate) struct ProxyRoute {
     /// Where it goes.
     pub provider: Provider,
     /// `None` for pass-through paths.
@@ -120,7 +120,7 @@ impl Provider {
     }
 
     /// This provider's upstream; `None` for the cloud providers, whose
-    /// upstream depends on the request ([`crate::cloud::CloudConfig::upstream`]).
+    /// upstream depends on the request (`CloudConfig::upstream`).
     pub fn upstream(self, upstreams: &Upstreams) -> Option<&Upstream> {
         match self {
             Provider::OpenAi => Some(&upstreams.openai),
@@ -135,7 +135,7 @@ impl Provider {
 
 impl Route {
     /// Classify a request by method, path and headers.
-    pub fn classify(method: &Method, path: &str, headers: &HeaderMap) -> Route {
+    pub(crate) fn classify(method: &Method, path: &str, headers: &HeaderMap) -> Route {
         if *method == Method::GET {
             match path {
                 "/healthz" => return Route::Healthz,
@@ -171,7 +171,7 @@ impl Route {
 
 impl ProxyRoute {
     /// The dialect route a `POST` to `path` (no query) takes, if any.
-    pub fn dialect_post(path: &str) -> Option<ProxyRoute> {
+    pub(crate) fn dialect_post(path: &str) -> Option<ProxyRoute> {
         let (dialect, provider) = match path {
             "/v1/messages" => (Dialect::Anthropic, Provider::Anthropic),
             "/v1/chat/completions" => (Dialect::OpenAiChat, Provider::OpenAi),
@@ -190,7 +190,7 @@ impl ProxyRoute {
 
     /// The ChatGPT backend's Responses path (`…/backend-api/codex/responses`,
     /// the Codex CLI's `{chatgpt base}/responses`), if `path` is it.
-    pub fn chatgpt(path: &str) -> Option<ProxyRoute> {
+    pub(crate) fn chatgpt(path: &str) -> Option<ProxyRoute> {
         path.ends_with("/backend-api/codex/responses")
             .then_some(ProxyRoute {
                 provider: Provider::OpenAi,
@@ -203,8 +203,8 @@ impl ProxyRoute {
     }
 
     /// Where this route's requests go; `None` for cloud routes
-    /// ([`crate::cloud::CloudConfig::upstream`]).
-    pub fn upstream<'a>(&self, upstreams: &'a Upstreams) -> Option<&'a Upstream> {
+    /// (`CloudConfig::upstream`).
+    pub(crate) fn upstream<'a>(&self, upstreams: &'a Upstreams) -> Option<&'a Upstream> {
         if self.chatgpt {
             Some(&upstreams.chatgpt)
         } else {
@@ -214,7 +214,7 @@ impl ProxyRoute {
 
     /// The provider whose error envelope the client reads: a Vertex
     /// `rawPredict` client reads Anthropic's.
-    pub fn envelope(&self) -> Provider {
+    pub(crate) fn envelope(&self) -> Provider {
         match (self.provider, self.dialect) {
             (Provider::Vertex, Some(Dialect::Anthropic)) => Provider::Anthropic,
             (provider, _) => provider,

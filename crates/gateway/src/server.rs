@@ -17,8 +17,8 @@ use tokio::{
     sync::{mpsc, oneshot, watch},
 };
 
-pub use crate::startup::{GatewayError, GatewayErrorKind};
-pub use crate::state::Shared;
+pub(crate) use crate::startup::{GatewayError, GatewayErrorKind};
+pub(crate) use crate::state::Shared;
 use crate::{
     Config,
     admin::{self, AdminState},

@@ -11,11 +11,11 @@ use crate::{Config, body::GatewayBody, observe::Sinks, recorder::Store};
 
 /// The client's address, put in each request's extensions by the server.
 #[derive(Debug, Clone, Copy)]
-pub struct PeerAddr(pub SocketAddr);
+pub(crate) struct PeerAddr(pub SocketAddr);
 
 /// What admin handlers can reach.
 #[derive(Debug, Clone)]
-pub struct AdminState {
+pub(crate) struct AdminState {
     /// The store, when a database is configured.
     pub store: Option<Store>,
     /// Recorder and metrics.
@@ -27,7 +27,7 @@ pub struct AdminState {
 }
 
 /// State shared by every request.
-pub struct Shared {
+pub(crate) struct Shared {
     /// The validated config.
     pub config: Config,
     /// Recorder, metrics, names, detector.

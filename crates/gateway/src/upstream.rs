@@ -12,10 +12,10 @@ use hyper_util::{
 
 use crate::{Config, startup::GatewayError};
 
-pub use crate::http_client::HttpClient;
+pub(crate) use crate::http_client::HttpClient;
 
 /// Build the pooled upstream client.
-pub fn build_client(config: &Config) -> Result<HttpClient, GatewayError> {
+pub(crate) fn build_client(config: &Config) -> Result<HttpClient, GatewayError> {
     let mut http = HttpConnector::new();
     http.enforce_http(false);
     http.set_nodelay(true);
@@ -34,7 +34,7 @@ pub fn build_client(config: &Config) -> Result<HttpClient, GatewayError> {
 }
 
 /// The rustls client settings for upstreams (ALPN left to the caller).
-pub fn tls_config(config: &Config) -> Result<rustls::ClientConfig, GatewayError> {
+pub(crate) fn tls_config(config: &Config) -> Result<rustls::ClientConfig, GatewayError> {
     let mut roots = rustls::RootCertStore {
         roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
     };

@@ -129,5 +129,5 @@ fn render(firing: &[AlertTransition], recent: &[AlertTransition]) -> String {
 }
 
 fn fmt_value(rule: &str, value: f64) -> String {
-    toolwarden_gateway::alerts::rules::RuleName::format_value(rule, value)
+    toolwarden_gateway::RuleName::format_value(rule, value)
 }

@@ -12,9 +12,9 @@
 //!
 //! Alerts need a database; without one the loop does not run.
 
-pub use crate::config::alerts as config;
+pub(crate) use crate::config::alerts as config;
 pub(crate) mod deliver;
-pub mod rules;
+pub(crate) mod rules;
 pub(crate) mod state;
 
 use std::{
@@ -35,7 +35,7 @@ use crate::{Config, observe::Sinks, recorder::Store, state::AdminState};
 
 pub use config::{AlertFormat, AlertsConfig, RawAlerts, RawRule, Rules, Threshold};
 
-pub use crate::metrics::alerts_board::{ALERT_NOTIFICATIONS_TOTAL, ALERTS_FIRING, AlertsBoard};
+pub(crate) use crate::metrics::alerts_board::AlertsBoard;
 
 /// Starts the evaluation loop (and the webhook tasks) on the current
 /// runtime, when alerts are on and there is a database. `addr` names this
@@ -87,7 +87,7 @@ fn hostname() -> String {
 }
 
 /// The dashboard's firing-alerts strip (`/dashboard/alerts.js`).
-pub const STRIP_JS: &str = include_str!("strip.js");
+pub(crate) const STRIP_JS: &str = include_str!("strip.js");
 
 /// `GET /dashboard/alerts.js`.
 pub(crate) async fn strip_js() -> Response {

@@ -29,7 +29,7 @@ pub enum RuleName {
 
 /// A rule's value for one tool × model in the window.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Observation {
+pub(crate) struct Observation {
     /// The rule.
     pub rule: RuleName,
     /// The tool, `*` for rules over requests.
@@ -48,7 +48,7 @@ pub struct Observation {
 
 /// What to do with an alert this round.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Decision {
+pub(crate) enum Decision {
     /// Start firing.
     Fire,
     /// Stop firing.
@@ -97,13 +97,13 @@ impl RuleName {
 
 impl Observation {
     /// `rule|tool|model|instance`: the alert's identity.
-    pub fn key(&self) -> String {
+    pub(crate) fn key(&self) -> String {
         alert_key(self.rule.as_str(), &self.tool, &self.model, &self.instance)
     }
 }
 
 /// The identity of an alert.
-pub fn alert_key(rule: &str, tool: &str, model: &str, instance: &str) -> String {
+pub(crate) fn alert_key(rule: &str, tool: &str, model: &str, instance: &str) -> String {
     format!("{rule}|{tool}|{model}|{instance}")
 }
 
@@ -134,7 +134,12 @@ fn per_model<K: Ord + Clone, V: Copy>(
 
 /// Every enabled rule's observations for this window; `dropped` is the
 /// number of events this gateway (`instance`) dropped within it.
-pub fn observe(rules: &Rules, w: &AlertWindow, dropped: u64, instance: &str) -> Vec<Observation> {
+pub(crate) fn observe(
+    rules: &Rules,
+    w: &AlertWindow,
+    dropped: u64,
+    instance: &str,
+) -> Vec<Observation> {
     let mut out = Vec::new();
     let mut push = |rule, tool: String, model: String, value, volume, limit| {
         out.push(Observation {
@@ -211,7 +216,7 @@ pub fn observe(rules: &Rules, w: &AlertWindow, dropped: u64, instance: &str) -> 
 
 /// Fire above the threshold with enough volume; once firing, resolve only
 /// at or below `threshold × resolve_ratio` or when the window has no data.
-pub fn decide(firing: bool, obs: Option<&Observation>, resolve_ratio: f64) -> Decision {
+pub(crate) fn decide(firing: bool, obs: Option<&Observation>, resolve_ratio: f64) -> Decision {
     match (firing, obs) {
         (true, None) => Decision::Resolve,
         (true, Some(o)) if o.volume == 0 || o.value <= o.limit.threshold * resolve_ratio => {

@@ -26,7 +26,7 @@ use crate::{
 
 /// A proxied response body with its observer.
 #[derive(Debug)]
-pub struct TeeBody {
+pub(crate) struct TeeBody {
     inner: Incoming,
     observation: Observation,
     provider: Provider,
@@ -43,7 +43,7 @@ pub struct TeeBody {
 
 /// What the proxy read from the body before sending the head.
 #[derive(Debug)]
-pub enum Prefetched {
+pub(crate) enum Prefetched {
     /// The first frame.
     Frame(Frame<Bytes>),
     /// The body failed before its first frame.
@@ -60,7 +60,7 @@ enum State {
 
 impl TeeBody {
     /// Wrap an upstream body.
-    pub fn new(
+    pub(crate) fn new(
         inner: Incoming,
         observation: Observation,
         provider: Provider,
@@ -85,7 +85,7 @@ impl TeeBody {
     /// Relay whole AWS event-stream frames at a time (see
     /// [`crate::cloud::frames`]), so that a break can end with an
     /// exception frame.
-    pub fn aligned_frames(mut self, on: bool) -> TeeBody {
+    pub(crate) fn aligned_frames(mut self, on: bool) -> TeeBody {
         self.frames = on.then(Default::default);
         self
     }

@@ -12,7 +12,7 @@
 //! [`PercentEncodingMode::Double`]). Without credentials a request goes as
 //! it came.
 //!
-//! Credentials come from `aws-config`'s default chain ([`chain`]), over
+//! Credentials come from `aws-config`'s default chain (`chain`), over
 //! the environment read at start-up through the config's seam
 //! ([`AwsEnv`]): environment keys, the profile (`AWS_PROFILE`, its static
 //! keys, `role_arn` with `source_profile` or `credential_source`, SSO,
@@ -23,7 +23,7 @@
 //! Nothing here logs a credential; the `Debug` of [`AwsCredentials`] shows
 //! only its source.
 
-pub mod chain;
+pub(crate) mod chain;
 
 use std::{collections::HashMap, fmt, sync::Arc, time::SystemTime};
 
@@ -165,7 +165,7 @@ impl AwsCredentials {
     }
 
     /// The credentials to sign with now (loaded if they must be).
-    pub async fn current(&self) -> Result<Credentials, chain::Unavailable> {
+    pub(crate) async fn current(&self) -> Result<Credentials, chain::Unavailable> {
         match &self.kind {
             Kind::Fixed(c) => Ok(c.clone()),
             Kind::Chain(c) => c.current().await,

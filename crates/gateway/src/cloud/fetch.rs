@@ -12,13 +12,13 @@ use http_body_util::{BodyExt, Full, Limited};
 use crate::http_client::HttpClient;
 
 /// How long one credential exchange may take.
-pub const TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const TIMEOUT: Duration = Duration::from_secs(10);
 /// The largest credential answer read.
 const MAX_ANSWER: usize = 64 * 1024;
 
 /// Send one request and read its answer. Errors say what failed, never
 /// with the request's headers or body (they hold credentials).
-pub async fn exchange(
+pub(crate) async fn exchange(
     client: &HttpClient,
     method: Method,
     uri: &str,
@@ -52,6 +52,6 @@ pub async fn exchange(
 
 /// When a credential that lasts `lifetime` should be fetched again: five
 /// minutes before it expires, or halfway for short ones.
-pub fn refresh_margin(lifetime: Duration) -> Duration {
+pub(crate) fn refresh_margin(lifetime: Duration) -> Duration {
     (lifetime / 2).min(Duration::from_secs(300))
 }

@@ -20,11 +20,11 @@ use bytes::{Bytes, BytesMut};
 /// The smallest frame: prelude (12) and message CRC (4).
 const MIN_FRAME: usize = 16;
 /// Bedrock's largest event-stream message.
-pub const MAX_FRAME: usize = 16 * 1024 * 1024;
+pub(crate) const MAX_FRAME: usize = 16 * 1024 * 1024;
 
 /// Splits a relayed event stream at frame boundaries.
 #[derive(Debug, Default)]
-pub struct FrameAligner {
+pub(crate) struct FrameAligner {
     /// The start of a frame still arriving.
     held: BytesMut,
     /// Not an event stream: everything passes as it comes.
@@ -34,7 +34,7 @@ pub struct FrameAligner {
 impl FrameAligner {
     /// The bytes of `data` (after any held ones) that end on a frame
     /// boundary, to relay now; the rest is held.
-    pub fn push(&mut self, data: Bytes) -> Bytes {
+    pub(crate) fn push(&mut self, data: Bytes) -> Bytes {
         if self.given_up {
             return data;
         }
@@ -59,13 +59,13 @@ impl FrameAligner {
 
     /// At the end of the stream: what is still held (an incomplete frame,
     /// relayed as the upstream sent it).
-    pub fn finish(&mut self) -> Bytes {
+    pub(crate) fn finish(&mut self) -> Bytes {
         self.held.split().freeze()
     }
 
     /// When the upstream broke: whether an exception frame can follow (the
     /// incomplete frame held is dropped).
-    pub fn cut(&mut self) -> bool {
+    pub(crate) fn cut(&mut self) -> bool {
         self.held.clear();
         !self.given_up
     }

@@ -16,7 +16,7 @@
 //!    Compute Engine VM in `/sys/class/dmi/id/product_name`).
 //!
 //! The token is fetched when first needed and kept until shortly before it
-//! expires ([`super::fetch::refresh_margin`]); one fetch at a time, the
+//! expires (`fetch::refresh_margin`); one fetch at a time, the
 //! others wait for it; after a failed fetch the next is tried 5 s later
 //! (meanwhile requests go without a token, as the client sent them).
 //! One token per gateway: the cache is bounded by construction. Nothing

@@ -1,26 +1,26 @@
 //! Cloud endpoints (issue 18): Azure OpenAI, Google Vertex AI and AWS
-//! Bedrock Runtime, served by hyper's path ([`crate::proxy::handle`]). This
+//! Bedrock Runtime, served by hyper's path (`proxy::handle`). This
 //! module is what `config` needs of them (the settings, validated, with the
 //! credential providers) and depends on no request-time module; the
-//! proxy's side is [`crate::proxy::cloud`].
+//! proxy's side is `proxy::cloud`.
 //!
-//! - [`crate::routes::cloud`]: which cloud path a request takes (each also accepted under
+//! - `routes::cloud`: which cloud path a request takes (each also accepted under
 //!   a `/azure`, `/vertex` or `/bedrock` prefix, stripped before
 //!   forwarding), its dialect and the model named in the path;
 //! - [`CloudConfig`]: the three upstreams, validated once in
-//!   [`crate::config`]; [`CloudConfig::upstream`] picks a request's (Vertex's
+//!   `config`; `CloudConfig::upstream` picks a request's (Vertex's
 //!   default comes from the path's location);
 //! - [`aws`]: the AWS credentials (`aws-config`'s default chain) and the
 //!   SigV4 re-signing of every forwarded Bedrock request;
 //! - [`google`]: Google application default credentials, whose token the
 //!   gateway adds to Vertex requests that come without one;
-//! - [`fetch`]: the Google credential providers' one HTTP exchange;
-//! - [`frames`]: Bedrock event streams relayed frame by frame, so that a
+//! - `fetch`: the Google credential providers' one HTTP exchange;
+//! - `frames`: Bedrock event streams relayed frame by frame, so that a
 //!   cut one ends with an exception frame.
 
 pub mod aws;
-pub mod fetch;
-pub mod frames;
+pub(crate) mod fetch;
+pub(crate) mod frames;
 pub mod google;
 
 use std::sync::Arc;

@@ -8,30 +8,32 @@ use std::time::Duration;
 use super::RawConfig;
 
 /// SQLite page cache per pooled connection, KiB.
-pub const DEFAULT_DATABASE_CACHE_KIB: u64 = toolwarden_store::DEFAULT_SQLITE_CACHE_KIB as u64;
+pub(crate) const DEFAULT_DATABASE_CACHE_KIB: u64 =
+    toolwarden_store::DEFAULT_SQLITE_CACHE_KIB as u64;
 /// SQLite page cache of the recorder's connection, KiB (given back when
 /// it is idle).
-pub const DEFAULT_DATABASE_WRITER_CACHE_KIB: u64 =
+pub(crate) const DEFAULT_DATABASE_WRITER_CACHE_KIB: u64 =
     toolwarden_store::DEFAULT_SQLITE_WRITER_CACHE_KIB as u64;
 /// Pooled database connections (the recorder's writer uses one; the
 /// dashboard, `/api/*` and alerts the others).
-pub const DEFAULT_DATABASE_MAX_CONNECTIONS: u64 = 4;
+pub(crate) const DEFAULT_DATABASE_MAX_CONNECTIONS: u64 = 4;
 /// Events queued for the recorder, and the writer's backlog while the
 /// database is away.
-pub const DEFAULT_RECORD_QUEUE_CAPACITY: u64 = 65_536;
+pub(crate) const DEFAULT_RECORD_QUEUE_CAPACITY: u64 = 65_536;
 /// Events per transaction at most.
-pub const DEFAULT_RECORD_BATCH_MAX: u64 = 1024;
+pub(crate) const DEFAULT_RECORD_BATCH_MAX: u64 = 1024;
 /// How long the writer waits to fill a batch.
-pub const DEFAULT_RECORD_FLUSH_MS: u64 = 50;
+pub(crate) const DEFAULT_RECORD_FLUSH_MS: u64 = 50;
 /// Distinct keys of the per-tool counts of events not recorded in detail.
-pub const DEFAULT_RECORD_AGGREGATE_KEYS: u64 = toolwarden_store::DEFAULT_AGGREGATE_KEYS as u64;
+pub(crate) const DEFAULT_RECORD_AGGREGATE_KEYS: u64 =
+    toolwarden_store::DEFAULT_AGGREGATE_KEYS as u64;
 /// Recently seen calls (tool name by session and call id) and the
 /// sessions of recent Responses API responses, each: ~4 MB per map when
 /// full. A miss costs little: the history in the request names most
 /// results, and the store resolves the rest from the database.
-pub const DEFAULT_RECENT_CALLS: u64 = 32_768;
+pub(crate) const DEFAULT_RECENT_CALLS: u64 = 32_768;
 /// Keys of results already queued, per generation (two generations).
-pub const DEFAULT_RECENT_RESULTS: u64 = 65_536;
+pub(crate) const DEFAULT_RECENT_RESULTS: u64 = 65_536;
 
 /// The validated bounds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

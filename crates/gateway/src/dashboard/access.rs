@@ -20,14 +20,14 @@ use std::net::{IpAddr, SocketAddr};
 use axum::extract::{ConnectInfo, Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use http::{HeaderMap, StatusCode, header};
+use http::{HeaderMap, header};
 
 use crate::state::{AdminState, PeerAddr};
 
 /// The access rule for the admin routes: whether the gateway is bound to a
 /// loopback address, and the admin token if one was configured.
 #[derive(Clone, Copy)]
-pub struct AccessPolicy<'a> {
+pub(crate) struct AccessPolicy<'a> {
     loopback_bind: bool,
     admin_token: Option<&'a str>,
 }
@@ -35,7 +35,7 @@ pub struct AccessPolicy<'a> {
 /// Why a request to an admin route was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum DeniedKind {
+pub(crate) enum DeniedKind {
     /// A token is needed and none was sent (401).
     TokenMissing,
     /// A token was sent and it is not the admin token (401).
@@ -47,7 +47,7 @@ pub enum DeniedKind {
 /// A refused admin request; its [`IntoResponse`] gives the JSON answer
 /// `{"error":{"type","message"}}` with 401 or 403 ([`crate::admin::AdminError`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AccessDenied {
+pub(crate) struct AccessDenied {
     kind: DeniedKind,
     message: String,
 }
@@ -68,7 +68,7 @@ const PAGE_PATHS: [&str; 7] = [
 impl<'a> AccessPolicy<'a> {
     /// The policy of a gateway bound to a loopback address (`loopback_bind`)
     /// or not; an empty token counts as none.
-    pub fn new(loopback_bind: bool, admin_token: Option<&'a str>) -> Self {
+    pub(crate) fn new(loopback_bind: bool, admin_token: Option<&'a str>) -> Self {
         AccessPolicy {
             loopback_bind,
             admin_token: admin_token.filter(|t| !t.is_empty()),
@@ -77,7 +77,11 @@ impl<'a> AccessPolicy<'a> {
 
     /// Decides whether a client at `peer` sending `headers` may use the
     /// admin routes.
-    pub fn check(&self, peer: Option<SocketAddr>, headers: &HeaderMap) -> Result<(), AccessDenied> {
+    pub(crate) fn check(
+        &self,
+        peer: Option<SocketAddr>,
+        headers: &HeaderMap,
+    ) -> Result<(), AccessDenied> {
         let peer_is_loopback = peer.is_some_and(|p| is_loopback(p.ip()));
         if self.loopback_bind && peer_is_loopback {
             return Ok(());
@@ -121,7 +125,7 @@ impl std::fmt::Debug for AccessPolicy<'_> {
 /// client that only lacks the token, so the page can ask for it; a gateway
 /// closed to remote clients refuses them too. The peer address comes from
 /// [`PeerAddr`] (put there by the server) or axum's `ConnectInfo`.
-pub async fn access(State(state): State<AdminState>, req: Request, next: Next) -> Response {
+pub(crate) async fn access(State(state): State<AdminState>, req: Request, next: Next) -> Response {
     let peer = req
         .extensions()
         .get::<PeerAddr>()
@@ -152,16 +156,9 @@ impl AccessDenied {
     }
 
     /// Why access was refused.
-    pub fn kind(&self) -> DeniedKind {
+    #[cfg(test)]
+    pub(crate) fn kind(&self) -> DeniedKind {
         self.kind
-    }
-
-    /// The HTTP status for this refusal.
-    pub fn status(&self) -> StatusCode {
-        match self.kind {
-            DeniedKind::TokenMissing | DeniedKind::TokenInvalid => StatusCode::UNAUTHORIZED,
-            DeniedKind::RemoteClosed => StatusCode::FORBIDDEN,
-        }
     }
 }
 
@@ -218,6 +215,8 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use http::StatusCode;
+
     use super::*;
 
     fn addr(s: &str) -> SocketAddr {
@@ -256,7 +255,10 @@ mod tests {
             .check(Some(addr("192.168.1.20:40000")), &HeaderMap::new())
             .expect_err("remote peer");
         assert_eq!(err.kind(), DeniedKind::RemoteClosed);
-        assert_eq!(err.status(), StatusCode::FORBIDDEN);
+        assert_eq!(
+            crate::admin_error::AdminError::from(err).kind().status(),
+            StatusCode::FORBIDDEN
+        );
         // A token sent to a gateway that has none configured opens nothing.
         let err = p
             .check(Some(addr("10.1.1.1:1")), &with_auth("Bearer guess"))
@@ -281,7 +283,10 @@ mod tests {
                 .check(Some(addr(peer)), &HeaderMap::new())
                 .expect_err("no token");
             assert_eq!(err.kind(), DeniedKind::TokenMissing, "{peer}");
-            assert_eq!(err.status(), StatusCode::UNAUTHORIZED);
+            assert_eq!(
+                crate::admin_error::AdminError::from(err).kind().status(),
+                StatusCode::UNAUTHORIZED
+            );
             let err = p
                 .check(Some(addr(peer)), &with_auth("Bearer s3cre"))
                 .expect_err("wrong token");

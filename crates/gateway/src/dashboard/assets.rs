@@ -7,16 +7,16 @@ use axum::response::{IntoResponse, Response};
 use http::{HeaderValue, header};
 
 /// `index.html`.
-pub const INDEX_HTML: &str = include_str!("assets/index.html");
+pub(crate) const INDEX_HTML: &str = include_str!("assets/index.html");
 /// `app.js` (an ES module): fetches `/api/*`, renders with `textContent`
 /// and SVG DOM only.
-pub const APP_JS: &str = include_str!("assets/app.js");
+pub(crate) const APP_JS: &str = include_str!("assets/app.js");
 /// `dom.js`: the DOM helpers `app.js` builds the page with.
-pub const DOM_JS: &str = include_str!("assets/dom.js");
+pub(crate) const DOM_JS: &str = include_str!("assets/dom.js");
 /// `chart.js`: the SVG failures chart and sparklines.
-pub const CHART_JS: &str = include_str!("assets/chart.js");
+pub(crate) const CHART_JS: &str = include_str!("assets/chart.js");
 /// `app.css`.
-pub const APP_CSS: &str = include_str!("assets/app.css");
+pub(crate) const APP_CSS: &str = include_str!("assets/app.css");
 
 /// What the page may load: itself only.
 const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \

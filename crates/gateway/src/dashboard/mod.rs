@@ -17,7 +17,7 @@
 //! nothing from elsewhere; a strict Content-Security-Policy backs that up.
 //!
 //! Access: [`access`] is the admin router's middleware, deciding with
-//! [`AccessPolicy`] (loopback clients of a loopback-bound gateway, else the
+//! [`AccessPolicy`](access::AccessPolicy) (loopback clients of a loopback-bound gateway, else the
 //! admin token as `Authorization: Bearer`; the page sends the token it was
 //! given once, kept in `sessionStorage`).
 
@@ -32,13 +32,12 @@ mod assets;
 #[cfg(test)]
 mod tests;
 
-pub use access::{AccessDenied, AccessPolicy, DeniedKind, access};
-pub use assets::{APP_CSS, APP_JS, CHART_JS, DOM_JS, INDEX_HTML};
+pub(crate) use access::access;
 
 /// The dashboard's routes (page, assets, `/api/sessions/{id}`,
 /// `/api/health`), without the access check: the admin router applies
 /// [`access`] to everything it serves.
-pub fn routes() -> Router<AdminState> {
+pub(crate) fn routes() -> Router<AdminState> {
     Router::new()
         .route("/", get(assets::index))
         .route("/dashboard", get(assets::index))

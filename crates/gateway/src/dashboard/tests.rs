@@ -13,11 +13,14 @@ use http_body_util::BodyExt;
 use serde_json::{Value, json};
 use tower_service::Service;
 
-use super::*;
-use crate::admin::{AdminState, PeerAddr, admin_router};
+use super::assets::{APP_CSS, APP_JS, CHART_JS, DOM_JS, INDEX_HTML};
 use crate::metrics::Metrics;
 use crate::observe::Sinks;
 use crate::recorder::{Event, Recorder, RecorderOptions, Store, ToolResultRecord};
+use crate::{
+    admin::{AdminState, admin_router},
+    state::PeerAddr,
+};
 
 const NOW: i64 = 1_700_000_000_000;
 const XSS: &str = "<img src=x onerror=\"window.__pwned=1\"> failed";

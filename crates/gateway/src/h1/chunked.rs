@@ -11,7 +11,7 @@ const MAX_LINE: usize = 4096;
 
 /// An incremental chunked-body decoder.
 #[derive(Debug, Clone, Default)]
-pub struct ChunkDecoder {
+pub(crate) struct ChunkDecoder {
     state: State,
     /// Bytes of the current size or trailer line seen so far.
     line: usize,
@@ -44,7 +44,7 @@ enum State {
 
 /// The chunked framing is broken.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ChunkError(&'static str);
+pub(crate) struct ChunkError(&'static str);
 
 impl fmt::Display for ChunkError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -56,12 +56,12 @@ impl std::error::Error for ChunkError {}
 
 impl ChunkDecoder {
     /// A decoder at the start of a body.
-    pub fn new() -> ChunkDecoder {
+    pub(crate) fn new() -> ChunkDecoder {
         ChunkDecoder::default()
     }
 
     /// Whether the last chunk and the trailers have been read.
-    pub fn is_done(&self) -> bool {
+    pub(crate) fn is_done(&self) -> bool {
         self.state == State::Done
     }
 
@@ -69,7 +69,7 @@ impl ChunkDecoder {
     /// `data`. Returns how many bytes were consumed: all of `input`, or
     /// fewer when the body ended inside it (what follows belongs to the
     /// next message).
-    pub fn decode<'a>(
+    pub(crate) fn decode<'a>(
         &mut self,
         input: &'a [u8],
         data: &mut impl FnMut(&'a [u8]),
@@ -189,7 +189,7 @@ fn hex(b: u8) -> Option<u8> {
 
 /// Append `data` to `out` as one chunk (nothing for empty data: an empty
 /// chunk would end the body).
-pub fn encode_chunk(out: &mut Vec<u8>, data: &[u8]) {
+pub(crate) fn encode_chunk(out: &mut Vec<u8>, data: &[u8]) {
     if data.is_empty() {
         return;
     }
@@ -211,7 +211,7 @@ pub fn encode_chunk(out: &mut Vec<u8>, data: &[u8]) {
 }
 
 /// The last chunk, with no trailers.
-pub const LAST_CHUNK: &[u8] = b"0\r\n\r\n";
+pub(crate) const LAST_CHUNK: &[u8] = b"0\r\n\r\n";
 
 #[cfg(test)]
 mod tests {

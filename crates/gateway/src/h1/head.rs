@@ -22,15 +22,15 @@
 use crate::{Upstreams, observe::session, pipeline::headers, routes::ProxyRoute};
 
 /// Most headers a head may carry (hyper's default too).
-pub const MAX_HEADERS: usize = 100;
+pub(crate) const MAX_HEADERS: usize = 100;
 
 /// Longest head accepted before the request is left to hyper (which
 /// answers 431).
-pub const MAX_HEAD: usize = 64 * 1024;
+pub(crate) const MAX_HEAD: usize = 64 * 1024;
 
 /// A request head the fast path takes.
 #[derive(Debug)]
-pub struct RequestHead {
+pub(crate) struct RequestHead {
     /// Bytes of the head in the buffer (through the blank line).
     pub len: usize,
     /// The route (a dialect route: the fast path takes only those).
@@ -53,7 +53,7 @@ pub struct RequestHead {
 
 /// A request's `content-encoding` on the fast path.
 #[derive(Debug, Default)]
-pub struct ContentEncoding {
+pub(crate) struct ContentEncoding {
     /// The value (several lines joined with `, `).
     pub value: Vec<u8>,
     /// The byte ranges of its lines in the upstream head.
@@ -63,7 +63,7 @@ pub struct ContentEncoding {
 impl ContentEncoding {
     /// Take its lines out of `upstream_head` (the gateway forwards a body
     /// it decoded).
-    pub fn remove_from(&self, upstream_head: &mut Vec<u8>) {
+    pub(crate) fn remove_from(&self, upstream_head: &mut Vec<u8>) {
         for line in self.lines.iter().rev() {
             upstream_head.drain(line.clone());
         }
@@ -72,7 +72,7 @@ impl ContentEncoding {
 
 /// What [`parse_request`] made of the buffer.
 #[derive(Debug)]
-pub enum RequestParse {
+pub(crate) enum RequestParse {
     /// A complete head the fast path takes.
     Fast(Box<RequestHead>),
     /// The head is not complete yet.
@@ -83,7 +83,7 @@ pub enum RequestParse {
 }
 
 /// Parse the client's request head at the start of `buf`.
-pub fn parse_request(buf: &[u8], upstreams: &Upstreams) -> RequestParse {
+pub(crate) fn parse_request(buf: &[u8], upstreams: &Upstreams) -> RequestParse {
     let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
     let mut req = httparse::Request::new(&mut headers);
     let len = match req.parse(buf) {
@@ -155,7 +155,7 @@ pub fn parse_request(buf: &[u8], upstreams: &Upstreams) -> RequestParse {
 }
 
 /// End the upstream head: its `content-length` and the blank line.
-pub fn finish_upstream_head(head: &mut Vec<u8>, body_len: usize) {
+pub(crate) fn finish_upstream_head(head: &mut Vec<u8>, body_len: usize) {
     head.extend_from_slice(b"content-length: ");
     head.extend_from_slice(itoa(body_len as u64).as_bytes());
     head.extend_from_slice(b"\r\n\r\n");
@@ -163,7 +163,7 @@ pub fn finish_upstream_head(head: &mut Vec<u8>, body_len: usize) {
 
 /// How a response body is delimited.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BodyFraming {
+pub(crate) enum BodyFraming {
     /// No body (`204`, `304`).
     Empty,
     /// `content-length`.
@@ -176,7 +176,7 @@ pub enum BodyFraming {
 
 /// A parsed upstream response head.
 #[derive(Debug)]
-pub struct ResponseHead {
+pub(crate) struct ResponseHead {
     /// Bytes of the head in the buffer.
     pub len: usize,
     /// The status code.
@@ -193,7 +193,7 @@ pub struct ResponseHead {
 
 /// What [`parse_response`] made of the buffer.
 #[derive(Debug)]
-pub enum ResponseParse {
+pub(crate) enum ResponseParse {
     /// A final response head, and the head for the client.
     Head(ResponseHead, Vec<u8>),
     /// An informational (1xx) head of this many bytes: skipped, as hyper's
@@ -207,7 +207,7 @@ pub enum ResponseParse {
 
 /// What the client's head must say besides the upstream's headers.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct ClientHeadExtras {
+pub(crate) struct ClientHeadExtras {
     /// `x-toolwarden-repaired: N` when non-zero.
     pub repaired: usize,
     /// Add `connection: close`.
@@ -216,7 +216,7 @@ pub struct ClientHeadExtras {
 
 /// Parse the upstream's response head at the start of `buf` and write the
 /// client's.
-pub fn parse_response(buf: &[u8], extras: ClientHeadExtras) -> ResponseParse {
+pub(crate) fn parse_response(buf: &[u8], extras: ClientHeadExtras) -> ResponseParse {
     let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
     let mut res = httparse::Response::new(&mut headers);
     let len = match res.parse(buf) {

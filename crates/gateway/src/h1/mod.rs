@@ -25,11 +25,11 @@
 //! bytes, errors in the same envelopes, the same cancellation when the
 //! client goes away) — the e2e suites run through this path.
 
-pub mod chunked;
+pub(crate) mod chunked;
 mod exchange;
-pub mod head;
-pub mod pool;
-pub mod rewind;
+pub(crate) mod head;
+pub(crate) mod pool;
+pub(crate) mod rewind;
 
 use std::sync::Arc;
 
@@ -59,7 +59,7 @@ const READ_CHUNK: usize = 16 * 1024;
 
 /// How a fast-path connection ended.
 #[derive(Debug)]
-pub enum Ended {
+pub(crate) enum Ended {
     /// Closed (by either side, or the gateway stopping).
     Closed,
     /// Hyper serves the rest.
@@ -74,7 +74,7 @@ enum Next {
 }
 
 /// Serve one client connection until it closes or needs hyper.
-pub async fn serve(
+pub(crate) async fn serve(
     mut client: TcpStream,
     shared: &Arc<Shared>,
     pool: &Pool,

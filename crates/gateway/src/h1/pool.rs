@@ -29,14 +29,14 @@ use crate::{
 };
 
 /// Idle connections older than this are closed instead of reused.
-pub const IDLE_TIMEOUT: Duration = Duration::from_secs(90);
+pub(crate) const IDLE_TIMEOUT: Duration = Duration::from_secs(90);
 
 /// Idle connections kept per provider and worker.
 const MAX_IDLE: usize = 256;
 
 /// An upstream connection.
 #[derive(Debug)]
-pub enum UpstreamIo {
+pub(crate) enum UpstreamIo {
     /// `http://`
     Plain(TcpStream),
     /// `https://`
@@ -44,7 +44,7 @@ pub enum UpstreamIo {
 }
 
 /// One worker's upstream connections.
-pub struct Pool {
+pub(crate) struct Pool {
     idle: Mutex<[Vec<Idle>; Provider::ALL.len()]>,
     tls: TlsConnector,
     connect_timeout: Duration,
@@ -58,7 +58,7 @@ struct Idle {
 
 impl Pool {
     /// An empty pool for the gateway's upstreams.
-    pub fn new(config: &Config) -> Result<Pool, GatewayError> {
+    pub(crate) fn new(config: &Config) -> Result<Pool, GatewayError> {
         let mut tls = crate::upstream::tls_config(config)?;
         tls.alpn_protocols = vec![b"http/1.1".to_vec()];
         Ok(Pool {
@@ -69,7 +69,7 @@ impl Pool {
     }
 
     /// A live idle connection to `provider`'s upstream, newest first.
-    pub fn checkout(&self, provider: Provider) -> Option<UpstreamIo> {
+    pub(crate) fn checkout(&self, provider: Provider) -> Option<UpstreamIo> {
         let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
         let list = &mut idle[provider.index()];
         while let Some(conn) = list.pop() {
@@ -81,7 +81,7 @@ impl Pool {
     }
 
     /// Keep a connection whose last response ended cleanly.
-    pub fn checkin(&self, provider: Provider, io: UpstreamIo) {
+    pub(crate) fn checkin(&self, provider: Provider, io: UpstreamIo) {
         let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
         let list = &mut idle[provider.index()];
         if list.len() < MAX_IDLE {
@@ -94,7 +94,7 @@ impl Pool {
 
     /// A new connection (TCP, then TLS for `https://`), within the connect
     /// timeout.
-    pub async fn connect(&self, upstream: &Upstream) -> Result<UpstreamIo, ProxyError> {
+    pub(crate) async fn connect(&self, upstream: &Upstream) -> Result<UpstreamIo, ProxyError> {
         let host = upstream.host();
         match tokio::time::timeout(self.connect_timeout, self.connect_inner(upstream)).await {
             Ok(result) => result,

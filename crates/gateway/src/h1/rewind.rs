@@ -12,14 +12,14 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 /// `prefix` then `inner`.
 #[derive(Debug)]
-pub struct Rewind<T> {
+pub(crate) struct Rewind<T> {
     prefix: BytesMut,
     inner: T,
 }
 
 impl<T> Rewind<T> {
     /// Read `prefix` before `inner`.
-    pub fn new(prefix: BytesMut, inner: T) -> Rewind<T> {
+    pub(crate) fn new(prefix: BytesMut, inner: T) -> Rewind<T> {
         Rewind { prefix, inner }
     }
 }

@@ -14,14 +14,14 @@ use std::{
 use toolwarden_store::AlertTransition;
 
 /// The gauge of firing alerts.
-pub const ALERTS_FIRING: &str = "toolwarden_alerts_firing";
+pub(crate) const ALERTS_FIRING: &str = "toolwarden_alerts_firing";
 /// Webhook notifications by outcome (`sent`, `failed`, `dropped`).
-pub const ALERT_NOTIFICATIONS_TOTAL: &str = "toolwarden_alert_notifications_total";
+pub(crate) const ALERT_NOTIFICATIONS_TOTAL: &str = "toolwarden_alert_notifications_total";
 
 /// The alerts' latest states and the delivery counters, as this gateway
 /// last read them.
 #[derive(Debug, Default)]
-pub struct AlertsBoard {
+pub(crate) struct AlertsBoard {
     state: RwLock<BoardState>,
     /// Notifications a webhook accepted (2xx).
     pub sent: AtomicU64,
@@ -63,19 +63,9 @@ impl AlertsBoard {
         self.write().error = Some(error);
     }
 
-    /// The alerts firing now (as of the last evaluation).
-    pub fn firing(&self) -> Vec<AlertTransition> {
-        self.read()
-            .states
-            .iter()
-            .filter(|s| s.state == "firing")
-            .cloned()
-            .collect()
-    }
-
     /// `toolwarden_alerts_firing{rule,tool,model}` (1 firing, 0 resolved;
     /// at most the 1000 latest alerts) and the notification counters.
-    pub fn render(&self, out: &mut String) {
+    pub(crate) fn render(&self, out: &mut String) {
         let s = self.read();
         if !s.running {
             return;

@@ -8,11 +8,11 @@ use std::{
 };
 
 /// Spans exported, by outcome (`exported`, `dropped`).
-pub const OTLP_SPANS_TOTAL: &str = "toolwarden_otlp_spans_total";
+pub(crate) const OTLP_SPANS_TOTAL: &str = "toolwarden_otlp_spans_total";
 
 /// Export counters, rendered in `/metrics`.
 #[derive(Debug, Default)]
-pub struct OtlpCounters {
+pub(crate) struct OtlpCounters {
     pub(crate) enabled: std::sync::atomic::AtomicBool,
     /// Spans the collector accepted.
     pub exported: AtomicU64,
@@ -24,7 +24,7 @@ pub struct OtlpCounters {
 
 impl OtlpCounters {
     /// `toolwarden_otlp_spans_total{outcome}` when export is on.
-    pub fn render(&self, out: &mut String) {
+    pub(crate) fn render(&self, out: &mut String) {
         if !self.enabled.load(Ordering::Relaxed) {
             return;
         }

@@ -6,8 +6,8 @@
 //!   every chunk (a `StreamParser` for SSE and Gemini JSON arrays, a bounded
 //!   copy for whole JSON bodies), and when the response ends — finished,
 //!   broken, or abandoned by the client — it records the response's tool
-//!   calls and one [`RequestRecord`], and updates the metrics. A JSON body
-//!   in a content coding (gzip, deflate, zstd, br: `toolwarden_wire::coding`)
+//!   calls and one [`RequestRecord`](crate::recorder::RequestRecord)
+//!   (`finished`), and updates the metrics. A JSON body in a content coding (gzip, deflate, zstd, br: `toolwarden_wire::coding`)
 //!   is decoded (bounded) on the copy; a stream in one of them is decoded
 //!   piece by piece ahead of its parser; other codings are passed through
 //!   unparsed and counted
@@ -17,11 +17,12 @@
 //! `try_send`. Calls into the wire layer are guarded so that a parser bug
 //! becomes a parse note, never a dropped connection.
 
-pub mod names;
-pub mod recent;
-pub mod request;
-pub mod seen;
-pub mod session;
+mod finished;
+pub(crate) mod names;
+pub(crate) mod recent;
+pub(crate) mod request;
+pub(crate) mod seen;
+pub(crate) mod session;
 
 use std::{
     panic::AssertUnwindSafe,
@@ -34,23 +35,24 @@ use std::{
 
 use http::{HeaderMap, header};
 use tokio::sync::Notify;
-use toolwarden_coding::{CodingErrorKind, Codings, StreamDecoder};
-use toolwarden_wire::{Detector, Dialect, ResponseView, StreamParser};
+use toolwarden_coding::{Codings, StreamDecoder};
+use toolwarden_wire::{Detector, Dialect, StreamParser};
 
-use self::{names::Names, recent::Recent, request::RequestInfo, session::Session};
-use crate::metrics::events::{UnparsedReason, UnparsedResponse, UpstreamFinished};
-use crate::{
-    errors::ProxyError,
-    metrics::Metrics,
-    recorder::{Event, Recorder, RequestRecord, ToolCallRecord},
-    routes::Provider,
+use self::{
+    finished::{Finished, Response, response_view},
+    names::Names,
+    recent::Recent,
+    request::RequestInfo,
+    session::Session,
 };
+use crate::metrics::events::{UnparsedReason, UnparsedResponse};
+use crate::{errors::ProxyError, metrics::Metrics, recorder::Recorder, routes::Provider};
 
 /// Recorded status of a request the client abandoned before any response.
-pub const CLIENT_CLOSED_REQUEST: u16 = 499;
+pub(crate) const CLIENT_CLOSED_REQUEST: u16 = 499;
 
 /// Where observations go, shared by all requests.
-pub struct Sinks {
+pub(crate) struct Sinks {
     /// The event recorder.
     pub recorder: Recorder,
     /// The metrics.
@@ -71,7 +73,7 @@ pub struct Sinks {
 
 /// What is known about a request when it is forwarded.
 #[derive(Debug, Clone)]
-pub struct RequestBase {
+pub(crate) struct RequestBase {
     /// 32 hex digits: arrival ms then 80 random bits (see `proxy::request_id`).
     pub request_id: String,
     /// Arrival, unix ms.
@@ -106,7 +108,7 @@ enum Parse {
 
 /// What the observation needs from a response head.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct ResponseMeta<'a> {
+pub(crate) struct ResponseMeta<'a> {
     /// The status code.
     pub status: u16,
     /// `content-type`, raw.
@@ -119,7 +121,7 @@ pub struct ResponseMeta<'a> {
 
 impl<'a> ResponseMeta<'a> {
     /// From a status and a header map.
-    pub fn from_headers(status: u16, headers: &'a HeaderMap) -> ResponseMeta<'a> {
+    pub(crate) fn from_headers(status: u16, headers: &'a HeaderMap) -> ResponseMeta<'a> {
         ResponseMeta {
             status,
             content_type: headers.get(header::CONTENT_TYPE).map(|v| v.as_bytes()),
@@ -132,7 +134,7 @@ impl<'a> ResponseMeta<'a> {
 }
 
 /// Follows one response to its end, then records it.
-pub struct Observation {
+pub(crate) struct Observation {
     sinks: Arc<Sinks>,
     base: RequestBase,
     request: Option<RequestInfo>,
@@ -162,14 +164,14 @@ struct Decoding {
 const MAX_STREAM_DECODED: u64 = 1 << 30;
 
 /// Unix time in milliseconds.
-pub fn now_ms() -> i64 {
+pub(crate) fn now_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
 /// Run a wire-layer call, turning a panic into an error text.
-pub fn guard<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+pub(crate) fn guard<T>(f: impl FnOnce() -> T) -> Result<T, String> {
     std::panic::catch_unwind(AssertUnwindSafe(f)).map_err(|panic| {
         let what = panic
             .downcast_ref::<&str>()
@@ -184,7 +186,8 @@ pub fn guard<T>(f: impl FnOnce() -> T) -> Result<T, String> {
 
 impl Sinks {
     /// Sinks with an empty call-name map.
-    pub fn new(recorder: Recorder, metrics: Arc<Metrics>, detector: Detector) -> Sinks {
+    #[cfg(test)]
+    pub(crate) fn new(recorder: Recorder, metrics: Arc<Metrics>, detector: Detector) -> Sinks {
         Sinks::bounded(
             recorder,
             metrics,
@@ -193,8 +196,9 @@ impl Sinks {
         )
     }
 
-    /// [`Sinks::new`] with the maps bounded as configured (issue 14).
-    pub fn bounded(
+    /// Sinks with an empty call-name map, the maps bounded as configured
+    /// (issue 14).
+    pub(crate) fn bounded(
         recorder: Recorder,
         metrics: Arc<Metrics>,
         detector: Detector,
@@ -214,7 +218,7 @@ impl Sinks {
 
     /// Wait (at most `limit`) until every finished response has been
     /// turned into records.
-    pub async fn settle(&self, limit: Duration) {
+    pub(crate) async fn settle(&self, limit: Duration) {
         let wait = async {
             loop {
                 let notified = self.idle.notified();
@@ -255,7 +259,7 @@ impl std::fmt::Debug for Observation {
 
 impl Observation {
     /// Start observing.
-    pub fn new(sinks: Arc<Sinks>, base: RequestBase) -> Observation {
+    pub(crate) fn new(sinks: Arc<Sinks>, base: RequestBase) -> Observation {
         Observation {
             sinks,
             base,
@@ -277,7 +281,7 @@ impl Observation {
     /// preconnect, `GET /v1/models`): counted in the metrics, but it makes
     /// no request row and no session — nothing in it belongs to a
     /// conversation.
-    pub fn metrics_only(&mut self) {
+    pub(crate) fn metrics_only(&mut self) {
         self.metrics_only = true;
     }
 
@@ -301,35 +305,40 @@ impl Observation {
     }
 
     /// What [`request::analyze`] found in the request body.
-    pub fn set_request_info(&mut self, info: RequestInfo) {
+    pub(crate) fn set_request_info(&mut self, info: RequestInfo) {
         self.request = Some(info);
     }
 
     /// Defects found after the request was forwarded (`report` mode).
-    pub fn add_repairs(&mut self, defects: Vec<String>) {
+    pub(crate) fn add_repairs(&mut self, defects: Vec<String>) {
         self.base.repairs.extend(defects);
     }
 
     /// Add to the gateway's own time on this request.
-    pub fn add_overhead(&mut self, spent: Duration) {
+    pub(crate) fn add_overhead(&mut self, spent: Duration) {
         self.overhead += spent;
     }
 
     /// The request went upstream now.
-    pub fn sent(&mut self) {
+    pub(crate) fn sent(&mut self) {
         self.sent_at = Some(Instant::now());
     }
 
     /// The request failed before a response: record it with the status the
     /// client gets.
-    pub fn fail(mut self, err: &ProxyError) {
+    pub(crate) fn fail(mut self, err: &ProxyError) {
         self.status = err.status().as_u16();
         self.error = Some(err.to_string());
         self.finish();
     }
 
     /// Response headers arrived: choose how to read the body.
-    pub fn on_response(&mut self, meta: ResponseMeta<'_>, gemini_stream: bool, parse_limit: usize) {
+    pub(crate) fn on_response(
+        &mut self,
+        meta: ResponseMeta<'_>,
+        gemini_stream: bool,
+        parse_limit: usize,
+    ) {
         let status = meta.status;
         self.status = status;
         self.first_byte = self.sent_at.map(|t| t.elapsed());
@@ -399,7 +408,7 @@ impl Observation {
     }
 
     /// A chunk of the response body passed to the client.
-    pub fn feed(&mut self, chunk: &[u8]) {
+    pub(crate) fn feed(&mut self, chunk: &[u8]) {
         if matches!(self.parse, Parse::Skip) {
             return;
         }
@@ -471,7 +480,7 @@ impl Observation {
     /// The upstream stream broke after it had started: what was parsed of
     /// it is recorded, with the error — unless the dialect's final event
     /// had passed, which makes the response complete.
-    pub fn stream_failed(&mut self, err: &ProxyError) {
+    pub(crate) fn stream_failed(&mut self, err: &ProxyError) {
         if !self.final_event_seen() {
             self.error = Some(err.to_string());
         }
@@ -499,7 +508,7 @@ impl Observation {
     }
 
     /// The response ended normally (or as far as it will): record it.
-    pub fn finish(&mut self) {
+    pub(crate) fn finish(&mut self) {
         if std::mem::replace(&mut self.done, true) {
             return;
         }
@@ -560,180 +569,5 @@ fn empty_base() -> RequestBase {
         repairs: Vec::new(),
         header_session: None,
         path_model: None,
-    }
-}
-
-/// Everything needed to record a finished response, moved to a task.
-struct Finished {
-    sinks: Arc<Sinks>,
-    base: RequestBase,
-    request: Option<RequestInfo>,
-    overhead: Duration,
-    latency: Duration,
-    first_byte: Option<Duration>,
-    status: u16,
-    streaming: bool,
-    response: Response,
-    error: Option<String>,
-    metrics_only: bool,
-}
-
-/// The response's view: read already, or its parse state to finish.
-enum Response {
-    Read(Option<ResponseView>),
-    Later(Parse),
-}
-
-impl Finished {
-    async fn record(self) {
-        let _done = DoneGuard(self.sinks.clone());
-        let base = self.base;
-        let fallback = || RequestInfo {
-            session: base
-                .header_session
-                .clone()
-                .unwrap_or_else(|| session::from_body(None, || None, None)),
-            model: base.path_model.clone(),
-            parse_error: None,
-        };
-        let info = self.request.unwrap_or_else(fallback);
-        let sinks = &self.sinks;
-        let view = match self.response {
-            Response::Read(view) => view,
-            Response::Later(parse) => response_view(sinks, base.dialect, parse),
-        };
-        let finished_ms = now_ms();
-        let view = view.unwrap_or_default();
-        let model = info.model.clone().or(view.model.clone());
-        // One fingerprint for the response's calls: how a result whose
-        // client rewrote the call id finds its call (`wire::turn`).
-        let turn = (!view.calls.is_empty()).then(|| {
-            let calls = view
-                .calls
-                .iter()
-                .map(|c| (c.name.as_str(), c.arguments.as_str()));
-            i64::from_ne_bytes(toolwarden_wire::turn::fingerprint(calls).to_ne_bytes())
-        });
-        for (index, call) in view.calls.iter().enumerate() {
-            sinks
-                .names
-                .insert(&info.session.id, &call.id, &call.name, finished_ms);
-            let queued = sinks.recorder.record(Event::ToolCall(ToolCallRecord {
-                request_id: base.request_id.clone(),
-                session_id: info.session.id.clone(),
-                provider: base.provider.as_str().to_string(),
-                model: model.clone(),
-                response_id: view.id.clone(),
-                call_index: u32::try_from(index).unwrap_or(u32::MAX),
-                call_id: call.id.clone(),
-                tool: call.name.clone(),
-                arguments_bytes: call.arguments.len() as u64,
-                at_ms: finished_ms,
-                turn,
-            }));
-            if !queued {
-                // Folded into the recorder's counts: so will its result be.
-                sinks
-                    .names
-                    .insert_call(&info.session.id, &call.id, &call.name, finished_ms, true);
-            }
-        }
-        sinks.metrics.emit(UpstreamFinished {
-            provider: base.provider,
-            status: self.status,
-            latency: self.latency,
-            overhead: self.overhead,
-        });
-        if self.metrics_only {
-            return;
-        }
-        sinks.recorder.record(Event::Request(RequestRecord {
-            request_id: base.request_id,
-            session_id: info.session.id,
-            session_source: info.session.source.to_string(),
-            at_ms: base.at_ms,
-            provider: base.provider.as_str().to_string(),
-            dialect: base.dialect.map(|d| d.as_str().to_string()),
-            path: base.path,
-            model,
-            status: self.status,
-            streaming: self.streaming,
-            upstream_latency_ms: self.latency.as_secs_f64() * 1e3,
-            first_byte_ms: self.first_byte.map(|d| d.as_secs_f64() * 1e3),
-            overhead_us: self.overhead.as_secs_f64() * 1e6,
-            input_tokens: view.usage.input_tokens,
-            output_tokens: view.usage.output_tokens,
-            response_id: view.id,
-            repairs: base.repairs,
-            repair_mode: base.repair_mode.to_string(),
-            parse_error: info.parse_error,
-            error: self.error,
-        }));
-    }
-}
-
-/// Marks one pending record as done, however `record` ends.
-struct DoneGuard(Arc<Sinks>);
-
-impl Drop for DoneGuard {
-    fn drop(&mut self) {
-        self.0.done_one();
-    }
-}
-
-fn response_view(sinks: &Sinks, dialect: Option<Dialect>, parse: Parse) -> Option<ResponseView> {
-    let outcome = match parse {
-        Parse::Skip => return None,
-        Parse::Stream(parser) => {
-            // A malformed event-stream frame stops the parse (what came
-            // before it is kept): counted.
-            if parser.framing_error().is_some() {
-                sinks.metrics.emit(UnparsedResponse {
-                    reason: UnparsedReason::MalformedFrame,
-                });
-            }
-            guard(move || parser.finish())
-        }
-        Parse::Buffer {
-            buf,
-            limit,
-            codings,
-        } => {
-            let dialect = dialect?;
-            let buf = if codings.is_identity() {
-                buf
-            } else {
-                match codings.decode(&buf, limit) {
-                    Ok(buf) => buf,
-                    Err(e) => {
-                        let reason = match e.kind {
-                            CodingErrorKind::TooLarge => UnparsedReason::TooLarge,
-                            _ => UnparsedReason::Invalid,
-                        };
-                        sinks.metrics.emit(UnparsedResponse { reason });
-                        return None;
-                    }
-                }
-            };
-            match guard(|| toolwarden_wire::response_view(dialect, &buf)) {
-                Ok(Ok(view)) => Ok(view),
-                Ok(Err(_)) => {
-                    sinks.metrics.emit(UnparsedResponse {
-                        reason: UnparsedReason::Invalid,
-                    });
-                    return None;
-                }
-                Err(panic) => Err(panic),
-            }
-        }
-    };
-    match outcome {
-        Ok(view) => Some(view),
-        Err(_) => {
-            sinks.metrics.emit(UnparsedResponse {
-                reason: UnparsedReason::ParserError,
-            });
-            None
-        }
     }
 }

@@ -10,21 +10,21 @@ use super::recent::Recent;
 /// recorder's aggregate instead of queued (issue 14: its result is then
 /// folded too, so that it does not make a `tool_calls` row of its own).
 #[derive(Debug)]
-pub struct Names(Recent<(String, String), (String, i64, bool)>);
+pub(crate) struct Names(Recent<(String, String), (String, i64, bool)>);
 
 impl Names {
     /// An empty map holding at most `capacity` calls.
-    pub fn new(capacity: usize) -> Names {
+    pub(crate) fn new(capacity: usize) -> Names {
         Names(Recent::new(capacity))
     }
 
     /// Remember a call whose response finished at `finished_at_ms`.
-    pub fn insert(&self, session: &str, call_id: &str, tool: &str, finished_at_ms: i64) {
+    pub(crate) fn insert(&self, session: &str, call_id: &str, tool: &str, finished_at_ms: i64) {
         self.insert_call(session, call_id, tool, finished_at_ms, false);
     }
 
     /// [`Names::insert`] for a call `folded` into the recorder's aggregate or not.
-    pub fn insert_call(
+    pub(crate) fn insert_call(
         &self,
         session: &str,
         call_id: &str,
@@ -39,23 +39,20 @@ impl Names {
     }
 
     /// The tool and finish time of a call seen recently.
-    pub fn get(&self, session: &str, call_id: &str) -> Option<(String, i64)> {
+    #[cfg(test)]
+    pub(crate) fn get(&self, session: &str, call_id: &str) -> Option<(String, i64)> {
         self.get_call(session, call_id).map(|(t, at, _)| (t, at))
     }
 
     /// The tool, finish time and whether it was folded, of a call seen recently.
-    pub fn get_call(&self, session: &str, call_id: &str) -> Option<(String, i64, bool)> {
+    pub(crate) fn get_call(&self, session: &str, call_id: &str) -> Option<(String, i64, bool)> {
         self.0.get(&(session.to_string(), call_id.to_string()))
     }
 
     /// How many calls are held.
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
         self.0.len()
-    }
-
-    /// `true` when empty.
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
     }
 }
 

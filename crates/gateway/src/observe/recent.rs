@@ -19,7 +19,7 @@ use std::{
 /// A map of at most `capacity` entries; inserting past it evicts the
 /// oldest. Shared between the workers (one short lock per operation).
 #[derive(Debug)]
-pub struct Recent<K, V> {
+pub(crate) struct Recent<K, V> {
     capacity: usize,
     inner: Mutex<Inner<V>>,
     hashers: (std::hash::RandomState, std::hash::RandomState),
@@ -34,7 +34,7 @@ struct Inner<V> {
 
 impl<K: Hash + Eq, V: Clone> Recent<K, V> {
     /// An empty map holding at most `capacity` entries.
-    pub fn new(capacity: usize) -> Self {
+    pub(crate) fn new(capacity: usize) -> Self {
         Recent {
             capacity: capacity.max(1),
             inner: Mutex::new(Inner {
@@ -52,7 +52,7 @@ impl<K: Hash + Eq, V: Clone> Recent<K, V> {
     }
 
     /// Set `key` to `value` (an update keeps the entry's age).
-    pub fn insert(&self, key: K, value: V) {
+    pub(crate) fn insert(&self, key: K, value: V) {
         let key = self.hash(&key);
         let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         if inner.map.insert(key, value).is_none() {
@@ -66,7 +66,7 @@ impl<K: Hash + Eq, V: Clone> Recent<K, V> {
     }
 
     /// The value of `key`, if remembered.
-    pub fn get<Q>(&self, key: &Q) -> Option<V>
+    pub(crate) fn get<Q>(&self, key: &Q) -> Option<V>
     where
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
@@ -77,17 +77,13 @@ impl<K: Hash + Eq, V: Clone> Recent<K, V> {
     }
 
     /// How many entries are held.
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
         self.inner
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .map
             .len()
-    }
-
-    /// `true` when empty.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 }
 

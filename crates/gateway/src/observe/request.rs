@@ -29,7 +29,7 @@ const EXCERPT_CHARS: usize = 300;
 
 /// What the request side learned, for the response side's records.
 #[derive(Debug, Clone)]
-pub struct RequestInfo {
+pub(crate) struct RequestInfo {
     /// The session.
     pub session: Session,
     /// The model named in the body (or the Gemini path).
@@ -40,7 +40,7 @@ pub struct RequestInfo {
 
 /// The request-side facts [`analyze`] needs.
 #[derive(Debug, Clone)]
-pub struct RequestFacts {
+pub(crate) struct RequestFacts {
     /// The gateway's id for the request.
     pub request_id: String,
     /// Arrival time, unix ms.
@@ -56,7 +56,7 @@ pub struct RequestFacts {
 }
 
 /// A view of a request body, or why there is none.
-pub type ViewOrError<'a> = Result<RequestView<'a>, String>;
+pub(crate) type ViewOrError<'a> = Result<RequestView<'a>, String>;
 
 self_cell::self_cell!(
     /// A request body with the view read from it: the view borrows the
@@ -70,7 +70,7 @@ self_cell::self_cell!(
 
 impl ReadBody {
     /// The view alone.
-    pub fn view(dialect: Dialect, body: Bytes) -> ReadBody {
+    pub(crate) fn view(dialect: Dialect, body: Bytes) -> ReadBody {
         ReadBody::new(body, |b| {
             guard(|| toolwarden_wire::request_view(dialect, b))
                 .and_then(|view| view.map_err(|e| e.to_string()))
@@ -78,14 +78,14 @@ impl ReadBody {
     }
 
     /// No view: the body could not be read (`reason`).
-    pub fn unreadable(reason: String) -> ReadBody {
+    pub(crate) fn unreadable(reason: String) -> ReadBody {
         ReadBody::new(Bytes::new(), |_| Err(reason))
     }
 
     /// The view and the pairing defects, from one pass
     /// (`toolwarden_wire::inspect`). A body whose pairing cannot be
     /// read has no defects to report: it is forwarded as it came.
-    pub fn inspect(dialect: Dialect, body: Bytes) -> (ReadBody, Vec<Defect>) {
+    pub(crate) fn inspect(dialect: Dialect, body: Bytes) -> (ReadBody, Vec<Defect>) {
         let mut defects = Vec::new();
         let read = ReadBody::new(body, |b| {
             match guard(|| toolwarden_wire::inspect(dialect, b)) {
@@ -102,7 +102,7 @@ impl ReadBody {
 
 /// Record the new results of the request read in `read`; return what the
 /// response side needs.
-pub fn analyze(sinks: &Sinks, facts: &RequestFacts, read: &ReadBody) -> RequestInfo {
+pub(crate) fn analyze(sinks: &Sinks, facts: &RequestFacts, read: &ReadBody) -> RequestInfo {
     let view = match read.borrow_dependent() {
         Ok(view) => view,
         Err(e) => return unparsed(sinks, facts, e.clone()),

@@ -15,7 +15,7 @@ use std::{collections::HashSet, hash::BuildHasher, sync::Mutex};
 
 /// Recently queued result keys.
 #[derive(Debug)]
-pub struct SeenResults {
+pub(crate) struct SeenResults {
     generations: Mutex<Generations>,
     capacity: usize,
     hashers: (std::hash::RandomState, std::hash::RandomState),
@@ -29,7 +29,7 @@ struct Generations {
 
 impl SeenResults {
     /// An empty set keeping up to `capacity` keys per generation.
-    pub fn new(capacity: usize) -> SeenResults {
+    pub(crate) fn new(capacity: usize) -> SeenResults {
         SeenResults {
             generations: Mutex::new(Generations::default()),
             capacity: capacity.max(1),
@@ -38,20 +38,20 @@ impl SeenResults {
     }
 
     /// The key of one result.
-    pub fn key(&self, session: &str, call_id: &str, message_index: usize) -> u128 {
+    pub(crate) fn key(&self, session: &str, call_id: &str, message_index: usize) -> u128 {
         let half =
             |state: &std::hash::RandomState| state.hash_one((session, call_id, message_index));
         (u128::from(half(&self.hashers.0)) << 64) | u128::from(half(&self.hashers.1))
     }
 
     /// Whether this key was remembered.
-    pub fn contains(&self, key: u128) -> bool {
+    pub(crate) fn contains(&self, key: u128) -> bool {
         let g = self.lock();
         g.current.contains(&key) || g.previous.contains(&key)
     }
 
     /// Remember a key (its event was queued).
-    pub fn insert(&self, key: u128) {
+    pub(crate) fn insert(&self, key: u128) {
         let mut g = self.lock();
         if g.current.len() >= self.capacity {
             g.previous = std::mem::take(&mut g.current);

@@ -22,7 +22,7 @@ const MAX_LEN: usize = 128;
 
 /// A session id and where it came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Session {
+pub(crate) struct Session {
     /// The id.
     pub id: String,
     /// `header`, `client_header`, `metadata`, `fingerprint` or `none`.
@@ -34,7 +34,7 @@ const SOURCES: [&str; 5] = ["header", "client_header", "metadata", "fingerprint"
 
 /// The source named `name` (a session read back from the store); an
 /// unknown name reads as `fingerprint`, how a gateway names its own.
-pub fn source_named(name: &str) -> &'static str {
+pub(crate) fn source_named(name: &str) -> &'static str {
     SOURCES
         .iter()
         .find(|s| **s == name)
@@ -52,13 +52,13 @@ const HEADERS: [(&str, &str); 4] = [
 ];
 
 /// Steps 1–2: from the request headers.
-pub fn from_headers(headers: &HeaderMap) -> Option<Session> {
+pub(crate) fn from_headers(headers: &HeaderMap) -> Option<Session> {
     from_header_values(|name| headers.get(name).map(|v| v.as_bytes()))
 }
 
 /// Steps 1–2 for any header store: `get` returns the first value of a
 /// header (names are given lower-case).
-pub fn from_header_values<'a>(get: impl Fn(&str) -> Option<&'a [u8]>) -> Option<Session> {
+pub(crate) fn from_header_values<'a>(get: impl Fn(&str) -> Option<&'a [u8]>) -> Option<Session> {
     HEADERS.iter().find_map(|&(name, source)| {
         let id = get(name).and_then(clean)?;
         Some(Session { id, source })
@@ -67,7 +67,7 @@ pub fn from_header_values<'a>(get: impl Fn(&str) -> Option<&'a [u8]>) -> Option<
 
 /// Steps 3–6: from what the body holds; `continued` looks up the session
 /// of the response a Responses continuation names (step 4).
-pub fn from_body(
+pub(crate) fn from_body(
     metadata_user_id: Option<&str>,
     continued: impl FnOnce() -> Option<Session>,
     first_turn_hash: Option<u64>,

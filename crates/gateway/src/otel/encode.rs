@@ -1,7 +1,7 @@
 //! The spans of [`super::spans`], protobuf-encoded straight from the
 //! records: no `Span` message, no owned attribute keys or values, one
 //! buffer per span. The bytes are those prost writes for the `Span` that
-//! [`super::spans::chat`] / [`super::spans::execute_tool`] build (fields in
+//! `spans::chat` / `spans::execute_tool` (the tests' reference) build (fields in
 //! tag order, proto3 defaults left out), which the tests check; the export
 //! task frames them into an `ExportTraceServiceRequest` ([`request_body`]).
 
@@ -101,7 +101,7 @@ fn error_status(out: &mut Vec<u8>, message: &[&str]) {
 }
 
 /// Appends the `chat {model}` span of one proxied model request.
-pub fn chat(r: &RequestRecord, out: &mut Vec<u8>) {
+pub(crate) fn chat(r: &RequestRecord, out: &mut Vec<u8>) {
     let model = r.model.as_deref().unwrap_or("unknown");
     put_bytes(out, 1, &trace_id(&r.session_id));
     put_bytes(out, 2, &span_id(&[b"chat", r.request_id.as_bytes()]));
@@ -150,7 +150,12 @@ pub fn chat(r: &RequestRecord, out: &mut Vec<u8>) {
 
 /// Appends the `execute_tool {tool}` span of one tool result, lasting
 /// `exec_ms` (else the record's own estimate) and ending at the result.
-pub fn execute_tool(r: &ToolResultRecord, tool: &str, exec_ms: Option<f64>, out: &mut Vec<u8>) {
+pub(crate) fn execute_tool(
+    r: &ToolResultRecord,
+    tool: &str,
+    exec_ms: Option<f64>,
+    out: &mut Vec<u8>,
+) {
     put_bytes(out, 1, &trace_id(&r.session_id));
     put_bytes(
         out,
@@ -223,14 +228,14 @@ fn itoa_u16(mut n: u16) -> Digits {
 /// The parts of every export request that do not change: the resource
 /// (`service.name`, `service.version`) and the instrumentation scope.
 #[derive(Debug)]
-pub struct Framing {
+pub(crate) struct Framing {
     resource: Vec<u8>,
     scope: Vec<u8>,
 }
 
 impl Framing {
     /// This gateway's resource and scope, encoded once.
-    pub fn for_this_gateway() -> Framing {
+    pub(crate) fn for_this_gateway() -> Framing {
         let request = super::export_request(Vec::new());
         let rs = &request.resource_spans[0];
         let scope: &InstrumentationScope = rs.scope_spans[0].scope.as_ref().expect("a scope");
@@ -243,14 +248,14 @@ impl Framing {
 
 /// Appends `span` (encoded by [`chat`] or [`execute_tool`]) as one
 /// `ScopeSpans.spans` field: what [`request_body`] takes.
-pub fn frame_span(out: &mut Vec<u8>, span: &[u8]) {
+pub(crate) fn frame_span(out: &mut Vec<u8>, span: &[u8]) {
     put_bytes(out, 2, span);
 }
 
 /// An `ExportTraceServiceRequest` carrying `framed` (spans appended by
 /// [`frame_span`]): the bytes prost writes for [`super::export_request`]
 /// of the same spans.
-pub fn request_body(framing: &Framing, framed: &[u8]) -> Vec<u8> {
+pub(crate) fn request_body(framing: &Framing, framed: &[u8]) -> Vec<u8> {
     let scope_spans = 1 + delimited(framing.scope.len()) + framed.len();
     let resource_spans = 1 + delimited(framing.resource.len()) + 1 + delimited(scope_spans);
     let mut out = Vec::with_capacity(1 + delimited(resource_spans));

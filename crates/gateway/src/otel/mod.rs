@@ -15,8 +15,8 @@
 //! timeout. A collector that is down or hangs costs dropped spans
 //! (`toolwarden_otlp_spans_total{outcome="dropped"}`), never proxy time.
 
-pub mod encode;
-pub mod spans;
+pub(crate) mod encode;
+pub(crate) mod spans;
 
 use std::{
     collections::VecDeque,
@@ -41,7 +41,7 @@ use crate::{
 };
 
 pub use crate::config::otlp::OtlpConfig;
-pub use crate::metrics::otlp_counters::{OTLP_SPANS_TOTAL, OtlpCounters};
+pub(crate) use crate::metrics::otlp_counters::OtlpCounters;
 
 /// Bytes a span usually takes.
 const SPAN_BYTES: usize = 400;
@@ -196,7 +196,7 @@ fn attr(key: &str, value: &str) -> KeyValue {
 }
 
 /// The export request for `spans` (what [`encode::request_body`] writes).
-pub fn export_request(spans: Vec<Span>) -> ExportTraceServiceRequest {
+pub(crate) fn export_request(spans: Vec<Span>) -> ExportTraceServiceRequest {
     let version = env!("CARGO_PKG_VERSION");
     ExportTraceServiceRequest {
         resource_spans: vec![ResourceSpans {

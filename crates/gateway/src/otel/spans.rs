@@ -3,13 +3,21 @@
 //! per tool result. Every span of a session shares one trace id (derived
 //! from the session id) and carries `gen_ai.conversation.id`, so a
 //! conversation reads as one trace.
+//!
+//! The ids and conversions here are what [`super::encode`] writes spans
+//! with. `chat` and `execute_tool`, which build prost's `Span` messages,
+//! are compiled for the tests only: they are the reference the encoder's
+//! bytes are checked against.
 
+#[cfg(test)]
 use opentelemetry_proto::tonic::{
     common::v1::{AnyValue, KeyValue, any_value::Value},
     trace::v1::{Span, Status, span::SpanKind, status::StatusCode},
 };
+#[cfg(test)]
 use toolwarden_store::{RequestRecord, ToolResultRecord};
 
+#[cfg(test)]
 fn kv(key: &str, value: Value) -> KeyValue {
     KeyValue {
         key: key.to_string(),
@@ -17,10 +25,12 @@ fn kv(key: &str, value: Value) -> KeyValue {
     }
 }
 
+#[cfg(test)]
 fn text(key: &str, value: &str) -> KeyValue {
     kv(key, Value::StringValue(value.to_string()))
 }
 
+#[cfg(test)]
 fn int(key: &str, value: i64) -> KeyValue {
     kv(key, Value::IntValue(value))
 }
@@ -37,7 +47,8 @@ fn fnv1a(seed: u64, parts: &[&[u8]]) -> u64 {
 }
 
 /// 16 bytes from the session id: one trace per conversation.
-pub fn trace_id(session: &str) -> Vec<u8> {
+#[cfg(test)]
+pub(crate) fn trace_id(session: &str) -> Vec<u8> {
     trace_id_bytes(session).to_vec()
 }
 
@@ -50,6 +61,7 @@ pub(crate) fn trace_id_bytes(session: &str) -> [u8; 16] {
     id
 }
 
+#[cfg(test)]
 fn span_id(parts: &[&[u8]]) -> Vec<u8> {
     span_id_bytes(parts).to_vec()
 }
@@ -75,7 +87,8 @@ pub(crate) fn provider_name(provider: &str) -> &str {
 }
 
 /// The `chat` span of one proxied model request.
-pub fn chat(r: &RequestRecord) -> Span {
+#[cfg(test)]
+pub(crate) fn chat(r: &RequestRecord) -> Span {
     let model = r.model.as_deref().unwrap_or("unknown");
     let mut attributes = vec![
         text("gen_ai.operation.name", "chat"),
@@ -135,7 +148,8 @@ pub fn chat(r: &RequestRecord) -> Span {
 
 /// The `execute_tool` span of one tool result: it ends when the result
 /// reached the gateway and lasts the estimated client-side execution time.
-pub fn execute_tool(r: &ToolResultRecord, tool: &str) -> Span {
+#[cfg(test)]
+pub(crate) fn execute_tool(r: &ToolResultRecord, tool: &str) -> Span {
     let mut attributes = vec![
         text("gen_ai.operation.name", "execute_tool"),
         text("gen_ai.tool.name", tool),

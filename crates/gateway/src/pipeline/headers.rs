@@ -13,7 +13,7 @@ use super::Forwarded;
 /// Prepare the client's headers for the upstream request, in place: a
 /// body the gateway changed gets a new length, and a body it decoded from
 /// the client's content coding goes without `content-encoding`.
-pub fn for_upstream(headers: &mut HeaderMap, forwarded: Forwarded) {
+pub(crate) fn for_upstream(headers: &mut HeaderMap, forwarded: Forwarded) {
     strip_hop_by_hop(headers);
     headers.remove(header::HOST);
     if forwarded != Forwarded::AsSent {
@@ -26,7 +26,7 @@ pub fn for_upstream(headers: &mut HeaderMap, forwarded: Forwarded) {
 
 /// The request's `content-encoding`, its lines joined as one list (`None`
 /// without one).
-pub fn content_encoding(headers: &HeaderMap) -> Option<Vec<u8>> {
+pub(crate) fn content_encoding(headers: &HeaderMap) -> Option<Vec<u8>> {
     let mut joined: Option<Vec<u8>> = None;
     for value in headers.get_all(header::CONTENT_ENCODING) {
         match &mut joined {
@@ -43,19 +43,19 @@ pub fn content_encoding(headers: &HeaderMap) -> Option<Vec<u8>> {
 /// Whether a body with this `content-encoding` value is in a content
 /// coding (anything but none or `identity`): the gateway cannot append
 /// plain bytes (a stream's error event) to it.
-pub fn is_encoded(content_encoding: Option<&[u8]>) -> bool {
+pub(crate) fn is_encoded(content_encoding: Option<&[u8]>) -> bool {
     content_encoding
         .is_some_and(|v| toolwarden_coding::Codings::parse(v).map_or(true, |c| !c.is_identity()))
 }
 
 /// Prepare the upstream's response headers for the client, in place.
-pub fn for_client(headers: &mut HeaderMap) {
+pub(crate) fn for_client(headers: &mut HeaderMap) {
     strip_hop_by_hop(headers);
 }
 
 /// Hop-by-hop header names (RFC 9110 §7.6.1, plus the `proxy-*` family
 /// and `keep-alive`), lower-case: the one list both HTTP paths use.
-pub const HOP_BY_HOP: [&str; 8] = [
+pub(crate) const HOP_BY_HOP: [&str; 8] = [
     "connection",
     "keep-alive",
     "transfer-encoding",
@@ -68,7 +68,7 @@ pub const HOP_BY_HOP: [&str; 8] = [
 
 /// Whether `name` (any case) is hop-by-hop by itself: in [`HOP_BY_HOP`]
 /// or `proxy-*`. Names listed in a `connection` header are too.
-pub fn is_hop_by_hop(name: &str) -> bool {
+pub(crate) fn is_hop_by_hop(name: &str) -> bool {
     HOP_BY_HOP.iter().any(|h| name.eq_ignore_ascii_case(h))
         || name
             .get(..6)

@@ -7,7 +7,7 @@
 //!
 //! Nothing here depends on either HTTP path; both depend on this.
 
-pub mod headers;
+pub(crate) mod headers;
 
 use std::{sync::Arc, time::Instant};
 
@@ -64,7 +64,7 @@ pub(crate) fn too_large(shared: &Shared, host: &str) -> ProxyError {
 
 /// What the gateway forwards in place of the client's body.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Forwarded {
+pub(crate) enum Forwarded {
     /// The client's bytes, as they came.
     AsSent,
     /// A repaired body (the client's had no content coding).

@@ -19,7 +19,7 @@ use crate::{
 
 impl CloudConfig {
     /// Where a cloud request goes, or the error naming the setting to give.
-    pub fn upstream(&self, target: &CloudTarget) -> Result<Cow<'_, Upstream>, ProxyError> {
+    pub(crate) fn upstream(&self, target: &CloudTarget) -> Result<Cow<'_, Upstream>, ProxyError> {
         let (found, flag, host) = match target {
             CloudTarget::Azure => (self.azure.as_ref(), "--azure-upstream", "Azure OpenAI"),
             CloudTarget::Vertex { location } => match &self.vertex {
@@ -48,7 +48,7 @@ impl CloudConfig {
 
 /// A proxied request's upstream: the cloud one for cloud routes, else the
 /// route's fixed one.
-pub fn upstream_for<'a>(
+pub(crate) fn upstream_for<'a>(
     config: &'a Config,
     route: &ProxyRoute,
 ) -> Result<Cow<'a, Upstream>, ProxyError> {
@@ -69,7 +69,7 @@ pub fn upstream_for<'a>(
 
 /// `path_and_query` without the route's `/azure`, `/vertex` or `/bedrock`
 /// prefix.
-pub fn strip_prefix<'p>(route: &ProxyRoute, path_and_query: &'p str) -> &'p str {
+pub(crate) fn strip_prefix<'p>(route: &ProxyRoute, path_and_query: &'p str) -> &'p str {
     let n = route.cloud.as_ref().map_or(0, |c| c.prefix_len);
     match path_and_query.get(n..) {
         Some(rest) if rest.starts_with('/') => rest,
@@ -91,7 +91,7 @@ pub fn strip_prefix<'p>(route: &ProxyRoute, path_and_query: &'p str) -> &'p str 
 ///   gateway's `Authorization: Bearer` token.
 ///
 /// Other routes, or no credentials: left as they are.
-pub async fn authenticate(
+pub(crate) async fn authenticate(
     config: &Config,
     route: &ProxyRoute,
     parts: &mut http::request::Parts,

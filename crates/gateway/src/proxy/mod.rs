@@ -19,13 +19,13 @@
 //!
 //! Failures map to the client's dialect's envelope in [`crate::errors`].
 
-pub mod cloud;
-pub use crate::body::tee;
+pub(crate) mod cloud;
+pub(crate) use crate::body::tee;
 
-pub use crate::pipeline::headers;
-pub use crate::pipeline::{Forwarded, REPAIRED_HEADER};
+pub(crate) use crate::pipeline::headers;
+pub(crate) use crate::pipeline::{Forwarded, REPAIRED_HEADER};
 pub(crate) use crate::pipeline::{Outbound, request_base, too_large};
-pub use crate::upstream;
+use crate::upstream;
 
 use std::{future::Future, sync::Arc, time::Instant};
 
@@ -45,7 +45,7 @@ use crate::{
 };
 
 /// Proxy one request.
-pub async fn handle(
+pub(crate) async fn handle(
     shared: Arc<Shared>,
     client: &upstream::HttpClient,
     req: Request<Incoming>,

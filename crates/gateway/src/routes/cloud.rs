@@ -25,7 +25,7 @@ use crate::routes::{Provider, ProxyRoute};
 
 /// A cloud request's target and the prefix stripped from its path.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CloudRoute {
+pub(crate) struct CloudRoute {
     /// Bytes of the `/azure`, `/vertex` or `/bedrock` prefix (0 without).
     pub prefix_len: usize,
     /// Which cloud and what its upstream needs.
@@ -34,7 +34,7 @@ pub struct CloudRoute {
 
 /// Which cloud a request goes to.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CloudTarget {
+pub(crate) enum CloudTarget {
     /// Azure OpenAI.
     Azure,
     /// Vertex AI, with the location named in the path (`global` when none).
@@ -51,7 +51,7 @@ pub enum CloudTarget {
 }
 
 /// The cloud route a request takes, if its path is a cloud one.
-pub fn classify(method: &Method, path: &str) -> Option<ProxyRoute> {
+pub(crate) fn classify(method: &Method, path: &str) -> Option<ProxyRoute> {
     let (prefixed, prefix_len, rest) = [("/azure", 0u8), ("/vertex", 1), ("/bedrock", 2)]
         .iter()
         .find_map(|(p, which)| {
@@ -225,7 +225,7 @@ fn bedrock(path: &str, post: bool) -> Option<ProxyRoute> {
 /// A path segment with its `%XX` escapes decoded (an invalid escape stays
 /// as it is): boto3 writes a model id's `:` as `%3A`, the Anthropic SDK
 /// leaves it raw; both name the same model.
-pub fn decode_path_segment(segment: &str) -> String {
+pub(crate) fn decode_path_segment(segment: &str) -> String {
     percent_encoding::percent_decode_str(segment)
         .decode_utf8_lossy()
         .into_owned()

@@ -41,7 +41,7 @@
 
 mod relay;
 mod turns;
-pub mod upstream;
+pub(crate) mod upstream;
 
 use std::sync::Arc;
 
@@ -79,7 +79,11 @@ const MAX_REFUSAL_BODY: usize = 1 << 20;
 /// The route of a WebSocket upgrade the gateway reads: a `GET` with
 /// `Upgrade: websocket` on a Responses path (`/v1/responses`, or the
 /// ChatGPT backend's `…/backend-api/codex/responses`).
-pub fn upgrade_route(method: &Method, path: &str, headers: &HeaderMap) -> Option<ProxyRoute> {
+pub(crate) fn upgrade_route(
+    method: &Method,
+    path: &str,
+    headers: &HeaderMap,
+) -> Option<ProxyRoute> {
     if *method != Method::GET || !is_websocket_upgrade(headers) {
         return None;
     }

@@ -51,7 +51,7 @@ enum End {
 }
 
 /// Relay until one side ends, then close the other.
-pub async fn run<C, U>(
+pub(crate) async fn run<C, U>(
     mut client: WebSocket<C>,
     mut upstream: WebSocket<U>,
     mut turns: Turns,

@@ -26,7 +26,7 @@ use crate::{
 };
 
 /// Turns sent and not yet answered in full, per socket.
-pub const MAX_PENDING: usize = 64;
+pub(crate) const MAX_PENDING: usize = 64;
 
 /// The event types that end a turn.
 const LAST_EVENTS: [&str; 4] = [
@@ -37,7 +37,7 @@ const LAST_EVENTS: [&str; 4] = [
 ];
 
 /// One socket's turns.
-pub struct Turns {
+pub(crate) struct Turns {
     shared: Arc<Shared>,
     route: ProxyRoute,
     path: String,
@@ -48,7 +48,7 @@ pub struct Turns {
 }
 
 /// A client message, read.
-pub enum Outgoing {
+pub(crate) enum Outgoing {
     /// A `response.create`: what to send (repaired in `fix` mode) and the
     /// turn to start once it is sent.
     Turn(Bytes, Box<Outbound>),
@@ -66,7 +66,7 @@ struct Envelope<'a> {
 
 impl Turns {
     /// No turns yet.
-    pub fn new(
+    pub(crate) fn new(
         shared: Arc<Shared>,
         route: ProxyRoute,
         path: String,
@@ -83,7 +83,7 @@ impl Turns {
     }
 
     /// Read a client text message.
-    pub fn client_message(&self, payload: Bytes) -> Outgoing {
+    pub(crate) fn client_message(&self, payload: Bytes) -> Outgoing {
         // `type` as the first or last member without a scan of the body;
         // else the one-pass scan (a serializer that sorts keys puts `type`
         // last, past the whole body); what it cannot read, as before.
@@ -116,7 +116,7 @@ impl Turns {
     }
 
     /// A client binary message: not a Responses request.
-    pub fn client_binary(&self) {
+    pub(crate) fn client_binary(&self) {
         self.shared
             .sinks
             .metrics
@@ -125,7 +125,7 @@ impl Turns {
 
     /// The turn's message is on its way: read it (while the upstream
     /// works) and wait for its events.
-    pub async fn sent(&mut self, outbound: Outbound) {
+    pub(crate) async fn sent(&mut self, outbound: Outbound) {
         let (mut observation, _changes) = outbound.analyze(&self.shared).await;
         observation.on_response(
             ResponseMeta {
@@ -146,7 +146,7 @@ impl Turns {
     }
 
     /// An upstream text message: an event of the oldest open turn.
-    pub fn event(&mut self, payload: &[u8]) {
+    pub(crate) fn event(&mut self, payload: &[u8]) {
         let kind = read_event(payload);
         if kind.is_none() {
             self.shared.sinks.metrics.unparsed_response("invalid");
@@ -164,13 +164,13 @@ impl Turns {
     }
 
     /// Whether every turn sent has been answered in full.
-    pub fn idle(&self) -> bool {
+    pub(crate) fn idle(&self) -> bool {
         self.pending.is_empty()
     }
 
     /// The socket ended: open turns are recorded with what was seen and
     /// `error`.
-    pub fn close(&mut self, error: &str) {
+    pub(crate) fn close(&mut self, error: &str) {
         for mut turn in self.pending.drain(..) {
             turn.stream_failed(&crate::errors::ProxyError::new(
                 crate::errors::ProxyErrorKind::MidStream,

@@ -18,10 +18,10 @@ use crate::{
 };
 
 /// An upstream WebSocket after its `101`.
-pub type UpstreamSocket = yawc::WebSocket<TokioIo<hyper::upgrade::Upgraded>>;
+pub(crate) type UpstreamSocket = yawc::WebSocket<TokioIo<hyper::upgrade::Upgraded>>;
 
 /// The upstream accepted the upgrade.
-pub struct Opened {
+pub(crate) struct Opened {
     /// The socket.
     pub socket: UpstreamSocket,
     /// Its `101` headers.
@@ -36,7 +36,7 @@ impl std::fmt::Debug for Opened {
 
 /// The upstream did not accept the upgrade.
 #[derive(Debug)]
-pub enum OpenError {
+pub(crate) enum OpenError {
     /// It answered, but not with a valid `101`: the client gets this answer.
     Refused(Box<Response<Incoming>>),
     /// No answer (connect, TLS, I/O, a `101` without a valid accept key).
@@ -48,7 +48,7 @@ const GUID: &[u8] = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
 
 /// Open the upstream socket for the client's upgrade request `req`; its
 /// answer is awaited at most `answer_timeout` (the first-byte timeout).
-pub async fn open<B>(
+pub(crate) async fn open<B>(
     pool: &Pool,
     upstream: &Upstream,
     req: &Request<B>,
@@ -156,7 +156,7 @@ fn for_upstream(h: &mut HeaderMap) {
 }
 
 /// `Sec-WebSocket-Accept` for a key.
-pub fn accept_key(key: &[u8]) -> String {
+pub(crate) fn accept_key(key: &[u8]) -> String {
     let mut sha = Sha1::new();
     sha.update(key);
     sha.update(GUID);

@@ -37,14 +37,14 @@ use aws_types::os_shim_internal::Env;
 use tokio::sync::{Mutex, OnceCell};
 
 /// How long after a failed attempt the chain is asked again.
-pub const RETRY_AFTER: Duration = Duration::from_secs(5);
+pub(crate) const RETRY_AFTER: Duration = Duration::from_secs(5);
 /// How long one pass through the chain may take (a `credential_process`,
 /// an SSO or STS call).
 const LOAD_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Why there are no credentials to sign with now.
 #[derive(Debug, thiserror::Error)]
-pub enum Unavailable {
+pub(crate) enum Unavailable {
     /// No source in the chain is configured.
     #[error("no AWS credentials found in the default chain: {0}")]
     NotFound(String),
@@ -57,7 +57,7 @@ pub enum Unavailable {
 }
 
 /// `aws-config`'s default credential chain, cached.
-pub struct Chain {
+pub(crate) struct Chain {
     env: HashMap<String, String>,
     region: String,
     provider: OnceCell<SharedCredentialsProvider>,
@@ -76,7 +76,7 @@ struct State {
 impl Chain {
     /// The chain over `env` (the variables `aws-config` reads), with STS's
     /// region `region`.
-    pub fn new(env: HashMap<String, String>, region: String) -> Chain {
+    pub(crate) fn new(env: HashMap<String, String>, region: String) -> Chain {
         Chain {
             env,
             region,
@@ -86,7 +86,7 @@ impl Chain {
     }
 
     /// The credentials to sign with now: cached, or loaded.
-    pub async fn current(&self) -> Result<Credentials, Unavailable> {
+    pub(crate) async fn current(&self) -> Result<Credentials, Unavailable> {
         let mut state = self.state.lock().await;
         let now = SystemTime::now();
         let (fresh, valid) = match &state.current {

@@ -1,0 +1,191 @@
+//! What a finished response becomes: its view read (if it was not
+//! already), one tool call record per call, the request's record and its
+//! metrics, written by a task of its own ([`Finished::record`]).
+
+use std::{sync::Arc, time::Duration};
+
+use toolwarden_coding::CodingErrorKind;
+use toolwarden_wire::{Dialect, ResponseView};
+
+use super::{Parse, RequestBase, Sinks, guard, now_ms, request::RequestInfo, session};
+use crate::metrics::events::{UnparsedReason, UnparsedResponse, UpstreamFinished};
+use crate::recorder::{Event, RequestRecord, ToolCallRecord};
+
+/// Everything needed to record a finished response, moved to a task.
+pub(super) struct Finished {
+    pub(super) sinks: Arc<Sinks>,
+    pub(super) base: RequestBase,
+    pub(super) request: Option<RequestInfo>,
+    pub(super) overhead: Duration,
+    pub(super) latency: Duration,
+    pub(super) first_byte: Option<Duration>,
+    pub(super) status: u16,
+    pub(super) streaming: bool,
+    pub(super) response: Response,
+    pub(super) error: Option<String>,
+    pub(super) metrics_only: bool,
+}
+
+/// The response's view: read already, or its parse state to finish.
+pub(super) enum Response {
+    Read(Option<ResponseView>),
+    Later(Parse),
+}
+
+impl Finished {
+    pub(super) async fn record(self) {
+        let _done = DoneGuard(self.sinks.clone());
+        let base = self.base;
+        let fallback = || RequestInfo {
+            session: base
+                .header_session
+                .clone()
+                .unwrap_or_else(|| session::from_body(None, || None, None)),
+            model: base.path_model.clone(),
+            parse_error: None,
+        };
+        let info = self.request.unwrap_or_else(fallback);
+        let sinks = &self.sinks;
+        let view = match self.response {
+            Response::Read(view) => view,
+            Response::Later(parse) => response_view(sinks, base.dialect, parse),
+        };
+        let finished_ms = now_ms();
+        let view = view.unwrap_or_default();
+        let model = info.model.clone().or(view.model.clone());
+        // One fingerprint for the response's calls: how a result whose
+        // client rewrote the call id finds its call (`wire::turn`).
+        let turn = (!view.calls.is_empty()).then(|| {
+            let calls = view
+                .calls
+                .iter()
+                .map(|c| (c.name.as_str(), c.arguments.as_str()));
+            i64::from_ne_bytes(toolwarden_wire::turn::fingerprint(calls).to_ne_bytes())
+        });
+        for (index, call) in view.calls.iter().enumerate() {
+            sinks
+                .names
+                .insert(&info.session.id, &call.id, &call.name, finished_ms);
+            let queued = sinks.recorder.record(Event::ToolCall(ToolCallRecord {
+                request_id: base.request_id.clone(),
+                session_id: info.session.id.clone(),
+                provider: base.provider.as_str().to_string(),
+                model: model.clone(),
+                response_id: view.id.clone(),
+                call_index: u32::try_from(index).unwrap_or(u32::MAX),
+                call_id: call.id.clone(),
+                tool: call.name.clone(),
+                arguments_bytes: call.arguments.len() as u64,
+                at_ms: finished_ms,
+                turn,
+            }));
+            if !queued {
+                // Folded into the recorder's counts: so will its result be.
+                sinks
+                    .names
+                    .insert_call(&info.session.id, &call.id, &call.name, finished_ms, true);
+            }
+        }
+        sinks.metrics.emit(UpstreamFinished {
+            provider: base.provider,
+            status: self.status,
+            latency: self.latency,
+            overhead: self.overhead,
+        });
+        if self.metrics_only {
+            return;
+        }
+        sinks.recorder.record(Event::Request(RequestRecord {
+            request_id: base.request_id,
+            session_id: info.session.id,
+            session_source: info.session.source.to_string(),
+            at_ms: base.at_ms,
+            provider: base.provider.as_str().to_string(),
+            dialect: base.dialect.map(|d| d.as_str().to_string()),
+            path: base.path,
+            model,
+            status: self.status,
+            streaming: self.streaming,
+            upstream_latency_ms: self.latency.as_secs_f64() * 1e3,
+            first_byte_ms: self.first_byte.map(|d| d.as_secs_f64() * 1e3),
+            overhead_us: self.overhead.as_secs_f64() * 1e6,
+            input_tokens: view.usage.input_tokens,
+            output_tokens: view.usage.output_tokens,
+            response_id: view.id,
+            repairs: base.repairs,
+            repair_mode: base.repair_mode.to_string(),
+            parse_error: info.parse_error,
+            error: self.error,
+        }));
+    }
+}
+
+/// Marks one pending record as done, however `record` ends.
+struct DoneGuard(Arc<Sinks>);
+
+impl Drop for DoneGuard {
+    fn drop(&mut self) {
+        self.0.done_one();
+    }
+}
+
+pub(super) fn response_view(
+    sinks: &Sinks,
+    dialect: Option<Dialect>,
+    parse: Parse,
+) -> Option<ResponseView> {
+    let outcome = match parse {
+        Parse::Skip => return None,
+        Parse::Stream(parser) => {
+            // A malformed event-stream frame stops the parse (what came
+            // before it is kept): counted.
+            if parser.framing_error().is_some() {
+                sinks.metrics.emit(UnparsedResponse {
+                    reason: UnparsedReason::MalformedFrame,
+                });
+            }
+            guard(move || parser.finish())
+        }
+        Parse::Buffer {
+            buf,
+            limit,
+            codings,
+        } => {
+            let dialect = dialect?;
+            let buf = if codings.is_identity() {
+                buf
+            } else {
+                match codings.decode(&buf, limit) {
+                    Ok(buf) => buf,
+                    Err(e) => {
+                        let reason = match e.kind {
+                            CodingErrorKind::TooLarge => UnparsedReason::TooLarge,
+                            _ => UnparsedReason::Invalid,
+                        };
+                        sinks.metrics.emit(UnparsedResponse { reason });
+                        return None;
+                    }
+                }
+            };
+            match guard(|| toolwarden_wire::response_view(dialect, &buf)) {
+                Ok(Ok(view)) => Ok(view),
+                Ok(Err(_)) => {
+                    sinks.metrics.emit(UnparsedResponse {
+                        reason: UnparsedReason::Invalid,
+                    });
+                    return None;
+                }
+                Err(panic) => Err(panic),
+            }
+        }
+    };
+    match outcome {
+        Ok(view) => Some(view),
+        Err(_) => {
+            sinks.metrics.emit(UnparsedResponse {
+                reason: UnparsedReason::ParserError,
+            });
+            None
+        }
+    }
+}

@@ -1,0 +1,142 @@
+//! Upstream failures and refused requests, answered in the client's
+//! dialect.
+
+use super::*;
+
+async fn json_error(response: Response<Incoming>) -> (StatusCode, serde_json::Value) {
+    let status = response.status();
+    assert_eq!(response.headers()["content-type"], "application/json");
+    let body = body_of(response).await;
+    (status, serde_json::from_slice(&body).unwrap())
+}
+
+#[tokio::test]
+async fn upstream_down_gives_502_in_each_dialect() {
+    let url = dead_upstream_url();
+    let host = "127.0.0.1";
+    let gw = gateway(&url, |_| {}).await;
+
+    let (response, _c) = send(gw.addr(), post("/v1/messages", &[], b"{}")).await;
+    let (status, v) = json_error(response).await;
+    assert_eq!(status, 502);
+    assert_eq!(v["type"], "error");
+    assert_eq!(v["error"]["type"], "api_error");
+    let message = v["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains(host) && message.contains("could not connect"),
+        "{message}"
+    );
+
+    let (response, _c) = send(gw.addr(), post("/v1/chat/completions", &[], b"{}")).await;
+    let (status, v) = json_error(response).await;
+    assert_eq!(status, 502);
+    assert_eq!(v["error"]["type"], "upstream_error");
+    assert_eq!(v["error"]["code"], "upstream_connect_error");
+
+    let (response, _c) = send(
+        gw.addr(),
+        post("/v1beta/models/gemini-2.5-pro:generateContent", &[], b"{}"),
+    )
+    .await;
+    let (status, v) = json_error(response).await;
+    assert_eq!(status, 502);
+    assert_eq!(v["error"]["code"], 502);
+    assert_eq!(v["error"]["status"], "UNAVAILABLE");
+
+    // The gateway stays up and counts the failures.
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let metrics = gw.metrics();
+    assert_eq!(
+        metrics.counter(UPSTREAM_REQUESTS_TOTAL, &["anthropic", "502"]),
+        1
+    );
+    assert_eq!(
+        metrics.counter(UPSTREAM_REQUESTS_TOTAL, &["openai", "502"]),
+        1
+    );
+    assert_eq!(
+        metrics.counter(UPSTREAM_REQUESTS_TOTAL, &["gemini", "502"]),
+        1
+    );
+    gw.shutdown().await;
+}
+
+#[tokio::test]
+async fn no_first_byte_gives_504() {
+    let up = upstream(handler(|_| std::future::pending::<Response<UpBody>>())).await;
+    let gw = gateway(&format!("http://{}", up.addr), |c| {
+        c.first_byte_timeout = Some(Duration::from_millis(300));
+    })
+    .await;
+    let mut up = up;
+    let addr = gw.addr();
+    let client = tokio::spawn(async move {
+        let (response, _c) = send(addr, post("/v1/messages", &[], b"{}")).await;
+        json_error(response).await
+    });
+    up.received.recv().await.unwrap();
+    // The request is at the upstream, which never answers. (The gateway's
+    // workers run their own clocks: a test's paused clock does not reach them.)
+    let (status, v) = client.await.unwrap();
+    assert_eq!(status, 504);
+    let message = v["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("timed out waiting for upstream"),
+        "{message}"
+    );
+    assert!(message.contains("300 ms"), "{message}");
+    gw.shutdown().await;
+}
+
+#[tokio::test]
+async fn reset_mid_stream_appends_the_dialect_error_event() {
+    let (tx, rx) = mpsc::channel(8);
+    let up = upstream(sse_upstream(Arc::new(Mutex::new(Some(rx))))).await;
+    let gw = gateway(&format!("http://{}", up.addr), |_| {}).await;
+    let (response, _conn) = send(
+        gw.addr(),
+        post("/v1/messages", &[], b"{\"model\":\"m\",\"stream\":true}"),
+    )
+    .await;
+    let first = "event: message_start\ndata: {\"type\":\"message_start\"}\n\n";
+    tx.send(data(first)).await.unwrap();
+    let mut body = response.into_body();
+    let frame = body.frame().await.unwrap().unwrap();
+    assert_eq!(frame.into_data().unwrap(), first.as_bytes());
+    // Now the upstream connection breaks.
+    tx.send(Err(std::io::Error::other("boom"))).await.unwrap();
+    let rest = body.collect().await.unwrap().to_bytes();
+    let rest = std::str::from_utf8(&rest).unwrap();
+    assert!(
+        rest.starts_with(
+            "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"api_error\""
+        ),
+        "{rest}"
+    );
+    assert!(
+        rest.contains("stream from upstream 127.0.0.1 broke"),
+        "{rest}"
+    );
+    assert!(rest.ends_with("\n\n"));
+    gw.shutdown().await;
+}
+
+#[tokio::test]
+async fn oversized_request_gets_413_and_is_not_forwarded() {
+    let mut up = upstream(handler(|_| async { full(200, &[], b"{}") })).await;
+    let gw = gateway(&format!("http://{}", up.addr), |c| c.max_request_bytes = 16).await;
+    let (response, _c) = send(
+        gw.addr(),
+        post(
+            "/v1/chat/completions",
+            &[],
+            b"{\"model\":\"0123456789abcdef\"}",
+        ),
+    )
+    .await;
+    let (status, v) = json_error(response).await;
+    assert_eq!(status, 413);
+    assert_eq!(v["error"]["code"], "request_too_large");
+    assert!(up.received.try_recv().is_err());
+    gw.shutdown().await;
+}
