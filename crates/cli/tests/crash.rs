@@ -48,7 +48,8 @@ impl Served {
     /// Starts `toolwarden serve` on `db` in `dir`, relaying to `upstream`.
     fn start(dir: &Path, db: &Path, upstream: &str, extra: &[&str]) -> Served {
         let database = format!("sqlite://{}", db.display());
-        let mut child = Command::new(env!("CARGO_BIN_EXE_toolwarden"))
+        let mut command = Command::new(env!("CARGO_BIN_EXE_toolwarden"));
+        command
             .current_dir(dir)
             .args([
                 "serve",
@@ -61,7 +62,14 @@ impl Served {
                 "--record-flush-ms",
                 &FLUSH_MS.to_string(),
             ])
-            .args(extra)
+            .args(extra);
+        Served::spawn(command)
+    }
+
+    /// Spawns `command` (a `toolwarden serve`) and waits until it listens;
+    /// its log's warnings and errors go to the test's output.
+    fn spawn(mut command: Command) -> Served {
+        let mut child = command
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -77,8 +85,7 @@ impl Served {
                 break a.parse().expect("address");
             }
         };
-        // Keep reading its log so it never blocks on a full pipe; its
-        // warnings and errors go to the test's output.
+        // Keep reading its log so it never blocks on a full pipe.
         std::thread::spawn(move || {
             for line in lines.map_while(Result::ok) {
                 if line.contains("WARN") || line.contains("ERROR") {
@@ -123,22 +130,28 @@ impl Drop for Served {
 /// One request with session `session` on a connection of its own; the
 /// response's status, or `None` if the gateway did not answer.
 fn post(addr: SocketAddr, session: &str) -> Option<u16> {
-    let mut s = TcpStream::connect(addr).ok()?;
-    s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
-    let head = format!(
-        "POST /v1/messages HTTP/1.1\r\nhost: gw.test\r\ncontent-type: application/json\r\n\
-         x-api-key: k\r\nanthropic-version: 2023-06-01\r\nx-session-id: {session}\r\n\
-         content-length: {}\r\nconnection: close\r\n\r\n{BODY}",
-        BODY.len()
-    );
-    s.write_all(head.as_bytes()).ok()?;
-    let mut out = Vec::new();
-    s.read_to_end(&mut out).ok()?;
-    let text = String::from_utf8_lossy(&out);
+    let text = exchange(addr, session, BODY, Duration::from_secs(5))?;
     if !text.contains("\r\n\r\n") {
         return None;
     }
     text.split(' ').nth(1).and_then(|c| c.parse().ok())
+}
+
+/// `POST /v1/messages` with `body` and session `session` on a connection
+/// of its own (closed after it); what came back, read until `timeout`.
+fn exchange(addr: SocketAddr, session: &str, body: &str, timeout: Duration) -> Option<String> {
+    let mut s = TcpStream::connect(addr).ok()?;
+    s.set_read_timeout(Some(timeout)).ok()?;
+    let head = format!(
+        "POST /v1/messages HTTP/1.1\r\nhost: gw.test\r\ncontent-type: application/json\r\n\
+         x-api-key: k\r\nanthropic-version: 2023-06-01\r\nx-session-id: {session}\r\n\
+         content-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    s.write_all(head.as_bytes()).ok()?;
+    let mut out = Vec::new();
+    s.read_to_end(&mut out).ok()?;
+    Some(String::from_utf8_lossy(&out).into_owned())
 }
 
 /// `GET path`, the body.

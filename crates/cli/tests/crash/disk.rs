@@ -69,15 +69,7 @@ fn a_full_disk_during_load_keeps_the_proxy_serving_and_recording_resumes() {
     fill_up(&filler);
     let before_full = answered.0.lock().unwrap().len();
     // Load against the full disk until writes have failed for a while.
-    let full_at = Instant::now();
-    let mut errors = 0;
-    while full_at.elapsed() < Duration::from_secs(8) {
-        std::thread::sleep(Duration::from_millis(200));
-        errors = recorder(gw.addr).2;
-        if errors >= 3 && full_at.elapsed() > Duration::from_secs(2) {
-            break;
-        }
-    }
+    let errors = failed_writes(gw.addr);
     let served_while_full = answered.0.lock().unwrap().len();
     assert!(errors > 0, "no write failed on a full disk");
     assert!(
@@ -91,14 +83,7 @@ fn a_full_disk_during_load_keeps_the_proxy_serving_and_recording_resumes() {
         c.join().unwrap();
     }
     // Recording resumes: the backlog is written within the retry backoff.
-    let resumed = Instant::now();
-    let (written, dropped, errors, backlog) = loop {
-        let r = recorder(gw.addr);
-        if r.3 == 0 || resumed.elapsed() > Duration::from_secs(15) {
-            break r;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let (written, dropped, errors, backlog) = drained(gw.addr);
     let answered = answered.0.lock().unwrap().clone();
     eprintln!(
         "full disk: {} requests answered ({served_while_full} by the end of the full spell), \
@@ -138,37 +123,16 @@ fn serve_unprivileged(dir: &Path, db: &Path, upstream: &str) -> Served {
         .expect("run chown");
     assert!(ok.success(), "chown {}", dir.display());
     let database = format!("sqlite://{}", db.display());
-    let mut child = Command::new("setpriv")
+    let mut command = Command::new("setpriv");
+    command
         .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
         .arg(env!("CARGO_BIN_EXE_toolwarden"))
         .current_dir(dir)
         .args(["serve", "--listen", "127.0.0.1:0", "--database", &database])
         .args(["--anthropic-upstream", upstream])
         // One pooled connection: the one replaced after a failed batch.
-        .args(["--database-max-connections", "1"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start toolwarden serve");
-    let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
-    let addr = loop {
-        let line = lines
-            .next()
-            .expect("toolwarden serve ended before listening")
-            .expect("read stderr");
-        if let Some(a) = line.strip_prefix("toolwarden: listening on http://") {
-            break a.parse().expect("address");
-        }
-    };
-    std::thread::spawn(move || {
-        for line in lines.map_while(Result::ok) {
-            if line.contains("WARN") || line.contains("ERROR") {
-                eprintln!("gateway: {line}");
-            }
-        }
-    });
-    Served { child, addr }
+        .args(["--database-max-connections", "1"]);
+    Served::spawn(command)
 }
 
 /// `chmod mode` on the database file, its WAL and shared-memory files and
@@ -218,15 +182,7 @@ fn a_read_only_database_during_load_keeps_the_proxy_serving_and_recording_resume
     std::thread::sleep(Duration::from_millis(5500));
     lock.release();
     let before = answered.0.lock().unwrap().len();
-    let ro_at = Instant::now();
-    let mut errors = 0;
-    while ro_at.elapsed() < Duration::from_secs(8) {
-        std::thread::sleep(Duration::from_millis(200));
-        errors = recorder(gw.addr).2;
-        if errors >= 3 && ro_at.elapsed() > Duration::from_secs(2) {
-            break;
-        }
-    }
+    let errors = failed_writes(gw.addr);
     let served_read_only = answered.0.lock().unwrap().len();
     assert!(errors > 0, "no write failed on a read-only database");
     assert!(
@@ -239,14 +195,7 @@ fn a_read_only_database_during_load_keeps_the_proxy_serving_and_recording_resume
     for c in clients {
         c.join().unwrap();
     }
-    let resumed = Instant::now();
-    let (written, dropped, errors, backlog) = loop {
-        let r = recorder(gw.addr);
-        if r.3 == 0 || resumed.elapsed() > Duration::from_secs(15) {
-            break r;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let (written, dropped, errors, backlog) = drained(gw.addr);
     // New events after it is writable again.
     for k in 0..5 {
         assert_eq!(post(gw.addr, &format!("after-{k}")), Some(200));
@@ -278,5 +227,33 @@ fn a_read_only_database_during_load_keeps_the_proxy_serving_and_recording_resume
             recorded.contains(&format!("after-{k}")),
             "after-{k} not recorded"
         );
+    }
+}
+
+/// Failed writes, once the load has gone on against the refusing file
+/// system until writes have failed for a while (at least 3 failures and
+/// 2 s, at most 8 s).
+fn failed_writes(addr: SocketAddr) -> u64 {
+    let since = Instant::now();
+    let mut errors = 0;
+    while since.elapsed() < Duration::from_secs(8) {
+        std::thread::sleep(Duration::from_millis(200));
+        errors = recorder(addr).2;
+        if errors >= 3 && since.elapsed() > Duration::from_secs(2) {
+            break;
+        }
+    }
+    errors
+}
+
+/// The recorder's counters once its backlog is written (at most 15 s).
+fn drained(addr: SocketAddr) -> (u64, u64, u64, u64) {
+    let since = Instant::now();
+    loop {
+        let r = recorder(addr);
+        if r.3 == 0 || since.elapsed() > Duration::from_secs(15) {
+            return r;
+        }
+        std::thread::sleep(Duration::from_millis(100));
     }
 }

@@ -15,18 +15,7 @@ fn failing(id: &str) -> String {
 
 /// `POST /v1/messages` with `body` and session `session`; the status.
 fn post_body(addr: SocketAddr, session: &str, body: &str) -> Option<u16> {
-    let mut s = TcpStream::connect(addr).ok()?;
-    s.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
-    let head = format!(
-        "POST /v1/messages HTTP/1.1\r\nhost: gw.test\r\ncontent-type: application/json\r\n\
-         x-api-key: k\r\nanthropic-version: 2023-06-01\r\nx-session-id: {session}\r\n\
-         content-length: {}\r\nconnection: close\r\n\r\n{body}",
-        body.len()
-    );
-    s.write_all(head.as_bytes()).ok()?;
-    let mut out = Vec::new();
-    s.read_to_end(&mut out).ok()?;
-    let text = String::from_utf8_lossy(&out);
+    let text = exchange(addr, session, body, Duration::from_secs(10))?;
     text.split(' ').nth(1).and_then(|c| c.parse().ok())
 }
 
