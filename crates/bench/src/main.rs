@@ -23,16 +23,19 @@
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
+mod admin;
 mod alerts;
 mod bodies;
 mod child;
+mod floor;
 mod load;
 mod soak;
 mod soak_check;
 
 use std::{process::ExitCode, time::Duration};
 
-use bytes::Bytes;
+use admin::{drain, overhead_totals, recorder_counts};
+use floor::Floor;
 use load::{Conn, Shape, percentile_ms, sequential, throughput};
 use toolwarden_mock_provider::{Fault, MockOptions, MockProvider};
 
@@ -570,135 +573,4 @@ async fn run(args: Args) -> Result<(), String> {
         }
     );
     Ok(())
-}
-
-async fn fetch_metrics(addr: std::net::SocketAddr) -> Result<String, String> {
-    get(addr, "/metrics").await
-}
-
-/// The body of `GET path` on `addr`.
-async fn get(addr: std::net::SocketAddr, path: &str) -> Result<String, String> {
-    use http_body_util::{BodyExt, Empty};
-    let tcp = tokio::net::TcpStream::connect(addr)
-        .await
-        .map_err(|e| format!("GET {path}: {e}"))?;
-    let (mut send, conn) =
-        hyper::client::conn::http1::handshake::<_, Empty<Bytes>>(hyper_util::rt::TokioIo::new(tcp))
-            .await
-            .map_err(|e| format!("GET {path}: {e}"))?;
-    tokio::spawn(conn);
-    let req = http::Request::get(path)
-        .header("host", addr.to_string())
-        .body(Empty::new())
-        .map_err(|e| format!("GET {path}: {e}"))?;
-    let resp = send
-        .send_request(req)
-        .await
-        .map_err(|e| format!("GET {path}: {e}"))?;
-    let body = resp
-        .into_body()
-        .collect()
-        .await
-        .map_err(|e| format!("GET {path}: {e}"))?
-        .to_bytes();
-    Ok(String::from_utf8_lossy(&body).into_owned())
-}
-
-/// (events dropped, events written) so far, from the gateway's `/metrics`.
-async fn recorder_counts(addr: std::net::SocketAddr) -> Result<(f64, f64), String> {
-    let m = fetch_metrics(addr).await?;
-    Ok((
-        metric(&m, "toolwarden_events_dropped_total"),
-        metric(&m, "toolwarden_events_written_total"),
-    ))
-}
-
-/// Waits (at most 10 s) until the recorder has written everything: its
-/// written count stops moving.
-async fn drain(addr: std::net::SocketAddr) {
-    let mut last = f64::NAN;
-    for _ in 0..30 {
-        let Ok((_, written)) = recorder_counts(addr).await else {
-            return;
-        };
-        if written == last {
-            return;
-        }
-        last = written;
-        tokio::time::sleep(Duration::from_millis(330)).await;
-    }
-}
-
-/// A floor process measured beside the gateway: its latency blocks (each
-/// block's p50 minus the direct p50 just before it) and its CPU.
-struct Floor {
-    child: child::GatewayChild,
-    cpu_start: f64,
-    added_ms: Vec<f64>,
-    requests: usize,
-}
-
-impl Floor {
-    fn new(child: child::GatewayChild) -> Floor {
-        Floor {
-            cpu_start: child.cpu_secs(),
-            child,
-            added_ms: Vec::new(),
-            requests: 0,
-        }
-    }
-
-    /// One block of `n` sequential requests, against the direct p50 `direct_p50`.
-    async fn block(
-        &mut self,
-        shape: &Shape,
-        n: usize,
-        session: &dyn Fn(usize) -> Option<String>,
-        direct_p50: f64,
-    ) -> Result<(), String> {
-        let (mut totals, _) = sequential(self.child.addr, shape, n, session).await?;
-        self.added_ms
-            .push(percentile_ms(&mut totals, 50.0) - direct_p50);
-        self.requests += totals.len();
-        Ok(())
-    }
-
-    /// The median added p50 over the blocks and the CPU per request so far.
-    fn row(&mut self, what: &str) -> Row {
-        let cpu_us = (self.child.cpu_secs() - self.cpu_start) * 1e6 / self.requests.max(1) as f64;
-        self.added_ms.sort_by(f64::total_cmp);
-        let added = self
-            .added_ms
-            .get(self.added_ms.len() / 2)
-            .copied()
-            .unwrap_or(f64::NAN);
-        Row {
-            what: format!("{what} ({}): added p50 / CPU per request", self.requests),
-            direct: "–".into(),
-            gateway: format!("{cpu_us:.1} µs CPU"),
-            delta: format!("+{}", ms(added)),
-            target: "reference",
-        }
-    }
-}
-
-/// (sum, count) of the gateway-overhead histogram.
-async fn overhead_totals(addr: std::net::SocketAddr) -> Result<(f64, f64), String> {
-    let m = fetch_metrics(addr).await?;
-    Ok((
-        metric(&m, "toolwarden_gateway_overhead_seconds_sum"),
-        metric(&m, "toolwarden_gateway_overhead_seconds_count"),
-    ))
-}
-
-/// Sum of a metric's samples (all label sets).
-fn metric(text: &str, name: &str) -> f64 {
-    text.lines()
-        .filter(|l| !l.starts_with('#'))
-        .filter_map(|l| {
-            let (series, value) = l.rsplit_once(' ')?;
-            let n = series.split('{').next()?;
-            (n == name).then(|| value.parse::<f64>().ok()).flatten()
-        })
-        .sum()
 }

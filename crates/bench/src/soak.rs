@@ -311,7 +311,7 @@ struct Health {
 }
 
 async fn healthz(addr: SocketAddr) -> Result<Health, String> {
-    let body = crate::get(addr, "/healthz").await?;
+    let body = crate::admin::get(addr, "/healthz").await?;
     let v: serde_json::Value =
         serde_json::from_str(&body).map_err(|e| format!("/healthz: {e}: {body}"))?;
     let n = |k: &str| v["recorder"][k].as_u64().unwrap_or(0);
