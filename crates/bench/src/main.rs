@@ -46,16 +46,36 @@ struct Args {
     throughput_requests: usize,
     ttfb_requests: usize,
     streams: usize,
-    /// Record to SQLite + JSONL (the default and the measure that counts);
-    /// `--record off` shows what recording costs.
-    record: bool,
+    /// What the gateway records to: SQLite + JSONL (the default and the
+    /// measure that counts), SQLite only (`serve`'s default), or nothing
+    /// (`--record off` shows what recording costs).
+    record: Record,
     /// Requests per gateway in the alerts off/on comparison (0: skipped).
     alerts_requests: usize,
     /// Issue 14: seconds of soak instead of the benchmark (0: benchmark).
     soak: u64,
 }
 
-const USAGE: &str = "usage: toolwarden-bench [--requests N] [--conns N] [--throughput-requests N] [--ttfb-requests N] [--streams N] [--record on|off] [--alerts-requests N] [--soak SECONDS]";
+const USAGE: &str = "usage: toolwarden-bench [--requests N] [--conns N] [--throughput-requests N] [--ttfb-requests N] [--streams N] [--record on|sqlite|off] [--alerts-requests N] [--soak SECONDS]";
+
+/// What the measured gateway records to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Record {
+    SqliteAndJsonl,
+    Sqlite,
+    Off,
+}
+
+impl Record {
+    /// How the bench's rows and summary line name it.
+    fn describe(self) -> &'static str {
+        match self {
+            Record::SqliteAndJsonl => "recording to SQLite + JSONL",
+            Record::Sqlite => "recording to SQLite only (no JSONL, as `serve` by default)",
+            Record::Off => "with recording OFF (no database, no JSONL)",
+        }
+    }
+}
 
 fn parse(args: &[String]) -> Result<Args, String> {
     let mut a = Args {
@@ -64,7 +84,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
         throughput_requests: 40_000,
         ttfb_requests: 5_000,
         streams: 1_000,
-        record: true,
+        record: Record::SqliteAndJsonl,
         alerts_requests: 0,
         soak: 0,
     };
@@ -75,9 +95,14 @@ fn parse(args: &[String]) -> Result<Args, String> {
             .ok_or_else(|| format!("{flag} needs a value\n{USAGE}"))?;
         if flag == "--record" {
             a.record = match value.as_str() {
-                "on" => true,
-                "off" => false,
-                other => return Err(format!("--record {other}: expected on or off\n{USAGE}")),
+                "on" => Record::SqliteAndJsonl,
+                "sqlite" => Record::Sqlite,
+                "off" => Record::Off,
+                other => {
+                    return Err(format!(
+                        "--record {other}: expected on, sqlite or off\n{USAGE}"
+                    ));
+                }
             };
             continue;
         }
@@ -212,10 +237,10 @@ async fn run(args: Args) -> Result<(), String> {
     let db = format!("sqlite://{}", dir.path().join("bench.db").display());
     let jsonl = dir.path().join("events.jsonl");
     let exe = std::env::current_exe().map_err(|e| format!("current exe: {e}"))?;
-    let (db, jsonl) = if args.record {
-        (db, jsonl.display().to_string())
-    } else {
-        ("-".to_string(), "-".to_string())
+    let (db, jsonl) = match args.record {
+        Record::SqliteAndJsonl => (db, jsonl.display().to_string()),
+        Record::Sqlite => (db, "-".to_string()),
+        Record::Off => ("-".to_string(), "-".to_string()),
     };
     let gw = child::GatewayChild::spawn(&exe, &mock.base_url(), &db, &jsonl)?;
     let direct = mock.addr();
@@ -359,7 +384,11 @@ async fn run(args: Args) -> Result<(), String> {
     rows.push(Row {
         what: format!(
             "gateway CPU per proxied request, 1 connection ({gw_requests} requests, recording {})",
-            if args.record { "on" } else { "OFF" }
+            match args.record {
+                Record::SqliteAndJsonl => "on",
+                Record::Sqlite => "on, SQLite only",
+                Record::Off => "OFF",
+            }
         ),
         direct: "–".into(),
         gateway: format!("{cpu_us:.1} µs"),
@@ -566,11 +595,32 @@ async fn run(args: Args) -> Result<(), String> {
         std::thread::available_parallelism()
             .map(|n| n.get())
             .unwrap_or(0),
-        if args.record {
-            "recording to SQLite + JSONL"
-        } else {
-            "with recording OFF (no database, no JSONL)"
-        }
+        args.record.describe()
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(v: &[&str]) -> Result<Args, String> {
+        parse(&v.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn record_takes_on_sqlite_or_off() {
+        assert_eq!(args(&[]).unwrap().record, Record::SqliteAndJsonl);
+        assert_eq!(
+            args(&["--record", "on"]).unwrap().record,
+            Record::SqliteAndJsonl
+        );
+        assert_eq!(
+            args(&["--record", "sqlite"]).unwrap().record,
+            Record::Sqlite
+        );
+        assert_eq!(args(&["--record", "off"]).unwrap().record, Record::Off);
+        let err = args(&["--record", "jsonl"]).unwrap_err();
+        assert!(err.contains("expected on, sqlite or off"), "{err}");
+    }
 }
