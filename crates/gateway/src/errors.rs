@@ -1,5 +1,5 @@
 //! Proxy errors and the ONE place that turns them into what the client
-//! sees: [`error_response`] (a whole response in the client's own dialect's
+//! sees: [`error_response`](crate::body::error_response) (a whole response in the client's own dialect's
 //! error envelope) and [`stream_error_event`] (the dialect's error event,
 //! appended to a stream that broke midway).
 //!

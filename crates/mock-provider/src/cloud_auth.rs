@@ -17,7 +17,7 @@
 //!   answer) for a web identity token; STS `AssumeRole` and the SSO
 //!   portal in [`crate::aws_federation`], which the server asks first.
 //!
-//! Every request is counted ([`crate::MockHandle::received`] when recording).
+//! Every request is counted ([`crate::MockProvider::received`] when recording).
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 

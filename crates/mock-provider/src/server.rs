@@ -413,7 +413,7 @@ fn apply_body_fault(fault: &Fault, mut chunks: Vec<Bytes>, streaming: bool) -> (
     }
 }
 
-/// `n` chunks and half of the next, then a reset ([`MockOptions::cut_stream`]).
+/// `n` chunks and half of the next, then a reset ([`crate::MockOptions::cut_stream`]).
 fn cut_midway(mut chunks: Vec<Bytes>, n: usize) -> (Vec<Bytes>, End) {
     if let Some(next) = chunks.get(n).cloned() {
         chunks.truncate(n);

@@ -12,7 +12,7 @@
 //! - failure verdicts: explicit flags first, the content [`detect::Detector`]
 //!   where the API has none;
 //! - [`validate`]: the pairing defects a strict provider rejects, and
-//!   [`repair`]: a corrected body with nothing else changed;
+//!   [`repair()`]: a corrected body with nothing else changed;
 //! - [`render_results`]: a [`ToolOutcome`] as the dialect's tool-result message(s).
 //!
 //! Everything here is a pure function over bytes: no I/O, no panics on any

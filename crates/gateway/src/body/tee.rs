@@ -1,7 +1,7 @@
 //! The response body as it passes: each frame goes to the client as soon as
 //! the upstream yields it (no buffering) and, by reference, to the
 //! [`Observation`]. The proxy may have taken the first frame already
-//! ([`crate::proxy::first_frame`]), so that the response head and the first bytes
+//! (`proxy::first_frame`), so that the response head and the first bytes
 //! leave in one write; it is passed on first. When the upstream breaks midway the dialect's error
 //! event is appended (if the response has no fixed length) and the stream
 //! ends. Dropping a `TeeBody` — the client went away — drops the upstream
@@ -34,7 +34,7 @@ pub(crate) struct TeeBody {
     upstream_host: String,
     /// No `content-length`: an error event can be appended.
     can_append: bool,
-    /// A frame taken before the response head was sent (see [`crate::proxy::first_frame`]).
+    /// A frame taken before the response head was sent (see `proxy::first_frame`).
     first: Option<Prefetched>,
     state: State,
     /// A Bedrock event stream relayed whole frames at a time (issue 18).

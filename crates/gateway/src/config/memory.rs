@@ -1,6 +1,6 @@
 //! Memory bounds (issue 14): every cache and queue the gateway keeps
 //! between requests, with its default. Read as top-level keys of
-//! [`RawConfig`](super::RawConfig) (TOML, `TOOLWARDEN_*`, `serve` flags),
+//! [`super::RawConfig`] (TOML, `TOOLWARDEN_*`, `serve` flags),
 //! validated here into [`MemoryBounds`].
 
 use std::time::Duration;

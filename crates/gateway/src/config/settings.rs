@@ -1,4 +1,4 @@
-//! The settings' field list, written once. Each row of [`settings!`] is a
+//! The settings' field list, written once. Each row of `settings!` is a
 //! TOML key of [`RawConfig`]; its environment variable
 //! (`TOOLWARDEN_` + the upper-cased key), its `serve` flag (`--` + the key
 //! with `-` for `_`), its help text and the README's table all come from

@@ -16,7 +16,7 @@
 //! parsed as markup. The assets are embedded with `include_str!` and load
 //! nothing from elsewhere; a strict Content-Security-Policy backs that up.
 //!
-//! Access: [`access`] is the admin router's middleware, deciding with
+//! Access: [`access()`] is the admin router's middleware, deciding with
 //! [`AccessPolicy`](access::AccessPolicy) (loopback clients of a loopback-bound gateway, else the
 //! admin token as `Authorization: Bearer`; the page sends the token it was
 //! given once, kept in `sessionStorage`).
@@ -36,7 +36,7 @@ pub(crate) use access::access;
 
 /// The dashboard's routes (page, assets, `/api/sessions/{id}`,
 /// `/api/health`), without the access check: the admin router applies
-/// [`access`] to everything it serves.
+/// [`access()`] to everything it serves.
 pub(crate) fn routes() -> Router<AdminState> {
     Router::new()
         .route("/", get(assets::index))

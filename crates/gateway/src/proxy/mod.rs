@@ -8,7 +8,7 @@
 //!    and, once the request is on its way upstream, record its new tool
 //!    results (while the upstream works). One pass over the body gives
 //!    both the pairing and the view (`toolwarden_wire::inspect`, kept with
-//!    the body in a [`ReadBody`]);
+//!    the body in a [`ReadBody`](crate::observe::request::ReadBody));
 //! 3. forward to the provider's upstream — the client's path and query
 //!    appended to the base URL, headers unchanged except hop-by-hop and
 //!    `host` ([`headers`]) — with the connect and first-byte timeouts;

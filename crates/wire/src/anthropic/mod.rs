@@ -6,7 +6,7 @@
 //!
 //! - [`request_view`](crate::request_view): typed borrowed parsing, no
 //!   intermediate `Value` (see `model`); verdict rules in `view`.
-//! - [`validate`](crate::validate) / [`repair`](crate::repair): `validate`,
+//! - [`validate`](crate::validate) / [`repair`](crate::repair()): `validate`,
 //!   `repair` (byte-exact splicing).
 //! - [`StreamState`]: the SSE stream.
 //! - [`render_results`](crate::render_results): one `user` message with a

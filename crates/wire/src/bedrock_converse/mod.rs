@@ -5,7 +5,7 @@
 //!
 //! - [`request_view`](crate::request_view): borrowed serde shapes (`model`),
 //!   verdict rules in `view`.
-//! - [`validate`](crate::validate) / [`repair`](crate::repair): Bedrock's
+//! - [`validate`](crate::validate) / [`repair`](crate::repair()): Bedrock's
 //!   `ValidationException` rules and texts, byte-exact repair.
 //! - [`response_view`](crate::response_view): `output.message.content[]`,
 //!   `stopReason`, `usage`.

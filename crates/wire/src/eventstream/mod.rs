@@ -11,7 +11,7 @@
 //!   every malformed input is a typed [`EventStreamError`], never a panic.
 //!   [`Decoder::feed`] does both at once without copying: frames whole in
 //!   the chunk are read where they are (what the stream parser uses).
-//! - [`encode`] / [`encode_event`] / [`encode_exception`]: the other way
+//! - [`encode()`] / [`encode_event`] / [`encode_exception`]: the other way
 //!   (tests, the mock provider, benches).
 //! - [`invoke_chunk`] / [`encode_invoke_chunk`]: the `{"bytes":"<base64>"}`
 //!   payload of `InvokeModelWithResponseStream` `chunk` events.

@@ -26,7 +26,7 @@ const NO_RESULT: &str = "The tool produced no result for this call.";
 const PLACEHOLDER_TURN: &str =
     r#"{"role":"user","parts":[{"text":"(earlier conversation omitted)"}]}"#;
 
-/// See [`crate::repair`].
+/// See [`crate::repair()`].
 pub(crate) fn repair(bytes: &[u8]) -> Result<Repaired<'_>, WireError> {
     crate::splice::expect_object(bytes)?;
     let body: Body<'_> = serde_json::from_str(crate::splice::utf8(bytes)?)?;

@@ -9,7 +9,7 @@
 //! - `validate` / `repair`: OpenAI's pairing rules, byte-exact splicing;
 //! - [`StreamState`]: index-based `tool_calls` deltas, parallel calls;
 //! - `render_results`: one `tool` message per outcome, failures framed by
-//!   [`ToolOutcome::flagless_text`].
+//!   [`ToolOutcome::flagless_text`](toolwarden_core::ToolOutcome::flagless_text).
 
 mod layout;
 mod model;

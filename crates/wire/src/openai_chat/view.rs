@@ -39,7 +39,7 @@ pub(crate) fn request_view<'a>(body: &'a [u8]) -> Result<RequestView<'a>, WireEr
 
 /// See [`crate::inspect`]: the view and, from the same parse, the roles
 /// and ids validation looks at. A body the view refuses is validated on
-/// its own, so the defects are always those [`super::validate`] finds.
+/// its own, so the defects are always those [`super::validate()`] finds.
 pub(crate) fn inspect(body: &[u8]) -> crate::Inspection<'_> {
     crate::Inspection::of(read(body, true), || super::validate(body))
 }

@@ -8,8 +8,8 @@
 //! output whose call is not in the body is then not a defect, and its tool
 //! name is unknown here (`None`).
 //!
-//! - [`request_view`] reads the `input` items with borrowed, typed serde;
-//!   an output's text stays raw JSON until read ([`read_result`]: status
+//! - `request_view` reads the `input` items with borrowed, typed serde;
+//!   an output's text stays raw JSON until read (`read_result`: status
 //!   `incomplete`/`failed`, then MCP `isError`, then the detector);
 //! - validation and repair share one pairing plan (`pairing`);
 //! - [`StreamState`] reassembles `response.*` stream events.

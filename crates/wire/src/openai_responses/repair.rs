@@ -28,7 +28,7 @@ pub(crate) fn no_result_text() -> String {
     )
 }
 
-/// See [`crate::repair`].
+/// See [`crate::repair()`].
 pub(crate) fn repair(bytes: &[u8]) -> Result<Repaired<'_>, WireError> {
     let parsed = Parsed::new(bytes)?;
     let slots = parsed.slots();

@@ -49,7 +49,7 @@ pub(crate) fn request_view<'a>(bytes: &'a [u8]) -> Result<RequestView<'a>, WireE
     read(bytes, false).map(|(view, _)| view)
 }
 
-/// See [`crate::inspect`]: the view and the defects [`validate`] finds,
+/// See [`crate::inspect`]: the view and the defects [`validate`](crate::validate()) finds,
 /// from one parse and one pairing plan.
 pub(crate) fn inspect(bytes: &[u8]) -> crate::Inspection<'_> {
     crate::Inspection::of(read(bytes, true), || super::validate(bytes))
