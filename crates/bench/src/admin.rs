@@ -5,7 +5,7 @@ use std::{net::SocketAddr, time::Duration};
 
 use bytes::Bytes;
 
-pub(crate) async fn fetch_metrics(addr: SocketAddr) -> Result<String, String> {
+async fn fetch_metrics(addr: SocketAddr) -> Result<String, String> {
     get(addr, "/metrics").await
 }
 
@@ -72,7 +72,7 @@ pub(crate) async fn overhead_totals(addr: SocketAddr) -> Result<(f64, f64), Stri
 }
 
 /// Sum of a metric's samples (all label sets).
-pub(crate) fn metric(text: &str, name: &str) -> f64 {
+fn metric(text: &str, name: &str) -> f64 {
     text.lines()
         .filter(|l| !l.starts_with('#'))
         .filter_map(|l| {

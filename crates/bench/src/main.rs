@@ -3,12 +3,14 @@
 //!
 //! The mock provider runs in this process; the gateway runs in a child
 //! process (this binary re-executed with `--serve-gateway`) recording to a
-//! temporary SQLite database and JSONL file, so its CPU time and RSS are the
-//! kernel's accounting of the gateway alone. Prints a markdown table.
+//! temporary SQLite database and JSONL file (`--record sqlite`: the database
+//! only; `--record off`: neither), so its CPU time and RSS are the kernel's
+//! accounting of the gateway alone. Prints a markdown table.
 //!
 //! ```text
 //! cargo run --release -p toolwarden-bench -- [--requests 20000] [--conns 32]
 //!     [--throughput-requests 40000] [--ttfb-requests 5000] [--streams 1000]
+//!     [--record on|sqlite|off]
 //! cargo run --release -p toolwarden-bench -- --soak SECONDS [--conns 8]
 //! ```
 //!
@@ -67,12 +69,21 @@ enum Record {
 }
 
 impl Record {
-    /// How the bench's rows and summary line name it.
+    /// How the summary line names it.
     fn describe(self) -> &'static str {
         match self {
             Record::SqliteAndJsonl => "recording to SQLite + JSONL",
             Record::Sqlite => "recording to SQLite only (no JSONL, as `serve` by default)",
             Record::Off => "with recording OFF (no database, no JSONL)",
+        }
+    }
+
+    /// How the CPU row names it ("recording …").
+    fn short(self) -> &'static str {
+        match self {
+            Record::SqliteAndJsonl => "on",
+            Record::Sqlite => "on, SQLite only",
+            Record::Off => "OFF",
         }
     }
 }
@@ -384,11 +395,7 @@ async fn run(args: Args) -> Result<(), String> {
     rows.push(Row {
         what: format!(
             "gateway CPU per proxied request, 1 connection ({gw_requests} requests, recording {})",
-            match args.record {
-                Record::SqliteAndJsonl => "on",
-                Record::Sqlite => "on, SQLite only",
-                Record::Off => "OFF",
-            }
+            args.record.short()
         ),
         direct: "–".into(),
         gateway: format!("{cpu_us:.1} µs"),
