@@ -50,18 +50,20 @@ pub(crate) fn lock_keys<'a>(
 }
 
 /// Expands `async fn $insert(conn, rows)` and `async fn $find(conn, result)`
-/// for one backend's connection type.
+/// for one backend's connection type; `$verb` starts the `INSERT` (SQLite's
+/// `INSERT OR FAIL`: see [`crate::bulk`]'s statement-journal note).
 macro_rules! turn_fns {
-    ($insert:ident, $find:ident, $conn:ty, $db:ty) => {
+    ($insert:ident, $find:ident, $conn:ty, $db:ty, $verb:literal) => {
         /// Records the fingerprints of new responses' calls.
         pub(crate) async fn $insert(
             conn: &mut $conn,
             rows: &[(&str, &str, i64)],
         ) -> Result<(), sqlx::Error> {
             for chunk in rows.chunks(ROWS_PER_INSERT) {
-                let mut query = sqlx::QueryBuilder::<$db>::new(
-                    "INSERT INTO call_turns (request_id, session_id, turn_fp) ",
-                );
+                let mut query = sqlx::QueryBuilder::<$db>::new(concat!(
+                    $verb,
+                    " call_turns (request_id, session_id, turn_fp) "
+                ));
                 query.push_values(chunk, |mut row, (request, session, turn)| {
                     row.push_bind(*request).push_bind(*session).push_bind(*turn);
                 });
@@ -95,11 +97,13 @@ turn_fns!(
     insert_turns_sqlite,
     find_call_by_turn_sqlite,
     sqlx::SqliteConnection,
-    sqlx::Sqlite
+    sqlx::Sqlite,
+    "INSERT OR FAIL INTO"
 );
 turn_fns!(
     insert_turns_postgres,
     find_call_by_turn_postgres,
     sqlx::PgConnection,
-    sqlx::Postgres
+    sqlx::Postgres,
+    "INSERT INTO"
 );

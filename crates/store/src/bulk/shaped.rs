@@ -6,8 +6,18 @@
 //! ```sql
 //! WITH v(n, k, x) AS (VALUES (?,?,?),(?,?,?),(?,?,?),(?,?,?)),
 //!      u AS (SELECT * FROM v WHERE n IS NOT NULL)
-//! INSERT INTO t (k, x) SELECT k, x FROM u WHERE true ON CONFLICT (k) DO NOTHING
+//! INSERT OR FAIL INTO t (k, x) SELECT k, x FROM u WHERE true ON CONFLICT (k) DO NOTHING
 //! ```
+//!
+//! `OR FAIL`, not SQLite's default `ABORT`: a statement that writes many
+//! rows and may abort makes SQLite copy every page it touches into a
+//! statement journal first, so that it can undo the statement alone (a
+//! fifth of the writer thread's time on the gateway's traffic, measured:
+//! BENCHMARKS.md, "Statement journals"). A batch never needs that: it is
+//! one transaction, and any failed statement rolls all of it back
+//! (`sqlite_writer`), so `FAIL`'s "stop here, keep the rows before" is
+//! never seen. A violated constraint is still an error, never a row
+//! silently skipped (as `OR IGNORE` would).
 //!
 //! sqlx keeps a connection's prepared statements by SQL text, so the row
 //! counts come from a fixed set, [`SHAPES`]: a batch is cut into as many
@@ -54,7 +64,7 @@ pub(crate) struct Shaped {
 enum Body {
     /// SQL reading `u`.
     Sql(&'static str),
-    /// `INSERT INTO table (cols) SELECT cols FROM u WHERE true tail`: `u`'s
+    /// `INSERT OR FAIL INTO table (cols) SELECT cols FROM u WHERE true tail`: `u`'s
     /// columns are the table's.
     Insert {
         table: &'static str,
@@ -287,7 +297,7 @@ impl Shaped {
             let key_cols = self.cols[..keys.min(self.cols.len())].join(", ");
             return format!(
                 "{}SELECT group_concat(u.n) FROM u CROSS JOIN {join}; \
-                 {}INSERT INTO {table} ({cols}) SELECT {cols} FROM u WHERE true {tail}",
+                 {}INSERT OR FAIL INTO {table} ({cols}) SELECT {cols} FROM u WHERE true {tail}",
                 Self::with_clause(&key_cols, rows, keys + 1),
                 Self::with_clause(&cols, rows, self.cols.len() + 1),
             );
@@ -296,7 +306,7 @@ impl Shaped {
         match self.body {
             Body::Sql(body) => sql.push_str(body),
             Body::Insert { table, tail } => sql.push_str(&format!(
-                "INSERT INTO {table} ({cols}) SELECT {cols} FROM u WHERE true {tail}"
+                "INSERT OR FAIL INTO {table} ({cols}) SELECT {cols} FROM u WHERE true {tail}"
             )),
             Body::MatchThenInsert { .. } => {}
         }
@@ -408,7 +418,7 @@ mod tests {
         static INS: Shaped = Shaped::insert("t", &["a", "b"], "ON CONFLICT (a) DO NOTHING");
         assert!(
             INS.sql_for(1).ends_with(
-                "INSERT INTO t (a, b) SELECT a, b FROM u WHERE true ON CONFLICT (a) DO NOTHING"
+                "INSERT OR FAIL INTO t (a, b) SELECT a, b FROM u WHERE true ON CONFLICT (a) DO NOTHING"
             ),
             "{}",
             INS.sql_for(1)
@@ -431,7 +441,7 @@ mod tests {
              SELECT group_concat(u.n) FROM u CROSS JOIN t ON t.a = u.a; \
              WITH v(n, a, b) AS (VALUES (?,?,?),(?,?,?)), \
              u AS (SELECT * FROM v WHERE n IS NOT NULL) \
-             INSERT INTO t (a, b) SELECT a, b FROM u WHERE true ON CONFLICT (a) DO NOTHING"
+             INSERT OR FAIL INTO t (a, b) SELECT a, b FROM u WHERE true ON CONFLICT (a) DO NOTHING"
         );
     }
 

@@ -127,7 +127,7 @@ static INSERT_RESULT_KEYS: Shaped = Shaped::insert_after_match(
 
 static PAIR_RESULTS: Shaped = Shaped::new(
     &["id", "rq", "mi", "f", "b", "cb", "ex", "a", "e"],
-    "UPDATE tool_calls SET result_request_id = u.rq, message_index = u.mi, failed = u.f, \
+    "UPDATE OR FAIL tool_calls SET result_request_id = u.rq, message_index = u.mi, failed = u.f, \
      basis = u.b, content_bytes = u.cb, excerpt = u.ex, result_at_ms = u.a, exec_ms = u.e \
      FROM u WHERE tool_calls.id = u.id",
 );
@@ -448,6 +448,39 @@ pub(crate) async fn insert_orphan_results(
 mod tests {
     use super::*;
     use crate::store::{Pool, Store};
+
+    /// `INSERT OR FAIL` (no statement journal) still refuses a violated
+    /// constraint, and the batch's rollback takes back the rows the
+    /// statement had written before it: nothing is skipped in silence.
+    #[tokio::test]
+    async fn a_violated_constraint_fails_the_batch_and_keeps_nothing() {
+        use sqlx::Connection;
+        let mut conn = SqliteConnection::connect("sqlite::memory:").await.unwrap();
+        sqlx::query("CREATE TABLE t (a TEXT PRIMARY KEY, b TEXT NOT NULL)")
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        static INS: Shaped = Shaped::insert("t", &["a", "b"], "ON CONFLICT (a) DO NOTHING");
+        let bind = |a: &mut Args<'_>, r: &(&'static str, Option<&'static str>)| {
+            a.add(r.0)?;
+            a.add(r.1)
+        };
+        let mut tx = conn.begin().await.unwrap();
+        let bad = [("x", Some("1")), ("y", None)];
+        let err = INS.execute(&mut tx, &bad, bind).await.unwrap_err();
+        assert!(err.to_string().contains("NOT NULL"), "{err}");
+        drop(tx);
+        let mut tx = conn.begin().await.unwrap();
+        let good = [("x", Some("2")), ("z", Some("3")), ("x", Some("4"))];
+        INS.execute(&mut tx, &good, bind).await.unwrap();
+        tx.commit().await.unwrap();
+        let rows: Vec<(String, String)> = sqlx::query_as("SELECT a, b FROM t ORDER BY a")
+            .fetch_all(&mut conn)
+            .await
+            .unwrap();
+        let rows: Vec<(&str, &str)> = rows.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+        assert_eq!(rows, [("x", "2"), ("z", "3")]);
+    }
 
     /// The pairing lookups read only the rows a pairing can still use:
     /// open calls, result-only rows (partial indexes), in time order.
