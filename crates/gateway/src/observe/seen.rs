@@ -7,11 +7,20 @@
 //! been given — a key is remembered only once its event is queued.
 //!
 //! Keys are 128-bit hashes (two SipHash-1-3 with different keys), so a
-//! false "seen" would need a 128-bit collision. Memory is bounded: two
-//! generations of at most `capacity` keys each; when the current one is
-//! full it becomes the previous one and the oldest is forgotten.
+//! false "seen" would need a 128-bit collision. The sets index a key by its
+//! own bits ([`KeyBits`]): it is a keyed hash already, and hashing it again
+//! cost as much as the lookup. Memory is bounded: two generations of at
+//! most `capacity` keys each; when the current one is full it becomes the
+//! previous one and the oldest is forgotten.
 
-use std::{collections::HashSet, hash::BuildHasher, sync::Mutex};
+use std::{
+    collections::HashSet,
+    hash::{BuildHasher, BuildHasherDefault, Hasher},
+    sync::Mutex,
+};
+
+/// A set of keys, indexed by their own bits.
+type Keys = HashSet<u128, BuildHasherDefault<KeyBits>>;
 
 /// Recently queued result keys.
 #[derive(Debug)]
@@ -23,8 +32,32 @@ pub(crate) struct SeenResults {
 
 #[derive(Debug, Default)]
 struct Generations {
-    current: HashSet<u128>,
-    previous: HashSet<u128>,
+    current: Keys,
+    previous: Keys,
+}
+
+/// The "hash" of a key that is already a keyed hash: its two halves
+/// folded together.
+#[derive(Debug, Default)]
+struct KeyBits(u64);
+
+impl Hasher for KeyBits {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write_u128(&mut self, key: u128) {
+        self.0 ^= (key as u64) ^ ((key >> 64) as u64);
+    }
+
+    /// Not used by `u128` keys; folds other input in 8-byte words.
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.0 = self.0.rotate_left(5) ^ u64::from_le_bytes(word);
+        }
+    }
 }
 
 impl SeenResults {
