@@ -517,10 +517,15 @@ async fn run(args: Args) -> Result<(), String> {
         target: "≤ 40 µs",
     });
 
-    // The relay floors at the same load: the kernel's share of a hop.
+    // The relay floors at the same load: the kernel's share of a hop, and
+    // what HTTP alone adds to it (the pass-through built as the gateway is).
     for (floor, what) in [
         (&blocking_relay, "floor 0 (blocking relay)"),
         (&relay, "floor: the plain TCP relay"),
+        (
+            &http_relay,
+            "floor: the HTTP pass-through (hyper, no parsing, no recording)",
+        ),
     ] {
         let cpu_start = floor.child.cpu_secs();
         let tp = throughput(

@@ -12,7 +12,7 @@
 //! `OR FAIL`, not SQLite's default `ABORT`: a statement that writes many
 //! rows and may abort makes SQLite copy every page it touches into a
 //! statement journal first, so that it can undo the statement alone (a
-//! fifth of the writer thread's time on the gateway's traffic, measured:
+//! tenth of the SQLite thread's time on the gateway's traffic, measured:
 //! BENCHMARKS.md, "Statement journals"). A batch never needs that: it is
 //! one transaction, and any failed statement rolls all of it back
 //! (`sqlite_writer`), so `FAIL`'s "stop here, keep the rows before" is
