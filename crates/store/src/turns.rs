@@ -51,7 +51,7 @@ pub(crate) fn lock_keys<'a>(
 
 /// Expands `async fn $insert(conn, rows)` and `async fn $find(conn, result)`
 /// for one backend's connection type; `$verb` starts the `INSERT` (SQLite's
-/// `INSERT OR FAIL`: see [`crate::bulk`]'s statement-journal note).
+/// `INSERT OR FAIL`: see the statement-journal note in `bulk/shaped.rs`).
 macro_rules! turn_fns {
     ($insert:ident, $find:ident, $conn:ty, $db:ty, $verb:literal) => {
         /// Records the fingerprints of new responses' calls.

@@ -64,8 +64,8 @@ pub(crate) struct Shaped {
 enum Body {
     /// SQL reading `u`.
     Sql(&'static str),
-    /// `INSERT OR FAIL INTO table (cols) SELECT cols FROM u WHERE true tail`: `u`'s
-    /// columns are the table's.
+    /// `INSERT OR FAIL INTO table (cols) SELECT cols FROM u WHERE true
+    /// tail`: `u`'s columns are the table's.
     Insert {
         table: &'static str,
         tail: &'static str,
