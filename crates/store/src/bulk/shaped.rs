@@ -296,21 +296,25 @@ impl Shaped {
         {
             let key_cols = self.cols[..keys.min(self.cols.len())].join(", ");
             return format!(
-                "{}SELECT group_concat(u.n) FROM u CROSS JOIN {join}; \
-                 {}INSERT OR FAIL INTO {table} ({cols}) SELECT {cols} FROM u WHERE true {tail}",
+                "{}SELECT group_concat(u.n) FROM u CROSS JOIN {join}; {}{}",
                 Self::with_clause(&key_cols, rows, keys + 1),
                 Self::with_clause(&cols, rows, self.cols.len() + 1),
+                Self::insert_body(table, &cols, tail),
             );
         }
         let mut sql = Self::with_clause(&cols, rows, self.cols.len() + 1);
         match self.body {
             Body::Sql(body) => sql.push_str(body),
-            Body::Insert { table, tail } => sql.push_str(&format!(
-                "INSERT OR FAIL INTO {table} ({cols}) SELECT {cols} FROM u WHERE true {tail}"
-            )),
+            Body::Insert { table, tail } => sql.push_str(&Self::insert_body(table, &cols, tail)),
             Body::MatchThenInsert { .. } => {}
         }
         sql
+    }
+
+    /// The `INSERT` of [`Body::Insert`] and [`Body::MatchThenInsert`]
+    /// (`OR FAIL`: see the module's note on statement journals).
+    fn insert_body(table: &str, cols: &str, tail: &str) -> String {
+        format!("INSERT OR FAIL INTO {table} ({cols}) SELECT {cols} FROM u WHERE true {tail}")
     }
 
     /// `WITH v(n, cols) AS (VALUES (?,…),…), u AS (SELECT * FROM v WHERE n
