@@ -8,6 +8,12 @@
 //!   same response id every turn (a provider that answers every request
 //!   with `call_0`, clients that send the same first turn thousands of
 //!   times), and a history of rows under that same session and call id;
+//! - `random`: ids and timing as real traffic has them: call, response
+//!   and session ids random (`toolu_01…`, `msg_01…`, a fingerprint's hex),
+//!   so each lands on a random page of its indexes, where `unique`'s
+//!   counters land next to the previous one; and 1,024 conversations at
+//!   once, a turn of each in turn, so a session's turns are never in one
+//!   batch (`unique` sends a session's eight turns back to back);
 //! - `soak`: the soak's traffic (`toolwarden-bench --soak`): every request
 //!   a session of its own carrying four results (tool named, the turn they
 //!   answer known) of calls the store never saw, one of them failed.
@@ -22,7 +28,7 @@
 //! ```
 //! `TW_HISTORY_ROWS` (default `0,1000000,10000000`) sets the history sizes,
 //! `TW_HISTORY_TURNS` (default 10000, 67k events) the turns per measurement,
-//! `TW_HISTORY_MODES` (default `unique,reuse`; `soak` too) and `TW_HISTORY_BACKENDS`
+//! `TW_HISTORY_MODES` (default `unique,reuse`; `random` and `soak` too) and `TW_HISTORY_BACKENDS`
 //! (default `sqlite,postgres`) what runs.
 
 use std::sync::Arc;
@@ -32,6 +38,10 @@ use sqlx::Connection;
 use toolwarden_store::*;
 
 const TURNS_PER_SESSION: u64 = 8;
+/// Conversations under way at once in `random` mode: a session's turns are
+/// that far apart in the stream, so no batch holds two of them (as with
+/// real agents, whose turns are seconds apart).
+const CONCURRENT: u64 = 1024;
 /// History rows are this much older than the measured events.
 const HISTORY_T0: i64 = 1_600_000_000_000;
 const LIVE_T0: i64 = 1_700_000_000_000;
@@ -41,6 +51,7 @@ const FILL_STEP: i64 = 1_000_000;
 enum Mode {
     Unique,
     Reuse,
+    Random,
     Soak,
 }
 
@@ -49,9 +60,28 @@ impl Mode {
         match self {
             Mode::Unique => "unique",
             Mode::Reuse => "reuse",
+            Mode::Random => "random",
             Mode::Soak => "soak",
         }
     }
+
+    /// The history's shape (`$3` of [`fill_sql`]).
+    fn shape(self) -> i64 {
+        match self {
+            Mode::Reuse => 1,
+            Mode::Random => 2,
+            // The soak's history is the unique one (its sessions and ids are unique).
+            Mode::Unique | Mode::Soak => 0,
+        }
+    }
+}
+
+/// A random-looking, reproducible 64-bit value of `x` (splitmix64).
+fn mix(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
 }
 
 /// The measured events of run `run`: `turns` turns after all earlier runs'.
@@ -60,25 +90,45 @@ fn events(mode: Mode, run: u64, turns: u64) -> Vec<Event> {
         return soak_events(run, turns);
     }
     let reuse = mode == Mode::Reuse;
+    let random = mode == Mode::Random;
     let call_id = |n: u64, k: u32| {
         if reuse {
             format!("toolu_reused_{k}")
+        } else if random {
+            format!(
+                "toolu_01{:016x}{run}_{n}_{k}",
+                mix((run << 40) ^ (n << 2) ^ u64::from(k))
+            )
         } else {
             format!("toolu_{run}_{n}_{k}")
         }
     };
+    // The turn before `n` in its session: the one before it (`unique`), or
+    // `CONCURRENT` before it (`random`: that many conversations at once,
+    // one turn each in turn).
+    let back = if random { CONCURRENT } else { 1 };
     let mut out = Vec::with_capacity(turns as usize * 7);
     for n in 0..turns {
         let session = if reuse {
             "S".to_owned()
+        } else if random {
+            format!("{:016x}", mix(!((run << 40) ^ (n % CONCURRENT))))
         } else {
             format!("live{run}_{}", n / TURNS_PER_SESSION)
         };
-        let turn = if reuse { n } else { n % TURNS_PER_SESSION };
+        let turn = if reuse {
+            n
+        } else if random {
+            n / CONCURRENT
+        } else {
+            n % TURNS_PER_SESSION
+        };
         let req = format!("{run:02}{n:030x}");
         let at = LIVE_T0 + ((run * turns + n) as i64) * 10;
         let response_id = if reuse {
             "msg_mockreused".to_owned()
+        } else if random {
+            format!("msg_01{:016x}{req}", mix(u64::MAX - ((run << 40) ^ n)))
         } else {
             format!("msg_{req}")
         };
@@ -119,7 +169,7 @@ fn events(mode: Mode, run: u64, turns: u64) -> Vec<Event> {
                     session_id: session.clone(),
                     provider: "anthropic".into(),
                     model: Some("claude-test".into()),
-                    call_id: call_id(n - 1, k),
+                    call_id: call_id(n - back, k),
                     message_index,
                     tool: None,
                     failed,
@@ -210,8 +260,10 @@ fn soak_events(run: u64, turns: u64) -> Vec<Event> {
     out
 }
 
-/// History rows `from..to` (row `x`): in `reuse` mode all under session
-/// `S` and call id `toolu_reused_{x % 3}`, else unique. One row in ten a
+/// History rows `from..to` (row `x`): in `reuse` mode (`$3` = 1) all
+/// under session `S` and call id `toolu_reused_{x % 3}`, else unique, and
+/// in `random` mode (`$3` = 2) ids in a random order (a multiplicative
+/// hash of `x` leads them). One row in ten a
 /// result-only row, one in ten an open call, the rest paired calls; their
 /// message indexes negative, apart from the measured events'.
 fn fill_sql(postgres: bool) -> [String; 3] {
@@ -223,9 +275,29 @@ fn fill_sql(postgres: bool) -> [String; 3] {
             .to_owned()
     };
     let t = "CAST(x AS TEXT)";
-    let session = "CASE WHEN $3 = 1 THEN 'S' ELSE 'hist_' || CAST(x / 8 AS TEXT) END";
+    // Eight hex digits in a random order of `v` (below 2^32 / 2654435761).
+    let hex = |v: &str| {
+        let h = format!("(({v}) * 2654435761) % 4294967291");
+        if postgres {
+            format!("lpad(to_hex({h}), 8, '0')")
+        } else {
+            format!("printf('%08x', {h})")
+        }
+    };
+    let session = format!(
+        "CASE WHEN $3 = 1 THEN 'S' WHEN $3 = 2 THEN {} || CAST(x / 8 AS TEXT) \
+         ELSE 'hist_' || CAST(x / 8 AS TEXT) END",
+        hex("x / 8")
+    );
+    let session = session.as_str();
     let call = format!(
-        "CASE WHEN $3 = 1 THEN 'toolu_reused_' || CAST(x % 3 AS TEXT) ELSE 'toolu_hist_' || {t} END"
+        "CASE WHEN $3 = 1 THEN 'toolu_reused_' || CAST(x % 3 AS TEXT) \
+         WHEN $3 = 2 THEN 'toolu_01' || {} || {t} ELSE 'toolu_hist_' || {t} END",
+        hex("x")
+    );
+    let response = format!(
+        "CASE WHEN $3 = 2 THEN 'msg_01' || {} || {t} ELSE 'msg_h' || {t} END",
+        hex("x + 7")
     );
     let calls = format!(
         "INSERT INTO tool_calls (session_id, call_id, tool, provider, model, at_ms, request_id, \
@@ -234,7 +306,7 @@ fn fill_sql(postgres: bool) -> [String; 3] {
          SELECT {session}, {call}, 'Read', 'anthropic', 'claude-test', {HISTORY_T0} + x, \
          CASE WHEN x % 10 = 0 THEN NULL ELSE 'hreq_' || {t} END, \
          CASE WHEN x % 10 = 0 THEN NULL ELSE 0 END, \
-         CASE WHEN x % 10 = 0 THEN NULL WHEN $3 = 1 THEN 'msg_mockreused' ELSE 'msg_h' || {t} END, \
+         CASE WHEN x % 10 = 0 THEN NULL WHEN $3 = 1 THEN 'msg_mockreused' ELSE {response} END, \
          CASE WHEN x % 10 = 0 THEN NULL ELSE 180 END, \
          CASE WHEN x % 10 = 0 THEN NULL ELSE {HISTORY_T0} + x END, \
          CASE WHEN x % 10 = 1 THEN NULL ELSE 'hreq_' || {t} END, \
@@ -269,8 +341,7 @@ async fn fill(url: &str, mode: Mode, from: i64, to: i64) {
     }
     let postgres = url.starts_with("postgres");
     let sql = fill_sql(postgres);
-    // The soak's history is the unique one (its sessions and ids are unique).
-    let reuse = i64::from(mode == Mode::Reuse);
+    let shape = mode.shape();
     let mut at = from;
     if postgres {
         let mut conn = sqlx::PgConnection::connect(url).await.expect("connect");
@@ -280,7 +351,7 @@ async fn fill(url: &str, mode: Mode, from: i64, to: i64) {
                 sqlx::query(stmt)
                     .bind(at)
                     .bind(end)
-                    .bind(reuse)
+                    .bind(shape)
                     .execute(&mut conn)
                     .await
                     .expect("fill history");
@@ -299,6 +370,13 @@ async fn fill(url: &str, mode: Mode, from: i64, to: i64) {
         }
     } else {
         let mut conn = sqlx::SqliteConnection::connect(url).await.expect("connect");
+        // A fill of random keys touches every page of its indexes: a cache
+        // that holds them keeps it to minutes (the measured recorder has
+        // its own, configured cache).
+        sqlx::query("PRAGMA cache_size = -2097152")
+            .execute(&mut conn)
+            .await
+            .expect("cache");
         while at < to {
             let end = (at + FILL_STEP).min(to);
             let mut tx = conn.begin().await.expect("begin");
@@ -306,7 +384,7 @@ async fn fill(url: &str, mode: Mode, from: i64, to: i64) {
                 sqlx::query(stmt)
                     .bind(at)
                     .bind(end)
-                    .bind(reuse)
+                    .bind(shape)
                     .execute(&mut *tx)
                     .await
                     .expect("fill history");
@@ -400,6 +478,7 @@ fn main() {
         .map(|m| match m.as_str() {
             "unique" => Mode::Unique,
             "reuse" => Mode::Reuse,
+            "random" => Mode::Random,
             "soak" => Mode::Soak,
             other => panic!("TW_HISTORY_MODES: unknown mode {other}"),
         })
