@@ -76,6 +76,7 @@ fn call_records() -> Vec<ToolCallRecord> {
                     provider: provider.into(),
                     model: Some(model.into()),
                     response_id: None,
+                    dialect: None,
                     call_index: 0,
                     call_id: "call_1".into(),
                     tool: tool_name(tool),

@@ -29,6 +29,7 @@ fn events(n: usize) -> Vec<Event> {
                     provider: "anthropic".into(),
                     model,
                     response_id: None,
+                    dialect: None,
                     call_index: 0,
                     call_id: format!("toolu_{i}"),
                     tool,

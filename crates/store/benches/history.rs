@@ -190,6 +190,7 @@ fn events(mode: Mode, run: u64, turns: u64) -> Vec<Event> {
                 provider: "anthropic".into(),
                 model: Some("claude-test".into()),
                 response_id: Some(response_id.clone()),
+                dialect: Some("anthropic".into()),
                 call_index: k,
                 call_id: call_id(n, k),
                 tool: ["Read", "Bash", "Edit"][k as usize].into(),

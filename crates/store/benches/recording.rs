@@ -90,6 +90,7 @@ fn events(gw: usize, turns: u64) -> Vec<Event> {
                 provider: "anthropic".into(),
                 model: Some("claude-test".into()),
                 response_id: Some(format!("msg_{req}")),
+                dialect: Some("anthropic".into()),
                 call_index: k,
                 call_id: call_id(n, k),
                 tool: ["Read", "Bash", "Edit"][k as usize].into(),

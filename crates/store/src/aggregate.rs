@@ -284,6 +284,7 @@ mod tests {
             provider: "anthropic".into(),
             model: Some("m".into()),
             response_id: None,
+            dialect: None,
             call_index: 0,
             call_id: "c".into(),
             tool: tool.into(),

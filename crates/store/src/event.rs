@@ -75,6 +75,11 @@ pub struct ToolCallRecord {
     pub model: Option<String>,
     /// The provider's response id, when it has one.
     pub response_id: Option<String>,
+    /// The request's dialect (`anthropic`, `openai-responses`, …, as in
+    /// [`RequestRecord::dialect`]); `None` in records written before calls
+    /// carried it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dialect: Option<String>,
     /// Position of the call within the response; with `request_id`, the call's identity.
     pub call_index: u32,
     /// The provider's call id.
@@ -90,6 +95,21 @@ pub struct ToolCallRecord {
     /// whose client rewrote the call id finds its call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turn: Option<i64>,
+}
+
+impl ToolCallRecord {
+    /// The response id by which a later request can ask for this call: a
+    /// Responses API continuation names it (`previous_response_id`). The
+    /// other dialects' responses are never named again, so their calls are
+    /// stored without it and stay out of the index by response id — one
+    /// write to a randomly keyed index fewer per call (the response id of
+    /// every request stays in `requests`). A call of unknown dialect keeps it.
+    pub fn continuable_response_id(&self) -> Option<&str> {
+        match self.dialect.as_deref() {
+            None | Some("openai-responses") => self.response_id.as_deref(),
+            Some(_) => None,
+        }
+    }
 }
 
 /// A tool result the client sent back.

@@ -72,6 +72,7 @@ mod tests {
             provider: "openai".into(),
             model: Some("gpt".into()),
             response_id: None,
+            dialect: None,
             call_index: 0,
             call_id: "c1".into(),
             tool: "search".into(),

@@ -59,6 +59,12 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../migrations/sqlite/0007_calls_only_indexes.sql"),
         postgres: include_str!("../migrations/postgres/0007_calls_only_indexes.sql"),
     },
+    Migration {
+        version: 8,
+        name: "calls_by_session",
+        sqlite: include_str!("../migrations/sqlite/0008_calls_by_session.sql"),
+        postgres: include_str!("../migrations/postgres/0008_calls_by_session.sql"),
+    },
 ];
 
 const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (\

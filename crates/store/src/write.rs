@@ -70,22 +70,16 @@ pub(crate) const FIND_CALL_BY_RESPONSE: &str = "SELECT id, tool, call_at_ms FROM
 /// calls' index (`tool_calls_open`; SQLite is told so: its planner does not
 /// tell it from the full index of the same columns), so calls of this id
 /// that have their result cost nothing. "This session never saw the id" is
-/// two probes: its calls (`tool_calls_call_session`) and its result-only
-/// rows (`tool_calls_orphan`), the two indexes that hold them.
+/// one probe of the session's rows, calls and result-only rows alike
+/// (`tool_calls_call_session`).
 pub(crate) const FIND_CALL_ANYWHERE_PG: &str = "SELECT id, tool, call_at_ms FROM tool_calls \
     WHERE call_id = $1 AND result_at_ms IS NULL AND call_at_ms <= $3 \
-    AND NOT EXISTS (SELECT 1 FROM tool_calls WHERE session_id = $2 AND call_id = $1 \
-    AND request_id IS NOT NULL) \
-    AND NOT EXISTS (SELECT 1 FROM tool_calls WHERE session_id = $2 AND call_id = $1 \
-    AND request_id IS NULL) \
+    AND NOT EXISTS (SELECT 1 FROM tool_calls WHERE session_id = $2 AND call_id = $1) \
     LIMIT 2";
 /// [`FIND_CALL_ANYWHERE_PG`] for SQLite.
 pub(crate) const FIND_CALL_ANYWHERE_SQLITE: &str = "SELECT id, tool, call_at_ms FROM tool_calls \
     INDEXED BY tool_calls_open WHERE call_id = $1 AND result_at_ms IS NULL AND call_at_ms <= $3 \
-    AND NOT EXISTS (SELECT 1 FROM tool_calls WHERE session_id = $2 AND call_id = $1 \
-    AND request_id IS NOT NULL) \
-    AND NOT EXISTS (SELECT 1 FROM tool_calls WHERE session_id = $2 AND call_id = $1 \
-    AND request_id IS NULL) \
+    AND NOT EXISTS (SELECT 1 FROM tool_calls WHERE session_id = $2 AND call_id = $1) \
     LIMIT 2";
 
 /// Call ids shorter than this are not trusted to be unique across sessions
@@ -104,11 +98,16 @@ pub(crate) const NAME_IN_SESSION: &str = "SELECT tool FROM tool_calls WHERE sess
 pub(crate) const NAME_BY_RESPONSE: &str = "SELECT tool FROM tool_calls WHERE response_id = $1 \
     AND call_id = $2 AND request_id IS NOT NULL LIMIT 1";
 
-/// The newest of the first 64 calls with this id the index
-/// gives (a long id is normally one call; a reused one need not cost a
-/// read of every call it ever named).
+/// The newest of the first 64 open calls with this id in any session the
+/// index gives (a long id is normally one call; a reused one need not cost
+/// a read of every call it ever named). Open calls only: the one index of
+/// calls by call id alone is theirs (`tool_calls_open`; the index of all
+/// calls is led by the session, migration 0008), so a call already
+/// answered in another session no longer names a result that reaches
+/// this lookup (one without a name of its own, its call not in its
+/// session nor in a `previous_response_id`).
 pub(crate) const NAME_ANYWHERE: &str = "SELECT tool FROM \
-    (SELECT tool, call_at_ms FROM tool_calls WHERE call_id = $1 \
+    (SELECT tool, call_at_ms FROM tool_calls WHERE call_id = $1 AND result_at_ms IS NULL \
     AND call_at_ms IS NOT NULL AND request_id IS NOT NULL LIMIT 64) AS recent \
     ORDER BY call_at_ms DESC LIMIT 1";
 
@@ -335,7 +334,7 @@ macro_rules! write_batch_fn {
                         let merged = sqlx::query(MERGE_CALL_INTO_ORPHAN)
                             .bind(&c.request_id)
                             .bind(i64::from(c.call_index))
-                            .bind(&c.response_id)
+                            .bind(c.continuable_response_id())
                             .bind(int(c.arguments_bytes))
                             .bind(c.at_ms)
                             .bind(&c.tool)

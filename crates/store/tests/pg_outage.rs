@@ -73,6 +73,7 @@ fn call(i: u32) -> Event {
         provider: "openai".into(),
         model: None,
         response_id: None,
+        dialect: None,
         call_index: i,
         call_id: format!("c{i}"),
         tool: "t".into(),

@@ -7,6 +7,7 @@ fn call(tool: &str) -> ToolCallRecord {
         provider: "anthropic".into(),
         model: Some("claude".into()),
         response_id: None,
+        dialect: None,
         call_index: 0,
         call_id: "c".into(),
         tool: tool.into(),

@@ -72,6 +72,7 @@ impl Finished {
                 provider: base.provider.as_str().to_string(),
                 model: model.clone(),
                 response_id: view.id.clone(),
+                dialect: base.dialect.map(|d| d.as_str().to_string()),
                 call_index: u32::try_from(index).unwrap_or(u32::MAX),
                 call_id: call.id.clone(),
                 tool: call.name.clone(),

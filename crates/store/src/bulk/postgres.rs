@@ -219,7 +219,7 @@ pub(crate) async fn insert_calls(
     .bind(
         calls
             .iter()
-            .map(|c| c.response_id.clone())
+            .map(|c| c.continuable_response_id())
             .collect::<Vec<_>>(),
     )
     .bind(

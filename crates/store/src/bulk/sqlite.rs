@@ -331,7 +331,7 @@ pub(crate) async fn insert_calls<'q>(
             a.add(c.provider.as_str())?;
             a.add(c.model.as_deref())?;
             a.add(c.at_ms)?;
-            a.add(c.response_id.as_deref())?;
+            a.add(c.continuable_response_id())?;
             a.add(int(c.arguments_bytes))?;
             a.add(c.at_ms)
         })
@@ -523,8 +523,8 @@ mod tests {
             );
         }
         // The one-by-one lookups: each probe through the index that holds
-        // the rows it asks for (migration 0007: calls only in
-        // `tool_calls_call_session` and `tool_calls_response`).
+        // the rows it asks for (migration 0008: `tool_calls_call_session`
+        // led by the session; by call id alone, the open calls' index).
         for (sql, indexes) in [
             (
                 crate::write::NAME_IN_SESSION,
@@ -532,21 +532,14 @@ mod tests {
             ),
             (
                 crate::write::FIND_CALL_ANYWHERE_SQLITE,
-                &[
-                    "tool_calls_open",
-                    "tool_calls_call_session",
-                    "tool_calls_orphan",
-                ][..],
+                &["tool_calls_open", "tool_calls_call_session"][..],
             ),
             (
                 crate::write::FIND_CALL_BY_RESPONSE,
                 &["tool_calls_response"][..],
             ),
             (crate::write::NAME_BY_RESPONSE, &["tool_calls_response"][..]),
-            (
-                crate::write::NAME_ANYWHERE,
-                &["tool_calls_call_session"][..],
-            ),
+            (crate::write::NAME_ANYWHERE, &["tool_calls_open"][..]),
         ] {
             let sql = format!("EXPLAIN QUERY PLAN {sql}");
             let plan: Vec<(i64, i64, i64, String)> = sqlx::query_as(&sql)
@@ -588,6 +581,30 @@ mod tests {
         let steps: Vec<&str> = plan.iter().map(|p| p.3.as_str()).collect();
         assert!(
             steps.iter().any(|s| s.contains("requests_response")),
+            "{steps:?}"
+        );
+        assert!(!steps.iter().any(|s| s.starts_with("SCAN")), "{steps:?}");
+    }
+
+    /// The calls of a session (the dashboard's and `stats`' session view)
+    /// are read through the index led by the session, not the whole table.
+    #[tokio::test]
+    async fn the_calls_of_a_session_are_read_through_its_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("plan.db").display());
+        let store = Store::open(&url).await.unwrap();
+        let Pool::Sqlite(pool) = store.pool() else {
+            unreachable!()
+        };
+        let sql = format!("EXPLAIN QUERY PLAN {}", crate::stats::SESSION_CALLS_SQL);
+        let plan: Vec<(i64, i64, i64, String)> = sqlx::query_as(&sql)
+            .bind("s1")
+            .fetch_all(pool)
+            .await
+            .unwrap();
+        let steps: Vec<&str> = plan.iter().map(|p| p.3.as_str()).collect();
+        assert!(
+            steps.iter().any(|s| s.contains("tool_calls_call_session")),
             "{steps:?}"
         );
         assert!(!steps.iter().any(|s| s.starts_with("SCAN")), "{steps:?}");

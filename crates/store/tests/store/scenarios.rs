@@ -602,3 +602,42 @@ pub async fn late_calls_merge_in_one_batch(db: TestDb) {
     let calls: u64 = stats.tools.iter().map(|t| t.calls).sum();
     assert_eq!(calls, 3, "{:?}", stats.tools);
 }
+
+/// Only a Responses API call is found by its response id: a continuation
+/// (`previous_response_id`) names a Responses response, and the other
+/// dialects' calls are stored without theirs (one index write fewer each).
+/// A call of unknown dialect (older records) keeps it.
+pub async fn response_ids_only_where_continuations_name_them(db: TestDb) {
+    let store = Store::open(&db.url).await.unwrap();
+    let call_of = |req: &str, id: &str, tool: &str, response: &str, dialect: Option<&str>| {
+        let mut c = call(req, "s1", 0, id, tool, 1000);
+        c.response_id = Some(response.into());
+        c.dialect = dialect.map(str::to_owned);
+        Event::ToolCall(c)
+    };
+    let continuation = |req: &str, id: &str, response: &str| {
+        let mut r = result(req, "s2", id, 1, None, false, 2000);
+        r.previous_response_id = Some(response.into());
+        Event::ToolResult(r)
+    };
+    let (_, seen) = record_all(
+        &store,
+        &[
+            call_of("r1", "fc_1", "lookup", "resp_1", Some("openai-responses")),
+            call_of("r2", "fc_2", "grep", "msg_2", Some("anthropic")),
+            call_of("r3", "fc_3", "book", "resp_3", None),
+            continuation("r4", "fc_1", "resp_1"),
+            continuation("r5", "fc_2", "msg_2"),
+            continuation("r6", "fc_3", "resp_3"),
+        ],
+    )
+    .await;
+    assert_eq!(
+        *seen.results.lock().unwrap(),
+        vec![
+            ("fc_1".to_owned(), "lookup".to_owned()),
+            ("fc_2".to_owned(), "unknown".to_owned()),
+            ("fc_3".to_owned(), "book".to_owned()),
+        ]
+    );
+}

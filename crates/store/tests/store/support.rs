@@ -164,6 +164,7 @@ pub fn call(
         provider: "openai".into(),
         model: Some("gpt-test".into()),
         response_id: None,
+        dialect: None,
         call_index: index,
         call_id: call_id.into(),
         tool: tool.into(),
