@@ -101,8 +101,8 @@ impl ToolCallRecord {
     /// The response id by which a later request can ask for this call: a
     /// Responses API continuation names it (`previous_response_id`). The
     /// other dialects' responses are never named again, so their calls are
-    /// stored without it and stay out of the index by response id — one
-    /// write to a randomly keyed index fewer per call (the response id of
+    /// stored without it and stay out of the index by response id (a
+    /// randomly keyed page fewer to write per response; the response id of
     /// every request stays in `requests`). A call of unknown dialect keeps it.
     pub fn continuable_response_id(&self) -> Option<&str> {
         match self.dialect.as_deref() {
