@@ -563,22 +563,28 @@ mod tests {
         }
     }
 
-    /// A continuation's session lookup searches the partial index.
-    #[tokio::test]
-    async fn the_session_of_a_response_is_found_through_its_index() {
+    /// The steps of SQLite's plan for `sql` with one bound text parameter,
+    /// on a freshly migrated database.
+    async fn plan_of(sql: &str, param: &str) -> Vec<String> {
         let dir = tempfile::tempdir().unwrap();
         let url = format!("sqlite://{}", dir.path().join("plan.db").display());
         let store = Store::open(&url).await.unwrap();
         let Pool::Sqlite(pool) = store.pool() else {
             unreachable!()
         };
-        let sql = format!("EXPLAIN QUERY PLAN {}", crate::stats::SESSION_OF_RESPONSE);
-        let plan: Vec<(i64, i64, i64, String)> = sqlx::query_as(&sql)
-            .bind("resp_1")
-            .fetch_all(pool)
-            .await
-            .unwrap();
-        let steps: Vec<&str> = plan.iter().map(|p| p.3.as_str()).collect();
+        let plan: Vec<(i64, i64, i64, String)> =
+            sqlx::query_as(&format!("EXPLAIN QUERY PLAN {sql}"))
+                .bind(param)
+                .fetch_all(pool)
+                .await
+                .unwrap();
+        plan.into_iter().map(|p| p.3).collect()
+    }
+
+    /// A continuation's session lookup searches the partial index.
+    #[tokio::test]
+    async fn the_session_of_a_response_is_found_through_its_index() {
+        let steps = plan_of(crate::stats::SESSION_OF_RESPONSE, "resp_1").await;
         assert!(
             steps.iter().any(|s| s.contains("requests_response")),
             "{steps:?}"
@@ -590,19 +596,7 @@ mod tests {
     /// are read through the index led by the session, not the whole table.
     #[tokio::test]
     async fn the_calls_of_a_session_are_read_through_its_index() {
-        let dir = tempfile::tempdir().unwrap();
-        let url = format!("sqlite://{}", dir.path().join("plan.db").display());
-        let store = Store::open(&url).await.unwrap();
-        let Pool::Sqlite(pool) = store.pool() else {
-            unreachable!()
-        };
-        let sql = format!("EXPLAIN QUERY PLAN {}", crate::stats::SESSION_CALLS_SQL);
-        let plan: Vec<(i64, i64, i64, String)> = sqlx::query_as(&sql)
-            .bind("s1")
-            .fetch_all(pool)
-            .await
-            .unwrap();
-        let steps: Vec<&str> = plan.iter().map(|p| p.3.as_str()).collect();
+        let steps = plan_of(crate::stats::SESSION_CALLS_SQL, "s1").await;
         assert!(
             steps.iter().any(|s| s.contains("tool_calls_call_session")),
             "{steps:?}"
