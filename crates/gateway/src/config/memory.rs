@@ -28,9 +28,11 @@ pub(crate) const DEFAULT_RECORD_FLUSH_MS: u64 = 50;
 pub(crate) const DEFAULT_RECORD_AGGREGATE_KEYS: u64 =
     toolwarden_store::DEFAULT_AGGREGATE_KEYS as u64;
 /// Recently seen calls (tool name by session and call id) and the
-/// sessions of recent Responses API responses, each: ~4 MB per map when
-/// full. A miss costs little: the history in the request names most
-/// results, and the store resolves the rest from the database.
+/// sessions of recent Responses API responses, each: ~4.5 MB per map when
+/// full (two tables of 32,768 buckets of 64 bytes, and the values'
+/// strings), never more under any churn (`observe::generations`). A miss
+/// costs little: the history in the request names most results, and the
+/// store resolves the rest from the database.
 pub(crate) const DEFAULT_RECENT_CALLS: u64 = 32_768;
 /// Keys of results already queued, per generation (two generations).
 pub(crate) const DEFAULT_RECENT_RESULTS: u64 = 65_536;

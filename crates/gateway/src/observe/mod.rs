@@ -18,6 +18,7 @@
 //! becomes a parse note, never a dropped connection.
 
 mod finished;
+mod generations;
 pub(crate) mod names;
 pub(crate) mod recent;
 pub(crate) mod request;

@@ -62,13 +62,16 @@ mod tests {
 
     #[test]
     fn remembers_and_evicts_oldest() {
-        let names = Names::new(2);
+        let names = Names::new(4);
         names.insert("s", "a", "Bash", 1);
         names.insert("s", "b", "Read", 2);
         names.insert("s", "a", "Bash", 3); // update, not a new entry
         assert_eq!(names.get("s", "a"), Some(("Bash".into(), 3)));
-        names.insert("s", "c", "Edit", 4);
         assert_eq!(names.len(), 2);
+        names.insert("s", "c", "Edit", 4);
+        names.insert("s", "d", "Grep", 5);
+        names.insert("s", "e", "Glob", 6); // the oldest half (a, b) forgotten
+        assert!(names.len() <= 4);
         assert_eq!(names.get("s", "a"), None);
         assert_eq!(names.get("s", "c"), Some(("Edit".into(), 4)));
         assert_eq!(names.get("other", "c"), None);

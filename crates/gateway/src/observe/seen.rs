@@ -7,65 +7,26 @@
 //! been given — a key is remembered only once its event is queued.
 //!
 //! Keys are 128-bit hashes (two SipHash-1-3 with different keys), so a
-//! false "seen" would need a 128-bit collision. The sets index a key by its
-//! own bits ([`KeyBits`]): it is a keyed hash already, and hashing it again
-//! cost as much as the lookup. Memory is bounded: two generations of at
-//! most `capacity` keys each; when the current one is full it becomes the
-//! previous one and the oldest is forgotten.
+//! false "seen" would need a 128-bit collision. Memory is bounded: two
+//! [`Generations`] of at most `capacity` keys each; when the current one is
+//! full it becomes the previous one and the oldest is forgotten.
 
-use std::{
-    collections::HashSet,
-    hash::{BuildHasher, BuildHasherDefault, Hasher},
-    sync::Mutex,
-};
+use std::{hash::BuildHasher, sync::Mutex};
 
-/// A set of keys, indexed by their own bits.
-type Keys = HashSet<u128, BuildHasherDefault<KeyBits>>;
+use super::generations::Generations;
 
 /// Recently queued result keys.
 #[derive(Debug)]
 pub(crate) struct SeenResults {
-    generations: Mutex<Generations>,
-    capacity: usize,
+    generations: Mutex<Generations<()>>,
     hashers: (std::hash::RandomState, std::hash::RandomState),
-}
-
-#[derive(Debug, Default)]
-struct Generations {
-    current: Keys,
-    previous: Keys,
-}
-
-/// The "hash" of a key that is already a keyed hash: its two halves
-/// folded together.
-#[derive(Debug, Default)]
-struct KeyBits(u64);
-
-impl Hasher for KeyBits {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write_u128(&mut self, key: u128) {
-        self.0 ^= (key as u64) ^ ((key >> 64) as u64);
-    }
-
-    /// Not used by `u128` keys; folds other input in 8-byte words.
-    fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8) {
-            let mut word = [0u8; 8];
-            word[..chunk.len()].copy_from_slice(chunk);
-            self.0 = self.0.rotate_left(5) ^ u64::from_le_bytes(word);
-        }
-    }
 }
 
 impl SeenResults {
     /// An empty set keeping up to `capacity` keys per generation.
     pub(crate) fn new(capacity: usize) -> SeenResults {
         SeenResults {
-            generations: Mutex::new(Generations::default()),
-            capacity: capacity.max(1),
+            generations: Mutex::new(Generations::new(capacity)),
             hashers: (std::hash::RandomState::new(), std::hash::RandomState::new()),
         }
     }
@@ -79,20 +40,15 @@ impl SeenResults {
 
     /// Whether this key was remembered.
     pub(crate) fn contains(&self, key: u128) -> bool {
-        let g = self.lock();
-        g.current.contains(&key) || g.previous.contains(&key)
+        self.lock().get(key).is_some()
     }
 
     /// Remember a key (its event was queued).
     pub(crate) fn insert(&self, key: u128) {
-        let mut g = self.lock();
-        if g.current.len() >= self.capacity {
-            g.previous = std::mem::take(&mut g.current);
-        }
-        g.current.insert(key);
+        self.lock().insert(key, ());
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Generations> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Generations<()>> {
         // A panic while holding this lock cannot leave the sets inconsistent.
         self.generations
             .lock()
