@@ -82,7 +82,7 @@ impl<V> Generations<V> {
 /// The "hash" of a key that is already a keyed hash: its two halves
 /// folded together.
 #[derive(Debug, Default)]
-pub(crate) struct KeyBits(u64);
+struct KeyBits(u64);
 
 impl Hasher for KeyBits {
     fn finish(&self) -> u64 {
