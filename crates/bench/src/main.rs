@@ -12,6 +12,7 @@
 //!     [--throughput-requests 40000] [--ttfb-requests 5000] [--streams 1000]
 //!     [--record on|sqlite|off]
 //! cargo run --release -p toolwarden-bench -- --soak SECONDS [--conns 8]
+//! TOOLWARDEN_SOAK_DATABASE=postgres://… toolwarden-bench --soak SECONDS
 //! ```
 //!
 //! `--soak` runs the endurance soak instead (see `soak.rs`, `scripts/soak.sh`).

@@ -1,6 +1,7 @@
 //! `toolwarden-bench --soak SECONDS`: sustained load through all four
 //! dialects, streaming and not, against a gateway child recording to
-//! SQLite (issue 14). Every 10 s it prints the gateway's RSS, the
+//! SQLite, or to the empty database `TOOLWARDEN_SOAK_DATABASE` names
+//! (PostgreSQL) (issue 14). Every 10 s it prints the gateway's RSS, the
 //! recorder's backlog, written and dropped counts (`/healthz`) and the
 //! load's rate, errors and worst latency; at the end it drains the
 //! recorder, stops the gateway (SIGTERM-equivalent graceful shutdown) and
@@ -65,6 +66,10 @@ struct Sample {
     worst_ms: f64,
 }
 
+/// The database the soak's gateway records to, instead of a fresh SQLite
+/// file in a temporary directory: a URL of an empty database.
+pub const SOAK_DATABASE_VAR: &str = "TOOLWARDEN_SOAK_DATABASE";
+
 /// Run the soak for `seconds` with `conns` connections.
 pub async fn run(seconds: u64, conns: usize) -> Result<(), String> {
     let mock = MockProvider::start(MockOptions {
@@ -73,8 +78,13 @@ pub async fn run(seconds: u64, conns: usize) -> Result<(), String> {
     })
     .await;
     let dir = tempfile::tempdir().map_err(|e| format!("temp dir: {e}"))?;
-    let db_path = dir.path().join("soak.db");
-    let db = format!("sqlite://{}", db_path.display());
+    // A fresh SQLite file, or the empty database `SOAK_DATABASE_VAR` names
+    // (PostgreSQL: the end check compares everything it holds with what
+    // was sent).
+    let db = match std::env::var(SOAK_DATABASE_VAR) {
+        Ok(url) if !url.is_empty() => url,
+        _ => format!("sqlite://{}", dir.path().join("soak.db").display()),
+    };
     let exe = std::env::current_exe().map_err(|e| format!("current exe: {e}"))?;
     let gw = child::GatewayChild::spawn(&exe, &mock.base_url(), &db, "-")?;
     let shapes = Arc::new(shapes());
