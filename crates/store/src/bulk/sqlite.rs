@@ -581,27 +581,34 @@ mod tests {
         plan.into_iter().map(|p| p.3).collect()
     }
 
+    /// `sql`'s plan with `param` bound uses `index` and scans no table.
+    async fn searches_only(sql: &str, param: &str, index: &str) {
+        let steps = plan_of(sql, param).await;
+        assert!(steps.iter().any(|s| s.contains(index)), "{steps:?}");
+        assert!(!steps.iter().any(|s| s.starts_with("SCAN")), "{steps:?}");
+    }
+
     /// A continuation's session lookup searches the partial index.
     #[tokio::test]
     async fn the_session_of_a_response_is_found_through_its_index() {
-        let steps = plan_of(crate::stats::SESSION_OF_RESPONSE, "resp_1").await;
-        assert!(
-            steps.iter().any(|s| s.contains("requests_response")),
-            "{steps:?}"
-        );
-        assert!(!steps.iter().any(|s| s.starts_with("SCAN")), "{steps:?}");
+        searches_only(
+            crate::stats::SESSION_OF_RESPONSE,
+            "resp_1",
+            "requests_response",
+        )
+        .await;
     }
 
     /// The calls of a session (the dashboard's and `stats`' session view)
     /// are read through the index led by the session, not the whole table.
     #[tokio::test]
     async fn the_calls_of_a_session_are_read_through_its_index() {
-        let steps = plan_of(crate::stats::SESSION_CALLS_SQL, "s1").await;
-        assert!(
-            steps.iter().any(|s| s.contains("tool_calls_call_session")),
-            "{steps:?}"
-        );
-        assert!(!steps.iter().any(|s| s.starts_with("SCAN")), "{steps:?}");
+        searches_only(
+            crate::stats::SESSION_CALLS_SQL,
+            "s1",
+            "tool_calls_call_session",
+        )
+        .await;
     }
 
     /// Every lookup drives from `u` into an index: no statement scans a table.
