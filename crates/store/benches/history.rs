@@ -29,7 +29,8 @@
 //! `TW_HISTORY_ROWS` (default `0,1000000,10000000`) sets the history sizes,
 //! `TW_HISTORY_TURNS` (default 10000, 67k events) the turns per measurement,
 //! `TW_HISTORY_MODES` (default `unique,reuse`; `random` and `soak` too) and `TW_HISTORY_BACKENDS`
-//! (default `sqlite,postgres`) what runs.
+//! (default `sqlite,postgres`) what runs, `TW_HISTORY_WRITER_CACHE_KIB`
+//! the SQLite writer's page cache (default the store's).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -266,7 +267,10 @@ fn soak_events(run: u64, turns: u64) -> Vec<Event> {
 /// in `random` mode (`$3` = 2) ids in a random order (a multiplicative
 /// hash of `x` leads them). One row in ten a
 /// result-only row, one in ten an open call, the rest paired calls; their
-/// message indexes negative, apart from the measured events'.
+/// message indexes negative, apart from the measured events'. The open
+/// calls are parked, as the writer leaves calls open for longer than its
+/// parking age (their times are years before the live events'; a store
+/// that had recorded this history would have parked them as it went).
 fn fill_sql(postgres: bool) -> [String; 3] {
     let series = if postgres {
         "generate_series($1::int8, $2::int8 - 1) AS g(x)".to_owned()
@@ -303,7 +307,7 @@ fn fill_sql(postgres: bool) -> [String; 3] {
     let calls = format!(
         "INSERT INTO tool_calls (session_id, call_id, tool, provider, model, at_ms, request_id, \
          call_index, response_id, arguments_bytes, call_at_ms, result_request_id, message_index, \
-         failed, basis, content_bytes, result_at_ms, exec_ms) \
+         failed, basis, content_bytes, result_at_ms, exec_ms, parked) \
          SELECT {session}, {call}, 'Read', 'anthropic', 'claude-test', {HISTORY_T0} + x, \
          CASE WHEN x % 10 = 0 THEN NULL ELSE 'hreq_' || {t} END, \
          CASE WHEN x % 10 = 0 THEN NULL ELSE 0 END, \
@@ -316,7 +320,8 @@ fn fill_sql(postgres: bool) -> [String; 3] {
          CASE WHEN x % 10 = 1 THEN NULL ELSE 'none' END, \
          CASE WHEN x % 10 = 1 THEN NULL ELSE 2048 END, \
          CASE WHEN x % 10 = 1 THEN NULL ELSE {HISTORY_T0} + x + 3 END, \
-         CASE WHEN x % 10 = 1 THEN NULL ELSE 3.0 END \
+         CASE WHEN x % 10 = 1 THEN NULL ELSE 3.0 END, \
+         CASE WHEN x % 10 = 1 THEN 1 ELSE 0 END \
          FROM {series}"
     );
     let requests = format!(
@@ -510,7 +515,14 @@ fn main() {
                     },
                     other => panic!("TW_HISTORY_BACKENDS: unknown backend {other}"),
                 };
-                let store = Store::open(&url).await.expect("open store");
+                let mut options = StoreOptions::default();
+                if let Some(kib) = std::env::var("TW_HISTORY_WRITER_CACHE_KIB")
+                    .ok()
+                    .and_then(|s| s.parse().ok())
+                {
+                    options.sqlite_writer_cache_kib = kib;
+                }
+                let store = Store::open_with(&url, options).await.expect("open store");
                 let mut first = None;
                 let mut filled = 0;
                 for (run, &rows) in sizes.iter().enumerate() {

@@ -185,4 +185,13 @@ impl Event {
             Event::ToolResult(r) => &r.session_id,
         }
     }
+
+    /// When the gateway saw the event (ms since the epoch).
+    pub fn at_ms(&self) -> i64 {
+        match self {
+            Event::Request(r) => r.at_ms,
+            Event::ToolCall(c) => c.at_ms,
+            Event::ToolResult(r) => r.at_ms,
+        }
+    }
 }

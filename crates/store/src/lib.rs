@@ -58,6 +58,7 @@ mod error;
 mod event;
 mod jsonl;
 mod migrate;
+mod parking;
 mod pool;
 mod recorder;
 mod since;

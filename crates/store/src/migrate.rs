@@ -65,6 +65,12 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../migrations/sqlite/0008_calls_by_session.sql"),
         postgres: include_str!("../migrations/postgres/0008_calls_by_session.sql"),
     },
+    Migration {
+        version: 9,
+        name: "parked_open_calls",
+        sqlite: include_str!("../migrations/sqlite/0009_parked_open_calls.sql"),
+        postgres: include_str!("../migrations/postgres/0009_parked_open_calls.sql"),
+    },
 ];
 
 const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (\
@@ -76,7 +82,7 @@ const RECORD: &str =
 const PG_LOCK: &str = "SELECT pg_advisory_xact_lock(7395602181)";
 
 /// The newest schema version this build knows.
-pub const SCHEMA_VERSION: i64 = 7;
+pub const SCHEMA_VERSION: i64 = MIGRATIONS[MIGRATIONS.len() - 1].version;
 
 /// Applies the migrations not yet applied.
 pub(crate) async fn run(pool: &Pool) -> Result<(), sqlx::Error> {
@@ -121,4 +127,60 @@ pub(crate) fn now_ms() -> i64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
         .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A database from before migration 0009 keeps its open calls, parked
+    /// (they are as old as its last run), and a call answered then stays
+    /// out of both indexes of open calls.
+    #[tokio::test]
+    async fn upgrading_parks_the_calls_left_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let options = sqlx::sqlite::SqliteConnectOptions::new()
+            .filename(dir.path().join("old.db"))
+            .create_if_missing(true);
+        let pool = sqlx::sqlite::SqlitePoolOptions::new()
+            .max_connections(1)
+            .connect_with(options)
+            .await
+            .unwrap();
+        sqlx::query(CREATE_TABLE).execute(&pool).await.unwrap();
+        for m in MIGRATIONS.iter().filter(|m| m.version < 9) {
+            sqlx::raw_sql(m.sqlite).execute(&pool).await.unwrap();
+            sqlx::query(RECORD)
+                .bind(m.version)
+                .bind(m.name)
+                .bind(0i64)
+                .execute(&pool)
+                .await
+                .unwrap();
+        }
+        sqlx::raw_sql(
+            "INSERT INTO tool_calls (session_id, call_id, tool, provider, at_ms, request_id, \
+             call_index, call_at_ms, result_at_ms) VALUES \
+             ('s', 'open', 't', 'p', 1, 'r', 0, 1, NULL), ('s', 'done', 't', 'p', 1, 'r', 1, 1, 2)",
+        )
+        .execute(&pool)
+        .await
+        .unwrap();
+        let pool = Pool::Sqlite(pool);
+        run(&pool).await.unwrap();
+        let Pool::Sqlite(pool) = pool else {
+            unreachable!()
+        };
+        let rows: Vec<(String, i64)> =
+            sqlx::query_as("SELECT call_id, parked FROM tool_calls ORDER BY call_id")
+                .fetch_all(&pool)
+                .await
+                .unwrap();
+        assert_eq!(rows, [("done".to_owned(), 0), ("open".to_owned(), 1)]);
+        let version: i64 = sqlx::query_scalar("SELECT max(version) FROM schema_migrations")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+        assert_eq!(version, SCHEMA_VERSION);
+    }
 }

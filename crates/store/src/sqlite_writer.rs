@@ -32,6 +32,7 @@ use tokio::sync::Notify;
 
 use crate::error::{StoreError, StoreErrorKind};
 use crate::event::Event;
+use crate::parking::{self, Pass};
 use crate::write::{self, Outcome};
 
 /// Shortest time between two checkpoints.
@@ -100,8 +101,14 @@ impl SqliteWriter {
         }
     }
 
-    /// Writes `events` in one transaction, in order, and says what each did.
-    pub(crate) async fn write_batch(&self, events: &[Event]) -> Result<Vec<Outcome>, StoreError> {
+    /// Writes `events` in one transaction, in order, and says what each
+    /// did; then runs the parking `pass`, if any, in the same transaction
+    /// and says how many calls it parked.
+    pub(crate) async fn write_batch(
+        &self,
+        events: &[Event],
+        pass: Option<Pass>,
+    ) -> Result<(Vec<Outcome>, u64), StoreError> {
         let mut slot = self.shared.conn.lock().await;
         let conn = match &mut *slot {
             Some(conn) => conn,
@@ -118,8 +125,12 @@ impl SqliteWriter {
             // (processes) queue on the busy timeout instead of failing.
             let mut tx = conn.begin_with("BEGIN IMMEDIATE").await?;
             let out = write::write_batch_sqlite(&mut tx, events).await?;
+            let parked = match pass {
+                Some(pass) => parking::park_sqlite(&mut tx, pass).await?,
+                None => 0,
+            };
             tx.commit().await?;
-            Ok(out)
+            Ok((out, parked))
         }
         .await;
         match result {

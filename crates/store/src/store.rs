@@ -12,6 +12,7 @@ use sqlx::{Connection, Executor};
 use crate::error::{StoreError, StoreErrorKind};
 use crate::event::Event;
 use crate::migrate;
+use crate::parking::{self, ParkingClock};
 use crate::sqlite_writer::SqliteWriter;
 use crate::write::{self, Outcome};
 
@@ -71,6 +72,8 @@ struct Inner {
     url: String,
     /// SQLite: the recorder's own connection and its checkpointer.
     writer: Option<SqliteWriter>,
+    /// When the writer next parks long-open calls ([`crate::parking`]).
+    parking: ParkingClock,
 }
 
 pub(crate) use crate::pool::Pool;
@@ -230,6 +233,7 @@ impl Store {
                 pool,
                 url: url.to_owned(),
                 writer,
+                parking: ParkingClock::default(),
             }),
         })
     }
@@ -252,13 +256,17 @@ impl Store {
     }
 
     /// Writes `events` in one transaction, in order, and says what each did.
+    /// A parking pass, when one is due, runs last in the same transaction.
     pub(crate) async fn write_batch(&self, events: &[Event]) -> Result<Vec<Outcome>, StoreError> {
-        match &self.inner.pool {
+        let pass = self.inner.parking.due(events);
+        let (out, parked) = match &self.inner.pool {
             Pool::Sqlite(_) => match &self.inner.writer {
-                Some(writer) => writer.write_batch(events).await,
-                None => Err(StoreError::query(sqlx::Error::Protocol(
-                    "no SQLite writer".into(),
-                ))),
+                Some(writer) => writer.write_batch(events, pass).await?,
+                None => {
+                    return Err(StoreError::query(sqlx::Error::Protocol(
+                        "no SQLite writer".into(),
+                    )));
+                }
             },
             Pool::Postgres(pool) => {
                 let mut tx = pool.begin().await.map_err(StoreError::query)?;
@@ -276,10 +284,25 @@ impl Store {
                 let out = write::write_batch_postgres(&mut tx, events)
                     .await
                     .map_err(StoreError::query)?;
+                let parked = match pass {
+                    Some(pass) => parking::park_postgres(&mut tx, pass)
+                        .await
+                        .map_err(StoreError::query)?,
+                    None => 0,
+                };
                 tx.commit().await.map_err(StoreError::query)?;
-                Ok(out)
+                (out, parked)
             }
+        };
+        if let Some(pass) = pass {
+            self.inner.parking.passed(pass, parked);
+            tracing::debug!(
+                parked,
+                cutoff_ms = pass.cutoff_ms,
+                "parked calls open since before the cutoff"
+            );
         }
+        Ok(out)
     }
 
     /// Closes the pool (waits for connections to be returned).

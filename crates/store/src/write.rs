@@ -68,17 +68,26 @@ pub(crate) const FIND_CALL_BY_RESPONSE: &str = "SELECT id, tool, call_at_ms FROM
 /// id, the call finished before the result arrived, and it is the only such
 /// call (the caller asks for two rows and accepts one). Read from the open
 /// calls' index (`tool_calls_open`; SQLite is told so: its planner does not
-/// tell it from the full index of the same columns), so calls of this id
+/// tell it from the full index of the same columns), then the parked
+/// calls' (`tool_calls_parked`, [`crate::parking`]), so calls of this id
 /// that have their result cost nothing. "This session never saw the id" is
 /// one probe of the session's rows, calls and result-only rows alike
 /// (`tool_calls_call_session`).
 pub(crate) const FIND_CALL_ANYWHERE_PG: &str = "SELECT id, tool, call_at_ms FROM tool_calls \
-    WHERE call_id = $1 AND result_at_ms IS NULL AND call_at_ms <= $3 \
+    WHERE call_id = $1 AND result_at_ms IS NULL AND parked = 0 AND call_at_ms <= $3 \
+    AND NOT EXISTS (SELECT 1 FROM tool_calls WHERE session_id = $2 AND call_id = $1) \
+    UNION ALL SELECT id, tool, call_at_ms FROM tool_calls \
+    WHERE call_id = $1 AND result_at_ms IS NULL AND parked = 1 AND call_at_ms <= $3 \
     AND NOT EXISTS (SELECT 1 FROM tool_calls WHERE session_id = $2 AND call_id = $1) \
     LIMIT 2";
 /// [`FIND_CALL_ANYWHERE_PG`] for SQLite.
 pub(crate) const FIND_CALL_ANYWHERE_SQLITE: &str = "SELECT id, tool, call_at_ms FROM tool_calls \
-    INDEXED BY tool_calls_open WHERE call_id = $1 AND result_at_ms IS NULL AND call_at_ms <= $3 \
+    INDEXED BY tool_calls_open WHERE call_id = $1 AND result_at_ms IS NULL AND parked = 0 \
+    AND call_at_ms <= $3 \
+    AND NOT EXISTS (SELECT 1 FROM tool_calls WHERE session_id = $2 AND call_id = $1) \
+    UNION ALL SELECT id, tool, call_at_ms FROM tool_calls \
+    INDEXED BY tool_calls_parked WHERE call_id = $1 AND result_at_ms IS NULL AND parked = 1 \
+    AND call_at_ms <= $3 \
     AND NOT EXISTS (SELECT 1 FROM tool_calls WHERE session_id = $2 AND call_id = $1) \
     LIMIT 2";
 
@@ -99,16 +108,21 @@ pub(crate) const NAME_BY_RESPONSE: &str = "SELECT tool FROM tool_calls WHERE res
     AND call_id = $2 AND request_id IS NOT NULL LIMIT 1";
 
 /// The newest of the first 64 open calls with this id in any session the
-/// index gives (a long id is normally one call; a reused one need not cost
-/// a read of every call it ever named). Open calls only: the one index of
-/// calls by call id alone is theirs (`tool_calls_open`; the index of all
-/// calls is led by the session, migration 0008), so a call already
-/// answered in another session no longer names a result that reaches
-/// this lookup (one without a name of its own, its call not in its
-/// session nor in a `previous_response_id`).
+/// index gives, and of the first 64 parked ones (a long id is normally one
+/// call; a reused one need not cost a read of every call it ever named).
+/// Open calls only: the indexes of calls by call id alone are theirs
+/// (`tool_calls_open`, `tool_calls_parked`; the index of all calls is led
+/// by the session, migration 0008), so a call already answered in another
+/// session no longer names a result that reaches this lookup (one without
+/// a name of its own, its call not in its session nor in a
+/// `previous_response_id`).
 pub(crate) const NAME_ANYWHERE: &str = "SELECT tool FROM \
-    (SELECT tool, call_at_ms FROM tool_calls WHERE call_id = $1 AND result_at_ms IS NULL \
-    AND call_at_ms IS NOT NULL AND request_id IS NOT NULL LIMIT 64) AS recent \
+    (SELECT tool, call_at_ms FROM (SELECT tool, call_at_ms FROM tool_calls WHERE call_id = $1 \
+    AND result_at_ms IS NULL AND parked = 0 AND call_at_ms IS NOT NULL \
+    AND request_id IS NOT NULL LIMIT 64) AS open \
+    UNION ALL SELECT tool, call_at_ms FROM (SELECT tool, call_at_ms FROM tool_calls \
+    WHERE call_id = $1 AND result_at_ms IS NULL AND parked = 1 AND call_at_ms IS NOT NULL \
+    AND request_id IS NOT NULL LIMIT 64) AS parked) AS recent \
     ORDER BY call_at_ms DESC LIMIT 1";
 
 /// The call ids a batch touches, and its model turns

@@ -10,7 +10,8 @@
 //! `LATERAL` PostgreSQL's), so a batch never scans `tool_calls`.
 //!
 //! Bounded whatever the history: a pairing lookup reads the partial indexes
-//! of calls still open (`tool_calls_open`) and results still waiting for
+//! of calls still open (`tool_calls_open`, then `tool_calls_parked` for
+//! calls open for long: [`crate::parking`]) and results still waiting for
 //! their call (`tool_calls_orphan`), in time order, and takes at most
 //! [`Lookup::limit`] rows per probe: as many as the batch has rows for the
 //! same (session, call id), which is all the greedy pairing in

@@ -160,7 +160,10 @@ pub(crate) async fn orphans_anywhere(
 
 /// Open calls that these results may pair with: per result, the newest of
 /// its pair that finished before it, then the newest of all, each probe at
-/// most the batch's count for the pair.
+/// most the batch's count for the pair; the same two of the parked calls
+/// (`crate::parking`) only when the open ones have fewer than `k` that
+/// finished before it (a one-time filter: nearly every result's call is
+/// open, and its probe never reads the parked ones).
 pub(crate) async fn unpaired_calls(
     conn: &mut PgConnection,
     wanted: &[Lookup],
@@ -171,10 +174,22 @@ pub(crate) async fn unpaired_calls(
         "SELECT DISTINCT t.id, t.session_id, t.call_id, t.tool, t.call_at_ms \
          FROM UNNEST($1::text[], $2::text[], $3::int8[], $4::int8[]) AS u(s, c, a, k) \
          CROSS JOIN LATERAL ((SELECT id, session_id, call_id, tool, call_at_ms FROM tool_calls \
-         WHERE call_id = u.c AND session_id = u.s AND result_at_ms IS NULL \
+         WHERE call_id = u.c AND session_id = u.s AND result_at_ms IS NULL AND parked = 0 \
          AND call_at_ms <= u.a ORDER BY call_at_ms DESC, id DESC LIMIT u.k) \
          UNION ALL (SELECT id, session_id, call_id, tool, call_at_ms FROM tool_calls \
-         WHERE call_id = u.c AND session_id = u.s AND result_at_ms IS NULL \
+         WHERE call_id = u.c AND session_id = u.s AND result_at_ms IS NULL AND parked = 0 \
+         ORDER BY call_at_ms DESC, id DESC LIMIT u.k) \
+         UNION ALL (SELECT id, session_id, call_id, tool, call_at_ms FROM tool_calls \
+         WHERE call_id = u.c AND session_id = u.s AND result_at_ms IS NULL AND parked = 1 \
+         AND call_at_ms <= u.a AND (SELECT count(*) FROM (SELECT 1 FROM tool_calls \
+         WHERE call_id = u.c AND session_id = u.s AND result_at_ms IS NULL AND parked = 0 \
+         AND call_at_ms <= u.a LIMIT u.k) AS o) < u.k \
+         ORDER BY call_at_ms DESC, id DESC LIMIT u.k) \
+         UNION ALL (SELECT id, session_id, call_id, tool, call_at_ms FROM tool_calls \
+         WHERE call_id = u.c AND session_id = u.s AND result_at_ms IS NULL AND parked = 1 \
+         AND (SELECT count(*) FROM (SELECT 1 FROM tool_calls \
+         WHERE call_id = u.c AND session_id = u.s AND result_at_ms IS NULL AND parked = 0 \
+         AND call_at_ms <= u.a LIMIT u.k) AS o) < u.k \
          ORDER BY call_at_ms DESC, id DESC LIMIT u.k)) AS t",
     )
     .await?;
@@ -334,8 +349,10 @@ pub(crate) async fn call_ids_with_unpaired_calls(
 ) -> Result<HashSet<String>, sqlx::Error> {
     let ids: Vec<String> = sqlx::query_scalar(
         "SELECT DISTINCT t.call_id FROM UNNEST($1::text[]) AS u(c) \
-         CROSS JOIN LATERAL (SELECT call_id FROM tool_calls \
-         WHERE call_id = u.c AND result_at_ms IS NULL LIMIT 1) AS t",
+         CROSS JOIN LATERAL ((SELECT call_id FROM tool_calls \
+         WHERE call_id = u.c AND result_at_ms IS NULL AND parked = 0 LIMIT 1) \
+         UNION ALL (SELECT call_id FROM tool_calls \
+         WHERE call_id = u.c AND result_at_ms IS NULL AND parked = 1 LIMIT 1)) AS t",
     )
     .bind(call_ids)
     .fetch_all(&mut *conn)

@@ -77,17 +77,34 @@ static ORPHANS_ANYWHERE: Shaped = Shaped::new(
 
 /// Per result: the newest open calls of its pair that finished before it,
 /// then the newest of all (what `Candidates::take_call` prefers), each
-/// probe at most the batch's count for the pair (`k`).
+/// probe at most the batch's count for the pair (`k`). The same two probes
+/// of the parked calls (`crate::parking`) only when the open calls have
+/// fewer than `k` that finished before the result: their key is then the
+/// call id, else NULL, which SQLite checks before it searches the index,
+/// so a result whose call is open (nearly all) never reads the parked ones.
 static UNPAIRED_CALLS: Shaped = Shaped::new(
     &["s", "c", "a", "k"],
     "SELECT json_group_array(json_array(u.n, t.id, t.tool, t.call_at_ms)) \
      FROM u CROSS JOIN tool_calls t ON t.id IN (\
      SELECT id FROM (SELECT id FROM tool_calls INDEXED BY tool_calls_open WHERE call_id = u.c AND session_id = u.s \
-     AND result_at_ms IS NULL AND call_at_ms <= u.a ORDER BY call_at_ms DESC, id DESC \
+     AND result_at_ms IS NULL AND parked = 0 AND call_at_ms <= u.a ORDER BY call_at_ms DESC, id DESC \
      LIMIT (SELECT max(k) FROM u)) \
      UNION ALL \
      SELECT id FROM (SELECT id FROM tool_calls INDEXED BY tool_calls_open WHERE call_id = u.c AND session_id = u.s \
-     AND result_at_ms IS NULL ORDER BY call_at_ms DESC, id DESC LIMIT (SELECT max(k) FROM u)))",
+     AND result_at_ms IS NULL AND parked = 0 ORDER BY call_at_ms DESC, id DESC LIMIT (SELECT max(k) FROM u)) \
+     UNION ALL \
+     SELECT id FROM (SELECT id FROM tool_calls INDEXED BY tool_calls_parked \
+     WHERE call_id = (CASE WHEN (SELECT count(*) FROM (SELECT 1 FROM tool_calls INDEXED BY tool_calls_open \
+     WHERE call_id = u.c AND session_id = u.s AND result_at_ms IS NULL AND parked = 0 AND call_at_ms <= u.a \
+     LIMIT (SELECT max(k) FROM u))) < u.k THEN u.c END) AND session_id = u.s \
+     AND result_at_ms IS NULL AND parked = 1 AND call_at_ms <= u.a ORDER BY call_at_ms DESC, id DESC \
+     LIMIT (SELECT max(k) FROM u)) \
+     UNION ALL \
+     SELECT id FROM (SELECT id FROM tool_calls INDEXED BY tool_calls_parked \
+     WHERE call_id = (CASE WHEN (SELECT count(*) FROM (SELECT 1 FROM tool_calls INDEXED BY tool_calls_open \
+     WHERE call_id = u.c AND session_id = u.s AND result_at_ms IS NULL AND parked = 0 AND call_at_ms <= u.a \
+     LIMIT (SELECT max(k) FROM u))) < u.k THEN u.c END) AND session_id = u.s \
+     AND result_at_ms IS NULL AND parked = 1 ORDER BY call_at_ms DESC, id DESC LIMIT (SELECT max(k) FROM u)))",
 );
 
 static INSERT_CALLS: Shaped = Shaped::insert_after_match(
@@ -135,14 +152,17 @@ static PAIR_RESULTS: Shaped = Shaped::new(
 /// Two `EXISTS` probes per result in one statement (one round trip), over
 /// results (`c`, `s`, `t`: call id, session, turn fingerprint or NULL): is
 /// there an open call with its id anywhere (one probe of the open calls'
-/// index, however many there are), and a recorded turn of its session it
+/// index, however many there are, and of the parked calls' if none), and a
+/// recorded turn of its session it
 /// answers (one probe of `call_turns_by_fingerprint`). Per row that finds
 /// either: its index, then 0/1 for each.
 static REST_PROBES: Shaped = Shaped::new(
     &["c", "s", "t"],
     "SELECT json_group_array(json_array(n, o, r)) FROM (SELECT u.n AS n, \
-     EXISTS (SELECT 1 FROM tool_calls t INDEXED BY tool_calls_open \
-     WHERE t.call_id = u.c AND t.result_at_ms IS NULL) AS o, \
+     (EXISTS (SELECT 1 FROM tool_calls t INDEXED BY tool_calls_open \
+     WHERE t.call_id = u.c AND t.result_at_ms IS NULL AND t.parked = 0) \
+     OR EXISTS (SELECT 1 FROM tool_calls t INDEXED BY tool_calls_parked \
+     WHERE t.call_id = u.c AND t.result_at_ms IS NULL AND t.parked = 1)) AS o, \
      (u.t IS NOT NULL AND EXISTS (SELECT 1 FROM call_turns ct \
      WHERE ct.session_id = u.s AND ct.turn_fp = u.t)) AS r FROM u) WHERE o OR r",
 );
@@ -483,7 +503,8 @@ mod tests {
     }
 
     /// The pairing lookups read only the rows a pairing can still use:
-    /// open calls, result-only rows (partial indexes), in time order.
+    /// open calls (and parked ones), result-only rows (partial indexes), in
+    /// time order.
     #[tokio::test]
     async fn pairing_lookups_read_the_partial_indexes() {
         let dir = tempfile::tempdir().unwrap();
@@ -492,13 +513,14 @@ mod tests {
         let Pool::Sqlite(pool) = store.pool() else {
             unreachable!()
         };
-        let cases: [(String, &str); 4] = [
-            (UNPAIRED_CALLS.sql_for(4), "tool_calls_open"),
-            (REST_PROBES.sql_for(4), "tool_calls_open"),
-            (ORPHANS.sql_for(4), "tool_calls_orphan"),
-            (ORPHANS_ANYWHERE.sql_for(4), "tool_calls_orphan"),
+        const OPEN: &[&str] = &["tool_calls_open", "tool_calls_parked"];
+        let cases: [(String, &[&str]); 4] = [
+            (UNPAIRED_CALLS.sql_for(4), OPEN),
+            (REST_PROBES.sql_for(4), OPEN),
+            (ORPHANS.sql_for(4), &["tool_calls_orphan"]),
+            (ORPHANS_ANYWHERE.sql_for(4), &["tool_calls_orphan"]),
         ];
-        for (sql, index) in cases {
+        for (sql, indexes) in cases {
             let plan: Vec<(i64, i64, i64, String)> =
                 sqlx::query_as(&format!("EXPLAIN QUERY PLAN {sql}"))
                     .fetch_all(pool)
@@ -514,9 +536,17 @@ mod tests {
                 .collect();
             assert!(!probes.is_empty(), "{steps:?}");
             assert!(
-                probes.iter().all(|s| s.contains(index)),
-                "{index}: {steps:?}"
+                probes
+                    .iter()
+                    .all(|s| indexes.iter().any(|index| s.contains(index))),
+                "{indexes:?}: {steps:?}"
             );
+            for index in indexes {
+                assert!(
+                    probes.iter().any(|s| s.contains(index)),
+                    "{index}: {steps:?}"
+                );
+            }
             assert!(
                 !steps.iter().any(|s| s.contains("TEMP B-TREE")),
                 "no sort: {steps:?}"
@@ -524,7 +554,8 @@ mod tests {
         }
         // The one-by-one lookups: each probe through the index that holds
         // the rows it asks for (migration 0008: `tool_calls_call_session`
-        // led by the session; by call id alone, the open calls' index).
+        // led by the session; by call id alone, the open and the parked
+        // calls' indexes).
         for (sql, indexes) in [
             (
                 crate::write::NAME_IN_SESSION,
@@ -532,14 +563,21 @@ mod tests {
             ),
             (
                 crate::write::FIND_CALL_ANYWHERE_SQLITE,
-                &["tool_calls_open", "tool_calls_call_session"][..],
+                &[
+                    "tool_calls_open",
+                    "tool_calls_parked",
+                    "tool_calls_call_session",
+                ][..],
             ),
             (
                 crate::write::FIND_CALL_BY_RESPONSE,
                 &["tool_calls_response"][..],
             ),
             (crate::write::NAME_BY_RESPONSE, &["tool_calls_response"][..]),
-            (crate::write::NAME_ANYWHERE, &["tool_calls_open"][..]),
+            (
+                crate::write::NAME_ANYWHERE,
+                &["tool_calls_open", "tool_calls_parked"][..],
+            ),
         ] {
             let sql = format!("EXPLAIN QUERY PLAN {sql}");
             let plan: Vec<(i64, i64, i64, String)> = sqlx::query_as(&sql)

@@ -641,3 +641,108 @@ pub async fn response_ids_only_where_continuations_name_them(db: TestDb) {
         ]
     );
 }
+
+/// Calls open for longer than the parking age leave the open calls' index
+/// for the parked one (migration 0009), and every lookup of open calls
+/// still finds them: a late result pairs with its call in its session and
+/// across sessions, and a nameless result gets its tool's name from one.
+/// Counts stay exact.
+pub async fn parked_calls_still_pair(db: TestDb) {
+    let store = Store::open(&db.url).await.unwrap();
+    let t0 = 1_700_000_000_000;
+    let later = t0 + 10 * 60_000;
+    let calls = [
+        call("r1", "s1", 0, "toolu_parked_in_session_01", "search", t0),
+        call("r1", "s1", 1, "toolu_parked_elsewhere_002", "fetch", t0),
+        call("r1", "s1", 2, "toolu_parked_twice_000003", "grep", t0),
+        call("r1", "s1", 3, "toolu_never_answered_0004", "write", t0),
+        call("r2", "s2", 0, "toolu_parked_twice_000003", "grep", t0 + 1),
+    ];
+    let mut events = vec![request("r1", "s1", t0), request("r2", "s2", t0 + 1)];
+    events.extend(calls.iter().cloned().map(Event::ToolCall));
+    record_all(&store, &events).await;
+    let parked = "SELECT count(*) FROM tool_calls WHERE parked = 1 AND result_at_ms IS NULL";
+    assert_eq!(
+        query_i64(&db.url, parked).await,
+        0,
+        "open for a moment only"
+    );
+
+    // Ten minutes later by the events' clock: the next batch parks them.
+    record_all(&store, &[request("r3", "s9", later)]).await;
+    assert_eq!(query_i64(&db.url, parked).await, 5);
+
+    let (counters, seen) = record_all(
+        &store,
+        &[
+            request("r4", "s1", later + 1),
+            Event::ToolResult(result(
+                "r4",
+                "s1",
+                "toolu_parked_in_session_01",
+                2,
+                None,
+                true,
+                later + 1,
+            )),
+            request("r5", "s7", later + 2),
+            Event::ToolResult(result(
+                "r5",
+                "s7",
+                "toolu_parked_elsewhere_002",
+                1,
+                None,
+                false,
+                later + 2,
+            )),
+            // Open in two other sessions: not paired, but named.
+            Event::ToolResult(result(
+                "r5",
+                "s7",
+                "toolu_parked_twice_000003",
+                3,
+                None,
+                false,
+                later + 2,
+            )),
+        ],
+    )
+    .await;
+    assert_eq!((counters.events_dropped, counters.write_errors), (0, 0));
+    assert_eq!(
+        *seen.results.lock().unwrap(),
+        vec![
+            ("toolu_parked_in_session_01".to_owned(), "search".to_owned()),
+            ("toolu_parked_elsewhere_002".to_owned(), "fetch".to_owned()),
+            ("toolu_parked_twice_000003".to_owned(), "grep".to_owned()),
+        ]
+    );
+    assert_eq!(query_i64(&db.url, parked).await, 3);
+    let rows = "SELECT count(*) FROM tool_calls";
+    assert_eq!(
+        query_i64(&db.url, rows).await,
+        6,
+        "five calls, one result-only row"
+    );
+    let stats = store.stats(&all()).await.unwrap();
+    let tools: BTreeMap<&str, (u64, u64)> = stats
+        .tools
+        .iter()
+        .map(|t| (t.tool.as_str(), (t.calls, t.failures)))
+        .collect();
+    let expected: BTreeMap<&str, (u64, u64)> = [
+        ("search", (1, 1)),
+        ("fetch", (1, 0)),
+        ("grep", (3, 0)),
+        ("write", (1, 0)),
+    ]
+    .into_iter()
+    .collect();
+    assert_eq!(tools, expected);
+    let s1 = store.session_calls("s1").await.unwrap();
+    let search = s1.iter().find(|c| c.tool == "search").unwrap();
+    assert_eq!(
+        (search.failed, search.exec_ms),
+        (Some(true), Some(600_001.0))
+    );
+}

@@ -205,3 +205,20 @@ pub fn result(
 pub fn all() -> StatsQuery {
     StatsQuery::default()
 }
+
+/// One integer from `sql` on the database at `url` (either backend).
+pub async fn query_i64(url: &str, sql: &str) -> i64 {
+    if url.starts_with("postgres") {
+        let mut conn = sqlx::PgConnection::connect(url).await.expect("connect");
+        sqlx::query_scalar(sql)
+            .fetch_one(&mut conn)
+            .await
+            .expect(sql)
+    } else {
+        let mut conn = sqlx::SqliteConnection::connect(url).await.expect("connect");
+        sqlx::query_scalar(sql)
+            .fetch_one(&mut conn)
+            .await
+            .expect(sql)
+    }
+}
