@@ -15,7 +15,12 @@
 //! Nothing is lost: every lookup of open calls also reads the parked ones
 //! (`bulk`, `write`; by the pair, only when the open calls have too few),
 //! so a result that comes after its call was parked pairs with it, and the
-//! counts stay exact.
+//! counts stay exact. One preference is approximate: when a session has
+//! two open calls with one id, one parked and one still in the open index
+//! but older (it reached the store more than the parking age after it was
+//! made, and the next pass has not run), a result takes the open one,
+//! where the newest would be the parked one. Which row it completes
+//! changes; the counts do not.
 //!
 //! Time here is the events' own (their `at_ms`, the gateway's clock when it
 //! saw them), not the writer's: a writer that is behind does not park calls
