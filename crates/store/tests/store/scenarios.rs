@@ -206,11 +206,7 @@ pub async fn cross_session_resolution(db: TestDb) {
         ]
     );
     let stats = store.stats(&all()).await.unwrap();
-    let tools: BTreeMap<&str, (u64, u64)> = stats
-        .tools
-        .iter()
-        .map(|t| (t.tool.as_str(), (t.calls, t.failures)))
-        .collect();
+    let tools = calls_and_failures(&stats);
     let expected: BTreeMap<&str, (u64, u64)> = [
         ("lookup", (1, 0)),
         ("book", (1, 1)),
@@ -725,11 +721,7 @@ pub async fn parked_calls_still_pair(db: TestDb) {
         "five calls, one result-only row"
     );
     let stats = store.stats(&all()).await.unwrap();
-    let tools: BTreeMap<&str, (u64, u64)> = stats
-        .tools
-        .iter()
-        .map(|t| (t.tool.as_str(), (t.calls, t.failures)))
-        .collect();
+    let tools = calls_and_failures(&stats);
     let expected: BTreeMap<&str, (u64, u64)> = [
         ("search", (1, 1)),
         ("fetch", (1, 0)),

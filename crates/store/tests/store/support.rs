@@ -1,6 +1,7 @@
 //! Test databases (a temp SQLite file, or a fresh schema in the PostgreSQL
 //! named by `TOOLWARDEN_TEST_POSTGRES_URL`) and event builders.
 
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -221,4 +222,13 @@ pub async fn query_i64(url: &str, sql: &str) -> i64 {
             .await
             .expect(sql)
     }
+}
+
+/// Per tool: (calls, failures), by tool name.
+pub fn calls_and_failures(stats: &Stats) -> BTreeMap<&str, (u64, u64)> {
+    stats
+        .tools
+        .iter()
+        .map(|t| (t.tool.as_str(), (t.calls, t.failures)))
+        .collect()
 }
