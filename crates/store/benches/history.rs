@@ -47,6 +47,9 @@ const CONCURRENT: u64 = 1024;
 const HISTORY_T0: i64 = 1_600_000_000_000;
 const LIVE_T0: i64 = 1_700_000_000_000;
 const FILL_STEP: i64 = 1_000_000;
+/// The next session number, less the first history session's (`$4` of
+/// [`fill_sql`]).
+const NEXT_SESSION_NO: &str = "SELECT COALESCE(max(no), 0) + 1 FROM sessions";
 
 #[derive(Clone, Copy, PartialEq)]
 enum Mode {
@@ -271,7 +274,11 @@ fn soak_events(run: u64, turns: u64) -> Vec<Event> {
 /// calls are parked, as the writer leaves calls open for longer than its
 /// parking age (their times are years before the live events'; a store
 /// that had recorded this history would have parked them as it went).
-fn fill_sql(postgres: bool) -> [String; 3] {
+/// Each history session (eight rows) has its `sessions` row, numbered in
+/// the rows' order (migration 0010) from `$4 + from / 8`, the number after
+/// the last session so far: the sessions the writer numbers later come
+/// after them, as in a store that recorded this history before.
+fn fill_sql(postgres: bool) -> [String; 4] {
     let series = if postgres {
         "generate_series($1::int8, $2::int8 - 1) AS g(x)".to_owned()
     } else {
@@ -295,6 +302,13 @@ fn fill_sql(postgres: bool) -> [String; 3] {
         hex("x / 8")
     );
     let session = session.as_str();
+    let session_no = "CASE WHEN $3 = 1 THEN (SELECT no FROM sessions WHERE session_id = 'S') \
+         ELSE x / 8 + $4 END";
+    let sessions = format!(
+        "INSERT INTO sessions (no, session_id, source, first_ms, last_ms, requests) \
+         SELECT x / 8 + $4, {session}, 'fingerprint', {HISTORY_T0} + x, {HISTORY_T0} + x + 7, 2 \
+         FROM {series} WHERE x % 8 = 0 AND ($3 <> 1 OR x = 0) ON CONFLICT DO NOTHING"
+    );
     let call = format!(
         "CASE WHEN $3 = 1 THEN 'toolu_reused_' || CAST(x % 3 AS TEXT) \
          WHEN $3 = 2 THEN 'toolu_01' || {} || {t} ELSE 'toolu_hist_' || {t} END",
@@ -307,7 +321,7 @@ fn fill_sql(postgres: bool) -> [String; 3] {
     let calls = format!(
         "INSERT INTO tool_calls (session_id, call_id, tool, provider, model, at_ms, request_id, \
          call_index, response_id, arguments_bytes, call_at_ms, result_request_id, message_index, \
-         failed, basis, content_bytes, result_at_ms, exec_ms, parked) \
+         failed, basis, content_bytes, result_at_ms, exec_ms, parked, session_no) \
          SELECT {session}, {call}, 'Read', 'anthropic', 'claude-test', {HISTORY_T0} + x, \
          CASE WHEN x % 10 = 0 THEN NULL ELSE 'hreq_' || {t} END, \
          CASE WHEN x % 10 = 0 THEN NULL ELSE 0 END, \
@@ -321,22 +335,23 @@ fn fill_sql(postgres: bool) -> [String; 3] {
          CASE WHEN x % 10 = 1 THEN NULL ELSE 2048 END, \
          CASE WHEN x % 10 = 1 THEN NULL ELSE {HISTORY_T0} + x + 3 END, \
          CASE WHEN x % 10 = 1 THEN NULL ELSE 3.0 END, \
-         CASE WHEN x % 10 = 1 THEN 1 ELSE 0 END \
+         CASE WHEN x % 10 = 1 THEN 1 ELSE 0 END, {session_no} \
          FROM {series}"
     );
     let requests = format!(
         "INSERT INTO requests (request_id, session_id, at_ms, provider, dialect, path, model, \
-         status, streaming, upstream_latency_ms, overhead_us, repair_mode, repairs) \
+         status, streaming, upstream_latency_ms, overhead_us, repair_mode, repairs, session_no) \
          SELECT 'hreq_' || {t}, {session}, {HISTORY_T0} + x, 'anthropic', 'anthropic', \
-         '/v1/messages', 'claude-test', 200, 0, 800.0, 30.0, 'fix', 0 \
+         '/v1/messages', 'claude-test', 200, 0, 800.0, 30.0, 'fix', 0, {session_no} \
          FROM {series} WHERE x % 4 = 0"
     );
     let results = format!(
-        "INSERT INTO tool_results (session_id, call_id, message_index, request_id, at_ms) \
-         SELECT {session}, {call}, -1 - x, 'hreq_' || {t}, {HISTORY_T0} + x \
+        "INSERT INTO tool_results (session_id, call_id, message_index, request_id, at_ms, \
+         session_no) \
+         SELECT {session}, {call}, -1 - x, 'hreq_' || {t}, {HISTORY_T0} + x, {session_no} \
          FROM {series} WHERE x % 2 = 0"
     );
-    [calls, requests, results]
+    [sessions, calls, requests, results]
 }
 
 /// Adds history rows `from..to` to the database at `url`, a step at a time,
@@ -351,6 +366,11 @@ async fn fill(url: &str, mode: Mode, from: i64, to: i64) {
     let mut at = from;
     if postgres {
         let mut conn = sqlx::PgConnection::connect(url).await.expect("connect");
+        let next: i64 = sqlx::query_scalar(NEXT_SESSION_NO)
+            .fetch_one(&mut conn)
+            .await
+            .expect("next session");
+        let base = next - from / 8;
         while at < to {
             let end = (at + FILL_STEP).min(to);
             for stmt in &sql {
@@ -358,6 +378,7 @@ async fn fill(url: &str, mode: Mode, from: i64, to: i64) {
                     .bind(at)
                     .bind(end)
                     .bind(shape)
+                    .bind(base)
                     .execute(&mut conn)
                     .await
                     .expect("fill history");
@@ -367,6 +388,8 @@ async fn fill(url: &str, mode: Mode, from: i64, to: i64) {
         // Settled before measuring: statistics, and the fill's writes on
         // disk, not left for the measured run's checkpoints.
         for stmt in [
+            "SELECT setval(pg_get_serial_sequence('sessions', 'no'), (SELECT max(no) FROM sessions))",
+            "VACUUM ANALYZE sessions",
             "VACUUM ANALYZE tool_calls",
             "VACUUM ANALYZE requests",
             "VACUUM ANALYZE tool_results",
@@ -383,6 +406,11 @@ async fn fill(url: &str, mode: Mode, from: i64, to: i64) {
             .execute(&mut conn)
             .await
             .expect("cache");
+        let next: i64 = sqlx::query_scalar(NEXT_SESSION_NO)
+            .fetch_one(&mut conn)
+            .await
+            .expect("next session");
+        let base = next - from / 8;
         while at < to {
             let end = (at + FILL_STEP).min(to);
             let mut tx = conn.begin().await.expect("begin");
@@ -391,6 +419,7 @@ async fn fill(url: &str, mode: Mode, from: i64, to: i64) {
                     .bind(at)
                     .bind(end)
                     .bind(shape)
+                    .bind(base)
                     .execute(&mut *tx)
                     .await
                     .expect("fill history");

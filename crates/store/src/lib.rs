@@ -61,6 +61,7 @@ mod migrate;
 mod parking;
 mod pool;
 mod recorder;
+mod session_nos;
 mod since;
 mod sqlite_writer;
 mod stats;

@@ -71,6 +71,12 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../migrations/sqlite/0009_parked_open_calls.sql"),
         postgres: include_str!("../migrations/postgres/0009_parked_open_calls.sql"),
     },
+    Migration {
+        version: 10,
+        name: "session_numbers",
+        sqlite: include_str!("../migrations/sqlite/0010_session_numbers.sql"),
+        postgres: include_str!("../migrations/postgres/0010_session_numbers.sql"),
+    },
 ];
 
 const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (\
@@ -136,9 +142,8 @@ mod tests {
     /// A database from before migration 0009 keeps its open calls, parked
     /// (they are as old as its last run), and a call answered then stays
     /// out of both indexes of open calls.
-    #[tokio::test]
-    async fn upgrading_parks_the_calls_left_open() {
-        let dir = tempfile::tempdir().unwrap();
+    /// A SQLite database in `dir` migrated to the versions before `version`.
+    async fn sqlite_before(dir: &tempfile::TempDir, version: i64) -> sqlx::SqlitePool {
         let options = sqlx::sqlite::SqliteConnectOptions::new()
             .filename(dir.path().join("old.db"))
             .create_if_missing(true);
@@ -148,7 +153,7 @@ mod tests {
             .await
             .unwrap();
         sqlx::query(CREATE_TABLE).execute(&pool).await.unwrap();
-        for m in MIGRATIONS.iter().filter(|m| m.version < 9) {
+        for m in MIGRATIONS.iter().filter(|m| m.version < version) {
             sqlx::raw_sql(m.sqlite).execute(&pool).await.unwrap();
             sqlx::query(RECORD)
                 .bind(m.version)
@@ -158,6 +163,23 @@ mod tests {
                 .await
                 .unwrap();
         }
+        pool
+    }
+
+    /// Applies the rest of the migrations to `pool`.
+    async fn upgrade(pool: sqlx::SqlitePool) -> sqlx::SqlitePool {
+        let pool = Pool::Sqlite(pool);
+        run(&pool).await.unwrap();
+        let Pool::Sqlite(pool) = pool else {
+            unreachable!()
+        };
+        pool
+    }
+
+    #[tokio::test]
+    async fn upgrading_parks_the_calls_left_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let pool = sqlite_before(&dir, 9).await;
         sqlx::raw_sql(
             "INSERT INTO tool_calls (session_id, call_id, tool, provider, at_ms, request_id, \
              call_index, call_at_ms, result_at_ms) VALUES \
@@ -166,11 +188,7 @@ mod tests {
         .execute(&pool)
         .await
         .unwrap();
-        let pool = Pool::Sqlite(pool);
-        run(&pool).await.unwrap();
-        let Pool::Sqlite(pool) = pool else {
-            unreachable!()
-        };
+        let pool = upgrade(pool).await;
         let rows: Vec<(String, i64)> =
             sqlx::query_as("SELECT call_id, parked FROM tool_calls ORDER BY call_id")
                 .fetch_all(&pool)
@@ -182,5 +200,66 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(version, SCHEMA_VERSION);
+    }
+
+    /// A database from before migration 0010 gets its sessions numbered in
+    /// the order they began, then the sessions only tool rows name, and
+    /// every row carries its session's number.
+    #[tokio::test]
+    async fn upgrading_numbers_the_sessions() {
+        let dir = tempfile::tempdir().unwrap();
+        let pool = sqlite_before(&dir, 10).await;
+        sqlx::raw_sql(
+            "INSERT INTO sessions (session_id, source, first_ms, last_ms, requests) VALUES \
+             ('late', 'header', 9, 9, 1), ('early', 'metadata', 5, 6, 1); \
+             INSERT INTO requests (request_id, session_id, at_ms, provider, path, status, \
+             streaming, upstream_latency_ms, overhead_us, repair_mode, repairs) VALUES \
+             ('r1', 'early', 5, 'p', '/', 200, 0, 1.0, 1.0, 'fix', 0), \
+             ('r2', 'late', 9, 'p', '/', 200, 0, 1.0, 1.0, 'fix', 0); \
+             INSERT INTO tool_calls (session_id, call_id, tool, provider, at_ms, request_id, \
+             call_index, call_at_ms) VALUES ('early', 'c1', 't', 'p', 5, 'r1', 0, 5), \
+             ('late', 'c2', 't', 'p', 9, 'r2', 0, 9), ('lost', 'c3', 't', 'p', 12, 'r3', 0, 12); \
+             INSERT INTO tool_results (session_id, call_id, message_index, request_id, at_ms) \
+             VALUES ('early', 'c1', 2, 'r2', 6), ('lost', 'c3', 4, 'r4', 13); \
+             INSERT INTO call_turns (request_id, session_id, turn_fp) VALUES ('r2', 'late', 77);",
+        )
+        .execute(&pool)
+        .await
+        .unwrap();
+        let pool = upgrade(pool).await;
+        let sessions: Vec<(i64, String, String, i64)> =
+            sqlx::query_as("SELECT no, session_id, source, requests FROM sessions ORDER BY no")
+                .fetch_all(&pool)
+                .await
+                .unwrap();
+        let sessions: Vec<(i64, &str, &str, i64)> = sessions
+            .iter()
+            .map(|(n, s, src, r)| (*n, s.as_str(), src.as_str(), *r))
+            .collect();
+        assert_eq!(
+            sessions,
+            [
+                (1, "early", "metadata", 1),
+                (2, "late", "header", 1),
+                (3, "lost", "none", 0)
+            ]
+        );
+        for table in ["requests", "tool_calls", "tool_results", "call_turns"] {
+            let wrong: i64 = sqlx::query_scalar(&format!(
+                "SELECT count(*) FROM {table} t \
+                 WHERE t.session_no IS NOT (SELECT no FROM sessions s WHERE s.session_id = t.session_id)"
+            ))
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+            assert_eq!(wrong, 0, "{table}");
+        }
+        let keys: Vec<(i64, String, i64)> = sqlx::query_as(
+            "SELECT session_no, call_id, message_index FROM tool_results ORDER BY session_no",
+        )
+        .fetch_all(&pool)
+        .await
+        .unwrap();
+        assert_eq!(keys, [(1, "c1".to_owned(), 2), (3, "c3".to_owned(), 4)]);
     }
 }

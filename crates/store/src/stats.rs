@@ -194,10 +194,12 @@ const REQUESTS_SQL: &str = "SELECT COUNT(*), \
     COALESCE(SUM(CASE WHEN streaming = 1 THEN 1 ELSE 0 END), 0) FROM requests \
     WHERE ($1 IS NULL OR at_ms >= $1) AND ($2 IS NULL OR model = $2) \
     AND ($3 IS NULL OR session_id = $3)";
-/// A session's rows, through `tool_calls_call_session` (led by the session).
+/// A session's rows, through `tool_calls_call_session` (led by the
+/// session's number).
 pub(crate) const SESSION_CALLS_SQL: &str = "SELECT call_id, tool, model, request_id, call_index, at_ms, \
     result_at_ms, failed, basis, exec_ms, arguments_bytes, content_bytes, excerpt \
-    FROM tool_calls WHERE session_id = $1 ORDER BY at_ms, call_index, id";
+    FROM tool_calls WHERE session_no = (SELECT no FROM sessions WHERE session_id = $1) \
+    ORDER BY at_ms, call_index, id";
 
 const HOUR_MS: i64 = 3_600_000;
 const DAY_MS: i64 = 86_400_000;

@@ -15,15 +15,15 @@ use std::collections::BTreeSet;
 
 use crate::event::{ToolCallRecord, ToolResultRecord};
 
-/// Rows per `INSERT` (three parameters each, well under SQLite's limit).
+/// Rows per `INSERT` (four parameters each, well under SQLite's limit).
 const ROWS_PER_INSERT: usize = 1000;
 
-/// The unpaired call at a position of a session's responses with a
-/// fingerprint: one that finished before the result arrived if any, the
+/// The unpaired call at a position of a session's (`$1`, its number)
+/// responses with a fingerprint: one that finished before the result arrived if any, the
 /// most recent first.
 pub(crate) const FIND_CALL_BY_TURN: &str = "SELECT c.id, c.tool, c.call_at_ms \
     FROM call_turns t JOIN tool_calls c ON c.request_id = t.request_id AND c.call_index = $3 \
-    WHERE t.session_id = $1 AND t.turn_fp = $2 AND c.result_at_ms IS NULL \
+    WHERE t.session_no = $1 AND t.turn_fp = $2 AND c.result_at_ms IS NULL \
     ORDER BY (c.call_at_ms <= $4) DESC, c.call_at_ms DESC, c.id DESC LIMIT 1";
 
 /// The distinct (request id, session id, fingerprint) of calls that carry one.
@@ -58,14 +58,22 @@ macro_rules! turn_fns {
         pub(crate) async fn $insert(
             conn: &mut $conn,
             rows: &[(&str, &str, i64)],
+            nos: &crate::session_nos::SessionNos,
         ) -> Result<(), sqlx::Error> {
             for chunk in rows.chunks(ROWS_PER_INSERT) {
                 let mut query = sqlx::QueryBuilder::<$db>::new(concat!(
                     $verb,
-                    " call_turns (request_id, session_id, turn_fp) "
+                    " call_turns (request_id, session_id, turn_fp, session_no) "
                 ));
-                query.push_values(chunk, |mut row, (request, session, turn)| {
-                    row.push_bind(*request).push_bind(*session).push_bind(*turn);
+                let numbered = chunk
+                    .iter()
+                    .map(|&(request, session, turn)| Ok((request, session, turn, nos.of(session)?)))
+                    .collect::<Result<Vec<_>, sqlx::Error>>()?;
+                query.push_values(numbered, |mut row, (request, session, turn, no)| {
+                    row.push_bind(request)
+                        .push_bind(session)
+                        .push_bind(turn)
+                        .push_bind(no);
                 });
                 query.push(" ON CONFLICT DO NOTHING");
                 query.build().execute(&mut *conn).await?;
@@ -78,12 +86,13 @@ macro_rules! turn_fns {
         pub(crate) async fn $find(
             conn: &mut $conn,
             r: &ToolResultRecord,
+            session_no: i64,
         ) -> Result<Option<(i64, String, Option<i64>)>, sqlx::Error> {
             let Some(answers) = r.answers else {
                 return Ok(None);
             };
             sqlx::query_as(FIND_CALL_BY_TURN)
-                .bind(&r.session_id)
+                .bind(session_no)
                 .bind(answers.turn)
                 .bind(i64::from(answers.call_index))
                 .bind(r.at_ms)

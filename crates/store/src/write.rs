@@ -72,23 +72,23 @@ pub(crate) const FIND_CALL_BY_RESPONSE: &str = "SELECT id, tool, call_at_ms FROM
 /// calls' (`tool_calls_parked`, [`crate::parking`]), so calls of this id
 /// that have their result cost nothing. "This session never saw the id" is
 /// one probe of the session's rows, calls and result-only rows alike
-/// (`tool_calls_call_session`).
+/// (`tool_calls_call_session`, by the session's number: `$2`).
 pub(crate) const FIND_CALL_ANYWHERE_PG: &str = "SELECT id, tool, call_at_ms FROM tool_calls \
     WHERE call_id = $1 AND result_at_ms IS NULL AND parked = 0 AND call_at_ms <= $3 \
-    AND NOT EXISTS (SELECT 1 FROM tool_calls WHERE session_id = $2 AND call_id = $1) \
+    AND NOT EXISTS (SELECT 1 FROM tool_calls WHERE session_no = $2 AND call_id = $1) \
     UNION ALL SELECT id, tool, call_at_ms FROM tool_calls \
     WHERE call_id = $1 AND result_at_ms IS NULL AND parked = 1 AND call_at_ms <= $3 \
-    AND NOT EXISTS (SELECT 1 FROM tool_calls WHERE session_id = $2 AND call_id = $1) \
+    AND NOT EXISTS (SELECT 1 FROM tool_calls WHERE session_no = $2 AND call_id = $1) \
     LIMIT 2";
 /// [`FIND_CALL_ANYWHERE_PG`] for SQLite.
 pub(crate) const FIND_CALL_ANYWHERE_SQLITE: &str = "SELECT id, tool, call_at_ms FROM tool_calls \
     INDEXED BY tool_calls_open WHERE call_id = $1 AND result_at_ms IS NULL AND parked = 0 \
     AND call_at_ms <= $3 \
-    AND NOT EXISTS (SELECT 1 FROM tool_calls WHERE session_id = $2 AND call_id = $1) \
+    AND NOT EXISTS (SELECT 1 FROM tool_calls WHERE session_no = $2 AND call_id = $1) \
     UNION ALL SELECT id, tool, call_at_ms FROM tool_calls \
     INDEXED BY tool_calls_parked WHERE call_id = $1 AND result_at_ms IS NULL AND parked = 1 \
     AND call_at_ms <= $3 \
-    AND NOT EXISTS (SELECT 1 FROM tool_calls WHERE session_id = $2 AND call_id = $1) \
+    AND NOT EXISTS (SELECT 1 FROM tool_calls WHERE session_no = $2 AND call_id = $1) \
     LIMIT 2";
 
 /// Call ids shorter than this are not trusted to be unique across sessions
@@ -100,7 +100,8 @@ pub(crate) const PAIR_RESULT: &str = "UPDATE tool_calls SET result_request_id = 
     message_index = $2, failed = $3, basis = $4, content_bytes = $5, excerpt = $6, \
     result_at_ms = $7, exec_ms = $8 WHERE id = $9";
 
-pub(crate) const NAME_IN_SESSION: &str = "SELECT tool FROM tool_calls WHERE session_id = $1 \
+/// `$1` is the session's number.
+pub(crate) const NAME_IN_SESSION: &str = "SELECT tool FROM tool_calls WHERE session_no = $1 \
     AND call_id = $2 AND call_at_ms IS NOT NULL AND request_id IS NOT NULL \
     ORDER BY call_at_ms DESC LIMIT 1";
 
@@ -284,6 +285,14 @@ macro_rules! write_batch_fn {
             use $bulk as bulk;
             let mut out = vec![Outcome::Duplicate; events.len()];
 
+            // The batch's sessions, numbered first: every row carries its number.
+            let sessions = crate::session_nos::BatchSessions::of(events);
+            let nos = if sessions.is_empty() {
+                crate::session_nos::SessionNos::default()
+            } else {
+                bulk::number_sessions(conn, &sessions).await?
+            };
+
             // Requests, then their repairs and sessions.
             let reqs: Vec<(usize, &RequestRecord)> = events
                 .iter()
@@ -295,7 +304,7 @@ macro_rules! write_batch_fn {
                 .collect();
             if !reqs.is_empty() {
                 let recs: Vec<&RequestRecord> = reqs.iter().map(|x| x.1).collect();
-                let mut new = bulk::insert_requests(conn, &recs).await?;
+                let mut new = bulk::insert_requests(conn, &recs, &nos).await?;
                 let mut sessions = SessionDeltas::default();
                 let mut repairs = Vec::new();
                 for (i, r) in &reqs {
@@ -366,7 +375,7 @@ macro_rules! write_batch_fn {
                 }
                 if !rest.is_empty() {
                     let recs: Vec<_> = rest.iter().map(|x| x.1).collect();
-                    let mut new = bulk::insert_calls(conn, &recs).await?;
+                    let mut new = bulk::insert_calls(conn, &recs, &nos).await?;
                     for (i, c) in rest {
                         if new.remove(&(c.request_id.clone(), i64::from(c.call_index))) {
                             out[i] = Outcome::New;
@@ -377,7 +386,7 @@ macro_rules! write_batch_fn {
                     calls.iter().filter(|(i, _)| out[*i] == Outcome::New).map(|(_, c)| *c),
                 );
                 if !turns.is_empty() {
-                    $insert_turns(conn, &turns).await?;
+                    $insert_turns(conn, &turns, &nos).await?;
                 }
             }
 
@@ -392,7 +401,7 @@ macro_rules! write_batch_fn {
                 .collect();
             if !results.is_empty() {
                 let recs: Vec<_> = results.iter().map(|x| x.1).collect();
-                let mut new = bulk::insert_result_keys(conn, &recs).await?;
+                let mut new = bulk::insert_result_keys(conn, &recs, &nos).await?;
                 let fresh: Vec<(usize, &ToolResultRecord)> = results
                     .into_iter()
                     .filter(|(_, r)| {
@@ -427,7 +436,7 @@ macro_rules! write_batch_fn {
                         // inserting one result never gives another an unpaired
                         // call or a turn, so the order does not matter.
                         let recs: Vec<&ToolResultRecord> = rest.iter().map(|(_, r)| *r).collect();
-                        let (open_somewhere, turns) = bulk::open_ids_and_recorded_turns(conn, &recs).await?;
+                        let (open_somewhere, turns) = bulk::open_ids_and_recorded_turns(conn, &recs, &nos).await?;
                         let no_turn = |r: &ToolResultRecord| {
                             r.answers.is_none_or(|a| !turns.contains(&(r.session_id.clone(), a.turn)))
                         };
@@ -438,11 +447,11 @@ macro_rules! write_batch_fn {
                                     out[i] = Outcome::NewResult { tool: tool.clone(), exec_ms: r.exec_ms };
                                     plain.push((r, tool.as_str()));
                                 }
-                                _ => out[i] = $single(conn, r).await?,
+                                _ => out[i] = $single(conn, r, &nos).await?,
                             }
                         }
                         if !plain.is_empty() {
-                            bulk::insert_orphan_results(conn, &plain).await?;
+                            bulk::insert_orphan_results(conn, &plain, &nos).await?;
                         }
                     }
                 }
@@ -452,8 +461,13 @@ macro_rules! write_batch_fn {
 
         /// A new result whose call is not in its session: by response id,
         /// by call id elsewhere, else a row of its own.
-        async fn $single(conn: &mut $conn, r: &ToolResultRecord) -> Result<Outcome, sqlx::Error> {
-            let mut found: Option<(i64, String, Option<i64>)> = $find_by_turn(conn, r).await?;
+        async fn $single(
+            conn: &mut $conn,
+            r: &ToolResultRecord,
+            nos: &crate::session_nos::SessionNos,
+        ) -> Result<Outcome, sqlx::Error> {
+            let session_no = nos.of(&r.session_id)?;
+            let mut found: Option<(i64, String, Option<i64>)> = $find_by_turn(conn, r, session_no).await?;
             if let (None, Some(prev)) = (&found, &r.previous_response_id) {
                 found = sqlx::query_as(FIND_CALL_BY_RESPONSE)
                     .bind(prev)
@@ -466,7 +480,7 @@ macro_rules! write_batch_fn {
             if found.is_none() && global_id {
                 let rows: Vec<(i64, String, Option<i64>)> = sqlx::query_as($find_anywhere)
                     .bind(&r.call_id)
-                    .bind(&r.session_id)
+                    .bind(session_no)
                     .bind(r.at_ms)
                     .fetch_all(&mut *conn)
                     .await?;
@@ -494,7 +508,7 @@ macro_rules! write_batch_fn {
                 Some(t) => t.clone(),
                 None => {
                     let mut name: Option<String> = sqlx::query_scalar(NAME_IN_SESSION)
-                        .bind(&r.session_id)
+                        .bind(session_no)
                         .bind(&r.call_id)
                         .fetch_optional(&mut *conn)
                         .await?;
@@ -525,7 +539,7 @@ macro_rules! write_batch_fn {
             };
             {
                 use $bulk as bulk;
-                bulk::insert_orphan_results(conn, &[(r, tool.as_str())]).await?;
+                bulk::insert_orphan_results(conn, &[(r, tool.as_str())], nos).await?;
             }
             Ok(Outcome::NewResult { tool, exec_ms: r.exec_ms })
         }

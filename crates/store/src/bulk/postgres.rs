@@ -6,6 +6,7 @@ use sqlx::PgConnection;
 pub(crate) async fn insert_requests(
     conn: &mut PgConnection,
     reqs: &[&RequestRecord],
+    nos: &SessionNos,
 ) -> Result<HashSet<String>, sqlx::Error> {
     let col = |f: fn(&RequestRecord) -> String| reqs.iter().map(|r| f(r)).collect::<Vec<_>>();
     let opt =
@@ -16,11 +17,12 @@ pub(crate) async fn insert_requests(
     let rows: Vec<(String,)> = sqlx::query_as(
         "INSERT INTO requests (request_id, session_id, at_ms, provider, dialect, path, model, \
          status, streaming, upstream_latency_ms, first_byte_ms, overhead_us, input_tokens, \
-         output_tokens, response_id, repair_mode, repairs, parse_error, error) \
+         output_tokens, response_id, repair_mode, repairs, parse_error, error, session_no) \
          SELECT * FROM UNNEST($1::text[], $2::text[], $3::int8[], $4::text[], $5::text[], \
          $6::text[], $7::text[], $8::int8[], $9::int8[], $10::float8[], $11::float8[], \
          $12::float8[], $13::int8[], $14::int8[], $15::text[], $16::text[], $17::int8[], \
-         $18::text[], $19::text[]) ON CONFLICT (request_id) DO NOTHING RETURNING request_id",
+         $18::text[], $19::text[], $20::int8[]) ON CONFLICT (request_id) DO NOTHING \
+         RETURNING request_id",
     )
     .bind(col(|r| r.request_id.clone()))
     .bind(col(|r| r.session_id.clone()))
@@ -41,6 +43,7 @@ pub(crate) async fn insert_requests(
     .bind(num(|r| int(r.repairs.len() as u64)))
     .bind(opt(|r| r.parse_error.clone()))
     .bind(opt(|r| r.error.clone()))
+    .bind(nos.all(reqs.iter().map(|r| r.session_id.as_str()))?)
     .fetch_all(&mut *conn)
     .await?;
     Ok(rows.into_iter().map(|r| r.0).collect())
@@ -63,6 +66,52 @@ pub(crate) async fn insert_repairs(
     Ok(())
 }
 
+/// The numbers of a batch's sessions, inserting those not seen yet
+/// ([`crate::session_nos`]). The sessions the statement inserts answer
+/// through `RETURNING`, the others from the table as the statement began;
+/// one inserted by another gateway in the meantime answers by neither,
+/// and is read again once it has committed.
+pub(crate) async fn number_sessions(
+    conn: &mut PgConnection,
+    sessions: &BatchSessions<'_>,
+) -> Result<SessionNos, sqlx::Error> {
+    let (mut ids, mut sources, mut at) = (vec![], vec![], vec![]);
+    for (id, source, a) in sessions.iter() {
+        ids.push(id);
+        sources.push(source);
+        at.push(a);
+    }
+    let rows: Vec<(String, i64)> = sqlx::query_as(
+        "WITH new AS (INSERT INTO sessions (session_id, source, first_ms, last_ms, requests) \
+         SELECT s, src, a, a, 0 FROM UNNEST($1::text[], $2::text[], $3::int8[]) AS u(s, src, a) \
+         ON CONFLICT (session_id) DO NOTHING RETURNING session_id, no) \
+         SELECT session_id, no FROM new \
+         UNION ALL SELECT session_id, no FROM sessions WHERE session_id = ANY($1::text[])",
+    )
+    .bind(&ids)
+    .bind(&sources)
+    .bind(&at)
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut nos = SessionNos::default();
+    for (id, no) in rows {
+        nos.insert(id, no);
+    }
+    if nos.len() < sessions.len() {
+        let missing: Vec<&str> = ids.into_iter().filter(|id| !nos.contains(id)).collect();
+        let rows: Vec<(String, i64)> = sqlx::query_as(
+            "SELECT session_id, no FROM sessions WHERE session_id = ANY($1::text[])",
+        )
+        .bind(&missing)
+        .fetch_all(&mut *conn)
+        .await?;
+        for (id, no) in rows {
+            nos.insert(id, no);
+        }
+    }
+    Ok(nos)
+}
+
 pub(crate) async fn upsert_sessions(
     conn: &mut PgConnection,
     sessions: &SessionDeltas,
@@ -80,6 +129,7 @@ pub(crate) async fn upsert_sessions(
         "INSERT INTO sessions (session_id, source, first_ms, last_ms, requests) \
          SELECT * FROM UNNEST($1::text[], $2::text[], $3::int8[], $4::int8[], $5::int8[]) \
          ON CONFLICT (session_id) DO UPDATE SET \
+         source = CASE WHEN sessions.requests = 0 THEN excluded.source ELSE sessions.source END, \
          first_ms = LEAST(sessions.first_ms, excluded.first_ms), \
          last_ms = GREATEST(sessions.last_ms, excluded.last_ms), \
          requests = sessions.requests + excluded.requests",
@@ -199,13 +249,14 @@ pub(crate) async fn unpaired_calls(
 pub(crate) async fn insert_calls(
     conn: &mut PgConnection,
     calls: &[&ToolCallRecord],
+    nos: &SessionNos,
 ) -> Result<HashSet<CallKey>, sqlx::Error> {
     let rows: Vec<CallKey> = sqlx::query_as(
         "INSERT INTO tool_calls (session_id, call_id, tool, provider, model, at_ms, request_id, \
-         call_index, response_id, arguments_bytes, call_at_ms) \
-         SELECT s, c, t, p, m, a, r, i, rs, ab, a FROM UNNEST($1::text[], $2::text[], \
+         call_index, response_id, arguments_bytes, call_at_ms, session_no) \
+         SELECT s, c, t, p, m, a, r, i, rs, ab, a, sn FROM UNNEST($1::text[], $2::text[], \
          $3::text[], $4::text[], $5::text[], $6::int8[], $7::text[], $8::int8[], $9::text[], \
-         $10::int8[]) AS u(s, c, t, p, m, a, r, i, rs, ab) \
+         $10::int8[], $11::int8[]) AS u(s, c, t, p, m, a, r, i, rs, ab, sn) \
          ON CONFLICT (request_id, call_index) DO NOTHING RETURNING request_id, call_index",
     )
     .bind(
@@ -243,6 +294,7 @@ pub(crate) async fn insert_calls(
             .map(|c| int(c.arguments_bytes))
             .collect::<Vec<_>>(),
     )
+    .bind(nos.all(calls.iter().map(|c| c.session_id.as_str()))?)
     .fetch_all(&mut *conn)
     .await?;
     Ok(rows.into_iter().collect())
@@ -251,11 +303,14 @@ pub(crate) async fn insert_calls(
 pub(crate) async fn insert_result_keys(
     conn: &mut PgConnection,
     results: &[&ToolResultRecord],
+    nos: &SessionNos,
 ) -> Result<HashSet<ResultKey>, sqlx::Error> {
     let rows: Vec<ResultKey> = sqlx::query_as(
-        "INSERT INTO tool_results (session_id, call_id, message_index, request_id, at_ms) \
-         SELECT * FROM UNNEST($1::text[], $2::text[], $3::int8[], $4::text[], $5::int8[]) \
-         ON CONFLICT (session_id, call_id, message_index) DO NOTHING \
+        "INSERT INTO tool_results (session_id, call_id, message_index, request_id, at_ms, \
+         session_no) \
+         SELECT * FROM UNNEST($1::text[], $2::text[], $3::int8[], $4::text[], $5::int8[], \
+         $6::int8[]) \
+         ON CONFLICT (session_no, call_id, message_index) DO NOTHING \
          RETURNING session_id, call_id, message_index",
     )
     .bind(
@@ -283,6 +338,7 @@ pub(crate) async fn insert_result_keys(
             .collect::<Vec<_>>(),
     )
     .bind(results.iter().map(|r| r.at_ms).collect::<Vec<_>>())
+    .bind(nos.all(results.iter().map(|r| r.session_id.as_str()))?)
     .fetch_all(&mut *conn)
     .await?;
     Ok(rows.into_iter().collect())
@@ -365,13 +421,15 @@ pub(crate) async fn call_ids_with_unpaired_calls(
 pub(crate) async fn recorded_turns(
     conn: &mut PgConnection,
     turns: &[(&str, i64)],
+    nos: &SessionNos,
 ) -> Result<HashSet<(String, i64)>, sqlx::Error> {
     let rows: Vec<(String, i64)> = sqlx::query_as(
-        "SELECT DISTINCT u.s, u.t FROM UNNEST($1::text[], $2::int8[]) AS u(s, t) \
-         WHERE EXISTS (SELECT 1 FROM call_turns t WHERE t.session_id = u.s AND t.turn_fp = u.t)",
+        "SELECT DISTINCT u.s, u.t FROM UNNEST($1::text[], $2::int8[], $3::int8[]) AS u(s, t, sn) \
+         WHERE EXISTS (SELECT 1 FROM call_turns t WHERE t.session_no = u.sn AND t.turn_fp = u.t)",
     )
     .bind(turns.iter().map(|(s, _)| *s).collect::<Vec<&str>>())
     .bind(turns.iter().map(|(_, t)| *t).collect::<Vec<i64>>())
+    .bind(nos.all(turns.iter().map(|(s, _)| *s))?)
     .fetch_all(&mut *conn)
     .await?;
     Ok(rows.into_iter().collect())
@@ -384,6 +442,7 @@ pub(crate) async fn recorded_turns(
 pub(crate) async fn open_ids_and_recorded_turns(
     conn: &mut PgConnection,
     results: &[&ToolResultRecord],
+    nos: &SessionNos,
 ) -> Result<(HashSet<String>, HashSet<(String, i64)>), sqlx::Error> {
     let ids: Vec<&str> = results.iter().map(|r| r.call_id.as_str()).collect();
     let open = call_ids_with_unpaired_calls(conn, &ids).await?;
@@ -394,7 +453,7 @@ pub(crate) async fn open_ids_and_recorded_turns(
     let turns = if answering.is_empty() {
         HashSet::new()
     } else {
-        recorded_turns(conn, &answering).await?
+        recorded_turns(conn, &answering, nos).await?
     };
     Ok((open, turns))
 }
@@ -404,6 +463,7 @@ pub(crate) async fn open_ids_and_recorded_turns(
 pub(crate) async fn insert_orphan_results(
     conn: &mut PgConnection,
     results: &[(&ToolResultRecord, &str)],
+    nos: &SessionNos,
 ) -> Result<(), sqlx::Error> {
     let col = |f: &dyn Fn(&ToolResultRecord) -> Option<String>| -> Vec<Option<String>> {
         results.iter().map(|(r, _)| f(r)).collect()
@@ -411,11 +471,11 @@ pub(crate) async fn insert_orphan_results(
     sqlx::query(
         "INSERT INTO tool_calls (session_id, call_id, tool, provider, model, at_ms, \
          result_request_id, message_index, failed, basis, content_bytes, excerpt, result_at_ms, \
-         exec_ms) \
-         SELECT s, c, t, p, m, a, rq, mi, f, b, cb, ex, a, e FROM UNNEST($1::text[], $2::text[], \
-         $3::text[], $4::text[], $5::text[], $6::int8[], $7::text[], $8::int8[], $9::int8[], \
-         $10::text[], $11::int8[], $12::text[], $13::float8[]) \
-         AS u(s, c, t, p, m, a, rq, mi, f, b, cb, ex, e)",
+         exec_ms, session_no) \
+         SELECT s, c, t, p, m, a, rq, mi, f, b, cb, ex, a, e, sn FROM UNNEST($1::text[], \
+         $2::text[], $3::text[], $4::text[], $5::text[], $6::int8[], $7::text[], $8::int8[], \
+         $9::int8[], $10::text[], $11::int8[], $12::text[], $13::float8[], $14::int8[]) \
+         AS u(s, c, t, p, m, a, rq, mi, f, b, cb, ex, e, sn)",
     )
     .bind(col(&|r| Some(r.session_id.clone())))
     .bind(col(&|r| Some(r.call_id.clone())))
@@ -450,6 +510,7 @@ pub(crate) async fn insert_orphan_results(
             .map(|(r, _)| r.exec_ms.map(finite))
             .collect::<Vec<_>>(),
     )
+    .bind(nos.all(results.iter().map(|(r, _)| r.session_id.as_str()))?)
     .execute(&mut *conn)
     .await?;
     Ok(())

@@ -194,6 +194,25 @@ impl Shaped {
         Ok(out)
     }
 
+    /// Runs a statement that answers rows (`RETURNING …`) over `rows`,
+    /// chunk by chunk, in order, and returns the rows of all chunks.
+    pub(crate) async fn fetch_rows<'q, T, O>(
+        &'static self,
+        conn: &mut SqliteConnection,
+        rows: &'q [T],
+        bind: impl Fn(&mut Args<'q>, &'q T) -> Result<(), BoxDynError>,
+    ) -> Result<Vec<O>, sqlx::Error>
+    where
+        O: Send + Unpin + for<'r> sqlx::FromRow<'r, sqlx::sqlite::SqliteRow>,
+    {
+        let mut out = Vec::new();
+        for (offset, chunk) in self.chunks(rows) {
+            let (sql, args) = self.bound(offset, chunk, &bind)?;
+            out.extend(sqlx::query_as_with(sql, args).fetch_all(&mut *conn).await?);
+        }
+        Ok(out)
+    }
+
     /// Runs a query that answers one JSON array per statement
     /// (`json_group_array(…)`) over `rows` and returns the elements of all
     /// chunks.

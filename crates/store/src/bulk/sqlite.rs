@@ -13,6 +13,7 @@ static INSERT_REQUESTS: Shaped = Shaped::insert_after_match(
     &[
         "request_id",
         "session_id",
+        "session_no",
         "at_ms",
         "provider",
         "dialect",
@@ -42,10 +43,23 @@ static INSERT_REPAIRS: Shaped = Shaped::insert(
     "ON CONFLICT (request_id, idx) DO NOTHING",
 );
 
+/// Numbers a batch's sessions ([`crate::session_nos`]): inserts the ones
+/// not seen yet, with no requests, and answers every one's number (a
+/// conflict's update changes nothing but makes `RETURNING` answer the row).
+static NUMBER_SESSIONS: Shaped = Shaped::insert(
+    "sessions",
+    &["session_id", "source", "first_ms", "last_ms", "requests"],
+    "ON CONFLICT (session_id) DO UPDATE SET requests = sessions.requests \
+     RETURNING session_id, no",
+);
+
+/// A session numbered by a batch whose requests were not new has the
+/// `none` source; its first request's source replaces it.
 static UPSERT_SESSIONS: Shaped = Shaped::insert(
     "sessions",
     &["session_id", "source", "first_ms", "last_ms", "requests"],
     "ON CONFLICT (session_id) DO UPDATE SET \
+     source = CASE WHEN sessions.requests = 0 THEN excluded.source ELSE sessions.source END, \
      first_ms = min(sessions.first_ms, excluded.first_ms), \
      last_ms = max(sessions.last_ms, excluded.last_ms), \
      requests = sessions.requests + excluded.requests",
@@ -113,6 +127,7 @@ static INSERT_CALLS: Shaped = Shaped::insert_after_match(
         "request_id",
         "call_index",
         "session_id",
+        "session_no",
         "call_id",
         "tool",
         "provider",
@@ -130,16 +145,17 @@ static INSERT_CALLS: Shaped = Shaped::insert_after_match(
 static INSERT_RESULT_KEYS: Shaped = Shaped::insert_after_match(
     "tool_results",
     &[
-        "session_id",
+        "session_no",
         "call_id",
         "message_index",
+        "session_id",
         "request_id",
         "at_ms",
     ],
     3,
-    "tool_results t ON t.session_id = u.session_id AND t.call_id = u.call_id \
+    "tool_results t ON t.session_no = u.session_no AND t.call_id = u.call_id \
      AND t.message_index = u.message_index",
-    "ON CONFLICT (session_id, call_id, message_index) DO NOTHING",
+    "ON CONFLICT (session_no, call_id, message_index) DO NOTHING",
 );
 
 static PAIR_RESULTS: Shaped = Shaped::new(
@@ -150,7 +166,7 @@ static PAIR_RESULTS: Shaped = Shaped::new(
 );
 
 /// Two `EXISTS` probes per result in one statement (one round trip), over
-/// results (`c`, `s`, `t`: call id, session, turn fingerprint or NULL): is
+/// results (`c`, `s`, `t`: call id, session number, turn fingerprint or NULL): is
 /// there an open call with its id anywhere (one probe of the open calls'
 /// index, however many there are, and of the parked calls' if none), and a
 /// recorded turn of its session it
@@ -164,13 +180,14 @@ static REST_PROBES: Shaped = Shaped::new(
      OR EXISTS (SELECT 1 FROM tool_calls t INDEXED BY tool_calls_parked \
      WHERE t.call_id = u.c AND t.result_at_ms IS NULL AND t.parked = 1)) AS o, \
      (u.t IS NOT NULL AND EXISTS (SELECT 1 FROM call_turns ct \
-     WHERE ct.session_id = u.s AND ct.turn_fp = u.t)) AS r FROM u) WHERE o OR r",
+     WHERE ct.session_no = u.s AND ct.turn_fp = u.t)) AS r FROM u) WHERE o OR r",
 );
 
 static INSERT_ORPHAN_RESULTS: Shaped = Shaped::insert(
     "tool_calls",
     &[
         "session_id",
+        "session_no",
         "call_id",
         "tool",
         "provider",
@@ -191,6 +208,7 @@ static INSERT_ORPHAN_RESULTS: Shaped = Shaped::insert(
 pub(crate) async fn insert_requests(
     conn: &mut SqliteConnection,
     reqs: &[&RequestRecord],
+    nos: &SessionNos,
 ) -> Result<HashSet<String>, sqlx::Error> {
     // Which keys exist already (usually none: one row comes back, not one
     // per key through sqlx's per-row channel), then the INSERT, in one
@@ -204,6 +222,7 @@ pub(crate) async fn insert_requests(
             |a, r| {
                 a.add(r.request_id.as_str())?;
                 a.add(r.session_id.as_str())?;
+                a.add(nos.of(&r.session_id)?)?;
                 a.add(r.at_ms)?;
                 a.add(r.provider.as_str())?;
                 a.add(r.dialect.as_deref())?;
@@ -240,6 +259,28 @@ pub(crate) async fn insert_repairs(
             a.add(r.2.as_str())
         })
         .await
+}
+
+/// The numbers of a batch's sessions, inserting those not seen yet.
+pub(crate) async fn number_sessions(
+    conn: &mut SqliteConnection,
+    sessions: &BatchSessions<'_>,
+) -> Result<SessionNos, sqlx::Error> {
+    let rows: Vec<_> = sessions.iter().collect();
+    let numbered: Vec<(String, i64)> = NUMBER_SESSIONS
+        .fetch_rows(conn, &rows, |a, (id, source, at)| {
+            a.add(*id)?;
+            a.add(*source)?;
+            a.add(*at)?;
+            a.add(*at)?;
+            a.add(0i64)
+        })
+        .await?;
+    let mut nos = SessionNos::default();
+    for (id, no) in numbered {
+        nos.insert(id, no);
+    }
+    Ok(nos)
 }
 
 pub(crate) async fn upsert_sessions(
@@ -337,6 +378,7 @@ pub(crate) async fn unpaired_calls(
 pub(crate) async fn insert_calls<'q>(
     conn: &mut SqliteConnection,
     calls: &'q [&'q ToolCallRecord],
+    nos: &SessionNos,
 ) -> Result<HashSet<CallKey>, sqlx::Error> {
     let key = |a: &mut Args<'q>, c: &&'q ToolCallRecord| {
         a.add(c.request_id.as_str())?;
@@ -346,6 +388,7 @@ pub(crate) async fn insert_calls<'q>(
         .insert_reporting_stored(conn, calls, key, |a, c| {
             key(a, c)?;
             a.add(c.session_id.as_str())?;
+            a.add(nos.of(&c.session_id)?)?;
             a.add(c.call_id.as_str())?;
             a.add(c.tool.as_str())?;
             a.add(c.provider.as_str())?;
@@ -364,15 +407,17 @@ pub(crate) async fn insert_calls<'q>(
 pub(crate) async fn insert_result_keys<'q>(
     conn: &mut SqliteConnection,
     results: &'q [&'q ToolResultRecord],
+    nos: &SessionNos,
 ) -> Result<HashSet<ResultKey>, sqlx::Error> {
     let key = |a: &mut Args<'q>, r: &&'q ToolResultRecord| {
-        a.add(r.session_id.as_str())?;
+        a.add(nos.of(&r.session_id)?)?;
         a.add(r.call_id.as_str())?;
         a.add(i64::from(r.message_index))
     };
     let old = INSERT_RESULT_KEYS
         .insert_reporting_stored(conn, results, key, |a, r| {
             key(a, r)?;
+            a.add(r.session_id.as_str())?;
             a.add(r.request_id.as_str())?;
             a.add(r.at_ms)
         })
@@ -413,11 +458,12 @@ pub(crate) async fn pair_results(
 pub(crate) async fn open_ids_and_recorded_turns(
     conn: &mut SqliteConnection,
     results: &[&ToolResultRecord],
+    nos: &SessionNos,
 ) -> Result<(HashSet<String>, HashSet<(String, i64)>), sqlx::Error> {
     let found: Vec<(usize, i64, i64)> = REST_PROBES
         .fetch_json(conn, results, |a, r| {
             a.add(r.call_id.as_str())?;
-            a.add(r.session_id.as_str())?;
+            a.add(nos.of(&r.session_id)?)?;
             a.add(r.answers.map(|x| x.turn))
         })
         .await?;
@@ -443,10 +489,12 @@ pub(crate) async fn open_ids_and_recorded_turns(
 pub(crate) async fn insert_orphan_results(
     conn: &mut SqliteConnection,
     results: &[(&ToolResultRecord, &str)],
+    nos: &SessionNos,
 ) -> Result<(), sqlx::Error> {
     INSERT_ORPHAN_RESULTS
         .execute(conn, results, |a, (r, tool)| {
             a.add(r.session_id.as_str())?;
+            a.add(nos.of(&r.session_id)?)?;
             a.add(r.call_id.as_str())?;
             a.add(*tool)?;
             a.add(r.provider.as_str())?;

@@ -1,0 +1,145 @@
+//! Session numbers (migration 0010): the store numbers sessions in the
+//! order it first sees them, and every index keyed by the session is led
+//! by that number, so the conversations under way sit together at the end
+//! of those indexes whatever the history (issue 14).
+//!
+//! A batch first numbers its sessions ([`BatchSessions`], one statement:
+//! the sessions not seen yet are inserted with no requests), then writes
+//! each row with its session's number ([`SessionNos`]) and looks sessions
+//! up by it.
+
+use std::collections::{BTreeMap, HashMap};
+
+use crate::event::Event;
+
+/// A batch's sessions, in session-id order (so concurrent batches lock
+/// rows in one order), each with what a row for it starts with: the
+/// source of its first request in the batch (`none` if it has none) and
+/// its earliest event's time.
+#[derive(Debug, Default)]
+pub(crate) struct BatchSessions<'a>(BTreeMap<&'a str, (&'a str, i64)>);
+
+/// The numbers of a batch's sessions.
+#[derive(Debug, Default)]
+pub(crate) struct SessionNos(HashMap<String, i64>);
+
+// === impl BatchSessions ===
+
+impl<'a> BatchSessions<'a> {
+    pub(crate) fn of(events: &'a [Event]) -> Self {
+        let mut out: BTreeMap<&str, (&str, i64)> = BTreeMap::new();
+        for e in events {
+            let at = e.at_ms();
+            let source = match e {
+                Event::Request(r) => Some(r.session_source.as_str()),
+                _ => None,
+            };
+            let slot = out.entry(e.session_id()).or_insert(("none", at));
+            slot.1 = slot.1.min(at);
+            if let (Some(source), "none") = (source, slot.0) {
+                slot.0 = source;
+            }
+        }
+        BatchSessions(out)
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// (session id, source, earliest time), in session-id order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&'a str, &'a str, i64)> + '_ {
+        self.0.iter().map(|(s, (src, at))| (*s, *src, *at))
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.0.len()
+    }
+}
+
+// === impl SessionNos ===
+
+impl SessionNos {
+    pub(crate) fn insert(&mut self, session_id: String, no: i64) {
+        self.0.insert(session_id, no);
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub(crate) fn contains(&self, session_id: &str) -> bool {
+        self.0.contains_key(session_id)
+    }
+
+    /// The number of `session_id`, which the batch numbered first; an
+    /// error (the batch is not written) if it did not.
+    pub(crate) fn of(&self, session_id: &str) -> Result<i64, sqlx::Error> {
+        self.0.get(session_id).copied().ok_or_else(|| {
+            sqlx::Error::Protocol(format!("session {session_id:?} was not numbered"))
+        })
+    }
+
+    /// The numbers of `ids`, in order (PostgreSQL binds them as one array).
+    pub(crate) fn all<'a>(
+        &self,
+        ids: impl Iterator<Item = &'a str>,
+    ) -> Result<Vec<i64>, sqlx::Error> {
+        ids.map(|id| self.of(id)).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::{RequestRecord, ToolCallRecord};
+
+    #[test]
+    fn a_batch_numbers_each_session_once_with_its_request_source() {
+        let call = |session: &str, at_ms: i64| {
+            Event::ToolCall(ToolCallRecord {
+                request_id: "r".into(),
+                session_id: session.into(),
+                provider: "anthropic".into(),
+                model: None,
+                response_id: None,
+                dialect: None,
+                call_index: 0,
+                call_id: "c".into(),
+                tool: "Read".into(),
+                arguments_bytes: 0,
+                at_ms,
+                turn: None,
+            })
+        };
+        let request = Event::Request(RequestRecord {
+            request_id: "r".into(),
+            session_id: "b".into(),
+            session_source: "header".into(),
+            at_ms: 9,
+            provider: "anthropic".into(),
+            dialect: None,
+            path: "/v1/messages".into(),
+            model: None,
+            status: 200,
+            streaming: false,
+            upstream_latency_ms: 0.0,
+            first_byte_ms: None,
+            overhead_us: 0.0,
+            input_tokens: None,
+            output_tokens: None,
+            response_id: None,
+            repairs: vec![],
+            repair_mode: "fix".into(),
+            parse_error: None,
+            error: None,
+        });
+        let events = [call("b", 7), call("a", 5), request, call("a", 3)];
+        let got: Vec<_> = BatchSessions::of(&events).iter().collect();
+        assert_eq!(got, [("a", "none", 3), ("b", "header", 7)]);
+        let mut nos = SessionNos::default();
+        nos.insert("a".into(), 4);
+        assert_eq!(nos.of("a").unwrap(), 4);
+        assert!(nos.of("b").is_err());
+    }
+}
