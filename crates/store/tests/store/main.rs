@@ -45,6 +45,7 @@ both!(session_of_a_response);
 both!(late_calls_merge_in_one_batch);
 both!(response_ids_only_where_continuations_name_them);
 both!(parked_calls_still_pair);
+both!(sessions_are_numbered_at_first_sight);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn backends_give_the_same_stats() {

@@ -738,3 +738,77 @@ pub async fn parked_calls_still_pair(db: TestDb) {
         (Some(true), Some(600_001.0))
     );
 }
+
+/// Sessions are numbered in the order the store first sees them
+/// (migration 0010), also when a session's tool events come before its
+/// request, and every row carries its session's number; a result resent
+/// under its session is still counted once.
+pub async fn sessions_are_numbered_at_first_sight(db: TestDb) {
+    let store = Store::open(&db.url).await.unwrap();
+    let t0 = 1_700_000_000_000;
+    // The call of `s-tools-first` reaches the store before its request.
+    let first = [
+        request("r1", "s-first", t0),
+        Event::ToolCall(call("r1", "s-first", 0, "c1", "search", t0 + 1)),
+        Event::ToolCall(call("r2", "s-tools-first", 0, "c2", "fetch", t0 + 2)),
+    ];
+    record_one_batch(&store, &first).await;
+    let answer = result("r3", "s-tools-first", "c2", 1, None, true, t0 + 5);
+    let second = [
+        request("r2", "s-tools-first", t0 + 2),
+        request("r3", "s-tools-first", t0 + 5),
+        Event::ToolResult(answer.clone()),
+        request("r4", "s-second", t0 + 6),
+    ];
+    record_one_batch(&store, &second).await;
+    let (counters, _) = record_one_batch(&store, &[Event::ToolResult(answer)]).await;
+    assert_eq!(counters.write_errors, 0);
+
+    let no = |s: &str| format!("(SELECT no FROM sessions WHERE session_id = '{s}')");
+    let url = &db.url;
+    assert!(
+        query_i64(
+            url,
+            &format!("SELECT {} - {}", no("s-tools-first"), no("s-first"))
+        )
+        .await
+            != 0
+    );
+    assert!(
+        query_i64(
+            url,
+            &format!("SELECT {} - {}", no("s-second"), no("s-first"))
+        )
+        .await
+            > 0
+    );
+    assert!(
+        query_i64(
+            url,
+            &format!("SELECT {} - {}", no("s-second"), no("s-tools-first"))
+        )
+        .await
+            > 0
+    );
+    // The session its tool events opened takes its request's source.
+    assert_eq!(
+        query_i64(
+            url,
+            "SELECT requests FROM sessions WHERE session_id = 's-tools-first' AND source = 'header'"
+        )
+        .await,
+        2
+    );
+    assert_eq!(query_i64(url, "SELECT count(*) FROM sessions").await, 3);
+    for table in ["requests", "tool_calls", "tool_results", "call_turns"] {
+        let wrong = format!(
+            "SELECT count(*) FROM {table} t WHERE t.session_no <> \
+             (SELECT no FROM sessions s WHERE s.session_id = t.session_id)"
+        );
+        assert_eq!(query_i64(url, &wrong).await, 0, "{table}");
+    }
+    let stats = store.stats(&all()).await.unwrap();
+    let per_tool = calls_and_failures(&stats);
+    assert_eq!(per_tool.get("fetch"), Some(&(1, 1)), "{per_tool:?}");
+    assert_eq!(per_tool.get("search"), Some(&(1, 0)), "{per_tool:?}");
+}
