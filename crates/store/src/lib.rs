@@ -4,7 +4,7 @@
 //!   their JSON is also the JSONL line format.
 //! - [`Store`]: SQLite (default, WAL) or PostgreSQL, opened from a URL, with
 //!   one schema (`migrations/`) and exact, race-safe writes: results are
-//!   unique on `(session_id, call_id, message_index)`, calls on
+//!   unique on (session, `call_id`, `message_index`), calls on
 //!   `(request_id, call_index)`, and a result completes its call's row in
 //!   `tool_calls`.
 //! - [`Recorder`]: the non-blocking front door: a bounded queue, a batching

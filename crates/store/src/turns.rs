@@ -18,9 +18,9 @@ use crate::event::{ToolCallRecord, ToolResultRecord};
 /// Rows per `INSERT` (four parameters each, well under SQLite's limit).
 const ROWS_PER_INSERT: usize = 1000;
 
-/// The unpaired call at a position of a session's (`$1`, its number)
-/// responses with a fingerprint: one that finished before the result arrived if any, the
-/// most recent first.
+/// The unpaired call at a position of a session's responses with a
+/// fingerprint (`$1` the session's number): one that finished before the
+/// result arrived if any, the most recent first.
 pub(crate) const FIND_CALL_BY_TURN: &str = "SELECT c.id, c.tool, c.call_at_ms \
     FROM call_turns t JOIN tool_calls c ON c.request_id = t.request_id AND c.call_index = $3 \
     WHERE t.session_no = $1 AND t.turn_fp = $2 AND c.result_at_ms IS NULL \

@@ -4,9 +4,10 @@
 //! its size).
 //!
 //! Exactness: requests are unique on `request_id`, calls on
-//! `(request_id, call_index)`, results on `(session_id, call_id,
-//! message_index)`; every insert is `ON CONFLICT DO NOTHING` and only a row
-//! actually inserted counts as new. Within a batch, requests are applied
+//! `(request_id, call_index)`, results on `(session_no, call_id,
+//! message_index)` (the session by its number, [`crate::session_nos`]);
+//! every insert is `ON CONFLICT DO NOTHING` and only a row actually
+//! inserted counts as new. Within a batch, requests are applied
 //! first, then calls, then results, so a call and its result in one batch
 //! always pair. A result pairs with an unpaired call of its session with the
 //! same call id, preferring calls that finished before the result arrived,
