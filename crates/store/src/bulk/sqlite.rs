@@ -53,8 +53,9 @@ static NUMBER_SESSIONS: Shaped = Shaped::insert(
      RETURNING session_id, no",
 );
 
-/// A session numbered by a batch whose requests were not new has the
-/// `none` source; its first request's source replaces it.
+/// A session first numbered by a batch without its request (its tool
+/// events came first) has the `none` source; its first new request's
+/// source replaces it.
 static UPSERT_SESSIONS: Shaped = Shaped::insert(
     "sessions",
     &["session_id", "source", "first_ms", "last_ms", "requests"],
