@@ -165,6 +165,43 @@ pub struct TurnRef {
     pub call_index: u32,
 }
 
+// === impl RequestRecord ===
+
+#[cfg(test)]
+impl RequestRecord {
+    /// A plain request for the crate's unit tests: `request_id` in
+    /// `session_id` (from `session_source`) at `at_ms`, the rest fixed.
+    pub(crate) fn for_test(
+        request_id: &str,
+        session_id: &str,
+        session_source: &str,
+        at_ms: i64,
+    ) -> Self {
+        RequestRecord {
+            request_id: request_id.into(),
+            session_id: session_id.into(),
+            session_source: session_source.into(),
+            at_ms,
+            provider: "anthropic".into(),
+            dialect: None,
+            path: "/v1/messages".into(),
+            model: None,
+            status: 200,
+            streaming: false,
+            upstream_latency_ms: 1.0,
+            first_byte_ms: None,
+            overhead_us: 1.0,
+            input_tokens: None,
+            output_tokens: None,
+            response_id: None,
+            repairs: vec![],
+            repair_mode: "fix".into(),
+            parse_error: None,
+            error: None,
+        }
+    }
+}
+
 // === impl Event ===
 
 impl Event {

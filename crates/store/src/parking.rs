@@ -148,28 +148,12 @@ mod tests {
     use crate::event::RequestRecord;
 
     fn at(ms: i64) -> Event {
-        Event::Request(RequestRecord {
-            request_id: format!("r{ms}"),
-            session_id: "s".into(),
-            session_source: "fingerprint".into(),
-            at_ms: ms,
-            provider: "anthropic".into(),
-            dialect: None,
-            path: "/v1/messages".into(),
-            model: None,
-            status: 200,
-            streaming: false,
-            upstream_latency_ms: 1.0,
-            first_byte_ms: None,
-            overhead_us: 1.0,
-            input_tokens: None,
-            output_tokens: None,
-            response_id: None,
-            repairs: vec![],
-            repair_mode: "fix".into(),
-            parse_error: None,
-            error: None,
-        })
+        Event::Request(RequestRecord::for_test(
+            &format!("r{ms}"),
+            "s",
+            "fingerprint",
+            ms,
+        ))
     }
 
     #[test]

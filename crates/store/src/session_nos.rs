@@ -59,11 +59,13 @@ impl<'a> BatchSessions<'a> {
 
 // === impl SessionNos ===
 
-impl SessionNos {
-    pub(crate) fn insert(&mut self, session_id: String, no: i64) {
-        self.0.insert(session_id, no);
+impl Extend<(String, i64)> for SessionNos {
+    fn extend<I: IntoIterator<Item = (String, i64)>>(&mut self, numbered: I) {
+        self.0.extend(numbered);
     }
+}
 
+impl SessionNos {
     pub(crate) fn len(&self) -> usize {
         self.0.len()
     }
@@ -112,33 +114,12 @@ mod tests {
                 turn: None,
             })
         };
-        let request = Event::Request(RequestRecord {
-            request_id: "r".into(),
-            session_id: "b".into(),
-            session_source: "header".into(),
-            at_ms: 9,
-            provider: "anthropic".into(),
-            dialect: None,
-            path: "/v1/messages".into(),
-            model: None,
-            status: 200,
-            streaming: false,
-            upstream_latency_ms: 0.0,
-            first_byte_ms: None,
-            overhead_us: 0.0,
-            input_tokens: None,
-            output_tokens: None,
-            response_id: None,
-            repairs: vec![],
-            repair_mode: "fix".into(),
-            parse_error: None,
-            error: None,
-        });
+        let request = Event::Request(RequestRecord::for_test("r", "b", "header", 9));
         let events = [call("b", 7), call("a", 5), request, call("a", 3)];
         let got: Vec<_> = BatchSessions::of(&events).iter().collect();
         assert_eq!(got, [("a", "none", 3), ("b", "header", 7)]);
         let mut nos = SessionNos::default();
-        nos.insert("a".into(), 4);
+        nos.extend([("a".to_owned(), 4)]);
         assert_eq!(nos.of("a").unwrap(), 4);
         assert!(nos.of("b").is_err());
     }

@@ -94,9 +94,7 @@ pub(crate) async fn number_sessions(
     .fetch_all(&mut *conn)
     .await?;
     let mut nos = SessionNos::default();
-    for (id, no) in rows {
-        nos.insert(id, no);
-    }
+    nos.extend(rows);
     if nos.len() < sessions.len() {
         let missing: Vec<&str> = ids.into_iter().filter(|id| !nos.contains(id)).collect();
         let rows: Vec<(String, i64)> = sqlx::query_as(
@@ -105,9 +103,7 @@ pub(crate) async fn number_sessions(
         .bind(&missing)
         .fetch_all(&mut *conn)
         .await?;
-        for (id, no) in rows {
-            nos.insert(id, no);
-        }
+        nos.extend(rows);
     }
     Ok(nos)
 }

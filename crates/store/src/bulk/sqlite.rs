@@ -278,9 +278,7 @@ pub(crate) async fn number_sessions(
         })
         .await?;
     let mut nos = SessionNos::default();
-    for (id, no) in numbered {
-        nos.insert(id, no);
-    }
+    nos.extend(numbered);
     Ok(nos)
 }
 
