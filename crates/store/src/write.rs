@@ -18,7 +18,7 @@
 //! ([`MIN_GLOBAL_CALL_ID_LEN`]); else, when its client rewrote the call id,
 //! with the call at its position in the model turn its request replays
 //! ([`crate::turns`]); else it gets a row of its own, which a later call
-//! completes.
+//! completes if it comes within [`RESULT_LEAD_MS`] of the result.
 //!
 //! On PostgreSQL the batch first takes transaction-scoped advisory locks on
 //! the hashes of its call ids (in sorted order, so batches never deadlock on
@@ -96,6 +96,23 @@ pub(crate) const FIND_CALL_ANYWHERE_SQLITE: &str = "SELECT id, tool, call_at_ms 
 /// (test fixtures' `c1`, ids a client or the wire layer synthesizes for
 /// Gemini): they are matched within their session or response only.
 pub(crate) const MIN_GLOBAL_CALL_ID_LEN: usize = 12;
+
+/// How much earlier than its call a result may have been recorded and still
+/// be that call's (a late call completes only such a result-only row). A
+/// result answers a call the model made before it, so it is recorded after
+/// the call unless the two went through gateways whose clocks differ; an
+/// older result-only row with the same id (a client that reuses `call_0`,
+/// a result whose call was never seen, weeks ago) belongs to another call.
+/// The same literal as [`result_lead_ms!`], which the SQL texts use.
+pub(crate) const RESULT_LEAD_MS: i64 = 60_000;
+
+/// [`RESULT_LEAD_MS`] as a literal, for `concat!` into SQL texts.
+macro_rules! result_lead_ms {
+    () => {
+        "60000"
+    };
+}
+pub(crate) use result_lead_ms;
 
 pub(crate) const PAIR_RESULT: &str = "UPDATE tool_calls SET result_request_id = $1, \
     message_index = $2, failed = $3, basis = $4, content_bytes = $5, excerpt = $6, \
@@ -231,19 +248,21 @@ impl Candidates {
 /// it would find them.
 #[derive(Debug, Default)]
 pub(crate) struct Elsewhere {
-    /// Per call (position in the batch's calls): the row ids found.
-    found: HashMap<usize, Vec<i64>>,
+    /// Per call (position in the batch's calls): the rows found, (id,
+    /// result time).
+    found: HashMap<usize, Vec<(i64, i64)>>,
     /// Rows completed so far by this batch.
     pub merged: HashSet<i64>,
 }
 
 impl Elsewhere {
-    /// `rows` are (index into `wanted`, row id); `wanted[n]` is the call's position.
-    pub(crate) fn new(wanted: &[usize], rows: Vec<(usize, i64)>) -> Self {
-        let mut found: HashMap<usize, Vec<i64>> = HashMap::new();
-        for (n, id) in rows {
+    /// `rows` are (index into `wanted`, row id, result time); `wanted[n]`
+    /// is the call's position.
+    pub(crate) fn new(wanted: &[usize], rows: Vec<(usize, i64, i64)>) -> Self {
+        let mut found: HashMap<usize, Vec<(i64, i64)>> = HashMap::new();
+        for (n, id, at) in rows {
             if let Some(&k) = wanted.get(n) {
-                found.entry(k).or_default().push(id);
+                found.entry(k).or_default().push((id, at));
             }
         }
         Elsewhere {
@@ -252,15 +271,18 @@ impl Elsewhere {
         }
     }
 
-    /// The one row still open for call `k`, if exactly one is.
-    pub(crate) fn only(&self, k: usize) -> Option<i64> {
+    /// The one row still open for call `k` (made at `call_at_ms`), if
+    /// exactly one is and its result was recorded no more than
+    /// [`RESULT_LEAD_MS`] before the call. Older rows still count as
+    /// open: with one of them about, the row to complete is not certain.
+    pub(crate) fn only(&self, k: usize, call_at_ms: i64) -> Option<i64> {
         let mut open = self
             .found
             .get(&k)?
             .iter()
-            .filter(|id| !self.merged.contains(id));
+            .filter(|(id, _)| !self.merged.contains(id));
         match (open.next(), open.next()) {
-            (Some(&id), None) => Some(id),
+            (Some(&(id, at)), None) if at >= call_at_ms.saturating_sub(RESULT_LEAD_MS) => Some(id),
             _ => None,
         }
     }
@@ -353,7 +375,7 @@ macro_rules! write_batch_fn {
                 }
                 let mut rest = Vec::with_capacity(calls.len());
                 for (k, (i, c)) in calls.iter().enumerate() {
-                    let orphan = own[k].take().or_else(|| elsewhere.only(k));
+                    let orphan = own[k].take().or_else(|| elsewhere.only(k, c.at_ms));
                     if let Some(orphan_id) = orphan {
                         let merged = sqlx::query(MERGE_CALL_INTO_ORPHAN)
                             .bind(&c.request_id)
@@ -565,3 +587,28 @@ write_batch_fn!(
     crate::turns::insert_turns_postgres,
     crate::turns::find_call_by_turn_postgres
 );
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sql_texts_use_the_result_lead() {
+        assert_eq!(result_lead_ms!().parse::<i64>().unwrap(), RESULT_LEAD_MS);
+    }
+
+    #[test]
+    fn an_old_result_alone_elsewhere_is_not_the_calls() {
+        let found = |at| Elsewhere::new(&[7], vec![(0, 42, at)]);
+        let call_at = 1_000_000;
+        assert_eq!(found(call_at - RESULT_LEAD_MS).only(7, call_at), Some(42));
+        assert_eq!(found(call_at + 5).only(7, call_at), Some(42));
+        assert_eq!(found(call_at - RESULT_LEAD_MS - 1).only(7, call_at), None);
+        let two = Elsewhere::new(&[7], vec![(0, 42, call_at), (0, 43, 0)]);
+        assert_eq!(
+            two.only(7, call_at),
+            None,
+            "an old one still makes it ambiguous"
+        );
+    }
+}

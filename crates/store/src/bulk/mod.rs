@@ -56,39 +56,55 @@ pub(crate) type ResultKey = (String, String, i64);
 pub(crate) const MAX_PROBE_ROWS: i64 = 8;
 
 /// One pairing lookup: the (session, call id) of a batch's row, its time,
-/// and how many rows of the batch share the pair (the most rows the
-/// batch's pairing can take from one probe).
+/// how many rows of the batch share the pair (the most rows the batch's
+/// pairing can take from one probe), and how many of them come up to this
+/// one, itself included (`need`: the most candidates the rows before it
+/// can have taken when its turn comes, plus one for itself).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Lookup {
     pub session_id: String,
     pub call_id: String,
     pub at_ms: i64,
     pub limit: i64,
+    pub need: i64,
 }
 
-/// The lookups for a batch's (session, call id, time) rows: one per
-/// distinct row, each with the count of rows sharing its pair.
+/// The lookups for a batch's (session, call id, time) rows, in the order
+/// the batch pairs them: one per distinct row, each with the count of rows
+/// sharing its pair and its place among them (the last, for a repeat).
 pub(crate) fn lookups<'a>(items: impl Iterator<Item = (&'a str, &'a str, i64)>) -> Vec<Lookup> {
     let items: Vec<_> = items.collect();
     let mut per_pair: HashMap<(&str, &str), i64> = HashMap::new();
     for &(s, c, _) in &items {
         *per_pair.entry((s, c)).or_default() += 1;
     }
-    let mut seen = HashSet::new();
-    items
-        .into_iter()
-        .filter(|x| seen.insert(*x))
-        .map(|(s, c, a)| Lookup {
-            session_id: s.to_owned(),
-            call_id: c.to_owned(),
-            at_ms: a,
-            limit: per_pair
-                .get(&(s, c))
-                .copied()
-                .unwrap_or(1)
-                .min(MAX_PROBE_ROWS),
-        })
-        .collect()
+    let mut place: HashMap<(&str, &str), i64> = HashMap::new();
+    let mut index: HashMap<(&str, &str, i64), usize> = HashMap::new();
+    let mut out: Vec<Lookup> = Vec::new();
+    for (s, c, a) in items {
+        let limit = per_pair
+            .get(&(s, c))
+            .copied()
+            .unwrap_or(1)
+            .min(MAX_PROBE_ROWS);
+        let up_to = place.entry((s, c)).or_default();
+        *up_to += 1;
+        let need = (*up_to).min(limit);
+        match index.get(&(s, c, a)) {
+            Some(&i) => out[i].need = need,
+            None => {
+                index.insert((s, c, a), out.len());
+                out.push(Lookup {
+                    session_id: s.to_owned(),
+                    call_id: c.to_owned(),
+                    at_ms: a,
+                    limit,
+                    need,
+                });
+            }
+        }
+    }
+    out
 }
 
 /// For each call id of a batch's late calls, one more than the number of
@@ -138,11 +154,23 @@ mod tests {
         let got = lookups([("s", "a", 5), ("s", "a", 7), ("s", "a", 5), ("t", "a", 1)].into_iter());
         let short: Vec<_> = got
             .iter()
-            .map(|l| (l.session_id.as_str(), l.call_id.as_str(), l.at_ms, l.limit))
+            .map(|l| {
+                (
+                    l.session_id.as_str(),
+                    l.call_id.as_str(),
+                    l.at_ms,
+                    l.limit,
+                    l.need,
+                )
+            })
             .collect();
         assert_eq!(
             short,
-            vec![("s", "a", 5, 3), ("s", "a", 7, 3), ("t", "a", 1, 1)]
+            vec![
+                ("s", "a", 5, 3, 3),
+                ("s", "a", 7, 3, 2),
+                ("t", "a", 1, 1, 1)
+            ]
         );
         assert_eq!(limits_per_id(&["x", "y", "x"]), vec![3, 2, 3]);
     }

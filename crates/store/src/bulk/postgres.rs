@@ -150,14 +150,18 @@ pub(crate) async fn find_orphans(
     let rows: Vec<CandidateRow> = lookup(
         conn,
         wanted,
-        "SELECT DISTINCT t.id, t.session_id, t.call_id, t.tool, t.result_at_ms \
-         FROM UNNEST($1::text[], $2::text[], $3::int8[], $4::int8[]) AS u(s, c, a, k) \
+        concat!(
+            "SELECT DISTINCT t.id, t.session_id, t.call_id, t.tool, t.result_at_ms \
+         FROM UNNEST($1::text[], $2::text[], $3::int8[], $4::int8[], $5::int8[]) AS u(s, c, a, k, p) \
          CROSS JOIN LATERAL ((SELECT id, session_id, call_id, tool, result_at_ms FROM tool_calls \
          WHERE call_id = u.c AND session_id = u.s AND request_id IS NULL \
          AND result_at_ms >= u.a ORDER BY result_at_ms, id LIMIT u.k) \
          UNION ALL (SELECT id, session_id, call_id, tool, result_at_ms FROM tool_calls \
          WHERE call_id = u.c AND session_id = u.s AND request_id IS NULL \
-         ORDER BY result_at_ms, id LIMIT u.k)) AS t",
+         AND result_at_ms >= u.a - ",
+        crate::write::result_lead_ms!(),
+        " ORDER BY result_at_ms, id LIMIT u.k)) AS t"
+        ),
     )
     .await?;
     Ok(candidates(rows))
@@ -179,19 +183,20 @@ async fn lookup(
         .bind(wanted.iter().map(|w| w.call_id.clone()).collect::<Vec<_>>())
         .bind(wanted.iter().map(|w| w.at_ms).collect::<Vec<_>>())
         .bind(wanted.iter().map(|w| w.limit).collect::<Vec<_>>())
+        .bind(wanted.iter().map(|w| w.need).collect::<Vec<_>>())
         .fetch_all(&mut *conn)
         .await
 }
 
 /// Result-only rows in any session with these call ids: (index of the
-/// call id, row id), up to one more per id than the id occurs.
+/// call id, row id, result time), up to one more per id than the id occurs.
 pub(crate) async fn orphans_anywhere(
     conn: &mut PgConnection,
     call_ids: &[&str],
-) -> Result<Vec<(usize, i64)>, sqlx::Error> {
-    let rows: Vec<(i64, i64)> = sqlx::query_as(
-        "SELECT u.n - 1, t.id FROM UNNEST($1::text[], $2::int8[]) WITH ORDINALITY AS u(c, k, n) \
-         CROSS JOIN LATERAL (SELECT id FROM tool_calls \
+) -> Result<Vec<(usize, i64, i64)>, sqlx::Error> {
+    let rows: Vec<(i64, i64, i64)> = sqlx::query_as(
+        "SELECT u.n - 1, t.id, COALESCE(t.result_at_ms, t.at_ms) FROM UNNEST($1::text[], $2::int8[]) WITH ORDINALITY AS u(c, k, n) \
+         CROSS JOIN LATERAL (SELECT id, result_at_ms, at_ms FROM tool_calls \
          WHERE call_id = u.c AND request_id IS NULL LIMIT u.k) AS t",
     )
     .bind(call_ids)
@@ -200,15 +205,15 @@ pub(crate) async fn orphans_anywhere(
     .await?;
     Ok(rows
         .into_iter()
-        .map(|(n, id)| (usize::try_from(n).unwrap_or(usize::MAX), id))
+        .map(|(n, id, at)| (usize::try_from(n).unwrap_or(usize::MAX), id, at))
         .collect())
 }
 
 /// Open calls that these results may pair with: per result, the newest of
 /// its pair that finished before it, then the newest of all, each probe at
 /// most the batch's count for the pair; the same two of the parked calls
-/// (`crate::parking`) only when the open ones have fewer than `k` that
-/// finished before it (a one-time filter: nearly every result's call is
+/// (`crate::parking`) only when fewer open ones finished before it than
+/// the rows of its pair up to it (`p`; a one-time filter: nearly every result's call is
 /// open, and its probe never reads the parked ones).
 pub(crate) async fn unpaired_calls(
     conn: &mut PgConnection,
@@ -218,7 +223,7 @@ pub(crate) async fn unpaired_calls(
         conn,
         wanted,
         "SELECT DISTINCT t.id, t.session_id, t.call_id, t.tool, t.call_at_ms \
-         FROM UNNEST($1::text[], $2::text[], $3::int8[], $4::int8[]) AS u(s, c, a, k) \
+         FROM UNNEST($1::text[], $2::text[], $3::int8[], $4::int8[], $5::int8[]) AS u(s, c, a, k, p) \
          CROSS JOIN LATERAL ((SELECT id, session_id, call_id, tool, call_at_ms FROM tool_calls \
          WHERE call_id = u.c AND session_id = u.s AND result_at_ms IS NULL AND parked = 0 \
          AND call_at_ms <= u.a ORDER BY call_at_ms DESC, id DESC LIMIT u.k) \
@@ -229,13 +234,13 @@ pub(crate) async fn unpaired_calls(
          WHERE call_id = u.c AND session_id = u.s AND result_at_ms IS NULL AND parked = 1 \
          AND call_at_ms <= u.a AND (SELECT count(*) FROM (SELECT 1 FROM tool_calls \
          WHERE call_id = u.c AND session_id = u.s AND result_at_ms IS NULL AND parked = 0 \
-         AND call_at_ms <= u.a LIMIT u.k) AS o) < u.k \
+         AND call_at_ms <= u.a LIMIT u.p) AS o) < u.p \
          ORDER BY call_at_ms DESC, id DESC LIMIT u.k) \
          UNION ALL (SELECT id, session_id, call_id, tool, call_at_ms FROM tool_calls \
          WHERE call_id = u.c AND session_id = u.s AND result_at_ms IS NULL AND parked = 1 \
          AND (SELECT count(*) FROM (SELECT 1 FROM tool_calls \
          WHERE call_id = u.c AND session_id = u.s AND result_at_ms IS NULL AND parked = 0 \
-         AND call_at_ms <= u.a LIMIT u.k) AS o) < u.k \
+         AND call_at_ms <= u.a LIMIT u.p) AS o) < u.p \
          ORDER BY call_at_ms DESC, id DESC LIMIT u.k)) AS t",
     )
     .await?;

@@ -70,21 +70,25 @@ static UPSERT_SESSIONS: Shaped = Shaped::insert(
 /// then the oldest of all (what `Candidates::take_orphan` prefers), each
 /// probe at most the batch's count for the pair (`k`).
 static ORPHANS: Shaped = Shaped::new(
-    &["s", "c", "a", "k"],
-    "SELECT json_group_array(json_array(u.n, t.id, t.tool, t.result_at_ms)) \
+    &["s", "c", "a", "k", "p"],
+    concat!(
+        "SELECT json_group_array(json_array(u.n, t.id, t.tool, t.result_at_ms)) \
      FROM u CROSS JOIN tool_calls t ON t.id IN (\
      SELECT id FROM (SELECT id FROM tool_calls INDEXED BY tool_calls_orphan WHERE call_id = u.c AND session_id = u.s \
      AND request_id IS NULL AND result_at_ms >= u.a ORDER BY result_at_ms, id \
      LIMIT (SELECT max(k) FROM u)) \
      UNION ALL \
      SELECT id FROM (SELECT id FROM tool_calls INDEXED BY tool_calls_orphan WHERE call_id = u.c AND session_id = u.s \
-     AND request_id IS NULL ORDER BY result_at_ms, id LIMIT (SELECT max(k) FROM u)))",
+     AND request_id IS NULL AND result_at_ms >= u.a - ",
+        crate::write::result_lead_ms!(),
+        " ORDER BY result_at_ms, id LIMIT (SELECT max(k) FROM u)))"
+    ),
 );
 
 /// Per call id: up to `k` result-only rows in any session.
 static ORPHANS_ANYWHERE: Shaped = Shaped::new(
     &["c", "k"],
-    "SELECT json_group_array(json_array(u.n, t.id)) \
+    "SELECT json_group_array(json_array(u.n, t.id, COALESCE(t.result_at_ms, t.at_ms))) \
      FROM u CROSS JOIN tool_calls t ON t.id IN (\
      SELECT id FROM tool_calls INDEXED BY tool_calls_orphan WHERE call_id = u.c AND request_id IS NULL \
      LIMIT (SELECT max(k) FROM u))",
@@ -94,11 +98,12 @@ static ORPHANS_ANYWHERE: Shaped = Shaped::new(
 /// then the newest of all (what `Candidates::take_call` prefers), each
 /// probe at most the batch's count for the pair (`k`). The same two probes
 /// of the parked calls (`crate::parking`) only when the open calls have
-/// fewer than `k` that finished before the result: their key is then the
+/// fewer that finished before the result than the rows of its pair up to
+/// it (`p`: each of those may take one): their key is then the
 /// call id, else NULL, which SQLite checks before it searches the index,
 /// so a result whose call is open (nearly all) never reads the parked ones.
 static UNPAIRED_CALLS: Shaped = Shaped::new(
-    &["s", "c", "a", "k"],
+    &["s", "c", "a", "k", "p"],
     "SELECT json_group_array(json_array(u.n, t.id, t.tool, t.call_at_ms)) \
      FROM u CROSS JOIN tool_calls t ON t.id IN (\
      SELECT id FROM (SELECT id FROM tool_calls INDEXED BY tool_calls_open WHERE call_id = u.c AND session_id = u.s \
@@ -111,14 +116,14 @@ static UNPAIRED_CALLS: Shaped = Shaped::new(
      SELECT id FROM (SELECT id FROM tool_calls INDEXED BY tool_calls_parked \
      WHERE call_id = (CASE WHEN (SELECT count(*) FROM (SELECT 1 FROM tool_calls INDEXED BY tool_calls_open \
      WHERE call_id = u.c AND session_id = u.s AND result_at_ms IS NULL AND parked = 0 AND call_at_ms <= u.a \
-     LIMIT (SELECT max(k) FROM u))) < u.k THEN u.c END) AND session_id = u.s \
+     LIMIT (SELECT max(k) FROM u))) < u.p THEN u.c END) AND session_id = u.s \
      AND result_at_ms IS NULL AND parked = 1 AND call_at_ms <= u.a ORDER BY call_at_ms DESC, id DESC \
      LIMIT (SELECT max(k) FROM u)) \
      UNION ALL \
      SELECT id FROM (SELECT id FROM tool_calls INDEXED BY tool_calls_parked \
      WHERE call_id = (CASE WHEN (SELECT count(*) FROM (SELECT 1 FROM tool_calls INDEXED BY tool_calls_open \
      WHERE call_id = u.c AND session_id = u.s AND result_at_ms IS NULL AND parked = 0 AND call_at_ms <= u.a \
-     LIMIT (SELECT max(k) FROM u))) < u.k THEN u.c END) AND session_id = u.s \
+     LIMIT (SELECT max(k) FROM u))) < u.p THEN u.c END) AND session_id = u.s \
      AND result_at_ms IS NULL AND parked = 1 ORDER BY call_at_ms DESC, id DESC LIMIT (SELECT max(k) FROM u)))",
 );
 
@@ -334,7 +339,8 @@ fn bind_lookup<'q>(a: &mut Args<'q>, w: &'q Lookup) -> Result<(), BoxDynError> {
     a.add(w.session_id.as_str())?;
     a.add(w.call_id.as_str())?;
     a.add(w.at_ms)?;
-    a.add(w.limit)
+    a.add(w.limit)?;
+    a.add(w.need)
 }
 
 /// Result-only rows (no call recorded yet) that these calls may complete.
@@ -347,11 +353,11 @@ pub(crate) async fn find_orphans(
 }
 
 /// Result-only rows in any session with these call ids: (index of the
-/// call id, row id), up to one more per id than the id occurs.
+/// call id, row id, result time), up to one more per id than the id occurs.
 pub(crate) async fn orphans_anywhere(
     conn: &mut SqliteConnection,
     call_ids: &[&str],
-) -> Result<Vec<(usize, i64)>, sqlx::Error> {
+) -> Result<Vec<(usize, i64, i64)>, sqlx::Error> {
     let rows: Vec<(&str, i64)> = call_ids
         .iter()
         .copied()

@@ -37,6 +37,7 @@ both!(dedup_and_reused_ids);
 both!(cross_session_resolution);
 both!(late_call_merges);
 both!(late_calls_merge_across_sessions);
+both!(late_calls_skip_old_results);
 both!(resolves_names_across_restart);
 both!(repairs_and_requests);
 both!(batch_sizes);
@@ -45,6 +46,7 @@ both!(session_of_a_response);
 both!(late_calls_merge_in_one_batch);
 both!(response_ids_only_where_continuations_name_them);
 both!(parked_calls_still_pair);
+both!(parked_call_serves_the_second_result);
 both!(sessions_are_numbered_at_first_sight);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

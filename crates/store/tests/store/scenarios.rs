@@ -357,6 +357,105 @@ pub async fn late_calls_merge_across_sessions(db: TestDb) {
     assert_eq!(calls, 8, "{:?}", stats.tools);
 }
 
+/// A late call completes a result-only row recorded up to a minute before
+/// it (gateways whose clocks differ), and never an older one with the same
+/// id: a client that reuses `call_0`, whose earlier result's call was never
+/// seen, must not have each new call answered by that old result (the new
+/// call's own result would then find no call).
+pub async fn late_calls_skip_old_results(db: TestDb) {
+    let store = Store::open(&db.url).await.unwrap();
+    let minute = 60_000;
+    record_all(
+        &store,
+        &[
+            // Session s: one old result of `call_0`, one just before its call.
+            Event::ToolResult(result("o1", "s", "call_0", 1, Some("ls"), true, 1_000)),
+            Event::ToolResult(result("o2", "s", "call_1", 1, Some("ls"), true, 500_000)),
+            // Long ids, other sessions: the only row of its id, but old.
+            Event::ToolResult(result(
+                "o3",
+                "sa",
+                "call_Old00000001",
+                1,
+                Some("ls"),
+                true,
+                1_000,
+            )),
+            Event::ToolResult(result(
+                "o4",
+                "sb",
+                "call_New00000001",
+                1,
+                Some("ls"),
+                true,
+                500_000,
+            )),
+        ],
+    )
+    .await;
+    let at = 500_000 + minute / 2;
+    let (_, seen) = record_one_batch(
+        &store,
+        &[
+            Event::ToolCall(call("c1", "s", 0, "call_0", "grep", at)),
+            Event::ToolCall(call("c1", "s", 1, "call_1", "grep", at)),
+            Event::ToolCall(call("c2", "sc", 0, "call_Old00000001", "cat", at)),
+            Event::ToolCall(call("c2", "sc", 1, "call_New00000001", "cat", at)),
+        ],
+    )
+    .await;
+    assert_eq!(seen.calls.lock().unwrap().len(), 4, "every call is new");
+    let by_call = |rows: &[toolwarden_store::CallRow], id: &str| {
+        rows.iter()
+            .filter(|r| r.call_id == id)
+            .map(|r| (r.request_id.clone(), r.failed))
+            .collect::<Vec<_>>()
+    };
+    let s = store.session_calls("s").await.unwrap();
+    // The old result stays a row of its own; the call gets one, unanswered.
+    assert_eq!(
+        by_call(&s, "call_0"),
+        vec![(None, Some(true)), (Some("c1".into()), None)],
+        "{s:?}"
+    );
+    // Half a minute before its call: completed.
+    assert_eq!(by_call(&s, "call_1"), vec![(Some("c1".into()), Some(true))]);
+    assert_eq!(store.session_calls("sa").await.unwrap()[0].request_id, None);
+    assert_eq!(
+        store.session_calls("sb").await.unwrap()[0]
+            .request_id
+            .as_deref(),
+        Some("c2")
+    );
+    let sc = store.session_calls("sc").await.unwrap();
+    assert_eq!(
+        by_call(&sc, "call_Old00000001"),
+        vec![(Some("c2".into()), None)]
+    );
+    assert!(by_call(&sc, "call_New00000001").is_empty());
+    // The call's own result, next turn, pairs with it.
+    let (_, seen) = record_all(
+        &store,
+        &[Event::ToolResult(result(
+            "r3",
+            "s",
+            "call_0",
+            3,
+            None,
+            false,
+            at + 5_000,
+        ))],
+    )
+    .await;
+    assert_eq!(seen.results.lock().unwrap().len(), 1);
+    let s = store.session_calls("s").await.unwrap();
+    assert_eq!(
+        by_call(&s, "call_0"),
+        vec![(None, Some(true)), (Some("c1".into()), Some(false))],
+        "{s:?}"
+    );
+}
+
 /// Names resolve from the database after a restart (another process, later).
 pub async fn resolves_names_across_restart(db: TestDb) {
     {
@@ -635,6 +734,51 @@ pub async fn response_ids_only_where_continuations_name_them(db: TestDb) {
             ("fc_2".to_owned(), "unknown".to_owned()),
             ("fc_3".to_owned(), "book".to_owned()),
         ]
+    );
+}
+
+/// Two results of one reused call id in one batch, one open call and one
+/// parked call before them: the first result takes the open call, the
+/// second the parked one (the parked calls are read for the second, as
+/// the open ones cannot serve both).
+pub async fn parked_call_serves_the_second_result(db: TestDb) {
+    let store = Store::open(&db.url).await.unwrap();
+    let t0 = 1_700_000_000_000;
+    let later = t0 + 10 * 60_000;
+    let id = "toolu_reused_call_0001";
+    record_all(
+        &store,
+        &[
+            request("r1", "s", t0),
+            Event::ToolCall(call("r1", "s", 0, id, "old", t0)),
+        ],
+    )
+    .await;
+    record_all(&store, &[request("r2", "s9", later)]).await;
+    let parked = "SELECT count(*) FROM tool_calls WHERE parked = 1 AND result_at_ms IS NULL";
+    assert_eq!(query_i64(&db.url, parked).await, 1);
+    let (counters, seen) = record_one_batch(
+        &store,
+        &[
+            request("r3", "s", later + 10),
+            Event::ToolCall(call("r3", "s", 0, id, "new", later + 10)),
+            Event::ToolResult(result("r4", "s", id, 3, None, false, later + 20)),
+            Event::ToolResult(result("r4", "s", id, 4, None, true, later + 20)),
+        ],
+    )
+    .await;
+    assert_eq!((counters.events_dropped, counters.write_errors), (0, 0));
+    assert_eq!(
+        *seen.results.lock().unwrap(),
+        vec![
+            (id.to_owned(), "new".to_owned()),
+            (id.to_owned(), "old".to_owned())
+        ]
+    );
+    assert_eq!(query_i64(&db.url, parked).await, 0);
+    assert_eq!(
+        query_i64(&db.url, "SELECT count(*) FROM tool_calls").await,
+        2
     );
 }
 
