@@ -142,7 +142,8 @@ pub(crate) async fn upsert_sessions(
 
 /// Result-only rows (no call recorded yet) that these calls may complete:
 /// per call, the oldest rows of its pair that arrived after it, then the
-/// oldest of all, each probe at most the batch's count for the pair.
+/// oldest of those recorded at most [`crate::write::RESULT_LEAD_MS`] before
+/// it, each probe at most the batch's count for the pair.
 pub(crate) async fn find_orphans(
     conn: &mut PgConnection,
     wanted: &[Lookup],

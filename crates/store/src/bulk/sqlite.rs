@@ -67,8 +67,9 @@ static UPSERT_SESSIONS: Shaped = Shaped::insert(
 );
 
 /// Per call: the oldest result-only rows of its pair that arrived after it,
-/// then the oldest of all (what `Candidates::take_orphan` prefers), each
-/// probe at most the batch's count for the pair (`k`).
+/// then the oldest of those recorded at most [`crate::write::RESULT_LEAD_MS`]
+/// before it (what `Candidates::take_orphan` prefers), each probe at most
+/// the batch's count for the pair (`k`).
 static ORPHANS: Shaped = Shaped::new(
     &["s", "c", "a", "k", "p"],
     concat!(
