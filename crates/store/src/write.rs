@@ -28,7 +28,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::bulk::Candidate;
+use crate::bulk::{Candidate, RESULT_LEAD_MS};
 pub(crate) use crate::deltas::{SessionDeltas, int};
 use crate::event::{Event, RequestRecord, ToolResultRecord};
 
@@ -96,23 +96,6 @@ pub(crate) const FIND_CALL_ANYWHERE_SQLITE: &str = "SELECT id, tool, call_at_ms 
 /// (test fixtures' `c1`, ids a client or the wire layer synthesizes for
 /// Gemini): they are matched within their session or response only.
 pub(crate) const MIN_GLOBAL_CALL_ID_LEN: usize = 12;
-
-/// How much earlier than its call a result may have been recorded and still
-/// be that call's (a late call completes only such a result-only row). A
-/// result answers a call the model made before it, so it is recorded after
-/// the call unless the two went through gateways whose clocks differ; an
-/// older result-only row with the same id (a client that reuses `call_0`,
-/// a result whose call was never seen, weeks ago) belongs to another call.
-/// The same literal as [`result_lead_ms!`], which the SQL texts use.
-pub(crate) const RESULT_LEAD_MS: i64 = 60_000;
-
-/// [`RESULT_LEAD_MS`] as a literal, for `concat!` into SQL texts.
-macro_rules! result_lead_ms {
-    () => {
-        "60000"
-    };
-}
-pub(crate) use result_lead_ms;
 
 pub(crate) const PAIR_RESULT: &str = "UPDATE tool_calls SET result_request_id = $1, \
     message_index = $2, failed = $3, basis = $4, content_bytes = $5, excerpt = $6, \
@@ -594,7 +577,10 @@ mod tests {
 
     #[test]
     fn the_sql_texts_use_the_result_lead() {
-        assert_eq!(result_lead_ms!().parse::<i64>().unwrap(), RESULT_LEAD_MS);
+        assert_eq!(
+            crate::bulk::result_lead_ms!().parse::<i64>().unwrap(),
+            RESULT_LEAD_MS
+        );
     }
 
     #[test]

@@ -55,6 +55,23 @@ pub(crate) type ResultKey = (String, String, i64);
 /// recorded and counted under its tool.
 pub(crate) const MAX_PROBE_ROWS: i64 = 8;
 
+/// How much earlier than its call a result may have been recorded and still
+/// be that call's (a late call completes only such a result-only row). A
+/// result answers a call the model made before it, so it is recorded after
+/// the call unless the two went through gateways whose clocks differ; an
+/// older result-only row with the same id (a client that reuses `call_0`,
+/// a result whose call was never seen, weeks ago) belongs to another call.
+/// The same literal as [`result_lead_ms!`], which the SQL texts use.
+pub(crate) const RESULT_LEAD_MS: i64 = 60_000;
+
+/// [`RESULT_LEAD_MS`] as a literal, for `concat!` into SQL texts.
+macro_rules! result_lead_ms {
+    () => {
+        "60000"
+    };
+}
+pub(crate) use result_lead_ms;
+
 /// One pairing lookup: the (session, call id) of a batch's row, its time,
 /// how many rows of the batch share the pair (the most rows the batch's
 /// pairing can take from one probe), and how many of them come up to this

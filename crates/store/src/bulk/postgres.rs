@@ -142,7 +142,7 @@ pub(crate) async fn upsert_sessions(
 
 /// Result-only rows (no call recorded yet) that these calls may complete:
 /// per call, the oldest rows of its pair that arrived after it, then the
-/// oldest of those recorded at most [`crate::write::RESULT_LEAD_MS`] before
+/// oldest of those recorded at most [`super::RESULT_LEAD_MS`] before
 /// it, each probe at most the batch's count for the pair.
 pub(crate) async fn find_orphans(
     conn: &mut PgConnection,
@@ -160,7 +160,7 @@ pub(crate) async fn find_orphans(
          UNION ALL (SELECT id, session_id, call_id, tool, result_at_ms FROM tool_calls \
          WHERE call_id = u.c AND session_id = u.s AND request_id IS NULL \
          AND result_at_ms >= u.a - ",
-        crate::write::result_lead_ms!(),
+        super::result_lead_ms!(),
         " ORDER BY result_at_ms, id LIMIT u.k)) AS t"
         ),
     )

@@ -67,7 +67,7 @@ static UPSERT_SESSIONS: Shaped = Shaped::insert(
 );
 
 /// Per call: the oldest result-only rows of its pair that arrived after it,
-/// then the oldest of those recorded at most [`crate::write::RESULT_LEAD_MS`]
+/// then the oldest of those recorded at most [`super::RESULT_LEAD_MS`]
 /// before it (what `Candidates::take_orphan` prefers), each probe at most
 /// the batch's count for the pair (`k`).
 static ORPHANS: Shaped = Shaped::new(
@@ -81,7 +81,7 @@ static ORPHANS: Shaped = Shaped::new(
      UNION ALL \
      SELECT id FROM (SELECT id FROM tool_calls INDEXED BY tool_calls_orphan WHERE call_id = u.c AND session_id = u.s \
      AND request_id IS NULL AND result_at_ms >= u.a - ",
-        crate::write::result_lead_ms!(),
+        super::result_lead_ms!(),
         " ORDER BY result_at_ms, id LIMIT (SELECT max(k) FROM u)))"
     ),
 );
