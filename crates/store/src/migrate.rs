@@ -77,6 +77,12 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../migrations/sqlite/0010_session_numbers.sql"),
         postgres: include_str!("../migrations/postgres/0010_session_numbers.sql"),
     },
+    Migration {
+        version: 11,
+        name: "orphans_in_time_order",
+        sqlite: include_str!("../migrations/sqlite/0011_orphans_in_time_order.sql"),
+        postgres: include_str!("../migrations/postgres/0011_orphans_in_time_order.sql"),
+    },
 ];
 
 const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (\

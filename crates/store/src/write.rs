@@ -254,18 +254,20 @@ impl Elsewhere {
         }
     }
 
-    /// The one row still open for call `k` (made at `call_at_ms`), if
-    /// exactly one is and its result was recorded no more than
-    /// [`RESULT_LEAD_MS`] before the call. Older rows still count as
-    /// open: with one of them about, the row to complete is not certain.
+    /// The one row still open for call `k` (made at `call_at_ms`) among
+    /// those recorded no more than [`RESULT_LEAD_MS`] before the call, if
+    /// exactly one is. Older rows cannot be the call's result; the lookup
+    /// does not read them (they would cost it a read per row of a reused
+    /// id's history), and they do not make the match ambiguous.
     pub(crate) fn only(&self, k: usize, call_at_ms: i64) -> Option<i64> {
+        let since = call_at_ms.saturating_sub(RESULT_LEAD_MS);
         let mut open = self
             .found
             .get(&k)?
             .iter()
-            .filter(|(id, _)| !self.merged.contains(id));
+            .filter(|&&(id, at)| at >= since && !self.merged.contains(&id));
         match (open.next(), open.next()) {
-            (Some(&(id, at)), None) if at >= call_at_ms.saturating_sub(RESULT_LEAD_MS) => Some(id),
+            (Some(&(id, _)), None) => Some(id),
             _ => None,
         }
     }
@@ -343,7 +345,7 @@ macro_rules! write_batch_fn {
                 let keys = crate::bulk::lookups(
                     calls.iter().map(|(_, c)| (c.session_id.as_str(), c.call_id.as_str(), c.at_ms)),
                 );
-                let mut orphans = Candidates::new(bulk::find_orphans(conn, &keys).await?);
+                let mut orphans = Candidates::new(bulk::find_orphans(conn, &keys, &nos).await?);
                 let mut own: Vec<Option<i64>> = calls
                     .iter()
                     .map(|(_, c)| orphans.take_orphan(&c.session_id, &c.call_id, c.at_ms).map(|o| o.id))
@@ -353,8 +355,9 @@ macro_rules! write_batch_fn {
                     .filter(|&k| own[k].is_none() && calls[k].1.call_id.len() >= MIN_GLOBAL_CALL_ID_LEN)
                     .collect();
                 if !wanted.is_empty() {
-                    let ids: Vec<&str> = wanted.iter().map(|&k| calls[k].1.call_id.as_str()).collect();
-                    elsewhere = Elsewhere::new(&wanted, bulk::orphans_anywhere(conn, &ids).await?);
+                    let late: Vec<(&str, i64)> =
+                        wanted.iter().map(|&k| (calls[k].1.call_id.as_str(), calls[k].1.at_ms)).collect();
+                    elsewhere = Elsewhere::new(&wanted, bulk::orphans_anywhere(conn, &late).await?);
                 }
                 let mut rest = Vec::with_capacity(calls.len());
                 for (k, (i, c)) in calls.iter().enumerate() {
@@ -584,17 +587,19 @@ mod tests {
     }
 
     #[test]
-    fn an_old_result_alone_elsewhere_is_not_the_calls() {
+    fn an_old_result_elsewhere_is_not_the_calls() {
         let found = |at| Elsewhere::new(&[7], vec![(0, 42, at)]);
         let call_at = 1_000_000;
         assert_eq!(found(call_at - RESULT_LEAD_MS).only(7, call_at), Some(42));
         assert_eq!(found(call_at + 5).only(7, call_at), Some(42));
         assert_eq!(found(call_at - RESULT_LEAD_MS - 1).only(7, call_at), None);
-        let two = Elsewhere::new(&[7], vec![(0, 42, call_at), (0, 43, 0)]);
+        let old_and_new = Elsewhere::new(&[7], vec![(0, 42, call_at), (0, 43, 0)]);
         assert_eq!(
-            two.only(7, call_at),
-            None,
-            "an old one still makes it ambiguous"
+            old_and_new.only(7, call_at),
+            Some(42),
+            "the old one is not a candidate"
         );
+        let two = Elsewhere::new(&[7], vec![(0, 42, call_at), (0, 43, call_at + 9)]);
+        assert_eq!(two.only(7, call_at), None, "two candidates: ambiguous");
     }
 }

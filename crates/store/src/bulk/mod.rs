@@ -5,14 +5,16 @@
 //! statements of a few fixed row counts ([`shaped`]). The batch planner in
 //! [`crate::write`] calls them.
 //!
-//! Lookups drive the loop from the batch's rows into the
-//! `(call_id, session_id)` index (`CROSS JOIN` fixes SQLite's join order,
-//! `LATERAL` PostgreSQL's), so a batch never scans `tool_calls`.
+//! Lookups drive the loop from the batch's rows into an index of
+//! `tool_calls` (`CROSS JOIN` fixes SQLite's join order, `LATERAL`
+//! PostgreSQL's), so a batch never scans the table.
 //!
 //! Bounded whatever the history: a pairing lookup reads the partial indexes
 //! of calls still open (`tool_calls_open`, then `tool_calls_parked` for
 //! calls open for long: [`crate::parking`]) and results still waiting for
-//! their call (`tool_calls_orphan`), in time order, and takes at most
+//! their call (`tool_calls_orphan` by session number,
+//! `tool_calls_orphan_by_time` across sessions: migration 0011), in time
+//! order, and takes at most
 //! [`Lookup::limit`] rows per probe: as many as the batch has rows for the
 //! same (session, call id), which is all the greedy pairing in
 //! [`crate::write`] can use, and never more than [`MAX_PROBE_ROWS`]. A call id reused in one session for months

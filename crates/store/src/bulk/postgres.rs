@@ -143,27 +143,34 @@ pub(crate) async fn upsert_sessions(
 /// Result-only rows (no call recorded yet) that these calls may complete:
 /// per call, the oldest rows of its pair that arrived after it, then the
 /// oldest of those recorded at most [`super::RESULT_LEAD_MS`] before
-/// it, each probe at most the batch's count for the pair.
+/// it, each probe at most the batch's count for the pair. The session by
+/// its number (`tool_calls_orphan` is led by it).
 pub(crate) async fn find_orphans(
     conn: &mut PgConnection,
     wanted: &[Lookup],
+    nos: &SessionNos,
 ) -> Result<Vec<Candidate>, sqlx::Error> {
-    let rows: Vec<CandidateRow> = lookup(
-        conn,
-        wanted,
-        concat!(
-            "SELECT DISTINCT t.id, t.session_id, t.call_id, t.tool, t.result_at_ms \
-         FROM UNNEST($1::text[], $2::text[], $3::int8[], $4::int8[], $5::int8[]) AS u(s, c, a, k, p) \
+    let session_nos = wanted
+        .iter()
+        .map(|w| nos.of(&w.session_id))
+        .collect::<Result<Vec<i64>, _>>()?;
+    let rows: Vec<CandidateRow> = sqlx::query_as(concat!(
+        "SELECT DISTINCT t.id, t.session_id, t.call_id, t.tool, t.result_at_ms \
+         FROM UNNEST($1::int8[], $2::text[], $3::int8[], $4::int8[]) AS u(s, c, a, k) \
          CROSS JOIN LATERAL ((SELECT id, session_id, call_id, tool, result_at_ms FROM tool_calls \
-         WHERE call_id = u.c AND session_id = u.s AND request_id IS NULL \
+         WHERE session_no = u.s AND call_id = u.c AND request_id IS NULL \
          AND result_at_ms >= u.a ORDER BY result_at_ms, id LIMIT u.k) \
          UNION ALL (SELECT id, session_id, call_id, tool, result_at_ms FROM tool_calls \
-         WHERE call_id = u.c AND session_id = u.s AND request_id IS NULL \
+         WHERE session_no = u.s AND call_id = u.c AND request_id IS NULL \
          AND result_at_ms >= u.a - ",
         super::result_lead_ms!(),
         " ORDER BY result_at_ms, id LIMIT u.k)) AS t"
-        ),
-    )
+    ))
+    .bind(session_nos)
+    .bind(wanted.iter().map(|w| w.call_id.clone()).collect::<Vec<_>>())
+    .bind(wanted.iter().map(|w| w.at_ms).collect::<Vec<_>>())
+    .bind(wanted.iter().map(|w| w.limit).collect::<Vec<_>>())
+    .fetch_all(&mut *conn)
     .await?;
     Ok(candidates(rows))
 }
@@ -189,19 +196,27 @@ async fn lookup(
         .await
 }
 
-/// Result-only rows in any session with these call ids: (index of the
-/// call id, row id, result time), up to one more per id than the id occurs.
+/// Result-only rows in any session with these late calls' ids (id, time),
+/// recorded from [`super::RESULT_LEAD_MS`] before the call on: (index of
+/// the call, row id, result time), up to one more per id than the id
+/// occurs (`tool_calls_orphan_by_time`: runs by the id's last character,
+/// in time order).
 pub(crate) async fn orphans_anywhere(
     conn: &mut PgConnection,
-    call_ids: &[&str],
+    calls: &[(&str, i64)],
 ) -> Result<Vec<(usize, i64, i64)>, sqlx::Error> {
-    let rows: Vec<(i64, i64, i64)> = sqlx::query_as(
-        "SELECT u.n - 1, t.id, COALESCE(t.result_at_ms, t.at_ms) FROM UNNEST($1::text[], $2::int8[]) WITH ORDINALITY AS u(c, k, n) \
-         CROSS JOIN LATERAL (SELECT id, result_at_ms, at_ms FROM tool_calls \
-         WHERE call_id = u.c AND request_id IS NULL LIMIT u.k) AS t",
-    )
-    .bind(call_ids)
-    .bind(limits_per_id(call_ids))
+    let ids: Vec<&str> = calls.iter().map(|c| c.0).collect();
+    let rows: Vec<(i64, i64, i64)> = sqlx::query_as(concat!(
+        "SELECT u.n - 1, t.id, t.result_at_ms \
+         FROM UNNEST($1::text[], $2::int8[], $3::int8[]) WITH ORDINALITY AS u(c, a, k, n) \
+         CROSS JOIN LATERAL (SELECT id, result_at_ms FROM tool_calls \
+         WHERE right(call_id, 1) = right(u.c, 1) AND result_at_ms >= u.a - ",
+        super::result_lead_ms!(),
+        " AND call_id = u.c AND request_id IS NULL LIMIT u.k) AS t"
+    ))
+    .bind(&ids)
+    .bind(calls.iter().map(|c| c.1).collect::<Vec<_>>())
+    .bind(limits_per_id(&ids))
     .fetch_all(&mut *conn)
     .await?;
     Ok(rows

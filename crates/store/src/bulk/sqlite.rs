@@ -69,30 +69,36 @@ static UPSERT_SESSIONS: Shaped = Shaped::insert(
 /// Per call: the oldest result-only rows of its pair that arrived after it,
 /// then the oldest of those recorded at most [`super::RESULT_LEAD_MS`]
 /// before it (what `Candidates::take_orphan` prefers), each probe at most
-/// the batch's count for the pair (`k`).
+/// the batch's count for the pair (`k`). `s` is the session's number.
 static ORPHANS: Shaped = Shaped::new(
     &["s", "c", "a", "k", "p"],
     concat!(
         "SELECT json_group_array(json_array(u.n, t.id, t.tool, t.result_at_ms)) \
      FROM u CROSS JOIN tool_calls t ON t.id IN (\
-     SELECT id FROM (SELECT id FROM tool_calls INDEXED BY tool_calls_orphan WHERE call_id = u.c AND session_id = u.s \
+     SELECT id FROM (SELECT id FROM tool_calls INDEXED BY tool_calls_orphan WHERE session_no = u.s AND call_id = u.c \
      AND request_id IS NULL AND result_at_ms >= u.a ORDER BY result_at_ms, id \
      LIMIT (SELECT max(k) FROM u)) \
      UNION ALL \
-     SELECT id FROM (SELECT id FROM tool_calls INDEXED BY tool_calls_orphan WHERE call_id = u.c AND session_id = u.s \
+     SELECT id FROM (SELECT id FROM tool_calls INDEXED BY tool_calls_orphan WHERE session_no = u.s AND call_id = u.c \
      AND request_id IS NULL AND result_at_ms >= u.a - ",
         super::result_lead_ms!(),
         " ORDER BY result_at_ms, id LIMIT (SELECT max(k) FROM u)))"
     ),
 );
 
-/// Per call id: up to `k` result-only rows in any session.
+/// Per late call (its id `c`, its time `a`): up to `k` result-only rows
+/// with its id in any session, recorded from [`super::RESULT_LEAD_MS`]
+/// before it on (the index's runs are by the id's last character).
 static ORPHANS_ANYWHERE: Shaped = Shaped::new(
-    &["c", "k"],
-    "SELECT json_group_array(json_array(u.n, t.id, COALESCE(t.result_at_ms, t.at_ms))) \
+    &["c", "a", "k"],
+    concat!(
+        "SELECT json_group_array(json_array(u.n, t.id, t.result_at_ms)) \
      FROM u CROSS JOIN tool_calls t ON t.id IN (\
-     SELECT id FROM tool_calls INDEXED BY tool_calls_orphan WHERE call_id = u.c AND request_id IS NULL \
-     LIMIT (SELECT max(k) FROM u))",
+     SELECT id FROM tool_calls INDEXED BY tool_calls_orphan_by_time \
+     WHERE substr(call_id, -1) = substr(u.c, -1) AND result_at_ms >= u.a - ",
+        super::result_lead_ms!(),
+        " AND call_id = u.c AND request_id IS NULL LIMIT (SELECT max(k) FROM u))"
+    ),
 );
 
 /// Per result: the newest open calls of its pair that finished before it,
@@ -348,25 +354,37 @@ fn bind_lookup<'q>(a: &mut Args<'q>, w: &'q Lookup) -> Result<(), BoxDynError> {
 pub(crate) async fn find_orphans(
     conn: &mut SqliteConnection,
     wanted: &[Lookup],
+    nos: &SessionNos,
 ) -> Result<Vec<Candidate>, sqlx::Error> {
-    let rows = ORPHANS.fetch_json(conn, wanted, bind_lookup).await?;
+    let rows = ORPHANS
+        .fetch_json(conn, wanted, |a, w| {
+            a.add(nos.of(&w.session_id)?)?;
+            a.add(w.call_id.as_str())?;
+            a.add(w.at_ms)?;
+            a.add(w.limit)?;
+            a.add(w.need)
+        })
+        .await?;
     candidates_of(wanted, rows)
 }
 
-/// Result-only rows in any session with these call ids: (index of the
-/// call id, row id, result time), up to one more per id than the id occurs.
+/// Result-only rows in any session with these late calls' ids (id, time),
+/// recorded from [`super::RESULT_LEAD_MS`] before the call on: (index of
+/// the call, row id, result time), up to one more per id than the id occurs.
 pub(crate) async fn orphans_anywhere(
     conn: &mut SqliteConnection,
-    call_ids: &[&str],
+    calls: &[(&str, i64)],
 ) -> Result<Vec<(usize, i64, i64)>, sqlx::Error> {
-    let rows: Vec<(&str, i64)> = call_ids
+    let ids: Vec<&str> = calls.iter().map(|c| c.0).collect();
+    let rows: Vec<(&str, i64, i64)> = calls
         .iter()
-        .copied()
-        .zip(limits_per_id(call_ids))
+        .zip(limits_per_id(&ids))
+        .map(|(&(c, a), k)| (c, a, k))
         .collect();
     ORPHANS_ANYWHERE
-        .fetch_json(conn, &rows, |a, (c, k)| {
+        .fetch_json(conn, &rows, |a, (c, at, k)| {
             a.add(*c)?;
+            a.add(*at)?;
             a.add(*k)
         })
         .await
@@ -572,7 +590,7 @@ mod tests {
             (UNPAIRED_CALLS.sql_for(4), OPEN),
             (REST_PROBES.sql_for(4), OPEN),
             (ORPHANS.sql_for(4), &["tool_calls_orphan"]),
-            (ORPHANS_ANYWHERE.sql_for(4), &["tool_calls_orphan"]),
+            (ORPHANS_ANYWHERE.sql_for(4), &["tool_calls_orphan_by_time"]),
         ];
         for (sql, indexes) in cases {
             let plan: Vec<(i64, i64, i64, String)> =
@@ -590,15 +608,25 @@ mod tests {
                 .collect();
             assert!(!probes.is_empty(), "{steps:?}");
             assert!(
-                probes
+                probes.iter().all(|s| indexes
                     .iter()
-                    .all(|s| indexes.iter().any(|index| s.contains(index))),
+                    .any(|index| s.contains(&format!("INDEX {index} ")))),
                 "{indexes:?}: {steps:?}"
             );
             for index in indexes {
                 assert!(
-                    probes.iter().any(|s| s.contains(index)),
+                    probes
+                        .iter()
+                        .any(|s| s.contains(&format!("INDEX {index} "))),
                     "{index}: {steps:?}"
+                );
+            }
+            // A late call's probes seek by the result's time: rows older
+            // than the lead are never read (migration 0011).
+            if indexes.iter().any(|i| i.starts_with("tool_calls_orphan")) {
+                assert!(
+                    probes.iter().all(|s| s.contains("result_at_ms>")),
+                    "{steps:?}"
                 );
             }
             assert!(

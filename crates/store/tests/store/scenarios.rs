@@ -361,7 +361,8 @@ pub async fn late_calls_merge_across_sessions(db: TestDb) {
 /// it (gateways whose clocks differ), and never an older one with the same
 /// id: a client that reuses `call_0`, whose earlier result's call was never
 /// seen, must not have each new call answered by that old result (the new
-/// call's own result would then find no call).
+/// call's own result would then find no call). Nor does an older row in
+/// another session make a recent one there ambiguous.
 pub async fn late_calls_skip_old_results(db: TestDb) {
     let store = Store::open(&db.url).await.unwrap();
     let minute = 60_000;
@@ -390,6 +391,25 @@ pub async fn late_calls_skip_old_results(db: TestDb) {
                 true,
                 500_000,
             )),
+            // Two sessions, one id: an old row and a recent one.
+            Event::ToolResult(result(
+                "o5",
+                "sd",
+                "call_Both0000001",
+                1,
+                Some("ls"),
+                true,
+                1_000,
+            )),
+            Event::ToolResult(result(
+                "o6",
+                "se",
+                "call_Both0000001",
+                1,
+                Some("ls"),
+                true,
+                500_000,
+            )),
         ],
     )
     .await;
@@ -401,10 +421,11 @@ pub async fn late_calls_skip_old_results(db: TestDb) {
             Event::ToolCall(call("c1", "s", 1, "call_1", "grep", at)),
             Event::ToolCall(call("c2", "sc", 0, "call_Old00000001", "cat", at)),
             Event::ToolCall(call("c2", "sc", 1, "call_New00000001", "cat", at)),
+            Event::ToolCall(call("c2", "sc", 2, "call_Both0000001", "cat", at)),
         ],
     )
     .await;
-    assert_eq!(seen.calls.lock().unwrap().len(), 4, "every call is new");
+    assert_eq!(seen.calls.lock().unwrap().len(), 5, "every call is new");
     let by_call = |rows: &[toolwarden_store::CallRow], id: &str| {
         rows.iter()
             .filter(|r| r.call_id == id)
@@ -433,6 +454,16 @@ pub async fn late_calls_skip_old_results(db: TestDb) {
         vec![(Some("c2".into()), None)]
     );
     assert!(by_call(&sc, "call_New00000001").is_empty());
+    // The old row cannot be the call's: the recent one is the only
+    // candidate, and the call completes it.
+    assert!(by_call(&sc, "call_Both0000001").is_empty());
+    assert_eq!(store.session_calls("sd").await.unwrap()[0].request_id, None);
+    assert_eq!(
+        store.session_calls("se").await.unwrap()[0]
+            .request_id
+            .as_deref(),
+        Some("c2")
+    );
     // The call's own result, next turn, pairs with it.
     let (_, seen) = record_all(
         &store,
