@@ -14,6 +14,9 @@
 //!   counters land next to the previous one; and 1,024 conversations at
 //!   once, a turn of each in turn, so a session's turns are never in one
 //!   batch (`unique` sends a session's eight turns back to back);
+//! - `mixed`: `random`'s turns, each followed by a request of a session of
+//!   its own carrying four results of calls never seen (random ids as
+//!   Anthropic's), so every late-call lookup has result-only rows about;
 //! - `soak`: the soak's traffic (`toolwarden-bench --soak`): every request
 //!   a session of its own carrying four results (tool named, the turn they
 //!   answer known) of calls the store never saw, one of them failed.
@@ -28,7 +31,7 @@
 //! ```
 //! `TW_HISTORY_ROWS` (default `0,1000000,10000000`) sets the history sizes,
 //! `TW_HISTORY_TURNS` (default 10000, 67k events) the turns per measurement,
-//! `TW_HISTORY_MODES` (default `unique,reuse`; `random` and `soak` too) and `TW_HISTORY_BACKENDS`
+//! `TW_HISTORY_MODES` (default `unique,reuse`; `random`, `mixed` and `soak` too) and `TW_HISTORY_BACKENDS`
 //! (default `sqlite,postgres`) what runs, `TW_HISTORY_WRITER_CACHE_KIB`
 //! the SQLite writer's page cache (default the store's).
 
@@ -57,6 +60,7 @@ enum Mode {
     Reuse,
     Random,
     Soak,
+    Mixed,
 }
 
 impl Mode {
@@ -66,6 +70,7 @@ impl Mode {
             Mode::Reuse => "reuse",
             Mode::Random => "random",
             Mode::Soak => "soak",
+            Mode::Mixed => "mixed",
         }
     }
 
@@ -73,7 +78,7 @@ impl Mode {
     fn shape(self) -> i64 {
         match self {
             Mode::Reuse => 1,
-            Mode::Random => 2,
+            Mode::Random | Mode::Mixed => 2,
             // The soak's history is the unique one (its sessions and ids are unique).
             Mode::Unique | Mode::Soak => 0,
         }
@@ -92,6 +97,9 @@ fn mix(x: u64) -> u64 {
 fn events(mode: Mode, run: u64, turns: u64) -> Vec<Event> {
     if mode == Mode::Soak {
         return soak_events(run, turns);
+    }
+    if mode == Mode::Mixed {
+        return mixed_events(run, turns);
     }
     let reuse = mode == Mode::Reuse;
     let random = mode == Mode::Random;
@@ -201,6 +209,83 @@ fn events(mode: Mode, run: u64, turns: u64) -> Vec<Event> {
                 arguments_bytes: 180,
                 at_ms: at + 5,
                 turn: None,
+            }));
+        }
+    }
+    out
+}
+
+/// `random`'s turns, each followed by a request of a session of its own
+/// with four results of calls the store never saw (as `soak`), their ids
+/// as Anthropic's are (`toolu_01` and 22 random base-62 characters): a
+/// gateway that sees some agents' calls and never sees others'. Every
+/// call's lookup across sessions then has result-only rows of the last
+/// minute to read past.
+fn mixed_events(run: u64, turns: u64) -> Vec<Event> {
+    const BASE62: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+    // Eleven base-62 digits of each of two random values.
+    let base62 = |v: u64, w: u64| {
+        [v, w]
+            .into_iter()
+            .flat_map(|mut x| {
+                (0..11).map(move |_| {
+                    let c = BASE62[(x % 62) as usize] as char;
+                    x /= 62;
+                    c
+                })
+            })
+            .collect::<String>()
+    };
+    let mut out = Vec::with_capacity(turns as usize * 12);
+    for (n, chunk) in events(Mode::Random, run, turns)
+        .chunk_by(|_, b| !matches!(b, Event::Request(_)))
+        .enumerate()
+    {
+        out.extend_from_slice(chunk);
+        let n = n as u64;
+        let at = LIVE_T0 + ((run * turns + n) as i64) * 10 + 7;
+        let session = format!("orphans{run}_{n}");
+        let req = format!("{run:02}{n:029x}f");
+        out.push(Event::Request(RequestRecord {
+            request_id: req.clone(),
+            session_id: session.clone(),
+            session_source: "header".into(),
+            at_ms: at,
+            provider: "openai".into(),
+            dialect: Some("chat".into()),
+            path: "/v1/chat/completions".into(),
+            model: Some("gpt-test".into()),
+            status: 200,
+            streaming: false,
+            upstream_latency_ms: 1.0,
+            first_byte_ms: Some(1.0),
+            overhead_us: 31.0,
+            input_tokens: Some(5000),
+            output_tokens: Some(300),
+            response_id: None,
+            repairs: vec![],
+            repair_mode: "fix".into(),
+            parse_error: None,
+            error: None,
+        }));
+        for k in 0..4u64 {
+            let key = (run << 44) ^ (n << 2) ^ k;
+            out.push(Event::ToolResult(ToolResultRecord {
+                request_id: req.clone(),
+                session_id: session.clone(),
+                provider: "openai".into(),
+                model: Some("gpt-test".into()),
+                call_id: format!("toolu_01{}", base62(mix(key), mix(!key))),
+                message_index: 2,
+                tool: Some("read_file".into()),
+                failed: k == 3,
+                basis: if k == 3 { "explicit" } else { "none" }.into(),
+                content_bytes: 5000,
+                excerpt: None,
+                at_ms: at,
+                exec_ms: None,
+                previous_response_id: None,
+                answers: None,
             }));
         }
     }
@@ -515,6 +600,7 @@ fn main() {
             "reuse" => Mode::Reuse,
             "random" => Mode::Random,
             "soak" => Mode::Soak,
+            "mixed" => Mode::Mixed,
             other => panic!("TW_HISTORY_MODES: unknown mode {other}"),
         })
         .collect();

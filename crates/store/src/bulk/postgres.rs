@@ -199,7 +199,7 @@ async fn lookup(
 /// Result-only rows in any session with these late calls' ids (id, time),
 /// recorded from [`super::RESULT_LEAD_MS`] before the call on: (index of
 /// the call, row id, result time), up to one more per id than the id
-/// occurs (`tool_calls_orphan_by_time`: runs by the id's last character,
+/// occurs (`tool_calls_orphan_by_time`: runs by the id's last two characters,
 /// in time order).
 pub(crate) async fn orphans_anywhere(
     conn: &mut PgConnection,
@@ -210,7 +210,7 @@ pub(crate) async fn orphans_anywhere(
         "SELECT u.n - 1, t.id, t.result_at_ms \
          FROM UNNEST($1::text[], $2::int8[], $3::int8[]) WITH ORDINALITY AS u(c, a, k, n) \
          CROSS JOIN LATERAL (SELECT id, result_at_ms FROM tool_calls \
-         WHERE right(call_id, 1) = right(u.c, 1) AND result_at_ms >= u.a - ",
+         WHERE right(call_id, 2) = right(u.c, 2) AND result_at_ms >= u.a - ",
         super::result_lead_ms!(),
         " AND call_id = u.c AND request_id IS NULL LIMIT u.k) AS t"
     ))

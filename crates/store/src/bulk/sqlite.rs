@@ -88,14 +88,14 @@ static ORPHANS: Shaped = Shaped::new(
 
 /// Per late call (its id `c`, its time `a`): up to `k` result-only rows
 /// with its id in any session, recorded from [`super::RESULT_LEAD_MS`]
-/// before it on (the index's runs are by the id's last character).
+/// before it on (the index's runs are by the id's last two characters).
 static ORPHANS_ANYWHERE: Shaped = Shaped::new(
     &["c", "a", "k"],
     concat!(
         "SELECT json_group_array(json_array(u.n, t.id, t.result_at_ms)) \
      FROM u CROSS JOIN tool_calls t ON t.id IN (\
      SELECT id FROM tool_calls INDEXED BY tool_calls_orphan_by_time \
-     WHERE substr(call_id, -1) = substr(u.c, -1) AND result_at_ms >= u.a - ",
+     WHERE substr(call_id, -2) = substr(u.c, -2) AND result_at_ms >= u.a - ",
         super::result_lead_ms!(),
         " AND call_id = u.c AND request_id IS NULL LIMIT (SELECT max(k) FROM u))"
     ),
