@@ -245,7 +245,8 @@ fn mixed_events(run: u64, turns: u64) -> Vec<Event> {
         let n = n as u64;
         let at = LIVE_T0 + ((run * turns + n) as i64) * 10 + 7;
         let session = format!("orphans{run}_{n}");
-        let req = format!("{run:02}{n:029x}f");
+        // Not hex, so never one of `random`'s request ids.
+        let req = format!("{run:02}o{n:029x}");
         out.push(Event::Request(RequestRecord {
             request_id: req.clone(),
             session_id: session.clone(),

@@ -226,7 +226,8 @@ impl Candidates {
 /// gateway, before its call and under a different session, e.g. a
 /// Responses continuation without a session header, which fingerprints
 /// differently). Looked up for the whole batch at once; a call takes the
-/// row only when exactly one is left with its id, counting out the rows
+/// row only when exactly one is left with its id among those recorded
+/// from [`RESULT_LEAD_MS`] before it on, counting out the rows
 /// the batch's earlier calls completed, just as a lookup made right before
 /// it would find them.
 #[derive(Debug, Default)]

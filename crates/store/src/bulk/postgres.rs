@@ -175,7 +175,7 @@ pub(crate) async fn find_orphans(
     Ok(candidates(rows))
 }
 
-/// Binds the lookups' columns as four arrays and fetches the rows.
+/// Binds the lookups' columns as five arrays and fetches the rows.
 async fn lookup(
     conn: &mut PgConnection,
     wanted: &[Lookup],
