@@ -5,7 +5,8 @@
 //! cargo bench -p toolwarden-wire --bench wire
 //! ```
 //!
-//! - request view of a corpus body vs `serde_json::from_slice::<Value>`:
+//! - request view of a corpus body (and of one agent turn as the gateway
+//!   bench sends it) vs `serde_json::from_slice::<Value>`:
 //!   the view alone (`view`, result contents left raw), the view with every
 //!   result read (`read all`: contents decoded and verdicts decided, the
 //!   cost of the old eager view) and with the new results read (`read
@@ -35,19 +36,85 @@ use toolwarden_wire::{Detector, Dialect, StreamParser, request_view, sse::SseFra
 #[path = "wire/bedrock.rs"]
 mod bedrock;
 
-/// (name, dialect, corpus file): request bodies.
-const REQUEST_CASES: &[(&str, Dialect, &str)] = &[
+/// Where a request body comes from.
+#[derive(Clone, Copy)]
+enum Body {
+    /// A file of the corpus.
+    Corpus(&'static str),
+    /// One agent turn as the gateway bench sends it ([`agent_turn`]).
+    AgentTurn,
+}
+
+/// (name, dialect, body): request bodies.
+const REQUEST_CASES: &[(&str, Dialect, Body)] = &[
     (
         "anthropic claudecode 578KB",
         Dialect::Anthropic,
-        "conversations/conv_anthropic_messages_claudecode_spotter_258c7280.json",
+        Body::Corpus("conversations/conv_anthropic_messages_claudecode_spotter_258c7280.json"),
     ),
+    ("anthropic turn 22KB", Dialect::Anthropic, Body::AgentTurn),
     (
         "chat taubench task13",
         Dialect::OpenAiChat,
-        "conversations/conv_openai_chat_taubench_airline_task13_trial0.json",
+        Body::Corpus("conversations/conv_openai_chat_taubench_airline_task13_trial0.json"),
     ),
+    ("chat turn 22KB", Dialect::OpenAiChat, Body::AgentTurn),
 ];
+
+/// The shape of `toolwarden-bench`'s requests: four tool calls and their
+/// four results (~5 KB of real tool output each, from the corpus's
+/// `tool_results.jsonl`; the last one a failure). Anthropic: `tool_use`
+/// blocks and `tool_result` blocks (the last flagged `is_error`); Chat:
+/// `tool_calls` and `role: tool` messages.
+fn agent_turn(dialect: Dialect) -> Vec<u8> {
+    let texts: Vec<String> = String::from_utf8(corpus("tool_results.jsonl"))
+        .expect("UTF-8")
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|v| v["content"].as_str().map(str::to_string))
+        .filter(|s| s.len() > 200)
+        .take(64)
+        .collect();
+    let content = |i: usize| {
+        let mut s = String::new();
+        let mut k = i;
+        while s.len() < 5_000 {
+            s.push_str(&texts[k % texts.len()]);
+            s.push('\n');
+            k += 1;
+        }
+        s.chars().take(5_000).collect::<String>()
+    };
+    if dialect == Dialect::OpenAiChat {
+        let calls: Vec<serde_json::Value> = (0..4)
+            .map(|i| serde_json::json!({"id":format!("call_bench{i}"),"type":"function","function":{"name":"read_file","arguments":format!("{{\"path\":\"src/mod{i}.rs\"}}")}}))
+            .collect();
+        let mut messages = vec![
+            serde_json::json!({"role":"system","content":"You are a coding agent."}),
+            serde_json::json!({"role":"user","content":"Read the modules and summarise them."}),
+            serde_json::json!({"role":"assistant","content":null,"tool_calls":calls}),
+        ];
+        messages.extend((0..4).map(|i| serde_json::json!({"role":"tool","tool_call_id":format!("call_bench{i}"),"content":content(i)})));
+        return serde_json::to_vec(&serde_json::json!({"model":"gpt-4o","messages":messages,
+            "tools":[{"type":"function","function":{"name":"read_file","parameters":{"type":"object"}}}]}))
+        .expect("JSON");
+    }
+    let uses: Vec<serde_json::Value> = (0..4)
+        .map(|i| serde_json::json!({"type":"tool_use","id":format!("toolu_01bench{i}"),"name":"read_file","input":{"path":format!("src/mod{i}.rs")}}))
+        .collect();
+    let results: Vec<serde_json::Value> = (0..4)
+        .map(|i| serde_json::json!({"type":"tool_result","tool_use_id":format!("toolu_01bench{i}"),"content":content(i),"is_error":i == 3}))
+        .collect();
+    serde_json::to_vec(&serde_json::json!({
+        "model": "claude-sonnet-4-20250514", "max_tokens": 1024,
+        "system": "You are a coding agent.",
+        "tools": [{"name":"read_file","description":"Read a file","input_schema":{"type":"object","properties":{"path":{"type":"string"}}}}],
+        "messages": [
+            {"role":"user","content":"Read the modules and summarise them."},
+            {"role":"assistant","content":uses},
+            {"role":"user","content":results}]}))
+    .expect("JSON")
+}
 
 /// How a stream recording is stored.
 #[derive(Clone, Copy)]
@@ -210,11 +277,14 @@ fn main() {
     let Some(_) = toolwarden_testkit::corpus_for(BENCH) else {
         return;
     };
-    for &(name, dialect, file) in REQUEST_CASES {
+    for &(name, dialect, source) in REQUEST_CASES {
         if !name.contains(&only) {
             continue;
         }
-        let body = corpus(file);
+        let body = match source {
+            Body::Corpus(file) => corpus(file),
+            Body::AgentTurn => agent_turn(dialect),
+        };
         let base = || {
             let v: serde_json::Value = serde_json::from_slice(black_box(&body)).expect("JSON");
             black_box(v);

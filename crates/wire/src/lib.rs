@@ -54,6 +54,7 @@ mod pairing;
 mod raw_result;
 mod repair;
 mod result;
+mod scan;
 mod seed;
 mod splice;
 pub mod sse;
@@ -87,6 +88,18 @@ pub fn request_view(dialect: Dialect, body: &[u8]) -> Result<RequestView<'_>, Wi
         Dialect::Anthropic => anthropic::request_view(body),
         Dialect::Gemini => gemini::request_view(body),
         Dialect::BedrockConverse => bedrock_converse::request_view(body),
+    }
+}
+
+/// For the fuzz targets: where a dialect's request view has a fast path
+/// (Anthropic, Chat), whether it answers `body` as the full parser does. `Err`
+/// names the difference. Not part of the API.
+#[doc(hidden)]
+pub fn fast_path_agrees(dialect: Dialect, body: &[u8]) -> Result<(), String> {
+    match dialect {
+        Dialect::Anthropic => anthropic::fast_path_agrees(body),
+        Dialect::OpenAiChat => openai_chat::fast_path_agrees(body),
+        _ => Ok(()),
     }
 }
 

@@ -12,6 +12,7 @@
 //! - [`render_results`](crate::render_results): one `user` message with a
 //!   `tool_result` block per outcome, `is_error: true` on failure.
 
+mod fast;
 mod layout;
 mod model;
 mod render;
@@ -27,7 +28,7 @@ pub(crate) use render::render_results;
 pub(crate) use repair::repair;
 pub(crate) use response::response_view;
 pub(crate) use validate::validate;
-pub(crate) use view::{inspect, read_result, request_view};
+pub(crate) use view::{fast_path_agrees, inspect, read_result, request_view};
 
 #[cfg(test)]
 mod tests;

@@ -8,7 +8,8 @@
 use std::borrow::Cow;
 
 use serde::Deserialize;
-use serde_json::value::RawValue;
+
+pub(crate) use crate::splice::Raw;
 
 pub(crate) use crate::content::FlatContent;
 
@@ -29,12 +30,12 @@ pub(super) struct Block<'a> {
     #[serde(borrow, default)]
     pub name: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
-    pub input: Option<&'a RawValue>,
+    pub input: Option<Raw<'a>>,
     #[serde(borrow, default)]
     pub tool_use_id: Option<Cow<'a, str>>,
     /// Raw: decoded only when the result is read.
     #[serde(borrow, default)]
-    pub content: Option<&'a RawValue>,
+    pub content: Option<Raw<'a>>,
     #[serde(default)]
     pub is_error: Option<bool>,
     #[serde(borrow, default)]

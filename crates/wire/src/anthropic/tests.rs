@@ -500,6 +500,7 @@ fn stream_fast_paths_agree_with_full_parsing() {
     assert_eq!(v.calls[1].arguments, "{}");
 }
 
+mod fast_agrees_with_serde;
 mod outline_agrees_with_layout;
 
 /// A conversation whose client never sets `is_error` (a custom app on the

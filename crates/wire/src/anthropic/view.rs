@@ -23,11 +23,14 @@
 //! These rules run when a result is read ([`read_result`], called by
 //! [`crate::ResultView::read`]), not while the body is parsed.
 //!
-//! Speed: the body is validated as UTF-8 once (SIMD) and read by serde
-//! seeds that hand each content block (one flat borrowed struct, see
-//! `model`) to the view as soon as it is parsed: no intermediate `Value`,
-//! no per-message vectors, no per-string UTF-8 checks, and result contents
-//! kept as raw JSON (syntax checked, not decoded).
+//! Speed: the body is validated as UTF-8 once (SIMD) and read by the fast
+//! path (`fast`: the SIMD scanner of [`crate::scan`], which skips and
+//! checks long strings 64 bytes at a time), or, for a body it does not take
+//! (invalid, or a shape only serde accepts), by serde seeds that hand each
+//! content block (one flat borrowed struct, see `model`) to the view as
+//! soon as it is parsed. Both feed the same [`Builder`]: no intermediate
+//! `Value`, no per-message vectors, no per-string UTF-8 checks, and result
+//! contents kept as raw JSON (syntax checked, not decoded).
 
 use std::{borrow::Cow, fmt};
 
@@ -48,6 +51,7 @@ use super::{
 use crate::{
     CallView, RequestView, ResultView, WireError, WireErrorKind,
     raw_result::RawResult,
+    scan::{Bail, Fast},
     splice::{Str, utf8},
     text::{Fnv64, mcp_is_error},
 };
@@ -66,63 +70,64 @@ pub(crate) fn inspect(body: &[u8]) -> crate::Inspection<'_> {
 }
 
 /// The view; with `check`, also the defects of the shapes collected on the way.
+/// The fast path ([`super::fast`]) reads the body first; a body it does
+/// not take is read again by the serde seeds below, from the start.
 fn read(body: &[u8], check: bool) -> crate::Pass<'_> {
-    let mut b = Builder {
-        shapes: check.then(Vec::new),
-        ..Builder::default()
-    };
-    let mut de = serde_json::Deserializer::from_str(utf8(body)?);
-    (Top(&mut b)).deserialize(&mut de)?;
-    de.end()?;
-    if !b.has_messages {
-        return Err(WireError::new(
-            WireErrorKind::Shape,
-            "missing field `messages`",
-        ));
+    let text = utf8(body)?;
+    match fast(text, check) {
+        Ok(b) => b.finish(),
+        Err(Bail) => seeds(text, check)?.finish(),
     }
-    let mut view = b.view;
-    let last_assistant = b.last_assistant;
-    // Does this conversation's client set `is_error` at all (see the
-    // module docs)?
-    let uses_flag = view.results.iter().any(|r| {
-        matches!(
-            r.raw,
-            RawResult::Anthropic {
-                is_error: Some(_),
-                ..
-            }
-        )
-    });
-    for r in &mut view.results {
-        r.new = last_assistant.is_none_or(|a| r.message_index > a);
-        if let RawResult::Anthropic {
-            client_uses_flag, ..
-        } = &mut r.raw
-        {
-            *client_uses_flag = uses_flag;
-        }
-    }
-    let mut hash = Fnv64::default();
-    if let Some(system) = b.system {
-        hash_system(&mut hash, system);
-    }
-    if let Some(first) = b.first_user_hash {
-        hash.write(&first.to_le_bytes());
-    }
-    view.first_turn_hash = Some(hash.finish());
-    Ok((view, b.shapes.as_deref().map(defects)))
 }
 
-/// The view under construction, fed one block at a time.
+/// See [`crate::fast_path_agrees`].
+pub(crate) fn fast_path_agrees(body: &[u8]) -> Result<(), String> {
+    let Ok(text) = utf8(body) else {
+        return Ok(());
+    };
+    let show = |pass: crate::Pass<'_>| format!("{pass:?}");
+    match fast(text, true) {
+        Err(Bail) => Ok(()),
+        Ok(b) => {
+            let fast = show(b.finish());
+            let seeds = show(seeds(text, true).and_then(Builder::finish));
+            if fast == seeds {
+                Ok(())
+            } else {
+                Err(format!("fast path: {fast}\nseeds: {seeds}"))
+            }
+        }
+    }
+}
+
+/// The body read by the fast path.
+pub(super) fn fast(text: &str, check: bool) -> Fast<Builder<'_>> {
+    let mut b = Builder::new(check);
+    super::fast::read(text, &mut b)?;
+    Ok(b)
+}
+
+/// The body read by the serde seeds.
+pub(super) fn seeds(text: &str, check: bool) -> Result<Builder<'_>, WireError> {
+    let mut b = Builder::new(check);
+    let mut de = serde_json::Deserializer::from_str(text);
+    (Top(&mut b)).deserialize(&mut de)?;
+    de.end()?;
+    Ok(b)
+}
+
+/// The view under construction, fed one block at a time by either reader
+/// (the fast path in `fast`, the serde seeds here).
 #[derive(Default)]
-struct Builder<'a> {
-    view: RequestView<'a>,
+pub(super) struct Builder<'a> {
+    pub view: RequestView<'a>,
     names: AHashMap<Cow<'a, str>, usize>,
-    system: Option<&'a RawValue>,
+    /// The raw `system` value.
+    pub system: Option<&'a str>,
     last_assistant: Option<usize>,
     /// The text hash of the first user message, once seen.
     first_user_hash: Option<u64>,
-    has_messages: bool,
+    pub has_messages: bool,
     /// Each message's role and blocks, when inspecting (see [`inspect`]).
     shapes: Option<Vec<Shape<'a>>>,
     /// The blocks of the message being read, when inspecting.
@@ -130,7 +135,80 @@ struct Builder<'a> {
 }
 
 impl<'a> Builder<'a> {
-    fn block(&mut self, block: Block<'a>, i: usize) {
+    fn new(check: bool) -> Builder<'a> {
+        Builder {
+            shapes: check.then(Vec::new),
+            ..Builder::default()
+        }
+    }
+
+    /// A hasher for a message's text while the first user message is not
+    /// known (text is hashed only until then).
+    pub fn text_hasher(&self) -> Option<Fnv64> {
+        self.first_user_hash.is_none().then(Fnv64::default)
+    }
+
+    /// The message at index `i` has been read: its role, and its text's
+    /// hash from [`Builder::text_hasher`].
+    pub fn message(&mut self, role: Cow<'a, str>, i: usize, text: Option<Fnv64>) {
+        let assistant = role == "assistant";
+        let user = role == "user";
+        if let Some(shapes) = &mut self.shapes {
+            shapes.push(Shape {
+                role,
+                blocks: std::mem::take(&mut self.blocks),
+            });
+        }
+        if assistant {
+            self.last_assistant = Some(i);
+        } else if user && self.first_user_hash.is_none() {
+            self.first_user_hash = text.map(Fnv64::finish);
+        }
+    }
+
+    /// The view and the defects, once the whole body is read.
+    pub fn finish(self) -> crate::Pass<'a> {
+        if !self.has_messages {
+            return Err(WireError::new(
+                WireErrorKind::Shape,
+                "missing field `messages`",
+            ));
+        }
+        let mut view = self.view;
+        let last_assistant = self.last_assistant;
+        // Does this conversation's client set `is_error` at all (see the
+        // module docs)?
+        let uses_flag = view.results.iter().any(|r| {
+            matches!(
+                r.raw,
+                RawResult::Anthropic {
+                    is_error: Some(_),
+                    ..
+                }
+            )
+        });
+        for r in &mut view.results {
+            r.new = last_assistant.is_none_or(|a| r.message_index > a);
+            if let RawResult::Anthropic {
+                client_uses_flag, ..
+            } = &mut r.raw
+            {
+                *client_uses_flag = uses_flag;
+            }
+        }
+        let mut hash = Fnv64::default();
+        if let Some(system) = self.system {
+            hash_system(&mut hash, system);
+        }
+        if let Some(first) = self.first_user_hash {
+            hash.write(&first.to_le_bytes());
+        }
+        view.first_turn_hash = Some(hash.finish());
+        Ok((view, self.shapes.as_deref().map(defects)))
+    }
+
+    /// One content block of the message at index `i`.
+    pub fn block(&mut self, block: Block<'a>, i: usize) {
         let class = classify(&block.kind);
         if self.shapes.is_some() {
             let id = match class {
@@ -151,9 +229,7 @@ impl<'a> Builder<'a> {
                 self.view.calls.push(CallView {
                     id,
                     name: block.name.unwrap_or_default(),
-                    arguments: block
-                        .input
-                        .map_or(Cow::Borrowed("{}"), |r| Cow::Borrowed(r.get())),
+                    arguments: Cow::Borrowed(block.input.map_or("{}", |r| r.0)),
                     message_index: i,
                 });
             }
@@ -187,7 +263,9 @@ impl<'de: 'a, 'a> Visitor<'de> for Top<'_, 'a> {
             match &*key.0 {
                 "model" => b.view.model = map.next_value::<Option<Str<'de>>>()?.map(|s| s.0),
                 "stream" => b.view.stream = map.next_value::<Option<bool>>()?.unwrap_or(false),
-                "system" => b.system = map.next_value()?,
+                "system" => {
+                    b.system = map.next_value::<Option<&RawValue>>()?.map(RawValue::get);
+                }
                 "metadata" => {
                     b.view.metadata_user_id = map
                         .next_value::<Option<Metadata<'de>>>()?
@@ -261,7 +339,7 @@ impl<'de: 'a, 'a> Visitor<'de> for MessageSeed<'_, 'a> {
         let mut role: Option<Str<'de>> = None;
         let mut has_content = false;
         // Text is hashed only while the first user message is not known.
-        let mut text = (b.first_user_hash.is_none()).then(Fnv64::default);
+        let mut text = b.text_hasher();
         while let Some(key) = map.next_key::<Str<'de>>()? {
             match &*key.0 {
                 "role" if role.is_some() => return Err(A::Error::duplicate_field("role")),
@@ -284,19 +362,7 @@ impl<'de: 'a, 'a> Visitor<'de> for MessageSeed<'_, 'a> {
         if !has_content {
             return Err(A::Error::missing_field("content"));
         }
-        if let Some(shapes) = &mut b.shapes {
-            shapes.push(Shape {
-                role: role.0.clone(),
-                blocks: std::mem::take(&mut b.blocks),
-            });
-        }
-        match &*role.0 {
-            "assistant" => b.last_assistant = Some(i),
-            "user" if b.first_user_hash.is_none() => {
-                b.first_user_hash = text.map(Fnv64::finish);
-            }
-            _ => {}
-        }
+        b.message(role.0, i, text);
         Ok(())
     }
 }
@@ -353,7 +419,7 @@ fn result_view<'a>(
         message_index,
         new,
         raw: RawResult::Anthropic {
-            content: block.content.map(RawValue::get),
+            content: block.content.map(|r| r.0),
             is_error: block.is_error,
             server: classify(&block.kind) == BlockClass::ServerResult,
             client_uses_flag: true,
@@ -388,13 +454,12 @@ pub(crate) fn read_result<'a>(
 
 /// The system prompt's text: a string or text blocks (attributes such as
 /// `cache_control` move between turns, so they are left out of the hash).
-fn hash_system(hash: &mut Fnv64, system: &RawValue) {
+fn hash_system(hash: &mut Fnv64, raw: &str) {
     #[derive(serde::Deserialize)]
     struct Part<'a> {
         #[serde(borrow, default)]
         text: Option<Cow<'a, str>>,
     }
-    let raw = system.get();
     if let Ok(s) = serde_json::from_str::<Cow<'_, str>>(raw) {
         hash.field(s.as_bytes());
     } else if let Ok(parts) = serde_json::from_str::<Vec<Part<'_>>>(raw) {

@@ -11,6 +11,7 @@
 //! - `render_results`: one `tool` message per outcome, failures framed by
 //!   [`ToolOutcome::flagless_text`](toolwarden_core::ToolOutcome::flagless_text).
 
+mod fast;
 mod layout;
 mod model;
 mod render;
@@ -26,7 +27,7 @@ pub(crate) use render::render_results;
 pub(crate) use repair::repair;
 pub(crate) use response::response_view;
 pub(crate) use validate::validate;
-pub(crate) use view::{inspect, read_result, request_view};
+pub(crate) use view::{fast_path_agrees, inspect, read_result, request_view};
 
 #[cfg(test)]
 mod tests;

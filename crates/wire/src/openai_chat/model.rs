@@ -5,7 +5,7 @@ use std::borrow::Cow;
 
 use serde::Deserialize;
 
-use serde_json::value::RawValue;
+use crate::splice::Raw;
 
 /// The top level of a request body.
 #[derive(Deserialize)]
@@ -26,7 +26,7 @@ pub(super) struct Message<'a> {
     /// Raw: decoded only for the first-turn hash and when a result is
     /// read.
     #[serde(borrow, default)]
-    pub content: Option<&'a RawValue>,
+    pub content: Option<Raw<'a>>,
     #[serde(borrow, default)]
     pub tool_calls: Option<Vec<ToolCallIn<'a>>>,
     #[serde(borrow, default)]

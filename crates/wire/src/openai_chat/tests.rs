@@ -410,6 +410,8 @@ fn stream_choices_fast_path_agrees_with_full_parsing() {
     assert_eq!(v.calls[0].arguments, "abcd");
 }
 
+mod fast_agrees_with_serde;
+
 mod outline_agrees_with_layout {
     use proptest::prelude::*;
     use serde_json::{Value, json};

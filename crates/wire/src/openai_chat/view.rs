@@ -17,7 +17,6 @@ use std::borrow::Cow;
 
 use ahash::AHashMap;
 
-use serde_json::value::RawValue;
 use toolwarden_core::Verdict;
 
 use super::{
@@ -29,6 +28,7 @@ use crate::{
     CallView, RequestView, ResultView, WireError,
     content::FlatContent,
     raw_result::RawResult,
+    scan::Bail,
     text::{Fnv64, Judge, flagless_verdict},
 };
 
@@ -45,8 +45,53 @@ pub(crate) fn inspect(body: &[u8]) -> crate::Inspection<'_> {
 }
 
 /// The view; with `check`, also the defects of each message's role and ids.
+/// The fast path ([`super::fast`]) reads the body first; a body it does
+/// not take is read by serde, from the start.
 fn read<'a>(body: &'a [u8], check: bool) -> crate::Pass<'a> {
-    let req: Request<'a> = serde_json::from_str(crate::splice::utf8(body)?)?;
+    let text = crate::splice::utf8(body)?;
+    let req = match super::fast::request(text) {
+        Ok(req) => req,
+        Err(Bail) => serde_json::from_str(text)?,
+    };
+    view_of(req, check)
+}
+
+/// See [`crate::fast_path_agrees`].
+pub(crate) fn fast_path_agrees(body: &[u8]) -> Result<(), String> {
+    let Ok(text) = crate::splice::utf8(body) else {
+        return Ok(());
+    };
+    match fast_then_serde(text) {
+        (false, _) => Ok(()),
+        (true, Ok(())) => Ok(()),
+        (true, Err(diff)) => Err(diff),
+    }
+}
+
+/// Whether the fast path answered `text`, and if so whether serde reads
+/// the same view and defects (`Err` names the difference).
+pub(super) fn fast_then_serde(text: &str) -> (bool, Result<(), String>) {
+    let Ok(req) = super::fast::request(text) else {
+        return (false, Ok(()));
+    };
+    let show = |pass: crate::Pass<'_>| format!("{pass:?}");
+    let fast = show(view_of(req, true));
+    let serde = match serde_json::from_str(text) {
+        Ok(req) => show(view_of(req, true)),
+        Err(e) => format!("serde: {e}"),
+    };
+    (
+        true,
+        if fast == serde {
+            Ok(())
+        } else {
+            Err(format!("fast path: {fast}\nserde: {serde}"))
+        },
+    )
+}
+
+/// The view of a read body.
+pub(super) fn view_of<'a>(req: Request<'a>, check: bool) -> crate::Pass<'a> {
     let found = check.then(|| {
         let outline: Vec<Msg<'_>> = req
             .messages
@@ -118,7 +163,7 @@ fn read<'a>(body: &'a [u8], check: bool) -> crate::Pass<'a> {
                     message_index: i,
                     new,
                     raw: RawResult::Chat {
-                        content: msg.content.map(RawValue::get),
+                        content: msg.content.map(|r| r.0),
                     },
                 });
             }
@@ -134,7 +179,7 @@ fn read<'a>(body: &'a [u8], check: bool) -> crate::Pass<'a> {
                     message_index: i,
                     new,
                     raw: RawResult::Chat {
-                        content: msg.content.map(RawValue::get),
+                        content: msg.content.map(|r| r.0),
                     },
                 });
             }
@@ -152,7 +197,7 @@ fn read<'a>(body: &'a [u8], check: bool) -> crate::Pass<'a> {
 fn hash_message(hash: &mut Fnv64, m: &Message<'_>) -> Result<(), WireError> {
     hash.field(m.role.as_bytes());
     if let Some(c) = m.content {
-        hash.field(FlatContent::parse(Some(c.get()))?.text.as_bytes());
+        hash.field(FlatContent::parse(Some(c.0))?.text.as_bytes());
     }
     Ok(())
 }

@@ -41,6 +41,18 @@ pub(crate) fn elements(array: &RawValue) -> Result<Vec<&RawValue>, WireError> {
 #[derive(serde::Deserialize)]
 pub(crate) struct Str<'a>(#[serde(borrow)] pub std::borrow::Cow<'a, str>);
 
+/// A value's raw JSON text: serde_json's `RawValue` as a `&str`, so that a
+/// view's fast path (see [`crate::scan`]), which has no `RawValue` to give,
+/// builds the same structs as serde.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Raw<'a>(pub &'a str);
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for Raw<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        <&'a RawValue>::deserialize(d).map(|raw| Raw(raw.get()))
+    }
+}
+
 /// One element of a rebuilt array.
 #[derive(Debug, Clone)]
 pub(crate) enum Piece<'a> {

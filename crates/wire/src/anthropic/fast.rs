@@ -1,0 +1,183 @@
+//! The request view's fast path: the same [`Builder`] fed by the SIMD
+//! scanner ([`crate::scan`]) instead of serde seeds.
+//!
+//! It mirrors the seeds of `view` field for field — the same keys, the
+//! same types (`null` where serde takes an `Option`), duplicates refused
+//! where serde refuses them — and bails on anything else; `view::read`
+//! then reads the body with the seeds. Property-tested against them in
+//! `tests/fast_agrees_with_serde.rs`.
+
+use std::borrow::Cow;
+
+use super::{
+    model::{Block, Raw},
+    view::Builder,
+};
+use crate::{
+    scan::{Bail, Fast, Scanner},
+    text::Fnv64,
+};
+
+/// Read `text` (UTF-8) into `b`; [`Bail`] leaves `b` half-built, to be
+/// dropped.
+pub(super) fn read<'a>(text: &'a str, b: &mut Builder<'a>) -> Fast<()> {
+    let mut s = Scanner::new(text);
+    s.object(|s, key| {
+        match key {
+            "model" => b.view.model = s.opt_string()?,
+            "stream" => b.view.stream = s.opt_bool()?.unwrap_or(false),
+            "system" => b.system = s.opt_raw()?,
+            "metadata" => b.view.metadata_user_id = metadata(s)?,
+            "messages" => {
+                if b.has_messages {
+                    return Err(Bail);
+                }
+                messages(s, b)?;
+                b.has_messages = true;
+            }
+            _ => s.skip()?,
+        }
+        Ok(())
+    })?;
+    s.end()
+}
+
+/// `metadata`: `null`, or an object whose `user_id` is kept.
+fn metadata<'a>(s: &mut Scanner<'a>) -> Fast<Option<Cow<'a, str>>> {
+    if s.null()? {
+        return Ok(None);
+    }
+    let mut user_id = None;
+    let mut seen = false;
+    s.object(|s, key| {
+        if key == "user_id" {
+            if seen {
+                return Err(Bail);
+            }
+            seen = true;
+            user_id = s.opt_string()?;
+            Ok(())
+        } else {
+            s.skip()
+        }
+    })?;
+    Ok(user_id)
+}
+
+fn messages<'a>(s: &mut Scanner<'a>, b: &mut Builder<'a>) -> Fast<()> {
+    let mut i = 0;
+    s.array(|s| {
+        message(s, b, i)?;
+        i += 1;
+        Ok(())
+    })?;
+    b.view.message_count = i;
+    Ok(())
+}
+
+/// One message: `role` and `content` in either order.
+fn message<'a>(s: &mut Scanner<'a>, b: &mut Builder<'a>, i: usize) -> Fast<()> {
+    let mut role = None;
+    let mut has_content = false;
+    let mut text = b.text_hasher();
+    s.object(|s, key| match key {
+        "role" if role.is_some() => Err(Bail),
+        "role" => {
+            role = Some(s.string()?);
+            Ok(())
+        }
+        "content" if has_content => Err(Bail),
+        "content" => {
+            content(s, b, i, text.as_mut())?;
+            has_content = true;
+            Ok(())
+        }
+        _ => s.skip(),
+    })?;
+    match (role, has_content) {
+        (Some(role), true) => {
+            b.message(role, i, text);
+            Ok(())
+        }
+        _ => Err(Bail),
+    }
+}
+
+/// `content`: a string or an array of blocks.
+fn content<'a>(
+    s: &mut Scanner<'a>,
+    b: &mut Builder<'a>,
+    i: usize,
+    mut text: Option<&mut Fnv64>,
+) -> Fast<()> {
+    match s.peek()? {
+        b'"' => {
+            let t = s.string()?;
+            if let Some(h) = text {
+                h.field(t.as_bytes());
+            }
+            Ok(())
+        }
+        b'[' => s.array(|s| {
+            let block = block(s)?;
+            if let (Some(h), Some(t)) = (text.as_deref_mut(), &block.text) {
+                h.field(t.as_bytes());
+            }
+            b.block(block, i);
+            Ok(())
+        }),
+        _ => Err(Bail),
+    }
+}
+
+/// One content block: the fields of [`Block`], each at most once.
+fn block<'a>(s: &mut Scanner<'a>) -> Fast<Block<'a>> {
+    let mut kind = None;
+    let mut id = None;
+    let mut name = None;
+    let mut input = None;
+    let mut tool_use_id = None;
+    let mut content = None;
+    let mut is_error = None;
+    let mut text = None;
+    // One bit per field seen: serde refuses a duplicate field.
+    let mut seen = 0u8;
+    s.object(|s, key| {
+        let bit = match key {
+            "type" => 1,
+            "id" => 2,
+            "name" => 4,
+            "input" => 8,
+            "tool_use_id" => 16,
+            "content" => 32,
+            "is_error" => 64,
+            "text" => 128,
+            _ => return s.skip(),
+        };
+        if seen & bit != 0 {
+            return Err(Bail);
+        }
+        seen |= bit;
+        match bit {
+            1 => kind = Some(s.string()?),
+            2 => id = s.opt_string()?,
+            4 => name = s.opt_string()?,
+            8 => input = s.opt_raw()?.map(Raw),
+            16 => tool_use_id = s.opt_string()?,
+            32 => content = s.opt_raw()?.map(Raw),
+            64 => is_error = s.opt_bool()?,
+            _ => text = s.opt_string()?,
+        }
+        Ok(())
+    })?;
+    Ok(Block {
+        kind: kind.ok_or(Bail)?,
+        id,
+        name,
+        input,
+        tool_use_id,
+        content,
+        is_error,
+        text,
+    })
+}

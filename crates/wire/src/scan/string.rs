@@ -1,0 +1,194 @@
+//! String literals: where one ends, 64 bytes at a time.
+//!
+//! Each 64-byte block becomes one bit mask of the bytes that can stop a
+//! string — `"`, `\` and the control characters JSON forbids in one — four
+//! 16-byte SIMD compares via `wide` (SSE2 on x86-64, NEON on aarch64, plain
+//! code elsewhere). An escape is checked and stepped over inside the same
+//! mask, so text with an escape every few dozen bytes (tool output is full
+//! of `\n` and `\"`) does not restart the scan.
+
+use wide::{i8x16, u8x16};
+
+use super::Bail;
+
+/// The bytes that stop a string's fast scan, one bit per byte of `block`.
+#[inline]
+fn stops(block: &[u8; 64]) -> u64 {
+    let quote = u8x16::splat(b'"');
+    let backslash = u8x16::splat(b'\\');
+    let control = u8x16::splat(0x1f);
+    let mut mask = 0u64;
+    for (k, lane) in block.chunks_exact(16).enumerate() {
+        let mut bytes = [0u8; 16];
+        bytes.copy_from_slice(lane);
+        let v = u8x16::new(bytes);
+        let hit = v.cmp_eq(quote) | v.cmp_eq(backslash) | v.max(control).cmp_eq(control);
+        let hit: i8x16 = bytemuck::cast(hit);
+        // `move_mask` sets one bit per lane: the low 16 bits.
+        mask |= u64::from(hit.move_mask() as u16) << (16 * k);
+    }
+    mask
+}
+
+/// The length of the escape at `bytes[at]` (a `\`), checked as serde_json
+/// checks escapes it skips: one of `"\/bfnrt`, or `u` and four hex digits.
+#[inline]
+fn escape_len(bytes: &[u8], at: usize) -> Result<usize, Bail> {
+    match bytes.get(at + 1).ok_or(Bail)? {
+        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => Ok(2),
+        b'u' => {
+            let hex = bytes.get(at + 2..at + 6).ok_or(Bail)?;
+            if hex.iter().all(u8::is_ascii_hexdigit) {
+                Ok(6)
+            } else {
+                Err(Bail)
+            }
+        }
+        _ => Err(Bail),
+    }
+}
+
+/// The end of the string whose opening quote is at `bytes[open]`: the
+/// index just past its closing quote, and whether it holds an escape.
+/// Bails on a control character, a bad escape or no closing quote.
+pub(super) fn end(bytes: &[u8], open: usize) -> Result<(usize, bool), Bail> {
+    let mut at = open + 1;
+    let mut escaped = false;
+    loop {
+        // Whole blocks.
+        while let Some(block) = bytes.get(at..at + 64) {
+            let block: &[u8; 64] = block.try_into().map_err(|_| Bail)?;
+            let mut mask = stops(block);
+            if mask == 0 {
+                at += 64;
+                continue;
+            }
+            let base = at;
+            loop {
+                let k = mask.trailing_zeros() as usize;
+                match bytes[base + k] {
+                    b'"' => return Ok((base + k + 1, escaped)),
+                    b'\\' => {
+                        escaped = true;
+                        let next = k + escape_len(bytes, base + k)?;
+                        if next >= 64 {
+                            at = base + next;
+                            break;
+                        }
+                        mask &= !0u64 << next;
+                        if mask == 0 {
+                            at = base + 64;
+                            break;
+                        }
+                    }
+                    _ => return Err(Bail),
+                }
+            }
+        }
+        // The tail, byte by byte.
+        while at < bytes.len() && !matches!(bytes[at], b'"' | b'\\' | 0..=0x1f) {
+            at += 1;
+        }
+        match bytes.get(at).ok_or(Bail)? {
+            b'"' => return Ok((at + 1, escaped)),
+            b'\\' => {
+                escaped = true;
+                at += escape_len(bytes, at)?;
+            }
+            _ => return Err(Bail),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What serde_json says about the same literal.
+    fn serde_ok(lit: &[u8]) -> bool {
+        serde_json::from_slice::<serde::de::IgnoredAny>(lit).is_ok()
+    }
+
+    #[test]
+    fn ends_where_serde_json_does() {
+        let long = "x".repeat(200);
+        let cases: Vec<String> = vec![
+            r#""""#.into(),
+            r#""abc""#.into(),
+            r#""a\"b""#.into(),
+            r#""a\\""#.into(),
+            r#""\u00e9\n\t\/""#.into(),
+            r#""\ud800""#.into(),
+            format!(r#""{long}\n{long}""#),
+            format!(r#""{long}\"""#),
+            format!("\"{}\\n\"", "é".repeat(100)),
+        ];
+        for lit in &cases {
+            let bytes = lit.as_bytes();
+            assert_eq!(end(bytes, 0).map(|(e, _)| e), Ok(bytes.len()), "{lit}");
+            assert!(serde_ok(bytes), "{lit}");
+        }
+    }
+
+    #[test]
+    fn bails_where_serde_json_fails() {
+        let long = "y".repeat(100);
+        let cases: Vec<String> = vec![
+            "\"abc".into(),
+            "\"a\nb\"".into(),
+            "\"a\u{1}\"".into(),
+            r#""\x""#.into(),
+            r#""\u12g4""#.into(),
+            r#""\u12""#.into(),
+            format!("\"{long}\t{long}\""),
+            format!("\"{long}\\q\""),
+            format!("\"{long}"),
+            "\"\\".into(),
+        ];
+        for lit in &cases {
+            let bytes = lit.as_bytes();
+            assert_eq!(end(bytes, 0), Err(Bail), "{lit:?}");
+            assert!(!serde_ok(bytes), "{lit:?}");
+        }
+    }
+
+    proptest::proptest! {
+        /// Any bytes after a quote: the scan ends exactly where serde_json
+        /// finds the literal's end, or bails where it fails.
+        #[test]
+        fn agrees_with_serde_json(
+            body in proptest::collection::vec(
+                proptest::prop_oneof![
+                    8 => proptest::prelude::Just(b'a'),
+                    2 => proptest::prelude::Just(b'"'),
+                    2 => proptest::prelude::Just(b'\\'),
+                    1 => proptest::prelude::Just(b'u'),
+                    1 => proptest::prelude::Just(b'n'),
+                    1 => proptest::prelude::Just(b'0'),
+                    1 => proptest::prelude::Just(b'\n'),
+                    1 => proptest::prelude::Just(0xc3u8),
+                    1 => proptest::prelude::Just(0xa9u8),
+                ],
+                0..300,
+            )
+        ) {
+            let mut lit = vec![b'"'];
+            lit.extend_from_slice(&body);
+            match end(&lit, 0) {
+                Ok((e, escaped)) => {
+                    proptest::prop_assert!(serde_ok(&lit[..e]));
+                    proptest::prop_assert_eq!(escaped, lit[..e].contains(&b'\\'));
+                    proptest::prop_assert_eq!(lit[e - 1], b'"');
+                }
+                Err(Bail) => {
+                    // No prefix ending in a quote is a valid literal.
+                    for e in 2..=lit.len() {
+                        if lit[e - 1] == b'"' && std::str::from_utf8(&lit[..e]).is_ok() {
+                            proptest::prop_assert!(!serde_ok(&lit[..e]), "{:?}", &lit[..e]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
