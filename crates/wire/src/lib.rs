@@ -92,13 +92,15 @@ pub fn request_view(dialect: Dialect, body: &[u8]) -> Result<RequestView<'_>, Wi
 }
 
 /// For the fuzz targets: where a dialect's request view has a fast path
-/// (Anthropic, Chat), whether it answers `body` as the full parser does. `Err`
+/// (Anthropic, Chat, Responses), whether it answers `body` as the full
+/// parser does. `Err`
 /// names the difference. Not part of the API.
 #[doc(hidden)]
 pub fn fast_path_agrees(dialect: Dialect, body: &[u8]) -> Result<(), String> {
     match dialect {
         Dialect::Anthropic => anthropic::fast_path_agrees(body),
         Dialect::OpenAiChat => openai_chat::fast_path_agrees(body),
+        Dialect::OpenAiResponses => openai_responses::fast_path_agrees(body),
         _ => Ok(()),
     }
 }

@@ -14,6 +14,7 @@
 //! - validation and repair share one pairing plan (`pairing`);
 //! - [`StreamState`] reassembles `response.*` stream events.
 
+mod fast;
 mod model;
 mod pairing;
 mod render;
@@ -34,4 +35,4 @@ pub(crate) use render::render_results;
 pub(crate) use repair::repair;
 pub(crate) use response::response_view;
 pub(crate) use validate::validate;
-pub(crate) use view::{inspect, read_result, request_view};
+pub(crate) use view::{fast_path_agrees, inspect, read_result, request_view};

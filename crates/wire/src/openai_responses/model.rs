@@ -11,6 +11,8 @@ use serde::{
 };
 use serde_json::value::RawValue;
 
+use crate::splice::Raw;
+
 /// The top level of a request body.
 #[derive(Deserialize)]
 pub(super) struct Body<'a> {
@@ -23,7 +25,7 @@ pub(super) struct Body<'a> {
     #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
     pub previous_response_id: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
-    pub instructions: Option<&'a RawValue>,
+    pub instructions: Option<Raw<'a>>,
 }
 
 /// `input`: a string, or an array of items.
@@ -32,7 +34,7 @@ pub(super) enum Input<'a> {
     Items {
         items: Vec<Item<'a>>,
         /// The first item's raw text (for the first-turn hash).
-        first: Option<&'a RawValue>,
+        first: Option<Raw<'a>>,
     },
 }
 
@@ -61,7 +63,7 @@ pub(super) struct Item<'a> {
     /// Raw: decoded only when the result is read (a string or content
     /// parts, see [`Text`]).
     #[serde(borrow, default)]
-    pub output: Option<&'a RawValue>,
+    pub output: Option<Raw<'a>>,
     #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
     pub status: Option<Cow<'a, str>>,
 }
@@ -180,7 +182,10 @@ impl<'de: 'a, 'a> Deserialize<'de> for Input<'a> {
                         items.push(item);
                     }
                 }
-                Ok(Input::Items { items, first })
+                Ok(Input::Items {
+                    items,
+                    first: first.map(|raw| Raw(raw.get())),
+                })
             }
         }
         d.deserialize_any(V(std::marker::PhantomData))

@@ -127,3 +127,168 @@ proptest! {
         }
     }
 }
+
+/// Items with their fields in any order, repeated, `null`, escaped or of
+/// the wrong type, for the fast path against serde.
+mod fast_agrees_with_serde {
+    use proptest::prelude::*;
+
+    use super::super::view::fast_then_serde;
+
+    /// One of `options`, mostly one of the first two (so that most bodies
+    /// are valid and the fast path answers often).
+    fn pick<'a>(choice: u8, options: &[&'a str]) -> &'a str {
+        let n = if choice < 160 { 2 } else { options.len() };
+        options[usize::from(choice) % n.min(options.len())]
+    }
+
+    const STRINGS: &[&str] = &[
+        r#""call_1""#,
+        r#""call_2""#,
+        r#""a \"quoted\"\nline""#,
+        r#""caf\u00e9 \ud83d\ude00""#,
+        r#""\ud800""#,
+        "null",
+        "7",
+    ];
+
+    const TEXTS: &[&str] = &[
+        r#""{\"path\":\"a.rs\"}""#,
+        r#"[{"type":"input_text","text":"one"},{"type":"input_image"},{"text":"two\n"}]"#,
+        "null",
+        "[]",
+        r#"[{"text":"a","text":"b"}]"#,
+        r#"{"text":"x"}"#,
+        "3",
+    ];
+
+    fn item(kind: u8, fields: &[(u8, u8)]) -> String {
+        let kind = pick(
+            kind,
+            &[
+                r#""function_call""#,
+                r#""function_call_output""#,
+                r#""message""#,
+                r#""custom_tool_call""#,
+                r#""item_reference""#,
+                r#""reasoning""#,
+                r#""function_\u0063all""#,
+                "null",
+            ],
+        );
+        let mut members = vec![format!(r#""type":{kind}"#)];
+        members.extend(fields.iter().map(|&(f, v)| match f % 11 {
+            0 => format!(r#""call_id":{}"#, pick(v, STRINGS)),
+            1 => format!(r#""name":{}"#, pick(v, STRINGS)),
+            2 => format!(r#""arguments":{}"#, pick(v, TEXTS)),
+            3 => format!(r#""input":{}"#, pick(v, TEXTS)),
+            4 => format!(
+                r#""output":{}"#,
+                pick(
+                    v,
+                    &[
+                        r#""ok\n""#,
+                        r#"[{"type":"output_text","text":"x"}]"#,
+                        "null",
+                        "{}"
+                    ]
+                )
+            ),
+            5 => format!(
+                r#""status":{}"#,
+                pick(v, &[r#""completed""#, r#""incomplete""#, "null", "false"])
+            ),
+            6 => format!(
+                r#""role":{}"#,
+                pick(v, &[r#""assistant""#, r#""user""#, "null"])
+            ),
+            7 => format!(r#""id":{}"#, pick(v, STRINGS)),
+            8 => format!(
+                r#""content":{}"#,
+                pick(
+                    v,
+                    &[
+                        r#"[{"type":"input_text","text":"hi"}]"#,
+                        r#""hi""#,
+                        "[[[]]]"
+                    ]
+                )
+            ),
+            9 => format!(r#""type":{}"#, pick(v, &[r#""message""#, "null"])),
+            _ => format!(r#""\u0063all_id":{}"#, pick(v, STRINGS)),
+        }));
+        if fields.len() % 3 == 1 {
+            members.reverse();
+        }
+        format!("{{{}}}", members.join(","))
+    }
+
+    type It = (u8, Vec<(u8, u8)>);
+
+    fn body(top: &[(u8, u8)], items: &[It]) -> String {
+        let input = format!(
+            "[{}]",
+            items
+                .iter()
+                .map(|(k, f)| item(*k, f))
+                .collect::<Vec<_>>()
+                .join(",")
+        );
+        let mut members: Vec<String> = top
+            .iter()
+            .map(|&(f, v)| match f % 7 {
+                0 => format!(r#""model":{}"#, pick(v, STRINGS)),
+                1 => format!(r#""stream":{}"#, pick(v, &["true", "false", "null", "0"])),
+                2 => format!(
+                    r#""instructions":{}"#,
+                    pick(v, &[r#""Be brief.\n""#, "null", r#"[{"x":1}]"#])
+                ),
+                3 => format!(
+                    r#""previous_response_id":{}"#,
+                    pick(v, &["null", r#""resp_1""#, "1"])
+                ),
+                4 => format!(
+                    r#""input":{}"#,
+                    pick(v, &[input.as_str(), r#""just text\n""#, "null", "{}"])
+                ),
+                5 => r#""tools":[{"type":"function","name":"f","parameters":{}}]"#.to_string(),
+                _ => r#""store":false"#.to_string(),
+            })
+            .collect();
+        if !top.iter().any(|&(f, _)| f % 7 == 4) {
+            members.push(format!(r#""input":{input}"#));
+        }
+        format!("{{{}}}", members.join(","))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+        /// Whenever the fast path answers, serde answers the same; damaged
+        /// bodies too.
+        #[test]
+        fn fast_answers_as_serde_does(
+            top in prop::collection::vec((any::<u8>(), any::<u8>()), 0..5),
+            items in prop::collection::vec((any::<u8>(), prop::collection::vec((any::<u8>(), any::<u8>()), 0..5)), 0..6),
+            damage in any::<(usize, u8, u8)>(),
+        ) {
+            let text = body(&top, &items);
+            prop_assert_eq!(fast_then_serde(text.as_bytes()).1, Ok(()), "{}", text);
+            let mut bad = text.clone().into_bytes();
+            let at = damage.0 % bad.len();
+            if damage.2 % 2 == 0 {
+                bad[at] = damage.1 % 128;
+            } else {
+                bad.truncate(at);
+            }
+            prop_assert_eq!(fast_then_serde(&bad).1, Ok(()), "{}", String::from_utf8_lossy(&bad));
+        }
+
+        /// The bodies of the pairing tests above: all taken by the fast
+        /// path, and read as serde reads them.
+        #[test]
+        fn fast_takes_ordinary_bodies(b in super::body()) {
+            prop_assert_eq!(fast_then_serde(b.as_bytes()), (true, Ok(())), "{}", b);
+        }
+    }
+}

@@ -5,13 +5,13 @@ use std::borrow::Cow;
 
 use toolwarden_core::Verdict;
 
-use serde_json::value::RawValue;
-
 use super::{
     model::{Body, Input, Item, Role, Text},
     pairing::{OutputFate, Plan, Slot},
 };
-use crate::{CallView, RequestView, ResultView, WireError, raw_result::RawResult, splice::fnv1a};
+use crate::{
+    CallView, RequestView, ResultView, WireError, raw_result::RawResult, scan::Bail, splice::fnv1a,
+};
 
 /// A parsed body: its items and whether part of the history is on the
 /// provider's side.
@@ -23,10 +23,19 @@ pub(super) struct Parsed<'a> {
 impl<'a> Parsed<'a> {
     pub fn new(bytes: &'a [u8]) -> Result<Parsed<'a>, WireError> {
         crate::splice::expect_object(bytes)?;
-        let body: Body<'a> = serde_json::from_str(crate::splice::utf8(bytes)?)?;
+        let text = crate::splice::utf8(bytes)?;
+        // The fast path first; serde reads what it does not take.
+        let body = match super::fast::body(text) {
+            Ok(body) => body,
+            Err(Bail) => serde_json::from_str(text)?,
+        };
+        Ok(Parsed::of(body))
+    }
+
+    fn of(body: Body<'a>) -> Parsed<'a> {
         let server_side = body.previous_response_id.is_some()
             || body.items().iter().any(|i| i.role() == Role::Reference);
-        Ok(Parsed { body, server_side })
+        Parsed { body, server_side }
     }
 
     pub fn slots(&self) -> Vec<Slot<'_>> {
@@ -57,7 +66,42 @@ pub(crate) fn inspect(bytes: &[u8]) -> crate::Inspection<'_> {
 
 /// The view; with `check`, also the pairing defects once the plan is made.
 fn read<'a>(bytes: &'a [u8], check: bool) -> crate::Pass<'a> {
-    let parsed = Parsed::new(bytes)?;
+    view_of(Parsed::new(bytes)?, check)
+}
+
+/// See [`crate::fast_path_agrees`].
+pub(crate) fn fast_path_agrees(bytes: &[u8]) -> Result<(), String> {
+    match fast_then_serde(bytes) {
+        (_, Ok(())) => Ok(()),
+        (_, Err(diff)) => Err(diff),
+    }
+}
+
+/// Whether the fast path answered `bytes`, and if so whether serde reads
+/// the same view and defects (`Err` names the difference).
+pub(super) fn fast_then_serde(bytes: &[u8]) -> (bool, Result<(), String>) {
+    let Ok(text) = crate::splice::utf8(bytes) else {
+        return (false, Ok(()));
+    };
+    let Ok(body) = super::fast::body(text) else {
+        return (false, Ok(()));
+    };
+    let show = |pass: crate::Pass<'_>| format!("{pass:?}");
+    let fast = show(view_of(Parsed::of(body), true));
+    let serde = match serde_json::from_str(text) {
+        Ok(body) => show(view_of(Parsed::of(body), true)),
+        Err(e) => format!("serde: {e}"),
+    };
+    let same = if fast == serde {
+        Ok(())
+    } else {
+        Err(format!("fast path: {fast}\nserde: {serde}"))
+    };
+    (true, same)
+}
+
+/// The view of a parsed body.
+fn view_of<'a>(parsed: Parsed<'a>, check: bool) -> crate::Pass<'a> {
     let slots = parsed.slots();
     let plan = Plan::new(&slots, parsed.server_side);
     let found = check.then(|| plan.defects(&slots));
@@ -66,17 +110,17 @@ fn read<'a>(bytes: &'a [u8], check: bool) -> crate::Pass<'a> {
     let (items, first, message_count) = match body.input {
         Some(Input::Items { items, first }) => {
             let n = items.len();
-            (items, first.map(|r| r.get().as_bytes()), n)
+            (items, first.map(|r| r.0.as_bytes()), n)
         }
         Some(Input::Text(t)) => {
-            let system = body.instructions.map(|r| r.get().as_bytes()).unwrap_or(b"");
+            let system = body.instructions.map(|r| r.0.as_bytes()).unwrap_or(b"");
             let mut view = base_view(body.model, body.stream, body.previous_response_id, 1);
             view.first_turn_hash = Some(fnv1a(&[system, t.as_bytes()]));
             return Ok((view, found));
         }
         None => (Vec::new(), None, 0),
     };
-    let system = body.instructions.map(|r| r.get().as_bytes()).unwrap_or(b"");
+    let system = body.instructions.map(|r| r.0.as_bytes()).unwrap_or(b"");
     let first_turn_hash = first.map(|f| fnv1a(&[system, f]));
     let mut view = base_view(
         body.model,
@@ -118,7 +162,7 @@ fn read<'a>(bytes: &'a [u8], check: bool) -> crate::Pass<'a> {
                     message_index: index,
                     new: last_assistant.is_none_or(|a| index > a),
                     raw: RawResult::Responses {
-                        output: item.output.map(RawValue::get),
+                        output: item.output.map(|r| r.0),
                         failed_status: failed_status(item.status.as_deref()),
                     },
                 });

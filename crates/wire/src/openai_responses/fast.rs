@@ -1,0 +1,138 @@
+//! The fast path of [`Parsed::new`](super::view::Parsed::new): the same
+//! [`Body`] serde builds, read by the SIMD scanner ([`crate::scan`]).
+//!
+//! Field for field as the `Deserialize` impls of `model` read them — the
+//! same keys, `null` where a field is an `Option`, a repeated field
+//! refused, `input` as a string or items (the first item's raw text kept),
+//! `arguments`/`input` of an item as a string or text parts — and a bail on
+//! anything else; serde then reads the body. Property-tested against serde
+//! in `proptests.rs`.
+
+use std::borrow::Cow;
+
+use super::model::{Body, Input, Item, Text};
+use crate::{
+    scan::{Bail, Fast, Scanner},
+    splice::Raw,
+    text::push_part,
+};
+
+/// The body as serde would read it, or [`Bail`].
+pub(super) fn body(text: &str) -> Fast<Body<'_>> {
+    let mut s = Scanner::new(text);
+    let mut seen = Seen::default();
+    let mut body = Body {
+        model: None,
+        stream: None,
+        input: None,
+        previous_response_id: None,
+        instructions: None,
+    };
+    s.object(|s, key| {
+        match key {
+            "model" => body.model = seen.once(0, s.opt_string())?,
+            "stream" => body.stream = seen.once(1, s.opt_bool())?,
+            "input" => body.input = seen.once(2, input(s))?,
+            "previous_response_id" => body.previous_response_id = seen.once(3, s.opt_string())?,
+            "instructions" => body.instructions = seen.once(4, s.opt_raw())?.map(Raw),
+            _ => s.skip()?,
+        }
+        Ok(())
+    })?;
+    s.end()?;
+    Ok(body)
+}
+
+/// The fields of one struct seen so far: serde refuses a repeated one.
+#[derive(Default)]
+struct Seen(u16);
+
+impl Seen {
+    /// Field number `n`'s value, unless it was seen before.
+    fn once<T>(&mut self, n: u8, value: Fast<T>) -> Fast<T> {
+        let bit = 1 << n;
+        if self.0 & bit != 0 {
+            return Err(Bail);
+        }
+        self.0 |= bit;
+        value
+    }
+}
+
+/// `input`: `null`, a string, or an array of items.
+fn input<'a>(s: &mut Scanner<'a>) -> Fast<Option<Input<'a>>> {
+    match s.peek()? {
+        b'n' => s.null().map(|_| None),
+        b'"' => s.string().map(|t| Some(Input::Text(t))),
+        b'[' => {
+            let mut items = Vec::new();
+            let mut first = None;
+            s.array(|s| {
+                if first.is_none() {
+                    // serde reads the first item from its raw text.
+                    let raw = s.raw()?;
+                    let mut own = Scanner::new(raw);
+                    items.push(item(&mut own)?);
+                    own.end()?;
+                    first = Some(Raw(raw));
+                } else {
+                    items.push(item(s)?);
+                }
+                Ok(())
+            })?;
+            Ok(Some(Input::Items { items, first }))
+        }
+        _ => Err(Bail),
+    }
+}
+
+fn item<'a>(s: &mut Scanner<'a>) -> Fast<Item<'a>> {
+    let mut seen = Seen::default();
+    let mut it = Item::default();
+    s.object(|s, key| {
+        match key {
+            "type" => it.kind = seen.once(0, s.opt_string())?,
+            "role" => it.role = seen.once(1, s.opt_string())?,
+            "id" => it.id = seen.once(2, s.opt_string())?,
+            "call_id" => it.call_id = seen.once(3, s.opt_string())?,
+            "name" => it.name = seen.once(4, s.opt_string())?,
+            "arguments" => it.arguments = seen.once(5, text(s))?,
+            "input" => it.input = seen.once(6, text(s))?,
+            "output" => it.output = seen.once(7, s.opt_raw())?.map(Raw),
+            "status" => it.status = seen.once(8, s.opt_string())?,
+            _ => s.skip()?,
+        }
+        Ok(())
+    })?;
+    Ok(it)
+}
+
+/// `null`, a string, or an array of content parts whose texts are joined
+/// by newlines (see [`Text`]).
+fn text<'a>(s: &mut Scanner<'a>) -> Fast<Option<Text<'a>>> {
+    match s.peek()? {
+        b'n' => s.null().map(|_| None),
+        b'"' => s.string().map(|t| Some(Text(t))),
+        b'[' => {
+            let mut out: Option<Cow<'a, str>> = None;
+            s.array(|s| {
+                let mut seen = Seen::default();
+                let mut part = None;
+                s.object(|s, key| {
+                    if key == "text" {
+                        part = seen.once(0, s.opt_string())?;
+                        Ok(())
+                    } else {
+                        s.skip()
+                    }
+                })?;
+                if let Some(t) = part {
+                    push_part(&mut out, t);
+                }
+                Ok(())
+            })?;
+            Ok(Some(Text(out.unwrap_or(Cow::Borrowed("")))))
+        }
+        _ => Err(Bail),
+    }
+}
