@@ -120,6 +120,23 @@ pub struct Inspection<'a> {
 /// it found on the way.
 pub(crate) type Pass<'a> = Result<(RequestView<'a>, Option<Vec<Defect>>), WireError>;
 
+/// For the fast-path checks ([`fast_path_agrees`], the dialects'
+/// `fast_agrees_with_serde` tests): `None` when the fast path did not
+/// answer; else whether its pass equals the full parser's in every field
+/// (compared by their debug text), `Err` naming the difference.
+pub(crate) fn same_pass(
+    fast: Option<Pass<'_>>,
+    full: impl FnOnce() -> String,
+) -> Option<Result<(), String>> {
+    let fast = format!("{:?}", fast?);
+    let full = full();
+    Some(if fast == full {
+        Ok(())
+    } else {
+        Err(format!("fast path: {fast}\nfull parser: {full}"))
+    })
+}
+
 impl<'a> Inspection<'a> {
     /// From one pass. A pass that failed (or found no defects to report)
     /// leaves them to `validate`, which reads the body on its own: the

@@ -85,30 +85,27 @@ pub(crate) fn fast_path_agrees(body: &[u8]) -> Result<(), String> {
     let Ok(text) = utf8(body) else {
         return Ok(());
     };
-    let show = |pass: crate::Pass<'_>| format!("{pass:?}");
-    match fast(text, true) {
-        Err(Bail) => Ok(()),
-        Ok(b) => {
-            let fast = show(b.finish());
-            let seeds = show(seeds(text, true).and_then(Builder::finish));
-            if fast == seeds {
-                Ok(())
-            } else {
-                Err(format!("fast path: {fast}\nseeds: {seeds}"))
-            }
-        }
-    }
+    fast_then_seeds(text).unwrap_or(Ok(()))
+}
+
+/// `None` when the fast path does not take `text`; else whether the serde
+/// seeds read the same view and defects (see [`crate::same_pass`]).
+pub(super) fn fast_then_seeds(text: &str) -> Option<Result<(), String>> {
+    let fast = fast(text, true).ok().map(Builder::finish);
+    crate::same_pass(fast, || {
+        format!("{:?}", seeds(text, true).and_then(Builder::finish))
+    })
 }
 
 /// The body read by the fast path.
-pub(super) fn fast(text: &str, check: bool) -> Fast<Builder<'_>> {
+fn fast(text: &str, check: bool) -> Fast<Builder<'_>> {
     let mut b = Builder::new(check);
     super::fast::read(text, &mut b)?;
     Ok(b)
 }
 
 /// The body read by the serde seeds.
-pub(super) fn seeds(text: &str, check: bool) -> Result<Builder<'_>, WireError> {
+fn seeds(text: &str, check: bool) -> Result<Builder<'_>, WireError> {
     let mut b = Builder::new(check);
     let mut de = serde_json::Deserializer::from_str(text);
     (Top(&mut b)).deserialize(&mut de)?;

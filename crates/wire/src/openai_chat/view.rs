@@ -61,33 +61,19 @@ pub(crate) fn fast_path_agrees(body: &[u8]) -> Result<(), String> {
     let Ok(text) = crate::splice::utf8(body) else {
         return Ok(());
     };
-    match fast_then_serde(text) {
-        (false, _) => Ok(()),
-        (true, Ok(())) => Ok(()),
-        (true, Err(diff)) => Err(diff),
-    }
+    fast_then_serde(text).unwrap_or(Ok(()))
 }
 
-/// Whether the fast path answered `text`, and if so whether serde reads
-/// the same view and defects (`Err` names the difference).
-pub(super) fn fast_then_serde(text: &str) -> (bool, Result<(), String>) {
-    let Ok(req) = super::fast::request(text) else {
-        return (false, Ok(()));
-    };
-    let show = |pass: crate::Pass<'_>| format!("{pass:?}");
-    let fast = show(view_of(req, true));
-    let serde = match serde_json::from_str(text) {
-        Ok(req) => show(view_of(req, true)),
-        Err(e) => format!("serde: {e}"),
-    };
-    (
-        true,
-        if fast == serde {
-            Ok(())
-        } else {
-            Err(format!("fast path: {fast}\nserde: {serde}"))
-        },
-    )
+/// `None` when the fast path does not take `text`; else whether serde
+/// reads the same view and defects (see [`crate::same_pass`]).
+pub(super) fn fast_then_serde(text: &str) -> Option<Result<(), String>> {
+    let fast = super::fast::request(text)
+        .ok()
+        .map(|req| view_of(req, true));
+    crate::same_pass(fast, || {
+        let full = serde_json::from_str(text).map_err(WireError::from);
+        format!("{:?}", full.and_then(|req| view_of(req, true)))
+    })
 }
 
 /// The view of a read body.

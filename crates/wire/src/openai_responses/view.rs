@@ -71,33 +71,23 @@ fn read<'a>(bytes: &'a [u8], check: bool) -> crate::Pass<'a> {
 
 /// See [`crate::fast_path_agrees`].
 pub(crate) fn fast_path_agrees(bytes: &[u8]) -> Result<(), String> {
-    match fast_then_serde(bytes) {
-        (_, Ok(())) => Ok(()),
-        (_, Err(diff)) => Err(diff),
-    }
+    fast_then_serde(bytes).unwrap_or(Ok(()))
 }
 
-/// Whether the fast path answered `bytes`, and if so whether serde reads
-/// the same view and defects (`Err` names the difference).
-pub(super) fn fast_then_serde(bytes: &[u8]) -> (bool, Result<(), String>) {
-    let Ok(text) = crate::splice::utf8(bytes) else {
-        return (false, Ok(()));
-    };
-    let Ok(body) = super::fast::body(text) else {
-        return (false, Ok(()));
-    };
-    let show = |pass: crate::Pass<'_>| format!("{pass:?}");
-    let fast = show(view_of(Parsed::of(body), true));
-    let serde = match serde_json::from_str(text) {
-        Ok(body) => show(view_of(Parsed::of(body), true)),
-        Err(e) => format!("serde: {e}"),
-    };
-    let same = if fast == serde {
-        Ok(())
-    } else {
-        Err(format!("fast path: {fast}\nserde: {serde}"))
-    };
-    (true, same)
+/// `None` when the fast path does not take `bytes`; else whether serde
+/// reads the same view and defects (see [`crate::same_pass`]).
+pub(super) fn fast_then_serde(bytes: &[u8]) -> Option<Result<(), String>> {
+    let text = crate::splice::utf8(bytes).ok()?;
+    let fast = super::fast::body(text)
+        .ok()
+        .map(|body| view_of(Parsed::of(body), true));
+    crate::same_pass(fast, || {
+        let full = serde_json::from_str(text).map_err(WireError::from);
+        format!(
+            "{:?}",
+            full.and_then(|body| view_of(Parsed::of(body), true))
+        )
+    })
 }
 
 /// The view of a parsed body.
