@@ -11,14 +11,14 @@ use std::borrow::Cow;
 
 use super::model::{CustomIn, FunctionIn, Message, Request, ToolCallIn};
 use crate::{
-    scan::{Bail, Fast, Scanner},
+    scan::{Bail, Fast, Scanner, Seen},
     splice::Raw,
 };
 
 /// The body as serde would read it, or [`Bail`].
 pub(super) fn request(text: &str) -> Fast<Request<'_>> {
     let mut s = Scanner::new(text);
-    let mut fields = Fields::default();
+    let mut fields = Seen::default();
     let (mut model, mut stream, mut messages) = (None, None, None);
     s.object(|s, key| {
         match key {
@@ -44,24 +44,8 @@ pub(super) fn request(text: &str) -> Fast<Request<'_>> {
     })
 }
 
-/// The fields of one struct seen so far: serde refuses a repeated one.
-#[derive(Default)]
-struct Fields(u8);
-
-impl Fields {
-    /// Field number `n`'s value, unless it was seen before.
-    fn once<T>(&mut self, n: u8, value: Fast<T>) -> Fast<T> {
-        let bit = 1 << n;
-        if self.0 & bit != 0 {
-            return Err(Bail);
-        }
-        self.0 |= bit;
-        value
-    }
-}
-
 fn message<'a>(s: &mut Scanner<'a>) -> Fast<Message<'a>> {
-    let mut fields = Fields::default();
+    let mut fields = Seen::default();
     let mut role = None;
     let mut m = Message {
         role: Cow::Borrowed(""),
@@ -101,7 +85,7 @@ fn message<'a>(s: &mut Scanner<'a>) -> Fast<Message<'a>> {
 }
 
 fn tool_call<'a>(s: &mut Scanner<'a>) -> Fast<ToolCallIn<'a>> {
-    let mut fields = Fields::default();
+    let mut fields = Seen::default();
     let mut call = ToolCallIn {
         id: None,
         function: None,
@@ -148,7 +132,7 @@ fn name_and<'a>(s: &mut Scanner<'a>, other: &str) -> Fast<Option<(Opt<'a>, Opt<'
     if s.null()? {
         return Ok(None);
     }
-    let mut fields = Fields::default();
+    let mut fields = Seen::default();
     let (mut name, mut second) = (None, None);
     s.object(|s, key| {
         if key == "name" {

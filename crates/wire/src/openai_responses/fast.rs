@@ -12,7 +12,7 @@ use std::borrow::Cow;
 
 use super::model::{Body, Input, Item, Text};
 use crate::{
-    scan::{Bail, Fast, Scanner},
+    scan::{Bail, Fast, Scanner, Seen},
     splice::Raw,
     text::push_part,
 };
@@ -41,22 +41,6 @@ pub(super) fn body(text: &str) -> Fast<Body<'_>> {
     })?;
     s.end()?;
     Ok(body)
-}
-
-/// The fields of one struct seen so far: serde refuses a repeated one.
-#[derive(Default)]
-struct Seen(u16);
-
-impl Seen {
-    /// Field number `n`'s value, unless it was seen before.
-    fn once<T>(&mut self, n: u8, value: Fast<T>) -> Fast<T> {
-        let bit = 1 << n;
-        if self.0 & bit != 0 {
-            return Err(Bail);
-        }
-        self.0 |= bit;
-        value
-    }
 }
 
 /// `input`: `null`, a string, or an array of items.

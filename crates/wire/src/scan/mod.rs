@@ -33,6 +33,22 @@ pub(crate) struct Bail;
 /// The fast path's result.
 pub(crate) type Fast<T> = Result<T, Bail>;
 
+/// The fields of one struct read so far: serde refuses a repeated one.
+#[derive(Default)]
+pub(crate) struct Seen(u16);
+
+impl Seen {
+    /// Field number `n`'s value, unless that field was read before.
+    pub(crate) fn once<T>(&mut self, n: u8, value: Fast<T>) -> Fast<T> {
+        let bit = 1 << n;
+        if self.0 & bit != 0 {
+            return Err(Bail);
+        }
+        self.0 |= bit;
+        value
+    }
+}
+
 /// A cursor over a body already checked to be UTF-8.
 pub(crate) struct Scanner<'a> {
     text: &'a str,
