@@ -143,7 +143,7 @@ impl Writer {
     /// passed first (also for a write that began before shutdown did).
     async fn write_by_deadline(
         &mut self,
-        batch: &[Event],
+        batch: &mut [Event],
     ) -> Option<Result<(), crate::StoreError>> {
         if let Some(t) = self.give_up_at {
             return tokio::time::timeout_at(t, self.write(batch)).await.ok();
@@ -275,10 +275,11 @@ impl Writer {
                 rejected = 0;
                 continue;
             }
-            // Written in place (no copy of the events): `write` never touches `pending`.
+            // Written in place (no copy of the events): `write` gets a slice
+            // of `pending`, never adds or removes events.
             let mut pending = std::mem::take(&mut self.pending);
             let result = self
-                .write_by_deadline(&pending.make_contiguous()[..n])
+                .write_by_deadline(&mut pending.make_contiguous()[..n])
                 .await;
             self.pending = pending;
             let Some(result) = result else {
@@ -333,10 +334,13 @@ impl Writer {
     /// rest pending for the normal retry.
     async fn isolate(&mut self, n: usize) {
         for _ in 0..n {
-            let Some(event) = self.pending.pop_front() else {
+            let Some(mut event) = self.pending.pop_front() else {
                 return;
             };
-            let Some(result) = self.write_by_deadline(std::slice::from_ref(&event)).await else {
+            let Some(result) = self
+                .write_by_deadline(std::slice::from_mut(&mut event))
+                .await
+            else {
                 self.pending.push_front(event);
                 self.abandon("shutdown deadline passed while writing");
                 return;
@@ -359,8 +363,11 @@ impl Writer {
     }
 
     /// One batch: the store (one transaction), then JSONL and the observer
-    /// for what was new. JSONL failures are counted, not retried.
-    async fn write(&mut self, batch: &[Event]) -> Result<(), crate::StoreError> {
+    /// for what was new. JSONL failures are counted, not retried. Once the
+    /// store has taken the batch, a new result gets its resolved tool and
+    /// execution time in place (the batch is written; its events go next),
+    /// so the JSONL lines are written from the batch itself, not from copies.
+    async fn write(&mut self, batch: &mut [Event]) -> Result<(), crate::StoreError> {
         let outcomes = match &self.store {
             Some(store) => store.write_batch(batch).await?,
             None => batch
@@ -374,30 +381,25 @@ impl Writer {
                 })
                 .collect(),
         };
-        let mut fresh: Vec<Event> = Vec::new();
-        for (event, outcome) in batch.iter().zip(&outcomes) {
-            match (event, outcome) {
+        let mut fresh: Vec<&Event> = Vec::new();
+        for (event, outcome) in batch.iter_mut().zip(outcomes) {
+            match (&mut *event, outcome) {
                 (_, Outcome::Duplicate) => continue,
                 (Event::Request(r), _) => self.observer.on_request(r),
                 (Event::ToolCall(c), _) => self.observer.on_tool_call(c),
                 (Event::ToolResult(r), Outcome::NewResult { tool, exec_ms }) => {
-                    self.observer.on_tool_result_timed(r, tool, *exec_ms);
-                    if self.jsonl.is_some() {
-                        let mut r = r.clone();
-                        r.tool = Some(tool.clone());
-                        r.exec_ms = *exec_ms;
-                        fresh.push(Event::ToolResult(r));
-                    }
-                    continue;
+                    self.observer.on_tool_result_timed(r, &tool, exec_ms);
+                    r.tool = Some(tool);
+                    r.exec_ms = exec_ms;
                 }
                 (Event::ToolResult(r), Outcome::New) => self.observer.on_tool_result(r, "unknown"),
             }
             if self.jsonl.is_some() {
-                fresh.push(event.clone());
+                fresh.push(event);
             }
         }
         if let Some(sink) = &mut self.jsonl
-            && let Err(e) = sink.write(fresh.iter())
+            && let Err(e) = sink.write(fresh.into_iter())
         {
             self.shared.write_errors.fetch_add(1, Ordering::Relaxed);
             tracing::error!(error = %e, "cannot append to the JSONL log");
