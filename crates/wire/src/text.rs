@@ -6,7 +6,7 @@ use std::borrow::Cow;
 
 use toolwarden_core::Verdict;
 
-use crate::{WireError, WireErrorKind};
+use crate::{WireError, WireErrorKind, bytemask};
 
 /// The content detector as the views call it (a seam so unit tests can
 /// pass a fixed rule instead of [`crate::Detector`]): the verdict on a
@@ -32,58 +32,90 @@ pub(crate) fn push_part<'a>(acc: &mut Option<Cow<'a, str>>, part: Cow<'a, str>) 
 /// scratch buffer and copy again). Errors as serde_json does: a lone UTF-16
 /// surrogate escape is invalid JSON text.
 pub(crate) fn unescape(raw: &str) -> Result<Cow<'_, str>, WireError> {
-    let invalid = |what: &str| WireError::new(WireErrorKind::InvalidJson, what);
     let inner = raw
         .strip_prefix('"')
         .and_then(|r| r.strip_suffix('"'))
         .ok_or_else(|| WireError::new(WireErrorKind::Shape, "expected a JSON string"))?;
-    let Some(first) = memchr::memchr(b'\\', inner.as_bytes()) else {
+    let bytes = inner.as_bytes();
+    let Some(first) = memchr::memchr(b'\\', bytes) else {
         return Ok(Cow::Borrowed(inner));
     };
     let mut out = String::with_capacity(inner.len());
-    out.push_str(&inner[..first]);
-    let mut rest = &inner[first..];
-    while let Some(after) = rest.strip_prefix('\\') {
-        let mut chars = after.chars();
-        let c = match chars.next() {
-            Some('"') => '"',
-            Some('\\') => '\\',
-            Some('/') => '/',
-            Some('b') => '\u{8}',
-            Some('f') => '\u{c}',
-            Some('n') => '\n',
-            Some('r') => '\r',
-            Some('t') => '\t',
-            Some('u') => {
-                let hi = hex4(chars.as_str()).ok_or_else(|| invalid("invalid escape"))?;
-                chars = chars.as_str()[4..].chars();
-                match hi {
-                    0xD800..=0xDBFF => {
-                        let lo = chars
-                            .as_str()
-                            .strip_prefix("\\u")
-                            .and_then(hex4)
-                            .filter(|lo| (0xDC00..=0xDFFF).contains(lo))
-                            .ok_or_else(|| invalid("lone leading surrogate in hex escape"))?;
-                        chars = chars.as_str()[6..].chars();
-                        let c = 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00);
-                        char::from_u32(c).ok_or_else(|| invalid("invalid escape"))?
-                    }
-                    0xDC00..=0xDFFF => {
-                        return Err(invalid("lone trailing surrogate in hex escape"));
-                    }
-                    _ => char::from_u32(hi).ok_or_else(|| invalid("invalid escape"))?,
-                }
-            }
-            _ => return Err(invalid("invalid escape")),
-        };
-        out.push(c);
-        rest = chars.as_str();
-        let next = memchr::memchr(b'\\', rest.as_bytes()).unwrap_or(rest.len());
-        out.push_str(&rest[..next]);
-        rest = &rest[next..];
+    // `inner[..done]` is in `out`. Every index below is a backslash's or
+    // just past an escape: ASCII, so a char boundary.
+    let mut done: usize = 0;
+    // Whole 64-byte blocks from the first escape on, each masked once: tool
+    // output has an escape every few dozen bytes, and looking for each one
+    // afresh (as a `memchr` per escape does) costs more than the copying.
+    let mut block = first;
+    while let Some(chunk) = bytes.get(block..block + 64) {
+        let mut mask = <&[u8; 64]>::try_from(chunk).map_or(0, bytemask::backslashes);
+        // An escape decoded in the block before may reach into this one
+        // (by at most 11 bytes).
+        mask &= !0u64 << done.saturating_sub(block).min(63);
+        while mask != 0 {
+            let at = block + mask.trailing_zeros() as usize;
+            out.push_str(&inner[done..at]);
+            let (c, len) = escape(inner, at)?;
+            out.push(c);
+            done = at + len;
+            mask = match done - block {
+                next @ 0..64 => mask & (!0u64 << next),
+                _ => 0,
+            };
+        }
+        block += 64;
     }
+    // The tail, one escape at a time.
+    let mut from = done.max(block);
+    while let Some(k) = memchr::memchr(b'\\', &bytes[from..]) {
+        let at = from + k;
+        out.push_str(&inner[done..at]);
+        let (c, len) = escape(inner, at)?;
+        out.push(c);
+        done = at + len;
+        from = done;
+    }
+    out.push_str(&inner[done..]);
     Ok(Cow::Owned(out))
+}
+
+/// The escape at `s[at]` (a backslash): the character and the escape's length.
+fn escape(s: &str, at: usize) -> Result<(char, usize), WireError> {
+    let invalid = |what: &str| WireError::new(WireErrorKind::InvalidJson, what);
+    let after = s.get(at + 1..).unwrap_or_default();
+    let simple = |c| Ok((c, 2));
+    match after.as_bytes().first() {
+        Some(b'"') => simple('"'),
+        Some(b'\\') => simple('\\'),
+        Some(b'/') => simple('/'),
+        Some(b'b') => simple('\u{8}'),
+        Some(b'f') => simple('\u{c}'),
+        Some(b'n') => simple('\n'),
+        Some(b'r') => simple('\r'),
+        Some(b't') => simple('\t'),
+        Some(b'u') => {
+            let hi = hex4(&after[1..]).ok_or_else(|| invalid("invalid escape"))?;
+            match hi {
+                0xD800..=0xDBFF => {
+                    let lo = after[5..]
+                        .strip_prefix("\\u")
+                        .and_then(hex4)
+                        .filter(|lo| (0xDC00..=0xDFFF).contains(lo))
+                        .ok_or_else(|| invalid("lone leading surrogate in hex escape"))?;
+                    let c = 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00);
+                    let c = char::from_u32(c).ok_or_else(|| invalid("invalid escape"))?;
+                    Ok((c, 12))
+                }
+                0xDC00..=0xDFFF => Err(invalid("lone trailing surrogate in hex escape")),
+                _ => Ok((
+                    char::from_u32(hi).ok_or_else(|| invalid("invalid escape"))?,
+                    6,
+                )),
+            }
+        }
+        _ => Err(invalid("invalid escape")),
+    }
 }
 
 /// Four hex digits at the start of `s`.
@@ -219,6 +251,44 @@ mod tests {
             assert_eq!(e.kind(), WireErrorKind::InvalidJson, "{bad}");
         }
         assert_eq!(unescape("42").unwrap_err().kind(), WireErrorKind::Shape);
+    }
+
+    proptest::proptest! {
+        /// Literals of any length (escapes across the 64-byte blocks, at
+        /// their edges, in the tail), valid or not: decoded exactly as
+        /// serde_json decodes them, and refused exactly when it refuses.
+        #[test]
+        fn unescape_agrees_with_serde_json_on_any_literal(
+            parts in proptest::collection::vec(
+                proptest::prop_oneof![
+                    6 => proptest::prelude::Just("abcdefg"),
+                    2 => proptest::prelude::Just("x"),
+                    2 => proptest::prelude::Just("é✓"),
+                    3 => proptest::prelude::Just(r"\n"),
+                    2 => proptest::prelude::Just(r#"\""#),
+                    1 => proptest::prelude::Just(r"\\"),
+                    1 => proptest::prelude::Just(r"\/"),
+                    1 => proptest::prelude::Just(r"\t"),
+                    1 => proptest::prelude::Just(r"\u00e9"),
+                    1 => proptest::prelude::Just(r"\ud83d\ude00"),
+                    1 => proptest::prelude::Just(r"\ud83d"),
+                    1 => proptest::prelude::Just(r"\ude00"),
+                    1 => proptest::prelude::Just(r"\u12"),
+                    1 => proptest::prelude::Just(r"\q"),
+                ],
+                0..120,
+            )
+        ) {
+            let raw = format!("\"{}\"", parts.concat());
+            let want = serde_json::from_str::<String>(&raw);
+            match unescape(&raw) {
+                Ok(got) => proptest::prop_assert_eq!(Ok(got.as_ref()), want.as_deref().map_err(|_| ())),
+                Err(e) => {
+                    proptest::prop_assert!(want.is_err(), "{raw}: {e}");
+                    proptest::prop_assert_eq!(e.kind(), WireErrorKind::InvalidJson);
+                }
+            }
+        }
     }
 
     #[test]

@@ -1,34 +1,13 @@
 //! String literals: where one ends, 64 bytes at a time.
 //!
 //! Each 64-byte block becomes one bit mask of the bytes that can stop a
-//! string — `"`, `\` and the control characters JSON forbids in one — four
-//! 16-byte SIMD compares via `wide` (SSE2 on x86-64, NEON on aarch64, plain
-//! code elsewhere). An escape is checked and stepped over inside the same
+//! string — `"`, `\` and the control characters JSON forbids in one
+//! ([`crate::bytemask`]). An escape is checked and stepped over inside the same
 //! mask, so text with an escape every few dozen bytes (tool output is full
 //! of `\n` and `\"`) does not restart the scan.
 
-use wide::{i8x16, u8x16};
-
 use super::Bail;
-
-/// The bytes that stop a string's fast scan, one bit per byte of `block`.
-#[inline]
-fn stops(block: &[u8; 64]) -> u64 {
-    let quote = u8x16::splat(b'"');
-    let backslash = u8x16::splat(b'\\');
-    let control = u8x16::splat(0x1f);
-    let mut mask = 0u64;
-    for (k, lane) in block.chunks_exact(16).enumerate() {
-        let mut bytes = [0u8; 16];
-        bytes.copy_from_slice(lane);
-        let v = u8x16::new(bytes);
-        let hit = v.cmp_eq(quote) | v.cmp_eq(backslash) | v.max(control).cmp_eq(control);
-        let hit: i8x16 = bytemuck::cast(hit);
-        // `move_mask` sets one bit per lane: the low 16 bits.
-        mask |= u64::from(hit.move_mask() as u16) << (16 * k);
-    }
-    mask
-}
+use crate::bytemask::stops;
 
 /// The length of the escape at `bytes[at]` (a `\`), checked as serde_json
 /// checks escapes it skips: one of `"\/bfnrt`, or `u` and four hex digits.
