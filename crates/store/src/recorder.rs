@@ -4,8 +4,8 @@
 //!
 //! The writer takes up to `batch_max` events, or what arrived within
 //! `flush_interval` of the first, writes them in order (a call and its result
-//! in one batch pair up), then appends the events that were new to the store
-//! to the JSONL log and tells the [`Observer`]. When the database is lost it
+//! in one batch pair up), then tells the [`Observer`] about the events that
+//! were new to the store and appends them to the JSONL log. When the database is lost it
 //! keeps the batch, retries with backoff (100 ms doubling to 5 s) and keeps
 //! taking events into a backlog of at most `queue_capacity`; beyond that the
 //! queue fills and `record` drops, counted in `events_dropped`.

@@ -362,11 +362,13 @@ impl Writer {
         }
     }
 
-    /// One batch: the store (one transaction), then JSONL and the observer
+    /// One batch: the store (one transaction), then the observer and JSONL
     /// for what was new. JSONL failures are counted, not retried. Once the
     /// store has taken the batch, a new result gets its resolved tool and
     /// execution time in place (the batch is written; its events go next),
     /// so the JSONL lines are written from the batch itself, not from copies.
+    /// No await point follows the store's: a write cut off at the shutdown
+    /// deadline has left its events as they were.
     async fn write(&mut self, batch: &mut [Event]) -> Result<(), crate::StoreError> {
         let outcomes = match &self.store {
             Some(store) => store.write_batch(batch).await?,
