@@ -124,3 +124,17 @@ pub(crate) fn inspect_agrees(
     }
     Ok(())
 }
+
+/// `text` damaged as the fast paths' differential proptests damage bodies:
+/// by `(at, byte, how)`, either the byte at `at % len` replaced by `byte %
+/// 128` (kept ASCII, so still UTF-8) or the text cut there.
+pub(crate) fn damaged(text: &str, (at, byte, how): (usize, u8, u8)) -> Vec<u8> {
+    let mut bad = text.as_bytes().to_vec();
+    let at = at % bad.len();
+    if how % 2 == 0 {
+        bad[at] = byte % 128;
+    } else {
+        bad.truncate(at);
+    }
+    bad
+}
