@@ -36,6 +36,7 @@
 mod admin;
 mod admin_error;
 mod alerts;
+mod balance;
 mod body;
 pub mod cloud;
 mod config;

@@ -102,6 +102,7 @@ impl Gateway {
             admin_token: config.admin_token.clone(),
         });
         let connections = crate::limits::ConnectionSlots::new(config.max_client_connections);
+        let (balance, inboxes) = crate::balance::Balance::new(config.workers);
         let shared = Arc::new(Shared {
             config,
             sinks,
@@ -110,6 +111,7 @@ impl Gateway {
             control: tokio::runtime::Handle::current(),
             started: Instant::now(),
             connections,
+            balance,
         });
         let (shutdown, shutdown_rx) = watch::channel(false);
         crate::alerts::start(
@@ -122,17 +124,23 @@ impl Gateway {
         let (force, force_rx) = watch::channel(false);
         let (guard, connections) = mpsc::channel(1);
         let mut workers = Vec::with_capacity(shared.config.workers);
-        for index in 0..shared.config.workers.max(1) {
+        let balance = shared.balance.clone();
+        for (index, inbox) in inboxes.into_iter().enumerate() {
             let listener = listener.try_clone().map_err(|e| GatewayError {
                 kind: GatewayErrorKind::Bind,
                 message: format!("cannot share the listening socket: {e}"),
             })?;
+            let intake = worker::Intake {
+                listener,
+                balance: balance.clone(),
+                inbox,
+            };
             let signals = Signals {
                 shutdown: shutdown_rx.clone(),
                 force: force_rx.clone(),
                 guard: guard.clone(),
             };
-            match worker::spawn(index, listener, shared.clone(), signals) {
+            match worker::spawn(index, intake, shared.clone(), signals) {
                 Ok(exited) => workers.push(exited),
                 Err(e) => {
                     // Stop the workers already running.

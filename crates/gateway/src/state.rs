@@ -40,6 +40,8 @@ pub(crate) struct Shared {
     pub(crate) started: Instant,
     /// Client connections open, capped by `max_client_connections`.
     pub(crate) connections: Arc<crate::limits::ConnectionSlots>,
+    /// Client connections per worker.
+    pub(crate) balance: Arc<crate::balance::Balance>,
 }
 
 // === impl Shared ===
@@ -53,6 +55,7 @@ impl Shared {
             "version": env!("CARGO_PKG_VERSION"),
             "uptime_s": self.started.elapsed().as_secs(),
             "workers": self.config.workers,
+            "worker_connections": self.balance.open(),
             "database": self.store.as_ref().map(|s| s.backend()),
             "recorder": {
                 "events_written": c.events_written,

@@ -1,6 +1,7 @@
 //! Proxy workers, one thread each (thread-per-core, as nginx and pingora
 //! do): every worker runs its own single-threaded tokio runtime, accepts
-//! from the shared listening socket, serves its connections to the end and
+//! from the shared listening socket (handing a connection to a less loaded
+//! worker, [`crate::balance`]), serves its connections to the end and
 //! keeps its own upstream connection pool. A request therefore never hops
 //! between threads on its way through the gateway: the client connection,
 //! the upstream connection and the observation of the response are all
@@ -27,6 +28,7 @@ use tokio::{
 use tower_service::Service;
 
 use crate::{
+    balance::{Balance, Handed, Load, Placement},
     body::GatewayBody,
     h1::{self, pool::Pool},
     proxy,
@@ -65,11 +67,21 @@ pub(crate) struct Signals {
     pub guard: mpsc::Sender<()>,
 }
 
+/// Where a worker's connections come from.
+pub(crate) struct Intake {
+    /// The shared listening socket.
+    pub listener: std::net::TcpListener,
+    /// Connections per worker.
+    pub balance: Arc<Balance>,
+    /// Connections other workers accepted for this one.
+    pub inbox: mpsc::Receiver<Handed>,
+}
+
 /// Start worker `index` on its own thread; the receiver completes when the
 /// thread has finished (connections closed, records handed to the recorder).
 pub(crate) fn spawn(
     index: usize,
-    listener: std::net::TcpListener,
+    intake: Intake,
     shared: Arc<Shared>,
     signals: Signals,
 ) -> Result<oneshot::Receiver<()>, GatewayError> {
@@ -83,7 +95,7 @@ pub(crate) fn spawn(
     std::thread::Builder::new()
         .name(format!("toolwarden-w{index}"))
         .spawn(move || {
-            runtime.block_on(serve(listener, shared, client, pool, signals));
+            runtime.block_on(serve(index, intake, shared, client, pool, signals));
             let _ = exited.send(());
         })
         .map_err(|e| GatewayError::worker(format!("cannot start a worker thread: {e}")))?;
@@ -91,7 +103,8 @@ pub(crate) fn spawn(
 }
 
 async fn serve(
-    listener: std::net::TcpListener,
+    index: usize,
+    intake: Intake,
     shared: Arc<Shared>,
     client: HttpClient,
     pool: Arc<Pool>,
@@ -102,6 +115,11 @@ async fn serve(
         force,
         guard,
     } = signals;
+    let Intake {
+        listener,
+        balance,
+        mut inbox,
+    } = intake;
     let listener = match TcpListener::from_std(listener) {
         Ok(listener) => listener,
         Err(e) => {
@@ -133,11 +151,29 @@ async fn serve(
     // Held by each relayed WebSocket (they outlive their connection's task).
     let (sockets, mut sockets_closed) = mpsc::channel::<()>(1);
     loop {
-        let (stream, peer) = tokio::select! {
+        let (stream, peer, slot, load) = tokio::select! {
             _ = raised(&mut shutdown) => break,
             Some(_) = connections.join_next(), if !connections.is_empty() => continue,
+            Some(handed) = inbox.recv() => match tokio::net::TcpStream::from_std(handed.stream) {
+                Ok(stream) => (stream, handed.peer, handed.slot, handed.load),
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot take over a connection");
+                    continue;
+                }
+            },
             accepted = listener.accept() => match accepted {
-                Ok(accepted) => accepted,
+                Ok((stream, peer)) => {
+                    let Some(slot) = shared.connections.try_take() else {
+                        let slots = shared.connections.clone();
+                        connections.spawn(async move { slots.refuse(stream).await });
+                        continue;
+                    };
+                    let _ = stream.set_nodelay(true);
+                    match place(&balance, index, stream, peer, slot) {
+                        Some(kept) => kept,
+                        None => continue,
+                    }
+                }
                 Err(e) => {
                     // Out of file descriptors and the like: back off briefly.
                     tracing::warn!(error = %e, "accept failed");
@@ -146,12 +182,6 @@ async fn serve(
                 }
             },
         };
-        let Some(slot) = shared.connections.try_take() else {
-            let slots = shared.connections.clone();
-            connections.spawn(async move { slots.refuse(stream).await });
-            continue;
-        };
-        let _ = stream.set_nodelay(true);
         let conn = connection(
             stream,
             peer,
@@ -162,11 +192,13 @@ async fn serve(
         );
         connections.spawn(async move {
             conn.await;
-            drop(slot);
+            drop((slot, load));
         });
     }
     heartbeat.abort();
     drop(listener);
+    // Connections handed over and not taken yet close with the inbox.
+    drop(inbox);
     drop(guard);
     while connections.join_next().await.is_some() {}
     // WebSockets close themselves (1001) when the gateway stops: their
@@ -176,6 +208,40 @@ async fn serve(
     // Responses that finished on this thread are recorded by tasks on this
     // runtime: let them run before the runtime goes away.
     shared.sinks.settle(SETTLE).await;
+}
+
+/// A connection this worker accepted: kept (returned) or handed to a less
+/// loaded worker (`None`). One that cannot be handed over is kept.
+fn place(
+    balance: &Arc<Balance>,
+    index: usize,
+    stream: tokio::net::TcpStream,
+    peer: SocketAddr,
+    slot: crate::limits::Slot,
+) -> Option<(tokio::net::TcpStream, SocketAddr, crate::limits::Slot, Load)> {
+    let load = match balance.place(index) {
+        Placement::Keep(load) => return Some((stream, peer, slot, load)),
+        Placement::Hand(load) => load,
+    };
+    let stream = match stream.into_std() {
+        Ok(stream) => stream,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot hand over a connection");
+            return None;
+        }
+    };
+    let handed = Handed {
+        stream,
+        peer,
+        slot,
+        load,
+    };
+    let Handed {
+        stream, peer, slot, ..
+    } = balance.hand(handed).err()?;
+    // The other worker's inbox is full or it has stopped: serve it here.
+    let stream = tokio::net::TcpStream::from_std(stream).ok()?;
+    Some((stream, peer, slot, balance.count(index)))
 }
 
 async fn connection(

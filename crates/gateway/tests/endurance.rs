@@ -225,3 +225,99 @@ async fn a_half_sent_chunked_body_is_cut_off_on_the_hyper_path() {
     assert!(closed && took < Duration::from_secs(2), "{took:?}: {text}");
     gw.shutdown().await;
 }
+
+/// One request on an open keep-alive connection; the status code (the
+/// response read whole, by its `content-length` or its last chunk).
+async fn post_on(s: &mut TcpStream, session: &str) -> u16 {
+    let head = format!(
+        "POST /v1/messages HTTP/1.1\r\nhost: gw.test\r\ncontent-type: application/json\r\n\
+         x-api-key: k\r\nanthropic-version: 2023-06-01\r\nx-session-id: {session}\r\n\
+         content-length: {}\r\n\r\n{BODY}",
+        BODY.len()
+    );
+    s.write_all(head.as_bytes()).await.unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 8192];
+    loop {
+        let n = s.read(&mut buf).await.unwrap();
+        assert!(
+            n > 0,
+            "closed mid-response: {}",
+            String::from_utf8_lossy(&got)
+        );
+        got.extend_from_slice(&buf[..n]);
+        let Some(end) = got.windows(4).position(|w| w == b"\r\n\r\n") else {
+            continue;
+        };
+        let head = String::from_utf8_lossy(&got[..end]).to_ascii_lowercase();
+        let whole = match head.lines().find_map(|l| l.strip_prefix("content-length:")) {
+            Some(length) => got.len() >= end + 4 + length.trim().parse::<usize>().unwrap(),
+            None => {
+                assert!(head.contains("transfer-encoding: chunked"), "{head}");
+                got.ends_with(b"\r\n0\r\n\r\n")
+            }
+        };
+        if whole {
+            return head.split(' ').nth(1).unwrap().parse().unwrap();
+        }
+    }
+}
+
+/// `worker_connections` from `/healthz` (asked on a connection of its own,
+/// which counts itself).
+async fn worker_connections(addr: std::net::SocketAddr) -> Vec<u64> {
+    let mut s = TcpStream::connect(addr).await.unwrap();
+    s.write_all(b"GET /healthz HTTP/1.1\r\nhost: gw.test\r\nconnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let mut out = Vec::new();
+    s.read_to_end(&mut out).await.unwrap();
+    let text = String::from_utf8_lossy(&out);
+    let body = &text[text.find("\r\n\r\n").unwrap() + 4..];
+    let json: serde_json::Value = serde_json::from_str(body).unwrap();
+    json["worker_connections"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{json}"))
+        .iter()
+        .map(|n| n.as_u64().unwrap())
+        .collect()
+}
+
+/// Keep-alive connections are spread over the workers, whichever worker
+/// wins the race to accept them (the busy one, mostly): a worker serving
+/// more than the least loaded one hands a new connection over, and the
+/// connection is served there, request after request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_are_spread_evenly_over_the_workers() {
+    let mock = MockProvider::start(MockOptions::default()).await;
+    let mut config = Config::for_tests(&mock.base_url());
+    config.workers = 3;
+    let gw = Gateway::start(config).await.unwrap();
+
+    let mut open = Vec::new();
+    for i in 0..16 {
+        let mut s = TcpStream::connect(gw.addr()).await.unwrap();
+        assert_eq!(post_on(&mut s, &format!("spread{i}")).await, 200);
+        open.push(s);
+    }
+    let counts = worker_connections(gw.addr()).await;
+    assert_eq!(counts.len(), 3, "{counts:?}");
+    assert_eq!(counts.iter().sum::<u64>(), 17, "{counts:?}");
+    let (least, most) = (counts.iter().min().unwrap(), counts.iter().max().unwrap());
+    assert!(most - least <= 1, "{counts:?}");
+    // Each connection, wherever it went, goes on being served.
+    for (i, s) in open.iter_mut().enumerate() {
+        assert_eq!(post_on(s, &format!("spread{i}")).await, 200);
+    }
+    drop(open);
+    let deadline = Instant::now() + Duration::from_secs(3);
+    loop {
+        let counts = worker_connections(gw.addr()).await;
+        if counts.iter().sum::<u64>() == 1 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "still counted: {counts:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    gw.shutdown().await;
+}
