@@ -2,9 +2,10 @@
 //!
 //! Every worker accepts from the one listening socket, and a new connection
 //! wakes all of them; the worker that is already running wins the race. So
-//! under load the busiest worker took nearly every new connection (in the
-//! bench's 32-connection phase one worker served ~30 of them) and the
-//! gateway proxied on one core whatever the machine had. Now a worker keeps
+//! under load the busiest worker took nearly every new connection (in a
+//! 32-connection soak on two workers one used 39–42 % of a core and the
+//! other 6 %: BENCHMARKS.md, "Connections spread over the workers"), and a
+//! gateway on a larger machine would have proxied on one core. Now a worker keeps
 //! a connection it accepted only while it serves no more connections than
 //! the least loaded worker; otherwise it hands the socket to that worker,
 //! through a bounded inbox. That is one cross-thread wake-up per connection
