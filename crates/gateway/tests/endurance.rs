@@ -11,15 +11,21 @@ use toolwarden_mock_provider::{MockOptions, MockProvider};
 
 const BODY: &str = r#"{"model":"claude-test","max_tokens":64,"messages":[{"role":"user","content":"list the files"}],"tools":[{"name":"shell","input_schema":{"type":"object"}}]}"#;
 
+/// An Anthropic request for `session`, with `extra` header lines (each
+/// ending in CRLF) after its own.
+fn request(session: &str, extra: &str) -> String {
+    format!(
+        "POST /v1/messages HTTP/1.1\r\nhost: gw.test\r\ncontent-type: application/json\r\n\
+         x-api-key: k\r\nanthropic-version: 2023-06-01\r\nx-session-id: {session}\r\n\
+         content-length: {}\r\n{extra}\r\n{BODY}",
+        BODY.len()
+    )
+}
+
 /// One request on a connection of its own; the status code.
 async fn post(addr: std::net::SocketAddr, session: &str) -> u16 {
     let mut s = TcpStream::connect(addr).await.unwrap();
-    let head = format!(
-        "POST /v1/messages HTTP/1.1\r\nhost: gw.test\r\ncontent-type: application/json\r\n\
-         x-api-key: k\r\nanthropic-version: 2023-06-01\r\nx-session-id: {session}\r\n\
-         content-length: {}\r\nconnection: close\r\n\r\n{BODY}",
-        BODY.len()
-    );
+    let head = request(session, "connection: close\r\n");
     s.write_all(head.as_bytes()).await.unwrap();
     let mut out = Vec::new();
     s.read_to_end(&mut out).await.unwrap();
@@ -229,13 +235,7 @@ async fn a_half_sent_chunked_body_is_cut_off_on_the_hyper_path() {
 /// One request on an open keep-alive connection; the status code (the
 /// response read whole, by its `content-length` or its last chunk).
 async fn post_on(s: &mut TcpStream, session: &str) -> u16 {
-    let head = format!(
-        "POST /v1/messages HTTP/1.1\r\nhost: gw.test\r\ncontent-type: application/json\r\n\
-         x-api-key: k\r\nanthropic-version: 2023-06-01\r\nx-session-id: {session}\r\n\
-         content-length: {}\r\n\r\n{BODY}",
-        BODY.len()
-    );
-    s.write_all(head.as_bytes()).await.unwrap();
+    s.write_all(request(session, "").as_bytes()).await.unwrap();
     let mut got = Vec::new();
     let mut buf = [0u8; 8192];
     loop {
