@@ -4,6 +4,9 @@
 //! set), batched. Baseline in the same run: a Recorder with no sink (queue
 //! and writer task only). Event mix per turn: 1 request, 3 tool results
 //! (names resolved by the store from the previous turn's calls), 3 calls.
+//! Then retention on each backend: one recorder alone, and the same while
+//! a retention pass (paced as the gateway paces it) deletes as much
+//! history, with what the pass did and its longest step.
 //!
 //! ```text
 //! URL=$(.ci/pg.sh start)
@@ -22,8 +25,15 @@ use sqlx::Connection;
 use toolwarden_store::*;
 
 const TURNS_PER_SESSION: u64 = 8;
+/// When the events of [`events`] start (unix ms).
+const HISTORY_FROM_MS: i64 = 1_700_000_000_000;
 
 fn events(gw: usize, turns: u64) -> Vec<Event> {
+    events_from(gw, turns, HISTORY_FROM_MS)
+}
+
+/// [`events`] with the first turn at `from_ms` and the next ones 10 ms apart.
+fn events_from(gw: usize, turns: u64, from_ms: i64) -> Vec<Event> {
     let short = std::env::var_os("TW_BENCH_SHORT_IDS").is_some();
     // `t{n}_{k}` stays under 12 bytes up to 10^8 turns.
     let call_id = |n: u64, k: u32| {
@@ -38,7 +48,7 @@ fn events(gw: usize, turns: u64) -> Vec<Event> {
         let session = format!("bench{gw}_{}", n / TURNS_PER_SESSION);
         let turn = n % TURNS_PER_SESSION;
         let req = format!("{gw:02}{n:030x}");
-        let at = 1_700_000_000_000 + (n as i64) * 10;
+        let at = from_ms + (n as i64) * 10;
         out.push(Event::Request(RequestRecord {
             request_id: req.clone(),
             session_id: session.clone(),
@@ -171,6 +181,85 @@ async fn run(stores: Vec<Option<Store>>, lists: Vec<Vec<Event>>) -> Measured {
     }
 }
 
+/// A retention pass over what `store` holds before `cutoff_ms`, paced as
+/// the gateway paces it (`gateway/src/retention.rs`: steps of 2,000 rows,
+/// each followed by a rest as long as the step, at least 10 ms).
+async fn retention_pass(store: Store, cutoff_ms: i64) -> PassMeasured {
+    let start = Instant::now();
+    let mut prune = store.prune(cutoff_ms, 2000);
+    let mut longest = Duration::ZERO;
+    let mut steps = 0;
+    loop {
+        let step = Instant::now();
+        let more = prune.step().await.expect("retention step");
+        longest = longest.max(step.elapsed());
+        steps += 1;
+        if !more {
+            break;
+        }
+        tokio::time::sleep(step.elapsed().max(Duration::from_millis(10))).await;
+    }
+    PassMeasured {
+        rows: prune.deleted().total(),
+        wall: start.elapsed(),
+        steps,
+        longest,
+    }
+}
+
+/// What a retention pass did and took.
+struct PassMeasured {
+    rows: u64,
+    wall: Duration,
+    steps: u32,
+    longest: Duration,
+}
+
+impl std::fmt::Display for PassMeasured {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} rows deleted in {:.2} s ({:.0} rows/s, paced), {} steps, the longest {:.1} ms",
+            self.rows,
+            self.wall.as_secs_f64(),
+            self.rows as f64 / self.wall.as_secs_f64(),
+            self.steps,
+            self.longest.as_secs_f64() * 1e3
+        )
+    }
+}
+
+/// Recording with and without a retention pass under way, on one store:
+/// `turns` turns of history before the cutoff, then `turns` recorded
+/// alone, then `turns` recorded while a pass deletes the history.
+async fn with_retention(label: &str, store: Store, gw: usize, turns: u64) {
+    let span = turns as i64 * 10;
+    let cutoff = HISTORY_FROM_MS + span;
+    run(
+        vec![Some(store.clone())],
+        vec![events_from(gw, turns, HISTORY_FROM_MS)],
+    )
+    .await;
+    let alone = run(
+        vec![Some(store.clone())],
+        vec![events_from(gw + 1, turns, cutoff)],
+    )
+    .await;
+    let pass = tokio::spawn(retention_pass(store.clone(), cutoff));
+    let during = run(
+        vec![Some(store)],
+        vec![events_from(gw + 2, turns, cutoff + span)],
+    )
+    .await;
+    let pass = pass.await.expect("retention task");
+    println!("{label} 1 recorder, alone             {alone}");
+    println!(
+        "{label} 1 recorder, retention under way {during}  ({:.3} of alone; CPU includes the pass)",
+        during.events_per_s / alone.events_per_s
+    );
+    println!("{label} the retention pass             {pass}");
+}
+
 async fn fresh_pg_schema(base: &str) -> String {
     let schema = format!("bench_{}", std::process::id());
     let mut conn = sqlx::PgConnection::connect(base)
@@ -218,6 +307,9 @@ fn main() {
         let other = Store::open(&url).await.expect("open sqlite");
         let lite2 = run(vec![Some(store), Some(other)], vec![events(1, turns), events(2, turns)]).await;
         println!("sqlite    2 recorders, one file      {lite2}  ({:.3} of baseline)", lite2.events_per_s / base);
+        let dir = tempfile::tempdir().expect("tempdir");
+        let url = format!("sqlite://{}", dir.path().join("retention.db").display());
+        with_retention("sqlite   ", Store::open(&url).await.expect("open sqlite"), 10, turns).await;
 
         match std::env::var("TOOLWARDEN_TEST_POSTGRES_URL") {
             Ok(base_url) => {
@@ -232,6 +324,8 @@ fn main() {
                 );
                 let pg1 = run(vec![Some(a)], vec![events(3, turns)]).await;
                 println!("postgres  1 recorder                 {pg1}  ({:.3} of baseline; CPU is this process only)", pg1.events_per_s / base);
+                let url = fresh_pg_schema(&base_url).await;
+                with_retention("postgres ", Store::open(&url).await.expect("open postgres"), 10, turns).await;
             }
             Err(_) => println!(
                 "postgres  SKIPPED: set TOOLWARDEN_TEST_POSTGRES_URL (URL=$(.ci/pg.sh start)) to measure it"

@@ -12,6 +12,8 @@
 //!   while the database is away, and a draining [`Recorder::shutdown`].
 //! - [`Store::stats`] / [`Stats`]: what `toolwarden stats` and `/api/stats`
 //!   show, the same SQL on both backends; [`parse_since`] for `--since`.
+//! - [`Store::prune`] / [`Prune`]: retention, deleting what was recorded
+//!   before a cutoff in short steps through time-led indexes.
 //!
 //! ## Several gateways on one PostgreSQL
 //!
@@ -61,6 +63,7 @@ mod migrate;
 mod parking;
 mod pool;
 mod recorder;
+mod retention;
 mod session_nos;
 mod since;
 mod sqlite_writer;
@@ -78,6 +81,7 @@ pub use recorder::{
     NoopObserver, Observer, Recorder, RecorderCounters, RecorderOptions, SHUTDOWN_DEADLINE,
     SHUTDOWN_RETRY, ShutdownReport,
 };
+pub use retention::{Prune, Pruned};
 pub use since::{SinceError, parse_since};
 pub use stats::{
     CallRow, FailureRow, ModelRow, RepairRow, RequestTotals, SessionRow, Stats, StatsQuery,

@@ -83,6 +83,12 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../migrations/sqlite/0011_orphans_in_time_order.sql"),
         postgres: include_str!("../migrations/postgres/0011_orphans_in_time_order.sql"),
     },
+    Migration {
+        version: 12,
+        name: "retention_by_time",
+        sqlite: include_str!("../migrations/sqlite/0012_retention_by_time.sql"),
+        postgres: include_str!("../migrations/postgres/0012_retention_by_time.sql"),
+    },
 ];
 
 const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (\

@@ -110,16 +110,7 @@ impl SqliteWriter {
         pass: Option<Pass>,
     ) -> Result<(Vec<Outcome>, u64), StoreError> {
         let mut slot = self.shared.conn.lock().await;
-        let conn = match &mut *slot {
-            Some(conn) => conn,
-            // A failure to open is never the batch's fault (not
-            // `is_rejected`): the recorder keeps the batch and retries.
-            None => slot.insert(
-                SqliteConnection::connect_with(&self.options)
-                    .await
-                    .map_err(|e| StoreError::new(StoreErrorKind::Connect, None, e.to_string()))?,
-            ),
-        };
+        let conn = self.open(&mut slot).await?;
         let result = async {
             // IMMEDIATE: take the write lock up front, so several writers
             // (processes) queue on the busy timeout instead of failing.
@@ -148,6 +139,65 @@ impl SqliteWriter {
                 slot.take();
                 Err(StoreError::query(e))
             }
+        }
+    }
+
+    /// Runs `statements`, each bound to `cutoff` and (when given) `rows`,
+    /// in one transaction on the writer's connection, between two batches
+    /// (retention, [`crate::retention`]): neither waits on SQLite's busy
+    /// handler for the other, which under sustained writes left a step
+    /// waiting for seconds. The rows each statement changed.
+    pub(crate) async fn run_bound<const N: usize>(
+        &self,
+        statements: [&'static str; N],
+        cutoff: i64,
+        rows: Option<i64>,
+    ) -> Result<[u64; N], StoreError> {
+        let mut slot = self.shared.conn.lock().await;
+        let conn = self.open(&mut slot).await?;
+        let result = async {
+            let mut tx = conn.begin_with("BEGIN IMMEDIATE").await?;
+            let mut n = [0; N];
+            for (i, sql) in statements.into_iter().enumerate() {
+                let q = sqlx::query(sql).bind(cutoff);
+                let q = match rows {
+                    Some(rows) => q.bind(rows),
+                    None => q,
+                };
+                n[i] = q.execute(&mut *tx).await?.rows_affected();
+            }
+            tx.commit().await?;
+            Ok::<_, sqlx::Error>(n)
+        }
+        .await;
+        match result {
+            Ok(n) => {
+                drop(slot);
+                self.checkpoint_soon();
+                Ok(n)
+            }
+            Err(e) => {
+                // As after a failed batch: a fresh connection next time.
+                slot.take();
+                Err(StoreError::query(e))
+            }
+        }
+    }
+
+    /// The writer's connection, opened when it is not. A failure to open is
+    /// never the batch's fault (not `is_rejected`): the recorder keeps the
+    /// batch and retries.
+    async fn open<'a>(
+        &self,
+        slot: &'a mut Option<SqliteConnection>,
+    ) -> Result<&'a mut SqliteConnection, StoreError> {
+        match slot {
+            Some(conn) => Ok(conn),
+            None => Ok(slot.insert(
+                SqliteConnection::connect_with(&self.options)
+                    .await
+                    .map_err(|e| StoreError::new(StoreErrorKind::Connect, None, e.to_string()))?,
+            )),
         }
     }
 

@@ -255,6 +255,11 @@ impl Store {
         &self.inner.pool
     }
 
+    /// SQLite: the recorder's connection (`None` on PostgreSQL).
+    pub(crate) fn sqlite_writer(&self) -> Option<&SqliteWriter> {
+        self.inner.writer.as_ref()
+    }
+
     /// Writes `events` in one transaction, in order, and says what each did.
     /// A parking pass, when one is due, runs last in the same transaction.
     pub(crate) async fn write_batch(&self, events: &[Event]) -> Result<Vec<Outcome>, StoreError> {

@@ -7,26 +7,31 @@ mod alerts;
 mod batches;
 mod checkpoint;
 mod dropped;
+mod retention;
 mod scenarios;
 mod support;
 
 mod race;
 mod recorder;
 
-/// One test per backend for a scenario taking a `TestDb`.
+/// One test per backend for a scenario taking a `TestDb` (in `scenarios`,
+/// or in the module named first).
 macro_rules! both {
     ($name:ident) => {
+        both!(scenarios::$name);
+    };
+    ($module:ident :: $name:ident) => {
         mod $name {
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn sqlite() {
-                crate::scenarios::$name(crate::support::TestDb::sqlite()).await;
+                crate::$module::$name(crate::support::TestDb::sqlite()).await;
             }
 
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn postgres() {
                 let test = concat!(stringify!($name), "::postgres");
                 if let Some(db) = crate::support::TestDb::postgres(test).await {
-                    crate::scenarios::$name(db).await;
+                    crate::$module::$name(db).await;
                 }
             }
         }
@@ -48,6 +53,8 @@ both!(response_ids_only_where_continuations_name_them);
 both!(parked_calls_still_pair);
 both!(parked_call_serves_the_second_result);
 both!(sessions_are_numbered_at_first_sight);
+both!(retention::retention_deletes_only_what_is_older);
+both!(retention::retention_on_an_empty_history);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn backends_give_the_same_stats() {

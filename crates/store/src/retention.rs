@@ -1,0 +1,270 @@
+//! Retention (issue 14): deleting what was recorded before a cutoff, so
+//! that a gateway running for months keeps a database of bounded size
+//! (deleted pages go to the file's free list and are reused by new rows).
+//!
+//! [`Store::prune`] starts a pass; each [`Prune::step`] is one short
+//! transaction deleting at most a few thousand rows of one table, oldest
+//! first, through an index led by the time (`requests_at`,
+//! `tool_calls_at`, and migration 0012's `tool_results_at` and
+//! `sessions_last`), so a step costs the same however large the tables
+//! are, and the recorder's batches get the database between two steps (on
+//! SQLite the step runs on the recorder's own connection). The same SQL on
+//! SQLite and PostgreSQL. What goes, in this order:
+//!
+//! 1. requests older than the cutoff, with their repairs and call turns;
+//! 2. `tool_calls` rows older than it (a call by its time, a result-only
+//!    row by its result's time);
+//! 3. the keys of results first recorded before it (`tool_results`): a
+//!    result resent after that is counted again;
+//! 4. sessions with no request since the cutoff, with their call turns;
+//! 5. the counts of dropped events and alert transitions older than it,
+//!    except each alert's latest transition (its current state).
+
+use serde::Serialize;
+
+use crate::error::StoreError;
+use crate::store::{Pool, Store};
+
+/// Rows deleted, by table.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Pruned {
+    /// `requests`.
+    pub requests: u64,
+    /// `request_repairs`.
+    pub request_repairs: u64,
+    /// `call_turns`.
+    pub call_turns: u64,
+    /// `tool_calls`.
+    pub tool_calls: u64,
+    /// `tool_results` (the keys that make a resent result count once).
+    pub tool_results: u64,
+    /// `sessions`.
+    pub sessions: u64,
+    /// `dropped_tool_counts`.
+    pub dropped_tool_counts: u64,
+    /// `alert_transitions`.
+    pub alert_transitions: u64,
+}
+
+/// Where a pass is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    Requests,
+    ToolCalls,
+    ToolResults,
+    Sessions,
+    Aggregates,
+    Done,
+}
+
+/// One pass of deleting what was recorded before a cutoff, step by step
+/// (see the module's documentation).
+#[derive(Debug)]
+pub struct Prune {
+    store: Store,
+    cutoff_ms: i64,
+    rows: i64,
+    stage: Stage,
+    deleted: Pruned,
+}
+
+/// The oldest requests before the cutoff, a chunk: the subquery every
+/// statement of the requests step repeats (one transaction, same rows).
+macro_rules! old_requests {
+    () => {
+        "(SELECT request_id FROM requests WHERE at_ms < $1 ORDER BY at_ms LIMIT $2)"
+    };
+}
+
+const DELETE_REPAIRS: &str = concat!(
+    "DELETE FROM request_repairs WHERE request_id IN ",
+    old_requests!()
+);
+const DELETE_REQUEST_TURNS: &str = concat!(
+    "DELETE FROM call_turns WHERE request_id IN ",
+    old_requests!()
+);
+const DELETE_REQUESTS: &str = concat!("DELETE FROM requests WHERE request_id IN ", old_requests!());
+const DELETE_CALLS: &str = "DELETE FROM tool_calls WHERE id IN \
+    (SELECT id FROM tool_calls WHERE at_ms < $1 ORDER BY at_ms LIMIT $2)";
+const DELETE_RESULT_KEYS: &str = "DELETE FROM tool_results \
+    WHERE (session_no, call_id, message_index) IN \
+    (SELECT session_no, call_id, message_index FROM tool_results \
+     WHERE at_ms < $1 ORDER BY at_ms LIMIT $2)";
+
+/// The sessions quiet longest, a chunk: the subquery of the sessions step.
+macro_rules! quiet_sessions {
+    () => {
+        "(SELECT no FROM sessions WHERE last_ms < $1 ORDER BY last_ms LIMIT $2)"
+    };
+}
+
+const DELETE_SESSION_TURNS: &str = concat!(
+    "DELETE FROM call_turns WHERE session_no IN ",
+    quiet_sessions!()
+);
+const DELETE_SESSIONS: &str = concat!("DELETE FROM sessions WHERE no IN ", quiet_sessions!());
+const DELETE_DROPPED: &str = "DELETE FROM dropped_tool_counts WHERE at_ms < $1";
+const DELETE_TRANSITIONS: &str = "DELETE FROM alert_transitions WHERE at_ms < $1 \
+    AND seq < (SELECT max(seq) FROM alert_transitions a WHERE a.alert_key = alert_transitions.alert_key)";
+
+/// PostgreSQL: `statements`, each bound to `cutoff` and (when given)
+/// `rows`, in one transaction on a pooled connection. (SQLite runs them on
+/// the recorder's connection: [`crate::sqlite_writer::SqliteWriter::run_bound`].)
+async fn run_postgres<const N: usize>(
+    pool: &sqlx::PgPool,
+    statements: [&'static str; N],
+    cutoff: i64,
+    rows: Option<i64>,
+) -> Result<[u64; N], sqlx::Error> {
+    let mut tx = pool.begin().await?;
+    let mut n = [0; N];
+    for (i, sql) in statements.into_iter().enumerate() {
+        let q = sqlx::query(sql).bind(cutoff);
+        let q = match rows {
+            Some(rows) => q.bind(rows),
+            None => q,
+        };
+        n[i] = q.execute(&mut *tx).await?.rows_affected();
+    }
+    tx.commit().await?;
+    Ok(n)
+}
+
+// === impl Store (retention) ===
+
+impl Store {
+    /// A pass deleting what was recorded before `cutoff_ms` (unix ms), at
+    /// most `rows` rows of one table per [`Prune::step`].
+    pub fn prune(&self, cutoff_ms: i64, rows: usize) -> Prune {
+        Prune {
+            store: self.clone(),
+            cutoff_ms,
+            rows: i64::try_from(rows.max(1)).unwrap_or(i64::MAX),
+            stage: Stage::Requests,
+            deleted: Pruned::default(),
+        }
+    }
+}
+
+// === impl Prune ===
+
+impl Prune {
+    /// Deletes the next chunk (one short transaction): `true` while
+    /// there is more to do. After an error the same step can be tried
+    /// again.
+    pub async fn step(&mut self) -> Result<bool, StoreError> {
+        let limit = Some(self.rows);
+        let full = |n: u64| i64::try_from(n).unwrap_or(i64::MAX) >= self.rows;
+        self.stage = match self.stage {
+            Stage::Requests => {
+                let [repairs, turns, requests] = self
+                    .run(
+                        [DELETE_REPAIRS, DELETE_REQUEST_TURNS, DELETE_REQUESTS],
+                        limit,
+                    )
+                    .await?;
+                let d = &mut self.deleted;
+                d.requests += requests;
+                d.request_repairs += repairs;
+                d.call_turns += turns;
+                if full(requests) {
+                    Stage::Requests
+                } else {
+                    Stage::ToolCalls
+                }
+            }
+            Stage::ToolCalls => {
+                let [n] = self.run([DELETE_CALLS], limit).await?;
+                self.deleted.tool_calls += n;
+                if full(n) {
+                    Stage::ToolCalls
+                } else {
+                    Stage::ToolResults
+                }
+            }
+            Stage::ToolResults => {
+                let [n] = self.run([DELETE_RESULT_KEYS], limit).await?;
+                self.deleted.tool_results += n;
+                if full(n) {
+                    Stage::ToolResults
+                } else {
+                    Stage::Sessions
+                }
+            }
+            Stage::Sessions => {
+                let [turns, sessions] = self
+                    .run([DELETE_SESSION_TURNS, DELETE_SESSIONS], limit)
+                    .await?;
+                self.deleted.sessions += sessions;
+                self.deleted.call_turns += turns;
+                if full(sessions) {
+                    Stage::Sessions
+                } else {
+                    Stage::Aggregates
+                }
+            }
+            Stage::Aggregates => {
+                let [dropped, transitions] =
+                    self.run([DELETE_DROPPED, DELETE_TRANSITIONS], None).await?;
+                self.deleted.dropped_tool_counts += dropped;
+                self.deleted.alert_transitions += transitions;
+                Stage::Done
+            }
+            Stage::Done => Stage::Done,
+        };
+        Ok(self.stage != Stage::Done)
+    }
+
+    /// One step's statements in one transaction, on either backend.
+    async fn run<const N: usize>(
+        &self,
+        statements: [&'static str; N],
+        rows: Option<i64>,
+    ) -> Result<[u64; N], StoreError> {
+        match (self.store.pool(), self.store.sqlite_writer()) {
+            (Pool::Sqlite(_), Some(writer)) => {
+                writer.run_bound(statements, self.cutoff_ms, rows).await
+            }
+            (Pool::Sqlite(_), None) => Err(StoreError::query(sqlx::Error::Protocol(
+                "no SQLite writer".into(),
+            ))),
+            (Pool::Postgres(p), _) => run_postgres(p, statements, self.cutoff_ms, rows)
+                .await
+                .map_err(StoreError::query),
+        }
+    }
+
+    /// What this pass has deleted so far.
+    pub fn deleted(&self) -> Pruned {
+        self.deleted
+    }
+
+    /// The cutoff (unix ms).
+    pub fn cutoff_ms(&self) -> i64 {
+        self.cutoff_ms
+    }
+}
+
+// === impl Pruned ===
+
+impl Pruned {
+    /// Each table's count, by table name.
+    pub fn by_table(&self) -> [(&'static str, u64); 8] {
+        [
+            ("requests", self.requests),
+            ("request_repairs", self.request_repairs),
+            ("call_turns", self.call_turns),
+            ("tool_calls", self.tool_calls),
+            ("tool_results", self.tool_results),
+            ("sessions", self.sessions),
+            ("dropped_tool_counts", self.dropped_tool_counts),
+            ("alert_transitions", self.alert_transitions),
+        ]
+    }
+
+    /// Rows deleted in all.
+    pub fn total(&self) -> u64 {
+        self.by_table().iter().map(|(_, n)| n).sum()
+    }
+}

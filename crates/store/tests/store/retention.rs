@@ -1,0 +1,217 @@
+//! Retention (`Store::prune`): what is older than the cutoff goes, in
+//! steps of at most the given rows per table; what is newer stays, and
+//! recording goes on as before.
+
+use toolwarden_store::*;
+
+use crate::support::*;
+
+const CUTOFF: i64 = 10_000;
+
+/// Rows of `table` (optionally `WHERE …`).
+async fn rows(db: &TestDb, table: &str, filter: &str) -> i64 {
+    let sql = if filter.is_empty() {
+        format!("SELECT COUNT(*) FROM {table}")
+    } else {
+        format!("SELECT COUNT(*) FROM {table} WHERE {filter}")
+    };
+    query_i64(&db.url, &sql).await
+}
+
+/// A turn of session `s` at `at`: its request, two calls (one with a
+/// turn fingerprint) and, when `answered`, the previous turn's results.
+fn turn(s: &str, n: u32, at: i64) -> Vec<Event> {
+    let req = format!("{s}-r{n}");
+    let mut repaired = request(&req, s, at);
+    if let Event::Request(r) = &mut repaired {
+        r.repairs = vec!["orphan_result".into()];
+    }
+    let mut fingerprinted = call(&req, s, 0, &format!("{s}-c{n}a"), "search", at + 1);
+    fingerprinted.turn = Some(7 + i64::from(n));
+    let mut events = vec![
+        repaired,
+        Event::ToolCall(fingerprinted),
+        Event::ToolCall(call(&req, s, 1, &format!("{s}-c{n}b"), "fetch", at + 1)),
+    ];
+    if n > 0 {
+        for (k, id) in ["a", "b"].iter().enumerate() {
+            events.push(Event::ToolResult(result(
+                &req,
+                s,
+                &format!("{s}-c{}{id}", n - 1),
+                2 * n + k as u32,
+                None,
+                k == 1,
+                at,
+            )));
+        }
+    }
+    events
+}
+
+fn transition(key: &str, seq: i64, at_ms: i64) -> AlertTransition {
+    AlertTransition {
+        alert_key: key.into(),
+        seq,
+        state: if seq % 2 == 1 { "firing" } else { "resolved" }.into(),
+        rule: "tool_failure_rate".into(),
+        tool: "search".into(),
+        model: "*".into(),
+        instance: String::new(),
+        value: 0.5,
+        threshold: 0.2,
+        volume: 10,
+        started_ms: at_ms,
+        at_ms,
+        gateway: "gw".into(),
+    }
+}
+
+pub async fn retention_deletes_only_what_is_older(db: TestDb) {
+    let store = Store::open(&db.url).await.unwrap();
+    // "old": quiet since before the cutoff. "long": before and after.
+    // "new": after only.
+    let mut events = Vec::new();
+    for n in 0..5 {
+        events.extend(turn("old", n, 1_000 + 1_000 * i64::from(n)));
+        events.extend(turn("long", n, 6_000 + 2_000 * i64::from(n)));
+    }
+    for n in 0..3 {
+        events.extend(turn("new", n, 20_000 + 1_000 * i64::from(n)));
+    }
+    let (counters, _) = record_all(&store, &events).await;
+    assert_eq!(counters.events_written, events.len() as u64);
+    for (key, seq, at) in [
+        ("a", 1, 2_000),
+        ("a", 2, 3_000),
+        ("b", 1, 4_000),
+        ("b", 2, 12_000),
+    ] {
+        assert!(
+            store
+                .claim_alert_transition(&transition(key, seq, at))
+                .await
+                .unwrap()
+        );
+    }
+    let before_total = store.stats(&all()).await.unwrap();
+
+    let older = |col: &str| format!("{col} < {CUTOFF}");
+    let mut expect = Pruned {
+        requests: rows(&db, "requests", &older("at_ms")).await as u64,
+        request_repairs: 0,
+        call_turns: 0,
+        tool_calls: rows(&db, "tool_calls", &older("at_ms")).await as u64,
+        tool_results: rows(&db, "tool_results", &older("at_ms")).await as u64,
+        sessions: 1,
+        dropped_tool_counts: 0,
+        // "a" keeps its latest (seq 2); "b"'s first is older, its latest newer.
+        alert_transitions: 2,
+    };
+    expect.request_repairs = expect.requests;
+    // The turns of old requests, "old"'s among them.
+    expect.call_turns = rows(
+        &db,
+        "call_turns",
+        &format!("request_id IN (SELECT request_id FROM requests WHERE at_ms < {CUTOFF})"),
+    )
+    .await as u64;
+    assert_eq!(
+        (expect.requests, expect.tool_results),
+        (7, 10),
+        "the scenario's shape"
+    );
+    let kept_requests = rows(&db, "requests", &format!("at_ms >= {CUTOFF}")).await;
+    let kept_calls = rows(&db, "tool_calls", &format!("at_ms >= {CUTOFF}")).await;
+    let kept_results = rows(&db, "tool_results", &format!("at_ms >= {CUTOFF}")).await;
+
+    // Two rows per step: every stage takes several steps.
+    let mut prune = store.prune(CUTOFF, 2);
+    let mut steps = 0;
+    while prune.step().await.unwrap() {
+        steps += 1;
+        assert!(steps < 100, "a pass ends");
+    }
+    assert!(
+        !prune.step().await.unwrap(),
+        "a finished pass stays finished"
+    );
+    assert_eq!(prune.deleted(), expect);
+    assert!(
+        steps >= 4 + 4 + 5,
+        "at most two rows per step ({steps} steps)"
+    );
+
+    assert_eq!(rows(&db, "requests", &older("at_ms")).await, 0);
+    assert_eq!(rows(&db, "tool_calls", &older("at_ms")).await, 0);
+    assert_eq!(rows(&db, "tool_results", &older("at_ms")).await, 0);
+    assert_eq!(rows(&db, "requests", "").await, kept_requests);
+    assert_eq!(rows(&db, "tool_calls", "").await, kept_calls);
+    assert_eq!(rows(&db, "tool_results", "").await, kept_results);
+    assert_eq!(rows(&db, "request_repairs", "").await, kept_requests);
+    assert_eq!(
+        rows(&db, "call_turns", "").await,
+        kept_requests,
+        "one turn per kept request"
+    );
+    assert_eq!(rows(&db, "sessions", "session_id = 'old'").await, 0);
+    assert_eq!(
+        rows(&db, "sessions", "session_id IN ('long', 'new')").await,
+        2
+    );
+    assert_eq!(rows(&db, "alert_transitions", "").await, 2);
+    let states = store.alert_states().await.unwrap();
+    assert_eq!(
+        states
+            .iter()
+            .map(|t| (t.alert_key.as_str(), t.seq))
+            .collect::<Vec<_>>(),
+        vec![("b", 2), ("a", 2)],
+        "every alert keeps its current state"
+    );
+    let after_total = store.stats(&all()).await.unwrap();
+    assert_eq!(after_total.requests.total, kept_requests as u64);
+    assert!(after_total.requests.total < before_total.requests.total);
+
+    // A second pass finds nothing.
+    let mut again = store.prune(CUTOFF, 2);
+    while again.step().await.unwrap() {}
+    assert_eq!(again.deleted(), Pruned::default());
+
+    // Recording goes on: "long"'s next turn pairs with its kept calls, a
+    // kept result resent counts once, and "old" comes back as a new session.
+    let mut next = turn("long", 5, 30_000);
+    next.push(Event::ToolResult(result(
+        "long-r5", "long", "long-c3a", 8, None, false, 30_000,
+    )));
+    next.extend(turn("old", 0, 31_000));
+    let (counters, seen) = record_all(&store, &next).await;
+    assert_eq!(counters.events_written, next.len() as u64);
+    let results = seen.results.lock().unwrap().clone();
+    assert_eq!(
+        results,
+        vec![
+            ("long-c4a".to_string(), "search".to_string()),
+            ("long-c4b".into(), "fetch".into())
+        ],
+        "the new results are named by their kept calls; the resent one is not new"
+    );
+    assert_eq!(rows(&db, "sessions", "session_id = 'old'").await, 1);
+    assert_eq!(rows(&db, "requests", "").await, kept_requests + 2);
+}
+
+/// Nothing older than the cutoff: a pass deletes nothing and ends.
+pub async fn retention_on_an_empty_history(db: TestDb) {
+    let store = Store::open(&db.url).await.unwrap();
+    let events = turn("s", 0, 50_000);
+    record_all(&store, &events).await;
+    let mut prune = store.prune(CUTOFF, 1000);
+    let mut steps = 0;
+    while prune.step().await.unwrap() {
+        steps += 1;
+    }
+    assert_eq!(prune.deleted(), Pruned::default());
+    assert_eq!(prune.deleted().total(), 0);
+    assert_eq!(steps, 4, "one step per stage");
+    assert_eq!(rows(&db, "requests", "").await, 1);
+}
