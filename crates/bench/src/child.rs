@@ -439,12 +439,13 @@ pub async fn serve(
     {
         config.repair = mode;
     }
-    // Issue 14: the memory bounds as `toolwarden serve` reads them
-    // (`TOOLWARDEN_DATABASE_CACHE_KIB`, `TOOLWARDEN_RECORD_QUEUE_CAPACITY`, …).
-    config.memory = toolwarden_gateway::RawConfig::from_env(std::env::vars())
+    // Issue 14: the memory bounds and retention as `toolwarden serve` reads
+    // them (`TOOLWARDEN_DATABASE_CACHE_KIB`, `TOOLWARDEN_RETENTION_DAYS`, …).
+    let settings = toolwarden_gateway::RawConfig::from_env(std::env::vars())
         .validate()
-        .map_err(|e| format!("gateway child: {e}"))?
-        .memory;
+        .map_err(|e| format!("gateway child: {e}"))?;
+    config.memory = settings.memory;
+    config.retention = settings.retention;
     let gw = Gateway::start(config)
         .await
         .map_err(|e| format!("gateway: {e}"))?;

@@ -104,6 +104,8 @@ pub struct Config {
     // Endurance (issue 14).
     /// Bounded time shutdown spends writing the queued records.
     pub record_drain: Duration,
+    /// What is recorded is deleted once this old; `None` keeps everything.
+    pub retention: Option<Duration>,
     /// Time allowed for a request head (and for idling between requests).
     pub client_head_timeout: Duration,
     /// Time allowed for a request body after its head.

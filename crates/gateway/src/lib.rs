@@ -52,6 +52,7 @@ mod otel;
 mod pipeline;
 mod proxy;
 mod recorder;
+mod retention;
 mod routes;
 mod server;
 mod shutdown;

@@ -26,6 +26,7 @@ use crate::{
 pub(crate) mod alerts_board;
 pub mod events;
 pub(crate) mod otlp_counters;
+pub(crate) mod retention_counters;
 
 /// Tool calls the models made, by provider, model and tool.
 pub const TOOL_CALLS_TOTAL: &str = "toolwarden_tool_calls_total";
@@ -74,6 +75,8 @@ pub struct Metrics {
     pub(crate) alerts: Arc<alerts_board::AlertsBoard>,
     /// OTLP export counters (issue 19).
     pub(crate) otlp: Arc<otlp_counters::OtlpCounters>,
+    /// What retention deleted (issue 14).
+    pub(crate) retention: Arc<retention_counters::RetentionCounters>,
 }
 
 /// Feeds the tool counters from the store's writer, after de-duplication.
@@ -117,6 +120,7 @@ impl Metrics {
             overhead: Histogram::new(OVERHEAD_BUCKETS),
             alerts: Arc::default(),
             otlp: Arc::default(),
+            retention: Arc::default(),
         }
     }
 
@@ -247,6 +251,7 @@ impl Metrics {
         self.overhead.render(GATEWAY_OVERHEAD_SECONDS, "", &mut out);
         self.alerts.render(&mut out);
         self.otlp.render(&mut out);
+        self.retention.render(&mut out);
         out
     }
 }

@@ -121,6 +121,12 @@ impl Gateway {
             addr,
             shutdown_rx.clone(),
         )?;
+        crate::retention::start(
+            shared.store.as_ref(),
+            shared.config.retention,
+            shared.sinks.metrics.retention.clone(),
+            shutdown_rx.clone(),
+        );
         let (force, force_rx) = watch::channel(false);
         let (guard, connections) = mpsc::channel(1);
         let mut workers = Vec::with_capacity(shared.config.workers);

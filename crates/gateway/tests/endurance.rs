@@ -263,18 +263,22 @@ async fn post_on(s: &mut TcpStream, session: &str) -> u16 {
     }
 }
 
-/// `worker_connections` from `/healthz` (asked on a connection of its own,
-/// which counts itself).
-async fn worker_connections(addr: std::net::SocketAddr) -> Vec<u64> {
+/// The body of `GET path`, asked on a connection of its own.
+async fn get(addr: std::net::SocketAddr, path: &str) -> String {
     let mut s = TcpStream::connect(addr).await.unwrap();
-    s.write_all(b"GET /healthz HTTP/1.1\r\nhost: gw.test\r\nconnection: close\r\n\r\n")
-        .await
-        .unwrap();
+    let head = format!("GET {path} HTTP/1.1\r\nhost: gw.test\r\nconnection: close\r\n\r\n");
+    s.write_all(head.as_bytes()).await.unwrap();
     let mut out = Vec::new();
     s.read_to_end(&mut out).await.unwrap();
     let text = String::from_utf8_lossy(&out);
-    let body = &text[text.find("\r\n\r\n").unwrap() + 4..];
-    let json: serde_json::Value = serde_json::from_str(body).unwrap();
+    text[text.find("\r\n\r\n").unwrap() + 4..].to_string()
+}
+
+/// `worker_connections` from `/healthz` (asked on a connection of its own,
+/// which counts itself).
+async fn worker_connections(addr: std::net::SocketAddr) -> Vec<u64> {
+    let body = get(addr, "/healthz").await;
+    let json: serde_json::Value = serde_json::from_str(&body).unwrap();
     json["worker_connections"]
         .as_array()
         .unwrap_or_else(|| panic!("{json}"))
@@ -320,4 +324,99 @@ async fn connections_are_spread_evenly_over_the_workers() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     gw.shutdown().await;
+}
+
+/// One integer from `sql` on the SQLite database at `url`.
+async fn count(url: &str, sql: &str) -> i64 {
+    let mut conn = sqlx::SqliteConnection::connect(url).await.unwrap();
+    sqlx::query_scalar(sql).fetch_one(&mut conn).await.unwrap()
+}
+
+/// Retention: a gateway started on a database holding records older than
+/// `retention_days` deletes them in the pass it runs soon after start;
+/// newer ones stay, and `/metrics` counts what went.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn records_older_than_the_retention_are_deleted_soon_after_start() {
+    let mock = MockProvider::start(MockOptions::default()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("tw.db").display());
+    // Ten sessions recorded by a gateway without retention...
+    let mut config = Config::for_tests(&mock.base_url());
+    config.database = Some(url.clone());
+    config.retention = None;
+    let gw = Gateway::start(config).await.unwrap();
+    for i in 0..10 {
+        assert_eq!(post(gw.addr(), &format!("keep{i}")).await, 200);
+    }
+    let report = gw.shutdown().await;
+    assert_eq!(report.events_dropped, 0, "{report:?}");
+    let calls = count(&url, "SELECT COUNT(*) FROM tool_calls").await;
+    assert!(calls >= 10, "each answer has a tool call ({calls})");
+    // ... six of them 40 days ago.
+    let old = "('keep0', 'keep1', 'keep2', 'keep3', 'keep4', 'keep5')";
+    let forty_days = 40 * 86_400_000_i64;
+    let mut conn = sqlx::SqliteConnection::connect(&url).await.unwrap();
+    for sql in [
+        format!("UPDATE requests SET at_ms = at_ms - {forty_days} WHERE session_id IN {old}"),
+        format!("UPDATE tool_calls SET at_ms = at_ms - {forty_days} WHERE session_id IN {old}"),
+        format!(
+            "UPDATE sessions SET first_ms = first_ms - {forty_days}, \
+             last_ms = last_ms - {forty_days} WHERE session_id IN {old}"
+        ),
+    ] {
+        sqlx::query(&sql).execute(&mut conn).await.unwrap();
+    }
+    conn.close().await.unwrap();
+    let old_calls = count(
+        &url,
+        &format!("SELECT COUNT(*) FROM tool_calls WHERE session_id IN {old}"),
+    )
+    .await;
+
+    let mut config = Config::for_tests(&mock.base_url());
+    config.database = Some(url.clone());
+    assert_eq!(
+        config.retention,
+        Some(Duration::from_secs(30 * 86_400)),
+        "the default"
+    );
+    let gw = Gateway::start(config).await.unwrap();
+    let passed = "toolwarden_retention_passes_total{outcome=\"completed\"} 1";
+    let started = Instant::now();
+    let metrics = loop {
+        let metrics = get(gw.addr(), "/metrics").await;
+        if metrics.contains(passed) {
+            break metrics;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "no pass yet:\n{metrics}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    for line in [
+        "toolwarden_retention_deleted_rows_total{table=\"requests\"} 6".to_string(),
+        "toolwarden_retention_deleted_rows_total{table=\"sessions\"} 6".to_string(),
+        format!("toolwarden_retention_deleted_rows_total{{table=\"tool_calls\"}} {old_calls}"),
+    ] {
+        assert!(metrics.contains(&line), "{line} in\n{metrics}");
+    }
+    assert_eq!(count(&url, "SELECT COUNT(*) FROM requests").await, 4);
+    assert_eq!(
+        count(
+            &url,
+            &format!("SELECT COUNT(*) FROM requests WHERE session_id IN {old}")
+        )
+        .await,
+        0
+    );
+    assert_eq!(count(&url, "SELECT COUNT(*) FROM sessions").await, 4);
+    assert_eq!(
+        count(&url, "SELECT COUNT(*) FROM tool_calls").await,
+        calls - old_calls
+    );
+    // The gateway goes on recording.
+    assert_eq!(post(gw.addr(), "after").await, 200);
+    gw.shutdown().await;
+    assert_eq!(count(&url, "SELECT COUNT(*) FROM requests").await, 5);
 }

@@ -20,6 +20,27 @@ fn endurance_defaults() {
     assert_eq!(config.client_head_timeout, Duration::from_secs(30));
     assert_eq!(config.client_body_timeout, Duration::from_secs(60));
     assert_eq!(config.max_client_connections, 10_000);
+    assert_eq!(config.retention, Some(Duration::from_secs(30 * 86_400)));
+}
+
+#[test]
+fn retention_is_days_zero_keeps_everything_and_a_century_is_the_most() {
+    let days = |v: &str| env(&[("TOOLWARDEN_RETENTION_DAYS", v)]).validate();
+    assert_eq!(
+        days("7").unwrap().retention,
+        Some(Duration::from_secs(7 * 86_400))
+    );
+    assert_eq!(days("0").unwrap().retention, None);
+    let text = days("36501").unwrap_err().to_string();
+    assert!(
+        text.contains("retention_days 36501: at most 36500"),
+        "{text}"
+    );
+    let file = RawConfig::from_toml_str("retention_days = 90").unwrap();
+    assert_eq!(
+        file.validate().unwrap().retention,
+        Some(Duration::from_secs(90 * 86_400))
+    );
 }
 
 #[test]

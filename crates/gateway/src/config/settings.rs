@@ -132,6 +132,8 @@ settings! {
     workers: u64 = "one per CPU";
     /// A PEM file of extra root certificates trusted for upstream TLS (a TLS-inspecting egress proxy, a self-hosted upstream), beside the built-in webpki roots.
     upstream_ca: PathBuf = "";
+    /// Recorded requests, tool calls, results and sessions older than this many days are deleted (a pass soon after start, then hourly, in small steps); 0 keeps everything.
+    retention_days: u64 = "30";
     /// How long shutdown keeps writing the recorded events still queued, ms; past it, what is left is dropped, counted and reported.
     record_drain_ms: u64 = "5000";
     /// How long a client may take to send a request head, ms (also the longest idle wait on a kept-alive connection).

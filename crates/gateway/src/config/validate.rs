@@ -18,6 +18,10 @@ const DEFAULT_FIRST_BYTE_TIMEOUT_MS: u64 = 600_000;
 const DEFAULT_SHUTDOWN_GRACE_MS: u64 = 10_000;
 /// Endurance (issue 14): how long shutdown keeps writing recorded events.
 const DEFAULT_RECORD_DRAIN_MS: u64 = 5_000;
+/// Days a record is kept (0: forever).
+const DEFAULT_RETENTION_DAYS: u64 = 30;
+/// The longest retention accepted short of forever (a century).
+const MAX_RETENTION_DAYS: u64 = 36_500;
 /// Endurance: a client's time to send a request head (hyper's default too).
 const DEFAULT_CLIENT_HEAD_TIMEOUT_MS: u64 = 30_000;
 /// Endurance: a client's time to send a request body after its head.
@@ -39,6 +43,7 @@ pub(super) const NUMBER_DEFAULTS: &[(&str, u64)] = &[
     ("first_byte_timeout_ms", DEFAULT_FIRST_BYTE_TIMEOUT_MS),
     ("shutdown_grace_ms", DEFAULT_SHUTDOWN_GRACE_MS),
     ("record_drain_ms", DEFAULT_RECORD_DRAIN_MS),
+    ("retention_days", DEFAULT_RETENTION_DAYS),
     ("client_head_timeout_ms", DEFAULT_CLIENT_HEAD_TIMEOUT_MS),
     ("client_body_timeout_ms", DEFAULT_CLIENT_BODY_TIMEOUT_MS),
     ("max_client_connections", DEFAULT_MAX_CLIENT_CONNECTIONS),
@@ -181,7 +186,15 @@ impl RawConfig {
             },
             &mut problems,
         );
-        // Endurance (issue 14): client timeouts and the connection cap.
+        // Endurance (issue 14): retention, client timeouts and the connection cap.
+        let retention_days = self.retention_days.unwrap_or(DEFAULT_RETENTION_DAYS);
+        if retention_days > MAX_RETENTION_DAYS {
+            problems.push(format!(
+                "retention_days {retention_days}: at most {MAX_RETENTION_DAYS} (0 keeps everything)"
+            ));
+        }
+        let retention = (retention_days > 0)
+            .then(|| Duration::from_secs(retention_days.min(MAX_RETENTION_DAYS) * 86_400));
         let mut positive = |key: &str, value: Option<u64>, default: u64| {
             let v = value.unwrap_or(default);
             if v == 0 {
@@ -239,6 +252,7 @@ impl RawConfig {
                 record_drain: Duration::from_millis(
                     self.record_drain_ms.unwrap_or(DEFAULT_RECORD_DRAIN_MS),
                 ),
+                retention,
                 client_head_timeout: Duration::from_millis(client_head_timeout_ms),
                 client_body_timeout: Duration::from_millis(client_body_timeout_ms),
                 max_client_connections: usize::try_from(max_client_connections)
