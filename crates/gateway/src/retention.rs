@@ -19,11 +19,11 @@ use toolwarden_store::{Pruned, Store};
 use crate::metrics::retention_counters::RetentionCounters;
 
 /// The first pass, after start.
-pub(crate) const FIRST_PASS_AFTER: Duration = Duration::from_secs(2);
+const FIRST_PASS_AFTER: Duration = Duration::from_secs(2);
 /// Between two passes.
-pub(crate) const PASS_EVERY: Duration = Duration::from_secs(3600);
+const PASS_EVERY: Duration = Duration::from_secs(3600);
 /// Rows of one table one step deletes at most.
-pub(crate) const ROWS_PER_STEP: usize = 2000;
+const ROWS_PER_STEP: usize = 2000;
 /// The shortest rest between two steps.
 const REST_MIN: Duration = Duration::from_millis(10);
 

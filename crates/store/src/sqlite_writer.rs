@@ -1,6 +1,7 @@
-//! SQLite: the connection the recorder's batches are written on, and the
-//! checkpointer that copies its write-ahead log into the database file from
-//! a connection of its own (issue 14).
+//! SQLite: the connection the recorder's batches are written on (and
+//! retention's steps, between two batches: [`SqliteWriter::run_bound`]),
+//! and the checkpointer that copies its write-ahead log into the database
+//! file from a connection of its own (issue 14).
 //!
 //! Why a checkpointer of its own: with SQLite's automatic checkpoints (every
 //! 1,000 WAL pages) the committing connection copies the log into the
