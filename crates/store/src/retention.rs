@@ -118,15 +118,7 @@ async fn run_postgres<const N: usize>(
     rows: Option<i64>,
 ) -> Result<[u64; N], sqlx::Error> {
     let mut tx = pool.begin().await?;
-    let mut n = [0; N];
-    for (i, sql) in statements.into_iter().enumerate() {
-        let q = sqlx::query(sql).bind(cutoff);
-        let q = match rows {
-            Some(rows) => q.bind(rows),
-            None => q,
-        };
-        n[i] = q.execute(&mut *tx).await?.rows_affected();
-    }
+    let n: [u64; N] = crate::pool::execute_bound!(tx, statements, cutoff, rows);
     tx.commit().await?;
     Ok(n)
 }

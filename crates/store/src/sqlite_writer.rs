@@ -158,15 +158,7 @@ impl SqliteWriter {
         let conn = self.open(&mut slot).await?;
         let result = async {
             let mut tx = conn.begin_with("BEGIN IMMEDIATE").await?;
-            let mut n = [0; N];
-            for (i, sql) in statements.into_iter().enumerate() {
-                let q = sqlx::query(sql).bind(cutoff);
-                let q = match rows {
-                    Some(rows) => q.bind(rows),
-                    None => q,
-                };
-                n[i] = q.execute(&mut *tx).await?.rows_affected();
-            }
+            let n: [u64; N] = crate::pool::execute_bound!(tx, statements, cutoff, rows);
             tx.commit().await?;
             Ok::<_, sqlx::Error>(n)
         }
