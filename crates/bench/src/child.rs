@@ -424,7 +424,6 @@ pub async fn serve(
     }
     // "-": no recording (to measure what recording costs).
     config.database = (database != "-").then(|| database.to_string());
-    config.jsonl = (jsonl != "-").then(|| jsonl.into());
     // As `toolwarden serve` reads them (default: one worker per CPU, `fix`).
     if let Some(n) = std::env::var("TOOLWARDEN_WORKERS")
         .ok()
@@ -440,12 +439,16 @@ pub async fn serve(
         config.repair = mode;
     }
     // Issue 14: the memory bounds and retention as `toolwarden serve` reads
-    // them (`TOOLWARDEN_DATABASE_CACHE_KIB`, `TOOLWARDEN_RETENTION_DAYS`, …).
-    let settings = toolwarden_gateway::RawConfig::from_env(std::env::vars())
+    // them (`TOOLWARDEN_DATABASE_CACHE_KIB`, `TOOLWARDEN_RETENTION_DAYS`, …), and
+    // The JSONL log's bound too (`TOOLWARDEN_JSONL_ROTATE_MIB`, …), for the
+    // path given ("-": no log).
+    let jsonl_var = (jsonl != "-").then(|| ("TOOLWARDEN_JSONL".to_string(), jsonl.to_string()));
+    let settings = toolwarden_gateway::RawConfig::from_env(std::env::vars().chain(jsonl_var))
         .validate()
         .map_err(|e| format!("gateway child: {e}"))?;
     config.memory = settings.memory;
     config.retention = settings.retention;
+    config.jsonl = if jsonl == "-" { None } else { settings.jsonl };
     let gw = Gateway::start(config)
         .await
         .map_err(|e| format!("gateway: {e}"))?;

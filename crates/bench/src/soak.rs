@@ -70,6 +70,11 @@ struct Sample {
 /// file in a temporary directory: a URL of an empty database.
 pub const SOAK_DATABASE_VAR: &str = "TOOLWARDEN_SOAK_DATABASE";
 
+/// A path for the soak's gateway to write its JSONL log to (bounded as
+/// `TOOLWARDEN_JSONL_ROTATE_MIB` and `TOOLWARDEN_JSONL_KEEP` say); unset,
+/// it writes none.
+pub const SOAK_JSONL_VAR: &str = "TOOLWARDEN_SOAK_JSONL";
+
 /// Run the soak for `seconds` with `conns` connections.
 pub async fn run(seconds: u64, conns: usize) -> Result<(), String> {
     let mock = MockProvider::start(MockOptions {
@@ -86,7 +91,9 @@ pub async fn run(seconds: u64, conns: usize) -> Result<(), String> {
         _ => format!("sqlite://{}", dir.path().join("soak.db").display()),
     };
     let exe = std::env::current_exe().map_err(|e| format!("current exe: {e}"))?;
-    let gw = child::GatewayChild::spawn(&exe, &mock.base_url(), &db, "-")?;
+    let jsonl = std::env::var(SOAK_JSONL_VAR).ok().filter(|p| !p.is_empty());
+    let gw =
+        child::GatewayChild::spawn(&exe, &mock.base_url(), &db, jsonl.as_deref().unwrap_or("-"))?;
     let shapes = Arc::new(shapes());
     println!(
         "soak: {seconds} s, {conns} connections, {} request shapes (4 dialects × streaming and not), gateway pid {}",
@@ -194,6 +201,9 @@ pub async fn run(seconds: u64, conns: usize) -> Result<(), String> {
     if counts != expected {
         failures.push("the database's counts are not what was sent".into());
     }
+    if let Some(path) = &jsonl {
+        println!("jsonl: {}", jsonl_files(std::path::Path::new(path)));
+    }
     let first_minute = samples.iter().find(|s| s.at_s >= 60).map(|s| s.rss_mb);
     let end = samples.last().map(|s| s.rss_mb);
     println!(
@@ -218,6 +228,27 @@ pub async fn run(seconds: u64, conns: usize) -> Result<(), String> {
     } else {
         Err(format!("soak: FAIL: {}", failures.join("; ")))
     }
+}
+
+/// The JSONL log's files (`PATH`, `PATH.1`, …) and their sizes.
+fn jsonl_files(path: &std::path::Path) -> String {
+    let size = |p: &std::path::Path| std::fs::metadata(p).map(|m| m.len()).ok();
+    let mut files = vec![size(path).unwrap_or(0)];
+    for n in 1.. {
+        let mut name = path.as_os_str().to_owned();
+        name.push(format!(".{n}"));
+        match size(std::path::Path::new(&name)) {
+            Some(len) => files.push(len),
+            None => break,
+        }
+    }
+    let mb = |b: u64| b as f64 / 1e6;
+    format!(
+        "{} files, {:.1} MB in all, the largest {:.1} MB",
+        files.len(),
+        mb(files.iter().sum()),
+        mb(files.iter().copied().max().unwrap_or(0)),
+    )
 }
 
 /// The eight request shapes, each dialect non-streaming then streaming.

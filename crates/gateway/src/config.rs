@@ -19,8 +19,9 @@
 //! assert_eq!(config.repair, RepairMode::Report);
 //! ```
 
-use std::{fmt, net::SocketAddr, path::PathBuf, str::FromStr, time::Duration};
+use std::{fmt, net::SocketAddr, str::FromStr, time::Duration};
 
+use toolwarden_store::JsonlLog;
 use toolwarden_wire::{
     Detector,
     detect::{DetectError, DetectorConfig},
@@ -74,8 +75,8 @@ pub struct Config {
     pub listen: SocketAddr,
     /// Database URL; `None` = no recording to a database.
     pub database: Option<String>,
-    /// JSONL event log path.
-    pub jsonl: Option<PathBuf>,
+    /// The JSONL event log: its path and bound.
+    pub jsonl: Option<JsonlLog>,
     /// Where each provider's requests go.
     pub upstreams: Upstreams,
     /// Repair mode.

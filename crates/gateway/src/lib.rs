@@ -80,6 +80,7 @@ pub use recorder::Recorder;
 pub use routes::Provider;
 pub use server::{Gateway, RunningGateway};
 pub use startup::{GatewayError, GatewayErrorKind};
+pub use toolwarden_store::JsonlLog;
 pub use upstream_url::Upstream;
 
 /// This crate's README, whose snippet is compiled (and run) as a doc test.

@@ -44,6 +44,8 @@ pub const GATEWAY_OVERHEAD_SECONDS: &str = "toolwarden_gateway_overhead_seconds"
 pub const EVENTS_DROPPED_TOTAL: &str = "toolwarden_events_dropped_total";
 /// Events the recorder wrote.
 pub const EVENTS_WRITTEN_TOTAL: &str = "toolwarden_events_written_total";
+/// Times the JSONL log reached its bound and was rotated.
+pub const JSONL_ROTATIONS_TOTAL: &str = "toolwarden_jsonl_rotations_total";
 /// Request bodies on dialect routes that could not be parsed (forwarded unchanged).
 pub const UNPARSED_REQUESTS_TOTAL: &str = "toolwarden_unparsed_requests_total";
 /// Response bodies not parsed for tool calls, by reason (compressed, too large, invalid).
@@ -225,6 +227,11 @@ impl Metrics {
                 EVENTS_WRITTEN_TOTAL,
                 "Events written by the recorder.",
                 recorder.events_written,
+            ),
+            (
+                JSONL_ROTATIONS_TOTAL,
+                "Times the JSONL log reached its bound and was rotated.",
+                recorder.jsonl_rotations,
             ),
         ] {
             let _ = writeln!(

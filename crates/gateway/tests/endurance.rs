@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use sqlx::Connection;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use toolwarden_gateway::{Config, Gateway};
+use toolwarden_gateway::{Config, Gateway, JsonlLog};
 use toolwarden_mock_provider::{MockOptions, MockProvider};
 
 const BODY: &str = r#"{"model":"claude-test","max_tokens":64,"messages":[{"role":"user","content":"list the files"}],"tools":[{"name":"shell","input_schema":{"type":"object"}}]}"#;
@@ -419,4 +419,75 @@ async fn records_older_than_the_retention_are_deleted_soon_after_start() {
     assert_eq!(post(gw.addr(), "after").await, 200);
     gw.shutdown().await;
     assert_eq!(count(&url, "SELECT COUNT(*) FROM requests").await, 5);
+}
+
+/// The JSONL log stays within its bound: rotated at `rotate_bytes` into
+/// `PATH.1`, `PATH.2`, with only `keep` rotated files kept; no line is
+/// split or lost within what is kept (the kept files hold the last
+/// requests, in order), and `/metrics` counts the rotations.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_jsonl_log_is_rotated_at_its_bound_and_keeps_the_newest_files() {
+    let mock = MockProvider::start(MockOptions::default()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let log = JsonlLog {
+        path: dir.path().join("events.jsonl"),
+        rotate_bytes: 8 * 1024,
+        keep: 2,
+    };
+    let mut config = Config::for_tests(&mock.base_url());
+    config.database = Some(format!("sqlite://{}", dir.path().join("tw.db").display()));
+    config.jsonl = Some(log.clone());
+    let gw = Gateway::start(config).await.unwrap();
+    // Ten rounds of 30 requests, each round written before the next is
+    // sent: at least one batch (more than 8 KiB of lines) per round.
+    let mut s = TcpStream::connect(gw.addr()).await.unwrap();
+    let (rounds, per_round) = (10, 30);
+    let sent = rounds * per_round;
+    let mut rotations = 0;
+    for round in 0..rounds {
+        for i in round * per_round..(round + 1) * per_round {
+            assert_eq!(post_on(&mut s, &format!("s{i}")).await, 200);
+        }
+        let started = Instant::now();
+        rotations = loop {
+            let metrics = get(gw.addr(), "/metrics").await;
+            let value = |name: &str| -> u64 {
+                let line = metrics.lines().find(|l| l.starts_with(name));
+                line.and_then(|l| l.rsplit(' ').next()?.parse().ok())
+                    .unwrap_or_else(|| panic!("{name} in\n{metrics}"))
+            };
+            if value("toolwarden_events_written_total ") >= 2 * (round + 1) * per_round {
+                break value("toolwarden_jsonl_rotations_total ");
+            }
+            assert!(started.elapsed() < Duration::from_secs(20), "{metrics}");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        };
+    }
+    drop(s);
+    gw.shutdown().await;
+    // A round writes more than the bound: each one after the first
+    // rotates (a round written in two batches may rotate twice), and the
+    // files of the first rounds have been deleted.
+    assert!(rotations >= rounds - 1, "{rotations} rotations");
+    assert!(!log.rotated(3).exists(), "only two rotated files are kept");
+
+    // The kept files, oldest first: their requests are the last ones sent,
+    // in order, every line whole.
+    let mut sessions = Vec::new();
+    for path in [log.rotated(2), log.rotated(1), log.path.clone()] {
+        let text = std::fs::read_to_string(&path).unwrap();
+        if path != log.path {
+            assert!(text.len() as u64 >= log.rotate_bytes, "{}", path.display());
+        }
+        for line in text.lines() {
+            let event: serde_json::Value = serde_json::from_str(line).unwrap();
+            if event["type"] == "request" {
+                let session = event["session_id"].as_str().unwrap();
+                sessions.push(session[1..].parse::<u64>().unwrap());
+            }
+        }
+    }
+    let first = sent - sessions.len() as u64;
+    assert!(first > 0, "the oldest files were deleted");
+    assert_eq!(sessions, (first..sent).collect::<Vec<_>>());
 }

@@ -29,7 +29,9 @@ use tokio::{
     net::{TcpListener, TcpStream},
     sync::{mpsc, oneshot},
 };
-use toolwarden_gateway::{Config, Gateway, RunningGateway, metrics::UPSTREAM_REQUESTS_TOTAL};
+use toolwarden_gateway::{
+    Config, Gateway, JsonlLog, RunningGateway, metrics::UPSTREAM_REQUESTS_TOTAL,
+};
 
 #[path = "proxy/failures.rs"]
 mod failures;

@@ -5,91 +5,361 @@
 //! results carry their resolved `tool` and computed `exec_ms`. Without a
 //! store every event is written: no dedup is possible then, so a result
 //! resent in later turns appears once per request that carried it.
+//!
+//! The log is bounded ([`JsonlLog`]): once the live file holds
+//! `rotate_bytes`, it is renamed `PATH.1` (the rotated ones before it move
+//! to `PATH.2` … `PATH.keep`, and the oldest beyond `keep` is deleted) and
+//! the next batch starts a new `PATH`. A rotation happens between two
+//! batches, so no line is ever split across files. The sink also follows a
+//! rotation made by someone else: if `PATH` is no longer the file it has
+//! open (renamed or deleted, as `logrotate` does by default), the next
+//! batch opens `PATH` anew; a file truncated in place (`copytruncate`) is
+//! simply appended to, from its new end.
 
-use std::fs::{File, OpenOptions};
+use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::event::Event;
 
-/// An append-only JSONL file, opened lazily (and reopened after an error).
+/// Where the JSONL log goes and how large it may grow.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JsonlLog {
+    /// The live file.
+    pub path: PathBuf,
+    /// Rotate once the live file holds at least this many bytes; 0 never
+    /// rotates.
+    pub rotate_bytes: u64,
+    /// Rotated files kept beside the live one (`PATH.1`, newest, to
+    /// `PATH.keep`); 0 keeps none (the full file is deleted).
+    pub keep: u32,
+}
+
+/// An append-only JSONL file, opened lazily (and reopened after an error,
+/// a rotation, or when `PATH` stops being the file it has open).
 #[derive(Debug)]
 pub(crate) struct JsonlSink {
-    path: PathBuf,
-    file: Option<BufWriter<File>>,
+    log: JsonlLog,
+    file: Option<Open>,
+    /// Rotations made since the sink was created.
+    rotations: u64,
+    /// The size at which the live file is rotated: `rotate_bytes`, or more
+    /// after a rotation failed.
+    next_rotation_at: u64,
+}
+
+#[derive(Debug)]
+struct Open {
+    out: BufWriter<File>,
+    /// The open file's identity, to notice that `PATH` became another file.
+    id: FileId,
+}
+
+/// What names a file whatever its path: (device, inode) on Unix.
+type FileId = (u64, u64);
+
+// === impl JsonlLog ===
+
+impl JsonlLog {
+    /// A log at `path` that is never rotated.
+    pub fn unbounded(path: impl Into<PathBuf>) -> Self {
+        JsonlLog {
+            path: path.into(),
+            rotate_bytes: 0,
+            keep: 0,
+        }
+    }
+
+    /// The path of the `n`th rotated file (1 is the newest).
+    pub fn rotated(&self, n: u32) -> PathBuf {
+        let mut name = self.path.clone().into_os_string();
+        name.push(format!(".{n}"));
+        PathBuf::from(name)
+    }
 }
 
 // === impl JsonlSink ===
 
 impl JsonlSink {
-    pub(crate) fn new(path: &Path) -> Self {
+    pub(crate) fn new(log: JsonlLog) -> Self {
         JsonlSink {
-            path: path.to_owned(),
+            next_rotation_at: log.rotate_bytes,
+            log,
             file: None,
+            rotations: 0,
         }
     }
 
-    /// Appends one line per event and flushes.
+    /// Rotations made so far.
+    pub(crate) fn rotations(&self) -> u64 {
+        self.rotations
+    }
+
+    /// Rotates the file first if it has reached its bound, then appends
+    /// one line per event and flushes. An error writing leaves the file to
+    /// be reopened by the next call (the lines of a failed write may be
+    /// partly in the file). A rotation that fails is reported after the
+    /// batch has been appended to the unrotated file, and tried again once
+    /// the file has grown by another `rotate_bytes`.
     pub(crate) fn write<'a>(&mut self, events: impl Iterator<Item = &'a Event>) -> io::Result<()> {
+        let before = self.before_write();
         let result = self.try_write(events);
         if result.is_err() {
             self.file = None;
         }
-        result
+        result.and(before)
     }
 
     fn try_write<'a>(&mut self, events: impl Iterator<Item = &'a Event>) -> io::Result<()> {
-        let file = match &mut self.file {
-            Some(f) => f,
+        let open = match &mut self.file {
+            Some(open) => open,
             None => {
                 let f = OpenOptions::new()
                     .create(true)
                     .append(true)
-                    .open(&self.path)?;
-                self.file.insert(BufWriter::with_capacity(64 * 1024, f))
+                    .open(&self.log.path)?;
+                let id = file_id(&f.metadata()?);
+                self.file.insert(Open {
+                    out: BufWriter::with_capacity(64 * 1024, f),
+                    id,
+                })
             }
         };
         for event in events {
-            serde_json::to_writer(&mut *file, event)?;
-            file.write_all(b"\n")?;
+            serde_json::to_writer(&mut open.out, event)?;
+            open.out.write_all(b"\n")?;
         }
-        file.flush()
+        open.out.flush()
     }
+
+    /// One `stat` of `PATH` per batch: whether it is still the open file
+    /// (else open `PATH` anew) and whether it has reached its bound (then
+    /// rotate). The size is the file's, so lines others append to it
+    /// (alert transitions) count too.
+    fn before_write(&mut self) -> io::Result<()> {
+        let meta = match fs::metadata(&self.log.path) {
+            Ok(meta) => meta,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                self.file = None;
+                return Ok(());
+            }
+            Err(e) => return Err(e),
+        };
+        if self
+            .file
+            .as_ref()
+            .is_some_and(|open| open.id != file_id(&meta))
+        {
+            self.file = None;
+        }
+        if self.log.rotate_bytes == 0 || meta.len() < self.next_rotation_at {
+            return Ok(());
+        }
+        self.file = None;
+        match self.rotate() {
+            Ok(()) => {
+                self.rotations += 1;
+                self.next_rotation_at = self.log.rotate_bytes;
+                tracing::info!(
+                    path = %self.log.path.display(),
+                    bytes = meta.len(),
+                    keep = self.log.keep,
+                    "rotated the JSONL log"
+                );
+                Ok(())
+            }
+            Err(e) => {
+                self.next_rotation_at = meta.len().saturating_add(self.log.rotate_bytes);
+                Err(e)
+            }
+        }
+    }
+
+    /// `PATH.keep-1` → `PATH.keep` … `PATH` → `PATH.1` (a rename replaces
+    /// its target, which deletes the oldest); with `keep = 0`, `PATH` is
+    /// deleted.
+    fn rotate(&self) -> io::Result<()> {
+        if self.log.keep == 0 {
+            return ignore_missing(fs::remove_file(&self.log.path));
+        }
+        for n in (1..self.log.keep).rev() {
+            ignore_missing(fs::rename(self.log.rotated(n), self.log.rotated(n + 1)))?;
+        }
+        ignore_missing(fs::rename(&self.log.path, self.log.rotated(1)))
+    }
+}
+
+fn ignore_missing(result: io::Result<()>) -> io::Result<()> {
+    match result {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        other => other,
+    }
+}
+
+#[cfg(unix)]
+fn file_id(meta: &fs::Metadata) -> FileId {
+    use std::os::unix::fs::MetadataExt;
+    (meta.dev(), meta.ino())
+}
+
+/// Elsewhere a file is not told apart from its replacement: only the size
+/// bound applies.
+#[cfg(not(unix))]
+fn file_id(_meta: &fs::Metadata) -> FileId {
+    (0, 0)
 }
 
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
     use super::*;
     use crate::event::ToolCallRecord;
 
-    #[test]
-    fn appends_one_tagged_line_per_event() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("events.jsonl");
-        let call = Event::ToolCall(ToolCallRecord {
-            request_id: "r1".into(),
+    fn call(n: u64) -> Event {
+        Event::ToolCall(ToolCallRecord {
+            request_id: format!("r{n}"),
             session_id: "s1".into(),
             provider: "openai".into(),
             model: Some("gpt".into()),
             response_id: None,
             dialect: None,
             call_index: 0,
-            call_id: "c1".into(),
+            call_id: format!("c{n}"),
             tool: "search".into(),
             arguments_bytes: 12,
-            at_ms: 5,
+            at_ms: n as i64,
             turn: None,
+        })
+    }
+
+    /// The `at_ms` of every line of `path` (empty if it does not exist).
+    fn lines(path: &Path) -> Vec<i64> {
+        let Ok(text) = fs::read_to_string(path) else {
+            return vec![];
+        };
+        text.lines()
+            .map(|l| match serde_json::from_str::<Event>(l).unwrap() {
+                Event::ToolCall(c) => c.at_ms,
+                other => panic!("unexpected {other:?}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn appends_one_tagged_line_per_event() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.jsonl");
+        let mut sink = JsonlSink::new(JsonlLog::unbounded(&path));
+        sink.write([&call(1)].into_iter()).unwrap();
+        sink.write([&call(2), &call(3)].into_iter()).unwrap();
+        let text = fs::read_to_string(&path).unwrap();
+        let first: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+        assert_eq!(first["type"], "tool_call");
+        assert_eq!(first["tool"], "search");
+        assert_eq!(lines(&path), [1, 2, 3]);
+        assert_eq!(sink.rotations(), 0);
+    }
+
+    #[test]
+    fn a_full_file_is_rotated_between_batches_and_only_keep_files_are_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.jsonl");
+        let line_len = serde_json::to_string(&call(10)).unwrap().len() as u64 + 1;
+        // Three batches of two lines fill a file.
+        let log = JsonlLog {
+            path: path.clone(),
+            rotate_bytes: line_len * 5 + 1,
+            keep: 2,
+        };
+        let mut sink = JsonlSink::new(log.clone());
+        for b in 0..14u64 {
+            let (x, y) = (call(10 + 2 * b), call(11 + 2 * b));
+            sink.write([&x, &y].into_iter()).unwrap();
+        }
+        // 28 lines: four full files of six, the live one holds the last four.
+        assert_eq!(sink.rotations(), 4);
+        assert_eq!(lines(&path), [34, 35, 36, 37]);
+        assert_eq!(lines(&log.rotated(1)), (28..34).collect::<Vec<_>>());
+        assert_eq!(lines(&log.rotated(2)), (22..28).collect::<Vec<_>>());
+        assert!(!log.rotated(3).exists(), "only two rotated files are kept");
+        for n in [1, 2] {
+            let len = fs::metadata(log.rotated(n)).unwrap().len();
+            assert!(len >= log.rotate_bytes && len < log.rotate_bytes + 2 * line_len);
+        }
+    }
+
+    #[test]
+    fn with_keep_zero_a_full_file_is_deleted_and_zero_bytes_never_rotates() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.jsonl");
+        let mut sink = JsonlSink::new(JsonlLog {
+            path: path.clone(),
+            rotate_bytes: 1,
+            keep: 0,
         });
-        let mut sink = JsonlSink::new(&path);
-        sink.write([&call].into_iter()).unwrap();
-        sink.write([&call, &call].into_iter()).unwrap();
-        let text = std::fs::read_to_string(&path).unwrap();
-        let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines.len(), 3);
-        let v: serde_json::Value = serde_json::from_str(lines[0]).unwrap();
-        assert_eq!(v["type"], "tool_call");
-        assert_eq!(v["tool"], "search");
-        let back: Event = serde_json::from_str(lines[2]).unwrap();
-        assert_eq!(back, call);
+        sink.write([&call(1)].into_iter()).unwrap();
+        sink.write([&call(2)].into_iter()).unwrap();
+        assert_eq!(lines(&path), [2]);
+        assert_eq!(sink.rotations(), 1);
+        assert!(!JsonlLog::unbounded(&path).rotated(1).exists());
+
+        let unbounded = dir.path().join("never.jsonl");
+        let mut never = JsonlSink::new(JsonlLog::unbounded(&unbounded));
+        for n in 0..100 {
+            never.write([&call(n)].into_iter()).unwrap();
+        }
+        assert_eq!(never.rotations(), 0);
+        assert_eq!(lines(&unbounded).len(), 100);
+    }
+
+    #[test]
+    fn a_file_renamed_or_deleted_by_someone_else_is_followed_by_a_new_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.jsonl");
+        let moved = dir.path().join("events.jsonl-20261127");
+        let mut sink = JsonlSink::new(JsonlLog::unbounded(&path));
+        sink.write([&call(1)].into_iter()).unwrap();
+        // logrotate's default: rename; the next batch starts a new file.
+        fs::rename(&path, &moved).unwrap();
+        sink.write([&call(2)].into_iter()).unwrap();
+        sink.write([&call(3)].into_iter()).unwrap();
+        assert_eq!(lines(&moved), [1]);
+        assert_eq!(lines(&path), [2, 3]);
+        // Deleted: the next batch creates it again.
+        fs::remove_file(&path).unwrap();
+        sink.write([&call(4)].into_iter()).unwrap();
+        sink.write([&call(5)].into_iter()).unwrap();
+        assert_eq!(lines(&path), [4, 5]);
+        // Truncated in place (copytruncate): appended from the new end.
+        fs::write(&path, b"").unwrap();
+        sink.write([&call(6)].into_iter()).unwrap();
+        assert_eq!(lines(&path), [6]);
+        assert_eq!(sink.rotations(), 0);
+    }
+
+    #[test]
+    fn a_rotated_name_that_cannot_be_replaced_is_an_error_and_writing_goes_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.jsonl");
+        let log = JsonlLog {
+            path: path.clone(),
+            rotate_bytes: 1,
+            keep: 1,
+        };
+        // A non-empty directory where `PATH.1` should go: the rename fails.
+        fs::create_dir(log.rotated(1)).unwrap();
+        fs::write(log.rotated(1).join("x"), b"x").unwrap();
+        let mut sink = JsonlSink::new(log);
+        sink.write([&call(1)].into_iter()).unwrap();
+        sink.write([&call(2)].into_iter()).unwrap_err();
+        // Tried again once the file has grown by another `rotate_bytes`.
+        sink.write([&call(3)].into_iter()).unwrap_err();
+        assert_eq!(
+            lines(&path),
+            [1, 2, 3],
+            "nothing is lost while rotation fails"
+        );
+        assert_eq!(sink.rotations(), 0);
     }
 }

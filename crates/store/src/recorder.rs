@@ -24,7 +24,6 @@
 //! it has room, and told to the [`Observer`] at once (see `aggregate`).
 
 use std::collections::VecDeque;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -33,7 +32,7 @@ use tokio::sync::{mpsc, watch};
 
 use crate::aggregate::{Aggregate, DEFAULT_AGGREGATE_KEYS, DroppedCounts};
 use crate::event::{Event, RequestRecord, ToolCallRecord, ToolResultRecord};
-use crate::jsonl::JsonlSink;
+use crate::jsonl::{JsonlLog, JsonlSink};
 use crate::store::Store;
 
 mod writer;
@@ -59,8 +58,8 @@ pub struct RecorderOptions {
     pub batch_max: usize,
     /// How long the writer waits to fill a batch (50 ms).
     pub flush_interval: Duration,
-    /// Append new events to this JSONL file.
-    pub jsonl: Option<PathBuf>,
+    /// Append new events to this JSONL log.
+    pub jsonl: Option<JsonlLog>,
 }
 
 /// Told about each call and result that was new to the store (after dedup
@@ -106,6 +105,8 @@ pub struct RecorderCounters {
     pub events_aggregated: u64,
     /// Of those, folded into the `(other)` key: the aggregate was full.
     pub aggregate_overflow: u64,
+    /// Times the JSONL log reached its bound and was rotated.
+    pub jsonl_rotations: u64,
 }
 
 /// The recording handle. Cheap to clone; all clones feed one writer task.
@@ -134,6 +135,7 @@ struct Shared {
     written: AtomicU64,
     dropped: AtomicU64,
     write_errors: AtomicU64,
+    jsonl_rotations: AtomicU64,
     in_hand: AtomicU64,
     /// The shutdown deadline in ms (0: the default), set before the close
     /// signal is sent.
@@ -205,6 +207,7 @@ impl Recorder {
             written: AtomicU64::new(0),
             dropped: AtomicU64::new(0),
             write_errors: AtomicU64::new(0),
+            jsonl_rotations: AtomicU64::new(0),
             in_hand: AtomicU64::new(0),
             deadline_ms: AtomicU64::new(0),
         });
@@ -212,7 +215,7 @@ impl Recorder {
             rx,
             close: close_rx,
             store,
-            jsonl: opts.jsonl.as_deref().map(JsonlSink::new),
+            jsonl: opts.jsonl.map(JsonlSink::new),
             observer: observer.clone(),
             shared: shared.clone(),
             batch_max: opts.batch_max.max(1),
@@ -288,6 +291,7 @@ impl Recorder {
             backlog: queued + self.shared.in_hand.load(Ordering::Relaxed),
             events_aggregated: self.shared.agg.folded(),
             aggregate_overflow: self.shared.agg.overflowed(),
+            jsonl_rotations: self.shared.jsonl_rotations.load(Ordering::Relaxed),
         }
     }
 

@@ -69,7 +69,7 @@ pub(crate) fn start(
         sinks: sinks.clone(),
         board: board.clone(),
         delivery: deliver::Delivery::start(alerts, client, board, instance.clone()),
-        jsonl: config.jsonl.clone(),
+        jsonl: config.jsonl.as_ref().map(|log| log.path.clone()),
         instance,
         dropped: VecDeque::new(),
     };

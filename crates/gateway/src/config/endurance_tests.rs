@@ -1,6 +1,7 @@
 //! The endurance settings (issue 14): defaults, environment, validation.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use super::*;
@@ -41,6 +42,42 @@ fn retention_is_days_zero_keeps_everything_and_a_century_is_the_most() {
         file.validate().unwrap().retention,
         Some(Duration::from_secs(90 * 86_400))
     );
+}
+
+#[test]
+fn the_jsonl_log_is_rotated_at_256_mib_with_nine_kept_by_default() {
+    assert_eq!(RawConfig::default().validate().unwrap().jsonl, None);
+    let log = |pairs: &[(&str, &str)]| {
+        let mut all = vec![("TOOLWARDEN_JSONL", "/var/log/tw/events.jsonl")];
+        all.extend_from_slice(pairs);
+        env(&all).validate()
+    };
+    let default = log(&[]).unwrap().jsonl.unwrap();
+    assert_eq!(default.path, PathBuf::from("/var/log/tw/events.jsonl"));
+    assert_eq!((default.rotate_bytes, default.keep), (256 << 20, 9));
+    let set = log(&[
+        ("TOOLWARDEN_JSONL_ROTATE_MIB", "1"),
+        ("TOOLWARDEN_JSONL_KEEP", "0"),
+    ])
+    .unwrap()
+    .jsonl
+    .unwrap();
+    assert_eq!((set.rotate_bytes, set.keep), (1 << 20, 0));
+    let never = log(&[("TOOLWARDEN_JSONL_ROTATE_MIB", "0")]).unwrap();
+    assert_eq!(never.jsonl.unwrap().rotate_bytes, 0);
+    let text = log(&[
+        ("TOOLWARDEN_JSONL_ROTATE_MIB", "1048577"),
+        ("TOOLWARDEN_JSONL_KEEP", "1001"),
+    ])
+    .unwrap_err()
+    .to_string();
+    assert!(
+        text.contains("jsonl_rotate_mib 1048577: at most 1048576"),
+        "{text}"
+    );
+    assert!(text.contains("jsonl_keep 1001: at most 1000"), "{text}");
+    let file = RawConfig::from_toml_str("jsonl = \"e.jsonl\"\njsonl_keep = 2").unwrap();
+    assert_eq!(file.validate().unwrap().jsonl.unwrap().keep, 2);
 }
 
 #[test]

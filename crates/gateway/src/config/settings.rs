@@ -102,6 +102,10 @@ settings! {
     database: String = "sqlite://toolwarden.db";
     /// Also write every event as a JSON line to this file.
     jsonl: PathBuf = "";
+    /// The JSONL log is rotated once it holds this many MiB (renamed `PATH.1`, the older ones shifted to `PATH.2` …); 0 never rotates.
+    jsonl_rotate_mib: u64 = "256";
+    /// Rotated JSONL files kept beside the live one; older ones are deleted.
+    jsonl_keep: u64 = "9";
     /// Base URL of the OpenAI API.
     openai_upstream: String = "https://api.openai.com";
     /// Base URL of the Anthropic API.

@@ -1,4 +1,5 @@
 use std::collections::HashMap;
+use std::path::Path;
 
 use super::*;
 
@@ -67,7 +68,8 @@ fn env_reads_every_setting() {
     ]);
     let config = raw.validate().unwrap();
     assert_eq!(config.listen, "127.0.0.1:9999".parse().unwrap());
-    assert_eq!(config.jsonl, Some(PathBuf::from("/tmp/x.jsonl")));
+    let jsonl = config.jsonl.as_ref().map(|log| log.path.as_path());
+    assert_eq!(jsonl, Some(Path::new("/tmp/x.jsonl")));
     assert_eq!(
         config.upstreams.openai.to_string(),
         "http://127.0.0.1:1/prefix"

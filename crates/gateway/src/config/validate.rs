@@ -3,6 +3,7 @@
 
 use std::{net::SocketAddr, path::Path, time::Duration};
 
+use toolwarden_store::JsonlLog;
 use toolwarden_wire::{Detector, detect::DetectorConfig};
 
 use super::{
@@ -22,6 +23,11 @@ const DEFAULT_RECORD_DRAIN_MS: u64 = 5_000;
 const DEFAULT_RETENTION_DAYS: u64 = 30;
 /// The longest retention accepted short of forever (a century).
 const MAX_RETENTION_DAYS: u64 = 36_500;
+/// The JSONL log's bound: rotated at this size, this many rotated files kept.
+const DEFAULT_JSONL_ROTATE_MIB: u64 = 256;
+const MAX_JSONL_ROTATE_MIB: u64 = 1 << 20;
+const DEFAULT_JSONL_KEEP: u64 = 9;
+const MAX_JSONL_KEEP: u64 = 1_000;
 /// Endurance: a client's time to send a request head (hyper's default too).
 const DEFAULT_CLIENT_HEAD_TIMEOUT_MS: u64 = 30_000;
 /// Endurance: a client's time to send a request body after its head.
@@ -44,6 +50,8 @@ pub(super) const NUMBER_DEFAULTS: &[(&str, u64)] = &[
     ("shutdown_grace_ms", DEFAULT_SHUTDOWN_GRACE_MS),
     ("record_drain_ms", DEFAULT_RECORD_DRAIN_MS),
     ("retention_days", DEFAULT_RETENTION_DAYS),
+    ("jsonl_rotate_mib", DEFAULT_JSONL_ROTATE_MIB),
+    ("jsonl_keep", DEFAULT_JSONL_KEEP),
     ("client_head_timeout_ms", DEFAULT_CLIENT_HEAD_TIMEOUT_MS),
     ("client_body_timeout_ms", DEFAULT_CLIENT_BODY_TIMEOUT_MS),
     ("max_client_connections", DEFAULT_MAX_CLIENT_CONNECTIONS),
@@ -195,6 +203,23 @@ impl RawConfig {
         }
         let retention = (retention_days > 0)
             .then(|| Duration::from_secs(retention_days.min(MAX_RETENTION_DAYS) * 86_400));
+        let jsonl = self.jsonl.map(|path| {
+            let rotate_mib = self.jsonl_rotate_mib.unwrap_or(DEFAULT_JSONL_ROTATE_MIB);
+            let keep = self.jsonl_keep.unwrap_or(DEFAULT_JSONL_KEEP);
+            if rotate_mib > MAX_JSONL_ROTATE_MIB {
+                problems.push(format!(
+                    "jsonl_rotate_mib {rotate_mib}: at most {MAX_JSONL_ROTATE_MIB} (0 never rotates)"
+                ));
+            }
+            if keep > MAX_JSONL_KEEP {
+                problems.push(format!("jsonl_keep {keep}: at most {MAX_JSONL_KEEP}"));
+            }
+            JsonlLog {
+                path,
+                rotate_bytes: rotate_mib.min(MAX_JSONL_ROTATE_MIB) << 20,
+                keep: keep.min(MAX_JSONL_KEEP) as u32,
+            }
+        });
         let mut positive = |key: &str, value: Option<u64>, default: u64| {
             let v = value.unwrap_or(default);
             if v == 0 {
@@ -228,7 +253,7 @@ impl RawConfig {
             ) if problems.is_empty() => Ok(Config {
                 listen,
                 database,
-                jsonl: self.jsonl,
+                jsonl,
                 upstreams: Upstreams {
                     openai,
                     anthropic,

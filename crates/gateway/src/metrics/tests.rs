@@ -67,6 +67,7 @@ fn counters_and_labels_render_in_text_format() {
     let text = metrics.render(RecorderCounters {
         events_written: 7,
         events_dropped: 1,
+        jsonl_rotations: 3,
         ..RecorderCounters::default()
     });
     for line in [
@@ -77,6 +78,7 @@ fn counters_and_labels_render_in_text_format() {
         "toolwarden_upstream_requests_total{provider=\"openai\",status=\"200\"} 1",
         "toolwarden_events_dropped_total 1",
         "toolwarden_events_written_total 7",
+        "toolwarden_jsonl_rotations_total 3",
         "toolwarden_upstream_latency_seconds_bucket{provider=\"openai\",le=\"0.025\"} 0",
         "toolwarden_upstream_latency_seconds_bucket{provider=\"openai\",le=\"0.05\"} 1",
         "toolwarden_upstream_latency_seconds_count{provider=\"openai\"} 1",

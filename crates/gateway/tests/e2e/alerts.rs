@@ -17,7 +17,7 @@ use hyper::{body::Incoming, server::conn::http1, service::service_fn};
 use hyper_util::rt::TokioIo;
 use serde_json::Value;
 use tokio::net::TcpListener;
-use toolwarden_gateway::{AlertsConfig, Config, Gateway, RawAlerts, RawRule};
+use toolwarden_gateway::{AlertsConfig, Config, Gateway, JsonlLog, RawAlerts, RawRule};
 use toolwarden_mock_provider::MockOptions;
 use toolwarden_store::Store;
 
@@ -159,7 +159,7 @@ async fn failing_tool_fires_once_then_resolves_across_two_gateways() {
     // A second gateway on the same database, evaluating the same rules.
     let mut other = Config::for_tests(&h.direct());
     other.database = Some(h.db_url.clone());
-    other.jsonl = Some(h.jsonl.clone());
+    other.jsonl = Some(JsonlLog::unbounded(&h.jsonl));
     other.alerts = alerts;
     let other = Gateway::start(other).await.expect("second gateway");
 

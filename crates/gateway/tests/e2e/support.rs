@@ -11,7 +11,7 @@ use hyper_util::{
     rt::TokioExecutor,
 };
 use serde_json::Value;
-use toolwarden_gateway::{Config, Gateway, RunningGateway};
+use toolwarden_gateway::{Config, Gateway, JsonlLog, RunningGateway};
 use toolwarden_mock_provider::{MockOptions, MockProvider};
 use toolwarden_store::{Stats, StatsQuery, Store};
 
@@ -83,7 +83,7 @@ impl Harness {
         let db_url = format!("sqlite://{}", db_path.display());
         let mut config = Config::for_tests(&mock.base_url());
         config.database = Some(db_url.clone());
-        config.jsonl = Some(jsonl.clone());
+        config.jsonl = Some(JsonlLog::unbounded(&jsonl));
         tweak(&mut config);
         let gateway = Gateway::start(config).await.expect("gateway starts");
         Harness {
@@ -106,7 +106,7 @@ impl Harness {
         }
         let mut config = Config::for_tests(&self.mock.base_url());
         config.database = Some(self.db_url.clone());
-        config.jsonl = Some(self.jsonl.clone());
+        config.jsonl = Some(JsonlLog::unbounded(&self.jsonl));
         self.gateway = Some(Gateway::start(config).await.expect("gateway restarts"));
         self.client = client();
     }

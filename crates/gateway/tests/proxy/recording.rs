@@ -80,7 +80,7 @@ async fn calls_results_and_requests_are_recorded_without_credentials() {
     let jsonl = dir.path().join("events.jsonl");
     let db = format!("sqlite://{}", dir.path().join("tw.db").display());
     let gw = gateway(&format!("http://{}", up.addr), |c| {
-        c.jsonl = Some(jsonl.clone());
+        c.jsonl = Some(JsonlLog::unbounded(&jsonl));
         c.database = Some(db.clone());
     })
     .await;

@@ -400,11 +400,14 @@ impl Writer {
                 fresh.push(event);
             }
         }
-        if let Some(sink) = &mut self.jsonl
-            && let Err(e) = sink.write(fresh.into_iter())
-        {
-            self.shared.write_errors.fetch_add(1, Ordering::Relaxed);
-            tracing::error!(error = %e, "cannot append to the JSONL log");
+        if let Some(sink) = &mut self.jsonl {
+            if let Err(e) = sink.write(fresh.into_iter()) {
+                self.shared.write_errors.fetch_add(1, Ordering::Relaxed);
+                tracing::error!(error = %e, "cannot append to or rotate the JSONL log");
+            }
+            self.shared
+                .jsonl_rotations
+                .store(sink.rotations(), Ordering::Relaxed);
         }
         Ok(())
     }

@@ -25,7 +25,7 @@ async fn jsonl_has_only_new_events_with_resolved_names() {
     let rec = Recorder::start(
         Some(store),
         RecorderOptions {
-            jsonl: Some(path.clone()),
+            jsonl: Some(JsonlLog::unbounded(&path)),
             ..opts()
         },
         Arc::new(NoopObserver),
@@ -61,7 +61,7 @@ async fn jsonl_without_a_store_writes_everything() {
     let rec = Recorder::start(
         None,
         RecorderOptions {
-            jsonl: Some(path.clone()),
+            jsonl: Some(JsonlLog::unbounded(&path)),
             ..opts()
         },
         Arc::new(NoopObserver),
