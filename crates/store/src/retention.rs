@@ -16,7 +16,9 @@
 //!    row by its result's time);
 //! 3. the keys of results first recorded before it (`tool_results`): a
 //!    result resent after that is counted again;
-//! 4. sessions with no request since the cutoff, with their call turns;
+//! 4. sessions with nothing recorded since the cutoff (a batch writing for
+//!    a session quiet for an hour moves its `last_ms`:
+//!    `session_nos::STALE_SESSION_MS`), with their call turns;
 //! 5. the counts of dropped events and alert transitions older than it,
 //!    except each alert's latest transition (its current state).
 
@@ -103,7 +105,14 @@ const DELETE_SESSION_TURNS: &str = concat!(
     "DELETE FROM call_turns WHERE session_no IN ",
     quiet_sessions!()
 );
-const DELETE_SESSIONS: &str = concat!("DELETE FROM sessions WHERE no IN ", quiet_sessions!());
+/// `last_ms` is checked again on the row itself: on PostgreSQL a batch of
+/// another gateway writing for a quiet session moves it and holds the row
+/// (`bulk::postgres::number_sessions`); the delete, having waited for that
+/// batch, then leaves the row.
+const DELETE_SESSIONS: &str = concat!(
+    "DELETE FROM sessions WHERE last_ms < $1 AND no IN ",
+    quiet_sessions!()
+);
 const DELETE_DROPPED: &str = "DELETE FROM dropped_tool_counts WHERE at_ms < $1";
 const DELETE_TRANSITIONS: &str = "DELETE FROM alert_transitions WHERE at_ms < $1 \
     AND seq < (SELECT max(seq) FROM alert_transitions a WHERE a.alert_key = alert_transitions.alert_key)";

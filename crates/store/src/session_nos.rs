@@ -12,6 +12,13 @@ use std::collections::{BTreeMap, HashMap};
 
 use crate::event::Event;
 
+/// How long a session may have been quiet before a batch with events for
+/// it moves its `last_ms` to them (an hour; retention's cutoff is whole
+/// days). A session's requests keep its `last_ms` current; this is for
+/// tool events whose request came in another batch, so that retention
+/// never deletes a session a batch is writing rows for.
+pub(crate) const STALE_SESSION_MS: i64 = 3_600_000;
+
 /// A batch's sessions, in session-id order (so concurrent batches lock
 /// rows in one order), each with what a row for it starts with: the
 /// source of its first request in the batch (`none` if it has none) and
@@ -54,6 +61,11 @@ impl<'a> BatchSessions<'a> {
 
     pub(crate) fn len(&self) -> usize {
         self.0.len()
+    }
+
+    /// The earliest time of the batch's events for `session_id`.
+    pub(crate) fn earliest(&self, session_id: &str) -> Option<i64> {
+        self.0.get(session_id).map(|(_, at)| *at)
     }
 }
 

@@ -24,7 +24,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::deltas::{SessionDeltas, int};
 use crate::event::{RequestRecord, ToolCallRecord, ToolResultRecord};
-use crate::session_nos::{BatchSessions, SessionNos};
+use crate::session_nos::{BatchSessions, STALE_SESSION_MS, SessionNos};
 
 /// A `tool_calls` row that a call or a result may complete: `at_ms` is the
 /// call's time for an unpaired call, the result's time for an orphan result.

@@ -71,6 +71,15 @@ pub(crate) async fn insert_repairs(
 /// through `RETURNING`, the others from the table as the statement began;
 /// one inserted by another gateway in the meantime answers by neither,
 /// and is read again once it has committed.
+///
+/// A known session whose `last_ms` is more than [`STALE_SESSION_MS`]
+/// before the batch's events is moved to them, and every known session's
+/// row is locked until the batch commits (`ON CONFLICT DO UPDATE` locks
+/// the rows it finds). So retention, which deletes sessions quiet since
+/// its cutoff and checks `last_ms` again on the row it deletes, never
+/// deletes a session under a batch writing rows for it. Sessions active
+/// within that hour are not written: their requests keep `last_ms`
+/// current.
 pub(crate) async fn number_sessions(
     conn: &mut PgConnection,
     sessions: &BatchSessions<'_>,
@@ -84,13 +93,15 @@ pub(crate) async fn number_sessions(
     let rows: Vec<(String, i64)> = sqlx::query_as(
         "WITH new AS (INSERT INTO sessions (session_id, source, first_ms, last_ms, requests) \
          SELECT s, src, a, a, 0 FROM UNNEST($1::text[], $2::text[], $3::int8[]) AS u(s, src, a) \
-         ON CONFLICT (session_id) DO NOTHING RETURNING session_id, no) \
+         ON CONFLICT (session_id) DO UPDATE SET last_ms = excluded.last_ms \
+         WHERE sessions.last_ms < excluded.last_ms - $4 RETURNING session_id, no) \
          SELECT session_id, no FROM new \
          UNION ALL SELECT session_id, no FROM sessions WHERE session_id = ANY($1::text[])",
     )
     .bind(&ids)
     .bind(&sources)
     .bind(&at)
+    .bind(STALE_SESSION_MS)
     .fetch_all(&mut *conn)
     .await?;
     let mut nos = SessionNos::default();

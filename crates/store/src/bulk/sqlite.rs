@@ -44,13 +44,14 @@ static INSERT_REPAIRS: Shaped = Shaped::insert(
 );
 
 /// Numbers a batch's sessions ([`crate::session_nos`]): inserts the ones
-/// not seen yet, with no requests, and answers every one's number (a
-/// conflict's update changes nothing but makes `RETURNING` answer the row).
+/// not seen yet, with no requests, and answers every one's number and last
+/// time (a conflict's update changes nothing and writes no index, but
+/// makes `RETURNING` answer the row).
 static NUMBER_SESSIONS: Shaped = Shaped::insert(
     "sessions",
     &["session_id", "source", "first_ms", "last_ms", "requests"],
     "ON CONFLICT (session_id) DO UPDATE SET requests = sessions.requests \
-     RETURNING session_id, no",
+     RETURNING session_id, no, last_ms",
 );
 
 /// A session first numbered by a batch without its request (its tool
@@ -274,13 +275,17 @@ pub(crate) async fn insert_repairs(
         .await
 }
 
-/// The numbers of a batch's sessions, inserting those not seen yet.
+/// The numbers of a batch's sessions, inserting those not seen yet. A
+/// known session quiet for [`STALE_SESSION_MS`] before the batch's events
+/// has its `last_ms` moved to them (rare, so one statement each), so that
+/// retention does not take it for quiet when its request came in another
+/// batch.
 pub(crate) async fn number_sessions(
     conn: &mut SqliteConnection,
     sessions: &BatchSessions<'_>,
 ) -> Result<SessionNos, sqlx::Error> {
     let rows: Vec<_> = sessions.iter().collect();
-    let numbered: Vec<(String, i64)> = NUMBER_SESSIONS
+    let numbered: Vec<(String, i64, i64)> = NUMBER_SESSIONS
         .fetch_rows(conn, &rows, |a, (id, source, at)| {
             a.add(*id)?;
             a.add(*source)?;
@@ -289,8 +294,23 @@ pub(crate) async fn number_sessions(
             a.add(0i64)
         })
         .await?;
+    let mut stale = Vec::new();
+    for (id, no, last_ms) in &numbered {
+        if let Some(at) = sessions.earliest(id)
+            && *last_ms < at - STALE_SESSION_MS
+        {
+            stale.push((*no, at));
+        }
+    }
+    for (no, at) in stale {
+        sqlx::query("UPDATE OR FAIL sessions SET last_ms = ?1 WHERE no = ?2 AND last_ms < ?1")
+            .bind(at)
+            .bind(no)
+            .execute(&mut *conn)
+            .await?;
+    }
     let mut nos = SessionNos::default();
-    nos.extend(numbered);
+    nos.extend(numbered.into_iter().map(|(id, no, _)| (id, no)));
     Ok(nos)
 }
 

@@ -55,6 +55,17 @@ both!(parked_call_serves_the_second_result);
 both!(sessions_are_numbered_at_first_sight);
 both!(retention::retention_deletes_only_what_is_older);
 both!(retention::retention_on_an_empty_history);
+both!(retention::retention_keeps_a_session_revived_by_tool_events_alone);
+
+/// Only PostgreSQL has other writers during a pass (on SQLite its steps
+/// run on the recorder's own connection).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retention_leaves_a_session_a_concurrent_batch_revives() {
+    let test = "retention_leaves_a_session_a_concurrent_batch_revives";
+    if let Some(db) = support::TestDb::postgres(test).await {
+        retention::retention_leaves_a_session_a_concurrent_batch_revives(db).await;
+    }
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn backends_give_the_same_stats() {

@@ -215,3 +215,67 @@ pub async fn retention_on_an_empty_history(db: TestDb) {
     assert_eq!(steps, 4, "one step per stage");
     assert_eq!(rows(&db, "requests", "").await, 1);
 }
+
+/// A session quiet since before the cutoff, then tool events for it in a
+/// batch without their request (the request came in another batch): the
+/// batch moves the session's `last_ms`, so retention keeps the session and
+/// the new rows stay under its number.
+pub async fn retention_keeps_a_session_revived_by_tool_events_alone(db: TestDb) {
+    let store = Store::open(&db.url).await.unwrap();
+    record_all(&store, &turn("quiet", 0, 1_000)).await;
+    // Over an hour later (PostgreSQL moves `last_ms` of sessions quiet that long).
+    let at = 5_000_000;
+    let late = [
+        Event::ToolCall(call("quiet-r9", "quiet", 0, "quiet-c9", "search", at)),
+        Event::ToolResult(result("quiet-r9", "quiet", "quiet-cx", 2, None, false, at)),
+    ];
+    let (counters, _) = record_all(&store, &late).await;
+    assert_eq!(counters.events_written, 2);
+
+    let mut prune = store.prune(4_000_000, 1_000);
+    while prune.step().await.unwrap() {}
+    assert_eq!(prune.deleted().requests, 1, "the old request goes");
+    assert_eq!(prune.deleted().sessions, 0, "{:?}", prune.deleted());
+    assert_eq!(rows(&db, "sessions", "session_id = 'quiet'").await, 1);
+    let under = "JOIN sessions s ON s.no = t.session_no AND s.session_id = 'quiet'";
+    assert_eq!(
+        rows(&db, "tool_calls", "").await,
+        2,
+        "the late call and result"
+    );
+    assert_eq!(rows(&db, &format!("tool_calls t {under}"), "").await, 2);
+    assert_eq!(rows(&db, &format!("tool_results t {under}"), "").await, 1);
+}
+
+/// PostgreSQL, where another gateway's batch can run during a pass: the
+/// pass finds a quiet session while a batch that moves its `last_ms` holds
+/// the row; the delete waits for that batch, sees the row anew and leaves it.
+pub async fn retention_leaves_a_session_a_concurrent_batch_revives(db: TestDb) {
+    use sqlx::Connection;
+
+    let store = Store::open(&db.url).await.unwrap();
+    record_all(&store, &turn("quiet", 0, 1_000)).await;
+    // What a batch's numbering statement does to a session quiet that long.
+    let mut batch = sqlx::PgConnection::connect(&db.url).await.unwrap();
+    sqlx::query("BEGIN").execute(&mut batch).await.unwrap();
+    sqlx::query("UPDATE sessions SET last_ms = 5000000 WHERE session_id = 'quiet'")
+        .execute(&mut batch)
+        .await
+        .unwrap();
+
+    let pass = tokio::spawn({
+        let store = store.clone();
+        async move {
+            let mut prune = store.prune(4_000_000, 1_000);
+            while prune.step().await.unwrap() {}
+            prune.deleted()
+        }
+    });
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    assert!(!pass.is_finished(), "the pass waits for the batch's row");
+    sqlx::query("COMMIT").execute(&mut batch).await.unwrap();
+    let deleted = pass.await.unwrap();
+    assert_eq!(deleted.requests, 1, "{deleted:?}");
+    assert_eq!(deleted.sessions, 0, "{deleted:?}");
+    assert_eq!(rows(&db, "sessions", "session_id = 'quiet'").await, 1);
+}
