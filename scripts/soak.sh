@@ -11,7 +11,9 @@
 # Environment: SOAK_CONNS (default 8) connections; TOOLWARDEN_* memory
 # bounds (TOOLWARDEN_DATABASE_CACHE_KIB, TOOLWARDEN_RECORD_QUEUE_CAPACITY,
 # …) are applied to the gateway as `toolwarden serve` reads them;
-# SOAK_LOG (default target/soak-<mode>.log) keeps the report.
+# SOAK_LOG (default target/soak-<mode>.log) keeps the report;
+# TOOLWARDEN_SOAK_JSONL=PATH also writes the JSONL log there (bounded by
+# TOOLWARDEN_JSONL_ROTATE_MIB / TOOLWARDEN_JSONL_KEEP) and reports its files.
 # Exit status 0 only when: no error and no request over 1 s, 0 events
 # dropped, exact counts, and (runs of 2 min or more) RSS at the end within
 # 10 % of RSS after the first minute.
