@@ -438,10 +438,10 @@ pub async fn serve(
     {
         config.repair = mode;
     }
-    // Issue 14: the memory bounds and retention as `toolwarden serve` reads
-    // them (`TOOLWARDEN_DATABASE_CACHE_KIB`, `TOOLWARDEN_RETENTION_DAYS`, …), and
-    // The JSONL log's bound too (`TOOLWARDEN_JSONL_ROTATE_MIB`, …), for the
-    // path given ("-": no log).
+    // Issue 14: the memory bounds, retention and the JSONL log's bound as
+    // `toolwarden serve` reads them (`TOOLWARDEN_DATABASE_CACHE_KIB`,
+    // `TOOLWARDEN_RETENTION_DAYS`, `TOOLWARDEN_JSONL_ROTATE_MIB`, …); the
+    // log at the path given ("-": none, whatever the environment says).
     let jsonl_var = (jsonl != "-").then(|| ("TOOLWARDEN_JSONL".to_string(), jsonl.to_string()));
     let settings = toolwarden_gateway::RawConfig::from_env(std::env::vars().chain(jsonl_var))
         .validate()
