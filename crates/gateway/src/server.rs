@@ -58,6 +58,12 @@ impl Gateway {
             ),
             None => None,
         };
+        if let Some(log) = &config.jsonl {
+            log.check_writable().map_err(|e| GatewayError {
+                kind: GatewayErrorKind::Config,
+                message: format!("cannot write the JSONL log {}: {e}", log.path.display()),
+            })?;
+        }
         let detector = config.detector().map_err(|e| GatewayError {
             kind: GatewayErrorKind::Config,
             message: format!("detector settings: {e}"),

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use sqlx::Connection;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use toolwarden_gateway::{Config, Gateway, JsonlLog};
+use toolwarden_gateway::{Config, Gateway, GatewayErrorKind, JsonlLog};
 use toolwarden_mock_provider::{MockOptions, MockProvider};
 
 const BODY: &str = r#"{"model":"claude-test","max_tokens":64,"messages":[{"role":"user","content":"list the files"}],"tools":[{"name":"shell","input_schema":{"type":"object"}}]}"#;
@@ -490,4 +490,22 @@ async fn the_jsonl_log_is_rotated_at_its_bound_and_keeps_the_newest_files() {
     let first = sent - sessions.len() as u64;
     assert!(first > 0, "the oldest files were deleted");
     assert_eq!(sessions, (first..sent).collect::<Vec<_>>());
+}
+
+/// A JSONL path that cannot be written stops the gateway at start with a
+/// message naming it, rather than failing every batch for weeks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_jsonl_log_that_cannot_be_written_stops_the_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("no-such-dir").join("events.jsonl");
+    let mut config = Config::for_tests("http://127.0.0.1:1");
+    config.jsonl = Some(JsonlLog::unbounded(&path));
+    let err = match Gateway::start(config).await {
+        Ok(_) => panic!("started with an unwritable JSONL log"),
+        Err(e) => e,
+    };
+    assert_eq!(err.kind(), GatewayErrorKind::Config);
+    let text = err.to_string();
+    assert!(text.contains("cannot write the JSONL log"), "{text}");
+    assert!(text.contains(&path.display().to_string()), "{text}");
 }

@@ -70,6 +70,16 @@ impl JsonlLog {
         }
     }
 
+    /// Opens the live file for appending once (creating it), so that a path
+    /// that cannot be written is found at start rather than at every batch.
+    pub fn check_writable(&self) -> io::Result<()> {
+        OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.path)
+            .map(drop)
+    }
+
     /// The path of the `n`th rotated file (1 is the newest).
     pub fn rotated(&self, n: u32) -> PathBuf {
         let mut name = self.path.clone().into_os_string();
