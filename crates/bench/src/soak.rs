@@ -232,16 +232,10 @@ pub async fn run(seconds: u64, conns: usize) -> Result<(), String> {
 
 /// The JSONL log's files (`PATH`, `PATH.1`, …) and their sizes.
 fn jsonl_files(path: &std::path::Path) -> String {
+    let log = toolwarden_store::JsonlLog::unbounded(path);
     let size = |p: &std::path::Path| std::fs::metadata(p).map(|m| m.len()).ok();
     let mut files = vec![size(path).unwrap_or(0)];
-    for n in 1.. {
-        let mut name = path.as_os_str().to_owned();
-        name.push(format!(".{n}"));
-        match size(std::path::Path::new(&name)) {
-            Some(len) => files.push(len),
-            None => break,
-        }
-    }
+    files.extend((1..).map_while(|n| size(&log.rotated(n))));
     let mb = |b: u64| b as f64 / 1e6;
     format!(
         "{} files, {:.1} MB in all, the largest {:.1} MB",

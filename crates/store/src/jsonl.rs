@@ -73,11 +73,15 @@ impl JsonlLog {
     /// Opens the live file for appending once (creating it), so that a path
     /// that cannot be written is found at start rather than at every batch.
     pub fn check_writable(&self) -> io::Result<()> {
+        self.open_append().map(drop)
+    }
+
+    /// The live file, opened for appending (created if missing).
+    fn open_append(&self) -> io::Result<File> {
         OpenOptions::new()
             .create(true)
             .append(true)
             .open(&self.path)
-            .map(drop)
     }
 
     /// The path of the `n`th rotated file (1 is the newest).
@@ -124,10 +128,7 @@ impl JsonlSink {
         let open = match &mut self.file {
             Some(open) => open,
             None => {
-                let f = OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(&self.log.path)?;
+                let f = self.log.open_append()?;
                 let id = file_id(&f.metadata()?);
                 self.file.insert(Open {
                     out: BufWriter::with_capacity(64 * 1024, f),
