@@ -36,7 +36,7 @@ fail() {
 if [ ! -x /usr/bin/chromium ]; then
   echo "installing Debian's chromium"
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get -o Acquire::Retries=3 install -y -qq chromium >/dev/null
 fi
 [ -x /usr/bin/chromium ] || fail "/usr/bin/chromium is missing"
 (cd e2e/dashboard && npm ci --no-audit --no-fund --loglevel=error)

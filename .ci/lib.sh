@@ -109,6 +109,18 @@ ci_stop() {
   wait "$1" 2>/dev/null || true
 }
 
+# ci_retry CMD...: CMD, tried up to three times 15 s apart, so that one
+# blip of a package registry does not fail a CI run (pip and npm retry a
+# refused connection themselves, but not a download cut short).
+ci_retry() {
+  local try
+  for try in 1 2 3; do
+    "$@" && return 0
+    [ "$try" -lt 3 ] && { echo "${ci_suite:-ci}: attempt $try of 3 failed: $*; again in 15 s" >&2; sleep 15; }
+  done
+  return 1
+}
+
 # ci_pip VENV SPEC...: a venv with these PyPI packages (name==version pins,
 # extras allowed), installed only when a pin is not what the venv has.
 ci_pip() {
@@ -124,7 +136,7 @@ ci_pip() {
   done
   if [ "${#missing[@]}" -gt 0 ]; then
     echo "== pip install $*"
-    "$venv/bin/pip" install -q --disable-pip-version-check "$@" ||
+    ci_retry "$venv/bin/pip" install -q --disable-pip-version-check "$@" ||
       { echo "${ci_suite:-ci}: FAILED to install $*" >&2; return 1; }
   fi
 }
@@ -139,7 +151,7 @@ ci_npm() {
     echo "== npm install $*"
     mkdir -p "$dir"
     [ -f "$dir/package.json" ] || echo '{"name":"toolwarden-e2e-clients","private":true}' >"$dir/package.json"
-    (cd "$dir" && npm install --no-audit --no-fund --loglevel=error "$@") ||
+    (cd "$dir" && ci_retry npm install --no-audit --no-fund --loglevel=error "$@") ||
       { echo "${ci_suite:-ci}: FAILED to install $*" >&2; return 1; }
     echo "$*" >"$dir/.installed"
   fi

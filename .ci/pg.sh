@@ -33,7 +33,7 @@ ensure_installed() {
         if [ "$(id -u)" -ne 0 ]; then log "need root to apt-get install postgresql"; exit 1; fi
         export DEBIAN_FRONTEND=noninteractive
         apt-get update >&2
-        apt-get install -y postgresql >&2
+        apt-get -o Acquire::Retries=3 install -y postgresql >&2
         PGBIN=$(find_bin)
         if [ -z "$PGBIN" ]; then log "postgresql installed but pg_ctl not found"; exit 1; fi
     fi

@@ -11,7 +11,7 @@ if ! command -v promtool >/dev/null 2>&1; then
   echo "== apt-get install prometheus (for promtool)"
   if [ "$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi
   $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get -o Acquire::Retries=3 install -y -qq --no-install-recommends \
     'prometheus=2.42.*' >/dev/null
 fi
 command -v promtool >/dev/null 2>&1 || { echo "promtool: not installed and cannot install it" >&2; exit 1; }
