@@ -58,12 +58,13 @@ impl Gateway {
             ),
             None => None,
         };
-        if let Some(log) = &config.jsonl {
-            log.check_writable().map_err(|e| GatewayError {
+        let jsonl_claim = match &config.jsonl {
+            Some(log) => Some(log.claim().map_err(|e| GatewayError {
                 kind: GatewayErrorKind::Config,
                 message: format!("cannot write the JSONL log {}: {e}", log.path.display()),
-            })?;
-        }
+            })?),
+            None => None,
+        };
         let detector = config.detector().map_err(|e| GatewayError {
             kind: GatewayErrorKind::Config,
             message: format!("detector settings: {e}"),
@@ -118,6 +119,7 @@ impl Gateway {
             started: Instant::now(),
             connections,
             balance,
+            _jsonl_claim: jsonl_claim,
         });
         let (shutdown, shutdown_rx) = watch::channel(false);
         crate::alerts::start(

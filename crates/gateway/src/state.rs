@@ -42,6 +42,9 @@ pub(crate) struct Shared {
     pub(crate) connections: Arc<crate::limits::ConnectionSlots>,
     /// Client connections per worker.
     pub(crate) balance: Arc<crate::balance::Balance>,
+    /// This gateway's hold on its JSONL log (`PATH.lock`), for as long as
+    /// anything here may write it.
+    pub(crate) _jsonl_claim: Option<toolwarden_store::JsonlClaim>,
 }
 
 // === impl Shared ===

@@ -509,3 +509,29 @@ async fn a_jsonl_log_that_cannot_be_written_stops_the_start() {
     assert!(text.contains("cannot write the JSONL log"), "{text}");
     assert!(text.contains(&path.display().to_string()), "{text}");
 }
+
+/// Two gateways given one JSONL log would each rotate it: the second is
+/// refused at start, naming the lock; once the first has shut down the
+/// log can be claimed again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_jsonl_log_another_gateway_writes_stops_the_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = JsonlLog::unbounded(dir.path().join("events.jsonl"));
+    let mut config = Config::for_tests("http://127.0.0.1:1");
+    config.jsonl = Some(log.clone());
+    let first = Gateway::start(config.clone()).await.unwrap();
+    let err = match Gateway::start(config.clone()).await {
+        Ok(_) => panic!("a second gateway started on the same JSONL log"),
+        Err(e) => e,
+    };
+    assert_eq!(err.kind(), GatewayErrorKind::Config);
+    let text = err.to_string();
+    assert!(
+        text.contains(&log.lock_path().display().to_string()),
+        "{text}"
+    );
+    assert!(text.contains("another gateway"), "{text}");
+    first.shutdown().await;
+    let again = Gateway::start(config).await.unwrap();
+    again.shutdown().await;
+}

@@ -16,7 +16,7 @@
 //! batch opens `PATH` anew; a file truncated in place (`copytruncate`) is
 //! simply appended to, from its new end.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File, OpenOptions, TryLockError};
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 
@@ -33,6 +33,13 @@ pub struct JsonlLog {
     /// Rotated files kept beside the live one (`PATH.1`, newest, to
     /// `PATH.keep`); 0 keeps none (the full file is deleted).
     pub keep: u32,
+}
+
+/// One process's hold on a [`JsonlLog`] ([`JsonlLog::claim`]), released
+/// when dropped.
+#[derive(Debug)]
+pub struct JsonlClaim {
+    _lock: File,
 }
 
 /// An append-only JSONL file, opened lazily (and reopened after an error,
@@ -70,10 +77,42 @@ impl JsonlLog {
         }
     }
 
-    /// Opens the live file for appending once (creating it), so that a path
-    /// that cannot be written is found at start rather than at every batch.
-    pub fn check_writable(&self) -> io::Result<()> {
-        self.open_append().map(drop)
+    /// Claims the log for this process: locks `PATH.lock` (created beside
+    /// the log) and opens the live file for appending once. So a path that
+    /// cannot be written is found at start rather than at every batch, and
+    /// so is a log another process holds: two gateways writing one log
+    /// would each rotate it. The claim lasts until it is dropped, or the
+    /// process ends (the kernel releases the lock, after `kill -9` too).
+    pub fn claim(&self) -> io::Result<JsonlClaim> {
+        let path = self.lock_path();
+        let lock = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)?;
+        match lock.try_lock() {
+            Ok(()) => {}
+            Err(TryLockError::WouldBlock) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::ResourceBusy,
+                    format!(
+                        "another process holds {} (is another gateway writing this log? \
+                         give each its own path)",
+                        path.display()
+                    ),
+                ));
+            }
+            Err(TryLockError::Error(e)) => return Err(e),
+        }
+        self.open_append()?;
+        Ok(JsonlClaim { _lock: lock })
+    }
+
+    /// `PATH.lock`: the file [`JsonlLog::claim`] locks.
+    pub fn lock_path(&self) -> PathBuf {
+        let mut name = self.path.clone().into_os_string();
+        name.push(".lock");
+        PathBuf::from(name)
     }
 
     /// The live file, opened for appending (created if missing).
@@ -255,6 +294,21 @@ mod tests {
                 other => panic!("unexpected {other:?}"),
             })
             .collect()
+    }
+
+    #[test]
+    fn a_claimed_log_cannot_be_claimed_again_until_the_claim_is_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = JsonlLog::unbounded(dir.path().join("events.jsonl"));
+        let claim = log.claim().unwrap();
+        assert!(log.path.exists(), "the live file is created");
+        let err = log.claim().unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::ResourceBusy);
+        assert!(err.to_string().contains("events.jsonl.lock"), "{err}");
+        drop(claim);
+        let _again = log.claim().unwrap();
+        let missing = JsonlLog::unbounded(dir.path().join("no-such-dir").join("e.jsonl"));
+        assert_eq!(missing.claim().unwrap_err().kind(), io::ErrorKind::NotFound);
     }
 
     #[test]

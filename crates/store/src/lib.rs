@@ -76,7 +76,7 @@ pub use aggregate::{DEFAULT_AGGREGATE_KEYS, DroppedCounts, DroppedRow, OTHER};
 pub use alerts::{AlertTransition, AlertWindow, LONGEST_TOOL_MS, RequestWindowRow, ToolWindowRow};
 pub use error::{StoreError, StoreErrorKind, redact_url};
 pub use event::{Event, RequestRecord, ToolCallRecord, ToolResultRecord, TurnRef};
-pub use jsonl::JsonlLog;
+pub use jsonl::{JsonlClaim, JsonlLog};
 pub use migrate::SCHEMA_VERSION;
 pub use recorder::{
     NoopObserver, Observer, Recorder, RecorderCounters, RecorderOptions, SHUTDOWN_DEADLINE,

@@ -156,10 +156,12 @@ async fn failing_tool_fires_once_then_resolves_across_two_gateways() {
     let alerts = fast_alerts(vec![hook.url()], 4);
     let for_gw = alerts.clone();
     let mut h = Harness::with(MockOptions::default(), move |c| c.alerts = for_gw).await;
-    // A second gateway on the same database, evaluating the same rules.
+    // A second gateway on the same database, evaluating the same rules,
+    // with a JSONL log of its own (one log cannot be claimed by two).
     let mut other = Config::for_tests(&h.direct());
     other.database = Some(h.db_url.clone());
-    other.jsonl = Some(JsonlLog::unbounded(&h.jsonl));
+    let other_jsonl = h.jsonl.with_extension("other.jsonl");
+    other.jsonl = Some(JsonlLog::unbounded(&other_jsonl));
     other.alerts = alerts;
     let other = Gateway::start(other).await.expect("second gateway");
 
@@ -206,11 +208,19 @@ async fn failing_tool_fires_once_then_resolves_across_two_gateways() {
 
     other.shutdown().await;
     h.finish().await;
-    let lines: Vec<Value> = h
+    // Each transition is in the log of the gateway that made it, once.
+    let other_lines = std::fs::read_to_string(&other_jsonl).unwrap_or_default();
+    let mut lines: Vec<Value> = h
         .events()
         .into_iter()
+        .chain(
+            other_lines
+                .lines()
+                .map(|l| serde_json::from_str(l).expect(l)),
+        )
         .filter(|e| e["type"] == "alert")
         .collect();
+    lines.sort_by_key(|e| e["seq"].as_i64());
     let states: Vec<&str> = lines.iter().filter_map(|e| e["state"].as_str()).collect();
     assert_eq!(states, ["firing", "resolved"], "JSONL: {lines:#?}");
     let store = Store::open(&h.db_url).await.expect("store");
