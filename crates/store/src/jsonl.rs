@@ -39,7 +39,8 @@ pub struct JsonlLog {
 /// when dropped.
 #[derive(Debug)]
 pub struct JsonlClaim {
-    _lock: File,
+    /// The locked `PATH.lock`; `None` where no lock could be taken.
+    _lock: Option<File>,
 }
 
 /// An append-only JSONL file, opened lazily (and reopened after an error,
@@ -77,35 +78,47 @@ impl JsonlLog {
         }
     }
 
-    /// Claims the log for this process: locks `PATH.lock` (created beside
-    /// the log) and opens the live file for appending once. So a path that
+    /// Claims the log for this process: opens the live file for appending
+    /// once (creating it), then locks `PATH.lock` beside it. So a path that
     /// cannot be written is found at start rather than at every batch, and
     /// so is a log another process holds: two gateways writing one log
-    /// would each rotate it. The claim lasts until it is dropped, or the
-    /// process ends (the kernel releases the lock, after `kill -9` too).
+    /// would split each other's lines and both rotate it. The claim lasts
+    /// until it is dropped, or the process ends (the kernel releases the
+    /// lock, after `kill -9` too). Where no lock can be taken (a directory
+    /// only the log itself may be written in, a file system without
+    /// locks) the claim is made without one, with a warning.
     pub fn claim(&self) -> io::Result<JsonlClaim> {
+        self.open_append()?;
         let path = self.lock_path();
         let lock = OpenOptions::new()
             .create(true)
             .truncate(false)
             .write(true)
-            .open(&path)?;
-        match lock.try_lock() {
-            Ok(()) => {}
-            Err(TryLockError::WouldBlock) => {
-                return Err(io::Error::new(
+            .open(&path)
+            .and_then(|lock| match lock.try_lock() {
+                Ok(()) => Ok(lock),
+                Err(TryLockError::WouldBlock) => Err(io::Error::new(
                     io::ErrorKind::ResourceBusy,
                     format!(
                         "another process holds {} (is another gateway writing this log? \
                          give each its own path)",
                         path.display()
                     ),
-                ));
+                )),
+                Err(TryLockError::Error(e)) => Err(e),
+            });
+        match lock {
+            Ok(lock) => Ok(JsonlClaim { _lock: Some(lock) }),
+            Err(e) if e.kind() == io::ErrorKind::ResourceBusy => Err(e),
+            Err(e) => {
+                tracing::warn!(
+                    lock = %path.display(),
+                    error = %e,
+                    "cannot lock the JSONL log; another gateway writing it would go unnoticed"
+                );
+                Ok(JsonlClaim { _lock: None })
             }
-            Err(TryLockError::Error(e)) => return Err(e),
         }
-        self.open_append()?;
-        Ok(JsonlClaim { _lock: lock })
     }
 
     /// `PATH.lock`: the file [`JsonlLog::claim`] locks.
@@ -309,6 +322,19 @@ mod tests {
         let _again = log.claim().unwrap();
         let missing = JsonlLog::unbounded(dir.path().join("no-such-dir").join("e.jsonl"));
         assert_eq!(missing.claim().unwrap_err().kind(), io::ErrorKind::NotFound);
+    }
+
+    #[test]
+    fn a_log_whose_lock_cannot_be_taken_is_claimed_without_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = JsonlLog::unbounded(dir.path().join("events.jsonl"));
+        // `PATH.lock` a directory: it cannot be opened for writing, as in a
+        // directory where only the log itself may be written.
+        fs::create_dir(log.lock_path()).unwrap();
+        let claim = log.claim().unwrap();
+        assert!(claim._lock.is_none());
+        assert!(log.path.exists());
+        let _second = log.claim().unwrap();
     }
 
     #[test]
