@@ -72,7 +72,7 @@ static UPSERT_SESSIONS: Shaped = Shaped::insert(
 /// before it (what `Candidates::take_orphan` prefers), each probe at most
 /// the batch's count for the pair (`k`). `s` is the session's number.
 static ORPHANS: Shaped = Shaped::new(
-    &["s", "c", "a", "k", "p"],
+    &["s", "c", "a", "k"],
     concat!(
         "SELECT json_group_array(json_array(u.n, t.id, t.tool, t.result_at_ms)) \
      FROM u CROSS JOIN tool_calls t ON t.id IN (\
@@ -381,8 +381,7 @@ pub(crate) async fn find_orphans(
             a.add(nos.of(&w.session_id)?)?;
             a.add(w.call_id.as_str())?;
             a.add(w.at_ms)?;
-            a.add(w.limit)?;
-            a.add(w.need)
+            a.add(w.limit)
         })
         .await?;
     candidates_of(wanted, rows)
