@@ -151,11 +151,11 @@ async fn serve(
     // Held by each relayed WebSocket (they outlive their connection's task).
     let (sockets, mut sockets_closed) = mpsc::channel::<()>(1);
     loop {
-        let (stream, peer, slot, load) = tokio::select! {
+        let kept = tokio::select! {
             _ = raised(&mut shutdown) => break,
             Some(_) = connections.join_next(), if !connections.is_empty() => continue,
             Some(handed) = inbox.recv() => match tokio::net::TcpStream::from_std(handed.stream) {
-                Ok(stream) => (stream, handed.peer, handed.slot, handed.load),
+                Ok(stream) => Kept { stream, peer: handed.peer, slot: handed.slot, load: handed.load },
                 Err(e) => {
                     tracing::warn!(error = %e, "cannot take over a connection");
                     continue;
@@ -182,6 +182,12 @@ async fn serve(
                 }
             },
         };
+        let Kept {
+            stream,
+            peer,
+            slot,
+            load,
+        } = kept;
         let conn = connection(
             stream,
             peer,
@@ -210,6 +216,17 @@ async fn serve(
     shared.sinks.settle(SETTLE).await;
 }
 
+/// A connection this worker serves, with its places in the counts (both
+/// given back when it ends).
+struct Kept {
+    stream: tokio::net::TcpStream,
+    peer: SocketAddr,
+    /// Its place under `max_client_connections`.
+    slot: crate::limits::Slot,
+    /// Its place in this worker's count.
+    load: Load,
+}
+
 /// A connection this worker accepted: kept (returned) or handed to a less
 /// loaded worker (`None`). One that cannot be handed over is kept.
 fn place(
@@ -218,9 +235,16 @@ fn place(
     stream: tokio::net::TcpStream,
     peer: SocketAddr,
     slot: crate::limits::Slot,
-) -> Option<(tokio::net::TcpStream, SocketAddr, crate::limits::Slot, Load)> {
+) -> Option<Kept> {
     let load = match balance.place(index) {
-        Placement::Keep(load) => return Some((stream, peer, slot, load)),
+        Placement::Keep(load) => {
+            return Some(Kept {
+                stream,
+                peer,
+                slot,
+                load,
+            });
+        }
         Placement::Hand(load) => load,
     };
     let stream = match stream.into_std() {
@@ -241,7 +265,12 @@ fn place(
     } = balance.hand(handed).err()?;
     // The other worker's inbox is full or it has stopped: serve it here.
     let stream = tokio::net::TcpStream::from_std(stream).ok()?;
-    Some((stream, peer, slot, balance.count(index)))
+    Some(Kept {
+        stream,
+        peer,
+        slot,
+        load: balance.count(index),
+    })
 }
 
 async fn connection(
