@@ -40,7 +40,7 @@ pub struct JsonlLog {
 #[derive(Debug)]
 pub struct JsonlClaim {
     /// The locked `PATH.lock`; `None` where no lock could be taken.
-    _lock: Option<File>,
+    lock: Option<File>,
 }
 
 /// An append-only JSONL file, opened lazily (and reopened after an error,
@@ -90,35 +90,32 @@ impl JsonlLog {
     pub fn claim(&self) -> io::Result<JsonlClaim> {
         self.open_append()?;
         let path = self.lock_path();
-        let lock = OpenOptions::new()
+        let locked = OpenOptions::new()
             .create(true)
             .truncate(false)
             .write(true)
             .open(&path)
-            .and_then(|lock| match lock.try_lock() {
-                Ok(()) => Ok(lock),
-                Err(TryLockError::WouldBlock) => Err(io::Error::new(
+            .map(|file| (file.try_lock(), file));
+        let error = match locked {
+            Ok((Ok(()), file)) => return Ok(JsonlClaim { lock: Some(file) }),
+            Ok((Err(TryLockError::WouldBlock), _)) => {
+                return Err(io::Error::new(
                     io::ErrorKind::ResourceBusy,
                     format!(
                         "another process holds {} (is another gateway writing this log? \
                          give each its own path)",
                         path.display()
                     ),
-                )),
-                Err(TryLockError::Error(e)) => Err(e),
-            });
-        match lock {
-            Ok(lock) => Ok(JsonlClaim { _lock: Some(lock) }),
-            Err(e) if e.kind() == io::ErrorKind::ResourceBusy => Err(e),
-            Err(e) => {
-                tracing::warn!(
-                    lock = %path.display(),
-                    error = %e,
-                    "cannot lock the JSONL log; another gateway writing it would go unnoticed"
-                );
-                Ok(JsonlClaim { _lock: None })
+                ));
             }
-        }
+            Ok((Err(TryLockError::Error(e)), _)) | Err(e) => e,
+        };
+        tracing::warn!(
+            lock = %path.display(),
+            %error,
+            "cannot lock the JSONL log; another gateway writing it would go unnoticed"
+        );
+        Ok(JsonlClaim { lock: None })
     }
 
     /// `PATH.lock`: the file [`JsonlLog::claim`] locks.
@@ -141,6 +138,15 @@ impl JsonlLog {
         let mut name = self.path.clone().into_os_string();
         name.push(format!(".{n}"));
         PathBuf::from(name)
+    }
+}
+
+// === impl JsonlClaim ===
+
+impl JsonlClaim {
+    /// Whether the claim holds the lock (`false`: claimed without one).
+    pub fn is_locked(&self) -> bool {
+        self.lock.is_some()
     }
 }
 
@@ -314,6 +320,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let log = JsonlLog::unbounded(dir.path().join("events.jsonl"));
         let claim = log.claim().unwrap();
+        assert!(claim.is_locked());
         assert!(log.path.exists(), "the live file is created");
         let err = log.claim().unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::ResourceBusy);
@@ -332,7 +339,7 @@ mod tests {
         // directory where only the log itself may be written.
         fs::create_dir(log.lock_path()).unwrap();
         let claim = log.claim().unwrap();
-        assert!(claim._lock.is_none());
+        assert!(!claim.is_locked());
         assert!(log.path.exists());
         let _second = log.claim().unwrap();
     }
