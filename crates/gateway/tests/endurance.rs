@@ -500,10 +500,9 @@ async fn a_jsonl_log_that_cannot_be_written_stops_the_start() {
     let path = dir.path().join("no-such-dir").join("events.jsonl");
     let mut config = Config::for_tests("http://127.0.0.1:1");
     config.jsonl = Some(JsonlLog::unbounded(&path));
-    let err = match Gateway::start(config).await {
-        Ok(_) => panic!("started with an unwritable JSONL log"),
-        Err(e) => e,
-    };
+    let err = Gateway::start(config)
+        .await
+        .expect_err("started with an unwritable JSONL log");
     assert_eq!(err.kind(), GatewayErrorKind::Config);
     let text = err.to_string();
     assert!(text.contains("cannot write the JSONL log"), "{text}");
@@ -520,10 +519,9 @@ async fn a_jsonl_log_another_gateway_writes_stops_the_start() {
     let mut config = Config::for_tests("http://127.0.0.1:1");
     config.jsonl = Some(log.clone());
     let first = Gateway::start(config.clone()).await.unwrap();
-    let err = match Gateway::start(config.clone()).await {
-        Ok(_) => panic!("a second gateway started on the same JSONL log"),
-        Err(e) => e,
-    };
+    let err = Gateway::start(config.clone())
+        .await
+        .expect_err("a second gateway started on the same JSONL log");
     assert_eq!(err.kind(), GatewayErrorKind::Config);
     let text = err.to_string();
     assert!(
