@@ -145,24 +145,7 @@ impl GatewayChild {
     /// (the gateway's threads live as long as it does). `cpu_secs` where
     /// that is not available.
     pub fn cpu_secs_fine(&self) -> f64 {
-        let Ok(tasks) = std::fs::read_dir(format!("/proc/{}/task", self.child.id())) else {
-            return self.cpu_secs();
-        };
-        let mut ms = 0.0;
-        let mut read = false;
-        for task in tasks.flatten() {
-            let sched = std::fs::read_to_string(task.path().join("sched")).unwrap_or_default();
-            let run = sched
-                .lines()
-                .find_map(|l| l.strip_prefix("se.sum_exec_runtime"))
-                .and_then(|l| l.split(':').nth(1))
-                .and_then(|v| v.trim().parse::<f64>().ok());
-            if let Some(run) = run {
-                ms += run;
-                read = true;
-            }
-        }
-        if read { ms / 1e3 } else { self.cpu_secs() }
+        threads_cpu_secs(&self.child.id().to_string()).unwrap_or_else(|| self.cpu_secs())
     }
 
     /// The child's process id.
@@ -457,4 +440,25 @@ pub async fn serve(
     wait_for_stdin_eof().await;
     gw.shutdown().await;
     Ok(())
+}
+
+/// CPU seconds the threads of process `pid` (a number, or `self`) have run
+/// so far, from the scheduler's own accounting (`se.sum_exec_runtime` of
+/// each `/proc/PID/task/*/sched`, in ns); `None` where that is not
+/// available. Time of threads that ended is not in it.
+pub fn threads_cpu_secs(pid: &str) -> Option<f64> {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+    let mut ms = None;
+    for task in tasks.flatten() {
+        let sched = std::fs::read_to_string(task.path().join("sched")).unwrap_or_default();
+        let run = sched
+            .lines()
+            .find_map(|l| l.strip_prefix("se.sum_exec_runtime"))
+            .and_then(|l| l.split(':').nth(1))
+            .and_then(|v| v.trim().parse::<f64>().ok());
+        if let Some(run) = run {
+            *ms.get_or_insert(0.0) += run;
+        }
+    }
+    ms.map(|ms| ms / 1e3)
 }

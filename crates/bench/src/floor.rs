@@ -1,5 +1,6 @@
 //! A floor process measured beside the gateway (the blocking relay, the
-//! TCP relay, the HTTP relay): its added latency per block and its CPU.
+//! TCP relay, the HTTP relay, the gateway without recording): its added
+//! latency per block and its CPU.
 
 use crate::{
     Row, child,
@@ -41,9 +42,14 @@ impl Floor {
         Ok(())
     }
 
+    /// CPU µs per request of the blocks so far (since [`Floor::new`]).
+    pub(crate) fn cpu_us(&self) -> f64 {
+        (self.child.cpu_secs() - self.cpu_start) * 1e6 / self.requests.max(1) as f64
+    }
+
     /// The median added p50 over the blocks and the CPU per request so far.
     pub(crate) fn row(&mut self, what: &str) -> Row {
-        let cpu_us = (self.child.cpu_secs() - self.cpu_start) * 1e6 / self.requests.max(1) as f64;
+        let cpu_us = self.cpu_us();
         self.added_ms.sort_by(f64::total_cmp);
         let added = self
             .added_ms

@@ -5,7 +5,11 @@
 //! process (this binary re-executed with `--serve-gateway`) recording to a
 //! temporary SQLite database and JSONL file (`--record sqlite`: the database
 //! only; `--record off`: neither), so its CPU time and RSS are the kernel's
-//! accounting of the gateway alone. Prints a markdown table.
+//! accounting of the gateway alone. Beside it, in the same run: the floor
+//! processes (`floor.rs`), the same gateway without recording, and the least
+//! a SQLite row per event costs (`append_floor.rs`), from which it prints
+//! recording's cost and its budget under issue 14's CPU targets. Prints a
+//! markdown table.
 //!
 //! ```text
 //! cargo run --release -p toolwarden-bench -- [--requests 20000] [--conns 32]
@@ -28,6 +32,7 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 mod admin;
 mod alerts;
+mod append_floor;
 mod bodies;
 mod child;
 mod floor;
@@ -272,6 +277,17 @@ async fn run(args: Args) -> Result<(), String> {
         direct,
         child::RelayKind::Http,
     )?);
+    // The same gateway without recording, measured beside the recording one
+    // (issue 14: recording's cost and budget in the same run).
+    let unrecorded = match args.record {
+        Record::Off => None,
+        _ => Some(child::GatewayChild::spawn(
+            &exe,
+            &mock.base_url(),
+            "-",
+            "-",
+        )?),
+    };
 
     let texts = bodies::result_texts();
     let anthropic_headers = vec![
@@ -316,7 +332,11 @@ async fn run(args: Args) -> Result<(), String> {
     for (_, shape) in &shapes {
         sequential(direct, shape, 300, &|_| None).await?;
         sequential(proxied, shape, 300, &|i| Some(format!("warm-{i}"))).await?;
+        if let Some(u) = &unrecorded {
+            sequential(u.addr, shape, 300, &|i| Some(format!("warm-{i}"))).await?;
+        }
     }
+    let mut unrecorded = unrecorded.map(Floor::new);
 
     // 1. RSS with many open streams (the mock holds them open), on a
     // freshly warmed-up gateway.
@@ -372,6 +392,9 @@ async fn run(args: Args) -> Result<(), String> {
             for floor in [&mut blocking_relay, &mut relay, &mut http_relay] {
                 floor.block(shape, n, &session, d_p50).await?;
             }
+            if let Some(u) = &mut unrecorded {
+                u.block(shape, n, &session, d_p50).await?;
+            }
             done += n;
         }
         gw_requests += g_all.len();
@@ -419,6 +442,15 @@ async fn run(args: Args) -> Result<(), String> {
     rows.push(http_relay.row(
         "floor: an HTTP pass-through built as the gateway is (hyper server, hyper-util pooled client, one event loop; no parsing, no recording)",
     ));
+    if let Some(u) = &mut unrecorded {
+        rows.push(u.row("the same gateway without recording (no database, no JSONL)"));
+    }
+    // Issue 14's CPU budget at one connection, from this run's numbers.
+    let one_conn = (
+        blocking_relay.cpu_us(),
+        cpu_us,
+        unrecorded.as_ref().map(Floor::cpu_us),
+    );
 
     // 2b. The Codex CLI's zstd-compressed Responses requests: decoded by
     // the gateway (and by the mock, on both paths) before reading.
@@ -489,6 +521,7 @@ async fn run(args: Args) -> Result<(), String> {
 
     // 4. Throughput at N connections (direct, gateway, direct again).
     let (name, shape) = &shapes[0];
+    let before_throughput = recorder_counts(proxied).await?;
     let d1 = throughput(direct, shape, args.conns, args.throughput_requests, "tp-d1").await?;
     let cpu_tp_start = gw.cpu_secs();
     let g = throughput(proxied, shape, args.conns, args.throughput_requests, "tp-g").await?;
@@ -520,14 +553,20 @@ async fn run(args: Args) -> Result<(), String> {
 
     // The relay floors at the same load: the kernel's share of a hop, and
     // what HTTP alone adds to it (the pass-through built as the gateway is).
+    let mut at_conns = Vec::new();
     for (floor, what) in [
-        (&blocking_relay, "floor 0 (blocking relay)"),
-        (&relay, "floor: the plain TCP relay"),
+        (Some(&blocking_relay), "floor 0 (blocking relay)"),
+        (Some(&relay), "floor: the plain TCP relay"),
         (
-            &http_relay,
+            Some(&http_relay),
             "floor: the HTTP pass-through (hyper, no parsing, no recording)",
         ),
+        (
+            unrecorded.as_ref(),
+            "the same gateway without recording (no database, no JSONL)",
+        ),
     ] {
+        let Some(floor) = floor else { continue };
         let cpu_start = floor.child.cpu_secs();
         let tp = throughput(
             floor.child.addr,
@@ -538,6 +577,7 @@ async fn run(args: Args) -> Result<(), String> {
         )
         .await?;
         let cpu = (floor.child.cpu_secs() - cpu_start) * 1e6 / args.throughput_requests as f64;
+        at_conns.push(cpu);
         rows.push(Row {
             what: format!(
                 "{what} at {} connections: throughput / CPU per request",
@@ -568,6 +608,49 @@ async fn run(args: Args) -> Result<(), String> {
         ),
         target: "0",
     });
+    // Issue 14's CPU budget for recording, and the least a row per event
+    // costs in SQLite (`append_floor.rs`), in this run.
+    if let (Some(bare_1), Some(&bare_n)) = (one_conn.2, at_conns.get(3)) {
+        let (floor_1, gw_1) = (one_conn.0, one_conn.1);
+        let floor_n = at_conns[0];
+        let events_per_request = (end.1 - before_throughput.1) / args.throughput_requests as f64;
+        let appended = args.throughput_requests.max(20_000);
+        let append_us =
+            append_floor::cpu_us_per_request(dir.path(), events_per_request, appended).await?;
+        rows.push(Row {
+            what: format!(
+                "recording's cost per request: the gateway minus the same gateway without recording, 1 / {} connections",
+                args.conns
+            ),
+            direct: "–".into(),
+            gateway: format!("{:.1} / {:.1} µs CPU", gw_1 - bare_1, cpu_tp - bare_n),
+            delta: String::new(),
+            target: "",
+        });
+        rows.push(Row {
+            what: format!(
+                "recording's budget under the CPU targets: 2 × floor 0 − without recording at 1 connection; 1.5 × floor 0 − without recording at {}",
+                args.conns
+            ),
+            direct: "–".into(),
+            gateway: format!(
+                "{:.1} / {:.1} µs CPU",
+                2.0 * floor_1 - bare_1,
+                1.5 * floor_n - bare_n
+            ),
+            delta: String::new(),
+            target: "",
+        });
+        rows.push(Row {
+            what: format!(
+                "the least a row per event costs: {events_per_request:.2} events per request appended to one SQLite table with no index (sqlx, WAL, 1,024 rows per transaction; {appended} requests)"
+            ),
+            direct: "–".into(),
+            gateway: format!("{append_us:.1} µs CPU"),
+            delta: String::new(),
+            target: "reference",
+        });
+    }
     if args.alerts_requests > 0 {
         let shape = &shapes[0].1;
         let n = args.alerts_requests;
