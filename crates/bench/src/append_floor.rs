@@ -4,9 +4,9 @@
 //!
 //! The events of `n` requests (as many per request as the gateway recorded)
 //! are appended to one table with no index at all, through sqlx on one
-//! connection set up as the store's (WAL, `synchronous = NORMAL`), 1,024
-//! rows per transaction in one multi-row `INSERT` each, as the recorder's
-//! batches are. No pairing, no deduplication, no lookups, no sessions: any
+//! connection set up as the store's (WAL, `synchronous = NORMAL`), in
+//! transactions of the recorder's default batch (`record_batch_max`) and
+//! multi-row `INSERT`s of 256 rows, as the store's largest statements. No pairing, no deduplication, no lookups, no sessions: any
 //! store that writes a row per event does at least this much, so a
 //! recording budget below it cannot be met by a row per event on this
 //! machine.
@@ -19,7 +19,9 @@ use sqlx::{Connection, SqliteConnection};
 use crate::child::threads_cpu_secs;
 
 /// Rows per transaction: the recorder's default batch (`record_batch_max`).
-const BATCH: usize = 1024;
+const BATCH: usize = toolwarden_store::DEFAULT_BATCH_MAX;
+/// Rows per `INSERT`: the store's largest statement (`bulk::shaped`).
+const ROWS_PER_INSERT: usize = 256;
 /// Columns per row: what an event needs for exact per-tool counts.
 const COLUMNS: usize = 8;
 
@@ -63,34 +65,36 @@ pub(crate) async fn cpu_us_per_request(
     .await
     .map_err(|e| format!("append floor: create: {e}"))?;
     let rows = rows(events_per_request, requests);
-    let full = insert_sql(BATCH);
+    let full = insert_sql(ROWS_PER_INSERT);
     let start = threads_cpu_secs("self").ok_or("append floor: no /proc/self/task")?;
-    for chunk in rows.chunks(BATCH) {
-        let sql = if chunk.len() == BATCH {
-            full.clone()
-        } else {
-            insert_sql(chunk.len())
-        };
+    for batch in rows.chunks(BATCH) {
         let mut tx = conn
             .begin_with("BEGIN IMMEDIATE")
             .await
             .map_err(|e| format!("append floor: begin: {e}"))?;
-        let mut query = sqlx::query(&sql);
-        for r in chunk {
-            query = query
-                .bind(r.kind)
-                .bind(r.request_id.as_str())
-                .bind(r.session_id.as_str())
-                .bind(r.call_id.as_deref())
-                .bind(r.tool)
-                .bind(r.at_ms)
-                .bind(r.failed)
-                .bind(r.bytes);
+        for chunk in batch.chunks(ROWS_PER_INSERT) {
+            let sql = if chunk.len() == ROWS_PER_INSERT {
+                full.clone()
+            } else {
+                insert_sql(chunk.len())
+            };
+            let mut query = sqlx::query(&sql);
+            for r in chunk {
+                query = query
+                    .bind(r.kind)
+                    .bind(r.request_id.as_str())
+                    .bind(r.session_id.as_str())
+                    .bind(r.call_id.as_deref())
+                    .bind(r.tool)
+                    .bind(r.at_ms)
+                    .bind(r.failed)
+                    .bind(r.bytes);
+            }
+            query
+                .execute(&mut *tx)
+                .await
+                .map_err(|e| format!("append floor: insert: {e}"))?;
         }
-        query
-            .execute(&mut *tx)
-            .await
-            .map_err(|e| format!("append floor: insert: {e}"))?;
         tx.commit()
             .await
             .map_err(|e| format!("append floor: commit: {e}"))?;

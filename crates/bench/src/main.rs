@@ -643,7 +643,8 @@ async fn run(args: Args) -> Result<(), String> {
         });
         rows.push(Row {
             what: format!(
-                "the least a row per event costs: {events_per_request:.2} events per request appended to one SQLite table with no index (sqlx, WAL, 1,024 rows per transaction; {appended} requests)"
+                "the least a row per event costs: {events_per_request:.2} events per request appended to one SQLite table with no index (sqlx, WAL, {} rows per transaction; {appended} requests)",
+                toolwarden_store::DEFAULT_BATCH_MAX
             ),
             direct: "–".into(),
             gateway: format!("{append_us:.1} µs CPU"),

@@ -79,8 +79,8 @@ pub use event::{Event, RequestRecord, ToolCallRecord, ToolResultRecord, TurnRef}
 pub use jsonl::{JsonlClaim, JsonlLog};
 pub use migrate::SCHEMA_VERSION;
 pub use recorder::{
-    NoopObserver, Observer, Recorder, RecorderCounters, RecorderOptions, SHUTDOWN_DEADLINE,
-    SHUTDOWN_RETRY, ShutdownReport,
+    DEFAULT_BATCH_MAX, DEFAULT_FLUSH_INTERVAL, NoopObserver, Observer, Recorder, RecorderCounters,
+    RecorderOptions, SHUTDOWN_DEADLINE, SHUTDOWN_RETRY, ShutdownReport,
 };
 pub use retention::{Prune, Pruned};
 pub use since::{SinceError, parse_since};

@@ -161,14 +161,24 @@ pub struct ShutdownReport {
     pub unwritten: DroppedCounts,
 }
 
+/// Events per transaction at most, by default.
+pub const DEFAULT_BATCH_MAX: usize = 4096;
+/// How long the writer waits to fill a batch, by default. 200 ms, not less:
+/// under sustained load each commit costs SQLite a write of the pages it
+/// dirtied and a checkpoint of them, whatever the batch holds, and at 50 ms
+/// those commits took enough of a 2-CPU machine to hold the proxy below
+/// 0.6× the direct throughput (BENCHMARKS.md, "The recording limit"). What
+/// it costs: a `kill -9` loses up to this much more of the last events.
+pub const DEFAULT_FLUSH_INTERVAL: Duration = Duration::from_millis(200);
+
 // === impl RecorderOptions ===
 
 impl Default for RecorderOptions {
     fn default() -> Self {
         RecorderOptions {
             queue_capacity: 65536,
-            batch_max: 1024,
-            flush_interval: Duration::from_millis(50),
+            batch_max: DEFAULT_BATCH_MAX,
+            flush_interval: DEFAULT_FLUSH_INTERVAL,
             jsonl: None,
         }
     }

@@ -123,7 +123,8 @@ fn memory_bounds_have_defaults_and_come_from_the_environment() {
     let defaults = RawConfig::default().validate().unwrap().memory;
     assert_eq!(defaults, MemoryBounds::default());
     assert_eq!(defaults.database_cache_kib, 2048);
-    assert_eq!(defaults.record_flush, Duration::from_millis(50));
+    assert_eq!(defaults.record_flush, Duration::from_millis(200));
+    assert_eq!(defaults.record_batch_max, 4096);
     let config = env(&[
         ("TOOLWARDEN_DATABASE_CACHE_KIB", "512"),
         ("TOOLWARDEN_DATABASE_MAX_CONNECTIONS", "2"),

@@ -21,9 +21,11 @@ pub(crate) const DEFAULT_DATABASE_MAX_CONNECTIONS: u64 = 4;
 /// database is away.
 pub(crate) const DEFAULT_RECORD_QUEUE_CAPACITY: u64 = 65_536;
 /// Events per transaction at most.
-pub(crate) const DEFAULT_RECORD_BATCH_MAX: u64 = 1024;
-/// How long the writer waits to fill a batch.
-pub(crate) const DEFAULT_RECORD_FLUSH_MS: u64 = 50;
+pub(crate) const DEFAULT_RECORD_BATCH_MAX: u64 = toolwarden_store::DEFAULT_BATCH_MAX as u64;
+/// How long the writer waits to fill a batch (why 200 ms:
+/// [`toolwarden_store::DEFAULT_FLUSH_INTERVAL`]).
+pub(crate) const DEFAULT_RECORD_FLUSH_MS: u64 =
+    toolwarden_store::DEFAULT_FLUSH_INTERVAL.as_millis() as u64;
 /// Distinct keys of the per-tool counts of events not recorded in detail.
 pub(crate) const DEFAULT_RECORD_AGGREGATE_KEYS: u64 =
     toolwarden_store::DEFAULT_AGGREGATE_KEYS as u64;

@@ -161,9 +161,9 @@ settings! {
     /// Events queued for the recorder (also its backlog while the database is away); beyond, dropped and counted.
     record_queue_capacity: u64 = "65536";
     /// Events per database transaction at most.
-    record_batch_max: u64 = "1024";
+    record_batch_max: u64 = "4096";
     /// How long the recorder waits to fill a batch, ms.
-    record_flush_ms: u64 = "50";
+    record_flush_ms: u64 = "200";
     /// Distinct (minute, provider, model, tool) keys of the in-memory counts of events that could not be recorded in detail; beyond, folded into `(other)` and counted.
     record_aggregate_keys: u64 = "4096";
     /// Recently seen calls remembered to name results (and Responses sessions), each.
