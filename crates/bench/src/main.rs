@@ -34,6 +34,7 @@ mod admin;
 mod alerts;
 mod append_floor;
 mod bodies;
+mod budget;
 mod child;
 mod floor;
 mod load;
@@ -443,14 +444,14 @@ async fn run(args: Args) -> Result<(), String> {
         "floor: an HTTP pass-through built as the gateway is (hyper server, hyper-util pooled client, one event loop; no parsing, no recording)",
     ));
     if let Some(u) = &mut unrecorded {
-        rows.push(u.row("the same gateway without recording (no database, no JSONL)"));
+        rows.push(u.row(budget::UNRECORDED));
     }
     // Issue 14's CPU budget at one connection, from this run's numbers.
-    let one_conn = (
-        blocking_relay.cpu_us(),
-        cpu_us,
-        unrecorded.as_ref().map(Floor::cpu_us),
-    );
+    let one_conn = unrecorded.as_ref().map(|u| budget::CpuAt {
+        floor0: blocking_relay.cpu_us(),
+        gateway: cpu_us,
+        unrecorded: u.cpu_us(),
+    });
 
     // 2b. The Codex CLI's zstd-compressed Responses requests: decoded by
     // the gateway (and by the mock, on both paths) before reading.
@@ -553,17 +554,24 @@ async fn run(args: Args) -> Result<(), String> {
 
     // The relay floors at the same load: the kernel's share of a hop, and
     // what HTTP alone adds to it (the pass-through built as the gateway is).
-    let mut at_conns = Vec::new();
-    for (floor, what) in [
-        (Some(&blocking_relay), "floor 0 (blocking relay)"),
-        (Some(&relay), "floor: the plain TCP relay"),
+    // Each one's CPU per request, where the budget needs it.
+    let (mut floor0_n, mut unrecorded_n) = (None, None);
+    for (floor, what, cpu_to) in [
+        (
+            Some(&blocking_relay),
+            "floor 0 (blocking relay)",
+            Some(&mut floor0_n),
+        ),
+        (Some(&relay), "floor: the plain TCP relay", None),
         (
             Some(&http_relay),
             "floor: the HTTP pass-through (hyper, no parsing, no recording)",
+            None,
         ),
         (
             unrecorded.as_ref(),
-            "the same gateway without recording (no database, no JSONL)",
+            budget::UNRECORDED,
+            Some(&mut unrecorded_n),
         ),
     ] {
         let Some(floor) = floor else { continue };
@@ -577,7 +585,9 @@ async fn run(args: Args) -> Result<(), String> {
         )
         .await?;
         let cpu = (floor.child.cpu_secs() - cpu_start) * 1e6 / args.throughput_requests as f64;
-        at_conns.push(cpu);
+        if let Some(slot) = cpu_to {
+            *slot = Some(cpu);
+        }
         rows.push(Row {
             what: format!(
                 "{what} at {} connections: throughput / CPU per request",
@@ -610,47 +620,23 @@ async fn run(args: Args) -> Result<(), String> {
     });
     // Issue 14's CPU budget for recording, and the least a row per event
     // costs in SQLite (`append_floor.rs`), in this run.
-    if let (Some(bare_1), Some(&bare_n)) = (one_conn.2, at_conns.get(3)) {
-        let (floor_1, gw_1) = (one_conn.0, one_conn.1);
-        let floor_n = at_conns[0];
+    if let (Some(one), Some(floor0), Some(unrecorded)) = (one_conn, floor0_n, unrecorded_n) {
+        let many = budget::CpuAt {
+            floor0,
+            gateway: cpu_tp,
+            unrecorded,
+        };
         let events_per_request = (end.1 - before_throughput.1) / args.throughput_requests as f64;
         let appended = args.throughput_requests.max(20_000);
         let append_us =
             append_floor::cpu_us_per_request(dir.path(), events_per_request, appended).await?;
-        rows.push(Row {
-            what: format!(
-                "recording's cost per request: the gateway minus the same gateway without recording, 1 / {} connections",
-                args.conns
-            ),
-            direct: "–".into(),
-            gateway: format!("{:.1} / {:.1} µs CPU", gw_1 - bare_1, cpu_tp - bare_n),
-            delta: String::new(),
-            target: "",
-        });
-        rows.push(Row {
-            what: format!(
-                "recording's budget under the CPU targets: 2 × floor 0 − without recording at 1 connection; 1.5 × floor 0 − without recording at {}",
-                args.conns
-            ),
-            direct: "–".into(),
-            gateway: format!(
-                "{:.1} / {:.1} µs CPU",
-                2.0 * floor_1 - bare_1,
-                1.5 * floor_n - bare_n
-            ),
-            delta: String::new(),
-            target: "",
-        });
-        rows.push(Row {
-            what: format!(
-                "the least a row per event costs: {events_per_request:.2} events per request appended to one SQLite table with no index (sqlx, WAL, {} rows per transaction; {appended} requests)",
-                toolwarden_store::DEFAULT_BATCH_MAX
-            ),
-            direct: "–".into(),
-            gateway: format!("{append_us:.1} µs CPU"),
-            delta: String::new(),
-            target: "reference",
-        });
+        rows.extend(budget::rows(
+            one,
+            many,
+            args.conns,
+            events_per_request,
+            append_us,
+        ));
     }
     if args.alerts_requests > 0 {
         let shape = &shapes[0].1;
