@@ -6,10 +6,10 @@
 //! are appended to one table with no index at all, through sqlx on one
 //! connection set up as the store's (WAL, `synchronous = NORMAL`), in
 //! transactions of the recorder's default batch (`record_batch_max`) and
-//! multi-row `INSERT`s of 256 rows, as the store's largest statements. No pairing, no deduplication, no lookups, no sessions: any
-//! store that writes a row per event does at least this much, so a
-//! recording budget below it cannot be met by a row per event on this
-//! machine.
+//! multi-row `INSERT`s of 256 rows, as the store's largest statements. No
+//! pairing, no deduplication, no lookups, no sessions: any store that
+//! writes a row per event does at least this much, so a recording budget
+//! below it cannot be met by a row per event on this machine.
 
 use std::path::Path;
 

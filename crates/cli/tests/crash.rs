@@ -26,7 +26,7 @@ use sqlx::Connection;
 use toolwarden_mock_provider::{MockOptions, MockProvider};
 
 /// The recorder's flush interval the gateways here run with (the default).
-const FLUSH_MS: u64 = 200;
+const FLUSH_MS: u64 = toolwarden_store::DEFAULT_FLUSH_INTERVAL.as_millis() as u64;
 /// Time allowed beyond the flush interval for the batch in hand to be
 /// written and committed on a machine busy with the load (and whatever
 /// else runs on it): at a 50 ms interval, measured 51 ms in all on an idle

@@ -168,7 +168,8 @@ pub const DEFAULT_BATCH_MAX: usize = 4096;
 /// dirtied and a checkpoint of them, whatever the batch holds, and at 50 ms
 /// those commits took enough of a 2-CPU machine to hold the proxy below
 /// 0.6× the direct throughput (BENCHMARKS.md, "The recording limit"). What
-/// it costs: a `kill -9` loses up to this much more of the last events.
+/// it costs: a `kill -9` loses the events of up to one interval (and the
+/// batch being written), so up to 200 ms of them where 50 ms lost 50.
 pub const DEFAULT_FLUSH_INTERVAL: Duration = Duration::from_millis(200);
 
 // === impl RecorderOptions ===
