@@ -32,7 +32,9 @@
 //! `TW_HISTORY_ROWS` (default `0,1000000,10000000`) sets the history sizes,
 //! `TW_HISTORY_TURNS` (default 10000, 67k events) the turns per measurement,
 //! `TW_HISTORY_MODES` (default `unique,reuse`; `random`, `mixed` and `soak` too) and `TW_HISTORY_BACKENDS`
-//! (default `sqlite,postgres`) what runs, `TW_HISTORY_WRITER_CACHE_KIB`
+//! (default `sqlite,postgres`) what runs, `TW_HISTORY_BATCH_MAX` and
+//! `TW_HISTORY_FLUSH_MS` the recorder's batches (default the store's),
+//! `TW_HISTORY_WRITER_CACHE_KIB`
 //! the SQLite writer's page cache (default the store's).
 
 use std::sync::Arc;
@@ -532,6 +534,20 @@ fn process_cpu() -> Option<Duration> {
     Some(Duration::from_millis((utime + stime) * 10))
 }
 
+/// The recorder's defaults, or the batch size and flush interval from
+/// `TW_HISTORY_BATCH_MAX` and `TW_HISTORY_FLUSH_MS`.
+fn recorder_options() -> RecorderOptions {
+    let env = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<u64>().ok());
+    let mut options = RecorderOptions::default();
+    if let Some(n) = env("TW_HISTORY_BATCH_MAX") {
+        options.batch_max = n as usize;
+    }
+    if let Some(ms) = env("TW_HISTORY_FLUSH_MS") {
+        options.flush_interval = Duration::from_millis(ms);
+    }
+    options
+}
+
 /// Events/s and process CPU µs per event of one Recorder writing `list`.
 async fn measure(store: &Store, list: Vec<Event>) -> (f64, f64) {
     let total = list.len();
@@ -539,7 +555,7 @@ async fn measure(store: &Store, list: Vec<Event>) -> (f64, f64) {
     let start = Instant::now();
     let rec = Recorder::start(
         Some(store.clone()),
-        RecorderOptions::default(),
+        recorder_options(),
         Arc::new(NoopObserver),
     );
     for (i, e) in list.into_iter().enumerate() {
