@@ -384,6 +384,16 @@ impl Relay<'_> {
                 }
                 Body::Done => {}
             }
+            let done = matches!(body, Body::Done);
+            if done && self.observation.continuable() {
+                // The whole response is in hand: a Responses observation
+                // ends before its last bytes go out (as `TeeBody` ends
+                // every one before the last frame), so a continuation the
+                // client sends as soon as it has them, on any connection,
+                // finds the session of the response it continues. Other
+                // dialects are recorded after the write, off its latency.
+                self.observation.finish();
+            }
             let first = head.take();
             let first = first.as_deref().unwrap_or_default();
             let rest: &[u8] = if plain > 0 { &self.ubuf[..plain] } else { &out };
@@ -394,7 +404,7 @@ impl Relay<'_> {
                 return Outcome::Closed;
             }
             self.ubuf.advance(plain);
-            if matches!(body, Body::Done) {
+            if done {
                 // Bytes past the end of the body: the connection is out of step.
                 reusable &= self.ubuf.is_empty();
                 self.observation.finish();

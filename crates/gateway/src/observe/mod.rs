@@ -488,6 +488,13 @@ impl Observation {
         self.cut_short();
     }
 
+    /// A Responses API exchange: a continuation may name its response
+    /// (`previous_response_id`) as soon as the client has it, so the
+    /// proxy ends the observation before the response's last bytes go out.
+    pub(crate) fn continuable(&self) -> bool {
+        self.base.dialect == Some(Dialect::OpenAiResponses)
+    }
+
     /// A Responses API response is read here, not in the record task: a
     /// continuation naming it (`previous_response_id`) may arrive at once,
     /// and must find the session it continues. Other dialects are read

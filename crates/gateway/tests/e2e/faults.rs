@@ -41,11 +41,10 @@ fn envelope_message(kind: Kind, v: &Value) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn upstream_down_is_a_502_in_each_dialect() {
-    // A port nobody listens on.
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
+    // A port nobody listens on: below the ephemeral range, so no other
+    // test's listener or outgoing connection can be given it meanwhile (a
+    // port bound and freed here could be, and once was).
+    let port = 1;
     let upstream = format!("http://127.0.0.1:{port}");
     let gw = Gateway::start(Config::for_tests(&upstream))
         .await
