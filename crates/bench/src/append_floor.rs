@@ -26,7 +26,7 @@ const ROWS_PER_INSERT: usize = 256;
 const COLUMNS: usize = 8;
 
 /// One event as the floor stores it.
-struct Row {
+struct EventRow {
     kind: i64,
     request_id: String,
     session_id: String,
@@ -73,12 +73,14 @@ pub(crate) async fn cpu_us_per_request(
             .await
             .map_err(|e| format!("append floor: begin: {e}"))?;
         for chunk in batch.chunks(ROWS_PER_INSERT) {
+            let last;
             let sql = if chunk.len() == ROWS_PER_INSERT {
-                full.clone()
+                &full
             } else {
-                insert_sql(chunk.len())
+                last = insert_sql(chunk.len());
+                &last
             };
-            let mut query = sqlx::query(&sql);
+            let mut query = sqlx::query(sql);
             for r in chunk {
                 query = query
                     .bind(r.kind)
@@ -114,7 +116,7 @@ fn insert_sql(n: usize) -> String {
 /// tool results and calls in turn, `events_per_request` in all on average,
 /// with ids shaped as the gateway's and the clients' (a 32-digit request
 /// id, call ids of 30 characters).
-fn rows(events_per_request: f64, requests: usize) -> Vec<Row> {
+fn rows(events_per_request: f64, requests: usize) -> Vec<EventRow> {
     let total = (events_per_request * requests as f64).round() as usize;
     let per = events_per_request.max(1.0);
     let mut out = Vec::with_capacity(total);
@@ -126,7 +128,7 @@ fn rows(events_per_request: f64, requests: usize) -> Vec<Row> {
         let events = ((r + 1) as f64 * per).round() as usize - (r as f64 * per).round() as usize;
         for k in 0..events.max(1) {
             let tool_event = k > 0;
-            out.push(Row {
+            out.push(EventRow {
                 kind: if !tool_event { 0 } else { 1 + (k % 2) as i64 },
                 request_id: request_id.clone(),
                 session_id: session_id.clone(),
