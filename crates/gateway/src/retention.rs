@@ -8,7 +8,9 @@
 //! the recorder's batches are never kept waiting for more than one step.
 //! Each pass is logged with what it deleted and counted in `/metrics`
 //! (`toolwarden_retention_deleted_rows_total{table}`,
-//! `toolwarden_retention_passes_total{outcome}`).
+//! `toolwarden_retention_passes_total{outcome}`). Gateways sharing a
+//! PostgreSQL database take turns: a pass that finds another gateway's
+//! step under way ends there, `yielded` ([`toolwarden_store::Prune::yielded`]).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -16,7 +18,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tokio::sync::watch;
 use toolwarden_store::{Pruned, Store};
 
-use crate::metrics::retention_counters::RetentionCounters;
+use crate::metrics::retention_counters::{PassOutcome, RetentionCounters};
 
 /// The first pass, after start.
 const FIRST_PASS_AFTER: Duration = Duration::from_secs(2);
@@ -82,8 +84,16 @@ async fn pass(store: &Store, keep: Duration, counters: &RetentionCounters) {
     };
     let d = prune.deleted();
     match outcome {
+        Ok(()) if prune.yielded() => {
+            counters.passed(PassOutcome::Yielded);
+            tracing::debug!(
+                cutoff_ms,
+                deleted = d.total(),
+                "retention: another gateway is running a pass on this database; this one ends"
+            );
+        }
         Ok(()) => {
-            counters.passed(true);
+            counters.passed(PassOutcome::Completed);
             if d.total() > 0 {
                 tracing::info!(
                     cutoff_ms,
@@ -101,7 +111,7 @@ async fn pass(store: &Store, keep: Duration, counters: &RetentionCounters) {
             }
         }
         Err(e) => {
-            counters.passed(false);
+            counters.passed(PassOutcome::Failed);
             tracing::warn!(
                 cutoff_ms,
                 error = %e,

@@ -13,6 +13,8 @@
 //! - `continuation`: a continuation's result written before its call (by
 //!   the other gateway) is merged with the late call;
 //! - `race`: one request sent to both gateways at once counts once;
+//! - `retention`: a gateway's retention pass yields to another gateway's
+//!   step under way on the same database;
 //! - `rewritten`: Gemini calls recorded by one gateway, answered through
 //!   the other under ids the client invented, pair through the replayed
 //!   turn's fingerprint;
@@ -35,6 +37,7 @@ mod postgres {
     mod alternate;
     mod continuation;
     mod race;
+    mod retention;
     mod rewritten;
     mod unreachable;
 }

@@ -82,7 +82,7 @@ pub use recorder::{
     DEFAULT_BATCH_MAX, DEFAULT_FLUSH_INTERVAL, NoopObserver, Observer, Recorder, RecorderCounters,
     RecorderOptions, SHUTDOWN_DEADLINE, SHUTDOWN_RETRY, ShutdownReport,
 };
-pub use retention::{Prune, Pruned};
+pub use retention::{PG_STEP_LOCK, Prune, Pruned};
 pub use since::{SinceError, parse_since};
 pub use stats::{
     CallRow, FailureRow, ModelRow, RepairRow, RequestTotals, SessionRow, Stats, StatsQuery,

@@ -21,6 +21,13 @@
 //!    `session_nos::STALE_SESSION_MS`), with their call turns;
 //! 5. the counts of dropped events and alert transitions older than it,
 //!    except each alert's latest transition (its current state).
+//!
+//! Several gateways sharing one PostgreSQL database each run passes. Each
+//! PostgreSQL step first takes a transaction-scoped advisory lock
+//! ([`PG_STEP_LOCK`], one per schema): a gateway that finds another's step
+//! under way ends its pass there ([`Prune::yielded`]) instead of deleting
+//! the same rows at the same time (the second `DELETE` would wait on the
+//! first's row locks, scan again for nothing, or fail on a deadlock).
 
 use serde::Serialize;
 
@@ -68,6 +75,8 @@ pub struct Prune {
     rows: i64,
     stage: Stage,
     deleted: Pruned,
+    /// Another gateway's step held [`PG_STEP_LOCK`]: this pass ended.
+    yielded: bool,
 }
 
 /// The oldest requests before the cutoff, a chunk: the subquery every
@@ -117,19 +126,33 @@ const DELETE_DROPPED: &str = "DELETE FROM dropped_tool_counts WHERE at_ms < $1";
 const DELETE_TRANSITIONS: &str = "DELETE FROM alert_transitions WHERE at_ms < $1 \
     AND seq < (SELECT max(seq) FROM alert_transitions a WHERE a.alert_key = alert_transitions.alert_key)";
 
+/// The advisory lock a PostgreSQL step holds for its transaction: a class
+/// of toolwarden's own (`twrt`) and the schema, so that stores in
+/// different schemas of one database do not wait on each other. `false`
+/// when another session holds it.
+pub const PG_STEP_LOCK: &str =
+    "SELECT pg_try_advisory_xact_lock(1953985140, hashtext(current_schema()))";
+
 /// PostgreSQL: `statements`, each bound to `cutoff` and (when given)
-/// `rows`, in one transaction on a pooled connection. (SQLite runs them on
-/// the recorder's connection: [`crate::sqlite_writer::SqliteWriter::run_bound`].)
+/// `rows`, in one transaction on a pooled connection, once it holds
+/// [`PG_STEP_LOCK`]; `None` when another gateway's step holds it. (SQLite
+/// runs them on the recorder's connection, which has no other writer:
+/// [`crate::sqlite_writer::SqliteWriter::run_bound`].)
 async fn run_postgres<const N: usize>(
     pool: &sqlx::PgPool,
     statements: [&'static str; N],
     cutoff: i64,
     rows: Option<i64>,
-) -> Result<[u64; N], sqlx::Error> {
+) -> Result<Option<[u64; N]>, sqlx::Error> {
     let mut tx = pool.begin().await?;
+    let locked: bool = sqlx::query_scalar(PG_STEP_LOCK).fetch_one(&mut *tx).await?;
+    if !locked {
+        tx.rollback().await?;
+        return Ok(None);
+    }
     let n: [u64; N] = crate::pool::execute_bound!(tx, statements, cutoff, rows);
     tx.commit().await?;
-    Ok(n)
+    Ok(Some(n))
 }
 
 // === impl Store (retention) ===
@@ -144,6 +167,7 @@ impl Store {
             rows: i64::try_from(rows.max(1)).unwrap_or(i64::MAX),
             stage: Stage::Requests,
             deleted: Pruned::default(),
+            yielded: false,
         }
     }
 }
@@ -156,7 +180,8 @@ impl Prune {
     /// again.
     pub async fn step(&mut self) -> Result<bool, StoreError> {
         let limit = Some(self.rows);
-        let full = |n: u64| i64::try_from(n).unwrap_or(i64::MAX) >= self.rows;
+        let chunk = self.rows;
+        let full = move |n: u64| i64::try_from(n).unwrap_or(i64::MAX) >= chunk;
         self.stage = match self.stage {
             Stage::Requests => {
                 let [repairs, turns, requests] = self
@@ -214,12 +239,17 @@ impl Prune {
             }
             Stage::Done => Stage::Done,
         };
+        if self.yielded {
+            self.stage = Stage::Done;
+        }
         Ok(self.stage != Stage::Done)
     }
 
-    /// One step's statements in one transaction, on either backend.
+    /// One step's statements in one transaction, on either backend. When
+    /// another gateway's step holds the lock nothing runs: it counts zero
+    /// rows and marks the pass `yielded` (`step` then ends it).
     async fn run<const N: usize>(
-        &self,
+        &mut self,
         statements: [&'static str; N],
         rows: Option<i64>,
     ) -> Result<[u64; N], StoreError> {
@@ -230,10 +260,21 @@ impl Prune {
             (Pool::Sqlite(_), None) => Err(StoreError::query(sqlx::Error::Protocol(
                 "no SQLite writer".into(),
             ))),
-            (Pool::Postgres(p), _) => run_postgres(p, statements, self.cutoff_ms, rows)
-                .await
-                .map_err(StoreError::query),
+            (Pool::Postgres(p), _) => {
+                let ran = run_postgres(p, statements, self.cutoff_ms, rows)
+                    .await
+                    .map_err(StoreError::query)?;
+                self.yielded |= ran.is_none();
+                Ok(ran.unwrap_or([0; N]))
+            }
         }
+    }
+
+    /// Whether this pass ended early because another gateway sharing the
+    /// PostgreSQL database was running a step of its own (that gateway's
+    /// pass deletes what this one would have).
+    pub fn yielded(&self) -> bool {
+        self.yielded
     }
 
     /// What this pass has deleted so far.

@@ -9,7 +9,7 @@ use toolwarden_store::Pruned;
 
 /// Rows deleted by retention, by table.
 pub(crate) const RETENTION_ROWS_TOTAL: &str = "toolwarden_retention_deleted_rows_total";
-/// Retention passes, by outcome (`completed`, `failed`).
+/// Retention passes, by outcome (`completed`, `yielded`, `failed`).
 pub(crate) const RETENTION_PASSES_TOTAL: &str = "toolwarden_retention_passes_total";
 
 /// Retention counters, rendered in `/metrics` once retention runs.
@@ -19,7 +19,20 @@ pub(crate) struct RetentionCounters {
     /// In the order of [`Pruned::by_table`].
     rows: [AtomicU64; 8],
     completed: AtomicU64,
+    yielded: AtomicU64,
     failed: AtomicU64,
+}
+
+/// How a retention pass ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PassOutcome {
+    /// It deleted everything before its cutoff.
+    Completed,
+    /// It ended early: another gateway sharing the PostgreSQL database was
+    /// running a step (its pass deletes the rest).
+    Yielded,
+    /// A step failed; the next pass tries again.
+    Failed,
 }
 
 // === impl RetentionCounters ===
@@ -37,12 +50,12 @@ impl RetentionCounters {
         }
     }
 
-    /// A pass ended, completed or not.
-    pub(crate) fn passed(&self, completed: bool) {
-        let slot = if completed {
-            &self.completed
-        } else {
-            &self.failed
+    /// A pass ended.
+    pub(crate) fn passed(&self, outcome: PassOutcome) {
+        let slot = match outcome {
+            PassOutcome::Completed => &self.completed,
+            PassOutcome::Yielded => &self.yielded,
+            PassOutcome::Failed => &self.failed,
         };
         slot.fetch_add(1, Ordering::Relaxed);
     }
@@ -67,7 +80,11 @@ impl RetentionCounters {
             out,
             "# HELP {RETENTION_PASSES_TOTAL} Retention passes, by outcome.\n# TYPE {RETENTION_PASSES_TOTAL} counter"
         );
-        for (outcome, n) in [("completed", &self.completed), ("failed", &self.failed)] {
+        for (outcome, n) in [
+            ("completed", &self.completed),
+            ("yielded", &self.yielded),
+            ("failed", &self.failed),
+        ] {
             let _ = writeln!(
                 out,
                 "{RETENTION_PASSES_TOTAL}{{outcome=\"{outcome}\"}} {}",
@@ -101,7 +118,9 @@ mod tests {
         };
         c.count(&Pruned::default(), &first);
         c.count(&first, &second);
-        c.passed(true);
+        c.passed(PassOutcome::Completed);
+        c.passed(PassOutcome::Yielded);
+        c.passed(PassOutcome::Yielded);
         c.render(&mut out);
         for line in [
             "toolwarden_retention_deleted_rows_total{table=\"requests\"} 4",
@@ -109,6 +128,7 @@ mod tests {
             "toolwarden_retention_deleted_rows_total{table=\"sessions\"} 1",
             "toolwarden_retention_deleted_rows_total{table=\"tool_results\"} 0",
             "toolwarden_retention_passes_total{outcome=\"completed\"} 1",
+            "toolwarden_retention_passes_total{outcome=\"yielded\"} 2",
             "toolwarden_retention_passes_total{outcome=\"failed\"} 0",
         ] {
             assert!(out.contains(line), "{line} in\n{out}");

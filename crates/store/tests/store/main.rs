@@ -57,6 +57,24 @@ both!(retention::retention_deletes_only_what_is_older);
 both!(retention::retention_on_an_empty_history);
 both!(retention::retention_keeps_a_session_revived_by_tool_events_alone);
 
+/// Only PostgreSQL has other gateways' passes (on SQLite the steps run on
+/// the recorder's own connection).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retention_yields_to_another_gateways_step() {
+    let test = "retention_yields_to_another_gateways_step";
+    if let (Some(db), Some(other)) = (
+        support::TestDb::postgres(test).await,
+        support::TestDb::postgres(test).await,
+    ) {
+        retention::retention_yields_to_another_gateways_step(db, other).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retention_on_sqlite_never_yields() {
+    retention::retention_on_sqlite_never_yields(support::TestDb::sqlite()).await;
+}
+
 /// Only PostgreSQL has other writers during a pass (on SQLite its steps
 /// run on the recorder's own connection).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

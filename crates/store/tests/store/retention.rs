@@ -279,3 +279,57 @@ pub async fn retention_leaves_a_session_a_concurrent_batch_revives(db: TestDb) {
     assert_eq!(deleted.sessions, 0, "{deleted:?}");
     assert_eq!(rows(&db, "sessions", "session_id = 'quiet'").await, 1);
 }
+
+/// Gateways sharing a PostgreSQL database take turns: while another
+/// session holds the step lock of this schema a pass deletes nothing and
+/// ends `yielded`; a lock held for another schema does not stop it; once
+/// the lock is free the pass deletes what is old.
+pub async fn retention_yields_to_another_gateways_step(db: TestDb, other: TestDb) {
+    use sqlx::Connection;
+
+    let store = Store::open(&db.url).await.unwrap();
+    record_all(&store, &turn("old", 0, 1_000)).await;
+    let requests = rows(&db, "requests", "").await;
+    assert_eq!(requests, 1);
+
+    // Another gateway's step, under way in this schema.
+    let mut step = sqlx::PgConnection::connect(&db.url).await.unwrap();
+    sqlx::query("BEGIN").execute(&mut step).await.unwrap();
+    let locked: bool = sqlx::query_scalar(PG_STEP_LOCK)
+        .fetch_one(&mut step)
+        .await
+        .unwrap();
+    assert!(locked, "the other session takes the lock");
+    let mut prune = store.prune(CUTOFF, 1_000);
+    assert!(!prune.step().await.unwrap(), "the pass ends at once");
+    assert!(prune.yielded());
+    assert_eq!(prune.deleted().total(), 0);
+    assert_eq!(rows(&db, "requests", "").await, requests);
+
+    // The same lock taken in another schema leaves this one free.
+    let mut elsewhere = sqlx::PgConnection::connect(&other.url).await.unwrap();
+    sqlx::query("BEGIN").execute(&mut elsewhere).await.unwrap();
+    sqlx::query("COMMIT").execute(&mut step).await.unwrap();
+    let locked: bool = sqlx::query_scalar(PG_STEP_LOCK)
+        .fetch_one(&mut elsewhere)
+        .await
+        .unwrap();
+    assert!(locked, "another schema's lock is another key");
+    let mut prune = store.prune(CUTOFF, 1_000);
+    while prune.step().await.unwrap() {}
+    assert!(!prune.yielded());
+    assert_eq!(prune.deleted().requests, 1, "{:?}", prune.deleted());
+    assert_eq!(rows(&db, "requests", "").await, 0);
+    sqlx::query("COMMIT").execute(&mut elsewhere).await.unwrap();
+}
+
+/// SQLite has one writer per file (the steps run on the recorder's own
+/// connection): a pass never yields.
+pub async fn retention_on_sqlite_never_yields(db: TestDb) {
+    let store = Store::open(&db.url).await.unwrap();
+    record_all(&store, &turn("old", 0, 1_000)).await;
+    let mut prune = store.prune(CUTOFF, 1_000);
+    while prune.step().await.unwrap() {}
+    assert!(!prune.yielded());
+    assert_eq!(prune.deleted().requests, 1, "{:?}", prune.deleted());
+}
