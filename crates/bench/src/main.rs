@@ -648,7 +648,10 @@ async fn run(args: Args) -> Result<(), String> {
     drain(proxied).await;
     tokio::time::sleep(soak::IDLE_SETTLE).await;
     rows.push(Row {
-        what: "gateway RSS after the load (recording drained, 3 s idle)".into(),
+        what: format!(
+            "gateway RSS after the load (recording drained, {} s idle)",
+            soak::IDLE_SETTLE.as_secs()
+        ),
         direct: "–".into(),
         gateway: format!("{:.1} MB", gw.rss_bytes() as f64 / (1024.0 * 1024.0)),
         delta: String::new(),

@@ -33,10 +33,11 @@ use toolwarden_mock_provider::{MockOptions, MockProvider};
 /// A request slower than this counts as a failure (wrk's default timeout
 /// is 2 s; the gateway's p99 is well under 10 ms here).
 pub const SLOW: Duration = Duration::from_secs(1);
-/// How long the gateway idles after the load before its RSS is read
-/// (see `toolwarden_store::sqlite_writer`: the writer's cache is given back
-/// after 1 s without writes; jemalloc purges freed pages after ~1 s).
-pub const IDLE_SETTLE: Duration = Duration::from_secs(3);
+/// How long the gateway idles after the load before its RSS is read: the
+/// writer's cache is given back after `database_writer_idle_ms` without
+/// writes (5 s: `toolwarden_store::DEFAULT_SQLITE_WRITER_IDLE`), and
+/// jemalloc purges freed pages ~1 s later.
+pub const IDLE_SETTLE: Duration = Duration::from_secs(7);
 /// How often the gateway is sampled.
 const SAMPLE_EVERY: Duration = Duration::from_secs(10);
 /// Results in each request body, one of them failed (see `bodies`).
@@ -160,7 +161,8 @@ pub async fn run(seconds: u64, conns: usize) -> Result<(), String> {
     }
     let rss_drained = gw.rss_bytes() as f64 / (1024.0 * 1024.0);
     // What an idle gateway keeps: the recorder gives its page cache back
-    // after a second without writes, jemalloc purges after another.
+    // after `database_writer_idle_ms` without writes, jemalloc purges
+    // about a second later.
     tokio::time::sleep(IDLE_SETTLE).await;
     let rss_after = gw.rss_bytes() as f64 / (1024.0 * 1024.0);
     let peak = gw.peak_rss_bytes() as f64 / (1024.0 * 1024.0);

@@ -182,6 +182,7 @@ fn store_options(config: &Config) -> crate::recorder::StoreOptions {
         max_connections: config.memory.database_max_connections,
         sqlite_cache_kib: config.memory.database_cache_kib,
         sqlite_writer_cache_kib: config.memory.database_writer_cache_kib,
+        sqlite_writer_idle: config.memory.database_writer_idle,
         ..crate::recorder::StoreOptions::default()
     }
 }

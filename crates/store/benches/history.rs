@@ -36,6 +36,12 @@
 //! `TW_HISTORY_FLUSH_MS` the recorder's batches (default the store's),
 //! `TW_HISTORY_WRITER_CACHE_KIB`
 //! the SQLite writer's page cache (default the store's).
+//!
+//! `TW_HISTORY_BURSTS=1` measures something else instead ([`bursts`]): the
+//! soak's traffic in bursts of 1,000 events 1.2 s apart, on SQLite, with
+//! the writer's idle release at 1 s (its connection closed between two
+//! bursts, as before `DEFAULT_SQLITE_WRITER_IDLE`) and at the default (kept
+//! open): CPU per event of each, in the same run.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -601,7 +607,69 @@ fn list(var: &str, default: &str) -> Vec<String> {
         .collect()
 }
 
+/// Bursts of the soak's events 1.2 s apart, at each idle release: CPU per
+/// event over the bursts after the first two (the tables warm).
+async fn bursts() {
+    const BURSTS: usize = 22;
+    const PER_BURST: usize = 1_000;
+    const GAP: Duration = Duration::from_millis(1_200);
+    let dir = tempfile::tempdir().expect("tempdir");
+    for idle in [Duration::from_secs(1), DEFAULT_SQLITE_WRITER_IDLE] {
+        let url = format!(
+            "sqlite://{}",
+            dir.path()
+                .join(format!("bursts-{}.db", idle.as_millis()))
+                .display()
+        );
+        let options = StoreOptions {
+            sqlite_writer_idle: idle,
+            ..StoreOptions::default()
+        };
+        let store = Store::open_with(&url, options).await.expect("open store");
+        let rec = Recorder::start(
+            Some(store.clone()),
+            recorder_options(),
+            Arc::new(NoopObserver),
+        );
+        let mut list = events(Mode::Soak, 0, (BURSTS * PER_BURST / 5) as u64).into_iter();
+        let mut cpu = Duration::ZERO;
+        for burst in 0..BURSTS {
+            let before = process_cpu().expect("/proc/self/stat");
+            for e in list.by_ref().take(PER_BURST) {
+                rec.record(e);
+            }
+            while rec.counters().backlog > 0 {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            if burst >= 2 {
+                cpu += process_cpu().expect("/proc/self/stat") - before;
+            }
+            tokio::time::sleep(GAP).await;
+        }
+        rec.shutdown().await;
+        let c = rec.counters();
+        assert_eq!((c.events_dropped, c.write_errors), (0, 0), "{c:?}");
+        store.close().await;
+        let measured = ((BURSTS - 2) * PER_BURST) as f64;
+        println!(
+            "sqlite    bursts of {PER_BURST} events {} ms apart, writer closed after {} ms idle: {:.2} µs CPU/event",
+            GAP.as_millis(),
+            idle.as_millis(),
+            cpu.as_secs_f64() * 1e6 / measured
+        );
+    }
+}
+
 fn main() {
+    if std::env::var_os("TW_HISTORY_BURSTS").is_some() {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        rt.block_on(bursts());
+        return;
+    }
     let turns: u64 = std::env::var("TW_HISTORY_TURNS")
         .ok()
         .and_then(|s| s.parse().ok())

@@ -89,7 +89,8 @@ pub use stats::{
     TimelineRow, ToolRow,
 };
 pub use store::{
-    DEFAULT_SQLITE_CACHE_KIB, DEFAULT_SQLITE_WRITER_CACHE_KIB, Store, StoreOptions, sqlite_path,
+    DEFAULT_SQLITE_CACHE_KIB, DEFAULT_SQLITE_WRITER_CACHE_KIB, DEFAULT_SQLITE_WRITER_IDLE, Store,
+    StoreOptions, sqlite_path,
 };
 
 /// This crate's README, whose snippet is compiled (and run) as a doc test.

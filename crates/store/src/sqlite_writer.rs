@@ -18,9 +18,10 @@
 //! The writer's page cache has its own size (`sqlite_writer_cache_kib`):
 //! each insert into an index keyed by random ids (call ids, sessions) reads
 //! a leaf page, and the interior pages of every index it touches should
-//! stay cached. After [`IDLE_AFTER`] without a commit the checkpointer gives
-//! that memory back (it closes the writer's connection; the next batch
-//! opens a fresh one), so an idle gateway does not keep a busy hour's cache
+//! stay cached. After `sqlite_writer_idle` without a commit
+//! ([`crate::DEFAULT_SQLITE_WRITER_IDLE`]) the checkpointer gives that
+//! memory back (it closes the writer's connection; the next batch opens a
+//! fresh one), so an idle gateway does not keep a busy hour's cache
 //! resident.
 
 use std::sync::Arc;
@@ -43,8 +44,6 @@ pub(crate) const CHECKPOINT_EVERY: Duration = Duration::from_millis(250);
 /// path. Also the size the log file is truncated back to after it was
 /// reset (`journal_size_limit`).
 pub(crate) const WAL_BOUND_PAGES: u32 = 16_384;
-/// Without a commit for this long the writer's page cache is given back.
-pub(crate) const IDLE_AFTER: Duration = Duration::from_secs(1);
 /// How long [`SqliteWriter::close`] waits for a checkpoint under way.
 const CLOSE_WAIT: Duration = Duration::from_secs(2);
 
@@ -73,14 +72,21 @@ struct Shared {
     /// The checkpointer's connection's options (a small cache: a
     /// checkpoint reads the log's frames, not the cache).
     checkpoint_options: SqliteConnectOptions,
+    /// Without a commit for this long the writer's connection is closed.
+    idle: Duration,
 }
 
 // === impl SqliteWriter ===
 
 impl SqliteWriter {
     /// `options` are the pool's; the writer's connection gets a page cache
-    /// of `cache_kib` and the log bound.
-    pub(crate) fn new(options: &SqliteConnectOptions, cache_kib: u32) -> SqliteWriter {
+    /// of `cache_kib` and the log bound, and is closed after `idle`
+    /// without a commit.
+    pub(crate) fn new(
+        options: &SqliteConnectOptions,
+        cache_kib: u32,
+        idle: Duration,
+    ) -> SqliteWriter {
         let writer = options
             .clone()
             .pragma("cache_size", format!("-{}", cache_kib.max(64)))
@@ -97,6 +103,7 @@ impl SqliteWriter {
                 due: Notify::new(),
                 closed: AtomicBool::new(false),
                 checkpoint_options,
+                idle,
             }),
             checkpointer: std::sync::Mutex::new(None),
         }
@@ -237,14 +244,14 @@ impl Drop for SqliteWriter {
 
 /// The checkpointer's task: after each commit (at most every
 /// [`CHECKPOINT_EVERY`]) a `PASSIVE` checkpoint on its own connection; after
-/// [`IDLE_AFTER`] without a commit, the writer's cache given back. A failed
+/// `idle` without a commit, the writer's cache given back. A failed
 /// checkpoint (a full disk, an I/O error) drops its connection and is
 /// tried again after the next commit: the log is bounded by the writer's
 /// own automatic checkpoint meanwhile.
 async fn checkpointer(shared: Arc<Shared>) {
     let mut conn: Option<SqliteConnection> = None;
     loop {
-        let idle = tokio::time::timeout(IDLE_AFTER, shared.due.notified())
+        let idle = tokio::time::timeout(shared.idle, shared.due.notified())
             .await
             .is_err();
         if idle && !shared.closed.load(Ordering::Acquire) {

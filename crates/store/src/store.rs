@@ -30,9 +30,13 @@ pub struct StoreOptions {
     /// pages are read; beyond it pages come from the OS's file cache.
     pub sqlite_cache_kib: u32,
     /// SQLite: page cache of the recorder's own connection, in KiB
-    /// ([`DEFAULT_SQLITE_WRITER_CACHE_KIB`]); given back after a second
-    /// without writes.
+    /// ([`DEFAULT_SQLITE_WRITER_CACHE_KIB`]); given back after
+    /// `sqlite_writer_idle` without writes.
     pub sqlite_writer_cache_kib: u32,
+    /// SQLite: how long the recorder's connection stays open without a
+    /// write before it is closed and its memory given back
+    /// ([`DEFAULT_SQLITE_WRITER_IDLE`]).
+    pub sqlite_writer_idle: Duration,
 }
 
 /// The writer's transactions run without PostgreSQL's JIT compiler
@@ -57,8 +61,16 @@ pub const DEFAULT_SQLITE_CACHE_KIB: u32 = 2048;
 /// each insert reads leaf pages all over them; with the interior pages of
 /// those indexes cached the writer wrote 11–30 % more events per second
 /// in the soak than with 2 MiB (BENCHMARKS.md, issue 14). It is given back
-/// after a second without writes (`sqlite_writer`).
+/// after [`DEFAULT_SQLITE_WRITER_IDLE`] without writes (`sqlite_writer`).
 pub const DEFAULT_SQLITE_WRITER_CACHE_KIB: u32 = 16_384;
+
+/// How long the recorder's SQLite connection stays open without a write,
+/// by default: 5 s. Closing it gives its page cache and prepared
+/// statements back; the next batch opens a fresh connection and reads its
+/// pages again, which cost ~5 µs per request when traffic came in bursts a
+/// second apart and the writer was closed between them at 1 s
+/// (BENCHMARKS.md, "The writer's idle release").
+pub const DEFAULT_SQLITE_WRITER_IDLE: Duration = Duration::from_secs(5);
 
 /// The event store. Cheap to clone (a shared pool).
 #[derive(Debug, Clone)]
@@ -95,6 +107,7 @@ impl Default for StoreOptions {
             connect_timeout: Duration::from_secs(5),
             sqlite_cache_kib: DEFAULT_SQLITE_CACHE_KIB,
             sqlite_writer_cache_kib: DEFAULT_SQLITE_WRITER_CACHE_KIB,
+            sqlite_writer_idle: DEFAULT_SQLITE_WRITER_IDLE,
         }
     }
 }
@@ -190,7 +203,11 @@ impl Store {
                     .connect_with(options.clone())
                     .await
                     .map_err(connect_err)?;
-                writer = Some(SqliteWriter::new(&options, opts.sqlite_writer_cache_kib));
+                writer = Some(SqliteWriter::new(
+                    &options,
+                    opts.sqlite_writer_cache_kib,
+                    opts.sqlite_writer_idle,
+                ));
                 Pool::Sqlite(pool)
             }
             Target::Postgres(url) => {

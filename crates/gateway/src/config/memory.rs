@@ -14,6 +14,10 @@ pub(crate) const DEFAULT_DATABASE_CACHE_KIB: u64 =
 /// it is idle).
 pub(crate) const DEFAULT_DATABASE_WRITER_CACHE_KIB: u64 =
     toolwarden_store::DEFAULT_SQLITE_WRITER_CACHE_KIB as u64;
+/// How long the recorder's SQLite connection stays open without a write,
+/// ms (why 5 s: [`toolwarden_store::DEFAULT_SQLITE_WRITER_IDLE`]).
+pub(crate) const DEFAULT_DATABASE_WRITER_IDLE_MS: u64 =
+    toolwarden_store::DEFAULT_SQLITE_WRITER_IDLE.as_millis() as u64;
 /// Pooled database connections (the recorder's writer uses one; the
 /// dashboard, `/api/*` and alerts the others).
 pub(crate) const DEFAULT_DATABASE_MAX_CONNECTIONS: u64 = 4;
@@ -46,6 +50,9 @@ pub struct MemoryBounds {
     pub database_cache_kib: u32,
     /// SQLite page cache of the recorder's connection, KiB.
     pub database_writer_cache_kib: u32,
+    /// How long the recorder's SQLite connection stays open without a
+    /// write before its memory is given back.
+    pub database_writer_idle: Duration,
     /// Pooled database connections.
     pub database_max_connections: u32,
     /// Recorder queue (and backlog) bound, in events.
@@ -97,6 +104,12 @@ pub(super) fn validate(raw: &RawConfig, problems: &mut Vec<String>) -> MemoryBou
             DEFAULT_DATABASE_WRITER_CACHE_KIB,
             MAX_CACHE_KIB,
         ) as u32,
+        database_writer_idle: Duration::from_millis(bound(
+            "database_writer_idle_ms",
+            raw.database_writer_idle_ms,
+            DEFAULT_DATABASE_WRITER_IDLE_MS,
+            3_600_000,
+        )),
         database_max_connections: bound(
             "database_max_connections",
             raw.database_max_connections,

@@ -154,8 +154,10 @@ settings! {
     otlp_headers: String = "";
     /// SQLite page cache per pooled connection, KiB.
     database_cache_kib: u64 = "2048";
-    /// SQLite page cache of the recorder's own connection, KiB; given back after a second without writes.
+    /// SQLite page cache of the recorder's own connection, KiB; given back after `database_writer_idle_ms` without writes.
     database_writer_cache_kib: u64 = "16384";
+    /// How long the recorder's own SQLite connection stays open without a write, ms; then it is closed and its page cache and statements given back.
+    database_writer_idle_ms: u64 = "5000";
     /// Pooled database connections.
     database_max_connections: u64 = "4";
     /// Events queued for the recorder (also its backlog while the database is away); beyond, dropped and counted.

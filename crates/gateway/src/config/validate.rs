@@ -64,6 +64,10 @@ pub(super) const NUMBER_DEFAULTS: &[(&str, u64)] = &[
         memory::DEFAULT_DATABASE_WRITER_CACHE_KIB,
     ),
     (
+        "database_writer_idle_ms",
+        memory::DEFAULT_DATABASE_WRITER_IDLE_MS,
+    ),
+    (
         "database_max_connections",
         memory::DEFAULT_DATABASE_MAX_CONNECTIONS,
     ),

@@ -47,18 +47,23 @@ async fn the_checkpointer_copies_the_log_after_commits() {
         .expect("close within its deadline");
 }
 
-/// After a second without writes the writer gives its memory back (its
-/// connection is closed); the next batch opens a fresh one and records.
+/// After `sqlite_writer_idle` without writes the writer gives its memory
+/// back (its connection is closed); the next batch opens a fresh one and
+/// records.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_idle_writer_records_again_after_giving_its_memory_back() {
     let db = TestDb::sqlite();
-    let store = Store::open(&db.url).await.expect("open");
+    let options = StoreOptions {
+        sqlite_writer_idle: Duration::from_millis(300),
+        ..StoreOptions::default()
+    };
+    let store = Store::open_with(&db.url, options).await.expect("open");
     let first: Vec<Event> = (0..100)
         .map(|i| request(&format!("a{i:03}"), "s", 1_000 + i))
         .collect();
     record_all(&store, &first).await;
-    // Past the idle release (1 s) and its checkpoint.
-    tokio::time::sleep(Duration::from_millis(1_600)).await;
+    // Past the idle release and its checkpoint.
+    tokio::time::sleep(Duration::from_millis(900)).await;
     let second: Vec<Event> = (0..100)
         .map(|i| request(&format!("b{i:03}"), "s", 2_000 + i))
         .collect();
