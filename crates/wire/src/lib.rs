@@ -102,6 +102,7 @@ pub fn fast_path_agrees(dialect: Dialect, body: &[u8]) -> Result<(), String> {
         Dialect::Anthropic => anthropic::fast_path_agrees(body),
         Dialect::OpenAiChat => openai_chat::fast_path_agrees(body),
         Dialect::OpenAiResponses => openai_responses::fast_path_agrees(body),
+        Dialect::Gemini => gemini::fast_path_agrees(body),
         _ => Ok(()),
     }
 }

@@ -15,6 +15,7 @@
 
 pub(crate) mod array;
 mod call;
+mod fast;
 mod model;
 mod partial;
 mod render;
@@ -37,4 +38,4 @@ pub(crate) use render::render_results;
 pub(crate) use repair::repair;
 pub(crate) use response::response_view;
 pub(crate) use validate::validate;
-pub(crate) use view::{inspect, read_result, request_view};
+pub(crate) use view::{fast_path_agrees, inspect, read_result, request_view};

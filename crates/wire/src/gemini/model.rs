@@ -1,4 +1,8 @@
 //! Borrowed, typed reading of a Gemini `generateContent` request body.
+//!
+//! Raw values are kept as `&str` ([`Raw`], [`RawObject`]), so that the
+//! fast path ([`super::fast`]), which has no `RawValue` to give, builds the
+//! same structs as serde.
 
 use std::{borrow::Cow, fmt};
 
@@ -7,6 +11,8 @@ use serde::{
     de::{self, SeqAccess, Visitor},
 };
 use serde_json::value::RawValue;
+
+use crate::splice::Raw;
 
 /// The top level of a request body.
 #[derive(Deserialize)]
@@ -19,14 +25,14 @@ pub(super) struct Body<'a> {
         rename = "systemInstruction",
         alias = "system_instruction"
     )]
-    pub system: Option<&'a RawValue>,
+    pub system: Option<Raw<'a>>,
 }
 
 /// `contents`, with the first content's raw text kept for the turn hash.
 #[derive(Default)]
 pub(super) struct Contents<'a> {
     pub list: Vec<Content<'a>>,
-    pub first: Option<&'a RawValue>,
+    pub first: Option<&'a str>,
 }
 
 /// One turn.
@@ -58,7 +64,7 @@ pub(super) struct FnCall<'a> {
     #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
     pub name: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
-    pub args: Option<&'a RawValue>,
+    pub args: Option<Raw<'a>>,
     #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
     pub id: Option<Cow<'a, str>>,
 }
@@ -77,13 +83,13 @@ pub(super) struct FnResponse<'a> {
 /// A JSON object kept as raw text (syntax checked, members not read); the
 /// parse still rejects a value that is not an object.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct RawObject<'a>(pub &'a RawValue);
+pub(super) struct RawObject<'a>(pub &'a str);
 
 impl<'de: 'a, 'a> Deserialize<'de> for RawObject<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let raw = <&'de RawValue>::deserialize(d)?;
         if raw.get().starts_with('{') {
-            Ok(RawObject(raw))
+            Ok(RawObject(raw.get()))
         } else {
             Err(de::Error::invalid_type(
                 de::Unexpected::Other(raw.get().get(..1).unwrap_or("")),
@@ -94,12 +100,13 @@ impl<'de: 'a, 'a> Deserialize<'de> for RawObject<'a> {
 }
 
 /// A JSON object read as its members' raw values, in order: one pass,
-/// values left undecoded until asked for.
+/// values left undecoded until asked for (read by the fast path,
+/// [`super::fast::entries`], or by serde).
 #[derive(Default, Debug)]
-pub(super) struct Entries<'a>(pub Vec<(Cow<'a, str>, &'a RawValue)>);
+pub(super) struct Entries<'a>(pub Vec<(Cow<'a, str>, &'a str)>);
 
 impl<'a> Entries<'a> {
-    fn get(&self, key: &str) -> Option<&'a RawValue> {
+    fn get(&self, key: &str) -> Option<&'a str> {
         self.0.iter().find(|(k, _)| k == key).map(|(_, v)| *v)
     }
 
@@ -112,7 +119,7 @@ impl<'a> Entries<'a> {
             }
             out.push_str(&crate::splice::json_string(k));
             out.push(':');
-            out.push_str(v.get());
+            out.push_str(v);
         }
         out.push('}');
         out
@@ -132,7 +139,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Entries<'a> {
                 struct Key<'a>(#[serde(borrow)] Cow<'a, str>);
                 let mut out = Vec::new();
                 while let Some(Key(k)) = map.next_key::<Key<'de>>()? {
-                    out.push((k, map.next_value::<&'de RawValue>()?));
+                    out.push((k, map.next_value::<&'de RawValue>()?.get()));
                 }
                 Ok(Entries(out))
             }
@@ -159,10 +166,9 @@ impl<'de: 'a, 'a> Deserialize<'de> for Contents<'a> {
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
                 let mut list = Vec::with_capacity(seq.size_hint().unwrap_or(8));
-                let first = seq.next_element::<&'de RawValue>()?;
+                let first = seq.next_element::<&'de RawValue>()?.map(RawValue::get);
                 if let Some(raw) = first {
-                    let c: Content<'de> =
-                        serde_json::from_str(raw.get()).map_err(de::Error::custom)?;
+                    let c: Content<'de> = serde_json::from_str(raw).map_err(de::Error::custom)?;
                     list.push(c);
                     while let Some(c) = seq.next_element::<Content<'de>>()? {
                         list.push(c);
@@ -186,7 +192,12 @@ pub(super) struct ResponseText<'a> {
 
 /// Read a `functionResponse.response` object from its raw JSON text.
 pub(super) fn read_response(raw: Option<&str>) -> Result<ResponseText<'_>, crate::WireError> {
-    let entries = raw.map(serde_json::from_str::<Entries<'_>>).transpose()?;
+    let entries = raw
+        .map(|text| match super::fast::entries(text) {
+            Ok(entries) => Ok(entries),
+            Err(crate::scan::Bail) => serde_json::from_str::<Entries<'_>>(text),
+        })
+        .transpose()?;
     Ok(response_text(entries.as_ref()))
 }
 
@@ -203,14 +214,10 @@ fn response_text<'a>(entries: Option<&Entries<'a>>) -> ResponseText<'a> {
             explicit: None,
         };
     };
-    if let Some(e) = r.get("error").filter(|e| e.get() != "null") {
+    if let Some(e) = r.get("error").filter(|e| *e != "null") {
         let text = as_text(e)
-            .or_else(|| {
-                serde_json::from_str::<Msg<'_>>(e.get())
-                    .ok()
-                    .map(|m| m.message)
-            })
-            .unwrap_or(Cow::Borrowed(e.get()));
+            .or_else(|| serde_json::from_str::<Msg<'_>>(e).ok().map(|m| m.message))
+            .unwrap_or(Cow::Borrowed(e));
         return ResponseText {
             text,
             explicit: Some(true),
@@ -219,9 +226,9 @@ fn response_text<'a>(entries: Option<&Entries<'a>>) -> ResponseText<'a> {
     let text = ["output", "result", "content"]
         .into_iter()
         .find_map(|k| r.get(k))
-        .map(|v| as_text(v).unwrap_or(Cow::Borrowed(v.get())))
+        .map(|v| as_text(v).unwrap_or(Cow::Borrowed(v)))
         .unwrap_or_else(|| Cow::Owned(r.to_json()));
-    let explicit = r.get("isError").and_then(|v| match v.get() {
+    let explicit = r.get("isError").and_then(|v| match v {
         "true" => Some(true),
         "false" => Some(false),
         _ => None,
@@ -230,8 +237,7 @@ fn response_text<'a>(entries: Option<&Entries<'a>>) -> ResponseText<'a> {
 }
 
 /// A JSON string value as text, borrowed when it has no escapes.
-pub(super) fn as_text(v: &RawValue) -> Option<Cow<'_, str>> {
-    let raw = v.get();
+pub(super) fn as_text(raw: &str) -> Option<Cow<'_, str>> {
     if !raw.starts_with('"') {
         return None;
     }

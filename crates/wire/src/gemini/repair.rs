@@ -186,7 +186,7 @@ fn fix_response_turn(
             continue;
         }
         let resp = content.parts[r.part].response.as_ref();
-        let said = read_response(resp.and_then(|f| f.response).map(|r| r.0.get()))?;
+        let said = read_response(resp.and_then(|f| f.response).map(|r| r.0))?;
         let note = format!(
             "[result of tool {} with no matching call] {}",
             r.name, said.text

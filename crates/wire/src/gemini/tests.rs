@@ -482,3 +482,5 @@ fn render_uses_output_and_error_and_real_ids_only() {
     );
     assert!(crate::render_results(Dialect::Gemini, &[]).is_empty());
 }
+
+mod fast_agrees_with_serde;

@@ -8,7 +8,9 @@ use super::{
     model::{Body, read_response},
     turns::{defects, turns},
 };
-use crate::{CallView, RequestView, ResultView, WireError, raw_result::RawResult, splice::fnv1a};
+use crate::{
+    CallView, RequestView, ResultView, WireError, raw_result::RawResult, scan::Bail, splice::fnv1a,
+};
 
 /// See [`crate::request_view`]; verdicts are decided by [`read_result`].
 pub(crate) fn request_view<'a>(bytes: &'a [u8]) -> Result<RequestView<'a>, WireError> {
@@ -22,9 +24,40 @@ pub(crate) fn inspect(bytes: &[u8]) -> crate::Inspection<'_> {
 }
 
 /// The view; with `check`, also the pairing defects once the turns are paired.
+/// The fast path ([`super::fast`]) reads the body first; a body it does
+/// not take is read by serde, from the start.
 fn read<'a>(bytes: &'a [u8], check: bool) -> crate::Pass<'a> {
     crate::splice::expect_object(bytes)?;
-    let body: Body<'a> = serde_json::from_str(crate::splice::utf8(bytes)?)?;
+    let text = crate::splice::utf8(bytes)?;
+    let body = match super::fast::body(text) {
+        Ok(body) => body,
+        Err(Bail) => serde_json::from_str(text)?,
+    };
+    view_of(&body, check)
+}
+
+/// See [`crate::fast_path_agrees`].
+pub(crate) fn fast_path_agrees(body: &[u8]) -> Result<(), String> {
+    let Ok(text) = crate::splice::utf8(body) else {
+        return Ok(());
+    };
+    fast_then_serde(text).unwrap_or(Ok(()))
+}
+
+/// `None` when the fast path does not take `text`; else whether serde
+/// reads the same view and defects (see [`crate::same_pass`]).
+pub(super) fn fast_then_serde(text: &str) -> Option<Result<(), String>> {
+    let fast = super::fast::body(text)
+        .ok()
+        .map(|body| view_of(&body, true));
+    crate::same_pass(fast, || {
+        let full = serde_json::from_str::<Body<'_>>(text).map_err(WireError::from);
+        format!("{:?}", full.and_then(|body| view_of(&body, true)))
+    })
+}
+
+/// The view of a read body.
+fn view_of<'a>(body: &Body<'a>, check: bool) -> crate::Pass<'a> {
     let contents = &body.contents.list;
     let paired = turns(contents);
     let found = check.then(|| defects(&paired));
@@ -34,8 +67,8 @@ fn read<'a>(bytes: &'a [u8], check: bool) -> crate::Pass<'a> {
         ..RequestView::default()
     };
     if let Some(first) = body.contents.first {
-        let system = body.system.map(|s| s.get().as_bytes()).unwrap_or(b"");
-        view.first_turn_hash = Some(fnv1a(&[system, first.get().as_bytes()]));
+        let system = body.system.map(|s| s.0.as_bytes()).unwrap_or(b"");
+        view.first_turn_hash = Some(fnv1a(&[system, first.as_bytes()]));
     }
     for (k, (content, turn)) in contents.iter().zip(&paired).enumerate() {
         for c in &turn.calls {
@@ -43,7 +76,7 @@ fn read<'a>(bytes: &'a [u8], check: bool) -> crate::Pass<'a> {
             view.calls.push(CallView {
                 id: owned_or(&c.id, content_id(call.and_then(|f| f.id.as_ref()))),
                 name: borrow_cow(call.and_then(|f| f.name.as_ref())),
-                arguments: Cow::Borrowed(call.and_then(|f| f.args).map_or("{}", |a| a.get())),
+                arguments: Cow::Borrowed(call.and_then(|f| f.args).map_or("{}", |a| a.0)),
                 message_index: k,
             });
         }
@@ -55,7 +88,7 @@ fn read<'a>(bytes: &'a [u8], check: bool) -> crate::Pass<'a> {
                 message_index: k,
                 new: last_model.is_none_or(|m| k > m),
                 raw: RawResult::Gemini {
-                    response: resp.and_then(|f| f.response).map(|r| r.0.get()),
+                    response: resp.and_then(|f| f.response).map(|r| r.0),
                 },
             });
         }
