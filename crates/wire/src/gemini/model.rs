@@ -106,12 +106,12 @@ impl<'de: 'a, 'a> Deserialize<'de> for RawObject<'a> {
 pub(super) struct Entries<'a>(pub Vec<(Cow<'a, str>, &'a str)>);
 
 impl<'a> Entries<'a> {
-    fn get(&self, key: &str) -> Option<&'a str> {
+    pub(super) fn get(&self, key: &str) -> Option<&'a str> {
         self.0.iter().find(|(k, _)| k == key).map(|(_, v)| *v)
     }
 
     /// The object as compact JSON text (members' values byte for byte).
-    fn to_json(&self) -> String {
+    pub(super) fn to_json(&self) -> String {
         let mut out = String::from("{");
         for (i, (k, v)) in self.0.iter().enumerate() {
             if i > 0 {
@@ -179,67 +179,4 @@ impl<'de: 'a, 'a> Deserialize<'de> for Contents<'a> {
         }
         d.deserialize_seq(V(std::marker::PhantomData))
     }
-}
-
-/// What a `functionResponse.response` says.
-pub(super) struct ResponseText<'a> {
-    /// The text: an `error`'s message, else `output` / `result` /
-    /// `content` when a string, else the object's JSON.
-    pub text: Cow<'a, str>,
-    /// An `error` key (explicit failure) or an MCP `isError` flag.
-    pub explicit: Option<bool>,
-}
-
-/// Read a `functionResponse.response` object from its raw JSON text.
-pub(super) fn read_response(raw: Option<&str>) -> Result<ResponseText<'_>, crate::WireError> {
-    let entries = raw
-        .map(|text| match super::fast::entries(text) {
-            Ok(entries) => Ok(entries),
-            Err(crate::scan::Bail) => serde_json::from_str::<Entries<'_>>(text),
-        })
-        .transpose()?;
-    Ok(response_text(entries.as_ref()))
-}
-
-/// Read a `functionResponse.response` object.
-fn response_text<'a>(entries: Option<&Entries<'a>>) -> ResponseText<'a> {
-    #[derive(Deserialize)]
-    struct Msg<'a> {
-        #[serde(borrow)]
-        message: Cow<'a, str>,
-    }
-    let Some(r) = entries else {
-        return ResponseText {
-            text: Cow::Borrowed(""),
-            explicit: None,
-        };
-    };
-    if let Some(e) = r.get("error").filter(|e| *e != "null") {
-        let text = as_text(e)
-            .or_else(|| serde_json::from_str::<Msg<'_>>(e).ok().map(|m| m.message))
-            .unwrap_or(Cow::Borrowed(e));
-        return ResponseText {
-            text,
-            explicit: Some(true),
-        };
-    }
-    let text = ["output", "result", "content"]
-        .into_iter()
-        .find_map(|k| r.get(k))
-        .map(|v| as_text(v).unwrap_or(Cow::Borrowed(v)))
-        .unwrap_or_else(|| Cow::Owned(r.to_json()));
-    let explicit = r.get("isError").and_then(|v| match v {
-        "true" => Some(true),
-        "false" => Some(false),
-        _ => None,
-    });
-    ResponseText { text, explicit }
-}
-
-/// A JSON string value as text, borrowed when it has no escapes.
-pub(super) fn as_text(raw: &str) -> Option<Cow<'_, str>> {
-    if !raw.starts_with('"') {
-        return None;
-    }
-    crate::text::unescape(raw).ok()
 }

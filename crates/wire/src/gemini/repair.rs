@@ -7,8 +7,9 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::{
-    model::{Body, Content, read_response},
+    model::{Body, Content},
     turns::{Turn, defects, turns},
+    view::read_response,
 };
 use crate::{
     Change, ChangeKind, DefectKind, Repaired, WireError, WireErrorKind,

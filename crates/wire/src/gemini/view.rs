@@ -1,11 +1,13 @@
-//! The request view of a Gemini body.
+//! The request view of a Gemini body, and the reading of a
+//! `functionResponse.response` when its result is read.
 
 use std::borrow::Cow;
 
+use serde::Deserialize;
 use toolwarden_core::Verdict;
 
 use super::{
-    model::{Body, read_response},
+    model::{Body, Entries},
     turns::{defects, turns},
 };
 use crate::{
@@ -135,4 +137,69 @@ fn clone_cow<'a>(c: &Cow<'a, str>) -> Cow<'a, str> {
 
 fn borrow_cow<'a>(c: Option<&Cow<'a, str>>) -> Cow<'a, str> {
     c.map(clone_cow).unwrap_or(Cow::Borrowed(""))
+}
+
+/// What a `functionResponse.response` says.
+pub(super) struct ResponseText<'a> {
+    /// The text: an `error`'s message, else `output` / `result` /
+    /// `content` when a string, else the object's JSON.
+    pub text: Cow<'a, str>,
+    /// An `error` key (explicit failure) or an MCP `isError` flag.
+    pub explicit: Option<bool>,
+}
+
+/// Read a `functionResponse.response` object from its raw JSON text: its
+/// members by the fast path ([`super::fast::entries`]), or by serde when
+/// it bails.
+pub(super) fn read_response(raw: Option<&str>) -> Result<ResponseText<'_>, crate::WireError> {
+    let entries = raw
+        .map(|text| match super::fast::entries(text) {
+            Ok(entries) => Ok(entries),
+            Err(Bail) => serde_json::from_str::<Entries<'_>>(text),
+        })
+        .transpose()?;
+    Ok(response_text(entries.as_ref()))
+}
+
+/// Read a `functionResponse.response` object.
+fn response_text<'a>(entries: Option<&Entries<'a>>) -> ResponseText<'a> {
+    #[derive(Deserialize)]
+    struct Msg<'a> {
+        #[serde(borrow)]
+        message: Cow<'a, str>,
+    }
+    let Some(r) = entries else {
+        return ResponseText {
+            text: Cow::Borrowed(""),
+            explicit: None,
+        };
+    };
+    if let Some(e) = r.get("error").filter(|e| *e != "null") {
+        let text = as_text(e)
+            .or_else(|| serde_json::from_str::<Msg<'_>>(e).ok().map(|m| m.message))
+            .unwrap_or(Cow::Borrowed(e));
+        return ResponseText {
+            text,
+            explicit: Some(true),
+        };
+    }
+    let text = ["output", "result", "content"]
+        .into_iter()
+        .find_map(|k| r.get(k))
+        .map(|v| as_text(v).unwrap_or(Cow::Borrowed(v)))
+        .unwrap_or_else(|| Cow::Owned(r.to_json()));
+    let explicit = r.get("isError").and_then(|v| match v {
+        "true" => Some(true),
+        "false" => Some(false),
+        _ => None,
+    });
+    ResponseText { text, explicit }
+}
+
+/// A JSON string value as text, borrowed when it has no escapes.
+fn as_text(raw: &str) -> Option<Cow<'_, str>> {
+    if !raw.starts_with('"') {
+        return None;
+    }
+    crate::text::unescape(raw).ok()
 }
