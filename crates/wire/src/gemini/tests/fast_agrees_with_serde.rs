@@ -5,14 +5,9 @@
 
 use proptest::prelude::*;
 
-use super::super::view::{fast_path_agrees, fast_then_serde};
+use crate::testutil::pick;
 
-/// One of `options`, mostly one of the first two (so that most bodies
-/// are valid and the fast path answers often).
-fn pick<'a>(choice: u8, options: &[&'a str]) -> &'a str {
-    let n = if choice < 160 { 2 } else { options.len() };
-    options[usize::from(choice) % n.min(options.len())]
-}
+use super::super::view::{fast_path_agrees, fast_then_serde};
 
 const STRINGS: &[&str] = &[
     r#""get_weather""#,
