@@ -62,6 +62,23 @@ impl GatewayChild {
         Self::spawn_with(exe, &["--serve-gateway", upstream, database, jsonl])
     }
 
+    /// The same gateway without recording (no database, no JSONL), on
+    /// `workers` workers: those of the recording gateway it is compared
+    /// with, so that the difference is recording's alone (left to itself it
+    /// would take the default without a database, one more).
+    pub fn spawn_unrecorded(
+        exe: &Path,
+        upstream: &str,
+        workers: usize,
+    ) -> Result<GatewayChild, String> {
+        let workers = workers.to_string();
+        Self::spawn_with_env(
+            exe,
+            &["--serve-gateway", upstream, "-", "-"],
+            &[("TOOLWARDEN_WORKERS", &workers)],
+        )
+    }
+
     /// [`GatewayChild::spawn`] with alerts and OTLP export `off`, or
     /// `on:WEBHOOK_URL,OTLP_ENDPOINT` (alerts evaluated every second).
     pub fn spawn_alerts(
@@ -84,6 +101,14 @@ impl GatewayChild {
     }
 
     fn spawn_with(exe: &Path, args: &[&str]) -> Result<GatewayChild, String> {
+        Self::spawn_with_env(exe, args, &[])
+    }
+
+    fn spawn_with_env(
+        exe: &Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Result<GatewayChild, String> {
         // `TOOLWARDEN_BENCH_WRAP="valgrind --tool=callgrind …"`: the child
         // runs under that command (a profile of the gateway alone).
         let wrap = std::env::var("TOOLWARDEN_BENCH_WRAP").unwrap_or_default();
@@ -98,6 +123,7 @@ impl GatewayChild {
         };
         let mut child = command
             .args(args)
+            .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -374,6 +400,17 @@ fn block_until_stdin_closes() {
     }
 }
 
+/// The gateway child's proxy workers, as `toolwarden serve` picks them:
+/// `TOOLWARDEN_WORKERS`, else one per CPU, less one when recording to a
+/// database ([`Config::default_workers`]).
+pub fn gateway_workers(recording: bool) -> usize {
+    std::env::var("TOOLWARDEN_WORKERS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .filter(|n| *n > 0)
+        .unwrap_or_else(|| Config::default_workers(recording))
+}
+
 /// The child side: serve until stdin closes.
 pub async fn serve(
     upstream: &str,
@@ -407,14 +444,8 @@ pub async fn serve(
     }
     // "-": no recording (to measure what recording costs).
     config.database = (database != "-").then(|| database.to_string());
-    // As `toolwarden serve` reads them (default: one worker per CPU, `fix`).
-    if let Some(n) = std::env::var("TOOLWARDEN_WORKERS")
-        .ok()
-        .and_then(|v| v.parse::<usize>().ok())
-        .filter(|n| *n > 0)
-    {
-        config.workers = n;
-    }
+    // As `toolwarden serve` reads them (`fix` by default).
+    config.workers = gateway_workers(config.database.is_some());
     if let Some(mode) = std::env::var("TOOLWARDEN_REPAIR")
         .ok()
         .and_then(|v| v.parse().ok())

@@ -282,11 +282,10 @@ async fn run(args: Args) -> Result<(), String> {
     // (issue 14: recording's cost and budget in the same run).
     let unrecorded = match args.record {
         Record::Off => None,
-        _ => Some(child::GatewayChild::spawn(
+        _ => Some(child::GatewayChild::spawn_unrecorded(
             &exe,
             &mock.base_url(),
-            "-",
-            "-",
+            child::gateway_workers(true),
         )?),
     };
 
@@ -677,11 +676,12 @@ async fn run(args: Args) -> Result<(), String> {
     }
     println!();
     println!(
-        "{} CPUs; mock provider in the bench process, gateway in a child process {}; loopback, HTTP/1.1 keep-alive.",
+        "{} CPUs; mock provider in the bench process, gateway in a child process {} with {} proxy workers (the gateway without recording as many); loopback, HTTP/1.1 keep-alive.",
         std::thread::available_parallelism()
             .map(|n| n.get())
             .unwrap_or(0),
-        args.record.describe()
+        args.record.describe(),
+        child::gateway_workers(args.record != Record::Off)
     );
     Ok(())
 }

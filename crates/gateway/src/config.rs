@@ -177,6 +177,16 @@ impl Config {
         }
     }
 
+    /// The proxy workers started when `workers` is not set, on this
+    /// machine, recording to a database or not (`config/validate.rs`,
+    /// `default_workers`).
+    pub fn default_workers(recording: bool) -> usize {
+        validate::default_workers(
+            std::thread::available_parallelism().map_or(1, |n| n.get()),
+            recording,
+        )
+    }
+
     /// The content detector these settings describe.
     pub fn detector(&self) -> Result<Detector, DetectError> {
         Detector::new(&DetectorConfig {

@@ -132,8 +132,8 @@ settings! {
     max_request_bytes: u64 = "67108864";
     /// Largest non-streaming response body copied for parsing, bytes (the response always passes whole).
     response_parse_limit: u64 = "33554432";
-    /// Proxy worker threads, each with its own event loop and upstream connection pool, client connections spread evenly over them; 0 = one per CPU.
-    workers: u64 = "one per CPU";
+    /// Proxy worker threads, each with its own event loop and upstream connection pool, client connections spread evenly over them; 0 = the default: one per CPU, less one when recording to a database (that CPU is the recorder's and the database writer's), at least one.
+    workers: u64 = "one per CPU, less one when recording to a database";
     /// A PEM file of extra root certificates trusted for upstream TLS (a TLS-inspecting egress proxy, a self-hosted upstream), beside the built-in webpki roots.
     upstream_ca: PathBuf = "";
     /// Recorded requests, tool calls, results and sessions older than this many days are deleted (a pass soon after start, then hourly, in small steps); 0 keeps everything.

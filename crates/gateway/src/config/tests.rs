@@ -1,6 +1,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
+use super::validate::default_workers;
 use super::*;
 
 fn env(pairs: &[(&str, &str)]) -> RawConfig {
@@ -145,6 +146,7 @@ fn for_tests_points_everything_at_one_upstream() {
 #[test]
 fn workers_default_to_the_cpus_and_are_bounded() {
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // No database: every CPU proxies.
     assert_eq!(RawConfig::default().validate().unwrap().workers, cpus);
     assert_eq!(
         env(&[("TOOLWARDEN_WORKERS", "0")])
@@ -153,6 +155,33 @@ fn workers_default_to_the_cpus_and_are_bounded() {
             .workers,
         cpus
     );
+    // Recording to a database: one CPU is left to the recorder.
+    let recording = env(&[("TOOLWARDEN_DATABASE", "sqlite://t.db")]);
+    assert_eq!(
+        recording.validate().unwrap().workers,
+        cpus.saturating_sub(1).max(1)
+    );
+    let none = env(&[("TOOLWARDEN_DATABASE", "none")]);
+    assert_eq!(none.validate().unwrap().workers, cpus);
+    for (cpus, recording, workers) in [
+        (1, true, 1),
+        (2, true, 1),
+        (8, true, 7),
+        (1, false, 1),
+        (2, false, 2),
+        (8, false, 8),
+    ] {
+        assert_eq!(
+            default_workers(cpus, recording),
+            workers,
+            "{cpus} {recording}"
+        );
+    }
+    let explicit = env(&[
+        ("TOOLWARDEN_DATABASE", "sqlite://t.db"),
+        ("TOOLWARDEN_WORKERS", "2"),
+    ]);
+    assert_eq!(explicit.validate().unwrap().workers, 2);
     assert_eq!(
         env(&[("TOOLWARDEN_WORKERS", "3")])
             .validate()
