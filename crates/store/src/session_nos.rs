@@ -8,7 +8,8 @@
 //! each row with its session's number ([`SessionNos`]) and looks sessions
 //! up by it.
 
-use std::collections::{BTreeMap, HashMap};
+use foldhash::HashMap;
+use std::collections::BTreeMap;
 
 use crate::event::Event;
 

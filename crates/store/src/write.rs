@@ -26,7 +26,10 @@
 //! are applied one after the other, and the second sees the first's row.
 //! SQLite writers are serialized by `BEGIN IMMEDIATE`.
 
-use std::collections::{HashMap, HashSet};
+// The batch's maps hash with foldhash, not SipHash (1–4 % of a batch's CPU;
+// BENCHMARKS.md, "One worker fewer than the CPUs"). Their keys are client
+// ids, but each map is seeded at random and holds one batch at most.
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
 use crate::bulk::{Candidate, RESULT_LEAD_MS};
 pub(crate) use crate::deltas::{SessionDeltas, int};

@@ -20,7 +20,7 @@
 //! [`crate::write`] can use, and never more than [`MAX_PROBE_ROWS`]. A call id reused in one session for months
 //! costs the same as a fresh one.
 
-use std::collections::{HashMap, HashSet};
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
 use crate::deltas::{SessionDeltas, int};
 use crate::event::{RequestRecord, ToolCallRecord, ToolResultRecord};
