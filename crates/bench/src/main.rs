@@ -676,12 +676,17 @@ async fn run(args: Args) -> Result<(), String> {
     }
     println!();
     println!(
-        "{} CPUs; mock provider in the bench process, gateway in a child process {} with {} proxy workers (the gateway without recording as many); loopback, HTTP/1.1 keep-alive.",
+        "{} CPUs; mock provider in the bench process, gateway in a child process {} with {} proxy workers{}; loopback, HTTP/1.1 keep-alive.",
         std::thread::available_parallelism()
             .map(|n| n.get())
             .unwrap_or(0),
         args.record.describe(),
-        child::gateway_workers(args.record != Record::Off)
+        child::gateway_workers(args.record != Record::Off),
+        if args.record != Record::Off {
+            " (the gateway without recording as many)"
+        } else {
+            ""
+        }
     );
     Ok(())
 }

@@ -306,8 +306,8 @@ impl RawConfig {
 /// well, the proxy's threads and theirs take turns on the CPUs, and each
 /// worker wakes for fewer ready connections at a time. Measured in
 /// BENCHMARKS.md ("One worker fewer than the CPUs"): at 32 connections on
-/// 2 CPUs, one worker instead of two, the same throughput for 11–25 % less
-/// CPU per request.
+/// 2 CPUs, one worker instead of two, the same throughput for 8 % (the
+/// gateway bench) to 12 % (the soak) less CPU per request.
 pub(crate) fn default_workers(cpus: usize, recording: bool) -> usize {
     if recording {
         cpus.saturating_sub(1).max(1)
