@@ -133,6 +133,21 @@ pub(crate) fn pick<'a>(choice: u8, options: &[&'a str]) -> &'a str {
     options[usize::from(choice) % n.min(options.len())]
 }
 
+/// The fast paths' differential check, as each dialect's proptests make it:
+/// `agrees` (that dialect's `fast_path_agrees`) holds on `text` and on
+/// `text` [`damaged`] by `damage`.
+pub(crate) fn agrees_whole_and_damaged(
+    agrees: fn(&[u8]) -> Result<(), String>,
+    text: &str,
+    damage: (usize, u8, u8),
+) -> Result<(), proptest::test_runner::TestCaseError> {
+    use proptest::prop_assert_eq;
+    prop_assert_eq!(agrees(text.as_bytes()), Ok(()), "{}", text);
+    let bad = damaged(text, damage);
+    prop_assert_eq!(agrees(&bad), Ok(()), "{}", String::from_utf8_lossy(&bad));
+    Ok(())
+}
+
 /// `text` damaged as the fast paths' differential proptests damage bodies:
 /// by `(at, byte, how)`, either the byte at `at % len` replaced by `byte %
 /// 128` (kept ASCII, so still UTF-8) or the text cut there.

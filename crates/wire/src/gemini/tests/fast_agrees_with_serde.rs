@@ -160,10 +160,7 @@ proptest! {
         damage in any::<(usize, u8, u8)>(),
     ) {
         let text = body(&top, &contents);
-        prop_assert_eq!(fast_path_agrees(text.as_bytes()), Ok(()), "{}", text);
-        // Damaged: one byte changed (kept ASCII, so still UTF-8) or the end cut.
-        let bad = crate::testutil::damaged(&text, damage);
-        prop_assert_eq!(fast_path_agrees(&bad), Ok(()), "{}", String::from_utf8_lossy(&bad));
+        crate::testutil::agrees_whole_and_damaged(fast_path_agrees, &text, damage)?;
     }
 
     /// On well-formed bodies of the shapes agents send, the fast path
