@@ -84,7 +84,10 @@ pub fn corpus_for(what: &str) -> Option<PathBuf> {
             panic!("{what}: {e}; CI=true requires the corpus")
         }
         Err(e) => {
-            let _ = writeln!(std::io::stderr(), "skipped: {what}: {e}");
+            // One write, so that the line is never split by the harness's
+            // own lines (a pipe takes a write this short whole).
+            let line = format!("skipped: {what}: {e}\n");
+            let _ = std::io::stderr().write_all(line.as_bytes());
             None
         }
     }
