@@ -36,12 +36,15 @@ impl RawConfig {
     /// values are a JSON array or comma-separated.
     pub fn from_env(vars: impl Iterator<Item = (String, String)>) -> RawConfig {
         let mut raw = RawConfig::default();
+        // OpenTelemetry's standard variables, used where the `TOOLWARDEN_`
+        // one is not set (whatever order the environment lists them in).
+        let (mut otel_endpoint, mut otel_headers) = (None, None);
         for (name, value) in vars {
             let Some(key) = name.strip_prefix("TOOLWARDEN_") else {
                 // --- issue 19: OpenTelemetry's standard variables ---
                 match name.as_str() {
-                    "OTEL_EXPORTER_OTLP_ENDPOINT" => raw.otlp_endpoint = Some(value),
-                    "OTEL_EXPORTER_OTLP_HEADERS" => raw.otlp_headers = Some(value),
+                    "OTEL_EXPORTER_OTLP_ENDPOINT" => otel_endpoint = Some(value),
+                    "OTEL_EXPORTER_OTLP_HEADERS" => otel_headers = Some(value),
                     // --- issue 18: AWS region and credentials ---
                     n if crate::cloud::aws::AwsEnv::wants(n) => {
                         raw.aws_env.insert(n.to_string(), value)
@@ -59,6 +62,8 @@ impl RawConfig {
                 raw.set_text(&key, &name, &value);
             }
         }
+        raw.otlp_endpoint = raw.otlp_endpoint.or(otel_endpoint);
+        raw.otlp_headers = raw.otlp_headers.or(otel_headers);
         raw
     }
 

@@ -148,9 +148,9 @@ settings! {
     max_client_connections: u64 = "10000";
     /// WebSocket mode: the largest message (decompressed) either side may send, bytes; larger closes the sender with 1009.
     ws_max_message_bytes: u64 = "16777216";
-    /// OTLP/HTTP collector base URL (`/v1/traces` is appended); also `OTEL_EXPORTER_OTLP_ENDPOINT`.
+    /// OTLP/HTTP collector base URL (`/v1/traces` is appended); also `OTEL_EXPORTER_OTLP_ENDPOINT` (the `TOOLWARDEN_` variable wins).
     otlp_endpoint: String = "";
-    /// `k=v,k2=v2` headers for the collector; also `OTEL_EXPORTER_OTLP_HEADERS`.
+    /// `k=v,k2=v2` headers for the collector; also `OTEL_EXPORTER_OTLP_HEADERS` (the `TOOLWARDEN_` variable wins).
     otlp_headers: String = "";
     /// SQLite page cache per pooled connection, KiB.
     database_cache_kib: u64 = "2048";

@@ -286,3 +286,27 @@ fn readme_table_is_generated_from_the_settings() {
         "README.md's settings table is stale; replace it with:\n{table}"
     );
 }
+
+/// OpenTelemetry's standard variables set the collector when the
+/// `TOOLWARDEN_` ones do not, and lose to them in either order of the
+/// environment.
+#[test]
+fn toolwarden_otlp_variables_win_over_otel_ones() {
+    let otel = [
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://otel:4318"),
+        ("OTEL_EXPORTER_OTLP_HEADERS", "a=otel"),
+    ];
+    let ours = [
+        ("TOOLWARDEN_OTLP_ENDPOINT", "http://ours:4318"),
+        ("TOOLWARDEN_OTLP_HEADERS", "a=ours"),
+    ];
+    let alone = env(&otel);
+    assert_eq!(alone.otlp_endpoint.as_deref(), Some("http://otel:4318"));
+    assert_eq!(alone.otlp_headers.as_deref(), Some("a=otel"));
+    for order in [[otel, ours].concat(), [ours, otel].concat()] {
+        let vars = order.iter().map(|(k, v)| (k.to_string(), v.to_string()));
+        let raw = RawConfig::from_env(vars);
+        assert_eq!(raw.otlp_endpoint.as_deref(), Some("http://ours:4318"));
+        assert_eq!(raw.otlp_headers.as_deref(), Some("a=ours"));
+    }
+}
