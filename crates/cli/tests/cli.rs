@@ -142,6 +142,54 @@ fn bad_input_exits_2_with_a_position() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot open"));
 }
 
+/// `env` reads a listen address as `serve` does: a bare port and
+/// `localhost:PORT` too (it once took only `host:port`, so `eval "$(toolwarden
+/// env)"` failed for a gateway configured with a bare port).
+#[test]
+fn env_reads_the_listen_address_as_serve_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = |listen_flag: Option<&str>, listen_var: Option<&str>| {
+        let mut cmd = bin();
+        // No `toolwarden.toml` from the working directory, no variable from the caller.
+        cmd.current_dir(dir.path())
+            .env_remove("TOOLWARDEN_LISTEN")
+            .arg("env");
+        if let Some(l) = listen_flag {
+            cmd.args(["--listen", l]);
+        }
+        if let Some(l) = listen_var {
+            cmd.env("TOOLWARDEN_LISTEN", l);
+        }
+        cmd.output().unwrap()
+    };
+    for (flag, var, want) in [
+        (Some("9000"), None, "127.0.0.1:9000"),
+        (None, Some("9001"), "127.0.0.1:9001"),
+        (None, Some("localhost:9002"), "127.0.0.1:9002"),
+        (Some("0.0.0.0:9003"), Some("9999"), "127.0.0.1:9003"),
+        (Some("[::1]:9004"), None, "[::1]:9004"),
+        (None, None, "127.0.0.1:8080"),
+    ] {
+        let out = env(flag, var);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{flag:?} {var:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            stdout.contains(&format!("export ANTHROPIC_BASE_URL=http://{want}\n")),
+            "{flag:?} {var:?}: {stdout}"
+        );
+    }
+    let out = env(Some("not-an-address"), None);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("expected host:port"), "{err}");
+    assert!(out.stdout.is_empty());
+}
+
 #[test]
 fn eval_detector_meets_the_thresholds_on_the_corpus() {
     let corpus = corpus_or_skip!();

@@ -29,6 +29,7 @@ use toolwarden_wire::{
 
 pub use self::memory::MemoryBounds;
 pub use self::settings::{RawConfig, SETTINGS, Setting, SettingKind};
+pub use self::validate::parse_listen;
 pub(crate) use crate::upstream_url::Upstream;
 
 /// The default listen address.

@@ -66,4 +66,19 @@ mod tests {
         let v6 = env_lines("[::]:9000".parse().unwrap());
         assert!(v6.contains("http://[::1]:9000"));
     }
+
+    /// The README shows `toolwarden env`'s output at the default address:
+    /// it is that output, line for line.
+    #[test]
+    fn the_readme_shows_the_lines_as_printed() {
+        let readme = include_str!("../../../README.md");
+        let begin = "```sh\n$ toolwarden env\n";
+        let start = readme.find(begin).expect("README shows `toolwarden env`") + begin.len();
+        let stop = readme[start..].find("```").expect("end of the block") + start;
+        let lines = env_lines(crate::DEFAULT_LISTEN.parse().unwrap());
+        assert!(
+            readme[start..stop] == lines,
+            "README.md's `toolwarden env` block is stale; replace it with:\n{lines}"
+        );
+    }
 }

@@ -70,7 +70,7 @@ pub use config::MemoryBounds;
 pub use config::{
     Config, ConfigError, ConfigErrorKind, DEFAULT_ANTHROPIC_UPSTREAM, DEFAULT_GEMINI_UPSTREAM,
     DEFAULT_LISTEN, DEFAULT_OPENAI_UPSTREAM, RawConfig, RepairMode, SETTINGS, Setting, SettingKind,
-    Upstreams,
+    Upstreams, parse_listen,
 };
 pub use env::env_lines;
 pub use metrics::Metrics;

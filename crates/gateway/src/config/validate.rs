@@ -329,7 +329,10 @@ fn read_roots(path: &Path) -> Result<Vec<rustls::pki_types::CertificateDer<'stat
     Ok(roots)
 }
 
-fn parse_listen(value: &str) -> Result<SocketAddr, String> {
+/// A listen address as `listen` takes it: `host:port`, `localhost:PORT`,
+/// or a bare port (on 127.0.0.1). `serve` and `env` read it through this
+/// one function.
+pub fn parse_listen(value: &str) -> Result<SocketAddr, String> {
     let value = value.trim();
     if let Ok(port) = value.parse::<u16>() {
         return Ok(SocketAddr::from(([127, 0, 0, 1], port)));
