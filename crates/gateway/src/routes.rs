@@ -222,10 +222,16 @@ impl ProxyRoute {
     }
 }
 
+/// The Gemini API's `…/models/{m}:generateContent` (and
+/// `:streamGenerateContent`). Not a `…/projects/…` path: those are Vertex
+/// AI's ([`cloud::classify`], which [`Route::classify`] tries first), and
+/// the fast path (`h1::head`), which asks [`ProxyRoute::dialect_post`]
+/// alone, must not send them to the Gemini API's upstream.
 fn gemini_route(path: &str) -> Option<ProxyRoute> {
     let rest = ["/v1beta/", "/v1/", "/v1alpha/"]
         .iter()
-        .find_map(|p| path.strip_prefix(p))?;
+        .find_map(|p| path.strip_prefix(p))
+        .filter(|rest| !rest.starts_with("projects/"))?;
     let (resource, method) = rest.rsplit_once(':')?;
     let gemini_stream = match method {
         "generateContent" => false,
@@ -279,6 +285,39 @@ mod tests {
             Route::Proxy(p) => p,
             other => panic!("expected a proxy route, got {other:?}"),
         }
+    }
+
+    /// Every path a cloud route takes is not a `dialect_post` route: the
+    /// fast path, which asks `dialect_post` alone, leaves them to hyper's
+    /// path and its cloud upstreams (a Vertex Gemini path once went to the
+    /// Gemini API's upstream with the client's Google token).
+    #[test]
+    fn cloud_paths_are_never_dialect_posts() {
+        for path in [
+            "/v1/projects/p/locations/us-central1/publishers/google/models/m:generateContent",
+            "/v1/projects/p/locations/us-central1/publishers/google/models/m:streamGenerateContent",
+            "/v1beta1/projects/p/locations/global/publishers/google/models/m:generateContent",
+            "/v1/projects/p/locations/us-east5/publishers/anthropic/models/c:rawPredict",
+            "/vertex/v1/projects/p/locations/l/publishers/google/models/m:generateContent",
+            "/openai/deployments/d/chat/completions",
+            "/azure/openai/v1/responses",
+            "/model/anthropic.claude-v2/invoke",
+            "/bedrock/model/m/converse",
+        ] {
+            let cloud = cloud::classify(&Method::POST, path);
+            assert!(
+                cloud.as_ref().is_some_and(|r| r.cloud.is_some()),
+                "{path}: a cloud route"
+            );
+            assert!(
+                ProxyRoute::dialect_post(path).is_none(),
+                "{path}: not a dialect_post route"
+            );
+            let r = proxy(classify(Method::POST, path, &[]));
+            assert!(r.cloud.is_some(), "{path}");
+        }
+        let gemini = ProxyRoute::dialect_post("/v1/models/gemini-2.5-pro:generateContent");
+        assert_eq!(gemini.map(|r| r.provider), Some(Provider::Gemini));
     }
 
     #[test]

@@ -21,6 +21,16 @@ fn fast(raw: &[u8]) -> RequestHead {
     }
 }
 
+/// A Vertex AI Gemini path without the `/vertex` prefix is hyper's (its
+/// upstream is the cloud's), not the fast path's Gemini API upstream.
+#[test]
+fn a_vertex_gemini_path_is_left_to_hyper() {
+    let raw =
+        b"POST /v1/projects/p/locations/us-central1/publishers/google/models/m:generateContent \
+HTTP/1.1\r\nHost: h\r\nAuthorization: Bearer t\r\nContent-Length: 2\r\n\r\n{}";
+    assert!(matches!(parse(raw), RequestParse::Fallback));
+}
+
 #[test]
 fn a_dialect_request_is_rewritten_for_the_upstream() {
     let raw = b"POST /v1/messages?beta=true HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nX-Api-Key: k\r\n\
