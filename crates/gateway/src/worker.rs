@@ -188,6 +188,10 @@ async fn serve(
             slot,
             load,
         } = kept;
+        // Its places in the counts, held by the connection's task and by
+        // each WebSocket relayed from it (which outlives the task): given
+        // back when the last of them ends.
+        let places: Arc<dyn std::any::Any + Send + Sync> = Arc::new((slot, load));
         let conn = connection(
             stream,
             peer,
@@ -195,10 +199,11 @@ async fn serve(
             local.clone(),
             (shutdown.clone(), force.clone()),
             [guard.clone(), sockets.clone()],
+            places.clone(),
         );
         connections.spawn(async move {
             conn.await;
-            drop((slot, load));
+            drop(places);
         });
     }
     heartbeat.abort();
@@ -280,6 +285,7 @@ async fn connection(
     local: Arc<Local>,
     (mut shutdown, mut force): (watch::Receiver<bool>, watch::Receiver<bool>),
     [guard, socket_guard]: [mpsc::Sender<()>; 2],
+    places: Arc<dyn std::any::Any + Send + Sync>,
 ) {
     // The fast path first; hyper takes over what it does not serve.
     let io = tokio::select! {
@@ -295,6 +301,7 @@ async fn connection(
         shutdown: shutdown.clone(),
         force: force.clone(),
         guards: [guard.clone(), socket_guard],
+        places,
     };
     let service = service_fn(move |mut req: Request<Incoming>| {
         req.extensions_mut().insert(PeerAddr(peer));

@@ -10,6 +10,7 @@
 //! - `faults`: the upstream refusing the upgrade, breaking or closing
 //!   mid-response, the client closing, an oversize message, bad deflate
 //!   data, a message that is not JSON, fragments, ping/pong, close codes;
+//! - `limits`: an open socket keeps its place under `max_client_connections`;
 //! - `shutdown`: open sockets closed with 1001 when the gateway stops;
 //! - `tls`: `wss://` to an `https://` upstream, trusted or not.
 
@@ -23,6 +24,7 @@ mod ws {
     pub mod client;
 
     mod faults;
+    mod limits;
     mod shutdown;
     mod tls;
     mod turns;

@@ -71,6 +71,12 @@ pub(crate) struct Stopping {
     /// the worker's socket guard (never read: dropped with the socket).
     #[allow(dead_code)]
     pub guards: [tokio::sync::mpsc::Sender<()>; 2],
+    /// The client connection's places in the counts (its slot under
+    /// `max_client_connections`, its worker's load), held while the socket
+    /// is open: an upgraded connection's task ends when hyper hands the
+    /// socket over, and the socket still counts (never read).
+    #[allow(dead_code)]
+    pub places: std::sync::Arc<dyn std::any::Any + Send + Sync>,
 }
 
 /// Most bytes of a refusing upstream's body passed to the client.
