@@ -142,6 +142,13 @@ async fn serve(
         .http1()
         .timer(TokioTimer::new())
         .header_read_timeout(shared.config.client_head_timeout);
+    // An HTTP/2 client that stops answering is let go: pinged every
+    // `client_head_timeout`, closed when a ping goes unanswered as long.
+    builder
+        .http2()
+        .timer(TokioTimer::new())
+        .keep_alive_interval(shared.config.client_head_timeout)
+        .keep_alive_timeout(shared.config.client_head_timeout);
     let local = Arc::new(Local {
         client,
         pool,
@@ -297,6 +304,11 @@ async fn connection(
     };
     let client = local.client.clone();
     let pool = local.pool.clone();
+    let head_timeout = shared.config.client_head_timeout;
+    // Set by the first request hyper reads: until then the connection has
+    // `client_head_timeout` to send one (below).
+    let served = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let first = served.clone();
     let stopping = ws::Stopping {
         shutdown: shutdown.clone(),
         force: force.clone(),
@@ -304,6 +316,7 @@ async fn connection(
         places,
     };
     let service = service_fn(move |mut req: Request<Incoming>| {
+        first.store(true, std::sync::atomic::Ordering::Relaxed);
         req.extensions_mut().insert(PeerAddr(peer));
         let shared = shared.clone();
         let client = client.clone();
@@ -321,13 +334,33 @@ async fn connection(
         .builder
         .serve_connection_with_upgrades(TokioIo::new(io), service);
     tokio::pin!(conn);
-    tokio::select! {
-        _ = conn.as_mut() => {}
-        _ = raised(&mut shutdown) => {
-            conn.as_mut().graceful_shutdown();
-            tokio::select! {
-                _ = conn.as_mut() => {}
-                _ = raised(&mut force) => {}
+    // hyper's HTTP/1 reads each head under `header_read_timeout`, but
+    // nothing times an HTTP/2 connection's preface, its settings or its
+    // first request, nor the version sniff before either: a connection
+    // that sends `PRI * HTTP/2.0` and then nothing held its socket and its
+    // place under `max_client_connections` for good. Whatever the
+    // protocol, a connection that has not sent a whole request within
+    // `client_head_timeout` is closed.
+    let first_deadline = tokio::time::sleep(head_timeout);
+    tokio::pin!(first_deadline);
+    let mut waiting_for_first = true;
+    loop {
+        tokio::select! {
+            _ = conn.as_mut() => break,
+            _ = raised(&mut shutdown) => {
+                conn.as_mut().graceful_shutdown();
+                tokio::select! {
+                    _ = conn.as_mut() => {}
+                    _ = raised(&mut force) => {}
+                }
+                break;
+            }
+            _ = &mut first_deadline, if waiting_for_first => {
+                if !served.load(std::sync::atomic::Ordering::Relaxed) {
+                    tracing::debug!(%peer, "no request within client_head_timeout: connection closed");
+                    break;
+                }
+                waiting_for_first = false;
             }
         }
     }

@@ -162,6 +162,51 @@ async fn half_sent_requests_are_cut_off_and_do_not_hold_up_others() {
     gw.shutdown().await;
 }
 
+/// HTTP/2 is hyper's, and nothing of hyper's times its preface or its
+/// first request: a connection that sends half the preface, or the preface
+/// and its settings, and then nothing is closed after
+/// `client_head_timeout` like a half-sent HTTP/1 head, and a whole HTTP/2
+/// request meanwhile is served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stalled_http2_connections_are_cut_off() {
+    const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+    // An empty SETTINGS frame: length 0, type 4, no flags, stream 0.
+    const SETTINGS: &[u8] = &[0, 0, 0, 4, 0, 0, 0, 0, 0];
+    let mock = MockProvider::start(MockOptions::default()).await;
+    let mut config = Config::for_tests(&mock.base_url());
+    config.client_head_timeout = Duration::from_millis(500);
+    let gw = Gateway::start(config).await.unwrap();
+
+    let mut stalled = Vec::new();
+    for part in [&PREFACE[..16], PREFACE, &[PREFACE, SETTINGS].concat()] {
+        let mut s = TcpStream::connect(gw.addr()).await.unwrap();
+        s.write_all(part).await.unwrap();
+        stalled.push(s);
+    }
+    let started = Instant::now();
+    for (i, s) in stalled.iter_mut().enumerate() {
+        assert!(
+            closed_within(s, Duration::from_secs(3)).await,
+            "stalled HTTP/2 connection {i} still open after {:?}",
+            started.elapsed()
+        );
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+
+    // An HTTP/2 client with prior knowledge is still served.
+    let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+        .http2_only(true)
+        .build_http::<http_body_util::Full<bytes::Bytes>>();
+    let uri: hyper::Uri = format!("http://{}/healthz", gw.addr()).parse().unwrap();
+    let reply = client.get(uri).await.expect("an HTTP/2 request is served");
+    assert_eq!(reply.status(), 200);
+    gw.shutdown().await;
+}
+
 /// Beyond `max_client_connections`, a new connection gets a 503 naming the
 /// limit and is closed; once a connection closes, new ones are served.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
