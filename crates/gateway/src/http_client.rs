@@ -1,11 +1,71 @@
 //! [`HttpClient`]: the type of the pooled upstream client, a leaf so that
 //! the credential providers (`cloud`), which `config` holds, can name it
-//! without depending on [`crate::upstream`] (which reads the config).
+//! without depending on [`crate::upstream`] (which reads the config); and
+//! [`ConnectWithin`], the bound on its whole connect.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
 
 use bytes::Bytes;
+use http::Uri;
 use http_body_util::Full;
 use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::{Client, connect::HttpConnector};
 
 /// The client every proxied request goes through.
-pub(crate) type HttpClient = Client<HttpsConnector<HttpConnector>, Full<Bytes>>;
+pub(crate) type HttpClient = Client<ConnectWithin<HttpsConnector<HttpConnector>>, Full<Bytes>>;
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// A connector whose whole connect — DNS, TCP and the TLS handshake — has
+/// `within` to finish (`connect_timeout_ms`), as on the fast path
+/// (`h1::pool`). `HttpConnector`'s own timeout covers the TCP connect
+/// alone: an upstream that accepted the connection and stalled its
+/// handshake held the request until `first_byte_timeout_ms`. Past it the
+/// connect fails with an `io::ErrorKind::TimedOut` error, which
+/// `ProxyError::from_client_error` reads as a connect timeout.
+#[derive(Debug, Clone)]
+pub struct ConnectWithin<C> {
+    inner: C,
+    within: Duration,
+}
+
+impl<C> ConnectWithin<C> {
+    pub(crate) fn new(inner: C, within: Duration) -> Self {
+        ConnectWithin { inner, within }
+    }
+}
+
+impl<C> tower_service::Service<Uri> for ConnectWithin<C>
+where
+    C: tower_service::Service<Uri>,
+    C::Future: Send + 'static,
+    C::Error: Into<BoxError>,
+{
+    type Response = C::Response;
+    type Error = BoxError;
+    type Future = Pin<Box<dyn Future<Output = Result<C::Response, BoxError>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        self.inner.poll_ready(cx).map_err(Into::into)
+    }
+
+    fn call(&mut self, uri: Uri) -> Self::Future {
+        let connecting = self.inner.call(uri);
+        let within = self.within;
+        Box::pin(async move {
+            match tokio::time::timeout(within, connecting).await {
+                Ok(done) => done.map_err(Into::into),
+                Err(_) => Err(Box::new(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    format!(
+                        "connecting (TCP and TLS) took longer than connect_timeout_ms ({} ms)",
+                        within.as_millis()
+                    ),
+                )) as BoxError),
+            }
+        })
+    }
+}

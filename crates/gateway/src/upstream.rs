@@ -1,6 +1,6 @@
 //! The upstream client for what hyper serves: hyper-util's pooled client
 //! over rustls (HTTP/1.1 and HTTP/2 by ALPN), plain HTTP allowed (local
-//! mocks), TCP_NODELAY, a connect timeout. [`tls_config`] is the one place
+//! mocks), TCP_NODELAY, a connect timeout over TCP and TLS together. [`tls_config`] is the one place
 //! upstream TLS is set up, for this client and the fast path's
 //! ([`crate::h1::pool`]): ring, the webpki roots plus `upstream_ca`.
 
@@ -26,6 +26,7 @@ pub(crate) fn build_client(config: &Config) -> Result<HttpClient, GatewayError> 
         .enable_http1()
         .enable_http2()
         .wrap_connector(http);
+    let https = crate::http_client::ConnectWithin::new(https, config.connect_timeout);
     Ok(Client::builder(TokioExecutor::new())
         .timer(TokioTimer::new())
         .pool_timer(TokioTimer::new())

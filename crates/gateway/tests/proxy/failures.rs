@@ -140,3 +140,39 @@ async fn oversized_request_gets_413_and_is_not_forwarded() {
     assert!(up.received.try_recv().is_err());
     gw.shutdown().await;
 }
+
+/// On hyper's path (a `GET`, a chunked body, a cloud route) the TLS
+/// handshake is under `connect_timeout_ms` too, as on the fast path: an
+/// upstream that accepts the connection and never answers the handshake
+/// is a connect timeout at once, not a wait for `first_byte_timeout_ms`.
+#[tokio::test]
+async fn a_stalled_tls_handshake_is_a_connect_timeout_on_hypers_path() {
+    // Accepts and never speaks; the accepted sockets are kept open.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let held = tokio::spawn(async move {
+        let mut open = Vec::new();
+        while let Ok((s, _)) = listener.accept().await {
+            open.push(s);
+        }
+    });
+    let gw = gateway(&format!("https://{addr}"), |c| {
+        c.connect_timeout = Duration::from_millis(300);
+        c.first_byte_timeout = Some(Duration::from_secs(30));
+    })
+    .await;
+    let started = std::time::Instant::now();
+    let get = Request::builder()
+        .uri("/v1/models")
+        .header("host", "gateway.test")
+        .header("authorization", "Bearer sk-test")
+        .body(Full::new(Bytes::new()))
+        .unwrap();
+    let (response, _c) = send(gw.addr(), get).await;
+    let (status, v) = json_error(response).await;
+    let took = started.elapsed();
+    assert_eq!(status, 502, "{v}");
+    assert_eq!(v["error"]["code"], "upstream_connect_timeout", "{v}");
+    assert!(took < Duration::from_secs(3), "answered after {took:?}");
+    held.abort();
+}
