@@ -53,6 +53,8 @@ pub const UNPARSED_RESPONSES_TOTAL: &str = "toolwarden_unparsed_responses_total"
 
 /// Most distinct label sets per metric; beyond it, values become `other`
 /// (model and tool names come from clients and must not grow memory without bound).
+/// Each value is also cut to [`MAX_NAME_LEN`](crate::observe::MAX_NAME_LEN)
+/// bytes, so a family holds and renders a bounded number of bytes too.
 const MAX_SERIES: usize = 10_000;
 
 const LATENCY_BUCKETS: &[f64] = &[
@@ -302,6 +304,9 @@ impl Family {
 
     fn add(&self, values: &[&str], n: u64) {
         debug_assert_eq!(values.len(), self.labels.len());
+        if let Some(clipped) = clipped(values) {
+            return self.add(&clipped, n);
+        }
         if let Some(counter) = self.find(values) {
             counter.fetch_add(n, Ordering::Relaxed);
             return;
@@ -325,6 +330,9 @@ impl Family {
     }
 
     fn get(&self, values: &[&str]) -> u64 {
+        if let Some(clipped) = clipped(values) {
+            return self.get(&clipped);
+        }
         self.find(values).map_or(0, |c| c.load(Ordering::Relaxed))
     }
 
@@ -349,6 +357,20 @@ impl Family {
             let _ = writeln!(out, "}} {count}");
         }
     }
+}
+
+/// `values` with each cut to [`MAX_NAME_LEN`](crate::observe::MAX_NAME_LEN)
+/// bytes, when one is longer (a name from a client); `None` when none is.
+fn clipped<'a>(values: &[&'a str]) -> Option<Vec<&'a str>> {
+    values
+        .iter()
+        .any(|v| v.len() > crate::observe::MAX_NAME_LEN)
+        .then(|| {
+            values
+                .iter()
+                .map(|v| crate::observe::clip_name(v))
+                .collect()
+        })
 }
 
 /// Lets the map be probed with `&[&str]` without building a `Box<[String]>`.

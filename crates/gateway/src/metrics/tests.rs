@@ -100,6 +100,55 @@ fn label_cardinality_is_bounded() {
     assert_eq!(metrics.repairs.series.read().unwrap().len(), MAX_SERIES + 1);
 }
 
+#[test]
+fn long_label_values_are_cut() {
+    let metrics = Arc::new(Metrics::new());
+    let observer = MetricsObserver(metrics.clone());
+    // 1 MiB models (one starting with an odd byte, so the cut falls inside
+    // a two-byte char), each distinct only past the cut.
+    for i in 0..8 {
+        let head = if i % 2 == 0 { "m" } else { "é" };
+        let model = format!("{head}{}{i}", "é".repeat(512 * 1024));
+        let mut rec = call(&model);
+        rec.model = Some(model.clone());
+        observer.on_tool_call(&rec);
+        let failed = ToolResultRecord {
+            request_id: "r".into(),
+            session_id: "s".into(),
+            provider: "anthropic".into(),
+            model: Some(model.clone()),
+            call_id: "c".into(),
+            message_index: 1,
+            tool: None,
+            failed: true,
+            basis: "explicit".into(),
+            content_bytes: 10,
+            excerpt: None,
+            at_ms: 0,
+            exec_ms: None,
+            previous_response_id: None,
+            answers: None,
+        };
+        observer.on_tool_result(&failed, &model);
+        // Read back under the long name: the series it was counted in.
+        assert!(metrics.counter(TOOL_CALLS_TOTAL, &["anthropic", &model, &model]) > 0);
+    }
+    let text = metrics.render(RecorderCounters::default());
+    assert!(text.len() < 16 * 1024, "{} bytes", text.len());
+    // The two prefixes: two series each, every value cut at a char boundary.
+    assert_eq!(metrics.tool_calls.series.read().unwrap().len(), 2);
+    assert_eq!(metrics.tool_failures.series.read().unwrap().len(), 2);
+    for key in metrics.tool_calls.series.read().unwrap().keys() {
+        assert!(key[1].len() <= crate::observe::MAX_NAME_LEN);
+        assert!(key[1].len() >= crate::observe::MAX_NAME_LEN - 1);
+    }
+    assert_eq!(
+        metrics.counter(TOOL_CALLS_TOTAL, &["anthropic", "m", "m"]),
+        0,
+        "a short value is its own series"
+    );
+}
+
 /// The typed events move exactly the series the label-taking calls did:
 /// the exposition is byte for byte the same.
 #[test]

@@ -7,7 +7,9 @@ use std::{sync::Arc, time::Duration};
 use toolwarden_coding::CodingErrorKind;
 use toolwarden_wire::{Dialect, ResponseView};
 
-use super::{Parse, RequestBase, Sinks, guard, now_ms, request::RequestInfo, session};
+use super::{
+    Parse, RequestBase, Sinks, clip_name, guard, now_ms, owned_name, request::RequestInfo, session,
+};
 use crate::metrics::events::{UnparsedReason, UnparsedResponse, UpstreamFinished};
 use crate::recorder::{Event, RequestRecord, ToolCallRecord};
 
@@ -41,7 +43,7 @@ impl Finished {
                 .header_session
                 .clone()
                 .unwrap_or_else(|| session::from_body(None, || None, None)),
-            model: base.path_model.clone(),
+            model: base.path_model.as_deref().map(owned_name),
             parse_error: None,
         };
         let info = self.request.unwrap_or_else(fallback);
@@ -52,7 +54,12 @@ impl Finished {
         };
         let finished_ms = now_ms();
         let view = view.unwrap_or_default();
-        let model = info.model.clone().or(view.model.clone());
+        // Names cut to `MAX_NAME_LEN`: every call record copies them.
+        let model = info
+            .model
+            .clone()
+            .or_else(|| view.model.as_deref().map(owned_name));
+        let response_id = view.id.as_deref().map(owned_name);
         // One fingerprint for the response's calls: how a result whose
         // client rewrote the call id finds its call (`wire::turn`).
         let turn = (!view.calls.is_empty()).then(|| {
@@ -63,19 +70,22 @@ impl Finished {
             i64::from_ne_bytes(toolwarden_wire::turn::fingerprint(calls).to_ne_bytes())
         });
         for (index, call) in view.calls.iter().enumerate() {
+            // Cut before the names map too: a result named from it gets the
+            // same name as its call.
+            let tool = clip_name(&call.name);
             sinks
                 .names
-                .insert(&info.session.id, &call.id, &call.name, finished_ms);
+                .insert(&info.session.id, &call.id, tool, finished_ms);
             let queued = sinks.recorder.record(Event::ToolCall(ToolCallRecord {
                 request_id: base.request_id.clone(),
                 session_id: info.session.id.clone(),
                 provider: base.provider.as_str().to_string(),
                 model: model.clone(),
-                response_id: view.id.clone(),
+                response_id: response_id.clone(),
                 dialect: base.dialect.map(|d| d.as_str().to_string()),
                 call_index: u32::try_from(index).unwrap_or(u32::MAX),
                 call_id: call.id.clone(),
-                tool: call.name.clone(),
+                tool: tool.to_owned(),
                 arguments_bytes: call.arguments.len() as u64,
                 at_ms: finished_ms,
                 turn,
@@ -84,7 +94,7 @@ impl Finished {
                 // Folded into the recorder's counts: so will its result be.
                 sinks
                     .names
-                    .insert_call(&info.session.id, &call.id, &call.name, finished_ms, true);
+                    .insert_call(&info.session.id, &call.id, tool, finished_ms, true);
             }
         }
         sinks.metrics.emit(UpstreamFinished {
@@ -112,7 +122,7 @@ impl Finished {
             overhead_us: self.overhead.as_secs_f64() * 1e6,
             input_tokens: view.usage.input_tokens,
             output_tokens: view.usage.output_tokens,
-            response_id: view.id,
+            response_id,
             repairs: base.repairs,
             repair_mode: base.repair_mode.to_string(),
             parse_error: info.parse_error,

@@ -18,7 +18,7 @@ use toolwarden_wire::{
     turn::{ReplayedTurn, replayed_turn},
 };
 
-use super::{Sinks, guard, session::Session};
+use super::{Sinks, guard, owned_name, session::Session};
 use crate::{
     recorder::{Event, ToolResultRecord, TurnRef},
     routes::Provider,
@@ -115,14 +115,16 @@ pub(crate) fn analyze(sinks: &Sinks, facts: &RequestFacts, read: &ReadBody) -> R
             view.first_turn_hash,
         )
     });
-    let body_model = || view.model.as_deref().map(String::from);
+    let (body_model, path_model) = (view.model.as_deref(), facts.path_model.as_deref());
     // Azure: the deployment names the model only when the body does not.
     let model = if facts.provider == crate::routes::Provider::Azure {
-        body_model().or_else(|| facts.path_model.clone())
+        body_model.or(path_model)
     } else {
-        facts.path_model.clone().or_else(body_model)
+        path_model.or(body_model)
     };
-    let previous_response_id = view.previous_response_id.as_deref().map(String::from);
+    // Cut to `MAX_NAME_LEN`: every record of the request copies them.
+    let model = model.map(owned_name);
+    let previous_response_id = view.previous_response_id.as_deref().map(owned_name);
     let mut parse_error = None;
     // The model turn the new results answer, read once if any is recorded.
     let mut turn: Option<Option<ReplayedTurn<'_>>> = None;
@@ -191,7 +193,7 @@ fn unparsed(sinks: &Sinks, facts: &RequestFacts, error: String) -> RequestInfo {
             .header_session
             .clone()
             .unwrap_or_else(|| super::session::from_body(None, || None, None)),
-        model: facts.path_model.clone(),
+        model: facts.path_model.as_deref().map(owned_name),
         parse_error: Some(error),
     }
 }
@@ -208,8 +210,8 @@ fn result_record(
     let tool = result
         .tool
         .as_deref()
-        .map(String::from)
-        .or_else(|| seen.map(|(tool, _, _)| tool.clone()));
+        .or_else(|| seen.map(|(tool, _, _)| tool.as_str()))
+        .map(owned_name);
     let exec_ms = seen.map(|(_, finished, _)| (facts.at_ms - finished).max(0) as f64);
     let failed = read.verdict.failed;
     ToolResultRecord {
@@ -340,6 +342,107 @@ mod tests {
         let recorded = seen.0.lock().map(|v| v.clone()).unwrap_or_default();
         // 10 bytes: the decoded text, not the 12 of its JSON.
         assert_eq!(recorded, [("ok".to_string(), true, 10)]);
+    }
+
+    /// Collects the recorded results' name lengths: (model, tool,
+    /// previous response id).
+    #[derive(Default)]
+    struct Lengths(Mutex<Vec<(usize, usize, usize)>>);
+
+    impl Observer for Lengths {
+        fn on_tool_result(&self, rec: &ToolResultRecord, _tool: &str) {
+            let len = |s: &Option<String>| s.as_ref().map_or(0, String::len);
+            if let Ok(mut v) = self.0.lock() {
+                v.push((
+                    len(&rec.model),
+                    len(&rec.tool),
+                    len(&rec.previous_response_id),
+                ));
+            }
+        }
+    }
+
+    /// What `analyze` records of `body`: the recorded lengths.
+    async fn recorded_lengths(dialect: Dialect, body: String) -> Vec<(usize, usize, usize)> {
+        let seen = Arc::new(Lengths::default());
+        let recorder = Recorder::start(
+            None,
+            RecorderOptions {
+                queue_capacity: 4096,
+                batch_max: 512,
+                flush_interval: Duration::from_millis(1),
+                jsonl: None,
+            },
+            seen.clone(),
+        );
+        let sinks = Sinks::new(recorder, Arc::new(Metrics::new()), Default::default());
+        let facts = RequestFacts {
+            request_id: "r1".into(),
+            at_ms: 0,
+            provider: Provider::Anthropic,
+            dialect,
+            path_model: None,
+            header_session: Some(Session {
+                id: "s".into(),
+                source: "header",
+            }),
+        };
+        let read = ReadBody::view(dialect, Bytes::from(body));
+        let info = analyze(&sinks, &facts, &read);
+        assert!(info.parse_error.is_none(), "{:?}", info.parse_error);
+        assert!(
+            info.model
+                .is_some_and(|m| m.len() <= super::super::MAX_NAME_LEN)
+        );
+        sinks.recorder.shutdown().await;
+        seen.0.lock().map(|v| v.clone()).unwrap_or_default()
+    }
+
+    /// 1 MiB of "é" after one ASCII byte: the cut falls inside a char.
+    fn long_name() -> String {
+        format!("x{}", "é".repeat(512 * 1024))
+    }
+
+    #[tokio::test]
+    async fn names_from_the_body_are_cut_in_every_record() {
+        use super::super::MAX_NAME_LEN;
+        // One 1 MiB model and one 1 MiB tool name, named by 1,000 results
+        // (each in a message of its own, all answering the same call).
+        let results = (0..1000)
+            .map(|_| {
+                r#"{"role":"user","content":[{"type":"tool_result","tool_use_id":"c","content":"ok"}]}"#
+            })
+            .collect::<Vec<_>>()
+            .join(",");
+        let body = format!(
+            r#"{{"model":"{m}","messages":[
+            {{"role":"assistant","content":[{{"type":"tool_use","id":"c","name":"{m}","input":{{}}}}]}},
+            {results}]}}"#,
+            m = long_name(),
+        );
+        let recorded = recorded_lengths(Dialect::Anthropic, body).await;
+        assert_eq!(recorded.len(), 1000);
+        for (model, tool, _) in recorded {
+            // Cut at the char boundary below the bound.
+            assert_eq!(model, MAX_NAME_LEN - 1);
+            assert_eq!(tool, MAX_NAME_LEN - 1);
+        }
+
+        // A Responses continuation naming a 1 MiB previous response.
+        let results = (0..1000)
+            .map(|i| format!(r#"{{"type":"function_call_output","call_id":"c{i}","output":"ok"}}"#))
+            .collect::<Vec<_>>()
+            .join(",");
+        let body = format!(
+            r#"{{"model":"{m}","previous_response_id":"{m}","input":[{results}]}}"#,
+            m = long_name(),
+        );
+        let recorded = recorded_lengths(Dialect::OpenAiResponses, body).await;
+        assert_eq!(recorded.len(), 1000);
+        for (model, _, previous) in recorded {
+            assert_eq!(model, MAX_NAME_LEN - 1);
+            assert_eq!(previous, MAX_NAME_LEN - 1);
+        }
     }
 
     #[test]
