@@ -134,8 +134,13 @@ impl Provider {
 // === impl Route ===
 
 impl Route {
-    /// Classify a request by method, path and headers.
-    pub(crate) fn classify(method: &Method, path: &str, headers: &HeaderMap) -> Route {
+    /// Classify a request by method, path, query and headers.
+    pub(crate) fn classify(
+        method: &Method,
+        path: &str,
+        query: Option<&str>,
+        headers: &HeaderMap,
+    ) -> Route {
         if *method == Method::GET {
             match path {
                 "/healthz" => return Route::Healthz,
@@ -157,7 +162,7 @@ impl Route {
             return Route::Proxy(route);
         }
         Route::Proxy(ProxyRoute {
-            provider: pass_through_provider(path, headers),
+            provider: pass_through_provider(path, query, headers),
             dialect: None,
             model: None,
             gemini_stream: false,
@@ -249,11 +254,13 @@ fn gemini_route(path: &str) -> Option<ProxyRoute> {
     })
 }
 
-fn pass_through_provider(path: &str, headers: &HeaderMap) -> Provider {
-    if path.starts_with("/v1beta/")
-        || path.starts_with("/v1alpha/")
-        || headers.contains_key("x-goog-api-key")
-    {
+/// Gemini's API key, by header or as the `key` query parameter (the
+/// other providers take theirs in headers): a request carrying it is
+/// Gemini's, whatever its path, so the key never reaches another provider.
+fn pass_through_provider(path: &str, query: Option<&str>, headers: &HeaderMap) -> Provider {
+    let gemini_key = headers.contains_key("x-goog-api-key")
+        || query.is_some_and(|q| q.split('&').any(|p| p.starts_with("key=")));
+    if path.starts_with("/v1beta/") || path.starts_with("/v1alpha/") || gemini_key {
         Provider::Gemini
     } else if headers.contains_key("anthropic-version")
         || headers.contains_key("x-api-key")
@@ -277,13 +284,31 @@ mod tests {
                 v.parse().unwrap(),
             );
         }
-        Route::classify(&method, path, &map)
+        let (path, query) = path
+            .split_once('?')
+            .map_or((path, None), |(p, q)| (p, Some(q)));
+        Route::classify(&method, path, query, &map)
     }
 
     fn proxy(route: Route) -> ProxyRoute {
         match route {
             Route::Proxy(p) => p,
             other => panic!("expected a proxy route, got {other:?}"),
+        }
+    }
+
+    /// A Gemini API key in the query (`?key=`) makes a shared path
+    /// Gemini's, as `x-goog-api-key` does: it once sent `GET
+    /// /v1/models?key=AIza…` to OpenAI, key and all.
+    #[test]
+    fn a_gemini_key_in_the_query_is_geminis() {
+        for path in ["/v1/models?key=AIza-k", "/v1/models?pageSize=5&key=AIza-k"] {
+            let r = proxy(classify(Method::GET, path, &[]));
+            assert_eq!(r.provider, Provider::Gemini, "{path}");
+        }
+        for path in ["/v1/models", "/v1/models?monkey=1", "/v1/models?a=key=1"] {
+            let r = proxy(classify(Method::GET, path, &[]));
+            assert_eq!(r.provider, Provider::OpenAi, "{path}");
         }
     }
 

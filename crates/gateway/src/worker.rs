@@ -372,7 +372,12 @@ async fn dispatch(
     client: HttpClient,
     req: Request<Incoming>,
 ) -> Response<GatewayBody> {
-    match Route::classify(req.method(), req.uri().path(), req.headers()) {
+    match Route::classify(
+        req.method(),
+        req.uri().path(),
+        req.uri().query(),
+        req.headers(),
+    ) {
         Route::Proxy(route) => proxy::handle(shared, &client, req, route).await,
         Route::Healthz => shared.healthz(),
         Route::Metrics => {
