@@ -163,9 +163,12 @@ pub(super) async fn run(
         shared.config.response_parse_limit,
     );
     observation.add_overhead(started.elapsed());
-    let encoded = pipeline::headers::is_encoded(response.content_encoding.as_deref());
+    let takes_error_event = pipeline::headers::takes_error_event(
+        response.content_type.as_deref(),
+        response.content_encoding.as_deref(),
+    );
     let relay = Relay {
-        encoded,
+        takes_error_event,
         client: cx.client,
         pipelined: cx.pipelined,
         up,
@@ -281,8 +284,9 @@ pub(super) async fn reply_error(
 
 /// The response body on its way to the client.
 struct Relay<'a> {
-    /// The body is in a content coding: nothing can be appended to it.
-    encoded: bool,
+    /// An SSE stream in no content coding: a break can end it with the
+    /// dialect's error event (`pipeline::headers::takes_error_event`).
+    takes_error_event: bool,
     client: &'a mut TcpStream,
     pipelined: &'a mut BytesMut,
     up: UpstreamIo,
@@ -453,16 +457,16 @@ impl Relay<'_> {
         self.broke(None, &Body::Close, detail).await
     }
 
-    /// The upstream broke midway: record it; end a re-chunked body with the
-    /// dialect's error event, else (a `content-length` body, or one in a
-    /// content coding, where plain bytes cannot follow) cut the connection:
-    /// the client sees a body cut short.
+    /// The upstream broke midway: record it; end a re-chunked SSE stream
+    /// with the dialect's error event, else (a `content-length` body, one
+    /// in a content coding, or one that is not SSE, where an SSE event
+    /// cannot follow) cut the connection: the client sees a body cut short.
     async fn broke(mut self, head: Option<Vec<u8>>, body: &Body, detail: &str) -> Outcome {
         let err = ProxyError::new(ProxyErrorKind::MidStream, self.upstream.host(), detail);
         tracing::warn!(error = %err, "upstream stream broke");
         self.observation.stream_failed(&err);
         self.observation.finish();
-        let can_append = matches!(body, Body::Chunked(_) | Body::Close) && !self.encoded;
+        let can_append = matches!(body, Body::Chunked(_) | Body::Close) && self.takes_error_event;
         let first = head.unwrap_or_default();
         if can_append {
             let event = stream_error_event(self.route.provider, self.route.dialect, &err);

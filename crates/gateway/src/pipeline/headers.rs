@@ -48,6 +48,23 @@ pub(crate) fn is_encoded(content_encoding: Option<&[u8]>) -> bool {
         .is_some_and(|v| toolwarden_coding::Codings::parse(v).map_or(true, |c| !c.is_identity()))
 }
 
+/// Whether a stream that breaks midway can be ended with the dialect's
+/// error event (`errors::stream_error_event`): an SSE stream in no
+/// content coding. A streamed JSON array (Gemini without `alt=sse`) or any
+/// other chunked body cannot take an SSE event — the client's JSON parser
+/// would fail on it — so the client sees it cut instead.
+pub(crate) fn takes_error_event(
+    content_type: Option<&[u8]>,
+    content_encoding: Option<&[u8]>,
+) -> bool {
+    let sse = content_type.is_some_and(|v| {
+        v.len() >= EVENT_STREAM.len() && v[..EVENT_STREAM.len()].eq_ignore_ascii_case(EVENT_STREAM)
+    });
+    sse && !is_encoded(content_encoding)
+}
+
+const EVENT_STREAM: &[u8] = b"text/event-stream";
+
 /// Prepare the upstream's response headers for the client, in place.
 pub(crate) fn for_client(headers: &mut HeaderMap) {
     strip_hop_by_hop(headers);

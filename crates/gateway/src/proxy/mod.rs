@@ -189,24 +189,27 @@ pub(crate) async fn handle(
         route.gemini_stream,
         shared.config.response_parse_limit,
     );
-    // A stream that breaks can end with the dialect's error event unless
-    // its length is fixed or it is compressed.
-    // A Bedrock event stream (issue 18) is relayed whole frames at a time
-    // so that it can end with an exception frame; another Bedrock answer
-    // cannot take an error event.
+    // A stream that breaks can end with the dialect's error event when it
+    // is an SSE stream whose length is not fixed and which is not
+    // compressed (`headers::takes_error_event`). A Bedrock event stream
+    // (issue 18) is relayed whole frames at a time so that it can end with
+    // an exception frame; another Bedrock answer cannot take an error event.
+    let content_type = parts
+        .headers
+        .get(header::CONTENT_TYPE)
+        .map(HeaderValue::as_bytes);
+    let content_encoding = parts
+        .headers
+        .get(header::CONTENT_ENCODING)
+        .map(HeaderValue::as_bytes);
     let aligned = route.provider == crate::routes::Provider::Bedrock
-        && parts.headers.get(header::CONTENT_TYPE).is_some_and(|v| {
-            v.as_bytes()
-                .starts_with(b"application/vnd.amazon.eventstream")
-        });
-    let can_append = (route.provider != crate::routes::Provider::Bedrock || aligned)
-        && !parts.headers.contains_key(header::CONTENT_LENGTH)
-        && !headers::is_encoded(
-            parts
-                .headers
-                .get(header::CONTENT_ENCODING)
-                .map(HeaderValue::as_bytes),
-        );
+        && content_type.is_some_and(|v| v.starts_with(b"application/vnd.amazon.eventstream"));
+    let can_append = !parts.headers.contains_key(header::CONTENT_LENGTH)
+        && if route.provider == crate::routes::Provider::Bedrock {
+            aligned && !headers::is_encoded(content_encoding)
+        } else {
+            headers::takes_error_event(content_type, content_encoding)
+        };
     observation.add_overhead(started.elapsed());
     if head_only || matches!(parts.status.as_u16(), 204 | 304) {
         observation.finish();

@@ -10,7 +10,7 @@ use toolwarden_mock_provider::{Fault, MockOptions};
 
 use super::{
     convo::{Convo, Kind, stream_values},
-    support::{Harness, client},
+    support::{Harness, client, send},
 };
 
 /// The error envelope of `kind`, with its message.
@@ -161,6 +161,44 @@ async fn reset_mid_stream_ends_with_the_dialects_error_event() {
         .send(&h.client, &h.gw())
         .await;
     assert_eq!(r.status, 200, "the gateway stays up");
+}
+
+/// Gemini's streamed JSON array (no `?alt=sse`) breaking midway: an SSE
+/// error event would corrupt the array, so the client sees the array cut
+/// short (a broken body), with what arrived forwarded unchanged.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_broken_json_array_stream_is_cut_not_given_an_sse_event() {
+    let h = Harness::start().await;
+    let convo = Convo::new(Kind::Gemini, false, None);
+    let body = serde_json::to_vec(&convo.body).unwrap();
+    let path = "/v1beta/models/gemini-2.0-flash:streamGenerateContent?key=AIzaQueryKey";
+    let full = send(
+        &h.client,
+        http::Method::POST,
+        format!("{}{path}", h.direct()),
+        &[],
+        body.clone(),
+    )
+    .await;
+    assert!(full.body.starts_with(b"["), "{}", full.text());
+    h.mock.set_fault(Fault::ResetMidStream(2));
+    let r = send(
+        &h.client,
+        http::Method::POST,
+        format!("{}{path}", h.gw()),
+        &[],
+        body,
+    )
+    .await;
+    h.mock.set_fault(Fault::None);
+    assert_eq!(r.status, 200, "headers were already sent");
+    assert!(r.broken, "the client sees the body cut: {}", r.text());
+    assert!(!r.text().contains("data:"), "{}", r.text());
+    assert!(
+        full.body.starts_with(&r.body),
+        "what arrived is the direct answer's start: {}",
+        r.text()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
