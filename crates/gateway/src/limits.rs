@@ -1,12 +1,34 @@
 //! The cap on client connections open at once (issue 14: a flood of
 //! connections, or of half-sent requests, must not take every socket).
 //! One count for all workers; a connection holds a [`Slot`] for its life.
+//! And the bound on a name taken from a client ([`MAX_NAME_LEN`]), which
+//! the records (`observe`) and the metric labels (`metrics`) both apply.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
+
+/// Longest name taken from a request or a response into the records and
+/// the metric labels — model, tool name, response id,
+/// `previous_response_id` — in bytes; longer ones are cut (at a char
+/// boundary). Each record carries its own copy, and one name in a body can
+/// reach every record the body makes (one `model` for every result): the
+/// recorder's queue is bounded in events, so its bytes are bounded only if
+/// each event's are. Real names are far shorter (`resp_` + 48 hex digits,
+/// `claude-sonnet-4-5-20250929`, MCP tool names of at most 64 characters).
+pub(crate) const MAX_NAME_LEN: usize = 256;
+
+/// `name` cut to at most [`MAX_NAME_LEN`] bytes, at a char boundary.
+pub(crate) fn clip_name(name: &str) -> &str {
+    &name[..name.floor_char_boundary(MAX_NAME_LEN)]
+}
+
+/// An owned copy of [`clip_name`]`(name)`, for a record.
+pub(crate) fn owned_name(name: &str) -> String {
+    clip_name(name).to_owned()
+}
 
 /// Open client connections, at most `max`.
 #[derive(Debug)]

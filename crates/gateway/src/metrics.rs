@@ -53,7 +53,7 @@ pub const UNPARSED_RESPONSES_TOTAL: &str = "toolwarden_unparsed_responses_total"
 
 /// Most distinct label sets per metric; beyond it, values become `other`
 /// (model and tool names come from clients and must not grow memory without bound).
-/// Each value is also cut to [`MAX_NAME_LEN`](crate::observe::MAX_NAME_LEN)
+/// Each value is also cut to [`MAX_NAME_LEN`](crate::limits::MAX_NAME_LEN)
 /// bytes, so a family holds and renders a bounded number of bytes too.
 const MAX_SERIES: usize = 10_000;
 
@@ -359,18 +359,13 @@ impl Family {
     }
 }
 
-/// `values` with each cut to [`MAX_NAME_LEN`](crate::observe::MAX_NAME_LEN)
+/// `values` with each cut to [`MAX_NAME_LEN`](crate::limits::MAX_NAME_LEN)
 /// bytes, when one is longer (a name from a client); `None` when none is.
 fn clipped<'a>(values: &[&'a str]) -> Option<Vec<&'a str>> {
     values
         .iter()
-        .any(|v| v.len() > crate::observe::MAX_NAME_LEN)
-        .then(|| {
-            values
-                .iter()
-                .map(|v| crate::observe::clip_name(v))
-                .collect()
-        })
+        .any(|v| v.len() > crate::limits::MAX_NAME_LEN)
+        .then(|| values.iter().map(|v| crate::limits::clip_name(v)).collect())
 }
 
 /// Lets the map be probed with `&[&str]` without building a `Box<[String]>`.

@@ -139,8 +139,8 @@ fn long_label_values_are_cut() {
     assert_eq!(metrics.tool_calls.series.read().unwrap().len(), 2);
     assert_eq!(metrics.tool_failures.series.read().unwrap().len(), 2);
     for key in metrics.tool_calls.series.read().unwrap().keys() {
-        assert!(key[1].len() <= crate::observe::MAX_NAME_LEN);
-        assert!(key[1].len() >= crate::observe::MAX_NAME_LEN - 1);
+        assert!(key[1].len() <= crate::limits::MAX_NAME_LEN);
+        assert!(key[1].len() >= crate::limits::MAX_NAME_LEN - 1);
     }
     assert_eq!(
         metrics.counter(TOOL_CALLS_TOTAL, &["anthropic", "m", "m"]),

@@ -52,25 +52,7 @@ use crate::{errors::ProxyError, metrics::Metrics, recorder::Recorder, routes::Pr
 /// Recorded status of a request the client abandoned before any response.
 pub(crate) const CLIENT_CLOSED_REQUEST: u16 = 499;
 
-/// Longest name taken from a request or a response into the records and
-/// the metric labels — model, tool name, response id,
-/// `previous_response_id` — in bytes; longer ones are cut (at a char
-/// boundary). Each record carries its own copy, and one name in a body can
-/// reach every record the body makes (one `model` for every result): the
-/// recorder's queue is bounded in events, so its bytes are bounded only if
-/// each event's are. Real names are far shorter (`resp_` + 48 hex digits,
-/// `claude-sonnet-4-5-20250929`, MCP tool names of at most 64 characters).
-pub(crate) const MAX_NAME_LEN: usize = 256;
-
-/// `name` cut to at most [`MAX_NAME_LEN`] bytes, at a char boundary.
-pub(crate) fn clip_name(name: &str) -> &str {
-    &name[..name.floor_char_boundary(MAX_NAME_LEN)]
-}
-
-/// An owned copy of [`clip_name`]`(name)`, for a record.
-pub(crate) fn owned_name(name: &str) -> String {
-    clip_name(name).to_owned()
-}
+pub(crate) use crate::limits::{clip_name, owned_name};
 
 /// Where observations go, shared by all requests.
 pub(crate) struct Sinks {

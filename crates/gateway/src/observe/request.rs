@@ -392,7 +392,7 @@ mod tests {
         assert!(info.parse_error.is_none(), "{:?}", info.parse_error);
         assert!(
             info.model
-                .is_some_and(|m| m.len() <= super::super::MAX_NAME_LEN)
+                .is_some_and(|m| m.len() <= crate::limits::MAX_NAME_LEN)
         );
         sinks.recorder.shutdown().await;
         seen.0.lock().map(|v| v.clone()).unwrap_or_default()
@@ -405,7 +405,7 @@ mod tests {
 
     #[tokio::test]
     async fn names_from_the_body_are_cut_in_every_record() {
-        use super::super::MAX_NAME_LEN;
+        use crate::limits::MAX_NAME_LEN;
         // One 1 MiB model and one 1 MiB tool name, named by 1,000 results
         // (each in a message of its own, all answering the same call).
         let results = (0..1000)
