@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::StoreError;
 use crate::event::Event;
+use crate::pg_text::pg_text;
 use crate::store::{Pool, Store};
 
 /// The tool, provider and model of the key that takes what exceeds the bound.
@@ -234,19 +235,23 @@ impl Aggregate {
     }
 }
 
+// Its text as PostgreSQL can store it (`crate::pg_text`).
+crate::pg_text::texts!(DroppedRow { provider, tool; model; });
+
 // === impl Store (dropped counts) ===
 
 impl Store {
-    /// Appends `rows` to `dropped_tool_counts` in one transaction.
+    /// Appends `rows` to `dropped_tool_counts` in one transaction (on
+    /// PostgreSQL each NUL in their text as U+FFFD, which it can store).
     pub async fn write_dropped(&self, rows: &[DroppedRow]) -> Result<(), StoreError> {
         if rows.is_empty() {
             return Ok(());
         }
         let n = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
         macro_rules! insert_all {
-            ($pool:expr) => {{
+            ($pool:expr, $rows:expr) => {{
                 let mut tx = $pool.begin().await?;
-                for r in rows {
+                for r in $rows {
                     sqlx::query(INSERT)
                         .bind(r.at_ms)
                         .bind(&r.provider)
@@ -263,8 +268,8 @@ impl Store {
         }
         let result: Result<(), sqlx::Error> = async {
             match self.pool() {
-                Pool::Sqlite(p) => insert_all!(p),
-                Pool::Postgres(p) => insert_all!(p),
+                Pool::Sqlite(p) => insert_all!(p, rows),
+                Pool::Postgres(p) => insert_all!(p, pg_text(rows).iter()),
             }
         }
         .await;

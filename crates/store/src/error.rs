@@ -72,28 +72,21 @@ impl StoreError {
     }
 
     /// The database answered and refused the data itself (a constraint, an
-    /// invalid value such as a NUL byte in PostgreSQL text): retrying the
-    /// same write cannot help. Connection loss, timeouts, deadlocks,
-    /// serialization failures, lack of resources and shutdowns are not.
+    /// invalid value, a value beyond one of its limits): retrying the same
+    /// write cannot help, writing its events one by one finds the one to
+    /// drop. Anything else is the database's own trouble, however lasting
+    /// (connection loss, deadlocks, lack of resources, a read-only
+    /// database after a failover, revoked privileges, a missing table):
+    /// the events are kept and retried, never dropped for it.
     pub fn is_rejected(&self) -> bool {
         let Some(sqlx::Error::Database(db)) = self.source.downcast_ref::<sqlx::Error>() else {
             return false;
         };
         match db.code() {
-            // SQLSTATE classes 08 (connection), 40 (rollback: deadlock,
-            // serialization), 53 (resources), 55 (lock not available),
-            // 57 (operator intervention: shutdown), 58 (system error).
             Some(code) if code.len() == 5 && code.chars().all(|c| c.is_ascii_alphanumeric()) => {
-                !matches!(&code[..2], "08" | "40" | "53" | "55" | "57" | "58")
+                pg_refuses_data(&code)
             }
-            // SQLite's numeric codes: BUSY (5), LOCKED (6), READONLY (8:
-            // the file or its file system made read-only, it may become
-            // writable again), IOERR (10), FULL (13), CANTOPEN (14),
-            // PROTOCOL (15), incl. extended codes.
-            Some(code) => match code.parse::<i64>() {
-                Ok(n) => !matches!(n & 0xff, 5 | 6 | 8 | 10 | 13 | 14 | 15),
-                Err(_) => false,
-            },
+            Some(code) => code.parse::<i64>().is_ok_and(sqlite_refuses_data),
             None => false,
         }
     }
@@ -102,6 +95,25 @@ impl StoreError {
     pub fn is_retryable(&self) -> bool {
         matches!(self.kind, StoreErrorKind::Connect | StoreErrorKind::Query)
     }
+}
+
+/// Whether a PostgreSQL SQLSTATE says the data was refused: classes 22
+/// (data exception, e.g. 22021 for a NUL in text), 23 (integrity
+/// constraint violation) and 54 (program limit exceeded, e.g. 54000 for a
+/// call id too long for an index row). Not 25006 (read-only transaction:
+/// a standby, `default_transaction_read_only`) nor 42501 (insufficient
+/// privilege): those refuse every write until someone fixes the database.
+fn pg_refuses_data(sqlstate: &str) -> bool {
+    matches!(sqlstate.get(..2), Some("22" | "23" | "54"))
+}
+
+/// Whether a SQLite (extended) result code says the data was refused:
+/// TOOBIG (18), CONSTRAINT (19: NOT NULL, CHECK, UNIQUE, a trigger's
+/// `RAISE`), MISMATCH (20). Not READONLY (8: the file or its file system
+/// made read-only, it may become writable again), BUSY, FULL, IOERR, PERM
+/// and the others: the database's trouble, not the events'.
+fn sqlite_refuses_data(code: i64) -> bool {
+    matches!(code & 0xff, 18..=20)
 }
 
 impl fmt::Display for StoreError {
@@ -168,5 +180,69 @@ mod tests {
             e.to_string(),
             "cannot open database postgresql://u:***@127.0.0.1:1/db: connection refused"
         );
+    }
+
+    /// A database error with only a code, as either backend reports it.
+    #[derive(Debug)]
+    struct Coded(&'static str);
+
+    impl fmt::Display for Coded {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            write!(f, "error {}", self.0)
+        }
+    }
+
+    impl std::error::Error for Coded {}
+
+    impl sqlx::error::DatabaseError for Coded {
+        fn message(&self) -> &str {
+            self.0
+        }
+        fn code(&self) -> Option<std::borrow::Cow<'_, str>> {
+            Some(self.0.into())
+        }
+        fn as_error(&self) -> &(dyn std::error::Error + Send + Sync + 'static) {
+            self
+        }
+        fn as_error_mut(&mut self) -> &mut (dyn std::error::Error + Send + Sync + 'static) {
+            self
+        }
+        fn into_error(self: Box<Self>) -> Box<dyn std::error::Error + Send + Sync + 'static> {
+            self
+        }
+        fn kind(&self) -> sqlx::error::ErrorKind {
+            sqlx::error::ErrorKind::Other
+        }
+    }
+
+    fn rejected(code: &'static str) -> bool {
+        StoreError::query(sqlx::Error::Database(Box::new(Coded(code)))).is_rejected()
+    }
+
+    #[test]
+    fn only_data_errors_refuse_the_data() {
+        // PostgreSQL: NUL in text, bad value, unique/check violation, an
+        // index row too big.
+        for code in ["22021", "22P02", "23505", "23514", "54000"] {
+            assert!(rejected(code), "{code}");
+        }
+        // Read-only (standby, default_transaction_read_only), revoked
+        // privileges, missing table, connection, deadlock, disk full,
+        // shutdown, internal error.
+        for code in [
+            "25006", "42501", "42P01", "08006", "40P01", "53100", "57P01", "XX000",
+        ] {
+            assert!(!rejected(code), "{code}");
+        }
+        // SQLite: UNIQUE, NOT NULL, trigger RAISE, TOOBIG, MISMATCH.
+        for code in ["2067", "1299", "1811", "18", "20"] {
+            assert!(rejected(code), "{code}");
+        }
+        // READONLY (and READONLY_DBMOVED), BUSY, NOMEM, PERM, IOERR, FULL,
+        // CORRUPT, generic ERROR.
+        for code in ["8", "1032", "5", "7", "3", "10", "13", "11", "1"] {
+            assert!(!rejected(code), "{code}");
+        }
+        assert!(!StoreError::query(sqlx::Error::PoolTimedOut).is_rejected());
     }
 }

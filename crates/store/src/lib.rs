@@ -61,6 +61,7 @@ mod event;
 mod jsonl;
 mod migrate;
 mod parking;
+mod pg_text;
 mod pool;
 mod recorder;
 mod retention;

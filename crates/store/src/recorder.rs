@@ -10,8 +10,9 @@
 //! taking events into a backlog of at most `queue_capacity`; beyond that the
 //! queue fills and `record` drops, counted in `events_dropped`.
 //! A batch the database refuses twice for its content (not for being
-//! unreachable) is written event by event, and only the refused events are
-//! dropped and counted. [`Recorder::shutdown`] drains the queue and writes
+//! unreachable, read-only or otherwise unable to write:
+//! [`crate::StoreError::is_rejected`]) is written event by event, and only
+//! the refused events are dropped and counted. [`Recorder::shutdown`] drains the queue and writes
 //! everything it can within a deadline ([`SHUTDOWN_DEADLINE`] by default,
 //! [`Recorder::shutdown_within`] to choose): past it, a write still running
 //! is abandoned (its transaction rolls back), the events not written are
@@ -23,7 +24,6 @@
 //! [`Aggregate`] that the writer appends to `dropped_tool_counts` whenever
 //! it has room, and told to the [`Observer`] at once (see `aggregate`).
 
-use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -35,8 +35,10 @@ use crate::event::{Event, RequestRecord, ToolCallRecord, ToolResultRecord};
 use crate::jsonl::{JsonlLog, JsonlSink};
 use crate::store::Store;
 
+mod pending;
 mod writer;
 
+use pending::Pending;
 use writer::Writer;
 
 /// How long [`Recorder::shutdown`] keeps writing (or retrying an
@@ -112,18 +114,30 @@ pub struct RecorderCounters {
 /// The recording handle. Cheap to clone; all clones feed one writer task.
 #[derive(Clone)]
 pub struct Recorder {
-    tx: mpsc::Sender<Event>,
+    tx: mpsc::Sender<Queued>,
     shared: Arc<Shared>,
     observer: Arc<dyn Observer>,
     close: Arc<watch::Sender<bool>>,
     done: watch::Receiver<bool>,
 }
 
+/// An event on its way to the writer, with whether its call was known when
+/// it was recorded (see [`Recorder::record_result`]; `false` for a result
+/// given to [`Recorder::record`], meaningless for the other events): if it
+/// is folded into the aggregate later (refused by the database, or still
+/// pending at the shutdown deadline), it counts as a call of its own exactly
+/// when the store would have made it one.
+#[derive(Debug)]
+struct Queued {
+    event: Event,
+    call_known: bool,
+}
+
 /// What the writer's wait ended with (short-lived; boxing would cost an
 /// allocation per event).
 #[allow(clippy::large_enum_variant)]
 enum Next {
-    Event(Event),
+    Event(Queued),
     Closing,
     Timeout,
 }
@@ -232,7 +246,7 @@ impl Recorder {
             batch_max: opts.batch_max.max(1),
             backlog_max: capacity,
             flush_interval: opts.flush_interval,
-            pending: VecDeque::new(),
+            pending: Pending::default(),
             closing: false,
             give_up_at: None,
         };
@@ -273,10 +287,11 @@ impl Recorder {
     }
 
     fn record_or_fold(&self, event: Event, call_known: bool) -> bool {
-        match self.tx.try_send(event) {
+        match self.tx.try_send(Queued { event, call_known }) {
             Ok(()) => true,
             Err(e) => {
-                self.fold(&e.into_inner(), call_known);
+                let q = e.into_inner();
+                self.fold(&q.event, q.call_known);
                 false
             }
         }

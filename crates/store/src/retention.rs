@@ -5,11 +5,12 @@
 //! [`Store::prune`] starts a pass; each [`Prune::step`] is one short
 //! transaction deleting at most a few thousand rows of one table, oldest
 //! first, through an index led by the time (`requests_at`,
-//! `tool_calls_at`, and migration 0012's `tool_results_at` and
-//! `sessions_last`), so a step costs the same however large the tables
-//! are, and the recorder's batches get the database between two steps (on
-//! SQLite the step runs on the recorder's own connection). The same SQL on
-//! SQLite and PostgreSQL. What goes, in this order:
+//! `tool_calls_at`, `dropped_tool_counts_at`, and migration 0012's
+//! `tool_results_at` and `sessions_last`), so a step costs the same however
+//! large the tables are, and the recorder's batches get the database
+//! between two steps (on SQLite the step runs on the recorder's own
+//! connection). The same SQL on SQLite and PostgreSQL, but for the address
+//! of a row of dropped counts. What goes, in this order:
 //!
 //! 1. requests older than the cutoff, with their repairs and call turns;
 //! 2. `tool_calls` rows older than it (a call by its time, a result-only
@@ -19,8 +20,9 @@
 //! 4. sessions with nothing recorded since the cutoff (a batch writing for
 //!    a session quiet for an hour moves its `last_ms`:
 //!    `session_nos::STALE_SESSION_MS`), with their call turns;
-//! 5. the counts of dropped events and alert transitions older than it,
-//!    except each alert's latest transition (its current state).
+//! 5. the counts of dropped events older than it;
+//! 6. alert transitions older than it, except each alert's latest
+//!    transition (its current state).
 //!
 //! Several gateways sharing one PostgreSQL database each run passes. Each
 //! PostgreSQL step first takes a transaction-scoped advisory lock
@@ -62,7 +64,8 @@ enum Stage {
     ToolCalls,
     ToolResults,
     Sessions,
-    Aggregates,
+    Dropped,
+    Transitions,
     Done,
 }
 
@@ -122,7 +125,16 @@ const DELETE_SESSIONS: &str = concat!(
     "DELETE FROM sessions WHERE last_ms < $1 AND no IN ",
     quiet_sessions!()
 );
-const DELETE_DROPPED: &str = "DELETE FROM dropped_tool_counts WHERE at_ms < $1";
+/// `dropped_tool_counts` has no key of its own (rows are only appended and
+/// deleted): a chunk is found through `dropped_tool_counts_at` by the row's
+/// physical address, SQLite's `rowid` and PostgreSQL's `ctid` (a TID scan
+/// for the delete; the step lock keeps another gateway's step off these
+/// rows). The one statement whose text differs between the backends.
+const DELETE_DROPPED_SQLITE: &str = "DELETE FROM dropped_tool_counts WHERE rowid IN \
+    (SELECT rowid FROM dropped_tool_counts WHERE at_ms < $1 ORDER BY at_ms LIMIT $2)";
+/// [`DELETE_DROPPED_SQLITE`] for PostgreSQL.
+const DELETE_DROPPED_PG: &str = "DELETE FROM dropped_tool_counts WHERE ctid = ANY (ARRAY \
+    (SELECT ctid FROM dropped_tool_counts WHERE at_ms < $1 ORDER BY at_ms LIMIT $2))";
 const DELETE_TRANSITIONS: &str = "DELETE FROM alert_transitions WHERE at_ms < $1 \
     AND seq < (SELECT max(seq) FROM alert_transitions a WHERE a.alert_key = alert_transitions.alert_key)";
 
@@ -227,14 +239,25 @@ impl Prune {
                 if full(sessions) {
                     Stage::Sessions
                 } else {
-                    Stage::Aggregates
+                    Stage::Dropped
                 }
             }
-            Stage::Aggregates => {
-                let [dropped, transitions] =
-                    self.run([DELETE_DROPPED, DELETE_TRANSITIONS], None).await?;
-                self.deleted.dropped_tool_counts += dropped;
-                self.deleted.alert_transitions += transitions;
+            Stage::Dropped => {
+                let delete = match self.store.pool() {
+                    Pool::Sqlite(_) => DELETE_DROPPED_SQLITE,
+                    Pool::Postgres(_) => DELETE_DROPPED_PG,
+                };
+                let [n] = self.run([delete], limit).await?;
+                self.deleted.dropped_tool_counts += n;
+                if full(n) {
+                    Stage::Dropped
+                } else {
+                    Stage::Transitions
+                }
+            }
+            Stage::Transitions => {
+                let [n] = self.run([DELETE_TRANSITIONS], None).await?;
+                self.deleted.alert_transitions += n;
                 Stage::Done
             }
             Stage::Done => Stage::Done,

@@ -228,9 +228,11 @@ impl StatsQuery {
     }
 
     /// Hour buckets for windows of two days or less, else day buckets.
+    /// `since_ms` may come from a client (`/api/stats?since=`): saturating,
+    /// as any `i64` must neither overflow nor wrap around to a short window.
     fn bucket_ms(&self) -> i64 {
         match self.since_ms {
-            Some(since) if crate::migrate::now_ms() - since <= 2 * DAY_MS => HOUR_MS,
+            Some(since) if crate::migrate::now_ms().saturating_sub(since) <= 2 * DAY_MS => HOUR_MS,
             _ => DAY_MS,
         }
     }
@@ -481,5 +483,28 @@ impl Store {
             Pool::Postgres(p) => session_calls_postgres(p, session_id).await,
         }
         .map_err(StoreError::query)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn since(ms: i64) -> StatsQuery {
+        StatsQuery {
+            since_ms: Some(ms),
+            ..StatsQuery::default()
+        }
+    }
+
+    #[test]
+    fn bucket_size_holds_for_any_since() {
+        let now = crate::migrate::now_ms();
+        assert_eq!(since(now - HOUR_MS).bucket_ms(), HOUR_MS);
+        assert_eq!(since(now - 3 * DAY_MS).bucket_ms(), DAY_MS);
+        assert_eq!(StatsQuery::default().bucket_ms(), DAY_MS);
+        // Client-supplied (`/api/stats?since=`): no overflow either way.
+        assert_eq!(since(i64::MIN).bucket_ms(), DAY_MS);
+        assert_eq!(since(i64::MAX).bucket_ms(), HOUR_MS);
     }
 }

@@ -13,6 +13,7 @@ use crate::error::{StoreError, StoreErrorKind};
 use crate::event::Event;
 use crate::migrate;
 use crate::parking::{self, ParkingClock};
+use crate::pg_text::pg_text;
 use crate::sqlite_writer::SqliteWriter;
 use crate::write::{self, Outcome};
 
@@ -279,6 +280,8 @@ impl Store {
 
     /// Writes `events` in one transaction, in order, and says what each did.
     /// A parking pass, when one is due, runs last in the same transaction.
+    /// On PostgreSQL a NUL in their text is written as U+FFFD
+    /// ([`crate::pg_text`]).
     pub(crate) async fn write_batch(&self, events: &[Event]) -> Result<Vec<Outcome>, StoreError> {
         let pass = self.inner.parking.due(events);
         let (out, parked) = match &self.inner.pool {
@@ -291,19 +294,20 @@ impl Store {
                 }
             },
             Pool::Postgres(pool) => {
+                let events = pg_text(events);
                 let mut tx = pool.begin().await.map_err(StoreError::query)?;
                 if tx.server_version_num().is_some_and(|v| v >= 110_000) {
                     tx.execute(sqlx::query(PG_WRITE_WITHOUT_JIT))
                         .await
                         .map_err(StoreError::query)?;
                 }
-                let ids = write::call_ids(events);
+                let ids = write::call_ids(&events);
                 if !ids.is_empty() {
                     tx.execute(sqlx::query(write::PG_LOCK_CALL_IDS).bind(ids))
                         .await
                         .map_err(StoreError::query)?;
                 }
-                let out = write::write_batch_postgres(&mut tx, events)
+                let out = write::write_batch_postgres(&mut tx, &events)
                     .await
                     .map_err(StoreError::query)?;
                 let parked = match pass {

@@ -4,7 +4,6 @@
 //! the JSONL log, writes the per-tool aggregate of what was dropped, and
 //! drains within the shutdown deadline (see the parent module).
 
-use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -12,7 +11,8 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
-use super::{Next, Observer, SHUTDOWN_DEADLINE, Shared, fold};
+use super::{Next, Observer, Pending, Queued, SHUTDOWN_DEADLINE, Shared, fold};
+use crate::aggregate::DroppedRow;
 use crate::event::Event;
 use crate::jsonl::JsonlSink;
 use crate::store::Store;
@@ -26,7 +26,7 @@ const REJECTIONS_BEFORE_ISOLATING: u32 = 2;
 const FILL_SLICE: Duration = Duration::from_millis(10);
 
 pub(super) struct Writer {
-    pub(super) rx: mpsc::Receiver<Event>,
+    pub(super) rx: mpsc::Receiver<Queued>,
     pub(super) close: watch::Receiver<bool>,
     pub(super) store: Option<Store>,
     pub(super) jsonl: Option<JsonlSink>,
@@ -35,7 +35,7 @@ pub(super) struct Writer {
     pub(super) batch_max: usize,
     pub(super) backlog_max: usize,
     pub(super) flush_interval: Duration,
-    pub(super) pending: VecDeque<Event>,
+    pub(super) pending: Pending,
     pub(super) closing: bool,
     /// When closing began + [`super::SHUTDOWN_RETRY`]: past it, an unreachable
     /// database makes the writer give up (and count the loss).
@@ -76,8 +76,10 @@ impl Writer {
 
     /// Appends the folded counts to the store when there is room (nothing
     /// pending in detail beyond a batch), within the shutdown deadline; on
-    /// failure they are put back for the next time. Without a store there
-    /// is nowhere to write them: they were counted and observed.
+    /// failure they are put back for the next time, except when the
+    /// database refuses them: then row by row ([`Writer::write_aggregate_rows`]).
+    /// Without a store there is nowhere to write them: they were counted
+    /// and observed.
     async fn write_aggregate(&mut self) {
         if self.shared.agg.is_empty() || self.pending.len() >= self.batch_max {
             return;
@@ -90,19 +92,69 @@ impl Writer {
             return;
         }
         let rows = self.shared.agg.take();
-        let write = store.write_dropped(&rows);
-        let result = match self.give_up_at {
-            Some(t) => tokio::time::timeout_at(t, write).await.ok(),
-            None => Some(write.await),
-        };
-        match result {
+        match self.write_dropped_by_deadline(&store, &rows).await {
             Some(Ok(())) => {}
+            Some(Err(e)) if e.is_rejected() => {
+                self.shared.write_errors.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!(error = %e, "the database refuses the counts of dropped events; writing them row by row");
+                self.write_aggregate_rows(&store, rows).await;
+            }
             Some(Err(e)) => {
                 self.shared.write_errors.fetch_add(1, Ordering::Relaxed);
                 tracing::warn!(error = %e, "cannot write the counts of dropped events; will retry");
                 self.shared.agg.restore(rows);
             }
             None => self.shared.agg.restore(rows),
+        }
+    }
+
+    /// Writes folded counts that the database refused together one row at a
+    /// time, so that a row it refuses (dropped, logged, counted in
+    /// `write_errors`) does not keep the others out for good: retried
+    /// together, they would be refused together at every turn. Any other
+    /// failure, or the deadline, puts back the rows not written yet.
+    async fn write_aggregate_rows(&mut self, store: &Store, rows: Vec<DroppedRow>) {
+        let mut rows = rows.into_iter();
+        while let Some(row) = rows.next() {
+            match self
+                .write_dropped_by_deadline(store, std::slice::from_ref(&row))
+                .await
+            {
+                Some(Ok(())) => {}
+                Some(Err(e)) if e.is_rejected() => {
+                    self.shared.write_errors.fetch_add(1, Ordering::Relaxed);
+                    tracing::error!(
+                        error = %e,
+                        tool = %row.tool,
+                        calls = row.counts.calls,
+                        failures = row.counts.failures,
+                        "the database refuses these counts of dropped events: lost"
+                    );
+                }
+                failed => {
+                    if let Some(Err(e)) = failed {
+                        self.shared.write_errors.fetch_add(1, Ordering::Relaxed);
+                        tracing::warn!(error = %e, "cannot write the counts of dropped events; will retry");
+                    }
+                    self.shared
+                        .agg
+                        .restore(std::iter::once(row).chain(rows).collect());
+                    return;
+                }
+            }
+        }
+    }
+
+    /// [`Store::write_dropped`], abandoned at the shutdown deadline (`None`).
+    async fn write_dropped_by_deadline(
+        &self,
+        store: &Store,
+        rows: &[DroppedRow],
+    ) -> Option<Result<(), crate::StoreError>> {
+        let write = store.write_dropped(rows);
+        match self.give_up_at {
+            Some(t) => tokio::time::timeout_at(t, write).await.ok(),
+            None => Some(write.await),
         }
     }
 
@@ -120,8 +172,8 @@ impl Writer {
             lost,
             "{why}: the events not written are dropped (counted in events_dropped)"
         );
-        for event in self.pending.drain(..) {
-            fold(&self.shared, &*self.observer, &event, true);
+        for q in self.pending.drain() {
+            fold(&self.shared, &*self.observer, &q.event, q.call_known);
         }
         self.shared.in_hand.fetch_sub(lost, Ordering::Relaxed);
         self.shared.dropped.fetch_add(lost, Ordering::Relaxed);
@@ -188,8 +240,8 @@ impl Writer {
         }
     }
 
-    fn take(&mut self, e: Event) {
-        self.pending.push_back(e);
+    fn take(&mut self, q: Queued) {
+        self.pending.push_back(q);
         self.shared.in_hand.fetch_add(1, Ordering::Relaxed);
     }
 
@@ -241,7 +293,7 @@ impl Writer {
         let mut n = 0;
         while n < 256 && self.pending.len() < bound {
             match self.rx.try_recv() {
-                Ok(e) => self.pending.push_back(e),
+                Ok(q) => self.pending.push_back(q),
                 Err(_) => break,
             }
             n += 1;
@@ -255,9 +307,7 @@ impl Writer {
     /// keep up to `queue_capacity` events' worth of memory for the rest
     /// of the process's life.
     fn release_backlog(&mut self) {
-        if self.pending.capacity() > 2 * self.batch_max {
-            self.pending.shrink_to(self.batch_max);
-        }
+        self.pending.release(self.batch_max);
     }
 
     /// Writes the pending events batch by batch; on failure backs off and
@@ -278,9 +328,7 @@ impl Writer {
             // Written in place (no copy of the events): `write` gets a slice
             // of `pending`, never adds or removes events.
             let mut pending = std::mem::take(&mut self.pending);
-            let result = self
-                .write_by_deadline(&mut pending.make_contiguous()[..n])
-                .await;
+            let result = self.write_by_deadline(pending.front_mut(n)).await;
             self.pending = pending;
             let Some(result) = result else {
                 self.abandon("shutdown deadline passed while writing");
@@ -288,7 +336,7 @@ impl Writer {
             };
             match result {
                 Ok(()) => {
-                    self.pending.drain(..n);
+                    self.pending.remove_front(n);
                     self.shared.in_hand.fetch_sub(n as u64, Ordering::Relaxed);
                     self.shared.written.fetch_add(n as u64, Ordering::Relaxed);
                     backoff = BACKOFF_MIN;
@@ -334,27 +382,27 @@ impl Writer {
     /// rest pending for the normal retry.
     async fn isolate(&mut self, n: usize) {
         for _ in 0..n {
-            let Some(mut event) = self.pending.pop_front() else {
+            let Some(mut q) = self.pending.pop_front() else {
                 return;
             };
             let Some(result) = self
-                .write_by_deadline(std::slice::from_mut(&mut event))
+                .write_by_deadline(std::slice::from_mut(&mut q.event))
                 .await
             else {
-                self.pending.push_front(event);
+                self.pending.push_front(q);
                 self.abandon("shutdown deadline passed while writing");
                 return;
             };
             match result {
                 Ok(()) => self.shared.written.fetch_add(1, Ordering::Relaxed),
                 Err(e) if e.is_rejected() => {
-                    tracing::error!(error = %e, kind = event.kind(), "the database refuses this event: dropped");
-                    fold(&self.shared, &*self.observer, &event, true);
+                    tracing::error!(error = %e, kind = q.event.kind(), "the database refuses this event: dropped");
+                    fold(&self.shared, &*self.observer, &q.event, q.call_known);
                     self.shared.write_errors.fetch_add(1, Ordering::Relaxed);
                     self.shared.dropped.fetch_add(1, Ordering::Relaxed)
                 }
                 Err(_) => {
-                    self.pending.push_front(event);
+                    self.pending.push_front(q);
                     return;
                 }
             };

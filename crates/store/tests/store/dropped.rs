@@ -6,7 +6,9 @@ use std::sync::Arc;
 
 use toolwarden_store::*;
 
-use crate::support::{TestDb, all, call, opts, record_all, request, result};
+use crate::support::{
+    TestDb, all, call, calls_and_failures, opts, record_all, refuse, request, result,
+};
 
 /// Detail rows plus folded ones: per tool, per model and in the timeline
 /// the sums; a session filter leaves the folded ones out, a tool filter
@@ -85,6 +87,64 @@ async fn folded_counts_add_to_the_stats(db: TestDb) {
         .expect("stats");
     assert_eq!(read.tools.len(), 1, "{:?}", read.tools);
     assert_eq!(read.tools[0].calls, 2);
+}
+
+/// Results the database refuses are folded as the store would have counted
+/// them: one whose call was known adds a result to its call, one whose call
+/// was never recorded a call of its own too.
+pub async fn refused_results_count_their_calls(db: TestDb) {
+    let store = Store::open(&db.url).await.expect("open");
+    refuse(&db.url, "tool_calls", "excerpt", "refused").await;
+    // The gateway names a result by its known call.
+    let mut known = result("r2", "s", "call_a", 2, Some("Bash"), true, 20);
+    known.excerpt = Some("refused".into());
+    let mut unknown = result("r2", "s", "call_x", 3, Some("Read"), true, 20);
+    unknown.excerpt = Some("refused".into());
+    let recorder = Recorder::start(Some(store.clone()), opts(), Arc::new(NoopObserver));
+    recorder.record(Event::ToolCall(call("r1", "s", 0, "call_a", "Bash", 10)));
+    recorder.record_result(known, true);
+    recorder.record_result(unknown, false);
+    let report = recorder.shutdown().await;
+    let c = recorder.counters();
+    assert_eq!((c.events_written, c.events_dropped), (1, 2), "{c:?}");
+    assert!(report.unwritten.is_empty(), "{report:?}");
+    let stats = store.stats(&all()).await.expect("stats");
+    assert_eq!(
+        calls_and_failures(&stats),
+        [("Bash", (1, 1)), ("Read", (1, 1))].into(),
+        "{stats:?}"
+    );
+}
+
+/// A row of the folded counts that the database refuses is dropped alone:
+/// the other rows are written, and the writer does not retry it forever.
+pub async fn a_refused_count_row_leaves_the_others_written(db: TestDb) {
+    let store = Store::open(&db.url).await.expect("open");
+    refuse(&db.url, "dropped_tool_counts", "tool", "refused").await;
+    let recorder = Recorder::start(Some(store.clone()), opts(), Arc::new(NoopObserver));
+    recorder.fold(
+        &Event::ToolCall(call("r1", "s", 0, "call_a", "refused", 10)),
+        true,
+    );
+    recorder.fold(
+        &Event::ToolCall(call("r1", "s", 1, "call_b", "Bash", 10)),
+        true,
+    );
+    recorder.fold(
+        &Event::ToolCall(call("r1", "s", 2, "call_c", "Read", 10)),
+        true,
+    );
+    let report = recorder
+        .shutdown_within(std::time::Duration::from_secs(2))
+        .await;
+    assert!(report.unwritten.is_empty(), "{report:?}");
+    assert!(recorder.counters().write_errors >= 1);
+    let stats = store.stats(&all()).await.expect("stats");
+    assert_eq!(
+        calls_and_failures(&stats),
+        [("Bash", (1, 0)), ("Read", (1, 0))].into(),
+        "{stats:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

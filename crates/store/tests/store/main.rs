@@ -56,6 +56,9 @@ both!(sessions_are_numbered_at_first_sight);
 both!(retention::retention_deletes_only_what_is_older);
 both!(retention::retention_on_an_empty_history);
 both!(retention::retention_keeps_a_session_revived_by_tool_events_alone);
+both!(retention::retention_deletes_dropped_counts_in_steps);
+both!(dropped::refused_results_count_their_calls);
+both!(dropped::a_refused_count_row_leaves_the_others_written);
 
 /// Only PostgreSQL has other gateways' passes (on SQLite the steps run on
 /// the recorder's own connection).

@@ -153,7 +153,7 @@ async fn sqlite_outage_keeps_a_backlog_and_recovers() {
     assert_eq!(store.stats(&all()).await.unwrap().tools[0].calls, 50);
 }
 
-/// PostgreSQL refuses a NUL byte in text: only that event is dropped
+/// PostgreSQL refuses an event (a constraint): only that event is dropped
 /// (counted), the rest of its batch is written, and the writer goes on.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_refused_event_is_isolated_not_blocking() {
@@ -161,8 +161,9 @@ async fn postgres_refused_event_is_isolated_not_blocking() {
         return;
     };
     let store = Store::open(&db.url).await.unwrap();
+    refuse(&db.url, "tool_calls", "excerpt", "refused").await;
     let mut bad = result("r1", "s", "c1", 1, Some("t"), true, 10);
-    bad.excerpt = Some("nul \0 byte".into());
+    bad.excerpt = Some("refused".into());
     let mut events: Vec<Event> = (0..20)
         .map(|i| Event::ToolCall(call("r0", "s", i, &format!("c{i}"), "t", 1)))
         .collect();
@@ -248,4 +249,218 @@ async fn shutdown_within_its_deadline_writes_everything() {
         "{report:?}"
     );
     assert!(report.finished);
+}
+
+/// PostgreSQL text cannot hold U+0000, which a client may put in any name:
+/// on PostgreSQL it is written as U+FFFD, in events and in the counts of
+/// folded ones alike, and nothing is refused for it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_nul_in_text_is_written_as_a_replacement_character() {
+    let Some(db) =
+        TestDb::postgres("postgres_nul_in_text_is_written_as_a_replacement_character").await
+    else {
+        return;
+    };
+    let store = Store::open(&db.url).await.unwrap();
+    let mut req = request("r\0-1", "s\0", 10);
+    if let Event::Request(r) = &mut req {
+        r.model = Some("gpt\0x".into());
+        r.error = Some("boom\0".into());
+        r.repairs = vec!["orphan\0result".into()];
+    }
+    let mut c = call("r\0-1", "s\0", 0, "call\0a", "Ba\0sh", 10);
+    c.model = Some("gpt\0x".into());
+    let mut res = result("r2", "s\0", "call\0a", 1, None, true, 20);
+    res.excerpt = Some("exit \0 1".into());
+    let mut lone = result("r2", "s\0", "call\0b", 2, Some("Gr\0ep"), true, 20);
+    lone.model = Some("gpt\0x".into());
+    let mut folded = result("r3", "s\0", "call\0c", 3, Some("Re\0ad"), true, 30);
+    folded.model = Some("gpt\0y".into());
+
+    let rec = Recorder::start(Some(store.clone()), opts(), Arc::new(NoopObserver));
+    for e in [
+        req,
+        Event::ToolCall(c),
+        Event::ToolResult(res),
+        Event::ToolResult(lone),
+    ] {
+        rec.record(e);
+    }
+    rec.fold(&Event::ToolResult(folded), false);
+    let report = rec.shutdown().await;
+    let c = rec.counters();
+    assert_eq!(
+        (c.events_written, c.events_dropped, c.write_errors),
+        (4, 1, 0),
+        "{c:?}"
+    );
+    assert!(report.unwritten.is_empty(), "{report:?}");
+
+    let stats = store.stats(&all()).await.unwrap();
+    let tools = calls_and_failures(&stats);
+    assert_eq!(
+        tools,
+        [
+            ("Ba\u{FFFD}sh", (1, 1)),
+            ("Gr\u{FFFD}ep", (1, 1)),
+            ("Re\u{FFFD}ad", (1, 1))
+        ]
+        .into(),
+        "{stats:?}"
+    );
+    assert!(
+        stats.models.iter().any(|m| m.model == "gpt\u{FFFD}y"),
+        "{:?}",
+        stats.models
+    );
+    assert_eq!(stats.repairs[0].defect, "orphan\u{FFFD}result");
+    let rows = store.session_calls("s\u{FFFD}").await.unwrap();
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert!(
+        rows.iter()
+            .any(|r| r.excerpt.as_deref() == Some("exit \u{FFFD} 1")),
+        "{rows:?}"
+    );
+}
+
+/// A read-only PostgreSQL (a standby after a failover, or
+/// `default_transaction_read_only`) is the database's trouble, not the
+/// events': they are kept and retried, none dropped, and written once it
+/// takes writes again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_read_only_keeps_the_backlog_and_recovers() {
+    let Some(db) = TestDb::postgres("postgres_read_only_keeps_the_backlog_and_recovers").await
+    else {
+        return;
+    };
+    Store::open(&db.url).await.unwrap();
+    // A role of the test's own, so that only its sessions become read-only.
+    let role = format!("tw_ro_{}", std::process::id());
+    let mut admin = sqlx::PgConnection::connect(&db.url).await.unwrap();
+    for sql in [
+        format!("DROP ROLE IF EXISTS {role}"),
+        format!("CREATE ROLE {role} LOGIN SUPERUSER"),
+    ] {
+        sqlx::query(&sql).execute(&mut admin).await.unwrap();
+    }
+    // One connection: ending it costs one failed write, the others are
+    // the database refusing writes.
+    let store = Store::open_with(
+        &with_user(&db.url, &role),
+        StoreOptions {
+            max_connections: 1,
+            ..StoreOptions::default()
+        },
+    )
+    .await
+    .unwrap();
+    // Sessions opened from now on are read-only; end the pool's (as a
+    // failover does) so that it opens such sessions.
+    let read_only = |on: bool| {
+        if on {
+            format!("ALTER ROLE {role} SET default_transaction_read_only = on")
+        } else {
+            format!("ALTER ROLE {role} RESET default_transaction_read_only")
+        }
+    };
+    let end_sessions = format!(
+        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE usename = '{role}'"
+    );
+    sqlx::query(&read_only(true))
+        .execute(&mut admin)
+        .await
+        .unwrap();
+    sqlx::query(&end_sessions)
+        .execute(&mut admin)
+        .await
+        .unwrap();
+
+    let rec = Recorder::start(Some(store.clone()), opts(), Arc::new(NoopObserver));
+    for i in 0..50 {
+        rec.record(Event::ToolCall(call("r", "s", i, &format!("c{i}"), "t", 1)));
+    }
+    // More failures than it takes to isolate a batch the database refuses.
+    for _ in 0..500 {
+        if rec.counters().write_errors >= 4 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let c = rec.counters();
+    assert!(c.write_errors >= 4, "{c:?}");
+    assert_eq!(
+        (c.events_written, c.events_dropped, c.backlog),
+        (0, 0, 50),
+        "{c:?}"
+    );
+
+    sqlx::query(&read_only(false))
+        .execute(&mut admin)
+        .await
+        .unwrap();
+    sqlx::query(&end_sessions)
+        .execute(&mut admin)
+        .await
+        .unwrap();
+    let report = rec.shutdown_within(Duration::from_secs(15)).await;
+    let c = rec.counters();
+    assert_eq!(
+        (c.events_written, c.events_dropped, c.backlog),
+        (50, 0, 0),
+        "{c:?} {report:?}"
+    );
+    assert_eq!(store.stats(&all()).await.unwrap().tools[0].calls, 50);
+    store.close().await;
+    sqlx::query(&format!("DROP ROLE {role}"))
+        .execute(&mut admin)
+        .await
+        .unwrap();
+}
+
+/// `url` with its user replaced by `user` (no password: the test cluster
+/// trusts local connections).
+fn with_user(url: &str, user: &str) -> String {
+    let start = url.find("://").map_or(0, |i| i + 3);
+    let at = url[start..].find('@').map_or(start, |i| start + i + 1);
+    format!("{}{user}@{}", &url[..start], &url[at..])
+}
+
+/// A result whose call was never recorded makes a call row of its own in
+/// the store; given up at the shutdown deadline, it is folded as one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn abandoned_result_of_an_unknown_call_counts_as_a_call() {
+    let db = TestDb::sqlite();
+    let store = Store::open_with(
+        &db.url,
+        StoreOptions {
+            busy_timeout: Duration::from_secs(60),
+            ..StoreOptions::default()
+        },
+    )
+    .await
+    .unwrap();
+    let path = db.url.trim_start_matches("sqlite://").to_owned();
+    let mut blocker = sqlx::SqliteConnection::connect(&format!("sqlite://{path}"))
+        .await
+        .unwrap();
+    sqlx::query("BEGIN EXCLUSIVE")
+        .execute(&mut blocker)
+        .await
+        .unwrap();
+
+    let rec = Recorder::start(Some(store), opts(), Arc::new(NoopObserver));
+    rec.record_result(result("r", "s", "c1", 1, Some("t"), true, 1), false);
+    rec.record_result(result("r", "s", "c2", 2, Some("t"), false, 1), true);
+    let report = rec.shutdown_within(Duration::from_millis(300)).await;
+    assert_eq!(report.abandoned, 2, "{report:?}");
+    assert_eq!(
+        report.unwritten,
+        DroppedCounts {
+            calls: 1,
+            results: 2,
+            failures: 1
+        },
+        "{report:?}"
+    );
+    sqlx::query("ROLLBACK").execute(&mut blocker).await.unwrap();
 }

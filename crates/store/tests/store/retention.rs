@@ -212,7 +212,7 @@ pub async fn retention_on_an_empty_history(db: TestDb) {
     }
     assert_eq!(prune.deleted(), Pruned::default());
     assert_eq!(prune.deleted().total(), 0);
-    assert_eq!(steps, 4, "one step per stage");
+    assert_eq!(steps, 5, "one step per stage");
     assert_eq!(rows(&db, "requests", "").await, 1);
 }
 
@@ -332,4 +332,39 @@ pub async fn retention_on_sqlite_never_yields(db: TestDb) {
     while prune.step().await.unwrap() {}
     assert!(!prune.yielded());
     assert_eq!(prune.deleted().requests, 1, "{:?}", prune.deleted());
+}
+
+/// The counts of dropped events go in steps of at most the given rows too,
+/// oldest first, and only those older than the cutoff.
+pub async fn retention_deletes_dropped_counts_in_steps(db: TestDb) {
+    let store = Store::open(&db.url).await.unwrap();
+    let row = |n: i64, at_ms: i64| DroppedRow {
+        at_ms,
+        provider: "openai".into(),
+        model: None,
+        tool: format!("t{n}"),
+        counts: DroppedCounts {
+            calls: 1,
+            ..DroppedCounts::default()
+        },
+    };
+    // Seven rows older than the cutoff, four of them in one minute; two newer.
+    let cutoff = 300_000;
+    let at = [0, 0, 0, 0, 60_000, 120_000, 180_000, 300_000, 360_000];
+    let rows_in: Vec<DroppedRow> = (0..).zip(at).map(|(n, at_ms)| row(n, at_ms)).collect();
+    store.write_dropped(&rows_in).await.unwrap();
+
+    let mut prune = store.prune(cutoff, 2);
+    let mut before = 0;
+    let mut steps = 0;
+    while prune.step().await.unwrap() {
+        let now = prune.deleted().dropped_tool_counts;
+        assert!(now - before <= 2, "{} rows in one step", now - before);
+        before = now;
+        steps += 1;
+        assert!(steps < 100, "a pass ends");
+    }
+    assert!(prune.deleted().dropped_tool_counts - before <= 2);
+    assert_eq!(prune.deleted().dropped_tool_counts, 7);
+    assert_eq!(rows(&db, "dropped_tool_counts", "").await, 2);
 }

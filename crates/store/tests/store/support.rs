@@ -232,3 +232,26 @@ pub fn calls_and_failures(stats: &Stats) -> BTreeMap<&str, (u64, u64)> {
         .map(|t| (t.tool.as_str(), (t.calls, t.failures)))
         .collect()
 }
+
+/// Makes the database at `url` refuse, as a constraint violation, a row of
+/// `table` whose `column` is `value` (inserted or updated to it): a CHECK
+/// constraint on PostgreSQL, triggers on SQLite (which cannot add a
+/// constraint to a table).
+pub async fn refuse(url: &str, table: &str, column: &str, value: &str) {
+    if url.starts_with("postgres") {
+        let mut conn = sqlx::PgConnection::connect(url).await.expect("connect");
+        let sql = format!(
+            "ALTER TABLE {table} ADD CONSTRAINT refuse_{column} CHECK ({column} <> '{value}')"
+        );
+        sqlx::query(&sql).execute(&mut conn).await.expect(&sql);
+    } else {
+        let mut conn = sqlx::SqliteConnection::connect(url).await.expect("connect");
+        for op in ["INSERT", "UPDATE"] {
+            let sql = format!(
+                "CREATE TRIGGER refuse_{column}_{op} BEFORE {op} ON {table} \
+                 WHEN NEW.{column} = '{value}' BEGIN SELECT RAISE(ABORT, 'refused'); END"
+            );
+            sqlx::query(&sql).execute(&mut conn).await.expect(&sql);
+        }
+    }
+}
