@@ -151,9 +151,11 @@ struct Shared {
     write_errors: AtomicU64,
     jsonl_rotations: AtomicU64,
     in_hand: AtomicU64,
-    /// The shutdown deadline in ms (0: the default), set before the close
-    /// signal is sent.
-    deadline_ms: AtomicU64,
+    /// When the writer gives up (the first `shutdown_within` call's time
+    /// plus its deadline), set before the close signal is sent: one instant
+    /// for every write, retry and wait of the drain, so the drain as a
+    /// whole keeps to it.
+    give_up_at: std::sync::OnceLock<tokio::time::Instant>,
 }
 
 /// What [`Recorder::shutdown`] did.
@@ -234,7 +236,7 @@ impl Recorder {
             write_errors: AtomicU64::new(0),
             jsonl_rotations: AtomicU64::new(0),
             in_hand: AtomicU64::new(0),
-            deadline_ms: AtomicU64::new(0),
+            give_up_at: std::sync::OnceLock::new(),
         });
         let writer = Writer {
             rx,
@@ -336,14 +338,11 @@ impl Recorder {
     /// (and counted). Safe to call more than once.
     pub async fn shutdown_within(&self, deadline: Duration) -> ShutdownReport {
         let before = self.shared.dropped.load(Ordering::Relaxed);
-        let ms = u64::try_from(deadline.as_millis())
-            .unwrap_or(u64::MAX)
-            .max(1);
-        // Only the first call's deadline counts (the writer reads it once).
+        // Only the first call's deadline counts.
         let _ = self
             .shared
-            .deadline_ms
-            .compare_exchange(0, ms, Ordering::SeqCst, Ordering::SeqCst);
+            .give_up_at
+            .set(tokio::time::Instant::now() + deadline);
         // Everything recorded before this call is already queued; the writer
         // drains the queue once it sees the signal.
         let _ = self.close.send(true);

@@ -145,23 +145,28 @@ impl Writer {
         }
     }
 
-    /// [`Store::write_dropped`], abandoned at the shutdown deadline (`None`).
+    /// [`Store::write_dropped`], abandoned at the shutdown deadline (`None`),
+    /// also when the shutdown begins during the write.
     async fn write_dropped_by_deadline(
-        &self,
+        &mut self,
         store: &Store,
         rows: &[DroppedRow],
     ) -> Option<Result<(), crate::StoreError>> {
-        let write = store.write_dropped(rows);
-        match self.give_up_at {
-            Some(t) => tokio::time::timeout_at(t, write).await.ok(),
-            None => Some(write.await),
-        }
+        self.by_deadline(store.write_dropped(rows)).await
     }
 
     fn set_closing(&mut self) {
         if !self.closing {
             self.closing = true;
-            self.give_up_at = Some(Self::deadline_from(&self.shared, Instant::now()));
+            self.give_up_at = Some(Self::deadline(&self.shared));
+        }
+    }
+
+    /// Closing when the close signal was sent (a write or a wait that ended
+    /// meanwhile did not see it).
+    fn see_closing(&mut self) {
+        if *self.close.borrow() {
+            self.set_closing();
         }
     }
 
@@ -179,46 +184,74 @@ impl Writer {
         self.shared.dropped.fetch_add(lost, Ordering::Relaxed);
     }
 
-    /// The shutdown deadline, `closing` time plus what `shutdown_within`
-    /// asked for.
-    fn deadline_from(shared: &Shared, closing: Instant) -> Instant {
-        let ms = shared.deadline_ms.load(Ordering::SeqCst);
-        closing
-            + if ms == 0 {
-                SHUTDOWN_DEADLINE
-            } else {
-                Duration::from_millis(ms)
-            }
+    /// The shutdown deadline: the instant `shutdown_within` fixed, else
+    /// (the handles went away without it) [`SHUTDOWN_DEADLINE`] from now.
+    fn deadline(shared: &Shared) -> Instant {
+        *shared
+            .give_up_at
+            .get_or_init(|| Instant::now() + SHUTDOWN_DEADLINE)
     }
 
-    /// `write`, abandoned at the shutdown deadline: `None` when the deadline
-    /// passed first (also for a write that began before shutdown did).
+    /// The shutdown deadline passing: pending until the close signal, then
+    /// until the deadline (for good if the handles went away without a
+    /// shutdown: then the queue's closing ends the wait instead).
+    fn deadline_passing(&self) -> impl std::future::Future<Output = Instant> + 'static {
+        let mut close = self.close.clone();
+        let shared = self.shared.clone();
+        async move {
+            if close.wait_for(|c| *c).await.is_err() {
+                std::future::pending::<()>().await;
+            }
+            let t = Self::deadline(&shared);
+            tokio::time::sleep_until(t).await;
+            t
+        }
+    }
+
+    /// `work`, abandoned at the shutdown deadline: `None` when the deadline
+    /// passed first (also for work that began before shutdown did). The
+    /// deadline is one instant for the whole drain, whenever the work began.
+    async fn by_deadline<T>(&mut self, work: impl std::future::Future<Output = T>) -> Option<T> {
+        let out = match self.give_up_at {
+            Some(t) => tokio::time::timeout_at(t, work).await.ok(),
+            None => {
+                let deadline = self.deadline_passing();
+                tokio::select! {
+                    out = work => Some(out),
+                    t = deadline => {
+                        self.closing = true;
+                        self.give_up_at = Some(t);
+                        None
+                    }
+                }
+            }
+        };
+        self.see_closing();
+        out
+    }
+
+    /// `write`, abandoned at the shutdown deadline, as [`Writer::by_deadline`]
+    /// (which cannot take a future borrowing the writer).
     async fn write_by_deadline(
         &mut self,
         batch: &mut [Event],
     ) -> Option<Result<(), crate::StoreError>> {
-        if let Some(t) = self.give_up_at {
-            return tokio::time::timeout_at(t, self.write(batch)).await.ok();
-        }
-        let mut close = self.close.clone();
-        let shared = self.shared.clone();
-        let deadline = async move {
-            if close.wait_for(|c| *c).await.is_err() {
-                // The handle is gone without a shutdown: no deadline.
-                std::future::pending::<()>().await;
+        let out = match self.give_up_at {
+            Some(t) => tokio::time::timeout_at(t, self.write(batch)).await.ok(),
+            None => {
+                let deadline = self.deadline_passing();
+                tokio::select! {
+                    result = self.write(batch) => Some(result),
+                    t = deadline => {
+                        self.closing = true;
+                        self.give_up_at = Some(t);
+                        None
+                    }
+                }
             }
-            let t = Self::deadline_from(&shared, Instant::now());
-            tokio::time::sleep_until(t).await;
-            t
         };
-        tokio::select! {
-            result = self.write(batch) => Some(result),
-            t = deadline => {
-                self.closing = true;
-                self.give_up_at = Some(t);
-                None
-            }
-        }
+        self.see_closing();
+        out
     }
 
     /// The next event, the shutdown signal, or `until` passing.
@@ -369,8 +402,10 @@ impl Writer {
                             Next::Timeout => break,
                         }
                     }
+                    // The rest of the backoff, cut short by the deadline:
+                    // also one that a shutdown beginning now sets.
                     let wake = self.give_up_at.map_or(wake, |t| wake.min(t));
-                    tokio::time::sleep_until(wake).await;
+                    self.by_deadline(tokio::time::sleep_until(wake)).await;
                     backoff = (backoff * 2).min(BACKOFF_MAX);
                 }
             }

@@ -229,6 +229,62 @@ async fn shutdown_gives_up_at_its_deadline_and_reports_the_loss() {
     sqlx::query("ROLLBACK").execute(&mut blocker).await.unwrap();
 }
 
+/// An observer that takes 2 ms per call for its first 192 calls: the first
+/// three batches of 64 take ~128 ms each, later ones (and the folding of
+/// abandoned events, which it is told of too) no time.
+#[derive(Debug, Default)]
+struct Slow(std::sync::atomic::AtomicUsize);
+
+impl Observer for Slow {
+    fn on_tool_call(&self, _rec: &ToolCallRecord) {
+        if self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed) < 192 {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+}
+
+/// A backlog that takes longer to write than the deadline: the drain keeps
+/// to the one deadline `shutdown_within` set, whatever number of batches
+/// it writes — no batch starts after it (each batch once got a deadline of
+/// its own, counted from its start, so the drain went on past the deadline
+/// for as long as batches kept coming) — and what it reports is what
+/// happened.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_keeps_to_one_deadline_over_many_batches() {
+    let db = TestDb::sqlite();
+    let store = Store::open(&db.url).await.unwrap();
+    let opts = RecorderOptions {
+        batch_max: 64,
+        flush_interval: Duration::from_millis(5),
+        ..RecorderOptions::default()
+    };
+    let rec = Recorder::start(Some(store.clone()), opts, Arc::new(Slow::default()));
+    for i in 0..2000 {
+        assert!(rec.record(Event::ToolCall(call("r", "s", i, &format!("c{i}"), "t", 1))));
+    }
+    let started = std::time::Instant::now();
+    let report = rec.shutdown_within(Duration::from_millis(300)).await;
+    let took = started.elapsed();
+    assert!(
+        report.finished,
+        "the writer stopped by the deadline: {report:?}"
+    );
+    assert!(took < Duration::from_millis(800), "shutdown took {took:?}");
+    assert_eq!(
+        report.events_written + report.abandoned,
+        2000,
+        "every event written or reported lost: {report:?}"
+    );
+    assert!(report.abandoned > 0, "{report:?}");
+    // The lost calls' counts are reported (past the deadline, not written).
+    assert_eq!(report.unwritten.calls, report.abandoned, "{report:?}");
+    // Nothing written after the report.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let stats = store.stats(&StatsQuery::default()).await.unwrap();
+    let written: u64 = stats.tools.iter().map(|t| t.calls).sum();
+    assert_eq!(written, report.events_written, "{report:?}");
+}
+
 /// Within the deadline, everything is written and nothing is reported lost.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shutdown_within_its_deadline_writes_everything() {
