@@ -189,7 +189,11 @@ impl Aggregate {
             .collect()
     }
 
-    /// Puts back rows that could not be written.
+    /// Puts back rows that could not be written. Keys folded meanwhile may
+    /// have filled the map: a row that no longer finds room goes to
+    /// `(other)` and is counted in [`Aggregate::overflowed`] like a new
+    /// event would be (its tool's attribution is what is lost, and the
+    /// count says so).
     pub(crate) fn restore(&self, rows: Vec<DroppedRow>) {
         for r in rows {
             let key = Key {
@@ -198,7 +202,8 @@ impl Aggregate {
                 model: r.model,
                 tool: r.tool,
             };
-            self.add(key, r.counts, false);
+            let own_tool = key.tool != OTHER;
+            self.add(key, r.counts, own_tool);
         }
     }
 
@@ -363,5 +368,23 @@ mod tests {
         agg.restore(agg.take());
         let total: u64 = agg.pending().iter().map(|(_, c)| c.calls).sum();
         assert_eq!(total, 5);
+        assert_eq!(agg.overflowed(), 2, "every row found its key again");
+    }
+
+    /// Rows put back after a failed write into a map that new keys filled
+    /// meanwhile: the ones without room go to `(other)`, counted.
+    #[test]
+    fn rows_put_back_into_a_full_map_are_counted_when_they_lose_their_tool() {
+        let agg = Aggregate::new(2);
+        agg.fold(&call("a", 0), true);
+        agg.fold(&call("b", 0), true);
+        let taken = agg.take();
+        agg.fold(&call("c", 0), true);
+        agg.fold(&call("d", 0), true);
+        assert_eq!(agg.overflowed(), 0);
+        agg.restore(taken);
+        assert_eq!(agg.overflowed(), 2, "a and b lost their tool: counted");
+        let total: u64 = agg.pending().iter().map(|(_, c)| c.calls).sum();
+        assert_eq!(total, 4, "nothing lost");
     }
 }
