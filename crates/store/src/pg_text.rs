@@ -82,6 +82,17 @@ texts!(ToolResultRecord {
     model, tool, excerpt, previous_response_id;
 });
 
+/// `s` as PostgreSQL can take it (a NUL as U+FFFD): for a value read
+/// with, such as a filter from a client, so that it neither fails the query
+/// nor misses what was stored with the same replacement.
+pub(crate) fn pg_str(s: &str) -> std::borrow::Cow<'_, str> {
+    if has_nul(s) {
+        std::borrow::Cow::Owned(s.replace('\0', "\u{FFFD}"))
+    } else {
+        std::borrow::Cow::Borrowed(s)
+    }
+}
+
 impl Texts for Event {
     fn has_nul(&self) -> bool {
         match self {

@@ -11,6 +11,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::StoreError;
+use crate::pg_text::pg_str;
 use crate::store::{Pool, Store};
 
 /// Filters for [`Store::stats`]. `limit` bounds `sessions` and `recent_failures` (0 → 20).
@@ -444,10 +445,21 @@ stats_fn!(
 
 impl Store {
     /// The numbers `toolwarden stats` shows, filtered by `q`.
+    /// On PostgreSQL a NUL in a filter reads as U+FFFD, as it was stored
+    /// ([`crate::pg_text`]).
     pub async fn stats(&self, q: &StatsQuery) -> Result<Stats, StoreError> {
         match self.pool() {
             Pool::Sqlite(p) => stats_sqlite(p, q).await,
-            Pool::Postgres(p) => stats_postgres(p, q).await,
+            Pool::Postgres(p) => {
+                let clean = |v: &Option<String>| v.as_deref().map(|s| pg_str(s).into_owned());
+                let q = StatsQuery {
+                    tool: clean(&q.tool),
+                    model: clean(&q.model),
+                    session: clean(&q.session),
+                    ..q.clone()
+                };
+                stats_postgres(p, &q).await
+            }
         }
         .map_err(StoreError::query)
     }
@@ -468,7 +480,7 @@ impl Store {
             }
             Pool::Postgres(p) => {
                 sqlx::query_as(sql)
-                    .bind(response_id)
+                    .bind(pg_str(response_id))
                     .fetch_optional(p)
                     .await
             }
@@ -480,7 +492,7 @@ impl Store {
     pub async fn session_calls(&self, session_id: &str) -> Result<Vec<CallRow>, StoreError> {
         match self.pool() {
             Pool::Sqlite(p) => session_calls_sqlite(p, session_id).await,
-            Pool::Postgres(p) => session_calls_postgres(p, session_id).await,
+            Pool::Postgres(p) => session_calls_postgres(p, &pg_str(session_id)).await,
         }
         .map_err(StoreError::query)
     }

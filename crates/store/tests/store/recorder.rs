@@ -377,6 +377,21 @@ async fn postgres_nul_in_text_is_written_as_a_replacement_character() {
             .any(|r| r.excerpt.as_deref() == Some("exit \u{FFFD} 1")),
         "{rows:?}"
     );
+    // Read with the names as the client sent them: the same rows, no error.
+    assert_eq!(store.session_calls("s\0").await.unwrap().len(), 2);
+    let only = StatsQuery {
+        tool: Some("Gr\0ep".into()),
+        model: Some("gpt\0x".into()),
+        session: Some("s\0".into()),
+        ..all()
+    };
+    let stats = store.stats(&only).await.unwrap();
+    assert_eq!(
+        calls_and_failures(&stats),
+        [("Gr\u{FFFD}ep", (1, 1))].into(),
+        "{stats:?}"
+    );
+    assert!(store.session_of_response("resp\0").await.unwrap().is_none());
 }
 
 /// A read-only PostgreSQL (a standby after a failover, or
