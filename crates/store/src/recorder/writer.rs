@@ -212,22 +212,8 @@ impl Writer {
     /// passed first (also for work that began before shutdown did). The
     /// deadline is one instant for the whole drain, whenever the work began.
     async fn by_deadline<T>(&mut self, work: impl std::future::Future<Output = T>) -> Option<T> {
-        let out = match self.give_up_at {
-            Some(t) => tokio::time::timeout_at(t, work).await.ok(),
-            None => {
-                let deadline = self.deadline_passing();
-                tokio::select! {
-                    out = work => Some(out),
-                    t = deadline => {
-                        self.closing = true;
-                        self.give_up_at = Some(t);
-                        None
-                    }
-                }
-            }
-        };
-        self.see_closing();
-        out
+        let out = against(self.give_up_at, self.deadline_passing(), work).await;
+        self.settle(out)
     }
 
     /// `write`, abandoned at the shutdown deadline, as [`Writer::by_deadline`]
@@ -236,22 +222,25 @@ impl Writer {
         &mut self,
         batch: &mut [Event],
     ) -> Option<Result<(), crate::StoreError>> {
-        let out = match self.give_up_at {
-            Some(t) => tokio::time::timeout_at(t, self.write(batch)).await.ok(),
-            None => {
-                let deadline = self.deadline_passing();
-                tokio::select! {
-                    result = self.write(batch) => Some(result),
-                    t = deadline => {
-                        self.closing = true;
-                        self.give_up_at = Some(t);
-                        None
-                    }
-                }
+        let (give_up_at, deadline) = (self.give_up_at, self.deadline_passing());
+        let out = against(give_up_at, deadline, self.write(batch)).await;
+        self.settle(out)
+    }
+
+    /// After work against the deadline: closing once the deadline passed
+    /// (`Err`) or the close signal came meanwhile.
+    fn settle<T>(&mut self, out: Result<T, Instant>) -> Option<T> {
+        match out {
+            Ok(out) => {
+                self.see_closing();
+                Some(out)
             }
-        };
-        self.see_closing();
-        out
+            Err(t) => {
+                self.closing = true;
+                self.give_up_at = Some(t);
+                None
+            }
+        }
     }
 
     /// The next event, the shutdown signal, or `until` passing.
@@ -493,5 +482,25 @@ impl Writer {
                 .store(sink.rotations(), Ordering::Relaxed);
         }
         Ok(())
+    }
+}
+
+/// `work` or the deadline, whichever comes first: the deadline is
+/// `give_up_at` when the writer is closing already, else `deadline` (the
+/// shutdown's, once it begins: [`Writer::deadline_passing`]). `Err` with the
+/// deadline when it passed first.
+async fn against<T>(
+    give_up_at: Option<Instant>,
+    deadline: impl std::future::Future<Output = Instant>,
+    work: impl std::future::Future<Output = T>,
+) -> Result<T, Instant> {
+    match give_up_at {
+        Some(t) => tokio::time::timeout_at(t, work).await.map_err(|_| t),
+        None => {
+            tokio::select! {
+                out = work => Ok(out),
+                t = deadline => Err(t),
+            }
+        }
     }
 }

@@ -105,24 +105,7 @@ async fn full_queue_drops_and_counts() {
 /// a backlog, retries, and writes it all once the lock is released.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_outage_keeps_a_backlog_and_recovers() {
-    let db = TestDb::sqlite();
-    let store = Store::open_with(
-        &db.url,
-        StoreOptions {
-            busy_timeout: Duration::from_millis(20),
-            ..StoreOptions::default()
-        },
-    )
-    .await
-    .unwrap();
-    let path = db.url.trim_start_matches("sqlite://").to_owned();
-    let mut blocker = sqlx::SqliteConnection::connect(&format!("sqlite://{path}"))
-        .await
-        .unwrap();
-    sqlx::query("BEGIN EXCLUSIVE")
-        .execute(&mut blocker)
-        .await
-        .unwrap();
+    let (_db, store, mut blocker) = locked_sqlite(Duration::from_millis(20)).await;
 
     let seen = Arc::new(Seen::default());
     let rec = Recorder::start(Some(store.clone()), opts(), seen.clone());
@@ -185,24 +168,7 @@ async fn postgres_refused_event_is_isolated_not_blocking() {
 /// events it could not write as dropped.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shutdown_gives_up_at_its_deadline_and_reports_the_loss() {
-    let db = TestDb::sqlite();
-    let store = Store::open_with(
-        &db.url,
-        StoreOptions {
-            busy_timeout: Duration::from_secs(60),
-            ..StoreOptions::default()
-        },
-    )
-    .await
-    .unwrap();
-    let path = db.url.trim_start_matches("sqlite://").to_owned();
-    let mut blocker = sqlx::SqliteConnection::connect(&format!("sqlite://{path}"))
-        .await
-        .unwrap();
-    sqlx::query("BEGIN EXCLUSIVE")
-        .execute(&mut blocker)
-        .await
-        .unwrap();
+    let (_db, store, mut blocker) = locked_sqlite(Duration::from_secs(60)).await;
 
     let rec = Recorder::start(Some(store), opts(), Arc::new(NoopObserver));
     for i in 0..50 {
@@ -500,24 +466,7 @@ fn with_user(url: &str, user: &str) -> String {
 /// the store; given up at the shutdown deadline, it is folded as one.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn abandoned_result_of_an_unknown_call_counts_as_a_call() {
-    let db = TestDb::sqlite();
-    let store = Store::open_with(
-        &db.url,
-        StoreOptions {
-            busy_timeout: Duration::from_secs(60),
-            ..StoreOptions::default()
-        },
-    )
-    .await
-    .unwrap();
-    let path = db.url.trim_start_matches("sqlite://").to_owned();
-    let mut blocker = sqlx::SqliteConnection::connect(&format!("sqlite://{path}"))
-        .await
-        .unwrap();
-    sqlx::query("BEGIN EXCLUSIVE")
-        .execute(&mut blocker)
-        .await
-        .unwrap();
+    let (_db, store, mut blocker) = locked_sqlite(Duration::from_secs(60)).await;
 
     let rec = Recorder::start(Some(store), opts(), Arc::new(NoopObserver));
     rec.record_result(result("r", "s", "c1", 1, Some("t"), true, 1), false);

@@ -255,3 +255,26 @@ pub async fn refuse(url: &str, table: &str, column: &str, value: &str) {
         }
     }
 }
+
+/// A SQLite store whose database another connection holds locked (`BEGIN
+/// EXCLUSIVE`, on the returned connection) while the store waits
+/// `busy_timeout` for it (60 s: every write hangs like a statement that runs
+/// for minutes), until the blocker rolls back.
+pub async fn locked_sqlite(busy_timeout: Duration) -> (TestDb, Store, sqlx::SqliteConnection) {
+    let db = TestDb::sqlite();
+    let store = Store::open_with(
+        &db.url,
+        StoreOptions {
+            busy_timeout,
+            ..StoreOptions::default()
+        },
+    )
+    .await
+    .unwrap();
+    let mut blocker = sqlx::SqliteConnection::connect(&db.url).await.unwrap();
+    sqlx::query("BEGIN EXCLUSIVE")
+        .execute(&mut blocker)
+        .await
+        .unwrap();
+    (db, store, blocker)
+}
