@@ -291,31 +291,38 @@ mod tests {
         }
     }
 
-    #[tokio::test]
-    async fn only_unseen_results_are_read_and_a_bad_content_marks_the_request() {
-        let seen = Arc::new(Results::default());
+    /// Sinks recording to no store (what is recorded reaches `observer`),
+    /// and the facts of a request in `dialect` with a header session.
+    fn setup(observer: Arc<dyn Observer>, dialect: Dialect) -> (Sinks, RequestFacts) {
         let recorder = Recorder::start(
             None,
             RecorderOptions {
-                queue_capacity: 64,
-                batch_max: 8,
+                queue_capacity: 4096,
+                batch_max: 512,
                 flush_interval: Duration::from_millis(1),
                 jsonl: None,
             },
-            seen.clone(),
+            observer,
         );
         let sinks = Sinks::new(recorder, Arc::new(Metrics::new()), Default::default());
         let facts = RequestFacts {
             request_id: "r1".into(),
             at_ms: 0,
             provider: Provider::Anthropic,
-            dialect: Dialect::Anthropic,
+            dialect,
             path_model: None,
             header_session: Some(Session {
                 id: "s".into(),
                 source: "header",
             }),
         };
+        (sinks, facts)
+    }
+
+    #[tokio::test]
+    async fn only_unseen_results_are_read_and_a_bad_content_marks_the_request() {
+        let seen = Arc::new(Results::default());
+        let (sinks, facts) = setup(seen.clone(), Dialect::Anthropic);
         // `bad`'s content is a number: the view reads, that result does not.
         let body = Bytes::from_static(
             br#"{"model":"m","messages":[
@@ -365,28 +372,7 @@ mod tests {
     /// What `analyze` records of `body`: the recorded lengths.
     async fn recorded_lengths(dialect: Dialect, body: String) -> Vec<(usize, usize, usize)> {
         let seen = Arc::new(Lengths::default());
-        let recorder = Recorder::start(
-            None,
-            RecorderOptions {
-                queue_capacity: 4096,
-                batch_max: 512,
-                flush_interval: Duration::from_millis(1),
-                jsonl: None,
-            },
-            seen.clone(),
-        );
-        let sinks = Sinks::new(recorder, Arc::new(Metrics::new()), Default::default());
-        let facts = RequestFacts {
-            request_id: "r1".into(),
-            at_ms: 0,
-            provider: Provider::Anthropic,
-            dialect,
-            path_model: None,
-            header_session: Some(Session {
-                id: "s".into(),
-                source: "header",
-            }),
-        };
+        let (sinks, facts) = setup(seen.clone(), dialect);
         let read = ReadBody::view(dialect, Bytes::from(body));
         let info = analyze(&sinks, &facts, &read);
         assert!(info.parse_error.is_none(), "{:?}", info.parse_error);
