@@ -277,13 +277,50 @@ pub struct StreamDecoder {
 }
 
 enum Inner {
-    Gzip(flate2::write::MultiGzDecoder<Vec<u8>>),
-    Zlib(flate2::write::ZlibDecoder<Vec<u8>>),
-    RawDeflate(flate2::write::DeflateDecoder<Vec<u8>>),
+    Gzip(flate2::write::MultiGzDecoder<Bounded>),
+    Zlib(flate2::write::ZlibDecoder<Bounded>),
+    RawDeflate(flate2::write::DeflateDecoder<Bounded>),
     /// `deflate` before its first two bytes tell zlib from raw.
     DeflateUndecided(Vec<u8>),
-    Brotli(Box<brotli_decompressor::DecompressorWriter<Vec<u8>>>),
-    Zstd(Box<zstd::stream::write::Decoder<'static, Vec<u8>>>),
+    Brotli(Box<brotli_decompressor::DecompressorWriter<Bounded>>),
+    Zstd(Box<zstd::stream::write::Decoder<'static, Bounded>>),
+}
+
+/// Where a [`StreamDecoder`]'s decoder writes: refuses a write that would
+/// take it past `room` bytes (what is left of the limit), so that one small
+/// piece that decodes to far more than the limit fails as its output grows,
+/// not after the decoder has written all of it.
+#[derive(Debug, Default)]
+struct Bounded {
+    buf: Vec<u8>,
+    room: u64,
+}
+
+/// The error [`Bounded`] refuses a write with.
+#[derive(Debug)]
+struct PastTheLimit;
+
+impl std::fmt::Display for PastTheLimit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the decoded body is past its limit")
+    }
+}
+
+impl std::error::Error for PastTheLimit {}
+
+impl io::Write for Bounded {
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        let after = self.buf.len() as u64 + data.len() as u64;
+        if after > self.room {
+            return Err(io::Error::other(PastTheLimit));
+        }
+        self.buf.extend_from_slice(data);
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 impl std::fmt::Debug for StreamDecoder {
@@ -303,14 +340,14 @@ impl StreamDecoder {
         let mut it = codings.iter();
         let inner = match (it.next(), it.next()) {
             (Some(Coding::Gzip), None) => {
-                Inner::Gzip(flate2::write::MultiGzDecoder::new(Vec::new()))
+                Inner::Gzip(flate2::write::MultiGzDecoder::new(Bounded::default()))
             }
             (Some(Coding::Deflate), None) => Inner::DeflateUndecided(Vec::new()),
             (Some(Coding::Brotli), None) => Inner::Brotli(Box::new(
-                brotli_decompressor::DecompressorWriter::new(Vec::new(), 4096),
+                brotli_decompressor::DecompressorWriter::new(Bounded::default(), 4096),
             )),
             (Some(Coding::Zstd), None) => {
-                let d = zstd::stream::write::Decoder::new(Vec::new())
+                let d = zstd::stream::write::Decoder::new(Bounded::default())
                     .and_then(|mut d| d.window_log_max(ZSTD_WINDOW_LOG_MAX).map(|()| d))
                     .map_err(|e| CodingError::new(CodingErrorKind::Invalid, e.to_string()))?;
                 Inner::Zstd(Box::new(d))
@@ -339,12 +376,13 @@ impl StreamDecoder {
             }
             let head = std::mem::take(head);
             self.inner = if is_zlib(&head) {
-                Inner::Zlib(flate2::write::ZlibDecoder::new(Vec::new()))
+                Inner::Zlib(flate2::write::ZlibDecoder::new(Bounded::default()))
             } else {
-                Inner::RawDeflate(flate2::write::DeflateDecoder::new(Vec::new()))
+                Inner::RawDeflate(flate2::write::DeflateDecoder::new(Bounded::default()))
             };
             return self.feed(&head, out);
         }
+        self.make_room();
         let written = match &mut self.inner {
             Inner::Gzip(d) => d.write_all(piece).and_then(|()| d.flush()),
             Inner::Zlib(d) => d.write_all(piece).and_then(|()| d.flush()),
@@ -354,12 +392,13 @@ impl StreamDecoder {
             Inner::DeflateUndecided(_) => Ok(()),
         };
         self.take(out)?;
-        written.map_err(|e| self.invalid(e))
+        written.map_err(|e| self.failed(e))
     }
 
     /// The body ended: what is left, and whether it ended where its coding
     /// says ([`CodingErrorKind::Invalid`] for a cut-off stream).
     pub fn finish(mut self, out: &mut Vec<u8>) -> Result<(), CodingError> {
+        self.make_room();
         let finished = match &mut self.inner {
             Inner::Gzip(d) => d.try_finish(),
             Inner::Zlib(d) => d.try_finish(),
@@ -372,25 +411,52 @@ impl StreamDecoder {
             )),
         };
         self.take(out)?;
-        finished.map_err(|e| self.invalid(e))
+        finished.map_err(|e| self.failed(e))
+    }
+
+    /// The decoder's output, when it has one yet.
+    fn output(&mut self) -> Option<&mut Bounded> {
+        match &mut self.inner {
+            Inner::Gzip(d) => Some(d.get_mut()),
+            Inner::Zlib(d) => Some(d.get_mut()),
+            Inner::RawDeflate(d) => Some(d.get_mut()),
+            Inner::Brotli(d) => Some(d.get_mut()),
+            Inner::Zstd(d) => Some(d.get_mut()),
+            Inner::DeflateUndecided(_) => None,
+        }
+    }
+
+    /// Lets the decoder write what is left of the limit (and one byte
+    /// more, so that going past it is seen as such).
+    fn make_room(&mut self) {
+        let room = self.limit.saturating_sub(self.decoded).saturating_add(1);
+        if let Some(output) = self.output() {
+            output.room = room;
+        }
+    }
+
+    /// A decoder's failure: past the limit ([`Bounded`] refused its
+    /// output), else the stream is not valid.
+    fn failed(&self, e: io::Error) -> CodingError {
+        if e.get_ref().is_some_and(|inner| inner.is::<PastTheLimit>()) {
+            return too_large(usize::try_from(self.limit).unwrap_or(usize::MAX));
+        }
+        self.invalid(e)
     }
 
     /// Move what the decoder wrote into `out`, within the limit.
     fn take(&mut self, out: &mut Vec<u8>) -> Result<(), CodingError> {
-        let buf = match &mut self.inner {
-            Inner::Gzip(d) => d.get_mut(),
-            Inner::Zlib(d) => d.get_mut(),
-            Inner::RawDeflate(d) => d.get_mut(),
-            Inner::Brotli(d) => d.get_mut(),
-            Inner::Zstd(d) => d.get_mut(),
-            Inner::DeflateUndecided(_) => return Ok(()),
+        let (decoded, limit) = (self.decoded, self.limit);
+        let Some(Bounded { buf, .. }) = self.output() else {
+            return Ok(());
         };
-        self.decoded = self.decoded.saturating_add(buf.len() as u64);
-        if self.decoded > self.limit {
+        let total = decoded.saturating_add(buf.len() as u64);
+        if total > limit {
             buf.clear();
-            return Err(too_large(usize::try_from(self.limit).unwrap_or(usize::MAX)));
+            return Err(too_large(usize::try_from(limit).unwrap_or(usize::MAX)));
         }
         out.append(buf);
+        self.decoded = total;
         Ok(())
     }
 

@@ -216,6 +216,30 @@ fn a_stream_decodes_piece_by_piece() {
     assert_eq!(stream("gzip", &two, &[3, 50], 1 << 20).unwrap(), SSE);
 }
 
+/// One small piece that decodes to far more than the limit: refused as
+/// its output grows, so the decoder never holds much more than the limit
+/// (it held all of it, 16 MiB here, before the limit was checked).
+#[test]
+fn a_small_piece_that_decodes_past_the_limit_is_refused_as_it_grows() {
+    let zeros = vec![0u8; 16 << 20];
+    let limit = 64 << 10;
+    for (name, encoded) in [
+        ("gzip", gzip(&zeros)),
+        ("deflate", zlib(&zeros)),
+        ("br", br(&zeros)),
+        ("zstd", zstd(&zeros)),
+    ] {
+        assert!(encoded.len() < 1 << 20, "{name}: {}", encoded.len());
+        let mut d = StreamDecoder::new(&codings(name), limit).unwrap();
+        let mut out = Vec::new();
+        let err = d.feed(&encoded, &mut out).unwrap_err();
+        assert_eq!(err.kind, CodingErrorKind::TooLarge, "{name}: {err}");
+        assert!(out.len() as u64 <= limit, "{name}");
+        let held = d.output().map_or(0, |o| o.buf.capacity());
+        assert!(held <= 1 << 20, "{name}: the decoder held {held} bytes");
+    }
+}
+
 #[test]
 fn a_stream_names_what_it_cannot_decode() {
     for name in ["gzip, br", "identity"] {
