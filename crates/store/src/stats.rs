@@ -446,7 +446,7 @@ stats_fn!(
 impl Store {
     /// The numbers `toolwarden stats` shows, filtered by `q`.
     /// On PostgreSQL a NUL in a filter reads as U+FFFD, as it was stored
-    /// ([`crate::pg_text`]).
+    /// (`pg_text`).
     pub async fn stats(&self, q: &StatsQuery) -> Result<Stats, StoreError> {
         match self.pool() {
             Pool::Sqlite(p) => stats_sqlite(p, q).await,
