@@ -194,7 +194,11 @@ impl Aggregate {
     /// `(other)` and is counted in [`Aggregate::overflowed`] like a new
     /// event would be (its tool's attribution is what is lost, and the
     /// count says so).
-    pub(crate) fn restore(&self, rows: Vec<DroppedRow>) {
+    /// The rows with a tool of their own go back first, `(other)`'s last:
+    /// an `(other)` row taking a place first would push one of them out
+    /// (the rows come in the map's order, which is random).
+    pub(crate) fn restore(&self, mut rows: Vec<DroppedRow>) {
+        rows.sort_by_key(|r| r.tool == OTHER);
         for r in rows {
             let key = Key {
                 at_ms: r.at_ms,

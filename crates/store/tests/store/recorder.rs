@@ -235,7 +235,7 @@ async fn shutdown_keeps_to_one_deadline_over_many_batches() {
         report.finished,
         "the writer stopped by the deadline: {report:?}"
     );
-    assert!(took < Duration::from_millis(800), "shutdown took {took:?}");
+    assert!(took < Duration::from_secs(2), "shutdown took {took:?}");
     assert_eq!(
         report.events_written + report.abandoned,
         2000,
