@@ -12,8 +12,8 @@
 //! A batch the database refuses twice for its content (not for being
 //! unreachable, read-only or otherwise unable to write:
 //! [`crate::StoreError::is_rejected`]) is written event by event, and only
-//! the refused events are dropped and counted. [`Recorder::shutdown`] drains the queue and writes
-//! everything it can within a deadline ([`SHUTDOWN_DEADLINE`] by default,
+//! the refused events are dropped and counted. [`Recorder::shutdown`]
+//! drains the queue and writes everything it can within a deadline ([`SHUTDOWN_DEADLINE`] by default,
 //! [`Recorder::shutdown_within`] to choose): past it, a write still running
 //! is abandoned (its transaction rolls back), the events not written are
 //! counted as dropped and reported, and shutdown returns: a slow or
