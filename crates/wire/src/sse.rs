@@ -6,6 +6,14 @@
 //! chunk is passed on without a copy; other events are buffered, bounded by
 //! the largest event, not the stream's length.
 
+/// Whether a `content-type` value is SSE's (`text/event-stream`, any
+/// parameters after it; media types compare without regard to case).
+pub fn is_sse_content_type(value: &[u8]) -> bool {
+    const SSE: &[u8] = b"text/event-stream";
+    let value = value.trim_ascii_start();
+    value.len() >= SSE.len() && value[..SSE.len()].eq_ignore_ascii_case(SSE)
+}
+
 /// The default cap on one event's size (16 MiB): a larger event is dropped
 /// and counted in [`SseFramer::oversized`].
 pub const DEFAULT_MAX_EVENT: usize = 16 << 20;
@@ -195,6 +203,25 @@ impl SseFramer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sse_content_types() {
+        for v in [
+            "text/event-stream",
+            "text/event-stream; charset=utf-8",
+            " Text/Event-Stream",
+        ] {
+            assert!(is_sse_content_type(v.as_bytes()), "{v}");
+        }
+        for v in [
+            "application/json",
+            "text/event",
+            "",
+            "text/plain; x=text/event-stream",
+        ] {
+            assert!(!is_sse_content_type(v.as_bytes()), "{v}");
+        }
+    }
 
     fn events(chunks: &[&[u8]]) -> Vec<(String, String)> {
         let mut f = SseFramer::default();

@@ -7,9 +7,8 @@ use std::{sync::Arc, time::Duration};
 use toolwarden_coding::CodingErrorKind;
 use toolwarden_wire::{Dialect, ResponseView};
 
-use super::{
-    Parse, RequestBase, Sinks, clip_name, guard, now_ms, owned_name, request::RequestInfo, session,
-};
+use super::{Parse, RequestBase, Sinks, guard, now_ms, request::RequestInfo, session};
+use crate::limits::{clip_name, owned_name};
 use crate::metrics::events::{UnparsedReason, UnparsedResponse, UpstreamFinished};
 use crate::recorder::{Event, RequestRecord, ToolCallRecord};
 

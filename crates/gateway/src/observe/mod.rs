@@ -52,8 +52,6 @@ use crate::{errors::ProxyError, metrics::Metrics, recorder::Recorder, routes::Pr
 /// Recorded status of a request the client abandoned before any response.
 pub(crate) const CLIENT_CLOSED_REQUEST: u16 = 499;
 
-pub(crate) use crate::limits::{clip_name, owned_name};
-
 /// Where observations go, shared by all requests.
 pub(crate) struct Sinks {
     /// The event recorder.
@@ -347,8 +345,7 @@ impl Observation {
         self.first_byte = self.sent_at.map(|t| t.elapsed());
         let sse = meta
             .content_type
-            .and_then(|v| std::str::from_utf8(v).ok())
-            .is_some_and(|v| v.trim_start().starts_with("text/event-stream"));
+            .is_some_and(toolwarden_wire::sse::is_sse_content_type);
         // Bedrock's streams are AWS event-stream frames (issue 18).
         let event_stream = meta
             .content_type

@@ -18,8 +18,9 @@ use toolwarden_wire::{
     turn::{ReplayedTurn, replayed_turn},
 };
 
-use super::{Sinks, guard, owned_name, session::Session};
+use super::{Sinks, guard, session::Session};
 use crate::{
+    limits::owned_name,
     recorder::{Event, ToolResultRecord, TurnRef},
     routes::Provider,
 };

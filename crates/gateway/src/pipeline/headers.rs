@@ -57,13 +57,9 @@ pub(crate) fn takes_error_event(
     content_type: Option<&[u8]>,
     content_encoding: Option<&[u8]>,
 ) -> bool {
-    let sse = content_type.is_some_and(|v| {
-        v.len() >= EVENT_STREAM.len() && v[..EVENT_STREAM.len()].eq_ignore_ascii_case(EVENT_STREAM)
-    });
-    sse && !is_encoded(content_encoding)
+    content_type.is_some_and(toolwarden_wire::sse::is_sse_content_type)
+        && !is_encoded(content_encoding)
 }
-
-const EVENT_STREAM: &[u8] = b"text/event-stream";
 
 /// Prepare the upstream's response headers for the client, in place.
 pub(crate) fn for_client(headers: &mut HeaderMap) {
