@@ -9,7 +9,6 @@
 //! resent in later turns is counted once.
 
 use std::{
-    collections::HashMap,
     fmt::Write as _,
     sync::{
         Arc, RwLock,
@@ -17,6 +16,12 @@ use std::{
     },
     time::Duration,
 };
+
+// foldhash, not the standard SipHash: the writer task looks a series up
+// for every new call and result, and SipHash of the label values was ~1 %
+// of the gateway's CPU (BENCHMARKS.md). Its keys are seeded per map, and a
+// map holds at most `MAX_SERIES` series.
+use foldhash::{HashMap, HashMapExt};
 
 use crate::{
     recorder::{Observer, RecorderCounters, ToolCallRecord, ToolResultRecord},
