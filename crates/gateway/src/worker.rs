@@ -305,10 +305,9 @@ async fn connection(
     let client = local.client.clone();
     let pool = local.pool.clone();
     let head_timeout = shared.config.client_head_timeout;
-    // Set by the first request hyper reads: until then the connection has
-    // `client_head_timeout` to send one (below).
-    let served = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let first = served.clone();
+    // What the connection has sent, for the idle rule below.
+    let activity = Arc::new(Activity::default());
+    let seen = activity.clone();
     let stopping = ws::Stopping {
         shutdown: shutdown.clone(),
         force: force.clone(),
@@ -316,7 +315,7 @@ async fn connection(
         places,
     };
     let service = service_fn(move |mut req: Request<Incoming>| {
-        first.store(true, std::sync::atomic::Ordering::Relaxed);
+        seen.request(req.version());
         req.extensions_mut().insert(PeerAddr(peer));
         let shared = shared.clone();
         let client = client.clone();
@@ -340,10 +339,15 @@ async fn connection(
     // that sends `PRI * HTTP/2.0` and then nothing held its socket and its
     // place under `max_client_connections` for good. Whatever the
     // protocol, a connection that has not sent a whole request within
-    // `client_head_timeout` is closed.
-    let first_deadline = tokio::time::sleep(head_timeout);
-    tokio::pin!(first_deadline);
-    let mut waiting_for_first = true;
+    // `client_head_timeout` is closed. And nothing of hyper's closes an
+    // idle HTTP/2 connection whose client answers the pings: one that has
+    // started no request for `client_head_timeout` (the longest idle wait
+    // of a kept-alive HTTP/1 connection too) is sent GOAWAY, which lets
+    // the streams still open finish and then closes it.
+    let check = tokio::time::sleep(head_timeout);
+    tokio::pin!(check);
+    let mut last = 0;
+    let mut checking = true;
     loop {
         tokio::select! {
             _ = conn.as_mut() => break,
@@ -355,16 +359,50 @@ async fn connection(
                 }
                 break;
             }
-            _ = &mut first_deadline, if waiting_for_first => {
-                if !served.load(std::sync::atomic::Ordering::Relaxed) {
+            _ = &mut check, if checking => {
+                let (requests, http2) = activity.snapshot();
+                if requests == 0 {
                     tracing::debug!(%peer, "no request within client_head_timeout: connection closed");
                     break;
                 }
-                waiting_for_first = false;
+                if !http2 {
+                    // HTTP/1: hyper's head timeout covers the idle waits.
+                    checking = false;
+                } else if requests == last {
+                    tracing::debug!(%peer, "HTTP/2 connection idle for client_head_timeout: GOAWAY");
+                    conn.as_mut().graceful_shutdown();
+                    checking = false;
+                } else {
+                    last = requests;
+                    check.as_mut().reset(tokio::time::Instant::now() + head_timeout);
+                }
             }
         }
     }
     drop(guard);
+}
+
+/// What a connection on hyper's path has sent: how many requests, and
+/// whether over HTTP/2.
+#[derive(Debug, Default)]
+struct Activity {
+    requests: std::sync::atomic::AtomicU64,
+    http2: std::sync::atomic::AtomicBool,
+}
+
+impl Activity {
+    fn request(&self, version: http::Version) {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.requests.fetch_add(1, Relaxed);
+        if version == http::Version::HTTP_2 {
+            self.http2.store(true, Relaxed);
+        }
+    }
+
+    fn snapshot(&self) -> (u64, bool) {
+        use std::sync::atomic::Ordering::Relaxed;
+        (self.requests.load(Relaxed), self.http2.load(Relaxed))
+    }
 }
 
 async fn dispatch(

@@ -207,6 +207,101 @@ async fn stalled_http2_connections_are_cut_off() {
     gw.shutdown().await;
 }
 
+/// An HTTP/2 client that answers the gateway's pings but sends no request
+/// for `client_head_timeout` is sent GOAWAY and its connection closes, as
+/// an idle kept-alive HTTP/1 connection would; one that keeps sending
+/// requests keeps its connection, and a stream still open when the GOAWAY
+/// goes finishes whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_http2_connections_are_closed() {
+    // A streamed reply takes ~1.2 s: longer than two idle timeouts.
+    let mock = MockProvider::start(MockOptions {
+        chunk_delay: Duration::from_millis(100),
+        ..MockOptions::default()
+    })
+    .await;
+    let mut config = Config::for_tests(&mock.base_url());
+    config.client_head_timeout = Duration::from_millis(500);
+    let gw = Gateway::start(config).await.unwrap();
+
+    let open = |addr| async move {
+        let io = hyper_util::rt::TokioIo::new(TcpStream::connect(addr).await.unwrap());
+        let (send, conn) = hyper::client::conn::http2::handshake::<
+            _,
+            _,
+            http_body_util::Full<bytes::Bytes>,
+        >(hyper_util::rt::TokioExecutor::new(), io)
+        .await
+        .unwrap();
+        // The client's half answers pings while it is polled.
+        (send, tokio::spawn(conn))
+    };
+    let healthz = |send: &mut hyper::client::conn::http2::SendRequest<_>| {
+        let req = hyper::Request::get(format!("http://{}/healthz", gw.addr()))
+            .body(http_body_util::Full::default())
+            .unwrap();
+        send.send_request(req)
+    };
+
+    // Busy: a request every 200 ms for 1.5 s, three timeouts' worth.
+    let (mut send, mut conn) = open(gw.addr()).await;
+    for _ in 0..8 {
+        let reply = healthz(&mut send).await.expect("a busy connection is kept");
+        assert_eq!(reply.status(), 200);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert!(!conn.is_finished(), "a busy HTTP/2 connection was closed");
+
+    // Then idle: closed after one to two timeouts, not held.
+    let started = Instant::now();
+    let ended = tokio::time::timeout(Duration::from_secs(3), &mut conn).await;
+    assert!(
+        ended.is_ok(),
+        "an idle HTTP/2 connection still open after {:?}",
+        started.elapsed()
+    );
+    assert!(
+        started.elapsed() < Duration::from_millis(1500),
+        "{:?}",
+        started.elapsed()
+    );
+
+    // A stream open across the idle timeout is not cut.
+    let (mut send, conn) = open(gw.addr()).await;
+    let body = BODY.replace("\"max_tokens\"", "\"stream\":true,\"max_tokens\"");
+    let req = hyper::Request::post(format!("http://{}/v1/messages", gw.addr()))
+        .header("content-type", "application/json")
+        .header("x-api-key", "k")
+        .header("anthropic-version", "2023-06-01")
+        .body(http_body_util::Full::new(bytes::Bytes::from(body)))
+        .unwrap();
+    let started = Instant::now();
+    let reply = send.send_request(req).await.unwrap();
+    assert_eq!(reply.status(), 200);
+    let text = http_body_util::BodyExt::collect(reply.into_body())
+        .await
+        .expect("the stream finishes")
+        .to_bytes();
+    let text = String::from_utf8_lossy(&text);
+    assert!(
+        started.elapsed() > Duration::from_millis(1000),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(text.contains("message_stop"), "{text}");
+    let ended = tokio::time::timeout(Duration::from_secs(3), conn).await;
+    assert!(ended.is_ok(), "idle after its stream, still open");
+
+    // A connection that never sends a request is closed too.
+    let (_send, conn) = open(gw.addr()).await;
+    let ended = tokio::time::timeout(Duration::from_secs(3), conn).await;
+    assert!(
+        ended.is_ok(),
+        "an HTTP/2 connection without a request still open"
+    );
+    gw.shutdown().await;
+}
+
 /// Beyond `max_client_connections`, a new connection gets a 503 naming the
 /// limit and is closed; once a connection closes, new ones are served.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
