@@ -1,8 +1,9 @@
 //! The cap on client connections open at once (issue 14: a flood of
 //! connections, or of half-sent requests, must not take every socket).
 //! One count for all workers; a connection holds a [`Slot`] for its life.
-//! And the bound on a name taken from a client ([`MAX_NAME_LEN`]), which
-//! the records (`observe`) and the metric labels (`metrics`) both apply.
+//! And the bound on a name or an id taken from a client ([`MAX_NAME_LEN`]),
+//! which the records (`observe`) and the metric labels (`metrics`) both
+//! apply: names are cut ([`clip_name`]), ids kept apart ([`clip_id`]).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -28,6 +29,37 @@ pub(crate) fn clip_name(name: &str) -> &str {
 /// An owned copy of [`clip_name`]`(name)`, for a record.
 pub(crate) fn owned_name(name: &str) -> String {
     clip_name(name).to_owned()
+}
+
+/// `id` bounded to [`MAX_NAME_LEN`] bytes and still telling ids apart: an
+/// id that fits is itself; a longer one is its first bytes (cut at a char
+/// boundary), `~` and the SHA-1 of the whole id in hex, [`MAX_NAME_LEN`]
+/// bytes in all. For the ids a later request names (response ids, and
+/// `previous_response_id` looking them up): a proxy in front of a provider
+/// may encode its own state in them, as LiteLLM does, and ids that share
+/// a long prefix must not become one when cut. The same for every gateway
+/// and every run, so a bounded id stored by one is found by another; a
+/// bounded id is bounded already (it is its own bounded form).
+pub(crate) fn clip_id(id: &str) -> std::borrow::Cow<'_, str> {
+    use sha1::Digest;
+    use std::fmt::Write;
+    const HASH_HEX: usize = 40;
+    if id.len() <= MAX_NAME_LEN {
+        return std::borrow::Cow::Borrowed(id);
+    }
+    let keep = id.floor_char_boundary(MAX_NAME_LEN - HASH_HEX - 1);
+    let mut out = String::with_capacity(MAX_NAME_LEN);
+    out.push_str(&id[..keep]);
+    out.push('~');
+    for b in sha1::Sha1::digest(id.as_bytes()) {
+        let _ = write!(out, "{b:02x}");
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// An owned copy of [`clip_id`]`(id)`, for a record.
+pub(crate) fn owned_id(id: &str) -> String {
+    clip_id(id).into_owned()
 }
 
 /// Open client connections, at most `max`.
@@ -105,6 +137,27 @@ impl Drop for Slot {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_ids_are_bounded_and_kept_apart() {
+        let short = "resp_68af4030592c81938ec0a5fbab4a3e9f";
+        assert_eq!(clip_id(short), short);
+        let fits = "r".repeat(MAX_NAME_LEN);
+        assert_eq!(clip_id(&fits), fits.as_str());
+        // Alike in all but the last byte, far past the bound; multi-byte
+        // chars where the cut falls.
+        let prefix = format!("resp_{}", "é".repeat(300));
+        let (a, b) = (format!("{prefix}a"), format!("{prefix}b"));
+        let (ca, cb) = (owned_id(&a), owned_id(&b));
+        assert_ne!(ca, cb);
+        for c in [&ca, &cb] {
+            assert!(c.len() <= MAX_NAME_LEN, "{}", c.len());
+            assert!(c.starts_with("resp_é"), "{c}");
+        }
+        // The same for every call, and its own bounded form.
+        assert_eq!(owned_id(&a), ca);
+        assert_eq!(clip_id(&ca), ca.as_str());
+    }
 
     #[test]
     fn slots_are_counted_and_freed() {

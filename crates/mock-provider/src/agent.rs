@@ -132,6 +132,7 @@ impl AgentMode {
             text: None,
             calls: Vec::new(),
             gemini_ids: false,
+            response_id_pad: 0,
         };
         let tools = offered_tools(dialect, &v);
         let mut request = json!({"event": "request", "dialect": dialect.as_str(), "tools": tools});
@@ -202,6 +203,7 @@ impl AgentMode {
                 custom: call.args.is_string(),
             }],
             gemini_ids: script.gemini_ids,
+            response_id_pad: 0,
             ..base
         };
         let id = match dialect {

@@ -136,6 +136,10 @@ pub struct MockOptions {
     /// resets the connection — a stream cut midway for clients in other
     /// processes, which cannot set [`Fault`]s (default off).
     pub cut_stream: Option<(String, usize)>,
+    /// Zeros put after a default reply's response id prefix (`resp_`,
+    /// `msg_`, …): ids this much longer, alike in all but their last
+    /// characters, as a proxy's encoded ids are (default 0).
+    pub response_id_pad: usize,
 }
 
 impl Default for MockOptions {
@@ -157,6 +161,7 @@ impl Default for MockOptions {
             tls: None,
             flush_each_event: false,
             cut_stream: None,
+            response_id_pad: 0,
         }
     }
 }

@@ -24,6 +24,10 @@ pub(crate) struct Plan {
     pub calls: Vec<PlannedCall>,
     /// Gemini: give each `functionCall` an `id` (the API usually does not).
     pub gemini_ids: bool,
+    /// Zeros after the response id's prefix ([`MockOptions::response_id_pad`]).
+    ///
+    /// [`MockOptions::response_id_pad`]: crate::MockOptions::response_id_pad
+    pub response_id_pad: usize,
 }
 
 /// One tool call the mock model makes.
@@ -45,7 +49,8 @@ impl Plan {
 
     /// The response id with the dialect's prefix (`msg_`, `chatcmpl-`, `resp_`).
     pub(crate) fn response_id(&self, prefix: &str) -> String {
-        format!("{prefix}mock{:016x}", self.seed)
+        let pad = "0".repeat(self.response_id_pad);
+        format!("{prefix}{pad}mock{:016x}", self.seed)
     }
 }
 
@@ -78,6 +83,7 @@ pub(crate) fn plan(
             )),
             calls: Vec::new(),
             gemini_ids: false,
+            response_id_pad: 0,
         };
     }
     let tools = tool_names(dialect, &v);
@@ -104,6 +110,7 @@ pub(crate) fn plan(
         text: Some("Let me call a tool for that.".to_string()),
         calls: planned,
         gemini_ids: false,
+        response_id_pad: 0,
     }
 }
 

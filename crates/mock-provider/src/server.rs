@@ -348,7 +348,7 @@ fn decoded(headers: &http::HeaderMap, body: Bytes) -> Result<Bytes, String> {
 
 fn default_reply(shared: &Shared, route: &Route, body: &[u8], streaming: bool) -> Reply {
     let calls = shared.opts.calls_per_reply;
-    let p = if let Some(agent) = &shared.opts.agent {
+    let mut p = if let Some(agent) = &shared.opts.agent {
         agent.plan(route.dialect, body, route.model.as_deref())
     } else {
         plan(
@@ -359,6 +359,7 @@ fn default_reply(shared: &Shared, route: &Route, body: &[u8], streaming: bool) -
             calls,
         )
     };
+    p.response_id_pad = shared.opts.response_id_pad;
     let ct = |s: &str| vec![("content-type".to_string(), s.to_string())];
     if !streaming {
         let ctype = if route.dialect == Dialect::Gemini {

@@ -8,7 +8,7 @@ use toolwarden_coding::CodingErrorKind;
 use toolwarden_wire::{Dialect, ResponseView};
 
 use super::{Parse, RequestBase, Sinks, guard, now_ms, request::RequestInfo, session};
-use crate::limits::{clip_name, owned_name};
+use crate::limits::{clip_name, owned_id, owned_name};
 use crate::metrics::events::{UnparsedReason, UnparsedResponse, UpstreamFinished};
 use crate::recorder::{Event, RequestRecord, ToolCallRecord};
 
@@ -58,7 +58,7 @@ impl Finished {
             .model
             .clone()
             .or_else(|| view.model.as_deref().map(owned_name));
-        let response_id = view.id.as_deref().map(owned_name);
+        let response_id = view.id.as_deref().map(owned_id);
         // One fingerprint for the response's calls: how a result whose
         // client rewrote the call id finds its call (`wire::turn`).
         let turn = (!view.calls.is_empty()).then(|| {

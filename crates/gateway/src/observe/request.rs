@@ -20,7 +20,7 @@ use toolwarden_wire::{
 
 use super::{Sinks, guard, session::Session};
 use crate::{
-    limits::owned_name,
+    limits::{owned_id, owned_name},
     recorder::{Event, ToolResultRecord, TurnRef},
     routes::Provider,
 };
@@ -125,7 +125,7 @@ pub(crate) fn analyze(sinks: &Sinks, facts: &RequestFacts, read: &ReadBody) -> R
     };
     // Cut to `MAX_NAME_LEN`: every record of the request copies them.
     let model = model.map(owned_name);
-    let previous_response_id = view.previous_response_id.as_deref().map(owned_name);
+    let previous_response_id = view.previous_response_id.as_deref().map(owned_id);
     let mut parse_error = None;
     // The model turn the new results answer, read once if any is recorded.
     let mut turn: Option<Option<ReplayedTurn<'_>>> = None;
@@ -428,7 +428,8 @@ mod tests {
         assert_eq!(recorded.len(), 1000);
         for (model, _, previous) in recorded {
             assert_eq!(model, MAX_NAME_LEN - 1);
-            assert_eq!(previous, MAX_NAME_LEN - 1);
+            // An id keeps its hash after the cut (`limits::clip_id`).
+            assert_eq!(previous, MAX_NAME_LEN);
         }
     }
 

@@ -236,7 +236,10 @@ async fn find_continued_session(shared: &Shared, read: &ReadBody) {
     }
     let (store, id) = (store.clone(), id.to_string());
     let lookup = shared.control.spawn(async move {
-        let found = store.session_of_response(&id).await;
+        // Stored in its bounded form, as the response's record has it.
+        let found = store
+            .session_of_response(&crate::limits::clip_id(&id))
+            .await;
         (id, found)
     });
     match tokio::time::timeout(CONTINUATION_LOOKUP, lookup).await {

@@ -318,6 +318,63 @@ async fn a_continuation_after_a_restart_finds_its_session_in_the_store() {
     assert_eq!(sessions[0], s.session_id.as_str());
 }
 
+/// Response ids of ~430 bytes alike in all but their last characters, as
+/// a proxy that encodes its own state in them makes (LiteLLM): stored in
+/// their bounded form, each continuation after a restart still finds its
+/// own conversation's session in the store, not another's and not none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn continuations_of_long_response_ids_find_their_own_sessions() {
+    let opts = MockOptions {
+        calls_per_reply: 2,
+        response_id_pad: 400,
+        ..MockOptions::default()
+    };
+    let mut h = Harness::with(opts, |_| {}).await;
+    let (headers, tools) = responses_setup();
+    let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let url = format!("{}/v1/responses", h.gw());
+    let mut firsts = Vec::new();
+    for trip in ["Porto", "Oslo"] {
+        let body = json!({"model": "gpt-4.1", "store": true, "tools": tools,
+            "input": [{"role": "user", "content": format!("A trip to {trip}, please.")}]});
+        let r = post(&h.client, url.clone(), &headers, &body).await;
+        assert_eq!(r.status, 200, "{}", r.text());
+        let calls = reply_calls(Kind::Responses, false, &r.body);
+        assert_eq!(calls.len(), 2, "{}", r.text());
+        let id = response_id(false, &r);
+        assert!(id.len() > 400, "{id}");
+        firsts.push((id, calls));
+    }
+    h.restart().await;
+    let url = format!("{}/v1/responses", h.gw());
+    for (id, calls) in &firsts {
+        let items: Vec<Value> = calls
+            .iter()
+            .zip(["Found it.", "Error: no seats left"])
+            .map(|(c, out)| json!({"type": "function_call_output", "call_id": c.id, "output": out}))
+            .collect();
+        let body = json!({"model": "gpt-4.1", "store": true, "tools": tools,
+            "previous_response_id": id, "input": items});
+        let r = post(&h.client, url.clone(), &headers, &body).await;
+        assert_eq!(r.status, 200, "{}", r.text());
+    }
+    let stats = h.finish().await;
+    assert_eq!(stats.sessions.len(), 2, "{:?}", stats.sessions);
+    for s in &stats.sessions {
+        assert_eq!((s.calls, s.failures), (2, 1), "{s:?}");
+    }
+    let sessions: Vec<Value> = h
+        .events()
+        .iter()
+        .filter(|e| e["type"] == "request")
+        .map(|e| e["session_id"].clone())
+        .collect();
+    assert_eq!(sessions.len(), 4);
+    assert_ne!(sessions[0], sessions[1], "{sessions:?}");
+    assert_eq!(sessions[2], sessions[0], "{sessions:?}");
+    assert_eq!(sessions[3], sessions[1], "{sessions:?}");
+}
+
 /// The headers and tools of the Responses conversations above.
 fn responses_setup() -> (Vec<(&'static str, String)>, Value) {
     let mut headers = Kind::Responses.auth();

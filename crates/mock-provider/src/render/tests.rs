@@ -18,6 +18,7 @@ fn calls_plan(n: usize) -> Plan {
             })
             .collect(),
         gemini_ids: false,
+        response_id_pad: 0,
     }
 }
 
