@@ -34,10 +34,11 @@ pub(crate) fn owned_name(name: &str) -> String {
 /// `id` bounded to [`MAX_NAME_LEN`] bytes and still telling ids apart: an
 /// id that fits is itself; a longer one is its first bytes (cut at a char
 /// boundary), `~` and the SHA-1 of the whole id in hex, [`MAX_NAME_LEN`]
-/// bytes in all. For the ids a later request names (response ids, and
-/// `previous_response_id` looking them up): a proxy in front of a provider
-/// may encode its own state in them, as LiteLLM does, and ids that share
-/// a long prefix must not become one when cut. The same for every gateway
+/// bytes in all. For the ids a later record names (call ids, which results
+/// name; response ids, which `previous_response_id` names): a proxy in
+/// front of a provider may encode its own state in them, as LiteLLM does
+/// in response ids, and ids that share a long prefix must not become one
+/// when cut. The same for every gateway
 /// and every run, so a bounded id stored by one is found by another; a
 /// bounded id is bounded already (it is its own bounded form).
 pub(crate) fn clip_id(id: &str) -> std::borrow::Cow<'_, str> {

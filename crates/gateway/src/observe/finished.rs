@@ -83,7 +83,7 @@ impl Finished {
                 response_id: response_id.clone(),
                 dialect: base.dialect.map(|d| d.as_str().to_string()),
                 call_index: u32::try_from(index).unwrap_or(u32::MAX),
-                call_id: call.id.clone(),
+                call_id: owned_id(&call.id),
                 tool: tool.to_owned(),
                 arguments_bytes: call.arguments.len() as u64,
                 at_ms: finished_ms,

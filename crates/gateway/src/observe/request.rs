@@ -220,7 +220,7 @@ fn result_record(
         session_id: session.id.clone(),
         provider: facts.provider.as_str().to_string(),
         model: model.clone(),
-        call_id: result.call_id.to_string(),
+        call_id: owned_id(&result.call_id),
         message_index: u32::try_from(result.message_index).unwrap_or(u32::MAX),
         tool,
         failed,
@@ -431,6 +431,33 @@ mod tests {
             // An id keeps its hash after the cut (`limits::clip_id`).
             assert_eq!(previous, MAX_NAME_LEN);
         }
+    }
+
+    /// Call ids are bounded as response ids are (`limits::clip_id`): a
+    /// result naming a 1 MiB id queues ≤ 256 bytes of it, and two such ids
+    /// alike in all but their ends stay two.
+    #[tokio::test]
+    async fn long_call_ids_are_bounded_and_kept_apart() {
+        let seen = Arc::new(Results::default());
+        let (sinks, facts) = setup(seen.clone(), Dialect::Anthropic);
+        let (a, b) = (format!("{}a", long_name()), format!("{}b", long_name()));
+        let body = format!(
+            r#"{{"model":"m","messages":[
+            {{"role":"assistant","content":[{{"type":"tool_use","id":"{a}","name":"f","input":{{}}}},
+                {{"type":"tool_use","id":"{b}","name":"f","input":{{}}}}]}},
+            {{"role":"user","content":[
+                {{"type":"tool_result","tool_use_id":"{a}","content":"ok"}},
+                {{"type":"tool_result","tool_use_id":"{b}","content":"ok"}}]}}]}}"#
+        );
+        let read = ReadBody::view(Dialect::Anthropic, Bytes::from(body));
+        let info = analyze(&sinks, &facts, &read);
+        assert!(info.parse_error.is_none(), "{:?}", info.parse_error);
+        sinks.recorder.shutdown().await;
+        let recorded = seen.0.lock().map(|v| v.clone()).unwrap_or_default();
+        assert_eq!(recorded.len(), 2);
+        let ids: Vec<&String> = recorded.iter().map(|(id, _, _)| id).collect();
+        assert!(ids.iter().all(|id| id.len() <= crate::limits::MAX_NAME_LEN));
+        assert_ne!(ids[0], ids[1]);
     }
 
     #[test]
