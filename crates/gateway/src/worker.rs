@@ -131,10 +131,14 @@ async fn serve(
     // for. When that is the earliest timer the event loop knows of, arming
     // it wakes the loop (an eventfd write and an extra epoll round) to
     // shorten its sleep: once per request. A timer that is always due
-    // sooner keeps those from ever being the earliest.
-    let heartbeat = tokio::spawn(async {
+    // sooner keeps those from ever being the earliest. On each beat it
+    // closes the fast path's idle upstream connections that are too old
+    // or that the upstream closed.
+    let sweep = pool.clone();
+    let heartbeat = tokio::spawn(async move {
         loop {
             tokio::time::sleep(HEARTBEAT).await;
+            sweep.sweep();
         }
     });
     let mut builder = auto::Builder::new(TokioExecutor::new());

@@ -3,9 +3,12 @@
 //! timeout, and a per-worker pool of idle keep-alive connections per
 //! provider. A pooled connection is handed out only if the upstream has not
 //! closed it (checked with a non-blocking peek) and it has been idle less
-//! than [`IDLE_TIMEOUT`].
+//! than [`IDLE_TIMEOUT`]; the worker sweeps out the others every few
+//! seconds ([`Pool::sweep`]), so that after a burst the connections it
+//! left idle do not stay open (half-closed by the upstream) until the next.
 
 use std::{
+    collections::VecDeque,
     io,
     net::SocketAddr,
     pin::Pin,
@@ -45,9 +48,11 @@ pub(crate) enum UpstreamIo {
 
 /// One worker's upstream connections.
 pub(crate) struct Pool {
-    idle: Mutex<[Vec<Idle>; Provider::ALL.len()]>,
+    /// Per provider, oldest first.
+    idle: Mutex<[VecDeque<Idle>; Provider::ALL.len()]>,
     tls: TlsConnector,
     connect_timeout: Duration,
+    idle_timeout: Duration,
 }
 
 #[derive(Debug)]
@@ -65,15 +70,29 @@ impl Pool {
             idle: Mutex::new(Default::default()),
             tls: TlsConnector::from(Arc::new(tls)),
             connect_timeout: config.connect_timeout,
+            idle_timeout: IDLE_TIMEOUT,
         })
+    }
+
+    /// Closes the idle connections that are too old or that the upstream
+    /// closed; how many.
+    pub(crate) fn sweep(&self) -> usize {
+        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+        let mut closed = 0;
+        for list in idle.iter_mut() {
+            let before = list.len();
+            list.retain(|c| c.since.elapsed() < self.idle_timeout && c.io.is_open());
+            closed += before - list.len();
+        }
+        closed
     }
 
     /// A live idle connection to `provider`'s upstream, newest first.
     pub(crate) fn checkout(&self, provider: Provider) -> Option<UpstreamIo> {
         let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
         let list = &mut idle[provider.index()];
-        while let Some(conn) = list.pop() {
-            if conn.since.elapsed() < IDLE_TIMEOUT && conn.io.is_open() {
+        while let Some(conn) = list.pop_back() {
+            if conn.since.elapsed() < self.idle_timeout && conn.io.is_open() {
                 return Some(conn.io);
             }
         }
@@ -85,7 +104,7 @@ impl Pool {
         let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
         let list = &mut idle[provider.index()];
         if list.len() < MAX_IDLE {
-            list.push(Idle {
+            list.push_back(Idle {
                 io,
                 since: Instant::now(),
             });
@@ -234,5 +253,40 @@ impl AsyncWrite for UpstreamIo {
             UpstreamIo::Plain(s) => Pin::new(s).poll_shutdown(cx),
             UpstreamIo::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn idle(pool: &Pool) -> usize {
+        let idle = pool.idle.lock().unwrap_or_else(|e| e.into_inner());
+        idle.iter().map(VecDeque::len).sum()
+    }
+
+    /// A connection the upstream closed goes at the next sweep, the others
+    /// once they are older than the idle timeout.
+    #[tokio::test]
+    async fn the_sweep_closes_what_the_upstream_closed_and_what_is_too_old() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let mut pool = Pool::new(&Config::for_tests(&format!("http://{addr}"))).unwrap();
+        pool.idle_timeout = Duration::from_millis(300);
+        let mut servers = Vec::new();
+        for _ in 0..3 {
+            let client = TcpStream::connect(addr).await.unwrap();
+            servers.push(listener.accept().await.unwrap().0);
+            pool.checkin(Provider::Anthropic, UpstreamIo::Plain(client));
+        }
+        assert_eq!(pool.sweep(), 0);
+        drop(servers.remove(0));
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert_eq!(pool.sweep(), 1, "the one the upstream closed");
+        assert_eq!(idle(&pool), 2);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert_eq!(pool.sweep(), 2, "the ones idle too long");
+        assert_eq!(idle(&pool), 0);
+        assert!(pool.checkout(Provider::Anthropic).is_none());
     }
 }
