@@ -89,16 +89,9 @@ fn hostname() -> String {
 /// The dashboard's firing-alerts strip (`/dashboard/alerts.js`).
 pub(crate) const STRIP_JS: &str = include_str!("strip.js");
 
-/// `GET /dashboard/alerts.js`.
+/// `GET /dashboard/alerts.js`, served as the page's other assets are.
 pub(crate) async fn strip_js() -> Response {
-    (
-        [
-            (http::header::CONTENT_TYPE, "text/javascript; charset=utf-8"),
-            (http::header::CACHE_CONTROL, "no-cache"),
-        ],
-        STRIP_JS,
-    )
-        .into_response()
+    crate::dashboard::assets::asset(STRIP_JS, "text/javascript; charset=utf-8")
 }
 
 /// `GET /api/alerts`: firing alerts and the latest transitions (from the

@@ -43,7 +43,8 @@ pub(crate) async fn app_css() -> Response {
     asset(APP_CSS, "text/css; charset=utf-8")
 }
 
-fn asset(body: &'static str, content_type: &'static str) -> Response {
+/// `body` with its content type and the page's security headers.
+pub(crate) fn asset(body: &'static str, content_type: &'static str) -> Response {
     let mut resp = body.into_response();
     let h = resp.headers_mut();
     h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));

@@ -28,7 +28,7 @@ use crate::state::AdminState;
 
 mod access;
 mod api;
-mod assets;
+pub(crate) mod assets;
 #[cfg(test)]
 mod tests;
 

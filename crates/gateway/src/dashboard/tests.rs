@@ -388,6 +388,29 @@ async fn public_bind_needs_token_for_api_but_serves_page_to_ask_for_it() {
     }
 }
 
+/// A browser sends no token with `<script src>` or `<link href>`: every
+/// asset the page names is served without one, with the page's headers.
+#[tokio::test]
+async fn every_asset_the_page_names_is_served_without_a_token() {
+    let f = fixture(false, Some("tok-123"), true).await;
+    let assets: Vec<&str> = INDEX_HTML
+        .split('"')
+        .filter(|s| s.starts_with("/dashboard/"))
+        .collect();
+    assert!(assets.len() >= 3, "{assets:?}");
+    for path in assets {
+        let (status, h, _) = get(&f.app, path, Some("203.0.113.5:1000"), None).await;
+        assert_eq!(status, StatusCode::OK, "{path}");
+        let csp = h
+            .get(header::CONTENT_SECURITY_POLICY)
+            .and_then(|v| v.to_str().ok());
+        assert!(
+            csp.is_some_and(|c| c.contains("script-src 'self'")),
+            "{path}: {csp:?}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn public_bind_without_token_refuses_everything() {
     let f = fixture(false, None, false).await;
