@@ -50,16 +50,24 @@ impl OtlpConfig {
             _ => return Err("otlp endpoint: expected http://HOST:PORT or https://…".into()),
         }
         let mut parsed = Vec::new();
-        for pair in headers
+        for (n, pair) in headers
             .unwrap_or("")
             .split(',')
             .filter(|p| !p.trim().is_empty())
+            .enumerate()
         {
             let (k, v) = pair
                 .split_once('=')
                 .ok_or("otlp headers: expected key=value pairs separated by commas")?;
-            let name = HeaderName::try_from(k.trim())
-                .map_err(|_| format!("otlp headers: {:?} is not a header name", k.trim()))?;
+            // Not quoted: a pair written `Authorization: Basic …=` puts the
+            // credential before its first `=`.
+            let name = HeaderName::try_from(k.trim()).map_err(|_| {
+                format!(
+                    "otlp headers: pair {} does not start with a header name \
+                     (expected key=value, e.g. Authorization=Basic%20…)",
+                    n + 1
+                )
+            })?;
             let mut value = HeaderValue::try_from(percent_decode(v.trim())).map_err(|_| {
                 format!("otlp headers: the value of {name} is not a valid header value")
             })?;
@@ -81,4 +89,22 @@ fn percent_decode(s: &str) -> String {
     percent_encoding::percent_decode_str(s)
         .decode_utf8_lossy()
         .into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A pair written as an HTTP header (`key: value`) fails without
+    /// quoting the credential that sits before its first `=`.
+    #[test]
+    fn a_malformed_header_pair_is_refused_without_its_credential() {
+        let e = OtlpConfig::parse("http://c:4318", Some("x-a=1,Authorization: Basic cGs6c2s="))
+            .unwrap_err();
+        assert!(e.contains("pair 2"), "{e}");
+        assert!(!e.contains("cGs6c2s"), "{e}");
+        let ok =
+            OtlpConfig::parse("http://c:4318", Some("Authorization=Basic%20cGs6c2s=")).unwrap();
+        assert_eq!(ok.headers[0].1.as_bytes(), b"Basic cGs6c2s=");
+    }
 }
