@@ -142,7 +142,7 @@ settings! {
     record_drain_ms: u64 = "5000";
     /// How long a client may take to send a request head, ms (also the longest idle wait on a kept-alive connection).
     client_head_timeout_ms: u64 = "30000";
-    /// How long a client may take to send a request body after its head, ms.
+    /// How long a client may take to send a request body after its head, ms; in WebSocket mode, how long either side may leave a write to it waiting (it reads nothing) before the socket is dropped.
     client_body_timeout_ms: u64 = "60000";
     /// Client connections open at once; beyond, new ones get a 503 and are closed.
     max_client_connections: u64 = "10000";

@@ -31,7 +31,9 @@
 //! the library's answer, and the other side is closed with 1011 (1001 when
 //! a peer went away or its connection failed, which is how the library
 //! reports data that does not inflate); a close from either side is passed on with its code and reason.
-//! A turn cut short is recorded with what was seen and the error.
+//! A turn cut short is recorded with what was seen and the error. A side
+//! that leaves a write waiting for `client_body_timeout` (it reads nothing)
+//! counts as broken.
 //!
 //! Shutdown ([`Stopping`]): a socket with no turn open is closed at once
 //! with 1001 (going away) to the client and to the upstream, each close
@@ -207,9 +209,11 @@ pub(crate) async fn handle(
     copy_upstream_headers(&opened.headers, &mut parts.headers);
     let turns = turns::Turns::new(shared.clone(), route, path, header_session);
     let upstream_ws = opened.socket;
+    // A side that leaves a write waiting this long reads nothing.
+    let stall = shared.config.client_body_timeout;
     tokio::spawn(async move {
         match client.await {
-            Ok(client) => relay::run(client, upstream_ws, turns, stopping).await,
+            Ok(client) => relay::run(client, upstream_ws, turns, stopping, stall).await,
             Err(e) => tracing::debug!(error = %e, "the client's websocket upgrade failed"),
         }
     });

@@ -4,8 +4,14 @@
 //! side has more, so that the next event is not kept behind a parse); the
 //! loop ends when either side closes or breaks, and then closes the other
 //! side cleanly; or when the gateway stops, and then closes both (1001).
+//! A write that a side leaves waiting for `stall` (it reads nothing: a
+//! client stopped, or gone without a word) ends the loop as that side
+//! breaking, and so does the end of the grace period at shutdown; every
+//! close is sent within a bound, so a socket never outlives them. A
+//! client's ping is answered (by the library) before its next message is
+//! read, so pings from a client that reads nothing cannot pile up pongs.
 
-use std::{task::Poll, time::Duration};
+use std::{future::Future, pin::Pin, task::Poll, time::Duration};
 
 use bytes::Bytes;
 use futures_util::SinkExt;
@@ -50,12 +56,14 @@ enum End {
     Stopping,
 }
 
-/// Relay until one side ends, then close the other.
+/// Relay until one side ends, then close the other; a write either side
+/// leaves waiting for `stall` ends it too.
 pub(crate) async fn run<C, U>(
     mut client: WebSocket<C>,
     mut upstream: WebSocket<U>,
     mut turns: Turns,
     stopping: Stopping,
+    stall: Duration,
 ) where
     C: AsyncRead + AsyncWrite + Unpin,
     U: AsyncRead + AsyncWrite + Unpin,
@@ -83,9 +91,8 @@ pub(crate) async fn run<C, U>(
             () = &mut force, if draining => break End::Stopping,
             () = &mut shutdown, if !draining => draining = true,
             frame = upstream.next_frame() => {
-                if let Some(end) =
-                    from_upstream(frame, &mut upstream, &mut client, &mut relayed).await
-                {
+                let relay = from_upstream(frame, &mut upstream, &mut client, &mut relayed);
+                if let Some(end) = within(relay, Side::Client, stall, force.as_mut()).await {
                     break end;
                 }
                 if relayed.len() >= BATCH {
@@ -97,8 +104,16 @@ pub(crate) async fn run<C, U>(
                 // the records.
                 read_relayed(&mut turns, &mut relayed);
                 match frame {
+                    Ok(frame) if frame.opcode() == OpCode::Ping => {
+                        // The library has queued the pong: written now.
+                        let pong = async { client.flush().await.err().map(|e| End::Broke(Side::Client, e)) };
+                        if let Some(end) = within(pong, Side::Client, stall, force.as_mut()).await {
+                            break end;
+                        }
+                    }
                     Ok(frame) => {
-                        if let Some(end) = from_client(frame, &mut upstream, &mut turns).await {
+                        let relay = from_client(frame, &mut upstream, &mut turns, stall);
+                        if let Some(end) = within(relay, Side::Upstream, stall, force.as_mut()).await {
                             break end;
                         }
                     }
@@ -118,17 +133,14 @@ pub(crate) async fn run<C, U>(
     tracing::debug!(?end, "websocket ended");
     match end {
         End::Stopping => {
-            let _ = client
-                .send(Frame::close(CloseCode::Away, SHUTTING_DOWN))
-                .await;
-            let _ = upstream
-                .send(Frame::close(CloseCode::Away, SHUTTING_DOWN))
-                .await;
             let limit = if *stopping.force.borrow() {
                 FORCED_CLOSE_WAIT
             } else {
                 CLOSE_WAIT
             };
+            let away = || Frame::close(CloseCode::Away, SHUTTING_DOWN);
+            let _ = tokio::time::timeout(limit, client.send(away())).await;
+            let _ = tokio::time::timeout(limit, upstream.send(away())).await;
             let closing = async {
                 tokio::join!(
                     finish_closing(&mut client, None, limit),
@@ -165,12 +177,12 @@ pub(crate) async fn run<C, U>(
             match side {
                 Side::Client => {
                     finish_closed(&mut client).await;
-                    let _ = upstream.send(Frame::close(code, reason)).await;
+                    send_close(&mut upstream, Frame::close(code, reason)).await;
                     finish_closing(&mut upstream, None, CLOSE_WAIT).await;
                 }
                 Side::Upstream => {
                     finish_closed(&mut upstream).await;
-                    let _ = client.send(Frame::close(code, reason)).await;
+                    send_close(&mut client, Frame::close(code, reason)).await;
                     finish_closing(&mut client, None, CLOSE_WAIT).await;
                 }
             }
@@ -180,7 +192,12 @@ pub(crate) async fn run<C, U>(
 
 /// A client frame: messages are read and sent on; a close is passed on
 /// and ends the loop.
-async fn from_client<U>(frame: Frame, upstream: &mut WebSocket<U>, turns: &mut Turns) -> Option<End>
+async fn from_client<U>(
+    frame: Frame,
+    upstream: &mut WebSocket<U>,
+    turns: &mut Turns,
+    stall: Duration,
+) -> Option<End>
 where
     U: AsyncRead + AsyncWrite + Unpin,
 {
@@ -203,7 +220,7 @@ where
             .await
         }
         OpCode::Close => {
-            let _ = upstream.send(pass_close(&frame)).await;
+            let _ = tokio::time::timeout(stall, upstream.send(pass_close(&frame))).await;
             Some(End::Closed(Side::Client))
         }
         // Pings are answered by the library, each hop for itself.
@@ -280,7 +297,7 @@ where
         }
         OpCode::Binary => feed(client, Frame::binary(frame.into_payload())).await,
         OpCode::Close => {
-            let _ = client.send(pass_close(&frame)).await;
+            send_close(client, pass_close(&frame)).await;
             Some(End::Closed(Side::Upstream))
         }
         _ => None,
@@ -304,6 +321,38 @@ where
     S: AsyncRead + AsyncWrite + Unpin,
 {
     socket.send(frame).await.err().map(|e| End::Broke(side, e))
+}
+
+/// `write` to `side`, cut short when the grace period of a shutdown ends
+/// (`force`) or when it has not finished within `stall`: that side reads
+/// nothing, and it counts as broken (a write waiting for it would hold the
+/// socket, and a shutdown, for good).
+async fn within(
+    write: impl Future<Output = Option<End>>,
+    side: Side,
+    stall: Duration,
+    force: Pin<&mut impl Future<Output = ()>>,
+) -> Option<End> {
+    tokio::select! {
+        biased;
+        () = force => Some(End::Stopping),
+        out = tokio::time::timeout(stall, write) => out.unwrap_or_else(|_| {
+            let stalled = std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                format!("nothing read for {} ms", stall.as_millis()),
+            );
+            Some(End::Broke(side, WebSocketError::IoError(stalled)))
+        }),
+    }
+}
+
+/// A close sent to a side, within [`CLOSE_WAIT`] (a side that reads
+/// nothing does not take it).
+async fn send_close<S>(socket: &mut WebSocket<S>, close: Frame)
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let _ = tokio::time::timeout(CLOSE_WAIT, socket.send(close)).await;
 }
 
 /// The close frame to pass on: the same code and reason (a close without

@@ -323,3 +323,86 @@ async fn faults_from_the_client_close_the_upstream_cleanly() {
     assert_eq!(upstream_ends(&h, 4).await[3], Some(1001), "going away");
     still_serves(&h).await;
 }
+
+/// A client that stops reading while its turn streams: the write to it
+/// waits `client_body_timeout`, then the socket counts as broken by the
+/// client. The upstream gets a close, the turn is recorded with the error,
+/// and the connection is let go; before, the relay waited on the write
+/// for good, holding both sockets and, at shutdown, the gateway.
+#[tokio::test]
+async fn a_client_that_stops_reading_is_let_go() {
+    let mut h = Harness::with(MockOptions::default(), |c| {
+        c.client_body_timeout = Duration::from_millis(500)
+    })
+    .await;
+    // ~32 MB of events: more than the sockets' buffers hold.
+    let delta = json!({"type": "response.output_text.delta", "delta": "x".repeat(16 << 10)});
+    let mut sse = vec![Bytes::from(
+        "data: {\"type\":\"response.created\",\"response\":{\"id\":\"resp_big\"}}\n\n",
+    )];
+    sse.extend((0..2000).map(|_| Bytes::from(format!("data: {delta}\n\n"))));
+    h.mock.push_response(Scripted::Sse(sse, Duration::ZERO));
+    let mut raw = Raw::connect(&h.gw(), &[]).await;
+    assert!(raw.head.contains(" 101 "), "{}", raw.head);
+    let mut message = create();
+    message["type"] = json!("response.create");
+    raw.frame(0x81, message.to_string().as_bytes()).await;
+    // Read nothing for 3 s, then: what was buffered, then EOF (the
+    // gateway has let the connection go).
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let mut buf = vec![0u8; 1 << 20];
+    let eof = tokio::time::timeout(Duration::from_secs(10), async {
+        use tokio::io::AsyncReadExt;
+        while raw.tcp.read(&mut buf).await.is_ok_and(|n| n > 0) {}
+    })
+    .await;
+    assert!(eof.is_ok(), "the client's connection is still open");
+    // The upstream's socket is closed going away.
+    assert_eq!(upstream_ends(&h, 1).await, vec![Some(1001)]);
+    let stats = h.finish().await;
+    assert_eq!((stats.requests.total, stats.requests.errors), (1, 1));
+    assert!(
+        h.events()
+            .iter()
+            .any(|e| e.to_string().contains("nothing read for 500 ms")),
+        "{:#?}",
+        h.events()
+    );
+}
+
+/// A client that sends pings and reads nothing: each pong is written
+/// before its next frame is read, so once the pongs fill the sockets'
+/// buffers the gateway stops reading, and after `client_body_timeout`
+/// lets the connection go; before, it read on and queued a pong per ping
+/// without bound.
+#[tokio::test]
+async fn a_ping_flood_from_a_client_that_reads_nothing_is_let_go() {
+    let h = Harness::with(MockOptions::default(), |c| {
+        c.client_body_timeout = Duration::from_millis(500)
+    })
+    .await;
+    let mut raw = Raw::connect(&h.gw(), &[]).await;
+    assert!(raw.head.contains(" 101 "), "{}", raw.head);
+    let ping = [0x5au8; 125];
+    let flood = tokio::time::timeout(Duration::from_secs(15), async {
+        for sent in 0u64.. {
+            use tokio::io::AsyncWriteExt;
+            // One frame at a time, as `Raw::frame` writes them.
+            let mut out = vec![0x89, 0x80 | 125, 1, 2, 3, 4];
+            out.extend(
+                ping.iter()
+                    .enumerate()
+                    .map(|(i, b)| b ^ [1, 2, 3, 4][i % 4]),
+            );
+            if raw.tcp.write_all(&out).await.is_err() {
+                return sent;
+            }
+        }
+        unreachable!()
+    })
+    .await;
+    let sent = flood.expect("the gateway still reads pings after 15 s");
+    assert!(sent > 1000, "cut off after {sent} pings");
+    assert_eq!(upstream_ends(&h, 1).await, vec![Some(1001)]);
+    still_serves(&h).await;
+}

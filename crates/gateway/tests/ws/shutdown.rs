@@ -5,10 +5,11 @@
 
 use std::time::{Duration, Instant};
 
+use bytes::Bytes;
 use serde_json::json;
-use toolwarden_mock_provider::{Fault, MockOptions};
+use toolwarden_mock_provider::{Fault, MockOptions, Scripted};
 
-use super::client::{connect, next, send_text, turn};
+use super::client::{Raw, connect, next, send_text, turn};
 use crate::e2e::support::Harness;
 
 const AUTH: (&str, &str) = ("authorization", "Bearer sk-test");
@@ -79,5 +80,45 @@ async fn open_sockets_are_closed_going_away_on_shutdown() {
             .to_string()
             .contains("the gateway shut down before the response finished")),
         "{events:#?}"
+    );
+}
+
+/// A socket whose client reads nothing while its turn streams does not
+/// hold the shutdown: the write waiting for the client is given up when
+/// the grace period ends, the turn is recorded as cut short, and the
+/// gateway stops within its deadline (`client_body_timeout` is far off).
+#[tokio::test]
+async fn a_client_that_reads_nothing_does_not_hold_the_shutdown() {
+    let mut h = Harness::with(MockOptions::default(), |c| c.shutdown_grace = GRACE).await;
+    let delta = json!({"type": "response.output_text.delta", "delta": "x".repeat(16 << 10)});
+    let mut sse = vec![Bytes::from(
+        "data: {\"type\":\"response.created\",\"response\":{\"id\":\"resp_big\"}}\n\n",
+    )];
+    sse.extend((0..2000).map(|_| Bytes::from(format!("data: {delta}\n\n"))));
+    h.mock.push_response(Scripted::Sse(sse, Duration::ZERO));
+    let mut raw = Raw::connect(&h.gw(), &[("authorization: Bearer sk-test")]).await;
+    let message =
+        json!({"type": "response.create", "model": "gpt-5", "input": "Write a long story"});
+    raw.frame(0x81, message.to_string().as_bytes()).await;
+    // The sockets' buffers fill.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+
+    let started = Instant::now();
+    let gateway = h.gateway.take().expect("running");
+    let report = gateway.shutdown().await;
+    let stopped = started.elapsed();
+    assert_eq!(report.abandoned, 0);
+    assert!(
+        stopped < GRACE + Duration::from_secs(3),
+        "within the shutdown deadline: {stopped:?}"
+    );
+    let stats = h.finish().await;
+    assert_eq!((stats.requests.total, stats.requests.errors), (1, 1));
+    assert!(
+        h.events().iter().any(|e| e
+            .to_string()
+            .contains("the gateway shut down before the response finished")),
+        "{:#?}",
+        h.events()
     );
 }
