@@ -56,6 +56,7 @@ mod retention;
 mod routes;
 mod server;
 mod shutdown;
+mod sockets;
 mod startup;
 mod state;
 mod upstream;

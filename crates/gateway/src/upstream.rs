@@ -19,6 +19,10 @@ pub(crate) fn build_client(config: &Config) -> Result<HttpClient, GatewayError> 
     let mut http = HttpConnector::new();
     http.enforce_http(false);
     http.set_nodelay(true);
+    // As `sockets::tune` sets the gateway's other connections.
+    http.set_keepalive(Some(crate::sockets::KEEPALIVE_IDLE));
+    http.set_keepalive_interval(Some(crate::sockets::KEEPALIVE_INTERVAL));
+    http.set_keepalive_retries(Some(crate::sockets::KEEPALIVE_PROBES));
     http.set_connect_timeout(Some(config.connect_timeout));
     let https = HttpsConnectorBuilder::new()
         .with_tls_config(tls_config(config)?)

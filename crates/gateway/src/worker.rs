@@ -179,7 +179,7 @@ async fn serve(
                         connections.spawn(async move { slots.refuse(stream).await });
                         continue;
                     };
-                    let _ = stream.set_nodelay(true);
+                    crate::sockets::tune(&stream);
                     match place(&balance, index, stream, peer, slot) {
                         Some(kept) => kept,
                         None => continue,

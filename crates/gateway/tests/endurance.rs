@@ -302,6 +302,36 @@ async fn idle_http2_connections_are_closed() {
     gw.shutdown().await;
 }
 
+/// The gateway's side of a client connection has TCP keepalive on (a peer
+/// gone without a word is found): in `/proc/net/tcp`, an idle connection
+/// with keepalive shows the keepalive timer (`tr` 2), one without none.
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn client_connections_have_tcp_keepalive() {
+    let mock = MockProvider::start(MockOptions::default()).await;
+    let gw = Gateway::start(Config::for_tests(&mock.base_url()))
+        .await
+        .unwrap();
+    let client = TcpStream::connect(gw.addr()).await.unwrap();
+    let ours = client.local_addr().unwrap().port();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    // `sl local rem st tx:rx tr:when …`, ports in hex.
+    let table = std::fs::read_to_string("/proc/net/tcp").unwrap();
+    let port = |field: &str| u16::from_str_radix(field.rsplit(':').next().unwrap_or(""), 16).ok();
+    let timer = table.lines().skip(1).find_map(|line| {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        (f.len() > 5 && port(f[1]) == Some(gw.addr().port()) && port(f[2]) == Some(ours))
+            .then(|| f[5].split(':').next().unwrap_or("").to_string())
+    });
+    assert_eq!(
+        timer.as_deref(),
+        Some("02"),
+        "the gateway's side: {timer:?}"
+    );
+    drop(client);
+    gw.shutdown().await;
+}
+
 /// Beyond `max_client_connections`, a new connection gets a 503 naming the
 /// limit and is closed; once a connection closes, new ones are served.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

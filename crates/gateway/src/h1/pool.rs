@@ -154,7 +154,7 @@ impl Pool {
             let detail = last.map_or_else(|| "no address".to_string(), |e| e.to_string());
             ProxyError::new(ProxyErrorKind::Connect, host, detail)
         })?;
-        let _ = tcp.set_nodelay(true);
+        crate::sockets::tune(&tcp);
         if !upstream.is_https() {
             return Ok(UpstreamIo::Plain(tcp));
         }
