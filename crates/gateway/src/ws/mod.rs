@@ -49,7 +49,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use http::{HeaderMap, Method, Request, Response, StatusCode, header};
-use http_body_util::{BodyExt, Limited};
+use http_body_util::BodyExt;
 use hyper::body::Incoming;
 
 use crate::{
@@ -83,6 +83,8 @@ pub(crate) struct Stopping {
 
 /// Most bytes of a refusing upstream's body passed to the client.
 const MAX_REFUSAL_BODY: usize = 1 << 20;
+/// How long a refusing upstream's body may take to arrive.
+const REFUSAL_BODY_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// The route of a WebSocket upgrade the gateway reads: a `GET` with
 /// `Upgrade: websocket` on a Responses path (`/v1/responses`, or the
@@ -236,6 +238,30 @@ fn copy_upstream_headers(from: &HeaderMap, to: &mut HeaderMap) {
     }
 }
 
+/// The first `limit` bytes of `body`: what arrived within `wait`, a longer
+/// body cut there, a broken one as far as it came.
+async fn refusal_body<B>(mut body: B, limit: usize, wait: std::time::Duration) -> Bytes
+where
+    B: http_body::Body<Data = Bytes> + Unpin,
+{
+    let mut out = bytes::BytesMut::new();
+    let read = async {
+        while out.len() < limit {
+            match body.frame().await {
+                Some(Ok(frame)) => {
+                    if let Ok(data) = frame.into_data() {
+                        let take = data.len().min(limit - out.len());
+                        out.extend_from_slice(&data[..take]);
+                    }
+                }
+                _ => break,
+            }
+        }
+    };
+    let _ = tokio::time::timeout(wait, read).await;
+    out.freeze()
+}
+
 /// The upstream answered the upgrade with something other than `101`: the
 /// client gets that answer, recorded like an HTTP response.
 async fn refusal(
@@ -249,11 +275,7 @@ async fn refusal(
         false,
         0,
     );
-    let body = Limited::new(body, MAX_REFUSAL_BODY)
-        .collect()
-        .await
-        .map(|b| b.to_bytes())
-        .unwrap_or_default();
+    let body = refusal_body(body, MAX_REFUSAL_BODY, REFUSAL_BODY_WAIT).await;
     observation.finish();
     parts.headers.remove(header::CONTENT_LENGTH);
     parts.headers.remove(header::TRANSFER_ENCODING);
@@ -261,4 +283,39 @@ async fn refusal(
         parts.status = StatusCode::BAD_GATEWAY;
     }
     Response::from_parts(parts, GatewayBody::full(body))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures_util::StreamExt;
+    use http_body_util::{Full, StreamBody};
+
+    #[tokio::test]
+    async fn a_refusal_body_is_cut_at_the_limit_and_the_wait() {
+        let long = Full::new(Bytes::from(vec![b'x'; 3000]));
+        assert_eq!(
+            refusal_body(long, 1024, REFUSAL_BODY_WAIT).await.len(),
+            1024
+        );
+        let short = Full::new(Bytes::from_static(b"{\"error\":\"no\"}"));
+        assert_eq!(
+            refusal_body(short, 1024, REFUSAL_BODY_WAIT).await.as_ref(),
+            b"{\"error\":\"no\"}"
+        );
+        // A body that sends a part and then nothing: what came, at the wait.
+        let stream = futures_util::stream::iter([Ok::<_, std::convert::Infallible>(
+            http_body::Frame::data(Bytes::from_static(b"part")),
+        )])
+        .chain(futures_util::stream::pending());
+        let started = std::time::Instant::now();
+        let got = refusal_body(
+            StreamBody::new(stream),
+            1024,
+            std::time::Duration::from_millis(200),
+        )
+        .await;
+        assert_eq!(got.as_ref(), b"part");
+        assert!(started.elapsed() < std::time::Duration::from_secs(2));
+    }
 }
