@@ -160,6 +160,9 @@ impl Turns {
             && let Some(mut turn) = self.pending.pop_front()
         {
             turn.finish();
+            if self.pending.is_empty() {
+                release(&mut self.sse);
+            }
         }
     }
 
@@ -187,6 +190,18 @@ impl std::fmt::Debug for Turns {
         f.debug_struct("Turns")
             .field("pending", &self.pending.len())
             .finish_non_exhaustive()
+    }
+}
+
+/// Most bytes the SSE scratch keeps between turns: a turn's largest event
+/// (Codex's `response.completed` can be hundreds of KB) grows it, and an
+/// idle socket gives that back.
+const SSE_KEEP: usize = 64 * 1024;
+
+/// Gives back what `scratch` grew to beyond [`SSE_KEEP`].
+fn release(scratch: &mut Vec<u8>) {
+    if scratch.capacity() > SSE_KEEP {
+        *scratch = Vec::new();
     }
 }
 
@@ -356,7 +371,24 @@ fn event_type(payload: &[u8]) -> Option<std::borrow::Cow<'_, str>> {
 
 #[cfg(test)]
 mod tests {
-    use super::{as_sse, edge_type, event_type, read_event};
+    use super::{SSE_KEEP, as_sse, edge_type, event_type, read_event, release};
+
+    #[test]
+    fn the_scratch_gives_back_what_a_large_event_grew_it_to() {
+        let mut scratch = Vec::new();
+        as_sse(
+            Some("response.completed"),
+            &vec![b'x'; 1 << 20],
+            &mut scratch,
+        );
+        assert!(scratch.capacity() > SSE_KEEP);
+        release(&mut scratch);
+        assert!(scratch.capacity() <= SSE_KEEP);
+        as_sse(Some("response.output_text.delta"), b"{}", &mut scratch);
+        let small = scratch.capacity();
+        release(&mut scratch);
+        assert_eq!(scratch.capacity(), small, "a small one is kept");
+    }
 
     #[test]
     fn reads_a_first_or_last_type_without_a_scan() {
