@@ -10,6 +10,8 @@
 //! - `faults`: the upstream refusing the upgrade, breaking or closing
 //!   mid-response, the client closing, an oversize message, bad deflate
 //!   data, a message that is not JSON, fragments, ping/pong, close codes;
+//! - `lanes`: `stream_id` lanes answered in parallel, each turn recorded
+//!   with its own events;
 //! - `limits`: an open socket keeps its place under `max_client_connections`;
 //! - `shutdown`: open sockets closed with 1001 when the gateway stops;
 //! - `tls`: `wss://` to an `https://` upstream, trusted or not.
@@ -24,6 +26,7 @@ mod ws {
     pub mod client;
 
     mod faults;
+    mod lanes;
     mod limits;
     mod shutdown;
     mod tls;

@@ -204,9 +204,9 @@ where
     match frame.opcode() {
         OpCode::Text => match turns.client_message(frame.into_payload()) {
             Outgoing::Pass(payload) => send(upstream, Frame::text(payload), Side::Upstream).await,
-            Outgoing::Turn(payload, outbound) => {
+            Outgoing::Turn(payload, outbound, lane) => {
                 let end = send(upstream, Frame::text(payload), Side::Upstream).await;
-                turns.sent(*outbound).await;
+                turns.sent(*outbound, lane).await;
                 end
             }
         },

@@ -9,9 +9,14 @@
 //! its last event (`response.completed`, `.failed`, `.incomplete`,
 //! `error`) arrives. Other client messages (`response.cancel`, Codex's
 //! `response.processed`, …) pass unread; one that is not a JSON object
-//! with a `type` (a message cut short included) is counted as unparsed. Turns answered in order are kept
-//! in a queue (bounded: past [`MAX_PENDING`] the oldest is recorded as it
-//! stands).
+//! with a `type` (a message cut short included) is counted as unparsed.
+//!
+//! Turns are kept in the order sent (bounded: past [`MAX_PENDING`] the
+//! oldest is recorded as it stands), each with its lane: a
+//! `response.create` may name a `stream_id`, and then the upstream runs it
+//! on that lane, in parallel with other lanes, its events echoing the
+//! `stream_id`. An event goes to the oldest open turn of its lane; one
+//! naming no lane (or a lane no open turn has) to the oldest open turn.
 
 use std::{collections::VecDeque, sync::Arc};
 
@@ -42,16 +47,23 @@ pub(crate) struct Turns {
     route: ProxyRoute,
     path: String,
     header_session: Option<Session>,
-    pending: VecDeque<Observation>,
+    pending: VecDeque<Pending>,
     /// Scratch for one event as SSE (reused: one feed per event).
     sse: Vec<u8>,
 }
 
+/// A turn sent and not yet answered in full.
+struct Pending {
+    /// Its `stream_id`, if the message named one.
+    lane: Option<Box<str>>,
+    observation: Observation,
+}
+
 /// A client message, read.
 pub(crate) enum Outgoing {
-    /// A `response.create`: what to send (repaired in `fix` mode) and the
-    /// turn to start once it is sent.
-    Turn(Bytes, Box<Outbound>),
+    /// A `response.create`: what to send (repaired in `fix` mode), the
+    /// turn to start once it is sent, and its lane (`stream_id`).
+    Turn(Bytes, Box<Outbound>, Option<Box<str>>),
     /// Anything else: sent as it came.
     Pass(Bytes),
 }
@@ -60,6 +72,8 @@ pub(crate) enum Outgoing {
 struct Envelope<'a> {
     #[serde(rename = "type", borrow)]
     kind: std::borrow::Cow<'a, str>,
+    #[serde(default, borrow)]
+    stream_id: Option<std::borrow::Cow<'a, str>>,
 }
 
 // === impl Turns ===
@@ -89,7 +103,7 @@ impl Turns {
         // last, past the whole body); what it cannot read, as before.
         let kind = edge_type(&payload)
             .map(std::borrow::Cow::Borrowed)
-            .or_else(|| read_event(&payload))
+            .or_else(|| read_event(&payload).and_then(|h| h.kind))
             .or_else(|| event_type(&payload));
         match kind {
             // The HTTP path's parse reads (and counts) a bad body.
@@ -110,9 +124,13 @@ impl Turns {
             self.header_session.clone(),
             now_ms(),
         );
+        // Most messages name no lane: only one that has the key is scanned.
+        let lane = memchr::memmem::find(&payload, b"\"stream_id\"")
+            .and_then(|_| read_event(&payload)?.lane)
+            .map(|l| crate::limits::clip_name(&l).into());
         let mut outbound = Outbound::prepare(&self.shared, &self.route, base, payload, None);
         outbound.observation.sent();
-        Outgoing::Turn(outbound.forward.clone(), Box::new(outbound))
+        Outgoing::Turn(outbound.forward.clone(), Box::new(outbound), lane)
     }
 
     /// A client binary message: not a Responses request.
@@ -124,8 +142,8 @@ impl Turns {
     }
 
     /// The turn's message is on its way: read it (while the upstream
-    /// works) and wait for its events.
-    pub(crate) async fn sent(&mut self, outbound: Outbound) {
+    /// works) and wait for its events (on `lane`, if it named one).
+    pub(crate) async fn sent(&mut self, outbound: Outbound, lane: Option<Box<str>>) {
         let (mut observation, _changes) = outbound.analyze(&self.shared).await;
         observation.on_response(
             ResponseMeta {
@@ -140,26 +158,37 @@ impl Turns {
         if self.pending.len() >= MAX_PENDING
             && let Some(mut oldest) = self.pending.pop_front()
         {
-            oldest.finish();
+            oldest.observation.finish();
         }
-        self.pending.push_back(observation);
+        self.pending.push_back(Pending { lane, observation });
     }
 
-    /// An upstream text message: an event of the oldest open turn.
+    /// An upstream text message: an event of the oldest open turn of its
+    /// lane (of the oldest open turn if it names none, or one no open turn
+    /// has).
     pub(crate) fn event(&mut self, payload: &[u8]) {
-        let kind = read_event(payload);
-        if kind.is_none() {
+        let head = read_event(payload);
+        if head.as_ref().is_none_or(|h| h.kind.is_none()) {
             self.shared.sinks.metrics.unparsed_response("invalid");
         }
-        let Some(turn) = self.pending.front_mut() else {
+        let (kind, lane) = head.map_or((None, None), |h| (h.kind, h.lane));
+        let at = lane
+            .as_deref()
+            .and_then(|l| {
+                self.pending
+                    .iter()
+                    .position(|p| p.lane.as_deref() == Some(l))
+            })
+            .unwrap_or(0);
+        let Some(turn) = self.pending.get_mut(at) else {
             return;
         };
         as_sse(kind.as_deref(), payload, &mut self.sse);
-        turn.feed(&self.sse);
+        turn.observation.feed(&self.sse);
         if kind.is_some_and(|k| LAST_EVENTS.contains(&k.as_ref()))
-            && let Some(mut turn) = self.pending.pop_front()
+            && let Some(mut turn) = self.pending.remove(at)
         {
-            turn.finish();
+            turn.observation.finish();
             if self.pending.is_empty() {
                 release(&mut self.sse);
             }
@@ -174,7 +203,11 @@ impl Turns {
     /// The socket ended: open turns are recorded with what was seen and
     /// `error`.
     pub(crate) fn close(&mut self, error: &str) {
-        for mut turn in self.pending.drain(..) {
+        for Pending {
+            observation: mut turn,
+            ..
+        } in self.pending.drain(..)
+        {
             turn.stream_failed(&crate::errors::ProxyError::new(
                 crate::errors::ProxyErrorKind::MidStream,
                 "websocket",
@@ -231,21 +264,30 @@ fn as_sse(kind: Option<&str>, payload: &[u8], out: &mut Vec<u8>) {
     out.push(b'\n');
 }
 
-/// An upstream message's top-level `type`, if the message is one whole
-/// JSON object: one pass that counts braces outside strings (escapes
-/// skipped) and takes the string value of the key `type` at depth 1. A
-/// message cut short, trailing bytes or text that is not an object give
+/// What the turns need of a message: its top-level `type` and
+/// `stream_id`.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Head<'a> {
+    kind: Option<std::borrow::Cow<'a, str>>,
+    lane: Option<std::borrow::Cow<'a, str>>,
+}
+
+/// An upstream message's top-level `type` and `stream_id`, if the message
+/// is one whole JSON object: one pass that counts braces outside strings
+/// (escapes skipped) and takes the string values of those keys at depth 1.
+/// A message cut short, trailing bytes or text that is not an object give
 /// `None`. Not a full validation (each event would be parsed twice: the
 /// stream parser reads the events it needs in full); a balanced object with
 /// a bad token inside passes and is skipped by the parser, as on the HTTP
-/// path. Wherever `type` stands (serializers that sort keys put it last).
-fn read_event(payload: &[u8]) -> Option<std::borrow::Cow<'_, str>> {
+/// path. Wherever the keys stand (serializers that sort keys put `type`
+/// last).
+fn read_event(payload: &[u8]) -> Option<Head<'_>> {
     let p = payload.trim_ascii();
     if p.first() != Some(&b'{') || p.last() != Some(&b'}') {
         return None;
     }
-    let mut kind = None;
-    let mut escaped_kind = false;
+    let (mut kind, mut lane) = (None, None);
+    let mut escaped = false;
     let mut depth = 0usize;
     let mut i = 0;
     while let Some(at) = memchr::memchr3(b'"', b'{', b'}', &p[i..]) {
@@ -258,19 +300,24 @@ fn read_event(payload: &[u8]) -> Option<std::borrow::Cow<'_, str>> {
                     if at != p.len() - 1 {
                         return None;
                     }
-                    return match kind {
-                        Some(k) => std::str::from_utf8(k).ok().map(std::borrow::Cow::Borrowed),
-                        // `type` has escapes: read it properly.
-                        None if escaped_kind => serde_json::from_slice::<Envelope<'_>>(p)
-                            .ok()
-                            .map(|e| e.kind),
-                        None => None,
-                    };
+                    if escaped {
+                        // A value with escapes: read the two properly.
+                        let e = serde_json::from_slice::<Envelope<'_>>(p).ok()?;
+                        return Some(Head {
+                            kind: Some(e.kind),
+                            lane: e.stream_id,
+                        });
+                    }
+                    return Some(Head {
+                        kind: utf8(kind),
+                        lane: utf8(lane),
+                    });
                 }
             }
             _ => {
                 let end = string_end(p, at + 1)?;
-                if depth == 1 && &p[at + 1..end] == b"type" {
+                let key = &p[at + 1..end];
+                if depth == 1 && (key == b"type" || key == b"stream_id") {
                     let rest = &p[end + 1..];
                     let after_colon = rest.trim_ascii_start().strip_prefix(b":");
                     if let Some(value) = after_colon.map(<[u8]>::trim_ascii_start)
@@ -280,9 +327,11 @@ fn read_event(payload: &[u8]) -> Option<std::borrow::Cow<'_, str>> {
                         let value_end = string_end(p, start)?;
                         let text = &p[start..value_end];
                         if text.contains(&b'\\') {
-                            escaped_kind = true;
-                        } else {
+                            escaped = true;
+                        } else if key == b"type" {
                             kind = Some(text);
+                        } else {
+                            lane = Some(text);
                         }
                         i = value_end + 1;
                         continue;
@@ -295,6 +344,13 @@ fn read_event(payload: &[u8]) -> Option<std::borrow::Cow<'_, str>> {
         i = at + 1;
     }
     None
+}
+
+/// `bytes` as text, if they are UTF-8.
+fn utf8(bytes: Option<&[u8]>) -> Option<std::borrow::Cow<'_, str>> {
+    bytes
+        .and_then(|b| std::str::from_utf8(b).ok())
+        .map(std::borrow::Cow::Borrowed)
 }
 
 /// A message's `type` when it is the object's first member (`{"type":"…",`)
@@ -415,7 +471,7 @@ mod tests {
 
     #[test]
     fn reads_the_type_of_a_whole_object_only() {
-        let kind = |m: &[u8]| read_event(m).map(|k| k.into_owned());
+        let kind = |m: &[u8]| read_event(m).and_then(|h| h.kind).map(|k| k.into_owned());
         assert_eq!(
             kind(br#"{"a":{"type":"inner","b":"}\"{"},"c":[1,{}],"type":"x"}"#).as_deref(),
             Some("x")
@@ -433,6 +489,33 @@ mod tests {
         assert_eq!(kind(b"not json"), None);
         assert_eq!(kind(b"{\"a\":\"\\"), None);
         assert_eq!(kind(b"}"), None);
+    }
+
+    #[test]
+    fn reads_the_lane_of_a_whole_object_beside_its_type() {
+        let head = |m: &[u8]| {
+            read_event(m).map(|h| {
+                (
+                    h.kind.map(|k| k.into_owned()),
+                    h.lane.map(|l| l.into_owned()),
+                )
+            })
+        };
+        let some = |k: &str, l: &str| Some((Some(k.to_string()), Some(l.to_string())));
+        assert_eq!(
+            head(br#"{"type":"response.created","stream_id":"a","response":{"stream_id":"no"}}"#),
+            some("response.created", "a")
+        );
+        assert_eq!(
+            head(br#"{"response":{"id":"r"},"stream_id":"lane-2","type":"x"}"#),
+            some("x", "lane-2")
+        );
+        assert_eq!(head(br#"{"stream_id":"l1","type":"x"}"#), some("x", "l1"));
+        assert_eq!(
+            head(br#"{"type":"x","a":{"stream_id":"inner"}}"#),
+            Some((Some("x".to_string()), None))
+        );
+        assert_eq!(head(br#"{"type":"x","stream_id":"a""#), None);
     }
 
     #[test]
