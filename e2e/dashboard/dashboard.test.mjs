@@ -221,7 +221,8 @@ try {
     eq(rows[0][5], 'explicit', 'basis of the failure');
     assert(rows[0][7].includes('ENOENT'), `excerpt of the failure: ${rows[0][7]}`);
     const xss = await api(`/api/sessions/${encodeURIComponent(S_XSS)}`);
-    eq(xss.length, 2, 'calls of the xss session from /api/sessions/{id}');
+    eq(xss.calls.length, 2, 'calls of the xss session from /api/sessions/{id}');
+    eq(xss.truncated, false, 'the whole session (under the limit)');
   });
 
   await check('a new failure appears without a reload', async () => {

@@ -114,6 +114,15 @@ pub struct TimelineRow {
     pub calls: u64,
 }
 
+/// The newest calls of a session ([`Store::session_calls_newest`]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SessionCalls {
+    /// At most the limit asked for, oldest first.
+    pub calls: Vec<CallRow>,
+    /// The session has more calls than the limit: the older ones are left out.
+    pub truncated: bool,
+}
+
 /// One call of a session, with its result when there is one.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CallRow {
@@ -195,12 +204,14 @@ const REQUESTS_SQL: &str = "SELECT COUNT(*), \
     COALESCE(SUM(CASE WHEN streaming = 1 THEN 1 ELSE 0 END), 0) FROM requests \
     WHERE ($1 IS NULL OR at_ms >= $1) AND ($2 IS NULL OR model = $2) \
     AND ($3 IS NULL OR session_id = $3)";
-/// A session's rows, through `tool_calls_call_session` (led by the
-/// session's number).
+/// A session's newest `$2` rows, newest first, through
+/// `tool_calls_call_session` (led by the session's number). `id` makes the
+/// order total, so reversed it is the session's order on either backend
+/// (each puts a NULL `call_index` at its own end, both ways round).
 pub(crate) const SESSION_CALLS_SQL: &str = "SELECT call_id, tool, model, request_id, call_index, at_ms, \
     result_at_ms, failed, basis, exec_ms, arguments_bytes, content_bytes, excerpt \
     FROM tool_calls WHERE session_no = (SELECT no FROM sessions WHERE session_id = $1) \
-    ORDER BY at_ms, call_index, id";
+    ORDER BY at_ms DESC, call_index DESC, id DESC LIMIT $2";
 
 const HOUR_MS: i64 = 3_600_000;
 const DAY_MS: i64 = 86_400_000;
@@ -388,7 +399,11 @@ macro_rules! stats_fn {
             })
         }
 
-        async fn $calls(pool: &$pool, session_id: &str) -> Result<Vec<CallRow>, sqlx::Error> {
+        async fn $calls(
+            pool: &$pool,
+            session_id: &str,
+            limit: i64,
+        ) -> Result<Vec<CallRow>, sqlx::Error> {
             type Row = (
                 String,
                 String,
@@ -406,10 +421,12 @@ macro_rules! stats_fn {
             );
             let rows: Vec<Row> = sqlx::query_as(SESSION_CALLS_SQL)
                 .bind(session_id)
+                .bind(limit)
                 .fetch_all(pool)
                 .await?;
             Ok(rows
                 .into_iter()
+                .rev()
                 .map(|r| CallRow {
                     call_id: r.0,
                     tool: r.1,
@@ -488,11 +505,34 @@ impl Store {
         .map_err(StoreError::query)
     }
 
-    /// A session's tool calls in order, with their verdicts (for the dashboard).
+    /// A session's tool calls in order, with their verdicts: all of them,
+    /// however many (the dashboard reads [`Store::session_calls_newest`]).
     pub async fn session_calls(&self, session_id: &str) -> Result<Vec<CallRow>, StoreError> {
+        self.calls_of(session_id, i64::MAX).await
+    }
+
+    /// A session's newest `limit` tool calls, in order, and whether older
+    /// ones were left out: one session can hold weeks of a batch job's calls.
+    pub async fn session_calls_newest(
+        &self,
+        session_id: &str,
+        limit: usize,
+    ) -> Result<SessionCalls, StoreError> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        // One row more than asked for tells whether there are more.
+        let mut calls = self.calls_of(session_id, limit.saturating_add(1)).await?;
+        let truncated = i64::try_from(calls.len()).unwrap_or(i64::MAX) > limit;
+        if truncated {
+            calls.remove(0);
+        }
+        Ok(SessionCalls { calls, truncated })
+    }
+
+    /// The newest `limit` calls of a session, oldest first.
+    async fn calls_of(&self, session_id: &str, limit: i64) -> Result<Vec<CallRow>, StoreError> {
         match self.pool() {
-            Pool::Sqlite(p) => session_calls_sqlite(p, session_id).await,
-            Pool::Postgres(p) => session_calls_postgres(p, &pg_str(session_id)).await,
+            Pool::Sqlite(p) => session_calls_sqlite(p, session_id, limit).await,
+            Pool::Postgres(p) => session_calls_postgres(p, &pg_str(session_id), limit).await,
         }
         .map_err(StoreError::query)
     }

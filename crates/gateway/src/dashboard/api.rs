@@ -1,12 +1,14 @@
 //! The JSON endpoints the dashboard adds beside the gateway's `/api/stats`:
-//! `GET /api/sessions/{id}` (the store's `session_calls`: a session's tool
-//! calls in order with verdicts, basis and excerpts) and `GET /api/health`
-//! (recorder counters, upstream errors, database backend).
+//! `GET /api/sessions/{id}` (the store's `session_calls_newest`: a
+//! session's newest tool calls in order with verdicts, basis and excerpts)
+//! and `GET /api/health` (recorder counters, upstream errors, database
+//! backend).
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::response::{IntoResponse, Response};
 use http::{HeaderValue, header};
+use serde::Deserialize;
 use serde_json::json;
 
 use crate::admin_error::{AdminError, AdminErrorKind};
@@ -14,19 +16,43 @@ use crate::metrics::UPSTREAM_REQUESTS_TOTAL;
 use crate::routes::Provider;
 use crate::state::AdminState;
 
-/// `GET /api/sessions/{id}`: the session's tool calls as a JSON array; 404
-/// when nothing is recorded for it, 503 without a database.
-pub(crate) async fn session(State(state): State<AdminState>, Path(id): Path<String>) -> Response {
+/// Calls `GET /api/sessions/{id}` answers without `limit`.
+pub(crate) const SESSION_CALLS_DEFAULT: usize = 500;
+/// The most calls it answers whatever `limit` asks.
+pub(crate) const SESSION_CALLS_MAX: usize = 5000;
+
+/// `GET /api/sessions/{id}` query parameters.
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct SessionParams {
+    /// The newest this many calls (default 500, at most 5000).
+    pub limit: Option<usize>,
+}
+
+/// `GET /api/sessions/{id}`: `{calls, truncated, limit}`, the session's
+/// newest `limit` tool calls in order, `truncated` when it has older ones;
+/// 404 when nothing is recorded for it, 503 without a database.
+pub(crate) async fn session(
+    State(state): State<AdminState>,
+    Path(id): Path<String>,
+    Query(params): Query<SessionParams>,
+) -> Response {
     let Some(store) = state.store.as_ref() else {
         return no_database();
     };
-    match store.session_calls(&id).await {
-        Ok(calls) if calls.is_empty() => AdminError::new(
+    let limit = params
+        .limit
+        .unwrap_or(SESSION_CALLS_DEFAULT)
+        .clamp(1, SESSION_CALLS_MAX);
+    match store.session_calls_newest(&id, limit).await {
+        Ok(page) if page.calls.is_empty() => AdminError::new(
             AdminErrorKind::NotFound,
             format!("no tool calls recorded for session {id:?}"),
         )
         .into_response(),
-        Ok(calls) => no_store(Json(calls).into_response()),
+        Ok(page) => {
+            let body = json!({"calls": page.calls, "truncated": page.truncated, "limit": limit});
+            no_store(Json(body).into_response())
+        }
         Err(e) => AdminError::new(
             AdminErrorKind::Store,
             format!("reading the store failed: {e}"),

@@ -7,7 +7,7 @@
 //! | --- | --- |
 //! | `GET /`, `GET /dashboard` | the page (`assets/index.html`) |
 //! | `GET /dashboard/{app,dom,chart}.js`, `GET /dashboard/app.css` | its script (ES modules) and style |
-//! | `GET /api/sessions/{id}` | the store's `session_calls(id)`: the session's tool calls in order |
+//! | `GET /api/sessions/{id}` | the store's `session_calls_newest(id, limit)`: the session's newest tool calls (`?limit=`, 500, at most 5000) in order, and whether older ones were left out |
 //! | `GET /api/health` | recorder counters, upstream errors, database backend |
 //!
 //! The page polls `/api/stats` (served by [`crate::admin`], with the page's

@@ -59,6 +59,16 @@ struct Fixture {
 }
 
 async fn fixture(loopback_only: bool, admin_token: Option<&str>, with_store: bool) -> Fixture {
+    fixture_with(loopback_only, admin_token, with_store, Vec::new()).await
+}
+
+/// [`fixture`] with `more` events recorded after its own.
+async fn fixture_with(
+    loopback_only: bool,
+    admin_token: Option<&str>,
+    with_store: bool,
+    more: Vec<Event>,
+) -> Fixture {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = if with_store {
         let url = format!("sqlite://{}", dir.path().join("dash.db").display());
@@ -83,7 +93,10 @@ async fn fixture(loopback_only: bool, admin_token: Option<&str>, with_store: boo
         // A resend of c1 in a later turn: the same identity, counted once.
         result("s-1", "c1", 1, "read_file", true, Some(XSS)),
         result("s-2", "d1", 1, "grep", false, None),
-    ] {
+    ]
+    .into_iter()
+    .chain(more)
+    {
         recorder.record(ev);
     }
     recorder.shutdown().await;
@@ -217,8 +230,12 @@ async fn session_endpoint_returns_the_stores_calls_in_order() {
     let (status, h, body) = get(&f.app, "/api/sessions/s-1", LOCAL, None).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(content_type(&h), "application/json");
-    let calls = json_of(&body);
-    let calls = calls.as_array().expect("array");
+    let page = json_of(&body);
+    assert_eq!(
+        (&page["truncated"], &page["limit"]),
+        (&json!(false), &json!(500))
+    );
+    let calls = page["calls"].as_array().expect("array");
     let summary: Vec<(String, String, Value)> = calls
         .iter()
         .map(|c| {
@@ -247,6 +264,50 @@ async fn session_endpoint_returns_the_stores_calls_in_order() {
     let (status, _, body) = get(&f.app, "/api/sessions/no-such-session", LOCAL, None).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     assert_eq!(json_of(&body)["error"]["type"], "not_found");
+}
+
+/// A session of more calls than the limit (a batch job's weeks of calls
+/// under one fingerprint session): the newest `limit` calls, in order,
+/// and `truncated` says older ones were left out.
+#[tokio::test]
+async fn session_endpoint_answers_the_newest_calls_and_says_it_cut() {
+    let long = (0..501u32)
+        .map(|i| result("long", &format!("l{i}"), i, "bash", false, None))
+        .collect();
+    let f = fixture_with(true, None, true, long).await;
+    let page = |path: &'static str| {
+        let app = f.app.clone();
+        async move {
+            let (status, _, body) = get(&app, path, LOCAL, None).await;
+            assert_eq!(status, StatusCode::OK, "{path}");
+            let page = json_of(&body);
+            let ids: Vec<String> = page["calls"]
+                .as_array()
+                .expect("calls")
+                .iter()
+                .map(|c| c["call_id"].as_str().unwrap_or("").to_owned())
+                .collect();
+            (ids, page["truncated"].clone(), page["limit"].clone())
+        }
+    };
+    let (ids, truncated, limit) = page("/api/sessions/long").await;
+    assert_eq!(
+        (ids.len(), truncated, limit),
+        (500, json!(true), json!(500))
+    );
+    assert_eq!((ids[0].as_str(), ids[499].as_str()), ("l1", "l500"));
+    let (ids, truncated, _) = page("/api/sessions/long?limit=2").await;
+    assert_eq!(
+        (ids, truncated),
+        (vec!["l499".into(), "l500".into()], json!(true))
+    );
+    let (ids, truncated, limit) = page("/api/sessions/long?limit=100000").await;
+    assert_eq!(
+        (ids.len(), truncated, limit),
+        (501, json!(false), json!(5000))
+    );
+    let (ids, _, limit) = page("/api/sessions/long?limit=0").await;
+    assert_eq!((ids, limit), (vec!["l500".to_owned()], json!(1)));
 }
 
 #[tokio::test]

@@ -11,7 +11,7 @@ use serde_json::Value;
 use sqlx::Connection;
 use toolwarden_gateway::{Config, Gateway, RunningGateway};
 use toolwarden_mock_provider::{MockOptions, MockProvider};
-use toolwarden_store::{CallRow, Stats, StatsQuery, Store};
+use toolwarden_store::{CallRow, SessionCalls, Stats, StatsQuery, Store};
 
 use crate::support::{HttpClient, client, send};
 
@@ -177,12 +177,14 @@ impl Cluster {
         r.json()
     }
 
-    /// `GET /api/sessions/{id}` of gateway `i`.
+    /// `GET /api/sessions/{id}` of gateway `i`: all its calls (under the limit).
     pub async fn api_session(&self, i: usize, session: &str) -> Vec<CallRow> {
         let url = format!("{}/api/sessions/{session}", self.gw(i));
         let r = send(&self.client, Method::GET, url, &[], Vec::new()).await;
         assert_eq!(r.status, 200, "/api/sessions/{session}: {}", r.text());
-        serde_json::from_slice(&r.body).expect("session calls")
+        let page: SessionCalls = serde_json::from_slice(&r.body).expect("session calls");
+        assert!(!page.truncated, "/api/sessions/{session}: cut at the limit");
+        page.calls
     }
 
     /// Poll `/api/stats` of every gateway until `ok` holds for all of them

@@ -53,6 +53,7 @@ both!(response_ids_only_where_continuations_name_them);
 both!(parked_calls_still_pair);
 both!(parked_call_serves_the_second_result);
 both!(sessions_are_numbered_at_first_sight);
+both!(newest_calls_of_a_long_session);
 both!(retention::retention_deletes_only_what_is_older);
 both!(retention::retention_on_an_empty_history);
 both!(retention::retention_keeps_a_session_revived_by_tool_events_alone);

@@ -987,3 +987,45 @@ pub async fn sessions_are_numbered_at_first_sight(db: TestDb) {
     assert_eq!(per_tool.get("fetch"), Some(&(1, 1)), "{per_tool:?}");
     assert_eq!(per_tool.get("search"), Some(&(1, 0)), "{per_tool:?}");
 }
+
+/// The newest calls of a session are the tail of all its calls, in the same
+/// order (ties in time and results without a call, whose `call_index` is
+/// NULL, included), and say when older ones were left out.
+pub async fn newest_calls_of_a_long_session(db: TestDb) {
+    let store = Store::open(&db.url).await.unwrap();
+    let (s, t0) = ("long", 1_700_000_000_000);
+    let mut events = Vec::new();
+    for i in 0..12u32 {
+        // Three calls per response, at one time.
+        let (req, at) = (format!("r{}", i / 3), t0 + i64::from(i / 3));
+        if i % 3 == 0 {
+            events.push(request(&req, s, at));
+        }
+        let id = format!("c{i}");
+        events.push(Event::ToolCall(call(&req, s, i % 3, &id, "t", at)));
+        if i % 4 == 0 {
+            let orphan = format!("o{i}");
+            events.push(Event::ToolResult(result(
+                "rx",
+                s,
+                &orphan,
+                i,
+                Some("t"),
+                true,
+                at,
+            )));
+        }
+    }
+    record_all(&store, &events).await;
+    let all = store.session_calls(s).await.unwrap();
+    assert_eq!(all.len(), 15);
+    assert!(all.iter().any(|c| c.call_index.is_none()));
+    for limit in [0, 1, 2, 5, 14, 15, 16, 500] {
+        let newest = store.session_calls_newest(s, limit).await.unwrap();
+        let tail = &all[all.len().saturating_sub(limit)..];
+        assert_eq!(newest.calls, tail, "limit {limit}");
+        assert_eq!(newest.truncated, limit < all.len(), "limit {limit}");
+    }
+    let none = store.session_calls_newest("no-such", 10).await.unwrap();
+    assert_eq!(none, SessionCalls::default());
+}

@@ -292,9 +292,10 @@ function renderSessions(sessions) {
   }
 }
 
-function sessionDetail(calls) {
-  if (calls === null || calls === undefined) return el('p', 'muted', 'loading tool calls…');
-  if (!Array.isArray(calls)) return el('p', 'error-text', String(calls.error || 'could not load tool calls'));
+function sessionDetail(detail) {
+  if (detail === null || detail === undefined) return el('p', 'muted', 'loading tool calls…');
+  if (!Array.isArray(detail.calls)) return el('p', 'error-text', String(detail.error || 'could not load tool calls'));
+  const calls = detail.calls;
   const table = el('table', 'grid calls');
   table.appendChild(el('thead', null, el('tr', null,
     el('th', 'n', '#'), el('th', null, 'Time'), el('th', null, 'Tool'), el('th', null, 'Call id'),
@@ -318,13 +319,17 @@ function sessionDetail(calls) {
     tbody.appendChild(tr);
   });
   table.appendChild(tbody);
-  return table;
+  if (!detail.truncated) return table;
+  // The API answers a session's newest calls only (`limit`).
+  const note = el('p', 'muted', 'The newest ' + num(calls.length) + ' tool calls of this session; older ones are not shown.');
+  return el('div', null, note, table);
 }
 
 async function loadSession(id) {
   try {
-    const calls = await api('/api/sessions/' + encodeURIComponent(id));
-    if (state.openSessions.has(id)) state.openSessions.set(id, Array.isArray(calls) ? calls : (calls && calls.calls) || []);
+    const page = await api('/api/sessions/' + encodeURIComponent(id));
+    const detail = Array.isArray(page) ? { calls: page } : { calls: (page && page.calls) || [], truncated: !!(page && page.truncated) };
+    if (state.openSessions.has(id)) state.openSessions.set(id, detail);
   } catch (e) {
     if (state.openSessions.has(id)) state.openSessions.set(id, { error: e.message });
   }
