@@ -15,7 +15,7 @@
 
 use axum::{
     Json, Router,
-    extract::{Query, State},
+    extract::State,
     middleware,
     response::{IntoResponse, Response},
     routing::get,
@@ -24,7 +24,7 @@ use serde::Deserialize;
 
 use crate::{observe::now_ms, recorder::StatsQuery};
 
-pub(crate) use crate::admin_error::{AdminError, AdminErrorKind};
+pub(crate) use crate::admin_error::{AdminError, AdminErrorKind, AdminQuery};
 pub(crate) use crate::state::AdminState;
 
 /// `GET /api/stats` query parameters.
@@ -62,7 +62,10 @@ pub(crate) fn routes() -> Router<AdminState> {
         .fallback(not_found)
 }
 
-async fn stats(State(state): State<AdminState>, Query(params): Query<StatsParams>) -> Response {
+async fn stats(
+    State(state): State<AdminState>,
+    AdminQuery(params): AdminQuery<StatsParams>,
+) -> Response {
     let Some(store) = state.store.as_ref() else {
         return AdminError::new(
             AdminErrorKind::NoDatabase,

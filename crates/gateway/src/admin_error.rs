@@ -1,15 +1,23 @@
 //! One error shape for the whole admin API (`/api/*`, the dashboard's
 //! endpoints, the access check): an [`AdminError`] with a kind, answered as
 //! `{"error": {"type": "<kind>", "message": "<what went wrong>"}}` with the
-//! kind's status and `cache-control: no-store`.
+//! kind's status and `cache-control: no-store`. The admin handlers read
+//! their parameters with [`AdminQuery`] and [`AdminPath`], which refuse
+//! malformed ones in that shape too (axum's `Query` and `Path` answer
+//! plain text).
 
 use std::fmt;
 
 use axum::{
     Json,
+    extract::{
+        FromRequestParts, Path, Query,
+        rejection::{PathRejection, QueryRejection},
+    },
     response::{IntoResponse, Response},
 };
-use http::{HeaderValue, StatusCode, header};
+use http::{HeaderValue, StatusCode, header, request::Parts};
+use serde::de::DeserializeOwned;
 use serde_json::json;
 
 /// What went wrong answering an admin request; each kind has its status.
@@ -36,6 +44,16 @@ pub(crate) struct AdminError {
     kind: AdminErrorKind,
     message: String,
 }
+
+/// axum's [`Query`], refusing a malformed query string with a
+/// `bad_request` [`AdminError`] naming the parameter.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct AdminQuery<T>(pub T);
+
+/// axum's [`Path`], refusing a malformed path parameter (e.g. not UTF-8
+/// once percent-decoded) with a `bad_request` [`AdminError`] naming it.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct AdminPath<T>(pub T);
 
 // === impl AdminErrorKind ===
 
@@ -104,6 +122,52 @@ impl IntoResponse for AdminError {
             );
         }
         resp
+    }
+}
+
+impl From<QueryRejection> for AdminError {
+    fn from(e: QueryRejection) -> AdminError {
+        // "Failed to deserialize query string: limit: invalid digit …"
+        AdminError::new(AdminErrorKind::BadRequest, e.body_text())
+    }
+}
+
+impl From<PathRejection> for AdminError {
+    fn from(e: PathRejection) -> AdminError {
+        // "Invalid URL: Invalid UTF-8 in `id`". Its other cases (a route
+        // without the parameter) are the router's mistakes, not reachable
+        // through the admin routes.
+        AdminError::new(AdminErrorKind::BadRequest, e.body_text())
+    }
+}
+
+// === impl AdminQuery ===
+
+impl<T, S> FromRequestParts<S> for AdminQuery<T>
+where
+    T: DeserializeOwned,
+    S: Send + Sync,
+{
+    type Rejection = AdminError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, AdminError> {
+        let Query(value) = Query::<T>::from_request_parts(parts, state).await?;
+        Ok(AdminQuery(value))
+    }
+}
+
+// === impl AdminPath ===
+
+impl<T, S> FromRequestParts<S> for AdminPath<T>
+where
+    T: DeserializeOwned + Send,
+    S: Send + Sync,
+{
+    type Rejection = AdminError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, AdminError> {
+        let Path(value) = Path::<T>::from_request_parts(parts, state).await?;
+        Ok(AdminPath(value))
     }
 }
 

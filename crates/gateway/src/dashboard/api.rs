@@ -5,13 +5,13 @@
 //! backend).
 
 use axum::Json;
-use axum::extract::{Path, Query, State};
+use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use http::{HeaderValue, header};
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::admin_error::{AdminError, AdminErrorKind};
+use crate::admin_error::{AdminError, AdminErrorKind, AdminPath, AdminQuery};
 use crate::metrics::UPSTREAM_REQUESTS_TOTAL;
 use crate::routes::Provider;
 use crate::state::AdminState;
@@ -33,8 +33,8 @@ pub(crate) struct SessionParams {
 /// 404 when nothing is recorded for it, 503 without a database.
 pub(crate) async fn session(
     State(state): State<AdminState>,
-    Path(id): Path<String>,
-    Query(params): Query<SessionParams>,
+    AdminPath(id): AdminPath<String>,
+    AdminQuery(params): AdminQuery<SessionParams>,
 ) -> Response {
     let Some(store) = state.store.as_ref() else {
         return no_database();

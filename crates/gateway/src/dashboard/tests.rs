@@ -343,53 +343,64 @@ async fn session_endpoint_without_database_is_503() {
 }
 
 /// `/api/stats`, `/api/alerts`, the dashboard's endpoints and the access
-/// check answer errors in one shape: `{"error": {"type", "message"}}`.
+/// check answer errors in one shape: `{"error": {"type", "message"}}`,
+/// malformed query and path parameters too (named in the message).
 #[tokio::test]
 async fn every_admin_error_has_the_same_shape() {
     let without_db = fixture(true, None, false).await;
     let with_db = fixture(true, None, true).await;
+    let (unavailable, bad, not_found) = (
+        StatusCode::SERVICE_UNAVAILABLE,
+        StatusCode::BAD_REQUEST,
+        StatusCode::NOT_FOUND,
+    );
+    // (fixture, path, status, type, a word the message must hold)
     let cases = [
-        (
-            &without_db,
-            "/api/stats",
-            StatusCode::SERVICE_UNAVAILABLE,
-            "no_database",
-        ),
+        (&without_db, "/api/stats", unavailable, "no_database", ""),
         (
             &without_db,
             "/api/sessions/s-1",
-            StatusCode::SERVICE_UNAVAILABLE,
+            unavailable,
             "no_database",
+            "",
         ),
         (
             &with_db,
             "/api/stats?since=soon",
-            StatusCode::BAD_REQUEST,
+            bad,
             "bad_request",
+            "since",
         ),
+        (&with_db, "/api/stats?limit=-1", bad, "bad_request", "limit"),
         (
             &with_db,
-            "/api/sessions/none",
-            StatusCode::NOT_FOUND,
-            "not_found",
+            "/api/stats?limit=99999999999999999999",
+            bad,
+            "bad_request",
+            "limit",
         ),
+        (&with_db, "/api/stats?limit=", bad, "bad_request", "limit"),
+        (&with_db, "/api/sessions/%FF", bad, "bad_request", "`id`"),
         (
             &with_db,
-            "/api/no-such-route",
-            StatusCode::NOT_FOUND,
-            "not_found",
+            "/api/sessions/s-1?limit=x",
+            bad,
+            "bad_request",
+            "limit",
         ),
+        (&with_db, "/api/sessions/none", not_found, "not_found", ""),
+        (&with_db, "/api/no-such-route", not_found, "not_found", ""),
     ];
-    for (f, path, status, kind) in cases {
+    for (f, path, status, kind, names) in cases {
         let (got, headers, body) = get(&f.app, path, LOCAL, None).await;
-        assert_eq!(got, status, "{path}");
+        assert_eq!(got, status, "{path}: {}", String::from_utf8_lossy(&body));
         assert_eq!(headers["cache-control"], "no-store", "{path}");
         let v = json_of(&body);
         assert_eq!(v["error"]["type"], kind, "{path}: {v}");
         assert!(
             v["error"]["message"]
                 .as_str()
-                .is_some_and(|m| !m.is_empty()),
+                .is_some_and(|m| !m.is_empty() && m.contains(names)),
             "{path}: {v}"
         );
     }
