@@ -1,7 +1,8 @@
 //! What the gateway's alert rules read and write (issue 19): the numbers of
 //! a sliding window ([`Store::alert_window`]), the current state of every
-//! alert ([`Store::alert_states`]) and the claim of a transition
-//! ([`Store::claim_alert_transition`]). The same SQL on SQLite and
+//! alert ([`Store::alert_states`]), the claim of a transition
+//! ([`Store::claim_alert_transition`]) and which gateways evaluate
+//! ([`Store::alert_heartbeat`]). The same SQL on SQLite and
 //! PostgreSQL, so gateways sharing one database see the same numbers, and
 //! the `alert_transitions` primary key lets exactly one of them record (and
 //! announce) each transition.
@@ -98,6 +99,11 @@ const INSERT_SQL: &str = "INSERT INTO alert_transitions (alert_key, seq, state, 
     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
     ON CONFLICT (alert_key, seq) DO NOTHING";
 
+const HEARTBEAT_SQL: &str = "INSERT INTO alert_heartbeats (instance, seen_ms) VALUES ($1, $2) \
+    ON CONFLICT (instance) DO UPDATE SET seen_ms = excluded.seen_ms";
+const FORGET_SQL: &str = "DELETE FROM alert_heartbeats WHERE seen_ms < $1";
+const SEEN_SQL: &str = "SELECT instance, seen_ms FROM alert_heartbeats";
+
 /// How much older than the window a call may be for its result to count:
 /// tools that run longer than this are not seen by the window query.
 pub const LONGEST_TOOL_MS: i64 = 3_600_000;
@@ -153,7 +159,7 @@ fn transition(r: TransitionRow) -> AlertTransition {
 }
 
 macro_rules! alert_fns {
-    ($window:ident, $latest:ident, $recent:ident, $claim:ident, $pool:ty) => {
+    ($window:ident, $latest:ident, $recent:ident, $claim:ident, $beat:ident, $pool:ty) => {
         async fn $window(pool: &$pool, since_ms: i64) -> Result<AlertWindow, sqlx::Error> {
             let tools: Vec<(String, String, i64, i64, f64, i64)> = sqlx::query_as(TOOLS_SQL)
                 .bind(since_ms)
@@ -220,6 +226,24 @@ macro_rules! alert_fns {
                 .await?;
             Ok(done.rows_affected() == 1)
         }
+
+        async fn $beat(
+            pool: &$pool,
+            instance: &str,
+            now_ms: i64,
+            forget_before_ms: i64,
+        ) -> Result<Vec<(String, i64)>, sqlx::Error> {
+            sqlx::query(HEARTBEAT_SQL)
+                .bind(instance)
+                .bind(now_ms)
+                .execute(pool)
+                .await?;
+            sqlx::query(FORGET_SQL)
+                .bind(forget_before_ms)
+                .execute(pool)
+                .await?;
+            sqlx::query_as(SEEN_SQL).fetch_all(pool).await
+        }
     };
 }
 
@@ -228,6 +252,7 @@ alert_fns!(
     latest_sqlite,
     recent_sqlite,
     claim_sqlite,
+    heartbeat_sqlite,
     sqlx::SqlitePool
 );
 alert_fns!(
@@ -235,6 +260,7 @@ alert_fns!(
     latest_postgres,
     recent_postgres,
     claim_postgres,
+    heartbeat_postgres,
     sqlx::PgPool
 );
 
@@ -277,6 +303,22 @@ impl Store {
         match self.pool() {
             Pool::Sqlite(p) => claim_sqlite(p, t).await,
             Pool::Postgres(p) => claim_postgres(p, t).await,
+        }
+        .map_err(StoreError::query)
+    }
+
+    /// Records that the gateway `instance` evaluates alerts at `now_ms`,
+    /// forgets the instances not seen since `forget_before_ms`, and answers
+    /// the instances left, each with when it was last seen.
+    pub async fn alert_heartbeat(
+        &self,
+        instance: &str,
+        now_ms: i64,
+        forget_before_ms: i64,
+    ) -> Result<Vec<(String, i64)>, StoreError> {
+        match self.pool() {
+            Pool::Sqlite(p) => heartbeat_sqlite(p, instance, now_ms, forget_before_ms).await,
+            Pool::Postgres(p) => heartbeat_postgres(p, instance, now_ms, forget_before_ms).await,
         }
         .map_err(StoreError::query)
     }

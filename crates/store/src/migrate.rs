@@ -89,6 +89,12 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../migrations/sqlite/0012_retention_by_time.sql"),
         postgres: include_str!("../migrations/postgres/0012_retention_by_time.sql"),
     },
+    Migration {
+        version: 13,
+        name: "alert_heartbeats",
+        sqlite: include_str!("../migrations/sqlite/0013_alert_heartbeats.sql"),
+        postgres: include_str!("../migrations/postgres/0013_alert_heartbeats.sql"),
+    },
 ];
 
 const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (\

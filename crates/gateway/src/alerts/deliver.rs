@@ -14,7 +14,12 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use toolwarden_store::AlertTransition;
 
-use super::{AlertsBoard, config::AlertFormat, config::AlertsConfig, rules::RuleName};
+use super::{
+    AlertsBoard,
+    config::AlertFormat,
+    config::AlertsConfig,
+    rules::{RuleName, resolved_for_gone_instance},
+};
 use crate::upstream::HttpClient;
 
 const FIRST_BACKOFF: Duration = Duration::from_millis(500);
@@ -153,12 +158,16 @@ fn summary(t: &AlertTransition) -> String {
     } else {
         format!(" (model {})", t.model)
     };
-    format!(
+    let numbers = format!(
         "{what}{model}: {} (threshold {}, volume {})",
         RuleName::format_value(&t.rule, t.value),
         RuleName::format_value(&t.rule, t.threshold),
         t.volume
-    )
+    );
+    match resolved_for_gone_instance(t) {
+        Some(why) => format!("{numbers}; {why}"),
+        None => numbers,
+    }
 }
 
 fn labels(t: &AlertTransition) -> Value {

@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use toolwarden_store::AlertWindow;
+use toolwarden_store::{AlertTransition, AlertWindow};
 
 use super::config::{Rules, Threshold};
 
@@ -105,6 +105,19 @@ impl Observation {
 /// The identity of an alert.
 pub(crate) fn alert_key(rule: &str, tool: &str, model: &str, instance: &str) -> String {
     format!("{rule}|{tool}|{model}|{instance}")
+}
+
+/// Why a resolved per-gateway alert was resolved by another gateway than
+/// the one it is about: that instance stopped evaluating (`None` for every
+/// other transition).
+pub(crate) fn resolved_for_gone_instance(t: &AlertTransition) -> Option<String> {
+    (t.state == "resolved" && !t.instance.is_empty() && t.gateway != t.instance).then(|| {
+        format!(
+            "gateway {} stopped evaluating alerts (stopped, or restarted under another name); \
+             resolved by gateway {}",
+            t.instance, t.gateway
+        )
+    })
 }
 
 /// Sums per key, with a `*` row over all models, and the per-model rows

@@ -97,9 +97,38 @@ async fn alert_window_and_claims(db: TestDb) {
     );
 }
 
+/// Each gateway's heartbeat is one row, moved on by the next; rows older
+/// than the cutoff are forgotten.
+async fn alert_heartbeats(db: TestDb) {
+    let store = Store::open(&db.url).await.unwrap();
+    let seen = store.alert_heartbeat("gw-a", 1_000, 0).await.unwrap();
+    assert_eq!(seen, vec![("gw-a".to_owned(), 1_000)]);
+    store.alert_heartbeat("gw-b", 1_500, 0).await.unwrap();
+    let mut seen = store.alert_heartbeat("gw-a", 2_000, 0).await.unwrap();
+    seen.sort();
+    assert_eq!(
+        seen,
+        vec![("gw-a".to_owned(), 2_000), ("gw-b".to_owned(), 1_500)]
+    );
+    let seen = store.alert_heartbeat("gw-a", 3_000, 2_000).await.unwrap();
+    assert_eq!(seen, vec![("gw-a".to_owned(), 3_000)], "gw-b forgotten");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite() {
     alert_window_and_claims(TestDb::sqlite()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn heartbeats_sqlite() {
+    alert_heartbeats(TestDb::sqlite()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn heartbeats_postgres() {
+    if let Some(db) = TestDb::postgres("alerts::heartbeats_postgres").await {
+        alert_heartbeats(db).await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
