@@ -68,16 +68,15 @@ pub(crate) fn upstream_for<'a>(
 }
 
 /// `path_and_query` without the route's `/azure`, `/vertex` or `/bedrock`
-/// prefix.
-pub(crate) fn strip_prefix<'p>(route: &ProxyRoute, path_and_query: &'p str) -> &'p str {
+/// prefix; `/azure` alone is the upstream's root `/`, and `/azure?x` is
+/// `/?x`.
+pub(crate) fn strip_prefix<'p>(route: &ProxyRoute, path_and_query: &'p str) -> Cow<'p, str> {
     let n = route.cloud.as_ref().map_or(0, |c| c.prefix_len);
     match path_and_query.get(n..) {
-        Some(rest) if rest.starts_with('/') => rest,
-        Some(rest) if rest.is_empty() || rest.starts_with('?') => {
-            // `/azure` alone or `/azure?x`: the upstream's root.
-            if rest.is_empty() { "/" } else { path_and_query }
-        }
-        _ => path_and_query,
+        Some(rest) if rest.starts_with('/') => Cow::Borrowed(rest),
+        Some("") => Cow::Borrowed("/"),
+        Some(query) if query.starts_with('?') => Cow::Owned(format!("/{query}")),
+        _ => Cow::Borrowed(path_and_query),
     }
 }
 
@@ -141,7 +140,21 @@ pub(crate) async fn authenticate(
 
 #[cfg(test)]
 mod tests {
+    use http::Method;
+
     use super::*;
+    use crate::routes::cloud::classify;
+
+    #[test]
+    fn a_prefix_alone_with_a_query_leaves_the_root_and_the_query() {
+        for prefix in ["/azure", "/bedrock", "/vertex"] {
+            let route = classify(&Method::GET, prefix).expect("a cloud route");
+            let stripped = |pq: &str| strip_prefix(&route, pq).to_string();
+            assert_eq!(stripped(&format!("{prefix}?x=1")), "/?x=1");
+            assert_eq!(stripped(prefix), "/");
+            assert_eq!(stripped(&format!("{prefix}/a?x=1")), "/a?x=1");
+        }
+    }
 
     #[test]
     fn unconfigured_upstreams_name_the_flag() {

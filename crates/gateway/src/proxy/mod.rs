@@ -115,7 +115,7 @@ pub(crate) async fn handle(
     // A cloud route's `/azure`, `/vertex` or `/bedrock` prefix is the
     // gateway's, not the upstream's.
     let path_and_query = cloud::strip_prefix(&route, path_and_query);
-    let uri = match upstream.uri_for(path_and_query) {
+    let uri = match upstream.uri_for(&path_and_query) {
         Ok(uri) => uri,
         Err(e) => {
             let err = ProxyError::new(ProxyErrorKind::BadRequest, upstream.host(), e.to_string());
