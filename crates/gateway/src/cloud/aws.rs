@@ -196,6 +196,21 @@ pub fn client_region(headers: &http::HeaderMap) -> Option<String> {
     (!region.is_empty()).then(|| region.to_string())
 }
 
+/// The region of a Bedrock Runtime endpoint's host
+/// (`bedrock-runtime.<region>.amazonaws.com`, or `bedrock-runtime-fips.…`;
+/// `.amazonaws.com.cn` in China); `None` for any other host.
+pub fn host_region(host: &str) -> Option<&str> {
+    let rest = host
+        .strip_prefix("bedrock-runtime.")
+        .or_else(|| host.strip_prefix("bedrock-runtime-fips."))?;
+    let (region, domain) = rest.split_once('.')?;
+    let valid = !region.is_empty()
+        && region
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+    (valid && matches!(domain, "amazonaws.com" | "amazonaws.com.cn")).then_some(region)
+}
+
 /// Replace the client's signature on `parts` (whose URI is already the
 /// upstream's) with one made with `credentials` for `region`, over `body`
 /// as it will be sent. On error (a header value that is not text) the

@@ -102,12 +102,7 @@ pub(crate) async fn authenticate(
             let Some(credentials) = &config.cloud.aws_credentials else {
                 return;
             };
-            let region = config
-                .cloud
-                .bedrock_region
-                .clone()
-                .or_else(|| aws::client_region(&parts.headers))
-                .unwrap_or_else(|| aws::FALLBACK_REGION.to_string());
+            let region = signing_region(&config.cloud, parts);
             let signed = match credentials.current().await {
                 Ok(current) => {
                     aws::resign(parts, body, &current, &region, std::time::SystemTime::now())
@@ -138,6 +133,21 @@ pub(crate) async fn authenticate(
     }
 }
 
+/// The region a Bedrock request is signed for: `bedrock_region`, else the
+/// one in the upstream's `bedrock-runtime.<region>.amazonaws.com` host,
+/// else the client's signature's, else [`aws::FALLBACK_REGION`].
+fn signing_region(cloud: &CloudConfig, parts: &http::request::Parts) -> String {
+    cloud
+        .bedrock_region
+        .clone()
+        .or_else(|| {
+            let host = parts.uri.host()?;
+            aws::host_region(host).map(String::from)
+        })
+        .or_else(|| aws::client_region(&parts.headers))
+        .unwrap_or_else(|| aws::FALLBACK_REGION.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use http::Method;
@@ -154,6 +164,34 @@ mod tests {
             assert_eq!(stripped(prefix), "/");
             assert_eq!(stripped(&format!("{prefix}/a?x=1")), "/a?x=1");
         }
+    }
+
+    #[tokio::test]
+    async fn with_no_region_set_a_request_is_signed_for_the_bedrock_upstreams_region() {
+        let mut config = Config::for_tests("http://127.0.0.1:9");
+        assert_eq!(config.cloud.bedrock_region, None);
+        config.cloud.bedrock =
+            Some(Upstream::parse("https://bedrock-runtime-fips.eu-west-3.amazonaws.com").unwrap());
+        config.cloud.aws_credentials = Some(aws::AwsCredentials::new(
+            "AKIDEXAMPLE",
+            "secret",
+            None,
+            "test",
+        ));
+        let path = "/model/anthropic.claude-x/invoke";
+        let route = classify(&Method::POST, path).expect("a Bedrock route");
+        let target = &route.cloud.as_ref().unwrap().target;
+        let uri = config
+            .cloud
+            .upstream(target)
+            .unwrap()
+            .uri_for(path)
+            .unwrap();
+        let mut parts = http::Request::post(uri).body(()).unwrap().into_parts().0;
+        let client = crate::upstream::build_client(&config).unwrap();
+        authenticate(&config, &route, &mut parts, b"{}", &client).await;
+        let auth = parts.headers["authorization"].to_str().unwrap();
+        assert!(auth.contains("/eu-west-3/bedrock/aws4_request"), "{auth}");
     }
 
     #[test]

@@ -86,6 +86,26 @@ fn the_clients_signature_is_replaced_and_every_forwarded_header_signed() {
 }
 
 #[test]
+fn the_region_of_a_bedrock_runtime_host() {
+    for (host, region) in [
+        ("bedrock-runtime.eu-west-3.amazonaws.com", Some("eu-west-3")),
+        (
+            "bedrock-runtime-fips.us-gov-west-1.amazonaws.com",
+            Some("us-gov-west-1"),
+        ),
+        (
+            "bedrock-runtime.cn-north-1.amazonaws.com.cn",
+            Some("cn-north-1"),
+        ),
+        ("bedrock-runtime.eu-west-3.example.com", None),
+        ("bedrock.eu-west-3.amazonaws.com", None),
+        ("127.0.0.1", None),
+    ] {
+        assert_eq!(host_region(host), region, "{host}");
+    }
+}
+
+#[test]
 fn a_session_token_is_sent_and_signed() {
     let mut p = parts(
         "https://bedrock-runtime.us-east-1.amazonaws.com/model/m/converse",
