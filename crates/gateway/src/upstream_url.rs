@@ -46,6 +46,16 @@ impl Upstream {
         })
     }
 
+    /// Parse the URL of the setting `name`. The error names the setting and
+    /// shows the URL only as `scheme://host`: a URL refused for its user
+    /// info or query holds credentials there.
+    pub fn parse_setting(name: &str, url: &str) -> Result<Upstream, String> {
+        Upstream::parse(url).map_err(|e| match scheme_and_host(url) {
+            Some(shown) => format!("{name} ({shown}): {e}"),
+            None => format!("{name}: {e}"),
+        })
+    }
+
     /// The host name (for error messages: never includes credentials).
     pub fn host(&self) -> &str {
         self.authority.host()
@@ -84,6 +94,17 @@ impl Upstream {
             .path_and_query(pq)
             .build()
     }
+}
+
+/// `scheme://host` of a URL (no user info, port, path or query), or the
+/// host alone; `None` when it has no host.
+fn scheme_and_host(url: &str) -> Option<String> {
+    let uri: Uri = url.trim().parse().ok()?;
+    let host = uri.host().filter(|h| !h.is_empty())?;
+    Some(match uri.scheme_str() {
+        Some(scheme) => format!("{scheme}://{host}"),
+        None => host.to_string(),
+    })
 }
 
 impl fmt::Display for Upstream {

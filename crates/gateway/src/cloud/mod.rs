@@ -70,8 +70,8 @@ impl CloudConfig {
     pub fn validate(raw: RawCloud, problems: &mut Vec<String>) -> CloudConfig {
         let mut upstream = |name: &str, value: Option<String>| {
             let value = value?;
-            Upstream::parse(&value)
-                .map_err(|e| problems.push(format!("{name} {value:?}: {e}")))
+            Upstream::parse_setting(name, &value)
+                .map_err(|e| problems.push(e))
                 .ok()
         };
         let azure = upstream("azure_upstream", raw.azure_upstream);

@@ -107,6 +107,32 @@ fn bad_values_are_all_reported_by_name() {
 }
 
 #[test]
+fn a_refused_upstream_url_is_named_without_its_credentials() {
+    let raw = env(&[
+        (
+            "TOOLWARDEN_OPENAI_UPSTREAM",
+            "https://user:hunter2@api.example",
+        ),
+        (
+            "TOOLWARDEN_AZURE_UPSTREAM",
+            "https://res.openai.azure.com/?api-key=AIzaSECRET",
+        ),
+        ("TOOLWARDEN_VERTEX_UPSTREAM", "vertex?key=AIzaSECRET"),
+    ]);
+    let text = raw.validate().unwrap_err().to_string();
+    for needle in [
+        "openai_upstream (https://api.example)",
+        "azure_upstream (https://res.openai.azure.com)",
+        "vertex_upstream",
+    ] {
+        assert!(text.contains(needle), "{needle} missing from {text}");
+    }
+    for secret in ["hunter2", "AIzaSECRET"] {
+        assert!(!text.contains(secret), "{secret} shown in {text}");
+    }
+}
+
+#[test]
 fn unknown_toml_keys_are_rejected() {
     let err = RawConfig::from_toml_str("lisen = \"x\"").unwrap_err();
     assert_eq!(err.kind(), ConfigErrorKind::Toml);

@@ -98,8 +98,8 @@ impl RawConfig {
             .ok();
         let mut upstream = |name: &str, value: Option<String>, default: &str| {
             let value = value.unwrap_or_else(|| default.to_string());
-            Upstream::parse(&value)
-                .map_err(|e| problems.push(format!("{name} {value:?}: {e}")))
+            Upstream::parse_setting(name, &value)
+                .map_err(|e| problems.push(e))
                 .ok()
         };
         let openai = upstream(
