@@ -15,17 +15,20 @@
 //!    `metadata.google.internal` when the machine says it is a Google
 //!    Compute Engine VM in `/sys/class/dmi/id/product_name`).
 //!
-//! The token is fetched when first needed and kept until shortly before it
-//! expires (`fetch::refresh_margin`); one fetch at a time, the
-//! others wait for it; after a failed fetch the next is tried 5 s later
-//! (meanwhile requests go without a token, as the client sent them).
-//! One token per gateway: the cache is bounded by construction. Nothing
-//! here logs a token or a key.
+//! The token is fetched when first needed and kept in a `CredentialCache`
+//! (`cloud::cache`): fetched again in the background shortly before it
+//! expires (`fetch::refresh_margin`), one fetch at a time, the current
+//! token used until then; requests with none valid wait for that one
+//! fetch; after a failed fetch the next is tried 5 s after it ended
+//! (meanwhile requests with no valid token go without one, as the client
+//! sent them). One token per gateway: the cache is bounded by
+//! construction. Nothing here logs a token or a key.
 
 use std::{
     fmt,
     path::{Path, PathBuf},
-    time::{Duration, Instant, SystemTime, UNIX_EPOCH},
+    sync::Arc,
+    time::{Duration, SystemTime, UNIX_EPOCH},
 };
 
 use base64::Engine as _;
@@ -34,21 +37,24 @@ use http::{HeaderValue, Method, StatusCode};
 use ring::{rand::SystemRandom, signature::RsaKeyPair};
 use serde::Deserialize;
 
-use super::{aws::AwsEnv, fetch};
+use super::{
+    aws::AwsEnv,
+    cache::{CredentialCache, Fetched, Miss},
+    fetch,
+};
 use crate::http_client::HttpClient;
 
 /// The OAuth scope asked for.
 pub const SCOPE: &str = "https://www.googleapis.com/auth/cloud-platform";
 /// Google's token endpoint when a file names none.
 const DEFAULT_TOKEN_URI: &str = "https://oauth2.googleapis.com/token";
-/// How long after a failed fetch the next is tried.
-const RETRY_AFTER: Duration = Duration::from_secs(5);
 
 /// The gateway's Google credentials and its cached token.
 pub struct GoogleAuth {
     source: Source,
     describe: String,
-    cache: tokio::sync::Mutex<Cache>,
+    /// `Bearer …`.
+    token: CredentialCache<HeaderValue>,
 }
 
 enum Source {
@@ -67,13 +73,6 @@ enum Source {
     Metadata {
         base: String,
     },
-}
-
-#[derive(Default)]
-struct Cache {
-    /// `Bearer …`, when to fetch again, when it expires.
-    token: Option<(HeaderValue, Instant, Instant)>,
-    retry_at: Option<Instant>,
 }
 
 /// A credentials file as Google writes it.
@@ -188,8 +187,8 @@ impl GoogleAuth {
     fn new(source: Source, describe: String) -> GoogleAuth {
         GoogleAuth {
             source,
+            token: CredentialCache::new(format!("the Google access token ({describe})")),
             describe,
-            cache: tokio::sync::Mutex::new(Cache::default()),
         }
     }
 
@@ -198,43 +197,35 @@ impl GoogleAuth {
         &self.describe
     }
 
-    /// The `Authorization` value to add: the cached token, or a new one.
-    /// `None` when none can be had now (the failure is logged).
-    pub async fn authorization(&self, client: &HttpClient) -> Option<HeaderValue> {
-        let mut cache = self.cache.lock().await;
-        let now = Instant::now();
-        if let Some((value, refresh_at, _)) = &cache.token
-            && now < *refresh_at
-        {
-            return Some(value.clone());
-        }
-        let still_valid = cache
-            .token
-            .as_ref()
-            .filter(|(_, _, expires)| now < *expires)
-            .map(|(v, _, _)| v.clone());
-        if cache.retry_at.is_some_and(|at| now < at) {
-            return still_valid;
-        }
-        match self.fetch(client).await {
-            Ok((token, lifetime)) => {
-                let mut value = HeaderValue::from_str(&format!("Bearer {token}")).ok()?;
-                value.set_sensitive(true);
-                let fetched = Instant::now();
-                cache.token = Some((
-                    value.clone(),
-                    fetched + lifetime - fetch::refresh_margin(lifetime),
-                    fetched + lifetime,
-                ));
-                cache.retry_at = None;
-                Some(value)
-            }
-            Err(e) => {
+    /// The `Authorization` value to add: the cached token, or a new one
+    /// (see the module docs). `None` when none can be had now (the failure
+    /// is logged).
+    pub async fn authorization(self: &Arc<Self>, client: &HttpClient) -> Option<HeaderValue> {
+        let fetch = || {
+            let (auth, client) = (Arc::clone(self), client.clone());
+            async move { auth.fetch_header(&client).await }
+        };
+        let token = self.token.get(fetch).await;
+        match token {
+            Ok(value) => Some(value),
+            Err(Miss::Backoff) => None,
+            Err(Miss::Failed(e)) => {
                 tracing::warn!(source = %self.describe, error = %e, "cannot get a Google access token");
-                cache.retry_at = Some(now + RETRY_AFTER);
-                still_valid
+                None
             }
         }
+    }
+
+    /// A new token as an `Authorization` value, and when it expires.
+    async fn fetch_header(&self, client: &HttpClient) -> Result<Fetched<HeaderValue>, String> {
+        let (token, lifetime) = self.fetch(client).await?;
+        let mut value = HeaderValue::from_str(&format!("Bearer {token}"))
+            .map_err(|_| "the access token is not a header value".to_string())?;
+        value.set_sensitive(true);
+        Ok(Fetched {
+            value,
+            expires: Some(SystemTime::now() + lifetime),
+        })
     }
 
     /// A new access token and its lifetime.
@@ -381,4 +372,44 @@ pub fn client_has_credential(parts: &http::request::Parts) -> bool {
             .uri
             .query()
             .is_some_and(|q| q.split('&').any(|p| p.starts_with("key=")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn while_a_refresh_hangs_requests_get_the_still_valid_token_at_once() {
+        // A metadata server that takes the connection and never answers.
+        let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", silent.local_addr().unwrap());
+        let auth = Arc::new(GoogleAuth::new(
+            Source::Metadata { base },
+            "a silent metadata server".into(),
+        ));
+        // A token fetched 50 minutes ago, valid one more minute: inside
+        // the refresh margin.
+        let now = SystemTime::now();
+        let expires = now + Duration::from_secs(60);
+        let seeded = HeaderValue::from_static("Bearer ya29.seeded");
+        let fetched = now - Duration::from_secs(3000);
+        auth.token.seed(seeded.clone(), fetched, Some(expires));
+        let config = crate::Config::for_tests("http://127.0.0.1:9");
+        let client = crate::upstream::build_client(&config).unwrap();
+        let three = async {
+            tokio::join!(
+                auth.authorization(&client),
+                auth.authorization(&client),
+                auth.authorization(&client)
+            )
+        };
+        // Far less than the fetch's own timeout.
+        let within = fetch::TIMEOUT / 2;
+        let (a, b, c) = tokio::time::timeout(within, three)
+            .await
+            .expect("callers waited for the refresh");
+        for token in [a, b, c] {
+            assert_eq!(token.as_ref(), Some(&seeded));
+        }
+    }
 }

@@ -14,11 +14,14 @@
 //!   SigV4 re-signing of every forwarded Bedrock request;
 //! - [`google`]: Google application default credentials, whose token the
 //!   gateway adds to Vertex requests that come without one;
+//! - `cache`: the AWS credentials and the Google token kept between
+//!   requests, fetched again one fetch at a time;
 //! - `fetch`: the Google credential providers' one HTTP exchange;
 //! - `frames`: Bedrock event streams relayed frame by frame, so that a
 //!   cut one ends with an exception frame.
 
 pub mod aws;
+pub(crate) mod cache;
 pub(crate) mod fetch;
 pub(crate) mod frames;
 pub mod google;

@@ -16,16 +16,14 @@
 //!
 //! Its providers do not cache (an SDK client's identity cache does, and
 //! the gateway is not an SDK client), so [`Chain`] keeps the last
-//! credentials and asks the chain again shortly before they expire
-//! ([`crate::cloud::fetch::refresh_margin`]); one request at a time; after a
-//! failure the next is tried [`RETRY_AFTER`] later (credentials still valid
-//! are used meanwhile). The chain is built on first use. Nothing here logs a
-//! key.
+//! credentials in a [`CredentialCache`]: asked for again in the background
+//! shortly before they expire, one pass through the chain at a time, the
+//! current ones used until then; requests with none valid wait for that
+//! one pass; after a failure the next is tried
+//! [`crate::cloud::cache::RETRY_AFTER`] after it ended. The chain is built
+//! on first use. Nothing here logs a key.
 
-use std::{
-    collections::HashMap,
-    time::{Duration, SystemTime},
-};
+use std::{collections::HashMap, sync::Arc, time::Duration};
 
 use aws_config::{BehaviorVersion, Region};
 use aws_credential_types::{
@@ -34,10 +32,10 @@ use aws_credential_types::{
 };
 use aws_smithy_http_client::{Builder as HttpClientBuilder, tls};
 use aws_types::os_shim_internal::Env;
-use tokio::sync::{Mutex, OnceCell};
+use tokio::sync::OnceCell;
 
-/// How long after a failed attempt the chain is asked again.
-pub(crate) const RETRY_AFTER: Duration = Duration::from_secs(5);
+use crate::cloud::cache::{CredentialCache, Fetched, Miss};
+
 /// How long one pass through the chain may take (a `credential_process`,
 /// an SSO or STS call).
 const LOAD_TIMEOUT: Duration = Duration::from_secs(30);
@@ -61,14 +59,7 @@ pub(crate) struct Chain {
     env: HashMap<String, String>,
     region: String,
     provider: OnceCell<SharedCredentialsProvider>,
-    state: Mutex<State>,
-}
-
-#[derive(Default)]
-struct State {
-    /// The credentials and when they were loaded.
-    current: Option<(Credentials, SystemTime)>,
-    retry_at: Option<SystemTime>,
+    credentials: CredentialCache<Credentials>,
 }
 
 // === impl Chain ===
@@ -81,38 +72,32 @@ impl Chain {
             env,
             region,
             provider: OnceCell::new(),
-            state: Mutex::new(State::default()),
+            credentials: CredentialCache::new("AWS credentials"),
         }
     }
 
-    /// The credentials to sign with now: cached, or loaded.
-    pub(crate) async fn current(&self) -> Result<Credentials, Unavailable> {
-        let mut state = self.state.lock().await;
-        let now = SystemTime::now();
-        let (fresh, valid) = match &state.current {
-            Some((creds, loaded)) => match creds.expiry() {
-                None => (Some(creds.clone()), Some(creds.clone())),
-                Some(expires) => {
-                    let lifetime = expires.duration_since(*loaded).unwrap_or(Duration::ZERO);
-                    let refresh_at = expires - super::super::fetch::refresh_margin(lifetime);
-                    (
-                        (now < refresh_at).then(|| creds.clone()),
-                        (now < expires).then(|| creds.clone()),
-                    )
-                }
-            },
-            None => (None, None),
+    /// The credentials to sign with now: cached, or loaded (see the module
+    /// docs).
+    pub(crate) async fn current(self: &Arc<Self>) -> Result<Credentials, Unavailable> {
+        let load = || {
+            let chain = Arc::clone(self);
+            async move { chain.load().await }
         };
-        if let Some(creds) = fresh {
-            return Ok(creds);
-        }
-        if state.retry_at.is_some_and(|at| now < at) {
-            return valid.ok_or(Unavailable::Backoff);
-        }
+        self.credentials.get(load).await.map_err(|miss| match miss {
+            Miss::Failed(e) => e,
+            Miss::Backoff => Unavailable::Backoff,
+        })
+    }
+
+    /// One pass through the chain, within [`LOAD_TIMEOUT`].
+    async fn load(&self) -> Result<Fetched<Credentials>, Unavailable> {
         let provider = self.provider.get_or_init(|| self.build()).await;
         let loaded = tokio::time::timeout(LOAD_TIMEOUT, provider.provide_credentials()).await;
-        let result = match loaded {
-            Ok(Ok(creds)) => Ok(creds),
+        match loaded {
+            Ok(Ok(creds)) => Ok(Fetched {
+                expires: creds.expiry(),
+                value: creds,
+            }),
             Ok(Err(e @ CredentialsError::CredentialsNotLoaded(_))) => {
                 Err(Unavailable::NotFound(error_chain(&e)))
             }
@@ -121,23 +106,6 @@ impl Chain {
                 "no answer within {} s",
                 LOAD_TIMEOUT.as_secs()
             ))),
-        };
-        match result {
-            Ok(creds) => {
-                state.current = Some((creds.clone(), SystemTime::now()));
-                state.retry_at = None;
-                Ok(creds)
-            }
-            Err(e) => {
-                state.retry_at = Some(now + RETRY_AFTER);
-                match valid {
-                    Some(creds) => {
-                        tracing::warn!(error = %e, "refreshing AWS credentials failed; the current ones are used");
-                        Ok(creds)
-                    }
-                    None => Err(e),
-                }
-            }
         }
     }
 
@@ -200,4 +168,139 @@ fn error_chain(e: &dyn std::error::Error) -> String {
         source = s.source();
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use std::{
+        sync::atomic::{AtomicUsize, Ordering},
+        time::SystemTime,
+    };
+
+    use aws_credential_types::provider::{self, future};
+    use tokio::time::Instant;
+
+    use super::*;
+    use crate::cloud::cache::RETRY_AFTER;
+
+    /// A provider that counts its calls and gives `answer` after `delay`
+    /// (never, for `None`).
+    #[derive(Debug)]
+    struct Scripted {
+        calls: Arc<AtomicUsize>,
+        delay: Option<Duration>,
+        answer: fn() -> provider::Result,
+    }
+
+    impl ProvideCredentials for Scripted {
+        fn provide_credentials<'a>(&'a self) -> future::ProvideCredentials<'a>
+        where
+            Self: 'a,
+        {
+            self.calls.fetch_add(1, Ordering::SeqCst);
+            let (delay, answer) = (self.delay, self.answer);
+            future::ProvideCredentials::new(async move {
+                match delay {
+                    Some(delay) => tokio::time::sleep(delay).await,
+                    None => std::future::pending().await,
+                }
+                answer()
+            })
+        }
+    }
+
+    /// A chain whose one source is `Scripted`, and its call count.
+    fn scripted(
+        delay: Option<Duration>,
+        answer: fn() -> provider::Result,
+    ) -> (Arc<Chain>, Arc<AtomicUsize>) {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let mut chain = Chain::new(HashMap::new(), "us-east-1".into());
+        let provider = Scripted {
+            calls: Arc::clone(&calls),
+            delay,
+            answer,
+        };
+        chain.provider = OnceCell::new_with(Some(SharedCredentialsProvider::new(provider)));
+        (Arc::new(chain), calls)
+    }
+
+    fn refused() -> provider::Result {
+        Err(CredentialsError::provider_error("refused"))
+    }
+
+    fn loaded() -> provider::Result {
+        Ok(Credentials::new("AKIDLOADED", "s", None, None, "test"))
+    }
+
+    /// Credentials as a load ten minutes ago left them, valid one more
+    /// minute: inside the refresh margin.
+    fn seed_due(chain: &Chain) {
+        let now = SystemTime::now();
+        let expires = now + Duration::from_secs(60);
+        let creds = Credentials::new("AKIDSEEDED", "s", None, Some(expires), "test");
+        let loaded = now - Duration::from_secs(600);
+        chain.credentials.seed(creds, loaded, Some(expires));
+    }
+
+    /// `current()` three times at once, each with the time it took.
+    async fn three_at_once(
+        chain: &Arc<Chain>,
+    ) -> Vec<(Result<Credentials, Unavailable>, Duration)> {
+        let timed = || async {
+            let start = Instant::now();
+            let current = chain.current().await;
+            (current, start.elapsed())
+        };
+        let (a, b, c) = tokio::join!(timed(), timed(), timed());
+        vec![a, b, c]
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_failed_load_slower_than_the_backoff_is_not_tried_again_at_once() {
+        let (chain, calls) = scripted(Some(RETRY_AFTER + Duration::from_secs(1)), refused);
+        let first = chain.current().await;
+        assert!(matches!(first, Err(Unavailable::Failed(_))), "{first:?}");
+        let start = Instant::now();
+        let second = chain.current().await;
+        assert!(matches!(second, Err(Unavailable::Backoff)), "{second:?}");
+        assert_eq!(start.elapsed(), Duration::ZERO);
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn while_a_refresh_hangs_callers_get_the_still_valid_credentials_at_once() {
+        let (chain, calls) = scripted(None, loaded);
+        seed_due(&chain);
+        for (current, took) in three_at_once(&chain).await {
+            assert_eq!(current.unwrap().access_key_id(), "AKIDSEEDED");
+            assert_eq!(took, Duration::ZERO);
+        }
+        // The refresh, started in the background, is still waiting.
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        assert_eq!(calls.load(Ordering::SeqCst), 1, "one refresh");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn callers_with_no_credentials_wait_for_one_load() {
+        let (chain, calls) = scripted(Some(Duration::from_secs(2)), loaded);
+        for (current, took) in three_at_once(&chain).await {
+            assert_eq!(current.unwrap().access_key_id(), "AKIDLOADED");
+            assert_eq!(took, Duration::from_secs(2));
+        }
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+
+        let (chain, calls) = scripted(Some(Duration::from_secs(2)), refused);
+        let results = three_at_once(&chain).await;
+        let failed = results
+            .iter()
+            .filter(|(r, _)| matches!(r, Err(Unavailable::Failed(_))))
+            .count();
+        let backoff = results
+            .iter()
+            .filter(|(r, _)| matches!(r, Err(Unavailable::Backoff)))
+            .count();
+        assert_eq!((failed, backoff), (1, 2), "{results:?}");
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+    }
 }
