@@ -11,7 +11,8 @@
 //!   fetch each.
 //! - After a failed fetch the next is tried [`RETRY_AFTER`] after that
 //!   fetch ended; until then callers get what is still valid, else
-//!   [`Miss::Backoff`] at once.
+//!   [`Miss::Backoff`] at once. A fetch that gives a credential already
+//!   expired counts as failed ([`Miss::Expired`]).
 //!
 //! The credential's own times are wall-clock ([`SystemTime`], as providers
 //! give expiries); the backoff is measured on tokio's clock.
@@ -46,6 +47,9 @@ pub(crate) enum Miss<E> {
     /// The fetch this caller made or waited for failed.
     #[error("{0}")]
     Failed(E),
+    /// The fetch gave a credential that had already expired.
+    #[error("the credential fetched had already expired")]
+    Expired,
     /// The last fetch failed moments ago; the next is tried shortly.
     #[error("the last fetch failed moments ago; the next is tried shortly")]
     Backoff,
@@ -205,22 +209,23 @@ impl<T: Clone> Inner<T> {
         }
     }
 
-    /// Keep what a fetch gave; after a failure, no fetch before
-    /// [`RETRY_AFTER`] from now (the fetch's end).
+    /// Keep what a fetch gave; after a failure (or a credential already
+    /// expired), no fetch before [`RETRY_AFTER`] from now (the fetch's end).
     fn keep<E>(&self, fetched: Result<Fetched<T>, E>) -> Result<T, Miss<E>> {
+        let now = SystemTime::now();
         let mut state = self.state();
-        match fetched {
+        let miss = match fetched {
+            Ok(fetched) if fetched.expires.is_some_and(|at| at <= now) => Miss::Expired,
             Ok(fetched) => {
                 let value = fetched.value.clone();
-                state.held = Some(Held::new(fetched, SystemTime::now()));
+                state.held = Some(Held::new(fetched, now));
                 state.retry_at = None;
-                Ok(value)
+                return Ok(value);
             }
-            Err(e) => {
-                state.retry_at = Some(Instant::now() + RETRY_AFTER);
-                Err(Miss::Failed(e))
-            }
-        }
+            Err(e) => Miss::Failed(e),
+        };
+        state.retry_at = Some(Instant::now() + RETRY_AFTER);
+        Err(miss)
     }
 }
 

@@ -209,7 +209,7 @@ impl GoogleAuth {
         match token {
             Ok(value) => Some(value),
             Err(Miss::Backoff) => None,
-            Err(Miss::Failed(e)) => {
+            Err(e) => {
                 tracing::warn!(source = %self.describe, error = %e, "cannot get a Google access token");
                 None
             }

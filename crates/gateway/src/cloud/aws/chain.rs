@@ -85,6 +85,9 @@ impl Chain {
         };
         self.credentials.get(load).await.map_err(|miss| match miss {
             Miss::Failed(e) => e,
+            Miss::Expired => {
+                Unavailable::Failed("the chain gave credentials that had already expired".into())
+            }
             Miss::Backoff => Unavailable::Backoff,
         })
     }
@@ -233,6 +236,17 @@ mod tests {
         Ok(Credentials::new("AKIDLOADED", "s", None, None, "test"))
     }
 
+    fn expired() -> provider::Result {
+        let expired = SystemTime::now() - Duration::from_secs(1);
+        Ok(Credentials::new(
+            "AKIDSTALE",
+            "s",
+            None,
+            Some(expired),
+            "test",
+        ))
+    }
+
     /// Credentials as a load ten minutes ago left them, valid one more
     /// minute: inside the refresh margin.
     fn seed_due(chain: &Chain) {
@@ -301,6 +315,19 @@ mod tests {
             .filter(|(r, _)| matches!(r, Err(Unavailable::Backoff)))
             .count();
         assert_eq!((failed, backoff), (1, 2), "{results:?}");
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn credentials_given_already_expired_count_as_a_failed_load() {
+        let (chain, calls) = scripted(Some(Duration::ZERO), expired);
+        let first = chain.current().await;
+        assert!(
+            matches!(&first, Err(Unavailable::Failed(e)) if e.contains("already expired")),
+            "{first:?}"
+        );
+        let second = chain.current().await;
+        assert!(matches!(second, Err(Unavailable::Backoff)), "{second:?}");
         assert_eq!(calls.load(Ordering::SeqCst), 1);
     }
 }
