@@ -13,6 +13,10 @@
 //!   fetch ended; until then callers get what is still valid, else
 //!   [`Miss::Backoff`] at once. A fetch that gives a credential already
 //!   expired counts as failed ([`Miss::Expired`]).
+//! - A credential without an expiry (static keys, or session keys written
+//!   into a profile file) is fetched again [`NO_EXPIRY_REFRESH`] after it
+//!   was loaded, as the AWS SDKs' identity cache does, and used until a
+//!   fetch replaces it.
 //!
 //! The credential's own times are wall-clock ([`SystemTime`], as providers
 //! give expiries); the backoff is measured on tokio's clock.
@@ -30,6 +34,9 @@ use super::fetch::refresh_margin;
 
 /// How long after a failed fetch ended the next is tried.
 pub(crate) const RETRY_AFTER: Duration = Duration::from_secs(5);
+
+/// When a credential that does not say when it expires is fetched again.
+pub(crate) const NO_EXPIRY_REFRESH: Duration = Duration::from_secs(15 * 60);
 
 /// What one fetch gives: the credential and when it expires (`None`: the
 /// source does not say).
@@ -75,8 +82,8 @@ struct State<T> {
 
 struct Held<T> {
     value: T,
-    /// When to fetch again (`None`: never).
-    refresh_at: Option<SystemTime>,
+    /// When to fetch again.
+    refresh_at: SystemTime,
     /// When it stops being valid (`None`: never).
     expires: Option<SystemTime>,
 }
@@ -194,9 +201,7 @@ impl<T: Clone> Inner<T> {
         let now = SystemTime::now();
         let backoff = state.retry_at.is_some_and(|at| Instant::now() < at);
         match &state.held {
-            Some(held) if held.refresh_at.is_none_or(|at| now < at) => {
-                Look::Use(held.value.clone())
-            }
+            Some(held) if now < held.refresh_at => Look::Use(held.value.clone()),
             Some(held) if held.expires.is_none_or(|at| now < at) => {
                 if backoff {
                     Look::Use(held.value.clone())
@@ -233,14 +238,18 @@ impl<T: Clone> Inner<T> {
 
 impl<T> Held<T> {
     /// A credential loaded at `loaded`, fetched again [`refresh_margin`]
-    /// before it expires.
+    /// before it expires, or [`NO_EXPIRY_REFRESH`] after `loaded` when it
+    /// does not say.
     fn new(fetched: Fetched<T>, loaded: SystemTime) -> Held<T> {
-        let refresh_at = fetched.expires.map(|expires| {
-            let lifetime = expires.duration_since(loaded).unwrap_or(Duration::ZERO);
-            expires
-                .checked_sub(refresh_margin(lifetime))
-                .unwrap_or(expires)
-        });
+        let refresh_at = match fetched.expires {
+            Some(expires) => {
+                let lifetime = expires.duration_since(loaded).unwrap_or(Duration::ZERO);
+                expires
+                    .checked_sub(refresh_margin(lifetime))
+                    .unwrap_or(expires)
+            }
+            None => loaded + NO_EXPIRY_REFRESH,
+        };
         Held {
             value: fetched.value,
             refresh_at,

@@ -184,7 +184,7 @@ mod tests {
     use tokio::time::Instant;
 
     use super::*;
-    use crate::cloud::cache::RETRY_AFTER;
+    use crate::cloud::cache::{NO_EXPIRY_REFRESH, RETRY_AFTER};
 
     /// A provider that counts its calls and gives `answer` after `delay`
     /// (never, for `None`).
@@ -328,6 +328,28 @@ mod tests {
         );
         let second = chain.current().await;
         assert!(matches!(second, Err(Unavailable::Backoff)), "{second:?}");
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn credentials_without_an_expiry_are_loaded_again_after_15_minutes() {
+        let (chain, calls) = scripted(Some(Duration::ZERO), loaded);
+        let seed = |age: Duration| {
+            let creds = Credentials::new("AKIDSEEDED", "s", None, None, "test");
+            let loaded = SystemTime::now() - age;
+            chain.credentials.seed(creds, loaded, None);
+        };
+        let key = || async { chain.current().await.unwrap().access_key_id().to_string() };
+        seed(NO_EXPIRY_REFRESH - Duration::from_secs(60));
+        assert_eq!(key().await, "AKIDSEEDED");
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        assert_eq!(calls.load(Ordering::SeqCst), 0, "loaded again too soon");
+
+        seed(NO_EXPIRY_REFRESH + Duration::from_secs(60));
+        // Used while the load runs in the background, then replaced.
+        assert_eq!(key().await, "AKIDSEEDED");
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        assert_eq!(key().await, "AKIDLOADED");
         assert_eq!(calls.load(Ordering::SeqCst), 1);
     }
 }
