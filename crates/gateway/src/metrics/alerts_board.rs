@@ -15,6 +15,8 @@ use toolwarden_store::AlertTransition;
 
 /// The gauge of firing alerts.
 pub(crate) const ALERTS_FIRING: &str = "toolwarden_alerts_firing";
+/// Most `toolwarden_alerts_firing` series `/metrics` shows.
+pub(crate) const MAX_GAUGES: usize = 1000;
 /// Webhook notifications by outcome (`sent`, `failed`, `dropped`).
 pub(crate) const ALERT_NOTIFICATIONS_TOTAL: &str = "toolwarden_alert_notifications_total";
 
@@ -64,7 +66,8 @@ impl AlertsBoard {
     }
 
     /// `toolwarden_alerts_firing{rule,tool,model}` (1 firing, 0 resolved;
-    /// at most the 1000 latest alerts) and the notification counters.
+    /// at most [`MAX_GAUGES`] series: every firing alert first, then the
+    /// latest resolved ones) and the notification counters.
     pub(crate) fn render(&self, out: &mut String) {
         let s = self.read();
         if !s.running {
@@ -74,7 +77,15 @@ impl AlertsBoard {
             out,
             "# HELP {ALERTS_FIRING} Alerts firing now (1) or resolved (0), by rule, tool and model.\n# TYPE {ALERTS_FIRING} gauge"
         );
-        for a in s.states.iter().take(1000) {
+        // However many alerts have changed since, one still firing shows.
+        let firing = |a: &&AlertTransition| a.state == "firing";
+        let shown = s
+            .states
+            .iter()
+            .filter(firing)
+            .chain(s.states.iter().filter(|a| !firing(a)))
+            .take(MAX_GAUGES);
+        for a in shown {
             let _ = write!(out, "{ALERTS_FIRING}{{rule=\"");
             super::escape_label(&a.rule, out);
             out.push_str("\",tool=\"");
@@ -102,5 +113,45 @@ impl AlertsBoard {
                 n.load(Ordering::Relaxed)
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn alert(n: usize, state: &str) -> AlertTransition {
+        AlertTransition {
+            alert_key: format!("k{n}"),
+            seq: 1,
+            state: state.into(),
+            rule: "tool_failure_rate".into(),
+            tool: format!("tool{n}"),
+            model: "*".into(),
+            instance: String::new(),
+            value: 0.5,
+            threshold: 0.2,
+            volume: 10,
+            started_ms: 0,
+            at_ms: 0,
+            gateway: "gw".into(),
+        }
+    }
+
+    /// More alerts than the gauge shows, newest first as the store gives
+    /// them: the one old firing alert is still shown.
+    #[test]
+    fn a_firing_alert_shows_however_many_resolved_ones_are_newer() {
+        let board = AlertsBoard::default();
+        board.write().running = true;
+        let mut states: Vec<AlertTransition> =
+            (0..MAX_GAUGES + 1).map(|n| alert(n, "resolved")).collect();
+        states.push(alert(99_999, "firing"));
+        board.set_states(states, 0);
+        let mut out = String::new();
+        board.render(&mut out);
+        assert!(out.contains("tool=\"tool99999\",model=\"*\"} 1"), "{out}");
+        let series = out.lines().filter(|l| l.starts_with(ALERTS_FIRING)).count();
+        assert_eq!(series, MAX_GAUGES);
     }
 }
