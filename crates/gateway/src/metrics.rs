@@ -133,6 +133,15 @@ impl Metrics {
         }
     }
 
+    /// Alert notifications and spans handed to their exporters and not yet
+    /// delivered or given up: what a shutdown lets finish.
+    pub(crate) fn exports_pending(&self) -> (u64, u64) {
+        (
+            self.alerts.pending.load(Ordering::Relaxed),
+            self.otlp.pending.load(Ordering::Relaxed),
+        )
+    }
+
     /// Count one [`events`] event: the only way the request path counts.
     pub fn emit(&self, event: impl events::Event) {
         event.record(self);

@@ -258,6 +258,7 @@ impl RunningGateway {
                 "recording drained"
             );
         }
+        settle_exports(&self.shared.sinks.metrics, EXPORTS_SETTLE).await;
         report
     }
 
@@ -266,6 +267,32 @@ impl RunningGateway {
         shutdown_signal().await;
         tracing::info!("shutting down");
         self.shutdown().await;
+    }
+}
+
+/// How long a shutdown waits, after the recorder's drain, for the alert
+/// notifications and spans already handed to their exporters (the spans of
+/// the last records wait up to one OTLP flush interval, 1 s by default).
+const EXPORTS_SETTLE: Duration = Duration::from_secs(2);
+
+/// Waits until the exporters have delivered (or given up on) what they
+/// hold, or `within` has passed; what they still hold then is lost with
+/// the process, and said so.
+async fn settle_exports(metrics: &Metrics, within: Duration) {
+    let started = Instant::now();
+    let mut pending = metrics.exports_pending();
+    while pending != (0, 0) && started.elapsed() < within {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        pending = metrics.exports_pending();
+    }
+    let (notifications, spans) = pending;
+    if notifications + spans > 0 {
+        tracing::error!(
+            notifications,
+            spans,
+            ?within,
+            "alert notifications and spans not delivered when the shutdown ended: lost"
+        );
     }
 }
 

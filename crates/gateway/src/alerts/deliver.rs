@@ -79,7 +79,11 @@ impl Delivery {
         };
         let body = Bytes::from(body.to_string());
         for queue in &self.queues {
+            // Counted before it is queued: the worker may be done with it
+            // before `try_send` returns.
+            self.board.pending.fetch_add(1, Ordering::Relaxed);
             if queue.try_send(body.clone()).is_err() {
+                self.board.pending.fetch_sub(1, Ordering::Relaxed);
                 self.board.dropped.fetch_add(1, Ordering::Relaxed);
                 tracing::warn!("alert webhook queue full: notification dropped");
             }
@@ -98,24 +102,30 @@ struct Worker {
 impl Worker {
     async fn run(self, mut rx: mpsc::Receiver<Bytes>) {
         while let Some(body) = rx.recv().await {
-            let mut backoff = FIRST_BACKOFF;
-            for attempt in 0..=self.retries {
-                match self.post(body.clone()).await {
-                    Ok(()) => {
-                        self.board.sent.fetch_add(1, Ordering::Relaxed);
-                        break;
-                    }
-                    Err(why) => {
-                        self.board.attempts_failed.fetch_add(1, Ordering::Relaxed);
-                        let host = self.uri.host().unwrap_or("?");
-                        if attempt == self.retries {
-                            self.board.failed.fetch_add(1, Ordering::Relaxed);
-                            tracing::warn!(host, attempts = attempt + 1, %why, "alert webhook: giving up on a notification");
-                        } else {
-                            tracing::debug!(host, attempt, %why, "alert webhook failed; retrying");
-                            tokio::time::sleep(backoff).await;
-                            backoff = (backoff * 2).min(MAX_BACKOFF);
-                        }
+            self.deliver(body).await;
+            self.board.pending.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
+    /// POSTs `body`, retried with backoff; counts it sent or failed.
+    async fn deliver(&self, body: Bytes) {
+        let mut backoff = FIRST_BACKOFF;
+        for attempt in 0..=self.retries {
+            match self.post(body.clone()).await {
+                Ok(()) => {
+                    self.board.sent.fetch_add(1, Ordering::Relaxed);
+                    return;
+                }
+                Err(why) => {
+                    self.board.attempts_failed.fetch_add(1, Ordering::Relaxed);
+                    let host = self.uri.host().unwrap_or("?");
+                    if attempt == self.retries {
+                        self.board.failed.fetch_add(1, Ordering::Relaxed);
+                        tracing::warn!(host, attempts = attempt + 1, %why, "alert webhook: giving up on a notification");
+                    } else {
+                        tracing::debug!(host, attempt, %why, "alert webhook failed; retrying");
+                        tokio::time::sleep(backoff).await;
+                        backoff = (backoff * 2).min(MAX_BACKOFF);
                     }
                 }
             }

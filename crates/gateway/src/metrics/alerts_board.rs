@@ -33,6 +33,9 @@ pub(crate) struct AlertsBoard {
     pub dropped: AtomicU64,
     /// Failed attempts (each retry counts).
     pub attempts_failed: AtomicU64,
+    /// Notifications queued and not yet sent or given up (not rendered:
+    /// what a shutdown waits for).
+    pub(crate) pending: AtomicU64,
 }
 
 #[derive(Debug, Default)]

@@ -18,6 +18,9 @@ pub(crate) struct OtlpCounters {
     pub exported: AtomicU64,
     /// Spans lost: queue full, collector down or refusing.
     pub dropped: AtomicU64,
+    /// Spans queued and not yet exported or dropped (not rendered: what a
+    /// shutdown waits for).
+    pub(crate) pending: AtomicU64,
 }
 
 // === impl OtlpCounters ===

@@ -143,6 +143,7 @@ impl ExportingObserver {
         encode::frame_span(&mut batch.framed, scratch);
         batch.spans += 1;
         *spans += 1;
+        self.counters.pending.fetch_add(1, Ordering::Relaxed);
         let full = batch.spans >= self.batch;
         drop(pending);
         if full {
@@ -260,7 +261,9 @@ async fn export(
     n: u64,
     mut failing: bool,
 ) -> bool {
-    match post(client, config, body).await {
+    let posted = post(client, config, body).await;
+    counters.pending.fetch_sub(n, Ordering::Relaxed);
+    match posted {
         Ok(()) => {
             counters.exported.fetch_add(n, Ordering::Relaxed);
             if failing {

@@ -34,6 +34,11 @@ struct Receiver {
 
 impl Receiver {
     async fn start() -> Receiver {
+        Receiver::answering_after(Duration::ZERO).await
+    }
+
+    /// A receiver that keeps a body only after `delay` (then answers).
+    async fn answering_after(delay: Duration) -> Receiver {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("addr");
         let bodies = Arc::new(Mutex::new(Vec::new()));
@@ -45,6 +50,7 @@ impl Receiver {
                     let service = service_fn(move |req: http::Request<Incoming>| {
                         let keep = keep.clone();
                         async move {
+                            tokio::time::sleep(delay).await;
                             let body = req.into_body().collect().await?.to_bytes();
                             let value = serde_json::from_slice(&body)
                                 .unwrap_or_else(|e| panic!("webhook body is not JSON ({e})"));
@@ -267,4 +273,30 @@ async fn a_webhook_that_never_answers_does_not_slow_the_proxy() {
     );
     let api = api_alerts(&h).await;
     assert_eq!(api["notifications"]["sent"], 0, "{api:#}");
+}
+
+/// A notification on its way when the gateway stops is delivered before
+/// the shutdown returns (within its wait for the exporters), not lost with
+/// the process: its transition is claimed, so no other gateway would
+/// announce it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_notification_on_its_way_is_delivered_before_shutdown_returns() {
+    let hook = Receiver::answering_after(Duration::from_millis(800)).await;
+    let alerts = fast_alerts(vec![hook.url()], 4);
+    let mut h = Harness::with(MockOptions::default(), move |c| c.alerts = alerts).await;
+    rounds(&h, "alerts-stopping", 4, true).await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while api_alerts(&h).await["firing"]
+        .as_array()
+        .is_none_or(|f| f.is_empty())
+    {
+        assert!(Instant::now() < deadline, "no alert fired");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // The notification is on its way to the slow webhook now.
+    assert!(hook.bodies().is_empty());
+    let gateway = h.gateway.take().expect("running");
+    gateway.shutdown().await;
+    let statuses: Vec<Value> = hook.bodies().iter().map(|b| b["status"].clone()).collect();
+    assert_eq!(statuses, ["firing"], "delivered when shutdown returned");
 }

@@ -258,3 +258,23 @@ async fn a_dead_or_hanging_collector_costs_spans_not_time() {
         );
     }
 }
+
+/// The spans of the last records are exported before a shutdown returns
+/// (within its wait for the exporters), not left in the queue for the
+/// next flush, which a process that exits never reaches.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_last_spans_are_exported_before_shutdown_returns() {
+    let (addr, got) = collector().await;
+    let url = format!("http://{addr}");
+    let mut h = Harness::with(MockOptions::default(), move |c| {
+        let mut otlp = otlp(&url);
+        // As by default: a second between flushes.
+        otlp.flush = Duration::from_secs(1);
+        c.otlp = Some(otlp);
+    })
+    .await;
+    two_rounds(&h, "otel-shutdown").await;
+    let gateway = h.gateway.take().expect("running");
+    gateway.shutdown().await;
+    assert_eq!(spans(&got).len(), 6, "exported when shutdown returned");
+}
