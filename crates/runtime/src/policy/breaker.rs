@@ -315,7 +315,7 @@ impl Breaker {
     }
 
     fn open(&self, inner: &mut Inner, now: Instant) {
-        inner.open_until = Some(now + self.config.open_for);
+        inner.open_until = Some(super::later(now, self.config.open_for));
         inner.probes_in_flight = 0;
         inner.window.clear();
         inner.window_failures = 0;

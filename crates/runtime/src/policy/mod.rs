@@ -21,6 +21,14 @@ pub use loop_guard::LoopGuardConfig;
 pub use retry::RetryPolicy;
 pub use timeout::{TimeoutError, TimeoutPolicy};
 
+/// `at + d`, or thirty years from `at` when that does not fit (as tokio's
+/// own timers take "never"): a policy may be configured with
+/// [`Duration::MAX`] to mean "until reset".
+pub(crate) fn later(at: tokio::time::Instant, d: Duration) -> tokio::time::Instant {
+    const NEVER: Duration = Duration::from_secs(86_400 * 365 * 30);
+    at.checked_add(d).unwrap_or_else(|| at + NEVER)
+}
+
 /// A policy argument out of range.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid {setting}: {reason}")]

@@ -58,9 +58,12 @@ impl TimeoutPolicy {
             return Ok(output);
         }
         // Boxed: the timer only lives in the futures of tools that wait.
-        Box::pin(tokio::time::timeout_at(start + self.duration, fut))
-            .await
-            .map_err(|_| TimeoutError(self.duration))
+        Box::pin(tokio::time::timeout_at(
+            super::later(start, self.duration),
+            fut,
+        ))
+        .await
+        .map_err(|_| TimeoutError(self.duration))
     }
 }
 
@@ -95,6 +98,19 @@ mod tests {
         fn drop(&mut self) {
             self.0.store(true, Ordering::SeqCst);
         }
+    }
+
+    /// `Duration::MAX` means "never": the timer does not overflow.
+    #[tokio::test]
+    async fn the_longest_timeout_is_no_deadline() {
+        let policy = TimeoutPolicy::try_new(Duration::MAX).unwrap();
+        let out = policy
+            .run(async {
+                tokio::task::yield_now().await;
+                7
+            })
+            .await;
+        assert_eq!(out, Ok(7));
     }
 
     #[test]

@@ -121,3 +121,14 @@ fn bad_configs_are_rejected() {
     assert!(FailureRate::try_new(10, 11, 0.5).is_err());
     assert!(FailureRate::try_new(10, 5, 0.0).is_err());
 }
+
+/// Open "until reset" (`Duration::MAX`): opening does not overflow the
+/// clock, and the breaker stays open.
+#[test]
+fn the_longest_open_for_stays_open() {
+    let b = Breaker::new(BreakerConfig::try_new(1, Duration::MAX, 1).unwrap());
+    let t0 = Instant::now();
+    fail(&b, t0, 1);
+    assert_eq!(b.state(), BreakerState::Open);
+    assert!(rejected(&b, t0 + Duration::from_secs(86_400 * 365)) > Duration::from_secs(86_400));
+}
