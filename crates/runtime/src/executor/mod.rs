@@ -192,8 +192,19 @@ impl Executor {
         let (outcome, failed_kind) = self.run_primary(entry, call, ctx, start).await;
         match (&entry.policy.fallback, failed_kind) {
             (Some(fallback), Some(kind)) if !outcome.is_fatal() && Fallback::applies_to(&kind) => {
-                self.fall_back_boxed(entry, fallback, call, ctx, outcome, start)
-                    .await
+                let outcome = self
+                    .fall_back_boxed(entry, fallback, call, ctx, outcome, start)
+                    .await;
+                // The model got an answer: to the loop guard the call did
+                // not fail (else the fourth identical call would be
+                // refused, with no fallback for a refusal).
+                if outcome.error.is_none()
+                    && !self.loop_guard.is_empty()
+                    && let Ok(args) = parse_arguments(&call.arguments)
+                {
+                    self.loop_guard.record_success(guard_key(entry, &args));
+                }
+                outcome
             }
             _ => outcome,
         }

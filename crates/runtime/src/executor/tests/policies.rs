@@ -297,6 +297,30 @@ async fn fallbacks_to_a_tool_or_a_fixed_output() {
     assert_eq!((live.failures, live.fallbacks), (1, 1));
 }
 
+/// A call the fallback answers did not fail as far as the model knows:
+/// the loop guard does not count it, and the same call keeps getting the
+/// fallback's answer instead of a refusal.
+#[tokio::test(start_paused = true)]
+async fn calls_a_fallback_answers_are_not_refused_by_the_loop_guard() {
+    let ex = single(
+        failing("weather", counter(), || {
+            io::Error::new(io::ErrorKind::ConnectionRefused, "down")
+        }),
+        ToolPolicy::new()
+            .retry(RetryPolicy::none())
+            .fallback(Fallback::output(json!("cached"))),
+    );
+    for n in 1..=5 {
+        let o = ex
+            .execute(
+                &call(&format!("c{n}"), "weather", r#"{"path":"p"}"#),
+                &ctx(),
+            )
+            .await;
+        assert_eq!(o.output, Some(json!("cached")), "call {n}: {o:?}");
+    }
+}
+
 #[tokio::test]
 async fn aliases_run_the_tool_and_logs_show_both_names() {
     let (cap, _g) = Capture::install();
