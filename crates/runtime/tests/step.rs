@@ -186,6 +186,47 @@ async fn a_final_answer_has_no_calls_and_a_bad_body_is_an_error() {
     );
 }
 
+/// Anthropic's server tools (web search, MCP connectors) are answered by
+/// Anthropic in the same message: the step runs none of them and writes
+/// no result for them (a `tool_result` for a `srvtoolu_` id is refused),
+/// only for the client's own `tool_use` beside them.
+#[tokio::test]
+async fn server_tool_calls_are_not_run_or_answered() {
+    let ex = executor();
+    let ctx = Context::new();
+    let searched = json!({
+        "id": "msg_3", "type": "message", "role": "assistant", "model": "claude-sonnet-4",
+        "stop_reason": "end_turn", "content": [
+            {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search",
+                "input": {"query": "weather Oslo"}},
+            {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": []},
+            {"type": "mcp_tool_use", "id": "mcptoolu_1", "name": "read_file",
+                "server_name": "files", "input": {"path": "a.txt"}},
+            {"type": "mcp_tool_result", "tool_use_id": "mcptoolu_1", "content": []},
+            {"type": "text", "text": "It is sunny."}]
+    });
+    let step = ex
+        .step(Dialect::Anthropic, searched.to_string().as_bytes(), &ctx)
+        .await
+        .unwrap();
+    assert!(step.is_final(), "{:?}", step.calls);
+    assert!(step.messages.is_empty());
+
+    let mut mixed = searched.clone();
+    mixed["stop_reason"] = json!("tool_use");
+    mixed["content"].as_array_mut().unwrap().push(
+        json!({"type": "tool_use", "id": "toolu_1", "name": "read_file",
+            "input": {"path": "a.txt"}}),
+    );
+    let step = ex
+        .step(Dialect::Anthropic, mixed.to_string().as_bytes(), &ctx)
+        .await
+        .unwrap();
+    let ids: Vec<&str> = step.calls.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(ids, ["toolu_1"]);
+    assert_eq!(step.outcomes.len(), 1);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn executors_are_shared_across_spawned_tasks() {
     fn send_sync<T: Send + Sync>() {}

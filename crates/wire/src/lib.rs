@@ -75,7 +75,7 @@ pub use result::ResultContent;
 pub use stream::StreamParser;
 pub use view::{CallView, RequestView, ResponseView, ResultView, Usage};
 
-use toolwarden_core::ToolOutcome;
+use toolwarden_core::{ToolCall, ToolOutcome};
 
 /// Read every tool call and tool result of a request body.
 ///
@@ -186,6 +186,18 @@ pub fn response_view(dialect: Dialect, body: &[u8]) -> Result<ResponseView, Wire
         Dialect::Anthropic => anthropic::response_view(body),
         Dialect::Gemini => gemini::response_view(body),
         Dialect::BedrockConverse => bedrock_converse::response_view(body),
+    }
+}
+
+/// The tool calls of a response the client must run and answer: its
+/// [`response_view`]'s calls without the provider's own server tools
+/// (Anthropic's `server_tool_use` and `mcp_tool_use`, which Anthropic
+/// answers in the same message; the Responses API's hosted tools are not
+/// calls in its view already).
+pub fn client_calls(dialect: Dialect, body: &[u8]) -> Result<Vec<ToolCall>, WireError> {
+    match dialect {
+        Dialect::Anthropic => anthropic::client_calls(body),
+        _ => Ok(response_view(dialect, body)?.calls),
     }
 }
 

@@ -46,8 +46,9 @@ impl Executor {
         body: &[u8],
         ctx: &Context,
     ) -> Result<StepResult, StepError> {
-        let view = toolwarden_wire::response_view(dialect, body)?;
-        let calls = view.calls;
+        // Only the calls the client answers: a result for one of the
+        // provider's server tools would get the next request refused.
+        let calls = toolwarden_wire::client_calls(dialect, body)?;
         if calls.is_empty() {
             return Ok(StepResult {
                 calls,

@@ -57,17 +57,26 @@ pub(super) fn usage(u: Option<WireUsage>) -> Usage {
 }
 
 pub(crate) fn response_view(body: &[u8]) -> Result<ResponseView, WireError> {
+    view_of(body, |class| {
+        matches!(class, BlockClass::Call | BlockClass::ServerCall)
+    })
+}
+
+/// The calls the client must answer: `tool_use` blocks only. Server tools
+/// (`server_tool_use`, `mcp_tool_use`) are answered by Anthropic in the
+/// same message; a result for one of them would be refused.
+pub(crate) fn client_calls(body: &[u8]) -> Result<Vec<ToolCall>, WireError> {
+    Ok(view_of(body, |class| matches!(class, BlockClass::Call))?.calls)
+}
+
+/// The response's view, with the blocks `takes` as its calls.
+fn view_of(body: &[u8], takes: impl Fn(BlockClass) -> bool) -> Result<ResponseView, WireError> {
     let b: Body<'_> = serde_json::from_slice(body)?;
     let calls = b
         .content
         .unwrap_or_default()
         .into_iter()
-        .filter(|blk| {
-            matches!(
-                classify(&blk.kind),
-                BlockClass::Call | BlockClass::ServerCall
-            )
-        })
+        .filter(|blk| takes(classify(&blk.kind)))
         .map(|blk| ToolCall {
             id: blk.id.unwrap_or_default().into_owned(),
             name: blk.name.unwrap_or_default().into_owned(),
