@@ -280,8 +280,16 @@ fn snake(camel: &str) -> String {
 
 // === model-facing text ===
 
-/// What the model is told about a failure of `kind`.
+/// What the model is told about a failure of `kind`. URLs in it lose
+/// their credentials and queries ([`without_url_secrets`]): an HTTP
+/// client's error names the URL it fetched, API key and all.
 pub(crate) fn model_message(kind: &ErrorKind, summary: &str, cx: TextContext<'_>) -> String {
+    let summary = &*without_url_secrets(summary);
+    let resource = cx.resource.map(without_url_secrets);
+    let cx = TextContext {
+        resource: resource.as_deref(),
+        ..cx
+    };
     let n = cx.attempts;
     let hint = if cx.retryable {
         "Trying again later may help."
@@ -298,7 +306,9 @@ pub(crate) fn model_message(kind: &ErrorKind, summary: &str, cx: TextContext<'_>
     match kind {
         ErrorKind::NotAvailable => format!("Tool '{}' is not available.", cx.tool),
         ErrorKind::InvalidArguments => summary.to_string(),
-        ErrorKind::ResourceNotFound { resource: Some(r) } => format!("Resource not found: {r}"),
+        ErrorKind::ResourceNotFound { resource: Some(r) } => {
+            format!("Resource not found: {}", without_url_secrets(r))
+        }
         ErrorKind::ResourceNotFound { resource: None } => {
             format!("Resource not found ({summary})")
         }
@@ -338,6 +348,47 @@ pub(crate) fn model_message(kind: &ErrorKind, summary: &str, cx: TextContext<'_>
     }
 }
 
+/// `text` with every URL in it (`scheme://…`, up to a space, a quote or a
+/// bracket) cut to scheme, host and path: no `user:password@`, no
+/// `?query` (where API keys travel: `?key=`, `&appid=`), no `#fragment`.
+pub(crate) fn without_url_secrets(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains("://") {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("://") {
+        // The scheme: the letters, digits, `+ - .` just before `://`.
+        let scheme = rest[..at]
+            .rfind(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
+            .map_or(0, |i| i + 1);
+        out.push_str(&rest[..at + 3]);
+        let after = &rest[at + 3..];
+        let end = after
+            .find(|c: char| {
+                c.is_whitespace() || matches!(c, '"' | '\'' | '<' | '>' | ')' | ']' | '}' | '`')
+            })
+            .unwrap_or(after.len());
+        let url = &after[..end];
+        if scheme == at {
+            // No scheme before `://`: not a URL.
+            out.push_str(url);
+        } else {
+            let authority_end = url.find(['/', '?', '#']).unwrap_or(url.len());
+            let host = match url[..authority_end].rfind('@') {
+                Some(i) => &url[i + 1..authority_end],
+                None => &url[..authority_end],
+            };
+            out.push_str(host);
+            let path_end = url.find(['?', '#']).unwrap_or(url.len());
+            out.push_str(&url[authority_end.min(path_end)..path_end]);
+        }
+        rest = &after[end..];
+    }
+    out.push_str(rest);
+    std::borrow::Cow::Owned(out)
+}
+
 /// Whole seconds, rounded up, at least 1.
 pub(crate) fn ceil_secs(d: Duration) -> u64 {
     let s = d.as_secs() + u64::from(d.subsec_nanos() > 0);
@@ -346,6 +397,29 @@ pub(crate) fn ceil_secs(d: Duration) -> u64 {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn urls_lose_their_credentials_and_queries() {
+        use super::without_url_secrets as clean;
+        assert_eq!(clean("no url here"), "no url here");
+        assert_eq!(
+            clean(
+                "HTTP status client error (401 Unauthorized) for url (https://api.x/w?q=Paris&appid=SECRET)"
+            ),
+            "HTTP status client error (401 Unauthorized) for url (https://api.x/w)"
+        );
+        assert_eq!(
+            clean(
+                "error sending request for url (https://user:hunter2@db.example:5432/a/b#frag): refused"
+            ),
+            "error sending request for url (https://db.example:5432/a/b): refused"
+        );
+        assert_eq!(
+            clean("Resource not found: http://h/p?key=AIzaSECRET and ftp://h2/x"),
+            "Resource not found: http://h/p and ftp://h2/x"
+        );
+        assert_eq!(clean("odd :// text?a=b"), "odd :// text?a=b");
+    }
+
     use super::*;
 
     fn boxed(e: impl StdError + Send + Sync + 'static) -> BoxError {

@@ -321,6 +321,39 @@ async fn calls_a_fallback_answers_are_not_refused_by_the_loop_guard() {
     }
 }
 
+/// An HTTP client's error names the URL it fetched, API key and all; the
+/// model is told the URL without its query or credentials.
+#[tokio::test(start_paused = true)]
+async fn the_model_never_sees_a_urls_query_or_credentials() {
+    let ex = executor({
+        let mut r = Registry::new();
+        r.register(failing("weather", counter(), || {
+            HttpError::new(404).with_url("https://api.x/w?q=Paris&appid=SECRET")
+        }))
+        .unwrap();
+        r.register(failing("backend", counter(), || {
+            io::Error::new(
+                io::ErrorKind::ConnectionRefused,
+                "error sending request for url (https://bot:hunter2@api.y/v1?token=SECRET)",
+            )
+        }))
+        .unwrap();
+        r
+    });
+    for tool in ["weather", "backend"] {
+        let o = ex
+            .execute(&call("c", tool, r#"{"path":"p"}"#), &ctx())
+            .await;
+        let failure = o.error.expect("it failed");
+        let text = failure.model_message;
+        assert!(
+            !text.contains("SECRET") && !text.contains("hunter2"),
+            "{tool}: {text}"
+        );
+        assert!(text.contains("https://api."), "{tool}: {text}");
+    }
+}
+
 #[tokio::test]
 async fn aliases_run_the_tool_and_logs_show_both_names() {
     let (cap, _g) = Capture::install();
