@@ -22,7 +22,25 @@ pub fn file_and_env(config: Option<&Path>) -> Result<RawConfig, CmdError> {
         }
         None => RawConfig::default(),
     };
-    Ok(file.merge(RawConfig::from_env(std::env::vars())))
+    Ok(file.merge(RawConfig::from_env(environment()?.into_iter())))
+}
+
+/// The environment's variables that are text. `std::env::vars` panics on
+/// one that is not (any program's, or a `PWD` in a directory whose name is
+/// not UTF-8): those are skipped, as none is ours, except a `TOOLWARDEN_`
+/// one, which is an error naming it.
+fn environment() -> Result<Vec<(String, String)>, CmdError> {
+    let mut vars = Vec::new();
+    for (name, value) in std::env::vars_os() {
+        match (name.into_string(), value.into_string()) {
+            (Ok(name), Ok(value)) => vars.push((name, value)),
+            (Ok(name), Err(_)) if name.starts_with("TOOLWARDEN_") => {
+                return Err(CmdError(format!("{name}: the value is not valid UTF-8")));
+            }
+            _ => {}
+        }
+    }
+    Ok(vars)
 }
 
 /// The database URL: the layers' value, else [`DEFAULT_DATABASE`].

@@ -17,6 +17,8 @@
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
+#[macro_use]
+mod output;
 mod cmd;
 mod config;
 mod error;
@@ -82,8 +84,8 @@ enum Command {
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
-        /// List the misclassified rows.
-        #[arg(long)]
+        /// List the misclassified rows (not with --leave-one-out).
+        #[arg(long, conflicts_with = "leave_one_out")]
         mistakes: bool,
         /// An extra failure pattern (a regular expression); repeatable.
         #[arg(long = "pattern")]

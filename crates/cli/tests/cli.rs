@@ -301,3 +301,63 @@ fn check_and_repair_read_bedrock_converse_bodies() {
     let v: serde_json::Value = serde_json::from_slice(&again.stdout).unwrap();
     assert_eq!(v["results"].as_array().unwrap().len(), 2);
 }
+
+/// A variable that is not UTF-8 (another program's, or `PWD` in a
+/// directory with such a name) is skipped; a `TOOLWARDEN_` one is an
+/// error naming it. Neither panics.
+#[cfg(unix)]
+#[test]
+fn a_variable_that_is_not_utf8_is_skipped_or_named() {
+    use std::os::unix::ffi::OsStrExt;
+    let bad = std::ffi::OsStr::from_bytes(b"\xff\xfe");
+    let out = bin()
+        .args(["env", "--listen", "9000"])
+        .env("SOME_OTHER_PROGRAM", bad)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("9000"));
+    let out = bin()
+        .args(["env", "--listen", "9000"])
+        .env("TOOLWARDEN_WORKERS", bad)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("TOOLWARDEN_WORKERS") && !stderr.contains("panicked"),
+        "{stderr}"
+    );
+}
+
+/// A reader that goes away (`| head -1`) ends the output quietly: exit 0,
+/// no panic about a broken pipe.
+#[cfg(unix)]
+#[test]
+fn a_closed_pipe_ends_the_output_quietly() {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = bin()
+        .args(["env", "--listen", "9000"])
+        .stdout(writer)
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+/// `--mistakes` lists the rows of one evaluation; with `--leave-one-out`
+/// it has nothing to list and is refused, not ignored.
+#[test]
+fn eval_detector_refuses_mistakes_with_leave_one_out() {
+    let out = run_with_stdin(
+        &["eval-detector", "--leave-one-out", "--mistakes", "-"],
+        b"",
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--mistakes"), "{stderr}");
+}

@@ -89,9 +89,9 @@ pub fn run(args: AlertsArgs) -> Result<Outcome, CmdError> {
     let firing: Vec<AlertTransition> = states.into_iter().filter(|s| s.state == "firing").collect();
     if args.json {
         let doc = serde_json::json!({"firing": firing, "recent": recent});
-        println!("{}", serde_json::to_string_pretty(&doc)?);
+        outln!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
-        print!("{}", render(&firing, &recent));
+        out!("{}", render(&firing, &recent));
     }
     Ok(Outcome::Ok)
 }

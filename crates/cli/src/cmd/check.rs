@@ -25,9 +25,9 @@ pub fn run(dialect: Option<Dialect>, file: &Path, as_json: bool) -> Result<Outco
     let defects = toolwarden_wire::validate(dialect, &body)
         .map_err(|e| CmdError(format!("{}: {e}", file.display())))?;
     if as_json {
-        println!("{}", to_json(dialect, &view, &reads, &defects));
+        outln!("{}", to_json(dialect, &view, &reads, &defects));
     } else {
-        print!(
+        out!(
             "{}",
             render_table(dialect, &view, &reads, &defects, &detector)
         );

@@ -12,6 +12,6 @@ pub fn run(listen: Option<String>) -> Result<Outcome, CmdError> {
         .or(raw.listen)
         .unwrap_or_else(|| toolwarden_gateway::DEFAULT_LISTEN.to_string());
     let addr = toolwarden_gateway::parse_listen(&listen).map_err(CmdError)?;
-    print!("{}", toolwarden_gateway::env_lines(addr));
+    out!("{}", toolwarden_gateway::env_lines(addr));
     Ok(Outcome::Ok)
 }

@@ -44,12 +44,20 @@ pub fn run(
     let naive = eval::evaluate(&body, &Detector::naive())
         .map_err(|e| CmdError(format!("{}: {e}", label(files))))?;
     if as_json {
-        println!("{}", json!({ "detector": ours, "naive": naive }));
+        outln!("{}", json!({ "detector": ours, "naive": naive }));
         return Ok(Outcome::Ok);
     }
-    println!(
+    outln!(
         "{:<28} {:>6} {:>5} | {:>9} {:>7} {:>6} | {:>9} {:>7} {:>6}",
-        "group", "rows", "fail", "precision", "recall", "F1", "naive P", "naive R", "F1"
+        "group",
+        "rows",
+        "fail",
+        "precision",
+        "recall",
+        "F1",
+        "naive P",
+        "naive R",
+        "F1"
     );
     let groups = std::iter::once(&ours.overall)
         .chain(&ours.by_provider)
@@ -59,7 +67,7 @@ pub fn run(
             .chain(&naive.by_provider)
             .chain(&naive.by_source)
             .find(|s| s.group == g.group);
-        println!(
+        outln!(
             "{:<28} {:>6} {:>5} | {:>9} {:>7} {:>6} | {:>9} {:>7} {:>6}",
             g.group,
             g.rows,
@@ -73,9 +81,9 @@ pub fn run(
         );
     }
     if show_mistakes {
-        println!("\nmisclassified rows:");
+        outln!("\nmisclassified rows:");
         for m in &ours.mistakes {
-            println!(
+            outln!(
                 "  line {:>5} {:<9} {} {:<22} {}",
                 m.line,
                 m.provider,
@@ -102,16 +110,22 @@ pub fn run_leave_one_out(
     let held = holdout::leave_one_source_out(&bodies, &|_others| detector.clone())
         .map_err(|e| CmdError(format!("{}: {e}", label(files))))?;
     if as_json {
-        println!("{}", json!({ "leave_one_source_out": held }));
+        outln!("{}", json!({ "leave_one_source_out": held }));
         return Ok(Outcome::Ok);
     }
-    println!(
+    outln!(
         "{:<44} {:>6} {:>5} | {:>9} {:>7} | {:>9} {:>7}",
-        "held-out source", "rows", "fail", "precision", "recall", "naive P", "naive R"
+        "held-out source",
+        "rows",
+        "fail",
+        "precision",
+        "recall",
+        "naive P",
+        "naive R"
     );
     for h in &held {
         let d = &h.detector;
-        println!(
+        outln!(
             "{:<44} {:>6} {:>5} | {:>9} {:>7} | {:>9} {:>7}",
             h.source,
             d.rows,

@@ -84,9 +84,9 @@ pub fn run(args: StatsArgs) -> Result<Outcome, CmdError> {
         stats
     })?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&stats)?);
+        outln!("{}", serde_json::to_string_pretty(&stats)?);
     } else {
-        print!("{}", render(&stats, args.by));
+        out!("{}", render(&stats, args.by));
     }
     Ok(Outcome::Ok)
 }

@@ -1,0 +1,32 @@
+//! Standard output for the commands' results: [`out!`] and [`outln!`],
+//! `print!` and `println!` that return their error. A reader that went
+//! away (`toolwarden stats | head -1`) ends the output quietly, as for any
+//! command-line tool: `println!` panics on it, Rust ignoring SIGPIPE.
+
+use std::io::Write;
+
+use crate::error::CmdError;
+
+/// Writes `text` to standard output; a closed pipe is not an error.
+pub(crate) fn print(text: std::fmt::Arguments<'_>) -> Result<(), CmdError> {
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_fmt(text).and_then(|()| stdout.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(CmdError(format!("cannot write to standard output: {e}"))),
+    }
+}
+
+/// `print!`, returning the error with `?` (see the module docs).
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::output::print(format_args!($($arg)*))?
+    };
+}
+
+/// `println!`, returning the error with `?` (see the module docs).
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        $crate::output::print(format_args!("{}\n", format_args!($($arg)*)))?
+    };
+}
