@@ -261,10 +261,18 @@ impl<'l, 'a> Repairer<'l, 'a> {
         let mut exact = true;
         let m = &self.l.msgs[i];
         if !m.is_array {
+            // A string's text; `null` none; any other value (a number, an
+            // object: the API refuses them as content) as its JSON text, so
+            // that the block's `text` is a string.
             let t = m.content.get();
-            let empty = serde_json::from_str::<Str<'_>>(t).is_ok_and(|s| s.0.trim().is_empty());
-            if !empty {
-                tail.push(Piece::New(format!(r#"{{"type":"text","text":{t}}}"#)));
+            match serde_json::from_str::<Str<'_>>(t) {
+                Ok(s) if s.0.trim().is_empty() => {}
+                Ok(_) => tail.push(Piece::New(format!(r#"{{"type":"text","text":{t}}}"#))),
+                Err(_) if t.trim() == "null" => {}
+                Err(_) => tail.push(Piece::New(format!(
+                    r#"{{"type":"text","text":{}}}"#,
+                    json_string(t.trim())
+                ))),
             }
             return (tail, false);
         }

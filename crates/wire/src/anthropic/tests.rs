@@ -272,6 +272,32 @@ fn repaired_clean(b: &[u8]) -> (Vec<u8>, Vec<crate::Change>) {
     (out, r.changes)
 }
 
+/// The message after a call whose `content` is not text or blocks
+/// (`null`, a number, an object): the repaired message's `text` blocks
+/// are strings all the same (`null` gives none).
+#[test]
+fn repair_keeps_text_a_string_whatever_the_content_was() {
+    for content in [json!(null), json!(42), json!({"k": "v"})] {
+        let b = body(json!([
+            user_text("go"),
+            calls(&["a"]),
+            {"role": "user", "content": content.clone()}
+        ]));
+        let (out, _) = repaired_clean(&b);
+        let v: Value = serde_json::from_slice(&out).unwrap();
+        let blocks = v["messages"][2]["content"].as_array().unwrap().clone();
+        for block in &blocks {
+            if block["type"] == "text" {
+                assert!(block["text"].is_string(), "{content}: {v}");
+            }
+        }
+        let texts = blocks.iter().filter(|b| b["type"] == "text").count();
+        assert_eq!(texts, usize::from(!content.is_null()), "{content}: {v}");
+        // And a second repair changes nothing.
+        assert!(!repair(&out).unwrap().is_changed(), "{content}");
+    }
+}
+
 #[test]
 fn repair_inserts_error_results() {
     let b = body(json!([
