@@ -119,6 +119,23 @@ impl ToolPolicy {
         self
     }
 
+    /// The tool's effect may stand even when a call fails midway (it sends
+    /// an email, places an order, charges a card): a call that timed out or
+    /// whose connection broke is not retried, as it may have done its work.
+    /// Failures refused before any effect (rate limits, a circuit open)
+    /// still are. By default timeouts and network errors are retried.
+    pub fn not_idempotent(self) -> Self {
+        [ErrorKind::Timeout, ErrorKind::Network]
+            .iter()
+            .fold(self, |policy, kind| {
+                let once = Disposition {
+                    retryable: false,
+                    ..policy.disposition_of(kind)
+                };
+                policy.disposition(kind, once)
+            })
+    }
+
     /// Tell the model `text` for failures of `kind` instead of the default
     /// text. For [`ErrorKind::Internal`] this replaces "An unexpected error
     /// occurred while executing this tool".

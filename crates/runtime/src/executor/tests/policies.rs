@@ -354,6 +354,47 @@ async fn the_model_never_sees_a_urls_query_or_credentials() {
     }
 }
 
+/// A tool whose effect may stand when it fails midway runs once on a
+/// timeout or a broken connection; a rate limit is still retried.
+#[tokio::test(start_paused = true)]
+async fn a_tool_that_is_not_idempotent_is_not_retried_after_a_timeout() {
+    let midway: [fn() -> io::Error; 2] = [
+        || io::Error::new(io::ErrorKind::TimedOut, "midway"),
+        || io::Error::new(io::ErrorKind::ConnectionReset, "midway"),
+    ];
+    for make in midway {
+        let runs = counter();
+        let ex = single(
+            failing("send_email", runs.clone(), make),
+            ToolPolicy::new().not_idempotent(),
+        );
+        let o = ex
+            .execute(&call("c1", "send_email", r#"{"path":"p"}"#), &ctx())
+            .await;
+        assert!(o.error.is_some());
+        assert_eq!(count(&runs), 1, "{:?}", make().kind());
+    }
+    let runs = counter();
+    let ex = single(
+        failing("send_email", runs.clone(), || HttpError::new(429)),
+        ToolPolicy::new().not_idempotent(),
+    );
+    ex.execute(&call("c1", "send_email", r#"{"path":"p"}"#), &ctx())
+        .await;
+    assert_eq!(count(&runs), 4, "a rate limit is still retried");
+    // The default retries a timeout.
+    let runs = counter();
+    let ex = single(
+        failing("search", runs.clone(), || {
+            io::Error::new(io::ErrorKind::TimedOut, "slow")
+        }),
+        ToolPolicy::new(),
+    );
+    ex.execute(&call("c1", "search", r#"{"path":"p"}"#), &ctx())
+        .await;
+    assert_eq!(count(&runs), 4);
+}
+
 #[tokio::test]
 async fn aliases_run_the_tool_and_logs_show_both_names() {
     let (cap, _g) = Capture::install();
