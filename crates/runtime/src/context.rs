@@ -34,6 +34,14 @@ pub struct ContextBuilder {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WorkingDir(pub PathBuf);
 
+/// When the run must stop: in the context, every call still running then
+/// is stopped (its future dropped, as at a timeout) and gets its one
+/// result, a `cancelled` failure saying the run's deadline passed, so a
+/// `step` or a batch cut short by the run's deadline still answers every
+/// call. (Dropping the `step` future instead gives no results at all.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Deadline(pub tokio::time::Instant);
+
 /// The user on whose behalf a run acts; a common context value.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct User(pub String);

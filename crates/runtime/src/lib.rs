@@ -108,7 +108,7 @@ mod tool;
 mod validate;
 mod watch;
 
-pub use context::{Context, ContextBuilder, User, WorkingDir};
+pub use context::{Context, ContextBuilder, Deadline, User, WorkingDir};
 pub use errors::{FatalError, HttpError, UNEXPECTED_MESSAGE};
 pub use executor::{Executor, ExecutorConfig, StepError, StepResult};
 pub use health::{HealthReport, HealthThresholds, ToolHealth};

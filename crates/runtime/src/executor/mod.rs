@@ -138,8 +138,21 @@ impl Executor {
     }
 
     /// Run one call. Never panics; always returns its outcome (a failure
-    /// outcome carries what the model should be told).
+    /// outcome carries what the model should be told). With a
+    /// [`crate::Deadline`] in `ctx`, a call still running then is stopped
+    /// and its outcome is a `cancelled` failure.
     pub async fn execute(&self, call: &ToolCall, ctx: &Context) -> ToolOutcome {
+        let Some(&crate::Deadline(at)) = ctx.get::<crate::Deadline>() else {
+            return self.execute_now(call, ctx).await;
+        };
+        let start = Instant::now();
+        match tokio::time::timeout_at(at, self.execute_now(call, ctx)).await {
+            Ok(outcome) => outcome,
+            Err(_) => report::past_the_deadline(call, start),
+        }
+    }
+
+    async fn execute_now(&self, call: &ToolCall, ctx: &Context) -> ToolOutcome {
         let start = Instant::now();
         let Some(entry) = self.registry.resolve(&call.name) else {
             self.registry.count_unknown();

@@ -36,6 +36,27 @@ pub(super) fn blocked(entry: &Entry, n: u32) -> Failed {
     }
 }
 
+/// The outcome of a call still running when the run's
+/// [`crate::Deadline`] passed: stopped, not failed (the loop guard and
+/// the breaker do not count it).
+pub(super) fn past_the_deadline(call: &ToolCall, start: Instant) -> ToolOutcome {
+    let failure = ToolFailure {
+        kind: ErrorKind::Cancelled,
+        code: Some("run_deadline".into()),
+        technical_message: format!(
+            "the run's deadline passed after {} ms, before the call finished",
+            start.elapsed().as_millis()
+        ),
+        model_message: "The tool call was stopped: the run's time is up.".into(),
+        retryable: false,
+        fatal: false,
+    };
+    tracing::warn!(tool = %super::clip(&call.name, 200), call_id = %call.id, "tool call stopped at the run's deadline");
+    let mut outcome = ToolOutcome::failure(call.id.as_str(), call.name.as_str(), failure);
+    outcome.elapsed = start.elapsed();
+    outcome
+}
+
 impl Executor {
     /// The outcome for a name no tool or alias has.
     pub(super) fn unknown_tool(&self, call: &ToolCall, start: Instant) -> ToolOutcome {

@@ -194,3 +194,29 @@ async fn a_retry_wait_gives_its_concurrency_slot_back() {
     // "free" ran while "limited" waited out its Retry-After.
     assert_eq!(start.elapsed(), 10 * SEC);
 }
+
+/// A run's deadline in the context: calls still running then are stopped,
+/// and the batch still has one outcome per call (a `cancelled` one for
+/// those), in order; the finished ones keep theirs.
+#[tokio::test(start_paused = true)]
+async fn a_run_deadline_stops_calls_and_answers_each() {
+    let mut r = Registry::new();
+    r.register(mixed()).unwrap();
+    let ex = executor(r);
+    let calls = [
+        call("c1", "mixed", r#"{"mode":"ok"}"#),
+        call("c2", "mixed", r#"{"mode":"hang"}"#),
+        call("c3", "mixed", r#"{"mode":"ok"}"#),
+    ];
+    let started = Instant::now();
+    let ctx = Context::new().with(crate::Deadline(started + Duration::from_millis(50)));
+    let outcomes = ex.execute_batch(&calls, &ctx).await;
+    assert!(started.elapsed() < Duration::from_secs(1));
+    let ids: Vec<&str> = outcomes.iter().map(|o| o.call_id.as_str()).collect();
+    assert_eq!(ids, ["c1", "c2", "c3"]);
+    assert_eq!(outcomes[0].status, Status::Success);
+    assert_eq!(outcomes[2].status, Status::Success);
+    let stopped = outcomes[1].error.as_ref().expect("stopped");
+    assert_eq!(stopped.kind, toolwarden_core::ErrorKind::Cancelled);
+    assert_eq!(stopped.code.as_deref(), Some("run_deadline"));
+}
