@@ -1,4 +1,4 @@
-//! Standard output for the commands' results: [`out!`] and [`outln!`],
+//! Standard output for the commands' results: `out!` and `outln!`,
 //! `print!` and `println!` that return their error. A reader that went
 //! away (`toolwarden stats | head -1`) ends the output quietly, as for any
 //! command-line tool: `println!` panics on it, Rust ignoring SIGPIPE.
