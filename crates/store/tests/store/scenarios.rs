@@ -1029,3 +1029,49 @@ pub async fn newest_calls_of_a_long_session(db: TestDb) {
     let none = store.session_calls_newest("no-such", 10).await.unwrap();
     assert_eq!(none, SessionCalls::default());
 }
+
+/// More tools than `MAX_TOOL_ROWS`: the report keeps those with the most
+/// failures (then calls), its timeline only theirs, and says it was cut.
+pub async fn stats_keep_the_tools_with_the_most_failures(db: TestDb) {
+    let store = Store::open(&db.url).await.unwrap();
+    let (s, t0) = ("many-tools", 1_700_000_000_000);
+    let n = MAX_TOOL_ROWS + 5;
+    let mut events = vec![request("r", s, t0)];
+    for i in 0..n {
+        let (id, tool) = (format!("c{i}"), format!("tool{i:05}"));
+        events.push(Event::ToolCall(call("r", s, i as u32, &id, &tool, t0)));
+        // The last five fail: they are kept whatever their names.
+        let failed = i >= MAX_TOOL_ROWS;
+        let index = 1 + i as u32;
+        events.push(Event::ToolResult(result(
+            "r2",
+            s,
+            &id,
+            index,
+            Some(&tool),
+            failed,
+            t0 + 10,
+        )));
+    }
+    record_all(&store, &events).await;
+    let stats = store.stats(&all()).await.unwrap();
+    assert!(stats.truncated);
+    assert_eq!(stats.tools.len(), MAX_TOOL_ROWS);
+    assert!(stats.models.len() <= MAX_TOOL_ROWS);
+    let failing: Vec<&str> = stats
+        .tools
+        .iter()
+        .filter(|t| t.failures > 0)
+        .map(|t| t.tool.as_str())
+        .collect();
+    assert_eq!(failing.len(), 5, "{failing:?}");
+    let kept: std::collections::HashSet<&str> =
+        stats.tools.iter().map(|t| t.tool.as_str()).collect();
+    assert!(
+        stats
+            .timeline
+            .iter()
+            .all(|r| kept.contains(r.tool.as_str()))
+    );
+    assert!(!stats.timeline.is_empty());
+}
