@@ -86,8 +86,8 @@ pub use recorder::{
 pub use retention::{PG_STEP_LOCK, Prune, Pruned};
 pub use since::{SinceError, parse_since};
 pub use stats::{
-    CallRow, FailureRow, MAX_TOOL_ROWS, ModelRow, RepairRow, RequestTotals, SessionCalls,
-    SessionRow, Stats, StatsQuery, TimelineRow, ToolRow,
+    CallRow, FailureRow, ModelRow, RepairRow, RequestTotals, SessionCalls, SessionRow, Stats,
+    StatsQuery, TimelineRow, ToolRow,
 };
 pub use store::{
     DEFAULT_SQLITE_CACHE_KIB, DEFAULT_SQLITE_WRITER_CACHE_KIB, DEFAULT_SQLITE_WRITER_IDLE, Store,

@@ -47,17 +47,7 @@ pub struct Stats {
     /// Calls and failures per tool per time bucket (hours for windows up to
     /// two days, else days).
     pub timeline: Vec<TimelineRow>,
-    /// More tools than [`MAX_TOOL_ROWS`] (or (model, tool) pairs) were
-    /// called: `tools`, `models` and `timeline` keep those with the most
-    /// failures, then the most calls.
-    #[serde(default)]
-    pub truncated: bool,
 }
-
-/// Most rows of `tools` and of `models` in a [`Stats`]: a model that
-/// invents tool names, or an MCP server with hundreds of tools, would make
-/// every answer (and the dashboard's poll of it) grow with them.
-pub const MAX_TOOL_ROWS: usize = 1000;
 
 /// One tool's numbers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -168,8 +158,7 @@ fn tools_sql() -> String {
          SELECT tool, COUNT(*) AS c, {FAILED} AS f FROM tool_calls WHERE {FILTER} GROUP BY tool \
          UNION ALL SELECT tool, SUM(calls), SUM(failures) FROM dropped_tool_counts \
          WHERE {DROPPED_FILTER} GROUP BY tool) t \
-         GROUP BY tool ORDER BY 3 DESC, 2 DESC, 1 LIMIT {}",
-        MAX_TOOL_ROWS + 1
+         GROUP BY tool ORDER BY 3 DESC, 2 DESC, 1"
     )
 }
 fn models_sql() -> String {
@@ -179,8 +168,7 @@ fn models_sql() -> String {
          FROM tool_calls WHERE {FILTER} GROUP BY COALESCE(model, 'unknown'), tool \
          UNION ALL SELECT COALESCE(model, 'unknown'), tool, SUM(calls), SUM(failures) \
          FROM dropped_tool_counts WHERE {DROPPED_FILTER} GROUP BY COALESCE(model, 'unknown'), tool\
-         ) t GROUP BY m, tool ORDER BY 4 DESC, 3 DESC, 1, 2 LIMIT {}",
-        MAX_TOOL_ROWS + 1
+         ) t GROUP BY m, tool ORDER BY 4 DESC, 3 DESC, 1, 2"
     )
 }
 fn sessions_sql() -> String {
@@ -343,17 +331,7 @@ macro_rules! stats_fn {
                 .fetch_one(&mut *pool)
                 .await?;
             tx.commit().await?;
-            let (mut tools, mut models, mut timeline) = (tools, models, timeline);
-            let truncated = tools.len() > MAX_TOOL_ROWS || models.len() > MAX_TOOL_ROWS;
-            if truncated {
-                tools.truncate(MAX_TOOL_ROWS);
-                models.truncate(MAX_TOOL_ROWS);
-                let kept: std::collections::HashSet<&str> =
-                    tools.iter().map(|t| t.0.as_str()).collect();
-                timeline.retain(|row| kept.contains(row.0.as_str()));
-            }
             Ok(Stats {
-                truncated,
                 tools: tools
                     .into_iter()
                     .map(|(tool, c, f)| ToolRow {

@@ -92,19 +92,11 @@ pub fn run(args: StatsArgs) -> Result<Outcome, CmdError> {
 }
 
 fn render(stats: &Stats, by: By) -> String {
-    let mut out = match by {
+    match by {
         By::Tool => stats.render_table(),
         By::Model => by_model(stats),
         By::Session => by_session(stats),
-    };
-    if stats.truncated {
-        let _ = writeln!(
-            out,
-            "(more tools than {}: those with the most failures are shown)",
-            toolwarden_store::MAX_TOOL_ROWS
-        );
     }
-    out
 }
 
 fn by_model(stats: &Stats) -> String {
