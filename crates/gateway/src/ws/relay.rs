@@ -4,9 +4,9 @@
 //! side has more, so that the next event is not kept behind a parse); the
 //! loop ends when either side closes or breaks, and then closes the other
 //! side cleanly; or when the gateway stops, and then closes both (1001).
-//! A write that a side leaves waiting for `stall` (it reads nothing: a
-//! client stopped, or gone without a word) ends the loop as that side
-//! breaking, and so does the end of the grace period at shutdown; every
+//! A write (one message, or a flush) that a side leaves waiting for
+//! `stall` (it reads nothing: a client stopped, or gone without a word)
+//! ends the loop as that side breaking, and so does the end of the grace period at shutdown; every
 //! close is sent within a bound, so a socket never outlives them. A
 //! client's ping is answered (by the library) before its next message is
 //! read, so pings from a client that reads nothing cannot pile up pongs.
@@ -91,8 +91,8 @@ pub(crate) async fn run<C, U>(
             () = &mut force, if draining => break End::Stopping,
             () = &mut shutdown, if !draining => draining = true,
             frame = upstream.next_frame() => {
-                let relay = from_upstream(frame, &mut upstream, &mut client, &mut relayed);
-                if let Some(end) = within(relay, Side::Client, stall, force.as_mut()).await {
+                let bound = Bound { stall, force: force.as_mut() };
+                if let Some(end) = from_upstream(frame, &mut upstream, &mut client, &mut relayed, bound).await {
                     break end;
                 }
                 if relayed.len() >= BATCH {
@@ -105,8 +105,16 @@ pub(crate) async fn run<C, U>(
                 read_relayed(&mut turns, &mut relayed);
                 match frame {
                     Ok(frame) if frame.opcode() == OpCode::Ping => {
-                        // The library has queued the pong: written now.
-                        let pong = async { client.flush().await.err().map(|e| End::Broke(Side::Client, e)) };
+                        // The library has queued the pong: written now
+                        // (`poll_ready` sends what it queued, then the flush).
+                        let pong = async {
+                            let ready = std::future::poll_fn(|cx| client.poll_ready_unpin(cx)).await;
+                            let flushed = match ready {
+                                Ok(()) => client.flush().await,
+                                Err(e) => Err(e),
+                            };
+                            flushed.err().map(|e| End::Broke(Side::Client, e))
+                        };
                         if let Some(end) = within(pong, Side::Client, stall, force.as_mut()).await {
                             break end;
                         }
@@ -228,26 +236,40 @@ where
     }
 }
 
+/// How long one write may wait, and the end of the shutdown's grace
+/// period, which cuts it short (see [`within`]).
+struct Bound<'a, F> {
+    stall: Duration,
+    force: Pin<&'a mut F>,
+}
+
 /// Upstream frames: the one read, then those the socket has already
 /// read in (at most [`BATCH`]), each written to the client, one flush for
 /// them all; their payloads are left in `relayed`, to be read for the
 /// records (in order) once neither side has more; a close is passed on and
-/// ends the loop.
-async fn from_upstream<C, U>(
+/// ends the loop. Each write (a message taken by the client's socket, the
+/// flush) is bounded by `bound` on its own: a client reading slowly
+/// through a batch of large messages is not cut off for the batch's total.
+async fn from_upstream<C, U, F>(
     first: Result<Frame, WebSocketError>,
     upstream: &mut WebSocket<U>,
     client: &mut WebSocket<C>,
     relayed: &mut Vec<Bytes>,
+    mut bound: Bound<'_, F>,
 ) -> Option<End>
 where
     C: AsyncRead + AsyncWrite + Unpin,
     U: AsyncRead + AsyncWrite + Unpin,
+    F: Future<Output = ()>,
 {
     let mut frame = first;
     let mut end = None;
     for _ in 0..BATCH {
         end = match frame {
-            Ok(frame) => upstream_frame(frame, client, relayed).await,
+            Ok(frame) => {
+                let write = upstream_frame(frame, client, relayed);
+                within(write, Side::Client, bound.stall, bound.force.as_mut()).await
+            }
             Err(e) => Some(End::Broke(Side::Upstream, e)),
         };
         if end.is_some() {
@@ -260,11 +282,14 @@ where
         }
     }
     if end.is_none() {
-        end = client
-            .flush()
-            .await
-            .err()
-            .map(|e| End::Broke(Side::Client, e));
+        let flush = async {
+            client
+                .flush()
+                .await
+                .err()
+                .map(|e| End::Broke(Side::Client, e))
+        };
+        end = within(flush, Side::Client, bound.stall, bound.force.as_mut()).await;
     }
     end
 }

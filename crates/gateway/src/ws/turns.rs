@@ -127,7 +127,7 @@ impl Turns {
         // Most messages name no lane: only one that has the key is scanned.
         let lane = memchr::memmem::find(&payload, b"\"stream_id\"")
             .and_then(|_| read_event(&payload)?.lane)
-            .map(|l| crate::limits::clip_name(&l).into());
+            .map(|l| crate::limits::clip_id(&l).into());
         let mut outbound = Outbound::prepare(&self.shared, &self.route, base, payload, None);
         outbound.observation.sent();
         Outgoing::Turn(outbound.forward.clone(), Box::new(outbound), lane)
@@ -172,12 +172,14 @@ impl Turns {
             self.shared.sinks.metrics.unparsed_response("invalid");
         }
         let (kind, lane) = head.map_or((None, None), |h| (h.kind, h.lane));
+        // Bounded as the turn's lane was (`client_message`).
         let at = lane
             .as_deref()
+            .map(crate::limits::clip_id)
             .and_then(|l| {
                 self.pending
                     .iter()
-                    .position(|p| p.lane.as_deref() == Some(l))
+                    .position(|p| p.lane.as_deref() == Some(&*l))
             })
             .unwrap_or(0);
         let Some(turn) = self.pending.get_mut(at) else {

@@ -20,23 +20,24 @@ use crate::e2e::support::Harness;
 
 const AUTH: (&str, &str) = ("authorization", "Bearer sk-test");
 
-/// Lane `lane`'s call as a finished output item.
-fn call_item(lane: &str) -> Value {
-    json!({"type": "function_call", "id": format!("fc_{lane}"), "call_id": format!("call_{lane}"),
-        "name": format!("tool_{lane}"), "arguments": "{}", "status": "completed"})
+/// The `n`-th lane's call as a finished output item.
+fn call_item(n: usize) -> Value {
+    json!({"type": "function_call", "id": format!("fc_{n}"), "call_id": format!("call_{n}"),
+        "name": format!("tool_{n}"), "arguments": "{}", "status": "completed"})
 }
 
-/// The events of lane `lane`'s answer: created, its call, completed.
-fn events(lane: &str) -> [Value; 3] {
-    let id = format!("resp_{lane}");
+/// The events of the `n`-th lane's answer (`lane`): created, its call,
+/// completed.
+fn events(lane: &str, n: usize) -> [Value; 3] {
+    let id = format!("resp_{n}");
     [
         json!({"type": "response.created", "stream_id": lane, "sequence_number": 0,
             "response": {"id": id, "object": "response", "status": "in_progress", "output": []}}),
         json!({"type": "response.output_item.done", "stream_id": lane, "sequence_number": 1,
-            "output_index": 0, "item": call_item(lane)}),
+            "output_index": 0, "item": call_item(n)}),
         json!({"type": "response.completed", "stream_id": lane, "sequence_number": 2,
             "response": {"id": id, "object": "response", "status": "completed",
-                "model": "gpt-5", "output": [call_item(lane)],
+                "model": "gpt-5", "output": [call_item(n)],
                 "usage": {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15}}}),
     ]
 }
@@ -84,7 +85,7 @@ where
             Err(_) => return,
         }
     }
-    let [a, b] = [events(&lanes[0]), events(&lanes[1])];
+    let [a, b] = [events(&lanes[0], 0), events(&lanes[1], 1)];
     for e in [&a[0], &b[0], &a[1], &b[1], &b[2], &a[2]] {
         if socket.send(Frame::text(e.to_string())).await.is_err() {
             return;
@@ -95,13 +96,20 @@ where
 
 #[tokio::test]
 async fn each_lanes_events_go_to_its_own_turn() {
+    lanes_kept_apart("a", "b").await;
+    // Lanes over the 256 bytes a record keeps, alike but for their ends.
+    let long = "l".repeat(300);
+    lanes_kept_apart(&format!("{long}a"), &format!("{long}b")).await;
+}
+
+async fn lanes_kept_apart(a: &str, b: &str) {
     let upstream = lane_upstream().await;
     let mut h = Harness::with(MockOptions::default(), |c| {
         c.upstreams.openai = Upstream::parse(&upstream).unwrap();
     })
     .await;
     let mut ws = connect(&h.gw(), &[AUTH, ("session_id", "lanes")], false).await;
-    for lane in ["a", "b"] {
+    for lane in [a, b] {
         let create = json!({"type": "response.create", "stream_id": lane, "model": "gpt-5",
             "input": [{"role": "user", "content": format!("Task {lane}")}]});
         send_text(&mut ws, create.to_string()).await;
@@ -132,8 +140,8 @@ async fn each_lanes_events_go_to_its_own_turn() {
     assert_eq!(
         calls,
         [
-            ("call_a".to_string(), "resp_a".to_string()),
-            ("call_b".to_string(), "resp_b".to_string())
+            ("call_0".to_string(), "resp_0".to_string()),
+            ("call_1".to_string(), "resp_1".to_string())
         ],
         "{:#?}",
         h.events()
