@@ -374,14 +374,16 @@ pub(crate) fn without_url_secrets(text: &str) -> std::borrow::Cow<'_, str> {
             // No scheme before `://`: not a URL.
             out.push_str(url);
         } else {
-            let authority_end = url.find(['/', '?', '#']).unwrap_or(url.len());
-            let host = match url[..authority_end].rfind('@') {
-                Some(i) => &url[i + 1..authority_end],
-                None => &url[..authority_end],
-            };
-            out.push_str(host);
+            // Host and path: what precedes the query, after its last `@`
+            // (a password may hold a `/`; a path's own `@` loses what is
+            // before it, which errs on the safe side).
             let path_end = url.find(['?', '#']).unwrap_or(url.len());
-            out.push_str(&url[authority_end.min(path_end)..path_end]);
+            let before_query = &url[..path_end];
+            let host_and_path = match before_query.rfind('@') {
+                Some(i) => &before_query[i + 1..],
+                None => before_query,
+            };
+            out.push_str(host_and_path);
         }
         rest = &after[end..];
     }
@@ -418,6 +420,10 @@ mod tests {
             "Resource not found: http://h/p and ftp://h2/x"
         );
         assert_eq!(clean("odd :// text?a=b"), "odd :// text?a=b");
+        assert_eq!(
+            clean("https://bot:pa/ss@api.y/v1?token=S failed"),
+            "https://api.y/v1 failed"
+        );
     }
 
     use super::*;
