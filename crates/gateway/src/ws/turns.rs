@@ -98,13 +98,23 @@ impl Turns {
 
     /// Read a client text message.
     pub(crate) fn client_message(&self, payload: Bytes) -> Outgoing {
-        // `type` as the first or last member without a scan of the body;
-        // else the one-pass scan (a serializer that sorts keys puts `type`
-        // last, past the whole body); what it cannot read, as before.
-        let kind = edge_type(&payload)
+        // `type` as the first or last member without a scan of the body.
+        // The one-pass scan, at most once: for a `type` elsewhere (a
+        // serializer that sorts keys puts it last, past the whole body), or
+        // for the lane of a message that names one (most do not: only one
+        // with the key is scanned). What neither reads, as before.
+        let edge = edge_type(&payload);
+        let names_lane = memchr::memmem::find(&payload, b"\"stream_id\"").is_some();
+        let head = (edge.is_none() || names_lane)
+            .then(|| read_event(&payload))
+            .flatten();
+        let kind = edge
             .map(std::borrow::Cow::Borrowed)
-            .or_else(|| read_event(&payload).and_then(|h| h.kind))
+            .or_else(|| head.as_ref().and_then(|h| h.kind.clone()))
             .or_else(|| event_type(&payload));
+        let lane: Option<Box<str>> = head
+            .and_then(|h| h.lane)
+            .map(|l| crate::limits::clip_id(&l).into());
         match kind {
             // The HTTP path's parse reads (and counts) a bad body.
             Some(kind) if kind == "response.create" => {}
@@ -124,10 +134,6 @@ impl Turns {
             self.header_session.clone(),
             now_ms(),
         );
-        // Most messages name no lane: only one that has the key is scanned.
-        let lane = memchr::memmem::find(&payload, b"\"stream_id\"")
-            .and_then(|_| read_event(&payload)?.lane)
-            .map(|l| crate::limits::clip_id(&l).into());
         let mut outbound = Outbound::prepare(&self.shared, &self.route, base, payload, None);
         outbound.observation.sent();
         Outgoing::Turn(outbound.forward.clone(), Box::new(outbound), lane)

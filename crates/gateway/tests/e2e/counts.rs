@@ -307,12 +307,7 @@ async fn a_continuation_after_a_restart_finds_its_session_in_the_store() {
     assert_eq!((s.calls, s.failures), (2, 1));
     // Both requests in that session (the result alone would pair with its
     // call across sessions anyway: the request's own session is the test).
-    let sessions: Vec<Value> = h
-        .events()
-        .iter()
-        .filter(|e| e["type"] == "request")
-        .map(|e| e["session_id"].clone())
-        .collect();
+    let sessions = request_sessions(&h);
     assert_eq!(sessions.len(), 2);
     assert_eq!(sessions[0], sessions[1], "{sessions:?}");
     assert_eq!(sessions[0], s.session_id.as_str());
@@ -363,16 +358,20 @@ async fn continuations_of_long_response_ids_find_their_own_sessions() {
     for s in &stats.sessions {
         assert_eq!((s.calls, s.failures), (2, 1), "{s:?}");
     }
-    let sessions: Vec<Value> = h
-        .events()
-        .iter()
-        .filter(|e| e["type"] == "request")
-        .map(|e| e["session_id"].clone())
-        .collect();
+    let sessions = request_sessions(&h);
     assert_eq!(sessions.len(), 4);
     assert_ne!(sessions[0], sessions[1], "{sessions:?}");
     assert_eq!(sessions[2], sessions[0], "{sessions:?}");
     assert_eq!(sessions[3], sessions[1], "{sessions:?}");
+}
+
+/// The session of each request in the JSONL log, in order.
+fn request_sessions(h: &Harness) -> Vec<Value> {
+    h.events()
+        .iter()
+        .filter(|e| e["type"] == "request")
+        .map(|e| e["session_id"].clone())
+        .collect()
 }
 
 /// The headers and tools of the Responses conversations above.
