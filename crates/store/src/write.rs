@@ -449,14 +449,19 @@ macro_rules! write_batch_fn {
                         // inserting one result never gives another an unpaired
                         // call or a turn, so the order does not matter.
                         let recs: Vec<&ToolResultRecord> = rest.iter().map(|(_, r)| *r).collect();
-                        let (open_somewhere, turns) = bulk::open_ids_and_recorded_turns(conn, &recs, &nos).await?;
+                        let probes = bulk::open_ids_and_recorded_turns(conn, &recs, &nos).await?;
                         let no_turn = |r: &ToolResultRecord| {
-                            r.answers.is_none_or(|a| !turns.contains(&(r.session_id.clone(), a.turn)))
+                            r.answers.is_none_or(|a| !probes.turns.contains(&(r.session_id.clone(), a.turn)))
                         };
                         let mut plain = Vec::new();
-                        for (i, r) in rest {
+                        for (k, (i, r)) in rest.into_iter().enumerate() {
+                            if probes.resent.contains(&k) {
+                                // The same answer already counted, resent at
+                                // another position (`bulk::may_be_resent`).
+                                continue;
+                            }
                             match &r.tool {
-                                Some(tool) if !open_somewhere.contains(&r.call_id) && no_turn(r) => {
+                                Some(tool) if !probes.open.contains(&r.call_id) && no_turn(r) => {
                                     out[i] = Outcome::NewResult { tool: tool.clone(), exec_ms: r.exec_ms };
                                     plain.push((r, tool.as_str()));
                                 }

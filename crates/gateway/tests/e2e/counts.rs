@@ -365,6 +365,67 @@ async fn continuations_of_long_response_ids_find_their_own_sessions() {
     assert_eq!(sessions[3], sessions[1], "{sessions:?}");
 }
 
+/// A turn sent first as a continuation (its results alone, after
+/// `previous_response_id`) and then again as the whole history (as the
+/// OpenAI SDKs and the Codex CLI resend it after `previous_response_not_found`
+/// or over HTTP once a WebSocket broke): the same results at other
+/// positions. Each counts once; a later turn's results still count.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_resent_as_the_whole_history_counts_once() {
+    let opts = MockOptions {
+        calls_per_reply: 2,
+        ..MockOptions::default()
+    };
+    let mut h = Harness::with(opts, |_| {}).await;
+    let (headers, tools) = responses_setup();
+    let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let url = format!("{}/v1/responses", h.gw());
+    let user = json!({"role": "user", "content": "A trip to Lisbon, please."});
+    let body = json!({"model": "gpt-4.1", "store": true, "tools": tools, "input": [user]});
+    let r = post(&h.client, url.clone(), &headers, &body).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let calls = reply_calls(Kind::Responses, false, &r.body);
+    assert_eq!(calls.len(), 2, "{}", r.text());
+    let outputs: Vec<Value> = calls
+        .iter()
+        .zip(["Found it.", "Error: seat 7F is no longer available"])
+        .map(|(c, out)| json!({"type": "function_call_output", "call_id": c.id, "output": out}))
+        .collect();
+    let body = json!({"model": "gpt-4.1", "store": true, "tools": tools,
+        "previous_response_id": response_id(false, &r), "input": outputs});
+    let r2 = post(&h.client, url.clone(), &headers, &body).await;
+    assert_eq!(r2.status, 200, "{}", r2.text());
+    // The same turn again, as the whole history.
+    let mut history = vec![user];
+    history.extend(calls.iter().map(
+        |c| json!({"type": "function_call", "call_id": c.id, "name": c.name, "arguments": "{}"}),
+    ));
+    history.extend(outputs.iter().cloned());
+    let body = json!({"model": "gpt-4.1", "store": false, "tools": tools, "input": history});
+    let r3 = post(&h.client, url.clone(), &headers, &body).await;
+    assert_eq!(r3.status, 200, "{}", r3.text());
+    // And the next turn after it, as the whole history: new results count.
+    history.push(json!({"role": "user", "content": "And a hotel?"}));
+    let body = json!({"model": "gpt-4.1", "store": false, "tools": tools, "input": history});
+    let r4 = post(&h.client, url.clone(), &headers, &body).await;
+    assert_eq!(r4.status, 200, "{}", r4.text());
+    let next = reply_calls(Kind::Responses, false, &r4.body);
+    assert_eq!(next.len(), 2, "{}", r4.text());
+    history.extend(next.iter().map(
+        |c| json!({"type": "function_call", "call_id": c.id, "name": c.name, "arguments": "{}"}),
+    ));
+    history.extend(next.iter().map(
+        |c| json!({"type": "function_call_output", "call_id": c.id, "output": "Error: sold out"}),
+    ));
+    let body = json!({"model": "gpt-4.1", "store": false, "tools": tools, "input": history});
+    let r5 = post(&h.client, url, &headers, &body).await;
+    assert_eq!(r5.status, 200, "{}", r5.text());
+    let stats = h.finish().await;
+    assert_eq!(stats.sessions.len(), 1, "{:?}", stats.sessions);
+    let s = &stats.sessions[0];
+    assert_eq!((s.calls, s.failures), (4, 3), "{s:?}");
+}
+
 /// The session of each request in the JSONL log, in order.
 fn request_sessions(h: &Harness) -> Vec<Value> {
     h.events()

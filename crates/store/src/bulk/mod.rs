@@ -140,6 +140,49 @@ pub(crate) fn limits_per_id(call_ids: &[&str]) -> Vec<i64> {
         .collect()
 }
 
+/// What the probes of a batch's results that paired with nothing found
+/// (`open_ids_and_recorded_turns`, one per backend).
+#[derive(Debug, Default)]
+pub(crate) struct RestProbes {
+    /// Call ids with an open call anywhere.
+    pub open: HashSet<String>,
+    /// (session id, turn fingerprint) pairs with a recorded model turn.
+    pub turns: HashSet<(String, i64)>,
+    /// Positions, in the slice probed, of results [`resent`] already
+    /// answered in their session.
+    pub resent: HashSet<usize>,
+}
+
+/// The most answered calls of one (session, call id) that the probe for a
+/// resent result reads, the newest first (an id reused in one session for
+/// months costs no more than a fresh one): 64, as a literal for `concat!`
+/// into SQL texts.
+macro_rules! resent_probe_rows {
+    () => {
+        "64"
+    };
+}
+pub(crate) use resent_probe_rows;
+
+/// The same answer resent in another form. A result's key in the ledger is
+/// its session, call id and position in the conversation, and the same
+/// result can come again at another position: a Responses turn sent as a
+/// continuation (its results alone, after `previous_response_id`) and then
+/// again as the whole history, after `previous_response_not_found` or over
+/// HTTP once a WebSocket broke. Such a result finds no open call of its id
+/// in its session (the first copy answered it), and is counted once: it is
+/// resent when its session holds a recorded call of that id, among the
+/// newest [`resent_probe_rows!`], already answered with a result of the same
+/// size, verdict and excerpt. Only for call ids long enough to be unique
+/// ([`crate::write::MIN_GLOBAL_CALL_ID_LEN`]); short ones (`call_0` every
+/// turn) name another call each time, whose result must count. Only calls
+/// the store saw are matched, not result-only rows: a client whose calls
+/// the gateway never sees may reuse a long id with the same answer, and
+/// each such result is a new one.
+pub(crate) fn may_be_resent(r: &ToolResultRecord) -> bool {
+    r.call_id.len() >= crate::write::MIN_GLOBAL_CALL_ID_LEN
+}
+
 type CandidateRow = (i64, String, String, String, Option<i64>);
 
 fn candidates(rows: Vec<CandidateRow>) -> Vec<Candidate> {

@@ -463,15 +463,65 @@ pub(crate) async fn recorded_turns(
     Ok(rows.into_iter().collect())
 }
 
-/// For results that paired with no call of their session: the call ids
-/// with an open call anywhere and the (session, turn) pairs with a
-/// recorded turn (the SQLite writer's one-round-trip form; here the two
-/// lookups above).
+/// Of `results`, the positions of those [`super::may_be_resent`] whose
+/// session holds a recorded call of their id already answered with the
+/// same result (among its newest [`super::resent_probe_rows!`] calls of that
+/// id, by `tool_calls_call_session`).
+pub(crate) async fn resent_results(
+    conn: &mut PgConnection,
+    results: &[&ToolResultRecord],
+    nos: &SessionNos,
+) -> Result<HashSet<usize>, sqlx::Error> {
+    let probed: Vec<(usize, &&ToolResultRecord)> = results
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| super::may_be_resent(r))
+        .collect();
+    if probed.is_empty() {
+        return Ok(HashSet::new());
+    }
+    let col = |f: &dyn Fn(&ToolResultRecord) -> i64| -> Vec<i64> {
+        probed.iter().map(|(_, r)| f(r)).collect()
+    };
+    let found: Vec<i64> = sqlx::query_scalar(concat!(
+        "SELECT u.n FROM UNNEST($1::int8[], $2::text[], $3::int8[], $4::int8[], $5::int8[], \
+         $6::text[]) AS u(n, c, sn, b, f, e) WHERE EXISTS (SELECT 1 FROM \
+         (SELECT t.content_bytes, t.failed, t.excerpt, t.result_at_ms FROM tool_calls t \
+         WHERE t.session_no = u.sn AND t.call_id = u.c AND t.call_at_ms IS NOT NULL \
+         ORDER BY t.call_at_ms DESC LIMIT ",
+        super::resent_probe_rows!(),
+        ") AS a WHERE a.result_at_ms IS NOT NULL AND a.content_bytes = u.b \
+         AND a.failed = u.f AND a.excerpt IS NOT DISTINCT FROM u.e)"
+    ))
+    .bind(probed.iter().map(|(n, _)| *n as i64).collect::<Vec<i64>>())
+    .bind(
+        probed
+            .iter()
+            .map(|(_, r)| r.call_id.as_str())
+            .collect::<Vec<&str>>(),
+    )
+    .bind(nos.all(probed.iter().map(|(_, r)| r.session_id.as_str()))?)
+    .bind(col(&|r| int(r.content_bytes)))
+    .bind(col(&|r| i64::from(r.failed)))
+    .bind(
+        probed
+            .iter()
+            .map(|(_, r)| r.excerpt.as_deref())
+            .collect::<Vec<Option<&str>>>(),
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(found.into_iter().map(|n| n as usize).collect())
+}
+
+/// For results that paired with no call of their session, what
+/// [`super::RestProbes`] holds (the SQLite writer's one-round-trip form;
+/// here the lookups above).
 pub(crate) async fn open_ids_and_recorded_turns(
     conn: &mut PgConnection,
     results: &[&ToolResultRecord],
     nos: &SessionNos,
-) -> Result<(HashSet<String>, HashSet<(String, i64)>), sqlx::Error> {
+) -> Result<RestProbes, sqlx::Error> {
     let ids: Vec<&str> = results.iter().map(|r| r.call_id.as_str()).collect();
     let open = call_ids_with_unpaired_calls(conn, &ids).await?;
     let answering: Vec<(&str, i64)> = results
@@ -483,7 +533,12 @@ pub(crate) async fn open_ids_and_recorded_turns(
     } else {
         recorded_turns(conn, &answering, nos).await?
     };
-    Ok((open, turns))
+    let resent = resent_results(conn, results, nos).await?;
+    Ok(RestProbes {
+        open,
+        turns,
+        resent,
+    })
 }
 
 /// Results that pair with no call, each a row of its own under its

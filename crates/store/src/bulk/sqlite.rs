@@ -179,22 +179,34 @@ static PAIR_RESULTS: Shaped = Shaped::new(
      FROM u WHERE tool_calls.id = u.id",
 );
 
-/// Two `EXISTS` probes per result in one statement (one round trip), over
-/// results (`c`, `s`, `t`: call id, session number, turn fingerprint or NULL): is
-/// there an open call with its id anywhere (one probe of the open calls'
-/// index, however many there are, and of the parked calls' if none), and a
-/// recorded turn of its session it
-/// answers (one probe of `call_turns_by_fingerprint`). Per row that finds
-/// either: its index, then 0/1 for each.
+/// Three `EXISTS` probes per result in one statement (one round trip),
+/// over results (`c`, `s`, `t`: call id, session number, turn fingerprint
+/// or NULL; `g`, `b`, `f`, `e`: 1 when it [`super::may_be_resent`] else
+/// NULL, its size, verdict and excerpt): is there an open call with its id
+/// anywhere (one probe of the open calls' index, however many there are,
+/// and of the parked calls' if none), a recorded turn of its session it
+/// answers (one probe of `call_turns_by_fingerprint`), and a recorded call
+/// of its session with its id already answered with the same result (the
+/// newest [`super::resent_probe_rows!`] of `tool_calls_call_session`). Per
+/// row that finds any: its index, then 0/1 for each.
 static REST_PROBES: Shaped = Shaped::new(
-    &["c", "s", "t"],
-    "SELECT json_group_array(json_array(n, o, r)) FROM (SELECT u.n AS n, \
-     (EXISTS (SELECT 1 FROM tool_calls t INDEXED BY tool_calls_open \
-     WHERE t.call_id = u.c AND t.result_at_ms IS NULL AND t.parked = 0) \
-     OR EXISTS (SELECT 1 FROM tool_calls t INDEXED BY tool_calls_parked \
-     WHERE t.call_id = u.c AND t.result_at_ms IS NULL AND t.parked = 1)) AS o, \
-     (u.t IS NOT NULL AND EXISTS (SELECT 1 FROM call_turns ct \
-     WHERE ct.session_no = u.s AND ct.turn_fp = u.t)) AS r FROM u) WHERE o OR r",
+    &["c", "s", "t", "g", "b", "f", "e"],
+    concat!(
+        "SELECT json_group_array(json_array(n, o, r, d)) FROM (SELECT u.n AS n, \
+         (EXISTS (SELECT 1 FROM tool_calls t INDEXED BY tool_calls_open \
+         WHERE t.call_id = u.c AND t.result_at_ms IS NULL AND t.parked = 0) \
+         OR EXISTS (SELECT 1 FROM tool_calls t INDEXED BY tool_calls_parked \
+         WHERE t.call_id = u.c AND t.result_at_ms IS NULL AND t.parked = 1)) AS o, \
+         (u.t IS NOT NULL AND EXISTS (SELECT 1 FROM call_turns ct \
+         WHERE ct.session_no = u.s AND ct.turn_fp = u.t)) AS r, \
+         (u.g IS NOT NULL AND EXISTS (SELECT 1 FROM (SELECT t.content_bytes, t.failed, t.excerpt, \
+         t.result_at_ms FROM tool_calls t INDEXED BY tool_calls_call_session \
+         WHERE t.session_no = u.s AND t.call_id = u.c AND t.call_at_ms IS NOT NULL \
+         ORDER BY t.call_at_ms DESC LIMIT ",
+        super::resent_probe_rows!(),
+        ") AS newest WHERE newest.result_at_ms IS NOT NULL AND newest.content_bytes = u.b \
+         AND newest.failed = u.f AND newest.excerpt IS u.e)) AS d FROM u) WHERE o OR r OR d"
+    ),
 );
 
 static INSERT_ORPHAN_RESULTS: Shaped = Shaped::insert(
@@ -495,36 +507,42 @@ pub(crate) async fn pair_results(
         .await
 }
 
-/// For results that paired with no call of their session: the call ids
-/// with an open call anywhere and the (session, turn) pairs with a
-/// recorded turn, in one round trip ([`REST_PROBES`]).
+/// For results that paired with no call of their session, what
+/// [`super::RestProbes`] holds, in one round trip ([`REST_PROBES`]).
 pub(crate) async fn open_ids_and_recorded_turns(
     conn: &mut SqliteConnection,
     results: &[&ToolResultRecord],
     nos: &SessionNos,
-) -> Result<(HashSet<String>, HashSet<(String, i64)>), sqlx::Error> {
-    let found: Vec<(usize, i64, i64)> = REST_PROBES
+) -> Result<RestProbes, sqlx::Error> {
+    let found: Vec<(usize, i64, i64, i64)> = REST_PROBES
         .fetch_json(conn, results, |a, r| {
             a.add(r.call_id.as_str())?;
             a.add(nos.of(&r.session_id)?)?;
-            a.add(r.answers.map(|x| x.turn))
+            a.add(r.answers.map(|x| x.turn))?;
+            a.add(super::may_be_resent(r).then_some(1_i64))?;
+            a.add(int(r.content_bytes))?;
+            a.add(i64::from(r.failed))?;
+            a.add(r.excerpt.as_deref())
         })
         .await?;
-    let (mut open, mut turns) = (HashSet::new(), HashSet::new());
-    for (n, o, t) in found {
+    let mut probes = RestProbes::default();
+    for (n, o, t, d) in found {
         let r = results.get(n).ok_or_else(|| {
             sqlx::Error::Decode(
                 format!("row index {n} outside the {} rows bound", results.len()).into(),
             )
         })?;
         if o != 0 {
-            open.insert(r.call_id.clone());
+            probes.open.insert(r.call_id.clone());
         }
         if let (true, Some(a)) = (t != 0, r.answers) {
-            turns.insert((r.session_id.clone(), a.turn));
+            probes.turns.insert((r.session_id.clone(), a.turn));
+        }
+        if d != 0 {
+            probes.resent.insert(n);
         }
     }
-    Ok((open, turns))
+    Ok(probes)
 }
 
 /// Results that pair with no call, each a row of its own under its
@@ -607,7 +625,14 @@ mod tests {
         const OPEN: &[&str] = &["tool_calls_open", "tool_calls_parked"];
         let cases: [(String, &[&str]); 4] = [
             (UNPAIRED_CALLS.sql_for(4), OPEN),
-            (REST_PROBES.sql_for(4), OPEN),
+            (
+                REST_PROBES.sql_for(4),
+                &[
+                    "tool_calls_open",
+                    "tool_calls_parked",
+                    "tool_calls_call_session",
+                ],
+            ),
             (ORPHANS.sql_for(4), &["tool_calls_orphan"]),
             (ORPHANS_ANYWHERE.sql_for(4), &["tool_calls_orphan_by_time"]),
         ];
@@ -785,6 +810,8 @@ mod tests {
                         && !s.starts_with("SCAN v")
                         && !s.starts_with("SCAN u")
                         && !s.starts_with("SCAN (subquery")
+                        // The resent probe's newest calls: a bounded search first.
+                        && !s.starts_with("SCAN newest")
                         && !s.contains("CONSTANT ROWS")
                 })
                 .collect();

@@ -54,6 +54,7 @@ both!(parked_calls_still_pair);
 both!(parked_call_serves_the_second_result);
 both!(sessions_are_numbered_at_first_sight);
 both!(newest_calls_of_a_long_session);
+both!(a_result_resent_at_another_position_counts_once);
 both!(retention::retention_deletes_only_what_is_older);
 both!(retention::retention_on_an_empty_history);
 both!(retention::retention_keeps_a_session_revived_by_tool_events_alone);

@@ -1029,3 +1029,91 @@ pub async fn newest_calls_of_a_long_session(db: TestDb) {
     let none = store.session_calls_newest("no-such", 10).await.unwrap();
     assert_eq!(none, SessionCalls::default());
 }
+
+/// One answer resent at another position (a Responses turn sent as a
+/// continuation, then again as the whole history; or the other way round)
+/// counts once. What still counts: a short id answered again (`call_0`
+/// names a new call each turn), another answer to a long id, and a long id
+/// answered again where the store never saw its call.
+pub async fn a_result_resent_at_another_position_counts_once(db: TestDb) {
+    let store = Store::open(&db.url).await.unwrap();
+    let long = "call_Qm4x8ZtR2pLw9Vb1";
+    let other = "call_Hs7c2NkY5aDe3Fu8";
+    let mut a = call("r1", "s", 0, long, "lookup", 1000);
+    a.response_id = Some("resp_1".into());
+    let mut b = call("r1", "s", 1, other, "book", 1000);
+    b.response_id = Some("resp_1".into());
+    let continued = |id: &str, failed| {
+        let mut r = result("r2", "s", id, u32::from(failed), None, failed, 2000);
+        r.previous_response_id = Some("resp_1".into());
+        Event::ToolResult(r)
+    };
+    // Calls recorded; the continuation's results; then the whole history
+    // (results at positions 3 and 4); then the same whole history again.
+    record_all(
+        &store,
+        &[
+            Event::ToolCall(a),
+            Event::ToolCall(b),
+            continued(long, false),
+            continued(other, true),
+        ],
+    )
+    .await;
+    let whole = |req: &str, at| {
+        vec![
+            Event::ToolResult(result(req, "s", long, 3, None, false, at)),
+            Event::ToolResult(result(req, "s", other, 4, None, true, at)),
+        ]
+    };
+    let (counters, seen) = record_all(&store, &whole("r3", 3000)).await;
+    assert_eq!(counters.events_written, 2, "applied, as duplicates");
+    assert!(seen.results.lock().unwrap().is_empty(), "nothing new");
+    record_all(&store, &whole("r4", 4000)).await;
+    // In one batch with their calls' first answers, in the other order.
+    let c = "call_Zx3v5Bn7Mq9Lk2Jh";
+    let batch = [
+        Event::ToolCall(call("r5", "s", 0, c, "search", 5000)),
+        Event::ToolResult(result("r6", "s", c, 7, None, false, 5100)),
+        Event::ToolResult(result("r6", "s", c, 2, None, false, 5100)),
+    ];
+    record_one_batch(&store, &batch).await;
+    // Still counted: a short id's next answer; another answer to a long id;
+    // a long id answered twice with no recorded call.
+    let more = [
+        Event::ToolCall(call("r7", "s", 0, "call_0", "read", 6000)),
+        Event::ToolResult(result("r8", "s", "call_0", 1, Some("read"), false, 6100)),
+        Event::ToolResult(result("r9", "s", "call_0", 5, Some("read"), false, 6200)),
+        Event::ToolResult(result("r9", "s", long, 9, None, true, 6200)),
+        Event::ToolResult(result(
+            "r10",
+            "s",
+            "call_NeverSeen12345",
+            1,
+            Some("fetch"),
+            false,
+            7000,
+        )),
+        Event::ToolResult(result(
+            "r11",
+            "s",
+            "call_NeverSeen12345",
+            6,
+            Some("fetch"),
+            false,
+            7100,
+        )),
+    ];
+    record_all(&store, &more).await;
+    let stats = store.stats(&all()).await.unwrap();
+    let expected: BTreeMap<&str, (u64, u64)> = [
+        ("lookup", (2, 1)),
+        ("book", (1, 1)),
+        ("search", (1, 0)),
+        ("read", (2, 0)),
+        ("fetch", (2, 0)),
+    ]
+    .into_iter()
+    .collect();
+    assert_eq!(calls_and_failures(&stats), expected);
+}
