@@ -60,6 +60,11 @@ macro_rules! settings {
             /// reported by `validate`.
             #[serde(skip)]
             pub(super) problems: Vec<String>,
+            /// Settings whose text could not be read, by key: reported by
+            /// `validate` unless a higher layer sets the key (a bad
+            /// variable that a flag overrides does not stop `serve`).
+            #[serde(skip)]
+            pub(super) unread: std::collections::BTreeMap<&'static str, String>,
         }
 
         /// Every top-level setting, in the order of the README's table.
@@ -78,18 +83,27 @@ macro_rules! settings {
             pub(super) fn set_text(&mut self, key: &str, source: &str, text: &str) -> bool {
                 match key {
                     $( stringify!($key) => {
-                        self.$key = read_value(&mut self.problems, source, text);
+                        let key = stringify!($key);
+                        self.$key = read_value(source, text)
+                            .map_err(|problem| self.unread.insert(key, problem))
+                            .ok();
+                        if self.$key.is_some() {
+                            self.unread.remove(key);
+                        }
                         true
                     } )*
                     _ => false,
                 }
             }
 
-            /// Each setting `over` has replaces this one's.
+            /// Each setting `over` has, or could not read, replaces this
+            /// one's (its value and any problem reading it).
             pub(super) fn take_settings(&mut self, over: &mut RawConfig) {
-                $( if over.$key.is_some() {
+                $( if over.$key.is_some() || over.unread.contains_key(stringify!($key)) {
                     self.$key = over.$key.take();
+                    self.unread.remove(stringify!($key));
                 } )*
+                self.unread.append(&mut over.unread);
             }
         }
     };
@@ -241,10 +255,8 @@ impl Setting {
 
 // === impl SettingValue ===
 
-fn read_value<T: SettingValue>(problems: &mut Vec<String>, source: &str, text: &str) -> Option<T> {
-    T::read(text)
-        .map_err(|e| problems.push(format!("{source}={text:?}: {e}")))
-        .ok()
+fn read_value<T: SettingValue>(source: &str, text: &str) -> Result<T, String> {
+    T::read(text).map_err(|e| format!("{source}={text:?}: {e}"))
 }
 
 impl SettingValue for String {

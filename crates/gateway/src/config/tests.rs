@@ -282,6 +282,37 @@ fn a_bad_number_names_its_flag() {
     assert!(err.to_string().contains("--workers=\"many\""), "{err}");
 }
 
+/// A bad value in a lower layer does not stop the gateway when a higher
+/// one sets the same key; a bad value in the higher layer is reported,
+/// never replaced by the lower layer's good one.
+#[test]
+fn a_bad_value_a_higher_layer_overrides_is_not_an_error() {
+    let bad_env = || env(&[("TOOLWARDEN_WORKERS", "many"), ("TOOLWARDEN_REPAIR", "off")]);
+    let flags = RawConfig::from_flags([("workers", "2")].into_iter());
+    let config = bad_env().merge(flags).validate().unwrap();
+    assert_eq!(config.workers, 2);
+    assert_eq!(config.repair, RepairMode::Off);
+
+    let err = bad_env().validate().unwrap_err();
+    assert!(
+        err.to_string().contains("TOOLWARDEN_WORKERS=\"many\""),
+        "{err}"
+    );
+
+    let good_env = env(&[("TOOLWARDEN_WORKERS", "3")]);
+    let bad_flag = RawConfig::from_flags([("workers", "lots")].into_iter());
+    let err = good_env.merge(bad_flag).validate().unwrap_err();
+    let err = err.to_string();
+    assert!(err.contains("--workers=\"lots\""), "{err}");
+    // Bad in both: the flag's is the one reported.
+    let both = bad_env().merge(RawConfig::from_flags([("workers", "lots")].into_iter()));
+    let err = both.validate().unwrap_err().to_string();
+    assert!(
+        err.contains("--workers") && !err.contains("TOOLWARDEN_WORKERS"),
+        "{err}"
+    );
+}
+
 #[test]
 fn documented_defaults_are_the_applied_ones() {
     for (key, value) in super::validate::NUMBER_DEFAULTS {

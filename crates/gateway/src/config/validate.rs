@@ -90,7 +90,8 @@ pub(super) const NUMBER_DEFAULTS: &[(&str, u64)] = &[
 impl RawConfig {
     /// Check every value and apply defaults. All problems are reported at once.
     pub fn validate(mut self) -> Result<Config, ConfigError> {
-        let mut problems = std::mem::take(&mut self.problems);
+        let mut problems: Vec<String> = std::mem::take(&mut self.unread).into_values().collect();
+        problems.append(&mut self.problems);
         // --- issue 14: memory bounds ---
         let memory = memory::validate(&self, &mut problems);
         let listen = parse_listen(self.listen.as_deref().unwrap_or(DEFAULT_LISTEN))
