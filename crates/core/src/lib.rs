@@ -24,6 +24,7 @@ mod call;
 pub mod classify;
 mod error;
 mod outcome;
+pub mod redact;
 
 pub use call::{Basis, ToolCall, ToolResult, Verdict};
 pub use error::{Disposition, ErrorKind, ToolError};

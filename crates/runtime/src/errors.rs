@@ -281,11 +281,11 @@ fn snake(camel: &str) -> String {
 // === model-facing text ===
 
 /// What the model is told about a failure of `kind`. URLs in it lose
-/// their credentials and queries ([`without_url_secrets`]): an HTTP
+/// their credentials and queries ([`without_secrets`]): an HTTP
 /// client's error names the URL it fetched, API key and all.
 pub(crate) fn model_message(kind: &ErrorKind, summary: &str, cx: TextContext<'_>) -> String {
-    let summary = &*without_url_secrets(summary);
-    let resource = cx.resource.map(without_url_secrets);
+    let summary = &*without_secrets(summary);
+    let resource = cx.resource.map(without_secrets);
     let cx = TextContext {
         resource: resource.as_deref(),
         ..cx
@@ -307,7 +307,7 @@ pub(crate) fn model_message(kind: &ErrorKind, summary: &str, cx: TextContext<'_>
         ErrorKind::NotAvailable => format!("Tool '{}' is not available.", cx.tool),
         ErrorKind::InvalidArguments => summary.to_string(),
         ErrorKind::ResourceNotFound { resource: Some(r) } => {
-            format!("Resource not found: {}", without_url_secrets(r))
+            format!("Resource not found: {}", without_secrets(r))
         }
         ErrorKind::ResourceNotFound { resource: None } => {
             format!("Resource not found ({summary})")
@@ -348,47 +348,10 @@ pub(crate) fn model_message(kind: &ErrorKind, summary: &str, cx: TextContext<'_>
     }
 }
 
-/// `text` with every URL in it (`scheme://…`, up to a space, a quote or a
-/// bracket) cut to scheme, host and path: no `user:password@`, no
-/// `?query` (where API keys travel: `?key=`, `&appid=`), no `#fragment`.
-pub(crate) fn without_url_secrets(text: &str) -> std::borrow::Cow<'_, str> {
-    if !text.contains("://") {
-        return std::borrow::Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find("://") {
-        // The scheme: the letters, digits, `+ - .` just before `://`.
-        let scheme = rest[..at]
-            .rfind(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
-            .map_or(0, |i| i + 1);
-        out.push_str(&rest[..at + 3]);
-        let after = &rest[at + 3..];
-        let end = after
-            .find(|c: char| {
-                c.is_whitespace() || matches!(c, '"' | '\'' | '<' | '>' | ')' | ']' | '}' | '`')
-            })
-            .unwrap_or(after.len());
-        let url = &after[..end];
-        if scheme == at {
-            // No scheme before `://`: not a URL.
-            out.push_str(url);
-        } else {
-            // Host and path: what precedes the query, after its last `@`
-            // (a password may hold a `/`; a path's own `@` loses what is
-            // before it, which errs on the safe side).
-            let path_end = url.find(['?', '#']).unwrap_or(url.len());
-            let before_query = &url[..path_end];
-            let host_and_path = match before_query.rfind('@') {
-                Some(i) => &before_query[i + 1..],
-                None => before_query,
-            };
-            out.push_str(host_and_path);
-        }
-        rest = &after[end..];
-    }
-    out.push_str(rest);
-    std::borrow::Cow::Owned(out)
+/// `text` with its credentials cut ([`toolwarden_core::redact`]): URLs
+/// keep scheme, host and path; tokens, keys and named secrets go.
+pub(crate) fn without_secrets(text: &str) -> std::borrow::Cow<'_, str> {
+    toolwarden_core::redact::without_secrets(text)
 }
 
 /// Whole seconds, rounded up, at least 1.
@@ -401,7 +364,7 @@ pub(crate) fn ceil_secs(d: Duration) -> u64 {
 mod tests {
     #[test]
     fn urls_lose_their_credentials_and_queries() {
-        use super::without_url_secrets as clean;
+        use super::without_secrets as clean;
         assert_eq!(clean("no url here"), "no url here");
         assert_eq!(
             clean(

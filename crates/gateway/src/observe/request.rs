@@ -260,11 +260,21 @@ fn answers(
     })
 }
 
+/// The first [`EXCERPT_CHARS`] characters of a failed result, its
+/// credentials cut ([`toolwarden_core::redact`]): excerpts are stored,
+/// logged, shown and sent to webhooks. What is cut is read from twice the
+/// excerpt's length, so a URL or a key that starts within it and ends past
+/// it is still recognised.
 fn excerpt(content: &str) -> String {
-    match content.char_indices().nth(EXCERPT_CHARS) {
-        Some((i, _)) => content[..i].to_string(),
-        None => content.to_string(),
-    }
+    let first = |text: &str, n: usize| match text.char_indices().nth(n) {
+        Some((i, _)) => text[..i].to_string(),
+        None => text.to_string(),
+    };
+    let window = first(content, 2 * EXCERPT_CHARS);
+    first(
+        &toolwarden_core::redact::without_secrets(&window),
+        EXCERPT_CHARS,
+    )
 }
 
 #[cfg(test)]
@@ -458,6 +468,21 @@ mod tests {
         let ids: Vec<&String> = recorded.iter().map(|(id, _, _)| id).collect();
         assert!(ids.iter().all(|id| id.len() <= crate::limits::MAX_NAME_LEN));
         assert_ne!(ids[0], ids[1]);
+    }
+
+    #[test]
+    fn excerpts_lose_their_credentials() {
+        let text = format!(
+            "{}Error: 401 for url https://api.x/v1?appid=SECRET1 with Authorization: Bearer SECRET2abcdef",
+            "x".repeat(200)
+        );
+        let e = excerpt(&text);
+        assert!(!e.contains("SECRET"), "{e}");
+        assert!(e.contains("https://api.x/v1 with"), "{e}");
+        // A key that starts within the excerpt and ends past it.
+        let edge = format!("{} sk-{}", "y".repeat(EXCERPT_CHARS - 11), "k".repeat(40));
+        let e = excerpt(&edge);
+        assert!(!e.contains("sk-k") && e.ends_with(" [redacted]"), "{e}");
     }
 
     #[test]

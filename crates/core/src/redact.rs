@@ -1,0 +1,359 @@
+//! Credentials cut out of text that leaves a tool's hands: the runtime's
+//! model-facing messages and the gateway's failure excerpts (stored, logged
+//! as JSON lines, shown on the dashboard and sent to webhooks). Tools echo
+//! what they were given: an HTTP client's error names the URL it fetched
+//! (`?appid=…`, `user:password@`), a failed `curl -v` prints its
+//! `Authorization` header, a stack trace holds a config's `api_key=…`.
+//!
+//! [`without_secrets`] replaces:
+//! - in a URL (`scheme://…`): everything but scheme, host and path (no
+//!   `user:password@`, no `?query`, no `#fragment`);
+//! - the token after `Bearer ` / `Basic ` / `Token `;
+//! - keys recognisable by their prefix (`sk-…` for OpenAI and Anthropic,
+//!   `AIza…` Google, `ghp_…`/`github_pat_…` GitHub, `xoxb-…` Slack,
+//!   `AKIA…` AWS, and the like), with [`REDACTED`];
+//! - the value of a `name=value` or `name: value` pair whose name ends in
+//!   `key`, `token`, `secret`, `password` or `passwd` (`api_key=…`,
+//!   `"password": "…"`, `X-Api-Key: …`).
+//!
+//! It errs on the side of cutting: an excerpt that loses a harmless word
+//! is still an excerpt. The same text always gives the same output.
+
+use std::borrow::Cow;
+
+/// What a secret is replaced with.
+pub const REDACTED: &str = "[redacted]";
+
+/// Prefixes of API keys and tokens, each followed by at least
+/// [`MIN_KEY_TAIL`] characters of the key's alphabet.
+const KEY_PREFIXES: &[&str] = &[
+    "sk-",
+    "sk_live_",
+    "sk_test_",
+    "rk_live_",
+    "pk_live_",
+    "AIza",
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "github_pat_",
+    "glpat-",
+    "xoxb-",
+    "xoxp-",
+    "xoxa-",
+    "xapp-",
+    "AKIA",
+    "ASIA",
+    "hf_",
+    "npm_",
+    "ya29.",
+];
+
+/// How many characters must follow a key prefix for it to be a key (`sk-`
+/// alone, `ASIAN` or `task-1` are not).
+const MIN_KEY_TAIL: usize = 16;
+
+/// Words after which the next token is a credential.
+const SCHEMES: &[&str] = &["bearer", "basic", "token"];
+
+/// Endings of a name whose value is a credential.
+const SECRET_NAMES: &[&str] = &["key", "token", "secret", "password", "passwd"];
+
+/// `text` with the secrets described in the module's documentation replaced.
+pub fn without_secrets(text: &str) -> Cow<'_, str> {
+    let urls = without_url_secrets(text);
+    match without_tokens(&urls) {
+        Cow::Borrowed(_) => urls,
+        Cow::Owned(s) => Cow::Owned(s),
+    }
+}
+
+/// `text` with every URL in it (`scheme://…`, up to a space, a quote or a
+/// bracket) cut to scheme, host and path: no `user:password@`, no
+/// `?query` (where API keys travel: `?key=`, `&appid=`), no `#fragment`.
+pub fn without_url_secrets(text: &str) -> Cow<'_, str> {
+    if !text.contains("://") {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("://") {
+        // The scheme: the letters, digits, `+ - .` just before `://`.
+        let scheme = rest[..at]
+            .rfind(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
+            .map_or(0, |i| i + 1);
+        out.push_str(&rest[..at + 3]);
+        let after = &rest[at + 3..];
+        let end = after
+            .find(|c: char| {
+                c.is_whitespace() || matches!(c, '"' | '\'' | '<' | '>' | ')' | ']' | '}' | '`')
+            })
+            .unwrap_or(after.len());
+        let url = &after[..end];
+        if scheme == at {
+            // No scheme before `://`: not a URL.
+            out.push_str(url);
+        } else {
+            // Host and path: what precedes the query, after its last `@`
+            // (a password may hold a `/`; a path's own `@` loses what is
+            // before it, which errs on the safe side).
+            let path_end = url.find(['?', '#']).unwrap_or(url.len());
+            let before_query = &url[..path_end];
+            let host_and_path = match before_query.rfind('@') {
+                Some(i) => &before_query[i + 1..],
+                None => before_query,
+            };
+            out.push_str(host_and_path);
+        }
+        rest = &after[end..];
+    }
+    out.push_str(rest);
+    Cow::Owned(out)
+}
+
+/// A character of a token, key or credential value.
+fn is_token_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '~' | '+' | '/' | '=')
+}
+
+/// A character of a name (`api_key`, `X-Api-Key`).
+fn is_name_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '-' | '_')
+}
+
+/// A name ending in one of [`SECRET_NAMES`] as a word of its own: the
+/// whole name (`token`), after `_` or `-` (`api_key`, `X-Api-Key`), in
+/// camel case (`apiKey`, `accessToken`), or `apikey`. Not `monkey`.
+fn is_secret_name(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    if lower == "apikey" {
+        return true;
+    }
+    SECRET_NAMES.iter().any(|s| {
+        let Some(head) = lower.strip_suffix(s) else {
+            return false;
+        };
+        if head.is_empty() || head.ends_with(['_', '-']) {
+            return true;
+        }
+        // Camel case: the ending starts with a capital after a small letter.
+        let start = name.len() - s.len();
+        name[start..].starts_with(|c: char| c.is_ascii_uppercase())
+            && name[..start].ends_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+    })
+}
+
+/// Bearer tokens, prefixed keys and named secrets (not URLs).
+fn without_tokens(text: &str) -> Cow<'_, str> {
+    let mut out: Option<String> = None;
+    // Bytes of `text` already handled (copied to `out` or replaced).
+    let mut copied = 0;
+    let mut i = 0;
+    let bytes = text.as_bytes();
+    while i < bytes.len() {
+        // Only at the start of a word.
+        let word_start = i == 0 || !is_name_char(char::from(bytes[i - 1]));
+        if !word_start || !bytes[i].is_ascii_alphanumeric() {
+            i += 1;
+            continue;
+        }
+        if let Some((from, to)) = secret_at(text, i) {
+            let o = out.get_or_insert_with(|| String::with_capacity(text.len()));
+            o.push_str(&text[copied..from]);
+            o.push_str(REDACTED);
+            copied = to;
+            i = to;
+            continue;
+        }
+        // Skip the rest of the word.
+        while i < bytes.len() && is_name_char(char::from(bytes[i])) {
+            i += 1;
+        }
+    }
+    match out {
+        None => Cow::Borrowed(text),
+        Some(mut o) => {
+            o.push_str(&text[copied..]);
+            Cow::Owned(o)
+        }
+    }
+}
+
+/// The byte range of a secret whose word starts at `i`, if one does.
+fn secret_at(text: &str, i: usize) -> Option<(usize, usize)> {
+    let rest = &text[i..];
+    // A token ends at the first character not of its alphabet; a final
+    // `.` is the sentence's (a JWT's dots are inside it).
+    let token_end = |from: usize| {
+        let len = text[from..]
+            .find(|c: char| !is_token_char(c))
+            .unwrap_or(text.len() - from);
+        from + text[from..from + len].trim_end_matches('.').len()
+    };
+    // A key by its prefix.
+    for prefix in KEY_PREFIXES {
+        if rest.starts_with(prefix) {
+            let end = token_end(i + prefix.len());
+            if end - (i + prefix.len()) >= MIN_KEY_TAIL {
+                return Some((i, end));
+            }
+        }
+    }
+    let name_len = rest.find(|c: char| !is_name_char(c)).unwrap_or(rest.len());
+    let name = &rest[..name_len].to_ascii_lowercase();
+    let after = &rest[name_len..];
+    // `Bearer <token>`: the scheme stays, the token goes.
+    if SCHEMES.contains(&name.as_str()) && after.starts_with(' ') {
+        let from = i + name_len + 1;
+        let end = token_end(from);
+        if end - from >= 8 {
+            return Some((from, end));
+        }
+    }
+    // `name=value`, `name: value`, `"name": "value"`.
+    if is_secret_name(&rest[..name_len]) {
+        let sep = after
+            .strip_prefix('"')
+            .or_else(|| after.strip_prefix('\''))
+            .unwrap_or(after);
+        let value = sep
+            .strip_prefix('=')
+            .or_else(|| sep.strip_prefix(':'))?
+            .trim_start_matches(' ');
+        let value = value
+            .strip_prefix('"')
+            .or_else(|| value.strip_prefix('\''))
+            .unwrap_or(value);
+        let from = text.len() - value.len();
+        let end = from
+            + value
+                .find(|c: char| {
+                    c.is_whitespace() || matches!(c, '"' | '\'' | ',' | ';' | '&' | '}' | ')')
+                })
+                .unwrap_or(value.len());
+        if end > from {
+            return Some((from, end));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_lose_their_credentials_and_queries() {
+        let clean = without_url_secrets;
+        assert_eq!(clean("no url here"), "no url here");
+        assert_eq!(
+            clean(
+                "HTTP status client error (401 Unauthorized) for url (https://api.x/w?q=Paris&appid=SECRET)"
+            ),
+            "HTTP status client error (401 Unauthorized) for url (https://api.x/w)"
+        );
+        assert_eq!(
+            clean(
+                "error sending request for url (https://user:hunter2@db.example:5432/a/b#frag): refused"
+            ),
+            "error sending request for url (https://db.example:5432/a/b): refused"
+        );
+        assert_eq!(
+            clean("postgres://app:pa/ss@db:5432/x?sslmode=require"),
+            "postgres://db:5432/x"
+        );
+        assert_eq!(clean("a :// b"), "a :// b");
+    }
+
+    #[test]
+    fn tokens_keys_and_named_secrets_are_cut() {
+        let cases = [
+            (
+                "401: header Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.e30.abc was refused",
+                "401: header Authorization: Bearer [redacted] was refused",
+            ),
+            (
+                "Incorrect API key provided: sk-proj-AbCdEfGhIjKlMnOpQrStUv. You can find",
+                "Incorrect API key provided: [redacted]. You can find",
+            ),
+            (
+                "key AIzaSyA1234567890abcdefghijklmnopqrstu is invalid",
+                "key [redacted] is invalid",
+            ),
+            (
+                "export GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123",
+                "export GITHUB_TOKEN=[redacted]",
+            ),
+            (
+                "api_key=abc123&units=metric",
+                "api_key=[redacted]&units=metric",
+            ),
+            (
+                r#"{"user": "ann", "password": "hunter2", "ok": false}"#,
+                r#"{"user": "ann", "password": "[redacted]", "ok": false}"#,
+            ),
+            (
+                "X-Api-Key: 0123456789abcdef\nnext",
+                "X-Api-Key: [redacted]\nnext",
+            ),
+            (
+                "AWS key AKIAIOSFODNN7EXAMPLE denied",
+                "AWS key [redacted] denied",
+            ),
+        ];
+        for (text, want) in cases {
+            assert_eq!(without_secrets(text), want, "{text}");
+        }
+    }
+
+    #[test]
+    fn ordinary_text_is_left_alone() {
+        for text in [
+            "Error: ENOENT: no such file or directory, open '/tmp/x'",
+            "max_tokens=1024 exceeded; task-1234567890abcdefghij failed",
+            "Unexpected token } in JSON at position 5",
+            "The ASIAN market and the sk- prefix, Bearer abc",
+            "monkey: banana",
+            "",
+            "ünïcödé café ✓ token=",
+        ] {
+            assert!(
+                matches!(without_secrets(text), Cow::Borrowed(_)),
+                "{text}: {}",
+                without_secrets(text)
+            );
+        }
+    }
+
+    #[test]
+    fn any_text_is_handled_without_panicking() {
+        // Every split point of text mixing multi-byte characters with the
+        // patterns' starts.
+        let text = "é sk-ü AIza€ Bearer ü key=é token:\"€ https://ü@é/?k=€ passwd='x";
+        for (i, _) in text.char_indices() {
+            let _ = without_secrets(&text[i..]);
+            let _ = without_secrets(&text[..i]);
+        }
+    }
+
+    proptest::proptest! {
+        /// Any text: no panic, the same answer twice, and a text with
+        /// nothing to cut comes back as it was; a key put anywhere is cut.
+        #[test]
+        fn redaction_holds_on_any_text(
+            text in "[ -~éü€\\n]{0,200}",
+            at in 0usize..200,
+        ) {
+            let once = without_secrets(&text).into_owned();
+            proptest::prop_assert_eq!(&once, &without_secrets(&text).into_owned());
+            let at = text.char_indices().map(|(i, _)| i).nth(at).unwrap_or(text.len());
+            let planted = format!("{} sk-abcdefghijklmnopqrstuv {}", &text[..at], &text[at..]);
+            proptest::prop_assert!(
+                !without_secrets(&planted).contains("sk-abcdefghijklmnopqrstuv"),
+                "{}", planted
+            );
+        }
+    }
+}
