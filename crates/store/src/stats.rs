@@ -143,67 +143,108 @@ pub struct CallRow {
     pub excerpt: Option<String>,
 }
 
-const FILTER: &str = "($1 IS NULL OR at_ms >= $1) AND ($2 IS NULL OR tool = $2) \
-    AND ($3 IS NULL OR model = $3) AND ($4 IS NULL OR session_id = $4)";
+/// The window's test on `at_ms` (`$1`, the window's start). With a window
+/// it is `at_ms >= $1` alone, so that the time indexes are searched
+/// (`tool_calls_at`, `requests_at`, `dropped_tool_counts_at`): neither
+/// backend's planner uses an index for `$1 IS NULL OR at_ms >= $1`, and a
+/// report of the last 15 minutes read every row ever recorded (the
+/// dashboard asks every 2 s). Without one, every row is read anyway.
+fn in_window(windowed: bool, column: &str) -> String {
+    if windowed {
+        format!("{column} >= $1")
+    } else {
+        format!("($1 IS NULL OR {column} >= $1)")
+    }
+}
+
+/// The filters of a report's `tool_calls` rows. A model filter of
+/// `unknown` finds the rows without a model, as the reports name them.
+fn filter(windowed: bool) -> String {
+    format!(
+        "{} AND ($2 IS NULL OR tool = $2) \
+         AND ($3 IS NULL OR COALESCE(model, 'unknown') = $3) AND ($4 IS NULL OR session_id = $4)",
+        in_window(windowed, "at_ms")
+    )
+}
 const FAILED: &str = "SUM(CASE WHEN failed = 1 THEN 1 ELSE 0 END)";
-/// [`FILTER`] for `dropped_tool_counts` (issue 14: the per-tool counts of
+/// [`filter`] for `dropped_tool_counts` (issue 14: the per-tool counts of
 /// events not written in detail, added to the detailed ones): it has no
 /// sessions, so a session filter leaves it out.
-const DROPPED_FILTER: &str = "($1 IS NULL OR at_ms >= $1) AND ($2 IS NULL OR tool = $2) \
-    AND ($3 IS NULL OR model = $3) AND $4 IS NULL";
+fn dropped_filter(windowed: bool) -> String {
+    format!(
+        "{} AND ($2 IS NULL OR tool = $2) \
+         AND ($3 IS NULL OR COALESCE(model, 'unknown') = $3) AND $4 IS NULL",
+        in_window(windowed, "at_ms")
+    )
+}
 
-fn tools_sql() -> String {
+fn tools_sql(w: bool) -> String {
+    let (filter, dropped_filter) = (filter(w), dropped_filter(w));
     format!(
         "SELECT tool, CAST(SUM(c) AS BIGINT), CAST(SUM(f) AS BIGINT) FROM (\
-         SELECT tool, COUNT(*) AS c, {FAILED} AS f FROM tool_calls WHERE {FILTER} GROUP BY tool \
+         SELECT tool, COUNT(*) AS c, {FAILED} AS f FROM tool_calls WHERE {filter} GROUP BY tool \
          UNION ALL SELECT tool, SUM(calls), SUM(failures) FROM dropped_tool_counts \
-         WHERE {DROPPED_FILTER} GROUP BY tool) t \
+         WHERE {dropped_filter} GROUP BY tool) t \
          GROUP BY tool ORDER BY 3 DESC, 2 DESC, 1"
     )
 }
-fn models_sql() -> String {
+fn models_sql(w: bool) -> String {
+    let (filter, dropped_filter) = (filter(w), dropped_filter(w));
     format!(
         "SELECT m, tool, CAST(SUM(c) AS BIGINT), CAST(SUM(f) AS BIGINT) FROM (\
          SELECT COALESCE(model, 'unknown') AS m, tool, COUNT(*) AS c, {FAILED} AS f \
-         FROM tool_calls WHERE {FILTER} GROUP BY COALESCE(model, 'unknown'), tool \
+         FROM tool_calls WHERE {filter} GROUP BY COALESCE(model, 'unknown'), tool \
          UNION ALL SELECT COALESCE(model, 'unknown'), tool, SUM(calls), SUM(failures) \
-         FROM dropped_tool_counts WHERE {DROPPED_FILTER} GROUP BY COALESCE(model, 'unknown'), tool\
+         FROM dropped_tool_counts WHERE {dropped_filter} GROUP BY COALESCE(model, 'unknown'), tool\
          ) t GROUP BY m, tool ORDER BY 4 DESC, 3 DESC, 1, 2"
     )
 }
-fn sessions_sql() -> String {
+fn sessions_sql(w: bool) -> String {
+    let filter = filter(w);
     format!(
         "SELECT session_id, COUNT(*), {FAILED}, MIN(at_ms), MAX(COALESCE(result_at_ms, at_ms)) \
-         FROM tool_calls WHERE {FILTER} GROUP BY session_id HAVING {FAILED} > 0 \
+         FROM tool_calls WHERE {filter} GROUP BY session_id HAVING {FAILED} > 0 \
          ORDER BY 5 DESC, 1 LIMIT $5"
     )
 }
-fn failures_sql() -> String {
+fn failures_sql(w: bool) -> String {
+    let filter = filter(w);
     format!(
         "SELECT COALESCE(result_at_ms, at_ms), session_id, model, tool, call_id, \
-         COALESCE(basis, 'none'), excerpt FROM tool_calls WHERE failed = 1 AND {FILTER} \
+         COALESCE(basis, 'none'), excerpt FROM tool_calls WHERE failed = 1 AND {filter} \
          ORDER BY 1 DESC, id DESC LIMIT $5"
     )
 }
-fn timeline_sql() -> String {
+fn timeline_sql(w: bool) -> String {
+    let (filter, dropped_filter) = (filter(w), dropped_filter(w));
     format!(
         "SELECT tool, b, CAST(SUM(f) AS BIGINT), CAST(SUM(c) AS BIGINT) FROM (\
          SELECT tool, (at_ms / $5) * $5 AS b, {FAILED} AS f, COUNT(*) AS c FROM tool_calls \
-         WHERE {FILTER} GROUP BY tool, (at_ms / $5) * $5 \
+         WHERE {filter} GROUP BY tool, (at_ms / $5) * $5 \
          UNION ALL SELECT tool, (at_ms / $5) * $5, SUM(failures), SUM(calls) \
-         FROM dropped_tool_counts WHERE {DROPPED_FILTER} GROUP BY tool, (at_ms / $5) * $5\
+         FROM dropped_tool_counts WHERE {dropped_filter} GROUP BY tool, (at_ms / $5) * $5\
          ) t GROUP BY tool, b ORDER BY 2, 1"
     )
 }
-const REPAIRS_SQL: &str = "SELECT rr.defect, COUNT(*) FROM request_repairs rr \
-    JOIN requests r ON r.request_id = rr.request_id \
-    WHERE ($1 IS NULL OR r.at_ms >= $1) AND ($2 IS NULL OR r.model = $2) \
-    AND ($3 IS NULL OR r.session_id = $3) GROUP BY rr.defect ORDER BY 2 DESC, 1";
-const REQUESTS_SQL: &str = "SELECT COUNT(*), \
-    COALESCE(SUM(CASE WHEN status >= 400 OR error IS NOT NULL THEN 1 ELSE 0 END), 0), \
-    COALESCE(SUM(CASE WHEN streaming = 1 THEN 1 ELSE 0 END), 0) FROM requests \
-    WHERE ($1 IS NULL OR at_ms >= $1) AND ($2 IS NULL OR model = $2) \
-    AND ($3 IS NULL OR session_id = $3)";
+fn repairs_sql(w: bool) -> String {
+    format!(
+        "SELECT rr.defect, COUNT(*) FROM request_repairs rr \
+         JOIN requests r ON r.request_id = rr.request_id \
+         WHERE {} AND ($2 IS NULL OR COALESCE(r.model, 'unknown') = $2) \
+         AND ($3 IS NULL OR r.session_id = $3) GROUP BY rr.defect ORDER BY 2 DESC, 1",
+        in_window(w, "r.at_ms")
+    )
+}
+fn requests_sql(w: bool) -> String {
+    format!(
+        "SELECT COUNT(*), \
+         COALESCE(SUM(CASE WHEN status >= 400 OR error IS NOT NULL THEN 1 ELSE 0 END), 0), \
+         COALESCE(SUM(CASE WHEN streaming = 1 THEN 1 ELSE 0 END), 0) FROM requests \
+         WHERE {} AND ($2 IS NULL OR COALESCE(model, 'unknown') = $2) \
+         AND ($3 IS NULL OR session_id = $3)",
+        in_window(w, "at_ms")
+    )
+}
 /// A session's newest `$2` rows, newest first, through
 /// `tool_calls_call_session` (led by the session's number). `id` makes the
 /// order total, so reversed it is the session's order on either backend
@@ -265,27 +306,28 @@ macro_rules! stats_fn {
     ($name:ident, $calls:ident, $pool:ty, $snapshot:expr) => {
         async fn $name(pool: &$pool, q: &StatsQuery) -> Result<Stats, sqlx::Error> {
             let (since, tool, model, session) = (q.since_ms, &q.tool, &q.model, &q.session);
+            let w = since.is_some();
             let mut tx = pool.begin().await?;
             let snapshot: Option<&str> = $snapshot;
             if let Some(sql) = snapshot {
                 sqlx::query(sql).execute(&mut *tx).await?;
             }
             let pool = &mut *tx;
-            let tools: Vec<(String, i64, i64)> = sqlx::query_as(&tools_sql())
+            let tools: Vec<(String, i64, i64)> = sqlx::query_as(&tools_sql(w))
                 .bind(since)
                 .bind(tool)
                 .bind(model)
                 .bind(session)
                 .fetch_all(&mut *pool)
                 .await?;
-            let models: Vec<(String, String, i64, i64)> = sqlx::query_as(&models_sql())
+            let models: Vec<(String, String, i64, i64)> = sqlx::query_as(&models_sql(w))
                 .bind(since)
                 .bind(tool)
                 .bind(model)
                 .bind(session)
                 .fetch_all(&mut *pool)
                 .await?;
-            let sessions: Vec<(String, i64, i64, i64, i64)> = sqlx::query_as(&sessions_sql())
+            let sessions: Vec<(String, i64, i64, i64, i64)> = sqlx::query_as(&sessions_sql(w))
                 .bind(since)
                 .bind(tool)
                 .bind(model)
@@ -302,7 +344,7 @@ macro_rules! stats_fn {
                 String,
                 Option<String>,
             );
-            let failures: Vec<Failure> = sqlx::query_as(&failures_sql())
+            let failures: Vec<Failure> = sqlx::query_as(&failures_sql(w))
                 .bind(since)
                 .bind(tool)
                 .bind(model)
@@ -310,7 +352,7 @@ macro_rules! stats_fn {
                 .bind(q.limit())
                 .fetch_all(&mut *pool)
                 .await?;
-            let timeline: Vec<(String, i64, i64, i64)> = sqlx::query_as(&timeline_sql())
+            let timeline: Vec<(String, i64, i64, i64)> = sqlx::query_as(&timeline_sql(w))
                 .bind(since)
                 .bind(tool)
                 .bind(model)
@@ -318,13 +360,13 @@ macro_rules! stats_fn {
                 .bind(q.bucket_ms())
                 .fetch_all(&mut *pool)
                 .await?;
-            let repairs: Vec<(String, i64)> = sqlx::query_as(REPAIRS_SQL)
+            let repairs: Vec<(String, i64)> = sqlx::query_as(&repairs_sql(w))
                 .bind(since)
                 .bind(model)
                 .bind(session)
                 .fetch_all(&mut *pool)
                 .await?;
-            let (total, errors, streaming): (i64, i64, i64) = sqlx::query_as(REQUESTS_SQL)
+            let (total, errors, streaming): (i64, i64, i64) = sqlx::query_as(&requests_sql(w))
                 .bind(since)
                 .bind(model)
                 .bind(session)
@@ -546,6 +588,46 @@ mod tests {
         StatsQuery {
             since_ms: Some(ms),
             ..StatsQuery::default()
+        }
+    }
+
+    /// A windowed report searches the time indexes: no query of it reads
+    /// a whole table (SQLite's plans; PostgreSQL's planner takes the same
+    /// index for `at_ms >= $1`).
+    #[tokio::test]
+    async fn a_windowed_report_reads_the_window_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("plan.db").display());
+        let store = crate::Store::open(&url).await.unwrap();
+        let crate::store::Pool::Sqlite(pool) = store.pool() else {
+            unreachable!()
+        };
+        let queries = [
+            tools_sql(true),
+            models_sql(true),
+            sessions_sql(true),
+            failures_sql(true),
+            timeline_sql(true),
+            repairs_sql(true),
+            requests_sql(true),
+        ];
+        for sql in queries {
+            let plan: Vec<(i64, i64, i64, String)> =
+                sqlx::query_as(&format!("EXPLAIN QUERY PLAN {sql}"))
+                    .fetch_all(pool)
+                    .await
+                    .unwrap();
+            let steps: Vec<&str> = plan.iter().map(|p| p.3.as_str()).collect();
+            let scans: Vec<&&str> = steps
+                .iter()
+                .filter(|s| {
+                    s.starts_with("SCAN")
+                        && !s.starts_with("SCAN t")
+                        && !s.contains("USING INDEX")
+                        && !s.contains("USING COVERING INDEX")
+                })
+                .collect();
+            assert!(scans.is_empty(), "{sql}: {steps:?}");
         }
     }
 

@@ -1117,3 +1117,42 @@ pub async fn a_result_resent_at_another_position_counts_once(db: TestDb) {
     .collect();
     assert_eq!(calls_and_failures(&stats), expected);
 }
+
+/// The reports name rows without a model `unknown`, and a model filter of
+/// `unknown` finds them, in a window and without one.
+pub async fn a_model_filter_of_unknown_finds_rows_without_a_model(db: TestDb) {
+    let store = Store::open(&db.url).await.unwrap();
+    let mut anonymous = call("r1", "s", 0, "call_1", "read", 1000);
+    anonymous.model = None;
+    let Event::Request(mut req) = request("r1", "s", 1000) else {
+        unreachable!()
+    };
+    req.model = None;
+    record_all(
+        &store,
+        &[
+            Event::Request(req),
+            Event::ToolCall(anonymous),
+            Event::ToolCall(call("r2", "s", 0, "call_2", "write", 2000)),
+        ],
+    )
+    .await;
+    for since_ms in [None, Some(500), Some(1500)] {
+        let stats = store
+            .stats(&StatsQuery {
+                model: Some("unknown".into()),
+                since_ms,
+                ..all()
+            })
+            .await
+            .unwrap();
+        let want = u64::from(since_ms.is_none_or(|s| s <= 1000));
+        let calls: u64 = stats.tools.iter().map(|t| t.calls).sum();
+        assert_eq!((calls, stats.requests.total), (want, want), "{since_ms:?}");
+        assert!(
+            stats.tools.iter().all(|t| t.tool == "read"),
+            "{:?}",
+            stats.tools
+        );
+    }
+}
