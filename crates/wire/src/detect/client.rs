@@ -54,9 +54,16 @@ pub(super) fn header(prefix: &Regex, head: &[u8]) -> Option<Status> {
 }
 
 /// The status stated by the last line (`[The command completed with exit
-/// code 1.]`, `exit status 2`); only a failure counts there.
-pub(super) fn trailer(prefix: &Regex, last: &[u8]) -> bool {
-    exit_status(prefix, last).is_some_and(|c| c != 0)
+/// code 1.]`, `exit status 2`). A failure counts in any of the forms; a
+/// success only in the harness's own bracketed line (OpenHands'
+/// `[The command completed with exit code 0.]`), which no program prints
+/// (a last line `exit status 0` may be a step's, before the run's end).
+pub(super) fn trailer(prefix: &Regex, last: &[u8]) -> Option<Status> {
+    match exit_status(prefix, last)? {
+        0 if last.starts_with(b"[The command completed with exit code") => Some(Status::Succeeded),
+        0 => None,
+        _ => Some(Status::Failed),
+    }
 }
 
 fn status(code: i64) -> Status {

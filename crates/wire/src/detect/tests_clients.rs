@@ -156,7 +156,29 @@ fn codex_and_claude_code_exit_status() {
             "npm test\n...\n[The command completed with exit code 1.]",
             CLIENT_FAILURE,
         ),
+        // OpenHands' trailer stating 0: a success, however long the output
+        // and whatever error text it holds.
+        (
+            "some output\n[The command completed with exit code 0.]",
+            CLIENT_SUCCESS,
+        ),
+        (
+            "ERROR: pip's dependency resolver does not currently take into account\n\
+             a\nb\nc\nd\nSuccessfully installed x-1.0\n[The command completed with exit code 0.]",
+            CLIENT_SUCCESS,
+        ),
     ]);
+}
+
+/// A last line stating 0 in a program's words may be one step's, before
+/// the run's end: it decides nothing, and the other rules still read the
+/// output.
+#[test]
+fn a_programs_trailing_zero_status_is_not_a_client_success() {
+    let d = Detector::default();
+    let v = d.verdict("Error: deploy failed\nstep 1\nstep 2\nstep 3\nstep 4\nexit status 0");
+    assert_eq!(v.basis, Basis::Heuristic, "{v:?}");
+    assert!(v.failed);
 }
 
 #[test]
