@@ -20,7 +20,16 @@ pub enum SettingKind {
     Number,
     /// A list: a JSON array or comma-separated values.
     List,
+    /// Regular expressions: a JSON array, or one pattern (its commas are
+    /// its own: `\d{1,3}`).
+    Patterns,
 }
+
+/// A list of regular expressions as a setting: a JSON array, or the whole
+/// text as one pattern (a comma-separated list would cut `\d{1,3}` in two).
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(transparent)]
+pub struct Patterns(pub Vec<String>);
 
 /// One setting as documented: its key and where else it can be given.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -136,8 +145,8 @@ settings! {
     first_byte_timeout_ms: u64 = "600000";
     /// Bearer token required by the dashboard and `/api/*` when listening on a non-loopback address.
     admin_token: String = "";
-    /// Extra failure patterns (regular expressions) for the content detector.
-    detector_extra_patterns: Vec<String> = "";
+    /// Extra failure patterns (regular expressions) for the content detector: a JSON array, or one pattern.
+    detector_extra_patterns: Patterns = "";
     /// Built-in detector rules to turn off, by name.
     detector_disable: Vec<String> = "";
     /// How long shutdown waits for in-flight requests, ms.
@@ -279,6 +288,24 @@ impl SettingValue for u64 {
         text.trim()
             .parse()
             .map_err(|_| "expected a non-negative whole number")
+    }
+}
+
+impl SettingValue for Patterns {
+    const KIND: SettingKind = SettingKind::Patterns;
+    fn read(text: &str) -> Result<Self, &'static str> {
+        // A JSON array of strings, else one pattern (`[Ee]rror` is one).
+        let trimmed = text.trim();
+        if trimmed.starts_with('[')
+            && let Ok(list) = serde_json::from_str::<Vec<String>>(trimmed)
+        {
+            return Ok(Patterns(list));
+        }
+        Ok(Patterns(if text.is_empty() {
+            Vec::new()
+        } else {
+            vec![text.to_string()]
+        }))
     }
 }
 

@@ -83,6 +83,24 @@ fn env_reads_every_setting() {
     assert!(config.detector().is_ok());
 }
 
+/// A pattern's commas are its own; a JSON array gives several.
+#[test]
+fn extra_patterns_keep_their_commas() {
+    for (text, want) in [
+        (r"^quota: \d{1,3} left", vec![r"^quota: \d{1,3} left"]),
+        ("[Ee]rror, again", vec!["[Ee]rror, again"]),
+        (r#"["a,b", "c"]"#, vec!["a,b", "c"]),
+        ("", vec![]),
+    ] {
+        let config = env(&[("TOOLWARDEN_DETECTOR_EXTRA_PATTERNS", text)])
+            .validate()
+            .unwrap();
+        assert_eq!(config.detector_extra_patterns, want, "{text}");
+        let flag = RawConfig::from_flags([("detector_extra_patterns", text)].into_iter());
+        assert_eq!(flag.validate().unwrap().detector_extra_patterns, want);
+    }
+}
+
 #[test]
 fn bad_values_are_all_reported_by_name() {
     let raw = env(&[
@@ -258,6 +276,7 @@ fn every_setting_reads_from_its_variable_and_its_flag() {
         let value = match setting.kind {
             SettingKind::Number => "7",
             SettingKind::List => "a,b",
+            SettingKind::Patterns => "[\"a\", \"b\"]",
             _ => "x",
         };
         let from_env = RawConfig::from_env([(setting.env_var(), value.to_string())].into_iter());
@@ -267,7 +286,9 @@ fn every_setting_reads_from_its_variable_and_its_flag() {
         // The same key in TOML sets the same field.
         let toml = match setting.kind {
             SettingKind::Number => format!("{} = 7", setting.key),
-            SettingKind::List => format!("{} = [\"a\", \"b\"]", setting.key),
+            SettingKind::List | SettingKind::Patterns => {
+                format!("{} = [\"a\", \"b\"]", setting.key)
+            }
             _ => format!("{} = \"x\"", setting.key),
         };
         assert_eq!(RawConfig::from_toml_str(&toml).unwrap(), from_env, "{toml}");

@@ -145,7 +145,10 @@ impl RawConfig {
             .filter(|d| !matches!(d.trim(), "" | "none" | "off"));
         let admin_token = self.admin_token.filter(|t| !t.is_empty());
         let detector = DetectorConfig {
-            extra_patterns: self.detector_extra_patterns.unwrap_or_default(),
+            extra_patterns: self
+                .detector_extra_patterns
+                .map(|p| p.0)
+                .unwrap_or_default(),
             disable: self.detector_disable.unwrap_or_default(),
         };
         if let Err(e) = Detector::new(&detector) {

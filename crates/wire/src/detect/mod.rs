@@ -127,7 +127,8 @@ pub struct DetectError {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum DetectErrorKind {
-    /// An `extra_patterns` entry is not a valid regular expression.
+    /// An `extra_patterns` entry is not a valid regular expression, or
+    /// matches every text.
     BadPattern,
     /// A `disable` entry names no built-in rule.
     UnknownRule,
@@ -173,6 +174,15 @@ impl Detector {
                     kind: DetectErrorKind::BadPattern,
                     message: format!("extra_patterns[{i}] {pattern:?} is not a valid regex: {e}"),
                 })?;
+            if regex.is_match(b"") && regex.is_match(b"ok") {
+                return Err(DetectError {
+                    kind: DetectErrorKind::BadPattern,
+                    message: format!(
+                        "extra_patterns[{i}] {pattern:?} matches every text (the empty one and `ok`): \
+                         every result would count as failed"
+                    ),
+                });
+            }
             extra.push(Extra {
                 name: format!("extra[{i}]"),
                 regex,

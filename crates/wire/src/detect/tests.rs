@@ -351,6 +351,23 @@ fn config_errors_are_clear() {
     assert!(e.to_string().contains("extra_patterns[1]"), "{e}");
     assert!(e.to_string().contains("(unclosed"), "{e}");
 
+    for every in ["", "x*", "error|", ".*", "(?:)"] {
+        let config = DetectorConfig {
+            extra_patterns: vec!["^quota: 0".into(), every.into()],
+            disable: vec![],
+        };
+        let e = Detector::new(&config).expect_err(every);
+        assert_eq!(e.kind(), DetectErrorKind::BadPattern);
+        assert!(e.to_string().contains("extra_patterns[1]"), "{e}");
+        assert!(e.to_string().contains("matches every text"), "{e}");
+    }
+    // Empty results only: not every text.
+    let empty_only = DetectorConfig {
+        extra_patterns: vec!["^$".into()],
+        disable: vec![],
+    };
+    assert!(Detector::new(&empty_only).is_ok());
+
     let unknown = DetectorConfig {
         extra_patterns: vec![],
         disable: vec!["no_such_rule".into()],
