@@ -17,7 +17,7 @@
 //! simply appended to, from its new end.
 
 use std::fs::{self, File, OpenOptions, TryLockError};
-use std::io::{self, BufWriter, Write};
+use std::io::{self, Write};
 use std::path::PathBuf;
 
 use crate::event::Event;
@@ -49,6 +49,13 @@ pub struct JsonlClaim {
 pub(crate) struct JsonlSink {
     log: JsonlLog,
     file: Option<Open>,
+    /// Whole lines waiting for their write: a write(2) never ends inside a
+    /// line, so the alert task's lines (appended to the same file, each
+    /// with one write) fall between two of the recorder's, never in one.
+    lines: Vec<u8>,
+    /// A write failed: the file may end with part of a line, which the
+    /// next batch ends first if it does (so its own first line stays whole).
+    torn: bool,
     /// Rotations made since the sink was created.
     rotations: u64,
     /// The size at which the live file is rotated: `rotate_bytes`, or more
@@ -56,9 +63,13 @@ pub(crate) struct JsonlSink {
     next_rotation_at: u64,
 }
 
+/// The lines of one write(2) at least, and what [`JsonlSink`]'s buffer
+/// keeps between batches.
+const WRITE_CHUNK: usize = 64 * 1024;
+
 #[derive(Debug)]
 struct Open {
-    out: BufWriter<File>,
+    file: File,
     /// The open file's identity, to notice that `PATH` became another file.
     id: FileId,
 }
@@ -158,6 +169,8 @@ impl JsonlSink {
             next_rotation_at: log.rotate_bytes,
             log,
             file: None,
+            lines: Vec::new(),
+            torn: false,
             rotations: 0,
         }
     }
@@ -179,6 +192,11 @@ impl JsonlSink {
         if result.is_err() {
             self.file = None;
         }
+        self.lines.clear();
+        if self.lines.capacity() > 2 * WRITE_CHUNK {
+            // One event larger than a chunk: give its room back.
+            self.lines = Vec::new();
+        }
         result.and(before)
     }
 
@@ -188,17 +206,29 @@ impl JsonlSink {
             None => {
                 let f = self.log.open_append()?;
                 let id = file_id(&f.metadata()?);
-                self.file.insert(Open {
-                    out: BufWriter::with_capacity(64 * 1024, f),
-                    id,
-                })
+                self.file.insert(Open { file: f, id })
             }
         };
-        for event in events {
-            serde_json::to_writer(&mut open.out, event)?;
-            open.out.write_all(b"\n")?;
+        let lines = &mut self.lines;
+        lines.clear();
+        if self.torn {
+            if ends_mid_line(&self.log.path) {
+                lines.push(b'\n');
+            }
+            self.torn = false;
         }
-        open.out.flush()
+        for event in events {
+            serde_json::to_writer(&mut *lines, event)?;
+            lines.push(b'\n');
+            if lines.len() >= WRITE_CHUNK {
+                put(&mut open.file, lines, &mut self.torn)?;
+                lines.clear();
+            }
+        }
+        if !lines.is_empty() {
+            put(&mut open.file, lines, &mut self.torn)?;
+        }
+        Ok(())
     }
 
     /// One `stat` of `PATH` per batch: whether it is still the open file
@@ -262,6 +292,36 @@ fn ignore_missing(result: io::Result<()>) -> io::Result<()> {
     match result {
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
         other => other,
+    }
+}
+
+/// One write of whole lines; `torn` is set while it may have written part
+/// of them.
+fn put(file: &mut File, lines: &[u8], torn: &mut bool) -> io::Result<()> {
+    *torn = true;
+    file.write_all(lines)?;
+    *torn = false;
+    Ok(())
+}
+
+/// Whether the file at `path` ends inside a line (a write that failed
+/// partway); when its last byte cannot be read, taken to.
+fn ends_mid_line(path: &std::path::Path) -> bool {
+    use std::io::{Read, Seek, SeekFrom};
+    let last = || -> io::Result<Option<u8>> {
+        let mut f = File::open(path)?;
+        if f.metadata()?.len() == 0 {
+            return Ok(None);
+        }
+        f.seek(SeekFrom::End(-1))?;
+        let mut b = [0u8];
+        f.read_exact(&mut b)?;
+        Ok(Some(b[0]))
+    };
+    match last() {
+        Ok(None) => false,
+        Ok(Some(b)) => b != b'\n',
+        Err(_) => true,
     }
 }
 
@@ -342,6 +402,71 @@ mod tests {
         assert!(!claim.is_locked());
         assert!(log.path.exists());
         let _second = log.claim().unwrap();
+    }
+
+    /// Another writer appending whole lines to the same file (the alert
+    /// task, one write per line) never lands inside one of the sink's
+    /// lines, however large its batches: the sink writes whole lines only.
+    #[test]
+    fn lines_appended_by_another_writer_stay_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log.jsonl");
+        let mut sink = JsonlSink::new(JsonlLog::unbounded(&path));
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let other = {
+            let (path, stop) = (path.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let mut n = 0u64;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let line =
+                        format!("{}\n", serde_json::to_string(&call(1_000_000 + n)).unwrap());
+                    let mut f = OpenOptions::new()
+                        .append(true)
+                        .create(true)
+                        .open(&path)
+                        .unwrap();
+                    f.write_all(line.as_bytes()).unwrap();
+                    n += 1;
+                }
+                n
+            })
+        };
+        // Batches of ~300 KB: several writes each.
+        let batch: Vec<Event> = (0..1500).map(call).collect();
+        for _ in 0..40 {
+            sink.write(batch.iter()).unwrap();
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let others = other.join().unwrap();
+        let got = lines(&path);
+        assert_eq!(got.len() as u64, 40 * 1500 + others);
+    }
+
+    /// After a write that failed partway, the next batch ends the torn
+    /// line first: its own first line stays whole.
+    #[test]
+    fn a_torn_line_is_ended_before_the_next_batch() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log.jsonl");
+        let mut sink = JsonlSink::new(JsonlLog::unbounded(&path));
+        sink.write([call(1)].iter()).unwrap();
+        OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap()
+            .write_all(b"{\"type\":\"tool_ca")
+            .unwrap();
+        sink.torn = true;
+        sink.write([call(2)].iter()).unwrap();
+        let text = fs::read_to_string(&path).unwrap();
+        let rows: Vec<&str> = text.lines().collect();
+        assert_eq!(rows.len(), 3, "{text}");
+        assert_eq!(rows[1], "{\"type\":\"tool_ca");
+        assert!(serde_json::from_str::<Event>(rows[2]).is_ok(), "{text}");
+        // A write that failed before writing anything adds no empty line.
+        sink.torn = true;
+        sink.write([call(3)].iter()).unwrap();
+        assert_eq!(fs::read_to_string(&path).unwrap().lines().count(), 4);
     }
 
     #[test]
