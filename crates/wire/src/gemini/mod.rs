@@ -5,7 +5,8 @@
 //! turn. Ids are optional, so calls and responses pair by id when both have
 //! one, else by order and name within the two adjacent turns; a call
 //! without an id is given `<name>#<n>` (see `turns`). A response whose
-//! `response` object has an `error` key is an explicit failure. The
+//! `response` object has an `error` key stating an error (not `null`,
+//! `false`, a number, `""`, `"none"`, `[]` or `{}`) is an explicit failure. The
 //! `response` object is kept raw by the request view (checked to be an
 //! object) and read when asked for (`view::read_result`). The model
 //! is named in the URL, not the body.

@@ -125,6 +125,43 @@ fn request_view_pairs_by_order_and_name() {
     );
 }
 
+/// An `error` that states nothing (`""`, `false`, `[]`, `{}`, `"none"`, a
+/// number) is not an explicit failure, as an `error` key is read in the
+/// other dialects; one with content is.
+#[test]
+fn an_empty_error_field_is_not_a_failure() {
+    for (error, failed) in [
+        (r#""""#, false),
+        ("false", false),
+        ("[]", false),
+        ("{}", false),
+        (r#""None""#, false),
+        ("0", false),
+        ("null", false),
+        (r#""disk full""#, true),
+        ("true", true),
+        (r#"{"message": "no station"}"#, true),
+        (r#"["x"]"#, true),
+    ] {
+        let body = format!(
+            r#"{{"contents": [
+              {{"role": "user", "parts": [{{"text": "go"}}]}},
+              {{"role": "model", "parts": [{{"functionCall": {{"name": "f", "id": "a1", "args": {{}}}}}}]}},
+              {{"role": "user", "parts": [{{"functionResponse": {{"name": "f", "id": "a1",
+                "response": {{"result": "ok", "error": {error}}}}}}}]}}
+            ]}}"#
+        );
+        let v = request_view_with(body.as_bytes(), &never).unwrap();
+        let r = &v.results[0];
+        assert_eq!(r.verdict.failed, failed, "{error}");
+        let basis = if failed { Basis::Explicit } else { Basis::None };
+        assert_eq!(r.verdict.basis, basis, "{error}");
+        if !failed {
+            assert_eq!(&*r.content, "ok", "{error}");
+        }
+    }
+}
+
 #[test]
 fn the_turn_hash_covers_system_and_first_content_only() {
     let a = br#"{"system_instruction":{"parts":[{"text":"s"}]},"contents":[{"role":"user","parts":[{"text":"hi"}]}]}"#;

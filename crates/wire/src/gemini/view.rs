@@ -98,7 +98,8 @@ fn view_of<'a>(body: &Body<'a>, check: bool) -> crate::Pass<'a> {
     Ok((view, found))
 }
 
-/// Read a response (see [`crate::ResultView::read`]): an `error` key or
+/// Read a response (see [`crate::ResultView::read`]): an `error` key
+/// stating an error ([`states_an_error`]) or
 /// an `isError` flag in the `response` object, else an MCP `isError` in
 /// its text, else the detector.
 pub(crate) fn read_result<'a>(
@@ -174,7 +175,7 @@ fn response_text<'a>(entries: Option<&Entries<'a>>) -> ResponseText<'a> {
             explicit: None,
         };
     };
-    if let Some(e) = r.get("error").filter(|e| *e != "null") {
+    if let Some(e) = r.get("error").filter(|e| states_an_error(e)) {
         let text = as_text(e)
             .or_else(|| serde_json::from_str::<Msg<'_>>(e).ok().map(|m| m.message))
             .unwrap_or(Cow::Borrowed(e));
@@ -194,6 +195,23 @@ fn response_text<'a>(entries: Option<&Entries<'a>>) -> ResponseText<'a> {
         _ => None,
     });
     ResponseText { text, explicit }
+}
+
+/// Whether a `response.error` value states an error: not `null`, `false`,
+/// a number, `""`, `"none"` or an empty array or object, which tools that
+/// always return an `error` field send on success (the content detector
+/// reads an `error` key of other dialects' results the same way).
+fn states_an_error(raw: &str) -> bool {
+    match serde_json::from_str::<serde_json::Value>(raw) {
+        Ok(serde_json::Value::String(s)) => !s.is_empty() && !s.eq_ignore_ascii_case("none"),
+        Ok(serde_json::Value::Array(a)) => !a.is_empty(),
+        Ok(serde_json::Value::Object(o)) => !o.is_empty(),
+        Ok(serde_json::Value::Bool(b)) => b,
+        Ok(serde_json::Value::Null | serde_json::Value::Number(_)) => false,
+        // Not JSON (the entries are raw JSON, so this is not expected):
+        // as it was, an error.
+        Err(_) => true,
+    }
 }
 
 /// A JSON string value as text, borrowed when it has no escapes.

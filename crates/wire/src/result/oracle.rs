@@ -151,6 +151,18 @@ fn responses(body: &Value, judge: &dyn Fn(&str) -> Verdict) -> Vec<(String, Stri
     out
 }
 
+/// A Gemini `response.error` that states an error (not `null`, `false`, a
+/// number, `""`, `"none"`, `[]` or `{}`).
+fn states_an_error(e: &Value) -> bool {
+    match e {
+        Value::String(s) => !s.is_empty() && !s.eq_ignore_ascii_case("none"),
+        Value::Array(a) => !a.is_empty(),
+        Value::Object(o) => !o.is_empty(),
+        Value::Bool(b) => *b,
+        Value::Null | Value::Number(_) => false,
+    }
+}
+
 fn gemini(body: &Value, judge: &dyn Fn(&str) -> Verdict) -> Vec<(String, String, Verdict)> {
     let mut out = Vec::new();
     for c in array(&body["contents"]) {
@@ -161,7 +173,7 @@ fn gemini(body: &Value, judge: &dyn Fn(&str) -> Verdict) -> Vec<(String, String,
             let r = &f["response"];
             let (text, flag) = if r.is_null() {
                 (String::new(), None)
-            } else if let Some(e) = r.get("error").filter(|e| !e.is_null()) {
+            } else if let Some(e) = r.get("error").filter(|e| states_an_error(e)) {
                 let text = e
                     .as_str()
                     .or_else(|| e.get("message").and_then(Value::as_str))
