@@ -101,8 +101,19 @@ pub(crate) fn parse_since(text: &str) -> Result<Option<i64>, String> {
     parse_since_at(text, now_ms())
 }
 
+/// The least bare number taken as unix milliseconds (2001-09-09): a
+/// smaller one is hours (`since=24`) or unix seconds, which would
+/// otherwise mean "all time" without a word.
+const MIN_UNIX_MS: i64 = 1_000_000_000_000;
+
 fn parse_since_at(text: &str, now: i64) -> Result<Option<i64>, String> {
     if let Ok(ms) = text.trim().parse::<i64>() {
+        if ms < MIN_UNIX_MS {
+            return Err(format!(
+                "since: {ms} is not unix milliseconds (too small: seconds, or hours?); \
+                 give a window such as 24h or 7d, or unix ms"
+            ));
+        }
         return Ok(Some(ms));
     }
     match toolwarden_store::parse_since(text) {
@@ -134,6 +145,11 @@ mod tests {
             Ok(Some(1_700_000_000_000))
         );
         assert_eq!(parse_since_at("all", 5), Ok(None));
+        // Hours or unix seconds by mistake: an error, not all time.
+        for small in ["24", "1700000000", "0", "-5"] {
+            let e = parse_since_at(small, 5).unwrap_err();
+            assert!(e.contains("unix milliseconds"), "{small}: {e}");
+        }
         assert!(parse_since_at("soon", 5).unwrap_err().contains("since"));
         assert!(parse_since_at("", 5).is_err());
         assert!(parse_since_at("5y", 5).is_err());

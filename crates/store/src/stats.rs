@@ -254,12 +254,17 @@ pub(crate) const SESSION_CALLS_SQL: &str = "SELECT call_id, tool, model, request
     FROM tool_calls WHERE session_no = (SELECT no FROM sessions WHERE session_id = $1) \
     ORDER BY at_ms DESC, call_index DESC, id DESC LIMIT $2";
 
+const MINUTE_MS: i64 = 60_000;
 const HOUR_MS: i64 = 3_600_000;
 const DAY_MS: i64 = 86_400_000;
 
+/// Failures over calls, at most 1. A window can hold failures whose calls
+/// it does not: a result folded into `dropped_tool_counts` counts at its
+/// own time and its request's model, its call at the call's (`failures:
+/// 3, calls: 0` is all failures, not none).
 fn rate(failures: u64, calls: u64) -> f64 {
-    if calls == 0 {
-        0.0
+    if failures >= calls {
+        if failures == 0 { 0.0 } else { 1.0 }
     } else {
         failures as f64 / calls as f64
     }
@@ -284,8 +289,14 @@ impl StatsQuery {
     /// `since_ms` may come from a client (`/api/stats?since=`): saturating,
     /// as any `i64` must neither overflow nor wrap around to a short window.
     fn bucket_ms(&self) -> i64 {
+        // A minute's slack: `--since 48h` was computed from the clock a
+        // moment before this reads it again.
         match self.since_ms {
-            Some(since) if crate::migrate::now_ms().saturating_sub(since) <= 2 * DAY_MS => HOUR_MS,
+            Some(since)
+                if crate::migrate::now_ms().saturating_sub(since) <= 2 * DAY_MS + MINUTE_MS =>
+            {
+                HOUR_MS
+            }
             _ => DAY_MS,
         }
     }
@@ -632,10 +643,21 @@ mod tests {
     }
 
     #[test]
+    fn a_rate_is_at_most_one() {
+        assert_eq!(rate(0, 0), 0.0);
+        assert_eq!(rate(1, 4), 0.25);
+        assert_eq!(rate(3, 0), 1.0);
+        assert_eq!(rate(5, 4), 1.0);
+    }
+
+    #[test]
     fn bucket_size_holds_for_any_since() {
         let now = crate::migrate::now_ms();
         assert_eq!(since(now - HOUR_MS).bucket_ms(), HOUR_MS);
         assert_eq!(since(now - 3 * DAY_MS).bucket_ms(), DAY_MS);
+        // `--since 48h`, read a moment later: still hours.
+        assert_eq!(since(now - 2 * DAY_MS - 50).bucket_ms(), HOUR_MS);
+        assert_eq!(since(now - 2 * DAY_MS - 2 * MINUTE_MS).bucket_ms(), DAY_MS);
         assert_eq!(StatsQuery::default().bucket_ms(), DAY_MS);
         // Client-supplied (`/api/stats?since=`): no overflow either way.
         assert_eq!(since(i64::MIN).bucket_ms(), DAY_MS);
