@@ -25,8 +25,16 @@ use crate::{
     routes::Provider,
 };
 
-/// Longest failure excerpt stored (characters).
+/// Longest failure excerpt stored (characters): a result that long or
+/// shorter is stored whole (its credentials cut).
 const EXCERPT_CHARS: usize = 300;
+/// Of a longer one, its start and its end: where a failure is reported
+/// (an error label, a header's exit status; a traceback's exception line,
+/// a shell footer, a trailing exit code).
+const EXCERPT_HEAD: usize = 200;
+const EXCERPT_TAIL: usize = 100;
+/// Between the two.
+const EXCERPT_GAP: &str = " … ";
 
 /// What the request side learned, for the response side's records.
 #[derive(Debug, Clone)]
@@ -260,21 +268,39 @@ fn answers(
     })
 }
 
-/// The first [`EXCERPT_CHARS`] characters of a failed result, its
-/// credentials cut ([`toolwarden_core::redact`]): excerpts are stored,
-/// logged, shown and sent to webhooks. What is cut is read from twice the
-/// excerpt's length, so a URL or a key that starts within it and ends past
-/// it is still recognised.
+/// A failed result's excerpt: the whole text up to [`EXCERPT_CHARS`]
+/// characters, else its first [`EXCERPT_HEAD`] and last [`EXCERPT_TAIL`]
+/// with [`EXCERPT_GAP`] between; its credentials cut
+/// ([`toolwarden_core::redact`]): excerpts are stored, logged, shown and
+/// sent to webhooks. What is cut is read from twice each part's length, so
+/// a URL or a key that starts within the head and ends past it is still
+/// recognised; the end starts at a word, so no key is read from its middle.
 fn excerpt(content: &str) -> String {
+    use toolwarden_core::redact::without_secrets;
     let first = |text: &str, n: usize| match text.char_indices().nth(n) {
         Some((i, _)) => text[..i].to_string(),
         None => text.to_string(),
     };
-    let window = first(content, 2 * EXCERPT_CHARS);
-    first(
-        &toolwarden_core::redact::without_secrets(&window),
-        EXCERPT_CHARS,
-    )
+    let last = |text: &str, n: usize| match text.char_indices().rev().nth(n.saturating_sub(1)) {
+        Some((i, _)) => text[i..].to_string(),
+        None => text.to_string(),
+    };
+    if content.char_indices().nth(EXCERPT_CHARS).is_none() {
+        return first(&without_secrets(content), EXCERPT_CHARS);
+    }
+    let head = first(
+        &without_secrets(&first(content, 2 * EXCERPT_HEAD)),
+        EXCERPT_HEAD,
+    );
+    let end = last(content, 2 * EXCERPT_TAIL);
+    // From the first character no key or token holds.
+    let in_token = |c: char| c.is_ascii_alphanumeric() || "-_.~+/=".contains(c);
+    let end = match end.find(|c: char| !in_token(c)) {
+        Some(i) => &end[i..],
+        None => "",
+    };
+    let tail = last(&without_secrets(end), EXCERPT_TAIL);
+    format!("{head}{EXCERPT_GAP}{}", tail.trim_start())
 }
 
 #[cfg(test)]
@@ -483,12 +509,55 @@ mod tests {
         let edge = format!("{} sk-{}", "y".repeat(EXCERPT_CHARS - 11), "k".repeat(40));
         let e = excerpt(&edge);
         assert!(!e.contains("sk-k") && e.ends_with(" [redacted]"), "{e}");
+        // A key across the end of the head, and one whose start is before
+        // the tail's window: neither shows a part of itself.
+        let across = format!(
+            "{} sk-{} {} AIza{} end",
+            "a".repeat(190),
+            "q".repeat(60),
+            "b ".repeat(100),
+            "z".repeat(150)
+        );
+        let e = excerpt(&across);
+        assert!(!e.contains("qqq") && !e.contains("zzz"), "{e}");
+        assert!(e.ends_with(" end"), "{e}");
+    }
+
+    /// A long result's excerpt keeps its start and its end, where the
+    /// failure is usually stated.
+    #[test]
+    fn a_long_results_excerpt_keeps_its_start_and_end() {
+        let trace = format!(
+            "Traceback (most recent call last):\n{}ValueError: invalid literal for int() with base 10: 'x'",
+            "  File \"app.py\", line 3, in <module>\n".repeat(40)
+        );
+        let e = excerpt(&trace);
+        assert!(e.starts_with("Traceback (most recent call last):"), "{e}");
+        assert!(
+            e.ends_with("ValueError: invalid literal for int() with base 10: 'x'"),
+            "{e}"
+        );
+        assert!(e.contains(EXCERPT_GAP));
+        assert!(e.chars().count() <= EXCERPT_HEAD + EXCERPT_GAP.chars().count() + EXCERPT_TAIL);
+        let short = "Error: boom";
+        assert_eq!(excerpt(short), short);
     }
 
     #[test]
     fn excerpt_cuts_at_a_char_boundary() {
         let long = "é".repeat(400);
-        assert_eq!(excerpt(&long).chars().count(), 300);
+        assert_eq!(
+            excerpt(&long),
+            format!(
+                "{}{EXCERPT_GAP}{}",
+                "é".repeat(EXCERPT_HEAD),
+                "é".repeat(EXCERPT_TAIL)
+            )
+        );
+        assert_eq!(
+            excerpt(&"é".repeat(EXCERPT_CHARS)),
+            "é".repeat(EXCERPT_CHARS)
+        );
         assert_eq!(excerpt("short"), "short");
     }
 }
