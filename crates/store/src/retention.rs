@@ -107,9 +107,19 @@ const DELETE_RESULT_KEYS: &str = "DELETE FROM tool_results \
      WHERE at_ms < $1 ORDER BY at_ms LIMIT $2)";
 
 /// The sessions quiet longest, a chunk: the subquery of the sessions step.
+/// A session none of whose rows are left: its `last_ms` moves with its
+/// requests, and with tool events only once it is an hour old
+/// ([`crate::session_nos::STALE_SESSION_MS`]), so the calls of a response
+/// that ended after the cutoff can be newer than it. The earlier steps
+/// deleted the rows older than the cutoff, so a session with any row left
+/// is kept (one probe of `tool_calls_call_session` and of
+/// `requests_session`, by the session's number).
 macro_rules! quiet_sessions {
     () => {
-        "(SELECT no FROM sessions WHERE last_ms < $1 ORDER BY last_ms LIMIT $2)"
+        "(SELECT no FROM sessions WHERE last_ms < $1 \
+         AND NOT EXISTS (SELECT 1 FROM tool_calls t WHERE t.session_no = sessions.no) \
+         AND NOT EXISTS (SELECT 1 FROM requests r WHERE r.session_no = sessions.no) \
+         ORDER BY last_ms LIMIT $2)"
     };
 }
 

@@ -59,6 +59,7 @@ both!(a_model_filter_of_unknown_finds_rows_without_a_model);
 both!(retention::retention_deletes_only_what_is_older);
 both!(retention::retention_on_an_empty_history);
 both!(retention::retention_keeps_a_session_revived_by_tool_events_alone);
+both!(retention::retention_keeps_a_session_with_rows_newer_than_its_last_time);
 both!(retention::retention_deletes_dropped_counts_in_steps);
 both!(dropped::refused_results_count_their_calls);
 both!(dropped::a_refused_count_row_leaves_the_others_written);

@@ -247,6 +247,31 @@ pub async fn retention_keeps_a_session_revived_by_tool_events_alone(db: TestDb) 
     assert_eq!(rows(&db, &format!("tool_results t {under}"), "").await, 1);
 }
 
+/// A session's `last_ms` moves only once it is an hour old, so it can lag
+/// the session's newest rows: a cutoff between the two leaves the session,
+/// whose rows newer than the cutoff stay (its calls stay readable by its
+/// number, and new events keep that number).
+pub async fn retention_keeps_a_session_with_rows_newer_than_its_last_time(db: TestDb) {
+    let store = Store::open(&db.url).await.unwrap();
+    record_all(&store, &turn("busy", 0, 1_000)).await;
+    // The calls of a response that ended half an hour later (its request
+    // recorded at its start): `last_ms` stays.
+    let at = 1_800_000;
+    record_all(
+        &store,
+        &[Event::ToolCall(call(
+            "busy-r0", "busy", 2, "busy-c0z", "search", at,
+        ))],
+    )
+    .await;
+    let mut prune = store.prune(1_000_000, 1_000);
+    while prune.step().await.unwrap() {}
+    assert_eq!(prune.deleted().sessions, 0, "{:?}", prune.deleted());
+    assert_eq!(rows(&db, "sessions", "session_id = 'busy'").await, 1);
+    let calls = store.session_calls("busy").await.unwrap();
+    assert_eq!(calls.len(), 1, "{calls:?}");
+}
+
 /// PostgreSQL, where another gateway's batch can run during a pass: the
 /// pass finds a quiet session while a batch that moves its `last_ms` holds
 /// the row; the delete waits for that batch, sees the row anew and leaves it.
