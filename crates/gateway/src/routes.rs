@@ -80,6 +80,11 @@ pub(crate) struct ProxyRoute {
     /// Azure, Vertex and Bedrock routes: the cloud target and the prefix
     /// stripped before forwarding.
     pub cloud: Option<cloud::CloudRoute>,
+    /// The API version the client's path lacks, added before forwarding:
+    /// `/v1` for `POST /messages`, where the AI SDK's Anthropic provider
+    /// posts when `ANTHROPIC_BASE_URL` names the gateway without `/v1`
+    /// (as Claude Code and the Anthropic SDKs want it).
+    pub version_prefix: Option<&'static str>,
 }
 
 // === impl Provider ===
@@ -161,6 +166,15 @@ impl Route {
         {
             return Route::Proxy(route);
         }
+        if *method == Method::POST
+            && path == "/messages"
+            && headers.contains_key("anthropic-version")
+        {
+            return Route::Proxy(ProxyRoute {
+                version_prefix: Some("/v1"),
+                ..ProxyRoute::dialect_post("/v1/messages").expect("the Anthropic route")
+            });
+        }
         Route::Proxy(ProxyRoute {
             provider: pass_through_provider(path, query, headers),
             dialect: None,
@@ -168,6 +182,7 @@ impl Route {
             gemini_stream: false,
             chatgpt: false,
             cloud: None,
+            version_prefix: None,
         })
     }
 }
@@ -190,6 +205,7 @@ impl ProxyRoute {
             gemini_stream: false,
             chatgpt: false,
             cloud: None,
+            version_prefix: None,
         })
     }
 
@@ -204,6 +220,7 @@ impl ProxyRoute {
                 gemini_stream: false,
                 chatgpt: true,
                 cloud: None,
+                version_prefix: None,
             })
     }
 
@@ -251,6 +268,7 @@ fn gemini_route(path: &str) -> Option<ProxyRoute> {
         gemini_stream,
         chatgpt: false,
         cloud: None,
+        version_prefix: None,
     })
 }
 

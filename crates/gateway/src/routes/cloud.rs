@@ -96,6 +96,7 @@ fn route(
             prefix_len: 0,
             target,
         }),
+        version_prefix: None,
     }
 }
 

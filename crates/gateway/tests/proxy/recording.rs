@@ -170,3 +170,55 @@ async fn calls_results_and_requests_are_recorded_without_credentials() {
     let db_bytes = std::fs::read(dir.path().join("tw.db")).unwrap();
     assert!(!db_bytes.windows(6).any(|w| w == b"SECRET"));
 }
+
+/// The AI SDK's Anthropic provider, given `ANTHROPIC_BASE_URL` without
+/// `/v1` (as `toolwarden env` prints it for Claude Code and the Anthropic
+/// SDKs), posts to `/messages`: the gateway reads it as the Messages API
+/// and sends it upstream as `/v1/messages`. Without `anthropic-version` it
+/// is no Anthropic request and passes through as it came.
+#[tokio::test]
+async fn an_unversioned_messages_path_is_the_messages_api() {
+    let reply: &'static [u8] = br#"{"id":"msg_7","type":"message","role":"assistant","model":"claude-x","content":[{"type":"tool_use","id":"toolu_07","name":"Bash","input":{"command":"ls"}}],"stop_reason":"tool_use","usage":{"input_tokens":5,"output_tokens":1}}"#;
+    let mut up = upstream(handler(move |_| async move {
+        full(200, &[("content-type", "application/json")], reply)
+    }))
+    .await;
+    let gw = gateway(&format!("http://{}", up.addr), |_| {}).await;
+    let body: &'static [u8] =
+        br#"{"model":"claude-x","max_tokens":100,"messages":[{"role":"user","content":"hi"}]}"#;
+    let headers = [
+        ("x-api-key", "k"),
+        ("anthropic-version", "2023-06-01"),
+        ("content-type", "application/json"),
+    ];
+    let (response, _c) = send(gw.addr(), post("/messages?beta=true", &headers, body)).await;
+    assert_eq!(response.status(), 200);
+    let got = up.received.recv().await.unwrap();
+    assert_eq!(got.path_and_query, "/v1/messages?beta=true");
+    assert_eq!(got.body, Bytes::from_static(body));
+    let calls = || {
+        gw.metrics().counter(
+            toolwarden_gateway::metrics::TOOL_CALLS_TOTAL,
+            &["anthropic", "claude-x", "Bash"],
+        )
+    };
+    for _ in 0..100 {
+        if calls() == 1 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(calls(), 1);
+
+    let (response, _c) = send(
+        gw.addr(),
+        post("/messages", &[("content-type", "application/json")], body),
+    )
+    .await;
+    assert_eq!(response.status(), 200);
+    assert_eq!(
+        up.received.recv().await.unwrap().path_and_query,
+        "/messages"
+    );
+    gw.shutdown().await;
+}
