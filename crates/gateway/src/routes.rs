@@ -25,6 +25,9 @@
 //!    or the path starts with `/v1/messages` (e.g. `/v1/messages/count_tokens`);
 //! 3. OpenAI otherwise.
 //!
+//! A pass-through path under `/backend-api/` (the ChatGPT backend's
+//! `codex/models`, `codex/responses/compact`) goes to `chatgpt_upstream`.
+//!
 //! Pass-through requests are forwarded and counted but not parsed.
 
 pub(crate) mod cloud;
@@ -180,7 +183,9 @@ impl Route {
             dialect: None,
             model: None,
             gemini_stream: false,
-            chatgpt: false,
+            // The ChatGPT backend's other paths (`…/codex/models`,
+            // `…/codex/responses/compact`, …): its upstream too.
+            chatgpt: path.starts_with("/backend-api/"),
             cloud: None,
             version_prefix: None,
         })
@@ -418,6 +423,15 @@ mod tests {
             (r.dialect, r.chatgpt),
             (Some(Dialect::OpenAiResponses), true)
         );
+        // The ChatGPT backend's other paths go to its upstream, unread.
+        for (method, path) in [
+            (Method::GET, "/backend-api/codex/models"),
+            (Method::POST, "/backend-api/codex/responses/compact"),
+        ] {
+            let r = proxy(classify(method, path, &[]));
+            assert_eq!((r.dialect, r.chatgpt), (None, true), "{path}");
+        }
+        assert!(!proxy(classify(Method::GET, "/v1/backend-api/x", &[])).chatgpt);
         // GET on a dialect path is a pass-through, not a dialect request.
         let r = proxy(classify(Method::GET, "/v1/responses", &[]));
         assert_eq!(r.dialect, None);
