@@ -130,11 +130,12 @@ impl StreamParser {
     }
 
     /// The first malformed event-stream frame (bad CRC, bad length, bad
-    /// header, cut at the end once finished), for Bedrock streams; `None`
-    /// for SSE and well-formed streams.
-    pub fn framing_error(&self) -> Option<&EventStreamError> {
+    /// header), or a frame cut short by the end of what was fed (asked
+    /// once the stream is over: "cut at the end"), for Bedrock streams;
+    /// `None` for SSE and well-formed streams.
+    pub fn framing_error(&self) -> Option<EventStreamError> {
         match &self.framer {
-            Framing::EventStream(f) => f.error.as_ref(),
+            Framing::EventStream(f) => f.error.clone().or_else(|| f.truncated()),
             _ => None,
         }
     }

@@ -125,8 +125,24 @@ impl Finished {
             repairs: base.repairs,
             repair_mode: base.repair_mode.to_string(),
             parse_error: info.parse_error,
-            error: self.error,
+            error: self
+                .error
+                .or_else(|| view.error.as_deref().map(provider_error)),
         }));
+    }
+}
+
+/// The longest provider error kept with a request (characters).
+const PROVIDER_ERROR_CHARS: usize = 1000;
+
+/// An error the provider reported in the body or stream (a mid-stream
+/// `error` event, `response.failed`, a Bedrock exception frame) as the
+/// request's error: its credentials cut, at most [`PROVIDER_ERROR_CHARS`].
+fn provider_error(text: &str) -> String {
+    let text = toolwarden_core::redact::without_secrets(text);
+    match text.char_indices().nth(PROVIDER_ERROR_CHARS) {
+        Some((i, _)) => text[..i].to_string(),
+        None => text.into_owned(),
     }
 }
 
@@ -147,8 +163,8 @@ pub(super) fn response_view(
     let outcome = match parse {
         Parse::Skip => return None,
         Parse::Stream(parser) => {
-            // A malformed event-stream frame stops the parse (what came
-            // before it is kept): counted.
+            // A malformed event-stream frame (skipped; the parse goes on
+            // with the next one) or one cut short at the end: counted.
             if parser.framing_error().is_some() {
                 sinks.metrics.emit(UnparsedResponse {
                     reason: UnparsedReason::MalformedFrame,

@@ -379,7 +379,13 @@ async fn invoke_with_response_stream_relays_event_stream_frames() {
         chunks: vec![sent.slice(..7), sent.slice(7..)],
         delay: std::time::Duration::ZERO,
     }));
-    let r: Reply = post(&h.client, url, &client_signed(), &invoke_convo().body).await;
+    let r: Reply = post(
+        &h.client,
+        url.clone(),
+        &client_signed(),
+        &invoke_convo().body,
+    )
+    .await;
     assert_eq!(r.status, 200);
     assert_eq!(r.body, sent, "relayed unchanged");
     let m = h
@@ -416,6 +422,39 @@ async fn invoke_with_response_stream_relays_event_stream_frames() {
             &[("reason", "malformed_frame")]
         ),
         1.0,
+        "{m}"
+    );
+
+    // A stream whose only fault is its last frame, cut short: counted too.
+    let mut cut = toolwarden_wire::eventstream::encode_event("mysteryEvent", b"{}");
+    cut.extend_from_slice(&truncated[..truncated.len() / 2]);
+    h.mock.push_response(Scripted::Raw(RawResponse {
+        status: 200,
+        headers: vec![(
+            "content-type".into(),
+            "application/vnd.amazon.eventstream".into(),
+        )],
+        chunks: vec![Bytes::from(cut)],
+        delay: std::time::Duration::ZERO,
+    }));
+    let r: Reply = post(&h.client, url, &client_signed(), &invoke_convo().body).await;
+    assert_eq!(r.status, 200);
+    let m = h
+        .metrics_when(|m| {
+            metric(
+                m,
+                "toolwarden_unparsed_responses_total",
+                &[("reason", "malformed_frame")],
+            ) == 2.0
+        })
+        .await;
+    assert_eq!(
+        metric(
+            &m,
+            "toolwarden_unparsed_responses_total",
+            &[("reason", "malformed_frame")]
+        ),
+        2.0,
         "{m}"
     );
 }

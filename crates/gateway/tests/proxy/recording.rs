@@ -222,3 +222,40 @@ async fn an_unversioned_messages_path_is_the_messages_api() {
     );
     gw.shutdown().await;
 }
+
+/// An error the provider reports inside a 200 stream (Anthropic's
+/// `overloaded_error` event mid-stream) is the request's error, its
+/// credentials cut; the calls before it are still recorded.
+#[tokio::test]
+async fn an_error_inside_a_stream_is_the_requests_error() {
+    let stream: &'static [u8] = b"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_e\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"claude-x\",\"content\":[],\"usage\":{\"input_tokens\":5,\"output_tokens\":0}}}\n\n\
+event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded; see https://status.x/?token=SECRET1\"}}\n\n";
+    let up = upstream(handler(move |_| async move {
+        full(200, &[("content-type", "text/event-stream")], stream)
+    }))
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let jsonl = dir.path().join("events.jsonl");
+    let gw = gateway(&format!("http://{}", up.addr), |c| {
+        c.jsonl = Some(JsonlLog::unbounded(&jsonl));
+    })
+    .await;
+    let body: &'static [u8] = br#"{"model":"claude-x","max_tokens":100,"stream":true,"messages":[{"role":"user","content":"hi"}]}"#;
+    let (response, _c) = send(
+        gw.addr(),
+        post("/v1/messages", &[("anthropic-version", "2023-06-01")], body),
+    )
+    .await;
+    assert_eq!(body_of(response).await, Bytes::from_static(stream));
+    gw.shutdown().await;
+    let text = std::fs::read_to_string(&jsonl).unwrap();
+    let request: serde_json::Value = text
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|e| e["type"] == "request")
+        .expect(&text);
+    assert_eq!(request["status"], 200);
+    let error = request["error"].as_str().expect(&text);
+    assert!(error.contains("Overloaded"), "{error}");
+    assert!(!text.contains("SECRET1"), "{text}");
+}

@@ -354,6 +354,10 @@ fn exceptions_and_broken_frames_become_the_views_error() {
     let stream = converse_stream();
     let mut p = StreamParser::new(Dialect::BedrockConverse);
     p.feed(&stream[..stream.len() - 3]);
+    assert!(
+        p.framing_error().is_some(),
+        "a cut frame is a framing error"
+    );
     let v = p.finish();
     assert!(v.error.as_deref().unwrap().contains("ended"), "{v:?}");
     // SSE bytes are not frames: an error, no panic.

@@ -54,6 +54,11 @@ impl EventStreamFramer {
         });
     }
 
+    /// A message cut in the middle, were the stream to end here.
+    pub(crate) fn truncated(&self) -> Option<EventStreamError> {
+        self.decoder.finish().err()
+    }
+
     /// The stream ended: a message cut in the middle is a framing error.
     pub(crate) fn finish(&mut self) {
         if let Err(e) = self.decoder.finish() {
