@@ -121,11 +121,16 @@ impl CloudConfig {
 }
 
 /// Vertex AI's endpoint for a location: `global` →
-/// `https://aiplatform.googleapis.com`, else
-/// `https://{location}-aiplatform.googleapis.com`.
+/// `https://aiplatform.googleapis.com`; the multi-regions `us` and `eu` →
+/// their representative endpoints, `https://aiplatform.{us|eu}.rep.googleapis.com`;
+/// else `https://{location}-aiplatform.googleapis.com`.
 pub fn vertex_default(location: &str) -> Result<Upstream, String> {
-    if location == "global" {
-        return Upstream::parse("https://aiplatform.googleapis.com");
+    match location {
+        "global" => return Upstream::parse("https://aiplatform.googleapis.com"),
+        "us" | "eu" => {
+            return Upstream::parse(&format!("https://aiplatform.{location}.rep.googleapis.com"));
+        }
+        _ => {}
     }
     let valid = !location.is_empty()
         && location
@@ -156,6 +161,13 @@ mod tests {
             vertex_default("us-east5").unwrap().to_string(),
             "https://us-east5-aiplatform.googleapis.com"
         );
+        // The multi-regions' representative endpoints.
+        for l in ["us", "eu"] {
+            assert_eq!(
+                vertex_default(l).unwrap().to_string(),
+                format!("https://aiplatform.{l}.rep.googleapis.com")
+            );
+        }
         assert!(vertex_default("evil.com/x").is_err());
         assert!(vertex_default("").is_err());
     }

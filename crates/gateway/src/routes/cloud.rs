@@ -115,8 +115,12 @@ fn azure(path: &str, post: bool) -> Option<ProxyRoute> {
             .filter(|_| !name.is_empty())
             .map(|d| (d, Some(name)))
     } else {
+        // `/openai/v1/responses`, and `/openai/responses?api-version=…`
+        // (the `AzureOpenAI` clients do not put `responses` under a
+        // deployment: the model is the body's).
         rest.strip_prefix("v1/")
             .and_then(openai_dialect)
+            .or_else(|| (rest == "responses").then_some(Dialect::OpenAiResponses))
             .map(|d| (d, None))
     };
     Some(match found {
@@ -157,7 +161,9 @@ fn vertex(path: &str, post: bool) -> Option<ProxyRoute> {
             .split_once("/publishers/")?
             .1
             .split_once("/models/")?;
-        if model.is_empty() || model.contains('/') {
+        // `count-tokens:rawPredict` (Claude Code, the Anthropic Vertex
+        // SDKs) counts a conversation's tokens: no turn, passed through.
+        if model.is_empty() || model.contains('/') || model == "count-tokens" {
             return None;
         }
         let (dialect, stream) = match (publisher, method) {
@@ -250,6 +256,13 @@ mod tests {
         assert_eq!(r.dialect, Some(Dialect::OpenAiResponses));
         assert_eq!(r.model, None);
         assert_eq!(r.cloud.unwrap().prefix_len, "/azure".len());
+        // The `AzureOpenAI` clients' Responses path: no deployment.
+        let r = post("/openai/responses");
+        assert_eq!(
+            (r.provider, r.dialect),
+            (Provider::Azure, Some(Dialect::OpenAiResponses))
+        );
+        assert_eq!(r.model, None);
         let r = post("/openai/deployments/x/embeddings");
         assert_eq!((r.provider, r.dialect), (Provider::Azure, None));
         let r = classify(&Method::GET, "/azure/openai/models").unwrap();
@@ -275,6 +288,11 @@ mod tests {
         );
         assert_eq!(r.dialect, Some(Dialect::Anthropic));
         assert_eq!(r.model.as_deref(), Some("claude-sonnet-4@20250514"));
+        // Counting tokens is no turn.
+        let r = post(
+            "/v1/projects/p/locations/us-east5/publishers/anthropic/models/count-tokens:rawPredict",
+        );
+        assert_eq!((r.provider, r.dialect), (Provider::Vertex, None));
         let r = post("/v1/projects/p/locations/l/publishers/google/models/m:countTokens");
         assert_eq!((r.provider, r.dialect), (Provider::Vertex, None));
         // The Gemini API's own paths are not Vertex's.
