@@ -51,8 +51,15 @@ enum Command {
     /// OpenAI / Anthropic / Gemini SDKs at the gateway.
     Env {
         /// The gateway's address [default: the configured one, else 127.0.0.1:8080].
-        #[arg(long)]
+        #[arg(long, conflicts_with = "url")]
         listen: Option<String>,
+        /// The gateway's URL as the agents' machine reaches it
+        /// (`https://gw.internal:8443`: another host, a load balancer).
+        #[arg(long)]
+        url: Option<String>,
+        /// Read the listen address from this config file (as `serve --config`).
+        #[arg(long)]
+        config: Option<std::path::PathBuf>,
     },
     /// Show the tool calls, results, detected failures and pairing defects
     /// of a request body. Exit 1 when there are defects, 2 on bad input.
@@ -129,7 +136,11 @@ fn main() -> ExitCode {
         Command::Serve(args) => cmd::serve::run(*args),
         Command::Stats(args) => cmd::stats::run(args),
         Command::Alerts(args) => cmd::alerts::run(args),
-        Command::Env { listen } => cmd::env::run(listen),
+        Command::Env {
+            listen,
+            url,
+            config,
+        } => cmd::env::run(listen, url, config.as_deref()),
         Command::Check {
             dialect,
             json,

@@ -17,27 +17,39 @@ pub fn env_lines(addr: SocketAddr) -> String {
             std::net::Ipv6Addr::LOCALHOST.into()
         });
     }
+    env_lines_for(&format!("http://{addr}"))
+}
+
+/// [`env_lines`] for a gateway reached at `base` (`https://gw.internal:8443`:
+/// behind a load balancer, on another host), as the agents' machine names
+/// it. Values are single-quoted: `eval` takes them as they are (an IPv6
+/// address's brackets are no glob).
+pub fn env_lines_for(base: &str) -> String {
+    let base = base.trim_end_matches('/');
     format!(
-        "# Claude Code and the Anthropic SDKs\n\
-         export ANTHROPIC_BASE_URL=http://{addr}\n\
-         # The OpenAI SDKs\n\
-         export OPENAI_BASE_URL=http://{addr}/v1\n\
-         # Codex CLI reads its config, not OPENAI_BASE_URL: in ~/.codex/config.toml\n\
+        "# Claude Code, the Anthropic SDKs and the AI SDK's Anthropic provider\n\
+         export ANTHROPIC_BASE_URL='{base}'\n\
+         # The OpenAI SDKs and the AI SDK's OpenAI provider\n\
+         export OPENAI_BASE_URL='{base}/v1'\n\
+         # Codex CLI reads its config, not OPENAI_BASE_URL: at the top of\n\
+         # ~/.codex/config.toml (model_provider above any [table])\n\
          #   model_provider = \"toolwarden\"\n\
          #   [model_providers.toolwarden]\n\
          #   name = \"OpenAI through toolwarden\"\n\
-         #   base_url = \"http://{addr}/v1\"\n\
+         #   base_url = \"{base}/v1\"\n\
          #   env_key = \"OPENAI_API_KEY\"\n\
          #   wire_api = \"responses\"\n\
          #   supports_websockets = true   # WebSocket mode, read by the gateway as HTTP is\n\
          # Codex signed in with ChatGPT: the same, with\n\
-         #   base_url = \"http://{addr}/backend-api/codex\"\n\
+         #   base_url = \"{base}/backend-api/codex\"\n\
          #   requires_openai_auth = true   # (no env_key)\n\
-         # Gemini CLI (it sends no session id: one session per run with\n\
+         # Gemini CLI with API-key auth (it sends no session id: one session per run with\n\
          #   GEMINI_CLI_CUSTOM_HEADERS=\"x-session-id: $(uuidgen)\" gemini ...);\n\
          # for the google-genai SDK pass\n\
-         #   http_options={{\"base_url\": \"http://{addr}\"}}  (Python: types.HttpOptions(base_url=...))\n\
-         export GOOGLE_GEMINI_BASE_URL=http://{addr}\n"
+         #   http_options={{\"base_url\": \"{base}\"}}  (Python: types.HttpOptions(base_url=...))\n\
+         # and for the AI SDK's Google provider (it reads no variable)\n\
+         #   createGoogleGenerativeAI({{ baseURL: \"{base}/v1beta\" }})\n\
+         export GOOGLE_GEMINI_BASE_URL='{base}'\n"
     )
 }
 
@@ -48,9 +60,9 @@ mod tests {
     #[test]
     fn lines_point_at_the_gateway() {
         let text = env_lines("127.0.0.1:8080".parse().unwrap());
-        assert!(text.contains("export ANTHROPIC_BASE_URL=http://127.0.0.1:8080\n"));
-        assert!(text.contains("export OPENAI_BASE_URL=http://127.0.0.1:8080/v1\n"));
-        assert!(text.contains("export GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:8080\n"));
+        assert!(text.contains("export ANTHROPIC_BASE_URL='http://127.0.0.1:8080'\n"));
+        assert!(text.contains("export OPENAI_BASE_URL='http://127.0.0.1:8080/v1'\n"));
+        assert!(text.contains("export GOOGLE_GEMINI_BASE_URL='http://127.0.0.1:8080'\n"));
         assert!(text.contains("http_options"));
         assert!(text.contains("#   base_url = \"http://127.0.0.1:8080/v1\"\n"));
         assert!(text.contains("supports_websockets = true"));
@@ -64,7 +76,31 @@ mod tests {
         let any = env_lines("0.0.0.0:9000".parse().unwrap());
         assert!(any.contains("http://127.0.0.1:9000/v1"));
         let v6 = env_lines("[::]:9000".parse().unwrap());
-        assert!(v6.contains("http://[::1]:9000"));
+        assert!(v6.contains("export ANTHROPIC_BASE_URL='http://[::1]:9000'\n"));
+        let remote = env_lines_for("https://gw.internal:8443/");
+        assert!(remote.contains("export OPENAI_BASE_URL='https://gw.internal:8443/v1'\n"));
+        assert!(remote.contains("baseURL: \"https://gw.internal:8443/v1beta\""));
+    }
+
+    /// What the lines set is what a POSIX shell's `eval` makes of them,
+    /// brackets and all.
+    #[test]
+    fn a_shell_evaluates_the_lines_to_the_urls() {
+        let dir = tempfile::tempdir().unwrap();
+        let lines = dir.path().join("lines.sh");
+        std::fs::write(&lines, env_lines("[::1]:9000".parse().unwrap())).unwrap();
+        // A file the glob `http://[::1]:9000` matches, were it unquoted.
+        std::fs::create_dir(dir.path().join("http:")).unwrap();
+        std::fs::write(dir.path().join("http:").join("1:9000"), b"").unwrap();
+        let Ok(out) = std::process::Command::new("sh")
+            .current_dir(dir.path())
+            .arg("-c")
+            .arg("eval \"$(cat lines.sh)\" && printf '%s' \"$ANTHROPIC_BASE_URL\"")
+            .output()
+        else {
+            return; // no shell here
+        };
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "http://[::1]:9000");
     }
 
     /// The README shows `toolwarden env`'s output at the default address:

@@ -73,7 +73,7 @@ pub use config::{
     DEFAULT_LISTEN, DEFAULT_OPENAI_UPSTREAM, RawConfig, RepairMode, SETTINGS, Setting, SettingKind,
     Upstreams, parse_listen,
 };
-pub use env::env_lines;
+pub use env::{env_lines, env_lines_for};
 pub use metrics::Metrics;
 pub use otel::OtlpConfig;
 pub use pipeline::REPAIRED_HEADER;

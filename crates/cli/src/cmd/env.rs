@@ -1,17 +1,81 @@
 //! `toolwarden env`: shell lines that point agent clients at the gateway.
 
+use std::path::Path;
+
 use super::{CmdError, Outcome};
 use crate::config;
 
-/// Print the lines for the configured (or given) listen address, read as
-/// `serve` reads it ([`toolwarden_gateway::parse_listen`]: a bare port and
-/// `localhost:PORT` included).
-pub fn run(listen: Option<String>) -> Result<Outcome, CmdError> {
-    let raw = config::file_and_env(None)?;
+/// Print the lines for the gateway at `url` (as the agents reach it), else
+/// for the given or configured listen address, read as `serve` reads it
+/// ([`toolwarden_gateway::parse_listen`]: a bare port and `localhost:PORT`
+/// included; an unspecified address is written as loopback).
+pub fn run(
+    listen: Option<String>,
+    url: Option<String>,
+    config_file: Option<&Path>,
+) -> Result<Outcome, CmdError> {
+    if let Some(url) = url {
+        let base = gateway_url(&url)?;
+        out!("{}", toolwarden_gateway::env_lines_for(&base));
+        return Ok(Outcome::Ok);
+    }
+    let raw = config::file_and_env(config_file)?;
     let listen = listen
         .or(raw.listen)
         .unwrap_or_else(|| toolwarden_gateway::DEFAULT_LISTEN.to_string());
     let addr = toolwarden_gateway::parse_listen(&listen).map_err(CmdError)?;
     out!("{}", toolwarden_gateway::env_lines(addr));
     Ok(Outcome::Ok)
+}
+
+/// `http(s)://host[:port]` with no path, query or credentials: the base the
+/// lines append `/v1` and the rest to.
+fn gateway_url(url: &str) -> Result<String, CmdError> {
+    let bad = |why: &str| CmdError(format!("--url {url:?}: {why}"));
+    let uri: http::Uri = url
+        .trim_end_matches('/')
+        .parse()
+        .map_err(|_| bad("not a URL"))?;
+    match uri.scheme_str() {
+        Some("http" | "https") => {}
+        _ => return Err(bad("expected http:// or https://")),
+    }
+    let authority = uri.authority().ok_or_else(|| bad("no host"))?;
+    if authority.as_str().contains('@') {
+        return Err(bad("no credentials in the URL"));
+    }
+    if uri.path_and_query().is_some_and(|p| p.as_str() != "/") {
+        return Err(bad("no path or query: the gateway's root"));
+    }
+    Ok(format!(
+        "{}://{authority}",
+        uri.scheme_str().unwrap_or("http")
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::gateway_url;
+
+    #[test]
+    fn a_gateway_url_is_a_scheme_and_a_host() {
+        assert_eq!(
+            gateway_url("https://gw.internal:8443/").unwrap(),
+            "https://gw.internal:8443"
+        );
+        assert_eq!(
+            gateway_url("http://[::1]:9000").unwrap(),
+            "http://[::1]:9000"
+        );
+        for bad in [
+            "gw:8080",
+            "ftp://x",
+            "https://u:p@x",
+            "https://x/v1",
+            "https://x?a=1",
+            "",
+        ] {
+            assert!(gateway_url(bad).is_err(), "{bad}");
+        }
+    }
 }
