@@ -57,6 +57,41 @@ fn check_json_on_a_real_claude_code_conversation() {
     }
 }
 
+/// `check` judges as `serve` would: with the configured extra patterns.
+#[test]
+fn check_uses_the_configured_detector() {
+    let body = br#"{"model":"m","messages":[
+        {"role":"user","content":"go"},
+        {"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"quota","arguments":"{}"}}]},
+        {"role":"tool","tool_call_id":"call_1","content":"quota: 0 left"}]}"#;
+    let failed = |patterns: Option<&str>| {
+        let mut cmd = bin();
+        cmd.args(["check", "--json", "-"])
+            .env_remove("TOOLWARDEN_DETECTOR_EXTRA_PATTERNS");
+        if let Some(p) = patterns {
+            cmd.env("TOOLWARDEN_DETECTOR_EXTRA_PATTERNS", p);
+        }
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(body).unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["results"][0]["failed"].as_bool().unwrap()
+    };
+    assert!(!failed(None));
+    assert!(failed(Some(r"^quota: 0\b")));
+}
+
 #[test]
 fn check_openai_chat_detects_failures_heuristically() {
     let file = fixture_path("conversations/conv_openai_chat_taubench_airline_task13_trial0.json");

@@ -8,11 +8,23 @@ use toolwarden_wire::{Detector, Dialect, RequestView, ResultContent};
 use super::{CmdError, Outcome};
 use crate::input;
 
+/// The detector `serve` would judge with: its `detector_extra_patterns`
+/// and `detector_disable` from `toolwarden.toml` and the `TOOLWARDEN_*`
+/// variables.
+fn configured_detector() -> Result<Detector, CmdError> {
+    let raw = crate::config::file_and_env(None)?;
+    let config = toolwarden_wire::detect::DetectorConfig {
+        extra_patterns: raw.detector_extra_patterns.map(|p| p.0).unwrap_or_default(),
+        disable: raw.detector_disable.unwrap_or_default(),
+    };
+    Detector::new(&config).map_err(|e| CmdError(format!("detector: {e}")))
+}
+
 /// Run `check` on one file.
 pub fn run(dialect: Option<Dialect>, file: &Path, as_json: bool) -> Result<Outcome, CmdError> {
     let body = input::read(file).map_err(CmdError)?;
     let dialect = resolve_dialect(dialect, &body, file)?;
-    let detector = Detector::default();
+    let detector = configured_detector()?;
     let view = toolwarden_wire::request_view(dialect, &body)
         .map_err(|e| CmdError(format!("{}: {e}", file.display())))?;
     // Every result is shown, so every result is read.
