@@ -125,7 +125,16 @@ impl<'a> Walker<'a> {
             b't' | b'T' => self.word(b"true", Value::True),
             b'f' | b'F' => self.word(b"false", Value::False),
             b'n' => self.word(b"null", Value::Null),
-            b'N' => self.word(b"none", Value::Null),
+            // Python's `json.dumps` writes NaN and infinities bare; its
+            // `repr` writes None.
+            b'N' => self
+                .word(b"none", Value::Null)
+                .or_else(|| self.word(b"nan", Value::Num(b"NaN"))),
+            b'I' => self.word(b"infinity", Value::Num(b"Infinity")),
+            b'-' if self.s.get(self.i + 1) == Some(&b'I') => {
+                self.i += 1;
+                self.word(b"infinity", Value::Num(b"-Infinity"))
+            }
             b'-' | b'0'..=b'9' => {
                 let start = self.i;
                 while let Some(b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9') = self.peek() {

@@ -282,7 +282,10 @@ const STATUS_WORDS: &[&[u8]] = &[
 pub(super) fn first_match(content: &[u8], disabled: u32) -> Finding {
     let on = |rule: usize| disabled & (1 << rule) == 0;
     let head = head(content);
-    let line = first_line(head);
+    // Colour codes anywhere in the first line (a PTY's output, `error`
+    // printed red): the line rules read the text without them.
+    let plain = without_csi(first_line(head));
+    let line: &[u8] = &plain;
     let p = &*PATTERNS;
     let fail = Finding::Failure;
 
@@ -410,6 +413,33 @@ pub(super) fn head(content: &[u8]) -> &[u8] {
         _ => s,
     };
     &s[..s.len().min(HEAD_BYTES)]
+}
+
+/// `line` without its ANSI CSI sequences (`ESC [` … final byte), borrowed
+/// when it has none.
+fn without_csi(line: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    if memchr::memchr(0x1B, line).is_none() {
+        return std::borrow::Cow::Borrowed(line);
+    }
+    let mut out = Vec::with_capacity(line.len());
+    let mut s = line;
+    while let Some(i) = memchr::memchr(0x1B, s) {
+        out.extend_from_slice(&s[..i]);
+        s = &s[i..];
+        match s {
+            [0x1B, b'[', rest @ ..] => {
+                let end = rest.iter().position(|b| (0x40..=0x7E).contains(b));
+                s = end.map_or(&[][..], |k| &rest[k + 1..]);
+            }
+            [_, rest @ ..] => {
+                out.push(0x1B);
+                s = rest;
+            }
+            [] => break,
+        }
+    }
+    out.extend_from_slice(s);
+    std::borrow::Cow::Owned(trim_end(&out).to_vec())
 }
 
 /// The first line of `head`, bounded, without trailing whitespace.

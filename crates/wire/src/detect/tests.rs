@@ -216,11 +216,14 @@ fn json_error() {
             r#"{"output": "make: *** [all] Error 2", "metadata": {"exit_code": 2, "duration_seconds": 0.4}}"#,
             r#"{"stdout": "", "stderr": "x", "exit_code": 1}"#,
             r#"{"statusCode": 404, "body": "{}"}"#,
+            // Python's `json.dumps` of a float that is no number.
+            r#"{"loss": NaN, "best": -Infinity, "next": Infinity, "error": "boom"}"#,
         ],
         &[
             r#"{"error": null, "result": 3}"#,
             r#"{"error": "", "errors": [], "ok": true}"#,
             r#"{"error": false}"#,
+            r#"{"loss": NaN, "error": null}"#,
             r#"{"output": "ok", "metadata": {"exit_code": 0}}"#,
             r#"{"results": [{"title": "How to fix error 500", "status": "error"}]}"#,
             r#"{"status": "cancelled"}"#,
@@ -238,6 +241,8 @@ fn error_label() {
         "error_label",
         &[
             "Error: flight HAT030 not available on date 2024-05-13",
+            // colour codes inside the line, as a PTY prints them
+            "\x1b[1m\x1b[31merror\x1b[0m\x1b[1m: could not compile `app`\x1b[0m",
             "ERROR: relation \"users\" does not exist",
             "error[E0425]: cannot find value `x` in this scope",
             "fatal: not a git repository (or any of the parent directories): .git",
