@@ -214,7 +214,7 @@ fn env_reads_the_listen_address_as_serve_does() {
             String::from_utf8_lossy(&out.stderr)
         );
         assert!(
-            stdout.contains(&format!("export ANTHROPIC_BASE_URL=http://{want}\n")),
+            stdout.contains(&format!("export ANTHROPIC_BASE_URL='http://{want}'\n")),
             "{flag:?} {var:?}: {stdout}"
         );
     }
