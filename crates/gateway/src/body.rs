@@ -85,5 +85,13 @@ pub(crate) fn error_response(provider: Provider, err: &ProxyError) -> Response<G
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
     );
+    if provider == Provider::Bedrock {
+        // AWS clients name the error by this header (botocore's code,
+        // the SDKs' exception class); without it they see a bare status.
+        response.headers_mut().insert(
+            "x-amzn-errortype",
+            HeaderValue::from_static(crate::errors::aws_error_type(status)),
+        );
+    }
     response
 }

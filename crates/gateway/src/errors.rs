@@ -245,6 +245,20 @@ pub(crate) fn stream_error_event(
     Bytes::from(text)
 }
 
+/// The Bedrock Runtime exception a gateway error of `status` is sent as
+/// (`x-amzn-ErrorType`).
+pub(crate) fn aws_error_type(status: StatusCode) -> &'static str {
+    match status.as_u16() {
+        400 | 413 => "ValidationException",
+        401 | 403 => "AccessDeniedException",
+        404 => "ResourceNotFoundException",
+        408 => "ModelTimeoutException",
+        429 => "ThrottlingException",
+        500 => "InternalServerException",
+        _ => "ServiceUnavailableException",
+    }
+}
+
 /// The envelope as the provider writes it (key order included).
 fn envelope(provider: Provider, err: &ProxyError, status: StatusCode) -> String {
     let message = serde_json::Value::String(err.to_string());

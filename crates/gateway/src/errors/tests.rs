@@ -39,6 +39,21 @@ async fn each_dialect_gets_its_own_envelope() {
             .contains("could not connect")
     );
 
+    // Bedrock: AWS's shape, and the exception named as AWS clients read it.
+    let response = error_response(Provider::Bedrock, &refused());
+    assert_eq!(
+        response.headers()["x-amzn-errortype"],
+        "ServiceUnavailableException"
+    );
+    let (status, v) = json_of(response).await;
+    assert_eq!(status, 502);
+    assert!(
+        v["message"]
+            .as_str()
+            .unwrap()
+            .contains("Connection refused")
+    );
+
     let timeout = ProxyError::first_byte_timeout("gemini.example", Duration::from_millis(250));
     let (status, v) = json_of(error_response(Provider::Gemini, &timeout)).await;
     assert_eq!(status, 504);
