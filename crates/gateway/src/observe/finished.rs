@@ -7,7 +7,7 @@ use std::{sync::Arc, time::Duration};
 use toolwarden_coding::CodingErrorKind;
 use toolwarden_wire::{Dialect, ResponseView};
 
-use super::{Parse, RequestBase, Sinks, guard, now_ms, request::RequestInfo, session};
+use super::{Parse, RequestBase, Sinks, guard, request::RequestInfo, session};
 use crate::limits::{clip_name, owned_id, owned_name};
 use crate::metrics::events::{UnparsedReason, UnparsedResponse, UpstreamFinished};
 use crate::recorder::{Event, RequestRecord, ToolCallRecord};
@@ -25,6 +25,10 @@ pub(super) struct Finished {
     pub(super) response: Response,
     pub(super) error: Option<String>,
     pub(super) metrics_only: bool,
+    /// When the response ended on the proxy (unix ms): its calls' time, from
+    /// which their results' execution time is counted (the record task may
+    /// run later on a busy gateway).
+    pub(super) ended_ms: i64,
 }
 
 /// The response's view: read already, or its parse state to finish.
@@ -51,7 +55,7 @@ impl Finished {
             Response::Read(view) => view,
             Response::Later(parse) => response_view(sinks, base.dialect, parse),
         };
-        let finished_ms = now_ms();
+        let finished_ms = self.ended_ms;
         let view = view.unwrap_or_default();
         // Names cut to `MAX_NAME_LEN`: every call record copies them.
         let model = info

@@ -534,6 +534,7 @@ impl Observation {
             response,
             error: self.error.take(),
             metrics_only: self.metrics_only,
+            ended_ms: now_ms(),
         };
         match tokio::runtime::Handle::try_current() {
             Ok(handle) => {
