@@ -398,7 +398,7 @@ async fn a_turn_resent_as_the_whole_history_counts_once() {
     // The same turn again, as the whole history.
     let mut history = vec![user];
     history.extend(calls.iter().map(
-        |c| json!({"type": "function_call", "call_id": c.id, "name": c.name, "arguments": "{}"}),
+        |c| json!({"type": "function_call", "call_id": c.id, "name": c.name, "arguments": c.args.to_string()}),
     ));
     history.extend(outputs.iter().cloned());
     let body = json!({"model": "gpt-4.1", "store": false, "tools": tools, "input": history});
@@ -412,7 +412,7 @@ async fn a_turn_resent_as_the_whole_history_counts_once() {
     let next = reply_calls(Kind::Responses, false, &r4.body);
     assert_eq!(next.len(), 2, "{}", r4.text());
     history.extend(next.iter().map(
-        |c| json!({"type": "function_call", "call_id": c.id, "name": c.name, "arguments": "{}"}),
+        |c| json!({"type": "function_call", "call_id": c.id, "name": c.name, "arguments": c.args.to_string()}),
     ));
     history.extend(next.iter().map(
         |c| json!({"type": "function_call_output", "call_id": c.id, "output": "Error: sold out"}),

@@ -169,18 +169,22 @@ pub(crate) use resent_probe_rows;
 /// result can come again at another position: a Responses turn sent as a
 /// continuation (its results alone, after `previous_response_id`) and then
 /// again as the whole history, after `previous_response_not_found` or over
-/// HTTP once a WebSocket broke. Such a result finds no open call of its id
-/// in its session (the first copy answered it), and is counted once: it is
-/// resent when its session holds a recorded call of that id, among the
-/// newest [`resent_probe_rows!`], already answered with a result of the same
-/// size, verdict and excerpt. Only for call ids long enough to be unique
-/// ([`crate::write::MIN_GLOBAL_CALL_ID_LEN`]); short ones (`call_0` every
-/// turn) name another call each time, whose result must count. Only calls
-/// the store saw are matched, not result-only rows: a client whose calls
-/// the gateway never sees may reuse a long id with the same answer, and
-/// each such result is a new one.
+/// HTTP once a WebSocket broke, or the other way round. Such a result finds
+/// no open call of its id in its session (the first copy answered it), and
+/// is counted once: it is resent when its session holds a recorded call of
+/// that id, among the newest [`resent_probe_rows!`], already answered with a
+/// result of the same size, verdict and excerpt, **and** that call is the
+/// one this result answers by another token: the call of the response it
+/// continues (`previous_response_id`), or a call of the model turn it
+/// replays (its turn fingerprint, [`crate::turns`]). Only for call ids long
+/// enough to be unique ([`crate::write::MIN_GLOBAL_CALL_ID_LEN`]) and not
+/// made up by the gateway (`name#n`, for Gemini calls without ids: the same
+/// on every turn); short ones (`call_0` every turn) name another call each
+/// time. Only calls the store saw are matched, not result-only rows.
 pub(crate) fn may_be_resent(r: &ToolResultRecord) -> bool {
     r.call_id.len() >= crate::write::MIN_GLOBAL_CALL_ID_LEN
+        && !r.call_id.contains('#')
+        && (r.previous_response_id.is_some() || r.answers.is_some())
 }
 
 type CandidateRow = (i64, String, String, String, Option<i64>);

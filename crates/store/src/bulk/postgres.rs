@@ -464,9 +464,10 @@ pub(crate) async fn recorded_turns(
 }
 
 /// Of `results`, the positions of those [`super::may_be_resent`] whose
-/// session holds a recorded call of their id already answered with the
-/// same result (among its newest [`super::resent_probe_rows!`] calls of that
-/// id, by `tool_calls_call_session`).
+/// session holds a recorded call of their id, of the response they continue
+/// or of the turn they replay, already answered with the same result (among
+/// its newest [`super::resent_probe_rows!`] calls of that id, by
+/// `tool_calls_call_session`, each with one probe of `call_turns`' key).
 pub(crate) async fn resent_results(
     conn: &mut PgConnection,
     results: &[&ToolResultRecord],
@@ -485,13 +486,17 @@ pub(crate) async fn resent_results(
     };
     let found: Vec<i64> = sqlx::query_scalar(concat!(
         "SELECT u.n FROM UNNEST($1::int8[], $2::text[], $3::int8[], $4::int8[], $5::int8[], \
-         $6::text[]) AS u(n, c, sn, b, f, e) WHERE EXISTS (SELECT 1 FROM \
-         (SELECT t.content_bytes, t.failed, t.excerpt, t.result_at_ms FROM tool_calls t \
+         $6::text[], $7::text[], $8::int8[]) AS u(n, c, sn, b, f, e, p, tf) \
+         WHERE EXISTS (SELECT 1 FROM \
+         (SELECT t.content_bytes, t.failed, t.excerpt, t.result_at_ms, t.response_id, \
+         t.request_id FROM tool_calls t \
          WHERE t.session_no = u.sn AND t.call_id = u.c AND t.call_at_ms IS NOT NULL \
          ORDER BY t.call_at_ms DESC LIMIT ",
         super::resent_probe_rows!(),
         ") AS a WHERE a.result_at_ms IS NOT NULL AND a.content_bytes = u.b \
-         AND a.failed = u.f AND a.excerpt IS NOT DISTINCT FROM u.e)"
+         AND a.failed = u.f AND a.excerpt IS NOT DISTINCT FROM u.e \
+         AND (a.response_id = u.p OR EXISTS (SELECT 1 FROM call_turns ct \
+         WHERE ct.request_id = a.request_id AND ct.turn_fp = u.tf)))"
     ))
     .bind(probed.iter().map(|(n, _)| *n as i64).collect::<Vec<i64>>())
     .bind(
@@ -508,6 +513,18 @@ pub(crate) async fn resent_results(
             .iter()
             .map(|(_, r)| r.excerpt.as_deref())
             .collect::<Vec<Option<&str>>>(),
+    )
+    .bind(
+        probed
+            .iter()
+            .map(|(_, r)| r.previous_response_id.as_deref())
+            .collect::<Vec<Option<&str>>>(),
+    )
+    .bind(
+        probed
+            .iter()
+            .map(|(_, r)| r.answers.map(|a| a.turn))
+            .collect::<Vec<Option<i64>>>(),
     )
     .fetch_all(&mut *conn)
     .await?;

@@ -181,16 +181,18 @@ static PAIR_RESULTS: Shaped = Shaped::new(
 
 /// Three `EXISTS` probes per result in one statement (one round trip),
 /// over results (`c`, `s`, `t`: call id, session number, turn fingerprint
-/// or NULL; `g`, `b`, `f`, `e`: 1 when it [`super::may_be_resent`] else
-/// NULL, its size, verdict and excerpt): is there an open call with its id
-/// anywhere (one probe of the open calls' index, however many there are,
-/// and of the parked calls' if none), a recorded turn of its session it
-/// answers (one probe of `call_turns_by_fingerprint`), and a recorded call
-/// of its session with its id already answered with the same result (the
-/// newest [`super::resent_probe_rows!`] of `tool_calls_call_session`). Per
-/// row that finds any: its index, then 0/1 for each.
+/// or NULL; `g`, `b`, `f`, `e`, `p`: 1 when it [`super::may_be_resent`]
+/// else NULL, its size, verdict, excerpt and `previous_response_id`): is
+/// there an open call with its id anywhere (one probe of the open calls'
+/// index, however many there are, and of the parked calls' if none), a
+/// recorded turn of its session it answers (one probe of
+/// `call_turns_by_fingerprint`), and a recorded call of its session with
+/// its id, of the response it continues or of the turn it replays, already
+/// answered with the same result (the newest [`super::resent_probe_rows!`]
+/// of `tool_calls_call_session`, each with one probe of `call_turns`' key).
+/// Per row that finds any: its index, then 0/1 for each.
 static REST_PROBES: Shaped = Shaped::new(
-    &["c", "s", "t", "g", "b", "f", "e"],
+    &["c", "s", "t", "g", "b", "f", "e", "p"],
     concat!(
         "SELECT json_group_array(json_array(n, o, r, d)) FROM (SELECT u.n AS n, \
          (EXISTS (SELECT 1 FROM tool_calls t INDEXED BY tool_calls_open \
@@ -200,12 +202,16 @@ static REST_PROBES: Shaped = Shaped::new(
          (u.t IS NOT NULL AND EXISTS (SELECT 1 FROM call_turns ct \
          WHERE ct.session_no = u.s AND ct.turn_fp = u.t)) AS r, \
          (u.g IS NOT NULL AND EXISTS (SELECT 1 FROM (SELECT t.content_bytes, t.failed, t.excerpt, \
-         t.result_at_ms FROM tool_calls t INDEXED BY tool_calls_call_session \
+         t.result_at_ms, t.response_id, t.request_id \
+         FROM tool_calls t INDEXED BY tool_calls_call_session \
          WHERE t.session_no = u.s AND t.call_id = u.c AND t.call_at_ms IS NOT NULL \
          ORDER BY t.call_at_ms DESC LIMIT ",
         super::resent_probe_rows!(),
         ") AS newest WHERE newest.result_at_ms IS NOT NULL AND newest.content_bytes = u.b \
-         AND newest.failed = u.f AND newest.excerpt IS u.e)) AS d FROM u) WHERE o OR r OR d"
+         AND newest.failed = u.f AND newest.excerpt IS u.e \
+         AND (newest.response_id = u.p OR EXISTS (SELECT 1 FROM call_turns ct \
+         WHERE ct.request_id = newest.request_id AND ct.turn_fp = u.t)))) AS d \
+         FROM u) WHERE o OR r OR d"
     ),
 );
 
@@ -522,7 +528,8 @@ pub(crate) async fn open_ids_and_recorded_turns(
             a.add(super::may_be_resent(r).then_some(1_i64))?;
             a.add(int(r.content_bytes))?;
             a.add(i64::from(r.failed))?;
-            a.add(r.excerpt.as_deref())
+            a.add(r.excerpt.as_deref())?;
+            a.add(r.previous_response_id.as_deref())
         })
         .await?;
     let mut probes = RestProbes::default();

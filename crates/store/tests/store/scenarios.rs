@@ -1032,17 +1032,31 @@ pub async fn newest_calls_of_a_long_session(db: TestDb) {
 
 /// One answer resent at another position (a Responses turn sent as a
 /// continuation, then again as the whole history; or the other way round)
-/// counts once. What still counts: a short id answered again (`call_0`
-/// names a new call each turn), another answer to a long id, and a long id
-/// answered again where the store never saw its call.
+/// counts once: the continuation names the response of the call it
+/// answers, the whole history replays its turn. What still counts: a short
+/// id answered again (`call_0` names a new call each turn), a gateway-made
+/// `name#n` id, another answer to a long id, a result with nothing naming
+/// the answered call (no `previous_response_id`, no replayed turn: its own
+/// call may not have reached the store yet), and a long id answered again
+/// where the store never saw its call.
 pub async fn a_result_resent_at_another_position_counts_once(db: TestDb) {
     let store = Store::open(&db.url).await.unwrap();
     let long = "call_Qm4x8ZtR2pLw9Vb1";
     let other = "call_Hs7c2NkY5aDe3Fu8";
+    const TURN: i64 = 4242;
+    let answering = |mut r: ToolResultRecord, k: u32| {
+        r.answers = Some(TurnRef {
+            turn: TURN,
+            call_index: k,
+        });
+        Event::ToolResult(r)
+    };
     let mut a = call("r1", "s", 0, long, "lookup", 1000);
     a.response_id = Some("resp_1".into());
+    a.turn = Some(TURN);
     let mut b = call("r1", "s", 1, other, "book", 1000);
     b.response_id = Some("resp_1".into());
+    b.turn = Some(TURN);
     let continued = |id: &str, failed| {
         let mut r = result("r2", "s", id, u32::from(failed), None, failed, 2000);
         r.previous_response_id = Some("resp_1".into());
@@ -1062,29 +1076,69 @@ pub async fn a_result_resent_at_another_position_counts_once(db: TestDb) {
     .await;
     let whole = |req: &str, at| {
         vec![
-            Event::ToolResult(result(req, "s", long, 3, None, false, at)),
-            Event::ToolResult(result(req, "s", other, 4, None, true, at)),
+            answering(result(req, "s", long, 3, None, false, at), 0),
+            answering(result(req, "s", other, 4, None, true, at), 1),
         ]
     };
     let (counters, seen) = record_all(&store, &whole("r3", 3000)).await;
     assert_eq!(counters.events_written, 2, "applied, as duplicates");
     assert!(seen.results.lock().unwrap().is_empty(), "nothing new");
     record_all(&store, &whole("r4", 4000)).await;
-    // In one batch with their calls' first answers, in the other order.
+    // The other way round, in one batch with the call: the whole history's
+    // answer first, then the continuation's.
     let c = "call_Zx3v5Bn7Mq9Lk2Jh";
+    let mut search = call("r5", "s", 0, c, "search", 5000);
+    search.response_id = Some("resp_5".into());
+    search.turn = Some(TURN + 1);
+    let mut late = result("r7", "s", c, 0, None, false, 5200);
+    late.previous_response_id = Some("resp_5".into());
+    let mut first = result("r6", "s", c, 7, None, false, 5100);
+    first.answers = Some(TurnRef {
+        turn: TURN + 1,
+        call_index: 0,
+    });
     let batch = [
-        Event::ToolCall(call("r5", "s", 0, c, "search", 5000)),
-        Event::ToolResult(result("r6", "s", c, 7, None, false, 5100)),
-        Event::ToolResult(result("r6", "s", c, 2, None, false, 5100)),
+        Event::ToolCall(search),
+        Event::ToolResult(first),
+        Event::ToolResult(late),
     ];
     record_one_batch(&store, &batch).await;
-    // Still counted: a short id's next answer; another answer to a long id;
-    // a long id answered twice with no recorded call.
+    // Still counted.
+    let mut gemini = call("r8", "s", 0, "get_order_status#0", "get_order_status", 6000);
+    gemini.turn = Some(77);
+    let gemini_again = {
+        let mut r = result(
+            "r10",
+            "s",
+            "get_order_status#0",
+            9,
+            Some("get_order_status"),
+            false,
+            6200,
+        );
+        r.answers = Some(TurnRef {
+            turn: 77,
+            call_index: 0,
+        });
+        Event::ToolResult(r)
+    };
     let more = [
         Event::ToolCall(call("r7", "s", 0, "call_0", "read", 6000)),
         Event::ToolResult(result("r8", "s", "call_0", 1, Some("read"), false, 6100)),
         Event::ToolResult(result("r9", "s", "call_0", 5, Some("read"), false, 6200)),
-        Event::ToolResult(result("r9", "s", long, 9, None, true, 6200)),
+        Event::ToolCall(gemini),
+        Event::ToolResult(result(
+            "r9",
+            "s",
+            "get_order_status#0",
+            3,
+            Some("get_order_status"),
+            false,
+            6100,
+        )),
+        gemini_again,
+        answering(result("r9", "s", long, 9, None, true, 6200), 0),
+        Event::ToolResult(result("r9", "s", other, 11, None, true, 6200)),
         Event::ToolResult(result(
             "r10",
             "s",
@@ -1108,9 +1162,10 @@ pub async fn a_result_resent_at_another_position_counts_once(db: TestDb) {
     let stats = store.stats(&all()).await.unwrap();
     let expected: BTreeMap<&str, (u64, u64)> = [
         ("lookup", (2, 1)),
-        ("book", (1, 1)),
+        ("book", (2, 2)),
         ("search", (1, 0)),
         ("read", (2, 0)),
+        ("get_order_status", (2, 0)),
         ("fetch", (2, 0)),
     ]
     .into_iter()
