@@ -58,7 +58,7 @@ enum Command {
         #[arg(long)]
         url: Option<String>,
         /// Read the listen address from this config file (as `serve --config`).
-        #[arg(long)]
+        #[arg(long, conflicts_with = "url")]
         config: Option<std::path::PathBuf>,
     },
     /// Show the tool calls, results, detected failures and pairing defects
@@ -71,6 +71,10 @@ enum Command {
         /// Print one JSON object instead of a table.
         #[arg(long)]
         json: bool,
+        /// The config file whose detector settings to judge with (as
+        /// `serve --config`) [default: ./toolwarden.toml if present].
+        #[arg(long)]
+        config: Option<PathBuf>,
         /// The body (a file, or - for standard input).
         file: PathBuf,
     },
@@ -144,8 +148,11 @@ fn main() -> ExitCode {
         Command::Check {
             dialect,
             json,
+            config,
             file,
-        } => parse_dialect(&dialect).and_then(|d| cmd::check::run(d, &file, json)),
+        } => {
+            parse_dialect(&dialect).and_then(|d| cmd::check::run(d, &file, json, config.as_deref()))
+        }
         Command::Repair { dialect, file } => {
             parse_dialect(&dialect).and_then(|d| cmd::repair::run(d, &file))
         }

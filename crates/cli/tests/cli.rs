@@ -90,6 +90,30 @@ fn check_uses_the_configured_detector() {
     };
     assert!(!failed(None));
     assert!(failed(Some(r"^quota: 0\b")));
+    // The same from a config file given with --config.
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("gw.toml");
+    std::fs::write(&config, "detector_extra_patterns = ['^quota: 0\\b']\n").unwrap();
+    let mut child = bin()
+        .args(["check", "--json", "--config"])
+        .arg(&config)
+        .arg("-")
+        .env_remove("TOOLWARDEN_DETECTOR_EXTRA_PATTERNS")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(body).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["results"][0]["failed"], true, "{v}");
 }
 
 #[test]

@@ -204,37 +204,51 @@ fn secret_at(text: &str, i: usize) -> Option<(usize, usize)> {
     let name_len = rest.find(|c: char| !is_name_char(c)).unwrap_or(rest.len());
     let name = &rest[..name_len].to_ascii_lowercase();
     let after = &rest[name_len..];
-    // `Bearer <token>`: the scheme stays, the token goes.
+    // `Bearer <token>`: the scheme stays, the token goes; a token has a
+    // digit or a sign in it (`Invalid token provided`, `basic usage` are
+    // words).
     if SCHEMES.contains(&name.as_str()) && after.starts_with(' ') {
         let from = i + name_len + 1;
         let end = token_end(from);
-        if end - from >= 8 {
+        let token = &text[from..end];
+        if token.len() >= 8 && token.contains(|c: char| c.is_ascii_digit() || "._-+/=~".contains(c))
+        {
             return Some((from, end));
         }
     }
-    // `name=value`, `name: value`, `"name": "value"`.
+    // `name=value`, `name = 'value'`, `name: value`, `"name": "value"`,
+    // and the same escaped inside a JSON string (`\"name\": \"value\"`).
     if is_secret_name(&rest[..name_len]) {
-        let sep = after
-            .strip_prefix('"')
-            .or_else(|| after.strip_prefix('\''))
-            .unwrap_or(after);
+        let quote = |s: &str| -> Option<usize> {
+            ["\\\"", "\"", "'"]
+                .iter()
+                .find(|q| s.starts_with(**q))
+                .map(|q| q.len())
+        };
+        let mut sep = after;
+        if let Some(n) = quote(sep) {
+            sep = &sep[n..];
+        }
+        let sep = sep.trim_start_matches([' ', '\t']);
         let value = sep
             .strip_prefix('=')
             .or_else(|| sep.strip_prefix(':'))?
-            .trim_start_matches(' ');
-        let value = value
-            .strip_prefix('"')
-            .or_else(|| value.strip_prefix('\''))
-            .unwrap_or(value);
+            .trim_start_matches([' ', '\t']);
+        let (value, closing) = match quote(value) {
+            Some(n) => (&value[n..], Some(&value[..n])),
+            None => (value, None),
+        };
         let from = text.len() - value.len();
-        let end = from
-            + value
-                .find(|c: char| {
-                    c.is_whitespace() || matches!(c, '"' | '\'' | ',' | ';' | '&' | '}' | ')')
-                })
-                .unwrap_or(value.len());
-        if end > from {
-            return Some((from, end));
+        let len = match closing {
+            // A quoted value ends at its closing quote (or the line's end).
+            Some(q) => value.find(q).into_iter().chain(value.find('\n')).min(),
+            None => value.find(|c: char| {
+                c.is_whitespace() || matches!(c, '"' | '\'' | '\\' | ',' | ';' | '&' | '}' | ')')
+            }),
+        }
+        .unwrap_or(value.len());
+        if len > 0 {
+            return Some((from, from + len));
         }
     }
     None
@@ -302,6 +316,22 @@ mod tests {
                 "AWS key AKIAIOSFODNN7EXAMPLE denied",
                 "AWS key [redacted] denied",
             ),
+            (
+                "password = 'hunter2' # in config.py",
+                "password = '[redacted]' # in config.py",
+            ),
+            (
+                "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n",
+                "aws_secret_access_key = [redacted]\n",
+            ),
+            (
+                r#"{"password": "correct horse battery", "user": "ann"}"#,
+                r#"{"password": "[redacted]", "user": "ann"}"#,
+            ),
+            (
+                r#"{"body": "{\"api_key\": \"abc123\", \"q\": 1}"}"#,
+                r#"{"body": "{\"api_key\": \"[redacted]\", \"q\": 1}"}"#,
+            ),
         ];
         for (text, want) in cases {
             assert_eq!(without_secrets(text), want, "{text}");
@@ -316,6 +346,7 @@ mod tests {
             "Unexpected token } in JSON at position 5",
             "The ASIAN market and the sk- prefix, Bearer abc",
             "monkey: banana",
+            "Invalid token provided; basic functionality works",
             "",
             "ünïcödé café ✓ token=",
         ] {

@@ -11,8 +11,8 @@ use crate::input;
 /// The detector `serve` would judge with: its `detector_extra_patterns`
 /// and `detector_disable` from `toolwarden.toml` and the `TOOLWARDEN_*`
 /// variables.
-fn configured_detector() -> Result<Detector, CmdError> {
-    let raw = crate::config::file_and_env(None)?;
+fn configured_detector(config: Option<&Path>) -> Result<Detector, CmdError> {
+    let raw = crate::config::file_and_env(config)?;
     let config = toolwarden_wire::detect::DetectorConfig {
         extra_patterns: raw.detector_extra_patterns.map(|p| p.0).unwrap_or_default(),
         disable: raw.detector_disable.unwrap_or_default(),
@@ -21,10 +21,15 @@ fn configured_detector() -> Result<Detector, CmdError> {
 }
 
 /// Run `check` on one file.
-pub fn run(dialect: Option<Dialect>, file: &Path, as_json: bool) -> Result<Outcome, CmdError> {
+pub fn run(
+    dialect: Option<Dialect>,
+    file: &Path,
+    as_json: bool,
+    config: Option<&Path>,
+) -> Result<Outcome, CmdError> {
     let body = input::read(file).map_err(CmdError)?;
     let dialect = resolve_dialect(dialect, &body, file)?;
-    let detector = configured_detector()?;
+    let detector = configured_detector(config)?;
     let view = toolwarden_wire::request_view(dialect, &body)
         .map_err(|e| CmdError(format!("{}: {e}", file.display())))?;
     // Every result is shown, so every result is read.

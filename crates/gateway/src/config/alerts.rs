@@ -145,18 +145,23 @@ impl RawAlerts {
     /// `TOOLWARDEN_ALERT_WEBHOOK` (comma-separated or a JSON array),
     /// `TOOLWARDEN_ALERT_FORMAT`, `TOOLWARDEN_ALERT_WINDOW_MS` (`key` is the
     /// lower-cased name without the prefix); other names are ignored.
-    pub(crate) fn env(&mut self, key: &str, value: &str, problems: &mut Vec<String>) {
+    /// A value that cannot be read is returned as the problem (reported
+    /// unless a flag sets the same setting).
+    pub(crate) fn env(&mut self, key: &str, value: &str) -> Result<(), String> {
         match key {
             "alert_webhook" | "alert_webhooks" => self.webhooks = Some(env_list(value)),
             "alert_format" => self.format = Some(value.to_string()),
             "alert_window_ms" => match value.trim().parse() {
                 Ok(n) => self.window_ms = Some(n),
-                Err(_) => problems.push(format!(
-                    "TOOLWARDEN_ALERT_WINDOW_MS={value:?}: expected a whole number"
-                )),
+                Err(_) => {
+                    return Err(format!(
+                        "TOOLWARDEN_ALERT_WINDOW_MS={value:?}: expected a whole number"
+                    ));
+                }
             },
             _ => {}
         }
+        Ok(())
     }
 
     /// Field by field, `over` wins where it has a value.

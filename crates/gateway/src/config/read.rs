@@ -6,6 +6,10 @@ use std::path::Path;
 
 use super::{ConfigError, ConfigErrorKind, RawConfig};
 
+/// The key of an unreadable `TOOLWARDEN_ALERT_WINDOW_MS` among the
+/// settings that could not be read (the one alert variable that can fail).
+const ALERT_WINDOW_KEY: &str = "alert_window_ms";
+
 // === impl RawConfig ===
 
 impl RawConfig {
@@ -57,7 +61,9 @@ impl RawConfig {
             if key.starts_with("alert_") {
                 // --- issue 19: alerts ---
                 let alerts = raw.alerts.get_or_insert_default();
-                alerts.env(&key, &value, &mut raw.problems);
+                if let Err(problem) = alerts.env(&key, &value) {
+                    raw.unread.insert(ALERT_WINDOW_KEY, problem);
+                }
             } else {
                 raw.set_text(&key, &name, &value);
             }
@@ -84,6 +90,9 @@ impl RawConfig {
 
     /// Field by field, `over`'s value wins where it has one.
     pub fn merge(mut self, mut over: RawConfig) -> RawConfig {
+        if over.alerts.as_ref().is_some_and(|a| a.window_ms.is_some()) {
+            self.unread.remove(ALERT_WINDOW_KEY);
+        }
         self.take_settings(&mut over);
         self.problems.append(&mut over.problems);
         // --- issue 19: alerts ---

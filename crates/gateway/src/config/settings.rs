@@ -301,12 +301,38 @@ impl SettingValue for Patterns {
         {
             return Ok(Patterns(list));
         }
+        if has_list_comma(text) {
+            // Read as a comma-separated list before: say how to give several.
+            tracing::warn!(
+                pattern = text,
+                "detector_extra_patterns is one pattern here, commas included; \
+                 give several as a JSON array: [\"a\", \"b\"]"
+            );
+        }
         Ok(Patterns(if text.is_empty() {
             Vec::new()
         } else {
             vec![text.to_string()]
         }))
     }
+}
+
+/// A comma outside `{…}`, `[…]` and `(…)` (not `\d{1,3}`): what a
+/// comma-separated list has.
+pub(super) fn has_list_comma(text: &str) -> bool {
+    let mut depth = 0i32;
+    let mut escaped = false;
+    for c in text.chars() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' => escaped = true,
+            '{' | '[' | '(' => depth += 1,
+            '}' | ']' | ')' => depth -= 1,
+            ',' if depth <= 0 => return true,
+            _ => {}
+        }
+    }
+    false
 }
 
 impl SettingValue for Vec<String> {

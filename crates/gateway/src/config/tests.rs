@@ -83,6 +83,18 @@ fn env_reads_every_setting() {
     assert!(config.detector().is_ok());
 }
 
+/// A comma that would have separated a list (warned about), not one
+/// inside a regex's braces, brackets or groups.
+#[test]
+fn a_list_comma_is_told_from_a_regex_comma() {
+    use super::settings::has_list_comma;
+    assert!(has_list_comma("timeout,quota exceeded"));
+    assert!(has_list_comma("[Ee]rror, again"));
+    for regex in [r"^quota: \d{1,3} left", "[,;]", "(a|b,c)", r"a\,b", ""] {
+        assert!(!has_list_comma(regex), "{regex}");
+    }
+}
+
 /// A pattern's commas are its own; a JSON array gives several.
 #[test]
 fn extra_patterns_keep_their_commas() {
@@ -325,6 +337,17 @@ fn a_bad_value_a_higher_layer_overrides_is_not_an_error() {
     let err = good_env.merge(bad_flag).validate().unwrap_err();
     let err = err.to_string();
     assert!(err.contains("--workers=\"lots\""), "{err}");
+    // The alert window's variable, overridden by its flag.
+    let bad_window = || env(&[("TOOLWARDEN_ALERT_WINDOW_MS", "soon")]);
+    assert!(bad_window().validate().is_err());
+    let flag = RawConfig {
+        alerts: Some(crate::config::alerts::RawAlerts {
+            window_ms: Some(60_000),
+            ..Default::default()
+        }),
+        ..RawConfig::default()
+    };
+    assert!(bad_window().merge(flag).validate().is_ok());
     // Bad in both: the flag's is the one reported.
     let both = bad_env().merge(RawConfig::from_flags([("workers", "lots")].into_iter()));
     let err = both.validate().unwrap_err().to_string();

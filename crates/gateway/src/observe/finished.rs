@@ -29,6 +29,9 @@ pub(super) struct Finished {
     /// which their results' execution time is counted (the record task may
     /// run later on a busy gateway).
     pub(super) ended_ms: i64,
+    /// The stream was cut (client gone, upstream broke): a frame left
+    /// half-read at its end is the cut's, not a malformed frame.
+    pub(super) cut: bool,
 }
 
 /// The response's view: read already, or its parse state to finish.
@@ -53,7 +56,7 @@ impl Finished {
         let sinks = &self.sinks;
         let view = match self.response {
             Response::Read(view) => view,
-            Response::Later(parse) => response_view(sinks, base.dialect, parse),
+            Response::Later(parse) => response_view(sinks, base.dialect, parse, self.cut),
         };
         let finished_ms = self.ended_ms;
         let view = view.unwrap_or_default();
@@ -163,13 +166,18 @@ pub(super) fn response_view(
     sinks: &Sinks,
     dialect: Option<Dialect>,
     parse: Parse,
+    cut: bool,
 ) -> Option<ResponseView> {
     let outcome = match parse {
         Parse::Skip => return None,
         Parse::Stream(parser) => {
             // A malformed event-stream frame (skipped; the parse goes on
-            // with the next one) or one cut short at the end: counted.
-            if parser.framing_error().is_some() {
+            // with the next one) or one cut short at the end: counted,
+            // unless the stream itself was cut there.
+            let malformed = parser.framing_error().is_some_and(|e| {
+                !(cut && e.kind() == toolwarden_wire::eventstream::EventStreamErrorKind::Truncated)
+            });
+            if malformed {
                 sinks.metrics.emit(UnparsedResponse {
                     reason: UnparsedReason::MalformedFrame,
                 });

@@ -151,6 +151,8 @@ pub(crate) struct Observation {
     done: bool,
     /// Recorded in the metrics only (see [`Observation::metrics_only`]).
     metrics_only: bool,
+    /// The response was cut short (client gone, upstream broke).
+    cut: bool,
 }
 
 /// A compressed stream on its way to the parser.
@@ -274,6 +276,7 @@ impl Observation {
             decoding: None,
             error: None,
             done: false,
+            cut: false,
             metrics_only: false,
         }
     }
@@ -298,6 +301,7 @@ impl Observation {
     /// The stream's transport ended early: stop decoding (a cut compressed
     /// stream is not an invalid one) and keep what was parsed.
     fn cut_short(&mut self) {
+        self.cut = true;
         self.decoding = None;
         if matches!(self.parse, Parse::Buffer { .. }) {
             // A cut JSON body cannot be read.
@@ -503,7 +507,7 @@ impl Observation {
         if self.base.dialect != Some(Dialect::OpenAiResponses) {
             return Response::Later(parse);
         }
-        let view = response_view(&self.sinks, self.base.dialect, parse);
+        let view = response_view(&self.sinks, self.base.dialect, parse, self.cut);
         let session = match &self.request {
             Some(info) => Some(info.session.clone()),
             None => self.base.header_session.clone(),
@@ -535,6 +539,7 @@ impl Observation {
             error: self.error.take(),
             metrics_only: self.metrics_only,
             ended_ms: now_ms(),
+            cut: self.cut,
         };
         match tokio::runtime::Handle::try_current() {
             Ok(handle) => {

@@ -274,7 +274,8 @@ fn answers(
 /// ([`toolwarden_core::redact`]): excerpts are stored, logged, shown and
 /// sent to webhooks. What is cut is read from twice each part's length, so
 /// a URL or a key that starts within the head and ends past it is still
-/// recognised; the end starts at a word, so no key is read from its middle.
+/// recognised; the head's window ends and the end starts between words, so
+/// no key is read from its middle.
 fn excerpt(content: &str) -> String {
     use toolwarden_core::redact::without_secrets;
     let first = |text: &str, n: usize| match text.char_indices().nth(n) {
@@ -288,13 +289,17 @@ fn excerpt(content: &str) -> String {
     if content.char_indices().nth(EXCERPT_CHARS).is_none() {
         return first(&without_secrets(content), EXCERPT_CHARS);
     }
-    let head = first(
-        &without_secrets(&first(content, 2 * EXCERPT_HEAD)),
-        EXCERPT_HEAD,
-    );
-    let end = last(content, 2 * EXCERPT_TAIL);
-    // From the first character no key or token holds.
+    // A key or token's characters: the head's window ends before one it
+    // cuts (redaction can shorten what comes before, and a key's start
+    // must not move into the head), the end starts after one.
     let in_token = |c: char| c.is_ascii_alphanumeric() || "-_.~+/=".contains(c);
+    let window = first(content, 2 * EXCERPT_HEAD);
+    let window = match window.rfind(|c: char| !in_token(c)) {
+        Some(i) => &window[..i],
+        None => "",
+    };
+    let head = first(&without_secrets(window), EXCERPT_HEAD);
+    let end = last(content, 2 * EXCERPT_TAIL);
     let end = match end.find(|c: char| !in_token(c)) {
         Some(i) => &end[i..],
         None => "",
