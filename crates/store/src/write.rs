@@ -31,7 +31,7 @@
 // ids, but each map is seeded at random and holds one batch at most.
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
-use crate::bulk::{Candidate, RESULT_LEAD_MS};
+use crate::bulk::{Candidate, MIN_GLOBAL_CALL_ID_LEN, RESULT_LEAD_MS};
 pub(crate) use crate::deltas::{SessionDeltas, int};
 use crate::event::{Event, RequestRecord, ToolResultRecord};
 
@@ -95,10 +95,6 @@ pub(crate) const FIND_CALL_ANYWHERE_SQLITE: &str = "SELECT id, tool, call_at_ms 
     AND NOT EXISTS (SELECT 1 FROM tool_calls WHERE session_no = $2 AND call_id = $1) \
     LIMIT 2";
 
-/// Call ids shorter than this are not trusted to be unique across sessions
-/// (test fixtures' `c1`, ids a client or the wire layer synthesizes for
-/// Gemini): they are matched within their session or response only.
-pub(crate) const MIN_GLOBAL_CALL_ID_LEN: usize = 12;
 
 pub(crate) const PAIR_RESULT: &str = "UPDATE tool_calls SET result_request_id = $1, \
     message_index = $2, failed = $3, basis = $4, content_bytes = $5, excerpt = $6, \

@@ -148,10 +148,15 @@ pub(crate) struct RestProbes {
     pub open: HashSet<String>,
     /// (session id, turn fingerprint) pairs with a recorded model turn.
     pub turns: HashSet<(String, i64)>,
-    /// Positions, in the slice probed, of results [`resent`] already
-    /// answered in their session.
+    /// Positions, in the slice probed, of results [`may_be_resent`]
+    /// already answered in their session.
     pub resent: HashSet<usize>,
 }
+
+/// Call ids shorter than this are not trusted to be unique across sessions
+/// (test fixtures' `c1`, ids a client or the wire layer synthesizes for
+/// Gemini): they are matched within their session or response only.
+pub(crate) const MIN_GLOBAL_CALL_ID_LEN: usize = 12;
 
 /// The most answered calls of one (session, call id) that the probe for a
 /// resent result reads, the newest first (an id reused in one session for
@@ -177,12 +182,12 @@ pub(crate) use resent_probe_rows;
 /// one this result answers by another token: the call of the response it
 /// continues (`previous_response_id`), or a call of the model turn it
 /// replays (its turn fingerprint, [`crate::turns`]). Only for call ids long
-/// enough to be unique ([`crate::write::MIN_GLOBAL_CALL_ID_LEN`]) and not
+/// enough to be unique ([`MIN_GLOBAL_CALL_ID_LEN`]) and not
 /// made up by the gateway (`name#n`, for Gemini calls without ids: the same
 /// on every turn); short ones (`call_0` every turn) name another call each
 /// time. Only calls the store saw are matched, not result-only rows.
 pub(crate) fn may_be_resent(r: &ToolResultRecord) -> bool {
-    r.call_id.len() >= crate::write::MIN_GLOBAL_CALL_ID_LEN
+    r.call_id.len() >= MIN_GLOBAL_CALL_ID_LEN
         && !r.call_id.contains('#')
         && (r.previous_response_id.is_some() || r.answers.is_some())
 }
