@@ -57,16 +57,24 @@ fn check_json_on_a_real_claude_code_conversation() {
     }
 }
 
-/// `check` judges as `serve` would: with the configured extra patterns.
+/// `check` judges as `serve` would: with the configured extra patterns,
+/// from the environment or the file `--config` names.
 #[test]
 fn check_uses_the_configured_detector() {
     let body = br#"{"model":"m","messages":[
         {"role":"user","content":"go"},
         {"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"quota","arguments":"{}"}}]},
         {"role":"tool","tool_call_id":"call_1","content":"quota: 0 left"}]}"#;
-    let failed = |patterns: Option<&str>| {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("gw.toml");
+    std::fs::write(&config, "detector_extra_patterns = ['^quota: 0\\b']\n").unwrap();
+    let failed = |patterns: Option<&str>, config: Option<&std::path::Path>| {
         let mut cmd = bin();
-        cmd.args(["check", "--json", "-"])
+        cmd.args(["check", "--json"]);
+        if let Some(c) = config {
+            cmd.arg("--config").arg(c);
+        }
+        cmd.arg("-")
             .env_remove("TOOLWARDEN_DETECTOR_EXTRA_PATTERNS");
         if let Some(p) = patterns {
             cmd.env("TOOLWARDEN_DETECTOR_EXTRA_PATTERNS", p);
@@ -88,32 +96,9 @@ fn check_uses_the_configured_detector() {
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         v["results"][0]["failed"].as_bool().unwrap()
     };
-    assert!(!failed(None));
-    assert!(failed(Some(r"^quota: 0\b")));
-    // The same from a config file given with --config.
-    let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("gw.toml");
-    std::fs::write(&config, "detector_extra_patterns = ['^quota: 0\\b']\n").unwrap();
-    let mut child = bin()
-        .args(["check", "--json", "--config"])
-        .arg(&config)
-        .arg("-")
-        .env_remove("TOOLWARDEN_DETECTOR_EXTRA_PATTERNS")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(body).unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["results"][0]["failed"], true, "{v}");
+    assert!(!failed(None, None));
+    assert!(failed(Some(r"^quota: 0\b"), None));
+    assert!(failed(None, Some(&config)));
 }
 
 #[test]

@@ -95,7 +95,6 @@ pub(crate) const FIND_CALL_ANYWHERE_SQLITE: &str = "SELECT id, tool, call_at_ms 
     AND NOT EXISTS (SELECT 1 FROM tool_calls WHERE session_no = $2 AND call_id = $1) \
     LIMIT 2";
 
-
 pub(crate) const PAIR_RESULT: &str = "UPDATE tool_calls SET result_request_id = $1, \
     message_index = $2, failed = $3, basis = $4, content_bytes = $5, excerpt = $6, \
     result_at_ms = $7, exec_ms = $8 WHERE id = $9";

@@ -406,24 +406,12 @@ async fn invoke_with_response_stream_relays_event_stream_frames() {
         2.0,
         "{m}"
     );
-    let m = h
-        .metrics_when(|m| {
-            metric(
-                m,
-                "toolwarden_unparsed_responses_total",
-                &[("reason", "malformed_frame")],
-            ) == 1.0
-        })
-        .await;
-    assert_eq!(
-        metric(
-            &m,
-            "toolwarden_unparsed_responses_total",
-            &[("reason", "malformed_frame")]
-        ),
+    h.assert_metric(
+        "toolwarden_unparsed_responses_total",
+        &[("reason", "malformed_frame")],
         1.0,
-        "{m}"
-    );
+    )
+    .await;
 
     // A stream whose only fault is its last frame, cut short: counted too.
     let mut cut = toolwarden_wire::eventstream::encode_event("mysteryEvent", b"{}");
@@ -439,24 +427,12 @@ async fn invoke_with_response_stream_relays_event_stream_frames() {
     }));
     let r: Reply = post(&h.client, url, &client_signed(), &invoke_convo().body).await;
     assert_eq!(r.status, 200);
-    let m = h
-        .metrics_when(|m| {
-            metric(
-                m,
-                "toolwarden_unparsed_responses_total",
-                &[("reason", "malformed_frame")],
-            ) == 2.0
-        })
-        .await;
-    assert_eq!(
-        metric(
-            &m,
-            "toolwarden_unparsed_responses_total",
-            &[("reason", "malformed_frame")]
-        ),
+    h.assert_metric(
+        "toolwarden_unparsed_responses_total",
+        &[("reason", "malformed_frame")],
         2.0,
-        "{m}"
-    );
+    )
+    .await;
 }
 
 /// A Converse tool round (boto3's shapes): the model calls both tools, the

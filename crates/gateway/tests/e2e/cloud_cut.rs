@@ -9,7 +9,7 @@ use toolwarden_wire::eventstream::{Decoder, encode_invoke_chunk};
 
 use super::{
     cloud::{bedrock, invoke_convo},
-    support::{metric, post},
+    support::post,
 };
 
 fn frames() -> Vec<Vec<u8>> {
@@ -114,24 +114,18 @@ async fn a_cut_bedrock_stream_ends_with_an_exception_frame() {
     let r = post(&h.client, url.clone(), &headers, &invoke_convo().body).await;
     assert_eq!(r.body, all);
     // The frame the cut left half-read is the cut's, not a malformed frame.
-    let m = h
-        .metrics_when(|m| {
-            metric(
-                m,
-                "toolwarden_upstream_requests_total",
-                &[("provider", "bedrock")],
-            ) == 3.0
-        })
-        .await;
-    assert_eq!(
-        metric(
-            &m,
-            "toolwarden_unparsed_responses_total",
-            &[("reason", "malformed_frame")]
-        ),
+    h.assert_metric(
+        "toolwarden_upstream_requests_total",
+        &[("provider", "bedrock")],
+        3.0,
+    )
+    .await;
+    h.assert_metric(
+        "toolwarden_unparsed_responses_total",
+        &[("reason", "malformed_frame")],
         0.0,
-        "{m}"
-    );
+    )
+    .await;
     let stats = h.finish().await;
     assert_eq!(stats.requests.total, 3);
     assert_eq!(stats.requests.errors, 2, "both cuts counted");

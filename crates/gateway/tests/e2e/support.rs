@@ -173,6 +173,13 @@ impl Harness {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
+
+    /// Waits (as [`Self::metrics_when`]) for the sample `name{labels}` to
+    /// read `want`, and asserts that it does.
+    pub async fn assert_metric(&self, name: &str, labels: &[(&str, &str)], want: f64) {
+        let m = self.metrics_when(|m| metric(m, name, labels) == want).await;
+        assert_eq!(metric(&m, name, labels), want, "{name} {labels:?}: {m}");
+    }
 }
 
 /// Send a request and read the whole response (a broken body is noted,
