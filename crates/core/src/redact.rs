@@ -63,11 +63,76 @@ const SECRET_NAMES: &[&str] = &["key", "token", "secret", "password", "passwd"];
 
 /// `text` with the secrets described in the module's documentation replaced.
 pub fn without_secrets(text: &str) -> Cow<'_, str> {
-    let urls = without_url_secrets(text);
+    let keys = without_private_keys(text);
+    let urls = match without_url_secrets(&keys) {
+        Cow::Borrowed(_) => keys,
+        Cow::Owned(s) => Cow::Owned(s),
+    };
     match without_tokens(&urls) {
         Cow::Borrowed(_) => urls,
         Cow::Owned(s) => Cow::Owned(s),
     }
+}
+
+/// A PEM private key block (`-----BEGIN … PRIVATE KEY-----` to its
+/// `-----END … PRIVATE KEY-----`, or to the text's end) as [`REDACTED`].
+fn without_private_keys(text: &str) -> Cow<'_, str> {
+    const BEGIN: &str = "-----BEGIN ";
+    const END: &str = "PRIVATE KEY-----";
+    if !text.contains(END) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(b) = rest.find(BEGIN) {
+        let header_end = rest[b..].find('\n').map_or(rest.len(), |i| b + i);
+        if !rest[b..header_end].contains(END) {
+            out.push_str(&rest[..header_end]);
+            rest = &rest[header_end..];
+            continue;
+        }
+        out.push_str(&rest[..b]);
+        out.push_str(REDACTED);
+        rest = match rest[header_end..].find("-----END ") {
+            Some(e) => {
+                let after = header_end + e;
+                let close = rest[after..]
+                    .find(END)
+                    .map_or(rest.len(), |i| after + i + END.len());
+                &rest[close..]
+            }
+            None => "",
+        };
+    }
+    // Key material whose header is not in `text` (cut before it): the run
+    // of base64 lines before its `-----END … PRIVATE KEY-----`.
+    if let Some(e) = rest.find("-----END ").filter(|&e| rest[e..].contains(END)) {
+        let start = key_lines_start(&rest[..e]);
+        out.push_str(&rest[..start]);
+        out.push_str(REDACTED);
+        let close = rest[e..]
+            .find(END)
+            .map_or(rest.len(), |i| e + i + END.len());
+        rest = &rest[close..];
+    }
+    out.push_str(rest);
+    Cow::Owned(out)
+}
+
+/// Where the run of base64 lines (a key's body) that ends `text` starts.
+fn key_lines_start(text: &str) -> usize {
+    let mut start = text.len();
+    for line in text.split_inclusive('\n').rev() {
+        let l = line.trim();
+        let base64 = !l.is_empty()
+            && l.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"+/=".contains(&b));
+        if !base64 {
+            break;
+        }
+        start -= line.len();
+    }
+    start
 }
 
 /// `text` with every URL in it (`scheme://…`, up to a space, a quote or a
@@ -181,6 +246,24 @@ fn without_tokens(text: &str) -> Cow<'_, str> {
     }
 }
 
+/// Where `quote` closes `value`: its first occurrence not escaped with a
+/// backslash (for the escaped quote `\"`, its first occurrence).
+fn closing_quote(value: &str, quote: &str) -> Option<usize> {
+    if quote.len() > 1 {
+        return value.find(quote);
+    }
+    let mut escaped = false;
+    for (i, c) in value.char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' => escaped = true,
+            c if quote.starts_with(c) => return Some(i),
+            _ => {}
+        }
+    }
+    None
+}
+
 /// The byte range of a secret whose word starts at `i`, if one does.
 fn secret_at(text: &str, i: usize) -> Option<(usize, usize)> {
     let rest = &text[i..];
@@ -205,14 +288,20 @@ fn secret_at(text: &str, i: usize) -> Option<(usize, usize)> {
     let name = &rest[..name_len].to_ascii_lowercase();
     let after = &rest[name_len..];
     // `Bearer <token>`: the scheme stays, the token goes; a token has a
-    // digit or a sign in it (`Invalid token provided`, `basic usage` are
-    // words).
+    // digit, a sign or a capital after its first letter in it, or is long
+    // (`Invalid token provided`, `basic functionality` are words; base64
+    // such as `YWxhZGRpbjpvcGVuc2VzYW1l` is not).
     if SCHEMES.contains(&name.as_str()) && after.starts_with(' ') {
         let from = i + name_len + 1;
         let end = token_end(from);
         let token = &text[from..end];
-        if token.len() >= 8 && token.contains(|c: char| c.is_ascii_digit() || "._-+/=~".contains(c))
-        {
+        let looks_issued = |t: &str| {
+            t.contains(|c: char| c.is_ascii_digit() || "._-+/=~".contains(c))
+                || t[1..].contains(|c: char| c.is_ascii_uppercase())
+                || t.len() >= 20
+        };
+        // Token characters are ASCII: `t[1..]` is a boundary.
+        if token.len() >= 8 && looks_issued(token) {
             return Some((from, end));
         }
     }
@@ -230,9 +319,11 @@ fn secret_at(text: &str, i: usize) -> Option<(usize, usize)> {
             sep = &sep[n..];
         }
         let sep = sep.trim_start_matches([' ', '\t']);
-        let value = sep
-            .strip_prefix('=')
-            .or_else(|| sep.strip_prefix(':'))?
+        // `=`, `:`, Go's `:=`, PHP's and Ruby's `=>`; not a comparison (`==`).
+        let value = ["=>", ":=", "=", ":"]
+            .iter()
+            .find_map(|op| sep.strip_prefix(op))
+            .filter(|v| !v.starts_with('='))?
             .trim_start_matches([' ', '\t']);
         let (value, closing) = match quote(value) {
             Some(n) => (&value[n..], Some(&value[..n])),
@@ -240,8 +331,12 @@ fn secret_at(text: &str, i: usize) -> Option<(usize, usize)> {
         };
         let from = text.len() - value.len();
         let len = match closing {
-            // A quoted value ends at its closing quote (or the line's end).
-            Some(q) => value.find(q).into_iter().chain(value.find('\n')).min(),
+            // A quoted value ends at its closing quote (not an escaped one
+            // inside it) or the line's end.
+            Some(q) => closing_quote(value, q)
+                .into_iter()
+                .chain(value.find('\n'))
+                .min(),
             None => value.find(|c: char| {
                 c.is_whitespace() || matches!(c, '"' | '\'' | '\\' | ',' | ';' | '&' | '}' | ')')
             }),
@@ -317,6 +412,28 @@ mod tests {
                 "AWS key [redacted] denied",
             ),
             (
+                "Authorization: Basic YWxhZGRpbjpvcGVuc2VzYW1l sent",
+                "Authorization: Basic [redacted] sent",
+            ),
+            (
+                r#"$cfg = ['password' => 'hunter2'];"#,
+                r#"$cfg = ['password' => '[redacted]'];"#,
+            ),
+            ("apiKey := \"abc123\"", "apiKey := \"[redacted]\""),
+            (
+                r#"{"password": "ab\"cd ef", "n": 1}"#,
+                r#"{"password": "[redacted]", "n": 1}"#,
+            ),
+            (
+                "key: -----BEGIN RSA PRIVATE KEY-----\nMIIEow\nIBAAK\n-----END RSA PRIVATE KEY----- done",
+                "key: [redacted] done",
+            ),
+            ("MIIEow\nIBAAK\n-----END PRIVATE KEY-----\n", "[redacted]\n"),
+            (
+                "error: bad key\nMIIEow\nIBAAK\n-----END PRIVATE KEY-----",
+                "error: bad key\n[redacted]",
+            ),
+            (
                 "password = 'hunter2' # in config.py",
                 "password = '[redacted]' # in config.py",
             ),
@@ -347,6 +464,7 @@ mod tests {
             "The ASIAN market and the sk- prefix, Bearer abc",
             "monkey: banana",
             "Invalid token provided; basic functionality works",
+            "assert token == expected",
             "",
             "ünïcödé café ✓ token=",
         ] {

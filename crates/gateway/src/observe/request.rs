@@ -35,6 +35,9 @@ const EXCERPT_HEAD: usize = 200;
 const EXCERPT_TAIL: usize = 100;
 /// Between the two.
 const EXCERPT_GAP: &str = " … ";
+/// A failed result up to this size is redacted whole before it is cut;
+/// a longer one, in windows around its head and its end.
+const WHOLE_REDACTION_BYTES: usize = 64 * 1024;
 
 /// What the request side learned, for the response side's records.
 #[derive(Debug, Clone)]
@@ -289,7 +292,21 @@ fn excerpt(content: &str) -> String {
     if content.char_indices().nth(EXCERPT_CHARS).is_none() {
         return first(&without_secrets(content), EXCERPT_CHARS);
     }
-    // A key or token's characters: the head's window ends before one it
+    if content.len() <= WHOLE_REDACTION_BYTES {
+        // Cut from the redacted whole: a secret that spans lines (a private
+        // key) is recognised whatever part of it the head or the end holds.
+        let clean = without_secrets(content);
+        if clean.chars().nth(EXCERPT_CHARS).is_none() {
+            return clean.into_owned();
+        }
+        let tail = last(&clean, EXCERPT_TAIL);
+        return format!(
+            "{}{EXCERPT_GAP}{}",
+            first(&clean, EXCERPT_HEAD),
+            tail.trim_start()
+        );
+    }
+    // Longer: each part redacted from a window of its own. A key or token's characters: the head's window ends before one it
     // cuts (redaction can shorten what comes before, and a key's start
     // must not move into the head), the end starts after one.
     let in_token = |c: char| c.is_ascii_alphanumeric() || "-_.~+/=".contains(c);
@@ -526,6 +543,20 @@ mod tests {
         let e = excerpt(&across);
         assert!(!e.contains("qqq") && !e.contains("zzz"), "{e}");
         assert!(e.ends_with(" end"), "{e}");
+    }
+
+    /// A private key whose header falls in the middle of a long result, and
+    /// whose body reaches its end: none of it in the excerpt.
+    #[test]
+    fn a_private_key_at_the_end_of_a_long_result_is_cut() {
+        let text = format!(
+            "deploy failed\n{}config: \"private_key\": \"-----BEGIN PRIVATE KEY-----\\n{}",
+            "log line\n".repeat(60),
+            "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\\n".repeat(8)
+        );
+        let e = excerpt(&text);
+        assert!(!e.contains("MIIE"), "{e}");
+        assert!(e.starts_with("deploy failed"), "{e}");
     }
 
     /// A long result's excerpt keeps its start and its end, where the

@@ -1104,6 +1104,15 @@ pub async fn a_result_resent_at_another_position_counts_once(db: TestDb) {
     ];
     record_one_batch(&store, &batch).await;
     // Still counted.
+    let answering_turn = |mut r: ToolResultRecord, turn: i64| {
+        r.answers = Some(TurnRef {
+            turn,
+            call_index: 0,
+        });
+        Event::ToolResult(r)
+    };
+    let mut anthropic = call("r14", "s", 0, "toolu_01ABCDEFGHIJKLMN", "edit", 9000);
+    anthropic.turn = Some(78);
     let mut gemini = call("r8", "s", 0, "get_order_status#0", "get_order_status", 6000);
     gemini.turn = Some(77);
     let gemini_again = {
@@ -1157,12 +1166,30 @@ pub async fn a_result_resent_at_another_position_counts_once(db: TestDb) {
             false,
             7100,
         )),
+        // The same id and answer, but naming another turn or response.
+        answering_turn(result("r12", "s", long, 20, None, false, 8000), TURN + 9),
+        {
+            let mut r = result("r13", "s", long, 21, None, false, 8100);
+            r.previous_response_id = Some("resp_other".into());
+            Event::ToolResult(r)
+        },
+        // A call of a dialect with one form of a turn (no response id).
+        Event::ToolCall(anthropic),
+        answering_turn(
+            result("r15", "s", "toolu_01ABCDEFGHIJKLMN", 3, None, false, 9100),
+            78,
+        ),
+        answering_turn(
+            result("r16", "s", "toolu_01ABCDEFGHIJKLMN", 7, None, false, 9200),
+            78,
+        ),
     ];
     record_all(&store, &more).await;
     let stats = store.stats(&all()).await.unwrap();
     let expected: BTreeMap<&str, (u64, u64)> = [
-        ("lookup", (2, 1)),
+        ("lookup", (4, 1)),
         ("book", (2, 2)),
+        ("edit", (2, 0)),
         ("search", (1, 0)),
         ("read", (2, 0)),
         ("get_order_status", (2, 0)),
