@@ -75,8 +75,11 @@ pub fn without_secrets(text: &str) -> Cow<'_, str> {
 }
 
 /// A PEM private key block (`-----BEGIN … PRIVATE KEY-----` to its
-/// `-----END … PRIVATE KEY-----`, or to the text's end) as [`REDACTED`].
-fn without_private_keys(text: &str) -> Cow<'_, str> {
+/// `-----END … PRIVATE KEY-----`, or to the text's end) as [`REDACTED`]. A
+/// search for its marker when there is none: cheap on any text, so a
+/// caller that cuts a long text into windows can run it on the whole
+/// first (a key spans lines, and a window may hold only its middle).
+pub fn without_private_keys(text: &str) -> Cow<'_, str> {
     const BEGIN: &str = "-----BEGIN ";
     const END: &str = "PRIVATE KEY-----";
     if !text.contains(END) {
@@ -192,21 +195,24 @@ fn is_name_char(c: char) -> bool {
 /// whole name (`token`), after `_` or `-` (`api_key`, `X-Api-Key`), in
 /// camel case (`apiKey`, `accessToken`), or `apikey`. Not `monkey`.
 fn is_secret_name(name: &str) -> bool {
-    let lower = name.to_ascii_lowercase();
-    if lower == "apikey" {
+    if name.eq_ignore_ascii_case("apikey") {
         return true;
     }
     SECRET_NAMES.iter().any(|s| {
-        let Some(head) = lower.strip_suffix(s) else {
+        // Names are ASCII (`is_name_char`): byte offsets are boundaries.
+        let Some(start) = name.len().checked_sub(s.len()) else {
             return false;
         };
+        if !name[start..].eq_ignore_ascii_case(s) {
+            return false;
+        }
+        let head = &name[..start];
         if head.is_empty() || head.ends_with(['_', '-']) {
             return true;
         }
         // Camel case: the ending starts with a capital after a small letter.
-        let start = name.len() - s.len();
         name[start..].starts_with(|c: char| c.is_ascii_uppercase())
-            && name[..start].ends_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+            && head.ends_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
     })
 }
 
@@ -276,7 +282,8 @@ fn secret_at(text: &str, i: usize) -> Option<(usize, usize)> {
         from + text[from..from + len].trim_end_matches('.').len()
     };
     // A key by its prefix.
-    for prefix in KEY_PREFIXES {
+    let first = rest.as_bytes()[0];
+    for prefix in KEY_PREFIXES.iter().filter(|p| p.as_bytes()[0] == first) {
         if rest.starts_with(prefix) {
             let end = token_end(i + prefix.len());
             if end - (i + prefix.len()) >= MIN_KEY_TAIL {
@@ -285,13 +292,13 @@ fn secret_at(text: &str, i: usize) -> Option<(usize, usize)> {
         }
     }
     let name_len = rest.find(|c: char| !is_name_char(c)).unwrap_or(rest.len());
-    let name = &rest[..name_len].to_ascii_lowercase();
+    let name = &rest[..name_len];
     let after = &rest[name_len..];
     // `Bearer <token>`: the scheme stays, the token goes; a token has a
     // digit, a sign or a capital after its first letter in it, or is long
     // (`Invalid token provided`, `basic functionality` are words; base64
     // such as `YWxhZGRpbjpvcGVuc2VzYW1l` is not).
-    if SCHEMES.contains(&name.as_str()) && after.starts_with(' ') {
+    if SCHEMES.iter().any(|s| name.eq_ignore_ascii_case(s)) && after.starts_with(' ') {
         let from = i + name_len + 1;
         let end = token_end(from);
         let token = &text[from..end];

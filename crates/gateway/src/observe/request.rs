@@ -35,9 +35,6 @@ const EXCERPT_HEAD: usize = 200;
 const EXCERPT_TAIL: usize = 100;
 /// Between the two.
 const EXCERPT_GAP: &str = " … ";
-/// A failed result up to this size is redacted whole before it is cut;
-/// a longer one, in windows around its head and its end.
-const WHOLE_REDACTION_BYTES: usize = 64 * 1024;
 
 /// What the request side learned, for the response side's records.
 #[derive(Debug, Clone)]
@@ -278,7 +275,9 @@ fn answers(
 /// sent to webhooks. What is cut is read from twice each part's length, so
 /// a URL or a key that starts within the head and ends past it is still
 /// recognised; the head's window ends and the end starts between words, so
-/// no key is read from its middle.
+/// no key is read from its middle. A PEM private key, which spans lines, is
+/// cut from the whole text first (a search for its marker: cheap, where
+/// redacting a 50 KB text whole costs ~0.3 ms).
 fn excerpt(content: &str) -> String {
     use toolwarden_core::redact::without_secrets;
     let first = |text: &str, n: usize| match text.char_indices().nth(n) {
@@ -292,21 +291,11 @@ fn excerpt(content: &str) -> String {
     if content.char_indices().nth(EXCERPT_CHARS).is_none() {
         return first(&without_secrets(content), EXCERPT_CHARS);
     }
-    if content.len() <= WHOLE_REDACTION_BYTES {
-        // Cut from the redacted whole: a secret that spans lines (a private
-        // key) is recognised whatever part of it the head or the end holds.
-        let clean = without_secrets(content);
-        if clean.chars().nth(EXCERPT_CHARS).is_none() {
-            return clean.into_owned();
-        }
-        let tail = last(&clean, EXCERPT_TAIL);
-        return format!(
-            "{}{EXCERPT_GAP}{}",
-            first(&clean, EXCERPT_HEAD),
-            tail.trim_start()
-        );
-    }
-    // Longer: each part redacted from a window of its own. A key or token's characters: the head's window ends before one it
+    // A private key spans lines: cut it from the whole first (a search
+    // for its marker), then each part from a window of its own.
+    let keyless = toolwarden_core::redact::without_private_keys(content);
+    let content: &str = &keyless;
+    // A key or token's characters: the head's window ends before one it
     // cuts (redaction can shorten what comes before, and a key's start
     // must not move into the head), the end starts after one.
     let in_token = |c: char| c.is_ascii_alphanumeric() || "-_.~+/=".contains(c);
