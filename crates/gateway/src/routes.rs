@@ -229,6 +229,27 @@ impl ProxyRoute {
             })
     }
 
+    /// `path_and_query` as the upstream takes it: without the route's
+    /// `/azure`, `/vertex` or `/bedrock` prefix (`/azure` alone is the
+    /// upstream's root `/`, and `/azure?x` is `/?x`), and with the API
+    /// version the client's path lacks (`/messages` → `/v1/messages`).
+    pub(crate) fn upstream_path_and_query<'p>(
+        &self,
+        path_and_query: &'p str,
+    ) -> std::borrow::Cow<'p, str> {
+        use std::borrow::Cow;
+        if let Some(version) = self.version_prefix {
+            return Cow::Owned(format!("{version}{path_and_query}"));
+        }
+        let n = self.cloud.as_ref().map_or(0, |c| c.prefix_len);
+        match path_and_query.get(n..) {
+            Some(rest) if rest.starts_with('/') => Cow::Borrowed(rest),
+            Some("") => Cow::Borrowed("/"),
+            Some(query) if query.starts_with('?') => Cow::Owned(format!("/{query}")),
+            _ => Cow::Borrowed(path_and_query),
+        }
+    }
+
     /// Where this route's requests go; `None` for cloud routes
     /// (`CloudConfig::upstream`).
     pub(crate) fn upstream<'a>(&self, upstreams: &'a Upstreams) -> Option<&'a Upstream> {

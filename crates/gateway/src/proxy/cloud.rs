@@ -67,26 +67,6 @@ pub(crate) fn upstream_for<'a>(
     }
 }
 
-/// `path_and_query` as the upstream takes it: without the route's
-/// `/azure`, `/vertex` or `/bedrock` prefix (`/azure` alone is the
-/// upstream's root `/`, and `/azure?x` is `/?x`), and with the API version
-/// the client's path lacks (`/messages` → `/v1/messages`).
-pub(crate) fn upstream_path_and_query<'p>(
-    route: &ProxyRoute,
-    path_and_query: &'p str,
-) -> Cow<'p, str> {
-    if let Some(version) = route.version_prefix {
-        return Cow::Owned(format!("{version}{path_and_query}"));
-    }
-    let n = route.cloud.as_ref().map_or(0, |c| c.prefix_len);
-    match path_and_query.get(n..) {
-        Some(rest) if rest.starts_with('/') => Cow::Borrowed(rest),
-        Some("") => Cow::Borrowed("/"),
-        Some(query) if query.starts_with('?') => Cow::Owned(format!("/{query}")),
-        _ => Cow::Borrowed(path_and_query),
-    }
-}
-
 /// The gateway's own credentials on a cloud request going upstream
 /// (`parts`, URI already the upstream's; `body` as sent):
 /// - Bedrock, with AWS credentials: the client's SigV4 signature replaced
@@ -166,7 +146,7 @@ mod tests {
     fn a_prefix_alone_with_a_query_leaves_the_root_and_the_query() {
         for prefix in ["/azure", "/bedrock", "/vertex"] {
             let route = classify(&Method::GET, prefix).expect("a cloud route");
-            let stripped = |pq: &str| upstream_path_and_query(&route, pq).to_string();
+            let stripped = |pq: &str| route.upstream_path_and_query(pq).to_string();
             assert_eq!(stripped(&format!("{prefix}?x=1")), "/?x=1");
             assert_eq!(stripped(prefix), "/");
             assert_eq!(stripped(&format!("{prefix}/a?x=1")), "/a?x=1");

@@ -114,7 +114,7 @@ pub(crate) async fn handle(
     let path_and_query = parts.uri.path_and_query().map_or("/", |pq| pq.as_str());
     // A cloud route's `/azure`, `/vertex` or `/bedrock` prefix is the
     // gateway's, not the upstream's; `/messages` lacks the upstream's `/v1`.
-    let path_and_query = cloud::upstream_path_and_query(&route, path_and_query);
+    let path_and_query = route.upstream_path_and_query(path_and_query);
     let uri = match upstream.uri_for(&path_and_query) {
         Ok(uri) => uri,
         Err(e) => {
