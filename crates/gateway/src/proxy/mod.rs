@@ -40,7 +40,7 @@ use crate::{
         Observation, ResponseMeta, now_ms,
         session::{self},
     },
-    routes::ProxyRoute,
+    routes::{ProxyRoute, cloud as cloud_routes},
     state::Shared,
 };
 
@@ -49,14 +49,14 @@ pub(crate) async fn handle(
     shared: Arc<Shared>,
     client: &upstream::HttpClient,
     req: Request<Incoming>,
-    route: ProxyRoute,
+    mut route: ProxyRoute,
 ) -> Response<GatewayBody> {
     let at_ms = now_ms();
     let (mut parts, body) = req.into_parts();
     // Errors go in the envelope the client reads (issue 18: a Vertex
     // `rawPredict` client reads Anthropic's, a Bedrock client AWS's).
     let provider = route.envelope();
-    let base = request_base(
+    let mut base = request_base(
         &shared,
         &route,
         parts.uri.path(),
@@ -102,6 +102,15 @@ pub(crate) async fn handle(
         }
     };
     let content_encoding = headers::content_encoding(&parts.headers);
+    // A Bedrock `invoke` named by an ARN: only its body says it is
+    // Anthropic's (a body in a content coding stays a pass-through).
+    if content_encoding.is_none()
+        && let Some(read) = cloud_routes::bedrock_invoke_by_body(&route, parts.uri.path(), &body)
+    {
+        route = read;
+        base.dialect = route.dialect;
+        base.path_model = route.model.clone();
+    }
     let bodyless = body.is_empty() && route.dialect.is_none();
     // A HEAD answer has no body: it is complete with its head.
     let head_only = parts.method == http::Method::HEAD;

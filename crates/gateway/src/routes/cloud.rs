@@ -13,7 +13,9 @@
 //!   for Anthropic models (`anthropic.` in the id; Anthropic Messages
 //!   bodies without `model` or `stream`, both in the path); the id's `:`
 //!   raw or as `%3A`; `/model/{id}/converse` and `/converse-stream` (Bedrock
-//!   Converse, any model).
+//!   Converse, any model). An `invoke` whose id does not name the model (an
+//!   application inference profile's or a provisioned model's ARN) is read
+//!   as Anthropic when its body says so ([`bedrock_invoke_by_body`]).
 //!
 //! Everything else under those shapes (other methods, other Bedrock
 //! models' `invoke`) goes to the same upstream as a counted pass-through.
@@ -229,6 +231,45 @@ fn bedrock(path: &str, post: bool) -> Option<ProxyRoute> {
     })
 }
 
+/// The Anthropic route of a Bedrock `invoke` pass-through (`route`, for
+/// `path`) whose `body` is an Anthropic Messages body: a JSON object with
+/// a string `anthropic_version` at its top level, which Bedrock requires of
+/// Anthropic models and no other model's body has. The model id of an
+/// application inference profile or a provisioned model is an ARN that
+/// does not say which model it runs, so only the body can. `None` for
+/// every other route and body (a body in a content coding included: it
+/// stays a pass-through).
+pub(crate) fn bedrock_invoke_by_body(
+    route: &ProxyRoute,
+    path: &str,
+    body: &[u8],
+) -> Option<ProxyRoute> {
+    let cloud = route.cloud.as_ref()?;
+    if route.dialect.is_some() || !matches!(cloud.target, CloudTarget::Bedrock { .. }) {
+        return None;
+    }
+    let (id, op) = path
+        .get(cloud.prefix_len..)?
+        .strip_prefix("/model/")?
+        .rsplit_once('/')?;
+    if id.is_empty() || !matches!(op, "invoke" | "invoke-with-response-stream") {
+        return None;
+    }
+    // A cheap test first: most pass-through bodies are not Anthropic's.
+    memchr::memmem::find(body, b"\"anthropic_version\"")?;
+    #[derive(serde::Deserialize)]
+    struct Versioned {
+        anthropic_version: Option<String>,
+    }
+    serde_json::from_slice::<Versioned>(body)
+        .ok()?
+        .anthropic_version?;
+    let mut anthropic = route.clone();
+    anthropic.dialect = Some(Dialect::Anthropic);
+    anthropic.model = Some(decode_path_segment(id));
+    Some(anthropic)
+}
+
 /// A path segment with its `%XX` escapes decoded (an invalid escape stays
 /// as it is): boto3 writes a model id's `:` as `%3A`, the Anthropic SDK
 /// leaves it raw; both name the same model.
@@ -324,6 +365,57 @@ mod tests {
         let r = post("/bedrock/model/amazon.nova-pro-v1%3A0/converse-stream");
         assert_eq!(r.dialect, Some(Dialect::BedrockConverse));
         assert_eq!(r.model.as_deref(), Some("amazon.nova-pro-v1:0"));
+    }
+
+    #[test]
+    fn an_invoke_named_by_an_arn_is_read_by_its_body() {
+        let arn = "arn%3Aaws%3Abedrock%3Aus-east-1%3A123456789012%3Aapplication-inference-profile%2Fa1b2c3";
+        let anthropic =
+            br#"{"anthropic_version":"bedrock-2023-05-31","max_tokens":9,"messages":[]}"#;
+        for path in [
+            format!("/model/{arn}/invoke"),
+            format!("/bedrock/model/{arn}/invoke-with-response-stream"),
+        ] {
+            let r = post(&path);
+            assert_eq!((r.provider, r.dialect), (Provider::Bedrock, None), "{path}");
+            let read = bedrock_invoke_by_body(&r, &path, anthropic).expect(&path);
+            assert_eq!(read.dialect, Some(Dialect::Anthropic));
+            assert_eq!(
+                read.model.as_deref(),
+                Some("arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/a1b2c3")
+            );
+            assert_eq!(read.cloud, r.cloud, "the prefix and the target stay");
+        }
+        let path = format!("/model/{arn}/invoke");
+        let r = post(&path);
+        for body in [
+            // Another model's body; the key only inside a string value; not
+            // at the top level; not a string; not JSON.
+            &br#"{"inputText":"hi"}"#[..],
+            br#"{"prompt":"say \"anthropic_version\""}"#,
+            br#"{"x":{"anthropic_version":"bedrock-2023-05-31"}}"#,
+            br#"{"anthropic_version":null}"#,
+            br#"{"anthropic_version":"v""#,
+        ] {
+            assert!(
+                bedrock_invoke_by_body(&r, &path, body).is_none(),
+                "{}",
+                String::from_utf8_lossy(body)
+            );
+        }
+        // Routes the path decides are left to it.
+        for path in [
+            "/model/anthropic.claude-x%3A0/invoke",
+            "/model/amazon.nova-pro-v1%3A0/converse",
+            "/model/m/count-tokens",
+        ] {
+            assert!(
+                bedrock_invoke_by_body(&post(path), path, anthropic).is_none(),
+                "{path}"
+            );
+        }
+        let azure = "/openai/v1/files";
+        assert!(bedrock_invoke_by_body(&post(azure), azure, anthropic).is_none());
     }
 
     #[test]

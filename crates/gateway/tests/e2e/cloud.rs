@@ -261,6 +261,56 @@ async fn bedrock_invoke_is_resigned_and_the_mock_verifies_it() {
 }
 
 #[tokio::test]
+async fn an_invoke_named_by_an_inference_profile_arn_is_read_by_its_body() {
+    let h = bedrock(Some(SECRET)).await;
+    // boto3 escapes the ARN's `:` and `/`; the id names no model.
+    let arn = "arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/a1b2c3d4e5f6";
+    let url = format!(
+        "{}/model/{}/invoke",
+        h.gw(),
+        arn.replace(':', "%3A").replace('/', "%2F")
+    );
+    let mut headers = client_signed();
+    headers.push(("x-session-id", "bedrock-arn"));
+    let mut convo = invoke_convo();
+    round(&h, &mut convo, &url, &headers).await;
+    expect_counts(&h, "bedrock", Some(arn), 1.0).await;
+    // Forwarded as sent, signed for the upstream.
+    let received = h.mock.received();
+    assert_eq!(
+        received[0].path,
+        url.strip_prefix(&h.gw()).unwrap(),
+        "the path goes as it came"
+    );
+    assert!(
+        received[0].headers["authorization"]
+            .to_str()
+            .unwrap()
+            .contains(KEY_ID)
+    );
+    // A body without `anthropic_version` stays a pass-through: forwarded,
+    // counted as a request, none of its calls read.
+    let mut other = invoke_convo();
+    other
+        .body
+        .as_object_mut()
+        .unwrap()
+        .remove("anthropic_version");
+    let r = post(&h.client, url.clone(), &client_signed(), &other.body).await;
+    assert_eq!(h.mock.received().len(), 3, "{}", r.text());
+    let bedrock = [("provider", "bedrock")];
+    let m = h
+        .metrics_when(|m| metric(m, "toolwarden_upstream_requests_total", &bedrock) >= 3.0)
+        .await;
+    let lookup = [("provider", "bedrock"), ("tool", "lookup")];
+    assert_eq!(
+        metric(&m, "toolwarden_tool_calls_total", &lookup),
+        1.0,
+        "{m}"
+    );
+}
+
+#[tokio::test]
 async fn a_bad_or_missing_signature_gets_aws_403() {
     let url = |h: &Harness| format!("{}/model/anthropic.claude-x-v1:0/invoke", h.gw());
     // A wrong secret: the mock's signature differs.
