@@ -3,6 +3,12 @@
 //! remembered in `schema_migrations`. Safe when several processes open the
 //! same database at once: SQLite takes the write lock first
 //! (`BEGIN IMMEDIATE`), PostgreSQL a transaction-scoped advisory lock.
+//!
+//! A build never writes to a schema newer than it knows (a later version
+//! may have changed the keys its statements name: 0010 did), and readers
+//! that must not change the database ([`check`]: `toolwarden stats`,
+//! `alerts`, possibly against a replica) apply nothing: they require the
+//! schema this build knows.
 
 use sqlx::Connection;
 
@@ -108,14 +114,68 @@ const PG_LOCK: &str = "SELECT pg_advisory_xact_lock(7395602181)";
 /// The newest schema version this build knows.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS[MIGRATIONS.len() - 1].version;
 
-/// Applies the migrations not yet applied.
-pub(crate) async fn run(pool: &Pool) -> Result<(), sqlx::Error> {
+/// Why a database's schema cannot be used as it is.
+#[derive(Debug)]
+pub(crate) enum SchemaError {
+    /// The database failed.
+    Sql(sqlx::Error),
+    /// The database holds a migration this build does not know.
+    Newer { found: i64 },
+    /// A reader found migrations not yet applied (`found`: the newest
+    /// applied, 0 for none).
+    Older { found: i64 },
+}
+
+impl std::fmt::Display for SchemaError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SchemaError::Sql(e) => e.fmt(f),
+            SchemaError::Newer { found } => write!(
+                f,
+                "the database's schema is version {found}, newer than this toolwarden knows \
+                 ({SCHEMA_VERSION}): a later toolwarden migrated it; upgrade this one"
+            ),
+            SchemaError::Older { found } => write!(
+                f,
+                "the database's schema is version {found}, this toolwarden needs \
+                 {SCHEMA_VERSION}: start `toolwarden serve` of this version once to migrate it"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for SchemaError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            SchemaError::Sql(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<sqlx::Error> for SchemaError {
+    fn from(e: sqlx::Error) -> Self {
+        SchemaError::Sql(e)
+    }
+}
+
+/// Refuses a schema with a version newer than [`SCHEMA_VERSION`].
+fn known(done: &[i64]) -> Result<(), SchemaError> {
+    match done.iter().copied().max() {
+        Some(found) if found > SCHEMA_VERSION => Err(SchemaError::Newer { found }),
+        _ => Ok(()),
+    }
+}
+
+/// Applies the migrations not yet applied; refuses a newer schema.
+pub(crate) async fn run(pool: &Pool) -> Result<(), SchemaError> {
     match pool {
         Pool::Sqlite(p) => {
             let mut conn = p.acquire().await?;
             let mut tx = conn.begin_with("BEGIN IMMEDIATE").await?;
             sqlx::query(CREATE_TABLE).execute(&mut *tx).await?;
             let done: Vec<i64> = sqlx::query_scalar(APPLIED).fetch_all(&mut *tx).await?;
+            known(&done)?;
             for m in MIGRATIONS.iter().filter(|m| !done.contains(&m.version)) {
                 sqlx::raw_sql(m.sqlite).execute(&mut *tx).await?;
                 sqlx::query(RECORD)
@@ -125,13 +185,14 @@ pub(crate) async fn run(pool: &Pool) -> Result<(), sqlx::Error> {
                     .execute(&mut *tx)
                     .await?;
             }
-            tx.commit().await
+            Ok(tx.commit().await?)
         }
         Pool::Postgres(p) => {
             let mut tx = p.begin().await?;
             sqlx::query(PG_LOCK).execute(&mut *tx).await?;
             sqlx::query(CREATE_TABLE).execute(&mut *tx).await?;
             let done: Vec<i64> = sqlx::query_scalar(APPLIED).fetch_all(&mut *tx).await?;
+            known(&done)?;
             for m in MIGRATIONS.iter().filter(|m| !done.contains(&m.version)) {
                 sqlx::raw_sql(m.postgres).execute(&mut *tx).await?;
                 sqlx::query(RECORD)
@@ -141,8 +202,41 @@ pub(crate) async fn run(pool: &Pool) -> Result<(), sqlx::Error> {
                     .execute(&mut *tx)
                     .await?;
             }
-            tx.commit().await
+            Ok(tx.commit().await?)
         }
+    }
+}
+
+/// Requires every migration this build knows, and none it does not,
+/// without writing anything.
+pub(crate) async fn check(pool: &Pool) -> Result<(), SchemaError> {
+    // A database without the table has no schema yet.
+    let table = match pool {
+        Pool::Sqlite(p) => sqlx::query_scalar::<_, i64>(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'",
+        )
+        .fetch_one(p)
+        .await?,
+        Pool::Postgres(p) => {
+            sqlx::query_scalar::<_, i64>("SELECT count(*) FROM pg_tables WHERE tablename = 'schema_migrations' AND schemaname = ANY (current_schemas(false))")
+                .fetch_one(p)
+                .await?
+        }
+    };
+    let done: Vec<i64> = if table == 0 {
+        Vec::new()
+    } else {
+        match pool {
+            Pool::Sqlite(p) => sqlx::query_scalar(APPLIED).fetch_all(p).await?,
+            Pool::Postgres(p) => sqlx::query_scalar(APPLIED).fetch_all(p).await?,
+        }
+    };
+    known(&done)?;
+    match MIGRATIONS.iter().find(|m| !done.contains(&m.version)) {
+        Some(_) => Err(SchemaError::Older {
+            found: done.iter().copied().max().unwrap_or(0),
+        }),
+        None => Ok(()),
     }
 }
 

@@ -171,6 +171,21 @@ impl Store {
 
     /// [`Store::open`] with explicit options.
     pub async fn open_with(url: &str, opts: StoreOptions) -> Result<Store, StoreError> {
+        Store::open_as(url, opts, true).await
+    }
+
+    /// Open a database for reading without changing its schema: an error
+    /// (kind `Migrate`) unless it has exactly the migrations this build
+    /// knows. For readers such as `toolwarden stats`, which must not
+    /// migrate a database under gateways of an earlier version, and may
+    /// read a replica that cannot be written.
+    pub async fn open_existing(url: &str) -> Result<Store, StoreError> {
+        Store::open_as(url, StoreOptions::default(), false).await
+    }
+
+    /// Open, applying the pending migrations when `migrate`, else
+    /// requiring none.
+    async fn open_as(url: &str, opts: StoreOptions, migrate: bool) -> Result<Store, StoreError> {
         let connect_err = |e: sqlx::Error| StoreError::new(StoreErrorKind::Connect, Some(url), e);
         let mut writer = None;
         let pool = match Target::parse(url)? {
@@ -243,9 +258,12 @@ impl Store {
                 Pool::Postgres(pool)
             }
         };
-        migrate::run(&pool)
-            .await
-            .map_err(|e| StoreError::new(StoreErrorKind::Migrate, Some(url), e))?;
+        let schema = if migrate {
+            migrate::run(&pool).await
+        } else {
+            migrate::check(&pool).await
+        };
+        schema.map_err(|e| StoreError::new(StoreErrorKind::Migrate, Some(url), e))?;
         Ok(Store {
             inner: Arc::new(Inner {
                 pool,

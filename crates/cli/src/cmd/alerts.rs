@@ -80,7 +80,7 @@ pub fn run(args: AlertsArgs) -> Result<Outcome, CmdError> {
         .enable_all()
         .build()?;
     let (states, recent) = runtime.block_on(async {
-        let store = Store::open(&url).await?;
+        let store = Store::open_existing(&url).await?;
         let states = store.alert_states().await;
         let recent = store.alert_history(args.limit).await;
         store.close().await;

@@ -78,7 +78,7 @@ pub fn run(args: StatsArgs) -> Result<Outcome, CmdError> {
         .enable_all()
         .build()?;
     let stats = runtime.block_on(async {
-        let store = Store::open(&url).await?;
+        let store = Store::open_existing(&url).await?;
         let stats = store.stats(&query).await;
         store.close().await;
         stats

@@ -1,0 +1,62 @@
+//! The schema's version against the build's: a build never writes to a
+//! schema newer than it knows, and readers never migrate.
+
+use sqlx::Connection;
+use toolwarden_store::{SCHEMA_VERSION, Store, StoreErrorKind};
+
+use crate::support::TestDb;
+
+/// Runs `sql` on the database at `url` (either backend).
+async fn execute(url: &str, sql: &str) {
+    if url.starts_with("postgres") {
+        let mut conn = sqlx::PgConnection::connect(url).await.expect("connect");
+        sqlx::query(sql).execute(&mut conn).await.expect(sql);
+    } else {
+        let mut conn = sqlx::SqliteConnection::connect(url).await.expect("connect");
+        sqlx::query(sql).execute(&mut conn).await.expect(sql);
+    }
+}
+
+fn refused(opened: Result<Store, toolwarden_store::StoreError>, says: &str) {
+    let err = opened.expect_err("a schema this build cannot use");
+    assert_eq!(err.kind(), StoreErrorKind::Migrate, "{err}");
+    assert!(err.to_string().contains(says), "{err}");
+}
+
+pub async fn readers_require_the_builds_schema_and_no_build_writes_a_newer_one(db: TestDb) {
+    // A reader migrates nothing: a database without the schema stays so.
+    refused(
+        Store::open_existing(&db.url).await,
+        "version 0, this toolwarden needs",
+    );
+    let store = Store::open(&db.url).await.expect("migrate");
+    store.close().await;
+    Store::open_existing(&db.url)
+        .await
+        .expect("the build's schema")
+        .close()
+        .await;
+    // A later build's migration: neither a writer nor a reader uses it.
+    let newer = SCHEMA_VERSION + 1;
+    execute(
+        &db.url,
+        &format!(
+            "INSERT INTO schema_migrations (version, name, applied_ms) VALUES ({newer}, 'later', 0)"
+        ),
+    )
+    .await;
+    let says = format!("version {newer}, newer than this toolwarden knows");
+    refused(Store::open(&db.url).await, &says);
+    refused(Store::open_existing(&db.url).await, &says);
+    // An older schema: the writer migrates it, a reader asks for that.
+    execute(
+        &db.url,
+        &format!("DELETE FROM schema_migrations WHERE version >= {SCHEMA_VERSION}"),
+    )
+    .await;
+    let found = SCHEMA_VERSION - 1;
+    refused(
+        Store::open_existing(&db.url).await,
+        &format!("version {found}, this toolwarden needs {SCHEMA_VERSION}"),
+    );
+}
