@@ -68,7 +68,9 @@ pub(crate) async fn insert_repairs(
 
 /// The numbers of a batch's sessions, inserting those not seen yet
 /// ([`crate::session_nos`]). The sessions the statement inserts answer
-/// through `RETURNING`, the others from the table as the statement began;
+/// through `RETURNING`, the others from the table as the statement began
+/// (not those it inserted: a session retention deleted while the statement
+/// waited is still in that snapshot under its old number);
 /// one inserted by another gateway in the meantime answers by neither,
 /// and is read again once it has committed.
 ///
@@ -96,7 +98,8 @@ pub(crate) async fn number_sessions(
          ON CONFLICT (session_id) DO UPDATE SET last_ms = excluded.last_ms \
          WHERE sessions.last_ms < excluded.last_ms - $4 RETURNING session_id, no) \
          SELECT session_id, no FROM new \
-         UNION ALL SELECT session_id, no FROM sessions WHERE session_id = ANY($1::text[])",
+         UNION ALL SELECT session_id, no FROM sessions WHERE session_id = ANY($1::text[]) \
+         AND session_id NOT IN (SELECT session_id FROM new)",
     )
     .bind(&ids)
     .bind(&sources)

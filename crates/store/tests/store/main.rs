@@ -95,6 +95,14 @@ async fn retention_leaves_a_session_a_concurrent_batch_revives() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_numbers_a_session_retention_deleted_meanwhile_anew() {
+    let test = "a_batch_numbers_a_session_retention_deleted_meanwhile_anew";
+    if let Some(db) = support::TestDb::postgres(test).await {
+        retention::a_batch_numbers_a_session_retention_deleted_meanwhile_anew(db).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn backends_give_the_same_stats() {
     let lite = scenarios::stats_document(&support::TestDb::sqlite()).await;
     // Sanity on its own: 5 sessions × 4 calls, 3 results each, resent.

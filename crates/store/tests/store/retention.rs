@@ -305,6 +305,57 @@ pub async fn retention_leaves_a_session_a_concurrent_batch_revives(db: TestDb) {
     assert_eq!(rows(&db, "sessions", "session_id = 'quiet'").await, 1);
 }
 
+/// PostgreSQL: retention deletes a quiet session while a batch of that
+/// session waits to number it; the batch inserts the session anew and
+/// writes its rows under the new number, not the deleted one its statement's
+/// snapshot still holds.
+pub async fn a_batch_numbers_a_session_retention_deleted_meanwhile_anew(db: TestDb) {
+    use sqlx::Connection;
+
+    let store = Store::open(&db.url).await.unwrap();
+    record_all(&store, &turn("quiet", 0, 1_000)).await;
+    let old_no = query_i64(
+        &db.url,
+        "SELECT no FROM sessions WHERE session_id = 'quiet'",
+    )
+    .await;
+    // Retention's delete of the session, not yet committed.
+    let mut pass = sqlx::PgConnection::connect(&db.url).await.unwrap();
+    sqlx::query("BEGIN").execute(&mut pass).await.unwrap();
+    sqlx::query("DELETE FROM sessions WHERE session_id = 'quiet'")
+        .execute(&mut pass)
+        .await
+        .unwrap();
+    let batch = tokio::spawn({
+        let store = store.clone();
+        async move {
+            let late = call("quiet-r9", "quiet", 0, "quiet-c9", "search", 9_000);
+            record_one_batch(&store, &[Event::ToolCall(late)]).await;
+        }
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    assert!(!batch.is_finished(), "the batch waits for the delete");
+    sqlx::query("COMMIT").execute(&mut pass).await.unwrap();
+    batch.await.unwrap();
+    let new_no = query_i64(
+        &db.url,
+        "SELECT no FROM sessions WHERE session_id = 'quiet'",
+    )
+    .await;
+    assert_ne!(new_no, old_no, "the session is inserted anew");
+    let written = query_i64(
+        &db.url,
+        "SELECT session_no FROM tool_calls WHERE call_id = 'quiet-c9'",
+    )
+    .await;
+    assert_eq!(
+        written, new_no,
+        "the call is written under the session's number"
+    );
+    let calls = store.session_calls("quiet").await.unwrap();
+    assert!(calls.iter().any(|c| c.call_id == "quiet-c9"), "{calls:?}");
+}
+
 /// Gateways sharing a PostgreSQL database take turns: while another
 /// session holds the step lock of this schema a pass deletes nothing and
 /// ends `yielded`; a lock held for another schema does not stop it; once
