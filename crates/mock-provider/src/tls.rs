@@ -63,6 +63,11 @@ impl MockTls {
         })
     }
 
+    /// A TLS acceptor with the mock's certificate, for a test's own server.
+    pub fn acceptor(&self) -> TlsAcceptor {
+        self.acceptor.clone()
+    }
+
     /// The CA certificate (DER), for a client's root store.
     pub fn ca_der(&self) -> CertificateDer<'static> {
         self.ca_der.clone()

@@ -1,8 +1,9 @@
 //! The fast path's upstream connections: plain TCP or TLS (rustls as
 //! [`crate::upstream::tls_config`] sets it up, ALPN `http/1.1`), TCP_NODELAY, a connect
 //! timeout, and a per-worker pool of idle keep-alive connections per
-//! provider. A pooled connection is handed out only if the upstream has not
-//! closed it (checked with a non-blocking peek) and it has been idle less
+//! provider. A pooled connection is handed out only if the upstream has
+//! neither closed it nor written to it since (checked without waiting:
+//! [`UpstreamIo::is_open`]) and it has been idle less
 //! than [`IDLE_TIMEOUT`]; the worker sweeps out the others every few
 //! seconds ([`Pool::sweep`]), so that after a burst the connections it
 //! left idle do not stay open (half-closed by the upstream) until the next.
@@ -81,7 +82,7 @@ impl Pool {
         let mut closed = 0;
         for list in idle.iter_mut() {
             let before = list.len();
-            list.retain(|c| c.since.elapsed() < self.idle_timeout && c.io.is_open());
+            list.retain_mut(|c| c.since.elapsed() < self.idle_timeout && c.io.is_open());
             closed += before - list.len();
         }
         closed
@@ -91,7 +92,7 @@ impl Pool {
     pub(crate) fn checkout(&self, provider: Provider) -> Option<UpstreamIo> {
         let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
         let list = &mut idle[provider.index()];
-        while let Some(conn) = list.pop_back() {
+        while let Some(mut conn) = list.pop_back() {
             if conn.since.elapsed() < self.idle_timeout && conn.io.is_open() {
                 return Some(conn.io);
             }
@@ -180,22 +181,39 @@ impl std::fmt::Debug for Pool {
 // === impl UpstreamIo ===
 
 impl UpstreamIo {
-    /// Whether the upstream has not closed the connection: nothing to
-    /// read, or (TLS) records such as session tickets, but not EOF.
-    fn is_open(&self) -> bool {
-        let tcp = match self {
-            UpstreamIo::Plain(tcp) => tcp,
-            UpstreamIo::Tls(tls) => tls.get_ref().0,
+    /// Whether the connection can carry a new request: the upstream has
+    /// neither closed it nor written to it since its last response ended.
+    /// A plain connection must have nothing to read. On a TLS connection
+    /// the bytes waiting may be records that carry no data (session
+    /// tickets, sent after the handshake), so they are read through TLS
+    /// without waiting: nothing to hand out is open; the end of the stream
+    /// (`close_notify`, an upstream closing an idle connection), data (a
+    /// late answer, which would reach the next client as its response) or
+    /// an error is not.
+    fn is_open(&mut self) -> bool {
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        let tls = match self {
+            UpstreamIo::Plain(tcp) => return !peek_readable(tcp, &mut cx),
+            UpstreamIo::Tls(tls) => tls,
         };
+        if !peek_readable(tls.get_ref().0, &mut cx) {
+            return true;
+        }
         let mut byte = [0u8; 1];
         let mut buf = ReadBuf::new(&mut byte);
-        let mut cx = Context::from_waker(std::task::Waker::noop());
-        match tcp.poll_peek(&mut cx, &mut buf) {
+        match Pin::new(tls.as_mut()).poll_read(&mut cx, &mut buf) {
             Poll::Pending => true,
-            Poll::Ready(Ok(n)) => n > 0 && matches!(self, UpstreamIo::Tls(_)),
-            Poll::Ready(Err(_)) => false,
+            Poll::Ready(_) => false,
         }
     }
+}
+
+/// Whether `tcp` has bytes or its end waiting (or failed), without
+/// reading them.
+fn peek_readable(tcp: &TcpStream, cx: &mut Context<'_>) -> bool {
+    let mut byte = [0u8; 1];
+    let mut buf = ReadBuf::new(&mut byte);
+    !matches!(tcp.poll_peek(cx, &mut buf), Poll::Pending)
 }
 
 impl AsyncRead for UpstreamIo {
@@ -288,5 +306,47 @@ mod tests {
         assert_eq!(pool.sweep(), 2, "the ones idle too long");
         assert_eq!(idle(&pool), 0);
         assert!(pool.checkout(Provider::Anthropic).is_none());
+    }
+
+    /// A TLS upstream sends session tickets after the handshake: that
+    /// connection stays. One that sent `close_notify` (an upstream closing
+    /// idle connections) or data after its response (which would reach the
+    /// next client as its answer) goes.
+    #[tokio::test]
+    async fn a_tls_connection_the_upstream_closed_or_wrote_to_is_not_reused() {
+        use tokio::io::AsyncWriteExt;
+
+        let tls = toolwarden_mock_provider::MockTls::generate().unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!(
+            "https://localhost:{}",
+            listener.local_addr().unwrap().port()
+        );
+        let mut config = Config::for_tests(&base);
+        config.upstream_roots = vec![tls.ca_der()];
+        let pool = Pool::new(&config).unwrap();
+        let upstream = Upstream::parse(&base).unwrap();
+        let acceptor = tls.acceptor();
+        let mut servers = Vec::new();
+        for _ in 0..3 {
+            let (client, server) = tokio::join!(pool.connect(&upstream), async {
+                let (tcp, _) = listener.accept().await.unwrap();
+                acceptor.accept(tcp).await.unwrap()
+            });
+            servers.push(server);
+            pool.checkin(Provider::OpenAi, client.unwrap());
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert_eq!(pool.sweep(), 0, "session tickets leave a connection open");
+        servers[0].shutdown().await.unwrap();
+        servers[1]
+            .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}")
+            .await
+            .unwrap();
+        servers[1].flush().await.unwrap();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert_eq!(pool.sweep(), 2, "closed, and written to");
+        assert!(pool.checkout(Provider::OpenAi).is_some(), "the quiet one");
+        assert!(pool.checkout(Provider::OpenAi).is_none());
     }
 }
