@@ -62,6 +62,7 @@ mod state;
 mod upstream;
 mod upstream_url;
 mod worker;
+mod write_limit;
 mod ws;
 
 pub use alerts::{

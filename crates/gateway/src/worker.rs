@@ -309,6 +309,8 @@ async fn connection(
     let client = local.client.clone();
     let pool = local.pool.clone();
     let head_timeout = shared.config.client_head_timeout;
+    // A client that stops reading its answers is cut off.
+    let io = crate::write_limit::WriteLimit::new(io, shared.config.client_body_timeout);
     // What the connection has sent, for the idle rule below.
     let activity = Arc::new(Activity::default());
     let seen = activity.clone();

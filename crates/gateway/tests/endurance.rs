@@ -402,6 +402,114 @@ async fn a_half_sent_chunked_body_is_cut_off_on_the_hyper_path() {
     gw.shutdown().await;
 }
 
+/// An upstream that answers every request with a body of `len` bytes;
+/// its base URL.
+async fn big_answers(len: usize) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 65536];
+                let _ = s.read(&mut buf).await;
+                let head = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {len}\r\n\r\n"
+                );
+                let _ = s.write_all(head.as_bytes()).await;
+                let _ = s.write_all(&vec![b' '; len]).await;
+            });
+        }
+    });
+    base
+}
+
+/// Clients that send a request and never read its answer, on the fast
+/// path (`content-length`) and on hyper's (chunked): each is cut off once
+/// a write to it has waited `client_body_timeout`, with the answer cut
+/// short, instead of holding its connection (and an upstream one) for good.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clients_that_read_nothing_are_cut_off() {
+    const LEN: usize = 16 << 20;
+    let mut config = Config::for_tests(&big_answers(LEN).await);
+    config.client_body_timeout = Duration::from_millis(500);
+    let gw = Gateway::start(config).await.unwrap();
+    let chunked = format!(
+        "POST /v1/messages HTTP/1.1\r\nhost: gw.test\r\ncontent-type: application/json\r\n\
+         x-api-key: k\r\nanthropic-version: 2023-06-01\r\ntransfer-encoding: chunked\r\n\r\n\
+         {:x}\r\n{BODY}\r\n0\r\n\r\n",
+        BODY.len()
+    );
+    for (path, head) in [("fast", request("stuck", "")), ("hyper", chunked)] {
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.set_recv_buffer_size(4096).unwrap();
+        let mut s = socket.connect(gw.addr()).await.unwrap();
+        s.write_all(head.as_bytes()).await.unwrap();
+        // Reads nothing for a while.
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        let mut got = 0usize;
+        let mut buf = vec![0u8; 1 << 16];
+        let closed = tokio::time::timeout(Duration::from_secs(5), async {
+            loop {
+                match s.read(&mut buf).await {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => got += n,
+                }
+            }
+        })
+        .await
+        .is_ok();
+        assert!(closed, "{path}: still open after {got} bytes");
+        assert!(got < LEN, "{path}: the whole answer came ({got} bytes)");
+    }
+    assert_eq!(post(gw.addr(), "after").await, 200, "others are served");
+    gw.shutdown().await;
+}
+
+/// An upstream that stops reading a large request: the first-byte timeout
+/// covers sending it, on the fast path as on hyper's (a `504`, not a wait
+/// until the upstream gives up).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_that_reads_nothing_gets_the_first_byte_timeout() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let mut config = Config::for_tests(&format!("http://{}", listener.local_addr().unwrap()));
+    let held = tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((s, _)) = listener.accept().await {
+            held.push(s);
+        }
+    });
+    config.first_byte_timeout = Some(Duration::from_secs(1));
+    let gw = Gateway::start(config).await.unwrap();
+    let text = format!(
+        "{{\"model\":\"claude-test\",\"max_tokens\":1,\"messages\":[{{\"role\":\"user\",\"content\":\"{}\"}}]}}",
+        "x".repeat(20 << 20)
+    );
+    let head = format!(
+        "POST /v1/messages HTTP/1.1\r\nhost: gw.test\r\ncontent-type: application/json\r\n\
+         x-api-key: k\r\nanthropic-version: 2023-06-01\r\nconnection: close\r\n\
+         content-length: {}\r\n\r\n",
+        text.len()
+    );
+    let mut s = TcpStream::connect(gw.addr()).await.unwrap();
+    let started = Instant::now();
+    s.write_all(head.as_bytes()).await.unwrap();
+    s.write_all(text.as_bytes()).await.unwrap();
+    let mut reply = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), s.read_to_end(&mut reply))
+        .await
+        .expect("answered")
+        .unwrap();
+    let reply = String::from_utf8_lossy(&reply);
+    assert!(reply.starts_with("HTTP/1.1 504"), "{reply}");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    gw.shutdown().await;
+    held.abort();
+}
+
 /// One request on an open keep-alive connection; the status code (the
 /// response read whole, by its `content-length` or its last chunk).
 async fn post_on(s: &mut TcpStream, session: &str) -> u16 {

@@ -11,11 +11,17 @@
 //!   write; the body follows as it arrives, fed to the observation.
 //!   `content-length` bodies are relayed as they are; chunked and
 //!   close-delimited ones are decoded and re-chunked, so that a stream that
-//!   breaks midway can end with the dialect's error event.
+//!   breaks midway can end with the dialect's error event. A write to the
+//!   client that does not finish within `client_body_timeout` cuts it off.
+//! - Sending the request counts against the first-byte timeout.
 //! - The upstream connection goes back to the pool only after a response
 //!   that ended exactly where its framing said.
 
-use std::{io::IoSlice, sync::Arc, time::Instant};
+use std::{
+    io::IoSlice,
+    sync::Arc,
+    time::{Duration, Instant},
+};
 
 use bytes::{Buf, Bytes, BytesMut};
 use futures_util::FutureExt;
@@ -89,18 +95,30 @@ pub(super) async fn run(
     let forward = outbound.forward.clone();
     outbound.observation.sent();
 
-    let sent = send(cx.pool, upstream, provider, &upstream_head, &forward).await;
+    // The first-byte timeout covers sending the request too (as on
+    // hyper's path): an upstream that stops reading it does not hold the
+    // request, its connection and the client's.
+    let first_byte_timeout = shared.config.first_byte_timeout;
+    let deadline = first_byte_timeout.map(|limit| tokio::time::Instant::now() + limit);
+    let sending = send(cx.pool, upstream, provider, &upstream_head, &forward);
+    let sent = match (deadline, first_byte_timeout) {
+        (Some(at), Some(limit)) => tokio::time::timeout_at(at, sending)
+            .await
+            .unwrap_or_else(|_| Err(ProxyError::first_byte_timeout(upstream.host(), limit))),
+        _ => sending.await,
+    };
     let (mut observation, changes) = outbound.analyze(shared).await;
     drop(forward);
+    let write_limit = shared.config.client_body_timeout;
     let mut up = match sent {
         Ok(up) => up,
-        Err(err) => return fail(cx.client, observation, provider, &err, closing).await,
+        Err(err) => {
+            return fail(cx.client, observation, provider, &err, closing, write_limit).await;
+        }
     };
 
     // Wait for the response head, watching the client.
     let mut ubuf = BytesMut::with_capacity(READ_CHUNK);
-    let first_byte_timeout = shared.config.first_byte_timeout;
-    let deadline = first_byte_timeout.map(|limit| tokio::time::Instant::now() + limit);
     let extras = ClientHeadExtras {
         repaired: changes,
         close: closing,
@@ -114,7 +132,7 @@ pub(super) async fn run(
             }
             ResponseParse::Invalid(detail) => {
                 let err = ProxyError::new(ProxyErrorKind::Reset, upstream.host(), detail);
-                return fail(cx.client, observation, provider, &err, closing).await;
+                return fail(cx.client, observation, provider, &err, closing, write_limit).await;
             }
             ResponseParse::Partial => {}
         }
@@ -129,7 +147,7 @@ pub(super) async fn run(
                         Ok(_) => "connection closed before message completed".into(),
                     };
                     let err = ProxyError::new(ProxyErrorKind::Reset, upstream.host(), detail);
-                    return fail(cx.client, observation, provider, &err, closing).await;
+                    return fail(cx.client, observation, provider, &err, closing, write_limit).await;
                 }
             },
             read = cx.client.read_buf(cx.pipelined), if watch_client => {
@@ -143,7 +161,7 @@ pub(super) async fn run(
             _ = sleep_until(deadline) => {
                 let limit = first_byte_timeout.unwrap_or_default();
                 let err = ProxyError::first_byte_timeout(upstream.host(), limit);
-                return fail(cx.client, observation, provider, &err, closing).await;
+                return fail(cx.client, observation, provider, &err, closing, write_limit).await;
             }
         }
     };
@@ -170,6 +188,7 @@ pub(super) async fn run(
     let relay = Relay {
         takes_error_event,
         client: cx.client,
+        write_limit,
         pipelined: cx.pipelined,
         up,
         ubuf,
@@ -239,6 +258,26 @@ async fn write_all2<W: AsyncWrite + Unpin>(
     w.write_all(b).await
 }
 
+/// Write `a` then `b` to the client, within `limit`: a client that stops
+/// reading its response holds its connection (and an upstream one) until
+/// then, not for good (issue 14). The timer is only set when the write has
+/// to wait.
+async fn to_client(
+    client: &mut TcpStream,
+    a: &[u8],
+    b: &[u8],
+    limit: Duration,
+) -> std::io::Result<()> {
+    tokio::time::timeout(limit, write_all2(client, a, b))
+        .await
+        .unwrap_or_else(|_| {
+            Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "the client read nothing within client_body_timeout_ms",
+            ))
+        })
+}
+
 /// Sleep until the first-byte deadline; never completes without one.
 async fn sleep_until(deadline: Option<tokio::time::Instant>) {
     match deadline {
@@ -255,10 +294,11 @@ async fn fail(
     provider: Provider,
     err: &ProxyError,
     closing: bool,
+    write_limit: Duration,
 ) -> Next {
     tracing::warn!(error = %err, "upstream request failed");
     observation.fail(err);
-    match reply_error(client, provider, err, closing).await {
+    match reply_error(client, provider, err, closing, write_limit).await {
         Ok(()) if !closing => Next::KeepAlive,
         _ => Next::Close,
     }
@@ -270,6 +310,7 @@ pub(super) async fn reply_error(
     provider: Provider,
     err: &ProxyError,
     close: bool,
+    write_limit: Duration,
 ) -> std::io::Result<()> {
     let (status, body) = error_body(provider, err);
     let head = format!(
@@ -279,7 +320,7 @@ pub(super) async fn reply_error(
         body.len(),
         if close { "connection: close\r\n" } else { "" },
     );
-    write_all2(client, head.as_bytes(), &body).await
+    to_client(client, head.as_bytes(), &body, write_limit).await
 }
 
 /// The response body on its way to the client.
@@ -288,6 +329,8 @@ struct Relay<'a> {
     /// dialect's error event (`pipeline::headers::takes_error_event`).
     takes_error_event: bool,
     client: &'a mut TcpStream,
+    /// How long a write to the client may take (`client_body_timeout`).
+    write_limit: Duration,
     pipelined: &'a mut BytesMut,
     up: UpstreamIo,
     ubuf: BytesMut,
@@ -402,7 +445,9 @@ impl Relay<'_> {
             let first = first.as_deref().unwrap_or_default();
             let rest: &[u8] = if plain > 0 { &self.ubuf[..plain] } else { &out };
             if (!first.is_empty() || !rest.is_empty())
-                && write_all2(self.client, first, rest).await.is_err()
+                && to_client(self.client, first, rest, self.write_limit)
+                    .await
+                    .is_err()
             {
                 // The client went away: the observation records it.
                 return Outcome::Closed;
@@ -442,7 +487,7 @@ impl Relay<'_> {
     async fn closed(mut self, head: Option<Vec<u8>>) -> Outcome {
         self.observation.finish();
         let first = head.unwrap_or_default();
-        match write_all2(self.client, &first, chunked::LAST_CHUNK).await {
+        match to_client(self.client, &first, chunked::LAST_CHUNK, self.write_limit).await {
             Ok(()) => Outcome::Done,
             Err(_) => Outcome::Closed,
         }
@@ -451,7 +496,10 @@ impl Relay<'_> {
     /// The upstream broke midway, with `out` still to send.
     async fn broke_after(self, head: Option<Vec<u8>>, out: Vec<u8>, detail: &str) -> Outcome {
         let first = head.unwrap_or_default();
-        if write_all2(self.client, &first, &out).await.is_err() {
+        if to_client(self.client, &first, &out, self.write_limit)
+            .await
+            .is_err()
+        {
             return Outcome::Closed;
         }
         self.broke(None, &Body::Close, detail).await
@@ -473,13 +521,13 @@ impl Relay<'_> {
             let mut out = Vec::with_capacity(event.len() + 16);
             chunked::encode_chunk(&mut out, &event);
             out.extend_from_slice(chunked::LAST_CHUNK);
-            match write_all2(self.client, &first, &out).await {
+            match to_client(self.client, &first, &out, self.write_limit).await {
                 Ok(()) => Outcome::Done,
                 Err(_) => Outcome::Closed,
             }
         } else {
             if !first.is_empty() {
-                let _ = self.client.write_all(&first).await;
+                let _ = to_client(self.client, &first, &[], self.write_limit).await;
             }
             Outcome::Closed
         }

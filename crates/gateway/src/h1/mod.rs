@@ -155,7 +155,8 @@ async fn read_body(
         _ => {
             let err = pipeline::too_large(shared, host);
             fail(&err);
-            let _ = exchange::reply_error(client, head.route.provider, &err, true).await;
+            let limit = shared.config.client_body_timeout;
+            let _ = exchange::reply_error(client, head.route.provider, &err, true, limit).await;
             return None;
         }
     };

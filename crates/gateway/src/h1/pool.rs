@@ -201,10 +201,9 @@ impl UpstreamIo {
         }
         let mut byte = [0u8; 1];
         let mut buf = ReadBuf::new(&mut byte);
-        match Pin::new(tls.as_mut()).poll_read(&mut cx, &mut buf) {
-            Poll::Pending => true,
-            Poll::Ready(_) => false,
-        }
+        Pin::new(tls.as_mut())
+            .poll_read(&mut cx, &mut buf)
+            .is_pending()
     }
 }
 
