@@ -87,4 +87,8 @@ pub struct ResponseView {
     pub stop_reason: Option<String>,
     /// An error the provider reported in the body or stream, if any.
     pub error: Option<String>,
+    /// The HTTP status an error event names for a response that has none
+    /// of its own: a Responses turn over a WebSocket, whose failures come
+    /// as `{"type":"error","status":429,"error":{…}}`.
+    pub error_status: Option<u16>,
 }

@@ -141,7 +141,7 @@ settings! {
     repair: String = "fix";
     /// Upstream TCP/TLS connect timeout, ms.
     connect_timeout_ms: u64 = "10000";
-    /// Time allowed from sending a request to the response headers, ms; 0 = none (a live stream is never cut off).
+    /// Time allowed from the start of sending a request upstream to the response headers, ms (an upstream that stops reading the request is cut off by it too); 0 = none (a live stream is never cut off).
     first_byte_timeout_ms: u64 = "600000";
     /// Bearer token required by the dashboard and `/api/*` when listening on a non-loopback address.
     admin_token: String = "";
@@ -165,12 +165,12 @@ settings! {
     record_drain_ms: u64 = "5000";
     /// How long a client may take to send a request head, ms (also the longest idle wait on a kept-alive connection).
     client_head_timeout_ms: u64 = "30000";
-    /// How long a client may take to send a request body after its head, ms; in WebSocket mode, how long either side may leave a write to it waiting (it reads nothing) before the socket is dropped.
+    /// How long a client may take to send a request body after its head, ms; also how long a write to a client may wait (it reads nothing: a response it stopped reading, a WebSocket message) before its connection is dropped, and in WebSocket mode the same for the upstream.
     client_body_timeout_ms: u64 = "60000";
     /// Client connections open at once; beyond, new ones get a 503 and are closed.
     max_client_connections: u64 = "10000";
-    /// WebSocket mode: the largest message (decompressed) either side may send, bytes; larger closes the sender with 1009.
-    ws_max_message_bytes: u64 = "16777216";
+    /// WebSocket mode: the largest message (decompressed) either side may send, bytes (the same default as `max_request_bytes`: the Codex CLI resends a session's whole history as one message); larger closes the sender with 1009.
+    ws_max_message_bytes: u64 = "67108864";
     /// OTLP/HTTP collector base URL (`/v1/traces` is appended); also `OTEL_EXPORTER_OTLP_ENDPOINT` (the `TOOLWARDEN_` variable wins).
     otlp_endpoint: String = "";
     /// `k=v,k2=v2` headers for the collector; also `OTEL_EXPORTER_OTLP_HEADERS` (the `TOOLWARDEN_` variable wins).

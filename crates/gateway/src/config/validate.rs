@@ -38,8 +38,11 @@ const DEFAULT_MAX_REQUEST_BYTES: u64 = 64 << 20;
 const DEFAULT_RESPONSE_PARSE_LIMIT: u64 = 32 << 20;
 const MAX_WORKERS: u64 = 256;
 /// WebSocket mode: the largest message (after permessage-deflate) either
-/// side may send; larger → closed with 1009.
-const DEFAULT_WS_MAX_MESSAGE_BYTES: u64 = 16 << 20;
+/// side may send; larger → closed with 1009. The same as a request body
+/// over HTTP: the Codex CLI sends a session's whole history as one
+/// `response.create` on every new socket (at least hourly), and the same
+/// body must pass whichever transport carries it.
+const DEFAULT_WS_MAX_MESSAGE_BYTES: u64 = DEFAULT_MAX_REQUEST_BYTES;
 
 /// The numeric defaults applied here, by key (checked against the
 /// documented ones in [`super::SETTINGS`] by a test).

@@ -60,6 +60,12 @@ impl Finished {
         };
         let finished_ms = self.ended_ms;
         let view = view.unwrap_or_default();
+        // A turn with no HTTP answer of its own (a Responses turn over a
+        // WebSocket) takes the status its error event names.
+        let status = match view.error_status {
+            Some(named) if self.status == 200 => named,
+            _ => self.status,
+        };
         // Names cut to `MAX_NAME_LEN`: every call record copies them.
         let model = info
             .model
@@ -105,7 +111,7 @@ impl Finished {
         }
         sinks.metrics.emit(UpstreamFinished {
             provider: base.provider,
-            status: self.status,
+            status,
             latency: self.latency,
             overhead: self.overhead,
         });
@@ -121,7 +127,7 @@ impl Finished {
             dialect: base.dialect.map(|d| d.as_str().to_string()),
             path: base.path,
             model,
-            status: self.status,
+            status,
             streaming: self.streaming,
             upstream_latency_ms: self.latency.as_secs_f64() * 1e3,
             first_byte_ms: self.first_byte.map(|d| d.as_secs_f64() * 1e3),

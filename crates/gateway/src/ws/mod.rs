@@ -137,7 +137,9 @@ const READ_BUFFER: usize = 16 * 1024;
 /// The write buffer starts empty: an idle socket holds none, a busy one
 /// keeps what its messages needed.
 fn options(shared: &Shared, deflate: bool) -> yawc::Options {
-    let limit = shared.config.ws_max_message_bytes;
+    // yawc refuses a message of its limit and more: one of exactly
+    // `ws_max_message_bytes` is allowed.
+    let limit = shared.config.ws_max_message_bytes.saturating_add(1);
     let options = yawc::Options::default()
         .with_max_payload_read(limit)
         .with_max_read_buffer(limit)

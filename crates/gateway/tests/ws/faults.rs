@@ -170,6 +170,20 @@ async fn oversize_messages_bad_deflate_and_unreadable_messages() {
             .iter()
             .any(|r| r.body.as_ref() == b"not json at all")
     );
+    // A message of exactly the limit is not larger: relayed.
+    let mut raw = Raw::connect(&h.gw(), &[]).await;
+    raw.frame(0x81, &vec![b' '; 64 << 10]).await;
+    let relayed = || h.mock.received().iter().any(|r| r.body.len() == 64 << 10);
+    for _ in 0..100 {
+        if relayed() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(
+        relayed(),
+        "a message of exactly ws_max_message_bytes is relayed"
+    );
 }
 
 /// How the mock's sockets that their client ended did end, once `n` have.

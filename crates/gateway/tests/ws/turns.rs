@@ -229,6 +229,58 @@ async fn a_message_with_a_missing_result_is_repaired() {
     assert_eq!(metric(&m, "toolwarden_repairs_total", &[]), 1.0, "{m}");
 }
 
+/// The API answers a bad turn over a WebSocket with a wrapped `error`
+/// event naming the HTTP status; the turn is recorded with that status and
+/// the provider's message (as over HTTP), not as a 200.
+#[tokio::test]
+async fn a_turn_the_api_refuses_is_recorded_with_its_status_and_message() {
+    let mut h = Harness::with(MockOptions::default(), |c| {
+        c.repair = toolwarden_gateway::RepairMode::Off;
+    })
+    .await;
+    let mut ws = connect(&h.gw(), &[AUTH], false).await;
+    // A result for a call the history does not hold: the mock, as the API,
+    // refuses it.
+    let orphan =
+        json!({"type": "function_call_output", "call_id": "call_missing_1234", "output": "ok"});
+    let body = json!({"model": "gpt-5", "tools": tools(), "input": [user("Book TP123"), orphan]});
+    let events = turn(&mut ws, &body).await;
+    let error: Value = serde_json::from_slice(&events[0]).expect("json");
+    assert_eq!(
+        (error["type"].as_str(), error["status"].as_u64()),
+        (Some("error"), Some(400))
+    );
+    drop(ws);
+    let m = h
+        .metrics_when(|m| {
+            metric(
+                m,
+                "toolwarden_upstream_requests_total",
+                &[("status", "400")],
+            ) >= 1.0
+        })
+        .await;
+    assert_eq!(
+        metric(
+            &m,
+            "toolwarden_upstream_requests_total",
+            &[("status", "200")]
+        ),
+        0.0,
+        "{m}"
+    );
+    h.finish().await;
+    let requests: Vec<Value> = h
+        .events()
+        .into_iter()
+        .filter(|e| e["type"] == "request")
+        .collect();
+    assert_eq!(requests.len(), 1, "{requests:?}");
+    assert_eq!(requests[0]["status"], 400, "{requests:?}");
+    let text = requests[0]["error"].as_str().unwrap_or_default();
+    assert!(text.starts_with("invalid_request_error: "), "{text}");
+}
+
 #[tokio::test]
 async fn the_chatgpt_backends_responses_path_is_read_over_http_and_websocket() {
     let mut h = Harness::start().await;

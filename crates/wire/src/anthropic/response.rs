@@ -92,5 +92,6 @@ fn view_of(body: &[u8], takes: impl Fn(BlockClass) -> bool) -> Result<ResponseVi
         usage: usage(b.usage),
         stop_reason: b.stop_reason.map(Cow::into_owned),
         error: b.error.map(|e| e.describe()),
+        error_status: None,
     })
 }

@@ -330,6 +330,7 @@ impl EventSink for StreamState {
             usage: self.usage,
             stop_reason: self.stop_reason,
             error: self.error,
+            error_status: None,
         }
     }
 }

@@ -94,5 +94,6 @@ pub(crate) fn response_view(body: &[u8]) -> Result<ResponseView, WireError> {
         usage: b.usage.as_ref().map(WireUsage::usage).unwrap_or_default(),
         stop_reason: b.stop_reason.map(Cow::into_owned),
         error: b.message.or(b.message_upper).map(Cow::into_owned),
+        error_status: None,
     })
 }

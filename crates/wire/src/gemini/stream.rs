@@ -365,6 +365,7 @@ impl StreamState {
             usage: self.usage,
             stop_reason: self.finish,
             error: self.error,
+            error_status: None,
         }
     }
 }

@@ -166,5 +166,6 @@ pub(crate) fn response_view(body: &[u8]) -> Result<ResponseView, WireError> {
         usage: b.usage.map(Usage::from).unwrap_or_default(),
         stop_reason: b.status.map(Cow::into_owned),
         error: b.error.and_then(|e| e.text()),
+        error_status: None,
     })
 }

@@ -21,6 +21,8 @@ pub struct StreamState {
     usage: Usage,
     status: Option<String>,
     error: Option<String>,
+    /// The status a wrapped (WebSocket) `error` event names.
+    error_status: Option<u16>,
 }
 
 #[derive(Debug)]
@@ -62,12 +64,35 @@ struct ResponseEvent<'a> {
     response: ResponseObject<'a>,
 }
 
+/// An `error` event: over HTTP its `code` and `message` at the top level;
+/// over a WebSocket wrapped, with the status the HTTP answer would have
+/// had (`{"type":"error","status":429,"error":{"type","code","message"}}`,
+/// as the Codex CLI reads it).
 #[derive(Deserialize)]
 struct ErrorEvent<'a> {
     #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
     message: Option<Cow<'a, str>>,
     #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
     code: Option<Cow<'a, str>>,
+    #[serde(default)]
+    status: Option<serde_json::Value>,
+    #[serde(borrow, default)]
+    error: Option<WrappedError<'a>>,
+}
+
+#[derive(Deserialize)]
+struct WrappedError<'a> {
+    #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
+    message: Option<Cow<'a, str>>,
+    #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
+    code: Option<Cow<'a, str>>,
+    #[serde(
+        borrow,
+        rename = "type",
+        deserialize_with = "crate::splice::opt_cow",
+        default
+    )]
+    kind: Option<Cow<'a, str>>,
 }
 
 impl StreamState {
@@ -191,7 +216,17 @@ impl EventSink for StreamState {
             }
             b"error" => {
                 if let Ok(e) = serde_json::from_slice::<ErrorEvent<'_>>(data) {
-                    self.error = Some(match (e.code, e.message) {
+                    self.error_status = e
+                        .status
+                        .as_ref()
+                        .and_then(serde_json::Value::as_u64)
+                        .and_then(|s| u16::try_from(s).ok())
+                        .filter(|s| (400..600).contains(s));
+                    let (code, message) = match e.error {
+                        Some(w) => (e.code.or(w.code).or(w.kind), e.message.or(w.message)),
+                        None => (e.code, e.message),
+                    };
+                    self.error = Some(match (code, message) {
                         (Some(c), Some(m)) => format!("{c}: {m}"),
                         (None, Some(m)) => m.into_owned(),
                         (Some(c), None) => c.into_owned(),
@@ -219,6 +254,7 @@ impl EventSink for StreamState {
             usage: self.usage,
             stop_reason: self.status,
             error: self.error,
+            error_status: self.error_status,
         }
     }
 }

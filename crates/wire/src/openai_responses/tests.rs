@@ -405,6 +405,22 @@ fn stream_errors_are_reported() {
     assert_eq!(v.stop_reason.as_deref(), Some("failed"));
     let err = b"event: error\ndata: {\"type\":\"error\",\"code\":null,\"message\":\"rate limited\",\"param\":null}\n\n";
     assert_eq!(stream(err, 4).error.as_deref(), Some("rate limited"));
+    assert_eq!(stream(err, 4).error_status, None);
+    // Over a WebSocket the error is wrapped, with its HTTP status.
+    let wrapped = b"data: {\"type\":\"error\",\"status\":429,\"error\":{\"type\":\"rate_limit_error\",\"code\":\"rate_limit_exceeded\",\"message\":\"Slow down\"},\"headers\":{}}\n\n";
+    let v = stream(wrapped, 5);
+    assert_eq!(v.error.as_deref(), Some("rate_limit_exceeded: Slow down"));
+    assert_eq!(v.error_status, Some(429));
+    let typed = b"data: {\"type\":\"error\",\"status\":400,\"error\":{\"type\":\"invalid_request_error\",\"message\":\"No tool output\"}}\n\n";
+    let v = stream(typed, 3);
+    assert_eq!(
+        v.error.as_deref(),
+        Some("invalid_request_error: No tool output")
+    );
+    assert_eq!(v.error_status, Some(400));
+    // A status that is not an error's is not taken.
+    let odd = b"data: {\"type\":\"error\",\"status\":200,\"message\":\"m\"}\n\n";
+    assert_eq!(stream(odd, 64).error_status, None);
 }
 
 #[test]
