@@ -62,13 +62,22 @@ impl<T> WriteLimit<T> {
             }
         }
         match self.timer.as_mut().map(|t| t.as_mut().poll(cx)) {
-            Some(Poll::Ready(())) => Poll::Ready(Err(io::Error::new(
-                io::ErrorKind::TimedOut,
-                "the client read nothing within client_body_timeout_ms",
-            ))),
+            Some(Poll::Ready(())) => Poll::Ready(Err(read_nothing(self.limit))),
             _ => Poll::Pending,
         }
     }
+}
+
+/// The error of a write the peer left waiting `limit` (as WebSocket mode
+/// words it).
+pub(crate) fn read_nothing(limit: Duration) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::TimedOut,
+        format!(
+            "nothing read for {} ms (client_body_timeout_ms)",
+            limit.as_millis()
+        ),
+    )
 }
 
 impl<T: AsyncRead + Unpin> AsyncRead for WriteLimit<T> {

@@ -270,12 +270,7 @@ async fn to_client(
 ) -> std::io::Result<()> {
     tokio::time::timeout(limit, write_all2(client, a, b))
         .await
-        .unwrap_or_else(|_| {
-            Err(std::io::Error::new(
-                std::io::ErrorKind::TimedOut,
-                "the client read nothing within client_body_timeout_ms",
-            ))
-        })
+        .unwrap_or_else(|_| Err(crate::write_limit::read_nothing(limit)))
 }
 
 /// Sleep until the first-byte deadline; never completes without one.

@@ -178,6 +178,18 @@ pub(crate) async fn handle(
             ),
         );
     };
+    // The client's handshake first: a bad one opens no upstream socket
+    // (which would carry its credentials and be dropped unclosed).
+    let (response, client) =
+        match yawc::WebSocket::upgrade_with_options(&mut req, options(&shared, deflate)) {
+            Ok(upgrade) => upgrade,
+            Err(e) => {
+                let mut response =
+                    Response::new(GatewayBody::full(format!("bad websocket upgrade: {e}\n")));
+                *response.status_mut() = StatusCode::BAD_REQUEST;
+                return response;
+            }
+        };
     let opened = upstream::open(
         &pool,
         upstream,
@@ -199,16 +211,6 @@ pub(crate) async fn handle(
             return error_response(provider, &err);
         }
     };
-    let (response, client) =
-        match yawc::WebSocket::upgrade_with_options(&mut req, options(&shared, deflate)) {
-            Ok(upgrade) => upgrade,
-            Err(e) => {
-                let mut response =
-                    Response::new(GatewayBody::full(format!("bad websocket upgrade: {e}\n")));
-                *response.status_mut() = StatusCode::BAD_REQUEST;
-                return response;
-            }
-        };
     let (mut parts, _) = response.into_parts();
     copy_upstream_headers(&opened.headers, &mut parts.headers);
     let turns = turns::Turns::new(shared.clone(), route, path, header_session);

@@ -258,15 +258,18 @@ fn as_sse(kind: Option<&str>, payload: &[u8], out: &mut Vec<u8>) {
         out.extend_from_slice(kind.as_bytes());
         out.push(b'\n');
     }
-    if memchr::memchr(b'\n', payload).is_none() {
+    // SSE ends a line at `\n`, `\r\n` or a lone `\r`; JSON allows either
+    // as whitespace between tokens (never raw inside a string), so each
+    // piece between them is a `data:` line of its own.
+    if memchr::memchr2(b'\n', b'\r', payload).is_none() {
         out.extend_from_slice(b"data: ");
-        out.extend_from_slice(payload.strip_suffix(b"\r").unwrap_or(payload));
+        out.extend_from_slice(payload);
         out.extend_from_slice(b"\n\n");
         return;
     }
-    for line in payload.split(|&b| b == b'\n') {
+    for line in payload.split(|&b| b == b'\n' || b == b'\r') {
         out.extend_from_slice(b"data: ");
-        out.extend_from_slice(line.strip_suffix(b"\r").unwrap_or(line));
+        out.extend_from_slice(line);
         out.push(b'\n');
     }
     out.push(b'\n');
@@ -532,7 +535,16 @@ mod tests {
         as_sse(Some("x"), b"{\"type\":\"x\"}", &mut out);
         assert_eq!(out, b"event: x\ndata: {\"type\":\"x\"}\n\n");
         as_sse(None, b"{\r\n\"type\":\"x\"\n}", &mut out);
-        assert_eq!(out, b"data: {\ndata: \"type\":\"x\"\ndata: }\n\n");
+        assert_eq!(out, b"data: {\ndata: \ndata: \"type\":\"x\"\ndata: }\n\n");
+        // A lone `\r` ends an SSE line too: it must not cut the event.
+        as_sse(None, b"{\"type\":\"x\",\r\"a\":1}", &mut out);
+        assert_eq!(out, b"data: {\"type\":\"x\",\ndata: \"a\":1}\n\n");
+        let mut framer = toolwarden_wire::sse::SseFramer::default();
+        let mut data = Vec::new();
+        framer.feed(&out, &mut |_, event| data.push(event.to_vec()));
+        assert_eq!(data.len(), 1);
+        let value: serde_json::Value = serde_json::from_slice(&data[0]).expect("whole JSON");
+        assert_eq!(value["a"], 1);
     }
 
     #[test]

@@ -23,6 +23,35 @@ async fn still_serves(h: &Harness) {
     assert!(String::from_utf8_lossy(events.last().unwrap()).contains("response.completed"));
 }
 
+/// A client handshake the gateway cannot accept (no key) is answered 400
+/// before any upstream socket is opened: none carries its credentials.
+#[tokio::test]
+async fn a_bad_client_handshake_opens_no_upstream_socket() {
+    let h = Harness::with(MockOptions::default(), |_| {}).await;
+    let addr = h.gw().trim_start_matches("http://").to_string();
+    let mut tcp = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let head = format!(
+        "GET /v1/responses HTTP/1.1\r\nhost: {addr}\r\nupgrade: websocket\r\nconnection: upgrade\r\n\
+         sec-websocket-version: 13\r\nauthorization: Bearer sk-test\r\n\r\n"
+    );
+    tokio::io::AsyncWriteExt::write_all(&mut tcp, head.as_bytes())
+        .await
+        .unwrap();
+    let mut answer = vec![0u8; 4096];
+    let n = tokio::time::timeout(
+        Duration::from_secs(5),
+        tokio::io::AsyncReadExt::read(&mut tcp, &mut answer),
+    )
+    .await
+    .expect("answered")
+    .unwrap();
+    let answer = String::from_utf8_lossy(&answer[..n]);
+    assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(h.mock.received().is_empty(), "{:?}", h.mock.received());
+    still_serves(&h).await;
+}
+
 #[tokio::test]
 async fn an_upstream_refusing_the_upgrade_gives_the_client_its_answer() {
     let opts = MockOptions {
