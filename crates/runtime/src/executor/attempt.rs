@@ -14,8 +14,8 @@ use toolwarden_core::{ErrorKind, ToolCall};
 
 use super::{Executor, Failed};
 use crate::{
-    Context,
-    errors::{self, classify},
+    BoxError, Context,
+    errors::classify,
     policy::{Admission, TimeoutError, secs},
     registry::Entry,
     validate::parse_arguments,
@@ -173,21 +173,8 @@ impl Executor {
                 }
                 return Ok(output);
             }
-            Ok(Ok(Err(err))) => {
-                let c = classify(&err);
-                Failed {
-                    kind: c.kind,
-                    code: c.code,
-                    technical: c.technical,
-                    summary: c.summary,
-                }
-            }
-            Err(panic) => Failed {
-                kind: ErrorKind::Internal,
-                code: Some("panic".into()),
-                technical: errors::panic_message(&*panic),
-                summary: String::new(),
-            },
+            Ok(Ok(Err(err))) => failed_from(err),
+            Err(panic) => Failed::panicked(&*panic),
             Ok(Err(TimeoutError(limit))) => Failed {
                 kind: ErrorKind::Timeout,
                 code: Some("deadline".into()),
@@ -203,6 +190,26 @@ impl Executor {
             p.record_now(!trips_breaker(&failed.kind));
         }
         Err(AttemptError::Failed(failed))
+    }
+}
+
+/// The tool's error as a failure. Reading it (`Display`, `source`) and
+/// dropping it run the tool's code too, so they are guarded as well: a
+/// panic there is the call's panic.
+fn failed_from(err: BoxError) -> Failed {
+    let read = std::panic::catch_unwind(AssertUnwindSafe(move || {
+        let classified = classify(&err);
+        drop(err);
+        classified
+    }));
+    match read {
+        Ok(c) => Failed {
+            kind: c.kind,
+            code: c.code,
+            technical: c.technical,
+            summary: c.summary,
+        },
+        Err(panic) => Failed::panicked(&*panic),
     }
 }
 

@@ -13,16 +13,19 @@ mod batch;
 mod report;
 mod step;
 
-use std::sync::{Arc, Mutex};
+use std::{
+    panic::AssertUnwindSafe,
+    sync::{Arc, Mutex},
+};
 
-use futures_util::future::BoxFuture;
+use futures_util::{FutureExt, future::BoxFuture};
 use tokio::{sync::Semaphore, time::Instant};
 use toolwarden_core::{ErrorKind, ToolCall, ToolOutcome};
 use tracing::{Instrument, field::Empty};
 
 use crate::{
     Context, Registry,
-    errors::UNEXPECTED_MESSAGE,
+    errors::{self, UNEXPECTED_MESSAGE},
     policy::{Fallback, LoopGuard, LoopGuardConfig, PolicyError},
     registry::{Entry, ToolState},
     validate::parse_arguments,
@@ -60,6 +63,20 @@ pub(crate) struct Failed {
     pub(crate) code: Option<String>,
     pub(crate) technical: String,
     pub(crate) summary: String,
+}
+
+// === impl Failed ===
+
+impl Failed {
+    /// A panic of the tool's code, with its message for the operator.
+    pub(crate) fn panicked(payload: &(dyn std::any::Any + Send)) -> Self {
+        Failed {
+            kind: ErrorKind::Internal,
+            code: Some("panic".into()),
+            technical: errors::panic_message(payload),
+            summary: String::new(),
+        }
+    }
 }
 
 // === impl ExecutorConfig ===
@@ -142,13 +159,24 @@ impl Executor {
     /// [`crate::Deadline`] in `ctx`, a call still running then is stopped
     /// and its outcome is a `cancelled` failure.
     pub async fn execute(&self, call: &ToolCall, ctx: &Context) -> ToolOutcome {
-        let Some(&crate::Deadline(at)) = ctx.get::<crate::Deadline>() else {
-            return self.execute_now(call, ctx).await;
-        };
         let start = Instant::now();
-        match tokio::time::timeout_at(at, self.execute_now(call, ctx)).await {
-            Ok(outcome) => outcome,
-            Err(_) => report::past_the_deadline(call, start),
+        let deadline = ctx.get::<crate::Deadline>().map(|d| d.0);
+        // Each attempt catches the tool's panics; this guard is the last
+        // one, around the whole call: the drop of its future at the run's
+        // deadline (the tool's future may panic when dropped) included.
+        let guarded = AssertUnwindSafe(async {
+            match deadline {
+                None => Some(self.execute_now(call, ctx).await),
+                Some(at) => tokio::time::timeout_at(at, self.execute_now(call, ctx))
+                    .await
+                    .ok(),
+            }
+        })
+        .catch_unwind();
+        match guarded.await {
+            Ok(Some(outcome)) => outcome,
+            Ok(None) => report::past_the_deadline(call, start),
+            Err(panic) => self.panicked(call, start, Failed::panicked(&*panic)),
         }
     }
 

@@ -58,6 +58,32 @@ pub(super) fn past_the_deadline(call: &ToolCall, start: Instant) -> ToolOutcome 
 }
 
 impl Executor {
+    /// The outcome of a call whose panic escaped the attempt's guard (its
+    /// future panicked when dropped at the run's deadline): an internal
+    /// failure of the tool, reported like any other.
+    pub(super) fn panicked(&self, call: &ToolCall, start: Instant, failed: Failed) -> ToolOutcome {
+        match self.registry.resolve(&call.name) {
+            Some(entry) => self.failure(entry, call, start, 0, failed, None).0,
+            None => {
+                // Only registered tools run code that can panic; kept for
+                // the one-outcome promise.
+                let failure = ToolFailure {
+                    kind: failed.kind,
+                    code: failed.code,
+                    technical_message: failed.technical,
+                    model_message: self.unexpected.to_string(),
+                    retryable: false,
+                    fatal: false,
+                };
+                tracing::error!(call_id = %call.id, error = %failure.technical_message, "unexpected tool error");
+                let mut outcome =
+                    ToolOutcome::failure(call.id.as_str(), call.name.as_str(), failure);
+                outcome.elapsed = start.elapsed();
+                outcome
+            }
+        }
+    }
+
     /// The outcome for a name no tool or alias has.
     pub(super) fn unknown_tool(&self, call: &ToolCall, start: Instant) -> ToolOutcome {
         let failure = ToolFailure {

@@ -548,3 +548,82 @@ async fn panics_outside_the_tools_poll_are_caught_too() {
         assert_eq!(e.model_message, crate::UNEXPECTED_MESSAGE);
     }
 }
+
+/// Regression: at the run's `Deadline` the call's future was dropped
+/// outside every panic guard, so a tool whose future panics when dropped
+/// lost its own outcome and every sibling's in the batch.
+#[tokio::test(start_paused = true)]
+async fn a_panic_on_drop_at_the_run_deadline_keeps_every_outcome() {
+    let mut r = Registry::new();
+    r.register(Unruly {
+        name: "bomb",
+        schema: json!({"type": "object"}),
+    })
+    .unwrap();
+    r.register(ok_tool("ok")).unwrap();
+    let ex = executor(r);
+    let calls = [call("a", "bomb", "{}"), call("b", "ok", r#"{"path":"p"}"#)];
+    let c = Context::new().with(crate::Deadline(Instant::now() + SEC));
+    let outcomes = ex.execute_batch(&calls, &c).await;
+    let ids: Vec<&str> = outcomes.iter().map(|o| o.call_id.as_str()).collect();
+    assert_eq!(ids, ["a", "b"]);
+    let a = outcomes[0].error.as_ref().expect("a failed");
+    assert_eq!(a.kind, ErrorKind::Internal);
+    assert_eq!(a.code.as_deref(), Some("panic"), "{}", a.technical_message);
+    assert!(a.technical_message.contains("dropped at the deadline"));
+    assert_eq!(a.model_message, crate::UNEXPECTED_MESSAGE);
+    assert_eq!(outcomes[1].status, Status::Success);
+}
+
+/// An error whose `Display` or `Drop` panics: the tool's code, run while
+/// the runtime reads (classifies) and drops the error.
+#[derive(Debug)]
+struct Treacherous {
+    panic_in_display: bool,
+}
+
+impl std::fmt::Display for Treacherous {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.panic_in_display {
+            panic!("Display of the error");
+        }
+        f.write_str("an error that panics when dropped")
+    }
+}
+
+impl std::error::Error for Treacherous {}
+
+impl Drop for Treacherous {
+    fn drop(&mut self) {
+        if !self.panic_in_display && !std::thread::panicking() {
+            panic!("Drop of the error");
+        }
+    }
+}
+
+/// Regression: the tool's error was classified (`Display`, `source`) and
+/// dropped outside the panic guard, so `execute` itself panicked.
+#[tokio::test(start_paused = true)]
+async fn a_panic_while_reading_or_dropping_the_error_is_the_calls_panic() {
+    for (name, panic_in_display) in [("display", true), ("drop", false)] {
+        let tool = scripted(name, counter(), move |_| async move {
+            Err(Box::new(Treacherous { panic_in_display }) as BoxError)
+        });
+        let ex = single(tool, ToolPolicy::new());
+        let o = ex
+            .execute(&call("c", name, r#"{"path":"p"}"#), &ctx())
+            .await;
+        let e = o.error.expect("failed");
+        assert_eq!(e.kind, ErrorKind::Internal, "{name}");
+        assert_eq!(
+            e.code.as_deref(),
+            Some("panic"),
+            "{name}: {}",
+            e.technical_message
+        );
+        assert_eq!(e.model_message, crate::UNEXPECTED_MESSAGE);
+        assert_eq!(o.attempts, 1, "{name}: internal errors are not retried");
+        let s = ex.registry().stats_of(name).unwrap();
+        assert_eq!(s.errors_by_kind, vec![("Internal", 1)], "{name}");
+    }
+}
