@@ -39,6 +39,8 @@ pub struct WorkingDir(pub PathBuf);
 /// result, a `cancelled` failure saying the run's deadline passed, so a
 /// `step` or a batch cut short by the run's deadline still answers every
 /// call. (Dropping the `step` future instead gives no results at all.)
+/// Such a call counts in its tool's metrics (a `Cancelled` failure), not
+/// in its breaker or the loop guard.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Deadline(pub tokio::time::Instant);
 

@@ -175,7 +175,7 @@ impl Executor {
         .catch_unwind();
         match guarded.await {
             Ok(Some(outcome)) => outcome,
-            Ok(None) => report::past_the_deadline(call, start),
+            Ok(None) => self.past_the_deadline(call, start),
             Err(panic) => self.panicked(call, start, Failed::panicked(&*panic)),
         }
     }

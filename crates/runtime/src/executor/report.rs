@@ -36,28 +36,39 @@ pub(super) fn blocked(entry: &Entry, n: u32) -> Failed {
     }
 }
 
-/// The outcome of a call still running when the run's
-/// [`crate::Deadline`] passed: stopped, not failed (the loop guard and
-/// the breaker do not count it).
-pub(super) fn past_the_deadline(call: &ToolCall, start: Instant) -> ToolOutcome {
-    let failure = ToolFailure {
-        kind: ErrorKind::Cancelled,
-        code: Some("run_deadline".into()),
-        technical_message: format!(
-            "the run's deadline passed after {} ms, before the call finished",
-            start.elapsed().as_millis()
-        ),
-        model_message: "The tool call was stopped: the run's time is up.".into(),
-        retryable: false,
-        fatal: false,
-    };
-    tracing::warn!(tool = %super::clip(&call.name, 200), call_id = %call.id, "tool call stopped at the run's deadline");
-    let mut outcome = ToolOutcome::failure(call.id.as_str(), call.name.as_str(), failure);
-    outcome.elapsed = start.elapsed();
-    outcome
-}
-
 impl Executor {
+    /// The outcome of a call still running when the run's
+    /// [`crate::Deadline`] passed: stopped, not failed (the loop guard and
+    /// the breaker do not count it), but counted in the tool's metrics (a
+    /// tool that always hangs must not look healthy).
+    pub(super) fn past_the_deadline(&self, call: &ToolCall, start: Instant) -> ToolOutcome {
+        let elapsed = start.elapsed();
+        let failure = ToolFailure {
+            kind: ErrorKind::Cancelled,
+            code: Some("run_deadline".into()),
+            technical_message: format!(
+                "the run's deadline passed after {} ms, before the call finished",
+                elapsed.as_millis()
+            ),
+            model_message: "The tool call was stopped: the run's time is up.".into(),
+            retryable: false,
+            fatal: false,
+        };
+        tracing::warn!(tool = %super::clip(&call.name, 200), call_id = %call.id, "tool call stopped at the run's deadline");
+        if let Some(entry) = self.registry.resolve(&call.name) {
+            entry.metrics.record_failure(
+                &failure.kind,
+                elapsed,
+                0,
+                &call.id,
+                &failure.technical_message,
+            );
+        }
+        let mut outcome = ToolOutcome::failure(call.id.as_str(), call.name.as_str(), failure);
+        outcome.elapsed = elapsed;
+        outcome
+    }
+
     /// The outcome of a call whose panic escaped the attempt's guard (its
     /// future panicked when dropped at the run's deadline): an internal
     /// failure of the tool, reported like any other.

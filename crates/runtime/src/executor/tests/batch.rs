@@ -220,3 +220,23 @@ async fn a_run_deadline_stops_calls_and_answers_each() {
     assert_eq!(stopped.kind, toolwarden_core::ErrorKind::Cancelled);
     assert_eq!(stopped.code.as_deref(), Some("run_deadline"));
 }
+
+/// Regression: a call stopped by the run's deadline was missing from the
+/// tool's metrics, so a tool that always hangs looked healthy.
+#[tokio::test(start_paused = true)]
+async fn a_call_stopped_by_the_run_deadline_is_counted() {
+    let mut r = Registry::new();
+    r.register(mixed()).unwrap();
+    let ex = executor(r);
+    let c = Context::new().with(crate::Deadline(Instant::now() + SEC));
+    let o = ex
+        .execute(&call("c1", "mixed", r#"{"mode":"hang"}"#), &c)
+        .await;
+    assert_eq!(o.error.unwrap().code.as_deref(), Some("run_deadline"));
+    let s = ex.registry().stats_of("mixed").unwrap();
+    assert_eq!((s.calls, s.failures), (1, 1));
+    assert_eq!(s.errors_by_kind, vec![("Cancelled", 1)]);
+    assert_eq!(s.recent_errors[0].call_id, "c1");
+    let health = ex.registry().health(&crate::HealthThresholds::default());
+    assert!(!health.is_healthy(), "{:?}", health.tools);
+}
