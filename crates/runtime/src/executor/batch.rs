@@ -2,7 +2,7 @@
 //! each tool's `sequential` flag), and the outcomes come back in the calls'
 //! order, one each, whatever happens to the others.
 
-use futures_util::{StreamExt, stream};
+use futures_util::{FutureExt, StreamExt, stream};
 use toolwarden_core::{ToolCall, ToolOutcome};
 use tracing::Instrument;
 
@@ -24,12 +24,17 @@ impl Executor {
             tracing::info!("Processing {total} tool call(s)");
             // At most `concurrency` calls are in flight (the executor's
             // semaphore also bounds calls across batches), so a batch of
-            // any size holds a bounded number of call futures.
-            let outcomes: Vec<ToolOutcome> = stream::iter(calls)
-                .map(|c| self.execute(c, ctx))
-                .buffered(self.limit)
+            // any size holds a bounded number of call futures. Unordered:
+            // a finished call frees its place at once, even behind a slow
+            // one (`buffered` would hold it until the calls before it end);
+            // the outcomes are put back in the calls' order after.
+            let mut numbered: Vec<(usize, ToolOutcome)> = stream::iter(calls.iter().enumerate())
+                .map(|(i, c)| self.execute(c, ctx).map(move |o| (i, o)))
+                .buffer_unordered(self.limit)
                 .collect()
                 .await;
+            numbered.sort_unstable_by_key(|(i, _)| *i);
+            let outcomes: Vec<ToolOutcome> = numbered.into_iter().map(|(_, o)| o).collect();
             let successful = outcomes.iter().filter(|o| !o.is_failure()).count();
             tracing::info!(
                 successful,

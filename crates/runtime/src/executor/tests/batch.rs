@@ -240,3 +240,58 @@ async fn a_call_stopped_by_the_run_deadline_is_counted() {
     let health = ex.registry().health(&crate::HealthThresholds::default());
     assert!(!health.is_healthy(), "{:?}", health.tools);
 }
+
+/// Sleeps `{"secs": n}` seconds.
+fn napper() -> impl Tool {
+    tool_fn(
+        "nap",
+        "Sleeps as long as it is told.",
+        json!({"type": "object", "properties": {"secs": {"type": "integer"}}}),
+        |args: Value, _c| async move {
+            let secs = args["secs"].as_u64().unwrap_or(0);
+            tokio::time::sleep(Duration::from_secs(secs)).await;
+            Ok::<_, BoxError>(json!(secs))
+        },
+    )
+}
+
+fn naps(secs: &[u64]) -> Vec<ToolCall> {
+    secs.iter()
+        .enumerate()
+        .map(|(i, s)| call(&format!("n{i}"), "nap", &format!(r#"{{"secs":{s}}}"#)))
+        .collect()
+}
+
+/// Regression: with `buffered`, a slow call at the head of the batch kept
+/// later calls from starting once `limit` calls had finished behind it,
+/// though slots were free.
+#[tokio::test(start_paused = true)]
+async fn a_slow_first_call_does_not_hold_back_the_rest() {
+    let mut r = Registry::new();
+    r.register(napper()).unwrap();
+    let ex = Executor::with_config(
+        Arc::new(r),
+        ExecutorConfig::default().with_concurrency(2).unwrap(),
+    );
+    let calls = naps(&[10, 1, 1, 1]);
+    let start = Instant::now();
+    let outcomes = ex.execute_batch(&calls, &ctx()).await;
+    assert_eq!(
+        start.elapsed(),
+        10 * SEC,
+        "the 1 s calls ran beside the 10 s one"
+    );
+    let ids: Vec<&str> = outcomes.iter().map(|o| o.call_id.as_str()).collect();
+    assert_eq!(ids, ["n0", "n1", "n2", "n3"]);
+    let outputs: Vec<Value> = outcomes.iter().map(|o| o.output.clone().unwrap()).collect();
+    assert_eq!(outputs, [json!(10), json!(1), json!(1), json!(1)]);
+
+    // With a run deadline at 5 s, only the slow call is cut.
+    let c = Context::new().with(crate::Deadline(Instant::now() + 5 * SEC));
+    let outcomes = ex.execute_batch(&calls, &c).await;
+    let statuses: Vec<Status> = outcomes.iter().map(|o| o.status).collect();
+    use Status::*;
+    assert_eq!(statuses, [Error, Success, Success, Success]);
+    let cut = outcomes[0].error.as_ref().unwrap();
+    assert_eq!(cut.code.as_deref(), Some("run_deadline"));
+}
