@@ -5,6 +5,11 @@
 //! calls above a threshold) → Open for a while → Half-open, letting a
 //! bounded number of probe calls through → a probe success closes it, a
 //! probe failure opens it again. [`Breaker::reset`] closes it by hand.
+//!
+//! Each half-open period is numbered, and a probe's permit carries the
+//! number: a probe still out when its period ended (it outlived `open_for`,
+//! or the breaker was reset) neither frees a probe slot of a later period
+//! nor decides it.
 
 use std::{
     collections::VecDeque,
@@ -64,6 +69,9 @@ pub struct Breaker {
 #[derive(Debug)]
 struct Inner {
     open_until: Option<Instant>,
+    /// The number of the current (or last) half-open period.
+    half_open_period: u64,
+    /// Probes of the current half-open period still out.
     probes_in_flight: u32,
     window: VecDeque<bool>,
     window_failures: u32,
@@ -82,11 +90,12 @@ pub enum Admission<'a> {
 }
 
 /// Leave to make one call; a probe permit dropped without a result frees
-/// its probe slot.
+/// its probe slot (if its half-open period is still the current one).
 #[derive(Debug)]
 pub struct Permit<'a> {
     breaker: &'a Breaker,
-    probe: bool,
+    /// For a probe: the half-open period it was let through in.
+    probe: Option<u64>,
     done: bool,
 }
 
@@ -209,6 +218,7 @@ impl Breaker {
             trips: AtomicU64::new(0),
             inner: Mutex::new(Inner {
                 open_until: None,
+                half_open_period: 0,
                 probes_in_flight: 0,
                 window: VecDeque::new(),
                 window_failures: 0,
@@ -237,7 +247,7 @@ impl Breaker {
         if self.gate.load(Ordering::Acquire) == CLOSED {
             return Admission::Allowed(Permit {
                 breaker: self,
-                probe: false,
+                probe: None,
                 done: false,
             });
         }
@@ -249,7 +259,7 @@ impl Breaker {
         if self.gate.load(Ordering::Acquire) == CLOSED {
             return Admission::Allowed(Permit {
                 breaker: self,
-                probe: false,
+                probe: None,
                 done: false,
             });
         }
@@ -257,7 +267,7 @@ impl Breaker {
         match self.gate.load(Ordering::Acquire) {
             CLOSED => Admission::Allowed(Permit {
                 breaker: self,
-                probe: false,
+                probe: None,
                 done: false,
             }),
             OPEN => {
@@ -268,11 +278,12 @@ impl Breaker {
                     };
                 }
                 self.gate.store(HALF_OPEN, Ordering::Release);
+                inner.half_open_period += 1;
                 inner.probes_in_flight = 1;
                 tracing::info!(target: "toolwarden::breaker", "circuit half-open: letting a probe through");
                 Admission::Allowed(Permit {
                     breaker: self,
-                    probe: true,
+                    probe: Some(inner.half_open_period),
                     done: false,
                 })
             }
@@ -281,7 +292,7 @@ impl Breaker {
                     inner.probes_in_flight += 1;
                     Admission::Allowed(Permit {
                         breaker: self,
-                        probe: true,
+                        probe: Some(inner.half_open_period),
                         done: false,
                     })
                 } else {
@@ -324,10 +335,16 @@ impl Breaker {
         self.gate.store(OPEN, Ordering::Release);
     }
 
-    fn on_result(&self, probe: bool, success: bool, now: Instant) {
-        if probe {
+    /// Whether a probe of half-open period `period` belongs to the current
+    /// one (called with the lock held).
+    fn is_current_probe(&self, inner: &Inner, period: u64) -> bool {
+        self.gate.load(Ordering::Acquire) == HALF_OPEN && inner.half_open_period == period
+    }
+
+    fn on_result(&self, probe: Option<u64>, success: bool, now: Instant) {
+        if let Some(period) = probe {
             let mut inner = self.lock();
-            if self.gate.load(Ordering::Acquire) != HALF_OPEN {
+            if !self.is_current_probe(&inner, period) {
                 return;
             }
             if success {
@@ -401,7 +418,7 @@ impl Permit<'_> {
     /// cannot).
     pub fn record_now(self, success: bool) {
         let b = self.breaker;
-        if success && !self.probe && b.config.rate.is_none() {
+        if success && self.probe.is_none() && b.config.rate.is_none() {
             let mut this = self;
             this.done = true;
             if b.consecutive.load(Ordering::Relaxed) != 0 {
@@ -415,9 +432,11 @@ impl Permit<'_> {
 
 impl Drop for Permit<'_> {
     fn drop(&mut self) {
-        if self.probe && !self.done {
+        if let (Some(period), false) = (self.probe, self.done) {
             let mut inner = self.breaker.lock();
-            inner.probes_in_flight = inner.probes_in_flight.saturating_sub(1);
+            if self.breaker.is_current_probe(&inner, period) {
+                inner.probes_in_flight = inner.probes_in_flight.saturating_sub(1);
+            }
         }
     }
 }

@@ -132,3 +132,64 @@ fn the_longest_open_for_stays_open() {
     assert_eq!(b.state(), BreakerState::Open);
     assert!(rejected(&b, t0 + Duration::from_secs(86_400 * 365)) > Duration::from_secs(86_400));
 }
+
+/// Regression: a probe permit from an earlier half-open period, dropped
+/// later, freed a slot of the current one (3 probes against a limit of 2).
+#[test]
+fn a_stale_probe_frees_no_slot_of_a_later_half_open() {
+    let b = Breaker::new(BreakerConfig::try_new(1, Duration::from_secs(5), 2).unwrap());
+    let t0 = Instant::now();
+    fail(&b, t0, 1);
+    let t1 = t0 + Duration::from_secs(5);
+    let p1 = allowed(&b, t1);
+    let p2 = allowed(&b, t1);
+    p1.record(false, t1);
+    assert_eq!(b.state(), BreakerState::Open);
+    let t2 = t1 + Duration::from_secs(5);
+    let _p3 = allowed(&b, t2);
+    drop(p2);
+    let _p4 = allowed(&b, t2);
+    rejected(&b, t2);
+}
+
+/// Regression: a stale probe's result decided the current half-open
+/// period.
+#[test]
+fn a_stale_probe_result_does_not_close_a_later_half_open() {
+    let b = Breaker::new(BreakerConfig::try_new(1, Duration::from_secs(5), 2).unwrap());
+    let t0 = Instant::now();
+    fail(&b, t0, 1);
+    let t1 = t0 + Duration::from_secs(5);
+    let p1 = allowed(&b, t1);
+    let p2 = allowed(&b, t1);
+    p1.record(false, t1);
+    let t2 = t1 + Duration::from_secs(5);
+    let p3 = allowed(&b, t2);
+    p2.record(true, t2);
+    assert_eq!(
+        b.state(),
+        BreakerState::HalfOpen,
+        "p2 belongs to the last period"
+    );
+    p3.record(true, t2);
+    assert_eq!(b.state(), BreakerState::Closed);
+}
+
+/// Regression: after a manual reset, a probe from before it freed a slot
+/// of the next half-open period (even with a single probe allowed).
+#[test]
+fn a_probe_from_before_a_reset_is_stale() {
+    let b = Breaker::new(BreakerConfig::try_new(1, Duration::from_secs(5), 1).unwrap());
+    let t0 = Instant::now();
+    fail(&b, t0, 1);
+    let t1 = t0 + Duration::from_secs(5);
+    let p1 = allowed(&b, t1);
+    b.reset();
+    fail(&b, t1, 1);
+    let t2 = t1 + Duration::from_secs(5);
+    let p2 = allowed(&b, t2);
+    drop(p1);
+    rejected(&b, t2);
+    p2.record(false, t2);
+    assert_eq!(b.state(), BreakerState::Open);
+}
