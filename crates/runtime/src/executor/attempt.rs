@@ -14,9 +14,9 @@ use toolwarden_core::{ErrorKind, ToolCall};
 
 use super::{Executor, Failed};
 use crate::{
-    BoxError, Context,
+    BoxError, Context, Deadline,
     errors::classify,
-    policy::{Admission, TimeoutError, secs},
+    policy::{Admission, TimeoutError, later, secs},
     registry::Entry,
     validate::parse_arguments,
 };
@@ -72,8 +72,9 @@ impl Executor {
         Box::pin(self.retry(entry, call, ctx, failed, slot))
     }
 
-    /// Attempts 2 and later, while the failure is retryable. The
-    /// concurrency slot is given back while waiting between attempts.
+    /// Attempts 2 and later, while the failure is retryable and the retry
+    /// can start before the run's [`Deadline`]. The concurrency slot is
+    /// given back while waiting between attempts.
     async fn retry<'a>(
         &'a self,
         entry: &'a Entry,
@@ -97,6 +98,18 @@ impl Executor {
             let Some(delay) = delay else {
                 return (Err(failed), attempts);
             };
+            // A retry that could only start once the run's time is up is
+            // not waited for: the model is told what stopped the tool.
+            if let Some(&Deadline(at)) = ctx.get::<Deadline>()
+                && later(Instant::now(), delay) >= at
+            {
+                tracing::debug!(
+                    attempt = attempts,
+                    delay_ms = delay.as_millis() as u64,
+                    "not retrying: the run's deadline comes first"
+                );
+                return (Err(failed), attempts);
+            }
             tracing::debug!(
                 attempt = attempts,
                 kind = failed.kind.name(),

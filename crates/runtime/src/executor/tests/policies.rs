@@ -627,3 +627,52 @@ async fn a_panic_while_reading_or_dropping_the_error_is_the_calls_panic() {
         assert_eq!(s.errors_by_kind, vec![("Internal", 1)], "{name}");
     }
 }
+
+/// Regression: a retry slept past the run's deadline, so the model was told
+/// "the run's time is up" instead of the rate limit that actually stopped
+/// the tool.
+#[tokio::test(start_paused = true)]
+async fn no_retry_waits_past_the_run_deadline() {
+    let runs = counter();
+    let tool = scripted("limited", runs.clone(), |_| async {
+        Err(HttpError::new(429)
+            .with_retry_after(Some(Duration::from_secs(30)))
+            .into())
+    });
+    let ex = single(tool, ToolPolicy::new());
+    let start = Instant::now();
+    let c = Context::new().with(crate::Deadline(start + Duration::from_secs(5)));
+    let o = ex
+        .execute(&call("c1", "limited", r#"{"path":"p"}"#), &c)
+        .await;
+    assert_eq!(
+        start.elapsed(),
+        Duration::ZERO,
+        "no wait for a retry that cannot run"
+    );
+    assert_eq!(o.attempts, 1);
+    assert_eq!(count(&runs), 1);
+    let e = o.error.unwrap();
+    assert!(
+        matches!(e.kind, ErrorKind::RateLimited { .. }),
+        "{:?}",
+        e.kind
+    );
+    assert!(
+        e.model_message.contains("Retry after 30 s"),
+        "{}",
+        e.model_message
+    );
+
+    // Backoffs of about 100 and 200 ms: the second retry would start after
+    // a deadline 250 ms away, so it is not made.
+    let times = Arc::new(Mutex::new(Vec::new()));
+    let ex = single(recording("net", 3, times.clone()), ToolPolicy::new());
+    let start = Instant::now();
+    let c = Context::new().with(crate::Deadline(start + Duration::from_millis(250)));
+    let o = ex.execute(&call("c2", "net", r#"{"path":"p"}"#), &c).await;
+    assert_eq!(o.attempts, 2);
+    assert_eq!(o.error.unwrap().kind, ErrorKind::Network);
+    assert_eq!(times.lock().unwrap().len(), 2);
+    assert!(start.elapsed() < Duration::from_millis(250));
+}
