@@ -79,7 +79,7 @@ impl RetryPolicy {
     }
 
     /// The jittered delay before retry number `retry`, in whole
-    /// milliseconds (the timer's resolution).
+    /// milliseconds (the timer's resolution), never above the cap.
     pub fn backoff(&self, retry: u32, rng: &mut fastrand::Rng) -> Duration {
         let base = self.base_backoff(retry);
         if self.jitter == 0.0 {
@@ -87,6 +87,7 @@ impl RetryPolicy {
         }
         let factor = 1.0 + self.jitter * (2.0 * rng.f64() - 1.0);
         Duration::from_millis((base.as_secs_f64() * factor * 1000.0).round() as u64)
+            .min(self.max_delay)
     }
 
     /// How long to wait before retry number `retry` after a failure of
@@ -141,6 +142,18 @@ mod tests {
             assert_eq!(d, p.backoff(r, &mut b));
             let base = p.base_backoff(r);
             assert!(d >= base.mul_f64(0.9) && d <= base.mul_f64(1.1), "{d:?}");
+        }
+    }
+
+    /// Regression: jitter was applied after the cap, so delays reached
+    /// `max_delay` plus 10 %.
+    #[test]
+    fn jitter_stays_under_the_cap() {
+        let p = RetryPolicy::default().with_max_delay(Duration::from_secs(1));
+        for seed in 0..100 {
+            let mut rng = fastrand::Rng::with_seed(seed);
+            let d = p.backoff(20, &mut rng);
+            assert!(d <= Duration::from_secs(1), "seed {seed}: {d:?}");
         }
     }
 
