@@ -14,6 +14,8 @@ use std::{
 use serde::Serialize;
 use toolwarden_core::ErrorKind;
 
+use crate::executor::clip;
+
 /// Sub-buckets per power of two.
 const SUB_BITS: u32 = 3;
 const SUB: usize = 1 << SUB_BITS;
@@ -23,6 +25,8 @@ const BUCKETS: usize = (64 - SUB_BITS as usize + 1) * SUB;
 pub const RECENT_ERRORS: usize = 16;
 /// Longest message kept in the recent-error ring.
 const RECENT_MESSAGE_MAX: usize = 500;
+/// Longest call id kept in the recent-error ring, in bytes.
+const RECENT_CALL_ID_MAX: usize = 64;
 /// The error kinds, in [`kind_index`] order.
 pub(crate) const KINDS: [&str; 11] = [
     "NotAvailable",
@@ -51,7 +55,7 @@ pub struct Histogram {
 pub struct RecentError {
     /// When it happened.
     pub at: SystemTime,
-    /// The call.
+    /// The call's id, its first 64 bytes at most.
     pub call_id: String,
     /// The kind (`"Timeout"`).
     pub kind: &'static str,
@@ -254,23 +258,15 @@ impl ToolMetrics {
             .fetch_add(u64::from(retries), Ordering::Relaxed);
         self.by_kind[kind_index(kind)].fetch_add(1, Ordering::Relaxed);
         self.latency.record(elapsed);
-        let mut message = message.to_string();
-        if message.len() > RECENT_MESSAGE_MAX {
-            let mut cut = RECENT_MESSAGE_MAX;
-            while !message.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            message.truncate(cut);
-        }
         let mut recent = self.recent.lock().unwrap_or_else(|p| p.into_inner());
         if recent.len() == RECENT_ERRORS {
             recent.pop_front();
         }
         recent.push_back(RecentError {
             at: SystemTime::now(),
-            call_id: call_id.to_string(),
+            call_id: clip(call_id, RECENT_CALL_ID_MAX).to_string(),
             kind: kind.name(),
-            message,
+            message: clip(message, RECENT_MESSAGE_MAX).to_string(),
         });
     }
 
@@ -320,7 +316,8 @@ impl ToolMetrics {
     /// Bytes held on the heap, at most (recent errors counted at their cap).
     pub(crate) fn max_heap_bytes(&self) -> usize {
         self.latency.heap_bytes()
-            + RECENT_ERRORS * (std::mem::size_of::<RecentError>() + RECENT_MESSAGE_MAX + 64)
+            + RECENT_ERRORS
+                * (std::mem::size_of::<RecentError>() + RECENT_MESSAGE_MAX + RECENT_CALL_ID_MAX)
     }
 }
 
@@ -367,6 +364,24 @@ mod tests {
         assert!((p50 - 50.0).abs() / 50.0 < 0.07, "{p50}");
         assert!((p95 - 95.0).abs() / 95.0 < 0.07, "{p95}");
         assert_eq!(h.mean(), Duration::from_micros(50_500));
+    }
+
+    /// Regression: the call id was stored whole, so call ids of megabytes
+    /// broke the fixed-memory cap.
+    #[test]
+    fn recent_error_call_ids_are_capped() {
+        let m = ToolMetrics::new();
+        let id = format!("{}é", "x".repeat(RECENT_CALL_ID_MAX - 1));
+        m.record_failure(&ErrorKind::Network, Duration::ZERO, 0, &id, "boom");
+        let big = "y".repeat(1 << 20);
+        m.record_failure(&ErrorKind::Network, Duration::ZERO, 0, &big, "boom");
+        let s = m.snapshot("t", "enabled");
+        // Cut at a character boundary: the two-byte `é` does not fit.
+        assert_eq!(
+            s.recent_errors[0].call_id,
+            "x".repeat(RECENT_CALL_ID_MAX - 1)
+        );
+        assert_eq!(s.recent_errors[1].call_id.len(), RECENT_CALL_ID_MAX);
     }
 
     #[test]
