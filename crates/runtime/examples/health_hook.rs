@@ -50,10 +50,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let registry = Arc::new(registry);
     let executor = Executor::new(registry.clone());
 
-    // Judge health on the failure rate only (a past trip is not a verdict).
+    // Flag a failure rate over 50 % in the last calls, or an open breaker.
     let thresholds = HealthThresholds {
         max_failure_rate: 0.5,
-        flag_breaker_trips: false,
         ..HealthThresholds::default()
     };
     let mut watch =

@@ -1,20 +1,27 @@
-//! The health report: tools over their thresholds, and why.
+//! The health report: tools over their thresholds, and why. A tool is
+//! judged on its recent state (its last
+//! [`RECENT_CALLS`](crate::RECENT_CALLS) calls and its breaker now), so
+//! one that recovers is seen to recover.
 
 use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::metrics::ToolStats;
+use crate::{BreakerState, metrics::ToolStats};
 
-/// When a tool is flagged. Defaults: failure rate over 5 %, mean latency
-/// over 5 s, any breaker trip.
+/// When a tool is flagged. Defaults: a failure rate over 5 % or a mean
+/// latency over 5 s, both over the tool's last
+/// [`RECENT_CALLS`](crate::RECENT_CALLS) calls; a breaker that is open or
+/// half-open.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct HealthThresholds {
-    /// Flag a failure rate above this fraction.
+    /// Flag a failure rate over the last calls above this fraction.
     pub max_failure_rate: f64,
-    /// Flag a mean latency above this.
+    /// Flag a mean latency over the last calls above this.
     pub max_mean_latency: Duration,
-    /// Flag a tool whose breaker ever opened.
+    /// Flag a tool whose breaker has tripped and not recovered yet (open
+    /// or half-open). An open breaker whose time is up reads open until
+    /// the next call probes it.
     pub flag_breaker_trips: bool,
 }
 
@@ -54,28 +61,33 @@ impl HealthReport {
         let tools = stats
             .iter()
             .map(|s| {
+                let recent = &s.recent;
                 let mut reasons = Vec::new();
-                if s.calls > 0 && s.failure_rate > thresholds.max_failure_rate {
+                if recent.calls > 0 && recent.failure_rate > thresholds.max_failure_rate {
                     reasons.push(format!(
-                        "failure rate {:.1} % over {:.1} % ({} of {} calls)",
-                        s.failure_rate * 100.0,
+                        "failure rate {:.1} % over {:.1} % ({} of the last {} calls)",
+                        recent.failure_rate * 100.0,
                         thresholds.max_failure_rate * 100.0,
-                        s.failures,
-                        s.calls
+                        recent.failures,
+                        recent.calls
                     ));
                 }
-                if s.latency_mean > thresholds.max_mean_latency {
+                if recent.latency_mean > thresholds.max_mean_latency {
                     reasons.push(format!(
-                        "mean latency {:.2} s over {:.2} s",
-                        s.latency_mean.as_secs_f64(),
-                        thresholds.max_mean_latency.as_secs_f64()
+                        "mean latency {:.2} s over {:.2} s (the last {} calls)",
+                        recent.latency_mean.as_secs_f64(),
+                        thresholds.max_mean_latency.as_secs_f64(),
+                        recent.calls
                     ));
                 }
-                if thresholds.flag_breaker_trips && s.breaker_trips > 0 {
-                    reasons.push(format!(
-                        "circuit breaker opened {} time(s)",
-                        s.breaker_trips
-                    ));
+                if thresholds.flag_breaker_trips {
+                    match s.breaker {
+                        Some(BreakerState::Open) => reasons.push("circuit breaker open".into()),
+                        Some(BreakerState::HalfOpen) => {
+                            reasons.push("circuit breaker half-open".into())
+                        }
+                        Some(BreakerState::Closed) | None => {}
+                    }
                 }
                 ToolHealth {
                     name: s.name.clone(),
@@ -101,46 +113,74 @@ impl HealthReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::RecentCalls;
 
-    fn stats(name: &str, calls: u64, failures: u64, mean_ms: u64, trips: u64) -> ToolStats {
+    /// `calls` recent calls, `failures` of them failed; a lifetime of ten
+    /// times as many calls, all failed (what health must not judge).
+    fn stats(name: &str, calls: u64, failures: u64, mean_ms: u64) -> ToolStats {
         ToolStats {
             name: name.into(),
             state: "enabled",
-            calls,
-            successes: calls - failures,
-            failures,
+            calls: calls * 10,
+            successes: 0,
+            failures: calls * 10,
             timeouts: 0,
             retries: 0,
             fallbacks: 0,
             errors_by_kind: vec![],
-            failure_rate: if calls == 0 {
-                0.0
-            } else {
-                failures as f64 / calls as f64
-            },
-            latency_mean: Duration::from_millis(mean_ms),
+            failure_rate: 1.0,
+            latency_mean: Duration::from_secs(60),
             latency_p50: Duration::ZERO,
             latency_p95: Duration::ZERO,
+            recent: RecentCalls {
+                calls,
+                failures,
+                failure_rate: if calls == 0 {
+                    0.0
+                } else {
+                    failures as f64 / calls as f64
+                },
+                latency_mean: Duration::from_millis(mean_ms),
+            },
             breaker: None,
-            breaker_trips: trips,
+            breaker_trips: 0,
+            breaker_recoveries: 0,
             recent_errors: vec![],
         }
     }
 
+    fn with_breaker(mut s: ToolStats, state: BreakerState, trips: u64) -> ToolStats {
+        s.breaker = Some(state);
+        s.breaker_trips = trips;
+        s
+    }
+
     #[test]
-    fn flags_each_threshold() {
+    fn flags_each_threshold_on_recent_state() {
         let report = HealthReport::from_stats(
             &[
-                stats("ok", 100, 5, 10, 0),
-                stats("flaky", 100, 6, 10, 0),
-                stats("slow", 10, 0, 6000, 0),
-                stats("tripped", 10, 0, 10, 1),
+                stats("ok", 100, 5, 10),
+                stats("flaky", 100, 6, 10),
+                stats("slow", 10, 0, 6000),
+                with_breaker(stats("open", 10, 0, 10), BreakerState::Open, 1),
+                with_breaker(stats("probing", 10, 0, 10), BreakerState::HalfOpen, 1),
+                with_breaker(stats("recovered", 10, 0, 10), BreakerState::Closed, 3),
+                stats("idle", 0, 0, 0),
             ],
             &HealthThresholds::default(),
         );
         let flagged: Vec<&str> = report.unhealthy().map(|t| t.name.as_str()).collect();
-        assert_eq!(flagged, vec!["flaky", "slow", "tripped"]);
-        assert!(report.tools[1].reasons[0].starts_with("failure rate 6.0 %"));
+        assert_eq!(flagged, vec!["flaky", "slow", "open", "probing"]);
+        assert_eq!(
+            report.tools[1].reasons,
+            ["failure rate 6.0 % over 5.0 % (6 of the last 100 calls)"]
+        );
+        assert_eq!(
+            report.tools[2].reasons,
+            ["mean latency 6.00 s over 5.00 s (the last 10 calls)"]
+        );
+        assert_eq!(report.tools[3].reasons, ["circuit breaker open"]);
+        assert_eq!(report.tools[4].reasons, ["circuit breaker half-open"]);
         assert!(!report.is_healthy());
     }
 }

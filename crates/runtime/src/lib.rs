@@ -10,7 +10,9 @@
 //!   handle) a tool receives and the model never sees.
 //! - The [`Registry`]: register, alias, enable / disable / pause; the `tools`
 //!   field for each dialect ([`Registry::definitions`]); metrics
-//!   ([`Registry::stats`]), the error summary and a [`HealthReport`].
+//!   ([`Registry::stats`]), the error summary and a [`HealthReport`]
+//!   judged on each tool's last [`RECENT_CALLS`] calls and its breaker;
+//!   [`HealthWatch`] reports the transitions.
 //! - The [`Executor`]: [`execute`](Executor::execute),
 //!   [`execute_batch`](Executor::execute_batch) and
 //!   [`step`](Executor::step) (a provider response in, the tool-result
@@ -42,7 +44,7 @@
 //! machine a successful call of a no-op tool with a 3-property schema,
 //! validation included, cost 0.8–1.5 µs more than parsing its arguments and
 //! calling the function directly; a batch of 1,000 such calls 1.2–2.0 µs
-//! more per call; a tool's metrics stay at a fixed ~14 KB cap however many
+//! more per call; a tool's metrics stay at a fixed ~15 KB cap however many
 //! calls it serves (RSS unchanged from 1 to 10 million calls).
 //!
 //! ```
@@ -112,7 +114,7 @@ pub use context::{Context, ContextBuilder, Deadline, User, WorkingDir};
 pub use errors::{FatalError, HttpError, UNEXPECTED_MESSAGE};
 pub use executor::{Executor, ExecutorConfig, StepError, StepResult};
 pub use health::{HealthReport, HealthThresholds, ToolHealth};
-pub use metrics::{Histogram, RECENT_ERRORS, RecentError, ToolStats};
+pub use metrics::{Histogram, RECENT_CALLS, RECENT_ERRORS, RecentCalls, RecentError, ToolStats};
 pub use policy::{
     Breaker, BreakerConfig, BreakerState, FailureRate, Fallback, LoopGuardConfig, PolicyError,
     RetryPolicy, TimeoutPolicy, ToolPolicy,

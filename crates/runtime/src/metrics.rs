@@ -1,6 +1,9 @@
 //! Per-tool metrics in fixed memory: counters, errors by kind, a
-//! log-linear latency histogram (≤ 12.5 % relative error) and a bounded
-//! ring of recent errors. Ten million calls use the same memory as ten.
+//! log-linear latency histogram (≤ 12.5 % relative error), a bounded
+//! ring of recent errors and a window of the last calls ([`RecentCalls`],
+//! what health is judged on). Ten million calls use the same memory as ten.
+
+mod window;
 
 use std::{
     collections::VecDeque,
@@ -15,6 +18,9 @@ use serde::Serialize;
 use toolwarden_core::ErrorKind;
 
 use crate::executor::clip;
+
+use window::Window;
+pub use window::{RECENT_CALLS, RecentCalls};
 
 /// Sub-buckets per power of two.
 const SUB_BITS: u32 = 3;
@@ -74,6 +80,7 @@ pub(crate) struct ToolMetrics {
     fallbacks: AtomicU64,
     by_kind: [AtomicU64; KINDS.len()],
     latency: Histogram,
+    window: Window,
     recent: Mutex<VecDeque<RecentError>>,
 }
 
@@ -98,9 +105,9 @@ pub struct ToolStats {
     pub fallbacks: u64,
     /// Failures by kind (`"Timeout" → 3`), kinds with zero left out.
     pub errors_by_kind: Vec<(&'static str, u64)>,
-    /// `failures / calls` (0 without calls).
+    /// `failures / calls` since the start (0 without calls).
     pub failure_rate: f64,
-    /// Mean latency per call, retries included.
+    /// Mean latency per call since the start, retries included.
     pub latency_mean: Duration,
     /// Median latency.
     pub latency_p50: Duration,
@@ -108,8 +115,13 @@ pub struct ToolStats {
     pub latency_p95: Duration,
     /// The breaker's state, if the tool has one.
     pub breaker: Option<crate::BreakerState>,
-    /// How often the breaker opened.
+    /// The last calls: what the health report judges.
+    pub recent: RecentCalls,
+    /// How often the breaker opened (a failed probe re-opening it included).
     pub breaker_trips: u64,
+    /// How often the breaker closed again after opening (a probe
+    /// succeeded, or it was reset).
+    pub breaker_recoveries: u64,
     /// The last errors, oldest first.
     pub recent_errors: Vec<RecentError>,
 }
@@ -220,6 +232,7 @@ impl ToolMetrics {
             fallbacks: AtomicU64::new(0),
             by_kind: Default::default(),
             latency: Histogram::new(),
+            window: Window::new(),
             recent: Mutex::new(VecDeque::with_capacity(RECENT_ERRORS)),
         }
     }
@@ -235,6 +248,7 @@ impl ToolMetrics {
             self.fallbacks.fetch_add(1, Ordering::Relaxed);
         }
         self.latency.record(elapsed);
+        self.window.record(false, elapsed);
     }
 
     pub(crate) fn count_fallback(&self) {
@@ -258,6 +272,7 @@ impl ToolMetrics {
             .fetch_add(u64::from(retries), Ordering::Relaxed);
         self.by_kind[kind_index(kind)].fetch_add(1, Ordering::Relaxed);
         self.latency.record(elapsed);
+        self.window.record(true, elapsed);
         let mut recent = self.recent.lock().unwrap_or_else(|p| p.into_inner());
         if recent.len() == RECENT_ERRORS {
             recent.pop_front();
@@ -301,8 +316,10 @@ impl ToolMetrics {
             latency_mean: self.latency.mean(),
             latency_p50: self.latency.quantile(0.5),
             latency_p95: self.latency.quantile(0.95),
+            recent: self.window.snapshot(),
             breaker: None,
             breaker_trips: 0,
+            breaker_recoveries: 0,
             recent_errors: self
                 .recent
                 .lock()
@@ -316,6 +333,7 @@ impl ToolMetrics {
     /// Bytes held on the heap, at most (recent errors counted at their cap).
     pub(crate) fn max_heap_bytes(&self) -> usize {
         self.latency.heap_bytes()
+            + self.window.heap_bytes()
             + RECENT_ERRORS
                 * (std::mem::size_of::<RecentError>() + RECENT_MESSAGE_MAX + RECENT_CALL_ID_MAX)
     }

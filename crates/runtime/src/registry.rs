@@ -281,6 +281,7 @@ impl Registry {
         if let Some(b) = &e.breaker {
             s.breaker = Some(b.state());
             s.breaker_trips = b.trips();
+            s.breaker_recoveries = b.recoveries();
         }
         s
     }

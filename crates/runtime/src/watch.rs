@@ -23,8 +23,12 @@
 //!
 //! It looks only when asked ([`HealthWatch::check`]) or every period
 //! ([`HealthWatch::spawn`]): nothing is added to the call path. A breaker
-//! that opened and closed again between two looks is still reported (by
-//! its trip count), as an opening followed by a closing.
+//! that opened and closed again between two looks is still reported, as an
+//! opening followed by a closing; one that closed and opened again, as a
+//! closing followed by an opening (by its trip and recovery counts; a
+//! failed probe re-opening it is no change). Health is judged on recent
+//! state ([`HealthThresholds`]): a tool that recovers is reported
+//! `Healthy` again.
 
 use std::{collections::HashMap, fmt, sync::Arc, time::Duration};
 
@@ -66,14 +70,17 @@ pub struct HealthWatch {
     registry: Arc<Registry>,
     thresholds: HealthThresholds,
     hooks: Vec<Hook>,
-    /// Per tool: breaker open?, trips seen, healthy?
+    /// Per tool: what the previous look saw.
     last: std::sync::Mutex<HashMap<String, Seen>>,
 }
 
-#[derive(Debug, Clone, Copy)]
+/// One tool at the previous look.
+#[derive(Debug, Clone, Copy, Default)]
 struct Seen {
+    /// The breaker was open or half-open.
     open: bool,
     trips: u64,
+    recoveries: u64,
     healthy: bool,
 }
 
@@ -145,17 +152,24 @@ impl HealthWatch {
             for (s, health) in stats.iter().zip(&report.tools) {
                 let open = matches!(s.breaker, Some(BreakerState::Open | BreakerState::HalfOpen));
                 let before = last.get(&s.name).copied().unwrap_or(Seen {
-                    open: false,
-                    trips: 0,
                     healthy: true,
+                    ..Seen::default()
                 });
                 let tool = || s.name.clone();
-                let tripped = s.breaker_trips > before.trips;
-                if !before.open && (open || tripped) {
-                    events.push(HealthEvent::BreakerOpened { tool: tool() });
-                }
-                if !open && (before.open || tripped) {
-                    events.push(HealthEvent::BreakerClosed { tool: tool() });
+                let opened = HealthEvent::BreakerOpened { tool: tool() };
+                let closed = HealthEvent::BreakerClosed { tool: tool() };
+                match (before.open, open) {
+                    (false, true) => events.push(opened),
+                    (true, false) => events.push(closed),
+                    // Closed at both looks, but it opened in between.
+                    (false, false) if s.breaker_trips > before.trips => {
+                        events.extend([opened, closed])
+                    }
+                    // Open at both looks, but it closed in between.
+                    (true, true) if s.breaker_recoveries > before.recoveries => {
+                        events.extend([closed, opened])
+                    }
+                    _ => {}
                 }
                 if before.healthy && !health.healthy {
                     events.push(HealthEvent::Unhealthy {
@@ -170,6 +184,7 @@ impl HealthWatch {
                     Seen {
                         open,
                         trips: s.breaker_trips,
+                        recoveries: s.breaker_recoveries,
                         healthy: health.healthy,
                     },
                 );

@@ -63,6 +63,7 @@ pub struct Breaker {
     gate: AtomicU8,
     consecutive: AtomicU32,
     trips: AtomicU64,
+    recoveries: AtomicU64,
     inner: Mutex<Inner>,
 }
 
@@ -216,6 +217,7 @@ impl Breaker {
             gate: AtomicU8::new(CLOSED),
             consecutive: AtomicU32::new(0),
             trips: AtomicU64::new(0),
+            recoveries: AtomicU64::new(0),
             inner: Mutex::new(Inner {
                 open_until: None,
                 half_open_period: 0,
@@ -236,9 +238,16 @@ impl Breaker {
         }
     }
 
-    /// How many times the breaker has opened.
+    /// How many times the breaker has opened (a failed probe re-opening
+    /// it included).
     pub fn trips(&self) -> u64 {
         self.trips.load(Ordering::Relaxed)
+    }
+
+    /// How many times the breaker has closed again after opening: a probe
+    /// succeeded, or it was reset while not closed.
+    pub fn recoveries(&self) -> u64 {
+        self.recoveries.load(Ordering::Relaxed)
     }
 
     /// May a call go through now? Reads the clock only when the breaker
@@ -317,6 +326,9 @@ impl Breaker {
     }
 
     fn close(&self, inner: &mut Inner) {
+        if self.gate.load(Ordering::Acquire) != CLOSED {
+            self.recoveries.fetch_add(1, Ordering::Relaxed);
+        }
         inner.open_until = None;
         inner.probes_in_flight = 0;
         inner.window.clear();

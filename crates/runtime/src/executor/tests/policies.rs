@@ -186,21 +186,30 @@ async fn breaker_closed_open_half_open_closed_and_reopened() {
     run("e").await;
     assert_eq!(count(&runs), 4);
     assert_eq!(state(), BreakerState::Open);
+    let svc_reasons = || {
+        let health = ex.registry().health(&HealthThresholds::default());
+        let svc = health.tools.iter().find(|t| t.name == "svc").unwrap();
+        svc.reasons.clone()
+    };
+    assert_eq!(
+        svc_reasons(),
+        [
+            "failure rate 100.0 % over 5.0 % (5 of the last 5 calls)",
+            "circuit breaker open"
+        ]
+    );
     // The next probe succeeds → closed.
     tokio::time::advance(Duration::from_secs(10)).await;
     healthy.store(true, Ordering::SeqCst);
     assert_eq!(run("f").await.status, Status::Success);
     assert_eq!(state(), BreakerState::Closed);
-    assert_eq!(ex.registry().stats_of("svc").unwrap().breaker_trips, 2);
-    let health = ex.registry().health(&HealthThresholds::default());
-    let svc = health.tools.iter().find(|t| t.name == "svc").unwrap();
-    assert!(!svc.healthy);
-    assert!(
-        svc.reasons
-            .iter()
-            .any(|r| r == "circuit breaker opened 2 time(s)"),
-        "{:?}",
-        svc.reasons
+    let stats = ex.registry().stats_of("svc").unwrap();
+    assert_eq!((stats.breaker_trips, stats.breaker_recoveries), (2, 1));
+    // Closed again: the breaker is no reason any more, the failures of
+    // the last calls still are.
+    assert_eq!(
+        svc_reasons(),
+        ["failure rate 83.3 % over 5.0 % (5 of the last 6 calls)"]
     );
 }
 

@@ -43,6 +43,7 @@ fn closed_open_half_open_closed() {
     probe.record(true, t0 + Duration::from_secs(61));
     assert_eq!(b.state(), BreakerState::Closed);
     assert_eq!(b.trips(), 1);
+    assert_eq!(b.recoveries(), 1);
 }
 
 #[test]
@@ -109,8 +110,11 @@ fn manual_reset_closes() {
     fail(&b, t0, 5);
     b.reset();
     assert_eq!(b.state(), BreakerState::Closed);
+    assert_eq!(b.recoveries(), 1);
     fail(&b, t0, 4);
     assert_eq!(b.state(), BreakerState::Closed);
+    b.reset();
+    assert_eq!(b.recoveries(), 1, "it was not open");
 }
 
 #[test]

@@ -1,0 +1,124 @@
+//! A tool's last calls: whether each failed and how long it took, in fixed
+//! memory and without a lock. Health is judged on this window, so a tool
+//! that recovers is seen to recover.
+
+use std::{
+    sync::atomic::{AtomicU64, Ordering},
+    time::Duration,
+};
+
+use serde::Serialize;
+
+/// How many of a tool's last calls its health is judged on.
+pub const RECENT_CALLS: usize = 100;
+
+/// The last [`RECENT_CALLS`] calls of a tool (fewer before it has served
+/// that many).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct RecentCalls {
+    /// Calls in the window.
+    pub calls: u64,
+    /// Of those, the failures.
+    pub failures: u64,
+    /// `failures / calls` (0 without calls).
+    pub failure_rate: f64,
+    /// Their mean latency, retries included.
+    pub latency_mean: Duration,
+}
+
+/// The ring behind [`RecentCalls`]: one slot per call, holding its latency
+/// in nanoseconds shifted left by one, and whether it failed in the low
+/// bit. A look while calls are recorded may see a slot a moment before it
+/// is written.
+#[derive(Debug)]
+pub(crate) struct Window {
+    slots: Box<[AtomicU64]>,
+    recorded: AtomicU64,
+}
+
+// === impl Window ===
+
+impl Window {
+    pub(crate) fn new() -> Self {
+        Window {
+            slots: (0..RECENT_CALLS).map(|_| AtomicU64::new(0)).collect(),
+            recorded: AtomicU64::new(0),
+        }
+    }
+
+    /// Record one call, pushing out the oldest once the window is full.
+    pub(crate) fn record(&self, failed: bool, elapsed: Duration) {
+        let n = self.recorded.fetch_add(1, Ordering::Relaxed);
+        let ns = u64::try_from(elapsed.as_nanos())
+            .unwrap_or(u64::MAX)
+            .min(u64::MAX >> 1);
+        let slot = &self.slots[(n % RECENT_CALLS as u64) as usize];
+        slot.store(ns << 1 | u64::from(failed), Ordering::Relaxed);
+    }
+
+    /// The calls in the window.
+    pub(crate) fn snapshot(&self) -> RecentCalls {
+        let calls = self
+            .recorded
+            .load(Ordering::Relaxed)
+            .min(RECENT_CALLS as u64);
+        let (mut failures, mut total_ns) = (0u64, 0u128);
+        for slot in &self.slots[..calls as usize] {
+            let v = slot.load(Ordering::Relaxed);
+            failures += v & 1;
+            total_ns += u128::from(v >> 1);
+        }
+        let (failure_rate, latency_mean) = if calls == 0 {
+            (0.0, Duration::ZERO)
+        } else {
+            let mean = u64::try_from(total_ns / u128::from(calls)).unwrap_or(u64::MAX);
+            (failures as f64 / calls as f64, Duration::from_nanos(mean))
+        };
+        RecentCalls {
+            calls,
+            failures,
+            failure_rate,
+            latency_mean,
+        }
+    }
+
+    /// The memory the window holds, in bytes (constant).
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.slots.len() * std::mem::size_of::<AtomicU64>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_window_forgets_the_oldest_calls() {
+        let w = Window::new();
+        assert_eq!(w.snapshot().calls, 0);
+        assert_eq!(w.snapshot().failure_rate, 0.0);
+        for _ in 0..10 {
+            w.record(true, Duration::from_secs(10));
+        }
+        let s = w.snapshot();
+        assert_eq!((s.calls, s.failures), (10, 10));
+        assert_eq!(s.latency_mean, Duration::from_secs(10));
+        for _ in 0..RECENT_CALLS {
+            w.record(false, Duration::from_millis(4));
+        }
+        let s = w.snapshot();
+        assert_eq!((s.calls, s.failures), (RECENT_CALLS as u64, 0));
+        assert_eq!(s.failure_rate, 0.0);
+        assert_eq!(s.latency_mean, Duration::from_millis(4));
+    }
+
+    #[test]
+    fn the_longest_latency_does_not_overflow() {
+        let w = Window::new();
+        w.record(true, Duration::MAX);
+        w.record(false, Duration::MAX);
+        let s = w.snapshot();
+        assert_eq!(s.failures, 1);
+        assert_eq!(s.latency_mean, Duration::from_nanos(u64::MAX >> 1));
+    }
+}
