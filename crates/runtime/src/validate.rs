@@ -1,4 +1,5 @@
-//! Arguments: parse the model's JSON text, validate it against the tool's
+//! Arguments: parse the model's JSON text, write `5.0` as `5` where the
+//! schema says `integer` (`integers.rs`), validate it against the tool's
 //! schema (compiled once, at registration) and turn every violation into a
 //! sentence the model can act on (`Missing required parameter: path`).
 
@@ -6,6 +7,8 @@ use jsonschema::{
     JsonType, ValidationError, Validator, error::TypeKind, error::ValidationErrorKind,
 };
 use serde_json::Value;
+
+mod integers;
 
 /// At most this many violations are reported to the model at once.
 const MAX_MESSAGES: usize = 8;
@@ -26,6 +29,13 @@ impl ArgValidator {
             validator,
             schema: schema.clone(),
         })
+    }
+
+    /// Rewrite as integers the numbers with a zero fraction (`5.0`) where
+    /// the schema says `integer`: JSON Schema counts them as integers, but
+    /// the validator's type lists and serde's integer types do not.
+    pub(crate) fn write_integers(&self, args: &mut Value) {
+        integers::write_integers(args, &self.schema);
     }
 
     /// `Ok` when `args` is valid; otherwise the model-facing text.

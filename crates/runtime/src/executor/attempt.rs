@@ -121,7 +121,8 @@ impl Executor {
             tokio::time::sleep(delay).await;
             slot = self.concurrency.acquire().await.ok();
             // The arguments were valid JSON on the first attempt.
-            let args = parse_arguments(&call.arguments).unwrap_or(Value::Null);
+            let mut args = parse_arguments(&call.arguments).unwrap_or(Value::Null);
+            entry.validator.write_integers(&mut args);
             match self
                 .attempt(entry, ctx, args, attempts + 1, Instant::now())
                 .await

@@ -269,7 +269,7 @@ impl Executor {
             };
             return self.failure(entry, call, start, 0, failed, None);
         }
-        let args = match parse_arguments(&call.arguments) {
+        let mut args = match parse_arguments(&call.arguments) {
             Ok(args) => args,
             Err(msg) => {
                 let failed = Failed {
@@ -281,6 +281,7 @@ impl Executor {
                 return self.failure(entry, call, start, 0, failed, None);
             }
         };
+        entry.validator.write_integers(&mut args);
         if let Err(msg) = entry.validator.check(&args) {
             let failed = Failed {
                 kind: ErrorKind::InvalidArguments,

@@ -1,7 +1,7 @@
 //! One test per row of the table "what the model sees, what the operator
 //! sees": the model text, the fatal flag and the log level.
 
-use std::{io, time::Duration};
+use std::{io, sync::atomic::Ordering, time::Duration};
 
 use toolwarden_core::{Disposition, ErrorKind, Status, ToolError};
 use tracing::Level;
@@ -84,6 +84,82 @@ async fn invalid_arguments_schema_violation_and_malformed_json() {
     );
     assert_eq!(e.code.as_deref(), Some("invalid_json"));
     assert_eq!(count(&runs), 0, "the tool never runs on bad arguments");
+}
+
+/// Regression: JSON Schema counts `5.0` as an integer, but the validator
+/// refused it for `["integer", "null"]` (an `Option<u32>`) and serde's
+/// integer types refused it after validation.
+#[tokio::test(start_paused = true)]
+async fn schema_valid_integers_written_with_a_fraction_are_integers() {
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Opts {
+        depth: u32,
+    }
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Args {
+        limit: Option<u32>,
+        offsets: Vec<i64>,
+        opts: Opts,
+        scale: f64,
+        raw: Value,
+    }
+    let mut r = Registry::new();
+    r.register(crate::typed_fn(
+        "window",
+        "Window.",
+        |a: Args, _c: Context| async move {
+            Ok::<_, BoxError>(json!([a.limit, a.offsets, a.opts.depth, a.scale, a.raw]))
+        },
+    ))
+    .unwrap();
+    // A raw tool whose first attempt fails: the retry sees integers too.
+    let runs = counter();
+    let seen = runs.clone();
+    r.register(tool_fn(
+        "count",
+        "Count.",
+        json!({"type": "object", "properties": {"n": {"type": "integer"}}}),
+        move |args: Value, _c| {
+            let first = seen.fetch_add(1, Ordering::SeqCst) == 0;
+            async move {
+                if first {
+                    return Err(io::Error::new(io::ErrorKind::ConnectionReset, "reset").into());
+                }
+                Ok::<_, BoxError>(args["n"].clone())
+            }
+        },
+    ))
+    .unwrap();
+    let ex = executor(r);
+    let args =
+        r#"{"limit": 5.0, "offsets": [-2.0, 3], "opts": {"depth": 2.0}, "scale": 2.0, "raw": 1.0}"#;
+    let o = ex.execute(&call("c1", "window", args), &ctx()).await;
+    // Only where the schema says integer: the number and the free-form
+    // value keep their 2.0 and 1.0.
+    assert_eq!(
+        o.output,
+        Some(json!([5, [-2, 3], 2, 2.0, 1.0])),
+        "{:?}",
+        o.error
+    );
+    let o = ex
+        .execute(
+            &call(
+                "c2",
+                "window",
+                r#"{"limit": 5.5, "offsets": [], "opts": {"depth": 1}, "scale": 1, "raw": null}"#,
+            ),
+            &ctx(),
+        )
+        .await;
+    assert_eq!(
+        o.error.unwrap().model_message,
+        "Invalid type for 'limit': expected integer or null, got number"
+    );
+    let o = ex
+        .execute(&call("c3", "count", r#"{"n": 7.0}"#), &ctx())
+        .await;
+    assert_eq!((o.output, o.attempts), (Some(json!(7)), 2));
 }
 
 #[tokio::test]
