@@ -18,7 +18,7 @@ use serde_json::Value;
 use toolwarden_wire::Dialect;
 
 use crate::{
-    Breaker, HealthReport, HealthThresholds, Tool, ToolPolicy, metrics::ToolMetrics,
+    Breaker, Fallback, HealthReport, HealthThresholds, Tool, ToolPolicy, metrics::ToolMetrics,
     metrics::ToolStats, render, validate::ArgValidator,
 };
 
@@ -54,6 +54,9 @@ pub enum RegistryErrorKind {
     InvalidName,
     /// No tool has this name.
     UnknownTool,
+    /// The tool's [`Fallback::Tool`](crate::Fallback::Tool) names no
+    /// registered tool, or the tool itself.
+    InvalidFallback,
 }
 
 /// The tools an executor can run.
@@ -103,6 +106,7 @@ impl fmt::Display for RegistryErrorKind {
             RegistryErrorKind::InvalidSchema => "invalid argument schema for tool",
             RegistryErrorKind::InvalidName => "invalid tool name",
             RegistryErrorKind::UnknownTool => "no such tool",
+            RegistryErrorKind::InvalidFallback => "invalid fallback for tool",
         })
     }
 }
@@ -149,7 +153,9 @@ impl Registry {
         self.register_with(tool, ToolPolicy::default())
     }
 
-    /// Register `tool` with `policy`. The schema is compiled here, once.
+    /// Register `tool` with `policy`. The schema is compiled here, once;
+    /// a [`Fallback::Tool`] must name a tool registered before this one
+    /// (or its alias), not this tool itself.
     pub fn register_with(
         &mut self,
         tool: impl Tool,
@@ -164,6 +170,7 @@ impl Registry {
                 None,
             ));
         }
+        self.check_fallback(&name, &policy)?;
         let validator = ArgValidator::compile(tool.parameters())
             .map_err(|e| RegistryError::new(RegistryErrorKind::InvalidSchema, &name, Some(e)))?;
         let breaker = policy.breaker.map(Breaker::new);
@@ -338,6 +345,26 @@ impl Registry {
                 names.join(", ")
             )
         }
+    }
+
+    /// A [`Fallback::Tool`] must name a tool (or alias) registered
+    /// before `name`, and not `name` itself.
+    fn check_fallback(&self, name: &str, policy: &ToolPolicy) -> Result<(), RegistryError> {
+        let Some(Fallback::Tool(target)) = &policy.fallback else {
+            return Ok(());
+        };
+        let why = if **target == *name {
+            "a tool cannot be its own fallback".to_string()
+        } else if self.resolve(target).is_none() {
+            format!("fallback tool '{target}' is not registered; register it first")
+        } else {
+            return Ok(());
+        };
+        Err(RegistryError::new(
+            RegistryErrorKind::InvalidFallback,
+            name,
+            Some(why),
+        ))
     }
 
     fn index_of(&self, name: &str) -> Result<usize, RegistryError> {

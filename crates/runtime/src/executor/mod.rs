@@ -20,7 +20,7 @@ use std::{
 
 use futures_util::{FutureExt, future::BoxFuture};
 use tokio::{sync::Semaphore, time::Instant};
-use toolwarden_core::{ErrorKind, ToolCall, ToolOutcome};
+use toolwarden_core::{ErrorKind, ToolCall, ToolFailure, ToolOutcome};
 use tracing::{Instrument, field::Empty};
 
 use crate::{
@@ -349,6 +349,7 @@ impl Executor {
         let output = match fallback {
             Fallback::Output(value) => Ok((value.clone(), 0)),
             Fallback::Tool(name) => match self.registry.resolve(name) {
+                // Checked at registration; the tools cannot be removed.
                 None => Err(format!("fallback tool '{name}' is not registered")),
                 Some(other) => {
                     // The fallback's own fallback is not followed.
@@ -359,6 +360,9 @@ impl Executor {
                         .await;
                     match (o.output, o.error) {
                         (Some(v), None) => Ok((v, o.attempts)),
+                        (_, Some(e)) if e.fatal => {
+                            return fatal_fallback(primary, e, o.attempts, &label, start);
+                        }
                         (_, Some(e)) => Err(format!(
                             "fallback '{name}' failed too: {}",
                             e.technical_message
@@ -390,6 +394,35 @@ impl Executor {
         outcome.elapsed = start.elapsed();
         outcome
     }
+}
+
+/// The outcome when the fallback tool failed fatally (its credentials were
+/// rejected, say): that failure, so the run stops as it would have had the
+/// tool itself failed so, under the call's id and name.
+fn fatal_fallback(
+    primary: ToolOutcome,
+    failure: ToolFailure,
+    extra_attempts: u32,
+    label: &str,
+    start: Instant,
+) -> ToolOutcome {
+    let first = primary
+        .error
+        .as_ref()
+        .map_or("", |e| e.technical_message.as_str());
+    let failure = ToolFailure {
+        technical_message: format!(
+            "fallback '{label}' failed: {}; the tool itself had failed: {first}",
+            failure.technical_message
+        ),
+        ..failure
+    };
+    tracing::error!(fallback = %label, kind = failure.kind.name(), error = %failure.technical_message, "tool failed and its fallback failed fatally");
+    let mut outcome = ToolOutcome::failure(primary.call_id, primary.tool, failure);
+    outcome.attempts = primary.attempts + extra_attempts;
+    outcome.fallback_used = Some(label.to_string());
+    outcome.elapsed = start.elapsed();
+    outcome
 }
 
 /// The loop guard's key: canonical name and canonical arguments.

@@ -1,5 +1,7 @@
 //! The fallback policy: when a tool fails in a way its caller cannot fix,
 //! answer with another tool or a fixed output, and say so in the outcome.
+//! A fallback tool that fails fatally (its credentials rejected) makes the
+//! outcome fatal, as the tool's own fatal failure would.
 
 use std::sync::Arc;
 
@@ -9,7 +11,8 @@ use toolwarden_core::ErrorKind;
 /// What to do instead when a tool fails.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Fallback {
-    /// Call this other tool with the same arguments.
+    /// Call this other tool with the same arguments. It must be registered
+    /// before the tool that falls back to it, and not be that tool.
     Tool(Arc<str>),
     /// Answer with this output.
     Output(Value),

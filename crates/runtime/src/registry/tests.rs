@@ -84,3 +84,24 @@ fn bad_names_and_schemas_are_rejected() {
     assert!(err.to_string().contains("'bad'"), "{err}");
     assert!(r.is_empty());
 }
+
+/// Regression: a fallback naming no tool, or the tool itself, was only
+/// found out when a call failed.
+#[test]
+fn a_fallback_tool_must_be_registered_first_and_not_be_the_tool() {
+    use crate::{Fallback, ToolPolicy};
+    let mut r = Registry::new();
+    let policy = |name: &str| ToolPolicy::new().fallback(Fallback::tool(name.to_string()));
+    let err = r.register_with(noop("live"), policy("cache")).unwrap_err();
+    assert_eq!(err.kind(), RegistryErrorKind::InvalidFallback);
+    assert_eq!(
+        err.to_string(),
+        "invalid fallback for tool: 'live' (fallback tool 'cache' is not registered; register it first)"
+    );
+    let err = r.register_with(noop("live"), policy("live")).unwrap_err();
+    assert_eq!(err.kind(), RegistryErrorKind::InvalidFallback);
+    assert!(err.to_string().contains("its own fallback"), "{err}");
+    r.register(noop("cache")).unwrap();
+    r.alias("cached", "cache").unwrap();
+    r.register_with(noop("live"), policy("cached")).unwrap();
+}

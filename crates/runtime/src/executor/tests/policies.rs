@@ -685,3 +685,45 @@ async fn no_retry_waits_past_the_run_deadline() {
     assert_eq!(times.lock().unwrap().len(), 2);
     assert!(start.elapsed() < Duration::from_millis(250));
 }
+
+/// Regression: a fallback tool failing fatally (its credentials rejected)
+/// was reduced to a note in the primary's message, and the run went on.
+#[tokio::test(start_paused = true)]
+async fn a_fatal_failure_of_the_fallback_tool_is_fatal() {
+    let mut r = Registry::new();
+    r.register(failing("cache", counter(), || {
+        HttpError::new(401).with_message("token expired")
+    }))
+    .unwrap();
+    r.register_with(
+        failing("live", counter(), || {
+            io::Error::new(io::ErrorKind::ConnectionRefused, "down")
+        }),
+        ToolPolicy::new()
+            .retry(RetryPolicy::none())
+            .fallback(Fallback::tool("cache")),
+    )
+    .unwrap();
+    let ex = executor(r);
+    let o = ex
+        .execute(&call("c1", "live", r#"{"path":"p"}"#), &ctx())
+        .await;
+    assert!(o.is_fatal(), "{:?}", o.error);
+    assert_eq!((o.call_id.as_str(), o.tool.as_str()), ("c1", "live"));
+    assert_eq!(o.status, Status::Error);
+    assert_eq!(o.fallback_used.as_deref(), Some("cache"));
+    let e = o.error.as_ref().unwrap();
+    assert_eq!(e.kind, ErrorKind::Authentication);
+    assert!(
+        e.technical_message.contains("token expired"),
+        "{}",
+        e.technical_message
+    );
+    assert!(
+        e.technical_message.contains("down"),
+        "{}",
+        e.technical_message
+    );
+    let fatal = crate::FatalError::from_outcome(&o).expect("the run must stop");
+    assert_eq!(fatal.kind, ErrorKind::Authentication);
+}
