@@ -28,7 +28,8 @@ pub trait Tool: Send + Sync + 'static {
     fn name(&self) -> &str;
     /// What the tool does, for the model.
     fn description(&self) -> &str;
-    /// The JSON Schema of the arguments (an object schema).
+    /// The JSON Schema of the arguments: an object schema (`"type":
+    /// "object"`); the registry refuses any other.
     fn parameters(&self) -> &Value;
     /// Run the tool.
     async fn call(&self, args: Value, ctx: &Context) -> Result<Value, BoxError>;

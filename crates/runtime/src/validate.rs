@@ -22,8 +22,16 @@ pub(crate) struct ArgValidator {
 // === impl ArgValidator ===
 
 impl ArgValidator {
-    /// Compile `schema`; the error says why it is not a usable schema.
+    /// Compile `schema`; the error says why it is not a usable schema. It
+    /// must be an object schema (`"type": "object"`): the arguments are a
+    /// JSON object, and what providers accept as a tool's parameters.
     pub(crate) fn compile(schema: &Value) -> Result<Self, String> {
+        if schema.get("type").and_then(Value::as_str) != Some("object") {
+            return Err(
+                r#"the parameters must be an object schema ("type": "object"), as the arguments are a JSON object"#
+                    .to_string(),
+            );
+        }
         let validator = jsonschema::validator_for(schema).map_err(|e| e.to_string())?;
         Ok(ArgValidator {
             validator,
@@ -365,6 +373,7 @@ mod tests {
 
     #[test]
     fn bad_schema_is_rejected() {
-        assert!(ArgValidator::compile(&json!({"type": 12})).is_err());
+        let bad = json!({"type": "object", "properties": {"a": {"type": 12}}});
+        assert!(ArgValidator::compile(&bad).is_err());
     }
 }

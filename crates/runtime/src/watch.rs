@@ -114,6 +114,10 @@ impl fmt::Display for HealthEvent {
 // === impl HealthWatch ===
 
 impl HealthWatch {
+    /// The shortest period [`HealthWatch::spawn`] looks at: 1 ms, the
+    /// timer's resolution.
+    pub const MIN_PERIOD: Duration = Duration::from_millis(1);
+
     /// A watch over `registry`'s tools, judged by `thresholds`. Every tool
     /// starts as closed and healthy: the first look reports what is not.
     pub fn new(registry: Arc<Registry>, thresholds: HealthThresholds) -> Self {
@@ -200,8 +204,10 @@ impl HealthWatch {
     }
 
     /// Look every `period` on the current Tokio runtime until the task is
-    /// aborted (or dropped with its runtime).
+    /// aborted (or dropped with its runtime). A period under
+    /// [`HealthWatch::MIN_PERIOD`] (zero, say) is taken as that.
     pub fn spawn(self, period: Duration) -> tokio::task::JoinHandle<()> {
+        let period = period.max(Self::MIN_PERIOD);
         tokio::spawn(async move {
             let mut tick = tokio::time::interval(period);
             tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);

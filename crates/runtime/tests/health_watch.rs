@@ -206,3 +206,26 @@ async fn a_close_and_reopen_between_two_looks_is_reported() {
     run(&executor, 5..6).await;
     assert!(watch.check().is_empty());
 }
+
+/// Regression: `spawn(Duration::ZERO)` panicked inside the task (tokio's
+/// interval needs a period); it now looks every millisecond.
+#[tokio::test(start_paused = true)]
+async fn a_zero_period_is_the_shortest_one() {
+    let registry = flaky_weather(Arc::new(AtomicBool::new(true)));
+    run(&Executor::new(registry.clone()), 0..2).await;
+    let mut watch = HealthWatch::new(registry, HealthThresholds::default());
+    let mut events = watch.channel(8);
+    let task = watch.spawn(Duration::ZERO);
+    let first = tokio::time::timeout(Duration::from_secs(1), events.recv())
+        .await
+        .expect("it looked");
+    assert_eq!(
+        first,
+        Some(HealthEvent::BreakerOpened {
+            tool: "weather".into()
+        })
+    );
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    assert!(!task.is_finished(), "still looking");
+    task.abort();
+}

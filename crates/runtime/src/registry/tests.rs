@@ -105,3 +105,32 @@ fn a_fallback_tool_must_be_registered_first_and_not_be_the_tool() {
     r.alias("cached", "cache").unwrap();
     r.register_with(noop("live"), policy("cached")).unwrap();
 }
+
+/// Regression: a schema without `"type": "object"` was accepted, and then
+/// arguments such as `null`, `[1]` or `"x"` validated against it and
+/// reached the tool.
+#[test]
+fn parameters_must_be_an_object_schema() {
+    let with = |schema: Value| {
+        tool_fn("t", "T.", schema, |_a, _c| async {
+            Ok::<_, BoxError>(Value::Null)
+        })
+    };
+    for schema in [
+        json!({"properties": {"a": {"type": "string"}}, "required": ["a"]}),
+        json!({"type": "array"}),
+        json!({"type": ["object", "null"]}),
+        json!(true),
+    ] {
+        let err = Registry::new().register(with(schema.clone())).unwrap_err();
+        assert_eq!(err.kind(), RegistryErrorKind::InvalidSchema, "{schema}");
+        assert!(
+            err.to_string()
+                .contains(r#"must be an object schema ("type": "object")"#),
+            "{err}"
+        );
+    }
+    Registry::new()
+        .register(with(json!({"type": "object"})))
+        .unwrap();
+}
