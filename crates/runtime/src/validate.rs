@@ -128,16 +128,35 @@ fn expected_types(kind: &TypeKind) -> String {
     names.join(" or ")
 }
 
+/// The schema a local `$ref` (`#/$defs/Opts`) names in `root`.
+fn local_ref<'a>(root: &'a Value, reference: &str) -> Option<&'a Value> {
+    root.pointer(reference.strip_prefix('#')?)
+}
+
+/// The schema node at `path`, an error's schema path: a JSON pointer that
+/// may pass through `$ref` keywords (`/properties/opts/$ref/properties/…`),
+/// each followed to the schema it names.
+fn schema_at<'a>(root: &'a Value, path: &str) -> Option<&'a Value> {
+    let mut node = root;
+    for seg in path.split('/').skip(1) {
+        let seg = seg.replace("~1", "/").replace("~0", "~");
+        node = match node {
+            Value::Object(map) if seg == "$ref" => local_ref(root, map.get("$ref")?.as_str()?)?,
+            Value::Object(map) => map.get(&seg)?,
+            Value::Array(items) => items.get(seg.parse::<usize>().ok()?)?,
+            _ => return None,
+        };
+    }
+    Some(node)
+}
+
 /// Whether the schema node holding the failing keyword declares `type`
 /// `integer` (alone or among others, as in `["integer", "null"]`).
 fn declares_integer(schema: &Value, schema_path: &str) -> bool {
     let Some(cut) = schema_path.rfind('/') else {
         return false;
     };
-    match schema
-        .pointer(&schema_path[..cut])
-        .and_then(|n| n.get("type"))
-    {
+    match schema_at(schema, &schema_path[..cut]).and_then(|n| n.get("type")) {
         Some(Value::String(t)) => t == "integer",
         Some(Value::Array(ts)) => ts.iter().any(|t| t == "integer"),
         _ => false,
@@ -323,6 +342,26 @@ mod tests {
         assert_eq!(
             check(json!({"path": "a", "opts": {"depth": 9}})),
             "Invalid value for 'opts.depth': must be at most 5"
+        );
+    }
+
+    /// Regression: the error's schema path runs through `$ref` (a nested
+    /// struct derived by schemars), which a plain JSON pointer into the
+    /// schema cannot follow, so the integer wording was lost.
+    #[test]
+    fn integers_behind_a_ref_keep_their_wording() {
+        let v = ArgValidator::compile(&json!({
+            "type": "object",
+            "properties": {"opts": {"$ref": "#/$defs/Opts"}},
+            "$defs": {"Opts": {
+                "type": "object",
+                "properties": {"depth": {"type": "integer", "minimum": 1}}
+            }}
+        }))
+        .unwrap();
+        assert_eq!(
+            v.check(&json!({"opts": {"depth": 0}})).unwrap_err(),
+            "Invalid value for 'opts.depth': must be a positive integer"
         );
     }
 

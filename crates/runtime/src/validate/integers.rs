@@ -60,12 +60,6 @@ fn declares_integer(schema: &Map<String, Value>) -> bool {
     }
 }
 
-/// The schema a local `$ref` (`#/$defs/Opts`) names.
-fn resolve<'a>(root: &'a Value, reference: &str) -> Option<&'a Value> {
-    let pointer = reference.strip_prefix('#')?;
-    root.pointer(pointer)
-}
-
 fn walk(value: &mut Value, schema: &Value, root: &Value, depth: u32) {
     let Value::Object(schema) = schema else {
         return; // `true` / `false`: nothing declared
@@ -76,7 +70,7 @@ fn walk(value: &mut Value, schema: &Value, root: &Value, depth: u32) {
     if let Some(target) = schema
         .get("$ref")
         .and_then(Value::as_str)
-        .and_then(|r| resolve(root, r))
+        .and_then(|r| super::local_ref(root, r))
     {
         walk(value, target, root, depth + 1);
     }
