@@ -166,7 +166,11 @@ async fn run_postgres<const N: usize>(
     cutoff: i64,
     rows: Option<i64>,
 ) -> Result<Option<[u64; N]>, sqlx::Error> {
-    let mut tx = pool.begin().await?;
+    // READ COMMITTED, as the writer's: a step re-checks rows a batch may
+    // have changed while it waited for them.
+    let mut tx = pool
+        .begin_with("BEGIN ISOLATION LEVEL READ COMMITTED")
+        .await?;
     let locked: bool = sqlx::query_scalar(PG_STEP_LOCK).fetch_one(&mut *tx).await?;
     if !locked {
         tx.rollback().await?;

@@ -48,7 +48,23 @@ pub struct StoreOptions {
 /// about 2 s compiling to run for 50 ms; recording with 1 M rows of a
 /// reused id was 2.4–3.6× slower than with none (BENCHMARKS.md, issue 14).
 /// Statements this short never gain from JIT.
-const PG_WRITE_WITHOUT_JIT: &str = "SET LOCAL jit = off";
+const PG_WRITE_WITHOUT_JIT: &str = "; SET LOCAL jit = off";
+
+/// The writer's transactions are READ COMMITTED whatever the server's or
+/// the role's default: the lock protocol (`write.rs`) needs each statement
+/// after a lock to see what another gateway committed while this one
+/// waited for it.
+const PG_WRITE_BEGIN: &str = "BEGIN ISOLATION LEVEL READ COMMITTED";
+
+/// The writer's transactions are bounded in time (`SET LOCAL`: they end
+/// with the transaction), so that one gateway stalled in the middle of one
+/// (a paused VM, a network partition, a half-open connection) cannot hold
+/// the locks every other gateway's batches wait for: the server ends its
+/// transaction once it has been idle 30 s; a batch waits 10 s at most for
+/// a lock and runs no statement past 30 s. Each error is retried with the
+/// batch (SQLSTATE 55P03, 57014, or the connection's loss).
+const PG_WRITE_BOUNDS: &str = "SET LOCAL lock_timeout = '10s'; \
+    SET LOCAL statement_timeout = '30s'; SET LOCAL idle_in_transaction_session_timeout = '30s'";
 
 /// Default SQLite page cache per pooled connection: 2 MiB, SQLite's own
 /// default. The pool serves the dashboard, `/api/*` and alerts; each pooled
@@ -313,14 +329,29 @@ impl Store {
             },
             Pool::Postgres(pool) => {
                 let events = pg_text(events);
-                let mut tx = pool.begin().await.map_err(StoreError::query)?;
-                if tx.server_version_num().is_some_and(|v| v >= 110_000) {
-                    tx.execute(sqlx::query(PG_WRITE_WITHOUT_JIT))
-                        .await
-                        .map_err(StoreError::query)?;
-                }
+                let mut tx = pool
+                    .begin_with(PG_WRITE_BEGIN)
+                    .await
+                    .map_err(StoreError::query)?;
+                let jit = match tx.server_version_num() {
+                    Some(v) if v >= 110_000 => PG_WRITE_WITHOUT_JIT,
+                    _ => "",
+                };
+                // One round trip: the bounds, JIT off, and the batch's lock
+                // on the schema (shared, or alone for a large batch).
                 let ids = write::call_ids(&events);
-                if !ids.is_empty() {
+                let alone = ids.len() > write::PG_MAX_ID_LOCKS;
+                let schema_lock = if alone {
+                    write::PG_LOCK_SCHEMA_ALONE
+                } else {
+                    write::PG_LOCK_SCHEMA_SHARED
+                };
+                tx.execute(sqlx::raw_sql(&format!(
+                    "{PG_WRITE_BOUNDS}{jit}; {schema_lock}"
+                )))
+                .await
+                .map_err(StoreError::query)?;
+                if !alone && !ids.is_empty() {
                     tx.execute(sqlx::query(write::PG_LOCK_CALL_IDS).bind(ids))
                         .await
                         .map_err(StoreError::query)?;

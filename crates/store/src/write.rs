@@ -24,6 +24,13 @@
 //! the hashes of its call ids (in sorted order, so batches never deadlock on
 //! them): a call and its result written by two gateways at the same moment
 //! are applied one after the other, and the second sees the first's row.
+//! Before them it takes the schema's batch lock shared. A batch with more
+//! than [`PG_MAX_ID_LOCKS`] ids (a backlog written after an outage) takes
+//! that lock alone instead, and no lock per id: every batch holds at most
+//! `PG_MAX_ID_LOCKS + 1` locks, so several gateways writing full batches
+//! at once cannot fill PostgreSQL's lock table (about 64 per connection by
+//! default, shared by the whole server). No batch waits for this lock while
+//! holding another, so it adds no deadlock.
 //! SQLite writers are serialized by `BEGIN IMMEDIATE`.
 
 // The batch's maps hash with foldhash, not SipHash (1–4 % of a batch's CPU;
@@ -45,6 +52,19 @@ pub(crate) enum Outcome {
     /// A new result, with its resolved tool name and execution time.
     NewResult { tool: String, exec_ms: Option<f64> },
 }
+
+/// The most call ids a batch locks one by one; a batch with more locks
+/// the schema alone ([`PG_LOCK_SCHEMA_ALONE`]).
+pub(crate) const PG_MAX_ID_LOCKS: usize = 256;
+
+/// The schema's batch lock, shared with other batches: a class of
+/// toolwarden's own (`twwr`) and the schema, as retention's step lock.
+pub(crate) const PG_LOCK_SCHEMA_SHARED: &str =
+    "SELECT pg_advisory_xact_lock_shared(1953986418, hashtext(current_schema()))";
+
+/// The schema's batch lock, held alone (no other batch of the schema runs).
+pub(crate) const PG_LOCK_SCHEMA_ALONE: &str =
+    "SELECT pg_advisory_xact_lock(1953986418, hashtext(current_schema()))";
 
 /// Locks the call ids of a batch (PostgreSQL only).
 pub(crate) const PG_LOCK_CALL_IDS: &str = "SELECT pg_advisory_xact_lock(h) FROM \

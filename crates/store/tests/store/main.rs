@@ -103,6 +103,22 @@ async fn a_batch_numbers_a_session_retention_deleted_meanwhile_anew() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_holds_a_bounded_number_of_advisory_locks() {
+    let test = "a_batch_holds_a_bounded_number_of_advisory_locks";
+    if let Some(db) = support::TestDb::postgres(test).await {
+        race::a_batch_holds_a_bounded_number_of_advisory_locks(db).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_does_not_wait_for_a_stalled_peer_for_good() {
+    let test = "a_batch_does_not_wait_for_a_stalled_peer_for_good";
+    if let Some(db) = support::TestDb::postgres(test).await {
+        race::a_batch_does_not_wait_for_a_stalled_peer_for_good(db).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn backends_give_the_same_stats() {
     let lite = scenarios::stats_document(&support::TestDb::sqlite()).await;
     // Sanity on its own: 5 sessions × 4 calls, 3 results each, resent.

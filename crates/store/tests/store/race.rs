@@ -146,3 +146,129 @@ async fn two_recorders_postgres() {
         two_recorders(db).await;
     }
 }
+
+/// PostgreSQL: a batch holds a bounded number of advisory locks (its
+/// schema's batch lock and one per call id, or the schema's alone for a
+/// large batch), so several gateways writing full batches at once cannot
+/// fill the server's lock table. Each batch is caught while it waits on a
+/// session row another connection holds, after taking its locks.
+pub async fn a_batch_holds_a_bounded_number_of_advisory_locks(db: TestDb) {
+    use sqlx::Connection;
+
+    let store = Store::open(&db.url).await.unwrap();
+    record_all(&store, &[request("r0", "s", 1_000)]).await;
+    let mut observer = sqlx::PgConnection::connect(&db.url).await.unwrap();
+    let mut written = 0;
+    for (n, expected) in [(100usize, 101i64), (1_000, 1)] {
+        let mut holder = sqlx::PgConnection::connect(&db.url).await.unwrap();
+        sqlx::query("BEGIN").execute(&mut holder).await.unwrap();
+        sqlx::query("SELECT 1 FROM sessions WHERE session_id = 's' FOR UPDATE")
+            .execute(&mut holder)
+            .await
+            .unwrap();
+        let holder_pid: i32 = sqlx::query_scalar("SELECT pg_backend_pid()")
+            .fetch_one(&mut holder)
+            .await
+            .unwrap();
+        let events: Vec<Event> = (0..n)
+            .map(|i| {
+                let id = format!("call-{n}-{i:06}");
+                Event::ToolResult(result("r1", "s", &id, i as u32, Some("t"), false, 2_000))
+            })
+            .collect();
+        let batch = tokio::spawn({
+            let store = store.clone();
+            async move { record_one_batch(&store, &events).await }
+        });
+        let mut waiting = None;
+        for _ in 0..100 {
+            waiting = sqlx::query_scalar::<_, i32>(
+                "SELECT pid FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid)) LIMIT 1",
+            )
+            .bind(holder_pid)
+            .fetch_optional(&mut observer)
+            .await
+            .unwrap();
+            if waiting.is_some() {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        let pid = waiting.expect("the batch waits on the session row");
+        let locks: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM pg_locks WHERE pid = $1 AND locktype = 'advisory' AND granted",
+        )
+        .bind(pid)
+        .fetch_one(&mut observer)
+        .await
+        .unwrap();
+        assert_eq!(locks, expected, "a batch of {n} results");
+        sqlx::query("COMMIT").execute(&mut holder).await.unwrap();
+        let (counters, _) = batch.await.unwrap();
+        assert_eq!(counters.events_dropped, 0, "{counters:?}");
+        written += n as i64;
+    }
+    let rows = query_i64(
+        &db.url,
+        "SELECT count(*) FROM tool_calls WHERE call_id LIKE 'call-%'",
+    )
+    .await;
+    assert_eq!(rows, written);
+}
+
+/// PostgreSQL: a batch that waits for a lock another connection holds
+/// without end (a gateway stalled in the middle of its transaction) gives
+/// up after the writer's `lock_timeout` and is retried, rather than
+/// waiting for good; once the lock is free it is written, whole.
+pub async fn a_batch_does_not_wait_for_a_stalled_peer_for_good(db: TestDb) {
+    use sqlx::Connection;
+
+    let store = Store::open(&db.url).await.unwrap();
+    record_all(&store, &[request("r0", "s", 1_000)]).await;
+    let mut stalled = sqlx::PgConnection::connect(&db.url).await.unwrap();
+    sqlx::query("BEGIN").execute(&mut stalled).await.unwrap();
+    sqlx::query("SELECT 1 FROM sessions WHERE session_id = 's' FOR UPDATE")
+        .execute(&mut stalled)
+        .await
+        .unwrap();
+    let rec = Recorder::start(
+        Some(store.clone()),
+        RecorderOptions {
+            flush_interval: std::time::Duration::from_millis(10),
+            ..RecorderOptions::default()
+        },
+        Arc::new(Seen::default()),
+    );
+    assert!(rec.record(Event::ToolResult(result(
+        "r1",
+        "s",
+        "call-late",
+        0,
+        Some("t"),
+        true,
+        2_000
+    ))));
+    let started = std::time::Instant::now();
+    while rec.counters().write_errors == 0 && started.elapsed().as_secs() < 20 {
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    let waited = started.elapsed();
+    assert!(
+        rec.counters().write_errors >= 1,
+        "still waiting after {waited:?}"
+    );
+    assert!(
+        waited.as_secs() >= 9,
+        "gave up after {waited:?}, before the lock timeout"
+    );
+    sqlx::query("ROLLBACK").execute(&mut stalled).await.unwrap();
+    rec.shutdown().await;
+    let counters = rec.counters();
+    assert_eq!(counters.events_dropped, 0, "{counters:?}");
+    let rows = query_i64(
+        &db.url,
+        "SELECT count(*) FROM tool_calls WHERE call_id = 'call-late'",
+    )
+    .await;
+    assert_eq!(rows, 1);
+}
