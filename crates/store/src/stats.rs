@@ -157,28 +157,49 @@ fn in_window(windowed: bool, column: &str) -> String {
     }
 }
 
+/// Which filters a report's statements carry in their text, so that
+/// each can be served by an index: the window (`$1`) and the session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Shape {
+    windowed: bool,
+    by_session: bool,
+}
+
+/// The session's test (`param`, a session id, or NULL for none): by the
+/// session's number, which the session indexes (`tool_calls_call_session`,
+/// `requests_session`) lead with; a test of `session_id` is served by none
+/// and read every row. Without a session it is `param IS NULL`.
+fn in_session(by_session: bool, param: &str, column: &str) -> String {
+    if by_session {
+        format!("{column} = (SELECT no FROM sessions WHERE session_id = {param})")
+    } else {
+        format!("{param} IS NULL")
+    }
+}
+
 /// The filters of a report's `tool_calls` rows. A model filter of
 /// `unknown` finds the rows without a model, as the reports name them.
-fn filter(windowed: bool) -> String {
+fn filter(s: Shape) -> String {
     format!(
         "{} AND ($2 IS NULL OR tool = $2) \
-         AND ($3 IS NULL OR COALESCE(model, 'unknown') = $3) AND ($4 IS NULL OR session_id = $4)",
-        in_window(windowed, "at_ms")
+         AND ($3 IS NULL OR COALESCE(model, 'unknown') = $3) AND {}",
+        in_window(s.windowed, "at_ms"),
+        in_session(s.by_session, "$4", "session_no")
     )
 }
 const FAILED: &str = "SUM(CASE WHEN failed = 1 THEN 1 ELSE 0 END)";
 /// [`filter`] for `dropped_tool_counts` (issue 14: the per-tool counts of
 /// events not written in detail, added to the detailed ones): it has no
 /// sessions, so a session filter leaves it out.
-fn dropped_filter(windowed: bool) -> String {
+fn dropped_filter(s: Shape) -> String {
     format!(
         "{} AND ($2 IS NULL OR tool = $2) \
          AND ($3 IS NULL OR COALESCE(model, 'unknown') = $3) AND $4 IS NULL",
-        in_window(windowed, "at_ms")
+        in_window(s.windowed, "at_ms")
     )
 }
 
-fn tools_sql(w: bool) -> String {
+fn tools_sql(w: Shape) -> String {
     let (filter, dropped_filter) = (filter(w), dropped_filter(w));
     format!(
         "SELECT tool, CAST(SUM(c) AS BIGINT), CAST(SUM(f) AS BIGINT) FROM (\
@@ -188,7 +209,7 @@ fn tools_sql(w: bool) -> String {
          GROUP BY tool ORDER BY 3 DESC, 2 DESC, 1"
     )
 }
-fn models_sql(w: bool) -> String {
+fn models_sql(w: Shape) -> String {
     let (filter, dropped_filter) = (filter(w), dropped_filter(w));
     format!(
         "SELECT m, tool, CAST(SUM(c) AS BIGINT), CAST(SUM(f) AS BIGINT) FROM (\
@@ -199,7 +220,7 @@ fn models_sql(w: bool) -> String {
          ) t GROUP BY m, tool ORDER BY 4 DESC, 3 DESC, 1, 2"
     )
 }
-fn sessions_sql(w: bool) -> String {
+fn sessions_sql(w: Shape) -> String {
     let filter = filter(w);
     format!(
         "SELECT session_id, COUNT(*), {FAILED}, MIN(at_ms), MAX(COALESCE(result_at_ms, at_ms)) \
@@ -207,7 +228,7 @@ fn sessions_sql(w: bool) -> String {
          ORDER BY 5 DESC, 1 LIMIT $5"
     )
 }
-fn failures_sql(w: bool) -> String {
+fn failures_sql(w: Shape) -> String {
     let filter = filter(w);
     format!(
         "SELECT COALESCE(result_at_ms, at_ms), session_id, model, tool, call_id, \
@@ -215,7 +236,7 @@ fn failures_sql(w: bool) -> String {
          ORDER BY 1 DESC, id DESC LIMIT $5"
     )
 }
-fn timeline_sql(w: bool) -> String {
+fn timeline_sql(w: Shape) -> String {
     let (filter, dropped_filter) = (filter(w), dropped_filter(w));
     format!(
         "SELECT tool, b, CAST(SUM(f) AS BIGINT), CAST(SUM(c) AS BIGINT) FROM (\
@@ -226,23 +247,24 @@ fn timeline_sql(w: bool) -> String {
          ) t GROUP BY tool, b ORDER BY 2, 1"
     )
 }
-fn repairs_sql(w: bool) -> String {
+fn repairs_sql(w: Shape) -> String {
     format!(
         "SELECT rr.defect, COUNT(*) FROM request_repairs rr \
          JOIN requests r ON r.request_id = rr.request_id \
          WHERE {} AND ($2 IS NULL OR COALESCE(r.model, 'unknown') = $2) \
-         AND ($3 IS NULL OR r.session_id = $3) GROUP BY rr.defect ORDER BY 2 DESC, 1",
-        in_window(w, "r.at_ms")
+         AND {} GROUP BY rr.defect ORDER BY 2 DESC, 1",
+        in_window(w.windowed, "r.at_ms"),
+        in_session(w.by_session, "$3", "r.session_no")
     )
 }
-fn requests_sql(w: bool) -> String {
+fn requests_sql(w: Shape) -> String {
     format!(
         "SELECT COUNT(*), \
          COALESCE(SUM(CASE WHEN status >= 400 OR error IS NOT NULL THEN 1 ELSE 0 END), 0), \
          COALESCE(SUM(CASE WHEN streaming = 1 THEN 1 ELSE 0 END), 0) FROM requests \
-         WHERE {} AND ($2 IS NULL OR COALESCE(model, 'unknown') = $2) \
-         AND ($3 IS NULL OR session_id = $3)",
-        in_window(w, "at_ms")
+         WHERE {} AND ($2 IS NULL OR COALESCE(model, 'unknown') = $2) AND {}",
+        in_window(w.windowed, "at_ms"),
+        in_session(w.by_session, "$3", "session_no")
     )
 }
 /// A session's newest `$2` rows, newest first, through
@@ -317,7 +339,10 @@ macro_rules! stats_fn {
     ($name:ident, $calls:ident, $pool:ty, $snapshot:expr) => {
         async fn $name(pool: &$pool, q: &StatsQuery) -> Result<Stats, sqlx::Error> {
             let (since, tool, model, session) = (q.since_ms, &q.tool, &q.model, &q.session);
-            let w = since.is_some();
+            let w = Shape {
+                windowed: since.is_some(),
+                by_session: session.is_some(),
+            };
             let mut tx = pool.begin().await?;
             let snapshot: Option<&str> = $snapshot;
             if let Some(sql) = snapshot {
@@ -613,14 +638,18 @@ mod tests {
         let crate::store::Pool::Sqlite(pool) = store.pool() else {
             unreachable!()
         };
+        let w = Shape {
+            windowed: true,
+            by_session: false,
+        };
         let queries = [
-            tools_sql(true),
-            models_sql(true),
-            sessions_sql(true),
-            failures_sql(true),
-            timeline_sql(true),
-            repairs_sql(true),
-            requests_sql(true),
+            tools_sql(w),
+            models_sql(w),
+            sessions_sql(w),
+            failures_sql(w),
+            timeline_sql(w),
+            repairs_sql(w),
+            requests_sql(w),
         ];
         for sql in queries {
             let plan: Vec<(i64, i64, i64, String)> =
@@ -639,6 +668,59 @@ mod tests {
             assert!(
                 steps.iter().any(|s| s.starts_with("SEARCH")
                     && by_time.iter().any(|i| s.contains(&format!("INDEX {i} ")))),
+                "{sql}: {steps:?}"
+            );
+        }
+    }
+
+    /// A report of one session over all time (the dashboard's session
+    /// filter, `stats --since all --session X`) searches the session
+    /// indexes by the session's number: it reads none of the other
+    /// sessions' rows.
+    #[tokio::test]
+    async fn a_session_report_reads_the_session_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("plan.db").display());
+        let store = crate::Store::open(&url).await.unwrap();
+        let crate::store::Pool::Sqlite(pool) = store.pool() else {
+            unreachable!()
+        };
+        let w = Shape {
+            windowed: false,
+            by_session: true,
+        };
+        let queries = [
+            tools_sql(w),
+            models_sql(w),
+            sessions_sql(w),
+            failures_sql(w),
+            timeline_sql(w),
+            repairs_sql(w),
+            requests_sql(w),
+        ];
+        for sql in queries {
+            let plan: Vec<(i64, i64, i64, String)> =
+                sqlx::query_as(&format!("EXPLAIN QUERY PLAN {sql}"))
+                    .fetch_all(pool)
+                    .await
+                    .unwrap();
+            let steps: Vec<&str> = plan.iter().map(|p| p.3.as_str()).collect();
+            // Only the big tables matter: the dropped counts (no sessions,
+            // left out by `$4 IS NULL`) and the union's own rows are small.
+            let scans: Vec<&&str> = steps
+                .iter()
+                .filter(|s| {
+                    s.starts_with("SCAN")
+                        && ["tool_calls", "requests", "request_repairs"]
+                            .iter()
+                            .any(|t| s.split_whitespace().nth(1) == Some(*t))
+                })
+                .collect();
+            assert!(scans.is_empty(), "{sql}: {steps:?}");
+            let by_session = ["tool_calls_call_session", "requests_session"];
+            assert!(
+                steps.iter().any(|s| s.starts_with("SEARCH")
+                    && by_session.iter().any(|i| s.contains(&format!("INDEX {i} ")))),
                 "{sql}: {steps:?}"
             );
         }
