@@ -101,6 +101,12 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../migrations/sqlite/0013_alert_heartbeats.sql"),
         postgres: include_str!("../migrations/postgres/0013_alert_heartbeats.sql"),
     },
+    Migration {
+        version: 14,
+        name: "session_numbers_unique",
+        sqlite: include_str!("../migrations/sqlite/0014_session_numbers_unique.sql"),
+        postgres: include_str!("../migrations/postgres/0014_session_numbers_unique.sql"),
+    },
 ];
 
 const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (\

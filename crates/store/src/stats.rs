@@ -720,7 +720,9 @@ mod tests {
             let by_session = ["tool_calls_call_session", "requests_session"];
             assert!(
                 steps.iter().any(|s| s.starts_with("SEARCH")
-                    && by_session.iter().any(|i| s.contains(&format!("INDEX {i} ")))),
+                    && by_session
+                        .iter()
+                        .any(|i| s.contains(&format!("INDEX {i} ")))),
                 "{sql}: {steps:?}"
             );
         }

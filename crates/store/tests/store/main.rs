@@ -119,6 +119,14 @@ async fn a_batch_does_not_wait_for_a_stalled_peer_for_good() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn session_numbers_are_unique_and_indexed() {
+    let test = "session_numbers_are_unique_and_indexed";
+    if let Some(db) = support::TestDb::postgres(test).await {
+        schema::session_numbers_are_unique_and_indexed(db).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn backends_give_the_same_stats() {
     let lite = scenarios::stats_document(&support::TestDb::sqlite()).await;
     // Sanity on its own: 5 sessions × 4 calls, 3 results each, resent.

@@ -60,3 +60,17 @@ pub async fn readers_require_the_builds_schema_and_no_build_writes_a_newer_one(d
         &format!("version {found}, this toolwarden needs {SCHEMA_VERSION}"),
     );
 }
+
+/// PostgreSQL: session numbers are unique and indexed (SQLite's are the
+/// table's key), as retention's sessions step and every lookup by number
+/// need.
+pub async fn session_numbers_are_unique_and_indexed(db: TestDb) {
+    Store::open(&db.url).await.expect("migrate").close().await;
+    let unique = crate::support::query_i64(
+        &db.url,
+        "SELECT count(*) FROM pg_indexes WHERE tablename = 'sessions' \
+         AND schemaname = current_schema() AND indexdef LIKE 'CREATE UNIQUE INDEX % (no)'",
+    )
+    .await;
+    assert_eq!(unique, 1);
+}
