@@ -510,6 +510,69 @@ async fn an_upstream_that_reads_nothing_gets_the_first_byte_timeout() {
     held.abort();
 }
 
+/// An upstream that refuses a large body as soon as it has the head (as
+/// Anthropic answers 413 past 32 MB) and closes, resetting the connection
+/// under the body still on its way: the client gets that answer, not a 502
+/// for the write it cut short, and the upstream sees the request once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_refusing_a_large_body_early_is_answered_with_its_refusal() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let config = Config::for_tests(&format!("http://{}", listener.local_addr().unwrap()));
+    let heads = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let seen = heads.clone();
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = listener.accept().await {
+            let seen = seen.clone();
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 4096];
+                while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match s.read(&mut chunk).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                    }
+                }
+                seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let body = r#"{"type":"error","error":{"type":"request_too_large","message":"Request exceeds the maximum allowed number of bytes."}}"#;
+                let answer = format!(
+                    "HTTP/1.1 413 Request Entity Too Large\r\ncontent-type: application/json\r\n\
+                     content-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = s.write_all(answer.as_bytes()).await;
+                // Closed with the rest of the request unread: a reset
+                // follows the answer.
+            });
+        }
+    });
+    let gw = Gateway::start(config).await.unwrap();
+    let text = format!(
+        "{{\"model\":\"claude-test\",\"max_tokens\":1,\"messages\":[{{\"role\":\"user\",\"content\":\"{}\"}}]}}",
+        "x".repeat(20 << 20)
+    );
+    let head = format!(
+        "POST /v1/messages HTTP/1.1\r\nhost: gw.test\r\ncontent-type: application/json\r\n\
+         x-api-key: k\r\nanthropic-version: 2023-06-01\r\nconnection: close\r\n\
+         content-length: {}\r\n\r\n",
+        text.len()
+    );
+    let mut s = TcpStream::connect(gw.addr()).await.unwrap();
+    s.write_all(head.as_bytes()).await.unwrap();
+    // The gateway may stop reading once it is answered.
+    let _ = s.write_all(text.as_bytes()).await;
+    let mut reply = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(10), s.read_to_end(&mut reply)).await;
+    let reply = String::from_utf8_lossy(&reply);
+    assert!(reply.starts_with("HTTP/1.1 413"), "{reply}");
+    assert!(reply.contains("request_too_large"), "{reply}");
+    assert_eq!(
+        heads.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "sent once"
+    );
+    gw.shutdown().await;
+}
+
 /// One request on an open keep-alive connection; the status code (the
 /// response read whole, by its `content-length` or its last chunk).
 async fn post_on(s: &mut TcpStream, session: &str) -> u16 {

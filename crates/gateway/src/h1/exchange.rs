@@ -3,7 +3,9 @@
 //! - The request goes in one vectored write (head, body) over a pooled
 //!   connection; a pooled connection that fails that write is replaced by
 //!   a new one and the write retried once (hyper's client retries the same
-//!   case). Then, while the upstream works, the request is analysed.
+//!   case), unless the upstream answered before the write failed (a 413
+//!   for a body too large): that answer is relayed. Then, while the
+//!   upstream works, the request is analysed.
 //! - Until the response head arrives the client socket is watched: a client
 //!   that goes away cancels the request (the upstream connection is
 //!   closed, the request recorded as 499); the first-byte timeout applies.
@@ -110,22 +112,26 @@ pub(super) async fn run(
     let (mut observation, changes) = outbound.analyze(shared).await;
     drop(forward);
     let write_limit = shared.config.client_body_timeout;
-    let mut up = match sent {
-        Ok(up) => up,
+    let (mut up, mut ubuf, cut_short) = match sent {
+        Ok(Sent::Whole(up)) => (up, BytesMut::with_capacity(READ_CHUNK), false),
+        Ok(Sent::Answered(up, early)) => (up, early, true),
         Err(err) => {
             return fail(cx.client, observation, provider, &err, closing, write_limit).await;
         }
     };
 
     // Wait for the response head, watching the client.
-    let mut ubuf = BytesMut::with_capacity(READ_CHUNK);
     let extras = ClientHeadExtras {
         repaired: changes,
         close: closing,
     };
     let (response, client_head) = loop {
         match head::parse_response(&ubuf, extras) {
-            ResponseParse::Head(response, client_head) => break (response, client_head),
+            // A request cut short by its answer: that connection is done.
+            ResponseParse::Head(mut response, client_head) => {
+                response.close |= cut_short;
+                break (response, client_head);
+            }
             ResponseParse::Informational(len) => {
                 ubuf.advance(len);
                 continue;
@@ -208,28 +214,61 @@ pub(super) async fn run(
     }
 }
 
+/// How a request went upstream.
+enum Sent {
+    /// Whole.
+    Whole(UpstreamIo),
+    /// Cut short by the upstream's answer (these first bytes of it): an
+    /// upstream that refuses a request from its head (a 413 for a body
+    /// too large) answers and closes while the body is still going out.
+    Answered(UpstreamIo, BytesMut),
+}
+
+/// How long a connection whose write failed is given to show an answer
+/// already on its way.
+const EARLY_ANSWER_WAIT: Duration = Duration::from_millis(100);
+
 /// Write the request on a pooled connection (once more on a new one if
-/// that write fails) or on a new connection.
+/// that write fails without an answer: the upstream closed it while idle)
+/// or on a new connection.
 async fn send(
     pool: &Pool,
     upstream: &Upstream,
     provider: Provider,
     head: &[u8],
     body: &[u8],
-) -> Result<UpstreamIo, ProxyError> {
-    if let Some(mut up) = pool.checkout(provider)
-        && write_request(&mut up, head, body).await.is_ok()
-    {
-        return Ok(up);
+) -> Result<Sent, ProxyError> {
+    if let Some(mut up) = pool.checkout(provider) {
+        match write_request(&mut up, head, body).await {
+            Ok(()) => return Ok(Sent::Whole(up)),
+            Err(_) => {
+                if let Some(early) = early_answer(&mut up).await {
+                    return Ok(Sent::Answered(up, early));
+                }
+            }
+        }
     }
     let mut up = pool.connect(upstream).await?;
     match write_request(&mut up, head, body).await {
-        Ok(()) => Ok(up),
-        Err(e) => Err(ProxyError::new(
-            ProxyErrorKind::Reset,
-            upstream.host(),
-            format!("writing the request failed: {e}"),
-        )),
+        Ok(()) => Ok(Sent::Whole(up)),
+        Err(e) => match early_answer(&mut up).await {
+            Some(early) => Ok(Sent::Answered(up, early)),
+            None => Err(ProxyError::new(
+                ProxyErrorKind::Reset,
+                upstream.host(),
+                format!("writing the request failed: {e}"),
+            )),
+        },
+    }
+}
+
+/// The first bytes of an answer the upstream sent before the write to it
+/// failed (the kernel keeps what arrived before its reset), if any.
+async fn early_answer(up: &mut UpstreamIo) -> Option<BytesMut> {
+    let mut buf = BytesMut::with_capacity(READ_CHUNK);
+    match tokio::time::timeout(EARLY_ANSWER_WAIT, up.read_buf(&mut buf)).await {
+        Ok(Ok(n)) if n > 0 => Some(buf),
+        _ => None,
     }
 }
 

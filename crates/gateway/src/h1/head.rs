@@ -97,7 +97,9 @@ pub(crate) fn parse_request(buf: &[u8], upstreams: &Upstreams) -> RequestParse {
     let Some(target) = req.path.filter(|p| p.starts_with('/')) else {
         return RequestParse::Fallback;
     };
-    let path = target.split(['?', '#']).next().unwrap_or(target);
+    // A fragment is the client's own (RFC 9110 §4.2.5): never sent.
+    let target = target.split('#').next().unwrap_or(target);
+    let path = target.split('?').next().unwrap_or(target);
     let Some(route) = ProxyRoute::dialect_post(path) else {
         return RequestParse::Fallback;
     };

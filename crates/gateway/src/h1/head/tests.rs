@@ -52,6 +52,20 @@ content-length: 7\r\n\r\n"
     );
 }
 
+/// A fragment is the client's own: never sent upstream.
+#[test]
+fn a_fragment_is_not_forwarded() {
+    let raw =
+        b"POST /v1/messages?beta=true#part HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\n{}";
+    let head = fast(raw);
+    assert_eq!(head.path, "/v1/messages");
+    let sent = String::from_utf8(head.upstream_head).unwrap();
+    assert!(
+        sent.starts_with("POST /prefix/v1/messages?beta=true HTTP/1.1\r\n"),
+        "{sent}"
+    );
+}
+
 #[test]
 fn content_encoding_lines_are_found_and_can_be_removed() {
     let raw = b"POST /v1/responses HTTP/1.1\r\nContent-Encoding: gzip\r\nx-a: 1\r\n\
