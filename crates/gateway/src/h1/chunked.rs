@@ -26,9 +26,12 @@ enum State {
         size: u64,
         digits: u8,
     },
-    /// After the size: whitespace and `;extensions` until LF.
+    /// After the size: whitespace, then `;extensions` (`ext`: past the
+    /// `;`) until LF. Anything else after the digits (`0x1a`) is not a
+    /// chunk size.
     SizeRest {
         size: u64,
+        ext: bool,
     },
     /// Inside a chunk's data, this many bytes left.
     Data(u64),
@@ -111,23 +114,30 @@ impl ChunkDecoder {
                         };
                     }
                     None => {
-                        self.state = State::SizeRest { size };
+                        self.state = State::SizeRest { size, ext: false };
                         continue;
                     }
                 },
-                State::SizeRest { size } => {
+                State::SizeRest { size, ext } => {
                     self.line += 1;
                     if self.line > MAX_LINE {
                         return Err(ChunkError("chunk size line too long"));
                     }
-                    if b == b'\n' {
-                        self.state = if size == 0 {
-                            State::TrailerStart
-                        } else {
-                            State::Data(size)
-                        };
-                    } else if b != b'\r' && b != b';' && b != b' ' && b != b'\t' && b < 0x20 {
-                        return Err(ChunkError("control byte in a chunk size line"));
+                    match b {
+                        b'\n' => {
+                            self.state = if size == 0 {
+                                State::TrailerStart
+                            } else {
+                                State::Data(size)
+                            };
+                        }
+                        b'\r' | b' ' | b'\t' => {}
+                        b';' => self.state = State::SizeRest { size, ext: true },
+                        _ if !ext => return Err(ChunkError("chunk size is not hexadecimal")),
+                        _ if b < 0x20 => {
+                            return Err(ChunkError("control byte in a chunk size line"));
+                        }
+                        _ => {}
                     }
                 }
                 State::DataCr => {
@@ -245,6 +255,12 @@ mod tests {
         assert!(decode_all(&[b"3\r\nabcX"]).is_err());
         assert!(decode_all(&[b"11111111111111111\r\n"]).is_err());
         assert!(decode_all(&[b"3\x01\r\nabc\r\n"]).is_err());
+        // Not a size: `0x1a` is not the last chunk with junk after it.
+        assert!(decode_all(&[b"0x1a\r\n{\"a\":\"bcdefghijklmnopqrs\"}\r\n0\r\n\r\n"]).is_err());
+        assert!(decode_all(&[b"5 x\r\nhello\r\n"]).is_err());
+        // Whitespace before an extension is allowed, and anything printable in it.
+        let (out, done, _) = decode_all(&[b"5 \t; a=\"b c\"\r\nhello\r\n0\r\n\r\n"]).unwrap();
+        assert_eq!((out.as_slice(), done), (&b"hello"[..], true));
         let (_, done, _) = decode_all(&[b"3\r\nab"]).unwrap();
         assert!(!done, "a truncated body is not done");
     }

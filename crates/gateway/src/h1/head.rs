@@ -312,12 +312,14 @@ struct Facts<'h> {
     expect_or_upgrade: bool,
     close: bool,
     keep_alive: bool,
-    /// Names listed in `connection` (other than `close` / `keep-alive`).
-    listed: Vec<&'h str>,
+    /// Names listed in `connection` (other than `close` / `keep-alive`,
+    /// and `content-length`: the framing is not the sender's to withhold).
+    listed: Vec<&'h [u8]>,
 }
 
 impl<'h> Facts<'h> {
-    /// `None` for conflicting or invalid `content-length`s.
+    /// `None` for conflicting or invalid `content-length`s (the only
+    /// reason).
     fn of(headers: &'h [httparse::Header<'h>]) -> Option<Facts<'h>> {
         let mut facts = Facts::default();
         for h in headers {
@@ -329,20 +331,22 @@ impl<'h> Facts<'h> {
                 }
                 facts.content_length = Some(n);
             } else if name.eq_ignore_ascii_case("transfer-encoding") {
+                // Bytes, not text: a value with a byte that is not UTF-8
+                // is still a list of tokens.
                 facts.transfer_encoding = true;
-                let value = std::str::from_utf8(h.value).ok()?;
-                facts.chunked_last = value
-                    .rsplit(',')
+                facts.chunked_last = h
+                    .value
+                    .rsplit(|&b| b == b',')
                     .next()
-                    .is_some_and(|last| last.trim().eq_ignore_ascii_case("chunked"));
+                    .is_some_and(|last| last.trim_ascii().eq_ignore_ascii_case(b"chunked"));
             } else if name.eq_ignore_ascii_case("connection") {
-                let value = std::str::from_utf8(h.value).ok()?;
-                for token in value.split(',').map(str::trim).filter(|t| !t.is_empty()) {
-                    if token.eq_ignore_ascii_case("close") {
+                let tokens = h.value.split(|&b| b == b',').map(<[u8]>::trim_ascii);
+                for token in tokens.filter(|t| !t.is_empty()) {
+                    if token.eq_ignore_ascii_case(b"close") {
                         facts.close = true;
-                    } else if token.eq_ignore_ascii_case("keep-alive") {
+                    } else if token.eq_ignore_ascii_case(b"keep-alive") {
                         facts.keep_alive = true;
-                    } else {
+                    } else if !token.eq_ignore_ascii_case(b"content-length") {
                         facts.listed.push(token);
                     }
                 }
@@ -354,7 +358,11 @@ impl<'h> Facts<'h> {
     }
 
     fn is_hop_by_hop(&self, name: &str) -> bool {
-        headers::is_hop_by_hop(name) || self.listed.iter().any(|l| name.eq_ignore_ascii_case(l))
+        headers::is_hop_by_hop(name)
+            || self
+                .listed
+                .iter()
+                .any(|l| name.as_bytes().eq_ignore_ascii_case(l))
     }
 }
 

@@ -63,6 +63,11 @@ pub(crate) fn takes_error_event(
 
 /// Prepare the upstream's response headers for the client, in place.
 pub(crate) fn for_client(headers: &mut HeaderMap) {
+    // Both framings: the transfer coding frames the body (RFC 9112 §6.3)
+    // and the length is wrong; hyper would cut the body at it.
+    if headers.contains_key(header::TRANSFER_ENCODING) {
+        headers.remove(header::CONTENT_LENGTH);
+    }
     strip_hop_by_hop(headers);
 }
 
@@ -90,12 +95,13 @@ pub(crate) fn is_hop_by_hop(name: &str) -> bool {
 
 fn strip_hop_by_hop(headers: &mut HeaderMap) {
     // Names listed in `connection` are hop-by-hop too (RFC 9110 §7.6.1).
+    // Read as bytes: a value with a byte that is not UTF-8 still names
+    // the headers it lists.
     let mut drop: Vec<HeaderName> = headers
         .get_all(header::CONNECTION)
         .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .filter_map(|name| HeaderName::from_bytes(name.trim().as_bytes()).ok())
+        .flat_map(|v| v.as_bytes().split(|&b| b == b','))
+        .filter_map(|name| HeaderName::from_bytes(name.trim_ascii()).ok())
         .collect();
     drop.extend(
         headers
@@ -162,6 +168,26 @@ mod tests {
         assert_eq!(h["content-encoding"], "zstd");
         for_upstream(&mut h, Forwarded::RepairedDecoded);
         assert!(h.get("content-encoding").is_none());
+    }
+
+    /// A `connection` value with a byte that is not UTF-8 still names its
+    /// headers; a response framed both ways loses the wrong length.
+    #[test]
+    fn connection_lists_are_bytes_and_a_transfer_coding_beats_a_length() {
+        let mut h = HeaderMap::new();
+        h.insert(
+            "connection",
+            http::HeaderValue::from_bytes(b"X-Hop, \xe9").unwrap(),
+        );
+        h.insert("x-hop", "must-not-forward".parse().unwrap());
+        h.insert("x-keep", "1".parse().unwrap());
+        for_upstream(&mut h, Forwarded::AsSent);
+        assert!(h.get("x-hop").is_none(), "{h:?}");
+        assert_eq!(h["x-keep"], "1");
+
+        let mut h = map(&[("content-length", "3"), ("transfer-encoding", "chunked")]);
+        for_client(&mut h);
+        assert!(h.get("content-length").is_none(), "{h:?}");
     }
 
     #[test]

@@ -122,6 +122,31 @@ fn response(raw: &[u8], extras: ClientHeadExtras) -> (ResponseHead, String) {
     }
 }
 
+/// `connection` cannot withhold the framing: a listed `content-length`
+/// still goes to the client (else it would read to a close that never
+/// comes). A byte that is not UTF-8 in `connection` or
+/// `transfer-encoding` does not make the head invalid.
+#[test]
+fn the_framing_survives_what_connection_lists() {
+    let (head, client) = response(
+        b"HTTP/1.1 200 OK\r\nconnection: content-length, x-hop\r\nx-hop: 1\r\ncontent-length: 2\r\n\r\n{}",
+        ClientHeadExtras::default(),
+    );
+    assert_eq!(head.framing, BodyFraming::Length(2));
+    assert_eq!(client, "HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n");
+    let (head, client) = response(
+        b"HTTP/1.1 200 OK\r\nconnection: \xffclose\r\ncontent-length: 2\r\n\r\n{}",
+        ClientHeadExtras::default(),
+    );
+    assert_eq!(head.framing, BodyFraming::Length(2));
+    assert!(client.contains("content-length: 2"), "{client}");
+    let (head, _) = response(
+        b"HTTP/1.1 200 OK\r\ntransfer-encoding: \xff, chunked\r\n\r\n",
+        ClientHeadExtras::default(),
+    );
+    assert_eq!(head.framing, BodyFraming::Chunked);
+}
+
 #[test]
 fn response_heads_keep_their_headers_and_say_their_framing() {
     let (head, client) = response(
