@@ -5,8 +5,10 @@
 //!
 //! Envelopes:
 //! - OpenAI `{"error":{"message","type":"upstream_error","code"}}`
-//! - Anthropic `{"type":"error","error":{"type":"api_error","message"}}`
-//! - Gemini `{"error":{"code","message","status"}}`
+//! - Anthropic `{"type":"error","error":{"type","message"}}`, the type
+//!   the API gives the status (`invalid_request_error`, `timeout_error`, …)
+//! - Gemini `{"error":{"code","message","status"}}`, the status Google's
+//!   name for the HTTP one (`DEADLINE_EXCEEDED` for 504, …)
 
 use std::{error::Error as StdError, fmt, time::Duration};
 
@@ -267,20 +269,47 @@ fn envelope(provider: Provider, err: &ProxyError, status: StatusCode) -> String 
             r#"{{"error":{{"message":{message},"type":"upstream_error","code":"{}"}}}}"#,
             err.code()
         ),
-        Provider::Anthropic => {
-            format!(r#"{{"type":"error","error":{{"type":"api_error","message":{message}}}}}"#)
-        }
+        Provider::Anthropic => format!(
+            r#"{{"type":"error","error":{{"type":"{}","message":{message}}}}}"#,
+            anthropic_error_type(status)
+        ),
         // AWS's own shape (the client reads `message`).
         Provider::Bedrock => format!(r#"{{"message":{message}}}"#),
         Provider::Gemini | Provider::Vertex => format!(
             r#"{{"error":{{"code":{},"message":{message},"status":"{}"}}}}"#,
             status.as_u16(),
-            if status.is_server_error() {
-                "UNAVAILABLE"
-            } else {
-                "INVALID_ARGUMENT"
-            }
+            google_status(status)
         ),
+    }
+}
+
+/// The Anthropic API's error `type` for a status, as it names its own.
+fn anthropic_error_type(status: StatusCode) -> &'static str {
+    match status.as_u16() {
+        400 => "invalid_request_error",
+        401 => "authentication_error",
+        403 => "permission_error",
+        404 => "not_found_error",
+        413 => "request_too_large",
+        429 => "rate_limit_error",
+        504 => "timeout_error",
+        529 => "overloaded_error",
+        _ => "api_error",
+    }
+}
+
+/// Google's canonical status name for an HTTP status, as the Gemini API
+/// and Vertex AI write it.
+fn google_status(status: StatusCode) -> &'static str {
+    match status.as_u16() {
+        401 => "UNAUTHENTICATED",
+        403 => "PERMISSION_DENIED",
+        404 => "NOT_FOUND",
+        429 => "RESOURCE_EXHAUSTED",
+        500 => "INTERNAL",
+        504 => "DEADLINE_EXCEEDED",
+        s if s >= 500 => "UNAVAILABLE",
+        _ => "INVALID_ARGUMENT",
     }
 }
 

@@ -58,8 +58,25 @@ async fn each_dialect_gets_its_own_envelope() {
     let (status, v) = json_of(error_response(Provider::Gemini, &timeout)).await;
     assert_eq!(status, 504);
     assert_eq!(v["error"]["code"], 504);
-    assert_eq!(v["error"]["status"], "UNAVAILABLE");
+    assert_eq!(v["error"]["status"], "DEADLINE_EXCEEDED");
     assert!(v["error"]["message"].as_str().unwrap().contains("250 ms"));
+    // The type Anthropic's API gives each status.
+    let (status, v) = json_of(error_response(Provider::Anthropic, &timeout)).await;
+    assert_eq!(
+        (status.as_u16(), &v["error"]["type"]),
+        (504, &serde_json::json!("timeout_error"))
+    );
+    let too_large = ProxyError::new(ProxyErrorKind::BodyTooLarge, "h", "too large");
+    let (status, v) = json_of(error_response(Provider::Anthropic, &too_large)).await;
+    assert_eq!(
+        (status.as_u16(), &v["error"]["type"]),
+        (413, &serde_json::json!("request_too_large"))
+    );
+    let (status, v) = json_of(error_response(Provider::Gemini, &refused())).await;
+    assert_eq!(
+        (status.as_u16(), &v["error"]["status"]),
+        (502, &serde_json::json!("UNAVAILABLE"))
+    );
 }
 
 #[test]
