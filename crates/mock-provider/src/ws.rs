@@ -14,7 +14,8 @@
 //! connection is dropped without a close; [`Fault::StallAfter`]: that many,
 //! then nothing while the socket is still read; [`Fault::CloseMidStream`]:
 //! that many, then a close frame; [`Fault::MalformedSse`]: a message that
-//! is not JSON before the rest; [`Fault::Delay`]; [`Fault::Hang`]).
+//! is not JSON before the rest; [`Fault::Delay`]: that long before the
+//! first event; [`Fault::Hang`]).
 //! A `"generate": false` turn (the Codex CLI's warm-up) gets an empty
 //! response. permessage-deflate is agreed when the client offers it. Every client
 //! message is recorded as a [`ReceivedRequest`] with the upgrade's method,
@@ -61,13 +62,9 @@ pub(crate) async fn handle(
     shared
         .requests
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    match shared.fault() {
-        Fault::Status(code, body) => {
-            let status = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-            return Ok(json(status, body));
-        }
-        Fault::Delay(d) => tokio::time::sleep(d).await,
-        _ => {}
+    if let Fault::Status(code, body) = shared.fault() {
+        let status = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        return Ok(json(status, body));
     }
     if let Some((status, body)) = envelope::check_auth(
         Provider::OpenAi,
@@ -323,6 +320,13 @@ async fn send_events<S>(
 where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
 {
+    // As a request over HTTP waits before its answer, a turn waits before
+    // its first event.
+    if let Fault::Delay(d) = fault
+        && !events.is_empty()
+    {
+        tokio::time::sleep(*d).await;
+    }
     let (limit, after) = match fault {
         Fault::ResetMidStream(n) => (*n, After::Reset),
         Fault::StallAfter(n) => (*n, After::Stall),

@@ -337,6 +337,16 @@ impl Observation {
         self.finish();
     }
 
+    /// A WebSocket turn has no response head: its first byte is its first
+    /// event (`arrived`), and until then there is none.
+    pub(crate) fn first_event(&mut self, arrived: bool) {
+        self.first_byte = if arrived {
+            self.sent_at.map(|t| t.elapsed())
+        } else {
+            None
+        };
+    }
+
     /// Response headers arrived: choose how to read the body.
     pub(crate) fn on_response(
         &mut self,

@@ -12,7 +12,7 @@
 //! with a `type` (a message cut short included) is counted as unparsed.
 //!
 //! Turns are kept in the order sent (bounded: past [`MAX_PENDING`] the
-//! oldest is recorded as it stands), each with its lane: a
+//! oldest is recorded as it stands, with an error saying so), each with its lane: a
 //! `response.create` may name a `stream_id`, and then the upstream runs it
 //! on that lane, in parallel with other lanes, its events echoing the
 //! `stream_id`. An event goes to the oldest open turn of its lane; one
@@ -57,6 +57,8 @@ struct Pending {
     /// Its `stream_id`, if the message named one.
     lane: Option<Box<str>>,
     observation: Observation,
+    /// An event of it has arrived (its first byte is timed then).
+    answered: bool,
 }
 
 /// A client message, read.
@@ -161,12 +163,25 @@ impl Turns {
             false,
             self.shared.config.response_parse_limit,
         );
+        observation.first_event(false);
         if self.pending.len() >= MAX_PENDING
             && let Some(mut oldest) = self.pending.pop_front()
         {
+            // Recorded as it stands, and saying why: not as complete.
+            oldest
+                .observation
+                .stream_failed(&crate::errors::ProxyError::new(
+                    crate::errors::ProxyErrorKind::MidStream,
+                    "websocket",
+                    format!("more than {MAX_PENDING} turns open on one socket: the oldest is recorded as it stands"),
+                ));
             oldest.observation.finish();
         }
-        self.pending.push_back(Pending { lane, observation });
+        self.pending.push_back(Pending {
+            lane,
+            observation,
+            answered: false,
+        });
     }
 
     /// An upstream text message: an event of the oldest open turn of its
@@ -191,6 +206,10 @@ impl Turns {
         let Some(turn) = self.pending.get_mut(at) else {
             return;
         };
+        if !turn.answered {
+            turn.answered = true;
+            turn.observation.first_event(true);
+        }
         as_sse(kind.as_deref(), payload, &mut self.sse);
         turn.observation.feed(&self.sse);
         if kind.is_some_and(|k| LAST_EVENTS.contains(&k.as_ref()))

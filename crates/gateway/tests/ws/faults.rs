@@ -449,3 +449,34 @@ async fn a_ping_flood_from_a_client_that_reads_nothing_is_let_go() {
     assert_eq!(upstream_ends(&h, 1).await, vec![Some(1001)]);
     still_serves(&h).await;
 }
+
+/// More turns open on one socket than the gateway keeps: the oldest is
+/// recorded as it stands, with an error saying why, not as complete.
+#[tokio::test]
+async fn past_the_open_turns_bound_the_oldest_is_recorded_with_why() {
+    let mut h = Harness::with(MockOptions::default(), |_| {}).await;
+    // The upstream reads every message and answers none.
+    h.mock.set_fault(Fault::Hang);
+    let mut ws = connect(&h.gw(), &[AUTH], false).await;
+    let mut message = create();
+    message["type"] = json!("response.create");
+    for _ in 0..65 {
+        send_text(&mut ws, message.to_string()).await;
+    }
+    // The gateway reads each message and sends it on.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    drop(ws);
+    h.finish().await;
+    let errors: Vec<String> = h
+        .events()
+        .into_iter()
+        .filter(|e| e["type"] == "request")
+        .filter_map(|e| e["error"].as_str().map(String::from))
+        .collect();
+    assert_eq!(errors.len(), 65, "{errors:?}");
+    let evicted = errors
+        .iter()
+        .filter(|e| e.contains("more than 64 turns open"))
+        .count();
+    assert_eq!(evicted, 1, "{errors:?}");
+}

@@ -281,6 +281,29 @@ async fn a_turn_the_api_refuses_is_recorded_with_its_status_and_message() {
     assert!(text.starts_with("invalid_request_error: "), "{text}");
 }
 
+/// A WebSocket turn has no response head: its first byte is its first
+/// event, however soon the gateway has read the message.
+#[tokio::test]
+async fn a_turns_first_byte_is_its_first_event() {
+    let mut h = Harness::with(MockOptions::default(), |_| {}).await;
+    h.mock.set_fault(toolwarden_mock_provider::Fault::Delay(
+        std::time::Duration::from_millis(300),
+    ));
+    let mut ws = connect(&h.gw(), &[AUTH], false).await;
+    let body = json!({"model": "gpt-5", "tools": tools(), "input": [user("Book TP123")]});
+    turn(&mut ws, &body).await;
+    drop(ws);
+    h.finish().await;
+    let requests: Vec<Value> = h
+        .events()
+        .into_iter()
+        .filter(|e| e["type"] == "request")
+        .collect();
+    assert_eq!(requests.len(), 1, "{requests:?}");
+    let first = requests[0]["first_byte_ms"].as_f64().expect("timed");
+    assert!(first >= 250.0, "{requests:?}");
+}
+
 #[tokio::test]
 async fn the_chatgpt_backends_responses_path_is_read_over_http_and_websocket() {
     let mut h = Harness::start().await;
