@@ -146,10 +146,12 @@ pub(crate) async fn run<C, U>(
             } else {
                 CLOSE_WAIT
             };
+            // Both sides at once, and all of it within `limit`: a side
+            // that reads nothing cannot hold the other's close, nor the
+            // worker, which waits for its sockets a few seconds only.
             let away = || Frame::close(CloseCode::Away, SHUTTING_DOWN);
-            let _ = tokio::time::timeout(limit, client.send(away())).await;
-            let _ = tokio::time::timeout(limit, upstream.send(away())).await;
             let closing = async {
+                let _ = tokio::join!(client.send(away()), upstream.send(away()));
                 tokio::join!(
                     finish_closing(&mut client, None, limit),
                     finish_closing(&mut upstream, Some(&mut turns), limit)
