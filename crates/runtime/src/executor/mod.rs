@@ -15,7 +15,7 @@ mod step;
 
 use std::{
     panic::AssertUnwindSafe,
-    sync::{Arc, Mutex},
+    sync::{Arc, Mutex, atomic::AtomicBool},
 };
 
 use futures_util::{FutureExt, future::BoxFuture};
@@ -161,13 +161,17 @@ impl Executor {
     pub async fn execute(&self, call: &ToolCall, ctx: &Context) -> ToolOutcome {
         let start = Instant::now();
         let deadline = ctx.get::<crate::Deadline>().map(|d| d.0);
+        // Set once the call holds its turn at its tool (the `sequential`
+        // lock and a concurrency slot): one cut at the deadline before
+        // that never reached the tool and says nothing of its health.
+        let reached = AtomicBool::new(false);
         // Each attempt catches the tool's panics; this guard is the last
         // one, around the whole call: the drop of its future at the run's
         // deadline (the tool's future may panic when dropped) included.
         let guarded = AssertUnwindSafe(async {
             match deadline {
-                None => Some(self.execute_now(call, ctx).await),
-                Some(at) => tokio::time::timeout_at(at, self.execute_now(call, ctx))
+                None => Some(self.execute_now(call, ctx, &reached).await),
+                Some(at) => tokio::time::timeout_at(at, self.execute_now(call, ctx, &reached))
                     .await
                     .ok(),
             }
@@ -175,12 +179,17 @@ impl Executor {
         .catch_unwind();
         match guarded.await {
             Ok(Some(outcome)) => outcome,
-            Ok(None) => self.past_the_deadline(call, start),
+            Ok(None) => self.past_the_deadline(call, start, reached.into_inner()),
             Err(panic) => self.panicked(call, start, Failed::panicked(&*panic)),
         }
     }
 
-    async fn execute_now(&self, call: &ToolCall, ctx: &Context) -> ToolOutcome {
+    async fn execute_now(
+        &self,
+        call: &ToolCall,
+        ctx: &Context,
+        reached: &AtomicBool,
+    ) -> ToolOutcome {
         let start = Instant::now();
         let Some(entry) = self.registry.resolve(&call.name) else {
             self.registry.count_unknown();
@@ -205,10 +214,10 @@ impl Executor {
         if span.is_disabled() {
             // No subscriber wants it: skip the wrapper (and a copy of the
             // call's future).
-            return self.run(entry, call, ctx, start).await;
+            return self.run(entry, call, ctx, start, reached).await;
         }
         let outcome = self
-            .run(entry, call, ctx, start)
+            .run(entry, call, ctx, start, reached)
             .instrument(span.clone())
             .await;
         span.record("attempts", outcome.attempts);
@@ -229,8 +238,9 @@ impl Executor {
         call: &ToolCall,
         ctx: &Context,
         start: Instant,
+        reached: &AtomicBool,
     ) -> ToolOutcome {
-        let (outcome, failed_kind) = self.run_primary(entry, call, ctx, start).await;
+        let (outcome, failed_kind) = self.run_primary(entry, call, ctx, start, reached).await;
         match (&entry.policy.fallback, failed_kind) {
             (Some(fallback), Some(kind)) if !outcome.is_fatal() && Fallback::applies_to(&kind) => {
                 let outcome = self
@@ -258,6 +268,7 @@ impl Executor {
         call: &ToolCall,
         ctx: &Context,
         start: Instant,
+        reached: &AtomicBool,
     ) -> (ToolOutcome, Option<ErrorKind>) {
         let state = entry.state();
         if state != ToolState::Enabled {
@@ -295,7 +306,7 @@ impl Executor {
         if let Some(n) = guard_key.and_then(|k| self.loop_guard.blocked(k)) {
             return self.failure(entry, call, start, 0, report::blocked(entry, n), guard_key);
         }
-        match self.attempts(entry, call, ctx, args, start).await {
+        match self.attempts(entry, call, ctx, args, start, reached).await {
             (Ok(output), attempts) => {
                 if let Some(k) = guard_key {
                     self.loop_guard.record_success(k);
@@ -355,7 +366,7 @@ impl Executor {
                     // The fallback's own fallback is not followed.
                     let span = tracing::info_span!("fallback", tool = %other.name);
                     let (o, _) = self
-                        .run_primary(other, call, ctx, Instant::now())
+                        .run_primary(other, call, ctx, Instant::now(), &AtomicBool::new(true))
                         .instrument(span)
                         .await;
                     match (o.output, o.error) {

@@ -39,9 +39,15 @@ pub(super) fn blocked(entry: &Entry, n: u32) -> Failed {
 impl Executor {
     /// The outcome of a call still running when the run's
     /// [`crate::Deadline`] passed: stopped, not failed (the loop guard and
-    /// the breaker do not count it), but counted in the tool's metrics (a
-    /// tool that always hangs must not look healthy).
-    pub(super) fn past_the_deadline(&self, call: &ToolCall, start: Instant) -> ToolOutcome {
+    /// the breaker do not count it), but counted in the tool's metrics
+    /// once it had `reached` the tool (a tool that always hangs must not
+    /// look healthy; a call still queued behind others says nothing of it).
+    pub(super) fn past_the_deadline(
+        &self,
+        call: &ToolCall,
+        start: Instant,
+        reached: bool,
+    ) -> ToolOutcome {
         let elapsed = start.elapsed();
         let failure = ToolFailure {
             kind: ErrorKind::Cancelled,
@@ -55,7 +61,7 @@ impl Executor {
             fatal: false,
         };
         tracing::warn!(tool = %super::clip(&call.name, 200), call_id = %call.id, "tool call stopped at the run's deadline");
-        if let Some(entry) = self.registry.resolve(&call.name) {
+        if let Some(entry) = self.registry.resolve(&call.name).filter(|_| reached) {
             entry.metrics.record_failure(
                 &failure.kind,
                 elapsed,

@@ -11,11 +11,18 @@ use serde_json::{Map, Number, Value};
 /// `allOf` / `anyOf` / `oneOf` too): a recursive schema ends here.
 const MAX_DEPTH: u32 = 128;
 
+/// How many (schema, value) pairs one call's arguments may visit: a union
+/// whose branches refer back to it (`{"anyOf":[{"$ref":"#"},{"$ref":"#"}]}`)
+/// doubles the walk at each level, and the depth alone would let it run
+/// 2^128 steps.
+const MAX_VISITS: u32 = 100_000;
+
 /// Rewrite as integers the numbers with a zero fraction in `args` where
 /// `schema` (resolving local `$ref`s against itself) says `integer`.
 pub(crate) fn write_integers(args: &mut Value, schema: &Value) {
     if has_integral_float(args, 0) {
-        walk(args, schema, schema, 0);
+        let mut visits = MAX_VISITS;
+        walk(args, schema, schema, 0, &mut visits);
     }
 }
 
@@ -60,24 +67,25 @@ fn declares_integer(schema: &Map<String, Value>) -> bool {
     }
 }
 
-fn walk(value: &mut Value, schema: &Value, root: &Value, depth: u32) {
+fn walk(value: &mut Value, schema: &Value, root: &Value, depth: u32, visits: &mut u32) {
     let Value::Object(schema) = schema else {
         return; // `true` / `false`: nothing declared
     };
-    if depth > MAX_DEPTH {
+    if depth > MAX_DEPTH || *visits == 0 {
         return;
     }
+    *visits -= 1;
     if let Some(target) = schema
         .get("$ref")
         .and_then(Value::as_str)
         .and_then(|r| super::local_ref(root, r))
     {
-        walk(value, target, root, depth + 1);
+        walk(value, target, root, depth + 1, visits);
     }
     for key in ["allOf", "anyOf", "oneOf"] {
         if let Some(Value::Array(branches)) = schema.get(key) {
             for branch in branches {
-                walk(value, branch, root, depth + 1);
+                walk(value, branch, root, depth + 1, visits);
             }
         }
     }
@@ -92,7 +100,7 @@ fn walk(value: &mut Value, schema: &Value, root: &Value, depth: u32) {
             let additional = schema.get("additionalProperties");
             for (name, v) in map.iter_mut() {
                 if let Some(sub) = properties.and_then(|p| p.get(name)).or(additional) {
-                    walk(v, sub, root, depth + 1);
+                    walk(v, sub, root, depth + 1, visits);
                 }
             }
         }
@@ -108,7 +116,7 @@ fn walk(value: &mut Value, schema: &Value, root: &Value, depth: u32) {
                     (None, None) => None,
                 };
                 if let Some(sub) = sub {
-                    walk(item, sub, root, depth + 1);
+                    walk(item, sub, root, depth + 1, visits);
                 }
             }
         }
@@ -171,5 +179,10 @@ mod tests {
         assert_eq!(written(json!(3.0), schema), json!(3));
         let schema = json!({"anyOf": [{"$ref": "#"}]});
         assert_eq!(written(json!(3.0), schema), json!(3.0));
+        // Each level doubles: bounded by the visits, not only the depth.
+        let schema = json!({"anyOf": [{"$ref": "#"}, {"$ref": "#"}]});
+        let started = std::time::Instant::now();
+        assert_eq!(written(json!(3.0), schema), json!(3.0));
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
     }
 }

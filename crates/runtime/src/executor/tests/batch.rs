@@ -241,6 +241,31 @@ async fn a_call_stopped_by_the_run_deadline_is_counted() {
     assert!(!health.is_healthy(), "{:?}", health.tools);
 }
 
+/// Calls still waiting for their turn at a `sequential` tool when the
+/// run's deadline passes never reached it: they are answered, but the
+/// tool's metrics count only the one that ran (a tool queued behind itself
+/// is not unhealthy).
+#[tokio::test(start_paused = true)]
+async fn calls_still_queued_at_the_deadline_are_not_the_tools_failures() {
+    let mut r = Registry::new();
+    r.register_with(sleeper("serial"), ToolPolicy::new().sequential(true))
+        .unwrap();
+    let ex = executor(r);
+    let c = Context::new().with(crate::Deadline(Instant::now() + SEC / 2));
+    let calls: Vec<ToolCall> = (0..5)
+        .map(|i| call(&format!("s{i}"), "serial", "{}"))
+        .collect();
+    let outcomes = ex.execute_batch(&calls, &c).await;
+    assert_eq!(outcomes.len(), 5);
+    assert!(
+        outcomes
+            .iter()
+            .all(|o| o.error.as_ref().and_then(|e| e.code.as_deref()) == Some("run_deadline"))
+    );
+    let s = ex.registry().stats_of("serial").unwrap();
+    assert_eq!((s.calls, s.failures), (1, 1), "only the call that ran");
+}
+
 /// Sleeps `{"secs": n}` seconds.
 fn napper() -> impl Tool {
     tool_fn(
