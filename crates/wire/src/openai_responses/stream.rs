@@ -77,7 +77,17 @@ struct ErrorEvent<'a> {
     #[serde(default)]
     status: Option<serde_json::Value>,
     #[serde(borrow, default)]
-    error: Option<WrappedError<'a>>,
+    error: Option<Wrapped<'a>>,
+}
+
+/// What an `error` event's `error` holds: the WebSocket form's object, or
+/// (some OpenAI-compatible servers) a plain message, or anything else.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Wrapped<'a> {
+    Object(#[serde(borrow)] WrappedError<'a>),
+    Text(#[serde(borrow)] Cow<'a, str>),
+    Other(serde::de::IgnoredAny),
 }
 
 #[derive(Deserialize)]
@@ -223,8 +233,11 @@ impl EventSink for StreamState {
                         .and_then(|s| u16::try_from(s).ok())
                         .filter(|s| (400..600).contains(s));
                     let (code, message) = match e.error {
-                        Some(w) => (e.code.or(w.code).or(w.kind), e.message.or(w.message)),
-                        None => (e.code, e.message),
+                        Some(Wrapped::Object(w)) => {
+                            (e.code.or(w.code).or(w.kind), e.message.or(w.message))
+                        }
+                        Some(Wrapped::Text(text)) => (e.code, e.message.or(Some(text))),
+                        Some(Wrapped::Other(_)) | None => (e.code, e.message),
                     };
                     self.error = Some(match (code, message) {
                         (Some(c), Some(m)) => format!("{c}: {m}"),

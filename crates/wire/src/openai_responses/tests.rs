@@ -418,6 +418,11 @@ fn stream_errors_are_reported() {
         Some("invalid_request_error: No tool output")
     );
     assert_eq!(v.error_status, Some(400));
+    // `error` as a plain message, or as something else: still an error.
+    let text = b"data: {\"type\":\"error\",\"error\":\"boom\"}\n\n";
+    assert_eq!(stream(text, 64).error.as_deref(), Some("boom"));
+    let odd = b"data: {\"type\":\"error\",\"error\":[1]}\n\n";
+    assert_eq!(stream(odd, 64).error.as_deref(), Some("error"));
     // A status that is not an error's is not taken.
     let odd = b"data: {\"type\":\"error\",\"status\":200,\"message\":\"m\"}\n\n";
     assert_eq!(stream(odd, 64).error_status, None);
