@@ -61,10 +61,11 @@ const PG_WRITE_BEGIN: &str = "BEGIN ISOLATION LEVEL READ COMMITTED";
 /// (a paused VM, a network partition, a half-open connection) cannot hold
 /// the locks every other gateway's batches wait for: the server ends its
 /// transaction once it has been idle 30 s; a batch waits 10 s at most for
-/// a lock and runs no statement past 30 s. Each error is retried with the
-/// batch (SQLSTATE 55P03, 57014, or the connection's loss).
+/// a lock. A statement past 120 s (they take milliseconds) is stopped too,
+/// a last bound. Each error is retried with the batch (SQLSTATE 55P03,
+/// 57014, or the connection's loss).
 const PG_WRITE_BOUNDS: &str = "SET LOCAL lock_timeout = '10s'; \
-    SET LOCAL statement_timeout = '30s'; SET LOCAL idle_in_transaction_session_timeout = '30s'";
+    SET LOCAL statement_timeout = '120s'; SET LOCAL idle_in_transaction_session_timeout = '30s'";
 
 /// Default SQLite page cache per pooled connection: 2 MiB, SQLite's own
 /// default. The pool serves the dashboard, `/api/*` and alerts; each pooled

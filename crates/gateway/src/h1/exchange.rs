@@ -297,19 +297,30 @@ async fn write_all2<W: AsyncWrite + Unpin>(
     w.write_all(b).await
 }
 
-/// Write `a` then `b` to the client, within `limit`: a client that stops
-/// reading its response holds its connection (and an upstream one) until
-/// then, not for good (issue 14). The timer is only set when the write has
-/// to wait.
+/// Write `a` then `b` to the client, each write within `limit`: a client
+/// that stops reading its response (one write waits `limit`, no progress)
+/// holds its connection (and an upstream one) until then, not for good
+/// (issue 14); one that reads slowly but steadily is not cut off. The
+/// timer is only set when a write has to wait.
 async fn to_client(
     client: &mut TcpStream,
-    a: &[u8],
-    b: &[u8],
+    mut a: &[u8],
+    mut b: &[u8],
     limit: Duration,
 ) -> std::io::Result<()> {
-    tokio::time::timeout(limit, write_all2(client, a, b))
-        .await
-        .unwrap_or_else(|_| Err(crate::write_limit::read_nothing(limit)))
+    while !a.is_empty() || !b.is_empty() {
+        let slices = [IoSlice::new(a), IoSlice::new(b)];
+        let n = tokio::time::timeout(limit, client.write_vectored(&slices))
+            .await
+            .unwrap_or_else(|_| Err(crate::write_limit::read_nothing(limit)))?;
+        if n == 0 {
+            return Err(std::io::ErrorKind::WriteZero.into());
+        }
+        let from_a = n.min(a.len());
+        a = &a[from_a..];
+        b = &b[n - from_a..];
+    }
+    Ok(())
 }
 
 /// Sleep until the first-byte deadline; never completes without one.

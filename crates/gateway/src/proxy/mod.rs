@@ -105,7 +105,8 @@ pub(crate) async fn handle(
     // A Bedrock `invoke` named by an ARN: only its body says it is
     // Anthropic's (a body in a content coding stays a pass-through).
     if content_encoding.is_none()
-        && let Some(read) = cloud_routes::bedrock_invoke_by_body(&route, parts.uri.path(), &body)
+        && let Some(read) =
+            cloud_routes::bedrock_invoke_by_body(&route, &parts.method, parts.uri.path(), &body)
     {
         route = read;
         base.dialect = route.dialect;

@@ -241,11 +241,15 @@ fn bedrock(path: &str, post: bool) -> Option<ProxyRoute> {
 /// stays a pass-through).
 pub(crate) fn bedrock_invoke_by_body(
     route: &ProxyRoute,
+    method: &Method,
     path: &str,
     body: &[u8],
 ) -> Option<ProxyRoute> {
     let cloud = route.cloud.as_ref()?;
-    if route.dialect.is_some() || !matches!(cloud.target, CloudTarget::Bedrock { .. }) {
+    if route.dialect.is_some()
+        || *method != Method::POST
+        || !matches!(cloud.target, CloudTarget::Bedrock { .. })
+    {
         return None;
     }
     let (id, op) = path
@@ -378,7 +382,7 @@ mod tests {
         ] {
             let r = post(&path);
             assert_eq!((r.provider, r.dialect), (Provider::Bedrock, None), "{path}");
-            let read = bedrock_invoke_by_body(&r, &path, anthropic).expect(&path);
+            let read = bedrock_invoke_by_body(&r, &Method::POST, &path, anthropic).expect(&path);
             assert_eq!(read.dialect, Some(Dialect::Anthropic));
             assert_eq!(
                 read.model.as_deref(),
@@ -398,7 +402,7 @@ mod tests {
             br#"{"anthropic_version":"v""#,
         ] {
             assert!(
-                bedrock_invoke_by_body(&r, &path, body).is_none(),
+                bedrock_invoke_by_body(&r, &Method::POST, &path, body).is_none(),
                 "{}",
                 String::from_utf8_lossy(body)
             );
@@ -410,12 +414,16 @@ mod tests {
             "/model/m/count-tokens",
         ] {
             assert!(
-                bedrock_invoke_by_body(&post(path), path, anthropic).is_none(),
+                bedrock_invoke_by_body(&post(path), &Method::POST, path, anthropic).is_none(),
                 "{path}"
             );
         }
         let azure = "/openai/v1/files";
-        assert!(bedrock_invoke_by_body(&post(azure), azure, anthropic).is_none());
+        assert!(bedrock_invoke_by_body(&post(azure), &Method::POST, azure, anthropic).is_none());
+        // Only a POST is an invoke.
+        let path = format!("/model/{arn}/invoke");
+        let get = classify(&Method::GET, &path).unwrap();
+        assert!(bedrock_invoke_by_body(&get, &Method::GET, &path, anthropic).is_none());
     }
 
     #[test]

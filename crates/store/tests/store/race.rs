@@ -159,7 +159,7 @@ pub async fn a_batch_holds_a_bounded_number_of_advisory_locks(db: TestDb) {
     record_all(&store, &[request("r0", "s", 1_000)]).await;
     let mut observer = sqlx::PgConnection::connect(&db.url).await.unwrap();
     let mut written = 0;
-    for (n, expected) in [(100usize, 101i64), (1_000, 1)] {
+    for (n, expected) in [(100usize, 101i64), (2_000, 1)] {
         let mut holder = sqlx::PgConnection::connect(&db.url).await.unwrap();
         sqlx::query("BEGIN").execute(&mut holder).await.unwrap();
         sqlx::query("SELECT 1 FROM sessions WHERE session_id = 's' FOR UPDATE")
