@@ -106,6 +106,7 @@ mod metrics;
 pub mod policy;
 mod registry;
 pub mod render;
+mod text;
 mod tool;
 mod validate;
 mod watch;

@@ -17,7 +17,7 @@ use std::{
 use serde::Serialize;
 use toolwarden_core::ErrorKind;
 
-use crate::executor::clip;
+use crate::text::clip;
 
 use window::Window;
 pub use window::{RECENT_CALLS, RecentCalls};

@@ -54,7 +54,7 @@ pub enum RegistryErrorKind {
     InvalidName,
     /// No tool has this name.
     UnknownTool,
-    /// The tool's [`Fallback::Tool`](crate::Fallback::Tool) names no
+    /// The tool's [`crate::Fallback::Tool`] names no
     /// registered tool, or the tool itself.
     InvalidFallback,
 }

@@ -441,17 +441,7 @@ fn guard_key(entry: &Entry, args: &serde_json::Value) -> u64 {
     LoopGuard::key(&entry.name, &args.to_string())
 }
 
-/// At most `max` bytes of `s`, cut at a character boundary.
-pub(crate) fn clip(s: &str, max: usize) -> &str {
-    if s.len() <= max {
-        return s;
-    }
-    let mut cut = max;
-    while !s.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    &s[..cut]
-}
+pub(crate) use crate::text::clip;
 
 #[cfg(test)]
 mod tests;
