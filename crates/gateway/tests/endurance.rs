@@ -465,6 +465,22 @@ async fn clients_that_read_nothing_are_cut_off() {
     gw.shutdown().await;
 }
 
+/// An Anthropic request (`connection: close`) whose one message holds
+/// `len` bytes of text: its head and its body.
+fn large_request(len: usize) -> (String, String) {
+    let text = format!(
+        "{{\"model\":\"claude-test\",\"max_tokens\":1,\"messages\":[{{\"role\":\"user\",\"content\":\"{}\"}}]}}",
+        "x".repeat(len)
+    );
+    let head = format!(
+        "POST /v1/messages HTTP/1.1\r\nhost: gw.test\r\ncontent-type: application/json\r\n\
+         x-api-key: k\r\nanthropic-version: 2023-06-01\r\nconnection: close\r\n\
+         content-length: {}\r\n\r\n",
+        text.len()
+    );
+    (head, text)
+}
+
 /// An upstream that stops reading a large request: the first-byte timeout
 /// covers sending it, on the fast path as on hyper's (a `504`, not a wait
 /// until the upstream gives up).
@@ -480,16 +496,7 @@ async fn an_upstream_that_reads_nothing_gets_the_first_byte_timeout() {
     });
     config.first_byte_timeout = Some(Duration::from_secs(1));
     let gw = Gateway::start(config).await.unwrap();
-    let text = format!(
-        "{{\"model\":\"claude-test\",\"max_tokens\":1,\"messages\":[{{\"role\":\"user\",\"content\":\"{}\"}}]}}",
-        "x".repeat(20 << 20)
-    );
-    let head = format!(
-        "POST /v1/messages HTTP/1.1\r\nhost: gw.test\r\ncontent-type: application/json\r\n\
-         x-api-key: k\r\nanthropic-version: 2023-06-01\r\nconnection: close\r\n\
-         content-length: {}\r\n\r\n",
-        text.len()
-    );
+    let (head, text) = large_request(20 << 20);
     let mut s = TcpStream::connect(gw.addr()).await.unwrap();
     let started = Instant::now();
     s.write_all(head.as_bytes()).await.unwrap();
@@ -546,16 +553,7 @@ async fn an_upstream_refusing_a_large_body_early_is_answered_with_its_refusal() 
         }
     });
     let gw = Gateway::start(config).await.unwrap();
-    let text = format!(
-        "{{\"model\":\"claude-test\",\"max_tokens\":1,\"messages\":[{{\"role\":\"user\",\"content\":\"{}\"}}]}}",
-        "x".repeat(20 << 20)
-    );
-    let head = format!(
-        "POST /v1/messages HTTP/1.1\r\nhost: gw.test\r\ncontent-type: application/json\r\n\
-         x-api-key: k\r\nanthropic-version: 2023-06-01\r\nconnection: close\r\n\
-         content-length: {}\r\n\r\n",
-        text.len()
-    );
+    let (head, text) = large_request(20 << 20);
     let mut s = TcpStream::connect(gw.addr()).await.unwrap();
     s.write_all(head.as_bytes()).await.unwrap();
     // The gateway may stop reading once it is answered.

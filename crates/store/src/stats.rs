@@ -627,47 +627,63 @@ mod tests {
         }
     }
 
-    /// A windowed report searches the time indexes: no query of it reads
-    /// a whole table (SQLite's plans; PostgreSQL's planner takes the same
-    /// index for `at_ms >= $1`).
-    #[tokio::test]
-    async fn a_windowed_report_reads_the_window_only() {
+    /// Each statement of a report of `shape` with SQLite's plan of it
+    /// (`EXPLAIN QUERY PLAN`, one line per step).
+    async fn report_plans(shape: Shape) -> Vec<(String, Vec<String>)> {
         let dir = tempfile::tempdir().unwrap();
         let url = format!("sqlite://{}", dir.path().join("plan.db").display());
         let store = crate::Store::open(&url).await.unwrap();
         let crate::store::Pool::Sqlite(pool) = store.pool() else {
             unreachable!()
         };
-        let w = Shape {
-            windowed: true,
-            by_session: false,
-        };
         let queries = [
-            tools_sql(w),
-            models_sql(w),
-            sessions_sql(w),
-            failures_sql(w),
-            timeline_sql(w),
-            repairs_sql(w),
-            requests_sql(w),
+            tools_sql(shape),
+            models_sql(shape),
+            sessions_sql(shape),
+            failures_sql(shape),
+            timeline_sql(shape),
+            repairs_sql(shape),
+            requests_sql(shape),
         ];
+        let mut plans = Vec::new();
         for sql in queries {
             let plan: Vec<(i64, i64, i64, String)> =
                 sqlx::query_as(&format!("EXPLAIN QUERY PLAN {sql}"))
                     .fetch_all(pool)
                     .await
                     .unwrap();
-            let steps: Vec<&str> = plan.iter().map(|p| p.3.as_str()).collect();
-            // `SCAN t`: the union's own rows, already filtered.
-            let scans: Vec<&&str> = steps
+            plans.push((sql, plan.into_iter().map(|p| p.3).collect()));
+        }
+        plans
+    }
+
+    /// Whether a plan step searches one of `indexes`.
+    fn searches(step: &str, indexes: &[&str]) -> bool {
+        step.starts_with("SEARCH")
+            && indexes
                 .iter()
-                .filter(|s| s.starts_with("SCAN") && **s != "SCAN t")
+                .any(|i| step.contains(&format!("INDEX {i} ")))
+    }
+
+    /// A windowed report searches the time indexes: no query of it reads
+    /// a whole table (SQLite's plans; PostgreSQL's planner takes the same
+    /// index for `at_ms >= $1`).
+    #[tokio::test]
+    async fn a_windowed_report_reads_the_window_only() {
+        let shape = Shape {
+            windowed: true,
+            by_session: false,
+        };
+        for (sql, steps) in report_plans(shape).await {
+            // `SCAN t`: the union's own rows, already filtered.
+            let scans: Vec<&String> = steps
+                .iter()
+                .filter(|s| s.starts_with("SCAN") && *s != "SCAN t")
                 .collect();
             assert!(scans.is_empty(), "{sql}: {steps:?}");
             let by_time = ["tool_calls_at", "requests_at", "dropped_tool_counts_at"];
             assert!(
-                steps.iter().any(|s| s.starts_with("SEARCH")
-                    && by_time.iter().any(|i| s.contains(&format!("INDEX {i} ")))),
+                steps.iter().any(|s| searches(s, &by_time)),
                 "{sql}: {steps:?}"
             );
         }
@@ -679,50 +695,25 @@ mod tests {
     /// sessions' rows.
     #[tokio::test]
     async fn a_session_report_reads_the_session_only() {
-        let dir = tempfile::tempdir().unwrap();
-        let url = format!("sqlite://{}", dir.path().join("plan.db").display());
-        let store = crate::Store::open(&url).await.unwrap();
-        let crate::store::Pool::Sqlite(pool) = store.pool() else {
-            unreachable!()
-        };
-        let w = Shape {
+        let shape = Shape {
             windowed: false,
             by_session: true,
         };
-        let queries = [
-            tools_sql(w),
-            models_sql(w),
-            sessions_sql(w),
-            failures_sql(w),
-            timeline_sql(w),
-            repairs_sql(w),
-            requests_sql(w),
-        ];
-        for sql in queries {
-            let plan: Vec<(i64, i64, i64, String)> =
-                sqlx::query_as(&format!("EXPLAIN QUERY PLAN {sql}"))
-                    .fetch_all(pool)
-                    .await
-                    .unwrap();
-            let steps: Vec<&str> = plan.iter().map(|p| p.3.as_str()).collect();
+        for (sql, steps) in report_plans(shape).await {
             // Only the big tables matter: the dropped counts (no sessions,
             // left out by `$4 IS NULL`) and the union's own rows are small.
-            let scans: Vec<&&str> = steps
+            let big = ["tool_calls", "requests", "request_repairs"];
+            let scans: Vec<&String> = steps
                 .iter()
                 .filter(|s| {
                     s.starts_with("SCAN")
-                        && ["tool_calls", "requests", "request_repairs"]
-                            .iter()
-                            .any(|t| s.split_whitespace().nth(1) == Some(*t))
+                        && big.iter().any(|t| s.split_whitespace().nth(1) == Some(*t))
                 })
                 .collect();
             assert!(scans.is_empty(), "{sql}: {steps:?}");
             let by_session = ["tool_calls_call_session", "requests_session"];
             assert!(
-                steps.iter().any(|s| s.starts_with("SEARCH")
-                    && by_session
-                        .iter()
-                        .any(|i| s.contains(&format!("INDEX {i} ")))),
+                steps.iter().any(|s| searches(s, &by_session)),
                 "{sql}: {steps:?}"
             );
         }

@@ -229,6 +229,14 @@ async fn a_message_with_a_missing_result_is_repaired() {
     assert_eq!(metric(&m, "toolwarden_repairs_total", &[]), 1.0, "{m}");
 }
 
+/// The `request` events of the harness's JSONL log.
+fn request_events(h: &Harness) -> Vec<Value> {
+    h.events()
+        .into_iter()
+        .filter(|e| e["type"] == "request")
+        .collect()
+}
+
 /// The API answers a bad turn over a WebSocket with a wrapped `error`
 /// event naming the HTTP status; the turn is recorded with that status and
 /// the provider's message (as over HTTP), not as a 200.
@@ -270,11 +278,7 @@ async fn a_turn_the_api_refuses_is_recorded_with_its_status_and_message() {
         "{m}"
     );
     h.finish().await;
-    let requests: Vec<Value> = h
-        .events()
-        .into_iter()
-        .filter(|e| e["type"] == "request")
-        .collect();
+    let requests = request_events(&h);
     assert_eq!(requests.len(), 1, "{requests:?}");
     assert_eq!(requests[0]["status"], 400, "{requests:?}");
     let text = requests[0]["error"].as_str().unwrap_or_default();
@@ -294,11 +298,7 @@ async fn a_turns_first_byte_is_its_first_event() {
     turn(&mut ws, &body).await;
     drop(ws);
     h.finish().await;
-    let requests: Vec<Value> = h
-        .events()
-        .into_iter()
-        .filter(|e| e["type"] == "request")
-        .collect();
+    let requests = request_events(&h);
     assert_eq!(requests.len(), 1, "{requests:?}");
     let first = requests[0]["first_byte_ms"].as_f64().expect("timed");
     assert!(first >= 250.0, "{requests:?}");
