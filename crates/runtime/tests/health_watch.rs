@@ -19,31 +19,7 @@ use toolwarden_runtime::{
 #[tokio::test]
 async fn breaker_and_health_transitions_reach_the_hooks() {
     let down = Arc::new(AtomicBool::new(true));
-    let flag = down.clone();
-    let mut registry = Registry::new();
-    registry
-        .register_with(
-            tool_fn(
-                "weather",
-                "Weather.",
-                json!({"type": "object"}),
-                move |_a, _c| {
-                    let down = flag.load(Ordering::Relaxed);
-                    async move {
-                        if down {
-                            Err(ToolError::new(ErrorKind::Internal, "503"))
-                        } else {
-                            Ok::<Value, ToolError>(json!({"ok": true}))
-                        }
-                    }
-                },
-            ),
-            ToolPolicy::new()
-                .retry(RetryPolicy::none())
-                .breaker(BreakerConfig::try_new(2, Duration::from_millis(100), 1).unwrap()),
-        )
-        .unwrap();
-    let registry = Arc::new(registry);
+    let registry = flaky_weather(down.clone());
     let executor = Executor::new(registry.clone());
     let heard = Arc::new(Mutex::new(Vec::new()));
     let keep = heard.clone();
