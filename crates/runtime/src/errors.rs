@@ -127,7 +127,8 @@ impl FatalError {
     pub fn from_outcome(outcome: &ToolOutcome) -> Option<FatalError> {
         let failure = outcome.error.as_ref().filter(|e| e.fatal)?;
         let tool = &outcome.tool;
-        let tech = &failure.technical_message;
+        // Shown and logged by the application: without credentials.
+        let tech = toolwarden_core::redact::without_secrets(&failure.technical_message);
         let message = match failure.kind {
             ErrorKind::Authentication => {
                 format!("Tool '{tool}' could not authenticate with its backend: {tech}")
@@ -370,6 +371,24 @@ mod tests {
             super::without_secrets("401 for url (https://api.x/w?appid=SECRET)"),
             "401 for url (https://api.x/w)"
         );
+    }
+
+    /// What the application shows and logs of a fatal failure has no
+    /// credentials either.
+    #[test]
+    fn a_fatal_message_loses_its_credentials() {
+        let failure = toolwarden_core::ToolFailure {
+            kind: ErrorKind::Authentication,
+            code: None,
+            technical_message: "401 for url (https://api.x/w?key=SECRETKEY123)".into(),
+            model_message: String::new(),
+            retryable: false,
+            fatal: true,
+        };
+        let outcome = ToolOutcome::failure("c1", "weather", failure);
+        let fatal = FatalError::from_outcome(&outcome).expect("fatal");
+        assert!(!fatal.to_string().contains("SECRETKEY123"), "{fatal}");
+        assert!(fatal.to_string().contains("https://api.x/w"), "{fatal}");
     }
 
     use super::*;

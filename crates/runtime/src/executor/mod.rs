@@ -395,7 +395,7 @@ impl Executor {
                 outcome.attempts += extra_attempts;
             }
             Err(why) => {
-                tracing::error!(fallback = %label, error = %why, "tool failed and so did its fallback");
+                tracing::error!(fallback = %label, error = %toolwarden_core::redact::without_secrets(&why), "tool failed and so did its fallback");
                 if let Some(e) = &mut outcome.error {
                     e.technical_message.push_str("; ");
                     e.technical_message.push_str(&why);
@@ -428,7 +428,7 @@ fn fatal_fallback(
         ),
         ..failure
     };
-    tracing::error!(fallback = %label, kind = failure.kind.name(), error = %failure.technical_message, "tool failed and its fallback failed fatally");
+    tracing::error!(fallback = %label, kind = failure.kind.name(), error = %toolwarden_core::redact::without_secrets(&failure.technical_message), "tool failed and its fallback failed fatally");
     let mut outcome = ToolOutcome::failure(primary.call_id, primary.tool, failure);
     outcome.attempts = primary.attempts + extra_attempts;
     outcome.fallback_used = Some(label.to_string());

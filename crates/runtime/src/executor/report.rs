@@ -92,7 +92,7 @@ impl Executor {
                     retryable: false,
                     fatal: false,
                 };
-                tracing::error!(call_id = %call.id, error = %failure.technical_message, "unexpected tool error");
+                tracing::error!(call_id = %call.id, error = %toolwarden_core::redact::without_secrets(&failure.technical_message), "unexpected tool error");
                 let mut outcome =
                     ToolOutcome::failure(call.id.as_str(), call.name.as_str(), failure);
                 outcome.elapsed = start.elapsed();
@@ -209,11 +209,13 @@ impl Executor {
     }
 }
 
-/// One log line per failed call, at the level of the operator table.
+/// One log line per failed call, at the level of the operator table. The
+/// technical text is logged without credentials (an HTTP client's error
+/// names the URL it fetched, `?key=…` included).
 fn log_failure(entry: &Entry, f: &ToolFailure, attempts: u32) {
     let kind = f.kind.name();
     let code = f.code.as_deref().unwrap_or("");
-    let error = &f.technical_message;
+    let error = toolwarden_core::redact::without_secrets(&f.technical_message);
     match &f.kind {
         ErrorKind::NotAvailable => {
             tracing::warn!(kind, code, reason = %error, "tool not available")
