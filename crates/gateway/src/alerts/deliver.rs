@@ -195,23 +195,57 @@ fn labels(t: &AlertTransition) -> Value {
     labels
 }
 
-/// The Alertmanager webhook payload (version 4) with one alert.
+/// The labels that tell one alert from another (`labels` less the fixed
+/// ones), sorted by name: the alert's group, one group per alert.
+fn group_labels(t: &AlertTransition) -> serde_json::Map<String, Value> {
+    let mut group = serde_json::Map::new();
+    group.insert("alertname".into(), json!(RuleName::alertname(&t.rule)));
+    if !t.instance.is_empty() {
+        group.insert("instance".into(), json!(t.instance));
+    }
+    group.insert("model".into(), json!(t.model));
+    group.insert("rule".into(), json!(t.rule));
+    group.insert("tool".into(), json!(t.tool));
+    group
+}
+
+/// Alertmanager's group key, `{}:{name="value", …}` over the group's
+/// labels in name order: receivers key incidents on it, so two tools'
+/// alerts must not share one.
+fn group_key(group: &serde_json::Map<String, Value>) -> String {
+    let pairs: Vec<String> = group
+        .iter()
+        .map(|(name, value)| {
+            let value = value.as_str().unwrap_or_default();
+            format!(
+                "{name}=\"{}\"",
+                value.replace('\\', "\\\\").replace('"', "\\\"")
+            )
+        })
+        .collect();
+    format!("{{}}:{{{}}}", pairs.join(", "))
+}
+
+/// The Alertmanager webhook payload (version 4) with one alert. Labels and
+/// annotations are maps of strings, as Alertmanager's own types (receivers
+/// written in Go decode them so).
 pub(crate) fn alertmanager(t: &AlertTransition, gateway: &str) -> Value {
     let labels = labels(t);
     let annotations = json!({
         "summary": summary(t),
         "description": format!("{} over the alert window; decided by gateway {}", summary(t), t.gateway),
-        "value": t.value,
-        "threshold": t.threshold,
+        "value": t.value.to_string(),
+        "threshold": t.threshold.to_string(),
     });
     let resolved = t.state == "resolved";
+    let group = group_labels(t);
     json!({
         "version": "4",
-        "groupKey": format!("{{}}:{{alertname=\"{}\"}}", RuleName::alertname(&t.rule)),
+        "groupKey": group_key(&group),
         "truncatedAlerts": 0,
         "status": t.state,
         "receiver": "toolwarden",
-        "groupLabels": {"alertname": RuleName::alertname(&t.rule)},
+        "groupLabels": group,
         "commonLabels": labels,
         "commonAnnotations": annotations,
         "externalURL": format!("http://{gateway}"),
@@ -234,7 +268,17 @@ pub(crate) fn slack(t: &AlertTransition) -> Value {
     } else {
         ":rotating_light: FIRING"
     };
-    json!({"text": format!("{head} [toolwarden {}] {}", t.rule, summary(t))})
+    let text = format!("{head} [toolwarden {}] {}", t.rule, summary(t));
+    json!({"text": slack_escaped(&text)})
+}
+
+/// `&`, `<` and `>` as Slack's message formatting wants them: a tool or
+/// model name (chosen by any client) such as `<!channel>` is shown, not
+/// obeyed.
+fn slack_escaped(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 fn fnv1a(text: &str) -> u64 {
@@ -313,6 +357,30 @@ mod tests {
         let r = alertmanager(&transition("resolved"), "gw:8080");
         assert_eq!(r["alerts"][0]["endsAt"], "2025-11-25T00:01:01.500Z");
         assert_eq!(r["alerts"][0]["fingerprint"], alert["fingerprint"]);
+        // Labels and annotations are maps of strings, as Alertmanager's
+        // types (Go receivers decode them so).
+        for map in [
+            &alert["labels"],
+            &alert["annotations"],
+            &v["commonLabels"],
+            &v["commonAnnotations"],
+            &v["groupLabels"],
+        ] {
+            serde_json::from_value::<std::collections::HashMap<String, String>>(map.clone())
+                .unwrap_or_else(|e| panic!("{e}: {map}"));
+        }
+        assert_eq!(alert["annotations"]["value"], "0.25");
+        // One group per alert: another tool's alert has another key.
+        let mut other = transition("firing");
+        other.tool = "search \"x\"".into();
+        let o = alertmanager(&other, "gw:8080");
+        assert_ne!(o["groupKey"], v["groupKey"]);
+        assert_eq!(
+            v["groupKey"],
+            "{}:{alertname=\"ToolwardenToolFailureRate\", model=\"*\", rule=\"tool_failure_rate\", tool=\"book\"}"
+        );
+        let key = o["groupKey"].as_str().unwrap();
+        assert!(key.contains("tool=\"search \\\"x\\\"\""), "{key}");
     }
 
     #[test]
@@ -320,5 +388,11 @@ mod tests {
         let v = slack(&transition("firing"));
         let text = v["text"].as_str().unwrap();
         assert!(text.contains("FIRING") && text.contains("book"), "{text}");
+        // A name a client chose is shown, not obeyed.
+        let mut t = transition("firing");
+        t.tool = "<!channel> & x".into();
+        let text = slack(&t)["text"].as_str().unwrap().to_string();
+        assert!(text.contains("&lt;!channel&gt; &amp; x"), "{text}");
+        assert!(!text.contains("<!channel>"), "{text}");
     }
 }

@@ -6,7 +6,7 @@
 //! window_ms = 900000          # the sliding window (15 min)
 //! interval_ms = 30000         # how often the rules are evaluated
 //! resolve_ratio = 0.8         # hysteresis: resolve at ≤ 80 % of the threshold
-//! webhooks = ["https://alertmanager.example/api/v2/…"]
+//! webhooks = ["https://receiver.example/alertmanager"]  # takes Alertmanager's webhook body
 //! format = "alertmanager"     # or "slack"
 //!
 //! [alerts.failure_rate]
