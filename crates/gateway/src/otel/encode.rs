@@ -15,7 +15,9 @@ use prost::{
 };
 use toolwarden_store::{RequestRecord, ToolResultRecord};
 
-use super::spans::{nanos, provider_name, span_id_bytes as span_id, trace_id_bytes as trace_id};
+use super::spans::{
+    nanos, provider_name, span_id_bytes as span_id, trace_id_bytes as trace_id, trace_key,
+};
 
 /// An attribute's value.
 #[derive(Clone, Copy)]
@@ -103,7 +105,7 @@ fn error_status(out: &mut Vec<u8>, message: &[&str]) {
 /// Appends the `chat {model}` span of one proxied model request.
 pub(crate) fn chat(r: &RequestRecord, out: &mut Vec<u8>) {
     let model = r.model.as_deref().unwrap_or("unknown");
-    put_bytes(out, 1, &trace_id(&r.session_id));
+    put_bytes(out, 1, &trace_id(trace_key(&r.session_id, &r.request_id)));
     put_bytes(out, 2, &span_id(&[b"chat", r.request_id.as_bytes()]));
     put_text(out, 5, &["chat ", model]);
     put_varint(out, 6, SpanKind::Client as u64);
@@ -156,7 +158,7 @@ pub(crate) fn execute_tool(
     exec_ms: Option<f64>,
     out: &mut Vec<u8>,
 ) {
-    put_bytes(out, 1, &trace_id(&r.session_id));
+    put_bytes(out, 1, &trace_id(trace_key(&r.session_id, &r.request_id)));
     put_bytes(
         out,
         2,
@@ -333,6 +335,42 @@ mod tests {
             chat(&r, &mut out);
             assert_eq!(out, spans::chat(&r).encode_to_vec(), "{status} {error}");
         }
+    }
+
+    /// The GenAI registry's provider names; a record of no session gets
+    /// its request's trace, not one shared by every such record.
+    #[test]
+    fn providers_and_traces_of_records_without_a_session() {
+        for (label, name) in [
+            ("azure", "azure.ai.openai"),
+            ("vertex", "gcp.vertex_ai"),
+            ("bedrock", "aws.bedrock"),
+            ("gemini", "gcp.gemini"),
+            ("anthropic", "anthropic"),
+            ("openai", "openai"),
+        ] {
+            assert_eq!(spans::provider_name(label), name);
+        }
+        let mut a = request(200, false, true);
+        a.session_id = "unknown".into();
+        let mut b = a.clone();
+        b.request_id = "req-other".into();
+        let (sa, sb) = (spans::chat(&a), spans::chat(&b));
+        assert_ne!(sa.trace_id, sb.trace_id, "one trace per request");
+        let mut named = a.clone();
+        named.session_id = "s1".into();
+        let mut same = b.clone();
+        same.session_id = "s1".into();
+        assert_eq!(spans::chat(&named).trace_id, spans::chat(&same).trace_id);
+        let mut r = result(false, true, None);
+        r.session_id = "unknown".into();
+        let mut out = Vec::new();
+        execute_tool(&r, "book", None, &mut out);
+        assert_eq!(out, spans::execute_tool(&r, "book").encode_to_vec());
+        assert_eq!(
+            spans::execute_tool(&r, "book").trace_id,
+            spans::trace_id("req-2")
+        );
     }
 
     #[test]

@@ -170,7 +170,11 @@ impl Queue {
 impl Observer for ExportingObserver {
     fn on_request(&self, rec: &RequestRecord) {
         self.metrics.on_request(rec);
-        self.queue(|out| encode::chat(rec, out));
+        // A pass-through (`count_tokens`, embeddings, a model list) is no
+        // `chat`: no span.
+        if rec.dialect.is_some() {
+            self.queue(|out| encode::chat(rec, out));
+        }
     }
 
     fn on_tool_call(&self, rec: &ToolCallRecord) {

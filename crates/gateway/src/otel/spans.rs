@@ -2,7 +2,8 @@
 //! a `chat {model}` span per model request, an `execute_tool {tool}` span
 //! per tool result. Every span of a session shares one trace id (derived
 //! from the session id) and carries `gen_ai.conversation.id`, so a
-//! conversation reads as one trace.
+//! conversation reads as one trace; a record of no session gets its
+//! request's own.
 //!
 //! The ids and conversions here are what [`super::encode`] writes spans
 //! with. `chat` and `execute_tool`, which build prost's `Span` messages,
@@ -78,11 +79,27 @@ pub(crate) fn nanos(ms: f64) -> u64 {
     }
 }
 
-/// The `gen_ai.provider.name` of a provider label.
+/// The `gen_ai.provider.name` of a provider label: the GenAI registry's
+/// well-known values.
 pub(crate) fn provider_name(provider: &str) -> &str {
     match provider {
         "gemini" => "gcp.gemini",
+        "vertex" => "gcp.vertex_ai",
+        "azure" => "azure.ai.openai",
+        "bedrock" => "aws.bedrock",
         other => other,
+    }
+}
+
+/// What a span's trace id is derived from: its session, or, for a record
+/// of no session (`unknown`: nothing named one), its request, so that
+/// such records do not all share one trace that grows for the life of the
+/// deployment.
+pub(crate) fn trace_key<'a>(session_id: &'a str, request_id: &'a str) -> &'a str {
+    if session_id == "unknown" {
+        request_id
+    } else {
+        session_id
     }
 }
 
@@ -134,7 +151,7 @@ pub(crate) fn chat(r: &RequestRecord) -> Span {
     };
     let start = nanos(r.at_ms as f64);
     Span {
-        trace_id: trace_id(&r.session_id),
+        trace_id: trace_id(trace_key(&r.session_id, &r.request_id)),
         span_id: span_id(&[b"chat", r.request_id.as_bytes()]),
         name: format!("chat {model}"),
         kind: SpanKind::Client as i32,
@@ -178,7 +195,7 @@ pub(crate) fn execute_tool(r: &ToolResultRecord, tool: &str) -> Span {
     let end = nanos(r.at_ms as f64);
     let exec = nanos(r.exec_ms.unwrap_or(0.0));
     Span {
-        trace_id: trace_id(&r.session_id),
+        trace_id: trace_id(trace_key(&r.session_id, &r.request_id)),
         span_id: span_id(&[
             b"tool",
             r.session_id.as_bytes(),
