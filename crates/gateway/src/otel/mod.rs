@@ -12,7 +12,8 @@
 //! export task, on the control runtime, is woken when a batch is full
 //! (512 spans) or every second (the flush interval), not per span, and
 //! POSTs each batch framed as one `ExportTraceServiceRequest` with a
-//! timeout. A collector that is down or hangs costs dropped spans
+//! timeout, and again after a retryable refusal ([`RETRY_WAITS`]). A
+//! collector that is down or hangs costs dropped spans
 //! (`toolwarden_otlp_spans_total{outcome="dropped"}`), never proxy time.
 
 pub(crate) mod encode;
@@ -21,11 +22,12 @@ pub(crate) mod spans;
 use std::{
     collections::VecDeque,
     sync::{Arc, Mutex, atomic::Ordering},
+    time::Duration,
 };
 
 use bytes::Bytes;
 use http::{Request, header};
-use http_body_util::Full;
+use http_body_util::{BodyExt, Full};
 use opentelemetry_proto::tonic::{
     collector::trace::v1::ExportTraceServiceRequest,
     common::v1::{AnyValue, InstrumentationScope, KeyValue, any_value::Value},
@@ -246,8 +248,8 @@ async fn export_loop(
         };
         for batch in batches {
             let n = batch.spans as u64;
-            let body = encode::request_body(&framing, &batch.framed);
-            failing = export(&client, &config, &counters, body, n, failing).await;
+            let body = Bytes::from(encode::request_body(&framing, &batch.framed));
+            failing = export(&client, &config, &counters, body, n, failing, closed).await;
         }
         if closed {
             break;
@@ -255,25 +257,54 @@ async fn export_loop(
     }
 }
 
-/// POSTs one batch of `n` spans and counts it; says whether export is
-/// failing now (warned once per outage).
+/// The waits before a batch is sent again after a failure the OTLP spec
+/// calls retryable (the connection, a timeout, 429, 502, 503, 504): a
+/// collector restarting or a backend throttling (Honeycomb, Grafana Cloud
+/// answer 429) costs a few seconds, not the batch. Not while an outage
+/// goes on (the first failed batch found it) nor at shutdown.
+const RETRY_WAITS: [Duration; 2] = [Duration::from_secs(1), Duration::from_secs(2)];
+
+/// The longest `Retry-After` honoured; longer, the wait is this.
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(10);
+
+/// POSTs one batch of `n` spans (again after [`RETRY_WAITS`] when the
+/// failure is retryable, unless export is `failing` already or the gateway
+/// is `closing`: its exports have 2 s) and counts it; says whether export
+/// is failing now (warned once per outage).
 async fn export(
     client: &HttpClient,
     config: &OtlpConfig,
     counters: &OtlpCounters,
-    body: Vec<u8>,
+    body: Bytes,
     n: u64,
-    mut failing: bool,
+    failing: bool,
+    closing: bool,
 ) -> bool {
-    let posted = post(client, config, body).await;
+    let mut waits: &[Duration] = if failing || closing {
+        &[]
+    } else {
+        &RETRY_WAITS
+    };
+    let posted = loop {
+        match post(client, config, body.clone()).await {
+            Ok(()) => break Ok(()),
+            Err(refused) => match (refused.retry_after, waits.split_first()) {
+                (Some(after), Some((wait, rest))) => {
+                    tokio::time::sleep(after.unwrap_or(*wait).min(MAX_RETRY_AFTER)).await;
+                    waits = rest;
+                }
+                _ => break Err(refused.why),
+            },
+        }
+    };
     counters.pending.fetch_sub(n, Ordering::Relaxed);
     match posted {
         Ok(()) => {
             counters.exported.fetch_add(n, Ordering::Relaxed);
             if failing {
                 tracing::info!("OTLP export works again");
-                failing = false;
             }
+            false
         }
         Err(why) => {
             counters.dropped.fetch_add(n, Ordering::Relaxed);
@@ -282,30 +313,63 @@ async fn export(
                 tracing::debug!(host, %why, spans = n, "OTLP export failed; spans dropped");
             } else {
                 tracing::warn!(host, %why, spans = n, "OTLP export failed; spans dropped");
-                failing = true;
             }
+            true
         }
     }
-    failing
 }
 
-async fn post(client: &HttpClient, config: &OtlpConfig, body: Vec<u8>) -> Result<(), String> {
+/// Why a POST failed, and whether (and after how long, if the collector
+/// said) it may be sent again.
+struct Refused {
+    why: String,
+    /// `None`: not retryable; `Some(after)`: retryable, after the
+    /// collector's `Retry-After` if it gave one.
+    retry_after: Option<Option<Duration>>,
+}
+
+async fn post(client: &HttpClient, config: &OtlpConfig, body: Bytes) -> Result<(), Refused> {
     let mut request = Request::post(config.traces_url.clone())
         .header(header::CONTENT_TYPE, "application/x-protobuf")
-        .body(Full::new(Bytes::from(body)))
-        .map_err(|e| e.to_string())?;
+        .body(Full::new(body))
+        .map_err(|e| Refused {
+            why: e.to_string(),
+            retry_after: None,
+        })?;
     for (name, value) in &config.headers {
         request.headers_mut().insert(name.clone(), value.clone());
     }
     let response = tokio::time::timeout(config.timeout, client.request(request))
         .await
-        .map_err(|_| format!("no answer within {:?}", config.timeout))?
-        .map_err(|e| e.to_string())?;
-    if response.status().is_success() {
-        Ok(())
-    } else {
-        Err(format!("status {}", response.status()))
+        .map_err(|_| Refused {
+            why: format!("no answer within {:?}", config.timeout),
+            retry_after: Some(None),
+        })?
+        .map_err(|e| Refused {
+            why: e.to_string(),
+            retry_after: Some(None),
+        })?;
+    let status = response.status();
+    let retry_after = response
+        .headers()
+        .get(header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map(Duration::from_secs);
+    // Read the (small) answer, so that the connection can carry the next.
+    let _ = tokio::time::timeout(
+        config.timeout,
+        http_body_util::Limited::new(response.into_body(), 64 * 1024).collect(),
+    )
+    .await;
+    if status.is_success() {
+        return Ok(());
     }
+    let retryable = matches!(status.as_u16(), 429 | 502 | 503 | 504);
+    Err(Refused {
+        why: format!("status {status}"),
+        retry_after: retryable.then_some(retry_after),
+    })
 }
 
 #[cfg(test)]

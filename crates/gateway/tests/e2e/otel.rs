@@ -34,17 +34,41 @@ use super::{
 type Received = Arc<Mutex<Vec<(ExportTraceServiceRequest, Option<String>)>>>;
 
 async fn collector() -> (SocketAddr, Received) {
+    collector_refusing(0).await
+}
+
+/// A collector that answers its first `refused` exports `503` with
+/// `Retry-After: 1` (as one restarting or throttling does), keeping none.
+async fn collector_refusing(refused: usize) -> (SocketAddr, Received) {
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let addr = listener.local_addr().expect("addr");
     let got: Received = Arc::default();
     let keep = got.clone();
+    let refusals = Arc::new(std::sync::atomic::AtomicUsize::new(refused));
     tokio::spawn(async move {
         while let Ok((stream, _)) = listener.accept().await {
             let keep = keep.clone();
+            let refusals = refusals.clone();
             tokio::spawn(async move {
                 let service = service_fn(move |req: http::Request<Incoming>| {
                     let keep = keep.clone();
+                    let refusals = refusals.clone();
                     async move {
+                        let refuse = refusals
+                            .fetch_update(
+                                std::sync::atomic::Ordering::SeqCst,
+                                std::sync::atomic::Ordering::SeqCst,
+                                |n| n.checked_sub(1),
+                            )
+                            .is_ok();
+                        if refuse {
+                            let _ = req.into_body().collect().await?;
+                            let mut busy = Response::new(Full::new(Bytes::from_static(b"busy")));
+                            *busy.status_mut() = http::StatusCode::SERVICE_UNAVAILABLE;
+                            busy.headers_mut()
+                                .insert("retry-after", http::HeaderValue::from_static("1"));
+                            return Ok::<_, hyper::Error>(busy);
+                        }
                         assert_eq!(req.uri().path(), "/v1/traces");
                         assert_eq!(req.headers()["content-type"], "application/x-protobuf");
                         let team = req
@@ -203,6 +227,26 @@ async fn spans_follow_the_genai_conventions() {
     let resource = first.resource_spans[0].resource.as_ref().expect("resource");
     assert!(resource.attributes.iter().any(|kv| kv.key == "service.name"
         && matches!(kv.value.as_ref().and_then(|v| v.value.as_ref()), Some(Value::StringValue(s)) if s == "toolwarden-gateway")));
+}
+
+/// A collector that refuses an export with 503 and `Retry-After` (a
+/// restart, a throttling backend) gets the batch again: no span dropped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_export_is_sent_again() {
+    let (addr, got) = collector_refusing(1).await;
+    let url = format!("http://{addr}");
+    let h = Harness::with(MockOptions::default(), move |c| c.otlp = Some(otlp(&url))).await;
+    two_rounds(&h, "otel-retry").await;
+    let exported = [("outcome", "exported")];
+    let m = h
+        .metrics_when(|m| metric(m, "toolwarden_otlp_spans_total", &exported) >= 6.0)
+        .await;
+    assert_eq!(
+        metric(&m, "toolwarden_otlp_spans_total", &[("outcome", "dropped")]),
+        0.0,
+        "{m}"
+    );
+    assert_eq!(spans(&got).len(), 6, "every span arrived once");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
