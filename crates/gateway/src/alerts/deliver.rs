@@ -107,7 +107,8 @@ impl Worker {
         }
     }
 
-    /// POSTs `body`, retried with backoff; counts it sent or failed.
+    /// POSTs `body`, retried with backoff (or the receiver's
+    /// `Retry-After`) while the failure can pass; counts it sent or failed.
     async fn deliver(&self, body: Bytes) {
         let mut backoff = FIRST_BACKOFF;
         for attempt in 0..=self.retries {
@@ -116,23 +117,28 @@ impl Worker {
                     self.board.sent.fetch_add(1, Ordering::Relaxed);
                     return;
                 }
-                Err(why) => {
+                Err(refused) => {
                     self.board.attempts_failed.fetch_add(1, Ordering::Relaxed);
                     let host = self.uri.host().unwrap_or("?");
-                    if attempt == self.retries {
-                        self.board.failed.fetch_add(1, Ordering::Relaxed);
-                        tracing::warn!(host, attempts = attempt + 1, %why, "alert webhook: giving up on a notification");
-                    } else {
-                        tracing::debug!(host, attempt, %why, "alert webhook failed; retrying");
-                        tokio::time::sleep(backoff).await;
-                        backoff = (backoff * 2).min(MAX_BACKOFF);
+                    let why = &refused.why;
+                    match refused.retry_after {
+                        Some(after) if attempt < self.retries => {
+                            tracing::debug!(host, attempt, %why, "alert webhook failed; retrying");
+                            tokio::time::sleep(after.unwrap_or(backoff).min(MAX_BACKOFF)).await;
+                            backoff = (backoff * 2).min(MAX_BACKOFF);
+                        }
+                        _ => {
+                            self.board.failed.fetch_add(1, Ordering::Relaxed);
+                            tracing::warn!(host, attempts = attempt + 1, %why, "alert webhook: giving up on a notification");
+                            return;
+                        }
                     }
                 }
             }
         }
     }
 
-    async fn post(&self, body: Bytes) -> Result<(), String> {
+    async fn post(&self, body: Bytes) -> Result<(), Refused> {
         let request = Request::post(self.uri.clone())
             .header(header::CONTENT_TYPE, "application/json")
             .header(
@@ -140,16 +146,61 @@ impl Worker {
                 concat!("toolwarden/", env!("CARGO_PKG_VERSION")),
             )
             .body(Full::new(body))
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| Refused::final_(e.to_string()))?;
         let response = tokio::time::timeout(self.timeout, self.client.request(request))
             .await
-            .map_err(|_| format!("no answer within {:?}", self.timeout))?
-            .map_err(|e| e.to_string())?;
+            .map_err(|_| Refused::passing(format!("no answer within {:?}", self.timeout)))?
+            .map_err(|e| Refused::passing(e.to_string()))?;
         let status = response.status();
+        let retry_after = response
+            .headers()
+            .get(header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(Duration::from_secs);
+        // Read the (small) answer, so that the connection can carry the next.
+        let _ = tokio::time::timeout(
+            self.timeout,
+            http_body_util::BodyExt::collect(http_body_util::Limited::new(
+                response.into_body(),
+                64 * 1024,
+            )),
+        )
+        .await;
         if status.is_success() {
-            Ok(())
-        } else {
-            Err(format!("status {status}"))
+            return Ok(());
+        }
+        // A receiver that refuses the request itself (a Slack
+        // `invalid_payload`, a revoked hook's 404) refuses it again.
+        let passing = status.is_server_error() || matches!(status.as_u16(), 408 | 425 | 429);
+        Err(Refused {
+            why: format!("status {status}"),
+            retry_after: passing.then_some(retry_after),
+        })
+    }
+}
+
+/// Why a POST failed, and whether (and after how long, if the receiver
+/// said) it may be sent again.
+struct Refused {
+    why: String,
+    /// `None`: sending it again cannot help; `Some(after)`: it may, after
+    /// the receiver's `Retry-After` if it gave one.
+    retry_after: Option<Option<Duration>>,
+}
+
+impl Refused {
+    fn passing(why: String) -> Self {
+        Refused {
+            why,
+            retry_after: Some(None),
+        }
+    }
+
+    fn final_(why: String) -> Self {
+        Refused {
+            why,
+            retry_after: None,
         }
     }
 }

@@ -300,3 +300,69 @@ async fn a_notification_on_its_way_is_delivered_before_shutdown_returns() {
     let statuses: Vec<Value> = hook.bodies().iter().map(|b| b["status"].clone()).collect();
     assert_eq!(statuses, ["firing"], "delivered when shutdown returned");
 }
+
+/// A receiver that answers every POST with `status` (and `Retry-After: 0`);
+/// how many it was sent.
+async fn answering(status: u16) -> (SocketAddr, Arc<std::sync::atomic::AtomicUsize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let hits = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = hits.clone();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let count = count.clone();
+            tokio::spawn(async move {
+                let service = service_fn(move |req: http::Request<Incoming>| {
+                    let count = count.clone();
+                    async move {
+                        let _ = req.into_body().collect().await?;
+                        count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        let mut answer = Response::new(Full::new(Bytes::from_static(b"no")));
+                        *answer.status_mut() = http::StatusCode::from_u16(status).unwrap();
+                        answer
+                            .headers_mut()
+                            .insert("retry-after", http::HeaderValue::from_static("0"));
+                        Ok::<_, hyper::Error>(answer)
+                    }
+                });
+                let _ = http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    });
+    (addr, hits)
+}
+
+/// A receiver that refuses the notification itself (400: a Slack
+/// `invalid_payload`, a revoked hook) is not sent it again; one that is
+/// unavailable (503) is, as often as `retries` says.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_notification_is_not_sent_again_an_unavailable_one_is() {
+    let (refusing, refused) = answering(400).await;
+    let (busy, retried) = answering(503).await;
+    let alerts = fast_alerts(
+        vec![
+            format!("http://{refusing}/hook"),
+            format!("http://{busy}/hook"),
+        ],
+        2,
+    );
+    let h = Harness::with(MockOptions::default(), move |c| c.alerts = alerts).await;
+    rounds(&h, "alerts-refused", 2, true).await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while retried.load(std::sync::atomic::Ordering::SeqCst) < 2 {
+        assert!(
+            Instant::now() < deadline,
+            "the busy receiver was not sent it twice"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // `fast_alerts` allows one retry: the busy receiver gets it twice, the
+    // refusing one once.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(refused.load(std::sync::atomic::Ordering::SeqCst), 1);
+    assert_eq!(retried.load(std::sync::atomic::Ordering::SeqCst), 2);
+    let api = api_alerts(&h).await;
+    assert_eq!(api["notifications"]["failed"], 2, "{api:#}");
+}
