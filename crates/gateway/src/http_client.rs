@@ -1,7 +1,8 @@
 //! [`HttpClient`]: the type of the pooled upstream client, a leaf so that
 //! the credential providers (`cloud`), which `config` holds, can name it
-//! without depending on [`crate::upstream`] (which reads the config); and
-//! [`ConnectWithin`], the bound on its whole connect.
+//! without depending on [`crate::upstream`] (which reads the config);
+//! [`ConnectWithin`], the bound on its whole connect; and [`answered`],
+//! what the gateway's own POSTs (alert webhooks, OTLP) read of an answer.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -13,6 +14,26 @@ use http::Uri;
 use http_body_util::Full;
 use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::{Client, connect::HttpConnector};
+
+/// What the gateway's own POSTs (alert webhooks, OTLP export) need of an
+/// answer: its status and `Retry-After` (in seconds), its body read and
+/// dropped (at most 64 KiB, within `within`) so that the connection can
+/// carry the next request.
+pub(crate) async fn answered(
+    response: http::Response<hyper::body::Incoming>,
+    within: Duration,
+) -> (http::StatusCode, Option<Duration>) {
+    let status = response.status();
+    let retry_after = response
+        .headers()
+        .get(http::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map(Duration::from_secs);
+    let body = http_body_util::Limited::new(response.into_body(), 64 * 1024);
+    let _ = tokio::time::timeout(within, http_body_util::BodyExt::collect(body)).await;
+    (status, retry_after)
+}
 
 /// The client every proxied request goes through.
 pub(crate) type HttpClient = Client<ConnectWithin<HttpsConnector<HttpConnector>>, Full<Bytes>>;

@@ -151,22 +151,7 @@ impl Worker {
             .await
             .map_err(|_| Refused::passing(format!("no answer within {:?}", self.timeout)))?
             .map_err(|e| Refused::passing(e.to_string()))?;
-        let status = response.status();
-        let retry_after = response
-            .headers()
-            .get(header::RETRY_AFTER)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .map(Duration::from_secs);
-        // Read the (small) answer, so that the connection can carry the next.
-        let _ = tokio::time::timeout(
-            self.timeout,
-            http_body_util::BodyExt::collect(http_body_util::Limited::new(
-                response.into_body(),
-                64 * 1024,
-            )),
-        )
-        .await;
+        let (status, retry_after) = crate::http_client::answered(response, self.timeout).await;
         if status.is_success() {
             return Ok(());
         }

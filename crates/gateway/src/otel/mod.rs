@@ -27,7 +27,7 @@ use std::{
 
 use bytes::Bytes;
 use http::{Request, header};
-use http_body_util::{BodyExt, Full};
+use http_body_util::Full;
 use opentelemetry_proto::tonic::{
     collector::trace::v1::ExportTraceServiceRequest,
     common::v1::{AnyValue, InstrumentationScope, KeyValue, any_value::Value},
@@ -349,19 +349,7 @@ async fn post(client: &HttpClient, config: &OtlpConfig, body: Bytes) -> Result<(
             why: e.to_string(),
             retry_after: Some(None),
         })?;
-    let status = response.status();
-    let retry_after = response
-        .headers()
-        .get(header::RETRY_AFTER)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .map(Duration::from_secs);
-    // Read the (small) answer, so that the connection can carry the next.
-    let _ = tokio::time::timeout(
-        config.timeout,
-        http_body_util::Limited::new(response.into_body(), 64 * 1024).collect(),
-    )
-    .await;
+    let (status, retry_after) = crate::http_client::answered(response, config.timeout).await;
     if status.is_success() {
         return Ok(());
     }
