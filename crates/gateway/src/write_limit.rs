@@ -3,9 +3,9 @@
 //! `client_body_timeout` fails, and the connection with it. Without this a
 //! client that stops reading its response holds its connection, its place
 //! under `max_client_connections` and an upstream connection for good
-//! (TCP keepalive cannot see it: its kernel answers). The fast path bounds
-//! its own writes (`h1::exchange`); hyper's path, HTTP/2 and upgraded
-//! WebSockets write through this.
+//! (TCP keepalive cannot see it: its kernel answers). Hyper's path, HTTP/2
+//! and upgraded WebSockets write through this, and so do the fast path's
+//! writes to the client (`h1::exchange`).
 //!
 //! The timer is set only when a write has to wait, and cleared by any
 //! write that goes through.
@@ -70,7 +70,7 @@ impl<T> WriteLimit<T> {
 
 /// The error of a write the peer left waiting `limit` (as WebSocket mode
 /// words it).
-pub(crate) fn read_nothing(limit: Duration) -> io::Error {
+fn read_nothing(limit: Duration) -> io::Error {
     io::Error::new(
         io::ErrorKind::TimedOut,
         format!(

@@ -169,11 +169,7 @@ fn is_number(v: &Value, n: f64) -> bool {
 
 fn truncate(mut s: String, max: usize) -> String {
     if s.len() > max {
-        let mut cut = max;
-        while !s.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        s.truncate(cut);
+        s.truncate(crate::text::clip(&s, max).len());
         s.push('…');
     }
     s

@@ -45,6 +45,7 @@ use crate::{
     routes::{Provider, ProxyRoute},
     state::Shared,
     upstream_url::Upstream,
+    write_limit::WriteLimit,
 };
 
 /// Bytes a client may send ahead (pipelining) while its response is
@@ -297,30 +298,18 @@ async fn write_all2<W: AsyncWrite + Unpin>(
     w.write_all(b).await
 }
 
-/// Write `a` then `b` to the client, each write within `limit`: a client
-/// that stops reading its response (one write waits `limit`, no progress)
-/// holds its connection (and an upstream one) until then, not for good
-/// (issue 14); one that reads slowly but steadily is not cut off. The
-/// timer is only set when a write has to wait.
+/// Write `a` then `b` to the client, through [`WriteLimit`] (as hyper's
+/// path writes): a client that stops reading its response (a write waits
+/// `limit` with no progress) holds its connection (and an upstream one)
+/// until then, not for good (issue 14); one that reads slowly but steadily
+/// is not cut off. The timer is only set when a write has to wait.
 async fn to_client(
     client: &mut TcpStream,
-    mut a: &[u8],
-    mut b: &[u8],
+    a: &[u8],
+    b: &[u8],
     limit: Duration,
 ) -> std::io::Result<()> {
-    while !a.is_empty() || !b.is_empty() {
-        let slices = [IoSlice::new(a), IoSlice::new(b)];
-        let n = tokio::time::timeout(limit, client.write_vectored(&slices))
-            .await
-            .unwrap_or_else(|_| Err(crate::write_limit::read_nothing(limit)))?;
-        if n == 0 {
-            return Err(std::io::ErrorKind::WriteZero.into());
-        }
-        let from_a = n.min(a.len());
-        a = &a[from_a..];
-        b = &b[n - from_a..];
-    }
-    Ok(())
+    write_all2(&mut WriteLimit::new(client, limit), a, b).await
 }
 
 /// Sleep until the first-byte deadline; never completes without one.

@@ -204,10 +204,15 @@ fn location_of(after_projects: &str) -> String {
         .to_string()
 }
 
+/// A Bedrock Runtime path's model id (as written, escapes kept) and
+/// operation: `/model/{id}/{op}`.
+fn model_and_op(path: &str) -> Option<(&str, &str)> {
+    path.strip_prefix("/model/")?.rsplit_once('/')
+}
+
 /// Bedrock Runtime paths (`/model/{id}/…`).
 fn bedrock(path: &str, post: bool) -> Option<ProxyRoute> {
-    let rest = path.strip_prefix("/model/")?;
-    let (id, op) = rest.rsplit_once('/')?;
+    let (id, op) = model_and_op(path)?;
     let stream = matches!(op, "invoke-with-response-stream" | "converse-stream");
     let target = CloudTarget::Bedrock { stream };
     let model = decode_path_segment(id);
@@ -252,10 +257,7 @@ pub(crate) fn bedrock_invoke_by_body(
     {
         return None;
     }
-    let (id, op) = path
-        .get(cloud.prefix_len..)?
-        .strip_prefix("/model/")?
-        .rsplit_once('/')?;
+    let (id, op) = model_and_op(path.get(cloud.prefix_len..)?)?;
     if id.is_empty() || !matches!(op, "invoke" | "invoke-with-response-stream") {
         return None;
     }
