@@ -25,10 +25,12 @@ pub mod classify;
 mod error;
 mod outcome;
 pub mod redact;
+mod trace_parent;
 
 pub use call::{Basis, ToolCall, ToolResult, Verdict};
 pub use error::{Disposition, ErrorKind, ToolError};
 pub use outcome::{FLAGLESS_ERROR_PREFIX, Status, ToolFailure, ToolOutcome};
+pub use trace_parent::{TraceParent, TraceParentError};
 
 /// This crate's README, whose snippet is compiled (and run) as a doc test.
 #[cfg(doctest)]

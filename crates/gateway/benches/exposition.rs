@@ -107,6 +107,7 @@ fn failed_result(call: &ToolCallRecord) -> ToolResultRecord {
         exec_ms: None,
         previous_response_id: None,
         answers: None,
+        trace_parent: None,
     }
 }
 

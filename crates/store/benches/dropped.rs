@@ -54,6 +54,7 @@ fn events(n: usize) -> Vec<Event> {
                     exec_ms: None,
                     previous_response_id: None,
                     answers: None,
+                    trace_parent: None,
                 })
             }
         })

@@ -173,6 +173,7 @@ fn events(mode: Mode, run: u64, turns: u64) -> Vec<Event> {
             repair_mode: "fix".into(),
             parse_error: None,
             error: None,
+            trace_parent: None,
         }));
         if turn > 0 {
             for k in 0..3u32 {
@@ -200,6 +201,7 @@ fn events(mode: Mode, run: u64, turns: u64) -> Vec<Event> {
                     exec_ms: None,
                     previous_response_id: None,
                     answers: None,
+                    trace_parent: None,
                 }));
             }
         }
@@ -276,6 +278,7 @@ fn mixed_events(run: u64, turns: u64) -> Vec<Event> {
             repair_mode: "fix".into(),
             parse_error: None,
             error: None,
+            trace_parent: None,
         }));
         for k in 0..4u64 {
             let key = (run << 44) ^ (n << 2) ^ k;
@@ -295,6 +298,7 @@ fn mixed_events(run: u64, turns: u64) -> Vec<Event> {
                 exec_ms: None,
                 previous_response_id: None,
                 answers: None,
+                trace_parent: None,
             }));
         }
     }
@@ -331,6 +335,7 @@ fn soak_events(run: u64, turns: u64) -> Vec<Event> {
             repair_mode: "fix".into(),
             parse_error: None,
             error: None,
+            trace_parent: None,
         }));
         for k in 0..4u32 {
             let failed = k == 3;
@@ -353,6 +358,7 @@ fn soak_events(run: u64, turns: u64) -> Vec<Event> {
                     turn: 0x5eed_f00d,
                     call_index: k,
                 }),
+                trace_parent: None,
             }));
         }
     }

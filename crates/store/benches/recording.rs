@@ -70,6 +70,7 @@ fn events_from(gw: usize, turns: u64, from_ms: i64) -> Vec<Event> {
             repair_mode: "fix".into(),
             parse_error: None,
             error: None,
+            trace_parent: None,
         }));
         if turn > 0 {
             for k in 0..3u32 {
@@ -90,6 +91,7 @@ fn events_from(gw: usize, turns: u64, from_ms: i64) -> Vec<Event> {
                     exec_ms: None,
                     previous_response_id: None,
                     answers: None,
+                    trace_parent: None,
                 }));
             }
         }

@@ -325,6 +325,7 @@ mod tests {
             exec_ms: None,
             previous_response_id: None,
             answers: None,
+            trace_parent: None,
         })
     }
 

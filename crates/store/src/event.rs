@@ -4,6 +4,7 @@
 //! `"tool_result"`); that serialization is also the JSONL line format.
 
 use serde::{Deserialize, Serialize};
+use toolwarden_core::TraceParent;
 
 /// One observation made on the request path, recorded off it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -60,6 +61,10 @@ pub struct RequestRecord {
     pub parse_error: Option<String>,
     /// Upstream/transport error text when the status is the gateway's own.
     pub error: Option<String>,
+    /// The client's W3C `traceparent`: its spans join the client's trace.
+    /// Not stored in the database; the JSONL line carries it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_parent: Option<TraceParent>,
 }
 
 /// A tool call the model made.
@@ -153,6 +158,10 @@ pub struct ToolResultRecord {
     /// result's `call_id` (the client rewrote it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answers: Option<TurnRef>,
+    /// The `traceparent` of the request that carried the result (see
+    /// [`RequestRecord::trace_parent`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_parent: Option<TraceParent>,
 }
 
 /// A call's place in a model turn: the turn's fingerprint and the call's
@@ -198,6 +207,7 @@ impl RequestRecord {
             repair_mode: "fix".into(),
             parse_error: None,
             error: None,
+            trace_parent: None,
         }
     }
 }

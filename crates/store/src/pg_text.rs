@@ -171,6 +171,7 @@ mod tests {
                 turn: 7,
                 call_index: 0,
             }),
+            trace_parent: None,
         };
         [
             Event::Request(request),

@@ -1,5 +1,6 @@
 //! [`OtlpConfig`]: the OpenTelemetry export settings (`otlp_endpoint`,
-//! `OTEL_EXPORTER_OTLP_HEADERS`), parsed here with the rest of the config;
+//! `OTEL_EXPORTER_OTLP_HEADERS`, the resource from `OTEL_SERVICE_NAME` and
+//! `OTEL_RESOURCE_ATTRIBUTES`), parsed here with the rest of the config;
 //! [`crate::otel`] exports with them.
 
 use std::time::Duration;
@@ -10,6 +11,18 @@ const QUEUE: usize = 8192;
 const BATCH: usize = 512;
 const FLUSH: Duration = Duration::from_secs(1);
 const TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The `service.name` exported when neither variable names one.
+pub(crate) const DEFAULT_SERVICE_NAME: &str = "toolwarden-gateway";
+
+/// The resource variables as read from the environment.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ResourceEnv {
+    /// `OTEL_SERVICE_NAME`.
+    pub service_name: Option<String>,
+    /// `OTEL_RESOURCE_ATTRIBUTES` (`k=v,k2=v2`, values percent-encoded).
+    pub attributes: Option<String>,
+}
 
 /// Where and how to export.
 #[derive(Debug, Clone, PartialEq)]
@@ -26,6 +39,10 @@ pub struct OtlpConfig {
     pub flush: Duration,
     /// Time allowed per export request.
     pub timeout: Duration,
+    /// The resource's attributes as the user set them, `service.name`
+    /// first ([`OtlpConfig::with_resource`]); the exporter adds
+    /// `service.version` and a `service.instance.id` unless given here.
+    pub resource: Vec<(String, String)>,
 }
 
 // === impl OtlpConfig ===
@@ -81,7 +98,59 @@ impl OtlpConfig {
             batch: BATCH,
             flush: FLUSH,
             timeout: TIMEOUT,
+            resource: vec![("service.name".into(), DEFAULT_SERVICE_NAME.into())],
         })
+    }
+
+    /// The resource by the OpenTelemetry SDK's environment rules:
+    /// `OTEL_RESOURCE_ATTRIBUTES` (`k=v` pairs separated by commas, values
+    /// percent-encoded, a later key over an earlier one), and
+    /// `OTEL_SERVICE_NAME`, which wins over a `service.name` among them;
+    /// without either, `toolwarden-gateway`. A malformed list is refused
+    /// (the SDKs drop it with a warning; a gateway fails where it is set up).
+    pub fn with_resource(mut self, env: &ResourceEnv) -> Result<OtlpConfig, String> {
+        let mut attributes: Vec<(String, String)> = Vec::new();
+        for (n, pair) in env
+            .attributes
+            .as_deref()
+            .unwrap_or("")
+            .split(',')
+            .filter(|p| !p.trim().is_empty())
+            .enumerate()
+        {
+            let (k, v) = pair.split_once('=').ok_or_else(|| {
+                format!(
+                    "OTEL_RESOURCE_ATTRIBUTES: pair {} is not key=value                      (expected k=v,k2=v2)",
+                    n + 1
+                )
+            })?;
+            let key = k.trim();
+            if key.is_empty() {
+                return Err(format!(
+                    "OTEL_RESOURCE_ATTRIBUTES: pair {} has no key",
+                    n + 1
+                ));
+            }
+            let value = percent_decode(v.trim());
+            attributes.retain(|(k, _)| k != key);
+            attributes.push((key.to_string(), value));
+        }
+        let named = env
+            .service_name
+            .as_deref()
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string);
+        let from_list = attributes
+            .iter()
+            .position(|(k, _)| k == "service.name")
+            .map(|i| attributes.remove(i).1);
+        let service = named
+            .or(from_list)
+            .unwrap_or_else(|| DEFAULT_SERVICE_NAME.to_string());
+        attributes.insert(0, ("service.name".to_string(), service));
+        self.resource = attributes;
+        Ok(self)
     }
 }
 
@@ -106,5 +175,45 @@ mod tests {
         let ok =
             OtlpConfig::parse("http://c:4318", Some("Authorization=Basic%20cGs6c2s=")).unwrap();
         assert_eq!(ok.headers[0].1.as_bytes(), b"Basic cGs6c2s=");
+    }
+
+    /// `OTEL_SERVICE_NAME` wins over `service.name` in
+    /// `OTEL_RESOURCE_ATTRIBUTES`, which wins over the default; values are
+    /// percent-decoded; a later key replaces an earlier one.
+    #[test]
+    fn the_resource_follows_the_sdk_environment_rules() {
+        let base = || OtlpConfig::parse("http://c:4318", None).unwrap();
+        let env = |name: Option<&str>, attrs: Option<&str>| ResourceEnv {
+            service_name: name.map(String::from),
+            attributes: attrs.map(String::from),
+        };
+        let pairs = |c: OtlpConfig| c.resource;
+        let kv = |k: &str, v: &str| (k.to_string(), v.to_string());
+        assert_eq!(
+            pairs(base().with_resource(&env(None, None)).unwrap()),
+            [kv("service.name", DEFAULT_SERVICE_NAME)]
+        );
+        let attrs = "deployment.environment.name=prod, service.name=from-list,team=a%20b,team=c";
+        assert_eq!(
+            pairs(base().with_resource(&env(None, Some(attrs))).unwrap()),
+            [
+                kv("service.name", "from-list"),
+                kv("deployment.environment.name", "prod"),
+                kv("team", "c"),
+            ]
+        );
+        assert_eq!(
+            pairs(
+                base()
+                    .with_resource(&env(Some("gw-eu"), Some(attrs)))
+                    .unwrap()
+            )[0],
+            kv("service.name", "gw-eu")
+        );
+        let e = base()
+            .with_resource(&env(None, Some("a=1,oops")))
+            .unwrap_err();
+        assert!(e.contains("pair 2"), "{e}");
+        assert!(base().with_resource(&env(None, Some("=x"))).is_err());
     }
 }

@@ -49,6 +49,8 @@ impl RawConfig {
                 match name.as_str() {
                     "OTEL_EXPORTER_OTLP_ENDPOINT" => otel_endpoint = Some(value),
                     "OTEL_EXPORTER_OTLP_HEADERS" => otel_headers = Some(value),
+                    "OTEL_SERVICE_NAME" => raw.otel_resource.service_name = Some(value),
+                    "OTEL_RESOURCE_ATTRIBUTES" => raw.otel_resource.attributes = Some(value),
                     // --- issue 18: AWS region and credentials ---
                     n if crate::cloud::aws::AwsEnv::wants(n) => {
                         raw.aws_env.insert(n.to_string(), value)
@@ -103,6 +105,10 @@ impl RawConfig {
         // --- issue 18: AWS region and credentials ---
         if over.aws_env != crate::cloud::aws::AwsEnv::default() {
             self.aws_env = over.aws_env;
+        }
+        // --- issue 19: the exported resource ---
+        if over.otel_resource != crate::config::otlp::ResourceEnv::default() {
+            self.otel_resource = over.otel_resource;
         }
         self
     }

@@ -65,6 +65,10 @@ macro_rules! settings {
             /// `AWS_*` variables (region, credentials) read by `from_env`.
             #[serde(skip)]
             pub(super) aws_env: crate::cloud::aws::AwsEnv,
+            /// `OTEL_SERVICE_NAME` and `OTEL_RESOURCE_ATTRIBUTES`, read by
+            /// `from_env`: the exported resource's attributes.
+            #[serde(skip)]
+            pub(super) otel_resource: crate::config::otlp::ResourceEnv,
             /// Problems found while reading the environment or flags,
             /// reported by `validate`.
             #[serde(skip)]

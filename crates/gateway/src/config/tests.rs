@@ -411,3 +411,34 @@ fn toolwarden_otlp_variables_win_over_otel_ones() {
         assert_eq!(raw.otlp_headers.as_deref(), Some("a=ours"));
     }
 }
+
+/// `OTEL_SERVICE_NAME` and `OTEL_RESOURCE_ATTRIBUTES` name the exported
+/// resource; a malformed list stops the start with the variable named.
+#[test]
+fn otel_resource_variables_name_the_exported_resource() {
+    let config = env(&[
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://otel:4318"),
+        ("OTEL_SERVICE_NAME", "gateway-eu"),
+        (
+            "OTEL_RESOURCE_ATTRIBUTES",
+            "deployment.environment.name=prod,service.name=ignored",
+        ),
+    ])
+    .validate()
+    .unwrap();
+    let resource = config.otlp.expect("otlp").resource;
+    assert_eq!(
+        resource,
+        [
+            ("service.name".to_string(), "gateway-eu".to_string()),
+            ("deployment.environment.name".into(), "prod".into()),
+        ]
+    );
+    let e = env(&[
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://otel:4318"),
+        ("OTEL_RESOURCE_ATTRIBUTES", "prod"),
+    ])
+    .validate()
+    .unwrap_err();
+    assert!(e.to_string().contains("OTEL_RESOURCE_ATTRIBUTES"), "{e}");
+}

@@ -191,6 +191,7 @@ impl RawConfig {
             .filter(|e| !matches!(*e, "" | "none" | "off"))
             .and_then(|e| {
                 crate::config::otlp::OtlpConfig::parse(e, self.otlp_headers.as_deref())
+                    .and_then(|c| c.with_resource(&self.otel_resource))
                     .map_err(|e| problems.push(e))
                     .ok()
             });

@@ -49,6 +49,7 @@ fn result(
         exec_ms: None,
         previous_response_id: None,
         answers: None,
+        trace_parent: None,
     })
 }
 

@@ -72,7 +72,7 @@ pub(super) async fn run(
     let RequestHead {
         route,
         path,
-        session,
+        client,
         mut upstream_head,
         content_encoding,
         ..
@@ -83,7 +83,7 @@ pub(super) async fn run(
     let Some(upstream) = provider.upstream(&shared.config.upstreams) else {
         return Next::Close;
     };
-    let base = pipeline::request_base(shared, &route, &path, session, at_ms);
+    let base = pipeline::request_base(shared, &route, &path, client, at_ms);
     let mut outbound = Outbound::prepare(
         shared,
         &route,

@@ -19,7 +19,9 @@
 //! A request head the fast path does not take (see [`parse_request`])
 //! is left to hyper, which answers malformed ones with its own errors.
 
-use crate::{Upstreams, observe::session, pipeline::headers, routes::ProxyRoute};
+use crate::{
+    Upstreams, observe::client_headers::ClientHeaders, pipeline::headers, routes::ProxyRoute,
+};
 
 /// Most headers a head may carry (hyper's default too).
 pub(crate) const MAX_HEADERS: usize = 100;
@@ -41,8 +43,8 @@ pub(crate) struct RequestHead {
     pub body_len: u64,
     /// The client asked to close after this exchange.
     pub close: bool,
-    /// Session from the headers.
-    pub session: Option<session::Session>,
+    /// The session and `traceparent` from the headers.
+    pub client: ClientHeaders,
     /// The head for the upstream, all but its `content-length` line and
     /// the final blank line (see [`finish_upstream_head`]).
     pub upstream_head: Vec<u8>,
@@ -138,7 +140,7 @@ pub(crate) fn parse_request(buf: &[u8], upstreams: &Upstreams) -> RequestParse {
             ce.lines.push(start..upstream_head.len());
         }
     }
-    let session = session::from_header_values(|name| {
+    let client = ClientHeaders::from_header_values(|name| {
         req.headers
             .iter()
             .find(|h| h.name.eq_ignore_ascii_case(name))
@@ -150,7 +152,7 @@ pub(crate) fn parse_request(buf: &[u8], upstreams: &Upstreams) -> RequestParse {
         path: path.to_string(),
         body_len: facts.content_length.unwrap_or(0),
         close: facts.close,
-        session,
+        client,
         upstream_head,
         content_encoding,
     }))

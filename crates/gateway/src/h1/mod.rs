@@ -142,7 +142,7 @@ async fn read_body(
 ) -> Option<bytes::Bytes> {
     let fail = |err: &ProxyError| {
         let base =
-            pipeline::request_base(shared, &head.route, &head.path, head.session.clone(), at_ms);
+            pipeline::request_base(shared, &head.route, &head.path, head.client.clone(), at_ms);
         Observation::new(shared.sinks.clone(), base).fail(err);
     };
     let host = head

@@ -7,7 +7,7 @@ use std::{
     sync::atomic::{AtomicU64, Ordering},
 };
 
-/// Spans exported, by outcome (`exported`, `dropped`).
+/// Spans by outcome (`exported`, `dropped`, `unsampled`).
 pub(crate) const OTLP_SPANS_TOTAL: &str = "toolwarden_otlp_spans_total";
 
 /// Export counters, rendered in `/metrics`.
@@ -18,6 +18,8 @@ pub(crate) struct OtlpCounters {
     pub exported: AtomicU64,
     /// Spans lost: queue full, collector down or refusing.
     pub dropped: AtomicU64,
+    /// Spans not made: their request's `traceparent` was not sampled.
+    pub unsampled: AtomicU64,
     /// Spans queued and not yet exported or dropped (not rendered: what a
     /// shutdown waits for).
     pub(crate) pending: AtomicU64,
@@ -35,7 +37,11 @@ impl OtlpCounters {
             out,
             "# HELP {OTLP_SPANS_TOTAL} OpenTelemetry spans by outcome.\n# TYPE {OTLP_SPANS_TOTAL} counter"
         );
-        for (outcome, n) in [("exported", &self.exported), ("dropped", &self.dropped)] {
+        for (outcome, n) in [
+            ("exported", &self.exported),
+            ("dropped", &self.dropped),
+            ("unsampled", &self.unsampled),
+        ] {
             let _ = writeln!(
                 out,
                 "{OTLP_SPANS_TOTAL}{{outcome=\"{outcome}\"}} {}",

@@ -40,6 +40,7 @@ fn counters_and_labels_render_in_text_format() {
         exec_ms: None,
         previous_response_id: None,
         answers: None,
+        trace_parent: None,
     };
     observer.on_tool_result(&failed, "Bash");
     observer.on_tool_result(
@@ -128,6 +129,7 @@ fn long_label_values_are_cut() {
             exec_ms: None,
             previous_response_id: None,
             answers: None,
+            trace_parent: None,
         };
         observer.on_tool_result(&failed, &model);
         // Read back under the long name: the series it was counted in.

@@ -141,6 +141,7 @@ impl Finished {
             error: self
                 .error
                 .or_else(|| view.error.as_deref().map(provider_error)),
+            trace_parent: base.trace_parent,
         }));
     }
 }

@@ -17,6 +17,7 @@
 //! `try_send`. Calls into the wire layer are guarded so that a parser bug
 //! becomes a parse note, never a dropped connection.
 
+pub(crate) mod client_headers;
 mod finished;
 mod generations;
 pub(crate) mod names;
@@ -91,6 +92,8 @@ pub(crate) struct RequestBase {
     pub repairs: Vec<String>,
     /// Session from the headers.
     pub header_session: Option<Session>,
+    /// The client's `traceparent`.
+    pub trace_parent: Option<toolwarden_core::TraceParent>,
     /// Gemini: the model in the path.
     pub path_model: Option<String>,
 }
@@ -591,6 +594,7 @@ fn empty_base() -> RequestBase {
         repair_mode: "",
         repairs: Vec::new(),
         header_session: None,
+        trace_parent: None,
         path_model: None,
     }
 }

@@ -62,6 +62,8 @@ pub(crate) struct RequestFacts {
     pub path_model: Option<String>,
     /// Session from the headers, if any.
     pub header_session: Option<Session>,
+    /// The client's `traceparent`, given to each result's record.
+    pub trace_parent: Option<toolwarden_core::TraceParent>,
 }
 
 /// A view of a request body, or why there is none.
@@ -239,6 +241,7 @@ fn result_record(
         exec_ms,
         previous_response_id: previous_response_id.clone(),
         answers: None,
+        trace_parent: facts.trace_parent,
     }
 }
 
@@ -363,6 +366,7 @@ mod tests {
                 id: "s".into(),
                 source: "header",
             }),
+            trace_parent: None,
         };
         (sinks, facts)
     }

@@ -15,8 +15,6 @@
 //!    stable across the turns of one conversation (source `fingerprint`);
 //! 6. `unknown` (source `none`).
 
-use http::HeaderMap;
-
 /// Longest session id taken from a client (longer ones are cut).
 const MAX_LEN: usize = 128;
 
@@ -51,13 +49,8 @@ const HEADERS: [(&str, &str); 4] = [
     ("x-claude-code-session-id", "client_header"),
 ];
 
-/// Steps 1–2: from the request headers.
-pub(crate) fn from_headers(headers: &HeaderMap) -> Option<Session> {
-    from_header_values(|name| headers.get(name).map(|v| v.as_bytes()))
-}
-
-/// Steps 1–2 for any header store: `get` returns the first value of a
-/// header (names are given lower-case).
+/// Steps 1–2, from the request headers: `get` returns the first value of
+/// a header (names are given lower-case).
 pub(crate) fn from_header_values<'a>(get: impl Fn(&str) -> Option<&'a [u8]>) -> Option<Session> {
     HEADERS.iter().find_map(|&(name, source)| {
         let id = get(name).and_then(clean)?;
@@ -120,6 +113,11 @@ fn clean(raw: &[u8]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use http::HeaderMap;
+
+    fn from_headers(headers: &HeaderMap) -> Option<Session> {
+        from_header_values(|name| headers.get(name).map(|v| v.as_bytes()))
+    }
 
     fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
         let mut m = HeaderMap::new();

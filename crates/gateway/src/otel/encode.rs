@@ -7,6 +7,7 @@
 
 use opentelemetry_proto::tonic::{
     common::v1::InstrumentationScope,
+    resource::v1::Resource,
     trace::v1::{span::SpanKind, status::StatusCode},
 };
 use prost::{
@@ -15,9 +16,7 @@ use prost::{
 };
 use toolwarden_store::{RequestRecord, ToolResultRecord};
 
-use super::spans::{
-    nanos, provider_name, span_id_bytes as span_id, trace_id_bytes as trace_id, trace_key,
-};
+use super::spans::{nanos, placement, provider_name, span_id_bytes as span_id};
 
 /// An attribute's value.
 #[derive(Clone, Copy)]
@@ -105,8 +104,12 @@ fn error_status(out: &mut Vec<u8>, message: &[&str]) {
 /// Appends the `chat {model}` span of one proxied model request.
 pub(crate) fn chat(r: &RequestRecord, out: &mut Vec<u8>) {
     let model = r.model.as_deref().unwrap_or("unknown");
-    put_bytes(out, 1, &trace_id(trace_key(&r.session_id, &r.request_id)));
+    let (trace, parent) = placement(&r.session_id, &r.request_id, r.trace_parent.as_ref());
+    put_bytes(out, 1, &trace);
     put_bytes(out, 2, &span_id(&[b"chat", r.request_id.as_bytes()]));
+    if let Some(parent) = parent {
+        put_bytes(out, 4, &parent);
+    }
     put_text(out, 5, &["chat ", model]);
     put_varint(out, 6, SpanKind::Client as u64);
     let start = nanos(r.at_ms as f64);
@@ -158,7 +161,8 @@ pub(crate) fn execute_tool(
     exec_ms: Option<f64>,
     out: &mut Vec<u8>,
 ) {
-    put_bytes(out, 1, &trace_id(trace_key(&r.session_id, &r.request_id)));
+    let (trace, parent) = placement(&r.session_id, &r.request_id, r.trace_parent.as_ref());
+    put_bytes(out, 1, &trace);
     put_bytes(
         out,
         2,
@@ -169,6 +173,9 @@ pub(crate) fn execute_tool(
             &r.message_index.to_be_bytes(),
         ]),
     );
+    if let Some(parent) = parent {
+        put_bytes(out, 4, &parent);
+    }
     put_text(out, 5, &["execute_tool ", tool]);
     put_varint(out, 6, SpanKind::Internal as u64);
     let end = nanos(r.at_ms as f64);
@@ -236,9 +243,9 @@ pub(crate) struct Framing {
 }
 
 impl Framing {
-    /// This gateway's resource and scope, encoded once.
-    pub(crate) fn for_this_gateway() -> Framing {
-        let request = super::export_request(Vec::new());
+    /// This gateway's `resource` and scope, encoded once.
+    pub(crate) fn new(resource: Resource) -> Framing {
+        let request = super::export_request(resource, Vec::new());
         let rs = &request.resource_spans[0];
         let scope: &InstrumentationScope = rs.scope_spans[0].scope.as_ref().expect("a scope");
         Framing {
@@ -298,6 +305,7 @@ mod tests {
             repair_mode: "repair".into(),
             parse_error: None,
             error: Some("boom".into()).filter(|_| error),
+            trace_parent: None,
         }
     }
 
@@ -318,6 +326,7 @@ mod tests {
             exec_ms: exec,
             previous_response_id: None,
             answers: None,
+            trace_parent: None,
         }
     }
 
@@ -330,11 +339,34 @@ mod tests {
             (502, true, false),
             (0, false, false),
         ] {
-            let r = request(status, error, tokens);
-            let mut out = Vec::new();
-            chat(&r, &mut out);
-            assert_eq!(out, spans::chat(&r).encode_to_vec(), "{status} {error}");
+            let mut r = request(status, error, tokens);
+            for parent in [None, Some(PARENT)] {
+                r.trace_parent = parent.map(|p| toolwarden_core::TraceParent::parse(p).unwrap());
+                let mut out = Vec::new();
+                chat(&r, &mut out);
+                assert_eq!(out, spans::chat(&r).encode_to_vec(), "{status} {error}");
+            }
         }
+    }
+
+    /// A client's span (W3C `traceparent`).
+    const PARENT: &[u8] = b"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+
+    /// Under a client's span, a span takes its trace and names it as the
+    /// parent.
+    #[test]
+    fn a_clients_span_is_the_parent() {
+        let mut t = result(true, true, None);
+        t.trace_parent = Some(toolwarden_core::TraceParent::parse(PARENT).unwrap());
+        let mut out = Vec::new();
+        execute_tool(&t, "book", None, &mut out);
+        let span = opentelemetry_proto::tonic::trace::v1::Span::decode(&out[..]).unwrap();
+        assert_eq!(span, spans::execute_tool(&t, "book"));
+        assert_eq!(span.trace_id[..2], [0x4b, 0xf9]);
+        assert_eq!(
+            span.parent_span_id,
+            [0x00, 0xf0, 0x67, 0xaa, 0x0b, 0xa9, 0x02, 0xb7]
+        );
     }
 
     /// The GenAI registry's provider names; a record of no session gets
@@ -393,7 +425,14 @@ mod tests {
 
     #[test]
     fn request_bodies_are_the_bytes_prost_writes() {
-        let framing = Framing::for_this_gateway();
+        let resource = crate::otel::resource(
+            &[
+                ("service.name".into(), "gw".into()),
+                ("team".into(), "a".into()),
+            ],
+            &crate::otel::instance_id(),
+        );
+        let framing = Framing::new(resource.clone());
         let (r, t) = (request(200, false, true), result(true, true, Some(1.0)));
         let mut a = Vec::new();
         chat(&r, &mut a);
@@ -410,7 +449,10 @@ mod tests {
                 frame_span(&mut framed, span);
             }
             let body = request_body(&framing, &framed);
-            assert_eq!(body, export_request(decoded).encode_to_vec());
+            assert_eq!(
+                body,
+                export_request(resource.clone(), decoded).encode_to_vec()
+            );
         }
     }
 }

@@ -116,6 +116,16 @@ pub(crate) fn observer(
 // === impl ExportingObserver ===
 
 impl ExportingObserver {
+    /// Whether a span under `parent` is exported ([`spans::sampled`]);
+    /// one that is not is counted.
+    fn sampled(&self, parent: Option<&toolwarden_core::TraceParent>) -> bool {
+        let sampled = spans::sampled(parent);
+        if !sampled {
+            self.counters.unsampled.fetch_add(1, Ordering::Relaxed);
+        }
+        sampled
+    }
+
     /// Encodes a span with `encode` into the batch being filled, unless
     /// `capacity` spans are waiting already (then it is dropped, counted).
     fn queue(&self, encode: impl FnOnce(&mut Vec<u8>)) {
@@ -174,7 +184,7 @@ impl Observer for ExportingObserver {
         self.metrics.on_request(rec);
         // A pass-through (`count_tokens`, embeddings, a model list) is no
         // `chat`: no span.
-        if rec.dialect.is_some() {
+        if rec.dialect.is_some() && self.sampled(rec.trace_parent.as_ref()) {
             self.queue(|out| encode::chat(rec, out));
         }
     }
@@ -189,7 +199,9 @@ impl Observer for ExportingObserver {
 
     fn on_tool_result_timed(&self, rec: &ToolResultRecord, tool: &str, exec_ms: Option<f64>) {
         self.metrics.on_tool_result(rec, tool);
-        self.queue(|out| encode::execute_tool(rec, tool, exec_ms, out));
+        if self.sampled(rec.trace_parent.as_ref()) {
+            self.queue(|out| encode::execute_tool(rec, tool, exec_ms, out));
+        }
     }
 }
 
@@ -202,18 +214,49 @@ fn attr(key: &str, value: &str) -> KeyValue {
     }
 }
 
-/// The export request for `spans` (what [`encode::request_body`] writes).
-pub(crate) fn export_request(spans: Vec<Span>) -> ExportTraceServiceRequest {
+/// The resource this gateway exports under: the configured attributes
+/// (`service.name` first), then `service.version` and
+/// `service.instance.id` (`instance`, one per process) unless configured.
+pub(crate) fn resource(configured: &[(String, String)], instance: &str) -> Resource {
+    let mut attributes: Vec<KeyValue> = configured.iter().map(|(k, v)| attr(k, v)).collect();
+    for (key, value) in [
+        ("service.version", env!("CARGO_PKG_VERSION")),
+        ("service.instance.id", instance),
+    ] {
+        if !configured.iter().any(|(k, _)| k == key) {
+            attributes.push(attr(key, value));
+        }
+    }
+    Resource {
+        attributes,
+        ..Resource::default()
+    }
+}
+
+/// A `service.instance.id`: a random UUID (version 4), as the semantic
+/// conventions advise, new at each start.
+pub(crate) fn instance_id() -> String {
+    let mut b = fastrand::u128(..).to_be_bytes();
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..]
+    )
+}
+
+/// The export request for `spans` under `resource` (what
+/// [`encode::request_body`] writes).
+pub(crate) fn export_request(resource: Resource, spans: Vec<Span>) -> ExportTraceServiceRequest {
     let version = env!("CARGO_PKG_VERSION");
     ExportTraceServiceRequest {
         resource_spans: vec![ResourceSpans {
-            resource: Some(Resource {
-                attributes: vec![
-                    attr("service.name", "toolwarden-gateway"),
-                    attr("service.version", version),
-                ],
-                ..Resource::default()
-            }),
+            resource: Some(resource),
             scope_spans: vec![ScopeSpans {
                 scope: Some(InstrumentationScope {
                     name: "toolwarden".into(),
@@ -235,7 +278,7 @@ async fn export_loop(
     counters: Arc<OtlpCounters>,
 ) {
     let mut failing = false;
-    let framing = encode::Framing::for_this_gateway();
+    let framing = encode::Framing::new(resource(&config.resource, &instance_id()));
     loop {
         tokio::select! {
             _ = queue.ready.notified() => {}

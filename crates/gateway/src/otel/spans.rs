@@ -15,6 +15,7 @@ use opentelemetry_proto::tonic::{
     common::v1::{AnyValue, KeyValue, any_value::Value},
     trace::v1::{Span, Status, span::SpanKind, status::StatusCode},
 };
+use toolwarden_core::TraceParent;
 #[cfg(test)]
 use toolwarden_store::{RequestRecord, ToolResultRecord};
 
@@ -103,6 +104,27 @@ pub(crate) fn trace_key<'a>(session_id: &'a str, request_id: &'a str) -> &'a str
     }
 }
 
+/// A span's trace and parent span: the client's span when its request
+/// named one (W3C `traceparent`: the span joins the client's trace), else
+/// a root in the trace of its session ([`trace_key`]).
+pub(crate) fn placement(
+    session_id: &str,
+    request_id: &str,
+    parent: Option<&TraceParent>,
+) -> ([u8; 16], Option<[u8; 8]>) {
+    match parent {
+        Some(p) => (p.trace_id, Some(p.parent_id)),
+        None => (trace_id_bytes(trace_key(session_id, request_id)), None),
+    }
+}
+
+/// Whether a record's span is exported: not under a client span the
+/// client did not sample (OpenTelemetry's default sampler,
+/// `parentbased_always_on`).
+pub(crate) fn sampled(parent: Option<&TraceParent>) -> bool {
+    parent.is_none_or(TraceParent::sampled)
+}
+
 /// The `chat` span of one proxied model request.
 #[cfg(test)]
 pub(crate) fn chat(r: &RequestRecord) -> Span {
@@ -150,9 +172,11 @@ pub(crate) fn chat(r: &RequestRecord) -> Span {
         None
     };
     let start = nanos(r.at_ms as f64);
+    let (trace, parent) = placement(&r.session_id, &r.request_id, r.trace_parent.as_ref());
     Span {
-        trace_id: trace_id(trace_key(&r.session_id, &r.request_id)),
+        trace_id: trace.to_vec(),
         span_id: span_id(&[b"chat", r.request_id.as_bytes()]),
+        parent_span_id: parent.map(|p| p.to_vec()).unwrap_or_default(),
         name: format!("chat {model}"),
         kind: SpanKind::Client as i32,
         start_time_unix_nano: start,
@@ -194,8 +218,10 @@ pub(crate) fn execute_tool(r: &ToolResultRecord, tool: &str) -> Span {
     };
     let end = nanos(r.at_ms as f64);
     let exec = nanos(r.exec_ms.unwrap_or(0.0));
+    let (trace, parent) = placement(&r.session_id, &r.request_id, r.trace_parent.as_ref());
     Span {
-        trace_id: trace_id(trace_key(&r.session_id, &r.request_id)),
+        trace_id: trace.to_vec(),
+        parent_span_id: parent.map(|p| p.to_vec()).unwrap_or_default(),
         span_id: span_id(&[
             b"tool",
             r.session_id.as_bytes(),

@@ -20,7 +20,9 @@ use crate::{
     errors::{ProxyError, ProxyErrorKind},
     metrics::events::RepairApplied,
     observe::{
-        Observation, RequestBase, guard,
+        Observation, RequestBase,
+        client_headers::ClientHeaders,
+        guard,
         request::{self, ReadBody},
         session::{self, Session},
     },
@@ -36,7 +38,7 @@ pub(crate) fn request_base(
     shared: &Shared,
     route: &ProxyRoute,
     path: &str,
-    header_session: Option<Session>,
+    headers: ClientHeaders,
     at_ms: i64,
 ) -> RequestBase {
     RequestBase {
@@ -47,7 +49,8 @@ pub(crate) fn request_base(
         path: path.to_string(),
         repair_mode: shared.config.repair.as_str(),
         repairs: Vec::new(),
-        header_session,
+        header_session: headers.session,
+        trace_parent: headers.trace_parent,
         path_model: route.model.clone(),
     }
 }
@@ -143,6 +146,7 @@ impl Outbound {
             dialect,
             path_model: base.path_model.clone(),
             header_session: base.header_session.clone(),
+            trace_parent: base.trace_parent,
         });
         let mut observation = Observation::new(shared.sinks.clone(), base);
         observation.add_overhead(started.elapsed());

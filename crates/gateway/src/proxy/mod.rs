@@ -36,10 +36,7 @@ use hyper::body::Incoming;
 use crate::{
     body::{GatewayBody, error_response},
     errors::{ProxyError, ProxyErrorKind},
-    observe::{
-        Observation, ResponseMeta, now_ms,
-        session::{self},
-    },
+    observe::{Observation, ResponseMeta, client_headers::ClientHeaders, now_ms},
     routes::{ProxyRoute, cloud as cloud_routes},
     state::Shared,
 };
@@ -60,7 +57,7 @@ pub(crate) async fn handle(
         &shared,
         &route,
         parts.uri.path(),
-        session::from_headers(&parts.headers),
+        ClientHeaders::from_headers(&parts.headers),
         at_ms,
     );
     let upstream = match cloud::upstream_for(&shared.config, &route) {

@@ -56,7 +56,7 @@ use crate::{
     body::GatewayBody,
     body::error_response,
     h1::pool::Pool,
-    observe::{Observation, ResponseMeta, now_ms, session},
+    observe::{Observation, ResponseMeta, client_headers::ClientHeaders, now_ms},
     proxy::{self, headers},
     routes::ProxyRoute,
     state::Shared,
@@ -165,7 +165,7 @@ pub(crate) async fn handle(
     let at_ms = now_ms();
     let provider = route.provider;
     let path = req.uri().path().to_string();
-    let header_session = session::from_headers(req.headers());
+    let header_session = ClientHeaders::from_headers(req.headers());
     let deflate = offers_deflate(req.headers());
     // WebSocket routes have a fixed upstream (never a cloud route).
     let Some(upstream) = route.upstream(&shared.config.upstreams) else {
@@ -201,12 +201,12 @@ pub(crate) async fn handle(
     let opened = match opened {
         Ok(opened) => opened,
         Err(upstream::OpenError::Refused(answer)) => {
-            let base = proxy::request_base(&shared, &route, &path, header_session, at_ms);
+            let base = proxy::request_base(&shared, &route, &path, header_session.clone(), at_ms);
             return refusal(Observation::new(shared.sinks.clone(), base), *answer).await;
         }
         Err(upstream::OpenError::Failed(err)) => {
             tracing::warn!(error = %err, "websocket upgrade to the upstream failed");
-            let base = proxy::request_base(&shared, &route, &path, header_session, at_ms);
+            let base = proxy::request_base(&shared, &route, &path, header_session.clone(), at_ms);
             Observation::new(shared.sinks.clone(), base).fail(&err);
             return error_response(provider, &err);
         }

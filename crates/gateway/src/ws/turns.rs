@@ -24,7 +24,7 @@ use bytes::Bytes;
 use serde::Deserialize;
 
 use crate::{
-    observe::{Observation, ResponseMeta, now_ms, session::Session},
+    observe::{Observation, ResponseMeta, client_headers::ClientHeaders, now_ms},
     proxy::{self, Outbound},
     routes::ProxyRoute,
     state::Shared,
@@ -46,7 +46,7 @@ pub(crate) struct Turns {
     shared: Arc<Shared>,
     route: ProxyRoute,
     path: String,
-    header_session: Option<Session>,
+    header_session: ClientHeaders,
     pending: VecDeque<Pending>,
     /// Scratch for one event as SSE (reused: one feed per event).
     sse: Vec<u8>,
@@ -86,7 +86,7 @@ impl Turns {
         shared: Arc<Shared>,
         route: ProxyRoute,
         path: String,
-        header_session: Option<Session>,
+        header_session: ClientHeaders,
     ) -> Turns {
         Turns {
             shared,

@@ -104,6 +104,8 @@ pub struct Convo {
     /// How long the "tools" run: slept between the turn with calls and the
     /// request carrying their results.
     pub exec_time: std::time::Duration,
+    /// More headers sent with every request.
+    pub extra_headers: Vec<(&'static str, String)>,
 }
 
 const SYSTEM: &str = "You are a travel agent. Use the tools.";
@@ -149,6 +151,7 @@ impl Convo {
             body,
             session: session.map(str::to_string),
             exec_time: std::time::Duration::ZERO,
+            extra_headers: Vec::new(),
         }
     }
 
@@ -164,6 +167,7 @@ impl Convo {
         if let Some(s) = &self.session {
             h.push(("x-session-id", s.clone()));
         }
+        h.extend(self.extra_headers.iter().cloned());
         h
     }
 

@@ -48,6 +48,7 @@ async fn corpus_conversations_are_proxied() {
             body: body.clone(),
             session: Some(name.to_string()),
             exec_time: std::time::Duration::ZERO,
+            extra_headers: Vec::new(),
         };
         h.mock.take_received();
         let direct = convo.send(&h.client, &h.direct()).await;

@@ -229,6 +229,113 @@ async fn spans_follow_the_genai_conventions() {
         && matches!(kv.value.as_ref().and_then(|v| v.value.as_ref()), Some(Value::StringValue(s)) if s == "toolwarden-gateway")));
 }
 
+/// A request carrying a W3C `traceparent` (an instrumented agent: the
+/// OpenAI Agents SDK, the Vercel AI SDK with its telemetry on) gets its
+/// spans in the client's trace, under the client's span; one whose
+/// client did not sample it gets none (counted). The resource names the
+/// configured service and this process.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spans_join_the_clients_trace() {
+    let (addr, got) = collector().await;
+    let url = format!("http://{addr}");
+    let h = Harness::with(MockOptions::default(), move |c| {
+        let mut otlp = otlp(&url);
+        otlp.resource = vec![
+            ("service.name".into(), "gw-eu".into()),
+            ("deployment.environment.name".into(), "prod".into()),
+        ];
+        c.otlp = Some(otlp);
+    })
+    .await;
+    const TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
+    const PARENT: &str = "00f067aa0ba902b7";
+    let round = |session: &'static str, flags: &'static str| {
+        let mut convo = Convo::new(Kind::Chat, true, Some(session));
+        convo
+            .extra_headers
+            .push(("traceparent", format!("00-{TRACE}-{PARENT}-{flags}")));
+        convo
+    };
+    let mut sampled = round("otel-traced", "01");
+    sampled
+        .tool_round(&h.client, &h.gw(), &[(true, "Exit code 1: timeout")])
+        .await;
+    let mut unsampled = round("otel-unsampled", "00");
+    unsampled
+        .tool_round(&h.client, &h.gw(), &[(false, "found")])
+        .await;
+    // The session-derived trace is still there for a client without one.
+    two_rounds(&h, "otel-untraced").await;
+    let m = h
+        .metrics_when(|m| {
+            metric(m, "toolwarden_otlp_spans_total", &[("outcome", "exported")]) >= 9.0
+                && metric(
+                    m,
+                    "toolwarden_otlp_spans_total",
+                    &[("outcome", "unsampled")],
+                ) >= 3.0
+        })
+        .await;
+    assert_eq!(
+        metric(
+            &m,
+            "toolwarden_otlp_spans_total",
+            &[("outcome", "unsampled")]
+        ),
+        3.0,
+        "two chats and one tool of the unsampled client: {m}"
+    );
+    let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+    let all = spans(&got);
+    let joined: Vec<&Span> = all
+        .iter()
+        .filter(|s| text(s, "gen_ai.conversation.id") == "otel-traced")
+        .collect();
+    assert_eq!(joined.len(), 3, "two chats and one tool: {joined:#?}");
+    for span in &joined {
+        assert_eq!(hex(&span.trace_id), TRACE, "{}", span.name);
+        assert_eq!(hex(&span.parent_span_id), PARENT, "{}", span.name);
+    }
+    assert!(
+        all.iter()
+            .all(|s| text(s, "gen_ai.conversation.id") != "otel-unsampled")
+    );
+    let own: Vec<&Span> = all
+        .iter()
+        .filter(|s| text(s, "gen_ai.conversation.id") == "otel-untraced")
+        .collect();
+    assert_eq!(own.len(), 6);
+    assert!(
+        own.iter()
+            .all(|s| s.parent_span_id.is_empty() && hex(&s.trace_id) != TRACE)
+    );
+
+    let received = got.lock().unwrap();
+    let resource = received[0].0.resource_spans[0]
+        .resource
+        .as_ref()
+        .expect("resource");
+    let value = |key: &str| {
+        resource
+            .attributes
+            .iter()
+            .find(|kv| kv.key == key)
+            .and_then(|kv| kv.value.as_ref().and_then(|v| v.value.clone()))
+    };
+    assert_eq!(
+        value("service.name"),
+        Some(Value::StringValue("gw-eu".into()))
+    );
+    assert_eq!(
+        value("deployment.environment.name"),
+        Some(Value::StringValue("prod".into()))
+    );
+    match value("service.instance.id") {
+        Some(Value::StringValue(id)) => assert_eq!(id.len(), 36, "a UUID: {id}"),
+        other => panic!("service.instance.id: {other:?}"),
+    }
+}
+
 /// A collector that refuses an export with 503 and `Retry-After` (a
 /// restart, a throttling backend) gets the batch again: no span dropped.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

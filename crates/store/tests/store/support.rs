@@ -148,6 +148,7 @@ pub fn request(id: &str, session: &str, at_ms: i64) -> Event {
         repair_mode: "fix".into(),
         parse_error: None,
         error: None,
+        trace_parent: None,
     })
 }
 
@@ -200,6 +201,7 @@ pub fn result(
         exec_ms: None,
         previous_response_id: None,
         answers: None,
+        trace_parent: None,
     }
 }
 

@@ -42,7 +42,7 @@ Content-Length: 5\r\nProxy-Authorization: p\r\nx-claude-code-session-id: s-1\r\n
     assert_eq!(head.route.provider, Provider::Anthropic);
     assert_eq!(head.path, "/v1/messages");
     assert!(!head.close);
-    assert_eq!(head.session.as_ref().unwrap().id, "s-1");
+    assert_eq!(head.client.session.as_ref().unwrap().id, "s-1");
     finish_upstream_head(&mut head.upstream_head, 7);
     assert_eq!(
         String::from_utf8(head.upstream_head).unwrap(),
