@@ -3,8 +3,12 @@
 //! The rule (issue 6 §3), decided in one place by [`AccessPolicy::check`]:
 //!
 //! - Gateway bound to a loopback address (the default `127.0.0.1:8080`):
-//!   loopback clients are served without a token. Anyone else needs the
-//!   admin token.
+//!   loopback clients are served without a token when the request names a
+//!   loopback host (`Host: localhost`, `127.0.0.1`, `[::1]`, any port, or
+//!   no `Host` at all). Anyone else needs the admin token: a loopback peer
+//!   asking for another name is a browser tricked by DNS rebinding (a page
+//!   of `attacker.example` whose name now resolves to 127.0.0.1) or a
+//!   reverse proxy on the same machine relaying remote clients.
 //! - Gateway bound to any other address (`0.0.0.0`, a LAN address, …): every
 //!   client needs the admin token (`--admin-token`, config `admin_token`),
 //!   sent as `Authorization: Bearer <token>` — a loopback peer may be a
@@ -42,6 +46,9 @@ pub(crate) enum DeniedKind {
     TokenInvalid,
     /// Remote access is not possible: no admin token is configured (403).
     RemoteClosed,
+    /// A loopback client asked for a host that is not loopback and no
+    /// admin token is configured (403).
+    ForeignHost,
 }
 
 /// A refused admin request; its [`IntoResponse`] gives the JSON answer
@@ -77,18 +84,28 @@ impl<'a> AccessPolicy<'a> {
         }
     }
 
-    /// Decides whether a client at `peer` sending `headers` may use the
-    /// admin routes.
+    /// Decides whether a client at `peer` sending `headers` for `host` (the
+    /// `Host` header or HTTP/2's `:authority`; `None` if absent) may use
+    /// the admin routes.
     pub(crate) fn check(
         &self,
         peer: Option<SocketAddr>,
+        host: Option<&str>,
         headers: &HeaderMap,
     ) -> Result<(), AccessDenied> {
         let peer_is_loopback = peer.is_some_and(|p| is_loopback(p.ip()));
-        if self.loopback_bind && peer_is_loopback {
+        let local = self.loopback_bind && peer_is_loopback;
+        if local && host.is_none_or(names_loopback) {
             return Ok(());
         }
         let Some(expected) = self.admin_token else {
+            if local {
+                return Err(AccessDenied::new(
+                    DeniedKind::ForeignHost,
+                    "the request names a host that is not localhost or a loopback address:                      without a token the dashboard and /api/* answer only to requests for                      localhost (a guard against DNS rebinding and against a reverse proxy                      relaying remote clients); open http://127.0.0.1:PORT/, or restart the                      gateway with --admin-token TOKEN and send Authorization: Bearer TOKEN"
+                        .to_owned(),
+                ));
+            }
             return Err(AccessDenied::new(
                 DeniedKind::RemoteClosed,
                 "the dashboard and /api/* answer only to loopback clients of a gateway bound to \
@@ -138,11 +155,18 @@ pub(crate) async fn access(State(state): State<AdminState>, req: Request, next: 
                 .map(|ConnectInfo(addr)| *addr)
         });
     let policy = AccessPolicy::new(state.loopback_only, state.admin_token.as_deref());
-    match policy.check(peer, req.headers()) {
+    let host = req
+        .headers()
+        .get(header::HOST)
+        .map(|h| h.to_str().unwrap_or("\u{fffd}"))
+        .or_else(|| req.uri().authority().map(|a| a.as_str()));
+    match policy.check(peer, host, req.headers()) {
         Ok(()) => next.run(req).await,
         Err(denied)
-            if denied.kind != DeniedKind::RemoteClosed
-                && PAGE_PATHS.contains(&req.uri().path()) =>
+            if !matches!(
+                denied.kind,
+                DeniedKind::RemoteClosed | DeniedKind::ForeignHost
+            ) && PAGE_PATHS.contains(&req.uri().path()) =>
         {
             next.run(req).await
         }
@@ -178,7 +202,9 @@ impl From<AccessDenied> for crate::admin_error::AdminError {
             DeniedKind::TokenMissing | DeniedKind::TokenInvalid => {
                 crate::admin_error::AdminErrorKind::Unauthorized
             }
-            DeniedKind::RemoteClosed => crate::admin_error::AdminErrorKind::Forbidden,
+            DeniedKind::RemoteClosed | DeniedKind::ForeignHost => {
+                crate::admin_error::AdminErrorKind::Forbidden
+            }
         };
         crate::admin_error::AdminError::new(kind, denied.message)
     }
@@ -194,6 +220,25 @@ impl IntoResponse for AccessDenied {
 
 fn is_loopback(ip: IpAddr) -> bool {
     ip.to_canonical().is_loopback()
+}
+
+/// Whether a `Host` value (`name[:port]`, `[v6][:port]`) names this machine
+/// in a way no one else's DNS can: `localhost` or a name under it (RFC
+/// 6761), or a loopback address literal.
+fn names_loopback(host: &str) -> bool {
+    let name = match host.strip_prefix('[') {
+        Some(rest) => rest.split_once(']').map_or(rest, |(v6, _)| v6),
+        None => host.rsplit_once(':').map_or(host, |(name, _)| name),
+    };
+    let name = name.trim_end_matches('.');
+    if name.eq_ignore_ascii_case("localhost")
+        || name
+            .get(name.len().saturating_sub(".localhost".len())..)
+            .is_some_and(|tail| tail.eq_ignore_ascii_case(".localhost"))
+    {
+        return true;
+    }
+    name.parse::<IpAddr>().is_ok_and(is_loopback)
 }
 
 /// The token of an `Authorization: Bearer <token>` header (scheme matched
@@ -238,14 +283,17 @@ mod tests {
     fn loopback_bind_serves_loopback_peers_without_token() {
         let p = AccessPolicy::new(true, None);
         let none = HeaderMap::new();
-        assert_eq!(p.check(Some(addr("127.0.0.1:50000")), &none), Ok(()));
-        assert_eq!(p.check(Some(addr("127.9.8.7:1")), &none), Ok(()));
-        assert_eq!(p.check(Some(addr("[::1]:50000")), &none), Ok(()));
-        assert_eq!(p.check(Some(addr("[::ffff:127.0.0.1]:5")), &none), Ok(()));
+        assert_eq!(p.check(Some(addr("127.0.0.1:50000")), None, &none), Ok(()));
+        assert_eq!(p.check(Some(addr("127.9.8.7:1")), None, &none), Ok(()));
+        assert_eq!(p.check(Some(addr("[::1]:50000")), None, &none), Ok(()));
+        assert_eq!(
+            p.check(Some(addr("[::ffff:127.0.0.1]:5")), None, &none),
+            Ok(())
+        );
         // A stale token from the page does not lock a local user out.
         let p = AccessPolicy::new(true, Some("tok"));
         assert_eq!(
-            p.check(Some(addr("127.0.0.1:1")), &with_auth("Bearer old")),
+            p.check(Some(addr("127.0.0.1:1")), None, &with_auth("Bearer old")),
             Ok(())
         );
     }
@@ -254,7 +302,7 @@ mod tests {
     fn loopback_bind_refuses_remote_peers_without_configured_token() {
         let p = AccessPolicy::new(true, None);
         let err = p
-            .check(Some(addr("192.168.1.20:40000")), &HeaderMap::new())
+            .check(Some(addr("192.168.1.20:40000")), None, &HeaderMap::new())
             .expect_err("remote peer");
         assert_eq!(err.kind(), DeniedKind::RemoteClosed);
         assert_eq!(
@@ -263,7 +311,7 @@ mod tests {
         );
         // A token sent to a gateway that has none configured opens nothing.
         let err = p
-            .check(Some(addr("10.1.1.1:1")), &with_auth("Bearer guess"))
+            .check(Some(addr("10.1.1.1:1")), None, &with_auth("Bearer guess"))
             .expect_err("remote peer with a token");
         assert_eq!(err.kind(), DeniedKind::RemoteClosed);
     }
@@ -271,10 +319,12 @@ mod tests {
     #[test]
     fn unknown_peer_is_treated_as_remote() {
         let p = AccessPolicy::new(true, None);
-        let err = p.check(None, &HeaderMap::new()).expect_err("unknown peer");
+        let err = p
+            .check(None, None, &HeaderMap::new())
+            .expect_err("unknown peer");
         assert_eq!(err.kind(), DeniedKind::RemoteClosed);
         let p = AccessPolicy::new(true, Some("s3cret"));
-        assert_eq!(p.check(None, &with_auth("Bearer s3cret")), Ok(()));
+        assert_eq!(p.check(None, None, &with_auth("Bearer s3cret")), Ok(()));
     }
 
     #[test]
@@ -282,7 +332,7 @@ mod tests {
         let p = AccessPolicy::new(false, Some("s3cret"));
         for peer in ["127.0.0.1:1", "203.0.113.9:443", "[2001:db8::1]:9"] {
             let err = p
-                .check(Some(addr(peer)), &HeaderMap::new())
+                .check(Some(addr(peer)), None, &HeaderMap::new())
                 .expect_err("no token");
             assert_eq!(err.kind(), DeniedKind::TokenMissing, "{peer}");
             assert_eq!(
@@ -290,21 +340,25 @@ mod tests {
                 StatusCode::UNAUTHORIZED
             );
             let err = p
-                .check(Some(addr(peer)), &with_auth("Bearer s3cre"))
+                .check(Some(addr(peer)), None, &with_auth("Bearer s3cre"))
                 .expect_err("wrong token");
             assert_eq!(err.kind(), DeniedKind::TokenInvalid, "{peer}");
             assert_eq!(
-                p.check(Some(addr(peer)), &with_auth("Bearer s3cret")),
+                p.check(Some(addr(peer)), None, &with_auth("Bearer s3cret")),
                 Ok(())
             );
             assert_eq!(
-                p.check(Some(addr(peer)), &with_auth("bearer  s3cret ")),
+                p.check(Some(addr(peer)), None, &with_auth("bearer  s3cret ")),
                 Ok(())
             );
         }
         // Other schemes are not a bearer token.
         let err = p
-            .check(Some(addr("203.0.113.9:443")), &with_auth("Basic s3cret"))
+            .check(
+                Some(addr("203.0.113.9:443")),
+                None,
+                &with_auth("Basic s3cret"),
+            )
             .expect_err("basic");
         assert_eq!(err.kind(), DeniedKind::TokenMissing);
     }
@@ -313,7 +367,7 @@ mod tests {
     fn public_bind_without_token_is_closed_with_advice() {
         let p = AccessPolicy::new(false, Some(""));
         let err = p
-            .check(Some(addr("127.0.0.1:1")), &HeaderMap::new())
+            .check(Some(addr("127.0.0.1:1")), None, &HeaderMap::new())
             .expect_err("closed");
         assert_eq!(err.kind(), DeniedKind::RemoteClosed);
         assert!(err.to_string().contains("--admin-token"), "{err}");
@@ -323,13 +377,59 @@ mod tests {
     fn loopback_bind_accepts_token_from_remote_peer() {
         let p = AccessPolicy::new(true, Some("tok"));
         assert_eq!(
-            p.check(Some(addr("198.51.100.2:7")), &with_auth("Bearer tok")),
+            p.check(Some(addr("198.51.100.2:7")), None, &with_auth("Bearer tok")),
             Ok(())
         );
         let err = p
-            .check(Some(addr("198.51.100.2:7")), &HeaderMap::new())
+            .check(Some(addr("198.51.100.2:7")), None, &HeaderMap::new())
             .expect_err("remote without token");
         assert_eq!(err.kind(), DeniedKind::TokenMissing);
+    }
+
+    /// DNS rebinding: a browser on this machine sent to `attacker.example`
+    /// (now resolving to 127.0.0.1) names that host; it gets nothing
+    /// without the token. Loopback names and literals, with any port, pass.
+    #[test]
+    fn loopback_peers_must_name_a_loopback_host() {
+        let p = AccessPolicy::new(true, None);
+        let none = HeaderMap::new();
+        let local = Some(addr("127.0.0.1:50000"));
+        for host in [
+            "localhost",
+            "localhost:8080",
+            "LOCALHOST.:8080",
+            "app.localhost:1",
+            "127.0.0.1:8080",
+            "127.1.2.3",
+            "[::1]:8080",
+            "[::1]",
+            "[::ffff:127.0.0.1]:80",
+        ] {
+            assert_eq!(p.check(local, Some(host), &none), Ok(()), "{host}");
+        }
+        for host in [
+            "attacker.example:8080",
+            "attacker.example",
+            "localhost.attacker.example",
+            "evil-localhost:8080",
+            "10.0.0.1:8080",
+            "[2001:db8::1]:8080",
+            "",
+            "\u{fffd}",
+        ] {
+            let err = p.check(local, Some(host), &none).expect_err(host);
+            assert_eq!(err.kind(), DeniedKind::ForeignHost, "{host}");
+            assert_eq!(
+                crate::admin_error::AdminError::from(err).kind().status(),
+                StatusCode::FORBIDDEN
+            );
+        }
+        // With a token configured, the token opens it, as for a remote peer.
+        let p = AccessPolicy::new(true, Some("tok"));
+        let foreign = Some("attacker.example:8080");
+        let err = p.check(local, foreign, &none).expect_err("no token");
+        assert_eq!(err.kind(), DeniedKind::TokenMissing);
+        assert_eq!(p.check(local, foreign, &with_auth("Bearer tok")), Ok(()));
     }
 
     #[test]

@@ -549,3 +549,28 @@ async fn gateway_serves_the_dashboard_over_a_socket() {
     assert!(body.contains("no_database"), "{body}");
     gateway.shutdown().await;
 }
+
+/// DNS rebinding: a browser on this machine sent to a page whose name now
+/// resolves to 127.0.0.1 names that page's host; without a token it gets
+/// a 403, while `localhost` and loopback literals are served.
+#[tokio::test]
+async fn a_loopback_client_naming_a_foreign_host_is_refused() {
+    let f = fixture(true, None, true).await;
+    for (host, expected) in [
+        ("attacker.example:8080", StatusCode::FORBIDDEN),
+        ("localhost:8080", StatusCode::OK),
+        ("127.0.0.1:8080", StatusCode::OK),
+        ("[::1]:8080", StatusCode::OK),
+    ] {
+        for path in ["/api/stats", "/api/sessions/s-1", "/"] {
+            let mut req = Request::get(path)
+                .header(header::HOST, host)
+                .body(Body::empty())
+                .expect("request");
+            req.extensions_mut()
+                .insert(PeerAddr(LOCAL.unwrap().parse().expect("peer")));
+            let resp = f.app.clone().call(req).await.expect("infallible");
+            assert_eq!(resp.status(), expected, "{host} {path}");
+        }
+    }
+}
