@@ -56,8 +56,8 @@ pub struct ResultView<'a> {
     pub tool: Option<Cow<'a, str>>,
     /// Index of the message (item, content) that holds it.
     pub message_index: usize,
-    /// `true` when the result comes after the last assistant/model turn:
-    /// new in this request rather than resent history.
+    /// `true` when the result comes after the last assistant/model turn
+    /// ([`new_after`]): new in this request rather than resent history.
     pub new: bool,
     /// The content's raw JSON and the flags its verdict needs.
     pub(crate) raw: RawResult<'a>,
@@ -91,4 +91,119 @@ pub struct ResponseView {
     /// of its own: a Responses turn over a WebSocket, whose failures come
     /// as `{"type":"error","status":429,"error":{…}}`.
     pub error_status: Option<u16>,
+}
+
+/// The message after which a request's results are new: the last assistant
+/// message (`last`), unless that message ends the body (`count` messages):
+/// then it is a prefill (Anthropic's partial assistant turn, the `prefix`
+/// completion of DeepSeek and Mistral), written after the results it
+/// follows, and the results after the assistant message before it
+/// (`before_last`) are new.
+pub(crate) fn new_after(
+    last: Option<usize>,
+    before_last: Option<usize>,
+    count: usize,
+) -> Option<usize> {
+    match last {
+        Some(a) if a + 1 == count => before_last,
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::{Dialect, request_view};
+
+    fn new_results(dialect: Dialect, body: serde_json::Value) -> Vec<(String, bool)> {
+        let bytes = serde_json::to_vec(&body).unwrap();
+        let view = request_view(dialect, &bytes).unwrap();
+        view.results
+            .iter()
+            .map(|r| (r.call_id.to_string(), r.new))
+            .collect()
+    }
+
+    /// A prefill (a last assistant message the model is to continue) does
+    /// not hide the results before it: they are new.
+    #[test]
+    fn results_before_a_prefill_are_new() {
+        let anthropic = json!({"model": "m", "max_tokens": 9, "messages": [
+            {"role": "user", "content": "read it"},
+            {"role": "assistant", "content": [
+                {"type": "tool_use", "id": "toolu_old", "name": "read", "input": {}}]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "toolu_old", "content": "ok"}]},
+            {"role": "assistant", "content": [
+                {"type": "tool_use", "id": "toolu_01", "name": "read", "input": {}}]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "toolu_01", "is_error": true, "content": "ENOENT"}]},
+            {"role": "assistant", "content": "{"}]});
+        assert_eq!(
+            new_results(Dialect::Anthropic, anthropic),
+            [("toolu_old".into(), false), ("toolu_01".into(), true)]
+        );
+        let chat = json!({"model": "m", "messages": [
+            {"role": "user", "content": "run it"},
+            {"role": "assistant", "tool_calls": [{"id": "call_1", "type": "function",
+                "function": {"name": "bash", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "call_1", "content": "Error: 3 failed"},
+            {"role": "assistant", "content": "```json", "prefix": true}]});
+        assert_eq!(
+            new_results(Dialect::OpenAiChat, chat),
+            [("call_1".into(), true)]
+        );
+        let converse = json!({"messages": [
+            {"role": "user", "content": [{"text": "run it"}]},
+            {"role": "assistant", "content": [{"toolUse": {"toolUseId": "t1", "name": "bash", "input": {}}}]},
+            {"role": "user", "content": [{"toolResult": {"toolUseId": "t1", "content": [{"text": "ok"}]}}]},
+            {"role": "assistant", "content": [{"text": "{"}]}]});
+        assert_eq!(
+            new_results(Dialect::BedrockConverse, converse),
+            [("t1".into(), true)]
+        );
+        // An assistant message that does not end the body still ends the
+        // new results.
+        let answered = json!({"model": "m", "messages": [
+            {"role": "user", "content": "run it"},
+            {"role": "assistant", "tool_calls": [{"id": "call_1", "type": "function",
+                "function": {"name": "bash", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "call_1", "content": "ok"},
+            {"role": "assistant", "content": "done"},
+            {"role": "user", "content": "thanks"}]});
+        assert_eq!(
+            new_results(Dialect::OpenAiChat, answered),
+            [("call_1".into(), false)]
+        );
+    }
+
+    /// A Responses history with each output right after its call (`call,
+    /// output, call, output`): every output of the last turn is new.
+    #[test]
+    fn interleaved_responses_outputs_are_all_new() {
+        let body = json!({"model": "m", "input": [
+            {"role": "user", "content": "look"},
+            {"type": "reasoning", "id": "rs_1", "summary": []},
+            {"type": "function_call", "call_id": "call_A", "name": "ls", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": "call_A", "output": "Exit code: 2"},
+            {"type": "function_call", "call_id": "call_B", "name": "cat", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": "call_B", "output": "hello"}]});
+        assert_eq!(
+            new_results(Dialect::OpenAiResponses, body),
+            [("call_A".into(), true), ("call_B".into(), true)]
+        );
+        // Outputs before the model's last reasoning or message are resent.
+        let body = json!({"model": "m", "input": [
+            {"role": "user", "content": "look"},
+            {"type": "function_call", "call_id": "call_A", "name": "ls", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": "call_A", "output": "a"},
+            {"type": "reasoning", "id": "rs_2", "summary": []},
+            {"type": "function_call", "call_id": "call_B", "name": "cat", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": "call_B", "output": "b"}]});
+        assert_eq!(
+            new_results(Dialect::OpenAiResponses, body),
+            [("call_A".into(), false), ("call_B".into(), true)]
+        );
+    }
 }

@@ -122,6 +122,8 @@ pub(super) struct Builder<'a> {
     /// The raw `system` value.
     pub system: Option<&'a str>,
     last_assistant: Option<usize>,
+    /// The assistant message before `last_assistant`.
+    assistant_before_last: Option<usize>,
     /// The text hash of the first user message, once seen.
     first_user_hash: Option<u64>,
     pub has_messages: bool,
@@ -157,6 +159,7 @@ impl<'a> Builder<'a> {
             });
         }
         if assistant {
+            self.assistant_before_last = self.last_assistant;
             self.last_assistant = Some(i);
         } else if user && self.first_user_hash.is_none() {
             self.first_user_hash = text.map(Fnv64::finish);
@@ -172,7 +175,11 @@ impl<'a> Builder<'a> {
             ));
         }
         let mut view = self.view;
-        let last_assistant = self.last_assistant;
+        let last_assistant = crate::view::new_after(
+            self.last_assistant,
+            self.assistant_before_last,
+            view.message_count,
+        );
         // Does this conversation's client set `is_error` at all (see the
         // module docs)?
         let uses_flag = view.results.iter().any(|r| {

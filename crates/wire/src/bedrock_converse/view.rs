@@ -49,6 +49,7 @@ fn read(body: &[u8], check: bool) -> crate::Pass<'_> {
     };
     let mut names: AHashMap<Cow<'_, str>, usize> = AHashMap::new();
     let mut last_assistant = None;
+    let mut assistant_before_last = None;
     let mut hash = Fnv64::default();
     for s in req.system.iter().flatten() {
         if let Some(t) = &s.text {
@@ -59,6 +60,7 @@ fn read(body: &[u8], check: bool) -> crate::Pass<'_> {
     let mut first_user = true;
     for (i, m) in req.messages.into_iter().enumerate() {
         if m.role == "assistant" {
+            assistant_before_last = last_assistant;
             last_assistant = Some(i);
         }
         let hash_text = first_user && m.role == "user";
@@ -103,6 +105,8 @@ fn read(body: &[u8], check: bool) -> crate::Pass<'_> {
             }
         )
     });
+    let last_assistant =
+        crate::view::new_after(last_assistant, assistant_before_last, view.message_count);
     for r in &mut view.results {
         r.new = last_assistant.is_none_or(|a| r.message_index > a);
         if let RawResult::Converse {

@@ -96,7 +96,16 @@ pub(super) fn view_of<'a>(req: Request<'a>, check: bool) -> crate::Pass<'a> {
             .collect();
         defects(&outline)
     });
-    let last_assistant = req.messages.iter().rposition(|m| m.role == "assistant");
+    let mut assistants = req
+        .messages
+        .iter()
+        .enumerate()
+        .rev()
+        .filter(|(_, m)| m.role == "assistant")
+        .map(|(i, _)| i);
+    let last_assistant = assistants.next();
+    let last_assistant =
+        crate::view::new_after(last_assistant, assistants.next(), req.messages.len());
     let first_user = req.messages.iter().position(|m| m.role == "user");
     let mut view = RequestView {
         model: req.model,

@@ -119,9 +119,14 @@ fn view_of<'a>(parsed: Parsed<'a>, check: bool) -> crate::Pass<'a> {
         message_count,
     );
     view.first_turn_hash = first_turn_hash;
+    // Outputs after the model's last item other than a call are new: a
+    // client may write each call's output right after it (`call, output,
+    // call, output`, as the Codex CLI once did for a turn of several
+    // calls), so a call does not end the new outputs. A resent output
+    // among them is the same result again (the store counts it once).
     let last_assistant = items
         .iter()
-        .rposition(|i| matches!(i.role(), Role::Assistant | Role::Call { .. }));
+        .rposition(|i| matches!(i.role(), Role::Assistant));
     // Names of the calls, by index, for the results.
     let mut call_name: Vec<Option<Cow<'a, str>>> = vec![None; items.len()];
     for (index, item) in items.into_iter().enumerate() {
