@@ -443,3 +443,36 @@ fn responses_setup() -> (Vec<(&'static str, String)>, Value) {
         {"type": "function", "name": "book", "parameters": {"type": "object"}}]);
     (headers, tools)
 }
+
+/// A turn whose request failed (a context-length 400) retried with its
+/// oldest turns cut: the same results at other positions, each counted
+/// once, in Chat Completions and Anthropic Messages alike (not only the
+/// Responses API's continuations).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_retried_with_its_oldest_turns_cut_counts_once() {
+    for kind in [Kind::Chat, Kind::Anthropic] {
+        let mut h = Harness::with(MockOptions::default(), |_| {}).await;
+        let session = format!("trimmed-{}", kind.dialect());
+        let mut convo = Convo::new(kind, false, Some(&session));
+        convo.assistant_text("Where from?");
+        convo.user("From Porto. Search now.");
+        let r = convo.send(&h.client, &h.gw()).await;
+        assert_eq!(r.status, 200, "{}", r.text());
+        let calls = convo.calls(&r);
+        assert_eq!(calls.len(), 1, "{}", r.text());
+        convo.assistant_calls(&calls);
+        convo.results(&calls, &[(true, failure_text(kind))]);
+        let r = convo.send(&h.client, &h.gw()).await;
+        assert_eq!(r.status, 200, "{}", r.text());
+        // Retried without the first exchange: every position moves by two.
+        let list = convo.body["messages"].as_array_mut().expect("messages");
+        let first = usize::from(kind == Kind::Chat);
+        list.drain(first..first + 2);
+        let r = convo.send(&h.client, &h.gw()).await;
+        assert_eq!(r.status, 200, "{}", r.text());
+        let stats = h.finish().await;
+        assert_eq!(stats.sessions.len(), 1, "{:?}", stats.sessions);
+        let s = &stats.sessions[0];
+        assert_eq!((s.calls, s.failures), (1, 1), "{kind:?}: {s:?}");
+    }
+}

@@ -174,16 +174,17 @@ pub(crate) use resent_probe_rows;
 /// result can come again at another position: a Responses turn sent as a
 /// continuation (its results alone, after `previous_response_id`) and then
 /// again as the whole history, after `previous_response_not_found` or over
-/// HTTP once a WebSocket broke, or the other way round. Such a result finds
-/// no open call of its id in its session (the first copy answered it), and
-/// is counted once: it is resent when its session holds a recorded call of
-/// that id, among the newest [`resent_probe_rows!`], already answered with a
-/// result of the same size, verdict and excerpt, **and** that call came
-/// from a Responses response (a provider's id; the only dialect with two
-/// forms of a turn) and is the one this result answers by another token:
-/// the call of the response it continues (`previous_response_id`), or a
-/// call of the model turn it replays (its turn fingerprint,
-/// [`crate::turns`]). Only for call ids long
+/// HTTP once a WebSocket broke, or the other way round; in any dialect, a
+/// request retried with its oldest turns cut (after a context-length 400)
+/// or sent to another provider's dialect (a failover: every position
+/// shifts). Such a result finds no open call of its id in its session (the
+/// first copy answered it), and is counted once: it is resent when its
+/// session holds a recorded call of that id, among the newest
+/// [`resent_probe_rows!`], already answered with a result of the same
+/// size, verdict and excerpt, **and** that call is the one this result
+/// answers by another token: the call of the response it continues
+/// (`previous_response_id`), or a call of the model turn it replays (its
+/// turn fingerprint, [`crate::turns`]). Only for call ids long
 /// enough to be unique ([`MIN_GLOBAL_CALL_ID_LEN`]) and not
 /// made up by the gateway (`name#n`, for Gemini calls without ids: the same
 /// on every turn); short ones (`call_0` every turn) name another call each

@@ -497,7 +497,7 @@ pub(crate) async fn resent_results(
          ORDER BY t.call_at_ms DESC LIMIT ",
         super::resent_probe_rows!(),
         ") AS a WHERE a.result_at_ms IS NOT NULL AND a.content_bytes = u.b \
-         AND a.failed = u.f AND a.excerpt IS NOT DISTINCT FROM u.e AND a.response_id IS NOT NULL \
+         AND a.failed = u.f AND a.excerpt IS NOT DISTINCT FROM u.e \
          AND (a.response_id = u.p OR EXISTS (SELECT 1 FROM call_turns ct \
          WHERE ct.request_id = a.request_id AND ct.turn_fp = u.tf)))"
     ))

@@ -208,7 +208,7 @@ static REST_PROBES: Shaped = Shaped::new(
          ORDER BY t.call_at_ms DESC LIMIT ",
         super::resent_probe_rows!(),
         ") AS newest WHERE newest.result_at_ms IS NOT NULL AND newest.content_bytes = u.b \
-         AND newest.failed = u.f AND newest.excerpt IS u.e AND newest.response_id IS NOT NULL \
+         AND newest.failed = u.f AND newest.excerpt IS u.e \
          AND (newest.response_id = u.p OR EXISTS (SELECT 1 FROM call_turns ct \
          WHERE ct.request_id = newest.request_id AND ct.turn_fp = u.t)))) AS d \
          FROM u) WHERE o OR r OR d"
