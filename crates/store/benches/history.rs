@@ -202,6 +202,7 @@ fn events(mode: Mode, run: u64, turns: u64) -> Vec<Event> {
                     previous_response_id: None,
                     answers: None,
                     trace_parent: None,
+                    latest_of_its_id: false,
                 }));
             }
         }
@@ -299,6 +300,7 @@ fn mixed_events(run: u64, turns: u64) -> Vec<Event> {
                 previous_response_id: None,
                 answers: None,
                 trace_parent: None,
+                latest_of_its_id: false,
             }));
         }
     }
@@ -359,6 +361,7 @@ fn soak_events(run: u64, turns: u64) -> Vec<Event> {
                     call_index: k,
                 }),
                 trace_parent: None,
+                latest_of_its_id: false,
             }));
         }
     }

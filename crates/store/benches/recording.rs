@@ -92,6 +92,7 @@ fn events_from(gw: usize, turns: u64, from_ms: i64) -> Vec<Event> {
                     previous_response_id: None,
                     answers: None,
                     trace_parent: None,
+                    latest_of_its_id: false,
                 }));
             }
         }

@@ -326,6 +326,7 @@ mod tests {
             previous_response_id: None,
             answers: None,
             trace_parent: None,
+            latest_of_its_id: false,
         })
     }
 

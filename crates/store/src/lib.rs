@@ -75,6 +75,7 @@ mod write;
 
 pub use aggregate::{DEFAULT_AGGREGATE_KEYS, DroppedCounts, DroppedRow, OTHER};
 pub use alerts::{AlertTransition, AlertWindow, LONGEST_TOOL_MS, RequestWindowRow, ToolWindowRow};
+pub use bulk::is_unique_call_id;
 pub use error::{StoreError, StoreErrorKind, redact_url};
 pub use event::{Event, RequestRecord, ToolCallRecord, ToolResultRecord, TurnRef};
 pub use jsonl::{JsonlClaim, JsonlLog};

@@ -432,12 +432,19 @@ macro_rules! write_batch_fn {
             if !results.is_empty() {
                 let recs: Vec<_> = results.iter().map(|x| x.1).collect();
                 let mut new = bulk::insert_result_keys(conn, &recs, &nos).await?;
-                let fresh: Vec<(usize, &ToolResultRecord)> = results
-                    .into_iter()
-                    .filter(|(_, r)| {
+                let (mut fresh, recorded): (Vec<(usize, &ToolResultRecord)>, Vec<_>) =
+                    results.into_iter().partition(|(_, r)| {
                         new.remove(&(r.session_id.clone(), r.call_id.clone(), i64::from(r.message_index)))
-                    })
-                    .collect();
+                    });
+                // A recorded key of a reused id answering a later call of it
+                // (another run of the conversation): new again.
+                let again = crate::bulk::may_answer_a_later_call(&recorded);
+                if !again.is_empty() {
+                    let recs: Vec<&ToolResultRecord> = again.iter().map(|&k| recorded[k].1).collect();
+                    let claimed = bulk::claim_keys_of_later_calls(conn, &recs, &nos).await?;
+                    fresh.extend(claimed.into_iter().map(|j| recorded[again[j]]));
+                    fresh.sort_by_key(|(i, _)| *i);
+                }
                 if !fresh.is_empty() {
                     let keys = crate::bulk::lookups(
                         fresh.iter().map(|(_, r)| (r.session_id.as_str(), r.call_id.as_str(), r.at_ms)),

@@ -57,7 +57,8 @@ pub struct ResultView<'a> {
     /// Index of the message (item, content) that holds it.
     pub message_index: usize,
     /// `true` when the result comes after the last assistant/model turn
-    /// ([`new_after`]): new in this request rather than resent history.
+    /// (`new_after`: a prefill does not end it): new in this request
+    /// rather than resent history.
     pub new: bool,
     /// The content's raw JSON and the flags its verdict needs.
     pub(crate) raw: RawResult<'a>,

@@ -50,6 +50,7 @@ fn result(
         previous_response_id: None,
         answers: None,
         trace_parent: None,
+        latest_of_its_id: false,
     })
 }
 

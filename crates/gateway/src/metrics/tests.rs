@@ -41,6 +41,7 @@ fn counters_and_labels_render_in_text_format() {
         previous_response_id: None,
         answers: None,
         trace_parent: None,
+        latest_of_its_id: false,
     };
     observer.on_tool_result(&failed, "Bash");
     observer.on_tool_result(
@@ -130,6 +131,7 @@ fn long_label_values_are_cut() {
             previous_response_id: None,
             answers: None,
             trace_parent: None,
+            latest_of_its_id: false,
         };
         observer.on_tool_result(&failed, &model);
         // Read back under the long name: the series it was counted in.

@@ -1,5 +1,5 @@
 //! [`ClientHeaders`]: what a request's headers tell the records: its
-//! session ([`session`](super::session), steps 1–2) and the client's W3C
+//! session ([`session`], steps 1–2) and the client's W3C
 //! `traceparent`, under which its exported spans go ([`crate::otel`]).
 
 use http::HeaderMap;

@@ -140,10 +140,25 @@ pub(crate) fn analyze(sinks: &Sinks, facts: &RequestFacts, read: &ReadBody) -> R
     // The model turn the new results answer, read once if any is recorded.
     let mut turn: Option<Option<ReplayedTurn<'_>>> = None;
     for (nth, result) in view.results.iter().filter(|r| r.new).enumerate() {
+        // An id that is not unique (`call_0`, Gemini's `name#0`) can name a
+        // call of another run of the conversation at the same position
+        // (the store's `claim_key_of_later_call!`), unless a call of that
+        // id follows the result in this history (then it answers an earlier
+        // call of an id the conversation reused): its key here holds the
+        // time of the newest call of that id, so that the other run's
+        // answer is not taken for a resend.
+        let latest = !toolwarden_store::is_unique_call_id(&result.call_id)
+            && !view
+                .calls
+                .iter()
+                .any(|c| c.id == result.call_id && c.message_index > result.message_index);
+        let call = latest.then(|| sinks.names.get_call(&session.id, &result.call_id));
+        let call_at = call.as_ref().and_then(|c| c.as_ref()).map(|(_, at, _)| *at);
         // Resent unchanged: already on its way to the store.
-        let key = sinks
-            .seen_results
-            .key(&session.id, &result.call_id, result.message_index);
+        let key =
+            sinks
+                .seen_results
+                .key(&session.id, &result.call_id, result.message_index, call_at);
         if sinks.seen_results.contains(key) {
             continue;
         }
@@ -159,7 +174,10 @@ pub(crate) fn analyze(sinks: &Sinks, facts: &RequestFacts, read: &ReadBody) -> R
                 continue;
             }
         };
-        let call = sinks.names.get_call(&session.id, &result.call_id);
+        let call = match call {
+            Some(call) => call,
+            None => sinks.names.get_call(&session.id, &result.call_id),
+        };
         let mut record = result_record(
             facts,
             &session,
@@ -171,6 +189,7 @@ pub(crate) fn analyze(sinks: &Sinks, facts: &RequestFacts, read: &ReadBody) -> R
         );
         let turn = turn.get_or_insert_with(|| guard(|| replayed_turn(view)).ok().flatten());
         record.answers = turn.as_ref().and_then(|t| answers(t, view, result, nth));
+        record.latest_of_its_id = latest;
         // Queued, or folded into the recorder's per-tool counts (issue 14):
         // either way it is counted, and must not be counted again when the
         // history is resent. A result whose call was folded is folded too
@@ -242,6 +261,7 @@ fn result_record(
         previous_response_id: previous_response_id.clone(),
         answers: None,
         trace_parent: facts.trace_parent,
+        latest_of_its_id: false,
     }
 }
 

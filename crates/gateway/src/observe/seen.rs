@@ -31,10 +31,19 @@ impl SeenResults {
         }
     }
 
-    /// The key of one result.
-    pub(crate) fn key(&self, session: &str, call_id: &str, message_index: usize) -> u128 {
-        let half =
-            |state: &std::hash::RandomState| state.hash_one((session, call_id, message_index));
+    /// The key of one result; `call_at`, for an id that is not unique,
+    /// the time of the newest call of that id (another run's call gives
+    /// its answer another key).
+    pub(crate) fn key(
+        &self,
+        session: &str,
+        call_id: &str,
+        message_index: usize,
+        call_at: Option<i64>,
+    ) -> u128 {
+        let half = |state: &std::hash::RandomState| {
+            state.hash_one((session, call_id, message_index, call_at))
+        };
         (u128::from(half(&self.hashers.0)) << 64) | u128::from(half(&self.hashers.1))
     }
 
@@ -63,9 +72,13 @@ mod tests {
     #[test]
     fn remembers_and_forgets_the_oldest_generation() {
         let seen = SeenResults::new(2);
-        let k = |i: usize| seen.key("s", "c", i);
+        let k = |i: usize| seen.key("s", "c", i, None);
         assert_ne!(k(1), k(2));
-        assert_ne!(seen.key("s", "c1", 0), seen.key("s1", "c", 0));
+        assert_ne!(seen.key("s", "c1", 0, None), seen.key("s1", "c", 0, None));
+        assert_ne!(
+            seen.key("s", "c", 0, Some(1)),
+            seen.key("s", "c", 0, Some(2))
+        );
         seen.insert(k(1));
         seen.insert(k(2));
         assert!(seen.contains(k(1)) && seen.contains(k(2)));

@@ -476,3 +476,37 @@ async fn a_turn_retried_with_its_oldest_turns_cut_counts_once() {
         assert_eq!((s.calls, s.failures), (1, 1), "{kind:?}: {s:?}");
     }
 }
+
+/// Two runs of one script against Gemini (no session header, so one
+/// fingerprint session; calls without ids, so `name#0` in both): the same
+/// position answered in each run, each answer counted, each run's resend
+/// not, and the gateway restarted between the runs or not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_runs_of_one_gemini_script_count_each_answer() {
+    for restart in [false, true] {
+        let mut h = Harness::with(MockOptions::default(), |_| {}).await;
+        for (run, outcome) in [
+            (0, (false, "sunny, 21C")),
+            (1, (true, "weather service unavailable")),
+        ] {
+            if restart && run == 1 {
+                h.restart().await;
+            }
+            let mut convo = Convo::new(Kind::Gemini, false, None);
+            convo.tool_round(&h.client, &h.gw(), &[outcome]).await;
+            // The run's next turn resends its answer.
+            convo.user("And tomorrow?");
+            let r = convo.send(&h.client, &h.gw()).await;
+            assert_eq!(r.status, 200, "{}", r.text());
+        }
+        let stats = h.finish().await;
+        let calls: u64 = stats.sessions.iter().map(|s| s.calls).sum();
+        let failures: u64 = stats.sessions.iter().map(|s| s.failures).sum();
+        assert_eq!(
+            (calls, failures),
+            (4, 1),
+            "restart {restart}: {:?}",
+            stats.sessions
+        );
+    }
+}

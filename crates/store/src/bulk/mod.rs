@@ -190,9 +190,74 @@ pub(crate) use resent_probe_rows;
 /// on every turn); short ones (`call_0` every turn) name another call each
 /// time. Only calls the store saw are matched, not result-only rows.
 pub(crate) fn may_be_resent(r: &ToolResultRecord) -> bool {
-    r.call_id.len() >= MIN_GLOBAL_CALL_ID_LEN
-        && !r.call_id.contains('#')
-        && (r.previous_response_id.is_some() || r.answers.is_some())
+    is_unique_call_id(&r.call_id) && (r.previous_response_id.is_some() || r.answers.is_some())
+}
+
+/// Whether a call id names one call only: a provider's id, of
+/// 12 characters or more, not made up by the
+/// gateway (`name#n`, for Gemini calls without ids). Any other id (`call_0`
+/// every turn, `name#0`) can name another call of the same session later:
+/// another run of the same conversation (automated runs sharing a first
+/// turn, so a fingerprinted session), a branch from an edited message.
+pub fn is_unique_call_id(call_id: &str) -> bool {
+    call_id.len() >= MIN_GLOBAL_CALL_ID_LEN && !call_id.contains('#')
+}
+
+/// A result whose key (session, call id, position) is recorded already is
+/// still new when its id is not unique ([`is_unique_call_id`]) and its
+/// session holds an open call of that id that finished after the recorded
+/// key's result arrived and no later than this one: the same position
+/// answered again in another run of the conversation. The key then names
+/// this result (its request and time), so that this run's own resends are
+/// duplicates. Two runs interleaved in one session, one resending while the
+/// other's call is open, cannot be told apart: the resend is taken for the
+/// other run's answer. `claim` is the backend's statement (`?1`…`?5` or
+/// `$1`…`$5`: session number, call id, position, the result's time and
+/// request).
+macro_rules! claim_key_of_later_call {
+    ($p:literal) => {
+        concat!(
+            "UPDATE tool_results SET at_ms = ",
+            $p,
+            "4, request_id = ",
+            $p,
+            "5 \
+             WHERE session_no = ",
+            $p,
+            "1 AND call_id = ",
+            $p,
+            "2 AND message_index = ",
+            $p,
+            "3 \
+             AND at_ms < ",
+            $p,
+            "4 AND EXISTS (SELECT 1 FROM tool_calls t \
+             WHERE t.session_no = ",
+            $p,
+            "1 AND t.call_id = ",
+            $p,
+            "2 \
+             AND t.call_at_ms > tool_results.at_ms AND t.call_at_ms <= ",
+            $p,
+            "4 \
+             AND t.result_at_ms IS NULL)"
+        )
+    };
+}
+pub(crate) use claim_key_of_later_call;
+
+/// The positions in `recorded` (results whose keys were recorded already)
+/// of those that may answer a later call of their id: ids that are not
+/// unique, with no call of the id after them in their request
+/// ([`ToolResultRecord::latest_of_its_id`]). Claimed in order, one by one: a claim moves its key's time to
+/// its result's, so a repeat of the key claims only for a call newer still.
+pub(crate) fn may_answer_a_later_call(recorded: &[(usize, &ToolResultRecord)]) -> Vec<usize> {
+    recorded
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, r))| r.latest_of_its_id && !is_unique_call_id(&r.call_id))
+        .map(|(k, _)| k)
+        .collect()
 }
 
 type CandidateRow = (i64, String, String, String, Option<i64>);

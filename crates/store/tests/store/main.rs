@@ -56,6 +56,7 @@ both!(parked_call_serves_the_second_result);
 both!(sessions_are_numbered_at_first_sight);
 both!(newest_calls_of_a_long_session);
 both!(a_result_resent_at_another_position_counts_once);
+both!(another_run_answering_a_reused_id_at_the_same_position_counts);
 both!(a_model_filter_of_unknown_finds_rows_without_a_model);
 both!(retention::retention_deletes_only_what_is_older);
 both!(retention::retention_on_an_empty_history);

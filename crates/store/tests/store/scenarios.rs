@@ -1204,6 +1204,131 @@ pub async fn a_result_resent_at_another_position_counts_once(db: TestDb) {
     assert_eq!(calls_and_failures(&stats), expected);
 }
 
+/// Two runs of one conversation in one session (automated runs sharing a
+/// first turn, so a fingerprinted session; a branch from an edited
+/// message) answer a call of the same reused id at the same position: a
+/// Gemini call without an id (`name#0`), a client's `call_0`. The second
+/// run's answer is a new result, for its own call; each run's resends are
+/// duplicates; in one batch as across batches.
+pub async fn another_run_answering_a_reused_id_at_the_same_position_counts(db: TestDb) {
+    let store = Store::open(&db.url).await.unwrap();
+    let weather = "get_weather#0";
+    // As the gateway reads them: no call of the id follows the result.
+    let result =
+        |req: &str, s: &str, id: &str, i: u32, tool: Option<&str>, failed: bool, at: i64| {
+            let mut r = result(req, s, id, i, tool, failed, at);
+            r.latest_of_its_id = true;
+            r
+        };
+    let run = |req: &str, at, failed| {
+        [
+            Event::ToolCall(call(
+                &format!("{req}-call"),
+                "s",
+                0,
+                weather,
+                "get_weather",
+                at,
+            )),
+            Event::ToolResult(result(
+                req,
+                "s",
+                weather,
+                2,
+                Some("get_weather"),
+                failed,
+                at + 100,
+            )),
+            // The run's next turn resends its answer.
+            Event::ToolResult(result(
+                &format!("{req}-next"),
+                "s",
+                weather,
+                2,
+                Some("get_weather"),
+                failed,
+                at + 200,
+            )),
+        ]
+    };
+    record_all(&store, &run("a", 1000, false)).await;
+    let (counters, seen) = record_all(&store, &run("b", 2000, true)).await;
+    assert_eq!(seen.results.lock().unwrap().len(), 1, "{counters:?}");
+    // A resend of run a's answer after run b: nothing open, a duplicate.
+    record_all(
+        &store,
+        &[Event::ToolResult(result(
+            "a-late",
+            "s",
+            weather,
+            2,
+            Some("get_weather"),
+            false,
+            3000,
+        ))],
+    )
+    .await;
+    // `call_0`, both runs in one batch.
+    let batch: Vec<Event> = [(3100, false), (3400, true)]
+        .into_iter()
+        .enumerate()
+        .flat_map(|(n, (at, failed))| {
+            let req = format!("r{n}");
+            [
+                Event::ToolCall(call(&format!("{req}-call"), "s", 0, "call_0", "bash", at)),
+                Event::ToolResult(result(
+                    &req,
+                    "s",
+                    "call_0",
+                    3,
+                    Some("bash"),
+                    failed,
+                    at + 100,
+                )),
+                Event::ToolResult(result(
+                    &format!("{req}-next"),
+                    "s",
+                    "call_0",
+                    3,
+                    Some("bash"),
+                    failed,
+                    at + 150,
+                )),
+            ]
+        })
+        .collect();
+    record_one_batch(&store, &batch).await;
+    // A unique id is never answered again at its position.
+    let long = "call_Qm4x8ZtR2pLw9Vb1";
+    record_all(
+        &store,
+        &[
+            Event::ToolCall(call("l1", "s", 0, long, "book", 5000)),
+            Event::ToolResult(result("l2", "s", long, 5, Some("book"), false, 5100)),
+            Event::ToolCall(call("l3", "s", 0, long, "book", 5200)),
+            Event::ToolResult(result("l4", "s", long, 5, Some("book"), false, 5300)),
+        ],
+    )
+    .await;
+    let stats = store.stats(&all()).await.unwrap();
+    let expected: BTreeMap<&str, (u64, u64)> =
+        [("get_weather", (2, 1)), ("bash", (2, 1)), ("book", (2, 0))]
+            .into_iter()
+            .collect();
+    assert_eq!(calls_and_failures(&stats), expected);
+    let calls = store.session_calls("s").await.unwrap();
+    let open: Vec<_> = calls
+        .iter()
+        .filter(|c| c.result_at_ms.is_none())
+        .map(|c| (c.call_id.as_str(), c.at_ms))
+        .collect();
+    assert_eq!(
+        open,
+        [(long, 5200)],
+        "every run's call answered but the unique id's second"
+    );
+}
+
 /// The reports name rows without a model `unknown`, and a model filter of
 /// `unknown` finds them, in a window and without one.
 pub async fn a_model_filter_of_unknown_finds_rows_without_a_model(db: TestDb) {

@@ -202,6 +202,7 @@ pub fn result(
         previous_response_id: None,
         answers: None,
         trace_parent: None,
+        latest_of_its_id: false,
     }
 }
 
