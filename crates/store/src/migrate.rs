@@ -107,6 +107,12 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../migrations/sqlite/0014_session_numbers_unique.sql"),
         postgres: include_str!("../migrations/postgres/0014_session_numbers_unique.sql"),
     },
+    Migration {
+        version: 15,
+        name: "session_calls_newest",
+        sqlite: include_str!("../migrations/sqlite/0015_session_calls_newest.sql"),
+        postgres: include_str!("../migrations/postgres/0015_session_calls_newest.sql"),
+    },
 ];
 
 const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (\

@@ -267,8 +267,9 @@ fn requests_sql(w: Shape) -> String {
         in_session(w.by_session, "$3", "session_no")
     )
 }
-/// A session's newest `$2` rows, newest first, through
-/// `tool_calls_call_session` (led by the session's number). `id` makes the
+/// A session's newest `$2` rows, newest first, walking back from the end
+/// of the session's range of `tool_calls_session_newest` (migration 0015:
+/// in this order, so nothing is sorted and only `$2` rows are read). `id` makes the
 /// order total, so reversed it is the session's order on either backend
 /// (each puts a NULL `call_index` at its own end, both ways round).
 pub(crate) const SESSION_CALLS_SQL: &str = "SELECT call_id, tool, model, request_id, call_index, at_ms, \
@@ -711,7 +712,11 @@ mod tests {
                 })
                 .collect();
             assert!(scans.is_empty(), "{sql}: {steps:?}");
-            let by_session = ["tool_calls_call_session", "requests_session"];
+            let by_session = [
+                "tool_calls_call_session",
+                "tool_calls_session_newest",
+                "requests_session",
+            ];
             assert!(
                 steps.iter().any(|s| searches(s, &by_session)),
                 "{sql}: {steps:?}"

@@ -1,0 +1,11 @@
+-- The dashboard's session view reads a session's newest calls
+-- (`SESSION_CALLS_SQL`: `WHERE session_no = … ORDER BY at_ms DESC,
+-- call_index DESC, id DESC LIMIT …`) every 2 s while the session is open.
+-- `tool_calls_call_session` finds the session's rows but not in that
+-- order, so every read sorted the whole session (a batch job's weeks of
+-- calls) to return 500. In this order the newest calls are the end of the
+-- session's range: the read walks back from it and stops at the limit.
+-- Like the other session indexes it is led by the session's number, so
+-- the conversations under way write to the same few pages at its end.
+-- Keep in step with the other backend's 0015.
+CREATE INDEX tool_calls_session_newest ON tool_calls (session_no, at_ms, call_index, id);
