@@ -87,8 +87,8 @@ pub use recorder::{
 pub use retention::{PG_STEP_LOCK, Prune, Pruned};
 pub use since::{SinceError, parse_since};
 pub use stats::{
-    CallRow, FailureRow, ModelRow, RepairRow, RequestTotals, SessionCalls, SessionRow, Stats,
-    StatsQuery, TimelineRow, ToolRow,
+    CallRow, CallTotals, FailureRow, ModelRow, RepairRow, RequestTotals, SessionCalls, SessionRow,
+    Stats, StatsQuery, TOOL_ROWS, TimelineRow, ToolRow,
 };
 pub use store::{
     DEFAULT_SQLITE_CACHE_KIB, DEFAULT_SQLITE_WRITER_CACHE_KIB, DEFAULT_SQLITE_WRITER_IDLE, Store,

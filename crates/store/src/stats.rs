@@ -7,6 +7,12 @@
 //! Per-tool numbers (`tools`, `models`, `timeline`) add the counts of
 //! events that could not be recorded in detail (`dropped_tool_counts`,
 //! by the minute; not under a session filter).
+//!
+//! Every list is bounded: tool and model names are chosen by clients and
+//! models (MCP servers, generated tools, hallucinated names), so `tools`
+//! and `models` hold at most [`TOOL_ROWS`] rows (most failures first),
+//! `timeline` only the tools `tools` lists, and [`Stats::totals`] keeps the
+//! exact sums over all of them.
 
 use serde::{Deserialize, Serialize};
 
@@ -14,7 +20,12 @@ use crate::error::StoreError;
 use crate::pg_text::pg_str;
 use crate::store::{Pool, Store};
 
-/// Filters for [`Store::stats`]. `limit` bounds `sessions` and `recent_failures` (0 → 20).
+/// Rows at most in [`Stats::tools`] and [`Stats::models`] (most failures,
+/// then most calls, first); [`Stats::totals`] counts the rest.
+pub const TOOL_ROWS: usize = 200;
+
+/// Filters for [`Store::stats`]. `limit` bounds `sessions` and `recent_failures` (0 → 20);
+/// `tools` and `models` are bounded by [`TOOL_ROWS`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct StatsQuery {
     /// Only calls/requests at or after this unix ms.
@@ -32,10 +43,13 @@ pub struct StatsQuery {
 /// The `toolwarden stats --json` / `GET /api/stats` document.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Stats {
-    /// Per tool, most failures first.
+    /// Per tool, most failures first; at most [`TOOL_ROWS`] of them.
     pub tools: Vec<ToolRow>,
-    /// Per (model, tool), most failures first.
+    /// Per (model, tool), most failures first; at most [`TOOL_ROWS`] of them.
     pub models: Vec<ModelRow>,
+    /// Calls and failures of every tool, listed in `tools` or not.
+    #[serde(default)]
+    pub totals: CallTotals,
     /// Sessions with at least one failure, latest first.
     pub sessions: Vec<SessionRow>,
     /// The latest failures, newest first.
@@ -45,8 +59,20 @@ pub struct Stats {
     /// Request totals.
     pub requests: RequestTotals,
     /// Calls and failures per tool per time bucket (hours for windows up to
-    /// two days, else days).
+    /// two days, else UTC days), for the tools listed in `tools` only.
     pub timeline: Vec<TimelineRow>,
+}
+
+/// The sums over every tool: `tools` and `models` may list only the first
+/// [`TOOL_ROWS`], these count them all.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallTotals {
+    pub calls: u64,
+    pub failures: u64,
+    /// Tools with calls (`tools` lists at most [`TOOL_ROWS`] of them).
+    pub tools: u64,
+    /// (model, tool) pairs with calls (`models` lists at most [`TOOL_ROWS`]).
+    pub model_tools: u64,
 }
 
 /// One tool's numbers.
@@ -199,25 +225,44 @@ fn dropped_filter(s: Shape) -> String {
     )
 }
 
-fn tools_sql(w: Shape) -> String {
+/// Calls `c` and failures `f` per tool (`$1`–`$4`), dropped counts included.
+fn per_tool(w: Shape) -> String {
     let (filter, dropped_filter) = (filter(w), dropped_filter(w));
     format!(
-        "SELECT tool, CAST(SUM(c) AS BIGINT), CAST(SUM(f) AS BIGINT) FROM (\
+        "SELECT tool, CAST(SUM(c) AS BIGINT) AS c, CAST(SUM(f) AS BIGINT) AS f FROM (\
          SELECT tool, COUNT(*) AS c, {FAILED} AS f FROM tool_calls WHERE {filter} GROUP BY tool \
          UNION ALL SELECT tool, SUM(calls), SUM(failures) FROM dropped_tool_counts \
-         WHERE {dropped_filter} GROUP BY tool) t \
-         GROUP BY tool ORDER BY 3 DESC, 2 DESC, 1"
+         WHERE {dropped_filter} GROUP BY tool) t GROUP BY tool"
     )
 }
+/// The first `$5` tools (most failures, then calls, then by name), each
+/// with the number of tools and the calls and failures of all of them.
+fn tools_sql(w: Shape) -> String {
+    format!(
+        "SELECT tool, c, f, CAST(COUNT(*) OVER () AS BIGINT), \
+         CAST(SUM(c) OVER () AS BIGINT), CAST(SUM(f) OVER () AS BIGINT) \
+         FROM ({}) g ORDER BY 3 DESC, 2 DESC, 1 LIMIT $5",
+        per_tool(w)
+    )
+}
+/// The names [`tools_sql`] lists, `$6` of them (for the timeline).
+fn listed_tools(w: Shape) -> String {
+    format!(
+        "SELECT tool FROM ({}) g ORDER BY f DESC, c DESC, tool LIMIT $6",
+        per_tool(w)
+    )
+}
+/// The first `$5` (model, tool) pairs, each with the number of pairs.
 fn models_sql(w: Shape) -> String {
     let (filter, dropped_filter) = (filter(w), dropped_filter(w));
     format!(
-        "SELECT m, tool, CAST(SUM(c) AS BIGINT), CAST(SUM(f) AS BIGINT) FROM (\
+        "SELECT m, tool, c, f, CAST(COUNT(*) OVER () AS BIGINT) FROM (\
+         SELECT m, tool, CAST(SUM(c) AS BIGINT) AS c, CAST(SUM(f) AS BIGINT) AS f FROM (\
          SELECT COALESCE(model, 'unknown') AS m, tool, COUNT(*) AS c, {FAILED} AS f \
          FROM tool_calls WHERE {filter} GROUP BY COALESCE(model, 'unknown'), tool \
          UNION ALL SELECT COALESCE(model, 'unknown'), tool, SUM(calls), SUM(failures) \
          FROM dropped_tool_counts WHERE {dropped_filter} GROUP BY COALESCE(model, 'unknown'), tool\
-         ) t GROUP BY m, tool ORDER BY 4 DESC, 3 DESC, 1, 2"
+         ) t GROUP BY m, tool) g ORDER BY 4 DESC, 3 DESC, 1, 2 LIMIT $5"
     )
 }
 fn sessions_sql(w: Shape) -> String {
@@ -236,6 +281,7 @@ fn failures_sql(w: Shape) -> String {
          ORDER BY 1 DESC, id DESC LIMIT $5"
     )
 }
+/// Per tool and bucket of `$5` ms, for the tools [`tools_sql`] lists.
 fn timeline_sql(w: Shape) -> String {
     let (filter, dropped_filter) = (filter(w), dropped_filter(w));
     format!(
@@ -244,7 +290,8 @@ fn timeline_sql(w: Shape) -> String {
          WHERE {filter} GROUP BY tool, (at_ms / $5) * $5 \
          UNION ALL SELECT tool, (at_ms / $5) * $5, SUM(failures), SUM(calls) \
          FROM dropped_tool_counts WHERE {dropped_filter} GROUP BY tool, (at_ms / $5) * $5\
-         ) t GROUP BY tool, b ORDER BY 2, 1"
+         ) t WHERE tool IN ({}) GROUP BY tool, b ORDER BY 2, 1",
+        listed_tools(w)
     )
 }
 fn repairs_sql(w: Shape) -> String {
@@ -350,18 +397,21 @@ macro_rules! stats_fn {
                 sqlx::query(sql).execute(&mut *tx).await?;
             }
             let pool = &mut *tx;
-            let tools: Vec<(String, i64, i64)> = sqlx::query_as(&tools_sql(w))
+            let rows = i64::try_from(TOOL_ROWS).unwrap_or(i64::MAX);
+            let tools: Vec<(String, i64, i64, i64, i64, i64)> = sqlx::query_as(&tools_sql(w))
                 .bind(since)
                 .bind(tool)
                 .bind(model)
                 .bind(session)
+                .bind(rows)
                 .fetch_all(&mut *pool)
                 .await?;
-            let models: Vec<(String, String, i64, i64)> = sqlx::query_as(&models_sql(w))
+            let models: Vec<(String, String, i64, i64, i64)> = sqlx::query_as(&models_sql(w))
                 .bind(since)
                 .bind(tool)
                 .bind(model)
                 .bind(session)
+                .bind(rows)
                 .fetch_all(&mut *pool)
                 .await?;
             let sessions: Vec<(String, i64, i64, i64, i64)> = sqlx::query_as(&sessions_sql(w))
@@ -395,6 +445,7 @@ macro_rules! stats_fn {
                 .bind(model)
                 .bind(session)
                 .bind(q.bucket_ms())
+                .bind(rows)
                 .fetch_all(&mut *pool)
                 .await?;
             let repairs: Vec<(String, i64)> = sqlx::query_as(&repairs_sql(w))
@@ -410,10 +461,18 @@ macro_rules! stats_fn {
                 .fetch_one(&mut *pool)
                 .await?;
             tx.commit().await?;
+            // Each row repeats the sums over all rows: any row tells them.
+            let totals = CallTotals {
+                tools: tools.first().map_or(0, |t| count(t.3)),
+                calls: tools.first().map_or(0, |t| count(t.4)),
+                failures: tools.first().map_or(0, |t| count(t.5)),
+                model_tools: models.first().map_or(0, |m| count(m.4)),
+            };
             Ok(Stats {
+                totals,
                 tools: tools
                     .into_iter()
-                    .map(|(tool, c, f)| ToolRow {
+                    .map(|(tool, c, f, ..)| ToolRow {
                         tool,
                         calls: count(c),
                         failures: count(f),
@@ -422,7 +481,7 @@ macro_rules! stats_fn {
                     .collect(),
                 models: models
                     .into_iter()
-                    .map(|(model, tool, c, f)| ModelRow {
+                    .map(|(model, tool, c, f, _)| ModelRow {
                         model,
                         tool,
                         calls: count(c),
@@ -676,10 +735,14 @@ mod tests {
             by_session: false,
         };
         for (sql, steps) in report_plans(shape).await {
-            // `SCAN t`: the union's own rows, already filtered.
+            // `SCAN t`, `SCAN g`, `SCAN (subquery-N)`: the rows of the
+            // statement's own subqueries, already filtered and grouped.
             let scans: Vec<&String> = steps
                 .iter()
-                .filter(|s| s.starts_with("SCAN") && *s != "SCAN t")
+                .filter(|s| {
+                    s.starts_with("SCAN")
+                        && !(*s == "SCAN t" || *s == "SCAN g" || s.starts_with("SCAN (subquery-"))
+                })
                 .collect();
             assert!(scans.is_empty(), "{sql}: {steps:?}");
             let by_time = ["tool_calls_at", "requests_at", "dropped_tool_counts_at"];

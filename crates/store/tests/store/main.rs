@@ -58,6 +58,7 @@ both!(newest_calls_of_a_long_session);
 both!(a_result_resent_at_another_position_counts_once);
 both!(another_run_answering_a_reused_id_at_the_same_position_counts);
 both!(a_model_filter_of_unknown_finds_rows_without_a_model);
+both!(tool_lists_are_bounded);
 both!(retention::retention_deletes_only_what_is_older);
 both!(retention::retention_on_an_empty_history);
 both!(retention::retention_keeps_a_session_revived_by_tool_events_alone);
@@ -206,6 +207,12 @@ fn stats_json_has_the_contract_shape() {
             failures: 1,
             calls: 2,
         }],
+        totals: CallTotals {
+            calls: 2,
+            failures: 1,
+            tools: 1,
+            model_tools: 1,
+        },
     };
     let v = serde_json::to_value(&stats).unwrap();
     let keys = |v: &serde_json::Value| -> Vec<String> {
@@ -222,8 +229,13 @@ fn stats_json_has_the_contract_shape() {
             "requests",
             "sessions",
             "timeline",
-            "tools"
+            "tools",
+            "totals"
         ]
+    );
+    assert_eq!(
+        keys(&v["totals"]),
+        ["calls", "failures", "model_tools", "tools"]
     );
     assert_eq!(
         keys(&v["tools"][0]),

@@ -1367,3 +1367,64 @@ pub async fn a_model_filter_of_unknown_finds_rows_without_a_model(db: TestDb) {
         );
     }
 }
+
+/// Tool names are chosen by clients and models: a report lists at most
+/// [`TOOL_ROWS`] tools and (model, tool) pairs, the failing ones first,
+/// its timeline only for those, and its totals still count every call.
+pub async fn tool_lists_are_bounded(db: TestDb) {
+    let store = Store::open(&db.url).await.unwrap();
+    let (s, t0) = ("many-tools", 1_700_000_000_000);
+    let n = TOOL_ROWS + 5;
+    let mut events = vec![request("r1", s, t0)];
+    for i in 0..n {
+        let (id, tool) = (format!("c{i}"), format!("mcp__gen__tool{i:04}"));
+        events.push(Event::ToolCall(call("r1", s, i as u32, &id, &tool, t0)));
+    }
+    // The last tool is the only one that fails: listed first all the same.
+    let last = format!("mcp__gen__tool{:04}", n - 1);
+    let id = format!("c{}", n - 1);
+    events.push(request("r2", s, t0 + 1));
+    events.push(Event::ToolResult(result(
+        "r2",
+        s,
+        &id,
+        1,
+        Some(&last),
+        true,
+        t0 + 1,
+    )));
+    record_all(&store, &events).await;
+
+    let stats = store.stats(&all()).await.unwrap();
+    assert_eq!(stats.tools.len(), TOOL_ROWS);
+    assert_eq!(stats.models.len(), TOOL_ROWS);
+    assert_eq!(stats.tools[0].tool, last);
+    assert_eq!(stats.models[0].tool, last);
+    assert_eq!(
+        stats.totals,
+        CallTotals {
+            calls: n as u64,
+            failures: 1,
+            tools: n as u64,
+            model_tools: n as u64,
+        }
+    );
+    let listed: std::collections::BTreeSet<&str> =
+        stats.tools.iter().map(|t| t.tool.as_str()).collect();
+    let charted: std::collections::BTreeSet<&str> =
+        stats.timeline.iter().map(|p| p.tool.as_str()).collect();
+    assert_eq!(charted, listed);
+
+    // A tool filter still finds a tool beyond the first TOOL_ROWS.
+    let first = "mcp__gen__tool0000".to_owned();
+    let one = store
+        .stats(&StatsQuery {
+            tool: Some(first.clone()),
+            ..all()
+        })
+        .await
+        .unwrap();
+    assert_eq!(one.tools.len(), 1);
+    assert_eq!(one.totals.tools, 1);
+    assert_eq!(one.timeline.len(), 1);
+}
