@@ -24,13 +24,18 @@ use serde::Deserialize;
 
 use crate::{observe::now_ms, recorder::StatsQuery};
 
-pub(crate) use crate::admin_error::{AdminError, AdminErrorKind, AdminQuery};
+pub(crate) use crate::admin_error::{AdminError, AdminErrorKind, AdminQuery, no_store};
 pub(crate) use crate::state::AdminState;
+
+/// The window `GET /api/stats` reports without `since`: the default of
+/// `toolwarden stats --since`, so that both give the same document.
+pub(crate) const DEFAULT_SINCE: &str = "24h";
 
 /// `GET /api/stats` query parameters.
 #[derive(Debug, Default, Deserialize)]
 pub(crate) struct StatsParams {
-    /// `30s`, `30m`, `24h`, `7d`, `2w`, `all`, or unix milliseconds.
+    /// `30s`, `30m`, `24h`, `7d`, `2w`, `all`, or unix milliseconds
+    /// (default [`DEFAULT_SINCE`]).
     pub since: Option<String>,
     /// Only this tool.
     pub tool: Option<String>,
@@ -60,6 +65,8 @@ pub(crate) fn routes() -> Router<AdminState> {
         .route("/dashboard/alerts.js", get(crate::alerts::strip_js))
         .merge(crate::dashboard::routes())
         .fallback(not_found)
+        // After every route: it applies to the routes added before it.
+        .method_not_allowed_fallback(method_not_allowed)
 }
 
 async fn stats(
@@ -73,8 +80,8 @@ async fn stats(
         )
         .into_response();
     };
-    let since_ms = match params.since.as_deref().map(parse_since).transpose() {
-        Ok(since) => since.flatten(),
+    let since_ms = match parse_since(params.since.as_deref().unwrap_or(DEFAULT_SINCE)) {
+        Ok(since) => since,
         Err(e) => return AdminError::new(AdminErrorKind::BadRequest, e).into_response(),
     };
     let query = StatsQuery {
@@ -85,13 +92,20 @@ async fn stats(
         limit: params.limit.unwrap_or(20).clamp(1, 1000),
     };
     match store.stats(&query).await {
-        Ok(stats) => Json(stats).into_response(),
+        Ok(stats) => no_store(Json(stats).into_response()),
         Err(e) => AdminError::new(AdminErrorKind::Store, e.to_string()).into_response(),
     }
 }
 
 async fn not_found() -> AdminError {
     AdminError::new(AdminErrorKind::NotFound, "no such admin route")
+}
+
+async fn method_not_allowed(method: http::Method) -> AdminError {
+    AdminError::new(
+        AdminErrorKind::MethodNotAllowed,
+        format!("{method} is not allowed here: the admin API answers GET only"),
+    )
 }
 
 /// `since` → the unix ms to count from: a window as `toolwarden stats

@@ -1,7 +1,8 @@
 //! One error shape for the whole admin API (`/api/*`, the dashboard's
 //! endpoints, the access check): an [`AdminError`] with a kind, answered as
 //! `{"error": {"type": "<kind>", "message": "<what went wrong>"}}` with the
-//! kind's status and `cache-control: no-store`. The admin handlers read
+//! kind's status and `cache-control: no-store` (as every admin answer:
+//! [`no_store`]). The admin handlers read
 //! their parameters with [`AdminQuery`] and [`AdminPath`], which refuse
 //! malformed ones in that shape too (axum's `Query` and `Path` answer
 //! plain text).
@@ -36,6 +37,8 @@ pub(crate) enum AdminErrorKind {
     Unauthorized,
     /// Remote access is closed: no admin token is configured (403, `forbidden`).
     Forbidden,
+    /// The route answers `GET` (and `HEAD`) only (405, `method_not_allowed`).
+    MethodNotAllowed,
 }
 
 /// An admin API error: its kind and a message for people.
@@ -55,6 +58,15 @@ pub(crate) struct AdminQuery<T>(pub T);
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct AdminPath<T>(pub T);
 
+/// `resp` marked `cache-control: no-store`: admin answers carry tool
+/// output (excerpts), which no shared cache or browser disk cache should
+/// keep, and the page polls for fresh numbers anyway.
+pub(crate) fn no_store(mut resp: Response) -> Response {
+    resp.headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    resp
+}
+
 // === impl AdminErrorKind ===
 
 impl AdminErrorKind {
@@ -67,6 +79,7 @@ impl AdminErrorKind {
             AdminErrorKind::Store => "store_error",
             AdminErrorKind::Unauthorized => "unauthorized",
             AdminErrorKind::Forbidden => "forbidden",
+            AdminErrorKind::MethodNotAllowed => "method_not_allowed",
         }
     }
 
@@ -79,6 +92,7 @@ impl AdminErrorKind {
             AdminErrorKind::Store => StatusCode::INTERNAL_SERVER_ERROR,
             AdminErrorKind::Unauthorized => StatusCode::UNAUTHORIZED,
             AdminErrorKind::Forbidden => StatusCode::FORBIDDEN,
+            AdminErrorKind::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
         }
     }
 }
@@ -112,14 +126,20 @@ impl std::error::Error for AdminError {}
 impl IntoResponse for AdminError {
     fn into_response(self) -> Response {
         let body = json!({ "error": { "type": self.kind.as_str(), "message": self.message } });
-        let mut resp = (self.kind.status(), Json(body)).into_response();
-        resp.headers_mut()
-            .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-        if self.kind == AdminErrorKind::Unauthorized {
-            resp.headers_mut().insert(
-                header::WWW_AUTHENTICATE,
-                HeaderValue::from_static("Bearer realm=\"toolwarden\""),
-            );
+        let mut resp = no_store((self.kind.status(), Json(body)).into_response());
+        match self.kind {
+            AdminErrorKind::Unauthorized => {
+                resp.headers_mut().insert(
+                    header::WWW_AUTHENTICATE,
+                    HeaderValue::from_static("Bearer realm=\"toolwarden\""),
+                );
+            }
+            AdminErrorKind::MethodNotAllowed => {
+                // Every admin route is a `get` route (which answers HEAD too).
+                resp.headers_mut()
+                    .insert(header::ALLOW, HeaderValue::from_static("GET,HEAD"));
+            }
+            _ => {}
         }
         resp
     }
@@ -185,6 +205,7 @@ mod tests {
             AdminErrorKind::Store,
             AdminErrorKind::Unauthorized,
             AdminErrorKind::Forbidden,
+            AdminErrorKind::MethodNotAllowed,
         ] {
             let resp = AdminError::new(kind, "what happened").into_response();
             assert_eq!(resp.status(), kind.status());
@@ -192,6 +213,10 @@ mod tests {
             assert_eq!(
                 resp.headers().contains_key(header::WWW_AUTHENTICATE),
                 kind == AdminErrorKind::Unauthorized
+            );
+            assert_eq!(
+                resp.headers().contains_key(header::ALLOW),
+                kind == AdminErrorKind::MethodNotAllowed
             );
             let body = resp.into_body().collect().await.unwrap().to_bytes();
             let v: serde_json::Value = serde_json::from_slice(&body).unwrap();

@@ -121,18 +121,20 @@ pub(crate) async fn api(State(state): State<AdminState>) -> Response {
         }
         None => (Vec::new(), Vec::new()),
     };
-    Json(json!({
-        "enabled": running,
-        "evaluated_ms": evaluated_ms,
-        "error": error,
-        "firing": firing,
-        "recent": recent,
-        "notifications": {
-            "sent": board.sent.load(Ordering::Relaxed),
-            "failed": board.failed.load(Ordering::Relaxed),
-            "dropped": board.dropped.load(Ordering::Relaxed),
-            "attempts_failed": board.attempts_failed.load(Ordering::Relaxed),
-        },
-    }))
-    .into_response()
+    crate::admin_error::no_store(
+        Json(json!({
+            "enabled": running,
+            "evaluated_ms": evaluated_ms,
+            "error": error,
+            "firing": firing,
+            "recent": recent,
+            "notifications": {
+                "sent": board.sent.load(Ordering::Relaxed),
+                "failed": board.failed.load(Ordering::Relaxed),
+                "dropped": board.dropped.load(Ordering::Relaxed),
+                "attempts_failed": board.attempts_failed.load(Ordering::Relaxed),
+            },
+        }))
+        .into_response(),
+    )
 }

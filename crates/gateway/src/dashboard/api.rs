@@ -7,11 +7,10 @@
 use axum::Json;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
-use http::{HeaderValue, header};
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::admin_error::{AdminError, AdminErrorKind, AdminPath, AdminQuery};
+use crate::admin_error::{AdminError, AdminErrorKind, AdminPath, AdminQuery, no_store};
 use crate::metrics::UPSTREAM_REQUESTS_TOTAL;
 use crate::routes::Provider;
 use crate::state::AdminState;
@@ -97,10 +96,4 @@ fn no_database() -> Response {
         "this gateway runs without a database (--database): nothing is recorded to show",
     )
     .into_response()
-}
-
-fn no_store(mut resp: Response) -> Response {
-    resp.headers_mut()
-        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    resp
 }

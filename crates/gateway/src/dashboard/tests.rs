@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::body::Body;
-use http::{HeaderMap, Request, StatusCode, header};
+use http::{HeaderMap, Method, Request, StatusCode, header};
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
 use tower_service::Service;
@@ -122,7 +122,18 @@ async fn get(
     peer: Option<&str>,
     auth: Option<&str>,
 ) -> (StatusCode, HeaderMap, Vec<u8>) {
-    let mut req = Request::get(path);
+    send(app, Method::GET, path, peer, auth).await
+}
+
+/// [`get`] with another method.
+async fn send(
+    app: &Router,
+    method: Method,
+    path: &str,
+    peer: Option<&str>,
+    auth: Option<&str>,
+) -> (StatusCode, HeaderMap, Vec<u8>) {
+    let mut req = Request::builder().method(method).uri(path);
     if let Some(a) = auth {
         req = req.header(header::AUTHORIZATION, a);
     }
@@ -406,6 +417,76 @@ async fn every_admin_error_has_the_same_shape() {
             "{path}: {v}"
         );
     }
+}
+
+/// A method the admin API does not answer gets the same JSON shape (405,
+/// `method_not_allowed`, with `Allow`), not an empty body.
+#[tokio::test]
+async fn a_wrong_method_answers_json_405() {
+    let f = fixture(true, None, true).await;
+    for (method, path) in [
+        (Method::POST, "/api/stats"),
+        (Method::DELETE, "/api/sessions/s-1"),
+        (Method::PUT, "/api/alerts"),
+        (Method::POST, "/api/health"),
+        (Method::POST, "/dashboard"),
+    ] {
+        let (status, h, body) = send(&f.app, method.clone(), path, LOCAL, None).await;
+        assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED, "{method} {path}");
+        assert_eq!(content_type(&h), "application/json", "{method} {path}");
+        assert_eq!(h["cache-control"], "no-store", "{method} {path}");
+        assert_eq!(h[header::ALLOW], "GET,HEAD", "{method} {path}");
+        let v = json_of(&body);
+        assert_eq!(v["error"]["type"], "method_not_allowed", "{v}");
+        assert!(
+            v["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains(method.as_str()))
+        );
+    }
+    // The access check still comes first.
+    let (status, _, _) = send(
+        &f.app,
+        Method::POST,
+        "/api/stats",
+        Some("192.0.2.7:1"),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+}
+
+/// Every JSON answer of the admin API carries tool output or live
+/// numbers: none may be kept by a cache.
+#[tokio::test]
+async fn every_admin_answer_is_no_store() {
+    let f = fixture(true, None, true).await;
+    for path in [
+        "/api/stats?since=all",
+        "/api/alerts",
+        "/api/health",
+        "/api/sessions/s-1",
+    ] {
+        let (status, h, _) = get(&f.app, path, LOCAL, None).await;
+        assert_eq!(status, StatusCode::OK, "{path}");
+        assert_eq!(h["cache-control"], "no-store", "{path}");
+    }
+}
+
+/// `/api/stats` without `since` is the last 24 hours, as `toolwarden stats
+/// --json` (the same document); `since=all` is all history. The fixture's
+/// calls are from 2023.
+#[tokio::test]
+async fn stats_without_since_is_the_last_day_as_in_the_cli() {
+    let f = fixture(true, None, true).await;
+    let tools_of = |body: &[u8]| json_of(body)["tools"].as_array().expect("tools").len();
+    let (status, _, body) = get(&f.app, "/api/stats", LOCAL, None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(tools_of(&body), 0, "{}", String::from_utf8_lossy(&body));
+    let (_, _, body) = get(&f.app, "/api/stats?since=24h", LOCAL, None).await;
+    assert_eq!(tools_of(&body), 0);
+    let (_, _, body) = get(&f.app, "/api/stats?since=all", LOCAL, None).await;
+    assert_eq!(tools_of(&body), 2, "{}", String::from_utf8_lossy(&body));
 }
 
 #[tokio::test]
