@@ -139,7 +139,7 @@ await check('traffic with failing tools goes through the gateway', async () => {
 let before;
 await check('the store counts each result once (API)', async () => {
   before = await until('recorded results', async () => {
-    const s = await api('/api/stats?limit=100');
+    const s = await api('/api/stats?since=all&limit=100');
     const rf = toolRow(s, 'read_file');
     const rh = toolRow(s, 'render_html');
     const gc = toolRow(s, 'grep_code');
@@ -178,7 +178,7 @@ try {
   });
 
   await check('the page shows the right numbers', async () => {
-    const s = await api('/api/stats?limit=50');
+    const s = await api('/api/stats?since=all&limit=50');
     const cell = (tool, cls) => page.textContent(`#tools tbody tr[data-tool="${tool}"] td.${cls}`);
     await until('read_file row', async () => (await cell('read_file', 'calls')) === '2');
     eq(await cell('read_file', 'failures'), '1', 'read_file failures cell');
@@ -238,7 +238,7 @@ try {
   });
 
   await check('filters pass through to /api/stats', async () => {
-    const req = page.waitForRequest((r) => r.url().includes('/api/stats') && r.url().includes('tool=read_file'), { timeout: 5000 });
+    const req = page.waitForRequest((r) => r.url().includes('/api/stats') && r.url().includes('tool=read_file') && r.url().includes('since=all'), { timeout: 5000 });
     await page.selectOption('#f-tool', 'read_file');
     await req;
     await until('only read_file listed', async () => {
@@ -246,7 +246,12 @@ try {
       return tools.length === 1 && tools[0] === 'read_file';
     }, 5000);
     assert(new URL(page.url()).searchParams.get('tool') === 'read_file', 'filter kept in the URL');
+    // Requests and repairs are not per tool: the cards say so.
+    for (const card of ['#c-requests-scope', '#c-repairs-scope']) {
+      assert((await page.textContent(card)).includes('all tools'), `${card} names its scope`);
+    }
     await page.click('#f-clear');
+    await until('the scope notes go', async () => (await page.textContent('#c-requests-scope')) === '', 5000);
     await until('all tools again', async () => (await page.$$('#tools tbody tr[data-tool]')).length >= 4, 5000);
   });
 

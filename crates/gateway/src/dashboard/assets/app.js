@@ -8,7 +8,7 @@ import {
   $, basisBadge, clear, clock, duration, el, emptyRow, linkButton, num, pct, rateBar, rateOf,
   shortId, timeCell,
 } from './dom.js';
-import { renderChart, sparkline } from './chart.js';
+import { renderChart, sparklines } from './chart.js';
 
 const POLL_MS = 2000;
 const LIST_LIMIT = 50;
@@ -78,10 +78,9 @@ function filterParams() {
   return p;
 }
 
-/** The /api/stats query: the filters, without `since` for all time. */
+/** The /api/stats query: the filters (`since=all` for all time: without `since` it is 24 h). */
 function query() {
   const p = filterParams();
-  if (p.get('since') === 'all') p.delete('since');
   p.set('limit', String(LIST_LIMIT));
   return p.toString();
 }
@@ -150,18 +149,20 @@ function render(stats) {
   for (const t of tools) if (t.tool) state.knownTools.add(String(t.tool));
   for (const m of models) if (m.model) state.knownModels.add(String(m.model));
   syncFilterInputs();
-  renderCards(stats, tools);
+  const totals = stats.totals && typeof stats.totals === 'object' ? stats.totals : null;
+  renderCards(stats, tools, totals);
   renderChart($('chart'), $('chart-legend'), Array.isArray(stats.timeline) ? stats.timeline : [], tools, state.filters.since);
-  renderTools(tools, Array.isArray(stats.timeline) ? stats.timeline : []);
-  renderModels(models);
+  renderTools(tools, Array.isArray(stats.timeline) ? stats.timeline : [], totals);
+  renderModels(models, totals);
   renderRepairs(Array.isArray(stats.repairs) ? stats.repairs : []);
   renderRecent(Array.isArray(stats.recent_failures) ? stats.recent_failures : []);
   renderSessions(Array.isArray(stats.sessions) ? stats.sessions : []);
 }
 
-function renderCards(stats, tools) {
-  const calls = tools.reduce((a, t) => a + (t.calls || 0), 0);
-  const failures = tools.reduce((a, t) => a + (t.failures || 0), 0);
+/** The summary cards. `totals` (all tools, listed or not) when the API gives them. */
+function renderCards(stats, tools, totals) {
+  const calls = totals ? totals.calls : tools.reduce((a, t) => a + (t.calls || 0), 0);
+  const failures = totals ? totals.failures : tools.reduce((a, t) => a + (t.failures || 0), 0);
   $('c-calls').textContent = num(calls);
   $('c-failures').textContent = num(failures);
   $('c-rate').textContent = calls > 0 ? pct(failures / calls) : '–';
@@ -171,14 +172,19 @@ function renderCards(stats, tools) {
     typeof req.errors === 'number' ? num(req.errors) + ' errors · ' + num(req.streaming) + ' streaming' : '';
   const repairs = Array.isArray(stats.repairs) ? stats.repairs.reduce((a, r) => a + (r.count || 0), 0) : 0;
   $('c-repairs').textContent = num(repairs);
+  // Requests and repairs are counted per request, not per tool: the tool
+  // filter does not narrow them (the others do).
+  const scope = state.filters.tool ? 'all tools: the tool filter does not apply' : '';
+  for (const id of ['c-requests-scope', 'c-repairs-scope']) $(id).textContent = scope;
 }
 
-function renderTools(tools, timeline) {
+function renderTools(tools, timeline, totals) {
   const tbody = clear($('tools').tBodies[0]);
   if (tools.length === 0) {
     tbody.appendChild(emptyRow(5, 'No tool calls recorded in this range.'));
     return;
   }
+  const sparks = sparklines(tools, timeline, state.filters.since);
   const rows = [...tools].sort((a, b) => (b.failures || 0) - (a.failures || 0) || (b.calls || 0) - (a.calls || 0));
   for (const t of rows) {
     const tr = el('tr', (t.failures || 0) > 0 ? 'has-failures' : null);
@@ -189,18 +195,32 @@ function renderTools(tools, timeline) {
       el('td', 'n calls', num(t.calls)),
       el('td', 'n failures', num(t.failures)),
       el('td', null, rateBar(rateOf(t))),
-      el('td', null, sparkline(t.tool, timeline, state.filters.since)),
+      el('td', null, sparks.get(t.tool)),
+    );
+    tbody.appendChild(tr);
+  }
+  const more = totals ? totals.tools - tools.length : 0;
+  if (more > 0) {
+    const listed = tools.reduce((a, t) => ({ calls: a.calls + (t.calls || 0), failures: a.failures + (t.failures || 0) }), { calls: 0, failures: 0 });
+    const tr = el('tr', 'more-row');
+    tr.append(
+      el('td', 'name muted', num(more) + ' more tools (fewer failures; pick one with the tool filter)'),
+      el('td', 'n calls', num(totals.calls - listed.calls)),
+      el('td', 'n failures', num(totals.failures - listed.failures)),
+      el('td', null, ''),
+      el('td', null, ''),
     );
     tbody.appendChild(tr);
   }
 }
 
-function renderModels(models) {
+function renderModels(models, totals) {
   const tbody = clear($('models').tBodies[0]);
   if (models.length === 0) {
     tbody.appendChild(emptyRow(4, 'No model data in this range.'));
     return;
   }
+
   const byModel = new Map();
   for (const m of models) {
     const key = m.model === null || m.model === undefined ? '(unknown model)' : String(m.model);
@@ -223,6 +243,11 @@ function renderModels(models) {
       r.append(el('td', 'name', '↳ ' + String(m.tool)), el('td', 'n', num(m.calls)), el('td', 'n', num(m.failures)), el('td', null, rateBar(rateOf(m))));
       tbody.appendChild(r);
     }
+  }
+  const more = totals ? totals.model_tools - models.length : 0;
+  if (more > 0) {
+    const note = 'Counted from the ' + num(models.length) + ' (model, tool) pairs with the most failures; ' + num(more) + ' more are left out.';
+    tbody.appendChild(emptyRow(4, note));
   }
 }
 

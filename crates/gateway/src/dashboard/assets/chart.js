@@ -40,16 +40,19 @@ export function buckets(timeline, since) {
   return { bs, step, t0, t1 };
 }
 
-/** A tick label: the date for day buckets, else the time of day. */
+/**
+ * A tick label: the date for day buckets, else the time of day. Day
+ * buckets are UTC days (the store buckets by `at_ms / 86400000`), so they
+ * are named by their UTC date; hours and minutes by the viewer's clock.
+ */
 export function tickLabel(ms, step) {
   const d = new Date(ms);
-  if (step >= UNIT_MS.d) return d.getFullYear() + '-' + pad2(d.getMonth() + 1) + '-' + pad2(d.getDate());
-  if (step >= UNIT_MS.h) return pad2(d.getHours()) + ':00';
+  if (step >= UNIT_MS.d) return d.getUTCFullYear() + '-' + pad2(d.getUTCMonth() + 1) + '-' + pad2(d.getUTCDate());
   return pad2(d.getHours()) + ':' + pad2(d.getMinutes());
 }
 
 export function bucketLabel(ms, step) {
-  if (step >= UNIT_MS.d) return tickLabel(ms, step);
+  if (step >= UNIT_MS.d) return tickLabel(ms, step) + ' (UTC day)';
   return clock(ms) + (step >= UNIT_MS.h ? ' (hour)' : '');
 }
 
@@ -126,15 +129,31 @@ export function renderChart(box, legend, timeline, tools, since) {
   }
 }
 
-/** A small bar chart of one tool's failures per bucket. */
-export function sparkline(tool, timeline, since) {
-  const { bs, step, t0, t1 } = buckets(timeline, since);
+/**
+ * One sparkline per tool of `tools` (a Map of tool name to its SVG): the
+ * time axis is worked out once and the timeline grouped by tool once, so
+ * the cost is one pass over the timeline however many tools there are.
+ */
+export function sparklines(tools, timeline, since) {
+  const axis = buckets(timeline, since);
+  const byTool = new Map();
+  for (const p of timeline) {
+    if (!byTool.has(p.tool)) byTool.set(p.tool, []);
+    byTool.get(p.tool).push(p);
+  }
+  const out = new Map();
+  for (const t of tools) out.set(t.tool, sparkline(t.tool, byTool.get(t.tool) || [], axis));
+  return out;
+}
+
+/** A small bar chart of one tool's failures per bucket (`mine`: its timeline points). */
+function sparkline(tool, mine, { bs, step, t0, t1 }) {
   const W = 160, H = 28;
   const s = svg('svg', { viewBox: `0 0 ${W} ${H}`, class: 'spark', role: 'img', 'aria-label': `failures of ${tool} over time` });
   s.appendChild(svg('line', { x1: 0, x2: W, y1: H - 0.5, y2: H - 0.5, class: 'spark-base' }));
   if (bs.length === 0) return s;
-  const mine = timeline.filter((p) => p.tool === tool);
-  const max = Math.max(1, ...mine.map((p) => p.failures || 0));
+  let max = 1;
+  for (const p of mine) max = Math.max(max, p.failures || 0);
   const slot = (W * step) / (t1 - t0);
   const bw = Math.max(1, Math.min(slot - 1, 12));
   for (const p of mine) {
