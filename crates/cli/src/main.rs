@@ -23,6 +23,7 @@ mod cmd;
 mod config;
 mod error;
 mod input;
+mod terminal;
 
 use std::{path::PathBuf, process::ExitCode};
 

@@ -405,3 +405,23 @@ fn eval_detector_refuses_mistakes_with_leave_one_out() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("--mistakes"), "{stderr}");
 }
+
+/// `check`'s table writes out the escape sequences a body's model and
+/// tool names can hold: the terminal shows them, it does not obey them.
+#[test]
+fn check_names_cannot_drive_the_terminal() {
+    let body = br#"{"model":"m\u001b]0;TITLE\u0007x","messages":[
+        {"role":"user","content":"hi"},
+        {"role":"assistant","content":null,"tool_calls":[{"id":"call_\u001b[2J1","type":"function","function":{"name":"Ev\u001b[31mil","arguments":"{}"}}]},
+        {"role":"tool","tool_call_id":"call_\u001b[2J1","content":"Error: boom"},
+        {"role":"assistant","content":null,"tool_calls":[{"id":"call_2","type":"function","function":{"name":"Open\u001b[8m","arguments":"{}"}}]}]}"#;
+    let out = run_with_stdin(&["check", "--dialect", "openai", "-"], body);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        !stdout.chars().any(|c| c.is_control() && c != '\n'),
+        "{stdout:?}"
+    );
+    assert!(stdout.contains("Ev\\u{1b}[31mil"), "{stdout}");
+    assert!(stdout.contains("m\\u{1b}]0;TITLE\\u{7}x"), "{stdout}");
+    assert!(stdout.contains("Open\\u{1b}[8m"), "{stdout}");
+}

@@ -71,6 +71,7 @@ mod sqlite_writer;
 mod stats;
 mod store;
 mod turns;
+pub mod utc;
 mod write;
 
 pub use aggregate::{DEFAULT_AGGREGATE_KEYS, DroppedCounts, DroppedRow, OTHER};

@@ -6,10 +6,10 @@ use std::{fmt::Write as _, path::PathBuf};
 
 use clap::Args;
 use toolwarden_gateway::{RawAlerts, RawRule};
-use toolwarden_store::{AlertTransition, Store};
+use toolwarden_store::{AlertTransition, Store, utc};
 
 use super::{CmdError, Outcome};
-use crate::config;
+use crate::{config, terminal::cell};
 
 /// Flags of `alerts`.
 #[derive(Debug, Args)]
@@ -101,20 +101,6 @@ fn render(firing: &[AlertTransition], recent: &[AlertTransition]) -> String {
     if firing.is_empty() {
         out.push_str("  none\n");
     }
-    let row = |out: &mut String, t: &AlertTransition| {
-        let _ = writeln!(
-            out,
-            "  {:<9} {:<20} {:<24} {:<28} value {} > {} (volume {}) since {}",
-            t.state,
-            t.rule,
-            t.tool,
-            t.model,
-            fmt_value(&t.rule, t.value),
-            fmt_value(&t.rule, t.threshold),
-            t.volume,
-            t.started_ms
-        );
-    };
     for t in firing {
         row(&mut out, t);
     }
@@ -128,6 +114,91 @@ fn render(firing: &[AlertTransition], recent: &[AlertTransition]) -> String {
     out
 }
 
+/// One transition on one line. Names are written out ([`cell`]), times
+/// are UTC dates. Only a firing alert's value is over its threshold: a
+/// resolved one is at or under `threshold × resolve_ratio`, or had no data
+/// left, or its gateway went away, so its line states no comparison.
+fn row(out: &mut String, t: &AlertTransition) {
+    let (value, threshold) = (fmt_value(&t.rule, t.value), fmt_value(&t.rule, t.threshold));
+    let numbers = if t.state == "firing" {
+        format!(
+            "value {value} > {threshold} (volume {}) since {}",
+            t.volume,
+            utc::readable(t.started_ms)
+        )
+    } else {
+        format!(
+            "value {value}, threshold {threshold} (volume {}) at {}, firing since {}",
+            t.volume,
+            utc::readable(t.at_ms),
+            utc::readable(t.started_ms)
+        )
+    };
+    let _ = writeln!(
+        out,
+        "  {:<9} {:<20} {:<24} {:<28} {numbers}",
+        cell(&t.state, 9),
+        cell(&t.rule, 20),
+        cell(&t.tool, 24),
+        cell(&t.model, 28),
+    );
+}
+
 fn fmt_value(rule: &str, value: f64) -> String {
     toolwarden_gateway::RuleName::format_value(rule, value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn transition(state: &str, value: f64) -> AlertTransition {
+        AlertTransition {
+            alert_key: "tool_failure_rate|Bash|gpt-x|".into(),
+            seq: if state == "firing" { 1 } else { 2 },
+            state: state.into(),
+            rule: "tool_failure_rate".into(),
+            tool: "Bash".into(),
+            model: "gpt-x".into(),
+            instance: String::new(),
+            value,
+            threshold: 0.05,
+            volume: 40,
+            started_ms: 1_795_960_000_000,
+            at_ms: 1_795_965_739_005,
+            gateway: "gw:8080".into(),
+        }
+    }
+
+    /// A resolved alert's value is under its threshold: its line must not
+    /// say `value 2.0% > 5.0%` (review #9). Times are dates.
+    #[test]
+    fn resolved_alerts_state_no_false_comparison() {
+        let text = render(&[], &[transition("resolved", 0.02)]);
+        assert!(
+            text.contains("value 2.0%, threshold 5.0% (volume 40) at 2026-11-29 15:22:19 UTC"),
+            "{text}"
+        );
+        assert!(!text.contains('>'), "{text}");
+        let text = render(&[transition("firing", 0.09)], &[]);
+        assert!(
+            text.contains("value 9.0% > 5.0% (volume 40) since 2026-11-29 13:46:40 UTC"),
+            "{text}"
+        );
+        assert!(!text.contains("1795960000000"), "{text}");
+    }
+
+    /// Tool and model names are chosen by clients: written out.
+    #[test]
+    fn names_cannot_drive_the_terminal() {
+        let mut t = transition("firing", 0.09);
+        t.tool = "Ev\u{1b}[2Jil".into();
+        t.model = "m\u{1b}]0;TITLE\u{7}x".into();
+        let text = render(&[t], &[]);
+        assert!(
+            !text.chars().any(|c| c.is_control() && c != '\n'),
+            "{text:?}"
+        );
+        assert!(text.contains("Ev\\u{1b}[2Jil"), "{text}");
+    }
 }

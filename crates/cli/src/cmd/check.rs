@@ -6,7 +6,10 @@ use serde_json::json;
 use toolwarden_wire::{Detector, Dialect, RequestView, ResultContent};
 
 use super::{CmdError, Outcome};
-use crate::input;
+use crate::{
+    input,
+    terminal::{cell, shown},
+};
 
 /// The detector `serve` would judge with: its `detector_extra_patterns`
 /// and `detector_disable` from `toolwarden.toml` and the `TOOLWARDEN_*`
@@ -124,7 +127,7 @@ fn render_table(
         out,
         "dialect {}  model {}  messages {}  calls {}  results {} ({} new)  failures {}  defects {}",
         dialect,
-        view.model.as_deref().unwrap_or("-"),
+        shown(view.model.as_deref().unwrap_or("-")),
         view.message_count,
         view.calls.len(),
         view.results.len(),
@@ -150,8 +153,8 @@ fn render_table(
                 out,
                 "{:>5}  {:<36} {:<24} {:<8} {:<10} {:<4} {}",
                 r.message_index,
-                clip(&r.call_id, 36),
-                clip(r.tool.as_deref().unwrap_or("?"), 24),
+                cell(&r.call_id, 36),
+                cell(r.tool.as_deref().unwrap_or("?"), 24),
                 verdict,
                 read.verdict.basis.as_str(),
                 if r.new { "yes" } else { "" },
@@ -174,8 +177,8 @@ fn render_table(
                     out,
                     "{:>5}  {:<36} {}",
                     c.message_index,
-                    clip(&c.id, 36),
-                    c.name
+                    cell(&c.id, 36),
+                    shown(&c.name)
                 );
             }
         }
@@ -191,19 +194,9 @@ fn render_table(
                 "{:>5}  {:<20} {}",
                 d.message_index,
                 d.kind.as_str(),
-                d.message
+                shown(&d.message)
             );
         }
     }
     out
-}
-
-fn clip(s: &str, width: usize) -> String {
-    if s.chars().count() <= width {
-        s.to_string()
-    } else {
-        let mut t: String = s.chars().take(width.saturating_sub(1)).collect();
-        t.push('…');
-        t
-    }
 }

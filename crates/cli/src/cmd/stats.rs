@@ -12,7 +12,7 @@ use clap::{Args, ValueEnum};
 use toolwarden_store::{Stats, StatsQuery, Store, parse_since};
 
 use super::{CmdError, Outcome, stats_table::RenderTable};
-use crate::config;
+use crate::{config, terminal::cell};
 
 /// How the text report is grouped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -121,7 +121,7 @@ fn by_model(stats: &Stats) -> String {
         let _ = writeln!(
             out,
             "  {:<40} {:>8} {:>8} {:>6.1}%",
-            model,
+            cell(model, 40),
             calls,
             failures,
             rate * 100.0
@@ -137,8 +137,8 @@ fn by_model(stats: &Stats) -> String {
         let _ = writeln!(
             out,
             "  {:<40} {:<24} {:>8} {:>8} {:>6.1}%",
-            row.model,
-            row.tool,
+            cell(&row.model, 40),
+            cell(&row.tool, 24),
             row.calls,
             row.failures,
             row.failure_rate * 100.0
@@ -158,8 +158,45 @@ fn by_session(stats: &Stats) -> String {
         let _ = writeln!(
             out,
             "  {:<48} {:>8} {:>8}",
-            s.session_id, s.calls, s.failures
+            cell(&s.session_id, 48),
+            s.calls,
+            s.failures
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use toolwarden_store::{ModelRow, SessionRow};
+
+    /// The model and session views write names out too (see `terminal`).
+    #[test]
+    fn grouped_views_cannot_drive_the_terminal() {
+        let stats = Stats {
+            models: vec![ModelRow {
+                model: "m\u{1b}]0;TITLE\u{7}x".into(),
+                tool: "t\u{1b}[2J".into(),
+                calls: 2,
+                failures: 1,
+                failure_rate: 0.5,
+            }],
+            sessions: vec![SessionRow {
+                session_id: "s\u{1b}[1A".into(),
+                calls: 2,
+                failures: 1,
+                first_ms: 0,
+                last_ms: 1,
+            }],
+            ..Stats::default()
+        };
+        for by in [By::Model, By::Session] {
+            let text = render(&stats, by);
+            assert!(
+                !text.chars().any(|c| c.is_control() && c != '\n'),
+                "{text:?}"
+            );
+        }
+    }
 }

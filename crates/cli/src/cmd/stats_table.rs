@@ -1,12 +1,17 @@
 //! [`RenderTable::render_table`]: the text `toolwarden stats` prints
 //! without `--json` (terminal rendering lives with the command, the store
-//! only gives the numbers).
+//! only gives the numbers). Names and ids pass through
+//! [`crate::terminal`]; times are UTC dates.
 
 use std::fmt::Write;
 
-use toolwarden_store::Stats;
+use toolwarden_store::{Stats, utc};
+
+use crate::terminal::{cell, shown};
 
 const EXCERPT_CHARS: usize = 100;
+/// The widest a name column gets: longer names are cut (`…`).
+const NAME_CHARS: usize = 48;
 
 /// The terminal report of [`Stats`].
 pub trait RenderTable {
@@ -31,43 +36,63 @@ impl RenderTable for Stats {
         if self.tools.is_empty() {
             out.push_str("  no tool calls recorded\n");
         } else {
-            let w = width(self.tools.iter().map(|t| t.tool.as_str()), 4);
+            let names = cells(self.tools.iter().map(|t| t.tool.as_str()));
+            let w = width(&names, 4);
             let _ = writeln!(
                 out,
                 "  {:<w$}  {:>8}  {:>8}  {:>7}",
                 "TOOL", "CALLS", "FAILURES", "RATE"
             );
-            for t in &self.tools {
+            for (t, name) in self.tools.iter().zip(&names) {
                 let _ = writeln!(
                     out,
                     "  {:<w$}  {:>8}  {:>8}  {:>6.1}%",
-                    t.tool,
+                    name,
                     t.calls,
                     t.failures,
                     t.failure_rate * 100.0
+                );
+            }
+            let more = self.totals.tools.saturating_sub(self.tools.len() as u64);
+            if more > 0 {
+                let calls: u64 = self.tools.iter().map(|t| t.calls).sum();
+                let failures: u64 = self.tools.iter().map(|t| t.failures).sum();
+                let _ = writeln!(
+                    out,
+                    "  … and {more} more tools: {} calls, {} failures (name one with --tool)",
+                    self.totals.calls.saturating_sub(calls),
+                    self.totals.failures.saturating_sub(failures)
                 );
             }
         }
 
         if !self.models.is_empty() {
             out.push_str("\nBy model and tool\n");
-            let wm = width(self.models.iter().map(|m| m.model.as_str()), 5);
-            let wt = width(self.models.iter().map(|m| m.tool.as_str()), 4);
+            let models = cells(self.models.iter().map(|m| m.model.as_str()));
+            let tools = cells(self.models.iter().map(|m| m.tool.as_str()));
+            let (wm, wt) = (width(&models, 5), width(&tools, 4));
             let _ = writeln!(
                 out,
                 "  {:<wm$}  {:<wt$}  {:>8}  {:>8}  {:>7}",
                 "MODEL", "TOOL", "CALLS", "FAILURES", "RATE"
             );
-            for m in &self.models {
+            for ((m, model), tool) in self.models.iter().zip(&models).zip(&tools) {
                 let _ = writeln!(
                     out,
                     "  {:<wm$}  {:<wt$}  {:>8}  {:>8}  {:>6.1}%",
-                    m.model,
-                    m.tool,
+                    model,
+                    tool,
                     m.calls,
                     m.failures,
                     m.failure_rate * 100.0
                 );
+            }
+            let more = self
+                .totals
+                .model_tools
+                .saturating_sub(self.models.len() as u64);
+            if more > 0 {
+                let _ = writeln!(out, "  … and {more} more (model, tool) pairs");
             }
         }
 
@@ -75,18 +100,19 @@ impl RenderTable for Stats {
         if self.sessions.is_empty() {
             out.push_str("  none\n");
         } else {
-            let w = width(self.sessions.iter().map(|s| s.session_id.as_str()), 7);
+            let ids = cells(self.sessions.iter().map(|s| s.session_id.as_str()));
+            let w = width(&ids, 7);
             let _ = writeln!(
                 out,
                 "  {:<w$}  {:>8}  {:>8}  {:>6}",
                 "SESSION", "CALLS", "FAILURES", "SPAN"
             );
-            for s in &self.sessions {
+            for (s, id) in self.sessions.iter().zip(&ids) {
                 let span = human_ms(s.last_ms.saturating_sub(s.first_ms));
                 let _ = writeln!(
                     out,
                     "  {:<w$}  {:>8}  {:>8}  {:>6}",
-                    s.session_id, s.calls, s.failures, span
+                    id, s.calls, s.failures, span
                 );
             }
         }
@@ -99,12 +125,12 @@ impl RenderTable for Stats {
             let _ = writeln!(
                 out,
                 "  {}  {}  {} ({})  session {}  call {}",
-                f.at_ms,
-                f.tool,
-                f.model.as_deref().unwrap_or("unknown"),
-                f.basis,
-                f.session_id,
-                f.call_id
+                utc::readable(f.at_ms),
+                shown(&f.tool),
+                shown(f.model.as_deref().unwrap_or("unknown")),
+                shown(&f.basis),
+                shown(&f.session_id),
+                shown(&f.call_id)
             );
             if let Some(ex) = &f.excerpt {
                 let _ = writeln!(out, "      {}", one_line(ex));
@@ -114,19 +140,26 @@ impl RenderTable for Stats {
         if !self.repairs.is_empty() {
             out.push_str("\nRepairs\n");
             for r in &self.repairs {
-                let _ = writeln!(out, "  {:<32}  {}", r.defect, r.count);
+                let _ = writeln!(out, "  {:<32}  {}", shown(&r.defect), r.count);
             }
         }
         out
     }
 }
 
-fn width<'a>(items: impl Iterator<Item = &'a str>, min: usize) -> usize {
-    items
+/// Each name as a table shows it: [`cell`] at most [`NAME_CHARS`] wide.
+fn cells<'a>(names: impl Iterator<Item = &'a str>) -> Vec<String> {
+    names.map(|n| cell(n, NAME_CHARS)).collect()
+}
+
+/// The width of a column of `cells`, at least `min`.
+fn width(cells: &[String], min: usize) -> usize {
+    cells
+        .iter()
         .map(|s| s.chars().count())
         .max()
         .unwrap_or(0)
-        .clamp(min, 48)
+        .clamp(min, NAME_CHARS)
 }
 
 /// The excerpt on one line, shortened.
@@ -155,7 +188,9 @@ fn human_ms(ms: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use toolwarden_store::{FailureRow, RequestTotals, SessionRow, ToolRow};
+    use toolwarden_store::{
+        CallTotals, FailureRow, ModelRow, RepairRow, RequestTotals, SessionRow, ToolRow,
+    };
 
     #[test]
     fn renders_tools_sessions_and_excerpts() {
@@ -201,5 +236,104 @@ mod tests {
         assert!(rows.contains(&vec!["search", "4", "1", "25.0%"]), "{text}");
         assert!(rows.contains(&vec!["s1", "4", "1", "1m"]), "{text}");
         assert!(text.contains("      Error: not found"), "{text}");
+    }
+
+    /// Names chosen by clients and models reach the terminal written out,
+    /// never as escape sequences (review: `ESC[2J` cleared the screen).
+    #[test]
+    fn names_cannot_drive_the_terminal() {
+        let (tool, model) = ("Ev\u{1b}[2J\u{1b}[31mil", "m\u{1b}]0;TITLE\u{7}x");
+        let stats = Stats {
+            tools: vec![ToolRow {
+                tool: tool.into(),
+                calls: 2,
+                failures: 1,
+                failure_rate: 0.5,
+            }],
+            models: vec![ModelRow {
+                model: model.into(),
+                tool: tool.into(),
+                calls: 2,
+                failures: 1,
+                failure_rate: 0.5,
+            }],
+            sessions: vec![SessionRow {
+                session_id: "s\u{1b}[1A".into(),
+                calls: 2,
+                failures: 1,
+                first_ms: 0,
+                last_ms: 1,
+            }],
+            recent_failures: vec![FailureRow {
+                at_ms: 1_795_965_739_005,
+                session_id: "s\u{1b}[1A".into(),
+                model: Some(model.into()),
+                tool: tool.into(),
+                call_id: "c\u{9b}2K".into(),
+                basis: "heuristic".into(),
+                excerpt: None,
+            }],
+            repairs: vec![RepairRow {
+                defect: "d\u{1b}[8m".into(),
+                count: 1,
+            }],
+            ..Stats::default()
+        };
+        let text = stats.render_table();
+        assert!(
+            !text.chars().any(|c| c.is_control() && c != '\n'),
+            "{text:?}"
+        );
+        assert!(text.contains("Ev\\u{1b}[2J\\u{1b}[31mil"), "{text}");
+        assert!(text.contains("m\\u{1b}]0;TITLE\\u{7}x"), "{text}");
+    }
+
+    /// Times are dates for people (UTC, named), not unix milliseconds.
+    #[test]
+    fn failure_times_are_utc_dates() {
+        let stats = Stats {
+            recent_failures: vec![FailureRow {
+                at_ms: 1_795_965_739_005,
+                session_id: "s1".into(),
+                model: None,
+                tool: "Bash".into(),
+                call_id: "c1".into(),
+                basis: "explicit".into(),
+                excerpt: None,
+            }],
+            ..Stats::default()
+        };
+        let text = stats.render_table();
+        assert!(
+            text.contains("  2026-11-29 15:22:19 UTC  Bash  unknown"),
+            "{text}"
+        );
+        assert!(!text.contains("1795965739005"), "{text}");
+    }
+
+    /// A report that lists only the first tools says how many more there
+    /// are and what they add up to.
+    #[test]
+    fn tools_left_out_are_counted() {
+        let stats = Stats {
+            tools: vec![ToolRow {
+                tool: "Bash".into(),
+                calls: 10,
+                failures: 4,
+                failure_rate: 0.4,
+            }],
+            totals: CallTotals {
+                calls: 25,
+                failures: 5,
+                tools: 4,
+                model_tools: 4,
+            },
+            ..Stats::default()
+        };
+        let text = stats.render_table();
+        assert!(
+            text.contains("… and 3 more tools: 15 calls, 1 failures"),
+            "{text}"
+        );
     }
 }

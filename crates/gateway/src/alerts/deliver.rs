@@ -12,7 +12,7 @@ use http::{Request, Uri, header};
 use http_body_util::Full;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
-use toolwarden_store::AlertTransition;
+use toolwarden_store::{AlertTransition, utc::rfc3339};
 
 use super::{
     AlertsBoard,
@@ -323,28 +323,6 @@ fn fnv1a(text: &str) -> u64 {
     })
 }
 
-/// Unix ms as `YYYY-MM-DDTHH:MM:SS.mmmZ`.
-pub(crate) fn rfc3339(ms: i64) -> String {
-    let (days, rem) = (ms.div_euclid(86_400_000), ms.rem_euclid(86_400_000));
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    let (h, m, s, milli) = (
-        rem / 3_600_000,
-        rem / 60_000 % 60,
-        rem / 1000 % 60,
-        rem % 1000,
-    );
-    format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}.{milli:03}Z")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -365,13 +343,6 @@ mod tests {
             at_ms: 1_764_028_861_500,
             gateway: "gw:8080".into(),
         }
-    }
-
-    #[test]
-    fn dates_are_rfc3339() {
-        assert_eq!(rfc3339(0), "1970-01-01T00:00:00.000Z");
-        assert_eq!(rfc3339(1_764_028_861_500), "2025-11-25T00:01:01.500Z");
-        assert_eq!(rfc3339(951_782_400_000), "2000-02-29T00:00:00.000Z");
     }
 
     #[test]
