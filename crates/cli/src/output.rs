@@ -10,7 +10,20 @@ use crate::error::CmdError;
 /// Writes `text` to standard output; a closed pipe is not an error.
 pub(crate) fn print(text: std::fmt::Arguments<'_>) -> Result<(), CmdError> {
     let mut stdout = std::io::stdout().lock();
-    match stdout.write_fmt(text).and_then(|()| stdout.flush()) {
+    written(stdout.write_fmt(text).and_then(|()| stdout.flush()))
+}
+
+/// Writes `bytes` (a body, `toolwarden repair`) to standard output; a
+/// closed pipe is not an error.
+pub(crate) fn print_bytes(bytes: &[u8]) -> Result<(), CmdError> {
+    let mut stdout = std::io::stdout().lock();
+    written(stdout.write_all(bytes).and_then(|()| stdout.flush()))
+}
+
+/// The outcome of a write to standard output: a reader that went away
+/// ends the output, it is not an error.
+fn written(result: std::io::Result<()>) -> Result<(), CmdError> {
+    match result {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         Err(e) => Err(CmdError(format!("cannot write to standard output: {e}"))),

@@ -425,3 +425,34 @@ fn check_names_cannot_drive_the_terminal() {
     assert!(stdout.contains("m\\u{1b}]0;TITLE\\u{7}x"), "{stdout}");
     assert!(stdout.contains("Open\\u{1b}[8m"), "{stdout}");
 }
+
+/// `repair … | head` (a reader that goes away) ends the body quietly:
+/// exit 0, and the report of the changes still on stderr.
+#[cfg(unix)]
+#[test]
+fn repair_into_a_closed_pipe_exits_0_with_its_report() {
+    // Larger than standard output's buffer, so that the write fails while
+    // the command runs (a small body is written at exit, unchecked).
+    let long = "x".repeat(200_000);
+    let body = format!(
+        r#"{{"model":"claude-x","max_tokens":10,"messages":[
+        {{"role":"user","content":"{long}"}},
+        {{"role":"assistant","content":[{{"type":"tool_use","id":"toolu_A","name":"Read","input":{{"path":"a"}}}}]}},
+        {{"role":"user","content":"go on"}}]}}"#
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("broken.json");
+    std::fs::write(&file, body).unwrap();
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = bin()
+        .arg("repair")
+        .arg(&file)
+        .stdout(writer)
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("1 change"), "{stderr}");
+}

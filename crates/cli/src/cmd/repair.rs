@@ -16,7 +16,9 @@ pub fn run(dialect: Option<Dialect>, file: &Path) -> Result<Outcome, CmdError> {
     let dialect = resolve_dialect(dialect, &body, file)?;
     let repaired = toolwarden_wire::repair(dialect, &body)
         .map_err(|e| CmdError(format!("{}: {e}", file.display())))?;
-    io::stdout().lock().write_all(&repaired.body)?;
+    // A reader that stops early (`| head`) ends the body there, exit 0;
+    // the report still goes to stderr.
+    crate::output::print_bytes(&repaired.body)?;
     let mut err = io::stderr().lock();
     if repaired.changes.is_empty() {
         writeln!(err, "repair: {dialect}: no defects; body unchanged")?;
