@@ -456,3 +456,62 @@ fn repair_into_a_closed_pipe_exits_0_with_its_report() {
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(stderr.contains("1 change"), "{stderr}");
 }
+
+/// `eval-detector` with several files names the file and its own line:
+/// of a bad row, and of each misclassified row (`--mistakes`, `--json`).
+#[test]
+fn eval_detector_names_the_file_and_line_of_each_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let row = |content: &str, is_error: &str| {
+        format!(
+            r#"{{"source":"github.com/a/b","provider":"openai","content":"{content}","is_error":{is_error}}}"#
+        )
+    };
+    let ok = row("all good", "false");
+    let write = |name: &str, lines: &[String]| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        path
+    };
+    let e1 = write("e1.jsonl", &[ok.clone(), ok.clone()]);
+    let e2 = write("e2.jsonl", &[ok.clone(), row("fine", "\"yes\"")]);
+    // A failure the detector cannot see: a mistake, on e3's line 2.
+    let e3 = write("e3.jsonl", &[ok.clone(), row("all good", "true")]);
+
+    let out = bin()
+        .arg("eval-detector")
+        .arg(&e1)
+        .arg(&e2)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!("{}: line 2: ", e2.display())),
+        "{stderr}"
+    );
+
+    let out = bin()
+        .args(["eval-detector", "--mistakes"])
+        .arg(&e1)
+        .arg(&e3)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains(&format!("{} line     2 openai", e3.display())),
+        "{stdout}"
+    );
+
+    let out = bin()
+        .args(["eval-detector", "--json", "--mistakes"])
+        .arg(&e1)
+        .arg(&e3)
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let m = &v["detector"]["mistakes"][0];
+    assert_eq!(m["line"], 2, "{v}");
+    assert_eq!(m["file"], e3.display().to_string(), "{v}");
+}

@@ -5,10 +5,24 @@
 use std::path::PathBuf;
 
 use serde_json::json;
-use toolwarden_wire::detect::{Detector, DetectorConfig, eval, holdout};
+use toolwarden_wire::detect::{
+    Detector, DetectorConfig,
+    eval::{self, EvalError},
+    holdout,
+};
 
 use super::{CmdError, Outcome};
-use crate::input;
+use crate::{input, terminal::shown};
+
+/// The files of one evaluation taken together: their concatenation (one
+/// JSONL body, as the evaluation reads it) and where each file starts in
+/// it, so that a line of the concatenation is named by its own file.
+#[derive(Debug)]
+struct Inputs {
+    body: Vec<u8>,
+    /// Each file's name and the line of `body` its first line is.
+    starts: Vec<(String, usize)>,
+}
 
 /// Read every file, each ending with a newline so they concatenate as
 /// JSONL.
@@ -30,6 +44,46 @@ fn label(files: &[PathBuf]) -> String {
     names.join(", ")
 }
 
+// === impl Inputs ===
+
+impl Inputs {
+    fn read(files: &[PathBuf]) -> Result<Inputs, CmdError> {
+        let mut body = Vec::new();
+        let mut starts = Vec::with_capacity(files.len());
+        let mut line = 1;
+        for (file, text) in files.iter().zip(read_all(files)?) {
+            starts.push((file.display().to_string(), line));
+            line += text.iter().filter(|b| **b == b'\n').count();
+            body.extend_from_slice(&text);
+        }
+        Ok(Inputs { body, starts })
+    }
+
+    /// Line `line` of the concatenation as the file holding it and the
+    /// line in that file.
+    fn locate(&self, line: usize) -> (&str, usize) {
+        let k = self.starts.partition_point(|(_, start)| *start <= line);
+        match self.starts.get(k.saturating_sub(1)) {
+            Some((name, start)) => (name, line - start + 1),
+            None => ("", line),
+        }
+    }
+
+    /// `e` naming the file and line it is about.
+    fn error(&self, e: EvalError) -> CmdError {
+        match e {
+            EvalError::BadLine { line, source } => {
+                let (file, line) = self.locate(line);
+                CmdError(format!("{file}: line {line}: {source}"))
+            }
+            e => {
+                let names: Vec<&str> = self.starts.iter().map(|(n, _)| n.as_str()).collect();
+                CmdError(format!("{}: {e}", names.join(", ")))
+            }
+        }
+    }
+}
+
 /// Run the evaluation on the files taken together.
 pub fn run(
     files: &[PathBuf],
@@ -37,14 +91,21 @@ pub fn run(
     as_json: bool,
     show_mistakes: bool,
 ) -> Result<Outcome, CmdError> {
-    let body = read_all(files)?.concat();
+    let inputs = Inputs::read(files)?;
     let detector = Detector::new(config)?;
-    let ours =
-        eval::evaluate(&body, &detector).map_err(|e| CmdError(format!("{}: {e}", label(files))))?;
-    let naive = eval::evaluate(&body, &Detector::naive())
-        .map_err(|e| CmdError(format!("{}: {e}", label(files))))?;
+    let ours = eval::evaluate(&inputs.body, &detector).map_err(|e| inputs.error(e))?;
+    let naive = eval::evaluate(&inputs.body, &Detector::naive()).map_err(|e| inputs.error(e))?;
     if as_json {
-        outln!("{}", json!({ "detector": ours, "naive": naive }));
+        let mut ours_json = serde_json::to_value(&ours)?;
+        // Each mistake's line in its own file, and the file.
+        if let Some(mistakes) = ours_json["mistakes"].as_array_mut() {
+            for (m, mistake) in mistakes.iter_mut().zip(&ours.mistakes) {
+                let (file, line) = inputs.locate(mistake.line);
+                m["file"] = json!(file);
+                m["line"] = json!(line);
+            }
+        }
+        outln!("{}", json!({ "detector": ours_json, "naive": naive }));
         return Ok(Outcome::Ok);
     }
     outln!(
@@ -83,13 +144,15 @@ pub fn run(
     if show_mistakes {
         outln!("\nmisclassified rows:");
         for m in &ours.mistakes {
+            let (file, line) = inputs.locate(m.line);
             outln!(
-                "  line {:>5} {:<9} {} {:<22} {}",
-                m.line,
-                m.provider,
+                "  {} line {:>5} {:<9} {} {:<22} {}",
+                shown(file),
+                line,
+                shown(&m.provider),
                 if m.is_error { "missed" } else { "false+" },
                 m.rule.as_deref().unwrap_or(""),
-                m.excerpt
+                shown(&m.excerpt)
             );
         }
     }
