@@ -193,11 +193,21 @@ fn push_json_string(out: &mut String, s: &str) {
     out.push('"');
 }
 
-/// `$.a.b[0]['c d']` → [a, b, 0, "c d"]; `None` when unreadable.
+/// The deepest path an update may name: the tree is written and dropped
+/// recursively, so its depth must not follow the input (a path of 50,000
+/// segments overflowed a worker's stack and aborted the process). Real
+/// tool arguments nest a handful of levels.
+const MAX_PATH_DEPTH: usize = 64;
+
+/// `$.a.b[0]['c d']` → [a, b, 0, "c d"]; `None` when unreadable or deeper
+/// than [`MAX_PATH_DEPTH`].
 fn parse_path(path: &str) -> Option<Vec<Seg>> {
     let mut rest = path.strip_prefix('$')?;
     let mut segs = Vec::new();
     while !rest.is_empty() {
+        if segs.len() == MAX_PATH_DEPTH {
+            return None;
+        }
         if let Some(r) = rest.strip_prefix('.') {
             let end = r.find(['.', '[']).unwrap_or(r.len());
             if end == 0 {
@@ -229,6 +239,34 @@ fn parse_path(path: &str) -> Option<Vec<Seg>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A path deeper than [`MAX_PATH_DEPTH`] is skipped, however deep: the
+    /// tree stays shallow enough to write and drop on a small stack.
+    #[test]
+    fn a_path_too_deep_is_skipped_not_built() {
+        let deep = std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(|| {
+                let mut p = PartialArgs::default();
+                let path = format!("${}", "[0]".repeat(100_000));
+                p.apply(&path, Value::Str("x"), false);
+                let keys = format!("${}", ".a".repeat(100_000));
+                p.apply(&keys, Value::Str("x"), false);
+                let edge = format!("${}", ".a".repeat(MAX_PATH_DEPTH));
+                p.apply(&edge, Value::Raw("1"), false);
+                (p.skipped, p.to_json())
+            })
+            .unwrap()
+            .join()
+            .expect("no stack overflow");
+        assert_eq!(deep.0, 2);
+        let nested = format!(
+            "{}1{}",
+            "{\"a\":".repeat(MAX_PATH_DEPTH),
+            "}".repeat(MAX_PATH_DEPTH)
+        );
+        assert_eq!(deep.1, nested);
+    }
 
     #[test]
     fn continues_a_string_across_updates() {
