@@ -43,6 +43,8 @@ mod config;
 mod dashboard;
 mod env;
 mod errors;
+#[doc(hidden)]
+pub mod fuzzing;
 mod h1;
 mod http_client;
 mod limits;
