@@ -1,5 +1,6 @@
 //! Pairing defects: what a strict provider rejects with a 400.
 
+use ahash::AHashSet;
 use serde::Serialize;
 
 /// The kind of pairing defect.
@@ -55,22 +56,23 @@ pub struct Defect {
 /// of the turn before it: an orphan for a result that answers none, a
 /// duplicate for a second answer to the same call. The wording is the
 /// dialect's: `orphan` and `duplicate` get the block index and the id.
+/// Sets, not lists: a client controls how many calls and results a turn
+/// holds, and the check runs on every request.
 pub(crate) fn check_answers<'a>(
     i: usize,
     results: impl IntoIterator<Item = (usize, &'a str)>,
-    calls: &[&str],
+    calls: &AHashSet<&str>,
     orphan: impl Fn(usize, &str) -> String,
     duplicate: impl Fn(usize, &str) -> String,
     out: &mut Vec<Defect>,
 ) {
-    let mut answered: Vec<&str> = Vec::new();
+    let mut answered: AHashSet<&str> = AHashSet::new();
     for (j, id) in results {
-        let (kind, message) = if !calls.contains(&id) {
+        let (kind, message) = if !calls.contains(id) {
             (DefectKind::OrphanResult, orphan(j, id))
-        } else if answered.contains(&id) {
+        } else if !answered.insert(id) {
             (DefectKind::DuplicateCallId, duplicate(j, id))
         } else {
-            answered.push(id);
             continue;
         };
         out.push(Defect {

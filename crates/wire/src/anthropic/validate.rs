@@ -47,17 +47,19 @@ pub(super) fn defects<'a, M: AsRef<Shape<'a>>>(msgs: &[M]) -> Vec<Defect> {
 }
 
 /// The calls of assistant message `i` against the message after it.
+/// Membership is by set: a client controls how many calls a message holds.
 fn check_answered(i: usize, m: &Shape<'_>, next: Option<&Shape<'_>>, out: &mut Vec<Defect>) {
-    let mut calls: Vec<&str> = Vec::new();
-    for (_, id) in m.calls() {
-        if !calls.contains(&id) {
-            calls.push(id);
-        }
-    }
+    // Each id once, in call order.
+    let mut unique: AHashSet<&str> = AHashSet::new();
+    let calls: Vec<&str> = m
+        .calls()
+        .map(|(_, id)| id)
+        .filter(|&id| unique.insert(id))
+        .collect();
     if calls.is_empty() {
         return;
     }
-    let (leading, all): (Vec<&str>, Vec<&str>) = match next {
+    let (leading, all): (AHashSet<&str>, AHashSet<&str>) = match next {
         Some(n) if n.is_user() => {
             let leading = n
                 .blocks
@@ -67,7 +69,7 @@ fn check_answered(i: usize, m: &Shape<'_>, next: Option<&Shape<'_>>, out: &mut V
                 .collect();
             (leading, n.results().map(|(_, id)| id).collect())
         }
-        _ => (Vec::new(), Vec::new()),
+        _ => (AHashSet::new(), AHashSet::new()),
     };
     let missing: Vec<&str> = calls.iter().copied().filter(|c| !all.contains(c)).collect();
     if !missing.is_empty() {
@@ -102,9 +104,9 @@ fn check_answered(i: usize, m: &Shape<'_>, next: Option<&Shape<'_>>, out: &mut V
 
 /// The results of message `i` against the calls of the message before it.
 fn check_results(i: usize, m: &Shape<'_>, prev: Option<&Shape<'_>>, out: &mut Vec<Defect>) {
-    let prev_calls: Vec<&str> = match prev {
+    let prev_calls: AHashSet<&str> = match prev {
         Some(p) if p.is_assistant() && m.is_user() => p.calls().map(|(_, id)| id).collect(),
-        _ => Vec::new(),
+        _ => AHashSet::new(),
     };
     crate::defect::check_answers(
         i,

@@ -13,6 +13,8 @@
 //!   answers one twice, is reported on its own (Bedrock then names the
 //!   unanswered call with the first text).
 
+use ahash::AHashSet;
+
 use super::model::{Request, Shape};
 use crate::{Defect, DefectKind, WireError, splice::utf8};
 
@@ -41,17 +43,19 @@ pub(super) fn defects(msgs: &[Shape<'_>]) -> Vec<Defect> {
 }
 
 /// The calls of assistant message `i` against the message after it.
+/// Membership is by set: a client controls how many calls a message holds.
 fn check_answered(i: usize, m: &Shape<'_>, next: Option<&Shape<'_>>, out: &mut Vec<Defect>) {
-    let answered: Vec<&str> = match next {
+    let answered: AHashSet<&str> = match next {
         Some(n) if n.is_user() => n.results().map(|(_, id)| id).collect(),
-        _ => Vec::new(),
+        _ => AHashSet::new(),
     };
-    let mut missing: Vec<&str> = Vec::new();
-    for (_, id) in m.calls() {
-        if !answered.contains(&id) && !missing.contains(&id) {
-            missing.push(id);
-        }
-    }
+    // Each unanswered id once, in call order.
+    let mut listed: AHashSet<&str> = AHashSet::new();
+    let missing: Vec<&str> = m
+        .calls()
+        .map(|(_, id)| id)
+        .filter(|&id| !answered.contains(id) && listed.insert(id))
+        .collect();
     if missing.is_empty() {
         return;
     }
@@ -67,13 +71,15 @@ fn check_answered(i: usize, m: &Shape<'_>, next: Option<&Shape<'_>>, out: &mut V
     });
 }
 
-/// The results of message `i` against the calls of the turn before it.
+/// The results of message `i` against the calls of the turn before it
+/// (`calls`, repeats included: Bedrock compares the counts).
 fn check_results(i: usize, m: &Shape<'_>, calls: &[&str], out: &mut Vec<Defect>) {
     let results: Vec<(usize, &str)> = m.results().collect();
+    let call_ids: AHashSet<&str> = calls.iter().copied().collect();
     if results.len() > calls.len() {
         let extra: Vec<String> = results
             .iter()
-            .filter(|(_, id)| !calls.contains(id))
+            .filter(|(_, id)| !call_ids.contains(id))
             .map(|(_, id)| id.to_string())
             .collect();
         // Every result names a call: some call is answered twice.
@@ -95,7 +101,7 @@ fn check_results(i: usize, m: &Shape<'_>, calls: &[&str], out: &mut Vec<Defect>)
     crate::defect::check_answers(
         i,
         results,
-        calls,
+        &call_ids,
         |j, id| {
             format!(
                 "messages.{i}.content.{j}: the toolResult's toolUseId {id} matches no toolUse block of the previous turn"

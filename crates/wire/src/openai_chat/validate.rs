@@ -13,6 +13,8 @@
 //! "preceeding"); the text for a repeated id inside one `tool_calls` array
 //! is ours, in the same style.
 
+use ahash::{AHashMap, AHashSet};
+
 use super::layout::{Msg, outline, run_end};
 use crate::{Defect, DefectKind, WireError};
 
@@ -36,9 +38,12 @@ pub(super) fn defects(msgs: &[Msg<'_>]) -> Vec<Defect> {
             i += 1;
             continue;
         }
+        // Each id once, in call order; membership by set, as a client
+        // controls how many calls a message holds.
         let mut calls: Vec<&str> = Vec::new();
+        let mut unique: AHashSet<&str> = AHashSet::new();
         for (id, _) in &m.calls {
-            if calls.contains(&&**id) {
+            if !unique.insert(id) {
                 out.push(Defect {
                     kind: DefectKind::DuplicateCallId,
                     message_index: i,
@@ -52,10 +57,11 @@ pub(super) fn defects(msgs: &[Msg<'_>]) -> Vec<Defect> {
             }
         }
         let end = run_end(msgs, i);
-        let mut answered: Vec<(&str, usize)> = Vec::new();
+        // The first tool message answering each id.
+        let mut answered: AHashMap<&str, usize> = AHashMap::new();
         for (t, tool) in msgs.iter().enumerate().take(end + 1).skip(i + 1) {
             let id = tool.answers.as_ref().map_or("", |a| &*a.0);
-            if let Some(&(_, first)) = answered.iter().find(|(a, _)| *a == id) {
+            if let Some(&first) = answered.get(id) {
                 out.push(Defect {
                     kind: DefectKind::DuplicateCallId,
                     message_index: t,
@@ -64,20 +70,20 @@ pub(super) fn defects(msgs: &[Msg<'_>]) -> Vec<Defect> {
                         "Invalid parameter: Duplicate value for 'tool_call_id' of '{id}', in messages[{first}] and messages[{t}]."
                     ),
                 });
-            } else if !calls.contains(&id) {
+            } else if !unique.contains(id) {
                 out.push(orphan(
                     t,
                     id,
                     format!("Invalid parameter: 'tool_call_id' of '{id}' not found in 'tool_calls' of previous message."),
                 ));
             } else {
-                answered.push((id, t));
+                answered.insert(id, t);
             }
         }
         let missing: Vec<&str> = calls
             .iter()
             .copied()
-            .filter(|c| !answered.iter().any(|(a, _)| a == c))
+            .filter(|c| !answered.contains_key(c))
             .collect();
         if !missing.is_empty() {
             out.push(Defect {
