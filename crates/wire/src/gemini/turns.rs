@@ -9,6 +9,8 @@
 
 use std::borrow::Cow;
 
+use ahash::AHashMap;
+
 use super::model::Content;
 use crate::{Defect, DefectKind};
 
@@ -65,19 +67,19 @@ pub(super) fn turns<'s>(contents: &'s [Content<'_>]) -> Vec<Turn<'s>> {
     for content in contents {
         let mut calls = Vec::new();
         let mut responses = Vec::new();
+        // Calls so far of each name (a running count, not a search: a
+        // client controls how many calls a turn holds).
+        let mut named: AHashMap<&str, usize> = AHashMap::new();
         for (p, part) in content.parts.iter().enumerate() {
             if let Some(c) = &part.call {
                 let name = c.name.as_deref().unwrap_or("");
                 let real_id = c.id.as_deref().filter(|s| !s.is_empty());
+                let count = named.entry(name).or_insert(0);
+                let n = *count;
+                *count += 1;
                 let id = match real_id {
                     Some(id) => Cow::Borrowed(id),
-                    None => {
-                        let n = calls
-                            .iter()
-                            .filter(|x: &&CallSlot<'_>| x.name == name)
-                            .count();
-                        Cow::Owned(synthetic_id(name, n))
-                    }
+                    None => Cow::Owned(synthetic_id(name, n)),
                 };
                 calls.push(CallSlot {
                     part: p,
@@ -111,24 +113,39 @@ pub(super) fn turns<'s>(contents: &'s [Content<'_>]) -> Vec<Turn<'s>> {
     out
 }
 
+/// Pair `responses` with the calls of the model turn before them (`prev`):
+/// by id first, then the n-th response named X with the n-th unanswered
+/// call named X. Calls are looked up through [`Queues`], not searched: a
+/// client controls how many calls and responses a turn holds.
 fn pair<'s>(prev: Option<&mut Turn<'s>>, responses: &mut [RespSlot<'s>]) {
     if let Some(prev) = prev {
+        let mut by_id = Queues::default();
+        let mut by_name = Queues::default();
+        let mut idless_by_name = Queues::default();
+        for (c, call) in prev.calls.iter().enumerate().filter(|(_, c)| !c.answered) {
+            if let Some(id) = call.real_id {
+                by_id.push(id, c);
+            } else {
+                idless_by_name.push(call.name, c);
+            }
+            by_name.push(call.name, c);
+        }
         // By id first, then by name order.
         for r in responses.iter_mut() {
             if let Some(id) = r.real_id
-                && let Some(c) = prev
-                    .calls
-                    .iter()
-                    .position(|c| !c.answered && c.real_id == Some(id))
+                && let Some(c) = by_id.first_unanswered(id, &prev.calls)
             {
                 prev.calls[c].answered = true;
                 r.answers = Some(c);
             }
         }
         for r in responses.iter_mut().filter(|r| r.answers.is_none()) {
-            if let Some(c) = prev.calls.iter().position(|c| {
-                !c.answered && c.name == r.name && (r.real_id.is_none() || c.real_id.is_none())
-            }) {
+            // A response with an id takes only a call without one.
+            let queue = match r.real_id {
+                None => &mut by_name,
+                Some(_) => &mut idless_by_name,
+            };
+            if let Some(c) = queue.first_unanswered(r.name, &prev.calls) {
                 prev.calls[c].answered = true;
                 r.answers = Some(c);
             }
@@ -149,12 +166,42 @@ fn pair<'s>(prev: Option<&mut Turn<'s>>, responses: &mut [RespSlot<'s>]) {
     }
     // Unpaired responses without an id: `<name>#<n>` among the turn's
     // responses of that name.
-    for i in 0..responses.len() {
-        if responses[i].id.is_empty() {
-            let name = responses[i].name;
-            let n = responses[..i].iter().filter(|r| r.name == name).count();
-            responses[i].id = Cow::Owned(synthetic_id(name, n));
+    let mut named: AHashMap<&str, usize> = AHashMap::new();
+    for r in responses.iter_mut() {
+        let count = named.entry(r.name).or_insert(0);
+        if r.id.is_empty() {
+            r.id = Cow::Owned(synthetic_id(r.name, *count));
         }
+        *count += 1;
+    }
+}
+
+/// Call indices by key (an id or a name), in call order, each with a cursor
+/// past the calls already answered: finding the first unanswered call of a
+/// key costs, over a whole turn, one step per call.
+#[derive(Default)]
+struct Queues<'s> {
+    by_key: AHashMap<&'s str, (usize, Vec<usize>)>,
+}
+
+// === impl Queues ===
+
+impl<'s> Queues<'s> {
+    fn push(&mut self, key: &'s str, call: usize) {
+        self.by_key.entry(key).or_default().1.push(call);
+    }
+
+    /// The first call of `key` not yet answered; calls are only ever
+    /// marked answered, so the cursor never needs to move back.
+    fn first_unanswered(&mut self, key: &str, calls: &[CallSlot<'_>]) -> Option<usize> {
+        let (cursor, queue) = self.by_key.get_mut(key)?;
+        while let Some(&c) = queue.get(*cursor) {
+            if !calls[c].answered {
+                return Some(c);
+            }
+            *cursor += 1;
+        }
+        None
     }
 }
 
