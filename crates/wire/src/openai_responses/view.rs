@@ -165,14 +165,12 @@ fn view_of<'a>(parsed: Parsed<'a>, check: bool) -> crate::Pass<'a> {
             _ => {}
         }
     }
-    // Early outputs name a call that comes later: resolve now.
+    // Early outputs name a call that comes later: resolve now, by the
+    // call's item index (not a search of the calls: a client controls how
+    // many early outputs there are).
     for r in &mut view.results {
         if let Some(OutputFate::Early(c)) = plan.fate.get(&r.message_index) {
-            r.tool = view
-                .calls
-                .iter()
-                .find(|call| call.message_index == *c)
-                .map(|call| call.name.clone());
+            r.tool = call_name.get(*c).cloned().flatten();
         }
     }
     Ok((view, found))
