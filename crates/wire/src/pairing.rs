@@ -9,6 +9,8 @@
 
 use std::collections::HashMap;
 
+use ahash::{AHashMap, AHashSet};
+
 /// What an inserted result says (the dialect adds its error flag or framing).
 pub(crate) const MISSING_RESULT_TEXT: &str = "No result was recorded for this tool call: the tool did not run or its output was lost. Do not assume it succeeded.";
 
@@ -49,6 +51,21 @@ pub(crate) enum Fate {
 pub(crate) struct Plan {
     pub answer: Vec<Option<usize>>,
     pub fate: Vec<Fate>,
+}
+
+/// Fresh names for repeated call ids: the first free `{id}_dup{n}`, n from
+/// 1, free meaning neither an id of the body (`taken`) nor a name given
+/// before.
+///
+/// A client controls how many repeats a body holds, so nothing here is a
+/// search: names are kept in sets, and each id remembers where its probing
+/// stopped. Resuming there gives the same names as probing from 1 again,
+/// as the names it skipped stay taken.
+pub(crate) struct FreshIds<'a> {
+    taken: AHashSet<&'a str>,
+    given: AHashSet<String>,
+    /// Per id, the next `n` to try.
+    next: AHashMap<&'a str, usize>,
 }
 
 /// Pair results with calls; `in_slot(call, result)` says whether the result
@@ -110,6 +127,32 @@ pub(crate) fn assign(
     }
 }
 
+// === impl FreshIds ===
+
+impl<'a> FreshIds<'a> {
+    /// Names to avoid: every id of the body.
+    pub fn new(taken: impl IntoIterator<Item = &'a str>) -> Self {
+        FreshIds {
+            taken: taken.into_iter().collect(),
+            given: AHashSet::new(),
+            next: AHashMap::new(),
+        }
+    }
+
+    /// The first free `{id}_dup{n}`, now no longer free.
+    pub fn next(&mut self, id: &'a str) -> String {
+        let n = self.next.entry(id).or_insert(1);
+        loop {
+            let candidate = format!("{id}_dup{n}");
+            *n += 1;
+            if !self.taken.contains(candidate.as_str()) && !self.given.contains(&candidate) {
+                self.given.insert(candidate.clone());
+                return candidate;
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -145,6 +188,17 @@ mod tests {
                 Fate::Orphan
             ]
         );
+    }
+
+    #[test]
+    fn fresh_ids_skip_taken_and_given_names() {
+        let mut fresh = FreshIds::new(["a", "a_dup1", "a_dup3", "b"]);
+        assert_eq!(fresh.next("a"), "a_dup2");
+        assert_eq!(fresh.next("b"), "b_dup1");
+        assert_eq!(fresh.next("a"), "a_dup4");
+        assert_eq!(fresh.next("a"), "a_dup5");
+        // A repeated renamed id probes among its own names.
+        assert_eq!(fresh.next("a_dup2"), "a_dup2_dup1");
     }
 
     #[test]

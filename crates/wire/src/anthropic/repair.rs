@@ -12,16 +12,19 @@
 use std::{
     borrow::Cow,
     collections::{HashMap, HashSet},
+    ops::Range,
 };
 
+use ahash::AHashMap;
+
 use super::{
-    layout::{Layout, layout, outline},
+    layout::{Layout, Shape, layout, outline},
     model::{BlockClass, FlatContent},
     validate::defects,
 };
 use crate::{
     Change, ChangeKind, DefectKind, Repaired, WireError,
-    pairing::{CallSite, Fate, MISSING_RESULT_TEXT, Plan, ResultSite, assign},
+    pairing::{CallSite, Fate, FreshIds, MISSING_RESULT_TEXT, Plan, ResultSite, assign},
     splice::{Piece, Str, json_string, rebuild_array, replace, span_in},
 };
 
@@ -52,8 +55,11 @@ struct Repairer<'l, 'a> {
     /// New ids by (message, block).
     renames: HashMap<(usize, usize), String>,
     calls: Vec<CallSite>,
-    /// (message, block) of each call.
-    call_at: Vec<(usize, usize)>,
+    /// Per message, the range of its calls in `calls` (calls are listed in
+    /// message order): a message's calls without a search of them all.
+    calls_of: Vec<Range<usize>>,
+    /// Per message, how many blocks it starts with are results.
+    leading_results: Vec<usize>,
     results: Vec<ResultSite>,
     /// Index into `results` by (message, block).
     result_at: HashMap<(usize, usize), usize>,
@@ -67,7 +73,8 @@ impl<'l, 'a> Repairer<'l, 'a> {
             l,
             renames: HashMap::new(),
             calls: Vec::new(),
-            call_at: Vec::new(),
+            calls_of: Vec::new(),
+            leading_results: Vec::new(),
             results: Vec::new(),
             result_at: HashMap::new(),
             plan: Plan {
@@ -96,46 +103,50 @@ impl<'l, 'a> Repairer<'l, 'a> {
 
     /// Give each repeated `tool_use` id a fresh one, and the result that
     /// answered that occurrence too.
+    ///
+    /// Linear in the blocks (a client controls how many repeats a body
+    /// holds): fresh names are found by [`FreshIds`], and the result of the
+    /// k-th occurrence of an id through a per-message index, not searched.
     fn rename_duplicates(&mut self) {
-        let msgs = &self.l.msgs;
-        let mut taken: HashSet<&str> = msgs
-            .iter()
-            .flat_map(|m| m.blocks.iter().map(|b| &*b.id))
-            .collect();
-        let mut fresh: Vec<String> = Vec::new();
+        let l = self.l;
+        let msgs = &l.msgs;
+        let mut fresh = FreshIds::new(msgs.iter().flat_map(|m| m.blocks.iter().map(|b| &*b.id)));
         let mut seen: HashSet<&str> = HashSet::new();
         let mut renames = Vec::new();
         for (i, m) in msgs.iter().enumerate().filter(|(_, m)| m.is_assistant()) {
+            // Client calls so far in this message, by id.
+            let mut earlier: AHashMap<&str, usize> = AHashMap::new();
+            // The next message's results by id, in block order (read once,
+            // when this message has a repeat).
+            let mut answers: Option<AHashMap<&str, Vec<usize>>> = None;
             for (j, b) in m.blocks.iter().enumerate() {
                 if !matches!(b.class, BlockClass::Call | BlockClass::ServerCall) {
                     continue;
                 }
+                // k = earlier client calls with this id in this message.
+                let k = (b.class == BlockClass::Call).then(|| {
+                    let count = earlier.entry(&b.id).or_insert(0);
+                    *count += 1;
+                    *count - 1
+                });
                 if seen.insert(&b.id) {
                     continue;
                 }
-                let new = (1..)
-                    .map(|n| format!("{}_dup{n}", b.id))
-                    .find(|c| !taken.contains(c.as_str()) && !fresh.contains(c))
-                    .unwrap_or_default();
-                fresh.push(new.clone());
+                let new = fresh.next(&b.id);
                 renames.push(((i, j), new.clone(), b.id.to_string()));
                 // The matching result: the k-th result with this id in the
-                // next message, k = earlier calls with this id in this one.
-                if b.class != BlockClass::Call {
+                // next message.
+                let Some(k) = k else {
                     continue;
-                }
-                let k = m.blocks[..j]
-                    .iter()
-                    .filter(|o| o.class == BlockClass::Call && o.id == b.id)
-                    .count();
-                if let Some(next) = msgs.get(i + 1).filter(|n| n.is_user())
-                    && let Some((rj, _)) = next.results().filter(|&(_, id)| id == b.id).nth(k)
-                {
-                    renames.push(((i + 1, rj), new, b.id.to_string()));
+                };
+                if let Some(next) = msgs.get(i + 1).filter(|n| n.is_user()) {
+                    let answers = answers.get_or_insert_with(|| results_by_id(next));
+                    if let Some(&rj) = answers.get(&*b.id).and_then(|at| at.get(k)) {
+                        renames.push(((i + 1, rj), new, b.id.to_string()));
+                    }
                 }
             }
         }
-        taken.clear();
         for (at, new, old) in renames {
             if self.l.msgs[at.0].blocks[at.1].class != BlockClass::Result {
                 let what = format!("duplicate tool_use id {old} renamed to {new}");
@@ -154,6 +165,7 @@ impl<'l, 'a> Repairer<'l, 'a> {
     fn plan(&mut self) {
         let msgs = &self.l.msgs;
         for (i, m) in msgs.iter().enumerate() {
+            let first_call = self.calls.len();
             for (j, b) in m.blocks.iter().enumerate() {
                 match b.class {
                     BlockClass::Call if m.is_assistant() => {
@@ -161,7 +173,6 @@ impl<'l, 'a> Repairer<'l, 'a> {
                             msg: i,
                             id: self.id(i, j).to_string(),
                         });
-                        self.call_at.push((i, j));
                     }
                     BlockClass::Result => {
                         self.result_at.insert((i, j), self.results.len());
@@ -174,6 +185,12 @@ impl<'l, 'a> Repairer<'l, 'a> {
                     _ => {}
                 }
             }
+            self.calls_of.push(first_call..self.calls.len());
+            let leading = m
+                .blocks
+                .iter()
+                .take_while(|b| b.class == BlockClass::Result);
+            self.leading_results.push(leading.count());
         }
         self.plan = assign(&self.calls, &self.results, |c, r| {
             r.msg == c.msg + 1 && msgs[r.msg].is_user()
@@ -198,18 +215,13 @@ impl<'l, 'a> Repairer<'l, 'a> {
     fn head(&mut self, a: usize, into: usize) -> (Vec<Piece<'a>>, bool) {
         let mut head = Vec::new();
         let mut exact = true;
-        for ci in 0..self.calls.len() {
-            if self.calls[ci].msg != a {
-                continue;
-            }
+        for ci in self.calls_of[a].clone() {
             let id = self.calls[ci].id.clone();
             match self.plan.answer[ci] {
                 Some(ri) => {
                     let (rm, rp) = (self.results[ri].msg, self.results[ri].pos);
                     head.push(self.block_text(rm, rp));
-                    let leading = self.l.msgs[rm].blocks[..=rp]
-                        .iter()
-                        .all(|b| b.class == BlockClass::Result);
+                    let leading = rp < self.leading_results[rm];
                     exact &= rm == into && leading && !self.renames.contains_key(&(rm, rp));
                     if rm != into {
                         let what = format!(
@@ -331,7 +343,7 @@ impl<'l, 'a> Repairer<'l, 'a> {
     }
 
     fn has_calls(&self, i: usize) -> bool {
-        self.call_at.iter().any(|&(m, _)| m == i)
+        !self.calls_of[i].is_empty()
     }
 
     fn rebuild(&mut self) -> Result<String, WireError> {
@@ -387,4 +399,13 @@ impl<'l, 'a> Repairer<'l, 'a> {
 struct Orphan<'a> {
     #[serde(borrow, default)]
     content: FlatContent<'a>,
+}
+
+/// The block index of each result of message `m`, by id, in block order.
+fn results_by_id<'m>(m: &'m Shape<'_>) -> AHashMap<&'m str, Vec<usize>> {
+    let mut by_id: AHashMap<&str, Vec<usize>> = AHashMap::new();
+    for (j, id) in m.results() {
+        by_id.entry(id).or_default().push(j);
+    }
+    by_id
 }

@@ -39,10 +39,18 @@ impl Msg<'_> {
 }
 
 impl Layout<'_> {
-    /// The last index of the run of tool messages right after message `i`
-    /// (`i` itself when there is none).
-    pub fn run_end(&self, i: usize) -> usize {
-        run_end(&self.msgs, i)
+    /// [`run_end`] of every message, in one pass from the end (asking
+    /// each message would walk a run once per message in it: quadratic in
+    /// the tool messages a client sends).
+    pub fn run_ends(&self) -> Vec<usize> {
+        let mut ends = vec![0; self.msgs.len()];
+        for i in (0..self.msgs.len()).rev() {
+            ends[i] = match self.msgs.get(i + 1) {
+                Some(next) if next.is_tool() => ends[i + 1],
+                _ => i,
+            };
+        }
+        ends
     }
 }
 

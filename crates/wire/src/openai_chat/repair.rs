@@ -9,8 +9,9 @@
 //! are dropped (a user text would be no safer: the model would read it as
 //! the user speaking). Untouched messages are copied verbatim.
 
-use std::{borrow::Cow, collections::HashSet};
+use std::borrow::Cow;
 
+use ahash::AHashMap;
 use toolwarden_core::{ErrorKind, ToolFailure, ToolOutcome};
 
 use super::{
@@ -19,7 +20,7 @@ use super::{
 };
 use crate::{
     Change, ChangeKind, DefectKind, Repaired, WireError,
-    pairing::{CallSite, Fate, MISSING_RESULT_TEXT, ResultSite, assign},
+    pairing::{CallSite, Fate, FreshIds, MISSING_RESULT_TEXT, ResultSite, assign},
     splice::{Piece, json_string, locate, rebuild_array, replace},
 };
 
@@ -33,12 +34,12 @@ pub(crate) fn repair(body: &[u8]) -> Result<Repaired<'_>, WireError> {
     }
     let l = layout(body)?;
     let mut changes = Vec::new();
-    let renames = rename_duplicates(&l, &mut changes);
+    let run_end = l.run_ends();
+    let renames = rename_duplicates(&l, &run_end, &mut changes);
     let id_of = |i: usize, k: usize| -> String {
         renames
-            .iter()
-            .find(|r| r.msg == i && r.pos == k)
-            .map_or_else(|| id_at(&l, i, k).to_string(), |r| r.new.clone())
+            .new_id(i, k)
+            .map_or_else(|| id_at(&l, i, k).to_string(), str::to_string)
     };
     let mut calls = Vec::new();
     let mut results = Vec::new();
@@ -62,7 +63,7 @@ pub(crate) fn repair(body: &[u8]) -> Result<Repaired<'_>, WireError> {
         }
     }
     let plan = assign(&calls, &results, |c, r| {
-        r.msg > c.msg && r.msg <= l.run_end(c.msg)
+        r.msg > c.msg && r.msg <= run_end[c.msg]
     });
     let mut out: Vec<Piece<'_>> = Vec::with_capacity(l.raws.len() + 4);
     let mut ci = 0;
@@ -71,7 +72,7 @@ pub(crate) fn repair(body: &[u8]) -> Result<Repaired<'_>, WireError> {
             let ri = result_of[i];
             let id = &results[ri].id;
             match plan.fate[ri] {
-                Fate::Answers(c) if calls[c].msg < i && l.run_end(calls[c].msg) >= i => {} // emitted with its call
+                Fate::Answers(c) if calls[c].msg < i && run_end[calls[c].msg] >= i => {} // emitted with its call
                 Fate::Answers(c) => changes.push(change(
                     ChangeKind::MovedResult,
                     DefectKind::OrphanResult,
@@ -103,21 +104,21 @@ pub(crate) fn repair(body: &[u8]) -> Result<Repaired<'_>, WireError> {
         if !m.is_assistant() || m.calls.is_empty() {
             continue;
         }
-        let end = l.run_end(i);
-        let mine: Vec<usize> = (ci..ci + m.calls.len()).collect();
+        let end = run_end[i];
+        let mine = ci..ci + m.calls.len();
         ci += m.calls.len();
         // The run stays as it is when it answers exactly these calls.
         let exact = end - i == mine.len()
             && (i + 1..=end).all(|t| {
                 let ri = result_of[t];
                 matches!(plan.fate[ri], Fate::Answers(c) if mine.contains(&c))
-                    && !renames.iter().any(|r| r.msg == t)
+                    && !renames.touches(t)
             });
         if exact {
             out.extend((i + 1..=end).map(|t| Piece::Raw(l.raws[t].get())));
             continue;
         }
-        for &c in &mine {
+        for c in mine {
             let id = &calls[c].id;
             match plan.answer[c] {
                 Some(ri) => out.push(with_renames(&l, results[ri].msg, &renames)),
@@ -177,6 +178,43 @@ struct Rename {
     new: String,
 }
 
+/// The renamed ids of a body, indexed by position and by message: looked
+/// up per call and per message, never searched (a client controls how many
+/// there are).
+#[derive(Default)]
+struct Renames {
+    /// By message, in the order they were made.
+    by_msg: AHashMap<usize, Vec<Rename>>,
+    /// The new id by (message, position); the first made wins.
+    by_pos: AHashMap<(usize, usize), String>,
+}
+
+// === impl Renames ===
+
+impl Renames {
+    fn push(&mut self, r: Rename) {
+        self.by_pos
+            .entry((r.msg, r.pos))
+            .or_insert_with(|| r.new.clone());
+        self.by_msg.entry(r.msg).or_default().push(r);
+    }
+
+    /// The new id at position `k` of message `i`, if renamed.
+    fn new_id(&self, i: usize, k: usize) -> Option<&str> {
+        self.by_pos.get(&(i, k)).map(String::as_str)
+    }
+
+    /// Whether message `i` has a renamed id.
+    fn touches(&self, i: usize) -> bool {
+        self.by_msg.contains_key(&i)
+    }
+
+    /// The renames of message `i`, in the order they were made.
+    fn of(&self, i: usize) -> &[Rename] {
+        self.by_msg.get(&i).map_or(&[], Vec::as_slice)
+    }
+}
+
 fn id_at<'l>(l: &'l Layout<'_>, i: usize, k: usize) -> &'l str {
     let m = &l.msgs[i];
     if m.is_tool() {
@@ -188,29 +226,34 @@ fn id_at<'l>(l: &'l Layout<'_>, i: usize, k: usize) -> &'l str {
 
 /// Fresh ids for ids repeated inside one `tool_calls` array, and for the
 /// tool message answering each repeated occurrence.
-fn rename_duplicates(l: &Layout<'_>, changes: &mut Vec<Change>) -> Vec<Rename> {
-    let taken: HashSet<&str> = l
-        .msgs
-        .iter()
-        .flat_map(|m| {
-            m.calls
-                .iter()
-                .map(|c| &*c.0)
-                .chain(m.answers.iter().map(|a| &*a.0))
-        })
-        .collect();
-    let mut renames: Vec<Rename> = Vec::new();
+///
+/// Linear in the messages and calls (a client controls how many repeats a
+/// body holds): fresh names come from [`FreshIds`], the occurrence count of
+/// an id from a running count, and the tool message answering the n-th
+/// occurrence from a per-run index. `run_end` is [`Layout::run_ends`].
+fn rename_duplicates(l: &Layout<'_>, run_end: &[usize], changes: &mut Vec<Change>) -> Renames {
+    let mut fresh = FreshIds::new(l.msgs.iter().flat_map(|m| {
+        m.calls
+            .iter()
+            .map(|c| &*c.0)
+            .chain(m.answers.iter().map(|a| &*a.0))
+    }));
+    let mut renames = Renames::default();
     for (i, m) in l.msgs.iter().enumerate() {
-        let end = l.run_end(i);
+        let end = run_end[i];
+        // Calls so far in this message, by id.
+        let mut earlier: AHashMap<&str, usize> = AHashMap::new();
+        // The run's tool messages by the id they answer, in order (read
+        // once, when this message has a repeat).
+        let mut answers: Option<AHashMap<&str, Vec<usize>>> = None;
         for (k, (id, _)) in m.calls.iter().enumerate() {
-            let n = m.calls[..k].iter().filter(|c| c.0 == *id).count();
+            let count = earlier.entry(id).or_insert(0);
+            let n = *count;
+            *count += 1;
             if n == 0 {
                 continue;
             }
-            let new = (1..)
-                .map(|j| format!("{id}_dup{j}"))
-                .find(|c| !taken.contains(c.as_str()) && !renames.iter().any(|r| &r.new == c))
-                .unwrap_or_default();
+            let new = fresh.next(id);
             changes.push(change(
                 ChangeKind::RenamedDuplicateId,
                 DefectKind::DuplicateCallId,
@@ -219,7 +262,8 @@ fn rename_duplicates(l: &Layout<'_>, changes: &mut Vec<Change>) -> Vec<Rename> {
                 format!("repeated tool call id {id} renamed to {new}"),
             ));
             // The n-th tool message answering this id in the run answered it.
-            if let Some(t) = (i + 1..=end).filter(|&t| id_at(l, t, 0) == id).nth(n) {
+            let answers = answers.get_or_insert_with(|| tools_by_id(l, i + 1..=end));
+            if let Some(&t) = answers.get(&**id).and_then(|at| at.get(n)) {
                 renames.push(Rename {
                     msg: t,
                     pos: 0,
@@ -236,13 +280,27 @@ fn rename_duplicates(l: &Layout<'_>, changes: &mut Vec<Change>) -> Vec<Rename> {
     renames
 }
 
-/// Message `i`, with its renamed ids replaced in place.
-fn with_renames<'a>(l: &Layout<'a>, i: usize, renames: &[Rename]) -> Piece<'a> {
+/// The messages of `run` by the id each answers (see [`id_at`]), in order.
+fn tools_by_id<'l>(
+    l: &'l Layout<'_>,
+    run: std::ops::RangeInclusive<usize>,
+) -> AHashMap<&'l str, Vec<usize>> {
+    let mut by_id: AHashMap<&str, Vec<usize>> = AHashMap::new();
+    for t in run {
+        by_id.entry(id_at(l, t, 0)).or_default().push(t);
+    }
+    by_id
+}
+
+/// Message `i`, with its renamed ids replaced in place: in one pass, as
+/// the ids' spans are apart (copying the message once per rename was
+/// quadratic in the repeats of one `tool_calls` array).
+fn with_renames<'a>(l: &Layout<'a>, i: usize, renames: &Renames) -> Piece<'a> {
     let raw = l.raws[i].get();
     let m = &l.msgs[i];
     let mut spans: Vec<(std::ops::Range<usize>, &str)> = renames
+        .of(i)
         .iter()
-        .filter(|r| r.msg == i)
         .filter_map(|r| {
             let span = if m.is_tool() {
                 m.answers.as_ref()?.1.clone()
@@ -255,10 +313,30 @@ fn with_renames<'a>(l: &Layout<'a>, i: usize, renames: &[Rename]) -> Piece<'a> {
     if spans.is_empty() {
         return Piece::Raw(raw);
     }
+    spans.sort_by_key(|(s, _)| s.start);
+    let apart = spans.windows(2).all(|w| w[0].0.end <= w[1].0.start);
+    if !apart {
+        return Piece::New(replace_overlapping(raw, spans));
+    }
+    let mut text = String::with_capacity(raw.len() + 8 * spans.len());
+    let mut at = 0;
+    for (span, new) in spans {
+        text.push_str(&raw[at..span.start]);
+        text.push_str(&json_string(new));
+        at = span.end;
+    }
+    text.push_str(&raw[at..]);
+    Piece::New(text)
+}
+
+/// Spans that overlap (ids of one message never do): replaced one after
+/// the other from the last, as before the one-pass replacement, so that
+/// any body repairs as it did.
+fn replace_overlapping(raw: &str, mut spans: Vec<(std::ops::Range<usize>, &str)>) -> String {
     spans.sort_by_key(|(s, _)| std::cmp::Reverse(s.start));
     let mut text = raw.to_string();
     for (span, new) in spans {
         text = replace(&text, span, &json_string(new));
     }
-    Piece::New(text)
+    text
 }
