@@ -16,17 +16,26 @@
 //! `null` arguments as `{}`; text that is not JSON is compared as it is
 //! (trimmed).
 
+use ahash::AHashMap;
 use serde_json::Value;
 
 use crate::{RequestView, text::Fnv64};
 
 /// A request's replayed model turn: the calls the request's new results answer.
+///
+/// Positions are looked up in maps built once, not searched: the gateway
+/// asks once per new result, and a client controls how many calls and
+/// results a request holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReplayedTurn<'v> {
     /// The [`fingerprint`] of the turn's calls.
     pub fingerprint: u64,
     /// (id, name) of each call of the turn, in order.
     calls: Vec<(&'v str, &'v str)>,
+    /// The position of the first call of each id.
+    by_id: AHashMap<&'v str, usize>,
+    /// The positions of the calls of each name, in order.
+    by_name: AHashMap<&'v str, Vec<usize>>,
 }
 
 /// The fingerprint of one model turn's calls: `(name, arguments JSON text)`
@@ -69,9 +78,17 @@ pub fn replayed_turn<'v>(view: &'v RequestView<'_>) -> Option<ReplayedTurn<'v>> 
         start -= 1;
     }
     let turn = &before[start..];
+    let mut by_id = AHashMap::new();
+    let mut by_name: AHashMap<&str, Vec<usize>> = AHashMap::new();
+    for (at, c) in turn.iter().enumerate() {
+        by_id.entry(&*c.id).or_insert(at);
+        by_name.entry(&*c.name).or_default().push(at);
+    }
     Some(ReplayedTurn {
         fingerprint: fingerprint(turn.iter().map(|c| (&*c.name, &*c.arguments))),
         calls: turn.iter().map(|c| (&*c.id, &*c.name)).collect(),
+        by_id,
+        by_name,
     })
 }
 
@@ -80,7 +97,7 @@ pub fn replayed_turn<'v>(view: &'v RequestView<'_>) -> Option<ReplayedTurn<'v>> 
 impl ReplayedTurn<'_> {
     /// The position in the turn of the call with id `call_id`.
     pub fn position_of_id(&self, call_id: &str) -> Option<u32> {
-        let at = self.calls.iter().position(|(id, _)| *id == call_id)?;
+        let at = *self.by_id.get(call_id)?;
         u32::try_from(at).ok()
     }
 
@@ -88,13 +105,7 @@ impl ReplayedTurn<'_> {
     /// names its tool but whose id the turn does not hold: its `nth`
     /// result of that name).
     pub fn position_of_name(&self, tool: &str, nth: usize) -> Option<u32> {
-        let at = self
-            .calls
-            .iter()
-            .enumerate()
-            .filter(|(_, (_, name))| *name == tool)
-            .nth(nth)
-            .map(|(i, _)| i)?;
+        let at = *self.by_name.get(tool)?.get(nth)?;
         u32::try_from(at).ok()
     }
 

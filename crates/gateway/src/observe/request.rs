@@ -12,6 +12,8 @@
 //! errors fail the whole view) is not recorded and makes the request count
 //! as unparsed, as a body that fails the view does.
 
+use std::collections::HashMap;
+
 use bytes::Bytes;
 use toolwarden_wire::{
     Defect, Dialect, RequestView, ResultContent, ResultView,
@@ -139,7 +141,18 @@ pub(crate) fn analyze(sinks: &Sinks, facts: &RequestFacts, read: &ReadBody) -> R
     let mut parse_error = None;
     // The model turn the new results answer, read once if any is recorded.
     let mut turn: Option<Option<ReplayedTurn<'_>>> = None;
-    for (nth, result) in view.results.iter().filter(|r| r.new).enumerate() {
+    // Counted and indexed as the results go, not searched per result: a
+    // client controls how many calls and results a request holds.
+    // (Read once, when a result's id is not unique.)
+    let mut last_call: Option<HashMap<&str, usize>> = None;
+    let mut same_tool_before: HashMap<&str, usize> = HashMap::new();
+    for result in view.results.iter().filter(|r| r.new) {
+        // Its ordinal among the new results naming the same tool.
+        let same_tool = result.tool.as_deref().map(|tool| {
+            let count = same_tool_before.entry(tool).or_insert(0);
+            *count += 1;
+            *count - 1
+        });
         // An id that is not unique (`call_0`, Gemini's `name#0`) can name a
         // call of another run of the conversation at the same position
         // (the store's `claim_key_of_later_call!`), unless a call of that
@@ -148,10 +161,10 @@ pub(crate) fn analyze(sinks: &Sinks, facts: &RequestFacts, read: &ReadBody) -> R
         // time of the newest call of that id, so that the other run's
         // answer is not taken for a resend.
         let latest = !toolwarden_store::is_unique_call_id(&result.call_id)
-            && !view
-                .calls
-                .iter()
-                .any(|c| c.id == result.call_id && c.message_index > result.message_index);
+            && last_call
+                .get_or_insert_with(|| last_call_of_each_id(view))
+                .get(&*result.call_id)
+                .is_none_or(|&at| at <= result.message_index);
         let call = latest.then(|| sinks.names.get_call(&session.id, &result.call_id));
         let call_at = call.as_ref().and_then(|c| c.as_ref()).map(|(_, at, _)| *at);
         // Resent unchanged: already on its way to the store.
@@ -188,7 +201,7 @@ pub(crate) fn analyze(sinks: &Sinks, facts: &RequestFacts, read: &ReadBody) -> R
             call.as_ref(),
         );
         let turn = turn.get_or_insert_with(|| guard(|| replayed_turn(view)).ok().flatten());
-        record.answers = turn.as_ref().and_then(|t| answers(t, view, result, nth));
+        record.answers = turn.as_ref().and_then(|t| answers(t, result, same_tool));
         record.latest_of_its_id = latest;
         // Queued, or folded into the recorder's per-tool counts (issue 14):
         // either way it is counted, and must not be counted again when the
@@ -265,25 +278,27 @@ fn result_record(
     }
 }
 
-/// Where `result` (the `nth` new result) sits in the replayed turn: for the
-/// store, when no recorded call has its id.
+/// The message index of the last call of each id in `view`.
+fn last_call_of_each_id<'v>(view: &'v RequestView<'_>) -> HashMap<&'v str, usize> {
+    let mut last: HashMap<&str, usize> = HashMap::new();
+    for c in &view.calls {
+        let at = last.entry(&*c.id).or_insert(c.message_index);
+        *at = (*at).max(c.message_index);
+    }
+    last
+}
+
+/// Where `result` sits in the replayed turn: for the store, when no
+/// recorded call has its id. `same_tool` is its ordinal among the new
+/// results naming its tool (`None` when it names none).
 fn answers(
     turn: &ReplayedTurn<'_>,
-    view: &RequestView<'_>,
     result: &ResultView<'_>,
-    nth: usize,
+    same_tool: Option<usize>,
 ) -> Option<TurnRef> {
     let call_index = turn.position_of_id(&result.call_id).or_else(|| {
-        // Its ordinal among the new results naming the same tool.
         let tool = result.tool.as_deref()?;
-        let same_name = view
-            .results
-            .iter()
-            .filter(|r| r.new)
-            .take(nth)
-            .filter(|r| r.tool.as_deref() == Some(tool))
-            .count();
-        turn.position_of_name(tool, same_name)
+        turn.position_of_name(tool, same_tool?)
     })?;
     Some(TurnRef {
         turn: i64::from_ne_bytes(turn.fingerprint.to_ne_bytes()),
@@ -529,6 +544,73 @@ mod tests {
         let ids: Vec<&String> = recorded.iter().map(|(id, _, _)| id).collect();
         assert!(ids.iter().all(|id| id.len() <= crate::limits::MAX_NAME_LEN));
         assert_ne!(ids[0], ids[1]);
+    }
+
+    /// Collects each recorded result's call id and position in the
+    /// replayed turn.
+    #[derive(Default)]
+    struct Positions(Mutex<Vec<(String, Option<u32>)>>);
+
+    impl Observer for Positions {
+        fn on_tool_result(&self, rec: &ToolResultRecord, _tool: &str) {
+            if let Ok(mut v) = self.0.lock() {
+                v.push((rec.call_id.clone(), rec.answers.map(|a| a.call_index)));
+            }
+        }
+    }
+
+    /// A result's place in the replayed turn was found by searching the
+    /// turn's calls (and the results before it) once per result: quadratic
+    /// in what a client sends. 20,000 Gemini responses whose ids the client
+    /// invented (found by name order, the slow path) are placed in a time
+    /// linear in the body: here bounded by a few times reading it (in a
+    /// debug build the search took over ten times as long as the rest).
+    #[tokio::test]
+    async fn results_are_placed_in_their_turn_without_a_search_each() {
+        const N: usize = 20_000;
+        let seen = Arc::new(Positions::default());
+        let (sinks, facts) = setup(seen.clone(), Dialect::Gemini);
+        let calls: Vec<String> = (0..N)
+            .map(|i| format!(r#"{{"functionCall":{{"name":"f{}","args":{{}}}}}}"#, i % 2))
+            .collect();
+        let responses: Vec<String> = (0..N)
+            .map(|i| {
+                format!(
+                    r#"{{"functionResponse":{{"name":"f{}","id":"x{i}","response":{{"r":"ok"}}}}}}"#,
+                    i % 2
+                )
+            })
+            .collect();
+        let body = format!(
+            r#"{{"contents":[{{"role":"user","parts":[{{"text":"hi"}}]}},{{"role":"model","parts":[{}]}},{{"role":"user","parts":[{}]}}]}}"#,
+            calls.join(","),
+            responses.join(",")
+        );
+        let start = std::time::Instant::now();
+        let read = ReadBody::view(Dialect::Gemini, Bytes::from(body));
+        let parse = start.elapsed();
+        let start = std::time::Instant::now();
+        let info = analyze(&sinks, &facts, &read);
+        let took = start.elapsed();
+        assert!(info.parse_error.is_none(), "{:?}", info.parse_error);
+        eprintln!("analyze: {took:?}, reading the body: {parse:?}");
+        assert!(
+            took < parse * 40,
+            "{N} results placed in {took:?}, the body read in {parse:?}"
+        );
+        sinks.recorder.shutdown().await;
+        let mut placed = seen.0.lock().map(|v| v.clone()).unwrap_or_default();
+        // Response `x{i}`, the (i / 2)-th named f{i % 2}, answers that
+        // name's (i / 2)-th call: position i.
+        placed.sort();
+        placed.dedup();
+        assert_eq!(placed.len(), N);
+        let wrong: Vec<&(String, Option<u32>)> = placed
+            .iter()
+            .filter(|(id, at)| at.map(|at| format!("x{at}")).as_ref() != Some(id))
+            .take(5)
+            .collect();
+        assert!(wrong.is_empty(), "misplaced: {wrong:?}");
     }
 
     #[test]
