@@ -1,0 +1,255 @@
+//! Regressions for super-linear pairing checks and repairs (robustness
+//! review, findings 2 and 3): a client controls how many calls and results
+//! a request holds, and `inspect` (every request) and `repair` (`fix` mode,
+//! the default) run on the gateway's worker threads.
+//!
+//! Each test builds a body with 20,000 calls and times the operation
+//! against a baseline in the same run: a plain `serde_json::Value` parse of
+//! the same body, which is linear in it. The linear code takes a few times
+//! the parse; the quadratic code took hundreds of times it (and the cubic
+//! repair far more), so the bound, [`MAX_TIMES_PARSE`], holds on a slow or
+//! busy machine (both timings slow down together) and still catches a
+//! search per call coming back.
+
+use std::time::{Duration, Instant};
+
+use toolwarden_wire::{Dialect, inspect, repair, turn::replayed_turn};
+
+/// Calls (and results) per body.
+const N: usize = 20_000;
+
+/// How many times the baseline parse an operation may take.
+const MAX_TIMES_PARSE: u32 = 25;
+
+/// Run `f` on `body` (of [`N`] calls); fail when it takes longer than
+/// [`MAX_TIMES_PARSE`] times a `serde_json::Value` parse of `body` (the
+/// faster of two, so that one slow parse cannot make the bound lax).
+fn linear<T>(what: &str, body: &str, f: impl FnOnce() -> T) -> T {
+    let parse = (0..2)
+        .map(|_| time(|| serde_json::from_str::<serde_json::Value>(body).unwrap()).1)
+        .min()
+        .unwrap_or_default();
+    let (out, took) = time(f);
+    let ratio = took.as_secs_f64() / parse.as_secs_f64().max(1e-6);
+    eprintln!("{what} of {N} calls: {took:?}, {ratio:.1} times the parse ({parse:?})");
+    assert!(
+        took < parse * MAX_TIMES_PARSE,
+        "{what} of {N} calls took {took:?}, {ratio:.0} times a plain parse of the body \
+         ({parse:?}; limit {MAX_TIMES_PARSE}): a search per call is back"
+    );
+    out
+}
+
+fn time<T>(f: impl FnOnce() -> T) -> (T, Duration) {
+    let start = Instant::now();
+    let out = f();
+    (out, start.elapsed())
+}
+
+/// `n` JSON values made by `f`, comma-separated.
+fn joined(n: usize, f: impl Fn(usize) -> String) -> String {
+    (0..n).map(f).collect::<Vec<_>>().join(",")
+}
+
+/// One assistant message of `n` `tool_use` blocks (ids from `id`), then one
+/// user message answering each.
+fn anthropic(n: usize, id: impl Fn(usize) -> String) -> String {
+    let calls = joined(n, |i| {
+        format!(
+            r#"{{"type":"tool_use","id":"{}","name":"f","input":{{}}}}"#,
+            id(i)
+        )
+    });
+    let results = joined(n, |i| {
+        format!(
+            r#"{{"type":"tool_result","tool_use_id":"{}","content":"ok"}}"#,
+            id(i)
+        )
+    });
+    format!(
+        r#"{{"model":"m","messages":[{{"role":"user","content":"hi"}},{{"role":"assistant","content":[{calls}]}},{{"role":"user","content":[{results}]}}]}}"#
+    )
+}
+
+/// One assistant message of `n` `tool_calls`, then a tool message for each.
+fn chat(n: usize, id: impl Fn(usize) -> String) -> String {
+    let calls = joined(n, |i| {
+        format!(
+            r#"{{"id":"{}","type":"function","function":{{"name":"f","arguments":"{{}}"}}}}"#,
+            id(i)
+        )
+    });
+    let tools: String = (0..n)
+        .map(|i| {
+            format!(
+                r#",{{"role":"tool","tool_call_id":"{}","content":"ok"}}"#,
+                id(i)
+            )
+        })
+        .collect();
+    format!(
+        r#"{{"model":"m","messages":[{{"role":"user","content":"hi"}},{{"role":"assistant","tool_calls":[{calls}]}}{tools}]}}"#
+    )
+}
+
+fn distinct(i: usize) -> String {
+    format!("call_{i:08}")
+}
+
+fn repeated(_: usize) -> String {
+    "a".to_string()
+}
+
+#[test]
+fn anthropic_repair_of_repeated_ids_is_not_cubic() {
+    let body = anthropic(N, repeated);
+    let repaired = linear("Anthropic repair", &body, || {
+        repair(Dialect::Anthropic, body.as_bytes())
+    })
+    .unwrap();
+    // Every repeat renamed, its result with it, to the first free name.
+    assert_eq!(repaired.changes.len(), N - 1);
+    let text = String::from_utf8_lossy(&repaired.body);
+    let last = format!("\"a_dup{}\"", N - 1);
+    assert_eq!(text.matches(&last).count(), 2);
+}
+
+#[test]
+fn chat_repair_of_repeated_ids_is_not_cubic() {
+    let body = chat(N, repeated);
+    let repaired = linear("Chat repair", &body, || {
+        repair(Dialect::OpenAiChat, body.as_bytes())
+    })
+    .unwrap();
+    assert_eq!(repaired.changes.len(), N - 1);
+    let text = String::from_utf8_lossy(&repaired.body);
+    let last = format!("\"a_dup{}\"", N - 1);
+    assert_eq!(text.matches(&last).count(), 2);
+}
+
+#[test]
+fn anthropic_inspect_of_many_calls_is_not_quadratic() {
+    let body = anthropic(N, distinct);
+    let defects = linear("Anthropic inspect", &body, || {
+        inspect(Dialect::Anthropic, body.as_bytes()).defects
+    });
+    assert_eq!(defects.unwrap(), []);
+}
+
+#[test]
+fn chat_inspect_of_many_calls_is_not_quadratic() {
+    let body = chat(N, distinct);
+    let defects = linear("Chat inspect", &body, || {
+        inspect(Dialect::OpenAiChat, body.as_bytes()).defects
+    });
+    assert_eq!(defects.unwrap(), []);
+}
+
+#[test]
+fn bedrock_inspect_of_many_calls_is_not_quadratic() {
+    let calls = joined(N, |i| {
+        format!(
+            r#"{{"toolUse":{{"toolUseId":"{}","name":"f","input":{{}}}}}}"#,
+            distinct(i)
+        )
+    });
+    // One result too many: the count check lists the orphan.
+    let results = joined(N + 1, |i| {
+        format!(
+            r#"{{"toolResult":{{"toolUseId":"{}","content":[{{"text":"ok"}}]}}}}"#,
+            distinct(i)
+        )
+    });
+    let body = format!(
+        r#"{{"messages":[{{"role":"user","content":[{{"text":"hi"}}]}},{{"role":"assistant","content":[{calls}]}},{{"role":"user","content":[{results}]}}]}}"#
+    );
+    let defects = linear("Bedrock inspect", &body, || {
+        inspect(Dialect::BedrockConverse, body.as_bytes()).defects
+    })
+    .unwrap();
+    assert_eq!(defects.len(), 1);
+    assert_eq!(defects[0].call_ids, [distinct(N)]);
+}
+
+#[test]
+fn gemini_inspect_of_many_idless_calls_of_one_name_is_not_quadratic() {
+    let calls = joined(N, |_| r#"{"functionCall":{"name":"f","args":{}}}"#.into());
+    let responses = joined(N, |_| {
+        r#"{"functionResponse":{"name":"f","response":{}}}"#.into()
+    });
+    let body = format!(
+        r#"{{"contents":[{{"role":"user","parts":[{{"text":"hi"}}]}},{{"role":"model","parts":[{calls}]}},{{"role":"user","parts":[{responses}]}}]}}"#
+    );
+    let inspection = linear("Gemini inspect", &body, || {
+        inspect(Dialect::Gemini, body.as_bytes())
+    });
+    assert_eq!(inspection.defects.unwrap(), []);
+    let view = inspection.view.unwrap();
+    // Each response answers the call of its ordinal, by name order.
+    let last = format!("f#{}", N - 1);
+    assert_eq!(view.calls[N - 1].id, last);
+    assert_eq!(view.results[N - 1].call_id, last);
+}
+
+#[test]
+fn gemini_inspect_of_responses_in_reverse_order_is_not_quadratic() {
+    let calls = joined(N, |i| {
+        format!(r#"{{"functionCall":{{"name":"f","id":"c{i}","args":{{}}}}}}"#)
+    });
+    let responses = joined(N, |i| {
+        let j = N - 1 - i;
+        format!(r#"{{"functionResponse":{{"name":"f","id":"c{j}","response":{{}}}}}}"#)
+    });
+    let body = format!(
+        r#"{{"contents":[{{"role":"user","parts":[{{"text":"hi"}}]}},{{"role":"model","parts":[{calls}]}},{{"role":"user","parts":[{responses}]}}]}}"#
+    );
+    let defects = linear("Gemini inspect", &body, || {
+        inspect(Dialect::Gemini, body.as_bytes()).defects
+    });
+    assert_eq!(defects.unwrap(), []);
+}
+
+#[test]
+fn responses_inspect_of_many_early_outputs_is_not_quadratic() {
+    let outputs = joined(N, |i| {
+        format!(r#"{{"type":"function_call_output","call_id":"c{i}","output":"ok"}}"#)
+    });
+    let calls = joined(N, |i| {
+        format!(r#"{{"type":"function_call","call_id":"c{i}","name":"f{i}","arguments":"{{}}"}}"#)
+    });
+    let body =
+        format!(r#"{{"model":"m","input":[{{"role":"user","content":"hi"}},{outputs},{calls}]}}"#);
+    let inspection = linear("Responses inspect", &body, || {
+        inspect(Dialect::OpenAiResponses, body.as_bytes())
+    });
+    assert_eq!(inspection.defects.unwrap().len(), N);
+    // Each early output still names its call's tool.
+    let view = inspection.view.unwrap();
+    let last = format!("f{}", N - 1);
+    assert_eq!(view.results[N - 1].tool.as_deref(), Some(last.as_str()));
+}
+
+#[test]
+fn replayed_turn_positions_are_not_searched() {
+    // Gemini calls without ids, answered by responses with ids the client
+    // invented: found by name order.
+    let calls = joined(N, |i| {
+        format!(r#"{{"functionCall":{{"name":"f{}","args":{{}}}}}}"#, i % 2)
+    });
+    let body = format!(
+        r#"{{"contents":[{{"role":"user","parts":[{{"text":"hi"}}]}},{{"role":"model","parts":[{calls}]}},{{"role":"user","parts":[{{"functionResponse":{{"name":"f0","id":"x","response":{{}}}}}}]}}]}}"#
+    );
+    let view = inspect(Dialect::Gemini, body.as_bytes()).view.unwrap();
+    let turn = replayed_turn(&view).unwrap();
+    assert_eq!(turn.len(), N);
+    let found = linear("replayed turn lookups", &body, || {
+        (0..N)
+            .filter(|&i| {
+                let by_id = turn.position_of_id(&format!("f{}#{}", i % 2, i / 2));
+                let by_name = turn.position_of_name(&format!("f{}", i % 2), i / 2);
+                by_id == Some(i as u32) && by_name == Some(i as u32)
+            })
+            .count()
+    });
+    assert_eq!(found, N);
+}
