@@ -92,9 +92,11 @@ fn read_update(data: &[u8], at: usize) -> Option<(Update<'_>, usize)> {
             b"numberValue" | b"boolValue" => {
                 let e = scalar_end(data, v);
                 let raw = std::str::from_utf8(&data[v..e]).ok()?;
+                // JSON's grammar, not Rust's: `raw.parse::<f64>()` took
+                // `NaN`, `inf` and `+1`, and wrote them into the arguments.
                 let ok = match key {
                     b"boolValue" => raw == "true" || raw == "false",
-                    _ => raw.parse::<f64>().is_ok(),
+                    _ => crate::scan::is_json_number(raw),
                 };
                 if !ok {
                     return None;
@@ -280,6 +282,43 @@ mod tests {
                 "{}",
                 String::from_utf8_lossy(bad)
             );
+        }
+    }
+
+    /// A `numberValue` must be a JSON number: `NaN`, `inf`, `+1`, which
+    /// Rust's float parser takes, went into the call's arguments as they
+    /// were, and the recorded arguments were not JSON (review finding 8).
+    #[test]
+    fn numbers_that_are_not_json_are_refused() {
+        let update =
+            |n: &str| format!(r#"{{"partialArgs":[{{"jsonPath":"$.n","numberValue":{n}}}]}}"#);
+        let refused = [
+            "NaN", "nan", "inf", "-inf", "infinity", "+1", ".5", "1.", "01", "-", "1e", "1e+",
+        ];
+        for bad in refused {
+            assert!(read_call(update(bad).as_bytes(), 0).is_none(), "{bad}");
+        }
+        for good in ["0", "-0", "7", "1.5", "-1.5e3", "1E+2", "2e-07", "1e400"] {
+            let data = update(good);
+            let (call, _) = read_call(data.as_bytes(), 0).expect(good);
+            assert_eq!(call.partial[0].value, Some(UpdateValue::Raw(good)));
+        }
+    }
+
+    /// Through the whole stream: the chunk goes to the serde path, which
+    /// refuses it; the arguments stay JSON.
+    #[test]
+    fn a_stream_never_records_a_number_that_is_not_json() {
+        for bad in ["NaN", "inf", "+1"] {
+            let chunk = format!(
+                r#"{{"candidates":[{{"content":{{"parts":[{{"functionCall":{{"name":"f","id":"a","partialArgs":[{{"jsonPath":"$.n","numberValue":{bad}}}]}}}}]}}}}]}}"#
+            );
+            let stream = format!("data: {chunk}\n\n");
+            let view = crate::testutil::parse_stream(crate::Dialect::Gemini, stream.as_bytes());
+            for c in &view.calls {
+                let args: Result<serde_json::Value, _> = serde_json::from_str(&c.arguments);
+                assert!(args.is_ok(), "{bad}: {}", c.arguments);
+            }
         }
     }
 }

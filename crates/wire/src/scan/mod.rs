@@ -244,41 +244,7 @@ impl<'a> Scanner<'a> {
     /// A number, checked against JSON's grammar (as serde_json checks a
     /// number it skips: not its range).
     fn number(&mut self) -> Fast<()> {
-        let bytes = self.bytes();
-        let digits = |at: &mut usize| {
-            let start = *at;
-            while bytes.get(*at).is_some_and(u8::is_ascii_digit) {
-                *at += 1;
-            }
-            *at > start
-        };
-        let mut at = self.at;
-        if bytes.get(at) == Some(&b'-') {
-            at += 1;
-        }
-        match bytes.get(at) {
-            Some(b'0') => at += 1,
-            Some(b'1'..=b'9') => {
-                digits(&mut at);
-            }
-            _ => return Err(Bail),
-        }
-        if bytes.get(at) == Some(&b'.') {
-            at += 1;
-            if !digits(&mut at) {
-                return Err(Bail);
-            }
-        }
-        if matches!(bytes.get(at), Some(b'e' | b'E')) {
-            at += 1;
-            if matches!(bytes.get(at), Some(b'+' | b'-')) {
-                at += 1;
-            }
-            if !digits(&mut at) {
-                return Err(Bail);
-            }
-        }
-        self.at = at;
+        self.at = number_end(self.bytes(), self.at).ok_or(Bail)?;
         Ok(())
     }
 
@@ -348,6 +314,49 @@ impl<'a> Scanner<'a> {
         self.at = string::end(self.bytes(), self.at)?.0;
         self.expect(b':')
     }
+}
+
+/// Whether `text` is exactly one JSON number (by the grammar, not its
+/// range: `NaN`, `inf`, `+1`, `.5`, `1.` and `01` are not).
+pub(crate) fn is_json_number(text: &str) -> bool {
+    number_end(text.as_bytes(), 0) == Some(text.len())
+}
+
+/// Where the JSON number at `at` ends; `None` when none starts there.
+fn number_end(bytes: &[u8], mut at: usize) -> Option<usize> {
+    let digits = |at: &mut usize| {
+        let start = *at;
+        while bytes.get(*at).is_some_and(u8::is_ascii_digit) {
+            *at += 1;
+        }
+        *at > start
+    };
+    if bytes.get(at) == Some(&b'-') {
+        at += 1;
+    }
+    match bytes.get(at) {
+        Some(b'0') => at += 1,
+        Some(b'1'..=b'9') => {
+            digits(&mut at);
+        }
+        _ => return None,
+    }
+    if bytes.get(at) == Some(&b'.') {
+        at += 1;
+        if !digits(&mut at) {
+            return None;
+        }
+    }
+    if matches!(bytes.get(at), Some(b'e' | b'E')) {
+        at += 1;
+        if matches!(bytes.get(at), Some(b'+' | b'-')) {
+            at += 1;
+        }
+        if !digits(&mut at) {
+            return None;
+        }
+    }
+    Some(at)
 }
 
 #[cfg(test)]

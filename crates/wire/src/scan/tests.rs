@@ -7,7 +7,7 @@ use proptest::prelude::*;
 use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 
-use super::{Bail, Scanner};
+use super::{Bail, Scanner, is_json_number};
 
 fn skip_all(text: &str) -> Result<(), Bail> {
     let mut s = Scanner::new(text);
@@ -124,6 +124,14 @@ fn jsonish() -> impl Strategy<Value = String> {
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(4000))]
+
+    /// A JSON number exactly when serde_json reads the text as one value
+    /// (no blanks, and no literal can be made of these characters).
+    #[test]
+    fn numbers_are_what_serde_json_reads(text in "[-+0-9.eEinfaN]{0,8}") {
+        let serde = serde_json::from_str::<&RawValue>(&text).is_ok();
+        prop_assert_eq!(is_json_number(&text), serde, "{}", text);
+    }
 
     /// Skipping: the same verdict as serde_json, and `raw` gives the text
     /// serde_json's `RawValue` holds.
