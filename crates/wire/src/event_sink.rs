@@ -2,12 +2,16 @@
 //! dialect modules implement it, `stream` drives it, so neither needs the
 //! other for the trait.
 
-use crate::ResponseView;
+use crate::{ResponseView, budget::Budget};
 
 /// What each dialect's stream state implements: one call per SSE event.
 pub(crate) trait EventSink {
     /// One complete SSE event: its `event:` name (may be empty) and data.
     fn on_event(&mut self, event: &[u8], data: &[u8]);
     /// The stream ended (or broke): what was seen.
-    fn finish(self) -> ResponseView;
+    fn finish(self) -> ResponseView
+    where
+        Self: Sized;
+    /// What the state may still keep (see [`Budget`]).
+    fn budget(&mut self) -> &mut Budget;
 }

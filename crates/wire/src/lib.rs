@@ -40,6 +40,7 @@
 pub mod anthropic;
 mod api_error;
 pub mod bedrock_converse;
+mod budget;
 mod bytemask;
 mod content;
 mod defect;

@@ -2,6 +2,7 @@
 
 use crate::{
     Dialect, ResponseView, anthropic, bedrock_converse,
+    budget::Budget,
     eventstream::{
         EventStreamError,
         framing::{Carried, EventStreamFramer},
@@ -68,8 +69,9 @@ impl Framing {
 }
 
 /// Reassembles tool calls, model, usage and stop reason from a streamed
-/// response fed in chunks split at arbitrary points. Memory is bounded by
-/// the tool calls' arguments, not by the stream's length.
+/// response fed in chunks split at arbitrary points. Memory grows with the
+/// tool calls and their arguments, not with the stream's length; with
+/// [`StreamParser::limit`] it is bounded too.
 ///
 /// Gemini streams may be SSE (`?alt=sse`) or a streamed JSON array (the
 /// default): the first non-blank byte decides (`[` → array).
@@ -127,6 +129,19 @@ impl StreamParser {
             parser.framer = Framing::EventStream(EventStreamFramer::new(Carried::InvokeChunks));
         }
         parser
+    }
+
+    /// Keep at most about `bytes` of calls and arguments (each call costs
+    /// a little more than its id and name; see the `budget` module). Past
+    /// it, no more argument text is kept and no new call is added; the
+    /// events are still read (usage, stop reason, errors, completeness),
+    /// and the view is marked [`ResponseView::truncated`]. Without it,
+    /// nothing bounds what a stream whose arguments never end keeps.
+    /// Where the cut falls depends only on the events, not on how the
+    /// bytes were split.
+    pub fn limit(mut self, bytes: usize) -> Self {
+        *sink(&mut self.state).budget() = Budget::new(bytes);
+        self
     }
 
     /// The first malformed event-stream frame (bad CRC, bad length, bad
@@ -206,6 +221,17 @@ fn is_final(state: &State, event: &[u8], data: &[u8]) -> bool {
     }
 }
 
+/// The dialect's state, for what every state has.
+fn sink(state: &mut State) -> &mut dyn EventSink {
+    match state {
+        State::Chat(s) => s,
+        State::Responses(s) => s,
+        State::Anthropic(s) => s,
+        State::Gemini(s) => s,
+        State::Converse(s) => s,
+    }
+}
+
 fn dispatch(state: &mut State, event: &[u8], data: &[u8]) {
     match state {
         State::Chat(s) => s.on_event(event, data),
@@ -215,6 +241,10 @@ fn dispatch(state: &mut State, event: &[u8], data: &[u8]) {
         State::Converse(s) => s.on_event(event, data),
     }
 }
+
+#[cfg(test)]
+#[path = "stream_budget_tests.rs"]
+mod budget_tests;
 
 #[cfg(test)]
 mod completeness_tests {

@@ -92,6 +92,12 @@ pub struct ResponseView {
     /// of its own: a Responses turn over a WebSocket, whose failures come
     /// as `{"type":"error","status":429,"error":{…}}`.
     pub error_status: Option<u16>,
+    /// A stream parser's byte budget ran out ([`StreamParser::limit`]):
+    /// calls that started after the cut are missing, and the call being
+    /// read when it came has only the arguments kept before it.
+    ///
+    /// [`StreamParser::limit`]: crate::StreamParser::limit
+    pub truncated: bool,
 }
 
 /// The message after which a request's results are new: the last assistant

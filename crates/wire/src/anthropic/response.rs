@@ -93,5 +93,6 @@ fn view_of(body: &[u8], takes: impl Fn(BlockClass) -> bool) -> Result<ResponseVi
         stop_reason: b.stop_reason.map(Cow::into_owned),
         error: b.error.map(|e| e.describe()),
         error_status: None,
+        truncated: false,
     })
 }

@@ -5,10 +5,12 @@
 //! Each event is classified from its `event:` name (or the leading
 //! `"type"` of its data) and skipped before any JSON parsing when it cannot
 //! matter: text and thinking deltas, pings, deltas while no tool block is
-//! open. Only tool-call arguments are kept, so memory is bounded by them.
+//! open. Only tool calls and their arguments are kept, within the parser's
+//! budget (`crate::budget`).
 
 use std::{borrow::Cow, fmt};
 
+use ahash::AHashMap;
 use serde::{
     Deserialize, Deserializer,
     de::{DeserializeSeed, Error as _, IgnoredAny, MapAccess, Visitor},
@@ -22,6 +24,7 @@ use super::{
 };
 use crate::{
     ResponseView, Usage,
+    budget::{Budget, ENTRY_COST},
     event_sink::EventSink,
     seed::{AppendStr, Needle},
     splice::Str,
@@ -90,10 +93,14 @@ pub struct StreamState {
     stop_reason: Option<String>,
     error: Option<String>,
     calls: Vec<Pending>,
-    /// Positions in `calls` of the tool blocks not yet stopped.
-    open: Vec<usize>,
+    /// The tool blocks not yet stopped: the position in `calls` of the
+    /// latest started at each index (deltas go to it; a stop closes every
+    /// block at its index). A map: a scan per event made many open blocks
+    /// quadratic.
+    open: AHashMap<u64, usize>,
     /// The argument fragment being read.
     scratch: String,
+    budget: Budget,
 }
 
 #[derive(Debug)]
@@ -205,8 +212,8 @@ impl StreamState {
                         (DeltaSeed { part: &mut part }).deserialize(&mut de).ok()
                     }
                 };
-                if let Some(at) = index.and_then(|i| self.pending(i)) {
-                    self.calls[at].args.push_str(&part);
+                if let Some(&at) = index.and_then(|i| self.open.get(&i)) {
+                    self.budget.append(&mut self.calls[at].args, &part);
                 }
                 self.scratch = part;
             }
@@ -218,20 +225,24 @@ impl StreamState {
                     return;
                 };
                 let b = s.content_block;
-                if matches!(classify(&b.kind), BlockClass::Call | BlockClass::ServerCall) {
-                    self.open.push(self.calls.len());
-                    self.calls.push(Pending {
-                        index: s.index,
-                        id: b.id.unwrap_or_default().into_owned(),
-                        name: b.name.unwrap_or_default().into_owned(),
-                        initial: b
-                            .input
-                            .map(|r| r.get())
-                            .filter(|r| *r != "{}")
-                            .map(str::to_string),
-                        args: String::new(),
-                    });
+                if !matches!(classify(&b.kind), BlockClass::Call | BlockClass::ServerCall) {
+                    return;
                 }
+                let id = b.id.unwrap_or_default();
+                let name = b.name.unwrap_or_default();
+                let initial = b.input.map(|r| r.get()).filter(|r| *r != "{}");
+                let cost = ENTRY_COST + id.len() + name.len() + initial.map_or(0, str::len);
+                if !self.budget.take(cost) {
+                    return;
+                }
+                self.open.insert(s.index, self.calls.len());
+                self.calls.push(Pending {
+                    index: s.index,
+                    id: id.into_owned(),
+                    name: name.into_owned(),
+                    initial: initial.map(str::to_string),
+                    args: String::new(),
+                });
             }
             b"content_block_stop" => {
                 if self.open.is_empty() {
@@ -239,7 +250,7 @@ impl StreamState {
                 }
                 let index = top_index(data).or_else(|| parse::<Stop>(data).ok().map(|s| s.index));
                 if let Some(index) = index {
-                    self.open.retain(|&at| self.calls[at].index != index);
+                    self.open.remove(&index);
                 }
             }
             b"message_start" => {
@@ -274,15 +285,6 @@ impl StreamState {
             }
             _ => {}
         }
-    }
-
-    /// The position in `calls` of the open tool block at `index`.
-    fn pending(&self, index: u64) -> Option<usize> {
-        self.open
-            .iter()
-            .rev()
-            .copied()
-            .find(|&at| self.calls[at].index == index)
     }
 
     /// `message_delta` usage is cumulative: the latest value wins.
@@ -331,7 +333,12 @@ impl EventSink for StreamState {
             stop_reason: self.stop_reason,
             error: self.error,
             error_status: None,
+            truncated: self.budget.is_cut(),
         }
+    }
+
+    fn budget(&mut self) -> &mut Budget {
+        &mut self.budget
     }
 }
 

@@ -95,5 +95,6 @@ pub(crate) fn response_view(body: &[u8]) -> Result<ResponseView, WireError> {
         stop_reason: b.stop_reason.map(Cow::into_owned),
         error: b.message.or(b.message_upper).map(Cow::into_owned),
         error_status: None,
+        truncated: false,
     })
 }

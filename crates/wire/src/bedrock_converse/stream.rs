@@ -9,24 +9,36 @@
 //!
 //! Text and reasoning deltas — nearly every event of a stream — are skipped
 //! without JSON parsing: a delta is parsed only when it has a `toolUse`.
-//! Only tool-call arguments are kept, so memory is bounded by them.
+//! Only tool calls and their arguments are kept, within the parser's budget
+//! (`crate::budget`).
 
 use std::borrow::Cow;
 
+use ahash::AHashMap;
 use serde::Deserialize;
 use toolwarden_core::ToolCall;
 
 use super::response::WireUsage;
-use crate::{ResponseView, event_sink::EventSink, seed::Needle, splice::opt_cow};
+use crate::{
+    ResponseView,
+    budget::{Budget, ENTRY_COST},
+    event_sink::EventSink,
+    seed::Needle,
+    splice::opt_cow,
+};
 
 static TOOL_USE: Needle = Needle::new("\"toolUse\"");
 
 /// The stream's state.
 #[derive(Debug, Default)]
 pub struct StreamState {
-    /// Tool blocks by `contentBlockIndex`, in start order.
-    calls: Vec<(u64, ToolCall)>,
+    /// Tool blocks, in start order.
+    calls: Vec<ToolCall>,
+    /// The latest tool block at each `contentBlockIndex`: its position in
+    /// `calls` (a scan of `calls` per delta made many blocks quadratic).
+    latest: AHashMap<u64, usize>,
     view: ResponseView,
+    budget: Budget,
 }
 
 #[derive(Deserialize)]
@@ -83,16 +95,6 @@ struct Metadata {
     usage: Option<WireUsage>,
 }
 
-impl StreamState {
-    fn call(&mut self, index: u64) -> Option<&mut ToolCall> {
-        self.calls
-            .iter_mut()
-            .rev()
-            .find(|(i, _)| *i == index)
-            .map(|(_, c)| c)
-    }
-}
-
 impl EventSink for StreamState {
     fn on_event(&mut self, event: &[u8], data: &[u8]) {
         match event {
@@ -104,23 +106,25 @@ impl EventSink for StreamState {
                     return;
                 };
                 let piece = d.delta.and_then(|d| d.tool_use).and_then(|t| t.input);
-                if let (Some(piece), Some(call)) = (piece, self.call(d.index)) {
-                    call.arguments.push_str(&piece);
+                if let (Some(piece), Some(&at)) = (piece, self.latest.get(&d.index)) {
+                    self.budget.append(&mut self.calls[at].arguments, &piece);
                 }
             }
             b"contentBlockStart" => {
                 let Ok(s) = serde_json::from_slice::<Start<'_>>(data) else {
                     return;
                 };
-                if let Some(t) = s.start.and_then(|s| s.tool_use) {
-                    self.calls.push((
-                        s.index,
-                        ToolCall {
-                            id: t.id.unwrap_or_default().into_owned(),
-                            name: t.name.unwrap_or_default().into_owned(),
-                            arguments: String::new(),
-                        },
-                    ));
+                let Some(t) = s.start.and_then(|s| s.tool_use) else {
+                    return;
+                };
+                let (id, name) = (t.id.unwrap_or_default(), t.name.unwrap_or_default());
+                if self.budget.take(ENTRY_COST + id.len() + name.len()) {
+                    self.latest.insert(s.index, self.calls.len());
+                    self.calls.push(ToolCall {
+                        id: id.into_owned(),
+                        name: name.into_owned(),
+                        arguments: String::new(),
+                    });
                 }
             }
             b"messageStop" => {
@@ -142,13 +146,18 @@ impl EventSink for StreamState {
         self.view.calls = self
             .calls
             .into_iter()
-            .map(|(_, mut c)| {
+            .map(|mut c| {
                 if c.arguments.is_empty() {
                     c.arguments.push_str("{}");
                 }
                 c
             })
             .collect();
+        self.view.truncated = self.budget.is_cut();
         self.view
+    }
+
+    fn budget(&mut self) -> &mut Budget {
+        &mut self.budget
     }
 }

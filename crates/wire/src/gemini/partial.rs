@@ -5,7 +5,12 @@
 //! "nullValue": …, "willContinue"?}` updates. A string whose update has
 //! `willContinue: true` goes on in the next update for the same path. The
 //! values are kept in an ordered tree and written out as JSON text, keys in
-//! the order they first appeared.
+//! the order they first appeared. What the tree keeps is charged to the
+//! stream's budget (`crate::budget`): past it, updates are dropped.
+
+use ahash::AHashMap;
+
+use crate::budget::{Budget, ENTRY_COST};
 
 /// One value of a partial argument.
 #[derive(Debug, Clone, PartialEq)]
@@ -18,11 +23,24 @@ pub(super) enum Value<'v> {
 
 #[derive(Debug)]
 enum Node {
-    Object(Vec<(String, Node)>),
+    Object(Fields),
     Array(Vec<Node>),
     Str(String),
     Raw(String),
 }
+
+/// An object's fields, in the order they first appeared.
+#[derive(Debug, Default)]
+struct Fields {
+    list: Vec<(String, Node)>,
+    /// Positions in `list` by key, once it holds [`INDEX_FROM`] fields: a
+    /// scan per update made a call with many keys quadratic. Most objects
+    /// have a handful and never build one.
+    index: Option<AHashMap<String, usize>>,
+}
+
+/// How many fields an object holds before it indexes them by key.
+const INDEX_FROM: usize = 16;
 
 #[derive(Debug, PartialEq, Eq)]
 enum Seg {
@@ -45,7 +63,7 @@ pub(super) struct PartialArgs {
 impl Default for PartialArgs {
     fn default() -> Self {
         PartialArgs {
-            root: Node::Object(Vec::new()),
+            root: Node::Object(Fields::default()),
             open_path: String::new(),
             open: false,
             skipped: 0,
@@ -54,27 +72,52 @@ impl Default for PartialArgs {
 }
 
 impl PartialArgs {
-    /// Apply one update.
+    /// Apply one update, with no bound on what is kept.
+    #[cfg(test)]
     pub fn apply(&mut self, path: &str, value: Value<'_>, will_continue: bool) {
+        self.apply_within(path, value, will_continue, &mut Budget::default());
+    }
+
+    /// Apply one update, if what it adds to the tree fits `budget`.
+    pub fn apply_within(
+        &mut self,
+        path: &str,
+        value: Value<'_>,
+        will_continue: bool,
+        budget: &mut Budget,
+    ) {
         let append = self.open && self.open_path == path;
         let leaf = match simple_key(path) {
             // `$.name`, the common case: no path to build.
-            Some(key) => field(&mut self.root, key),
+            Some(key) => field(&mut self.root, key, budget),
             None => {
                 let Some(segs) = parse_path(path).filter(|s| !s.is_empty()) else {
                     self.skipped += 1;
                     self.open = false;
                     return;
                 };
-                descend(&mut self.root, &segs)
+                descend(&mut self.root, &segs, budget)
             }
+        };
+        let Some(leaf) = leaf else {
+            // Over budget: nothing more is kept.
+            self.open = false;
+            return;
         };
         match value {
             Value::Str(s) => match leaf {
-                Node::Str(prev) if append => prev.push_str(s),
-                other => *other = Node::Str(s.to_owned()),
+                Node::Str(prev) if append => budget.append(prev, s),
+                other => {
+                    if budget.take(s.len()) {
+                        *other = Node::Str(s.to_owned());
+                    }
+                }
             },
-            Value::Raw(r) => *leaf = Node::Raw(r.to_owned()),
+            Value::Raw(r) => {
+                if budget.take(r.len()) {
+                    *leaf = Node::Raw(r.to_owned());
+                }
+            }
         }
         self.open = matches!(value, Value::Str(_)) && will_continue;
         if self.open && !append {
@@ -97,28 +140,27 @@ fn simple_key(path: &str) -> Option<&str> {
     (!key.is_empty() && !key.contains(['.', '[', ']', '\'', '"'])).then_some(key)
 }
 
-/// The field `key` of `node` (made an object if it is not one).
-fn field<'n>(node: &'n mut Node, key: &str) -> &'n mut Node {
+/// The field `key` of `node` (made an object if it is not one); `None`
+/// when a new field does not fit `budget`.
+fn field<'n>(node: &'n mut Node, key: &str, budget: &mut Budget) -> Option<&'n mut Node> {
     if !matches!(node, Node::Object(_)) {
-        *node = Node::Object(Vec::new());
+        *node = Node::Object(Fields::default());
     }
     let Node::Object(fields) = node else {
         unreachable!("just made an object")
     };
-    let at = match fields.iter().position(|(f, _)| f == key) {
+    let at = match fields.position(key) {
         Some(at) => at,
-        None => {
-            fields.push((key.to_owned(), Node::Raw(String::from("null"))));
-            fields.len() - 1
-        }
+        None if budget.take(ENTRY_COST + key.len()) => fields.push(key),
+        None => return None,
     };
-    &mut fields[at].1
+    Some(&mut fields.list[at].1)
 }
 
-fn descend<'n>(mut node: &'n mut Node, segs: &[Seg]) -> &'n mut Node {
+fn descend<'n>(mut node: &'n mut Node, segs: &[Seg], budget: &mut Budget) -> Option<&'n mut Node> {
     for seg in segs {
         node = match seg {
-            Seg::Key(k) => field(node, k),
+            Seg::Key(k) => field(node, k, budget)?,
             Seg::Index(i) => {
                 if !matches!(node, Node::Array(_)) {
                     *node = Node::Array(Vec::new());
@@ -129,20 +171,53 @@ fn descend<'n>(mut node: &'n mut Node, segs: &[Seg]) -> &'n mut Node {
                 // Bounded: an index far past the end is clamped to the end.
                 let i = (*i).min(items.len());
                 if i == items.len() {
+                    if !budget.take(ENTRY_COST) {
+                        return None;
+                    }
                     items.push(Node::Raw(String::from("null")));
                 }
                 &mut items[i]
             }
         };
     }
-    node
+    Some(node)
+}
+
+// === impl Fields ===
+
+impl Fields {
+    /// Where the field `key` is.
+    fn position(&self, key: &str) -> Option<usize> {
+        match &self.index {
+            Some(index) => index.get(key).copied(),
+            None => self.list.iter().position(|(f, _)| f == key),
+        }
+    }
+
+    /// Add the field `key` (null for now): where it is.
+    fn push(&mut self, key: &str) -> usize {
+        let at = self.list.len();
+        self.list
+            .push((key.to_owned(), Node::Raw(String::from("null"))));
+        match &mut self.index {
+            Some(index) => {
+                index.insert(key.to_owned(), at);
+            }
+            None if self.list.len() >= INDEX_FROM => {
+                let keys = self.list.iter().enumerate();
+                self.index = Some(keys.map(|(i, (k, _))| (k.clone(), i)).collect());
+            }
+            None => {}
+        }
+        at
+    }
 }
 
 fn write(node: &Node, out: &mut String) {
     match node {
         Node::Object(fields) => {
             out.push('{');
-            for (i, (k, v)) in fields.iter().enumerate() {
+            for (i, (k, v)) in fields.list.iter().enumerate() {
                 if i > 0 {
                     out.push(',');
                 }

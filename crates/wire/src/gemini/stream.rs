@@ -7,6 +7,7 @@
 
 use std::borrow::Cow;
 
+use ahash::AHashMap;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use toolwarden_core::ToolCall;
@@ -17,7 +18,11 @@ use super::{
     scan,
     turns::synthetic_id,
 };
-use crate::{ResponseView, Usage, event_sink::EventSink};
+use crate::{
+    ResponseView, Usage,
+    budget::{Budget, ENTRY_COST},
+    event_sink::EventSink,
+};
 
 #[derive(Deserialize)]
 pub(super) struct Chunk<'a> {
@@ -181,6 +186,7 @@ pub struct StreamState {
     usage: Usage,
     finish: Option<String>,
     error: Option<String>,
+    budget: Budget,
 }
 
 #[derive(Debug)]
@@ -289,6 +295,12 @@ impl StreamState {
         let continuing = call.name.is_none() && call.args.is_none();
         if !continuing {
             self.close();
+            let len = |s: Option<&str>| s.map_or(0, str::len);
+            let cost =
+                ENTRY_COST + len(call.name.as_deref()) + len(call.id.as_deref()) + len(call.args);
+            if !self.budget.take(cost) {
+                return;
+            }
             self.calls.push(Call {
                 name: call.name.map(Cow::into_owned).unwrap_or_default(),
                 id: call.id.as_deref().map(str::to_owned),
@@ -302,8 +314,11 @@ impl StreamState {
         let Some(current) = self.calls.last_mut().filter(|c| c.open) else {
             return;
         };
-        if current.id.is_none() {
-            current.id = call.id.map(Cow::into_owned);
+        if current.id.is_none()
+            && let Some(id) = call.id
+            && self.budget.take(id.len())
+        {
+            current.id = Some(id.into_owned());
         }
         if let Args::Partial(acc) = &mut current.args {
             for u in call.partial {
@@ -314,7 +329,7 @@ impl StreamState {
                     UpdateValue::Str(s) => Value::Str(s),
                     UpdateValue::Raw(r) => Value::Raw(r),
                 };
-                acc.apply(&path, value, u.will_continue);
+                acc.apply_within(&path, value, u.will_continue, &mut self.budget);
             }
         }
         if call.will_continue != Some(true) {
@@ -329,20 +344,21 @@ impl StreamState {
     }
 
     pub(super) fn view(self) -> ResponseView {
-        // Ordinals per name for calls without an id (`<name>#<n>`).
-        let mut seen: Vec<(String, usize)> = Vec::new();
+        // Ordinals per name for calls without an id (`<name>#<n>`); a map:
+        // a scan per call made many id-less calls quadratic.
+        let mut seen: AHashMap<String, usize> = AHashMap::new();
         let mut calls = Vec::with_capacity(self.calls.len());
         for c in self.calls {
             let id = match c.id.filter(|s| !s.is_empty()) {
                 Some(id) => id,
                 None => {
-                    let n = match seen.iter_mut().find(|(n, _)| *n == c.name) {
-                        Some((_, k)) => {
+                    let n = match seen.get_mut(c.name.as_str()) {
+                        Some(k) => {
                             *k += 1;
                             *k - 1
                         }
                         None => {
-                            seen.push((c.name.clone(), 1));
+                            seen.insert(c.name.clone(), 1);
                             0
                         }
                     };
@@ -366,6 +382,7 @@ impl StreamState {
             stop_reason: self.finish,
             error: self.error,
             error_status: None,
+            truncated: self.budget.is_cut(),
         }
     }
 }
@@ -402,6 +419,10 @@ impl EventSink for StreamState {
 
     fn finish(self) -> ResponseView {
         self.view()
+    }
+
+    fn budget(&mut self) -> &mut Budget {
+        &mut self.budget
     }
 }
 

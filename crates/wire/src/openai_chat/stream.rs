@@ -11,6 +11,7 @@
 
 use std::fmt;
 
+use ahash::AHashMap;
 use serde::{
     Deserializer,
     de::{DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor},
@@ -20,6 +21,7 @@ use toolwarden_core::ToolCall;
 use super::model::{ApiError, ChatUsage, FunctionIn, legacy_id};
 use crate::{
     ResponseView, Usage,
+    budget::{Budget, ENTRY_COST},
     event_sink::EventSink,
     seed::{AppendStr, Needle},
     splice::Str,
@@ -34,8 +36,13 @@ pub struct StreamState {
     stop_reason: Option<String>,
     error: Option<String>,
     calls: Vec<Pending>,
+    /// The latest call at each `(choice, index)`: its position in `calls`
+    /// (a scan of `calls` per fragment made a stream of many calls
+    /// quadratic).
+    latest: AHashMap<(u64, u64), usize>,
     /// Argument text of the tool call being read.
     scratch: String,
+    budget: Budget,
 }
 
 #[derive(Debug)]
@@ -66,11 +73,11 @@ fn relevant(data: &[u8]) -> bool {
 }
 
 impl StreamState {
-    fn slot(&mut self, choice: u64, index: u64, id: Option<&str>) -> &mut Pending {
-        let found = self
-            .calls
-            .iter()
-            .rposition(|p| p.choice == choice && p.index == index);
+    /// The position in `calls` of the call a fragment at `(choice, index)`
+    /// with `id` belongs to, started if new; `None` when a new call does
+    /// not fit the budget.
+    fn slot(&mut self, choice: u64, index: u64, id: Option<&str>) -> Option<usize> {
+        let found = self.latest.get(&(choice, index)).copied();
         // Some servers send every parallel call at index 0, each with its
         // own id: a new id at a used index starts a new call.
         let fresh = match (found, id) {
@@ -80,21 +87,39 @@ impl StreamState {
             }
             (Some(_), None) => false,
         };
-        if fresh {
-            self.calls.push(Pending {
-                choice,
-                index,
-                id: String::new(),
-                name: String::new(),
-                args: String::new(),
-            });
+        if !fresh {
+            return found;
         }
-        let at = if fresh {
-            self.calls.len() - 1
-        } else {
-            found.unwrap_or(0)
-        };
-        &mut self.calls[at]
+        if !self.budget.take(ENTRY_COST) {
+            return None;
+        }
+        self.calls.push(Pending {
+            choice,
+            index,
+            id: String::new(),
+            name: String::new(),
+            args: String::new(),
+        });
+        let at = self.calls.len() - 1;
+        self.latest.insert((choice, index), at);
+        Some(at)
+    }
+
+    /// Give the call at `at` its id and name if it has none yet, and
+    /// append `args` to its arguments, as far as the budget allows.
+    fn fill(&mut self, at: usize, id: Option<&str>, name: Option<&str>, args: &str) {
+        let p = &mut self.calls[at];
+        if let Some(id) = id
+            && p.id.is_empty()
+        {
+            self.budget.append(&mut p.id, id);
+        }
+        if let Some(n) = name
+            && p.name.is_empty()
+        {
+            self.budget.append(&mut p.name, n);
+        }
+        self.budget.append(&mut p.args, args);
     }
 }
 
@@ -159,7 +184,12 @@ impl EventSink for StreamState {
             stop_reason: self.stop_reason,
             error: self.error,
             error_status: None,
+            truncated: self.budget.is_cut(),
         }
+    }
+
+    fn budget(&mut self) -> &mut Budget {
+        &mut self.budget
     }
 }
 
@@ -313,14 +343,21 @@ impl<'de> Visitor<'de> for Delta<'_> {
 }
 
 fn legacy(s: &mut StreamState, choice: u64, f: FunctionIn<'_>) {
-    let p = s.slot(choice, LEGACY, None);
+    let Some(at) = s.slot(choice, LEGACY, None) else {
+        return;
+    };
+    let p = &mut s.calls[at];
     if let Some(n) = f.name
         && p.name.is_empty()
     {
-        p.id = legacy_id(&n, 0);
-        p.name = n.into_owned();
+        let id = legacy_id(&n, 0);
+        if s.budget.take(id.len() + n.len()) {
+            p.id = id;
+            p.name = n.into_owned();
+        }
     }
-    p.args.push_str(&f.arguments.unwrap_or_default());
+    s.budget
+        .append(&mut p.args, &f.arguments.unwrap_or_default());
 }
 
 /// `tool_calls`.
@@ -384,18 +421,10 @@ impl<'de> Visitor<'de> for Call<'_> {
             }
         }
         let mut args = std::mem::take(&mut s.scratch);
-        let p = s.slot(choice, index, id.as_ref().map(|i| &*i.0));
-        if let Some(id) = id
-            && p.id.is_empty()
-        {
-            p.id = id.0.into_owned();
+        let id = id.as_ref().map(|i| &*i.0);
+        if let Some(at) = s.slot(choice, index, id) {
+            s.fill(at, id, name.as_ref().map(|n| &*n.0), &args);
         }
-        if let Some(n) = name
-            && p.name.is_empty()
-        {
-            p.name = n.0.into_owned();
-        }
-        p.args.push_str(&args);
         args.clear();
         s.scratch = args;
         Ok(())

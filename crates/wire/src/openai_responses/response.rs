@@ -167,5 +167,6 @@ pub(crate) fn response_view(body: &[u8]) -> Result<ResponseView, WireError> {
         stop_reason: b.status.map(Cow::into_owned),
         error: b.error.and_then(|e| e.text()),
         error_status: None,
+        truncated: false,
     })
 }

@@ -6,11 +6,16 @@
 
 use std::borrow::Cow;
 
+use ahash::AHashMap;
 use serde::Deserialize;
 use toolwarden_core::ToolCall;
 
 use super::response::{CallItem, ResponseObject, type_of};
-use crate::{ResponseView, Usage, event_sink::EventSink};
+use crate::{
+    ResponseView, Usage,
+    budget::{Budget, ENTRY_COST},
+    event_sink::EventSink,
+};
 
 /// Stream state for the Responses API.
 #[derive(Debug, Default)]
@@ -18,11 +23,17 @@ pub struct StreamState {
     id: Option<String>,
     model: Option<String>,
     calls: Vec<Pending>,
+    /// The latest call with each item id, and at each output index: its
+    /// position in `calls` (a scan of `calls` per event made a stream of
+    /// many calls quadratic).
+    by_item: AHashMap<String, usize>,
+    by_index: AHashMap<u64, usize>,
     usage: Usage,
     status: Option<String>,
     error: Option<String>,
     /// The status a wrapped (WebSocket) `error` event names.
     error_status: Option<u16>,
+    budget: Budget,
 }
 
 #[derive(Debug)]
@@ -106,15 +117,30 @@ struct WrappedError<'a> {
 }
 
 impl StreamState {
-    fn find(&mut self, output_index: Option<u64>, item_id: Option<&str>) -> Option<&mut Pending> {
-        self.calls
-            .iter_mut()
-            .rev()
-            .find(|p| match (output_index, item_id) {
-                (_, Some(id)) if p.item_id.as_deref() == Some(id) => true,
-                (Some(i), _) => p.output_index == Some(i),
-                _ => false,
-            })
+    /// The position in `calls` of the latest call with item id `item_id`
+    /// or at `output_index`.
+    fn find(&self, output_index: Option<u64>, item_id: Option<&str>) -> Option<usize> {
+        let by_item = item_id.and_then(|id| self.by_item.get(id)).copied();
+        let by_index = output_index.and_then(|i| self.by_index.get(&i)).copied();
+        // Positions only grow: the larger is the later call.
+        by_item.max(by_index)
+    }
+
+    /// Keep a new call, if it fits the budget.
+    fn push(&mut self, p: Pending) {
+        let item_id = p.item_id.as_deref().map_or(0, str::len);
+        let cost = ENTRY_COST + 2 * item_id + p.call_id.len() + p.name.len() + p.args.len();
+        if !self.budget.take(cost) {
+            return;
+        }
+        let at = self.calls.len();
+        if let Some(id) = &p.item_id {
+            self.by_item.insert(id.clone(), at);
+        }
+        if let Some(i) = p.output_index {
+            self.by_index.insert(i, at);
+        }
+        self.calls.push(p);
     }
 
     fn on_item(&mut self, data: &[u8], done: bool) {
@@ -132,19 +158,21 @@ impl StreamState {
             None
         };
         match existing {
-            Some(p) => {
+            Some(at) => {
+                let p = &mut self.calls[at];
+                let budget = &mut self.budget;
                 if let Some(a) = args {
-                    p.args = a.into_owned();
+                    budget.replace(&mut p.args, &a);
                 }
                 if let Some(n) = item.name {
-                    p.name = n.into_owned();
+                    budget.replace(&mut p.name, &n);
                 }
                 if let Some(c) = item.call_id {
-                    p.call_id = c.into_owned();
+                    budget.replace(&mut p.call_id, &c);
                 }
                 p.done = true;
             }
-            None => self.calls.push(Pending {
+            None => self.push(Pending {
                 output_index: ev.output_index,
                 item_id: item.id.map(Cow::into_owned),
                 call_id: item.call_id.map(Cow::into_owned).unwrap_or_default(),
@@ -159,18 +187,19 @@ impl StreamState {
         let Ok(d) = serde_json::from_slice::<Delta<'_>>(data) else {
             return;
         };
-        let Some(p) = self.find(d.output_index, d.item_id.as_deref()) else {
+        let Some(at) = self.find(d.output_index, d.item_id.as_deref()) else {
             return;
         };
+        let p = &mut self.calls[at];
         if done {
             if let Some(full) = d.arguments.or(d.input) {
-                p.args = full.into_owned();
+                self.budget.replace(&mut p.args, &full);
                 p.done = true;
             }
         } else if let Some(delta) = d.delta
             && !p.done
         {
-            p.args.push_str(&delta);
+            self.budget.append(&mut p.args, &delta);
         }
     }
 
@@ -268,6 +297,11 @@ impl EventSink for StreamState {
             stop_reason: self.status,
             error: self.error,
             error_status: self.error_status,
+            truncated: self.budget.is_cut(),
         }
+    }
+
+    fn budget(&mut self) -> &mut Budget {
+        &mut self.budget
     }
 }
