@@ -96,7 +96,8 @@ pub struct Config {
     pub shutdown_grace: Duration,
     /// Largest request body accepted (larger → 413).
     pub max_request_bytes: usize,
-    /// Largest non-streaming response copied for parsing (the response itself
+    /// Largest non-streaming response copied for parsing, and most a
+    /// stream's parse keeps of its calls and arguments (the response itself
     /// always passes through whole).
     pub response_parse_limit: usize,
     /// Proxy worker threads (at least 1).

@@ -30,7 +30,9 @@
 //!   tokens from the mock's token endpoint, AWS credentials from a
 //!   `credential_process`, the container endpoint and IMDS served by the
 //!   mock); `cloud_cut`: a Bedrock event stream cut midway ends with an
-//!   exception frame.
+//!   exception frame;
+//! - `stream_budget`: a stream past `response_parse_limit` is relayed whole,
+//!   kept only up to the limit, and counted too large.
 
 mod e2e {
     pub mod convo;
@@ -53,4 +55,5 @@ mod e2e {
     mod repair;
     mod rewritten_ids;
     mod secrets;
+    mod stream_budget;
 }

@@ -157,7 +157,7 @@ settings! {
     shutdown_grace_ms: u64 = "10000";
     /// Largest request body accepted, bytes (larger: 413).
     max_request_bytes: u64 = "67108864";
-    /// Largest non-streaming response body copied for parsing, bytes (the response always passes whole).
+    /// Largest non-streaming response body copied for parsing, and most a stream's parse keeps of its tool calls and arguments, bytes (the response always passes whole; past it, counted as `too_large`).
     response_parse_limit: u64 = "33554432";
     /// Proxy worker threads, each with its own event loop and upstream connection pool, client connections spread evenly over them; 0 = the default: one per CPU, less one when recording to a database (that CPU is the recorder's and the database writer's), at least one.
     workers: u64 = "one per CPU, less one when recording to a database";

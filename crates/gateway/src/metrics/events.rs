@@ -32,7 +32,9 @@ pub trait Event {
 pub enum UnparsedReason {
     /// In a content coding the gateway does not read.
     Compressed,
-    /// Larger than `response_parse_limit` (or decoded larger).
+    /// Larger than `response_parse_limit` (or decoded larger); or a
+    /// stream whose calls and arguments outgrew it, recorded as far as
+    /// they were kept.
     TooLarge,
     /// Not the dialect's shape, or corrupt in its coding.
     Invalid,

@@ -189,7 +189,15 @@ pub(super) fn response_view(
                     reason: UnparsedReason::MalformedFrame,
                 });
             }
-            guard(move || parser.finish())
+            let view = guard(move || parser.finish());
+            // Over `response_parse_limit`: what was kept before the cut
+            // is recorded, and counted as a body too large to parse.
+            if matches!(&view, Ok(v) if v.truncated) {
+                sinks.metrics.emit(UnparsedResponse {
+                    reason: UnparsedReason::TooLarge,
+                });
+            }
+            view
         }
         Parse::Buffer {
             buf,

@@ -403,15 +403,20 @@ impl Observation {
                 }
             }
         }
+        // A stream's parse keeps its calls and their arguments: bounded
+        // by the same limit as a copied body, since nothing else bounds a
+        // stream whose arguments never end. Past it the parser keeps
+        // nothing more, and the response counts as too large to parse.
         self.parse = if event_stream {
             // ConverseStream frames, or InvokeModelWithResponseStream
             // `chunk` frames carrying the dialect's events.
-            Parse::Stream(Box::new(match dialect {
+            let parser = match dialect {
                 Dialect::BedrockConverse => StreamParser::new(dialect),
                 _ => StreamParser::bedrock_invoke(dialect),
-            }))
+            };
+            Parse::Stream(Box::new(parser.limit(parse_limit)))
         } else if sse || gemini_stream {
-            Parse::Stream(Box::new(StreamParser::new(dialect)))
+            Parse::Stream(Box::new(StreamParser::new(dialect).limit(parse_limit)))
         } else {
             let hint = meta
                 .content_length
