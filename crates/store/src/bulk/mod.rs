@@ -246,6 +246,40 @@ macro_rules! claim_key_of_later_call {
 }
 pub(crate) use claim_key_of_later_call;
 
+/// Expands `claim_keys_of_later_calls(conn, results, nos)` for one
+/// backend's connection type and placeholder sigil: of `results`, the
+/// positions of those that answer a later call of their id, each key
+/// claimed for its result ([`claim_key_of_later_call!`], one statement
+/// each: such results reach the store rarely).
+macro_rules! claim_keys_of_later_calls_fn {
+    ($conn:ty, $p:literal) => {
+        /// Of `results`, the positions of those that answer a later call
+        /// of their id, each key claimed for its result.
+        pub(crate) async fn claim_keys_of_later_calls(
+            conn: &mut $conn,
+            results: &[&ToolResultRecord],
+            nos: &SessionNos,
+        ) -> Result<HashSet<usize>, sqlx::Error> {
+            let mut claimed = HashSet::new();
+            for (k, r) in results.iter().enumerate() {
+                let done = sqlx::query(super::claim_key_of_later_call!($p))
+                    .bind(nos.of(&r.session_id)?)
+                    .bind(r.call_id.as_str())
+                    .bind(i64::from(r.message_index))
+                    .bind(r.at_ms)
+                    .bind(r.request_id.as_str())
+                    .execute(&mut *conn)
+                    .await?;
+                if done.rows_affected() > 0 {
+                    claimed.insert(k);
+                }
+            }
+            Ok(claimed)
+        }
+    };
+}
+pub(crate) use claim_keys_of_later_calls_fn;
+
 /// The positions in `recorded` (results whose keys were recorded already)
 /// of those that may answer a later call of their id: ids that are not
 /// unique, with no call of the id after them in their request

@@ -580,30 +580,7 @@ pub(crate) async fn insert_orphan_results(
         .await
 }
 
-/// Of `results`, the positions of those that answer a later call of their
-/// id, each key claimed for its result ([`super::claim_key_of_later_call!`],
-/// one statement each: such results reach the store rarely).
-pub(crate) async fn claim_keys_of_later_calls(
-    conn: &mut SqliteConnection,
-    results: &[&ToolResultRecord],
-    nos: &SessionNos,
-) -> Result<HashSet<usize>, sqlx::Error> {
-    let mut claimed = HashSet::new();
-    for (k, r) in results.iter().enumerate() {
-        let done = sqlx::query(super::claim_key_of_later_call!("?"))
-            .bind(nos.of(&r.session_id)?)
-            .bind(r.call_id.as_str())
-            .bind(i64::from(r.message_index))
-            .bind(r.at_ms)
-            .bind(r.request_id.as_str())
-            .execute(&mut *conn)
-            .await?;
-        if done.rows_affected() > 0 {
-            claimed.insert(k);
-        }
-    }
-    Ok(claimed)
-}
+super::claim_keys_of_later_calls_fn!(SqliteConnection, "?");
 
 #[cfg(test)]
 mod tests {
