@@ -161,7 +161,7 @@ pub struct ToolResultRecord {
     /// No call of its id comes after it in its request's history: for an
     /// id that is not unique ([`crate::is_unique_call_id`]), it may answer
     /// the newest call of that id, made in another run of the conversation
-    /// (see `claim_key_of_later_call!`). A resent answer to an earlier call
+    /// (see `claim_keys_of_later_calls_fn!`). A resent answer to an earlier call
     /// of an id the conversation reused has that later call after it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub latest_of_its_id: bool,

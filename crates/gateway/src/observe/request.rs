@@ -155,7 +155,7 @@ pub(crate) fn analyze(sinks: &Sinks, facts: &RequestFacts, read: &ReadBody) -> R
         });
         // An id that is not unique (`call_0`, Gemini's `name#0`) can name a
         // call of another run of the conversation at the same position
-        // (the store's `claim_key_of_later_call!`), unless a call of that
+        // (the store's `claim_keys_of_later_calls_fn!`), unless a call of that
         // id follows the result in this history (then it answers an earlier
         // call of an id the conversation reused): its key here holds the
         // time of the newest call of that id, so that the other run's

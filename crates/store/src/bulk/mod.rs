@@ -203,6 +203,9 @@ pub fn is_unique_call_id(call_id: &str) -> bool {
     call_id.len() >= MIN_GLOBAL_CALL_ID_LEN && !call_id.contains('#')
 }
 
+/// Expands `claim_keys_of_later_calls(conn, results, nos)` for one
+/// backend's connection type and placeholder sigil (`?` or `$`).
+///
 /// A result whose key (session, call id, position) is recorded already is
 /// still new when its id is not unique ([`is_unique_call_id`]) and its
 /// session holds an open call of that id that finished after the recorded
@@ -211,46 +214,8 @@ pub fn is_unique_call_id(call_id: &str) -> bool {
 /// this result (its request and time), so that this run's own resends are
 /// duplicates. Two runs interleaved in one session, one resending while the
 /// other's call is open, cannot be told apart: the resend is taken for the
-/// other run's answer. `claim` is the backend's statement (`?1`…`?5` or
-/// `$1`…`$5`: session number, call id, position, the result's time and
-/// request).
-macro_rules! claim_key_of_later_call {
-    ($p:literal) => {
-        concat!(
-            "UPDATE tool_results SET at_ms = ",
-            $p,
-            "4, request_id = ",
-            $p,
-            "5 \
-             WHERE session_no = ",
-            $p,
-            "1 AND call_id = ",
-            $p,
-            "2 AND message_index = ",
-            $p,
-            "3 \
-             AND at_ms < ",
-            $p,
-            "4 AND EXISTS (SELECT 1 FROM tool_calls t \
-             WHERE t.session_no = ",
-            $p,
-            "1 AND t.call_id = ",
-            $p,
-            "2 \
-             AND t.call_at_ms > tool_results.at_ms AND t.call_at_ms <= ",
-            $p,
-            "4 \
-             AND t.result_at_ms IS NULL)"
-        )
-    };
-}
-pub(crate) use claim_key_of_later_call;
-
-/// Expands `claim_keys_of_later_calls(conn, results, nos)` for one
-/// backend's connection type and placeholder sigil: of `results`, the
-/// positions of those that answer a later call of their id, each key
-/// claimed for its result ([`claim_key_of_later_call!`], one statement
-/// each: such results reach the store rarely).
+/// other run's answer. One statement per result: such results reach the
+/// store rarely.
 macro_rules! claim_keys_of_later_calls_fn {
     ($conn:ty, $p:literal) => {
         /// Of `results`, the positions of those that answer a later call
@@ -260,9 +225,37 @@ macro_rules! claim_keys_of_later_calls_fn {
             results: &[&ToolResultRecord],
             nos: &SessionNos,
         ) -> Result<HashSet<usize>, sqlx::Error> {
+            // Binds: session number, call id, position, the result's time
+            // and request.
+            const CLAIM: &str = concat!(
+                "UPDATE tool_results SET at_ms = ",
+                $p,
+                "4, request_id = ",
+                $p,
+                "5 \
+                 WHERE session_no = ",
+                $p,
+                "1 AND call_id = ",
+                $p,
+                "2 \
+                 AND message_index = ",
+                $p,
+                "3 AND at_ms < ",
+                $p,
+                "4 \
+                 AND EXISTS (SELECT 1 FROM tool_calls t WHERE t.session_no = ",
+                $p,
+                "1 \
+                 AND t.call_id = ",
+                $p,
+                "2 AND t.call_at_ms > tool_results.at_ms \
+                 AND t.call_at_ms <= ",
+                $p,
+                "4 AND t.result_at_ms IS NULL)"
+            );
             let mut claimed = HashSet::new();
             for (k, r) in results.iter().enumerate() {
-                let done = sqlx::query(super::claim_key_of_later_call!($p))
+                let done = sqlx::query(CLAIM)
                     .bind(nos.of(&r.session_id)?)
                     .bind(r.call_id.as_str())
                     .bind(i64::from(r.message_index))
