@@ -55,10 +55,15 @@ pub struct ToolOutcome {
     /// Wall time spent, retries included.
     #[serde(with = "duration_ms")]
     pub elapsed: Duration,
-    /// How many times the tool was invoked (0 when it never ran).
+    /// How many times the tool was invoked (0 when it never ran); its
+    /// fallback tool's attempts are in [`Self::fallback_attempts`].
     pub attempts: u32,
     /// The name of the fallback used, if any.
     pub fallback_used: Option<String>,
+    /// How many times the fallback tool was invoked (0 without one, and
+    /// for a fixed-output fallback).
+    #[serde(default)]
+    pub fallback_attempts: u32,
 }
 
 impl ToolOutcome {
@@ -77,6 +82,7 @@ impl ToolOutcome {
             elapsed: Duration::ZERO,
             attempts: 1,
             fallback_used: None,
+            fallback_attempts: 0,
         }
     }
 
@@ -100,6 +106,7 @@ impl ToolOutcome {
             elapsed: Duration::ZERO,
             attempts: 0,
             fallback_used: None,
+            fallback_attempts: 0,
         }
     }
 

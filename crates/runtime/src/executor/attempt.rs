@@ -207,7 +207,13 @@ impl Executor {
             },
         };
         if let Some(p) = permit {
-            p.record_now(!trips_breaker(&failed.kind));
+            match breaker_evidence(&failed.kind) {
+                Evidence::Healthy => p.record_now(true),
+                Evidence::Unhealthy => p.record_now(false),
+                // Dropped unrecorded: a probe's slot is freed and the
+                // breaker stays half-open for the next call to probe.
+                Evidence::None => drop(p),
+            }
         }
         Err(AttemptError::Failed(failed))
     }
@@ -247,14 +253,34 @@ enum AttemptError {
     Failed(Failed),
 }
 
-/// Failures that say the tool (or its backend) is unhealthy; the others
-/// (bad arguments, a missing file, a denied permission) mean it answered.
-pub(crate) fn trips_breaker(kind: &ErrorKind) -> bool {
-    matches!(
-        kind,
+/// What a failed attempt tells the tool's breaker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Evidence {
+    /// The backend answered (a missing file, a denied permission, refused
+    /// credentials): as good as a success for the breaker, so a probe
+    /// that gets one closes it.
+    Healthy,
+    /// The tool or its backend is unhealthy: counts towards opening, and
+    /// a probe that gets one opens the breaker again.
+    Unhealthy,
+    /// Nothing about the backend: arguments the tool refused (a typed
+    /// tool's own decoding fails before any request is made), a call
+    /// cancelled, a nested tool unavailable. Not recorded: a probe frees
+    /// its slot and the breaker stays half-open; a closed breaker's count
+    /// of consecutive failures is neither reset nor raised.
+    None,
+}
+
+/// What a failure of `kind` tells the breaker.
+pub(crate) fn breaker_evidence(kind: &ErrorKind) -> Evidence {
+    match kind {
         ErrorKind::Timeout
-            | ErrorKind::RateLimited { .. }
-            | ErrorKind::Network
-            | ErrorKind::Internal
-    )
+        | ErrorKind::RateLimited { .. }
+        | ErrorKind::Network
+        | ErrorKind::Internal => Evidence::Unhealthy,
+        ErrorKind::ResourceNotFound { .. } | ErrorKind::Authentication | ErrorKind::Permission => {
+            Evidence::Healthy
+        }
+        _ => Evidence::None,
+    }
 }

@@ -361,7 +361,7 @@ impl Executor {
             Fallback::Output(value) => Ok((value.clone(), 0)),
             Fallback::Tool(name) => match self.registry.resolve(name) {
                 // Checked at registration; the tools cannot be removed.
-                None => Err(format!("fallback tool '{name}' is not registered")),
+                None => Err((format!("fallback tool '{name}' is not registered"), 0)),
                 Some(other) => {
                     // The fallback's own fallback is not followed.
                     let span = tracing::info_span!("fallback", tool = %other.name);
@@ -374,9 +374,9 @@ impl Executor {
                         (_, Some(e)) if e.fatal => {
                             return fatal_fallback(primary, e, o.attempts, &label, start);
                         }
-                        (_, Some(e)) => Err(format!(
-                            "fallback '{name}' failed too: {}",
-                            e.technical_message
+                        (_, Some(e)) => Err((
+                            format!("fallback '{name}' failed too: {}", e.technical_message),
+                            o.attempts,
                         )),
                         (None, None) => Ok((serde_json::Value::Null, o.attempts)),
                     }
@@ -386,15 +386,16 @@ impl Executor {
         let mut outcome = primary;
         outcome.fallback_used = Some(label.clone());
         match output {
-            Ok((value, extra_attempts)) => {
+            Ok((value, fallback_attempts)) => {
                 entry.metrics.count_fallback();
                 tracing::warn!(fallback = %label, "tool failed; answered by its fallback");
                 outcome.status = toolwarden_core::Status::Success;
                 outcome.output = Some(value);
                 outcome.error = None;
-                outcome.attempts += extra_attempts;
+                outcome.fallback_attempts = fallback_attempts;
             }
-            Err(why) => {
+            Err((why, fallback_attempts)) => {
+                outcome.fallback_attempts = fallback_attempts;
                 tracing::error!(fallback = %label, error = %toolwarden_core::redact::without_secrets(&why), "tool failed and so did its fallback");
                 if let Some(e) = &mut outcome.error {
                     e.technical_message.push_str("; ");
@@ -413,7 +414,7 @@ impl Executor {
 fn fatal_fallback(
     primary: ToolOutcome,
     failure: ToolFailure,
-    extra_attempts: u32,
+    fallback_attempts: u32,
     label: &str,
     start: Instant,
 ) -> ToolOutcome {
@@ -430,7 +431,8 @@ fn fatal_fallback(
     };
     tracing::error!(fallback = %label, kind = failure.kind.name(), error = %toolwarden_core::redact::without_secrets(&failure.technical_message), "tool failed and its fallback failed fatally");
     let mut outcome = ToolOutcome::failure(primary.call_id, primary.tool, failure);
-    outcome.attempts = primary.attempts + extra_attempts;
+    outcome.attempts = primary.attempts;
+    outcome.fallback_attempts = fallback_attempts;
     outcome.fallback_used = Some(label.to_string());
     outcome.elapsed = start.elapsed();
     outcome

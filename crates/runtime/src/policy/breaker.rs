@@ -5,6 +5,10 @@
 //! calls above a threshold) → Open for a while → Half-open, letting a
 //! bounded number of probe calls through → a probe success closes it, a
 //! probe failure opens it again. [`Breaker::reset`] closes it by hand.
+//! What counts as a success or a failure is the executor's call: a
+//! backend's answer (a missing file) is as good as a success, and a
+//! failure that says nothing of the backend (arguments the tool refused)
+//! is not reported at all (`executor::attempt::breaker_evidence`).
 //!
 //! Each half-open period is numbered, and a probe's permit carries the
 //! number: a probe still out when its period ended (it outlived `open_for`,

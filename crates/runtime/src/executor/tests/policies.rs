@@ -213,6 +213,71 @@ async fn breaker_closed_open_half_open_closed_and_reopened() {
     );
 }
 
+/// A half-open probe is decided only by what says something about the
+/// backend: arguments the tool refused before calling it leave the
+/// breaker half-open for the next call, a missing resource (the backend
+/// answered) closes it, a refused connection opens it again.
+#[tokio::test(start_paused = true)]
+async fn a_probe_that_never_reached_the_backend_decides_nothing() {
+    // What the tool does on each attempt: 0 refused, 1 refuses its
+    // arguments, 2 a missing resource.
+    let mode = Arc::new(std::sync::atomic::AtomicU8::new(0));
+    let m = mode.clone();
+    let runs = counter();
+    let tool = scripted("svc", runs.clone(), move |_| {
+        let mode = m.load(Ordering::SeqCst);
+        async move {
+            Err(match mode {
+                0 => io::Error::new(io::ErrorKind::ConnectionRefused, "refused").into(),
+                1 => toolwarden_core::ToolError::invalid_arguments("limit: expected u32").into(),
+                _ => toolwarden_core::ToolError::not_found("a.txt").into(),
+            })
+        }
+    });
+    let policy = ToolPolicy::new()
+        .retry(RetryPolicy::none())
+        .breaker(BreakerConfig::try_new(2, Duration::from_secs(10), 1).unwrap());
+    let ex = single(tool, policy);
+    let state = || ex.registry().stats_of("svc").unwrap().breaker.unwrap();
+    let c = ctx();
+    let run = |id: &'static str| {
+        let ex = &ex;
+        let c = &c;
+        async move {
+            // Arguments of their own: the loop guard stops repeats.
+            ex.execute(&call(id, "svc", &format!(r#"{{"path":"{id}"}}"#)), c)
+                .await
+                .error
+                .unwrap()
+                .kind
+        }
+    };
+    run("a").await;
+    run("b").await;
+    assert_eq!(state(), BreakerState::Open);
+    tokio::time::advance(Duration::from_secs(10)).await;
+    mode.store(1, Ordering::SeqCst);
+    assert_eq!(run("c").await, ErrorKind::InvalidArguments);
+    assert_eq!(state(), BreakerState::HalfOpen, "the probe decided nothing");
+    // Its slot is free: the next call probes, and is refused again.
+    mode.store(0, Ordering::SeqCst);
+    assert_eq!(run("d").await, ErrorKind::Network);
+    assert_eq!(count(&runs), 4);
+    assert_eq!(state(), BreakerState::Open);
+    // A missing resource is the backend's answer: the probe closes it.
+    tokio::time::advance(Duration::from_secs(10)).await;
+    mode.store(2, Ordering::SeqCst);
+    assert!(matches!(run("e").await, ErrorKind::ResourceNotFound { .. }));
+    assert_eq!(state(), BreakerState::Closed);
+    // Closed, refused arguments neither reset nor raise the count of
+    // consecutive failures: refused, refused arguments, refused opens it.
+    for (m, id) in [(0, "f"), (1, "g"), (0, "h")] {
+        mode.store(m, Ordering::SeqCst);
+        run(id).await;
+    }
+    assert_eq!(state(), BreakerState::Open);
+}
+
 #[tokio::test(start_paused = true)]
 async fn the_loop_guard_stops_identical_failing_calls() {
     let runs = counter();
@@ -290,12 +355,14 @@ async fn fallbacks_to_a_tool_or_a_fixed_output() {
     assert_eq!(o.status, Status::Success);
     assert_eq!(o.output, Some(json!({"echo": "p"})));
     assert_eq!(o.fallback_used.as_deref(), Some("cache"));
-    assert_eq!(o.attempts, 2);
+    // Each tool's own attempts.
+    assert_eq!((o.attempts, o.fallback_attempts), (1, 1));
     let o = ex
         .execute(&call("c2", "news", r#"{"path":"p"}"#), &ctx())
         .await;
     assert_eq!(o.output, Some(json!([])));
     assert_eq!(o.fallback_used.as_deref(), Some("fixed_output"));
+    assert_eq!((o.attempts, o.fallback_attempts), (1, 0));
     // Fatal failures are not hidden behind a fallback.
     let o = ex
         .execute(&call("c3", "auth", r#"{"path":"p"}"#), &ctx())
@@ -712,6 +779,7 @@ async fn a_fatal_failure_of_the_fallback_tool_is_fatal() {
     assert_eq!((o.call_id.as_str(), o.tool.as_str()), ("c1", "live"));
     assert_eq!(o.status, Status::Error);
     assert_eq!(o.fallback_used.as_deref(), Some("cache"));
+    assert_eq!((o.attempts, o.fallback_attempts), (1, 1));
     let e = o.error.as_ref().unwrap();
     assert_eq!(e.kind, ErrorKind::Authentication);
     assert!(
