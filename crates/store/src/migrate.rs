@@ -113,6 +113,12 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../migrations/sqlite/0015_session_calls_newest.sql"),
         postgres: include_str!("../migrations/postgres/0015_session_calls_newest.sql"),
     },
+    Migration {
+        version: 16,
+        name: "call_turns_newest",
+        sqlite: include_str!("../migrations/sqlite/0016_call_turns_newest.sql"),
+        postgres: include_str!("../migrations/postgres/0016_call_turns_newest.sql"),
+    },
 ];
 
 const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (\

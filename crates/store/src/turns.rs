@@ -11,29 +11,55 @@
 //! keeps its own id (`name#n` for Gemini's id-less calls); the result brings
 //! it its verdict, so the call is counted once and its result meets it.
 
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 
 use crate::event::{ToolCallRecord, ToolResultRecord};
 
-/// Rows per `INSERT` (four parameters each, well under SQLite's limit).
+/// Rows per `INSERT` (five parameters each, well under SQLite's limit).
 const ROWS_PER_INSERT: usize = 1000;
 
-/// The unpaired call at a position of a session's responses with a
-/// fingerprint (`$1` the session's number): one that finished before the
-/// result arrived if any, the most recent first.
-pub(crate) const FIND_CALL_BY_TURN: &str = "SELECT c.id, c.tool, c.call_at_ms \
-    FROM call_turns t JOIN tool_calls c ON c.request_id = t.request_id AND c.call_index = $3 \
-    WHERE t.session_no = $1 AND t.turn_fp = $2 AND c.result_at_ms IS NULL \
-    ORDER BY (c.call_at_ms <= $4) DESC, c.call_at_ms DESC, c.id DESC LIMIT 1";
+/// How many of a session's newest turns with one fingerprint
+/// [`FIND_CALL_BY_TURN`] reads (as a literal for `concat!`): a session
+/// that repeats one call turn a thousand times costs no more than one that
+/// made it once. The call a result answers is of one of the newest turns
+/// unless that many identical turns came after it unanswered.
+macro_rules! turn_probe_rows {
+    () => {
+        "8"
+    };
+}
 
-/// The distinct (request id, session id, fingerprint) of calls that carry one.
-pub(crate) fn turn_rows<'a>(
-    calls: impl Iterator<Item = &'a ToolCallRecord>,
-) -> Vec<(&'a str, &'a str, i64)> {
-    let rows: BTreeSet<(&str, &str, i64)> = calls
-        .filter_map(|c| Some((c.request_id.as_str(), c.session_id.as_str(), c.turn?)))
-        .collect();
-    rows.into_iter().collect()
+/// The unpaired call at a position of a session's newest responses with a
+/// fingerprint (`$1` the session's number; [`turn_probe_rows!`] of them,
+/// the index's last entries): one that finished before the result
+/// arrived if any, the most recent first.
+pub(crate) const FIND_CALL_BY_TURN: &str = concat!(
+    "SELECT c.id, c.tool, c.call_at_ms FROM (SELECT t.request_id FROM call_turns t \
+     WHERE t.session_no = $1 AND t.turn_fp = $2 ORDER BY t.at_ms DESC LIMIT ",
+    turn_probe_rows!(),
+    ") AS newest JOIN tool_calls c ON c.request_id = newest.request_id AND c.call_index = $3 \
+     WHERE c.result_at_ms IS NULL \
+     ORDER BY (c.call_at_ms <= $4) DESC, c.call_at_ms DESC, c.id DESC LIMIT 1"
+);
+
+/// One `call_turns` row: request id, session id, fingerprint, time.
+pub(crate) type TurnRow<'a> = (&'a str, &'a str, i64, i64);
+
+/// The distinct (request id, session id, fingerprint) of calls that carry
+/// one, each with its earliest call's time.
+pub(crate) fn turn_rows<'a>(calls: impl Iterator<Item = &'a ToolCallRecord>) -> Vec<TurnRow<'a>> {
+    let mut rows: BTreeMap<(&str, &str, i64), i64> = BTreeMap::new();
+    for c in calls {
+        if let Some(turn) = c.turn {
+            let at = rows
+                .entry((c.request_id.as_str(), c.session_id.as_str(), turn))
+                .or_insert(c.at_ms);
+            *at = (*at).min(c.at_ms);
+        }
+    }
+    rows.into_iter()
+        .map(|((request, session, turn), at)| (request, session, turn, at))
+        .collect()
 }
 
 /// The lock keys of a batch's turns (PostgreSQL): a call and a result
@@ -57,23 +83,26 @@ macro_rules! turn_fns {
         /// Records the fingerprints of new responses' calls.
         pub(crate) async fn $insert(
             conn: &mut $conn,
-            rows: &[(&str, &str, i64)],
+            rows: &[TurnRow<'_>],
             nos: &crate::session_nos::SessionNos,
         ) -> Result<(), sqlx::Error> {
             for chunk in rows.chunks(ROWS_PER_INSERT) {
                 let mut query = sqlx::QueryBuilder::<$db>::new(concat!(
                     $verb,
-                    " call_turns (request_id, session_id, turn_fp, session_no) "
+                    " call_turns (request_id, session_id, turn_fp, session_no, at_ms) "
                 ));
                 let numbered = chunk
                     .iter()
-                    .map(|&(request, session, turn)| Ok((request, session, turn, nos.of(session)?)))
+                    .map(|&(request, session, turn, at)| {
+                        Ok((request, session, turn, nos.of(session)?, at))
+                    })
                     .collect::<Result<Vec<_>, sqlx::Error>>()?;
-                query.push_values(numbered, |mut row, (request, session, turn, no)| {
+                query.push_values(numbered, |mut row, (request, session, turn, no, at)| {
                     row.push_bind(request)
                         .push_bind(session)
                         .push_bind(turn)
-                        .push_bind(no);
+                        .push_bind(no)
+                        .push_bind(at);
                 });
                 query.push(" ON CONFLICT DO NOTHING");
                 query.build().execute(&mut *conn).await?;
@@ -116,3 +145,49 @@ turn_fns!(
     sqlx::Postgres,
     "INSERT INTO"
 );
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{Pool, Store};
+
+    /// The lookup reads the newest turns of its fingerprint from the end
+    /// of the index and stops at the limit: the subquery neither sorts
+    /// nor reads the session's other turns, however many repeats it has.
+    #[tokio::test]
+    async fn the_turn_lookup_reads_the_newest_turns_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("plan.db").display());
+        let store = Store::open(&url).await.unwrap();
+        let Pool::Sqlite(pool) = store.pool() else {
+            unreachable!()
+        };
+        let plan: Vec<(i64, i64, i64, String)> =
+            sqlx::query_as(&format!("EXPLAIN QUERY PLAN {FIND_CALL_BY_TURN}"))
+                .bind(1_i64)
+                .bind(2_i64)
+                .bind(0_i64)
+                .bind(0_i64)
+                .fetch_all(pool)
+                .await
+                .unwrap();
+        let read = plan
+            .iter()
+            .find(|p| p.3.contains("call_turns_by_fingerprint"))
+            .unwrap_or_else(|| panic!("{plan:?}"));
+        assert!(read.3.contains("(session_no=? AND turn_fp=?)"), "{plan:?}");
+        // The subquery's steps: the index read and nothing that sorts.
+        let subquery = read.1;
+        assert!(
+            plan.iter()
+                .any(|p| p.0 == subquery && p.3.contains("newest")),
+            "the turns are read in a subquery of their own, under its LIMIT: {plan:?}"
+        );
+        assert!(
+            !plan
+                .iter()
+                .any(|p| p.1 == subquery && p.3.contains("TEMP B-TREE")),
+            "{plan:?}"
+        );
+    }
+}

@@ -1428,3 +1428,61 @@ pub async fn tool_lists_are_bounded(db: TestDb) {
     assert_eq!(one.totals.tools, 1);
     assert_eq!(one.timeline.len(), 1);
 }
+
+/// A session that repeats one call turn, its client rewriting the call
+/// ids (so each result finds its call through the turn it replays): each
+/// result takes the newest turn's call, however many identical turns came
+/// before (`turns::FIND_CALL_BY_TURN` reads the newest few only).
+pub async fn a_repeated_call_turn_pairs_each_result_with_its_own_call(db: TestDb) {
+    let store = Store::open(&db.url).await.unwrap();
+    const TURN: i64 = 9191;
+    const TURNS: i64 = 40;
+    for k in 0..TURNS {
+        let at = 10_000 * (k + 1);
+        let mut list = call(
+            &format!("t{k}"),
+            "g",
+            0,
+            "list_directory#0",
+            "list_directory",
+            at,
+        );
+        list.turn = Some(TURN);
+        let mut answer = result(
+            &format!("t{}", k + 1),
+            "g",
+            &format!("rewritten-{k}"),
+            u32::try_from(2 * k + 2).unwrap(),
+            None,
+            k % 4 == 0,
+            at + 5_000,
+        );
+        answer.answers = Some(TurnRef {
+            turn: TURN,
+            call_index: 0,
+        });
+        record_all(&store, &[Event::ToolCall(list), Event::ToolResult(answer)]).await;
+    }
+    let stats = store.stats(&all()).await.unwrap();
+    assert_eq!(
+        calls_and_failures(&stats),
+        BTreeMap::from([("list_directory", (40, 10))])
+    );
+    assert_eq!(
+        query_i64(
+            &db.url,
+            "SELECT count(*) FROM tool_calls WHERE result_at_ms IS NULL"
+        )
+        .await,
+        0
+    );
+    assert_eq!(
+        query_i64(
+            &db.url,
+            "SELECT count(*) FROM tool_calls WHERE result_at_ms - call_at_ms = 5000"
+        )
+        .await,
+        TURNS,
+        "each result paired with the call of its own turn"
+    );
+}
