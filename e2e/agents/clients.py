@@ -81,15 +81,17 @@ def claude(tools, ws, key, version):
         Step("Bash", {"command": "cat missing.txt", "description": "cat"}, True, r"no such file|exit code"),
     ]
     cont = [Step("Bash", {"command": "echo again", "description": "echo"}, False, r"again")]
+    fork = [Step("Bash", {"command": "echo forked", "description": "echo"}, False, r"forked")]
     common = [bin_, "--dangerously-skip-permissions", "--model", "claude-sonnet-4-5", "--output-format", "text"]
     env = {"IS_SANDBOX": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1",
            "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1", "ANTHROPIC_API_KEY": key}
     return Client(
         "Claude Code", version,
         runs=[Run("claude-main", common + ["-p", "Run the checks. [[e2e:claude-main]]"], env),
-              Run("claude-cont", common + ["-c", "-p", "One more. [[e2e:claude-cont]]"], env)],
-        scripts={"claude-main": main, "claude-sub": sub, "claude-cont": cont},
-        conversations=1,  # the subagent and `-c` belong to the first run's session
+              Run("claude-cont", common + ["-c", "-p", "One more. [[e2e:claude-cont]]"], env),
+              Run("claude-fork", common + ["-c", "--fork-session", "-p", "Fork. [[e2e:claude-fork]]"], env)],
+        scripts={"claude-main": main, "claude-sub": sub, "claude-cont": cont, "claude-fork": fork},
+        conversations=2,  # the subagent and `-c` belong to the first run's session; the fork has its own
     )
 
 
