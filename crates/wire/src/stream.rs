@@ -178,8 +178,19 @@ impl StreamParser {
 
     /// The stream ended: what it held.
     pub fn finish(mut self) -> ResponseView {
-        let StreamParser { framer, state, .. } = &mut self;
-        framer.finish(&mut |event, data| dispatch(state, event, data));
+        let StreamParser {
+            framer,
+            state,
+            complete,
+        } = &mut self;
+        // The last event may end without its blank line.
+        framer.finish(&mut |event, data| {
+            if !*complete {
+                *complete = is_final(state, event, data);
+            }
+            dispatch(state, event, data)
+        });
+        let ended_early = !self.complete;
         let mut view = match self.state {
             State::Chat(s) => s.finish(),
             State::Responses(s) => s.finish(),
@@ -193,6 +204,7 @@ impl StreamParser {
                 .take()
                 .or_else(|| f.error.as_ref().map(ToString::to_string));
         }
+        view.ended_early = ended_early;
         view
     }
 }
@@ -287,6 +299,25 @@ mod completeness_tests {
             // Complete exactly from the blank line that ends the final event.
             let first = seen.iter().position(|&c| c);
             assert_eq!(first, Some(seen.len() - 1), "{dialect:?}: {seen:?}");
+            // The whole stream: not ended early. Without its final event,
+            // or with it but no blank line after it (the transport's end
+            // ends the event): ended early, then not.
+            let ended_early = |bytes: &[u8]| {
+                let mut parser = StreamParser::new(dialect);
+                parser.feed(bytes);
+                parser.finish().ended_early
+            };
+            assert!(!ended_early(stream), "{dialect:?}");
+            let last = stream[..stream.len() - 2]
+                .windows(2)
+                .rposition(|w| w == b"\n\n")
+                .unwrap()
+                + 2;
+            assert!(ended_early(&stream[..last]), "{dialect:?}");
+            assert!(
+                !ended_early(&stream[..stream.len() - 2]),
+                "{dialect:?}: a final event without its blank line"
+            );
         }
     }
 }

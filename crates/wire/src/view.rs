@@ -98,6 +98,13 @@ pub struct ResponseView {
     ///
     /// [`StreamParser::limit`]: crate::StreamParser::limit
     pub truncated: bool,
+    /// A stream that ended without its dialect's final event (Anthropic
+    /// `message_stop`, Chat `[DONE]` or a `finish_reason`, Responses
+    /// `response.completed` / `failed` / `incomplete`, Gemini a
+    /// `finishReason`, ConverseStream `messageStop`): the response may lack
+    /// calls or arguments, however cleanly its transport ended. Always
+    /// `false` for a whole body.
+    pub ended_early: bool,
 }
 
 /// The message after which a request's results are new: the last assistant

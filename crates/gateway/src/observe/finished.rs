@@ -140,11 +140,22 @@ impl Finished {
             parse_error: info.parse_error,
             error: self
                 .error
-                .or_else(|| view.error.as_deref().map(provider_error)),
+                .or_else(|| view.error.as_deref().map(provider_error))
+                .or_else(|| {
+                    (view.ended_early && (200..300).contains(&status))
+                        .then(|| ENDED_EARLY.to_string())
+                }),
             trace_parent: base.trace_parent,
         }));
     }
 }
+
+/// The error of a stream whose transport ended cleanly before its
+/// dialect's final event ([`ResponseView::ended_early`]): an upstream or
+/// a proxy in between that closed it early, so calls or arguments may be
+/// missing. (An early end the gateway sees as such — a reset, a client
+/// gone — is named by what ended it.)
+const ENDED_EARLY: &str = "the stream ended before its final event";
 
 /// The longest provider error kept with a request (characters).
 const PROVIDER_ERROR_CHARS: usize = 1000;

@@ -100,8 +100,15 @@ async fn a_cut_bedrock_stream_ends_with_an_exception_frame() {
             "{payload}"
         );
     }
-    // A whole stream is relayed unchanged, frames and all.
-    let all = Bytes::from(f.concat());
+    // A whole stream is relayed unchanged, frames and all (and, ending
+    // with its final event, is no error).
+    let end = [
+        r#"{"type":"content_block_stop","index":0}"#,
+        r#"{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":2}}"#,
+        r#"{"type":"message_stop"}"#,
+    ]
+    .map(|e| encode_invoke_chunk(e.as_bytes()));
+    let all = Bytes::from([f.concat(), end.concat()].concat());
     h.mock.push_response(Scripted::Raw(RawResponse {
         status: 200,
         headers: vec![(

@@ -248,3 +248,89 @@ async fn a_client_gone_midway_leaves_what_was_seen_and_the_ending() {
         assert_eq!(tools, [("read_file", 1)], "chunked={chunked}");
     }
 }
+
+/// Sends one streamed request with `connection: close` and reads the
+/// answer to its end.
+async fn send_and_read_to_end(addr: &str, session: &str, body: &[u8], chunked: bool) -> String {
+    let mut s = TcpStream::connect(addr).await.expect("connect");
+    let framing = if chunked {
+        "transfer-encoding: chunked".to_string()
+    } else {
+        format!("content-length: {}", body.len())
+    };
+    let head = format!(
+        "POST /v1/responses HTTP/1.1\r\nhost: {addr}\r\nauthorization: Bearer {OPENAI_KEY}\r\n\
+         content-type: application/json\r\nx-session-id: {session}\r\nconnection: close\r\n\
+         {framing}\r\n\r\n"
+    );
+    s.write_all(head.as_bytes()).await.unwrap();
+    if chunked {
+        s.write_all(format!("{:x}\r\n", body.len()).as_bytes())
+            .await
+            .unwrap();
+        s.write_all(body).await.unwrap();
+        s.write_all(b"\r\n0\r\n\r\n").await.unwrap();
+    } else {
+        s.write_all(body).await.unwrap();
+    }
+    let mut seen = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), s.read_to_end(&mut seen))
+        .await
+        .expect("the answer ends")
+        .unwrap();
+    String::from_utf8_lossy(&seen).into_owned()
+}
+
+/// An upstream (or a proxy before it) that ends a stream cleanly before
+/// its final event: the turn is recorded with what was seen and the error
+/// saying so, on both HTTP paths. A final event whose blank line never
+/// came (the body ended right after its data) is a complete stream.
+#[tokio::test]
+async fn a_stream_ended_cleanly_before_its_final_event_is_an_error() {
+    for chunked in [false, true] {
+        let mut h = Harness::start().await;
+        let addr = h.gw().trim_start_matches("http://").to_string();
+        let Scripted::Raw(mut early) = reply(0, Duration::ZERO) else {
+            unreachable!()
+        };
+        let sse = String::from_utf8(early.chunks[0].to_vec()).unwrap();
+        let cut = sse.find("event: response.completed").unwrap();
+        early.chunks = vec![Bytes::from(sse[..cut].to_string())];
+        let Scripted::Raw(mut whole) = reply(1, Duration::ZERO) else {
+            unreachable!()
+        };
+        let sse = String::from_utf8(whole.chunks[0].to_vec()).unwrap();
+        whole.chunks = vec![Bytes::from(sse.trim_end().to_string())];
+        h.mock.push_response(Scripted::Raw(early));
+        h.mock.push_response(Scripted::Raw(whole));
+        for turn in 0..2 {
+            let seen = send_and_read_to_end(&addr, "cut", &request(turn), chunked).await;
+            assert!(
+                seen.starts_with("HTTP/1.1 200"),
+                "chunked={chunked}: {seen}"
+            );
+        }
+        let stats = h.finish().await;
+        let mut recs = requests(&h);
+        recs.sort_by_key(|r| r["input_tokens"].as_u64());
+        assert_eq!(recs.len(), 2, "chunked={chunked}: {recs:#?}");
+        assert_eq!(
+            recs[0]["error"], "the stream ended before its final event",
+            "chunked={chunked}: {}",
+            recs[0]
+        );
+        assert_eq!(recs[0]["response_id"], "resp_0", "chunked={chunked}");
+        assert_eq!(
+            recs[1]["error"],
+            Value::Null,
+            "chunked={chunked}: {}",
+            recs[1]
+        );
+        assert_eq!(
+            recs[1]["output_tokens"], 7,
+            "chunked={chunked}: {}",
+            recs[1]
+        );
+        assert_eq!(stats.requests.errors, 1, "chunked={chunked}");
+    }
+}

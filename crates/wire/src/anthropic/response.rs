@@ -94,5 +94,6 @@ fn view_of(body: &[u8], takes: impl Fn(BlockClass) -> bool) -> Result<ResponseVi
         error: b.error.map(|e| e.describe()),
         error_status: None,
         truncated: false,
+        ended_early: false,
     })
 }

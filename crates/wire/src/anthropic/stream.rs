@@ -334,6 +334,7 @@ impl EventSink for StreamState {
             error: self.error,
             error_status: None,
             truncated: self.budget.is_cut(),
+            ended_early: false,
         }
     }
 

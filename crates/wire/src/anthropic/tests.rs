@@ -473,7 +473,13 @@ fn stream_errors_and_truncation() {
         crate::Dialect::Anthropic,
         b"data: {not json\n\nevent: content_block_start\ndata: [1]\n\n",
     );
-    assert_eq!(junk, crate::ResponseView::default());
+    assert_eq!(
+        junk,
+        crate::ResponseView {
+            ended_early: true,
+            ..crate::ResponseView::default()
+        }
+    );
 }
 
 #[test]

@@ -96,5 +96,6 @@ pub(crate) fn response_view(body: &[u8]) -> Result<ResponseView, WireError> {
         error: b.message.or(b.message_upper).map(Cow::into_owned),
         error_status: None,
         truncated: false,
+        ended_early: false,
     })
 }

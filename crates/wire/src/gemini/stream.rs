@@ -383,6 +383,7 @@ impl StreamState {
             error: self.error,
             error_status: None,
             truncated: self.budget.is_cut(),
+            ended_early: false,
         }
     }
 }

@@ -168,5 +168,6 @@ pub(crate) fn response_view(body: &[u8]) -> Result<ResponseView, WireError> {
         error: b.error.and_then(|e| e.text()),
         error_status: None,
         truncated: false,
+        ended_early: false,
     })
 }

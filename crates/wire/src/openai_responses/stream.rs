@@ -298,6 +298,7 @@ impl EventSink for StreamState {
             error: self.error,
             error_status: self.error_status,
             truncated: self.budget.is_cut(),
+            ended_early: false,
         }
     }
 
