@@ -32,6 +32,9 @@ pub(crate) fn build_client(config: &Config) -> Result<HttpClient, GatewayError> 
         .wrap_connector(http);
     let https = crate::http_client::ConnectWithin::new(https, config.connect_timeout);
     Ok(Client::builder(TokioExecutor::new())
+        // Writes a request's header names as the client sent them, and
+        // keeps the upstream's for the answer (`worker`'s server).
+        .http1_preserve_header_case(true)
         .timer(TokioTimer::new())
         .pool_timer(TokioTimer::new())
         .pool_idle_timeout(std::time::Duration::from_secs(90))

@@ -142,10 +142,15 @@ async fn serve(
         }
     });
     let mut builder = auto::Builder::new(TokioExecutor::new());
+    // Header names keep their case both ways (the upstream client keeps
+    // it too: `upstream::client`), as on the fast path; a head longer than
+    // the fast path takes is refused with 431 here too.
     builder
         .http1()
         .timer(TokioTimer::new())
-        .header_read_timeout(shared.config.client_head_timeout);
+        .header_read_timeout(shared.config.client_head_timeout)
+        .preserve_header_case(true)
+        .max_buf_size(crate::h1::head::MAX_HEAD);
     // An HTTP/2 client that stops answering is let go: pinged every
     // `client_head_timeout`, closed when a ping goes unanswered as long.
     builder

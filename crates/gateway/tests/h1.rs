@@ -576,3 +576,57 @@ async fn an_empty_close_delimited_body_ends_cleanly() {
         assert!(body_of(response).await.is_empty());
     }
 }
+
+/// Sends raw bytes on a fresh connection and reads the answer to its end
+/// (the request says `connection: close`).
+async fn raw_exchange(gw: &RunningGateway, request: &[u8]) -> String {
+    let mut s = TcpStream::connect(gw.addr()).await.unwrap();
+    s.write_all(request).await.unwrap();
+    let mut seen = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), s.read_to_end(&mut seen))
+        .await
+        .expect("the answer ends")
+        .unwrap();
+    String::from_utf8_lossy(&seen).into_owned()
+}
+
+/// On hyper's path (a chunked request body) header names keep their case
+/// both ways, as on the fast path; a head longer than the fast path takes
+/// is refused with 431 there too.
+#[tokio::test]
+async fn hypers_path_keeps_header_case_and_refuses_long_heads() {
+    let mut up = raw_upstream(Arc::new(|_| {
+        (
+            vec![&b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nX-Upstream-Case: y\r\n\r\nok"[..]],
+            false,
+        )
+    }))
+    .await;
+    let gw = gateway(up.addr).await;
+    let request = format!(
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: gw\r\nX-Keep: 1\r\n\
+         Anthropic-Version: 2023-06-01\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n\
+         {:x}\r\n{CHAT}\r\n0\r\n\r\n",
+        CHAT.len()
+    );
+    let answer = raw_exchange(&gw, request.as_bytes()).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(answer.contains("\r\nX-Upstream-Case: y\r\n"), "{answer}");
+    let (head, body) = up.bodies.recv().await.unwrap();
+    assert_eq!(body, CHAT.as_bytes());
+    assert!(head.contains("\r\nX-Keep: 1\r\n"), "{head}");
+    assert!(
+        head.contains("\r\nAnthropic-Version: 2023-06-01\r\n"),
+        "{head}"
+    );
+    // A 70 KB head: the fast path leaves it to hyper, which refuses it.
+    let long = format!(
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: gw\r\nX-Long: {}\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{CHAT}",
+        "a".repeat(70_000),
+        CHAT.len()
+    );
+    let answer = raw_exchange(&gw, long.as_bytes()).await;
+    assert!(answer.starts_with("HTTP/1.1 431"), "{answer}");
+    assert!(up.bodies.try_recv().is_err(), "nothing went upstream");
+}
