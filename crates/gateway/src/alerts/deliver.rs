@@ -9,7 +9,6 @@ use std::{sync::Arc, sync::atomic::Ordering, time::Duration};
 
 use bytes::Bytes;
 use http::{Request, Uri, header};
-use http_body_util::Full;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use toolwarden_store::{AlertTransition, utc::rfc3339};
@@ -145,7 +144,7 @@ impl Worker {
                 header::USER_AGENT,
                 concat!("toolwarden/", env!("CARGO_PKG_VERSION")),
             )
-            .body(Full::new(body))
+            .body(crate::http_client::whole(body))
             .map_err(|e| Refused::final_(e.to_string()))?;
         let response = tokio::time::timeout(self.timeout, self.client.request(request))
             .await

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http::{Method, Request, StatusCode};
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::{BodyExt, Limited};
 
 use crate::http_client::HttpClient;
 
@@ -30,7 +30,7 @@ pub(crate) async fn exchange(
         req = req.header(*name, *value);
     }
     let req = req
-        .body(Full::new(body))
+        .body(crate::http_client::whole(body))
         .map_err(|e| format!("{uri}: {e}"))?;
     let work = async {
         let response = client

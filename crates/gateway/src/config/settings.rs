@@ -145,7 +145,7 @@ settings! {
     repair: String = "fix";
     /// Upstream TCP/TLS connect timeout, ms.
     connect_timeout_ms: u64 = "10000";
-    /// Time allowed from the start of sending a request upstream to the response headers, ms (an upstream that stops reading the request is cut off by it too); 0 = none (a live stream is never cut off).
+    /// Time allowed from the start of sending a request upstream to the response headers, ms (an upstream that stops reading the request is cut off by it too; for a streamed pass-through body, from its last byte sent); 0 = none (a live stream is never cut off).
     first_byte_timeout_ms: u64 = "600000";
     /// Bearer token required by the dashboard and `/api/*` when listening on a non-loopback address.
     admin_token: String = "";
@@ -155,7 +155,7 @@ settings! {
     detector_disable: Vec<String> = "";
     /// How long shutdown waits for in-flight requests, ms.
     shutdown_grace_ms: u64 = "10000";
-    /// Largest request body accepted, bytes (larger: 413).
+    /// Largest request body the gateway reads, bytes (larger: 413); pass-through bodies stream and are not bounded by it.
     max_request_bytes: u64 = "67108864";
     /// Largest non-streaming response body copied for parsing, and most a stream's parse keeps of its tool calls and arguments, bytes (the response always passes whole; past it, counted as `too_large`).
     response_parse_limit: u64 = "33554432";

@@ -27,7 +27,6 @@ use std::{
 
 use bytes::Bytes;
 use http::{Request, header};
-use http_body_util::Full;
 use opentelemetry_proto::tonic::{
     collector::trace::v1::ExportTraceServiceRequest,
     common::v1::{AnyValue, InstrumentationScope, KeyValue, any_value::Value},
@@ -374,7 +373,7 @@ struct Refused {
 async fn post(client: &HttpClient, config: &OtlpConfig, body: Bytes) -> Result<(), Refused> {
     let mut request = Request::post(config.traces_url.clone())
         .header(header::CONTENT_TYPE, "application/x-protobuf")
-        .body(Full::new(body))
+        .body(crate::http_client::whole(body))
         .map_err(|e| Refused {
             why: e.to_string(),
             retry_after: None,

@@ -1,6 +1,7 @@
 //! The proxy path for one request:
 //!
-//! 1. collect the body (bounded: larger → 413 in the dialect's envelope);
+//! 1. collect the body (bounded: larger → 413 in the dialect's envelope),
+//!    or on a pass-through route stream it upstream ([`pass_through`]);
 //! 2. on dialect routes, check the call/result pairing per the repair mode
 //!    (`fix`: forward the repaired body, count the changes, answer with
 //!    `x-toolwarden-repaired: N`; `report`: record the defects, checked
@@ -20,6 +21,7 @@
 //! Failures map to the client's dialect's envelope in [`crate::errors`].
 
 pub(crate) mod cloud;
+mod pass_through;
 pub(crate) use crate::body::tee;
 
 pub(crate) use crate::pipeline::headers;
@@ -30,7 +32,7 @@ use crate::upstream;
 use std::{future::Future, sync::Arc, time::Instant};
 
 use http::{HeaderValue, Request, Response, header};
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
 
 use crate::{
@@ -68,34 +70,17 @@ pub(crate) async fn handle(
         }
     };
 
-    // A client that does not send the whole body in time is answered and
-    // let go (issue 14), as on the fast path.
-    let collected = tokio::time::timeout(
-        shared.config.client_body_timeout,
-        Limited::new(body, shared.config.max_request_bytes).collect(),
-    )
-    .await
-    .unwrap_or_else(|_| {
-        Err(format!(
-            "the client did not send the whole body within client_body_timeout_ms ({} ms)",
-            shared.config.client_body_timeout.as_millis()
-        )
-        .into())
-    });
-    let body = match collected {
-        Ok(collected) => collected.to_bytes(),
-        Err(e) => {
-            let err = if e.is::<http_body_util::LengthLimitError>() {
-                too_large(&shared, upstream.host())
-            } else {
-                ProxyError::new(
-                    ProxyErrorKind::ClientBody,
-                    upstream.host(),
-                    format!("reading the request body failed: {e}"),
-                )
-            };
-            Observation::new(shared.sinks.clone(), base).fail(&err);
-            return error_response(provider, &err);
+    // A pass-through body goes upstream as it arrives.
+    let (body, streamed) = if pass_through::streams(&route, &body) {
+        let streamed = pass_through::streamed(body, shared.config.client_body_timeout);
+        (bytes::Bytes::new(), Some(streamed))
+    } else {
+        match collect(&shared, body, upstream.host()).await {
+            Ok(body) => (body, None),
+            Err(err) => {
+                Observation::new(shared.sinks.clone(), base).fail(&err);
+                return error_response(provider, &err);
+            }
         }
     };
     let content_encoding = headers::content_encoding(&parts.headers);
@@ -109,7 +94,7 @@ pub(crate) async fn handle(
         base.dialect = route.dialect;
         base.path_model = route.model.clone();
     }
-    let bodyless = body.is_empty() && route.dialect.is_none();
+    let bodyless = body.is_empty() && route.dialect.is_none() && streamed.is_none();
     // A HEAD answer has no body: it is complete with its head.
     let head_only = parts.method == http::Method::HEAD;
     let mut outbound = Outbound::prepare(&shared, &route, base, body, content_encoding.as_deref());
@@ -140,11 +125,19 @@ pub(crate) async fn handle(
         client,
     )
     .await;
-    let upstream_req = Request::from_parts(parts, Full::new(outbound.forward.clone()));
+    let (upstream_body, progress) = match streamed {
+        Some((body, progress)) => (body, Some(progress)),
+        None => (crate::http_client::whole(outbound.forward.clone()), None),
+    };
+    let upstream_req = Request::from_parts(parts, upstream_body);
 
     outbound.observation.sent();
     let host = upstream.host();
     let sending = async {
+        if let Some(progress) = &progress {
+            let limit = shared.config.first_byte_timeout;
+            return pass_through::send(client, upstream_req, progress, limit, host).await;
+        }
         let sending = client.request(upstream_req);
         match shared.config.first_byte_timeout {
             Some(limit) => match tokio::time::timeout(limit, sending).await {
@@ -254,5 +247,32 @@ async fn first_frame(incoming: &mut Incoming) -> Option<tee::Prefetched> {
         Ok(Some(Err(e))) => Some(tee::Prefetched::Error(e)),
         Ok(None) => Some(tee::Prefetched::End),
         Err(_) => None,
+    }
+}
+
+/// The whole body, within `client_body_timeout_ms` and `max_request_bytes`
+/// (a client that does not send it in time is answered and let go, as on
+/// the fast path: issue 14).
+async fn collect(shared: &Shared, body: Incoming, host: &str) -> Result<bytes::Bytes, ProxyError> {
+    let collected = tokio::time::timeout(
+        shared.config.client_body_timeout,
+        Limited::new(body, shared.config.max_request_bytes).collect(),
+    )
+    .await
+    .unwrap_or_else(|_| {
+        Err(format!(
+            "the client did not send the whole body within client_body_timeout_ms ({} ms)",
+            shared.config.client_body_timeout.as_millis()
+        )
+        .into())
+    });
+    match collected {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(too_large(shared, host)),
+        Err(e) => Err(ProxyError::new(
+            ProxyErrorKind::ClientBody,
+            host,
+            format!("reading the request body failed: {e}"),
+        )),
     }
 }

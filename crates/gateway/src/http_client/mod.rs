@@ -2,7 +2,12 @@
 //! the credential providers (`cloud`), which `config` holds, can name it
 //! without depending on [`crate::upstream`] (which reads the config);
 //! [`ConnectWithin`], the bound on its whole connect; and [`answered`],
-//! what the gateway's own POSTs (alert webhooks, OTLP) read of an answer.
+//! what the gateway's own POSTs (alert webhooks, OTLP) read of an answer;
+//! [`UpstreamBody`], whole or [`Streamed`].
+
+mod streamed;
+
+pub(crate) use streamed::{Progress, Streamed};
 
 use std::future::Future;
 use std::pin::Pin;
@@ -11,7 +16,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http::Uri;
-use http_body_util::Full;
+use http_body_util::{Either, Full};
 use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::{Client, connect::HttpConnector};
 
@@ -36,7 +41,17 @@ pub(crate) async fn answered(
 }
 
 /// The client every proxied request goes through.
-pub(crate) type HttpClient = Client<ConnectWithin<HttpsConnector<HttpConnector>>, Full<Bytes>>;
+pub(crate) type HttpClient = Client<ConnectWithin<HttpsConnector<HttpConnector>>, UpstreamBody>;
+
+/// A request body for [`HttpClient`]: a whole one (what the gateway read,
+/// checked or signed, and its own POSTs) or a client's body forwarded as
+/// it arrives ([`Streamed`]: the pass-through routes).
+pub(crate) type UpstreamBody = Either<Full<Bytes>, Streamed>;
+
+/// A whole request body.
+pub(crate) fn whole(bytes: Bytes) -> UpstreamBody {
+    Either::Left(Full::new(bytes))
+}
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
