@@ -31,7 +31,8 @@ pub const DEFAULT_AGGREGATE_KEYS: usize = 4096;
 const MINUTE_MS: i64 = 60_000;
 
 const INSERT: &str = "INSERT INTO dropped_tool_counts \
-    (at_ms, provider, model, tool, calls, results, failures) VALUES ($1, $2, $3, $4, $5, $6, $7)";
+    (at_ms, provider, model, tool, calls, results, failures, flush_id, flush_row) \
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING";
 
 /// Counts of events not written in detail.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -58,6 +59,35 @@ pub struct DroppedRow {
     pub tool: String,
     /// The counts.
     pub counts: DroppedCounts,
+}
+
+/// One write of folded counts: its rows, numbered, under an id of its
+/// own. Written again after a failure whose outcome is unknown (the
+/// connection lost around the commit), a row that the first attempt did
+/// write is skipped, not added twice (migration 0017).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DroppedFlush {
+    /// 128 random bits, in hex.
+    pub id: String,
+    /// The rows with their numbers in the flush.
+    pub rows: Vec<(u32, DroppedRow)>,
+}
+
+impl DroppedFlush {
+    /// `rows` under a new id, numbered in order.
+    pub fn new(rows: Vec<DroppedRow>) -> DroppedFlush {
+        use std::hash::BuildHasher;
+        let half = || std::hash::RandomState::new().hash_one(std::time::SystemTime::now());
+        DroppedFlush {
+            id: format!("{:016x}{:016x}", half(), half()),
+            rows: (0..).zip(rows).collect(),
+        }
+    }
+
+    /// The rows, without their numbers (put back into the aggregate).
+    pub(crate) fn into_rows(self) -> Vec<DroppedRow> {
+        self.rows.into_iter().map(|(_, r)| r).collect()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -250,17 +280,18 @@ crate::pg_text::texts!(DroppedRow { provider, tool; model; });
 // === impl Store (dropped counts) ===
 
 impl Store {
-    /// Appends `rows` to `dropped_tool_counts` in one transaction (on
-    /// PostgreSQL each NUL in their text as U+FFFD, which it can store).
-    pub async fn write_dropped(&self, rows: &[DroppedRow]) -> Result<(), StoreError> {
-        if rows.is_empty() {
+    /// Appends the rows of `flush` to `dropped_tool_counts` in one
+    /// transaction (on PostgreSQL each NUL in their text as U+FFFD, which
+    /// it can store); a row of the flush written before is skipped.
+    pub async fn write_dropped(&self, flush: &DroppedFlush) -> Result<(), StoreError> {
+        if flush.rows.is_empty() {
             return Ok(());
         }
         let n = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
         macro_rules! insert_all {
             ($pool:expr, $rows:expr) => {{
                 let mut tx = $pool.begin().await?;
-                for r in $rows {
+                for (no, r) in $rows {
                     sqlx::query(INSERT)
                         .bind(r.at_ms)
                         .bind(&r.provider)
@@ -269,6 +300,8 @@ impl Store {
                         .bind(n(r.counts.calls))
                         .bind(n(r.counts.results))
                         .bind(n(r.counts.failures))
+                        .bind(flush.id.as_str())
+                        .bind(i64::from(no))
                         .execute(&mut *tx)
                         .await?;
                 }
@@ -277,8 +310,12 @@ impl Store {
         }
         let result: Result<(), sqlx::Error> = async {
             match self.pool() {
-                Pool::Sqlite(p) => insert_all!(p, rows),
-                Pool::Postgres(p) => insert_all!(p, pg_text(rows).iter()),
+                Pool::Sqlite(p) => insert_all!(p, flush.rows.iter().map(|(no, r)| (*no, r))),
+                Pool::Postgres(p) => {
+                    let rows: Vec<DroppedRow> = flush.rows.iter().map(|(_, r)| r.clone()).collect();
+                    let texts = pg_text(&rows);
+                    insert_all!(p, flush.rows.iter().map(|(no, _)| *no).zip(texts.iter()))
+                }
             }
         }
         .await;

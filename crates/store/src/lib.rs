@@ -74,7 +74,7 @@ mod turns;
 pub mod utc;
 mod write;
 
-pub use aggregate::{DEFAULT_AGGREGATE_KEYS, DroppedCounts, DroppedRow, OTHER};
+pub use aggregate::{DEFAULT_AGGREGATE_KEYS, DroppedCounts, DroppedFlush, DroppedRow, OTHER};
 pub use alerts::{AlertTransition, AlertWindow, LONGEST_TOOL_MS, RequestWindowRow, ToolWindowRow};
 pub use bulk::is_unique_call_id;
 pub use error::{StoreError, StoreErrorKind, redact_url};

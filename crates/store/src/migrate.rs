@@ -119,6 +119,12 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../migrations/sqlite/0016_call_turns_newest.sql"),
         postgres: include_str!("../migrations/postgres/0016_call_turns_newest.sql"),
     },
+    Migration {
+        version: 17,
+        name: "dropped_counts_once",
+        sqlite: include_str!("../migrations/sqlite/0017_dropped_counts_once.sql"),
+        postgres: include_str!("../migrations/postgres/0017_dropped_counts_once.sql"),
+    },
 ];
 
 const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (\

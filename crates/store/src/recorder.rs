@@ -251,6 +251,7 @@ impl Recorder {
             pending: Pending::default(),
             closing: false,
             give_up_at: None,
+            unsure: None,
         };
         tokio::spawn(async move {
             writer.run().await;

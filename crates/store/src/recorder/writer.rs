@@ -12,7 +12,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
 use super::{Next, Observer, Pending, Queued, SHUTDOWN_DEADLINE, Shared, fold};
-use crate::aggregate::DroppedRow;
+use crate::aggregate::DroppedFlush;
 use crate::event::Event;
 use crate::jsonl::JsonlSink;
 use crate::store::Store;
@@ -40,6 +40,9 @@ pub(super) struct Writer {
     /// When closing began + [`super::SHUTDOWN_RETRY`]: past it, an unreachable
     /// database makes the writer give up (and count the loss).
     pub(super) give_up_at: Option<Instant>,
+    /// Folded counts whose write failed and may have committed, written
+    /// again under the same flush id ([`Writer::write_aggregate`]).
+    pub(super) unsure: Option<DroppedFlush>,
 }
 
 // === impl Writer ===
@@ -49,8 +52,8 @@ impl Writer {
         loop {
             if self.pending.is_empty() && !self.closing {
                 // Folded counts waiting: come back for them within a flush interval.
-                let until =
-                    (!self.shared.agg.is_empty()).then(|| Instant::now() + self.flush_interval);
+                let waiting = !self.shared.agg.is_empty() || self.unsure.is_some();
+                let until = waiting.then(|| Instant::now() + self.flush_interval);
                 match self.next(until).await {
                     Next::Event(e) => self.take(e),
                     Next::Closing => self.set_closing(),
@@ -72,6 +75,7 @@ impl Writer {
             self.flush().await;
         }
         self.write_aggregate().await;
+        self.put_back_unsure();
     }
 
     /// Appends the folded counts to the store when there is room (nothing
@@ -80,31 +84,52 @@ impl Writer {
     /// database refuses them: then row by row ([`Writer::write_aggregate_rows`]).
     /// Without a store there is nowhere to write them: they were counted
     /// and observed.
+    ///
+    /// A write that failed otherwise may have committed (the connection
+    /// lost around the commit): its rows are written again as they were,
+    /// under the same [`DroppedFlush`] id, before anything folded since,
+    /// so that they count once either way.
     async fn write_aggregate(&mut self) {
-        if self.shared.agg.is_empty() || self.pending.len() >= self.batch_max {
+        if (self.shared.agg.is_empty() && self.unsure.is_none())
+            || self.pending.len() >= self.batch_max
+        {
             return;
         }
         let Some(store) = self.store.clone() else {
             self.shared.agg.take();
+            self.unsure = None;
             return;
         };
         if self.give_up_at.is_some_and(|t| Instant::now() >= t) {
+            self.put_back_unsure();
             return;
         }
-        let rows = self.shared.agg.take();
-        match self.write_dropped_by_deadline(&store, &rows).await {
+        let flush = match self.unsure.take() {
+            Some(flush) => flush,
+            None => DroppedFlush::new(self.shared.agg.take()),
+        };
+        match self.write_dropped_by_deadline(&store, &flush).await {
             Some(Ok(())) => {}
             Some(Err(e)) if e.is_rejected() => {
                 self.shared.write_errors.fetch_add(1, Ordering::Relaxed);
                 tracing::warn!(error = %e, "the database refuses the counts of dropped events; writing them row by row");
-                self.write_aggregate_rows(&store, rows).await;
+                self.write_aggregate_rows(&store, flush).await;
             }
             Some(Err(e)) => {
                 self.shared.write_errors.fetch_add(1, Ordering::Relaxed);
                 tracing::warn!(error = %e, "cannot write the counts of dropped events; will retry");
-                self.shared.agg.restore(rows);
+                self.unsure = Some(flush);
             }
-            None => self.shared.agg.restore(rows),
+            None => self.shared.agg.restore(flush.into_rows()),
+        }
+    }
+
+    /// Past the deadline, or at the end: counts whose write may have
+    /// failed go back to the aggregate, which the shutdown report lists as
+    /// not written.
+    fn put_back_unsure(&mut self) {
+        if let Some(flush) = self.unsure.take() {
+            self.shared.agg.restore(flush.into_rows());
         }
     }
 
@@ -113,15 +138,18 @@ impl Writer {
     /// `write_errors`) does not keep the others out for good: retried
     /// together, they would be refused together at every turn. Any other
     /// failure, or the deadline, puts back the rows not written yet.
-    async fn write_aggregate_rows(&mut self, store: &Store, rows: Vec<DroppedRow>) {
+    async fn write_aggregate_rows(&mut self, store: &Store, flush: DroppedFlush) {
+        let DroppedFlush { id, rows } = flush;
         let mut rows = rows.into_iter();
-        while let Some(row) = rows.next() {
-            match self
-                .write_dropped_by_deadline(store, std::slice::from_ref(&row))
-                .await
-            {
+        while let Some((no, row)) = rows.next() {
+            let one = DroppedFlush {
+                id: id.clone(),
+                rows: vec![(no, row)],
+            };
+            match self.write_dropped_by_deadline(store, &one).await {
                 Some(Ok(())) => {}
                 Some(Err(e)) if e.is_rejected() => {
+                    let row = &one.rows[0].1;
                     self.shared.write_errors.fetch_add(1, Ordering::Relaxed);
                     tracing::error!(
                         error = %e,
@@ -131,14 +159,18 @@ impl Writer {
                         "the database refuses these counts of dropped events: lost"
                     );
                 }
-                failed => {
-                    if let Some(Err(e)) = failed {
-                        self.shared.write_errors.fetch_add(1, Ordering::Relaxed);
-                        tracing::warn!(error = %e, "cannot write the counts of dropped events; will retry");
-                    }
-                    self.shared
-                        .agg
-                        .restore(std::iter::once(row).chain(rows).collect());
+                Some(Err(e)) => {
+                    self.shared.write_errors.fetch_add(1, Ordering::Relaxed);
+                    tracing::warn!(error = %e, "cannot write the counts of dropped events; will retry");
+                    self.unsure = Some(DroppedFlush {
+                        id,
+                        rows: one.rows.into_iter().chain(rows).collect(),
+                    });
+                    return;
+                }
+                None => {
+                    let left = one.rows.into_iter().chain(rows).map(|(_, r)| r);
+                    self.shared.agg.restore(left.collect());
                     return;
                 }
             }
@@ -150,9 +182,9 @@ impl Writer {
     async fn write_dropped_by_deadline(
         &mut self,
         store: &Store,
-        rows: &[DroppedRow],
+        flush: &DroppedFlush,
     ) -> Option<Result<(), crate::StoreError>> {
-        self.by_deadline(store.write_dropped(rows)).await
+        self.by_deadline(store.write_dropped(flush)).await
     }
 
     fn set_closing(&mut self) {

@@ -158,3 +158,47 @@ async fn postgres() {
         folded_counts_add_to_the_stats(db).await;
     }
 }
+
+/// A write of folded counts that is tried again after a failure whose
+/// outcome was unknown (the connection lost around its commit) adds its
+/// counts once: the flush's rows are numbered under its id. Another flush
+/// of the same counts adds them again.
+pub async fn a_flush_written_twice_counts_once(db: TestDb) {
+    let store = Store::open(&db.url).await.expect("open");
+    let at = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+        / 60_000
+        * 60_000;
+    let row = |tool: &str, calls| DroppedRow {
+        at_ms: at,
+        provider: "anthropic".into(),
+        model: None,
+        tool: tool.into(),
+        counts: DroppedCounts {
+            calls,
+            results: calls,
+            failures: 1,
+        },
+    };
+    let flush = DroppedFlush::new(vec![row("Bash", 5), row("Read", 2)]);
+    store.write_dropped(&flush).await.unwrap();
+    store.write_dropped(&flush).await.unwrap();
+    // One row of it again, as the row-by-row path writes it.
+    let one = DroppedFlush {
+        id: flush.id.clone(),
+        rows: vec![flush.rows[1].clone()],
+    };
+    store.write_dropped(&one).await.unwrap();
+    let stats = store.stats(&all()).await.unwrap();
+    assert_eq!(
+        calls_and_failures(&stats),
+        [("Bash", (5, 1)), ("Read", (2, 1))].into()
+    );
+    store
+        .write_dropped(&DroppedFlush::new(vec![row("Bash", 5)]))
+        .await
+        .unwrap();
+    let stats = store.stats(&all()).await.unwrap();
+    assert_eq!(calls_and_failures(&stats)["Bash"], (10, 2));
+}

@@ -67,6 +67,7 @@ both!(retention::retention_keeps_a_session_with_rows_newer_than_its_last_time);
 both!(retention::retention_deletes_dropped_counts_in_steps);
 both!(dropped::refused_results_count_their_calls);
 both!(dropped::a_refused_count_row_leaves_the_others_written);
+both!(dropped::a_flush_written_twice_counts_once);
 both!(schema::readers_require_the_builds_schema_and_no_build_writes_a_newer_one);
 
 /// Only PostgreSQL has other gateways' passes (on SQLite the steps run on

@@ -428,7 +428,10 @@ pub async fn retention_deletes_dropped_counts_in_steps(db: TestDb) {
     let cutoff = 300_000;
     let at = [0, 0, 0, 0, 60_000, 120_000, 180_000, 300_000, 360_000];
     let rows_in: Vec<DroppedRow> = (0..).zip(at).map(|(n, at_ms)| row(n, at_ms)).collect();
-    store.write_dropped(&rows_in).await.unwrap();
+    store
+        .write_dropped(&DroppedFlush::new(rows_in.clone()))
+        .await
+        .unwrap();
 
     let mut prune = store.prune(cutoff, 2);
     let mut before = 0;
