@@ -4,9 +4,11 @@
 //!
 //! Per tool, rules look at all models together (`model = "*"`), and per
 //! tool × model as well when the tool was called by more than one model in
-//! the window (with one model the two would be the same alert twice).
+//! the window (with one model the two would be the same alert twice), or
+//! when that tool × model alert is firing: it resolves on its own model's
+//! numbers, not because another model's calls left the window.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 use toolwarden_store::{AlertTransition, AlertWindow};
 
@@ -120,12 +122,21 @@ pub(crate) fn resolved_for_gone_instance(t: &AlertTransition) -> Option<String> 
     })
 }
 
-/// Sums per key, with a `*` row over all models, and the per-model rows
-/// only where there are several models.
+/// One row of [`per_model`]: a key, a model (`*` for all) and the sum.
+struct ModelRow<K, V> {
+    key: K,
+    model: String,
+    sum: V,
+    /// A per-model row of a key with a single model (the same numbers as
+    /// its `*` row): observed only for an alert already firing.
+    alone: bool,
+}
+
+/// Sums per key: a `*` row over all models, and one row per model.
 fn per_model<K: Ord + Clone, V: Copy>(
     rows: impl Iterator<Item = (K, String, V)>,
     add: impl Fn(V, V) -> V,
-) -> Vec<(K, String, V)> {
+) -> Vec<ModelRow<K, V>> {
     let mut groups: BTreeMap<K, Vec<(String, V)>> = BTreeMap::new();
     for (key, model, v) in rows {
         groups.entry(key).or_default().push((model, v));
@@ -137,24 +148,40 @@ fn per_model<K: Ord + Clone, V: Copy>(
             .map(|(_, v)| *v)
             .reduce(&add)
             .expect("a group has a row");
-        if models.len() > 1 {
-            out.extend(models.into_iter().map(|(m, v)| (key.clone(), m, v)));
-        }
-        out.push((key, "*".to_string(), total));
+        let alone = models.len() == 1;
+        out.extend(models.into_iter().map(|(model, sum)| ModelRow {
+            key: key.clone(),
+            model,
+            sum,
+            alone,
+        }));
+        out.push(ModelRow {
+            key,
+            model: "*".to_string(),
+            sum: total,
+            alone: false,
+        });
     }
     out
 }
 
 /// Every enabled rule's observations for this window; `dropped` is the
-/// number of events this gateway (`instance`) dropped within it.
+/// number of events this gateway (`instance`) dropped within it. `firing`
+/// holds the keys of the alerts firing now: a tool × model row of a tool
+/// with one model is observed for those only.
 pub(crate) fn observe(
     rules: &Rules,
     w: &AlertWindow,
     dropped: u64,
     instance: &str,
+    firing: &HashSet<&str>,
 ) -> Vec<Observation> {
     let mut out = Vec::new();
-    let mut push = |rule, tool: String, model: String, value, volume, limit| {
+    let mut push = |rule: RuleName, tool: String, model: String, value, volume, limit, alone| {
+        let key = alert_key(rule.as_str(), &tool, &model, "");
+        if alone && !firing.contains(key.as_str()) {
+            return;
+        }
         out.push(Observation {
             rule,
             tool,
@@ -172,19 +199,30 @@ pub(crate) fn observe(
         }),
         |a, b| (a.0 + b.0, a.1 + b.1, a.2 + b.2, a.3 + b.3),
     );
-    for (tool, model, (results, failures, exec_sum, timed)) in tools {
+    for row in tools {
+        let (tool, model, alone) = (row.key, row.model, row.alone);
+        let (results, failures, exec_sum, timed) = row.sum;
         if let Some(limit) = rules.failure_rate
             && results > 0
         {
             let rate = failures as f64 / results as f64;
             let rule = RuleName::ToolFailureRate;
-            push(rule, tool.clone(), model.clone(), rate, results, limit);
+            push(
+                rule,
+                tool.clone(),
+                model.clone(),
+                rate,
+                results,
+                limit,
+                alone,
+            );
         }
         if let Some(limit) = rules.exec_time
             && timed > 0
         {
             let mean = exec_sum / timed as f64;
-            push(RuleName::ToolExecTime, tool, model, mean, timed, limit);
+            let rule = RuleName::ToolExecTime;
+            push(rule, tool, model, mean, timed, limit, alone);
         }
     }
     let requests = per_model(
@@ -194,22 +232,26 @@ pub(crate) fn observe(
         }),
         |a, b| (a.0 + b.0, a.1 + b.1, a.2 + b.2),
     );
-    for ((), model, (n, errors, repairs)) in requests {
+    for row in requests {
+        let (model, alone) = (row.model, row.alone);
+        let (n, errors, repairs) = row.sum;
         if let Some(limit) = rules.upstream_errors
             && n > 0
         {
             let rate = errors as f64 / n as f64;
             let rule = RuleName::UpstreamErrorRate;
-            push(rule, "*".into(), model.clone(), rate, n, limit);
+            push(rule, "*".into(), model.clone(), rate, n, limit, alone);
         }
         if let Some(limit) = rules.repairs {
+            let rule = RuleName::Repairs;
             push(
-                RuleName::Repairs,
+                rule,
                 "*".into(),
                 model,
                 repairs as f64,
                 repairs,
                 limit,
+                alone,
             );
         }
     }
@@ -286,7 +328,7 @@ mod tests {
                 repairs: 2,
             }],
         };
-        let obs = observe(&rules, &w, 0, "gw");
+        let obs = observe(&rules, &w, 0, "gw", &HashSet::new());
         let book = find(&obs, RuleName::ToolFailureRate, "book", "*").unwrap();
         assert_eq!((book.value, book.volume), (5.0 / 40.0, 40));
         assert_eq!(decide(false, Some(book), 0.8), Decision::Fire);
@@ -306,6 +348,38 @@ mod tests {
         assert_eq!(decide(false, Some(dropped), 0.8), Decision::Keep);
         let slow = find(&obs, RuleName::ToolExecTime, "lookup", "*").unwrap();
         assert_eq!(slow.value, 100.0);
+    }
+
+    /// `book|m1` fired while m2 also called `book`; once m2's calls have
+    /// left the window, m1's own numbers (still all failures) keep it
+    /// firing: it must not resolve for want of a row, to fire again when
+    /// m2 comes back.
+    #[test]
+    fn a_firing_tool_model_alert_is_observed_when_its_model_is_alone() {
+        let rules = AlertsConfig::default().rules;
+        let both = AlertWindow {
+            tools: vec![row("book", "m1", 20, 20), row("book", "m2", 20, 0)],
+            requests: Vec::new(),
+        };
+        let obs = observe(&rules, &both, 0, "gw", &HashSet::new());
+        let m1 = find(&obs, RuleName::ToolFailureRate, "book", "m1").expect("m1's row");
+        assert_eq!(decide(false, Some(m1), 0.8), Decision::Fire);
+        let key = m1.key();
+
+        let alone = AlertWindow {
+            tools: vec![row("book", "m1", 20, 20)],
+            requests: Vec::new(),
+        };
+        let firing = HashSet::from([key.as_str()]);
+        let obs = observe(&rules, &alone, 0, "gw", &firing);
+        let m1 = find(&obs, RuleName::ToolFailureRate, "book", "m1");
+        assert_eq!(decide(true, m1, 0.8), Decision::Keep, "{obs:?}");
+        // Not firing: one model's row would be the `*` alert twice.
+        let obs = observe(&rules, &alone, 0, "gw", &HashSet::new());
+        assert!(find(&obs, RuleName::ToolFailureRate, "book", "m1").is_none());
+        // Only the firing rule's row: m1's exec time is not observed.
+        let obs = observe(&rules, &alone, 0, "gw", &firing);
+        assert!(find(&obs, RuleName::ToolExecTime, "book", "m1").is_none());
     }
 
     #[test]

@@ -11,11 +11,16 @@
 //! a container gets a new hostname) can resolve nothing any more, so any
 //! gateway resolves its alerts, `gateway` naming the one that did.
 
-use std::{collections::HashMap, collections::VecDeque, io::Write, path::PathBuf, sync::Arc};
+use std::{
+    collections::{HashMap, HashSet, VecDeque},
+    io::Write,
+    path::PathBuf,
+    sync::Arc,
+};
 
 use serde_json::json;
 use tokio::sync::watch;
-use toolwarden_store::{AlertTransition, Store, StoreError};
+use toolwarden_store::{AlertTransition, AlertWindow, Store, StoreError};
 
 use super::{
     AlertsBoard,
@@ -93,6 +98,16 @@ impl Engine {
     pub(crate) async fn round(&mut self) -> Result<(), StoreError> {
         let now = now_ms();
         let window_ms = i64::try_from(self.config.window.as_millis()).unwrap_or(i64::MAX);
+        let window = self.store.alert_window(now - window_ms).await?;
+        self.round_over(&window, now).await
+    }
+
+    /// One evaluation of `window`, the store's numbers at `now`.
+    pub(crate) async fn round_over(
+        &mut self,
+        window: &AlertWindow,
+        now: i64,
+    ) -> Result<(), StoreError> {
         let gone_before = now.saturating_sub(self.stale_after_ms());
         let seen: HashMap<String, i64> = self
             .store
@@ -100,10 +115,15 @@ impl Engine {
             .await?
             .into_iter()
             .collect();
-        let window = self.store.alert_window(now - window_ms).await?;
         let dropped = self.dropped_in_window(now);
-        let observations = rules::observe(&self.config.rules, &window, dropped, &self.instance);
         let states = self.store.alert_states().await?;
+        let firing: HashSet<&str> = states
+            .iter()
+            .filter(|s| s.state == "firing")
+            .map(|s| s.alert_key.as_str())
+            .collect();
+        let observations =
+            rules::observe(&self.config.rules, window, dropped, &self.instance, &firing);
         let latest: HashMap<&str, &AlertTransition> =
             states.iter().map(|s| (s.alert_key.as_str(), s)).collect();
         let observed: HashMap<String, &Observation> =
@@ -209,126 +229,4 @@ fn append_jsonl(path: &std::path::Path, t: &AlertTransition) -> std::io::Result<
 }
 
 #[cfg(test)]
-mod tests {
-    use std::time::Duration;
-
-    use toolwarden_store::{NoopObserver, Recorder, RecorderOptions};
-
-    use super::*;
-    use crate::{Config, metrics::Metrics};
-
-    /// An engine named `instance` over `store`, with no webhooks.
-    fn engine(store: &Store, instance: &str) -> Engine {
-        let recorder = Recorder::start(
-            None,
-            RecorderOptions {
-                queue_capacity: 16,
-                batch_max: 16,
-                flush_interval: Duration::from_millis(5),
-                jsonl: None,
-            },
-            Arc::new(NoopObserver),
-        );
-        let sinks = Arc::new(Sinks::new(
-            recorder,
-            Arc::new(Metrics::new()),
-            Default::default(),
-        ));
-        let config = AlertsConfig::default();
-        let board = sinks.metrics.alerts.clone();
-        let client = crate::upstream::build_client(&Config::for_tests("http://127.0.0.1:9"))
-            .expect("client");
-        Engine {
-            delivery: Delivery::start(&config, client, board.clone(), instance.into()),
-            config,
-            store: store.clone(),
-            sinks,
-            board,
-            jsonl: None,
-            instance: instance.into(),
-            dropped: VecDeque::new(),
-        }
-    }
-
-    /// `instance`'s `events_dropped` alert, firing since `at_ms`.
-    fn dropped_alert(instance: &str, at_ms: i64) -> AlertTransition {
-        AlertTransition {
-            alert_key: rules::alert_key("events_dropped", "*", "*", instance),
-            seq: 1,
-            state: "firing".into(),
-            rule: "events_dropped".into(),
-            tool: "*".into(),
-            model: "*".into(),
-            instance: instance.into(),
-            value: 7.0,
-            threshold: 0.0,
-            volume: 7,
-            started_ms: at_ms,
-            at_ms,
-            gateway: instance.into(),
-        }
-    }
-
-    async fn state_of(store: &Store, key: &str) -> AlertTransition {
-        let states = store.alert_states().await.expect("states");
-        states
-            .into_iter()
-            .find(|s| s.alert_key == key)
-            .expect("the alert")
-    }
-
-    /// A container restarted under a new hostname is a new instance: the
-    /// old one's `events_dropped` alert is resolved by another gateway once
-    /// the old one has stopped evaluating for long enough, not while it
-    /// still evaluates (its heartbeat), nor soon after it fired.
-    #[tokio::test]
-    async fn a_stale_instances_dropped_events_alert_is_resolved_by_another() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let url = format!("sqlite://{}", dir.path().join("alerts.db").display());
-        let store = Store::open(&url).await.expect("store");
-        let mut new = engine(&store, "gw-new");
-        let window_ms = i64::try_from(new.config.window.as_millis()).expect("window");
-        let long_ago = now_ms() - 3 * window_ms;
-        let old = dropped_alert("gw-old", long_ago);
-        assert!(store.claim_alert_transition(&old).await.expect("claim"));
-        let recent = dropped_alert("gw-recent", now_ms() - window_ms);
-        assert!(store.claim_alert_transition(&recent).await.expect("claim"));
-
-        // gw-old still evaluates: its alert is its own business.
-        store
-            .alert_heartbeat("gw-old", now_ms(), 0)
-            .await
-            .expect("beat");
-        new.round().await.expect("round");
-        assert_eq!(state_of(&store, &old.alert_key).await.state, "firing");
-
-        // gw-old was last seen three windows ago: gone.
-        store
-            .alert_heartbeat("gw-old", long_ago, 0)
-            .await
-            .expect("beat");
-        new.round().await.expect("round");
-        let s = state_of(&store, &old.alert_key).await;
-        assert_eq!((s.state.as_str(), s.seq), ("resolved", 2), "{s:?}");
-        assert_eq!(
-            (s.gateway.as_str(), s.instance.as_str()),
-            ("gw-new", "gw-old")
-        );
-        assert_eq!((s.value, s.volume), (0.0, 0));
-        let why = rules::resolved_for_gone_instance(&s).expect("a reason");
-        assert!(why.contains("gw-old stopped evaluating"), "{why}");
-        // Fired a window ago, no heartbeat (a gateway of an older version):
-        // not gone yet.
-        assert_eq!(state_of(&store, &recent.alert_key).await.state, "firing");
-        // This gateway's own heartbeat was written; gw-old's forgotten.
-        let seen = store
-            .alert_heartbeat("probe", now_ms(), 0)
-            .await
-            .expect("beat");
-        let names: Vec<&str> = seen.iter().map(|(i, _)| i.as_str()).collect();
-        assert!(
-            names.contains(&"gw-new") && !names.contains(&"gw-old"),
-            "{names:?}"
-        );
-    }
-}
+mod tests;

@@ -1,0 +1,175 @@
+//! The evaluation loop over a real SQLite store: who resolves what.
+
+use std::time::Duration;
+
+use toolwarden_store::{NoopObserver, Recorder, RecorderOptions, ToolWindowRow};
+
+use super::*;
+use crate::{Config, metrics::Metrics};
+
+/// An engine named `instance` over `store`, with no webhooks.
+fn engine(store: &Store, instance: &str) -> Engine {
+    let config = AlertsConfig::default();
+    let recorder = Recorder::start(
+        None,
+        RecorderOptions {
+            queue_capacity: 16,
+            batch_max: 16,
+            flush_interval: Duration::from_millis(5),
+            jsonl: None,
+        },
+        Arc::new(NoopObserver),
+    );
+    let sinks = Arc::new(Sinks::new(
+        recorder,
+        Arc::new(Metrics::new()),
+        Default::default(),
+    ));
+    let board = sinks.metrics.alerts.clone();
+    let client =
+        crate::upstream::build_client(&Config::for_tests("http://127.0.0.1:9")).expect("client");
+    Engine {
+        delivery: Delivery::start(&config, client, board.clone(), instance.into()),
+        config,
+        store: store.clone(),
+        sinks,
+        board,
+        jsonl: None,
+        instance: instance.into(),
+        dropped: VecDeque::new(),
+    }
+}
+
+/// `instance`'s `events_dropped` alert, firing since `at_ms`.
+fn dropped_alert(instance: &str, at_ms: i64) -> AlertTransition {
+    AlertTransition {
+        alert_key: rules::alert_key("events_dropped", "*", "*", instance),
+        seq: 1,
+        state: "firing".into(),
+        rule: "events_dropped".into(),
+        tool: "*".into(),
+        model: "*".into(),
+        instance: instance.into(),
+        value: 7.0,
+        threshold: 0.0,
+        volume: 7,
+        started_ms: at_ms,
+        at_ms,
+        gateway: instance.into(),
+    }
+}
+
+async fn state_of(store: &Store, key: &str) -> AlertTransition {
+    let states = store.alert_states().await.expect("states");
+    states
+        .into_iter()
+        .find(|s| s.alert_key == key)
+        .expect("the alert")
+}
+
+/// A container restarted under a new hostname is a new instance: the
+/// old one's `events_dropped` alert is resolved by another gateway once
+/// the old one has stopped evaluating for long enough, not while it
+/// still evaluates (its heartbeat), nor soon after it fired.
+#[tokio::test]
+async fn a_stale_instances_dropped_events_alert_is_resolved_by_another() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let url = format!("sqlite://{}", dir.path().join("alerts.db").display());
+    let store = Store::open(&url).await.expect("store");
+    let mut new = engine(&store, "gw-new");
+    let window_ms = i64::try_from(new.config.window.as_millis()).expect("window");
+    let long_ago = now_ms() - 3 * window_ms;
+    let old = dropped_alert("gw-old", long_ago);
+    assert!(store.claim_alert_transition(&old).await.expect("claim"));
+    let recent = dropped_alert("gw-recent", now_ms() - window_ms);
+    assert!(store.claim_alert_transition(&recent).await.expect("claim"));
+
+    // gw-old still evaluates: its alert is its own business.
+    store
+        .alert_heartbeat("gw-old", now_ms(), 0)
+        .await
+        .expect("beat");
+    new.round().await.expect("round");
+    assert_eq!(state_of(&store, &old.alert_key).await.state, "firing");
+
+    // gw-old was last seen three windows ago: gone.
+    store
+        .alert_heartbeat("gw-old", long_ago, 0)
+        .await
+        .expect("beat");
+    new.round().await.expect("round");
+    let s = state_of(&store, &old.alert_key).await;
+    assert_eq!((s.state.as_str(), s.seq), ("resolved", 2), "{s:?}");
+    assert_eq!(
+        (s.gateway.as_str(), s.instance.as_str()),
+        ("gw-new", "gw-old")
+    );
+    assert_eq!((s.value, s.volume), (0.0, 0));
+    let why = rules::resolved_for_gone_instance(&s).expect("a reason");
+    assert!(why.contains("gw-old stopped evaluating"), "{why}");
+    // Fired a window ago, no heartbeat (a gateway of an older version):
+    // not gone yet.
+    assert_eq!(state_of(&store, &recent.alert_key).await.state, "firing");
+    // This gateway's own heartbeat was written; gw-old's forgotten.
+    let seen = store
+        .alert_heartbeat("probe", now_ms(), 0)
+        .await
+        .expect("beat");
+    let names: Vec<&str> = seen.iter().map(|(i, _)| i.as_str()).collect();
+    assert!(
+        names.contains(&"gw-new") && !names.contains(&"gw-old"),
+        "{names:?}"
+    );
+}
+
+async fn sqlite_store(dir: &tempfile::TempDir) -> Store {
+    let url = format!("sqlite://{}", dir.path().join("alerts.db").display());
+    Store::open(&url).await.expect("store")
+}
+
+/// `results` results of `tool` called by `model`, `failures` of them failed.
+fn tool_row(tool: &str, model: &str, results: u64, failures: u64) -> ToolWindowRow {
+    ToolWindowRow {
+        tool: tool.into(),
+        model: model.into(),
+        results,
+        failures,
+        exec_ms_sum: 0.0,
+        exec_count: 0,
+    }
+}
+
+fn window(tools: Vec<ToolWindowRow>) -> AlertWindow {
+    AlertWindow {
+        tools,
+        requests: Vec::new(),
+    }
+}
+
+/// Regression: `book|m1` (every call failing) resolved as soon as the
+/// other model's calls left the window, a per-model row being shown only
+/// for a tool of several models, and fired again when they came back.
+#[tokio::test]
+async fn a_tool_model_alert_keeps_firing_when_the_other_model_leaves() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = sqlite_store(&dir).await;
+    let mut gw = engine(&store, "gw-a");
+    let key = rules::alert_key("tool_failure_rate", "book", "m1", "");
+    let now = now_ms();
+    let both = window(vec![
+        tool_row("book", "m1", 20, 20),
+        tool_row("book", "m2", 20, 0),
+    ]);
+    gw.round_over(&both, now).await.expect("round");
+    assert_eq!(state_of(&store, &key).await.state, "firing");
+
+    let alone = window(vec![tool_row("book", "m1", 20, 20)]);
+    gw.round_over(&alone, now + 1).await.expect("round");
+    let s = state_of(&store, &key).await;
+    assert_eq!((s.state.as_str(), s.seq), ("firing", 1), "{s:?}");
+
+    // m1's own calls recover: now it resolves.
+    let recovered = window(vec![tool_row("book", "m1", 20, 0)]);
+    gw.round_over(&recovered, now + 2).await.expect("round");
+    assert_eq!(state_of(&store, &key).await.state, "resolved");
+}
