@@ -269,6 +269,19 @@ pub(crate) fn observe(
     out
 }
 
+/// This gateway's settings of the rule named `rule`; `None` when it does
+/// not evaluate it (turned off, or a rule of another version).
+pub(crate) fn limit_of(rules: &Rules, rule: &str) -> Option<Threshold> {
+    match rule {
+        "tool_failure_rate" => rules.failure_rate,
+        "tool_exec_time" => rules.exec_time,
+        "repairs" => rules.repairs,
+        "upstream_error_rate" => rules.upstream_errors,
+        "events_dropped" => rules.events_dropped,
+        _ => None,
+    }
+}
+
 /// Fire above the threshold with enough volume; once firing, resolve only
 /// at or below `threshold × resolve_ratio` or when the window has no data.
 pub(crate) fn decide(firing: bool, obs: Option<&Observation>, resolve_ratio: f64) -> Decision {

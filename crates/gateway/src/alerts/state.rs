@@ -10,6 +10,15 @@
 //! [`STALE_WINDOWS`] windows (stopped, or restarted under another name, as
 //! a container gets a new hostname) can resolve nothing any more, so any
 //! gateway resolves its alerts, `gateway` naming the one that did.
+//!
+//! Gateways on one database may differ in their `[alerts]` rules (a rule
+//! turned off, another threshold, a rollout). A gateway resolves a shared
+//! alert only when it could have fired it itself: it evaluates the rule
+//! with the threshold recorded in the firing row. Otherwise the alert is
+//! the business of the gateway that fired it, while that one evaluates
+//! ([`Engine::leaves_to_another`]); so a gateway that does not see an alert
+//! the way its firer does never resolves it only for the firer to fire it
+//! again next round.
 
 use std::{
     collections::{HashMap, HashSet, VecDeque},
@@ -130,13 +139,12 @@ impl Engine {
             observations.iter().map(|o| (o.key(), o)).collect();
         let mut transitions = Vec::new();
         for s in states.iter().filter(|s| s.state == "firing") {
-            // Another gateway's own counters are its business while it
-            // evaluates (a heartbeat, or the alert itself, recent enough).
-            let gone = || {
-                let last = seen.get(&s.instance).copied().unwrap_or(i64::MIN);
-                last.max(s.at_ms) < gone_before
+            // Evaluating (a heartbeat, or the alert itself, recent enough).
+            let evaluates = |name: &str| {
+                let last = seen.get(name).copied().unwrap_or(i64::MIN);
+                last.max(s.at_ms) >= gone_before
             };
-            if !s.instance.is_empty() && s.instance != self.instance && !gone() {
+            if self.leaves_to_another(s, evaluates) {
                 continue;
             }
             // A gone instance's alert has no observation here (its key
@@ -190,6 +198,20 @@ impl Engine {
         };
         self.board.set_states(states, now);
         Ok(())
+    }
+
+    /// Whether the firing alert `s` is another gateway's to resolve, as
+    /// long as that one `evaluates`: one about another gateway's own
+    /// counters (its `instance`), or one this gateway could not have fired
+    /// itself (it does not evaluate the rule, or with another threshold)
+    /// and that the gateway that fired it still evaluates.
+    fn leaves_to_another(&self, s: &AlertTransition, evaluates: impl Fn(&str) -> bool) -> bool {
+        if !s.instance.is_empty() {
+            return s.instance != self.instance && evaluates(&s.instance);
+        }
+        let could_have_fired = rules::limit_of(&self.config.rules, &s.rule)
+            .is_some_and(|limit| limit.threshold == s.threshold);
+        !could_have_fired && s.gateway != self.instance && evaluates(&s.gateway)
     }
 
     fn announce(&self, t: &AlertTransition) {

@@ -5,11 +5,15 @@ use std::time::Duration;
 use toolwarden_store::{NoopObserver, Recorder, RecorderOptions, ToolWindowRow};
 
 use super::*;
-use crate::{Config, metrics::Metrics};
+use crate::{Config, alerts::config::RawAlerts, metrics::Metrics};
 
 /// An engine named `instance` over `store`, with no webhooks.
 fn engine(store: &Store, instance: &str) -> Engine {
-    let config = AlertsConfig::default();
+    engine_with(store, instance, AlertsConfig::default())
+}
+
+/// An engine named `instance` over `store` with these settings.
+fn engine_with(store: &Store, instance: &str, config: AlertsConfig) -> Engine {
     let recorder = Recorder::start(
         None,
         RecorderOptions {
@@ -146,6 +150,12 @@ fn window(tools: Vec<ToolWindowRow>) -> AlertWindow {
     }
 }
 
+/// Settings as read from `toml` (an `[alerts]` table's body).
+fn alerts_config(toml: &str) -> AlertsConfig {
+    let raw: RawAlerts = toml::from_str(toml).expect("toml");
+    raw.validated().expect("valid")
+}
+
 /// Regression: `book|m1` (every call failing) resolved as soon as the
 /// other model's calls left the window, a per-model row being shown only
 /// for a tool of several models, and fired again when they came back.
@@ -172,4 +182,75 @@ async fn a_tool_model_alert_keeps_firing_when_the_other_model_leaves() {
     let recovered = window(vec![tool_row("book", "m1", 20, 0)]);
     gw.round_over(&recovered, now + 2).await.expect("round");
     assert_eq!(state_of(&store, &key).await.state, "resolved");
+}
+
+/// Regression: a gateway with a rule turned off (or another threshold, or
+/// an older version) resolved every alert of that rule another gateway
+/// fired, and the other fired it again next round: a notification pair
+/// every interval. A gateway resolves only what it could have fired.
+#[tokio::test]
+async fn a_gateway_resolves_only_alerts_it_could_have_fired() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = sqlite_store(&dir).await;
+    let mut a = engine(&store, "gw-a");
+    let mut off = engine_with(
+        &store,
+        "gw-off",
+        alerts_config("[failure_rate]\nenabled = false"),
+    );
+    let mut lax = engine_with(
+        &store,
+        "gw-lax",
+        alerts_config("[failure_rate]\nthreshold = 0.5"),
+    );
+    let key = rules::alert_key("tool_failure_rate", "book", "*", "");
+    let now = now_ms();
+    // 25 % of 40 results failed: over gw-a's 5 %, under gw-lax's 50 %.
+    let failing = window(vec![tool_row("book", "m1", 40, 10)]);
+    a.round_over(&failing, now).await.expect("round");
+    assert_eq!(state_of(&store, &key).await.state, "firing");
+
+    for round in 1..=3 {
+        off.round_over(&failing, now + round).await.expect("round");
+        lax.round_over(&failing, now + round).await.expect("round");
+        a.round_over(&failing, now + round).await.expect("round");
+        let s = state_of(&store, &key).await;
+        assert_eq!(
+            (s.state.as_str(), s.seq),
+            ("firing", 1),
+            "round {round}: {s:?}"
+        );
+    }
+
+    // gw-lax fires its own above 50 %; gw-a, whose threshold is another,
+    // does not resolve it while gw-lax evaluates, even at 25 %.
+    let recovered = window(vec![tool_row("book", "m1", 40, 0)]);
+    a.round_over(&recovered, now + 10).await.expect("round");
+    assert_eq!(state_of(&store, &key).await.state, "resolved");
+    let worse = window(vec![tool_row("book", "m1", 40, 30)]);
+    lax.round_over(&worse, now + 11).await.expect("round");
+    let s = state_of(&store, &key).await;
+    assert_eq!((s.state.as_str(), s.gateway.as_str()), ("firing", "gw-lax"));
+    a.round_over(&failing, now + 12).await.expect("round");
+    assert_eq!(
+        state_of(&store, &key).await.seq,
+        3,
+        "gw-a left gw-lax's alert alone"
+    );
+
+    // gw-lax stops evaluating (no heartbeat for long): anyone resolves.
+    let stale = a.stale_after_ms() + 1;
+    store
+        .alert_heartbeat("gw-lax", now - stale, 0)
+        .await
+        .expect("beat");
+    // Past the alert's own time (now + 11) by more than the staleness.
+    let later = now + 12 + stale;
+    off.round_over(&failing, later).await.expect("round");
+    let s = state_of(&store, &key).await;
+    assert_eq!(
+        (s.state.as_str(), s.gateway.as_str()),
+        ("resolved", "gw-off"),
+        "{s:?}"
+    );
 }
