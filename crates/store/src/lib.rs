@@ -53,6 +53,7 @@
 #![forbid(unsafe_code)]
 
 mod aggregate;
+mod alert_repeats;
 mod alerts;
 mod bulk;
 mod deltas;
@@ -75,6 +76,7 @@ pub mod utc;
 mod write;
 
 pub use aggregate::{DEFAULT_AGGREGATE_KEYS, DroppedCounts, DroppedFlush, DroppedRow, OTHER};
+pub use alert_repeats::AlertRepeat;
 pub use alerts::{AlertTransition, AlertWindow, LONGEST_TOOL_MS, RequestWindowRow, ToolWindowRow};
 pub use bulk::is_unique_call_id;
 pub use error::{StoreError, StoreErrorKind, redact_url};

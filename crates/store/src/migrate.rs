@@ -125,6 +125,12 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../migrations/sqlite/0017_dropped_counts_once.sql"),
         postgres: include_str!("../migrations/postgres/0017_dropped_counts_once.sql"),
     },
+    Migration {
+        version: 18,
+        name: "alert_repeats",
+        sqlite: include_str!("../migrations/sqlite/0018_alert_repeats.sql"),
+        postgres: include_str!("../migrations/postgres/0018_alert_repeats.sql"),
+    },
 ];
 
 const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (\

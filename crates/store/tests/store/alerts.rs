@@ -114,6 +114,61 @@ async fn alert_heartbeats(db: TestDb) {
     assert_eq!(seen, vec![("gw-a".to_owned(), 3_000)], "gw-b forgotten");
 }
 
+/// A repeat is claimed once: a second claim of the same repeat (another
+/// gateway) or of an earlier one loses; the next repeat, or a repeat of a
+/// later firing transition, wins.
+async fn alert_repeats(db: TestDb) {
+    let store = Store::open(&db.url).await.unwrap();
+    let first = AlertRepeat {
+        alert_key: "tool_failure_rate|book|*|".into(),
+        seq: 1,
+        repeat_no: 1,
+        at_ms: 1_000,
+        gateway: "gw-a".into(),
+    };
+    assert!(store.claim_alert_repeat(&first).await.unwrap());
+    let same = AlertRepeat {
+        gateway: "gw-b".into(),
+        at_ms: 1_001,
+        ..first.clone()
+    };
+    assert!(
+        !store.claim_alert_repeat(&same).await.unwrap(),
+        "claimed twice"
+    );
+    let next = AlertRepeat {
+        repeat_no: 2,
+        at_ms: 2_000,
+        ..same.clone()
+    };
+    assert!(store.claim_alert_repeat(&next).await.unwrap());
+    assert!(
+        !store.claim_alert_repeat(&first).await.unwrap(),
+        "went back"
+    );
+    assert_eq!(store.alert_repeats().await.unwrap(), vec![next]);
+    let refired = AlertRepeat {
+        seq: 3,
+        repeat_no: 1,
+        at_ms: 3_000,
+        ..first
+    };
+    assert!(store.claim_alert_repeat(&refired).await.unwrap());
+    assert_eq!(store.alert_repeats().await.unwrap(), vec![refired]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn repeats_sqlite() {
+    alert_repeats(TestDb::sqlite()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn repeats_postgres() {
+    if let Some(db) = TestDb::postgres("alerts::repeats_postgres").await {
+        alert_repeats(db).await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite() {
     alert_window_and_claims(TestDb::sqlite()).await;
