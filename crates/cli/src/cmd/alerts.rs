@@ -47,6 +47,10 @@ pub struct AlertFlags {
     /// Results needed in the window before the failure rate can fire [default: 20].
     #[arg(long)]
     pub alert_min_results: Option<u64>,
+    /// Send a still-firing alert's notification again after this many
+    /// milliseconds; 0: never [default: 14400000, 4 h].
+    #[arg(long)]
+    pub alert_repeat_interval_ms: Option<u64>,
     /// Turn alert evaluation off.
     #[arg(long)]
     pub no_alerts: bool,
@@ -66,6 +70,7 @@ impl AlertFlags {
             webhooks: (!self.alert_webhook.is_empty()).then_some(self.alert_webhook),
             format: self.alert_format,
             window_ms: self.alert_window_ms,
+            repeat_interval_ms: self.alert_repeat_interval_ms,
             failure_rate,
             ..RawAlerts::default()
         };

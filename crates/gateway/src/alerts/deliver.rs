@@ -2,10 +2,17 @@
 //! request path. A notification is a JSON POST (Alertmanager webhook
 //! payload or Slack incoming-webhook text), retried with exponential
 //! backoff; a full queue drops and counts, a webhook that hangs only
-//! delays its own queue. URLs are never logged (they often hold secrets):
-//! only their host.
+//! delays its own queue. A notification a webhook could not take (every
+//! retry failed with a failure that can pass, or its queue was full) is
+//! kept in that webhook's [`Book`], one per alert, for the evaluation
+//! loop to send again (`renotify`). URLs are never logged (they often
+//! hold secrets): only their host.
 
-use std::{sync::Arc, sync::atomic::Ordering, time::Duration};
+use std::{
+    collections::{HashMap, HashSet},
+    sync::{Arc, Mutex, atomic::Ordering},
+    time::Duration,
+};
 
 use bytes::Bytes;
 use http::{Request, Uri, header};
@@ -14,7 +21,7 @@ use tokio::sync::mpsc;
 use toolwarden_store::{AlertTransition, utc::rfc3339};
 
 use super::{
-    AlertsBoard,
+    AlertsBoard, NotificationKind,
     config::AlertFormat,
     config::AlertsConfig,
     rules::{RuleName, resolved_for_gone_instance},
@@ -27,10 +34,34 @@ const MAX_BACKOFF: Duration = Duration::from_secs(30);
 /// The senders of the webhook queues.
 #[derive(Debug)]
 pub(crate) struct Delivery {
-    queues: Vec<mpsc::Sender<Bytes>>,
+    queues: Vec<Queue>,
     format: AlertFormat,
     board: Arc<AlertsBoard>,
     gateway: String,
+}
+
+/// One webhook's queue and what it could not deliver.
+#[derive(Debug)]
+struct Queue {
+    tx: mpsc::Sender<Job>,
+    book: Arc<Mutex<Book>>,
+}
+
+/// What one webhook owes: at most one notification per alert.
+#[derive(Debug, Default)]
+struct Book {
+    /// The latest notification of each alert this webhook did not take.
+    failed: HashMap<String, AlertTransition>,
+    /// Alerts with a re-send or a repeat queued or on its way.
+    again: HashSet<String>,
+}
+
+/// One notification for one webhook.
+#[derive(Debug)]
+struct Job {
+    transition: AlertTransition,
+    kind: NotificationKind,
+    body: Bytes,
 }
 
 // === impl Delivery ===
@@ -48,15 +79,17 @@ impl Delivery {
             .iter()
             .map(|uri| {
                 let (tx, rx) = mpsc::channel(config.queue.max(1));
+                let book = Arc::new(Mutex::new(Book::default()));
                 let worker = Worker {
                     uri: uri.clone(),
                     client: client.clone(),
                     retries: config.retries,
                     timeout: config.timeout,
                     board: board.clone(),
+                    book: book.clone(),
                 };
                 tokio::spawn(worker.run(rx));
-                tx
+                Queue { tx, book }
             })
             .collect();
         Delivery {
@@ -67,25 +100,146 @@ impl Delivery {
         }
     }
 
-    /// Queues `t` for every webhook; never waits.
-    pub(crate) fn send(&self, t: &AlertTransition) {
-        if self.queues.is_empty() {
-            return;
-        }
+    /// Whether there is any webhook to notify.
+    pub(crate) fn has_webhooks(&self) -> bool {
+        !self.queues.is_empty()
+    }
+
+    fn body(&self, t: &AlertTransition) -> Bytes {
         let body = match self.format {
             AlertFormat::Alertmanager => alertmanager(t, &self.gateway),
             AlertFormat::Slack => slack(t),
         };
-        let body = Bytes::from(body.to_string());
+        Bytes::from(body.to_string())
+    }
+
+    /// Queues the transition `t` for every webhook; never waits. It is its
+    /// alert's latest notification: one kept unsent is forgotten.
+    pub(crate) fn send(&self, t: &AlertTransition) {
+        if self.queues.is_empty() {
+            return;
+        }
+        let body = self.body(t);
         for queue in &self.queues {
-            // Counted before it is queued: the worker may be done with it
-            // before `try_send` returns.
-            self.board.pending.fetch_add(1, Ordering::Relaxed);
-            if queue.try_send(body.clone()).is_err() {
-                self.board.pending.fetch_sub(1, Ordering::Relaxed);
-                self.board.dropped.fetch_add(1, Ordering::Relaxed);
-                tracing::warn!("alert webhook queue full: notification dropped");
+            queue.book().failed.remove(&t.alert_key);
+            self.queue(queue, t, NotificationKind::Transition, body.clone());
+        }
+    }
+
+    /// Queues a repeat of the firing alert `t` for every webhook that has
+    /// no re-send of it on its way (that one says the same).
+    pub(crate) fn repeat(&self, t: &AlertTransition) {
+        let body = self.body(t);
+        for queue in &self.queues {
+            if queue.book().again.insert(t.alert_key.clone()) {
+                queue.book().failed.remove(&t.alert_key);
+                self.queue(queue, t, NotificationKind::Repeat, body.clone());
             }
+        }
+    }
+
+    /// Sends again, once per alert and webhook, each kept notification
+    /// that is still its alert's latest transition (in `latest`, by key);
+    /// forgets the others. Answers how many were queued.
+    pub(crate) fn resend_failed(&self, latest: &HashMap<&str, &AlertTransition>) -> usize {
+        let mut queued = 0;
+        for queue in &self.queues {
+            let due: Vec<AlertTransition> = {
+                let mut book = queue.book();
+                book.failed.retain(|key, t| {
+                    latest
+                        .get(key.as_str())
+                        .is_some_and(|l| (l.seq, l.state.as_str()) == (t.seq, t.state.as_str()))
+                });
+                let Book { failed, again } = &mut *book;
+                let keys: Vec<String> = failed
+                    .keys()
+                    .filter(|k| !again.contains(*k))
+                    .cloned()
+                    .collect();
+                keys.into_iter()
+                    .filter_map(|key| {
+                        again.insert(key.clone());
+                        failed.remove(&key)
+                    })
+                    .collect()
+            };
+            for t in due {
+                let body = self.body(&t);
+                queued += usize::from(self.queue(queue, &t, NotificationKind::Resend, body));
+            }
+        }
+        queued
+    }
+
+    /// Puts one notification in `queue`, or counts it dropped and keeps it
+    /// to send again: `true` when queued.
+    fn queue(
+        &self,
+        queue: &Queue,
+        t: &AlertTransition,
+        kind: NotificationKind,
+        body: Bytes,
+    ) -> bool {
+        // Counted before it is queued: the worker may be done with it
+        // before `try_send` returns.
+        self.board.pending.fetch_add(1, Ordering::Relaxed);
+        let job = Job {
+            transition: t.clone(),
+            kind,
+            body,
+        };
+        match queue.tx.try_send(job) {
+            Ok(()) => true,
+            Err(e) => {
+                self.board.pending.fetch_sub(1, Ordering::Relaxed);
+                self.board
+                    .outcomes(kind)
+                    .dropped
+                    .fetch_add(1, Ordering::Relaxed);
+                tracing::warn!(
+                    kind = kind.as_str(),
+                    "alert webhook queue full: notification dropped (kept to send again)"
+                );
+                let job = match e {
+                    mpsc::error::TrySendError::Full(job)
+                    | mpsc::error::TrySendError::Closed(job) => job,
+                };
+                queue.book().owe(job);
+                false
+            }
+        }
+    }
+}
+
+// === impl Queue ===
+
+impl Queue {
+    fn book(&self) -> std::sync::MutexGuard<'_, Book> {
+        self.book.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+// === impl Book ===
+
+impl Book {
+    /// `job` was not delivered: keep it to send again, unless a later
+    /// notification of its alert is kept already.
+    fn owe(&mut self, job: Job) {
+        let t = job.transition;
+        self.again.remove(&t.alert_key);
+        match self.failed.get(&t.alert_key) {
+            Some(kept) if kept.seq > t.seq => {}
+            _ => {
+                self.failed.insert(t.alert_key.clone(), t);
+            }
+        }
+    }
+
+    /// `job` is done with (delivered, or refused for good).
+    fn settle(&mut self, job: &Job) {
+        if job.kind != NotificationKind::Transition {
+            self.again.remove(&job.transition.alert_key);
         }
     }
 }
@@ -96,25 +250,35 @@ struct Worker {
     retries: u32,
     timeout: Duration,
     board: Arc<AlertsBoard>,
+    book: Arc<Mutex<Book>>,
 }
 
 impl Worker {
-    async fn run(self, mut rx: mpsc::Receiver<Bytes>) {
-        while let Some(body) = rx.recv().await {
-            self.deliver(body).await;
+    async fn run(self, mut rx: mpsc::Receiver<Job>) {
+        while let Some(job) = rx.recv().await {
+            let delivered = self.deliver(&job).await;
+            {
+                let mut book = self.book.lock().unwrap_or_else(|e| e.into_inner());
+                match delivered {
+                    Delivered::No => book.owe(job),
+                    Delivered::Yes | Delivered::Refused => book.settle(&job),
+                }
+            }
             self.board.pending.fetch_sub(1, Ordering::Relaxed);
         }
     }
 
-    /// POSTs `body`, retried with backoff (or the receiver's
+    /// POSTs the job's body, retried with backoff (or the receiver's
     /// `Retry-After`) while the failure can pass; counts it sent or failed.
-    async fn deliver(&self, body: Bytes) {
+    async fn deliver(&self, job: &Job) -> Delivered {
+        let outcomes = self.board.outcomes(job.kind);
+        let kind = job.kind.as_str();
         let mut backoff = FIRST_BACKOFF;
         for attempt in 0..=self.retries {
-            match self.post(body.clone()).await {
+            match self.post(job.body.clone()).await {
                 Ok(()) => {
-                    self.board.sent.fetch_add(1, Ordering::Relaxed);
-                    return;
+                    outcomes.sent.fetch_add(1, Ordering::Relaxed);
+                    return Delivered::Yes;
                 }
                 Err(refused) => {
                     self.board.attempts_failed.fetch_add(1, Ordering::Relaxed);
@@ -122,21 +286,25 @@ impl Worker {
                     let why = &refused.why;
                     match refused.retry_after {
                         Some(after) if attempt < self.retries => {
-                            tracing::debug!(host, attempt, %why, "alert webhook failed; retrying");
+                            tracing::debug!(host, attempt, kind, %why, "alert webhook failed; retrying");
                             tokio::time::sleep(after.unwrap_or(backoff).min(MAX_BACKOFF)).await;
                             backoff = (backoff * 2).min(MAX_BACKOFF);
                         }
-                        _ => {
-                            self.board.failed.fetch_add(1, Ordering::Relaxed);
-                            tracing::warn!(host, attempts = attempt + 1, %why, "alert webhook: giving up on a notification");
-                            return;
+                        passing => {
+                            outcomes.failed.fetch_add(1, Ordering::Relaxed);
+                            tracing::warn!(host, attempts = attempt + 1, kind, %why, "alert webhook: giving up on a notification for now");
+                            return if passing.is_some() {
+                                Delivered::No
+                            } else {
+                                Delivered::Refused
+                            };
                         }
                     }
                 }
             }
         }
+        Delivered::No
     }
-
     async fn post(&self, body: Bytes) -> Result<(), Refused> {
         let request = Request::post(self.uri.clone())
             .header(header::CONTENT_TYPE, "application/json")
@@ -162,6 +330,17 @@ impl Worker {
             retry_after: passing.then_some(retry_after),
         })
     }
+}
+
+/// How a notification's delivery ended.
+enum Delivered {
+    /// A webhook accepted it.
+    Yes,
+    /// Every attempt failed with a failure that can pass: it may be sent
+    /// again later.
+    No,
+    /// The receiver refused it: sending it again cannot help.
+    Refused,
 }
 
 /// Why a POST failed, and whether (and after how long, if the receiver

@@ -6,7 +6,11 @@
 //!   `interval` and claims transitions in the store, so gateways sharing
 //!   one database notify once per transition;
 //! - [`deliver`]: webhook delivery (Alertmanager or Slack payloads), off the
-//!   request path, bounded, retried;
+//!   request path, bounded, retried; a notification a webhook could not
+//!   take is kept (one per alert) to be sent again;
+//! - `renotify`: each round, those kept notifications sent again while
+//!   they are their alert's latest, and a still-firing alert's repeated
+//!   every `repeat_interval` (claimed in the store as transitions are);
 //! - [`AlertsBoard`]: what this gateway shows: `toolwarden_alerts_firing` in
 //!   `/metrics`, `GET /api/alerts`, the dashboard's strip.
 //!
@@ -14,6 +18,7 @@
 
 pub(crate) use crate::config::alerts as config;
 pub(crate) mod deliver;
+mod renotify;
 pub(crate) mod rules;
 pub(crate) mod state;
 
@@ -35,7 +40,7 @@ use crate::{Config, observe::Sinks, recorder::Store, state::AdminState};
 
 pub use config::{AlertFormat, AlertsConfig, RawAlerts, RawRule, Rules, Threshold};
 
-pub(crate) use crate::metrics::alerts_board::AlertsBoard;
+pub(crate) use crate::metrics::alerts_board::{AlertsBoard, NotificationKind};
 
 /// Starts the evaluation loop (and the webhook tasks) on the current
 /// runtime, when alerts are on and there is a database. `addr` names this
@@ -86,6 +91,20 @@ fn hostname() -> String {
         .unwrap_or_else(|| "gateway".to_string())
 }
 
+/// `{"transition": {"sent": …, "failed": …, "dropped": …}, "resend": …, "repeat": …}`.
+fn by_kind(board: &AlertsBoard) -> serde_json::Value {
+    let kinds = NotificationKind::ALL.iter().map(|kind| {
+        let o = board.outcomes(*kind);
+        let counts = json!({
+            "sent": o.sent.load(Ordering::Relaxed),
+            "failed": o.failed.load(Ordering::Relaxed),
+            "dropped": o.dropped.load(Ordering::Relaxed),
+        });
+        (kind.as_str().to_string(), counts)
+    });
+    serde_json::Value::Object(kinds.collect())
+}
+
 /// The dashboard's firing-alerts strip (`/dashboard/alerts.js`).
 pub(crate) const STRIP_JS: &str = include_str!("strip.js");
 
@@ -129,10 +148,11 @@ pub(crate) async fn api(State(state): State<AdminState>) -> Response {
             "firing": firing,
             "recent": recent,
             "notifications": {
-                "sent": board.sent.load(Ordering::Relaxed),
-                "failed": board.failed.load(Ordering::Relaxed),
-                "dropped": board.dropped.load(Ordering::Relaxed),
+                "sent": board.total(|o| &o.sent),
+                "failed": board.total(|o| &o.failed),
+                "dropped": board.total(|o| &o.dropped),
                 "attempts_failed": board.attempts_failed.load(Ordering::Relaxed),
+                "by_kind": by_kind(board),
             },
         }))
         .into_response(),

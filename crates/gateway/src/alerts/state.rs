@@ -196,6 +196,7 @@ impl Engine {
         } else {
             states
         };
+        self.renotify(&states, &observed, now).await?;
         self.board.set_states(states, now);
         Ok(())
     }

@@ -8,6 +8,7 @@
 //! resolve_ratio = 0.8         # hysteresis: resolve at ≤ 80 % of the threshold
 //! webhooks = ["https://receiver.example/alertmanager"]  # takes Alertmanager's webhook body
 //! format = "alertmanager"     # or "slack"
+//! repeat_interval_ms = 14400000  # re-send a still-firing alert every 4 h (0: never)
 //!
 //! [alerts.failure_rate]
 //! threshold = 0.05
@@ -29,6 +30,8 @@ const DEFAULT_RESOLVE_RATIO: f64 = 0.8;
 const DEFAULT_QUEUE: u64 = 256;
 const DEFAULT_RETRIES: u64 = 5;
 const DEFAULT_TIMEOUT_MS: u64 = 5_000;
+/// Alertmanager's default `repeat_interval`: 4 h.
+const DEFAULT_REPEAT_INTERVAL_MS: u64 = 4 * 60 * 60 * 1000;
 
 /// One rule's settings as read.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
@@ -64,6 +67,9 @@ pub struct RawAlerts {
     pub retries: Option<u64>,
     /// Time allowed per webhook attempt, ms.
     pub timeout_ms: Option<u64>,
+    /// A firing alert's notification is sent again when this long (ms)
+    /// has passed since it was last sent; 0: never.
+    pub repeat_interval_ms: Option<u64>,
     /// This gateway's name in alerts about its own counters (default: host:port).
     pub instance: Option<String>,
     /// Tool failure rate (per tool, per tool × model).
@@ -135,6 +141,9 @@ pub struct AlertsConfig {
     pub retries: u32,
     /// Per-attempt timeout.
     pub timeout: Duration,
+    /// How often a still-firing alert's notification is sent again
+    /// (`None`: never).
+    pub repeat_interval: Option<Duration>,
     /// This gateway's name, when set.
     pub instance: Option<String>,
 }
@@ -176,6 +185,7 @@ impl RawAlerts {
             queue: over.queue.or(self.queue),
             retries: over.retries.or(self.retries),
             timeout_ms: over.timeout_ms.or(self.timeout_ms),
+            repeat_interval_ms: over.repeat_interval_ms.or(self.repeat_interval_ms),
             instance: over.instance.or(self.instance),
             failure_rate: merge_rule(self.failure_rate, over.failure_rate),
             exec_time: merge_rule(self.exec_time, over.exec_time),
@@ -211,6 +221,15 @@ impl RawAlerts {
         let interval_ms = positive("interval_ms", self.interval_ms, DEFAULT_INTERVAL_MS);
         let queue = positive("queue", self.queue, DEFAULT_QUEUE);
         let timeout_ms = positive("timeout_ms", self.timeout_ms, DEFAULT_TIMEOUT_MS);
+        let repeat_ms = self
+            .repeat_interval_ms
+            .unwrap_or(DEFAULT_REPEAT_INTERVAL_MS);
+        if repeat_ms != 0 && repeat_ms < interval_ms {
+            problems.push(format!(
+                "alerts.repeat_interval_ms {repeat_ms}: expected 0 (never) or at least \
+                 interval_ms ({interval_ms}): a repeat is decided once per evaluation"
+            ));
+        }
         let resolve_ratio = self.resolve_ratio.unwrap_or(DEFAULT_RESOLVE_RATIO);
         if !(0.0..=1.0).contains(&resolve_ratio) {
             problems.push(format!(
@@ -266,6 +285,7 @@ impl RawAlerts {
             queue: usize::try_from(queue).unwrap_or(usize::MAX),
             retries: u32::try_from(self.retries.unwrap_or(DEFAULT_RETRIES)).unwrap_or(u32::MAX),
             timeout: Duration::from_millis(timeout_ms),
+            repeat_interval: (repeat_ms != 0).then(|| Duration::from_millis(repeat_ms)),
             instance: self.instance.filter(|s| !s.is_empty()),
         }
     }
@@ -338,6 +358,20 @@ mod tests {
         assert_eq!((fr.threshold, fr.min_volume), (0.05, 20));
         assert_eq!(c.rules.exec_time.unwrap().threshold, 5_000.0);
         assert_eq!(c.format, AlertFormat::Alertmanager);
+        assert_eq!(c.repeat_interval, Some(Duration::from_secs(4 * 3600)));
+    }
+
+    #[test]
+    fn repeat_interval_is_off_at_zero_and_not_shorter_than_a_round() {
+        let off: RawAlerts = toml::from_str("repeat_interval_ms = 0").unwrap();
+        assert_eq!(off.validated().unwrap().repeat_interval, None);
+        let hourly: RawAlerts = toml::from_str("repeat_interval_ms = 3600000").unwrap();
+        let c = hourly.validated().unwrap();
+        assert_eq!(c.repeat_interval, Some(Duration::from_secs(3600)));
+        let nonsense: RawAlerts =
+            toml::from_str("interval_ms = 30000\nrepeat_interval_ms = 10").unwrap();
+        let e = nonsense.validated().unwrap_err();
+        assert!(e.contains("alerts.repeat_interval_ms 10"), "{e}");
     }
 
     #[test]

@@ -17,20 +17,39 @@ use toolwarden_store::AlertTransition;
 pub(crate) const ALERTS_FIRING: &str = "toolwarden_alerts_firing";
 /// Most `toolwarden_alerts_firing` series `/metrics` shows.
 pub(crate) const MAX_GAUGES: usize = 1000;
-/// Webhook notifications by outcome (`sent`, `failed`, `dropped`).
+/// Webhook notifications by outcome (`sent`, `failed`, `dropped`) and
+/// kind (`transition`, `resend`, `repeat`).
 pub(crate) const ALERT_NOTIFICATIONS_TOTAL: &str = "toolwarden_alert_notifications_total";
+
+/// Why a notification is sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NotificationKind {
+    /// An alert fired or resolved.
+    Transition,
+    /// The alert's latest notification again, after a webhook failed to take it.
+    Resend,
+    /// A firing alert's notification again, `repeat_interval` after the last.
+    Repeat,
+}
+
+/// Notifications of one kind, by outcome.
+#[derive(Debug, Default)]
+pub(crate) struct Outcomes {
+    /// Accepted by a webhook (2xx).
+    pub sent: AtomicU64,
+    /// Given up after every retry.
+    pub failed: AtomicU64,
+    /// Not queued: the webhook's queue was full.
+    pub dropped: AtomicU64,
+}
 
 /// The alerts' latest states and the delivery counters, as this gateway
 /// last read them.
 #[derive(Debug, Default)]
 pub(crate) struct AlertsBoard {
     state: RwLock<BoardState>,
-    /// Notifications a webhook accepted (2xx).
-    pub sent: AtomicU64,
-    /// Notifications given up after every retry.
-    pub failed: AtomicU64,
-    /// Notifications dropped because a webhook's queue was full.
-    pub dropped: AtomicU64,
+    /// Notifications by kind ([`NotificationKind::index`]) and outcome.
+    notifications: [Outcomes; 3],
     /// Failed attempts (each retry counts).
     pub attempts_failed: AtomicU64,
     /// Notifications queued and not yet sent or given up (not rendered:
@@ -46,9 +65,50 @@ pub(crate) struct BoardState {
     pub(crate) states: Vec<AlertTransition>,
 }
 
+// === impl NotificationKind ===
+
+impl NotificationKind {
+    /// Every kind, in [`Self::index`] order.
+    pub(crate) const ALL: [NotificationKind; 3] = [
+        NotificationKind::Transition,
+        NotificationKind::Resend,
+        NotificationKind::Repeat,
+    ];
+
+    /// The `kind` label.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            NotificationKind::Transition => "transition",
+            NotificationKind::Resend => "resend",
+            NotificationKind::Repeat => "repeat",
+        }
+    }
+
+    fn index(self) -> usize {
+        match self {
+            NotificationKind::Transition => 0,
+            NotificationKind::Resend => 1,
+            NotificationKind::Repeat => 2,
+        }
+    }
+}
+
 // === impl AlertsBoard ===
 
 impl AlertsBoard {
+    /// The counters of notifications of `kind`.
+    pub(crate) fn outcomes(&self, kind: NotificationKind) -> &Outcomes {
+        &self.notifications[kind.index()]
+    }
+
+    /// Notifications of every kind with one outcome (`pick` names it).
+    pub(crate) fn total(&self, pick: impl Fn(&Outcomes) -> &AtomicU64) -> u64 {
+        self.notifications
+            .iter()
+            .map(|o| pick(o).load(Ordering::Relaxed))
+            .sum()
+    }
+
     pub(crate) fn write(&self) -> std::sync::RwLockWriteGuard<'_, BoardState> {
         self.state.write().unwrap_or_else(|e| e.into_inner())
     }
@@ -103,18 +163,22 @@ impl AlertsBoard {
         }
         let _ = writeln!(
             out,
-            "# HELP {ALERT_NOTIFICATIONS_TOTAL} Alert webhook notifications by outcome.\n# TYPE {ALERT_NOTIFICATIONS_TOTAL} counter"
+            "# HELP {ALERT_NOTIFICATIONS_TOTAL} Alert webhook notifications by outcome and kind (transition, resend, repeat).\n# TYPE {ALERT_NOTIFICATIONS_TOTAL} counter"
         );
-        for (outcome, n) in [
-            ("sent", &self.sent),
-            ("failed", &self.failed),
-            ("dropped", &self.dropped),
-        ] {
-            let _ = writeln!(
-                out,
-                "{ALERT_NOTIFICATIONS_TOTAL}{{outcome=\"{outcome}\"}} {}",
-                n.load(Ordering::Relaxed)
-            );
+        for kind in NotificationKind::ALL {
+            let o = self.outcomes(kind);
+            for (outcome, n) in [
+                ("sent", &o.sent),
+                ("failed", &o.failed),
+                ("dropped", &o.dropped),
+            ] {
+                let _ = writeln!(
+                    out,
+                    "{ALERT_NOTIFICATIONS_TOTAL}{{outcome=\"{outcome}\",kind=\"{}\"}} {}",
+                    kind.as_str(),
+                    n.load(Ordering::Relaxed)
+                );
+            }
         }
     }
 }

@@ -358,11 +358,131 @@ async fn a_refused_notification_is_not_sent_again_an_unavailable_one_is() {
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    // `fast_alerts` allows one retry: the busy receiver gets it twice, the
-    // refusing one once.
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // `fast_alerts` allows one retry: the busy receiver gets it twice, then
+    // again on later rounds (the alert still fires); the refusing one once.
+    while retried.load(std::sync::atomic::Ordering::SeqCst) < 4 {
+        assert!(
+            Instant::now() < deadline,
+            "the busy receiver was not sent it again on a later round"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     assert_eq!(refused.load(std::sync::atomic::Ordering::SeqCst), 1);
-    assert_eq!(retried.load(std::sync::atomic::Ordering::SeqCst), 2);
     let api = api_alerts(&h).await;
-    assert_eq!(api["notifications"]["failed"], 2, "{api:#}");
+    let by_kind = &api["notifications"]["by_kind"];
+    assert_eq!(by_kind["transition"]["failed"], 2, "{api:#}");
+    assert!(by_kind["resend"]["failed"].as_u64() >= Some(1), "{api:#}");
+}
+
+/// A receiver that answers 503 to its first `unavailable` POSTs (a rolling
+/// restart, a Slack outage), then takes them; the bodies it took.
+async fn back_after(unavailable: usize) -> (SocketAddr, Arc<Mutex<Vec<Value>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let bodies = Arc::new(Mutex::new(Vec::new()));
+    let keep = bodies.clone();
+    let hits = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let (keep, hits) = (keep.clone(), hits.clone());
+            tokio::spawn(async move {
+                let service = service_fn(move |req: http::Request<Incoming>| {
+                    let (keep, hits) = (keep.clone(), hits.clone());
+                    async move {
+                        let body = req.into_body().collect().await?.to_bytes();
+                        let mut answer = Response::new(Full::new(Bytes::new()));
+                        if hits.fetch_add(1, std::sync::atomic::Ordering::SeqCst) < unavailable {
+                            *answer.status_mut() = http::StatusCode::SERVICE_UNAVAILABLE;
+                        } else {
+                            let value = serde_json::from_slice(&body).expect("JSON body");
+                            keep.lock().unwrap().push(value);
+                        }
+                        Ok::<_, hyper::Error>(answer)
+                    }
+                });
+                let _ = http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    });
+    (addr, bodies)
+}
+
+/// Regression: a notification whose retries all failed (the receiver
+/// unavailable for longer than the backoff) was never sent again, however
+/// long the alert kept firing. It is sent again on later rounds until the
+/// receiver takes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_firing_alert_reaches_a_receiver_back_after_its_retries() {
+    // Two attempts per notification (`fast_alerts`): the first notification
+    // and its first re-send both fail.
+    let (addr, bodies) = back_after(4).await;
+    let alerts = fast_alerts(vec![format!("http://{addr}/hook")], 4);
+    let h = Harness::with(MockOptions::default(), move |c| c.alerts = alerts).await;
+    rounds(&h, "alerts-back", 4, true).await;
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while bodies.lock().unwrap().is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "the firing alert never reached the receiver"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let first = bodies.lock().unwrap()[0].clone();
+    assert_eq!(first["status"], "firing", "{first:#}");
+    assert_eq!(first["alerts"][0]["labels"]["tool"], "lookup");
+    assert_eq!(first["alerts"][0]["endsAt"], "0001-01-01T00:00:00Z");
+    let api = api_alerts(&h).await;
+    let by_kind = &api["notifications"]["by_kind"];
+    assert_eq!(by_kind["transition"]["failed"], 1, "{api:#}");
+    assert!(by_kind["resend"]["sent"].as_u64() >= Some(1), "{api:#}");
+    let m = h.metrics().await;
+    let sent_again = [("outcome", "sent"), ("kind", "resend")];
+    assert!(
+        metric(&m, "toolwarden_alert_notifications_total", &sent_again) >= 1.0,
+        "{m}"
+    );
+}
+
+/// A still-firing alert is repeated every `repeat_interval`, as
+/// Alertmanager's: the same alert (`startsAt`, fingerprint), once per
+/// repeat though two gateways evaluate it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_still_firing_alert_is_repeated_once_per_interval_across_two_gateways() {
+    let hook = Receiver::start().await;
+    let mut alerts = fast_alerts(vec![hook.url()], 4);
+    alerts.repeat_interval = Some(Duration::from_millis(300));
+    let for_gw = alerts.clone();
+    let mut h = Harness::with(MockOptions::default(), move |c| c.alerts = for_gw).await;
+    let mut other = Config::for_tests(&h.direct());
+    other.database = Some(h.db_url.clone());
+    other.alerts = alerts;
+    let other = Gateway::start(other).await.expect("second gateway");
+    rounds(&h, "alerts-repeated", 4, true).await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while hook.bodies().len() < 3 {
+        assert!(Instant::now() < deadline, "{:#?}", hook.bodies());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    other.shutdown().await;
+    let gateway = h.gateway.take().expect("running");
+    gateway.shutdown().await;
+    let bodies = hook.bodies();
+    let alert = |b: &Value| b["alerts"][0].clone();
+    let first = alert(&bodies[0]);
+    for b in &bodies {
+        assert_eq!(b["status"], "firing", "{bodies:#?}");
+        assert_eq!(alert(b)["startsAt"], first["startsAt"]);
+        assert_eq!(alert(b)["fingerprint"], first["fingerprint"]);
+    }
+    // One body per claimed repeat: none sent by both gateways.
+    let store = Store::open(&h.db_url).await.expect("store");
+    let repeats = store.alert_repeats().await.expect("repeats");
+    assert_eq!(repeats.len(), 1, "{repeats:?}");
+    assert_eq!(
+        repeats[0].repeat_no as usize + 1,
+        bodies.len(),
+        "{bodies:#?}"
+    );
 }

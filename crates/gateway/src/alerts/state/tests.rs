@@ -254,3 +254,70 @@ async fn a_gateway_resolves_only_alerts_it_could_have_fired() {
         "{s:?}"
     );
 }
+
+/// A still-firing alert is repeated once `repeat_interval` has passed
+/// since it was last sent, by one gateway of those sharing the store, then
+/// again an interval after that repeat; not before.
+#[tokio::test]
+async fn a_firing_alert_is_repeated_by_one_gateway_each_repeat_interval() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = sqlite_store(&dir).await;
+    let settings = "webhooks = [\"http://127.0.0.1:9/hook\"]\nrepeat_interval_ms = 60000";
+    let mut a = engine_with(&store, "gw-a", alerts_config(settings));
+    let b = engine_with(&store, "gw-b", alerts_config(settings));
+    let key = rules::alert_key("tool_failure_rate", "book", "*", "");
+    let now = now_ms();
+    let failing = window(vec![tool_row("book", "m1", 40, 10)]);
+    a.round_over(&failing, now).await.expect("round");
+    let states = store.alert_states().await.expect("states");
+    let observed = HashMap::new();
+
+    let at = |ms: i64| now + ms;
+    assert!(
+        a.renotify(&states, &observed, at(59_999))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(
+        a.renotify(&states, &observed, at(60_000)).await.unwrap(),
+        vec![key.clone()]
+    );
+    assert!(
+        b.renotify(&states, &observed, at(60_000))
+            .await
+            .unwrap()
+            .is_empty(),
+        "sent twice"
+    );
+    assert!(
+        b.renotify(&states, &observed, at(119_999))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(
+        b.renotify(&states, &observed, at(120_000)).await.unwrap(),
+        vec![key.clone()]
+    );
+    let repeats = store.alert_repeats().await.expect("repeats");
+    assert_eq!(
+        repeats
+            .iter()
+            .map(|r| (r.repeat_no, r.gateway.as_str()))
+            .collect::<Vec<_>>(),
+        [(2, "gw-b")]
+    );
+    // Off at 0.
+    let off = engine_with(
+        &store,
+        "gw-off",
+        alerts_config("webhooks = [\"http://127.0.0.1:9/hook\"]\nrepeat_interval_ms = 0"),
+    );
+    assert!(
+        off.renotify(&states, &observed, at(600_000))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
