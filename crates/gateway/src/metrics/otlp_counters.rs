@@ -9,6 +9,8 @@ use std::{
 
 /// Spans by outcome (`exported`, `dropped`, `unsampled`).
 pub(crate) const OTLP_SPANS_TOTAL: &str = "toolwarden_otlp_spans_total";
+/// The export queue's depth.
+pub(crate) const OTLP_SPANS_QUEUED: &str = "toolwarden_otlp_spans_queued";
 
 /// Export counters, rendered in `/metrics`.
 #[derive(Debug, Default)]
@@ -20,19 +22,27 @@ pub(crate) struct OtlpCounters {
     pub dropped: AtomicU64,
     /// Spans not made: their request's `traceparent` was not sampled.
     pub unsampled: AtomicU64,
-    /// Spans queued and not yet exported or dropped (not rendered: what a
-    /// shutdown waits for).
+    /// Spans queued or being sent, not yet exported or dropped (what a
+    /// shutdown waits for; never more than `queue`).
     pub(crate) pending: AtomicU64,
 }
 
 // === impl OtlpCounters ===
 
 impl OtlpCounters {
-    /// `toolwarden_otlp_spans_total{outcome}` when export is on.
+    /// `toolwarden_otlp_spans_total{outcome}` and
+    /// `toolwarden_otlp_spans_queued` when export is on.
     pub(crate) fn render(&self, out: &mut String) {
         if !self.enabled.load(Ordering::Relaxed) {
             return;
         }
+        let _ = writeln!(
+            out,
+            "# HELP {OTLP_SPANS_QUEUED} OpenTelemetry spans queued or being sent (at most the queue's bound).
+# TYPE {OTLP_SPANS_QUEUED} gauge
+{OTLP_SPANS_QUEUED} {}",
+            self.pending.load(Ordering::Relaxed)
+        );
         let _ = writeln!(
             out,
             "# HELP {OTLP_SPANS_TOTAL} OpenTelemetry spans by outcome.\n# TYPE {OTLP_SPANS_TOTAL} counter"

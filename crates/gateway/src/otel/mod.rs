@@ -283,15 +283,27 @@ async fn export_loop(
             _ = queue.ready.notified() => {}
             _ = tokio::time::sleep(config.flush) => {}
         }
+        // Taken batches still count against the queue's bound until they
+        // are sent or dropped: a hanging collector holds them, not more.
         let (batches, closed) = {
             let mut pending = queue.lock();
-            pending.spans = 0;
             (std::mem::take(&mut pending.batches), pending.closed)
         };
+        let mut failed_this_round = false;
         for batch in batches {
             let n = batch.spans as u64;
-            let body = Bytes::from(encode::request_body(&framing, &batch.framed));
-            failing = export(&client, &config, &counters, body, n, failing, closed).await;
+            if failed_this_round {
+                // The collector failed this round's last batch: the rest
+                // is dropped rather than waited on, batch after batch.
+                counters.pending.fetch_sub(n, Ordering::Relaxed);
+                counters.dropped.fetch_add(n, Ordering::Relaxed);
+            } else {
+                let body = Bytes::from(encode::request_body(&framing, &batch.framed));
+                failing = export(&client, &config, &counters, body, n, failing, closed).await;
+                failed_this_round = failing;
+            }
+            let mut pending = queue.lock();
+            pending.spans = pending.spans.saturating_sub(batch.spans);
         }
         if closed {
             break;

@@ -429,3 +429,40 @@ async fn the_last_spans_are_exported_before_shutdown_returns() {
     gateway.shutdown().await;
     assert_eq!(spans(&got).len(), 6, "exported when shutdown returned");
 }
+
+/// Spans being sent count against the queue's bound: a collector that
+/// hangs holds at most `queue` spans in the gateway (queued or in flight),
+/// and the rest are dropped and counted. The queue's depth is
+/// `toolwarden_otlp_spans_queued`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hanging_collector_holds_at_most_the_queue() {
+    let hole = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let hole_addr = hole.local_addr().expect("addr");
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((s, _)) = hole.accept().await {
+            held.push(s);
+        }
+    });
+    let url = format!("http://{hole_addr}");
+    let h = Harness::with(MockOptions::default(), move |c| {
+        let mut otlp = otlp(&url);
+        otlp.queue = 4;
+        otlp.batch = 2;
+        c.otlp = Some(otlp);
+    })
+    .await;
+    let mut most = 0.0_f64;
+    for i in 0..6 {
+        two_rounds(&h, &format!("otel-queue-{i}")).await;
+        let m = h.metrics().await;
+        most = most.max(metric(&m, "toolwarden_otlp_spans_queued", &[]));
+    }
+    let dropped = [("outcome", "dropped")];
+    let m = h
+        .metrics_when(|m| metric(m, "toolwarden_otlp_spans_total", &dropped) >= 8.0)
+        .await;
+    most = most.max(metric(&m, "toolwarden_otlp_spans_queued", &[]));
+    assert!(most <= 4.0, "{most} spans held: {m}");
+    assert!(most >= 1.0, "the hanging batch is held: {m}");
+}
