@@ -45,17 +45,31 @@ pub struct RunningGateway {
 // === impl Gateway ===
 
 impl Gateway {
-    /// Open the store (if configured), start the recorder, bind and serve.
+    /// Bind, open the store (if configured) and check that it takes
+    /// writes, start the recorder and serve. The port is bound first: a
+    /// port in use leaves no database behind.
     pub async fn start(config: Config) -> Result<RunningGateway, GatewayError> {
+        let listener = TcpListener::bind(config.listen)
+            .await
+            .map_err(|e| GatewayError {
+                kind: GatewayErrorKind::Bind,
+                message: format!("cannot listen on {}: {e}", config.listen),
+            })?;
+        let store_error = |e: toolwarden_store::StoreError| GatewayError {
+            kind: GatewayErrorKind::Store,
+            message: e.to_string(),
+        };
         let store = match &config.database {
-            Some(url) => Some(
-                Store::open_with(url, store_options(&config))
+            Some(url) => {
+                let store = Store::open_with(url, store_options(&config))
                     .await
-                    .map_err(|e| GatewayError {
-                        kind: GatewayErrorKind::Store,
-                        message: e.to_string(),
-                    })?,
-            ),
+                    .map_err(store_error)?;
+                store.check_writable().await.map_err(|e| GatewayError {
+                    kind: GatewayErrorKind::Store,
+                    message: format!("the database does not take writes: {e}"),
+                })?;
+                Some(store)
+            }
             None => None,
         };
         let jsonl_claim = match &config.jsonl {
@@ -71,12 +85,6 @@ impl Gateway {
         })?;
         // Fails early on a TLS set-up problem; each worker builds its own.
         crate::upstream::build_client(&config)?;
-        let listener = TcpListener::bind(config.listen)
-            .await
-            .map_err(|e| GatewayError {
-                kind: GatewayErrorKind::Bind,
-                message: format!("cannot listen on {}: {e}", config.listen),
-            })?;
         let addr = listener.local_addr().map_err(|e| GatewayError {
             kind: GatewayErrorKind::Bind,
             message: format!("cannot read the bound address: {e}"),

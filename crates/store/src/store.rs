@@ -308,6 +308,30 @@ impl Store {
         &self.inner.pool
     }
 
+    /// Whether the database takes writes: one row rewritten as it is, in
+    /// a transaction rolled back. A database that opens and migrates
+    /// without writing (an existing file made read-only, a read-only
+    /// role, a standby) fails here, not at the first batch.
+    pub async fn check_writable(&self) -> Result<(), StoreError> {
+        const PROBE: &str = "UPDATE schema_migrations SET name = name \
+            WHERE version = (SELECT max(version) FROM schema_migrations)";
+        macro_rules! probe {
+            ($pool:expr) => {{
+                let mut tx = $pool.begin().await?;
+                sqlx::query(PROBE).execute(&mut *tx).await?;
+                tx.rollback().await
+            }};
+        }
+        let probed: Result<(), sqlx::Error> = async {
+            match self.pool() {
+                Pool::Sqlite(p) => probe!(p),
+                Pool::Postgres(p) => probe!(p),
+            }
+        }
+        .await;
+        probed.map_err(|e| StoreError::new(StoreErrorKind::Connect, Some(&self.inner.url), e))
+    }
+
     /// SQLite: the recorder's connection (`None` on PostgreSQL).
     pub(crate) fn sqlite_writer(&self) -> Option<&SqliteWriter> {
         self.inner.writer.as_ref()

@@ -69,6 +69,7 @@ both!(dropped::refused_results_count_their_calls);
 both!(dropped::a_refused_count_row_leaves_the_others_written);
 both!(dropped::a_flush_written_twice_counts_once);
 both!(schema::readers_require_the_builds_schema_and_no_build_writes_a_newer_one);
+both!(schema::a_database_that_takes_no_writes_is_found_at_start);
 
 /// Only PostgreSQL has other gateways' passes (on SQLite the steps run on
 /// the recorder's own connection).

@@ -74,3 +74,21 @@ pub async fn session_numbers_are_unique_and_indexed(db: TestDb) {
     .await;
     assert_eq!(unique, 1);
 }
+
+/// A database that opens with its schema in place but takes no writes
+/// (an existing SQLite file made read-only; here a PostgreSQL session
+/// whose transactions are read-only, as on a standby, opened without
+/// migrating since PostgreSQL's migration step already writes) fails
+/// `check_writable`; a writable one passes.
+pub async fn a_database_that_takes_no_writes_is_found_at_start(db: TestDb) {
+    let store = Store::open(&db.url).await.unwrap();
+    store.check_writable().await.unwrap();
+    if store.backend() != "postgres" {
+        return;
+    }
+    drop(store);
+    let read_only = format!("{}&options[default_transaction_read_only]=on", db.url);
+    let store = Store::open_existing(&read_only).await.unwrap();
+    let err = store.check_writable().await.unwrap_err().to_string();
+    assert!(err.contains("read-only"), "{err}");
+}
