@@ -7,7 +7,7 @@
 //! it); a second result for an answered call is a duplicate; a result whose
 //! id no call has is an orphan.
 
-use std::collections::HashMap;
+use std::ops::Range;
 
 use ahash::{AHashMap, AHashSet};
 
@@ -68,50 +68,108 @@ pub(crate) struct FreshIds<'a> {
     next: AHashMap<&'a str, usize>,
 }
 
-/// Pair results with calls; `in_slot(call, result)` says whether the result
-/// sits where the call's result belongs.
+/// The calls of one id, in order, and where [`assign`] stands in them.
+#[derive(Default)]
+struct SameId {
+    calls: Vec<usize>,
+    /// Before it, every call is answered or its slot is behind the
+    /// results to come (results kept in their slots).
+    in_slot: usize,
+    /// How many of the calls are in messages before the current result.
+    passed: usize,
+    /// The unanswered calls among the passed ones, latest last.
+    before: Vec<usize>,
+    /// Between `passed` and it, every call is answered.
+    after: usize,
+}
+
+/// Pair results with calls; `slot(call)` is the range of messages whose
+/// results sit where the call's result belongs.
+///
+/// The callers' bodies give calls and results in message order, and slots
+/// that never move back (a later call's slot starts and ends no earlier):
+/// so each id keeps cursors into its calls, and nothing is a search. A
+/// client controls how many turns reuse one id (searching a result's
+/// calls was O(n²) in them).
 pub(crate) fn assign(
     calls: &[CallSite],
     results: &[ResultSite],
-    in_slot: impl Fn(&CallSite, &ResultSite) -> bool,
+    slot: impl Fn(&CallSite) -> Range<usize>,
 ) -> Plan {
-    let mut by_id: HashMap<&str, Vec<usize>> = HashMap::new();
-    for (i, c) in calls.iter().enumerate() {
-        by_id.entry(c.id.as_str()).or_default().push(i);
+    debug_assert!(calls.windows(2).all(|w| w[0].msg <= w[1].msg));
+    debug_assert!(results.windows(2).all(|w| w[0].msg <= w[1].msg));
+    let mut index: AHashMap<&str, usize> = AHashMap::new();
+    let mut ids: Vec<SameId> = Vec::new();
+    let mut slots = Vec::with_capacity(calls.len());
+    for (ci, c) in calls.iter().enumerate() {
+        let at = *index.entry(c.id.as_str()).or_insert_with(|| {
+            ids.push(SameId::default());
+            ids.len() - 1
+        });
+        ids[at].calls.push(ci);
+        slots.push(slot(c));
     }
+    let id_of: Vec<Option<usize>> = results
+        .iter()
+        .map(|r| index.get(r.id.as_str()).copied())
+        .collect();
     let mut answer: Vec<Option<usize>> = vec![None; calls.len()];
     let mut fate: Vec<Option<Fate>> = vec![None; results.len()];
-    // Results already in their call's slot stay there.
+    // Results already in their call's slot stay there: the first
+    // unanswered call of their id whose slot holds them.
     for (ri, r) in results.iter().enumerate() {
-        let Some(cands) = by_id.get(r.id.as_str()) else {
+        let Some(same) = id_of[ri].map(|at| &mut ids[at]) else {
             continue;
         };
-        if let Some(&ci) = cands
-            .iter()
-            .find(|&&ci| answer[ci].is_none() && in_slot(&calls[ci], r))
-        {
-            answer[ci] = Some(ri);
-            fate[ri] = Some(Fate::Answers(ci));
+        while let Some(&ci) = same.calls.get(same.in_slot) {
+            let s = &slots[ci];
+            if answer[ci].is_some() || s.end <= r.msg {
+                // Answered, or its slot is behind this result and so
+                // behind every later one.
+                same.in_slot += 1;
+            } else {
+                if s.start <= r.msg {
+                    answer[ci] = Some(ri);
+                    fate[ri] = Some(Fate::Answers(ci));
+                    same.in_slot += 1;
+                }
+                break;
+            }
         }
     }
-    // The others go to the nearest unanswered call with their id.
+    // The others go to the nearest unanswered call with their id: the
+    // latest before them, else the earliest after.
     for (ri, r) in results.iter().enumerate() {
         if fate[ri].is_some() {
             continue;
         }
-        let Some(cands) = by_id.get(r.id.as_str()) else {
+        let Some(same) = id_of[ri].map(|at| &mut ids[at]) else {
             fate[ri] = Some(Fate::Orphan);
             continue;
         };
-        let before = cands
-            .iter()
-            .rev()
-            .find(|&&ci| answer[ci].is_none() && calls[ci].msg < r.msg);
-        let after = cands
-            .iter()
-            .find(|&&ci| answer[ci].is_none() && calls[ci].msg >= r.msg);
-        match before.or(after) {
-            Some(&ci) => {
+        while let Some(&ci) = same.calls.get(same.passed)
+            && calls[ci].msg < r.msg
+        {
+            if answer[ci].is_none() {
+                same.before.push(ci);
+            }
+            same.passed += 1;
+        }
+        same.after = same.after.max(same.passed);
+        while same
+            .calls
+            .get(same.after)
+            .is_some_and(|&ci| answer[ci].is_some())
+        {
+            same.after += 1;
+        }
+        let chosen = same.before.pop().or_else(|| {
+            let ci = same.calls.get(same.after).copied()?;
+            same.after += 1;
+            Some(ci)
+        });
+        match chosen {
+            Some(ci) => {
                 answer[ci] = Some(ri);
                 fate[ri] = Some(Fate::Answers(ci));
             }
@@ -154,58 +212,4 @@ impl<'a> FreshIds<'a> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn call(msg: usize, id: &str) -> CallSite {
-        CallSite { msg, id: id.into() }
-    }
-    fn result(msg: usize, id: &str) -> ResultSite {
-        ResultSite {
-            msg,
-            pos: 0,
-            id: id.into(),
-        }
-    }
-
-    #[test]
-    fn slots_first_then_nearest_then_duplicates_and_orphans() {
-        let calls = [call(1, "a"), call(3, "a"), call(3, "b")];
-        let results = [
-            result(6, "a"), // moved: goes to the latest unanswered "a" before it
-            result(2, "a"), // in the slot of call 0
-            result(2, "a"), // duplicate
-            result(4, "z"), // orphan
-        ];
-        let plan = assign(&calls, &results, |c, r| r.msg == c.msg + 1);
-        assert_eq!(plan.answer, vec![Some(1), Some(0), None]);
-        assert_eq!(
-            plan.fate,
-            vec![
-                Fate::Answers(1),
-                Fate::Answers(0),
-                Fate::Duplicate,
-                Fate::Orphan
-            ]
-        );
-    }
-
-    #[test]
-    fn fresh_ids_skip_taken_and_given_names() {
-        let mut fresh = FreshIds::new(["a", "a_dup1", "a_dup3", "b"]);
-        assert_eq!(fresh.next("a"), "a_dup2");
-        assert_eq!(fresh.next("b"), "b_dup1");
-        assert_eq!(fresh.next("a"), "a_dup4");
-        assert_eq!(fresh.next("a"), "a_dup5");
-        // A repeated renamed id probes among its own names.
-        assert_eq!(fresh.next("a_dup2"), "a_dup2_dup1");
-    }
-
-    #[test]
-    fn a_result_before_its_call_goes_forward() {
-        let calls = [call(3, "a")];
-        let results = [result(0, "a")];
-        let plan = assign(&calls, &results, |c, r| r.msg == c.msg + 1);
-        assert_eq!(plan.fate, vec![Fate::Answers(0)]);
-    }
-}
+mod tests;

@@ -257,3 +257,32 @@ fn replayed_turn_positions_are_not_searched() {
     });
     assert_eq!(found, N);
 }
+
+/// `n` Chat turns that each call `f` with the same id `a` and answer it
+/// (Chat renames a repeat within a message only: some clients number
+/// their calls per turn), then a tool message for no call: the one defect
+/// that makes the repair plan the whole body. (Anthropic renames every
+/// repeat, so its plan never sees one id twice.)
+fn chat_turns_reusing_one_id(n: usize) -> String {
+    let turns = concat!(
+        r#",{"role":"assistant","tool_calls":[{"id":"a","type":"function","function":{"name":"f","arguments":"{}"}}]}"#,
+        r#",{"role":"tool","tool_call_id":"a","content":"ok"}"#
+    )
+    .repeat(n);
+    let orphan = r#",{"role":"tool","tool_call_id":"gone","content":"ok"}"#;
+    format!(r#"{{"model":"m","messages":[{{"role":"user","content":"hi"}}{turns}{orphan}]}}"#)
+}
+
+#[test]
+fn chat_repair_of_turns_reusing_one_id_is_not_quadratic() {
+    let body = chat_turns_reusing_one_id(N);
+    let repaired = linear("Chat repair of turns reusing one id", N, &body, || {
+        repair(Dialect::OpenAiChat, body.as_bytes())
+    })
+    .unwrap();
+    // Each turn's result stays with its call; only the orphan goes.
+    assert_eq!(repaired.changes.len(), 1, "{:?}", repaired.changes);
+    let text = String::from_utf8_lossy(&repaired.body);
+    assert!(!text.contains("\"gone\""));
+    assert_eq!(text.matches(r#""tool_call_id":"a""#).count(), N);
+}

@@ -192,8 +192,10 @@ impl<'l, 'a> Repairer<'l, 'a> {
                 .take_while(|b| b.class == BlockClass::Result);
             self.leading_results.push(leading.count());
         }
-        self.plan = assign(&self.calls, &self.results, |c, r| {
-            r.msg == c.msg + 1 && msgs[r.msg].is_user()
+        // A call's slot: the message after it, if that is the user's.
+        self.plan = assign(&self.calls, &self.results, |c| {
+            let user = msgs.get(c.msg + 1).is_some_and(|m| m.is_user());
+            c.msg + 1..c.msg + 1 + usize::from(user)
         });
     }
 

@@ -62,9 +62,8 @@ pub(crate) fn repair(body: &[u8]) -> Result<Repaired<'_>, WireError> {
             });
         }
     }
-    let plan = assign(&calls, &results, |c, r| {
-        r.msg > c.msg && r.msg <= run_end[c.msg]
-    });
+    // A call's slot: the run of tool messages after its message.
+    let plan = assign(&calls, &results, |c| c.msg + 1..run_end[c.msg] + 1);
     let mut out: Vec<Piece<'_>> = Vec::with_capacity(l.raws.len() + 4);
     let mut ci = 0;
     for (i, m) in l.msgs.iter().enumerate() {
