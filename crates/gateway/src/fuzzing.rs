@@ -1,7 +1,8 @@
-//! What the fuzz targets call (`fuzz/fuzz_targets/h1.rs`): the gateway's
-//! HTTP/1.1 head parsers and chunked decoder are private, so their checks
-//! live here, run by the fuzzer and by the unit tests below (which keep
-//! this from rotting when the parsers change). Not part of the API.
+//! What the fuzz targets call (`fuzz/fuzz_targets/{h1,ws_messages}.rs`):
+//! the gateway's HTTP/1.1 head parsers and chunked decoder and its
+//! WebSocket message scanner are private, so their checks
+//! live here, run by the fuzzer and by the unit and property tests (which
+//! keep them from rotting when the parsers change). Not part of the API.
 
 use crate::{
     Upstream, Upstreams,
@@ -10,6 +11,10 @@ use crate::{
         head::{ClientHeadExtras, parse_request, parse_response},
     },
 };
+
+mod ws_messages;
+
+pub use ws_messages::{ws_messages, ws_messages_cut};
 
 /// Any bytes as a request head, a response head and a chunked body give an
 /// outcome, never a panic; a chunked body decodes to the same data whether

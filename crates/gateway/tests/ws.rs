@@ -13,6 +13,8 @@
 //! - `lanes`: `stream_id` lanes answered in parallel, each turn recorded
 //!   with its own events;
 //! - `limits`: an open socket keeps its place under `max_client_connections`;
+//! - `relay_props`: any client messages, cut into any fragments, reach the
+//!   upstream byte for byte (a property test);
 //! - `shutdown`: open sockets closed with 1001 when the gateway stops;
 //! - `tls`: `wss://` to an `https://` upstream, trusted or not.
 
@@ -28,6 +30,7 @@ mod ws {
     mod faults;
     mod lanes;
     mod limits;
+    mod relay_props;
     mod shutdown;
     mod tls;
     mod turns;

@@ -42,7 +42,7 @@
 //! its sockets before it stops, and the gateway for their guards.
 
 mod relay;
-mod turns;
+pub(crate) mod turns;
 pub(crate) mod upstream;
 
 use std::sync::Arc;

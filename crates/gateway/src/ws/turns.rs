@@ -71,11 +71,11 @@ pub(crate) enum Outgoing {
 }
 
 #[derive(Deserialize)]
-struct Envelope<'a> {
+pub(crate) struct Envelope<'a> {
     #[serde(rename = "type", borrow)]
-    kind: std::borrow::Cow<'a, str>,
+    pub(crate) kind: std::borrow::Cow<'a, str>,
     #[serde(default, borrow)]
-    stream_id: Option<std::borrow::Cow<'a, str>>,
+    pub(crate) stream_id: Option<std::borrow::Cow<'a, str>>,
 }
 
 // === impl Turns ===
@@ -270,7 +270,7 @@ fn release(scratch: &mut Vec<u8>) {
 /// not look for it again), and `data:` lines (a message with line breaks
 /// between its JSON tokens gets one `data:` per line, which SSE joins
 /// back), written to `out` so that the parser is fed once per event.
-fn as_sse(kind: Option<&str>, payload: &[u8], out: &mut Vec<u8>) {
+pub(crate) fn as_sse(kind: Option<&str>, payload: &[u8], out: &mut Vec<u8>) {
     out.clear();
     if let Some(kind) = kind.filter(|k| !k.contains(['\n', '\r'])) {
         out.extend_from_slice(b"event: ");
@@ -297,9 +297,9 @@ fn as_sse(kind: Option<&str>, payload: &[u8], out: &mut Vec<u8>) {
 /// What the turns need of a message: its top-level `type` and
 /// `stream_id`.
 #[derive(Debug, Default, PartialEq, Eq)]
-struct Head<'a> {
-    kind: Option<std::borrow::Cow<'a, str>>,
-    lane: Option<std::borrow::Cow<'a, str>>,
+pub(crate) struct Head<'a> {
+    pub(crate) kind: Option<std::borrow::Cow<'a, str>>,
+    pub(crate) lane: Option<std::borrow::Cow<'a, str>>,
 }
 
 /// An upstream message's top-level `type` and `stream_id`, if the message
@@ -311,7 +311,7 @@ struct Head<'a> {
 /// a bad token inside passes and is skipped by the parser, as on the HTTP
 /// path. Wherever the keys stand (serializers that sort keys put `type`
 /// last).
-fn read_event(payload: &[u8]) -> Option<Head<'_>> {
+pub(crate) fn read_event(payload: &[u8]) -> Option<Head<'_>> {
     let p = payload.trim_ascii();
     if p.first() != Some(&b'{') || p.last() != Some(&b'}') {
         return None;
@@ -347,6 +347,14 @@ fn read_event(payload: &[u8]) -> Option<Head<'_>> {
             _ => {
                 let end = string_end(p, at + 1)?;
                 let key = &p[at + 1..end];
+                if depth == 1
+                    && p[end + 1..].trim_ascii_start().starts_with(b":")
+                    && key.contains(&b'\\')
+                {
+                    // A key (a string before `:`; values are not looked
+                    // at) with escapes may spell `type` (`"typ\u0065"`).
+                    escaped = true;
+                }
                 if depth == 1 && (key == b"type" || key == b"stream_id") {
                     let rest = &p[end + 1..];
                     let after_colon = rest.trim_ascii_start().strip_prefix(b":");
@@ -389,7 +397,7 @@ fn utf8(bytes: Option<&[u8]>) -> Option<std::borrow::Cow<'_, str>> {
 /// member just after its opening brace and the one just before its closing
 /// brace are top-level members; text that is not JSON is still read (and
 /// counted) by the request's own parse.
-fn edge_type(payload: &[u8]) -> Option<&str> {
+pub(crate) fn edge_type(payload: &[u8]) -> Option<&str> {
     let p = payload
         .trim_ascii()
         .strip_prefix(b"{")?
@@ -440,7 +448,7 @@ fn is_json(payload: &[u8]) -> bool {
 
 /// The message's `type`: read from its start when it leads (as every
 /// Responses event and client message does), else from the whole object.
-fn event_type(payload: &[u8]) -> Option<std::borrow::Cow<'_, str>> {
+pub(crate) fn event_type(payload: &[u8]) -> Option<std::borrow::Cow<'_, str>> {
     let trimmed = payload.trim_ascii_start();
     if let Some(rest) = trimmed.strip_prefix(b"{\"type\":\"")
         && let Some(end) = rest.iter().position(|&b| b == b'"' || b == b'\\')
@@ -508,6 +516,8 @@ mod tests {
         );
         assert_eq!(kind(b" {\"type\" : \"x\"}\n").as_deref(), Some("x"));
         assert_eq!(kind(br#"{"type":"a\u0062"}"#).as_deref(), Some("ab"));
+        // A key spelled with an escape is the same key.
+        assert_eq!(kind(br#"{"typ\u0065":"x"}"#).as_deref(), Some("x"));
         assert_eq!(kind(br#"{"a":["type",{"type":"no"}]}"#), None);
         assert_eq!(
             kind(br#"{"type":"response.output_text.delta","delta":"x"#),
