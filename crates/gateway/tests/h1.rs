@@ -451,6 +451,46 @@ async fn a_truncated_fixed_length_body_closes_the_client_connection() {
     assert!(text.ends_with("\r\n\r\nshort"), "{text}");
 }
 
+/// A head that arrives in small pieces (each read a piece, line ends split
+/// between reads) is served as a whole one; a malformed one still goes to
+/// hyper, which answers 400 once its line ends.
+#[tokio::test]
+async fn a_head_sent_in_small_pieces_is_served() {
+    let up = raw_upstream(Arc::new(|_| {
+        (
+            vec![&b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok"[..]],
+            false,
+        )
+    }))
+    .await;
+    let gw = gateway(up.addr).await;
+    let request = format!(
+        "POST /v1/messages HTTP/1.1\r\nhost: x\r\ncontent-length: {}\r\n\r\n{CHAT}",
+        CHAT.len()
+    );
+    for (request, status) in [
+        (request.as_str(), "HTTP/1.1 200 OK\r\n"),
+        (
+            "POST /v1/messages HTTP/1.1\r\nbad header\r\n\r\n",
+            "HTTP/1.1 400",
+        ),
+    ] {
+        let mut stream = TcpStream::connect(gw.addr()).await.unwrap();
+        stream.set_nodelay(true).unwrap();
+        for piece in request.as_bytes().chunks(7) {
+            stream.write_all(piece).await.unwrap();
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+        let mut got = vec![0; 4096];
+        let n = tokio::time::timeout(Duration::from_secs(5), stream.read(&mut got))
+            .await
+            .expect("an answer")
+            .unwrap();
+        let text = String::from_utf8_lossy(&got[..n]);
+        assert!(text.starts_with(status), "{text}");
+    }
+}
+
 // ------------------------------------------------------------------ TLS
 
 fn tls_file(name: &str) -> std::path::PathBuf {

@@ -84,6 +84,23 @@ pub(crate) enum RequestParse {
     Fallback,
 }
 
+/// Whether the request head at the start of `buf` is worth parsing again,
+/// when a parse that saw its first `parsed` bytes found it partial (0: not
+/// parsed yet). A partial head completes only with a line end, so the head
+/// is parsed again when a `\n` has arrived since, or when it reached
+/// [`MAX_HEAD`] (and goes to hyper): a client sending its head a byte at a
+/// time costs a parse per line, not a parse of the whole head per read
+/// (O(n²) in the head: 64 KiB a byte at a time took 2 GB of scanning).
+/// A malformed head still goes to hyper, at its next line end.
+pub(crate) fn worth_parsing(buf: &[u8], parsed: usize) -> bool {
+    !buf.is_empty()
+        && (parsed == 0
+            || buf.len() >= MAX_HEAD
+            || buf
+                .get(parsed..)
+                .is_none_or(|new| memchr::memchr(b'\n', new).is_some()))
+}
+
 /// Parse the client's request head at the start of `buf`.
 pub(crate) fn parse_request(buf: &[u8], upstreams: &Upstreams) -> RequestParse {
     let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];

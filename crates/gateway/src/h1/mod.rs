@@ -85,12 +85,14 @@ pub(crate) async fn serve(
         // A head (and the idle wait before it) must arrive in time: a
         // client that sends it slowly, or never, does not hold the socket.
         let head_deadline = Instant::now() + shared.config.client_head_timeout;
+        // Bytes of the head the last (partial) parse saw.
+        let mut parsed = 0;
         let head = loop {
-            if !buf.is_empty() {
+            if head::worth_parsing(&buf, parsed) {
                 match head::parse_request(&buf, &shared.config.upstreams) {
                     RequestParse::Fast(head) => break head,
                     RequestParse::Fallback => return Ended::Fallback(Rewind::new(buf, client)),
-                    RequestParse::Partial => {}
+                    RequestParse::Partial => parsed = buf.len(),
                 }
             }
             buf.reserve(READ_CHUNK);

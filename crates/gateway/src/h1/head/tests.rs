@@ -255,3 +255,43 @@ proptest! {
         let _ = parse_response(&raw, ClientHeadExtras { repaired: 1, close: true });
     }
 }
+
+/// A head sent a byte at a time: parsed again only when a line has ended
+/// (each read's parse of the whole head was O(n²) in it), and it is found
+/// as a parse on every read finds it.
+#[test]
+fn a_head_read_a_byte_at_a_time_is_parsed_once_a_line() {
+    let mut raw = b"POST /v1/messages HTTP/1.1\r\nhost: x\r\n".to_vec();
+    for i in 0..90 {
+        raw.extend_from_slice(format!("x-pad-{i}: {}\r\n", "p".repeat(600)).as_bytes());
+    }
+    raw.extend_from_slice(b"content-length: 2\r\n\r\n{}");
+    assert!(raw.len() < MAX_HEAD);
+    let lines = raw.iter().filter(|&&b| b == b'\n').count();
+    let (mut parsed, mut parses) = (0, 0);
+    let mut head = None;
+    for end in 1..=raw.len() {
+        let buf = &raw[..end];
+        if !worth_parsing(buf, parsed) {
+            continue;
+        }
+        parses += 1;
+        match parse(buf) {
+            RequestParse::Partial => parsed = buf.len(),
+            RequestParse::Fast(h) => {
+                head = Some((end, h.len));
+                break;
+            }
+            RequestParse::Fallback => panic!("a valid head"),
+        }
+    }
+    // Complete at its blank line, as a parse per read finds it.
+    let blank = raw.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+    assert_eq!(head, Some((blank, blank)));
+    assert!(parses <= lines + 1, "{parses} parses of {lines} lines");
+    // Bytes past the limit, and a first read, are parsed whatever they end with.
+    assert!(worth_parsing(&vec![b'a'; MAX_HEAD], MAX_HEAD - 1));
+    assert!(worth_parsing(b"GET", 0));
+    assert!(!worth_parsing(b"GET /", 3));
+    assert!(!worth_parsing(b"", 0));
+}
