@@ -18,6 +18,7 @@
 
 pub(crate) use crate::config::alerts as config;
 pub(crate) mod deliver;
+mod local;
 mod renotify;
 pub(crate) mod rules;
 pub(crate) mod state;
@@ -77,6 +78,7 @@ pub(crate) fn start(
         jsonl: config.jsonl.as_ref().map(|log| log.path.clone()),
         instance,
         dropped: VecDeque::new(),
+        unrecorded: Default::default(),
     };
     tokio::spawn(delivery.run(shutdown));
     Ok(())

@@ -57,6 +57,10 @@ pub(crate) struct Engine {
     pub(crate) instance: String,
     /// (unix ms, events dropped so far), oldest first, one per round.
     pub(crate) dropped: VecDeque<(i64, u64)>,
+    /// This instance's own transitions announced while the store failed
+    /// the rounds, by alert key, to record when it takes writes again
+    /// (`alerts::local`).
+    pub(crate) unrecorded: HashMap<String, AlertTransition>,
 }
 
 // === impl Engine ===
@@ -70,7 +74,8 @@ impl Engine {
             tokio::select! {
                 _ = tick.tick() => {
                     if let Err(e) = self.round().await {
-                        tracing::warn!(error = %e, "alert evaluation failed");
+                        tracing::warn!(error = %e, "alert evaluation failed; this gateway's events_dropped is evaluated on its own");
+                        self.local_round(now_ms());
                         self.board.set_error(e.to_string());
                     }
                 }
@@ -84,7 +89,7 @@ impl Engine {
     }
 
     /// Events dropped by this gateway's recorder within the window.
-    fn dropped_in_window(&mut self, now: i64) -> u64 {
+    pub(crate) fn dropped_in_window(&mut self, now: i64) -> u64 {
         let total = self.sinks.recorder.counters().events_dropped;
         self.dropped.push_back((now, total));
         let start = now - i64::try_from(self.config.window.as_millis()).unwrap_or(i64::MAX);
@@ -117,6 +122,7 @@ impl Engine {
         window: &AlertWindow,
         now: i64,
     ) -> Result<(), StoreError> {
+        self.record_unrecorded().await?;
         let gone_before = now.saturating_sub(self.stale_after_ms());
         let seen: HashMap<String, i64> = self
             .store
@@ -215,7 +221,7 @@ impl Engine {
         !could_have_fired && s.gateway != self.instance && evaluates(&s.gateway)
     }
 
-    fn announce(&self, t: &AlertTransition) {
+    pub(crate) fn announce(&self, t: &AlertTransition) {
         let value = rules::RuleName::format_value(&t.rule, t.value);
         if t.state == "firing" {
             tracing::warn!(rule = %t.rule, tool = %t.tool, model = %t.model, %value, "alert firing");

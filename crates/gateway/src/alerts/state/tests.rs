@@ -41,6 +41,7 @@ fn engine_with(store: &Store, instance: &str, config: AlertsConfig) -> Engine {
         jsonl: None,
         instance: instance.into(),
         dropped: VecDeque::new(),
+        unrecorded: Default::default(),
     }
 }
 
@@ -319,5 +320,77 @@ async fn a_firing_alert_is_repeated_by_one_gateway_each_repeat_interval() {
             .await
             .unwrap()
             .is_empty()
+    );
+}
+
+/// A store that takes no writes (here: another connection holds the write
+/// lock) fails the round, which needs its heartbeat and its claim; this
+/// gateway's own `events_dropped` alert still fires, from its own counters,
+/// and is recorded once the store takes writes again (not announced twice).
+#[tokio::test]
+async fn the_dropped_events_alert_fires_while_the_store_takes_no_writes() {
+    use sqlx::Connection;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("alerts.db");
+    let url = format!("sqlite://{}", path.display());
+    let options = toolwarden_store::StoreOptions {
+        busy_timeout: Duration::from_millis(100),
+        ..Default::default()
+    };
+    let store = Store::open_with(&url, options).await.expect("store");
+    let mut e = engine(&store, "gw-a");
+    e.round().await.expect("a first round, nothing dropped");
+    let key = rules::alert_key("events_dropped", "*", "*", "gw-a");
+
+    let mut holder = sqlx::SqliteConnection::connect(&url)
+        .await
+        .expect("connect");
+    sqlx::query("BEGIN IMMEDIATE")
+        .execute(&mut holder)
+        .await
+        .expect("write lock");
+    let call = toolwarden_store::ToolCallRecord {
+        request_id: "r".into(),
+        session_id: "s".into(),
+        provider: "openai".into(),
+        model: None,
+        response_id: None,
+        dialect: None,
+        call_index: 0,
+        call_id: "call_1".into(),
+        tool: "t".into(),
+        arguments_bytes: 2,
+        at_ms: now_ms(),
+        turn: None,
+    };
+    for _ in 0..7 {
+        e.sinks
+            .recorder
+            .fold(&toolwarden_store::Event::ToolCall(call.clone()), true);
+    }
+    assert!(e.round().await.is_err(), "the round needs writes");
+    e.local_round(now_ms());
+    let firing = |e: &Engine| {
+        e.board
+            .read()
+            .states
+            .iter()
+            .any(|s| s.alert_key == key && s.state == "firing")
+    };
+    assert!(firing(&e), "fired from the gateway's own counters");
+    e.local_round(now_ms());
+    assert_eq!(e.unrecorded[&key].seq, 1, "fired once");
+
+    sqlx::query("ROLLBACK")
+        .execute(&mut holder)
+        .await
+        .expect("release");
+    e.round().await.expect("the store takes writes again");
+    assert!(e.unrecorded.is_empty());
+    let s = state_of(&store, &key).await;
+    assert_eq!(
+        (s.state.as_str(), s.seq, s.volume),
+        ("firing", 1, 7),
+        "{s:?}"
     );
 }

@@ -1,0 +1,86 @@
+//! The gateway's own `events_dropped` alert when the store fails a round
+//! (unreachable, or taking no writes: a full disk, a read-only file). That
+//! is when events are dropped, and the round that would say so needs the
+//! store: its heartbeat and its claim are writes. So this gateway decides
+//! its own alert from its own counters and the states it read last,
+//! announces a change without a claim (no other gateway evaluates this
+//! instance while it is alive), and records it once the store takes writes
+//! again ([`Engine::record_unrecorded`]).
+
+use std::collections::HashSet;
+
+use toolwarden_store::{AlertTransition, AlertWindow, StoreError};
+
+use super::{
+    rules::{self, Decision},
+    state::Engine,
+};
+
+// === impl Engine ===
+
+impl Engine {
+    /// The round without the store: this instance's `events_dropped`.
+    pub(crate) fn local_round(&mut self, now: i64) {
+        let dropped = self.dropped_in_window(now);
+        let none = HashSet::new();
+        let Some(obs) = rules::observe(
+            &self.config.rules,
+            &AlertWindow::default(),
+            dropped,
+            &self.instance,
+            &none,
+        )
+        .into_iter()
+        .find(|o| o.instance == self.instance) else {
+            return;
+        };
+        let key = obs.key();
+        let latest = self.unrecorded.get(&key).cloned().or_else(|| {
+            let board = self.board.read();
+            board.states.iter().find(|s| s.alert_key == key).cloned()
+        });
+        let firing = latest.as_ref().is_some_and(|l| l.state == "firing");
+        let seq = latest.as_ref().map_or(1, |l| l.seq + 1);
+        let (state, started_ms) = match rules::decide(firing, Some(&obs), self.config.resolve_ratio)
+        {
+            Decision::Fire => ("firing", now),
+            Decision::Resolve => ("resolved", latest.as_ref().map_or(now, |l| l.started_ms)),
+            Decision::Keep => return,
+        };
+        let t = AlertTransition {
+            alert_key: key.clone(),
+            seq,
+            state: state.into(),
+            rule: obs.rule.as_str().into(),
+            tool: obs.tool.clone(),
+            model: obs.model.clone(),
+            instance: obs.instance.clone(),
+            value: obs.value,
+            threshold: obs.limit.threshold,
+            volume: i64::try_from(obs.volume).unwrap_or(i64::MAX),
+            started_ms,
+            at_ms: now,
+            gateway: self.instance.clone(),
+        };
+        self.announce(&t);
+        {
+            let mut board = self.board.write();
+            board.states.retain(|s| s.alert_key != key);
+            board.states.push(t.clone());
+        }
+        self.unrecorded.insert(key, t);
+    }
+
+    /// Records the transitions [`Engine::local_round`] announced, now that
+    /// the store may take them (not announced again: a claim that loses
+    /// found the store holding that step already).
+    pub(crate) async fn record_unrecorded(&mut self) -> Result<(), StoreError> {
+        let mut pending: Vec<AlertTransition> = self.unrecorded.values().cloned().collect();
+        pending.sort_by_key(|t| t.seq);
+        for t in pending {
+            self.store.claim_alert_transition(&t).await?;
+            self.unrecorded.remove(&t.alert_key);
+        }
+        Ok(())
+    }
+}
