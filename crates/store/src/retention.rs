@@ -145,8 +145,12 @@ const DELETE_DROPPED_SQLITE: &str = "DELETE FROM dropped_tool_counts WHERE rowid
 /// [`DELETE_DROPPED_SQLITE`] for PostgreSQL.
 const DELETE_DROPPED_PG: &str = "DELETE FROM dropped_tool_counts WHERE ctid = ANY (ARRAY \
     (SELECT ctid FROM dropped_tool_counts WHERE at_ms < $1 ORDER BY at_ms LIMIT $2))";
-const DELETE_TRANSITIONS: &str = "DELETE FROM alert_transitions WHERE at_ms < $1 \
-    AND seq < (SELECT max(seq) FROM alert_transitions a WHERE a.alert_key = alert_transitions.alert_key)";
+/// Old transitions, oldest first, a step's rows at a time; each alert keeps
+/// its latest.
+const DELETE_TRANSITIONS: &str = "DELETE FROM alert_transitions WHERE (alert_key, seq) IN \
+    (SELECT t.alert_key, t.seq FROM alert_transitions t WHERE t.at_ms < $1 \
+    AND t.seq < (SELECT max(seq) FROM alert_transitions a WHERE a.alert_key = t.alert_key) \
+    ORDER BY t.at_ms LIMIT $2)";
 
 /// The advisory lock a PostgreSQL step holds for its transaction: a class
 /// of toolwarden's own (`twrt`) and the schema, so that stores in
@@ -270,9 +274,13 @@ impl Prune {
                 }
             }
             Stage::Transitions => {
-                let [n] = self.run([DELETE_TRANSITIONS], None).await?;
+                let [n] = self.run([DELETE_TRANSITIONS], limit).await?;
                 self.deleted.alert_transitions += n;
-                Stage::Done
+                if full(n) {
+                    Stage::Transitions
+                } else {
+                    Stage::Done
+                }
             }
             Stage::Done => Stage::Done,
         };

@@ -65,6 +65,7 @@ both!(retention::retention_on_an_empty_history);
 both!(retention::retention_keeps_a_session_revived_by_tool_events_alone);
 both!(retention::retention_keeps_a_session_with_rows_newer_than_its_last_time);
 both!(retention::retention_deletes_dropped_counts_in_steps);
+both!(retention::retention_deletes_alert_transitions_in_steps);
 both!(dropped::refused_results_count_their_calls);
 both!(dropped::a_refused_count_row_leaves_the_others_written);
 both!(dropped::a_flush_written_twice_counts_once);

@@ -447,3 +447,41 @@ pub async fn retention_deletes_dropped_counts_in_steps(db: TestDb) {
     assert_eq!(prune.deleted().dropped_tool_counts, 7);
     assert_eq!(rows(&db, "dropped_tool_counts", "").await, 2);
 }
+
+/// A flapping alert's old transitions go a step's rows at a time, oldest
+/// first, and each alert keeps its latest.
+pub async fn retention_deletes_alert_transitions_in_steps(db: TestDb) {
+    let store = Store::open(&db.url).await.unwrap();
+    let cutoff = 300_000;
+    // Alert a: nine old transitions and a newer one; b: two old ones.
+    for seq in 1..=9 {
+        store
+            .claim_alert_transition(&transition("a", seq, seq * 1_000))
+            .await
+            .unwrap();
+    }
+    store
+        .claim_alert_transition(&transition("a", 10, 400_000))
+        .await
+        .unwrap();
+    for seq in 1..=2 {
+        store
+            .claim_alert_transition(&transition("b", seq, seq * 2_000))
+            .await
+            .unwrap();
+    }
+    let mut prune = store.prune(cutoff, 2);
+    let mut before = 0;
+    let mut steps = 0;
+    while prune.step().await.unwrap() {
+        let now = prune.deleted().alert_transitions;
+        assert!(now - before <= 2, "{} rows in one step", now - before);
+        before = now;
+        steps += 1;
+        assert!(steps < 100, "a pass ends");
+    }
+    assert!(prune.deleted().alert_transitions - before <= 2);
+    // a: 1..=9 go (10 is newer); b: 1 goes, 2 is its latest.
+    assert_eq!(prune.deleted().alert_transitions, 10);
+    assert_eq!(rows(&db, "alert_transitions", "").await, 2);
+}
