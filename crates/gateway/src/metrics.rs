@@ -51,6 +51,8 @@ pub const EVENTS_DROPPED_TOTAL: &str = "toolwarden_events_dropped_total";
 pub const EVENTS_WRITTEN_TOTAL: &str = "toolwarden_events_written_total";
 /// Times the JSONL log reached its bound and was rotated.
 pub const JSONL_ROTATIONS_TOTAL: &str = "toolwarden_jsonl_rotations_total";
+/// Lines the JSONL log lost: batches whose append failed.
+pub const JSONL_LINES_LOST_TOTAL: &str = "toolwarden_jsonl_lines_lost_total";
 /// Request bodies on dialect routes that could not be parsed (forwarded unchanged).
 pub const UNPARSED_REQUESTS_TOTAL: &str = "toolwarden_unparsed_requests_total";
 /// Response bodies not parsed for tool calls, by reason (compressed, too large, invalid).
@@ -248,6 +250,11 @@ impl Metrics {
                 JSONL_ROTATIONS_TOTAL,
                 "Times the JSONL log reached its bound and was rotated.",
                 recorder.jsonl_rotations,
+            ),
+            (
+                JSONL_LINES_LOST_TOTAL,
+                "Lines the JSONL log lost: batches whose append failed (their events are in the database).",
+                recorder.jsonl_lines_lost,
             ),
         ] {
             let _ = writeln!(

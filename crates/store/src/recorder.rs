@@ -109,6 +109,10 @@ pub struct RecorderCounters {
     pub aggregate_overflow: u64,
     /// Times the JSONL log reached its bound and was rotated.
     pub jsonl_rotations: u64,
+    /// Lines of batches whose append to the JSONL log failed (a full disk,
+    /// a directory that cannot be written): missing from the log, not from
+    /// the database.
+    pub jsonl_lines_lost: u64,
 }
 
 /// The recording handle. Cheap to clone; all clones feed one writer task.
@@ -150,6 +154,7 @@ struct Shared {
     dropped: AtomicU64,
     write_errors: AtomicU64,
     jsonl_rotations: AtomicU64,
+    jsonl_lines_lost: AtomicU64,
     in_hand: AtomicU64,
     /// When the writer gives up (the first `shutdown_within` call's time
     /// plus its deadline), set before the close signal is sent: one instant
@@ -235,6 +240,7 @@ impl Recorder {
             dropped: AtomicU64::new(0),
             write_errors: AtomicU64::new(0),
             jsonl_rotations: AtomicU64::new(0),
+            jsonl_lines_lost: AtomicU64::new(0),
             in_hand: AtomicU64::new(0),
             give_up_at: std::sync::OnceLock::new(),
         });
@@ -252,6 +258,7 @@ impl Recorder {
             closing: false,
             give_up_at: None,
             unsure: None,
+            jsonl_failing: false,
         };
         tokio::spawn(async move {
             writer.run().await;
@@ -321,6 +328,7 @@ impl Recorder {
             events_aggregated: self.shared.agg.folded(),
             aggregate_overflow: self.shared.agg.overflowed(),
             jsonl_rotations: self.shared.jsonl_rotations.load(Ordering::Relaxed),
+            jsonl_lines_lost: self.shared.jsonl_lines_lost.load(Ordering::Relaxed),
         }
     }
 

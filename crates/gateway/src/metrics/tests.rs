@@ -70,6 +70,7 @@ fn counters_and_labels_render_in_text_format() {
         events_written: 7,
         events_dropped: 1,
         jsonl_rotations: 3,
+        jsonl_lines_lost: 5,
         ..RecorderCounters::default()
     });
     for line in [
@@ -81,6 +82,7 @@ fn counters_and_labels_render_in_text_format() {
         "toolwarden_events_dropped_total 1",
         "toolwarden_events_written_total 7",
         "toolwarden_jsonl_rotations_total 3",
+        "toolwarden_jsonl_lines_lost_total 5",
         "toolwarden_upstream_latency_seconds_bucket{provider=\"openai\",le=\"0.025\"} 0",
         "toolwarden_upstream_latency_seconds_bucket{provider=\"openai\",le=\"0.05\"} 1",
         "toolwarden_upstream_latency_seconds_count{provider=\"openai\"} 1",

@@ -43,6 +43,8 @@ pub(super) struct Writer {
     /// Folded counts whose write failed and may have committed, written
     /// again under the same flush id ([`Writer::write_aggregate`]).
     pub(super) unsure: Option<DroppedFlush>,
+    /// Whether the last append to the JSONL log failed.
+    pub(super) jsonl_failing: bool,
 }
 
 // === impl Writer ===
@@ -505,9 +507,23 @@ impl Writer {
             }
         }
         if let Some(sink) = &mut self.jsonl {
-            if let Err(e) = sink.write(fresh.into_iter()) {
-                self.shared.write_errors.fetch_add(1, Ordering::Relaxed);
-                tracing::error!(error = %e, "cannot append to or rotate the JSONL log");
+            let lines = fresh.len() as u64;
+            match sink.write(fresh.into_iter()) {
+                Err(e) => {
+                    self.shared.write_errors.fetch_add(1, Ordering::Relaxed);
+                    self.shared
+                        .jsonl_lines_lost
+                        .fetch_add(lines, Ordering::Relaxed);
+                    // Logged once per outage (a full disk fails every batch).
+                    if !std::mem::replace(&mut self.jsonl_failing, true) {
+                        tracing::error!(error = %e, "cannot append to or rotate the JSONL log; its lines are lost until it can (counted in toolwarden_jsonl_lines_lost_total)");
+                    }
+                }
+                Ok(()) => {
+                    if std::mem::replace(&mut self.jsonl_failing, false) {
+                        tracing::info!("the JSONL log is written again");
+                    }
+                }
             }
             self.shared
                 .jsonl_rotations

@@ -76,6 +76,52 @@ async fn jsonl_without_a_store_writes_everything() {
     assert_eq!(rec.counters().events_written, 2);
 }
 
+/// A JSONL log that cannot be appended to (here its path became a
+/// directory) loses those batches' lines, counted; once it can be written
+/// again, lines follow again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jsonl_lines_a_failed_append_loses_are_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.jsonl");
+    let rec = Recorder::start(
+        None,
+        RecorderOptions {
+            jsonl: Some(JsonlLog::unbounded(&path)),
+            ..opts()
+        },
+        Arc::new(NoopObserver),
+    );
+    let settle = |rec: &Recorder, written: u64| {
+        let rec = rec.clone();
+        async move {
+            for _ in 0..400 {
+                if rec.counters().events_written >= written {
+                    return;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            }
+            panic!("{:?}", rec.counters());
+        }
+    };
+    rec.record(request("r1", "s", 1));
+    settle(&rec, 1).await;
+    std::fs::remove_file(&path).unwrap();
+    std::fs::create_dir(&path).unwrap();
+    rec.record(request("r2", "s", 2));
+    rec.record(request("r3", "s", 3));
+    settle(&rec, 3).await;
+    let c = rec.counters();
+    assert_eq!(c.jsonl_lines_lost, 2, "{c:?}");
+    assert!(c.write_errors >= 1, "{c:?}");
+    std::fs::remove_dir(&path).unwrap();
+    rec.record(request("r4", "s", 4));
+    rec.shutdown().await;
+    let lines = read_jsonl(&path);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(lines[0]["request_id"], "r4");
+    assert_eq!(rec.counters().jsonl_lines_lost, 2);
+}
+
 #[tokio::test]
 async fn full_queue_drops_and_counts() {
     // current_thread: the writer cannot run until this test awaits.
