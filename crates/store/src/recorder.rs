@@ -7,8 +7,9 @@
 //! in one batch pair up), then tells the [`Observer`] about the events that
 //! were new to the store and appends them to the JSONL log. When the database is lost it
 //! keeps the batch, retries with backoff (100 ms doubling to 5 s) and keeps
-//! taking events into a backlog of at most `queue_capacity`; beyond that the
-//! queue fills and `record` drops, counted in `events_dropped`.
+//! taking events into its backlog; the queue and the backlog together hold
+//! at most `queue_capacity` events, beyond which `record` drops, counted in
+//! `events_dropped`.
 //! A batch the database refuses twice for its content (not for being
 //! unreachable, read-only or otherwise unable to write:
 //! [`crate::StoreError::is_rejected`]) is written event by event, and only
@@ -54,7 +55,7 @@ const SHUTDOWN_SLACK: Duration = Duration::from_millis(500);
 /// Recorder settings.
 #[derive(Debug, Clone)]
 pub struct RecorderOptions {
-    /// Bound of the queue, and of the writer's backlog while the database is away (65536).
+    /// Events the queue and the writer's backlog (while the database is away) hold together at most (65536).
     pub queue_capacity: usize,
     /// Events per transaction at most (1024).
     pub batch_max: usize,
@@ -297,6 +298,12 @@ impl Recorder {
     }
 
     fn record_or_fold(&self, event: Event, call_known: bool) -> bool {
+        // The queue and the writer's backlog share one bound.
+        let queued = (self.tx.max_capacity() - self.tx.capacity()) as u64;
+        if queued + self.shared.in_hand.load(Ordering::Relaxed) >= self.tx.max_capacity() as u64 {
+            self.fold(&event, call_known);
+            return false;
+        }
         match self.tx.try_send(Queued { event, call_known }) {
             Ok(()) => true,
             Err(e) => {

@@ -122,6 +122,52 @@ async fn jsonl_lines_a_failed_append_loses_are_counted() {
     assert_eq!(rec.counters().jsonl_lines_lost, 2);
 }
 
+/// While the database takes no writes (another connection holds the
+/// write lock), the queue and the writer's backlog together hold at most
+/// `queue_capacity` events; the rest are dropped and counted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn queue_and_backlog_share_one_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("tw.db").display());
+    let options = StoreOptions {
+        busy_timeout: std::time::Duration::from_millis(50),
+        ..Default::default()
+    };
+    let store = Store::open_with(&url, options).await.unwrap();
+    let mut holder = sqlx::SqliteConnection::connect(&url).await.unwrap();
+    sqlx::query("BEGIN IMMEDIATE")
+        .execute(&mut holder)
+        .await
+        .unwrap();
+    let rec = Recorder::start(
+        Some(store),
+        RecorderOptions {
+            queue_capacity: 50,
+            batch_max: 10,
+            ..opts()
+        },
+        Arc::new(NoopObserver),
+    );
+    let mut most = 0;
+    for round in 0..20 {
+        for i in 0..10 {
+            rec.record(request(&format!("r{round}-{i}"), "s", i));
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        most = most.max(rec.counters().backlog);
+    }
+    let c = rec.counters();
+    assert!(most <= 50, "{most} events held: {c:?}");
+    assert_eq!(
+        c.events_dropped + c.backlog + c.events_written,
+        200,
+        "{c:?}"
+    );
+    assert!(c.events_dropped >= 150, "{c:?}");
+    sqlx::query("ROLLBACK").execute(&mut holder).await.unwrap();
+    rec.shutdown().await;
+}
+
 #[tokio::test]
 async fn full_queue_drops_and_counts() {
     // current_thread: the writer cannot run until this test awaits.
