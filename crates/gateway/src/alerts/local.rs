@@ -47,21 +47,7 @@ impl Engine {
             Decision::Resolve => ("resolved", latest.as_ref().map_or(now, |l| l.started_ms)),
             Decision::Keep => return,
         };
-        let t = AlertTransition {
-            alert_key: key.clone(),
-            seq,
-            state: state.into(),
-            rule: obs.rule.as_str().into(),
-            tool: obs.tool.clone(),
-            model: obs.model.clone(),
-            instance: obs.instance.clone(),
-            value: obs.value,
-            threshold: obs.limit.threshold,
-            volume: i64::try_from(obs.volume).unwrap_or(i64::MAX),
-            started_ms,
-            at_ms: now,
-            gateway: self.instance.clone(),
-        };
+        let t = obs.transition(seq, state, started_ms, now, &self.instance);
         self.announce(&t);
         {
             let mut board = self.board.write();

@@ -102,6 +102,34 @@ impl Observation {
     pub(crate) fn key(&self) -> String {
         alert_key(self.rule.as_str(), &self.tool, &self.model, &self.instance)
     }
+
+    /// The transition to `state` (step `seq`) this observation makes at
+    /// `at_ms`, announced by `gateway`, for an alert firing since
+    /// `started_ms`.
+    pub(crate) fn transition(
+        &self,
+        seq: i64,
+        state: &str,
+        started_ms: i64,
+        at_ms: i64,
+        gateway: &str,
+    ) -> toolwarden_store::AlertTransition {
+        toolwarden_store::AlertTransition {
+            alert_key: self.key(),
+            seq,
+            state: state.into(),
+            rule: self.rule.as_str().into(),
+            tool: self.tool.clone(),
+            model: self.model.clone(),
+            instance: self.instance.clone(),
+            value: self.value,
+            threshold: self.limit.threshold,
+            volume: i64::try_from(self.volume).unwrap_or(i64::MAX),
+            started_ms,
+            at_ms,
+            gateway: gateway.into(),
+        }
+    }
 }
 
 /// The identity of an alert.

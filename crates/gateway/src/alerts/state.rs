@@ -174,21 +174,8 @@ impl Engine {
                 continue;
             }
             if rules::decide(false, Some(obs), self.config.resolve_ratio) == Decision::Fire {
-                transitions.push(AlertTransition {
-                    alert_key: key.clone(),
-                    seq: previous.map_or(1, |p| p.seq + 1),
-                    state: "firing".into(),
-                    rule: obs.rule.as_str().into(),
-                    tool: obs.tool.clone(),
-                    model: obs.model.clone(),
-                    instance: obs.instance.clone(),
-                    value: obs.value,
-                    threshold: obs.limit.threshold,
-                    volume: i64::try_from(obs.volume).unwrap_or(i64::MAX),
-                    started_ms: now,
-                    at_ms: now,
-                    gateway: self.instance.clone(),
-                });
+                let seq = previous.map_or(1, |p| p.seq + 1);
+                transitions.push(obs.transition(seq, "firing", now, now, &self.instance));
             }
         }
         let changed = !transitions.is_empty();

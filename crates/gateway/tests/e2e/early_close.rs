@@ -67,15 +67,15 @@ fn request(turn: usize) -> Vec<u8> {
     serde_json::to_vec(&json!({"model": "gpt-test", "stream": true, "input": input})).unwrap()
 }
 
-/// Sends one streamed request over a fresh connection and hangs up as soon
-/// as `until` has arrived (or the stream ended).
-async fn send_and_hang_up(
+/// Opens a connection and sends one streamed Responses request on it,
+/// with `extra` header lines (each ending in `\r\n`).
+async fn send_request(
     addr: &str,
     session: &str,
     body: &[u8],
     chunked: bool,
-    until: &str,
-) -> String {
+    extra: &str,
+) -> TcpStream {
     let mut s = TcpStream::connect(addr).await.expect("connect");
     let framing = if chunked {
         "transfer-encoding: chunked".to_string()
@@ -84,7 +84,7 @@ async fn send_and_hang_up(
     };
     let head = format!(
         "POST /v1/responses HTTP/1.1\r\nhost: {addr}\r\nauthorization: Bearer {OPENAI_KEY}\r\n\
-         content-type: application/json\r\nx-session-id: {session}\r\n{framing}\r\n\r\n"
+         content-type: application/json\r\nx-session-id: {session}\r\n{extra}{framing}\r\n\r\n"
     );
     s.write_all(head.as_bytes()).await.unwrap();
     if chunked {
@@ -96,6 +96,19 @@ async fn send_and_hang_up(
     } else {
         s.write_all(body).await.unwrap();
     }
+    s
+}
+
+/// Sends one streamed request over a fresh connection and hangs up as soon
+/// as `until` has arrived (or the stream ended).
+async fn send_and_hang_up(
+    addr: &str,
+    session: &str,
+    body: &[u8],
+    chunked: bool,
+    until: &str,
+) -> String {
+    let mut s = send_request(addr, session, body, chunked, "").await;
     let mut seen = Vec::new();
     let mut buf = [0u8; 8192];
     let read_all = async {
@@ -252,27 +265,7 @@ async fn a_client_gone_midway_leaves_what_was_seen_and_the_ending() {
 /// Sends one streamed request with `connection: close` and reads the
 /// answer to its end.
 async fn send_and_read_to_end(addr: &str, session: &str, body: &[u8], chunked: bool) -> String {
-    let mut s = TcpStream::connect(addr).await.expect("connect");
-    let framing = if chunked {
-        "transfer-encoding: chunked".to_string()
-    } else {
-        format!("content-length: {}", body.len())
-    };
-    let head = format!(
-        "POST /v1/responses HTTP/1.1\r\nhost: {addr}\r\nauthorization: Bearer {OPENAI_KEY}\r\n\
-         content-type: application/json\r\nx-session-id: {session}\r\nconnection: close\r\n\
-         {framing}\r\n\r\n"
-    );
-    s.write_all(head.as_bytes()).await.unwrap();
-    if chunked {
-        s.write_all(format!("{:x}\r\n", body.len()).as_bytes())
-            .await
-            .unwrap();
-        s.write_all(body).await.unwrap();
-        s.write_all(b"\r\n0\r\n\r\n").await.unwrap();
-    } else {
-        s.write_all(body).await.unwrap();
-    }
+    let mut s = send_request(addr, session, body, chunked, "connection: close\r\n").await;
     let mut seen = Vec::new();
     tokio::time::timeout(Duration::from_secs(10), s.read_to_end(&mut seen))
         .await
