@@ -125,13 +125,15 @@ impl AgentMode {
             .unwrap_or_else(|| "mock-model".to_string());
         let seed = fnv1a(body);
         let base = Plan {
-            model,
+            model: model.clone(),
             seed,
             input_tokens: (body.len() as u64 / 4).max(1),
             output_tokens: 10,
             text: None,
             calls: Vec::new(),
             gemini_ids: false,
+            stream_usage: crate::plan::stream_usage(&v),
+            reasoning: crate::plan::reasoning(dialect, &v, &model),
             response_id_pad: 0,
         };
         let tools = offered_tools(dialect, &v);

@@ -21,9 +21,11 @@
 //!   `?key=`; without one (or with the wrong one when
 //!   [`MockOptions::api_key`] is set) → 401 in the provider's envelope (Gemini:
 //!   403 without a key, 400 with a wrong one, as Gemini answers);
-//! - **validation**: a body with call/result pairing defects
-//!   ([`toolwarden_wire::validate`]) → 400 in the provider's envelope with
-//!   the provider's own text;
+//! - **validation**: a body whose tool calls and results do not pair as
+//!   the provider requires → 400 in the provider's envelope with the
+//!   provider's own text (the mock's own rules, `rules`, written from the
+//!   providers' errors and not from `toolwarden_wire`, whose view of
+//!   pairing the gateway's repair uses);
 //! - **replies**: by default deterministic — if the last message carries
 //!   tool results the model answers with text, otherwise it calls tools
 //!   named in the request's `tools` (or [`MockOptions::default_tool`]), so a
@@ -54,6 +56,7 @@ mod envelope;
 mod json;
 mod plan;
 mod render;
+mod rules;
 mod script;
 mod server;
 mod tls;

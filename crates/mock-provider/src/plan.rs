@@ -24,10 +24,25 @@ pub(crate) struct Plan {
     pub calls: Vec<PlannedCall>,
     /// Gemini: give each `functionCall` an `id` (the API usually does not).
     pub gemini_ids: bool,
+    /// Chat: the request's `stream_options.include_usage` is `true`, so a
+    /// stream ends with a usage chunk and every other chunk says
+    /// `"usage": null` (without it no chunk has usage, as the API streams).
+    pub stream_usage: bool,
+    /// Responses: a reasoning model's reply starts its calls with a
+    /// `reasoning` item, as the real ones do (see [`crate::rules::reasoning`]).
+    pub reasoning: Option<Reasoning>,
     /// Zeros after the response id's prefix ([`MockOptions::response_id_pad`]).
     ///
     /// [`MockOptions::response_id_pad`]: crate::MockOptions::response_id_pad
     pub response_id_pad: usize,
+}
+
+/// The `reasoning` item a Responses reply puts before its calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Reasoning {
+    /// The request's `include` asks for `reasoning.encrypted_content` (a
+    /// `store: false` client keeps its reasoning that way).
+    pub encrypted: bool,
 }
 
 /// One tool call the mock model makes.
@@ -45,6 +60,15 @@ impl Plan {
     /// Call id `i` with the dialect's prefix (`toolu_`, `call_`).
     pub(crate) fn call_id(&self, prefix: &str, i: usize) -> String {
         format!("{prefix}{:016x}{i:02}", self.seed)
+    }
+
+    /// The item id of Responses call `i` (`fc_`): one naming its reasoning
+    /// item when the reply reasoned first.
+    pub(crate) fn call_item_id(&self, i: usize) -> String {
+        match self.reasoning {
+            Some(_) => crate::rules::reasoning::call_item_id(self.seed, i),
+            None => self.call_id("fc_", i),
+        }
     }
 
     /// The response id with the dialect's prefix (`msg_`, `chatcmpl-`, `resp_`).
@@ -83,6 +107,8 @@ pub(crate) fn plan(
             )),
             calls: Vec::new(),
             gemini_ids: false,
+            stream_usage: stream_usage(&v),
+            reasoning: None,
             response_id_pad: 0,
         };
     }
@@ -103,6 +129,8 @@ pub(crate) fn plan(
         })
         .collect();
     Plan {
+        stream_usage: stream_usage(&v),
+        reasoning: reasoning(dialect, &v, &model),
         model,
         seed,
         input_tokens,
@@ -112,6 +140,26 @@ pub(crate) fn plan(
         gemini_ids: false,
         response_id_pad: 0,
     }
+}
+
+/// `stream_options.include_usage: true` (Chat's opt-in to stream usage).
+pub(crate) fn stream_usage(v: &Value) -> bool {
+    v.get("stream_options")
+        .and_then(|o| o.get("include_usage"))
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
+}
+
+/// The reasoning item a Responses reply to `v` from `model` starts with.
+pub(crate) fn reasoning(dialect: Dialect, v: &Value, model: &str) -> Option<Reasoning> {
+    if dialect != Dialect::OpenAiResponses || !crate::rules::reasoning::is_reasoning_model(model) {
+        return None;
+    }
+    let encrypted = v
+        .get("include")
+        .and_then(Value::as_array)
+        .is_some_and(|inc| inc.iter().any(|i| i == "reasoning.encrypted_content"));
+    Some(Reasoning { encrypted })
 }
 
 /// Whether the last message (item, content) is tool output.
@@ -285,5 +333,32 @@ mod tests {
         );
         let args: Value = serde_json::from_str(&p.calls[0].arguments).unwrap();
         assert!(args.is_object());
+    }
+
+    #[test]
+    fn reasoning_models_reason_in_the_responses_api_only() {
+        let r = br#"{"model":"o3","input":"hi","include":["reasoning.encrypted_content"]}"#;
+        let p = plan(Dialect::OpenAiResponses, r, None, "d", 1);
+        assert_eq!(p.reasoning, Some(Reasoning { encrypted: true }));
+        assert!(p.call_item_id(0).ends_with("r00"), "{}", p.call_item_id(0));
+        let plain = br#"{"model":"gpt-4.1","input":"hi"}"#;
+        let p = plan(Dialect::OpenAiResponses, plain, None, "d", 1);
+        assert_eq!(p.reasoning, None);
+        assert_eq!(p.call_item_id(0), p.call_id("fc_", 0));
+        let chat = br#"{"model":"o3","messages":[{"role":"user","content":"hi"}]}"#;
+        assert_eq!(
+            plan(Dialect::OpenAiChat, chat, None, "d", 1).reasoning,
+            None
+        );
+    }
+
+    #[test]
+    fn chat_stream_usage_is_opt_in() {
+        let asked = br#"{"model":"gpt-4o","stream":true,"stream_options":{"include_usage":true},"messages":[]}"#;
+        assert!(plan(Dialect::OpenAiChat, asked, None, "d", 1).stream_usage);
+        let not = br#"{"model":"gpt-4o","stream":true,"stream_options":{"include_usage":false},"messages":[]}"#;
+        assert!(!plan(Dialect::OpenAiChat, not, None, "d", 1).stream_usage);
+        let silent = br#"{"model":"gpt-4o","stream":true,"messages":[]}"#;
+        assert!(!plan(Dialect::OpenAiChat, silent, None, "d", 1).stream_usage);
     }
 }

@@ -170,15 +170,11 @@ pub(crate) async fn handle(
             return Ok(json_response(StatusCode::BAD_REQUEST, body));
         }
     };
-    if shared.opts.validate {
-        let problem = match toolwarden_wire::validate(route.dialect, &body) {
-            Ok(defects) => defects.into_iter().next().map(|d| d.message),
-            Err(e) => Some(envelope::unparsable_text(provider, &e.to_string())),
-        };
-        if let Some(message) = problem {
-            let body = invalid_request(route.dialect, &message);
-            return Ok(json_response(StatusCode::BAD_REQUEST, body));
-        }
+    if shared.opts.validate
+        && let Some(message) = crate::rules::violation(route.dialect, &body)
+    {
+        let body = invalid_request(route.dialect, &message);
+        return Ok(json_response(StatusCode::BAD_REQUEST, body));
     }
 
     let streaming = route.gemini_stream || wants_stream(&body);

@@ -210,22 +210,18 @@ fn answer(shared: &Shared, message: &[u8]) -> (Vec<Bytes>, Fault) {
     if kind.as_deref() != Some("response.create") {
         return (Vec::new(), Fault::None);
     }
-    if shared.opts.validate {
-        let problem = match toolwarden_wire::validate(Dialect::OpenAiResponses, message) {
-            Ok(defects) => defects.into_iter().next().map(|d| d.message),
-            Err(e) => Some(envelope::unparsable_text(Provider::OpenAi, &e.to_string())),
-        };
-        if let Some(message) = problem {
-            let error = serde_json::json!({
-                "type": "error",
-                "status": 400,
-                "error": {
-                    "type": "invalid_request_error",
-                    "message": message,
-                },
-            });
-            return (vec![Bytes::from(error.to_string())], Fault::None);
-        }
+    if shared.opts.validate
+        && let Some(message) = crate::rules::violation(Dialect::OpenAiResponses, message)
+    {
+        let error = serde_json::json!({
+            "type": "error",
+            "status": 400,
+            "error": {
+                "type": "invalid_request_error",
+                "message": message,
+            },
+        });
+        return (vec![Bytes::from(error.to_string())], Fault::None);
     }
     if prewarm(message) {
         return (prewarm_events(message), Fault::None);

@@ -393,3 +393,81 @@ async fn rejects_pairing_defects_with_the_providers_400() {
     assert_eq!(r.status, 200, "{:?}", r.body);
     assert_eq!(r.json()["choices"][0]["finish_reason"], "stop");
 }
+
+/// A reasoning model's call comes after its reasoning item; sent back
+/// without it (or with the reasoning but not its call) the API's 400.
+#[tokio::test]
+async fn a_reasoning_replys_items_must_come_back_together() {
+    let mock = MockProvider::start(MockOptions::default()).await;
+    let c = client();
+    let url = format!("{}/v1/responses", mock.base_url());
+    let first = json!({"model":"gpt-5","input":[{"role":"user","content":"weather?"}],
+        "tools":[{"type":"function","name":"lookup","parameters":{"type":"object"}}]});
+    let r = post(&c, url.clone(), OPENAI, &first).await;
+    assert_eq!(r.status, 200);
+    let output = r.json()["output"].as_array().unwrap().clone();
+    assert_eq!(output[0]["type"], "reasoning");
+    assert_eq!(output[1]["type"], "function_call");
+    let (rs, fc) = (&output[0], &output[1]);
+    let answer = json!({"type":"function_call_output","call_id":fc["call_id"],"output":"sunny"});
+    let user = json!({"role":"user","content":"weather?"});
+    let with = |items: Vec<&Value>| json!({"model":"gpt-5","input":items});
+
+    let ok = post(&c, url.clone(), OPENAI, &with(vec![&user, rs, fc, &answer])).await;
+    assert_eq!(ok.status, 200, "{:?}", ok.body);
+
+    let r = post(&c, url.clone(), OPENAI, &with(vec![&user, fc, &answer])).await;
+    assert_eq!(r.status, 400);
+    let e = r.json();
+    assert_eq!(e["error"]["param"], "input");
+    assert_eq!(
+        e["error"]["message"],
+        format!(
+            "Item '{}' of type 'function_call' was provided without its required 'reasoning' item: '{}'.",
+            fc["id"].as_str().unwrap(),
+            rs["id"].as_str().unwrap()
+        )
+    );
+    let r = post(&c, url.clone(), OPENAI, &with(vec![&user, rs, &user])).await;
+    assert_eq!(r.status, 400);
+    assert_eq!(
+        r.json()["error"]["message"],
+        format!(
+            "Item '{}' of type 'reasoning' was provided without its required following item.",
+            rs["id"].as_str().unwrap()
+        )
+    );
+    // A model that does not reason makes no reasoning item.
+    let mut plain = first.clone();
+    plain["model"] = json!("gpt-4.1");
+    let r = post(&c, url, OPENAI, &plain).await;
+    assert_eq!(r.json()["output"][0]["type"], "function_call");
+}
+
+/// Chat streams carry usage only for a request that asks for it.
+#[tokio::test]
+async fn chat_stream_usage_follows_stream_options() {
+    let mock = MockProvider::start(MockOptions::default()).await;
+    let c = client();
+    let url = format!("{}/v1/chat/completions", mock.base_url());
+    let plain = post(&c, url.clone(), OPENAI, &chat_first_turn(true)).await;
+    let text = String::from_utf8(plain.body.to_vec()).unwrap();
+    assert!(!text.contains("\"usage\""), "{text}");
+    assert!(text.ends_with("data: [DONE]\n\n"));
+    let mut asked = chat_first_turn(true);
+    asked["stream_options"] = json!({"include_usage": true});
+    let r = post(&c, url, OPENAI, &asked).await;
+    let text = String::from_utf8(r.body.to_vec()).unwrap();
+    let chunks: Vec<Value> = text
+        .split("\n\n")
+        .filter_map(|e| e.strip_prefix("data: "))
+        .filter(|d| *d != "[DONE]")
+        .map(|d| serde_json::from_str(d).unwrap())
+        .collect();
+    let (last, rest) = chunks.split_last().unwrap();
+    assert!(
+        last["usage"]["total_tokens"].as_u64().unwrap() > 0,
+        "{last}"
+    );
+    assert!(rest.iter().all(|c| c["usage"].is_null()), "{text}");
+}

@@ -55,6 +55,14 @@ async fn wire_reads_the_mocks_tool_calls() {
                 "tools":[{"type":"function","name":"a"},{"type":"function","name":"b"}]}),
         ),
         (
+            Dialect::OpenAiResponses,
+            format!("{base}/v1/responses"),
+            vec![("authorization", "Bearer k")],
+            json!({"model":"gpt-5","input":[{"role":"user","content":"go"}],
+                "include":["reasoning.encrypted_content"],
+                "tools":[{"type":"function","name":"a"},{"type":"function","name":"b"}]}),
+        ),
+        (
             Dialect::Gemini,
             format!("{base}/v1beta/models/gemini-2.0-flash:generateContent"),
             vec![("x-goog-api-key", "k")],
@@ -73,6 +81,10 @@ async fn wire_reads_the_mocks_tool_calls() {
             url.replace(":generateContent", ":streamGenerateContent?alt=sse")
         } else {
             body["stream"] = json!(true);
+            if dialect == Dialect::OpenAiChat {
+                // Chat streams usage only when asked.
+                body["stream_options"] = json!({"include_usage": true});
+            }
             url
         };
         let streamed = fetch(stream_url, &headers, &body).await;

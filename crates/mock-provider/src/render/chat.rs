@@ -1,5 +1,6 @@
 //! OpenAI Chat Completions: the completion object and its chunk stream
-//! ending in `data: [DONE]`.
+//! ending in `data: [DONE]` (after a usage chunk only when the request set
+//! `stream_options.include_usage`).
 
 use bytes::Bytes;
 
@@ -74,16 +75,17 @@ pub(super) fn chat_stream(plan: &Plan) -> Vec<Bytes> {
             .raw("logprobs", "null")
             .opt_str("finish_reason", finish)
             .done();
-        sse_data(
-            &Obj::new()
-                .str("id", &id)
-                .str("object", "chat.completion.chunk")
-                .num("created", CREATED)
-                .str("model", &plan.model)
-                .str("system_fingerprint", "fp_mock")
-                .raw("choices", &array([choice]))
-                .done(),
-        )
+        let mut chunk = Obj::new()
+            .str("id", &id)
+            .str("object", "chat.completion.chunk")
+            .num("created", CREATED)
+            .str("model", &plan.model)
+            .str("system_fingerprint", "fp_mock")
+            .raw("choices", &array([choice]));
+        if plan.stream_usage {
+            chunk = chunk.raw("usage", "null");
+        }
+        sse_data(&chunk.done())
     };
     let mut out = vec![chunk(
         Obj::new()
@@ -123,9 +125,18 @@ pub(super) fn chat_stream(plan: &Plan) -> Vec<Bytes> {
         }
     }
     out.push(chunk("{}".to_string(), Some(chat_finish(plan))));
-    out.push(sse_data(
+    if plan.stream_usage {
+        out.push(usage_chunk(plan, &id));
+    }
+    out.push(Bytes::from_static(b"data: [DONE]\n\n"));
+    out
+}
+
+/// The last chunk of a stream that asked for usage: no choices.
+fn usage_chunk(plan: &Plan, id: &str) -> Bytes {
+    sse_data(
         &Obj::new()
-            .str("id", &id)
+            .str("id", id)
             .str("object", "chat.completion.chunk")
             .num("created", CREATED)
             .str("model", &plan.model)
@@ -133,7 +144,5 @@ pub(super) fn chat_stream(plan: &Plan) -> Vec<Bytes> {
             .raw("choices", "[]")
             .raw("usage", &chat_usage(plan))
             .done(),
-    ));
-    out.push(Bytes::from_static(b"data: [DONE]\n\n"));
-    out
+    )
 }

@@ -16,10 +16,28 @@ fn responses_items(plan: &Plan, status: &str) -> Vec<String> {
     {
         items.push(responses_message(plan, text, status));
     }
+    if !plan.calls.is_empty()
+        && let Some(r) = plan.reasoning
+    {
+        items.push(reasoning_item(plan, r.encrypted));
+    }
     for (i, _) in plan.calls.iter().enumerate() {
         items.push(responses_call(plan, i, status, true));
     }
     items
+}
+
+/// The `reasoning` item before a reasoning model's calls: no summary, and
+/// its `encrypted_content` `null` unless the request's `include` asked for
+/// it.
+fn reasoning_item(plan: &Plan, encrypted: bool) -> String {
+    let content = format!("gAAAAmock{:016x}", plan.seed);
+    Obj::new()
+        .str("id", &crate::rules::reasoning::reasoning_id(plan.seed))
+        .str("type", "reasoning")
+        .raw("summary", "[]")
+        .opt_str("encrypted_content", encrypted.then_some(content.as_str()))
+        .done()
 }
 
 fn responses_message(plan: &Plan, text: &str, status: &str) -> String {
@@ -50,7 +68,7 @@ fn responses_call(plan: &Plan, i: usize, status: &str, with_args: bool) -> Strin
             .done();
     }
     Obj::new()
-        .str("id", &plan.call_id("fc_", i))
+        .str("id", &plan.call_item_id(i))
         .str("type", "function_call")
         .str("status", status)
         .str("arguments", if with_args { &c.arguments } else { "" })
@@ -181,6 +199,22 @@ pub(super) fn responses_stream(plan: &Plan) -> Vec<Bytes> {
                 .raw("item", &responses_message(plan, &text, "completed")),
         );
     }
+    if !plan.calls.is_empty()
+        && let Some(r) = plan.reasoning
+    {
+        let added = reasoning_item(plan, false);
+        ev(
+            "response.output_item.added",
+            Obj::new().num("output_index", index).raw("item", &added),
+        );
+        ev(
+            "response.output_item.done",
+            Obj::new()
+                .num("output_index", index)
+                .raw("item", &reasoning_item(plan, r.encrypted)),
+        );
+        index += 1;
+    }
     for (i, c) in plan.calls.iter().enumerate() {
         let (item_id, delta, done, field) = if c.custom {
             let events = (
@@ -193,7 +227,7 @@ pub(super) fn responses_stream(plan: &Plan) -> Vec<Bytes> {
                 "response.function_call_arguments.delta",
                 "response.function_call_arguments.done",
             );
-            (plan.call_id("fc_", i), events.0, events.1, "arguments")
+            (plan.call_item_id(i), events.0, events.1, "arguments")
         };
         ev(
             "response.output_item.added",

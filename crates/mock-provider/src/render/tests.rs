@@ -18,6 +18,8 @@ fn calls_plan(n: usize) -> Plan {
             })
             .collect(),
         gemini_ids: false,
+        stream_usage: true,
+        reasoning: None,
         response_id_pad: 0,
     }
 }
@@ -215,4 +217,102 @@ fn responses_custom_tool_call_carries_raw_input() {
             .iter()
             .any(|e| e["type"] == "response.function_call_arguments.delta")
     );
+}
+
+#[test]
+fn chat_stream_usage_only_when_the_request_asks() {
+    // Asked: `"usage": null` on every chunk, then a usage chunk without
+    // choices before `[DONE]`.
+    let asked = datas(&chat_stream(&calls_plan(1)));
+    let (last, rest) = asked.split_last().unwrap();
+    assert_eq!(last["choices"], serde_json::json!([]));
+    assert_eq!(last["usage"]["completion_tokens"], 7);
+    assert!(
+        rest.iter()
+            .all(|c| c["usage"].is_null() && c.get("usage").is_some())
+    );
+    // Not asked: no chunk has a usage field, and the stream still ends.
+    let plain = Plan {
+        stream_usage: false,
+        ..calls_plan(1)
+    };
+    let events = chat_stream(&plain);
+    assert_eq!(
+        events.last().unwrap(),
+        &Bytes::from_static(b"data: [DONE]\n\n")
+    );
+    let chunks = datas(&events);
+    assert_eq!(chunks.len(), asked.len() - 1);
+    assert!(
+        chunks.iter().all(|c| c.get("usage").is_none()),
+        "{chunks:?}"
+    );
+    assert_eq!(
+        chunks.last().unwrap()["choices"][0]["finish_reason"],
+        "tool_calls"
+    );
+}
+
+#[test]
+fn a_reasoning_reply_puts_its_reasoning_item_before_the_calls() {
+    use crate::{plan::Reasoning, rules::reasoning};
+    let p = Plan {
+        reasoning: Some(Reasoning { encrypted: true }),
+        ..calls_plan(2)
+    };
+    let body: Value = serde_json::from_str(&json_body(Dialect::OpenAiResponses, &p)).unwrap();
+    let output = body["output"].as_array().unwrap();
+    let types: Vec<&str> = output.iter().map(|i| i["type"].as_str().unwrap()).collect();
+    assert_eq!(types, ["reasoning", "function_call", "function_call"]);
+    assert_eq!(output[0]["id"], reasoning::reasoning_id(p.seed));
+    assert!(output[0]["encrypted_content"].is_string());
+    assert_eq!(output[2]["id"], reasoning::call_item_id(p.seed, 1));
+
+    // Streamed: the reasoning item at output_index 0, the calls after it.
+    let events = datas(&stream_events(Dialect::OpenAiResponses, &p, false));
+    let added: Vec<(u64, &str)> = events
+        .iter()
+        .filter(|e| e["type"] == "response.output_item.added")
+        .map(|e| {
+            (
+                e["output_index"].as_u64().unwrap(),
+                e["item"]["type"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        added,
+        [(0, "reasoning"), (1, "function_call"), (2, "function_call")]
+    );
+    let args_done = events
+        .iter()
+        .find(|e| e["type"] == "response.function_call_arguments.done")
+        .unwrap();
+    assert_eq!(args_done["output_index"], 1);
+    let completed = &events.last().unwrap()["response"]["output"];
+    assert_eq!(completed, &body["output"]);
+
+    // The wire layer reads the calls past the reasoning item.
+    let view = toolwarden_wire::response_view(
+        Dialect::OpenAiResponses,
+        json_body(Dialect::OpenAiResponses, &p).as_bytes(),
+    )
+    .unwrap();
+    assert_eq!(view.calls.len(), 2);
+    let mut parser = toolwarden_wire::StreamParser::new(Dialect::OpenAiResponses);
+    for e in stream_events(Dialect::OpenAiResponses, &p, false) {
+        parser.feed(&e);
+    }
+    let streamed = parser.finish();
+    let names: Vec<&str> = streamed.calls.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["tool0", "tool1"]);
+    assert_eq!(streamed.calls[1].arguments, p.calls[1].arguments);
+
+    // A text answer has no reasoning item.
+    let text = Plan {
+        reasoning: Some(Reasoning { encrypted: false }),
+        ..text_plan()
+    };
+    let body: Value = serde_json::from_str(&json_body(Dialect::OpenAiResponses, &text)).unwrap();
+    assert_eq!(body["output"][0]["type"], "message");
 }

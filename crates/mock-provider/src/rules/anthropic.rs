@@ -1,0 +1,257 @@
+//! Anthropic Messages: `invalid_request_error` texts, worded as the API
+//! words them (quoted in anthropics/claude-code#3512, #5375, #18947, #20901):
+//!
+//! - a `tool_use` whose id has no `tool_result` in the next message:
+//!   "messages.N: `tool_use` ids were found without `tool_result` blocks
+//!   immediately after: ID. Each `tool_use` block must have a corresponding
+//!   `tool_result` block in the next message.";
+//! - results present but not at the start of that message: "messages.N: Did
+//!   not find K `tool_result` block(s) at the beginning of this message.
+//!   Messages following `tool_use` blocks must begin with a matching number
+//!   of `tool_result` blocks." (langchain-ai/langchain-aws#451);
+//! - a `tool_result` answering no `tool_use` of the previous message:
+//!   "messages.N.content.J: unexpected `tool_use_id` found in `tool_result`
+//!   blocks: ID. Each `tool_result` block must have a corresponding
+//!   `tool_use` block in the previous message.";
+//! - a `tool_use` id used twice in the request: "messages.N.content.J:
+//!   `tool_use` ids must be unique".
+//!
+//! A second `tool_result` for one id is rejected too; that text is ours (no
+//! public quote of the real one was found).
+
+use std::collections::HashSet;
+
+use serde_json::Value;
+
+use super::{list, text};
+
+pub(super) fn violation(body: &Value) -> Option<String> {
+    let msgs = list(body, "messages");
+    let mut ids: HashSet<&str> = HashSet::new();
+    for (i, m) in msgs.iter().enumerate() {
+        if text(m, "role") == "assistant" {
+            for (j, b) in blocks(m).iter().enumerate() {
+                let call = matches!(
+                    text(b, "type"),
+                    "tool_use" | "server_tool_use" | "mcp_tool_use"
+                );
+                if call && !ids.insert(text(b, "id")) {
+                    return Some(format!(
+                        "messages.{i}.content.{j}: `tool_use` ids must be unique"
+                    ));
+                }
+            }
+            if let Some(problem) = unanswered(i, m, msgs.get(i + 1)) {
+                return Some(problem);
+            }
+        }
+        if text(m, "role") == "user" {
+            let prev = i.checked_sub(1).and_then(|p| msgs.get(p));
+            if let Some(problem) = unexpected_results(i, m, prev) {
+                return Some(problem);
+            }
+        }
+    }
+    None
+}
+
+/// The content blocks of a message (none when its content is a string).
+fn blocks(m: &Value) -> &[Value] {
+    list(m, "content")
+}
+
+/// The client `tool_use` ids of an assistant message, each once, in order.
+fn calls(m: &Value) -> Vec<&str> {
+    let mut seen = HashSet::new();
+    blocks(m)
+        .iter()
+        .filter(|b| text(b, "type") == "tool_use")
+        .map(|b| text(b, "id"))
+        .filter(|id| seen.insert(*id))
+        .collect()
+}
+
+/// The `tool_use_id` of each `tool_result` block: `(block index, id)`.
+fn results(m: &Value) -> impl Iterator<Item = (usize, &str)> {
+    blocks(m)
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| text(b, "type") == "tool_result")
+        .map(|(j, b)| (j, text(b, "tool_use_id")))
+}
+
+/// The calls of assistant message `i` against the message after it.
+fn unanswered(i: usize, m: &Value, next: Option<&Value>) -> Option<String> {
+    let calls = calls(m);
+    if calls.is_empty() {
+        return None;
+    }
+    let next = next.filter(|n| text(n, "role") == "user");
+    let answered: HashSet<&str> = next
+        .map(|n| results(n).map(|r| r.1).collect())
+        .unwrap_or_default();
+    let missing: Vec<&str> = calls
+        .iter()
+        .copied()
+        .filter(|c| !answered.contains(c))
+        .collect();
+    if !missing.is_empty() {
+        return Some(format!(
+            "messages.{i}: `tool_use` ids were found without `tool_result` blocks immediately after: {}. Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
+            missing.join(", ")
+        ));
+    }
+    let leading: HashSet<&str> = next
+        .map(|n| {
+            blocks(n)
+                .iter()
+                .take_while(|b| text(b, "type") == "tool_result")
+                .map(|b| text(b, "tool_use_id"))
+                .collect()
+        })
+        .unwrap_or_default();
+    if calls.iter().any(|c| !leading.contains(c)) {
+        return Some(format!(
+            "messages.{}: Did not find {} `tool_result` block(s) at the beginning of this message. Messages following `tool_use` blocks must begin with a matching number of `tool_result` blocks.",
+            i + 1,
+            calls.len()
+        ));
+    }
+    None
+}
+
+/// The results of user message `i` against the calls of the message before.
+fn unexpected_results(i: usize, m: &Value, prev: Option<&Value>) -> Option<String> {
+    let calls: HashSet<&str> = prev
+        .filter(|p| text(p, "role") == "assistant")
+        .map(|p| calls(p).into_iter().collect())
+        .unwrap_or_default();
+    let mut answered = HashSet::new();
+    for (j, id) in results(m) {
+        if !calls.contains(id) {
+            return Some(format!(
+                "messages.{i}.content.{j}: unexpected `tool_use_id` found in `tool_result` blocks: {id}. Each `tool_result` block must have a corresponding `tool_use` block in the previous message."
+            ));
+        }
+        if !answered.insert(id) {
+            return Some(format!(
+                "messages.{i}.content.{j}: `tool_result` blocks must have unique `tool_use_id`s: {id} is answered more than once"
+            ));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn check(messages: Value) -> Option<String> {
+        violation(&json!({"model": "claude", "max_tokens": 10, "messages": messages}))
+    }
+
+    fn call(id: &str) -> Value {
+        json!({"type": "tool_use", "id": id, "name": "f", "input": {}})
+    }
+
+    fn result(id: &str) -> Value {
+        json!({"type": "tool_result", "tool_use_id": id, "content": "ok"})
+    }
+
+    #[test]
+    fn answered_calls_pass() {
+        let ok = check(json!([
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": [{"type": "text", "text": "hm"}, call("toolu_1"), call("toolu_2")]},
+            {"role": "user", "content": [result("toolu_2"), result("toolu_1"), {"type": "text", "text": "and?"}]},
+        ]));
+        assert_eq!(ok, None);
+    }
+
+    #[test]
+    fn a_call_without_its_result() {
+        let got = check(json!([
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": [call("toolu_1"), call("toolu_2")]},
+            {"role": "user", "content": [result("toolu_1")]},
+        ]));
+        assert_eq!(
+            got.as_deref(),
+            Some(
+                "messages.1: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_2. Each `tool_use` block must have a corresponding `tool_result` block in the next message."
+            )
+        );
+        // A call ending the conversation has no result either.
+        let last = check(
+            json!([{"role": "user", "content": "go"}, {"role": "assistant", "content": [call("toolu_9")]}]),
+        );
+        assert!(
+            last.unwrap()
+                .starts_with("messages.1: `tool_use` ids were found")
+        );
+    }
+
+    #[test]
+    fn a_result_without_its_call_or_two_messages_later() {
+        let got = check(json!([{"role": "user", "content": [result("toolu_x")]}]));
+        assert_eq!(
+            got.as_deref(),
+            Some(
+                "messages.0.content.0: unexpected `tool_use_id` found in `tool_result` blocks: toolu_x. Each `tool_result` block must have a corresponding `tool_use` block in the previous message."
+            )
+        );
+        // The call's turn is answered by a text message first.
+        let late = check(json!([
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": [call("toolu_1")]},
+            {"role": "user", "content": "wait"},
+            {"role": "user", "content": [result("toolu_1")]},
+        ]));
+        assert!(
+            late.unwrap()
+                .starts_with("messages.1: `tool_use` ids were found")
+        );
+    }
+
+    #[test]
+    fn results_after_text_are_not_at_the_beginning() {
+        let got = check(json!([
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": [call("toolu_1")]},
+            {"role": "user", "content": [{"type": "text", "text": "here"}, result("toolu_1")]},
+        ]));
+        assert_eq!(
+            got.as_deref(),
+            Some(
+                "messages.2: Did not find 1 `tool_result` block(s) at the beginning of this message. Messages following `tool_use` blocks must begin with a matching number of `tool_result` blocks."
+            )
+        );
+    }
+
+    #[test]
+    fn duplicate_ids() {
+        let reused = check(json!([
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": [call("toolu_1")]},
+            {"role": "user", "content": [result("toolu_1")]},
+            {"role": "assistant", "content": [{"type": "text", "text": "again"}, call("toolu_1")]},
+            {"role": "user", "content": [result("toolu_1")]},
+        ]));
+        assert_eq!(
+            reused.as_deref(),
+            Some("messages.3.content.1: `tool_use` ids must be unique")
+        );
+        let twice = check(json!([
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": [call("toolu_1")]},
+            {"role": "user", "content": [result("toolu_1"), result("toolu_1")]},
+        ]));
+        assert!(
+            twice
+                .unwrap()
+                .starts_with("messages.2.content.1: `tool_result` blocks must have unique")
+        );
+    }
+}

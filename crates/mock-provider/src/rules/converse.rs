@@ -1,0 +1,143 @@
+//! Bedrock Converse: 400 `ValidationException`, worded as Bedrock words it
+//! (camel-ai/camel#3954, agno-agi/agno#6698, genkit-ai/aws-bedrock-js-plugin#664):
+//!
+//! - an assistant message's `toolUse` ids not all answered by `toolResult`
+//!   blocks of the next message (a user message): "Expected toolResult
+//!   blocks at messages.N.content for the following Ids: ID, ID" (N the
+//!   message after the calls) — also what a result with a wrong id or a
+//!   second result for one call leads to, since then some call goes
+//!   unanswered;
+//! - more `toolResult` blocks than the previous turn has `toolUse` blocks:
+//!   "The number of toolResult blocks at messages.N.content exceeds the
+//!   number of toolUse blocks of previous turn."
+
+use std::collections::HashSet;
+
+use serde_json::Value;
+
+use super::{list, text};
+
+pub(super) fn violation(body: &Value) -> Option<String> {
+    let msgs = list(body, "messages");
+    for (i, m) in msgs.iter().enumerate() {
+        let results = ids(m, "toolResult");
+        if !results.is_empty() {
+            let prev_calls = i
+                .checked_sub(1)
+                .map(|p| &msgs[p])
+                .filter(|p| text(p, "role") == "assistant" && text(m, "role") == "user")
+                .map_or(0, |p| ids(p, "toolUse").len());
+            if results.len() > prev_calls {
+                return Some(format!(
+                    "The number of toolResult blocks at messages.{i}.content exceeds the number of toolUse blocks of previous turn."
+                ));
+            }
+        }
+        if text(m, "role") == "assistant" {
+            let next = msgs.get(i + 1).filter(|n| text(n, "role") == "user");
+            let answered: HashSet<&str> = next
+                .map(|n| ids(n, "toolResult").into_iter().collect())
+                .unwrap_or_default();
+            let mut listed = HashSet::new();
+            let missing: Vec<&str> = ids(m, "toolUse")
+                .into_iter()
+                .filter(|id| !answered.contains(id) && listed.insert(*id))
+                .collect();
+            if !missing.is_empty() {
+                return Some(format!(
+                    "Expected toolResult blocks at messages.{}.content for the following Ids: {}",
+                    i + 1,
+                    missing.join(", ")
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// The `toolUseId` of each `kind` block (`toolUse`, `toolResult`), in order.
+fn ids<'a>(m: &'a Value, kind: &str) -> Vec<&'a str> {
+    list(m, "content")
+        .iter()
+        .filter_map(|b| b.get(kind))
+        .map(|b| text(b, "toolUseId"))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn check(messages: Value) -> Option<String> {
+        violation(&json!({"messages": messages}))
+    }
+
+    fn calls(ids: &[&str]) -> Value {
+        let blocks: Vec<Value> = ids
+            .iter()
+            .map(|id| json!({"toolUse": {"toolUseId": id, "name": "f", "input": {}}}))
+            .collect();
+        json!({"role": "assistant", "content": blocks})
+    }
+
+    fn results(ids: &[&str]) -> Value {
+        let blocks: Vec<Value> = ids
+            .iter()
+            .map(|id| json!({"toolResult": {"toolUseId": id, "content": [{"text": "ok"}]}}))
+            .collect();
+        json!({"role": "user", "content": blocks})
+    }
+
+    fn user() -> Value {
+        json!({"role": "user", "content": [{"text": "go"}]})
+    }
+
+    #[test]
+    fn answered_calls_pass() {
+        assert_eq!(
+            check(json!([user(), calls(&["a", "b"]), results(&["b", "a"])])),
+            None
+        );
+    }
+
+    #[test]
+    fn unanswered_calls_are_named_at_the_next_message() {
+        let got = check(json!([
+            user(),
+            calls(&["tooluse_a", "tooluse_b"]),
+            results(&["tooluse_a"])
+        ]));
+        assert_eq!(
+            got.as_deref(),
+            Some(
+                "Expected toolResult blocks at messages.2.content for the following Ids: tooluse_b"
+            )
+        );
+        // A wrong id or a repeated one leaves a call unanswered.
+        let wrong = check(json!([user(), calls(&["a"]), results(&["z"])]));
+        assert_eq!(
+            wrong.as_deref(),
+            Some("Expected toolResult blocks at messages.2.content for the following Ids: a")
+        );
+        let repeated = check(json!([user(), calls(&["a", "b"]), results(&["a", "a"])]));
+        assert_eq!(
+            repeated.as_deref(),
+            Some("Expected toolResult blocks at messages.2.content for the following Ids: b")
+        );
+    }
+
+    #[test]
+    fn more_results_than_calls() {
+        let got = check(json!([user(), calls(&["a"]), results(&["a", "x"])]));
+        assert_eq!(
+            got.as_deref(),
+            Some(
+                "The number of toolResult blocks at messages.2.content exceeds the number of toolUse blocks of previous turn."
+            )
+        );
+        let first = check(json!([results(&["x"])]));
+        assert!(first.unwrap().contains("messages.0.content exceeds"));
+    }
+}

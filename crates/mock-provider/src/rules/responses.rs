@@ -1,0 +1,243 @@
+//! OpenAI Responses: `invalid_request_error` texts (`param: input`),
+//! worded as the API words them:
+//!
+//! - a call with no output after it: "No tool output found for function
+//!   call CALL_ID." (bytedance/trae-agent#245; "custom tool call" for a
+//!   `custom_tool_call`);
+//! - an output with no call before it: "No tool call found for function
+//!   call output with call_id CALL_ID." (continuedev/continue#10092,
+//!   vercel/ai#8216) — unless the body continues history kept by the API
+//!   (`previous_response_id`, an `item_reference`) and names no call with
+//!   that id;
+//! - two items with one id, of any type: "Duplicate item found with id
+//!   ID. …" (github/copilot-cli#3560 and agent threads); a second call or
+//!   output for one `call_id` is rejected the same way;
+//! - the reasoning adjacency rules of [`super::reasoning`].
+//!
+//! Item rules (ids, reasoning) are checked before pairing; within each,
+//! the first item in order is the one named.
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::Value;
+
+use super::{list, reasoning, text};
+
+pub(super) fn violation(body: &Value) -> Option<String> {
+    let items = list(body, "input");
+    let mut found = duplicate_ids(items);
+    if body.get("store") != Some(&Value::Bool(false)) {
+        found.extend(reasoning::broken(items));
+    }
+    if found.is_empty() {
+        found = pairing(body, items);
+    }
+    found.into_iter().min_by_key(|f| f.0).map(|f| f.1)
+}
+
+fn duplicate(id: &str) -> String {
+    format!(
+        "Duplicate item found with id {id}. Remove duplicate items from your input and try again."
+    )
+}
+
+/// Items that repeat an earlier item's id.
+fn duplicate_ids(items: &[Value]) -> Vec<(usize, String)> {
+    let mut seen = HashSet::new();
+    items
+        .iter()
+        .enumerate()
+        .map(|(k, item)| (k, text(item, "id")))
+        .filter(|(_, id)| !id.is_empty() && !seen.insert(*id))
+        .map(|(k, id)| (k, duplicate(id)))
+        .collect()
+}
+
+/// What an item is to pairing.
+enum Kind {
+    Call { custom: bool },
+    Output { custom: bool },
+    Other,
+}
+
+fn kind(item: &Value) -> Kind {
+    match text(item, "type") {
+        "function_call" => Kind::Call { custom: false },
+        "custom_tool_call" => Kind::Call { custom: true },
+        "function_call_output" => Kind::Output { custom: false },
+        "custom_tool_call_output" => Kind::Output { custom: true },
+        _ => Kind::Other,
+    }
+}
+
+/// Calls and outputs paired by `call_id`, in item order.
+fn pairing(body: &Value, items: &[Value]) -> Vec<(usize, String)> {
+    let stored_history = body
+        .get("previous_response_id")
+        .is_some_and(|v| !v.is_null())
+        || items.iter().any(|i| text(i, "type") == "item_reference");
+    let all_calls: HashSet<&str> = items
+        .iter()
+        .filter(|i| matches!(kind(i), Kind::Call { .. }))
+        .map(|i| text(i, "call_id"))
+        .collect();
+    let mut out = Vec::new();
+    let mut called: HashSet<&str> = HashSet::new();
+    let mut open: HashMap<&str, (usize, bool)> = HashMap::new();
+    let mut answered: HashSet<&str> = HashSet::new();
+    for (k, item) in items.iter().enumerate() {
+        let call_id = text(item, "call_id");
+        let id = Some(text(item, "id"))
+            .filter(|i| !i.is_empty())
+            .unwrap_or(call_id);
+        match kind(item) {
+            Kind::Call { custom } => {
+                if called.insert(call_id) {
+                    open.insert(call_id, (k, custom));
+                } else {
+                    out.push((k, duplicate(id)));
+                }
+            }
+            Kind::Output { custom } => {
+                if open.remove(call_id).is_some() {
+                    answered.insert(call_id);
+                } else if answered.contains(call_id) {
+                    out.push((k, duplicate(id)));
+                } else if all_calls.contains(call_id) || !stored_history {
+                    let what = if custom {
+                        "custom tool call output"
+                    } else {
+                        "function call output"
+                    };
+                    out.push((
+                        k,
+                        format!("No tool call found for {what} with call_id {call_id}."),
+                    ));
+                }
+            }
+            Kind::Other => {}
+        }
+    }
+    for (call_id, (k, custom)) in open {
+        let what = if custom {
+            "custom tool call"
+        } else {
+            "function call"
+        };
+        out.push((k, format!("No tool output found for {what} {call_id}.")));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn check(input: Value) -> Option<String> {
+        violation(&json!({"model": "gpt-4.1", "input": input}))
+    }
+
+    fn fc(call_id: &str) -> Value {
+        json!({"type": "function_call", "call_id": call_id, "name": "f", "arguments": "{}"})
+    }
+
+    fn out(call_id: &str) -> Value {
+        json!({"type": "function_call_output", "call_id": call_id, "output": "ok"})
+    }
+
+    fn user() -> Value {
+        json!({"role": "user", "content": "go"})
+    }
+
+    #[test]
+    fn paired_calls_pass_in_either_layout() {
+        assert_eq!(
+            check(json!([user(), fc("a"), out("a"), fc("b"), out("b")])),
+            None
+        );
+        assert_eq!(
+            check(json!([
+                user(),
+                fc("a"),
+                fc("b"),
+                out("b"),
+                out("a"),
+                user()
+            ])),
+            None
+        );
+        assert_eq!(check(json!("just text")), None);
+    }
+
+    #[test]
+    fn a_call_without_its_output() {
+        assert_eq!(
+            check(json!([user(), fc("call_a"), user()])).as_deref(),
+            Some("No tool output found for function call call_a.")
+        );
+        let custom = json!({"type": "custom_tool_call", "call_id": "call_c", "name": "apply_patch", "input": "x"});
+        assert_eq!(
+            check(json!([user(), custom])).as_deref(),
+            Some("No tool output found for custom tool call call_c.")
+        );
+    }
+
+    #[test]
+    fn an_output_without_its_call_or_before_it() {
+        let orphan = "No tool call found for function call output with call_id call_x.";
+        assert_eq!(
+            check(json!([user(), out("call_x")])).as_deref(),
+            Some(orphan)
+        );
+        assert_eq!(
+            check(json!([user(), out("call_x"), fc("call_x")])).as_deref(),
+            Some(orphan)
+        );
+        // History the API keeps may hold the call.
+        let continued =
+            json!({"model": "gpt-4.1", "previous_response_id": "resp_1", "input": [out("call_x")]});
+        assert_eq!(violation(&continued), None);
+        let early = json!({"model": "gpt-4.1", "previous_response_id": "resp_1", "input": [out("call_x"), fc("call_x")]});
+        assert_eq!(violation(&early).as_deref(), Some(orphan));
+    }
+
+    #[test]
+    fn duplicates() {
+        let mut a = fc("call_a");
+        a["id"] = json!("fc_1");
+        assert_eq!(
+            check(json!([user(), a.clone(), out("call_a"), a])).as_deref(),
+            Some(
+                "Duplicate item found with id fc_1. Remove duplicate items from your input and try again."
+            )
+        );
+        let rs = json!({"type": "reasoning", "id": "rs_1", "summary": []});
+        assert!(
+            check(json!([user(), rs.clone(), fc("c"), out("c"), rs]))
+                .unwrap()
+                .contains("id rs_1.")
+        );
+        assert!(
+            check(json!([user(), fc("c"), out("c"), out("c")]))
+                .unwrap()
+                .contains("id c.")
+        );
+    }
+
+    #[test]
+    fn reasoning_rules_apply_unless_store_is_false() {
+        let items =
+            json!([user(), {"type": "reasoning", "id": reasoning::reasoning_id(1), "summary": []}]);
+        assert!(
+            check(items.clone())
+                .unwrap()
+                .contains("without its required following item")
+        );
+        assert_eq!(
+            violation(&json!({"model": "gpt-5", "store": false, "input": items})),
+            None
+        );
+    }
+}
