@@ -230,8 +230,9 @@ async fn upstream_ends(h: &Harness, n: usize) -> Vec<Option<u16>> {
 #[tokio::test]
 async fn an_upstream_closing_mid_response_passes_its_close_and_keeps_the_turn() {
     let mut h = Harness::start().await;
-    // After the function call's item is done, the upstream closes.
-    h.mock.set_fault(Fault::CloseMidStream(7, 4002));
+    // After the function call's item is done, the upstream closes (gpt-5
+    // reasons first: its reasoning item's two events come before the call).
+    h.mock.set_fault(Fault::CloseMidStream(9, 4002));
     let mut ws = connect(&h.gw(), &[AUTH], true).await;
     send_text(
         &mut ws,
@@ -245,8 +246,8 @@ async fn an_upstream_closing_mid_response_passes_its_close_and_keeps_the_turn() 
             Err(code) => break code,
         }
     };
-    assert_eq!(seen.len(), 7, "every event sent before the close");
-    assert!(String::from_utf8_lossy(&seen[6]).contains("response.output_item.done"));
+    assert_eq!(seen.len(), 9, "every event sent before the close");
+    assert!(String::from_utf8_lossy(&seen[8]).contains("response.output_item.done"));
     assert_eq!(close, Some(4002), "the upstream's close code, passed on");
     h.mock.set_fault(Fault::None);
     still_serves(&h).await;

@@ -24,14 +24,15 @@ async fn open_sockets_are_closed_going_away_on_shutdown() {
     let events = turn(&mut idle, &create).await;
     assert!(String::from_utf8_lossy(events.last().unwrap()).contains("response.completed"));
     // A socket whose turn is still open: the model stalls after the
-    // function call's item is done.
-    h.mock.set_fault(Fault::StallAfter(7));
+    // function call's item is done (gpt-5 reasons first: two events of its
+    // reasoning item before the call's).
+    h.mock.set_fault(Fault::StallAfter(9));
     let mut busy = connect(&h.gw(), &[AUTH], true).await;
     let mut message = create.clone();
     message["type"] = json!("response.create");
     send_text(&mut busy, message.to_string()).await;
     let mut seen = Vec::new();
-    for _ in 0..7 {
+    for _ in 0..9 {
         seen.push(next(&mut busy).await.expect("an event"));
     }
     assert!(
