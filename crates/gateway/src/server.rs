@@ -12,10 +12,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use tokio::{
-    net::TcpListener,
-    sync::{mpsc, oneshot, watch},
-};
+use tokio::sync::{mpsc, oneshot, watch};
 
 pub(crate) use crate::startup::{GatewayError, GatewayErrorKind};
 pub(crate) use crate::state::Shared;
@@ -42,19 +39,32 @@ pub struct RunningGateway {
     connections: mpsc::Receiver<()>,
 }
 
+/// Connections the kernel queues before the workers accept them (what
+/// `TcpListener::bind` gives).
+const LISTEN_BACKLOG: u32 = 1024;
+
 // === impl Gateway ===
 
 impl Gateway {
     /// Bind, open the store (if configured) and check that it takes
-    /// writes, start the recorder and serve. The port is bound first: a
-    /// port in use leaves no database behind.
+    /// writes, listen, start the recorder and serve. The port is bound
+    /// first, so a port in use leaves no database behind, and listened on
+    /// once the store is ready, so a long migration refuses connections
+    /// (a TCP health check sees it down) rather than holding them.
     pub async fn start(config: Config) -> Result<RunningGateway, GatewayError> {
-        let listener = TcpListener::bind(config.listen)
-            .await
-            .map_err(|e| GatewayError {
-                kind: GatewayErrorKind::Bind,
-                message: format!("cannot listen on {}: {e}", config.listen),
-            })?;
+        let bind_error = |e: std::io::Error| GatewayError {
+            kind: GatewayErrorKind::Bind,
+            message: format!("cannot listen on {}: {e}", config.listen),
+        };
+        let socket = if config.listen.is_ipv4() {
+            tokio::net::TcpSocket::new_v4()
+        } else {
+            tokio::net::TcpSocket::new_v6()
+        }
+        .map_err(bind_error)?;
+        // As `TcpListener::bind` does: a port in TIME_WAIT is no obstacle.
+        socket.set_reuseaddr(true).map_err(bind_error)?;
+        socket.bind(config.listen).map_err(bind_error)?;
         let store_error = |e: toolwarden_store::StoreError| GatewayError {
             kind: GatewayErrorKind::Store,
             message: e.to_string(),
@@ -85,6 +95,7 @@ impl Gateway {
         })?;
         // Fails early on a TLS set-up problem; each worker builds its own.
         crate::upstream::build_client(&config)?;
+        let listener = socket.listen(LISTEN_BACKLOG).map_err(bind_error)?;
         let addr = listener.local_addr().map_err(|e| GatewayError {
             kind: GatewayErrorKind::Bind,
             message: format!("cannot read the bound address: {e}"),

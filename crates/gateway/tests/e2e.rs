@@ -32,7 +32,10 @@
 //!   mock); `cloud_cut`: a Bedrock event stream cut midway ends with an
 //!   exception frame;
 //! - `stream_budget`: a stream past `response_parse_limit` is relayed whole,
-//!   kept only up to the limit, and counted too large.
+//!   kept only up to the limit, and counted too large;
+//! - `pass_through`: pass-through uploads stream upstream, bounded by
+//!   progress, not size;
+//! - `startup`: the port is bound before the database is opened.
 
 mod e2e {
     pub mod convo;
@@ -52,8 +55,10 @@ mod e2e {
     mod gemini_sessions;
     mod head;
     mod otel;
+    mod pass_through;
     mod repair;
     mod rewritten_ids;
     mod secrets;
+    mod startup;
     mod stream_budget;
 }

@@ -67,7 +67,8 @@ pub struct DroppedRow {
 /// write is skipped, not added twice (migration 0017).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DroppedFlush {
-    /// 128 random bits, in hex.
+    /// Two 64-bit hashes of the time under random keys, in hex: unique
+    /// to one flush in practice.
     pub id: String,
     /// The rows with their numbers in the flush.
     pub rows: Vec<(u32, DroppedRow)>,

@@ -8,8 +8,8 @@
 //! were new to the store and appends them to the JSONL log. When the database is lost it
 //! keeps the batch, retries with backoff (100 ms doubling to 5 s) and keeps
 //! taking events into its backlog; the queue and the backlog together hold
-//! at most `queue_capacity` events, beyond which `record` drops, counted in
-//! `events_dropped`.
+//! at most `queue_capacity` events beyond the batch being written, past
+//! which `record` drops, counted in `events_dropped`.
 //! A batch the database refuses twice for its content (not for being
 //! unreachable, read-only or otherwise unable to write:
 //! [`crate::StoreError::is_rejected`]) is written event by event, and only
@@ -55,7 +55,7 @@ const SHUTDOWN_SLACK: Duration = Duration::from_millis(500);
 /// Recorder settings.
 #[derive(Debug, Clone)]
 pub struct RecorderOptions {
-    /// Events the queue and the writer's backlog (while the database is away) hold together at most (65536).
+    /// Events the queue and the writer's backlog (while the database is away) hold together at most, beyond the batch being written (65536).
     pub queue_capacity: usize,
     /// Events per transaction at most (1024).
     pub batch_max: usize,
@@ -162,6 +162,9 @@ struct Shared {
     /// for every write, retry and wait of the drain, so the drain as a
     /// whole keeps to it.
     give_up_at: std::sync::OnceLock<tokio::time::Instant>,
+    /// The writer's batch bound: the batch it fills or writes is not part
+    /// of the backlog that shares the queue's bound.
+    batch_max: u64,
 }
 
 /// What [`Recorder::shutdown`] did.
@@ -244,6 +247,7 @@ impl Recorder {
             jsonl_lines_lost: AtomicU64::new(0),
             in_hand: AtomicU64::new(0),
             give_up_at: std::sync::OnceLock::new(),
+            batch_max: opts.batch_max.max(1) as u64,
         });
         let writer = Writer {
             rx,
@@ -298,9 +302,12 @@ impl Recorder {
     }
 
     fn record_or_fold(&self, event: Event, call_known: bool) -> bool {
-        // The queue and the writer's backlog share one bound.
+        // The queue and the writer's backlog share one bound; the batch the
+        // writer fills or writes is not backlog.
         let queued = (self.tx.max_capacity() - self.tx.capacity()) as u64;
-        if queued + self.shared.in_hand.load(Ordering::Relaxed) >= self.tx.max_capacity() as u64 {
+        let backlog =
+            (self.shared.in_hand.load(Ordering::Relaxed)).saturating_sub(self.shared.batch_max);
+        if queued + backlog >= self.tx.max_capacity() as u64 {
             self.fold(&event, call_known);
             return false;
         }

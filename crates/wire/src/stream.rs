@@ -228,7 +228,8 @@ fn is_final(state: &State, event: &[u8], data: &[u8]) -> bool {
         State::Chat(_) => {
             data == b"[DONE]" || find(b"\"finish_reason\":\"") || find(b"\"finish_reason\": \"")
         }
-        State::Gemini(_) => find(b"\"finishReason\""),
+        // A blocked prompt's only chunk names `promptFeedback.blockReason`.
+        State::Gemini(_) => find(b"\"finishReason\"") || find(b"\"blockReason\""),
         State::Converse(_) => event == b"messageStop",
     }
 }
@@ -275,7 +276,7 @@ mod completeness_tests {
 
     #[test]
     fn each_dialect_is_complete_after_its_final_event_only() {
-        let cases: [(Dialect, &[u8]); 5] = [
+        let cases: [(Dialect, &[u8]); 6] = [
             (
                 Dialect::OpenAiResponses,
                 b"event: response.created\ndata: {\"type\":\"response.created\",\"response\":{\"id\":\"r\"}}\n\nevent: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"id\":\"r\",\"status\":\"completed\"}}\n\n",
@@ -292,6 +293,10 @@ mod completeness_tests {
             (
                 Dialect::Gemini,
                 b"data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"a\"}]}}]}\n\ndata: {\"candidates\":[{\"content\":{\"parts\":[]},\"finishReason\":\"STOP\"}]}\n\n",
+            ),
+            (
+                Dialect::Gemini,
+                b"data: {\"usageMetadata\":{\"promptTokenCount\":3}}\n\ndata: {\"promptFeedback\":{\"blockReason\":\"SAFETY\"}}\n\n",
             ),
         ];
         for (dialect, stream) in cases {

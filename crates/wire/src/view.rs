@@ -101,7 +101,8 @@ pub struct ResponseView {
     /// A stream that ended without its dialect's final event (Anthropic
     /// `message_stop`, Chat `[DONE]` or a `finish_reason`, Responses
     /// `response.completed` / `failed` / `incomplete`, Gemini a
-    /// `finishReason`, ConverseStream `messageStop`): the response may lack
+    /// `finishReason` or a blocked prompt's `blockReason`, ConverseStream
+    /// `messageStop`): the response may lack
     /// calls or arguments, however cleanly its transport ended. Always
     /// `false` for a whole body.
     pub ended_early: bool,

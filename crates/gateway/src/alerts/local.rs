@@ -9,7 +9,7 @@
 
 use std::collections::HashSet;
 
-use toolwarden_store::{AlertTransition, AlertWindow, StoreError};
+use toolwarden_store::{AlertWindow, StoreError};
 
 use super::{
     rules::{self, Decision},
@@ -35,10 +35,15 @@ impl Engine {
             return;
         };
         let key = obs.key();
-        let latest = self.unrecorded.get(&key).cloned().or_else(|| {
-            let board = self.board.read();
-            board.states.iter().find(|s| s.alert_key == key).cloned()
-        });
+        let latest = self
+            .unrecorded
+            .get(&key)
+            .and_then(|ts| ts.last())
+            .cloned()
+            .or_else(|| {
+                let board = self.board.read();
+                board.states.iter().find(|s| s.alert_key == key).cloned()
+            });
         let firing = latest.as_ref().is_some_and(|l| l.state == "firing");
         let seq = latest.as_ref().map_or(1, |l| l.seq + 1);
         let (state, started_ms) = match rules::decide(firing, Some(&obs), self.config.resolve_ratio)
@@ -54,18 +59,27 @@ impl Engine {
             board.states.retain(|s| s.alert_key != key);
             board.states.push(t.clone());
         }
-        self.unrecorded.insert(key, t);
+        self.unrecorded.entry(key).or_default().push(t);
     }
 
     /// Records the transitions [`Engine::local_round`] announced, now that
     /// the store may take them (not announced again: a claim that loses
     /// found the store holding that step already).
+    ///
+    /// Each step in order (a firing and its resolution during one outage
+    /// both), so that the store's history and the receivers agree.
     pub(crate) async fn record_unrecorded(&mut self) -> Result<(), StoreError> {
-        let mut pending: Vec<AlertTransition> = self.unrecorded.values().cloned().collect();
-        pending.sort_by_key(|t| t.seq);
-        for t in pending {
-            self.store.claim_alert_transition(&t).await?;
-            self.unrecorded.remove(&t.alert_key);
+        let keys: Vec<String> = self.unrecorded.keys().cloned().collect();
+        for key in keys {
+            while let Some(t) = self.unrecorded.get(&key).and_then(|ts| ts.first()).cloned() {
+                self.store.claim_alert_transition(&t).await?;
+                if let Some(ts) = self.unrecorded.get_mut(&key) {
+                    ts.remove(0);
+                    if ts.is_empty() {
+                        self.unrecorded.remove(&key);
+                    }
+                }
+            }
         }
         Ok(())
     }

@@ -60,7 +60,7 @@ pub(crate) struct Engine {
     /// This instance's own transitions announced while the store failed
     /// the rounds, by alert key, to record when it takes writes again
     /// (`alerts::local`).
-    pub(crate) unrecorded: HashMap<String, AlertTransition>,
+    pub(crate) unrecorded: HashMap<String, Vec<AlertTransition>>,
 }
 
 // === impl Engine ===
@@ -189,8 +189,12 @@ impl Engine {
         } else {
             states
         };
-        self.renotify(&states, &observed, now).await?;
-        self.board.set_states(states, now);
+        self.board.set_states(states.clone(), now);
+        // The round's transitions are recorded and shown: a failed re-send
+        // or repeat is tried again next round, and does not fail this one.
+        if let Err(e) = self.renotify(&states, &observed, now).await {
+            tracing::warn!(error = %e, "alert notifications were not sent again this round");
+        }
         Ok(())
     }
 

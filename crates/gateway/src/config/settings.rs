@@ -187,7 +187,7 @@ settings! {
     database_writer_idle_ms: u64 = "5000";
     /// Pooled database connections.
     database_max_connections: u64 = "4";
-    /// Events the recorder holds at most, queued and in its backlog while the database is away, together; beyond, dropped and counted.
+    /// Events the recorder holds at most, queued and in its backlog while the database is away, together, beyond the batch being written; beyond, dropped and counted.
     record_queue_capacity: u64 = "65536";
     /// Events per database transaction at most.
     record_batch_max: u64 = "4096";

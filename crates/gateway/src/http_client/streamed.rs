@@ -10,14 +10,16 @@
 //!   while the upstream waits for it fails the body (the proxy answers
 //!   400 naming the setting: [`Progress::stalled`]);
 //! - each piece forwarded is progress ([`Progress`]): the proxy's
-//!   first-byte timer counts from the last piece, so a long upload is not
-//!   cut off for its length, and an upstream that stops reading it is.
+//!   first-byte timer counts from the last piece, and not while the
+//!   upstream waits for the client's next one, so a long or paused upload
+//!   is not cut off for its length, and an upstream that stops reading it
+//!   is.
 
 use std::{
     pin::Pin,
     sync::{
         Arc, Mutex,
-        atomic::{AtomicU64, Ordering},
+        atomic::{AtomicBool, AtomicU64, Ordering},
     },
     task::{Context, Poll},
     time::Duration,
@@ -48,6 +50,9 @@ pub(crate) struct Progress {
     last_ms: AtomicU64,
     /// Why the body failed, when the client's side failed it.
     stalled: Mutex<Option<String>>,
+    /// Whether the upstream is waiting for the client's next piece (its
+    /// silence is [`Streamed`]'s idle bound to judge, not the upstream's).
+    waiting: AtomicBool,
 }
 
 // === impl Streamed ===
@@ -60,6 +65,7 @@ impl Streamed {
             start: Instant::now(),
             last_ms: AtomicU64::new(0),
             stalled: Mutex::new(None),
+            waiting: AtomicBool::new(false),
         });
         let streamed = Streamed {
             inner: body,
@@ -100,6 +106,7 @@ impl Body for Streamed {
                 Poll::Ready(None)
             }
             Poll::Pending => {
+                this.progress.waiting.store(true, Ordering::Release);
                 let idle = this.idle;
                 let waiting = this
                     .waiting
@@ -137,7 +144,13 @@ impl Progress {
         self.lock().clone()
     }
 
+    /// Whether the upstream waits for the client's next piece now.
+    pub(crate) fn waiting_on_client(&self) -> bool {
+        self.waiting.load(Ordering::Acquire)
+    }
+
     fn advance(&self) {
+        self.waiting.store(false, Ordering::Release);
         let ms = u64::try_from(self.start.elapsed().as_millis()).unwrap_or(u64::MAX);
         self.last_ms.fetch_max(ms, Ordering::AcqRel);
     }

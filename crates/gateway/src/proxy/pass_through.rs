@@ -4,9 +4,11 @@
 //! Bedrock's are the exception: re-signing one needs its whole body.
 //!
 //! [`send`] then bounds the exchange by progress instead of by its length:
-//! `first_byte_timeout_ms` counts from the last piece of the body sent, so
-//! an upload that takes longer than it still gets its answer, and an
-//! upstream that stops reading one is cut off as before.
+//! `first_byte_timeout_ms` counts from the last piece of the body sent (and
+//! not while the upstream waits for the client), so an upload that takes
+//! longer than it still gets its answer, a paused one is judged by
+//! `client_body_timeout_ms`, and an upstream that stops reading one is cut
+//! off as before.
 
 use std::{sync::Arc, time::Duration};
 
@@ -45,16 +47,25 @@ pub(crate) async fn send(
     tokio::pin!(sending);
     let answered = match first_byte_timeout {
         None => sending.await,
-        Some(limit) => loop {
-            tokio::select! {
-                answered = &mut sending => break answered,
-                () = tokio::time::sleep_until(progress.last() + limit) => {
-                    if progress.last() + limit <= tokio::time::Instant::now() {
-                        return Err(ProxyError::first_byte_timeout(host, limit));
+        Some(limit) => {
+            // Counted from the last piece sent, or from the last time the
+            // upstream was found waiting on the client (that silence is
+            // the body's own bound to judge: `client_body_timeout_ms`).
+            let mut floor = tokio::time::Instant::now();
+            loop {
+                tokio::select! {
+                    answered = &mut sending => break answered,
+                    () = tokio::time::sleep_until(progress.last().max(floor) + limit) => {
+                        let now = tokio::time::Instant::now();
+                        if progress.waiting_on_client() {
+                            floor = now;
+                        } else if progress.last().max(floor) + limit <= now {
+                            return Err(ProxyError::first_byte_timeout(host, limit));
+                        }
                     }
                 }
             }
-        },
+        }
     };
     answered.map_err(|e| match progress.stalled() {
         Some(why) => ProxyError::new(ProxyErrorKind::ClientBody, host, why),

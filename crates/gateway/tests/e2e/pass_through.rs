@@ -161,6 +161,27 @@ async fn a_client_that_stalls_mid_upload_is_answered_400() {
     gw.shutdown().await;
 }
 
+/// A pause longer than `first_byte_timeout_ms` but within
+/// `client_body_timeout_ms`: the upload goes on and gets its answer (the
+/// client's silence is the body's bound to judge, not the upstream's).
+#[tokio::test]
+async fn a_paused_upload_is_judged_by_the_body_timeout() {
+    let (addr, _reads) = upstream(Upstream::Answer).await;
+    let gw = gateway(addr, |c| {
+        c.first_byte_timeout = Some(Duration::from_millis(200));
+        c.client_body_timeout = Duration::from_secs(5);
+    })
+    .await;
+    let mut s = TcpStream::connect(gw.addr()).await.unwrap();
+    s.write_all(head(1000).as_bytes()).await.unwrap();
+    s.write_all(&[b'x'; 500]).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    s.write_all(&[b'x'; 500]).await.unwrap();
+    let answer = read_answer(&mut s).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    gw.shutdown().await;
+}
+
 #[tokio::test]
 async fn an_upstream_that_never_answers_is_cut_off_after_the_upload() {
     let (addr, _reads) = upstream(Upstream::Silent).await;
