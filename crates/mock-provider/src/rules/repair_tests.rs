@@ -107,12 +107,10 @@ fn responses_repairs_keep_reasoning_before_its_calls() {
     );
 }
 
-/// A resent reasoning turn: repair removes the repeated call and its
-/// output, but keeps the repeated `reasoning` item (the body ends
-/// `…, rs_5, fc_5r00, out, rs_5`), which the API rejects: "Duplicate item
-/// found with id rs_0000000000000005. …".
+/// A resent reasoning turn: repair removes the repeated call, its output
+/// and its repeated `reasoning` item, which the API would refuse
+/// ("Duplicate item found with id rs_0000000000000005. …").
 #[test]
-#[ignore = "gateway bug: Responses repair leaves a repeated reasoning item (Duplicate item found with id rs_…)"]
 fn a_resent_reasoning_turn_is_repaired_into_an_accepted_body() {
     accepted(
         Dialect::OpenAiResponses,

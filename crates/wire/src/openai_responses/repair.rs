@@ -75,6 +75,8 @@ pub(crate) fn repair(bytes: &[u8]) -> Result<Repaired<'_>, WireError> {
         }
     }
 
+    let repeated_reasoning = reasoning_of_repeated_calls(&slots, &span.raws, &plan);
+
     let mut changes = Vec::new();
     let mut pieces: Vec<Piece> = Vec::with_capacity(slots.len() + 4);
     // Calls whose outputs go after the current run of calls.
@@ -216,6 +218,19 @@ pub(crate) fn repair(bytes: &[u8]) -> Result<Repaired<'_>, WireError> {
             }
             _ => {
                 flush(&mut pending, &mut pieces, &mut changes)?;
+                if repeated_reasoning.contains(&i) {
+                    changes.push(Change {
+                        kind: ChangeKind::RemovedDuplicate,
+                        defect: DefectKind::DuplicateCallId,
+                        message_index: i,
+                        call_id: None,
+                        description: format!(
+                            "removed a repeated copy of the item before a repeated call (item {i}): \
+                             the API refuses an item id twice"
+                        ),
+                    });
+                    continue;
+                }
                 pieces.push(Piece::Orig(i));
             }
         }
@@ -227,6 +242,38 @@ pub(crate) fn repair(bytes: &[u8]) -> Result<Repaired<'_>, WireError> {
         body: Cow::Owned(replace(text, span.range.clone(), &array).into_bytes()),
         changes,
     })
+}
+
+/// The items that go with a repeated call removed whole: the run of
+/// other items (a `reasoning` item, in a reasoning model's turn) right
+/// before it, each an exact copy of an earlier item. Kept, such a copy
+/// repeats its id, which the API refuses ("Duplicate item found with id
+/// rs_…"), and a reasoning item would lose the call that must follow it.
+fn reasoning_of_repeated_calls(
+    slots: &[Slot<'_>],
+    raws: &[&RawValue],
+    plan: &Plan,
+) -> HashSet<usize> {
+    let mut first: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for (i, raw) in raws.iter().enumerate() {
+        first.entry(raw.get()).or_insert(i);
+    }
+    let mut out = HashSet::new();
+    for (i, s) in slots.iter().enumerate() {
+        if !matches!(s.role, Role::Call { .. }) || plan.dup_calls.get(&i) != Some(&DupCall::Exact) {
+            continue;
+        }
+        let mut j = i;
+        while j > 0 {
+            j -= 1;
+            let other = !matches!(slots[j].role, Role::Call { .. } | Role::Output { .. });
+            if !other || first.get(raws[j].get()).is_none_or(|&f| f >= j) {
+                break;
+            }
+            out.insert(j);
+        }
+    }
+    out
 }
 
 fn removed(i: usize, s: &Slot<'_>, kind: ChangeKind, defect: DefectKind, what: &str) -> Change {
