@@ -226,8 +226,12 @@ impl Book {
     /// `job` was not delivered: keep it to send again, unless a later
     /// notification of its alert is kept already.
     fn owe(&mut self, job: Job) {
+        // A re-send or repeat on its way stays marked while a transition
+        // of its alert fails (as in `settle`).
+        if job.kind != NotificationKind::Transition {
+            self.again.remove(&job.transition.alert_key);
+        }
         let t = job.transition;
-        self.again.remove(&t.alert_key);
         match self.failed.get(&t.alert_key) {
             Some(kept) if kept.seq > t.seq => {}
             _ => {
@@ -579,5 +583,46 @@ mod tests {
         let text = slack(&t)["text"].as_str().unwrap().to_string();
         assert!(text.contains("&lt;!channel&gt; &amp; x"), "{text}");
         assert!(!text.contains("<!channel>"), "{text}");
+    }
+}
+
+#[cfg(test)]
+mod book_tests {
+    use super::*;
+
+    fn job(kind: NotificationKind, seq: i64) -> Job {
+        Job {
+            transition: AlertTransition {
+                alert_key: "k".into(),
+                seq,
+                state: "firing".into(),
+                rule: "tool_failure_rate".into(),
+                tool: "book".into(),
+                model: "*".into(),
+                instance: String::new(),
+                value: 1.0,
+                threshold: 0.2,
+                volume: 20,
+                started_ms: 0,
+                at_ms: 0,
+                gateway: "gw".into(),
+            },
+            kind,
+            body: Bytes::new(),
+        }
+    }
+
+    /// A transition that fails leaves a queued re-send or repeat of its
+    /// alert marked, so a round queues no second one; a failed repeat
+    /// clears its own mark.
+    #[test]
+    fn a_failed_transition_keeps_the_mark_of_a_repeat_on_its_way() {
+        let mut book = Book::default();
+        book.again.insert("k".into());
+        book.owe(job(NotificationKind::Transition, 2));
+        assert!(book.again.contains("k"));
+        assert_eq!(book.failed["k"].seq, 2);
+        book.owe(job(NotificationKind::Repeat, 2));
+        assert!(!book.again.contains("k"));
     }
 }
