@@ -13,8 +13,8 @@
 //!   parameter: 'tool_call_id' of 'ID' not found in 'tool_calls' of previous
 //!   message.";
 //! - one id twice: "Invalid parameter: Duplicate value for 'tool_call_id'
-//!   of 'ID' in messages[A] and messages[B]." / "… for 'id' of 'ID' in
-//!   messages[N].tool_calls." (the second is ours, in the same style).
+//!   of 'ID' in messages\[A\] and messages\[B\]." / "… for 'id' of 'ID' in
+//!   messages\[N\].tool_calls." (the second is ours, in the same style).
 //!
 //! Ids are unique per assistant message only: reusing one in a later turn
 //! is accepted (tau-bench's recorded traffic does it). Legacy
