@@ -117,6 +117,19 @@ fn text<'a>(span: &'a Span, key: &str) -> &'a str {
     }
 }
 
+/// A collector that accepts connections and never answers.
+async fn hanging_collector() -> SocketAddr {
+    let hole = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = hole.local_addr().expect("addr");
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((s, _)) = hole.accept().await {
+            held.push(s);
+        }
+    });
+    addr
+}
+
 fn otlp(url: &str) -> OtlpConfig {
     let mut c = OtlpConfig::parse(url, Some("x-team=agents%20ml")).expect("otlp config");
     c.flush = Duration::from_millis(100);
@@ -390,14 +403,7 @@ async fn a_dead_or_hanging_collector_costs_spans_not_time() {
     );
 
     // Hanging: accepts and never answers.
-    let hole = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let hole_addr = hole.local_addr().expect("addr");
-    tokio::spawn(async move {
-        let mut held = Vec::new();
-        while let Ok((s, _)) = hole.accept().await {
-            held.push(s);
-        }
-    });
+    let hole_addr = hanging_collector().await;
     let url = format!("http://{hole_addr}");
     let h = Harness::with(MockOptions::default(), move |c| c.otlp = Some(otlp(&url))).await;
     let baseline = two_rounds(&h, "otel-hang-warm").await;
@@ -436,14 +442,7 @@ async fn the_last_spans_are_exported_before_shutdown_returns() {
 /// `toolwarden_otlp_spans_queued`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hanging_collector_holds_at_most_the_queue() {
-    let hole = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let hole_addr = hole.local_addr().expect("addr");
-    tokio::spawn(async move {
-        let mut held = Vec::new();
-        while let Ok((s, _)) = hole.accept().await {
-            held.push(s);
-        }
-    });
+    let hole_addr = hanging_collector().await;
     let url = format!("http://{hole_addr}");
     let h = Harness::with(MockOptions::default(), move |c| {
         let mut otlp = otlp(&url);
