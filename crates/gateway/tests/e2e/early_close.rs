@@ -17,7 +17,10 @@ use tokio::{
 };
 use toolwarden_mock_provider::{RawResponse, Scripted};
 
-use super::{convo::OPENAI_KEY, support::Harness};
+use super::{
+    convo::OPENAI_KEY,
+    support::{Harness, read_to_close},
+};
 
 const TURNS: usize = 20;
 
@@ -266,12 +269,7 @@ async fn a_client_gone_midway_leaves_what_was_seen_and_the_ending() {
 /// answer to its end.
 async fn send_and_read_to_end(addr: &str, session: &str, body: &[u8], chunked: bool) -> String {
     let mut s = send_request(addr, session, body, chunked, "connection: close\r\n").await;
-    let mut seen = Vec::new();
-    tokio::time::timeout(Duration::from_secs(10), s.read_to_end(&mut seen))
-        .await
-        .expect("the answer ends")
-        .unwrap();
-    String::from_utf8_lossy(&seen).into_owned()
+    read_to_close(&mut s).await
 }
 
 /// An upstream (or a proxy before it) that ends a stream cleanly before

@@ -15,6 +15,8 @@ use tokio::{
 };
 use toolwarden_gateway::{Config, Gateway, RunningGateway};
 
+use super::support::read_to_close;
+
 /// What the upstream does with a request once its head has arrived.
 #[derive(Clone, Copy)]
 enum Upstream {
@@ -102,15 +104,6 @@ fn head(len: usize) -> String {
     )
 }
 
-async fn read_answer(s: &mut TcpStream) -> String {
-    let mut seen = Vec::new();
-    tokio::time::timeout(Duration::from_secs(10), s.read_to_end(&mut seen))
-        .await
-        .expect("an answer")
-        .unwrap();
-    String::from_utf8_lossy(&seen).into_owned()
-}
-
 #[tokio::test]
 async fn an_upload_larger_than_max_request_bytes_streams_through() {
     let (addr, mut reads) = upstream(Upstream::Answer).await;
@@ -138,7 +131,7 @@ async fn an_upload_larger_than_max_request_bytes_streams_through() {
         "{upstream_head}"
     );
     s.write_all(&piece).await.unwrap();
-    let answer = read_answer(&mut s).await;
+    let answer = read_to_close(&mut s).await;
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     let mut last = first;
     while let Ok((n, _)) = reads.try_recv() {
@@ -155,7 +148,7 @@ async fn a_client_that_stalls_mid_upload_is_answered_400() {
     let mut s = TcpStream::connect(gw.addr()).await.unwrap();
     s.write_all(head(1000).as_bytes()).await.unwrap();
     s.write_all(&[b'x'; 400]).await.unwrap();
-    let answer = read_answer(&mut s).await;
+    let answer = read_to_close(&mut s).await;
     assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
     assert!(answer.contains("client_body_timeout_ms"), "{answer}");
     gw.shutdown().await;
@@ -177,7 +170,7 @@ async fn a_paused_upload_is_judged_by_the_body_timeout() {
     s.write_all(&[b'x'; 500]).await.unwrap();
     tokio::time::sleep(Duration::from_millis(700)).await;
     s.write_all(&[b'x'; 500]).await.unwrap();
-    let answer = read_answer(&mut s).await;
+    let answer = read_to_close(&mut s).await;
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     gw.shutdown().await;
 }
@@ -198,7 +191,7 @@ async fn an_upstream_that_never_answers_is_cut_off_after_the_upload() {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     let sent = std::time::Instant::now();
-    let answer = read_answer(&mut s).await;
+    let answer = read_to_close(&mut s).await;
     assert!(answer.starts_with("HTTP/1.1 504"), "{answer}");
     let waited = sent.elapsed();
     assert!(waited >= Duration::from_millis(150), "{waited:?}");

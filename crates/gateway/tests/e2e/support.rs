@@ -294,3 +294,15 @@ fn metric_sums_matching_series() {
     assert_eq!(metric(text, "y", &[]), 1.0);
     assert_eq!(metric(text, "x", &[]), 0.0);
 }
+
+/// Everything a raw connection receives until the gateway closes it (the
+/// request said `connection: close`), as text; panics after 10 s.
+pub async fn read_to_close(s: &mut tokio::net::TcpStream) -> String {
+    use tokio::io::AsyncReadExt;
+    let mut seen = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), s.read_to_end(&mut seen))
+        .await
+        .expect("the answer ends")
+        .expect("read");
+    String::from_utf8_lossy(&seen).into_owned()
+}
