@@ -9,8 +9,11 @@ Run by .ci/sdk_e2e.sh, which starts the mock provider and `toolwarden serve`.
         streaming and not. Every response is also fetched directly from the
         mock and must parse to exactly the same objects. Writes the expected
         counts to FILE.
-    sdk_e2e.py check --toolwarden BIN --database URL --expect FILE
-        `toolwarden stats --json` must report exactly those counts.
+    sdk_e2e.py check --toolwarden BIN --database URL --expect FILE [--spans FILE]
+        `toolwarden stats --json` must report exactly those counts; and the
+        spans a real OTLP/gRPC collector received (.ci/otlp_grpc_collector.py,
+        one JSON line each) must be one `chat` span per request and one
+        `execute_tool` span per recorded result, failures marked.
 
 Prints `sdk-e2e: N passed, M failed` and exits non-zero on any failure.
 """
@@ -310,6 +313,27 @@ def check_stats(args):
         assert got == want, f"requests (total, errors, streaming) = {got}, expected {want}"
 
     check("toolwarden stats --json counts", stats_match)
+    if args.spans:
+        check("OTLP/gRPC: the collector's spans match the counts", lambda: spans_match(args.spans, expect))
+
+
+def spans_match(path, expect):
+    with open(path, encoding="utf-8") as f:
+        spans = [json.loads(line) for line in f if line.strip()]
+    chat = [s for s in spans if s["attributes"].get("gen_ai.operation.name") == "chat"]
+    tools = [s for s in spans if s["attributes"].get("gen_ai.operation.name") == "execute_tool"]
+    assert len(chat) + len(tools) == len(spans), [s["name"] for s in spans]
+    assert len(chat) == expect["requests"], f"{len(chat)} chat spans, {expect['requests']} requests"
+    assert all(s["name"].startswith("chat") for s in chat), [s["name"] for s in chat]
+    assert len(tools) == expect["calls"], f"{len(tools)} execute_tool spans, {expect['calls']} results"
+    assert all(s["name"] == f"execute_tool {TOOL}" for s in tools), [s["name"] for s in tools]
+    assert all(s["attributes"]["gen_ai.tool.name"] == TOOL for s in tools)
+    failures = [s for s in tools if s["status"] == 2]  # STATUS_CODE_ERROR
+    assert len(failures) == expect["failures"], f"{len(failures)} failed tool spans, {expect['failures']} failures"
+    assert {s["resource"].get("service.name") for s in spans} == {"sdk-e2e-gateway"}
+    assert {s["team"] for s in spans} == {"ml"}, {s["team"] for s in spans}
+    assert {s["scope"] for s in spans} == {"toolwarden"}
+    assert len({s["span_id"] for s in spans}) == len(spans), "span ids repeat"
 
 
 def main():
@@ -324,6 +348,7 @@ def main():
     c.add_argument("--toolwarden", required=True)
     c.add_argument("--database", required=True)
     c.add_argument("--expect", required=True)
+    c.add_argument("--spans")
     args = p.parse_args()
     if args.cmd == "drive":
         drive(args)

@@ -4,7 +4,8 @@
 //! default rate) and one every 30 s (the default), both firing (the
 //! bench's results fail 1 in 4) to a webhook that accepts and never
 //! answers, and every request and result exported as OTLP spans to a
-//! collector in this process (answering 200). Interleaved blocks of
+//! collector in this process (answering 200), or, in a fourth child, over
+//! gRPC to one answering `OK`. Interleaved blocks of
 //! sequential requests to each (the order rotating), CPU per request from
 //! each child's threads' scheduler accounting (ns): the change over the whole run and the
 //! median of the blocks' changes.
@@ -57,6 +58,44 @@ async fn sink() -> Result<SocketAddr, String> {
                 let _ = hyper::server::conn::http1::Builder::new()
                     .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
                     .await;
+            });
+        }
+    });
+    Ok(addr)
+}
+
+/// An OTLP/gRPC collector (HTTP/2 with prior knowledge) that reads each
+/// call and answers `OK` in its trailers, as grpcio and the collector do.
+async fn grpc_sink() -> Result<SocketAddr, String> {
+    use http_body_util::{BodyExt, Full};
+    let listener = TcpListener::bind("127.0.0.1:0")
+        .await
+        .map_err(|e| format!("otlp grpc sink: {e}"))?;
+    let addr = listener
+        .local_addr()
+        .map_err(|e| format!("otlp grpc sink: {e}"))?;
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let service = hyper::service::service_fn(
+                    |req: http::Request<hyper::body::Incoming>| async move {
+                        let _ = req.into_body().collect().await;
+                        let mut trailers = http::HeaderMap::new();
+                        trailers.insert("grpc-status", http::HeaderValue::from_static("0"));
+                        let body = Full::new(bytes::Bytes::new())
+                            .with_trailers(async move { Some(Ok(trailers)) });
+                        let mut answer = http::Response::new(body);
+                        answer.headers_mut().insert(
+                            http::header::CONTENT_TYPE,
+                            http::HeaderValue::from_static("application/grpc"),
+                        );
+                        Ok::<_, hyper::Error>(answer)
+                    },
+                );
+                let _ =
+                    hyper::server::conn::http2::Builder::new(hyper_util::rt::TokioExecutor::new())
+                        .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                        .await;
             });
         }
     });
@@ -124,6 +163,7 @@ pub async fn compare(
 ) -> Result<Vec<Row>, String> {
     let hole = black_hole().await?;
     let collector = sink().await?;
+    let grpc_collector = grpc_sink().await?;
     let spawn = |name: &str, alerts: String| {
         let db = format!("sqlite://{}", dir.join(format!("{name}.db")).display());
         let jsonl = dir.join(format!("{name}.jsonl")).display().to_string();
@@ -133,7 +173,11 @@ pub async fn compare(
     let off = spawn("alerts-off", "off".into())?;
     let fast = spawn("alerts-on", format!("on:{urls}"))?;
     let default = spawn("alerts-default", format!("on@30000:{urls}"))?;
-    let children = [&off, &fast, &default];
+    let grpc = spawn(
+        "alerts-grpc",
+        format!("on@30000:http://{hole}/hook,grpc+http://{grpc_collector}"),
+    )?;
+    let children = [&off, &fast, &default, &grpc];
     for gw in children {
         sequential(gw.addr, shape, 300, &|i| Some(format!("warm-{i}"))).await?;
     }
@@ -153,11 +197,15 @@ pub async fn compare(
             median(blocks)
         )
     };
-    let rows = [(1, "every 1 s (30× the default)"), (2, "every 30 s (the default)")]
-        .into_iter()
-        .map(|(c, every)| Row {
+    let rows = [
+        (1, "every 1 s (30× the default)", "OTLP/HTTP"),
+        (2, "every 30 s (the default)", "OTLP/HTTP"),
+        (3, "every 30 s (the default)", "OTLP/gRPC"),
+    ]
+    .into_iter()
+    .map(|(c, every, transport)| Row {
             what: format!(
-                "gateway CPU per request, alerts + OTLP export OFF vs ON (alerts {every}, firing, hanging webhook; every span exported), 1 connection, {requests} requests each, interleaved blocks of {block}"
+                "gateway CPU per request, alerts + OTLP export OFF vs ON (alerts {every}, firing, hanging webhook; every span exported over {transport}), 1 connection, {requests} requests each, interleaved blocks of {block}"
             ),
             direct: format!("off {:.1} µs", per(m.cpu[0])),
             gateway: format!("on {:.1} µs", per(m.cpu[c])),
@@ -168,5 +216,6 @@ pub async fn compare(
     off.stop();
     fast.stop();
     default.stop();
+    grpc.stop();
     Ok(rows)
 }

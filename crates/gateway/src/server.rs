@@ -117,7 +117,10 @@ impl Gateway {
             crate::otel::observer(
                 config.otlp.as_ref(),
                 MetricsObserver(metrics.clone()),
-                || crate::upstream::build_client(&config),
+                |protocol| match protocol {
+                    crate::otel::OtlpProtocol::Grpc => crate::upstream::build_http2_client(&config),
+                    _ => crate::upstream::build_client(&config),
+                },
             )?,
         );
         let sinks = Arc::new(Sinks::bounded(recorder, metrics, detector, &config.memory));

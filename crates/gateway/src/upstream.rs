@@ -16,6 +16,16 @@ pub(crate) use crate::http_client::HttpClient;
 
 /// Build the pooled upstream client.
 pub(crate) fn build_client(config: &Config) -> Result<HttpClient, GatewayError> {
+    build(config, false)
+}
+
+/// The same client speaking HTTP/2 alone: cleartext with prior knowledge
+/// for `http://`, ALPN `h2` for `https://` (OTLP over gRPC).
+pub(crate) fn build_http2_client(config: &Config) -> Result<HttpClient, GatewayError> {
+    build(config, true)
+}
+
+fn build(config: &Config, http2_only: bool) -> Result<HttpClient, GatewayError> {
     let mut http = HttpConnector::new();
     http.enforce_http(false);
     http.set_nodelay(true);
@@ -26,10 +36,12 @@ pub(crate) fn build_client(config: &Config) -> Result<HttpClient, GatewayError> 
     http.set_connect_timeout(Some(config.connect_timeout));
     let https = HttpsConnectorBuilder::new()
         .with_tls_config(tls_config(config)?)
-        .https_or_http()
-        .enable_http1()
-        .enable_http2()
-        .wrap_connector(http);
+        .https_or_http();
+    let https = if http2_only {
+        https.enable_http2().wrap_connector(http)
+    } else {
+        https.enable_http1().enable_http2().wrap_connector(http)
+    };
     let https = crate::http_client::ConnectWithin::new(https, config.connect_timeout);
     Ok(Client::builder(TokioExecutor::new())
         // Writes a request's header names as the client sent them, and
@@ -38,6 +50,7 @@ pub(crate) fn build_client(config: &Config) -> Result<HttpClient, GatewayError> 
         .timer(TokioTimer::new())
         .pool_timer(TokioTimer::new())
         .pool_idle_timeout(std::time::Duration::from_secs(90))
+        .http2_only(http2_only)
         .build(https))
 }
 

@@ -1,7 +1,7 @@
 //! [`OtlpConfig`]: the OpenTelemetry export settings (`otlp_endpoint`,
-//! `OTEL_EXPORTER_OTLP_HEADERS`, the resource from `OTEL_SERVICE_NAME` and
-//! `OTEL_RESOURCE_ATTRIBUTES`), parsed here with the rest of the config;
-//! [`crate::otel`] exports with them.
+//! `otlp_protocol`, `OTEL_EXPORTER_OTLP_*`, the resource from
+//! `OTEL_SERVICE_NAME` and `OTEL_RESOURCE_ATTRIBUTES`), parsed here with the
+//! rest of the config; [`crate::otel`] exports with them.
 
 use std::time::Duration;
 
@@ -24,11 +24,64 @@ pub struct ResourceEnv {
     pub attributes: Option<String>,
 }
 
+/// The OTLP transport (`otlp_protocol`; `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL`,
+/// `OTEL_EXPORTER_OTLP_PROTOCOL`), named as the specification names it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum OtlpProtocol {
+    /// `http/protobuf`: a protobuf body POSTed to `…/v1/traces` over
+    /// HTTP/1.1 or HTTP/2 (collectors listen on 4318).
+    #[default]
+    HttpProtobuf,
+    /// `grpc`: the `TraceService/Export` call over HTTP/2 (cleartext with
+    /// prior knowledge for `http://`, ALPN `h2` for `https://`; collectors
+    /// listen on 4317).
+    Grpc,
+}
+
+/// The gRPC method a span batch is exported with.
+pub(crate) const GRPC_EXPORT_PATH: &str =
+    "/opentelemetry.proto.collector.trace.v1.TraceService/Export";
+
+// === impl OtlpProtocol ===
+
+impl OtlpProtocol {
+    /// From the specification's names: `http/protobuf` or `grpc`
+    /// (`http/json` is refused: not supported).
+    pub fn parse(text: &str) -> Result<OtlpProtocol, String> {
+        match text.trim() {
+            "http/protobuf" => Ok(OtlpProtocol::HttpProtobuf),
+            "grpc" => Ok(OtlpProtocol::Grpc),
+            "http/json" => {
+                Err("otlp protocol: http/json is not supported (http/protobuf or grpc)".into())
+            }
+            other => Err(format!(
+                "otlp protocol: expected http/protobuf or grpc, not {other:?}"
+            )),
+        }
+    }
+}
+
+/// Where an endpoint came from, which says how its path is read (the
+/// specification's rules for `OTEL_EXPORTER_OTLP_ENDPOINT` and
+/// `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EndpointKind {
+    /// A base URL: over HTTP, `/v1/traces` is appended unless the path
+    /// already ends with it.
+    Base,
+    /// The traces URL itself: over HTTP, used as it is.
+    Traces,
+}
+
 /// Where and how to export.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OtlpConfig {
-    /// The traces URL (`ENDPOINT/v1/traces`).
+    /// The URL each batch goes to: `ENDPOINT/v1/traces` over HTTP, the
+    /// endpoint's origin and [`GRPC_EXPORT_PATH`] over gRPC.
     pub traces_url: Uri,
+    /// The transport.
+    pub protocol: OtlpProtocol,
     /// Extra request headers (e.g. an API key); never logged.
     pub headers: Vec<(HeaderName, HeaderValue)>,
     /// Spans waiting for export at most.
@@ -53,19 +106,56 @@ impl OtlpConfig {
     /// `OTEL_EXPORTER_OTLP_HEADERS` syntax (`k=v,k2=v2`, values
     /// percent-encoded). Errors never quote header values.
     pub fn parse(endpoint: &str, headers: Option<&str>) -> Result<OtlpConfig, String> {
-        let endpoint = endpoint.trim().trim_end_matches('/');
-        let url = if endpoint.ends_with("/v1/traces") {
-            endpoint.to_string()
-        } else {
-            format!("{endpoint}/v1/traces")
+        OtlpConfig::parse_with(
+            OtlpProtocol::HttpProtobuf,
+            endpoint,
+            EndpointKind::Base,
+            headers,
+        )
+    }
+
+    /// As [`OtlpConfig::parse`], for `protocol` and an endpoint of `kind`.
+    /// A gRPC endpoint is an origin (`http://collector:4317`): a path
+    /// there is refused rather than silently dropped.
+    pub fn parse_with(
+        protocol: OtlpProtocol,
+        endpoint: &str,
+        kind: EndpointKind,
+        headers: Option<&str>,
+    ) -> Result<OtlpConfig, String> {
+        let endpoint = endpoint.trim();
+        let origin: Uri = endpoint
+            .parse()
+            .map_err(|_| "otlp endpoint: not a URL".to_string())?;
+        match (origin.scheme_str(), origin.host()) {
+            (Some("http" | "https"), Some(h)) if !h.is_empty() => {}
+            _ => return Err("otlp endpoint: expected http://HOST:PORT or https://…".into()),
+        }
+        let url = match protocol {
+            OtlpProtocol::HttpProtobuf => {
+                let endpoint = endpoint.trim_end_matches('/');
+                if kind == EndpointKind::Traces || endpoint.ends_with("/v1/traces") {
+                    endpoint.to_string()
+                } else {
+                    format!("{endpoint}/v1/traces")
+                }
+            }
+            OtlpProtocol::Grpc => {
+                if !matches!(origin.path(), "" | "/") || origin.query().is_some() {
+                    return Err("otlp endpoint: a gRPC endpoint is http://HOST:PORT or \
+                                https://HOST:PORT, without a path"
+                        .into());
+                }
+                let (Some(scheme), Some(authority)) = (origin.scheme_str(), origin.authority())
+                else {
+                    return Err("otlp endpoint: expected http://HOST:PORT or https://…".into());
+                };
+                format!("{scheme}://{authority}{GRPC_EXPORT_PATH}")
+            }
         };
         let uri: Uri = url
             .parse()
             .map_err(|_| "otlp endpoint: not a URL".to_string())?;
-        match (uri.scheme_str(), uri.host()) {
-            (Some("http" | "https"), Some(h)) if !h.is_empty() => {}
-            _ => return Err("otlp endpoint: expected http://HOST:PORT or https://…".into()),
-        }
         let mut parsed = Vec::new();
         for (n, pair) in headers
             .unwrap_or("")
@@ -93,6 +183,7 @@ impl OtlpConfig {
         }
         Ok(OtlpConfig {
             traces_url: uri,
+            protocol,
             headers: parsed,
             queue: QUEUE,
             batch: BATCH,
@@ -120,7 +211,7 @@ impl OtlpConfig {
         {
             let (k, v) = pair.split_once('=').ok_or_else(|| {
                 format!(
-                    "OTEL_RESOURCE_ATTRIBUTES: pair {} is not key=value                      (expected k=v,k2=v2)",
+                    "OTEL_RESOURCE_ATTRIBUTES: pair {} is not key=value (expected k=v,k2=v2)",
                     n + 1
                 )
             })?;

@@ -42,13 +42,19 @@ impl RawConfig {
         let mut raw = RawConfig::default();
         // OpenTelemetry's standard variables, used where the `TOOLWARDEN_`
         // one is not set (whatever order the environment lists them in).
-        let (mut otel_endpoint, mut otel_headers) = (None, None);
+        // A signal's own variable wins over the general one.
+        let (mut otel_endpoint, mut otel_headers, mut otel_protocol) = (None, None, None);
+        let (mut traces_endpoint, mut traces_headers, mut traces_protocol) = (None, None, None);
         for (name, value) in vars {
             let Some(key) = name.strip_prefix("TOOLWARDEN_") else {
                 // --- issue 19: OpenTelemetry's standard variables ---
                 match name.as_str() {
                     "OTEL_EXPORTER_OTLP_ENDPOINT" => otel_endpoint = Some(value),
                     "OTEL_EXPORTER_OTLP_HEADERS" => otel_headers = Some(value),
+                    "OTEL_EXPORTER_OTLP_PROTOCOL" => otel_protocol = Some(value),
+                    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT" => traces_endpoint = Some(value),
+                    "OTEL_EXPORTER_OTLP_TRACES_HEADERS" => traces_headers = Some(value),
+                    "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL" => traces_protocol = Some(value),
                     "OTEL_SERVICE_NAME" => raw.otel_resource.service_name = Some(value),
                     "OTEL_RESOURCE_ATTRIBUTES" => raw.otel_resource.attributes = Some(value),
                     // --- issue 18: AWS region and credentials ---
@@ -70,8 +76,12 @@ impl RawConfig {
                 raw.set_text(&key, &name, &value);
             }
         }
-        raw.otlp_endpoint = raw.otlp_endpoint.or(otel_endpoint);
-        raw.otlp_headers = raw.otlp_headers.or(otel_headers);
+        if raw.otlp_endpoint.is_none() {
+            raw.otlp_endpoint_is_traces = traces_endpoint.is_some();
+            raw.otlp_endpoint = traces_endpoint.or(otel_endpoint);
+        }
+        raw.otlp_headers = raw.otlp_headers.or(traces_headers).or(otel_headers);
+        raw.otlp_protocol = raw.otlp_protocol.or(traces_protocol).or(otel_protocol);
         raw
     }
 
@@ -94,6 +104,9 @@ impl RawConfig {
     pub fn merge(mut self, mut over: RawConfig) -> RawConfig {
         if over.alerts.as_ref().is_some_and(|a| a.window_ms.is_some()) {
             self.unread.remove(ALERT_WINDOW_KEY);
+        }
+        if over.otlp_endpoint.is_some() {
+            self.otlp_endpoint_is_traces = over.otlp_endpoint_is_traces;
         }
         self.take_settings(&mut over);
         self.problems.append(&mut over.problems);

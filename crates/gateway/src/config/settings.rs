@@ -69,6 +69,10 @@ macro_rules! settings {
             /// `from_env`: the exported resource's attributes.
             #[serde(skip)]
             pub(super) otel_resource: crate::config::otlp::ResourceEnv,
+            /// `otlp_endpoint` came from `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`:
+            /// the traces URL itself, not a base.
+            #[serde(skip)]
+            pub(super) otlp_endpoint_is_traces: bool,
             /// Problems found while reading the environment or flags,
             /// reported by `validate`.
             #[serde(skip)]
@@ -175,9 +179,11 @@ settings! {
     max_client_connections: u64 = "10000";
     /// WebSocket mode: the largest message (decompressed) either side may send, bytes (the same default as `max_request_bytes`: the Codex CLI resends a session's whole history as one message); larger closes the sender with 1009.
     ws_max_message_bytes: u64 = "67108864";
-    /// OTLP/HTTP collector base URL (`/v1/traces` is appended); also `OTEL_EXPORTER_OTLP_ENDPOINT` (the `TOOLWARDEN_` variable wins).
+    /// OTLP collector base URL (over HTTP, `/v1/traces` is appended; over gRPC, `http://HOST:PORT` alone); also `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` (used as it is) and `OTEL_EXPORTER_OTLP_ENDPOINT` (the `TOOLWARDEN_` variable wins, then the traces one).
     otlp_endpoint: String = "";
-    /// `k=v,k2=v2` headers for the collector; also `OTEL_EXPORTER_OTLP_HEADERS` (the `TOOLWARDEN_` variable wins).
+    /// `http/protobuf` or `grpc` (HTTP/2: cleartext with prior knowledge for `http://`, TLS for `https://`); also `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL`, `OTEL_EXPORTER_OTLP_PROTOCOL`.
+    otlp_protocol: String = "http/protobuf";
+    /// `k=v,k2=v2` headers for the collector; also `OTEL_EXPORTER_OTLP_TRACES_HEADERS`, `OTEL_EXPORTER_OTLP_HEADERS` (the `TOOLWARDEN_` variable wins, then the traces one).
     otlp_headers: String = "";
     /// SQLite page cache per pooled connection, KiB.
     database_cache_kib: u64 = "2048";

@@ -412,6 +412,70 @@ fn toolwarden_otlp_variables_win_over_otel_ones() {
     }
 }
 
+/// The signal's own variables win over the general ones, as the
+/// specification says; the traces endpoint is the URL itself (no
+/// `/v1/traces` appended); a `TOOLWARDEN_` or flag endpoint is a base again.
+#[test]
+fn otel_traces_variables_win_and_name_the_url_itself() {
+    use crate::{EndpointKind, OtlpConfig, OtlpProtocol};
+    let config = env(&[
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://general:4318"),
+        (
+            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+            "http://traces:4318/custom",
+        ),
+        ("OTEL_EXPORTER_OTLP_HEADERS", "a=general"),
+        ("OTEL_EXPORTER_OTLP_TRACES_HEADERS", "a=traces"),
+    ])
+    .validate()
+    .unwrap();
+    let otlp = config.otlp.expect("otlp");
+    assert_eq!(otlp.traces_url, "http://traces:4318/custom");
+    assert_eq!(otlp.headers[0].1, "traces");
+    assert_eq!(otlp.protocol, OtlpProtocol::HttpProtobuf);
+    let flags = RawConfig::from_flags([("otlp_endpoint", "http://flag:4318")].into_iter());
+    let merged = env(&[("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://traces:4318/x")])
+        .merge(flags)
+        .validate()
+        .unwrap();
+    assert_eq!(
+        merged.otlp.unwrap().traces_url,
+        "http://flag:4318/v1/traces"
+    );
+
+    let grpc = env(&[
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4317"),
+        ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf"),
+        ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "grpc"),
+    ])
+    .validate()
+    .unwrap()
+    .otlp
+    .unwrap();
+    assert_eq!(grpc.protocol, OtlpProtocol::Grpc);
+    assert_eq!(
+        grpc.traces_url,
+        "http://collector:4317/opentelemetry.proto.collector.trace.v1.TraceService/Export"
+    );
+    let e = OtlpConfig::parse_with(
+        OtlpProtocol::Grpc,
+        "http://c:4317/v1/traces",
+        EndpointKind::Base,
+        None,
+    )
+    .unwrap_err();
+    assert!(e.contains("without a path"), "{e}");
+    for bad in ["http/json", "grpcs", ""] {
+        let e = env(&[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4317"),
+            ("OTEL_EXPORTER_OTLP_PROTOCOL", bad),
+        ])
+        .validate()
+        .unwrap_err();
+        assert!(e.to_string().contains("otlp protocol"), "{bad}: {e}");
+    }
+}
+
 /// `OTEL_SERVICE_NAME` and `OTEL_RESOURCE_ATTRIBUTES` name the exported
 /// resource; a malformed list stops the start with the variable named.
 #[test]

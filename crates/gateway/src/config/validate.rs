@@ -184,16 +184,31 @@ impl RawConfig {
         };
         // --- issue 19: alerts ---
         let alerts = self.alerts.unwrap_or_default().validate(&mut problems);
+        let otlp_protocol = crate::config::otlp::OtlpProtocol::parse(
+            self.otlp_protocol.as_deref().unwrap_or("http/protobuf"),
+        )
+        .map_err(|e| problems.push(e))
+        .unwrap_or_default();
+        let endpoint_kind = if self.otlp_endpoint_is_traces {
+            crate::config::otlp::EndpointKind::Traces
+        } else {
+            crate::config::otlp::EndpointKind::Base
+        };
         let otlp = self
             .otlp_endpoint
             .as_deref()
             .map(str::trim)
             .filter(|e| !matches!(*e, "" | "none" | "off"))
             .and_then(|e| {
-                crate::config::otlp::OtlpConfig::parse(e, self.otlp_headers.as_deref())
-                    .and_then(|c| c.with_resource(&self.otel_resource))
-                    .map_err(|e| problems.push(e))
-                    .ok()
+                crate::config::otlp::OtlpConfig::parse_with(
+                    otlp_protocol,
+                    e,
+                    endpoint_kind,
+                    self.otlp_headers.as_deref(),
+                )
+                .and_then(|c| c.with_resource(&self.otel_resource))
+                .map_err(|e| problems.push(e))
+                .ok()
             });
         // --- issue 18: cloud endpoints ---
         let cloud = crate::cloud::CloudConfig::validate(

@@ -16,7 +16,11 @@ use prost::{
 };
 use toolwarden_store::{RequestRecord, ToolResultRecord};
 
+use super::OtlpProtocol;
 use super::spans::{nanos, placement, provider_name, span_id_bytes as span_id};
+
+/// A gRPC message's prefix: its compressed flag and its length.
+const GRPC_PREFIX: usize = 5;
 
 /// An attribute's value.
 #[derive(Clone, Copy)]
@@ -264,10 +268,23 @@ pub(crate) fn frame_span(out: &mut Vec<u8>, span: &[u8]) {
 /// An `ExportTraceServiceRequest` carrying `framed` (spans appended by
 /// [`frame_span`]): the bytes prost writes for [`super::export_request`]
 /// of the same spans.
-pub(crate) fn request_body(framing: &Framing, framed: &[u8]) -> Vec<u8> {
+///
+/// Over gRPC the message goes in its length-prefixed frame: a byte that
+/// says it is not compressed, then its length (4 bytes, big-endian).
+pub(crate) fn request_body(framing: &Framing, framed: &[u8], protocol: OtlpProtocol) -> Vec<u8> {
     let scope_spans = 1 + delimited(framing.scope.len()) + framed.len();
     let resource_spans = 1 + delimited(framing.resource.len()) + 1 + delimited(scope_spans);
-    let mut out = Vec::with_capacity(1 + delimited(resource_spans));
+    let message = 1 + delimited(resource_spans);
+    let mut out;
+    match protocol {
+        OtlpProtocol::HttpProtobuf => out = Vec::with_capacity(message),
+        OtlpProtocol::Grpc => {
+            out = Vec::with_capacity(GRPC_PREFIX + message);
+            out.push(0);
+            // A batch is bounded far below 4 GiB (`batch` spans).
+            out.extend_from_slice(&(message as u32).to_be_bytes());
+        }
+    }
     encode_key(1, WireType::LengthDelimited, &mut out);
     encode_varint(resource_spans as u64, &mut out);
     put_bytes(&mut out, 1, &framing.resource);
@@ -449,11 +466,14 @@ mod tests {
             for span in &encoded {
                 frame_span(&mut framed, span);
             }
-            let body = request_body(&framing, &framed);
-            assert_eq!(
-                body,
-                export_request(resource.clone(), decoded).encode_to_vec()
-            );
+            let body = request_body(&framing, &framed, OtlpProtocol::HttpProtobuf);
+            let message = export_request(resource.clone(), decoded).encode_to_vec();
+            assert_eq!(body, message);
+            // gRPC: the same message behind its 5-byte prefix.
+            let grpc = request_body(&framing, &framed, OtlpProtocol::Grpc);
+            assert_eq!(grpc[0], 0, "not compressed");
+            assert_eq!(grpc[1..5], (message.len() as u32).to_be_bytes());
+            assert_eq!(grpc[5..], message[..]);
         }
     }
 }

@@ -1,7 +1,6 @@
-//! OpenTelemetry export (issue 19): OTLP over HTTP/protobuf to
-//! `--otlp-endpoint` (or `OTEL_EXPORTER_OTLP_ENDPOINT`, headers from
-//! `OTEL_EXPORTER_OTLP_HEADERS`), spans by the GenAI semantic conventions
-//! ([`spans`]).
+//! OpenTelemetry export (issue 19): OTLP over HTTP/protobuf, or over gRPC
+//! ([`grpc`]), to `--otlp-endpoint` (or the `OTEL_EXPORTER_OTLP_*`
+//! variables), spans by the GenAI semantic conventions ([`spans`]).
 //!
 //! Driven by the recorder's [`Observer`] after each database write (so
 //! every request and result is exported once, after dedup), never from
@@ -17,6 +16,7 @@
 //! (`toolwarden_otlp_spans_total{outcome="dropped"}`), never proxy time.
 
 pub(crate) mod encode;
+mod grpc;
 pub(crate) mod spans;
 
 use std::{
@@ -41,7 +41,7 @@ use crate::{
     upstream::HttpClient,
 };
 
-pub use crate::config::otlp::OtlpConfig;
+pub use crate::config::otlp::{EndpointKind, OtlpConfig, OtlpProtocol};
 pub(crate) use crate::metrics::otlp_counters::OtlpCounters;
 
 /// Bytes a span usually takes.
@@ -84,11 +84,12 @@ pub(crate) struct ExportingObserver {
 }
 
 /// The recorder's observer: [`MetricsObserver`] alone, or with export to
-/// `config` (its task started on the current runtime).
+/// `config` (its task started on the current runtime) through the client
+/// `client` builds for its protocol.
 pub(crate) fn observer(
     config: Option<&OtlpConfig>,
     metrics: MetricsObserver,
-    client: impl FnOnce() -> Result<HttpClient, crate::GatewayError>,
+    client: impl FnOnce(OtlpProtocol) -> Result<HttpClient, crate::GatewayError>,
 ) -> Result<Arc<dyn Observer>, crate::GatewayError> {
     let Some(config) = config else {
         return Ok(Arc::new(metrics));
@@ -96,7 +97,7 @@ pub(crate) fn observer(
     let counters = metrics.0.otlp.clone();
     counters.enabled.store(true, Ordering::Relaxed);
     let queue = Arc::new(Queue::default());
-    let client = client()?;
+    let client = client(config.protocol)?;
     tokio::spawn(export_loop(
         queue.clone(),
         config.clone(),
@@ -298,7 +299,11 @@ async fn export_loop(
                 counters.pending.fetch_sub(n, Ordering::Relaxed);
                 counters.dropped.fetch_add(n, Ordering::Relaxed);
             } else {
-                let body = Bytes::from(encode::request_body(&framing, &batch.framed));
+                let body = Bytes::from(encode::request_body(
+                    &framing,
+                    &batch.framed,
+                    config.protocol,
+                ));
                 failing = export(&client, &config, &counters, body, n, failing, closed).await;
                 failed_this_round = failing;
             }
@@ -383,8 +388,12 @@ struct Refused {
 }
 
 async fn post(client: &HttpClient, config: &OtlpConfig, body: Bytes) -> Result<(), Refused> {
-    let mut request = Request::post(config.traces_url.clone())
-        .header(header::CONTENT_TYPE, "application/x-protobuf")
+    let head = match config.protocol {
+        OtlpProtocol::HttpProtobuf => Request::post(config.traces_url.clone())
+            .header(header::CONTENT_TYPE, "application/x-protobuf"),
+        OtlpProtocol::Grpc => grpc::request(&config.traces_url, config.timeout),
+    };
+    let mut request = head
         .body(crate::http_client::whole(body))
         .map_err(|e| Refused {
             why: e.to_string(),
@@ -403,6 +412,9 @@ async fn post(client: &HttpClient, config: &OtlpConfig, body: Bytes) -> Result<(
             why: e.to_string(),
             retry_after: Some(None),
         })?;
+    if config.protocol == OtlpProtocol::Grpc {
+        return grpc::outcome(response, config.timeout).await;
+    }
     let (status, retry_after) = crate::http_client::answered(response, config.timeout).await;
     if status.is_success() {
         return Ok(());
