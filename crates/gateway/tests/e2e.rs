@@ -55,6 +55,7 @@ mod e2e {
     mod gemini_sessions;
     mod head;
     mod otel;
+    mod otel_grpc;
     mod pass_through;
     mod repair;
     mod rewritten_ids;

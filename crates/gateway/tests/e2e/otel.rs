@@ -140,7 +140,7 @@ fn otlp(url: &str) -> OtlpConfig {
 /// How long each round's tools take between the call and its result.
 const EXEC_TIME: Duration = Duration::from_millis(30);
 
-async fn two_rounds(h: &Harness, session: &str) -> Duration {
+pub(super) async fn two_rounds(h: &Harness, session: &str) -> Duration {
     let mut convo = Convo::new(Kind::Anthropic, false, Some(session));
     convo.exec_time = EXEC_TIME;
     let started = Instant::now();
