@@ -34,8 +34,20 @@ use toolwarden_wire::Dialect;
 #[derive(Debug, Parser)]
 #[command(name = "toolwarden", version, about)]
 struct Cli {
+    /// Log lines on stderr as `text` (coloured on a terminal, unless
+    /// `NO_COLOR` is set) or `json` (one object per line, for log
+    /// collectors); also `TOOLWARDEN_LOG_FORMAT`. `RUST_LOG` filters them.
+    #[arg(long, global = true, value_enum, value_name = "FORMAT")]
+    log_format: Option<LogFormat>,
     #[command(subcommand)]
     command: Command,
+}
+
+/// How log lines are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum LogFormat {
+    Text,
+    Json,
 }
 
 #[derive(Debug, Subcommand)]
@@ -124,19 +136,45 @@ fn parse_dialect(s: &str) -> Result<Option<Dialect>, cmd::CmdError> {
 }
 
 /// Logs to stderr; `RUST_LOG` filters (default: info for toolwarden, warn
-/// for the rest).
-fn init_tracing() {
+/// for the rest). Text is coloured only on a terminal without `NO_COLOR`
+/// (a file, a pipe, journald or `docker logs` get plain lines).
+fn init_tracing(format: Option<LogFormat>) -> Result<(), String> {
+    use std::io::IsTerminal;
+    let format = match (format, std::env::var("TOOLWARDEN_LOG_FORMAT")) {
+        (Some(f), _) => f,
+        (None, Ok(v)) => match v.trim() {
+            "text" | "" => LogFormat::Text,
+            "json" => LogFormat::Json,
+            other => {
+                return Err(format!(
+                    "TOOLWARDEN_LOG_FORMAT: expected text or json, not {other:?}"
+                ));
+            }
+        },
+        (None, Err(_)) => LogFormat::Text,
+    };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,toolwarden=info"));
-    let _ = tracing_subscriber::fmt()
+    let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .try_init();
+        .with_writer(std::io::stderr);
+    let _ = match format {
+        LogFormat::Json => builder.json().try_init(),
+        LogFormat::Text => {
+            let colour = std::io::stderr().is_terminal()
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+            builder.with_ansi(colour).try_init()
+        }
+    };
+    Ok(())
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_tracing();
+    if let Err(e) = init_tracing(cli.log_format) {
+        eprintln!("error: {e}");
+        return ExitCode::from(2);
+    }
     let result = match cli.command {
         Command::Serve(args) => cmd::serve::run(*args),
         Command::Stats(args) => cmd::stats::run(args),

@@ -128,6 +128,10 @@ pub struct Config {
     // --- issue 18 ---
     /// Azure OpenAI, Vertex AI and Bedrock upstreams, AWS credentials.
     pub cloud: crate::cloud::CloudConfig,
+    /// What looks like a mistake without stopping the start (a base URL
+    /// ending in `/v1`, a dashboard no one can open, an unknown
+    /// `TOOLWARDEN_` variable): logged when the gateway starts.
+    pub warnings: Vec<String>,
 }
 
 /// What went wrong reading or validating settings.
@@ -263,6 +267,7 @@ pub(crate) mod alerts;
 mod memory;
 pub(crate) mod otlp;
 mod read;
+mod sanity;
 mod settings;
 mod validate;
 

@@ -52,6 +52,10 @@ impl Gateway {
     /// once the store is ready, so a long migration refuses connections
     /// (a TCP health check sees it down) rather than holding them.
     pub async fn start(config: Config) -> Result<RunningGateway, GatewayError> {
+        // Said before anything can fail, so that a failed start shows them.
+        for warning in &config.warnings {
+            tracing::warn!("{warning}");
+        }
         let bind_error = |e: std::io::Error| GatewayError {
             kind: GatewayErrorKind::Bind,
             message: format!("cannot listen on {}: {e}", config.listen),

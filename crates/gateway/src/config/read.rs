@@ -72,8 +72,8 @@ impl RawConfig {
                 if let Err(problem) = alerts.env(&key, &value) {
                     raw.unread.insert(ALERT_WINDOW_KEY, problem);
                 }
-            } else {
-                raw.set_text(&key, &name, &value);
+            } else if !raw.set_text(&key, &name, &value) {
+                raw.unknown_variables.push(name);
             }
         }
         if raw.otlp_endpoint.is_none() {
@@ -110,6 +110,7 @@ impl RawConfig {
         }
         self.take_settings(&mut over);
         self.problems.append(&mut over.problems);
+        self.unknown_variables.append(&mut over.unknown_variables);
         // --- issue 19: alerts ---
         self.alerts = match (self.alerts, over.alerts) {
             (Some(base), Some(over)) => Some(base.merge(over)),

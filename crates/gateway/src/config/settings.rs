@@ -69,6 +69,10 @@ macro_rules! settings {
             /// `from_env`: the exported resource's attributes.
             #[serde(skip)]
             pub(super) otel_resource: crate::config::otlp::ResourceEnv,
+            /// `TOOLWARDEN_` variables that name no setting, read by
+            /// `from_env`: warned about at start.
+            #[serde(skip)]
+            pub(super) unknown_variables: Vec<String>,
             /// `otlp_endpoint` came from `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`:
             /// the traces URL itself, not a base.
             #[serde(skip)]

@@ -269,6 +269,30 @@ impl RawConfig {
             self.max_client_connections,
             DEFAULT_MAX_CLIENT_CONNECTIONS,
         );
+        let mut warnings: Vec<String> = self
+            .unknown_variables
+            .iter()
+            .filter_map(|name| super::sanity::unknown_variable(name))
+            .collect();
+        let named = [
+            ("openai_upstream", &openai),
+            ("anthropic_upstream", &anthropic),
+            ("gemini_upstream", &gemini),
+            ("chatgpt_upstream", &chatgpt),
+        ];
+        for (name, upstream) in named {
+            let Some(upstream) = upstream else { continue };
+            if let Some(listen) = listen {
+                problems.extend(super::sanity::loops_back(name, upstream, listen));
+            }
+            warnings.extend(super::sanity::versioned_base(name, upstream));
+        }
+        if let Some(listen) = listen {
+            warnings.extend(super::sanity::dashboard_closed(
+                listen,
+                admin_token.is_some(),
+            ));
+        }
         match (listen, openai, anthropic, gemini, repair, chatgpt) {
             (
                 Some(listen),
@@ -313,6 +337,7 @@ impl RawConfig {
                 otlp,
                 memory,
                 cloud,
+                warnings,
             }),
             _ => Err(ConfigError::new(
                 ConfigErrorKind::InvalidValue,

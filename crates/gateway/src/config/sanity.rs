@@ -1,0 +1,230 @@
+//! Checks across settings, made once the values are read: what would make
+//! a valid-looking configuration fail every request, refused, and what is
+//! probably a mistake, warned about at start ([`Config::warnings`]).
+//!
+//! - An upstream that is this gateway itself (a port mixed up): every
+//!   request would come back to it until file descriptors ran out.
+//! - An upstream base that ends in an API version (`…/v1`): the gateway
+//!   appends the client's whole path, so requests would go to `/v1/v1/…`.
+//! - A gateway listening beyond loopback without `admin_token`: the
+//!   dashboard and `/api/*` answer 403 to everyone, loopback included.
+//! - `TOOLWARDEN_` variables that name no setting (a typo is otherwise
+//!   silently ignored, where TOML refuses an unknown key).
+//!
+//! [`Config::warnings`]: super::Config::warnings
+
+use std::net::{IpAddr, SocketAddr};
+
+use super::{SETTINGS, Upstream};
+
+/// The `TOOLWARDEN_` variables the project's own scripts, tests and
+/// benchmarks read, which are not `serve` settings.
+const OTHER_VARIABLES: &[&str] = &[
+    "TOOLWARDEN_CORPUS",
+    "TOOLWARDEN_LOG_FORMAT",
+    "TOOLWARDEN_BIN",
+    "TOOLWARDEN_BENCH_WRAP",
+    "TOOLWARDEN_E2E_CACHE",
+];
+
+/// Prefixes of the same (`TOOLWARDEN_TEST_POSTGRES_URL`, the soak's).
+const OTHER_PREFIXES: &[&str] = &["TOOLWARDEN_TEST_", "TOOLWARDEN_PG_", "TOOLWARDEN_SOAK_"];
+
+/// A problem when `upstream` (the setting `name`) is this gateway's own
+/// listening address.
+pub(super) fn loops_back(name: &str, upstream: &Upstream, listen: SocketAddr) -> Option<String> {
+    if listen.port() == 0 || upstream.port() != listen.port() {
+        return None;
+    }
+    let host = upstream
+        .host()
+        .trim_start_matches('[')
+        .trim_end_matches(']');
+    let ours = match host.parse::<IpAddr>() {
+        Ok(ip) => {
+            ip == listen.ip()
+                || (ip.is_loopback() && (listen.ip().is_loopback() || listen.ip().is_unspecified()))
+                || ip.is_unspecified()
+        }
+        Err(_) => {
+            host.eq_ignore_ascii_case("localhost")
+                && (listen.ip().is_loopback() || listen.ip().is_unspecified())
+        }
+    };
+    ours.then(|| {
+        format!(
+            "{name} ({}://{}) is this gateway's own address ({listen}): every request would \
+             come back to it; set {name} to the provider (or the service the gateway fronts)",
+            if upstream.is_https() { "https" } else { "http" },
+            upstream.authority()
+        )
+    })
+}
+
+/// A warning when `upstream`'s base path ends in an API version, which the
+/// client's path brings already.
+pub(super) fn versioned_base(name: &str, upstream: &Upstream) -> Option<String> {
+    let prefix = upstream.prefix();
+    let last = prefix.rsplit('/').next().unwrap_or("");
+    let versioned = last.len() >= 2
+        && last.starts_with('v')
+        && last[1..].starts_with(|c: char| c.is_ascii_digit())
+        && last[1..]
+            .trim_start_matches(|c: char| c.is_ascii_digit())
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric());
+    versioned.then(|| {
+        format!(
+            "{name} ends in {prefix}: the gateway appends the client's whole path (which starts \
+             /{last}/…), so requests would go to {prefix}/{last}/…; give the base without /{last}"
+        )
+    })
+}
+
+/// A warning when the dashboard and `/api/*` can be opened by no one.
+pub(super) fn dashboard_closed(listen: SocketAddr, admin_token: bool) -> Option<String> {
+    (!listen.ip().is_loopback() && !admin_token).then(|| {
+        format!(
+            "listening on {listen} without admin_token: the dashboard and /api/* answer 403 to \
+             every client (loopback ones included); set TOOLWARDEN_ADMIN_TOKEN to open them"
+        )
+    })
+}
+
+/// A warning for a `TOOLWARDEN_` variable that names no setting, with the
+/// closest setting's variable when one is near.
+pub(super) fn unknown_variable(name: &str) -> Option<String> {
+    if OTHER_VARIABLES.contains(&name) || OTHER_PREFIXES.iter().any(|p| name.starts_with(p)) {
+        return None;
+    }
+    let key = name.strip_prefix("TOOLWARDEN_")?.to_ascii_lowercase();
+    let nearest = SETTINGS
+        .iter()
+        .map(|s| (distance(&key, s.key), s.key))
+        .min()
+        .filter(|(d, _)| *d <= 2.max(key.len() / 5));
+    Some(match nearest {
+        Some((_, near)) => format!(
+            "{name} is not a setting and is ignored (did you mean TOOLWARDEN_{}?)",
+            near.to_ascii_uppercase()
+        ),
+        None => format!("{name} is not a setting and is ignored"),
+    })
+}
+
+/// Levenshtein distance, by characters.
+fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != *cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn up(url: &str) -> Upstream {
+        Upstream::parse(url).unwrap()
+    }
+
+    #[test]
+    fn an_upstream_at_the_listening_address_is_a_loop() {
+        let listen: SocketAddr = "127.0.0.1:8080".parse().unwrap();
+        for url in [
+            "http://127.0.0.1:8080",
+            "http://localhost:8080/",
+            "http://LOCALHOST:8080",
+            "http://127.0.0.2:8080",
+            "http://[::1]:8080",
+            "http://0.0.0.0:8080",
+        ] {
+            let e = loops_back("openai_upstream", &up(url), listen).expect(url);
+            assert!(e.contains("own address"), "{e}");
+        }
+        for url in [
+            "http://127.0.0.1:8081",
+            "https://api.openai.com",
+            "http://10.0.0.5:8080",
+        ] {
+            assert_eq!(
+                loops_back("openai_upstream", &up(url), listen),
+                None,
+                "{url}"
+            );
+        }
+        // Any address: loopback and that address loop; others may not.
+        let any: SocketAddr = "0.0.0.0:8080".parse().unwrap();
+        assert!(loops_back("x", &up("http://localhost:8080"), any).is_some());
+        assert!(loops_back("x", &up("http://192.168.1.9:8080"), any).is_none());
+        let exact: SocketAddr = "192.168.1.9:8080".parse().unwrap();
+        assert!(loops_back("x", &up("http://192.168.1.9:8080"), exact).is_some());
+        let ephemeral: SocketAddr = "127.0.0.1:0".parse().unwrap();
+        assert!(loops_back("x", &up("http://127.0.0.1:80"), ephemeral).is_none());
+    }
+
+    #[test]
+    fn a_base_ending_in_a_version_is_warned_about() {
+        for (url, tail) in [
+            ("https://api.openai.com/v1", "/v1"),
+            ("https://api.groq.com/openai/v1/", "/openai/v1"),
+            (
+                "https://generativelanguage.googleapis.com/v1beta",
+                "/v1beta",
+            ),
+        ] {
+            let w = versioned_base("openai_upstream", &up(url)).expect(url);
+            assert!(w.contains(&format!("ends in {tail}")), "{w}");
+        }
+        for url in [
+            "https://api.openai.com",
+            "https://api.groq.com/openai",
+            "https://gw.example/vendor",
+            "https://gw.example/v",
+        ] {
+            assert_eq!(versioned_base("openai_upstream", &up(url)), None, "{url}");
+        }
+    }
+
+    #[test]
+    fn a_closed_dashboard_is_warned_about() {
+        let any: SocketAddr = "0.0.0.0:8080".parse().unwrap();
+        assert!(
+            dashboard_closed(any, false)
+                .unwrap()
+                .contains("TOOLWARDEN_ADMIN_TOKEN")
+        );
+        assert_eq!(dashboard_closed(any, true), None);
+        assert_eq!(
+            dashboard_closed("127.0.0.1:8080".parse().unwrap(), false),
+            None
+        );
+    }
+
+    #[test]
+    fn an_unknown_variable_is_named_with_its_nearest_setting() {
+        let w = unknown_variable("TOOLWARDEN_LISTN").unwrap();
+        assert!(w.contains("did you mean TOOLWARDEN_LISTEN?"), "{w}");
+        let w = unknown_variable("TOOLWARDEN_RECORD_QUEUE_CAPACTY").unwrap();
+        assert!(w.contains("TOOLWARDEN_RECORD_QUEUE_CAPACITY"), "{w}");
+        let w = unknown_variable("TOOLWARDEN_SOMETHING_ELSE").unwrap();
+        assert!(!w.contains("did you mean"), "{w}");
+        for ours in [
+            "TOOLWARDEN_CORPUS",
+            "TOOLWARDEN_TEST_POSTGRES_URL",
+            "TOOLWARDEN_LOG_FORMAT",
+        ] {
+            assert_eq!(unknown_variable(ours), None, "{ours}");
+        }
+    }
+}
