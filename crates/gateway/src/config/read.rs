@@ -22,10 +22,44 @@ impl RawConfig {
                 format!("cannot read {}: {e}", path.display()),
             )
         })?;
-        RawConfig::from_toml_str(&text).map_err(|e| ConfigError {
+        let mut raw = RawConfig::from_toml_str(&text).map_err(|e| ConfigError {
             message: format!("{}: {}", path.display(), e.message),
             ..e
-        })
+        })?;
+        if let Some(dir) = path.parent() {
+            raw.anchor_paths(dir);
+        }
+        Ok(raw)
+    }
+
+    /// A relative path in a config file is read from the file's folder
+    /// (`database`'s SQLite file, `jsonl`, `upstream_ca`), so that
+    /// `--config dir/toolwarden.toml` means the same files from wherever
+    /// `serve` or `stats` runs. Paths from variables and flags stay
+    /// relative to the working directory.
+    fn anchor_paths(&mut self, dir: &Path) {
+        if dir.as_os_str().is_empty() {
+            return;
+        }
+        if let Some(url) = self.database.as_deref()
+            && !matches!(url.trim(), "" | "none" | "off")
+            && toolwarden_store::sqlite_path(url).is_some_and(|p| p.is_relative())
+        {
+            let scheme = ["sqlite://", "sqlite:"]
+                .into_iter()
+                .find(|s| url.starts_with(s))
+                .unwrap_or("");
+            let anchored = dir.join(&url[scheme.len()..]);
+            self.database = Some(format!("{scheme}{}", anchored.display()));
+        }
+        for path in [&mut self.jsonl, &mut self.upstream_ca]
+            .into_iter()
+            .flatten()
+        {
+            if path.is_relative() {
+                *path = dir.join(&*path);
+            }
+        }
     }
 
     /// Parse TOML text.

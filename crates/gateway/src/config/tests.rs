@@ -412,6 +412,33 @@ fn toolwarden_otlp_variables_win_over_otel_ones() {
     }
 }
 
+/// Relative paths in a config file are read from the file's folder;
+/// absolute ones, `none` and PostgreSQL URLs are left as they are.
+#[test]
+fn a_config_files_relative_paths_are_read_from_its_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("toolwarden.toml");
+    std::fs::write(
+        &file,
+        "database = \"sqlite://data/tw.db?mode=rwc\"\njsonl = \"events.jsonl\"\nupstream_ca = \"/etc/ca.pem\"\n",
+    )
+    .unwrap();
+    let raw = RawConfig::from_toml_file(&file).unwrap();
+    let want = format!("sqlite://{}/data/tw.db?mode=rwc", dir.path().display());
+    assert_eq!(raw.database.as_deref(), Some(want.as_str()));
+    assert_eq!(raw.jsonl, Some(dir.path().join("events.jsonl")));
+    assert_eq!(raw.upstream_ca, Some("/etc/ca.pem".into()));
+    for kept in ["none", "postgres://u@h/db", "sqlite:///abs/tw.db"] {
+        std::fs::write(&file, format!("database = \"{kept}\"\n")).unwrap();
+        let raw = RawConfig::from_toml_file(&file).unwrap();
+        assert_eq!(raw.database.as_deref(), Some(kept));
+    }
+    std::fs::write(&file, "database = \"plain.db\"\n").unwrap();
+    let raw = RawConfig::from_toml_file(&file).unwrap();
+    let want = dir.path().join("plain.db").display().to_string();
+    assert_eq!(raw.database.as_deref(), Some(want.as_str()));
+}
+
 /// The signal's own variables win over the general ones, as the
 /// specification says; the traces endpoint is the URL itself (no
 /// `/v1/traces` appended); a `TOOLWARDEN_` or flag endpoint is a base again.
