@@ -256,11 +256,19 @@ impl RawAlerts {
                     .ok()
             })
             .collect();
+        // `rate`: a share of results or requests, which fires above its
+        // threshold, so one of 1 or more never could.
         let mut rule = |name: &str, raw: Option<RawRule>, threshold: f64, min_volume: u64| {
             let raw = raw.unwrap_or_default();
             let t = raw.threshold.unwrap_or(threshold);
+            let rate = matches!(name, "failure_rate" | "upstream_errors");
             if !t.is_finite() || t < 0.0 {
                 problems.push(format!("alerts.{name}.threshold {t}: expected ≥ 0"));
+            } else if rate && t >= 1.0 {
+                problems.push(format!(
+                    "alerts.{name}.threshold {t}: expected a share from 0 to below 1 \
+                     (0.05: above 5 %); a share is never above {t}, so the alert could not fire"
+                ));
             }
             (raw.enabled != Some(false)).then_some(Threshold {
                 threshold: t,
@@ -384,6 +392,33 @@ mod tests {
         let c = raw.validate(&mut problems);
         assert!(c.rules.repairs.is_none());
         assert_eq!(problems.len(), 4, "{problems:?}");
+    }
+
+    /// A share's threshold of 1 or more could never fire: refused. Counts
+    /// and times have no such bound.
+    #[test]
+    fn a_share_that_could_never_fire_is_refused() {
+        for (rule, threshold, refused) in [
+            ("failure_rate", 2.0, true),
+            ("failure_rate", 1.0, true),
+            ("failure_rate", 0.99, false),
+            ("upstream_errors", 5.0, true),
+            ("exec_time", 30_000.0, false),
+            ("repairs", 3.0, false),
+        ] {
+            let raw: RawAlerts =
+                toml::from_str(&format!("[{rule}]\nthreshold = {threshold:?}")).unwrap();
+            let mut problems = Vec::new();
+            raw.validate(&mut problems);
+            assert_eq!(
+                !problems.is_empty(),
+                refused,
+                "{rule} {threshold}: {problems:?}"
+            );
+            if refused {
+                assert!(problems[0].contains("could not fire"), "{problems:?}");
+            }
+        }
     }
 
     #[test]

@@ -293,6 +293,13 @@ impl RawConfig {
                 admin_token.is_some(),
             ));
         }
+        if !alerts.enabled && !alerts.webhooks.is_empty() {
+            warnings.push(
+                "alert webhooks are configured but alerts are off (--no-alerts, or [alerts] \
+                 enabled = false): nothing will be sent"
+                    .into(),
+            );
+        }
         match (listen, openai, anthropic, gemini, repair, chatgpt) {
             (
                 Some(listen),
