@@ -24,7 +24,7 @@ use std::{
 use foldhash::{HashMap, HashMapExt};
 
 use crate::{
-    recorder::{Observer, RecorderCounters, ToolCallRecord, ToolResultRecord},
+    recorder::{Observer, RecorderCounters, RequestRecord, ToolCallRecord, ToolResultRecord},
     routes::Provider,
 };
 
@@ -37,6 +37,14 @@ pub(crate) mod retention_counters;
 pub const TOOL_CALLS_TOTAL: &str = "toolwarden_tool_calls_total";
 /// Failed tool results (new ones only), by provider, model, tool and basis.
 pub const TOOL_FAILURES_TOTAL: &str = "toolwarden_tool_failures_total";
+/// Tool results (new ones only), by provider, model and tool: the failure
+/// rate's denominator.
+pub const TOOL_RESULTS_TOTAL: &str = "toolwarden_tool_results_total";
+/// Tokens the providers reported, by provider, model and type (`input`,
+/// `output`).
+pub const TOKENS_TOTAL: &str = "toolwarden_tokens_total";
+/// Always 1, labelled with the gateway's version.
+pub const BUILD_INFO: &str = "toolwarden_build_info";
 /// Repair changes applied, by dialect and defect.
 pub const REPAIRS_TOTAL: &str = "toolwarden_repairs_total";
 /// Requests proxied, by provider and status (the gateway's own 502/504 included).
@@ -76,6 +84,8 @@ const OVERHEAD_BUCKETS: &[f64] = &[
 pub struct Metrics {
     tool_calls: Family,
     tool_failures: Family,
+    tool_results: Family,
+    tokens: Family,
     repairs: Family,
     upstream_requests: Family,
     unparsed_requests: Family,
@@ -123,6 +133,8 @@ impl Metrics {
         Metrics {
             tool_calls: Family::new(&["provider", "model", "tool"]),
             tool_failures: Family::new(&["provider", "model", "tool", "basis"]),
+            tool_results: Family::new(&["provider", "model", "tool"]),
+            tokens: Family::new(&["provider", "model", "type"]),
             repairs: Family::new(&["dialect", "defect"]),
             upstream_requests: Family::new(&["provider", "status"]),
             unparsed_requests: Family::new(&["provider"]),
@@ -186,6 +198,8 @@ impl Metrics {
         let family = match name {
             TOOL_CALLS_TOTAL => &self.tool_calls,
             TOOL_FAILURES_TOTAL => &self.tool_failures,
+            TOOL_RESULTS_TOTAL => &self.tool_results,
+            TOKENS_TOTAL => &self.tokens,
             REPAIRS_TOTAL => &self.repairs,
             UPSTREAM_REQUESTS_TOTAL => &self.upstream_requests,
             UNPARSED_REQUESTS_TOTAL => &self.unparsed_requests,
@@ -199,7 +213,12 @@ impl Metrics {
     /// event counters.
     pub fn render(&self, recorder: RecorderCounters) -> String {
         let mut out = String::with_capacity(4096);
-        let families: [(&str, &str, &Family); 6] = [
+        let _ = writeln!(
+            out,
+            "# HELP {BUILD_INFO} The gateway's version.\n# TYPE {BUILD_INFO} gauge\n{BUILD_INFO}{{version=\"{}\"}} 1",
+            env!("CARGO_PKG_VERSION")
+        );
+        let families: [(&str, &str, &Family); 8] = [
             (
                 TOOL_CALLS_TOTAL,
                 "Tool calls made by models.",
@@ -209,6 +228,16 @@ impl Metrics {
                 TOOL_FAILURES_TOTAL,
                 "Failed tool results, each counted once.",
                 &self.tool_failures,
+            ),
+            (
+                TOOL_RESULTS_TOTAL,
+                "Tool results, each counted once.",
+                &self.tool_results,
+            ),
+            (
+                TOKENS_TOTAL,
+                "Tokens the providers reported (type: input, output).",
+                &self.tokens,
             ),
             (
                 REPAIRS_TOTAL,
@@ -289,6 +318,15 @@ impl Metrics {
 // === impl MetricsObserver ===
 
 impl Observer for MetricsObserver {
+    fn on_request(&self, rec: &RequestRecord) {
+        let model = rec.model.as_deref().unwrap_or("");
+        for (kind, n) in [("input", rec.input_tokens), ("output", rec.output_tokens)] {
+            if let Some(n) = n.filter(|n| *n > 0) {
+                self.0.tokens.add(&[rec.provider.as_str(), model, kind], n);
+            }
+        }
+    }
+
     fn on_tool_call(&self, rec: &ToolCallRecord) {
         let model = rec.model.as_deref().unwrap_or("");
         self.0
@@ -297,8 +335,11 @@ impl Observer for MetricsObserver {
     }
 
     fn on_tool_result(&self, rec: &ToolResultRecord, resolved_tool: &str) {
+        let model = rec.model.as_deref().unwrap_or("");
+        self.0
+            .tool_results
+            .inc(&[rec.provider.as_str(), model, resolved_tool]);
         if rec.failed {
-            let model = rec.model.as_deref().unwrap_or("");
             self.0.tool_failures.inc(&[
                 rec.provider.as_str(),
                 model,

@@ -51,6 +51,34 @@ fn counters_and_labels_render_in_text_format() {
         },
         "Bash",
     );
+    let request = RequestRecord {
+        request_id: "r".into(),
+        session_id: "s".into(),
+        session_source: "header".into(),
+        at_ms: 0,
+        provider: "anthropic".into(),
+        dialect: None,
+        path: "/v1/messages".into(),
+        model: Some("claude".into()),
+        status: 200,
+        streaming: false,
+        upstream_latency_ms: 1.0,
+        first_byte_ms: None,
+        overhead_us: 1.0,
+        input_tokens: Some(1200),
+        output_tokens: Some(34),
+        response_id: None,
+        repairs: vec![],
+        repair_mode: "fix".into(),
+        parse_error: None,
+        error: None,
+        trace_parent: None,
+    };
+    observer.on_request(&request);
+    observer.on_request(&RequestRecord {
+        output_tokens: None,
+        ..request
+    });
     metrics.repair("anthropic", "missing_result");
     metrics.upstream_request(Provider::OpenAi, 200, Duration::from_millis(30));
     metrics.overhead(Duration::from_micros(20));
@@ -77,6 +105,14 @@ fn counters_and_labels_render_in_text_format() {
         "toolwarden_tool_calls_total{provider=\"anthropic\",model=\"claude\",tool=\"Bash\"} 2",
         "toolwarden_tool_calls_total{provider=\"anthropic\",model=\"claude\",tool=\"we\\\"ird\\\\name\\n\"} 1",
         "toolwarden_tool_failures_total{provider=\"anthropic\",model=\"claude\",tool=\"Bash\",basis=\"explicit\"} 1",
+        "toolwarden_tool_results_total{provider=\"anthropic\",model=\"claude\",tool=\"Bash\"} 2",
+        "toolwarden_tokens_total{provider=\"anthropic\",model=\"claude\",type=\"input\"} 2400",
+        "toolwarden_tokens_total{provider=\"anthropic\",model=\"claude\",type=\"output\"} 34",
+        concat!(
+            "toolwarden_build_info{version=\"",
+            env!("CARGO_PKG_VERSION"),
+            "\"} 1"
+        ),
         "toolwarden_repairs_total{dialect=\"anthropic\",defect=\"missing_result\"} 1",
         "toolwarden_upstream_requests_total{provider=\"openai\",status=\"200\"} 1",
         "toolwarden_events_dropped_total 1",
