@@ -30,9 +30,31 @@ fn free_port() -> u16 {
         .port()
 }
 
+/// A running `serve`: its process, its stderr's lines as they come, the
+/// lines until it said it listens, and its address.
+struct Served {
+    child: std::process::Child,
+    lines: mpsc::Receiver<String>,
+    started: Vec<String>,
+    addr: String,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 /// Starts `serve` with `args` and `env`, reads its stderr until it says it
 /// listens (at most 30 s), stops it, and returns the lines.
 fn start_lines(args: &[&str], env: &[(&str, &str)]) -> Vec<String> {
+    std::mem::take(&mut start(args, env).started)
+}
+
+/// Starts `serve` (no database) with `args` and `env`, and reads its
+/// stderr until it says it listens (at most 30 s).
+fn start(args: &[&str], env: &[(&str, &str)]) -> Served {
     let mut child = bin()
         .arg("serve")
         .args(["--database", "none"])
@@ -60,15 +82,21 @@ fn start_lines(args: &[&str], env: &[(&str, &str)]) -> Vec<String> {
             break;
         }
     }
-    let _ = child.kill();
-    let _ = child.wait();
-    assert!(
-        lines
-            .iter()
-            .any(|l| l.starts_with("toolwarden: listening on")),
-        "serve did not start: {lines:#?}"
-    );
-    lines
+    let addr = lines
+        .iter()
+        .find_map(|l| l.strip_prefix("toolwarden: listening on http://"))
+        .map(str::to_string);
+    let Some(addr) = addr else {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("serve did not start: {lines:#?}");
+    };
+    Served {
+        child,
+        lines: rx,
+        started: lines,
+        addr,
+    }
 }
 
 #[test]
@@ -134,4 +162,57 @@ fn a_closed_dashboard_is_warned_about_and_json_logs_are_json() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("TOOLWARDEN_LOG_FORMAT"), "{stderr}");
+}
+
+/// `RUST_LOG=toolwarden::access=debug` logs one line per request, naming
+/// its path, status and provider, and neither the key in the query nor
+/// any header.
+#[test]
+fn the_access_log_has_a_line_per_request_without_credentials() {
+    use std::io::{Read, Write};
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let mock = rt.block_on(toolwarden_mock_provider::MockProvider::start(
+        toolwarden_mock_provider::MockOptions::default(),
+    ));
+    let served = start(
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--anthropic-upstream",
+            &mock.base_url(),
+        ],
+        &[("RUST_LOG", "warn,toolwarden::access=debug")],
+    );
+    let body =
+        r#"{"model":"claude-test","max_tokens":64,"messages":[{"role":"user","content":"hi"}]}"#;
+    let mut s = std::net::TcpStream::connect(&served.addr).unwrap();
+    write!(
+        s,
+        "POST /v1/messages?key=sk-query-secret HTTP/1.1\r\nhost: gw.test\r\n\
+         content-type: application/json\r\nx-api-key: sk-header-secret\r\n\
+         anthropic-version: 2023-06-01\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    s.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let line = loop {
+        let line = served
+            .lines
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            .expect("an access log line within 10 s");
+        if line.contains("toolwarden::access") {
+            break line;
+        }
+    };
+    for part in ["path=/v1/messages", "status=200", "provider=\"anthropic\""] {
+        assert!(line.contains(part), "{part} not in {line}");
+    }
+    assert!(!line.contains("secret"), "{line}");
 }

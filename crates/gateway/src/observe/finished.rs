@@ -109,6 +109,24 @@ impl Finished {
                     .insert_call(&info.session.id, &call.id, tool, finished_ms, true);
             }
         }
+        // The access log: one line per request at debug, under its own
+        // target (`RUST_LOG=toolwarden::access=debug`). The path has no
+        // query (a Gemini key travels there); no header is logged.
+        tracing::debug!(
+            target: "toolwarden::access",
+            request_id = %base.request_id,
+            session = %info.session.id,
+            provider = base.provider.as_str(),
+            path = %base.path,
+            status,
+            model = model.as_deref().unwrap_or(""),
+            streaming = self.streaming,
+            latency_ms = self.latency.as_secs_f64() * 1e3,
+            overhead_us = self.overhead.as_secs_f64() * 1e6,
+            calls = view.calls.len(),
+            repairs = base.repairs.len(),
+            "request"
+        );
         sinks.metrics.emit(UpstreamFinished {
             provider: base.provider,
             status,
