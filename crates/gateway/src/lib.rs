@@ -78,7 +78,7 @@ pub use config::{
 };
 pub use env::{env_lines, env_lines_for};
 pub use metrics::Metrics;
-pub use otel::{EndpointKind, OtlpConfig, OtlpProtocol};
+pub use otel::{EndpointKind, OtlpConfig, OtlpProtocol, RootSampler, Sampler, SamplerEnv};
 pub use pipeline::REPAIRED_HEADER;
 pub use recorder::Recorder;
 pub use routes::Provider;

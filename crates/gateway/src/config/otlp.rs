@@ -74,6 +74,108 @@ pub enum EndpointKind {
     Traces,
 }
 
+/// The sampler variables as read from the environment
+/// (`OTEL_TRACES_SAMPLER`, `OTEL_TRACES_SAMPLER_ARG`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SamplerEnv {
+    /// `OTEL_TRACES_SAMPLER`.
+    pub sampler: Option<String>,
+    /// `OTEL_TRACES_SAMPLER_ARG`: the ratio of the `traceidratio` ones.
+    pub arg: Option<String>,
+}
+
+/// Which spans are exported, by the OpenTelemetry SDK's samplers
+/// (`OTEL_TRACES_SAMPLER`; default `parentbased_always_on`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Sampler {
+    /// A span under a client's `traceparent` follows its `sampled` flag.
+    pub parent_based: bool,
+    /// The decision for the rest (for all, when not `parent_based`).
+    pub root: RootSampler,
+}
+
+/// The decision for a span without a parent to follow.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub enum RootSampler {
+    /// Every span.
+    AlwaysOn,
+    /// None.
+    AlwaysOff,
+    /// A share of traces, by trace id: the same for every span of a trace
+    /// (a conversation) and on every gateway.
+    TraceIdRatio(f64),
+}
+
+impl Default for Sampler {
+    fn default() -> Self {
+        Sampler {
+            parent_based: true,
+            root: RootSampler::AlwaysOn,
+        }
+    }
+}
+
+// === impl Sampler ===
+
+impl Sampler {
+    /// From the environment's variables, as the SDKs read them; a sampler
+    /// the gateway does not have, or a ratio outside 0–1, is an error
+    /// naming the variable (the SDKs fall back with a warning; a gateway
+    /// fails where it is set up).
+    pub fn from_env(env: &SamplerEnv) -> Result<Sampler, String> {
+        let name = env.sampler.as_deref().map(str::trim).unwrap_or("");
+        let ratio = || -> Result<f64, String> {
+            match env.arg.as_deref().map(str::trim) {
+                None | Some("") => Ok(1.0),
+                Some(text) => text
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|r| (0.0..=1.0).contains(r))
+                    .ok_or_else(|| {
+                        format!("OTEL_TRACES_SAMPLER_ARG {text:?}: expected a ratio from 0 to 1")
+                    }),
+            }
+        };
+        let (parent_based, root) = match name {
+            "" | "parentbased_always_on" => (true, RootSampler::AlwaysOn),
+            "parentbased_always_off" => (true, RootSampler::AlwaysOff),
+            "parentbased_traceidratio" => (true, RootSampler::TraceIdRatio(ratio()?)),
+            "always_on" => (false, RootSampler::AlwaysOn),
+            "always_off" => (false, RootSampler::AlwaysOff),
+            "traceidratio" => (false, RootSampler::TraceIdRatio(ratio()?)),
+            other => {
+                return Err(format!(
+                    "OTEL_TRACES_SAMPLER {other:?}: expected always_on, always_off, traceidratio, \
+                     parentbased_always_on, parentbased_always_off or parentbased_traceidratio"
+                ));
+            }
+        };
+        Ok(Sampler { parent_based, root })
+    }
+
+    /// Whether a span of trace `trace_id`, under the client's sampling
+    /// decision `parent` if its request carried one, is exported.
+    pub fn samples(&self, trace_id: &[u8; 16], parent: Option<bool>) -> bool {
+        if let (true, Some(sampled)) = (self.parent_based, parent) {
+            return sampled;
+        }
+        match self.root {
+            RootSampler::AlwaysOn => true,
+            RootSampler::AlwaysOff => false,
+            RootSampler::TraceIdRatio(ratio) if ratio >= 1.0 => true,
+            RootSampler::TraceIdRatio(ratio) => {
+                // The trace id's last 7 bytes, its randomness in W3C Trace
+                // Context level 2, against the ratio of their range.
+                let mut low = [0u8; 8];
+                low[1..].copy_from_slice(&trace_id[9..]);
+                let randomness = u64::from_be_bytes(low);
+                randomness < (ratio * (1u64 << 56) as f64) as u64
+            }
+        }
+    }
+}
+
 /// Where and how to export.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OtlpConfig {
@@ -82,6 +184,8 @@ pub struct OtlpConfig {
     pub traces_url: Uri,
     /// The transport.
     pub protocol: OtlpProtocol,
+    /// Which spans are exported.
+    pub sampler: Sampler,
     /// Extra request headers (e.g. an API key); never logged.
     pub headers: Vec<(HeaderName, HeaderValue)>,
     /// Spans waiting for export at most.
@@ -184,6 +288,7 @@ impl OtlpConfig {
         Ok(OtlpConfig {
             traces_url: uri,
             protocol,
+            sampler: Sampler::default(),
             headers: parsed,
             queue: QUEUE,
             batch: BATCH,
@@ -266,6 +371,51 @@ mod tests {
         let ok =
             OtlpConfig::parse("http://c:4318", Some("Authorization=Basic%20cGs6c2s=")).unwrap();
         assert_eq!(ok.headers[0].1.as_bytes(), b"Basic cGs6c2s=");
+    }
+
+    /// The SDKs' sampler names; a ratio decides by trace id, the same
+    /// way for every span of a trace; a parent-based sampler follows the
+    /// client's flag; a bad name or ratio is refused.
+    #[test]
+    fn samplers_follow_the_sdk_environment_rules() {
+        let env = |s: Option<&str>, a: Option<&str>| SamplerEnv {
+            sampler: s.map(String::from),
+            arg: a.map(String::from),
+        };
+        let id = |n: u64| {
+            let mut t = [0u8; 16];
+            t[8..].copy_from_slice(&n.to_be_bytes());
+            t
+        };
+        let default = Sampler::from_env(&env(None, None)).unwrap();
+        assert_eq!(default, Sampler::default());
+        assert!(default.samples(&id(1), None));
+        assert!(!default.samples(&id(1), Some(false)));
+        let off = Sampler::from_env(&env(Some("always_off"), None)).unwrap();
+        assert!(!off.samples(&id(1), Some(true)), "not parent-based");
+        let pb_off = Sampler::from_env(&env(Some("parentbased_always_off"), None)).unwrap();
+        assert!(pb_off.samples(&id(1), Some(true)) && !pb_off.samples(&id(1), None));
+        let tenth = Sampler::from_env(&env(Some("traceidratio"), Some("0.1"))).unwrap();
+        let kept = (0..10_000u64)
+            .filter(|n| tenth.samples(&crate::otel::spans::trace_id_bytes(&format!("s{n}")), None))
+            .count();
+        assert!((800..1200).contains(&kept), "{kept} of 10,000 at 0.1");
+        let t = crate::otel::spans::trace_id_bytes("one-conversation");
+        assert_eq!(tenth.samples(&t, None), tenth.samples(&t, None));
+        let none = Sampler::from_env(&env(Some("parentbased_traceidratio"), Some("0"))).unwrap();
+        assert!(!none.samples(&id(u64::MAX), None) && none.samples(&id(0), Some(true)));
+        let all = Sampler::from_env(&env(Some("traceidratio"), None)).unwrap();
+        assert!(all.samples(&id(u64::MAX), None));
+        for (s, a) in [
+            (Some("jaeger_remote"), None),
+            (Some("traceidratio"), Some("2")),
+        ] {
+            assert!(
+                Sampler::from_env(&env(s, a))
+                    .unwrap_err()
+                    .contains("OTEL_TRACES_SAMPLER")
+            );
+        }
     }
 
     /// `OTEL_SERVICE_NAME` wins over `service.name` in

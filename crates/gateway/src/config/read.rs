@@ -91,6 +91,8 @@ impl RawConfig {
                     "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL" => traces_protocol = Some(value),
                     "OTEL_SERVICE_NAME" => raw.otel_resource.service_name = Some(value),
                     "OTEL_RESOURCE_ATTRIBUTES" => raw.otel_resource.attributes = Some(value),
+                    "OTEL_TRACES_SAMPLER" => raw.otel_sampler.sampler = Some(value),
+                    "OTEL_TRACES_SAMPLER_ARG" => raw.otel_sampler.arg = Some(value),
                     // --- issue 18: AWS region and credentials ---
                     n if crate::cloud::aws::AwsEnv::wants(n) => {
                         raw.aws_env.insert(n.to_string(), value)
@@ -157,6 +159,9 @@ impl RawConfig {
         // --- issue 19: the exported resource ---
         if over.otel_resource != crate::config::otlp::ResourceEnv::default() {
             self.otel_resource = over.otel_resource;
+        }
+        if over.otel_sampler != crate::config::otlp::SamplerEnv::default() {
+            self.otel_sampler = over.otel_sampler;
         }
         self
     }

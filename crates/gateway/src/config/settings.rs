@@ -69,6 +69,10 @@ macro_rules! settings {
             /// `from_env`: the exported resource's attributes.
             #[serde(skip)]
             pub(super) otel_resource: crate::config::otlp::ResourceEnv,
+            /// `OTEL_TRACES_SAMPLER` and `OTEL_TRACES_SAMPLER_ARG`, read by
+            /// `from_env`: which spans are exported.
+            #[serde(skip)]
+            pub(super) otel_sampler: crate::config::otlp::SamplerEnv,
             /// `TOOLWARDEN_` variables that name no setting, read by
             /// `from_env`: warned about at start.
             #[serde(skip)]

@@ -207,6 +207,10 @@ impl RawConfig {
                     self.otlp_headers.as_deref(),
                 )
                 .and_then(|c| c.with_resource(&self.otel_resource))
+                .and_then(|mut c| {
+                    c.sampler = crate::config::otlp::Sampler::from_env(&self.otel_sampler)?;
+                    Ok(c)
+                })
                 .map_err(|e| problems.push(e))
                 .ok()
             });

@@ -41,7 +41,9 @@ use crate::{
     upstream::HttpClient,
 };
 
-pub use crate::config::otlp::{EndpointKind, OtlpConfig, OtlpProtocol};
+pub use crate::config::otlp::{
+    EndpointKind, OtlpConfig, OtlpProtocol, RootSampler, Sampler, SamplerEnv,
+};
 pub(crate) use crate::metrics::otlp_counters::OtlpCounters;
 
 /// Bytes a span usually takes.
@@ -80,6 +82,7 @@ pub(crate) struct ExportingObserver {
     queue: Arc<Queue>,
     capacity: usize,
     batch: usize,
+    sampler: Sampler,
     counters: Arc<OtlpCounters>,
 }
 
@@ -109,6 +112,7 @@ pub(crate) fn observer(
         queue,
         capacity: config.queue.max(1),
         batch: config.batch.max(1),
+        sampler: config.sampler,
         counters,
     }))
 }
@@ -116,10 +120,19 @@ pub(crate) fn observer(
 // === impl ExportingObserver ===
 
 impl ExportingObserver {
-    /// Whether a span under `parent` is exported ([`spans::sampled`]);
-    /// one that is not is counted.
-    fn sampled(&self, parent: Option<&toolwarden_core::TraceParent>) -> bool {
-        let sampled = spans::sampled(parent);
+    /// Whether a record's span is exported (the configured sampler, on
+    /// its trace and its client's `traceparent`); one that is not is
+    /// counted.
+    fn sampled(
+        &self,
+        session_id: &str,
+        request_id: &str,
+        parent: Option<&toolwarden_core::TraceParent>,
+    ) -> bool {
+        let (trace, _) = spans::placement(session_id, request_id, parent);
+        let sampled = self
+            .sampler
+            .samples(&trace, parent.map(toolwarden_core::TraceParent::sampled));
         if !sampled {
             self.counters.unsampled.fetch_add(1, Ordering::Relaxed);
         }
@@ -184,7 +197,9 @@ impl Observer for ExportingObserver {
         self.metrics.on_request(rec);
         // A pass-through (`count_tokens`, embeddings, a model list) is no
         // `chat`: no span.
-        if rec.dialect.is_some() && self.sampled(rec.trace_parent.as_ref()) {
+        if rec.dialect.is_some()
+            && self.sampled(&rec.session_id, &rec.request_id, rec.trace_parent.as_ref())
+        {
             self.queue(|out| encode::chat(rec, out));
         }
     }
@@ -199,7 +214,7 @@ impl Observer for ExportingObserver {
 
     fn on_tool_result_timed(&self, rec: &ToolResultRecord, tool: &str, exec_ms: Option<f64>) {
         self.metrics.on_tool_result(rec, tool);
-        if self.sampled(rec.trace_parent.as_ref()) {
+        if self.sampled(&rec.session_id, &rec.request_id, rec.trace_parent.as_ref()) {
             self.queue(|out| encode::execute_tool(rec, tool, exec_ms, out));
         }
     }

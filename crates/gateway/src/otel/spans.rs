@@ -118,13 +118,6 @@ pub(crate) fn placement(
     }
 }
 
-/// Whether a record's span is exported: not under a client span the
-/// client did not sample (OpenTelemetry's default sampler,
-/// `parentbased_always_on`).
-pub(crate) fn sampled(parent: Option<&TraceParent>) -> bool {
-    parent.is_none_or(TraceParent::sampled)
-}
-
 /// The `chat` span of one proxied model request.
 #[cfg(test)]
 pub(crate) fn chat(r: &RequestRecord) -> Span {

@@ -465,3 +465,33 @@ async fn a_hanging_collector_holds_at_most_the_queue() {
     assert!(most <= 4.0, "{most} spans held: {m}");
     assert!(most >= 1.0, "the hanging batch is held: {m}");
 }
+
+/// `OTEL_TRACES_SAMPLER=traceidratio` with ratio 0: no span is exported,
+/// each is counted `unsampled`, and the collector hears nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sampler_that_keeps_nothing_exports_nothing() {
+    let (addr, got) = collector().await;
+    let url = format!("http://{addr}");
+    let h = Harness::with(MockOptions::default(), move |c| {
+        let mut config = otlp(&url);
+        config.sampler = toolwarden_gateway::Sampler::from_env(&toolwarden_gateway::SamplerEnv {
+            sampler: Some("traceidratio".into()),
+            arg: Some("0".into()),
+        })
+        .unwrap();
+        c.otlp = Some(config);
+    })
+    .await;
+    two_rounds(&h, "otel-unsampled").await;
+    let unsampled = [("outcome", "unsampled")];
+    let m = h
+        .metrics_when(|m| metric(m, "toolwarden_otlp_spans_total", &unsampled) >= 6.0)
+        .await;
+    assert_eq!(
+        metric(&m, "toolwarden_otlp_spans_total", &unsampled),
+        6.0,
+        "{m}"
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(spans(&got).is_empty(), "{:?}", spans(&got));
+}
