@@ -412,6 +412,37 @@ fn toolwarden_otlp_variables_win_over_otel_ones() {
     }
 }
 
+/// `OTEL_TRACES_SAMPLER` and its argument reach the exporter's config; a
+/// bad one stops the start naming the variable.
+#[test]
+fn otel_sampler_variables_choose_the_sampler() {
+    use crate::{RootSampler, Sampler};
+    let config = env(&[
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318"),
+        ("OTEL_TRACES_SAMPLER", "parentbased_traceidratio"),
+        ("OTEL_TRACES_SAMPLER_ARG", "0.25"),
+    ])
+    .validate()
+    .unwrap();
+    assert_eq!(
+        config.otlp.unwrap().sampler,
+        Sampler {
+            parent_based: true,
+            root: RootSampler::TraceIdRatio(0.25)
+        }
+    );
+    let e = env(&[
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318"),
+        ("OTEL_TRACES_SAMPLER", "xray"),
+    ])
+    .validate()
+    .unwrap_err();
+    assert!(
+        e.to_string().contains("OTEL_TRACES_SAMPLER \"xray\""),
+        "{e}"
+    );
+}
+
 /// Relative paths in a config file are read from the file's folder;
 /// absolute ones, `none` and PostgreSQL URLs are left as they are.
 #[test]
