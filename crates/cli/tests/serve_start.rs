@@ -216,3 +216,33 @@ fn the_access_log_has_a_line_per_request_without_credentials() {
     }
     assert!(!line.contains("secret"), "{line}");
 }
+
+/// A negative number is refused in the setting's own words (not as an
+/// unknown flag), and `--help` lists the flags under their sections.
+#[test]
+fn a_negative_number_is_a_bad_value_and_help_has_sections() {
+    let out = bin()
+        .args(["serve", "--connect-timeout-ms", "-5"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("'-5' for '--connect-timeout-ms") && stderr.contains("non-negative"),
+        "{stderr}"
+    );
+    let help = bin().args(["serve", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    for section in [
+        "Listening:",
+        "Upstreams:",
+        "Recording:",
+        "OpenTelemetry:",
+        "Alerts:",
+    ] {
+        assert!(
+            help.lines().any(|l| l == section),
+            "{section} missing:\n{help}"
+        );
+    }
+}

@@ -31,6 +31,7 @@ pub struct AlertsArgs {
 
 /// The alert flags of `serve` (the rest is in `[alerts]` of the config file).
 #[derive(Debug, Default, Args)]
+#[command(next_help_heading = "Alerts")]
 pub struct AlertFlags {
     /// POST each alert transition to this URL; repeatable.
     #[arg(long = "alert-webhook", value_name = "URL")]
@@ -39,17 +40,17 @@ pub struct AlertFlags {
     #[arg(long)]
     pub alert_format: Option<String>,
     /// The alerts' sliding window in milliseconds [default: 900000].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub alert_window_ms: Option<u64>,
     /// Tool failure rate above which an alert fires [default: 0.05].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub alert_failure_rate: Option<f64>,
     /// Results needed in the window before the failure rate can fire [default: 20].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub alert_min_results: Option<u64>,
     /// Send a still-firing alert's notification again after this many
     /// milliseconds; 0: never [default: 14400000, 4 h].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub alert_repeat_interval_ms: Option<u64>,
     /// Turn alert evaluation off.
     #[arg(long)]

@@ -52,6 +52,10 @@ impl Args for ServeArgs {
                     Arg::new(setting.key)
                         .long(setting.flag())
                         .value_name(setting.key.to_ascii_uppercase())
+                        // `-5` is a value to refuse with the setting's
+                        // own words, not an unknown flag.
+                        .allow_negative_numbers(true)
+                        .help_heading(heading(setting.key))
                         .help(help)
                         .value_parser(move |text: &str| {
                             check.check(text).map(|()| text.to_string())
@@ -86,6 +90,24 @@ impl FromArgMatches for ServeArgs {
     fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
         *self = Self::from_arg_matches(matches)?;
         Ok(())
+    }
+}
+
+/// The `--help` section a setting's flag is listed under.
+fn heading(key: &str) -> &'static str {
+    match key {
+        "listen" | "admin_token" | "workers" | "max_client_connections" => "Listening",
+        k if k.ends_with("_upstream") || k == "upstream_ca" || k == "bedrock_region" => "Upstreams",
+        "database" | "retention_days" | "record_drain_ms" => "Recording",
+        k if k.starts_with("jsonl") => "Recording",
+        k if k.starts_with("database_") || k.starts_with("record_") || k.starts_with("recent_") => {
+            "Memory bounds"
+        }
+        k if k.starts_with("otlp_") => "OpenTelemetry",
+        k if k.starts_with("detector_") || k == "repair" || k.starts_with("dashboard_") => {
+            "Detection, repair, dashboard"
+        }
+        _ => "Limits and timeouts",
     }
 }
 
