@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The official Python SDKs (openai, anthropic from PyPI) through the gateway,
 # streaming and not, against the mock provider; the gateway exports its spans
-# over OTLP/gRPC to a real collector (grpcio, opentelemetry-proto) that
+# over OTLP/gRPC, gzipped, to a real collector (grpcio, opentelemetry-proto) that
 # refuses its first call. Prints a final line
 # `sdk-e2e: N passed, M failed`; exits non-zero on any failure.
 #
@@ -29,7 +29,7 @@ echo "== OTLP/gRPC collector at $collector"
 
 db="sqlite://$tmp/toolwarden.db"
 ci_start_gateway sdk env -u ANTHROPIC_API_KEY -u OPENAI_API_KEY \
-  OTEL_EXPORTER_OTLP_ENDPOINT="$collector" OTEL_EXPORTER_OTLP_PROTOCOL=grpc \
+  OTEL_EXPORTER_OTLP_ENDPOINT="$collector" OTEL_EXPORTER_OTLP_PROTOCOL=grpc OTEL_EXPORTER_OTLP_COMPRESSION=gzip \
   OTEL_EXPORTER_OTLP_HEADERS=x-team=ml OTEL_SERVICE_NAME=sdk-e2e-gateway -- --database "$db" \
   --openai-upstream "$mock_url" --anthropic-upstream "$mock_url"
 

@@ -78,7 +78,9 @@ pub use config::{
 };
 pub use env::{env_lines, env_lines_for};
 pub use metrics::Metrics;
-pub use otel::{EndpointKind, OtlpConfig, OtlpProtocol, RootSampler, Sampler, SamplerEnv};
+pub use otel::{
+    EndpointKind, OtlpCompression, OtlpConfig, OtlpProtocol, RootSampler, Sampler, SamplerEnv,
+};
 pub use pipeline::REPAIRED_HEADER;
 pub use recorder::Recorder;
 pub use routes::Provider;

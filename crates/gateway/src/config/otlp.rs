@@ -39,6 +39,34 @@ pub enum OtlpProtocol {
     Grpc,
 }
 
+/// How export bodies are compressed (`otlp_compression`;
+/// `OTEL_EXPORTER_OTLP_TRACES_COMPRESSION`, `OTEL_EXPORTER_OTLP_COMPRESSION`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum OtlpCompression {
+    /// As they are (the specification's default).
+    #[default]
+    None,
+    /// gzip at its fastest level: `Content-Encoding: gzip` over HTTP, the
+    /// message compressed and `grpc-encoding: gzip` over gRPC.
+    Gzip,
+}
+
+// === impl OtlpCompression ===
+
+impl OtlpCompression {
+    /// `none` or `gzip`.
+    pub fn parse(text: &str) -> Result<OtlpCompression, String> {
+        match text.trim() {
+            "" | "none" => Ok(OtlpCompression::None),
+            "gzip" => Ok(OtlpCompression::Gzip),
+            other => Err(format!(
+                "otlp compression: expected none or gzip, not {other:?}"
+            )),
+        }
+    }
+}
+
 /// The gRPC method a span batch is exported with.
 pub(crate) const GRPC_EXPORT_PATH: &str =
     "/opentelemetry.proto.collector.trace.v1.TraceService/Export";
@@ -186,6 +214,8 @@ pub struct OtlpConfig {
     pub protocol: OtlpProtocol,
     /// Which spans are exported.
     pub sampler: Sampler,
+    /// How the bodies are compressed.
+    pub compression: OtlpCompression,
     /// Extra request headers (e.g. an API key); never logged.
     pub headers: Vec<(HeaderName, HeaderValue)>,
     /// Spans waiting for export at most.
@@ -289,6 +319,7 @@ impl OtlpConfig {
             traces_url: uri,
             protocol,
             sampler: Sampler::default(),
+            compression: OtlpCompression::None,
             headers: parsed,
             queue: QUEUE,
             batch: BATCH,

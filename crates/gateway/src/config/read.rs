@@ -79,6 +79,7 @@ impl RawConfig {
         // A signal's own variable wins over the general one.
         let (mut otel_endpoint, mut otel_headers, mut otel_protocol) = (None, None, None);
         let (mut traces_endpoint, mut traces_headers, mut traces_protocol) = (None, None, None);
+        let (mut otel_compression, mut traces_compression) = (None, None);
         for (name, value) in vars {
             let Some(key) = name.strip_prefix("TOOLWARDEN_") else {
                 // --- issue 19: OpenTelemetry's standard variables ---
@@ -89,6 +90,8 @@ impl RawConfig {
                     "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT" => traces_endpoint = Some(value),
                     "OTEL_EXPORTER_OTLP_TRACES_HEADERS" => traces_headers = Some(value),
                     "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL" => traces_protocol = Some(value),
+                    "OTEL_EXPORTER_OTLP_COMPRESSION" => otel_compression = Some(value),
+                    "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION" => traces_compression = Some(value),
                     "OTEL_SERVICE_NAME" => raw.otel_resource.service_name = Some(value),
                     "OTEL_RESOURCE_ATTRIBUTES" => raw.otel_resource.attributes = Some(value),
                     "OTEL_TRACES_SAMPLER" => raw.otel_sampler.sampler = Some(value),
@@ -118,6 +121,10 @@ impl RawConfig {
         }
         raw.otlp_headers = raw.otlp_headers.or(traces_headers).or(otel_headers);
         raw.otlp_protocol = raw.otlp_protocol.or(traces_protocol).or(otel_protocol);
+        raw.otlp_compression = raw
+            .otlp_compression
+            .or(traces_compression)
+            .or(otel_compression);
         raw
     }
 

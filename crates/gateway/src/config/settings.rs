@@ -191,6 +191,8 @@ settings! {
     otlp_endpoint: String = "";
     /// `http/protobuf` or `grpc` (HTTP/2: cleartext with prior knowledge for `http://`, TLS for `https://`); also `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL`, `OTEL_EXPORTER_OTLP_PROTOCOL`.
     otlp_protocol: String = "http/protobuf";
+    /// `none` or `gzip` (its fastest level) for the export bodies; also `OTEL_EXPORTER_OTLP_TRACES_COMPRESSION`, `OTEL_EXPORTER_OTLP_COMPRESSION`.
+    otlp_compression: String = "none";
     /// `k=v,k2=v2` headers for the collector; also `OTEL_EXPORTER_OTLP_TRACES_HEADERS`, `OTEL_EXPORTER_OTLP_HEADERS` (the `TOOLWARDEN_` variable wins, then the traces one).
     otlp_headers: String = "";
     /// SQLite page cache per pooled connection, KiB.

@@ -209,6 +209,9 @@ impl RawConfig {
                 .and_then(|c| c.with_resource(&self.otel_resource))
                 .and_then(|mut c| {
                     c.sampler = crate::config::otlp::Sampler::from_env(&self.otel_sampler)?;
+                    c.compression = crate::config::otlp::OtlpCompression::parse(
+                        self.otlp_compression.as_deref().unwrap_or("none"),
+                    )?;
                     Ok(c)
                 })
                 .map_err(|e| problems.push(e))

@@ -42,7 +42,7 @@ use crate::{
 };
 
 pub use crate::config::otlp::{
-    EndpointKind, OtlpConfig, OtlpProtocol, RootSampler, Sampler, SamplerEnv,
+    EndpointKind, OtlpCompression, OtlpConfig, OtlpProtocol, RootSampler, Sampler, SamplerEnv,
 };
 pub(crate) use crate::metrics::otlp_counters::OtlpCounters;
 
@@ -314,11 +314,13 @@ async fn export_loop(
                 counters.pending.fetch_sub(n, Ordering::Relaxed);
                 counters.dropped.fetch_add(n, Ordering::Relaxed);
             } else {
-                let body = Bytes::from(encode::request_body(
-                    &framing,
-                    &batch.framed,
-                    config.protocol,
-                ));
+                let body = Bytes::from(match config.compression {
+                    OtlpCompression::Gzip => encode::gzipped(
+                        &encode::request_body(&framing, &batch.framed, OtlpProtocol::HttpProtobuf),
+                        config.protocol,
+                    ),
+                    _ => encode::request_body(&framing, &batch.framed, config.protocol),
+                });
                 failing = export(&client, &config, &counters, body, n, failing, closed).await;
                 failed_this_round = failing;
             }
@@ -407,6 +409,13 @@ async fn post(client: &HttpClient, config: &OtlpConfig, body: Bytes) -> Result<(
         OtlpProtocol::HttpProtobuf => Request::post(config.traces_url.clone())
             .header(header::CONTENT_TYPE, "application/x-protobuf"),
         OtlpProtocol::Grpc => grpc::request(&config.traces_url, config.timeout),
+    };
+    let head = match (config.compression, config.protocol) {
+        (OtlpCompression::Gzip, OtlpProtocol::Grpc) => head
+            .header("grpc-encoding", "gzip")
+            .header("grpc-accept-encoding", "gzip"),
+        (OtlpCompression::Gzip, _) => head.header(header::CONTENT_ENCODING, "gzip"),
+        _ => head,
     };
     let mut request = head
         .body(crate::http_client::whole(body))

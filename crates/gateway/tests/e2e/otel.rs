@@ -33,6 +33,9 @@ use super::{
 /// Decoded export requests, and the `x-team` header of each.
 type Received = Arc<Mutex<Vec<(ExportTraceServiceRequest, Option<String>)>>>;
 
+/// Export requests that came gzipped (only the gzip test sends them).
+static GZIPPED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 async fn collector() -> (SocketAddr, Received) {
     collector_refusing(0).await
 }
@@ -76,7 +79,21 @@ async fn collector_refusing(refused: usize) -> (SocketAddr, Received) {
                             .get("x-team")
                             .and_then(|v| v.to_str().ok())
                             .map(String::from);
-                        let body = req.into_body().collect().await?.to_bytes();
+                        let gzip = req
+                            .headers()
+                            .get("content-encoding")
+                            .is_some_and(|v| v == "gzip");
+                        let mut body = req.into_body().collect().await?.to_bytes();
+                        if gzip {
+                            let mut plain = Vec::new();
+                            std::io::Read::read_to_end(
+                                &mut flate2::read::GzDecoder::new(&body[..]),
+                                &mut plain,
+                            )
+                            .expect("a gzip body");
+                            body = Bytes::from(plain);
+                            GZIPPED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        }
                         let message = ExportTraceServiceRequest::decode(body)
                             .unwrap_or_else(|e| panic!("not an OTLP export request: {e}"));
                         keep.lock().unwrap().push((message, team));
@@ -494,4 +511,30 @@ async fn a_sampler_that_keeps_nothing_exports_nothing() {
     );
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(spans(&got).is_empty(), "{:?}", spans(&got));
+}
+
+/// `OTEL_EXPORTER_OTLP_COMPRESSION=gzip`: the bodies come gzipped, named
+/// so, and every span arrives.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gzip_bodies_arrive_whole() {
+    let (addr, got) = collector().await;
+    let url = format!("http://{addr}");
+    let h = Harness::with(MockOptions::default(), move |c| {
+        let mut config = otlp(&url);
+        config.compression = toolwarden_gateway::OtlpCompression::Gzip;
+        c.otlp = Some(config);
+    })
+    .await;
+    two_rounds(&h, "otel-gzip").await;
+    let exported = [("outcome", "exported")];
+    let m = h
+        .metrics_when(|m| metric(m, "toolwarden_otlp_spans_total", &exported) >= 6.0)
+        .await;
+    assert_eq!(
+        metric(&m, "toolwarden_otlp_spans_total", &exported),
+        6.0,
+        "{m}"
+    );
+    assert_eq!(spans(&got).len(), 6);
+    assert!(GZIPPED.load(std::sync::atomic::Ordering::SeqCst) >= 1);
 }
