@@ -27,7 +27,7 @@ mod e2e {
 mod ws {
     pub mod client;
 
-    mod faults;
+    pub mod faults;
     mod lanes;
     mod limits;
     mod relay_props;

@@ -120,8 +120,8 @@ pub(crate) async fn run<C, U>(
                         }
                     }
                     Ok(frame) => {
-                        let relay = from_client(frame, &mut upstream, &mut turns, stall);
-                        if let Some(end) = within(relay, Side::Upstream, stall, force.as_mut()).await {
+                        let bound = Bound { stall, force: force.as_mut() };
+                        if let Some(end) = from_client(frame, &mut upstream, &mut turns, bound).await {
                             break end;
                         }
                     }
@@ -200,38 +200,58 @@ pub(crate) async fn run<C, U>(
     }
 }
 
-/// A client frame: messages are read and sent on; a close is passed on
-/// and ends the loop.
-async fn from_client<U>(
+/// A client frame: messages are read and sent on, each write bounded by
+/// `bound`; a close is passed on and ends the loop. A turn's message is
+/// read for the records whether or not its write finished (as the HTTP
+/// path reads a request whose upstream write failed): a write cut by a
+/// stall or by the end of the grace period ends the loop, and the turn is
+/// then recorded with its results and the reason ([`Turns::close`]), not
+/// dropped as if the client had gone. The reading is bounded on its own
+/// (a continuation's store lookup: 200 ms).
+async fn from_client<U, F>(
     frame: Frame,
     upstream: &mut WebSocket<U>,
     turns: &mut Turns,
-    stall: Duration,
+    mut bound: Bound<'_, F>,
 ) -> Option<End>
 where
     U: AsyncRead + AsyncWrite + Unpin,
+    F: Future<Output = ()>,
 {
+    let (stall, force) = (bound.stall, bound.force.as_mut());
     match frame.opcode() {
         OpCode::Text => match turns.client_message(frame.into_payload()) {
-            Outgoing::Pass(payload) => send(upstream, Frame::text(payload), Side::Upstream).await,
+            Outgoing::Pass(payload) => {
+                let write = send(upstream, Frame::text(payload), Side::Upstream);
+                within(write, Side::Upstream, stall, force).await
+            }
             Outgoing::Turn(payload, outbound, lane) => {
-                let end = send(upstream, Frame::text(payload), Side::Upstream).await;
+                let write = send(upstream, Frame::text(payload), Side::Upstream);
+                let end = within(write, Side::Upstream, stall, force).await;
                 turns.sent(*outbound, lane).await;
                 end
             }
         },
         OpCode::Binary => {
             turns.client_binary();
-            send(
+            let write = send(
                 upstream,
                 Frame::binary(frame.into_payload()),
                 Side::Upstream,
-            )
-            .await
+            );
+            within(write, Side::Upstream, stall, force).await
         }
         OpCode::Close => {
-            let _ = tokio::time::timeout(stall, upstream.send(pass_close(&frame))).await;
-            Some(End::Closed(Side::Client))
+            let close = async {
+                let _ = upstream.send(pass_close(&frame)).await;
+                Some(End::Closed(Side::Client))
+            };
+            within(close, Side::Upstream, stall, force)
+                .await
+                .map(|end| match end {
+                    End::Broke(..) => End::Closed(Side::Client),
+                    end => end,
+                })
         }
         // Pings are answered by the library, each hop for itself.
         _ => None,

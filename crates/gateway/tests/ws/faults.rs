@@ -481,3 +481,86 @@ async fn past_the_open_turns_bound_the_oldest_is_recorded_with_why() {
         .count();
     assert_eq!(evicted, 1, "{errors:?}");
 }
+
+/// An upstream that accepts the upgrade and then reads nothing: a large
+/// message to it fills the sockets' buffers and its write waits.
+pub(super) async fn deaf_upstream() -> String {
+    use http_body_util::Full;
+    use hyper::{Request, Response, body::Incoming, service::service_fn};
+    use hyper_util::rt::TokioIo;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let service = service_fn(|mut req: Request<Incoming>| async move {
+                let (response, upgrade) = yawc::WebSocket::upgrade(&mut req).expect("an upgrade");
+                tokio::spawn(async move {
+                    if let Ok(socket) = upgrade.await {
+                        tokio::time::sleep(Duration::from_secs(30)).await;
+                        drop(socket);
+                    }
+                });
+                let (parts, _) = response.into_parts();
+                Ok::<_, std::convert::Infallible>(Response::from_parts(
+                    parts,
+                    Full::new(Bytes::new()),
+                ))
+            });
+            tokio::spawn(
+                hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service)
+                    .with_upgrades(),
+            );
+        }
+    });
+    format!("http://{addr}")
+}
+
+/// A `response.create` of ~24 MB (more than the sockets' buffers hold)
+/// answering one call, `call_deaf`.
+pub(super) fn large_turn() -> serde_json::Value {
+    json!({"type": "response.create", "model": "gpt-5", "input": [
+        {"role": "user", "content": "x".repeat(24 << 20)},
+        {"type": "function_call", "call_id": "call_deaf", "name": "lookup", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "call_deaf", "output": "found it"},
+    ]})
+}
+
+/// The request records and the results of the JSONL log: a turn whose
+/// write was cut is recorded with `why` (not as the client's 499) and its
+/// result is counted.
+pub(super) fn assert_cut_turn_recorded(h: &Harness, stats: &toolwarden_store::Stats, why: &str) {
+    let events = h.events();
+    let requests: Vec<_> = events.iter().filter(|e| e["type"] == "request").collect();
+    assert_eq!(requests.len(), 1, "{requests:#?}");
+    let error = requests[0]["error"].as_str().unwrap_or_default();
+    assert!(error.contains(why), "{error}");
+    assert_ne!(requests[0]["status"], 499, "{:#?}", requests[0]);
+    let results: Vec<_> = events
+        .iter()
+        .filter(|e| e["type"] == "tool_result")
+        .map(|e| e["call_id"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(results, ["call_deaf"], "its result is counted once");
+    assert_eq!((stats.requests.total, stats.requests.errors), (1, 1));
+}
+
+/// A turn whose message the upstream stops reading: after
+/// `client_body_timeout` the socket counts as broken by the upstream and
+/// the turn is recorded with that, and with its result. Before, the cut
+/// dropped the turn unread: a 499 "client disconnected" without its result.
+#[tokio::test]
+async fn a_turn_cut_by_an_upstream_that_stops_reading_is_recorded_with_why() {
+    let upstream = deaf_upstream().await;
+    let mut h = Harness::with(MockOptions::default(), |c| {
+        c.upstreams.openai = toolwarden_gateway::Upstream::parse(&upstream).unwrap();
+        c.client_body_timeout = Duration::from_millis(500);
+    })
+    .await;
+    let mut ws = connect(&h.gw(), &[AUTH], false).await;
+    send_text(&mut ws, large_turn().to_string()).await;
+    // The gateway closes the client's socket once the write is given up.
+    assert_eq!(next(&mut ws).await, Err(Some(1001)));
+    let stats = h.finish().await;
+    assert_cut_turn_recorded(&h, &stats, "nothing read for 500 ms");
+}

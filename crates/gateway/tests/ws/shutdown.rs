@@ -123,3 +123,29 @@ async fn a_client_that_reads_nothing_does_not_hold_the_shutdown() {
         h.events()
     );
 }
+
+/// A turn whose message is still being written to an upstream that reads
+/// nothing when the grace period ends: recorded as cut by the shutdown,
+/// with its result; before, as a 499 "client disconnected" without it.
+#[tokio::test]
+async fn a_turn_cut_while_sent_at_shutdown_is_recorded_as_the_shutdowns() {
+    let upstream = super::faults::deaf_upstream().await;
+    let mut h = Harness::with(MockOptions::default(), |c| {
+        c.upstreams.openai = toolwarden_gateway::Upstream::parse(&upstream).unwrap();
+        c.shutdown_grace = GRACE;
+    })
+    .await;
+    let mut ws = connect(&h.gw(), &[AUTH], false).await;
+    send_text(&mut ws, super::faults::large_turn().to_string()).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let gateway = h.gateway.take().expect("running");
+    let (report, end) = tokio::join!(gateway.shutdown(), next(&mut ws));
+    assert_eq!(report.abandoned, 0);
+    assert_eq!(end, Err(Some(1001)));
+    let stats = h.finish().await;
+    super::faults::assert_cut_turn_recorded(
+        &h,
+        &stats,
+        "the gateway shut down before the response finished",
+    );
+}
