@@ -5,8 +5,10 @@
 //! what the gateway's own POSTs (alert webhooks, OTLP) read of an answer;
 //! [`UpstreamBody`], whole or [`Streamed`].
 
+mod early;
 mod streamed;
 
+pub(crate) use early::EarlyAnswer;
 pub(crate) use streamed::{Progress, Streamed};
 
 use std::future::Future;
@@ -61,7 +63,9 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// alone: an upstream that accepted the connection and stalled its
 /// handshake held the request until `first_byte_timeout_ms`. Past it the
 /// connect fails with an `io::ErrorKind::TimedOut` error, which
-/// `ProxyError::from_client_error` reads as a connect timeout.
+/// `ProxyError::from_client_error` reads as a connect timeout. Each
+/// connection is an [`EarlyAnswer`]: an answer the upstream sent before a
+/// write to it failed is read, not lost.
 #[derive(Debug, Clone)]
 pub struct ConnectWithin<C> {
     inner: C,
@@ -80,9 +84,9 @@ where
     C::Future: Send + 'static,
     C::Error: Into<BoxError>,
 {
-    type Response = C::Response;
+    type Response = EarlyAnswer<C::Response>;
     type Error = BoxError;
-    type Future = Pin<Box<dyn Future<Output = Result<C::Response, BoxError>> + Send>>;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, BoxError>> + Send>>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
         self.inner.poll_ready(cx).map_err(Into::into)
@@ -93,7 +97,7 @@ where
         let within = self.within;
         Box::pin(async move {
             match tokio::time::timeout(within, connecting).await {
-                Ok(done) => done.map_err(Into::into),
+                Ok(done) => done.map(EarlyAnswer::new).map_err(Into::into),
                 Err(_) => Err(Box::new(std::io::Error::new(
                     std::io::ErrorKind::TimedOut,
                     format!(
