@@ -172,6 +172,7 @@ fn events(mode: Mode, run: u64, turns: u64) -> Vec<Event> {
             repairs: vec![],
             repair_mode: "fix".into(),
             parse_error: None,
+            calls_incomplete: false,
             error: None,
             trace_parent: None,
         }));
@@ -278,6 +279,7 @@ fn mixed_events(run: u64, turns: u64) -> Vec<Event> {
             repairs: vec![],
             repair_mode: "fix".into(),
             parse_error: None,
+            calls_incomplete: false,
             error: None,
             trace_parent: None,
         }));
@@ -336,6 +338,7 @@ fn soak_events(run: u64, turns: u64) -> Vec<Event> {
             repairs: vec![],
             repair_mode: "fix".into(),
             parse_error: None,
+            calls_incomplete: false,
             error: None,
             trace_parent: None,
         }));

@@ -69,6 +69,7 @@ fn events_from(gw: usize, turns: u64, from_ms: i64) -> Vec<Event> {
             repairs: vec![],
             repair_mode: "fix".into(),
             parse_error: None,
+            calls_incomplete: false,
             error: None,
             trace_parent: None,
         }));

@@ -61,6 +61,12 @@ pub struct RequestRecord {
     pub parse_error: Option<String>,
     /// Upstream/transport error text when the status is the gateway's own.
     pub error: Option<String>,
+    /// The response passed `response_parse_limit`: the calls and arguments
+    /// past it were not kept, so the request's calls may be incomplete
+    /// (the response itself passed whole). Written to the JSONL line only
+    /// when set.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub calls_incomplete: bool,
     /// The client's W3C `traceparent`: its spans join the client's trace.
     /// Not stored in the database; the JSONL line carries it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -213,6 +219,7 @@ impl RequestRecord {
             repairs: vec![],
             repair_mode: "fix".into(),
             parse_error: None,
+            calls_incomplete: false,
             error: None,
             trace_parent: None,
         }

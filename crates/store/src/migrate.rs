@@ -131,6 +131,12 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../migrations/sqlite/0018_alert_repeats.sql"),
         postgres: include_str!("../migrations/postgres/0018_alert_repeats.sql"),
     },
+    Migration {
+        version: 19,
+        name: "calls_incomplete",
+        sqlite: include_str!("../migrations/sqlite/0019_calls_incomplete.sql"),
+        postgres: include_str!("../migrations/postgres/0019_calls_incomplete.sql"),
+    },
 ];
 
 const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (\

@@ -129,6 +129,10 @@ pub struct RequestTotals {
     pub total: u64,
     pub errors: u64,
     pub streaming: u64,
+    /// Requests whose response passed `response_parse_limit`: their calls
+    /// may be incomplete.
+    #[serde(default)]
+    pub calls_incomplete: u64,
 }
 
 /// Calls and failures of a tool in one time bucket.
@@ -308,7 +312,8 @@ fn requests_sql(w: Shape) -> String {
     format!(
         "SELECT COUNT(*), \
          COALESCE(SUM(CASE WHEN status >= 400 OR error IS NOT NULL THEN 1 ELSE 0 END), 0), \
-         COALESCE(SUM(CASE WHEN streaming = 1 THEN 1 ELSE 0 END), 0) FROM requests \
+         COALESCE(SUM(CASE WHEN streaming = 1 THEN 1 ELSE 0 END), 0), \
+         COALESCE(SUM(CASE WHEN calls_incomplete = 1 THEN 1 ELSE 0 END), 0) FROM requests \
          WHERE {} AND ($2 IS NULL OR COALESCE(model, 'unknown') = $2) AND {}",
         in_window(w.windowed, "at_ms"),
         in_session(w.by_session, "$3", "session_no")
@@ -454,12 +459,13 @@ macro_rules! stats_fn {
                 .bind(session)
                 .fetch_all(&mut *pool)
                 .await?;
-            let (total, errors, streaming): (i64, i64, i64) = sqlx::query_as(&requests_sql(w))
-                .bind(since)
-                .bind(model)
-                .bind(session)
-                .fetch_one(&mut *pool)
-                .await?;
+            let (total, errors, streaming, calls_incomplete): (i64, i64, i64, i64) =
+                sqlx::query_as(&requests_sql(w))
+                    .bind(since)
+                    .bind(model)
+                    .bind(session)
+                    .fetch_one(&mut *pool)
+                    .await?;
             tx.commit().await?;
             // Each row repeats the sums over all rows: any row tells them.
             let totals = CallTotals {
@@ -524,6 +530,7 @@ macro_rules! stats_fn {
                     total: count(total),
                     errors: count(errors),
                     streaming: count(streaming),
+                    calls_incomplete: count(calls_incomplete),
                 },
                 timeline: timeline
                     .into_iter()

@@ -221,6 +221,7 @@ mod tests {
                 total: 3,
                 errors: 1,
                 streaming: 2,
+                calls_incomplete: 0,
             },
             ..Stats::default()
         };

@@ -32,6 +32,8 @@ pub(super) struct Finished {
     /// The stream was cut (client gone, upstream broke): a frame left
     /// half-read at its end is the cut's, not a malformed frame.
     pub(super) cut: bool,
+    /// A copied body passed `response_parse_limit` (not read).
+    pub(super) over_limit: bool,
 }
 
 /// The response's view: read already, or its parse state to finish.
@@ -60,6 +62,10 @@ impl Finished {
         };
         let finished_ms = self.ended_ms;
         let view = view.unwrap_or_default();
+        // Past `response_parse_limit` (a stream's parse stopped keeping
+        // calls, or a copied body was not read): the record says its calls
+        // may be incomplete, as the `too_large` metric counts it.
+        let calls_incomplete = self.over_limit || view.truncated;
         // A turn with no HTTP answer of its own (a Responses turn over a
         // WebSocket) takes the status its error event names.
         let status = match view.error_status {
@@ -156,6 +162,7 @@ impl Finished {
             repairs: base.repairs,
             repair_mode: base.repair_mode.to_string(),
             parse_error: info.parse_error,
+            calls_incomplete,
             error: self
                 .error
                 .or_else(|| view.error.as_deref().map(provider_error))
@@ -245,7 +252,12 @@ pub(super) fn response_view(
                             _ => UnparsedReason::Invalid,
                         };
                         sinks.metrics.emit(UnparsedResponse { reason });
-                        return None;
+                        // Decoded past the limit: nothing read, and the
+                        // record says its calls may be incomplete.
+                        return (e.kind == CodingErrorKind::TooLarge).then(|| ResponseView {
+                            truncated: true,
+                            ..ResponseView::default()
+                        });
                     }
                 }
             };

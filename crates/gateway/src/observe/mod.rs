@@ -156,6 +156,10 @@ pub(crate) struct Observation {
     metrics_only: bool,
     /// The response was cut short (client gone, upstream broke).
     cut: bool,
+    /// A copied body passed `response_parse_limit` and was not read: the
+    /// request's calls may be incomplete (a stream's parse says so itself,
+    /// `ResponseView::truncated`).
+    over_limit: bool,
 }
 
 /// A compressed stream on its way to the parser.
@@ -280,6 +284,7 @@ impl Observation {
             error: None,
             done: false,
             cut: false,
+            over_limit: false,
             metrics_only: false,
         }
     }
@@ -485,6 +490,7 @@ impl Observation {
                         reason: UnparsedReason::TooLarge,
                     });
                     self.parse = Parse::Skip;
+                    self.over_limit = true;
                 } else {
                     buf.extend_from_slice(chunk);
                 }
@@ -558,6 +564,7 @@ impl Observation {
             metrics_only: self.metrics_only,
             ended_ms: now_ms(),
             cut: self.cut,
+            over_limit: self.over_limit,
         };
         match tokio::runtime::Handle::try_current() {
             Ok(handle) => {

@@ -340,6 +340,7 @@ mod tests {
             repairs: if tokens { vec!["dup".into()] } else { vec![] },
             repair_mode: "repair".into(),
             parse_error: None,
+            calls_incomplete: false,
             error: Some("boom".into()).filter(|_| error),
             trace_parent: None,
         }

@@ -17,11 +17,12 @@ pub(crate) async fn insert_requests(
     let rows: Vec<(String,)> = sqlx::query_as(
         "INSERT INTO requests (request_id, session_id, at_ms, provider, dialect, path, model, \
          status, streaming, upstream_latency_ms, first_byte_ms, overhead_us, input_tokens, \
-         output_tokens, response_id, repair_mode, repairs, parse_error, error, session_no) \
+         output_tokens, response_id, repair_mode, repairs, parse_error, error, session_no, \
+         calls_incomplete) \
          SELECT * FROM UNNEST($1::text[], $2::text[], $3::int8[], $4::text[], $5::text[], \
          $6::text[], $7::text[], $8::int8[], $9::int8[], $10::float8[], $11::float8[], \
          $12::float8[], $13::int8[], $14::int8[], $15::text[], $16::text[], $17::int8[], \
-         $18::text[], $19::text[], $20::int8[]) ON CONFLICT (request_id) DO NOTHING \
+         $18::text[], $19::text[], $20::int8[], $21::int8[]) ON CONFLICT (request_id) DO NOTHING \
          RETURNING request_id",
     )
     .bind(col(|r| r.request_id.clone()))
@@ -44,6 +45,7 @@ pub(crate) async fn insert_requests(
     .bind(opt(|r| r.parse_error.clone()))
     .bind(opt(|r| r.error.clone()))
     .bind(nos.all(reqs.iter().map(|r| r.session_id.as_str()))?)
+    .bind(num(|r| i64::from(r.calls_incomplete)))
     .fetch_all(&mut *conn)
     .await?;
     Ok(rows.into_iter().map(|r| r.0).collect())

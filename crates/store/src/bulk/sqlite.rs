@@ -31,6 +31,7 @@ static INSERT_REQUESTS: Shaped = Shaped::insert_after_match(
         "repairs",
         "parse_error",
         "error",
+        "calls_incomplete",
     ],
     1,
     "requests t ON t.request_id = u.request_id",
@@ -271,7 +272,8 @@ pub(crate) async fn insert_requests(
                 a.add(r.repair_mode.as_str())?;
                 a.add(int(r.repairs.len() as u64))?;
                 a.add(r.parse_error.as_deref())?;
-                a.add(r.error.as_deref())
+                a.add(r.error.as_deref())?;
+                a.add(i64::from(r.calls_incomplete))
             },
         )
         .await?;

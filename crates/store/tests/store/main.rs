@@ -204,6 +204,7 @@ fn stats_json_has_the_contract_shape() {
             total: 1,
             errors: 0,
             streaming: 1,
+            calls_incomplete: 0,
         },
         timeline: vec![TimelineRow {
             tool: "t".into(),
@@ -266,7 +267,10 @@ fn stats_json_has_the_contract_shape() {
         ]
     );
     assert_eq!(keys(&v["repairs"][0]), ["count", "defect"]);
-    assert_eq!(keys(&v["requests"]), ["errors", "streaming", "total"]);
+    assert_eq!(
+        keys(&v["requests"]),
+        ["calls_incomplete", "errors", "streaming", "total"]
+    );
     assert_eq!(
         keys(&v["timeline"][0]),
         ["bucket_ms", "calls", "failures", "tool"]

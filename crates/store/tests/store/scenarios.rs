@@ -72,7 +72,8 @@ pub async fn dedup_and_reused_ids(db: TestDb) {
         RequestTotals {
             total: 3,
             errors: 0,
-            streaming: 0
+            streaming: 0,
+            calls_incomplete: 0,
         }
     );
     assert_eq!(
@@ -518,10 +519,12 @@ pub async fn resolves_names_across_restart(db: TestDb) {
 pub async fn repairs_and_requests(db: TestDb) {
     let store = Store::open(&db.url).await.unwrap();
     let mut events = Vec::new();
-    for (i, (status, streaming, repairs)) in [
-        (200, true, vec!["orphan_result", "missing_result"]),
-        (502, false, vec![]),
-        (200, false, vec!["orphan_result"]),
+    // The third's response passed the parse limit: its calls may be
+    // incomplete, which its row keeps and the totals count.
+    for (i, (status, streaming, repairs, calls_incomplete)) in [
+        (200, true, vec!["orphan_result", "missing_result"], false),
+        (502, false, vec![], false),
+        (200, false, vec!["orphan_result"], true),
     ]
     .into_iter()
     .enumerate()
@@ -531,6 +534,7 @@ pub async fn repairs_and_requests(db: TestDb) {
         };
         r.status = status;
         r.streaming = streaming;
+        r.calls_incomplete = calls_incomplete;
         r.repairs = repairs.into_iter().map(str::to_owned).collect();
         events.push(Event::Request(r));
     }
@@ -542,9 +546,12 @@ pub async fn repairs_and_requests(db: TestDb) {
         RequestTotals {
             total: 3,
             errors: 1,
-            streaming: 1
+            streaming: 1,
+            calls_incomplete: 1,
         }
     );
+    let flagged = "SELECT COUNT(*) FROM requests WHERE calls_incomplete = 1 AND request_id = 'q2'";
+    assert_eq!(query_i64(&db.url, flagged).await, 1);
     assert_eq!(
         stats.repairs,
         vec![

@@ -147,6 +147,7 @@ pub fn request(id: &str, session: &str, at_ms: i64) -> Event {
         repairs: vec![],
         repair_mode: "fix".into(),
         parse_error: None,
+        calls_incomplete: false,
         error: None,
         trace_parent: None,
     })

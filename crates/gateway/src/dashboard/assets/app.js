@@ -168,8 +168,11 @@ function renderCards(stats, tools, totals) {
   $('c-rate').textContent = calls > 0 ? pct(failures / calls) : '–';
   const req = stats.requests || {};
   $('c-requests').textContent = num(req.total);
+  // Requests whose response passed response_parse_limit: their calls
+  // may be incomplete (shown only when there are any).
+  const incomplete = req.calls_incomplete > 0 ? ' · ' + num(req.calls_incomplete) + ' past the parse limit' : '';
   $('c-requests-sub').textContent =
-    typeof req.errors === 'number' ? num(req.errors) + ' errors · ' + num(req.streaming) + ' streaming' : '';
+    typeof req.errors === 'number' ? num(req.errors) + ' errors · ' + num(req.streaming) + ' streaming' + incomplete : '';
   const repairs = Array.isArray(stats.repairs) ? stats.repairs.reduce((a, r) => a + (r.count || 0), 0) : 0;
   $('c-repairs').textContent = num(repairs);
   // Requests and repairs are counted per request, not per tool: the tool
