@@ -90,6 +90,7 @@ async fn stats(
         model: params.model.filter(|s| !s.is_empty()),
         session: params.session.filter(|s| !s.is_empty()),
         limit: params.limit.unwrap_or(20).clamp(1, 1000),
+        tool_rows: state.tool_rows,
     };
     match store.stats(&query).await {
         Ok(stats) => no_store(Json(stats).into_response()),

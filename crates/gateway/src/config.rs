@@ -115,6 +115,8 @@ pub struct Config {
     pub client_body_timeout: Duration,
     /// Client connections open at once (at least 1).
     pub max_client_connections: usize,
+    /// Tools (and model × tool pairs) `/api/stats` lists at most (1–10000).
+    pub dashboard_tool_rows: usize,
     /// WebSocket mode: the largest message either side may send.
     pub ws_max_message_bytes: usize,
     // --- issue 19: alerts ---

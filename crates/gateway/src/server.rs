@@ -133,6 +133,7 @@ impl Gateway {
             sinks: sinks.clone(),
             loopback_only: config.is_loopback(),
             admin_token: config.admin_token.clone(),
+            tool_rows: config.dashboard_tool_rows,
         });
         let connections = crate::limits::ConnectionSlots::new(config.max_client_connections);
         let (balance, inboxes) = crate::balance::Balance::new(config.workers);

@@ -24,6 +24,8 @@ pub(crate) struct AdminState {
     pub loopback_only: bool,
     /// The bearer token required otherwise.
     pub admin_token: Option<String>,
+    /// Tools `/api/stats` lists at most (`dashboard_tool_rows`).
+    pub tool_rows: usize,
 }
 
 /// State shared by every request.

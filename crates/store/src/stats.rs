@@ -25,7 +25,7 @@ use crate::store::{Pool, Store};
 pub const TOOL_ROWS: usize = 200;
 
 /// Filters for [`Store::stats`]. `limit` bounds `sessions` and `recent_failures` (0 → 20);
-/// `tools` and `models` are bounded by [`TOOL_ROWS`].
+/// `tool_rows` bounds `tools` and `models` (0 → [`TOOL_ROWS`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct StatsQuery {
     /// Only calls/requests at or after this unix ms.
@@ -38,6 +38,8 @@ pub struct StatsQuery {
     pub session: Option<String>,
     /// Rows in the `sessions` and `recent_failures` lists.
     pub limit: usize,
+    /// Rows at most in `tools` and `models` (0 → [`TOOL_ROWS`]).
+    pub tool_rows: usize,
 }
 
 /// The `toolwarden stats --json` / `GET /api/stats` document.
@@ -402,7 +404,11 @@ macro_rules! stats_fn {
                 sqlx::query(sql).execute(&mut *tx).await?;
             }
             let pool = &mut *tx;
-            let rows = i64::try_from(TOOL_ROWS).unwrap_or(i64::MAX);
+            let rows = match q.tool_rows {
+                0 => TOOL_ROWS,
+                n => n,
+            };
+            let rows = i64::try_from(rows).unwrap_or(i64::MAX);
             let tools: Vec<(String, i64, i64, i64, i64, i64)> = sqlx::query_as(&tools_sql(w))
                 .bind(since)
                 .bind(tool)

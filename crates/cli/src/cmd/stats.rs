@@ -73,6 +73,7 @@ pub fn run(args: StatsArgs) -> Result<Outcome, CmdError> {
         model: args.model,
         session: args.session,
         limit: args.limit,
+        tool_rows: 0,
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

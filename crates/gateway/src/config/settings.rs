@@ -161,6 +161,8 @@ settings! {
     first_byte_timeout_ms: u64 = "600000";
     /// Bearer token required by the dashboard and `/api/*` when listening on a non-loopback address.
     admin_token: String = "";
+    /// Tools (and model × tool pairs) the dashboard and `/api/stats` list at most, most failures first (1–10000); the totals count every tool.
+    dashboard_tool_rows: u64 = "200";
     /// Extra failure patterns (regular expressions) for the content detector: a JSON array, or one pattern.
     detector_extra_patterns: Patterns = "";
     /// Built-in detector rules to turn off, by name.

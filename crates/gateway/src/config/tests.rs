@@ -564,3 +564,24 @@ fn otel_resource_variables_name_the_exported_resource() {
     .unwrap_err();
     assert!(e.to_string().contains("OTEL_RESOURCE_ATTRIBUTES"), "{e}");
 }
+
+/// The dashboard's tool list: 200 unless set, from 1 to 10000; it was a
+/// constant of the store's.
+#[test]
+fn dashboard_tool_rows_is_a_setting_validated_once() {
+    let default = RawConfig::default().validate().unwrap();
+    assert_eq!(default.dashboard_tool_rows, 200);
+    let set = env(&[("TOOLWARDEN_DASHBOARD_TOOL_ROWS", "1000")])
+        .validate()
+        .unwrap();
+    assert_eq!(set.dashboard_tool_rows, 1000);
+    for (value, says) in [
+        ("0", "dashboard_tool_rows must be greater than 0"),
+        ("10001", "dashboard_tool_rows 10001: at most 10000"),
+    ] {
+        let err = env(&[("TOOLWARDEN_DASHBOARD_TOOL_ROWS", value)])
+            .validate()
+            .unwrap_err();
+        assert!(err.to_string().contains(says), "{value}: {err}");
+    }
+}

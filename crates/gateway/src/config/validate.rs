@@ -28,6 +28,10 @@ const DEFAULT_JSONL_ROTATE_MIB: u64 = 256;
 const MAX_JSONL_ROTATE_MIB: u64 = 1 << 20;
 const DEFAULT_JSONL_KEEP: u64 = 9;
 const MAX_JSONL_KEEP: u64 = 1_000;
+/// The dashboard's tool list: the store's default, and the most a
+/// setting may ask for (each listed tool also gets a timeline series).
+const DEFAULT_DASHBOARD_TOOL_ROWS: u64 = toolwarden_store::TOOL_ROWS as u64;
+const MAX_DASHBOARD_TOOL_ROWS: u64 = 10_000;
 /// Endurance: a client's time to send a request head (hyper's default too).
 const DEFAULT_CLIENT_HEAD_TIMEOUT_MS: u64 = 30_000;
 /// Endurance: a client's time to send a request body after its head.
@@ -58,6 +62,7 @@ pub(super) const NUMBER_DEFAULTS: &[(&str, u64)] = &[
     ("client_head_timeout_ms", DEFAULT_CLIENT_HEAD_TIMEOUT_MS),
     ("client_body_timeout_ms", DEFAULT_CLIENT_BODY_TIMEOUT_MS),
     ("max_client_connections", DEFAULT_MAX_CLIENT_CONNECTIONS),
+    ("dashboard_tool_rows", DEFAULT_DASHBOARD_TOOL_ROWS),
     ("max_request_bytes", DEFAULT_MAX_REQUEST_BYTES),
     ("response_parse_limit", DEFAULT_RESPONSE_PARSE_LIMIT),
     ("ws_max_message_bytes", DEFAULT_WS_MAX_MESSAGE_BYTES),
@@ -276,6 +281,16 @@ impl RawConfig {
             self.max_client_connections,
             DEFAULT_MAX_CLIENT_CONNECTIONS,
         );
+        let dashboard_tool_rows = positive(
+            "dashboard_tool_rows",
+            self.dashboard_tool_rows,
+            DEFAULT_DASHBOARD_TOOL_ROWS,
+        );
+        if dashboard_tool_rows > MAX_DASHBOARD_TOOL_ROWS {
+            problems.push(format!(
+                "dashboard_tool_rows {dashboard_tool_rows}: at most {MAX_DASHBOARD_TOOL_ROWS}"
+            ));
+        }
         let mut warnings: Vec<String> = self
             .unknown_variables
             .iter()
@@ -347,6 +362,7 @@ impl RawConfig {
                 client_body_timeout: Duration::from_millis(client_body_timeout_ms),
                 max_client_connections: usize::try_from(max_client_connections)
                     .unwrap_or(usize::MAX),
+                dashboard_tool_rows: usize::try_from(dashboard_tool_rows).unwrap_or(usize::MAX),
                 alerts,
                 otlp,
                 memory,

@@ -21,6 +21,7 @@ use crate::{
     admin::{AdminState, admin_router},
     state::PeerAddr,
 };
+use toolwarden_store::TOOL_ROWS;
 
 const NOW: i64 = 1_700_000_000_000;
 const XSS: &str = "<img src=x onerror=\"window.__pwned=1\"> failed";
@@ -71,6 +72,17 @@ async fn fixture_with(
     with_store: bool,
     more: Vec<Event>,
 ) -> Fixture {
+    fixture_rows(loopback_only, admin_token, with_store, more, TOOL_ROWS).await
+}
+
+/// [`fixture_with`] listing at most `tool_rows` tools (`dashboard_tool_rows`).
+async fn fixture_rows(
+    loopback_only: bool,
+    admin_token: Option<&str>,
+    with_store: bool,
+    more: Vec<Event>,
+    tool_rows: usize,
+) -> Fixture {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = if with_store {
         let url = format!("sqlite://{}", dir.path().join("dash.db").display());
@@ -112,6 +124,7 @@ async fn fixture_with(
         sinks,
         loopback_only,
         admin_token: admin_token.map(str::to_owned),
+        tool_rows,
     });
     Fixture { app, _dir: dir }
 }
@@ -345,6 +358,24 @@ async fn stats_and_session_agree_with_the_store() {
         (json!(2), json!(1))
     );
     assert_eq!(stats["recent_failures"][0]["excerpt"], XSS);
+}
+
+/// `/api/stats` lists the `dashboard_tool_rows` tools with the most
+/// failures (read_file's one, over grep's none); the totals count both.
+#[tokio::test]
+async fn stats_list_the_configured_number_of_tools() {
+    let f = fixture_rows(true, None, true, Vec::new(), 1).await;
+    let (status, _, body) = get(&f.app, "/api/stats?since=all", LOCAL, None).await;
+    assert_eq!(status, StatusCode::OK, "{}", String::from_utf8_lossy(&body));
+    let stats = json_of(&body);
+    let tools: Vec<&str> = stats["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| t["tool"].as_str())
+        .collect();
+    assert_eq!(tools, ["read_file"]);
+    assert_eq!(stats["totals"]["tools"], 2);
 }
 
 #[tokio::test]

@@ -1434,6 +1434,21 @@ pub async fn tool_lists_are_bounded(db: TestDb) {
     assert_eq!(one.tools.len(), 1);
     assert_eq!(one.totals.tools, 1);
     assert_eq!(one.timeline.len(), 1);
+
+    // `tool_rows` sets the bound (the gateway's `dashboard_tool_rows`),
+    // above the default as below it; the totals count every tool.
+    for rows in [3, n] {
+        let some = store
+            .stats(&StatsQuery {
+                tool_rows: rows,
+                ..all()
+            })
+            .await
+            .unwrap();
+        assert_eq!((some.tools.len(), some.models.len()), (rows, rows));
+        assert_eq!(some.tools[0].tool, last);
+        assert_eq!(some.totals.tools, n as u64);
+    }
 }
 
 /// A session that repeats one call turn, its client rewriting the call
