@@ -73,6 +73,7 @@ fn counters_and_labels_render_in_text_format() {
         parse_error: None,
         error: None,
         trace_parent: None,
+        calls_incomplete: false,
     };
     observer.on_request(&request);
     observer.on_request(&RequestRecord {
