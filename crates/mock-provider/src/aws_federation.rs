@@ -67,7 +67,9 @@ fn assume_role(
     form: &[(String, String)],
 ) -> Reply {
     let get = |name: &str| field(form, name);
-    if let Err((code, message)) = crate::cloud::verify_sigv4(parts, body, caller) {
+    if let Err((code, message)) =
+        crate::cloud::verify_sigv4(parts, body, caller, "sts", SystemTime::now())
+    {
         let code = match code {
             "InvalidSignatureException" => "SignatureDoesNotMatch",
             "UnrecognizedClientException" => "InvalidClientTokenId",

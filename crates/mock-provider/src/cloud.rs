@@ -17,8 +17,14 @@
 //!   signature is verified as AWS does when [`crate::MockOptions::aws_key`]
 //!   is set: the canonical request rebuilt from the request as received
 //!   (the path encoded once more, the headers named in `SignedHeaders`, the
-//!   body's SHA-256), signed with the test key and compared — a mismatch
-//!   gets AWS's 403 `InvalidSignatureException`.
+//!   body's SHA-256), signed with the test key for the region and service
+//!   the mock serves (the key's region, `bedrock`) and compared — a
+//!   mismatch gets AWS's 403 `InvalidSignatureException`. As AWS, it also
+//!   refuses a scope for another region, service or day, an `x-amz-date`
+//!   more than 5 minutes from its clock, `host` left unsigned, and a
+//!   session token other than the key's (see [`verify_sigv4`]). Without a
+//!   key, any SigV4 `authorization` passes but none at all gets 403
+//!   `MissingAuthenticationTokenException`.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -109,14 +115,49 @@ pub(crate) fn route(path: &str, query: Option<&str>) -> Option<CloudRoute> {
     Some(make(Cloud::Vertex, dialect, Some(model), stream))
 }
 
-/// The test key the mock checks Bedrock signatures with.
+/// The test key the mock checks Bedrock signatures with, and where it is
+/// valid: a signature must be scoped to [`Self::region`] and to the
+/// service the route belongs to (`bedrock`; `sts` for the mock's STS),
+/// whatever scope the request names, as AWS checks it.
 #[derive(Debug, Clone)]
 pub struct AwsTestKey {
     /// `AKID…`
     pub access_key_id: String,
     /// The secret.
     pub secret_access_key: String,
+    /// The region the mock serves (AWS refuses a signature scoped to
+    /// another).
+    pub region: String,
+    /// Temporary credentials' session token: when set, a request must
+    /// carry exactly this `x-amz-security-token`; when not, it must carry
+    /// none (AWS: "The security token included in the request is invalid").
+    pub session_token: Option<String>,
 }
+
+impl AwsTestKey {
+    /// A long-term key (no session token) for `us-east-1`.
+    pub fn new(access_key_id: &str, secret_access_key: &str) -> AwsTestKey {
+        AwsTestKey {
+            access_key_id: access_key_id.to_string(),
+            secret_access_key: secret_access_key.to_string(),
+            region: "us-east-1".to_string(),
+            session_token: None,
+        }
+    }
+
+    /// The same key as temporary credentials with this session token.
+    pub fn with_session_token(mut self, token: &str) -> AwsTestKey {
+        self.session_token = Some(token.to_string());
+        self
+    }
+}
+
+/// The signing name of Bedrock Runtime (`bedrock`, not `bedrock-runtime`:
+/// the SDKs' `sigv4` trait for the service).
+pub(crate) const BEDROCK_SERVICE: &str = "bedrock";
+
+/// How far `x-amz-date` may be from the server's clock (AWS: 5 minutes).
+const MAX_SKEW: Duration = Duration::from_secs(300);
 
 /// A refusal: status, extra headers, body.
 pub(crate) type Denied = (StatusCode, Vec<(String, String)>, String);
@@ -174,8 +215,16 @@ pub(crate) fn check_auth(
             Some((StatusCode::UNAUTHORIZED, Vec::new(), body))
         }
         Cloud::Bedrock => {
-            let key = aws_key?;
-            verify_sigv4(parts, body, key).err().map(|(kind, message)| {
+            let verified = match aws_key {
+                Some(key) => verify_sigv4(parts, body, key, BEDROCK_SERVICE, SystemTime::now()),
+                // No key to check with: still no request without a
+                // signature, as AWS answers one.
+                None => match header(headers, "authorization") {
+                    Some(auth) if auth.starts_with("AWS4-HMAC-SHA256 ") => Ok(()),
+                    _ => Err(missing_token()),
+                },
+            };
+            verified.err().map(|(kind, message)| {
                 let body = crate::json::Obj::new().str("message", &message).done();
                 let error_type =
                     format!("{kind}:http://internal.amazon.com/coral/com.amazon.coral.service/");
@@ -206,20 +255,34 @@ fn bearer(headers: &HeaderMap) -> Option<&str> {
 
 const SIGNATURE_MISMATCH: &str = "The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method. Consult the service documentation for details.";
 
-/// Check a SigV4 `authorization` as AWS does. Errors: the AWS error type
-/// and message.
+fn missing_token() -> (&'static str, String) {
+    (
+        "MissingAuthenticationTokenException",
+        "Missing Authentication Token".to_string(),
+    )
+}
+
+/// Check a SigV4 `authorization` as AWS does, for `service` in the key's
+/// region at time `now`. Errors: the AWS error type and message, in the
+/// order and words AWS uses (IAM User Guide, "Troubleshoot signed requests
+/// for AWS APIs"):
+/// - an unknown key id, or a session token other than the key's (none when
+///   it has none): `UnrecognizedClientException` "The security token
+///   included in the request is invalid.";
+/// - `host` not signed, or no `x-amz-date`: `IncompleteSignatureException`;
+/// - a scope whose date is not `x-amz-date`'s day, whose region or service
+///   is not the served one, or an `x-amz-date` more than 5 minutes from
+///   `now` ("Signature expired: … is now earlier than … (… - 5 min.)", as
+///   Bedrock answers it in anthropics/anthropic-sdk-go#122), or a
+///   signature that differs: `InvalidSignatureException`.
 pub(crate) fn verify_sigv4(
     parts: &http::request::Parts,
     body: &[u8],
     key: &AwsTestKey,
+    service: &str,
+    now: SystemTime,
 ) -> Result<(), (&'static str, String)> {
-    let missing = || {
-        (
-            "MissingAuthenticationTokenException",
-            "Missing Authentication Token".to_string(),
-        )
-    };
-    let auth = header(&parts.headers, "authorization").ok_or_else(missing)?;
+    let auth = header(&parts.headers, "authorization").ok_or_else(missing_token)?;
     let rest = auth.strip_prefix("AWS4-HMAC-SHA256 ").ok_or_else(|| {
         (
             "IncompleteSignatureException",
@@ -239,22 +302,66 @@ pub(crate) fn verify_sigv4(
                 .to_string(),
         )
     };
+    let invalid = |message: String| ("InvalidSignatureException", message);
     let credential = field("Credential=").ok_or_else(incomplete)?;
     let signed_headers = field("SignedHeaders=").ok_or_else(incomplete)?;
     let signature = field("Signature=").ok_or_else(incomplete)?;
     let scope: Vec<&str> = credential.split('/').collect();
-    let [akid, _date, region, service, "aws4_request"] = scope[..] else {
+    let [akid, scope_date, region, scope_service, "aws4_request"] = scope[..] else {
         return Err(incomplete());
     };
-    if akid != key.access_key_id {
+    let token = header(&parts.headers, "x-amz-security-token");
+    if akid != key.access_key_id || token != key.session_token.as_deref() {
         return Err((
             "UnrecognizedClientException",
             "The security token included in the request is invalid.".to_string(),
         ));
     }
-    let amz_date = header(&parts.headers, "x-amz-date").ok_or_else(incomplete)?;
-    let time = parse_amz_date(amz_date).ok_or_else(incomplete)?;
     let names: Vec<&str> = signed_headers.split(';').collect();
+    if !names.contains(&"host") {
+        return Err((
+            "IncompleteSignatureException",
+            "'Host' or ':authority' must be a 'SignedHeader' in the AWS Authorization.".to_string(),
+        ));
+    }
+    let amz_date = header(&parts.headers, "x-amz-date").ok_or_else(|| {
+        (
+            "IncompleteSignatureException",
+            "Authorization header requires existence of either a 'X-Amz-Date' or a 'Date' header."
+                .to_string(),
+        )
+    })?;
+    let time = parse_amz_date(amz_date).ok_or_else(incomplete)?;
+    let day = &amz_date[..8];
+    if scope_date != day {
+        return Err(invalid(format!(
+            "Date in Credential scope does not match YYYYMMDD from ISO-8601 version of date from HTTP: '{scope_date}' != '{day}', from '{amz_date}'."
+        )));
+    }
+    if region != key.region {
+        return Err(invalid(format!(
+            "Credential should be scoped to a valid region, not '{region}'. "
+        )));
+    }
+    if scope_service != service {
+        return Err(invalid(format!(
+            "Credential should be scoped to correct service: '{service}'. "
+        )));
+    }
+    if now.duration_since(time).is_ok_and(|late| late > MAX_SKEW) {
+        return Err(invalid(format!(
+            "Signature expired: {amz_date} is now earlier than {} ({} - 5 min.)",
+            format_amz_date(now - MAX_SKEW),
+            format_amz_date(now)
+        )));
+    }
+    if time.duration_since(now).is_ok_and(|early| early > MAX_SKEW) {
+        return Err(invalid(format!(
+            "Signature not yet current: {amz_date} is still later than {} ({} + 5 min.)",
+            format_amz_date(now + MAX_SKEW),
+            format_amz_date(now)
+        )));
+    }
     let mut pairs = Vec::new();
     for name in &names {
         for value in parts.headers.get_all(*name) {
@@ -278,18 +385,18 @@ pub(crate) fn verify_sigv4(
     settings.percent_encoding_mode = PercentEncodingMode::Double;
     // Sign exactly what the client listed.
     settings.excluded_headers = Some(Vec::new());
-    let token = header(&parts.headers, "x-amz-security-token").map(String::from);
     let identity = Credentials::new(
         &key.access_key_id,
         &key.secret_access_key,
-        token,
+        key.session_token.clone(),
         None,
         "mock",
     )
     .into();
+    // The served region and service: a signature made for others differs.
     let params = v4::SigningParams::builder()
         .identity(&identity)
-        .region(region)
+        .region(&key.region)
         .name(service)
         .time(time)
         .settings(settings)
@@ -300,9 +407,15 @@ pub(crate) fn verify_sigv4(
         .map_err(|_| incomplete())?
         .into_parts();
     if expected != signature {
-        return Err(("InvalidSignatureException", SIGNATURE_MISMATCH.to_string()));
+        return Err(invalid(SIGNATURE_MISMATCH.to_string()));
     }
     Ok(())
+}
+
+/// The time as `x-amz-date` writes it (`20251125T173000Z`).
+fn format_amz_date(t: SystemTime) -> String {
+    // `2025-11-25T17:30:00Z` without its separators.
+    crate::cloud_auth::iso8601(t).replace(['-', ':'], "")
 }
 
 /// `20251125T173000Z` → the time.
@@ -411,7 +524,15 @@ mod tests {
         assert!(route("/v1/messages", None).is_none());
     }
 
-    fn signed(path: &str, key: &AwsTestKey) -> http::request::Parts {
+    /// A request for `path` signed with `key`, for `region` and `service`
+    /// at `time`.
+    fn signed_as(
+        path: &str,
+        key: &AwsTestKey,
+        region: &str,
+        service: &str,
+        time: SystemTime,
+    ) -> http::request::Parts {
         let mut parts = http::Request::post(format!("http://127.0.0.1:1{path}"))
             .header("host", "127.0.0.1:1")
             .header("x-stainless-lang", "python")
@@ -419,15 +540,21 @@ mod tests {
             .unwrap()
             .into_parts()
             .0;
-        let creds = Credentials::new(&key.access_key_id, &key.secret_access_key, None, None, "t");
+        let creds = Credentials::new(
+            &key.access_key_id,
+            &key.secret_access_key,
+            key.session_token.clone(),
+            None,
+            "t",
+        );
         let identity = creds.into();
         let mut settings = SigningSettings::default();
         settings.percent_encoding_mode = PercentEncodingMode::Double;
         let params = v4::SigningParams::builder()
             .identity(&identity)
-            .region("us-east-1")
-            .name("bedrock")
-            .time(SystemTime::now())
+            .region(region)
+            .name(service)
+            .time(time)
             .settings(settings)
             .build()
             .unwrap()
@@ -449,40 +576,168 @@ mod tests {
         parts
     }
 
+    const PATH: &str = "/model/anthropic.claude%3A0/invoke";
+
+    fn signed(key: &AwsTestKey, time: SystemTime) -> http::request::Parts {
+        signed_as(PATH, key, "us-east-1", BEDROCK_SERVICE, time)
+    }
+
+    fn verify(
+        parts: &http::request::Parts,
+        key: &AwsTestKey,
+        now: SystemTime,
+    ) -> (&'static str, String) {
+        verify_sigv4(parts, b"{}", key, BEDROCK_SERVICE, now).unwrap_err()
+    }
+
     #[test]
     fn a_signature_is_checked_like_aws() {
-        let key = AwsTestKey {
-            access_key_id: "AKIDMOCK".into(),
-            secret_access_key: "mock-secret".into(),
-        };
-        let parts = signed("/model/anthropic.claude%3A0/invoke", &key);
-        assert_eq!(verify_sigv4(&parts, b"{}", &key), Ok(()));
+        let key = AwsTestKey::new("AKIDMOCK", "mock-secret");
+        let now = SystemTime::now();
+        let parts = signed(&key, now);
+        assert_eq!(
+            verify_sigv4(&parts, b"{}", &key, BEDROCK_SERVICE, now),
+            Ok(())
+        );
         // Another body, another header value, another key: refused.
         assert_eq!(
-            verify_sigv4(&parts, b"{ }", &key).unwrap_err().0,
+            verify_sigv4(&parts, b"{ }", &key, BEDROCK_SERVICE, now)
+                .unwrap_err()
+                .0,
             "InvalidSignatureException"
         );
         let mut changed = parts.clone();
         changed
             .headers
             .insert("x-stainless-lang", "js".parse().unwrap());
-        assert_eq!(
-            verify_sigv4(&changed, b"{}", &key).unwrap_err().0,
-            "InvalidSignatureException"
-        );
-        let other = AwsTestKey {
-            access_key_id: "AKIDMOCK".into(),
-            secret_access_key: "other".into(),
-        };
-        assert_eq!(
-            verify_sigv4(&parts, b"{}", &other).unwrap_err().0,
-            "InvalidSignatureException"
-        );
+        assert_eq!(verify(&changed, &key, now).0, "InvalidSignatureException");
+        let other = AwsTestKey::new("AKIDMOCK", "other");
+        assert_eq!(verify(&parts, &other, now).0, "InvalidSignatureException");
         let mut unsigned = parts.clone();
         unsigned.headers.remove("authorization");
         assert_eq!(
-            verify_sigv4(&unsigned, b"{}", &key).unwrap_err().0,
-            "MissingAuthenticationTokenException"
+            verify(&unsigned, &key, now),
+            (
+                "MissingAuthenticationTokenException",
+                "Missing Authentication Token".to_string()
+            )
+        );
+    }
+
+    #[test]
+    fn a_signature_for_another_region_or_service_is_refused() {
+        let key = AwsTestKey::new("AKIDMOCK", "mock-secret");
+        let now = SystemTime::now();
+        let west = signed_as(PATH, &key, "us-west-2", BEDROCK_SERVICE, now);
+        assert_eq!(
+            verify(&west, &key, now),
+            (
+                "InvalidSignatureException",
+                "Credential should be scoped to a valid region, not 'us-west-2'. ".to_string()
+            )
+        );
+        let runtime = signed_as(PATH, &key, "us-east-1", "bedrock-runtime", now);
+        assert_eq!(
+            verify(&runtime, &key, now),
+            (
+                "InvalidSignatureException",
+                "Credential should be scoped to correct service: 'bedrock'. ".to_string()
+            )
+        );
+        // A key served for another region refuses the us-east-1 signature.
+        let eu = AwsTestKey {
+            region: "eu-central-1".into(),
+            ..key.clone()
+        };
+        let ok = signed(&key, now);
+        assert!(verify(&ok, &eu, now).1.contains("not 'us-east-1'"));
+    }
+
+    #[test]
+    fn a_date_outside_five_minutes_or_another_scope_day_is_refused() {
+        let key = AwsTestKey::new("AKIDMOCK", "mock-secret");
+        let signed_at = parse_amz_date("20251125T170000Z").unwrap();
+        let parts = signed(&key, signed_at);
+        // Within the window, either way: accepted.
+        for skew in [-300i64, -60, 0, 299, 300] {
+            let now = if skew < 0 {
+                signed_at - Duration::from_secs(skew.unsigned_abs())
+            } else {
+                signed_at + Duration::from_secs(skew as u64)
+            };
+            assert_eq!(
+                verify_sigv4(&parts, b"{}", &key, BEDROCK_SERVICE, now),
+                Ok(()),
+                "{skew}"
+            );
+        }
+        let late = signed_at + Duration::from_secs(301);
+        assert_eq!(
+            verify(&parts, &key, late),
+            (
+                "InvalidSignatureException",
+                "Signature expired: 20251125T170000Z is now earlier than 20251125T170001Z (20251125T170501Z - 5 min.)".to_string()
+            )
+        );
+        let early = signed_at - Duration::from_secs(301);
+        assert_eq!(
+            verify(&parts, &key, early),
+            (
+                "InvalidSignatureException",
+                "Signature not yet current: 20251125T170000Z is still later than 20251125T165959Z (20251125T165459Z + 5 min.)".to_string()
+            )
+        );
+        // The scope's day must be x-amz-date's.
+        let mut other_day = parts.clone();
+        other_day
+            .headers
+            .insert("x-amz-date", "20251126T000100Z".parse().unwrap());
+        let now = parse_amz_date("20251126T000100Z").unwrap();
+        assert_eq!(
+            verify(&other_day, &key, now).1,
+            "Date in Credential scope does not match YYYYMMDD from ISO-8601 version of date from HTTP: '20251125' != '20251126', from '20251126T000100Z'."
+        );
+    }
+
+    #[test]
+    fn temporary_credentials_need_their_session_token() {
+        let now = SystemTime::now();
+        let temporary = AwsTestKey::new("ASIAMOCK", "mock-secret").with_session_token("tok-1");
+        let parts = signed(&temporary, now);
+        assert_eq!(
+            verify_sigv4(&parts, b"{}", &temporary, BEDROCK_SERVICE, now),
+            Ok(())
+        );
+        let invalid = (
+            "UnrecognizedClientException",
+            "The security token included in the request is invalid.".to_string(),
+        );
+        // Signed without the token, or with another one.
+        let long_term = AwsTestKey {
+            session_token: None,
+            ..temporary.clone()
+        };
+        assert_eq!(verify(&signed(&long_term, now), &temporary, now), invalid);
+        let other = temporary.clone().with_session_token("tok-2");
+        assert_eq!(verify(&signed(&other, now), &temporary, now), invalid);
+        // A token sent for a key that has none.
+        assert_eq!(verify(&parts, &long_term, now), invalid);
+    }
+
+    #[test]
+    fn host_must_be_signed() {
+        let key = AwsTestKey::new("AKIDMOCK", "mock-secret");
+        let now = SystemTime::now();
+        let mut parts = signed(&key, now);
+        let auth = parts.headers["authorization"].to_str().unwrap().to_string();
+        let stripped = auth.replace("SignedHeaders=host;", "SignedHeaders=");
+        assert_ne!(auth, stripped, "{auth}");
+        parts
+            .headers
+            .insert("authorization", stripped.parse().unwrap());
+        assert_eq!(
+            verify(&parts, &key, now).1,
+            "'Host' or ':authority' must be a 'SignedHeader' in the AWS Authorization."
         );
     }
 }

@@ -471,3 +471,30 @@ async fn chat_stream_usage_follows_stream_options() {
     );
     assert!(rest.iter().all(|c| c["usage"].is_null()), "{text}");
 }
+
+#[tokio::test]
+async fn bedrock_refuses_an_unsigned_request_even_without_a_key() {
+    let mock = MockProvider::start(MockOptions::default()).await;
+    let c = client();
+    let url = format!("{}/model/anthropic.claude-x-v1:0/invoke", mock.base_url());
+    let body = json!({"anthropic_version": "bedrock-2023-05-31", "max_tokens": 10,
+        "messages": [{"role": "user", "content": "hi"}]});
+    let r = post(&c, url.clone(), &[], &body).await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN);
+    assert_eq!(r.json()["message"], "Missing Authentication Token");
+    assert!(
+        r.headers["x-amzn-errortype"]
+            .to_str()
+            .unwrap()
+            .starts_with("MissingAuthenticationTokenException:")
+    );
+    // Without a key to check with, any SigV4 signature passes.
+    let auth = "AWS4-HMAC-SHA256 Credential=AKID/20251125/us-east-1/bedrock/aws4_request, SignedHeaders=host;x-amz-date, Signature=0123";
+    let r = post(&c, url, &[("authorization", auth)], &body).await;
+    assert_eq!(
+        r.status,
+        StatusCode::OK,
+        "{}",
+        String::from_utf8_lossy(&r.body)
+    );
+}

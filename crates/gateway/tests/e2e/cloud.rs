@@ -169,12 +169,18 @@ async fn vertex_gemini_and_anthropic_routes_take_the_model_from_the_path() {
 pub(super) const KEY_ID: &str = "AKIDMOCKTEST";
 pub(super) const SECRET: &str = "mock/secret/key";
 
+/// The session token of the gateway's temporary credentials in [`bedrock`].
+pub(super) const SESSION_TOKEN: &str = "session-tok";
+
 pub(super) fn aws_mock() -> MockOptions {
+    aws_mock_with_token(SESSION_TOKEN)
+}
+
+/// A mock that takes [`KEY_ID`] as temporary credentials with `token`, as
+/// AWS takes them only with their session token.
+pub(super) fn aws_mock_with_token(token: &str) -> MockOptions {
     MockOptions {
-        aws_key: Some(AwsTestKey {
-            access_key_id: KEY_ID.into(),
-            secret_access_key: SECRET.into(),
-        }),
+        aws_key: Some(AwsTestKey::new(KEY_ID, SECRET).with_session_token(token)),
         ..two_calls()
     }
 }
@@ -186,7 +192,7 @@ pub(super) async fn bedrock(secret: Option<&str>) -> Harness {
         c.cloud.bedrock = Some(Upstream::parse(&format!("{}/", c.upstreams.anthropic)).unwrap());
         c.cloud.bedrock_region = Some("us-east-1".into());
         c.cloud.aws_credentials =
-            secret.map(|s| AwsCredentials::new(KEY_ID, &s, Some("session-tok".into()), "test"));
+            secret.map(|s| AwsCredentials::new(KEY_ID, &s, Some(SESSION_TOKEN.into()), "test"));
     })
     .await
 }

@@ -23,7 +23,8 @@ use toolwarden_mock_provider::{
 
 use super::{
     cloud::{
-        KEY_ID, SECRET, aws_mock, client_signed, expect_counts, invoke_convo, round, two_calls,
+        KEY_ID, SECRET, aws_mock_with_token, client_signed, expect_counts, invoke_convo, round,
+        two_calls,
     },
     convo::{Convo, Kind},
     support::{Harness, post},
@@ -224,9 +225,12 @@ pub(super) async fn two_invoke_rounds(h: &Harness) {
     expect_counts(h, "bedrock", Some("anthropic.claude-x-v1:0"), 2.0).await;
 }
 
+/// The session token the mock's credential endpoints serve.
+pub(super) const SERVED_TOKEN: &str = "served-session-token";
+
 pub(super) fn served() -> AwsCredentialService {
     AwsCredentialService {
-        session_token: "served-session-token".into(),
+        session_token: SERVED_TOKEN.into(),
         lifetime: std::time::Duration::from_secs(3600),
         container_token: Some("Bearer container-auth".into()),
         web_identity_token: Some("eyJ.oidc.token".into()),
@@ -269,7 +273,7 @@ async fn bedrock_signs_with_a_profiles_credential_process() {
         ("AWS_CONFIG_FILE".to_string(), config.display().to_string()),
         ("AWS_PROFILE".to_string(), "gw".to_string()),
     ];
-    let h = bedrock_from_env(aws_mock(), env).await;
+    let h = bedrock_from_env(aws_mock_with_token("process-token"), env).await;
     two_invoke_rounds(&h).await;
     // Run once, cached for the four requests.
     assert_eq!(std::fs::read_to_string(&count).unwrap().lines().count(), 1);
@@ -294,7 +298,7 @@ async fn bedrock_signs_with_container_credentials() {
     ];
     let mock = MockOptions {
         aws_credential_service: Some(served()),
-        ..aws_mock()
+        ..aws_mock_with_token(SERVED_TOKEN)
     };
     let h = bedrock_from_env(mock, env).await;
     two_invoke_rounds(&h).await;
@@ -322,7 +326,7 @@ async fn bedrock_signs_with_instance_metadata_credentials() {
     ];
     let mock = MockOptions {
         aws_credential_service: Some(served()),
-        ..aws_mock()
+        ..aws_mock_with_token(SERVED_TOKEN)
     };
     let h = bedrock_from_env(mock, env).await;
     two_invoke_rounds(&h).await;
@@ -367,7 +371,7 @@ async fn bedrock_signs_with_web_identity_credentials() {
     ];
     let mock = MockOptions {
         aws_credential_service: Some(served()),
-        ..aws_mock()
+        ..aws_mock_with_token(SERVED_TOKEN)
     };
     let h = bedrock_from_env(mock, env).await;
     two_invoke_rounds(&h).await;

@@ -16,8 +16,8 @@ use sha1::{Digest, Sha1};
 use toolwarden_mock_provider::{AwsCredentialService, AwsTestKey, MockOptions};
 
 use super::{
-    cloud::{aws_mock, client_signed, invoke_convo},
-    cloud_auth::{bedrock_from_env, model_requests, served, two_invoke_rounds},
+    cloud::{aws_mock_with_token, client_signed, invoke_convo},
+    cloud_auth::{SERVED_TOKEN, bedrock_from_env, model_requests, served, two_invoke_rounds},
     support::{Harness, post},
 };
 
@@ -26,10 +26,7 @@ const SOURCE_SECRET: &str = "source-profile-secret";
 const SSO_TOKEN: &str = "aoaAAAA-mock-sso-access-token";
 
 fn source_key(secret: &str) -> AwsTestKey {
-    AwsTestKey {
-        access_key_id: SOURCE_KEY_ID.into(),
-        secret_access_key: secret.into(),
-    }
+    AwsTestKey::new(SOURCE_KEY_ID, secret)
 }
 
 /// `HOME`, `AWS_CONFIG_FILE` (written with `config`), `AWS_PROFILE=gw`.
@@ -48,7 +45,7 @@ fn profile_env(dir: &Path, config: &str) -> Vec<(String, String)> {
 fn federation_mock(service: AwsCredentialService) -> MockOptions {
     MockOptions {
         aws_credential_service: Some(service),
-        ..aws_mock()
+        ..aws_mock_with_token(SERVED_TOKEN)
     }
 }
 
@@ -116,10 +113,7 @@ async fn a_wrong_sts_answer_or_a_refused_assume_role_gets_bedrocks_403() {
     let dir = tempfile::tempdir().unwrap();
     let service = AwsCredentialService {
         assume_role_caller: Some(source_key(SOURCE_SECRET)),
-        issued: Some(AwsTestKey {
-            access_key_id: super::cloud::KEY_ID.into(),
-            secret_access_key: "not-the-secret".into(),
-        }),
+        issued: Some(AwsTestKey::new(super::cloud::KEY_ID, "not-the-secret")),
         ..served()
     };
     let env = profile_env(dir.path(), &assume_role_config(SOURCE_SECRET));

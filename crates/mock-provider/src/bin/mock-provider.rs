@@ -1,4 +1,4 @@
-//! `mock-provider --listen ADDR [--api-key KEY] [--aws-key ID:SECRET] [--google-token TOKEN]
+//! `mock-provider --listen ADDR [--api-key KEY] [--aws-key ID:SECRET [--aws-region REGION] [--aws-session-token TOKEN]] [--google-token TOKEN]
 //! [--calls N] [--no-validate] [--stream-tail-ms MS] [--agent-scripts FILE --agent-log FILE] [--script FILE]`:
 //! the mock provider as a process (for the SDK, agent and Codex CLI
 //! end-to-end tests). Prints `listening on http://ADDR` once bound, then
@@ -15,13 +15,14 @@ use std::{net::SocketAddr, path::PathBuf, process::ExitCode, sync::Arc};
 
 use toolwarden_mock_provider::{AgentMode, MockOptions, MockProvider, Scripted};
 
-const USAGE: &str = "usage: mock-provider [--listen ADDR] [--api-key KEY] [--aws-key ID:SECRET] [--google-token TOKEN] [--cut-stream MODEL:N] [--calls N] [--no-validate] \
+const USAGE: &str = "usage: mock-provider [--listen ADDR] [--api-key KEY] [--aws-key ID:SECRET [--aws-region REGION] [--aws-session-token TOKEN]] [--google-token TOKEN] [--cut-stream MODEL:N] [--calls N] [--no-validate] \
      [--stream-tail-ms MS] [--agent-scripts FILE --agent-log FILE] [--script FILE]";
 
 fn parse(args: &[String]) -> Result<(MockOptions, Vec<Scripted>), String> {
     let mut opts = MockOptions::default();
     let mut script = Vec::new();
     let (mut scripts, mut log): (Option<PathBuf>, Option<PathBuf>) = (None, None);
+    let (mut aws_region, mut aws_token) = (None, None);
     let mut it = args.iter();
     while let Some(flag) = it.next() {
         let mut value = || it.next().ok_or_else(|| format!("{flag} needs a value"));
@@ -39,11 +40,13 @@ fn parse(args: &[String]) -> Result<(MockOptions, Vec<Scripted>), String> {
                 let (id, secret) = v
                     .split_once(':')
                     .ok_or_else(|| format!("--aws-key {v}: expected ACCESS_KEY_ID:SECRET"))?;
-                opts.aws_key = Some(toolwarden_mock_provider::AwsTestKey {
-                    access_key_id: id.to_string(),
-                    secret_access_key: secret.to_string(),
-                });
+                opts.aws_key = Some(toolwarden_mock_provider::AwsTestKey::new(id, secret));
             }
+            // The region Bedrock signatures must be scoped to (default
+            // us-east-1) and the session token they must carry (default
+            // none), with `--aws-key`.
+            "--aws-region" => aws_region = Some(value()?.clone()),
+            "--aws-session-token" => aws_token = Some(value()?.clone()),
             // Issue 18: serve Google's token endpoint (the bundled test
             // service account) and require its token on Vertex routes.
             "--google-token" => {
@@ -77,6 +80,21 @@ fn parse(args: &[String]) -> Result<(MockOptions, Vec<Scripted>), String> {
             "-h" | "--help" => return Err(USAGE.to_string()),
             other => return Err(format!("unknown argument {other}\n{USAGE}")),
         }
+    }
+    match (
+        &mut opts.aws_key,
+        aws_region.is_some() || aws_token.is_some(),
+    ) {
+        (Some(key), _) => {
+            key.region = aws_region.unwrap_or_else(|| key.region.clone());
+            key.session_token = aws_token;
+        }
+        (None, true) => {
+            return Err(format!(
+                "--aws-region and --aws-session-token need --aws-key\n{USAGE}"
+            ));
+        }
+        (None, false) => {}
     }
     match (scripts, log) {
         (None, None) => {}
