@@ -52,6 +52,7 @@ mod aws_federation;
 mod body;
 mod cloud;
 mod cloud_auth;
+mod continuation;
 mod envelope;
 mod json;
 mod plan;
@@ -100,7 +101,9 @@ pub struct MockOptions {
     pub default_tool: String,
     /// How many (parallel) tool calls a tool-calling reply makes (default 1).
     pub calls_per_reply: usize,
-    /// Reject pairing defects with 400 (default true).
+    /// Reject what the real APIs reject with 400 (default true): pairing
+    /// defects, and Responses continuations of a response the API does not
+    /// have (see the `continuation` module).
     pub validate: bool,
     /// Keep every request for [`MockProvider::received`] (default true;
     /// the benchmark turns it off).
@@ -181,6 +184,8 @@ pub(crate) struct Shared {
     /// How each WebSocket the client ended did end (see
     /// [`MockProvider::websocket_ends`]).
     pub(crate) ws_ends: Mutex<Vec<Option<u16>>>,
+    /// The Responses API's stored responses (`previous_response_id`).
+    pub(crate) responses: continuation::Store,
 }
 
 /// A running mock provider; stops (closing every connection) when dropped.
@@ -241,6 +246,7 @@ impl MockProvider {
             requests: AtomicU64::new(0),
             open_streams: Arc::new(AtomicU64::new(0)),
             ws_ends: Mutex::new(Vec::new()),
+            responses: continuation::Store::default(),
         });
         let stop = CancellationToken::new();
         tokio::spawn(accept_loop(listener, shared.clone(), stop.clone()));

@@ -13,6 +13,7 @@ use crate::{
     Fault, ReceivedRequest, Scripted, Shared,
     body::{Body, End, chunked, full},
     cloud,
+    continuation::{self, Previous},
     envelope::{self, Provider},
     json::{Obj, array},
     plan::{fnv1a, plan},
@@ -170,11 +171,34 @@ pub(crate) async fn handle(
             return Ok(json_response(StatusCode::BAD_REQUEST, body));
         }
     };
-    if shared.opts.validate
-        && let Some(message) = crate::rules::violation(route.dialect, &body)
-    {
-        let body = invalid_request(route.dialect, &message);
-        return Ok(json_response(StatusCode::BAD_REQUEST, body));
+    // A Responses request is kept, and continues the response it names
+    // (`continuation`).
+    let responses_body = (route.dialect == Dialect::OpenAiResponses)
+        .then(|| serde_json::from_slice::<serde_json::Value>(&body).ok())
+        .flatten();
+    let mut previous = None;
+    if shared.opts.validate {
+        let violation = match &responses_body {
+            Some(v) => match continuation::previous(&shared.responses, None, v) {
+                Previous::NotFound(id) => {
+                    return Ok(json_response(
+                        StatusCode::BAD_REQUEST,
+                        previous_not_found(&id),
+                    ));
+                }
+                Previous::Found(p) => {
+                    let whole = continuation::with_context(v, &p);
+                    previous = Some(p);
+                    crate::rules::violation_value(route.dialect, &whole)
+                }
+                Previous::None => crate::rules::violation(route.dialect, &body),
+            },
+            None => crate::rules::violation(route.dialect, &body),
+        };
+        if let Some(message) = violation {
+            let body = invalid_request(route.dialect, &message);
+            return Ok(json_response(StatusCode::BAD_REQUEST, body));
+        }
     }
 
     let streaming = route.gemini_stream || wants_stream(&body);
@@ -213,6 +237,13 @@ pub(crate) async fn handle(
     let is_sse = headers
         .iter()
         .any(|(k, v)| k.eq_ignore_ascii_case("content-type") && v.contains("event-stream"));
+    if let Some(v) = &responses_body
+        && status == StatusCode::OK
+    {
+        let events = continuation::reply_events(&chunks, is_sse);
+        let events = events.iter().map(|e| e.as_ref());
+        continuation::remember(&shared.responses, None, v, previous, events);
+    }
     let cut = match &shared.opts.cut_stream {
         Some((model, n)) if streaming && route.model.as_ref() == Some(model) => Some(*n),
         _ => None,
@@ -597,6 +628,19 @@ fn other_route(
             .done(),
     };
     json_response(StatusCode::OK, body)
+}
+
+/// The Responses API's 400 for a `previous_response_id` it does not have
+/// (see `continuation`).
+pub(crate) fn previous_not_found(id: &str) -> String {
+    envelope::error_body(
+        Provider::OpenAi,
+        StatusCode::BAD_REQUEST,
+        "invalid_request_error",
+        Some("previous_response_id"),
+        Some("previous_response_not_found"),
+        &continuation::not_found_message(id),
+    )
 }
 
 fn response(status: StatusCode, content_type: &str, body: Body) -> Response<Body> {

@@ -8,7 +8,10 @@
 //! As the HTTP side: the upgrade is refused with the provider's 401
 //! without a key (or with a wrong one), or with a [`Fault::Status`]'s
 //! status and body; a turn with pairing defects is answered with an
-//! `error` event (status 400); scripted responses are taken in order (an
+//! `error` event (status 400, with the error's `code` and `param`); a
+//! `previous_response_id` the socket cannot continue (not stored, nor this
+//! socket's most recent response) gets the `previous_response_not_found`
+//! one (see `continuation`); scripted responses are taken in order (an
 //! SSE script's events become messages: each event's `data`); faults
 //! apply per turn ([`Fault::ResetMidStream`]: that many events, then the
 //! connection is dropped without a close; [`Fault::StallAfter`]: that many,
@@ -28,12 +31,14 @@ use bytes::Bytes;
 use futures_util::SinkExt;
 use http::{Method, Request, Response, StatusCode, header};
 use hyper::body::Incoming;
+use serde_json::Value;
 use toolwarden_wire::Dialect;
 use yawc::{Frame, OpCode, WebSocket};
 
 use crate::{
     Fault, ReceivedRequest, Scripted, Shared,
     body::{Body, full},
+    continuation::{self, Connection, Previous},
     envelope::{self, Provider},
     plan::plan,
     render,
@@ -132,6 +137,8 @@ async fn serve<S>(shared: Arc<Shared>, mut socket: WebSocket<S>, template: Recei
 where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
 {
+    // This socket's most recent response (`continuation`).
+    let mut connection = Connection::default();
     loop {
         let frame = match socket.next_frame().await {
             Ok(frame) => frame,
@@ -148,7 +155,7 @@ where
             received.body = message.clone();
             shared.lock_received().push(received);
         }
-        let (events, fault) = answer(&shared, &message);
+        let (events, fault) = answer(&shared, &mut connection, &message);
         let flush_each = shared.opts.flush_each_event;
         let after = match send_events(&mut socket, events, &fault, flush_each).await {
             Ok(after) => after,
@@ -197,8 +204,9 @@ where
 }
 
 /// The events answering one client message (none for messages that are
-/// not `response.create`), and the fault in force.
-fn answer(shared: &Shared, message: &[u8]) -> (Vec<Bytes>, Fault) {
+/// not `response.create`), and the fault in force. The response made is
+/// kept for continuations, in the store and in `connection`'s cache.
+fn answer(shared: &Shared, connection: &mut Connection, message: &[u8]) -> (Vec<Bytes>, Fault) {
     #[derive(serde::Deserialize)]
     struct Envelope {
         #[serde(rename = "type")]
@@ -210,39 +218,69 @@ fn answer(shared: &Shared, message: &[u8]) -> (Vec<Bytes>, Fault) {
     if kind.as_deref() != Some("response.create") {
         return (Vec::new(), Fault::None);
     }
-    if shared.opts.validate
-        && let Some(message) = crate::rules::violation(Dialect::OpenAiResponses, message)
-    {
-        let error = serde_json::json!({
-            "type": "error",
-            "status": 400,
-            "error": {
-                "type": "invalid_request_error",
-                "message": message,
-            },
-        });
-        return (vec![Bytes::from(error.to_string())], Fault::None);
-    }
-    if prewarm(message) {
-        return (prewarm_events(message), Fault::None);
-    }
-    let events = match shared.pop_script() {
-        Some(Scripted::Sse(chunks, _)) => sse_to_messages(&chunks.concat()),
-        Some(Scripted::Json(body)) => vec![body],
-        Some(Scripted::Raw(raw)) => raw.chunks,
-        None => {
-            let p = plan(
-                Dialect::OpenAiResponses,
-                message,
-                None,
-                &shared.opts.default_tool,
-                shared.opts.calls_per_reply,
-            );
-            let sse = render::stream_events(Dialect::OpenAiResponses, &p, false);
-            sse_to_messages(&sse.concat())
+    // A `response.create` is JSON (its type was read).
+    let body: Value = serde_json::from_slice(message).unwrap_or(Value::Null);
+    let mut previous = None;
+    if shared.opts.validate {
+        let violation = match continuation::previous(&shared.responses, Some(connection), &body) {
+            Previous::NotFound(id) => {
+                let message = continuation::not_found_message(&id);
+                let code = Some("previous_response_not_found");
+                let error = error_event(code, "previous_response_id", &message);
+                return (vec![error], Fault::None);
+            }
+            Previous::Found(p) => {
+                let whole = continuation::with_context(&body, &p);
+                previous = Some(p);
+                crate::rules::violation_value(Dialect::OpenAiResponses, &whole)
+            }
+            Previous::None => crate::rules::violation_value(Dialect::OpenAiResponses, &body),
+        };
+        if let Some(message) = violation {
+            return (vec![error_event(None, "input", &message)], Fault::None);
         }
+    }
+    let (events, fault) = if prewarm(message) {
+        (prewarm_events(message), Fault::None)
+    } else {
+        let events = match shared.pop_script() {
+            Some(Scripted::Sse(chunks, _)) => sse_to_messages(&chunks.concat()),
+            Some(Scripted::Json(body)) => vec![body],
+            Some(Scripted::Raw(raw)) => raw.chunks,
+            None => {
+                let p = plan(
+                    Dialect::OpenAiResponses,
+                    message,
+                    None,
+                    &shared.opts.default_tool,
+                    shared.opts.calls_per_reply,
+                );
+                let sse = render::stream_events(Dialect::OpenAiResponses, &p, false);
+                sse_to_messages(&sse.concat())
+            }
+        };
+        (events, shared.fault())
     };
-    (events, shared.fault())
+    let sent = events.iter().map(|e| e.as_ref());
+    continuation::remember(&shared.responses, Some(connection), &body, previous, sent);
+    (events, fault)
+}
+
+/// The `error` event of a turn the API refuses with a 400: the error as
+/// over HTTP (`type`, `code`, `message`, `param`; openai-python
+/// `ResponseWsErrorError`), with its status.
+fn error_event(code: Option<&str>, param: &str, message: &str) -> Bytes {
+    let error = serde_json::json!({
+        "type": "error",
+        "status": 400,
+        "error": {
+            "type": "invalid_request_error",
+            "code": code,
+            "message": message,
+            "param": param,
+        },
+    });
+    Bytes::from(error.to_string())
 }
 
 /// `"generate": false`: the Codex CLI's warm-up turn, which the API

@@ -10,6 +10,9 @@ use hyper_util::{client::legacy::Client, rt::TokioExecutor};
 use serde_json::{Value, json};
 use toolwarden_mock_provider::{Fault, MockOptions, MockProvider, Scripted};
 
+#[path = "mock/continuation.rs"]
+mod continuation;
+
 type HttpClient = Client<hyper_util::client::legacy::connect::HttpConnector, Full<Bytes>>;
 
 fn client() -> HttpClient {

@@ -37,12 +37,17 @@ pub(crate) fn violation(dialect: Dialect, body: &[u8]) -> Option<String> {
             ));
         }
     };
+    violation_value(dialect, &v)
+}
+
+/// [`violation`] of a body already read as JSON.
+pub(crate) fn violation_value(dialect: Dialect, v: &Value) -> Option<String> {
     match dialect {
-        Dialect::Anthropic => anthropic::violation(&v),
-        Dialect::OpenAiChat => chat::violation(&v),
-        Dialect::OpenAiResponses => responses::violation(&v),
-        Dialect::Gemini => gemini::violation(&v),
-        Dialect::BedrockConverse => converse::violation(&v),
+        Dialect::Anthropic => anthropic::violation(v),
+        Dialect::OpenAiChat => chat::violation(v),
+        Dialect::OpenAiResponses => responses::violation(v),
+        Dialect::Gemini => gemini::violation(v),
+        Dialect::BedrockConverse => converse::violation(v),
     }
 }
 
