@@ -48,6 +48,7 @@
 #![forbid(unsafe_code)]
 
 mod agent;
+mod api_headers;
 mod aws_federation;
 mod body;
 mod cloud;

@@ -85,8 +85,16 @@ pub enum Fault {
     /// Normal service.
     #[default]
     None,
-    /// Reply with this status and JSON body instead (e.g. 500, 529, 503).
+    /// Reply with this status and JSON body instead (e.g. 500, 529, 503),
+    /// with the headers the API sends with it: the request id, and on a 429
+    /// `retry-after` and its rate-limit headers; on Bedrock routes
+    /// `x-amzn-errortype` (e.g. 429 `ThrottlingException`).
     Status(u16, Bytes),
+    /// Reply with this status, exactly these headers (instead of the API's
+    /// for the status; the request id is still added unless given, and a
+    /// `content-type` given replaces `application/json`) and this body: a
+    /// 529 with `x-should-retry: true`, a 503 with `retry-after-ms`.
+    StatusWithHeaders(u16, Vec<(String, String)>, Bytes),
     /// Wait this long before sending the response headers.
     Delay(Duration),
     /// Send this many body chunks (stream events; a JSON body counts as

@@ -11,6 +11,7 @@ use toolwarden_wire::Dialect;
 
 use crate::{
     Fault, ReceivedRequest, Scripted, Shared,
+    api_headers::Api,
     body::{Body, End, chunked, full},
     cloud,
     continuation::{self, Previous},
@@ -63,14 +64,35 @@ pub(crate) async fn handle(
     shared
         .requests
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let api = Api::of_request(&parts.method, &path, query.as_deref(), &parts.headers);
+    let id = format!("req_mock{:016x}", fnv1a(&body));
+    let mut resp = answer(&shared, &parts, &path, query.as_deref(), api, body).await;
+    // Every answer of an API carries its request id (an error's too).
+    if let Some(api) = api
+        && let Ok(v) = header::HeaderValue::from_str(&id)
+        && !resp.headers().contains_key(api.request_id_header())
+    {
+        resp.headers_mut().insert(api.request_id_header(), v);
+    }
+    Ok(resp)
+}
 
+/// The answer to a request already read and recorded.
+async fn answer(
+    shared: &Arc<Shared>,
+    parts: &http::request::Parts,
+    path: &str,
+    query: Option<&str>,
+    api: Option<Api>,
+    body: Bytes,
+) -> Response<Body> {
     let fault = shared.fault();
     match &fault {
         Fault::Hang => std::future::pending::<()>().await,
         Fault::Delay(d) => tokio::time::sleep(*d).await,
-        Fault::Status(code, body) => {
-            let status = StatusCode::from_u16(*code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-            return Ok(response(status, "application/json", full(body.clone())));
+        Fault::Status(code, body) => return fault_reply(api, *code, None, body),
+        Fault::StatusWithHeaders(code, headers, body) => {
+            return fault_reply(api, *code, Some(headers), body);
         }
         _ => {}
     }
@@ -82,11 +104,9 @@ pub(crate) async fn handle(
         .aws_credential_service
         .as_ref()
         .zip(opts.aws_key.as_ref())
-        .and_then(|(service, key)| {
-            crate::aws_federation::serve(service, key, &parts, &path, &body)
-        });
+        .and_then(|(service, key)| crate::aws_federation::serve(service, key, parts, path, &body));
     if let Some((status, content_type, text)) =
-        federation.or_else(|| crate::cloud_auth::serve(&shared, &parts, &path, &body))
+        federation.or_else(|| crate::cloud_auth::serve(shared, parts, path, &body))
     {
         let mut resp = response(status, content_type, full(text));
         // IMDSv2 answers a session token with its lifetime.
@@ -96,14 +116,14 @@ pub(crate) async fn handle(
             resp.headers_mut()
                 .insert("x-aws-ec2-metadata-token-ttl-seconds", ttl.clone());
         }
-        return Ok(resp);
+        return resp;
     }
-    if let Some(reply) = count_tokens(&shared, &parts, &path, query.as_deref(), &body) {
-        return Ok(reply);
+    if let Some(reply) = count_tokens(shared, parts, path, query, &body) {
+        return reply;
     }
     // Issue 18: Azure OpenAI, Vertex AI and Bedrock paths.
     let cloud_route = (parts.method == Method::POST)
-        .then(|| cloud::route(&path, query.as_deref()))
+        .then(|| cloud::route(path, query))
         .flatten();
     let route = match &cloud_route {
         Some(c) => Route {
@@ -112,16 +132,16 @@ pub(crate) async fn handle(
             gemini_stream: c.path_stream,
             gemini_sse: c.gemini_sse,
         },
-        None => match route(&parts.method, &path, query.as_deref()) {
+        None => match route(&parts.method, path, query) {
             Some(route) => route,
-            None => return Ok(other_route(&shared, &parts, &path, query.as_deref())),
+            None => return other_route(shared, parts, path, query),
         },
     };
     let provider = Provider::of(route.dialect);
     if let Some(c) = &cloud_route {
         let denied = cloud::check_auth(
             c,
-            &parts,
+            parts,
             &body,
             shared.opts.api_key.as_deref(),
             shared.opts.aws_key.as_ref(),
@@ -141,15 +161,15 @@ pub(crate) async fn handle(
                     resp.headers_mut().insert(k, v);
                 }
             }
-            return Ok(resp);
+            return resp;
         }
     } else if let Some((status, body)) = envelope::check_auth(
         provider,
         &parts.headers,
-        query.as_deref(),
+        query,
         shared.opts.api_key.as_deref(),
     ) {
-        return Ok(json_response(status, body));
+        return json_response(status, body);
     }
     // Bedrock answers a request it rejects in AWS's shape.
     let bedrock = cloud_route
@@ -168,7 +188,7 @@ pub(crate) async fn handle(
         Ok(body) => body,
         Err(message) => {
             let body = invalid_request(route.dialect, &message);
-            return Ok(json_response(StatusCode::BAD_REQUEST, body));
+            return error_response(api, StatusCode::BAD_REQUEST, body);
         }
     };
     // A Responses request is kept, and continues the response it names
@@ -181,10 +201,7 @@ pub(crate) async fn handle(
         let violation = match &responses_body {
             Some(v) => match continuation::previous(&shared.responses, None, v) {
                 Previous::NotFound(id) => {
-                    return Ok(json_response(
-                        StatusCode::BAD_REQUEST,
-                        previous_not_found(&id),
-                    ));
+                    return json_response(StatusCode::BAD_REQUEST, previous_not_found(&id));
                 }
                 Previous::Found(p) => {
                     let whole = continuation::with_context(v, &p);
@@ -197,7 +214,7 @@ pub(crate) async fn handle(
         };
         if let Some(message) = violation {
             let body = invalid_request(route.dialect, &message);
-            return Ok(json_response(StatusCode::BAD_REQUEST, body));
+            return error_response(api, StatusCode::BAD_REQUEST, body);
         }
     }
 
@@ -226,7 +243,7 @@ pub(crate) async fn handle(
         ),
         None => {
             let (status, mut headers, chunks, delay) =
-                default_reply(&shared, &route, &body, streaming);
+                default_reply(shared, &route, &body, streaming);
             let chunks = match &cloud_route {
                 Some(c) => cloud::shape_reply(c, &mut headers, chunks, streaming),
                 None => chunks,
@@ -295,16 +312,14 @@ pub(crate) async fn handle(
             resp.headers_mut().append(k, v);
         }
     }
+    // The id of the body as read (decoded), the same for a request
+    // however it was compressed.
     let id = format!("req_mock{:016x}", fnv1a(&body));
-    let id_header = match provider {
-        Provider::Anthropic => "request-id",
-        Provider::OpenAi => "x-request-id",
-        Provider::Gemini => "x-mock-request-id",
-    };
+    let id_header = api.map_or("x-request-id", Api::request_id_header);
     if let Ok(v) = header::HeaderValue::from_str(&id) {
         resp.headers_mut().insert(id_header, v);
     }
-    Ok(resp)
+    resp
 }
 
 type Reply = (StatusCode, Vec<(String, String)>, Vec<Bytes>, Duration);
@@ -641,6 +656,53 @@ pub(crate) fn previous_not_found(id: &str) -> String {
         Some("previous_response_not_found"),
         &continuation::not_found_message(id),
     )
+}
+
+/// A [`Fault::Status`] (`headers: None`: the API's own for the status) or
+/// [`Fault::StatusWithHeaders`] answer.
+pub(crate) fn fault_reply(
+    api: Option<Api>,
+    code: u16,
+    headers: Option<&[(String, String)]>,
+    body: &Bytes,
+) -> Response<Body> {
+    let status = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let mut resp = response(status, "application/json", full(body.clone()));
+    let headers = match headers {
+        Some(headers) => headers.to_vec(),
+        None => api.map(|a| a.error_headers(status)).unwrap_or_default(),
+    };
+    set_headers(&mut resp, headers);
+    resp
+}
+
+/// An error in JSON with the API's headers for its status.
+fn error_response(api: Option<Api>, status: StatusCode, body: String) -> Response<Body> {
+    let mut resp = json_response(status, body);
+    if let Some(api) = api {
+        set_headers(&mut resp, api.error_headers(status));
+    }
+    resp
+}
+
+/// Set these headers: each name's first value replaces what the response
+/// has, the next ones are added.
+fn set_headers(resp: &mut Response<Body>, headers: Vec<(String, String)>) {
+    let mut set: Vec<header::HeaderName> = Vec::new();
+    for (k, v) in headers {
+        let (Ok(k), Ok(v)) = (
+            header::HeaderName::from_bytes(k.as_bytes()),
+            header::HeaderValue::from_str(&v),
+        ) else {
+            continue;
+        };
+        if set.contains(&k) {
+            resp.headers_mut().append(k, v);
+        } else {
+            resp.headers_mut().insert(k.clone(), v);
+            set.push(k);
+        }
+    }
 }
 
 fn response(status: StatusCode, content_type: &str, body: Body) -> Response<Body> {

@@ -6,8 +6,8 @@
 //! [`crate::MockOptions::flush_each_event`]: one write per event).
 //!
 //! As the HTTP side: the upgrade is refused with the provider's 401
-//! without a key (or with a wrong one), or with a [`Fault::Status`]'s
-//! status and body; a turn with pairing defects is answered with an
+//! without a key (or with a wrong one), or as an HTTP request is answered
+//! with a [`Fault::Status`] or [`Fault::StatusWithHeaders`]; a turn with pairing defects is answered with an
 //! `error` event (status 400, with the error's `code` and `param`); a
 //! `previous_response_id` the socket cannot continue (not stored, nor this
 //! socket's most recent response) gets the `previous_response_not_found`
@@ -37,6 +37,7 @@ use yawc::{Frame, OpCode, WebSocket};
 
 use crate::{
     Fault, ReceivedRequest, Scripted, Shared,
+    api_headers::Api,
     body::{Body, full},
     continuation::{self, Connection, Previous},
     envelope::{self, Provider},
@@ -67,9 +68,30 @@ pub(crate) async fn handle(
     shared
         .requests
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    if let Fault::Status(code, body) = shared.fault() {
-        let status = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        return Ok(json(status, body));
+    // The upgrade refused as an HTTP request is, with the same headers.
+    let refused = match shared.fault() {
+        Fault::Status(code, body) => Some(crate::server::fault_reply(
+            Some(Api::OpenAi),
+            code,
+            None,
+            &body,
+        )),
+        Fault::StatusWithHeaders(code, headers, body) => Some(crate::server::fault_reply(
+            Some(Api::OpenAi),
+            code,
+            Some(&headers),
+            &body,
+        )),
+        _ => None,
+    };
+    if let Some(mut resp) = refused {
+        if !resp.headers().contains_key("x-request-id") {
+            resp.headers_mut().insert(
+                "x-request-id",
+                header::HeaderValue::from_static("req_mock_websocket"),
+            );
+        }
+        return Ok(resp);
     }
     if let Some((status, body)) = envelope::check_auth(
         Provider::OpenAi,

@@ -501,3 +501,86 @@ async fn bedrock_refuses_an_unsigned_request_even_without_a_key() {
         String::from_utf8_lossy(&r.body)
     );
 }
+
+#[tokio::test]
+async fn errors_carry_the_apis_headers() {
+    let mock = MockProvider::start(MockOptions::default()).await;
+    let c = client();
+    let base = mock.base_url();
+    let header =
+        |r: &Reply, name: &str| r.headers.get(name).map(|v| v.to_str().unwrap().to_string());
+    // A 429 as each API sends it.
+    mock.set_fault(Fault::Status(429, Bytes::from_static(b"{}")));
+    let url = format!("{base}/v1/chat/completions");
+    let r = post(&c, url.clone(), OPENAI, &chat_first_turn(false)).await;
+    assert_eq!(r.status, 429);
+    assert_eq!(header(&r, "retry-after").as_deref(), Some("1"));
+    assert_eq!(
+        header(&r, "x-ratelimit-remaining-requests").as_deref(),
+        Some("0")
+    );
+    assert!(header(&r, "x-request-id").unwrap().starts_with("req_mock"));
+    let anthropic = [("x-api-key", "k"), ("anthropic-version", "2023-06-01")];
+    let r = post(&c, format!("{base}/v1/messages"), &anthropic, &json!({})).await;
+    assert_eq!(header(&r, "retry-after").as_deref(), Some("1"));
+    assert_eq!(
+        header(&r, "anthropic-ratelimit-requests-remaining").as_deref(),
+        Some("0")
+    );
+    assert!(header(&r, "request-id").is_some());
+    let r = post(&c, format!("{base}/model/m/converse"), &[], &json!({})).await;
+    assert_eq!(
+        header(&r, "x-amzn-errortype").as_deref(),
+        Some("ThrottlingException:http://internal.amazon.com/coral/com.amazon.bedrock/")
+    );
+    assert!(header(&r, "x-amzn-requestid").is_some());
+    // Headers of the test's choosing instead.
+    mock.set_fault(Fault::StatusWithHeaders(
+        529,
+        vec![
+            ("x-should-retry".into(), "true".into()),
+            ("retry-after-ms".into(), "20".into()),
+        ],
+        Bytes::from_static(
+            br#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+        ),
+    ));
+    let r = post(&c, format!("{base}/v1/messages"), &anthropic, &json!({})).await;
+    assert_eq!(r.status.as_u16(), 529);
+    assert_eq!(header(&r, "x-should-retry").as_deref(), Some("true"));
+    assert_eq!(header(&r, "retry-after-ms").as_deref(), Some("20"));
+    assert_eq!(header(&r, "retry-after"), None);
+    assert_eq!(
+        header(&r, "content-type").as_deref(),
+        Some("application/json")
+    );
+    mock.set_fault(Fault::None);
+    // The mock's own 400s carry the request id; Bedrock's its error type.
+    let r = post(
+        &c,
+        url,
+        OPENAI,
+        &json!({"model": "gpt-4o", "messages": [
+        {"role": "assistant", "tool_calls": [{"id": "call_1", "type": "function",
+            "function": {"name": "f", "arguments": "{}"}}]},
+        {"role": "user", "content": "hi"}]}),
+    )
+    .await;
+    assert_eq!(r.status, 400);
+    assert!(header(&r, "x-request-id").is_some());
+    let auth = "AWS4-HMAC-SHA256 Credential=AKID/20251125/us-east-1/bedrock/aws4_request, SignedHeaders=host;x-amz-date, Signature=0123";
+    let r = post(
+        &c,
+        format!("{base}/model/m/converse"),
+        &[("authorization", auth)],
+        &json!({"messages": [{"role": "assistant", "content": [
+            {"toolUse": {"toolUseId": "t1", "name": "f", "input": {}}}]},
+            {"role": "user", "content": [{"text": "hi"}]}]}),
+    )
+    .await;
+    assert_eq!(r.status, 400, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(
+        header(&r, "x-amzn-errortype").as_deref(),
+        Some("ValidationException:http://internal.amazon.com/coral/com.amazon.bedrock/")
+    );
+}
