@@ -171,6 +171,16 @@ async fn answer(
     ) {
         return json_response(status, body);
     }
+    // Anthropic's own API (not its cloud routes, whose bodies name the
+    // version) requires the version header.
+    let anthropic_api = route.dialect == Dialect::Anthropic && cloud_route.is_none();
+    if anthropic_api
+        && shared.opts.validate
+        && let Some(message) = anthropic_version_error(&parts.headers)
+    {
+        let body = envelope::invalid_request(Dialect::Anthropic, &message);
+        return error_response(api, StatusCode::BAD_REQUEST, body);
+    }
     // Bedrock answers a request it rejects in AWS's shape.
     let bedrock = cloud_route
         .as_ref()
@@ -191,6 +201,13 @@ async fn answer(
             return error_response(api, StatusCode::BAD_REQUEST, body);
         }
     };
+    if anthropic_api
+        && shared.opts.validate
+        && let Some(message) = anthropic_missing_field(&body)
+    {
+        let body = envelope::invalid_request(Dialect::Anthropic, &message);
+        return error_response(api, StatusCode::BAD_REQUEST, body);
+    }
     // A Responses request is kept, and continues the response it names
     // (`continuation`).
     let responses_body = (route.dialect == Dialect::OpenAiResponses)
@@ -320,6 +337,41 @@ async fn answer(
         resp.headers_mut().insert(id_header, v);
     }
     resp
+}
+
+/// The versions Anthropic's API takes in `anthropic-version`.
+const ANTHROPIC_VERSIONS: [&str; 2] = ["2023-06-01", "2023-01-01"];
+
+/// Anthropic's 400 text for a missing or unknown `anthropic-version`:
+/// "anthropic-version: header is required" (PipedreamHQ/pipedream#9697,
+/// envoyproxy/ai-gateway#1909), `anthropic-version: "…" is not a valid
+/// version` (decolua/9router#2357, a value sent twice and so joined).
+fn anthropic_version_error(headers: &http::HeaderMap) -> Option<String> {
+    let values: Vec<&str> = headers
+        .get_all("anthropic-version")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .collect();
+    if values.is_empty() {
+        return Some("anthropic-version: header is required".to_string());
+    }
+    let value = values.join(", ");
+    (!ANTHROPIC_VERSIONS.contains(&value.as_str()))
+        .then(|| format!("anthropic-version: {value:?} is not a valid version"))
+}
+
+/// Anthropic's 400 text for a Messages body without one of its required
+/// fields, in the schema's order: "model: Field required", "messages: …",
+/// "max_tokens: Field required" (the API's validation text, quoted in many
+/// client threads). A body that is not a JSON object is left to the rules'
+/// parse error.
+fn anthropic_missing_field(body: &[u8]) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_slice(body).ok()?;
+    let obj = v.as_object()?;
+    ["model", "messages", "max_tokens"]
+        .into_iter()
+        .find(|field| !obj.contains_key(*field))
+        .map(|field| format!("{field}: Field required"))
 }
 
 type Reply = (StatusCode, Vec<(String, String)>, Vec<Bytes>, Duration);

@@ -584,3 +584,44 @@ async fn errors_carry_the_apis_headers() {
         Some("ValidationException:http://internal.amazon.com/coral/com.amazon.bedrock/")
     );
 }
+
+#[tokio::test]
+async fn anthropic_requires_its_version_header_model_and_max_tokens() {
+    let mock = MockProvider::start(MockOptions::default()).await;
+    let c = client();
+    let url = format!("{}/v1/messages", mock.base_url());
+    let body = json!({"model": "claude-sonnet-4-20250514", "max_tokens": 100,
+        "messages": [{"role": "user", "content": "hi"}]});
+    let error = |message: &str| json!({"type": "error", "error": {"type": "invalid_request_error", "message": message}});
+    let r = post(&c, url.clone(), &[("x-api-key", "k")], &body).await;
+    assert_eq!(r.status, 400);
+    assert_eq!(r.json(), error("anthropic-version: header is required"));
+    let r = post(
+        &c,
+        url.clone(),
+        &[("x-api-key", "k"), ("anthropic-version", "2024-10-22")],
+        &body,
+    )
+    .await;
+    assert_eq!(
+        r.json(),
+        error("anthropic-version: \"2024-10-22\" is not a valid version")
+    );
+    let headers = [("x-api-key", "k"), ("anthropic-version", "2023-06-01")];
+    for field in ["model", "max_tokens", "messages"] {
+        let mut partial = body.clone();
+        partial.as_object_mut().unwrap().remove(field);
+        let r = post(&c, url.clone(), &headers, &partial).await;
+        assert_eq!(r.status, 400);
+        assert_eq!(r.json(), error(&format!("{field}: Field required")));
+    }
+    let r = post(&c, url, &headers, &body).await;
+    assert_eq!(r.status, 200);
+    // Bedrock's invoke names its version in the body, without `model`.
+    let invoke = format!("{}/model/anthropic.claude-x-v1:0/invoke", mock.base_url());
+    let auth = "AWS4-HMAC-SHA256 Credential=AKID/20251125/us-east-1/bedrock/aws4_request, SignedHeaders=host;x-amz-date, Signature=0123";
+    let body = json!({"anthropic_version": "bedrock-2023-05-31", "max_tokens": 10,
+        "messages": [{"role": "user", "content": "hi"}]});
+    let r = post(&c, invoke, &[("authorization", auth)], &body).await;
+    assert_eq!(r.status, 200);
+}

@@ -36,7 +36,7 @@ async fn wire_reads_the_mocks_tool_calls() {
         (
             Dialect::Anthropic,
             format!("{base}/v1/messages"),
-            vec![("x-api-key", "k")],
+            vec![("x-api-key", "k"), ("anthropic-version", "2023-06-01")],
             json!({"model":"claude","max_tokens":100,"messages":[{"role":"user","content":"go"}],
                 "tools":[{"name":"a","input_schema":{"type":"object"}},{"name":"b","input_schema":{"type":"object"}}]}),
         ),
