@@ -19,6 +19,8 @@
 //! that many, then a close frame; [`Fault::MalformedSse`]: a message that
 //! is not JSON before the rest; [`Fault::Delay`]: that long before the
 //! first event; [`Fault::Hang`]).
+//! A turn that names a `stream_id` (a lane) gets it echoed on each of its
+//! events (turns are still answered one after another, lanes or not).
 //! A `"generate": false` turn (the Codex CLI's warm-up) gets an empty
 //! response. permessage-deflate is agreed when the client offers it. Every client
 //! message is recorded as a [`ReceivedRequest`] with the upgrade's method,
@@ -227,8 +229,47 @@ where
 
 /// The events answering one client message (none for messages that are
 /// not `response.create`), and the fault in force. The response made is
-/// kept for continuations, in the store and in `connection`'s cache.
+/// kept for continuations, in the store and in `connection`'s cache; a
+/// turn that names a `stream_id` gets it back on each event.
 fn answer(shared: &Shared, connection: &mut Connection, message: &[u8]) -> (Vec<Bytes>, Fault) {
+    let (events, fault) = turn_events(shared, connection, message);
+    #[derive(serde::Deserialize)]
+    struct Lane {
+        stream_id: Option<String>,
+    }
+    let lane = serde_json::from_slice::<Lane>(message)
+        .ok()
+        .and_then(|l| l.stream_id);
+    match lane {
+        Some(lane) => (with_stream_id(events, &lane), fault),
+        None => (events, fault),
+    }
+}
+
+/// Each event (a JSON object) with `"stream_id": lane` first: a turn on a
+/// lane echoes it on every event, as the API does (openai-python's
+/// WebSocket events: "echo the same `stream_id`").
+fn with_stream_id(events: Vec<Bytes>, lane: &str) -> Vec<Bytes> {
+    let field = format!("{{\"stream_id\":{},", Value::from(lane));
+    events
+        .into_iter()
+        .map(|event| match event.strip_prefix(b"{") {
+            Some(rest) if !rest.trim_ascii_start().starts_with(b"}") => {
+                let mut out = field.clone().into_bytes();
+                out.extend_from_slice(rest);
+                Bytes::from(out)
+            }
+            _ => event,
+        })
+        .collect()
+}
+
+/// [`answer`] before its lane is echoed.
+fn turn_events(
+    shared: &Shared,
+    connection: &mut Connection,
+    message: &[u8],
+) -> (Vec<Bytes>, Fault) {
     #[derive(serde::Deserialize)]
     struct Envelope {
         #[serde(rename = "type")]
@@ -416,4 +457,27 @@ where
     }
     socket.flush().await.map_err(|_| ())?;
     Ok(if limited { after } else { After::Continue })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lanes_events_echo_its_stream_id() {
+        let events = vec![
+            Bytes::from_static(br#"{"type":"response.created","sequence_number":0}"#),
+            Bytes::from_static(b"{}"),
+            Bytes::from_static(b"not json"),
+        ];
+        let out = with_stream_id(events, "lane \"2\"");
+        assert_eq!(
+            out[0],
+            r#"{"stream_id":"lane \"2\"","type":"response.created","sequence_number":0}"#
+        );
+        let v: Value = serde_json::from_slice(&out[0]).unwrap();
+        assert_eq!(v["stream_id"], "lane \"2\"");
+        assert_eq!(out[1], "{}");
+        assert_eq!(out[2], "not json");
+    }
 }
