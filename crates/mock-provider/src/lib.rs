@@ -11,7 +11,8 @@
 //! - the cloud endpoints (issue 18): Azure OpenAI, Vertex AI (Gemini and
 //!   Anthropic `rawPredict`) and Bedrock `invoke` /
 //!   `invoke-with-response-stream`, with Bedrock's SigV4 verified against
-//!   [`MockOptions::aws_key`] (see `cloud`);
+//!   [`MockOptions::aws_key`] for its region and service, within AWS's
+//!   5-minute window and with its session token (see `cloud`);
 //! - `GET /v1/models` (Anthropic's or OpenAI's listing, told apart by the
 //!   `anthropic-version` / `x-api-key` headers) and `GET /v1beta/models`.
 //!
@@ -25,7 +26,12 @@
 //!   the provider requires → 400 in the provider's envelope with the
 //!   provider's own text (the mock's own rules, `rules`, written from the
 //!   providers' errors and not from `toolwarden_wire`, whose view of
-//!   pairing the gateway's repair uses);
+//!   pairing the gateway's repair uses); Anthropic's `anthropic-version`
+//!   header and required body fields; a Responses `previous_response_id`
+//!   the API would not have (400 `previous_response_not_found`), and a
+//!   continuation judged with the previous response's context (see
+//!   `continuation`: a store of the responses made, and each WebSocket's
+//!   own latest response, where `store: false` ones live);
 //! - **replies**: by default deterministic — if the last message carries
 //!   tool results the model answers with text, otherwise it calls tools
 //!   named in the request's `tools` (or [`MockOptions::default_tool`]), so a
@@ -33,7 +39,10 @@
 //!   streaming method) gets the dialect's real event stream. Tests can queue
 //!   exact responses with [`MockProvider::push_response`] (e.g. a corpus SSE
 //!   recording, byte-exact, with chosen chunking and delays);
-//! - **faults**: [`MockProvider::set_fault`] with a [`Fault`];
+//! - **faults**: [`MockProvider::set_fault`] with a [`Fault`], answered with
+//!   the API's headers for the status (request id, `retry-after` and
+//!   rate-limit headers, Bedrock's `x-amzn-errortype`; `api_headers`) or
+//!   with headers of the test's choosing ([`Fault::StatusWithHeaders`]);
 //! - **recording**: every request as received ([`MockProvider::received`]).
 //!
 //! ```no_run

@@ -6,9 +6,11 @@
 //!   `custom_tool_call`);
 //! - an output with no call before it: "No tool call found for function
 //!   call output with call_id CALL_ID." (continuedev/continue#10092,
-//!   vercel/ai#8216) — unless the body continues history kept by the API
-//!   (`previous_response_id`, an `item_reference`) and names no call with
-//!   that id;
+//!   vercel/ai#8216) — unless the body refers to history kept by the API
+//!   that the mock cannot see (an `item_reference`, or a
+//!   `previous_response_id` left in the body: the server judges a
+//!   continuation with its previous response's context in place instead,
+//!   see `crate::continuation`) and names no call with that id;
 //! - two items with one id, of any type: "Duplicate item found with id
 //!   ID. …" (github/copilot-cli#3560 and agent threads); a second call or
 //!   output for one `call_id` is rejected the same way;
