@@ -43,6 +43,8 @@
 //!   the API's headers for the status (request id, `retry-after` and
 //!   rate-limit headers, Bedrock's `x-amzn-errortype`; `api_headers`) or
 //!   with headers of the test's choosing ([`Fault::StatusWithHeaders`]);
+//!   or a stream that fails after it began, with the dialect's own error
+//!   event ([`Fault::ErrorEventAfter`]);
 //! - **recording**: every request as received ([`MockProvider::received`]).
 //!
 //! ```no_run
@@ -70,6 +72,7 @@ mod render;
 mod rules;
 mod script;
 mod server;
+mod stream_error;
 mod tls;
 mod ws;
 
@@ -79,6 +82,7 @@ pub use cloud_auth::{
     AwsCredentialService, GOOGLE_TEST_PRIVATE_KEY_PEM, GoogleTestKey, IMDS_ROLE, pem_der,
 };
 pub use script::{Fault, RawResponse, ReceivedRequest, Scripted, json_lines_to_sse};
+pub use stream_error::StreamError;
 pub use tls::MockTls;
 
 use std::{

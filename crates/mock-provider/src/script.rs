@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use bytes::Bytes;
 
+use crate::StreamError;
+
 /// A response the mock sends instead of its default reply, taken from the
 /// queue ([`crate::MockProvider::push_response`]) in order, one per
 /// authenticated and valid model request.
@@ -113,6 +115,12 @@ pub enum Fault {
     /// WebSocket mode only (HTTP is served normally): send this many
     /// events of a turn, then close the socket with this code.
     CloseMidStream(usize, u16),
+    /// A streamed reply sends this many events (Bedrock: frames; Gemini's
+    /// array: elements), then the dialect's own error event, and ends
+    /// normally, as the APIs report a failure after a 200 (see
+    /// [`StreamError`]); a WebSocket turn likewise, the socket kept open.
+    /// Replies that are not streamed are served normally.
+    ErrorEventAfter(usize, StreamError),
 }
 
 /// A request as the mock received it.

@@ -19,6 +19,7 @@ use crate::{
     json::{Obj, array},
     plan::{fnv1a, plan},
     render,
+    stream_error::{self, Framing},
 };
 
 /// One model route: which dialect, Gemini's model and streaming mode.
@@ -282,9 +283,20 @@ async fn answer(
         Some((model, n)) if streaming && route.model.as_ref() == Some(model) => Some(*n),
         _ => None,
     };
-    let (chunks, end) = match cut {
-        Some(n) => cut_midway(chunks, n),
-        None => apply_body_fault(&fault, chunks, is_sse || streaming),
+    let (chunks, end) = match (cut, &fault) {
+        (Some(n), _) => cut_midway(chunks, n),
+        (None, Fault::ErrorEventAfter(n, kind)) if streaming && status == StatusCode::OK => {
+            let framing = if bedrock {
+                Framing::EventStream
+            } else if route.dialect == Dialect::Gemini && !route.gemini_sse {
+                Framing::GeminiArray
+            } else {
+                Framing::Sse(route.dialect)
+            };
+            let chunks = stream_error::inject(framing, chunks, *n, *kind);
+            (chunks, End::Finish)
+        }
+        (None, _) => apply_body_fault(&fault, chunks, is_sse || streaming),
     };
     let end = match end {
         End::Finish if (is_sse || streaming) && !shared.opts.stream_tail.is_zero() => {

@@ -17,7 +17,8 @@
 //! connection is dropped without a close; [`Fault::StallAfter`]: that many,
 //! then nothing while the socket is still read; [`Fault::CloseMidStream`]:
 //! that many, then a close frame; [`Fault::MalformedSse`]: a message that
-//! is not JSON before the rest; [`Fault::Delay`]: that long before the
+//! is not JSON before the rest; [`Fault::ErrorEventAfter`]: that many, then
+//! `error` and `response.failed`; [`Fault::Delay`]: that long before the
 //! first event; [`Fault::Hang`]).
 //! A turn that names a `stream_id` (a lane) gets it echoed on each of its
 //! events (turns are still answered one after another, lanes or not).
@@ -417,6 +418,12 @@ async fn send_events<S>(
 where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
 {
+    let events = match fault {
+        Fault::ErrorEventAfter(n, kind) if !events.is_empty() => {
+            crate::stream_error::inject_messages(events, *n, *kind)
+        }
+        _ => events,
+    };
     // As a request over HTTP waits before its answer, a turn waits before
     // its first event.
     if let Fault::Delay(d) = fault

@@ -623,3 +623,53 @@ async fn anthropic_requires_its_version_header_model_and_max_tokens() {
     let r = post(&c, invoke, &[("authorization", auth)], &body).await;
     assert_eq!(r.status, 200);
 }
+
+#[tokio::test]
+async fn an_error_event_ends_a_stream_begun_with_200() {
+    use toolwarden_mock_provider::StreamError;
+    let mock = MockProvider::start(MockOptions::default()).await;
+    let c = client();
+    let base = mock.base_url();
+    mock.set_fault(Fault::ErrorEventAfter(2, StreamError::Overloaded));
+    let body = json!({"model": "claude-sonnet-4-20250514", "max_tokens": 100, "stream": true,
+        "messages": [{"role": "user", "content": "hi"}]});
+    let r = post(&c, format!("{base}/v1/messages"), ANTHROPIC, &body).await;
+    assert_eq!(r.status, 200);
+    assert!(!r.broken);
+    let text = String::from_utf8_lossy(&r.body);
+    let events: Vec<&str> = text
+        .split("\n\n")
+        .filter_map(|e| e.strip_prefix("event: ")?.split('\n').next())
+        .collect();
+    assert_eq!(events, ["message_start", "content_block_start", "error"]);
+    assert!(text.contains(r#""type":"overloaded_error""#), "{text}");
+    // Gemini's streamed array stays one JSON array, its last element the error.
+    let url = format!("{base}/v1beta/models/gemini-2.5-flash:streamGenerateContent");
+    let body = json!({"contents": [{"role": "user", "parts": [{"text": "hi"}]}]});
+    let r = post(&c, url, GEMINI, &body).await;
+    let v: Value = r.json();
+    let items = v.as_array().unwrap();
+    assert_eq!(items.last().unwrap()["error"]["code"], 503);
+    // Not streamed: served as usual.
+    let r = post(
+        &c,
+        format!("{base}/v1/chat/completions"),
+        OPENAI,
+        &chat_first_turn(false),
+    )
+    .await;
+    assert_eq!(r.status, 200);
+    assert!(r.json()["choices"].is_array());
+    let r = post(
+        &c,
+        format!("{base}/v1/chat/completions"),
+        OPENAI,
+        &chat_first_turn(true),
+    )
+    .await;
+    let text = String::from_utf8_lossy(&r.body);
+    let last = text.trim_end().rsplit("\n\n").next().unwrap();
+    let error: Value = serde_json::from_str(last.strip_prefix("data: ").unwrap()).unwrap();
+    assert_eq!(error["error"]["type"], "server_error");
+    assert!(!text.contains("[DONE]"), "{text}");
+}

@@ -213,3 +213,31 @@ async fn websocket_stored_responses_continue_anywhere() {
     let r = post(&client(), url, &[AUTH], &next).await;
     assert_eq!(r.status, 200);
 }
+
+#[tokio::test]
+async fn a_websocket_turn_can_fail_midway_and_the_socket_stays() {
+    use toolwarden_mock_provider::{Fault, StreamError};
+    let mock = MockProvider::start(MockOptions::default()).await;
+    let mut ws = connect(&mock).await;
+    mock.set_fault(Fault::ErrorEventAfter(1, StreamError::Internal));
+    let body = first_turn(true);
+    let mut message = body.clone();
+    message["type"] = json!("response.create");
+    ws.send(Frame::text(message.to_string())).await.unwrap();
+    let mut types = Vec::new();
+    while types.last().map(String::as_str) != Some("response.failed") {
+        let frame = tokio::time::timeout(Duration::from_secs(10), ws.next_frame())
+            .await
+            .unwrap()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&frame.into_payload()).unwrap();
+        types.push(v["type"].as_str().unwrap().to_string());
+        if v["type"] == "error" {
+            assert_eq!(v["code"], "server_error");
+            assert_eq!(v["sequence_number"], 1);
+        }
+    }
+    assert_eq!(types, ["response.created", "error", "response.failed"]);
+    mock.set_fault(Fault::None);
+    assert_eq!(turn(&mut ws, &body).await["type"], "response.completed");
+}
