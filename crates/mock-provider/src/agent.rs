@@ -135,6 +135,7 @@ impl AgentMode {
             stream_usage: crate::plan::stream_usage(&v),
             reasoning: crate::plan::reasoning(dialect, &v, &model),
             response_id_pad: 0,
+            arg_pieces: 2,
         };
         let tools = offered_tools(dialect, &v);
         let mut request = json!({"event": "request", "dialect": dialect.as_str(), "tools": tools});
@@ -206,6 +207,7 @@ impl AgentMode {
             }],
             gemini_ids: script.gemini_ids,
             response_id_pad: 0,
+            arg_pieces: 2,
             ..base
         };
         let id = match dialect {

@@ -160,6 +160,14 @@ pub struct MockOptions {
     /// `msg_`, …): ids this much longer, alike in all but their last
     /// characters, as a proxy's encoded ids are (default 0).
     pub response_id_pad: usize,
+    /// How many deltas a streamed default reply splits each call's
+    /// arguments into, cut anywhere but inside a character (inside JSON
+    /// escapes too), as a model's token-sized fragments are (default 2).
+    pub arg_pieces: usize,
+    /// Re-cut every body into pieces of this many bytes after encoding
+    /// (gzip included), whatever its events' bounds, as TCP and
+    /// compression cut a real one (default off: one piece per event).
+    pub split_chunks: Option<usize>,
 }
 
 impl Default for MockOptions {
@@ -182,6 +190,8 @@ impl Default for MockOptions {
             flush_each_event: false,
             cut_stream: None,
             response_id_pad: 0,
+            arg_pieces: 2,
+            split_chunks: None,
         }
     }
 }

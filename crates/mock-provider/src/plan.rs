@@ -31,6 +31,11 @@ pub(crate) struct Plan {
     /// Responses: a reasoning model's reply starts its calls with a
     /// `reasoning` item, as the real ones do (see [`crate::rules::reasoning`]).
     pub reasoning: Option<Reasoning>,
+    /// How many deltas each call's arguments are streamed in
+    /// ([`MockOptions::arg_pieces`]).
+    ///
+    /// [`MockOptions::arg_pieces`]: crate::MockOptions::arg_pieces
+    pub arg_pieces: usize,
     /// Zeros after the response id's prefix ([`MockOptions::response_id_pad`]).
     ///
     /// [`MockOptions::response_id_pad`]: crate::MockOptions::response_id_pad
@@ -110,6 +115,7 @@ pub(crate) fn plan(
             stream_usage: stream_usage(&v),
             reasoning: None,
             response_id_pad: 0,
+            arg_pieces: 2,
         };
     }
     let tools = tool_names(dialect, &v);
@@ -123,7 +129,7 @@ pub(crate) fn plan(
             };
             PlannedCall {
                 name,
-                arguments: format!(r#"{{"query":"q{seed:08x}-{i}","n":{i}}}"#),
+                arguments: arguments(seed, i),
                 custom: false,
             }
         })
@@ -139,7 +145,23 @@ pub(crate) fn plan(
         calls: planned,
         gemini_ids: false,
         response_id_pad: 0,
+        arg_pieces: 2,
     }
+}
+
+/// The arguments of call `i`: what real models write and a parser can
+/// trip on — a nested object, escaped quotes and backslashes, a newline,
+/// non-ASCII text and an emoji, and `"tool_calls"` inside a string.
+fn arguments(seed: u64, i: usize) -> String {
+    serde_json::json!({
+        "query": format!("q{seed:08x}-{i}"),
+        "n": i,
+        "filter": {
+            "tags": ["a\"b", "c\\d"],
+            "note": "line 1\nline 2: café 🌍, not \"tool_calls\":[]",
+        },
+    })
+    .to_string()
 }
 
 /// `stream_options.include_usage: true` (Chat's opt-in to stream usage).

@@ -54,6 +54,26 @@ pub(crate) fn sse_data(data: &str) -> Bytes {
     Bytes::from(format!("data: {data}\n\n"))
 }
 
+/// Split text into `n` pieces (at least 1) of about equal length, cut at
+/// char boundaries only (so inside a JSON escape such as `\"` or
+/// `\u00e9` too, as token-sized fragments are), to stream it as deltas.
+fn pieces(s: &str, n: usize) -> Vec<&str> {
+    let n = n.max(1);
+    let mut out = Vec::with_capacity(n);
+    let mut start = 0;
+    for k in 1..=n {
+        let mut end = if k == n { s.len() } else { s.len() * k / n };
+        while !s.is_char_boundary(end) {
+            end += 1;
+        }
+        if end > start || (k == n && out.is_empty()) {
+            out.push(&s[start..end]);
+            start = end;
+        }
+    }
+    out
+}
+
 /// Split JSON text in two pieces (at a char boundary) to stream it as deltas.
 fn halves(s: &str) -> [&str; 2] {
     let mut mid = s.len() / 2;

@@ -319,6 +319,10 @@ async fn answer(
     } else {
         chunks
     };
+    let chunks = match shared.opts.split_chunks {
+        Some(size) => recut(chunks, size),
+        None => chunks,
+    };
     let mut resp = Response::new(chunked(
         chunks,
         delay,
@@ -419,6 +423,16 @@ fn gzip_chunks(chunks: Vec<Bytes>, end: &End) -> Vec<Bytes> {
     out
 }
 
+/// The same bytes in pieces of `size` (at least 1).
+fn recut(chunks: Vec<Bytes>, size: usize) -> Vec<Bytes> {
+    let whole = Bytes::from(chunks.concat());
+    let size = size.max(1);
+    (0..whole.len())
+        .step_by(size)
+        .map(|at| whole.slice(at..(at + size).min(whole.len())))
+        .collect()
+}
+
 /// Largest decoded request body the mock reads.
 const MAX_DECODED: usize = 64 << 20;
 
@@ -455,6 +469,7 @@ fn default_reply(shared: &Shared, route: &Route, body: &[u8], streaming: bool) -
         )
     };
     p.response_id_pad = shared.opts.response_id_pad;
+    p.arg_pieces = shared.opts.arg_pieces;
     let ct = |s: &str| vec![("content-type".to_string(), s.to_string())];
     if !streaming {
         let ctype = if route.dialect == Dialect::Gemini {
@@ -780,6 +795,14 @@ mod tests {
     use std::io::Read;
 
     use super::*;
+
+    #[test]
+    fn recut_keeps_every_byte() {
+        let chunks = vec![Bytes::from_static(b"abc"), Bytes::from_static(b"defg")];
+        assert_eq!(recut(chunks.clone(), 3), ["abc", "def", "g"]);
+        assert_eq!(recut(chunks, 0).len(), 7);
+        assert!(recut(Vec::new(), 5).is_empty());
+    }
 
     #[test]
     fn gzip_only_for_clients_that_take_it() {

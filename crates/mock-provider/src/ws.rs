@@ -312,13 +312,14 @@ fn turn_events(
             Some(Scripted::Json(body)) => vec![body],
             Some(Scripted::Raw(raw)) => raw.chunks,
             None => {
-                let p = plan(
+                let mut p = plan(
                     Dialect::OpenAiResponses,
                     message,
                     None,
                     &shared.opts.default_tool,
                     shared.opts.calls_per_reply,
                 );
+                p.arg_pieces = shared.opts.arg_pieces;
                 let sse = render::stream_events(Dialect::OpenAiResponses, &p, false);
                 sse_to_messages(&sse.concat())
             }

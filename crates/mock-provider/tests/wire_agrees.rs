@@ -26,11 +26,28 @@ type Case = (Dialect, String, Vec<(&'static str, &'static str)>, Value);
 
 #[tokio::test]
 async fn wire_reads_the_mocks_tool_calls() {
-    let mock = MockProvider::start(MockOptions {
+    reads_tool_calls(MockOptions {
         calls_per_reply: 2,
         ..MockOptions::default()
     })
     .await;
+}
+
+/// Arguments in many fragments (cut inside escapes and characters' JSON
+/// escapes) and bodies cut at byte offsets, not event bounds.
+#[tokio::test]
+async fn wire_reads_calls_from_fragmented_arguments_and_bodies() {
+    reads_tool_calls(MockOptions {
+        calls_per_reply: 2,
+        arg_pieces: 13,
+        split_chunks: Some(5),
+        ..MockOptions::default()
+    })
+    .await;
+}
+
+async fn reads_tool_calls(opts: MockOptions) {
+    let mock = MockProvider::start(opts).await;
     let base = mock.base_url();
     let cases: Vec<Case> = vec![
         (
@@ -102,6 +119,12 @@ async fn wire_reads_the_mocks_tool_calls() {
             for c in &sv.calls {
                 let args: Value = serde_json::from_str(&c.arguments).expect("complete arguments");
                 assert!(args["query"].is_string(), "{what}: {c:?}");
+                assert_eq!(args["filter"]["tags"][0], "a\"b", "{what}: {c:?}");
+                let note = args["filter"]["note"].as_str().unwrap();
+                assert!(
+                    note.contains("café 🌍") && note.contains('\n'),
+                    "{what}: {c:?}"
+                );
             }
             if dialect != Dialect::Gemini {
                 assert!(sv.calls.iter().all(|c| !c.id.is_empty()), "{what}");

@@ -3,7 +3,7 @@
 
 use bytes::Bytes;
 
-use super::{halves, sse_event};
+use super::{halves, pieces, sse_event};
 use crate::{
     json::{Obj, array},
     plan::Plan,
@@ -121,7 +121,10 @@ pub(super) fn anthropic_stream(plan: &Plan) -> Vec<Bytes> {
                 .raw("input", "{}")
                 .done(),
         ));
-        for piece in [""].into_iter().chain(halves(&c.arguments)) {
+        for piece in [""]
+            .into_iter()
+            .chain(pieces(&c.arguments, plan.arg_pieces))
+        {
             out.push(delta(
                 index,
                 Obj::new()

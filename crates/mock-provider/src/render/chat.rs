@@ -4,7 +4,7 @@
 
 use bytes::Bytes;
 
-use super::{CREATED, halves, sse_data};
+use super::{CREATED, halves, pieces, sse_data};
 use crate::{
     json::{Obj, array},
     plan::Plan,
@@ -113,7 +113,7 @@ pub(super) fn chat_stream(plan: &Plan) -> Vec<Bytes> {
             Obj::new().raw("tool_calls", &array([first])).done(),
             None,
         ));
-        for piece in halves(&c.arguments) {
+        for piece in pieces(&c.arguments, plan.arg_pieces) {
             let d = Obj::new()
                 .num("index", i as u64)
                 .raw("function", &Obj::new().str("arguments", piece).done())

@@ -5,7 +5,7 @@
 use bytes::Bytes;
 use toolwarden_wire::eventstream::encode_event;
 
-use super::halves;
+use super::{halves, pieces};
 use crate::{
     json::{Obj, array},
     plan::Plan,
@@ -93,7 +93,7 @@ pub(super) fn converse_stream(plan: &Plan) -> Vec<Bytes> {
                 .raw("start", &Obj::new().raw("toolUse", &tool_use).done())
                 .done(),
         ));
-        for piece in halves(&c.arguments) {
+        for piece in pieces(&c.arguments, plan.arg_pieces) {
             let input = Obj::new().str("input", piece).done();
             out.push(delta(index, Obj::new().raw("toolUse", &input).done()));
         }

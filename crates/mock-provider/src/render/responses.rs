@@ -3,7 +3,7 @@
 
 use bytes::Bytes;
 
-use super::{CREATED, halves, sse_event};
+use super::{CREATED, halves, pieces, sse_event};
 use crate::{
     json::{Obj, array},
     plan::Plan,
@@ -235,7 +235,7 @@ pub(super) fn responses_stream(plan: &Plan) -> Vec<Bytes> {
                 .num("output_index", index)
                 .raw("item", &responses_call(plan, i, "in_progress", false)),
         );
-        for piece in halves(&c.arguments) {
+        for piece in pieces(&c.arguments, plan.arg_pieces) {
             ev(
                 delta,
                 Obj::new()

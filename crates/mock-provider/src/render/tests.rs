@@ -21,6 +21,7 @@ fn calls_plan(n: usize) -> Plan {
         stream_usage: true,
         reasoning: None,
         response_id_pad: 0,
+        arg_pieces: 2,
     }
 }
 
@@ -315,4 +316,17 @@ fn a_reasoning_reply_puts_its_reasoning_item_before_the_calls() {
     };
     let body: Value = serde_json::from_str(&json_body(Dialect::OpenAiResponses, &text)).unwrap();
     assert_eq!(body["output"][0]["type"], "message");
+}
+
+#[test]
+fn arguments_split_into_pieces_at_char_boundaries() {
+    let s = r#"{"a":"é\"🌍"}"#;
+    for n in 0..=s.len() + 2 {
+        let parts = super::pieces(s, n);
+        assert_eq!(parts.concat(), s, "{n}");
+        assert!(parts.len() <= n.max(1), "{n}: {parts:?}");
+        assert!(parts.iter().all(|p| !p.is_empty()), "{n}: {parts:?}");
+    }
+    assert_eq!(super::pieces("", 3), [""]);
+    assert_eq!(super::pieces("abcdef", 3), ["ab", "cd", "ef"]);
 }
