@@ -1,11 +1,15 @@
 //! The tool runtime: a [`Registry`] of tools and an [`Executor`] that
 //! answers every tool call with exactly one well-formed
 //! [`ToolOutcome`](toolwarden_core::ToolOutcome) — whatever the tool does:
-//! fails, hangs, panics, gets bad arguments or does not exist.
+//! fails, hangs, panics, gets bad arguments or does not exist. (A hang is
+//! cut at the timeout only where the tool awaits: see [Blocking
+//! tools](#blocking-tools).)
 //!
 //! - The [`Tool`] trait; [`TypedTool`] / [`typed`] and [`typed_fn`] derive
 //!   the schema from a Rust type (`schemars`) and deserialise the
-//!   arguments into it; [`tool_fn`] wraps an async closure.
+//!   arguments into it; [`tool_fn`] wraps an async closure;
+//!   [`blocking_fn`] and [`typed_blocking_fn`] wrap a blocking one and run
+//!   it on tokio's blocking pool.
 //! - A [`Context`] of per-run values (working directory, user, credentials
 //!   handle) a tool receives and the model never sees.
 //! - The [`Registry`]: register, alias, enable / disable / pause; the `tools`
@@ -31,13 +35,43 @@
 //! | unknown, disabled or paused tool | `Tool 'x' is not available. Available tools: a, b.` (never why) | warn, with the reason |
 //! | schema violation, malformed JSON | what to fix: `Missing required parameter: path`, `Invalid value for 'limit': must be a positive integer`, `The arguments are not valid JSON (… at line 1 column 24) …` | debug |
 //! | resource not found ([`toolwarden_core::ToolError::not_found`], io `NotFound`, HTTP 404, "no such file") | `Resource not found: <path or URL>`: from the error, else the call's path- or URL-like argument (an `io::Error` carries no path) | info |
-//! | timeout, rate limit (`Retry-After` honoured), network — after retries | what happened, after how many attempts, whether trying later may help | error, with attempts |
+//! | timeout (at an `.await` only: see [Blocking tools](#blocking-tools)), rate limit (`Retry-After` honoured), network — after retries | what happened, after how many attempts, whether trying later may help | error, with attempts |
 //! | authentication, permission | a result that says so — **fatal**: [`StepResult::fatal`] carries a [`FatalError`] with the specific cause | error |
 //! | circuit open | `Tool 'x' is temporarily unavailable, retry after N s.` | warn, with the breaker state |
 //! | anything else, panics included | only `An unexpected error occurred while executing this tool` (configurable) | error, with the full chain |
 //!
 //! The same (tool, arguments) failing 3 times in a run makes the runtime
 //! tell the model to change approach, and stops running it.
+//!
+//! # Blocking tools
+//!
+//! A timeout (and a run's [`Deadline`]) can only interrupt a tool at an
+//! `.await`: it drops the tool's future, which happens between polls. A
+//! tool whose future blocks the thread — `std::fs`, `std::thread::sleep`,
+//! `std::process::Command`, a blocking HTTP client or database driver, a
+//! long computation — is not interrupted: the call ends when the tool
+//! returns, however late, and the calls of an
+//! [`execute_batch`](Executor::execute_batch) run one after another. Write
+//! such a tool with [`blocking_fn`] or [`typed_blocking_fn`]: the closure
+//! runs on tokio's blocking pool (`spawn_blocking`), so the timeout answers
+//! the model on time and a batch runs these calls in parallel. A thread
+//! cannot be stopped, though: at the timeout it is abandoned and runs on
+//! until the closure returns (its result is dropped, and what it does
+//! meanwhile still happens; a retry starts beside it).
+//!
+//! # Panics
+//!
+//! A panicking tool is caught: the model sees only the unexpected-error
+//! text, the outcome's `technical_message` has the panic message. The
+//! panic still goes through the process's panic hook first, and the
+//! default hook prints `thread '…' panicked at …: <message>` (and, with
+//! `RUST_BACKTRACE`, a backtrace) to stderr, with whatever the message
+//! holds — this crate does not change the process-wide hook. An
+//! application that wants this silenced or redacted installs its own with
+//! [`std::panic::set_hook`] (e.g. one that logs
+//! [`toolwarden_core::redact::without_secrets`] of the message through
+//! `tracing`). Under `panic = "abort"` nothing can be caught: a panicking
+//! tool ends the process.
 //!
 //! Performance (`cargo bench -p toolwarden-runtime --bench executor`, which
 //! measures its baselines in the same run): on a shared, loaded 2-core
@@ -122,7 +156,8 @@ pub use policy::{
 };
 pub use registry::{Registry, RegistryError, RegistryErrorKind, ToolState};
 pub use tool::{
-    BoxError, FnTool, Tool, Typed, TypedFnTool, TypedTool, schema_of, tool_fn, typed, typed_fn,
+    BlockingFnTool, BoxError, FnTool, Tool, Typed, TypedBlockingFnTool, TypedFnTool, TypedTool,
+    blocking_fn, schema_of, tool_fn, typed, typed_blocking_fn, typed_fn,
 };
 
 /// This crate's README, whose snippet is compiled (and run) as a doc test.

@@ -1,7 +1,8 @@
-//! The [`Tool`] trait and three ways to make one: implement it, implement
+//! The [`Tool`] trait and the ways to make one: implement it, implement
 //! [`TypedTool`] (arguments deserialised into a Rust type whose JSON Schema
-//! is derived with `schemars`), or wrap an async closure ([`tool_fn`],
-//! [`typed_fn`]).
+//! is derived with `schemars`), wrap an async closure ([`tool_fn`],
+//! [`typed_fn`]) or a blocking one ([`blocking_fn`], [`typed_blocking_fn`],
+//! run on tokio's blocking pool).
 
 use std::{fmt, future::Future, marker::PhantomData, sync::Arc};
 
@@ -75,6 +76,25 @@ pub struct TypedFnTool<A, F> {
     _args: PhantomData<fn(A)>,
 }
 
+/// A tool made from a blocking closure over raw JSON arguments; see
+/// [`blocking_fn`].
+pub struct BlockingFnTool<F> {
+    name: Arc<str>,
+    description: String,
+    schema: Value,
+    f: Arc<F>,
+}
+
+/// A tool made from a blocking closure over typed arguments; see
+/// [`typed_blocking_fn`].
+pub struct TypedBlockingFnTool<A, F> {
+    name: Arc<str>,
+    description: String,
+    schema: Value,
+    f: Arc<F>,
+    _args: PhantomData<fn(A)>,
+}
+
 /// Wrap a [`TypedTool`] so it can be registered.
 pub fn typed<T: TypedTool>(tool: T) -> Typed<T> {
     Typed {
@@ -136,6 +156,108 @@ where
         schema: schema_of::<A>(),
         f,
         _args: PhantomData,
+    }
+}
+
+/// A tool from a blocking closure taking the JSON arguments and the
+/// context, run on tokio's blocking pool (`tokio::task::spawn_blocking`):
+/// for synchronous code (`std::fs`, `std::process::Command`, a blocking
+/// HTTP client or database driver, a long computation).
+///
+/// A timeout can only interrupt a tool at an `.await`. Run on the blocking
+/// pool, such a tool's timeout still answers the model on time and the
+/// calls of a batch run in parallel; but a thread cannot be stopped: at
+/// the timeout (or the run's [`Deadline`](crate::Deadline)) the closure is
+/// abandoned, keeps its blocking-pool thread until it returns, and its
+/// result is dropped. Whatever it does meanwhile (a file written, a request
+/// sent) still happens, and a retry starts a second thread beside it; mark
+/// such a tool [`not_idempotent`](crate::ToolPolicy::not_idempotent).
+///
+/// ```
+/// use serde_json::{json, Value};
+/// use toolwarden_runtime::{blocking_fn, BoxError, Tool};
+///
+/// let size = blocking_fn(
+///     "file_size",
+///     "The size of a file in bytes.",
+///     json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
+///     |args: Value, _ctx| {
+///         let path = args["path"].as_str().unwrap_or_default();
+///         Ok::<_, BoxError>(json!(std::fs::metadata(path)?.len()))
+///     },
+/// );
+/// assert_eq!(size.name(), "file_size");
+/// ```
+pub fn blocking_fn<F, E>(
+    name: impl Into<Arc<str>>,
+    description: impl Into<String>,
+    schema: Value,
+    f: F,
+) -> BlockingFnTool<F>
+where
+    F: Fn(Value, Context) -> Result<Value, E> + Send + Sync + 'static,
+    E: Into<BoxError>,
+{
+    BlockingFnTool {
+        name: name.into(),
+        description: description.into(),
+        schema,
+        f: Arc::new(f),
+    }
+}
+
+/// A tool from a blocking closure taking typed arguments (schema derived
+/// from `A` with `schemars`) and the context, run on tokio's blocking pool;
+/// see [`blocking_fn`] for what a timeout does to it.
+///
+/// ```
+/// use toolwarden_runtime::{typed_blocking_fn, BoxError, Context, Tool};
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct ReadArgs {
+///     /// The file to read.
+///     path: String,
+/// }
+///
+/// let read = typed_blocking_fn("read_file", "Read a text file.", |args: ReadArgs, _ctx: Context| {
+///     Ok::<_, BoxError>(std::fs::read_to_string(args.path)?)
+/// });
+/// assert_eq!(read.parameters()["required"][0], "path");
+/// ```
+pub fn typed_blocking_fn<A, O, E, F>(
+    name: impl Into<Arc<str>>,
+    description: impl Into<String>,
+    f: F,
+) -> TypedBlockingFnTool<A, F>
+where
+    A: DeserializeOwned + JsonSchema + Send + 'static,
+    O: Serialize + 'static,
+    E: Into<BoxError>,
+    F: Fn(A, Context) -> Result<O, E> + Send + Sync + 'static,
+{
+    TypedBlockingFnTool {
+        name: name.into(),
+        description: description.into(),
+        schema: schema_of::<A>(),
+        f: Arc::new(f),
+        _args: PhantomData,
+    }
+}
+
+/// Run `f` on tokio's blocking pool and wait for it. A panic in `f` is
+/// resumed here, so the executor reports it as the tool's panic; if the
+/// call's future is dropped (a timeout), the thread runs on, abandoned.
+async fn on_blocking_pool<F>(f: F) -> Result<Value, BoxError>
+where
+    F: FnOnce() -> Result<Value, BoxError> + Send + 'static,
+{
+    match tokio::task::spawn_blocking(f).await {
+        Ok(result) => result,
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        Err(e) => Err(Box::new(ToolError::new(
+            ErrorKind::Internal,
+            format!("the tool's blocking task did not finish: {e}"),
+        ))),
     }
 }
 
@@ -262,6 +384,77 @@ where
 impl<A, F> fmt::Debug for TypedFnTool<A, F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TypedFnTool")
+            .field("name", &self.name)
+            .finish()
+    }
+}
+
+// === impl BlockingFnTool ===
+
+#[async_trait]
+impl<F, E> Tool for BlockingFnTool<F>
+where
+    F: Fn(Value, Context) -> Result<Value, E> + Send + Sync + 'static,
+    E: Into<BoxError>,
+{
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn description(&self) -> &str {
+        &self.description
+    }
+
+    fn parameters(&self) -> &Value {
+        &self.schema
+    }
+
+    async fn call(&self, args: Value, ctx: &Context) -> Result<Value, BoxError> {
+        let (f, ctx) = (self.f.clone(), ctx.clone());
+        on_blocking_pool(move || f(args, ctx).map_err(Into::into)).await
+    }
+}
+
+impl<F> fmt::Debug for BlockingFnTool<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BlockingFnTool")
+            .field("name", &self.name)
+            .finish()
+    }
+}
+
+// === impl TypedBlockingFnTool ===
+
+#[async_trait]
+impl<A, O, E, F> Tool for TypedBlockingFnTool<A, F>
+where
+    A: DeserializeOwned + JsonSchema + Send + 'static,
+    O: Serialize + 'static,
+    E: Into<BoxError>,
+    F: Fn(A, Context) -> Result<O, E> + Send + Sync + 'static,
+{
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn description(&self) -> &str {
+        &self.description
+    }
+
+    fn parameters(&self) -> &Value {
+        &self.schema
+    }
+
+    async fn call(&self, args: Value, ctx: &Context) -> Result<Value, BoxError> {
+        let args = deserialize_args::<A>(args)?;
+        let (f, ctx) = (self.f.clone(), ctx.clone());
+        on_blocking_pool(move || serialize_output(f(args, ctx).map_err(Into::into)?)).await
+    }
+}
+
+impl<A, F> fmt::Debug for TypedBlockingFnTool<A, F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TypedBlockingFnTool")
             .field("name", &self.name)
             .finish()
     }

@@ -15,8 +15,11 @@ impl Executor {
     /// cancels or loses another.
     ///
     /// The calls run concurrently within the calling task (no spawning, so
-    /// tools may borrow); CPU-heavy tools should offload their work with
-    /// `tokio::task::spawn_blocking` to run in parallel.
+    /// tools may borrow): a tool that blocks the thread blocks the whole
+    /// batch, and the calls then run one after another. Make blocking or
+    /// CPU-heavy tools with [`blocking_fn`](crate::blocking_fn) or
+    /// [`typed_blocking_fn`](crate::typed_blocking_fn), which run on
+    /// tokio's blocking pool, in parallel.
     pub async fn execute_batch(&self, calls: &[ToolCall], ctx: &Context) -> Vec<ToolOutcome> {
         let total = calls.len();
         let span = tracing::info_span!("tool_batch", calls = total);

@@ -7,10 +7,15 @@ use super::PolicyError;
 
 /// How long one attempt of a tool may run. Default 30 s.
 ///
-/// Cancellation happens at the tool's await points: a tool that blocks
-/// the thread (synchronous I/O, a long computation without `.await`)
-/// cannot be interrupted, and should run its blocking part with
-/// `tokio::task::spawn_blocking`.
+/// A timeout can only interrupt a tool at an `.await`: the deadline drops
+/// the tool's future, which only happens between polls. A tool that blocks
+/// the thread (`std::fs`, `std::thread::sleep`, a blocking HTTP client or
+/// database driver, a long computation without `.await`) is not
+/// interrupted: it runs to its end, and the call reports what it returned,
+/// late. Make such a tool with [`blocking_fn`](crate::blocking_fn) or
+/// [`typed_blocking_fn`](crate::typed_blocking_fn) (or run its blocking
+/// part with `tokio::task::spawn_blocking`): the timeout then answers on
+/// time, abandoning the thread, which runs on until the closure returns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TimeoutPolicy {
     duration: Duration,

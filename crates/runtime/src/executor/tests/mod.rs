@@ -2,6 +2,7 @@
 //! policies under a paused clock (policies.rs), batches (batch.rs).
 
 mod batch;
+mod blocking;
 mod capture;
 mod policies;
 mod table;
