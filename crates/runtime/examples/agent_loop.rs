@@ -23,12 +23,11 @@ use std::{
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use toolwarden_core::ToolError;
 use toolwarden_runtime::{
-    BoxError, BreakerConfig, Context, Executor, ExecutorConfig, Fallback, HealthThresholds,
-    HttpError, Registry, RetryPolicy, TimeoutPolicy, ToolPolicy, WorkingDir, tool_fn, typed_fn,
+    BoxError, BreakerConfig, Context, Dialect, Executor, ExecutorConfig, Fallback,
+    HealthThresholds, HttpError, Registry, RetryPolicy, TimeoutPolicy, ToolError, ToolPolicy,
+    WorkingDir, tool_fn, typed_fn,
 };
-use toolwarden_wire::Dialect;
 
 /// The files the pretend file system holds.
 struct Files(HashMap<&'static str, &'static str>);

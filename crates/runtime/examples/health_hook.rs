@@ -16,10 +16,9 @@ use std::{
 };
 
 use serde_json::{Value, json};
-use toolwarden_core::{ErrorKind, ToolCall, ToolError};
 use toolwarden_runtime::{
-    BreakerConfig, Context, Executor, HealthThresholds, HealthWatch, Registry, RetryPolicy,
-    ToolPolicy, tool_fn,
+    BreakerConfig, Context, ErrorKind, Executor, HealthThresholds, HealthWatch, Registry,
+    RetryPolicy, ToolCall, ToolError, ToolPolicy, tool_fn,
 };
 
 #[tokio::main]

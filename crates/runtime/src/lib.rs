@@ -1,6 +1,6 @@
 //! The tool runtime: a [`Registry`] of tools and an [`Executor`] that
 //! answers every tool call with exactly one well-formed
-//! [`ToolOutcome`](toolwarden_core::ToolOutcome) — whatever the tool does:
+//! [`ToolOutcome`] — whatever the tool does:
 //! fails, hangs, panics, gets bad arguments or does not exist. (A hang is
 //! cut at the timeout only where the tool awaits: see [Blocking
 //! tools](#blocking-tools).)
@@ -42,6 +42,43 @@
 //!
 //! The same (tool, arguments) failing 3 times in a run makes the runtime
 //! tell the model to change approach, and stops running it.
+//!
+//! # One dependency
+//!
+//! The core and wire types this crate's API takes and returns are
+//! re-exported ([`ToolCall`], [`ToolOutcome`], [`ToolFailure`], [`ToolError`],
+//! [`ErrorKind`], [`Disposition`], [`Status`], [`Dialect`], [`WireError`],
+//! [`WireErrorKind`]), and the two crates whole ([`toolwarden_core`],
+//! [`toolwarden_wire`]) for the rest, so an agent depends on this crate
+//! alone, and no second version of those types can creep in:
+//!
+//!
+//! ```
+//! use std::sync::Arc;
+//! use toolwarden_runtime::{
+//!     tool_fn, BoxError, Context, Dialect, Disposition, ErrorKind, Executor, Registry, Status,
+//!     ToolCall, ToolError, ToolFailure, ToolOutcome, ToolPolicy, WireErrorKind,
+//! };
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let mut registry = Registry::new();
+//! let stat = tool_fn("stat", "Stat a file.", serde_json::json!({"type": "object"}), |_args, _ctx| async {
+//!     Err::<serde_json::Value, BoxError>(ToolError::not_found("/etc/x").into())
+//! });
+//! let shown = Disposition { show_details: true, ..ErrorKind::Internal.disposition() };
+//! registry.register_with(stat, ToolPolicy::new().disposition(&ErrorKind::Internal, shown)).unwrap();
+//! let executor = Executor::new(Arc::new(registry));
+//!
+//! let call = ToolCall { id: "c1".into(), name: "stat".into(), arguments: "{}".into() };
+//! let outcome: ToolOutcome = executor.execute(&call, &Context::default()).await;
+//! assert_eq!(outcome.status, Status::Error);
+//! let failure: ToolFailure = outcome.error.unwrap();
+//! assert!(matches!(failure.kind, ErrorKind::ResourceNotFound { .. }));
+//!
+//! let err = executor.step(Dialect::Anthropic, b"not json", &Context::default()).await.unwrap_err();
+//! assert_eq!(err.0.kind(), WireErrorKind::InvalidJson);
+//! # });
+//! ```
 //!
 //! # Blocking tools
 //!
@@ -85,8 +122,7 @@
 //! use std::sync::Arc;
 //! use schemars::JsonSchema;
 //! use serde::Deserialize;
-//! use toolwarden_core::{Status, ToolCall};
-//! use toolwarden_runtime::{typed_fn, BoxError, Context, Executor, Registry, WorkingDir};
+//! use toolwarden_runtime::{typed_fn, BoxError, Context, Executor, Registry, Status, ToolCall, WorkingDir};
 //!
 //! #[derive(Deserialize, JsonSchema)]
 //! struct ReadArgs {
@@ -144,6 +180,17 @@ mod text;
 mod tool;
 mod validate;
 mod watch;
+
+// The core and wire crates whole, for what the names below do not cover
+// (`toolwarden_wire::StreamParser`, `toolwarden_core::redact`).
+pub use toolwarden_core;
+pub use toolwarden_wire;
+
+// The core and wire types in this crate's API (see "One dependency").
+pub use toolwarden_core::{
+    Disposition, ErrorKind, Status, ToolCall, ToolError, ToolFailure, ToolOutcome,
+};
+pub use toolwarden_wire::{Dialect, WireError, WireErrorKind};
 
 pub use context::{Context, ContextBuilder, Deadline, User, WorkingDir};
 pub use errors::{FatalError, HttpError, UNEXPECTED_MESSAGE};
