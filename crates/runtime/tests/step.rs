@@ -186,6 +186,54 @@ async fn a_final_answer_has_no_calls_and_a_bad_body_is_an_error() {
     );
 }
 
+/// Regression (review L2): a Chat response read as Anthropic was a final
+/// step without calls, and a loop ending on `is_final()` stopped early. Not
+/// a response of the dialect at all, it is an error that says so; a stream
+/// is refused with the same kind of message.
+#[tokio::test]
+async fn a_body_of_another_dialect_or_a_stream_is_an_error_not_a_final_step() {
+    let ex = executor();
+    let ctx = Context::new();
+    let chat = response(Dialect::OpenAiChat).to_string();
+    for dialect in [
+        Dialect::Anthropic,
+        Dialect::OpenAiResponses,
+        Dialect::Gemini,
+    ] {
+        let err = ex.step(dialect, chat.as_bytes(), &ctx).await.unwrap_err();
+        assert_eq!(
+            err.0.kind(),
+            toolwarden_runtime::WireErrorKind::Shape,
+            "{err}"
+        );
+        let msg = err.to_string();
+        assert!(
+            msg.contains("expected a whole (non-streaming) body of"),
+            "{msg}"
+        );
+        assert!(msg.contains("`choices`"), "{msg}");
+    }
+    let sse = format!("data: {chat}\n\ndata: [DONE]\n\n");
+    let err = ex
+        .step(Dialect::OpenAiChat, sse.as_bytes(), &ctx)
+        .await
+        .unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        msg.contains("non-streaming") && msg.contains("stream"),
+        "{msg}"
+    );
+    let overloaded =
+        r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
+    let err = ex
+        .step(Dialect::Anthropic, overloaded.as_bytes(), &ctx)
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("Overloaded"), "{err}");
+    // Nothing ran.
+    assert_eq!(ex.registry().stats_of("read_file").unwrap().calls, 0);
+}
+
 /// Anthropic's server tools (web search, MCP connectors) are answered by
 /// Anthropic in the same message: the step runs none of them and writes
 /// no result for them (a `tool_result` for a `srvtoolu_` id is refused),

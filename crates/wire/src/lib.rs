@@ -7,7 +7,8 @@
 //!   with which results are new in this request ([`request_view`]); a
 //!   result's content stays raw JSON until [`ResultView::read`] decodes it
 //!   and decides its verdict, so results a caller skips cost no decoding;
-//! - a [`ResponseView`] of a non-streaming response ([`response_view`]) and
+//! - a [`ResponseView`] of a non-streaming response ([`response_view`],
+//!   lenient; [`check_response`] says whether a body is one at all) and
 //!   an incremental [`StreamParser`] for SSE bytes split anywhere;
 //! - failure verdicts: explicit flags first, the content [`detect::Detector`]
 //!   where the API has none;
@@ -55,6 +56,7 @@ pub mod openai_responses;
 mod pairing;
 mod raw_result;
 mod repair;
+mod response_check;
 mod result;
 mod scan;
 mod seed;
@@ -72,6 +74,7 @@ pub use detect::Detector;
 pub use dialect::Dialect;
 pub use error::{WireError, WireErrorKind};
 pub use repair::{Change, ChangeKind, Repaired};
+pub use response_check::check_response;
 pub use result::ResultContent;
 pub use stream::StreamParser;
 pub use view::{CallView, RequestView, ResponseView, ResultView, Usage};

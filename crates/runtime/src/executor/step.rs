@@ -23,7 +23,9 @@ pub struct StepResult {
     pub fatal: Option<FatalError>,
 }
 
-/// The response body could not be read.
+/// The response body could not be read, or is not a whole response of the
+/// dialect `step` was given (another dialect's body, an API error body, a
+/// stream): the error's kind and message say which, and what was expected.
 #[derive(Debug, thiserror::Error)]
 #[error("cannot read the model's response: {0}")]
 pub struct StepError(#[from] pub WireError);
@@ -40,12 +42,22 @@ impl StepResult {
 impl Executor {
     /// Run the tool calls of a non-streaming response `body` in `dialect`
     /// and render their results for the next request.
+    ///
+    /// `body` is the whole response body, not a stream (for streams,
+    /// [`toolwarden_wire::StreamParser`] gives the calls, and
+    /// [`execute_batch`](Self::execute_batch) and
+    /// [`toolwarden_wire::render_results`] do the rest). A body that is
+    /// not a response of `dialect` at all
+    /// ([`toolwarden_wire::check_response`]: another dialect's response,
+    /// the provider's error body, an SSE stream) is a [`StepError`], never
+    /// a final step without calls.
     pub async fn step(
         &self,
         dialect: Dialect,
         body: &[u8],
         ctx: &Context,
     ) -> Result<StepResult, StepError> {
+        toolwarden_wire::check_response(dialect, body)?;
         // Only the calls the client answers: a result for one of the
         // provider's server tools would get the next request refused.
         let calls = toolwarden_wire::client_calls(dialect, body)?;
