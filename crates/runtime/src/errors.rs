@@ -25,6 +25,7 @@ pub struct HttpError {
 /// The signal that an agent run must stop, with a specific message for
 /// the application (never a generic one).
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct FatalError {
     /// The tool's name as the model called it.
     pub tool: String,

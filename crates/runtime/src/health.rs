@@ -27,6 +27,7 @@ pub struct HealthThresholds {
 
 /// The health of every registered tool.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct HealthReport {
     /// One entry per tool, in registration order.
     pub tools: Vec<ToolHealth>,
@@ -34,6 +35,7 @@ pub struct HealthReport {
 
 /// One tool's health.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct ToolHealth {
     /// The tool.
     pub name: String,

@@ -58,6 +58,7 @@ pub struct Histogram {
 
 /// One recent error.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct RecentError {
     /// When it happened.
     pub at: SystemTime,
@@ -86,6 +87,7 @@ pub(crate) struct ToolMetrics {
 
 /// A snapshot of one tool's metrics.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct ToolStats {
     /// The tool's name.
     pub name: String,

@@ -8,8 +8,16 @@ use toolwarden_wire::{Dialect, WireError};
 use super::Executor;
 use crate::{Context, FatalError};
 
-/// What one step produced.
+/// What one step produced. Read it; only [`Executor::step`] makes one (new
+/// fields may come):
+///
+/// ```compile_fail
+/// let _ = toolwarden_runtime::StepResult {
+///     calls: vec![], outcomes: vec![], messages: vec![], fatal: None,
+/// };
+/// ```
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct StepResult {
     /// The tool calls the response made, in order.
     pub calls: Vec<ToolCall>,

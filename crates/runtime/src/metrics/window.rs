@@ -15,6 +15,7 @@ pub const RECENT_CALLS: usize = 100;
 /// The last [`RECENT_CALLS`] calls of a tool (fewer before it has served
 /// that many).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct RecentCalls {
     /// Calls in the window.
     pub calls: u64,
