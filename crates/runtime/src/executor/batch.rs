@@ -22,9 +22,11 @@ impl Executor {
     /// tokio's blocking pool, in parallel.
     pub async fn execute_batch(&self, calls: &[ToolCall], ctx: &Context) -> Vec<ToolOutcome> {
         let total = calls.len();
-        let span = tracing::info_span!("tool_batch", calls = total);
+        let span = tracing::debug_span!("tool_batch", calls = total);
         async move {
-            tracing::info!("Processing {total} tool call(s)");
+            // Per batch: debug, not info, so an agent's own log is not
+            // two lines per model turn (a failed call has its own line).
+            tracing::debug!("Processing {total} tool call(s)");
             // At most `concurrency` calls are in flight (the executor's
             // semaphore also bounds calls across batches), so a batch of
             // any size holds a bounded number of call futures. Unordered:
@@ -39,7 +41,7 @@ impl Executor {
             numbered.sort_unstable_by_key(|(i, _)| *i);
             let outcomes: Vec<ToolOutcome> = numbered.into_iter().map(|(_, o)| o).collect();
             let successful = outcomes.iter().filter(|o| !o.is_failure()).count();
-            tracing::info!(
+            tracing::debug!(
                 successful,
                 total,
                 "Batch complete: {successful}/{total} successful"
