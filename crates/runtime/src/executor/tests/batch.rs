@@ -114,7 +114,7 @@ async fn one_bad_call_never_loses_its_siblings() {
     assert_eq!(statuses, [Success, Error, Timeout, Error, Error, Success]);
     assert_eq!(
         cap.find("Processing 6 tool call(s)").level,
-        tracing::Level::INFO
+        tracing::Level::DEBUG
     );
     let summary = cap.find("Batch complete: 2/6 successful");
     assert_eq!(summary.fields["successful"], "2");
