@@ -5,7 +5,7 @@
 //! bench's results fail 1 in 4) to a webhook that accepts and never
 //! answers, and every request and result exported as OTLP spans to a
 //! collector in this process (answering 200), or, in a fourth child, over
-//! gRPC to one answering `OK`. Interleaved blocks of
+//! gRPC to one answering `OK`, or, in a fifth, gzipped. Interleaved blocks of
 //! sequential requests to each (the order rotating), CPU per request from
 //! each child's threads' scheduler accounting (ns): the change over the whole run and the
 //! median of the blocks' changes.
@@ -177,7 +177,11 @@ pub async fn compare(
         "alerts-grpc",
         format!("on@30000:http://{hole}/hook,grpc+http://{grpc_collector}"),
     )?;
-    let children = [&off, &fast, &default, &grpc];
+    let gzip = spawn(
+        "alerts-gzip",
+        format!("on@30000:http://{hole}/hook,gzip+http://{collector}"),
+    )?;
+    let children = [&off, &fast, &default, &grpc, &gzip];
     for gw in children {
         sequential(gw.addr, shape, 300, &|i| Some(format!("warm-{i}"))).await?;
     }
@@ -201,6 +205,7 @@ pub async fn compare(
         (1, "every 1 s (30× the default)", "OTLP/HTTP"),
         (2, "every 30 s (the default)", "OTLP/HTTP"),
         (3, "every 30 s (the default)", "OTLP/gRPC"),
+        (4, "every 30 s (the default)", "OTLP/HTTP, gzip"),
     ]
     .into_iter()
     .map(|(c, every, transport)| Row {
@@ -217,5 +222,6 @@ pub async fn compare(
     fast.stop();
     default.stop();
     grpc.stop();
+    gzip.stop();
     Ok(rows)
 }

@@ -424,7 +424,7 @@ pub async fn serve(
     match alerts {
         Some("off") => config.alerts.enabled = false,
         Some(on) => {
-            let usage = "alerts: expected off or on[@INTERVAL_MS]:WEBHOOK,[grpc+]OTLP";
+            let usage = "alerts: expected off or on[@INTERVAL_MS]:WEBHOOK,[grpc+][gzip+]OTLP";
             let (every, urls) = on
                 .strip_prefix("on")
                 .and_then(|rest| rest.split_once(':'))
@@ -438,17 +438,30 @@ pub async fn serve(
             config.alerts.enabled = true;
             config.alerts.interval = Duration::from_millis(interval_ms);
             config.alerts.webhooks = vec![hook.parse().map_err(|e| format!("webhook: {e}"))?];
-            // `grpc+URL`: the same collector spoken to over OTLP/gRPC.
-            let (protocol, otlp) = match otlp.strip_prefix("grpc+") {
-                Some(url) => (toolwarden_gateway::OtlpProtocol::Grpc, url),
-                None => (toolwarden_gateway::OtlpProtocol::HttpProtobuf, otlp),
-            };
-            config.otlp = Some(toolwarden_gateway::OtlpConfig::parse_with(
+            // `gzip+URL`: bodies gzipped; `grpc+URL`: the same collector
+            // spoken to over OTLP/gRPC (either prefix first).
+            let (mut protocol, mut compression, mut otlp) = (
+                toolwarden_gateway::OtlpProtocol::HttpProtobuf,
+                toolwarden_gateway::OtlpCompression::None,
+                otlp,
+            );
+            loop {
+                if let Some(rest) = otlp.strip_prefix("grpc+") {
+                    (protocol, otlp) = (toolwarden_gateway::OtlpProtocol::Grpc, rest);
+                } else if let Some(rest) = otlp.strip_prefix("gzip+") {
+                    (compression, otlp) = (toolwarden_gateway::OtlpCompression::Gzip, rest);
+                } else {
+                    break;
+                }
+            }
+            let mut otlp = toolwarden_gateway::OtlpConfig::parse_with(
                 protocol,
                 otlp,
                 toolwarden_gateway::EndpointKind::Base,
                 None,
-            )?);
+            )?;
+            otlp.compression = compression;
+            config.otlp = Some(otlp);
         }
         None => {}
     }
