@@ -211,7 +211,9 @@ async fn answer(
     }
     // A Responses request is kept, and continues the response it names
     // (`continuation`).
-    let responses_body = (route.dialect == Dialect::OpenAiResponses)
+    // Only where continuations are checked (`validate`): kept for nothing
+    // else, and parsing each body costs the bench's shared CPUs.
+    let responses_body = (shared.opts.validate && route.dialect == Dialect::OpenAiResponses)
         .then(|| serde_json::from_slice::<serde_json::Value>(&body).ok())
         .flatten();
     let mut previous = None;

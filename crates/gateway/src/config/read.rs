@@ -41,8 +41,8 @@ impl RawConfig {
         if dir.as_os_str().is_empty() {
             return;
         }
-        if let Some(url) = self.database.as_deref()
-            && !matches!(url.trim(), "" | "none" | "off")
+        if let Some(url) = self.database.as_deref().map(str::trim)
+            && !matches!(url, "" | "none" | "off")
             && toolwarden_store::sqlite_path(url).is_some_and(|p| p.is_relative())
         {
             let scheme = ["sqlite://", "sqlite:"]
@@ -83,6 +83,11 @@ impl RawConfig {
         for (name, value) in vars {
             let Some(key) = name.strip_prefix("TOOLWARDEN_") else {
                 // --- issue 19: OpenTelemetry's standard variables ---
+                // Empty is unset, as the specification says (a `${VAR:-}`
+                // template must not hide the general variable).
+                if name.starts_with("OTEL_") && value.trim().is_empty() {
+                    continue;
+                }
                 match name.as_str() {
                     "OTEL_EXPORTER_OTLP_ENDPOINT" => otel_endpoint = Some(value),
                     "OTEL_EXPORTER_OTLP_HEADERS" => otel_headers = Some(value),

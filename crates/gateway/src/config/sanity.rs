@@ -31,7 +31,11 @@ const OTHER_VARIABLES: &[&str] = &[
 const OTHER_PREFIXES: &[&str] = &["TOOLWARDEN_TEST_", "TOOLWARDEN_PG_", "TOOLWARDEN_SOAK_"];
 
 /// A problem when `upstream` (the setting `name`) is this gateway's own
-/// listening address.
+/// listening socket: the same port, and an address a connection to which
+/// reaches it (the listening address itself; `localhost` when it listens
+/// on loopback; when it listens on every address, `localhost`, `0.0.0.0`
+/// and the loopback addresses of its family, or of both on `[::]`). Other
+/// loopback addresses (`127.0.0.2` beside `127.0.0.1`) are other sockets.
 pub(super) fn loops_back(name: &str, upstream: &Upstream, listen: SocketAddr) -> Option<String> {
     if listen.port() == 0 || upstream.port() != listen.port() {
         return None;
@@ -41,11 +45,13 @@ pub(super) fn loops_back(name: &str, upstream: &Upstream, listen: SocketAddr) ->
         .trim_start_matches('[')
         .trim_end_matches(']');
     let ours = match host.parse::<IpAddr>() {
-        Ok(ip) => {
-            ip == listen.ip()
-                || (ip.is_loopback() && (listen.ip().is_loopback() || listen.ip().is_unspecified()))
-                || ip.is_unspecified()
+        Ok(ip) if listen.ip().is_unspecified() => {
+            let same_family = ip.is_ipv4() == listen.is_ipv4();
+            // On Linux `[::]` takes IPv4 connections too (dual stack).
+            let dual = listen.is_ipv6();
+            (ip.is_loopback() || ip.is_unspecified()) && (same_family || dual)
         }
+        Ok(ip) => ip == listen.ip(),
         Err(_) => {
             host.eq_ignore_ascii_case("localhost")
                 && (listen.ip().is_loopback() || listen.ip().is_unspecified())
@@ -145,17 +151,18 @@ mod tests {
             "http://127.0.0.1:8080",
             "http://localhost:8080/",
             "http://LOCALHOST:8080",
-            "http://127.0.0.2:8080",
-            "http://[::1]:8080",
-            "http://0.0.0.0:8080",
         ] {
             let e = loops_back("openai_upstream", &up(url), listen).expect(url);
             assert!(e.contains("own address"), "{e}");
         }
+        // Another loopback address, or the other family, is another socket.
         for url in [
             "http://127.0.0.1:8081",
             "https://api.openai.com",
             "http://10.0.0.5:8080",
+            "http://127.0.0.2:8080",
+            "http://[::1]:8080",
+            "http://0.0.0.0:8080",
         ] {
             assert_eq!(
                 loops_back("openai_upstream", &up(url), listen),
@@ -163,10 +170,20 @@ mod tests {
                 "{url}"
             );
         }
-        // Any address: loopback and that address loop; others may not.
+        // Any address: loopback, 0.0.0.0 and localhost loop; others may not.
         let any: SocketAddr = "0.0.0.0:8080".parse().unwrap();
-        assert!(loops_back("x", &up("http://localhost:8080"), any).is_some());
+        for url in [
+            "http://localhost:8080",
+            "http://127.0.0.2:8080",
+            "http://0.0.0.0:8080",
+        ] {
+            assert!(loops_back("x", &up(url), any).is_some(), "{url}");
+        }
+        assert!(loops_back("x", &up("http://[::1]:8080"), any).is_none());
         assert!(loops_back("x", &up("http://192.168.1.9:8080"), any).is_none());
+        let any6: SocketAddr = "[::]:8080".parse().unwrap();
+        assert!(loops_back("x", &up("http://127.0.0.1:8080"), any6).is_some());
+        assert!(loops_back("x", &up("http://[::1]:8080"), any6).is_some());
         let exact: SocketAddr = "192.168.1.9:8080".parse().unwrap();
         assert!(loops_back("x", &up("http://192.168.1.9:8080"), exact).is_some());
         let ephemeral: SocketAddr = "127.0.0.1:0".parse().unwrap();

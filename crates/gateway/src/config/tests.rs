@@ -501,6 +501,22 @@ fn otel_traces_variables_win_and_name_the_url_itself() {
         "http://flag:4318/v1/traces"
     );
 
+    // Empty is unset (a `${VAR:-}` template): the general ones apply.
+    let templated = env(&[
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://general:4318"),
+        ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", ""),
+        ("OTEL_EXPORTER_OTLP_HEADERS", "a=general"),
+        ("OTEL_EXPORTER_OTLP_TRACES_HEADERS", " "),
+        ("OTEL_EXPORTER_OTLP_PROTOCOL", ""),
+    ])
+    .validate()
+    .unwrap()
+    .otlp
+    .unwrap();
+    assert_eq!(templated.traces_url, "http://general:4318/v1/traces");
+    assert_eq!(templated.headers[0].1, "general");
+    assert_eq!(templated.protocol, OtlpProtocol::HttpProtobuf);
+
     let grpc = env(&[
         ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4317"),
         ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf"),
@@ -523,7 +539,7 @@ fn otel_traces_variables_win_and_name_the_url_itself() {
     )
     .unwrap_err();
     assert!(e.contains("without a path"), "{e}");
-    for bad in ["http/json", "grpcs", ""] {
+    for bad in ["http/json", "grpcs"] {
         let e = env(&[
             ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4317"),
             ("OTEL_EXPORTER_OTLP_PROTOCOL", bad),

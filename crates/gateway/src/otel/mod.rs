@@ -424,7 +424,11 @@ async fn post(client: &HttpClient, config: &OtlpConfig, body: Bytes) -> Result<(
             retry_after: None,
         })?;
     for (name, value) in &config.headers {
-        request.headers_mut().insert(name.clone(), value.clone());
+        // The protocol's own headers (content type, gRPC's) are not
+        // the user's to replace.
+        if !request.headers().contains_key(name) {
+            request.headers_mut().insert(name.clone(), value.clone());
+        }
     }
     let response = tokio::time::timeout(config.timeout, client.request(request))
         .await
