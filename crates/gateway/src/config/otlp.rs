@@ -208,7 +208,7 @@ impl Sampler {
 #[derive(Debug, Clone, PartialEq)]
 pub struct OtlpConfig {
     /// The URL each batch goes to: `ENDPOINT/v1/traces` over HTTP, the
-    /// endpoint's origin and [`GRPC_EXPORT_PATH`] over gRPC.
+    /// endpoint's origin and the `TraceService/Export` method's path over gRPC.
     pub traces_url: Uri,
     /// The transport.
     pub protocol: OtlpProtocol,
