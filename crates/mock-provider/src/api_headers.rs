@@ -104,7 +104,7 @@ impl Api {
                 .map(|name| vec![("x-amzn-errortype", format!("{name}:{BEDROCK_NAMESPACE}"))])
                 .unwrap_or_default(),
             (Api::Anthropic, 429) => {
-                let reset = crate::cloud_auth::iso8601(
+                let reset = crate::clock::iso8601(
                     std::time::SystemTime::now() + std::time::Duration::from_secs(1),
                 );
                 vec![

@@ -25,7 +25,8 @@ use http::{Method, StatusCode, request::Parts};
 
 use crate::{
     AwsTestKey,
-    cloud_auth::{AwsCredentialService, Reply, iso8601, url_form},
+    clock::iso8601,
+    cloud_auth::{AwsCredentialService, Reply, url_form},
 };
 
 /// STS's XML namespace.

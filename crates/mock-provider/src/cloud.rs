@@ -415,7 +415,7 @@ pub(crate) fn verify_sigv4(
 /// The time as `x-amz-date` writes it (`20251125T173000Z`).
 fn format_amz_date(t: SystemTime) -> String {
     // `2025-11-25T17:30:00Z` without its separators.
-    crate::cloud_auth::iso8601(t).replace(['-', ':'], "")
+    crate::clock::iso8601(t).replace(['-', ':'], "")
 }
 
 /// `20251125T173000Z` → the time.

@@ -223,7 +223,7 @@ fn response_in<'a>(events: impl IntoIterator<Item = &'a [u8]>) -> Option<(String
 pub(crate) fn reply_events(chunks: &[Bytes], sse: bool) -> Vec<Bytes> {
     let whole: Vec<u8> = chunks.concat();
     if sse {
-        crate::ws::sse_to_messages(&whole)
+        crate::sse::sse_to_messages(&whole)
     } else {
         vec![Bytes::from(whole)]
     }

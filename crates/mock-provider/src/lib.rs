@@ -59,9 +59,11 @@
 #![forbid(unsafe_code)]
 
 mod agent;
+mod answer;
 mod api_headers;
 mod aws_federation;
 mod body;
+mod clock;
 mod cloud;
 mod cloud_auth;
 mod continuation;
@@ -72,6 +74,7 @@ mod render;
 mod rules;
 mod script;
 mod server;
+mod sse;
 mod stream_error;
 mod tls;
 mod ws;

@@ -11,6 +11,7 @@ use toolwarden_wire::Dialect;
 
 use crate::{
     Fault, ReceivedRequest, Scripted, Shared,
+    answer::{fault_reply, response, set_headers},
     api_headers::Api,
     body::{Body, End, chunked, full},
     cloud,
@@ -739,58 +740,11 @@ pub(crate) fn previous_not_found(id: &str) -> String {
     )
 }
 
-/// A [`Fault::Status`] (`headers: None`: the API's own for the status) or
-/// [`Fault::StatusWithHeaders`] answer.
-pub(crate) fn fault_reply(
-    api: Option<Api>,
-    code: u16,
-    headers: Option<&[(String, String)]>,
-    body: &Bytes,
-) -> Response<Body> {
-    let status = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    let mut resp = response(status, "application/json", full(body.clone()));
-    let headers = match headers {
-        Some(headers) => headers.to_vec(),
-        None => api.map(|a| a.error_headers(status)).unwrap_or_default(),
-    };
-    set_headers(&mut resp, headers);
-    resp
-}
-
 /// An error in JSON with the API's headers for its status.
 fn error_response(api: Option<Api>, status: StatusCode, body: String) -> Response<Body> {
     let mut resp = json_response(status, body);
     if let Some(api) = api {
         set_headers(&mut resp, api.error_headers(status));
-    }
-    resp
-}
-
-/// Set these headers: each name's first value replaces what the response
-/// has, the next ones are added.
-fn set_headers(resp: &mut Response<Body>, headers: Vec<(String, String)>) {
-    let mut set: Vec<header::HeaderName> = Vec::new();
-    for (k, v) in headers {
-        let (Ok(k), Ok(v)) = (
-            header::HeaderName::from_bytes(k.as_bytes()),
-            header::HeaderValue::from_str(&v),
-        ) else {
-            continue;
-        };
-        if set.contains(&k) {
-            resp.headers_mut().append(k, v);
-        } else {
-            resp.headers_mut().insert(k.clone(), v);
-            set.push(k);
-        }
-    }
-}
-
-fn response(status: StatusCode, content_type: &str, body: Body) -> Response<Body> {
-    let mut resp = Response::new(body);
-    *resp.status_mut() = status;
-    if let Ok(v) = header::HeaderValue::from_str(content_type) {
-        resp.headers_mut().insert(header::CONTENT_TYPE, v);
     }
     resp
 }

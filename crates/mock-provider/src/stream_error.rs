@@ -63,7 +63,7 @@ pub(crate) fn inject(
     match framing {
         Framing::Sse(Dialect::Anthropic) => chunks.push(sse_event("error", &anthropic(kind))),
         Framing::Sse(Dialect::OpenAiResponses) => {
-            let messages = crate::ws::sse_to_messages(&chunks.concat());
+            let messages = crate::sse::sse_to_messages(&chunks.concat());
             for (name, event) in responses(&messages, kind) {
                 chunks.push(sse_event(name, &event.to_string()));
             }
@@ -231,7 +231,7 @@ mod tests {
             1,
             StreamError::Internal,
         );
-        let events = crate::ws::sse_to_messages(&out.concat());
+        let events = crate::sse::sse_to_messages(&out.concat());
         let v: Vec<Value> = events
             .iter()
             .map(|e| serde_json::from_slice(e).unwrap())

@@ -73,13 +73,13 @@ pub(crate) async fn handle(
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     // The upgrade refused as an HTTP request is, with the same headers.
     let refused = match shared.fault() {
-        Fault::Status(code, body) => Some(crate::server::fault_reply(
+        Fault::Status(code, body) => Some(crate::answer::fault_reply(
             Some(Api::OpenAi),
             code,
             None,
             &body,
         )),
-        Fault::StatusWithHeaders(code, headers, body) => Some(crate::server::fault_reply(
+        Fault::StatusWithHeaders(code, headers, body) => Some(crate::answer::fault_reply(
             Some(Api::OpenAi),
             code,
             Some(&headers),
@@ -308,7 +308,7 @@ fn turn_events(
         (prewarm_events(message), Fault::None)
     } else {
         let events = match shared.pop_script() {
-            Some(Scripted::Sse(chunks, _)) => sse_to_messages(&chunks.concat()),
+            Some(Scripted::Sse(chunks, _)) => crate::sse::sse_to_messages(&chunks.concat()),
             Some(Scripted::Json(body)) => vec![body],
             Some(Scripted::Raw(raw)) => raw.chunks,
             None => {
@@ -321,7 +321,7 @@ fn turn_events(
                 );
                 p.arg_pieces = shared.opts.arg_pieces;
                 let sse = render::stream_events(Dialect::OpenAiResponses, &p, false);
-                sse_to_messages(&sse.concat())
+                crate::sse::sse_to_messages(&sse.concat())
             }
         };
         (events, shared.fault())
@@ -387,23 +387,6 @@ fn prewarm_events(message: &[u8]) -> Vec<Bytes> {
         Bytes::from(event.to_string())
     })
     .collect()
-}
-
-/// Each SSE event's `data` (its lines joined), as one message.
-pub(crate) fn sse_to_messages(sse: &[u8]) -> Vec<Bytes> {
-    let text = String::from_utf8_lossy(sse);
-    let mut out = Vec::new();
-    for event in text.split("\n\n") {
-        let data: Vec<&str> = event
-            .lines()
-            .filter_map(|l| l.strip_prefix("data:"))
-            .map(|d| d.strip_prefix(' ').unwrap_or(d))
-            .collect();
-        if !data.is_empty() && data != ["[DONE]"] {
-            out.push(Bytes::from(data.join("\n")));
-        }
-    }
-    out
 }
 
 /// A turn's events, each its own text message, written as they are made
