@@ -374,16 +374,27 @@ async fn a_refused_export_is_sent_again() {
     let url = format!("http://{addr}");
     let h = Harness::with(MockOptions::default(), move |c| c.otlp = Some(otlp(&url))).await;
     two_rounds(&h, "otel-retry").await;
+    six_exported_none_dropped(&h).await;
+    assert_eq!(spans(&got).len(), 6, "every span arrived once");
+}
+
+/// Waits for [`two_rounds`]' six spans to be exported, and asserts that
+/// six were and none was dropped.
+pub(super) async fn six_exported_none_dropped(h: &Harness) {
     let exported = [("outcome", "exported")];
     let m = h
         .metrics_when(|m| metric(m, "toolwarden_otlp_spans_total", &exported) >= 6.0)
         .await;
     assert_eq!(
+        metric(&m, "toolwarden_otlp_spans_total", &exported),
+        6.0,
+        "{m}"
+    );
+    assert_eq!(
         metric(&m, "toolwarden_otlp_spans_total", &[("outcome", "dropped")]),
         0.0,
         "{m}"
     );
-    assert_eq!(spans(&got).len(), 6, "every span arrived once");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -526,15 +537,7 @@ async fn gzip_bodies_arrive_whole() {
     })
     .await;
     two_rounds(&h, "otel-gzip").await;
-    let exported = [("outcome", "exported")];
-    let m = h
-        .metrics_when(|m| metric(m, "toolwarden_otlp_spans_total", &exported) >= 6.0)
-        .await;
-    assert_eq!(
-        metric(&m, "toolwarden_otlp_spans_total", &exported),
-        6.0,
-        "{m}"
-    );
+    six_exported_none_dropped(&h).await;
     assert_eq!(spans(&got).len(), 6);
     assert!(GZIPPED.load(std::sync::atomic::Ordering::SeqCst) >= 1);
 }

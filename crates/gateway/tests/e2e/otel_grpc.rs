@@ -24,7 +24,7 @@ use toolwarden_gateway::{EndpointKind, OtlpConfig, OtlpProtocol};
 use toolwarden_mock_provider::MockOptions;
 
 use super::{
-    otel::two_rounds,
+    otel::{six_exported_none_dropped, two_rounds},
     support::{Harness, metric},
 };
 
@@ -208,20 +208,7 @@ async fn gateway(url: String, tls: bool) -> Harness {
 /// were sent again.
 async fn all_six_exported(h: &Harness, seen: &Mutex<Seen>) -> usize {
     two_rounds(h, "otel-grpc").await;
-    let exported = [("outcome", "exported")];
-    let m = h
-        .metrics_when(|m| metric(m, "toolwarden_otlp_spans_total", &exported) >= 6.0)
-        .await;
-    assert_eq!(
-        metric(&m, "toolwarden_otlp_spans_total", &exported),
-        6.0,
-        "{m}"
-    );
-    assert_eq!(
-        metric(&m, "toolwarden_otlp_spans_total", &[("outcome", "dropped")]),
-        0.0,
-        "{m}"
-    );
+    six_exported_none_dropped(h).await;
     let seen = seen.lock().unwrap();
     assert_eq!(seen.spans, 6, "every span arrived once");
     seen.repeats
