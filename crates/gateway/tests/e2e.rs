@@ -37,6 +37,9 @@
 //!   progress, not size;
 //! - `startup`: the port is bound before the database is opened.
 
+#[path = "tls/acceptor.rs"]
+mod tls_support;
+
 mod e2e {
     pub mod convo;
     pub mod support;

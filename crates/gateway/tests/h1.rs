@@ -3,6 +3,8 @@
 //! places, informational heads, close-delimited HTTP/1.0 bodies, idle
 //! connections closed under the gateway — and counts its connections.
 
+#[path = "tls/acceptor.rs"]
+mod tls_support;
 use std::{
     sync::{
         Arc,
@@ -493,31 +495,10 @@ async fn a_head_sent_in_small_pieces_is_served() {
 
 // ------------------------------------------------------------------ TLS
 
-fn tls_file(name: &str) -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/tls")
-        .join(name)
-}
-
 /// An HTTPS upstream (certificate for `localhost` and 127.0.0.1, signed by
 /// `tests/tls/ca.pem`) answering every request with a chunked SSE body.
 async fn tls_upstream() -> (std::net::SocketAddr, Arc<AtomicUsize>) {
-    use rustls::pki_types::{CertificateDer, PrivateKeyDer, pem::PemObject};
-    let certs = CertificateDer::pem_file_iter(tls_file("server.pem"))
-        .unwrap()
-        .collect::<Result<Vec<_>, _>>()
-        .unwrap();
-    let key = PrivateKeyDer::from_pem_file(tls_file("server.key")).unwrap();
-    let mut config = rustls::ServerConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .unwrap()
-    .with_no_client_auth()
-    .with_single_cert(certs, key)
-    .unwrap();
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
-    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    let acceptor = tls_support::acceptor(b"http/1.1");
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let connections = Arc::new(AtomicUsize::new(0));
@@ -554,7 +535,7 @@ async fn https_upstreams_are_reached_over_tls_on_both_paths() {
     raw.openai_upstream = Some(url.clone());
     raw.anthropic_upstream = Some(url.clone());
     raw.gemini_upstream = Some(url);
-    raw.upstream_ca = Some(tls_file("ca.pem"));
+    raw.upstream_ca = Some(tls_support::tls_file("ca.pem"));
     let trusted = raw.validate().unwrap();
     let gw = Gateway::start(trusted.clone()).await.unwrap();
     let mut send = client(&gw).await;

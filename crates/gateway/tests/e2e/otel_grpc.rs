@@ -23,6 +23,8 @@ use tokio::net::TcpListener;
 use toolwarden_gateway::{EndpointKind, OtlpConfig, OtlpProtocol};
 use toolwarden_mock_provider::MockOptions;
 
+use crate::tls_support::{acceptor, tls_file};
+
 use super::{
     otel::{six_exported_none_dropped, two_rounds},
     support::{Harness, metric},
@@ -71,7 +73,7 @@ async fn collector(script: Vec<Answer>, tls: bool) -> (SocketAddr, Arc<Mutex<See
     let addr = listener.local_addr().expect("addr");
     let seen: Arc<Mutex<Seen>> = Arc::default();
     let script = Arc::new(Mutex::new(VecDeque::from(script)));
-    let acceptor = tls.then(tls_acceptor);
+    let acceptor = tls.then(|| acceptor(b"h2"));
     let keep = seen.clone();
     tokio::spawn(async move {
         while let Ok((tcp, _)) = listener.accept().await {
@@ -154,33 +156,6 @@ async fn collector(script: Vec<Answer>, tls: bool) -> (SocketAddr, Arc<Mutex<See
         }
     });
     (addr, seen)
-}
-
-fn tls_file(name: &str) -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/tls")
-        .join(name)
-}
-
-/// The test certificate (for `localhost`, signed by `tests/tls/ca.pem`),
-/// offering `h2` alone.
-fn tls_acceptor() -> tokio_rustls::TlsAcceptor {
-    use rustls::pki_types::{CertificateDer, PrivateKeyDer, pem::PemObject};
-    let certs = CertificateDer::pem_file_iter(tls_file("server.pem"))
-        .unwrap()
-        .collect::<Result<Vec<_>, _>>()
-        .unwrap();
-    let key = PrivateKeyDer::from_pem_file(tls_file("server.key")).unwrap();
-    let mut config = rustls::ServerConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .unwrap()
-    .with_no_client_auth()
-    .with_single_cert(certs, key)
-    .unwrap();
-    config.alpn_protocols = vec![b"h2".to_vec()];
-    tokio_rustls::TlsAcceptor::from(Arc::new(config))
 }
 
 fn grpc(url: &str) -> OtlpConfig {
