@@ -58,7 +58,9 @@ impl Finished {
         let sinks = &self.sinks;
         let view = match self.response {
             Response::Read(view) => view,
-            Response::Later(parse) => response_view(sinks, base.dialect, parse, self.cut),
+            Response::Later(parse) => {
+                response_view(sinks, base.dialect, parse, self.cut, self.over_limit)
+            }
         };
         let finished_ms = self.ended_ms;
         let view = view.unwrap_or_default();
@@ -210,6 +212,7 @@ pub(super) fn response_view(
     dialect: Option<Dialect>,
     parse: Parse,
     cut: bool,
+    over_limit: bool,
 ) -> Option<ResponseView> {
     let outcome = match parse {
         Parse::Skip => return None,
@@ -226,9 +229,10 @@ pub(super) fn response_view(
                 });
             }
             let view = guard(move || parser.finish());
-            // Over `response_parse_limit`: what was kept before the cut
-            // is recorded, and counted as a body too large to parse.
-            if matches!(&view, Ok(v) if v.truncated) {
+            // Over `response_parse_limit`, or a compressed stream decoded
+            // past its limit: what was kept before the cut is recorded, and
+            // counted as a body too large to parse.
+            if over_limit || matches!(&view, Ok(v) if v.truncated) {
                 sinks.metrics.emit(UnparsedResponse {
                     reason: UnparsedReason::TooLarge,
                 });

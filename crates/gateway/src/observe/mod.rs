@@ -25,6 +25,8 @@ pub(crate) mod recent;
 pub(crate) mod request;
 pub(crate) mod seen;
 pub(crate) mod session;
+#[cfg(test)]
+mod tests;
 
 use std::{
     panic::AssertUnwindSafe,
@@ -37,7 +39,7 @@ use std::{
 
 use http::{HeaderMap, header};
 use tokio::sync::Notify;
-use toolwarden_coding::{Codings, StreamDecoder};
+use toolwarden_coding::{CodingError, CodingErrorKind, Codings, StreamDecoder};
 use toolwarden_wire::{Detector, Dialect, StreamParser};
 
 use self::{
@@ -156,15 +158,21 @@ pub(crate) struct Observation {
     metrics_only: bool,
     /// The response was cut short (client gone, upstream broke).
     cut: bool,
-    /// A copied body passed `response_parse_limit` and was not read: the
-    /// request's calls may be incomplete (a stream's parse says so itself,
+    /// A copied body passed `response_parse_limit` and was not read, or a
+    /// compressed stream decoded past `decode_limit` and was not read
+    /// further: the request's calls may be incomplete (a stream's parse
+    /// says so itself when it passes its own limit,
     /// `ResponseView::truncated`).
     over_limit: bool,
+    /// Most bytes a compressed stream may decode to.
+    decode_limit: u64,
 }
 
 /// A compressed stream on its way to the parser.
 struct Decoding {
-    decoder: StreamDecoder,
+    /// `None` once the stream decoded past the limit: the rest of it is
+    /// not read, and what the parser kept stays.
+    decoder: Option<StreamDecoder>,
     /// What the last piece decoded to (reused).
     plain: Vec<u8>,
 }
@@ -285,8 +293,17 @@ impl Observation {
             done: false,
             cut: false,
             over_limit: false,
+            decode_limit: MAX_STREAM_DECODED,
             metrics_only: false,
         }
+    }
+
+    /// The same, with a compressed stream's decoded bytes capped at
+    /// `limit` instead of [`MAX_STREAM_DECODED`].
+    #[cfg(test)]
+    pub(crate) fn with_decode_limit(mut self, limit: u64) -> Observation {
+        self.decode_limit = limit;
+        self
     }
 
     /// A request with no body on a route with no dialect (`HEAD /`, a
@@ -393,10 +410,10 @@ impl Observation {
             }
         };
         if (sse || gemini_stream) && !codings.is_identity() {
-            match StreamDecoder::new(&codings, MAX_STREAM_DECODED) {
+            match StreamDecoder::new(&codings, self.decode_limit) {
                 Ok(decoder) => {
                     self.decoding = Some(Box::new(Decoding {
-                        decoder,
+                        decoder: Some(decoder),
                         plain: Vec::new(),
                     }));
                 }
@@ -442,14 +459,24 @@ impl Observation {
         let Some(decoding) = self.decoding.as_mut() else {
             return self.feed_plain(chunk);
         };
+        let Some(decoder) = decoding.decoder.as_mut() else {
+            return;
+        };
         let mut plain = std::mem::take(&mut decoding.plain);
         plain.clear();
-        match guard(|| decoding.decoder.feed(chunk, &mut plain)) {
-            Ok(Ok(())) => self.feed_plain(&plain),
-            _ => self.undecodable(),
-        }
+        let fed = guard(|| decoder.feed(chunk, &mut plain));
+        self.decoded(fed, &plain);
         if let Some(decoding) = self.decoding.as_mut() {
             decoding.plain = plain;
+        }
+    }
+
+    /// What a piece of a compressed stream decoded to, or why it did not.
+    fn decoded(&mut self, outcome: Result<Result<(), CodingError>, String>, plain: &[u8]) {
+        match outcome {
+            Ok(Ok(())) => self.feed_plain(plain),
+            Ok(Err(e)) if e.kind == CodingErrorKind::TooLarge => self.decoded_past_limit(),
+            _ => self.undecodable(),
         }
     }
 
@@ -462,11 +489,23 @@ impl Observation {
             return;
         }
         let Decoding { decoder, mut plain } = *decoding;
+        let Some(decoder) = decoder else {
+            return;
+        };
         plain.clear();
-        match guard(|| decoder.finish(&mut plain)) {
-            Ok(Ok(())) => self.feed_plain(&plain),
-            _ => self.undecodable(),
+        let finished = guard(|| decoder.finish(&mut plain));
+        self.decoded(finished, &plain);
+    }
+
+    /// A compressed stream decoded past `decode_limit`: it is not read
+    /// further, what its parser kept is recorded, and the request's calls
+    /// are marked as possibly incomplete (the `too_large` metric counts it
+    /// once the view is made).
+    fn decoded_past_limit(&mut self) {
+        if let Some(decoding) = self.decoding.as_mut() {
+            decoding.decoder = None;
         }
+        self.over_limit = true;
     }
 
     /// The stream is not valid in its coding (or decodes past the limit):
@@ -531,7 +570,13 @@ impl Observation {
         if self.base.dialect != Some(Dialect::OpenAiResponses) {
             return Response::Later(parse);
         }
-        let view = response_view(&self.sinks, self.base.dialect, parse, self.cut);
+        let view = response_view(
+            &self.sinks,
+            self.base.dialect,
+            parse,
+            self.cut,
+            self.over_limit,
+        );
         let session = match &self.request {
             Some(info) => Some(info.session.clone()),
             None => self.base.header_session.clone(),

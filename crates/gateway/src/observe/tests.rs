@@ -1,0 +1,134 @@
+//! An observation's reading of compressed streams.
+
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use toolwarden_store::{RequestRecord, ToolCallRecord};
+use toolwarden_wire::Dialect;
+
+use super::{Observation, RequestBase, ResponseMeta, Sinks};
+use crate::metrics::Metrics;
+use crate::recorder::{Observer, Recorder, RecorderOptions};
+use crate::routes::Provider;
+
+/// What the recorder was given: each request's `calls_incomplete`, and the
+/// ids of the calls.
+#[derive(Default)]
+struct Recorded {
+    requests: Mutex<Vec<bool>>,
+    calls: Mutex<Vec<String>>,
+}
+
+impl Observer for Recorded {
+    fn on_request(&self, rec: &RequestRecord) {
+        if let Ok(mut v) = self.requests.lock() {
+            v.push(rec.calls_incomplete);
+        }
+    }
+
+    fn on_tool_call(&self, rec: &ToolCallRecord) {
+        if let Ok(mut v) = self.calls.lock() {
+            v.push(rec.call_id.clone());
+        }
+    }
+}
+
+fn base() -> RequestBase {
+    RequestBase {
+        request_id: "r1".into(),
+        at_ms: 0,
+        provider: Provider::Anthropic,
+        dialect: Some(Dialect::Anthropic),
+        path: "/v1/messages".into(),
+        repair_mode: "off",
+        repairs: Vec::new(),
+        header_session: None,
+        trace_parent: None,
+        path_model: None,
+    }
+}
+
+/// An Anthropic stream's events for one `tool_use` block with id `id`,
+/// at content index `index`.
+fn tool_use(id: &str, index: usize) -> String {
+    format!(
+        "event: content_block_start\ndata: {{\"type\":\"content_block_start\",\"index\":{index},\"content_block\":{{\"type\":\"tool_use\",\"id\":\"{id}\",\"name\":\"read\",\"input\":{{}}}}}}\n\n\
+         event: content_block_delta\ndata: {{\"type\":\"content_block_delta\",\"index\":{index},\"delta\":{{\"type\":\"input_json_delta\",\"partial_json\":\"{{}}\"}}}}\n\n\
+         event: content_block_stop\ndata: {{\"type\":\"content_block_stop\",\"index\":{index}}}\n\n"
+    )
+}
+
+fn gzip_piece(encoder: &mut flate2::write::GzEncoder<Vec<u8>>, text: &str) -> Vec<u8> {
+    encoder.write_all(text.as_bytes()).ok();
+    encoder.flush().ok();
+    std::mem::take(encoder.get_mut())
+}
+
+/// A gzipped stream that decodes past the observation's limit: the call
+/// before the limit is recorded, the request is marked `calls_incomplete`
+/// (its later calls were not read), and the body counts once as too large
+/// to parse.
+#[tokio::test]
+async fn a_compressed_stream_decoded_past_its_limit_marks_the_calls_incomplete() {
+    let recorded = Arc::new(Recorded::default());
+    let recorder = Recorder::start(
+        None,
+        RecorderOptions {
+            queue_capacity: 64,
+            batch_max: 16,
+            flush_interval: Duration::from_millis(1),
+            jsonl: None,
+        },
+        recorded.clone(),
+    );
+    let metrics = Arc::new(Metrics::new());
+    let sinks = Arc::new(Sinks::new(
+        recorder.clone(),
+        metrics.clone(),
+        Default::default(),
+    ));
+    let mut observation = Observation::new(sinks.clone(), base()).with_decode_limit(64 * 1024);
+    observation.on_response(
+        ResponseMeta {
+            status: 200,
+            content_type: Some(b"text/event-stream"),
+            content_encoding: Some(b"gzip"),
+            content_length: None,
+        },
+        false,
+        1 << 20,
+    );
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    let start = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"m\",\"content\":[],\"usage\":{\"input_tokens\":1,\"output_tokens\":1}}}\n\n";
+    observation.feed(&gzip_piece(&mut gz, start));
+    observation.feed(&gzip_piece(&mut gz, &tool_use("toolu_before", 0)));
+    // 128 KiB of SSE comments: the stream passes the 64 KiB limit here.
+    let pad = ": padding\n".repeat(13_108);
+    observation.feed(&gzip_piece(&mut gz, &pad));
+    observation.feed(&gzip_piece(&mut gz, &tool_use("toolu_after", 1)));
+    let end = "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"},\"usage\":{\"output_tokens\":2}}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+    observation.feed(&gzip_piece(&mut gz, end));
+    let tail = gz.finish().unwrap_or_default();
+    observation.feed(&tail);
+    observation.finish();
+    sinks.settle(Duration::from_secs(5)).await;
+    recorder.shutdown().await;
+
+    let requests = recorded
+        .requests
+        .lock()
+        .map(|v| v.clone())
+        .unwrap_or_default();
+    assert_eq!(requests, [true], "one request, marked calls_incomplete");
+    let calls = recorded.calls.lock().map(|v| v.clone()).unwrap_or_default();
+    assert_eq!(calls, ["toolu_before"], "the call before the limit is kept");
+    assert_eq!(
+        metrics.counter("toolwarden_unparsed_responses_total", &["too_large"]),
+        1
+    );
+    assert_eq!(
+        metrics.counter("toolwarden_unparsed_responses_total", &["invalid"]),
+        0
+    );
+}
