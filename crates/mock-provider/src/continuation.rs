@@ -2,8 +2,11 @@
 //! them:
 //!
 //! - a response made with `store` true (the default) is kept by the API and
-//!   can be continued from any request, over HTTP or WebSocket ([`Store`],
-//!   bounded: the oldest go first past [`CAPACITY`]);
+//!   can be continued from any request, over HTTP or WebSocket ([`Store`]:
+//!   at most [`CAPACITY`] ids, the oldest go first; each kept response
+//!   holds its ancestors, as the API keeps a conversation's whole context,
+//!   so the memory held is bounded by the ids times the longest chain, not
+//!   by the ids alone — a mock for tests, not for an endless chain);
 //! - in WebSocket mode each connection also keeps its most recent response
 //!   in a cache of its own, `store: false` ones included, and only there:
 //!   such a response is continued on that socket, as the next turn, and
