@@ -13,15 +13,17 @@ ci_suite=agents-e2e
 . "$(dirname "$0")/lib.sh"
 cache="${TOOLWARDEN_E2E_CACHE:-$HOME/.cache/toolwarden-e2e}"
 
-# The clients, pinned.
-CLAUDE_CODE=2.1.197
-GEMINI_CLI=0.61.0
-CODEX=0.169.0
-AI=6.0.326
-AI_ANTHROPIC=3.0.140
-AI_OPENAI=3.0.141
-AI_GOOGLE=3.0.141
-OPENAI_AGENTS=0.24.0
+# The clients, pinned. Each can be overridden to try another release
+# (TOOLWARDEN_E2E_CLAUDE_CODE=2.1.197 …; with a TOOLWARDEN_E2E_CACHE of
+# its own, so the pinned installs stay).
+CLAUDE_CODE=${TOOLWARDEN_E2E_CLAUDE_CODE:-2.1.332}
+GEMINI_CLI=${TOOLWARDEN_E2E_GEMINI_CLI:-0.61.0}
+CODEX=${TOOLWARDEN_E2E_CODEX:-0.171.0}
+AI=${TOOLWARDEN_E2E_AI:-6.0.326}
+AI_ANTHROPIC=${TOOLWARDEN_E2E_AI_ANTHROPIC:-3.0.140}
+AI_OPENAI=${TOOLWARDEN_E2E_AI_OPENAI:-3.0.141}
+AI_GOOGLE=${TOOLWARDEN_E2E_AI_GOOGLE:-3.0.141}
+OPENAI_AGENTS=${TOOLWARDEN_E2E_OPENAI_AGENTS:-0.24.0}
 
 npm_pkgs=(
   "@anthropic-ai/claude-code@$CLAUDE_CODE" "@google/gemini-cli@$GEMINI_CLI" "@openai/codex@$CODEX"

@@ -10,9 +10,9 @@ set -euo pipefail
 ci_suite=ws-e2e
 . "$(dirname "$0")/lib.sh"
 OPENAI_SDK_VERSION=3.57.0   # has client.responses.connect()
-CODEX_VERSION=0.169.0
+CODEX_VERSION=${TOOLWARDEN_E2E_CODEX:-0.171.0}
 venv="$target/ws-venv"
-codex_dir="$target/ws-codex"
+codex_dir="${TOOLWARDEN_E2E_CACHE:-$target}/ws-codex"
 key="sk-ws-e2e-key-$$"
 
 # --- clients

@@ -74,8 +74,15 @@ def claude(tools, ws, key, version):
         UNKNOWN,
         Step("Read", {"file_path": 42, "limit": "many"}, True, r"InputValidationError|expected|invalid"),
         Step("Agent", {"description": "sub", "prompt": "Check the workspace. [[e2e:claude-sub]]",
-                      "subagent_type": "general-purpose"}, False, "E2E-DONE claude-sub"),
+                      "subagent_type": "general-purpose", "run_in_background": False}, False, "E2E-DONE claude-sub"),
+        # Claude Code 2.1.3xx runs a subagent in the background unless told
+        # otherwise: the call's result is the launch, and the subagent's own
+        # requests go on beside the main agent's.
+        Step("Agent", {"description": "bg", "prompt": "Check in the background. [[e2e:claude-bg]]",
+                      "subagent_type": "general-purpose", "run_in_background": True}, False,
+             r"(?i)async agent launched|agentId"),
     ]
+    bg = [Step("Bash", {"command": "echo e2e-bg", "description": "echo"}, False, r"e2e-bg")]
     sub = [
         Step("Read", {"file_path": f"{ws}/present.txt"}, False, r"hello e2e"),
         Step("Bash", {"command": "cat missing.txt", "description": "cat"}, True, r"no such file|exit code"),
@@ -90,7 +97,8 @@ def claude(tools, ws, key, version):
         runs=[Run("claude-main", common + ["-p", "Run the checks. [[e2e:claude-main]]"], env),
               Run("claude-cont", common + ["-c", "-p", "One more. [[e2e:claude-cont]]"], env),
               Run("claude-fork", common + ["-c", "--fork-session", "-p", "Fork. [[e2e:claude-fork]]"], env)],
-        scripts={"claude-main": main, "claude-sub": sub, "claude-cont": cont, "claude-fork": fork},
+        scripts={"claude-main": main, "claude-sub": sub, "claude-bg": bg, "claude-cont": cont,
+                 "claude-fork": fork},
         conversations=2,  # the subagent and `-c` belong to the first run's session; the fork has its own
     )
 
