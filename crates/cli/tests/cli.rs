@@ -168,9 +168,12 @@ fn bad_input_exits_2_with_a_position() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("line 1"), "{err}");
 
+    // Not JSON: said first, and no `--dialect` suggested (it would not help).
     let out = run_with_stdin(&["check", "-"], b"not json at all");
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("invalid JSON"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(": invalid JSON"), "{err}");
+    assert!(!err.contains("--dialect"), "{err}");
 
     let out = run_with_stdin(
         &["check", "--dialect", "openai-chat", "-"],
@@ -514,4 +517,83 @@ fn eval_detector_names_the_file_and_line_of_each_row() {
     let m = &v["detector"]["mistakes"][0];
     assert_eq!(m["line"], 2, "{v}");
     assert_eq!(m["file"], e3.display().to_string(), "{v}");
+}
+
+/// `stats --tool` naming a tool with no calls says which tools have some;
+/// `--json` stays the plain document.
+#[test]
+fn stats_for_an_unknown_tool_names_the_recorded_ones() {
+    use toolwarden_store::{Event, NoopObserver, Recorder, RecorderOptions, Store, ToolCallRecord};
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("t.db").display());
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    // Now: `stats` reads the last 24 hours by default.
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    runtime.block_on(async {
+        let store = Store::open(&url).await.unwrap();
+        let rec = Recorder::start(
+            Some(store.clone()),
+            RecorderOptions {
+                queue_capacity: 16,
+                batch_max: 16,
+                flush_interval: std::time::Duration::from_millis(1),
+                jsonl: None,
+            },
+            std::sync::Arc::new(NoopObserver),
+        );
+        for (i, tool) in ["read_file", "Bash"].into_iter().enumerate() {
+            rec.record(Event::ToolCall(ToolCallRecord {
+                request_id: "r".into(),
+                session_id: "s".into(),
+                provider: "anthropic".into(),
+                model: None,
+                response_id: None,
+                dialect: None,
+                call_index: i as u32,
+                call_id: format!("c{i}"),
+                tool: tool.into(),
+                arguments_bytes: 1,
+                at_ms: now_ms,
+                turn: None,
+            }));
+        }
+        rec.shutdown().await;
+        store.close().await;
+    });
+    let out = bin()
+        .args(["stats", "--database", &url, "--tool", "read_fil"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("no tool calls recorded"), "{text}");
+    assert!(
+        text.contains("no call of a tool named \"read_fil\" here; tools with calls: "),
+        "{text}"
+    );
+    assert!(
+        text.contains("read_file") && text.contains("Bash"),
+        "{text}"
+    );
+
+    let out = bin()
+        .args(["stats", "--json", "--database", &url, "--tool", "read_fil"])
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["tools"], serde_json::json!([]));
+
+    // A tool that has calls: no hint.
+    let out = bin()
+        .args(["stats", "--database", &url, "--tool", "Bash"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!text.contains("no call of a tool named"), "{text}");
 }

@@ -278,11 +278,18 @@ impl RunningGateway {
                 "recording could not finish within record_drain_ms: events not written were dropped \
                  (their per-tool counts are in the line before)"
             );
-        } else {
+        } else if self.shared.store.is_some() || self.shared.config.jsonl.is_some() {
             tracing::info!(
                 written = report.events_written,
                 dropped = report.events_dropped,
                 "recording drained"
+            );
+        } else {
+            // `--database none` and no JSONL: the events went to the
+            // metrics only; "written" would say otherwise.
+            tracing::debug!(
+                observed = report.events_written,
+                "events observed for the metrics (no database, no JSONL)"
             );
         }
         settle_exports(&self.shared.sinks.metrics, EXPORTS_SETTLE).await;

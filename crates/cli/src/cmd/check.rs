@@ -68,14 +68,15 @@ pub fn resolve_dialect(
     match dialect {
         Some(d) => Ok(d),
         None => Dialect::sniff(body).ok_or_else(|| {
-            let why = match serde_json::from_slice::<serde::de::IgnoredAny>(body) {
-                Err(e) => format!("invalid JSON: {e}"),
-                Ok(_) => "no `messages`, `input` or `contents` array found".to_string(),
-            };
-            CmdError(format!(
-                "{}: cannot tell the dialect ({why}); pass --dialect",
-                file.display()
-            ))
+            // Not JSON: naming a dialect would not help, so it is not suggested.
+            match serde_json::from_slice::<serde::de::IgnoredAny>(body) {
+                Err(e) => CmdError(format!("{}: invalid JSON: {e}", file.display())),
+                Ok(_) => CmdError(format!(
+                    "{}: cannot tell the dialect (no `messages`, `input` or `contents` \
+                     array found); pass --dialect",
+                    file.display()
+                )),
+            }
         }),
     }
 }

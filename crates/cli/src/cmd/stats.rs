@@ -78,18 +78,52 @@ pub fn run(args: StatsArgs) -> Result<Outcome, CmdError> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let stats = runtime.block_on(async {
+    let (stats, others) = runtime.block_on(async {
         let store = Store::open_existing(&url).await?;
         let stats = store.stats(&query).await;
+        // `--tool` that matched nothing: the tools that did record calls
+        // in the same window, for the table's hint.
+        let others = match (&stats, &query.tool) {
+            (Ok(s), Some(_)) if s.tools.is_empty() && !args.json => {
+                let all = StatsQuery {
+                    tool: None,
+                    tool_rows: TOOLS_HINTED,
+                    ..query.clone()
+                };
+                store.stats(&all).await.map(|s| s.tools).unwrap_or_default()
+            }
+            _ => Vec::new(),
+        };
         store.close().await;
-        stats
+        stats.map(|s| (s, others))
     })?;
     if args.json {
         outln!("{}", serde_json::to_string_pretty(&stats)?);
     } else {
         out!("{}", render(&stats, args.by));
+        if let (Some(tool), false) = (&query.tool, others.is_empty()) {
+            outln!("{}", no_such_tool(tool, &others));
+        }
     }
     Ok(Outcome::Ok)
+}
+
+/// The most tools named when `--tool` matched none.
+const TOOLS_HINTED: usize = 10;
+
+/// `--tool NAME` recorded no call where others did: say which did.
+fn no_such_tool(tool: &str, others: &[toolwarden_store::ToolRow]) -> String {
+    let names: Vec<String> = others.iter().map(|t| cell(&t.tool, 40)).collect();
+    let more = if others.len() >= TOOLS_HINTED {
+        ", …"
+    } else {
+        ""
+    };
+    format!(
+        "\nno call of a tool named {:?} here; tools with calls: {}{more}",
+        cell(tool, 40),
+        names.join(", ")
+    )
 }
 
 fn render(stats: &Stats, by: By) -> String {

@@ -250,9 +250,17 @@ impl RawAlerts {
             .webhooks
             .unwrap_or_default()
             .into_iter()
-            .filter_map(|url| {
+            .enumerate()
+            .filter_map(|(n, url)| {
+                // Not the value: a webhook's URL is often a secret (Slack's).
                 webhook_uri(&url)
-                    .map_err(|e| problems.push(format!("alert webhook: {e}")))
+                    .map_err(|e| {
+                        problems.push(format!(
+                            "alert webhook #{} (alerts.webhooks, --alert-webhook or \
+                             TOOLWARDEN_ALERT_WEBHOOK): {e}",
+                            n + 1
+                        ))
+                    })
                     .ok()
             })
             .collect();
@@ -301,7 +309,10 @@ impl RawAlerts {
 
 /// An http(s) URL with a host (the error names neither path nor query).
 fn webhook_uri(url: &str) -> Result<Uri, String> {
-    let uri: Uri = url.trim().parse().map_err(|_| "not a URL".to_string())?;
+    let uri: Uri = url
+        .trim()
+        .parse()
+        .map_err(|_| "not a URL; expected http://… or https://…".to_string())?;
     match (uri.scheme_str(), uri.host()) {
         (Some("http" | "https"), Some(host)) if !host.is_empty() => Ok(uri),
         (Some("http" | "https"), _) => Err("missing host".into()),

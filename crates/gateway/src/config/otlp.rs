@@ -258,12 +258,23 @@ impl OtlpConfig {
         headers: Option<&str>,
     ) -> Result<OtlpConfig, String> {
         let endpoint = endpoint.trim();
-        let origin: Uri = endpoint
-            .parse()
-            .map_err(|_| "otlp endpoint: not a URL".to_string())?;
+        // The value is named in the error (its password, if any, hidden).
+        let shown = toolwarden_store::redact_url(endpoint);
+        let origin: Uri = endpoint.parse().map_err(|_| {
+            format!("otlp endpoint {shown:?}: not a URL; expected http://HOST:PORT or https://…")
+        })?;
         match (origin.scheme_str(), origin.host()) {
             (Some("http" | "https"), Some(h)) if !h.is_empty() => {}
-            _ => return Err("otlp endpoint: expected http://HOST:PORT or https://…".into()),
+            (None, _) => {
+                return Err(format!(
+                    "otlp endpoint {shown:?}: missing scheme; expected http://{shown} or https://{shown}"
+                ));
+            }
+            _ => {
+                return Err(format!(
+                    "otlp endpoint {shown:?}: expected http://HOST:PORT or https://…"
+                ));
+            }
         }
         let url = match protocol {
             OtlpProtocol::HttpProtobuf => {

@@ -601,3 +601,37 @@ fn dashboard_tool_rows_is_a_setting_validated_once() {
         assert!(err.to_string().contains(says), "{value}: {err}");
     }
 }
+
+/// A bad OTLP endpoint is named in the error (its password hidden), with
+/// the scheme to add when it has none; a bad webhook is named by its
+/// place, not its value (Slack's URL is a secret).
+#[test]
+fn bad_endpoints_are_named_where_that_is_safe() {
+    let text = env(&[("TOOLWARDEN_OTLP_ENDPOINT", "localhost:4318")])
+        .validate()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        text.contains(
+            "otlp endpoint \"localhost:4318\": missing scheme; expected http://localhost:4318"
+        ),
+        "{text}"
+    );
+    let text = env(&[("TOOLWARDEN_OTLP_ENDPOINT", "ftp://u:secret@h:4318")])
+        .validate()
+        .unwrap_err()
+        .to_string();
+    assert!(text.contains("ftp://u:***@h:4318"), "{text}");
+    assert!(!text.contains("secret"), "{text}");
+
+    let text = env(&[(
+        "TOOLWARDEN_ALERT_WEBHOOK",
+        "http://ok:9/hook,hooks.slack.com/services/T0/B0/SECRET",
+    )])
+    .validate()
+    .unwrap_err()
+    .to_string();
+    assert!(text.contains("alert webhook #2 ("), "{text}");
+    assert!(text.contains("expected http://… or https://…"), "{text}");
+    assert!(!text.contains("SECRET"), "{text}");
+}
