@@ -64,8 +64,21 @@ impl RawConfig {
 
     /// Parse TOML text.
     pub fn from_toml_str(text: &str) -> Result<RawConfig, ConfigError> {
-        toml::from_str(text)
-            .map_err(|e| ConfigError::new(ConfigErrorKind::Toml, e.to_string().trim_end()))
+        let error =
+            |e: toml::de::Error| ConfigError::new(ConfigErrorKind::Toml, e.to_string().trim_end());
+        toml::from_str(text).or_else(|first| {
+            // `listen = 8080`: a bare port, as the flag and the variable
+            // take it. Read again with the number as text; any other
+            // mistake keeps the first error (it names its line).
+            let Ok(mut table) = text.parse::<toml::Table>() else {
+                return Err(error(first));
+            };
+            let Some(toml::Value::Integer(port)) = table.get("listen").cloned() else {
+                return Err(error(first));
+            };
+            table.insert("listen".into(), toml::Value::String(port.to_string()));
+            toml::Value::Table(table).try_into().map_err(error)
+        })
     }
 
     /// Read `TOOLWARDEN_*` variables from `(name, value)` pairs (pass

@@ -635,3 +635,22 @@ fn bad_endpoints_are_named_where_that_is_safe() {
     assert!(text.contains("expected http://… or https://…"), "{text}");
     assert!(!text.contains("SECRET"), "{text}");
 }
+
+/// `listen` in a config file takes a bare port as a number, as the flag
+/// and the variable take it as text; other mistakes keep their line.
+#[test]
+fn a_config_file_listen_may_be_a_bare_port_number() {
+    let config = RawConfig::from_toml_str("listen = 18105\n")
+        .unwrap()
+        .validate()
+        .unwrap();
+    assert_eq!(config.listen, "127.0.0.1:18105".parse().unwrap());
+    let err = RawConfig::from_toml_str("listen = 18105\nworkers = \"two\"\n")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("workers"), "{err}");
+    let err = RawConfig::from_toml_str("workers = \"two\"\n")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("line 1"), "{err}");
+}
