@@ -138,7 +138,7 @@ fn parse_dialect(s: &str) -> Result<Option<Dialect>, cmd::CmdError> {
 /// Logs to stderr; `RUST_LOG` filters (default: info for toolwarden, warn
 /// for the rest). Text is coloured only on a terminal without `NO_COLOR`
 /// (a file, a pipe, journald or `docker logs` get plain lines).
-fn init_tracing(format: Option<LogFormat>) -> Result<(), String> {
+fn init_tracing(format: Option<LogFormat>) -> Result<LogFormat, String> {
     use std::io::IsTerminal;
     let format = match (format, std::env::var("TOOLWARDEN_LOG_FORMAT")) {
         (Some(f), _) => f,
@@ -166,17 +166,22 @@ fn init_tracing(format: Option<LogFormat>) -> Result<(), String> {
             builder.with_ansi(colour).try_init()
         }
     };
-    Ok(())
+    Ok(format)
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    if let Err(e) = init_tracing(cli.log_format) {
-        eprintln!("error: {e}");
-        return ExitCode::from(2);
-    }
+    let log_format = match init_tracing(cli.log_format) {
+        Ok(format) => format,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let result = match cli.command {
-        Command::Serve(args) => cmd::serve::run(*args),
+        // JSON logs: stderr stays one JSON document per line, but for the
+        // one line that names the address.
+        Command::Serve(args) => cmd::serve::run(*args, log_format == LogFormat::Text),
         Command::Stats(args) => cmd::stats::run(args),
         Command::Alerts(args) => cmd::alerts::run(args),
         Command::Env {

@@ -246,3 +246,52 @@ fn a_negative_number_is_a_bad_value_and_help_has_sections() {
         );
     }
 }
+
+/// Once it listens, `serve` says where to look next: the dashboard at its
+/// address, what it records to, the upstreams, what is on — and a
+/// collector's password is hidden. With JSON logs it does not (stderr
+/// stays JSON, but for the line naming the address).
+#[test]
+fn serve_says_where_to_look_next_and_hides_passwords() {
+    let served = start(
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--otlp-endpoint",
+            "http://user:pw-secret@collector:4318",
+        ],
+        &[],
+    );
+    let mut banner = Vec::new();
+    while let Ok(line) = served.lines.recv_timeout(Duration::from_secs(5)) {
+        banner.push(line);
+        if banner.len() == 4 {
+            break;
+        }
+    }
+    let text = banner.join("\n");
+    assert!(
+        text.contains(&format!("  dashboard  http://{}/", served.addr)),
+        "{text}"
+    );
+    assert!(
+        text.contains("  recording  none (--database none)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  upstreams  openai https://api.openai.com · anthropic"),
+        "{text}"
+    );
+    assert!(text.contains("alerts off (no database)"), "{text}");
+    assert!(
+        text.contains("otlp http://user:***@collector:4318/v1/traces (http/protobuf)"),
+        "{text}"
+    );
+    assert!(!text.contains("pw-secret"), "{text}");
+    drop(served);
+
+    let served = start(&["--listen", "127.0.0.1:0", "--log-format", "json"], &[]);
+    if let Ok(line) = served.lines.recv_timeout(Duration::from_millis(500)) {
+        assert!(line.starts_with('{'), "not JSON after the address: {line}");
+    }
+}

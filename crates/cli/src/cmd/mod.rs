@@ -6,6 +6,7 @@ pub mod env;
 pub mod eval;
 pub mod repair;
 pub mod serve;
+mod serve_banner;
 pub mod stats;
 pub mod stats_table;
 

@@ -111,8 +111,8 @@ fn heading(key: &str) -> &'static str {
     }
 }
 
-/// Run the gateway.
-pub fn run(args: ServeArgs) -> Result<Outcome, CmdError> {
+/// Run the gateway; `banner`: print where to look next once it listens.
+pub fn run(args: ServeArgs, banner: bool) -> Result<Outcome, CmdError> {
     let (config_file, flags) = args.into_raw();
     let mut raw = config::file_and_env(config_file.as_deref())?.merge(flags);
     config::database_or_default(&mut raw);
@@ -123,9 +123,16 @@ pub fn run(args: ServeArgs) -> Result<Outcome, CmdError> {
         .worker_threads(1)
         .enable_all()
         .build()?;
+    let cwd = std::env::current_dir().ok();
+    let shown = config.clone();
     runtime.block_on(async move {
         let gateway = Gateway::start(config).await?;
-        eprintln!("toolwarden: listening on http://{}", gateway.addr());
+        let next = if banner {
+            super::serve_banner::banner(&shown, gateway.addr(), cwd.as_deref())
+        } else {
+            String::new()
+        };
+        eprint!("toolwarden: listening on http://{}\n{next}", gateway.addr());
         gateway.wait().await;
         Ok::<_, CmdError>(())
     })?;
