@@ -11,11 +11,16 @@ pub fn definition(dialect: Dialect, name: &str, description: &str, parameters: &
             "type": "function",
             "function": {"name": name, "description": description, "parameters": parameters}
         }),
+        // Without `strict`, the Responses API makes the schema strict where
+        // it can (every property required, the model filling the optional
+        // ones with empty values), unlike Chat Completions: `false` keeps
+        // the schema as written.
         Dialect::OpenAiResponses => json!({
             "type": "function",
             "name": name,
             "description": description,
-            "parameters": parameters
+            "parameters": parameters,
+            "strict": false
         }),
         Dialect::Anthropic => json!({
             "name": name,
@@ -71,7 +76,7 @@ mod tests {
         );
         assert_eq!(
             definitions(Dialect::OpenAiResponses, tools),
-            json!([{"type": "function", "name": "search", "description": "Search.", "parameters": schema}])
+            json!([{"type": "function", "name": "search", "description": "Search.", "parameters": schema, "strict": false}])
         );
         assert_eq!(
             definitions(Dialect::Anthropic, tools),
