@@ -13,7 +13,9 @@
 //! - A [`Context`] of per-run values (working directory, user, credentials
 //!   handle) a tool receives and the model never sees.
 //! - The [`Registry`]: register, alias, enable / disable / pause; the `tools`
-//!   field for each dialect ([`Registry::definitions`]); metrics
+//!   field for each dialect ([`Registry::definitions`]; OpenAI's strict mode
+//!   for a tool registered with [`ToolPolicy::strict`], its schema rewritten
+//!   by [`strict_schema`]); metrics
 //!   ([`Registry::stats`]), the error summary and a [`HealthReport`]
 //!   judged on each tool's last [`RECENT_CALLS`] calls and its breaker;
 //!   [`HealthWatch`] reports the transitions.
@@ -180,6 +182,7 @@ mod metrics;
 pub mod policy;
 mod registry;
 pub mod render;
+pub mod strict;
 mod text;
 mod tool;
 mod validate;
@@ -206,6 +209,7 @@ pub use policy::{
     RetryPolicy, TimeoutPolicy, ToolPolicy,
 };
 pub use registry::{Registry, RegistryError, RegistryErrorKind, ToolState};
+pub use strict::{StrictSchemaError, StrictSchemaErrorKind, strict_schema};
 pub use tool::{
     BlockingFnTool, BoxError, FnTool, Tool, Typed, TypedBlockingFnTool, TypedFnTool, TypedTool,
     blocking_fn, schema_of, tool_fn, typed, typed_blocking_fn, typed_fn,

@@ -18,8 +18,12 @@ use serde_json::Value;
 use toolwarden_wire::Dialect;
 
 use crate::{
-    Breaker, Fallback, HealthReport, HealthThresholds, Tool, ToolPolicy, metrics::ToolMetrics,
-    metrics::ToolStats, render, validate::ArgValidator,
+    Breaker, Fallback, HealthReport, HealthThresholds, Tool, ToolPolicy,
+    metrics::ToolMetrics,
+    metrics::ToolStats,
+    render,
+    strict::{StrictSchemaError, strict_schema},
+    validate::ArgValidator,
 };
 
 /// Whether a tool can be called.
@@ -40,6 +44,7 @@ pub struct RegistryError {
     kind: RegistryErrorKind,
     name: String,
     detail: Option<String>,
+    strict: Option<StrictSchemaError>,
 }
 
 /// What kind of registry error.
@@ -57,6 +62,10 @@ pub enum RegistryErrorKind {
     /// The tool's [`crate::Fallback::Tool`] names no
     /// registered tool, or the tool itself.
     InvalidFallback,
+    /// The tool is registered [`strict`](ToolPolicy::strict) and its
+    /// schema has no strict-mode form:
+    /// [`RegistryError::strict_schema_error`] says why and where.
+    NotStrict,
 }
 
 /// The tools an executor can run.
@@ -75,6 +84,8 @@ pub(crate) struct Entry {
     pub(crate) breaker: Option<Breaker>,
     pub(crate) metrics: ToolMetrics,
     pub(crate) sequential: tokio::sync::Mutex<()>,
+    /// The strict-mode schema, for a tool registered strict.
+    pub(crate) strict: Option<Value>,
     state: AtomicU8,
 }
 
@@ -107,6 +118,7 @@ impl fmt::Display for RegistryErrorKind {
             RegistryErrorKind::InvalidName => "invalid tool name",
             RegistryErrorKind::UnknownTool => "no such tool",
             RegistryErrorKind::InvalidFallback => "invalid fallback for tool",
+            RegistryErrorKind::NotStrict => "no strict-mode schema for tool",
         })
     }
 }
@@ -119,12 +131,33 @@ impl RegistryError {
             kind,
             name: name.to_string(),
             detail,
+            strict: None,
+        }
+    }
+
+    fn not_strict(name: &str, error: StrictSchemaError) -> Self {
+        RegistryError {
+            kind: RegistryErrorKind::NotStrict,
+            name: name.to_string(),
+            detail: Some(error.to_string()),
+            strict: Some(error),
         }
     }
 
     /// What kind of error.
     pub fn kind(&self) -> RegistryErrorKind {
         self.kind
+    }
+
+    /// The tool's (or alias's) name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Why the schema has no strict-mode form
+    /// ([`RegistryErrorKind::NotStrict`]).
+    pub fn strict_schema_error(&self) -> Option<&StrictSchemaError> {
+        self.strict.as_ref()
     }
 }
 
@@ -133,6 +166,16 @@ impl RegistryError {
 impl Entry {
     pub(crate) fn state(&self) -> ToolState {
         ToolState::from_u8(self.state.load(Ordering::Relaxed))
+    }
+
+    /// The parsed arguments as validation and the tool take them: for a
+    /// strict tool, optional properties sent as `null` removed; `5.0`
+    /// written `5` where the schema says `integer`.
+    pub(crate) fn prepare_arguments(&self, args: &mut Value) {
+        if self.strict.is_some() {
+            self.validator.absent_nulls(args);
+        }
+        self.validator.write_integers(args);
     }
 }
 
@@ -153,9 +196,11 @@ impl Registry {
         self.register_with(tool, ToolPolicy::default())
     }
 
-    /// Register `tool` with `policy`. The schema is compiled here, once;
-    /// a [`Fallback::Tool`] must name a tool registered before this one
-    /// (or its alias), not this tool itself.
+    /// Register `tool` with `policy`. The schema is compiled here, once
+    /// (and rewritten for strict mode when the policy is
+    /// [`strict`](ToolPolicy::strict)); a [`Fallback::Tool`] must name a
+    /// tool registered before this one (or its alias), not this tool
+    /// itself.
     pub fn register_with(
         &mut self,
         tool: impl Tool,
@@ -173,6 +218,14 @@ impl Registry {
         self.check_fallback(&name, &policy)?;
         let validator = ArgValidator::compile(tool.parameters())
             .map_err(|e| RegistryError::new(RegistryErrorKind::InvalidSchema, &name, Some(e)))?;
+        let strict = if policy.strict {
+            Some(
+                strict_schema(tool.parameters())
+                    .map_err(|e| RegistryError::not_strict(&name, e))?,
+            )
+        } else {
+            None
+        };
         let breaker = policy.breaker.map(Breaker::new);
         self.names.insert(name.clone(), self.entries.len());
         self.entries.push(Entry {
@@ -183,6 +236,7 @@ impl Registry {
             breaker,
             metrics: ToolMetrics::new(),
             sequential: tokio::sync::Mutex::new(()),
+            strict,
             state: AtomicU8::new(0),
         });
         Ok(())
@@ -262,15 +316,26 @@ impl Registry {
         self.entries.is_empty()
     }
 
-    /// The `tools` field for `dialect`: every tool that is not disabled.
+    /// The `tools` field for `dialect`: every tool that is not disabled. A
+    /// tool registered [`strict`](ToolPolicy::strict) has its strict
+    /// schema and `"strict": true` for OpenAI's Chat Completions and
+    /// Responses, its own schema for the other dialects.
     pub fn definitions(&self, dialect: Dialect) -> Value {
-        render::definitions(
-            dialect,
-            self.entries
-                .iter()
-                .filter(|e| e.state() != ToolState::Disabled)
-                .map(|e| (&*e.name, e.tool.description(), e.tool.parameters())),
-        )
+        let openai = matches!(dialect, Dialect::OpenAiChat | Dialect::OpenAiResponses);
+        let defs = self
+            .entries
+            .iter()
+            .filter(|e| e.state() != ToolState::Disabled)
+            .map(|e| match &e.strict {
+                Some(schema) if openai => {
+                    render::strict_definition(dialect, &e.name, e.tool.description(), schema)
+                }
+                _ => {
+                    render::definition(dialect, &e.name, e.tool.description(), e.tool.parameters())
+                }
+            })
+            .collect();
+        render::tools_field(dialect, defs)
     }
 
     /// Metrics of every tool, in registration order.

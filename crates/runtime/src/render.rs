@@ -45,6 +45,29 @@ pub fn definition(dialect: Dialect, name: &str, description: &str, parameters: &
     }
 }
 
+/// One tool's definition in OpenAI's strict mode: `"strict": true` for
+/// Chat Completions and Responses, whose `parameters` must then be a
+/// strict schema (see [`strict_schema`](crate::strict_schema), which makes
+/// one). The other dialects have no such flag: for them this is
+/// [`definition`].
+pub fn strict_definition(
+    dialect: Dialect,
+    name: &str,
+    description: &str,
+    parameters: &Value,
+) -> Value {
+    let mut def = definition(dialect, name, description, parameters);
+    let function = match dialect {
+        Dialect::OpenAiChat => def.get_mut("function"),
+        Dialect::OpenAiResponses => Some(&mut def),
+        _ => None,
+    };
+    if let Some(Value::Object(function)) = function {
+        function.insert("strict".into(), Value::Bool(true));
+    }
+    def
+}
+
 /// The value of the request's `tools` field for these tools: an array of
 /// definitions; for Gemini `[{"functionDeclarations": [...]}]`; for Bedrock
 /// Converse the value of `toolConfig.tools` (`toolSpec` entries).
@@ -56,6 +79,11 @@ pub fn definitions<'a>(
         .into_iter()
         .map(|(n, d, p)| definition(dialect, n, d, p))
         .collect();
+    tools_field(dialect, defs)
+}
+
+/// Definitions as the `tools` field of `dialect`.
+pub(crate) fn tools_field(dialect: Dialect, defs: Vec<Value>) -> Value {
     match dialect {
         Dialect::Gemini => json!([{ "functionDeclarations": defs }]),
         _ => Value::Array(defs),

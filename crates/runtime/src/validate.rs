@@ -9,6 +9,7 @@ use jsonschema::{
 use serde_json::Value;
 
 mod integers;
+mod nulls;
 
 /// At most this many violations are reported to the model at once.
 const MAX_MESSAGES: usize = 8;
@@ -44,6 +45,13 @@ impl ArgValidator {
     /// the validator's type lists and serde's integer types do not.
     pub(crate) fn write_integers(&self, args: &mut Value) {
         integers::write_integers(args, &self.schema);
+    }
+
+    /// Remove the optional properties sent as `null` (for a tool registered
+    /// strict, whose strict schema has the model send them): see
+    /// `nulls.rs`.
+    pub(crate) fn absent_nulls(&self, args: &mut Value) {
+        nulls::absent_nulls(args, &self.schema);
     }
 
     /// `Ok` when `args` is valid; otherwise the model-facing text.

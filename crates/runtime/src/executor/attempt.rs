@@ -128,7 +128,7 @@ impl Executor {
             slot = self.concurrency.acquire().await.ok();
             // The arguments were valid JSON on the first attempt.
             let mut args = parse_arguments(&call.arguments).unwrap_or(Value::Null);
-            entry.validator.write_integers(&mut args);
+            entry.prepare_arguments(&mut args);
             match self
                 .attempt(entry, ctx, args, attempts + 1, Instant::now())
                 .await

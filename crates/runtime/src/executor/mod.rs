@@ -292,7 +292,7 @@ impl Executor {
                 return self.failure(entry, call, start, 0, failed, None);
             }
         };
-        entry.validator.write_integers(&mut args);
+        entry.prepare_arguments(&mut args);
         if let Err(msg) = entry.validator.check(&args) {
             let failed = Failed {
                 kind: ErrorKind::InvalidArguments,

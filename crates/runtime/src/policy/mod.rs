@@ -47,6 +47,7 @@ pub struct ToolPolicy {
     pub(crate) breaker: Option<BreakerConfig>,
     pub(crate) fallback: Option<Fallback>,
     pub(crate) sequential: bool,
+    pub(crate) strict: bool,
     dispositions: Vec<(&'static str, Disposition)>,
     messages: Vec<(&'static str, Arc<str>)>,
 }
@@ -70,6 +71,7 @@ impl ToolPolicy {
             breaker: Some(BreakerConfig::default()),
             fallback: None,
             sequential: false,
+            strict: false,
             dispositions: Vec::new(),
             messages: Vec::new(),
         }
@@ -108,6 +110,22 @@ impl ToolPolicy {
     /// Calls of this tool must not overlap.
     pub fn sequential(mut self, sequential: bool) -> Self {
         self.sequential = sequential;
+        self
+    }
+
+    /// Advertise this tool in OpenAI's strict mode (`"strict": true`,
+    /// structured outputs: the model's arguments always match the schema)
+    /// in `Registry::definitions` for Chat Completions and Responses; the other dialects get the tool's own
+    /// schema. Registration rewrites the schema with
+    /// [`strict_schema`](crate::strict_schema) and refuses a tool whose
+    /// schema has no strict form (`RegistryErrorKind::NotStrict`, with the
+    /// reason and where). At execution, in every dialect, an optional
+    /// property sent as `null` (as strict mode has the model send a
+    /// property it leaves out) counts as absent: the key is removed before
+    /// the arguments are validated against the tool's own schema and handed
+    /// to the tool. Off by default.
+    pub fn strict(mut self, strict: bool) -> Self {
+        self.strict = strict;
         self
     }
 

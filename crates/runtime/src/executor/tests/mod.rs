@@ -1,10 +1,12 @@
 //! Executor tests: one per row of the operator table (table.rs), the
-//! policies under a paused clock (policies.rs), batches (batch.rs).
+//! policies under a paused clock (policies.rs), batches (batch.rs), tools
+//! registered strict (strict.rs).
 
 mod batch;
 mod blocking;
 mod capture;
 mod policies;
+mod strict;
 mod table;
 
 use std::{
