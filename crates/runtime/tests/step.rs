@@ -230,6 +230,20 @@ async fn a_body_of_another_dialect_or_a_stream_is_an_error_not_a_final_step() {
         .await
         .unwrap_err();
     assert!(err.to_string().contains("Overloaded"), "{err}");
+    // Review L10: Gemini's `[]` is no response, and Bedrock's error body is
+    // named as one.
+    let err = ex.step(Dialect::Gemini, b"[]", &ctx).await.unwrap_err();
+    assert!(err.to_string().contains("empty JSON array"), "{err}");
+    let denied = br#"{"message":"User is not authorized to perform bedrock:InvokeModel"}"#;
+    let err = ex
+        .step(Dialect::BedrockConverse, denied, &ctx)
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("Bedrock's error response: User is not authorized"),
+        "{err}"
+    );
     // Nothing ran.
     assert_eq!(ex.registry().stats_of("read_file").unwrap().calls, 0);
 }

@@ -19,13 +19,15 @@ use crate::{Dialect, WireError, WireErrorKind};
 /// | Anthropic | `"type": "message"` or a `content` array |
 /// | OpenAI Chat | a `choices` array, or `"object": "chat.completion"` |
 /// | OpenAI Responses | an `output` array, or `"object": "response"` |
-/// | Gemini | a `candidates` array or `promptFeedback` (or a JSON array of them: `streamGenerateContent` without SSE) |
+/// | Gemini | a `candidates` array or `promptFeedback` (or a non-empty JSON array of them: `streamGenerateContent` without SSE) |
 /// | Bedrock Converse | an `output` object or a `stopReason` |
 ///
 /// Otherwise a [`WireErrorKind::Shape`] error (an SSE stream:
 /// [`WireErrorKind::InvalidJson`]) that says what was expected and what the
-/// body is: an API error (with its message), a stream, or an object with
-/// which top-level keys.
+/// body is: an API error (with its message; for AWS's `{"message": …}`
+/// bodies with the type from `__type` or `code` when the body has one — AWS
+/// puts it in the `x-amzn-errortype` header, which this does not see), a
+/// stream, an empty array, or an object with which top-level keys.
 ///
 /// ```
 /// use toolwarden_wire::{check_response, Dialect, WireErrorKind};
@@ -50,6 +52,13 @@ pub fn check_response(dialect: Dialect, body: &[u8]) -> Result<(), WireError> {
     }
     if dialect == Dialect::Gemini && rest.first() == Some(&b'[') {
         let chunks: Vec<&RawValue> = serde_json::from_slice(body)?;
+        if chunks.is_empty() {
+            // A streamed array holds at least one chunk: `[]` is no answer.
+            return Err(WireError::new(
+                WireErrorKind::Shape,
+                format!("{}; found an empty JSON array", expected(dialect)),
+            ));
+        }
         return chunks
             .iter()
             .try_for_each(|c| check_object(dialect, c.get().as_bytes()));
@@ -93,6 +102,8 @@ fn check_object(dialect: Dialect, body: &[u8]) -> Result<(), WireError> {
             .and_then(|v| v.error)
             .unwrap_or_default();
         format!("found the provider's error response: {said}")
+    } else if let Some(said) = aws_error(dialect, &top) {
+        said
     } else if top.is_empty() {
         "found an empty object".to_string()
     } else {
@@ -107,6 +118,50 @@ fn check_object(dialect: Dialect, body: &[u8]) -> Result<(), WireError> {
         WireErrorKind::Shape,
         format!("{}; {found}", expected(dialect)),
     ))
+}
+
+/// An AWS error body (Bedrock's, also for Anthropic models through Bedrock
+/// `invoke`): `{"message": "…"}` or `Message`, with at most the type beside
+/// it (`__type`, `code`). For Bedrock Converse, any object with a string
+/// `message` (a Converse response has none at the top), since some
+/// exceptions add fields of their own (`originalStatusCode`).
+fn aws_error(dialect: Dialect, top: &BTreeMap<String, &RawValue>) -> Option<String> {
+    let text = |key: &str| {
+        top.get(key)
+            .and_then(|v| serde_json::from_str::<String>(v.get()).ok())
+    };
+    let message = text("message").or_else(|| text("Message"))?;
+    let only_error_keys = top
+        .keys()
+        .all(|k| ["message", "Message", "__type", "code", "Code"].contains(&k.as_str()));
+    if dialect != Dialect::BedrockConverse && !only_error_keys {
+        return None;
+    }
+    let whose = if dialect == Dialect::BedrockConverse {
+        "Bedrock's"
+    } else {
+        "an AWS"
+    };
+    let kind = text("__type")
+        .or_else(|| text("code"))
+        .or_else(|| text("Code"))
+        .map(|t| aws_error_type(&t).to_string())
+        .filter(|t| !t.is_empty());
+    Some(match kind {
+        Some(kind) => format!("found {whose} error response: {kind}: {message}"),
+        None => format!(
+            "found {whose} error response: {message} (its type is in the response's `x-amzn-errortype` header)"
+        ),
+    })
+}
+
+/// The error's name in an AWS error type, as the `x-amzn-errortype` header
+/// and the `__type` field write it: `ValidationException`, from
+/// `ValidationException:http://internal.amazon.com/coral/…` or
+/// `com.amazonaws.bedrock#ValidationException`.
+fn aws_error_type(raw: &str) -> &str {
+    let name = raw.split(':').next().unwrap_or(raw);
+    name.rsplit('#').next().unwrap_or(name).trim()
 }
 
 /// What a response of `dialect` looks like, for the error message.

@@ -53,6 +53,7 @@ fn responses_of_each_dialect_pass_empty_ones_included() {
         r#"{"promptFeedback":{"blockReason":"SAFETY"},"usageMetadata":{"promptTokenCount":3}}"#,
     );
     ok(Gemini, r#"[{"candidates":[]},{"promptFeedback":{}}]"#);
+    ok(Gemini, r#" [{"candidates":[]}] "#);
     ok(
         BedrockConverse,
         r#"{"output":{"message":{"role":"assistant","content":[]}},"stopReason":"end_turn","usage":{}}"#,
@@ -151,5 +152,100 @@ fn error_bodies_and_streams_are_refused() {
     assert_eq!(
         refused(Dialect::Anthropic, "{\"content\":[").kind(),
         WireErrorKind::Truncated
+    );
+}
+
+/// Regression (review L10): `[]` passed as a Gemini response (each of no
+/// chunks was fine), so `step` took it for a final turn.
+#[test]
+fn an_empty_gemini_array_is_not_a_response() {
+    for body in ["[]", " [ ] "] {
+        let e = refused(Dialect::Gemini, body);
+        assert_eq!(e.kind(), WireErrorKind::Shape);
+        assert!(e.to_string().ends_with("found an empty JSON array"), "{e}");
+    }
+    // An array of one error chunk is the error.
+    let e = refused(
+        Dialect::Gemini,
+        r#"[{"error":{"code":429,"message":"Resource exhausted","status":"RESOURCE_EXHAUSTED"}}]"#,
+    );
+    assert!(e.to_string().contains("Resource exhausted"), "{e}");
+}
+
+/// Regression (review L10): Bedrock's error body was "an object with
+/// `message` (another dialect's response?)".
+#[test]
+fn bedrock_error_bodies_are_named_with_their_type_and_message() {
+    let e = refused(
+        Dialect::BedrockConverse,
+        r#"{"message":"The security token included in the request is invalid."}"#,
+    );
+    assert_eq!(e.kind(), WireErrorKind::Shape);
+    assert_eq!(
+        e.to_string(),
+        "unexpected shape: expected a whole (non-streaming) body of a Bedrock Converse response: a JSON object with `output` and `stopReason`; \
+         found Bedrock's error response: The security token included in the request is invalid. \
+         (its type is in the response's `x-amzn-errortype` header)"
+    );
+    let e = refused(
+        Dialect::BedrockConverse,
+        r#"{"__type":"com.amazonaws.bedrock#ValidationException","message":"1 validation error detected"}"#,
+    );
+    assert!(
+        e.to_string().ends_with(
+            "found Bedrock's error response: ValidationException: 1 validation error detected"
+        ),
+        "{e}"
+    );
+    let e = refused(
+        Dialect::BedrockConverse,
+        r#"{"Message":"Model is busy","__type":"ThrottlingException:http://internal.amazon.com/coral/com.amazon.bedrock/"}"#,
+    );
+    assert!(
+        e.to_string()
+            .ends_with("found Bedrock's error response: ThrottlingException: Model is busy"),
+        "{e}"
+    );
+    // An exception with fields of its own is still the error.
+    let e = refused(
+        Dialect::BedrockConverse,
+        r#"{"message":"upstream said no","originalStatusCode":400,"originalMessage":"no"}"#,
+    );
+    assert!(
+        e.to_string()
+            .contains("found Bedrock's error response: upstream said no"),
+        "{e}"
+    );
+    // An Anthropic model through Bedrock `invoke` answers errors AWS's way.
+    let e = refused(
+        Dialect::Anthropic,
+        r#"{"message":"Too many requests, please wait before trying again."}"#,
+    );
+    assert!(
+        e.to_string()
+            .contains("found an AWS error response: Too many requests"),
+        "{e}"
+    );
+    // Elsewhere an object with `message` among other keys is not taken for one.
+    let e = refused(
+        Dialect::OpenAiChat,
+        r#"{"message":"hi","role":"assistant"}"#,
+    );
+    assert!(e.to_string().contains("another dialect's response?"), "{e}");
+}
+
+#[test]
+fn aws_error_types_are_cut_to_their_name() {
+    assert_eq!(
+        aws_error_type("ValidationException:http://internal.amazon.com/coral/com.amazon.bedrock/"),
+        "ValidationException"
+    );
+    assert_eq!(
+        aws_error_type("com.amazonaws.bedrock#ThrottlingException"),
+        "ThrottlingException"
+    );
+    assert_eq!(
+        aws_error_type("AccessDeniedException"),
+        "AccessDeniedException"
     );
 }
