@@ -508,7 +508,7 @@ impl Observation {
         self.over_limit = true;
     }
 
-    /// The stream is not valid in its coding (or decodes past the limit):
+    /// The stream is not valid in its coding:
     /// it is not read further.
     fn undecodable(&mut self) {
         self.sinks.metrics.emit(UnparsedResponse {
