@@ -257,6 +257,8 @@ impl RunningGateway {
                 ?grace,
                 "in-flight requests outlived the grace period; closing them"
             );
+            // Before the cut: what it drops is recorded as the shutdown's.
+            self.shared.sinks.grace_over.raise();
             let _ = self.force.send(true);
             let _ = tokio::time::timeout(Duration::from_secs(1), self.connections.recv()).await;
         }
@@ -335,6 +337,7 @@ impl Drop for RunningGateway {
     /// (connections are closed at once).
     fn drop(&mut self) {
         let _ = self.shutdown.send(true);
+        self.shared.sinks.grace_over.raise();
         let _ = self.force.send(true);
     }
 }

@@ -35,7 +35,10 @@
 //!   kept only up to the limit, and counted too large;
 //! - `pass_through`: pass-through uploads stream upstream, bounded by
 //!   progress, not size;
-//! - `startup`: the port is bound before the database is opened.
+//! - `startup`: the port is bound before the database is opened;
+//! - `shutdown_cut`: a request still under way when the shutdown's grace
+//!   period ends is recorded as cut by the shutdown, with its results,
+//!   not as a client's 499.
 
 #[path = "tls/acceptor.rs"]
 mod tls_support;
@@ -63,6 +66,7 @@ mod e2e {
     mod repair;
     mod rewritten_ids;
     mod secrets;
+    mod shutdown_cut;
     mod startup;
     mod stream_budget;
 }

@@ -4,11 +4,14 @@
 //!   connection; a pooled connection that fails that write is replaced by
 //!   a new one and the write retried once (hyper's client retries the same
 //!   case), unless the upstream answered before the write failed (a 413
-//!   for a body too large): that answer is relayed. Then, while the
-//!   upstream works, the request is analysed.
+//!   for a body too large): that answer is relayed. While the write goes
+//!   on (polled first) and the upstream works, the request is analysed.
 //! - Until the response head arrives the client socket is watched: a client
 //!   that goes away cancels the request (the upstream connection is
 //!   closed, the request recorded as 499); the first-byte timeout applies.
+//!   An exchange still under way when the shutdown's grace period ends is
+//!   dropped by the worker and recorded as cut by the shutdown
+//!   (`crate::shutdown`).
 //! - The response head and the body bytes that came with it leave in one
 //!   write; the body follows as it arrives, fed to the observation.
 //!   `content-length` bodies are relayed as they are; chunked and
@@ -103,14 +106,22 @@ pub(super) async fn run(
     // request, its connection and the client's.
     let first_byte_timeout = shared.config.first_byte_timeout;
     let deadline = first_byte_timeout.map(|limit| tokio::time::Instant::now() + limit);
-    let sending = send(cx.pool, upstream, provider, &upstream_head, &forward);
-    let sent = match (deadline, first_byte_timeout) {
-        (Some(at), Some(limit)) => tokio::time::timeout_at(at, sending)
-            .await
-            .unwrap_or_else(|_| Err(ProxyError::first_byte_timeout(upstream.host(), limit))),
-        _ => sending.await,
+    let sending = async {
+        let sending = send(cx.pool, upstream, provider, &upstream_head, &forward);
+        match (deadline, first_byte_timeout) {
+            (Some(at), Some(limit)) => tokio::time::timeout_at(at, sending)
+                .await
+                .unwrap_or_else(|_| Err(ProxyError::first_byte_timeout(upstream.host(), limit))),
+            _ => sending.await,
+        }
     };
-    let (mut observation, changes) = outbound.analyze(shared).await;
+    // The request is read for the records while it is written (as on
+    // hyper's path): the write is polled first, so the parse does not
+    // delay its start, and a request whose write is still waiting when it
+    // is cut (an upstream that reads nothing, at the end of the shutdown's
+    // grace period) has had its results counted.
+    let (sent, (mut observation, changes)) =
+        futures_util::future::join(sending, outbound.analyze(shared)).await;
     drop(forward);
     let write_limit = shared.config.client_body_timeout;
     let (mut up, mut ubuf, cut_short) = match sent {

@@ -5,7 +5,8 @@
 //! - an [`Observation`] follows the response: the proxy's tee feeds it
 //!   every chunk (a `StreamParser` for SSE and Gemini JSON arrays, a bounded
 //!   copy for whole JSON bodies), and when the response ends — finished,
-//!   broken, or abandoned by the client — it records the response's tool
+//!   broken, abandoned by the client, or cut at the end of the shutdown's
+//!   grace period (`Sinks::grace_over`) — it records the response's tool
 //!   calls and one [`RequestRecord`](crate::recorder::RequestRecord)
 //!   (`finished`), and updates the metrics. A JSON body in a content coding (gzip, deflate, zstd, br: `toolwarden_wire::coding`)
 //!   is decoded (bounded) on the copy; a stream in one of them is decoded
@@ -50,7 +51,13 @@ use self::{
     session::Session,
 };
 use crate::metrics::events::{UnparsedReason, UnparsedResponse};
-use crate::{errors::ProxyError, metrics::Metrics, recorder::Recorder, routes::Provider};
+use crate::{
+    errors::ProxyError,
+    metrics::Metrics,
+    recorder::Recorder,
+    routes::Provider,
+    shutdown::{CUT_BEFORE_ANSWER, CUT_BY_SHUTDOWN, GraceOver},
+};
 
 /// Recorded status of a request the client abandoned before any response.
 pub(crate) const CLIENT_CLOSED_REQUEST: u16 = 499;
@@ -70,6 +77,9 @@ pub(crate) struct Sinks {
     pub seen_results: seen::SeenResults,
     /// The content detector for tool results without an error flag.
     pub detector: Detector,
+    /// The shutdown's grace period is over: an observation dropped
+    /// unfinished was cut by the gateway, not abandoned by its client.
+    pub grace_over: GraceOver,
     /// Finished responses whose records are still being made.
     pending: AtomicUsize,
     idle: Notify,
@@ -156,7 +166,8 @@ pub(crate) struct Observation {
     done: bool,
     /// Recorded in the metrics only (see [`Observation::metrics_only`]).
     metrics_only: bool,
-    /// The response was cut short (client gone, upstream broke).
+    /// The response was cut short (client gone, upstream broke, the
+    /// shutdown's grace period over).
     cut: bool,
     /// A copied body passed `response_parse_limit` and was not read, or a
     /// compressed stream decoded past `decode_limit` and was not read
@@ -229,6 +240,7 @@ impl Sinks {
             responses: Recent::new(bounds.recent_calls),
             seen_results: seen::SeenResults::new(bounds.recent_results),
             detector,
+            grace_over: GraceOver::default(),
             pending: AtomicUsize::new(0),
             idle: Notify::new(),
         }
@@ -624,16 +636,29 @@ impl Observation {
 impl Drop for Observation {
     fn drop(&mut self) {
         if !self.done {
-            // A client that hangs up once it has the final event (the
-            // Codex CLI after `response.completed`) got a complete
-            // response; otherwise the ending is named. Either way, what
-            // was parsed of the stream is recorded.
+            // Dropped unfinished: its client went away, or the gateway cut
+            // it at the end of the shutdown's grace period (the worker
+            // drops what is still in flight), which is said as such, not
+            // as the client's 499. A client that hangs up once it has the
+            // final event (the Codex CLI after `response.completed`) got
+            // a complete response; otherwise the ending is named. Either
+            // way, what was parsed of the stream is recorded.
+            let shutdown = self.sinks.grace_over.is_raised();
             if self.error.is_none() && !self.final_event_seen() {
-                self.error = Some("client disconnected before the response finished".into());
+                self.error = Some(if shutdown {
+                    CUT_BY_SHUTDOWN.into()
+                } else {
+                    "client disconnected before the response finished".into()
+                });
             }
             if self.status == 0 {
-                // No response yet: nginx's "client closed request".
-                self.status = CLIENT_CLOSED_REQUEST;
+                // No response yet: nginx's "client closed request", or the
+                // gateway's own 503.
+                self.status = if shutdown {
+                    CUT_BEFORE_ANSWER
+                } else {
+                    CLIENT_CLOSED_REQUEST
+                };
             }
             self.cut_short();
             self.finish();

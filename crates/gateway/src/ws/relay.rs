@@ -22,6 +22,7 @@ use super::{
     Stopping,
     turns::{Outgoing, Turns},
 };
+use crate::shutdown::{CUT_BY_SHUTDOWN, raised};
 
 /// How long a closing side has to answer the close (and the last events
 /// to arrive) before its connection is dropped.
@@ -158,7 +159,7 @@ pub(crate) async fn run<C, U>(
                 )
             };
             let _ = tokio::time::timeout(limit, closing).await;
-            turns.close("the gateway shut down before the response finished");
+            turns.close(CUT_BY_SHUTDOWN);
         }
         End::Closed(Side::Client) => {
             // The upstream may still finish what it was sending.
@@ -445,9 +446,4 @@ where
 {
     let _ = tokio::time::timeout(CLOSE_WAIT, socket.next_frame()).await;
     let _ = tokio::time::timeout(CLOSE_WAIT, socket.close()).await;
-}
-
-/// Resolves once `flag` is raised (or its sender is gone: the gateway is).
-async fn raised(flag: &mut tokio::sync::watch::Receiver<bool>) {
-    let _ = flag.wait_for(|raised| *raised).await;
 }
