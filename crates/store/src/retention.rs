@@ -14,7 +14,10 @@
 //!
 //! 1. requests older than the cutoff, with their repairs and call turns;
 //! 2. `tool_calls` rows older than it (a call by its time, a result-only
-//!    row by its result's time);
+//!    row by its result's time), with the call turns of their requests
+//!    (a turn whose request row was never written — its event dropped
+//!    under overload — went only with its session before, so never in a
+//!    session that goes on);
 //! 3. the keys of results first recorded before it (`tool_results`): a
 //!    result resent after that is counted again;
 //! 4. sessions with nothing recorded since the cutoff (a batch writing for
@@ -99,8 +102,35 @@ const DELETE_REQUEST_TURNS: &str = concat!(
     old_requests!()
 );
 const DELETE_REQUESTS: &str = concat!("DELETE FROM requests WHERE request_id IN ", old_requests!());
-const DELETE_CALLS: &str = "DELETE FROM tool_calls WHERE id IN \
-    (SELECT id FROM tool_calls WHERE at_ms < $1 ORDER BY at_ms LIMIT $2)";
+
+/// The oldest calls before the cutoff, a chunk (after `SELECT` and a
+/// column): the subquery both statements of the calls step repeat (one
+/// transaction, same rows).
+macro_rules! old_calls {
+    () => {
+        " FROM tool_calls WHERE at_ms < $1 ORDER BY at_ms LIMIT $2)"
+    };
+}
+
+/// The call turns of the calls about to go, through their requests' ids
+/// (`tool_calls_at`, then `call_turns`' key): a turn is written with its
+/// response's new calls, at their time, and normally goes with its request
+/// (the requests step). But under overload the recorder may drop a
+/// request's own event while its calls were written: that turn has no
+/// request row, and in a session that is never quiet the sessions step
+/// never comes to it either. It goes with its calls, which are as old
+/// as it is (its time is its calls' earliest). The requests step, which
+/// came first, has deleted the requests older than the cutoff, and a
+/// request arrives before its calls end: a turn whose request is kept is
+/// not among these.
+const DELETE_CALL_TURNS: &str = concat!(
+    "DELETE FROM call_turns WHERE request_id IN (SELECT request_id",
+    old_calls!()
+);
+const DELETE_CALLS: &str = concat!(
+    "DELETE FROM tool_calls WHERE id IN (SELECT id",
+    old_calls!()
+);
 const DELETE_RESULT_KEYS: &str = "DELETE FROM tool_results \
     WHERE (session_no, call_id, message_index) IN \
     (SELECT session_no, call_id, message_index FROM tool_results \
@@ -231,7 +261,8 @@ impl Prune {
                 }
             }
             Stage::ToolCalls => {
-                let [n] = self.run([DELETE_CALLS], limit).await?;
+                let [turns, n] = self.run([DELETE_CALL_TURNS, DELETE_CALLS], limit).await?;
+                self.deleted.call_turns += turns;
                 self.deleted.tool_calls += n;
                 if full(n) {
                     Stage::ToolCalls
@@ -353,5 +384,47 @@ impl Pruned {
     /// Rows deleted in all.
     pub fn total(&self) -> u64 {
         self.by_table().iter().map(|(_, n)| n).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The calls step's delete of call turns reads the oldest calls through
+    /// `tool_calls_at` and finds each turn by its key: its cost is the
+    /// step's rows, not the size of `call_turns`.
+    #[tokio::test]
+    async fn the_call_turns_of_old_calls_are_found_by_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("plan.db").display());
+        let store = Store::open(&url).await.unwrap();
+        let Pool::Sqlite(pool) = store.pool() else {
+            unreachable!()
+        };
+        let plan: Vec<(i64, i64, i64, String)> =
+            sqlx::query_as(&format!("EXPLAIN QUERY PLAN {DELETE_CALL_TURNS}"))
+                .bind(1_i64)
+                .bind(2_i64)
+                .fetch_all(pool)
+                .await
+                .unwrap();
+        let steps: Vec<&str> = plan.iter().map(|p| p.3.as_str()).collect();
+        assert!(
+            steps
+                .iter()
+                .any(|s| s.contains("SEARCH tool_calls USING INDEX tool_calls_at")),
+            "{steps:?}"
+        );
+        assert!(
+            steps
+                .iter()
+                .any(|s| s.starts_with("SEARCH call_turns") && s.contains("(request_id=?)")),
+            "{steps:?}"
+        );
+        assert!(
+            !steps.iter().any(|s| s.starts_with("SCAN call_turns")),
+            "{steps:?}"
+        );
     }
 }

@@ -200,6 +200,53 @@ pub async fn retention_deletes_only_what_is_older(db: TestDb) {
     assert_eq!(rows(&db, "requests", "").await, kept_requests + 2);
 }
 
+/// Under overload the recorder may drop a request's own event (its queue
+/// full) while the calls of its response, and so their turn's
+/// fingerprint, were written: a `call_turns` row without a request row.
+/// Deleting turns by their request never finds it, and by their session
+/// only once the session is quiet: in a session that goes on, it stayed
+/// for good. It goes with its calls, a step's rows at a time.
+pub async fn retention_deletes_the_turn_of_a_request_dropped_under_overload(db: TestDb) {
+    let store = Store::open(&db.url).await.unwrap();
+    // "busy"'s first turn without its request, then turns after the
+    // cutoff: the session is never quiet.
+    let mut events: Vec<Event> = turn("busy", 0, 1_000)
+        .into_iter()
+        .filter(|e| !matches!(e, Event::Request(_)))
+        .collect();
+    for n in 1..3 {
+        events.extend(turn("busy", n, 20_000 + 1_000 * i64::from(n)));
+    }
+    record_all(&store, &events).await;
+    assert_eq!(rows(&db, "requests", "request_id = 'busy-r0'").await, 0);
+    assert_eq!(
+        rows(&db, "call_turns", "request_id = 'busy-r0'").await,
+        1,
+        "the turn of the dropped request was written"
+    );
+
+    let mut prune = store.prune(CUTOFF, 1);
+    let mut steps = 0;
+    while prune.step().await.unwrap() {
+        steps += 1;
+        assert!(steps < 100, "a pass ends");
+    }
+    let deleted = prune.deleted();
+    assert_eq!(
+        rows(&db, "call_turns", "request_id = 'busy-r0'").await,
+        0,
+        "{deleted:?}"
+    );
+    assert_eq!(
+        (deleted.tool_calls, deleted.call_turns),
+        (2, 1),
+        "{deleted:?}"
+    );
+    assert_eq!((deleted.requests, deleted.sessions), (0, 0), "{deleted:?}");
+    assert_eq!(rows(&db, "call_turns", "").await, 2, "the newer turns stay");
+    assert_eq!(rows(&db, "sessions", "session_id = 'busy'").await, 1);
+}
+
 /// Nothing older than the cutoff: a pass deletes nothing and ends.
 pub async fn retention_on_an_empty_history(db: TestDb) {
     let store = Store::open(&db.url).await.unwrap();
