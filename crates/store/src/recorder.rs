@@ -9,7 +9,10 @@
 //! keeps the batch, retries with backoff (100 ms doubling to 5 s) and keeps
 //! taking events into its backlog; the queue and the backlog together hold
 //! at most `queue_capacity` events beyond the batch being written, past
-//! which `record` drops, counted in `events_dropped`.
+//! which `record` drops, counted in `events_dropped`. A batch lost with its
+//! COMMIT's answer (it may have committed) is told to the [`Observer`] and
+//! the JSONL log once, on its retry, whether it had committed or not
+//! (`unsure`).
 //! A batch the database refuses twice for its content (not for being
 //! unreachable, read-only or otherwise unable to write:
 //! [`crate::StoreError::is_rejected`]) is written event by event, and only
@@ -37,9 +40,11 @@ use crate::jsonl::{JsonlLog, JsonlSink};
 use crate::store::Store;
 
 mod pending;
+mod unsure;
 mod writer;
 
 use pending::Pending;
+use unsure::UnsureCommits;
 use writer::Writer;
 
 /// How long [`Recorder::shutdown`] keeps writing (or retrying an
@@ -263,6 +268,7 @@ impl Recorder {
             closing: false,
             give_up_at: None,
             unsure: None,
+            unsure_commits: UnsureCommits::default(),
             jsonl_failing: false,
         };
         tokio::spawn(async move {

@@ -128,6 +128,14 @@ impl SqliteWriter {
                 Some(pass) => parking::park_sqlite(&mut tx, pass).await?,
                 None => 0,
             };
+            // Unlike PostgreSQL's (`Store::write_batch`), this COMMIT's
+            // outcome is never unknown: SQLite answers in this process
+            // (sqlx's worker thread for the connection), so no answer is
+            // lost on the way, and a COMMIT that fails has not committed:
+            // SQLite rolls back what it could not append to the log (a full
+            // disk, an I/O error), or the transaction stays open (busy) and
+            // dropping the connection below rolls it back. A failed batch
+            // here is `BatchError::Failed`, never `Unsure`.
             tx.commit().await?;
             Ok((out, parked))
         }

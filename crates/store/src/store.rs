@@ -15,7 +15,7 @@ use crate::migrate;
 use crate::parking::{self, ParkingClock};
 use crate::pg_text::pg_text;
 use crate::sqlite_writer::SqliteWriter;
-use crate::write::{self, Outcome};
+use crate::write::{self, BatchError, Outcome};
 
 /// Tuning for [`Store::open_with`].
 #[derive(Debug, Clone)]
@@ -341,7 +341,15 @@ impl Store {
     /// A parking pass, when one is due, runs last in the same transaction.
     /// On PostgreSQL a NUL in their text is written as U+FFFD
     /// ([`crate::pg_text`]).
-    pub(crate) async fn write_batch(&self, events: &[Event]) -> Result<Vec<Outcome>, StoreError> {
+    ///
+    /// A failed COMMIT on PostgreSQL is [`BatchError::Unsure`], with what
+    /// the statements found: the connection lost between the COMMIT and
+    /// its answer leaves the transaction committed or not, and even an
+    /// error answer can come after the commit (a backend terminated while
+    /// it waits for a synchronous standby: "the transaction has already
+    /// committed locally"). A failure before it is [`BatchError::Failed`];
+    /// so is any failure on SQLite (`SqliteWriter::write_batch`).
+    pub(crate) async fn write_batch(&self, events: &[Event]) -> Result<Vec<Outcome>, BatchError> {
         let pass = self.inner.parking.due(events);
         let (out, parked) = match &self.inner.pool {
             Pool::Sqlite(_) => match &self.inner.writer {
@@ -349,7 +357,8 @@ impl Store {
                 None => {
                     return Err(StoreError::query(sqlx::Error::Protocol(
                         "no SQLite writer".into(),
-                    )));
+                    ))
+                    .into());
                 }
             },
             Pool::Postgres(pool) => {
@@ -390,7 +399,12 @@ impl Store {
                         .map_err(StoreError::query)?,
                     None => 0,
                 };
-                tx.commit().await.map_err(StoreError::query)?;
+                if let Err(e) = tx.commit().await {
+                    return Err(BatchError::Unsure {
+                        error: StoreError::query(e),
+                        outcomes: out,
+                    });
+                }
                 (out, parked)
             }
         };

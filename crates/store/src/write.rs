@@ -42,6 +42,7 @@ use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
 use crate::bulk::{Candidate, MIN_GLOBAL_CALL_ID_LEN, RESULT_LEAD_MS};
 pub(crate) use crate::deltas::{SessionDeltas, int};
+use crate::error::StoreError;
 use crate::event::{Event, RequestRecord, ToolResultRecord};
 
 /// What writing one event did.
@@ -53,6 +54,43 @@ pub(crate) enum Outcome {
     New,
     /// A new result, with its resolved tool name and execution time.
     NewResult { tool: String, exec_ms: Option<f64> },
+}
+
+/// How writing a batch failed ([`crate::Store::write_batch`]): whether
+/// anything of it can have been written.
+#[derive(Debug)]
+pub(crate) enum BatchError {
+    /// Before its COMMIT: nothing of the batch is written (a statement's
+    /// error aborts the transaction; a lost connection's server rolls it
+    /// back).
+    Failed(StoreError),
+    /// Its COMMIT failed: the batch may be written, all of it or none of it
+    /// (a transaction is atomic), and nobody can tell which from here.
+    /// `outcomes` are what its statements found, one per event: what
+    /// happened if it landed (the recorder's writer tells which on the
+    /// next write of the same events: `recorder::unsure`).
+    Unsure {
+        error: StoreError,
+        outcomes: Vec<Outcome>,
+    },
+}
+
+// === impl Outcome ===
+
+impl Outcome {
+    /// The event was not in the store: a request, call or result of its own.
+    pub(crate) fn is_new(&self) -> bool {
+        !matches!(self, Outcome::Duplicate)
+    }
+}
+
+// === impl BatchError ===
+
+/// Any failure before the COMMIT.
+impl From<StoreError> for BatchError {
+    fn from(error: StoreError) -> Self {
+        BatchError::Failed(error)
+    }
 }
 
 /// The most call ids a batch locks one by one; a batch with more locks

@@ -2,7 +2,9 @@
 //! queue, writes each in one transaction, retries an unreachable database
 //! with backoff, isolates what the database refuses, appends what was new to
 //! the JSONL log, writes the per-tool aggregate of what was dropped, and
-//! drains within the shutdown deadline (see the parent module).
+//! drains within the shutdown deadline (see the parent module). A batch
+//! whose COMMIT's outcome is unknown is reported once on its retry, whether
+//! or not it landed ([`UnsureCommits`]).
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -11,12 +13,12 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
-use super::{Next, Observer, Pending, Queued, SHUTDOWN_DEADLINE, Shared, fold};
+use super::{Next, Observer, Pending, Queued, SHUTDOWN_DEADLINE, Shared, UnsureCommits, fold};
 use crate::aggregate::DroppedFlush;
 use crate::event::Event;
 use crate::jsonl::JsonlSink;
 use crate::store::Store;
-use crate::write::Outcome;
+use crate::write::{BatchError, Outcome};
 
 const BACKOFF_MIN: Duration = Duration::from_millis(100);
 const BACKOFF_MAX: Duration = Duration::from_secs(5);
@@ -43,6 +45,9 @@ pub(super) struct Writer {
     /// Folded counts whose write failed and may have committed, written
     /// again under the same flush id ([`Writer::write_aggregate`]).
     pub(super) unsure: Option<DroppedFlush>,
+    /// What attempts whose COMMIT may have landed found for the pending
+    /// events in front, for their next write ([`Writer::write`]).
+    pub(super) unsure_commits: UnsureCommits,
     /// Whether the last append to the JSONL log failed.
     pub(super) jsonl_failing: bool,
 }
@@ -214,6 +219,7 @@ impl Writer {
         for q in self.pending.drain() {
             fold(&self.shared, &*self.observer, &q.event, q.call_known);
         }
+        self.unsure_commits.forget(usize::MAX);
         self.shared.in_hand.fetch_sub(lost, Ordering::Relaxed);
         self.shared.dropped.fetch_add(lost, Ordering::Relaxed);
     }
@@ -455,6 +461,7 @@ impl Writer {
                 Ok(()) => self.shared.written.fetch_add(1, Ordering::Relaxed),
                 Err(e) if e.is_rejected() => {
                     tracing::error!(error = %e, kind = q.event.kind(), "the database refuses this event: dropped");
+                    self.unsure_commits.forget(1);
                     fold(&self.shared, &*self.observer, &q.event, q.call_known);
                     self.shared.write_errors.fetch_add(1, Ordering::Relaxed);
                     self.shared.dropped.fetch_add(1, Ordering::Relaxed)
@@ -475,9 +482,21 @@ impl Writer {
     /// so the JSONL lines are written from the batch itself, not from copies.
     /// No await point follows the store's: a write cut off at the shutdown
     /// deadline has left its events as they were.
+    ///
+    /// A write whose COMMIT failed may have landed: what its statements
+    /// found is kept, and the next write of the same events (the retry)
+    /// reports it if it did, else what the retry found
+    /// ([`UnsureCommits`]), so each new event is reported once.
     async fn write(&mut self, batch: &mut [Event]) -> Result<(), crate::StoreError> {
         let outcomes = match &self.store {
-            Some(store) => store.write_batch(batch).await?,
+            Some(store) => match store.write_batch(batch).await {
+                Ok(outcomes) => self.unsure_commits.committed(batch, outcomes),
+                Err(BatchError::Unsure { error, outcomes }) => {
+                    self.unsure_commits.unsure(batch, outcomes);
+                    return Err(error);
+                }
+                Err(BatchError::Failed(error)) => return Err(error),
+            },
             None => batch
                 .iter()
                 .map(|e| match e {
