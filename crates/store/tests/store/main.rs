@@ -12,8 +12,10 @@ mod scenarios;
 mod schema;
 mod support;
 
+mod pg_proxy;
 mod race;
 mod recorder;
+mod unsure;
 
 /// One test per backend for a scenario taking a `TestDb` (in `scenarios`,
 /// or in the module named first).
@@ -122,6 +124,60 @@ async fn a_batch_does_not_wait_for_a_stalled_peer_for_good() {
     let test = "a_batch_does_not_wait_for_a_stalled_peer_for_good";
     if let Some(db) = support::TestDb::postgres(test).await {
         race::a_batch_does_not_wait_for_a_stalled_peer_for_good(db).await;
+    }
+}
+
+/// A COMMIT whose answer is lost: only PostgreSQL's can be (SQLite answers
+/// in the gateway's own process: `sqlite_writer.rs`).
+mod a_batch_whose_commit_is_lost_is_reported_once {
+    use crate::pg_proxy::Cut;
+    use crate::unsure::Shape;
+
+    async fn run(test: &str, cut: Cut, shape: Shape) {
+        if let Some(db) = crate::support::TestDb::postgres(test).await {
+            crate::unsure::a_batch_whose_commit_is_lost_is_reported_once(db, cut, shape).await;
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn landed() {
+        run("landed", Cut::AnswerLost, Shape::Whole).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn not_landed() {
+        run("not_landed", Cut::CommitLost, Shape::Whole).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn results_only_landed() {
+        run("results_only_landed", Cut::AnswerLost, Shape::ResultsOnly).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn results_only_not_landed() {
+        run(
+            "results_only_not_landed",
+            Cut::CommitLost,
+            Shape::ResultsOnly,
+        )
+        .await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn grown_retry_landed() {
+        let test = "grown_retry_landed";
+        if let Some(db) = crate::support::TestDb::postgres(test).await {
+            crate::unsure::a_retry_that_grew_reports_each_event_once(db, Cut::AnswerLost).await;
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn grown_retry_not_landed() {
+        let test = "grown_retry_not_landed";
+        if let Some(db) = crate::support::TestDb::postgres(test).await {
+            crate::unsure::a_retry_that_grew_reports_each_event_once(db, Cut::CommitLost).await;
+        }
     }
 }
 

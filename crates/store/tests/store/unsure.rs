@@ -1,0 +1,236 @@
+//! A batch whose COMMIT's answer is lost (PostgreSQL): the recorder retries
+//! it, and whether the first attempt landed or not, the observer and the
+//! JSONL log hear of each event exactly once. The connection is really
+//! lost, by a proxy between the store and the server ([`PgProxy`]).
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use toolwarden_store::*;
+
+use crate::pg_proxy::{Cut, PgProxy};
+use crate::support::*;
+
+/// The batch that loses its COMMIT.
+#[derive(Debug, Clone, Copy)]
+pub enum Shape {
+    /// Two requests, a call and its result.
+    Whole,
+    /// Two results alone, of calls written before.
+    ResultsOnly,
+}
+
+/// An observer that remembers every event it was told, in order.
+#[derive(Debug, Default)]
+struct Heard(Mutex<Vec<String>>);
+
+impl Observer for Heard {
+    fn on_request(&self, rec: &RequestRecord) {
+        self.0
+            .lock()
+            .unwrap()
+            .push(format!("request {}", rec.request_id));
+    }
+    fn on_tool_call(&self, rec: &ToolCallRecord) {
+        self.0.lock().unwrap().push(format!("call {}", rec.call_id));
+    }
+    fn on_tool_result(&self, rec: &ToolResultRecord, resolved_tool: &str) {
+        self.0
+            .lock()
+            .unwrap()
+            .push(format!("result {} {resolved_tool}", rec.call_id));
+    }
+}
+
+/// What the JSONL log holds, in the observer's words.
+fn jsonl_lines(path: &std::path::Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| match serde_json::from_str::<Event>(l).unwrap() {
+            Event::Request(r) => format!("request {}", r.request_id),
+            Event::ToolCall(c) => format!("call {}", c.call_id),
+            Event::ToolResult(r) => format!("result {} {}", r.call_id, r.tool.unwrap()),
+        })
+        .collect()
+}
+
+async fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "timed out waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// Records a batch whose COMMIT is lost as `cut` says, through a recorder
+/// that retries it, and checks that each of its events is told once to
+/// the observer and written once to the JSONL log, with the tool its result
+/// resolved to, and once to the database.
+pub async fn a_batch_whose_commit_is_lost_is_reported_once(db: TestDb, cut: Cut, shape: Shape) {
+    let proxy = PgProxy::start(&db.url).await;
+    let store = Store::open(&proxy.url)
+        .await
+        .expect("open through the proxy");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.jsonl");
+    let heard = Arc::new(Heard::default());
+    let rec = Recorder::start(
+        Some(store.clone()),
+        RecorderOptions {
+            // Long enough for each batch below to be one transaction.
+            flush_interval: Duration::from_millis(200),
+            jsonl: Some(JsonlLog::unbounded(&path)),
+            ..RecorderOptions::default()
+        },
+        heard.clone(),
+    );
+    let s = "unsure";
+    let first = vec![
+        request("r1", s, 100),
+        Event::ToolCall(call("r1", s, 0, "c1", "Bash", 200)),
+        Event::ToolCall(call("r1", s, 1, "c2", "Read", 200)),
+    ];
+    let results = vec![
+        Event::ToolResult(result("r2", s, "c1", 3, None, false, 300)),
+        Event::ToolResult(result("r2", s, "c2", 4, None, true, 300)),
+    ];
+    let (before, cut_batch): (Vec<Event>, Vec<Event>) = match shape {
+        Shape::Whole => (
+            vec![],
+            first
+                .into_iter()
+                .chain([request("r2", s, 300)])
+                .chain(results)
+                .collect(),
+        ),
+        Shape::ResultsOnly => (
+            first.into_iter().chain([request("r2", s, 300)]).collect(),
+            results,
+        ),
+    };
+    if !before.is_empty() {
+        for e in &before {
+            assert!(rec.record(e.clone()));
+        }
+        wait_until("the first batch", || {
+            rec.counters().events_written == before.len() as u64
+        })
+        .await;
+    }
+    proxy.cut_next_commit(cut);
+    for e in &cut_batch {
+        assert!(rec.record(e.clone()));
+    }
+    let total = (before.len() + cut_batch.len()) as u64;
+    wait_until("the retried batch", || {
+        let c = rec.counters();
+        c.events_written == total && c.backlog == 0
+    })
+    .await;
+    let report = rec.shutdown().await;
+    let c = rec.counters();
+    assert_eq!(proxy.cuts(), 1, "the COMMIT was lost once");
+    assert!(c.write_errors >= 1, "{c:?}");
+    assert_eq!((c.events_dropped, report.abandoned), (0, 0), "{c:?}");
+
+    let expected = [
+        "request r1",
+        "call c1",
+        "call c2",
+        "request r2",
+        "result c1 Bash",
+        "result c2 Read",
+    ];
+    assert_eq!(
+        *heard.0.lock().unwrap(),
+        expected,
+        "the observer heard each event once ({cut:?}, {shape:?})"
+    );
+    assert_eq!(
+        jsonl_lines(&path),
+        expected,
+        "the JSONL log has each event once ({cut:?}, {shape:?})"
+    );
+    // And the database holds each once, the results paired with their calls.
+    assert_eq!(query_i64(&db.url, "SELECT count(*) FROM requests").await, 2);
+    assert_eq!(
+        query_i64(
+            &db.url,
+            "SELECT count(*) FROM tool_calls WHERE request_id IS NOT NULL AND result_at_ms IS NOT NULL"
+        )
+        .await,
+        2
+    );
+    assert_eq!(
+        query_i64(&db.url, "SELECT count(*) FROM tool_calls").await,
+        2
+    );
+    store.close().await;
+}
+
+/// A result alone loses its COMMIT; its call comes while the recorder backs
+/// off, so the retry writes both (calls first: the result pairs with it).
+/// Landed: the first attempt's result (no call yet: `unknown`) and the call
+/// that completes its row. Not landed: what the retry found, the result
+/// paired with its call. Either way each event once.
+pub async fn a_retry_that_grew_reports_each_event_once(db: TestDb, cut: Cut) {
+    let proxy = PgProxy::start(&db.url).await;
+    let store = Store::open(&proxy.url)
+        .await
+        .expect("open through the proxy");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.jsonl");
+    let heard = Arc::new(Heard::default());
+    let rec = Recorder::start(
+        Some(store.clone()),
+        RecorderOptions {
+            flush_interval: Duration::from_millis(5),
+            jsonl: Some(JsonlLog::unbounded(&path)),
+            ..RecorderOptions::default()
+        },
+        heard.clone(),
+    );
+    let s = "grown";
+    proxy.cut_next_commit_held(cut);
+    assert!(rec.record(Event::ToolResult(result(
+        "r2", s, "c1", 3, None, false, 300
+    ))));
+    // While the first attempt waits for its COMMIT's answer, the call
+    // queues; the writer takes it while it backs off, before the retry.
+    wait_until("the lost COMMIT", || proxy.cuts() == 1).await;
+    assert!(rec.record(Event::ToolCall(call("r1", s, 0, "c1", "Bash", 200))));
+    proxy.release();
+    wait_until("the retried batch", || {
+        let c = rec.counters();
+        c.events_written == 2 && c.backlog == 0
+    })
+    .await;
+    rec.shutdown().await;
+    let c = rec.counters();
+    assert!(c.write_errors >= 1, "{c:?}");
+    assert_eq!(c.events_dropped, 0, "{c:?}");
+    let expected = match cut {
+        Cut::AnswerLost => ["result c1 unknown", "call c1"],
+        Cut::CommitLost => ["result c1 Bash", "call c1"],
+    };
+    assert_eq!(*heard.0.lock().unwrap(), expected, "{cut:?}");
+    assert_eq!(jsonl_lines(&path), expected, "{cut:?}");
+    // One row: the call and its result, whichever came first.
+    assert_eq!(
+        query_i64(
+            &db.url,
+            "SELECT count(*) FROM tool_calls WHERE request_id IS NOT NULL AND result_at_ms IS NOT NULL"
+        )
+        .await,
+        1
+    );
+    assert_eq!(
+        query_i64(&db.url, "SELECT count(*) FROM tool_calls").await,
+        1
+    );
+    store.close().await;
+}
