@@ -36,6 +36,11 @@
 //!   deduplicated: the JSONL log then has every event, resends included.
 //! - Call ids shorter than 12 characters are matched only within their
 //!   session or response, never across sessions.
+//! - A batch retried after its COMMIT's answer was lost (PostgreSQL) is told
+//!   to the [`Observer`] and the JSONL log once, whether it had committed or
+//!   not; but a batch of results alone that had not, all of whose results
+//!   another gateway wrote before the retry, is told by both gateways
+//!   (see `recorder/unsure.rs`).
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), toolwarden_store::StoreError> {
