@@ -46,7 +46,7 @@ fn schema() -> Value {
 }
 
 fn executor() -> Executor {
-    let mut registry = Registry::new();
+    let registry = Registry::new();
     registry
         .register(tool_fn("noop", "Does nothing.", schema(), noop))
         .expect("valid tool");

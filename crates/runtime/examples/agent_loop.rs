@@ -48,7 +48,7 @@ struct QueryArgs {
 }
 
 fn registry() -> Result<Registry, Box<dyn std::error::Error>> {
-    let mut r = Registry::new();
+    let r = Registry::new();
 
     r.register(typed_fn(
         "read_file",

@@ -25,7 +25,7 @@ use toolwarden_runtime::{
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let down = Arc::new(AtomicBool::new(true));
     let flag = down.clone();
-    let mut registry = Registry::new();
+    let registry = Registry::new();
     registry.register_with(
         tool_fn(
             "weather",

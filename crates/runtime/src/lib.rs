@@ -12,7 +12,8 @@
 //!   it on tokio's blocking pool.
 //! - A [`Context`] of per-run values (working directory, user, credentials
 //!   handle) a tool receives and the model never sees.
-//! - The [`Registry`]: register, alias, enable / disable / pause; the `tools`
+//! - The [`Registry`]: register, alias, remove, enable / disable / pause,
+//!   all through `&self`, so tools come and go while executors run; the `tools`
 //!   field for each dialect ([`Registry::definitions`]; OpenAI's strict mode
 //!   for a tool registered with [`ToolPolicy::strict`], its schema rewritten
 //!   by [`strict_schema`]); metrics
@@ -63,7 +64,7 @@
 //! };
 //!
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {
-//! let mut registry = Registry::new();
+//! let registry = Registry::new();
 //! let stat = tool_fn("stat", "Stat a file.", serde_json::json!({"type": "object"}), |_args, _ctx| async {
 //!     Err::<serde_json::Value, BoxError>(ToolError::not_found("/etc/x").into())
 //! });
@@ -140,7 +141,7 @@
 //! }
 //!
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {
-//! let mut registry = Registry::new();
+//! let registry = Registry::new();
 //! registry
 //!     .register(typed_fn("read_file", "Read a text file.", |args: ReadArgs, ctx: Context| async move {
 //!         let dir = ctx.get::<WorkingDir>().map(|d| d.0.clone()).unwrap_or_default();

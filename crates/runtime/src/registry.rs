@@ -1,15 +1,16 @@
 //! The registry: tools by name and alias, each with its policy, breaker,
 //! metrics and state (enabled / disabled / paused).
 //!
-//! Registration and aliases take `&mut self` (build the registry, then
-//! share it in an `Arc`); state changes, breaker resets and reads take
-//! `&self` and are safe while calls run.
+//! Everything takes `&self` and is safe while calls run: registration,
+//! aliases and removal build a new snapshot of the tool set and swap it
+//! in; a call looks its tool up in the current snapshot and keeps that
+//! tool (an `Arc`) until it ends.
 
 use std::{
     collections::{BTreeMap, HashMap},
     fmt,
     sync::{
-        Arc,
+        Arc, Mutex, PoisonError, RwLock,
         atomic::{AtomicU8, AtomicU64, Ordering},
     },
 };
@@ -57,7 +58,8 @@ pub enum RegistryErrorKind {
     InvalidSchema,
     /// The name is empty, too long or has characters providers reject.
     InvalidName,
-    /// No tool has this name.
+    /// No tool has this name (for [`Registry::remove`]: no tool has this
+    /// canonical name; an alias is not removed on its own).
     UnknownTool,
     /// The tool's [`crate::Fallback::Tool`] names no
     /// registered tool, or the tool itself.
@@ -66,13 +68,59 @@ pub enum RegistryErrorKind {
     /// schema has no strict-mode form:
     /// [`RegistryError::strict_schema_error`] says why and where.
     NotStrict,
+    /// [`Registry::remove`]: the tool is another tool's
+    /// [`Fallback::Tool`]; remove that tool first.
+    InUse,
 }
 
 /// The tools an executor can run.
+///
+/// Every method takes `&self`, so the registry can change while
+/// executors share it (an MCP server connected after start, a per-user
+/// tool set): [`register`](Self::register),
+/// [`register_with`](Self::register_with), [`alias`](Self::alias) and
+/// [`remove`](Self::remove) can be called through
+/// [`Executor::registry`](crate::Executor::registry) at any time.
+///
+/// # Concurrency
+///
+/// The tool set is an immutable snapshot behind an `RwLock<Arc<_>>`.
+/// A call's lookup takes the read lock for one hash lookup and an `Arc`
+/// clone of its tool's entry: writers never hold that lock longer than a
+/// pointer swap, so on the hot path it is an uncontended read lock, not
+/// lock-free. A change copies the snapshot (one `Arc` per tool, so
+/// O(tools)), applies itself and swaps the copy in; changes are serialised
+/// by a separate mutex (a schema is compiled before it is taken).
+///
+/// - A call in flight keeps the tool it started with, even if that tool
+///   is removed (or removed and registered again) before it ends; its
+///   fallback tool is looked up by name when it is needed.
+/// - A call that starts after [`remove`](Self::remove) returns gets the
+///   same outcome as a call to a name never registered (`unknown_tool`,
+///   `Tool 'x' is not available. Available tools: …`).
+/// - A removed tool's breaker, metrics and recent errors go with it: they
+///   leave [`stats`](Self::stats), [`error_summary`](Self::error_summary),
+///   [`health`](Self::health) and [`definitions`](Self::definitions) at
+///   once, and are dropped when its last call ends (a call still running
+///   records into them, unseen). A tool registered again under the same
+///   name starts afresh: breaker closed, no metrics.
+/// - [`ToolPolicy::sequential`] holds per registration: a call of a
+///   removed tool still running does not hold back the calls of the
+///   tool registered again in its place.
 pub struct Registry {
-    entries: Vec<Entry>,
-    names: HashMap<Arc<str>, usize>,
+    tools: RwLock<Arc<Tools>>,
+    /// Serialises the changes (copy, change, swap).
+    writer: Mutex<()>,
     unknown_calls: AtomicU64,
+}
+
+/// One snapshot of the tool set; never changed once shared.
+#[derive(Clone, Default)]
+struct Tools {
+    /// In registration order.
+    entries: Vec<Arc<Entry>>,
+    /// Names and aliases.
+    names: HashMap<Arc<str>, Arc<Entry>>,
 }
 
 /// One registered tool and everything the executor keeps for it.
@@ -119,6 +167,7 @@ impl fmt::Display for RegistryErrorKind {
             RegistryErrorKind::UnknownTool => "no such tool",
             RegistryErrorKind::InvalidFallback => "invalid fallback for tool",
             RegistryErrorKind::NotStrict => "no strict-mode schema for tool",
+            RegistryErrorKind::InUse => "tool in use as a fallback",
         })
     }
 }
@@ -179,20 +228,58 @@ impl Entry {
     }
 }
 
+// === impl Tools ===
+
+impl Tools {
+    fn entry(&self, name: &str) -> Result<&Arc<Entry>, RegistryError> {
+        self.names
+            .get(name)
+            .ok_or_else(|| RegistryError::new(RegistryErrorKind::UnknownTool, name, None))
+    }
+
+    /// A [`Fallback::Tool`] must name a tool (or alias) registered
+    /// before `name`, and not `name` itself.
+    fn check_fallback(&self, name: &str, policy: &ToolPolicy) -> Result<(), RegistryError> {
+        let Some(Fallback::Tool(target)) = &policy.fallback else {
+            return Ok(());
+        };
+        let why = if **target == *name {
+            "a tool cannot be its own fallback".to_string()
+        } else if !self.names.contains_key(&**target) {
+            format!("fallback tool '{target}' is not registered; register it first")
+        } else {
+            return Ok(());
+        };
+        Err(RegistryError::new(
+            RegistryErrorKind::InvalidFallback,
+            name,
+            Some(why),
+        ))
+    }
+
+    /// The checks of a new name that depend on the tool set.
+    fn check_new(&self, name: &str, policy: &ToolPolicy) -> Result<(), RegistryError> {
+        if self.names.contains_key(name) {
+            return Err(RegistryError::new(RegistryErrorKind::Duplicate, name, None));
+        }
+        self.check_fallback(name, policy)
+    }
+}
+
 // === impl Registry ===
 
 impl Registry {
     /// An empty registry.
     pub fn new() -> Self {
         Registry {
-            entries: Vec::new(),
-            names: HashMap::new(),
+            tools: RwLock::new(Arc::default()),
+            writer: Mutex::new(()),
             unknown_calls: AtomicU64::new(0),
         }
     }
 
     /// Register `tool` with the default policy.
-    pub fn register(&mut self, tool: impl Tool) -> Result<(), RegistryError> {
+    pub fn register(&self, tool: impl Tool) -> Result<(), RegistryError> {
         self.register_with(tool, ToolPolicy::default())
     }
 
@@ -201,21 +288,15 @@ impl Registry {
     /// [`strict`](ToolPolicy::strict)); a [`Fallback::Tool`] must name a
     /// tool registered before this one (or its alias), not this tool
     /// itself.
-    pub fn register_with(
-        &mut self,
-        tool: impl Tool,
-        policy: ToolPolicy,
-    ) -> Result<(), RegistryError> {
+    ///
+    /// Executors that share the registry see the tool from the next call
+    /// that looks it up; [`definitions`](Self::definitions) has it at once.
+    pub fn register_with(&self, tool: impl Tool, policy: ToolPolicy) -> Result<(), RegistryError> {
         let name: Arc<str> = Arc::from(tool.name());
         check_name(&name, false)?;
-        if self.names.contains_key(&name) {
-            return Err(RegistryError::new(
-                RegistryErrorKind::Duplicate,
-                &name,
-                None,
-            ));
-        }
-        self.check_fallback(&name, &policy)?;
+        // Checked again when the change is made; here first, so a taken
+        // name is reported before the schema's errors.
+        self.current().check_new(&name, &policy)?;
         let validator = ArgValidator::compile(tool.parameters())
             .map_err(|e| RegistryError::new(RegistryErrorKind::InvalidSchema, &name, Some(e)))?;
         let strict = if policy.strict {
@@ -227,9 +308,8 @@ impl Registry {
             None
         };
         let breaker = policy.breaker.map(Breaker::new);
-        self.names.insert(name.clone(), self.entries.len());
-        self.entries.push(Entry {
-            name,
+        let entry = Arc::new(Entry {
+            name: name.clone(),
             tool: Arc::new(tool),
             validator,
             policy,
@@ -239,27 +319,80 @@ impl Registry {
             strict,
             state: AtomicU8::new(0),
         });
-        Ok(())
+        self.change(|tools| {
+            tools.check_new(&name, &entry.policy)?;
+            tools.names.insert(name.clone(), entry.clone());
+            tools.entries.push(entry);
+            Ok(())
+        })
     }
 
     /// Let calls to `alias` run the tool `target` (logs show both names).
-    pub fn alias(&mut self, alias: &str, target: &str) -> Result<(), RegistryError> {
+    pub fn alias(&self, alias: &str, target: &str) -> Result<(), RegistryError> {
         check_name(alias, true)?;
-        if self.names.contains_key(alias) {
-            return Err(RegistryError::new(
-                RegistryErrorKind::Duplicate,
-                alias,
-                None,
-            ));
-        }
-        let index = self.index_of(target)?;
-        self.names.insert(Arc::from(alias), index);
+        self.change(|tools| {
+            if tools.names.contains_key(alias) {
+                return Err(RegistryError::new(
+                    RegistryErrorKind::Duplicate,
+                    alias,
+                    None,
+                ));
+            }
+            let entry = tools.entry(target)?.clone();
+            tools.names.insert(Arc::from(alias), entry);
+            Ok(())
+        })
+    }
+
+    /// Remove the tool named `name` (its canonical name, not an alias),
+    /// with its aliases. Calls already running finish with it; later
+    /// calls to it (or its aliases) are calls to an unknown tool. Its
+    /// breaker, metrics and recent errors go with it (see
+    /// [Concurrency](Self#concurrency)).
+    ///
+    /// Errors: [`RegistryErrorKind::UnknownTool`] when no tool has this
+    /// name (an alias says which tool it stands for),
+    /// [`RegistryErrorKind::InUse`] when the tool is another tool's
+    /// [`Fallback::Tool`] (remove that tool first).
+    pub fn remove(&self, name: &str) -> Result<(), RegistryError> {
+        self.change(|tools| {
+            let entry = tools.entry(name)?.clone();
+            if *entry.name != *name {
+                return Err(RegistryError::new(
+                    RegistryErrorKind::UnknownTool,
+                    name,
+                    Some(format!(
+                        "an alias of '{}'; remove that tool to remove its aliases",
+                        entry.name
+                    )),
+                ));
+            }
+            let user = tools.entries.iter().find(|e| {
+                matches!(&e.policy.fallback, Some(Fallback::Tool(target))
+                    if !Arc::ptr_eq(e, &entry)
+                        && tools.names.get(&**target).is_some_and(|t| Arc::ptr_eq(t, &entry)))
+            });
+            if let Some(user) = user {
+                return Err(RegistryError::new(
+                    RegistryErrorKind::InUse,
+                    name,
+                    Some(format!(
+                        "the fallback of '{}'; remove that tool first",
+                        user.name
+                    )),
+                ));
+            }
+            tools.entries.retain(|e| !Arc::ptr_eq(e, &entry));
+            tools.names.retain(|_, e| !Arc::ptr_eq(e, &entry));
+            Ok(())
+        })?;
+        tracing::info!(tool = %name, "tool removed");
         Ok(())
     }
 
     /// Set a tool's state (by name or alias).
     pub fn set_state(&self, name: &str, state: ToolState) -> Result<(), RegistryError> {
-        let entry = &self.entries[self.index_of(name)?];
+        let entry = self.entry(name)?;
         let v = match state {
             ToolState::Enabled => 0,
             ToolState::Disabled => 1,
@@ -287,42 +420,50 @@ impl Registry {
 
     /// A tool's state, if it exists.
     pub fn state(&self, name: &str) -> Option<ToolState> {
-        self.resolve(name).map(Entry::state)
+        self.resolve(name).map(|e| e.state())
     }
 
     /// Close a tool's circuit breaker by hand.
     pub fn reset_breaker(&self, name: &str) -> Result<(), RegistryError> {
-        if let Some(b) = &self.entries[self.index_of(name)?].breaker {
+        if let Some(b) = &self.entry(name)?.breaker {
             b.reset();
         }
         Ok(())
     }
 
     /// The canonical names of the enabled tools, in registration order.
-    pub fn available(&self) -> impl Iterator<Item = &str> {
-        self.entries
+    pub fn available(&self) -> Vec<String> {
+        self.current()
+            .entries
             .iter()
             .filter(|e| e.state() == ToolState::Enabled)
-            .map(|e| &*e.name)
+            .map(|e| e.name.to_string())
+            .collect()
+    }
+
+    /// Whether a tool or alias has this name.
+    pub fn contains(&self, name: &str) -> bool {
+        self.resolve(name).is_some()
     }
 
     /// How many tools are registered.
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.current().entries.len()
     }
 
     /// `true` without tools.
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.current().entries.is_empty()
     }
 
-    /// The `tools` field for `dialect`: every tool that is not disabled. A
-    /// tool registered [`strict`](ToolPolicy::strict) has its strict
-    /// schema and `"strict": true` for OpenAI's Chat Completions and
-    /// Responses, its own schema for the other dialects.
+    /// The `tools` field for `dialect`: every tool registered now that is
+    /// not disabled. A tool registered [`strict`](ToolPolicy::strict) has
+    /// its strict schema and `"strict": true` for OpenAI's Chat
+    /// Completions and Responses, its own schema for the other dialects.
     pub fn definitions(&self, dialect: Dialect) -> Value {
         let openai = matches!(dialect, Dialect::OpenAiChat | Dialect::OpenAiResponses);
         let defs = self
+            .current()
             .entries
             .iter()
             .filter(|e| e.state() != ToolState::Disabled)
@@ -340,12 +481,16 @@ impl Registry {
 
     /// Metrics of every tool, in registration order.
     pub fn stats(&self) -> Vec<ToolStats> {
-        self.entries.iter().map(Self::stats_of_entry).collect()
+        self.current()
+            .entries
+            .iter()
+            .map(|e| Self::stats_of_entry(e))
+            .collect()
     }
 
     /// Metrics of one tool.
     pub fn stats_of(&self, name: &str) -> Option<ToolStats> {
-        self.resolve(name).map(Self::stats_of_entry)
+        self.resolve(name).map(|e| Self::stats_of_entry(&e))
     }
 
     fn stats_of_entry(e: &Entry) -> ToolStats {
@@ -363,7 +508,7 @@ impl Registry {
     /// (so invented names cannot grow it).
     pub fn error_summary(&self) -> BTreeMap<String, u64> {
         let mut out = BTreeMap::new();
-        for e in &self.entries {
+        for e in &self.current().entries {
             for (kind, n) in e.metrics.errors_by_kind() {
                 out.insert(format!("{}:{kind}", e.name), n);
             }
@@ -382,13 +527,21 @@ impl Registry {
 
     /// The most heap memory one tool's metrics can hold, in bytes.
     pub fn max_metrics_bytes_per_tool(&self) -> usize {
-        self.entries
+        self.current()
+            .entries
             .first()
             .map_or(0, |e| e.metrics.max_heap_bytes())
     }
 
-    pub(crate) fn resolve(&self, name: &str) -> Option<&Entry> {
-        self.names.get(name).map(|&i| &self.entries[i])
+    /// The tool a name or alias stands for now. The read lock is held for
+    /// the lookup and the `Arc` clone only.
+    pub(crate) fn resolve(&self, name: &str) -> Option<Arc<Entry>> {
+        self.tools
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .names
+            .get(name)
+            .cloned()
     }
 
     pub(crate) fn count_unknown(&self) {
@@ -401,7 +554,7 @@ impl Registry {
         if shown.len() < called.len() {
             shown.push('…');
         }
-        let names: Vec<&str> = self.available().collect();
+        let names = self.available();
         if names.is_empty() {
             format!("Tool '{shown}' is not available. No tools are available.")
         } else {
@@ -412,31 +565,37 @@ impl Registry {
         }
     }
 
-    /// A [`Fallback::Tool`] must name a tool (or alias) registered
-    /// before `name`, and not `name` itself.
-    fn check_fallback(&self, name: &str, policy: &ToolPolicy) -> Result<(), RegistryError> {
-        let Some(Fallback::Tool(target)) = &policy.fallback else {
-            return Ok(());
-        };
-        let why = if **target == *name {
-            "a tool cannot be its own fallback".to_string()
-        } else if self.resolve(target).is_none() {
-            format!("fallback tool '{target}' is not registered; register it first")
-        } else {
-            return Ok(());
-        };
-        Err(RegistryError::new(
-            RegistryErrorKind::InvalidFallback,
-            name,
-            Some(why),
-        ))
+    /// The current snapshot.
+    fn current(&self) -> Arc<Tools> {
+        self.tools
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
-    fn index_of(&self, name: &str) -> Result<usize, RegistryError> {
-        self.names
-            .get(name)
-            .copied()
+    fn entry(&self, name: &str) -> Result<Arc<Entry>, RegistryError> {
+        self.resolve(name)
             .ok_or_else(|| RegistryError::new(RegistryErrorKind::UnknownTool, name, None))
+    }
+
+    /// Copy the snapshot, `apply` the change to the copy and, when it
+    /// succeeds, swap the copy in (the write lock is held for the swap
+    /// only). One change at a time.
+    fn change(
+        &self,
+        apply: impl FnOnce(&mut Tools) -> Result<(), RegistryError>,
+    ) -> Result<(), RegistryError> {
+        let _one_at_a_time = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut next = Tools::clone(&self.current());
+        apply(&mut next)?;
+        let old = std::mem::replace(
+            &mut *self.tools.write().unwrap_or_else(PoisonError::into_inner),
+            Arc::new(next),
+        );
+        // The old snapshot (and a removed tool no call holds) is dropped
+        // here, outside the lock.
+        drop(old);
+        Ok(())
     }
 }
 
@@ -451,7 +610,12 @@ impl fmt::Debug for Registry {
         f.debug_struct("Registry")
             .field(
                 "tools",
-                &self.entries.iter().map(|e| &*e.name).collect::<Vec<_>>(),
+                &self
+                    .current()
+                    .entries
+                    .iter()
+                    .map(|e| e.name.to_string())
+                    .collect::<Vec<_>>(),
             )
             .finish()
     }

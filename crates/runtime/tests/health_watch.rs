@@ -79,7 +79,7 @@ async fn breaker_and_health_transitions_reach_the_hooks() {
 /// A registry with one tool, `weather`, failing while `down` is set; its
 /// breaker opens after 2 failures, for 100 ms.
 fn flaky_weather(down: Arc<AtomicBool>) -> Arc<Registry> {
-    let mut registry = Registry::new();
+    let registry = Registry::new();
     registry
         .register_with(
             tool_fn(

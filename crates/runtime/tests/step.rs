@@ -15,7 +15,7 @@ fn executor() -> Executor {
         "properties": {"path": {"type": "string"}},
         "required": ["path"]
     });
-    let mut r = Registry::new();
+    let r = Registry::new();
     r.register(tool_fn(
         "read_file",
         "Read a file.",

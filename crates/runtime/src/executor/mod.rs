@@ -45,7 +45,9 @@ pub struct ExecutorConfig {
 
 /// Runs tool calls against a shared [`Registry`]. Create one per agent
 /// run: the loop guard's memory is the run's; breakers and metrics live in
-/// the registry and are shared by all runs.
+/// the registry and are shared by all runs. The registry may change while
+/// executors run ([`Registry::register`], [`Registry::remove`] through
+/// [`Executor::registry`]): each call looks its tool up when it starts.
 #[derive(Debug)]
 pub struct Executor {
     registry: Arc<Registry>,
@@ -191,6 +193,8 @@ impl Executor {
         reached: &AtomicBool,
     ) -> ToolOutcome {
         let start = Instant::now();
+        // The call keeps this entry (an `Arc`) to its end, even if the
+        // tool is removed meanwhile.
         let Some(entry) = self.registry.resolve(&call.name) else {
             self.registry.count_unknown();
             return self.unknown_tool(call, start);
@@ -214,10 +218,10 @@ impl Executor {
         if span.is_disabled() {
             // No subscriber wants it: skip the wrapper (and a copy of the
             // call's future).
-            return self.run(entry, call, ctx, start, reached).await;
+            return self.run(&entry, call, ctx, start, reached).await;
         }
         let outcome = self
-            .run(entry, call, ctx, start, reached)
+            .run(&entry, call, ctx, start, reached)
             .instrument(span.clone())
             .await;
         span.record("attempts", outcome.attempts);
@@ -360,13 +364,15 @@ impl Executor {
         let output = match fallback {
             Fallback::Output(value) => Ok((value.clone(), 0)),
             Fallback::Tool(name) => match self.registry.resolve(name) {
-                // Checked at registration; the tools cannot be removed.
+                // Checked at registration, and a tool that is a fallback
+                // cannot be removed; but this call's own tool may have
+                // been removed, and then its fallback.
                 None => Err((format!("fallback tool '{name}' is not registered"), 0)),
                 Some(other) => {
                     // The fallback's own fallback is not followed.
                     let span = tracing::info_span!("fallback", tool = %other.name);
                     let (o, _) = self
-                        .run_primary(other, call, ctx, Instant::now(), &AtomicBool::new(true))
+                        .run_primary(&other, call, ctx, Instant::now(), &AtomicBool::new(true))
                         .instrument(span)
                         .await;
                     match (o.output, o.error) {

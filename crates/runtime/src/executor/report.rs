@@ -80,7 +80,7 @@ impl Executor {
     /// failure of the tool, reported like any other.
     pub(super) fn panicked(&self, call: &ToolCall, start: Instant, failed: Failed) -> ToolOutcome {
         match self.registry.resolve(&call.name) {
-            Some(entry) => self.failure(entry, call, start, 0, failed, None).0,
+            Some(entry) => self.failure(&entry, call, start, 0, failed, None).0,
             None => {
                 // Only registered tools run code that can panic; kept for
                 // the one-outcome promise.

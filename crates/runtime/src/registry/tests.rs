@@ -14,7 +14,7 @@ fn noop(name: &'static str) -> impl Tool {
 
 #[test]
 fn names_aliases_and_states() {
-    let mut r = Registry::new();
+    let r = Registry::new();
     r.register(noop("read_file")).unwrap();
     r.register(noop("write_file")).unwrap();
     assert_eq!(
@@ -34,7 +34,7 @@ fn names_aliases_and_states() {
 
     r.pause("fs.read").unwrap();
     assert_eq!(r.state("read_file"), Some(ToolState::Paused));
-    assert_eq!(r.available().collect::<Vec<_>>(), vec!["write_file"]);
+    assert_eq!(r.available(), vec!["write_file"]);
     r.disable("write_file").unwrap();
     assert_eq!(
         r.not_available_message("nope"),
@@ -49,7 +49,7 @@ fn names_aliases_and_states() {
 
 #[test]
 fn definitions_leave_out_disabled_tools_but_keep_paused_ones() {
-    let mut r = Registry::new();
+    let r = Registry::new();
     r.register(noop("a")).unwrap();
     r.register(noop("b")).unwrap();
     r.register(noop("c")).unwrap();
@@ -67,7 +67,7 @@ fn definitions_leave_out_disabled_tools_but_keep_paused_ones() {
 
 #[test]
 fn bad_names_and_schemas_are_rejected() {
-    let mut r = Registry::new();
+    let r = Registry::new();
     assert_eq!(
         r.register(noop("has space")).unwrap_err().kind(),
         RegistryErrorKind::InvalidName
@@ -90,7 +90,7 @@ fn bad_names_and_schemas_are_rejected() {
 #[test]
 fn a_fallback_tool_must_be_registered_first_and_not_be_the_tool() {
     use crate::{Fallback, ToolPolicy};
-    let mut r = Registry::new();
+    let r = Registry::new();
     let policy = |name: &str| ToolPolicy::new().fallback(Fallback::tool(name.to_string()));
     let err = r.register_with(noop("live"), policy("cache")).unwrap_err();
     assert_eq!(err.kind(), RegistryErrorKind::InvalidFallback);
@@ -133,4 +133,81 @@ fn parameters_must_be_an_object_schema() {
     Registry::new()
         .register(with(json!({"type": "object"})))
         .unwrap();
+}
+
+fn names_of(defs: &Value) -> Vec<&str> {
+    defs.as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["name"].as_str().unwrap())
+        .collect()
+}
+
+/// Review L4: tools are added and removed through `&self`, and
+/// `definitions` follows the current set.
+#[test]
+fn definitions_before_and_after_register_and_remove() {
+    let r = Registry::new();
+    r.register(noop("a")).unwrap();
+    assert_eq!(names_of(&r.definitions(Dialect::Anthropic)), ["a"]);
+    r.register(noop("b")).unwrap();
+    r.alias("bee", "b").unwrap();
+    assert_eq!(names_of(&r.definitions(Dialect::Anthropic)), ["a", "b"]);
+    assert_eq!(r.len(), 2);
+
+    r.remove("b").unwrap();
+    assert_eq!(names_of(&r.definitions(Dialect::Anthropic)), ["a"]);
+    assert_eq!(r.available(), ["a"]);
+    assert!(!r.contains("b"));
+    assert!(!r.contains("bee"), "the aliases go with the tool");
+    assert!(r.stats_of("b").is_none());
+    assert_eq!(r.stats().len(), 1);
+
+    // Registered again: a new tool, the alias free again.
+    r.register(noop("b")).unwrap();
+    r.alias("bee", "b").unwrap();
+    assert_eq!(names_of(&r.definitions(Dialect::Anthropic)), ["a", "b"]);
+    r.remove("a").unwrap();
+    r.remove("b").unwrap();
+    assert!(r.is_empty());
+    assert_eq!(r.definitions(Dialect::Anthropic), json!([]));
+}
+
+#[test]
+fn removing_an_unknown_tool_an_alias_or_a_fallback_is_refused() {
+    use crate::{Fallback, ToolPolicy};
+    let r = Registry::new();
+    let err = r.remove("nope").unwrap_err();
+    assert_eq!(err.kind(), RegistryErrorKind::UnknownTool);
+    assert_eq!(err.name(), "nope");
+
+    r.register(noop("cache")).unwrap();
+    r.alias("cached", "cache").unwrap();
+    let err = r.remove("cached").unwrap_err();
+    assert_eq!(err.kind(), RegistryErrorKind::UnknownTool);
+    assert_eq!(
+        err.to_string(),
+        "no such tool: 'cached' (an alias of 'cache'; remove that tool to remove its aliases)"
+    );
+
+    // `live` falls back to `cache` through its alias.
+    let policy = ToolPolicy::new().fallback(Fallback::tool("cached".to_string()));
+    r.register_with(noop("live"), policy).unwrap();
+    let err = r.remove("cache").unwrap_err();
+    assert_eq!(err.kind(), RegistryErrorKind::InUse);
+    assert_eq!(
+        err.to_string(),
+        "tool in use as a fallback: 'cache' (the fallback of 'live'; remove that tool first)"
+    );
+    assert!(r.contains("cache"), "a refused removal changes nothing");
+    r.remove("live").unwrap();
+    r.remove("cache").unwrap();
+    assert!(r.is_empty());
+
+    // The duplicate check sees the current set.
+    r.register(noop("x")).unwrap();
+    assert_eq!(
+        r.register(noop("x")).unwrap_err().kind(),
+        RegistryErrorKind::Duplicate
+    );
 }

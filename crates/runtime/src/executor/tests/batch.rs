@@ -43,7 +43,7 @@ fn mixed() -> impl Tool {
 }
 
 fn mixed_executor() -> Executor {
-    let mut r = Registry::new();
+    let r = Registry::new();
     let policy = ToolPolicy::new()
         .timeout(TimeoutPolicy::try_new(SEC).unwrap())
         .retry(RetryPolicy::none())
@@ -54,7 +54,7 @@ fn mixed_executor() -> Executor {
 
 #[tokio::test(start_paused = true)]
 async fn concurrency_limit_and_sequential_tools() {
-    let mut r = Registry::new();
+    let r = Registry::new();
     r.register(sleeper("free")).unwrap();
     r.register_with(sleeper("serial"), ToolPolicy::new().sequential(true))
         .unwrap();
@@ -69,7 +69,7 @@ async fn concurrency_limit_and_sequential_tools() {
     ex.execute_batch(&calls, &ctx()).await;
     assert_eq!(start.elapsed(), 2 * SEC, "4 calls, 2 at a time");
 
-    let mut r = Registry::new();
+    let r = Registry::new();
     r.register(sleeper("free")).unwrap();
     r.register_with(sleeper("serial"), ToolPolicy::new().sequential(true))
         .unwrap();
@@ -166,7 +166,7 @@ proptest! {
 
 #[tokio::test(start_paused = true)]
 async fn a_retry_wait_gives_its_concurrency_slot_back() {
-    let mut r = Registry::new();
+    let r = Registry::new();
     r.register(sleeper("free")).unwrap();
     r.register(scripted("limited", counter(), |n| async move {
         if n == 1 {
@@ -200,7 +200,7 @@ async fn a_retry_wait_gives_its_concurrency_slot_back() {
 /// those), in order; the finished ones keep theirs.
 #[tokio::test(start_paused = true)]
 async fn a_run_deadline_stops_calls_and_answers_each() {
-    let mut r = Registry::new();
+    let r = Registry::new();
     r.register(mixed()).unwrap();
     let ex = executor(r);
     let calls = [
@@ -225,7 +225,7 @@ async fn a_run_deadline_stops_calls_and_answers_each() {
 /// tool's metrics, so a tool that always hangs looked healthy.
 #[tokio::test(start_paused = true)]
 async fn a_call_stopped_by_the_run_deadline_is_counted() {
-    let mut r = Registry::new();
+    let r = Registry::new();
     r.register(mixed()).unwrap();
     let ex = executor(r);
     let c = Context::new().with(crate::Deadline(Instant::now() + SEC));
@@ -247,7 +247,7 @@ async fn a_call_stopped_by_the_run_deadline_is_counted() {
 /// is not unhealthy).
 #[tokio::test(start_paused = true)]
 async fn calls_still_queued_at_the_deadline_are_not_the_tools_failures() {
-    let mut r = Registry::new();
+    let r = Registry::new();
     r.register_with(sleeper("serial"), ToolPolicy::new().sequential(true))
         .unwrap();
     let ex = executor(r);
@@ -292,7 +292,7 @@ fn naps(secs: &[u64]) -> Vec<ToolCall> {
 /// though slots were free.
 #[tokio::test(start_paused = true)]
 async fn a_slow_first_call_does_not_hold_back_the_rest() {
-    let mut r = Registry::new();
+    let r = Registry::new();
     r.register(napper()).unwrap();
     let ex = Executor::with_config(
         Arc::new(r),

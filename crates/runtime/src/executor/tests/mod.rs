@@ -1,10 +1,12 @@
 //! Executor tests: one per row of the operator table (table.rs), the
 //! policies under a paused clock (policies.rs), batches (batch.rs), tools
-//! registered strict (strict.rs).
+//! registered strict (strict.rs), a registry that changes while calls run
+//! (live.rs).
 
 mod batch;
 mod blocking;
 mod capture;
+mod live;
 mod policies;
 mod strict;
 mod table;
@@ -88,7 +90,7 @@ pub(super) fn executor(registry: Registry) -> Executor {
 
 /// A registry with `tool` under `policy` plus an `ok` tool.
 pub(super) fn single(tool: impl Tool, policy: ToolPolicy) -> Executor {
-    let mut r = Registry::new();
+    let r = Registry::new();
     r.register(ok_tool("ok")).unwrap();
     r.register_with(tool, policy).unwrap();
     executor(r)

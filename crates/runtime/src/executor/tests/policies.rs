@@ -323,7 +323,7 @@ async fn the_loop_guard_stops_identical_failing_calls() {
 
 #[tokio::test(start_paused = true)]
 async fn fallbacks_to_a_tool_or_a_fixed_output() {
-    let mut r = Registry::new();
+    let r = Registry::new();
     r.register(ok_tool("cache")).unwrap();
     r.register_with(
         failing("live", counter(), || {
@@ -402,7 +402,7 @@ async fn calls_a_fallback_answers_are_not_refused_by_the_loop_guard() {
 #[tokio::test(start_paused = true)]
 async fn the_model_never_sees_a_urls_query_or_credentials() {
     let ex = executor({
-        let mut r = Registry::new();
+        let r = Registry::new();
         r.register(failing("weather", counter(), || {
             HttpError::new(404).with_url("https://api.x/w?q=Paris&appid=SECRET")
         }))
@@ -474,7 +474,7 @@ async fn a_tool_that_is_not_idempotent_is_not_retried_after_a_timeout() {
 #[tokio::test]
 async fn aliases_run_the_tool_and_logs_show_both_names() {
     let (cap, _g) = Capture::install();
-    let mut r = Registry::new();
+    let r = Registry::new();
     r.register(failing("read_file", counter(), || {
         toolwarden_core::ToolError::not_found("x")
     }))
@@ -501,7 +501,7 @@ async fn aliases_run_the_tool_and_logs_show_both_names() {
 
 #[tokio::test]
 async fn context_values_reach_the_tool_and_not_the_schema() {
-    let mut r = Registry::new();
+    let r = Registry::new();
     r.register(tool_fn(
         "whoami",
         "Who runs this.",
@@ -523,7 +523,7 @@ async fn context_values_reach_the_tool_and_not_the_schema() {
 
 #[tokio::test(start_paused = true)]
 async fn metrics_count_calls_errors_retries_and_latency() {
-    let mut r = Registry::new();
+    let r = Registry::new();
     let slow_ok = scripted("work", counter(), |n| async move {
         tokio::time::sleep(Duration::from_millis(10 * u64::from(n))).await;
         if n % 4 == 0 {
@@ -600,7 +600,7 @@ impl Tool for Unruly {
 
 #[tokio::test(start_paused = true)]
 async fn panics_outside_the_tools_poll_are_caught_too() {
-    let mut r = Registry::new();
+    let r = Registry::new();
     for name in ["eager", "bomb"] {
         let tool = Unruly {
             name,
@@ -630,7 +630,7 @@ async fn panics_outside_the_tools_poll_are_caught_too() {
 /// lost its own outcome and every sibling's in the batch.
 #[tokio::test(start_paused = true)]
 async fn a_panic_on_drop_at_the_run_deadline_keeps_every_outcome() {
-    let mut r = Registry::new();
+    let r = Registry::new();
     r.register(Unruly {
         name: "bomb",
         schema: json!({"type": "object"}),
@@ -757,7 +757,7 @@ async fn no_retry_waits_past_the_run_deadline() {
 /// was reduced to a note in the primary's message, and the run went on.
 #[tokio::test(start_paused = true)]
 async fn a_fatal_failure_of_the_fallback_tool_is_fatal() {
-    let mut r = Registry::new();
+    let r = Registry::new();
     r.register(failing("cache", counter(), || {
         HttpError::new(401).with_message("token expired")
     }))

@@ -47,7 +47,7 @@ fn search(seen: Arc<Mutex<Vec<SearchArgs>>>) -> impl crate::Tool {
 }
 
 fn strict_registry(seen: Arc<Mutex<Vec<SearchArgs>>>) -> Registry {
-    let mut r = Registry::new();
+    let r = Registry::new();
     r.register_with(search(seen), ToolPolicy::new().strict(true))
         .unwrap();
     r.register(tool_fn(
@@ -130,7 +130,7 @@ fn a_schema_without_a_strict_form_is_refused_at_registration() {
     struct TagArgs {
         labels: std::collections::HashMap<String, String>,
     }
-    let mut r = Registry::new();
+    let r = Registry::new();
     let tool = typed_fn("tag", "Tag a file.", |_a: TagArgs, _c: Context| async {
         Ok::<_, BoxError>("ok")
     });
@@ -199,7 +199,7 @@ async fn optional_arguments_sent_as_null_are_absent() {
 /// is refused as before.
 #[tokio::test]
 async fn without_strict_a_null_is_checked_as_sent() {
-    let mut r = Registry::new();
+    let r = Registry::new();
     r.register(search(Arc::default())).unwrap();
     let ex = executor(r);
     let outcome = ex

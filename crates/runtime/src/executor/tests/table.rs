@@ -16,7 +16,7 @@ fn no_retry() -> ToolPolicy {
 #[tokio::test]
 async fn unknown_disabled_or_paused_tool() {
     let (cap, _g) = Capture::install();
-    let mut r = Registry::new();
+    let r = Registry::new();
     r.register(ok_tool("read_file")).unwrap();
     r.register(ok_tool("write_file")).unwrap();
     r.register(ok_tool("shell")).unwrap();
@@ -103,7 +103,7 @@ async fn schema_valid_integers_written_with_a_fraction_are_integers() {
         scale: f64,
         raw: Value,
     }
-    let mut r = Registry::new();
+    let r = Registry::new();
     r.register(crate::typed_fn(
         "window",
         "Window.",
