@@ -197,12 +197,13 @@ pub fn response_view(dialect: Dialect, body: &[u8]) -> Result<ResponseView, Wire
 /// [`response_view`]'s calls without the provider's own server tools
 /// (Anthropic's `server_tool_use` and `mcp_tool_use`, which Anthropic
 /// answers in the same message; the Responses API's hosted tools are not
-/// calls in its view already).
+/// calls in its view already): [`ResponseView::client_calls`], which also
+/// serves a [`StreamParser`]'s view.
 pub fn client_calls(dialect: Dialect, body: &[u8]) -> Result<Vec<ToolCall>, WireError> {
-    match dialect {
-        Dialect::Anthropic => anthropic::client_calls(body),
-        _ => Ok(response_view(dialect, body)?.calls),
-    }
+    Ok(response_view(dialect, body)?
+        .client_calls()
+        .cloned()
+        .collect())
 }
 
 /// The call/result pairing defects a strict provider would reject, in

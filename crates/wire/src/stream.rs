@@ -131,6 +131,19 @@ impl StreamParser {
         parser
     }
 
+    /// The dialect of the events it reads ([`Self::bedrock_invoke`]: the
+    /// dialect its frames carry), the one a reply to the stream's calls
+    /// is written in.
+    pub fn dialect(&self) -> Dialect {
+        match self.state {
+            State::Chat(_) => Dialect::OpenAiChat,
+            State::Responses(_) => Dialect::OpenAiResponses,
+            State::Anthropic(_) => Dialect::Anthropic,
+            State::Gemini(_) => Dialect::Gemini,
+            State::Converse(_) => Dialect::BedrockConverse,
+        }
+    }
+
     /// Keep at most about `bytes` of calls and arguments (each call costs
     /// a little more than its id and name; see the `budget` module). Past
     /// it, no more argument text is kept and no new call is added; the
@@ -272,6 +285,20 @@ mod completeness_tests {
                 parser.is_complete()
             })
             .collect()
+    }
+
+    #[test]
+    fn a_parser_names_the_dialect_its_events_are_in() {
+        for dialect in [
+            Dialect::Anthropic,
+            Dialect::OpenAiChat,
+            Dialect::OpenAiResponses,
+            Dialect::Gemini,
+            Dialect::BedrockConverse,
+        ] {
+            assert_eq!(StreamParser::new(dialect).dialect(), dialect);
+            assert_eq!(StreamParser::bedrock_invoke(dialect).dialect(), dialect);
+        }
     }
 
     #[test]

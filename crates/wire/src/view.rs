@@ -80,8 +80,17 @@ pub struct ResponseView {
     pub id: Option<String>,
     /// The model that answered.
     pub model: Option<String>,
-    /// Tool calls, in order, with complete arguments.
+    /// Tool calls, in order, with complete arguments: the provider's own
+    /// server tool calls included (see [`server_calls`](Self::server_calls)).
     pub calls: Vec<ToolCall>,
+    /// Which of [`calls`](Self::calls) (their indexes, ascending) are the
+    /// provider's own server tools, which it runs and answers itself in
+    /// the same turn (Anthropic's `server_tool_use` and `mcp_tool_use`): a
+    /// client that answered one would get its next request refused.
+    /// [`client_calls`](Self::client_calls) gives the others. (The
+    /// Responses API's hosted tools are not calls in its view at all.)
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub server_calls: Vec<usize>,
     /// Token usage.
     pub usage: Usage,
     /// `stop_reason` / `finish_reason` / `status`.
@@ -106,6 +115,21 @@ pub struct ResponseView {
     /// calls or arguments, however cleanly its transport ended. Always
     /// `false` for a whole body.
     pub ended_early: bool,
+}
+
+// === impl ResponseView ===
+
+impl ResponseView {
+    /// The calls the client must run and answer: [`calls`](Self::calls)
+    /// without the provider's [`server_calls`](Self::server_calls), in
+    /// order. What [`crate::client_calls`] gives for a whole body.
+    pub fn client_calls(&self) -> impl Iterator<Item = &ToolCall> + '_ {
+        self.calls
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| self.server_calls.binary_search(i).is_err())
+            .map(|(_, call)| call)
+    }
 }
 
 /// The message after which a request's results are new: the last assistant

@@ -56,39 +56,33 @@ pub(super) fn usage(u: Option<WireUsage>) -> Usage {
     }
 }
 
+/// The response's view: `tool_use` blocks and the server tools'
+/// (`server_tool_use`, `mcp_tool_use`, which Anthropic answers in the same
+/// message; a result for one of them would be refused) as its calls, the
+/// latter marked in `server_calls`.
 pub(crate) fn response_view(body: &[u8]) -> Result<ResponseView, WireError> {
-    view_of(body, |class| {
-        matches!(class, BlockClass::Call | BlockClass::ServerCall)
-    })
-}
-
-/// The calls the client must answer: `tool_use` blocks only. Server tools
-/// (`server_tool_use`, `mcp_tool_use`) are answered by Anthropic in the
-/// same message; a result for one of them would be refused.
-pub(crate) fn client_calls(body: &[u8]) -> Result<Vec<ToolCall>, WireError> {
-    Ok(view_of(body, |class| matches!(class, BlockClass::Call))?.calls)
-}
-
-/// The response's view, with the blocks `takes` as its calls.
-fn view_of(body: &[u8], takes: impl Fn(BlockClass) -> bool) -> Result<ResponseView, WireError> {
     let b: Body<'_> = serde_json::from_slice(body)?;
-    let calls = b
-        .content
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|blk| takes(classify(&blk.kind)))
-        .map(|blk| ToolCall {
+    let mut calls = Vec::new();
+    let mut server_calls = Vec::new();
+    for blk in b.content.unwrap_or_default() {
+        match classify(&blk.kind) {
+            BlockClass::Call => {}
+            BlockClass::ServerCall => server_calls.push(calls.len()),
+            _ => continue,
+        }
+        calls.push(ToolCall {
             id: blk.id.unwrap_or_default().into_owned(),
             name: blk.name.unwrap_or_default().into_owned(),
             arguments: blk
                 .input
                 .map_or_else(|| "{}".to_string(), |r| r.get().to_string()),
-        })
-        .collect();
+        });
+    }
     Ok(ResponseView {
         id: b.id.map(Cow::into_owned),
         model: b.model.map(Cow::into_owned),
         calls,
+        server_calls,
         usage: usage(b.usage),
         stop_reason: b.stop_reason.map(Cow::into_owned),
         error: b.error.map(|e| e.describe()),

@@ -106,6 +106,8 @@ pub struct StreamState {
 #[derive(Debug)]
 struct Pending {
     index: u64,
+    /// A `server_tool_use` or `mcp_tool_use` block.
+    server: bool,
     id: String,
     name: String,
     /// `input` of the block start when not `{}` (deltas normally follow).
@@ -225,9 +227,11 @@ impl StreamState {
                     return;
                 };
                 let b = s.content_block;
-                if !matches!(classify(&b.kind), BlockClass::Call | BlockClass::ServerCall) {
-                    return;
-                }
+                let server = match classify(&b.kind) {
+                    BlockClass::Call => false,
+                    BlockClass::ServerCall => true,
+                    _ => return,
+                };
                 let id = b.id.unwrap_or_default();
                 let name = b.name.unwrap_or_default();
                 let initial = b.input.map(|r| r.get()).filter(|r| *r != "{}");
@@ -238,6 +242,7 @@ impl StreamState {
                 self.open.insert(s.index, self.calls.len());
                 self.calls.push(Pending {
                     index: s.index,
+                    server,
                     id: id.into_owned(),
                     name: name.into_owned(),
                     initial: initial.map(str::to_string),
@@ -314,6 +319,10 @@ impl EventSink for StreamState {
     fn finish(self) -> ResponseView {
         let mut calls = self.calls;
         calls.sort_by_key(|p| p.index);
+        let server_calls = (calls.iter().enumerate())
+            .filter(|(_, p)| p.server)
+            .map(|(i, _)| i)
+            .collect();
         ResponseView {
             id: self.id,
             model: self.model,
@@ -329,6 +338,7 @@ impl EventSink for StreamState {
                     },
                 })
                 .collect(),
+            server_calls,
             usage: self.usage,
             stop_reason: self.stop_reason,
             error: self.error,

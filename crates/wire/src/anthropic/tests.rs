@@ -451,6 +451,8 @@ fn stream_reads_server_tools_with_and_without_event_lines() {
     let without = parse_stream(crate::Dialect::Anthropic, &bare);
     assert_eq!(with_events, without);
     assert_eq!(with_events.calls.len(), 1);
+    assert_eq!(with_events.server_calls, [0], "marked the provider's");
+    assert_eq!(with_events.client_calls().count(), 0);
     assert_eq!(with_events.calls[0].name, "web_search");
     assert_eq!(
         with_events.calls[0].arguments,
@@ -571,4 +573,69 @@ fn unflagged_results_go_to_the_detector_only_for_clients_without_the_flag() {
         "the client flags: trusted"
     );
     assert_eq!(v.results[1].verdict, Verdict::explicit(false));
+}
+
+/// The whole body and its stream mark the same calls as the server's, and
+/// `client_calls` (the function and the view's method) leaves them out.
+#[test]
+fn server_calls_are_marked_in_the_body_and_the_stream() {
+    let body = br#"{"id":"msg_1","type":"message","role":"assistant","model":"c","content":[
+        {"type":"text","text":"Looking."},
+        {"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{"query":"q"}},
+        {"type":"web_search_tool_result","tool_use_id":"srvtoolu_1","content":[]},
+        {"type":"tool_use","id":"toolu_1","name":"read","input":{"path":"a"}},
+        {"type":"mcp_tool_use","id":"mcptoolu_1","name":"m","server_name":"s","input":{}},
+        {"type":"tool_use","id":"toolu_2","name":"read","input":{"path":"b"}}],
+        "stop_reason":"tool_use"}"#;
+    let whole = response_view(body).unwrap();
+    assert_eq!(whole.calls.len(), 4);
+    assert_eq!(whole.server_calls, [0, 2]);
+    let ids = |calls: Vec<&toolwarden_core::ToolCall>| {
+        calls.iter().map(|c| c.id.clone()).collect::<Vec<_>>()
+    };
+    assert_eq!(ids(whole.client_calls().collect()), ["toolu_1", "toolu_2"]);
+    let by_fn = crate::client_calls(crate::Dialect::Anthropic, body).unwrap();
+    assert_eq!(ids(by_fn.iter().collect()), ["toolu_1", "toolu_2"]);
+
+    let mut sse = String::from(
+        "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"model\":\"c\"}}\n\n",
+    );
+    let blocks: [(&str, &str, &str, &str); 4] = [
+        (
+            "server_tool_use",
+            "srvtoolu_1",
+            "web_search",
+            r#"{"query":"q"}"#,
+        ),
+        ("tool_use", "toolu_1", "read", r#"{"path":"a"}"#),
+        ("mcp_tool_use", "mcptoolu_1", "m", "{}"),
+        ("tool_use", "toolu_2", "read", r#"{"path":"b"}"#),
+    ];
+    for (i, (kind, id, name, input)) in blocks.iter().enumerate() {
+        let start = json!({"type": "content_block_start", "index": i,
+            "content_block": {"type": kind, "id": id, "name": name, "input": {}}});
+        let delta = json!({"type": "content_block_delta", "index": i,
+            "delta": {"type": "input_json_delta", "partial_json": input}});
+        let stop = json!({"type": "content_block_stop", "index": i});
+        for e in [start, delta, stop] {
+            sse.push_str(&format!(
+                "event: {}\ndata: {e}\n\n",
+                e["type"].as_str().unwrap()
+            ));
+        }
+    }
+    sse.push_str("event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"}}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n");
+    let streamed = parse_stream(crate::Dialect::Anthropic, sse.as_bytes());
+    assert_eq!(streamed.server_calls, whole.server_calls);
+    assert_eq!(
+        ids(streamed.client_calls().collect()),
+        ["toolu_1", "toolu_2"]
+    );
+    // Serialized only when there are some.
+    let plain = serde_json::to_value(crate::ResponseView::default()).unwrap();
+    assert!(plain.get("server_calls").is_none());
+    assert_eq!(
+        serde_json::to_value(&whole).unwrap()["server_calls"],
+        json!([0, 2])
+    );
 }

@@ -97,5 +97,6 @@ pub(crate) fn response_view(body: &[u8]) -> Result<ResponseView, WireError> {
         error_status: None,
         truncated: false,
         ended_early: false,
+        server_calls: Vec::new(),
     })
 }

@@ -384,6 +384,7 @@ impl StreamState {
             error_status: None,
             truncated: self.budget.is_cut(),
             ended_early: false,
+            server_calls: Vec::new(),
         }
     }
 }

@@ -186,6 +186,7 @@ impl EventSink for StreamState {
             error_status: None,
             truncated: self.budget.is_cut(),
             ended_early: false,
+            server_calls: Vec::new(),
         }
     }
 

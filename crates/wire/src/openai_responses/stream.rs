@@ -299,6 +299,7 @@ impl EventSink for StreamState {
             error_status: self.error_status,
             truncated: self.budget.is_cut(),
             ended_early: false,
+            server_calls: Vec::new(),
         }
     }
 
