@@ -196,10 +196,13 @@ impl StreamParser {
             state,
             complete,
         } = &mut self;
-        // The last event may end without its blank line.
+        // The last event may end without its blank line: the transport's
+        // end ends it, but only a whole one (its data whole JSON) can end
+        // the response; `event: response.completed` with its data cut is
+        // a stream cut short.
         framer.finish(&mut |event, data| {
             if !*complete {
-                *complete = is_final(state, event, data);
+                *complete = is_final(state, event, data) && is_whole(data);
             }
             dispatch(state, event, data)
         });
@@ -245,6 +248,11 @@ fn is_final(state: &State, event: &[u8], data: &[u8]) -> bool {
         State::Gemini(_) => find(b"\"finishReason\"") || find(b"\"blockReason\""),
         State::Converse(_) => event == b"messageStop",
     }
+}
+
+/// Whether an event's data is whole: `[DONE]` or one JSON value.
+fn is_whole(data: &[u8]) -> bool {
+    data == b"[DONE]" || serde_json::from_slice::<serde::de::IgnoredAny>(data).is_ok()
 }
 
 /// The dialect's state, for what every state has.
@@ -349,6 +357,12 @@ mod completeness_tests {
             assert!(
                 !ended_early(&stream[..stream.len() - 2]),
                 "{dialect:?}: a final event without its blank line"
+            );
+            // The final event with its data cut: ended early, even where
+            // the event's name alone says final.
+            assert!(
+                ended_early(&stream[..stream.len() - 4]),
+                "{dialect:?}: a final event cut short"
             );
         }
     }
