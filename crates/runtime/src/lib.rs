@@ -23,7 +23,9 @@
 //! - The [`Executor`]: [`execute`](Executor::execute),
 //!   [`execute_batch`](Executor::execute_batch) and
 //!   [`step`](Executor::step) (a provider response in, the tool-result
-//!   messages to append out).
+//!   messages to append out) and [`step_stream`](Executor::step_stream)
+//!   (the same for a streamed response, read by a
+//!   [`StreamParser`](toolwarden_wire::StreamParser)).
 //! - Per-tool policies ([`ToolPolicy`]): [`TimeoutPolicy`],
 //!   [`RetryPolicy`], [`BreakerConfig`], [`Fallback`]; the run-level
 //!   [`LoopGuardConfig`]. Every default disposition and model-facing text
@@ -60,7 +62,7 @@
 //! use std::sync::Arc;
 //! use toolwarden_runtime::{
 //!     tool_fn, BoxError, Context, Dialect, Disposition, ErrorKind, Executor, Registry, Status,
-//!     ToolCall, ToolError, ToolFailure, ToolOutcome, ToolPolicy, WireErrorKind,
+//!     StepErrorKind, ToolCall, ToolError, ToolFailure, ToolOutcome, ToolPolicy, WireErrorKind,
 //! };
 //!
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {
@@ -79,7 +81,8 @@
 //! assert!(matches!(failure.kind, ErrorKind::ResourceNotFound { .. }));
 //!
 //! let err = executor.step(Dialect::Anthropic, b"not json", &Context::default()).await.unwrap_err();
-//! assert_eq!(err.0.kind(), WireErrorKind::InvalidJson);
+//! assert_eq!(err.kind(), StepErrorKind::Unreadable);
+//! assert_eq!(err.wire_error().unwrap().kind(), WireErrorKind::InvalidJson);
 //! # });
 //! ```
 //!
@@ -202,7 +205,7 @@ pub use toolwarden_wire::{Dialect, WireError, WireErrorKind};
 
 pub use context::{Context, ContextBuilder, Deadline, User, WorkingDir};
 pub use errors::{FatalError, HttpError, UNEXPECTED_MESSAGE};
-pub use executor::{Executor, ExecutorConfig, StepError, StepResult};
+pub use executor::{Executor, ExecutorConfig, StepError, StepErrorKind, StepResult};
 pub use health::{HealthReport, HealthThresholds, ToolHealth};
 pub use metrics::{Histogram, RECENT_CALLS, RECENT_ERRORS, RecentCalls, RecentError, ToolStats};
 pub use policy::{

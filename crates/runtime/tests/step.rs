@@ -201,8 +201,9 @@ async fn a_body_of_another_dialect_or_a_stream_is_an_error_not_a_final_step() {
         Dialect::Gemini,
     ] {
         let err = ex.step(dialect, chat.as_bytes(), &ctx).await.unwrap_err();
+        assert_eq!(err.kind(), toolwarden_runtime::StepErrorKind::Unreadable);
         assert_eq!(
-            err.0.kind(),
+            err.wire_error().unwrap().kind(),
             toolwarden_runtime::WireErrorKind::Shape,
             "{err}"
         );
@@ -221,6 +222,10 @@ async fn a_body_of_another_dialect_or_a_stream_is_an_error_not_a_final_step() {
     let msg = err.to_string();
     assert!(
         msg.contains("non-streaming") && msg.contains("stream"),
+        "{msg}"
+    );
+    assert!(
+        msg.ends_with("(for a stream: Executor::step_stream)"),
         "{msg}"
     );
     let overloaded =

@@ -31,7 +31,7 @@ use crate::{
     validate::parse_arguments,
 };
 
-pub use step::{StepError, StepResult};
+pub use step::{StepError, StepErrorKind, StepResult};
 
 /// Executor settings. Defaults: 16 calls at a time, the default loop
 /// guard, the default unexpected-error text, a randomly seeded jitter.

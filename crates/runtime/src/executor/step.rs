@@ -1,15 +1,20 @@
-//! One step of an agent loop: a provider response in, the tool-result
-//! messages to append out, in the response's dialect.
+//! One step of an agent loop: a provider response in (a whole body, or a
+//! stream its [`StreamParser`] read), the tool-result messages to append
+//! out, in the response's dialect.
+
+use std::fmt;
 
 use serde_json::Value;
 use toolwarden_core::{ToolCall, ToolOutcome};
-use toolwarden_wire::{Dialect, WireError};
+use toolwarden_wire::{
+    Dialect, ResponseView, StreamParser, WireError, eventstream::EventStreamErrorKind,
+};
 
 use super::Executor;
 use crate::{Context, FatalError};
 
-/// What one step produced. Read it; only [`Executor::step`] makes one (new
-/// fields may come):
+/// What one step produced. Read it; only [`Executor::step`] and
+/// [`Executor::step_stream`] make one (new fields may come):
 ///
 /// ```compile_fail
 /// let _ = toolwarden_runtime::StepResult {
@@ -19,7 +24,8 @@ use crate::{Context, FatalError};
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct StepResult {
-    /// The tool calls the response made, in order.
+    /// The tool calls the client must answer, in order (the provider's
+    /// own server tools left out: [`ResponseView::server_calls`]).
     pub calls: Vec<ToolCall>,
     /// One outcome per call, in order.
     pub outcomes: Vec<ToolOutcome>,
@@ -29,53 +35,253 @@ pub struct StepResult {
     /// Set when a call failed fatally: the run must stop, and this says
     /// why. The messages still hold one result per call.
     pub fatal: Option<FatalError>,
+    /// The response as the wire layer read it: id, model, token usage,
+    /// stop reason, and every call, server tools included. For
+    /// [`Executor::step_stream`] the one place these are left, since the
+    /// parser is consumed.
+    pub response: ResponseView,
 }
 
-/// The response body could not be read, or is not a whole response of the
-/// dialect `step` was given (another dialect's body, an API error body, a
-/// stream): the error's kind and message say which, and what was expected.
+/// A response `step` or `step_stream` will not take for a turn of the
+/// model: its [`kind`](Self::kind) says why, its message says what was
+/// expected and what came. No call of it was run.
 #[derive(Debug, thiserror::Error)]
-#[error("cannot read the model's response: {0}")]
-pub struct StepError(#[from] pub WireError);
+#[error("{message}")]
+pub struct StepError {
+    kind: StepErrorKind,
+    message: String,
+    #[source]
+    wire: Option<WireError>,
+    response: Option<Box<ResponseView>>,
+}
+
+/// What kind of [`StepError`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StepErrorKind {
+    /// The body could not be read, or is not a whole response of the
+    /// dialect ([`StepError::wire_error`] has the wire layer's error:
+    /// another dialect's body, the provider's error body, a stream given
+    /// to [`Executor::step`]); or a Bedrock stream had a malformed
+    /// event-stream frame.
+    Unreadable,
+    /// The stream carried the provider's error (an `error` event, a
+    /// Responses `response.failed`, a Bedrock exception frame): the turn
+    /// failed, even if calls came before the error.
+    ProviderError,
+    /// The stream ended before its dialect's final event (Anthropic
+    /// `message_stop`, Chat `[DONE]` or a `finish_reason`, Responses
+    /// `response.completed` / `failed` / `incomplete`, Gemini a
+    /// `finishReason`, ConverseStream `messageStop`): a connection cut,
+    /// or a stream of another dialect. Its calls may lack arguments, or
+    /// be missing.
+    EndedEarly,
+    /// The parser's byte budget ([`StreamParser::limit`]) ran out: calls
+    /// after the cut are missing and the one being read is cut short.
+    Truncated,
+}
 
 // === impl StepResult ===
 
 impl StepResult {
-    /// `true` when the model made no tool call: its turn is final.
+    /// `true` when the model made no tool call the client must answer:
+    /// its turn is final.
     pub fn is_final(&self) -> bool {
         self.calls.is_empty()
     }
 }
+
+// === impl StepError ===
+
+impl StepError {
+    /// What kind of error.
+    pub fn kind(&self) -> StepErrorKind {
+        self.kind
+    }
+
+    /// The wire layer's error, for [`StepErrorKind::Unreadable`] bodies.
+    pub fn wire_error(&self) -> Option<&WireError> {
+        self.wire.as_ref()
+    }
+
+    /// What the stream held up to the error (its calls, usage, the
+    /// provider's error text), for the stream kinds.
+    pub fn response(&self) -> Option<&ResponseView> {
+        self.response.as_deref()
+    }
+
+    fn stream(kind: StepErrorKind, message: String, view: ResponseView) -> Self {
+        StepError {
+            kind,
+            message,
+            wire: None,
+            response: Some(Box::new(view)),
+        }
+    }
+}
+
+impl From<WireError> for StepError {
+    fn from(e: WireError) -> Self {
+        StepError {
+            kind: StepErrorKind::Unreadable,
+            message: format!("cannot read the model's response: {e}"),
+            wire: Some(e),
+            response: None,
+        }
+    }
+}
+
+impl fmt::Display for StepErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            StepErrorKind::Unreadable => "unreadable",
+            StepErrorKind::ProviderError => "provider error",
+            StepErrorKind::EndedEarly => "ended early",
+            StepErrorKind::Truncated => "truncated",
+        })
+    }
+}
+
+// === impl Executor ===
 
 impl Executor {
     /// Run the tool calls of a non-streaming response `body` in `dialect`
     /// and render their results for the next request.
     ///
     /// `body` is the whole response body, not a stream (for streams,
-    /// [`toolwarden_wire::StreamParser`] gives the calls, and
-    /// [`execute_batch`](Self::execute_batch) and
-    /// [`toolwarden_wire::render_results`] do the rest). A body that is
-    /// not a response of `dialect` at all
-    /// ([`toolwarden_wire::check_response`]: another dialect's response,
-    /// the provider's error body, an SSE stream) is a [`StepError`], never
-    /// a final step without calls.
+    /// [`step_stream`](Self::step_stream)). A body that is not a response
+    /// of `dialect` at all ([`toolwarden_wire::check_response`]: another
+    /// dialect's response, the provider's error body, an SSE stream) is a
+    /// [`StepError`] ([`StepErrorKind::Unreadable`]), never a final step
+    /// without calls.
     pub async fn step(
         &self,
         dialect: Dialect,
         body: &[u8],
         ctx: &Context,
     ) -> Result<StepResult, StepError> {
-        toolwarden_wire::check_response(dialect, body)?;
+        toolwarden_wire::check_response(dialect, body).map_err(|e| {
+            let mut error = StepError::from(e);
+            if is_sse(body) {
+                error
+                    .message
+                    .push_str(" (for a stream: Executor::step_stream)");
+            }
+            error
+        })?;
+        let view = toolwarden_wire::response_view(dialect, body)?;
+        Ok(self.run_step(dialect, view, ctx).await)
+    }
+
+    /// [`step`](Self::step) for a streamed response: `parser` is the
+    /// [`StreamParser`] the application fed the stream's chunks to (while
+    /// it showed the text); the results are rendered in the parser's
+    /// [`dialect`](StreamParser::dialect). The same calls run as for the
+    /// whole body: the provider's server tools left out, one outcome per
+    /// call, [`StepResult::fatal`] when the run must stop.
+    ///
+    /// A stream that did not end as a whole turn is a [`StepError`], and
+    /// none of its calls is run: the provider's error in it
+    /// ([`StepErrorKind::ProviderError`]), a malformed Bedrock frame
+    /// ([`StepErrorKind::Unreadable`]), the budget of
+    /// [`StreamParser::limit`] spent ([`StepErrorKind::Truncated`]), no
+    /// final event ([`StepErrorKind::EndedEarly`]: a cut connection, or
+    /// another dialect's stream). [`StepError::response`] has what it held.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use toolwarden_runtime::{tool_fn, BoxError, Context, Dialect, Executor, Registry};
+    /// use toolwarden_runtime::toolwarden_wire::StreamParser;
+    ///
+    /// # tokio_test_block_on(async {
+    /// let registry = Registry::new();
+    /// registry.register(tool_fn("ls", "List files.", serde_json::json!({"type": "object"}),
+    ///     |_args, _ctx| async { Ok::<_, BoxError>(serde_json::json!(["a.txt"])) })).unwrap();
+    /// let executor = Executor::new(Arc::new(registry));
+    ///
+    /// let mut parser = StreamParser::new(Dialect::OpenAiChat);
+    /// let chunks: [&[u8]; 4] = [
+    ///     b"data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_1\",",
+    ///     b"\"type\":\"function\",\"function\":{\"name\":\"ls\",\"arguments\":\"{\"}}]}}]}\n\n",
+    ///     b"data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"}\"}}]}}]}\n\n",
+    ///     b"data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n",
+    /// ];
+    /// for chunk in chunks {
+    ///     parser.feed(chunk); // as the chunks arrive
+    /// }
+    /// let step = executor.step_stream(parser, &Context::default()).await?;
+    /// assert_eq!(step.calls[0].name, "ls");
+    /// assert_eq!(step.messages[0]["tool_call_id"], "call_1");
+    /// assert_eq!(step.response.stop_reason.as_deref(), Some("tool_calls"));
+    /// # Ok::<(), toolwarden_runtime::StepError>(())
+    /// # }).unwrap();
+    /// # fn tokio_test_block_on<F: std::future::Future>(f: F) -> F::Output {
+    /// #     tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(f)
+    /// # }
+    /// ```
+    pub async fn step_stream(
+        &self,
+        parser: StreamParser,
+        ctx: &Context,
+    ) -> Result<StepResult, StepError> {
+        let dialect = parser.dialect();
+        let framing = parser.framing_error();
+        let view = parser.finish();
+        // Bedrock: a frame cut by the end of the stream is a stream that
+        // ended early (the parser also gives it as the view's error); any
+        // other framing error, a stream that could not be read.
+        let cut = match framing {
+            Some(e) if e.kind() != EventStreamErrorKind::Truncated => {
+                let message = format!("cannot read the model's stream: {e}; no call was run");
+                return Err(StepError::stream(StepErrorKind::Unreadable, message, view));
+            }
+            cut => cut.map(|e| e.to_string()),
+        };
+        if let Some(error) = view.error.as_ref().filter(|e| Some(*e) != cut.as_ref()) {
+            let message = format!("the model's stream carried an error: {error}; no call was run");
+            return Err(StepError::stream(
+                StepErrorKind::ProviderError,
+                message,
+                view,
+            ));
+        }
+        if view.truncated {
+            let message = format!(
+                "the model's stream outgrew the parser's limit: {} call(s) kept, the last may be cut short; no call was run",
+                view.calls.len()
+            );
+            return Err(StepError::stream(StepErrorKind::Truncated, message, view));
+        }
+        if view.ended_early {
+            let message = format!(
+                "the model's stream ended before its final event ({}): {} call(s) seen, their arguments may be cut short; no call was run",
+                final_event(dialect),
+                view.calls.len()
+            );
+            return Err(StepError::stream(StepErrorKind::EndedEarly, message, view));
+        }
+        Ok(self.run_step(dialect, view, ctx).await)
+    }
+
+    /// Run the calls the client answers (the provider's server tools left
+    /// out) and render their results.
+    async fn run_step(
+        &self,
+        dialect: Dialect,
+        response: ResponseView,
+        ctx: &Context,
+    ) -> StepResult {
         // Only the calls the client answers: a result for one of the
         // provider's server tools would get the next request refused.
-        let calls = toolwarden_wire::client_calls(dialect, body)?;
+        let calls: Vec<ToolCall> = response.client_calls().cloned().collect();
         if calls.is_empty() {
-            return Ok(StepResult {
+            return StepResult {
                 calls,
                 outcomes: Vec::new(),
                 messages: Vec::new(),
                 fatal: None,
-            });
+                response,
+            };
         }
         let outcomes = self.execute_batch(&calls, ctx).await;
         let messages = toolwarden_wire::render_results(dialect, &outcomes);
@@ -83,11 +289,31 @@ impl Executor {
         if let Some(f) = &fatal {
             tracing::error!(tool = %f.tool, call_id = %f.call_id, kind = f.kind.name(), "fatal tool failure: the run must stop: {}", f.message);
         }
-        Ok(StepResult {
+        StepResult {
             calls,
             outcomes,
             messages,
             fatal,
-        })
+            response,
+        }
+    }
+}
+
+/// Whether `body` starts as server-sent events do.
+fn is_sse(body: &[u8]) -> bool {
+    let body = body.trim_ascii_start();
+    [&b"data:"[..], b"event:", b"id:", b"retry:", b":"]
+        .iter()
+        .any(|field| body.starts_with(field))
+}
+
+/// The event that ends a stream of `dialect`, for the error's message.
+fn final_event(dialect: Dialect) -> &'static str {
+    match dialect {
+        Dialect::Anthropic => "`message_stop`",
+        Dialect::OpenAiChat => "`[DONE]` or a `finish_reason`",
+        Dialect::OpenAiResponses => "`response.completed`, `failed` or `incomplete`",
+        Dialect::Gemini => "a chunk with a `finishReason`",
+        Dialect::BedrockConverse => "`messageStop`",
     }
 }
