@@ -167,35 +167,44 @@ impl Executor {
         // lock and a concurrency slot): one cut at the deadline before
         // that never reached the tool and says nothing of its health.
         let reached = AtomicBool::new(false);
+        // Looked up once: the call keeps this entry (an `Arc`) to its end,
+        // its deadline or panic outcome included, even if the tool is
+        // removed (or removed and registered again) meanwhile.
+        let entry = self.registry.resolve(&call.name);
         // Each attempt catches the tool's panics; this guard is the last
         // one, around the whole call: the drop of its future at the run's
         // deadline (the tool's future may panic when dropped) included.
         let guarded = AssertUnwindSafe(async {
             match deadline {
-                None => Some(self.execute_now(call, ctx, &reached).await),
-                Some(at) => tokio::time::timeout_at(at, self.execute_now(call, ctx, &reached))
-                    .await
-                    .ok(),
+                None => Some(
+                    self.execute_now(entry.as_deref(), call, ctx, &reached)
+                        .await,
+                ),
+                Some(at) => tokio::time::timeout_at(
+                    at,
+                    self.execute_now(entry.as_deref(), call, ctx, &reached),
+                )
+                .await
+                .ok(),
             }
         })
         .catch_unwind();
         match guarded.await {
             Ok(Some(outcome)) => outcome,
-            Ok(None) => self.past_the_deadline(call, start, reached.into_inner()),
-            Err(panic) => self.panicked(call, start, Failed::panicked(&*panic)),
+            Ok(None) => self.past_the_deadline(entry.as_deref(), call, start, reached.into_inner()),
+            Err(panic) => self.panicked(entry.as_deref(), call, start, Failed::panicked(&*panic)),
         }
     }
 
     async fn execute_now(
         &self,
+        entry: Option<&Entry>,
         call: &ToolCall,
         ctx: &Context,
         reached: &AtomicBool,
     ) -> ToolOutcome {
         let start = Instant::now();
-        // The call keeps this entry (an `Arc`) to its end, even if the
-        // tool is removed meanwhile.
-        let Some(entry) = self.registry.resolve(&call.name) else {
+        let Some(entry) = entry else {
             self.registry.count_unknown();
             return self.unknown_tool(call, start);
         };
@@ -218,10 +227,10 @@ impl Executor {
         if span.is_disabled() {
             // No subscriber wants it: skip the wrapper (and a copy of the
             // call's future).
-            return self.run(&entry, call, ctx, start, reached).await;
+            return self.run(entry, call, ctx, start, reached).await;
         }
         let outcome = self
-            .run(&entry, call, ctx, start, reached)
+            .run(entry, call, ctx, start, reached)
             .instrument(span.clone())
             .await;
         span.record("attempts", outcome.attempts);

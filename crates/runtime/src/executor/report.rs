@@ -44,6 +44,7 @@ impl Executor {
     /// look healthy; a call still queued behind others says nothing of it).
     pub(super) fn past_the_deadline(
         &self,
+        entry: Option<&Entry>,
         call: &ToolCall,
         start: Instant,
         reached: bool,
@@ -61,7 +62,7 @@ impl Executor {
             fatal: false,
         };
         tracing::warn!(tool = %super::clip(&call.name, 200), call_id = %call.id, "tool call stopped at the run's deadline");
-        if let Some(entry) = self.registry.resolve(&call.name).filter(|_| reached) {
+        if let Some(entry) = entry.filter(|_| reached) {
             entry.metrics.record_failure(
                 &failure.kind,
                 elapsed,
@@ -78,9 +79,15 @@ impl Executor {
     /// The outcome of a call whose panic escaped the attempt's guard (its
     /// future panicked when dropped at the run's deadline): an internal
     /// failure of the tool, reported like any other.
-    pub(super) fn panicked(&self, call: &ToolCall, start: Instant, failed: Failed) -> ToolOutcome {
-        match self.registry.resolve(&call.name) {
-            Some(entry) => self.failure(&entry, call, start, 0, failed, None).0,
+    pub(super) fn panicked(
+        &self,
+        entry: Option<&Entry>,
+        call: &ToolCall,
+        start: Instant,
+        failed: Failed,
+    ) -> ToolOutcome {
+        match entry {
+            Some(entry) => self.failure(entry, call, start, 0, failed, None).0,
             None => {
                 // Only registered tools run code that can panic; kept for
                 // the one-outcome promise.

@@ -213,3 +213,35 @@ async fn concurrent_register_remove_and_execute() {
     assert_eq!(ex.registry().available(), ["stable"]);
     assert_eq!(ex.registry().len(), 1);
 }
+
+/// A call stopped at the run's deadline after its tool was removed and
+/// registered again counts in the metrics of the tool it ran, not in the
+/// new one's.
+#[tokio::test(start_paused = true)]
+async fn a_call_cut_at_the_deadline_counts_in_the_tool_it_started_with() {
+    let hangs = || {
+        tool_fn("hangs", "Never answers.", schema(), |_a, _c| async move {
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+            Ok::<_, BoxError>(Value::Null)
+        })
+    };
+    let r = Registry::new();
+    r.register_with(hangs(), ToolPolicy::new().no_breaker())
+        .unwrap();
+    let ex = Arc::new(executor(r));
+    let deadline = crate::Deadline(tokio::time::Instant::now() + SEC);
+    let running = tokio::spawn({
+        let ex = ex.clone();
+        async move {
+            let ctx = Context::new().with(deadline);
+            ex.execute(&call("c1", "hangs", r#"{"path": "p"}"#), &ctx)
+                .await
+        }
+    });
+    tokio::time::sleep(SEC / 2).await;
+    ex.registry().remove("hangs").unwrap();
+    ex.registry().register(hangs()).unwrap();
+    let outcome = running.await.unwrap();
+    assert_eq!(outcome.error.unwrap().code.as_deref(), Some("run_deadline"));
+    assert_eq!(ex.registry().stats_of("hangs").unwrap().calls, 0);
+}
