@@ -8,51 +8,13 @@
 //! parser's limit, carrying an error or with a malformed frame is a typed
 //! error and runs nothing.
 
-use std::sync::Arc;
-
 use serde_json::{Value, json};
-use toolwarden_runtime::{
-    BoxError, Context, Executor, Registry, StepErrorKind, StepResult, tool_fn,
-};
+use toolwarden_runtime::{Context, Executor, StepErrorKind, StepResult};
 use toolwarden_wire::{Dialect, StreamParser, eventstream};
 
-fn executor() -> Executor {
-    let schema = json!({
-        "type": "object",
-        "properties": {"path": {"type": "string"}},
-        "required": ["path"]
-    });
-    let r = Registry::new();
-    r.register(tool_fn(
-        "read_file",
-        "Read a file.",
-        schema,
-        |args: Value, _c| async move {
-            match args["path"].as_str() {
-                Some("a.txt") => Ok(json!("alpha")),
-                Some(other) => Err(BoxError::from(std::io::Error::new(
-                    std::io::ErrorKind::NotFound,
-                    format!("open '{other}': no such file"),
-                ))),
-                None => Ok(Value::Null),
-            }
-        },
-    ))
-    .unwrap();
-    Executor::new(Arc::new(r))
-}
-
-/// (name, arguments) of the three calls every response makes.
-const CALLS: [(&str, &str); 3] = [
-    ("read_file", r#"{"path":"a.txt"}"#),
-    ("read_file", r#"{"path":"missing.txt"}"#),
-    ("launch_rocket", r#"{}"#),
-];
-const FAILED: [bool; 3] = [false, true, true];
-
-fn args(i: usize) -> Value {
-    serde_json::from_str(CALLS[i].1).unwrap()
-}
+#[path = "support/read_file.rs"]
+mod read_file;
+use read_file::{CALLS, FAILED, args, executor};
 
 /// The arguments in pieces of at most 4 bytes, as providers stream them.
 fn pieces(i: usize) -> Vec<&'static str> {

@@ -69,6 +69,8 @@ mod migrate;
 mod parking;
 mod pg_text;
 mod pool;
+#[cfg(test)]
+mod query_plan;
 mod recorder;
 mod retention;
 mod session_nos;

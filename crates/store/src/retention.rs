@@ -396,19 +396,8 @@ mod tests {
     /// step's rows, not the size of `call_turns`.
     #[tokio::test]
     async fn the_call_turns_of_old_calls_are_found_by_key() {
-        let dir = tempfile::tempdir().unwrap();
-        let url = format!("sqlite://{}", dir.path().join("plan.db").display());
-        let store = Store::open(&url).await.unwrap();
-        let Pool::Sqlite(pool) = store.pool() else {
-            unreachable!()
-        };
-        let plan: Vec<(i64, i64, i64, String)> =
-            sqlx::query_as(&format!("EXPLAIN QUERY PLAN {DELETE_CALL_TURNS}"))
-                .bind(1_i64)
-                .bind(2_i64)
-                .fetch_all(pool)
-                .await
-                .unwrap();
+        use crate::query_plan::{Param, sqlite_plan};
+        let plan = sqlite_plan(DELETE_CALL_TURNS, &[Param::Int(1), Param::Int(2)]).await;
         let steps: Vec<&str> = plan.iter().map(|p| p.3.as_str()).collect();
         assert!(
             steps

@@ -149,28 +149,18 @@ turn_fns!(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{Pool, Store};
+    use crate::query_plan::{Param, sqlite_plan};
 
     /// The lookup reads the newest turns of its fingerprint from the end
     /// of the index and stops at the limit: the subquery neither sorts
     /// nor reads the session's other turns, however many repeats it has.
     #[tokio::test]
     async fn the_turn_lookup_reads_the_newest_turns_only() {
-        let dir = tempfile::tempdir().unwrap();
-        let url = format!("sqlite://{}", dir.path().join("plan.db").display());
-        let store = Store::open(&url).await.unwrap();
-        let Pool::Sqlite(pool) = store.pool() else {
-            unreachable!()
-        };
-        let plan: Vec<(i64, i64, i64, String)> =
-            sqlx::query_as(&format!("EXPLAIN QUERY PLAN {FIND_CALL_BY_TURN}"))
-                .bind(1_i64)
-                .bind(2_i64)
-                .bind(0_i64)
-                .bind(0_i64)
-                .fetch_all(pool)
-                .await
-                .unwrap();
+        let plan = sqlite_plan(
+            FIND_CALL_BY_TURN,
+            &[Param::Int(1), Param::Int(2), Param::Int(0), Param::Int(0)],
+        )
+        .await;
         let read = plan
             .iter()
             .find(|p| p.3.contains("call_turns_by_fingerprint"))

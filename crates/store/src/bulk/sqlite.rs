@@ -741,18 +741,8 @@ mod tests {
     /// The steps of SQLite's plan for `sql` with one bound text parameter,
     /// on a freshly migrated database.
     async fn plan_of(sql: &str, param: &str) -> Vec<String> {
-        let dir = tempfile::tempdir().unwrap();
-        let url = format!("sqlite://{}", dir.path().join("plan.db").display());
-        let store = Store::open(&url).await.unwrap();
-        let Pool::Sqlite(pool) = store.pool() else {
-            unreachable!()
-        };
-        let plan: Vec<(i64, i64, i64, String)> =
-            sqlx::query_as(&format!("EXPLAIN QUERY PLAN {sql}"))
-                .bind(param)
-                .fetch_all(pool)
-                .await
-                .unwrap();
+        use crate::query_plan::{Param, sqlite_plan};
+        let plan = sqlite_plan(sql, &[Param::Text(param)]).await;
         plan.into_iter().map(|p| p.3).collect()
     }
 
