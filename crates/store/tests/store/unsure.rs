@@ -66,11 +66,19 @@ async fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
     }
 }
 
-/// Records a batch whose COMMIT is lost as `cut` says, through a recorder
-/// that retries it, and checks that each of its events is told once to
-/// the observer and written once to the JSONL log, with the tool its result
-/// resolved to, and once to the database.
-pub async fn a_batch_whose_commit_is_lost_is_reported_once(db: TestDb, cut: Cut, shape: Shape) {
+/// A store opened through a proxy that can lose a COMMIT, and a recorder
+/// writing to it (batches gathered for `flush`) with a JSONL log in `dir`
+/// and `heard` as its observer.
+struct Through {
+    proxy: PgProxy,
+    store: Store,
+    _dir: tempfile::TempDir,
+    path: std::path::PathBuf,
+    heard: Arc<Heard>,
+    rec: Recorder,
+}
+
+async fn through_proxy(db: &TestDb, flush: Duration) -> Through {
     let proxy = PgProxy::start(&db.url).await;
     let store = Store::open(&proxy.url)
         .await
@@ -81,13 +89,36 @@ pub async fn a_batch_whose_commit_is_lost_is_reported_once(db: TestDb, cut: Cut,
     let rec = Recorder::start(
         Some(store.clone()),
         RecorderOptions {
-            // Long enough for each batch below to be one transaction.
-            flush_interval: Duration::from_millis(200),
+            flush_interval: flush,
             jsonl: Some(JsonlLog::unbounded(&path)),
             ..RecorderOptions::default()
         },
         heard.clone(),
     );
+    Through {
+        proxy,
+        store,
+        _dir: dir,
+        path,
+        heard,
+        rec,
+    }
+}
+
+/// Records a batch whose COMMIT is lost as `cut` says, through a recorder
+/// that retries it, and checks that each of its events is told once to
+/// the observer and written once to the JSONL log, with the tool its result
+/// resolved to, and once to the database.
+pub async fn a_batch_whose_commit_is_lost_is_reported_once(db: TestDb, cut: Cut, shape: Shape) {
+    // Long enough for each batch below to be one transaction.
+    let Through {
+        proxy,
+        store,
+        _dir,
+        path,
+        heard,
+        rec,
+    } = through_proxy(&db, Duration::from_millis(200)).await;
     let s = "unsure";
     let first = vec![
         request("r1", s, 100),
@@ -178,22 +209,14 @@ pub async fn a_batch_whose_commit_is_lost_is_reported_once(db: TestDb, cut: Cut,
 /// that completes its row. Not landed: what the retry found, the result
 /// paired with its call. Either way each event once.
 pub async fn a_retry_that_grew_reports_each_event_once(db: TestDb, cut: Cut) {
-    let proxy = PgProxy::start(&db.url).await;
-    let store = Store::open(&proxy.url)
-        .await
-        .expect("open through the proxy");
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("events.jsonl");
-    let heard = Arc::new(Heard::default());
-    let rec = Recorder::start(
-        Some(store.clone()),
-        RecorderOptions {
-            flush_interval: Duration::from_millis(5),
-            jsonl: Some(JsonlLog::unbounded(&path)),
-            ..RecorderOptions::default()
-        },
-        heard.clone(),
-    );
+    let Through {
+        proxy,
+        store,
+        _dir,
+        path,
+        heard,
+        rec,
+    } = through_proxy(&db, Duration::from_millis(5)).await;
     let s = "grown";
     proxy.cut_next_commit_held(cut);
     assert!(rec.record(Event::ToolResult(result(
