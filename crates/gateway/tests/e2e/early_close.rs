@@ -72,7 +72,7 @@ fn request(turn: usize) -> Vec<u8> {
 
 /// Opens a connection and sends one streamed Responses request on it,
 /// with `extra` header lines (each ending in `\r\n`).
-async fn send_request(
+pub(super) async fn send_request(
     addr: &str,
     session: &str,
     body: &[u8],

@@ -12,13 +12,13 @@ use std::time::Duration;
 use bytes::Bytes;
 use serde_json::{Value, json};
 use tokio::{
-    io::{AsyncReadExt, AsyncWriteExt},
+    io::AsyncReadExt,
     net::{TcpListener, TcpStream},
 };
 use toolwarden_mock_provider::{Fault, MockOptions, RawResponse, Scripted};
 use toolwarden_store::Stats;
 
-use super::{convo::OPENAI_KEY, support::Harness};
+use super::support::Harness;
 
 /// Short, so that the tests do not wait for the default's 2 s.
 const GRACE: Duration = Duration::from_millis(300);
@@ -41,27 +41,7 @@ fn request(filler: usize) -> Vec<u8> {
 /// Opens a connection and sends `body` to `POST /v1/responses` on it, with
 /// a `content-length` (the fast path) or chunked (hyper's path).
 async fn send_request(addr: &str, body: &[u8], chunked: bool) -> TcpStream {
-    let mut s = TcpStream::connect(addr).await.expect("connect");
-    let framing = if chunked {
-        "transfer-encoding: chunked".to_string()
-    } else {
-        format!("content-length: {}", body.len())
-    };
-    let head = format!(
-        "POST /v1/responses HTTP/1.1\r\nhost: {addr}\r\nauthorization: Bearer {OPENAI_KEY}\r\n\
-         content-type: application/json\r\nx-session-id: cut\r\n{framing}\r\n\r\n"
-    );
-    s.write_all(head.as_bytes()).await.unwrap();
-    if chunked {
-        s.write_all(format!("{:x}\r\n", body.len()).as_bytes())
-            .await
-            .unwrap();
-        s.write_all(body).await.unwrap();
-        s.write_all(b"\r\n0\r\n\r\n").await.unwrap();
-    } else {
-        s.write_all(body).await.unwrap();
-    }
-    s
+    super::early_close::send_request(addr, "cut", body, chunked, "").await
 }
 
 /// Reads until `until` has arrived.
