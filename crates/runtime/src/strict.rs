@@ -560,15 +560,7 @@ fn complete(
 fn types_of(values: &[Value]) -> Option<Value> {
     let mut types: Vec<&str> = Vec::new();
     for v in values {
-        let t = match v {
-            Value::Null => "null",
-            Value::Bool(_) => "boolean",
-            Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
-            Value::Number(_) => "number",
-            Value::String(_) => "string",
-            Value::Array(_) => "array",
-            Value::Object(_) => "object",
-        };
+        let t = crate::validate::type_name(v);
         if !types.contains(&t) {
             types.push(t);
         }

@@ -116,7 +116,8 @@ fn display_path(pointer: &str) -> String {
     out
 }
 
-fn type_name(v: &Value) -> &'static str {
+/// JSON Schema's name for the type of `v` (`integer` for a whole number).
+pub(crate) fn type_name(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "boolean",
