@@ -532,21 +532,84 @@ async fn an_upstream_refusing_a_large_body_early_is_answered_with_its_refusal() 
 /// answer that came before it; before, the client got a 502.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_upstream_refusing_a_large_body_early_is_answered_with_its_refusal_on_hypers_path() {
-    let (head, text) = large_request(20 << 20);
+    let (head, body) = chunked(large_request(20 << 20));
+    early_refusal_is_relayed(head, body).await;
+}
+
+/// An upstream that refuses early *without* `connection: close` leaves
+/// hyper's client a keep-alive answer on a connection it reset. The
+/// requests sent while that answer is relayed must not be handed the dead
+/// connection from the pool (a 502): each is answered by the upstream.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_connection_reset_under_an_early_answer_is_not_reused() {
+    let (upstream, heads) = refusing_upstream(false).await;
+    let gw = Gateway::start(Config::for_tests(&format!("http://{upstream}")))
+        .await
+        .unwrap();
+    for round in 0..5 {
+        let (head, body) = chunked(large_request(20 << 20));
+        let mut s = TcpStream::connect(gw.addr()).await.unwrap();
+        s.write_all(head.as_bytes()).await.unwrap();
+        let _ = s.write_all(body.as_bytes()).await;
+        // The answer has begun: its connection is about to go back to the
+        // pool, or not.
+        let mut first = [0u8; 1];
+        s.read_exact(&mut first).await.unwrap();
+        let others: Vec<_> = (0..3)
+            .map(|_| {
+                let addr = gw.addr();
+                tokio::spawn(async move {
+                    let (head, body) = chunked(large_request(10));
+                    let mut s = TcpStream::connect(addr).await.unwrap();
+                    s.write_all(format!("{head}{body}").as_bytes())
+                        .await
+                        .unwrap();
+                    let mut reply = Vec::new();
+                    let _ =
+                        tokio::time::timeout(Duration::from_secs(10), s.read_to_end(&mut reply))
+                            .await;
+                    String::from_utf8_lossy(&reply).into_owned()
+                })
+            })
+            .collect();
+        let mut reply = vec![first[0]];
+        let _ = tokio::time::timeout(Duration::from_secs(10), s.read_to_end(&mut reply)).await;
+        let reply = String::from_utf8_lossy(&reply);
+        assert!(reply.starts_with("HTTP/1.1 413"), "round {round}: {reply}");
+        for other in others {
+            let other = other.await.unwrap();
+            assert!(other.starts_with("HTTP/1.1 413"), "round {round}: {other}");
+        }
+    }
+    assert_eq!(
+        heads.load(std::sync::atomic::Ordering::SeqCst),
+        20,
+        "each sent once"
+    );
+    gw.shutdown().await;
+}
+
+/// A request of [`large_request`] with its body chunked (hyper's path).
+fn chunked((head, text): (String, String)) -> (String, String) {
     let head = head.replace(
         &format!("content-length: {}\r\n", text.len()),
         "transfer-encoding: chunked\r\n",
     );
     assert!(head.contains("chunked"), "{head}");
-    let body = format!("{:x}\r\n{text}\r\n0\r\n\r\n", text.len());
-    early_refusal_is_relayed(head, body).await;
+    (head, format!("{:x}\r\n{text}\r\n0\r\n\r\n", text.len()))
 }
 
-/// `head` and `body` sent to a gateway whose upstream answers 413 once it
-/// has a request's head and closes with the body unread.
-async fn early_refusal_is_relayed(head: String, body: String) {
+/// An upstream that answers 413 as soon as it has a request's head and
+/// closes with the body unread (with `connection: close` if `close`); its
+/// address, and how many heads it has read.
+async fn refusing_upstream(
+    close: bool,
+) -> (
+    std::net::SocketAddr,
+    std::sync::Arc<std::sync::atomic::AtomicUsize>,
+) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let config = Config::for_tests(&format!("http://{}", listener.local_addr().unwrap()));
+    let addr = listener.local_addr().unwrap();
     let heads = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let seen = heads.clone();
     tokio::spawn(async move {
@@ -565,8 +628,9 @@ async fn early_refusal_is_relayed(head: String, body: String) {
                 let body = r#"{"type":"error","error":{"type":"request_too_large","message":"Request exceeds the maximum allowed number of bytes."}}"#;
                 let answer = format!(
                     "HTTP/1.1 413 Request Entity Too Large\r\ncontent-type: application/json\r\n\
-                     content-length: {}\r\nconnection: close\r\n\r\n{body}",
-                    body.len()
+                     content-length: {}\r\n{}\r\n{body}",
+                    body.len(),
+                    if close { "connection: close\r\n" } else { "" },
                 );
                 let _ = s.write_all(answer.as_bytes()).await;
                 // Closed with the rest of the request unread: a reset
@@ -574,6 +638,14 @@ async fn early_refusal_is_relayed(head: String, body: String) {
             });
         }
     });
+    (addr, heads)
+}
+
+/// `head` and `body` sent to a gateway whose upstream answers 413 once it
+/// has a request's head and closes with the body unread.
+async fn early_refusal_is_relayed(head: String, body: String) {
+    let (upstream, heads) = refusing_upstream(true).await;
+    let config = Config::for_tests(&format!("http://{upstream}"));
     let gw = Gateway::start(config).await.unwrap();
     let mut s = TcpStream::connect(gw.addr()).await.unwrap();
     s.write_all(head.as_bytes()).await.unwrap();
