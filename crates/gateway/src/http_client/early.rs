@@ -10,7 +10,11 @@
 //! failed write is taken as done (the rest of the request goes nowhere)
 //! and the reads go on: an answer that comes within [`EARLY_ANSWER_WAIT`]
 //! is read as any response; none, and the read fails with the write's
-//! error, as the write did before.
+//! error, as the write did before. Reads after the answer go through, so
+//! hyper's dispatcher sees the reset before it asks for another request,
+//! and the connection is not pooled again even when the answer said
+//! keep-alive (`tests/endurance.rs`,
+//! `the_connection_reset_under_an_early_answer_is_not_reused`).
 
 use std::{
     future::Future,
