@@ -286,3 +286,113 @@ async fn executors_are_shared_across_spawned_tasks() {
     }
     assert_eq!(ex.registry().stats_of("read_file").unwrap().successes, 8);
 }
+
+/// The Responses API's built-in client tools (`shell`, `apply_patch`) and
+/// custom tools are answered by their own kinds of output item: a step
+/// runs the registry's tool of that name with the call's `action` or
+/// `operation`, and the conversation with its items validates clean and
+/// reads back with the right failure flags.
+#[tokio::test]
+async fn responses_builtin_and_custom_calls_are_answered_in_their_own_items() {
+    let r = Registry::new();
+    let object = json!({"type": "object"});
+    r.register(toolwarden_runtime::tool_fn(
+        "shell",
+        "Run commands.",
+        object.clone(),
+        |args: Value, _c| async move {
+            let failing = args["commands"][0] == "make";
+            Ok::<_, toolwarden_runtime::BoxError>(json!({
+                "stdout": if failing { "" } else { "a.txt" },
+                "stderr": if failing { "make: no rule" } else { "" },
+                "exit_code": if failing { 2 } else { 0 },
+            }))
+        },
+    ))
+    .unwrap();
+    r.register(toolwarden_runtime::tool_fn(
+        "apply_patch",
+        "Edit files.",
+        object.clone(),
+        |args: Value, _c| async move {
+            match args["path"].as_str() {
+                Some("a.txt") => Ok(json!("patched a.txt")),
+                _ => Err(toolwarden_runtime::BoxError::from("no such file")),
+            }
+        },
+    ))
+    .unwrap();
+    let ex = Executor::new(Arc::new(r));
+    let response = json!({
+        "id": "resp_b", "object": "response", "status": "completed", "model": "gpt-5.1",
+        "output": [
+            {"type": "shell_call", "id": "sh_1", "call_id": "call_ls", "status": "completed",
+                "action": {"commands": ["ls"]}},
+            {"type": "shell_call", "id": "sh_2", "call_id": "call_make", "status": "completed",
+                "action": {"commands": ["make"]}},
+            {"type": "apply_patch_call", "id": "ap_1", "call_id": "call_ok", "status": "completed",
+                "operation": {"type": "update_file", "path": "a.txt", "diff": "+x"}},
+            {"type": "apply_patch_call", "id": "ap_2", "call_id": "call_bad", "status": "completed",
+                "operation": {"type": "delete_file", "path": "b.txt"}},
+            {"type": "custom_tool_call", "id": "ct_1", "call_id": "call_sql", "name": "sql",
+                "input": "SELECT 1"}]
+    });
+    let step = ex
+        .step(
+            Dialect::OpenAiResponses,
+            response.to_string().as_bytes(),
+            &Context::new(),
+        )
+        .await
+        .unwrap();
+    let names: Vec<&str> = step.calls.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["shell", "shell", "apply_patch", "apply_patch", "sql"]
+    );
+    let types: Vec<&str> = (step.messages.iter())
+        .map(|m| m["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "shell_call_output",
+            "shell_call_output",
+            "apply_patch_call_output",
+            "apply_patch_call_output",
+            "custom_tool_call_output"
+        ]
+    );
+    assert_eq!(
+        step.messages[1]["output"],
+        json!([{"stdout": "", "stderr": "make: no rule", "outcome": {"type": "exit", "exit_code": 2}}])
+    );
+    assert_eq!(step.messages[3]["status"], "failed");
+
+    let mut input = vec![json!({"role": "user", "content": "fix it"})];
+    input.extend(response["output"].as_array().unwrap().iter().cloned());
+    input.extend(step.messages.iter().cloned());
+    let next = serde_json::to_vec(&json!({"model": "gpt-5.1", "input": input})).unwrap();
+    let defects = toolwarden_wire::validate(Dialect::OpenAiResponses, &next).unwrap();
+    assert!(defects.is_empty(), "{defects:?}");
+    let view = toolwarden_wire::request_view(Dialect::OpenAiResponses, &next).unwrap();
+    let read: Vec<(String, bool)> = (view.results.iter())
+        .map(|r| {
+            let read = r.read(&Detector::default()).unwrap();
+            (
+                r.tool.as_deref().unwrap_or("").to_owned(),
+                read.verdict.failed,
+            )
+        })
+        .collect();
+    let expected = [
+        ("shell", false),
+        ("shell", true),
+        ("apply_patch", false),
+        ("apply_patch", true),
+        // A custom tool's free-form input is not JSON arguments: the
+        // registry has no `sql` tool either way.
+        ("sql", true),
+    ];
+    assert_eq!(read, expected.map(|(t, f)| (t.to_owned(), f)));
+}

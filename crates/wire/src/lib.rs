@@ -246,6 +246,32 @@ pub fn render_results(dialect: Dialect, outcomes: &[ToolOutcome]) -> Vec<serde_j
     }
 }
 
+/// [`render_results`] for the calls of `response`, whose outcomes these
+/// are: in Responses each answered by its own kind of output item
+/// ([`ResponseView::call_kinds`]: a custom tool's
+/// `custom_tool_call_output`, the built-in shell's `shell_call_output`
+/// with its exit code, `apply_patch_call_output` with its status, …); in
+/// the other dialects the same as [`render_results`].
+pub fn render_answers(
+    dialect: Dialect,
+    response: &ResponseView,
+    outcomes: &[ToolOutcome],
+) -> Vec<serde_json::Value> {
+    if dialect != Dialect::OpenAiResponses || response.call_kinds.is_empty() {
+        return render_results(dialect, outcomes);
+    }
+    let mut kinds = std::collections::HashMap::with_capacity(response.call_kinds.len());
+    for (i, kind) in &response.call_kinds {
+        if let Some(call) = response.calls.get(*i) {
+            kinds.entry(call.id.as_str()).or_insert(*kind);
+        }
+    }
+    let kind_of = |call_id: &str| {
+        (kinds.get(call_id).copied()).unwrap_or(openai_responses::CallKind::Function)
+    };
+    openai_responses::render_answers(outcomes, kind_of)
+}
+
 /// This crate's README, whose snippet is compiled (and run) as a doc test.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

@@ -91,6 +91,14 @@ pub struct ResponseView {
     /// Responses API's hosted tools are not calls in its view at all.)
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub server_calls: Vec<usize>,
+    /// Responses only: which of [`calls`](Self::calls) (their indexes,
+    /// ascending) are not function calls, and what they are: custom tools'
+    /// and the built-in tools the client runs (`shell`, `apply_patch`, …),
+    /// each answered by its own kind of output item
+    /// ([`CallKind::output_type`](crate::openai_responses::CallKind::output_type);
+    /// [`crate::render_answers`] writes them).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub call_kinds: Vec<(usize, crate::openai_responses::CallKind)>,
     /// Token usage.
     pub usage: Usage,
     /// `stop_reason` / `finish_reason` / `status`.

@@ -30,7 +30,8 @@ pub struct StepResult {
     /// One outcome per call, in order.
     pub outcomes: Vec<ToolOutcome>,
     /// The message(s) or item(s) to append after the assistant's turn, in
-    /// the dialect's format (`toolwarden_wire::render_results`).
+    /// the dialect's format (`toolwarden_wire::render_answers`: in
+    /// Responses each call is answered by its own kind of output item).
     pub messages: Vec<Value>,
     /// Set when a call failed fatally: the run must stop, and this says
     /// why. The messages still hold one result per call.
@@ -284,7 +285,7 @@ impl Executor {
             };
         }
         let outcomes = self.execute_batch(&calls, ctx).await;
-        let messages = toolwarden_wire::render_results(dialect, &outcomes);
+        let messages = toolwarden_wire::render_answers(dialect, &response, &outcomes);
         let fatal = outcomes.iter().find_map(FatalError::from_outcome);
         if let Some(f) = &fatal {
             tracing::error!(tool = %f.tool, call_id = %f.call_id, kind = f.kind.name(), "fatal tool failure: the run must stop: {}", f.message);

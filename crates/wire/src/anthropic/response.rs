@@ -83,6 +83,7 @@ pub(crate) fn response_view(body: &[u8]) -> Result<ResponseView, WireError> {
         model: b.model.map(Cow::into_owned),
         calls,
         server_calls,
+        call_kinds: Vec::new(),
         usage: usage(b.usage),
         stop_reason: b.stop_reason.map(Cow::into_owned),
         error: b.error.map(|e| e.describe()),

@@ -339,6 +339,7 @@ impl EventSink for StreamState {
                 })
                 .collect(),
             server_calls,
+            call_kinds: Vec::new(),
             usage: self.usage,
             stop_reason: self.stop_reason,
             error: self.error,

@@ -98,5 +98,6 @@ pub(crate) fn response_view(body: &[u8]) -> Result<ResponseView, WireError> {
         truncated: false,
         ended_early: false,
         server_calls: Vec::new(),
+        call_kinds: Vec::new(),
     })
 }

@@ -385,6 +385,7 @@ impl StreamState {
             truncated: self.budget.is_cut(),
             ended_early: false,
             server_calls: Vec::new(),
+            call_kinds: Vec::new(),
         }
     }
 }

@@ -187,6 +187,7 @@ impl EventSink for StreamState {
             truncated: self.budget.is_cut(),
             ended_early: false,
             server_calls: Vec::new(),
+            call_kinds: Vec::new(),
         }
     }
 

@@ -84,6 +84,8 @@ fn item<'a>(s: &mut Scanner<'a>) -> Fast<Item<'a>> {
             "input" => it.input = seen.once(6, text(s))?,
             "output" => it.output = seen.once(7, s.opt_raw())?.map(Raw),
             "status" => it.status = seen.once(8, s.opt_string())?,
+            "action" => it.action = seen.once(9, s.opt_raw())?.map(Raw),
+            "operation" => it.operation = seen.once(10, s.opt_raw())?.map(Raw),
             _ => s.skip()?,
         }
         Ok(())

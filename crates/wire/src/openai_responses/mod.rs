@@ -3,7 +3,14 @@
 //! Calls are `function_call` {call_id, name, arguments} and
 //! `custom_tool_call` {call_id, name, input} items; results are
 //! `function_call_output` / `custom_tool_call_output` items {call_id,
-//! output}, paired by `call_id`. With `previous_response_id` (or an
+//! output}, paired by `call_id`. The built-in tools the client runs are
+//! calls too, named after their tool, their `action` or `operation` the
+//! arguments: `shell_call`, `local_shell_call`, `apply_patch_call`,
+//! `computer_call`, answered by `<kind>_output` items ([`CallKind`]). A
+//! `shell_call_output`'s outcomes are its flag (a timeout or a non-zero
+//! exit code fails), an `apply_patch_call_output`'s `status`; hosted
+//! tools' calls (`web_search_call`, …) are the provider's own and no
+//! calls here. With `previous_response_id` (or an
 //! `item_reference`) part of the history is on the provider's side: an
 //! output whose call is not in the body is then not a defect, and its tool
 //! name is unknown here (`None`).
@@ -29,9 +36,10 @@ mod proptests;
 #[cfg(test)]
 pub(crate) mod tests;
 
+pub use model::CallKind;
 pub use stream::StreamState;
 
-pub(crate) use render::render_results;
+pub(crate) use render::{render_answers, render_results};
 pub(crate) use repair::repair;
 pub(crate) use response::response_view;
 pub(crate) use validate::validate;

@@ -66,17 +66,104 @@ pub(super) struct Item<'a> {
     pub output: Option<Raw<'a>>,
     #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
     pub status: Option<Cow<'a, str>>,
+    /// A built-in `shell`, `local_shell` or `computer` call's arguments.
+    #[serde(borrow, default)]
+    pub action: Option<Raw<'a>>,
+    /// A built-in `apply_patch` call's arguments.
+    #[serde(borrow, default)]
+    pub operation: Option<Raw<'a>>,
+}
+
+/// The kind of a Responses call the client runs, and of the output item
+/// that answers it ([`ResponseView::call_kinds`](crate::ResponseView::call_kinds)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum CallKind {
+    /// `function_call` / `function_call_output`: a tool the request defines.
+    Function,
+    /// `custom_tool_call` / `custom_tool_call_output`: a free-form tool.
+    Custom,
+    /// `shell_call` / `shell_call_output`: the built-in `shell` tool.
+    Shell,
+    /// `local_shell_call` / `local_shell_call_output`: the built-in
+    /// `local_shell` tool.
+    LocalShell,
+    /// `apply_patch_call` / `apply_patch_call_output`: the built-in
+    /// `apply_patch` tool.
+    ApplyPatch,
+    /// `computer_call` / `computer_call_output`: the built-in computer-use
+    /// tool.
+    Computer,
+}
+
+impl CallKind {
+    /// The `type` of the output item that answers this kind of call
+    /// (`function_call_output`, `shell_call_output`, …).
+    pub fn output_type(self) -> &'static str {
+        match self {
+            CallKind::Function => "function_call_output",
+            CallKind::Custom => "custom_tool_call_output",
+            CallKind::Shell => "shell_call_output",
+            CallKind::LocalShell => "local_shell_call_output",
+            CallKind::ApplyPatch => "apply_patch_call_output",
+            CallKind::Computer => "computer_call_output",
+        }
+    }
+
+    /// The kind of a call item's `type`.
+    pub(crate) fn of_call(kind: &str) -> Option<CallKind> {
+        Some(match kind {
+            "function_call" => CallKind::Function,
+            "custom_tool_call" => CallKind::Custom,
+            "shell_call" => CallKind::Shell,
+            "local_shell_call" => CallKind::LocalShell,
+            "apply_patch_call" => CallKind::ApplyPatch,
+            "computer_call" => CallKind::Computer,
+            _ => return None,
+        })
+    }
+
+    /// The kind of an output item's `type`.
+    pub(crate) fn of_output(kind: &str) -> Option<CallKind> {
+        CallKind::of_call(kind.strip_suffix("_output")?)
+    }
+
+    /// The built-in tool's name, which its calls do not carry (`None` for
+    /// function and custom tools, whose calls name them).
+    pub(crate) fn builtin_name(self) -> Option<&'static str> {
+        match self {
+            CallKind::Function | CallKind::Custom => None,
+            CallKind::Shell => Some("shell"),
+            CallKind::LocalShell => Some("local_shell"),
+            CallKind::ApplyPatch => Some("apply_patch"),
+            CallKind::Computer => Some("computer"),
+        }
+    }
+
+    /// The call in the API's own error texts ("No tool output found for
+    /// function call …").
+    pub(crate) fn noun(self) -> &'static str {
+        match self {
+            CallKind::Function => "function call",
+            CallKind::Custom => "custom tool call",
+            CallKind::Shell => "shell call",
+            CallKind::LocalShell => "local shell call",
+            CallKind::ApplyPatch => "apply patch call",
+            CallKind::Computer => "computer call",
+        }
+    }
 }
 
 /// What an item is, for pairing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Role {
-    /// `function_call` (`custom: false`) or `custom_tool_call`.
-    Call { custom: bool },
-    /// `function_call_output` or `custom_tool_call_output`.
-    Output { custom: bool },
+    /// A call the client runs: a function, custom or built-in tool's.
+    Call(CallKind),
+    /// The output that answers one.
+    Output(CallKind),
     /// Produced by the model: an assistant message, reasoning, a hosted
-    /// tool call.
+    /// tool call (which the provider runs itself).
     Assistant,
     /// An `item_reference`: points at a stored item we cannot see.
     Reference,
@@ -84,21 +171,47 @@ pub(super) enum Role {
     Other,
 }
 
-impl Item<'_> {
+impl<'a> Item<'a> {
     /// What this item is.
     pub fn role(&self) -> Role {
-        match self.kind.as_deref() {
-            Some("function_call") => Role::Call { custom: false },
-            Some("custom_tool_call") => Role::Call { custom: true },
-            Some("function_call_output") => Role::Output { custom: false },
-            Some("custom_tool_call_output") => Role::Output { custom: true },
-            Some("item_reference") => Role::Reference,
-            Some("reasoning") | Some("mcp_list_tools") | Some("mcp_approval_request") => {
-                Role::Assistant
-            }
-            Some(k) if k.ends_with("_call") => Role::Assistant,
+        let Some(k) = self.kind.as_deref() else {
+            return match self.role.as_deref() {
+                Some("assistant") => Role::Assistant,
+                _ => Role::Other,
+            };
+        };
+        if let Some(call) = CallKind::of_call(k) {
+            return Role::Call(call);
+        }
+        if let Some(output) = CallKind::of_output(k) {
+            return Role::Output(output);
+        }
+        match k {
+            "item_reference" => Role::Reference,
+            "reasoning" | "mcp_list_tools" | "mcp_approval_request" => Role::Assistant,
+            _ if k.ends_with("_call") => Role::Assistant,
             _ if self.role.as_deref() == Some("assistant") => Role::Assistant,
             _ => Role::Other,
+        }
+    }
+
+    /// A call's tool name: its `name`, or a built-in tool's own.
+    pub fn tool_name(&self, kind: CallKind) -> Cow<'a, str> {
+        match (kind.builtin_name(), &self.name) {
+            (Some(builtin), None) => Cow::Borrowed(builtin),
+            (_, Some(name)) => name.clone(),
+            (None, None) => Cow::Borrowed(""),
+        }
+    }
+
+    /// A call's arguments: a function's `arguments`, a custom tool's
+    /// `input`, a built-in's `action` or `operation` as JSON text.
+    pub fn call_arguments(&self) -> Cow<'a, str> {
+        match (&self.arguments, &self.input, self.action.or(self.operation)) {
+            (Some(a), _, _) => a.0.clone(),
+            (None, Some(i), _) => i.0.clone(),
+            (None, None, Some(raw)) => Cow::Borrowed(raw.0),
+            (None, None, None) => Cow::Borrowed(""),
         }
     }
 }

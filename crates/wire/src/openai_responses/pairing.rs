@@ -27,10 +27,11 @@ impl<'s> Slot<'s> {
             call_id: item.call_id.as_deref().unwrap_or(""),
             item_id: item.id.as_deref(),
             name: item.name.as_deref().unwrap_or(""),
-            args: match (&item.arguments, &item.input) {
-                (Some(a), _) => &a.0,
-                (None, Some(i)) => &i.0,
-                _ => "",
+            args: match (&item.arguments, &item.input, item.action.or(item.operation)) {
+                (Some(a), _, _) => &a.0,
+                (None, Some(i), _) => &i.0,
+                (None, None, Some(raw)) => raw.0,
+                (None, None, None) => "",
             },
         }
     }
@@ -80,7 +81,7 @@ impl Plan {
         let mut plan = Plan::default();
         let mut calls: HashMap<&str, Vec<usize>> = HashMap::new();
         for (i, s) in slots.iter().enumerate() {
-            if let Role::Call { .. } = s.role {
+            if let Role::Call(_) = s.role {
                 let same = calls.entry(s.call_id).or_default();
                 if let Some(&first) = same.first() {
                     let f = &slots[first];
@@ -108,7 +109,7 @@ impl Plan {
         let mut waiting: HashMap<&str, std::collections::VecDeque<usize>> = HashMap::new();
         for (i, s) in slots.iter().enumerate() {
             match s.role {
-                Role::Call { .. } => match waiting.get_mut(s.call_id).and_then(|w| w.pop_front()) {
+                Role::Call(_) => match waiting.get_mut(s.call_id).and_then(|w| w.pop_front()) {
                     Some(j) => {
                         answered[i] = true;
                         plan.output_of.insert(i, j);
@@ -116,7 +117,7 @@ impl Plan {
                     }
                     None => open.entry(s.call_id).or_default().push_back(i),
                 },
-                Role::Output { .. } => match open.get_mut(s.call_id).and_then(|o| o.pop_front()) {
+                Role::Output(_) => match open.get_mut(s.call_id).and_then(|o| o.pop_front()) {
                     Some(c) => {
                         answered[c] = true;
                         plan.output_of.insert(c, i);
@@ -140,7 +141,7 @@ impl Plan {
             }
         }
         for (i, s) in slots.iter().enumerate() {
-            if matches!(s.role, Role::Call { .. })
+            if matches!(s.role, Role::Call(_))
                 && !answered[i]
                 && plan.dup_calls.get(&i) != Some(&DupCall::Exact)
             {
@@ -155,16 +156,12 @@ impl Plan {
         let mut out = Vec::new();
         for (i, s) in slots.iter().enumerate() {
             match s.role {
-                Role::Call { custom } => {
+                Role::Call(kind) => {
                     if self.dup_calls.contains_key(&i) {
                         out.push(duplicate(i, s));
                     }
                     if self.missing.binary_search(&i).is_ok() {
-                        let what = if custom {
-                            "custom tool call"
-                        } else {
-                            "function call"
-                        };
+                        let what = kind.noun();
                         out.push(Defect {
                             kind: DefectKind::MissingResult,
                             message_index: i,
@@ -173,13 +170,9 @@ impl Plan {
                         });
                     }
                 }
-                Role::Output { custom } => match self.fate.get(&i) {
+                Role::Output(kind) => match self.fate.get(&i) {
                     Some(OutputFate::Orphan) | Some(OutputFate::Early(_)) => {
-                        let what = if custom {
-                            "custom tool call output"
-                        } else {
-                            "function call output"
-                        };
+                        let what = format!("{} output", kind.noun());
                         out.push(Defect {
                             kind: DefectKind::OrphanResult,
                             message_index: i,

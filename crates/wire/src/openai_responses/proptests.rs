@@ -22,8 +22,22 @@ fn item() -> impl Strategy<Value = String> {
         id.clone().prop_map(|i| format!(
             r#"{{"type":"function_call_output","call_id":"{i}","output":"ok"}}"#
         )),
-        id.prop_map(|i| format!(
+        id.clone().prop_map(|i| format!(
             r#"{{"type":"custom_tool_call_output","call_id":"{i}","output":[{{"type":"input_text","text":"t"}}]}}"#
+        )),
+        // The built-in client tools (a computer call is left out: repair
+        // cannot make up its screenshot).
+        id.clone().prop_map(|i| format!(
+            r#"{{"type":"shell_call","call_id":"{i}","action":{{"commands":["ls"]}}}}"#
+        )),
+        id.clone().prop_map(|i| format!(
+            r#"{{"type":"apply_patch_call","call_id":"{i}","operation":{{"type":"delete_file","path":"x"}}}}"#
+        )),
+        id.clone().prop_map(|i| format!(
+            r#"{{"type":"shell_call_output","call_id":"{i}","output":[{{"stdout":"","stderr":"e","outcome":{{"type":"exit","exit_code":1}}}}]}}"#
+        )),
+        id.prop_map(|i| format!(
+            r#"{{"type":"apply_patch_call_output","call_id":"{i}","status":"completed"}}"#
         )),
     ]
 }
@@ -168,10 +182,14 @@ mod fast_agrees_with_serde {
                 r#""reasoning""#,
                 r#""function_\u0063all""#,
                 "null",
+                r#""shell_call""#,
+                r#""shell_call_output""#,
+                r#""apply_patch_call""#,
+                r#""computer_call_output""#,
             ],
         );
         let mut members = vec![format!(r#""type":{kind}"#)];
-        members.extend(fields.iter().map(|&(f, v)| match f % 11 {
+        members.extend(fields.iter().map(|&(f, v)| match f % 13 {
             0 => format!(r#""call_id":{}"#, pick(v, STRINGS)),
             1 => format!(r#""name":{}"#, pick(v, STRINGS)),
             2 => format!(r#""arguments":{}"#, pick(v, TEXTS)),
@@ -184,7 +202,10 @@ mod fast_agrees_with_serde {
                         r#""ok\n""#,
                         r#"[{"type":"output_text","text":"x"}]"#,
                         "null",
-                        "{}"
+                        "{}",
+                        r#"[{"stdout":"a","stderr":"","outcome":{"type":"exit","exit_code":0}}]"#,
+                        r#"[{"stdout":"","stderr":"e","outcome":{"type":"timeout"}}]"#,
+                        r#"{"type":"computer_screenshot","image_url":"data:"}"#
                     ]
                 )
             ),
@@ -209,6 +230,14 @@ mod fast_agrees_with_serde {
                 )
             ),
             9 => format!(r#""type":{}"#, pick(v, &[r#""message""#, "null"])),
+            10 => format!(
+                r#""action":{}"#,
+                pick(v, &[r#"{"commands":["ls"]}"#, "null", r#""x""#, "[]"])
+            ),
+            11 => format!(
+                r#""operation":{}"#,
+                pick(v, &[r#"{"type":"delete_file","path":"x"}"#, "null", "7"])
+            ),
             _ => format!(r#""\u0063all_id":{}"#, pick(v, STRINGS)),
         }));
         if fields.len() % 3 == 1 {

@@ -7,7 +7,7 @@ use serde_json::value::RawValue;
 use toolwarden_core::{ErrorKind, FLAGLESS_ERROR_PREFIX};
 
 use super::{
-    model::Role,
+    model::{CallKind, Role},
     pairing::{DupCall, OutputFate, Plan, Slot},
     view::Parsed,
 };
@@ -108,17 +108,15 @@ pub(crate) fn repair(bytes: &[u8]) -> Result<Repaired<'_>, WireError> {
                     });
                 }
                 None => {
-                    let custom = matches!(s.role, Role::Call { custom: true });
-                    let kind = if custom {
-                        "custom_tool_call_output"
-                    } else {
-                        "function_call_output"
+                    let Role::Call(kind) = s.role else {
+                        continue;
                     };
-                    pieces.push(Piece::New(format!(
-                        "{{\"type\":\"{kind}\",\"call_id\":{},\"output\":{}}}",
-                        json_string(id),
-                        json_string(&no_result_text())
-                    )));
+                    // A computer call's output is a screenshot: none to
+                    // make up, so it stays unanswered.
+                    let Some(item) = error_output(kind, id) else {
+                        continue;
+                    };
+                    pieces.push(Piece::New(item));
                     changes.push(Change {
                         kind: ChangeKind::InsertedResult,
                         defect: DefectKind::MissingResult,
@@ -136,7 +134,7 @@ pub(crate) fn repair(bytes: &[u8]) -> Result<Repaired<'_>, WireError> {
 
     for (i, s) in slots.iter().enumerate() {
         match s.role {
-            Role::Call { .. } => {
+            Role::Call(_) => {
                 if plan.dup_calls.get(&i) == Some(&DupCall::Exact) {
                     changes.push(Change {
                         kind: ChangeKind::RemovedDuplicate,
@@ -171,7 +169,7 @@ pub(crate) fn repair(bytes: &[u8]) -> Result<Repaired<'_>, WireError> {
                     pending.push(i);
                 }
             }
-            Role::Output { .. } => {
+            Role::Output(_) => {
                 flush(&mut pending, &mut pieces, &mut changes)?;
                 match plan.fate.get(&i) {
                     Some(OutputFate::Answers(c))
@@ -260,13 +258,13 @@ fn reasoning_of_repeated_calls(
     }
     let mut out = HashSet::new();
     for (i, s) in slots.iter().enumerate() {
-        if !matches!(s.role, Role::Call { .. }) || plan.dup_calls.get(&i) != Some(&DupCall::Exact) {
+        if !matches!(s.role, Role::Call(_)) || plan.dup_calls.get(&i) != Some(&DupCall::Exact) {
             continue;
         }
         let mut j = i;
         while j > 0 {
             j -= 1;
-            let other = !matches!(slots[j].role, Role::Call { .. } | Role::Output { .. });
+            let other = !matches!(slots[j].role, Role::Call(_) | Role::Output(_));
             if !other || first.get(raws[j].get()).is_none_or(|&f| f >= j) {
                 break;
             }
@@ -301,4 +299,29 @@ fn with_call_id(raw: &RawValue, id: &str) -> Result<String, WireError> {
         at..at + c.call_id.get().len(),
         &json_string(id),
     ))
+}
+
+/// An output item of `kind` answering call `id` with the gateway's error
+/// text, in the shape the API takes for that kind (the forms the OpenAI
+/// Agents SDK writes for a rejected call); `None` for a computer call.
+fn error_output(kind: CallKind, id: &str) -> Option<String> {
+    let (id, text) = (json_string(id), json_string(&no_result_text()));
+    Some(match kind {
+        CallKind::Function => {
+            format!("{{\"type\":\"function_call_output\",\"call_id\":{id},\"output\":{text}}}")
+        }
+        CallKind::Custom => {
+            format!("{{\"type\":\"custom_tool_call_output\",\"call_id\":{id},\"output\":{text}}}")
+        }
+        CallKind::LocalShell => {
+            format!("{{\"type\":\"local_shell_call_output\",\"call_id\":{id},\"output\":{text}}}")
+        }
+        CallKind::Shell => format!(
+            "{{\"type\":\"shell_call_output\",\"call_id\":{id},\"output\":[{{\"stdout\":\"\",\"stderr\":{text},\"outcome\":{{\"type\":\"exit\",\"exit_code\":1}}}}]}}"
+        ),
+        CallKind::ApplyPatch => format!(
+            "{{\"type\":\"apply_patch_call_output\",\"call_id\":{id},\"status\":\"failed\",\"output\":{text}}}"
+        ),
+        CallKind::Computer => return None,
+    })
 }

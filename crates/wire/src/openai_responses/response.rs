@@ -7,10 +7,11 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use toolwarden_core::ToolCall;
 
-use crate::{ResponseView, Usage, WireError};
+use super::model::CallKind;
+use crate::{ResponseView, Usage, WireError, splice::Raw};
 
 /// An output item (in the body's `output`, or a stream's
-/// `response.output_item.*` event): a call when [`CallItem::is_call`].
+/// `response.output_item.*` event): a call when it has a [`CallItem::call_kind`].
 ///
 /// Declared once, for the body and the stream. Not the request side's
 /// `model::Item`: output items carry `arguments` / `input` as plain strings
@@ -35,15 +36,40 @@ pub(super) struct CallItem<'a> {
     pub arguments: Option<Cow<'a, str>>,
     #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
     pub input: Option<Cow<'a, str>>,
+    /// A built-in `shell`, `local_shell` or `computer` call's arguments.
+    #[serde(borrow, default)]
+    pub action: Option<Raw<'a>>,
+    /// A built-in `apply_patch` call's arguments.
+    #[serde(borrow, default)]
+    pub operation: Option<Raw<'a>>,
 }
 
-impl CallItem<'_> {
-    /// A `function_call` or a `custom_tool_call`.
-    pub fn is_call(&self) -> bool {
-        matches!(
-            self.kind.as_deref(),
-            Some("function_call") | Some("custom_tool_call")
-        )
+impl<'a> CallItem<'a> {
+    /// The kind of call the client must run and answer (a function, custom
+    /// or built-in tool's); `None` for anything else, hosted tools' calls
+    /// included.
+    pub fn call_kind(&self) -> Option<CallKind> {
+        CallKind::of_call(self.kind.as_deref()?)
+    }
+
+    /// The tool's name: `name`, or a built-in tool's own.
+    pub fn tool_name(&mut self) -> Option<Cow<'a, str>> {
+        match (
+            self.name.take(),
+            self.call_kind().and_then(CallKind::builtin_name),
+        ) {
+            (Some(name), _) => Some(name),
+            (None, builtin) => builtin.map(Cow::Borrowed),
+        }
+    }
+
+    /// The arguments: `arguments`, a custom tool's `input`, a built-in's
+    /// `action` or `operation` as JSON text.
+    pub fn take_arguments(&mut self) -> Option<Cow<'a, str>> {
+        self.arguments
+            .take()
+            .or_else(|| self.input.take())
+            .or_else(|| self.action.or(self.operation).map(|r| Cow::Borrowed(r.0)))
     }
 }
 
@@ -146,23 +172,24 @@ pub(crate) fn response_view(body: &[u8]) -> Result<ResponseView, WireError> {
         output: Vec<CallItem<'a>>,
     }
     let b: Body<'_> = serde_json::from_slice(body)?;
+    let mut calls = Vec::new();
+    let mut call_kinds = Vec::new();
+    for mut i in b.output {
+        let Some(kind) = i.call_kind() else { continue };
+        if kind != CallKind::Function {
+            call_kinds.push((calls.len(), kind));
+        }
+        calls.push(ToolCall {
+            name: i.tool_name().map(Cow::into_owned).unwrap_or_default(),
+            arguments: i.take_arguments().map(Cow::into_owned).unwrap_or_default(),
+            id: i.call_id.map(Cow::into_owned).unwrap_or_default(),
+        });
+    }
     Ok(ResponseView {
         id: b.id.map(Cow::into_owned),
         model: b.model.map(Cow::into_owned),
-        calls: b
-            .output
-            .into_iter()
-            .filter(CallItem::is_call)
-            .map(|i| ToolCall {
-                id: i.call_id.map(Cow::into_owned).unwrap_or_default(),
-                name: i.name.map(Cow::into_owned).unwrap_or_default(),
-                arguments: i
-                    .arguments
-                    .or(i.input)
-                    .map(Cow::into_owned)
-                    .unwrap_or_default(),
-            })
-            .collect(),
+        calls,
+        call_kinds,
         usage: b.usage.map(Usage::from).unwrap_or_default(),
         stop_reason: b.status.map(Cow::into_owned),
         error: b.error.and_then(|e| e.text()),

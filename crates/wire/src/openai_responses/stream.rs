@@ -10,6 +10,7 @@ use ahash::AHashMap;
 use serde::Deserialize;
 use toolwarden_core::ToolCall;
 
+use super::model::CallKind;
 use super::response::{CallItem, ResponseObject, type_of};
 use crate::{
     ResponseView, Usage,
@@ -45,6 +46,7 @@ struct Pending {
     args: String,
     /// The final arguments were seen (`.done` or `output_item.done`).
     done: bool,
+    kind: CallKind,
 }
 
 #[derive(Deserialize)]
@@ -147,11 +149,12 @@ impl StreamState {
         let Ok(ev) = serde_json::from_slice::<ItemEvent<'_>>(data) else {
             return;
         };
-        let item = ev.item;
-        if !item.is_call() {
+        let mut item = ev.item;
+        let Some(kind) = item.call_kind() else {
             return;
-        }
-        let args = item.arguments.or(item.input);
+        };
+        let args = item.take_arguments();
+        let name = item.tool_name();
         let existing = if done {
             self.find(ev.output_index, item.id.as_deref())
         } else {
@@ -164,7 +167,7 @@ impl StreamState {
                 if let Some(a) = args {
                     budget.replace(&mut p.args, &a);
                 }
-                if let Some(n) = item.name {
+                if let Some(n) = name {
                     budget.replace(&mut p.name, &n);
                 }
                 if let Some(c) = item.call_id {
@@ -176,9 +179,10 @@ impl StreamState {
                 output_index: ev.output_index,
                 item_id: item.id.map(Cow::into_owned),
                 call_id: item.call_id.map(Cow::into_owned).unwrap_or_default(),
-                name: item.name.map(Cow::into_owned).unwrap_or_default(),
+                name: name.map(Cow::into_owned).unwrap_or_default(),
                 args: args.map(Cow::into_owned).unwrap_or_default(),
                 done,
+                kind,
             }),
         }
     }
@@ -281,9 +285,14 @@ impl EventSink for StreamState {
     }
 
     fn finish(self) -> ResponseView {
+        let call_kinds = (self.calls.iter().enumerate())
+            .filter(|(_, p)| p.kind != CallKind::Function)
+            .map(|(i, p)| (i, p.kind))
+            .collect();
         ResponseView {
             id: self.id,
             model: self.model,
+            call_kinds,
             calls: self
                 .calls
                 .into_iter()

@@ -471,3 +471,249 @@ fn render_frames_failures_without_a_flag() {
         ]
     );
 }
+
+/// A turn of the built-in client tools (`shell`, `apply_patch`,
+/// `local_shell`, `computer`), in the shapes the OpenAI Agents SDK sends.
+const BUILTINS: &str = r#"{"model":"gpt-5.1","input":[
+  {"role":"user","content":"fix the build"},
+  {"type":"shell_call","id":"sh_1","call_id":"call_sh1","status":"completed","action":{"commands":["ls -la"],"timeout_ms":1000}},
+  {"type":"shell_call","id":"sh_2","call_id":"call_sh2","status":"completed","action":{"commands":["make"]}},
+  {"type":"shell_call","id":"sh_3","call_id":"call_sh3","status":"completed","action":{"commands":["sleep 99"]}},
+  {"type":"apply_patch_call","id":"ap_1","call_id":"call_ap1","status":"completed","operation":{"type":"update_file","path":"a.py","diff":"@@\n-x\n+y"}},
+  {"type":"apply_patch_call","id":"ap_2","call_id":"call_ap2","status":"completed","operation":{"type":"delete_file","path":"b.py"}},
+  {"type":"local_shell_call","id":"ls_1","call_id":"call_ls1","status":"completed","action":{"type":"exec","command":["pwd"],"env":{}}},
+  {"type":"computer_call","id":"cu_1","call_id":"call_cu1","status":"completed","action":{"type":"screenshot"},"pending_safety_checks":[]},
+  {"type":"shell_call_output","call_id":"call_sh1","output":[{"stdout":"a.py\nb.py","stderr":"","outcome":{"type":"exit","exit_code":0}}],"status":"completed"},
+  {"type":"shell_call_output","call_id":"call_sh2","output":[{"stdout":"","stderr":"make: *** No rule to make target","outcome":{"type":"exit","exit_code":2}}],"status":"completed"},
+  {"type":"shell_call_output","call_id":"call_sh3","output":[{"stdout":"","stderr":"","outcome":{"type":"timeout"}}]},
+  {"type":"apply_patch_call_output","call_id":"call_ap1","status":"completed","output":"Updated a.py"},
+  {"type":"apply_patch_call_output","call_id":"call_ap2","status":"failed","output":"FAIL b.py not found"},
+  {"type":"local_shell_call_output","call_id":"call_ls1","output":"{\"stdout\":\"/work\"}"},
+  {"type":"computer_call_output","call_id":"call_cu1","output":{"type":"computer_screenshot","image_url":"data:image/png;base64,AAAA"}}
+]}"#;
+
+#[test]
+fn builtin_tool_calls_and_outputs_are_read() {
+    let v = request_view_with(BUILTINS.as_bytes(), &starts_with_fail).unwrap();
+    let calls: Vec<(&str, &str, &str)> = v
+        .calls
+        .iter()
+        .map(|c| (&*c.id, &*c.name, &*c.arguments))
+        .collect();
+    assert_eq!(
+        calls,
+        vec![
+            (
+                "call_sh1",
+                "shell",
+                r#"{"commands":["ls -la"],"timeout_ms":1000}"#
+            ),
+            ("call_sh2", "shell", r#"{"commands":["make"]}"#),
+            ("call_sh3", "shell", r#"{"commands":["sleep 99"]}"#),
+            (
+                "call_ap1",
+                "apply_patch",
+                r#"{"type":"update_file","path":"a.py","diff":"@@\n-x\n+y"}"#
+            ),
+            (
+                "call_ap2",
+                "apply_patch",
+                r#"{"type":"delete_file","path":"b.py"}"#
+            ),
+            (
+                "call_ls1",
+                "local_shell",
+                r#"{"type":"exec","command":["pwd"],"env":{}}"#
+            ),
+            ("call_cu1", "computer", r#"{"type":"screenshot"}"#),
+        ]
+    );
+    let results: Vec<_> = v
+        .results
+        .iter()
+        .map(|r| {
+            (
+                &*r.call_id,
+                r.tool.as_deref(),
+                &*r.content,
+                r.verdict.failed,
+                r.verdict.basis,
+            )
+        })
+        .collect();
+    assert_eq!(
+        results,
+        vec![
+            (
+                "call_sh1",
+                Some("shell"),
+                "a.py\nb.py",
+                false,
+                Basis::Explicit
+            ),
+            (
+                "call_sh2",
+                Some("shell"),
+                "make: *** No rule to make target",
+                true,
+                Basis::Explicit
+            ),
+            ("call_sh3", Some("shell"), "", true, Basis::Explicit),
+            (
+                "call_ap1",
+                Some("apply_patch"),
+                "Updated a.py",
+                false,
+                Basis::None
+            ),
+            (
+                "call_ap2",
+                Some("apply_patch"),
+                "FAIL b.py not found",
+                true,
+                Basis::Explicit
+            ),
+            (
+                "call_ls1",
+                Some("local_shell"),
+                "{\"stdout\":\"/work\"}",
+                false,
+                Basis::None
+            ),
+            ("call_cu1", Some("computer"), "", false, Basis::None),
+        ]
+    );
+    assert!(v.results.iter().all(|r| r.new));
+    assert!(
+        crate::validate(Dialect::OpenAiResponses, BUILTINS.as_bytes())
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(
+        super::view::fast_then_serde(BUILTINS.as_bytes()),
+        Some(Ok(()))
+    );
+}
+
+#[test]
+fn builtin_calls_without_outputs_are_defects_and_repaired_in_their_own_shapes() {
+    let body = r#"{"input":[{"role":"user","content":"go"},
+ {"type":"shell_call","call_id":"s","action":{"commands":["ls"]}},
+ {"type":"apply_patch_call","call_id":"p","operation":{"type":"create_file","path":"x","diff":"+x"}},
+ {"type":"local_shell_call","call_id":"l","action":{"type":"exec","command":["ls"]}},
+ {"type":"shell_call_output","call_id":"zz","output":[]}]}"#;
+    let d = crate::validate(Dialect::OpenAiResponses, body.as_bytes()).unwrap();
+    let got: Vec<(DefectKind, &str)> = d.iter().map(|d| (d.kind, d.message.as_str())).collect();
+    assert_eq!(
+        got,
+        vec![
+            (
+                DefectKind::MissingResult,
+                "No tool output found for shell call s."
+            ),
+            (
+                DefectKind::MissingResult,
+                "No tool output found for apply patch call p."
+            ),
+            (
+                DefectKind::MissingResult,
+                "No tool output found for local shell call l."
+            ),
+            (
+                DefectKind::OrphanResult,
+                "No tool call found for shell call output with call_id zz."
+            ),
+        ]
+    );
+    let (out, changes) = repaired(body);
+    assert_eq!(
+        changes,
+        vec![
+            (ChangeKind::InsertedResult, 1),
+            (ChangeKind::InsertedResult, 2),
+            (ChangeKind::InsertedResult, 3),
+            (ChangeKind::RemovedResult, 4),
+        ]
+    );
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let items = v["input"].as_array().unwrap();
+    let text = super::repair::no_result_text();
+    assert_eq!(
+        items[4],
+        serde_json::json!({"type":"shell_call_output","call_id":"s","output":[
+            {"stdout":"","stderr":text,"outcome":{"type":"exit","exit_code":1}}]})
+    );
+    assert_eq!(
+        items[5],
+        serde_json::json!({"type":"apply_patch_call_output","call_id":"p","status":"failed","output":text})
+    );
+    assert_eq!(
+        items[6],
+        serde_json::json!({"type":"local_shell_call_output","call_id":"l","output":text})
+    );
+    assert_eq!(items.len(), 7);
+    // The shell and patch outputs read as the failures they report, by
+    // their own flags (the local shell's has none: the detector's).
+    let v = request_view_with(out.as_bytes(), &never).unwrap();
+    let flagged: Vec<Verdict> = v.results.iter().map(|r| r.verdict).collect();
+    assert_eq!(
+        flagged,
+        vec![
+            Verdict::explicit(true),
+            Verdict::explicit(true),
+            Verdict::NONE
+        ]
+    );
+}
+
+#[test]
+fn a_computer_call_without_output_is_left_unanswered_by_repair() {
+    let body = r#"{"input":[{"role":"user","content":"go"},
+ {"type":"computer_call","call_id":"c","action":{"type":"click","x":1,"y":2}}]}"#;
+    let d = crate::validate(Dialect::OpenAiResponses, body.as_bytes()).unwrap();
+    assert_eq!(d[0].message, "No tool output found for computer call c.");
+    let r = crate::repair(Dialect::OpenAiResponses, body.as_bytes()).unwrap();
+    assert!(r.changes.is_empty(), "{:?}", r.changes);
+    assert_eq!(&*r.body, body.as_bytes());
+}
+
+#[test]
+fn builtin_calls_are_read_from_bodies_and_streams() {
+    let body = br#"{"id":"resp_b","object":"response","status":"completed","model":"gpt-5.1",
+      "output":[{"type":"web_search_call","id":"ws","status":"completed","action":{"type":"search"}},
+        {"type":"shell_call","id":"sh","call_id":"call_s","status":"in_progress","action":{"commands":["ls"]}},
+        {"type":"apply_patch_call","id":"ap","call_id":"call_p","status":"in_progress","operation":{"type":"delete_file","path":"x"}}]}"#;
+    let v = crate::response_view(Dialect::OpenAiResponses, body).unwrap();
+    let calls: Vec<(&str, &str, &str)> = v
+        .calls
+        .iter()
+        .map(|c| (c.id.as_str(), c.name.as_str(), c.arguments.as_str()))
+        .collect();
+    let expected = vec![
+        ("call_s", "shell", r#"{"commands":["ls"]}"#),
+        (
+            "call_p",
+            "apply_patch",
+            r#"{"type":"delete_file","path":"x"}"#,
+        ),
+    ];
+    assert_eq!(calls, expected);
+    let events = [
+        r#"{"type":"response.created","response":{"id":"resp_b","model":"gpt-5.1","status":"in_progress"}}"#,
+        r#"{"type":"response.output_item.added","output_index":0,"item":{"type":"shell_call","id":"sh","call_id":"call_s","status":"in_progress","action":{"commands":[]}}}"#,
+        r#"{"type":"response.output_item.done","output_index":0,"item":{"type":"shell_call","id":"sh","call_id":"call_s","status":"in_progress","action":{"commands":["ls"]}}}"#,
+        r#"{"type":"response.output_item.done","output_index":1,"item":{"type":"apply_patch_call","id":"ap","call_id":"call_p","status":"in_progress","operation":{"type":"delete_file","path":"x"}}}"#,
+        r#"{"type":"response.completed","response":{"id":"resp_b","model":"gpt-5.1","status":"completed"}}"#,
+    ];
+    let sse: String = events.iter().map(|e| format!("data: {e}\n\n")).collect();
+    for split in [sse.len(), 1, 13] {
+        let v = stream(sse.as_bytes(), split);
+        let calls: Vec<(&str, &str, &str)> = v
+            .calls
+            .iter()
+            .map(|c| (c.id.as_str(), c.name.as_str(), c.arguments.as_str()))
+            .collect();
+        assert_eq!(calls, expected, "split {split}");
+        assert!(!v.ended_early);
+    }
+}

@@ -131,14 +131,10 @@ fn view_of<'a>(parsed: Parsed<'a>, check: bool) -> crate::Pass<'a> {
     let mut call_name: Vec<Option<Cow<'a, str>>> = vec![None; items.len()];
     for (index, item) in items.into_iter().enumerate() {
         match item.role() {
-            Role::Call { .. } => {
-                let name = item.name.unwrap_or(Cow::Borrowed(""));
+            Role::Call(kind) => {
+                let name = item.tool_name(kind);
                 call_name[index] = Some(name.clone());
-                let arguments = match (item.arguments, item.input) {
-                    (Some(a), _) => a.0,
-                    (None, Some(i)) => i.0,
-                    (None, None) => Cow::Borrowed(""),
-                };
+                let arguments = item.call_arguments();
                 view.calls.push(CallView {
                     id: item.call_id.unwrap_or(Cow::Borrowed("")),
                     name,
@@ -146,7 +142,7 @@ fn view_of<'a>(parsed: Parsed<'a>, check: bool) -> crate::Pass<'a> {
                     message_index: index,
                 });
             }
-            Role::Output { .. } => {
+            Role::Output(_) => {
                 let tool = match plan.fate.get(&index) {
                     Some(OutputFate::Answers(c)) => call_name[*c].clone(),
                     _ => None,
@@ -196,27 +192,106 @@ fn failed_status(status: Option<&str>) -> bool {
     matches!(status, Some("incomplete") | Some("failed"))
 }
 
-/// Read an output (see [`crate::ResultView::read`]): its text (a string
-/// or text parts) and verdict.
+/// Read an output (see [`crate::ResultView::read`]): its text and verdict.
+///
+/// - a string: the text; the detector decides;
+/// - content parts: their texts joined by newlines; a built-in `shell`
+///   call's parts (`stdout`, `stderr`, `outcome`) give their output, and
+///   their outcomes the verdict: failed on a timeout or a non-zero exit
+///   code, else not;
+/// - a `computer_call_output`'s screenshot: no text;
+/// - an item `status` of `incomplete` or `failed` (an `apply_patch` call
+///   that did not apply) is a failure whatever the output.
 pub(crate) fn read_result<'a>(
     output: Option<&'a str>,
     failed_status: bool,
     is_failure: crate::text::Judge<'_>,
 ) -> Result<(Cow<'a, str>, Verdict), WireError> {
-    let text = match output {
-        Some(raw) if raw.starts_with('"') => crate::text::unescape(raw)?,
-        Some(raw) => serde_json::from_str::<Text<'a>>(raw)?.0,
-        None => Cow::Borrowed(""),
+    let (text, exit_failed) = match output {
+        Some(raw) if raw.starts_with('"') => (crate::text::unescape(raw)?, None),
+        Some(raw) if raw.starts_with('[') => {
+            let parts: Parts<'a> = serde_json::from_str(raw)?;
+            (parts.text.unwrap_or(Cow::Borrowed("")), parts.failed)
+        }
+        Some(raw) if is_screenshot(raw) => (Cow::Borrowed(""), None),
+        Some(raw) => (serde_json::from_str::<Text<'a>>(raw)?.0, None),
+        None => (Cow::Borrowed(""), None),
     };
-    let verdict = verdict(failed_status, &text, is_failure);
+    let verdict = if failed_status {
+        Verdict::explicit(true)
+    } else if let Some(failed) = exit_failed {
+        Verdict::explicit(failed)
+    } else {
+        crate::text::flagless_verdict(&text, is_failure)
+    };
     Ok((text, verdict))
 }
 
-/// The failure verdict of an output: its item status, an MCP `isError`
-/// inside the content, else the detector.
-fn verdict(failed_status: bool, content: &str, is_failure: crate::text::Judge<'_>) -> Verdict {
-    if failed_status {
-        return Verdict::explicit(true);
+/// An output's content parts: input parts' `text`, shell output's
+/// `stdout` and `stderr`, joined by newlines; `failed` when some part has
+/// a shell `outcome` (whether one timed out or exited non-zero).
+struct Parts<'a> {
+    text: Option<Cow<'a, str>>,
+    failed: Option<bool>,
+}
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for Parts<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(serde::Deserialize)]
+        struct Part<'a> {
+            #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
+            text: Option<Cow<'a, str>>,
+            #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
+            stdout: Option<Cow<'a, str>>,
+            #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
+            stderr: Option<Cow<'a, str>>,
+            #[serde(borrow, default)]
+            outcome: Option<Outcome<'a>>,
+        }
+        #[derive(serde::Deserialize)]
+        struct Outcome<'a> {
+            #[serde(
+                borrow,
+                rename = "type",
+                deserialize_with = "crate::splice::opt_cow",
+                default
+            )]
+            kind: Option<Cow<'a, str>>,
+            #[serde(default)]
+            exit_code: Option<serde_json::Number>,
+        }
+        let parts = Vec::<Part<'a>>::deserialize(d)?;
+        let mut text = None;
+        let mut failed = None;
+        for part in parts {
+            if let Some(t) = part.text {
+                crate::text::push_part(&mut text, t);
+            }
+            for t in [part.stdout, part.stderr].into_iter().flatten() {
+                if !t.is_empty() {
+                    crate::text::push_part(&mut text, t);
+                }
+            }
+            if let Some(o) = part.outcome {
+                let this = match o.kind.as_deref() {
+                    Some("exit") => o.exit_code.is_none_or(|c| c.as_i64() != Some(0)),
+                    _ => true,
+                };
+                failed = Some(failed.unwrap_or(false) || this);
+            }
+        }
+        Ok(Parts { text, failed })
     }
-    crate::text::flagless_verdict(content, is_failure)
+}
+
+/// A `computer_call_output`'s `{"type": "computer_screenshot", …}`.
+fn is_screenshot(raw: &str) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Typed<'a> {
+        #[serde(borrow, rename = "type")]
+        kind: Option<&'a str>,
+    }
+    raw.starts_with('{')
+        && serde_json::from_str::<Typed<'_>>(raw)
+            .is_ok_and(|t| t.kind == Some("computer_screenshot"))
 }

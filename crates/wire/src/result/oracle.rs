@@ -134,15 +134,48 @@ fn chat(body: &Value, judge: &dyn Fn(&str) -> Verdict) -> Vec<(String, String, V
 }
 
 fn responses(body: &Value, judge: &dyn Fn(&str) -> Verdict) -> Vec<(String, String, Verdict)> {
+    const OUTPUTS: [&str; 6] = [
+        "function_call_output",
+        "custom_tool_call_output",
+        "shell_call_output",
+        "local_shell_call_output",
+        "apply_patch_call_output",
+        "computer_call_output",
+    ];
     let mut out = Vec::new();
     for item in array(&body["input"]) {
-        let kind = item["type"].as_str().unwrap_or("");
-        if kind != "function_call_output" && kind != "custom_tool_call_output" {
+        if !OUTPUTS.contains(&item["type"].as_str().unwrap_or("")) {
             continue;
         }
-        let text = flatten(&item["output"]);
+        let output = &item["output"];
+        let mut parts = Vec::new();
+        let mut outcomes = Vec::new();
+        match output {
+            Value::Array(a) => {
+                for p in a {
+                    if let Some(t) = p["text"].as_str() {
+                        parts.push(t.to_owned());
+                    }
+                    for key in ["stdout", "stderr"] {
+                        match p[key].as_str() {
+                            Some(t) if !t.is_empty() => parts.push(t.to_owned()),
+                            _ => {}
+                        }
+                    }
+                    if let Some(o) = p.get("outcome").filter(|o| !o.is_null()) {
+                        let exited_0 = o["type"] == "exit" && o["exit_code"].as_i64() == Some(0);
+                        outcomes.push(!exited_0);
+                    }
+                }
+            }
+            Value::String(s) => parts.push(s.clone()),
+            _ => {}
+        }
+        let text = parts.join("\n");
         let verdict = if matches!(item["status"].as_str(), Some("incomplete" | "failed")) {
             Verdict::explicit(true)
+        } else if !outcomes.is_empty() {
+            Verdict::explicit(outcomes.contains(&true))
         } else {
             flagless(&text, judge)
         };

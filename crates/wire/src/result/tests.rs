@@ -189,15 +189,32 @@ fn chat(specs: &[Spec]) -> Value {
 }
 
 /// Responses outputs are strings or content parts: object contents are
-/// left out (they are a read error, tested below).
+/// left out (they are a read error, tested below). A "server" spec is a
+/// built-in `shell` call instead, its output a shell part whose outcome
+/// follows `is_error` (none: a timeout).
 fn responses(specs: &[Spec]) -> Value {
     let mut input = vec![json!({"role": "user", "content": "go"})];
-    for i in 0..specs.len() {
-        input.push(json!({"type": "function_call", "call_id": format!("r{i}"), "name": "f", "arguments": "{}"}));
+    for (i, (_, _, shell, _, _)) in specs.iter().enumerate() {
+        input.push(if *shell {
+            json!({"type": "shell_call", "call_id": format!("r{i}"), "action": {"commands": ["ls"]}})
+        } else {
+            json!({"type": "function_call", "call_id": format!("r{i}"), "name": "f", "arguments": "{}"})
+        });
     }
-    for (i, (content, _, _, status, _)) in specs.iter().enumerate() {
-        let output = content.clone().filter(|c| !c.is_object());
-        let item = json!({"type": "function_call_output", "call_id": format!("r{i}")});
+    for (i, (content, is_error, shell, status, _)) in specs.iter().enumerate() {
+        let (kind, output) = if *shell {
+            let stdout = content.as_ref().and_then(Value::as_str).unwrap_or("");
+            let outcome = match is_error {
+                Some(e) => json!({"type": "exit", "exit_code": i32::from(*e) * 2}),
+                None => json!({"type": "timeout"}),
+            };
+            let part = json!({"stdout": stdout, "stderr": "", "outcome": outcome});
+            ("shell_call_output", Some(json!([part])))
+        } else {
+            let output = content.clone().filter(|c| !c.is_object());
+            ("function_call_output", output)
+        };
+        let item = json!({"type": kind, "call_id": format!("r{i}")});
         let item = with(item, "output", &output);
         input.push(with(item, "status", &status.map(Value::from)));
     }
