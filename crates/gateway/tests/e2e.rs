@@ -6,6 +6,9 @@
 //!   and not, gives exact counts in the store and in `/metrics`;
 //! - `repair`: a conversation with a missing tool result is repaired and
 //!   accepted (the mock rejects it when sent directly);
+//! - `builtin_tools`: the Responses API's built-in `shell` and
+//!   `apply_patch` calls are counted per tool with their own flags, and an
+//!   unanswered one is repaired in its own output shape;
 //! - `fidelity`: responses through the gateway are byte-identical to direct
 //!   ones, streaming included, and the request bytes arrive unchanged;
 //! - `faults`: upstream down, slow, reset mid-stream, 5xx, malformed SSE;
@@ -48,6 +51,7 @@ mod e2e {
     pub mod support;
 
     mod alerts;
+    mod builtin_tools;
     mod cloud;
     mod cloud_auth;
     mod cloud_cut;
