@@ -53,7 +53,7 @@ impl<'a> CallItem<'a> {
     }
 
     /// The tool's name: `name`, or a built-in tool's own.
-    pub fn tool_name(&mut self) -> Option<Cow<'a, str>> {
+    pub fn take_name(&mut self) -> Option<Cow<'a, str>> {
         match (
             self.name.take(),
             self.call_kind().and_then(CallKind::builtin_name),
@@ -180,7 +180,7 @@ pub(crate) fn response_view(body: &[u8]) -> Result<ResponseView, WireError> {
             call_kinds.push((calls.len(), kind));
         }
         calls.push(ToolCall {
-            name: i.tool_name().map(Cow::into_owned).unwrap_or_default(),
+            name: i.take_name().map(Cow::into_owned).unwrap_or_default(),
             arguments: i.take_arguments().map(Cow::into_owned).unwrap_or_default(),
             id: i.call_id.map(Cow::into_owned).unwrap_or_default(),
         });

@@ -154,7 +154,7 @@ impl StreamState {
             return;
         };
         let args = item.take_arguments();
-        let name = item.tool_name();
+        let name = item.take_name();
         let existing = if done {
             self.find(ev.output_index, item.id.as_deref())
         } else {
