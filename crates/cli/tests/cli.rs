@@ -517,6 +517,11 @@ fn eval_detector_names_the_file_and_line_of_each_row() {
     let m = &v["detector"]["mistakes"][0];
     assert_eq!(m["line"], 2, "{v}");
     assert_eq!(m["file"], e3.display().to_string(), "{v}");
+    // The naive rule misses the same row: named the same way, not by its
+    // line in the files taken together (4).
+    let m = &v["naive"]["mistakes"][0];
+    assert_eq!(m["line"], 2, "{v}");
+    assert_eq!(m["file"], e3.display().to_string(), "{v}");
 }
 
 /// `stats --tool` naming a tool with no calls says which tools have some;

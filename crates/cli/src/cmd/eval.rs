@@ -96,16 +96,23 @@ pub fn run(
     let ours = eval::evaluate(&inputs.body, &detector).map_err(|e| inputs.error(e))?;
     let naive = eval::evaluate(&inputs.body, &Detector::naive()).map_err(|e| inputs.error(e))?;
     if as_json {
-        let mut ours_json = serde_json::to_value(&ours)?;
-        // Each mistake's line in its own file, and the file.
-        if let Some(mistakes) = ours_json["mistakes"].as_array_mut() {
-            for (m, mistake) in mistakes.iter_mut().zip(&ours.mistakes) {
-                let (file, line) = inputs.locate(mistake.line);
-                m["file"] = json!(file);
-                m["line"] = json!(line);
+        // Each mistake's line in its own file, and the file: the
+        // detector's and the naive rule's alike.
+        let located = |report: &eval::EvalReport| -> Result<serde_json::Value, CmdError> {
+            let mut value = serde_json::to_value(report)?;
+            if let Some(mistakes) = value["mistakes"].as_array_mut() {
+                for (m, mistake) in mistakes.iter_mut().zip(&report.mistakes) {
+                    let (file, line) = inputs.locate(mistake.line);
+                    m["file"] = json!(file);
+                    m["line"] = json!(line);
+                }
             }
-        }
-        outln!("{}", json!({ "detector": ours_json, "naive": naive }));
+            Ok(value)
+        };
+        outln!(
+            "{}",
+            json!({ "detector": located(&ours)?, "naive": located(&naive)? })
+        );
         return Ok(Outcome::Ok);
     }
     outln!(
