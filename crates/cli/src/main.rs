@@ -108,7 +108,8 @@ enum Command {
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
-        /// List the misclassified rows (not with --leave-one-out).
+        /// List the misclassified rows, each by its file and line (not with
+        /// --leave-one-out; the --json document always has them).
         #[arg(long, conflicts_with = "leave_one_out")]
         mistakes: bool,
         /// An extra failure pattern (a regular expression); repeatable.
@@ -117,8 +118,10 @@ enum Command {
         /// Disable a built-in rule by name; repeatable.
         #[arg(long = "disable")]
         disable: Vec<String>,
-        /// Leave-one-source-out: hold out each source repository in turn,
-        /// build the detector from the others, score it on the held-out one.
+        /// Leave-one-source-out: score the detector on each source
+        /// repository alone, in turn (its rules are fixed, not fitted to the
+        /// other sources: each score is that of a source they were not tuned
+        /// on).
         #[arg(long)]
         leave_one_out: bool,
         /// The JSONL files (or - for standard input), evaluated together.
