@@ -64,11 +64,20 @@ pub fn banner(config: &Config, addr: SocketAddr, cwd: Option<&Path>) -> String {
     out
 }
 
-/// A SQLite URL with a relative path, made absolute against `cwd` (`stats`
-/// run from another folder would not find it by the relative one).
+/// A SQLite URL or plain path with a relative path, made absolute against
+/// `cwd` (`stats` run from another folder would not find it by the
+/// relative one), as `sqlite://ABSOLUTE`. A file a config file names is a
+/// relative path too when the config file was named by one
+/// (`--config ../dir/toolwarden.toml`: `../dir/toolwarden.db`).
 fn absolute_sqlite(url: &str, cwd: Option<&Path>) -> String {
-    let Some(path) = url.strip_prefix("sqlite://") else {
+    let path = if let Some(path) = url.strip_prefix("sqlite://") {
+        path
+    } else if let Some(path) = url.strip_prefix("sqlite:") {
+        path
+    } else if url.contains("://") {
         return url.to_string();
+    } else {
+        url
     };
     let (file, query) = match path.split_once('?') {
         Some((file, query)) => (file, Some(query)),
@@ -110,5 +119,16 @@ mod tests {
             absolute_sqlite("postgres://u:***@h/db", Some(cwd)),
             "postgres://u:***@h/db"
         );
+        // A plain path (`--database t.db`, or a config file's `database`
+        // anchored to its folder) and `sqlite:PATH` too.
+        assert_eq!(
+            absolute_sqlite("../cfg/t.db", Some(cwd)),
+            "sqlite:///srv/tw/../cfg/t.db"
+        );
+        assert_eq!(
+            absolute_sqlite("sqlite:t.db", Some(cwd)),
+            "sqlite:///srv/tw/t.db"
+        );
+        assert_eq!(absolute_sqlite("/var/t.db", Some(cwd)), "/var/t.db");
     }
 }
