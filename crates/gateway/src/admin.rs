@@ -105,7 +105,7 @@ async fn not_found() -> AdminError {
 async fn method_not_allowed(method: http::Method) -> AdminError {
     AdminError::new(
         AdminErrorKind::MethodNotAllowed,
-        format!("{method} is not allowed here: the admin API answers GET only"),
+        format!("{method} is not allowed here: the admin API answers GET and HEAD only"),
     )
 }
 

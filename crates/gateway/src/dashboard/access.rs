@@ -102,7 +102,11 @@ impl<'a> AccessPolicy<'a> {
             if local {
                 return Err(AccessDenied::new(
                     DeniedKind::ForeignHost,
-                    "the request names a host that is not localhost or a loopback address:                      without a token the dashboard and /api/* answer only to requests for                      localhost (a guard against DNS rebinding and against a reverse proxy                      relaying remote clients); open http://127.0.0.1:PORT/, or restart the                      gateway with --admin-token TOKEN and send Authorization: Bearer TOKEN"
+                    "the request names a host that is not localhost or a loopback address: \
+                     without a token the dashboard and /api/* answer only to requests for \
+                     localhost (a guard against DNS rebinding and against a reverse proxy \
+                     relaying remote clients); open http://127.0.0.1:PORT/, or restart the \
+                     gateway with --admin-token TOKEN and send Authorization: Bearer TOKEN"
                         .to_owned(),
                 ));
             }
@@ -419,6 +423,8 @@ mod tests {
         ] {
             let err = p.check(local, Some(host), &none).expect_err(host);
             assert_eq!(err.kind(), DeniedKind::ForeignHost, "{host}");
+            // One sentence, not the source's indentation.
+            assert!(!err.to_string().contains("  "), "{err}");
             assert_eq!(
                 crate::admin_error::AdminError::from(err).kind().status(),
                 StatusCode::FORBIDDEN
