@@ -63,6 +63,16 @@ pub fn existing_database(
     }
     database_or_default(&mut raw);
     let url = raw.database.unwrap_or_default();
+    // `none` (or `off`, or empty) is how `serve` is told not to record: a
+    // reading command has nothing to open then, which is not a file
+    // named `none` that `serve` has not made yet.
+    if matches!(url.trim(), "" | "none" | "off") {
+        return Err(CmdError(format!(
+            "no database to read: database is {:?} (serve records nothing); \
+             pass --database with the one to read",
+            url.trim()
+        )));
+    }
     if let Some(path) = toolwarden_store::sqlite_path(&url)
         && !path.exists()
     {
@@ -76,6 +86,16 @@ pub fn existing_database(
 
 #[cfg(test)]
 mod tests {
+    /// A configured `database = "none"` is named as such, not taken
+    /// for a missing SQLite file called `none`.
+    #[test]
+    fn no_database_configured_is_said_so() {
+        for none in ["none", "off", " none "] {
+            let err = super::existing_database(None, Some(none.to_string())).unwrap_err();
+            assert!(err.0.contains("serve records nothing"), "{none}: {}", err.0);
+        }
+    }
+
     #[test]
     fn the_documented_database_default_is_the_one_applied() {
         let documented = toolwarden_gateway::SETTINGS
