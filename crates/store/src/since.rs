@@ -4,12 +4,13 @@ use std::time::Duration;
 
 /// A `--since` value that could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "invalid --since value {input:?}: expected a number with s, m, h, d or w (e.g. 24h, 7d), or `all`"
-)]
+#[error("invalid --since value {input:?}: {why}")]
 pub struct SinceError {
     input: String,
+    why: &'static str,
 }
+
+const EXPECTED: &str = "expected a number with s, m, h, d or w (e.g. 24h, 7d), or `all`";
 
 /// Parses a `--since` window: `Ok(None)` for `all`, else the duration.
 ///
@@ -21,9 +22,11 @@ pub struct SinceError {
 /// assert!(parse_since("yesterday").is_err());
 /// ```
 pub fn parse_since(input: &str) -> Result<Option<Duration>, SinceError> {
-    let err = || SinceError {
+    let fail = |why| SinceError {
         input: input.to_owned(),
+        why,
     };
+    let err = || fail(EXPECTED);
     let s = input.trim();
     if s.eq_ignore_ascii_case("all") {
         return Ok(None);
@@ -39,9 +42,10 @@ pub fn parse_since(input: &str) -> Result<Option<Duration>, SinceError> {
         "w" => 604_800,
         _ => return Err(err()),
     };
-    let secs = n.checked_mul(secs_per).ok_or_else(err)?;
+    let secs = (n.checked_mul(secs_per))
+        .ok_or_else(|| fail("too long a window (for everything, `all`)"))?;
     if secs == 0 {
-        return Err(err());
+        return Err(fail("a window of 0 holds nothing (e.g. 24h, 7d, or `all`)"));
     }
     Ok(Some(Duration::from_secs(secs)))
 }
@@ -76,5 +80,13 @@ mod tests {
             let e = parse_since(bad).unwrap_err();
             assert!(e.to_string().contains("invalid --since"), "{bad}: {e}");
         }
+        let zero = parse_since("0h").unwrap_err().to_string();
+        assert!(zero.contains("a window of 0"), "{zero}");
+        let long = parse_since("99999999999999999999d")
+            .unwrap_err()
+            .to_string();
+        assert!(long.contains("expected a number"), "{long}");
+        let long = parse_since("999999999999999w").unwrap_err().to_string();
+        assert!(long.contains("too long"), "{long}");
     }
 }
