@@ -11,6 +11,14 @@
 //!   `previous_response_id` left in the body: the server judges a
 //!   continuation with its previous response's context in place instead,
 //!   see `crate::continuation`) and names no call with that id;
+//! - the built-in tools' calls the client runs (`shell_call`,
+//!   `apply_patch_call`, `local_shell_call`, `computer_call`) and their
+//!   `…_output` items are paired the same way, their texts naming "shell
+//!   call", "apply patch call", "local shell call", "computer call" ("No
+//!   tool output found for shell call CALL_ID.", "No tool call found for
+//!   shell call output with call_id CALL_ID."): these texts follow the
+//!   documented function and custom tool call pattern, not a recorded API
+//!   error;
 //! - two items with one id, of any type: "Duplicate item found with id
 //!   ID. …" (github/copilot-cli#3560 and agent threads); a second call or
 //!   output for one `call_id` is rejected the same way;
@@ -55,20 +63,33 @@ fn duplicate_ids(items: &[Value]) -> Vec<(usize, String)> {
         .collect()
 }
 
-/// What an item is to pairing.
+/// What an item is to pairing: a call or an output, and the call in the
+/// API's texts ("function call", "shell call", …).
 enum Kind {
-    Call { custom: bool },
-    Output { custom: bool },
+    Call(&'static str),
+    Output(&'static str),
     Other,
 }
 
+/// The call item types the client answers, and their names in the texts.
+const CALLS: [(&str, &str); 6] = [
+    ("function_call", "function call"),
+    ("custom_tool_call", "custom tool call"),
+    ("shell_call", "shell call"),
+    ("apply_patch_call", "apply patch call"),
+    ("local_shell_call", "local shell call"),
+    ("computer_call", "computer call"),
+];
+
 fn kind(item: &Value) -> Kind {
-    match text(item, "type") {
-        "function_call" => Kind::Call { custom: false },
-        "custom_tool_call" => Kind::Call { custom: true },
-        "function_call_output" => Kind::Output { custom: false },
-        "custom_tool_call_output" => Kind::Output { custom: true },
-        _ => Kind::Other,
+    let ty = text(item, "type");
+    let named = |t: &str| CALLS.iter().find(|(call, _)| *call == t).map(|c| c.1);
+    if let Some(what) = named(ty) {
+        return Kind::Call(what);
+    }
+    match ty.strip_suffix("_output").and_then(named) {
+        Some(what) => Kind::Output(what),
+        None => Kind::Other,
     }
 }
 
@@ -80,12 +101,12 @@ fn pairing(body: &Value, items: &[Value]) -> Vec<(usize, String)> {
         || items.iter().any(|i| text(i, "type") == "item_reference");
     let all_calls: HashSet<&str> = items
         .iter()
-        .filter(|i| matches!(kind(i), Kind::Call { .. }))
+        .filter(|i| matches!(kind(i), Kind::Call(_)))
         .map(|i| text(i, "call_id"))
         .collect();
     let mut out = Vec::new();
     let mut called: HashSet<&str> = HashSet::new();
-    let mut open: HashMap<&str, (usize, bool)> = HashMap::new();
+    let mut open: HashMap<&str, (usize, &str)> = HashMap::new();
     let mut answered: HashSet<&str> = HashSet::new();
     for (k, item) in items.iter().enumerate() {
         let call_id = text(item, "call_id");
@@ -93,39 +114,29 @@ fn pairing(body: &Value, items: &[Value]) -> Vec<(usize, String)> {
             .filter(|i| !i.is_empty())
             .unwrap_or(call_id);
         match kind(item) {
-            Kind::Call { custom } => {
+            Kind::Call(what) => {
                 if called.insert(call_id) {
-                    open.insert(call_id, (k, custom));
+                    open.insert(call_id, (k, what));
                 } else {
                     out.push((k, duplicate(id)));
                 }
             }
-            Kind::Output { custom } => {
+            Kind::Output(what) => {
                 if open.remove(call_id).is_some() {
                     answered.insert(call_id);
                 } else if answered.contains(call_id) {
                     out.push((k, duplicate(id)));
                 } else if all_calls.contains(call_id) || !stored_history {
-                    let what = if custom {
-                        "custom tool call output"
-                    } else {
-                        "function call output"
-                    };
                     out.push((
                         k,
-                        format!("No tool call found for {what} with call_id {call_id}."),
+                        format!("No tool call found for {what} output with call_id {call_id}."),
                     ));
                 }
             }
             Kind::Other => {}
         }
     }
-    for (call_id, (k, custom)) in open {
-        let what = if custom {
-            "custom tool call"
-        } else {
-            "function call"
-        };
+    for (call_id, (k, what)) in open {
         out.push((k, format!("No tool output found for {what} {call_id}.")));
     }
     out
@@ -183,6 +194,56 @@ mod tests {
         assert_eq!(
             check(json!([user(), custom])).as_deref(),
             Some("No tool output found for custom tool call call_c.")
+        );
+    }
+
+    #[test]
+    fn built_in_calls_pair_with_their_own_outputs() {
+        let shell = json!({"type": "shell_call", "id": "sh_1", "call_id": "call_s", "status": "completed",
+            "action": {"commands": ["ls"], "timeout_ms": 1000}});
+        let shell_out = json!({"type": "shell_call_output", "call_id": "call_s", "output": [
+            {"stdout": "", "stderr": "no", "outcome": {"type": "exit", "exit_code": 2}}]});
+        let patch = json!({"type": "apply_patch_call", "id": "apc_1", "call_id": "call_p", "status": "completed",
+            "operation": {"type": "delete_file", "path": "gone.txt"}});
+        let patch_out =
+            json!({"type": "apply_patch_call_output", "call_id": "call_p", "status": "failed"});
+        assert_eq!(
+            check(json!([
+                user(),
+                shell.clone(),
+                shell_out.clone(),
+                patch.clone(),
+                patch_out.clone()
+            ])),
+            None
+        );
+        assert_eq!(
+            check(json!([user(), shell, user()])).as_deref(),
+            Some("No tool output found for shell call call_s.")
+        );
+        assert_eq!(
+            check(json!([user(), patch.clone()])).as_deref(),
+            Some("No tool output found for apply patch call call_p.")
+        );
+        let local = json!({"type": "local_shell_call", "id": "lsh_1", "call_id": "call_l", "status": "completed",
+            "action": {"type": "exec", "command": ["ls"], "env": {}}});
+        assert_eq!(
+            check(json!([user(), local])).as_deref(),
+            Some("No tool output found for local shell call call_l.")
+        );
+        let computer = json!({"type": "computer_call", "id": "cu_1", "call_id": "call_c", "status": "completed",
+            "action": {"type": "screenshot"}, "pending_safety_checks": []});
+        assert_eq!(
+            check(json!([user(), computer])).as_deref(),
+            Some("No tool output found for computer call call_c.")
+        );
+        assert_eq!(
+            check(json!([user(), shell_out])).as_deref(),
+            Some("No tool call found for shell call output with call_id call_s.")
+        );
+        assert_eq!(
+            check(json!([user(), patch_out.clone(), patch])).as_deref(),
+            Some("No tool call found for apply patch call output with call_id call_p.")
         );
     }
 
