@@ -17,8 +17,16 @@
 //! built from the schema (enums: the first value). Any other request (no
 //! marker, or no tools offered) is a side request and gets a short text.
 //!
+//! A step's `args` is a function call's arguments; a string is a custom
+//! (freeform) tool's input. In the Responses API a step naming a built-in
+//! tool the request declares by type (`"tool": "shell"` with
+//! `{"type":"shell"}` in `tools`; `apply_patch`, `local_shell`, `computer`
+//! alike) is that tool's call, `args` its `action` (`{"commands": […]}`)
+//! or `operation` (`{"type": "update_file", "path": …, "diff": …}`).
+//!
 //! Everything is logged, one JSON object per line, as ground truth: each
-//! request (`"event":"request"`), each call the mock made (`"call"`), and
+//! request (`"event":"request"`), each call the mock made (`"call"`, with
+//! its `kind`: function, custom, shell, apply_patch, …), and
 //! each result that came back (`"result"`: script, step, model, tool, id, text, the
 //! API's error flag), each result once although clients resend the history
 //! every turn.
@@ -38,7 +46,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use toolwarden_wire::Dialect;
 
-use crate::plan::{Plan, PlannedCall, fnv1a};
+use crate::plan::{CallKind, Plan, PlannedCall, fnv1a};
 use history::{SeenCall, Turn, turns};
 
 /// The scripts file.
@@ -191,6 +199,7 @@ impl AgentMode {
         };
         request["reply"] = json!("call");
         self.write(&request, None);
+        let kind = call_kind(dialect, &v, call);
         // Ids from the script and step: the same step always gets the same id.
         let plan = Plan {
             seed: fnv1a(format!("{name}:{step}").as_bytes()),
@@ -203,7 +212,7 @@ impl AgentMode {
                     Value::String(input) => input.clone(),
                     args => args.to_string(),
                 },
-                custom: call.args.is_string(),
+                kind,
             }],
             gemini_ids: script.gemini_ids,
             response_id_pad: 0,
@@ -218,7 +227,7 @@ impl AgentMode {
         };
         self.write(
             &json!({"event": "call", "script": name, "step": step, "model": plan.model,
-                "tool": call.tool, "id": id}),
+                "tool": call.tool, "kind": kind.as_str(), "id": id}),
             None,
         );
         plan
@@ -256,6 +265,33 @@ impl AgentMode {
                 Turn::User(_) => {}
             }
         }
+    }
+}
+
+/// What `step`'s call is: a custom tool's when its `args` is a string; in
+/// the Responses API, a built-in tool's call (`shell_call`,
+/// `apply_patch_call`, …, its `args` the call's `action` or `operation`)
+/// when it names a built-in tool (`shell`, `apply_patch`, `local_shell`,
+/// `computer`) that the request declares by type (`{"type":"shell"}`, as
+/// the Agents SDK's `ShellTool` does); else a function call.
+fn call_kind(dialect: Dialect, v: &Value, step: &Step) -> CallKind {
+    if step.args.is_string() {
+        return CallKind::Custom;
+    }
+    let Some(builtin) = CallKind::builtin(&step.tool) else {
+        return CallKind::Function;
+    };
+    let declared = dialect == Dialect::OpenAiResponses
+        && v.get("tools")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|t| t.get("type").and_then(Value::as_str))
+            .any(|ty| builtin.tool_types().contains(&ty));
+    if declared {
+        builtin
+    } else {
+        CallKind::Function
     }
 }
 
@@ -335,6 +371,110 @@ mod tests {
         assert_eq!(results.len(), 1);
         assert_eq!(results[0]["tool"], "Read");
         assert_eq!(results[0]["is_error"], true);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn built_in_steps_call_the_declared_built_in_tools() {
+        let dir = std::env::temp_dir().join(format!("mock-agent-builtin-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let scripts = dir.join("s.json");
+        std::fs::write(
+            &scripts,
+            r#"{"scripts":{"b":{"steps":[
+                {"tool":"shell","args":{"commands":["ls missing-dir"],"timeout_ms":5000}},
+                {"tool":"apply_patch","args":{"type":"delete_file","path":"gone.txt"}}],
+              "final_text":"DONE"}}}"#,
+        )
+        .unwrap();
+        let log = dir.join("log.jsonl");
+        let agent = AgentMode::open(&scripts, &log).unwrap();
+        let user = json!({"role": "user", "content": "go [[e2e:b]]"});
+        let body = |tools: Value, input: Vec<Value>| {
+            json!({"model": "gpt-4.1", "input": input, "tools": tools}).to_string()
+        };
+        let builtins =
+            json!([{"type": "shell", "environment": {"type": "local"}}, {"type": "apply_patch"}]);
+
+        // Declared as built-in tools: a shell_call whose action is the args.
+        let first = agent.plan(
+            Dialect::OpenAiResponses,
+            body(builtins.clone(), vec![user.clone()]).as_bytes(),
+            None,
+        );
+        assert_eq!(first.calls[0].kind, CallKind::Shell);
+        let reply: Value =
+            serde_json::from_str(&crate::render::json_body(Dialect::OpenAiResponses, &first))
+                .unwrap();
+        let shell = reply["output"][0].clone();
+        assert_eq!(shell["type"], "shell_call");
+        assert_eq!(shell["action"]["commands"], json!(["ls missing-dir"]));
+        // The same name as a function tool is a function call.
+        let function = json!([{"type": "function", "name": "shell", "parameters": {}}]);
+        let p = agent.plan(
+            Dialect::OpenAiResponses,
+            body(function, vec![user.clone()]).as_bytes(),
+            None,
+        );
+        assert_eq!(p.calls[0].kind, CallKind::Function);
+
+        // Its output is read back as the step's result, failed on exit 2.
+        let shell_out = json!({"type": "shell_call_output", "call_id": shell["call_id"], "output": [
+            {"stdout": "", "stderr": "ls: cannot access 'missing-dir'", "outcome": {"type": "exit", "exit_code": 2}}]});
+        let second = agent.plan(
+            Dialect::OpenAiResponses,
+            body(
+                builtins.clone(),
+                vec![user.clone(), shell.clone(), shell_out.clone()],
+            )
+            .as_bytes(),
+            None,
+        );
+        assert_eq!(second.calls[0].kind, CallKind::ApplyPatch);
+        let reply: Value =
+            serde_json::from_str(&crate::render::json_body(Dialect::OpenAiResponses, &second))
+                .unwrap();
+        let patch = reply["output"][0].clone();
+        assert_eq!(patch["type"], "apply_patch_call");
+        assert_eq!(
+            patch["operation"],
+            json!({"type": "delete_file", "path": "gone.txt"})
+        );
+        let patch_out = json!({"type": "apply_patch_call_output", "call_id": patch["call_id"],
+            "status": "failed", "output": "gone.txt does not exist"});
+        let last = agent.plan(
+            Dialect::OpenAiResponses,
+            body(builtins, vec![user, shell, shell_out, patch, patch_out]).as_bytes(),
+            None,
+        );
+        assert_eq!(last.text.as_deref(), Some("DONE"));
+
+        let lines: Vec<Value> = std::fs::read_to_string(&log)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let kinds: Vec<&Value> = lines
+            .iter()
+            .filter(|l| l["event"] == "call")
+            .map(|l| &l["kind"])
+            .collect();
+        assert_eq!(
+            kinds,
+            [&json!("shell"), &json!("function"), &json!("apply_patch")]
+        );
+        let results: Vec<(&Value, &Value, &Value)> = lines
+            .iter()
+            .filter(|l| l["event"] == "result")
+            .map(|l| (&l["tool"], &l["replayed"], &l["is_error"]))
+            .collect();
+        assert_eq!(
+            results,
+            [
+                (&json!("shell"), &json!("shell"), &json!(true)),
+                (&json!("apply_patch"), &json!("apply_patch"), &json!(true)),
+            ]
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

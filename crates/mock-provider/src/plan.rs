@@ -54,11 +54,93 @@ pub(crate) struct Reasoning {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct PlannedCall {
     pub name: String,
-    /// The arguments as JSON object text (a custom tool's: its raw input).
+    /// The arguments as JSON object text (a custom tool's: its raw input;
+    /// a built-in tool's: its `action` or `operation` object).
     pub arguments: String,
-    /// A Responses custom (freeform) tool: a `custom_tool_call` whose
-    /// `input` is `arguments` as it is (other dialects have none).
-    pub custom: bool,
+    /// The Responses item the call is (other dialects: always a function
+    /// call, whatever this says).
+    pub kind: CallKind,
+}
+
+/// What a Responses call is: a function call, a custom (freeform) tool's,
+/// or one of the built-in tools the client runs, which a request declares
+/// by `type` alone (`{"type":"shell"}`) and whose calls carry no name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CallKind {
+    /// `function_call`: `arguments` is JSON text.
+    Function,
+    /// `custom_tool_call`: `input` is the raw text.
+    Custom,
+    /// `shell_call`: `action` is `{"commands": […], "timeout_ms": …, …}`.
+    Shell,
+    /// `apply_patch_call`: `operation` is `{"type": "create_file" |
+    /// "update_file" | "delete_file", "path": …, "diff": …}`.
+    ApplyPatch,
+    /// `local_shell_call`: `action` is `{"type": "exec", "command": […], …}`.
+    LocalShell,
+    /// `computer_call`: `action` is `{"type": "click", …}` and the like.
+    Computer,
+}
+
+impl CallKind {
+    /// The built-in tool a request offers as `tools[] = {"type": TYPE}` that
+    /// a script's step names `name` (`None`: not a built-in tool's name).
+    pub(crate) fn builtin(name: &str) -> Option<CallKind> {
+        Some(match name {
+            "shell" => CallKind::Shell,
+            "apply_patch" => CallKind::ApplyPatch,
+            "local_shell" => CallKind::LocalShell,
+            "computer" => CallKind::Computer,
+            _ => return None,
+        })
+    }
+
+    /// The `type`s of the tool declarations that offer this built-in tool.
+    pub(crate) fn tool_types(self) -> &'static [&'static str] {
+        match self {
+            CallKind::Function | CallKind::Custom => &[],
+            CallKind::Shell => &["shell"],
+            CallKind::ApplyPatch => &["apply_patch"],
+            CallKind::LocalShell => &["local_shell"],
+            CallKind::Computer => &["computer", "computer_use_preview"],
+        }
+    }
+
+    /// The call item's `type`.
+    pub(crate) fn item_type(self) -> &'static str {
+        match self {
+            CallKind::Function => "function_call",
+            CallKind::Custom => "custom_tool_call",
+            CallKind::Shell => "shell_call",
+            CallKind::ApplyPatch => "apply_patch_call",
+            CallKind::LocalShell => "local_shell_call",
+            CallKind::Computer => "computer_call",
+        }
+    }
+
+    /// The prefix of the call item's `id`, as the API's.
+    pub(crate) fn id_prefix(self) -> &'static str {
+        match self {
+            CallKind::Function => "fc_",
+            CallKind::Custom => "ctc_",
+            CallKind::Shell => "sh_",
+            CallKind::ApplyPatch => "apc_",
+            CallKind::LocalShell => "lsh_",
+            CallKind::Computer => "cu_",
+        }
+    }
+
+    /// As the agent log names it.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            CallKind::Function => "function",
+            CallKind::Custom => "custom",
+            CallKind::Shell => "shell",
+            CallKind::ApplyPatch => "apply_patch",
+            CallKind::LocalShell => "local_shell",
+            CallKind::Computer => "computer",
+        }
+    }
 }
 
 impl Plan {
@@ -67,12 +149,17 @@ impl Plan {
         format!("{prefix}{:016x}{i:02}", self.seed)
     }
 
-    /// The item id of Responses call `i` (`fc_`): one naming its reasoning
-    /// item when the reply reasoned first.
+    /// The item id of Responses call `i` (`fc_`, `ctc_`, `sh_`, … by its
+    /// kind): one naming its reasoning item when the reply reasoned first.
     pub(crate) fn call_item_id(&self, i: usize) -> String {
+        let prefix = self
+            .calls
+            .get(i)
+            .map_or(CallKind::Function, |c| c.kind)
+            .id_prefix();
         match self.reasoning {
-            Some(_) => crate::rules::reasoning::call_item_id(self.seed, i),
-            None => self.call_id("fc_", i),
+            Some(_) => crate::rules::reasoning::call_item_id(prefix, self.seed, i),
+            None => self.call_id(prefix, i),
         }
     }
 
@@ -130,7 +217,7 @@ pub(crate) fn plan(
             PlannedCall {
                 name,
                 arguments: arguments(seed, i),
-                custom: false,
+                kind: CallKind::Function,
             }
         })
         .collect();

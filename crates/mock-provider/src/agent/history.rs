@@ -184,6 +184,15 @@ fn chat(body: &Value, out: &mut Vec<Turn>) {
     }
 }
 
+/// The Responses API's built-in tools' call items the client runs (each
+/// named after its tool: `shell_call` is a call of `shell`).
+const BUILTIN_CALLS: [&str; 4] = [
+    "shell_call",
+    "apply_patch_call",
+    "local_shell_call",
+    "computer_call",
+];
+
 fn responses(body: &Value, out: &mut Vec<Turn>) {
     let input = body.get("input").unwrap_or(&Value::Null);
     let Some(items) = input.as_array() else {
@@ -215,8 +224,61 @@ fn responses(body: &Value, out: &mut Vec<Turn>) {
                     is_error: None,
                 }]));
             }
+            // The built-in tools' calls carry no name: their tool's.
+            (Some(call), _) if BUILTIN_CALLS.contains(&call) => {
+                out.push(Turn::Calls(vec![SeenCall {
+                    id: s(item, "call_id"),
+                    name: call.trim_end_matches("_call").to_string(),
+                }]))
+            }
+            (Some("shell_call_output"), _) => out.push(Turn::Results(vec![shell_output(item)])),
+            (Some("apply_patch_call_output"), _) => {
+                out.push(Turn::Results(vec![SeenResult {
+                    id: s(item, "call_id"),
+                    name: None,
+                    text: s(item, "output").unwrap_or_default(),
+                    is_error: Some(s(item, "status").as_deref() == Some("failed")),
+                }]));
+            }
+            (Some("local_shell_call_output" | "computer_call_output"), _) => {
+                let output = item.get("output").unwrap_or(&Value::Null);
+                out.push(Turn::Results(vec![SeenResult {
+                    id: s(item, "call_id"),
+                    name: None,
+                    text: output
+                        .as_str()
+                        .map_or_else(|| output.to_string(), str::to_string),
+                    is_error: None,
+                }]));
+            }
             _ => {}
         }
+    }
+}
+
+/// A `shell_call_output`: the text its commands wrote (each part's stdout,
+/// then its stderr), failed when a command timed out or exited non-zero.
+fn shell_output(item: &Value) -> SeenResult {
+    let parts = arr(item, "output");
+    let text: Vec<String> = parts
+        .iter()
+        .flat_map(|p| [s(p, "stdout"), s(p, "stderr")])
+        .flatten()
+        .filter(|t| !t.is_empty())
+        .collect();
+    let failed = parts.iter().any(|p| {
+        let outcome = p.get("outcome").unwrap_or(&Value::Null);
+        match outcome.get("type").and_then(Value::as_str) {
+            Some("timeout") => true,
+            Some("exit") => outcome.get("exit_code").and_then(Value::as_i64) != Some(0),
+            _ => false,
+        }
+    });
+    SeenResult {
+        id: s(item, "call_id"),
+        name: None,
+        text: text.join("\n"),
+        is_error: Some(failed),
     }
 }
 
@@ -305,5 +367,66 @@ mod tests {
             {"role":"tool","tool_call_id":"c","content":"r"}
         ]});
         assert_eq!(turns(Dialect::OpenAiChat, &c).len(), 3);
+    }
+
+    #[test]
+    fn responses_built_in_calls_and_their_outputs() {
+        let r = json!({"input":[
+            {"role":"user","content":"go [[e2e:x]]"},
+            {"type":"shell_call","id":"sh_1","call_id":"c1","status":"completed","action":{"commands":["ls x"]}},
+            {"type":"shell_call_output","call_id":"c1","output":[
+                {"stdout":"","stderr":"ls: x: No such file","outcome":{"type":"exit","exit_code":2}}]},
+            {"type":"shell_call","id":"sh_2","call_id":"c2","status":"completed","action":{"commands":["echo a","echo b"]}},
+            {"type":"shell_call_output","call_id":"c2","output":[
+                {"stdout":"a\n","stderr":"","outcome":{"type":"exit","exit_code":0}},
+                {"stdout":"b\n","stderr":"","outcome":{"type":"exit","exit_code":0}}]},
+            {"type":"shell_call","id":"sh_3","call_id":"c3","status":"completed","action":{"commands":["sleep 9"]}},
+            {"type":"shell_call_output","call_id":"c3","output":[
+                {"stdout":"","stderr":"","outcome":{"type":"timeout"}}]},
+            {"type":"apply_patch_call","id":"apc_1","call_id":"p1","status":"completed",
+                "operation":{"type":"update_file","path":"a.txt","diff":"@@\n-a\n+b\n"}},
+            {"type":"apply_patch_call_output","call_id":"p1","status":"completed","output":"Updated a.txt"},
+            {"type":"apply_patch_call","id":"apc_2","call_id":"p2","status":"completed",
+                "operation":{"type":"delete_file","path":"gone.txt"}},
+            {"type":"apply_patch_call_output","call_id":"p2","status":"failed","output":"gone.txt: not found"},
+            {"type":"local_shell_call","id":"lsh_1","call_id":"l1","status":"completed",
+                "action":{"type":"exec","command":["ls"],"env":{}}},
+            {"type":"local_shell_call_output","call_id":"l1","output":"{\"output\":\"a.txt\"}"}
+        ]});
+        let t = turns(Dialect::OpenAiResponses, &r);
+        let mut calls = Vec::new();
+        let mut results = Vec::new();
+        for turn in &t[1..] {
+            match turn {
+                Turn::Calls(c) => {
+                    calls.extend(c.iter().map(|c| (c.id.clone().unwrap(), c.name.clone())))
+                }
+                Turn::Results(r) => results.extend(r.iter().map(|r| (r.text.clone(), r.is_error))),
+                Turn::User(u) => panic!("{u}"),
+            }
+        }
+        let names: Vec<&str> = calls.iter().map(|c| c.1.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "shell",
+                "shell",
+                "shell",
+                "apply_patch",
+                "apply_patch",
+                "local_shell"
+            ]
+        );
+        assert_eq!(
+            results,
+            [
+                ("ls: x: No such file".to_string(), Some(true)),
+                ("a\n\nb\n".to_string(), Some(false)),
+                (String::new(), Some(true)),
+                ("Updated a.txt".to_string(), Some(false)),
+                ("gone.txt: not found".to_string(), Some(true)),
+                (r#"{"output":"a.txt"}"#.to_string(), None),
+            ]
+        );
     }
 }

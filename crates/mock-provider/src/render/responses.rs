@@ -2,11 +2,12 @@
 //! with sequence numbers.
 
 use bytes::Bytes;
+use serde_json::{Map, Value};
 
 use super::{CREATED, halves, pieces, sse_event};
 use crate::{
     json::{Obj, array},
-    plan::Plan,
+    plan::{CallKind, Plan},
 };
 
 fn responses_items(plan: &Plan, status: &str) -> Vec<String> {
@@ -57,24 +58,77 @@ fn responses_message(plan: &Plan, text: &str, status: &str) -> String {
 
 fn responses_call(plan: &Plan, i: usize, status: &str, with_args: bool) -> String {
     let c = &plan.calls[i];
-    if c.custom {
-        return Obj::new()
-            .str("id", &plan.call_id("ctc_", i))
-            .str("type", "custom_tool_call")
+    let id = plan.call_item_id(i);
+    let call_id = plan.call_id("call_", i);
+    let args = if with_args { c.arguments.as_str() } else { "" };
+    let head = Obj::new().str("id", &id).str("type", c.kind.item_type());
+    match c.kind {
+        CallKind::Function => head
             .str("status", status)
-            .str("call_id", &plan.call_id("call_", i))
-            .str("input", if with_args { &c.arguments } else { "" })
+            .str("arguments", args)
+            .str("call_id", &call_id)
             .str("name", &c.name)
-            .done();
+            .done(),
+        CallKind::Custom => head
+            .str("status", status)
+            .str("call_id", &call_id)
+            .str("input", args)
+            .str("name", &c.name)
+            .done(),
+        // The commands follow the added item in `shell_call_command.*`
+        // events, as the openai SDKs' accumulator reads them (appended to
+        // `action.commands` by `command_index`).
+        CallKind::Shell => {
+            let action = if with_args {
+                c.arguments.clone()
+            } else {
+                shell_action_without_commands(&c.arguments)
+            };
+            head.str("call_id", &call_id)
+                .str("status", status)
+                .raw("action", &action)
+                .done()
+        }
+        // No event streams an operation or an action (none in the openai
+        // SDK's stream events): the added item carries it whole.
+        CallKind::ApplyPatch => head
+            .str("call_id", &call_id)
+            .str("status", status)
+            .raw("operation", &c.arguments)
+            .done(),
+        CallKind::LocalShell => head
+            .str("call_id", &call_id)
+            .str("status", status)
+            .raw("action", &c.arguments)
+            .done(),
+        CallKind::Computer => head
+            .str("call_id", &call_id)
+            .str("status", status)
+            .raw("action", &c.arguments)
+            .raw("pending_safety_checks", "[]")
+            .done(),
     }
-    Obj::new()
-        .str("id", &plan.call_item_id(i))
-        .str("type", "function_call")
-        .str("status", status)
-        .str("arguments", if with_args { &c.arguments } else { "" })
-        .str("call_id", &plan.call_id("call_", i))
-        .str("name", &c.name)
-        .done()
+}
+
+/// A shell call's `action` before its commands are streamed: the same
+/// limits, `commands` empty.
+fn shell_action_without_commands(action: &str) -> String {
+    let mut v: Value = serde_json::from_str(action).unwrap_or_else(|_| Value::Object(Map::new()));
+    if let Some(o) = v.as_object_mut() {
+        o.insert("commands".to_string(), Value::Array(Vec::new()));
+    }
+    v.to_string()
+}
+
+/// A shell call's commands (none when its action has no `commands` list).
+fn shell_commands(action: &str) -> Vec<String> {
+    let v: Value = serde_json::from_str(action).unwrap_or(Value::Null);
+    v.get("commands")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c.as_str().map(str::to_string))
+        .collect()
 }
 
 pub(super) fn responses_object(plan: &Plan, complete: bool) -> String {
@@ -216,41 +270,66 @@ pub(super) fn responses_stream(plan: &Plan) -> Vec<Bytes> {
         index += 1;
     }
     for (i, c) in plan.calls.iter().enumerate() {
-        let (item_id, delta, done, field) = if c.custom {
-            let events = (
-                "response.custom_tool_call_input.delta",
-                "response.custom_tool_call_input.done",
-            );
-            (plan.call_id("ctc_", i), events.0, events.1, "input")
-        } else {
-            let events = (
-                "response.function_call_arguments.delta",
-                "response.function_call_arguments.done",
-            );
-            (plan.call_item_id(i), events.0, events.1, "arguments")
-        };
         ev(
             "response.output_item.added",
             Obj::new()
                 .num("output_index", index)
                 .raw("item", &responses_call(plan, i, "in_progress", false)),
         );
-        for piece in pieces(&c.arguments, plan.arg_pieces) {
+        let item_id = plan.call_item_id(i);
+        let streamed = match c.kind {
+            CallKind::Function => Some((
+                "response.function_call_arguments.delta",
+                "response.function_call_arguments.done",
+                "arguments",
+            )),
+            CallKind::Custom => Some((
+                "response.custom_tool_call_input.delta",
+                "response.custom_tool_call_input.done",
+                "input",
+            )),
+            CallKind::Shell | CallKind::ApplyPatch | CallKind::LocalShell | CallKind::Computer => {
+                None
+            }
+        };
+        if let Some((delta, done, field)) = streamed {
+            for piece in pieces(&c.arguments, plan.arg_pieces) {
+                ev(
+                    delta,
+                    Obj::new()
+                        .str("item_id", &item_id)
+                        .num("output_index", index)
+                        .str("delta", piece),
+                );
+            }
             ev(
-                delta,
+                done,
                 Obj::new()
                     .str("item_id", &item_id)
                     .num("output_index", index)
-                    .str("delta", piece),
+                    .str(field, &c.arguments),
             );
         }
-        ev(
-            done,
-            Obj::new()
-                .str("item_id", &item_id)
-                .num("output_index", index)
-                .str(field, &c.arguments),
-        );
+        if c.kind == CallKind::Shell {
+            // By `output_index` and `command_index` alone, no `item_id`.
+            for (k, command) in shell_commands(&c.arguments).iter().enumerate() {
+                let at = |o: Obj| o.num("command_index", k as u64).num("output_index", index);
+                ev(
+                    "response.shell_call_command.added",
+                    at(Obj::new().str("command", "")),
+                );
+                for piece in pieces(command, plan.arg_pieces) {
+                    ev(
+                        "response.shell_call_command.delta",
+                        at(Obj::new()).str("delta", piece),
+                    );
+                }
+                ev(
+                    "response.shell_call_command.done",
+                    at(Obj::new().str("command", command)),
+                );
+            }
+        }
         ev(
             "response.output_item.done",
             Obj::new()

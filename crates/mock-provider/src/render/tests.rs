@@ -1,7 +1,7 @@
 use serde_json::Value;
 
 use super::*;
-use crate::plan::{PlannedCall, plan};
+use crate::plan::{CallKind, PlannedCall, plan};
 
 fn calls_plan(n: usize) -> Plan {
     Plan {
@@ -14,7 +14,7 @@ fn calls_plan(n: usize) -> Plan {
             .map(|i| PlannedCall {
                 name: format!("tool{i}"),
                 arguments: format!(r#"{{"city":"Zürich {i}"}}"#),
-                custom: false,
+                kind: CallKind::Function,
             })
             .collect(),
         gemini_ids: false,
@@ -201,7 +201,7 @@ fn converse_bodies_and_frames_read_back_through_wire() {
 #[test]
 fn responses_custom_tool_call_carries_raw_input() {
     let mut plan = calls_plan(1);
-    plan.calls[0].custom = true;
+    plan.calls[0].kind = CallKind::Custom;
     plan.calls[0].arguments = "*** Begin Patch\n*** End Patch".into();
     let body: Value = serde_json::from_str(&json_body(Dialect::OpenAiResponses, &plan)).unwrap();
     let item = &body["output"][0];
@@ -217,6 +217,191 @@ fn responses_custom_tool_call_carries_raw_input() {
         !events
             .iter()
             .any(|e| e["type"] == "response.function_call_arguments.delta")
+    );
+}
+
+fn builtin_plan(kind: CallKind, arguments: &str) -> Plan {
+    let mut plan = calls_plan(1);
+    plan.calls[0].kind = kind;
+    plan.calls[0].name = "ignored".into();
+    plan.calls[0].arguments = arguments.into();
+    plan
+}
+
+#[test]
+fn responses_shell_call_carries_its_action_and_streams_its_commands() {
+    let action = r#"{"commands":["ls missing-dir","echo e2e-ok"],"timeout_ms":5000,"max_output_length":4096}"#;
+    let plan = builtin_plan(CallKind::Shell, action);
+    let body: Value = serde_json::from_str(&json_body(Dialect::OpenAiResponses, &plan)).unwrap();
+    let item = &body["output"][0];
+    assert_eq!(item["type"], "shell_call");
+    assert_eq!(item["status"], "completed");
+    assert!(item["id"].as_str().unwrap().starts_with("sh_"), "{item}");
+    assert_eq!(item["call_id"], plan.call_id("call_", 0));
+    assert_eq!(
+        item["action"],
+        serde_json::from_str::<Value>(action).unwrap()
+    );
+    assert!(item.get("name").is_none(), "{item}");
+
+    // Streamed as the openai SDKs accumulate it: the added item's
+    // `commands` empty, each command appended by `shell_call_command.added`
+    // (by output_index and command_index), its deltas, its final text.
+    let events = datas(&stream_events(Dialect::OpenAiResponses, &plan, false));
+    for (i, e) in events.iter().enumerate() {
+        assert_eq!(e["sequence_number"], i as u64);
+    }
+    let added = events
+        .iter()
+        .find(|e| e["type"] == "response.output_item.added")
+        .unwrap();
+    assert_eq!(added["item"]["status"], "in_progress");
+    assert_eq!(added["item"]["action"]["commands"], serde_json::json!([]));
+    assert_eq!(added["item"]["action"]["timeout_ms"], 5000);
+    let mut commands: Vec<String> = Vec::new();
+    for e in &events {
+        let k = e["command_index"].as_u64().map(|k| k as usize);
+        match e["type"].as_str().unwrap() {
+            "response.shell_call_command.added" => {
+                assert_eq!(k, Some(commands.len()));
+                assert!(e.get("item_id").is_none());
+                commands.push(e["command"].as_str().unwrap().to_string());
+            }
+            "response.shell_call_command.delta" => {
+                commands[k.unwrap()].push_str(e["delta"].as_str().unwrap());
+            }
+            "response.shell_call_command.done" => {
+                assert_eq!(commands[k.unwrap()], e["command"].as_str().unwrap());
+            }
+            other => assert!(!other.contains("arguments"), "{other}"),
+        }
+        if e["type"]
+            .as_str()
+            .unwrap()
+            .starts_with("response.shell_call_command")
+        {
+            assert_eq!(e["output_index"], 0);
+        }
+    }
+    assert_eq!(commands, ["ls missing-dir", "echo e2e-ok"]);
+    let done = events
+        .iter()
+        .find(|e| e["type"] == "response.output_item.done")
+        .unwrap();
+    assert_eq!(&done["item"], item);
+    assert_eq!(
+        &events.last().unwrap()["response"]["output"],
+        &body["output"]
+    );
+
+    // The wire layer reads it as a call of the tool `shell`, its action the
+    // arguments, from the body and from the stream.
+    let view = toolwarden_wire::response_view(
+        Dialect::OpenAiResponses,
+        json_body(Dialect::OpenAiResponses, &plan).as_bytes(),
+    )
+    .unwrap();
+    assert_eq!(view.calls.len(), 1);
+    assert_eq!(view.calls[0].name, "shell");
+    let mut parser = toolwarden_wire::StreamParser::new(Dialect::OpenAiResponses);
+    for e in stream_events(Dialect::OpenAiResponses, &plan, false) {
+        parser.feed(&e);
+    }
+    let streamed = parser.finish();
+    assert_eq!(streamed.calls.len(), 1);
+    assert_eq!(streamed.calls[0].name, "shell");
+    let args: Value = serde_json::from_str(&streamed.calls[0].arguments).unwrap();
+    assert_eq!(args, serde_json::from_str::<Value>(action).unwrap());
+}
+
+#[test]
+fn responses_apply_patch_call_carries_its_operation() {
+    let operation =
+        r#"{"type":"update_file","path":"present.txt","diff":"@@\n-hello e2e\n+hello patched\n"}"#;
+    let plan = builtin_plan(CallKind::ApplyPatch, operation);
+    let body: Value = serde_json::from_str(&json_body(Dialect::OpenAiResponses, &plan)).unwrap();
+    let item = &body["output"][0];
+    assert_eq!(item["type"], "apply_patch_call");
+    assert!(item["id"].as_str().unwrap().starts_with("apc_"), "{item}");
+    assert_eq!(item["status"], "completed");
+    assert_eq!(
+        item["operation"],
+        serde_json::from_str::<Value>(operation).unwrap()
+    );
+
+    // No event streams an operation: added (in progress) and done carry it.
+    let events = datas(&stream_events(Dialect::OpenAiResponses, &plan, false));
+    let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        types,
+        [
+            "response.created",
+            "response.in_progress",
+            "response.output_item.added",
+            "response.output_item.done",
+            "response.completed"
+        ]
+    );
+    assert_eq!(events[2]["item"]["status"], "in_progress");
+    assert_eq!(events[2]["item"]["operation"], item["operation"]);
+    assert_eq!(&events[3]["item"], item);
+
+    let mut parser = toolwarden_wire::StreamParser::new(Dialect::OpenAiResponses);
+    for e in stream_events(Dialect::OpenAiResponses, &plan, false) {
+        parser.feed(&e);
+    }
+    let streamed = parser.finish();
+    assert_eq!(streamed.calls[0].name, "apply_patch");
+    assert_eq!(streamed.calls[0].id, plan.call_id("call_", 0));
+}
+
+#[test]
+fn responses_local_shell_and_computer_calls() {
+    let action = r#"{"type":"exec","command":["ls"],"env":{}}"#;
+    let plan = builtin_plan(CallKind::LocalShell, action);
+    let body: Value = serde_json::from_str(&json_body(Dialect::OpenAiResponses, &plan)).unwrap();
+    assert_eq!(body["output"][0]["type"], "local_shell_call");
+    assert_eq!(
+        body["output"][0]["action"]["command"],
+        serde_json::json!(["ls"])
+    );
+    let plan = builtin_plan(CallKind::Computer, r#"{"type":"screenshot"}"#);
+    let body: Value = serde_json::from_str(&json_body(Dialect::OpenAiResponses, &plan)).unwrap();
+    let item = &body["output"][0];
+    assert_eq!(item["type"], "computer_call");
+    assert_eq!(item["pending_safety_checks"], serde_json::json!([]));
+    let view = toolwarden_wire::response_view(
+        Dialect::OpenAiResponses,
+        json_body(Dialect::OpenAiResponses, &plan).as_bytes(),
+    )
+    .unwrap();
+    assert_eq!(view.calls[0].name, "computer");
+}
+
+#[test]
+fn a_reasoning_reply_ties_its_built_in_calls_to_its_reasoning() {
+    use crate::plan::Reasoning;
+    let p = Plan {
+        reasoning: Some(Reasoning { encrypted: false }),
+        ..builtin_plan(CallKind::Shell, r#"{"commands":["ls"]}"#)
+    };
+    let body: Value = serde_json::from_str(&json_body(Dialect::OpenAiResponses, &p)).unwrap();
+    let call = body["output"][1].clone();
+    assert_eq!(call["type"], "shell_call");
+    let answer = serde_json::json!({"type": "shell_call_output", "call_id": call["call_id"],
+        "output": [{"stdout": "", "stderr": "", "outcome": {"type": "exit", "exit_code": 0}}]});
+    let with = serde_json::json!({"model": "gpt-5", "input": [
+        {"role": "user", "content": "go"}, body["output"][0], call, answer]});
+    assert_eq!(
+        crate::rules::violation_value(Dialect::OpenAiResponses, &with),
+        None
+    );
+    let without = serde_json::json!({"model": "gpt-5", "input": [
+        {"role": "user", "content": "go"}, call, answer]});
+    let text = crate::rules::violation_value(Dialect::OpenAiResponses, &without).unwrap();
+    assert!(
+        text.contains("of type 'shell_call' was provided without its required 'reasoning' item"),
+        "{text}"
     );
 }
 
@@ -267,7 +452,7 @@ fn a_reasoning_reply_puts_its_reasoning_item_before_the_calls() {
     assert_eq!(types, ["reasoning", "function_call", "function_call"]);
     assert_eq!(output[0]["id"], reasoning::reasoning_id(p.seed));
     assert!(output[0]["encrypted_content"].is_string());
-    assert_eq!(output[2]["id"], reasoning::call_item_id(p.seed, 1));
+    assert_eq!(output[2]["id"], reasoning::call_item_id("fc_", p.seed, 1));
 
     // Streamed: the reasoning item at output_index 0, the calls after it.
     let events = datas(&stream_events(Dialect::OpenAiResponses, &p, false));

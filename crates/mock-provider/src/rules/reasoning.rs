@@ -11,10 +11,13 @@
 //! The API knows which reasoning an `fc_` item needs from the response it
 //! stored. The mock stores nothing, so it writes that into the ids it
 //! issues: a reply that reasons first has the reasoning item
-//! `rs_<seed>` and the calls `fc_<seed>r<i>` ([`call_item_id`]). Only those
-//! ids are checked, so a body that never came from a reasoning reply of
-//! this mock is unaffected. What is checked, and no more than the quoted
-//! errors show:
+//! `rs_<seed>` and the calls `fc_<seed>r<i>` ([`call_item_id`]; a custom or
+//! built-in tool's call its own prefix, `ctc_`, `sh_`, `apc_`, `lsh_`,
+//! `cu_`, in the same form). Only those ids are checked, so a body that
+//! never came from a reasoning reply of this mock is unaffected. What is
+//! checked, and no more than the quoted errors show (for a call item other
+//! than a `function_call`, the same text with its own `type`: the quoted
+//! errors are all of function calls):
 //! - such a call needs its `rs_<seed>` somewhere before it in `input`;
 //! - such a reasoning item needs one of its calls right after it.
 //!
@@ -34,10 +37,15 @@ pub(crate) fn reasoning_id(seed: u64) -> String {
     format!("rs_{seed:016x}")
 }
 
-/// The `function_call` item id of call `i` of a reply seeded `seed` that
-/// reasoned first.
-pub(crate) fn call_item_id(seed: u64, i: usize) -> String {
-    format!("fc_{seed:016x}r{i:02}")
+/// The prefixes of the call items' ids a reply can hold: a function's,
+/// a custom tool's, and the built-in tools' (shell, apply_patch,
+/// local_shell, computer).
+const CALL_PREFIXES: [&str; 6] = ["fc_", "ctc_", "sh_", "apc_", "lsh_", "cu_"];
+
+/// The id of call item `i` (its id prefix `prefix`, `fc_` for a
+/// `function_call`) of a reply seeded `seed` that reasoned first.
+pub(crate) fn call_item_id(prefix: &str, seed: u64, i: usize) -> String {
+    format!("{prefix}{seed:016x}r{i:02}")
 }
 
 /// Whether `model` reasons before it answers (o-series, GPT-5, Codex
@@ -55,7 +63,7 @@ fn seed_of_reasoning(id: &str) -> Option<&str> {
 
 /// The seed of a call item id this mock issued after reasoning.
 fn seed_of_call(id: &str) -> Option<&str> {
-    let rest = id.strip_prefix("fc_")?;
+    let rest = CALL_PREFIXES.iter().find_map(|p| id.strip_prefix(p))?;
     let (seed, n) = rest.split_at_checked(16)?;
     let n = n.strip_prefix('r')?;
     (is_seed(seed) && n.len() == 2 && n.bytes().all(|b| b.is_ascii_digit())).then_some(seed)
@@ -72,12 +80,12 @@ pub(super) fn broken(items: &[Value]) -> Vec<(usize, String)> {
     for (k, item) in items.iter().enumerate() {
         let id = text(item, "id");
         match text(item, "type") {
-            "function_call" => {
+            kind if kind.ends_with("_call") => {
                 if let Some(seed) = seed_of_call(id) {
                     let needed = format!("rs_{seed}");
                     if !before.contains(needed.as_str()) {
                         out.push((k, format!(
-                            "Item '{id}' of type 'function_call' was provided without its required 'reasoning' item: '{needed}'."
+                            "Item '{id}' of type '{kind}' was provided without its required 'reasoning' item: '{needed}'."
                         )));
                     }
                 }
@@ -110,7 +118,7 @@ mod tests {
     }
 
     fn fc(seed: u64, i: usize) -> Value {
-        json!({"type": "function_call", "id": call_item_id(seed, i), "call_id": format!("call_{i}"), "name": "f", "arguments": "{}"})
+        json!({"type": "function_call", "id": call_item_id("fc_", seed, i), "call_id": format!("call_{i}"), "name": "f", "arguments": "{}"})
     }
 
     fn out(i: usize) -> Value {
@@ -143,6 +151,21 @@ mod tests {
         assert!(broken(&items).is_empty());
         let parallel = [user(), rs(7), fc(7, 0), fc(7, 1), out(0), out(1)];
         assert!(broken(&parallel).is_empty());
+    }
+
+    #[test]
+    fn built_in_calls_travel_with_their_reasoning_too() {
+        let sh = json!({"type": "shell_call", "id": call_item_id("sh_", 7, 0), "call_id": "call_0",
+            "status": "completed", "action": {"commands": ["ls"]}});
+        let sh_out = json!({"type": "shell_call_output", "call_id": "call_0", "output": []});
+        assert!(broken(&[user(), rs(7), sh.clone(), sh_out.clone()]).is_empty());
+        assert_eq!(
+            broken(&[user(), sh, sh_out]),
+            [(1, "Item 'sh_0000000000000007r00' of type 'shell_call' was provided without its required 'reasoning' item: 'rs_0000000000000007'.".to_string())]
+        );
+        let patch = json!({"type": "apply_patch_call", "id": call_item_id("apc_", 7, 0), "call_id": "call_0",
+            "status": "completed", "operation": {"type": "delete_file", "path": "a"}});
+        assert!(broken(&[user(), rs(7), patch]).is_empty());
     }
 
     #[test]

@@ -35,7 +35,7 @@ fn rs(seed: u64) -> Value {
 }
 
 fn fc(seed: u64, i: usize) -> Value {
-    json!({"type": "function_call", "id": reasoning::call_item_id(seed, i), "call_id": format!("call_{seed}_{i}"), "name": "f", "arguments": "{}"})
+    json!({"type": "function_call", "id": reasoning::call_item_id("fc_", seed, i), "call_id": format!("call_{seed}_{i}"), "name": "f", "arguments": "{}"})
 }
 
 fn out(seed: u64, i: usize) -> Value {
