@@ -6,7 +6,9 @@ whether the agent's execution of it must fail, and a pattern the result text
 must match (so the script is known to have done what it says). Each client
 gets the same six kinds of step in its own tools' terms: a read of a missing
 file, a failing shell command, a succeeding one, an edit that fails, an
-unknown tool, a tool that throws.
+unknown tool, a tool that throws. The OpenAI Agents SDK also runs the
+Responses API's built-in client tools (its ShellTool and ApplyPatchTool): a
+failing and a succeeding command, a patch that applies and one that fails.
 """
 
 import json
@@ -21,6 +23,11 @@ class Step:
     args: object  # a dict; a string is a freeform (custom) tool's input
     fails: bool
     match: str  # a regex the result text must match (case-insensitive)
+    # The call the mock must have made ("function", "custom", or a built-in
+    # tool's: "shell", "apply_patch"), when it matters; for a built-in tool
+    # its result carries its own failure (a shell command's exit code, a
+    # patch's status), which must then agree with `fails`.
+    kind: str | None = None
 
 
 @dataclass
@@ -279,12 +286,34 @@ def ai_sdk(tools, ws, key, version, node, here):
     return Client("Vercel AI SDK", version, runs=runs, scripts=scripts, conversations=len(runs))
 
 
+def builtin_steps(script):
+    """The Responses API's built-in client tools, as the Agents SDK's
+    ShellTool and ApplyPatchTool run them: the model's calls are
+    `shell_call` (args: its action) and `apply_patch_call` (args: its
+    operation), the results `shell_call_output` (failed: a non-zero exit)
+    and `apply_patch_call_output` (failed: status "failed")."""
+    # A context line and a line added after it: applies again in the next
+    # run on the same workspace, and its result shows the file as patched.
+    diff = f"@@\n hello e2e\n+patched by {script}\n"
+    return [
+        Step("shell", {"commands": ["ls missing-dir"], "timeout_ms": 20000}, True, r"no such file", kind="shell"),
+        Step("shell", {"commands": ["echo e2e-ok"], "timeout_ms": 20000}, False, r"^e2e-ok", kind="shell"),
+        Step("apply_patch", {"type": "update_file", "path": "present.txt", "diff": diff}, False,
+             rf"Updated present\.txt:\s+hello e2e\npatched by {script}\n", kind="apply_patch"),
+        Step("apply_patch", {"type": "delete_file", "path": "missing.txt"}, True,
+             r"delete_file: missing\.txt does not exist", kind="apply_patch"),
+    ]
+
+
 def openai_agents(ws, key, version, python, here):
     runs, scripts = [], {}
-    for kind in ("chat", "responses"):
+    for kind in ("chat", "responses", "builtin"):
         for mode in ("run", "streamed"):
             s = f"agents-{kind}-{mode}"
-            # By default the Agents SDK tells the model only that the tool failed.
-            scripts[s] = sdk_steps(thrown=r"^An error occurred while running the tool")
+            if kind == "builtin":
+                scripts[s] = builtin_steps(s)
+            else:
+                # By default the Agents SDK tells the model only that the tool failed.
+                scripts[s] = sdk_steps(thrown=r"^An error occurred while running the tool")
             runs.append(Run(s, [python, os.path.join(here, "openai_agents_agent.py"), kind, mode, s]))
     return Client("OpenAI Agents SDK", version, runs=runs, scripts=scripts, conversations=len(runs))

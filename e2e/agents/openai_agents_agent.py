@@ -1,7 +1,13 @@
 """One conversation with the OpenAI Agents SDK through the gateway: function
 tools (files, shell) that really fail or succeed, Runner.run or run_streamed.
 
-    python openai_agents_agent.py chat|responses run|streamed MARKER
+    python openai_agents_agent.py chat|responses|builtin run|streamed MARKER
+
+`builtin`: the Responses model with the SDK's own ShellTool (a local
+executor that runs the commands in the workspace: real stdout, stderr and
+exit codes) and ApplyPatchTool (an editor that applies the model's V4A
+diffs to the workspace's files, raising on a missing file); the model calls
+them as the API's built-in `shell_call` and `apply_patch_call` items.
 
 Environment: E2E_GATEWAY (the gateway's URL), E2E_KEY, E2E_WORKSPACE (the
 tools' cwd). Prints the final output; exits non-zero on any error.
@@ -15,10 +21,18 @@ from pathlib import Path
 
 from agents import (
     Agent,
+    ApplyPatchOperation,
+    ApplyPatchTool,
     OpenAIChatCompletionsModel,
     OpenAIResponsesModel,
     RunConfig,
     Runner,
+    ShellCallOutcome,
+    ShellCommandOutput,
+    ShellCommandRequest,
+    ShellResult,
+    ShellTool,
+    apply_diff,
     function_tool,
     set_tracing_disabled,
 )
@@ -60,17 +74,78 @@ def explode() -> str:
     return config.value
 
 
+def as_text(out) -> str:
+    return out.decode(errors="replace") if isinstance(out, bytes) else (out or "")
+
+
+def run_commands(request: ShellCommandRequest) -> ShellResult:
+    """ShellTool's local executor: each command in the workspace, its own
+    output and exit code (a timeout as the SDK's timeout outcome)."""
+    action = request.data.action
+    timeout = (action.timeout_ms or 30_000) / 1000
+    outputs = []
+    for command in action.commands:
+        try:
+            done = subprocess.run(command, shell=True, cwd=CWD, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired as e:
+            outputs.append(ShellCommandOutput(stdout=as_text(e.stdout), stderr=as_text(e.stderr),
+                                              outcome=ShellCallOutcome(type="timeout"), command=command))
+            break
+        outputs.append(ShellCommandOutput(stdout=done.stdout, stderr=done.stderr,
+                                          outcome=ShellCallOutcome(type="exit", exit_code=done.returncode),
+                                          command=command))
+        if done.returncode != 0:
+            break
+    return ShellResult(output=outputs)
+
+
+class WorkspaceEditor:
+    """ApplyPatchTool's editor: the operations on the workspace's files."""
+
+    def _file(self, path: str) -> Path:
+        file = (CWD / path).resolve()
+        if CWD.resolve() not in file.parents:
+            raise PermissionError(f"{path} is outside the workspace")
+        return file
+
+    def create_file(self, op: ApplyPatchOperation) -> str:
+        file = self._file(op.path)
+        if file.exists():
+            raise FileExistsError(f"create_file: {op.path} already exists")
+        file.parent.mkdir(parents=True, exist_ok=True)
+        file.write_text(apply_diff("", op.diff or "", mode="create"))
+        return f"Created {op.path}"
+
+    def update_file(self, op: ApplyPatchOperation) -> str:
+        file = self._file(op.path)
+        if not file.is_file():
+            raise FileNotFoundError(f"update_file: {op.path} does not exist")
+        text = apply_diff(file.read_text(), op.diff or "")
+        file.write_text(text)
+        return f"Updated {op.path}:\n{text}"
+
+    def delete_file(self, op: ApplyPatchOperation) -> str:
+        file = self._file(op.path)
+        if not file.is_file():
+            raise FileNotFoundError(f"delete_file: {op.path} does not exist")
+        file.unlink()
+        return f"Deleted {op.path}"
+
+
 async def main(kind: str, mode: str, marker: str) -> None:
     set_tracing_disabled(True)
     client = AsyncOpenAI(base_url=os.environ["E2E_GATEWAY"] + "/v1", api_key=os.environ["E2E_KEY"], max_retries=0)
+    tools = [read_file, run_shell, edit_file, explode]
     if kind == "chat":
         model = OpenAIChatCompletionsModel(model="gpt-4o", openai_client=client)
     elif kind == "responses":
         model = OpenAIResponsesModel(model="gpt-4.1", openai_client=client)
+    elif kind == "builtin":
+        model = OpenAIResponsesModel(model="gpt-4.1", openai_client=client)
+        tools = [ShellTool(executor=run_commands), ApplyPatchTool(editor=WorkspaceEditor())]
     else:
         raise SystemExit(f"unknown model kind {kind}")
-    agent = Agent(name="e2e", instructions="Run the checks.", model=model,
-                  tools=[read_file, run_shell, edit_file, explode])
+    agent = Agent(name="e2e", instructions="Run the checks.", model=model, tools=tools)
     config = RunConfig(tool_not_found_behavior="return_error_to_model")
     prompt = f"Run the checks. [[e2e:{marker}]]"
     if mode == "run":

@@ -148,6 +148,11 @@ def truth_of(log_path, client):
     for e in events:
         if e["event"] == "call":
             calls[(e["model"], e["tool"])] += 1
+            steps = client.scripts.get(e["script"], [])
+            want = steps[e["step"]].kind if e["step"] < len(steps) else None
+            if want and e.get("kind") != want:
+                problems.append(f"{e['script']} step {e['step']} ({e['tool']}): the mock made a {e.get('kind')} "
+                                f"call, not a {want} call (is the tool declared as the script expects?)")
     issued = Counter((e["script"], e["step"]) for e in events if e["event"] == "call")
     for (script, step), n in issued.items():
         if n > 1:
@@ -166,6 +171,11 @@ def truth_of(log_path, client):
         results[(e["model"], tool)] += 1
         if step.fails:
             failures[(e["model"], tool)] += 1
+        # A built-in tool's result says itself whether it failed (a shell
+        # command's exit code, a patch's status): it must be the script's.
+        if step.kind not in (None, "function", "custom") and e.get("is_error") != step.fails:
+            problems.append(f"{e['script']} step {e['step']} ({tool}, must {'fail' if step.fails else 'succeed'}): "
+                            f"its result's own failure flag is {e.get('is_error')}")
         if not re.search(step.match, e["text"], re.I | re.S):
             problems.append(f"{e['script']} step {e['step']} ({tool}, must {'fail' if step.fails else 'succeed'}): "
                             f"result {e['text'][:300]!r} does not match /{step.match}/")
