@@ -119,3 +119,50 @@ fn a_resent_reasoning_turn_is_repaired_into_an_accepted_body() {
         ]}),
     );
 }
+
+/// The built-in tools' calls the client runs: an unanswered one gets an
+/// output of its own kind, an output before its call or without one is
+/// dealt with, and a reasoning model's built-in call keeps its reasoning.
+#[test]
+fn responses_built_in_calls_are_repaired_into_accepted_bodies() {
+    let shell = |seed: u64, i: usize| {
+        json!({"type": "shell_call", "id": reasoning::call_item_id("sh_", seed, i),
+            "call_id": format!("call_{seed}_{i}"), "status": "completed",
+            "action": {"commands": ["ls missing-dir"], "timeout_ms": 5000}})
+    };
+    let patch = |seed: u64, i: usize| {
+        json!({"type": "apply_patch_call", "id": reasoning::call_item_id("apc_", seed, i),
+            "call_id": format!("call_{seed}_{i}"), "status": "completed",
+            "operation": {"type": "delete_file", "path": "gone.txt"}})
+    };
+    let shell_out = |seed: u64, i: usize| {
+        json!({"type": "shell_call_output", "call_id": format!("call_{seed}_{i}"), "output": [
+            {"stdout": "", "stderr": "no", "outcome": {"type": "exit", "exit_code": 2}}]})
+    };
+    let patch_out = |seed: u64, i: usize| json!({"type": "apply_patch_call_output", "call_id": format!("call_{seed}_{i}"), "status": "failed"});
+    // Unanswered, then a new user turn: answered by an output of its kind.
+    let unanswered = json!({"model": "gpt-5", "input": [user(), rs(1), shell(1, 0), user()]});
+    accepted(Dialect::OpenAiResponses, unanswered.clone());
+    let fixed: Value =
+        serde_json::from_slice(&repaired(Dialect::OpenAiResponses, &unanswered)).unwrap();
+    let answer = fixed["input"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["call_id"] == "call_1_0" && i["type"] != "shell_call")
+        .unwrap_or_else(|| panic!("no answer: {fixed}"));
+    assert_eq!(answer["type"], "shell_call_output", "{answer}");
+    accepted(
+        Dialect::OpenAiResponses,
+        json!({"model": "gpt-5", "input": [user(), rs(2), patch(2, 0), patch(2, 1), patch_out(2, 1), user()]}),
+    );
+    // An output sent before its call; an output with no call.
+    accepted(
+        Dialect::OpenAiResponses,
+        json!({"model": "gpt-5", "input": [user(), shell_out(3, 0), rs(3), shell(3, 0), user()]}),
+    );
+    accepted(
+        Dialect::OpenAiResponses,
+        json!({"model": "gpt-5", "input": [user(), patch_out(4, 0), user()]}),
+    );
+}
