@@ -43,6 +43,7 @@ mod api_error;
 pub mod bedrock_converse;
 mod budget;
 mod bytemask;
+mod call_kind;
 mod content;
 mod defect;
 pub mod detect;

@@ -17,11 +17,12 @@ pub(crate) enum RawResult<'a> {
     },
     /// Chat `tool` / `function` message: `content`.
     Chat { content: Option<&'a str> },
-    /// Responses `*_call_output`: `output`, and a `status` of `incomplete`
-    /// or `failed`.
+    /// Responses `*_call_output`: `output`, and what its `status` says:
+    /// failed (`incomplete`, `failed`), succeeded (an `apply_patch` output's
+    /// `completed`, which its client sets as a flag), or nothing.
     Responses {
         output: Option<&'a str>,
-        failed_status: bool,
+        status_flag: Option<bool>,
     },
     /// Gemini `functionResponse`: the `response` object.
     Gemini { response: Option<&'a str> },

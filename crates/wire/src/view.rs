@@ -95,10 +95,10 @@ pub struct ResponseView {
     /// ascending) are not function calls, and what they are: custom tools'
     /// and the built-in tools the client runs (`shell`, `apply_patch`, …),
     /// each answered by its own kind of output item
-    /// ([`CallKind::output_type`](crate::openai_responses::CallKind::output_type);
+    /// ([`CallKind::output_type`](crate::call_kind::CallKind::output_type);
     /// [`crate::render_answers`] writes them).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub call_kinds: Vec<(usize, crate::openai_responses::CallKind)>,
+    pub call_kinds: Vec<(usize, crate::call_kind::CallKind)>,
     /// Token usage.
     pub usage: Usage,
     /// `stop_reason` / `finish_reason` / `status`.

@@ -36,7 +36,7 @@ mod proptests;
 #[cfg(test)]
 pub(crate) mod tests;
 
-pub use model::CallKind;
+pub use crate::call_kind::CallKind;
 pub use stream::StreamState;
 
 pub(crate) use render::{render_answers, render_results};

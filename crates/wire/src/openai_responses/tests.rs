@@ -564,7 +564,7 @@ fn builtin_tool_calls_and_outputs_are_read() {
                 Some("apply_patch"),
                 "Updated a.py",
                 false,
-                Basis::None
+                Basis::Explicit
             ),
             (
                 "call_ap2",

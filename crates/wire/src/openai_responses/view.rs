@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use toolwarden_core::Verdict;
 
 use super::{
-    model::{Body, Input, Item, Role, Text},
+    model::{Body, CallKind, Input, Item, Role, Text},
     pairing::{OutputFate, Plan, Slot},
 };
 use crate::{
@@ -142,7 +142,7 @@ fn view_of<'a>(parsed: Parsed<'a>, check: bool) -> crate::Pass<'a> {
                     message_index: index,
                 });
             }
-            Role::Output(_) => {
+            Role::Output(kind) => {
                 let tool = match plan.fate.get(&index) {
                     Some(OutputFate::Answers(c)) => call_name[*c].clone(),
                     _ => None,
@@ -154,7 +154,7 @@ fn view_of<'a>(parsed: Parsed<'a>, check: bool) -> crate::Pass<'a> {
                     new: last_assistant.is_none_or(|a| index > a),
                     raw: RawResult::Responses {
                         output: item.output.map(|r| r.0),
-                        failed_status: failed_status(item.status.as_deref()),
+                        status_flag: status_flag(kind, item.status.as_deref()),
                     },
                 });
             }
@@ -187,9 +187,17 @@ fn base_view<'a>(
     }
 }
 
-/// An output item whose `status` says it did not complete.
-fn failed_status(status: Option<&str>) -> bool {
-    matches!(status, Some("incomplete") | Some("failed"))
+/// What an output item's `status` says: failed when it did not complete;
+/// succeeded when an `apply_patch` output says `completed` (its client
+/// sets `completed` or `failed` for whether the patch applied); else
+/// nothing (a function's output `completed` says only that the item is
+/// whole).
+fn status_flag(kind: CallKind, status: Option<&str>) -> Option<bool> {
+    match status {
+        Some("incomplete") | Some("failed") => Some(true),
+        Some("completed") if kind == CallKind::ApplyPatch => Some(false),
+        _ => None,
+    }
 }
 
 /// Read an output (see [`crate::ResultView::read`]): its text and verdict.
@@ -201,10 +209,11 @@ fn failed_status(status: Option<&str>) -> bool {
 ///   code, else not;
 /// - a `computer_call_output`'s screenshot: no text;
 /// - an item `status` of `incomplete` or `failed` (an `apply_patch` call
-///   that did not apply) is a failure whatever the output.
+///   that did not apply) is a failure whatever the output, an
+///   `apply_patch` output's `completed` a success (see `status_flag`).
 pub(crate) fn read_result<'a>(
     output: Option<&'a str>,
-    failed_status: bool,
+    status_flag: Option<bool>,
     is_failure: crate::text::Judge<'_>,
 ) -> Result<(Cow<'a, str>, Verdict), WireError> {
     let (text, exit_failed) = match output {
@@ -217,12 +226,12 @@ pub(crate) fn read_result<'a>(
         Some(raw) => (serde_json::from_str::<Text<'a>>(raw)?.0, None),
         None => (Cow::Borrowed(""), None),
     };
-    let verdict = if failed_status {
-        Verdict::explicit(true)
-    } else if let Some(failed) = exit_failed {
-        Verdict::explicit(failed)
-    } else {
-        crate::text::flagless_verdict(&text, is_failure)
+    // A failed status first, then the shell's outcomes, then a status of
+    // success.
+    let verdict = match (status_flag, exit_failed) {
+        (Some(true), _) => Verdict::explicit(true),
+        (_, Some(failed)) | (Some(failed), None) => Verdict::explicit(failed),
+        (None, None) => crate::text::flagless_verdict(&text, is_failure),
     };
     Ok((text, verdict))
 }

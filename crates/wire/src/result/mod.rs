@@ -83,8 +83,8 @@ impl<'a> ResultView<'a> {
             RawResult::Chat { content } => openai_chat::read_result(content, judge)?,
             RawResult::Responses {
                 output,
-                failed_status,
-            } => openai_responses::read_result(output, failed_status, judge)?,
+                status_flag,
+            } => openai_responses::read_result(output, status_flag, judge)?,
             RawResult::Gemini { response } => gemini::read_result(response, judge)?,
             RawResult::Converse {
                 content,

@@ -172,10 +172,13 @@ fn responses(body: &Value, judge: &dyn Fn(&str) -> Verdict) -> Vec<(String, Stri
             _ => {}
         }
         let text = parts.join("\n");
+        let patched = item["type"] == "apply_patch_call_output" && item["status"] == "completed";
         let verdict = if matches!(item["status"].as_str(), Some("incomplete" | "failed")) {
             Verdict::explicit(true)
         } else if !outcomes.is_empty() {
             Verdict::explicit(outcomes.contains(&true))
+        } else if patched {
+            Verdict::explicit(false)
         } else {
             flagless(&text, judge)
         };

@@ -190,19 +190,30 @@ fn chat(specs: &[Spec]) -> Value {
 
 /// Responses outputs are strings or content parts: object contents are
 /// left out (they are a read error, tested below). A "server" spec is a
-/// built-in `shell` call instead, its output a shell part whose outcome
-/// follows `is_error` (none: a timeout).
+/// built-in call instead: at an even index a `shell` call, its output a
+/// shell part whose outcome follows `is_error` (none: a timeout); at an
+/// odd one an `apply_patch` call, its output the content's text.
 fn responses(specs: &[Spec]) -> Value {
     let mut input = vec![json!({"role": "user", "content": "go"})];
-    for (i, (_, _, shell, _, _)) in specs.iter().enumerate() {
-        input.push(if *shell {
-            json!({"type": "shell_call", "call_id": format!("r{i}"), "action": {"commands": ["ls"]}})
-        } else {
-            json!({"type": "function_call", "call_id": format!("r{i}"), "name": "f", "arguments": "{}"})
+    for (i, (_, _, builtin, _, _)) in specs.iter().enumerate() {
+        input.push(match (builtin, i % 2) {
+            (true, 0) => {
+                json!({"type": "shell_call", "call_id": format!("r{i}"), "action": {"commands": ["ls"]}})
+            }
+            (true, _) => json!({"type": "apply_patch_call", "call_id": format!("r{i}"),
+                "operation": {"type": "delete_file", "path": "x"}}),
+            (false, _) => {
+                json!({"type": "function_call", "call_id": format!("r{i}"), "name": "f", "arguments": "{}"})
+            }
         });
     }
-    for (i, (content, is_error, shell, status, _)) in specs.iter().enumerate() {
-        let (kind, output) = if *shell {
+    for (i, (content, is_error, builtin, status, _)) in specs.iter().enumerate() {
+        let shell = *builtin && i % 2 == 0;
+        let patch = *builtin && i % 2 == 1;
+        let (kind, output) = if patch {
+            let text = content.as_ref().filter(|c| c.is_string()).cloned();
+            ("apply_patch_call_output", text)
+        } else if shell {
             let stdout = content.as_ref().and_then(Value::as_str).unwrap_or("");
             let outcome = match is_error {
                 Some(e) => json!({"type": "exit", "exit_code": i32::from(*e) * 2}),

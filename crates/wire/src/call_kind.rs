@@ -1,0 +1,85 @@
+//! [`CallKind`]: the kinds of call a Responses client runs and answers. A
+//! leaf, so that [`crate::ResponseView`] (in `view`) can name it without
+//! depending on the dialect module, which depends on `view`.
+
+/// The kind of a Responses call the client runs, and of the output item
+/// that answers it ([`ResponseView::call_kinds`](crate::ResponseView::call_kinds); re-exported as
+/// `openai_responses::CallKind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum CallKind {
+    /// `function_call` / `function_call_output`: a tool the request defines.
+    Function,
+    /// `custom_tool_call` / `custom_tool_call_output`: a free-form tool.
+    Custom,
+    /// `shell_call` / `shell_call_output`: the built-in `shell` tool.
+    Shell,
+    /// `local_shell_call` / `local_shell_call_output`: the built-in
+    /// `local_shell` tool.
+    LocalShell,
+    /// `apply_patch_call` / `apply_patch_call_output`: the built-in
+    /// `apply_patch` tool.
+    ApplyPatch,
+    /// `computer_call` / `computer_call_output`: the built-in computer-use
+    /// tool.
+    Computer,
+}
+
+impl CallKind {
+    /// The `type` of the output item that answers this kind of call
+    /// (`function_call_output`, `shell_call_output`, …).
+    pub fn output_type(self) -> &'static str {
+        match self {
+            CallKind::Function => "function_call_output",
+            CallKind::Custom => "custom_tool_call_output",
+            CallKind::Shell => "shell_call_output",
+            CallKind::LocalShell => "local_shell_call_output",
+            CallKind::ApplyPatch => "apply_patch_call_output",
+            CallKind::Computer => "computer_call_output",
+        }
+    }
+
+    /// The kind of a call item's `type`.
+    pub(crate) fn of_call(kind: &str) -> Option<CallKind> {
+        Some(match kind {
+            "function_call" => CallKind::Function,
+            "custom_tool_call" => CallKind::Custom,
+            "shell_call" => CallKind::Shell,
+            "local_shell_call" => CallKind::LocalShell,
+            "apply_patch_call" => CallKind::ApplyPatch,
+            "computer_call" => CallKind::Computer,
+            _ => return None,
+        })
+    }
+
+    /// The kind of an output item's `type`.
+    pub(crate) fn of_output(kind: &str) -> Option<CallKind> {
+        CallKind::of_call(kind.strip_suffix("_output")?)
+    }
+
+    /// The built-in tool's name, which its calls do not carry (`None` for
+    /// function and custom tools, whose calls name them).
+    pub(crate) fn builtin_name(self) -> Option<&'static str> {
+        match self {
+            CallKind::Function | CallKind::Custom => None,
+            CallKind::Shell => Some("shell"),
+            CallKind::LocalShell => Some("local_shell"),
+            CallKind::ApplyPatch => Some("apply_patch"),
+            CallKind::Computer => Some("computer"),
+        }
+    }
+
+    /// The call in the API's own error texts ("No tool output found for
+    /// function call …").
+    pub(crate) fn noun(self) -> &'static str {
+        match self {
+            CallKind::Function => "function call",
+            CallKind::Custom => "custom tool call",
+            CallKind::Shell => "shell call",
+            CallKind::LocalShell => "local shell call",
+            CallKind::ApplyPatch => "apply patch call",
+            CallKind::Computer => "computer call",
+        }
+    }
+}
