@@ -11,7 +11,7 @@ use toolwarden_gateway::RepairMode;
 
 use super::{
     convo::Kind,
-    support::{Harness, metric, post},
+    support::{Harness, Reply, metric, post},
 };
 
 /// The first request's input: a user turn, the model's built-in calls
@@ -52,43 +52,38 @@ fn function_calls(response: &Value) -> u64 {
         .count() as u64
 }
 
-fn headers() -> Vec<(&'static str, String)> {
-    let mut h = Kind::Responses.auth();
-    h.push(("content-type", "application/json".to_string()));
-    h.push(("x-session-id", "builtin-tools".to_string()));
-    h
+/// `body` posted to the gateway's `/v1/responses` in the test's session;
+/// the reply, which must be a 200.
+async fn send(h: &Harness, body: &Value) -> Reply {
+    let mut headers = Kind::Responses.auth();
+    headers.push(("content-type", "application/json".to_string()));
+    headers.push(("x-session-id", "builtin-tools".to_string()));
+    let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let r = post(
+        &h.client,
+        format!("{}/v1/responses", h.gw()),
+        &headers,
+        body,
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    r
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn builtin_shell_and_patch_results_are_counted_once_with_their_flags() {
     let mut h = Harness::start().await;
-    let headers = headers();
-    let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let tools = json!([{"type": "shell"}, {"type": "apply_patch"}]);
     let mut input = history();
     let body = json!({"model": "gpt-5.1", "tools": tools, "input": input});
-    let r = post(
-        &h.client,
-        format!("{}/v1/responses", h.gw()),
-        &headers,
-        &body,
-    )
-    .await;
-    assert_eq!(r.status, 200, "{}", r.text());
+    let r = send(&h, &body).await;
     let mut mock_calls = function_calls(&r.json());
     // The next turn resends the whole history.
     input.push(json!({"type": "message", "role": "assistant",
         "content": [{"type": "output_text", "text": "The build has no target."}]}));
     input.push(json!({"role": "user", "content": "add one"}));
     let body = json!({"model": "gpt-5.1", "tools": tools, "input": input});
-    let r = post(
-        &h.client,
-        format!("{}/v1/responses", h.gw()),
-        &headers,
-        &body,
-    )
-    .await;
-    assert_eq!(r.status, 200, "{}", r.text());
+    let r = send(&h, &body).await;
     mock_calls += function_calls(&r.json());
 
     let expected = |m: &str| {
@@ -131,20 +126,11 @@ async fn builtin_shell_and_patch_results_are_counted_once_with_their_flags() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unanswered_shell_call_is_repaired_with_a_shell_output() {
     let mut h = Harness::with(Default::default(), |c| c.repair = RepairMode::Fix).await;
-    let headers = headers();
-    let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let body = json!({"model": "gpt-5.1", "tools": [{"type": "shell"}], "input": [
         {"role": "user", "content": "list"},
         {"type": "shell_call", "call_id": "call_ls", "action": {"commands": ["ls"]}},
         {"role": "user", "content": "never mind"}]});
-    let r = post(
-        &h.client,
-        format!("{}/v1/responses", h.gw()),
-        &headers,
-        &body,
-    )
-    .await;
-    assert_eq!(r.status, 200, "{}", r.text());
+    let r = send(&h, &body).await;
     assert_eq!(r.header("x-toolwarden-repaired"), Some("1"));
     let sent: Value = serde_json::from_slice(&h.mock.take_received()[0].body).unwrap();
     let output = &sent["input"][2];
