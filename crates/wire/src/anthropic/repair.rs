@@ -25,7 +25,7 @@ use super::{
 use crate::{
     Change, ChangeKind, DefectKind, Repaired, WireError,
     pairing::{CallSite, Fate, FreshIds, MISSING_RESULT_TEXT, Plan, ResultSite, assign},
-    splice::{Piece, Str, json_string, rebuild_array, replace, span_in},
+    splice::{Piece, Str, json_string, rebuild_array, replace, span_in, with_first_member},
 };
 
 /// What replaces a user message whose every block moved away.
@@ -199,16 +199,27 @@ impl<'l, 'a> Repairer<'l, 'a> {
         });
     }
 
-    /// The raw text of block `j` of message `i`, with its id renamed if needed.
+    /// The raw text of block `j` of message `i`, with its id renamed if
+    /// needed (given, when the block had none: a call without `id`).
     fn block_text(&self, i: usize, j: usize) -> Piece<'a> {
         let raw = self.l.msgs[i].block_raws[j].get();
-        match (self.renames.get(&(i, j)), self.l.msgs[i].blocks[j].id_raw) {
-            (Some(new), Some(id_raw)) => match span_in(raw, id_raw.get()) {
-                Some(span) => Piece::New(replace(raw, span, &json_string(new))),
-                None => Piece::Raw(raw),
-            },
-            _ => Piece::Raw(raw),
-        }
+        let block = &self.l.msgs[i].blocks[j];
+        let Some(new) = self.renames.get(&(i, j)) else {
+            return Piece::Raw(raw);
+        };
+        let renamed = match block.id_raw {
+            Some(id_raw) => {
+                span_in(raw, id_raw.get()).map(|span| replace(raw, span, &json_string(new)))
+            }
+            None => {
+                let key = match block.class {
+                    BlockClass::Result | BlockClass::ServerResult => "tool_use_id",
+                    _ => "id",
+                };
+                with_first_member(raw, key, &json_string(new))
+            }
+        };
+        renamed.map_or(Piece::Raw(raw), Piece::New)
     }
 
     /// The results for the calls of assistant message `a`, in call order,

@@ -64,11 +64,27 @@ pub(super) fn run_end(msgs: &[Msg<'_>], i: usize) -> usize {
     end
 }
 
+/// An id's text and the span of its JSON string inside the message's raw
+/// text; an empty span (never an id's: a JSON value is never empty) where
+/// the object that lacks the id opens, for a renaming to give it one.
 type Located<'a> = (Cow<'a, str>, Option<Range<usize>>);
 
-/// An id's text and the span of its JSON string inside `base`.
-fn id_of<'a>(raw: Option<&'a RawValue>, base: &str) -> Result<Located<'a>, WireError> {
-    Ok((id_text(raw)?, raw.and_then(|r| span_in(base, r.get()))))
+/// An id's text and its span in `base`; for an absent id, the empty span
+/// just inside `object` (the call object, or the message), itself in
+/// `base`.
+fn id_of<'a>(
+    raw: Option<&'a RawValue>,
+    object: &str,
+    base: &str,
+) -> Result<Located<'a>, WireError> {
+    let span = match raw {
+        Some(r) => span_in(base, r.get()),
+        None => span_in(base, object).and_then(|o| {
+            let open = o.start + object.find('{')? + 1;
+            Some(open..open)
+        }),
+    };
+    Ok((id_text(raw)?, span))
 }
 
 /// A message's role and ids, as both readers take it.
@@ -137,15 +153,27 @@ pub(super) fn layout(body: &[u8]) -> Result<Layout<'_>, WireError> {
     let top: Top<'_> = serde_json::from_str(text)?;
     let raws = elements(top.messages)?;
     let mut msgs = Vec::with_capacity(raws.len());
+    /// A message with each call's raw text, to find where a call that has
+    /// no id opens.
+    #[derive(Deserialize)]
+    struct LocatedMsg<'a> {
+        #[serde(borrow)]
+        role: Cow<'a, str>,
+        #[serde(borrow, default)]
+        tool_calls: Option<Vec<&'a RawValue>>,
+        #[serde(borrow, default)]
+        tool_call_id: Option<&'a RawValue>,
+    }
     for raw in &raws {
         let base = raw.get();
-        let m: RawMsg<'_> = serde_json::from_str(base)?;
+        let m: LocatedMsg<'_> = serde_json::from_str(base)?;
         let mut calls = Vec::new();
         for c in m.tool_calls.into_iter().flatten() {
-            calls.push(id_of(c.id, base)?);
+            let call: RawCall<'_> = serde_json::from_str(c.get())?;
+            calls.push(id_of(call.id, c.get(), base)?);
         }
         let answers = match (&*m.role, m.tool_call_id) {
-            ("tool", id) => Some(id_of(id, base)?),
+            ("tool", id) => Some(id_of(id, base, base)?),
             _ => None,
         };
         msgs.push(Msg {

@@ -314,28 +314,46 @@ fn with_renames<'a>(l: &Layout<'a>, i: usize, renames: &Renames) -> Piece<'a> {
     }
     spans.sort_by_key(|(s, _)| s.start);
     let apart = spans.windows(2).all(|w| w[0].0.end <= w[1].0.start);
+    let key = if m.is_tool() { "tool_call_id" } else { "id" };
     if !apart {
-        return Piece::New(replace_overlapping(raw, spans));
+        return Piece::New(replace_overlapping(raw, spans, key));
     }
     let mut text = String::with_capacity(raw.len() + 8 * spans.len());
     let mut at = 0;
     for (span, new) in spans {
         text.push_str(&raw[at..span.start]);
-        text.push_str(&json_string(new));
+        text.push_str(&renamed(raw, &span, key, new));
         at = span.end;
     }
     text.push_str(&raw[at..]);
     Piece::New(text)
 }
 
+/// What replaces `span` of `raw` for the id `new`: the id's JSON string;
+/// for an empty span (an object without the id, just inside its `{`), the
+/// member `key: new` (see `layout::Located`).
+fn renamed(raw: &str, span: &std::ops::Range<usize>, key: &str, new: &str) -> String {
+    if !span.is_empty() {
+        return json_string(new);
+    }
+    let closes = raw[span.start..].trim_start().starts_with('}');
+    let sep = if closes { "" } else { "," };
+    format!("{}:{}{sep}", json_string(key), json_string(new))
+}
+
 /// Spans that overlap (ids of one message never do): replaced one after
 /// the other from the last, as before the one-pass replacement, so that
 /// any body repairs as it did.
-fn replace_overlapping(raw: &str, mut spans: Vec<(std::ops::Range<usize>, &str)>) -> String {
+fn replace_overlapping(
+    raw: &str,
+    mut spans: Vec<(std::ops::Range<usize>, &str)>,
+    key: &str,
+) -> String {
     spans.sort_by_key(|(s, _)| std::cmp::Reverse(s.start));
     let mut text = raw.to_string();
     for (span, new) in spans {
-        text = replace(&text, span, &json_string(new));
+        let with = renamed(&text, &span, key, new);
+        text = replace(&text, span, &with);
     }
     text
 }

@@ -25,8 +25,10 @@ fn item() -> impl Strategy<Value = String> {
         id.clone().prop_map(|i| format!(
             r#"{{"type":"custom_tool_call_output","call_id":"{i}","output":[{{"type":"input_text","text":"t"}}]}}"#
         )),
-        // The built-in client tools (a computer call is left out: repair
-        // cannot make up its screenshot).
+        // The built-in client tools.
+        id.clone().prop_map(|i| format!(
+            r#"{{"type":"computer_call","call_id":"{i}","action":{{"type":"screenshot"}}}}"#
+        )),
         id.clone().prop_map(|i| format!(
             r#"{{"type":"shell_call","call_id":"{i}","action":{{"commands":["ls"]}}}}"#
         )),

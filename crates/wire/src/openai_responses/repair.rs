@@ -12,11 +12,11 @@ use super::{
     view::Parsed,
 };
 use crate::{
-    Change, ChangeKind, DefectKind, Repaired, WireError,
+    Change, ChangeKind, DefectKind, Repaired, WireError, WireErrorKind,
     splice::{
         json_string, replace,
         span::{Piece, array_span, offset_in},
-        utf8,
+        utf8, with_first_member,
     },
 };
 
@@ -111,12 +111,7 @@ pub(crate) fn repair(bytes: &[u8]) -> Result<Repaired<'_>, WireError> {
                     let Role::Call(kind) = s.role else {
                         continue;
                     };
-                    // A computer call's output is a screenshot: none to
-                    // make up, so it stays unanswered.
-                    let Some(item) = error_output(kind, id) else {
-                        continue;
-                    };
-                    pieces.push(Piece::New(item));
+                    pieces.push(Piece::New(error_output(kind, id)));
                     changes.push(Change {
                         kind: ChangeKind::InsertedResult,
                         defect: DefectKind::MissingResult,
@@ -284,29 +279,38 @@ fn removed(i: usize, s: &Slot<'_>, kind: ChangeKind, defect: DefectKind, what: &
     }
 }
 
-/// The item's text with its `call_id` value replaced.
+/// The item's text with its `call_id` value replaced (given, when the
+/// item had none).
 fn with_call_id(raw: &RawValue, id: &str) -> Result<String, WireError> {
     #[derive(Deserialize)]
     struct CallId<'a> {
-        #[serde(borrow)]
-        call_id: &'a RawValue,
+        #[serde(borrow, default)]
+        call_id: Option<&'a RawValue>,
     }
     let item = raw.get();
     let c: CallId<'_> = serde_json::from_str(item)?;
-    let at = offset_in(item, c.call_id.get())?;
+    let Some(call_id) = c.call_id else {
+        return with_first_member(item, "call_id", &json_string(id))
+            .ok_or_else(|| WireError::new(WireErrorKind::Shape, "an input item is not an object"));
+    };
+    let at = offset_in(item, call_id.get())?;
     Ok(replace(
         item,
-        at..at + c.call_id.get().len(),
+        at..at + call_id.get().len(),
         &json_string(id),
     ))
 }
 
+/// A blank screenshot: a PNG of one transparent pixel.
+const BLANK_PNG: &str = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=";
+
 /// An output item of `kind` answering call `id` with the gateway's error
 /// text, in the shape the API takes for that kind (the forms the OpenAI
-/// Agents SDK writes for a rejected call); `None` for a computer call.
-fn error_output(kind: CallKind, id: &str) -> Option<String> {
+/// Agents SDK writes for a rejected call). A computer call's output must
+/// be a screenshot: it gets a blank one, its `status` `incomplete`.
+fn error_output(kind: CallKind, id: &str) -> String {
     let (id, text) = (json_string(id), json_string(&no_result_text()));
-    Some(match kind {
+    match kind {
         CallKind::Function => {
             format!("{{\"type\":\"function_call_output\",\"call_id\":{id},\"output\":{text}}}")
         }
@@ -322,6 +326,8 @@ fn error_output(kind: CallKind, id: &str) -> Option<String> {
         CallKind::ApplyPatch => format!(
             "{{\"type\":\"apply_patch_call_output\",\"call_id\":{id},\"status\":\"failed\",\"output\":{text}}}"
         ),
-        CallKind::Computer => return None,
-    })
+        CallKind::Computer => format!(
+            "{{\"type\":\"computer_call_output\",\"call_id\":{id},\"status\":\"incomplete\",\"output\":{{\"type\":\"computer_screenshot\",\"image_url\":\"{BLANK_PNG}\"}}}}"
+        ),
+    }
 }

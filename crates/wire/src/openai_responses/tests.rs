@@ -667,14 +667,26 @@ fn builtin_calls_without_outputs_are_defects_and_repaired_in_their_own_shapes() 
 }
 
 #[test]
-fn a_computer_call_without_output_is_left_unanswered_by_repair() {
+fn a_computer_call_without_output_gets_a_blank_incomplete_screenshot() {
     let body = r#"{"input":[{"role":"user","content":"go"},
  {"type":"computer_call","call_id":"c","action":{"type":"click","x":1,"y":2}}]}"#;
     let d = crate::validate(Dialect::OpenAiResponses, body.as_bytes()).unwrap();
     assert_eq!(d[0].message, "No tool output found for computer call c.");
-    let r = crate::repair(Dialect::OpenAiResponses, body.as_bytes()).unwrap();
-    assert!(r.changes.is_empty(), "{:?}", r.changes);
-    assert_eq!(&*r.body, body.as_bytes());
+    let (out, changes) = repaired(body);
+    assert_eq!(changes, vec![(ChangeKind::InsertedResult, 1)]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let output = &v["input"][2];
+    assert_eq!(output["type"], "computer_call_output");
+    assert_eq!(output["status"], "incomplete");
+    let url = output["output"]["image_url"].as_str().unwrap();
+    assert!(
+        url.starts_with("data:image/png;base64,iVBORw0KGgo"),
+        "{url}"
+    );
+    // Read back: a failure, by its status.
+    let v = request_view_with(out.as_bytes(), &never).unwrap();
+    assert_eq!(v.results[0].verdict, Verdict::explicit(true));
+    assert_eq!(v.results[0].tool.as_deref(), Some("computer"));
 }
 
 #[test]

@@ -118,6 +118,24 @@ pub(crate) fn rebuild_array(original: &str, old: &[&RawValue], pieces: &[Piece<'
     out
 }
 
+/// The JSON object `object` with `"key": value` (`value` already JSON)
+/// added as its first member: for an id a call lacks, where renaming has
+/// no value to replace. `None` when `object` is not an object.
+pub(crate) fn with_first_member(object: &str, key: &str, value: &str) -> Option<String> {
+    let open = object.find('{')?;
+    if !object[..open].trim().is_empty() {
+        return None;
+    }
+    let empty = object[open + 1..].trim_start().starts_with('}');
+    let sep = if empty { "" } else { "," };
+    let member = format!("{}:{value}{sep}", json_string(key));
+    let mut out = String::with_capacity(object.len() + member.len());
+    out.push_str(&object[..=open]);
+    out.push_str(&member);
+    out.push_str(&object[open + 1..]);
+    Some(out)
+}
+
 /// `base` with the bytes in `span` replaced by `with`.
 pub(crate) fn replace(base: &str, span: Range<usize>, with: &str) -> String {
     let mut out = String::with_capacity(base.len() - span.len() + with.len());
