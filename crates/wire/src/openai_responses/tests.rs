@@ -30,6 +30,25 @@ pub(crate) fn sse_from_chunks(rel: &str, with_event_lines: bool) -> Vec<u8> {
     out.into_bytes()
 }
 
+/// Each result of `v`: call id, tool, content, failed, basis, new.
+type ResultRow<'v> = (&'v str, Option<&'v str>, &'v str, bool, Basis, bool);
+
+fn result_rows<'v>(v: &'v EagerView<'_>) -> Vec<ResultRow<'v>> {
+    (v.results.iter())
+        .map(|r| {
+            let (failed, basis) = (r.verdict.failed, r.verdict.basis);
+            (
+                &*r.call_id,
+                r.tool.as_deref(),
+                &*r.content,
+                failed,
+                basis,
+                r.new,
+            )
+        })
+        .collect()
+}
+
 fn never(_: &str) -> Verdict {
     Verdict::NONE
 }
@@ -79,20 +98,7 @@ fn request_view_reads_calls_results_and_new() {
             ("call_c", "sql", "SELECT 1", 8),
         ]
     );
-    let results: Vec<_> = v
-        .results
-        .iter()
-        .map(|r| {
-            (
-                &*r.call_id,
-                r.tool.as_deref(),
-                &*r.content,
-                r.verdict.failed,
-                r.verdict.basis,
-                r.new,
-            )
-        })
-        .collect();
+    let results = result_rows(&v);
     assert_eq!(
         results,
         vec![
@@ -528,18 +534,8 @@ fn builtin_tool_calls_and_outputs_are_read() {
             ("call_cu1", "computer", r#"{"type":"screenshot"}"#),
         ]
     );
-    let results: Vec<_> = v
-        .results
-        .iter()
-        .map(|r| {
-            (
-                &*r.call_id,
-                r.tool.as_deref(),
-                &*r.content,
-                r.verdict.failed,
-                r.verdict.basis,
-            )
-        })
+    let results: Vec<_> = (result_rows(&v).into_iter())
+        .map(|(id, tool, content, failed, basis, _new)| (id, tool, content, failed, basis))
         .collect();
     assert_eq!(
         results,
