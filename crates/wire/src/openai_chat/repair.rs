@@ -21,7 +21,7 @@ use super::{
 use crate::{
     Change, ChangeKind, DefectKind, Repaired, WireError,
     pairing::{CallSite, Fate, FreshIds, MISSING_RESULT_TEXT, ResultSite, assign},
-    splice::{Piece, json_string, locate, rebuild_array, replace},
+    splice::{Piece, json_string, leading_member, locate, rebuild_array, replace},
 };
 
 pub(crate) fn repair(body: &[u8]) -> Result<Repaired<'_>, WireError> {
@@ -336,9 +336,7 @@ fn renamed(raw: &str, span: &std::ops::Range<usize>, key: &str, new: &str) -> St
     if !span.is_empty() {
         return json_string(new);
     }
-    let closes = raw[span.start..].trim_start().starts_with('}');
-    let sep = if closes { "" } else { "," };
-    format!("{}:{}{sep}", json_string(key), json_string(new))
+    leading_member(&raw[span.start..], key, &json_string(new))
 }
 
 /// Spans that overlap (ids of one message never do): replaced one after

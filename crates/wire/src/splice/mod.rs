@@ -126,14 +126,24 @@ pub(crate) fn with_first_member(object: &str, key: &str, value: &str) -> Option<
     if !object[..open].trim().is_empty() {
         return None;
     }
-    let empty = object[open + 1..].trim_start().starts_with('}');
-    let sep = if empty { "" } else { "," };
-    let member = format!("{}:{value}{sep}", json_string(key));
+    let member = leading_member(&object[open + 1..], key, value);
     let mut out = String::with_capacity(object.len() + member.len());
     out.push_str(&object[..=open]);
     out.push_str(&member);
     out.push_str(&object[open + 1..]);
     Some(out)
+}
+
+/// The text of `"key": value` put first in an object whose members (or
+/// closing `}`) are `rest`: with a comma after it unless the object was
+/// empty.
+pub(crate) fn leading_member(rest: &str, key: &str, value: &str) -> String {
+    let sep = if rest.trim_start().starts_with('}') {
+        ""
+    } else {
+        ","
+    };
+    format!("{}:{value}{sep}", json_string(key))
 }
 
 /// `base` with the bytes in `span` replaced by `with`.
