@@ -240,10 +240,15 @@ fn responses(body: &Value, out: &mut Vec<Turn>) {
                     is_error: Some(s(item, "status").as_deref() == Some("failed")),
                 }]));
             }
-            (Some("local_shell_call_output" | "computer_call_output"), _) => {
+            (Some(kind @ ("local_shell_call_output" | "computer_call_output")), _) => {
                 let output = item.get("output").unwrap_or(&Value::Null);
+                // The API's type for a local shell output names its call by `id`.
+                let id = match s(item, "call_id") {
+                    None if kind == "local_shell_call_output" => s(item, "id"),
+                    id => id,
+                };
                 out.push(Turn::Results(vec![SeenResult {
-                    id: s(item, "call_id"),
+                    id,
                     name: None,
                     text: output
                         .as_str()
@@ -391,17 +396,21 @@ mod tests {
             {"type":"apply_patch_call_output","call_id":"p2","status":"failed","output":"gone.txt: not found"},
             {"type":"local_shell_call","id":"lsh_1","call_id":"l1","status":"completed",
                 "action":{"type":"exec","command":["ls"],"env":{}}},
-            {"type":"local_shell_call_output","call_id":"l1","output":"{\"output\":\"a.txt\"}"}
+            {"type":"local_shell_call_output","id":"l1","output":"{\"output\":\"a.txt\"}"}
         ]});
         let t = turns(Dialect::OpenAiResponses, &r);
         let mut calls = Vec::new();
         let mut results = Vec::new();
+        let mut ids = Vec::new();
         for turn in &t[1..] {
             match turn {
                 Turn::Calls(c) => {
                     calls.extend(c.iter().map(|c| (c.id.clone().unwrap(), c.name.clone())))
                 }
-                Turn::Results(r) => results.extend(r.iter().map(|r| (r.text.clone(), r.is_error))),
+                Turn::Results(r) => {
+                    results.extend(r.iter().map(|r| (r.text.clone(), r.is_error)));
+                    ids.extend(r.iter().map(|r| r.id.clone().unwrap_or_default()));
+                }
                 Turn::User(u) => panic!("{u}"),
             }
         }
@@ -428,5 +437,7 @@ mod tests {
                 (r#"{"output":"a.txt"}"#.to_string(), None),
             ]
         );
+        // The local shell output names its call by `id`, as the API's type has it.
+        assert_eq!(ids, ["c1", "c2", "c3", "p1", "p2", "l1"]);
     }
 }

@@ -81,6 +81,15 @@ const CALLS: [(&str, &str); 6] = [
     ("computer_call", "computer call"),
 ];
 
+/// The call an item names: its `call_id`; a `local_shell_call_output`
+/// without one names it by `id`, as the API's type for it has it.
+fn call_id(item: &Value) -> &str {
+    match text(item, "call_id") {
+        "" if text(item, "type") == "local_shell_call_output" => text(item, "id"),
+        id => id,
+    }
+}
+
 fn kind(item: &Value) -> Kind {
     let ty = text(item, "type");
     let named = |t: &str| CALLS.iter().find(|(call, _)| *call == t).map(|c| c.1);
@@ -109,7 +118,7 @@ fn pairing(body: &Value, items: &[Value]) -> Vec<(usize, String)> {
     let mut open: HashMap<&str, (usize, &str)> = HashMap::new();
     let mut answered: HashSet<&str> = HashSet::new();
     for (k, item) in items.iter().enumerate() {
-        let call_id = text(item, "call_id");
+        let call_id = call_id(item);
         let id = Some(text(item, "id"))
             .filter(|i| !i.is_empty())
             .unwrap_or(call_id);
@@ -228,9 +237,16 @@ mod tests {
         let local = json!({"type": "local_shell_call", "id": "lsh_1", "call_id": "call_l", "status": "completed",
             "action": {"type": "exec", "command": ["ls"], "env": {}}});
         assert_eq!(
-            check(json!([user(), local])).as_deref(),
+            check(json!([user(), local.clone()])).as_deref(),
             Some("No tool output found for local shell call call_l.")
         );
+        // Its output names the call by `id`, as the API's type has it, or by
+        // `call_id`, as the Agents SDK writes it.
+        for named in ["id", "call_id"] {
+            let local_out =
+                json!({"type": "local_shell_call_output", named: "call_l", "output": "{}"});
+            assert_eq!(check(json!([user(), local.clone(), local_out])), None);
+        }
         let computer = json!({"type": "computer_call", "id": "cu_1", "call_id": "call_c", "status": "completed",
             "action": {"type": "screenshot"}, "pending_safety_checks": []});
         assert_eq!(

@@ -115,6 +115,17 @@ impl<'a> Item<'a> {
         }
     }
 
+    /// The call id an item names: its `call_id`; a
+    /// `local_shell_call_output` without one names its call by `id`, as the
+    /// API's type for it has it (the OpenAI Agents SDK sends `call_id`).
+    pub fn call_id(&self) -> Option<&Cow<'a, str>> {
+        match (&self.call_id, self.kind.as_deref()) {
+            (Some(id), _) => Some(id),
+            (None, Some("local_shell_call_output")) => self.id.as_ref(),
+            (None, _) => None,
+        }
+    }
+
     /// A call's tool name: its `name`, or a built-in tool's own.
     pub fn tool_name(&self, kind: CallKind) -> Cow<'a, str> {
         match (kind.builtin_name(), &self.name) {

@@ -24,7 +24,7 @@ impl<'s> Slot<'s> {
     pub fn of(item: &'s Item<'_>) -> Slot<'s> {
         Slot {
             role: item.role(),
-            call_id: item.call_id.as_deref().unwrap_or(""),
+            call_id: item.call_id().map_or("", |id| id.as_ref()),
             item_id: item.id.as_deref(),
             name: item.name.as_deref().unwrap_or(""),
             args: match (&item.arguments, &item.input, item.action.or(item.operation)) {

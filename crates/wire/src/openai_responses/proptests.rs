@@ -38,8 +38,15 @@ fn item() -> impl Strategy<Value = String> {
         id.clone().prop_map(|i| format!(
             r#"{{"type":"shell_call_output","call_id":"{i}","output":[{{"stdout":"","stderr":"e","outcome":{{"type":"exit","exit_code":1}}}}]}}"#
         )),
-        id.prop_map(|i| format!(
+        id.clone().prop_map(|i| format!(
             r#"{{"type":"apply_patch_call_output","call_id":"{i}","status":"completed"}}"#
+        )),
+        id.clone().prop_map(|i| format!(
+            r#"{{"type":"local_shell_call","id":"lsh","call_id":"{i}","action":{{"type":"exec","command":["ls"]}}}}"#
+        )),
+        // A local shell output names its call by `id` in the API's type.
+        id.prop_map(|i| format!(
+            r#"{{"type":"local_shell_call_output","id":"{i}","output":"{{}}"}}"#
         )),
     ]
 }

@@ -591,6 +591,36 @@ fn builtin_tool_calls_and_outputs_are_read() {
     );
 }
 
+/// A `local_shell_call_output` as the API's type writes it names its call
+/// by `id` (the Agents SDK writes `call_id`); any other output's `id` is
+/// its own item id and answers nothing.
+#[test]
+fn a_local_shell_output_names_its_call_by_id() {
+    let body = r#"{"input":[{"role":"user","content":"where am I"},
+ {"type":"local_shell_call","id":"ls_1","call_id":"call_ls1","status":"completed","action":{"type":"exec","command":["pwd"]}},
+ {"type":"local_shell_call_output","id":"call_ls1","output":"{\"output\":\"/work\"}"}]}"#;
+    let v = request_view_with(body.as_bytes(), &never).unwrap();
+    let results: Vec<_> = (result_rows(&v).into_iter())
+        .map(|(id, tool, ..)| (id, tool))
+        .collect();
+    assert_eq!(results, vec![("call_ls1", Some("local_shell"))]);
+    assert!(
+        crate::validate(Dialect::OpenAiResponses, body.as_bytes())
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(super::view::fast_then_serde(body.as_bytes()), Some(Ok(())));
+
+    let other = r#"{"input":[{"role":"user","content":"go"},
+ {"type":"function_call","call_id":"c1","name":"f","arguments":"{}"},
+ {"type":"function_call_output","id":"c1","output":"x"}]}"#;
+    let d = crate::validate(Dialect::OpenAiResponses, other.as_bytes()).unwrap();
+    assert!(
+        d.iter().any(|d| d.call_ids == ["c1"]),
+        "a function_call_output's own id answers nothing: {d:?}"
+    );
+}
+
 #[test]
 fn builtin_calls_without_outputs_are_defects_and_repaired_in_their_own_shapes() {
     let body = r#"{"input":[{"role":"user","content":"go"},

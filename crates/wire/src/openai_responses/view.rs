@@ -148,7 +148,7 @@ fn view_of<'a>(parsed: Parsed<'a>, check: bool) -> crate::Pass<'a> {
                     _ => None,
                 };
                 view.results.push(ResultView {
-                    call_id: item.call_id.unwrap_or(Cow::Borrowed("")),
+                    call_id: item.call_id().cloned().unwrap_or(Cow::Borrowed("")),
                     tool,
                     message_index: index,
                     new: last_assistant.is_none_or(|a| index > a),
