@@ -10,7 +10,7 @@
 
 use std::borrow::Cow;
 
-use super::model::{Body, Input, Item, Text};
+use super::model::{Args, Body, Input, Item};
 use crate::{
     scan::{Bail, Fast, Scanner, Seen},
     splice::Raw,
@@ -94,11 +94,12 @@ fn item<'a>(s: &mut Scanner<'a>) -> Fast<Item<'a>> {
 }
 
 /// `null`, a string, or an array of content parts whose texts are joined
-/// by newlines (see [`Text`]).
-fn text<'a>(s: &mut Scanner<'a>) -> Fast<Option<Text<'a>>> {
+/// by newlines; any other value as its compact JSON text, as serde gives it
+/// (see [`Args`]).
+fn text<'a>(s: &mut Scanner<'a>) -> Fast<Option<Args<'a>>> {
     match s.peek()? {
         b'n' => s.null().map(|_| None),
-        b'"' => s.string().map(|t| Some(Text(t))),
+        b'"' => s.string().map(|t| Some(Args(t))),
         b'[' => {
             let mut out: Option<Cow<'a, str>> = None;
             s.array(|s| {
@@ -117,8 +118,11 @@ fn text<'a>(s: &mut Scanner<'a>) -> Fast<Option<Text<'a>>> {
                 }
                 Ok(())
             })?;
-            Ok(Some(Text(out.unwrap_or(Cow::Borrowed("")))))
+            Ok(Some(Args(out.unwrap_or(Cow::Borrowed("")))))
         }
-        _ => Err(Bail),
+        _ => {
+            let v: serde_json::Value = serde_json::from_str(s.raw()?).map_err(|_| Bail)?;
+            Ok(Some(Args(Cow::Owned(v.to_string()))))
+        }
     }
 }

@@ -58,9 +58,9 @@ pub(super) struct Item<'a> {
     #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
     pub name: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
-    pub arguments: Option<Text<'a>>,
+    pub arguments: Option<Args<'a>>,
     #[serde(borrow, default)]
-    pub input: Option<Text<'a>>,
+    pub input: Option<Args<'a>>,
     /// Raw: decoded only when the result is read (a string or content
     /// parts, see [`Text`]).
     #[serde(borrow, default)]
@@ -148,53 +148,108 @@ impl<'a> Item<'a> {
 }
 
 /// Text that may come as a string or an array of content parts (text
-/// parts joined by newlines; other parts skipped).
+/// parts joined by newlines; other parts skipped): an output's `output`.
+/// Any other value is an error (of that result only: outputs are decoded
+/// when read).
 #[derive(Debug, Default)]
 pub(super) struct Text<'a>(pub Cow<'a, str>);
 
+/// A call's `arguments` or `input`: as [`Text`], or any other value as its
+/// compact JSON text. A `tool_search_call`'s `arguments` are an object,
+/// and one such item must not make the whole body unreadable.
+#[derive(Debug, Default)]
+pub(super) struct Args<'a>(pub Cow<'a, str>);
+
 impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<'a>(std::marker::PhantomData<&'a ()>);
-        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
-            type Value = Text<'a>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a string or an array of content parts")
-            }
-            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
-                Ok(Text(Cow::Borrowed(v)))
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(Text(Cow::Owned(v.to_owned())))
-            }
-            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
-                Ok(Text(Cow::Owned(v)))
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-                Ok(Text(Cow::Borrowed("")))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-                #[derive(Deserialize)]
-                struct Part<'a> {
-                    #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
-                    text: Option<Cow<'a, str>>,
-                }
-                let mut out: Option<Cow<'a, str>> = None;
-                while let Some(part) = seq.next_element::<Part<'de>>()? {
-                    let Some(t) = part.text else { continue };
-                    out = Some(match out {
-                        None => t,
-                        Some(prev) => {
-                            let mut s = prev.into_owned();
-                            s.push('\n');
-                            s.push_str(&t);
-                            Cow::Owned(s)
-                        }
-                    });
-                }
-                Ok(Text(out.unwrap_or(Cow::Borrowed(""))))
-            }
+        d.deserialize_any(TextVisitor::<false>(std::marker::PhantomData))
+            .map(Text)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Args<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(TextVisitor::<true>(std::marker::PhantomData))
+            .map(Args)
+    }
+}
+
+/// Reads [`Text`]; with `ANY`, [`Args`].
+struct TextVisitor<'a, const ANY: bool>(std::marker::PhantomData<&'a ()>);
+
+impl<'a, const ANY: bool> TextVisitor<'a, ANY> {
+    /// Any other value's JSON text, when `ANY`.
+    fn json<E: de::Error>(
+        v: serde_json::Value,
+        what: de::Unexpected<'_>,
+    ) -> Result<Cow<'a, str>, E> {
+        if ANY {
+            Ok(Cow::Owned(v.to_string()))
+        } else {
+            Err(E::invalid_type(
+                what,
+                &"a string or an array of content parts",
+            ))
         }
-        d.deserialize_any(V(std::marker::PhantomData))
+    }
+}
+
+impl<'de: 'a, 'a, const ANY: bool> Visitor<'de> for TextVisitor<'a, ANY> {
+    type Value = Cow<'a, str>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string or an array of content parts")
+    }
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(Cow::Borrowed(v))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Cow::Owned(v.to_owned()))
+    }
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+        Ok(Cow::Owned(v))
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(Cow::Borrowed(""))
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
+        Self::json(v.into(), de::Unexpected::Bool(v))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+        Self::json(v.into(), de::Unexpected::Signed(v))
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+        Self::json(v.into(), de::Unexpected::Unsigned(v))
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+        Self::json(v.into(), de::Unexpected::Float(v))
+    }
+    fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        if !ANY {
+            return Err(de::Error::invalid_type(de::Unexpected::Map, &self));
+        }
+        let v = serde_json::Value::deserialize(de::value::MapAccessDeserializer::new(map))?;
+        Self::json(v, de::Unexpected::Map)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        #[derive(Deserialize)]
+        struct Part<'a> {
+            #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
+            text: Option<Cow<'a, str>>,
+        }
+        let mut out: Option<Cow<'a, str>> = None;
+        while let Some(part) = seq.next_element::<Part<'de>>()? {
+            let Some(t) = part.text else { continue };
+            out = Some(match out {
+                None => t,
+                Some(prev) => {
+                    let mut s = prev.into_owned();
+                    s.push('\n');
+                    s.push_str(&t);
+                    Cow::Owned(s)
+                }
+            });
+        }
+        Ok(out.unwrap_or(Cow::Borrowed("")))
     }
 }
 

@@ -7,16 +7,17 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use toolwarden_core::ToolCall;
 
-use super::model::CallKind;
+use super::model::{Args, CallKind};
 use crate::{ResponseView, Usage, WireError, splice::Raw};
 
 /// An output item (in the body's `output`, or a stream's
 /// `response.output_item.*` event): a call when it has a [`CallItem::call_kind`].
 ///
 /// Declared once, for the body and the stream. Not the request side's
-/// `model::Item`: output items carry `arguments` / `input` as plain strings
-/// (an input item's may be content parts, `model::Text`) and none of
-/// `role`, `output`, `status`, which `Item` reads for pairing.
+/// `model::Item`: output items carry none of `role`, `output`, `status`,
+/// which `Item` reads for pairing. Their `arguments` are read as
+/// [`Args`]: a string for calls, but an object in a `tool_search_call`
+/// (which must not make the whole body unreadable).
 #[derive(Deserialize)]
 pub(super) struct CallItem<'a> {
     #[serde(
@@ -32,8 +33,8 @@ pub(super) struct CallItem<'a> {
     pub call_id: Option<Cow<'a, str>>,
     #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
     pub name: Option<Cow<'a, str>>,
-    #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
-    pub arguments: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub arguments: Option<Args<'a>>,
     #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
     pub input: Option<Cow<'a, str>>,
     /// A built-in `shell`, `local_shell` or `computer` call's arguments.
@@ -66,8 +67,7 @@ impl<'a> CallItem<'a> {
     /// The arguments: `arguments`, a custom tool's `input`, a built-in's
     /// `action` or `operation` as JSON text.
     pub fn take_arguments(&mut self) -> Option<Cow<'a, str>> {
-        self.arguments
-            .take()
+        (self.arguments.take().map(|t| t.0))
             .or_else(|| self.input.take())
             .or_else(|| self.action.or(self.operation).map(|r| Cow::Borrowed(r.0)))
     }
