@@ -24,6 +24,12 @@ pub enum CallKind {
     /// `computer_call` / `computer_call_output`: the built-in computer-use
     /// tool.
     Computer,
+    /// `tool_search_call` / `tool_search_output` run by the client
+    /// (`execution: "client"`: a `tool_search` tool the client executes,
+    /// such as the AI SDK's `openai.tool_search` with its own search); the
+    /// provider's own tool search is a hosted tool, not a call here
+    /// ([`CallKind::of_tool_search`]).
+    ToolSearch,
 }
 
 impl CallKind {
@@ -37,6 +43,7 @@ impl CallKind {
             CallKind::LocalShell => "local_shell_call_output",
             CallKind::ApplyPatch => "apply_patch_call_output",
             CallKind::Computer => "computer_call_output",
+            CallKind::ToolSearch => "tool_search_output",
         }
     }
 
@@ -58,6 +65,28 @@ impl CallKind {
         CallKind::of_call(kind.strip_suffix("_output")?)
     }
 
+    /// A tool search item the client runs: `Some(false)` for its
+    /// `tool_search_call`, `Some(true)` for its `tool_search_output`;
+    /// `None` for any other item, and for the provider's own search
+    /// (`execution: "server"`). Without `execution`, a `call_id` says the
+    /// client runs it: the provider's items have none.
+    pub(crate) fn of_tool_search(
+        kind: &str,
+        execution: Option<&str>,
+        call_id: Option<&str>,
+    ) -> Option<bool> {
+        let output = match kind {
+            "tool_search_call" => false,
+            "tool_search_output" => true,
+            _ => return None,
+        };
+        let client = match execution {
+            Some(e) => e == "client",
+            None => call_id.is_some_and(|id| !id.is_empty()),
+        };
+        client.then_some(output)
+    }
+
     /// The built-in tool's name, which its calls do not carry (`None` for
     /// function and custom tools, whose calls name them).
     pub(crate) fn builtin_name(self) -> Option<&'static str> {
@@ -67,6 +96,7 @@ impl CallKind {
             CallKind::LocalShell => Some("local_shell"),
             CallKind::ApplyPatch => Some("apply_patch"),
             CallKind::Computer => Some("computer"),
+            CallKind::ToolSearch => Some("tool_search"),
         }
     }
 
@@ -80,6 +110,7 @@ impl CallKind {
             CallKind::LocalShell => "local shell call",
             CallKind::ApplyPatch => "apply patch call",
             CallKind::Computer => "computer call",
+            CallKind::ToolSearch => "tool search call",
         }
     }
 }

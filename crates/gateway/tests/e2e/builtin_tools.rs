@@ -4,7 +4,9 @@
 //! result's failure read from its own flag (a shell command's exit code or
 //! timeout, a patch's status), and the history resent in the next request
 //! counts once. An unanswered shell call is repaired with a
-//! `shell_call_output`.
+//! `shell_call_output`. Tool search items (the provider's own, whose
+//! `arguments` are an object, and one the client runs) are read: the
+//! client's search is the tool `tool_search`.
 
 use serde_json::{Value, json};
 use toolwarden_gateway::RepairMode;
@@ -139,4 +141,51 @@ async fn an_unanswered_shell_call_is_repaired_with_a_shell_output() {
     assert_eq!(output["output"][0]["outcome"]["exit_code"], 1);
     let stats = h.finish().await;
     assert_eq!(stats.repairs.len(), 1, "{:?}", stats.repairs);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tool_search_items_are_read_and_a_client_search_is_a_call() {
+    let mut h = Harness::start().await;
+    let tools = json!([{"type": "tool_search", "execution": "client",
+        "parameters": {"type": "object", "properties": {"query": {"type": "string"}}}}]);
+    let input = json!([
+        {"role": "user", "content": "what is the weather, and then a stock price"},
+        {"type": "tool_search_call", "id": "ts_0", "execution": "server", "call_id": null,
+            "status": "completed", "arguments": {"query": "weather"}},
+        {"type": "tool_search_output", "id": "tso_0", "execution": "server", "call_id": null,
+            "status": "completed", "tools": [{"type": "function", "name": "get_weather", "parameters": {}}]},
+        {"type": "function_call", "id": "fc_1", "call_id": "call_w", "name": "get_weather", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "call_w", "output": "sunny"},
+        {"type": "tool_search_call", "id": "ts_1", "execution": "client", "call_id": "call_ts",
+            "status": "completed", "arguments": {"query": "stock"}},
+        {"type": "tool_search_output", "execution": "client", "call_id": "call_ts",
+            "status": "completed", "tools": []}
+    ]);
+    let body = json!({"model": "gpt-5.5", "store": false, "tools": tools, "input": input});
+    let r = send(&h, &body).await;
+    let answer = r.json();
+    let mock_calls = function_calls(&answer);
+    let output = answer["output"].as_array().map_or(&[][..], Vec::as_slice);
+    let mock_weather = (output.iter())
+        .filter(|i| i["type"] == "function_call" && i["name"] == "get_weather")
+        .count() as u64;
+    let results = |m: &str, tool| metric(m, "toolwarden_tool_results_total", &[("tool", tool)]);
+    let expected = |m: &str| results(m, "get_weather") == 1.0 && results(m, "tool_search") == 1.0;
+    let m = h.metrics_when(expected).await;
+    assert!(expected(&m), "{m}");
+    assert_eq!(
+        metric(&m, "toolwarden_unparsed_requests_total", &[]),
+        0.0,
+        "{m}"
+    );
+    let stats = h.finish().await;
+    let tools: Vec<(&str, u64)> = (stats.tools.iter())
+        .map(|t| (t.tool.as_str(), t.calls))
+        .collect();
+    assert!(
+        tools.contains(&("get_weather", 1 + mock_weather)),
+        "{tools:?}"
+    );
+    assert!(tools.contains(&("tool_search", 1)), "{tools:?}");
+    assert_eq!(stats.totals.calls, 2 + mock_calls, "{:?}", stats.totals);
 }

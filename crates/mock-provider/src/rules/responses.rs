@@ -92,6 +92,17 @@ fn call_id(item: &Value) -> &str {
 
 fn kind(item: &Value) -> Kind {
     let ty = text(item, "type");
+    // A tool search the client runs (`execution: "client"`, or a
+    // `call_id` without it); the provider's own answers itself.
+    let client = match item.get("execution").and_then(Value::as_str) {
+        Some(e) => e == "client",
+        None => !text(item, "call_id").is_empty(),
+    };
+    match ty {
+        "tool_search_call" if client => return Kind::Call("tool search call"),
+        "tool_search_output" if client => return Kind::Output("tool search call"),
+        _ => {}
+    }
     let named = |t: &str| CALLS.iter().find(|(call, _)| *call == t).map(|c| c.1);
     if let Some(what) = named(ty) {
         return Kind::Call(what);
@@ -240,6 +251,18 @@ mod tests {
             check(json!([user(), local.clone()])).as_deref(),
             Some("No tool output found for local shell call call_l.")
         );
+        let search = json!({"type": "tool_search_call", "id": "ts_1", "execution": "client",
+            "call_id": "call_t", "status": "completed", "arguments": {"query": "weather"}});
+        let search_out = json!({"type": "tool_search_output", "execution": "client",
+            "call_id": "call_t", "status": "completed", "tools": []});
+        assert_eq!(check(json!([user(), search.clone(), search_out])), None);
+        assert_eq!(
+            check(json!([user(), search])).as_deref(),
+            Some("No tool output found for tool search call call_t.")
+        );
+        let hosted = json!({"type": "tool_search_call", "id": "ts_2", "execution": "server",
+            "call_id": null, "status": "completed", "arguments": {"query": "weather"}});
+        assert_eq!(check(json!([user(), hosted])), None);
         // Its output names the call by `id`, as the API's type has it, or by
         // `call_id`, as the Agents SDK writes it.
         for named in ["id", "call_id"] {

@@ -86,6 +86,7 @@ fn item<'a>(s: &mut Scanner<'a>) -> Fast<Item<'a>> {
             "status" => it.status = seen.once(8, s.opt_string())?,
             "action" => it.action = seen.once(9, s.opt_raw())?.map(Raw),
             "operation" => it.operation = seen.once(10, s.opt_raw())?.map(Raw),
+            "execution" => it.execution = seen.once(11, s.opt_string())?,
             _ => s.skip()?,
         }
         Ok(())

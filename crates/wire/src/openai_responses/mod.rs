@@ -35,6 +35,8 @@ mod view;
 mod proptests;
 #[cfg(test)]
 pub(crate) mod tests;
+#[cfg(test)]
+mod tool_search_tests;
 
 pub use crate::call_kind::CallKind;
 pub use stream::StreamState;

@@ -73,6 +73,9 @@ pub(super) struct Item<'a> {
     /// A built-in `apply_patch` call's arguments.
     #[serde(borrow, default)]
     pub operation: Option<Raw<'a>>,
+    /// A tool search's: `client` or `server` (see [`CallKind::of_tool_search`]).
+    #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
+    pub execution: Option<Cow<'a, str>>,
 }
 
 /// What an item is, for pairing.
@@ -106,9 +109,17 @@ impl<'a> Item<'a> {
         if let Some(output) = CallKind::of_output(k) {
             return Role::Output(output);
         }
+        match CallKind::of_tool_search(k, self.execution.as_deref(), self.call_id.as_deref()) {
+            Some(false) => return Role::Call(CallKind::ToolSearch),
+            Some(true) => return Role::Output(CallKind::ToolSearch),
+            None => {}
+        }
         match k {
             "item_reference" => Role::Reference,
-            "reasoning" | "mcp_list_tools" | "mcp_approval_request" => Role::Assistant,
+            // The provider's own tool search answers itself in its turn.
+            "reasoning" | "mcp_list_tools" | "mcp_approval_request" | "tool_search_output" => {
+                Role::Assistant
+            }
             _ if k.ends_with("_call") => Role::Assistant,
             _ if self.role.as_deref() == Some("assistant") => Role::Assistant,
             _ => Role::Other,

@@ -44,6 +44,14 @@ fn item() -> impl Strategy<Value = String> {
         id.clone().prop_map(|i| format!(
             r#"{{"type":"local_shell_call","id":"lsh","call_id":"{i}","action":{{"type":"exec","command":["ls"]}}}}"#
         )),
+        // A tool search the client runs, and the provider's own.
+        id.clone().prop_map(|i| format!(
+            r#"{{"type":"tool_search_call","execution":"client","call_id":"{i}","arguments":{{"q":"x"}}}}"#
+        )),
+        id.clone().prop_map(|i| format!(
+            r#"{{"type":"tool_search_output","execution":"client","call_id":"{i}","tools":[]}}"#
+        )),
+        Just(r#"{"type":"tool_search_call","execution":"server","call_id":null,"arguments":{"q":"x"}}"#.to_owned()),
         // A local shell output names its call by `id` in the API's type.
         id.prop_map(|i| format!(
             r#"{{"type":"local_shell_call_output","id":"{i}","output":"{{}}"}}"#

@@ -33,7 +33,10 @@ pub(crate) fn render_answers(
 ///   `stderr` and `exit_code` gives them, any other output is the
 ///   `stdout` of exit code 0, a failure the `stderr` of exit code 1;
 /// - `apply_patch`: the text, with `status` `failed` for a failure;
-/// - `computer`: the text is the screenshot's `image_url`.
+/// - `computer`: the text is the screenshot's `image_url`;
+/// - a client tool search: the tools it loaded, a tool's output `{"tools":
+///   [...]}` or an array; none for a failure or any other output, which
+///   is then `incomplete`.
 fn render(o: &ToolOutcome, kind: CallKind) -> Value {
     let failed = o.error.is_some();
     match kind {
@@ -58,6 +61,21 @@ fn render(o: &ToolOutcome, kind: CallKind) -> Value {
             "call_id": o.call_id,
             "output": {"type": "computer_screenshot", "image_url": o.model_text()},
         }),
+        CallKind::ToolSearch => {
+            let tools = match &o.output {
+                _ if failed => None,
+                Some(Value::Object(m)) => m.get("tools").filter(|t| t.is_array()),
+                Some(tools @ Value::Array(_)) => Some(tools),
+                _ => None,
+            };
+            json!({
+                "type": kind.output_type(),
+                "execution": "client",
+                "call_id": o.call_id,
+                "status": if tools.is_some() { "completed" } else { "incomplete" },
+                "tools": tools.cloned().unwrap_or_else(|| json!([])),
+            })
+        }
     }
 }
 

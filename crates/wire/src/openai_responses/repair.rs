@@ -307,7 +307,8 @@ const BLANK_PNG: &str = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABC
 /// An output item of `kind` answering call `id` with the gateway's error
 /// text, in the shape the API takes for that kind (the forms the OpenAI
 /// Agents SDK writes for a rejected call). A computer call's output must
-/// be a screenshot: it gets a blank one, its `status` `incomplete`.
+/// be a screenshot: it gets a blank one, its `status` `incomplete`; a
+/// client tool search's lists the tools it loaded: none, `incomplete`.
 fn error_output(kind: CallKind, id: &str) -> String {
     let (id, text) = (json_string(id), json_string(&no_result_text()));
     match kind {
@@ -328,6 +329,9 @@ fn error_output(kind: CallKind, id: &str) -> String {
         ),
         CallKind::Computer => format!(
             "{{\"type\":\"computer_call_output\",\"call_id\":{id},\"status\":\"incomplete\",\"output\":{{\"type\":\"computer_screenshot\",\"image_url\":\"{BLANK_PNG}\"}}}}"
+        ), // A tool search's output lists the tools it loaded: none.
+        CallKind::ToolSearch => format!(
+            "{{\"type\":\"tool_search_output\",\"execution\":\"client\",\"call_id\":{id},\"status\":\"incomplete\",\"tools\":[]}}"
         ),
     }
 }

@@ -43,6 +43,9 @@ pub(super) struct CallItem<'a> {
     /// A built-in `apply_patch` call's arguments.
     #[serde(borrow, default)]
     pub operation: Option<Raw<'a>>,
+    /// A tool search's: `client` or `server`.
+    #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
+    pub execution: Option<Cow<'a, str>>,
 }
 
 impl<'a> CallItem<'a> {
@@ -50,7 +53,12 @@ impl<'a> CallItem<'a> {
     /// or built-in tool's); `None` for anything else, hosted tools' calls
     /// included.
     pub fn call_kind(&self) -> Option<CallKind> {
-        CallKind::of_call(self.kind.as_deref()?)
+        let kind = self.kind.as_deref()?;
+        CallKind::of_call(kind).or_else(|| {
+            let search =
+                CallKind::of_tool_search(kind, self.execution.as_deref(), self.call_id.as_deref());
+            (search == Some(false)).then_some(CallKind::ToolSearch)
+        })
     }
 
     /// The tool's name: `name`, or a built-in tool's own.

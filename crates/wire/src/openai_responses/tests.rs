@@ -5,7 +5,7 @@ use toolwarden_core::{Basis, ErrorKind, ToolCall, ToolFailure, ToolOutcome, Verd
 
 use crate::testutil::{EagerView, eager_view};
 
-fn request_view_with<'a>(
+pub(super) fn request_view_with<'a>(
     b: &'a [u8],
     judge: crate::text::Judge<'_>,
 ) -> Result<EagerView<'a>, crate::WireError> {
@@ -31,9 +31,9 @@ pub(crate) fn sse_from_chunks(rel: &str, with_event_lines: bool) -> Vec<u8> {
 }
 
 /// Each result of `v`: call id, tool, content, failed, basis, new.
-type ResultRow<'v> = (&'v str, Option<&'v str>, &'v str, bool, Basis, bool);
+pub(super) type ResultRow<'v> = (&'v str, Option<&'v str>, &'v str, bool, Basis, bool);
 
-fn result_rows<'v>(v: &'v EagerView<'_>) -> Vec<ResultRow<'v>> {
+pub(super) fn result_rows<'v>(v: &'v EagerView<'_>) -> Vec<ResultRow<'v>> {
     (v.results.iter())
         .map(|r| {
             let (failed, basis) = (r.verdict.failed, r.verdict.basis);
@@ -49,7 +49,7 @@ fn result_rows<'v>(v: &'v EagerView<'_>) -> Vec<ResultRow<'v>> {
         .collect()
 }
 
-fn never(_: &str) -> Verdict {
+pub(super) fn never(_: &str) -> Verdict {
     Verdict::NONE
 }
 
@@ -221,7 +221,7 @@ fn validation_uses_openai_texts() {
     );
 }
 
-fn repaired(body: &str) -> (String, Vec<(ChangeKind, usize)>) {
+pub(super) fn repaired(body: &str) -> (String, Vec<(ChangeKind, usize)>) {
     let r = crate::repair(Dialect::OpenAiResponses, body.as_bytes()).unwrap();
     let out = String::from_utf8(r.body.into_owned()).unwrap();
     assert!(
@@ -330,7 +330,7 @@ fn bad_input_is_a_clear_error() {
     }
 }
 
-fn stream(bytes: &[u8], split: usize) -> crate::ResponseView {
+pub(super) fn stream(bytes: &[u8], split: usize) -> crate::ResponseView {
     let mut p = StreamParser::new(Dialect::OpenAiResponses);
     for chunk in bytes.chunks(split.max(1)) {
         p.feed(chunk);
@@ -453,56 +453,6 @@ fn response_view_reads_a_body() {
     );
     assert_eq!(v.stop_reason.as_deref(), Some("completed"));
     assert_eq!(v.id.as_deref(), Some("resp_1"));
-}
-
-/// A tool search's items (the hosted `tool_search` tool, or the AI SDK's
-/// `openai.tool_search`) carry `arguments` as an object: a body, a
-/// response or a stream holding one is still read, its function calls
-/// and outputs recorded. (It made the whole body unreadable.)
-#[test]
-fn tool_search_items_do_not_make_a_body_unreadable() {
-    let request = r#"{"model":"gpt-5.5","input":[{"role":"user","content":"find a tool"},
- {"type":"tool_search_call","id":"ts_1","execution":"server","call_id":null,"status":"completed","arguments":{"query":"weather"}},
- {"type":"tool_search_output","id":"tso_1","execution":"server","call_id":null,"status":"completed","tools":[{"type":"function","name":"get_weather","parameters":{}}]},
- {"type":"function_call","call_id":"c1","name":"get_weather","arguments":"{}"},
- {"type":"function_call_output","call_id":"c1","output":"sunny"}]}"#;
-    let v = request_view_with(request.as_bytes(), &never).unwrap();
-    assert_eq!(v.calls.len(), 1);
-    assert_eq!(&*v.calls[0].name, "get_weather");
-    let results: Vec<_> = (result_rows(&v).into_iter())
-        .map(|(id, tool, content, ..)| (id, tool, content))
-        .collect();
-    assert_eq!(results, vec![("c1", Some("get_weather"), "sunny")]);
-    assert!(
-        crate::validate(Dialect::OpenAiResponses, request.as_bytes())
-            .unwrap()
-            .is_empty()
-    );
-    assert_eq!(
-        super::view::fast_then_serde(request.as_bytes()),
-        Some(Ok(()))
-    );
-
-    let search = r#"{"type":"tool_search_call","id":"ts_1","execution":"server","call_id":null,"status":"completed","arguments":{"query":"weather"}}"#;
-    let call = r#"{"type":"function_call","id":"fc_1","call_id":"c1","name":"get_weather","arguments":"{}"}"#;
-    let body = format!(
-        r#"{{"id":"resp_1","status":"completed","model":"gpt-5.5","output":[{search},{call}]}}"#
-    );
-    let v = crate::response_view(Dialect::OpenAiResponses, body.as_bytes()).unwrap();
-    let calls: Vec<_> = v.calls.iter().map(|c| (&*c.id, &*c.name)).collect();
-    assert_eq!(calls, vec![("c1", "get_weather")]);
-
-    let mut sse = String::new();
-    for (i, item) in [search, call].into_iter().enumerate() {
-        for kind in ["added", "done"] {
-            sse.push_str(&format!(
-                "data: {{\"type\":\"response.output_item.{kind}\",\"output_index\":{i},\"item\":{item}}}\n\n"
-            ));
-        }
-    }
-    let v = stream(sse.as_bytes(), 7);
-    let calls: Vec<_> = v.calls.iter().map(|c| (&*c.id, &*c.name)).collect();
-    assert_eq!(calls, vec![("c1", "get_weather")]);
 }
 
 #[test]
