@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use serde::Serialize;
 use toolwarden_core::ToolCall;
 
-use crate::raw_result::RawResult;
+use crate::{Dialect, raw_result::RawResult};
 
 /// Every tool call and tool result of one request body, in order.
 #[derive(Debug, Clone, Default)]
@@ -103,6 +103,11 @@ pub struct ResponseView {
     pub usage: Usage,
     /// `stop_reason` / `finish_reason` / `status`.
     pub stop_reason: Option<String>,
+    /// Responses only: why a response's `status` is `incomplete`, its
+    /// `incomplete_details.reason` (`max_output_tokens`,
+    /// `content_filter`). See [`hit_token_limit`](Self::hit_token_limit).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub incomplete_reason: Option<String>,
     /// An error the provider reported in the body or stream, if any.
     pub error: Option<String>,
     /// The HTTP status an error event names for a response that has none
@@ -138,6 +143,30 @@ impl ResponseView {
             .filter(|(i, _)| self.server_calls.binary_search(i).is_err())
             .map(|(_, call)| call)
     }
+
+    /// Whether the model's output stopped because it reached its token
+    /// limit, read as `dialect` says it: Anthropic `stop_reason`
+    /// `max_tokens` (or `model_context_window_exceeded`), Chat
+    /// `finish_reason` `length`, Responses `status` `incomplete` with
+    /// `incomplete_details.reason` `max_output_tokens`, Gemini
+    /// `finishReason` `MAX_TOKENS`, Bedrock Converse `stopReason`
+    /// `max_tokens` (or `model_context_window_exceeded`). The output was
+    /// cut where the limit fell: its last call may have only part of its
+    /// arguments.
+    pub fn hit_token_limit(&self, dialect: Dialect) -> bool {
+        let stop = self.stop_reason.as_deref();
+        match dialect {
+            Dialect::Anthropic | Dialect::BedrockConverse => {
+                matches!(stop, Some("max_tokens" | "model_context_window_exceeded"))
+            }
+            Dialect::OpenAiChat => stop == Some("length"),
+            Dialect::OpenAiResponses => {
+                stop == Some("incomplete")
+                    && self.incomplete_reason.as_deref() == Some("max_output_tokens")
+            }
+            Dialect::Gemini => stop == Some("MAX_TOKENS"),
+        }
+    }
 }
 
 /// The message after which a request's results are new: the last assistant
@@ -161,7 +190,7 @@ pub(crate) fn new_after(
 mod tests {
     use serde_json::json;
 
-    use crate::{Dialect, request_view};
+    use crate::{Dialect, StreamParser, request_view, response_view};
 
     fn new_results(dialect: Dialect, body: serde_json::Value) -> Vec<(String, bool)> {
         let bytes = serde_json::to_vec(&body).unwrap();
@@ -252,5 +281,58 @@ mod tests {
             new_results(Dialect::OpenAiResponses, body),
             [("call_A".into(), false), ("call_B".into(), true)]
         );
+    }
+
+    /// Each dialect's token-limit stop, in a whole body and (Responses,
+    /// where the reason is a field of its own) in a stream; other stops,
+    /// and a Responses turn cut by its content filter, are not one.
+    #[test]
+    fn a_token_limit_stop_is_read_in_every_dialect() {
+        let hit = |dialect: Dialect, body: serde_json::Value| {
+            let bytes = serde_json::to_vec(&body).unwrap();
+            response_view(dialect, &bytes)
+                .unwrap()
+                .hit_token_limit(dialect)
+        };
+        let anthropic = |stop: &str| json!({"type": "message", "role": "assistant", "content": [], "stop_reason": stop});
+        assert!(hit(Dialect::Anthropic, anthropic("max_tokens")));
+        assert!(hit(
+            Dialect::Anthropic,
+            anthropic("model_context_window_exceeded")
+        ));
+        assert!(!hit(Dialect::Anthropic, anthropic("tool_use")));
+        let chat = |finish: &str| {
+            json!({"object": "chat.completion", "choices": [
+            {"index": 0, "finish_reason": finish, "message": {"role": "assistant", "content": "x"}}]})
+        };
+        assert!(hit(Dialect::OpenAiChat, chat("length")));
+        assert!(!hit(Dialect::OpenAiChat, chat("tool_calls")));
+        let responses = |reason: &str| {
+            json!({"object": "response", "status": "incomplete",
+            "incomplete_details": {"reason": reason}, "output": []})
+        };
+        assert!(hit(
+            Dialect::OpenAiResponses,
+            responses("max_output_tokens")
+        ));
+        assert!(!hit(Dialect::OpenAiResponses, responses("content_filter")));
+        let gemini = |finish: &str| {
+            json!({"candidates": [{"finishReason": finish,
+            "content": {"role": "model", "parts": [{"text": "x"}]}}]})
+        };
+        assert!(hit(Dialect::Gemini, gemini("MAX_TOKENS")));
+        assert!(!hit(Dialect::Gemini, gemini("STOP")));
+        let converse = |stop: &str| json!({"output": {"message": {"role": "assistant", "content": []}}, "stopReason": stop});
+        assert!(hit(Dialect::BedrockConverse, converse("max_tokens")));
+        assert!(!hit(Dialect::BedrockConverse, converse("end_turn")));
+        // The stop reasons are the dialect's own: Chat's `length` is not
+        // Anthropic's.
+        assert!(!hit(Dialect::Anthropic, anthropic("length")));
+
+        let mut parser = StreamParser::new(Dialect::OpenAiResponses);
+        parser.feed(b"event: response.incomplete\ndata: {\"type\":\"response.incomplete\",\"response\":{\"id\":\"resp_1\",\"status\":\"incomplete\",\"incomplete_details\":{\"reason\":\"max_output_tokens\"},\"output\":[]}}\n\n");
+        let view = parser.finish();
+        assert_eq!(view.incomplete_reason.as_deref(), Some("max_output_tokens"));
+        assert!(view.hit_token_limit(Dialect::OpenAiResponses));
     }
 }

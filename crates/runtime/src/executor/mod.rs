@@ -12,6 +12,7 @@ mod attempt;
 mod batch;
 mod report;
 mod step;
+mod token_limit;
 
 use std::{
     panic::AssertUnwindSafe,

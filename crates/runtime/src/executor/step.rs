@@ -10,7 +10,7 @@ use toolwarden_wire::{
     Dialect, ResponseView, StreamParser, WireError, eventstream::EventStreamErrorKind,
 };
 
-use super::Executor;
+use super::{Executor, token_limit};
 use crate::{Context, FatalError};
 
 /// What one step produced. Read it; only [`Executor::step`] and
@@ -19,6 +19,7 @@ use crate::{Context, FatalError};
 /// ```compile_fail
 /// let _ = toolwarden_runtime::StepResult {
 ///     calls: vec![], outcomes: vec![], messages: vec![], fatal: None,
+///     hit_token_limit: false,
 /// };
 /// ```
 #[derive(Debug, Clone)]
@@ -36,6 +37,18 @@ pub struct StepResult {
     /// Set when a call failed fatally: the run must stop, and this says
     /// why. The messages still hold one result per call.
     pub fatal: Option<FatalError>,
+    /// The model's output stopped at its token limit
+    /// ([`ResponseView::hit_token_limit`]: Anthropic and Bedrock
+    /// `max_tokens`, Chat `length`, Responses `incomplete` for
+    /// `max_output_tokens`, Gemini `MAX_TOKENS`): the turn was cut where
+    /// the limit fell. The calls before the last were written whole and
+    /// ran; the last call, whose arguments may be cut (even when what is
+    /// left parses), was not run: its outcome is an `invalid_arguments`
+    /// failure with code `cut_by_token_limit` that tells the model to
+    /// make the call again, shorter. A turn without calls is
+    /// [`final`](Self::is_final) but its text is cut: raise the limit, or
+    /// ask the model to go on.
+    pub hit_token_limit: bool,
     /// The response as the wire layer read it: id, model, token usage,
     /// stop reason, and every call, server tools included. For
     /// [`Executor::step_stream`] the one place these are left, since the
@@ -155,6 +168,10 @@ impl Executor {
     /// dialect's response, the provider's error body, an SSE stream) is a
     /// [`StepError`] ([`StepErrorKind::Unreadable`]), never a final step
     /// without calls.
+    ///
+    /// A turn the model's output token limit cut is a step, with
+    /// [`StepResult::hit_token_limit`] set: its last call, whose arguments
+    /// may be cut, is answered with an error instead of being run.
     pub async fn step(
         &self,
         dialect: Dialect,
@@ -188,6 +205,9 @@ impl Executor {
     /// [`StreamParser::limit`] spent ([`StepErrorKind::Truncated`]), no
     /// final event ([`StepErrorKind::EndedEarly`]: a cut connection, or
     /// another dialect's stream). [`StepError::response`] has what it held.
+    /// A stream that ended as a turn the token limit cut is a step, as in
+    /// [`step`](Self::step): [`StepResult::hit_token_limit`] set, its last
+    /// call answered with an error, not run.
     ///
     /// ```
     /// use std::sync::Arc;
@@ -274,17 +294,28 @@ impl Executor {
     ) -> StepResult {
         // Only the calls the client answers: a result for one of the
         // provider's server tools would get the next request refused.
-        let calls: Vec<ToolCall> = response.client_calls().cloned().collect();
+        let mut calls: Vec<ToolCall> = response.client_calls().cloned().collect();
+        let hit_token_limit = response.hit_token_limit(dialect);
         if calls.is_empty() {
             return StepResult {
                 calls,
                 outcomes: Vec::new(),
                 messages: Vec::new(),
                 fatal: None,
+                hit_token_limit,
                 response,
             };
         }
-        let outcomes = self.execute_batch(&calls, ctx).await;
+        // The last call the token limit cut is answered, not run; the
+        // whole ones before it run.
+        let cut = token_limit::last_call_is_cut(dialect, &response)
+            .then(|| calls.pop())
+            .flatten();
+        let mut outcomes = self.execute_batch(&calls, ctx).await;
+        if let Some(cut) = cut {
+            outcomes.push(token_limit::cut_outcome(&cut));
+            calls.push(cut);
+        }
         let messages = toolwarden_wire::render_answers(dialect, &response, &outcomes);
         let fatal = outcomes.iter().find_map(FatalError::from_outcome);
         if let Some(f) = &fatal {
@@ -295,6 +326,7 @@ impl Executor {
             outcomes,
             messages,
             fatal,
+            hit_token_limit,
             response,
         }
     }

@@ -86,6 +86,7 @@ pub(crate) fn response_view(body: &[u8]) -> Result<ResponseView, WireError> {
         call_kinds: Vec::new(),
         usage: usage(b.usage),
         stop_reason: b.stop_reason.map(Cow::into_owned),
+        incomplete_reason: None,
         error: b.error.map(|e| e.describe()),
         error_status: None,
         truncated: false,

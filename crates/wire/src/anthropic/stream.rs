@@ -342,6 +342,7 @@ impl EventSink for StreamState {
             call_kinds: Vec::new(),
             usage: self.usage,
             stop_reason: self.stop_reason,
+            incomplete_reason: None,
             error: self.error,
             error_status: None,
             truncated: self.budget.is_cut(),

@@ -93,6 +93,7 @@ pub(crate) fn response_view(body: &[u8]) -> Result<ResponseView, WireError> {
         calls,
         usage: b.usage.as_ref().map(WireUsage::usage).unwrap_or_default(),
         stop_reason: b.stop_reason.map(Cow::into_owned),
+        incomplete_reason: None,
         error: b.message.or(b.message_upper).map(Cow::into_owned),
         error_status: None,
         truncated: false,

@@ -380,6 +380,7 @@ impl StreamState {
             calls,
             usage: self.usage,
             stop_reason: self.finish,
+            incomplete_reason: None,
             error: self.error,
             error_status: None,
             truncated: self.budget.is_cut(),

@@ -182,6 +182,7 @@ impl EventSink for StreamState {
                 .collect(),
             usage: self.usage,
             stop_reason: self.stop_reason,
+            incomplete_reason: None,
             error: self.error,
             error_status: None,
             truncated: self.budget.is_cut(),

@@ -94,6 +94,16 @@ pub(super) struct ResponseObject<'a> {
     pub usage: Option<RawUsage>,
     #[serde(borrow, default)]
     pub error: Option<ErrorObject<'a>>,
+    #[serde(borrow, default)]
+    pub incomplete_details: Option<IncompleteDetails<'a>>,
+}
+
+/// A response's `incomplete_details`: why its `status` is `incomplete`
+/// (`max_output_tokens`, `content_filter`).
+#[derive(Deserialize)]
+pub(super) struct IncompleteDetails<'a> {
+    #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
+    pub reason: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -177,6 +187,8 @@ pub(crate) fn response_view(body: &[u8]) -> Result<ResponseView, WireError> {
         #[serde(borrow, default)]
         error: Option<ErrorObject<'a>>,
         #[serde(borrow, default)]
+        incomplete_details: Option<IncompleteDetails<'a>>,
+        #[serde(borrow, default)]
         output: Vec<CallItem<'a>>,
     }
     let b: Body<'_> = serde_json::from_slice(body)?;
@@ -200,6 +212,10 @@ pub(crate) fn response_view(body: &[u8]) -> Result<ResponseView, WireError> {
         call_kinds,
         usage: b.usage.map(Usage::from).unwrap_or_default(),
         stop_reason: b.status.map(Cow::into_owned),
+        incomplete_reason: b
+            .incomplete_details
+            .and_then(|d| d.reason)
+            .map(Cow::into_owned),
         error: b.error.and_then(|e| e.text()),
         error_status: None,
         truncated: false,

@@ -31,6 +31,8 @@ pub struct StreamState {
     by_index: AHashMap<u64, usize>,
     usage: Usage,
     status: Option<String>,
+    /// The terminal event's `incomplete_details.reason`.
+    incomplete_reason: Option<String>,
     error: Option<String>,
     /// The status a wrapped (WebSocket) `error` event names.
     error_status: Option<u16>,
@@ -221,6 +223,11 @@ impl StreamState {
         if let Some(s) = r.status.filter(|_| terminal) {
             self.status = Some(s.into_owned());
         }
+        if let Some(reason) = r.incomplete_details.and_then(|d| d.reason)
+            && terminal
+        {
+            self.incomplete_reason = Some(reason.into_owned());
+        }
         if let Some(u) = r.usage {
             self.usage = u.into();
         }
@@ -304,6 +311,7 @@ impl EventSink for StreamState {
                 .collect(),
             usage: self.usage,
             stop_reason: self.status,
+            incomplete_reason: self.incomplete_reason,
             error: self.error,
             error_status: self.error_status,
             truncated: self.budget.is_cut(),
