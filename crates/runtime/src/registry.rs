@@ -27,6 +27,10 @@ use crate::{
     validate::ArgValidator,
 };
 
+mod name_locks;
+
+use name_locks::{NameLock, NameLocks};
+
 /// Whether a tool can be called.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ToolState {
@@ -104,13 +108,16 @@ pub enum RegistryErrorKind {
 ///   once, and are dropped when its last call ends (a call still running
 ///   records into them, unseen). A tool registered again under the same
 ///   name starts afresh: breaker closed, no metrics.
-/// - [`ToolPolicy::sequential`] holds per registration: a call of a
-///   removed tool still running does not hold back the calls of the
-///   tool registered again in its place.
+/// - [`ToolPolicy::sequential`] holds per name, across registrations: a
+///   call of a removed tool still running holds back the calls of a
+///   `sequential` tool registered again in its place, so they never
+///   overlap. (The registry keeps one lock per name some registration,
+///   or a call of a removed one, still holds: no more.)
 pub struct Registry {
     tools: RwLock<Arc<Tools>>,
-    /// Serialises the changes (copy, change, swap).
-    writer: Mutex<()>,
+    /// Serialises the changes (copy, change, swap), and holds the
+    /// `sequential` lock of each live name.
+    writer: Mutex<NameLocks>,
     unknown_calls: AtomicU64,
 }
 
@@ -131,7 +138,9 @@ pub(crate) struct Entry {
     pub(crate) policy: ToolPolicy,
     pub(crate) breaker: Option<Breaker>,
     pub(crate) metrics: ToolMetrics,
-    pub(crate) sequential: tokio::sync::Mutex<()>,
+    /// Its name's `sequential` lock, shared with the other registrations
+    /// of the name still alive.
+    pub(crate) sequential: NameLock,
     /// The strict-mode schema, for a tool registered strict.
     pub(crate) strict: Option<Value>,
     state: AtomicU8,
@@ -273,7 +282,7 @@ impl Registry {
     pub fn new() -> Self {
         Registry {
             tools: RwLock::new(Arc::default()),
-            writer: Mutex::new(()),
+            writer: Mutex::new(NameLocks::default()),
             unknown_calls: AtomicU64::new(0),
         }
     }
@@ -308,19 +317,19 @@ impl Registry {
             None
         };
         let breaker = policy.breaker.map(Breaker::new);
-        let entry = Arc::new(Entry {
-            name: name.clone(),
-            tool: Arc::new(tool),
-            validator,
-            policy,
-            breaker,
-            metrics: ToolMetrics::new(),
-            sequential: tokio::sync::Mutex::new(()),
-            strict,
-            state: AtomicU8::new(0),
-        });
-        self.change(|tools| {
-            tools.check_new(&name, &entry.policy)?;
+        self.change(|tools, locks| {
+            tools.check_new(&name, &policy)?;
+            let entry = Arc::new(Entry {
+                name: name.clone(),
+                tool: Arc::new(tool),
+                validator,
+                policy,
+                breaker,
+                metrics: ToolMetrics::new(),
+                sequential: locks.lock_for(&name),
+                strict,
+                state: AtomicU8::new(0),
+            });
             tools.names.insert(name.clone(), entry.clone());
             tools.entries.push(entry);
             Ok(())
@@ -330,7 +339,7 @@ impl Registry {
     /// Let calls to `alias` run the tool `target` (logs show both names).
     pub fn alias(&self, alias: &str, target: &str) -> Result<(), RegistryError> {
         check_name(alias, true)?;
-        self.change(|tools| {
+        self.change(|tools, _| {
             if tools.names.contains_key(alias) {
                 return Err(RegistryError::new(
                     RegistryErrorKind::Duplicate,
@@ -355,7 +364,7 @@ impl Registry {
     /// [`RegistryErrorKind::InUse`] when the tool is another tool's
     /// [`Fallback::Tool`] (remove that tool first).
     pub fn remove(&self, name: &str) -> Result<(), RegistryError> {
-        self.change(|tools| {
+        self.change(|tools, _| {
             let entry = tools.entry(name)?.clone();
             if *entry.name != *name {
                 return Err(RegistryError::new(
@@ -580,22 +589,26 @@ impl Registry {
 
     /// Copy the snapshot, `apply` the change to the copy and, when it
     /// succeeds, swap the copy in (the write lock is held for the swap
-    /// only). One change at a time.
+    /// only). One change at a time; each sheds the `sequential` locks of
+    /// names no entry holds any more.
     fn change(
         &self,
-        apply: impl FnOnce(&mut Tools) -> Result<(), RegistryError>,
+        apply: impl FnOnce(&mut Tools, &mut NameLocks) -> Result<(), RegistryError>,
     ) -> Result<(), RegistryError> {
-        let _one_at_a_time = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut locks = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
         let mut next = Tools::clone(&self.current());
-        apply(&mut next)?;
-        let old = std::mem::replace(
-            &mut *self.tools.write().unwrap_or_else(PoisonError::into_inner),
-            Arc::new(next),
-        );
-        // The old snapshot (and a removed tool no call holds) is dropped
-        // here, outside the lock.
-        drop(old);
-        Ok(())
+        let applied = apply(&mut next, &mut locks);
+        if applied.is_ok() {
+            let old = std::mem::replace(
+                &mut *self.tools.write().unwrap_or_else(PoisonError::into_inner),
+                Arc::new(next),
+            );
+            // The old snapshot (and a removed tool no call holds) is
+            // dropped here, outside the lock, before the shedding.
+            drop(old);
+        }
+        locks.shed_unused();
+        applied
     }
 }
 

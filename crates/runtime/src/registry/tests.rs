@@ -211,3 +211,32 @@ fn removing_an_unknown_tool_an_alias_or_a_fallback_is_refused() {
         RegistryErrorKind::Duplicate
     );
 }
+
+/// The registry keeps a `sequential` lock per live name only: names
+/// registered and removed leave nothing behind, a name registered again
+/// while its removed entry lives shares that entry's lock, and a fresh
+/// one once nothing holds it.
+#[test]
+fn sequential_locks_are_shared_by_name_and_shed_when_unused() {
+    let r = Registry::new();
+    let locks = |r: &Registry| r.writer.lock().unwrap().len();
+    for i in 0..1000 {
+        let name: &'static str = Box::leak(format!("tool_{i}").into_boxed_str());
+        r.register(noop(name)).unwrap();
+        r.remove(name).unwrap();
+    }
+    assert_eq!(locks(&r), 0, "no lock of a name nothing holds");
+
+    r.register(noop("write")).unwrap();
+    let in_flight = r.resolve("write").unwrap();
+    r.remove("write").unwrap();
+    r.register(noop("write")).unwrap();
+    let again = r.resolve("write").unwrap();
+    assert!(!Arc::ptr_eq(&in_flight, &again));
+    assert!(Arc::ptr_eq(&in_flight.sequential, &again.sequential));
+    assert_eq!(locks(&r), 1);
+
+    drop((in_flight, again));
+    r.remove("write").unwrap();
+    assert_eq!(locks(&r), 0);
+}

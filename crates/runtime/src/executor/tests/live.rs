@@ -245,3 +245,56 @@ async fn a_call_cut_at_the_deadline_counts_in_the_tool_it_started_with() {
     assert_eq!(outcome.error.unwrap().code.as_deref(), Some("run_deadline"));
     assert_eq!(ex.registry().stats_of("hangs").unwrap().calls, 0);
 }
+
+/// A `sequential` tool removed while a call of it runs, and registered
+/// again under its name: the new registration's call waits for the old
+/// one's, so the name's calls never overlap.
+#[tokio::test(start_paused = true)]
+async fn a_sequential_tool_registered_again_waits_for_the_removed_ones_call() {
+    let running = Arc::new(AtomicU32::new(0));
+    let most = Arc::new(AtomicU32::new(0));
+    let release = Arc::new(Notify::new());
+    let writer = |release: Option<Arc<Notify>>| {
+        let (running, most) = (running.clone(), most.clone());
+        tool_fn("write", "Writes the file.", schema(), move |_a, _c| {
+            let (running, most, release) = (running.clone(), most.clone(), release.clone());
+            async move {
+                let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+                most.fetch_max(now, Ordering::SeqCst);
+                match release {
+                    Some(release) => release.notified().await,
+                    None => tokio::time::sleep(SEC).await,
+                }
+                running.fetch_sub(1, Ordering::SeqCst);
+                Ok::<_, BoxError>(Value::Null)
+            }
+        })
+    };
+    let sequential = || ToolPolicy::new().sequential(true);
+    let r = Registry::new();
+    r.register_with(writer(Some(release.clone())), sequential())
+        .unwrap();
+    let ex = Arc::new(executor(r));
+    let spawn_call = |id: &'static str| {
+        let ex = ex.clone();
+        tokio::spawn(async move {
+            ex.execute(&call(id, "write", r#"{"path": "p"}"#), &ctx())
+                .await
+        })
+    };
+    let old = spawn_call("c1");
+    while running.load(Ordering::SeqCst) == 0 {
+        tokio::task::yield_now().await;
+    }
+    ex.registry().remove("write").unwrap();
+    ex.registry()
+        .register_with(writer(None), sequential())
+        .unwrap();
+    let new = spawn_call("c2");
+    tokio::time::sleep(10 * SEC).await;
+    assert_eq!(running.load(Ordering::SeqCst), 1, "the new call waits");
+    release.notify_one();
+    assert!(old.await.unwrap().error.is_none());
+    assert!(new.await.unwrap().error.is_none());
+    assert_eq!(most.load(Ordering::SeqCst), 1, "the calls never overlapped");
+}
