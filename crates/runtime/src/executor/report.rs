@@ -187,6 +187,12 @@ impl Executor {
             });
             let n = self.loop_guard.record_failure(key);
             if n >= self.loop_guard.limit() {
+                // The texts the model sees may lack a final stop (the
+                // default unexpected-error text, an application's own).
+                if !model.trim_end().ends_with(['.', '!', '?']) {
+                    model.truncate(model.trim_end().len());
+                    model.push('.');
+                }
                 model.push_str(&format!(
                     " This call has now failed {n} times with the same arguments; change your approach instead of repeating it."
                 ));

@@ -321,6 +321,27 @@ async fn the_loop_guard_stops_identical_failing_calls() {
     assert_eq!(count(&runs), 4);
 }
 
+/// The loop guard's warning follows a text without a final stop (the
+/// default unexpected-error text has none) as a sentence of its own.
+#[tokio::test(start_paused = true)]
+async fn the_loop_guards_warning_is_a_sentence_of_its_own() {
+    let ex = single(
+        failing("flaky", counter(), || std::io::Error::other("boom")),
+        ToolPolicy::new().retry(RetryPolicy::none()),
+    );
+    let mut last = String::new();
+    for id in ["c1", "c2", "c3"] {
+        let outcome = ex
+            .execute(&call(id, "flaky", r#"{"path": "p"}"#), &ctx())
+            .await;
+        last = outcome.error.unwrap().model_message;
+    }
+    assert_eq!(
+        last,
+        "An unexpected error occurred while executing this tool. This call has now failed 3 times with the same arguments; change your approach instead of repeating it."
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn fallbacks_to_a_tool_or_a_fixed_output() {
     let r = Registry::new();
