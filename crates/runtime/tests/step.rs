@@ -245,6 +245,18 @@ async fn server_tool_calls_are_not_run_or_answered() {
     assert!(step.is_final(), "{:?}", step.calls);
     assert!(step.messages.is_empty());
 
+    // Paused while its server tools ran: nothing to answer, but the turn
+    // goes on when sent back, so it is not final.
+    let mut paused = searched.clone();
+    paused["stop_reason"] = json!("pause_turn");
+    paused["content"].as_array_mut().unwrap().truncate(1);
+    let step = ex
+        .step(Dialect::Anthropic, paused.to_string().as_bytes(), &ctx)
+        .await
+        .unwrap();
+    assert!(step.calls.is_empty() && step.messages.is_empty());
+    assert!(!step.is_final(), "a paused turn is not over");
+
     let mut mixed = searched.clone();
     mixed["stop_reason"] = json!("tool_use");
     mixed["content"].as_array_mut().unwrap().push(

@@ -98,10 +98,14 @@ pub enum StepErrorKind {
 // === impl StepResult ===
 
 impl StepResult {
-    /// `true` when the model made no tool call the client must answer:
-    /// its turn is final.
+    /// `true` when the model's turn is over: it made no tool call the
+    /// client must answer, and did not pause. A turn Anthropic paused
+    /// (`stop_reason: "pause_turn"`: its own server tools ran long) is not
+    /// final, though it has no call to answer ([`messages`](Self::messages)
+    /// is empty): send the assistant's turn back as it is and the model
+    /// goes on.
     pub fn is_final(&self) -> bool {
-        self.calls.is_empty()
+        self.calls.is_empty() && self.response.stop_reason.as_deref() != Some("pause_turn")
     }
 }
 
