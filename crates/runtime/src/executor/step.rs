@@ -45,7 +45,11 @@ pub struct StepResult {
     /// ran; the last call, whose arguments may be cut (even when what is
     /// left parses), was not run: its outcome is an `invalid_arguments`
     /// failure with code `cut_by_token_limit` that tells the model to
-    /// make the call again, shorter. A turn without calls is
+    /// make the call again, shorter. (The view does not say whether the
+    /// output went on past the last call before the limit fell, so that
+    /// call is never run: at worst the model repeats a whole call.) The
+    /// assistant's turn goes into the history as it came, the cut call
+    /// with it, as for any call. A turn without calls is
     /// [`final`](Self::is_final) but its text is cut: raise the limit, or
     /// ask the model to go on.
     pub hit_token_limit: bool,

@@ -107,7 +107,10 @@ impl ToolPolicy {
         self
     }
 
-    /// Calls of this tool must not overlap.
+    /// Calls of this tool must not overlap: they run one at a time, in
+    /// every executor sharing the registry, and across a removal and a new
+    /// `sequential` registration under the same name (a call of the removed
+    /// tool still running holds back the new one's).
     pub fn sequential(mut self, sequential: bool) -> Self {
         self.sequential = sequential;
         self

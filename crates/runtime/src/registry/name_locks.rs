@@ -1,8 +1,9 @@
 //! The `sequential` lock of each tool name, shared by every registration
-//! under that name: a call of a removed tool still running holds back the
-//! calls of the tool registered again in its place, so a
-//! [`ToolPolicy::sequential`](crate::ToolPolicy::sequential) tool's calls
-//! never overlap by name.
+//! under that name: a call of a removed
+//! [`sequential`](crate::ToolPolicy::sequential) tool still running holds
+//! back the calls of a `sequential` tool registered again in its place, so
+//! the calls of a name's `sequential` registrations never overlap. (A
+//! registration that is not `sequential` takes no lock.)
 //!
 //! A name's lock lives as long as an entry holds it (the registered tool,
 //! or a removed one whose call still runs); the table keeps weak
