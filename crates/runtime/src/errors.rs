@@ -340,10 +340,16 @@ pub(crate) fn model_message(kind: &ErrorKind, summary: &str, cx: TextContext<'_>
                 format!("The tool is not permitted to do this ({summary}). Retrying will not help.")
             }
         },
-        ErrorKind::CircuitOpen { retry_after } => format!(
+        ErrorKind::CircuitOpen {
+            retry_after: Some(after),
+        } => format!(
             "Tool '{}' is temporarily unavailable, retry after {} s.",
             cx.tool,
-            retry_after.map_or(1, ceil_secs)
+            ceil_secs(*after)
+        ),
+        ErrorKind::CircuitOpen { retry_after: None } => format!(
+            "Tool '{}' is unavailable, with no known time it will be back. Do not call it again; try another way.",
+            cx.tool
         ),
         ErrorKind::Cancelled => format!("The tool call was cancelled: {summary}"),
         _ => cx.unexpected.to_string(),

@@ -16,7 +16,7 @@ use super::{Executor, Failed};
 use crate::{
     BoxError, Context, Deadline,
     errors::classify,
-    policy::{Admission, TimeoutError, later, secs},
+    policy::{Admission, BreakerState, TimeoutError, later, secs},
     registry::Entry,
     validate::parse_arguments,
 };
@@ -159,16 +159,23 @@ impl Executor {
             Some(b) => match b.admit_now() {
                 Admission::Allowed(p) => Some(p),
                 Admission::Rejected { retry_after } => {
+                    // Open until reset: no time to give the model.
+                    let until_reset = entry.policy.breaker.is_some_and(|c| c.open_until_reset())
+                        && b.state() == BreakerState::Open;
+                    let next_probe = if until_reset {
+                        String::from("open until reset")
+                    } else {
+                        format!("next probe in {}", secs(retry_after))
+                    };
                     return Err(AttemptError::Rejected(Failed {
                         kind: ErrorKind::CircuitOpen {
-                            retry_after: Some(retry_after),
+                            retry_after: (!until_reset).then_some(retry_after),
                         },
                         code: Some("circuit_open".into()),
                         technical: format!(
-                            "circuit breaker {} for tool '{}'; next probe in {}",
+                            "circuit breaker {} for tool '{}'; {next_probe}",
                             b.state().as_str(),
                             entry.name,
-                            secs(retry_after)
                         ),
                         summary: String::new(),
                     }));

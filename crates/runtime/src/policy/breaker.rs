@@ -154,6 +154,13 @@ impl BreakerConfig {
     pub fn open_for(&self) -> Duration {
         self.open_for
     }
+
+    /// Whether the breaker, once open, stays open until
+    /// [`Breaker::reset`]: `open_for` is [`Duration::MAX`] (or any wait
+    /// of thirty years or more).
+    pub fn open_until_reset(&self) -> bool {
+        self.open_for >= super::NEVER
+    }
 }
 
 impl Default for BreakerConfig {

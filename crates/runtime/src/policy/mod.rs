@@ -25,9 +25,11 @@ pub use timeout::{TimeoutError, TimeoutPolicy};
 /// own timers take "never"): a policy may be configured with
 /// [`Duration::MAX`] to mean "until reset".
 pub(crate) fn later(at: tokio::time::Instant, d: Duration) -> tokio::time::Instant {
-    const NEVER: Duration = Duration::from_secs(86_400 * 365 * 30);
     at.checked_add(d).unwrap_or_else(|| at + NEVER)
 }
+
+/// Thirty years: a wait this long is "until reset".
+pub(crate) const NEVER: Duration = Duration::from_secs(86_400 * 365 * 30);
 
 /// A policy argument out of range.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

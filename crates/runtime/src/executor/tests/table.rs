@@ -494,6 +494,35 @@ async fn circuit_open_rejects_without_running_the_tool() {
     assert_eq!(stats.breaker_trips, 1);
 }
 
+/// A breaker open until reset (`open_for` of `Duration::MAX`) gives the
+/// model no time to wait for (it was told to retry after 946080000 s).
+#[tokio::test(start_paused = true)]
+async fn a_breaker_open_until_reset_names_no_time() {
+    let until_reset = crate::BreakerConfig::try_new(1, Duration::MAX, 1).unwrap();
+    let ex = single(
+        failing("flaky", counter(), || {
+            io::Error::new(io::ErrorKind::ConnectionReset, "reset")
+        }),
+        no_retry().breaker(until_reset),
+    );
+    ex.execute(&call("c1", "flaky", r#"{"path":"x1"}"#), &ctx())
+        .await;
+    let o = ex
+        .execute(&call("c2", "flaky", r#"{"path":"x2"}"#), &ctx())
+        .await;
+    let e = o.error.unwrap();
+    assert_eq!(e.kind, ErrorKind::CircuitOpen { retry_after: None });
+    assert_eq!(
+        e.model_message,
+        "Tool 'flaky' is unavailable, with no known time it will be back. Do not call it again; try another way."
+    );
+    assert!(
+        e.technical_message.ends_with("open until reset"),
+        "{}",
+        e.technical_message
+    );
+}
+
 #[tokio::test]
 async fn panics_and_unexpected_errors_show_only_the_generic_text() {
     let (cap, _g) = Capture::install();
