@@ -251,7 +251,12 @@ fn stream(dialect: Dialect) -> StreamParser {
 
 /// The step ran the whole call, and answered the last one, unrun, with an
 /// error that tells the model why.
-fn assert_last_call_answered_not_run(step: &StepResult, runs: &AtomicUsize, at: &str) {
+fn assert_last_call_answered_not_run(
+    ex: &Executor,
+    step: &StepResult,
+    runs: &AtomicUsize,
+    at: &str,
+) {
     assert!(step.hit_token_limit, "{at}");
     assert_eq!(step.calls.len(), 2, "{at}");
     assert_eq!(step.outcomes.len(), 2, "{at}");
@@ -278,6 +283,9 @@ fn assert_last_call_answered_not_run(step: &StepResult, runs: &AtomicUsize, at: 
         1,
         "{at}: only the whole call ran"
     );
+    // The tool never saw the cut call: its metrics do not count it.
+    let stats = ex.registry().stats_of("write").unwrap();
+    assert_eq!((stats.calls, stats.failures), (1, 0), "{at}");
     assert!(step.fatal.is_none(), "{at}");
     // The cut call is answered in the next request, as every call is.
     let answers = step
@@ -296,7 +304,7 @@ async fn a_streamed_call_cut_by_the_token_limit_is_answered_not_run() {
             .step_stream(stream(dialect), &Context::default())
             .await
             .unwrap_or_else(|e| panic!("{dialect:?}: {e}"));
-        assert_last_call_answered_not_run(&step, &runs, &format!("{dialect:?} stream"));
+        assert_last_call_answered_not_run(&ex, &step, &runs, &format!("{dialect:?} stream"));
     }
 }
 
@@ -310,7 +318,7 @@ async fn a_whole_body_cut_by_the_token_limit_runs_only_its_whole_calls() {
             .step(dialect, &body(dialect, "{}", true), &Context::default())
             .await
             .unwrap_or_else(|e| panic!("{dialect:?}: {e}"));
-        assert_last_call_answered_not_run(&step, &runs, &format!("{dialect:?} body"));
+        assert_last_call_answered_not_run(&ex, &step, &runs, &format!("{dialect:?} body"));
     }
 }
 

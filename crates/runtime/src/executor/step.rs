@@ -49,7 +49,10 @@ pub struct StepResult {
     /// output went on past the last call before the limit fell, so that
     /// call is never run: at worst the model repeats a whole call.) The
     /// assistant's turn goes into the history as it came, the cut call
-    /// with it, as for any call. A turn without calls is
+    /// with it, as for any call. The cut call's text is the runtime's own
+    /// (a [`ToolPolicy::message`](crate::ToolPolicy::message) does not
+    /// replace it), and its tool's metrics, breaker and loop guard do not
+    /// count it: the tool never saw it. A turn without calls is
     /// [`final`](Self::is_final) but its text is cut: raise the limit, or
     /// ask the model to go on.
     pub hit_token_limit: bool,
