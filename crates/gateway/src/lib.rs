@@ -48,6 +48,7 @@ pub mod fuzzing;
 mod h1;
 mod http_client;
 mod limits;
+mod local;
 pub mod metrics;
 mod observe;
 mod otel;

@@ -19,13 +19,14 @@
 //! A client whose address is unknown is treated as remote. The proxy routes
 //! never pass through this check.
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 
 use axum::extract::{ConnectInfo, Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use http::{HeaderMap, header};
 
+use crate::local::{is_loopback, names_loopback};
 use crate::state::{AdminState, PeerAddr};
 
 /// The access rule for the admin routes: whether the gateway is bound to a
@@ -221,29 +222,6 @@ impl IntoResponse for AccessDenied {
 }
 
 // === helpers ===
-
-fn is_loopback(ip: IpAddr) -> bool {
-    ip.to_canonical().is_loopback()
-}
-
-/// Whether a `Host` value (`name[:port]`, `[v6][:port]`) names this machine
-/// in a way no one else's DNS can: `localhost` or a name under it (RFC
-/// 6761), or a loopback address literal.
-fn names_loopback(host: &str) -> bool {
-    let name = match host.strip_prefix('[') {
-        Some(rest) => rest.split_once(']').map_or(rest, |(v6, _)| v6),
-        None => host.rsplit_once(':').map_or(host, |(name, _)| name),
-    };
-    let name = name.trim_end_matches('.');
-    if name.eq_ignore_ascii_case("localhost")
-        || name
-            .get(name.len().saturating_sub(".localhost".len())..)
-            .is_some_and(|tail| tail.eq_ignore_ascii_case(".localhost"))
-    {
-        return true;
-    }
-    name.parse::<IpAddr>().is_ok_and(is_loopback)
-}
 
 /// The token of an `Authorization: Bearer <token>` header (scheme matched
 /// case-insensitively).

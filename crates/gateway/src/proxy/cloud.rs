@@ -76,14 +76,30 @@ pub(crate) fn upstream_for<'a>(
 /// - Vertex, with Google credentials, when the client sent none: the
 ///   gateway's `Authorization: Bearer` token.
 ///
-/// Other routes, or no credentials: left as they are.
+/// Other routes, no credentials, or a request the gateway does not lend
+/// them to (`lend` false: a web page elsewhere sent it, see
+/// [`crate::local::lends_credentials`]): left as they are.
 pub(crate) async fn authenticate(
     config: &Config,
     route: &ProxyRoute,
     parts: &mut http::request::Parts,
     body: &[u8],
     client: &HttpClient,
+    lend: bool,
 ) {
+    let own = match route.provider {
+        Provider::Bedrock => config.cloud.aws_credentials.is_some(),
+        Provider::Vertex => config.cloud.google.is_some(),
+        _ => false,
+    };
+    if own && !lend {
+        tracing::warn!(
+            provider = route.provider.as_str(),
+            "a request from a web page elsewhere (another site's Origin, or a Host that is not \
+             this machine's) goes upstream without the gateway's credentials"
+        );
+        return;
+    }
     match route.provider {
         Provider::Bedrock => {
             let Some(credentials) = &config.cloud.aws_credentials else {
@@ -176,9 +192,21 @@ mod tests {
             .unwrap();
         let mut parts = http::Request::post(uri).body(()).unwrap().into_parts().0;
         let client = crate::upstream::build_client(&config).unwrap();
-        authenticate(&config, &route, &mut parts, b"{}", &client).await;
+        authenticate(&config, &route, &mut parts, b"{}", &client, true).await;
         let auth = parts.headers["authorization"].to_str().unwrap();
         assert!(auth.contains("/eu-west-3/bedrock/aws4_request"), "{auth}");
+        // Not lent (a web page elsewhere sent it): not signed.
+        let mut parts = http::Request::post(parts.uri.clone())
+            .header("authorization", "AWS4-HMAC-SHA256 the-clients")
+            .body(())
+            .unwrap()
+            .into_parts()
+            .0;
+        authenticate(&config, &route, &mut parts, b"{}", &client, false).await;
+        assert_eq!(
+            parts.headers["authorization"],
+            "AWS4-HMAC-SHA256 the-clients"
+        );
     }
 
     #[test]

@@ -102,6 +102,12 @@ pub(crate) async fn handle(
         outbound.observation.metrics_only();
     }
 
+    // Read before the client's `host` and URI give way to the upstream's.
+    let lend = crate::local::lends_credentials(
+        shared.config.is_loopback(),
+        &parts.headers,
+        parts.uri.authority().map(|a| a.as_str()),
+    );
     headers::for_upstream(&mut parts.headers, outbound.forwarded);
     let path_and_query = parts.uri.path_and_query().map_or("/", |pq| pq.as_str());
     // A cloud route's `/azure`, `/vertex` or `/bedrock` prefix is the
@@ -123,6 +129,7 @@ pub(crate) async fn handle(
         &mut parts,
         &outbound.forward,
         client,
+        lend,
     )
     .await;
     let (upstream_body, progress) = match streamed {

@@ -381,3 +381,54 @@ async fn bedrock_signs_with_web_identity_credentials() {
         assert_eq!(r.headers["x-amz-security-token"], "served-session-token");
     }
 }
+
+/// The gateway's own credentials are for the agent programs on this
+/// machine, not for a web page its browser opened: a request naming a
+/// host that is not this machine's (a page of `attacker.example` whose
+/// name now resolves to 127.0.0.1: DNS rebinding, which makes its answers
+/// readable to the page) or sent with another site's `Origin` (a page's
+/// cross-origin POST) goes as it came, without the gateway's token.
+#[tokio::test]
+async fn a_web_page_elsewhere_gets_no_gateway_token() {
+    let (h, _dir) = vertex("service_account", "").await;
+    let gw = h.gw();
+    let url = format!(
+        "{gw}/vertex/v1/projects/p1/locations/global/publishers/anthropic/models/claude-x:rawPredict"
+    );
+    let lent = format!("Bearer {GATEWAY_TOKEN}");
+    for headers in [
+        &[("host", "attacker.example:8080")][..],
+        &[("origin", "https://attacker.example")],
+        &[("origin", "null")],
+        &[
+            ("host", "localhost"),
+            ("origin", "http://attacker.example:8080"),
+        ],
+    ] {
+        let r = post(
+            &h.client,
+            url.clone(),
+            headers,
+            &anthropic_vertex_convo().body,
+        )
+        .await;
+        assert_eq!(r.status, 401, "{headers:?}: {}", r.text());
+        assert_eq!(authorizations(&h).pop().unwrap().1, None, "{headers:?}");
+    }
+    // This machine's names and origins: the token is lent.
+    for headers in [
+        &[][..],
+        &[("host", "localhost:8080")],
+        &[("host", "[::1]:8080"), ("origin", "http://127.0.0.1:3000")],
+    ] {
+        post(
+            &h.client,
+            url.clone(),
+            headers,
+            &anthropic_vertex_convo().body,
+        )
+        .await;
+        let last = authorizations(&h).pop().unwrap().1;
+        assert_eq!(last.as_deref(), Some(&*lent), "{headers:?}");
+    }
+}
