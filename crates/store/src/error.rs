@@ -131,7 +131,10 @@ impl std::error::Error for StoreError {
     }
 }
 
-/// Replaces the password of a `scheme://user:password@host/...` URL with `***`.
+/// Replaces the password of a `scheme://user:password@host/...` URL, and
+/// the value of every query parameter named for a credential
+/// (`?password=…` and `sslpassword=…`, which PostgreSQL URLs take as well
+/// as the user info; `…key=`, `…token=`, `…secret=`), with `***`.
 pub fn redact_url(url: &str) -> String {
     let Some(scheme_end) = url.find("://") else {
         return url.to_owned();
@@ -139,19 +142,50 @@ pub fn redact_url(url: &str) -> String {
     let rest = &url[scheme_end + 3..];
     let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
     let authority = &rest[..authority_end];
-    let Some(at) = authority.rfind('@') else {
-        return url.to_owned();
-    };
-    let userinfo = &authority[..at];
-    let Some(colon) = userinfo.find(':') else {
-        return url.to_owned();
-    };
-    format!(
-        "{}{}:***{}",
-        &url[..scheme_end + 3],
-        &userinfo[..colon],
-        &rest[at..]
-    )
+    let mut out = String::with_capacity(url.len());
+    out.push_str(&url[..scheme_end + 3]);
+    match authority.rfind('@') {
+        Some(at) => match authority[..at].split_once(':') {
+            Some((user, _)) => {
+                out.push_str(user);
+                out.push_str(":***");
+                out.push_str(&authority[at..]);
+            }
+            None => out.push_str(authority),
+        },
+        None => out.push_str(authority),
+    }
+    let after = &rest[authority_end..];
+    let (before_fragment, fragment) = after.split_at(after.find('#').unwrap_or(after.len()));
+    match before_fragment.split_once('?') {
+        Some((path, query)) => {
+            out.push_str(path);
+            out.push('?');
+            for (i, pair) in query.split('&').enumerate() {
+                if i > 0 {
+                    out.push('&');
+                }
+                match pair.split_once('=') {
+                    Some((name, _)) if names_a_credential(name) => {
+                        out.push_str(name);
+                        out.push_str("=***");
+                    }
+                    _ => out.push_str(pair),
+                }
+            }
+        }
+        None => out.push_str(before_fragment),
+    }
+    out.push_str(fragment);
+    out
+}
+
+/// Whether a query parameter's name is a credential's.
+fn names_a_credential(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    ["password", "passwd", "key", "token", "secret"]
+        .iter()
+        .any(|end| name.ends_with(end))
 }
 
 #[cfg(test)]
@@ -167,6 +201,35 @@ mod tests {
         assert_eq!(redact_url("postgres://bob@db/x"), "postgres://bob@db/x");
         assert_eq!(redact_url("sqlite://a/b.db"), "sqlite://a/b.db");
         assert_eq!(redact_url("plain.db"), "plain.db");
+    }
+
+    /// PostgreSQL URLs take the password as a query parameter too
+    /// (`sqlx`'s `PgConnectOptions` reads `password` and `sslpassword`):
+    /// it was shown as it is on the banner and in every store error.
+    #[test]
+    fn redacts_a_password_in_the_query() {
+        assert_eq!(
+            redact_url("postgres://bob@db:5432/x?password=s3cr&sslmode=disable"),
+            "postgres://bob@db:5432/x?password=***&sslmode=disable"
+        );
+        assert_eq!(
+            redact_url("postgres://db/x?sslmode=require&sslpassword=p&PASSWORD=q#f"),
+            "postgres://db/x?sslmode=require&sslpassword=***&PASSWORD=***#f"
+        );
+        assert_eq!(
+            redact_url("https://u:p@collector/otlp?api-key=k&x=1"),
+            "https://u:***@collector/otlp?api-key=***&x=1"
+        );
+        assert_eq!(
+            redact_url("postgres://db/x?sslmode=disable&monkey"),
+            "postgres://db/x?sslmode=disable&monkey"
+        );
+        let e = StoreError::new(
+            StoreErrorKind::Connect,
+            Some("postgres://u@127.0.0.1:1/db?password=pw"),
+            "connection refused",
+        );
+        assert!(!e.to_string().contains("pw"), "{e}");
     }
 
     #[test]
