@@ -191,9 +191,11 @@ fn is_name_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, '-' | '_')
 }
 
-/// A name ending in one of [`SECRET_NAMES`] as a word of its own: the
-/// whole name (`token`), after `_` or `-` (`api_key`, `X-Api-Key`), in
-/// camel case (`apiKey`, `accessToken`), or `apikey`. Not `monkey`.
+/// A name ending in one of [`SECRET_NAMES`]: `token`, `secret`,
+/// `password` and `passwd` however they are joined to the rest of it
+/// (`PGPASSWORD`, libpq's variable, `DBSECRET`); `key` as a word of its
+/// own: the whole name (`key`), after `_` or `-` (`api_key`, `X-Api-Key`),
+/// in camel case (`apiKey`), or `apikey`. Not `monkey`.
 fn is_secret_name(name: &str) -> bool {
     if name.eq_ignore_ascii_case("apikey") {
         return true;
@@ -207,7 +209,7 @@ fn is_secret_name(name: &str) -> bool {
             return false;
         }
         let head = &name[..start];
-        if head.is_empty() || head.ends_with(['_', '-']) {
+        if *s != "key" || head.is_empty() || head.ends_with(['_', '-']) {
             return true;
         }
         // Camel case: the ending starts with a capital after a small letter.
@@ -451,6 +453,15 @@ mod tests {
             (
                 r#"{"password": "correct horse battery", "user": "ann"}"#,
                 r#"{"password": "[redacted]", "user": "ann"}"#,
+            ),
+            // A word joined to its ending: libpq's `PGPASSWORD` and the like.
+            (
+                "PGPASSWORD=hunter2 psql -h db",
+                "PGPASSWORD=[redacted] psql -h db",
+            ),
+            (
+                "DBPASSWD: x1 MYAPPSECRET=s2 SLACKTOKEN=t3",
+                "DBPASSWD: [redacted] MYAPPSECRET=[redacted] SLACKTOKEN=[redacted]",
             ),
             (
                 r#"{"body": "{\"api_key\": \"abc123\", \"q\": 1}"}"#,
