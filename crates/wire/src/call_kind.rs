@@ -27,8 +27,9 @@ pub enum CallKind {
     /// `tool_search_call` / `tool_search_output` run by the client
     /// (`execution: "client"`: a `tool_search` tool the client executes,
     /// such as the AI SDK's `openai.tool_search` with its own search); the
-    /// provider's own tool search is a hosted tool, not a call here
-    /// ([`CallKind::of_tool_search`]).
+    /// provider's own tool search (`execution: "server"`; without
+    /// `execution`, one with no `call_id`) is a hosted tool, not a call
+    /// here.
     ToolSearch,
 }
 
