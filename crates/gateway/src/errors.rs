@@ -45,6 +45,9 @@ pub(crate) enum ProxyErrorKind {
     BadRequest,
     /// The request's upstream is not configured (issue 18: Azure, Bedrock).
     NotConfigured,
+    /// A form or text `POST` a web page of another site sent through the
+    /// user's browser ([`crate::local::is_cross_site_form`]): refused.
+    CrossSite,
 }
 
 /// A proxy error: kind, the upstream host concerned, and what happened.
@@ -132,6 +135,7 @@ impl ProxyError {
             ProxyErrorKind::ClientBody | ProxyErrorKind::BadRequest => StatusCode::BAD_REQUEST,
             // Not the client's fault, but no retry can help.
             ProxyErrorKind::NotConfigured => StatusCode::NOT_FOUND,
+            ProxyErrorKind::CrossSite => StatusCode::FORBIDDEN,
             _ => StatusCode::BAD_GATEWAY,
         }
     }
@@ -150,6 +154,7 @@ impl ProxyError {
             ProxyErrorKind::ClientBody => "request_body_error",
             ProxyErrorKind::BadRequest => "bad_request",
             ProxyErrorKind::NotConfigured => "upstream_not_configured",
+            ProxyErrorKind::CrossSite => "cross_site_request",
         }
     }
 }
@@ -179,7 +184,7 @@ impl fmt::Display for ProxyError {
             ProxyErrorKind::BodyTooLarge
             | ProxyErrorKind::ClientBody
             | ProxyErrorKind::BadRequest => write!(f, "request not forwarded to {host}: {detail}"),
-            ProxyErrorKind::NotConfigured => write!(f, "{detail}"),
+            ProxyErrorKind::NotConfigured | ProxyErrorKind::CrossSite => write!(f, "{detail}"),
         }
     }
 }

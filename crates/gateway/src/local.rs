@@ -49,15 +49,8 @@ pub(crate) fn lends_credentials(
     headers: &HeaderMap,
     authority: Option<&str>,
 ) -> bool {
-    if let Some(origin) = headers.get(header::ORIGIN) {
-        let host = origin
-            .to_str()
-            .ok()
-            .and_then(|o| o.split_once("://"))
-            .map(|(_, host)| host);
-        if !host.is_some_and(names_loopback) {
-            return false;
-        }
+    if foreign_origin(headers) {
+        return false;
     }
     if !loopback_bind {
         return true;
@@ -66,6 +59,53 @@ pub(crate) fn lends_credentials(
         Some(value) => value.to_str().is_ok_and(names_loopback),
         None => authority.is_none_or(names_loopback),
     }
+}
+
+/// Whether a request carries the `Origin` of a page that is not this
+/// machine's (`null` included): a browser sends one with every
+/// cross-origin request and every `POST`; agent programs send none.
+fn foreign_origin(headers: &HeaderMap) -> bool {
+    let Some(origin) = headers.get(header::ORIGIN) else {
+        return false;
+    };
+    let host = origin
+        .to_str()
+        .ok()
+        .and_then(|o| o.split_once("://"))
+        .map(|(_, host)| host);
+    !host.is_some_and(names_loopback)
+}
+
+/// Whether a request is a form or text `POST` that a web page of another
+/// site sent through the user's browser: a foreign `Origin`, and a body
+/// the browser sends without asking the server first (no `content-type`,
+/// or `text/plain`, `application/x-www-form-urlencoded`,
+/// `multipart/form-data`: a "simple" request, the cross-site request
+/// forgery's shape). No LLM client sends one (their bodies are JSON, and a
+/// page's JSON `POST` to another site is preflighted, which the provider
+/// answers); the gateway refuses it rather than forward it and record the
+/// tool calls and failures it makes up.
+pub(crate) fn is_cross_site_form(method: &http::Method, headers: &HeaderMap) -> bool {
+    if method != http::Method::POST || !foreign_origin(headers) {
+        return false;
+    }
+    let Some(value) = headers.get(header::CONTENT_TYPE) else {
+        return true;
+    };
+    let essence = value
+        .to_str()
+        .unwrap_or("")
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim();
+    [
+        "text/plain",
+        "application/x-www-form-urlencoded",
+        "multipart/form-data",
+    ]
+    .iter()
+    .any(|simple| essence.eq_ignore_ascii_case(simple))
 }
 
 #[cfg(test)]
@@ -155,5 +195,36 @@ mod tests {
             http::HeaderValue::from_bytes(b"\xffx").unwrap(),
         );
         assert!(!lends_credentials(true, &h, None));
+    }
+
+    #[test]
+    fn a_pages_form_or_text_post_is_cross_site() {
+        let post = http::Method::POST;
+        let page = "https://attacker.example";
+        for ct in [
+            None,
+            Some("text/plain"),
+            Some("text/plain;charset=UTF-8"),
+            Some("Application/X-WWW-Form-Urlencoded"),
+            Some("multipart/form-data; boundary=x"),
+        ] {
+            let mut pairs = vec![("origin", page)];
+            pairs.extend(ct.map(|ct| ("content-type", ct)));
+            assert!(is_cross_site_form(&post, &headers(&pairs)), "{ct:?}");
+        }
+        // JSON from a page is preflighted; agents send no Origin; a page of
+        // this machine is the user's own; a GET makes no records.
+        let json = headers(&[("origin", page), ("content-type", "application/json")]);
+        assert!(!is_cross_site_form(&post, &json));
+        let agent = headers(&[("content-type", "text/plain")]);
+        assert!(!is_cross_site_form(&post, &agent));
+        let own = headers(&[
+            ("origin", "http://localhost:3000"),
+            ("content-type", "text/plain"),
+        ]);
+        assert!(!is_cross_site_form(&post, &own));
+        let get = headers(&[("origin", page)]);
+        assert!(!is_cross_site_form(&http::Method::GET, &get));
+        assert!(is_cross_site_form(&post, &headers(&[("origin", "null")])));
     }
 }

@@ -59,6 +59,7 @@ mod e2e {
     mod compressed;
     mod corpus;
     mod counts;
+    mod cross_site;
     mod early_close;
     mod faults;
     mod fidelity;

@@ -122,8 +122,7 @@ pub(crate) fn parse_request(buf: &[u8], upstreams: &Upstreams) -> RequestParse {
     let Some(route) = ProxyRoute::dialect_post(path) else {
         return RequestParse::Fallback;
     };
-    let Some(facts) =
-        Facts::of(req.headers).filter(|f| !f.transfer_encoding && !f.expect_or_upgrade)
+    let Some(facts) = Facts::of(req.headers).filter(|f| !f.transfer_encoding && !f.for_hyper)
     else {
         return RequestParse::Fallback;
     };
@@ -327,8 +326,9 @@ struct Facts<'h> {
     content_length: Option<u64>,
     transfer_encoding: bool,
     chunked_last: bool,
-    /// `expect` or `upgrade`: requests with these are hyper's.
-    expect_or_upgrade: bool,
+    /// `expect`, `upgrade` or `origin` (a browser's request, checked by
+    /// `local::is_cross_site_form`): requests with these are hyper's.
+    for_hyper: bool,
     close: bool,
     keep_alive: bool,
     /// Names listed in `connection` (other than `close` / `keep-alive`,
@@ -369,8 +369,11 @@ impl<'h> Facts<'h> {
                         facts.listed.push(token);
                     }
                 }
-            } else if name.eq_ignore_ascii_case("expect") || name.eq_ignore_ascii_case("upgrade") {
-                facts.expect_or_upgrade = true;
+            } else if name.eq_ignore_ascii_case("expect")
+                || name.eq_ignore_ascii_case("upgrade")
+                || name.eq_ignore_ascii_case("origin")
+            {
+                facts.for_hyper = true;
             }
         }
         Some(facts)

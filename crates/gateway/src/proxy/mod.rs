@@ -43,6 +43,29 @@ use crate::{
     state::Shared,
 };
 
+/// A web page's form or text `POST` ([`crate::local::is_cross_site_form`]):
+/// a 403 in the client's envelope, neither forwarded nor recorded (a page
+/// could otherwise fill the records with tool calls and failures it made
+/// up, and fire alerts). Logged at the first and every power-of-two time.
+fn refuse_cross_site(provider: crate::Provider, path: &str) -> Response<GatewayBody> {
+    static REFUSED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = REFUSED.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+    if n.is_power_of_two() {
+        tracing::warn!(
+            path,
+            refused = n,
+            "refused a form or text POST from a web page of another site (its Origin)"
+        );
+    }
+    let err = ProxyError::new(
+        ProxyErrorKind::CrossSite,
+        "",
+        "a form or text POST from a web page of another site is refused \
+         (its Origin is not this machine's; LLM clients send JSON)",
+    );
+    error_response(provider, &err)
+}
+
 /// Proxy one request.
 pub(crate) async fn handle(
     shared: Arc<Shared>,
@@ -55,6 +78,9 @@ pub(crate) async fn handle(
     // Errors go in the envelope the client reads (issue 18: a Vertex
     // `rawPredict` client reads Anthropic's, a Bedrock client AWS's).
     let provider = route.envelope();
+    if crate::local::is_cross_site_form(&parts.method, &parts.headers) {
+        return refuse_cross_site(provider, parts.uri.path());
+    }
     let mut base = request_base(
         &shared,
         &route,

@@ -396,13 +396,16 @@ async fn a_web_page_elsewhere_gets_no_gateway_token() {
         "{gw}/vertex/v1/projects/p1/locations/global/publishers/anthropic/models/claude-x:rawPredict"
     );
     let lent = format!("Bearer {GATEWAY_TOKEN}");
+    // A page's JSON (a form or text POST is refused outright: cross_site.rs).
+    let json = ("content-type", "application/json");
     for headers in [
         &[("host", "attacker.example:8080")][..],
-        &[("origin", "https://attacker.example")],
-        &[("origin", "null")],
+        &[("origin", "https://attacker.example"), json],
+        &[("origin", "null"), json],
         &[
             ("host", "localhost"),
             ("origin", "http://attacker.example:8080"),
+            json,
         ],
     ] {
         let r = post(
@@ -420,6 +423,10 @@ async fn a_web_page_elsewhere_gets_no_gateway_token() {
         &[][..],
         &[("host", "localhost:8080")],
         &[("host", "[::1]:8080"), ("origin", "http://127.0.0.1:3000")],
+        &[
+            ("origin", "http://localhost:3000"),
+            ("content-type", "text/plain"),
+        ],
     ] {
         post(
             &h.client,
