@@ -8,13 +8,16 @@
 //! [`without_secrets`] replaces:
 //! - in a URL (`scheme://…`): everything but scheme, host and path (no
 //!   `user:password@`, no `?query`, no `#fragment`);
-//! - the token after `Bearer ` / `Basic ` / `Token `;
+//! - the token after `Bearer ` / `Basic ` / `Token ` / `ApiKey `;
 //! - keys recognisable by their prefix (`sk-…` for OpenAI and Anthropic,
 //!   `AIza…` Google, `ghp_…`/`github_pat_…` GitHub, `xoxb-…` Slack,
 //!   `AKIA…` AWS, and the like), with [`REDACTED`];
 //! - the value of a `name=value` or `name: value` pair whose name ends in
 //!   `key`, `token`, `secret`, `password` or `passwd` (`api_key=…`,
-//!   `"password": "…"`, `X-Api-Key: …`).
+//!   `"password": "…"`, `X-Api-Key: …`), and of such a command-line flag
+//!   (`--password x`, `--password=x`);
+//! - curl's `-u user:pass` / `--user user:pass`;
+//! - a `Cookie:` or `Set-Cookie:` header's value, to the line's end.
 //!
 //! It errs on the side of cutting: an excerpt that loses a harmless word
 //! is still an excerpt. The same text always gives the same output.
@@ -55,8 +58,9 @@ const KEY_PREFIXES: &[&str] = &[
 /// alone, `ASIAN` or `task-1` are not).
 const MIN_KEY_TAIL: usize = 16;
 
-/// Words after which the next token is a credential.
-const SCHEMES: &[&str] = &["bearer", "basic", "token"];
+/// Words after which the next token is a credential (`ApiKey`:
+/// Elasticsearch's authorization scheme).
+const SCHEMES: &[&str] = &["bearer", "basic", "token", "apikey"];
 
 /// Endings of a name whose value is a credential.
 const SECRET_NAMES: &[&str] = &["key", "token", "secret", "password", "passwd"];
@@ -225,9 +229,29 @@ fn without_tokens(text: &str) -> Cow<'_, str> {
     let mut copied = 0;
     let mut i = 0;
     let bytes = text.as_bytes();
+    // A flag's name after its dashes starts a word too.
+    let mut flag_name = false;
     while i < bytes.len() {
         // Only at the start of a word.
-        let word_start = i == 0 || !is_name_char(char::from(bytes[i - 1]));
+        let word_start = i == 0 || flag_name || !is_name_char(char::from(bytes[i - 1]));
+        flag_name = false;
+        if word_start && bytes[i] == b'-' {
+            let dashes = bytes[i..].iter().take_while(|&&b| b == b'-').count();
+            let name_from = i + dashes;
+            if dashes <= 2 && bytes.get(name_from).is_some_and(u8::is_ascii_alphanumeric) {
+                if let Some((from, to)) = flag_secret_at(text, dashes, name_from) {
+                    let o = out.get_or_insert_with(|| String::with_capacity(text.len()));
+                    o.push_str(&text[copied..from]);
+                    o.push_str(REDACTED);
+                    copied = to;
+                    i = to;
+                    continue;
+                }
+                i = name_from;
+                flag_name = true;
+                continue;
+            }
+        }
         if !word_start || !bytes[i].is_ascii_alphanumeric() {
             i += 1;
             continue;
@@ -272,6 +296,35 @@ fn closing_quote(value: &str, quote: &str) -> Option<usize> {
     None
 }
 
+/// The byte range of a command-line flag's secret value: `--password x`
+/// and the like (a flag whose name [`is_secret_name`], its value the next
+/// word unless that is another flag), curl's `-u user:pass` and `--user
+/// user:pass` (a value with a `:`). `--password=x` is [`secret_at`]'s.
+/// `name_from`: where the name starts, after its `dashes`.
+fn flag_secret_at(text: &str, dashes: usize, name_from: usize) -> Option<(usize, usize)> {
+    let rest = &text[name_from..];
+    let name_len = rest.find(|c: char| !is_name_char(c)).unwrap_or(rest.len());
+    let name = &rest[..name_len];
+    let after = &rest[name_len..];
+    let user = (dashes == 1 && name == "u") || (dashes == 2 && name == "user");
+    if !user && !is_secret_name(name) {
+        return None;
+    }
+    if !user && after.starts_with(['=', ':']) {
+        return secret_at(text, name_from);
+    }
+    let value = after
+        .strip_prefix(['=', ' '])
+        .filter(|_| user || after.starts_with(' '))?;
+    let len = value.find(char::is_whitespace).unwrap_or(value.len());
+    let word = &value[..len];
+    if word.is_empty() || word.starts_with('-') || (user && !word.contains(':')) {
+        return None;
+    }
+    let from = text.len() - value.len();
+    Some((from, from + len))
+}
+
 /// The byte range of a secret whose word starts at `i`, if one does.
 fn secret_at(text: &str, i: usize) -> Option<(usize, usize)> {
     let rest = &text[i..];
@@ -296,6 +349,17 @@ fn secret_at(text: &str, i: usize) -> Option<(usize, usize)> {
     let name_len = rest.find(|c: char| !is_name_char(c)).unwrap_or(rest.len());
     let name = &rest[..name_len];
     let after = &rest[name_len..];
+    // A `Cookie:` or `Set-Cookie:` header: its whole value, to the line's end.
+    if name.eq_ignore_ascii_case("cookie") || name.eq_ignore_ascii_case("set-cookie") {
+        let value = after.trim_start_matches([' ', '\t']).strip_prefix(':');
+        if let Some(value) = value.map(|v| v.trim_start_matches([' ', '\t'])) {
+            let len = value.find(['\r', '\n']).unwrap_or(value.len());
+            if len > 0 {
+                let from = text.len() - value.len();
+                return Some((from, from + len));
+            }
+        }
+    }
     // `Bearer <token>`: the scheme stays, the token goes; a token has a
     // digit, a sign or a capital after its first letter in it, or is long
     // (`Invalid token provided`, `basic functionality` are words; base64
@@ -470,6 +534,62 @@ mod tests {
         ];
         for (text, want) in cases {
             assert_eq!(without_secrets(text), want, "{text}");
+        }
+    }
+
+    /// What a failed command echoes: its flags (`--password x`,
+    /// `--password=x`, curl's `-u user:pass`), and an HTTP dump's cookies
+    /// and `ApiKey` authorization.
+    #[test]
+    fn command_lines_and_http_dumps_lose_their_secrets() {
+        let cases = [
+            (
+                "command failed: mysql --user=app --password=hunter2 -h db",
+                "command failed: mysql --user=app --password=[redacted] -h db",
+            ),
+            (
+                "exec: psql --password hunter2 --host db",
+                "exec: psql --password [redacted] --host db",
+            ),
+            (
+                "gh auth login --with-token --token ghx_0123 -h github.com",
+                "gh auth login --with-token --token [redacted] -h github.com",
+            ),
+            (
+                "$ curl -u admin:s3cret https://api.example/x",
+                "$ curl -u [redacted] https://api.example/x",
+            ),
+            (
+                "curl --user admin:s3cret -X POST",
+                "curl --user [redacted] -X POST",
+            ),
+            (
+                "> Cookie: session=abc123; theme=dark\n> Accept: */*",
+                "> Cookie: [redacted]\n> Accept: */*",
+            ),
+            (
+                "< Set-Cookie: sid=xyz; Path=/; HttpOnly\n< Server: x",
+                "< Set-Cookie: [redacted]\n< Server: x",
+            ),
+            (
+                "Authorization: ApiKey VnVUY1g0NEJ1aDdlM0dVNA== refused",
+                "Authorization: ApiKey [redacted] refused",
+            ),
+        ];
+        for (text, want) in cases {
+            assert_eq!(without_secrets(text), want, "{text}");
+        }
+        // Not secrets: a flag's other value, a user without a password,
+        // `-u` for other tools, a word `cookie`.
+        for text in [
+            "git push -u origin main",
+            "sort -u names.txt",
+            "curl --user admin https://x",
+            "mysql --password --host db",
+            "the cookie jar was empty",
+            "--token-file /run/secrets/t",
+        ] {
+            assert_eq!(without_secrets(text), text, "{text}");
         }
     }
 
