@@ -337,6 +337,12 @@ async fn connection(
             if let Some(route) = ws::upgrade_route(req.method(), req.uri().path(), req.headers()) {
                 return Ok::<_, Infallible>(ws::handle(shared, pool, req, route, stopping).await);
             }
+            // Any other WebSocket to a provider: relayed unread.
+            let upstreams = &shared.config.upstreams;
+            if let Some(route) = ws::tunnel_route(req.method(), req.uri(), req.headers(), upstreams)
+            {
+                return Ok::<_, Infallible>(ws::handle(shared, pool, req, route, stopping).await);
+            }
             Ok::<_, Infallible>(dispatch(shared, client, req).await)
         }
     });

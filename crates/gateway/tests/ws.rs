@@ -16,7 +16,9 @@
 //! - `relay_props`: any client messages, cut into any fragments, reach the
 //!   upstream byte for byte (a property test);
 //! - `shutdown`: open sockets closed with 1001 when the gateway stops;
-//! - `tls`: `wss://` to an `https://` upstream, trusted or not.
+//! - `tls`: `wss://` to an `https://` upstream, trusted or not;
+//! - `tunnel`: any other WebSocket to a provider (Realtime, Gemini Live)
+//!   relayed unread.
 
 mod e2e {
     #[allow(dead_code)]
@@ -33,5 +35,6 @@ mod ws {
     mod relay_props;
     mod shutdown;
     mod tls;
+    mod tunnel;
     mod turns;
 }

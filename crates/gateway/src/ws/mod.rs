@@ -1,6 +1,8 @@
 //! The Responses API's WebSocket mode: `GET /v1/responses` with
 //! `Upgrade: websocket` (the Codex CLI's first transport; the SDKs'
-//! `client.responses.connect()`).
+//! `client.responses.connect()`); and any other WebSocket to a provider
+//! ([`tunnel_route`]: the Realtime API, Gemini Live), relayed the same way
+//! but unread.
 //!
 //! The gateway ends the WebSocket on both sides (framing, masking,
 //! fragments, ping/pong, close codes and permessage-deflate by the `yawc`
@@ -58,7 +60,7 @@ use crate::{
     h1::pool::Pool,
     observe::{Observation, ResponseMeta, client_headers::ClientHeaders, now_ms},
     proxy::{self, headers},
-    routes::ProxyRoute,
+    routes::{ProxyRoute, Route},
     state::Shared,
 };
 
@@ -99,6 +101,29 @@ pub(crate) fn upgrade_route(
     }
     let route = ProxyRoute::dialect_post(path).or_else(|| ProxyRoute::chatgpt(path))?;
     (route.dialect == Some(toolwarden_wire::Dialect::OpenAiResponses)).then_some(route)
+}
+
+/// The route of any other WebSocket upgrade (the OpenAI Realtime API's
+/// `/v1/realtime`, Gemini Live's `/ws/…BidiGenerateContent`, …): the
+/// provider it belongs to, as for HTTP ([`Route::classify`]), when that
+/// provider has a fixed upstream (a cloud route's upgrade stays the HTTP
+/// path's). Its messages are relayed unread ([`turns::Turns`] does not read
+/// them): without this the upgrade went as a plain `GET`, its `Upgrade`
+/// and `Connection` headers dropped as hop-by-hop, and the provider
+/// refused it (426).
+pub(crate) fn tunnel_route(
+    method: &Method,
+    uri: &http::Uri,
+    headers: &HeaderMap,
+    upstreams: &crate::Upstreams,
+) -> Option<ProxyRoute> {
+    if *method != Method::GET || !is_websocket_upgrade(headers) {
+        return None;
+    }
+    match Route::classify(method, uri.path(), uri.query(), headers) {
+        Route::Proxy(route) if route.upstream(upstreams).is_some() => Some(route),
+        _ => None,
+    }
 }
 
 /// `Upgrade: websocket` (any case).
@@ -213,7 +238,21 @@ pub(crate) async fn handle(
     };
     let (mut parts, _) = response.into_parts();
     copy_upstream_headers(&opened.headers, &mut parts.headers);
-    let turns = turns::Turns::new(shared.clone(), route, path, header_session);
+    // Only WebSocket mode's messages are read; a tunnel's upgrade is
+    // recorded as the pass-through request it is.
+    let reads = route.dialect == Some(toolwarden_wire::Dialect::OpenAiResponses);
+    if !reads {
+        let base = proxy::request_base(&shared, &route, &path, header_session.clone(), at_ms);
+        let mut observation = Observation::new(shared.sinks.clone(), base);
+        observation.sent();
+        observation.on_response(
+            ResponseMeta::from_headers(StatusCode::SWITCHING_PROTOCOLS.as_u16(), &opened.headers),
+            false,
+            0,
+        );
+        observation.finish();
+    }
+    let turns = turns::Turns::new(shared.clone(), route, path, header_session, reads);
     let upstream_ws = opened.socket;
     // A side that leaves a write waiting this long reads nothing.
     let stall = shared.config.client_body_timeout;

@@ -50,6 +50,9 @@ pub(crate) struct Turns {
     pending: VecDeque<Pending>,
     /// Scratch for one event as SSE (reused: one feed per event).
     sse: Vec<u8>,
+    /// WebSocket mode's socket: its messages are read. `false`: another
+    /// WebSocket (a tunnel), relayed unread.
+    reads: bool,
 }
 
 /// A turn sent and not yet answered in full.
@@ -81,12 +84,13 @@ pub(crate) struct Envelope<'a> {
 // === impl Turns ===
 
 impl Turns {
-    /// No turns yet.
+    /// No turns yet; `reads`: WebSocket mode's (else messages pass unread).
     pub(crate) fn new(
         shared: Arc<Shared>,
         route: ProxyRoute,
         path: String,
         header_session: ClientHeaders,
+        reads: bool,
     ) -> Turns {
         Turns {
             shared,
@@ -95,11 +99,15 @@ impl Turns {
             header_session,
             pending: VecDeque::new(),
             sse: Vec::new(),
+            reads,
         }
     }
 
     /// Read a client text message.
     pub(crate) fn client_message(&self, payload: Bytes) -> Outgoing {
+        if !self.reads {
+            return Outgoing::Pass(payload);
+        }
         // `type` as the first or last member without a scan of the body.
         // The one-pass scan, at most once: for a `type` elsewhere (a
         // serializer that sorts keys puts it last, past the whole body), or
@@ -143,6 +151,9 @@ impl Turns {
 
     /// A client binary message: not a Responses request.
     pub(crate) fn client_binary(&self) {
+        if !self.reads {
+            return;
+        }
         self.shared
             .sinks
             .metrics
@@ -188,6 +199,9 @@ impl Turns {
     /// lane (of the oldest open turn if it names none, or one no open turn
     /// has).
     pub(crate) fn event(&mut self, payload: &[u8]) {
+        if !self.reads {
+            return;
+        }
         let head = read_event(payload);
         if head.as_ref().is_none_or(|h| h.kind.is_none()) {
             self.shared.sinks.metrics.unparsed_response("invalid");

@@ -1,0 +1,174 @@
+//! Any other WebSocket to a provider (the OpenAI Realtime API's
+//! `/v1/realtime`, Gemini Live's `BidiGenerateContent`) is relayed, its
+//! messages unread: the upgrade goes to the provider it belongs to with the
+//! client's path, query and headers, the chosen subprotocol comes back, text
+//! and binary messages pass byte for byte both ways, and the upgrade is
+//! recorded as one pass-through request (`101`), with nothing counted as
+//! unparsed. (It went as a plain `GET`, its upgrade headers dropped, and
+//! the provider refused it.)
+
+use std::{
+    convert::Infallible,
+    sync::{Arc, Mutex},
+};
+
+use bytes::Bytes;
+use futures_util::SinkExt;
+use http_body_util::Full;
+use hyper::{Request, Response, body::Incoming, service::service_fn};
+use hyper_util::rt::TokioIo;
+use toolwarden_gateway::Upstream;
+use toolwarden_mock_provider::MockOptions;
+use yawc::{Frame, OpCode, WebSocket};
+
+use super::client::connect_path;
+use crate::e2e::support::{Harness, metric};
+
+/// What an echo upstream was asked: path and query, `authorization`,
+/// `x-goog-api-key`, the subprotocols offered.
+type Asked = Arc<Mutex<Vec<[String; 4]>>>;
+
+/// An upstream that accepts any WebSocket on any path, chooses the first
+/// subprotocol offered, and echoes every text and binary message.
+async fn echo_upstream() -> (String, Asked) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let asked: Asked = Arc::default();
+    let seen = asked.clone();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let seen = seen.clone();
+            let service = service_fn(move |mut req: Request<Incoming>| {
+                let header = |n: &str| {
+                    (req.headers().get(n))
+                        .and_then(|v| v.to_str().ok())
+                        .unwrap_or_default()
+                        .to_string()
+                };
+                let protocols = header("sec-websocket-protocol");
+                seen.lock().unwrap().push([
+                    req.uri().to_string(),
+                    header("authorization"),
+                    header("x-goog-api-key"),
+                    protocols.clone(),
+                ]);
+                let (response, upgrade) = WebSocket::upgrade(&mut req).expect("an upgrade");
+                tokio::spawn(async move {
+                    let Ok(mut socket) = upgrade.await else {
+                        return;
+                    };
+                    while let Ok(frame) = socket.next_frame().await {
+                        let echo = match frame.opcode() {
+                            OpCode::Text => Frame::text(frame.payload().clone()),
+                            OpCode::Binary => Frame::binary(frame.payload().clone()),
+                            _ => break,
+                        };
+                        if socket.send(echo).await.is_err() {
+                            break;
+                        }
+                    }
+                });
+                let (mut parts, _) = response.into_parts();
+                if let Some(first) = protocols.split(',').next().filter(|p| !p.is_empty()) {
+                    parts
+                        .headers
+                        .insert("sec-websocket-protocol", first.trim().parse().unwrap());
+                }
+                async move { Ok::<_, Infallible>(Response::from_parts(parts, Full::new(Bytes::new()))) }
+            });
+            tokio::spawn(
+                hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service)
+                    .with_upgrades(),
+            );
+        }
+    });
+    (format!("http://{addr}"), asked)
+}
+
+#[tokio::test]
+async fn a_realtime_or_live_websocket_is_relayed_unread() {
+    let (openai, asked_openai) = echo_upstream().await;
+    let (gemini, asked_gemini) = echo_upstream().await;
+    let mut h = Harness::with(MockOptions::default(), |c| {
+        c.upstreams.openai = Upstream::parse(&openai).unwrap();
+        c.upstreams.gemini = Upstream::parse(&gemini).unwrap();
+    })
+    .await;
+    let realtime = "/v1/realtime?model=gpt-realtime";
+    let headers = [
+        ("authorization", "Bearer sk-test"),
+        (
+            "sec-websocket-protocol",
+            "realtime, openai-beta.realtime-v1",
+        ),
+    ];
+    let mut ws = connect_path(&h.gw(), realtime, &headers, false)
+        .await
+        .expect("the gateway relays the upgrade");
+    let update =
+        r#"{"type":"session.update","session":{"tools":[{"type":"function","name":"f"}]}}"#;
+    ws.send(Frame::text(Bytes::from(update))).await.unwrap();
+    let frame = ws.next_frame().await.unwrap();
+    assert_eq!(
+        (frame.opcode(), frame.payload().as_ref()),
+        (OpCode::Text, update.as_bytes())
+    );
+    let audio: Vec<u8> = (0..=255u8).cycle().take(10_000).collect();
+    ws.send(Frame::binary(audio.clone())).await.unwrap();
+    let frame = ws.next_frame().await.unwrap();
+    assert_eq!(
+        (frame.opcode(), frame.payload().as_ref()),
+        (OpCode::Binary, &audio[..])
+    );
+    drop(ws);
+
+    let live = "/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent?key=AIza-test";
+    let mut ws = connect_path(&h.gw(), live, &[], false)
+        .await
+        .expect("Gemini Live");
+    ws.send(Frame::text(Bytes::from_static(b"{\"setup\":{}}")))
+        .await
+        .unwrap();
+    assert_eq!(
+        ws.next_frame().await.unwrap().payload().as_ref(),
+        b"{\"setup\":{}}"
+    );
+    drop(ws);
+
+    let asked = asked_openai.lock().unwrap().clone();
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert_eq!(asked[0][0], realtime);
+    assert_eq!(asked[0][1], "Bearer sk-test");
+    assert_eq!(asked[0][3], "realtime, openai-beta.realtime-v1");
+    let asked = asked_gemini.lock().unwrap().clone();
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert_eq!(asked[0][0], live);
+
+    let m = h.metrics().await;
+    let upgrades = |provider| {
+        metric(
+            &m,
+            "toolwarden_upstream_requests_total",
+            &[("provider", provider), ("status", "101")],
+        )
+    };
+    assert_eq!((upgrades("openai"), upgrades("gemini")), (1.0, 1.0), "{m}");
+    assert_eq!(
+        metric(&m, "toolwarden_unparsed_requests_total", &[]),
+        0.0,
+        "{m}"
+    );
+    assert_eq!(
+        metric(&m, "toolwarden_unparsed_responses_total", &[]),
+        0.0,
+        "{m}"
+    );
+    let stats = h.finish().await;
+    assert_eq!(
+        (stats.requests.total, stats.totals.calls),
+        (2, 0),
+        "{:?}",
+        stats.requests
+    );
+}
