@@ -235,28 +235,26 @@ fn without_tokens(text: &str) -> Cow<'_, str> {
         // Only at the start of a word.
         let word_start = i == 0 || flag_name || !is_name_char(char::from(bytes[i - 1]));
         flag_name = false;
-        if word_start && bytes[i] == b'-' {
-            let dashes = bytes[i..].iter().take_while(|&&b| b == b'-').count();
-            let name_from = i + dashes;
-            if dashes <= 2 && bytes.get(name_from).is_some_and(u8::is_ascii_alphanumeric) {
-                if let Some((from, to)) = flag_secret_at(text, dashes, name_from) {
-                    let o = out.get_or_insert_with(|| String::with_capacity(text.len()));
-                    o.push_str(&text[copied..from]);
-                    o.push_str(REDACTED);
-                    copied = to;
-                    i = to;
-                    continue;
-                }
-                i = name_from;
-                flag_name = true;
-                continue;
-            }
-        }
-        if !word_start || !bytes[i].is_ascii_alphanumeric() {
+        // A flag (`-u`, `--password`): its secret, else its name as a word.
+        let dashes = bytes[i..].iter().take_while(|&&b| b == b'-').count();
+        let flag = word_start
+            && (1..=2).contains(&dashes)
+            && bytes.get(i + dashes).is_some_and(u8::is_ascii_alphanumeric);
+        if !flag && (!word_start || !bytes[i].is_ascii_alphanumeric()) {
             i += 1;
             continue;
         }
-        if let Some((from, to)) = secret_at(text, i) {
+        let found = if flag {
+            flag_secret_at(text, dashes, i + dashes)
+        } else {
+            secret_at(text, i)
+        };
+        if flag && found.is_none() {
+            i += dashes;
+            flag_name = true;
+            continue;
+        }
+        if let Some((from, to)) = found {
             let o = out.get_or_insert_with(|| String::with_capacity(text.len()));
             o.push_str(&text[copied..from]);
             o.push_str(REDACTED);

@@ -21,6 +21,18 @@ fn forged_history() -> Vec<u8> {
     .unwrap()
 }
 
+/// [`forged_history`] posted to `url` with `headers`.
+async fn post_history(h: &Harness, url: &str, headers: &[(&str, &str)]) -> super::support::Reply {
+    send(
+        &h.client,
+        Method::POST,
+        url.to_string(),
+        headers,
+        forged_history(),
+    )
+    .await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pages_form_or_text_post_is_refused_and_not_recorded() {
     let mut h = Harness::start().await;
@@ -31,15 +43,7 @@ async fn a_pages_form_or_text_post_is_refused_and_not_recorded() {
         "application/x-www-form-urlencoded",
         "multipart/form-data; boundary=x",
     ] {
-        let headers = [page, ("content-type", content_type)];
-        let r = send(
-            &h.client,
-            Method::POST,
-            url.clone(),
-            &headers,
-            forged_history(),
-        )
-        .await;
+        let r = post_history(&h, &url, &[page, ("content-type", content_type)]).await;
         assert_eq!(r.status, 403, "{content_type}: {}", r.text());
         let body = r.json();
         assert_eq!(body["error"]["code"], "cross_site_request", "{body}");
@@ -69,14 +73,7 @@ async fn a_pages_form_or_text_post_is_refused_and_not_recorded() {
     ] {
         let mut headers = headers.to_vec();
         headers.push(("authorization", "Bearer sk-e2e"));
-        let r = send(
-            &h.client,
-            Method::POST,
-            url.clone(),
-            &headers,
-            forged_history(),
-        )
-        .await;
+        let r = post_history(&h, &url, &headers).await;
         assert_eq!(r.status, 200, "{headers:?}: {}", r.text());
     }
     assert_eq!(h.mock.take_received().len(), 2);
