@@ -195,21 +195,24 @@ fn is_name_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, '-' | '_')
 }
 
-/// A name ending in one of [`SECRET_NAMES`]: `token`, `secret`,
-/// `password` and `passwd` however they are joined to the rest of it
+/// A name ending in `key`, `token`, `secret`, `password` or `passwd`:
+/// `token`, `secret`, `password` and `passwd` however they are joined to
+/// the rest of it
 /// (`PGPASSWORD`, libpq's variable, `DBSECRET`); `key` as a word of its
 /// own: the whole name (`key`), after `_` or `-` (`api_key`, `X-Api-Key`),
-/// in camel case (`apiKey`), or `apikey`. Not `monkey`.
-fn is_secret_name(name: &str) -> bool {
+/// in camel case (`apiKey`), or `apikey`. Not `monkey`. The rule the
+/// redaction of `name=value` pairs uses, for other names too (a URL's
+/// query parameters: `toolwarden_store::redact_url`).
+pub fn is_secret_name(name: &str) -> bool {
     if name.eq_ignore_ascii_case("apikey") {
         return true;
     }
     SECRET_NAMES.iter().any(|s| {
-        // Names are ASCII (`is_name_char`): byte offsets are boundaries.
         let Some(start) = name.len().checked_sub(s.len()) else {
             return false;
         };
-        if !name[start..].eq_ignore_ascii_case(s) {
+        // A name that is not ASCII may not split there.
+        if !name.is_char_boundary(start) || !name[start..].eq_ignore_ascii_case(s) {
             return false;
         }
         let head = &name[..start];

@@ -333,13 +333,11 @@ async fn connection(
         let pool = pool.clone();
         let stopping = stopping.clone();
         async move {
-            // WebSocket mode on a Responses path: read, not passed through.
-            if let Some(route) = ws::upgrade_route(req.method(), req.uri().path(), req.headers()) {
-                return Ok::<_, Infallible>(ws::handle(shared, pool, req, route, stopping).await);
-            }
-            // Any other WebSocket to a provider: relayed unread.
+            // A WebSocket: WebSocket mode on a Responses path (read), any
+            // other to a provider relayed unread.
             let upstreams = &shared.config.upstreams;
-            if let Some(route) = ws::tunnel_route(req.method(), req.uri(), req.headers(), upstreams)
+            if let Some(route) =
+                ws::upgrade_route(req.method(), req.uri(), req.headers(), upstreams)
             {
                 return Ok::<_, Infallible>(ws::handle(shared, pool, req, route, stopping).await);
             }

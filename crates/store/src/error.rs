@@ -134,7 +134,8 @@ impl std::error::Error for StoreError {
 /// Replaces the password of a `scheme://user:password@host/...` URL, and
 /// the value of every query parameter named for a credential
 /// (`?password=…` and `sslpassword=…`, which PostgreSQL URLs take as well
-/// as the user info; `…key=`, `…token=`, `…secret=`), with `***`.
+/// as the user info; `api-key=`, `…token=`, `…secret=`: the excerpts'
+/// rule, [`toolwarden_core::redact::is_secret_name`]), with `***`.
 pub fn redact_url(url: &str) -> String {
     let Some(scheme_end) = url.find("://") else {
         return url.to_owned();
@@ -166,7 +167,7 @@ pub fn redact_url(url: &str) -> String {
                     out.push('&');
                 }
                 match pair.split_once('=') {
-                    Some((name, _)) if names_a_credential(name) => {
+                    Some((name, _)) if toolwarden_core::redact::is_secret_name(name) => {
                         out.push_str(name);
                         out.push_str("=***");
                     }
@@ -178,14 +179,6 @@ pub fn redact_url(url: &str) -> String {
     }
     out.push_str(fragment);
     out
-}
-
-/// Whether a query parameter's name is a credential's.
-fn names_a_credential(name: &str) -> bool {
-    let name = name.to_ascii_lowercase();
-    ["password", "passwd", "key", "token", "secret"]
-        .iter()
-        .any(|end| name.ends_with(end))
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! The Responses API's WebSocket mode: `GET /v1/responses` with
 //! `Upgrade: websocket` (the Codex CLI's first transport; the SDKs'
 //! `client.responses.connect()`); and any other WebSocket to a provider
-//! ([`tunnel_route`]: the Realtime API, Gemini Live), relayed the same way
+//! ([`upgrade_route`]: the Realtime API, Gemini Live), relayed the same way
 //! but unread.
 //!
 //! The gateway ends the WebSocket on both sides (framing, masking,
@@ -88,30 +88,18 @@ const MAX_REFUSAL_BODY: usize = 1 << 20;
 /// How long a refusing upstream's body may take to arrive.
 const REFUSAL_BODY_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// The route of a WebSocket upgrade the gateway reads: a `GET` with
-/// `Upgrade: websocket` on a Responses path (`/v1/responses`, or the
-/// ChatGPT backend's `…/backend-api/codex/responses`).
+/// The route of a WebSocket upgrade (a `GET` with `Upgrade: websocket`):
+/// - on a Responses path (`/v1/responses`, or the ChatGPT backend's
+///   `…/backend-api/codex/responses`), WebSocket mode, read;
+/// - on any other path (the OpenAI Realtime API's `/v1/realtime`, Gemini
+///   Live's `/ws/…BidiGenerateContent`, …), the provider it belongs to, as
+///   for HTTP ([`Route::classify`]), when that provider has a fixed
+///   upstream (a cloud route's upgrade stays the HTTP path's): relayed
+///   unread ([`handle`] reads only a Responses route's messages). Without
+///   this such an upgrade went as a plain `GET`, its `Upgrade` and
+///   `Connection` headers dropped as hop-by-hop, and the provider refused
+///   it (426).
 pub(crate) fn upgrade_route(
-    method: &Method,
-    path: &str,
-    headers: &HeaderMap,
-) -> Option<ProxyRoute> {
-    if *method != Method::GET || !is_websocket_upgrade(headers) {
-        return None;
-    }
-    let route = ProxyRoute::dialect_post(path).or_else(|| ProxyRoute::chatgpt(path))?;
-    (route.dialect == Some(toolwarden_wire::Dialect::OpenAiResponses)).then_some(route)
-}
-
-/// The route of any other WebSocket upgrade (the OpenAI Realtime API's
-/// `/v1/realtime`, Gemini Live's `/ws/…BidiGenerateContent`, …): the
-/// provider it belongs to, as for HTTP ([`Route::classify`]), when that
-/// provider has a fixed upstream (a cloud route's upgrade stays the HTTP
-/// path's). Its messages are relayed unread ([`turns::Turns`] does not read
-/// them): without this the upgrade went as a plain `GET`, its `Upgrade`
-/// and `Connection` headers dropped as hop-by-hop, and the provider
-/// refused it (426).
-pub(crate) fn tunnel_route(
     method: &Method,
     uri: &http::Uri,
     headers: &HeaderMap,
@@ -120,7 +108,14 @@ pub(crate) fn tunnel_route(
     if *method != Method::GET || !is_websocket_upgrade(headers) {
         return None;
     }
-    match Route::classify(method, uri.path(), uri.query(), headers) {
+    let path = uri.path();
+    let responses = ProxyRoute::dialect_post(path)
+        .or_else(|| ProxyRoute::chatgpt(path))
+        .filter(|r| r.dialect == Some(toolwarden_wire::Dialect::OpenAiResponses));
+    if responses.is_some() {
+        return responses;
+    }
+    match Route::classify(method, path, uri.query(), headers) {
         Route::Proxy(route) if route.upstream(upstreams).is_some() => Some(route),
         _ => None,
     }
