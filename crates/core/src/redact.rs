@@ -13,9 +13,12 @@
 //!   `AIza…` Google, `ghp_…`/`github_pat_…` GitHub, `xoxb-…` Slack,
 //!   `AKIA…` AWS, and the like), with [`REDACTED`];
 //! - the value of a `name=value` or `name: value` pair whose name ends in
-//!   `key`, `token`, `secret`, `password` or `passwd` (`api_key=…`,
-//!   `"password": "…"`, `X-Api-Key: …`), and of such a command-line flag
-//!   (`--password x`, `--password=x`);
+//!   `key`, `token`, `secret`, `password`, `passwd`, `signature` or
+//!   `credential` (`api_key=…`, `"password": "…"`, `X-Api-Key: …`, an AWS
+//!   SigV4 `Authorization` header's `Credential=…` and `Signature=…`, a
+//!   presigned URL's `X-Amz-Signature=…`, `X-Amz-Credential=…` and
+//!   `X-Amz-Security-Token=…` when its query stands without its URL), and
+//!   of such a command-line flag (`--password x`, `--password=x`);
 //! - curl's `-u user:pass` / `--user user:pass`;
 //! - a `Cookie:` or `Set-Cookie:` header's value, to the line's end.
 //!
@@ -62,8 +65,18 @@ const MIN_KEY_TAIL: usize = 16;
 /// Elasticsearch's authorization scheme).
 const SCHEMES: &[&str] = &["bearer", "basic", "token", "apikey"];
 
-/// Endings of a name whose value is a credential.
-const SECRET_NAMES: &[&str] = &["key", "token", "secret", "password", "passwd"];
+/// Endings of a name whose value is a credential (`signature` and
+/// `credential`: AWS SigV4's, in an `Authorization` header or a presigned
+/// URL's query).
+const SECRET_NAMES: &[&str] = &[
+    "key",
+    "token",
+    "secret",
+    "password",
+    "passwd",
+    "signature",
+    "credential",
+];
 
 /// `text` with the secrets described in the module's documentation replaced.
 pub fn without_secrets(text: &str) -> Cow<'_, str> {
@@ -195,8 +208,8 @@ fn is_name_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, '-' | '_')
 }
 
-/// A name ending in `key`, `token`, `secret`, `password` or `passwd`:
-/// `token`, `secret`, `password` and `passwd` however they are joined to
+/// A name ending in `key`, `token`, `secret`, `password`, `passwd`,
+/// `signature` or `credential`: all but `key` however they are joined to
 /// the rest of it
 /// (`PGPASSWORD`, libpq's variable, `DBSECRET`); `key` as a word of its
 /// own: the whole name (`key`), after `_` or `-` (`api_key`, `X-Api-Key`),
@@ -594,6 +607,51 @@ mod tests {
         }
     }
 
+    /// AWS SigV4: a dumped `Authorization` header and a presigned URL's
+    /// query (whole, or without its URL: a log that prints the query, a
+    /// path and query) lose the signature, the credential and the session
+    /// token.
+    #[test]
+    fn aws_sigv4_signatures_and_credentials_are_cut() {
+        let cases = [
+            (
+                "> Authorization: AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20150830/us-east-1/iam/aws4_request, \
+                 SignedHeaders=content-type;host;x-amz-date, \
+                 Signature=5d672d79c15b13162d9279b0855cfba6789a8edb4c82c400e06b5924a6f2b5d7\n> Accept: */*",
+                "> Authorization: AWS4-HMAC-SHA256 Credential=[redacted], \
+                 SignedHeaders=content-type;host;x-amz-date, Signature=[redacted]\n> Accept: */*",
+            ),
+            (
+                "GET /bucket/k.txt?X-Amz-Algorithm=AWS4-HMAC-SHA256\
+                 &X-Amz-Credential=AKIAIOSFODNN7EXAMPLE%2F20130524%2Fus-east-1%2Fs3%2Faws4_request\
+                 &X-Amz-Date=20130524T000000Z&X-Amz-Expires=86400&X-Amz-SignedHeaders=host\
+                 &X-Amz-Security-Token=IQoJb3JpZ2luX2VjEJr%2F%2F%2F\
+                 &X-Amz-Signature=aeeed9bbccd4d02ee5c0109b86d86835f995330da4c265957d157751f604d404 403",
+                "GET /bucket/k.txt?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=[redacted]\
+                 &X-Amz-Date=20130524T000000Z&X-Amz-Expires=86400&X-Amz-SignedHeaders=host\
+                 &X-Amz-Security-Token=[redacted]&X-Amz-Signature=[redacted] 403",
+            ),
+            (
+                "fetch https://b.s3.amazonaws.com/k?X-Amz-Signature=aeeed9bb&X-Amz-Credential=AKIA failed",
+                "fetch https://b.s3.amazonaws.com/k failed",
+            ),
+            (
+                r#"{"headers": {"x-amz-security-token": "FwoGZXIvYXdzE", "signature": "abc"}}"#,
+                r#"{"headers": {"x-amz-security-token": "[redacted]", "signature": "[redacted]"}}"#,
+            ),
+        ];
+        for (text, want) in cases {
+            assert_eq!(without_secrets(text), want, "{text}");
+        }
+        // The words alone are not a pair.
+        for text in [
+            "The request signature we calculated does not match the signature you provided.",
+            "no credential was found",
+        ] {
+            assert_eq!(without_secrets(text), text, "{text}");
+        }
+    }
+
     #[test]
     fn ordinary_text_is_left_alone() {
         for text in [
@@ -642,6 +700,19 @@ mod tests {
                 !without_secrets(&planted).contains("sk-abcdefghijklmnopqrstuv"),
                 "{}", planted
             );
+            // A SigV4 header dump or a presigned query put anywhere: its
+            // signature is cut.
+            for sigv4 in [
+                "Authorization: AWS4-HMAC-SHA256 Credential=AKID/20150830/us-east-1/iam/aws4_request, \
+                 SignedHeaders=host;x-amz-date, Signature=5d672d79c15b13162d9279b0855cfba6",
+                "?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Signature=5d672d79c15b13162d9279b0855cfba6&a=b",
+            ] {
+                let planted = format!("{} {sigv4} {}", &text[..at], &text[at..]);
+                proptest::prop_assert!(
+                    !without_secrets(&planted).contains("5d672d79c15b"),
+                    "{}", planted
+                );
+            }
         }
     }
 }

@@ -37,6 +37,9 @@ const EXCERPT_HEAD: usize = 200;
 const EXCERPT_TAIL: usize = 100;
 /// Between the two.
 const EXCERPT_GAP: &str = " … ";
+/// How far before the window of an excerpt's end the line it begins in
+/// may start for the end to be read from there (bytes; see `excerpt`).
+const EXCERPT_LINE_LOOKBACK: usize = 64 * 1024;
 
 /// What the request side learned, for the response side's records.
 #[derive(Debug, Clone)]
@@ -310,12 +313,19 @@ fn answers(
 /// characters, else its first [`EXCERPT_HEAD`] and last [`EXCERPT_TAIL`]
 /// with [`EXCERPT_GAP`] between; its credentials cut
 /// ([`toolwarden_core::redact`]): excerpts are stored, logged, shown and
-/// sent to webhooks. What is cut is read from twice each part's length, so
-/// a URL or a key that starts within the head and ends past it is still
-/// recognised; the head's window ends and the end starts between words, so
-/// no key is read from its middle. A PEM private key, which spans lines, is
-/// cut from the whole text first (a search for its marker: cheap, where
-/// redacting a 50 KB text whole costs ~0.3 ms).
+/// sent to webhooks. Each part is cut as the whole text's redaction would
+/// cut it, without redacting the whole (~0.3 ms for 50 KB). The head is
+/// read from a window of twice its length that ends between words, so a
+/// URL or a key that starts within the head and ends past it is still
+/// recognised. The end is read from the start of the line where its window
+/// of twice its length begins: every cut but a private key's ends at its
+/// line's end, and one that starts before the window (a quoted password
+/// with spaces, a `Cookie:` header, curl's `-u user:pass`, a URL's
+/// `user:password@` or query) needs its start to be recognised. A line
+/// that starts more than [`EXCERPT_LINE_LOOKBACK`] bytes before the window
+/// is not read back: the end starts at the next line, or is left out. A
+/// PEM private key, which spans lines, is cut from the whole text first (a
+/// search for its marker).
 fn excerpt(content: &str) -> String {
     use toolwarden_core::redact::without_secrets;
     let first = |text: &str, n: usize| match text.char_indices().nth(n) {
@@ -343,12 +353,20 @@ fn excerpt(content: &str) -> String {
         None => "",
     };
     let head = first(&without_secrets(window), EXCERPT_HEAD);
-    let end = last(content, 2 * EXCERPT_TAIL);
-    let end = match end.find(|c: char| !in_token(c)) {
-        Some(i) => &end[i..],
-        None => "",
+    let window = content
+        .char_indices()
+        .rev()
+        .nth(2 * EXCERPT_TAIL - 1)
+        .map_or(0, |(i, _)| i);
+    let line = content[..window].rfind('\n').map_or(0, |i| i + 1);
+    let from = if window - line <= EXCERPT_LINE_LOOKBACK {
+        line
+    } else {
+        content[window..]
+            .find('\n')
+            .map_or(content.len(), |i| window + i + 1)
     };
-    let tail = last(&without_secrets(end), EXCERPT_TAIL);
+    let tail = last(&without_secrets(&content[from..]), EXCERPT_TAIL);
     format!("{head}{EXCERPT_GAP}{}", tail.trim_start())
 }
 
@@ -358,6 +376,8 @@ mod tests {
         sync::{Arc, Mutex},
         time::Duration,
     };
+
+    use toolwarden_core::redact::without_secrets;
 
     use super::*;
     use crate::{
@@ -638,6 +658,105 @@ mod tests {
         let e = excerpt(&across);
         assert!(!e.contains("qqq") && !e.contains("zzz"), "{e}");
         assert!(e.ends_with(" end"), "{e}");
+    }
+
+    /// A secret that starts before the window of the excerpt's end and
+    /// goes on into it: its start names it, and none of it shows.
+    #[test]
+    fn a_secret_begun_before_the_ends_window_is_cut_whole() {
+        let filler = "log line\n".repeat(50);
+        for (secret, piece) in [
+            (
+                format!(
+                    "> Cookie: {}sid=SECRETVALUE1; theme=dark",
+                    "a=b; ".repeat(40)
+                ),
+                "SECRETVALUE1",
+            ),
+            (
+                format!(
+                    "\"password\": \"{}SECRETVALUE2 and more\"",
+                    "correct horse ".repeat(14)
+                ),
+                "SECRETVALUE2",
+            ),
+            (
+                format!("$ curl -u admin:{}SECRETVALUE3 https://x", "p".repeat(150)),
+                "SECRETVALUE3",
+            ),
+            (
+                format!(
+                    "GET https://admin:{}SECRETVALUE4@db.example/x failed",
+                    "p".repeat(180)
+                ),
+                "SECRETVALUE4",
+            ),
+            (
+                format!(
+                    "GET https://api.x/w?q={}&appid=SECRETVALUE5 failed",
+                    "paris,".repeat(30)
+                ),
+                "SECRETVALUE5",
+            ),
+        ] {
+            let text = format!("{filler}{secret}\n");
+            assert!(!without_secrets(&text).contains(piece), "{text}");
+            let e = excerpt(&text);
+            assert!(!e.contains(piece) && !e.contains("VALUE"), "{e}");
+        }
+    }
+
+    /// A last line too long to read back to its start leaves the end out
+    /// rather than read a secret from its middle; one read back is cut.
+    #[test]
+    fn an_ends_line_too_long_to_read_back_is_left_out() {
+        let value = format!("{}SECRETVALUE", "p ".repeat(EXCERPT_LINE_LOOKBACK));
+        let text = format!("start\n\"password\": \"{value}\" end");
+        let e = excerpt(&text);
+        assert!(e.starts_with("start"), "{e}");
+        assert!(e.ends_with(EXCERPT_GAP), "{e}");
+        // Then a next line: the end is read from it.
+        let e = excerpt(&format!("{text}\n{}exit 1", "x ".repeat(40)));
+        assert!(!e.contains("SECRET") && e.ends_with("exit 1"), "{e}");
+        let short = format!(
+            "start\n\"password\": \"{}SECRETVALUE\" end",
+            "p ".repeat(500)
+        );
+        let e = excerpt(&short);
+        assert!(!e.contains("SECRET") && e.ends_with("\" end"), "{e}");
+    }
+
+    proptest::proptest! {
+        /// No part of a secret that the whole text's redaction cuts shows
+        /// in the excerpt, wherever the excerpt's windows fall on it.
+        #[test]
+        fn an_excerpt_keeps_nothing_redaction_cuts(
+            before in "[a-z0-9 \n.,:;=\"'/-]{200,700}",
+            kind in 0usize..7,
+            spaces in 0usize..40,
+            after in "[a-z0-9 \n.,:;=\"'/-]{0,260}",
+        ) {
+            let v = "Q7J9".repeat(4);
+            let pad = format!("{v} ").repeat(spaces);
+            let secret = match kind {
+                0 => format!("> Cookie: a=1; sid={pad}{v}; theme=dark"),
+                1 => format!("\"password\": \"{pad}{v}\""),
+                2 => format!("curl -u admin:{}{v} -X POST", v.repeat(spaces)),
+                3 => format!("https://admin:{}{v}@db.example/p?x=1&appid={pad}", v.repeat(spaces)),
+                4 => format!(
+                    "Authorization: AWS4-HMAC-SHA256 Credential=AKIA{v}/20150830/us-east-1/iam/aws4_request, \
+                     SignedHeaders=host;x-amz-date, {}Signature={v}{v}",
+                    "x ".repeat(spaces)
+                ),
+                5 => format!("Authorization: Bearer {}{v}", v.repeat(spaces)),
+                _ => format!("mysql --password {}{v} -h db", v.repeat(spaces)),
+            };
+            let text = format!("{before} {secret} {after}");
+            if !without_secrets(&text).contains(['Q', 'J']) {
+                let e = excerpt(&text);
+                proptest::prop_assert!(!e.contains(['Q', 'J']), "{}\n=> {}", text, e);
+            }
+        }
     }
 
     /// A private key whose header falls in the middle of a long result, and
