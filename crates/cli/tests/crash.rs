@@ -144,7 +144,7 @@ fn exchange(addr: SocketAddr, session: &str, body: &str, timeout: Duration) -> O
     let mut s = TcpStream::connect(addr).ok()?;
     s.set_read_timeout(Some(timeout)).ok()?;
     let head = format!(
-        "POST /v1/messages HTTP/1.1\r\nhost: gw.test\r\ncontent-type: application/json\r\n\
+        "POST /v1/messages HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\n\
          x-api-key: k\r\nanthropic-version: 2023-06-01\r\nx-session-id: {session}\r\n\
          content-length: {}\r\nconnection: close\r\n\r\n{body}",
         body.len()
@@ -159,7 +159,7 @@ fn exchange(addr: SocketAddr, session: &str, body: &str, timeout: Duration) -> O
 fn get(addr: SocketAddr, path: &str) -> Option<String> {
     let mut s = TcpStream::connect(addr).ok()?;
     s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
-    let head = format!("GET {path} HTTP/1.1\r\nhost: gw.test\r\nconnection: close\r\n\r\n");
+    let head = format!("GET {path} HTTP/1.1\r\nhost: localhost\r\nconnection: close\r\n\r\n");
     s.write_all(head.as_bytes()).ok()?;
     let mut out = String::new();
     s.read_to_string(&mut out).ok()?;

@@ -192,7 +192,7 @@ fn the_access_log_has_a_line_per_request_without_credentials() {
     let mut s = std::net::TcpStream::connect(&served.addr).unwrap();
     write!(
         s,
-        "POST /v1/messages?key=sk-query-secret HTTP/1.1\r\nhost: gw.test\r\n\
+        "POST /v1/messages?key=sk-query-secret HTTP/1.1\r\nhost: localhost\r\n\
          content-type: application/json\r\nx-api-key: sk-header-secret\r\n\
          anthropic-version: 2023-06-01\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
         body.len()

@@ -30,6 +30,7 @@ use toolwarden_wire::{
 pub use self::memory::MemoryBounds;
 pub use self::settings::{RawConfig, SETTINGS, Setting, SettingKind};
 pub use self::validate::parse_listen;
+pub use crate::local::AllowedHosts;
 pub(crate) use crate::upstream_url::Upstream;
 
 /// The default listen address.
@@ -88,6 +89,9 @@ pub struct Config {
     pub first_byte_timeout: Option<Duration>,
     /// Bearer token required for `/api/*` when bound to a non-loopback address.
     pub admin_token: Option<String>,
+    /// Host names answered besides the loopback ones when bound to a
+    /// loopback address ([`Config::host_guard`]).
+    pub allowed_hosts: AllowedHosts,
     /// Extra detector patterns.
     pub detector_extra_patterns: Vec<String>,
     /// Disabled detector patterns.
@@ -206,6 +210,13 @@ impl Config {
     /// `true` when the listen address is a loopback address.
     pub fn is_loopback(&self) -> bool {
         self.listen.ip().is_loopback()
+    }
+
+    /// The hosts a request may name besides the loopback ones, when the
+    /// gateway is bound to a loopback address; `None` when it is bound to
+    /// another (the operator chose to expose it: any host is answered).
+    pub fn host_guard(&self) -> Option<&AllowedHosts> {
+        self.is_loopback().then_some(&self.allowed_hosts)
     }
 }
 

@@ -48,6 +48,10 @@ pub(crate) enum ProxyErrorKind {
     /// A form or text `POST` a web page of another site sent through the
     /// user's browser ([`crate::local::is_cross_site_form`]): refused.
     CrossSite,
+    /// A request to a gateway bound to a loopback address that names a host
+    /// other than its loopback ones and the allowed ones
+    /// ([`crate::local::foreign_host`]): refused.
+    ForeignHost,
 }
 
 /// A proxy error: kind, the upstream host concerned, and what happened.
@@ -135,7 +139,7 @@ impl ProxyError {
             ProxyErrorKind::ClientBody | ProxyErrorKind::BadRequest => StatusCode::BAD_REQUEST,
             // Not the client's fault, but no retry can help.
             ProxyErrorKind::NotConfigured => StatusCode::NOT_FOUND,
-            ProxyErrorKind::CrossSite => StatusCode::FORBIDDEN,
+            ProxyErrorKind::CrossSite | ProxyErrorKind::ForeignHost => StatusCode::FORBIDDEN,
             _ => StatusCode::BAD_GATEWAY,
         }
     }
@@ -155,6 +159,7 @@ impl ProxyError {
             ProxyErrorKind::BadRequest => "bad_request",
             ProxyErrorKind::NotConfigured => "upstream_not_configured",
             ProxyErrorKind::CrossSite => "cross_site_request",
+            ProxyErrorKind::ForeignHost => "foreign_host",
         }
     }
 }
@@ -184,7 +189,9 @@ impl fmt::Display for ProxyError {
             ProxyErrorKind::BodyTooLarge
             | ProxyErrorKind::ClientBody
             | ProxyErrorKind::BadRequest => write!(f, "request not forwarded to {host}: {detail}"),
-            ProxyErrorKind::NotConfigured | ProxyErrorKind::CrossSite => write!(f, "{detail}"),
+            ProxyErrorKind::NotConfigured
+            | ProxyErrorKind::CrossSite
+            | ProxyErrorKind::ForeignHost => write!(f, "{detail}"),
         }
     }
 }

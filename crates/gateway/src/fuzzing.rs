@@ -29,7 +29,8 @@ pub fn h1(data: &[u8]) {
         gemini: up.clone(),
         chatgpt: up,
     };
-    let _ = parse_request(data, &upstreams);
+    let _ = parse_request(data, &upstreams, None);
+    let _ = parse_request(data, &upstreams, Some(&crate::AllowedHosts::default()));
     let _ = parse_response(
         data,
         ClientHeadExtras {

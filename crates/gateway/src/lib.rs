@@ -54,6 +54,7 @@ mod observe;
 mod otel;
 mod pipeline;
 mod proxy;
+mod rebinding;
 mod recorder;
 mod retention;
 mod routes;
@@ -73,9 +74,9 @@ pub use alerts::{
 };
 pub use config::MemoryBounds;
 pub use config::{
-    Config, ConfigError, ConfigErrorKind, DEFAULT_ANTHROPIC_UPSTREAM, DEFAULT_GEMINI_UPSTREAM,
-    DEFAULT_LISTEN, DEFAULT_OPENAI_UPSTREAM, RawConfig, RepairMode, SETTINGS, Setting, SettingKind,
-    Upstreams, parse_listen,
+    AllowedHosts, Config, ConfigError, ConfigErrorKind, DEFAULT_ANTHROPIC_UPSTREAM,
+    DEFAULT_GEMINI_UPSTREAM, DEFAULT_LISTEN, DEFAULT_OPENAI_UPSTREAM, RawConfig, RepairMode,
+    SETTINGS, Setting, SettingKind, Upstreams, parse_listen,
 };
 pub use env::{env_lines, env_lines_for};
 pub use metrics::Metrics;

@@ -1,26 +1,39 @@
-//! Whether a request's headers name this machine: the `Host` a loopback
-//! client asked for (the admin routes' guard against DNS rebinding,
-//! `dashboard::access`), and whether a request may carry the gateway's own
-//! cloud credentials ([`lends_credentials`], `proxy::cloud`).
+//! Whether a request's headers name this machine: the `Host` a client
+//! asked for ([`foreign_host`]: a gateway bound to a loopback address
+//! answers only its loopback names and [`AllowedHosts`], the guard against
+//! DNS rebinding, `crate::rebinding`), a loopback `Host` for the admin
+//! routes' free pass (`dashboard::access`), and whether a request may carry
+//! the gateway's own cloud credentials ([`lends_credentials`],
+//! `proxy::cloud`).
 
-use std::net::IpAddr;
+mod allowed;
+
+use std::{borrow::Cow, net::IpAddr};
 
 use http::{HeaderMap, header};
+
+pub use self::allowed::AllowedHosts;
 
 /// Whether `ip` is a loopback address (an IPv4-mapped one too).
 pub(crate) fn is_loopback(ip: IpAddr) -> bool {
     ip.to_canonical().is_loopback()
 }
 
-/// Whether a `Host` value (`name[:port]`, `[v6][:port]`) names this machine
-/// in a way no one else's DNS can: `localhost` or a name under it (RFC
-/// 6761), or a loopback address literal.
-pub(crate) fn names_loopback(host: &str) -> bool {
+/// The name of a `Host` value (`name[:port]`, `[v6][:port]`): without its
+/// port, its brackets or a final dot.
+pub(crate) fn host_name(host: &str) -> &str {
     let name = match host.strip_prefix('[') {
         Some(rest) => rest.split_once(']').map_or(rest, |(v6, _)| v6),
         None => host.rsplit_once(':').map_or(host, |(name, _)| name),
     };
-    let name = name.trim_end_matches('.');
+    name.strip_suffix('.').unwrap_or(name)
+}
+
+/// Whether a `Host` value (`name[:port]`, `[v6][:port]`) names this machine
+/// in a way no one else's DNS can: `localhost` or a name under it (RFC
+/// 6761), or a loopback address literal.
+pub(crate) fn names_loopback(host: &str) -> bool {
+    let name = host_name(host);
     if name.eq_ignore_ascii_case("localhost")
         || name
             .get(name.len().saturating_sub(".localhost".len())..)
@@ -31,34 +44,55 @@ pub(crate) fn names_loopback(host: &str) -> bool {
     name.parse::<IpAddr>().is_ok_and(is_loopback)
 }
 
+/// The host a request names that the gateway does not answer, if it names
+/// one: `guard` is the gateway's [`AllowedHosts`] when it is bound to a
+/// loopback address (`None` when bound to another: the operator chose to
+/// expose it, and it cannot tell its names from others'). Every `Host`
+/// header and the request target's authority (HTTP/2's `:authority`, an
+/// absolute-form HTTP/1 target) must be a loopback name
+/// ([`names_loopback`]) or allowed; a request that names no host is this
+/// machine's (only a program sends one: every browser names the host). A
+/// web page whose name its DNS resolves to 127.0.0.1 (DNS rebinding) names
+/// its own host, and is refused. A `Host` that is not text comes back
+/// replaced character by character.
+pub(crate) fn foreign_host<'r>(
+    guard: Option<&AllowedHosts>,
+    headers: &'r HeaderMap,
+    authority: Option<&'r str>,
+) -> Option<Cow<'r, str>> {
+    let allowed = guard?;
+    if allowed.allows_any() {
+        return None;
+    }
+    let admitted = |host: &str| answers_host(allowed, host);
+    for value in headers.get_all(header::HOST) {
+        match value.to_str() {
+            Ok(host) if admitted(host) => {}
+            Ok(host) => return Some(Cow::Borrowed(host)),
+            Err(_) => return Some(String::from_utf8_lossy(value.as_bytes())),
+        }
+    }
+    authority.filter(|host| !admitted(host)).map(Cow::Borrowed)
+}
+
+/// Whether a gateway bound to a loopback address that allows `allowed`
+/// answers a request for `host` (a `Host` value): a loopback name
+/// ([`names_loopback`]) or an allowed one.
+pub(crate) fn answers_host(allowed: &AllowedHosts, host: &str) -> bool {
+    allowed.allows_any() || names_loopback(host) || allowed.admits(host_name(host))
+}
+
 /// Whether a request may go upstream with the gateway's own cloud
 /// credentials (its Vertex token, its SigV4 signature): not when a web
 /// page elsewhere sent it through the user's browser. Agent programs send
 /// no `Origin`; a browser sends one with every cross-origin request and
 /// every `POST`, so an `Origin` that is not this machine's (`null`
-/// included) is a page of another site. A page can also rebind its own
-/// name to 127.0.0.1 (DNS rebinding), after which its requests are
-/// same-origin (a `GET` carries no `Origin`) and their answers readable to
-/// it; they name the page's host, so a gateway bound to a loopback address
-/// lends its credentials only to requests for a loopback host (`host`: the
-/// `Host` header, else HTTP/2's `:authority`; none counts as loopback), as
-/// its admin routes answer only those. A gateway bound to another address
-/// cannot tell its names from others' and takes any host.
-pub(crate) fn lends_credentials(
-    loopback_bind: bool,
-    headers: &HeaderMap,
-    authority: Option<&str>,
-) -> bool {
-    if foreign_origin(headers) {
-        return false;
-    }
-    if !loopback_bind {
-        return true;
-    }
-    match headers.get(header::HOST) {
-        Some(value) => value.to_str().is_ok_and(names_loopback),
-        None => authority.is_none_or(names_loopback),
-    }
+/// included) is a page of another site. (A page that rebinds its own name
+/// to 127.0.0.1, whose requests are then same-origin, names its own host:
+/// a gateway bound to a loopback address refuses it before it gets here,
+/// [`foreign_host`].)
+pub(crate) fn lends_credentials(headers: &HeaderMap) -> bool {
+    !foreign_origin(headers)
 }
 
 /// Whether a request carries the `Origin` of a page that is not this
@@ -151,33 +185,15 @@ mod tests {
 
     #[test]
     fn credentials_are_lent_to_this_machines_programs_only() {
-        // Agent programs: no Origin, a loopback Host (or none).
+        // Agent programs: no Origin; a page of this machine.
         for h in [
             &[][..],
             &[("host", "127.0.0.1:8080")],
-            &[("host", "localhost")],
             &[("host", "[::1]:8080"), ("origin", "http://localhost:3000")],
         ] {
-            assert!(lends_credentials(true, &headers(h), None), "{h:?}");
-            assert!(lends_credentials(false, &headers(h), None), "{h:?}");
+            assert!(lends_credentials(&headers(h)), "{h:?}");
         }
-        // DNS rebinding: the page's own name.
-        let rebound = headers(&[("host", "attacker.example:8080")]);
-        assert!(!lends_credentials(true, &rebound, None));
-        // HTTP/2: the `:authority`.
-        assert!(!lends_credentials(
-            true,
-            &headers(&[]),
-            Some("attacker.example")
-        ));
-        assert!(lends_credentials(
-            true,
-            &headers(&[]),
-            Some("127.0.0.1:8080")
-        ));
-        // A gateway bound elsewhere takes any host...
-        assert!(lends_credentials(false, &rebound, None));
-        // ... but no page of another site, bound anywhere.
+        // No page of another site.
         for origin in [
             "https://attacker.example",
             "http://attacker.example:8080",
@@ -185,16 +201,61 @@ mod tests {
             "http://127.0.0.1.nip.io",
         ] {
             let h = headers(&[("host", "127.0.0.1:8080"), ("origin", origin)]);
-            assert!(!lends_credentials(true, &h, None), "{origin}");
-            assert!(!lends_credentials(false, &h, None), "{origin}");
+            assert!(!lends_credentials(&h), "{origin}");
         }
+    }
+
+    /// DNS rebinding: a loopback-bound gateway answers its loopback names
+    /// and the allowed ones, by `Host` and by `:authority`; one bound
+    /// elsewhere, or allowing `*`, answers any.
+    #[test]
+    fn a_loopback_bound_gateway_answers_only_its_names() {
+        let none = AllowedHosts::default();
+        let some = AllowedHosts::parse(&["gw.example".to_string()]).unwrap();
+        let any = AllowedHosts::parse(&["*".to_string()]).unwrap();
+        for h in [
+            &[][..],
+            &[("host", "127.0.0.1:8080")],
+            &[("host", "localhost")],
+            &[("host", "app.localhost:5173")],
+            &[("host", "[::1]:8080")],
+        ] {
+            assert_eq!(foreign_host(Some(&none), &headers(h), None), None, "{h:?}");
+        }
+        let rebound = headers(&[("host", "attacker.example:8080")]);
+        assert_eq!(
+            foreign_host(Some(&none), &rebound, None).as_deref(),
+            Some("attacker.example:8080")
+        );
+        assert_eq!(
+            foreign_host(Some(&none), &headers(&[]), Some("attacker.example")).as_deref(),
+            Some("attacker.example")
+        );
+        assert_eq!(
+            foreign_host(Some(&none), &headers(&[]), Some("127.0.0.1:8080")),
+            None
+        );
+        // A loopback Host does not cover a foreign target, nor one Host another.
+        let local = headers(&[("host", "localhost")]);
+        assert!(foreign_host(Some(&none), &local, Some("attacker.example")).is_some());
+        let both = headers(&[("host", "localhost"), ("host", "attacker.example")]);
+        assert!(foreign_host(Some(&none), &both, None).is_some());
+        // Allowed names pass, with any port.
+        let gw = headers(&[("host", "GW.example:443")]);
+        assert_eq!(foreign_host(Some(&some), &gw, None), None);
+        assert!(foreign_host(Some(&some), &rebound, None).is_some());
+        assert_eq!(foreign_host(Some(&any), &rebound, None), None);
+        assert_eq!(foreign_host(None, &rebound, None), None);
         // A Host that is not text is no loopback name.
         let mut h = HeaderMap::new();
         h.insert(
             header::HOST,
             http::HeaderValue::from_bytes(b"\xffx").unwrap(),
         );
-        assert!(!lends_credentials(true, &h, None));
+        assert_eq!(
+            foreign_host(Some(&none), &h, None).as_deref(),
+            Some("\u{fffd}x")
+        );
     }
 
     #[test]

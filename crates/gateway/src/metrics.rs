@@ -66,6 +66,10 @@ pub const UNPARSED_REQUESTS_TOTAL: &str = "toolwarden_unparsed_requests_total";
 /// Response bodies not parsed for tool calls, by reason (compressed, too large, invalid).
 pub const UNPARSED_RESPONSES_TOTAL: &str = "toolwarden_unparsed_responses_total";
 
+/// Requests refused because they name a host a gateway bound to a
+/// loopback address does not answer (`crate::rebinding`).
+pub const FOREIGN_HOST_REFUSED_TOTAL: &str = "toolwarden_foreign_host_refused_total";
+
 /// Most distinct label sets per metric; beyond it, values become `other`
 /// (model and tool names come from clients and must not grow memory without bound).
 /// Each value is also cut to [`MAX_NAME_LEN`](crate::limits::MAX_NAME_LEN)
@@ -92,6 +96,8 @@ pub struct Metrics {
     unparsed_responses: Family,
     upstream_latency: [Histogram; Provider::ALL.len()],
     overhead: Histogram,
+    /// Requests refused for the host they name.
+    foreign_host_refused: AtomicU64,
     /// Firing alerts and webhook counters (issue 19), rendered with the rest.
     pub(crate) alerts: Arc<alerts_board::AlertsBoard>,
     /// OTLP export counters (issue 19).
@@ -141,6 +147,7 @@ impl Metrics {
             unparsed_responses: Family::new(&["reason"]),
             upstream_latency: std::array::from_fn(|_| Histogram::new(LATENCY_BUCKETS)),
             overhead: Histogram::new(OVERHEAD_BUCKETS),
+            foreign_host_refused: AtomicU64::new(0),
             alerts: Arc::default(),
             otlp: Arc::default(),
             retention: Arc::default(),
@@ -193,9 +200,17 @@ impl Metrics {
         self.unparsed_responses.inc(&[reason]);
     }
 
+    /// One request refused for the host it names (`crate::rebinding`).
+    pub(crate) fn foreign_host_refused(&self) {
+        self.foreign_host_refused.fetch_add(1, Ordering::Relaxed);
+    }
+
     /// The value of one counter series (for tests and `/healthz`).
     pub fn counter(&self, name: &str, labels: &[&str]) -> u64 {
         let family = match name {
+            FOREIGN_HOST_REFUSED_TOTAL => {
+                return self.foreign_host_refused.load(Ordering::Relaxed);
+            }
             TOOL_CALLS_TOTAL => &self.tool_calls,
             TOOL_FAILURES_TOTAL => &self.tool_failures,
             TOOL_RESULTS_TOTAL => &self.tool_results,
@@ -284,6 +299,11 @@ impl Metrics {
                 JSONL_LINES_LOST_TOTAL,
                 "Lines the JSONL log lost: batches whose append failed (their events are in the database).",
                 recorder.jsonl_lines_lost,
+            ),
+            (
+                FOREIGN_HOST_REFUSED_TOTAL,
+                "Requests refused because they name a host a gateway listening on a loopback address does not answer (allowed_hosts).",
+                self.foreign_host_refused.load(Ordering::Relaxed),
             ),
         ] {
             let _ = writeln!(

@@ -333,6 +333,13 @@ async fn connection(
         let pool = pool.clone();
         let stopping = stopping.clone();
         async move {
+            // DNS rebinding: a host this gateway does not answer, refused
+            // on every route before anything reads or forwards it.
+            if let Some(refused) =
+                crate::rebinding::refusal(&shared, req.method(), req.uri(), req.headers())
+            {
+                return Ok::<_, Infallible>(refused);
+            }
             // A WebSocket: WebSocket mode on a Responses path (read), any
             // other to a provider relayed unread.
             let upstreams = &shared.config.upstreams;

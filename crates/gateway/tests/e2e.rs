@@ -68,6 +68,7 @@ mod e2e {
     mod otel;
     mod otel_grpc;
     mod pass_through;
+    mod rebinding;
     mod repair;
     mod rewritten_ids;
     mod secrets;

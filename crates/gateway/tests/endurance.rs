@@ -15,7 +15,7 @@ const BODY: &str = r#"{"model":"claude-test","max_tokens":64,"messages":[{"role"
 /// ending in CRLF) after its own.
 fn request(session: &str, extra: &str) -> String {
     format!(
-        "POST /v1/messages HTTP/1.1\r\nhost: gw.test\r\ncontent-type: application/json\r\n\
+        "POST /v1/messages HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\n\
          x-api-key: k\r\nanthropic-version: 2023-06-01\r\nx-session-id: {session}\r\n\
          content-length: {}\r\n{extra}\r\n{BODY}",
         BODY.len()
@@ -125,10 +125,10 @@ async fn half_sent_requests_are_cut_off_and_do_not_hold_up_others() {
     for i in 0..200 {
         let mut s = TcpStream::connect(gw.addr()).await.unwrap();
         let part = if i % 2 == 0 {
-            "POST /v1/messages HTTP/1.1\r\nhost: gw.test\r\ncontent-".to_owned()
+            "POST /v1/messages HTTP/1.1\r\nhost: localhost\r\ncontent-".to_owned()
         } else {
             format!(
-                "POST /v1/messages HTTP/1.1\r\nhost: gw.test\r\ncontent-type: application/json\r\n\
+                "POST /v1/messages HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\n\
                  content-length: {}\r\n\r\n{}",
                 BODY.len(),
                 &BODY[..20]
@@ -374,7 +374,7 @@ async fn a_half_sent_chunked_body_is_cut_off_on_the_hyper_path() {
     let gw = Gateway::start(config).await.unwrap();
     let mut s = TcpStream::connect(gw.addr()).await.unwrap();
     s.write_all(
-        b"POST /v1/messages HTTP/1.1\r\nhost: gw.test\r\ncontent-type: application/json\r\n\
+        b"POST /v1/messages HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\n\
           transfer-encoding: chunked\r\n\r\n13\r\n{\"model\":\"claude-te\r\n",
     )
     .await
@@ -434,7 +434,7 @@ async fn clients_that_read_nothing_are_cut_off() {
     config.client_body_timeout = Duration::from_millis(500);
     let gw = Gateway::start(config).await.unwrap();
     let chunked = format!(
-        "POST /v1/messages HTTP/1.1\r\nhost: gw.test\r\ncontent-type: application/json\r\n\
+        "POST /v1/messages HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\n\
          x-api-key: k\r\nanthropic-version: 2023-06-01\r\ntransfer-encoding: chunked\r\n\r\n\
          {:x}\r\n{BODY}\r\n0\r\n\r\n",
         BODY.len()
@@ -473,7 +473,7 @@ fn large_request(len: usize) -> (String, String) {
         "x".repeat(len)
     );
     let head = format!(
-        "POST /v1/messages HTTP/1.1\r\nhost: gw.test\r\ncontent-type: application/json\r\n\
+        "POST /v1/messages HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\n\
          x-api-key: k\r\nanthropic-version: 2023-06-01\r\nconnection: close\r\n\
          content-length: {}\r\n\r\n",
         text.len()
@@ -698,7 +698,7 @@ async fn post_on(s: &mut TcpStream, session: &str) -> u16 {
 /// The body of `GET path`, asked on a connection of its own.
 async fn get(addr: std::net::SocketAddr, path: &str) -> String {
     let mut s = TcpStream::connect(addr).await.unwrap();
-    let head = format!("GET {path} HTTP/1.1\r\nhost: gw.test\r\nconnection: close\r\n\r\n");
+    let head = format!("GET {path} HTTP/1.1\r\nhost: localhost\r\nconnection: close\r\n\r\n");
     s.write_all(head.as_bytes()).await.unwrap();
     let mut out = Vec::new();
     s.read_to_end(&mut out).await.unwrap();

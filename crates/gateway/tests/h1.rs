@@ -436,7 +436,7 @@ async fn a_truncated_fixed_length_body_closes_the_client_connection() {
     stream
         .write_all(
             format!(
-                "POST /v1/messages HTTP/1.1\r\nhost: x\r\ncontent-length: {}\r\n\r\n{CHAT}",
+                "POST /v1/messages HTTP/1.1\r\nhost: localhost\r\ncontent-length: {}\r\n\r\n{CHAT}",
                 CHAT.len()
             )
             .as_bytes(),
@@ -467,7 +467,7 @@ async fn a_head_sent_in_small_pieces_is_served() {
     .await;
     let gw = gateway(up.addr).await;
     let request = format!(
-        "POST /v1/messages HTTP/1.1\r\nhost: x\r\ncontent-length: {}\r\n\r\n{CHAT}",
+        "POST /v1/messages HTTP/1.1\r\nhost: localhost\r\ncontent-length: {}\r\n\r\n{CHAT}",
         CHAT.len()
     );
     for (request, status) in [
@@ -625,7 +625,7 @@ async fn hypers_path_keeps_header_case_and_refuses_long_heads() {
     .await;
     let gw = gateway(up.addr).await;
     let request = format!(
-        "POST /v1/chat/completions HTTP/1.1\r\nHost: gw\r\nX-Keep: 1\r\n\
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nX-Keep: 1\r\n\
          Anthropic-Version: 2023-06-01\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n\
          {:x}\r\n{CHAT}\r\n0\r\n\r\n",
         CHAT.len()
@@ -642,7 +642,7 @@ async fn hypers_path_keeps_header_case_and_refuses_long_heads() {
     );
     // A 70 KB head: the fast path leaves it to hyper, which refuses it.
     let long = format!(
-        "POST /v1/chat/completions HTTP/1.1\r\nHost: gw\r\nX-Long: {}\r\n\
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nX-Long: {}\r\n\
          Content-Length: {}\r\nConnection: close\r\n\r\n{CHAT}",
         "a".repeat(70_000),
         CHAT.len()

@@ -173,7 +173,7 @@ fn post(path: &str, headers: &[(&str, &str)], body: &'static [u8]) -> Request<Fu
     let mut builder = Request::builder()
         .method("POST")
         .uri(path)
-        .header("host", "gateway.test");
+        .header("host", "localhost");
     for (k, v) in headers {
         builder = builder.header(*k, *v);
     }

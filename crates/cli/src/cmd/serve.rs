@@ -96,7 +96,9 @@ impl FromArgMatches for ServeArgs {
 /// The `--help` section a setting's flag is listed under.
 fn heading(key: &str) -> &'static str {
     match key {
-        "listen" | "admin_token" | "workers" | "max_client_connections" => "Listening",
+        "listen" | "admin_token" | "allowed_hosts" | "workers" | "max_client_connections" => {
+            "Listening"
+        }
         k if k.ends_with("_upstream") || k == "upstream_ca" || k == "bedrock_region" => "Upstreams",
         "database" | "retention_days" | "record_drain_ms" => "Recording",
         k if k.starts_with("jsonl") => "Recording",

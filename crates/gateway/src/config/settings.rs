@@ -161,6 +161,8 @@ settings! {
     first_byte_timeout_ms: u64 = "600000";
     /// Bearer token required by the dashboard and `/api/*` when listening on a non-loopback address.
     admin_token: String = "";
+    /// Host names a gateway listening on a loopback address answers besides `localhost`, `*.localhost` and loopback addresses (a name, `.example.com` for it and its subdomains, an IP address; `*`: any): a request naming another host gets a 403, a guard against DNS rebinding. Give the name a reverse proxy in front sends as `Host`. A gateway listening on another address answers any host.
+    allowed_hosts: Vec<String> = "";
     /// Tools (and model × tool pairs) the dashboard and `/api/stats` list at most, most failures first (1–10000); the totals count every tool.
     dashboard_tool_rows: u64 = "200";
     /// Extra failure patterns (regular expressions) for the content detector: a JSON array, or one pattern.

@@ -654,3 +654,40 @@ fn a_config_file_listen_may_be_a_bare_port_number() {
         .to_string();
     assert!(err.contains("line 1"), "{err}");
 }
+
+/// `allowed_hosts` from the environment (a comma list), a flag, or the
+/// file (an array); a malformed entry is an error naming it; the guard
+/// applies to a loopback listen address only.
+#[test]
+fn allowed_hosts_are_read_and_checked_once() {
+    let config = env(&[("TOOLWARDEN_ALLOWED_HOSTS", "gw.example, .corp.example")])
+        .validate()
+        .unwrap();
+    let guard = config.host_guard().expect("loopback listen: guarded");
+    assert!(guard.admits("gw.example") && guard.admits("a.corp.example"));
+    assert!(!guard.admits("attacker.example") && !guard.allows_any());
+    let flags = RawConfig::from_flags([("allowed_hosts", "*")].into_iter());
+    assert!(flags.validate().unwrap().allowed_hosts.allows_any());
+    let file = RawConfig::from_toml_str("allowed_hosts = [\"[::2]\", \"10.0.0.7\"]").unwrap();
+    assert!(file.validate().unwrap().allowed_hosts.admits("10.0.0.7"));
+    // None given: loopback names only.
+    assert!(
+        RawConfig::default()
+            .validate()
+            .unwrap()
+            .allowed_hosts
+            .is_empty()
+    );
+    for bad in ["https://gw.example", "gw.example:8443", "*.example.com"] {
+        let err = env(&[("TOOLWARDEN_ALLOWED_HOSTS", bad)])
+            .validate()
+            .expect_err(bad)
+            .to_string();
+        assert!(err.contains("allowed_hosts") && err.contains(bad), "{err}");
+    }
+    // Bound beyond loopback: no guard, whatever is allowed.
+    let open = env(&[("TOOLWARDEN_LISTEN", "0.0.0.0:8080")])
+        .validate()
+        .unwrap();
+    assert!(open.host_guard().is_none());
+}

@@ -152,6 +152,10 @@ impl RawConfig {
             .database
             .filter(|d| !matches!(d.trim(), "" | "none" | "off"));
         let admin_token = self.admin_token.filter(|t| !t.is_empty());
+        let allowed_hosts =
+            crate::local::AllowedHosts::parse(self.allowed_hosts.as_deref().unwrap_or_default())
+                .map_err(|e| problems.push(e))
+                .unwrap_or_default();
         let detector = DetectorConfig {
             extra_patterns: self
                 .detector_extra_patterns
@@ -344,6 +348,7 @@ impl RawConfig {
                 connect_timeout: Duration::from_millis(connect_timeout_ms),
                 first_byte_timeout: (first_byte > 0).then(|| Duration::from_millis(first_byte)),
                 admin_token,
+                allowed_hosts,
                 detector_extra_patterns: detector.extra_patterns,
                 detector_disable: detector.disable,
                 shutdown_grace: Duration::from_millis(

@@ -6,9 +6,11 @@
 //!   loopback clients are served without a token when the request names a
 //!   loopback host (`Host: localhost`, `127.0.0.1`, `[::1]`, any port, or
 //!   no `Host` at all). Anyone else needs the admin token: a loopback peer
-//!   asking for another name is a browser tricked by DNS rebinding (a page
-//!   of `attacker.example` whose name now resolves to 127.0.0.1) or a
-//!   reverse proxy on the same machine relaying remote clients.
+//!   asking for another name is a reverse proxy on the same machine
+//!   relaying remote clients under a name of `allowed_hosts` (a browser
+//!   tricked by DNS rebinding, a page of `attacker.example` whose name now
+//!   resolves to 127.0.0.1, is refused before any route,
+//!   `crate::rebinding`; this rule stands for it too).
 //! - Gateway bound to any other address (`0.0.0.0`, a LAN address, …): every
 //!   client needs the admin token (`--admin-token`, config `admin_token`),
 //!   sent as `Authorization: Bearer <token>` — a loopback peer may be a

@@ -20,7 +20,8 @@
 //! is left to hyper, which answers malformed ones with its own errors.
 
 use crate::{
-    Upstreams, observe::client_headers::ClientHeaders, pipeline::headers, routes::ProxyRoute,
+    AllowedHosts, Upstreams, observe::client_headers::ClientHeaders, pipeline::headers,
+    routes::ProxyRoute,
 };
 
 /// Most headers a head may carry (hyper's default too).
@@ -101,8 +102,15 @@ pub(crate) fn worth_parsing(buf: &[u8], parsed: usize) -> bool {
                 .is_none_or(|new| memchr::memchr(b'\n', new).is_some()))
 }
 
-/// Parse the client's request head at the start of `buf`.
-pub(crate) fn parse_request(buf: &[u8], upstreams: &Upstreams) -> RequestParse {
+/// Parse the client's request head at the start of `buf`. `hosts`: the
+/// gateway's host guard ([`crate::config::Config::host_guard`]); a head
+/// naming a host it does not answer is hyper's, whose path refuses it
+/// (`crate::rebinding`).
+pub(crate) fn parse_request(
+    buf: &[u8],
+    upstreams: &Upstreams,
+    hosts: Option<&AllowedHosts>,
+) -> RequestParse {
     let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
     let mut req = httparse::Request::new(&mut headers);
     let len = match req.parse(buf) {
@@ -126,6 +134,9 @@ pub(crate) fn parse_request(buf: &[u8], upstreams: &Upstreams) -> RequestParse {
     else {
         return RequestParse::Fallback;
     };
+    if !admitted_hosts(req.headers, hosts) {
+        return RequestParse::Fallback;
+    }
     // Cloud routes are hyper's (never `dialect_post`'s): no fixed upstream.
     let Some(upstream) = route.provider.upstream(upstreams) else {
         return RequestParse::Fallback;
@@ -172,6 +183,18 @@ pub(crate) fn parse_request(buf: &[u8], upstreams: &Upstreams) -> RequestParse {
         upstream_head,
         content_encoding,
     }))
+}
+
+/// Whether every `Host` of a head is one the gateway answers
+/// ([`crate::local::answers_host`]).
+fn admitted_hosts(headers: &[httparse::Header<'_>], hosts: Option<&AllowedHosts>) -> bool {
+    let Some(allowed) = hosts else {
+        return true;
+    };
+    headers
+        .iter()
+        .filter(|h| h.name.eq_ignore_ascii_case("host"))
+        .all(|h| std::str::from_utf8(h.value).is_ok_and(|v| crate::local::answers_host(allowed, v)))
 }
 
 /// End the upstream head: its `content-length` and the blank line.

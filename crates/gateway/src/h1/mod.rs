@@ -89,7 +89,11 @@ pub(crate) async fn serve(
         let mut parsed = 0;
         let head = loop {
             if head::worth_parsing(&buf, parsed) {
-                match head::parse_request(&buf, &shared.config.upstreams) {
+                match head::parse_request(
+                    &buf,
+                    &shared.config.upstreams,
+                    shared.config.host_guard(),
+                ) {
                     RequestParse::Fast(head) => break head,
                     RequestParse::Fallback => return Ended::Fallback(Rewind::new(buf, client)),
                     RequestParse::Partial => parsed = buf.len(),

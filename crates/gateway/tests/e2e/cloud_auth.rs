@@ -398,9 +398,20 @@ async fn a_web_page_elsewhere_gets_no_gateway_token() {
     let lent = format!("Bearer {GATEWAY_TOKEN}");
     // A page's JSON (a form or text POST is refused outright: cross_site.rs).
     let json = ("content-type", "application/json");
+    // A page that rebound its own name to 127.0.0.1 is refused before
+    // anything goes upstream (rebinding.rs).
+    let before = authorizations(&h).len();
+    let r = post(
+        &h.client,
+        url.clone(),
+        &[("host", "attacker.example:8080"), json],
+        &anthropic_vertex_convo().body,
+    )
+    .await;
+    assert_eq!(r.status, 403, "{}", r.text());
+    assert_eq!(authorizations(&h).len(), before, "not forwarded");
     for headers in [
-        &[("host", "attacker.example:8080")][..],
-        &[("origin", "https://attacker.example"), json],
+        &[("origin", "https://attacker.example"), json][..],
         &[("origin", "null"), json],
         &[
             ("host", "localhost"),

@@ -99,7 +99,7 @@ async fn gateway(
 /// An upload's head: `len` bytes to `/v1/files`.
 fn head(len: usize) -> String {
     format!(
-        "POST /v1/files HTTP/1.1\r\nhost: gw\r\nauthorization: Bearer sk-test\r\n\
+        "POST /v1/files HTTP/1.1\r\nhost: localhost\r\nauthorization: Bearer sk-test\r\n\
          content-type: application/octet-stream\r\ncontent-length: {len}\r\nconnection: close\r\n\r\n"
     )
 }

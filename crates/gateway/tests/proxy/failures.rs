@@ -164,7 +164,7 @@ async fn a_stalled_tls_handshake_is_a_connect_timeout_on_hypers_path() {
     let started = std::time::Instant::now();
     let get = Request::builder()
         .uri("/v1/models")
-        .header("host", "gateway.test")
+        .header("host", "localhost")
         .header("authorization", "Bearer sk-test")
         .body(Full::new(Bytes::new()))
         .unwrap();

@@ -19,7 +19,7 @@ const AUTH: (&str, &str) = ("authorization", "Bearer sk-test");
 async fn healthz_status(gw: &str) -> String {
     let addr = gw.trim_start_matches("http://");
     let mut s = TcpStream::connect(addr).await.expect("connect");
-    s.write_all(b"GET /healthz HTTP/1.1\r\nhost: gw.test\r\nconnection: close\r\n\r\n")
+    s.write_all(b"GET /healthz HTTP/1.1\r\nhost: localhost\r\nconnection: close\r\n\r\n")
         .await
         .expect("write");
     let mut reply = Vec::new();

@@ -11,7 +11,7 @@ fn parse(raw: &[u8]) -> RequestParse {
         gemini: up.clone(),
         chatgpt: up,
     };
-    parse_request(raw, &upstreams)
+    parse_request(raw, &upstreams, None)
 }
 
 fn fast(raw: &[u8]) -> RequestHead {
@@ -19,6 +19,51 @@ fn fast(raw: &[u8]) -> RequestHead {
         RequestParse::Fast(head) => *head,
         other => panic!("expected the fast path, got {other:?}"),
     }
+}
+
+/// A gateway bound to a loopback address takes a head naming one of its
+/// names on the fast path, and leaves one naming another host (DNS
+/// rebinding) to hyper's path, which refuses it (`crate::rebinding`).
+#[test]
+fn a_head_naming_a_foreign_host_is_left_to_hyper() {
+    let up = crate::Upstream::parse("http://127.0.0.1:9100").unwrap();
+    let upstreams = Upstreams {
+        openai: up.clone(),
+        anthropic: up.clone(),
+        gemini: up.clone(),
+        chatgpt: up,
+    };
+    let allowed = AllowedHosts::parse(&["gw.example".to_string()]).unwrap();
+    let head = |host: &str| {
+        format!("POST /v1/messages HTTP/1.1\r\nHost: {host}\r\nContent-Length: 2\r\n\r\n{{}}")
+    };
+    for host in ["127.0.0.1:8080", "localhost", "[::1]:1", "gw.example:443"] {
+        let parsed = parse_request(head(host).as_bytes(), &upstreams, Some(&allowed));
+        assert!(
+            matches!(parsed, RequestParse::Fast(_)),
+            "{host}: {parsed:?}"
+        );
+    }
+    for host in ["attacker.example:8080", "127.0.0.1.nip.io"] {
+        let parsed = parse_request(head(host).as_bytes(), &upstreams, Some(&allowed));
+        assert!(
+            matches!(parsed, RequestParse::Fallback),
+            "{host}: {parsed:?}"
+        );
+        // Bound elsewhere: any host.
+        let parsed = parse_request(head(host).as_bytes(), &upstreams, None);
+        assert!(
+            matches!(parsed, RequestParse::Fast(_)),
+            "{host}: {parsed:?}"
+        );
+    }
+    let two = "POST /v1/messages HTTP/1.1\r\nHost: localhost\r\nHost: attacker.example\r\n\
+               Content-Length: 2\r\n\r\n{}";
+    let parsed = parse_request(two.as_bytes(), &upstreams, Some(&allowed));
+    assert!(matches!(parsed, RequestParse::Fallback), "{parsed:?}");
+    let not_text = b"POST /v1/messages HTTP/1.1\r\nHost: \xff\r\nContent-Length: 2\r\n\r\n{}";
+    let parsed = parse_request(not_text, &upstreams, Some(&allowed));
+    assert!(matches!(parsed, RequestParse::Fallback), "{parsed:?}");
 }
 
 /// A Vertex AI Gemini path without the `/vertex` prefix is hyper's (its
