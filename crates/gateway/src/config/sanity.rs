@@ -8,6 +8,8 @@
 //!   appends the client's whole path, so requests would go to `/v1/v1/…`.
 //! - A gateway listening beyond loopback without `admin_token`: the
 //!   dashboard and `/api/*` answer 403 to everyone, loopback included.
+//! - `allowed_hosts` on a gateway listening beyond loopback: it answers any
+//!   host there, and the setting would restrict nothing.
 //! - `TOOLWARDEN_` variables that name no setting (a typo is otherwise
 //!   silently ignored, where TOML refuses an unknown key).
 //!
@@ -15,7 +17,7 @@
 
 use std::net::{IpAddr, SocketAddr};
 
-use super::{SETTINGS, Upstream};
+use super::{AllowedHosts, SETTINGS, Upstream};
 
 /// The `TOOLWARDEN_` variables the project's own scripts, tests and
 /// benchmarks read, which are not `serve` settings.
@@ -93,6 +95,16 @@ pub(super) fn dashboard_closed(listen: SocketAddr, admin_token: bool) -> Option<
         format!(
             "listening on {listen} without admin_token: the dashboard and /api/* answer 403 to \
              every client (loopback ones included); set TOOLWARDEN_ADMIN_TOKEN to open them"
+        )
+    })
+}
+
+/// A warning when `allowed_hosts` is set (and not `*`) on a gateway
+/// listening beyond loopback, which answers any host.
+pub(super) fn hosts_unguarded(listen: SocketAddr, allowed: &AllowedHosts) -> Option<String> {
+    (!listen.ip().is_loopback() && !allowed.is_empty() && !allowed.allows_any()).then(|| {
+        format!(
+            "allowed_hosts is set, but the gateway listens on {listen}, not a loopback              address: it answers requests naming any host there (the host guard applies to a              loopback listen address only)"
         )
     })
 }
@@ -226,6 +238,22 @@ mod tests {
             dashboard_closed("127.0.0.1:8080".parse().unwrap(), false),
             None
         );
+    }
+
+    #[test]
+    fn allowed_hosts_beyond_loopback_are_warned_about() {
+        let some = AllowedHosts::parse(&["gw.example".to_string()]).unwrap();
+        let any = AllowedHosts::parse(&["*".to_string()]).unwrap();
+        let open: SocketAddr = "0.0.0.0:8080".parse().unwrap();
+        let local: SocketAddr = "127.0.0.1:8080".parse().unwrap();
+        assert!(
+            hosts_unguarded(open, &some)
+                .unwrap()
+                .contains("0.0.0.0:8080")
+        );
+        assert_eq!(hosts_unguarded(open, &any), None);
+        assert_eq!(hosts_unguarded(open, &AllowedHosts::default()), None);
+        assert_eq!(hosts_unguarded(local, &some), None);
     }
 
     #[test]

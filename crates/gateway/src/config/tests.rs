@@ -686,8 +686,19 @@ fn allowed_hosts_are_read_and_checked_once() {
         assert!(err.contains("allowed_hosts") && err.contains(bad), "{err}");
     }
     // Bound beyond loopback: no guard, whatever is allowed.
-    let open = env(&[("TOOLWARDEN_LISTEN", "0.0.0.0:8080")])
-        .validate()
-        .unwrap();
+    // (and a warning that the setting restricts nothing there).
+    let open = env(&[
+        ("TOOLWARDEN_LISTEN", "0.0.0.0:8080"),
+        ("TOOLWARDEN_ALLOWED_HOSTS", "gw.example"),
+    ])
+    .validate()
+    .unwrap();
     assert!(open.host_guard().is_none());
+    assert!(
+        open.warnings
+            .iter()
+            .any(|w| w.contains("allowed_hosts is set")),
+        "{:?}",
+        open.warnings
+    );
 }

@@ -318,6 +318,7 @@ impl RawConfig {
                 listen,
                 admin_token.is_some(),
             ));
+            warnings.extend(super::sanity::hosts_unguarded(listen, &allowed_hosts));
         }
         if !alerts.enabled && !alerts.webhooks.is_empty() {
             warnings.push(
