@@ -217,6 +217,13 @@ mod tests {
             redact_url("postgres://db/x?sslmode=disable&monkey"),
             "postgres://db/x?sslmode=disable&monkey"
         );
+        // A presigned URL's SigV4 signature and credential.
+        assert_eq!(
+            redact_url(
+                "https://b.s3.amazonaws.com/k?X-Amz-Credential=AKIA%2Fx&X-Amz-Signature=ab12"
+            ),
+            "https://b.s3.amazonaws.com/k?X-Amz-Credential=***&X-Amz-Signature=***"
+        );
         let e = StoreError::new(
             StoreErrorKind::Connect,
             Some("postgres://u@127.0.0.1:1/db?password=pw"),
