@@ -63,6 +63,7 @@ mod scan;
 mod seed;
 mod splice;
 pub mod sse;
+mod stop_cut;
 mod stream;
 #[cfg(test)]
 mod testutil;
@@ -77,6 +78,7 @@ pub use error::{WireError, WireErrorKind};
 pub use repair::{Change, ChangeKind, Repaired};
 pub use response_check::check_response;
 pub use result::ResultContent;
+pub use stop_cut::StopCut;
 pub use stream::StreamParser;
 pub use view::{CallView, RequestView, ResponseView, ResultView, Usage};
 

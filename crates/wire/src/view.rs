@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use serde::Serialize;
 use toolwarden_core::ToolCall;
 
-use crate::{Dialect, raw_result::RawResult};
+use crate::{Dialect, raw_result::RawResult, stop_cut::StopCut};
 
 /// Every tool call and tool result of one request body, in order.
 #[derive(Debug, Clone, Default)]
@@ -99,6 +99,18 @@ pub struct ResponseView {
     /// [`crate::render_answers`] writes them).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub call_kinds: Vec<(usize, crate::call_kind::CallKind)>,
+    /// The provider itself says the last of [`calls`](Self::calls) was
+    /// written whole, so that a cut after it did not touch it: a Responses
+    /// item with `status: "completed"` (in the body, or a stream's
+    /// `response.output_item.done`). Always `false` in the other dialects,
+    /// whose responses do not say it: Anthropic's `content_block_stop` and
+    /// ConverseStream's `contentBlockStop` close a block the token limit
+    /// cut as well, a whole body's `input` or `args` is what the provider
+    /// parsed from what was left, and Chat arguments that parse may be a
+    /// cut text an OpenAI-compatible server closed. See
+    /// [`Self::stop_cut`].
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub last_call_completed: bool,
     /// Token usage.
     pub usage: Usage,
     /// `stop_reason` / `finish_reason` / `status`.
@@ -144,28 +156,32 @@ impl ResponseView {
             .map(|(_, call)| call)
     }
 
+    /// Why the provider stopped the model's output before the model ended
+    /// its turn, read as `dialect` says it ([`StopCut::of`] lists each
+    /// dialect's reasons); `None` for a turn the model ended (a natural
+    /// end, a tool call, a stop sequence) or a stop reason not documented
+    /// as a cut.
+    pub fn stop_cut(&self, dialect: Dialect) -> Option<StopCut> {
+        StopCut::of(
+            dialect,
+            self.stop_reason.as_deref(),
+            self.incomplete_reason.as_deref(),
+        )
+    }
+
     /// Whether the model's output stopped because it reached its token
-    /// limit, read as `dialect` says it: Anthropic `stop_reason`
-    /// `max_tokens` (or `model_context_window_exceeded`), Chat
-    /// `finish_reason` `length`, Responses `status` `incomplete` with
-    /// `incomplete_details.reason` `max_output_tokens`, Gemini
-    /// `finishReason` `MAX_TOKENS`, Bedrock Converse `stopReason`
-    /// `max_tokens` (or `model_context_window_exceeded`). The output was
-    /// cut where the limit fell: its last call may have only part of its
-    /// arguments.
+    /// limit: [`stop_cut`](Self::stop_cut) is [`StopCut::TokenLimit`]
+    /// (Anthropic `stop_reason` `max_tokens` or
+    /// `model_context_window_exceeded`, Chat `finish_reason` `length`,
+    /// Responses `status` `incomplete` with `incomplete_details.reason`
+    /// `max_output_tokens`, Gemini `finishReason` `MAX_TOKENS` or
+    /// `CONTINUATION`, Bedrock Converse `stopReason` `max_tokens` or
+    /// `model_context_window_exceeded`). The output was cut where the
+    /// limit fell: its last call may have only part of its arguments,
+    /// unless the provider says otherwise
+    /// ([`last_call_completed`](Self::last_call_completed)).
     pub fn hit_token_limit(&self, dialect: Dialect) -> bool {
-        let stop = self.stop_reason.as_deref();
-        match dialect {
-            Dialect::Anthropic | Dialect::BedrockConverse => {
-                matches!(stop, Some("max_tokens" | "model_context_window_exceeded"))
-            }
-            Dialect::OpenAiChat => stop == Some("length"),
-            Dialect::OpenAiResponses => {
-                stop == Some("incomplete")
-                    && self.incomplete_reason.as_deref() == Some("max_output_tokens")
-            }
-            Dialect::Gemini => stop == Some("MAX_TOKENS"),
-        }
+        self.stop_cut(dialect) == Some(StopCut::TokenLimit)
     }
 }
 
@@ -190,7 +206,7 @@ pub(crate) fn new_after(
 mod tests {
     use serde_json::json;
 
-    use crate::{Dialect, StreamParser, request_view, response_view};
+    use crate::{Dialect, StopCut, StreamParser, request_view, response_view};
 
     fn new_results(dialect: Dialect, body: serde_json::Value) -> Vec<(String, bool)> {
         let bytes = serde_json::to_vec(&body).unwrap();
@@ -334,5 +350,122 @@ mod tests {
         let view = parser.finish();
         assert_eq!(view.incomplete_reason.as_deref(), Some("max_output_tokens"));
         assert!(view.hit_token_limit(Dialect::OpenAiResponses));
+    }
+
+    /// Each dialect's other stops are read as their cut, in a whole body
+    /// and in a stream (Responses: its incomplete reason, from the
+    /// terminal event).
+    #[test]
+    fn other_cuts_are_read_in_bodies_and_streams() {
+        let cut = |dialect: Dialect, body: serde_json::Value| {
+            let bytes = serde_json::to_vec(&body).unwrap();
+            response_view(dialect, &bytes).unwrap().stop_cut(dialect)
+        };
+        let anthropic = json!({"type": "message", "role": "assistant", "content": [], "stop_reason": "refusal"});
+        assert_eq!(cut(Dialect::Anthropic, anthropic), Some(StopCut::Refusal));
+        let chat = json!({"object": "chat.completion", "choices": [
+            {"index": 0, "finish_reason": "content_filter", "message": {"role": "assistant", "content": null}}]});
+        assert_eq!(cut(Dialect::OpenAiChat, chat), Some(StopCut::ContentFilter));
+        let responses = json!({"object": "response", "status": "incomplete",
+            "incomplete_details": {"reason": "content_filter"}, "output": []});
+        assert_eq!(
+            cut(Dialect::OpenAiResponses, responses),
+            Some(StopCut::ContentFilter)
+        );
+        let gemini = json!({"candidates": [{"finishReason": "MALFORMED_FUNCTION_CALL",
+            "content": {"role": "model", "parts": []}}]});
+        assert_eq!(cut(Dialect::Gemini, gemini), Some(StopCut::MalformedCall));
+        // A blocked prompt: no candidate, its block reason.
+        let blocked = json!({"promptFeedback": {"blockReason": "PROHIBITED_CONTENT"}});
+        assert_eq!(cut(Dialect::Gemini, blocked), Some(StopCut::ContentFilter));
+        let converse = json!({"output": {"message": {"role": "assistant", "content": []}},
+            "stopReason": "guardrail_intervened"});
+        assert_eq!(
+            cut(Dialect::BedrockConverse, converse),
+            Some(StopCut::Guardrail)
+        );
+
+        let mut parser = StreamParser::new(Dialect::OpenAiResponses);
+        parser.feed(b"event: response.incomplete\ndata: {\"type\":\"response.incomplete\",\"response\":{\"id\":\"resp_1\",\"status\":\"incomplete\",\"incomplete_details\":{\"reason\":\"content_filter\"},\"output\":[]}}\n\n");
+        let view = parser.finish();
+        assert_eq!(
+            view.stop_cut(Dialect::OpenAiResponses),
+            Some(StopCut::ContentFilter)
+        );
+        let mut parser = StreamParser::new(Dialect::Anthropic);
+        parser.feed(b"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"refusal\"}}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n");
+        assert_eq!(
+            parser.finish().stop_cut(Dialect::Anthropic),
+            Some(StopCut::Refusal)
+        );
+    }
+
+    /// Only a Responses item's `completed` status marks the last call as
+    /// written whole: in the body, and from a stream's `output_item.done`
+    /// (not from its arguments' `.done`, which a cut call gets too).
+    /// Anthropic's `content_block_stop`, which closes a cut block as well,
+    /// marks nothing.
+    #[test]
+    fn the_last_call_is_completed_when_the_provider_marks_it() {
+        let item = |i: usize, status: &str| {
+            json!({"type": "function_call", "id": format!("fc_{i}"), "call_id": format!("call_{i}"),
+                "name": "write", "arguments": "{}", "status": status})
+        };
+        let body = |output: serde_json::Value| {
+            let body = json!({"object": "response", "status": "incomplete",
+                "incomplete_details": {"reason": "max_output_tokens"}, "output": output});
+            response_view(
+                Dialect::OpenAiResponses,
+                &serde_json::to_vec(&body).unwrap(),
+            )
+            .unwrap()
+            .last_call_completed
+        };
+        let message = json!({"type": "message", "id": "m", "status": "incomplete", "content": []});
+        assert!(body(json!([
+            item(0, "incomplete"),
+            item(1, "completed"),
+            message
+        ])));
+        assert!(!body(json!([item(0, "completed"), item(1, "incomplete")])));
+        assert!(!body(json!([item(0, "completed"), item(1, "in_progress")])));
+        assert!(!body(
+            json!([item(0, "completed"), {"type": "function_call",
+            "call_id": "call_1", "name": "write", "arguments": "{}"}])
+        ));
+
+        let mut stream = Vec::new();
+        let event = |stream: &mut Vec<u8>, name: &str, data: serde_json::Value| {
+            stream.extend(format!("event: {name}\ndata: {data}\n\n").into_bytes());
+        };
+        let mut completed = Vec::new();
+        for (i, done) in [(0, "completed"), (1, "incomplete")] {
+            event(
+                &mut stream,
+                "response.output_item.added",
+                json!({"type": "response.output_item.added", "output_index": i, "item": item(i, "in_progress")}),
+            );
+            event(
+                &mut stream,
+                "response.function_call_arguments.done",
+                json!({"type": "response.function_call_arguments.done", "output_index": i,
+                    "item_id": format!("fc_{i}"), "arguments": "{}"}),
+            );
+            event(
+                &mut stream,
+                "response.output_item.done",
+                json!({"type": "response.output_item.done", "output_index": i, "item": item(i, done)}),
+            );
+            let mut parser = StreamParser::new(Dialect::OpenAiResponses);
+            parser.feed(&stream);
+            completed.push(parser.finish().last_call_completed);
+        }
+        assert_eq!(completed, [true, false]);
+
+        let mut parser = StreamParser::new(Dialect::Anthropic);
+        parser.feed(b"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"write\",\"input\":{}}}\n\nevent: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n");
+        let view = parser.finish();
+        assert_eq!(view.calls.len(), 1);
+        assert!(!view.last_call_completed);
     }
 }

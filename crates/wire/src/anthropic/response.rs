@@ -87,6 +87,7 @@ pub(crate) fn response_view(body: &[u8]) -> Result<ResponseView, WireError> {
         usage: usage(b.usage),
         stop_reason: b.stop_reason.map(Cow::into_owned),
         incomplete_reason: None,
+        last_call_completed: false,
         error: b.error.map(|e| e.describe()),
         error_status: None,
         truncated: false,

@@ -343,6 +343,7 @@ impl EventSink for StreamState {
             usage: self.usage,
             stop_reason: self.stop_reason,
             incomplete_reason: None,
+            last_call_completed: false,
             error: self.error,
             error_status: None,
             truncated: self.budget.is_cut(),

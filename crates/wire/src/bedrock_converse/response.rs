@@ -94,6 +94,7 @@ pub(crate) fn response_view(body: &[u8]) -> Result<ResponseView, WireError> {
         usage: b.usage.as_ref().map(WireUsage::usage).unwrap_or_default(),
         stop_reason: b.stop_reason.map(Cow::into_owned),
         incomplete_reason: None,
+        last_call_completed: false,
         error: b.message.or(b.message_upper).map(Cow::into_owned),
         error_status: None,
         truncated: false,

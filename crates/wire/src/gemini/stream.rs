@@ -381,6 +381,7 @@ impl StreamState {
             usage: self.usage,
             stop_reason: self.finish,
             incomplete_reason: None,
+            last_call_completed: false,
             error: self.error,
             error_status: None,
             truncated: self.budget.is_cut(),

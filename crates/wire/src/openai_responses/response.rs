@@ -14,8 +14,8 @@ use crate::{ResponseView, Usage, WireError, splice::Raw};
 /// `response.output_item.*` event): a call when it has a [`CallItem::call_kind`].
 ///
 /// Declared once, for the body and the stream. Not the request side's
-/// `model::Item`: output items carry none of `role`, `output`, `status`,
-/// which `Item` reads for pairing. Their `arguments` are read as
+/// `model::Item`: output items carry none of `role` and `output`, which
+/// `Item` reads for pairing. Their `arguments` are read as
 /// [`Args`]: a string for calls, but an object in a `tool_search_call`
 /// (which must not make the whole body unreadable).
 #[derive(Deserialize)]
@@ -46,6 +46,10 @@ pub(super) struct CallItem<'a> {
     /// A tool search's: `client` or `server`.
     #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
     pub execution: Option<Cow<'a, str>>,
+    /// `in_progress`, `completed` or `incomplete` (a call the response's
+    /// cut left unfinished).
+    #[serde(borrow, deserialize_with = "crate::splice::opt_cow", default)]
+    pub status: Option<Cow<'a, str>>,
 }
 
 impl<'a> CallItem<'a> {
@@ -70,6 +74,12 @@ impl<'a> CallItem<'a> {
             (Some(name), _) => Some(name),
             (None, builtin) => builtin.map(Cow::Borrowed),
         }
+    }
+
+    /// Whether the provider says the call was written whole (`status:
+    /// "completed"`).
+    pub fn is_completed(&self) -> bool {
+        self.status.as_deref() == Some("completed")
     }
 
     /// The arguments: `arguments`, a custom tool's `input`, a built-in's
@@ -194,11 +204,13 @@ pub(crate) fn response_view(body: &[u8]) -> Result<ResponseView, WireError> {
     let b: Body<'_> = serde_json::from_slice(body)?;
     let mut calls = Vec::new();
     let mut call_kinds = Vec::new();
+    let mut last_call_completed = false;
     for mut i in b.output {
         let Some(kind) = i.call_kind() else { continue };
         if kind != CallKind::Function {
             call_kinds.push((calls.len(), kind));
         }
+        last_call_completed = i.is_completed();
         calls.push(ToolCall {
             name: i.take_name().map(Cow::into_owned).unwrap_or_default(),
             arguments: i.take_arguments().map(Cow::into_owned).unwrap_or_default(),
@@ -210,6 +222,7 @@ pub(crate) fn response_view(body: &[u8]) -> Result<ResponseView, WireError> {
         model: b.model.map(Cow::into_owned),
         calls,
         call_kinds,
+        last_call_completed,
         usage: b.usage.map(Usage::from).unwrap_or_default(),
         stop_reason: b.status.map(Cow::into_owned),
         incomplete_reason: b

@@ -48,6 +48,10 @@ struct Pending {
     args: String,
     /// The final arguments were seen (`.done` or `output_item.done`).
     done: bool,
+    /// An `output_item.done` said the item was written whole (`status:
+    /// "completed"`): a cut after it did not touch it. (`.done` events
+    /// carry no status, and come for a cut call too.)
+    completed: bool,
     kind: CallKind,
 }
 
@@ -155,6 +159,7 @@ impl StreamState {
         let Some(kind) = item.call_kind() else {
             return;
         };
+        let completed = done && item.is_completed();
         let args = item.take_arguments();
         let name = item.take_name();
         let existing = if done {
@@ -176,6 +181,7 @@ impl StreamState {
                     budget.replace(&mut p.call_id, &c);
                 }
                 p.done = true;
+                p.completed = completed;
             }
             None => self.push(Pending {
                 output_index: ev.output_index,
@@ -184,6 +190,7 @@ impl StreamState {
                 name: name.map(Cow::into_owned).unwrap_or_default(),
                 args: args.map(Cow::into_owned).unwrap_or_default(),
                 done,
+                completed,
                 kind,
             }),
         }
@@ -296,10 +303,12 @@ impl EventSink for StreamState {
             .filter(|(_, p)| p.kind != CallKind::Function)
             .map(|(i, p)| (i, p.kind))
             .collect();
+        let last_call_completed = self.calls.last().is_some_and(|p| p.completed);
         ResponseView {
             id: self.id,
             model: self.model,
             call_kinds,
+            last_call_completed,
             calls: self
                 .calls
                 .into_iter()
