@@ -201,7 +201,7 @@ pub use toolwarden_wire;
 pub use toolwarden_core::{
     Disposition, ErrorKind, Status, ToolCall, ToolError, ToolFailure, ToolOutcome,
 };
-pub use toolwarden_wire::{Dialect, WireError, WireErrorKind};
+pub use toolwarden_wire::{Dialect, StopCut, WireError, WireErrorKind};
 
 pub use context::{Context, ContextBuilder, Deadline, User, WorkingDir};
 pub use errors::{FatalError, HttpError, UNEXPECTED_MESSAGE};

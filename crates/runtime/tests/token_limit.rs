@@ -5,249 +5,15 @@
 //! before the cut, and answer the last call, whose arguments the limit
 //! may have cut, with an error instead of running it.
 
-use std::sync::{
-    Arc,
-    atomic::{AtomicUsize, Ordering},
-};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{Value, json};
-use toolwarden_runtime::{BoxError, Context, Executor, Registry, StepResult, tool_fn};
-use toolwarden_wire::{Dialect, StreamParser, eventstream};
+use toolwarden_runtime::{Context, Dialect, Executor, StepResult, StopCut};
 
-const DIALECTS: [Dialect; 5] = [
-    Dialect::Anthropic,
-    Dialect::OpenAiChat,
-    Dialect::OpenAiResponses,
-    Dialect::Gemini,
-    Dialect::BedrockConverse,
-];
+#[path = "support/cut_turns.rs"]
+mod cut_turns;
 
-/// The whole call's arguments, and what the limit left of the last one.
-const WHOLE: &str = r#"{"path":"a.txt","text":"hello"}"#;
-const CUT: &str = r#"{"path":"b.txt","te"#;
-
-/// A `write` tool that takes any object and counts its runs.
-fn executor() -> (Executor, Arc<AtomicUsize>) {
-    let runs = Arc::new(AtomicUsize::new(0));
-    let counted = Arc::clone(&runs);
-    let registry = Registry::new();
-    registry
-        .register(tool_fn(
-            "write",
-            "Write a file.",
-            json!({"type": "object"}),
-            move |_args: Value, _ctx| {
-                counted.fetch_add(1, Ordering::SeqCst);
-                async { Ok::<_, BoxError>(json!("written")) }
-            },
-        ))
-        .unwrap();
-    (Executor::new(Arc::new(registry)), runs)
-}
-
-/// The dialect's own token-limit stop.
-fn limit_stop(dialect: Dialect) -> &'static str {
-    match dialect {
-        Dialect::Anthropic | Dialect::BedrockConverse => "max_tokens",
-        Dialect::OpenAiChat => "length",
-        Dialect::OpenAiResponses => "incomplete",
-        Dialect::Gemini => "MAX_TOKENS",
-    }
-}
-
-/// A whole body with a text, one whole `write` call and a last one whose
-/// arguments are `last` (Gemini's calls come whole: `last` parsed, or an
-/// empty object), stopped by the token limit when `cut`.
-fn body(dialect: Dialect, last: &str, cut: bool) -> Vec<u8> {
-    let stop = if cut { limit_stop(dialect) } else { "tool_use" };
-    let parsed = |args: &str| serde_json::from_str(args).unwrap_or_else(|_| json!({}));
-    let body = match dialect {
-        Dialect::Anthropic => json!({"id": "msg_1", "type": "message", "role": "assistant",
-            "stop_reason": stop, "content": [
-                {"type": "text", "text": "Writing."},
-                {"type": "tool_use", "id": "toolu_0", "name": "write", "input": parsed(WHOLE)},
-                {"type": "tool_use", "id": "toolu_1", "name": "write", "input": parsed(last)}]}),
-        Dialect::OpenAiChat => json!({"id": "chatcmpl-1", "object": "chat.completion",
-            "choices": [{"index": 0, "finish_reason": if cut { "length" } else { "tool_calls" },
-                "message": {"role": "assistant", "content": null, "tool_calls": [
-                    {"id": "call_0", "type": "function", "function": {"name": "write", "arguments": WHOLE}},
-                    {"id": "call_1", "type": "function", "function": {"name": "write", "arguments": last}}]}}]}),
-        Dialect::OpenAiResponses => json!({"id": "resp_1", "object": "response",
-            "status": if cut { "incomplete" } else { "completed" },
-            "incomplete_details": if cut { json!({"reason": "max_output_tokens"}) } else { Value::Null },
-            "output": [
-                {"type": "function_call", "id": "fc_0", "call_id": "call_0", "name": "write",
-                    "arguments": WHOLE, "status": "completed"},
-                {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "write",
-                    "arguments": last, "status": if cut { "incomplete" } else { "completed" }}]}),
-        Dialect::Gemini => {
-            json!({"candidates": [{"finishReason": if cut { "MAX_TOKENS" } else { "STOP" },
-            "content": {"role": "model", "parts": [
-                {"functionCall": {"name": "write", "args": parsed(WHOLE)}},
-                {"functionCall": {"name": "write", "args": parsed(last)}}]}}]})
-        }
-        Dialect::BedrockConverse => json!({"stopReason": stop,
-            "output": {"message": {"role": "assistant", "content": [
-                {"toolUse": {"toolUseId": "tooluse_0", "name": "write", "input": parsed(WHOLE)}},
-                {"toolUse": {"toolUseId": "tooluse_1", "name": "write", "input": parsed(last)}}]}}}),
-    };
-    serde_json::to_vec(&body).unwrap()
-}
-
-/// The same turn streamed: the last call's arguments arrive as `CUT`, and
-/// the stream ends as the dialect ends a turn the token limit stopped.
-fn stream(dialect: Dialect) -> StreamParser {
-    let sse = |events: Vec<(&str, Value)>| -> Vec<u8> {
-        let mut out = Vec::new();
-        for (name, data) in events {
-            if !name.is_empty() {
-                out.extend(format!("event: {name}\n").into_bytes());
-            }
-            out.extend(format!("data: {data}\n\n").into_bytes());
-        }
-        out
-    };
-    let bytes = match dialect {
-        Dialect::Anthropic => {
-            let start = |i: usize| {
-                json!({"type": "content_block_start", "index": i,
-                "content_block": {"type": "tool_use", "id": format!("toolu_{i}"), "name": "write", "input": {}}})
-            };
-            let delta = |i: usize, part: &str| {
-                json!({"type": "content_block_delta", "index": i,
-                "delta": {"type": "input_json_delta", "partial_json": part}})
-            };
-            sse(vec![
-                (
-                    "message_start",
-                    json!({"type": "message_start", "message": {"id": "msg_1",
-                    "type": "message", "role": "assistant", "content": [], "stop_reason": null}}),
-                ),
-                ("content_block_start", start(0)),
-                ("content_block_delta", delta(0, WHOLE)),
-                (
-                    "content_block_stop",
-                    json!({"type": "content_block_stop", "index": 0}),
-                ),
-                ("content_block_start", start(1)),
-                ("content_block_delta", delta(1, CUT)),
-                // No `content_block_stop`: the limit fell inside the block.
-                (
-                    "message_delta",
-                    json!({"type": "message_delta",
-                    "delta": {"stop_reason": "max_tokens"}, "usage": {"output_tokens": 64}}),
-                ),
-                ("message_stop", json!({"type": "message_stop"})),
-            ])
-        }
-        Dialect::OpenAiChat => {
-            let chunk = |delta: Value, finish: Value| {
-                json!({"id": "chatcmpl-1",
-                "object": "chat.completion.chunk",
-                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
-            };
-            let call = |i: usize, args: &str| {
-                json!({"tool_calls": [{"index": i,
-                "id": format!("call_{i}"), "type": "function",
-                "function": {"name": "write", "arguments": args}}]})
-            };
-            let mut out = sse(vec![
-                ("", chunk(call(0, WHOLE), Value::Null)),
-                ("", chunk(call(1, CUT), Value::Null)),
-                ("", chunk(json!({}), json!("length"))),
-            ]);
-            out.extend(b"data: [DONE]\n\n");
-            out
-        }
-        Dialect::OpenAiResponses => {
-            let item = |i: usize, args: &str, status: &str| {
-                json!({"type": "function_call",
-                "id": format!("fc_{i}"), "call_id": format!("call_{i}"), "name": "write",
-                "arguments": args, "status": status})
-            };
-            sse(vec![
-                (
-                    "response.output_item.added",
-                    json!({"type": "response.output_item.added",
-                    "output_index": 0, "item": item(0, "", "in_progress")}),
-                ),
-                (
-                    "response.output_item.done",
-                    json!({"type": "response.output_item.done",
-                    "output_index": 0, "item": item(0, WHOLE, "completed")}),
-                ),
-                (
-                    "response.output_item.added",
-                    json!({"type": "response.output_item.added",
-                    "output_index": 1, "item": item(1, "", "in_progress")}),
-                ),
-                (
-                    "response.function_call_arguments.delta",
-                    json!({
-                    "type": "response.function_call_arguments.delta",
-                    "item_id": "fc_1", "output_index": 1, "delta": CUT}),
-                ),
-                (
-                    "response.incomplete",
-                    json!({"type": "response.incomplete", "response": {
-                    "id": "resp_1", "object": "response", "status": "incomplete",
-                    "incomplete_details": {"reason": "max_output_tokens"},
-                    "output": [item(0, WHOLE, "completed"), item(1, CUT, "incomplete")]}}),
-                ),
-            ])
-        }
-        Dialect::Gemini => sse(vec![
-            (
-                "",
-                json!({"candidates": [{"content": {"role": "model",
-                "parts": [{"functionCall": {"name": "write", "args": serde_json::from_str::<Value>(WHOLE).unwrap()}}]}}]}),
-            ),
-            (
-                "",
-                json!({"candidates": [{"finishReason": "MAX_TOKENS", "content": {"role": "model",
-                "parts": [{"functionCall": {"name": "write", "args": {"path": "b.txt"}}}]}}]}),
-            ),
-        ]),
-        Dialect::BedrockConverse => {
-            let events = [
-                ("messageStart", json!({"role": "assistant"})),
-                (
-                    "contentBlockStart",
-                    json!({"contentBlockIndex": 0,
-                    "start": {"toolUse": {"toolUseId": "tooluse_0", "name": "write"}}}),
-                ),
-                (
-                    "contentBlockDelta",
-                    json!({"contentBlockIndex": 0,
-                    "delta": {"toolUse": {"input": WHOLE}}}),
-                ),
-                ("contentBlockStop", json!({"contentBlockIndex": 0})),
-                (
-                    "contentBlockStart",
-                    json!({"contentBlockIndex": 1,
-                    "start": {"toolUse": {"toolUseId": "tooluse_1", "name": "write"}}}),
-                ),
-                (
-                    "contentBlockDelta",
-                    json!({"contentBlockIndex": 1,
-                    "delta": {"toolUse": {"input": CUT}}}),
-                ),
-                ("messageStop", json!({"stopReason": "max_tokens"})),
-            ];
-            events
-                .iter()
-                .flat_map(|(name, data)| {
-                    eventstream::encode_event(name, data.to_string().as_bytes())
-                })
-                .collect()
-        }
-    };
-    let mut parser = StreamParser::new(dialect);
-    for piece in bytes.chunks(7) {
-        parser.feed(piece);
-    }
-    parser
-}
+use cut_turns::{CALLS, CUT, DIALECTS, TOKEN_LIMIT, WHOLE, body, executor, fed, sse, stream};
 
 /// The step ran the whole call, and answered the last one, unrun, with an
 /// error that tells the model why.
@@ -257,7 +23,8 @@ fn assert_last_call_answered_not_run(
     runs: &AtomicUsize,
     at: &str,
 ) {
-    assert!(step.hit_token_limit, "{at}");
+    assert!(step.hit_token_limit(), "{at}");
+    assert_eq!(step.cut, Some(StopCut::TokenLimit), "{at}");
     assert_eq!(step.calls.len(), 2, "{at}");
     assert_eq!(step.outcomes.len(), 2, "{at}");
     assert!(!step.messages.is_empty(), "{at}");
@@ -301,7 +68,7 @@ async fn a_streamed_call_cut_by_the_token_limit_is_answered_not_run() {
     for dialect in DIALECTS {
         let (ex, runs) = executor();
         let step = ex
-            .step_stream(stream(dialect), &Context::default())
+            .step_stream(stream(dialect, TOKEN_LIMIT), &Context::default())
             .await
             .unwrap_or_else(|e| panic!("{dialect:?}: {e}"));
         assert_last_call_answered_not_run(&ex, &step, &runs, &format!("{dialect:?} stream"));
@@ -315,7 +82,11 @@ async fn a_whole_body_cut_by_the_token_limit_runs_only_its_whole_calls() {
     for dialect in DIALECTS {
         let (ex, runs) = executor();
         let step = ex
-            .step(dialect, &body(dialect, "{}", true), &Context::default())
+            .step(
+                dialect,
+                &body(dialect, "{}", TOKEN_LIMIT),
+                &Context::default(),
+            )
             .await
             .unwrap_or_else(|e| panic!("{dialect:?}: {e}"));
         assert_last_call_answered_not_run(&ex, &step, &runs, &format!("{dialect:?} body"));
@@ -329,10 +100,11 @@ async fn a_turn_the_limit_did_not_stop_runs_every_call() {
     for dialect in DIALECTS {
         let (ex, runs) = executor();
         let step = ex
-            .step(dialect, &body(dialect, WHOLE, false), &Context::default())
+            .step(dialect, &body(dialect, WHOLE, CALLS), &Context::default())
             .await
             .unwrap();
-        assert!(!step.hit_token_limit, "{dialect:?}");
+        assert!(!step.hit_token_limit(), "{dialect:?}");
+        assert_eq!(step.cut, None, "{dialect:?}");
         assert!(
             step.outcomes.iter().all(|o| o.error.is_none()),
             "{dialect:?}"
@@ -357,5 +129,123 @@ async fn a_text_turn_cut_by_the_limit_is_final_and_flagged() {
         .await
         .unwrap();
     assert!(step.is_final());
-    assert!(step.hit_token_limit);
+    assert!(step.hit_token_limit());
+}
+
+/// A Responses function call item as the API writes it.
+fn responses_item(i: usize, args: &str, status: &str) -> Value {
+    json!({"type": "function_call", "id": format!("fc_{i}"), "call_id": format!("call_{i}"),
+        "name": "write", "arguments": args, "status": status})
+}
+
+/// A Responses turn the limit stopped after its last call was written:
+/// the API marks that item `completed`, and the call runs, in a body and
+/// in a stream (its `output_item.done`).
+#[tokio::test]
+async fn a_responses_call_the_provider_marks_completed_runs_despite_the_limit() {
+    let body = json!({"id": "resp_1", "object": "response", "status": "incomplete",
+        "incomplete_details": {"reason": "max_output_tokens"},
+        "output": [responses_item(0, WHOLE, "completed"), responses_item(1, WHOLE, "completed"),
+            {"type": "message", "id": "msg_1", "role": "assistant", "status": "incomplete",
+             "content": [{"type": "output_text", "text": "Both fil"}]}]});
+    let item_event = |kind: &'static str, i: usize, args: &str, status: &str| {
+        (
+            kind,
+            json!({"type": kind, "output_index": i, "item": responses_item(i, args, status)}),
+        )
+    };
+    let events = [
+        item_event("response.output_item.added", 0, "", "in_progress"),
+        item_event("response.output_item.done", 0, WHOLE, "completed"),
+        item_event("response.output_item.added", 1, "", "in_progress"),
+        (
+            "response.function_call_arguments.delta",
+            json!({"type": "response.function_call_arguments.delta", "item_id": "fc_1",
+                "output_index": 1, "delta": WHOLE}),
+        ),
+        (
+            "response.function_call_arguments.done",
+            json!({"type": "response.function_call_arguments.done", "item_id": "fc_1",
+                "output_index": 1, "arguments": WHOLE}),
+        ),
+        item_event("response.output_item.done", 1, WHOLE, "completed"),
+        (
+            "response.incomplete",
+            json!({"type": "response.incomplete", "response": body}),
+        ),
+    ];
+    let (ex, runs) = executor();
+    let whole = ex
+        .step(
+            Dialect::OpenAiResponses,
+            body.to_string().as_bytes(),
+            &Context::default(),
+        )
+        .await
+        .unwrap();
+    let streamed = ex
+        .step_stream(
+            fed(Dialect::OpenAiResponses, &sse(&events)),
+            &Context::default(),
+        )
+        .await
+        .unwrap();
+    for (step, at) in [(whole, "body"), (streamed, "stream")] {
+        assert!(step.hit_token_limit(), "{at}");
+        assert!(step.response.last_call_completed, "{at}");
+        assert!(
+            step.outcomes.iter().all(|o| o.error.is_none()),
+            "{at}: {:?}",
+            step.outcomes
+        );
+    }
+    assert_eq!(runs.load(Ordering::SeqCst), 4, "both calls ran, twice");
+}
+
+/// A Responses call whose arguments were closed (`.done`) but whose item
+/// the API marks `incomplete` is not run: only the item's status says the
+/// call is whole.
+#[tokio::test]
+async fn a_responses_call_marked_incomplete_is_not_run_though_its_arguments_closed() {
+    let events = [
+        (
+            "response.output_item.done",
+            json!({"type": "response.output_item.done", "output_index": 0,
+                "item": responses_item(0, WHOLE, "completed")}),
+        ),
+        (
+            "response.output_item.added",
+            json!({"type": "response.output_item.added", "output_index": 1,
+                "item": responses_item(1, "", "in_progress")}),
+        ),
+        (
+            "response.function_call_arguments.delta",
+            json!({"type": "response.function_call_arguments.delta", "item_id": "fc_1",
+                "output_index": 1, "delta": CUT}),
+        ),
+        (
+            "response.function_call_arguments.done",
+            json!({"type": "response.function_call_arguments.done", "item_id": "fc_1",
+                "output_index": 1, "arguments": CUT}),
+        ),
+        (
+            "response.output_item.done",
+            json!({"type": "response.output_item.done", "output_index": 1,
+                "item": responses_item(1, CUT, "incomplete")}),
+        ),
+        (
+            "response.incomplete",
+            json!({"type": "response.incomplete", "response": {"id": "resp_1",
+                "status": "incomplete", "incomplete_details": {"reason": "max_output_tokens"}}}),
+        ),
+    ];
+    let (ex, runs) = executor();
+    let step = ex
+        .step_stream(
+            fed(Dialect::OpenAiResponses, &sse(&events)),
+            &Context::default(),
+        )
+        .await
+        .unwrap();
+    assert_last_call_answered_not_run(&ex, &step, &runs, "Responses stream, item incomplete");
 }

@@ -10,9 +10,9 @@
 
 mod attempt;
 mod batch;
+mod cut;
 mod report;
 mod step;
-mod token_limit;
 
 use std::{
     panic::AssertUnwindSafe,

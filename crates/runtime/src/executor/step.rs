@@ -7,10 +7,10 @@ use std::fmt;
 use serde_json::Value;
 use toolwarden_core::{ToolCall, ToolOutcome};
 use toolwarden_wire::{
-    Dialect, ResponseView, StreamParser, WireError, eventstream::EventStreamErrorKind,
+    Dialect, ResponseView, StopCut, StreamParser, WireError, eventstream::EventStreamErrorKind,
 };
 
-use super::{Executor, token_limit};
+use super::{Executor, cut};
 use crate::{Context, FatalError};
 
 /// What one step produced. Read it; only [`Executor::step`] and
@@ -19,7 +19,7 @@ use crate::{Context, FatalError};
 /// ```compile_fail
 /// let _ = toolwarden_runtime::StepResult {
 ///     calls: vec![], outcomes: vec![], messages: vec![], fatal: None,
-///     hit_token_limit: false,
+///     cut: None,
 /// };
 /// ```
 #[derive(Debug, Clone)]
@@ -37,25 +37,41 @@ pub struct StepResult {
     /// Set when a call failed fatally: the run must stop, and this says
     /// why. The messages still hold one result per call.
     pub fatal: Option<FatalError>,
-    /// The model's output stopped at its token limit
-    /// ([`ResponseView::hit_token_limit`]: Anthropic and Bedrock
-    /// `max_tokens`, Chat `length`, Responses `incomplete` for
-    /// `max_output_tokens`, Gemini `MAX_TOKENS`): the turn was cut where
-    /// the limit fell. The calls before the last were written whole and
-    /// ran; the last call, whose arguments may be cut (even when what is
-    /// left parses), was not run: its outcome is an `invalid_arguments`
-    /// failure with code `cut_by_token_limit` that tells the model to
-    /// make the call again, shorter. (The view does not say whether the
-    /// output went on past the last call before the limit fell, so that
-    /// call is never run: at worst the model repeats a whole call.) The
-    /// assistant's turn goes into the history as it came, the cut call
-    /// with it, as for any call. The cut call's text is the runtime's own
-    /// (a [`ToolPolicy::message`](crate::ToolPolicy::message) does not
-    /// replace it), and its tool's metrics, breaker and loop guard do not
-    /// count it: the tool never saw it. A turn without calls is
-    /// [`final`](Self::is_final) but its text is cut: raise the limit, or
-    /// ask the model to go on.
-    pub hit_token_limit: bool,
+    /// Why the provider stopped the model's output before the model ended
+    /// its turn, if it did ([`ResponseView::stop_cut`]); the calls that
+    /// did not run are answered in [`outcomes`](Self::outcomes) and
+    /// [`messages`](Self::messages) like the others, with an error that
+    /// says why, and no attempt made:
+    ///
+    /// - [`StopCut::TokenLimit`] (Anthropic and Bedrock `max_tokens`, Chat
+    ///   `length`, Responses `incomplete` for `max_output_tokens`, Gemini
+    ///   `MAX_TOKENS`): the calls before the last were written whole and
+    ///   ran. The last call, whose arguments may be cut (even when what is
+    ///   left parses), was not run, unless the provider said it was
+    ///   written whole ([`ResponseView::last_call_completed`]: a Responses item
+    ///   `completed`): its outcome is an `invalid_arguments` failure with
+    ///   code `cut_by_token_limit` that tells the model to make the call
+    ///   again, shorter. At worst the model repeats a whole call.
+    /// - [`StopCut::ContentFilter`], [`StopCut::Refusal`],
+    ///   [`StopCut::Guardrail`], [`StopCut::Other`]: no call of the turn
+    ///   ran. Each is a `cancelled` failure, code
+    ///   `stopped_by_content_filter`, `refused`, `stopped_by_guardrail` or
+    ///   `stopped_early`. (Anthropic asks that a refused turn be removed or
+    ///   rephrased before the conversation goes on: the answers keep a
+    ///   history that keeps it well-formed.)
+    /// - [`StopCut::MalformedCall`]: the provider could not read the
+    ///   turn's calls; none ran, each an `invalid_arguments` failure, code
+    ///   `malformed_call`.
+    ///
+    /// The assistant's turn goes into the history as it came, its unrun
+    /// calls with it, as for any call. Their texts are the runtime's own (a
+    /// [`ToolPolicy::message`](crate::ToolPolicy::message) does not replace
+    /// them), and their tools' metrics, breakers and loop guard do not
+    /// count them: the tools never saw them. A cut turn without calls (a
+    /// text the limit cut; a Gemini `MALFORMED_FUNCTION_CALL`, whose call
+    /// is left out) is [`final`](Self::is_final), but the model did not
+    /// end it: read this field before taking its text as the answer.
+    pub cut: Option<StopCut>,
     /// The response as the wire layer read it: id, model, token usage,
     /// stop reason, and every call, server tools included. For
     /// [`Executor::step_stream`] the one place these are left, since the
@@ -105,6 +121,12 @@ pub enum StepErrorKind {
 // === impl StepResult ===
 
 impl StepResult {
+    /// Whether the model's output stopped at its token limit:
+    /// [`cut`](Self::cut) is [`StopCut::TokenLimit`].
+    pub fn hit_token_limit(&self) -> bool {
+        self.cut == Some(StopCut::TokenLimit)
+    }
+
     /// `true` when the model's turn is over: it made no tool call the
     /// client must answer, and did not pause. A turn Anthropic paused
     /// (`stop_reason: "pause_turn"`: its own server tools ran long) is not
@@ -180,9 +202,11 @@ impl Executor {
     /// [`StepError`] ([`StepErrorKind::Unreadable`]), never a final step
     /// without calls.
     ///
-    /// A turn the model's output token limit cut is a step, with
-    /// [`StepResult::hit_token_limit`] set: its last call, whose arguments
-    /// may be cut, is answered with an error instead of being run.
+    /// A turn the provider stopped before the model ended it is a step,
+    /// with [`StepResult::cut`] set: the token limit's last call, whose
+    /// arguments may be cut, is answered with an error instead of being
+    /// run; a turn a filter, refusal or guardrail stopped, or whose calls
+    /// the provider could not read, runs none of its calls.
     pub async fn step(
         &self,
         dialect: Dialect,
@@ -216,9 +240,9 @@ impl Executor {
     /// [`StreamParser::limit`] spent ([`StepErrorKind::Truncated`]), no
     /// final event ([`StepErrorKind::EndedEarly`]: a cut connection, or
     /// another dialect's stream). [`StepError::response`] has what it held.
-    /// A stream that ended as a turn the token limit cut is a step, as in
-    /// [`step`](Self::step): [`StepResult::hit_token_limit`] set, its last
-    /// call answered with an error, not run.
+    /// A stream that ended as a turn the provider cut is a step, as in
+    /// [`step`](Self::step): [`StepResult::cut`] set, and the calls the cut
+    /// may have touched answered with an error, not run.
     ///
     /// ```
     /// use std::sync::Arc;
@@ -306,26 +330,30 @@ impl Executor {
         // Only the calls the client answers: a result for one of the
         // provider's server tools would get the next request refused.
         let mut calls: Vec<ToolCall> = response.client_calls().cloned().collect();
-        let hit_token_limit = response.hit_token_limit(dialect);
+        let cut = response.stop_cut(dialect);
         if calls.is_empty() {
             return StepResult {
                 calls,
                 outcomes: Vec::new(),
                 messages: Vec::new(),
                 fatal: None,
-                hit_token_limit,
+                cut,
                 response,
             };
         }
-        // The last call the token limit cut is answered, not run; the
-        // whole ones before it run.
-        let cut = token_limit::last_call_is_cut(dialect, &response)
-            .then(|| calls.pop())
-            .flatten();
-        let mut outcomes = self.execute_batch(&calls, ctx).await;
-        if let Some(cut) = cut {
-            outcomes.push(token_limit::cut_outcome(&cut));
-            calls.push(cut);
+        // The calls a cut may have touched are answered, not run; the
+        // ones before them run.
+        let unrun = cut::unrun_from(dialect, &response, calls.len())
+            .map(|(from, why)| (calls.split_off(from), why));
+        let mut outcomes = if calls.is_empty() {
+            Vec::new()
+        } else {
+            self.execute_batch(&calls, ctx).await
+        };
+        if let Some((unrun, why)) = unrun {
+            let stop = cut::stop_text(&response);
+            outcomes.extend(unrun.iter().map(|c| cut::unrun_outcome(why, &stop, c)));
+            calls.extend(unrun);
         }
         let messages = toolwarden_wire::render_answers(dialect, &response, &outcomes);
         let fatal = outcomes.iter().find_map(FatalError::from_outcome);
@@ -337,7 +365,7 @@ impl Executor {
             outcomes,
             messages,
             fatal,
-            hit_token_limit,
+            cut,
             response,
         }
     }
