@@ -2,10 +2,21 @@
 //! judged on its recent state (its last
 //! [`RECENT_CALLS`](crate::RECENT_CALLS) calls and its breaker now), so
 //! one that recovers is seen to recover.
+//!
+//! Calls refused before the tool did any work — a disabled or paused
+//! tool, arguments that are not JSON or break the schema (or a typed
+//! tool's own decoding), an open breaker, the loop guard's block — are
+//! not among those calls ([`judges_the_tool`]): they say nothing of the
+//! tool, so its breaker does not count them either, and a model that keeps
+//! sending bad arguments, or an operator who disabled a tool, must not
+//! make it look failing (nor its refusals, answered in no time, make a
+//! slow tool look fast). The tool's lifetime counters and
+//! `errors_by_kind` still count them.
 
 use std::time::Duration;
 
 use serde::Serialize;
+use toolwarden_core::ErrorKind;
 
 use crate::{BreakerState, metrics::ToolStats};
 
@@ -53,6 +64,18 @@ impl Default for HealthThresholds {
             flag_breaker_trips: true,
         }
     }
+}
+
+/// Whether a failed call of `kind` is one the tool's health is judged
+/// on: not a refusal before the tool did any work (a tool not available,
+/// invalid arguments, an open breaker). The loop guard's block, a
+/// `Cancelled` the executor tells apart by its code, is left out by its
+/// caller.
+pub(crate) fn judges_the_tool(kind: &ErrorKind) -> bool {
+    !matches!(
+        kind,
+        ErrorKind::NotAvailable | ErrorKind::InvalidArguments | ErrorKind::CircuitOpen { .. }
+    )
 }
 
 // === impl HealthReport ===

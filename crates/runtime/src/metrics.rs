@@ -257,6 +257,9 @@ impl ToolMetrics {
         self.fallbacks.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// Count a failed call; `judged` puts it in the window health is
+    /// judged on (`health::judges_the_tool`: not a call refused before the
+    /// tool did any work).
     pub(crate) fn record_failure(
         &self,
         kind: &ErrorKind,
@@ -264,6 +267,7 @@ impl ToolMetrics {
         retries: u32,
         call_id: &str,
         message: &str,
+        judged: bool,
     ) {
         self.calls.fetch_add(1, Ordering::Relaxed);
         self.failures.fetch_add(1, Ordering::Relaxed);
@@ -274,7 +278,9 @@ impl ToolMetrics {
             .fetch_add(u64::from(retries), Ordering::Relaxed);
         self.by_kind[kind_index(kind)].fetch_add(1, Ordering::Relaxed);
         self.latency.record(elapsed);
-        self.window.record(true, elapsed);
+        if judged {
+            self.window.record(true, elapsed);
+        }
         let mut recent = self.recent.lock().unwrap_or_else(|p| p.into_inner());
         if recent.len() == RECENT_ERRORS {
             recent.pop_front();
@@ -392,9 +398,9 @@ mod tests {
     fn recent_error_call_ids_are_capped() {
         let m = ToolMetrics::new();
         let id = format!("{}é", "x".repeat(RECENT_CALL_ID_MAX - 1));
-        m.record_failure(&ErrorKind::Network, Duration::ZERO, 0, &id, "boom");
+        m.record_failure(&ErrorKind::Network, Duration::ZERO, 0, &id, "boom", true);
         let big = "y".repeat(1 << 20);
-        m.record_failure(&ErrorKind::Network, Duration::ZERO, 0, &big, "boom");
+        m.record_failure(&ErrorKind::Network, Duration::ZERO, 0, &big, "boom", true);
         let s = m.snapshot("t", "enabled");
         // Cut at a character boundary: the two-byte `é` does not fit.
         assert_eq!(
@@ -414,6 +420,7 @@ mod tests {
                 3,
                 &format!("c{i}"),
                 &"x".repeat(2000),
+                true,
             );
         }
         let s = m.snapshot("t", "enabled");

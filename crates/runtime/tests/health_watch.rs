@@ -205,3 +205,69 @@ async fn a_zero_period_is_the_shortest_one() {
     assert!(!task.is_finished(), "still looking");
     task.abort();
 }
+
+/// Calls refused before the tool did any work (arguments that are not
+/// JSON or break the schema, a disabled tool, the loop guard's block) are
+/// not the tool's failures: its health and its window of recent calls
+/// leave them out, as its breaker does; its lifetime counters keep them.
+#[tokio::test]
+async fn refused_calls_do_not_make_a_tool_unhealthy() {
+    let registry = Arc::new(Registry::new());
+    let schema = json!({"type": "object", "properties": {"path": {"type": "string"}},
+        "required": ["path"]});
+    registry
+        .register(tool_fn(
+            "read",
+            "Read a file.",
+            schema,
+            |args: Value, _c| async move {
+                if args["path"] == "a.txt" {
+                    Ok::<Value, ToolError>(json!("text"))
+                } else {
+                    Err(ToolError::new(
+                        ErrorKind::ResourceNotFound { resource: None },
+                        "ENOENT",
+                    ))
+                }
+            },
+        ))
+        .unwrap();
+    let executor = Executor::new(registry.clone());
+    let read = |i: usize, args: &str| ToolCall {
+        id: format!("call_{i}"),
+        name: "read".into(),
+        arguments: args.into(),
+    };
+    let run = |args: &'static str, n: usize| {
+        let executor = &executor;
+        async move {
+            for i in 0..n {
+                executor.execute(&read(i, args), &Context::new()).await;
+            }
+        }
+    };
+    run(r#"{"path":"a.txt"}"#, 1).await;
+    run("{}", 4).await; // no path: the schema refuses it
+    run("{\"path\":", 2).await; // not JSON
+    registry.disable("read").unwrap();
+    run(r#"{"path":"a.txt"}"#, 2).await; // not available
+    let stats = registry.stats_of("read").unwrap();
+    assert_eq!(
+        (stats.calls, stats.failures),
+        (9, 8),
+        "lifetime counts keep them"
+    );
+    assert_eq!((stats.recent.calls, stats.recent.failures), (1, 0));
+    let health = registry.health(&HealthThresholds::default());
+    assert!(health.is_healthy(), "{:?}", health.tools);
+
+    // The loop guard blocks the fourth identical failure: the three that
+    // ran are the tool's, the blocked ones are not.
+    registry
+        .set_state("read", toolwarden_runtime::ToolState::Enabled)
+        .unwrap();
+    run(r#"{"path":"b.txt"}"#, 5).await;
+    let stats = registry.stats_of("read").unwrap();
+    assert_eq!((stats.recent.calls, stats.recent.failures), (4, 3));
+    assert_eq!(stats.failures, 13);
+}

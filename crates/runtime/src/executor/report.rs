@@ -7,6 +7,7 @@ use toolwarden_core::{ErrorKind, Status, ToolCall, ToolFailure, ToolOutcome};
 use super::{Executor, Failed};
 use crate::{
     errors::{TextContext, model_message, name_the_resource},
+    health,
     policy::LoopGuard,
     registry::Entry,
     validate::parse_arguments,
@@ -69,6 +70,7 @@ impl Executor {
                 0,
                 &call.id,
                 &failure.technical_message,
+                true,
             );
         }
         let mut outcome = ToolOutcome::failure(call.id.as_str(), call.name.as_str(), failure);
@@ -208,12 +210,16 @@ impl Executor {
             fatal: disposition.fatal,
         };
         log_failure(entry, &failure, attempts);
+        // A call refused before the tool did any work (the loop guard's
+        // block among them) says nothing of the tool's health.
+        let judged = health::judges_the_tool(&kind) && failure.code.as_deref() != Some(REPEATED);
         entry.metrics.record_failure(
             &kind,
             elapsed,
             attempts.saturating_sub(1),
             &call.id,
             &failure.technical_message,
+            judged,
         );
         let mut outcome = ToolOutcome::failure(call.id.as_str(), call.name.as_str(), failure);
         outcome.elapsed = elapsed;

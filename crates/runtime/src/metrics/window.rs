@@ -13,7 +13,10 @@ use serde::Serialize;
 pub const RECENT_CALLS: usize = 100;
 
 /// The last [`RECENT_CALLS`] calls of a tool (fewer before it has served
-/// that many).
+/// that many), without the calls refused before the tool did any work (a
+/// disabled or paused tool, invalid arguments, an open breaker, the loop
+/// guard's block): they say nothing of the tool, and its health is judged
+/// on this window.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[non_exhaustive]
 pub struct RecentCalls {
