@@ -99,6 +99,9 @@ proptest! {
                 p.feed(&bytes);
                 p.finish()
             };
+            // Recorded streams: the call's `output_item.done` says it is
+            // whole, however the bytes are split.
+            prop_assert!(whole.last_call_completed, "{}", file);
             let mut at: Vec<usize> = cuts.iter().map(|i| i.index(bytes.len())).collect();
             at.sort_unstable();
             let mut p = StreamParser::new(Dialect::OpenAiResponses);
