@@ -18,7 +18,9 @@
 //! - `shutdown`: open sockets closed with 1001 when the gateway stops;
 //! - `tls`: `wss://` to an `https://` upstream, trusted or not;
 //! - `tunnel`: any other WebSocket to a provider (Realtime, Gemini Live)
-//!   relayed unread.
+//!   relayed (Gemini's binary frames too);
+//! - `voice`: Realtime and Gemini Live sockets read: calls, results and
+//!   failures recorded once, every message passed byte for byte.
 
 mod e2e {
     #[allow(dead_code)]
@@ -37,4 +39,5 @@ mod ws {
     mod tls;
     mod tunnel;
     mod turns;
+    mod voice;
 }

@@ -190,7 +190,7 @@ const PROVIDER_ERROR_CHARS: usize = 1000;
 /// An error the provider reported in the body or stream (a mid-stream
 /// `error` event, `response.failed`, a Bedrock exception frame) as the
 /// request's error: its credentials cut, at most [`PROVIDER_ERROR_CHARS`].
-fn provider_error(text: &str) -> String {
+pub(super) fn provider_error(text: &str) -> String {
     let text = toolwarden_core::redact::without_secrets(text);
     match text.char_indices().nth(PROVIDER_ERROR_CHARS) {
         Some((i, _)) => text[..i].to_string(),

@@ -566,6 +566,15 @@ impl Observation {
         self.cut_short();
     }
 
+    /// The provider reported that the turn failed in a message of its own
+    /// (a voice socket's `response.done` with `status: failed`, its
+    /// `error` event): the request's error, unless one is set already.
+    pub(crate) fn provider_failed(&mut self, error: &str) {
+        if self.error.is_none() {
+            self.error = Some(finished::provider_error(error));
+        }
+    }
+
     /// A Responses API exchange: a continuation may name its response
     /// (`previous_response_id`) as soon as the client has it, so the
     /// proxy ends the observation before the response's last bytes go out.

@@ -43,6 +43,7 @@
 //! until the grace period ends (`shutdown_grace_ms`). The worker waits for
 //! its sockets before it stops, and the gateway for their guards.
 
+pub(crate) mod live;
 mod relay;
 pub(crate) mod turns;
 pub(crate) mod upstream;
@@ -185,6 +186,7 @@ pub(crate) async fn handle(
     let at_ms = now_ms();
     let provider = route.provider;
     let path = req.uri().path().to_string();
+    let query = req.uri().query().map(str::to_string);
     let header_session = ClientHeaders::from_headers(req.headers());
     let deflate = offers_deflate(req.headers());
     // WebSocket routes have a fixed upstream (never a cloud route).
@@ -236,8 +238,22 @@ pub(crate) async fn handle(
     // Only WebSocket mode's messages are read; a tunnel's upgrade is
     // recorded as the pass-through request it is.
     let reads = route.dialect == Some(toolwarden_wire::Dialect::OpenAiResponses);
+    // A voice socket's messages are read too, the socket one session.
+    let live = live::Live::protocol_of(&route, &path).map(|protocol| {
+        live::Live::new(
+            shared.clone(),
+            route.clone(),
+            path.clone(),
+            query.as_deref(),
+            header_session.clone(),
+            protocol,
+        )
+    });
     if !reads {
-        let base = proxy::request_base(&shared, &route, &path, header_session.clone(), at_ms);
+        let mut base = proxy::request_base(&shared, &route, &path, header_session.clone(), at_ms);
+        if let Some(live) = &live {
+            base.header_session = Some(live.session().clone());
+        }
         let mut observation = Observation::new(shared.sinks.clone(), base);
         observation.sent();
         observation.on_response(
@@ -247,7 +263,7 @@ pub(crate) async fn handle(
         );
         observation.finish();
     }
-    let turns = turns::Turns::new(shared.clone(), route, path, header_session, reads);
+    let turns = turns::Turns::new(shared.clone(), route, path, header_session, reads, live);
     let upstream_ws = opened.socket;
     // A side that leaves a write waiting this long reads nothing.
     let stall = shared.config.client_body_timeout;

@@ -74,6 +74,8 @@ pub(crate) async fn run<C, U>(
     // the records: read once neither side has more, before a client
     // message, or when [`BATCH`] have gathered (so fewer than 2 × BATCH).
     let mut relayed = Vec::new();
+    // Gemini Live's server sends its JSON in binary frames.
+    let read_binary = turns.reads_binary();
     // Made once: a new wait per message would register with the flags'
     // waiter lists each time.
     let (mut shutdown_flag, mut force_flag) = (stopping.shutdown.clone(), stopping.force.clone());
@@ -93,7 +95,7 @@ pub(crate) async fn run<C, U>(
             () = &mut shutdown, if !draining => draining = true,
             frame = upstream.next_frame() => {
                 let bound = Bound { stall, force: force.as_mut() };
-                if let Some(end) = from_upstream(frame, &mut upstream, &mut client, &mut relayed, bound).await {
+                if let Some(end) = from_upstream(frame, &mut upstream, &mut client, (&mut relayed, read_binary), bound).await {
                     break end;
                 }
                 if relayed.len() >= BATCH {
@@ -226,6 +228,12 @@ where
                 let write = send(upstream, Frame::text(payload), Side::Upstream);
                 within(write, Side::Upstream, stall, force).await
             }
+            Outgoing::Read(payload) => {
+                let write = send(upstream, Frame::text(payload.clone()), Side::Upstream);
+                let end = within(write, Side::Upstream, stall, force).await;
+                turns.client_sent(&payload);
+                end
+            }
             Outgoing::Turn(payload, outbound, lane) => {
                 let write = send(upstream, Frame::text(payload), Side::Upstream);
                 let end = within(write, Side::Upstream, stall, force).await;
@@ -234,13 +242,11 @@ where
             }
         },
         OpCode::Binary => {
-            turns.client_binary();
-            let write = send(
-                upstream,
-                Frame::binary(frame.into_payload()),
-                Side::Upstream,
-            );
-            within(write, Side::Upstream, stall, force).await
+            let payload = frame.into_payload();
+            let write = send(upstream, Frame::binary(payload.clone()), Side::Upstream);
+            let end = within(write, Side::Upstream, stall, force).await;
+            turns.client_binary(&payload);
+            end
         }
         OpCode::Close => {
             let close = async {
@@ -268,7 +274,8 @@ struct Bound<'a, F> {
 
 /// Upstream frames: the one read, then those the socket has already
 /// read in (at most [`BATCH`]), each written to the client, one flush for
-/// them all; their payloads are left in `relayed`, to be read for the
+/// them all; their payloads (text, and binary when `read_binary`) are
+/// left in `relayed`, to be read for the
 /// records (in order) once neither side has more; a close is passed on and
 /// ends the loop. Each write (a message taken by the client's socket, the
 /// flush) is bounded by `bound` on its own: a client reading slowly
@@ -277,7 +284,7 @@ async fn from_upstream<C, U, F>(
     first: Result<Frame, WebSocketError>,
     upstream: &mut WebSocket<U>,
     client: &mut WebSocket<C>,
-    relayed: &mut Vec<Bytes>,
+    (relayed, read_binary): (&mut Vec<Bytes>, bool),
     mut bound: Bound<'_, F>,
 ) -> Option<End>
 where
@@ -290,7 +297,7 @@ where
     for _ in 0..BATCH {
         end = match frame {
             Ok(frame) => {
-                let write = upstream_frame(frame, client, relayed);
+                let write = upstream_frame(frame, client, relayed, read_binary);
                 within(write, Side::Client, bound.stall, bound.force.as_mut()).await
             }
             Err(e) => Some(End::Broke(Side::Upstream, e)),
@@ -325,11 +332,13 @@ fn read_relayed(turns: &mut Turns, relayed: &mut Vec<Bytes>) {
 }
 
 /// One upstream frame, written (not flushed) to the client; a text
-/// message's payload is kept in `relayed` for the records.
+/// message's payload is kept in `relayed` for the records (a binary
+/// one's when `read_binary`).
 async fn upstream_frame<C>(
     frame: Frame,
     client: &mut WebSocket<C>,
     relayed: &mut Vec<Bytes>,
+    read_binary: bool,
 ) -> Option<End>
 where
     C: AsyncRead + AsyncWrite + Unpin,
@@ -338,6 +347,14 @@ where
         OpCode::Text => {
             let payload = frame.into_payload();
             let end = feed(client, Frame::text(payload.clone())).await;
+            if end.is_none() {
+                relayed.push(payload);
+            }
+            end
+        }
+        OpCode::Binary if read_binary => {
+            let payload = frame.into_payload();
+            let end = feed(client, Frame::binary(payload.clone())).await;
             if end.is_none() {
                 relayed.push(payload);
             }
@@ -426,6 +443,11 @@ async fn finish_closing<S>(
                 Ok(frame) if frame.opcode() == OpCode::Close => break,
                 Ok(frame) if frame.opcode() == OpCode::Text => {
                     if let Some(turns) = turns.as_deref_mut() {
+                        turns.event(frame.payload());
+                    }
+                }
+                Ok(frame) if frame.opcode() == OpCode::Binary => {
+                    if let Some(turns) = turns.as_deref_mut().filter(|t| t.reads_binary()) {
                         turns.event(frame.payload());
                     }
                 }

@@ -23,6 +23,7 @@ use std::{collections::VecDeque, sync::Arc};
 use bytes::Bytes;
 use serde::Deserialize;
 
+use super::live::Live;
 use crate::{
     observe::{Observation, ResponseMeta, client_headers::ClientHeaders, now_ms},
     proxy::{self, Outbound},
@@ -51,8 +52,10 @@ pub(crate) struct Turns {
     /// Scratch for one event as SSE (reused: one feed per event).
     sse: Vec<u8>,
     /// WebSocket mode's socket: its messages are read. `false`: another
-    /// WebSocket (a tunnel), relayed unread.
+    /// WebSocket, relayed unread unless it is a voice socket (`live`).
     reads: bool,
+    /// A voice socket's records (Realtime, Gemini Live).
+    live: Option<Box<Live>>,
 }
 
 /// A turn sent and not yet answered in full.
@@ -71,6 +74,9 @@ pub(crate) enum Outgoing {
     Turn(Bytes, Box<Outbound>, Option<Box<str>>),
     /// Anything else: sent as it came.
     Pass(Bytes),
+    /// A voice socket's message: sent as it came, then read
+    /// ([`Turns::client_sent`]).
+    Read(Bytes),
 }
 
 #[derive(Deserialize)]
@@ -84,13 +90,15 @@ pub(crate) struct Envelope<'a> {
 // === impl Turns ===
 
 impl Turns {
-    /// No turns yet; `reads`: WebSocket mode's (else messages pass unread).
+    /// No turns yet; `reads`: WebSocket mode's; `live`: a voice socket's
+    /// records (else messages pass unread).
     pub(crate) fn new(
         shared: Arc<Shared>,
         route: ProxyRoute,
         path: String,
         header_session: ClientHeaders,
         reads: bool,
+        live: Option<Live>,
     ) -> Turns {
         Turns {
             shared,
@@ -100,11 +108,15 @@ impl Turns {
             pending: VecDeque::new(),
             sse: Vec::new(),
             reads,
+            live: live.map(Box::new),
         }
     }
 
     /// Read a client text message.
     pub(crate) fn client_message(&self, payload: Bytes) -> Outgoing {
+        if self.live.is_some() {
+            return Outgoing::Read(payload);
+        }
         if !self.reads {
             return Outgoing::Pass(payload);
         }
@@ -149,9 +161,25 @@ impl Turns {
         Outgoing::Turn(outbound.forward.clone(), Box::new(outbound), lane)
     }
 
-    /// A client binary message: not a Responses request.
-    pub(crate) fn client_binary(&self) {
-        if !self.reads {
+    /// A voice socket's client message, sent: read for the records.
+    pub(crate) fn client_sent(&mut self, payload: &[u8]) {
+        if let Some(live) = self.live.as_mut() {
+            live.client(payload);
+        }
+    }
+
+    /// Whether binary messages are read too (Gemini Live's JSON comes so).
+    pub(crate) fn reads_binary(&self) -> bool {
+        self.live.as_ref().is_some_and(|l| l.reads_binary())
+    }
+
+    /// A client binary message, sent: not a Responses or Realtime message;
+    /// Gemini Live's JSON, read.
+    pub(crate) fn client_binary(&mut self, payload: &[u8]) {
+        if self.reads_binary() {
+            return self.client_sent(payload);
+        }
+        if !self.reads && self.live.is_none() {
             return;
         }
         self.shared
@@ -199,6 +227,9 @@ impl Turns {
     /// lane (of the oldest open turn if it names none, or one no open turn
     /// has).
     pub(crate) fn event(&mut self, payload: &[u8]) {
+        if let Some(live) = self.live.as_mut() {
+            return live.server(payload);
+        }
         if !self.reads {
             return;
         }
@@ -238,12 +269,15 @@ impl Turns {
 
     /// Whether every turn sent has been answered in full.
     pub(crate) fn idle(&self) -> bool {
-        self.pending.is_empty()
+        self.pending.is_empty() && self.live.as_ref().is_none_or(|l| l.idle())
     }
 
     /// The socket ended: open turns are recorded with what was seen and
     /// `error`.
     pub(crate) fn close(&mut self, error: &str) {
+        if let Some(live) = self.live.as_mut() {
+            live.close(error);
+        }
         for Pending {
             observation: mut turn,
             ..

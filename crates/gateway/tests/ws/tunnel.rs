@@ -1,11 +1,12 @@
 //! Any other WebSocket to a provider (the OpenAI Realtime API's
-//! `/v1/realtime`, Gemini Live's `BidiGenerateContent`) is relayed, its
-//! messages unread: the upgrade goes to the provider it belongs to with the
-//! client's path, query and headers, the chosen subprotocol comes back, text
-//! and binary messages pass byte for byte both ways, and the upgrade is
-//! recorded as one pass-through request (`101`), with nothing counted as
-//! unparsed. (It went as a plain `GET`, its upgrade headers dropped, and
-//! the provider refused it.)
+//! `/v1/realtime`, Gemini Live's `BidiGenerateContent`) is relayed: the
+//! upgrade goes to the provider it belongs to with the client's path, query
+//! and headers, the chosen subprotocol comes back, text and binary messages
+//! pass byte for byte both ways, and the upgrade is recorded as one
+//! pass-through request (`101`). (It went as a plain `GET`, its upgrade
+//! headers dropped, and the provider refused it.) Their messages are read
+//! too (`voice`): a binary frame on a Realtime socket is no Realtime
+//! message, and counts as unparsed.
 
 use std::{
     convert::Infallible,
@@ -87,7 +88,7 @@ async fn echo_upstream() -> (String, Asked) {
 }
 
 #[tokio::test]
-async fn a_realtime_or_live_websocket_is_relayed_unread() {
+async fn a_realtime_or_live_websocket_is_relayed_to_its_provider() {
     let (openai, asked_openai) = echo_upstream().await;
     let (gemini, asked_gemini) = echo_upstream().await;
     let mut h = Harness::with(MockOptions::default(), |c| {
@@ -156,7 +157,7 @@ async fn a_realtime_or_live_websocket_is_relayed_unread() {
     assert_eq!((upgrades("openai"), upgrades("gemini")), (1.0, 1.0), "{m}");
     assert_eq!(
         metric(&m, "toolwarden_unparsed_requests_total", &[]),
-        0.0,
+        1.0,
         "{m}"
     );
     assert_eq!(

@@ -1,0 +1,527 @@
+//! What the records need of a voice socket's messages (the OpenAI
+//! Realtime API, Gemini Live), read without changing them: pure functions
+//! over a message's bytes.
+//!
+//! Only the few messages that carry tool calls, tool results or errors are
+//! parsed; the rest (audio above all: most of a voice socket's bytes) are
+//! recognised from their `type` (Realtime: the first or last member, else
+//! one scan of braces and quotes) or from the absence of a key's bytes
+//! (Gemini Live: one SIMD substring search), and left alone.
+//!
+//! - Realtime, client: `conversation.item.create` whose `item` is a
+//!   `function_call_output` ([`Client::Results`]); server: `response.created`
+//!   ([`Server::Started`]), `response.done` ([`Server::Done`]: the response
+//!   object, its `function_call` output items, its failure), `error`
+//!   ([`Server::Error`]). The server's `conversation.item.*` echoes of what
+//!   the client created are not read: each result counts once, from the
+//!   client's message.
+//! - Gemini Live, client: `setup` (its model, [`Client::Setup`]),
+//!   `toolResponse` ([`Client::Results`]); server: `toolCall`
+//!   ([`Server::Calls`]), `toolCallCancellation` ([`Server::Cancelled`]).
+//!   Keys are read in camelCase or snake_case: the Python SDK sends
+//!   `{"tool_response":{"functionResponses":[…]}}`.
+
+use std::borrow::Cow;
+
+use bytes::Bytes;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use crate::ws::turns::{edge_type, read_event};
+
+/// Which protocol a socket speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Protocol {
+    /// OpenAI's Realtime API (GA and beta event shapes).
+    Realtime,
+    /// Gemini's Live API (`BidiGenerateContent`).
+    GeminiLive,
+}
+
+/// A tool result the client sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ToolResult {
+    /// The call it answers.
+    pub call_id: String,
+    /// The tool's name, when the message names it (Gemini does).
+    pub name: Option<String>,
+    /// The output as JSON text (Realtime: a string; Gemini: an object).
+    pub output: Box<str>,
+}
+
+/// A tool call the model made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ToolCall {
+    /// Its id.
+    pub call_id: String,
+    /// The tool's name.
+    pub name: String,
+    /// The arguments as JSON text (Realtime: a string; Gemini: an object).
+    pub arguments: Box<str>,
+}
+
+/// A client message, as the records see it.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Client {
+    /// Nothing the records need (audio, `session.update`, …).
+    Ignored,
+    /// Not a message of the protocol (not a JSON object, no `type`, a
+    /// tool-result message that does not parse).
+    Unreadable,
+    /// Gemini's `setup`: the model it names (`models/` cut).
+    Setup(Option<String>),
+    /// Tool results, in the order sent.
+    Results(Vec<ToolResult>),
+}
+
+/// A server message, as the records see it.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Server {
+    /// Nothing the records need.
+    Ignored,
+    /// Not a message of the protocol.
+    Unreadable,
+    /// Realtime `response.created`: a turn begins (its response id).
+    Started(Option<String>),
+    /// Realtime `response.done`: a turn ends.
+    Done {
+        /// Its response id.
+        id: Option<String>,
+        /// The response object: a Responses-shaped body (`id`, `status`,
+        /// `output`, `usage`) that the Responses response view reads.
+        body: Bytes,
+        /// Its `function_call` items.
+        calls: Vec<ToolCall>,
+        /// Why it failed (`status: failed` with its `status_details`).
+        error: Option<String>,
+    },
+    /// Gemini `toolCall`: a model turn with calls, as the body of a
+    /// `generateContent` response.
+    Calls { body: Bytes, calls: Vec<ToolCall> },
+    /// Gemini `toolCallCancellation`: calls the client need not answer.
+    Cancelled(Vec<String>),
+    /// Realtime `error`: `code: message`, and the HTTP status its type
+    /// would have had.
+    Error { status: u16, text: String },
+}
+
+// === Realtime ===
+
+/// A Realtime message's `type`: the first or last member without a scan,
+/// else one pass over the object (`None`: not one whole JSON object with
+/// a string `type`).
+fn realtime_type(payload: &[u8]) -> Option<Cow<'_, str>> {
+    match edge_type(payload) {
+        Some(kind) => Some(Cow::Borrowed(kind)),
+        None => read_event(payload).and_then(|h| h.kind),
+    }
+}
+
+/// Read a Realtime client message.
+pub(crate) fn realtime_client(payload: &[u8]) -> Client {
+    #[derive(Deserialize)]
+    struct Create<'a> {
+        #[serde(borrow)]
+        item: Item<'a>,
+    }
+    #[derive(Deserialize)]
+    struct Item<'a> {
+        #[serde(borrow, rename = "type")]
+        kind: Cow<'a, str>,
+        #[serde(borrow, default)]
+        call_id: Option<Cow<'a, str>>,
+        #[serde(borrow, default)]
+        output: Option<&'a RawValue>,
+    }
+    let Some(kind) = realtime_type(payload) else {
+        return Client::Unreadable;
+    };
+    if kind != "conversation.item.create" {
+        return Client::Ignored;
+    }
+    let Ok(create) = serde_json::from_slice::<Create<'_>>(payload) else {
+        return Client::Unreadable;
+    };
+    if create.item.kind != "function_call_output" {
+        return Client::Ignored;
+    }
+    match create.item.call_id {
+        Some(call_id) => Client::Results(vec![ToolResult {
+            call_id: call_id.into_owned(),
+            name: None,
+            output: create
+                .item
+                .output
+                .map_or_else(|| "\"\"".into(), |o| o.get().into()),
+        }]),
+        None => Client::Unreadable,
+    }
+}
+
+/// `{"code": …, "message": …, "type": …}` (Realtime's errors).
+#[derive(Deserialize, Default)]
+struct ErrorObject<'a> {
+    #[serde(borrow, default, rename = "type")]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    code: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    message: Option<Cow<'a, str>>,
+}
+
+impl ErrorObject<'_> {
+    /// `code: message`, or what there is of them (else the type).
+    fn text(&self) -> String {
+        match (&self.code, &self.message) {
+            (Some(c), Some(m)) => format!("{c}: {m}"),
+            (None, Some(m)) => m.to_string(),
+            (Some(c), None) => c.to_string(),
+            (None, None) => self.kind.as_deref().unwrap_or("error").to_string(),
+        }
+    }
+}
+
+/// Read a Realtime server message.
+pub(crate) fn realtime_server(payload: &[u8]) -> Server {
+    #[derive(Deserialize)]
+    struct Created<'a> {
+        #[serde(borrow)]
+        response: Id<'a>,
+    }
+    #[derive(Deserialize)]
+    struct Id<'a> {
+        #[serde(borrow, default)]
+        id: Option<Cow<'a, str>>,
+    }
+    #[derive(Deserialize)]
+    struct Done<'a> {
+        #[serde(borrow)]
+        response: &'a RawValue,
+    }
+    #[derive(Deserialize)]
+    struct ErrorEvent<'a> {
+        #[serde(borrow, default)]
+        error: ErrorObject<'a>,
+    }
+    let Some(kind) = realtime_type(payload) else {
+        return Server::Unreadable;
+    };
+    match &*kind {
+        "response.created" => match serde_json::from_slice::<Created<'_>>(payload) {
+            Ok(c) => Server::Started(c.response.id.map(Cow::into_owned)),
+            Err(_) => Server::Unreadable,
+        },
+        "response.done" => match serde_json::from_slice::<Done<'_>>(payload) {
+            Ok(done) => response_done(done.response),
+            Err(_) => Server::Unreadable,
+        },
+        "error" => match serde_json::from_slice::<ErrorEvent<'_>>(payload) {
+            Ok(e) => Server::Error {
+                status: match e.error.kind.as_deref() {
+                    Some("server_error") => 500,
+                    _ => 400,
+                },
+                text: e.error.text(),
+            },
+            Err(_) => Server::Unreadable,
+        },
+        _ => Server::Ignored,
+    }
+}
+
+/// A `response.done`'s response object.
+fn response_done(response: &RawValue) -> Server {
+    #[derive(Deserialize)]
+    struct Response<'a> {
+        #[serde(borrow, default)]
+        id: Option<Cow<'a, str>>,
+        #[serde(borrow, default)]
+        status: Option<Cow<'a, str>>,
+        #[serde(borrow, default)]
+        status_details: Option<StatusDetails<'a>>,
+        #[serde(borrow, default)]
+        output: Option<Vec<OutputItem<'a>>>,
+    }
+    #[derive(Deserialize)]
+    struct StatusDetails<'a> {
+        #[serde(borrow, default)]
+        error: Option<ErrorObject<'a>>,
+    }
+    #[derive(Deserialize)]
+    struct OutputItem<'a> {
+        #[serde(borrow, default, rename = "type")]
+        kind: Option<Cow<'a, str>>,
+        #[serde(borrow, default)]
+        call_id: Option<Cow<'a, str>>,
+        #[serde(borrow, default)]
+        name: Option<Cow<'a, str>>,
+        #[serde(borrow, default)]
+        arguments: Option<&'a RawValue>,
+    }
+    let Ok(r) = serde_json::from_str::<Response<'_>>(response.get()) else {
+        return Server::Unreadable;
+    };
+    let calls = (r.output.unwrap_or_default().into_iter())
+        .filter(|i| i.kind.as_deref() == Some("function_call"))
+        .filter_map(|i| {
+            Some(ToolCall {
+                call_id: i.call_id?.into_owned(),
+                name: i.name.map(Cow::into_owned).unwrap_or_default(),
+                arguments: i
+                    .arguments
+                    .map_or_else(|| "\"\"".into(), |a| a.get().into()),
+            })
+        })
+        .collect();
+    let error = (r.status.as_deref() == Some("failed")).then(|| {
+        (r.status_details.and_then(|d| d.error))
+            .map_or_else(|| "the response failed".to_string(), |e| e.text())
+    });
+    Server::Done {
+        id: r.id.map(Cow::into_owned),
+        body: Bytes::copy_from_slice(response.get().as_bytes()),
+        calls,
+        error,
+    }
+}
+
+// === Gemini Live ===
+
+/// Whether the message is one JSON object at a glance (its first and last
+/// bytes): a message that is not one is counted as unparsed.
+fn looks_like_object(payload: &[u8]) -> bool {
+    let p = payload.trim_ascii();
+    p.first() == Some(&b'{') && p.last() == Some(&b'}')
+}
+
+/// Whether `payload` holds the bytes of key `a` or `b` (with quotes).
+fn has_key(payload: &[u8], a: &[u8], b: &[u8]) -> bool {
+    memchr::memmem::find(payload, a).is_some() || memchr::memmem::find(payload, b).is_some()
+}
+
+/// Read a Gemini Live client message.
+pub(crate) fn live_client(payload: &[u8]) -> Client {
+    #[derive(Deserialize)]
+    struct Message<'a> {
+        #[serde(borrow, default, rename = "toolResponse", alias = "tool_response")]
+        tool_response: Option<ToolResponse<'a>>,
+        #[serde(borrow, default)]
+        setup: Option<Setup<'a>>,
+    }
+    #[derive(Deserialize)]
+    struct ToolResponse<'a> {
+        #[serde(
+            borrow,
+            default,
+            rename = "functionResponses",
+            alias = "function_responses"
+        )]
+        function_responses: Vec<FunctionResponse<'a>>,
+    }
+    #[derive(Deserialize)]
+    struct FunctionResponse<'a> {
+        #[serde(borrow, default)]
+        id: Option<Cow<'a, str>>,
+        #[serde(borrow, default)]
+        name: Option<Cow<'a, str>>,
+        #[serde(borrow, default)]
+        response: Option<&'a RawValue>,
+    }
+    #[derive(Deserialize)]
+    struct Setup<'a> {
+        #[serde(borrow, default)]
+        model: Option<Cow<'a, str>>,
+    }
+    if !looks_like_object(payload) {
+        return Client::Unreadable;
+    }
+    let results = has_key(payload, b"\"toolResponse\"", b"\"tool_response\"");
+    if !results && memchr::memmem::find(payload, b"\"setup\"").is_none() {
+        return Client::Ignored;
+    }
+    let Ok(message) = serde_json::from_slice::<Message<'_>>(payload) else {
+        return Client::Unreadable;
+    };
+    if let Some(response) = message.tool_response {
+        let results = (response.function_responses.into_iter())
+            .map(|r| ToolResult {
+                // Gemini allows a response without an id (older models
+                // pair by name): the name stands for it, as in `wire`.
+                call_id: (r.id.as_deref().or(r.name.as_deref()))
+                    .unwrap_or_default()
+                    .to_string(),
+                name: r.name.map(Cow::into_owned),
+                output: r.response.map_or_else(|| "{}".into(), |o| o.get().into()),
+            })
+            .collect();
+        return Client::Results(results);
+    }
+    match message.setup {
+        Some(setup) => Client::Setup(setup.model.map(|m| {
+            m.strip_prefix("models/")
+                .map_or_else(|| m.to_string(), str::to_string)
+        })),
+        None => Client::Ignored,
+    }
+}
+
+/// Read a Gemini Live server message.
+pub(crate) fn live_server(payload: &[u8]) -> Server {
+    #[derive(Deserialize)]
+    struct Message<'a> {
+        #[serde(borrow, default, rename = "toolCall", alias = "tool_call")]
+        tool_call: Option<ToolCallMessage<'a>>,
+        #[serde(
+            borrow,
+            default,
+            rename = "toolCallCancellation",
+            alias = "tool_call_cancellation"
+        )]
+        cancellation: Option<Cancellation<'a>>,
+    }
+    #[derive(Deserialize)]
+    struct ToolCallMessage<'a> {
+        #[serde(borrow, default, rename = "functionCalls", alias = "function_calls")]
+        function_calls: Vec<&'a RawValue>,
+    }
+    #[derive(Deserialize)]
+    struct FunctionCall<'a> {
+        #[serde(borrow, default)]
+        id: Option<Cow<'a, str>>,
+        #[serde(borrow, default)]
+        name: Option<Cow<'a, str>>,
+        #[serde(borrow, default)]
+        args: Option<&'a RawValue>,
+    }
+    #[derive(Deserialize)]
+    struct Cancellation<'a> {
+        #[serde(borrow, default)]
+        ids: Vec<Cow<'a, str>>,
+    }
+    if !looks_like_object(payload) {
+        return Server::Unreadable;
+    }
+    let calls = has_key(payload, b"\"toolCall\"", b"\"tool_call\"");
+    let cancels = has_key(
+        payload,
+        b"\"toolCallCancellation\"",
+        b"\"tool_call_cancellation\"",
+    );
+    if !calls && !cancels {
+        return Server::Ignored;
+    }
+    let Ok(message) = serde_json::from_slice::<Message<'_>>(payload) else {
+        return Server::Unreadable;
+    };
+    if let Some(tool_call) = message.tool_call {
+        let mut read = Vec::with_capacity(tool_call.function_calls.len());
+        for raw in &tool_call.function_calls {
+            let Ok(call) = serde_json::from_str::<FunctionCall<'_>>(raw.get()) else {
+                return Server::Unreadable;
+            };
+            let name = call.name.map(Cow::into_owned).unwrap_or_default();
+            read.push(ToolCall {
+                call_id: call.id.map_or_else(|| name.clone(), Cow::into_owned),
+                name,
+                arguments: call.args.map_or_else(|| "{}".into(), |a| a.get().into()),
+            });
+        }
+        return Server::Calls {
+            body: generate_content(&tool_call.function_calls),
+            calls: read,
+        };
+    }
+    match message.cancellation {
+        Some(c) => Server::Cancelled(c.ids.into_iter().map(Cow::into_owned).collect()),
+        None => Server::Ignored,
+    }
+}
+
+/// A `generateContent` response body whose one candidate's parts are the
+/// `functionCall`s given (each as the server wrote it).
+fn generate_content(calls: &[&RawValue]) -> Bytes {
+    let mut body = Vec::from(&br#"{"candidates":[{"content":{"role":"model","parts":["#[..]);
+    for (i, call) in calls.iter().enumerate() {
+        if i > 0 {
+            body.push(b',');
+        }
+        body.extend_from_slice(br#"{"functionCall":"#);
+        body.extend_from_slice(call.get().as_bytes());
+        body.push(b'}');
+    }
+    body.extend_from_slice(b"]}}]}");
+    Bytes::from(body)
+}
+
+// === request bodies for the records ===
+
+/// A request body in the socket's HTTP dialect holding `results`, each
+/// after the call it answers when the socket saw it (`call_of`): what the
+/// HTTP path's request analysis reads (failure detection, the seen check,
+/// the call's name and time).
+pub(crate) fn results_body(
+    protocol: Protocol,
+    results: &[ToolResult],
+    call_of: impl Fn(&str) -> Option<ToolCall>,
+) -> Bytes {
+    let text = |s: &str| serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into());
+    let mut out = String::new();
+    match protocol {
+        Protocol::Realtime => {
+            out.push_str(r#"{"input":["#);
+            for (i, r) in results.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                if let Some(call) = call_of(&r.call_id) {
+                    out.push_str(&format!(
+                        r#"{{"type":"function_call","call_id":{},"name":{},"arguments":{}}},"#,
+                        text(&call.call_id),
+                        text(&call.name),
+                        call.arguments
+                    ));
+                }
+                out.push_str(&format!(
+                    r#"{{"type":"function_call_output","call_id":{},"output":{}}}"#,
+                    text(&r.call_id),
+                    r.output
+                ));
+            }
+            out.push_str("]}");
+        }
+        Protocol::GeminiLive => {
+            let calls: Vec<ToolCall> = results.iter().filter_map(|r| call_of(&r.call_id)).collect();
+            out.push_str(r#"{"contents":["#);
+            if !calls.is_empty() {
+                out.push_str(r#"{"role":"model","parts":["#);
+                for (i, call) in calls.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(&format!(
+                        r#"{{"functionCall":{{"id":{},"name":{},"args":{}}}}}"#,
+                        text(&call.call_id),
+                        text(&call.name),
+                        call.arguments
+                    ));
+                }
+                out.push_str("]},");
+            }
+            out.push_str(r#"{"role":"user","parts":["#);
+            for (i, r) in results.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                let name = r.name.as_deref().unwrap_or_default();
+                out.push_str(&format!(
+                    r#"{{"functionResponse":{{"id":{},"name":{},"response":{}}}}}"#,
+                    text(&r.call_id),
+                    text(name),
+                    r.output
+                ));
+            }
+            out.push_str("]}]}");
+        }
+    }
+    Bytes::from(out)
+}

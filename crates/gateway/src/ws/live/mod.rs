@@ -1,0 +1,405 @@
+//! Voice sockets read for the records: the OpenAI Realtime API
+//! (`/v1/realtime`) and Gemini Live (`…BidiGenerateContent`), relayed byte
+//! for byte as before ([`super::relay`]), each message read once it has
+//! been passed on ([`message`] says which messages are parsed).
+//!
+//! A socket is one session (the upgrade's session headers, else one of its
+//! own, `ws-<id>`), and the HTTP path's records are made from what it
+//! carries, in the dialect whose items it shares:
+//!
+//! - a **turn** is one request record (dialect `openai_responses` for
+//!   Realtime, `gemini` for Live, the socket's path): a Realtime response
+//!   from `response.created` to `response.done`, whose `function_call`
+//!   output items are its calls and whose `status: failed` is its error;
+//!   a Gemini `toolCall` message, whose `functionCalls` are its calls. Its
+//!   body goes to the same response view as an HTTP response, so calls are
+//!   counted, named and timed as there;
+//! - **results** (a Realtime `conversation.item.create` of a
+//!   `function_call_output`, a Gemini `toolResponse`) are read when sent,
+//!   as the new results of a request body in that dialect, through the
+//!   HTTP path's analysis: failure detection, the seen check, the call's
+//!   name and execution time. They belong to the next turn (its request
+//!   id), as an HTTP request's results belong to the request that carries
+//!   them. The server's echoes of them are not read;
+//! - a Realtime `error` event is a request record of its own, failed.
+//!
+//! Bounded: at most [`MAX_OPEN`] Realtime responses open (past it the
+//! oldest is recorded as it stands, with an error saying so), and
+//! [`MAX_AWAITING`] calls remembered until their results come (the
+//! oldest forgotten first: its result is then recorded without the call's
+//! arguments beside it, its name found as for HTTP).
+
+pub(crate) mod message;
+#[cfg(test)]
+mod tests;
+
+use std::{collections::VecDeque, sync::Arc};
+
+use bytes::Bytes;
+use toolwarden_wire::Dialect;
+
+use self::message::{Client, Protocol, Server, ToolCall};
+use crate::{
+    errors::{ProxyError, ProxyErrorKind},
+    limits::owned_name,
+    observe::{
+        Observation, RequestBase, ResponseMeta,
+        client_headers::ClientHeaders,
+        now_ms,
+        request::{self, ReadBody, RequestFacts, RequestInfo},
+        session::Session,
+    },
+    proxy,
+    routes::{Provider, ProxyRoute},
+    state::Shared,
+};
+
+/// Realtime responses open at once, per socket.
+pub(crate) const MAX_OPEN: usize = 64;
+/// Calls remembered until their results come, per socket.
+pub(crate) const MAX_AWAITING: usize = 256;
+
+/// One voice socket's records.
+pub(crate) struct Live {
+    protocol: Protocol,
+    shared: Arc<Shared>,
+    route: ProxyRoute,
+    path: String,
+    headers: ClientHeaders,
+    session: Session,
+    /// Realtime: the query's `model`; Gemini: the `setup`'s.
+    model: Option<String>,
+    /// The turn the results sent since the last one belong to.
+    next: Option<Next>,
+    /// Realtime responses begun and not done, oldest first.
+    open: VecDeque<Open>,
+    /// Calls not answered yet, oldest first.
+    awaiting: VecDeque<ToolCall>,
+}
+
+/// The next turn, known only by the results sent ahead of it.
+struct Next {
+    base: RequestBase,
+    info: RequestInfo,
+}
+
+/// A Realtime response under way.
+struct Open {
+    id: Option<Box<str>>,
+    observation: Observation,
+}
+
+// === impl Live ===
+
+impl Live {
+    /// The protocol a WebSocket route speaks, if it is one that is read.
+    pub(crate) fn protocol_of(route: &ProxyRoute, path: &str) -> Option<Protocol> {
+        match route.provider {
+            Provider::OpenAi if path.ends_with("/realtime") => Some(Protocol::Realtime),
+            Provider::Gemini if path.contains("BidiGenerateContent") => Some(Protocol::GeminiLive),
+            _ => None,
+        }
+    }
+
+    /// A socket's records; `query` is the upgrade's (Realtime names the
+    /// model there).
+    pub(crate) fn new(
+        shared: Arc<Shared>,
+        route: ProxyRoute,
+        path: String,
+        query: Option<&str>,
+        mut headers: ClientHeaders,
+        protocol: Protocol,
+    ) -> Live {
+        let at_ms = now_ms();
+        let id = proxy::request_base(&shared, &route, &path, headers.clone(), at_ms).request_id;
+        let session = headers.session.take().unwrap_or(Session {
+            id: format!("ws-{id}"),
+            source: "fingerprint",
+        });
+        let model = match protocol {
+            Protocol::Realtime => query_model(query),
+            Protocol::GeminiLive => None,
+        };
+        Live {
+            protocol,
+            shared,
+            route,
+            path,
+            headers,
+            session,
+            model,
+            next: None,
+            open: VecDeque::new(),
+            awaiting: VecDeque::new(),
+        }
+    }
+
+    /// The socket's session.
+    pub(crate) fn session(&self) -> &Session {
+        &self.session
+    }
+
+    /// Whether its messages come in binary frames too (Gemini Live's
+    /// server sends its JSON so).
+    pub(crate) fn reads_binary(&self) -> bool {
+        self.protocol == Protocol::GeminiLive
+    }
+
+    fn dialect(&self) -> Dialect {
+        match self.protocol {
+            Protocol::Realtime => Dialect::OpenAiResponses,
+            Protocol::GeminiLive => Dialect::Gemini,
+        }
+    }
+
+    /// A new request's base: the socket's session, dialect and model.
+    fn base(&self) -> RequestBase {
+        let mut base = proxy::request_base(
+            &self.shared,
+            &self.route,
+            &self.path,
+            self.headers.clone(),
+            now_ms(),
+        );
+        base.dialect = Some(self.dialect());
+        base.header_session = Some(self.session.clone());
+        base.path_model = self.model.clone();
+        base
+    }
+
+    /// What a turn with no results knows of its request.
+    fn info(&self) -> RequestInfo {
+        RequestInfo {
+            session: self.session.clone(),
+            model: self.model.as_deref().map(owned_name),
+            parse_error: None,
+        }
+    }
+
+    /// A client message (text, or a binary frame of Gemini Live), passed on.
+    pub(crate) fn client(&mut self, payload: &[u8]) {
+        let read = match self.protocol {
+            Protocol::Realtime => message::realtime_client(payload),
+            Protocol::GeminiLive => message::live_client(payload),
+        };
+        match read {
+            Client::Ignored => {}
+            Client::Unreadable => self
+                .shared
+                .sinks
+                .metrics
+                .unparsed_request(self.route.provider),
+            Client::Setup(model) => {
+                if model.is_some() {
+                    self.model = model;
+                }
+            }
+            Client::Results(results) if results.is_empty() => {}
+            Client::Results(results) => {
+                let calls: Vec<ToolCall> = (results.iter())
+                    .filter_map(|r| self.take_awaiting(&r.call_id))
+                    .collect();
+                let body = message::results_body(self.protocol, &results, |id| {
+                    calls.iter().find(|c| c.call_id == id).cloned()
+                });
+                self.read_results(body);
+            }
+        }
+    }
+
+    /// The results in `body` recorded, as the next turn's.
+    fn read_results(&mut self, body: Bytes) {
+        let next = match self.next.take() {
+            Some(next) => next,
+            None => Next {
+                base: self.base(),
+                info: self.info(),
+            },
+        };
+        let facts = RequestFacts {
+            request_id: next.base.request_id.clone(),
+            at_ms: now_ms(),
+            provider: next.base.provider,
+            dialect: self.dialect(),
+            path_model: next.base.path_model.clone(),
+            header_session: next.base.header_session.clone(),
+            trace_parent: next.base.trace_parent,
+        };
+        let read = ReadBody::view(self.dialect(), body);
+        let info = request::analyze(&self.shared.sinks, &facts, &read);
+        let mut merged = next.info;
+        merged.parse_error = merged.parse_error.or(info.parse_error);
+        self.next = Some(Next {
+            base: next.base,
+            info: merged,
+        });
+    }
+
+    /// The call `call_id` names, no longer awaited.
+    fn take_awaiting(&mut self, call_id: &str) -> Option<ToolCall> {
+        let at = self.awaiting.iter().position(|c| c.call_id == call_id)?;
+        self.awaiting.remove(at)
+    }
+
+    /// Calls to await results for (the oldest forgotten past the bound).
+    fn await_calls(&mut self, calls: Vec<ToolCall>) {
+        for call in calls {
+            if self.awaiting.len() >= MAX_AWAITING {
+                self.awaiting.pop_front();
+            }
+            self.awaiting.push_back(call);
+        }
+    }
+
+    /// A server message (text, or a binary frame of Gemini Live), passed on.
+    pub(crate) fn server(&mut self, payload: &[u8]) {
+        let read = match self.protocol {
+            Protocol::Realtime => message::realtime_server(payload),
+            Protocol::GeminiLive => message::live_server(payload),
+        };
+        match read {
+            Server::Ignored => {}
+            Server::Unreadable => self.shared.sinks.metrics.unparsed_response("invalid"),
+            Server::Started(id) => self.start(id),
+            Server::Done {
+                id,
+                body,
+                calls,
+                error,
+            } => {
+                let at = match self.open_turn(id.as_deref()) {
+                    Some(at) => at,
+                    None => {
+                        self.start(id);
+                        self.open.len() - 1
+                    }
+                };
+                if let Some(Open {
+                    mut observation, ..
+                }) = self.open.remove(at)
+                {
+                    observation.feed(&body);
+                    if let Some(error) = error {
+                        observation.provider_failed(&error);
+                    }
+                    observation.finish();
+                }
+                self.await_calls(calls);
+            }
+            Server::Calls { body, calls } => {
+                self.start(None);
+                if let Some(Open {
+                    mut observation, ..
+                }) = self.open.pop_back()
+                {
+                    observation.feed(&body);
+                    observation.finish();
+                }
+                self.await_calls(calls);
+            }
+            Server::Cancelled(ids) => self.awaiting.retain(|c| !ids.contains(&c.call_id)),
+            Server::Error { status, text } => {
+                let mut observation = Observation::new(self.shared.sinks.clone(), self.base());
+                observation.set_request_info(self.info());
+                observation.sent();
+                observation.on_response(
+                    ResponseMeta {
+                        status,
+                        ..ResponseMeta::default()
+                    },
+                    false,
+                    0,
+                );
+                observation.provider_failed(&text);
+                observation.finish();
+            }
+        }
+    }
+
+    /// Where the open response `id` is: the oldest open one when the
+    /// message names none.
+    fn open_turn(&self, id: Option<&str>) -> Option<usize> {
+        match id {
+            Some(id) => self.open.iter().position(|o| o.id.as_deref() == Some(id)),
+            None => (!self.open.is_empty()).then_some(0),
+        }
+    }
+
+    /// A turn begins: the next turn's (with the results sent for it), or
+    /// a new one.
+    fn start(&mut self, id: Option<String>) {
+        let (base, info) = match self.next.take() {
+            Some(Next { base, info }) => (base, info),
+            None => (self.base(), self.info()),
+        };
+        let mut observation = Observation::new(self.shared.sinks.clone(), base);
+        observation.set_request_info(info);
+        observation.sent();
+        observation.on_response(
+            ResponseMeta {
+                status: 200,
+                content_type: Some(b"application/json"),
+                content_encoding: None,
+                content_length: None,
+            },
+            false,
+            self.shared.config.response_parse_limit,
+        );
+        if self.open.len() >= MAX_OPEN
+            && let Some(mut oldest) = self.open.pop_front()
+        {
+            oldest.observation.stream_failed(&ProxyError::new(
+                ProxyErrorKind::MidStream,
+                "websocket",
+                format!(
+                    "more than {MAX_OPEN} responses open on one socket: the oldest is recorded as it stands"
+                ),
+            ));
+            oldest.observation.finish();
+        }
+        self.open.push_back(Open {
+            id: id.map(|id| crate::limits::clip_id(&id).into()),
+            observation,
+        });
+    }
+
+    /// Whether no response is under way.
+    pub(crate) fn idle(&self) -> bool {
+        self.open.is_empty()
+    }
+
+    /// The socket ended: responses under way are recorded with `error`.
+    pub(crate) fn close(&mut self, error: &str) {
+        for Open {
+            mut observation, ..
+        } in self.open.drain(..)
+        {
+            observation.stream_failed(&ProxyError::new(
+                ProxyErrorKind::MidStream,
+                "websocket",
+                error.to_string(),
+            ));
+            observation.finish();
+        }
+    }
+}
+
+impl std::fmt::Debug for Live {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Live")
+            .field("protocol", &self.protocol)
+            .field("open", &self.open.len())
+            .field("awaiting", &self.awaiting.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The `model` parameter of an upgrade's query (percent-decoded).
+fn query_model(query: Option<&str>) -> Option<String> {
+    let value = query?
+        .split('&')
+        .find_map(|pair| pair.strip_prefix("model="))?;
+    let decoded = percent_encoding::percent_decode_str(value).decode_utf8_lossy();
+    (!decoded.is_empty()).then(|| owned_name(&decoded))
+}

@@ -1,0 +1,294 @@
+use proptest::prelude::*;
+use toolwarden_wire::{Dialect, request_view, response_view};
+
+use super::message::{
+    Client, Protocol, Server, ToolCall, ToolResult, live_client, live_server, realtime_client,
+    realtime_server, results_body,
+};
+
+fn result(call_id: &str, name: Option<&str>, output: &str) -> ToolResult {
+    ToolResult {
+        call_id: call_id.into(),
+        name: name.map(Into::into),
+        output: output.into(),
+    }
+}
+
+#[test]
+fn a_realtime_function_call_output_is_a_result_and_other_items_are_not() {
+    // GA shape, as `conversation.item.create` sends it.
+    let create = br#"{"type":"conversation.item.create","item":{"type":"function_call_output","call_id":"call_1","output":"{\"temp\":21}"}}"#;
+    assert_eq!(
+        realtime_client(create),
+        Client::Results(vec![result("call_1", None, r#""{\"temp\":21}""#)])
+    );
+    // `type` last (a serializer that sorts keys), spaces between tokens.
+    let sorted = br#"{ "event_id" : "e1", "item" : {"call_id":"c","output":"x","type":"function_call_output"}, "type" : "conversation.item.create" }"#;
+    assert_eq!(
+        realtime_client(sorted),
+        Client::Results(vec![result("c", None, r#""x""#)])
+    );
+    let message = br#"{"type":"conversation.item.create","item":{"type":"message","role":"user","content":[]}}"#;
+    assert_eq!(realtime_client(message), Client::Ignored);
+    let audio = br#"{"type":"input_audio_buffer.append","audio":"AAAA"}"#;
+    assert_eq!(realtime_client(audio), Client::Ignored);
+    // Cut short, or not an object with a `type`.
+    assert_eq!(realtime_client(&create[..40]), Client::Unreadable);
+    assert_eq!(realtime_client(b"[1]"), Client::Unreadable);
+    assert_eq!(realtime_client(br#"{"event":"x"}"#), Client::Unreadable);
+    // A result without the call it answers cannot be counted.
+    let no_id = br#"{"type":"conversation.item.create","item":{"type":"function_call_output","output":"x"}}"#;
+    assert_eq!(realtime_client(no_id), Client::Unreadable);
+}
+
+#[test]
+fn a_realtime_response_done_gives_its_calls_and_its_failure() {
+    let done = br#"{"type":"response.done","event_id":"e","response":{"object":"realtime.response","id":"resp_1","status":"completed","output":[{"id":"item_1","type":"function_call","status":"completed","name":"get_weather","call_id":"call_1","arguments":"{\"city\":\"Oslo\"}"},{"type":"message","role":"assistant","content":[]}],"usage":{"input_tokens":10,"output_tokens":5}}}"#;
+    let Server::Done {
+        id,
+        body,
+        calls,
+        error,
+    } = realtime_server(done)
+    else {
+        panic!("a response.done");
+    };
+    assert_eq!(id.as_deref(), Some("resp_1"));
+    assert_eq!(error, None);
+    assert_eq!(
+        calls,
+        vec![ToolCall {
+            call_id: "call_1".into(),
+            name: "get_weather".into(),
+            arguments: r#""{\"city\":\"Oslo\"}""#.into(),
+        }]
+    );
+    // The Responses view reads the response object as a Responses body.
+    let view = response_view(Dialect::OpenAiResponses, &body).unwrap();
+    assert_eq!(view.calls.len(), 1);
+    assert_eq!(view.calls[0].arguments, r#"{"city":"Oslo"}"#);
+    assert_eq!(view.usage.output_tokens, Some(5));
+
+    let failed = br#"{"type":"response.done","response":{"id":"r2","status":"failed","status_details":{"type":"failed","error":{"type":"server_error","code":"overloaded","message":"try later"}},"output":[]}}"#;
+    let Server::Done { error, calls, .. } = realtime_server(failed) else {
+        panic!("a response.done");
+    };
+    assert_eq!(error.as_deref(), Some("overloaded: try later"));
+    assert!(calls.is_empty());
+
+    let error = br#"{"type":"error","event_id":"e","error":{"type":"invalid_request_error","code":"invalid_value","message":"bad call_id","param":null}}"#;
+    assert_eq!(
+        realtime_server(error),
+        Server::Error {
+            status: 400,
+            text: "invalid_value: bad call_id".into()
+        }
+    );
+    let created = br#"{"type":"response.created","event_id":"e","response":{"id":"resp_1","status":"in_progress","output":[]}}"#;
+    assert_eq!(
+        realtime_server(created),
+        Server::Started(Some("resp_1".into()))
+    );
+    // Echoes of what the client created, and audio, are not read.
+    let echo = br#"{"type":"conversation.item.created","item":{"type":"function_call_output","call_id":"call_1","output":"x"}}"#;
+    assert_eq!(realtime_server(echo), Server::Ignored);
+    let added = br#"{"type":"conversation.item.added","item":{"type":"function_call_output","call_id":"call_1","output":"x"}}"#;
+    assert_eq!(realtime_server(added), Server::Ignored);
+    let audio = br#"{"type":"response.output_audio.delta","response_id":"r","delta":"AAAA"}"#;
+    assert_eq!(realtime_server(audio), Server::Ignored);
+    assert_eq!(realtime_server(b"not json"), Server::Unreadable);
+}
+
+#[test]
+fn gemini_live_results_are_read_in_either_case_and_calls_become_a_response() {
+    // What the Python SDK sends: the outer key snake_case, the inner camel.
+    let sdk = br#"{"tool_response": {"functionResponses": [{"id": "fc_1", "name": "lookup", "response": {"error": "not found"}}]}}"#;
+    assert_eq!(
+        live_client(sdk),
+        Client::Results(vec![result(
+            "fc_1",
+            Some("lookup"),
+            r#"{"error": "not found"}"#
+        )])
+    );
+    let camel = br#"{"toolResponse":{"functionResponses":[{"id":"a","name":"f","response":{"ok":1}},{"id":"b","name":"g","response":{"ok":2}}]}}"#;
+    let Client::Results(results) = live_client(camel) else {
+        panic!("results");
+    };
+    assert_eq!(results.len(), 2);
+    let snake =
+        br#"{"tool_response":{"function_responses":[{"id":"a","name":"f","response":{}}]}}"#;
+    assert!(matches!(live_client(snake), Client::Results(r) if r.len() == 1));
+    let setup = br#"{"setup":{"model":"models/gemini-live-2.5-flash","tools":[]}}"#;
+    assert_eq!(
+        live_client(setup),
+        Client::Setup(Some("gemini-live-2.5-flash".into()))
+    );
+    let audio = br#"{"realtime_input":{"media_chunks":[{"mime_type":"audio/pcm","data":"AAAA"}]}}"#;
+    assert_eq!(live_client(audio), Client::Ignored);
+    assert_eq!(live_client(b"\x00\x01"), Client::Unreadable);
+    assert_eq!(
+        live_client(br#"{"toolResponse":{"functionResponses":7}}"#),
+        Client::Unreadable
+    );
+
+    let call =
+        br#"{"toolCall":{"functionCalls":[{"id":"fc_1","name":"lookup","args":{"q":"x"}}]}}"#;
+    let Server::Calls { body, calls } = live_server(call) else {
+        panic!("calls");
+    };
+    assert_eq!(calls[0].call_id, "fc_1");
+    assert_eq!(calls[0].arguments.as_ref(), r#"{"q":"x"}"#);
+    let view = response_view(Dialect::Gemini, &body).unwrap();
+    assert_eq!(view.calls.len(), 1);
+    assert_eq!(
+        (view.calls[0].id.as_str(), view.calls[0].name.as_str()),
+        ("fc_1", "lookup")
+    );
+    let cancel = br#"{"toolCallCancellation":{"ids":["fc_1"]}}"#;
+    assert_eq!(live_server(cancel), Server::Cancelled(vec!["fc_1".into()]));
+    let content = br#"{"serverContent":{"modelTurn":{"parts":[{"text":"say \"toolCall\""}]}}}"#;
+    assert_eq!(live_server(content), Server::Ignored);
+    // The key's bytes in a text value: parsed, and nothing found.
+    let mention =
+        br#"{"serverContent":{"modelTurn":{"parts":[{"text":"toolCall"}]}}, "x":"toolCall"}"#;
+    assert_eq!(live_server(mention), Server::Ignored);
+    assert_eq!(live_server(b"{\"toolCall\":"), Server::Unreadable);
+}
+
+#[test]
+fn a_results_body_reads_as_new_results_after_their_calls() {
+    let call = |id: &str, args: &str| ToolCall {
+        call_id: id.into(),
+        name: "f".into(),
+        arguments: args.into(),
+    };
+    let results = [
+        result("a", None, r#""Error: boom""#),
+        result("b", None, r#""ok""#),
+    ];
+    let body = results_body(Protocol::Realtime, &results, |id| {
+        (id == "a").then(|| call("a", r#""{}""#))
+    });
+    let view = request_view(Dialect::OpenAiResponses, &body).unwrap();
+    let read: Vec<_> = (view.results.iter())
+        .map(|r| {
+            (
+                r.call_id.to_string(),
+                r.tool.as_deref().map(str::to_string),
+                r.new,
+            )
+        })
+        .collect();
+    assert_eq!(
+        read,
+        vec![
+            ("a".to_string(), Some("f".to_string()), true),
+            ("b".to_string(), None, true)
+        ]
+    );
+
+    let results = [result("x", Some("f"), r#"{"error":"no"}"#)];
+    let body = results_body(Protocol::GeminiLive, &results, |id| {
+        Some(call(id, r#"{"q":1}"#))
+    });
+    let view = request_view(Dialect::Gemini, &body).unwrap();
+    assert_eq!(view.results.len(), 1);
+    assert_eq!(&*view.results[0].call_id, "x");
+    assert!(view.results[0].new);
+}
+
+/// JSON-ish text: the messages' own keys and values, braces and escapes.
+fn jsonish() -> impl Strategy<Value = Vec<u8>> {
+    let pieces = prop::sample::select(vec![
+        "{",
+        "}",
+        "[",
+        "]",
+        ",",
+        ":",
+        "\"",
+        "\\",
+        " ",
+        "\"type\"",
+        "\"item\"",
+        "\"response\"",
+        "\"output\"",
+        "\"call_id\"",
+        "\"function_call_output\"",
+        "\"function_call\"",
+        "\"conversation.item.create\"",
+        "\"response.done\"",
+        "\"response.created\"",
+        "\"error\"",
+        "\"toolCall\"",
+        "\"tool_response\"",
+        "\"toolResponse\"",
+        "\"functionCalls\"",
+        "\"functionResponses\"",
+        "\"setup\"",
+        "\"toolCallCancellation\"",
+        "\"ids\"",
+        "\"id\"",
+        "\"name\"",
+        "\"args\"",
+        "\"arguments\"",
+        "\"status\"",
+        "\"failed\"",
+        "\"status_details\"",
+        "null",
+        "1",
+        "\"x\"",
+        "\\u0065",
+    ]);
+    prop::collection::vec(pieces, 0..40).prop_map(|p| p.concat().into_bytes())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    /// Any bytes: each reader answers, without a panic; a results body
+    /// made from what was read is valid JSON that the dialect's view reads.
+    #[test]
+    fn any_message_is_read_without_a_panic(
+        raw in prop::collection::vec(any::<u8>(), 0..200),
+        text in jsonish(),
+    ) {
+        for payload in [&raw[..], &text[..]] {
+            for (protocol, client) in [
+                (Protocol::Realtime, realtime_client(payload)),
+                (Protocol::GeminiLive, live_client(payload)),
+            ] {
+                if let Client::Results(results) = client {
+                    let body = results_body(protocol, &results, |_| None);
+                    let dialect = match protocol {
+                        Protocol::Realtime => Dialect::OpenAiResponses,
+                        Protocol::GeminiLive => Dialect::Gemini,
+                    };
+                    prop_assert!(serde_json::from_slice::<serde_json::Value>(&body).is_ok());
+                    prop_assert!(request_view(dialect, &body).is_ok());
+                }
+            }
+            let _ = realtime_server(payload);
+            if let Server::Calls { body, .. } = live_server(payload) {
+                prop_assert!(serde_json::from_slice::<serde_json::Value>(&body).is_ok());
+            }
+        }
+    }
+
+    /// A real message with any text in its values reads the same values.
+    #[test]
+    fn a_result_message_reads_back_its_values(id in "\\PC{1,20}", output in "\\PC{0,40}") {
+        let message = serde_json::json!({
+            "type": "conversation.item.create",
+            "item": {"type": "function_call_output", "call_id": id, "output": output},
+        });
+        let bytes = serde_json::to_vec(&message).unwrap();
+        let Client::Results(results) = realtime_client(&bytes) else {
+            return Err(TestCaseError::fail("not read"));
+        };
+        prop_assert_eq!(&results[0].call_id, &id);
+        let read: String = serde_json::from_str(&results[0].output).unwrap();
+        prop_assert_eq!(read, output);
+    }
+}

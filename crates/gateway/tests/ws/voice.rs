@@ -1,0 +1,570 @@
+//! Voice sockets read: an OpenAI Realtime socket and a Gemini Live socket
+//! through the gateway to a scripted upstream speaking the real event
+//! shapes (echoes of the client's items, audio, a failing tool output, a
+//! failed response, an `error` event; Gemini's JSON in binary frames, the
+//! Python SDK's `tool_response`). Every message passes byte for byte, in
+//! order, both ways; the calls, results and failures are recorded and
+//! counted exactly once.
+
+use std::{
+    convert::Infallible,
+    sync::{Arc, Mutex},
+};
+
+use bytes::Bytes;
+use futures_util::SinkExt;
+use http_body_util::Full;
+use hyper::{Request, Response, body::Incoming, service::service_fn};
+use hyper_util::rt::TokioIo;
+use serde_json::{Value, json};
+use toolwarden_gateway::Upstream;
+use toolwarden_mock_provider::MockOptions;
+use yawc::{Frame, OpCode, WebSocket};
+
+use super::client::{Socket, connect_path};
+use crate::e2e::support::{Harness, metric};
+
+/// A message as it went: binary or text, and its bytes.
+type Message = (bool, Bytes);
+
+/// What a scripted upstream answers one client message with.
+type Script = Arc<dyn Fn(&Value) -> Vec<Message> + Send + Sync>;
+
+/// Both directions as the upstream saw them: what it received, what it sent.
+#[derive(Default)]
+struct Wire {
+    received: Vec<Message>,
+    sent: Vec<Message>,
+}
+
+fn text(v: Value) -> Message {
+    (false, Bytes::from(v.to_string()))
+}
+
+fn binary(v: Value) -> Message {
+    (true, Bytes::from(v.to_string()))
+}
+
+/// An upstream WebSocket server that sends `greeting` on connect and
+/// answers each client message (read as JSON) with what `script` says.
+async fn scripted(greeting: Vec<Message>, script: Script) -> (String, Arc<Mutex<Wire>>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let wire: Arc<Mutex<Wire>> = Arc::default();
+    let seen = wire.clone();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let (seen, script, greeting) = (seen.clone(), script.clone(), greeting.clone());
+            let service = service_fn(move |mut req: Request<Incoming>| {
+                let (response, upgrade) = WebSocket::upgrade(&mut req).expect("an upgrade");
+                let (seen, script, greeting) = (seen.clone(), script.clone(), greeting.clone());
+                tokio::spawn(async move {
+                    let Ok(mut socket) = upgrade.await else {
+                        return;
+                    };
+                    let mut out = greeting;
+                    loop {
+                        for (bin, bytes) in out.drain(..) {
+                            seen.lock().unwrap().sent.push((bin, bytes.clone()));
+                            let frame = if bin {
+                                Frame::binary(bytes)
+                            } else {
+                                Frame::text(bytes)
+                            };
+                            if socket.send(frame).await.is_err() {
+                                return;
+                            }
+                        }
+                        let Ok(frame) = socket.next_frame().await else {
+                            return;
+                        };
+                        let bin = match frame.opcode() {
+                            OpCode::Text => false,
+                            OpCode::Binary => true,
+                            _ => return,
+                        };
+                        let payload = frame.into_payload();
+                        seen.lock().unwrap().received.push((bin, payload.clone()));
+                        let value = serde_json::from_slice(&payload).unwrap_or(Value::Null);
+                        out = script(&value);
+                    }
+                });
+                let (parts, _) = response.into_parts();
+                async move { Ok::<_, Infallible>(Response::from_parts(parts, Full::new(Bytes::new()))) }
+            });
+            tokio::spawn(
+                hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service)
+                    .with_upgrades(),
+            );
+        }
+    });
+    (format!("http://{addr}"), wire)
+}
+
+/// [`exchange`], `message` kept in `sent`.
+async fn step(
+    ws: &mut Socket,
+    sent: &mut Vec<Message>,
+    message: Message,
+    until: &dyn Fn(&Value) -> bool,
+) -> Vec<Message> {
+    sent.push(message.clone());
+    exchange(ws, message, until).await
+}
+
+/// Send `message` and read what comes back until `until` matches one
+/// (each message as it came).
+async fn exchange(
+    ws: &mut Socket,
+    message: Message,
+    until: impl Fn(&Value) -> bool,
+) -> Vec<Message> {
+    let (bin, bytes) = message;
+    let frame = if bin {
+        Frame::binary(bytes)
+    } else {
+        Frame::text(bytes)
+    };
+    ws.send(frame).await.unwrap();
+    read_until(ws, until).await
+}
+
+async fn read_until(ws: &mut Socket, until: impl Fn(&Value) -> bool) -> Vec<Message> {
+    let mut got = Vec::new();
+    loop {
+        let frame = tokio::time::timeout(std::time::Duration::from_secs(10), ws.next_frame())
+            .await
+            .expect("an answer in time")
+            .expect("a frame");
+        let bin = match frame.opcode() {
+            OpCode::Text => false,
+            OpCode::Binary => true,
+            _ => continue,
+        };
+        let payload = frame.into_payload();
+        let value: Value = serde_json::from_slice(&payload).unwrap_or(Value::Null);
+        got.push((bin, payload));
+        if until(&value) {
+            return got;
+        }
+    }
+}
+
+/// Base64-ish audio, large as a real chunk is.
+fn audio() -> String {
+    "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQAAAAA=".repeat(400)
+}
+
+fn function_call(call_id: &str, name: &str, args: &str) -> Value {
+    json!({"id": format!("item_{call_id}"), "object": "realtime.item", "type": "function_call",
+        "status": "completed", "name": name, "call_id": call_id, "arguments": args})
+}
+
+/// The Realtime server: GA events (`conversation.item.added`/`.done`)
+/// and the beta echo (`conversation.item.created`) for each item the client
+/// creates; three responses: two calls, a spoken answer, a failure.
+fn realtime_script() -> Script {
+    let responses = Arc::new(Mutex::new(0));
+    Arc::new(move |m: &Value| {
+        let ty = m["type"].as_str().unwrap_or("");
+        match ty {
+            "session.update" => vec![text(json!({"type": "session.updated", "event_id": "e1",
+                "session": {"type": "realtime", "tools": m["session"]["tools"]}}))],
+            "conversation.item.create" => {
+                let item = &m["item"];
+                if item["call_id"] == "nope" {
+                    return vec![text(json!({"type": "error", "event_id": "e9", "error": {
+                        "type": "invalid_request_error", "code": "invalid_value",
+                        "message": "no call nope", "param": "item.call_id", "event_id": null}}))];
+                }
+                let mut echoed = item.clone();
+                echoed["object"] = json!("realtime.item");
+                echoed["status"] = json!("completed");
+                vec![
+                    text(
+                        json!({"type": "conversation.item.created", "event_id": "e2", "previous_item_id": null, "item": echoed}),
+                    ),
+                    text(
+                        json!({"type": "conversation.item.added", "event_id": "e3", "previous_item_id": null, "item": echoed}),
+                    ),
+                    text(
+                        json!({"type": "conversation.item.done", "event_id": "e4", "previous_item_id": null, "item": echoed}),
+                    ),
+                ]
+            }
+            "response.create" => {
+                let mut n = responses.lock().unwrap();
+                *n += 1;
+                let id = format!("resp_{n}");
+                let created = text(json!({"type": "response.created", "event_id": "e5",
+                    "response": {"object": "realtime.response", "id": id, "status": "in_progress", "output": []}}));
+                let (output, status, details) = match *n {
+                    1 => (
+                        vec![
+                            function_call("call_w", "get_weather", r#"{"city":"Oslo"}"#),
+                            function_call("call_b", "book_table", r#"{"at":"19:00"}"#),
+                        ],
+                        "completed",
+                        Value::Null,
+                    ),
+                    2 => (
+                        vec![
+                            json!({"id": "item_m", "type": "message", "role": "assistant",
+                            "content": [{"type": "output_audio", "transcript": "Rain, and no table."}]}),
+                        ],
+                        "completed",
+                        Value::Null,
+                    ),
+                    _ => (
+                        vec![],
+                        "failed",
+                        json!({"type": "failed", "error": {"type": "server_error", "code": "overloaded", "message": "try again"}}),
+                    ),
+                };
+                let mut events = vec![created];
+                for (i, item) in output.iter().enumerate() {
+                    events.push(text(
+                        json!({"type": "response.output_item.added", "event_id": "e6",
+                        "response_id": id, "output_index": i, "item": item}),
+                    ));
+                    if item["type"] == "function_call" {
+                        events.push(text(json!({"type": "response.function_call_arguments.delta",
+                            "event_id": "e7", "response_id": id, "item_id": item["id"],
+                            "output_index": i, "call_id": item["call_id"], "delta": item["arguments"]})));
+                        events.push(text(
+                            json!({"type": "response.function_call_arguments.done",
+                            "event_id": "e8", "response_id": id, "item_id": item["id"],
+                            "output_index": i, "call_id": item["call_id"], "name": item["name"],
+                            "arguments": item["arguments"]}),
+                        ));
+                    } else {
+                        for _ in 0..3 {
+                            events.push(text(
+                                json!({"type": "response.output_audio.delta", "event_id": "e10",
+                                "response_id": id, "item_id": item["id"], "output_index": i,
+                                "content_index": 0, "delta": audio()}),
+                            ));
+                        }
+                    }
+                    events.push(text(
+                        json!({"type": "response.output_item.done", "event_id": "e11",
+                        "response_id": id, "output_index": i, "item": item}),
+                    ));
+                    events.push(text(
+                        json!({"type": "conversation.item.done", "event_id": "e12",
+                        "previous_item_id": null, "item": item}),
+                    ));
+                }
+                events.push(text(json!({"type": "response.done", "event_id": "e13", "response": {
+                    "object": "realtime.response", "id": id, "status": status, "status_details": details,
+                    "output": output, "conversation_id": "conv_1",
+                    "usage": {"total_tokens": 30, "input_tokens": 20, "output_tokens": 10}}})));
+                events
+            }
+            _ => vec![],
+        }
+    })
+}
+
+fn is(ty: &'static str) -> impl Fn(&Value) -> bool {
+    move |v| v["type"] == ty
+}
+
+#[tokio::test]
+async fn a_realtime_socket_is_relayed_byte_for_byte_and_its_tools_recorded_once() {
+    let greeting = vec![text(
+        json!({"type": "session.created", "event_id": "e0", "session": {"type": "realtime"}}),
+    )];
+    let (upstream, wire) = scripted(greeting, realtime_script()).await;
+    let mut h = Harness::with(MockOptions::default(), |c| {
+        c.upstreams.openai = Upstream::parse(&upstream).unwrap();
+    })
+    .await;
+    let path = "/v1/realtime?model=gpt-realtime";
+    let headers = [("authorization", "Bearer sk-test")];
+    let mut ws = connect_path(&h.gw(), path, &headers, false).await.unwrap();
+    let mut got = read_until(&mut ws, is("session.created")).await;
+    let mut sent: Vec<Message> = Vec::new();
+    let tools = json!([{"type": "function", "name": "get_weather"}, {"type": "function", "name": "book_table"}]);
+    got.extend(
+        step(
+            &mut ws,
+            &mut sent,
+            text(
+                json!({"type": "session.update", "session": {"type": "realtime", "tools": tools}}),
+            ),
+            &is("session.updated"),
+        )
+        .await,
+    );
+    let user = json!({"type": "conversation.item.create", "item": {"type": "message", "role": "user",
+        "content": [{"type": "input_text", "text": "Weather in Oslo, and book a table"}]}});
+    got.extend(
+        step(
+            &mut ws,
+            &mut sent,
+            text(user),
+            &is("conversation.item.done"),
+        )
+        .await,
+    );
+    // Audio the client streams: passed, not read.
+    let append = text(json!({"type": "input_audio_buffer.append", "audio": audio()}));
+    sent.push(append.clone());
+    ws.send(Frame::text(append.1)).await.unwrap();
+    got.extend(
+        step(
+            &mut ws,
+            &mut sent,
+            text(json!({"type": "response.create"})),
+            &is("response.done"),
+        )
+        .await,
+    );
+    // The two outputs: one fine, one failing; each echoed three times.
+    for (call_id, output) in [
+        ("call_w", r#"{"forecast":"rain","temp_c":9}"#),
+        ("call_b", "Error: no table free at 19:00"),
+    ] {
+        let item = json!({"type": "conversation.item.create", "item": {"type": "function_call_output",
+            "call_id": call_id, "output": output}});
+        got.extend(
+            step(
+                &mut ws,
+                &mut sent,
+                text(item),
+                &is("conversation.item.done"),
+            )
+            .await,
+        );
+    }
+    let bad = json!({"type": "conversation.item.create", "item": {"type": "function_call_output", "call_id": "nope", "output": "x"}});
+    got.extend(step(&mut ws, &mut sent, text(bad), &is("error")).await);
+    got.extend(
+        step(
+            &mut ws,
+            &mut sent,
+            text(json!({"type": "response.create"})),
+            &is("response.done"),
+        )
+        .await,
+    );
+    got.extend(
+        step(
+            &mut ws,
+            &mut sent,
+            text(json!({"type": "response.create"})),
+            &is("response.done"),
+        )
+        .await,
+    );
+    ws.send(Frame::close(yawc::close::CloseCode::Normal, ""))
+        .await
+        .unwrap();
+    drop(ws);
+
+    // Byte for byte, in order, both ways.
+    {
+        let wire = wire.lock().unwrap();
+        assert_eq!(wire.received, sent);
+        assert_eq!(wire.sent, got);
+    }
+
+    // Three results sent (the third answers no call: the server refused
+    // it, as an HTTP upstream would), each echoed three times, counted once.
+    let expected = |m: &str| metric(m, "toolwarden_tool_results_total", &[]) == 3.0;
+    let m = h.metrics_when(expected).await;
+    let count = |name: &str, labels: &[(&str, &str)]| metric(&m, name, labels);
+    assert_eq!(count("toolwarden_tool_calls_total", &[]), 2.0, "{m}");
+    assert_eq!(
+        count("toolwarden_tool_results_total", &[("tool", "unknown")]),
+        1.0,
+        "{m}"
+    );
+    assert_eq!(
+        count(
+            "toolwarden_tool_calls_total",
+            &[
+                ("provider", "openai"),
+                ("model", "gpt-realtime"),
+                ("tool", "book_table")
+            ]
+        ),
+        1.0,
+        "{m}"
+    );
+    assert_eq!(count("toolwarden_tool_results_total", &[]), 3.0, "{m}");
+    assert_eq!(count("toolwarden_tool_failures_total", &[]), 1.0, "{m}");
+    assert_eq!(
+        count("toolwarden_tool_failures_total", &[("tool", "book_table")]),
+        1.0,
+        "{m}"
+    );
+    assert_eq!(count("toolwarden_unparsed_requests_total", &[]), 0.0, "{m}");
+    assert_eq!(
+        count("toolwarden_unparsed_responses_total", &[]),
+        0.0,
+        "{m}"
+    );
+
+    let stats = h.finish().await;
+    // The upgrade, three responses, the `error` event.
+    assert_eq!(stats.requests.total, 5, "{:?}", stats.requests);
+    assert_eq!(stats.requests.errors, 2, "{:?}", stats.requests);
+    // The store keeps a result whose call it never saw as a call of its
+    // own (as for HTTP).
+    assert_eq!((stats.totals.calls, stats.totals.failures), (3, 1));
+    let events = h.events();
+    let of = |ty: &str| -> Vec<&Value> { events.iter().filter(|e| e["type"] == ty).collect() };
+    assert_eq!((of("tool_call").len(), of("tool_result").len()), (2, 3));
+    let requests = of("request");
+    let turns: Vec<_> = (requests.iter())
+        .filter(|r| r["dialect"] == "openai-responses")
+        .collect();
+    assert_eq!(turns.len(), 4, "{requests:?}");
+    assert!(
+        turns
+            .iter()
+            .all(|r| r["path"] == "/v1/realtime" && r["model"] == "gpt-realtime")
+    );
+    // One session: the socket's, the upgrade's record included.
+    let sessions: std::collections::BTreeSet<_> = (events.iter())
+        .filter_map(|e| e["session_id"].as_str())
+        .collect();
+    assert_eq!(sessions.len(), 1, "{sessions:?}");
+    let errors: Vec<_> = turns.iter().filter_map(|r| r["error"].as_str()).collect();
+    assert_eq!(
+        errors,
+        ["invalid_value: no call nope", "overloaded: try again"],
+        "{turns:?}"
+    );
+    // Each result belongs to the turn that followed it, after its call.
+    let failed = of("tool_result")
+        .into_iter()
+        .find(|r| r["failed"] == true)
+        .expect("a failed result");
+    assert_eq!(failed["tool"], "book_table");
+    assert_eq!(failed["call_id"], "call_b");
+}
+
+/// The Gemini Live server: JSON in binary frames, as Google's sends it.
+fn live_script() -> Script {
+    Arc::new(move |m: &Value| {
+        if m.get("setup").is_some() {
+            return vec![binary(json!({"setupComplete": {}}))];
+        }
+        if m.get("clientContent").is_some() || m.get("client_content").is_some() {
+            let chunk = json!({"serverContent": {"modelTurn": {"parts": [{"inlineData":
+                {"mimeType": "audio/pcm;rate=24000", "data": audio()}}]}}});
+            return vec![
+                binary(chunk.clone()),
+                binary(chunk),
+                binary(json!({"toolCall": {"functionCalls": [
+                    {"id": "fc_1", "name": "lookup_order", "args": {"order": "A17"}},
+                    {"id": "fc_2", "name": "refund", "args": {"order": "A17", "cents": 1299}}]}})),
+            ];
+        }
+        if m.get("tool_response").is_some() || m.get("toolResponse").is_some() {
+            return vec![
+                binary(json!({"serverContent": {"modelTurn": {"parts": [{"text": "Done."}]}}})),
+                binary(
+                    json!({"toolCall": {"functionCalls": [{"id": "fc_3", "name": "notify", "args": {}}]}}),
+                ),
+                binary(json!({"toolCallCancellation": {"ids": ["fc_3"]}})),
+                binary(json!({"serverContent": {"turnComplete": true},
+                    "usageMetadata": {"promptTokenCount": 20, "responseTokenCount": 5}})),
+            ];
+        }
+        vec![]
+    })
+}
+
+#[tokio::test]
+async fn a_gemini_live_socket_is_relayed_byte_for_byte_and_its_tools_recorded_once() {
+    let (upstream, wire) = scripted(Vec::new(), live_script()).await;
+    let mut h = Harness::with(MockOptions::default(), |c| {
+        c.upstreams.gemini = Upstream::parse(&upstream).unwrap();
+    })
+    .await;
+    let path = "/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent?key=AIza-test";
+    let mut ws = connect_path(&h.gw(), path, &[("session_id", "live-1")], false)
+        .await
+        .unwrap();
+    let mut sent: Vec<Message> = Vec::new();
+    let mut got: Vec<Message> = Vec::new();
+    let has = |key: &'static str| move |v: &Value| v.get(key).is_some();
+    let turn_complete = |v: &Value| v["serverContent"]["turnComplete"] == true;
+    // What the Python SDK sends: `setup` with a model, snake_case
+    // `client_content`, `realtime_input` audio, then `tool_response` with
+    // camelCase `functionResponses`.
+    let setup = json!({"setup": {"model": "models/gemini-live-2.5-flash",
+        "tools": [{"functionDeclarations": [{"name": "lookup_order"}, {"name": "refund"}]}]}});
+    got.extend(step(&mut ws, &mut sent, text(setup), &has("setupComplete")).await);
+    let ask = json!({"client_content": {"turns": [{"role": "user", "parts": [{"text": "Refund order A17"}]}],
+        "turn_complete": true}});
+    got.extend(step(&mut ws, &mut sent, text(ask), &has("toolCall")).await);
+    let audio_in = text(
+        json!({"realtime_input": {"audio": {"data": audio(), "mime_type": "audio/pcm;rate=16000"}}}),
+    );
+    sent.push(audio_in.clone());
+    ws.send(Frame::text(audio_in.1)).await.unwrap();
+    let results = text(json!({"tool_response": {"functionResponses": [
+        {"id": "fc_1", "name": "lookup_order", "response": {"output": {"status": "delivered"}}},
+        {"id": "fc_2", "name": "refund", "response": {"error": "refunds are disabled for this order"}}]}}));
+    sent.push(results.clone());
+    got.extend(exchange(&mut ws, results, turn_complete).await);
+    drop(ws);
+
+    {
+        let wire = wire.lock().unwrap();
+        assert_eq!(wire.received, sent);
+        assert_eq!(wire.sent, got);
+        assert!(
+            got.iter().all(|(bin, _)| *bin),
+            "the server's frames stay binary"
+        );
+    }
+
+    let expected = |m: &str| metric(m, "toolwarden_tool_results_total", &[]) == 2.0;
+    let m = h.metrics_when(expected).await;
+    let count = |name: &str, labels: &[(&str, &str)]| metric(&m, name, labels);
+    assert_eq!(count("toolwarden_tool_calls_total", &[]), 3.0, "{m}");
+    assert_eq!(
+        count(
+            "toolwarden_tool_calls_total",
+            &[
+                ("provider", "gemini"),
+                ("model", "gemini-live-2.5-flash"),
+                ("tool", "refund")
+            ]
+        ),
+        1.0,
+        "{m}"
+    );
+    assert_eq!(count("toolwarden_tool_results_total", &[]), 2.0, "{m}");
+    assert_eq!(
+        count("toolwarden_tool_failures_total", &[("tool", "refund")]),
+        1.0,
+        "{m}"
+    );
+    assert_eq!(count("toolwarden_tool_failures_total", &[]), 1.0, "{m}");
+    assert_eq!(count("toolwarden_unparsed_requests_total", &[]), 0.0, "{m}");
+    assert_eq!(
+        count("toolwarden_unparsed_responses_total", &[]),
+        0.0,
+        "{m}"
+    );
+
+    let stats = h.finish().await;
+    // The upgrade and the two `toolCall` turns.
+    assert_eq!(stats.requests.total, 3, "{:?}", stats.requests);
+    assert_eq!((stats.totals.calls, stats.totals.failures), (3, 1));
+    assert_eq!(stats.sessions.len(), 1, "{:?}", stats.sessions);
+    assert_eq!(stats.sessions[0].session_id, "live-1");
+    let events = h.events();
+    let turns: Vec<_> = (events.iter())
+        .filter(|e| e["type"] == "request" && e["dialect"] == "gemini")
+        .collect();
+    assert_eq!(turns.len(), 2, "{events:?}");
+}
