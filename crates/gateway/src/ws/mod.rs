@@ -1,8 +1,8 @@
 //! The Responses API's WebSocket mode: `GET /v1/responses` with
 //! `Upgrade: websocket` (the Codex CLI's first transport; the SDKs'
 //! `client.responses.connect()`); and any other WebSocket to a provider
-//! ([`upgrade_route`]: the Realtime API, Gemini Live), relayed the same way
-//! but unread.
+//! ([`upgrade_route`]: the Realtime API, Gemini Live), relayed the same way,
+//! a voice socket's messages read by [`live`] (its tool calls and results).
 //!
 //! The gateway ends the WebSocket on both sides (framing, masking,
 //! fragments, ping/pong, close codes and permessage-deflate by the `yawc`
@@ -95,8 +95,8 @@ const REFUSAL_BODY_WAIT: std::time::Duration = std::time::Duration::from_secs(10
 /// - on any other path (the OpenAI Realtime API's `/v1/realtime`, Gemini
 ///   Live's `/ws/…BidiGenerateContent`, …), the provider it belongs to, as
 ///   for HTTP ([`Route::classify`]), when that provider has a fixed
-///   upstream (a cloud route's upgrade stays the HTTP path's): relayed
-///   unread ([`handle`] reads only a Responses route's messages). Without
+///   upstream (a cloud route's upgrade stays the HTTP path's): relayed,
+///   and read when it is a voice socket ([`live::Live::protocol_of`]). Without
 ///   this such an upgrade went as a plain `GET`, its `Upgrade` and
 ///   `Connection` headers dropped as hop-by-hop, and the provider refused
 ///   it (426).
@@ -235,8 +235,8 @@ pub(crate) async fn handle(
     };
     let (mut parts, _) = response.into_parts();
     copy_upstream_headers(&opened.headers, &mut parts.headers);
-    // Only WebSocket mode's messages are read; a tunnel's upgrade is
-    // recorded as the pass-through request it is.
+    // WebSocket mode's messages are read as Responses turns; any other
+    // socket's upgrade is recorded as the pass-through request it is.
     let reads = route.dialect == Some(toolwarden_wire::Dialect::OpenAiResponses);
     // A voice socket's messages are read too, the socket one session.
     let live = live::Live::protocol_of(&route, &path).map(|protocol| {
