@@ -16,6 +16,7 @@ use futures_util::SinkExt;
 use http_body_util::Full;
 use hyper::{Request, Response, body::Incoming, service::service_fn};
 use hyper_util::rt::TokioIo;
+use proptest::{prelude::*, test_runner::TestRunner};
 use serde_json::{Value, json};
 use toolwarden_gateway::Upstream;
 use toolwarden_mock_provider::MockOptions;
@@ -28,7 +29,7 @@ use crate::e2e::support::{Harness, metric};
 type Message = (bool, Bytes);
 
 /// What a scripted upstream answers one client message with.
-type Script = Arc<dyn Fn(&Value) -> Vec<Message> + Send + Sync>;
+type Script = Arc<dyn Fn(&Message) -> Vec<Message> + Send + Sync>;
 
 /// Both directions as the upstream saw them: what it received, what it sent.
 #[derive(Default)]
@@ -83,10 +84,9 @@ async fn scripted(greeting: Vec<Message>, script: Script) -> (String, Arc<Mutex<
                             OpCode::Binary => true,
                             _ => return,
                         };
-                        let payload = frame.into_payload();
-                        seen.lock().unwrap().received.push((bin, payload.clone()));
-                        let value = serde_json::from_slice(&payload).unwrap_or(Value::Null);
-                        out = script(&value);
+                        let message = (bin, frame.into_payload());
+                        seen.lock().unwrap().received.push(message.clone());
+                        out = script(&message);
                     }
                 });
                 let (parts, _) = response.into_parts();
@@ -166,7 +166,9 @@ fn function_call(call_id: &str, name: &str, args: &str) -> Value {
 /// creates; three responses: two calls, a spoken answer, a failure.
 fn realtime_script() -> Script {
     let responses = Arc::new(Mutex::new(0));
-    Arc::new(move |m: &Value| {
+    Arc::new(move |(_, bytes): &Message| {
+        let m: Value = serde_json::from_slice(bytes).unwrap_or(Value::Null);
+        let m = &m;
         let ty = m["type"].as_str().unwrap_or("");
         match ty {
             "session.update" => vec![text(json!({"type": "session.updated", "event_id": "e1",
@@ -450,7 +452,8 @@ async fn a_realtime_socket_is_relayed_byte_for_byte_and_its_tools_recorded_once(
 
 /// The Gemini Live server: JSON in binary frames, as Google's sends it.
 fn live_script() -> Script {
-    Arc::new(move |m: &Value| {
+    Arc::new(move |(_, bytes): &Message| {
+        let m: Value = serde_json::from_slice(bytes).unwrap_or(Value::Null);
         if m.get("setup").is_some() {
             return vec![binary(json!({"setupComplete": {}}))];
         }
@@ -567,4 +570,68 @@ async fn a_gemini_live_socket_is_relayed_byte_for_byte_and_its_tools_recorded_on
         .filter(|e| e["type"] == "request" && e["dialect"] == "gemini")
         .collect();
     assert_eq!(turns.len(), 2, "{events:?}");
+}
+
+/// Messages of either protocol, real shapes with any values, and garbage:
+/// text or binary.
+fn any_message() -> impl Strategy<Value = Message> {
+    let id = "[a-z_0-9\"\\\\]{0,8}";
+    let text_message = prop_oneof![
+        (id, "\\PC{0,30}").prop_map(|(id, out)| json!({"type": "conversation.item.create",
+            "item": {"type": "function_call_output", "call_id": id, "output": out}}).to_string()),
+        (id, "[a-z_]{0,8}").prop_map(|(id, name)| json!({"type": "response.done", "response": {
+            "id": "r", "status": "failed", "output": [{"type": "function_call", "call_id": id, "name": name, "arguments": "{"}]}}).to_string()),
+        (id, "[a-z_]{0,8}").prop_map(|(id, name)| json!({"toolCall": {"functionCalls": [{"id": id, "name": name, "args": {}}]}}).to_string()),
+        (id, "\\PC{0,20}").prop_map(|(id, e)| json!({"tool_response": {"functionResponses": [{"id": id, "response": {"error": e}}]}}).to_string()),
+        "[a-z.]{1,20}".prop_map(|t| format!(r#"{{"type":"{t}","response":{{"id":"#)),
+        "[ \\r\\n{}\\[\\]\":,a-zA-Z_\u{e9}\u{1F600}]{0,60}",
+        "\\PC{0,40}",
+    ];
+    prop_oneof![
+        4 => text_message.prop_map(|t| (false, Bytes::from(t))),
+        1 => prop::collection::vec(any::<u8>(), 0..64).prop_map(|b| (true, Bytes::from(b))),
+    ]
+}
+
+#[test]
+fn any_messages_on_a_voice_socket_pass_byte_for_byte_both_ways() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    // The upstream answers each message with itself.
+    let echo: Script = Arc::new(|m: &Message| vec![m.clone()]);
+    let (upstream, wire) = rt.block_on(scripted(Vec::new(), echo));
+    let h = rt.block_on(Harness::with(MockOptions::default(), |c| {
+        c.upstreams.openai = Upstream::parse(&upstream).unwrap();
+        c.upstreams.gemini = Upstream::parse(&upstream).unwrap();
+    }));
+    let paths = vec![
+        "/v1/realtime?model=gpt-realtime",
+        "/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent",
+    ];
+    let mut runner = TestRunner::new(ProptestConfig::with_cases(24));
+    runner
+        .run(
+            &(
+                prop::sample::select(paths),
+                prop::collection::vec(any_message(), 1..8),
+            ),
+            |(path, messages)| {
+                rt.block_on(async {
+                    *wire.lock().unwrap() = Wire::default();
+                    let mut ws = connect_path(&h.gw(), path, &[], false).await.unwrap();
+                    let mut got = Vec::new();
+                    for m in &messages {
+                        got.extend(exchange(&mut ws, m.clone(), |_| true).await);
+                    }
+                    drop(ws);
+                    prop_assert_eq!(&got, &messages);
+                    prop_assert_eq!(&wire.lock().unwrap().received, &messages);
+                    Ok(())
+                })
+            },
+        )
+        .unwrap();
 }
