@@ -95,7 +95,8 @@ const REFUSAL_BODY_WAIT: std::time::Duration = std::time::Duration::from_secs(10
 /// - on any other path (the OpenAI Realtime API's `/v1/realtime`, Gemini
 ///   Live's `/ws/…BidiGenerateContent`, …), the provider it belongs to, as
 ///   for HTTP ([`Route::classify`]), when that provider has a fixed
-///   upstream (a cloud route's upgrade stays the HTTP path's): relayed,
+///   upstream or is Azure OpenAI (another cloud route's upgrade stays the
+///   HTTP path's): relayed,
 ///   and read when it is a voice socket ([`live::Live::protocol_of`]). Without
 ///   this such an upgrade went as a plain `GET`, its `Upgrade` and
 ///   `Connection` headers dropped as hop-by-hop, and the provider refused
@@ -117,9 +118,21 @@ pub(crate) fn upgrade_route(
         return responses;
     }
     match Route::classify(method, path, uri.query(), headers) {
-        Route::Proxy(route) if route.upstream(upstreams).is_some() => Some(route),
+        Route::Proxy(route) if route.upstream(upstreams).is_some() || is_azure(&route) => {
+            Some(route)
+        }
         _ => None,
     }
+}
+
+/// An Azure OpenAI route (`/openai/realtime?…deployment=…`,
+/// `/openai/v1/realtime?model=…`, with or without `/azure`): its upgrade
+/// goes to `azure_upstream` as the HTTP path's requests do.
+fn is_azure(route: &ProxyRoute) -> bool {
+    route
+        .cloud
+        .as_ref()
+        .is_some_and(|c| c.target == crate::routes::cloud::CloudTarget::Azure)
 }
 
 /// `Upgrade: websocket` (any case).
@@ -189,16 +202,10 @@ pub(crate) async fn handle(
     let query = req.uri().query().map(str::to_string);
     let header_session = ClientHeaders::from_headers(req.headers());
     let deflate = offers_deflate(req.headers());
-    // WebSocket routes have a fixed upstream (never a cloud route).
-    let Some(upstream) = route.upstream(&shared.config.upstreams) else {
-        return error_response(
-            provider,
-            &crate::errors::ProxyError::new(
-                crate::errors::ProxyErrorKind::NotConfigured,
-                provider.as_str(),
-                "no WebSocket upstream for this route",
-            ),
-        );
+    // A fixed upstream, or Azure's (an error naming the flag when none).
+    let upstream = match proxy::cloud::upstream_for(&shared.config, &route) {
+        Ok(upstream) => upstream,
+        Err(err) => return error_response(provider, &err),
     };
     // The client's handshake first: a bad one opens no upstream socket
     // (which would carry its credentials and be dropped unclosed).
@@ -212,9 +219,12 @@ pub(crate) async fn handle(
                 return response;
             }
         };
+    let client_target = req.uri().path_and_query().map_or("/", |pq| pq.as_str());
+    let target = route.upstream_path_and_query(client_target).into_owned();
     let opened = upstream::open(
         &pool,
-        upstream,
+        &upstream,
+        &target,
         &req,
         options(&shared, deflate),
         shared.config.first_byte_timeout,

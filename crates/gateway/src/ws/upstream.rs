@@ -46,11 +46,13 @@ pub(crate) enum OpenError {
 /// The handshake's GUID (RFC 6455 §1.3).
 const GUID: &[u8] = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
 
-/// Open the upstream socket for the client's upgrade request `req`; its
-/// answer is awaited at most `answer_timeout` (the first-byte timeout).
+/// Open the upstream socket for the client's upgrade request `req` at
+/// `path_and_query` (the client's, a cloud route's prefix cut); its answer
+/// is awaited at most `answer_timeout` (the first-byte timeout).
 pub(crate) async fn open<B>(
     pool: &Pool,
     upstream: &Upstream,
+    path_and_query: &str,
     req: &Request<B>,
     options: yawc::Options,
     answer_timeout: Option<std::time::Duration>,
@@ -59,7 +61,6 @@ pub(crate) async fn open<B>(
     let failed = |kind: ProxyErrorKind, detail: String| {
         OpenError::Failed(ProxyError::new(kind, host, detail))
     };
-    let path_and_query = req.uri().path_and_query().map_or("/", |pq| pq.as_str());
     let uri = upstream
         .uri_for(path_and_query)
         .map_err(|e| failed(ProxyErrorKind::BadRequest, e.to_string()))?;

@@ -173,3 +173,75 @@ async fn a_realtime_or_live_websocket_is_relayed_to_its_provider() {
         stats.requests
     );
 }
+
+#[tokio::test]
+async fn an_azure_realtime_websocket_is_relayed_to_the_azure_upstream_and_read() {
+    let (azure, asked) = echo_upstream().await;
+    let mut h = Harness::with(MockOptions::default(), |c| {
+        c.cloud.azure = Some(Upstream::parse(&azure).unwrap());
+    })
+    .await;
+    // The preview path names the deployment; the GA one (here behind the
+    // `/azure` prefix, which is cut) the model.
+    let preview = "/openai/realtime?api-version=2024-10-01-preview&deployment=gpt-4o-realtime";
+    let ga = "/azure/openai/v1/realtime?model=gpt-realtime";
+    let result = r#"{"type":"conversation.item.create","item":{"type":"function_call_output","call_id":"call_1","output":"Error: no seats"}}"#;
+    let done = r#"{"type":"response.done","response":{"id":"resp_1","status":"completed","output":[{"type":"function_call","call_id":"call_2","name":"seat_map","arguments":"{}"}]}}"#;
+    for path in [preview, ga] {
+        let mut ws = connect_path(&h.gw(), path, &[("api-key", "azure-key")], false)
+            .await
+            .expect("the gateway relays an Azure upgrade");
+        for message in [result, done] {
+            ws.send(Frame::text(Bytes::from(message))).await.unwrap();
+            let frame = ws.next_frame().await.unwrap();
+            assert_eq!(frame.payload().as_ref(), message.as_bytes());
+        }
+        drop(ws);
+    }
+    let asked = asked.lock().unwrap().clone();
+    let paths: Vec<&str> = asked.iter().map(|a| a[0].as_str()).collect();
+    assert_eq!(
+        paths,
+        [
+            "/openai/realtime?api-version=2024-10-01-preview&deployment=gpt-4o-realtime",
+            "/openai/v1/realtime?model=gpt-realtime"
+        ]
+    );
+    // Each socket: its client's result, and the echoed `response.done` read
+    // as a turn with a call, labelled Azure with the deployment or model.
+    let expected = |m: &str| metric(m, "toolwarden_tool_calls_total", &[]) == 2.0;
+    let m = h.metrics_when(expected).await;
+    for model in ["gpt-4o-realtime", "gpt-realtime"] {
+        let labels = [("provider", "azure"), ("model", model)];
+        assert_eq!(
+            metric(&m, "toolwarden_tool_calls_total", &labels),
+            1.0,
+            "{m}"
+        );
+        assert_eq!(
+            metric(&m, "toolwarden_tool_failures_total", &labels),
+            1.0,
+            "{m}"
+        );
+    }
+    let stats = h.finish().await;
+    assert_eq!(stats.requests.total, 4, "{:?}", stats.requests);
+}
+
+/// The WebSocket path's answer when Azure is not set up: the HTTP path's
+/// (which answered every Azure upgrade before).
+#[tokio::test]
+async fn an_azure_websocket_without_an_azure_upstream_names_the_setting() {
+    let h = Harness::start().await;
+    let addr = h.gw().trim_start_matches("http://").to_string();
+    let mut tcp = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let head = format!(
+        "GET /openai/v1/realtime?model=m HTTP/1.1\r\nhost: {addr}\r\nupgrade: websocket\r\nconnection: upgrade\r\nsec-websocket-version: 13\r\nsec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\nconnection: close\r\n\r\n"
+    );
+    tokio::io::AsyncWriteExt::write_all(&mut tcp, head.as_bytes())
+        .await
+        .unwrap();
+    let answer = crate::e2e::support::read_to_close(&mut tcp).await;
+    assert!(!answer.starts_with("HTTP/1.1 101"), "{answer}");
+    assert!(answer.contains("--azure-upstream"), "{answer}");
+}

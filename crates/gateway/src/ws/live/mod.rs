@@ -95,7 +95,9 @@ impl Live {
     /// The protocol a WebSocket route speaks, if it is one that is read.
     pub(crate) fn protocol_of(route: &ProxyRoute, path: &str) -> Option<Protocol> {
         match route.provider {
-            Provider::OpenAi if path.ends_with("/realtime") => Some(Protocol::Realtime),
+            Provider::OpenAi | Provider::Azure if path.ends_with("/realtime") => {
+                Some(Protocol::Realtime)
+            }
             Provider::Gemini if path.contains("BidiGenerateContent") => Some(Protocol::GeminiLive),
             _ => None,
         }
@@ -395,11 +397,16 @@ impl std::fmt::Debug for Live {
     }
 }
 
-/// The `model` parameter of an upgrade's query (percent-decoded).
+/// The `model` parameter of an upgrade's query, else Azure's `deployment`
+/// (percent-decoded).
 fn query_model(query: Option<&str>) -> Option<String> {
-    let value = query?
-        .split('&')
-        .find_map(|pair| pair.strip_prefix("model="))?;
+    let query = query?;
+    let param = |name: &str| {
+        query
+            .split('&')
+            .find_map(|pair| pair.strip_prefix(name)?.strip_prefix('='))
+    };
+    let value = param("model").or_else(|| param("deployment"))?;
     let decoded = percent_encoding::percent_decode_str(value).decode_utf8_lossy();
     (!decoded.is_empty()).then(|| owned_name(&decoded))
 }
