@@ -335,7 +335,9 @@ pub(crate) fn live_client(payload: &[u8]) -> Client {
     if !looks_like_object(payload) {
         return Client::Unreadable;
     }
-    let results = has_key(payload, b"\"toolResponse\"", b"\"tool_response\"");
+    // Most messages are audio or text: no `"tool…` or `"setup"` at all.
+    let tool = memchr::memmem::find(payload, b"\"tool").is_some();
+    let results = tool && has_key(payload, b"\"toolResponse\"", b"\"tool_response\"");
     if !results && memchr::memmem::find(payload, b"\"setup\"").is_none() {
         return Client::Ignored;
     }
@@ -400,6 +402,10 @@ pub(crate) fn live_server(payload: &[u8]) -> Server {
     }
     if !looks_like_object(payload) {
         return Server::Unreadable;
+    }
+    // Most messages are audio (base64: no quotes) or text: one search.
+    if memchr::memmem::find(payload, b"\"tool").is_none() {
+        return Server::Ignored;
     }
     let calls = has_key(payload, b"\"toolCall\"", b"\"tool_call\"");
     let cancels = has_key(

@@ -24,11 +24,11 @@
 //! - a Realtime `error` event is a request record of its own, failed.
 //!
 //! Bounded: at most [`MAX_OPEN`] Realtime responses open (past it the
-//! oldest is recorded as it stands, with an error saying so), and
-//! [`MAX_AWAITING`] calls remembered until their results come (the
-//! oldest forgotten first: its result is then recorded without the call's
-//! arguments beside it, its name found as for HTTP).
+//! oldest is recorded as it stands, with an error saying so), and the
+//! calls remembered until their results come bounded in count and bytes
+//! ([`awaiting`]).
 
+mod awaiting;
 pub(crate) mod message;
 #[cfg(test)]
 mod tests;
@@ -38,7 +38,10 @@ use std::{collections::VecDeque, sync::Arc};
 use bytes::Bytes;
 use toolwarden_wire::Dialect;
 
-use self::message::{Client, Protocol, Server, ToolCall};
+use self::{
+    awaiting::Awaiting,
+    message::{Client, Protocol, Server, ToolCall},
+};
 use crate::{
     errors::{ProxyError, ProxyErrorKind},
     limits::owned_name,
@@ -56,8 +59,6 @@ use crate::{
 
 /// Realtime responses open at once, per socket.
 pub(crate) const MAX_OPEN: usize = 64;
-/// Calls remembered until their results come, per socket.
-pub(crate) const MAX_AWAITING: usize = 256;
 
 /// One voice socket's records.
 pub(crate) struct Live {
@@ -73,8 +74,8 @@ pub(crate) struct Live {
     next: Option<Next>,
     /// Realtime responses begun and not done, oldest first.
     open: VecDeque<Open>,
-    /// Calls not answered yet, oldest first.
-    awaiting: VecDeque<ToolCall>,
+    /// Calls not answered yet.
+    awaiting: Awaiting,
 }
 
 /// The next turn, known only by the results sent ahead of it.
@@ -133,7 +134,7 @@ impl Live {
             model,
             next: None,
             open: VecDeque::new(),
-            awaiting: VecDeque::new(),
+            awaiting: Awaiting::new(),
         }
     }
 
@@ -200,7 +201,7 @@ impl Live {
             Client::Results(results) if results.is_empty() => {}
             Client::Results(results) => {
                 let calls: Vec<ToolCall> = (results.iter())
-                    .filter_map(|r| self.take_awaiting(&r.call_id))
+                    .filter_map(|r| self.awaiting.take(&r.call_id))
                     .collect();
                 let body = message::results_body(self.protocol, &results, |id| {
                     calls.iter().find(|c| c.call_id == id).cloned()
@@ -238,22 +239,6 @@ impl Live {
         });
     }
 
-    /// The call `call_id` names, no longer awaited.
-    fn take_awaiting(&mut self, call_id: &str) -> Option<ToolCall> {
-        let at = self.awaiting.iter().position(|c| c.call_id == call_id)?;
-        self.awaiting.remove(at)
-    }
-
-    /// Calls to await results for (the oldest forgotten past the bound).
-    fn await_calls(&mut self, calls: Vec<ToolCall>) {
-        for call in calls {
-            if self.awaiting.len() >= MAX_AWAITING {
-                self.awaiting.pop_front();
-            }
-            self.awaiting.push_back(call);
-        }
-    }
-
     /// A server message (text, or a binary frame of Gemini Live), passed on.
     pub(crate) fn server(&mut self, payload: &[u8]) {
         let read = match self.protocol {
@@ -287,7 +272,7 @@ impl Live {
                     }
                     observation.finish();
                 }
-                self.await_calls(calls);
+                self.awaiting.push(calls);
             }
             Server::Calls { body, calls } => {
                 self.start(None);
@@ -298,9 +283,9 @@ impl Live {
                     observation.feed(&body);
                     observation.finish();
                 }
-                self.await_calls(calls);
+                self.awaiting.push(calls);
             }
-            Server::Cancelled(ids) => self.awaiting.retain(|c| !ids.contains(&c.call_id)),
+            Server::Cancelled(ids) => self.awaiting.cancel(&ids),
             Server::Error { status, text } => {
                 let mut observation = Observation::new(self.shared.sinks.clone(), self.base());
                 observation.set_request_info(self.info());
