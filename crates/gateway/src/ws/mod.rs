@@ -96,11 +96,10 @@ const REFUSAL_BODY_WAIT: std::time::Duration = std::time::Duration::from_secs(10
 ///   Live's `/ws/…BidiGenerateContent`, …), the provider it belongs to, as
 ///   for HTTP ([`Route::classify`]), when that provider has a fixed
 ///   upstream or is Azure OpenAI (another cloud route's upgrade stays the
-///   HTTP path's): relayed,
-///   and read when it is a voice socket ([`live::Live::protocol_of`]). Without
-///   this such an upgrade went as a plain `GET`, its `Upgrade` and
-///   `Connection` headers dropped as hop-by-hop, and the provider refused
-///   it (426).
+///   HTTP path's): relayed, and read when it is a voice socket
+///   ([`live::Live::protocol_of`]). Without this such an upgrade went as a
+///   plain `GET`, its `Upgrade` and `Connection` headers dropped as
+///   hop-by-hop, and the provider refused it (426).
 pub(crate) fn upgrade_route(
     method: &Method,
     uri: &http::Uri,

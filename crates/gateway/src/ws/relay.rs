@@ -275,8 +275,8 @@ struct Bound<'a, F> {
 /// Upstream frames: the one read, then those the socket has already
 /// read in (at most [`BATCH`]), each written to the client, one flush for
 /// them all; their payloads (text, and binary when `read_binary`) are
-/// left in `relayed`, to be read for the
-/// records (in order) once neither side has more; a close is passed on and
+/// left in `relayed`, to be read for the records (in order) once neither
+/// side has more; a close is passed on and
 /// ends the loop. Each write (a message taken by the client's socket, the
 /// flush) is bounded by `bound` on its own: a client reading slowly
 /// through a batch of large messages is not cut off for the batch's total.
