@@ -207,9 +207,10 @@ impl Config {
         })
     }
 
-    /// `true` when the listen address is a loopback address.
+    /// `true` when the listen address is a loopback address (an
+    /// IPv4-mapped one, `[::ffff:127.0.0.1]`, too).
     pub fn is_loopback(&self) -> bool {
-        self.listen.ip().is_loopback()
+        crate::local::is_loopback(self.listen.ip())
     }
 
     /// The hosts a request may name besides the loopback ones, when the

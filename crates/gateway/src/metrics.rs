@@ -66,9 +66,10 @@ pub const UNPARSED_REQUESTS_TOTAL: &str = "toolwarden_unparsed_requests_total";
 /// Response bodies not parsed for tool calls, by reason (compressed, too large, invalid).
 pub const UNPARSED_RESPONSES_TOTAL: &str = "toolwarden_unparsed_responses_total";
 
-/// Requests refused because they name a host a gateway bound to a
-/// loopback address does not answer (`crate::rebinding`).
-pub const FOREIGN_HOST_REFUSED_TOTAL: &str = "toolwarden_foreign_host_refused_total";
+/// Requests refused before they were forwarded or recorded, by reason
+/// ([`events::RefusalReason`]: a host a loopback-bound gateway does not
+/// answer, a web page's cross-site form).
+pub const REFUSED_REQUESTS_TOTAL: &str = "toolwarden_refused_requests_total";
 
 /// Most distinct label sets per metric; beyond it, values become `other`
 /// (model and tool names come from clients and must not grow memory without bound).
@@ -96,8 +97,8 @@ pub struct Metrics {
     unparsed_responses: Family,
     upstream_latency: [Histogram; Provider::ALL.len()],
     overhead: Histogram,
-    /// Requests refused for the host they name.
-    foreign_host_refused: AtomicU64,
+    /// Requests refused before they were forwarded ([`events::RequestRefused`]).
+    refused_requests: Family,
     /// Firing alerts and webhook counters (issue 19), rendered with the rest.
     pub(crate) alerts: Arc<alerts_board::AlertsBoard>,
     /// OTLP export counters (issue 19).
@@ -136,7 +137,7 @@ impl Default for Metrics {
 impl Metrics {
     /// Empty metrics.
     pub fn new() -> Metrics {
-        Metrics {
+        let metrics = Metrics {
             tool_calls: Family::new(&["provider", "model", "tool"]),
             tool_failures: Family::new(&["provider", "model", "tool", "basis"]),
             tool_results: Family::new(&["provider", "model", "tool"]),
@@ -147,11 +148,17 @@ impl Metrics {
             unparsed_responses: Family::new(&["reason"]),
             upstream_latency: std::array::from_fn(|_| Histogram::new(LATENCY_BUCKETS)),
             overhead: Histogram::new(OVERHEAD_BUCKETS),
-            foreign_host_refused: AtomicU64::new(0),
+            refused_requests: Family::new(&["reason"]),
             alerts: Arc::default(),
             otlp: Arc::default(),
             retention: Arc::default(),
+        };
+        // Each reason is listed from the start, at 0, so an alert on its
+        // rate has a series before the first refusal.
+        for reason in events::RefusalReason::ALL {
+            metrics.refused_requests.add(&[reason.as_str()], 0);
         }
+        metrics
     }
 
     /// Alert notifications and spans handed to their exporters and not yet
@@ -200,17 +207,10 @@ impl Metrics {
         self.unparsed_responses.inc(&[reason]);
     }
 
-    /// One request refused for the host it names (`crate::rebinding`).
-    pub(crate) fn foreign_host_refused(&self) {
-        self.foreign_host_refused.fetch_add(1, Ordering::Relaxed);
-    }
-
     /// The value of one counter series (for tests and `/healthz`).
     pub fn counter(&self, name: &str, labels: &[&str]) -> u64 {
         let family = match name {
-            FOREIGN_HOST_REFUSED_TOTAL => {
-                return self.foreign_host_refused.load(Ordering::Relaxed);
-            }
+            REFUSED_REQUESTS_TOTAL => &self.refused_requests,
             TOOL_CALLS_TOTAL => &self.tool_calls,
             TOOL_FAILURES_TOTAL => &self.tool_failures,
             TOOL_RESULTS_TOTAL => &self.tool_results,
@@ -233,7 +233,7 @@ impl Metrics {
             "# HELP {BUILD_INFO} The gateway's version.\n# TYPE {BUILD_INFO} gauge\n{BUILD_INFO}{{version=\"{}\"}} 1",
             env!("CARGO_PKG_VERSION")
         );
-        let families: [(&str, &str, &Family); 8] = [
+        let families: [(&str, &str, &Family); 9] = [
             (
                 TOOL_CALLS_TOTAL,
                 "Tool calls made by models.",
@@ -274,6 +274,11 @@ impl Metrics {
                 "Response bodies not parsed for tool calls.",
                 &self.unparsed_responses,
             ),
+            (
+                REFUSED_REQUESTS_TOTAL,
+                "Requests refused before they were forwarded or recorded (reason: foreign_host, a host a gateway listening on a loopback address does not answer, see allowed_hosts; cross_site, a web page's form or text POST).",
+                &self.refused_requests,
+            ),
         ];
         for (name, help, family) in families {
             let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter");
@@ -299,11 +304,6 @@ impl Metrics {
                 JSONL_LINES_LOST_TOTAL,
                 "Lines the JSONL log lost: batches whose append failed (their events are in the database).",
                 recorder.jsonl_lines_lost,
-            ),
-            (
-                FOREIGN_HOST_REFUSED_TOTAL,
-                "Requests refused because they name a host a gateway listening on a loopback address does not answer (allowed_hosts).",
-                self.foreign_host_refused.load(Ordering::Relaxed),
             ),
         ] {
             let _ = writeln!(

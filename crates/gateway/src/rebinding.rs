@@ -9,7 +9,8 @@
 //! routes (WebSocket upgrades included) in the client's error envelope,
 //! the gateway's own routes (`/metrics`, `/healthz`, the admin routes) in
 //! the admin error shape. Nothing of it is forwarded or recorded; it is
-//! counted ([`crate::metrics::FOREIGN_HOST_REFUSED_TOTAL`]). A gateway
+//! counted ([`crate::metrics::REFUSED_REQUESTS_TOTAL`], reason
+//! `foreign_host`). A gateway
 //! bound to another address answers any host (the operator chose to
 //! expose it). The HTTP/1 fast path (`crate::h1`) leaves such a request to
 //! hyper's path, where [`refusal`] answers it.
@@ -23,6 +24,7 @@ use crate::{
     admin_error::{AdminError, AdminErrorKind},
     body::{GatewayBody, error_response},
     errors::{ProxyError, ProxyErrorKind},
+    metrics::events::{RefusalReason, RequestRefused},
     routes::Route,
     state::Shared,
 };
@@ -41,7 +43,9 @@ pub(crate) fn refusal(
     let guard = shared.config.host_guard();
     let host = crate::local::foreign_host(guard, headers, uri.authority().map(|a| a.as_str()))?;
     let host: String = host.chars().take(SHOWN_HOST_CHARS).collect();
-    shared.sinks.metrics.foreign_host_refused();
+    shared.sinks.metrics.emit(RequestRefused {
+        reason: RefusalReason::ForeignHost,
+    });
     static REFUSED: AtomicU64 = AtomicU64::new(0);
     let n = REFUSED.fetch_add(1, Ordering::Relaxed) + 1;
     if n.is_power_of_two() {

@@ -91,7 +91,7 @@ pub(super) fn versioned_base(name: &str, upstream: &Upstream) -> Option<String> 
 
 /// A warning when the dashboard and `/api/*` can be opened by no one.
 pub(super) fn dashboard_closed(listen: SocketAddr, admin_token: bool) -> Option<String> {
-    (!listen.ip().is_loopback() && !admin_token).then(|| {
+    (!crate::local::is_loopback(listen.ip()) && !admin_token).then(|| {
         format!(
             "listening on {listen} without admin_token: the dashboard and /api/* answer 403 to \
              every client (loopback ones included); set TOOLWARDEN_ADMIN_TOKEN to open them"
@@ -102,9 +102,11 @@ pub(super) fn dashboard_closed(listen: SocketAddr, admin_token: bool) -> Option<
 /// A warning when `allowed_hosts` is set (and not `*`) on a gateway
 /// listening beyond loopback, which answers any host.
 pub(super) fn hosts_unguarded(listen: SocketAddr, allowed: &AllowedHosts) -> Option<String> {
-    (!listen.ip().is_loopback() && !allowed.is_empty() && !allowed.allows_any()).then(|| {
+    (!crate::local::is_loopback(listen.ip()) && !allowed.is_empty() && !allowed.allows_any()).then(|| {
         format!(
-            "allowed_hosts is set, but the gateway listens on {listen}, not a loopback              address: it answers requests naming any host there (the host guard applies to a              loopback listen address only)"
+            "allowed_hosts is set, but the gateway listens on {listen}, not a loopback address: \
+             it answers requests naming any host there (the host guard applies to a loopback \
+             listen address only)"
         )
     })
 }

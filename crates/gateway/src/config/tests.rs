@@ -694,10 +694,19 @@ fn allowed_hosts_are_read_and_checked_once() {
     .validate()
     .unwrap();
     assert!(open.host_guard().is_none());
+    // An IPv4-mapped loopback address is loopback: guarded, no warning.
+    let mapped = env(&[
+        ("TOOLWARDEN_LISTEN", "[::ffff:127.0.0.1]:8080"),
+        ("TOOLWARDEN_ALLOWED_HOSTS", "gw.example"),
+    ])
+    .validate()
+    .unwrap();
+    assert!(mapped.is_loopback() && mapped.host_guard().is_some());
+    assert!(mapped.warnings.is_empty(), "{:?}", mapped.warnings);
     assert!(
         open.warnings
             .iter()
-            .any(|w| w.contains("allowed_hosts is set")),
+            .any(|w| w.contains("allowed_hosts is set") && !w.contains("  ")),
         "{:?}",
         open.warnings
     );

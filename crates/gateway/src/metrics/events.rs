@@ -67,6 +67,26 @@ pub struct RepairApplied {
     pub defect: DefectKind,
 }
 
+/// Why the gateway refused a request without forwarding or recording it
+/// (the `reason` label of `toolwarden_refused_requests_total`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RefusalReason {
+    /// It named a host a gateway bound to a loopback address does not
+    /// answer (`crate::rebinding`, setting `allowed_hosts`).
+    ForeignHost,
+    /// A web page's form or text `POST` from another site
+    /// (`crate::local::is_cross_site_form`).
+    CrossSite,
+}
+
+/// A request refused before it was forwarded or recorded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RequestRefused {
+    /// Why.
+    pub reason: RefusalReason,
+}
+
 /// A proxied request finished (or failed): its status and timings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct UpstreamFinished {
@@ -95,7 +115,28 @@ impl UnparsedReason {
     }
 }
 
+// === impl RefusalReason ===
+
+impl RefusalReason {
+    /// Every reason, in the order `/metrics` lists them.
+    pub const ALL: [RefusalReason; 2] = [RefusalReason::ForeignHost, RefusalReason::CrossSite];
+
+    /// The label value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RefusalReason::ForeignHost => "foreign_host",
+            RefusalReason::CrossSite => "cross_site",
+        }
+    }
+}
+
 // === impl Event ===
+
+impl Event for RequestRefused {
+    fn record(&self, metrics: &Metrics) {
+        metrics.refused_requests.inc(&[self.reason.as_str()]);
+    }
+}
 
 impl Event for UnparsedResponse {
     fn record(&self, metrics: &Metrics) {

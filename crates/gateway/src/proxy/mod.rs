@@ -38,6 +38,7 @@ use hyper::body::Incoming;
 use crate::{
     body::{GatewayBody, error_response},
     errors::{ProxyError, ProxyErrorKind},
+    metrics::events::{RefusalReason, RequestRefused},
     observe::{Observation, ResponseMeta, client_headers::ClientHeaders, now_ms},
     routes::{ProxyRoute, cloud as cloud_routes},
     state::Shared,
@@ -46,8 +47,16 @@ use crate::{
 /// A web page's form or text `POST` ([`crate::local::is_cross_site_form`]):
 /// a 403 in the client's envelope, neither forwarded nor recorded (a page
 /// could otherwise fill the records with tool calls and failures it made
-/// up, and fire alerts). Logged at the first and every power-of-two time.
-fn refuse_cross_site(provider: crate::Provider, path: &str) -> Response<GatewayBody> {
+/// up, and fire alerts). Counted; logged at the first and every
+/// power-of-two time.
+fn refuse_cross_site(
+    shared: &Shared,
+    provider: crate::Provider,
+    path: &str,
+) -> Response<GatewayBody> {
+    shared.sinks.metrics.emit(RequestRefused {
+        reason: RefusalReason::CrossSite,
+    });
     static REFUSED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = REFUSED.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
     if n.is_power_of_two() {
@@ -79,7 +88,7 @@ pub(crate) async fn handle(
     // `rawPredict` client reads Anthropic's, a Bedrock client AWS's).
     let provider = route.envelope();
     if crate::local::is_cross_site_form(&parts.method, &parts.headers) {
-        return refuse_cross_site(provider, parts.uri.path());
+        return refuse_cross_site(&shared, provider, parts.uri.path());
     }
     let mut base = request_base(
         &shared,

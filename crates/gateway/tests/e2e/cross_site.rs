@@ -80,6 +80,14 @@ async fn a_pages_form_or_text_post_is_refused_and_not_recorded() {
     let expected = |m: &str| metric(m, "toolwarden_tool_results_total", &[]) >= 1.0;
     let m = h.metrics_when(expected).await;
     assert!(expected(&m), "{m}");
+    // The four refusals are counted, under their own reason.
+    let refused = "toolwarden_refused_requests_total";
+    assert_eq!(metric(&m, refused, &[("reason", "cross_site")]), 4.0, "{m}");
+    assert_eq!(
+        metric(&m, refused, &[("reason", "foreign_host")]),
+        0.0,
+        "{m}"
+    );
     let stats = h.finish().await;
     // One result: the refused requests wrote nothing, the two sent the
     // same history (counted once).

@@ -16,7 +16,8 @@ use toolwarden_mock_provider::MockOptions;
 
 use super::support::{Harness, Reply, client, metric, read_to_close, send};
 
-const REFUSED: &str = "toolwarden_foreign_host_refused_total";
+const REFUSED: &str = "toolwarden_refused_requests_total";
+const FOREIGN: &[(&str, &str)] = &[("reason", "foreign_host")];
 
 /// A Chat request whose history holds a failed tool result: what a page
 /// would post to fill the records with made-up failures.
@@ -153,7 +154,9 @@ async fn a_rebound_name_is_refused_on_every_route_and_nothing_is_forwarded_or_re
     conn.abort();
 
     assert!(h.mock.take_received().is_empty(), "nothing was forwarded");
-    h.assert_metric(REFUSED, &[], refused).await;
+    h.assert_metric(REFUSED, FOREIGN, refused).await;
+    h.assert_metric(REFUSED, &[("reason", "cross_site")], 0.0)
+        .await;
     let m = h.metrics().await;
     assert_eq!(metric(&m, "toolwarden_tool_results_total", &[]), 0.0, "{m}");
     let stats = h.finish().await;
@@ -195,7 +198,7 @@ async fn loopback_names_and_allowed_hosts_are_served() {
     // Others are still refused.
     let r = to(&h, Method::GET, "/metrics", "evilcorp.example", &[]).await;
     assert_eq!(r.status, 403);
-    h.assert_metric(REFUSED, &[], 1.0).await;
+    h.assert_metric(REFUSED, FOREIGN, 1.0).await;
     let stats = h.finish().await;
     assert_eq!(
         stats.requests.total,
