@@ -39,7 +39,7 @@ open(sys.argv[2] + ".gz", "wb").write(gzip.compress(d))
 open(sys.argv[2] + ".zz", "wb").write(zlib.compress(d))' "$f" "$out"
     if command -v zstd >/dev/null 2>&1; then zstd -q -f -c "$f" > "$out.zst"; fi
 done
-# eventstream, h1, ws_messages, cloud_route: framed by seed_frames.py
-# (Bedrock event-stream frames, HTTP/1.1 requests and responses, WebSocket
-# messages, cloud paths).
+# eventstream, h1, ws_messages, voice_messages, cloud_route: framed by
+# seed_frames.py (Bedrock event-stream frames, HTTP/1.1 requests and
+# responses, WebSocket messages, voice messages, cloud paths).
 python3 seed_frames.py "$CORPUS"

@@ -6,6 +6,8 @@
   InvokeModelWithResponseStream `chunk`s, and ConverseStream events;
 - h1: the recorded conversations as HTTP/1.1 requests (content-length and
   chunked), a response head, a chunked SSE body;
+- voice_messages: Realtime and Gemini Live messages that carry calls,
+  results and errors, each and all together (cut at 0xFF);
 - ws_messages: the recorded Responses events as WebSocket messages (cut
   at 0xFF), and conversations as `response.create` messages;
 - cloud_route: Azure OpenAI, Vertex AI and Bedrock paths with queries.
@@ -107,6 +109,26 @@ def main(corpus):
               b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
               b"transfer-encoding: chunked\r\n\r\n" + chunked(data, 512))
         write("ws_messages", os.path.basename(path), b"\xff".join(sse_data(path)))
+
+    # voice_messages: the Realtime and Gemini Live messages that carry calls,
+    # results and errors, in the APIs' shapes (as tests/ws/voice.rs sends
+    # them), one seed of all of them cut at 0xFF.
+    voice = [
+        b'{"type":"conversation.item.create","item":{"type":"function_call_output","call_id":"call_1","output":"{\\"error\\":\\"timeout\\"}"}}',
+        b'{"type":"response.created","response":{"id":"resp_1","status":"in_progress","output":[]}}',
+        b'{"type":"response.done","response":{"id":"resp_1","status":"completed","output":[{"type":"function_call","call_id":"call_1","name":"get_weather","arguments":"{\\"city\\":\\"Lisbon\\"}"}],"usage":{"input_tokens":10,"output_tokens":5}}}',
+        b'{"type":"response.done","response":{"id":"resp_2","status":"failed","status_details":{"type":"failed","error":{"type":"server_error","code":"x","message":"boom"}},"output":[]}}',
+        b'{"type":"error","error":{"type":"invalid_request_error","code":"unknown_call","message":"no such call"}}',
+        b'{"type":"response.output_audio.delta","response_id":"resp_1","delta":"AAAAAAAA"}',
+        b'{"setup":{"model":"models/gemini-live-2.5-flash","tools":[{"functionDeclarations":[{"name":"get_weather"}]}]}}',
+        b'{"toolCall":{"functionCalls":[{"id":"fc_1","name":"get_weather","args":{"city":"Lisbon"}}]}}',
+        b'{"tool_response":{"functionResponses":[{"id":"fc_1","name":"get_weather","response":{"error":"timeout"}}]}}',
+        b'{"toolCallCancellation":{"ids":["fc_1"]}}',
+        b'{"serverContent":{"modelTurn":{"parts":[{"inlineData":{"mimeType":"audio/pcm","data":"AAAA"}}]}}}',
+    ]
+    for i, message in enumerate(voice):
+        write("voice_messages", "voice-%d" % i, message)
+    write("voice_messages", "voice-all", b"\xff".join(voice))
 
     for i, path in enumerate([
         b"/openai/deployments/gpt-4o/chat/completions?api-version=2024-10-21",

@@ -1,6 +1,7 @@
-//! What the fuzz targets call (`fuzz/fuzz_targets/{h1,ws_messages,cloud_route}.rs`):
+//! What the fuzz targets call (`fuzz/fuzz_targets/{h1,ws_messages,voice_messages,cloud_route}.rs`):
 //! the gateway's HTTP/1.1 head parsers and chunked decoder, its WebSocket
-//! message scanner and its cloud route parser are private, so their checks
+//! message scanner, its voice sockets' message readers and its cloud route
+//! parser are private, so their checks
 //! live here, run by the fuzzer and by the unit and property tests (which
 //! keep them from rotting when the parsers change). Not part of the API.
 
@@ -13,9 +14,11 @@ use crate::{
 };
 
 mod cloud_route;
+mod voice_messages;
 mod ws_messages;
 
 pub use cloud_route::cloud_route;
+pub use voice_messages::{voice_message, voice_messages};
 pub use ws_messages::{ws_messages, ws_messages_cut};
 
 /// Any bytes as a request head, a response head and a chunked body give an
