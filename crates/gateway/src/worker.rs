@@ -346,7 +346,9 @@ async fn connection(
             if let Some(route) =
                 ws::upgrade_route(req.method(), req.uri(), req.headers(), upstreams)
             {
-                return Ok::<_, Infallible>(ws::handle(shared, pool, req, route, stopping).await);
+                return Ok::<_, Infallible>(
+                    ws::handle(shared, pool, client, req, route, stopping).await,
+                );
             }
             Ok::<_, Infallible>(dispatch(shared, client, req).await)
         }

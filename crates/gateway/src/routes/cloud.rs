@@ -64,13 +64,16 @@ pub(crate) fn classify(method: &Method, path: &str) -> Option<ProxyRoute> {
     let post = *method == Method::POST;
     let route = match prefixed {
         Some(0) => azure(rest, post).or(Some(pass(Provider::Azure, CloudTarget::Azure))),
-        Some(1) => vertex(rest, post).or_else(|| Some(vertex_pass(rest))),
+        Some(1) => vertex(rest, post)
+            .or_else(|| vertex_live(rest))
+            .or_else(|| Some(vertex_pass(rest))),
         Some(2) => bedrock(rest, post).or(Some(pass(
             Provider::Bedrock,
             CloudTarget::Bedrock { stream: false },
         ))),
         _ => azure(rest, post)
             .or_else(|| vertex(rest, post))
+            .or_else(|| vertex_live(rest))
             .or_else(|| bedrock(rest, post)),
     };
     route.map(|mut r| {
@@ -184,6 +187,37 @@ fn vertex(path: &str, post: bool) -> Option<ProxyRoute> {
         ))
     })();
     Some(dialect_route.unwrap_or_else(|| pass(Provider::Vertex, target)))
+}
+
+/// Vertex AI's Live API socket,
+/// `/ws/google.cloud.aiplatform.{v1|v1beta1}.LlmBidiService/BidiGenerateContent`
+/// (google-genai's `aio.live.connect()` with `vertexai=True`). Its
+/// location is named only in the `setup` message that follows the
+/// upgrade (`projects/{p}/locations/{l}/publishers/google/models/{m}`), so
+/// the socket goes to `vertex_upstream`, else to the `global` endpoint.
+fn vertex_live(path: &str) -> Option<ProxyRoute> {
+    let version = path
+        .strip_prefix("/ws/google.cloud.aiplatform.")?
+        .strip_suffix(".LlmBidiService/BidiGenerateContent")?;
+    matches!(version, "v1" | "v1beta1").then(|| {
+        pass(
+            Provider::Vertex,
+            CloudTarget::Vertex {
+                location: "global".into(),
+            },
+        )
+    })
+}
+
+/// Whether `path` (a cloud route's, its prefix included) is Vertex AI's
+/// Live API socket ([`vertex_live`]).
+pub(crate) fn is_vertex_live(route: &ProxyRoute, path: &str) -> bool {
+    route.provider == Provider::Vertex
+        && route
+            .cloud
+            .as_ref()
+            .and_then(|c| path.get(c.prefix_len..))
+            .is_some_and(|rest| vertex_live(rest).is_some())
 }
 
 /// A pass-through under `/vertex`, whatever its path.
@@ -344,6 +378,38 @@ mod tests {
         assert_eq!((r.provider, r.dialect), (Provider::Vertex, None));
         // The Gemini API's own paths are not Vertex's.
         assert!(classify(&Method::POST, "/v1beta/models/m:generateContent").is_none());
+    }
+
+    #[test]
+    fn vertex_live_routes() {
+        for path in [
+            "/ws/google.cloud.aiplatform.v1beta1.LlmBidiService/BidiGenerateContent",
+            "/ws/google.cloud.aiplatform.v1.LlmBidiService/BidiGenerateContent",
+            "/vertex/ws/google.cloud.aiplatform.v1.LlmBidiService/BidiGenerateContent",
+        ] {
+            let r = classify(&Method::GET, path).unwrap_or_else(|| panic!("{path}"));
+            assert_eq!((r.provider, r.dialect), (Provider::Vertex, None), "{path}");
+            assert!(is_vertex_live(&r, path), "{path}");
+            assert_eq!(
+                r.cloud.unwrap().target,
+                CloudTarget::Vertex {
+                    location: "global".into()
+                }
+            );
+        }
+        // The Gemini API's socket, other versions and services are not it.
+        for path in [
+            "/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent",
+            "/ws/google.cloud.aiplatform.v2.LlmBidiService/BidiGenerateContent",
+            "/ws/google.cloud.aiplatform.v1.LlmBidiService/Other",
+        ] {
+            assert!(classify(&Method::GET, path).is_none(), "{path}");
+        }
+        let other = classify(&Method::GET, "/vertex/v1/projects/p/locations/l/x").unwrap();
+        assert!(!is_vertex_live(
+            &other,
+            "/vertex/v1/projects/p/locations/l/x"
+        ));
     }
 
     #[test]

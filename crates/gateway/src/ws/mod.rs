@@ -95,8 +95,11 @@ const REFUSAL_BODY_WAIT: std::time::Duration = std::time::Duration::from_secs(10
 /// - on any other path (the OpenAI Realtime API's `/v1/realtime`, Gemini
 ///   Live's `/ws/…BidiGenerateContent`, …), the provider it belongs to, as
 ///   for HTTP ([`Route::classify`]), when that provider has a fixed
-///   upstream or is Azure OpenAI (another cloud route's upgrade stays the
-///   HTTP path's): relayed, and read when it is a voice socket
+///   upstream, is Azure OpenAI, or is Vertex AI's Live API
+///   (`/ws/google.cloud.aiplatform.…LlmBidiService/BidiGenerateContent`,
+///   to `vertex_upstream` or the `global` endpoint, with the gateway's
+///   Google token when the client sends no credential, as for HTTP; another
+///   cloud route's upgrade stays the HTTP path's): relayed, and read when it is a voice socket
 ///   ([`live::Live::protocol_of`]). Without this such an upgrade went as a
 ///   plain `GET`, its `Upgrade` and `Connection` headers dropped as
 ///   hop-by-hop, and the provider refused it (426).
@@ -117,7 +120,11 @@ pub(crate) fn upgrade_route(
         return responses;
     }
     match Route::classify(method, path, uri.query(), headers) {
-        Route::Proxy(route) if route.upstream(upstreams).is_some() || is_azure(&route) => {
+        Route::Proxy(route)
+            if route.upstream(upstreams).is_some()
+                || is_azure(&route)
+                || crate::routes::cloud::is_vertex_live(&route, path) =>
+        {
             Some(route)
         }
         _ => None,
@@ -191,6 +198,7 @@ fn options(shared: &Shared, deflate: bool) -> yawc::Options {
 pub(crate) async fn handle(
     shared: Arc<Shared>,
     pool: Arc<Pool>,
+    client: crate::upstream::HttpClient,
     mut req: Request<Incoming>,
     route: ProxyRoute,
     stopping: Stopping,
@@ -208,7 +216,7 @@ pub(crate) async fn handle(
     };
     // The client's handshake first: a bad one opens no upstream socket
     // (which would carry its credentials and be dropped unclosed).
-    let (response, client) =
+    let (response, client_ws) =
         match yawc::WebSocket::upgrade_with_options(&mut req, options(&shared, deflate)) {
             Ok(upgrade) => upgrade,
             Err(e) => {
@@ -220,11 +228,12 @@ pub(crate) async fn handle(
         };
     let client_target = req.uri().path_and_query().map_or("/", |pq| pq.as_str());
     let target = route.upstream_path_and_query(client_target).into_owned();
+    let head = upstream_head(&shared, &client, &route, &req, &upstream, &target).await;
     let opened = upstream::open(
         &pool,
         &upstream,
         &target,
-        &req,
+        &head,
         options(&shared, deflate),
         shared.config.first_byte_timeout,
     )
@@ -277,12 +286,38 @@ pub(crate) async fn handle(
     // A side that leaves a write waiting this long reads nothing.
     let stall = shared.config.client_body_timeout;
     tokio::spawn(async move {
-        match client.await {
+        match client_ws.await {
             Ok(client) => relay::run(client, upstream_ws, turns, stopping, stall).await,
             Err(e) => tracing::debug!(error = %e, "the client's websocket upgrade failed"),
         }
     });
     Response::from_parts(parts, GatewayBody::full(Bytes::new()))
+}
+
+/// The client's upgrade headers as they go upstream: a Vertex AI socket
+/// without a credential of the client's gets the gateway's Google token
+/// when it has one and lends it ([`proxy::cloud::authenticate`], the HTTP
+/// path's rule: not to a web page elsewhere); every other socket's go as
+/// they came (the handshake's own are the gateway's, [`upstream::open`]).
+async fn upstream_head(
+    shared: &Shared,
+    client: &crate::upstream::HttpClient,
+    route: &ProxyRoute,
+    req: &Request<Incoming>,
+    upstream: &crate::upstream_url::Upstream,
+    target: &str,
+) -> HeaderMap {
+    if route.provider != crate::routes::Provider::Vertex {
+        return req.headers().clone();
+    }
+    let lend = crate::local::lends_credentials(req.headers());
+    let (mut parts, ()) = Request::new(()).into_parts();
+    parts.uri = upstream
+        .uri_for(target)
+        .unwrap_or_else(|_| req.uri().clone());
+    parts.headers = req.headers().clone();
+    proxy::cloud::authenticate(&shared.config, route, &mut parts, &[], client, lend).await;
+    parts.headers
 }
 
 /// The upstream's `101` headers the client sees too (the handshake's own

@@ -46,14 +46,15 @@ pub(crate) enum OpenError {
 /// The handshake's GUID (RFC 6455 §1.3).
 const GUID: &[u8] = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
 
-/// Open the upstream socket for the client's upgrade request `req` at
-/// `path_and_query` (the client's, a cloud route's prefix cut); its answer
-/// is awaited at most `answer_timeout` (the first-byte timeout).
-pub(crate) async fn open<B>(
+/// Open the upstream socket for the client's upgrade request, whose
+/// headers are `client_head`, at `path_and_query` (the client's, a cloud
+/// route's prefix cut); its answer is awaited at most `answer_timeout`
+/// (the first-byte timeout).
+pub(crate) async fn open(
     pool: &Pool,
     upstream: &Upstream,
     path_and_query: &str,
-    req: &Request<B>,
+    client_head: &HeaderMap,
     options: yawc::Options,
     answer_timeout: Option<std::time::Duration>,
 ) -> Result<Opened, OpenError> {
@@ -65,7 +66,7 @@ pub(crate) async fn open<B>(
         .uri_for(path_and_query)
         .map_err(|e| failed(ProxyErrorKind::BadRequest, e.to_string()))?;
     let key = base64::engine::general_purpose::STANDARD.encode(fastrand::u128(..).to_le_bytes());
-    let mut head = req.headers().clone();
+    let mut head = client_head.clone();
     for_upstream(&mut head);
     let mut request = Request::get(uri.path_and_query().map_or("/", |pq| pq.as_str()))
         .body(Empty::<bytes::Bytes>::new())

@@ -18,8 +18,11 @@ use hyper::{Request, Response, body::Incoming, service::service_fn};
 use hyper_util::rt::TokioIo;
 use proptest::{prelude::*, test_runner::TestRunner};
 use serde_json::{Value, json};
-use toolwarden_gateway::Upstream;
-use toolwarden_mock_provider::MockOptions;
+use toolwarden_gateway::{
+    Upstream,
+    cloud::{aws::AwsEnv, google::GoogleAuth},
+};
+use toolwarden_mock_provider::{GOOGLE_TEST_PRIVATE_KEY_PEM, GoogleTestKey, MockOptions};
 use yawc::{Frame, OpCode, WebSocket};
 
 use super::client::{Socket, connect_path};
@@ -36,6 +39,8 @@ type Script = Arc<dyn Fn(&Message) -> Vec<Message> + Send + Sync>;
 struct Wire {
     received: Vec<Message>,
     sent: Vec<Message>,
+    /// Each upgrade's path and query, and its `Authorization`.
+    upgrades: Vec<(String, Option<String>)>,
 }
 
 fn text(v: Value) -> Message {
@@ -57,6 +62,10 @@ async fn scripted(greeting: Vec<Message>, script: Script) -> (String, Arc<Mutex<
         while let Ok((stream, _)) = listener.accept().await {
             let (seen, script, greeting) = (seen.clone(), script.clone(), greeting.clone());
             let service = service_fn(move |mut req: Request<Incoming>| {
+                let authorization =
+                    (req.headers().get("authorization")).map(|v| v.to_str().unwrap().to_string());
+                let target = req.uri().path_and_query().unwrap().to_string();
+                seen.lock().unwrap().upgrades.push((target, authorization));
                 let (response, upgrade) = WebSocket::upgrade(&mut req).expect("an upgrade");
                 let (seen, script, greeting) = (seen.clone(), script.clone(), greeting.clone());
                 tokio::spawn(async move {
@@ -483,6 +492,34 @@ fn live_script() -> Script {
     })
 }
 
+/// What the Python SDK sends on a Live socket, setup naming `model`: the
+/// `setup`, snake_case `client_content`, `realtime_input` audio, then
+/// `tool_response` with camelCase `functionResponses`; what was sent and
+/// what came back.
+async fn drive_live(ws: &mut Socket, model: &str) -> (Vec<Message>, Vec<Message>) {
+    let mut sent: Vec<Message> = Vec::new();
+    let mut got: Vec<Message> = Vec::new();
+    let has = |key: &'static str| move |v: &Value| v.get(key).is_some();
+    let turn_complete = |v: &Value| v["serverContent"]["turnComplete"] == true;
+    let setup = json!({"setup": {"model": model,
+        "tools": [{"functionDeclarations": [{"name": "lookup_order"}, {"name": "refund"}]}]}});
+    got.extend(step(ws, &mut sent, text(setup), &has("setupComplete")).await);
+    let ask = json!({"client_content": {"turns": [{"role": "user", "parts": [{"text": "Refund order A17"}]}],
+        "turn_complete": true}});
+    got.extend(step(ws, &mut sent, text(ask), &has("toolCall")).await);
+    let audio_in = text(
+        json!({"realtime_input": {"audio": {"data": audio(), "mime_type": "audio/pcm;rate=16000"}}}),
+    );
+    sent.push(audio_in.clone());
+    ws.send(Frame::text(audio_in.1)).await.unwrap();
+    let results = text(json!({"tool_response": {"functionResponses": [
+        {"id": "fc_1", "name": "lookup_order", "response": {"output": {"status": "delivered"}}},
+        {"id": "fc_2", "name": "refund", "response": {"error": "refunds are disabled for this order"}}]}}));
+    sent.push(results.clone());
+    got.extend(exchange(ws, results, turn_complete).await);
+    (sent, got)
+}
+
 #[tokio::test]
 async fn a_gemini_live_socket_is_relayed_byte_for_byte_and_its_tools_recorded_once() {
     let (upstream, wire) = scripted(Vec::new(), live_script()).await;
@@ -494,29 +531,7 @@ async fn a_gemini_live_socket_is_relayed_byte_for_byte_and_its_tools_recorded_on
     let mut ws = connect_path(&h.gw(), path, &[("session_id", "live-1")], false)
         .await
         .unwrap();
-    let mut sent: Vec<Message> = Vec::new();
-    let mut got: Vec<Message> = Vec::new();
-    let has = |key: &'static str| move |v: &Value| v.get(key).is_some();
-    let turn_complete = |v: &Value| v["serverContent"]["turnComplete"] == true;
-    // What the Python SDK sends: `setup` with a model, snake_case
-    // `client_content`, `realtime_input` audio, then `tool_response` with
-    // camelCase `functionResponses`.
-    let setup = json!({"setup": {"model": "models/gemini-live-2.5-flash",
-        "tools": [{"functionDeclarations": [{"name": "lookup_order"}, {"name": "refund"}]}]}});
-    got.extend(step(&mut ws, &mut sent, text(setup), &has("setupComplete")).await);
-    let ask = json!({"client_content": {"turns": [{"role": "user", "parts": [{"text": "Refund order A17"}]}],
-        "turn_complete": true}});
-    got.extend(step(&mut ws, &mut sent, text(ask), &has("toolCall")).await);
-    let audio_in = text(
-        json!({"realtime_input": {"audio": {"data": audio(), "mime_type": "audio/pcm;rate=16000"}}}),
-    );
-    sent.push(audio_in.clone());
-    ws.send(Frame::text(audio_in.1)).await.unwrap();
-    let results = text(json!({"tool_response": {"functionResponses": [
-        {"id": "fc_1", "name": "lookup_order", "response": {"output": {"status": "delivered"}}},
-        {"id": "fc_2", "name": "refund", "response": {"error": "refunds are disabled for this order"}}]}}));
-    sent.push(results.clone());
-    got.extend(exchange(&mut ws, results, turn_complete).await);
+    let (sent, got) = drive_live(&mut ws, "models/gemini-live-2.5-flash").await;
     drop(ws);
 
     {
@@ -570,6 +585,135 @@ async fn a_gemini_live_socket_is_relayed_byte_for_byte_and_its_tools_recorded_on
         .filter(|e| e["type"] == "request" && e["dialect"] == "gemini")
         .collect();
     assert_eq!(turns.len(), 2, "{events:?}");
+}
+
+const GATEWAY_TOKEN: &str = "ya29.gateway-own-token";
+const VERTEX_LIVE: &str = "/ws/google.cloud.aiplatform.v1beta1.LlmBidiService/BidiGenerateContent";
+
+/// A gateway whose `vertex_upstream` is `upstream` and whose Google
+/// credentials (a service account's, in a file, as the environment names
+/// it) get their token from the mock.
+async fn vertex_gateway(upstream: &str, dir: &std::path::Path) -> Harness {
+    let upstream = upstream.to_string();
+    let dir = dir.to_path_buf();
+    let mock = MockOptions {
+        google_key: Some(GoogleTestKey::test(GATEWAY_TOKEN)),
+        ..MockOptions::default()
+    };
+    Harness::with(mock, move |c| {
+        c.cloud.vertex = Some(Upstream::parse(&upstream).unwrap());
+        let file = json!({
+            "type": "service_account",
+            "project_id": "p1",
+            "private_key_id": "test-key-1",
+            "private_key": GOOGLE_TEST_PRIVATE_KEY_PEM,
+            "client_email": "gateway@p1.iam.gserviceaccount.com",
+            "token_uri": format!("{}/token", c.upstreams.gemini.to_string().trim_end_matches('/')),
+        });
+        let path = dir.join("service_account.json");
+        std::fs::write(&path, file.to_string()).unwrap();
+        let mut env = AwsEnv::default();
+        env.insert(
+            "GOOGLE_APPLICATION_CREDENTIALS".into(),
+            path.display().to_string(),
+        );
+        let auth = GoogleAuth::from_env(&env).unwrap().expect("credentials");
+        c.cloud.google = Some(Arc::new(auth));
+    })
+    .await
+}
+
+#[tokio::test]
+async fn a_vertex_live_socket_is_relayed_with_the_right_credential_and_read_as_gemini_live() {
+    let (upstream, wire) = scripted(Vec::new(), live_script()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = vertex_gateway(&upstream, dir.path()).await;
+    // google-genai with `vertexai=True` and no credential of its own
+    // (the gateway's is lent), under the `/vertex` prefix.
+    let path = format!("/vertex{VERTEX_LIVE}");
+    let mut ws = connect_path(&h.gw(), &path, &[("session_id", "vertex-live-1")], false)
+        .await
+        .unwrap();
+    let model = "projects/p1/locations/us-central1/publishers/google/models/gemini-live-2.5-flash";
+    let (sent, got) = drive_live(&mut ws, model).await;
+    drop(ws);
+    {
+        let wire = wire.lock().unwrap();
+        assert_eq!(wire.received, sent);
+        assert_eq!(wire.sent, got);
+    }
+    // A client's own token passes unchanged; a web page elsewhere (a
+    // foreign Origin, which browsers send with every WebSocket) is not
+    // lent the gateway's.
+    for headers in [
+        &[("authorization", "Bearer ya29.the-clients-own")][..],
+        &[("origin", "https://evil.example")][..],
+    ] {
+        let mut ws = connect_path(&h.gw(), VERTEX_LIVE, headers, false)
+            .await
+            .unwrap();
+        let setup = text(json!({"setup": {"model": model}}));
+        exchange(&mut ws, setup, |v| v.get("setupComplete").is_some()).await;
+    }
+    let upgrades = wire.lock().unwrap().upgrades.clone();
+    let gateway_bearer = format!("Bearer {GATEWAY_TOKEN}");
+    assert_eq!(
+        upgrades,
+        [
+            (VERTEX_LIVE.to_string(), Some(gateway_bearer)),
+            (
+                VERTEX_LIVE.to_string(),
+                Some("Bearer ya29.the-clients-own".to_string())
+            ),
+            (VERTEX_LIVE.to_string(), None),
+        ]
+    );
+
+    let expected = |m: &str| metric(m, "toolwarden_tool_results_total", &[]) == 2.0;
+    let m = h.metrics_when(expected).await;
+    let count = |name: &str, labels: &[(&str, &str)]| metric(&m, name, labels);
+    assert_eq!(
+        count(
+            "toolwarden_tool_calls_total",
+            &[("provider", "vertex"), ("model", "gemini-live-2.5-flash")]
+        ),
+        3.0,
+        "{m}"
+    );
+    assert_eq!(count("toolwarden_tool_calls_total", &[]), 3.0, "{m}");
+    assert_eq!(
+        count("toolwarden_tool_results_total", &[("provider", "vertex")]),
+        2.0,
+        "{m}"
+    );
+    assert_eq!(
+        count(
+            "toolwarden_tool_failures_total",
+            &[("provider", "vertex"), ("tool", "refund")]
+        ),
+        1.0,
+        "{m}"
+    );
+    assert_eq!(count("toolwarden_unparsed_requests_total", &[]), 0.0, "{m}");
+    assert_eq!(
+        count("toolwarden_unparsed_responses_total", &[]),
+        0.0,
+        "{m}"
+    );
+    let stats = h.finish().await;
+    // Three upgrades and the first socket's two `toolCall` turns.
+    assert_eq!(stats.requests.total, 5, "{:?}", stats.requests);
+    assert_eq!((stats.totals.calls, stats.totals.failures), (3, 1));
+    let events = h.events();
+    let turns: Vec<_> = (events.iter())
+        .filter(|e| e["type"] == "request" && e["dialect"] == "gemini")
+        .collect();
+    assert_eq!(turns.len(), 2, "{events:?}");
+    assert!(turns.iter().all(|e| e["provider"] == "vertex"), "{turns:?}");
+    // The token is never recorded.
+    let recorded = format!("{events:?}");
+    assert!(!recorded.contains(GATEWAY_TOKEN), "{recorded}");
+    assert!(!recorded.contains("the-clients-own"), "{recorded}");
 }
 
 /// Messages of either protocol, real shapes with any values, and garbage:

@@ -359,11 +359,23 @@ pub(crate) fn live_client(payload: &[u8]) -> Client {
         return Client::Results(results);
     }
     match message.setup {
-        Some(setup) => Client::Setup(setup.model.map(|m| {
-            m.strip_prefix("models/")
-                .map_or_else(|| m.to_string(), str::to_string)
-        })),
+        Some(setup) => Client::Setup(setup.model.map(|m| model_name(&m).to_string())),
         None => Client::Ignored,
+    }
+}
+
+/// A `setup.model`'s model name: `models/{m}` (the Gemini API) and
+/// `projects/{p}/locations/{l}/publishers/google/models/{m}` or
+/// `publishers/google/models/{m}` (Vertex AI) name `m`; any other form is
+/// kept as it is.
+fn model_name(model: &str) -> &str {
+    match model.rsplit_once("models/") {
+        Some((before, name))
+            if !name.is_empty() && (before.is_empty() || before.ends_with('/')) =>
+        {
+            name
+        }
+        _ => model,
     }
 }
 

@@ -99,7 +99,9 @@ impl Live {
             Provider::OpenAi | Provider::Azure if path.ends_with("/realtime") => {
                 Some(Protocol::Realtime)
             }
-            Provider::Gemini if path.contains("BidiGenerateContent") => Some(Protocol::GeminiLive),
+            Provider::Gemini | Provider::Vertex if path.contains("BidiGenerateContent") => {
+                Some(Protocol::GeminiLive)
+            }
             _ => None,
         }
     }

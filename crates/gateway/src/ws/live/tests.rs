@@ -124,6 +124,27 @@ fn gemini_live_results_are_read_in_either_case_and_calls_become_a_response() {
         live_client(setup),
         Client::Setup(Some("gemini-live-2.5-flash".into()))
     );
+    // Vertex AI's forms name the model the same way; others stay whole.
+    for (model, name) in [
+        (
+            "projects/p1/locations/us-central1/publishers/google/models/gemini-live-2.5-flash",
+            "gemini-live-2.5-flash",
+        ),
+        (
+            "publishers/google/models/gemini-live-2.5-flash",
+            "gemini-live-2.5-flash",
+        ),
+        ("gemini-live-2.5-flash", "gemini-live-2.5-flash"),
+        ("tunedModels/x", "tunedModels/x"),
+        ("models/", "models/"),
+    ] {
+        let setup = format!(r#"{{"setup":{{"model":"{model}"}}}}"#);
+        assert_eq!(
+            live_client(setup.as_bytes()),
+            Client::Setup(Some(name.into())),
+            "{model}"
+        );
+    }
     let audio = br#"{"realtime_input":{"media_chunks":[{"mime_type":"audio/pcm","data":"AAAA"}]}}"#;
     assert_eq!(live_client(audio), Client::Ignored);
     assert_eq!(live_client(b"\x00\x01"), Client::Unreadable);
