@@ -5,8 +5,8 @@
 use toolwarden_wire::{Dialect, request_view, response_view};
 
 use crate::ws::live::message::{
-    Client, Protocol, Server, live_client, live_server, realtime_client, realtime_server,
-    results_body,
+    Client, Protocol, Server, generate_content, live_client, live_server, realtime_client,
+    realtime_server, results_body,
 };
 
 /// Any bytes as messages (cut at each `0xFF` byte, which text messages,
@@ -22,7 +22,8 @@ pub fn voice_messages(data: &[u8]) {
 /// protocols, never a panic; a results body made from what a client
 /// reader read is JSON that its dialect's request view reads; the body a
 /// server reader makes of a turn is JSON, which its dialect's response
-/// view reads without a panic.
+/// view reads without a panic (and reads, when the turn is Gemini Live's
+/// usage alone).
 pub fn voice_message(payload: &[u8]) {
     for protocol in [Protocol::Realtime, Protocol::GeminiLive] {
         let dialect = match protocol {
@@ -51,15 +52,28 @@ pub fn voice_message(payload: &[u8]) {
             Protocol::Realtime => realtime_server(payload),
             Protocol::GeminiLive => live_server(payload),
         };
-        if let Server::Done { body, .. } | Server::Calls { body, .. } = server {
-            assert!(
-                serde_json::from_slice::<serde_json::Value>(&body).is_ok(),
-                "a turn's body is JSON: {}",
-                String::from_utf8_lossy(&body)
-            );
-            // The view may refuse what the provider wrote (a call whose
-            // arguments are no object): the turn is then counted unparsed.
-            let _ = response_view(dialect, &body);
-        }
+        let body = match server {
+            Server::Done { body, .. } => body,
+            Server::Calls { parts, usage, .. } => generate_content(&parts, usage),
+            Server::Usage(usage) => {
+                let body = generate_content(&[], Some(usage));
+                if let Err(e) = response_view(dialect, &body) {
+                    panic!(
+                        "a usage turn's body reads as a response: {e}: {}",
+                        String::from_utf8_lossy(&body)
+                    );
+                }
+                body
+            }
+            _ => continue,
+        };
+        assert!(
+            serde_json::from_slice::<serde_json::Value>(&body).is_ok(),
+            "a turn's body is JSON: {}",
+            String::from_utf8_lossy(&body)
+        );
+        // The view may refuse what the provider wrote (a call whose
+        // arguments are no object): the turn is then counted unparsed.
+        let _ = response_view(dialect, &body);
     }
 }

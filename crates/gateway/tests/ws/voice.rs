@@ -466,7 +466,18 @@ fn live_script() -> Script {
         if m.get("setup").is_some() {
             return vec![binary(json!({"setupComplete": {}}))];
         }
-        if m.get("clientContent").is_some() || m.get("client_content").is_some() {
+        let content = m.get("clientContent").or_else(|| m.get("client_content"));
+        if content.is_some_and(|c| c.to_string().contains("Thanks")) {
+            // A turn without calls: its usage comes with its end.
+            return vec![
+                binary(
+                    json!({"serverContent": {"modelTurn": {"parts": [{"text": "You're welcome."}]}}}),
+                ),
+                binary(json!({"serverContent": {"turnComplete": true},
+                    "usageMetadata": {"promptTokenCount": 40, "responseTokenCount": 3, "totalTokenCount": 43}})),
+            ];
+        }
+        if content.is_some() {
             let chunk = json!({"serverContent": {"modelTurn": {"parts": [{"inlineData":
                 {"mimeType": "audio/pcm;rate=24000", "data": audio()}}]}}});
             return vec![
@@ -475,6 +486,11 @@ fn live_script() -> Script {
                 binary(json!({"toolCall": {"functionCalls": [
                     {"id": "fc_1", "name": "lookup_order", "args": {"order": "A17"}},
                     {"id": "fc_2", "name": "refund", "args": {"order": "A17", "cents": 1299}}]}})),
+                // The generation's usage, in a message of its own.
+                binary(
+                    json!({"usageMetadata": {"promptTokenCount": 12, "responseTokenCount": 30,
+                    "responseTokensDetails": [{"modality": "AUDIO", "tokenCount": 30}]}}),
+                ),
             ];
         }
         if m.get("tool_response").is_some() || m.get("toolResponse").is_some() {
@@ -506,7 +522,7 @@ async fn drive_live(ws: &mut Socket, model: &str) -> (Vec<Message>, Vec<Message>
     got.extend(step(ws, &mut sent, text(setup), &has("setupComplete")).await);
     let ask = json!({"client_content": {"turns": [{"role": "user", "parts": [{"text": "Refund order A17"}]}],
         "turn_complete": true}});
-    got.extend(step(ws, &mut sent, text(ask), &has("toolCall")).await);
+    got.extend(step(ws, &mut sent, text(ask), &has("usageMetadata")).await);
     let audio_in = text(
         json!({"realtime_input": {"audio": {"data": audio(), "mime_type": "audio/pcm;rate=16000"}}}),
     );
@@ -517,6 +533,9 @@ async fn drive_live(ws: &mut Socket, model: &str) -> (Vec<Message>, Vec<Message>
         {"id": "fc_2", "name": "refund", "response": {"error": "refunds are disabled for this order"}}]}}));
     sent.push(results.clone());
     got.extend(exchange(ws, results, turn_complete).await);
+    let thanks = json!({"client_content": {"turns": [{"role": "user", "parts": [{"text": "Thanks"}]}],
+        "turn_complete": true}});
+    got.extend(step(ws, &mut sent, text(thanks), &turn_complete).await);
     (sent, got)
 }
 
@@ -574,9 +593,18 @@ async fn a_gemini_live_socket_is_relayed_byte_for_byte_and_its_tools_recorded_on
         "{m}"
     );
 
+    // Each generation's usage, counted once, with Live's names read.
+    let tokens = |kind: &str| {
+        count(
+            "toolwarden_tokens_total",
+            &[("provider", "gemini"), ("type", kind)],
+        )
+    };
+    assert_eq!((tokens("input"), tokens("output")), (72.0, 38.0), "{m}");
+
     let stats = h.finish().await;
-    // The upgrade and the two `toolCall` turns.
-    assert_eq!(stats.requests.total, 3, "{:?}", stats.requests);
+    // The upgrade, the two `toolCall` turns and the turn without calls.
+    assert_eq!(stats.requests.total, 4, "{:?}", stats.requests);
     assert_eq!((stats.totals.calls, stats.totals.failures), (3, 1));
     assert_eq!(stats.sessions.len(), 1, "{:?}", stats.sessions);
     assert_eq!(stats.sessions[0].session_id, "live-1");
@@ -584,7 +612,7 @@ async fn a_gemini_live_socket_is_relayed_byte_for_byte_and_its_tools_recorded_on
     let turns: Vec<_> = (events.iter())
         .filter(|e| e["type"] == "request" && e["dialect"] == "gemini")
         .collect();
-    assert_eq!(turns.len(), 2, "{events:?}");
+    assert_eq!(turns.len(), 3, "{events:?}");
 }
 
 const GATEWAY_TOKEN: &str = "ya29.gateway-own-token";
@@ -700,15 +728,22 @@ async fn a_vertex_live_socket_is_relayed_with_the_right_credential_and_read_as_g
         0.0,
         "{m}"
     );
+    let tokens = |kind: &str| {
+        count(
+            "toolwarden_tokens_total",
+            &[("provider", "vertex"), ("type", kind)],
+        )
+    };
+    assert_eq!((tokens("input"), tokens("output")), (72.0, 38.0), "{m}");
     let stats = h.finish().await;
-    // Three upgrades and the first socket's two `toolCall` turns.
-    assert_eq!(stats.requests.total, 5, "{:?}", stats.requests);
+    // Three upgrades and the first socket's three turns.
+    assert_eq!(stats.requests.total, 6, "{:?}", stats.requests);
     assert_eq!((stats.totals.calls, stats.totals.failures), (3, 1));
     let events = h.events();
     let turns: Vec<_> = (events.iter())
         .filter(|e| e["type"] == "request" && e["dialect"] == "gemini")
         .collect();
-    assert_eq!(turns.len(), 2, "{events:?}");
+    assert_eq!(turns.len(), 3, "{events:?}");
     assert!(turns.iter().all(|e| e["provider"] == "vertex"), "{turns:?}");
     // The token is never recorded.
     let recorded = format!("{events:?}");

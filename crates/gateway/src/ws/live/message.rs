@@ -17,7 +17,11 @@
 //!   client's message.
 //! - Gemini Live, client: `setup` (its model, [`Client::Setup`]),
 //!   `toolResponse` ([`Client::Results`]); server: `toolCall`
-//!   ([`Server::Calls`]), `toolCallCancellation` ([`Server::Cancelled`]).
+//!   ([`Server::Calls`]), `toolCallCancellation` ([`Server::Cancelled`]),
+//!   `usageMetadata` ([`Server::Usage`], or with a `toolCall`'s calls:
+//!   Live's counts, `promptTokenCount` and `responseTokenCount`, are
+//!   written as `generateContent`'s `promptTokenCount` and
+//!   `candidatesTokenCount`).
 //!   Keys are read in camelCase or snake_case: the Python SDK sends
 //!   `{"tool_response":{"functionResponses":[…]}}`.
 
@@ -95,14 +99,31 @@ pub(crate) enum Server {
         /// Why it failed (`status: failed` with its `status_details`).
         error: Option<String>,
     },
-    /// Gemini `toolCall`: a model turn with calls, as the body of a
-    /// `generateContent` response.
-    Calls { body: Bytes, calls: Vec<ToolCall> },
+    /// Gemini `toolCall`: a model turn with calls (its `functionCall`
+    /// parts, for [`generate_content`]) and the usage its message carries.
+    Calls {
+        parts: Bytes,
+        calls: Vec<ToolCall>,
+        usage: Option<LiveUsage>,
+    },
+    /// Gemini `usageMetadata` without a `toolCall`: a model turn's tokens.
+    Usage(LiveUsage),
     /// Gemini `toolCallCancellation`: calls the client need not answer.
     Cancelled(Vec<String>),
     /// Realtime `error`: `code: message`, and the HTTP status its type
     /// would have had.
     Error { status: u16, text: String },
+}
+
+/// A Gemini Live `usageMetadata`'s token counts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+pub(crate) struct LiveUsage {
+    /// `promptTokenCount`.
+    #[serde(default, rename = "promptTokenCount", alias = "prompt_token_count")]
+    pub prompt: Option<u64>,
+    /// `responseTokenCount` (`generateContent`'s `candidatesTokenCount`).
+    #[serde(default, rename = "responseTokenCount", alias = "response_token_count")]
+    pub response: Option<u64>,
 }
 
 // === Realtime ===
@@ -392,6 +413,8 @@ pub(crate) fn live_server(payload: &[u8]) -> Server {
             alias = "tool_call_cancellation"
         )]
         cancellation: Option<Cancellation<'a>>,
+        #[serde(default, rename = "usageMetadata", alias = "usage_metadata")]
+        usage: Option<LiveUsage>,
     }
     #[derive(Deserialize)]
     struct ToolCallMessage<'a> {
@@ -415,17 +438,17 @@ pub(crate) fn live_server(payload: &[u8]) -> Server {
     if !looks_like_object(payload) {
         return Server::Unreadable;
     }
-    // Most messages are audio (base64: no quotes) or text: one search.
-    if memchr::memmem::find(payload, b"\"tool").is_none() {
-        return Server::Ignored;
-    }
-    let calls = has_key(payload, b"\"toolCall\"", b"\"tool_call\"");
-    let cancels = has_key(
-        payload,
-        b"\"toolCallCancellation\"",
-        b"\"tool_call_cancellation\"",
-    );
-    if !calls && !cancels {
+    // Most messages are audio (base64: no quotes) or text: two searches.
+    let tool = memchr::memmem::find(payload, b"\"tool").is_some();
+    let usage = has_key(payload, b"\"usageMetadata\"", b"\"usage_metadata\"");
+    let calls = tool && has_key(payload, b"\"toolCall\"", b"\"tool_call\"");
+    let cancels = tool
+        && has_key(
+            payload,
+            b"\"toolCallCancellation\"",
+            b"\"tool_call_cancellation\"",
+        );
+    if !calls && !cancels && !usage {
         return Server::Ignored;
     }
     let Ok(message) = serde_json::from_slice::<Message<'_>>(payload) else {
@@ -445,29 +468,52 @@ pub(crate) fn live_server(payload: &[u8]) -> Server {
             });
         }
         return Server::Calls {
-            body: generate_content(&tool_call.function_calls),
+            parts: function_call_parts(&tool_call.function_calls),
             calls: read,
+            usage: message.usage,
         };
     }
-    match message.cancellation {
-        Some(c) => Server::Cancelled(c.ids.into_iter().map(Cow::into_owned).collect()),
-        None => Server::Ignored,
+    // A cancellation's own message carries no usage: one that did would
+    // have it left unread.
+    match (message.cancellation, message.usage) {
+        (Some(c), _) => Server::Cancelled(c.ids.into_iter().map(Cow::into_owned).collect()),
+        (None, Some(usage)) => Server::Usage(usage),
+        (None, None) => Server::Ignored,
     }
 }
 
-/// A `generateContent` response body whose one candidate's parts are the
-/// `functionCall`s given (each as the server wrote it).
-fn generate_content(calls: &[&RawValue]) -> Bytes {
-    let mut body = Vec::from(&br#"{"candidates":[{"content":{"role":"model","parts":["#[..]);
+/// The `functionCall` parts of a `generateContent` candidate, one for each
+/// call given (each as the server wrote it), comma-separated.
+fn function_call_parts(calls: &[&RawValue]) -> Bytes {
+    let mut parts = Vec::new();
     for (i, call) in calls.iter().enumerate() {
         if i > 0 {
-            body.push(b',');
+            parts.push(b',');
         }
-        body.extend_from_slice(br#"{"functionCall":"#);
-        body.extend_from_slice(call.get().as_bytes());
-        body.push(b'}');
+        parts.extend_from_slice(br#"{"functionCall":"#);
+        parts.extend_from_slice(call.get().as_bytes());
+        parts.push(b'}');
     }
-    body.extend_from_slice(b"]}}]}");
+    Bytes::from(parts)
+}
+
+/// A `generateContent` response body whose one candidate has `parts`
+/// ([`function_call_parts`]), with `usage` as its `usageMetadata`.
+pub(crate) fn generate_content(parts: &[u8], usage: Option<LiveUsage>) -> Bytes {
+    let mut body = Vec::from(&br#"{"candidates":[{"content":{"role":"model","parts":["#[..]);
+    body.extend_from_slice(parts);
+    body.extend_from_slice(b"]}}]");
+    if let Some(usage) = usage {
+        let mut counts = Vec::new();
+        if let Some(n) = usage.prompt {
+            counts.push(format!(r#""promptTokenCount":{n}"#));
+        }
+        if let Some(n) = usage.response {
+            counts.push(format!(r#""candidatesTokenCount":{n}"#));
+        }
+        body.extend_from_slice(format!(r#","usageMetadata":{{{}}}"#, counts.join(",")).as_bytes());
+    }
+    body.push(b'}');
     Bytes::from(body)
 }
 

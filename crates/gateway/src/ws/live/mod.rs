@@ -11,9 +11,11 @@
 //!   Realtime, `gemini` for Live, the socket's path): a Realtime response
 //!   from `response.created` to `response.done`, whose `function_call`
 //!   output items are its calls and whose `status: failed` is its error;
-//!   a Gemini `toolCall` message, whose `functionCalls` are its calls. Its
-//!   body goes to the same response view as an HTTP response, so calls are
-//!   counted, named and timed as there;
+//!   a Gemini `toolCall` message, whose `functionCalls` are its calls,
+//!   kept until the `usageMetadata` of its generation comes ([`CallsTurn`]);
+//!   a Gemini `usageMetadata` with no such turn waiting, a turn without
+//!   calls. Its body goes to the same response view as an HTTP response,
+//!   so calls are counted, named and timed, and tokens counted, as there;
 //! - **results** (a Realtime `conversation.item.create` of a
 //!   `function_call_output`, a Gemini `toolResponse`) are read when sent,
 //!   as the new results of a request body in that dialect, through the
@@ -40,7 +42,7 @@ use toolwarden_wire::Dialect;
 
 use self::{
     awaiting::Awaiting,
-    message::{Client, Protocol, Server, ToolCall},
+    message::{Client, LiveUsage, Protocol, Server, ToolCall},
 };
 use crate::{
     errors::{ProxyError, ProxyErrorKind},
@@ -76,12 +78,33 @@ pub(crate) struct Live {
     open: VecDeque<Open>,
     /// Calls not answered yet.
     awaiting: Awaiting,
+    /// Gemini: the last `toolCall` turn, until its usage comes.
+    calls_turn: Option<CallsTurn>,
 }
 
 /// The next turn, known only by the results sent ahead of it.
 struct Next {
     base: RequestBase,
     info: RequestInfo,
+}
+
+/// A Gemini `toolCall` turn, kept until the `usageMetadata` of its
+/// generation comes (the server sends it in a message of its own after the
+/// calls), the next server turn, a client's results or the socket's end:
+/// at most one per socket.
+struct CallsTurn {
+    observation: Observation,
+    /// Its `functionCall` parts.
+    parts: Bytes,
+}
+
+impl CallsTurn {
+    /// Recorded as a `generateContent` response with `usage`.
+    fn finish(mut self, usage: Option<LiveUsage>) {
+        self.observation
+            .feed(&message::generate_content(&self.parts, usage));
+        self.observation.finish();
+    }
 }
 
 /// A Realtime response under way.
@@ -137,6 +160,7 @@ impl Live {
             next: None,
             open: VecDeque::new(),
             awaiting: Awaiting::new(),
+            calls_turn: None,
         }
     }
 
@@ -202,6 +226,8 @@ impl Live {
             }
             Client::Results(results) if results.is_empty() => {}
             Client::Results(results) => {
+                // The turn whose calls these answer is recorded first.
+                self.finish_calls(None);
                 let calls: Vec<ToolCall> = (results.iter())
                     .filter_map(|r| self.awaiting.take(&r.call_id))
                     .collect();
@@ -276,16 +302,36 @@ impl Live {
                 }
                 self.awaiting.push(calls);
             }
-            Server::Calls { body, calls } => {
+            Server::Calls {
+                parts,
+                calls,
+                usage,
+            } => {
+                self.finish_calls(None);
                 self.start(None);
-                if let Some(Open {
-                    mut observation, ..
-                }) = self.open.pop_back()
-                {
-                    observation.feed(&body);
-                    observation.finish();
+                if let Some(Open { observation, .. }) = self.open.pop_back() {
+                    let turn = CallsTurn { observation, parts };
+                    match usage {
+                        Some(usage) => turn.finish(Some(usage)),
+                        None => self.calls_turn = Some(turn),
+                    }
                 }
                 self.awaiting.push(calls);
+            }
+            Server::Usage(usage) => {
+                if self.calls_turn.is_some() {
+                    self.finish_calls(Some(usage));
+                } else {
+                    // A turn without calls (text, audio): its tokens.
+                    self.start(None);
+                    if let Some(Open { observation, .. }) = self.open.pop_back() {
+                        CallsTurn {
+                            observation,
+                            parts: Bytes::new(),
+                        }
+                        .finish(Some(usage));
+                    }
+                }
             }
             Server::Cancelled(ids) => self.awaiting.cancel(&ids),
             Server::Error { status, text } => {
@@ -353,13 +399,23 @@ impl Live {
         });
     }
 
+    /// The Gemini `toolCall` turn waiting for its usage, recorded with
+    /// `usage` (or without, when none came).
+    fn finish_calls(&mut self, usage: Option<LiveUsage>) {
+        if let Some(turn) = self.calls_turn.take() {
+            turn.finish(usage);
+        }
+    }
+
     /// Whether no response is under way.
     pub(crate) fn idle(&self) -> bool {
         self.open.is_empty()
     }
 
-    /// The socket ended: responses under way are recorded with `error`.
+    /// The socket ended: responses under way are recorded with `error`; a
+    /// `toolCall` turn whose usage did not come, as it is (it is whole).
     pub(crate) fn close(&mut self, error: &str) {
+        self.finish_calls(None);
         for Open {
             mut observation, ..
         } in self.open.drain(..)

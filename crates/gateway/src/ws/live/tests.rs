@@ -2,8 +2,8 @@ use proptest::prelude::*;
 use toolwarden_wire::{Dialect, request_view, response_view};
 
 use super::message::{
-    Client, Protocol, Server, ToolCall, ToolResult, live_client, live_server, realtime_client,
-    realtime_server, results_body,
+    Client, LiveUsage, Protocol, Server, ToolCall, ToolResult, generate_content, live_client,
+    live_server, realtime_client, realtime_server, results_body,
 };
 
 fn result(call_id: &str, name: Option<&str>, output: &str) -> ToolResult {
@@ -155,9 +155,15 @@ fn gemini_live_results_are_read_in_either_case_and_calls_become_a_response() {
 
     let call =
         br#"{"toolCall":{"functionCalls":[{"id":"fc_1","name":"lookup","args":{"q":"x"}}]}}"#;
-    let Server::Calls { body, calls } = live_server(call) else {
+    let Server::Calls {
+        parts,
+        calls,
+        usage: None,
+    } = live_server(call)
+    else {
         panic!("calls");
     };
+    let body = generate_content(&parts, None);
     assert_eq!(calls[0].call_id, "fc_1");
     assert_eq!(calls[0].arguments.as_ref(), r#"{"q":"x"}"#);
     let view = response_view(Dialect::Gemini, &body).unwrap();
@@ -175,6 +181,56 @@ fn gemini_live_results_are_read_in_either_case_and_calls_become_a_response() {
         br#"{"serverContent":{"modelTurn":{"parts":[{"text":"toolCall"}]}}, "x":"toolCall"}"#;
     assert_eq!(live_server(mention), Server::Ignored);
     assert_eq!(live_server(b"{\"toolCall\":"), Server::Unreadable);
+}
+
+#[test]
+fn gemini_live_usage_is_read_with_its_own_names_as_generate_contents() {
+    // Live's names (camelCase, or snake_case), alone or with a turn's end.
+    for message in [
+        &br#"{"usageMetadata":{"promptTokenCount":20,"responseTokenCount":5,"totalTokenCount":25}}"#[..],
+        br#"{"serverContent":{"turnComplete":true},"usageMetadata":{"promptTokenCount":20,"responseTokenCount":5,"responseTokensDetails":[{"modality":"AUDIO","tokenCount":5}]}}"#,
+        br#"{"usage_metadata":{"prompt_token_count":20,"response_token_count":5}}"#,
+    ] {
+        let usage = LiveUsage {
+            prompt: Some(20),
+            response: Some(5),
+        };
+        assert_eq!(
+            live_server(message),
+            Server::Usage(usage),
+            "{}",
+            String::from_utf8_lossy(message)
+        );
+        let view = response_view(Dialect::Gemini, &generate_content(&[], Some(usage))).unwrap();
+        assert_eq!(
+            (view.usage.input_tokens, view.usage.output_tokens),
+            (Some(20), Some(5))
+        );
+    }
+    // With a `toolCall`: the calls and the usage.
+    let both = br#"{"toolCall":{"functionCalls":[{"id":"a","name":"f","args":{}}]},"usageMetadata":{"promptTokenCount":7}}"#;
+    let Server::Calls { parts, usage, .. } = live_server(both) else {
+        panic!("calls");
+    };
+    assert_eq!(
+        usage,
+        Some(LiveUsage {
+            prompt: Some(7),
+            response: None
+        })
+    );
+    let view = response_view(Dialect::Gemini, &generate_content(&parts, usage)).unwrap();
+    assert_eq!(view.calls.len(), 1);
+    assert_eq!(
+        (view.usage.input_tokens, view.usage.output_tokens),
+        (Some(7), None)
+    );
+    // The key's bytes in a text value are not usage.
+    let mention = br#"{"serverContent":{"modelTurn":{"parts":[{"text":"\"usageMetadata\""}]}}}"#;
+    assert_eq!(live_server(mention), Server::Ignored);
+    let mention =
+        br#"{"serverContent":{"modelTurn":{"parts":[{"text":"x"}]}},"y":"usageMetadata"}"#;
+    assert_eq!(live_server(mention), Server::Ignored);
 }
 
 #[test]
