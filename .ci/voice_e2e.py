@@ -1,12 +1,17 @@
 """The real SDKs' voice sockets through the gateway (run by voice_e2e.sh).
 
-Starts two scripted upstreams (a Realtime server, a Gemini Live server
-sending its JSON in binary frames, as Google's does), drives them through the
-gateway with the `openai` SDK's `client.realtime.connect()` and
-google-genai's `client.aio.live.connect()`, checks that every message the
-SDKs sent reached the upstream unchanged, then reads the gateway's /metrics:
-one call, one result, one failure per protocol, counted once although the
-Realtime server echoes the client's item twice; nothing unparsed.
+Starts three scripted upstreams (a Realtime server; a Gemini Live server
+and a Vertex AI Live server, each sending its JSON in binary frames, as
+Google's do), drives them through the gateway with the `openai` SDK's
+`client.realtime.connect()` and google-genai's `client.aio.live.connect()`
+(with an API key, then in Vertex mode: `vertexai=True`, a project, a
+location and an OAuth2 credentials object holding a token), checks that
+every message the SDKs sent reached the upstream unchanged (and, for
+Vertex, the path, the client's own Bearer token and the `setup.model`'s
+`projects/…/publishers/google/models/…` form), then reads the gateway's
+/metrics: one call, one result, one failure per socket, counted once
+although the Realtime server echoes the client's item twice; the Live
+servers' `usageMetadata` tokens counted once; nothing unparsed.
 """
 
 import argparse
@@ -20,7 +25,9 @@ from google import genai
 from google.genai import types
 from openai import AsyncOpenAI
 
-RECEIVED = {"realtime": [], "live": []}
+RECEIVED = {"realtime": [], "live": [], "vertex": []}
+UPGRADES = []  # (path, Authorization) of each Vertex upgrade
+VERTEX_TOKEN = "ya29.voice-e2e-client-token"
 
 
 async def realtime_upstream(ws):
@@ -53,19 +60,27 @@ async def realtime_upstream(ws):
             await ws.send(json.dumps(o))
 
 
-async def live_upstream(ws):
+async def live_upstream(ws, kind="live"):
     async for raw in ws:
-        RECEIVED["live"].append(raw)
+        RECEIVED[kind].append(raw)
         m = json.loads(raw)
         out = []
         if "setup" in m:
             out.append({"setupComplete": {}})
         elif "client_content" in m or "clientContent" in m:
             out.append({"toolCall": {"functionCalls": [{"id": "fc_1", "name": "refund", "args": {"order": "A17"}}]}})
+            out.append({"usageMetadata": {"promptTokenCount": 9, "responseTokenCount": 4, "totalTokenCount": 13}})
         elif "tool_response" in m or "toolResponse" in m:
-            out.append({"serverContent": {"turnComplete": True}})
+            out.append({"serverContent": {"turnComplete": True},
+                        "usageMetadata": {"promptTokenCount": 20, "responseTokenCount": 2, "totalTokenCount": 22}})
         for o in out:
             await ws.send(json.dumps(o).encode())
+
+
+async def vertex_upstream(ws):
+    request = ws.request
+    UPGRADES.append((request.path, request.headers.get("Authorization")))
+    await live_upstream(ws, "vertex")
 
 
 async def realtime(gw):
@@ -90,16 +105,44 @@ async def realtime(gw):
     assert len(RECEIVED["realtime"]) == 4, RECEIVED["realtime"]
 
 
-async def live(gw):
-    g = genai.Client(api_key="AIza-voice-e2e", http_options=types.HttpOptions(base_url=gw))
-    # The SDK always opens wss:// when it holds a key; the gateway here is
-    # plain, so its URL is given as ws:// and no TLS context is passed.
+def plain_websocket(g, gw):
+    """The SDK always opens wss:// (it builds the URL from the https base);
+    the gateway here is plain, so its URL is given as ws:// and no TLS
+    context is passed."""
     g._api_client._websocket_base_url = lambda *a, **k: gw.replace("http://", "ws://")
     import google.genai.live as live_module
-    connect = live_module.ws_connect
-    live_module.ws_connect = lambda *a, **k: connect(*a, **{n: v for n, v in k.items() if n != "ssl"})
+    if not getattr(live_module.ws_connect, "plain", False):
+        connect = live_module.ws_connect
+        plain = lambda *a, **k: connect(*a, **{n: v for n, v in k.items() if n != "ssl"})
+        plain.plain = True
+        live_module.ws_connect = plain
+
+
+async def live(gw):
+    g = genai.Client(api_key="AIza-voice-e2e", http_options=types.HttpOptions(base_url=gw))
+    plain_websocket(g, gw)
+    await refund_session(g, "gemini-live-2.5-flash")
+    assert any("functionResponses" in r for r in RECEIVED["live"]), RECEIVED["live"]
+
+
+async def vertex(gw):
+    from google.oauth2.credentials import Credentials
+    g = genai.Client(vertexai=True, project="p-voice", location="us-central1",
+                     credentials=Credentials(token=VERTEX_TOKEN),
+                     http_options=types.HttpOptions(base_url=f"{gw}/vertex"))
+    plain_websocket(g, f"{gw}/vertex")
+    await refund_session(g, "gemini-live-2.5-flash")
+    assert UPGRADES == [("/ws/google.cloud.aiplatform.v1beta1.LlmBidiService/BidiGenerateContent",
+                         f"Bearer {VERTEX_TOKEN}")], UPGRADES
+    setup = json.loads(RECEIVED["vertex"][0])["setup"]
+    want = "projects/p-voice/locations/us-central1/publishers/google/models/gemini-live-2.5-flash"
+    assert setup["model"] == want, setup
+    assert any("functionResponses" in r for r in RECEIVED["vertex"]), RECEIVED["vertex"]
+
+
+async def refund_session(g, model):
     config = {"response_modalities": ["AUDIO"], "tools": [{"function_declarations": [{"name": "refund"}]}]}
-    async with g.aio.live.connect(model="gemini-live-2.5-flash", config=config) as session:
+    async with g.aio.live.connect(model=model, config=config) as session:
         await session.send_client_content(turns={"role": "user", "parts": [{"text": "Refund A17"}]})
         async for msg in session.receive():
             if msg.tool_call:
@@ -108,7 +151,6 @@ async def live(gw):
                     types.FunctionResponse(id=fc.id, name=fc.name, response={"error": "refunds are disabled"})])
             if msg.server_content and msg.server_content.turn_complete:
                 break
-    assert any("functionResponses" in r for r in RECEIVED["live"]), RECEIVED["live"]
 
 
 def metric(text, name, labels):
@@ -125,11 +167,14 @@ async def main():
     p.add_argument("--gateway", required=True)
     p.add_argument("--openai-port", type=int, required=True)
     p.add_argument("--gemini-port", type=int, required=True)
+    p.add_argument("--vertex-port", type=int, required=True)
     a = p.parse_args()
     async with websockets.serve(realtime_upstream, "127.0.0.1", a.openai_port), \
-            websockets.serve(live_upstream, "127.0.0.1", a.gemini_port):
+            websockets.serve(live_upstream, "127.0.0.1", a.gemini_port), \
+            websockets.serve(vertex_upstream, "127.0.0.1", a.vertex_port):
         await realtime(a.gateway)
         await live(a.gateway)
+        await vertex(a.gateway)
     want = {
         ("toolwarden_tool_calls_total", "openai", "book_table"): 1,
         ("toolwarden_tool_results_total", "openai", "book_table"): 1,
@@ -137,22 +182,29 @@ async def main():
         ("toolwarden_tool_calls_total", "gemini", "refund"): 1,
         ("toolwarden_tool_results_total", "gemini", "refund"): 1,
         ("toolwarden_tool_failures_total", "gemini", "refund"): 1,
+        ("toolwarden_tool_calls_total", "vertex", "refund"): 1,
+        ("toolwarden_tool_results_total", "vertex", "refund"): 1,
+        ("toolwarden_tool_failures_total", "vertex", "refund"): 1,
     }
+    tokens = {(p, t): n for p in ("gemini", "vertex") for t, n in (("input", 29), ("output", 6))}
     for _ in range(50):
         text = urllib.request.urlopen(f"{a.gateway}/metrics").read().decode()
         got = {k: metric(text, k[0], {"provider": k[1], "tool": k[2]}) for k in want}
-        if got == want:
+        got_tokens = {k: metric(text, "toolwarden_tokens_total", {"provider": k[0], "type": k[1]})
+                      for k in tokens}
+        if got == want and got_tokens == tokens:
             break
         await asyncio.sleep(0.1)
-    failed = got != want
+    failed = got != want or got_tokens != tokens
     for name in ("toolwarden_unparsed_requests_total", "toolwarden_unparsed_responses_total"):
         if metric(text, name, {}) != 0:
             print(f"{name} is not 0", file=sys.stderr)
             failed = True
     if failed:
         print("metrics:", got, "want:", want, file=sys.stderr)
+        print("tokens:", got_tokens, "want:", tokens, file=sys.stderr)
         sys.exit(1)
-    print("== voice sockets: calls, results and failures counted once")
+    print("== voice sockets: calls, results, failures and Live tokens counted once")
 
 
 asyncio.run(main())
