@@ -124,6 +124,7 @@ def main(corpus):
         b'{"toolCall":{"functionCalls":[{"id":"fc_1","name":"get_weather","args":{"city":"Lisbon"}}]}}',
         b'{"tool_response":{"functionResponses":[{"id":"fc_1","name":"get_weather","response":{"error":"timeout"}}]}}',
         b'{"toolCallCancellation":{"ids":["fc_1"]}}',
+        b'{"usageMetadata":{"promptTokenCount":72,"responseTokenCount":38,"totalTokenCount":110}}',
         b'{"serverContent":{"modelTurn":{"parts":[{"inlineData":{"mimeType":"audio/pcm","data":"AAAA"}}]}}}',
     ]
     for i, message in enumerate(voice):
