@@ -42,6 +42,21 @@ impl RelayKind {
     }
 }
 
+/// The binary run as the gateway child by the benches beside
+/// `toolwarden-bench` (`ws-bench`, `voice-bench`): `TOOLWARDEN_BENCH_CHILD`
+/// if set (another build's `toolwarden-bench`, whose `--serve-gateway` is
+/// the same, to measure its gateway with this bench), else the
+/// `toolwarden-bench` beside the running binary.
+#[allow(dead_code)] // the benches in `src/bin`, not `toolwarden-bench` itself
+pub fn sibling_gateway_exe() -> Result<std::path::PathBuf, String> {
+    if let Some(path) = std::env::var_os("TOOLWARDEN_BENCH_CHILD").filter(|p| !p.is_empty()) {
+        return Ok(path.into());
+    }
+    Ok(std::env::current_exe()
+        .map_err(|e| format!("current exe: {e}"))?
+        .with_file_name("toolwarden-bench"))
+}
+
 /// A running gateway child.
 #[derive(Debug)]
 pub struct GatewayChild {

@@ -18,7 +18,7 @@
 //! one by one does, so the gateway reads them in several pieces).
 //!
 //! The gateway runs as a child (`toolwarden-bench --serve-gateway`, the
-//! binary beside this one) recording to SQLite + JSONL, as in
+//! binary beside this one, or `TOOLWARDEN_BENCH_CHILD`) recording to SQLite + JSONL, as in
 //! `toolwarden-bench`. Prints a markdown table.
 //!
 //! ```text
@@ -334,9 +334,7 @@ async fn run(args: Args) -> Result<(), String> {
     })
     .await;
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let exe = std::env::current_exe()
-        .map_err(|e| e.to_string())?
-        .with_file_name("toolwarden-bench");
+    let exe = child::sibling_gateway_exe()?;
     let db = format!("sqlite://{}", dir.path().join("bench.db").display());
     let jsonl = dir.path().join("events.jsonl").display().to_string();
     let gw = GatewayChild::spawn(&exe, &mock.base_url(), &db, &jsonl)?;
