@@ -28,11 +28,12 @@
 //! (`toolwarden_tool_calls_total`, `toolwarden_tool_results_total` per
 //! provider: reading happened). `--baseline PATH`: a second gateway child,
 //! another build's `toolwarden-bench` (its `--serve-gateway`), measured in
-//! the same rounds, for reading's cost as a ratio.
+//! the same rounds, for reading's cost as a ratio. `--unrecorded`: the
+//! children record nothing (reading's cost without the records').
 //!
 //! ```text
 //! cargo build --release -p toolwarden-bench
-//! target/release/voice-bench [--turns 400] [--runs 3] [--baseline /path/to/old/toolwarden-bench]
+//! target/release/voice-bench [--turns 400] [--runs 3] [--baseline /path/to/old/toolwarden-bench] [--unrecorded]
 //! ```
 
 #![forbid(unsafe_code)]
@@ -535,6 +536,9 @@ struct Args {
     turns: usize,
     runs: usize,
     baseline: Option<PathBuf>,
+    /// The children record nothing (no database, no JSONL; the workers of
+    /// a recording child): reading's cost without the records'.
+    unrecorded: bool,
 }
 
 async fn run(args: Args) -> Result<(), String> {
@@ -548,7 +552,12 @@ async fn run(args: Args) -> Result<(), String> {
     for (i, (label, exe)) in children.into_iter().enumerate() {
         let db = format!("sqlite://{}", dir.path().join(format!("{i}.db")).display());
         let jsonl = dir.path().join(format!("{i}.jsonl")).display().to_string();
-        let child = GatewayChild::spawn(&exe, &format!("http://{upstream}"), &db, &jsonl)?;
+        let up = format!("http://{upstream}");
+        let child = if args.unrecorded {
+            GatewayChild::spawn_unrecorded(&exe, &up, child::gateway_workers(true))?
+        } else {
+            GatewayChild::spawn(&exe, &up, &db, &jsonl)?
+        };
         let sockets = [
             Voice::open(child.addr, Protocol::Realtime).await?,
             Voice::open(child.addr, Protocol::Live).await?,
@@ -711,9 +720,14 @@ fn main() -> ExitCode {
         turns: 400,
         runs: 3,
         baseline: None,
+        unrecorded: false,
     };
     let mut it = raw.iter();
     while let Some(flag) = it.next() {
+        if flag == "--unrecorded" {
+            args.unrecorded = true;
+            continue;
+        }
         let value = it.next();
         let number = value.and_then(|v| v.parse::<usize>().ok());
         match (flag.as_str(), number, value) {
@@ -721,7 +735,9 @@ fn main() -> ExitCode {
             ("--runs", Some(n), _) => args.runs = n.max(1),
             ("--baseline", _, Some(path)) => args.baseline = Some(path.into()),
             _ => {
-                eprintln!("usage: voice-bench [--turns N] [--runs N] [--baseline PATH]");
+                eprintln!(
+                    "usage: voice-bench [--turns N] [--runs N] [--baseline PATH] [--unrecorded]"
+                );
                 return ExitCode::from(2);
             }
         }
