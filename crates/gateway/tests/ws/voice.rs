@@ -539,6 +539,44 @@ async fn drive_live(ws: &mut Socket, model: &str) -> (Vec<Message>, Vec<Message>
     (sent, got)
 }
 
+/// What [`drive_live`]'s socket leaves in `/metrics` (`m`), under
+/// `provider`: its three calls, two results (one failed) and each
+/// generation's usage, counted once, Live's token names read; nothing
+/// unparsed.
+fn live_metrics(m: &str, provider: &str) {
+    let count = |name: &str, labels: &[(&str, &str)]| metric(m, name, labels);
+    let model = ("model", "gemini-live-2.5-flash");
+    let on = ("provider", provider);
+    assert_eq!(count("toolwarden_tool_calls_total", &[]), 3.0, "{m}");
+    assert_eq!(
+        count("toolwarden_tool_calls_total", &[on, model]),
+        3.0,
+        "{m}"
+    );
+    let refund = ("tool", "refund");
+    assert_eq!(
+        count("toolwarden_tool_calls_total", &[on, model, refund]),
+        1.0,
+        "{m}"
+    );
+    assert_eq!(count("toolwarden_tool_results_total", &[]), 2.0, "{m}");
+    assert_eq!(count("toolwarden_tool_results_total", &[on]), 2.0, "{m}");
+    assert_eq!(count("toolwarden_tool_failures_total", &[]), 1.0, "{m}");
+    assert_eq!(
+        count("toolwarden_tool_failures_total", &[on, refund]),
+        1.0,
+        "{m}"
+    );
+    assert_eq!(count("toolwarden_unparsed_requests_total", &[]), 0.0, "{m}");
+    assert_eq!(
+        count("toolwarden_unparsed_responses_total", &[]),
+        0.0,
+        "{m}"
+    );
+    let tokens = |kind: &str| count("toolwarden_tokens_total", &[on, ("type", kind)]);
+    assert_eq!((tokens("input"), tokens("output")), (72.0, 38.0), "{m}");
+}
+
 #[tokio::test]
 async fn a_gemini_live_socket_is_relayed_byte_for_byte_and_its_tools_recorded_once() {
     let (upstream, wire) = scripted(Vec::new(), live_script()).await;
@@ -565,42 +603,7 @@ async fn a_gemini_live_socket_is_relayed_byte_for_byte_and_its_tools_recorded_on
 
     let expected = |m: &str| metric(m, "toolwarden_tool_results_total", &[]) == 2.0;
     let m = h.metrics_when(expected).await;
-    let count = |name: &str, labels: &[(&str, &str)]| metric(&m, name, labels);
-    assert_eq!(count("toolwarden_tool_calls_total", &[]), 3.0, "{m}");
-    assert_eq!(
-        count(
-            "toolwarden_tool_calls_total",
-            &[
-                ("provider", "gemini"),
-                ("model", "gemini-live-2.5-flash"),
-                ("tool", "refund")
-            ]
-        ),
-        1.0,
-        "{m}"
-    );
-    assert_eq!(count("toolwarden_tool_results_total", &[]), 2.0, "{m}");
-    assert_eq!(
-        count("toolwarden_tool_failures_total", &[("tool", "refund")]),
-        1.0,
-        "{m}"
-    );
-    assert_eq!(count("toolwarden_tool_failures_total", &[]), 1.0, "{m}");
-    assert_eq!(count("toolwarden_unparsed_requests_total", &[]), 0.0, "{m}");
-    assert_eq!(
-        count("toolwarden_unparsed_responses_total", &[]),
-        0.0,
-        "{m}"
-    );
-
-    // Each generation's usage, counted once, with Live's names read.
-    let tokens = |kind: &str| {
-        count(
-            "toolwarden_tokens_total",
-            &[("provider", "gemini"), ("type", kind)],
-        )
-    };
-    assert_eq!((tokens("input"), tokens("output")), (72.0, 38.0), "{m}");
+    live_metrics(&m, "gemini");
 
     let stats = h.finish().await;
     // The upgrade, the two `toolCall` turns and the turn without calls.
@@ -699,42 +702,7 @@ async fn a_vertex_live_socket_is_relayed_with_the_right_credential_and_read_as_g
 
     let expected = |m: &str| metric(m, "toolwarden_tool_results_total", &[]) == 2.0;
     let m = h.metrics_when(expected).await;
-    let count = |name: &str, labels: &[(&str, &str)]| metric(&m, name, labels);
-    assert_eq!(
-        count(
-            "toolwarden_tool_calls_total",
-            &[("provider", "vertex"), ("model", "gemini-live-2.5-flash")]
-        ),
-        3.0,
-        "{m}"
-    );
-    assert_eq!(count("toolwarden_tool_calls_total", &[]), 3.0, "{m}");
-    assert_eq!(
-        count("toolwarden_tool_results_total", &[("provider", "vertex")]),
-        2.0,
-        "{m}"
-    );
-    assert_eq!(
-        count(
-            "toolwarden_tool_failures_total",
-            &[("provider", "vertex"), ("tool", "refund")]
-        ),
-        1.0,
-        "{m}"
-    );
-    assert_eq!(count("toolwarden_unparsed_requests_total", &[]), 0.0, "{m}");
-    assert_eq!(
-        count("toolwarden_unparsed_responses_total", &[]),
-        0.0,
-        "{m}"
-    );
-    let tokens = |kind: &str| {
-        count(
-            "toolwarden_tokens_total",
-            &[("provider", "vertex"), ("type", kind)],
-        )
-    };
-    assert_eq!((tokens("input"), tokens("output")), (72.0, 38.0), "{m}");
+    live_metrics(&m, "vertex");
     let stats = h.finish().await;
     // Three upgrades and the first socket's three turns.
     assert_eq!(stats.requests.total, 6, "{:?}", stats.requests);
