@@ -99,10 +99,10 @@ const REFUSAL_BODY_WAIT: std::time::Duration = std::time::Duration::from_secs(10
 ///   (`/ws/google.cloud.aiplatform.…LlmBidiService/BidiGenerateContent`,
 ///   to `vertex_upstream` or the `global` endpoint, with the gateway's
 ///   Google token when the client sends no credential, as for HTTP; another
-///   cloud route's upgrade stays the HTTP path's): relayed, and read when it is a voice socket
-///   ([`live::Live::protocol_of`]). Without this such an upgrade went as a
-///   plain `GET`, its `Upgrade` and `Connection` headers dropped as
-///   hop-by-hop, and the provider refused it (426).
+///   cloud route's upgrade stays the HTTP path's): relayed, and read when
+///   it is a voice socket ([`live::Live::protocol_of`]). Without this such
+///   an upgrade went as a plain `GET`, its `Upgrade` and `Connection`
+///   headers dropped as hop-by-hop, and the provider refused it (426).
 pub(crate) fn upgrade_route(
     method: &Method,
     uri: &http::Uri,
