@@ -7,7 +7,9 @@
 //!
 //! [`without_secrets`] replaces:
 //! - in a URL (`scheme://…`): everything but scheme, host and path (no
-//!   `user:password@`, no `?query`, no `#fragment`);
+//!   `user:password@`, no `?query`, no `#fragment`), and a webhook's
+//!   secret path (Slack's `hooks.slack.com/services/…`, Discord's, Teams',
+//!   `/hooks/…`, a Telegram bot's token);
 //! - the token after `Bearer ` / `Basic ` / `Token ` / `ApiKey `;
 //! - keys recognisable by their prefix (`sk-…` for OpenAI and Anthropic,
 //!   `AIza…` Google, `ghp_…`/`github_pat_…` GitHub, `xoxb-…` Slack,
@@ -186,16 +188,63 @@ pub fn without_url_secrets(text: &str) -> Cow<'_, str> {
             // before it, which errs on the safe side).
             let path_end = url.find(['?', '#']).unwrap_or(url.len());
             let before_query = &url[..path_end];
-            let host_and_path = match before_query.rfind('@') {
-                Some(i) => &before_query[i + 1..],
-                None => before_query,
+            // A webhook's secret path goes too (its `@`s are its own).
+            let secret_path = secret_path_start(before_query);
+            let kept = &before_query[..secret_path.unwrap_or(before_query.len())];
+            let host_and_path = match kept.rfind('@') {
+                Some(i) => &kept[i + 1..],
+                None => kept,
             };
             out.push_str(host_and_path);
+            if secret_path.is_some() {
+                out.push_str(REDACTED);
+            }
         }
         rest = &after[end..];
     }
     out.push_str(rest);
     Cow::Owned(out)
+}
+
+/// Where the secret part of a URL's path begins (its host and path, no
+/// query), if it has one: a webhook's URL is its credential, and anyone who
+/// holds it can post. Slack (`hooks.slack.com/services/T…/B…/…`, also
+/// `workflows/` and `triggers/`), Discord (`/api/webhooks/{id}/{token}`),
+/// Microsoft Teams (`….webhook.office.com/webhookb2/…`), Mattermost,
+/// Rocket.Chat, Zapier and the like (`/hooks/…`, `/webhooks/…`,
+/// `/webhook/…`), IFTTT (`/with/key/{key}`) and a Telegram bot's token
+/// (`api.telegram.org/bot{token}/…`). It errs on the side of cutting:
+/// `/repos/o/r/hooks/1` loses its hook's number.
+fn secret_path_start(url: &str) -> Option<usize> {
+    const AFTER: &[&str] = &[
+        "/hooks/",
+        "/webhooks/",
+        "/webhook/",
+        "/webhookb2/",
+        "/with/key/",
+    ];
+    let lower = url.to_ascii_lowercase();
+    let mut start = AFTER
+        .iter()
+        .filter_map(|marker| lower.find(marker).map(|i| i + marker.len()))
+        .min();
+    // Slack: the first segment (`services/`) names the kind; the rest is
+    // the secret.
+    if let Some(i) = lower.find("hooks.slack.com/") {
+        let kind = i + "hooks.slack.com/".len();
+        let from = lower[kind..].find('/').map_or(kind, |j| kind + j + 1);
+        start = Some(start.map_or(from, |s| s.min(from)));
+    }
+    if let Some(i) = lower.find("api.telegram.org/") {
+        let path = &lower[i + "api.telegram.org/".len()..];
+        let bot = path.strip_prefix("file/").unwrap_or(path);
+        if bot.starts_with("bot") {
+            let from = lower.len() - bot.len() + "bot".len();
+            start = Some(start.map_or(from, |s| s.min(from)));
+        }
+    }
+    // Nothing to cut when the marker ends the URL.
+    start.filter(|&s| s < url.len())
 }
 
 /// A character of a token, key or credential value.
@@ -461,6 +510,71 @@ mod tests {
             "postgres://db:5432/x"
         );
         assert_eq!(clean("a :// b"), "a :// b");
+    }
+
+    #[test]
+    fn webhook_urls_lose_their_secret_paths() {
+        let clean = without_url_secrets;
+        let cases = [
+            (
+                "POST https://hooks.slack.com/services/T0ABCDEF1/B0ABCDEF2/aBcDeFgHiJkLmNoPqRsTuVwX failed: 404 no_service",
+                "POST https://hooks.slack.com/services/[redacted] failed: 404 no_service",
+            ),
+            (
+                "https://hooks.slack.com/workflows/T01/A02/345/abcdef",
+                "https://hooks.slack.com/workflows/[redacted]",
+            ),
+            (
+                "error sending request for url (https://discord.com/api/webhooks/1234567890/AbCdEf-GhIjKl_MnOp)",
+                "error sending request for url (https://discord.com/api/webhooks/[redacted])",
+            ),
+            (
+                "https://discordapp.com/api/v10/webhooks/1/tok?wait=true",
+                "https://discordapp.com/api/v10/webhooks/[redacted]",
+            ),
+            (
+                "400 from https://contoso.webhook.office.com/webhookb2/6a1c@72f9/IncomingWebhook/4f0e/8b1d",
+                "400 from https://contoso.webhook.office.com/webhookb2/[redacted]",
+            ),
+            (
+                "https://chat.example.com/hooks/xxxgeneratedkeyxxx",
+                "https://chat.example.com/hooks/[redacted]",
+            ),
+            (
+                "https://hooks.zapier.com/hooks/catch/123456/abcdef/",
+                "https://hooks.zapier.com/hooks/[redacted]",
+            ),
+            (
+                "https://maker.ifttt.com/trigger/door/with/key/dXyZ123",
+                "https://maker.ifttt.com/trigger/door/with/key/[redacted]",
+            ),
+            (
+                "https://api.telegram.org/bot123456:ABC-DEF1234ghIkl/sendMessage",
+                "https://api.telegram.org/bot[redacted]",
+            ),
+            (
+                "https://api.telegram.org/file/bot123456:ABC/documents/a.pdf",
+                "https://api.telegram.org/file/bot[redacted]",
+            ),
+            (
+                "https://user:pa@ss@discord.com/api/webhooks/1/t",
+                "https://discord.com/api/webhooks/[redacted]",
+            ),
+        ];
+        for (text, want) in cases {
+            assert_eq!(clean(text), want, "{text}");
+            assert_eq!(without_secrets(text), want, "{text}");
+        }
+        // Paths without a secret are kept whole.
+        for text in [
+            "https://hooks.slack.com/",
+            "https://api.example.com/v1/hooks",
+            "https://api.telegram.org/",
+            "https://example.com/robots/bottle",
+            "https://api.example.com/webhooks/",
+        ] {
+            assert_eq!(clean(text), text);
+        }
     }
 
     #[test]
