@@ -79,6 +79,7 @@ pub use config::{
     SETTINGS, Setting, SettingKind, Upstreams, parse_listen,
 };
 pub use env::{env_lines, env_lines_for};
+pub use local::{LEND_TOKEN_HEADER, LendToken};
 pub use metrics::Metrics;
 pub use otel::{
     EndpointKind, OtlpCompression, OtlpConfig, OtlpProtocol, RootSampler, Sampler, SamplerEnv,

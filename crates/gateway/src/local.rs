@@ -3,16 +3,19 @@
 //! answers only its loopback names and [`AllowedHosts`], the guard against
 //! DNS rebinding, `crate::rebinding`), a loopback `Host` for the admin
 //! routes' free pass (`dashboard::access`), and whether a request may carry
-//! the gateway's own cloud credentials ([`lends_credentials`],
-//! `proxy::cloud`).
+//! the gateway's own cloud credentials ([`lends_credentials`], with the
+//! operator's [`LendToken`]; `proxy::cloud`).
 
 mod allowed;
+mod lend;
 
 use std::{borrow::Cow, net::IpAddr};
 
 use http::{HeaderMap, header};
 
 pub use self::allowed::AllowedHosts;
+pub use self::lend::{LEND_TOKEN_HEADER, LendToken};
+pub(crate) use self::lend::{Withheld, constant_time_eq, lends_credentials};
 
 /// Whether `ip` is a loopback address (an IPv4-mapped one too).
 pub(crate) fn is_loopback(ip: IpAddr) -> bool {
@@ -80,19 +83,6 @@ pub(crate) fn foreign_host<'r>(
 /// ([`names_loopback`]) or an allowed one.
 pub(crate) fn answers_host(allowed: &AllowedHosts, host: &str) -> bool {
     allowed.allows_any() || names_loopback(host) || allowed.admits(host_name(host))
-}
-
-/// Whether a request may go upstream with the gateway's own cloud
-/// credentials (its Vertex token, its SigV4 signature): not when a web
-/// page elsewhere sent it through the user's browser. Agent programs send
-/// no `Origin`; a browser sends one with every cross-origin request and
-/// every `POST`, so an `Origin` that is not this machine's (`null`
-/// included) is a page of another site. (A page that rebinds its own name
-/// to 127.0.0.1, whose requests are then same-origin, names its own host:
-/// a gateway bound to a loopback address refuses it before it gets here,
-/// [`foreign_host`].)
-pub(crate) fn lends_credentials(headers: &HeaderMap) -> bool {
-    !foreign_origin(headers)
 }
 
 /// Whether a request carries the `Origin` of a page that is not this
@@ -180,28 +170,6 @@ mod tests {
             "",
         ] {
             assert!(!names_loopback(host), "{host}");
-        }
-    }
-
-    #[test]
-    fn credentials_are_lent_to_this_machines_programs_only() {
-        // Agent programs: no Origin; a page of this machine.
-        for h in [
-            &[][..],
-            &[("host", "127.0.0.1:8080")],
-            &[("host", "[::1]:8080"), ("origin", "http://localhost:3000")],
-        ] {
-            assert!(lends_credentials(&headers(h)), "{h:?}");
-        }
-        // No page of another site.
-        for origin in [
-            "https://attacker.example",
-            "http://attacker.example:8080",
-            "null",
-            "http://127.0.0.1.nip.io",
-        ] {
-            let h = headers(&[("host", "127.0.0.1:8080"), ("origin", origin)]);
-            assert!(!lends_credentials(&h), "{origin}");
         }
     }
 

@@ -49,6 +49,9 @@ pub struct CloudConfig {
     /// Google application default credentials: their token is added to
     /// Vertex requests that carry no credential (`None`: none found).
     pub google: Option<Arc<google::GoogleAuth>>,
+    /// `lend_token`: the token a client presents to be lent the two above
+    /// (`None`: lent to any client but a web page elsewhere).
+    pub lend_token: Option<crate::local::LendToken>,
 }
 
 /// The cloud settings as read (see [`crate::RawConfig`]).
@@ -62,6 +65,8 @@ pub struct RawCloud {
     pub bedrock_upstream: Option<String>,
     /// `bedrock_region`.
     pub bedrock_region: Option<String>,
+    /// `lend_token`.
+    pub lend_token: Option<String>,
     /// `AWS_*` variables.
     pub aws_env: aws::AwsEnv,
 }
@@ -109,6 +114,10 @@ impl CloudConfig {
             .ok()
             .flatten()
             .map(Arc::new);
+        let lend_token = crate::local::LendToken::parse(raw.lend_token.as_deref().unwrap_or(""))
+            .map_err(|e| problems.push(e))
+            .ok()
+            .flatten();
         CloudConfig {
             azure,
             vertex,
@@ -116,6 +125,7 @@ impl CloudConfig {
             bedrock_region,
             aws_credentials,
             google,
+            lend_token,
         }
     }
 }

@@ -227,10 +227,12 @@ settings! {
     bedrock_upstream: String = "https://bedrock-runtime.{region}.amazonaws.com";
     /// The AWS region of Bedrock, for its default upstream and SigV4 re-signing.
     bedrock_region: String = "AWS_REGION";
+    /// A token a client must send in `x-toolwarden-lend-token` to be lent the gateway's own cloud credentials (its Bedrock signature, its Vertex token); unset, they are lent to any client but a web page elsewhere. Set it when the gateway listens beyond loopback (16 or more visible characters; never forwarded upstream).
+    lend_token: String = "";
 }
 
 /// Settings that may hold credentials: TOML or environment only.
-const SECRET_KEYS: &[&str] = &["otlp_headers"];
+const SECRET_KEYS: &[&str] = &["otlp_headers", "lend_token"];
 
 // === impl Setting ===
 

@@ -83,6 +83,29 @@ fn env_reads_every_setting() {
     assert!(config.detector().is_ok());
 }
 
+/// `lend_token` comes from the environment or the file, never a flag, and
+/// a short one is refused at start.
+#[test]
+fn a_lend_token_is_read_and_checked_once() {
+    let config = env(&[("TOOLWARDEN_LEND_TOKEN", "lend-0123456789abcdef")])
+        .validate()
+        .unwrap();
+    assert!(config.cloud.lend_token.is_some());
+    assert!(!format!("{config:?}").contains("0123456789"));
+    let config = env(&[]).validate().unwrap();
+    assert!(config.cloud.lend_token.is_none());
+    let text = env(&[("TOOLWARDEN_LEND_TOKEN", "short")])
+        .validate()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        text.contains("lend_token: at least 16 characters"),
+        "{text}"
+    );
+    let lend = SETTINGS.iter().find(|s| s.key == "lend_token").unwrap();
+    assert!(!lend.has_flag());
+}
+
 /// A comma that would have separated a list (warned about), not one
 /// inside a regex's braces, brackets or groups.
 #[test]

@@ -233,6 +233,7 @@ impl RawConfig {
                 vertex_upstream: self.vertex_upstream,
                 bedrock_upstream: self.bedrock_upstream,
                 bedrock_region: self.bedrock_region,
+                lend_token: self.lend_token,
                 aws_env: self.aws_env,
             },
             &mut problems,

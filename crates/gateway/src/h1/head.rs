@@ -6,7 +6,8 @@
 //!
 //! - hop-by-hop headers ([`crate::proxy::headers::is_hop_by_hop`], and any
 //!   named in `connection`) are dropped in both directions, as on the hyper
-//!   path;
+//!   path; so is the gateway's own `x-toolwarden-lend-token` (the
+//!   upstream request never carries it);
 //! - the upstream request gets `host` from the upstream URL and a
 //!   `content-length` of the body actually sent (it differs from the
 //!   client's after a repair), and loses `content-encoding` when the body
@@ -152,6 +153,7 @@ pub(crate) fn parse_request(
     for h in req.headers.iter() {
         if h.name.eq_ignore_ascii_case("host")
             || h.name.eq_ignore_ascii_case("content-length")
+            || h.name.eq_ignore_ascii_case(crate::local::LEND_TOKEN_HEADER)
             || facts.is_hop_by_hop(h.name)
         {
             continue;

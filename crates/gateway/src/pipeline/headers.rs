@@ -1,8 +1,9 @@
 //! Header work: hop-by-hop headers (`connection`, `keep-alive`,
 //! `transfer-encoding`, `te`, `trailer`, `upgrade`, `proxy-*`, and any
 //! named in `connection`) are removed in both directions, `host` is set by
-//! the client for the upstream, and `content-length` is dropped only when
-//! the body was repaired (the client recomputes it from the new body).
+//! the client for the upstream, the gateway's own `x-toolwarden-lend-token`
+//! never goes upstream, and `content-length` is dropped only when the body
+//! was repaired (the client recomputes it from the new body).
 //! Everything else — credentials and provider headers included — passes
 //! through unchanged. Nothing here logs a header.
 
@@ -16,6 +17,7 @@ use super::Forwarded;
 pub(crate) fn for_upstream(headers: &mut HeaderMap, forwarded: Forwarded) {
     strip_hop_by_hop(headers);
     headers.remove(header::HOST);
+    headers.remove(crate::local::LEND_TOKEN_HEADER);
     if forwarded != Forwarded::AsSent {
         headers.remove(header::CONTENT_LENGTH);
     }

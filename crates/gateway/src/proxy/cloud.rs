@@ -11,6 +11,7 @@ use crate::{
     cloud::{CloudConfig, aws, google, vertex_default},
     errors::{ProxyError, ProxyErrorKind},
     http_client::HttpClient,
+    local::Withheld,
     routes::{Provider, ProxyRoute, cloud::CloudTarget},
     upstream_url::Upstream,
 };
@@ -77,27 +78,27 @@ pub(crate) fn upstream_for<'a>(
 ///   gateway's `Authorization: Bearer` token.
 ///
 /// Other routes, no credentials, or a request the gateway does not lend
-/// them to (`lend` false: a web page elsewhere sent it, see
-/// [`crate::local::lends_credentials`]): left as they are.
+/// them to (`lend`: a web page elsewhere sent it, or it lacks the
+/// `lend_token`, see [`crate::local::lends_credentials`]): left as they
+/// are.
 pub(crate) async fn authenticate(
     config: &Config,
     route: &ProxyRoute,
     parts: &mut http::request::Parts,
     body: &[u8],
     client: &HttpClient,
-    lend: bool,
+    lend: Result<(), Withheld>,
 ) {
     let own = match route.provider {
         Provider::Bedrock => config.cloud.aws_credentials.is_some(),
         Provider::Vertex => config.cloud.google.is_some(),
         _ => false,
     };
-    if own && !lend {
-        tracing::warn!(
-            provider = route.provider.as_str(),
-            "a request from a web page elsewhere (another site's Origin, or a Host that is not \
-             this machine's) goes upstream without the gateway's credentials"
-        );
+    if !own {
+        return;
+    }
+    if let Err(why) = lend {
+        tracing::warn!(provider = route.provider.as_str(), "{}", why.reason());
         return;
     }
     match route.provider {
@@ -117,8 +118,11 @@ pub(crate) async fn authenticate(
                 }
                 Err(e) => Err(format!("{} ({})", e, credentials.source())),
             };
-            if let Err(e) = signed {
-                tracing::warn!(error = %e, "cannot re-sign a Bedrock request: forwarded as it came");
+            match signed {
+                Ok(()) => lent_openly(config),
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot re-sign a Bedrock request: forwarded as it came");
+                }
             }
         }
         Provider::Vertex => {
@@ -130,10 +134,29 @@ pub(crate) async fn authenticate(
             }
             if let Some(value) = auth.authorization(client).await {
                 parts.headers.insert(http::header::AUTHORIZATION, value);
+                lent_openly(config);
             }
         }
         _ => {}
     }
+}
+
+/// Warns once per process when the gateway lends its credentials while
+/// listening beyond loopback without `lend_token`: whoever reaches it is
+/// lent them.
+fn lent_openly(config: &Config) {
+    static WARNED: std::sync::Once = std::sync::Once::new();
+    if config.is_loopback() || config.cloud.lend_token.is_some() {
+        return;
+    }
+    WARNED.call_once(|| {
+        tracing::warn!(
+            listen = %config.listen,
+            "the gateway lent its cloud credentials to a request while listening beyond \
+             loopback without lend_token: any client that reaches it is lent them; set \
+             TOOLWARDEN_LEND_TOKEN and send it as x-toolwarden-lend-token"
+        );
+    });
 }
 
 /// The region a Bedrock request is signed for: `bedrock_region`, else the
@@ -192,7 +215,7 @@ mod tests {
             .unwrap();
         let mut parts = http::Request::post(uri).body(()).unwrap().into_parts().0;
         let client = crate::upstream::build_client(&config).unwrap();
-        authenticate(&config, &route, &mut parts, b"{}", &client, true).await;
+        authenticate(&config, &route, &mut parts, b"{}", &client, Ok(())).await;
         let auth = parts.headers["authorization"].to_str().unwrap();
         assert!(auth.contains("/eu-west-3/bedrock/aws4_request"), "{auth}");
         // Not lent (a web page elsewhere sent it): not signed.
@@ -202,7 +225,15 @@ mod tests {
             .unwrap()
             .into_parts()
             .0;
-        authenticate(&config, &route, &mut parts, b"{}", &client, false).await;
+        authenticate(
+            &config,
+            &route,
+            &mut parts,
+            b"{}",
+            &client,
+            Err(Withheld::ForeignOrigin),
+        )
+        .await;
         assert_eq!(
             parts.headers["authorization"],
             "AWS4-HMAC-SHA256 the-clients"

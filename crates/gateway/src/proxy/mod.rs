@@ -138,7 +138,8 @@ pub(crate) async fn handle(
     }
 
     // Read before the client's `host` and URI give way to the upstream's.
-    let lend = crate::local::lends_credentials(&parts.headers);
+    let lend =
+        crate::local::lends_credentials(&parts.headers, shared.config.cloud.lend_token.as_ref());
     headers::for_upstream(&mut parts.headers, outbound.forwarded);
     let path_and_query = parts.uri.path_and_query().map_or("/", |pq| pq.as_str());
     // A cloud route's `/azure`, `/vertex` or `/bedrock` prefix is the

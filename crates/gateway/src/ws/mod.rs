@@ -310,7 +310,8 @@ async fn upstream_head(
     if route.provider != crate::routes::Provider::Vertex {
         return req.headers().clone();
     }
-    let lend = crate::local::lends_credentials(req.headers());
+    let lend =
+        crate::local::lends_credentials(req.headers(), shared.config.cloud.lend_token.as_ref());
     let (mut parts, ()) = Request::new(()).into_parts();
     parts.uri = upstream
         .uri_for(target)

@@ -14,7 +14,7 @@ use std::{path::Path, sync::Arc};
 
 use serde_json::json;
 use toolwarden_gateway::{
-    Upstream,
+    LEND_TOKEN_HEADER, LendToken, Upstream,
     cloud::{aws::AwsEnv, google::GoogleAuth},
 };
 use toolwarden_mock_provider::{
@@ -27,7 +27,7 @@ use super::{
         two_calls,
     },
     convo::{Convo, Kind},
-    support::{Harness, post},
+    support::{self, Harness, post},
 };
 
 const GATEWAY_TOKEN: &str = "ya29.gateway-own-token";
@@ -65,6 +65,14 @@ fn credentials_file(dir: &Path, mock: &str, kind: &str, refresh_token: &str) -> 
 }
 
 async fn vertex(kind: &str, refresh_token: &str) -> (Harness, tempfile::TempDir) {
+    vertex_with(kind, refresh_token, |_| {}).await
+}
+
+async fn vertex_with(
+    kind: &str,
+    refresh_token: &str,
+    tweak: impl FnOnce(&mut toolwarden_gateway::Config) + Send + 'static,
+) -> (Harness, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let dir_path = dir.path().to_path_buf();
     let kind = kind.to_string();
@@ -81,6 +89,7 @@ async fn vertex(kind: &str, refresh_token: &str) -> (Harness, tempfile::TempDir)
         );
         let auth = GoogleAuth::from_env(&env).unwrap().expect("credentials");
         c.cloud.google = Some(Arc::new(auth));
+        tweak(c);
     })
     .await;
     (h, dir)
@@ -448,5 +457,81 @@ async fn a_web_page_elsewhere_gets_no_gateway_token() {
         .await;
         let last = authorizations(&h).pop().unwrap().1;
         assert_eq!(last.as_deref(), Some(&*lent), "{headers:?}");
+    }
+}
+
+/// With `lend_token` set (a gateway others on the network can reach), the
+/// gateway's token goes only to a request presenting it in
+/// `x-toolwarden-lend-token`; others go as they came. The header is the
+/// gateway's: no upstream sees it, on a cloud route or a provider's.
+#[tokio::test]
+async fn with_a_lend_token_only_a_client_presenting_it_is_lent() {
+    const LEND: &str = "lend-0123456789abcdef";
+    let (h, _dir) = vertex_with("service_account", "", |c| {
+        c.cloud.lend_token = LendToken::parse(LEND).unwrap();
+    })
+    .await;
+    let gw = h.gw();
+    let url = format!(
+        "{gw}/vertex/v1/projects/p1/locations/global/publishers/anthropic/models/claude-x:rawPredict"
+    );
+    let lent = format!("Bearer {GATEWAY_TOKEN}");
+    let send = |headers: Vec<(&'static str, &'static str)>| {
+        let (client, url) = (h.client.clone(), url.clone());
+        async move { post(&client, url, &headers, &anthropic_vertex_convo().body).await }
+    };
+    for headers in [
+        vec![],
+        vec![(LEND_TOKEN_HEADER, "lend-0123456789abcdeX")],
+        vec![(LEND_TOKEN_HEADER, "lend")],
+        vec![("authorization-lend", LEND)],
+    ] {
+        let r = send(headers.clone()).await;
+        assert_eq!(r.status, 401, "{headers:?}: {}", r.text());
+        assert_eq!(authorizations(&h).pop().unwrap().1, None, "{headers:?}");
+    }
+    let r = send(vec![(LEND_TOKEN_HEADER, LEND)]).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(authorizations(&h).pop().unwrap().1.as_deref(), Some(&*lent));
+    // Not even the token lends to a web page elsewhere.
+    let r = send(vec![
+        (LEND_TOKEN_HEADER, LEND),
+        ("origin", "https://attacker.example"),
+        ("content-type", "application/json"),
+    ])
+    .await;
+    assert_eq!(r.status, 401, "{}", r.text());
+    // The client's own credential passes as it came, token or not.
+    send(vec![
+        (LEND_TOKEN_HEADER, LEND),
+        ("authorization", "Bearer ya29.own"),
+    ])
+    .await;
+    assert_eq!(
+        authorizations(&h).pop().unwrap().1.as_deref(),
+        Some("Bearer ya29.own")
+    );
+    // A provider's route drops the header too: on the fast path (a new
+    // connection: one that fell back to hyper stays there).
+    let convo = Convo::new(Kind::Chat, false, None);
+    let r = post(
+        &support::client(),
+        format!("{gw}{}", Kind::Chat.path(false)),
+        &[
+            (LEND_TOKEN_HEADER, LEND),
+            ("authorization", "Bearer sk-test"),
+        ],
+        &convo.body,
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let received = h.mock.received();
+    assert_eq!(received.len(), 9);
+    for r in &received {
+        assert!(
+            !r.headers.contains_key(LEND_TOKEN_HEADER),
+            "{} carried the lend token upstream",
+            r.path
+        );
     }
 }
