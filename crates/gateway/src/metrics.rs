@@ -71,6 +71,11 @@ pub const UNPARSED_RESPONSES_TOTAL: &str = "toolwarden_unparsed_responses_total"
 /// answer, a web page's cross-site form).
 pub const REFUSED_REQUESTS_TOTAL: &str = "toolwarden_refused_requests_total";
 
+/// Vertex AI Live sockets sent to the endpoint they fall back to (the
+/// `global` one) rather than their location's, by reason
+/// ([`events::FallbackReason`]).
+pub const VERTEX_LIVE_FALLBACKS_TOTAL: &str = "toolwarden_vertex_live_fallbacks_total";
+
 /// Most distinct label sets per metric; beyond it, values become `other`
 /// (model and tool names come from clients and must not grow memory without bound).
 /// Each value is also cut to [`MAX_NAME_LEN`](crate::limits::MAX_NAME_LEN)
@@ -99,6 +104,8 @@ pub struct Metrics {
     overhead: Histogram,
     /// Requests refused before they were forwarded ([`events::RequestRefused`]).
     refused_requests: Family,
+    /// Vertex AI Live sockets that fell back ([`events::VertexLiveFallback`]).
+    vertex_live_fallbacks: Family,
     /// Firing alerts and webhook counters (issue 19), rendered with the rest.
     pub(crate) alerts: Arc<alerts_board::AlertsBoard>,
     /// OTLP export counters (issue 19).
@@ -149,6 +156,7 @@ impl Metrics {
             upstream_latency: std::array::from_fn(|_| Histogram::new(LATENCY_BUCKETS)),
             overhead: Histogram::new(OVERHEAD_BUCKETS),
             refused_requests: Family::new(&["reason"]),
+            vertex_live_fallbacks: Family::new(&["reason"]),
             alerts: Arc::default(),
             otlp: Arc::default(),
             retention: Arc::default(),
@@ -157,6 +165,9 @@ impl Metrics {
         // rate has a series before the first refusal.
         for reason in events::RefusalReason::ALL {
             metrics.refused_requests.add(&[reason.as_str()], 0);
+        }
+        for reason in events::FallbackReason::ALL {
+            metrics.vertex_live_fallbacks.add(&[reason.as_str()], 0);
         }
         metrics
     }
@@ -211,6 +222,7 @@ impl Metrics {
     pub fn counter(&self, name: &str, labels: &[&str]) -> u64 {
         let family = match name {
             REFUSED_REQUESTS_TOTAL => &self.refused_requests,
+            VERTEX_LIVE_FALLBACKS_TOTAL => &self.vertex_live_fallbacks,
             TOOL_CALLS_TOTAL => &self.tool_calls,
             TOOL_FAILURES_TOTAL => &self.tool_failures,
             TOOL_RESULTS_TOTAL => &self.tool_results,
@@ -233,7 +245,7 @@ impl Metrics {
             "# HELP {BUILD_INFO} The gateway's version.\n# TYPE {BUILD_INFO} gauge\n{BUILD_INFO}{{version=\"{}\"}} 1",
             env!("CARGO_PKG_VERSION")
         );
-        let families: [(&str, &str, &Family); 9] = [
+        let families: [(&str, &str, &Family); 10] = [
             (
                 TOOL_CALLS_TOTAL,
                 "Tool calls made by models.",
@@ -278,6 +290,11 @@ impl Metrics {
                 REFUSED_REQUESTS_TOTAL,
                 "Requests refused before they were forwarded or recorded (reason: foreign_host, a host a gateway listening on a loopback address does not answer, see allowed_hosts; cross_site, a web page's form or text POST).",
                 &self.refused_requests,
+            ),
+            (
+                VERTEX_LIVE_FALLBACKS_TOTAL,
+                "Vertex AI Live sockets sent to the global endpoint because their first message named no location (no_location) or none came in time (timeout).",
+                &self.vertex_live_fallbacks,
             ),
         ];
         for (name, help, family) in families {

@@ -25,6 +25,14 @@ pub struct MockTls {
 impl MockTls {
     /// A fresh CA and a server certificate for `localhost` and `127.0.0.1`.
     pub fn generate() -> io::Result<MockTls> {
+        MockTls::generate_for(&["localhost", "127.0.0.1"])
+    }
+
+    /// A fresh CA and a server certificate for `names` (host names, `*.`
+    /// wildcards, IP addresses; the first is its common name): a test
+    /// server that stands for a real host the client reaches at a local
+    /// address.
+    pub fn generate_for(names: &[&str]) -> io::Result<MockTls> {
         let ca_key = KeyPair::generate().map_err(io::Error::other)?;
         let mut ca_params =
             CertificateParams::new(Vec::<String>::new()).map_err(io::Error::other)?;
@@ -36,11 +44,10 @@ impl MockTls {
         let ca = ca_params.self_signed(&ca_key).map_err(io::Error::other)?;
 
         let key = KeyPair::generate().map_err(io::Error::other)?;
-        let mut params = CertificateParams::new(vec!["localhost".into(), "127.0.0.1".into()])
-            .map_err(io::Error::other)?;
-        params
-            .distinguished_name
-            .push(DnType::CommonName, "localhost");
+        let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+        let common = names.first().cloned().unwrap_or_default();
+        let mut params = CertificateParams::new(names).map_err(io::Error::other)?;
+        params.distinguished_name.push(DnType::CommonName, common);
         let cert = params
             .signed_by(&key, &ca, &ca_key)
             .map_err(io::Error::other)?;

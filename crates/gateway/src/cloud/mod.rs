@@ -142,14 +142,19 @@ pub fn vertex_default(location: &str) -> Result<Upstream, String> {
         }
         _ => {}
     }
-    let valid = !location.is_empty()
-        && location
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
-    if !valid {
+    if !is_vertex_location(location) {
         return Err(format!("{location:?} is not a Vertex AI location"));
     }
     Upstream::parse(&format!("https://{location}-aiplatform.googleapis.com"))
+}
+
+/// Whether `location` can name a Vertex AI location (lowercase letters,
+/// digits and `-`, not empty), and so a host of [`vertex_default`]'s.
+pub(crate) fn is_vertex_location(location: &str) -> bool {
+    !location.is_empty()
+        && location
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
 }
 
 /// Bedrock Runtime's endpoint for a region.

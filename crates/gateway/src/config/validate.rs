@@ -360,6 +360,7 @@ impl RawConfig {
                 response_parse_limit: usize::try_from(response_parse_limit).unwrap_or(usize::MAX),
                 workers,
                 upstream_roots,
+                resolve: std::collections::HashMap::new(),
                 ws_max_message_bytes: usize::try_from(ws_max_message_bytes).unwrap_or(usize::MAX),
                 record_drain: Duration::from_millis(
                     self.record_drain_ms.unwrap_or(DEFAULT_RECORD_DRAIN_MS),

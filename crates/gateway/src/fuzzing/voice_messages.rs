@@ -6,7 +6,7 @@ use toolwarden_wire::{Dialect, request_view, response_view};
 
 use crate::ws::live::message::{
     Client, Protocol, Server, generate_content, live_client, live_server, realtime_client,
-    realtime_server, results_body,
+    realtime_server, results_body, setup_location,
 };
 
 /// Any bytes as messages (cut at each `0xFF` byte, which text messages,
@@ -23,8 +23,15 @@ pub fn voice_messages(data: &[u8]) {
 /// reader read is JSON that its dialect's request view reads; the body a
 /// server reader makes of a turn is JSON, which its dialect's response
 /// view reads without a panic (and reads, when the turn is Gemini Live's
-/// usage alone).
+/// usage alone). A Vertex AI Live first message's location, when one is
+/// read, is one a host is made of ([`crate::cloud::vertex_default`]).
 pub fn voice_message(payload: &[u8]) {
+    if let Some(location) = setup_location(payload) {
+        assert!(
+            crate::cloud::vertex_default(&location).is_ok(),
+            "a location read names a host: {location:?}"
+        );
+    }
     for protocol in [Protocol::Realtime, Protocol::GeminiLive] {
         let dialect = match protocol {
             Protocol::Realtime => Dialect::OpenAiResponses,

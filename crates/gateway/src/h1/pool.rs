@@ -54,6 +54,8 @@ pub(crate) struct Pool {
     tls: TlsConnector,
     connect_timeout: Duration,
     idle_timeout: Duration,
+    /// Names reached at a fixed address ([`Config::resolve`]).
+    resolve: std::collections::HashMap<String, SocketAddr>,
 }
 
 #[derive(Debug)]
@@ -72,6 +74,7 @@ impl Pool {
             tls: TlsConnector::from(Arc::new(tls)),
             connect_timeout: config.connect_timeout,
             idle_timeout: IDLE_TIMEOUT,
+            resolve: config.resolve.clone(),
         })
     }
 
@@ -133,7 +136,9 @@ impl Pool {
         let host = upstream.host();
         let name = host.trim_start_matches('[').trim_end_matches(']');
         let port = upstream.port();
+        let fixed = self.resolve.get(name).copied();
         let addrs: Vec<SocketAddr> = match name.parse::<std::net::IpAddr>() {
+            _ if fixed.is_some() => fixed.into_iter().collect(),
             Ok(ip) => vec![SocketAddr::new(ip, port)],
             Err(_) => tokio::net::lookup_host((name, port))
                 .await

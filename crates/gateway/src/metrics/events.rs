@@ -87,6 +87,27 @@ pub struct RequestRefused {
     pub reason: RefusalReason,
 }
 
+/// Why a Vertex AI Live socket went to the endpoint it falls back to
+/// (`vertex_upstream`'s absence: the `global` one) rather than its
+/// location's (the `reason` label of `toolwarden_vertex_live_fallbacks_total`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FallbackReason {
+    /// Its first message named no well-formed location: not a `setup`
+    /// whose `model` is `projects/{p}/locations/{l}/…` (another message,
+    /// binary data, not JSON).
+    NoLocation,
+    /// It sent no message within `client_head_timeout_ms`.
+    Timeout,
+}
+
+/// A Vertex AI Live socket sent to the fallback endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VertexLiveFallback {
+    /// Why.
+    pub reason: FallbackReason,
+}
+
 /// A proxied request finished (or failed): its status and timings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct UpstreamFinished {
@@ -115,6 +136,21 @@ impl UnparsedReason {
     }
 }
 
+// === impl FallbackReason ===
+
+impl FallbackReason {
+    /// Every reason, in the order `/metrics` lists them.
+    pub const ALL: [FallbackReason; 2] = [FallbackReason::NoLocation, FallbackReason::Timeout];
+
+    /// The label value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FallbackReason::NoLocation => "no_location",
+            FallbackReason::Timeout => "timeout",
+        }
+    }
+}
+
 // === impl RefusalReason ===
 
 impl RefusalReason {
@@ -135,6 +171,12 @@ impl RefusalReason {
 impl Event for RequestRefused {
     fn record(&self, metrics: &Metrics) {
         metrics.refused_requests.inc(&[self.reason.as_str()]);
+    }
+}
+
+impl Event for VertexLiveFallback {
+    fn record(&self, metrics: &Metrics) {
+        metrics.vertex_live_fallbacks.inc(&[self.reason.as_str()]);
     }
 }
 

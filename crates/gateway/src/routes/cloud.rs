@@ -193,8 +193,9 @@ fn vertex(path: &str, post: bool) -> Option<ProxyRoute> {
 /// `/ws/google.cloud.aiplatform.{v1|v1beta1}.LlmBidiService/BidiGenerateContent`
 /// (google-genai's `aio.live.connect()` with `vertexai=True`). Its
 /// location is named only in the `setup` message that follows the
-/// upgrade (`projects/{p}/locations/{l}/publishers/google/models/{m}`), so
-/// the socket goes to `vertex_upstream`, else to the `global` endpoint.
+/// upgrade (`projects/{p}/locations/{l}/publishers/google/models/{m}`):
+/// the route's is `global`, which the socket falls back to when that
+/// message names none (`ws::vertex` reads it and picks the upstream).
 fn vertex_live(path: &str) -> Option<ProxyRoute> {
     let version = path
         .strip_prefix("/ws/google.cloud.aiplatform.")?
@@ -230,12 +231,17 @@ fn vertex_pass(path: &str) -> ProxyRoute {
 
 /// `{p}/locations/{l}/…` → `l` (`global` when absent).
 fn location_of(after_projects: &str) -> String {
+    location_in(after_projects).unwrap_or("global").to_string()
+}
+
+/// `{p}/locations/{l}/…` → `l`, as written (`None` when absent or empty):
+/// a request path's location, and a Vertex AI Live `setup.model`'s
+/// (`projects/{p}/locations/{l}/publishers/google/models/{m}`).
+pub(crate) fn location_in(after_projects: &str) -> Option<&str> {
     after_projects
         .split_once("/locations/")
         .and_then(|(_, rest)| rest.split(['/', ':']).next())
         .filter(|l| !l.is_empty())
-        .unwrap_or("global")
-        .to_string()
 }
 
 /// A Bedrock Runtime path's model id (as written, escapes kept) and

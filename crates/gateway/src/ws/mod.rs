@@ -47,6 +47,7 @@ pub(crate) mod live;
 mod relay;
 pub(crate) mod turns;
 pub(crate) mod upstream;
+mod vertex;
 
 use std::sync::Arc;
 
@@ -63,6 +64,7 @@ use crate::{
     proxy::{self, headers},
     routes::{ProxyRoute, Route},
     state::Shared,
+    upstream_url::Upstream,
 };
 
 /// What a relayed socket needs to know about the gateway stopping.
@@ -193,8 +195,31 @@ fn options(shared: &Shared, deflate: bool) -> yawc::Options {
     }
 }
 
+/// What the upstream half of an upgrade needs of the client's request,
+/// kept past the handshake (a Vertex AI Live socket opens its upstream
+/// once the client's first message has come, [`vertex`]).
+struct Upgrade {
+    shared: Arc<Shared>,
+    pool: Arc<Pool>,
+    client: crate::upstream::HttpClient,
+    route: ProxyRoute,
+    /// The client's path (a cloud route's prefix included) and query.
+    path: String,
+    query: Option<String>,
+    /// The path and query the upstream is asked for.
+    target: String,
+    uri: http::Uri,
+    headers: HeaderMap,
+    header_session: ClientHeaders,
+    deflate: bool,
+    at_ms: i64,
+}
+
 /// Serve one upgrade request: open the upstream socket, then answer the
-/// client (`101`, or the upstream's refusal) and relay in a task.
+/// client (`101`, or the upstream's refusal) and relay in a task. A
+/// Vertex AI Live socket without `vertex_upstream` is answered first, its
+/// upstream opened at its location's endpoint once its first message has
+/// named it ([`vertex`]).
 pub(crate) async fn handle(
     shared: Arc<Shared>,
     pool: Arc<Pool>,
@@ -206,12 +231,11 @@ pub(crate) async fn handle(
     let at_ms = now_ms();
     let provider = route.provider;
     let path = req.uri().path().to_string();
-    let query = req.uri().query().map(str::to_string);
-    let header_session = ClientHeaders::from_headers(req.headers());
     let deflate = offers_deflate(req.headers());
-    // A fixed upstream, or Azure's (an error naming the flag when none).
+    // A fixed upstream, or Azure's (an error naming the flag when none);
+    // a Vertex AI Live socket's fallback.
     let upstream = match proxy::cloud::upstream_for(&shared.config, &route) {
-        Ok(upstream) => upstream,
+        Ok(upstream) => upstream.into_owned(),
         Err(err) => return error_response(provider, &err),
     };
     // The client's handshake first: a bad one opens no upstream socket
@@ -227,71 +251,136 @@ pub(crate) async fn handle(
             }
         };
     let client_target = req.uri().path_and_query().map_or("/", |pq| pq.as_str());
-    let target = route.upstream_path_and_query(client_target).into_owned();
-    let head = upstream_head(&shared, &client, &route, &req, &upstream, &target).await;
-    let opened = upstream::open(
-        &pool,
-        &upstream,
-        &target,
-        &head,
-        options(&shared, deflate),
-        shared.config.first_byte_timeout,
-    )
-    .await;
-    let opened = match opened {
+    let up = Upgrade {
+        target: route.upstream_path_and_query(client_target).into_owned(),
+        query: req.uri().query().map(str::to_string),
+        uri: req.uri().clone(),
+        header_session: ClientHeaders::from_headers(req.headers()),
+        headers: std::mem::take(req.headers_mut()),
+        shared,
+        pool,
+        client,
+        route,
+        path,
+        deflate,
+        at_ms,
+    };
+    let (mut parts, _) = response.into_parts();
+    if vertex::follows_location(&up.shared.config, &up.route, &up.path) {
+        tokio::spawn(async move {
+            match client_ws.await {
+                Ok(client) => vertex::run(up, upstream, client, stopping).await,
+                Err(e) => tracing::debug!(error = %e, "the client's websocket upgrade failed"),
+            }
+        });
+        return Response::from_parts(parts, GatewayBody::full(Bytes::new()));
+    }
+    let opened = match up.open(&upstream).await {
         Ok(opened) => opened,
         Err(upstream::OpenError::Refused(answer)) => {
-            let base = proxy::request_base(&shared, &route, &path, header_session.clone(), at_ms);
-            return refusal(Observation::new(shared.sinks.clone(), base), *answer).await;
+            return refusal(up.observation(), *answer).await;
         }
         Err(upstream::OpenError::Failed(err)) => {
             tracing::warn!(error = %err, "websocket upgrade to the upstream failed");
-            let base = proxy::request_base(&shared, &route, &path, header_session.clone(), at_ms);
-            Observation::new(shared.sinks.clone(), base).fail(&err);
+            up.observation().fail(&err);
             return error_response(provider, &err);
         }
     };
-    let (mut parts, _) = response.into_parts();
     copy_upstream_headers(&opened.headers, &mut parts.headers);
-    // WebSocket mode's messages are read as Responses turns; any other
-    // socket's upgrade is recorded as the pass-through request it is.
-    let reads = route.dialect == Some(toolwarden_wire::Dialect::OpenAiResponses);
-    // A voice socket's messages are read too, the socket one session.
-    let live = live::Live::protocol_of(&route, &path).map(|protocol| {
-        live::Live::new(
-            shared.clone(),
-            route.clone(),
-            path.clone(),
-            query.as_deref(),
-            header_session.clone(),
-            protocol,
-        )
-    });
-    if !reads {
-        let mut base = proxy::request_base(&shared, &route, &path, header_session.clone(), at_ms);
-        if let Some(live) = &live {
-            base.header_session = Some(live.session().clone());
-        }
-        let mut observation = Observation::new(shared.sinks.clone(), base);
-        observation.sent();
-        observation.on_response(
-            ResponseMeta::from_headers(StatusCode::SWITCHING_PROTOCOLS.as_u16(), &opened.headers),
-            false,
-            0,
-        );
-        observation.finish();
-    }
-    let turns = turns::Turns::new(shared.clone(), route, path, header_session, reads, live);
+    let stall = up.stall();
+    let turns = up.accepted(&opened.headers);
     let upstream_ws = opened.socket;
-    // A side that leaves a write waiting this long reads nothing.
-    let stall = shared.config.client_body_timeout;
     tokio::spawn(async move {
         match client_ws.await {
-            Ok(client) => relay::run(client, upstream_ws, turns, stopping, stall).await,
+            Ok(client) => relay::run(client, upstream_ws, turns, stopping, stall, None).await,
             Err(e) => tracing::debug!(error = %e, "the client's websocket upgrade failed"),
         }
     });
     Response::from_parts(parts, GatewayBody::full(Bytes::new()))
+}
+
+// === impl Upgrade ===
+
+impl Upgrade {
+    /// Open the upstream socket at `upstream`, with the client's headers
+    /// ([`upstream_head`]) and the first-byte timeout for its answer.
+    async fn open(&self, upstream: &Upstream) -> Result<upstream::Opened, upstream::OpenError> {
+        let head = upstream_head(self, upstream).await;
+        upstream::open(
+            &self.pool,
+            upstream,
+            &self.target,
+            &head,
+            options(&self.shared, self.deflate),
+            self.shared.config.first_byte_timeout,
+        )
+        .await
+    }
+
+    /// The upgrade's record, to finish as refused or failed.
+    fn observation(&self) -> Observation {
+        Observation::new(self.shared.sinks.clone(), self.base())
+    }
+
+    fn base(&self) -> crate::observe::RequestBase {
+        proxy::request_base(
+            &self.shared,
+            &self.route,
+            &self.path,
+            self.header_session.clone(),
+            self.at_ms,
+        )
+    }
+
+    /// The upstream accepted (its `101` headers): the upgrade recorded
+    /// (unless its messages are read as Responses turns), and what reads
+    /// the socket's messages.
+    fn accepted(self, upstream_headers: &HeaderMap) -> turns::Turns {
+        // WebSocket mode's messages are read as Responses turns; any other
+        // socket's upgrade is recorded as the pass-through request it is.
+        let reads = self.route.dialect == Some(toolwarden_wire::Dialect::OpenAiResponses);
+        // A voice socket's messages are read too, the socket one session.
+        let live = live::Live::protocol_of(&self.route, &self.path).map(|protocol| {
+            live::Live::new(
+                self.shared.clone(),
+                self.route.clone(),
+                self.path.clone(),
+                self.query.as_deref(),
+                self.header_session.clone(),
+                protocol,
+            )
+        });
+        if !reads {
+            let mut base = self.base();
+            if let Some(live) = &live {
+                base.header_session = Some(live.session().clone());
+            }
+            let mut observation = Observation::new(self.shared.sinks.clone(), base);
+            observation.sent();
+            observation.on_response(
+                ResponseMeta::from_headers(
+                    StatusCode::SWITCHING_PROTOCOLS.as_u16(),
+                    upstream_headers,
+                ),
+                false,
+                0,
+            );
+            observation.finish();
+        }
+        turns::Turns::new(
+            self.shared,
+            self.route,
+            self.path,
+            self.header_session,
+            reads,
+            live,
+        )
+    }
+
+    /// A side that leaves a write waiting this long reads nothing.
+    fn stall(&self) -> std::time::Duration {
+        self.shared.config.client_body_timeout
+    }
 }
 
 /// The client's upgrade headers as they go upstream: a Vertex AI socket
@@ -299,25 +388,19 @@ pub(crate) async fn handle(
 /// when it has one and lends it ([`proxy::cloud::authenticate`], the HTTP
 /// path's rule: not to a web page elsewhere); every other socket's go as
 /// they came (the handshake's own are the gateway's, [`upstream::open`]).
-async fn upstream_head(
-    shared: &Shared,
-    client: &crate::upstream::HttpClient,
-    route: &ProxyRoute,
-    req: &Request<Incoming>,
-    upstream: &crate::upstream_url::Upstream,
-    target: &str,
-) -> HeaderMap {
-    if route.provider != crate::routes::Provider::Vertex {
-        return req.headers().clone();
+async fn upstream_head(up: &Upgrade, upstream: &Upstream) -> HeaderMap {
+    if up.route.provider != crate::routes::Provider::Vertex {
+        return up.headers.clone();
     }
     let lend =
-        crate::local::lends_credentials(req.headers(), shared.config.cloud.lend_token.as_ref());
+        crate::local::lends_credentials(&up.headers, up.shared.config.cloud.lend_token.as_ref());
     let (mut parts, ()) = Request::new(()).into_parts();
     parts.uri = upstream
-        .uri_for(target)
-        .unwrap_or_else(|_| req.uri().clone());
-    parts.headers = req.headers().clone();
-    proxy::cloud::authenticate(&shared.config, route, &mut parts, &[], client, lend).await;
+        .uri_for(&up.target)
+        .unwrap_or_else(|_| up.uri.clone());
+    parts.headers = up.headers.clone();
+    let config = &up.shared.config;
+    proxy::cloud::authenticate(config, &up.route, &mut parts, &[], &up.client, lend).await;
     parts.headers
 }
 
@@ -361,12 +444,14 @@ where
     out.freeze()
 }
 
-/// The upstream answered the upgrade with something other than `101`: the
-/// client gets that answer, recorded like an HTTP response.
-async fn refusal(
+/// The upstream's refusal of an upgrade recorded like an HTTP response:
+/// its head (headers as the client would get them) and the first `limit`
+/// bytes of its body.
+async fn refused(
     mut observation: Observation,
     answer: Response<Incoming>,
-) -> Response<GatewayBody> {
+    limit: usize,
+) -> (http::response::Parts, Bytes) {
     let (mut parts, body) = answer.into_parts();
     headers::for_client(&mut parts.headers);
     observation.on_response(
@@ -374,8 +459,15 @@ async fn refusal(
         false,
         0,
     );
-    let body = refusal_body(body, MAX_REFUSAL_BODY, REFUSAL_BODY_WAIT).await;
+    let body = refusal_body(body, limit, REFUSAL_BODY_WAIT).await;
     observation.finish();
+    (parts, body)
+}
+
+/// The upstream answered the upgrade with something other than `101`: the
+/// client gets that answer, recorded like an HTTP response.
+async fn refusal(observation: Observation, answer: Response<Incoming>) -> Response<GatewayBody> {
+    let (mut parts, body) = refused(observation, answer, MAX_REFUSAL_BODY).await;
     parts.headers.remove(header::CONTENT_LENGTH);
     parts.headers.remove(header::TRANSFER_ENCODING);
     if parts.status == StatusCode::SWITCHING_PROTOCOLS {

@@ -58,13 +58,16 @@ enum End {
 }
 
 /// Relay until one side ends, then close the other; a write either side
-/// leaves waiting for `stall` ends it too.
+/// leaves waiting for `stall` ends it too. `first`: a client message
+/// already read (a Vertex AI Live socket's, read to find its upstream),
+/// sent and read for the records before any other.
 pub(crate) async fn run<C, U>(
     mut client: WebSocket<C>,
     mut upstream: WebSocket<U>,
     mut turns: Turns,
     stopping: Stopping,
     stall: Duration,
+    first: Option<Frame>,
 ) where
     C: AsyncRead + AsyncWrite + Unpin,
     U: AsyncRead + AsyncWrite + Unpin,
@@ -82,61 +85,72 @@ pub(crate) async fn run<C, U>(
     let shutdown = raised(&mut shutdown_flag);
     let force = raised(&mut force_flag);
     tokio::pin!(shutdown, force);
-    let end = loop {
-        if draining {
-            read_relayed(&mut turns, &mut relayed);
-            if turns.idle() {
-                break End::Stopping;
+    let end = 'relay: {
+        if let Some(frame) = first {
+            let bound = Bound {
+                stall,
+                force: force.as_mut(),
+            };
+            if let Some(end) = from_client(frame, &mut upstream, &mut turns, bound).await {
+                break 'relay end;
             }
         }
-        tokio::select! {
-            biased;
-            () = &mut force, if draining => break End::Stopping,
-            () = &mut shutdown, if !draining => draining = true,
-            frame = upstream.next_frame() => {
-                let bound = Bound { stall, force: force.as_mut() };
-                if let Some(end) = from_upstream(frame, &mut upstream, &mut client, (&mut relayed, read_binary), bound).await {
-                    break end;
+        loop {
+            if draining {
+                read_relayed(&mut turns, &mut relayed);
+                if turns.idle() {
+                    break End::Stopping;
                 }
-                if relayed.len() >= BATCH {
+            }
+            tokio::select! {
+                biased;
+                () = &mut force, if draining => break End::Stopping,
+                () = &mut shutdown, if !draining => draining = true,
+                frame = upstream.next_frame() => {
+                    let bound = Bound { stall, force: force.as_mut() };
+                    if let Some(end) = from_upstream(frame, &mut upstream, &mut client, (&mut relayed, read_binary), bound).await {
+                        break end;
+                    }
+                    if relayed.len() >= BATCH {
+                        read_relayed(&mut turns, &mut relayed);
+                    }
+                }
+                frame = client.next_frame() => {
+                    // The events relayed so far come before this message in
+                    // the records.
+                    read_relayed(&mut turns, &mut relayed);
+                    match frame {
+                        Ok(frame) if frame.opcode() == OpCode::Ping => {
+                            // The library has queued the pong: written now
+                            // (`poll_ready` sends what it queued, then the flush).
+                            let pong = async {
+                                let ready = std::future::poll_fn(|cx| client.poll_ready_unpin(cx)).await;
+                                let flushed = match ready {
+                                    Ok(()) => client.flush().await,
+                                    Err(e) => Err(e),
+                                };
+                                flushed.err().map(|e| End::Broke(Side::Client, e))
+                            };
+                            if let Some(end) = within(pong, Side::Client, stall, force.as_mut()).await {
+                                break end;
+                            }
+                        }
+                        Ok(frame) => {
+                            let bound = Bound { stall, force: force.as_mut() };
+                            if let Some(end) = from_client(frame, &mut upstream, &mut turns, bound).await {
+                                break end;
+                            }
+                        }
+                        Err(e) => break End::Broke(Side::Client, e),
+                    }
+                }
+                // Neither side has more once the runtime's I/O driver has
+                // looked again (the yield): now the relayed events are read
+                // for the records, so an event that came meanwhile is
+                // relayed first, not after the parse.
+                () = tokio::task::yield_now(), if !relayed.is_empty() => {
                     read_relayed(&mut turns, &mut relayed);
                 }
-            }
-            frame = client.next_frame() => {
-                // The events relayed so far come before this message in
-                // the records.
-                read_relayed(&mut turns, &mut relayed);
-                match frame {
-                    Ok(frame) if frame.opcode() == OpCode::Ping => {
-                        // The library has queued the pong: written now
-                        // (`poll_ready` sends what it queued, then the flush).
-                        let pong = async {
-                            let ready = std::future::poll_fn(|cx| client.poll_ready_unpin(cx)).await;
-                            let flushed = match ready {
-                                Ok(()) => client.flush().await,
-                                Err(e) => Err(e),
-                            };
-                            flushed.err().map(|e| End::Broke(Side::Client, e))
-                        };
-                        if let Some(end) = within(pong, Side::Client, stall, force.as_mut()).await {
-                            break end;
-                        }
-                    }
-                    Ok(frame) => {
-                        let bound = Bound { stall, force: force.as_mut() };
-                        if let Some(end) = from_client(frame, &mut upstream, &mut turns, bound).await {
-                            break end;
-                        }
-                    }
-                    Err(e) => break End::Broke(Side::Client, e),
-                }
-            }
-            // Neither side has more once the runtime's I/O driver has
-            // looked again (the yield): now the relayed events are read
-            // for the records, so an event that came meanwhile is
-            // relayed first, not after the parse.
-            () = tokio::task::yield_now(), if !relayed.is_empty() => {
-                read_relayed(&mut turns, &mut relayed);
             }
         }
     };
@@ -418,6 +432,26 @@ where
     S: AsyncRead + AsyncWrite + Unpin,
 {
     let _ = tokio::time::timeout(CLOSE_WAIT, socket.send(close)).await;
+}
+
+/// Close a socket the gateway ends on its own (a Vertex AI Live client
+/// whose upstream refused or failed): `code` and `reason` sent, the answer
+/// awaited briefly, the connection shut.
+pub(super) async fn close<S>(socket: &mut WebSocket<S>, code: CloseCode, reason: &str)
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    send_close(socket, Frame::close(code, reason)).await;
+    finish_closing(socket, None, CLOSE_WAIT).await;
+}
+
+/// A socket whose peer sent a close before the gateway had anything to
+/// relay: the library's answer flushed, the connection shut.
+pub(super) async fn closed<S>(socket: &mut WebSocket<S>)
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    finish_closed(socket).await;
 }
 
 /// The close frame to pass on: the same code and reason (a close without

@@ -7,7 +7,9 @@
 //! counted exactly once.
 
 use std::{
+    collections::HashMap,
     convert::Infallible,
+    net::SocketAddr,
     sync::{Arc, Mutex},
 };
 
@@ -19,14 +21,16 @@ use hyper_util::rt::TokioIo;
 use proptest::{prelude::*, test_runner::TestRunner};
 use serde_json::{Value, json};
 use toolwarden_gateway::{
-    Upstream,
+    Config, Upstream,
     cloud::{aws::AwsEnv, google::GoogleAuth},
 };
-use toolwarden_mock_provider::{GOOGLE_TEST_PRIVATE_KEY_PEM, GoogleTestKey, MockOptions};
+use toolwarden_mock_provider::{GOOGLE_TEST_PRIVATE_KEY_PEM, GoogleTestKey, MockOptions, MockTls};
 use yawc::{Frame, OpCode, WebSocket};
 
 use super::client::{Socket, connect_path};
 use crate::e2e::support::{Harness, metric};
+
+mod vertex;
 
 /// A message as it went: binary or text, and its bytes.
 type Message = (bool, Bytes);
@@ -41,6 +45,10 @@ struct Wire {
     sent: Vec<Message>,
     /// Each upgrade's path and query, and its `Authorization`.
     upgrades: Vec<(String, Option<String>)>,
+    /// Each upgrade's `Host`, and the name its TLS handshake asked for.
+    hosts: Vec<(String, Option<String>)>,
+    /// Hosts whose upgrade is refused: the status and body.
+    refuse: HashMap<String, (u16, String)>,
 }
 
 fn text(v: Value) -> Message {
@@ -54,61 +62,112 @@ fn binary(v: Value) -> Message {
 /// An upstream WebSocket server that sends `greeting` on connect and
 /// answers each client message (read as JSON) with what `script` says.
 async fn scripted(greeting: Vec<Message>, script: Script) -> (String, Arc<Mutex<Wire>>) {
+    let (addr, wire) = scripted_on(None, greeting, script).await;
+    (format!("http://{addr}"), wire)
+}
+
+/// [`scripted`], over TLS with `tls`'s certificate when given; its address.
+async fn scripted_on(
+    tls: Option<&MockTls>,
+    greeting: Vec<Message>,
+    script: Script,
+) -> (SocketAddr, Arc<Mutex<Wire>>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let wire: Arc<Mutex<Wire>> = Arc::default();
     let seen = wire.clone();
+    let acceptor = tls.map(MockTls::acceptor);
     tokio::spawn(async move {
         while let Ok((stream, _)) = listener.accept().await {
             let (seen, script, greeting) = (seen.clone(), script.clone(), greeting.clone());
-            let service = service_fn(move |mut req: Request<Incoming>| {
-                let authorization =
-                    (req.headers().get("authorization")).map(|v| v.to_str().unwrap().to_string());
-                let target = req.uri().path_and_query().unwrap().to_string();
-                seen.lock().unwrap().upgrades.push((target, authorization));
-                let (response, upgrade) = WebSocket::upgrade(&mut req).expect("an upgrade");
-                let (seen, script, greeting) = (seen.clone(), script.clone(), greeting.clone());
-                tokio::spawn(async move {
-                    let Ok(mut socket) = upgrade.await else {
-                        return;
-                    };
-                    let mut out = greeting;
-                    loop {
-                        for (bin, bytes) in out.drain(..) {
-                            seen.lock().unwrap().sent.push((bin, bytes.clone()));
-                            let frame = if bin {
-                                Frame::binary(bytes)
-                            } else {
-                                Frame::text(bytes)
-                            };
-                            if socket.send(frame).await.is_err() {
-                                return;
-                            }
-                        }
-                        let Ok(frame) = socket.next_frame().await else {
+            let acceptor = acceptor.clone();
+            tokio::spawn(async move {
+                match acceptor {
+                    Some(acceptor) => {
+                        let Ok(stream) = acceptor.accept(stream).await else {
                             return;
                         };
-                        let bin = match frame.opcode() {
-                            OpCode::Text => false,
-                            OpCode::Binary => true,
-                            _ => return,
-                        };
-                        let message = (bin, frame.into_payload());
-                        seen.lock().unwrap().received.push(message.clone());
-                        out = script(&message);
+                        let sni = stream.get_ref().1.server_name().map(str::to_string);
+                        serve(stream, sni, seen, script, greeting).await;
                     }
-                });
-                let (parts, _) = response.into_parts();
-                async move { Ok::<_, Infallible>(Response::from_parts(parts, Full::new(Bytes::new()))) }
+                    None => serve(stream, None, seen, script, greeting).await,
+                }
             });
-            tokio::spawn(
-                hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), service)
-                    .with_upgrades(),
-            );
         }
     });
-    (format!("http://{addr}"), wire)
+    (addr, wire)
+}
+
+/// One connection of a [`scripted`] upstream (`sni`: the name its TLS
+/// handshake asked for).
+async fn serve<I>(
+    io: I,
+    sni: Option<String>,
+    seen: Arc<Mutex<Wire>>,
+    script: Script,
+    greeting: Vec<Message>,
+) where
+    I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let service = service_fn(move |mut req: Request<Incoming>| {
+        let header =
+            |name: &str| (req.headers().get(name)).map(|v| v.to_str().unwrap().to_string());
+        let authorization = header("authorization");
+        let host = header("host").unwrap_or_default();
+        let target = req.uri().path_and_query().unwrap().to_string();
+        let refusal = {
+            let mut wire = seen.lock().unwrap();
+            wire.upgrades.push((target, authorization));
+            wire.hosts.push((host.clone(), sni.clone()));
+            wire.refuse.get(&host).cloned()
+        };
+        if let Some((status, body)) = refusal {
+            let mut response = Response::new(Full::new(Bytes::from(body)));
+            *response.status_mut() = hyper::StatusCode::from_u16(status).unwrap();
+            return std::future::ready(Ok::<_, Infallible>(response));
+        }
+        let (response, upgrade) = WebSocket::upgrade(&mut req).expect("an upgrade");
+        let (seen, script, greeting) = (seen.clone(), script.clone(), greeting.clone());
+        tokio::spawn(async move {
+            let Ok(mut socket) = upgrade.await else {
+                return;
+            };
+            let mut out = greeting;
+            loop {
+                for (bin, bytes) in out.drain(..) {
+                    seen.lock().unwrap().sent.push((bin, bytes.clone()));
+                    let frame = if bin {
+                        Frame::binary(bytes)
+                    } else {
+                        Frame::text(bytes)
+                    };
+                    if socket.send(frame).await.is_err() {
+                        return;
+                    }
+                }
+                let Ok(frame) = socket.next_frame().await else {
+                    return;
+                };
+                let bin = match frame.opcode() {
+                    OpCode::Text => false,
+                    OpCode::Binary => true,
+                    _ => return,
+                };
+                let message = (bin, frame.into_payload());
+                seen.lock().unwrap().received.push(message.clone());
+                out = script(&message);
+            }
+        });
+        let (parts, _) = response.into_parts();
+        std::future::ready(Ok::<_, Infallible>(Response::from_parts(
+            parts,
+            Full::new(Bytes::new()),
+        )))
+    });
+    let _ = hyper::server::conn::http1::Builder::new()
+        .serve_connection(TokioIo::new(io), service)
+        .with_upgrades()
+        .await;
 }
 
 /// [`exchange`], `message` kept in `sent`.
@@ -625,14 +684,21 @@ const VERTEX_LIVE: &str = "/ws/google.cloud.aiplatform.v1beta1.LlmBidiService/Bi
 /// credentials (a service account's, in a file, as the environment names
 /// it) get their token from the mock.
 async fn vertex_gateway(upstream: &str, dir: &std::path::Path) -> Harness {
-    let upstream = upstream.to_string();
+    let upstream = Upstream::parse(upstream).unwrap();
+    google_gateway(dir, move |c| c.cloud.vertex = Some(upstream)).await
+}
+
+/// A gateway whose Google credentials (a service account's, in a file, as
+/// the environment names it) get their token from the mock, its settings
+/// then changed by `tweak`.
+async fn google_gateway(dir: &std::path::Path, tweak: impl FnOnce(&mut Config)) -> Harness {
     let dir = dir.to_path_buf();
     let mock = MockOptions {
         google_key: Some(GoogleTestKey::test(GATEWAY_TOKEN)),
         ..MockOptions::default()
     };
     Harness::with(mock, move |c| {
-        c.cloud.vertex = Some(Upstream::parse(&upstream).unwrap());
+        tweak(c);
         let file = json!({
             "type": "service_account",
             "project_id": "p1",
@@ -719,6 +785,26 @@ async fn a_vertex_live_socket_is_relayed_with_the_right_credential_and_read_as_g
     assert!(!recorded.contains("the-clients-own"), "{recorded}");
 }
 
+/// The locations the property test's Vertex AI `setup` messages name.
+const SETUP_LOCATIONS: [&str; 3] = ["global", "us-central1", "europe-west4"];
+
+/// The host of a Vertex AI location's endpoint.
+fn vertex_host(location: &str) -> String {
+    match location {
+        "global" => "aiplatform.googleapis.com".into(),
+        _ => format!("{location}-aiplatform.googleapis.com"),
+    }
+}
+
+/// The location of a `setup` message [`any_message`] made.
+fn setup_location_of((_, bytes): &Message) -> Option<&'static str> {
+    let v: Value = serde_json::from_slice(bytes).ok()?;
+    let model = v["setup"]["model"].as_str()?;
+    SETUP_LOCATIONS
+        .into_iter()
+        .find(|l| model.starts_with(&format!("projects/p/locations/{l}/")))
+}
+
 /// Messages of either protocol, real shapes with any values, and garbage:
 /// text or binary.
 fn any_message() -> impl Strategy<Value = Message> {
@@ -734,7 +820,12 @@ fn any_message() -> impl Strategy<Value = Message> {
         "[ \\r\\n{}\\[\\]\":,a-zA-Z_\u{e9}\u{1F600}]{0,60}",
         "\\PC{0,40}",
     ];
+    let setup = prop::sample::select(SETUP_LOCATIONS.to_vec()).prop_map(|l| {
+        json!({"setup": {"model": format!("projects/p/locations/{l}/publishers/google/models/m")}})
+            .to_string()
+    });
     prop_oneof![
+        1 => setup.prop_map(|t| (false, Bytes::from(t))),
         4 => text_message.prop_map(|t| (false, Bytes::from(t))),
         1 => prop::collection::vec(any::<u8>(), 0..64).prop_map(|b| (true, Bytes::from(b))),
     ]
@@ -747,18 +838,26 @@ fn any_messages_on_a_voice_socket_pass_byte_for_byte_both_ways() {
         .enable_all()
         .build()
         .expect("a runtime");
-    // The upstream answers each message with itself.
+    // The upstream answers each message with itself; Vertex AI's, over
+    // TLS, stands for the hosts of the locations the setups name.
     let echo: Script = Arc::new(|m: &Message| vec![m.clone()]);
-    let (upstream, wire) = rt.block_on(scripted(Vec::new(), echo));
+    let (upstream, wire) = rt.block_on(scripted(Vec::new(), echo.clone()));
+    let tls = MockTls::generate_for(&["*.googleapis.com"]).expect("a test certificate");
+    let (vertex, vertex_wire) = rt.block_on(scripted_on(Some(&tls), Vec::new(), echo));
     let h = rt.block_on(Harness::with(MockOptions::default(), |c| {
         c.upstreams.openai = Upstream::parse(&upstream).unwrap();
         c.upstreams.gemini = Upstream::parse(&upstream).unwrap();
+        c.upstream_roots.push(tls.ca_der());
+        for location in SETUP_LOCATIONS {
+            c.resolve.insert(vertex_host(location), vertex);
+        }
     }));
     let paths = vec![
         "/v1/realtime?model=gpt-realtime",
         "/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent",
+        VERTEX_LIVE,
     ];
-    let mut runner = TestRunner::new(ProptestConfig::with_cases(24));
+    let mut runner = TestRunner::new(ProptestConfig::with_cases(36));
     runner
         .run(
             &(
@@ -767,6 +866,11 @@ fn any_messages_on_a_voice_socket_pass_byte_for_byte_both_ways() {
             ),
             |(path, messages)| {
                 rt.block_on(async {
+                    let wire = if path == VERTEX_LIVE {
+                        &vertex_wire
+                    } else {
+                        &wire
+                    };
                     *wire.lock().unwrap() = Wire::default();
                     let mut ws = connect_path(&h.gw(), path, &[], false).await.unwrap();
                     let mut got = Vec::new();
@@ -775,7 +879,14 @@ fn any_messages_on_a_voice_socket_pass_byte_for_byte_both_ways() {
                     }
                     drop(ws);
                     prop_assert_eq!(&got, &messages);
-                    prop_assert_eq!(&wire.lock().unwrap().received, &messages);
+                    let wire = wire.lock().unwrap();
+                    prop_assert_eq!(&wire.received, &messages);
+                    if path == VERTEX_LIVE {
+                        // The first message's location, else `global`.
+                        let location = setup_location_of(&messages[0]).unwrap_or("global");
+                        let host = vertex_host(location);
+                        prop_assert_eq!(&wire.hosts, &[(host.clone(), Some(host))]);
+                    }
                     Ok(())
                 })
             },

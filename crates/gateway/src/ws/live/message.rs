@@ -385,6 +385,33 @@ pub(crate) fn live_client(payload: &[u8]) -> Client {
     }
 }
 
+/// The Vertex AI location a Gemini Live `setup` message names: `l` of
+/// its `setup.model`, `projects/{p}/locations/{l}/publishers/google/models/{m}`
+/// (google-genai's shape), when `l` is a well-formed location
+/// ([`crate::cloud::is_vertex_location`]). `None` for anything else: not
+/// one JSON object, no `setup`, a model without a project and location
+/// (`publishers/google/models/{m}`, `models/{m}`), a location that could
+/// not name a host.
+pub(crate) fn setup_location(payload: &[u8]) -> Option<String> {
+    #[derive(Deserialize)]
+    struct Message<'a> {
+        #[serde(borrow)]
+        setup: Setup<'a>,
+    }
+    #[derive(Deserialize)]
+    struct Setup<'a> {
+        #[serde(borrow)]
+        model: Cow<'a, str>,
+    }
+    if !looks_like_object(payload) || memchr::memmem::find(payload, b"\"setup\"").is_none() {
+        return None;
+    }
+    let message = serde_json::from_slice::<Message<'_>>(payload).ok()?;
+    let after_projects = message.setup.model.strip_prefix("projects/")?;
+    let location = crate::routes::cloud::location_in(after_projects)?;
+    crate::cloud::is_vertex_location(location).then(|| location.to_string())
+}
+
 /// A `setup.model`'s model name: `models/{m}` (the Gemini API) and
 /// `projects/{p}/locations/{l}/publishers/google/models/{m}` or
 /// `publishers/google/models/{m}` (Vertex AI) name `m`; any other form is

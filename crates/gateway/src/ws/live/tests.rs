@@ -3,7 +3,7 @@ use toolwarden_wire::{Dialect, request_view, response_view};
 
 use super::message::{
     Client, LiveUsage, Protocol, Server, ToolCall, ToolResult, generate_content, live_client,
-    live_server, realtime_client, realtime_server, results_body,
+    live_server, realtime_client, realtime_server, results_body, setup_location,
 };
 
 fn result(call_id: &str, name: Option<&str>, output: &str) -> ToolResult {
@@ -275,6 +275,46 @@ fn a_results_body_reads_as_new_results_after_their_calls() {
     assert!(view.results[0].new);
 }
 
+#[test]
+fn a_vertex_setup_names_its_location_and_anything_else_none() {
+    let setup =
+        |model: &str| format!(r#"{{"setup":{{"model":"{model}","generationConfig":{{}}}}}}"#);
+    for (model, location) in [
+        (
+            "projects/p1/locations/us-central1/publishers/google/models/m",
+            "us-central1",
+        ),
+        (
+            "projects/p1/locations/global/publishers/google/models/m",
+            "global",
+        ),
+        ("projects/p1/locations/eu/publishers/google/models/m", "eu"),
+    ] {
+        let read = setup_location(setup(model).as_bytes());
+        assert_eq!(read.as_deref(), Some(location), "{model}");
+    }
+    // JSON's escapes are read as what they stand for.
+    let escaped = br#"{"setup":{"model":"projects\/p\/locations\/europe-west4\/publishers\/google\/models\/m"}}"#;
+    assert_eq!(setup_location(escaped).as_deref(), Some("europe-west4"));
+    for payload in [
+        // No project and location (a model alone).
+        setup("publishers/google/models/m"),
+        setup("models/gemini-live-2.5-flash"),
+        // A location that cannot name a host.
+        setup("projects/p/locations/evil.com#/publishers/google/models/m"),
+        setup("projects/p/locations/US-EAST1/publishers/google/models/m"),
+        setup("projects/p/locations//publishers/google/models/m"),
+        // Not a setup, not JSON, cut short.
+        r#"{"clientContent":{"turns":[]}}"#.to_string(),
+        r#"{"setup":{"model":7}}"#.to_string(),
+        r#"{"setup":"projects/p/locations/l/x"}"#.to_string(),
+        setup("projects/p/locations/l/m")[..30].to_string(),
+        "\u{1}\u{2}garbage".to_string(),
+    ] {
+        assert_eq!(setup_location(payload.as_bytes()), None, "{payload}");
+    }
+}
+
 /// JSON-ish text: the messages' own keys and values, braces and escapes.
 fn jsonish() -> impl Strategy<Value = Vec<u8>> {
     let pieces = prop::sample::select(vec![
@@ -305,6 +345,10 @@ fn jsonish() -> impl Strategy<Value = Vec<u8>> {
         "\"functionResponses\"",
         "\"setup\"",
         "\"toolCallCancellation\"",
+        "\"model\"",
+        "\"projects/p/locations/",
+        "us-central1",
+        "/publishers/google/models/m\"",
         "\"ids\"",
         "\"id\"",
         "\"name\"",
@@ -350,5 +394,24 @@ proptest! {
         prop_assert_eq!(&results[0].call_id, &id);
         let read: String = serde_json::from_str(&results[0].output).unwrap();
         prop_assert_eq!(read, output);
+    }
+
+    /// Any location (one path segment) written in a real `setup` message
+    /// is read back when it is well-formed, and never otherwise, whatever
+    /// else the message holds.
+    #[test]
+    fn a_setup_location_is_read_only_when_well_formed(
+        location in prop_oneof!["[a-z0-9-]{1,30}", "[^/:]{0,20}"],
+        project in "[a-z0-9-]{1,20}",
+        extra in "\\PC{0,40}",
+    ) {
+        let model = format!("projects/{project}/locations/{location}/publishers/google/models/m");
+        let message = serde_json::json!({"setup": {"model": model, "systemInstruction": extra}});
+        let read = setup_location(&serde_json::to_vec(&message).unwrap());
+        let well_formed = crate::cloud::is_vertex_location(&location);
+        prop_assert_eq!(read.is_some(), well_formed, "{:?} read as {:?}", location, read);
+        if let Some(read) = read {
+            prop_assert_eq!(read, location);
+        }
     }
 }

@@ -1,0 +1,318 @@
+//! A Vertex AI Live socket follows its client's location. Its upgrade
+//! (`/ws/google.cloud.aiplatform.{v1|v1beta1}.LlmBidiService/BidiGenerateContent`)
+//! does not name one: google-genai names it in the first message, the
+//! `setup` whose `model` is
+//! `projects/{p}/locations/{l}/publishers/google/models/{m}`. Without
+//! `vertex_upstream` ([`follows_location`]) the gateway accepts the
+//! client's upgrade at once, waits for that message ([`first_message`]:
+//! at most `client_head_timeout_ms`, and no larger than
+//! `ws_max_message_bytes`, the socket's limit), and opens the upstream at
+//! the endpoint HTTP Vertex requests of that location go to
+//! (`CloudConfig::upstream`, [`crate::cloud::vertex_default`]: `global` →
+//! `aiplatform.googleapis.com`, `us-central1` →
+//! `us-central1-aiplatform.googleapis.com`). The message then goes first,
+//! byte for byte, and the socket is relayed as any other
+//! ([`super::relay::run`]).
+//!
+//! A first message that names no location (not a `setup`, a `model`
+//! without a project and location, binary data or garbage), or none in
+//! time, sends the socket to the route's own endpoint (`global`), as before
+//! this module, counted in `toolwarden_vertex_live_fallbacks_total`; the
+//! message goes unchanged. An upstream that refuses the upgrade (or cannot
+//! be reached) is recorded as a refused upgrade is, and the client, whose
+//! upgrade was already accepted, gets a close frame saying so
+//! ([`refusal_close`]).
+
+use futures_util::SinkExt;
+use http::StatusCode;
+use tokio::io::{AsyncRead, AsyncWrite};
+use yawc::{Frame, OpCode, WebSocket, close::CloseCode};
+
+use super::{Stopping, Upgrade, live::message::setup_location, relay, upstream::OpenError};
+use crate::{
+    Config,
+    metrics::events::{FallbackReason, VertexLiveFallback},
+    routes::{ProxyRoute, cloud::CloudTarget},
+    shutdown::raised,
+    upstream_url::Upstream,
+};
+
+/// Most bytes of a refusing upstream's body read for the close reason.
+const MAX_REFUSAL_READ: usize = 16 * 1024;
+
+/// Most bytes of a close frame's reason (RFC 6455 §5.5: a control frame's
+/// payload is at most 125 bytes, 2 of them the code).
+const MAX_CLOSE_REASON: usize = 123;
+
+/// What came first on the client's socket.
+enum First {
+    /// A text or binary message.
+    Message(Frame),
+    /// No message within the wait.
+    TimedOut,
+    /// The client closed (or broke) before sending one.
+    Gone { closed: bool },
+    /// The gateway is stopping.
+    Stopping,
+}
+
+/// Whether an upgrade's upstream waits for its first message: a Vertex AI
+/// Live socket when no `vertex_upstream` pins one.
+pub(super) fn follows_location(config: &Config, route: &ProxyRoute, path: &str) -> bool {
+    config.cloud.vertex.is_none() && crate::routes::cloud::is_vertex_live(route, path)
+}
+
+/// Relay a Vertex AI Live socket whose upgrade the client has had: its
+/// first message read, its upstream opened at that message's location
+/// (else at `fallback`), then relayed.
+pub(super) async fn run<C>(
+    up: Upgrade,
+    fallback: Upstream,
+    mut client: WebSocket<C>,
+    stopping: Stopping,
+) where
+    C: AsyncRead + AsyncWrite + Unpin,
+{
+    let config = &up.shared.config;
+    let first = first_message(&mut client, config.client_head_timeout, &stopping).await;
+    let first = match first {
+        First::Message(frame) => Some(frame),
+        First::TimedOut => None,
+        First::Gone { closed } => {
+            if closed {
+                relay::closed(&mut client).await;
+            }
+            return;
+        }
+        First::Stopping => {
+            let reason = "the gateway is shutting down";
+            relay::close(&mut client, CloseCode::Away, reason).await;
+            return;
+        }
+    };
+    let (upstream, fell_back) = upstream_of(config, first.as_ref(), fallback);
+    if let Some(reason) = fell_back {
+        tracing::debug!(
+            reason = reason.as_str(),
+            "a Vertex AI Live socket goes to the global endpoint"
+        );
+        up.shared.sinks.metrics.emit(VertexLiveFallback { reason });
+    }
+    match up.open(&upstream).await {
+        Ok(opened) => {
+            let stall = up.stall();
+            let turns = up.accepted(&opened.headers);
+            relay::run(client, opened.socket, turns, stopping, stall, first).await;
+        }
+        Err(OpenError::Refused(answer)) => {
+            let (parts, body) = super::refused(up.observation(), *answer, MAX_REFUSAL_READ).await;
+            let (code, reason) = refusal_close(parts.status, &body);
+            tracing::debug!(status = %parts.status, "the Vertex AI Live upstream refused the socket");
+            relay::close(&mut client, code, &reason).await;
+        }
+        Err(OpenError::Failed(err)) => {
+            tracing::warn!(error = %err, "websocket upgrade to the upstream failed");
+            up.observation().fail(&err);
+            let reason = cut(format!("the upstream failed: {err}"));
+            relay::close(&mut client, CloseCode::Error, &reason).await;
+        }
+    }
+}
+
+/// The upstream for a socket whose first message is `first` (`None`:
+/// none came in time): its location's, by the HTTP path's rule, else
+/// `fallback` and why.
+fn upstream_of(
+    config: &Config,
+    first: Option<&Frame>,
+    fallback: Upstream,
+) -> (Upstream, Option<FallbackReason>) {
+    let Some(first) = first else {
+        return (fallback, Some(FallbackReason::Timeout));
+    };
+    let located = setup_location(first.payload()).and_then(|location| {
+        let target = CloudTarget::Vertex { location };
+        config
+            .cloud
+            .upstream(&target)
+            .ok()
+            .map(|up| up.into_owned())
+    });
+    match located {
+        Some(upstream) => (upstream, None),
+        None => (fallback, Some(FallbackReason::NoLocation)),
+    }
+}
+
+/// Wait (at most `wait`) for the client's first message; its pings are
+/// answered meanwhile.
+async fn first_message<C>(
+    client: &mut WebSocket<C>,
+    wait: std::time::Duration,
+    stopping: &Stopping,
+) -> First
+where
+    C: AsyncRead + AsyncWrite + Unpin,
+{
+    let mut shutdown = stopping.shutdown.clone();
+    let read = async {
+        loop {
+            match client.next_frame().await {
+                Ok(frame) => match frame.opcode() {
+                    OpCode::Text | OpCode::Binary => return First::Message(frame),
+                    OpCode::Close => return First::Gone { closed: true },
+                    OpCode::Ping => {
+                        // The library has queued the pong: written now.
+                        let ready = std::future::poll_fn(|cx| client.poll_ready_unpin(cx)).await;
+                        if ready.is_err() || client.flush().await.is_err() {
+                            return First::Gone { closed: false };
+                        }
+                    }
+                    _ => {}
+                },
+                Err(e) => {
+                    tracing::debug!(error = %e, "a Vertex AI Live client broke before its first message");
+                    return First::Gone { closed: false };
+                }
+            }
+        }
+    };
+    tokio::select! {
+        biased;
+        () = raised(&mut shutdown) => First::Stopping,
+        first = tokio::time::timeout(wait, read) => first.unwrap_or(First::TimedOut),
+    }
+}
+
+/// The close a client gets when the upstream refused its socket with
+/// `status` (and `body`), as google-genai reads a close (its `APIError`
+/// carries the code and the reason): 1008 (policy) for the client's own
+/// errors (`401`, `403`, `404`, any `4xx` but `429`), 1013 (try again
+/// later) for `429` and `503`, 1011 (server error) for the rest. The reason
+/// names the status and, when the body is Google's error JSON, its
+/// `error.message`, cut to what a close frame holds.
+pub(super) fn refusal_close(status: StatusCode, body: &[u8]) -> (CloseCode, String) {
+    let code = match status.as_u16() {
+        429 | 503 => CloseCode::Again,
+        400..=499 => CloseCode::Policy,
+        _ => CloseCode::Error,
+    };
+    let mut reason = format!("the upstream refused the socket: {status}");
+    if let Some(message) = error_message(body) {
+        reason.push_str(": ");
+        reason.push_str(&message);
+    }
+    (code, cut(reason))
+}
+
+/// `error.message` of a Google error body.
+fn error_message(body: &[u8]) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Body {
+        error: Error,
+    }
+    #[derive(serde::Deserialize)]
+    struct Error {
+        message: String,
+    }
+    serde_json::from_slice::<Body>(body)
+        .ok()
+        .map(|b| b.error.message)
+        .filter(|m| !m.is_empty())
+}
+
+/// `reason` cut to [`MAX_CLOSE_REASON`] bytes, at a character's boundary.
+fn cut(mut reason: String) -> String {
+    if reason.len() > MAX_CLOSE_REASON {
+        let mut end = MAX_CLOSE_REASON;
+        while !reason.is_char_boundary(end) {
+            end -= 1;
+        }
+        reason.truncate(end);
+    }
+    reason
+}
+
+#[cfg(test)]
+mod tests {
+    use bytes::Bytes;
+
+    use super::*;
+
+    #[test]
+    fn a_refusal_closes_with_the_code_its_status_calls_for() {
+        let body = br#"{"error":{"code":403,"message":"Permission denied on resource project p1.","status":"PERMISSION_DENIED"}}"#;
+        let (code, reason) = refusal_close(StatusCode::FORBIDDEN, body);
+        assert_eq!(code, CloseCode::Policy);
+        assert_eq!(
+            reason,
+            "the upstream refused the socket: 403 Forbidden: Permission denied on resource project p1."
+        );
+        for (status, code) in [
+            (401, CloseCode::Policy),
+            (404, CloseCode::Policy),
+            (429, CloseCode::Again),
+            (503, CloseCode::Again),
+            (500, CloseCode::Error),
+            (502, CloseCode::Error),
+            (200, CloseCode::Error),
+        ] {
+            let status = StatusCode::from_u16(status).unwrap();
+            let (got, reason) = refusal_close(status, b"not json");
+            assert_eq!(got, code, "{status}");
+            assert_eq!(reason, format!("the upstream refused the socket: {status}"));
+        }
+        // A long message is cut to what a close frame holds, between
+        // characters.
+        let long = serde_json::json!({"error": {"message": "é".repeat(200)}}).to_string();
+        let (_, reason) = refusal_close(StatusCode::FORBIDDEN, long.as_bytes());
+        assert!(reason.len() <= MAX_CLOSE_REASON, "{}", reason.len());
+        assert!(reason.len() >= MAX_CLOSE_REASON - 1, "{}", reason.len());
+        assert!(reason.ends_with('é'));
+    }
+
+    #[test]
+    fn the_upstream_is_the_locations_by_the_http_paths_rule_else_the_fallback() {
+        let config = Config::for_tests("http://127.0.0.1:9");
+        let fallback = crate::cloud::vertex_default("global").unwrap();
+        let setup =
+            |model: &str| Frame::text(Bytes::from(format!(r#"{{"setup":{{"model":"{model}"}}}}"#)));
+        let host = |first: Option<&Frame>| {
+            let (up, reason) = upstream_of(&config, first, fallback.clone());
+            (up.host().to_string(), reason)
+        };
+        let regional = setup("projects/p/locations/europe-west4/publishers/google/models/m");
+        assert_eq!(
+            host(Some(&regional)),
+            ("europe-west4-aiplatform.googleapis.com".into(), None)
+        );
+        let eu = setup("projects/p/locations/eu/publishers/google/models/m");
+        assert_eq!(
+            host(Some(&eu)),
+            ("aiplatform.eu.rep.googleapis.com".into(), None)
+        );
+        let global = setup("projects/p/locations/global/publishers/google/models/m");
+        assert_eq!(
+            host(Some(&global)),
+            ("aiplatform.googleapis.com".into(), None)
+        );
+        let bare = setup("publishers/google/models/m");
+        let garbage = Frame::binary(Bytes::from_static(b"\x00\xffnot json"));
+        for first in [&bare, &garbage] {
+            assert_eq!(
+                host(Some(first)),
+                (
+                    "aiplatform.googleapis.com".into(),
+                    Some(FallbackReason::NoLocation)
+                )
+            );
+        }
+        assert_eq!(
+            host(None),
+            (
+                "aiplatform.googleapis.com".into(),
+                Some(FallbackReason::Timeout)
+            )
+        );
+    }
+}
