@@ -183,7 +183,7 @@ settings! {
     retention_days: u64 = "30";
     /// How long shutdown keeps writing the recorded events still queued, ms; past it, what is left is dropped, counted and reported.
     record_drain_ms: u64 = "5000";
-    /// How long a client may take to send a request head, ms (also the longest idle wait on a kept-alive connection).
+    /// How long a client may take to send a request head, ms (also the longest idle wait on a kept-alive connection, and how long a Vertex AI Live socket's first message may take).
     client_head_timeout_ms: u64 = "30000";
     /// How long a client may take to send a request body after its head, ms; also how long a write to a client may wait (it reads nothing: a response it stopped reading, a WebSocket message) before its connection is dropped, and in WebSocket mode the same for the upstream.
     client_body_timeout_ms: u64 = "60000";

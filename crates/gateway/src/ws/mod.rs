@@ -15,7 +15,10 @@
 //!    permessage-deflate offered when the client offered it. An upstream
 //!    that refuses gives the client its own answer (status, headers,
 //!    body); one that accepts has its `101` headers (e.g. Codex's
-//!    `x-codex-turn-state`, `openai-model`) copied onto the gateway's `101`;
+//!    `x-codex-turn-state`, `openai-model`) copied onto the gateway's `101`.
+//!    A Vertex AI Live socket without `vertex_upstream` is the exception:
+//!    its location comes in its first message, so the client's upgrade is
+//!    answered first and the upstream opened after ([`vertex`]);
 //! 2. [`relay::run`] then carries messages both ways as they come, one
 //!    message read, one written, nothing held back;
 //! 3. [`turns::Turns`] reads them: each `response.create` message is a
@@ -99,7 +102,8 @@ const REFUSAL_BODY_WAIT: std::time::Duration = std::time::Duration::from_secs(10
 ///   for HTTP ([`Route::classify`]), when that provider has a fixed
 ///   upstream, is Azure OpenAI, or is Vertex AI's Live API
 ///   (`/ws/google.cloud.aiplatform.…LlmBidiService/BidiGenerateContent`,
-///   to `vertex_upstream` or the `global` endpoint, with the gateway's
+///   to `vertex_upstream`, else to its first message's location's endpoint
+///   ([`vertex`]), with the gateway's
 ///   Google token when the client sends no credential, as for HTTP; another
 ///   cloud route's upgrade stays the HTTP path's): relayed, and read when
 ///   it is a voice socket ([`live::Live::protocol_of`]). Without this such
