@@ -108,12 +108,14 @@ pub struct Config {
     pub workers: usize,
     /// Extra trusted roots for upstream TLS (DER), from `upstream_ca`.
     pub upstream_roots: Vec<rustls::pki_types::CertificateDer<'static>>,
-    /// Host names the gateway's own upstream connections (HTTP/1.1 and
-    /// WebSocket) reach at a fixed address instead of looking them up, as
-    /// curl's `--resolve` does (TLS is still checked for the name). No
+    /// Host names that the connections of the gateway's own HTTP/1.1
+    /// client (the fast path's, and every WebSocket's upstream) reach at a
+    /// fixed address instead of looking them up, as curl's `--resolve`
+    /// does (TLS is still checked for the name); hyper's client (the cloud
+    /// routes over HTTP, HTTP/2 upstreams) looks names up as always. No
     /// setting fills it: empty unless a program embedding the gateway sets
     /// it, as its tests do to reach an endpoint the gateway names itself
-    /// (a Vertex AI location's) at a local server.
+    /// (a Vertex AI Live location's) at a local server.
     pub resolve: std::collections::HashMap<String, SocketAddr>,
     // Endurance (issue 14).
     /// Bounded time shutdown spends writing the queued records.

@@ -291,6 +291,15 @@ mod tests {
             host(Some(&eu)),
             ("aiplatform.eu.rep.googleapis.com".into(), None)
         );
+        // The same JSON in a binary frame (Gemini Live's server's way;
+        // the Live reader reads a client's binary JSON too).
+        let json =
+            r#"{"setup":{"model":"projects/p/locations/us-east5/publishers/google/models/m"}}"#;
+        let binary = Frame::binary(Bytes::from_static(json.as_bytes()));
+        assert_eq!(
+            host(Some(&binary)),
+            ("us-east5-aiplatform.googleapis.com".into(), None)
+        );
         let global = setup("projects/p/locations/global/publishers/google/models/m");
         assert_eq!(
             host(Some(&global)),
