@@ -275,3 +275,23 @@ async fn an_upstream_refusing_after_the_upgrade_closes_the_client_with_a_code_an
     assert_eq!((status(&m, "403"), status(&m, "503")), (1.0, 1.0), "{m}");
     assert_eq!(status(&m, "101"), 0.0, "{m}");
 }
+
+#[tokio::test]
+async fn a_socket_waiting_for_its_first_message_is_closed_going_away_on_shutdown() {
+    let (mut h, wire, _dir) = located(live_script(), |_| {}).await;
+    let mut ws = connect_path(&h.gw(), VERTEX_LIVE, &[], false)
+        .await
+        .unwrap();
+    let started = std::time::Instant::now();
+    let gateway = h.gateway.take().expect("running");
+    let (report, (code, reason)) = tokio::join!(gateway.shutdown(), closed_with(&mut ws));
+    assert_eq!(report.abandoned, 0);
+    assert_eq!(code, Some(1001), "{reason}");
+    // At once, not when the first message's wait (30 s) ends.
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(wire.lock().unwrap().hosts.is_empty(), "no upstream opened");
+}
