@@ -307,7 +307,7 @@ impl std::fmt::Debug for Turns {
 const SSE_KEEP: usize = 64 * 1024;
 
 /// Gives back what `scratch` grew to beyond [`SSE_KEEP`].
-fn release(scratch: &mut Vec<u8>) {
+pub(crate) fn release(scratch: &mut Vec<u8>) {
     if scratch.capacity() > SSE_KEEP {
         *scratch = Vec::new();
     }

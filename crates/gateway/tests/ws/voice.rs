@@ -33,16 +33,16 @@ use crate::e2e::support::{Harness, metric};
 mod vertex;
 
 /// A message as it went: binary or text, and its bytes.
-type Message = (bool, Bytes);
+pub(super) type Message = (bool, Bytes);
 
 /// What a scripted upstream answers one client message with.
-type Script = Arc<dyn Fn(&Message) -> Vec<Message> + Send + Sync>;
+pub(super) type Script = Arc<dyn Fn(&Message) -> Vec<Message> + Send + Sync>;
 
 /// Both directions as the upstream saw them: what it received, what it sent.
 #[derive(Default)]
-struct Wire {
-    received: Vec<Message>,
-    sent: Vec<Message>,
+pub(super) struct Wire {
+    pub(super) received: Vec<Message>,
+    pub(super) sent: Vec<Message>,
     /// Each upgrade's path and query, and its `Authorization`.
     upgrades: Vec<(String, Option<String>)>,
     /// Each upgrade's `Host`, and the name its TLS handshake asked for.
@@ -51,17 +51,17 @@ struct Wire {
     refuse: HashMap<String, (u16, String)>,
 }
 
-fn text(v: Value) -> Message {
+pub(super) fn text(v: Value) -> Message {
     (false, Bytes::from(v.to_string()))
 }
 
-fn binary(v: Value) -> Message {
+pub(super) fn binary(v: Value) -> Message {
     (true, Bytes::from(v.to_string()))
 }
 
 /// An upstream WebSocket server that sends `greeting` on connect and
 /// answers each client message (read as JSON) with what `script` says.
-async fn scripted(greeting: Vec<Message>, script: Script) -> (String, Arc<Mutex<Wire>>) {
+pub(super) async fn scripted(greeting: Vec<Message>, script: Script) -> (String, Arc<Mutex<Wire>>) {
     let (addr, wire) = scripted_on(None, greeting, script).await;
     (format!("http://{addr}"), wire)
 }
@@ -171,7 +171,7 @@ async fn serve<I>(
 }
 
 /// [`exchange`], `message` kept in `sent`.
-async fn step(
+pub(super) async fn step(
     ws: &mut Socket,
     sent: &mut Vec<Message>,
     message: Message,
@@ -183,7 +183,7 @@ async fn step(
 
 /// Send `message` and read what comes back until `until` matches one
 /// (each message as it came).
-async fn exchange(
+pub(super) async fn exchange(
     ws: &mut Socket,
     message: Message,
     until: impl Fn(&Value) -> bool,
@@ -198,7 +198,7 @@ async fn exchange(
     read_until(ws, until).await
 }
 
-async fn read_until(ws: &mut Socket, until: impl Fn(&Value) -> bool) -> Vec<Message> {
+pub(super) async fn read_until(ws: &mut Socket, until: impl Fn(&Value) -> bool) -> Vec<Message> {
     let mut got = Vec::new();
     loop {
         let frame = tokio::time::timeout(std::time::Duration::from_secs(10), ws.next_frame())
@@ -220,11 +220,11 @@ async fn read_until(ws: &mut Socket, until: impl Fn(&Value) -> bool) -> Vec<Mess
 }
 
 /// Base64-ish audio, large as a real chunk is.
-fn audio() -> String {
+pub(super) fn audio() -> String {
     "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQAAAAA=".repeat(400)
 }
 
-fn function_call(call_id: &str, name: &str, args: &str) -> Value {
+pub(super) fn function_call(call_id: &str, name: &str, args: &str) -> Value {
     json!({"id": format!("item_{call_id}"), "object": "realtime.item", "type": "function_call",
         "status": "completed", "name": name, "call_id": call_id, "arguments": args})
 }
@@ -337,7 +337,7 @@ fn realtime_script() -> Script {
     })
 }
 
-fn is(ty: &'static str) -> impl Fn(&Value) -> bool {
+pub(super) fn is(ty: &'static str) -> impl Fn(&Value) -> bool {
     move |v| v["type"] == ty
 }
 
@@ -519,7 +519,7 @@ async fn a_realtime_socket_is_relayed_byte_for_byte_and_its_tools_recorded_once(
 }
 
 /// The Gemini Live server: JSON in binary frames, as Google's sends it.
-fn live_script() -> Script {
+pub(super) fn live_script() -> Script {
     Arc::new(move |(_, bytes): &Message| {
         let m: Value = serde_json::from_slice(bytes).unwrap_or(Value::Null);
         if m.get("setup").is_some() {
@@ -571,7 +571,7 @@ fn live_script() -> Script {
 /// `setup`, snake_case `client_content`, `realtime_input` audio, then
 /// `tool_response` with camelCase `functionResponses`; what was sent and
 /// what came back.
-async fn drive_live(ws: &mut Socket, model: &str) -> (Vec<Message>, Vec<Message>) {
+pub(super) async fn drive_live(ws: &mut Socket, model: &str) -> (Vec<Message>, Vec<Message>) {
     let mut sent: Vec<Message> = Vec::new();
     let mut got: Vec<Message> = Vec::new();
     let has = |key: &'static str| move |v: &Value| v.get(key).is_some();
@@ -814,6 +814,8 @@ fn any_message() -> impl Strategy<Value = Message> {
             "item": {"type": "function_call_output", "call_id": id, "output": out}}).to_string()),
         (id, "[a-z_]{0,8}").prop_map(|(id, name)| json!({"type": "response.done", "response": {
             "id": "r", "status": "failed", "output": [{"type": "function_call", "call_id": id, "name": name, "arguments": "{"}]}}).to_string()),
+        (id, "[a-z_]{0,8}").prop_map(|(id, name)| json!({"type": "response.output_item.done", "response_id": "r",
+            "output_index": 0, "item": {"type": "function_call", "status": "completed", "call_id": id, "name": name, "arguments": "{"}}).to_string()),
         (id, "[a-z_]{0,8}").prop_map(|(id, name)| json!({"toolCall": {"functionCalls": [{"id": id, "name": name, "args": {}}]}}).to_string()),
         (id, "\\PC{0,20}").prop_map(|(id, e)| json!({"tool_response": {"functionResponses": [{"id": id, "response": {"error": e}}]}}).to_string()),
         "[a-z.]{1,20}".prop_map(|t| format!(r#"{{"type":"{t}","response":{{"id":"#)),

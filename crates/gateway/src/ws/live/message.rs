@@ -10,11 +10,14 @@
 //!
 //! - Realtime, client: `conversation.item.create` whose `item` is a
 //!   `function_call_output` ([`Client::Results`]); server: `response.created`
-//!   ([`Server::Started`]), `response.done` ([`Server::Done`]: the response
-//!   object, its `function_call` output items, its failure), `error`
-//!   ([`Server::Error`]). The server's `conversation.item.*` echoes of what
-//!   the client created are not read: each result counts once, from the
-//!   client's message.
+//!   ([`Server::Started`]), `response.output_item.done` of a whole
+//!   `function_call` item ([`Server::CallDone`]; only a message naming
+//!   `"function_call"` is parsed), `response.done` ([`Server::Done`]: its
+//!   `function_call` output items, its failure), `error`
+//!   ([`Server::Error`]). The response's events are Responses stream
+//!   events as they are, which the turn feeds to a Responses stream parser.
+//!   The server's `conversation.item.*` echoes of what the client created
+//!   are not read: each result counts once, from the client's message.
 //! - Gemini Live, client: `setup` (its model, [`Client::Setup`]),
 //!   `toolResponse` ([`Client::Results`]); server: `toolCall`
 //!   ([`Server::Calls`]), `toolCallCancellation` ([`Server::Cancelled`]),
@@ -85,15 +88,32 @@ pub(crate) enum Server {
     Ignored,
     /// Not a message of the protocol.
     Unreadable,
-    /// Realtime `response.created`: a turn begins (its response id).
+    /// Realtime `response.created`: a turn begins (its response id). The
+    /// message is a Responses stream's `response.created` event as it is.
     Started(Option<String>),
-    /// Realtime `response.done`: a turn ends.
+    /// Realtime `response.output_item.done` of a `function_call` item the
+    /// model wrote whole (`status: completed`, the item the OpenAI Agents
+    /// SDK runs): a call of the response `response_id` names, complete
+    /// whether or not its `response.done` comes. The message is a
+    /// Responses stream's `response.output_item.done` event as it is.
+    CallDone {
+        /// The response it belongs to.
+        response_id: Option<String>,
+        /// The call.
+        call: ToolCall,
+    },
+    /// Realtime `response.done`: a turn ends. The message is a Responses
+    /// stream's last event (its `response`: `id`, `status`, `usage`), the
+    /// `function_call` items of its `output` each a
+    /// `response.output_item.done` event of their own (`items`), which the
+    /// stream parser takes for the same calls as those it read already
+    /// (same item id, or output index).
     Done {
         /// Its response id.
         id: Option<String>,
-        /// The response object: a Responses-shaped body (`id`, `status`,
-        /// `output`, `usage`) that the Responses response view reads.
-        body: Bytes,
+        /// A `response.output_item.done` event's data for each of its
+        /// `function_call` items: `{"output_index":i,"item":…}`.
+        items: Vec<Bytes>,
         /// Its `function_call` items.
         calls: Vec<ToolCall>,
         /// Why it failed (`status: failed` with its `status_details`).
@@ -236,6 +256,13 @@ pub(crate) fn realtime_server(payload: &[u8]) -> Server {
             Ok(done) => response_done(done.response),
             Err(_) => Server::Unreadable,
         },
+        // A message item's carries its transcript: only a function call's
+        // is parsed.
+        "response.output_item.done"
+            if memchr::memmem::find(payload, br#""function_call""#).is_some() =>
+        {
+            output_item_done(payload)
+        }
         "error" => match serde_json::from_slice::<ErrorEvent<'_>>(payload) {
             Ok(e) => Server::Error {
                 status: match e.error.kind.as_deref() {
@@ -261,48 +288,91 @@ fn response_done(response: &RawValue) -> Server {
         #[serde(borrow, default)]
         status_details: Option<StatusDetails<'a>>,
         #[serde(borrow, default)]
-        output: Option<Vec<OutputItem<'a>>>,
+        output: Option<Vec<&'a RawValue>>,
     }
     #[derive(Deserialize)]
     struct StatusDetails<'a> {
         #[serde(borrow, default)]
         error: Option<ErrorObject<'a>>,
     }
-    #[derive(Deserialize)]
-    struct OutputItem<'a> {
-        #[serde(borrow, default, rename = "type")]
-        kind: Option<Cow<'a, str>>,
-        #[serde(borrow, default)]
-        call_id: Option<Cow<'a, str>>,
-        #[serde(borrow, default)]
-        name: Option<Cow<'a, str>>,
-        #[serde(borrow, default)]
-        arguments: Option<&'a RawValue>,
-    }
     let Ok(r) = serde_json::from_str::<Response<'_>>(response.get()) else {
         return Server::Unreadable;
     };
-    let calls = (r.output.unwrap_or_default().into_iter())
-        .filter(|i| i.kind.as_deref() == Some("function_call"))
-        .filter_map(|i| {
-            Some(ToolCall {
-                call_id: i.call_id?.into_owned(),
-                name: i.name.map(Cow::into_owned).unwrap_or_default(),
-                arguments: i
-                    .arguments
-                    .map_or_else(|| "\"\"".into(), |a| a.get().into()),
-            })
-        })
-        .collect();
+    let mut items = Vec::new();
+    let mut calls = Vec::new();
+    for (index, raw) in r.output.unwrap_or_default().into_iter().enumerate() {
+        let Ok(item) = serde_json::from_str::<OutputItem<'_>>(raw.get()) else {
+            return Server::Unreadable;
+        };
+        if item.kind.as_deref() != Some("function_call") {
+            continue;
+        }
+        items.push(Bytes::from(format!(
+            r#"{{"output_index":{index},"item":{}}}"#,
+            raw.get()
+        )));
+        calls.extend(item.call());
+    }
     let error = (r.status.as_deref() == Some("failed")).then(|| {
         (r.status_details.and_then(|d| d.error))
             .map_or_else(|| "the response failed".to_string(), |e| e.text())
     });
     Server::Done {
         id: r.id.map(Cow::into_owned),
-        body: Bytes::copy_from_slice(response.get().as_bytes()),
+        items,
         calls,
         error,
+    }
+}
+
+/// A Realtime output item, as far as a call needs it.
+#[derive(Deserialize)]
+struct OutputItem<'a> {
+    #[serde(borrow, default, rename = "type")]
+    kind: Option<Cow<'a, str>>,
+    /// Any JSON: only `"completed"` is looked for.
+    #[serde(borrow, default)]
+    status: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    call_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    arguments: Option<&'a RawValue>,
+}
+
+impl OutputItem<'_> {
+    /// The call a `function_call` item is, when it names its call id.
+    fn call(self) -> Option<ToolCall> {
+        Some(ToolCall {
+            call_id: self.call_id?.into_owned(),
+            name: self.name.map(Cow::into_owned).unwrap_or_default(),
+            arguments: (self.arguments).map_or_else(|| "\"\"".into(), |a| a.get().into()),
+        })
+    }
+}
+
+/// A `response.output_item.done` naming `"function_call"`: the call, when
+/// its item is a whole one ([`Server::CallDone`]).
+fn output_item_done(payload: &[u8]) -> Server {
+    #[derive(Deserialize)]
+    struct ItemDone<'a> {
+        #[serde(borrow, default)]
+        response_id: Option<Cow<'a, str>>,
+        #[serde(borrow)]
+        item: OutputItem<'a>,
+    }
+    let Ok(done) = serde_json::from_slice::<ItemDone<'_>>(payload) else {
+        return Server::Unreadable;
+    };
+    let whole = done.item.kind.as_deref() == Some("function_call")
+        && done.item.status.map(RawValue::get) == Some(r#""completed""#);
+    match done.item.call().filter(|_| whole) {
+        Some(call) => Server::CallDone {
+            response_id: done.response_id.map(Cow::into_owned),
+            call,
+        },
+        None => Server::Ignored,
     }
 }
 

@@ -9,8 +9,15 @@
 //!
 //! - a **turn** is one request record (dialect `openai_responses` for
 //!   Realtime, `gemini` for Live, the socket's path): a Realtime response
-//!   from `response.created` to `response.done`, whose `function_call`
-//!   output items are its calls and whose `status: failed` is its error;
+//!   from `response.created` to `response.done`, read as a Responses
+//!   stream (its events fed to the same stream parser as an HTTP stream's:
+//!   `response.created`, each whole `function_call` item's
+//!   `response.output_item.done`, `response.done` as the last event), whose
+//!   `function_call` output items are its calls (read when each is done,
+//!   and counted once when `response.done` repeats them) and whose
+//!   `status: failed` is its error; one the socket's end cuts before its
+//!   `response.done` is recorded as a cut HTTP stream is, with the calls
+//!   already whole;
 //!   a Gemini `toolCall` message, whose `functionCalls` are its calls,
 //!   kept until the `usageMetadata` of its generation comes ([`CallsTurn`]);
 //!   a Gemini `usageMetadata` with no such turn waiting, a turn without
@@ -41,12 +48,12 @@ use bytes::Bytes;
 use toolwarden_wire::Dialect;
 
 use self::{
-    awaiting::Awaiting,
+    awaiting::{Awaiting, MAX_AWAITING},
     message::{Client, LiveUsage, Protocol, Server, ToolCall},
 };
 use crate::{
     errors::{ProxyError, ProxyErrorKind},
-    limits::owned_name,
+    limits::{clip_id, owned_name},
     observe::{
         Observation, RequestBase, ResponseMeta,
         client_headers::ClientHeaders,
@@ -57,6 +64,7 @@ use crate::{
     proxy,
     routes::{Provider, ProxyRoute},
     state::Shared,
+    ws::turns::{as_sse, release},
 };
 
 /// Realtime responses open at once, per socket.
@@ -80,6 +88,9 @@ pub(crate) struct Live {
     awaiting: Awaiting,
     /// Gemini: the last `toolCall` turn, until its usage comes.
     calls_turn: Option<CallsTurn>,
+    /// Scratch for one Realtime event as SSE (given back when no
+    /// response is open).
+    sse: Vec<u8>,
 }
 
 /// The next turn, known only by the results sent ahead of it.
@@ -110,7 +121,14 @@ impl CallsTurn {
 /// A Realtime response under way.
 struct Open {
     id: Option<Box<str>>,
+    /// Read as a Responses stream: its `response.created`, each whole
+    /// call's `response.output_item.done`, then `response.done` as
+    /// `response.completed`.
     observation: Observation,
+    /// The ids of the calls awaited since their
+    /// `response.output_item.done` (at most [`MAX_AWAITING`]), not
+    /// awaited again when `response.done` repeats them.
+    called: Vec<Box<str>>,
 }
 
 // === impl Live ===
@@ -161,6 +179,7 @@ impl Live {
             open: VecDeque::new(),
             awaiting: Awaiting::new(),
             calls_turn: None,
+            sse: Vec::new(),
         }
     }
 
@@ -276,31 +295,52 @@ impl Live {
         match read {
             Server::Ignored => {}
             Server::Unreadable => self.shared.sinks.metrics.unparsed_response("invalid"),
-            Server::Started(id) => self.start(id),
+            Server::Started(id) => {
+                self.start(id);
+                let at = self.open.len() - 1;
+                self.feed(at, "response.created", payload);
+            }
+            Server::CallDone { response_id, call } => {
+                let at = self.open_or_start(response_id);
+                self.feed(at, "response.output_item.done", payload);
+                let open = &mut self.open[at];
+                let id = clip_id(&call.call_id);
+                if !open.called.iter().any(|c| **c == *id) {
+                    if open.called.len() < MAX_AWAITING {
+                        open.called.push(id.into());
+                    }
+                    self.awaiting.push(vec![call]);
+                }
+            }
             Server::Done {
                 id,
-                body,
-                calls,
+                items,
+                mut calls,
                 error,
             } => {
-                let at = match self.open_turn(id.as_deref()) {
-                    Some(at) => at,
-                    None => {
-                        self.start(id);
-                        self.open.len() - 1
-                    }
-                };
+                let at = self.open_or_start(id);
+                for item in &items {
+                    self.feed(at, "response.output_item.done", item);
+                }
+                self.feed(at, "response.completed", payload);
                 if let Some(Open {
-                    mut observation, ..
+                    mut observation,
+                    called,
+                    ..
                 }) = self.open.remove(at)
                 {
-                    observation.feed(&body);
                     if let Some(error) = error {
                         observation.provider_failed(&error);
                     }
                     observation.finish();
+                    // Awaited since their `response.output_item.done`
+                    // (and perhaps answered already).
+                    calls.retain(|c| !called.iter().any(|id| **id == *clip_id(&c.call_id)));
                 }
                 self.awaiting.push(calls);
+                if self.open.is_empty() {
+                    release(&mut self.sse);
+                }
             }
             Server::Calls {
                 parts,
@@ -352,6 +392,28 @@ impl Live {
         }
     }
 
+    /// Where the open response `id` is (the oldest open one when the
+    /// message names none), or a new one's place: a Realtime response
+    /// whose `response.created` the gateway did not see.
+    fn open_or_start(&mut self, id: Option<String>) -> usize {
+        match self.open_turn(id.as_deref()) {
+            Some(at) => at,
+            None => {
+                self.start(id);
+                self.open.len() - 1
+            }
+        }
+    }
+
+    /// A Realtime message fed to the open response `at` as the Responses
+    /// stream event `kind`.
+    fn feed(&mut self, at: usize, kind: &str, payload: &[u8]) {
+        if let Some(open) = self.open.get_mut(at) {
+            as_sse(Some(kind), payload, &mut self.sse);
+            open.observation.feed(&self.sse);
+        }
+    }
+
     /// Where the open response `id` is: the oldest open one when the
     /// message names none.
     fn open_turn(&self, id: Option<&str>) -> Option<usize> {
@@ -371,10 +433,18 @@ impl Live {
         let mut observation = Observation::new(self.shared.sinks.clone(), base);
         observation.set_request_info(info);
         observation.sent();
+        // A Realtime response is read as a Responses stream, its events
+        // fed as they pass (so that a response cut short is recorded as
+        // an HTTP stream cut short is); a Gemini turn, as a
+        // `generateContent` body made whole.
+        let content_type: &[u8] = match self.protocol {
+            Protocol::Realtime => b"text/event-stream",
+            Protocol::GeminiLive => b"application/json",
+        };
         observation.on_response(
             ResponseMeta {
                 status: 200,
-                content_type: Some(b"application/json"),
+                content_type: Some(content_type),
                 content_encoding: None,
                 content_length: None,
             },
@@ -394,8 +464,9 @@ impl Live {
             oldest.observation.finish();
         }
         self.open.push_back(Open {
-            id: id.map(|id| crate::limits::clip_id(&id).into()),
+            id: id.map(|id| clip_id(&id).into()),
             observation,
+            called: Vec::new(),
         });
     }
 

@@ -1,10 +1,24 @@
 use proptest::prelude::*;
-use toolwarden_wire::{Dialect, request_view, response_view};
+use toolwarden_wire::{Dialect, StreamParser, request_view, response_view};
+
+use crate::ws::turns::as_sse;
 
 use super::message::{
     Client, LiveUsage, Protocol, Server, ToolCall, ToolResult, generate_content, live_client,
     live_server, realtime_client, realtime_server, results_body, setup_location,
 };
+
+/// What a Responses stream parser reads of `events` (type, data), each fed
+/// as a turn feeds it.
+fn stream(events: &[(&str, &[u8])]) -> toolwarden_wire::ResponseView {
+    let mut parser = StreamParser::new(Dialect::OpenAiResponses);
+    let mut sse = Vec::new();
+    for (kind, data) in events {
+        as_sse(Some(kind), data, &mut sse);
+        parser.feed(&sse);
+    }
+    parser.finish()
+}
 
 fn result(call_id: &str, name: Option<&str>, output: &str) -> ToolResult {
     ToolResult {
@@ -46,7 +60,7 @@ fn a_realtime_response_done_gives_its_calls_and_its_failure() {
     let done = br#"{"type":"response.done","event_id":"e","response":{"object":"realtime.response","id":"resp_1","status":"completed","output":[{"id":"item_1","type":"function_call","status":"completed","name":"get_weather","call_id":"call_1","arguments":"{\"city\":\"Oslo\"}"},{"type":"message","role":"assistant","content":[]}],"usage":{"input_tokens":10,"output_tokens":5}}}"#;
     let Server::Done {
         id,
-        body,
+        items,
         calls,
         error,
     } = realtime_server(done)
@@ -63,11 +77,16 @@ fn a_realtime_response_done_gives_its_calls_and_its_failure() {
             arguments: r#""{\"city\":\"Oslo\"}""#.into(),
         }]
     );
-    // The Responses view reads the response object as a Responses body.
-    let view = response_view(Dialect::OpenAiResponses, &body).unwrap();
+    // A Responses stream parser reads the events as a Responses stream's.
+    let view = stream(&[
+        ("response.output_item.done", &items[0]),
+        ("response.completed", done),
+    ]);
+    assert_eq!(view.id.as_deref(), Some("resp_1"));
     assert_eq!(view.calls.len(), 1);
     assert_eq!(view.calls[0].arguments, r#"{"city":"Oslo"}"#);
     assert_eq!(view.usage.output_tokens, Some(5));
+    assert!(!view.ended_early);
 
     let failed = br#"{"type":"response.done","response":{"id":"r2","status":"failed","status_details":{"type":"failed","error":{"type":"server_error","code":"overloaded","message":"try later"}},"output":[]}}"#;
     let Server::Done { error, calls, .. } = realtime_server(failed) else {
@@ -97,6 +116,78 @@ fn a_realtime_response_done_gives_its_calls_and_its_failure() {
     let audio = br#"{"type":"response.output_audio.delta","response_id":"r","delta":"AAAA"}"#;
     assert_eq!(realtime_server(audio), Server::Ignored);
     assert_eq!(realtime_server(b"not json"), Server::Unreadable);
+}
+
+#[test]
+fn a_realtime_call_is_read_from_its_output_item_done_and_counted_once_with_the_response_done() {
+    // The openai SDK's `ResponseOutputItemDoneEvent` and
+    // `RealtimeConversationItemFunctionCall`.
+    let created = br#"{"type":"response.created","event_id":"e1","response":{"object":"realtime.response","id":"resp_1","status":"in_progress","output":[]}}"#;
+    let item = r#"{"id":"item_1","object":"realtime.item","type":"function_call","status":"completed","name":"get_weather","call_id":"call_1","arguments":"{\"city\":\"Oslo\"}"}"#;
+    let item_done = format!(
+        r#"{{"type":"response.output_item.done","event_id":"e2","response_id":"resp_1","output_index":0,"item":{item}}}"#
+    );
+    let call = ToolCall {
+        call_id: "call_1".into(),
+        name: "get_weather".into(),
+        arguments: r#""{\"city\":\"Oslo\"}""#.into(),
+    };
+    assert_eq!(
+        realtime_server(item_done.as_bytes()),
+        Server::CallDone {
+            response_id: Some("resp_1".into()),
+            call: call.clone()
+        }
+    );
+    // Cut before its `response.done`: the call, the id, and the stream
+    // says it ended early.
+    let cut = stream(&[
+        ("response.created", created),
+        ("response.output_item.done", item_done.as_bytes()),
+    ]);
+    assert_eq!(cut.id.as_deref(), Some("resp_1"));
+    assert_eq!(cut.calls.len(), 1);
+    assert_eq!(cut.calls[0].id, "call_1");
+    assert!(cut.ended_early);
+    // With its `response.done`, which repeats the item: one call.
+    let done = format!(
+        r#"{{"type":"response.done","event_id":"e3","response":{{"object":"realtime.response","id":"resp_1","status":"completed","output":[{item}],"usage":{{"total_tokens":9,"input_tokens":6,"output_tokens":3,"input_token_details":{{"cached_tokens":0,"text_tokens":6,"audio_tokens":0}},"output_token_details":{{"text_tokens":3,"audio_tokens":0}}}}}}}}"#
+    );
+    let Server::Done { items, calls, .. } = realtime_server(done.as_bytes()) else {
+        panic!("a response.done");
+    };
+    assert_eq!(calls, vec![call]);
+    let whole = stream(&[
+        ("response.created", created),
+        ("response.output_item.done", item_done.as_bytes()),
+        ("response.output_item.done", &items[0]),
+        ("response.completed", done.as_bytes()),
+    ]);
+    assert_eq!(whole.calls.len(), 1, "{:?}", whole.calls);
+    assert_eq!(
+        (whole.usage.input_tokens, whole.usage.output_tokens),
+        (Some(6), Some(3))
+    );
+    assert!(!whole.ended_early);
+    // An item not written whole (a cancelled response's), a message's, or
+    // one with no call id: not a call yet.
+    for other in [
+        item_done.replace(r#""status":"completed""#, r#""status":"incomplete""#),
+        item_done.replace(r#""type":"function_call""#, r#""type":"message""#),
+        item_done.replace(r#""call_id":"call_1","#, ""),
+    ] {
+        assert_eq!(
+            realtime_server(other.as_bytes()),
+            Server::Ignored,
+            "{other}"
+        );
+    }
+    let message = br#"{"type":"response.output_item.done","response_id":"r","output_index":0,"item":{"type":"message","content":[{"type":"output_audio","transcript":"hi"}]}}"#;
+    assert_eq!(realtime_server(message), Server::Ignored);
+    assert_eq!(
+        realtime_server(&item_done.as_bytes()[..60]),
+        Server::Unreadable
+    );
 }
 
 #[test]
@@ -337,6 +428,10 @@ fn jsonish() -> impl Strategy<Value = Vec<u8>> {
         "\"conversation.item.create\"",
         "\"response.done\"",
         "\"response.created\"",
+        "\"response.output_item.done\"",
+        "\"response_id\"",
+        "\"output_index\"",
+        "\"completed\"",
         "\"error\"",
         "\"toolCall\"",
         "\"tool_response\"",
