@@ -177,6 +177,8 @@ pub(crate) struct Observation {
     over_limit: bool,
     /// Most bytes a compressed stream may decode to.
     decode_limit: u64,
+    /// When its calls were whole, if before it ended (unix ms).
+    calls_at_ms: Option<i64>,
 }
 
 /// A compressed stream on its way to the parser.
@@ -307,6 +309,7 @@ impl Observation {
             over_limit: false,
             decode_limit: MAX_STREAM_DECODED,
             metrics_only: false,
+            calls_at_ms: None,
         }
     }
 
@@ -359,6 +362,13 @@ impl Observation {
     /// Add to the gateway's own time on this request.
     pub(crate) fn add_overhead(&mut self, spent: Duration) {
         self.overhead += spent;
+    }
+
+    /// The response's calls were whole at `ms` (unix ms), before it ended
+    /// (a Gemini Live `toolCall` turn kept open for its usage): their time,
+    /// from which their results' execution time counts, instead of its end.
+    pub(crate) fn calls_whole_at(&mut self, ms: i64) {
+        self.calls_at_ms = Some(ms);
     }
 
     /// The request went upstream now.
@@ -628,7 +638,7 @@ impl Observation {
             response,
             error: self.error.take(),
             metrics_only: self.metrics_only,
-            ended_ms: now_ms(),
+            ended_ms: self.calls_at_ms.unwrap_or_else(now_ms),
             cut: self.cut,
             over_limit: self.over_limit,
         };

@@ -1,8 +1,10 @@
 //! How a voice socket's turns end, against a scripted upstream speaking
 //! the real event shapes (the openai SDK 3.57's `openai/types/realtime/`):
 //! a Realtime response whose calls came (`response.output_item.done`) but
-//! whose `response.done` never did, and a result the client sent before it
-//! (as the Agents SDK does). Exact counts in `/metrics` and the store.
+//! whose `response.done` never did, a result the client sent before it (as
+//! the Agents SDK does), results sent after the socket's last turn, and a
+//! Gemini `usageMetadata` that comes after the client's results. Exact
+//! counts in `/metrics` and the store.
 
 use std::sync::{Arc, Mutex};
 
@@ -14,7 +16,7 @@ use yawc::{Frame, close::CloseCode};
 
 use super::{
     client::connect_path,
-    voice::{Message, Script, exchange, is, scripted, text},
+    voice::{Message, Script, binary, exchange, is, scripted, text},
 };
 use crate::e2e::support::{Harness, metric};
 
@@ -181,4 +183,142 @@ async fn a_realtime_response_cut_before_its_response_done_is_recorded_with_its_w
     // The result belongs to the turn that followed it.
     let result = &of("tool_result")[0];
     assert_eq!(result["request_id"], cut["request_id"], "{result:?}");
+}
+
+#[tokio::test]
+async fn results_sent_after_a_sockets_last_turn_make_a_request_of_their_own() {
+    let (upstream, _wire) = scripted(Vec::new(), cut_script()).await;
+    let mut h = realtime_gateway(&upstream).await;
+    let mut ws = connect_path(&h.gw(), REALTIME, &[], false).await.unwrap();
+    exchange(
+        &mut ws,
+        text(json!({"type": "response.create"})),
+        is("response.output_item.done"),
+    )
+    .await;
+    exchange(
+        &mut ws,
+        output("call_1", "Error: no forecast"),
+        is("response.done"),
+    )
+    .await;
+    // The client hangs up without asking for another response.
+    ws.send(Frame::close(CloseCode::Normal, "")).await.unwrap();
+    drop(ws);
+
+    let expected = |m: &str| metric(m, "toolwarden_tool_results_total", &[]) == 1.0;
+    let m = h.metrics_when(expected).await;
+    assert_eq!(
+        metric(&m, "toolwarden_tool_failures_total", &[]),
+        1.0,
+        "{m}"
+    );
+    let stats = h.finish().await;
+    // The upgrade, the response, and the request the result was sent in.
+    assert_eq!(stats.requests.total, 3, "{:?}", stats.requests);
+    let events = h.events();
+    let requests: Vec<_> = (events.iter())
+        .filter(|e| e["type"] == "request" && e["dialect"] == "openai-responses")
+        .collect();
+    assert_eq!(requests.len(), 2, "{requests:?}");
+    let result = events.iter().find(|e| e["type"] == "tool_result").unwrap();
+    let carrier = (requests.iter())
+        .find(|r| r["request_id"] == result["request_id"])
+        .expect("the result's request is recorded");
+    // Ended as a turn cut by the socket's end is; no response, no tokens.
+    let error = carrier["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("client closed the websocket before the response finished"),
+        "{carrier:?}"
+    );
+    assert_eq!(
+        (
+            carrier["response_id"].clone(),
+            carrier["first_byte_ms"].clone()
+        ),
+        (Value::Null, Value::Null),
+        "{carrier:?}"
+    );
+}
+
+/// A Gemini Live server whose `toolCall` comes without its usage, which
+/// follows the client's `toolResponse` (a client that answers at once),
+/// before the next generation's content and usage.
+fn late_usage_script() -> Script {
+    Arc::new(move |(_, bytes): &Message| {
+        let m: Value = serde_json::from_slice(bytes).unwrap_or(Value::Null);
+        if m.get("setup").is_some() {
+            return vec![binary(json!({"setupComplete": {}}))];
+        }
+        if m.get("client_content").is_some() {
+            return vec![binary(json!({"toolCall": {"functionCalls": [
+                {"id": "fc_1", "name": "lookup_order", "args": {"order": "A17"}}]}}))];
+        }
+        if m.get("tool_response").is_some() {
+            return vec![
+                // The `toolCall` generation's usage, late.
+                binary(
+                    json!({"usageMetadata": {"promptTokenCount": 12, "responseTokenCount": 30}}),
+                ),
+                binary(
+                    json!({"serverContent": {"modelTurn": {"parts": [{"text": "Delivered."}]}}}),
+                ),
+                binary(json!({"serverContent": {"turnComplete": true},
+                    "usageMetadata": {"promptTokenCount": 50, "responseTokenCount": 4}})),
+            ];
+        }
+        vec![]
+    })
+}
+
+#[tokio::test]
+async fn a_gemini_usage_after_the_clients_results_is_its_toolcall_turns() {
+    let (upstream, _wire) = scripted(Vec::new(), late_usage_script()).await;
+    let mut h = Harness::with(MockOptions::default(), |c| {
+        c.upstreams.gemini = Upstream::parse(&upstream).unwrap();
+    })
+    .await;
+    let path = "/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent?key=AIza-test";
+    let mut ws = connect_path(&h.gw(), path, &[], false).await.unwrap();
+    let has = |key: &'static str| move |v: &Value| v.get(key).is_some();
+    let setup = json!({"setup": {"model": "models/gemini-live-2.5-flash"}});
+    exchange(&mut ws, text(setup), has("setupComplete")).await;
+    let ask = json!({"client_content": {"turns": [{"role": "user", "parts": [{"text": "Where is A17?"}]}],
+        "turn_complete": true}});
+    exchange(&mut ws, text(ask), has("toolCall")).await;
+    // The tool runs for 100 ms.
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    let results = json!({"tool_response": {"functionResponses": [
+        {"id": "fc_1", "name": "lookup_order", "response": {"output": {"status": "delivered"}}}]}});
+    exchange(&mut ws, text(results), |v: &Value| {
+        v["serverContent"]["turnComplete"] == true
+    })
+    .await;
+    drop(ws);
+
+    let expected = |m: &str| metric(m, "toolwarden_tool_results_total", &[]) == 1.0;
+    h.metrics_when(expected).await;
+    let stats = h.finish().await;
+    // The upgrade, the `toolCall` turn and the answer's turn: no turn of
+    // its own for the late usage.
+    assert_eq!(stats.requests.total, 3, "{:?}", stats.requests);
+    let events = h.events();
+    let turns: Vec<_> = (events.iter())
+        .filter(|e| e["type"] == "request" && e["dialect"] == "gemini")
+        .collect();
+    assert_eq!(turns.len(), 2, "{turns:?}");
+    let tokens: Vec<_> = (turns.iter())
+        .map(|t| (t["input_tokens"].clone(), t["output_tokens"].clone()))
+        .collect();
+    assert_eq!(tokens, [(json!(12), json!(30)), (json!(50), json!(4))]);
+    // The call's turn first, then the result in the turn that follows it.
+    let call = events.iter().find(|e| e["type"] == "tool_call").unwrap();
+    assert_eq!(call["request_id"], turns[0]["request_id"]);
+    let result = events.iter().find(|e| e["type"] == "tool_result").unwrap();
+    assert_eq!(result["request_id"], turns[1]["request_id"]);
+    assert_eq!(result["tool"], "lookup_order");
+    // The call's time is when it came, not when its late usage did: the
+    // result's execution time counts from it.
+    let ran = result["at_ms"].as_i64().unwrap() - call["at_ms"].as_i64().unwrap();
+    assert!((100..5_000).contains(&ran), "{ran} ms: {call:?} {result:?}");
 }

@@ -19,7 +19,8 @@
 //!   `response.done` is recorded as a cut HTTP stream is, with the calls
 //!   already whole;
 //!   a Gemini `toolCall` message, whose `functionCalls` are its calls,
-//!   kept until the `usageMetadata` of its generation comes ([`CallsTurn`]);
+//!   kept until the `usageMetadata` of its generation comes, even after
+//!   its client's results (held back meanwhile: [`calls_turn`]);
 //!   a Gemini `usageMetadata` with no such turn waiting, a turn without
 //!   calls. Its body goes to the same response view as an HTTP response,
 //!   so calls are counted, named and timed, and tokens counted, as there;
@@ -29,27 +30,31 @@
 //!   HTTP path's analysis: failure detection, the seen check, the call's
 //!   name and execution time. They belong to the next turn (its request
 //!   id), as an HTTP request's results belong to the request that carries
-//!   them. The server's echoes of them are not read;
+//!   them; results after the socket's last turn, to a request recorded
+//!   when the socket ends, cut before any answer. The server's echoes of
+//!   them are not read;
 //! - a Realtime `error` event is a request record of its own, failed.
 //!
 //! Bounded: at most [`MAX_OPEN`] Realtime responses open (past it the
 //! oldest is recorded as it stands, with an error saying so), and the
 //! calls remembered until their results come bounded in count and bytes
-//! ([`awaiting`]).
+//! ([`awaiting`]), as are the results held back for a Gemini turn's usage
+//! ([`calls_turn::MAX_HELD_BYTES`]).
 
 mod awaiting;
+mod calls_turn;
 pub(crate) mod message;
 #[cfg(test)]
 mod tests;
 
 use std::{collections::VecDeque, sync::Arc};
 
-use bytes::Bytes;
 use toolwarden_wire::Dialect;
 
 use self::{
     awaiting::{Awaiting, MAX_AWAITING},
-    message::{Client, LiveUsage, Protocol, Server, ToolCall},
+    calls_turn::CallsTurn,
+    message::{Client, LiveUsage, Protocol, Server, ToolCall, ToolResult},
 };
 use crate::{
     errors::{ProxyError, ProxyErrorKind},
@@ -97,25 +102,6 @@ pub(crate) struct Live {
 struct Next {
     base: RequestBase,
     info: RequestInfo,
-}
-
-/// A Gemini `toolCall` turn, kept until the `usageMetadata` of its
-/// generation comes (the server sends it in a message of its own after the
-/// calls), the next server turn, a client's results or the socket's end:
-/// at most one per socket.
-struct CallsTurn {
-    observation: Observation,
-    /// Its `functionCall` parts.
-    parts: Bytes,
-}
-
-impl CallsTurn {
-    /// Recorded as a `generateContent` response with `usage`.
-    fn finish(mut self, usage: Option<LiveUsage>) {
-        self.observation
-            .feed(&message::generate_content(&self.parts, usage));
-        self.observation.finish();
-    }
 }
 
 /// A Realtime response under way.
@@ -245,31 +231,45 @@ impl Live {
             }
             Client::Results(results) if results.is_empty() => {}
             Client::Results(results) => {
-                // The turn whose calls these answer is recorded first.
+                let at_ms = now_ms();
+                // Read once the turn whose calls they answer is recorded:
+                // held while it waits for its usage.
+                let results = match self.calls_turn.as_mut() {
+                    Some(turn) => match turn.hold(results, at_ms) {
+                        Ok(()) => return,
+                        Err(results) => results,
+                    },
+                    None => results,
+                };
                 self.finish_calls(None);
-                let calls: Vec<ToolCall> = (results.iter())
-                    .filter_map(|r| self.awaiting.take(&r.call_id))
-                    .collect();
-                let body = message::results_body(self.protocol, &results, |id| {
-                    calls.iter().find(|c| c.call_id == id).cloned()
-                });
-                self.read_results(body);
+                self.read_results(&results, at_ms);
             }
         }
     }
 
-    /// The results in `body` recorded, as the next turn's.
-    fn read_results(&mut self, body: Bytes) {
+    /// `results`, sent at `at_ms`, recorded as the next turn's, each
+    /// beside the call it answers.
+    fn read_results(&mut self, results: &[ToolResult], at_ms: i64) {
+        let calls: Vec<ToolCall> = (results.iter())
+            .filter_map(|r| self.awaiting.take(&r.call_id))
+            .collect();
+        let body = message::results_body(self.protocol, results, |id| {
+            calls.iter().find(|c| c.call_id == id).cloned()
+        });
         let next = match self.next.take() {
             Some(next) => next,
-            None => Next {
-                base: self.base(),
-                info: self.info(),
-            },
+            None => {
+                let mut base = self.base();
+                base.at_ms = at_ms;
+                Next {
+                    base,
+                    info: self.info(),
+                }
+            }
         };
         let facts = RequestFacts {
             request_id: next.base.request_id.clone(),
-            at_ms: now_ms(),
+            at_ms,
             provider: next.base.provider,
             dialect: self.dialect(),
             path_model: next.base.path_model.clone(),
@@ -292,6 +292,13 @@ impl Live {
             Protocol::Realtime => message::realtime_server(payload),
             Protocol::GeminiLive => message::live_server(payload),
         };
+        // A `toolCall` turn its client answered: a usage now is its
+        // generation's; anything else, the next generation's (it had none).
+        if self.calls_turn.as_ref().is_some_and(CallsTurn::answered)
+            && !matches!(read, Server::Usage(_))
+        {
+            self.finish_calls(None);
+        }
         match read {
             Server::Ignored => {}
             Server::Unreadable => self.shared.sinks.metrics.unparsed_response("invalid"),
@@ -350,9 +357,10 @@ impl Live {
                 self.finish_calls(None);
                 self.start(None);
                 if let Some(Open { observation, .. }) = self.open.pop_back() {
-                    let turn = CallsTurn { observation, parts };
+                    let turn = CallsTurn::new(observation, parts, now_ms());
                     match usage {
-                        Some(usage) => turn.finish(Some(usage)),
+                        // Nothing held: it is new.
+                        Some(usage) => drop(turn.finish(Some(usage))),
                         None => self.calls_turn = Some(turn),
                     }
                 }
@@ -365,11 +373,7 @@ impl Live {
                     // A turn without calls (text, audio): its tokens.
                     self.start(None);
                     if let Some(Open { observation, .. }) = self.open.pop_back() {
-                        CallsTurn {
-                            observation,
-                            parts: Bytes::new(),
-                        }
-                        .finish(Some(usage));
+                        CallsTurn::without_calls(observation, usage);
                     }
                 }
             }
@@ -474,7 +478,9 @@ impl Live {
     /// `usage` (or without, when none came).
     fn finish_calls(&mut self, usage: Option<LiveUsage>) {
         if let Some(turn) = self.calls_turn.take() {
-            turn.finish(usage);
+            for held in turn.finish(usage) {
+                self.read_results(&held.results, held.at_ms);
+            }
         }
     }
 
@@ -484,9 +490,18 @@ impl Live {
     }
 
     /// The socket ended: responses under way are recorded with `error`; a
-    /// `toolCall` turn whose usage did not come, as it is (it is whole).
+    /// `toolCall` turn whose usage did not come, as it is (it is whole);
+    /// results sent since the last turn, as the request that carried them,
+    /// which the socket's end cut before any answer (as a turn sent and
+    /// not answered is).
     pub(crate) fn close(&mut self, error: &str) {
         self.finish_calls(None);
+        if self.next.is_some() {
+            self.start(None);
+            if let Some(open) = self.open.back_mut() {
+                open.observation.first_event(false);
+            }
+        }
         for Open {
             mut observation, ..
         } in self.open.drain(..)
@@ -498,6 +513,7 @@ impl Live {
             ));
             observation.finish();
         }
+        release(&mut self.sse);
     }
 }
 
