@@ -8,11 +8,21 @@
 use std::collections::VecDeque;
 
 use super::message::ToolCall;
+use crate::limits::clip_id;
 
 /// Calls remembered until their results come, per socket.
 pub(crate) const MAX_AWAITING: usize = 256;
 /// Bytes of ids, names and arguments those calls may hold, per socket.
 pub(crate) const MAX_AWAITING_BYTES: usize = 4 << 20;
+
+/// The calls of one Realtime response awaited already, from their
+/// `response.output_item.done`: its `response.done`, which repeats them,
+/// does not await them again (one may have been answered meanwhile). At
+/// most [`MAX_AWAITING`] ids, each clipped (`limits::clip_id`).
+#[derive(Debug, Default)]
+pub(crate) struct AwaitedOnce {
+    ids: Vec<Box<str>>,
+}
 
 /// Calls not answered yet, oldest first.
 #[derive(Debug, Default)]
@@ -86,6 +96,31 @@ impl Awaiting {
     }
 }
 
+// === impl AwaitedOnce ===
+
+impl AwaitedOnce {
+    /// Whether `call_id` is new to the response (then it is noted).
+    pub(crate) fn first(&mut self, call_id: &str) -> bool {
+        let id = clip_id(call_id);
+        if self.ids.iter().any(|c| **c == *id) {
+            return false;
+        }
+        if self.ids.len() < MAX_AWAITING {
+            self.ids.push(id.into());
+        }
+        true
+    }
+
+    /// `calls` without those awaited already.
+    pub(crate) fn new_ones(&self, mut calls: Vec<ToolCall>) -> Vec<ToolCall> {
+        calls.retain(|c| {
+            let id = clip_id(&c.call_id);
+            !self.ids.iter().any(|c| **c == *id)
+        });
+        calls
+    }
+}
+
 /// What a remembered call holds, in bytes.
 fn size_of_call(call: &ToolCall) -> usize {
     call.call_id.len() + call.name.len() + call.arguments.len()
@@ -123,6 +158,29 @@ mod tests {
         assert!(a.take("huge").is_none());
         assert_eq!(a.take("e").map(|c| c.arguments.len()), Some(80));
         assert_eq!((a.len(), a.bytes), (0, 0));
+    }
+
+    #[test]
+    fn a_call_awaited_from_its_item_is_not_awaited_again_from_its_response() {
+        let mut once = AwaitedOnce::default();
+        let mut a = Awaiting::new();
+        // `response.output_item.done`, twice: awaited once.
+        for _ in 0..2 {
+            if once.first("a") {
+                a.push(vec![call("a", 1)]);
+            }
+        }
+        assert_eq!(a.len(), 1);
+        // Answered before `response.done`, which repeats it beside a call
+        // it alone holds.
+        assert!(a.take("a").is_some());
+        a.push(once.new_ones(vec![call("a", 1), call("b", 1)]));
+        assert!(a.take("a").is_none(), "not awaited again");
+        assert!(a.take("b").is_some());
+        // Ids past the bound are clipped as the response's ids are.
+        let long = "x".repeat(10_000);
+        assert!(once.first(&long));
+        assert!(!once.first(&long));
     }
 
     #[test]

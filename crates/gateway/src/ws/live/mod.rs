@@ -52,7 +52,7 @@ use std::{collections::VecDeque, sync::Arc};
 use toolwarden_wire::Dialect;
 
 use self::{
-    awaiting::{Awaiting, MAX_AWAITING},
+    awaiting::{AwaitedOnce, Awaiting},
     calls_turn::CallsTurn,
     message::{Client, LiveUsage, Protocol, Server, ToolCall, ToolResult},
 };
@@ -111,10 +111,8 @@ struct Open {
     /// call's `response.output_item.done`, then `response.done` as
     /// `response.completed`.
     observation: Observation,
-    /// The ids of the calls awaited since their
-    /// `response.output_item.done` (at most [`MAX_AWAITING`]), not
-    /// awaited again when `response.done` repeats them.
-    called: Vec<Box<str>>,
+    /// The calls awaited since their `response.output_item.done`.
+    called: AwaitedOnce,
 }
 
 // === impl Live ===
@@ -310,19 +308,14 @@ impl Live {
             Server::CallDone { response_id, call } => {
                 let at = self.open_or_start(response_id);
                 self.feed(at, "response.output_item.done", payload);
-                let open = &mut self.open[at];
-                let id = clip_id(&call.call_id);
-                if !open.called.iter().any(|c| **c == *id) {
-                    if open.called.len() < MAX_AWAITING {
-                        open.called.push(id.into());
-                    }
+                if self.open[at].called.first(&call.call_id) {
                     self.awaiting.push(vec![call]);
                 }
             }
             Server::Done {
                 id,
                 items,
-                mut calls,
+                calls,
                 error,
             } => {
                 let at = self.open_or_start(id);
@@ -340,11 +333,8 @@ impl Live {
                         observation.provider_failed(&error);
                     }
                     observation.finish();
-                    // Awaited since their `response.output_item.done`
-                    // (and perhaps answered already).
-                    calls.retain(|c| !called.iter().any(|id| **id == *clip_id(&c.call_id)));
+                    self.awaiting.push(called.new_ones(calls));
                 }
-                self.awaiting.push(calls);
                 if self.open.is_empty() {
                     release(&mut self.sse);
                 }
@@ -470,7 +460,7 @@ impl Live {
         self.open.push_back(Open {
             id: id.map(|id| clip_id(&id).into()),
             observation,
-            called: Vec::new(),
+            called: AwaitedOnce::default(),
         });
     }
 
