@@ -10,8 +10,11 @@ every message the SDKs sent reached the upstream unchanged (and, for
 Vertex, the path, the client's own Bearer token and the `setup.model`'s
 `projects/…/publishers/google/models/…` form), then reads the gateway's
 /metrics: one call, one result, one failure per socket, counted once
-although the Realtime server echoes the client's item twice; the Live
-servers' `usageMetadata` tokens counted once; nothing unparsed.
+although the Realtime server echoes the client's item twice and writes
+each call in `response.output_item.done` and again in `response.done`;
+the call of a Realtime response the client hangs up on before its
+`response.done`; the Live servers' `usageMetadata` tokens counted once;
+nothing unparsed.
 """
 
 import argparse
@@ -45,17 +48,27 @@ async def realtime_upstream(ws):
             out += [{"type": "conversation.item.added", "event_id": "e2", "previous_item_id": None, "item": item},
                     {"type": "conversation.item.done", "event_id": "e3", "previous_item_id": None, "item": item}]
         elif kind == "response.create":
+            # The first response calls book_table, the second speaks, the
+            # third calls cancel_booking and never ends (the client hangs
+            # up after the call's `response.output_item.done`).
             n += 1
             rid = f"resp_{n}"
-            output = [{"id": "item_c", "object": "realtime.item", "type": "function_call", "status": "completed",
-                       "name": "book_table", "call_id": "call_b", "arguments": "{\"at\":\"19:00\"}"}] if n == 1 else []
+            calls = {1: ("book_table", "call_b", "{\"at\":\"19:00\"}"), 3: ("cancel_booking", "call_c", "{}")}
+            output = [{"id": f"item_{n}", "object": "realtime.item", "type": "function_call", "status": "completed",
+                       "name": name, "call_id": call_id, "arguments": args}
+                      for name, call_id, args in [calls[n]]] if n in calls else []
             out.append({"type": "response.created", "event_id": "e4",
                         "response": {"object": "realtime.response", "id": rid, "status": "in_progress", "output": []}})
             out.append({"type": "response.output_audio.delta", "event_id": "e5", "response_id": rid,
                         "item_id": "i", "output_index": 0, "content_index": 0, "delta": "AAAA" * 1000})
-            out.append({"type": "response.done", "event_id": "e6",
-                        "response": {"object": "realtime.response", "id": rid, "status": "completed",
-                                     "output": output, "usage": {"total_tokens": 3, "input_tokens": 2, "output_tokens": 1}}})
+            for i, item in enumerate(output):
+                out.append({"type": "response.output_item.done", "event_id": "e7", "response_id": rid,
+                            "output_index": i, "item": item})
+            if n != 3:
+                out.append({"type": "response.done", "event_id": "e6",
+                            "response": {"object": "realtime.response", "id": rid, "status": "completed",
+                                         "output": output,
+                                         "usage": {"total_tokens": 3, "input_tokens": 2, "output_tokens": 1}}})
         for o in out:
             await ws.send(json.dumps(o))
 
@@ -102,7 +115,13 @@ async def realtime(gw):
         async for ev in conn:
             if ev.type == "response.done":
                 break
-    assert len(RECEIVED["realtime"]) == 4, RECEIVED["realtime"]
+        # A response cut before its `response.done`: its call, whole, is
+        # recorded all the same.
+        await conn.response.create()
+        async for ev in conn:
+            if ev.type == "response.output_item.done" and ev.item.type == "function_call":
+                break
+    assert len(RECEIVED["realtime"]) == 5, RECEIVED["realtime"]
 
 
 def plain_websocket(g, gw):
@@ -179,6 +198,7 @@ async def main():
         ("toolwarden_tool_calls_total", "openai", "book_table"): 1,
         ("toolwarden_tool_results_total", "openai", "book_table"): 1,
         ("toolwarden_tool_failures_total", "openai", "book_table"): 1,
+        ("toolwarden_tool_calls_total", "openai", "cancel_booking"): 1,
         ("toolwarden_tool_calls_total", "gemini", "refund"): 1,
         ("toolwarden_tool_results_total", "gemini", "refund"): 1,
         ("toolwarden_tool_failures_total", "gemini", "refund"): 1,
