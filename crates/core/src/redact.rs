@@ -173,11 +173,7 @@ pub fn without_url_secrets(text: &str) -> Cow<'_, str> {
             .map_or(0, |i| i + 1);
         out.push_str(&rest[..at + 3]);
         let after = &rest[at + 3..];
-        let end = after
-            .find(|c: char| {
-                c.is_whitespace() || matches!(c, '"' | '\'' | '<' | '>' | ')' | ']' | '}' | '`')
-            })
-            .unwrap_or(after.len());
+        let end = after.find(ends_url).unwrap_or(after.len());
         let url = &after[..end];
         if scheme == at {
             // No scheme before `://`: not a URL.
@@ -204,6 +200,26 @@ pub fn without_url_secrets(text: &str) -> Cow<'_, str> {
     }
     out.push_str(rest);
     Cow::Owned(out)
+}
+
+/// Whether `c` ends a URL (what [`without_url_secrets`] reads as one).
+fn ends_url(c: char) -> bool {
+    c.is_whitespace() || matches!(c, '"' | '\'' | '<' | '>' | ')' | ']' | '}' | '`')
+}
+
+/// Where a URL that `text` ends inside starts (its scheme), if it ends
+/// inside one: a `scheme://` with nothing that ends a URL after it. A
+/// caller that cuts a text short ends it there: a URL cut before its `@`
+/// looks like one without `user:password@`, and keeps them.
+pub fn open_url_start(text: &str) -> Option<usize> {
+    let at = text.rfind("://")?;
+    if text[at..].contains(ends_url) {
+        return None;
+    }
+    let scheme = text[..at]
+        .rfind(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
+        .map_or(0, |i| i + 1);
+    (scheme < at).then_some(scheme)
 }
 
 /// Where the secret part of a URL's path begins (its host and path, no
@@ -512,6 +528,15 @@ mod tests {
             "postgres://db:5432/x"
         );
         assert_eq!(clean("a :// b"), "a :// b");
+    }
+
+    #[test]
+    fn a_url_a_text_ends_inside_is_found() {
+        assert_eq!(open_url_start("see https://admin:pw"), Some(4));
+        assert_eq!(open_url_start("(git+ssh://u:p"), Some(1));
+        for text in ["see https://x/y ", "see https://x/y)", "no url", "a ://b"] {
+            assert_eq!(open_url_start(text), None, "{text}");
+        }
     }
 
     #[test]

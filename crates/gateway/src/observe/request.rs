@@ -315,9 +315,10 @@ fn answers(
 /// ([`toolwarden_core::redact`]): excerpts are stored, logged, shown and
 /// sent to webhooks. Each part is cut as the whole text's redaction would
 /// cut it, without redacting the whole (~0.3 ms for 50 KB). The head is
-/// read from a window of twice its length that ends between words, so a
-/// URL or a key that starts within the head and ends past it is still
-/// recognised. The end is read from the start of the line where its window
+/// read from a window of twice its length that ends between words, and
+/// before a URL it would cut short (one cut before its `@` would keep its
+/// `user:password`), so a URL or a key that starts within the head and
+/// ends past it is still recognised. The end is read from the start of the line where its window
 /// of twice its length begins: every cut but a private key's ends at its
 /// line's end, and one that starts before the window (a quoted password
 /// with spaces, a `Cookie:` header, curl's `-u user:pass`, a URL's
@@ -327,7 +328,7 @@ fn answers(
 /// PEM private key, which spans lines, is cut from the whole text first (a
 /// search for its marker).
 fn excerpt(content: &str) -> String {
-    use toolwarden_core::redact::without_secrets;
+    use toolwarden_core::redact::{open_url_start, without_secrets};
     let first = |text: &str, n: usize| match text.char_indices().nth(n) {
         Some((i, _)) => text[..i].to_string(),
         None => text.to_string(),
@@ -349,7 +350,11 @@ fn excerpt(content: &str) -> String {
     let in_token = |c: char| c.is_ascii_alphanumeric() || "-_.~+/=".contains(c);
     let window = first(content, 2 * EXCERPT_HEAD);
     let window = match window.rfind(|c: char| !in_token(c)) {
-        Some(i) => &window[..i],
+        // Nor in a URL: one cut before its `@` keeps `user:password`.
+        Some(i) => {
+            let through = i + window[i..].chars().next().map_or(0, char::len_utf8);
+            &window[..open_url_start(&window[..through]).unwrap_or(i)]
+        }
         None => "",
     };
     let head = first(&without_secrets(window), EXCERPT_HEAD);
@@ -658,6 +663,31 @@ mod tests {
         let e = excerpt(&across);
         assert!(!e.contains("qqq") && !e.contains("zzz"), "{e}");
         assert!(e.ends_with(" end"), "{e}");
+    }
+
+    /// A URL whose `user:password@` the head's window ends in (the
+    /// window ends before its `@`), pulled into the head because a long
+    /// token before it was cut short: its password does not show.
+    #[test]
+    fn a_url_the_heads_window_cuts_keeps_its_password() {
+        let token = "eyJ".repeat(100);
+        let text = format!(
+            "$ curl -H 'Authorization: Bearer {token}' https://admin:SECRETPW@{} -d x\nexit 7",
+            "db.example/".repeat(30)
+        );
+        assert!(!without_secrets(&text).contains("SECRETPW"));
+        let e = excerpt(&text);
+        assert!(!e.contains("SECRETPW") && !e.contains("admin"), "{e}");
+        assert!(
+            e.starts_with("$ curl -H 'Authorization: Bearer [redacted]'"),
+            "{e}"
+        );
+        // A URL that ends within the window stays whole.
+        let text = format!(
+            "$ curl -H 'Authorization: Bearer {token}' https://db.example/x -d x {}\nexit 7",
+            "y".repeat(200)
+        );
+        assert!(excerpt(&text).contains("https://db.example/x -d x"));
     }
 
     /// A secret that starts before the window of the excerpt's end and
