@@ -377,9 +377,9 @@ fn closing_quote(value: &str, quote: &str) -> Option<usize> {
 
 /// The byte range of a command-line flag's secret value: `--password x`
 /// and the like (a flag whose name [`is_secret_name`], its value the next
-/// word unless that is another flag), curl's `-u user:pass` and `--user
-/// user:pass` (a value with a `:`). `--password=x` is [`secret_at`]'s.
-/// `name_from`: where the name starts, after its `dashes`.
+/// word unless that is another flag; a quoted one, to its closing quote),
+/// curl's `-u user:pass` and `--user user:pass` (a value with a `:`).
+/// `--password=x` is [`secret_at`]'s. `name_from`: where the name starts, after its `dashes`.
 fn flag_secret_at(text: &str, dashes: usize, name_from: usize) -> Option<(usize, usize)> {
     let rest = &text[name_from..];
     let name_len = rest.find(|c: char| !is_name_char(c)).unwrap_or(rest.len());
@@ -395,7 +395,20 @@ fn flag_secret_at(text: &str, dashes: usize, name_from: usize) -> Option<(usize,
     let value = after
         .strip_prefix(['=', ' '])
         .filter(|_| user || after.starts_with(' '))?;
-    let len = value.find(char::is_whitespace).unwrap_or(value.len());
+    // A quoted value (`--password 'a b'`) ends at its closing quote or the
+    // line's end, and keeps its quotes; another, at a space.
+    let quote = ["\"", "'"].into_iter().find(|q| value.starts_with(q));
+    let value = quote.map_or(value, |q| &value[q.len()..]);
+    let len = match quote {
+        Some(q) => {
+            let close = closing_quote(value, q);
+            value[..close.unwrap_or(value.len())]
+                .find('\n')
+                .or(close)
+                .unwrap_or(value.len())
+        }
+        None => value.find(char::is_whitespace).unwrap_or(value.len()),
+    };
     let word = &value[..len];
     if word.is_empty() || word.starts_with('-') || (user && !word.contains(':')) {
         return None;
@@ -718,6 +731,19 @@ mod tests {
                 "curl --user admin:s3cret -X POST",
                 "curl --user [redacted] -X POST",
             ),
+            // A quoted value, spaces and all.
+            (
+                "mysql --password 'correct horse battery' -h db",
+                "mysql --password '[redacted]' -h db",
+            ),
+            (
+                "vault login --token=\"s.ab cd\" -x",
+                "vault login --token=\"[redacted]\" -x",
+            ),
+            (
+                "$ curl -u \"admin:correct horse\" https://api.example/x",
+                "$ curl -u \"[redacted]\" https://api.example/x",
+            ),
             (
                 "> Cookie: session=abc123; theme=dark\n> Accept: */*",
                 "> Cookie: [redacted]\n> Accept: */*",
@@ -829,6 +855,8 @@ mod tests {
             "a://",
             "sk-.",
             "--password ",
+            "--password 'a\n",
+            "-u \"a:b ",
             "Bearer ",
         ] {
             let text = piece.repeat((2 << 20) / piece.len());
