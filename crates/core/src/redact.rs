@@ -173,12 +173,26 @@ pub fn without_url_secrets(text: &str) -> Cow<'_, str> {
             .map_or(0, |i| i + 1);
         out.push_str(&rest[..at + 3]);
         let after = &rest[at + 3..];
-        let end = after.find(ends_url).unwrap_or(after.len());
+        let end_from = |from: usize| {
+            after[from..]
+                .find(ends_url)
+                .map_or(after.len(), |e| from + e)
+        };
+        let mut end = end_from(0);
+        // An IPv6 host's `]` (`[::1]:8080`) does not end its URL.
+        if after[end..].starts_with(']')
+            && after[..end]
+                .find('[')
+                .is_some_and(|b| !after[..b].contains(['/', '?', '#']))
+        {
+            end = end_from(end + 1);
+        }
         let url = &after[..end];
         if scheme == at {
             // No scheme before `://`: not a URL.
             out.push_str(url);
         } else {
+            let url = after_raw_password(url);
             // Host and path: what precedes the query, after its last `@`
             // (a password may hold a `/`; a path's own `@` loses what is
             // before it, which errs on the safe side).
@@ -200,6 +214,24 @@ pub fn without_url_secrets(text: &str) -> Cow<'_, str> {
     }
     out.push_str(rest);
     Cow::Owned(out)
+}
+
+/// A URL (after its `scheme://`) without a `user:password@` whose password
+/// holds a raw `?` or `#` (`app:pa#ss@db/x`): what follows its `@`. The
+/// query or fragment such a password seems to start is not one when what
+/// precedes it is `name:` and not a port (`host:8443?a=b@c` keeps its
+/// host).
+fn after_raw_password(url: &str) -> &str {
+    let authority = &url[..url.find(['/', '?', '#']).unwrap_or(url.len())];
+    let password_like = !authority.contains('@')
+        && !authority.starts_with('[')
+        && authority
+            .split_once(':')
+            .is_some_and(|(_, after)| !after.bytes().all(|b| b.is_ascii_digit()));
+    match url[authority.len()..].find('@') {
+        Some(at) if password_like => &url[authority.len() + at + 1..],
+        _ => url,
+    }
 }
 
 /// Whether `c` ends a URL (what [`without_url_secrets`] reads as one).
@@ -541,6 +573,27 @@ mod tests {
             "postgres://db:5432/x"
         );
         assert_eq!(clean("a :// b"), "a :// b");
+        // A password with a raw `#` or `?` (not a URL's own, but what a
+        // config holds and an error echoes).
+        assert_eq!(
+            clean("invalid dsn: postgres://app:pa#ss@db:5432/x"),
+            "invalid dsn: postgres://db:5432/x"
+        );
+        assert_eq!(clean("redis://:p?w@cache:6379/0"), "redis://cache:6379/0");
+        // An IPv6 host's `]` does not end the URL: its query goes too.
+        assert_eq!(
+            clean("GET http://u:pw@[::1]:8080/w?appid=SECRET failed"),
+            "GET http://[::1]:8080/w failed"
+        );
+        assert_eq!(clean("[see http://x/a]"), "[see http://x/a]");
+        // A port, an IPv6 host or no colon: the `@` is the query's.
+        for (text, want) in [
+            ("https://api.x:8443?email=a@b.c", "https://api.x:8443"),
+            ("https://[::1]:8080?u=a@b", "https://[::1]:8080"),
+            ("http://localhost#a@b", "http://localhost"),
+        ] {
+            assert_eq!(clean(text), want, "{text}");
+        }
     }
 
     #[test]
