@@ -4,7 +4,10 @@
 //! Request-time code: it reads the validated [`CloudConfig`], which
 //! `crate::cloud` defines below `config`.
 
-use std::borrow::Cow;
+use std::{
+    borrow::Cow,
+    sync::atomic::{AtomicU64, Ordering},
+};
 
 use crate::{
     Config,
@@ -98,7 +101,18 @@ pub(crate) async fn authenticate(
         return;
     }
     if let Err(why) = lend {
-        tracing::warn!(provider = route.provider.as_str(), "{}", why.reason());
+        // Logged at the 1st, 2nd, 4th, 8th … such request: a client
+        // without the token sends it with every request.
+        static WITHHELD: AtomicU64 = AtomicU64::new(0);
+        let n = WITHHELD.fetch_add(1, Ordering::Relaxed) + 1;
+        if n.is_power_of_two() {
+            tracing::warn!(
+                provider = route.provider.as_str(),
+                withheld = n,
+                "{}",
+                why.reason()
+            );
+        }
         return;
     }
     match route.provider {

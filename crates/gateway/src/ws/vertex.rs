@@ -98,7 +98,23 @@ pub(super) async fn run<C>(
         );
         up.shared.sinks.metrics.emit(VertexLiveFallback { reason });
     }
-    match up.open(&upstream).await {
+    // The upstream's answer is awaited until the shutdown's grace period
+    // ends (the first-byte timeout is 10 minutes by default): then the
+    // client is told with a close frame rather than left with a socket the
+    // shutdown breaks, and the upgrade is recorded as the gateway's cut
+    // (an observation dropped unfinished once the grace is over).
+    let mut force = stopping.force.clone();
+    let opened = tokio::select! {
+        biased;
+        () = raised(&mut force) => None,
+        opened = up.open(&upstream) => Some(opened),
+    };
+    let Some(opened) = opened else {
+        drop(up.observation());
+        relay::close(&mut client, CloseCode::Away, "the gateway is shutting down").await;
+        return;
+    };
+    match opened {
         Ok(opened) => {
             let stall = up.stall();
             let turns = up.accepted(&opened.headers);

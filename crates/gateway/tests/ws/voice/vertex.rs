@@ -299,3 +299,40 @@ async fn a_socket_waiting_for_its_first_message_is_closed_going_away_on_shutdown
     );
     assert!(wire.lock().unwrap().hosts.is_empty(), "no upstream opened");
 }
+
+/// An upstream that has not answered the upgrade when the shutdown's grace
+/// period ends: the client is closed going away (1001), promptly, not left
+/// with a socket the shutdown breaks.
+#[tokio::test]
+async fn a_socket_whose_upstream_has_not_answered_is_closed_when_the_grace_ends() {
+    // Connections are taken (the kernel's backlog) and never answered.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let silent_addr = silent.local_addr().unwrap();
+    let (mut h, wire, _dir) = located(live_script(), |c| {
+        c.resolve.insert(host("us-east5"), silent_addr);
+        c.connect_timeout = Duration::from_secs(120);
+        c.shutdown_grace = Duration::from_millis(300);
+    })
+    .await;
+    let mut ws = connect_path(&h.gw(), VERTEX_LIVE, &[], false)
+        .await
+        .unwrap();
+    let (_, first) = setup("us-east5");
+    ws.send(Frame::text(first)).await.unwrap();
+    // The gateway is asking the silent upstream now.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let started = std::time::Instant::now();
+    let gateway = h.gateway.take().expect("running");
+    let (_, (code, reason)) = tokio::join!(gateway.shutdown(), closed_with(&mut ws));
+    assert_eq!(code, Some(1001), "{reason}");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(
+        wire.lock().unwrap().hosts.is_empty(),
+        "no upstream answered"
+    );
+    drop(silent);
+}
