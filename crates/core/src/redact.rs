@@ -488,8 +488,10 @@ fn secret_at(text: &str, i: usize) -> Option<(usize, usize)> {
     // digit, a sign or a capital after its first letter in it, or is long
     // (`Invalid token provided`, `basic functionality` are words; base64
     // such as `YWxhZGRpbjpvcGVuc2VzYW1l` is not).
-    if SCHEMES.iter().any(|s| name.eq_ignore_ascii_case(s)) && after.starts_with(' ') {
-        let from = i + name_len + 1;
+    // Spaces or tabs between them, as a header's writer put them.
+    let gap = after.len() - after.trim_start_matches([' ', '\t']).len();
+    if SCHEMES.iter().any(|s| name.eq_ignore_ascii_case(s)) && gap > 0 {
+        let from = i + name_len + gap;
         let end = token_end(from);
         let token = &text[from..end];
         let looks_issued = |t: &str| {
@@ -808,6 +810,14 @@ mod tests {
             (
                 "Authorization: ApiKey VnVUY1g0NEJ1aDdlM0dVNA== refused",
                 "Authorization: ApiKey [redacted] refused",
+            ),
+            (
+                "Authorization: Bearer\teyJhbGciOiJIUzI1NiJ9.e30.abc",
+                "Authorization: Bearer\t[redacted]",
+            ),
+            (
+                "authorization: bearer   ghx_0123456789abcdefXYZ refused",
+                "authorization: bearer   [redacted] refused",
             ),
         ];
         for (text, want) in cases {
