@@ -389,6 +389,16 @@ fn without_tokens(text: &str) -> Cow<'_, str> {
     }
 }
 
+/// Where a quoted value (after its opening `quote`) ends: at its closing
+/// quote (not an escaped one inside it) or its line's end, whichever comes
+/// first; `None` at neither. The line's end is looked for before the quote
+/// only: a search to the text's end for each value would make a long line
+/// of them quadratic.
+fn quoted_len(value: &str, quote: &str) -> Option<usize> {
+    let close = closing_quote(value, quote);
+    value[..close.unwrap_or(value.len())].find('\n').or(close)
+}
+
 /// Where `quote` closes `value`: its first occurrence not escaped with a
 /// backslash (for the escaped quote `\"`, its first occurrence).
 fn closing_quote(value: &str, quote: &str) -> Option<usize> {
@@ -432,13 +442,7 @@ fn flag_secret_at(text: &str, dashes: usize, name_from: usize) -> Option<(usize,
     let quote = ["\"", "'"].into_iter().find(|q| value.starts_with(q));
     let value = quote.map_or(value, |q| &value[q.len()..]);
     let len = match quote {
-        Some(q) => {
-            let close = closing_quote(value, q);
-            value[..close.unwrap_or(value.len())]
-                .find('\n')
-                .or(close)
-                .unwrap_or(value.len())
-        }
+        Some(q) => quoted_len(value, q).unwrap_or(value.len()),
         None => value.find(char::is_whitespace).unwrap_or(value.len()),
     };
     let word = &value[..len];
@@ -530,14 +534,7 @@ fn secret_at(text: &str, i: usize) -> Option<(usize, usize)> {
         };
         let from = text.len() - value.len();
         let len = match closing {
-            // A quoted value ends at its closing quote (not an escaped one
-            // inside it) or the line's end. The line's end is looked for
-            // before the quote only: a search to the text's end for each
-            // pair would make a long line of pairs quadratic.
-            Some(q) => {
-                let close = closing_quote(value, q);
-                value[..close.unwrap_or(value.len())].find('\n').or(close)
-            }
+            Some(q) => quoted_len(value, q),
             None => value.find(|c: char| {
                 c.is_whitespace() || matches!(c, '"' | '\'' | '\\' | ',' | ';' | '&' | '}' | ')')
             }),

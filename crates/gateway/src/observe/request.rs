@@ -318,11 +318,12 @@ fn answers(
 /// read from a window of twice its length that ends between words, and
 /// before a URL it would cut short (one cut before its `@` would keep its
 /// `user:password`), so a URL or a key that starts within the head and
-/// ends past it is still recognised. The end is read from the start of the line where its window
-/// of twice its length begins: every cut but a private key's ends at its
-/// line's end, and one that starts before the window (a quoted password
-/// with spaces, a `Cookie:` header, curl's `-u user:pass`, a URL's
-/// `user:password@` or query) needs its start to be recognised. A line
+/// ends past it is still recognised. The end is read from the start of the
+/// line where its window of twice its length begins: every cut but a
+/// private key's ends at its line's end, and one that starts before the
+/// window (a quoted password with spaces, a `Cookie:` header, curl's `-u
+/// user:pass`, a URL's `user:password@` or query) needs its start to be
+/// recognised. A line
 /// that starts more than [`EXCERPT_LINE_LOOKBACK`] bytes before the window
 /// is not read back: the end starts at the next line, or is left out. A
 /// PEM private key, which spans lines, is cut from the whole text first (a

@@ -239,13 +239,7 @@ fn error_message(body: &[u8]) -> Option<String> {
 
 /// `reason` cut to [`MAX_CLOSE_REASON`] bytes, at a character's boundary.
 fn cut(mut reason: String) -> String {
-    if reason.len() > MAX_CLOSE_REASON {
-        let mut end = MAX_CLOSE_REASON;
-        while !reason.is_char_boundary(end) {
-            end -= 1;
-        }
-        reason.truncate(end);
-    }
+    reason.truncate(reason.floor_char_boundary(MAX_CLOSE_REASON));
     reason
 }
 
