@@ -121,9 +121,11 @@ pub fn message(msg: &str) -> ErrorKind {
 /// string, or a token that looks like a path.
 pub fn extract_resource(msg: &str) -> Option<String> {
     if let Some(start) = msg.find("://") {
+        // The scheme's characters before `://` (a char boundary, whatever
+        // precedes them).
         let begin = msg[..start]
-            .rfind(|c: char| !c.is_ascii_alphanumeric() && c != '+' && c != '-' && c != '.')
-            .map_or(0, |i| i + 1);
+            .trim_end_matches(|c: char| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+            .len();
         let end = msg[start..]
             .find(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '`' | ')' | '>'))
             .map_or(msg.len(), |i| start + i);
@@ -286,6 +288,40 @@ mod tests {
                 .count()
                 <= RESOURCE_MAX + 1
         );
+    }
+
+    /// A URL written right after a letter outside ASCII (Chinese and
+    /// Japanese put no space there) is found whole; before, its start was
+    /// taken one byte after that letter's first byte, inside it: a panic.
+    #[test]
+    fn a_url_after_a_letter_outside_ascii_is_found() {
+        assert_eq!(
+            extract_resource("404：请访问https://api.example.com/x 失败").as_deref(),
+            Some("https://api.example.com/x")
+        );
+        assert_eq!(
+            message("not found: éhttps://h/a"),
+            ErrorKind::ResourceNotFound {
+                resource: Some("https://h/a".into())
+            }
+        );
+    }
+
+    proptest::proptest! {
+        /// Any message is classified, and its resource read, without a
+        /// panic; a resource is a piece of the message.
+        #[test]
+        fn any_message_is_classified(
+            before in "\\PC{0,8}",
+            scheme in "[a-z+.-]{0,4}",
+            after in "\\PC{0,12}",
+        ) {
+            let msg = format!("not found {before}{scheme}://{after}");
+            let _ = message(&msg);
+            if let Some(r) = extract_resource(&msg) {
+                proptest::prop_assert!(msg.contains(&r));
+            }
+        }
     }
 
     #[test]

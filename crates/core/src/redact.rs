@@ -9,7 +9,8 @@
 //! - in a URL (`scheme://…`): everything but scheme, host and path (no
 //!   `user:password@`, no `?query`, no `#fragment`), and a webhook's
 //!   secret path (Slack's `hooks.slack.com/services/…`, Discord's, Teams',
-//!   `/hooks/…`, a Telegram bot's token);
+//!   `/hooks/…`, a Telegram bot's token), the hosts' own also without a
+//!   scheme (`hooks.slack.com/services/…` in a config file);
 //! - the token after `Bearer ` / `Basic ` / `Token ` / `ApiKey `;
 //! - keys recognisable by their prefix (`sk-…` for OpenAI and Anthropic,
 //!   `AIza…` Google, `ghp_…`/`github_pat_…` GitHub, `xoxb-…` Slack,
@@ -20,7 +21,9 @@
 //!   SigV4 `Authorization` header's `Credential=…` and `Signature=…`, a
 //!   presigned URL's `X-Amz-Signature=…`, `X-Amz-Credential=…` and
 //!   `X-Amz-Security-Token=…` when its query stands without its URL), and
-//!   of such a command-line flag (`--password x`, `--password=x`);
+//!   of such a command-line flag (`--password x`, `--password=x`); a
+//!   `name: value` that starts its line (a header, a YAML key) loses its
+//!   unquoted value to the line's end, spaces and all;
 //! - curl's `-u user:pass` / `--user user:pass`;
 //! - a `Cookie:` or `Set-Cookie:` header's value, to the line's end.
 //!
@@ -85,6 +88,10 @@ pub fn without_secrets(text: &str) -> Cow<'_, str> {
     let keys = without_private_keys(text);
     let urls = match without_url_secrets(&keys) {
         Cow::Borrowed(_) => keys,
+        Cow::Owned(s) => Cow::Owned(s),
+    };
+    let urls = match without_bare_webhooks(&urls) {
+        Cow::Borrowed(_) => urls,
         Cow::Owned(s) => Cow::Owned(s),
     };
     match without_tokens(&urls) {
@@ -168,9 +175,7 @@ pub fn without_url_secrets(text: &str) -> Cow<'_, str> {
     let mut rest = text;
     while let Some(at) = rest.find("://") {
         // The scheme: the letters, digits, `+ - .` just before `://`.
-        let scheme = rest[..at]
-            .rfind(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
-            .map_or(0, |i| i + 1);
+        let scheme = scheme_start(&rest[..at]);
         out.push_str(&rest[..at + 3]);
         let after = &rest[at + 3..];
         let end_from = |from: usize| {
@@ -199,7 +204,13 @@ pub fn without_url_secrets(text: &str) -> Cow<'_, str> {
             let path_end = url.find(['?', '#']).unwrap_or(url.len());
             let before_query = &url[..path_end];
             // A webhook's secret path goes too (its `@`s are its own).
-            let secret_path = secret_path_start(before_query);
+            // One cut already (`…/services/[redacted]`, whose `]` ends
+            // the URL) is left as it is.
+            let cut_already = |s: &usize| {
+                before_query[*s..] == REDACTED[..REDACTED.len() - 1]
+                    && after[end..].starts_with(']')
+            };
+            let secret_path = secret_path_start(before_query).filter(|s| !cut_already(s));
             let kept = &before_query[..secret_path.unwrap_or(before_query.len())];
             let host_and_path = match kept.rfind('@') {
                 Some(i) => &kept[i + 1..],
@@ -234,6 +245,15 @@ fn after_raw_password(url: &str) -> &str {
     }
 }
 
+/// Where the scheme that `before` (a text up to a `://`) ends with
+/// starts: after the last character that cannot be a scheme's. Always a
+/// char boundary (`链接https://…`: the scheme starts after `接`).
+fn scheme_start(before: &str) -> usize {
+    before
+        .trim_end_matches(|c: char| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+        .len()
+}
+
 /// Whether `c` ends a URL (what [`without_url_secrets`] reads as one).
 fn ends_url(c: char) -> bool {
     c.is_whitespace() || matches!(c, '"' | '\'' | '<' | '>' | ')' | ']' | '}' | '`')
@@ -248,9 +268,7 @@ pub fn open_url_start(text: &str) -> Option<usize> {
     if text[at..].contains(ends_url) {
         return None;
     }
-    let scheme = text[..at]
-        .rfind(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
-        .map_or(0, |i| i + 1);
+    let scheme = scheme_start(&text[..at]);
     (scheme < at).then_some(scheme)
 }
 
@@ -293,6 +311,65 @@ fn secret_path_start(url: &str) -> Option<usize> {
     }
     // Nothing to cut when the marker ends the URL.
     start.filter(|&s| s < url.len())
+}
+
+/// Webhook hosts (and their API's path) also written without a scheme, as a config file or a log may: Slack's, Discord's, Teams' and
+/// a Telegram bot's.
+const BARE_WEBHOOKS: &[&str] = &[
+    "hooks.slack.com/",
+    "discord.com/api/",
+    "discordapp.com/api/",
+    ".webhook.office.com/",
+    "api.telegram.org/",
+];
+
+/// `text` with the secret path of a webhook URL written without its
+/// scheme (`hooks.slack.com/services/T…/B…/…`) replaced, as
+/// [`without_url_secrets`] replaces it in a `scheme://` URL (one it has
+/// cut already is left as it is).
+fn without_bare_webhooks(text: &str) -> Cow<'_, str> {
+    if !text.contains('/') {
+        return Cow::Borrowed(text);
+    }
+    // ASCII lower case keeps every byte where it was.
+    let lower = text.to_ascii_lowercase();
+    let mut cuts: Vec<(usize, usize)> = Vec::new();
+    for marker in BARE_WEBHOOKS {
+        let mut from = 0;
+        while let Some(at) = lower[from..].find(marker).map(|a| from + a) {
+            // The URL: from its host's start to what ends a URL.
+            let start = lower[..at]
+                .trim_end_matches(|c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '-'))
+                .len();
+            let end = lower[at..].find(ends_url).map_or(lower.len(), |e| at + e);
+            from = end.max(at + 1);
+            let url = &text[start..end];
+            let path_end = url.find(['?', '#']).unwrap_or(url.len());
+            let Some(secret) = secret_path_start(&url[..path_end]) else {
+                continue;
+            };
+            // (A `[redacted]` there ends the URL at its `]`.)
+            if !text[..start].ends_with("://") && !text[start + secret..].starts_with(REDACTED) {
+                cuts.push((start + secret, end));
+            }
+        }
+    }
+    if cuts.is_empty() {
+        return Cow::Borrowed(text);
+    }
+    cuts.sort_unstable();
+    let mut out = String::with_capacity(text.len());
+    let mut copied = 0;
+    for (from, to) in cuts {
+        if from < copied {
+            continue;
+        }
+        out.push_str(&text[copied..from]);
+        out.push_str(REDACTED);
+        copied = to;
+    }
+    out.push_str(&text[copied..]);
+    Cow::Owned(out)
 }
 
 /// A character of a token, key or credential value.
@@ -518,23 +595,28 @@ fn secret_at(text: &str, i: usize) -> Option<(usize, usize)> {
                 .map(|q| q.len())
         };
         let mut sep = after;
+        let quoted_name = quote(sep).is_some();
         if let Some(n) = quote(sep) {
             sep = &sep[n..];
         }
         let sep = sep.trim_start_matches([' ', '\t']);
         // `=`, `:`, Go's `:=`, PHP's and Ruby's `=>`; not a comparison (`==`).
-        let value = ["=>", ":=", "=", ":"]
+        let (op, value) = ["=>", ":=", "=", ":"]
             .iter()
-            .find_map(|op| sep.strip_prefix(op))
-            .filter(|v| !v.starts_with('='))?
-            .trim_start_matches([' ', '\t']);
+            .find_map(|op| sep.strip_prefix(op).map(|v| (*op, v)))
+            .filter(|(_, v)| !v.starts_with('='))?;
+        let value = value.trim_start_matches([' ', '\t']);
         let (value, closing) = match quote(value) {
             Some(n) => (&value[n..], Some(&value[..n])),
             None => (value, None),
         };
         let from = text.len() - value.len();
+        // A header or a YAML key (`X-Api-Key: abc def`, curl's `> ` before
+        // it): an unquoted value runs to its line's end, spaces and all.
+        let header = !quoted_name && op == ":" && starts_line(text, i);
         let len = match closing {
             Some(q) => quoted_len(value, q),
+            None if header => value.find(['\r', '\n']),
             None => value.find(|c: char| {
                 c.is_whitespace() || matches!(c, '"' | '\'' | '\\' | ',' | ';' | '&' | '}' | ')')
             }),
@@ -545,6 +627,14 @@ fn secret_at(text: &str, i: usize) -> Option<(usize, usize)> {
         }
     }
     None
+}
+
+/// Whether the word at `i` starts its line: only spaces, tabs and curl's
+/// `> ` / `< ` markers before it. Looks back over those alone, so a long
+/// line of words costs no more than reading it.
+fn starts_line(text: &str, i: usize) -> bool {
+    let before = text[..i].trim_end_matches([' ', '\t', '>', '<']);
+    before.is_empty() || before.ends_with('\n')
 }
 
 #[cfg(test)]
@@ -597,6 +687,13 @@ mod tests {
 
     #[test]
     fn a_url_a_text_ends_inside_is_found() {
+        // After a letter outside ASCII: the scheme's start, not a byte
+        // inside that letter (the excerpt slices the text there).
+        assert_eq!(open_url_start("链接https://admin:pw"), Some("链接".len()));
+        assert_eq!(
+            without_secrets("请访问https://admin:pw@h.example/x?k=1 失败"),
+            "请访问https://h.example/x 失败"
+        );
         assert_eq!(open_url_start("see https://admin:pw"), Some(4));
         assert_eq!(open_url_start("(git+ssh://u:p"), Some(1));
         for text in ["see https://x/y ", "see https://x/y)", "no url", "a ://b"] {
@@ -657,6 +754,41 @@ mod tests {
             assert_eq!(clean(text), want, "{text}");
             assert_eq!(without_secrets(text), want, "{text}");
         }
+        // Without a scheme (a config file, a log line): the same hosts'
+        // secret paths go; a URL already cut is left as it is.
+        let bare = [
+            (
+                "SLACK_WEBHOOK=hooks.slack.com/services/T0ABCDEF1/B0ABCDEF2/aBcDeFgHiJkLmNoPqRsTuVwX\nnext",
+                "SLACK_WEBHOOK=hooks.slack.com/services/[redacted]\nnext",
+            ),
+            (
+                "posting to discord.com/api/v10/webhooks/123/AbC-dEf failed",
+                "posting to discord.com/api/v10/webhooks/[redacted] failed",
+            ),
+            (
+                "url: contoso.webhook.office.com/webhookb2/6a1c@72f9/IncomingWebhook/4f",
+                "url: contoso.webhook.office.com/webhookb2/[redacted]",
+            ),
+            (
+                "(api.telegram.org/bot123456:ABC-DEF/getMe)",
+                "(api.telegram.org/bot[redacted])",
+            ),
+            (
+                "HOOKS.SLACK.COM/services/T1/B2/x and https://hooks.slack.com/services/T1/B2/y",
+                "HOOKS.SLACK.COM/services/[redacted] and https://hooks.slack.com/services/[redacted]",
+            ),
+        ];
+        for (text, want) in bare {
+            assert_eq!(without_secrets(text), want, "{text}");
+            assert_eq!(without_secrets(want), want, "{want}");
+        }
+        for text in [
+            "see discord.com/api/ for the docs",
+            "hooks.slack.com/ is Slack's",
+            "api.telegram.org/file",
+        ] {
+            assert_eq!(without_secrets(text), text);
+        }
         // Paths without a secret are kept whole.
         for text in [
             "https://hooks.slack.com/",
@@ -700,6 +832,20 @@ mod tests {
                 "X-Api-Key: 0123456789abcdef\nnext",
                 "X-Api-Key: [redacted]\nnext",
             ),
+            // A header's value runs to its line's end, spaces and all.
+            (
+                "> X-Api-Key: abc def ghi\r\n> Accept: */*",
+                "> X-Api-Key: [redacted]\r\n> Accept: */*",
+            ),
+            (
+                "  api_key: first second\nnext: 1",
+                "  api_key: [redacted]\nnext: 1",
+            ),
+            // Not at a line's start: a word.
+            (
+                "error: invalid api_key: abc def",
+                "error: invalid api_key: [redacted] def",
+            ),
             (
                 "AWS key AKIAIOSFODNN7EXAMPLE denied",
                 "AWS key [redacted] denied",
@@ -718,8 +864,8 @@ mod tests {
                 r#"{"password": "[redacted]", "n": 1}"#,
             ),
             (
-                "key: -----BEGIN RSA PRIVATE KEY-----\nMIIEow\nIBAAK\n-----END RSA PRIVATE KEY----- done",
-                "key: [redacted] done",
+                "x key: -----BEGIN RSA PRIVATE KEY-----\nMIIEow\nIBAAK\n-----END RSA PRIVATE KEY----- done",
+                "x key: [redacted] done",
             ),
             ("MIIEow\nIBAAK\n-----END PRIVATE KEY-----\n", "[redacted]\n"),
             (
@@ -744,8 +890,8 @@ mod tests {
                 "PGPASSWORD=[redacted] psql -h db",
             ),
             (
-                "DBPASSWD: x1 MYAPPSECRET=s2 SLACKTOKEN=t3",
-                "DBPASSWD: [redacted] MYAPPSECRET=[redacted] SLACKTOKEN=[redacted]",
+                "x DBPASSWD: x1 MYAPPSECRET=s2 SLACKTOKEN=t3",
+                "x DBPASSWD: [redacted] MYAPPSECRET=[redacted] SLACKTOKEN=[redacted]",
             ),
             (
                 r#"{"body": "{\"api_key\": \"abc123\", \"q\": 1}"}"#,
@@ -909,8 +1055,12 @@ mod tests {
         for piece in [
             "key=\"a\" ",
             "password: 'a' ",
+            "\n> key: a b ",
+            "  token: a ",
             r#"\"token\": \"a\", "#,
             "/hooks/",
+            "hooks.slack.com/x/",
+            "discord.com/api/webhooks/",
             "@",
             "a://",
             "sk-.",
@@ -969,6 +1119,71 @@ mod tests {
                     !without_secrets(&planted).contains("5d672d79c15b"),
                     "{}", planted
                 );
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Pieces of every pattern, letters outside ASCII among them, joined
+    /// at random.
+    fn pieces() -> impl Strategy<Value = String> {
+        let piece = prop::sample::select(vec![
+            "https://",
+            "u:p@",
+            "h.example",
+            "/hooks/",
+            "hooks.slack.com/",
+            "services/T1/",
+            "x",
+            "?k=v",
+            "#f",
+            " ",
+            "\n",
+            "> ",
+            "X-Api-Key",
+            ": ",
+            "=",
+            "\"",
+            "'",
+            "Bearer ",
+            "ghx_0123456789abcdefXYZ",
+            "sk-abcdefghijklmnopqrst",
+            "--password ",
+            "-u ",
+            "a:b",
+            "Cookie",
+            "[redacted]",
+            "]",
+            "discord.com/api/",
+            "webhooks/1/t",
+            "api.telegram.org/",
+            "bot1:A",
+            "é",
+            "链接",
+            "\\",
+            "token",
+            "[",
+            "::1",
+            "@",
+        ]);
+        prop::collection::vec(piece, 0..24).prop_map(|v| v.concat())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+        /// Any text is redacted without a panic, and where a URL it ends
+        /// inside starts is a char boundary (the gateway's excerpt slices
+        /// its text there).
+        #[test]
+        fn any_text_is_redacted_and_cut_at_boundaries(text in pieces()) {
+            let _ = without_secrets(&text);
+            if let Some(at) = open_url_start(&text) {
+                prop_assert!(text.is_char_boundary(at));
             }
         }
     }

@@ -762,7 +762,7 @@ mod tests {
         /// in the excerpt, wherever the excerpt's windows fall on it.
         #[test]
         fn an_excerpt_keeps_nothing_redaction_cuts(
-            before in "[a-z0-9 \n.,:;=\"'/-]{200,700}",
+            before in "[a-z0-9 \n.,:;=\"'/链é-]{200,700}",
             kind in 0usize..7,
             spaces in 0usize..40,
             after in "[a-z0-9 \n.,:;=\"'/-]{0,260}",
@@ -822,6 +822,23 @@ mod tests {
         assert!(e.chars().count() <= EXCERPT_HEAD + EXCERPT_GAP.chars().count() + EXCERPT_TAIL);
         let short = "Error: boom";
         assert_eq!(excerpt(short), short);
+    }
+
+    /// A URL written right after a letter outside ASCII (no space before
+    /// it, as Chinese text has it) where the head's window ends inside it:
+    /// the window ends before its scheme. Before, the scheme's start was
+    /// found inside that letter, and slicing there panicked.
+    #[test]
+    fn a_url_after_a_letter_outside_ascii_at_the_heads_end() {
+        let text = format!(
+            "{}链接https://admin:{}@h.example/x 失败{}",
+            "错".repeat(380),
+            "p".repeat(100),
+            "误".repeat(200)
+        );
+        let e = excerpt(&text);
+        assert!(!e.contains("admin") && !e.contains("ppp"), "{e}");
+        assert!(e.starts_with("错错") && e.ends_with("误误"), "{e}");
     }
 
     #[test]
