@@ -1,7 +1,7 @@
-//! What the fuzz targets call (`fuzz/fuzz_targets/{h1,ws_messages,voice_messages,cloud_route}.rs`):
+//! What the fuzz targets call (`fuzz/fuzz_targets/{h1,ws_messages,voice_messages,cloud_route,redact}.rs`):
 //! the gateway's HTTP/1.1 head parsers and chunked decoder, its WebSocket
-//! message scanner, its voice sockets' message readers and its cloud route
-//! parser are private, so their checks
+//! message scanner, its voice sockets' message readers, its cloud route
+//! parser and its failure excerpt are private, so their checks
 //! live here, run by the fuzzer and by the unit and property tests (which
 //! keep them from rotting when the parsers change). Not part of the API.
 
@@ -61,9 +61,45 @@ fn decode(pieces: &mut dyn Iterator<Item = &[u8]>) -> Option<(Vec<u8>, bool)> {
     Some((out, d.is_done()))
 }
 
+/// Any text as a failed result's content, a tool's error message and a
+/// text to redact: an outcome, never a panic. The excerpt is bounded
+/// (its head, the gap and its tail) and holds nothing the whole text's
+/// redaction cut when that cut nothing at all; where a URL the text ends
+/// inside starts is a char boundary (panics if not: a finding).
+pub fn redact(data: &[u8]) {
+    use toolwarden_core::{classify, redact};
+    let text = String::from_utf8_lossy(data);
+    let excerpt = crate::observe::request::excerpt(&text);
+    assert!(
+        excerpt.chars().count() <= 303,
+        "excerpt too long: {excerpt:?}"
+    );
+    let _ = redact::without_secrets(&text);
+    if let Some(at) = redact::open_url_start(&text) {
+        assert!(text.is_char_boundary(at), "{at} in {text:?}");
+    }
+    let _ = classify::message(&text);
+    if let Some(r) = classify::extract_resource(&text) {
+        assert!(text.contains(&r), "{r:?} not in {text:?}");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_redact_target_takes_any_text() {
+        for input in [
+            "",
+            "链接https://admin:pw@h/x",
+            "not found: 请访问https://api.example.com/x",
+            "X-Api-Key: abc def\nhooks.slack.com/services/T/B/x",
+        ] {
+            redact(input.as_bytes());
+        }
+        redact(&"错https://a:".repeat(200).into_bytes());
+    }
 
     #[test]
     fn the_h1_target_takes_heads_and_bodies_whole_or_split() {

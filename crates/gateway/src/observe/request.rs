@@ -328,7 +328,7 @@ fn answers(
 /// is not read back: the end starts at the next line, or is left out. A
 /// PEM private key, which spans lines, is cut from the whole text first (a
 /// search for its marker).
-fn excerpt(content: &str) -> String {
+pub(crate) fn excerpt(content: &str) -> String {
     use toolwarden_core::redact::{open_url_start, without_secrets};
     let first = |text: &str, n: usize| match text.char_indices().nth(n) {
         Some((i, _)) => text[..i].to_string(),
