@@ -408,3 +408,39 @@ async fn responses_builtin_and_custom_calls_are_answered_in_their_own_items() {
     ];
     assert_eq!(read, expected.map(|(t, f)| (t.to_owned(), f)));
 }
+
+/// A tool whose error has no message (here an empty `invalid_arguments`)
+/// is still answered with an error result Anthropic takes: it refuses an
+/// `is_error` result with empty content.
+#[tokio::test]
+async fn an_error_without_a_message_is_an_anthropic_result_with_content() {
+    use toolwarden_runtime::{BoxError, ToolError, tool_fn};
+    let registry = Registry::new();
+    let refuse = tool_fn(
+        "refuse",
+        "Refuses.",
+        json!({"type": "object"}),
+        |_a, _c| async { Err::<Value, BoxError>(ToolError::invalid_arguments("").into()) },
+    );
+    registry.register(refuse).unwrap();
+    let executor = Executor::new(Arc::new(registry));
+    let body = json!({
+        "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-x",
+        "stop_reason": "tool_use",
+        "content": [{"type": "tool_use", "id": "toolu_1", "name": "refuse", "input": {}}]
+    });
+    let step = executor
+        .step(
+            Dialect::Anthropic,
+            &serde_json::to_vec(&body).unwrap(),
+            &Context::default(),
+        )
+        .await
+        .unwrap();
+    let block = &step.messages[0]["content"][0];
+    assert_eq!(block["is_error"], true, "{block}");
+    assert!(
+        !block["content"].as_str().unwrap().trim().is_empty(),
+        "{block}"
+    );
+}

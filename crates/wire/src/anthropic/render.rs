@@ -14,7 +14,7 @@ pub(crate) fn render_results(outcomes: &[ToolOutcome]) -> Vec<serde_json::Value>
             let mut block = json!({
                 "type": "tool_result",
                 "tool_use_id": o.call_id,
-                "content": o.model_text(),
+                "content": content(o),
             });
             if o.is_failure() {
                 block["is_error"] = json!(true);
@@ -23,4 +23,17 @@ pub(crate) fn render_results(outcomes: &[ToolOutcome]) -> Vec<serde_json::Value>
         })
         .collect();
     vec![json!({"role": "user", "content": blocks})]
+}
+
+/// The block's text. Anthropic refuses an error result with empty content
+/// ("content cannot be empty if `is_error` is true"): a failure whose
+/// model text is blank (a tool's error with an empty message, an empty
+/// override) says which kind of failure it was instead.
+fn content(o: &ToolOutcome) -> String {
+    let text = o.model_text();
+    if !o.is_failure() || !text.trim().is_empty() {
+        return text;
+    }
+    let kind = o.error.as_ref().map_or("error", |e| e.kind.as_str());
+    format!("The tool failed ({kind}) and gave no message.")
 }

@@ -484,6 +484,36 @@ fn stream_errors_and_truncation() {
     );
 }
 
+/// Anthropic refuses a `tool_result` with `is_error: true` and empty
+/// content (400: "content cannot be empty if `is_error` is true"): a
+/// failure whose model text is blank (a tool's error with an empty
+/// message, an application's empty override) still says it failed.
+#[test]
+fn a_failure_with_a_blank_message_still_has_content() {
+    for blank in ["", "  \n"] {
+        let failure = ToolFailure {
+            kind: ErrorKind::InvalidArguments,
+            code: None,
+            technical_message: "refused".into(),
+            model_message: blank.into(),
+            retryable: false,
+            fatal: false,
+        };
+        let msgs = super::render_results(&[ToolOutcome::failure("t1", "Read", failure)]);
+        let block = &msgs[0]["content"][0];
+        assert_eq!(block["is_error"], true);
+        let text = block["content"].as_str().unwrap();
+        assert!(!text.trim().is_empty(), "{block}");
+        assert!(text.contains("invalid_arguments"), "{text}");
+    }
+    // A success may be empty: only an error needs content.
+    let empty = ToolOutcome::success("t2", "Read", json!(""));
+    assert_eq!(
+        super::render_results(&[empty])[0]["content"][0]["content"],
+        ""
+    );
+}
+
 #[test]
 fn render_flags_failures() {
     let ok = ToolOutcome::success("t1", "Read", json!("file text"));
