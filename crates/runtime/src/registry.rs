@@ -143,8 +143,14 @@ pub(crate) struct Entry {
     pub(crate) sequential: NameLock,
     /// The strict-mode schema, for a tool registered strict.
     pub(crate) strict: Option<Value>,
+    /// Which registration this is: unique in the process, so a tool
+    /// registered again under a name is told from the removed one.
+    pub(crate) registration: u64,
     state: AtomicU8,
 }
+
+/// The next [`Entry::registration`].
+static NEXT_REGISTRATION: AtomicU64 = AtomicU64::new(0);
 
 // === impl ToolState ===
 
@@ -328,6 +334,7 @@ impl Registry {
                 metrics: ToolMetrics::new(),
                 sequential: locks.lock_for(&name),
                 strict,
+                registration: NEXT_REGISTRATION.fetch_add(1, Ordering::Relaxed),
                 state: AtomicU8::new(0),
             });
             tools.names.insert(name.clone(), entry.clone());
@@ -494,6 +501,16 @@ impl Registry {
             .entries
             .iter()
             .map(|e| Self::stats_of_entry(e))
+            .collect()
+    }
+
+    /// [`stats`](Self::stats), each with its registration
+    /// ([`Entry::registration`]).
+    pub(crate) fn stats_by_registration(&self) -> Vec<(u64, ToolStats)> {
+        self.current()
+            .entries
+            .iter()
+            .map(|e| (e.registration, Self::stats_of_entry(e)))
             .collect()
     }
 

@@ -28,7 +28,9 @@
 //! closing followed by an opening (by its trip and recovery counts; a
 //! failed probe re-opening it is no change). Health is judged on recent
 //! state ([`HealthThresholds`]): a tool that recovers is reported
-//! `Healthy` again.
+//! `Healthy` again. A tool registered again under a name is watched
+//! afresh (its new breaker's openings are reported from its first), and
+//! a removed tool is forgotten at the next look.
 
 use std::{collections::HashMap, fmt, sync::Arc, time::Duration};
 
@@ -77,6 +79,8 @@ pub struct HealthWatch {
 /// One tool at the previous look.
 #[derive(Debug, Clone, Copy, Default)]
 struct Seen {
+    /// Which registration of the name it was (`Entry::registration`).
+    registration: u64,
     /// The breaker was open or half-open.
     open: bool,
     trips: u64,
@@ -148,17 +152,36 @@ impl HealthWatch {
     /// Look now: the transitions since the previous look, each also given
     /// to the hooks.
     pub fn check(&self) -> Vec<HealthEvent> {
-        let stats = self.registry.stats();
+        let (registrations, stats): (Vec<u64>, Vec<_>) =
+            self.registry.stats_by_registration().into_iter().unzip();
         let report = HealthReport::from_stats(&stats, &self.thresholds);
         let mut events = Vec::new();
         {
             let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
-            for (s, health) in stats.iter().zip(&report.tools) {
+            // Only the tools registered now are remembered: a removed
+            // tool's name goes at this look (the map stays as small as
+            // the registry).
+            let mut now = HashMap::with_capacity(stats.len());
+            for ((s, health), &registration) in stats.iter().zip(&report.tools).zip(&registrations)
+            {
                 let open = matches!(s.breaker, Some(BreakerState::Open | BreakerState::HalfOpen));
-                let before = last.get(&s.name).copied().unwrap_or(Seen {
-                    healthy: true,
-                    ..Seen::default()
-                });
+                let before = match last.get(&s.name) {
+                    Some(seen) if seen.registration == registration => *seen,
+                    // Registered again since the last look: a new breaker,
+                    // whose counts start at zero, compared with what was
+                    // last reported of the name.
+                    Some(seen) => Seen {
+                        registration,
+                        trips: 0,
+                        recoveries: 0,
+                        ..*seen
+                    },
+                    None => Seen {
+                        registration,
+                        healthy: true,
+                        ..Seen::default()
+                    },
+                };
                 let tool = || s.name.clone();
                 let opened = HealthEvent::BreakerOpened { tool: tool() };
                 let closed = HealthEvent::BreakerClosed { tool: tool() };
@@ -183,9 +206,10 @@ impl HealthWatch {
                 } else if !before.healthy && health.healthy {
                     events.push(HealthEvent::Healthy { tool: tool() });
                 }
-                last.insert(
+                now.insert(
                     s.name.clone(),
                     Seen {
+                        registration,
                         open,
                         trips: s.breaker_trips,
                         recoveries: s.breaker_recoveries,
@@ -193,6 +217,7 @@ impl HealthWatch {
                     },
                 );
             }
+            *last = now;
         }
         for event in &events {
             tracing::info!(target: "toolwarden::health", tool = event.tool(), "{event}");
@@ -225,5 +250,36 @@ impl fmt::Debug for HealthWatch {
             .field("thresholds", &self.thresholds)
             .field("hooks", &self.hooks.len())
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::{BoxError, tool_fn};
+
+    /// Regression: the watch kept what it saw of every name ever
+    /// registered, so a registry whose tools come and go (a per-user tool
+    /// set, MCP servers reconnecting) grew it without end.
+    #[test]
+    fn what_the_watch_remembers_is_bounded_by_the_registry() {
+        let registry = Arc::new(Registry::new());
+        let watch = HealthWatch::new(registry.clone(), HealthThresholds::default());
+        for i in 0..50 {
+            let name = format!("tool_{i}");
+            let tool = tool_fn(
+                name.clone(),
+                "A tool.",
+                json!({"type": "object"}),
+                |_a, _c| async { Ok::<_, BoxError>(json!(null)) },
+            );
+            registry.register(tool).unwrap();
+            watch.check();
+            registry.remove(&name).unwrap();
+        }
+        watch.check();
+        assert_eq!(watch.last.lock().unwrap().len(), registry.len());
     }
 }

@@ -271,3 +271,64 @@ async fn refused_calls_do_not_make_a_tool_unhealthy() {
     assert_eq!((stats.recent.calls, stats.recent.failures), (4, 3));
     assert_eq!(stats.failures, 13);
 }
+
+/// Regression: the watch compared a tool registered again under a name
+/// with what it saw of the removed one, whose breaker had tripped more
+/// often: the new breaker opening and closing between two looks went
+/// unreported.
+#[tokio::test]
+async fn a_tool_registered_again_is_watched_afresh() {
+    let registry = flaky_weather(Arc::new(AtomicBool::new(true)));
+    // One run per round: the run's loop guard would refuse the third
+    // identical failing call.
+    let executor = || Executor::new(registry.clone());
+    let watch = HealthWatch::new(registry.clone(), HealthThresholds::default());
+    let breaker_events = |events: Vec<HealthEvent>| -> Vec<HealthEvent> {
+        events
+            .into_iter()
+            .filter(|e| {
+                matches!(
+                    e,
+                    HealthEvent::BreakerOpened { .. } | HealthEvent::BreakerClosed { .. }
+                )
+            })
+            .collect()
+    };
+    let tool = || "weather".to_string();
+    let opened_and_closed = [
+        HealthEvent::BreakerOpened { tool: tool() },
+        HealthEvent::BreakerClosed { tool: tool() },
+    ];
+    // The first registration trips twice, and is closed at the look.
+    for round in 0..2 {
+        run(&executor(), round * 2..round * 2 + 2).await;
+        registry.reset_breaker("weather").unwrap();
+    }
+    assert_eq!(breaker_events(watch.check()), opened_and_closed);
+
+    // Registered again: its breaker trips once, and is closed at the look.
+    registry.remove("weather").unwrap();
+    register_weather(&registry);
+    run(&executor(), 10..12).await;
+    registry.reset_breaker("weather").unwrap();
+    assert_eq!(breaker_events(watch.check()), opened_and_closed);
+}
+
+/// `flaky_weather`'s tool, always down, in `registry`.
+fn register_weather(registry: &Registry) {
+    registry
+        .register_with(
+            tool_fn(
+                "weather",
+                "Weather.",
+                json!({"type": "object"}),
+                |_a, _c| async {
+                    Err::<Value, ToolError>(ToolError::new(ErrorKind::Internal, "503"))
+                },
+            ),
+            ToolPolicy::new()
+                .retry(RetryPolicy::none())
+                .breaker(BreakerConfig::try_new(2, Duration::from_millis(100), 1).unwrap()),
+        )
+        .unwrap();
+}
