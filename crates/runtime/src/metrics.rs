@@ -15,7 +15,7 @@ use std::{
 };
 
 use serde::Serialize;
-use toolwarden_core::ErrorKind;
+use toolwarden_core::{ErrorKind, redact::without_secrets};
 
 use crate::text::clip;
 
@@ -66,7 +66,8 @@ pub struct RecentError {
     pub call_id: String,
     /// The kind (`"Timeout"`).
     pub kind: &'static str,
-    /// The technical message, truncated.
+    /// The technical message, without credentials
+    /// ([`toolwarden_core::redact`]), truncated.
     pub message: String,
 }
 
@@ -289,7 +290,8 @@ impl ToolMetrics {
             at: SystemTime::now(),
             call_id: clip(call_id, RECENT_CALL_ID_MAX).to_string(),
             kind: kind.name(),
-            message: clip(message, RECENT_MESSAGE_MAX).to_string(),
+            // Kept and shown (`stats`, a dashboard): without credentials.
+            message: clip(&without_secrets(message), RECENT_MESSAGE_MAX).to_string(),
         });
     }
 

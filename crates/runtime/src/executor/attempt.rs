@@ -120,7 +120,7 @@ impl Executor {
                 attempt = attempts,
                 kind = failed.kind.name(),
                 delay_ms = delay.as_millis() as u64,
-                error = %failed.technical,
+                error = %crate::errors::without_secrets(&failed.technical),
                 "attempt failed; retrying"
             );
             drop(slot.take());

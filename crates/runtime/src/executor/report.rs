@@ -253,7 +253,7 @@ fn log_failure(entry: &Entry, f: &ToolFailure, attempts: u32) {
         ErrorKind::ResourceNotFound { resource } => tracing::info!(
             kind,
             code,
-            resource = resource.as_deref().unwrap_or(""),
+            resource = %toolwarden_core::redact::without_secrets(resource.as_deref().unwrap_or("")),
             error = %error,
             "tool resource not found"
         ),

@@ -452,6 +452,67 @@ async fn the_model_never_sees_a_urls_query_or_credentials() {
     }
 }
 
+/// Regression: the resource of a not-found failure (a URL, `?appid=…`
+/// and all) and the error of a failed attempt before its retry were
+/// logged as the tool gave them, and the recent errors of `stats` kept
+/// them so: no log line, and nothing the metrics keep, holds a
+/// credential.
+#[tokio::test(start_paused = true)]
+async fn no_log_line_or_recent_error_holds_a_credential() {
+    let (cap, _g) = Capture::install();
+    let ex = executor({
+        let r = Registry::new();
+        r.register(failing("weather", counter(), || {
+            HttpError::new(404).with_url("https://api.x/w?q=Paris&appid=SECRET")
+        }))
+        .unwrap();
+        r.register(failing("backend", counter(), || {
+            io::Error::new(
+                io::ErrorKind::ConnectionRefused,
+                "error sending request for url (https://bot:hunter2@api.y/v1?token=SECRET)",
+            )
+        }))
+        .unwrap();
+        r
+    });
+    for tool in ["weather", "backend"] {
+        ex.execute(&call("c", tool, r#"{"path":"p"}"#), &ctx())
+            .await;
+    }
+    let events = cap.events();
+    assert!(
+        events
+            .iter()
+            .any(|e| e.message == "attempt failed; retrying"),
+        "{events:#?}"
+    );
+    for event in &events {
+        let text = format!(
+            "{} {:?} {:?}",
+            event.message, event.fields, event.span_fields
+        );
+        assert!(
+            !text.contains("SECRET") && !text.contains("hunter2"),
+            "{text}"
+        );
+    }
+    for stats in ex.registry().stats() {
+        for recent in &stats.recent_errors {
+            assert!(
+                !recent.message.contains("SECRET") && !recent.message.contains("hunter2"),
+                "{}: {}",
+                stats.name,
+                recent.message
+            );
+            assert!(
+                recent.message.contains("https://api."),
+                "{}",
+                recent.message
+            );
+        }
+    }
+}
+
 /// A tool whose effect may stand when it fails midway runs once on a
 /// timeout or a broken connection; a rate limit is still retried.
 #[tokio::test(start_paused = true)]
