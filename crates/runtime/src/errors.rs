@@ -364,7 +364,7 @@ pub(crate) fn without_secrets(text: &str) -> std::borrow::Cow<'_, str> {
 
 /// Whole seconds, rounded up, at least 1.
 pub(crate) fn ceil_secs(d: Duration) -> u64 {
-    let s = d.as_secs() + u64::from(d.subsec_nanos() > 0);
+    let s = d.as_secs().saturating_add(u64::from(d.subsec_nanos() > 0));
     s.max(1)
 }
 
@@ -462,6 +462,27 @@ mod tests {
         let inner = io::Error::other("disk on fire");
         let outer = ToolError::new(ErrorKind::Internal, "write failed").with_source(inner);
         assert_eq!(chain(&outer), "write failed: disk on fire");
+    }
+
+    /// Regression: a tool's own `CircuitOpen` error (a client with a
+    /// breaker of its own) with a wait of `Duration::MAX` overflowed the
+    /// rounding up, a panic that made the call an unexpected error.
+    #[test]
+    fn the_longest_wait_rounds_up_without_overflow() {
+        assert_eq!(ceil_secs(Duration::MAX), u64::MAX);
+        assert_eq!(ceil_secs(Duration::from_millis(1)), 1);
+        let cx = TextContext {
+            tool: "t",
+            attempts: 1,
+            retryable: false,
+            show_details: true,
+            unexpected: UNEXPECTED_MESSAGE,
+            resource: None,
+        };
+        let open = ErrorKind::CircuitOpen {
+            retry_after: Some(Duration::MAX),
+        };
+        assert!(model_message(&open, "", cx).starts_with("Tool 't' is temporarily unavailable"));
     }
 
     #[test]
