@@ -40,7 +40,11 @@ pub struct WorkingDir(pub PathBuf);
 /// `step` or a batch cut short by the run's deadline still answers every
 /// call. (Dropping the `step` future instead gives no results at all.)
 /// Such a call counts in its tool's metrics (a `Cancelled` failure), not
-/// in its breaker or the loop guard. A retry that could only start at or
+/// in its breaker or the loop guard. A call whose turn at its tool comes
+/// only at or after the deadline (queued behind a `sequential` call or
+/// for a concurrency slot, or made after it) does not start the tool: it
+/// gets the same result, and its tool's metrics do not count it. A retry
+/// that could only start at or
 /// after the deadline is not waited for: the call ends with the failure
 /// that stopped it (a rate limit, say), not with the deadline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

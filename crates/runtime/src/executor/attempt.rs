@@ -52,10 +52,14 @@ impl Executor {
             }
         };
         // Reached before the deadline: a call let through by another's
-        // cut at the deadline (its timer is looked at after it) has not.
-        if ctx.get::<Deadline>().is_none_or(|d| Instant::now() < d.0) {
-            reached.store(true, std::sync::atomic::Ordering::Relaxed);
+        // cut at the deadline (its timer is looked at after it), or made
+        // after it, has not, and does not start its tool: the run's time
+        // is up. Its deadline answers it: `execute` wraps every call of a
+        // run with a deadline in a timer for it, which fires at once.
+        if ctx.get::<Deadline>().is_some_and(|d| Instant::now() >= d.0) {
+            return boxed(std::future::pending()).await;
         }
+        reached.store(true, std::sync::atomic::Ordering::Relaxed);
         match self.attempt(entry, ctx, args, 1, start).await {
             Ok(output) => (Ok(output), 1),
             Err(AttemptError::Rejected(failed)) => (Err(failed), 0),

@@ -266,6 +266,59 @@ async fn calls_still_queued_at_the_deadline_are_not_the_tools_failures() {
     assert_eq!((s.calls, s.failures), (1, 1), "only the call that ran");
 }
 
+/// A tool that counts its starts (its effect: before its first `.await`),
+/// then works `secs` seconds.
+fn effectful(name: &'static str, started: Arc<AtomicU32>, secs: u64) -> impl Tool {
+    tool_fn(
+        name,
+        "Has an effect at once, then works.",
+        json!({"type": "object"}),
+        move |_a, _c| {
+            started.fetch_add(1, Ordering::SeqCst);
+            async move {
+                tokio::time::sleep(Duration::from_secs(secs)).await;
+                Ok::<_, BoxError>(json!("done"))
+            }
+        },
+    )
+}
+
+/// Regression: a call that got its turn only once the run's deadline had
+/// passed (queued behind a `sequential` call the deadline cut, or made
+/// after it) still started its tool, whose effect then stood while the
+/// model was told the call was stopped.
+#[tokio::test(start_paused = true)]
+async fn no_tool_starts_after_the_run_deadline() {
+    let started = counter();
+    let r = Registry::new();
+    r.register_with(
+        effectful("send", started.clone(), 10),
+        ToolPolicy::new().sequential(true),
+    )
+    .unwrap();
+    r.register(effectful("quick", started.clone(), 0)).unwrap();
+    let ex = executor(r);
+    let c = Context::new().with(crate::Deadline(Instant::now() + SEC));
+    let calls = [call("s0", "send", "{}"), call("s1", "send", "{}")];
+    let outcomes = ex.execute_batch(&calls, &c).await;
+    assert_eq!(
+        count(&started),
+        1,
+        "only the call that had its turn in time"
+    );
+    for o in &outcomes {
+        let code = o.error.as_ref().and_then(|e| e.code.as_deref());
+        assert_eq!(code, Some("run_deadline"), "{o:?}");
+    }
+
+    // A call made once the deadline has passed does not start either.
+    let o = ex.execute(&call("q", "quick", "{}"), &c).await;
+    assert_eq!(count(&started), 1);
+    assert_eq!(o.error.unwrap().code.as_deref(), Some("run_deadline"));
+    let s = ex.registry().stats_of("quick").unwrap();
+    assert_eq!(s.calls, 0, "it never reached the tool");
+}
+
 /// Sleeps `{"secs": n}` seconds.
 fn napper() -> impl Tool {
     tool_fn(
