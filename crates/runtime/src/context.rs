@@ -44,9 +44,9 @@ pub struct WorkingDir(pub PathBuf);
 /// only at or after the deadline (queued behind a `sequential` call or
 /// for a concurrency slot, or made after it) does not start the tool: it
 /// gets the same result, and its tool's metrics do not count it. A retry
-/// that could only start at or
-/// after the deadline is not waited for: the call ends with the failure
-/// that stopped it (a rate limit, say), not with the deadline.
+/// that could only start at or after the deadline (its backoff, or its
+/// wait for a concurrency slot, ends then) is not made: the call ends with
+/// the failure that stopped it (a rate limit, say), not with the deadline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Deadline(pub tokio::time::Instant);
 

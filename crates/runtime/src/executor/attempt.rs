@@ -130,6 +130,11 @@ impl Executor {
             drop(slot.take());
             tokio::time::sleep(delay).await;
             slot = self.concurrency.acquire().await.ok();
+            // The slot may come only after the deadline (freed by a call
+            // the deadline cut): then the retry does not start either.
+            if ctx.get::<Deadline>().is_some_and(|d| Instant::now() >= d.0) {
+                return (Err(failed), attempts);
+            }
             // The arguments were valid JSON on the first attempt.
             let mut args = parse_arguments(&call.arguments).unwrap_or(Value::Null);
             entry.prepare_arguments(&mut args);

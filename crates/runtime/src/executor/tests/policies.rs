@@ -836,6 +836,53 @@ async fn no_retry_waits_past_the_run_deadline() {
     assert!(start.elapsed() < Duration::from_millis(250));
 }
 
+/// Regression: a retry whose backoff ended before the run's deadline but
+/// whose concurrency slot came only after it (freed by another call the
+/// deadline cut) still started the tool.
+#[tokio::test(start_paused = true)]
+async fn a_retry_that_gets_its_slot_after_the_deadline_does_not_start() {
+    let runs = counter();
+    let flaky = scripted("flaky", runs.clone(), |n| async move {
+        if n == 1 {
+            return Err(io::Error::new(io::ErrorKind::ConnectionReset, "reset").into());
+        }
+        tokio::time::sleep(10 * SEC).await;
+        Ok(json!("late"))
+    });
+    let r = Registry::new();
+    r.register(flaky).unwrap();
+    r.register(scripted("hold", counter(), |_| async {
+        tokio::time::sleep(10 * SEC).await;
+        Ok(json!("held"))
+    }))
+    .unwrap();
+    let ex = Executor::with_config(
+        Arc::new(r),
+        ExecutorConfig::default()
+            .with_concurrency(1)
+            .unwrap()
+            .with_seed(42),
+    );
+    let c = Context::new().with(crate::Deadline(Instant::now() + SEC));
+    let flaky_call = call("f", "flaky", r#"{"path":"p"}"#);
+    let hold_call = call("h", "hold", r#"{"path":"p"}"#);
+    // `hold` is polled first at every wake: cut at the deadline, it frees
+    // the one slot for `flaky`'s retry, waiting since its ~100 ms backoff.
+    let (hold, flaky) = futures_util::future::join(
+        async {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            ex.execute(&hold_call, &c).await
+        },
+        ex.execute(&flaky_call, &c),
+    )
+    .await;
+    assert_eq!(hold.error.unwrap().code.as_deref(), Some("run_deadline"));
+    assert_eq!(count(&runs), 1, "the retry did not start: {flaky:?}");
+    // As for a retry whose backoff ends too late: what stopped the tool.
+    assert_eq!(flaky.attempts, 1);
+    assert_eq!(flaky.error.unwrap().kind, ErrorKind::Network);
+}
+
 /// Regression: a fallback tool failing fatally (its credentials rejected)
 /// was reduced to a note in the primary's message, and the run went on.
 #[tokio::test(start_paused = true)]
