@@ -444,3 +444,53 @@ async fn an_error_without_a_message_is_an_anthropic_result_with_content() {
         "{block}"
     );
 }
+
+/// Regression: a `computer` call whose tool failed (or that no tool
+/// answers) was answered with the error text as its screenshot's
+/// `image_url`, which the API refuses: it is not a URL. Such a call gets a
+/// blank screenshot marked `incomplete`, as the gateway's repair writes.
+#[tokio::test]
+async fn a_failed_computer_call_is_answered_with_a_screenshot() {
+    let r = Registry::new();
+    r.register(toolwarden_runtime::tool_fn(
+        "computer",
+        "Use the computer.",
+        json!({"type": "object"}),
+        |args: Value, _c| async move {
+            match args["type"].as_str() {
+                Some("screenshot") => Ok(json!("data:image/png;base64,AAAA")),
+                _ => Err(toolwarden_runtime::BoxError::from("the display is gone")),
+            }
+        },
+    ))
+    .unwrap();
+    let ex = Executor::new(Arc::new(r));
+    let response = json!({
+        "id": "resp_c", "object": "response", "status": "completed", "model": "computer-use-preview",
+        "output": [
+            {"type": "computer_call", "id": "cu_1", "call_id": "call_shot", "status": "completed",
+                "action": {"type": "screenshot"}, "pending_safety_checks": []},
+            {"type": "computer_call", "id": "cu_2", "call_id": "call_click", "status": "completed",
+                "action": {"type": "click", "x": 1, "y": 2}, "pending_safety_checks": []}
+        ]
+    });
+    let step = ex
+        .step(
+            Dialect::OpenAiResponses,
+            &serde_json::to_vec(&response).unwrap(),
+            &Context::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(step.messages.len(), 2);
+    assert_eq!(
+        step.messages[0]["output"]["image_url"],
+        "data:image/png;base64,AAAA"
+    );
+    let failed = &step.messages[1];
+    assert_eq!(failed["type"], "computer_call_output");
+    assert_eq!(failed["output"]["type"], "computer_screenshot");
+    let url = failed["output"]["image_url"].as_str().unwrap();
+    assert!(url.starts_with("data:image/png;base64,"), "{failed}");
+    assert_eq!(failed["status"], "incomplete");
+}

@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 use toolwarden_core::ToolOutcome;
 
-use super::model::CallKind;
+use super::{model::CallKind, repair::BLANK_PNG};
 
 /// One `function_call_output` item per outcome. The API has no error flag,
 /// so a failure's output is [`ToolOutcome::flagless_text`].
@@ -33,7 +33,9 @@ pub(crate) fn render_answers(
 ///   `stderr` and `exit_code` gives them, any other output is the
 ///   `stdout` of exit code 0, a failure the `stderr` of exit code 1;
 /// - `apply_patch`: the text, with `status` `failed` for a failure;
-/// - `computer`: the text is the screenshot's `image_url`;
+/// - `computer`: the text is the screenshot's `image_url`; a failure,
+///   whose text is no URL (the API refuses it), a blank screenshot with
+///   `status` `incomplete`, as the repair writes;
 /// - a client tool search: the tools it loaded, a tool's output `{"tools":
 ///   [...]}` or an array; none for a failure or any other output, which
 ///   is then `incomplete`.
@@ -55,6 +57,12 @@ fn render(o: &ToolOutcome, kind: CallKind) -> Value {
             "call_id": o.call_id,
             "status": if failed { "failed" } else { "completed" },
             "output": o.model_text(),
+        }),
+        CallKind::Computer if failed => json!({
+            "type": kind.output_type(),
+            "call_id": o.call_id,
+            "status": "incomplete",
+            "output": {"type": "computer_screenshot", "image_url": BLANK_PNG},
         }),
         CallKind::Computer => json!({
             "type": kind.output_type(),

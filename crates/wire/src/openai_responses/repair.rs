@@ -301,8 +301,9 @@ fn with_call_id(raw: &RawValue, id: &str) -> Result<String, WireError> {
     ))
 }
 
-/// A blank screenshot: a PNG of one transparent pixel.
-const BLANK_PNG: &str = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=";
+/// A blank screenshot: a PNG of one transparent pixel (also what a failed
+/// computer call is answered with: `render`).
+pub(super) const BLANK_PNG: &str = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=";
 
 /// An output item of `kind` answering call `id` with the gateway's error
 /// text, in the shape the API takes for that kind (the forms the OpenAI
