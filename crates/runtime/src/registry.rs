@@ -651,10 +651,19 @@ impl fmt::Debug for Registry {
     }
 }
 
-/// Tool names: 1–64 of `A-Z a-z 0-9 _ -` (what every provider accepts);
-/// aliases may also hold `.`, since they are never advertised.
+/// Tool names: 1–64 of `A-Z a-z 0-9 _ -`, the first a letter or `_`
+/// (what every provider accepts: Gemini refuses a function name that
+/// starts otherwise, `21st_builder` or `-x`, with a 400 for the whole
+/// request); aliases may also hold `.` and start with any of these, since
+/// they are never advertised.
 fn check_name(name: &str, alias: bool) -> Result<(), RegistryError> {
-    let ok = !name.is_empty()
+    let first_ok = alias
+        || name
+            .bytes()
+            .next()
+            .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_');
+    let ok = first_ok
+        && !name.is_empty()
         && name.len() <= 64
         && name
             .bytes()
@@ -662,10 +671,15 @@ fn check_name(name: &str, alias: bool) -> Result<(), RegistryError> {
     if ok {
         Ok(())
     } else {
+        let rule = if alias {
+            "use 1-64 characters from A-Z a-z 0-9 _ - ."
+        } else {
+            "use 1-64 characters from A-Z a-z 0-9 _ -, starting with a letter or '_'"
+        };
         Err(RegistryError::new(
             RegistryErrorKind::InvalidName,
             name,
-            Some("use 1-64 characters from A-Z a-z 0-9 _ -".into()),
+            Some(rule.into()),
         ))
     }
 }

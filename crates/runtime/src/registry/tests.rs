@@ -76,6 +76,18 @@ fn bad_names_and_schemas_are_rejected() {
         r.register(noop("")).unwrap_err().kind(),
         RegistryErrorKind::InvalidName
     );
+    // Regression: Vertex AI's Gemini refuses a function name that does not
+    // start with a letter or an underscore (400 on every request that
+    // advertises it); the others take it.
+    for name in ["1password", "-x", "3d_render"] {
+        let err = r.register(noop(name)).unwrap_err();
+        assert_eq!(err.kind(), RegistryErrorKind::InvalidName, "{name}");
+        assert!(err.to_string().contains("letter or '_'"), "{err}");
+    }
+    r.register(noop("_private")).unwrap();
+    r.register(noop("x-1")).unwrap();
+    r.remove("_private").unwrap();
+    r.remove("x-1").unwrap();
     let bad = tool_fn("bad", "Bad schema.", json!({"type": 5}), |_a, _c| async {
         Ok::<_, BoxError>(Value::Null)
     });
