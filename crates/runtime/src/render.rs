@@ -35,6 +35,11 @@ pub fn definition(dialect: Dialect, name: &str, description: &str, parameters: &
             "description": description,
             "parametersJsonSchema": parameters
         }),
+        // Bedrock refuses an empty `description` (at least one character,
+        // though the field is optional): a tool without one leaves it out.
+        Dialect::BedrockConverse if description.is_empty() => json!({
+            "toolSpec": {"name": name, "inputSchema": {"json": parameters}}
+        }),
         Dialect::BedrockConverse => json!({
             "toolSpec": {
                 "name": name,
@@ -93,6 +98,20 @@ pub(crate) fn tools_field(dialect: Dialect, defs: Vec<Value>) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Regression: Bedrock takes a tool's `description` of at least one
+    /// character (a 400 for the whole request otherwise), and a tool may
+    /// have none: the field is left out.
+    #[test]
+    fn bedrock_gets_no_empty_description() {
+        let schema = json!({"type": "object"});
+        assert_eq!(
+            definition(Dialect::BedrockConverse, "ls", "", &schema),
+            json!({"toolSpec": {"name": "ls", "inputSchema": {"json": schema}}})
+        );
+        let strict = strict_definition(Dialect::BedrockConverse, "ls", "", &schema);
+        assert!(strict["toolSpec"].get("description").is_none(), "{strict}");
+    }
 
     #[test]
     fn each_dialect_has_its_shape() {
