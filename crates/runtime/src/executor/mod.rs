@@ -263,11 +263,9 @@ impl Executor {
                 // The model got an answer: to the loop guard the call did
                 // not fail (else the fourth identical call would be
                 // refused, with no fallback for a refusal).
-                if outcome.error.is_none()
-                    && !self.loop_guard.is_empty()
-                    && let Ok(args) = parse_arguments(&call.arguments)
-                {
-                    self.loop_guard.record_success(guard_key(entry, &args));
+                if outcome.error.is_none() && !self.loop_guard.is_empty() {
+                    self.loop_guard
+                        .record_success(guard_key_of(entry, &call.arguments));
                 }
                 outcome
             }
@@ -454,9 +452,24 @@ fn fatal_fallback(
     outcome
 }
 
-/// The loop guard's key: canonical name and canonical arguments.
+/// The loop guard's key: canonical name and canonical arguments (parsed
+/// and prepared as the tool takes them).
 fn guard_key(entry: &Entry, args: &serde_json::Value) -> u64 {
     LoopGuard::key(&entry.name, &args.to_string())
+}
+
+/// [`guard_key`] of a call's argument text, parsed and prepared as
+/// `run_primary` does (`2.0` written `2`, a strict tool's optional nulls
+/// removed), so that a failure and a later success of the same call meet
+/// under one key; arguments that are not JSON, by their text.
+pub(super) fn guard_key_of(entry: &Entry, raw: &str) -> u64 {
+    match parse_arguments(raw) {
+        Ok(mut args) => {
+            entry.prepare_arguments(&mut args);
+            guard_key(entry, &args)
+        }
+        Err(_) => LoopGuard::key(&entry.name, raw),
+    }
 }
 
 pub(crate) use crate::text::clip;

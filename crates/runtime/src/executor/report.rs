@@ -4,13 +4,11 @@
 use tokio::time::Instant;
 use toolwarden_core::{ErrorKind, Status, ToolCall, ToolFailure, ToolOutcome};
 
-use super::{Executor, Failed};
+use super::{Executor, Failed, guard_key_of};
 use crate::{
     errors::{TextContext, model_message, name_the_resource},
     health,
-    policy::LoopGuard,
     registry::Entry,
-    validate::parse_arguments,
 };
 
 const REPEATED: &str = "repeated_failure";
@@ -183,10 +181,7 @@ impl Executor {
             )
             && code.as_deref() != Some(REPEATED);
         if counts {
-            let key = guard_key.unwrap_or_else(|| match parse_arguments(&call.arguments) {
-                Ok(v) => LoopGuard::key(&entry.name, &v.to_string()),
-                Err(_) => LoopGuard::key(&entry.name, &call.arguments),
-            });
+            let key = guard_key.unwrap_or_else(|| guard_key_of(entry, &call.arguments));
             let n = self.loop_guard.record_failure(key);
             if n >= self.loop_guard.limit() {
                 // The texts the model sees may lack a final stop (the

@@ -289,8 +289,14 @@ async fn the_loop_guard_stops_identical_failing_calls() {
         ToolPolicy::new(),
     );
     let args = r#"{"path": "src/mian.rs", "limit": 5}"#;
+    // `5.0` is `5`, as the tool takes it: still the same call (regression:
+    // the first failure, when the guard held none, was counted under the
+    // arguments' text as sent).
     let m1 = ex
-        .execute(&call("c1", "grep", args), &ctx())
+        .execute(
+            &call("c1", "grep", r#"{"path": "src/mian.rs", "limit": 5.0}"#),
+            &ctx(),
+        )
         .await
         .error
         .unwrap()
@@ -412,6 +418,31 @@ async fn calls_a_fallback_answers_are_not_refused_by_the_loop_guard() {
         let o = ex
             .execute(
                 &call(&format!("c{n}"), "weather", r#"{"path":"p"}"#),
+                &ctx(),
+            )
+            .await;
+        assert_eq!(o.output, Some(json!("cached")), "call {n}: {o:?}");
+    }
+    // Regression: arguments the executor rewrites before validation (an
+    // integer written `2.0`) were forgotten under another key than the one
+    // their failure was counted under, so the fourth call was refused.
+    // (A failure the guard remembers makes it look at every call; no
+    // breaker, whose opening would answer the calls before the tool.)
+    let ex = single(
+        failing("weather", counter(), || {
+            io::Error::new(io::ErrorKind::ConnectionRefused, "down")
+        }),
+        ToolPolicy::new()
+            .retry(RetryPolicy::none())
+            .no_breaker()
+            .fallback(Fallback::output(json!("cached"))),
+    );
+    let bad = ex.execute(&call("bad", "weather", "{}"), &ctx()).await;
+    assert_eq!(bad.error.unwrap().kind, ErrorKind::InvalidArguments);
+    for n in 1..=5 {
+        let o = ex
+            .execute(
+                &call(&format!("i{n}"), "weather", r#"{"path":"p","limit":2.0}"#),
                 &ctx(),
             )
             .await;
