@@ -156,7 +156,12 @@ impl Executor {
             .unwrap_or(&self.unexpected);
         let mut model = match (policy.message_of(&kind), &kind) {
             (Some(text), _) => text.to_string(),
-            (None, ErrorKind::NotAvailable) => self.registry.not_available_message(&call.name),
+            // Refused before any attempt (disabled, paused): the tools the
+            // model may call instead. A tool that ran and answered "not
+            // available" itself gets no list, which would name it.
+            (None, ErrorKind::NotAvailable) if attempts == 0 => {
+                self.registry.not_available_message(&call.name)
+            }
             (None, ErrorKind::Cancelled) if code.as_deref() == Some(REPEATED) => format!(
                 "This exact call has already failed {} times with the same arguments. Do not repeat it: change the arguments or take a different approach.",
                 self.loop_guard.limit()

@@ -51,6 +51,27 @@ async fn unknown_disabled_or_paused_tool() {
     );
 }
 
+/// Regression: a tool that answered "not available" itself (its backend,
+/// a nested tool) had the model told `Tool 'x' is not available.
+/// Available tools: x, …`, naming the tool it had just called among the
+/// available ones. The list is for calls the executor refused.
+#[tokio::test]
+async fn a_tool_that_says_it_is_unavailable_is_not_listed_as_available() {
+    let ex = single(
+        failing("search", counter(), || {
+            ToolError::new(ErrorKind::NotAvailable, "the index is being rebuilt")
+        }),
+        no_retry(),
+    );
+    let o = ex
+        .execute(&call("c1", "search", r#"{"path":"a"}"#), &ctx())
+        .await;
+    let e = o.error.unwrap();
+    assert_eq!(e.kind, ErrorKind::NotAvailable);
+    assert_eq!(e.model_message, "Tool 'search' is not available.");
+    assert_eq!(o.attempts, 1);
+}
+
 #[tokio::test]
 async fn invalid_arguments_schema_violation_and_malformed_json() {
     let (cap, _g) = Capture::install();
