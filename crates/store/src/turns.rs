@@ -42,6 +42,21 @@ pub(crate) const FIND_CALL_BY_TURN: &str = concat!(
      ORDER BY (c.call_at_ms <= $4) DESC, c.call_at_ms DESC, c.id DESC LIMIT 1"
 );
 
+/// Whether the call at a position of a session's newest responses with a
+/// fingerprint (`$1` the session's number; [`turn_probe_rows!`] of them)
+/// is answered already with the same result: size `$4`, verdict `$5`,
+/// excerpt `$6`. Asked only once no unpaired call there takes the result
+/// ([`FIND_CALL_BY_TURN`]): the same answer resent at another position
+/// under an id its call does not have (a client that rewrote it).
+pub(crate) const ANSWERED_IN_TURN: &str = concat!(
+    "SELECT c.id FROM (SELECT t.request_id FROM call_turns t \
+     WHERE t.session_no = $1 AND t.turn_fp = $2 ORDER BY t.at_ms DESC LIMIT ",
+    turn_probe_rows!(),
+    ") AS newest JOIN tool_calls c ON c.request_id = newest.request_id AND c.call_index = $3 \
+     WHERE c.result_at_ms IS NOT NULL AND c.content_bytes = $4 AND c.failed = $5 \
+     AND (c.excerpt = $6 OR (c.excerpt IS NULL AND $6 IS NULL)) LIMIT 1"
+);
+
 /// One `call_turns` row: request id, session id, fingerprint, time.
 pub(crate) type TurnRow<'a> = (&'a str, &'a str, i64, i64);
 
@@ -79,7 +94,7 @@ pub(crate) fn lock_keys<'a>(
 /// for one backend's connection type; `$verb` starts the `INSERT` (SQLite's
 /// `INSERT OR FAIL`: see the statement-journal note in `bulk/shaped.rs`).
 macro_rules! turn_fns {
-    ($insert:ident, $find:ident, $conn:ty, $db:ty, $verb:literal) => {
+    ($insert:ident, $find:ident, $answered:ident, $conn:ty, $db:ty, $verb:literal) => {
         /// Records the fingerprints of new responses' calls.
         pub(crate) async fn $insert(
             conn: &mut $conn,
@@ -128,12 +143,36 @@ macro_rules! turn_fns {
                 .fetch_optional(&mut *conn)
                 .await
         }
+
+        /// Whether `r` is the answer already stored in the call it
+        /// answers through its replayed turn ([`ANSWERED_IN_TURN`]): a
+        /// resend at another position, under an id the call does not have.
+        pub(crate) async fn $answered(
+            conn: &mut $conn,
+            r: &ToolResultRecord,
+            session_no: i64,
+        ) -> Result<bool, sqlx::Error> {
+            let Some(answers) = r.answers else {
+                return Ok(false);
+            };
+            let found: Option<i64> = sqlx::query_scalar(ANSWERED_IN_TURN)
+                .bind(session_no)
+                .bind(answers.turn)
+                .bind(i64::from(answers.call_index))
+                .bind(crate::deltas::int(r.content_bytes))
+                .bind(i64::from(r.failed))
+                .bind(r.excerpt.as_deref())
+                .fetch_optional(&mut *conn)
+                .await?;
+            Ok(found.is_some())
+        }
     };
 }
 
 turn_fns!(
     insert_turns_sqlite,
     find_call_by_turn_sqlite,
+    answered_in_turn_sqlite,
     sqlx::SqliteConnection,
     sqlx::Sqlite,
     "INSERT OR FAIL INTO"
@@ -141,6 +180,7 @@ turn_fns!(
 turn_fns!(
     insert_turns_postgres,
     find_call_by_turn_postgres,
+    answered_in_turn_postgres,
     sqlx::PgConnection,
     sqlx::Postgres,
     "INSERT INTO"
@@ -151,16 +191,30 @@ mod tests {
     use super::*;
     use crate::query_plan::{Param, sqlite_plan};
 
-    /// The lookup reads the newest turns of its fingerprint from the end
-    /// of the index and stops at the limit: the subquery neither sorts
+    /// The lookups read the newest turns of their fingerprint from the end
+    /// of the index and stop at the limit: the subquery neither sorts
     /// nor reads the session's other turns, however many repeats it has.
     #[tokio::test]
     async fn the_turn_lookup_reads_the_newest_turns_only() {
-        let plan = sqlite_plan(
-            FIND_CALL_BY_TURN,
-            &[Param::Int(1), Param::Int(2), Param::Int(0), Param::Int(0)],
-        )
-        .await;
+        let find = [Param::Int(1), Param::Int(2), Param::Int(0), Param::Int(0)];
+        let answered = [
+            Param::Int(1),
+            Param::Int(2),
+            Param::Int(0),
+            Param::Int(9),
+            Param::Int(1),
+            Param::Text("Error"),
+        ];
+        for (sql, params) in [
+            (FIND_CALL_BY_TURN, &find[..]),
+            (ANSWERED_IN_TURN, &answered[..]),
+        ] {
+            reads_the_newest_turns_only(sql, params).await;
+        }
+    }
+
+    async fn reads_the_newest_turns_only(sql: &str, params: &[Param<'_>]) {
+        let plan = sqlite_plan(sql, params).await;
         let read = plan
             .iter()
             .find(|p| p.3.contains("call_turns_by_fingerprint"))

@@ -343,7 +343,8 @@ macro_rules! write_batch_fn {
         $bulk:path,
         $find_anywhere:expr,
         $insert_turns:path,
-        $find_by_turn:path
+        $find_by_turn:path,
+        $answered_in_turn:path
     ) => {
         pub(crate) async fn $name(
             conn: &mut $conn,
@@ -556,6 +557,17 @@ macro_rules! write_batch_fn {
                     .fetch_optional(&mut *conn)
                     .await?;
             }
+            // No unpaired call at its place in the turn it replays, and the
+            // call there holds this very answer: the same result resent at
+            // another position under an id the call does not have (its
+            // client rewrote it), which `bulk::may_be_resent`'s probe by id
+            // cannot see.
+            if found.is_none()
+                && crate::bulk::is_unique_call_id(&r.call_id)
+                && $answered_in_turn(conn, r, session_no).await?
+            {
+                return Ok(Outcome::Duplicate);
+            }
             let global_id = r.call_id.len() >= MIN_GLOBAL_CALL_ID_LEN;
             if found.is_none() && global_id {
                 let rows: Vec<(i64, String, Option<i64>)> = sqlx::query_as($find_anywhere)
@@ -633,7 +645,8 @@ write_batch_fn!(
     crate::bulk::sqlite,
     FIND_CALL_ANYWHERE_SQLITE,
     crate::turns::insert_turns_sqlite,
-    crate::turns::find_call_by_turn_sqlite
+    crate::turns::find_call_by_turn_sqlite,
+    crate::turns::answered_in_turn_sqlite
 );
 write_batch_fn!(
     write_batch_postgres,
@@ -642,7 +655,8 @@ write_batch_fn!(
     crate::bulk::postgres,
     FIND_CALL_ANYWHERE_PG,
     crate::turns::insert_turns_postgres,
-    crate::turns::find_call_by_turn_postgres
+    crate::turns::find_call_by_turn_postgres,
+    crate::turns::answered_in_turn_postgres
 );
 
 #[cfg(test)]

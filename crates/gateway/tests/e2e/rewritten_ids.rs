@@ -329,3 +329,64 @@ async fn chat_rewritten_ids_meet_their_calls() {
 async fn responses_rewritten_ids_meet_their_calls() {
     rewritten(Kind::Responses, false, false).await;
 }
+
+/// A turn answered under ids the client invented, then the same request
+/// retried with its oldest turns cut (after a context-length 400): the
+/// same results at other positions. The call was recorded under the
+/// provider's id (Gemini: `name#n`), so the resend finds it through the
+/// replayed turn, not its id: each result still counts once.
+async fn rewritten_then_cut(kind: Kind) {
+    let what = format!("{kind:?}");
+    let mut h = Harness::start().await;
+    let mut auth = kind.auth();
+    // One session named for the run (the Gemini CLI's custom header).
+    auth.push(("x-session-id", "rewritten-then-cut".to_string()));
+    let headers: Vec<(&str, &str)> = auth.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let mut history = vec![
+        user(kind, "Say hello."),
+        match kind {
+            Kind::Gemini => json!({"role": "model", "parts": [{"text": "Hello."}]}),
+            _ => json!({"role": "assistant", "content": "Hello."}),
+        },
+    ];
+    history.push(user(
+        kind,
+        "Read missing.txt and notes.txt, then run false.",
+    ));
+    h.mock.push_response(calls_reply(kind, false, 0));
+    let url = format!("{}{}", h.gw(), kind.path(false));
+    let r = post(&h.client, url.clone(), &headers, &body(kind, &history)).await;
+    assert_eq!(r.status, 200, "{what}: {}", r.text());
+    append_round(kind, &mut history, 0);
+    h.mock.push_response(text_reply(kind));
+    let r = post(&h.client, url.clone(), &headers, &body(kind, &history)).await;
+    assert_eq!(r.status, 200, "{what}: {}", r.text());
+    // Retried without the first exchange: every position moves by two.
+    h.mock.push_response(text_reply(kind));
+    let r = post(&h.client, url, &headers, &body(kind, &history[2..])).await;
+    assert_eq!(r.status, 200, "{what}: {}", r.text());
+    let stats = h.finish().await;
+    let tool = |name: &str| {
+        stats
+            .tools
+            .iter()
+            .find(|t| t.tool == name)
+            .map(|t| (t.calls, t.failures))
+            .unwrap_or_else(|| panic!("{what}: no row for {name} in {:?}", stats.tools))
+    };
+    assert_eq!(tool("read_file"), (2, 1), "{what}");
+    assert_eq!(tool("run_shell"), (1, 1), "{what}");
+    let events = h.events();
+    let results = events.iter().filter(|e| e["type"] == "tool_result").count();
+    assert_eq!(results, CALLS.len(), "{what}: {events:#?}");
+}
+
+#[tokio::test]
+async fn gemini_invented_ids_resent_at_other_positions_count_once() {
+    rewritten_then_cut(Kind::Gemini).await;
+}
+
+#[tokio::test]
+async fn anthropic_rewritten_ids_resent_at_other_positions_count_once() {
+    rewritten_then_cut(Kind::Anthropic).await;
+}

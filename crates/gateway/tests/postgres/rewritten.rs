@@ -114,3 +114,67 @@ async fn invented_gemini_ids_meet_their_calls_across_gateways() {
     store.close().await;
     db.drop_schema().await;
 }
+
+/// The same results under invented ids, sent first to gateway B and then
+/// to gateway A in a retry with the oldest turns cut (every position
+/// moves): the call, recorded by A as `name#n`, holds the answer already,
+/// so the resend counts nothing, whichever gateway gets it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn invented_gemini_ids_resent_at_other_positions_count_once() {
+    let Some(mut db) =
+        TestDb::postgres("invented_gemini_ids_resent_at_other_positions_count_once").await
+    else {
+        return;
+    };
+    let mut cluster = Cluster::start(&db.url, 2).await;
+    let mut auth = Kind::Gemini.auth();
+    auth.push(("x-session-id", "invented-then-cut".to_string()));
+    let headers: Vec<(&str, &str)> = auth.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let url = |i: usize| format!("{}{}", cluster.gw(i), Kind::Gemini.path(false));
+    let mut contents = vec![
+        json!({"role": "user", "parts": [{"text": "Hello."}]}),
+        json!({"role": "model", "parts": [{"text": "Hello."}]}),
+        json!({"role": "user", "parts": [{"text": "Check the file."}]}),
+    ];
+    let args = json!({"path": "missing.txt"});
+    cluster.mock.push_response(reply(
+        json!([{"functionCall": {"name": "read_file", "args": args}}]),
+    ));
+    let r = post(
+        &cluster.client,
+        url(0),
+        &headers,
+        &json!({"contents": contents}),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    cluster
+        .stats_when(|s| s["tools"].as_array().is_some_and(|t| !t.is_empty()))
+        .await;
+    let id = "read_file_1795610246552_0";
+    contents.push(json!({"role": "model", "parts": [
+        {"functionCall": {"id": id, "name": "read_file", "args": args}}]}));
+    contents.push(
+        json!({"role": "user", "parts": [{"functionResponse": {"id": id,
+        "name": "read_file", "response": {"error": "ENOENT: no such file"}}}]}),
+    );
+    for (gateway, from) in [(1, 0), (0, 2)] {
+        cluster
+            .mock
+            .push_response(reply(json!([{"text": "Done."}])));
+        let body = json!({"contents": contents[from..]});
+        let r = post(&cluster.client, url(gateway), &headers, &body).await;
+        assert_eq!(r.status, 200, "{}", r.text());
+    }
+    let (stats, store) = cluster.finish().await;
+    let tools: Vec<(&str, u64, u64)> = stats
+        .tools
+        .iter()
+        .map(|t| (t.tool.as_str(), t.calls, t.failures))
+        .collect();
+    assert_eq!(tools, [("read_file", 1, 1)], "{:?}", stats.tools);
+    let rows = store.session_calls("invented-then-cut").await.unwrap();
+    assert_eq!(rows.len(), 1, "{rows:#?}");
+    store.close().await;
+    db.drop_schema().await;
+}
