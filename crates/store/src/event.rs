@@ -25,7 +25,7 @@ pub struct RequestRecord {
     pub request_id: String,
     /// The session the request belongs to.
     pub session_id: String,
-    /// Where the session id came from: `header`, `client_header`, `metadata`, `fingerprint`, `none`.
+    /// Where the session id came from: `header`, `client_header`, `metadata`, `conversation`, `fingerprint`, `none`.
     pub session_source: String,
     /// Unix ms when the request arrived.
     pub at_ms: i64,

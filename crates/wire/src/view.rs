@@ -23,6 +23,11 @@ pub struct RequestView<'a> {
     /// Responses `previous_response_id`: part of the history is on the
     /// provider's side, so results may answer calls not in this body.
     pub previous_response_id: Option<Cow<'a, str>>,
+    /// Responses `conversation`: the stored conversation the request adds
+    /// to (the OpenAI Agents SDK's `conversation_id`); like
+    /// [`previous_response_id`](Self::previous_response_id), its history is
+    /// on the provider's side, and the request carries only its new items.
+    pub conversation: Option<Cow<'a, str>>,
     /// Anthropic `metadata.user_id` (Claude Code puts its session id in it).
     pub metadata_user_id: Option<Cow<'a, str>>,
     /// A stable hash of the conversation's first turn (system prompt and

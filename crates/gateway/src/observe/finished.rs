@@ -50,7 +50,7 @@ impl Finished {
             session: base
                 .header_session
                 .clone()
-                .unwrap_or_else(|| session::from_body(None, || None, None)),
+                .unwrap_or_else(|| session::from_body(None, None, || None, None)),
             model: base.path_model.as_deref().map(owned_name),
             parse_error: None,
         };

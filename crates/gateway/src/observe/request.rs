@@ -127,6 +127,7 @@ pub(crate) fn analyze(sinks: &Sinks, facts: &RequestFacts, read: &ReadBody) -> R
         let continued = || sinks.responses.get(view.previous_response_id.as_deref()?);
         super::session::from_body(
             view.metadata_user_id.as_deref(),
+            view.conversation.as_deref(),
             continued,
             view.first_turn_hash,
         )
@@ -238,7 +239,7 @@ fn unparsed(sinks: &Sinks, facts: &RequestFacts, error: String) -> RequestInfo {
         session: facts
             .header_session
             .clone()
-            .unwrap_or_else(|| super::session::from_body(None, || None, None)),
+            .unwrap_or_else(|| super::session::from_body(None, None, || None, None)),
         model: facts.path_model.as_deref().map(owned_name),
         parse_error: Some(error),
     }

@@ -5,15 +5,19 @@
 //! 3. the session part of Anthropic `metadata.user_id` — Claude Code writes
 //!    `user_<hash>_account_<uuid>_session_<uuid>` (or a JSON object with a
 //!    `session_id`) (source `metadata`);
-//! 4. a Responses API continuation (`previous_response_id`) joins the
+//! 4. a Responses API request adding to a stored conversation
+//!    (`conversation`, the OpenAI Agents SDK's `conversation_id`) is the
+//!    conversation's: its id (source `conversation`), the same on every
+//!    turn, where each request's first item is only its new input;
+//! 5. a Responses API continuation (`previous_response_id`) joins the
 //!    session of the response it continues (its id and source; the
 //!    continuation's own first turn is only its new input): remembered when
 //!    the response passed through this gateway, else asked of the store
 //!    (another instance served it, or this one before a restart; see
 //!    `proxy::find_continued_session`);
-//! 5. `fp-<hex>` of the wire layer's hash of the conversation's first turn,
+//! 6. `fp-<hex>` of the wire layer's hash of the conversation's first turn,
 //!    stable across the turns of one conversation (source `fingerprint`);
-//! 6. `unknown` (source `none`).
+//! 7. `unknown` (source `none`).
 
 /// Longest session id taken from a client (longer ones are cut).
 const MAX_LEN: usize = 128;
@@ -23,12 +27,20 @@ const MAX_LEN: usize = 128;
 pub(crate) struct Session {
     /// The id.
     pub id: String,
-    /// `header`, `client_header`, `metadata`, `fingerprint` or `none`.
+    /// `header`, `client_header`, `metadata`, `conversation`, `fingerprint`
+    /// or `none`.
     pub source: &'static str,
 }
 
 /// The sources a session can have, as the store keeps them.
-const SOURCES: [&str; 5] = ["header", "client_header", "metadata", "fingerprint", "none"];
+const SOURCES: [&str; 6] = [
+    "header",
+    "client_header",
+    "metadata",
+    "conversation",
+    "fingerprint",
+    "none",
+];
 
 /// The source named `name` (a session read back from the store); an
 /// unknown name reads as `fingerprint`, how a gateway names its own.
@@ -58,10 +70,12 @@ pub(crate) fn from_header_values<'a>(get: impl Fn(&str) -> Option<&'a [u8]>) -> 
     })
 }
 
-/// Steps 3–6: from what the body holds; `continued` looks up the session
-/// of the response a Responses continuation names (step 4).
+/// Steps 3–7: from what the body holds; `conversation` is a Responses
+/// request's stored conversation (step 4), `continued` looks up the
+/// session of the response a Responses continuation names (step 5).
 pub(crate) fn from_body(
     metadata_user_id: Option<&str>,
+    conversation: Option<&str>,
     continued: impl FnOnce() -> Option<Session>,
     first_turn_hash: Option<u64>,
 ) -> Session {
@@ -69,6 +83,12 @@ pub(crate) fn from_body(
         return Session {
             id,
             source: "metadata",
+        };
+    }
+    if let Some(id) = conversation.and_then(|c| clean(c.as_bytes())) {
+        return Session {
+            id,
+            source: "conversation",
         };
     }
     if let Some(session) = continued() {
@@ -150,6 +170,7 @@ mod tests {
     fn claude_code_user_id_gives_its_session() {
         let s = from_body(
             Some("user_abc123_account_1111-2222_session_9f8e7d6c-0000-4000-8000-000000000001"),
+            None,
             || None,
             Some(7),
         );
@@ -157,6 +178,7 @@ mod tests {
         assert_eq!(s.source, "metadata");
         let s = from_body(
             Some(r#"{"device_id":"d","session_id":"s-1"}"#),
+            None,
             || None,
             None,
         );
@@ -172,19 +194,40 @@ mod tests {
             })
         };
         assert_eq!(
-            from_body(None, earlier, Some(0xabc)).id,
+            from_body(None, None, earlier, Some(0xabc)).id,
             "fp-0000000000000001"
         );
-        let s = from_body(Some("user_x_session_s-9"), earlier, Some(0xabc));
+        let s = from_body(Some("user_x_session_s-9"), None, earlier, Some(0xabc));
         assert_eq!((s.id.as_str(), s.source), ("s-9", "metadata"));
     }
 
     #[test]
+    fn a_stored_conversation_is_the_session_before_a_continuation_or_fingerprint() {
+        let conversation = Some(" conv_68a1f0c2e4b88190 ");
+        let earlier = || {
+            Some(Session {
+                id: "fp-0000000000000001".into(),
+                source: "fingerprint",
+            })
+        };
+        let s = from_body(None, conversation, earlier, Some(0xabc));
+        assert_eq!(
+            (s.id.as_str(), s.source),
+            ("conv_68a1f0c2e4b88190", "conversation")
+        );
+        let s = from_body(Some("user_x_session_s-9"), conversation, earlier, None);
+        assert_eq!((s.id.as_str(), s.source), ("s-9", "metadata"));
+        // Not printable: no session from it.
+        let s = from_body(None, Some("conv\n1"), || None, Some(0xabc));
+        assert_eq!(s.source, "fingerprint");
+    }
+
+    #[test]
     fn falls_back_to_fingerprint_then_none() {
-        let s = from_body(Some("plain-user"), || None, Some(0xabc));
+        let s = from_body(Some("plain-user"), None, || None, Some(0xabc));
         assert_eq!(s.id, "fp-0000000000000abc");
         assert_eq!(s.source, "fingerprint");
-        assert_eq!(from_body(None, || None, None).source, "none");
+        assert_eq!(from_body(None, None, || None, None).source, "none");
     }
 
     #[test]

@@ -510,3 +510,69 @@ async fn two_runs_of_one_gemini_script_count_each_answer() {
         );
     }
 }
+
+/// Responses turns that name a stored conversation (`conversation`, as the
+/// OpenAI Agents SDK sends with `conversation_id`): each request carries
+/// only its new items, the outputs without their calls (the conversation
+/// holds them). They are one session, the conversation's, whatever their
+/// first items; the outputs are not orphans, so `repair = "fix"` leaves
+/// the bodies as they came; each call and result counts once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn responses_turns_of_a_stored_conversation_are_one_session() {
+    let opts = MockOptions {
+        calls_per_reply: 2,
+        // The mock keeps no conversations: it would refuse the outputs.
+        validate: false,
+        ..MockOptions::default()
+    };
+    let mut h = Harness::with(opts, |c| c.repair = toolwarden_gateway::RepairMode::Fix).await;
+    let (headers, tools) = responses_setup();
+    let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let url = format!("{}/v1/responses", h.gw());
+    let conversation = "conv_68a1f0c2e4b8819090f1c2a3b4c5d6e7";
+    for (round, (text, form)) in [
+        ("A trip to Lisbon, please.", json!(conversation)),
+        ("And a hotel?", json!({"id": conversation})),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let user = json!({"role": "user", "content": text});
+        let body = json!({"model": "gpt-4.1", "tools": tools, "conversation": form,
+            "input": [user]});
+        let r = post(&h.client, url.clone(), &headers, &body).await;
+        assert_eq!(r.status, 200, "round {round}: {}", r.text());
+        let calls = reply_calls(Kind::Responses, false, &r.body);
+        assert_eq!(calls.len(), 2, "{}", r.text());
+        let outputs: Vec<Value> = calls
+            .iter()
+            .zip(["Found it.", "Error: seat 7F is no longer available"])
+            .map(|(c, out)| json!({"type": "function_call_output", "call_id": c.id, "output": out}))
+            .collect();
+        let body = json!({"model": "gpt-4.1", "tools": tools, "conversation": form,
+            "input": outputs});
+        let r = post(&h.client, url.clone(), &headers, &body).await;
+        assert_eq!(r.status, 200, "round {round}: {}", r.text());
+        let sent = h.mock.received().pop().expect("the outputs went upstream");
+        assert_eq!(
+            serde_json::from_slice::<Value>(&sent.body).unwrap(),
+            body,
+            "round {round}: sent as they came"
+        );
+    }
+    let stats = h.finish().await;
+    assert!(stats.repairs.is_empty(), "{:?}", stats.repairs);
+    assert_eq!(stats.sessions.len(), 1, "{:?}", stats.sessions);
+    let s = &stats.sessions[0];
+    assert_eq!(s.session_id, conversation, "{s:?}");
+    assert_eq!((s.calls, s.failures), (4, 2), "{s:?}");
+    let events = h.events();
+    let results = events.iter().filter(|e| e["type"] == "tool_result");
+    assert!(
+        results
+            .clone()
+            .all(|e| e["tool"].is_string() && e["exec_ms"].is_number()),
+        "each output met its call: {events:#?}"
+    );
+    assert_eq!(results.count(), 4);
+}

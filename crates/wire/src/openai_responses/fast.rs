@@ -27,6 +27,7 @@ pub(super) fn body(text: &str) -> Fast<Body<'_>> {
         input: None,
         previous_response_id: None,
         instructions: None,
+        conversation: None,
     };
     s.object(|s, key| {
         match key {
@@ -35,6 +36,8 @@ pub(super) fn body(text: &str) -> Fast<Body<'_>> {
             "input" => body.input = seen.once(2, input(s))?,
             "previous_response_id" => body.previous_response_id = seen.once(3, s.opt_string())?,
             "instructions" => body.instructions = seen.once(4, s.opt_raw())?.map(Raw),
+            // A string or `null`; an object (`{"id": …}`) is serde's.
+            "conversation" => body.conversation = seen.once(5, s.opt_string())?,
             _ => s.skip()?,
         }
         Ok(())

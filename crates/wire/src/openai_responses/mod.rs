@@ -10,7 +10,7 @@
 //! `shell_call_output`'s outcomes are its flag (a timeout or a non-zero
 //! exit code fails), an `apply_patch_call_output`'s `status`; hosted
 //! tools' calls (`web_search_call`, …) are the provider's own and no
-//! calls here. With `previous_response_id` (or an
+//! calls here. With `previous_response_id`, a stored `conversation` (or an
 //! `item_reference`) part of the history is on the provider's side: an
 //! output whose call is not in the body is then not a defect, and its tool
 //! name is unknown here (`None`).

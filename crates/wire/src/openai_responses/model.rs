@@ -27,6 +27,89 @@ pub(super) struct Body<'a> {
     pub previous_response_id: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     pub instructions: Option<Raw<'a>>,
+    /// `conversation`: the id of the stored conversation the request adds
+    /// to (see [`conversation`]).
+    #[serde(borrow, deserialize_with = "conversation", default)]
+    pub conversation: Option<Cow<'a, str>>,
+}
+
+/// `conversation`, as its id (a string) or as an object with an `id`; any
+/// other value (or an object without a string `id`) names none: the
+/// request is read all the same.
+fn conversation<'de: 'a, 'a, D: Deserializer<'de>>(d: D) -> Result<Option<Cow<'a, str>>, D::Error> {
+    d.deserialize_any(ConversationVisitor { top: true })
+        .map(|ConversationId(id)| id)
+}
+
+/// A conversation's id, if the value names one.
+struct ConversationId<'a>(Option<Cow<'a, str>>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for ConversationId<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(ConversationVisitor { top: false })
+    }
+}
+
+/// Reads a conversation id: a string; at the top, also an object's `id`.
+struct ConversationVisitor {
+    top: bool,
+}
+
+impl<'de> Visitor<'de> for ConversationVisitor {
+    type Value = ConversationId<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a conversation id or an object with one")
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(ConversationId(Some(Cow::Borrowed(v))))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(ConversationId(Some(Cow::Owned(v.to_owned()))))
+    }
+
+    fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut id = None;
+        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+            if self.top && key == "id" && id.is_none() {
+                id = map.next_value::<ConversationId<'de>>()?.0;
+            } else {
+                map.next_value::<de::IgnoredAny>()?;
+            }
+        }
+        Ok(ConversationId(id))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        while seq.next_element::<de::IgnoredAny>()?.is_some() {}
+        Ok(ConversationId(None))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(ConversationId(None))
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(ConversationId(None))
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(ConversationId(None))
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(ConversationId(None))
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(ConversationId(None))
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(ConversationId(None))
+    }
 }
 
 /// `input`: a string, or an array of items.

@@ -47,7 +47,8 @@ pub(super) enum OutputFate {
     /// A second output for a call that already has one.
     Duplicate,
     /// No call with its id in the body, and the history may be on the
-    /// provider's side (`previous_response_id` or `item_reference`).
+    /// provider's side (`previous_response_id`, `conversation` or
+    /// `item_reference`).
     ServerSide,
     /// No call with its id anywhere.
     Orphan,

@@ -279,7 +279,7 @@ mod fast_agrees_with_serde {
         );
         let mut members: Vec<String> = top
             .iter()
-            .map(|&(f, v)| match f % 7 {
+            .map(|&(f, v)| match f % 8 {
                 0 => format!(r#""model":{}"#, pick(v, STRINGS)),
                 1 => format!(r#""stream":{}"#, pick(v, &["true", "false", "null", "0"])),
                 2 => format!(
@@ -295,10 +295,24 @@ mod fast_agrees_with_serde {
                     pick(v, &[input.as_str(), r#""just text\n""#, "null", "{}"])
                 ),
                 5 => r#""tools":[{"type":"function","name":"f","parameters":{}}]"#.to_string(),
+                6 => format!(
+                    r#""conversation":{}"#,
+                    pick(
+                        v,
+                        &[
+                            r#""conv_1""#,
+                            r#"{"id":"conv_1"}"#,
+                            r#"{"x":[1],"id":"c1"}"#,
+                            r#"{"id":7}"#,
+                            "null",
+                            "1",
+                        ]
+                    )
+                ),
                 _ => r#""store":false"#.to_string(),
             })
             .collect();
-        if !top.iter().any(|&(f, _)| f % 7 == 4) {
+        if !top.iter().any(|&(f, _)| f % 8 == 4) {
             members.push(format!(r#""input":{input}"#));
         }
         format!("{{{}}}", members.join(","))

@@ -172,6 +172,54 @@ fn previous_response_id_makes_unknown_outputs_server_side() {
     assert!(matches!(r.body, std::borrow::Cow::Borrowed(_)));
 }
 
+/// A request adding to a stored conversation (`conversation`, as the
+/// OpenAI Agents SDK sends it) carries only its new items: outputs whose
+/// calls the conversation holds are no defects and nothing to repair, and
+/// the view names the conversation, given as its id or as `{"id": …}`.
+#[test]
+fn a_stored_conversation_makes_unknown_outputs_server_side() {
+    for conversation in [
+        r#""conv_1""#,
+        r#"{"id":"conv_1"}"#,
+        r#"{"x":[{}],"id":"conv_1"}"#,
+    ] {
+        let text = format!(
+            r#"{{"conversation":{conversation},"input":[
+      {{"type":"function_call_output","call_id":"call_x","output":"ok"}}]}}"#
+        );
+        let body = text.as_bytes();
+        let v = request_view_with(body, &never).unwrap();
+        assert_eq!(v.conversation.as_deref(), Some("conv_1"), "{text}");
+        assert_eq!(v.previous_response_id, None);
+        assert_eq!((v.results.len(), v.results[0].new), (1, true));
+        assert!(
+            crate::validate(Dialect::OpenAiResponses, body)
+                .unwrap()
+                .is_empty(),
+            "{text}"
+        );
+        let r = crate::repair(Dialect::OpenAiResponses, body).unwrap();
+        assert!(matches!(r.body, std::borrow::Cow::Borrowed(_)), "{text}");
+    }
+    // A value that names none is read all the same, as no conversation:
+    // the output is an orphan again.
+    for conversation in ["null", "7", r#"{"id":7}"#, "[]"] {
+        let text = format!(
+            r#"{{"conversation":{conversation},"input":[
+      {{"type":"function_call_output","call_id":"call_x","output":"ok"}}]}}"#
+        );
+        let v = request_view_with(text.as_bytes(), &never).unwrap();
+        assert_eq!(v.conversation, None, "{text}");
+        assert_eq!(
+            crate::validate(Dialect::OpenAiResponses, text.as_bytes())
+                .unwrap()
+                .len(),
+            1,
+            "{text}"
+        );
+    }
+}
+
 #[test]
 fn validation_uses_openai_texts() {
     let body = br#"{"input":[

@@ -33,7 +33,10 @@ impl<'a> Parsed<'a> {
     }
 
     fn of(body: Body<'a>) -> Parsed<'a> {
+        // The history is (partly) on the provider's side: a response
+        // continued, a stored conversation added to, an item referenced.
         let server_side = body.previous_response_id.is_some()
+            || body.conversation.is_some()
             || body.items().iter().any(|i| i.role() == Role::Reference);
         Parsed { body, server_side }
     }
@@ -105,6 +108,7 @@ fn view_of<'a>(parsed: Parsed<'a>, check: bool) -> crate::Pass<'a> {
         Some(Input::Text(t)) => {
             let system = body.instructions.map(|r| r.0.as_bytes()).unwrap_or(b"");
             let mut view = base_view(body.model, body.stream, body.previous_response_id, 1);
+            view.conversation = body.conversation;
             view.first_turn_hash = Some(fnv1a(&[system, t.as_bytes()]));
             return Ok((view, found));
         }
@@ -119,6 +123,7 @@ fn view_of<'a>(parsed: Parsed<'a>, check: bool) -> crate::Pass<'a> {
         message_count,
     );
     view.first_turn_hash = first_turn_hash;
+    view.conversation = body.conversation;
     // Outputs after the model's last item other than a call are new: a
     // client may write each call's output right after it (`call, output,
     // call, output`, as the Codex CLI once did for a turn of several
