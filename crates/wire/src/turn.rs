@@ -16,10 +16,10 @@
 //! `null` arguments as `{}`; text that is not JSON is compared as it is
 //! (trimmed).
 
-use ahash::AHashMap;
+use ahash::{AHashMap, AHashSet};
 use serde_json::Value;
 
-use crate::{RequestView, text::Fnv64};
+use crate::{CallView, RequestView, text::Fnv64};
 
 /// A request's replayed model turn: the calls the request's new results answer.
 ///
@@ -53,8 +53,10 @@ pub fn fingerprint<'a>(calls: impl IntoIterator<Item = (&'a str, &'a str)>) -> u
 /// The model turn the request's new results answer, as replayed in its
 /// history: the calls that come before the first new result, back to the
 /// start of the message (or, in the Responses API, of the run of adjacent
-/// call items) holding the last of them. `None` without new results or
-/// without calls before them.
+/// call items) holding the last of them, and the calls after it in its run
+/// of adjacent call and result items (a Responses history written `call,
+/// output, call, output`). `None` without new results or without calls
+/// before them.
 pub fn replayed_turn<'v>(view: &'v RequestView<'_>) -> Option<ReplayedTurn<'v>> {
     let first_new = view
         .results
@@ -77,7 +79,28 @@ pub fn replayed_turn<'v>(view: &'v RequestView<'_>) -> Option<ReplayedTurn<'v>> 
         at = index;
         start -= 1;
     }
-    let turn = &before[start..];
+    // A client may write each output right after its call (Responses:
+    // `call, output, call, output`): the calls after the first new result,
+    // in its run of adjacent call and result items, are the turn's too.
+    let results_after: AHashSet<usize> = view
+        .results
+        .iter()
+        .map(|r| r.message_index)
+        .filter(|&i| i > first_new)
+        .collect();
+    let mut after = Vec::new();
+    let mut at = first_new;
+    for c in view.calls.iter().filter(|c| c.message_index > first_new) {
+        while c.message_index > at + 1 && results_after.contains(&(at + 1)) {
+            at += 1;
+        }
+        if c.message_index > at + 1 {
+            break;
+        }
+        after.push(c);
+        at = c.message_index;
+    }
+    let turn: Vec<&CallView<'_>> = before[start..].iter().copied().chain(after).collect();
     let mut by_id = AHashMap::new();
     let mut by_name: AHashMap<&str, Vec<usize>> = AHashMap::new();
     for (at, c) in turn.iter().enumerate() {

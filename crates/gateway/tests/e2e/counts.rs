@@ -576,3 +576,53 @@ async fn responses_turns_of_a_stored_conversation_are_one_session() {
     );
     assert_eq!(results.count(), 4);
 }
+
+/// As above, with the whole history written `call, output, call, output`
+/// (each output right after its call, as the Codex CLI once wrote a turn
+/// of several calls): the replayed turn is both calls, and each result
+/// still counts once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interleaved_turn_resent_as_the_whole_history_counts_once() {
+    let opts = MockOptions {
+        calls_per_reply: 2,
+        ..MockOptions::default()
+    };
+    let mut h = Harness::with(opts, |_| {}).await;
+    let (headers, tools) = responses_setup();
+    let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let url = format!("{}/v1/responses", h.gw());
+    let user = json!({"role": "user", "content": "A trip to Lisbon, please."});
+    let body = json!({"model": "gpt-4.1", "store": true, "tools": tools, "input": [user]});
+    let r = post(&h.client, url.clone(), &headers, &body).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let calls = reply_calls(Kind::Responses, false, &r.body);
+    assert_eq!(calls.len(), 2, "{}", r.text());
+    let outputs: Vec<Value> = calls
+        .iter()
+        .zip(["Found it.", "Error: seat 7F is no longer available"])
+        .map(|(c, out)| json!({"type": "function_call_output", "call_id": c.id, "output": out}))
+        .collect();
+    let body = json!({"model": "gpt-4.1", "store": true, "tools": tools,
+        "previous_response_id": response_id(false, &r), "input": outputs});
+    let r2 = post(&h.client, url.clone(), &headers, &body).await;
+    assert_eq!(r2.status, 200, "{}", r2.text());
+    // The same turn again, as the whole history, each output after its call.
+    let mut history = vec![user];
+    for (c, output) in calls.iter().zip(&outputs) {
+        history.push(
+            json!({"type": "function_call", "call_id": c.id, "name": c.name,
+            "arguments": c.args.to_string()}),
+        );
+        history.push(output.clone());
+    }
+    let body = json!({"model": "gpt-4.1", "store": false, "tools": tools, "input": history});
+    let r3 = post(&h.client, url, &headers, &body).await;
+    assert_eq!(r3.status, 200, "{}", r3.text());
+    let stats = h.finish().await;
+    assert_eq!(stats.sessions.len(), 1, "{:?}", stats.sessions);
+    let s = &stats.sessions[0];
+    assert_eq!((s.calls, s.failures), (2, 1), "{s:?}");
+    let events = h.events();
+    let results = events.iter().filter(|e| e["type"] == "tool_result").count();
+    assert_eq!(results, 2, "{events:#?}");
+}

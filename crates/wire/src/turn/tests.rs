@@ -105,6 +105,30 @@ fn the_turn_is_the_last_one_before_the_new_results() {
         fingerprint([("b", "{}"), ("b", r#"{"n":2}"#)])
     );
     assert_eq!(turn.position_of_id("q2"), Some(1));
+    // Responses, each output right after its call: both calls form the
+    // turn; the earlier turn and a call past the run do not.
+    let body = br#"{"model":"m","input":[
+      {"type":"function_call","call_id":"p","name":"a","arguments":"{}"},
+      {"type":"function_call_output","call_id":"p","output":"x"},
+      {"type":"reasoning","id":"rs","summary":[]},
+      {"type":"function_call","call_id":"q1","name":"b","arguments":"{}"},
+      {"type":"function_call_output","call_id":"q1","output":"x"},
+      {"type":"function_call","call_id":"q2","name":"b","arguments":"{\"n\":2}"},
+      {"type":"function_call","call_id":"q3","name":"c","arguments":"{}"},
+      {"type":"function_call_output","call_id":"q2","output":"y"},
+      {"type":"function_call_output","call_id":"q3","output":"z"},
+      {"role":"user","content":"and"},
+      {"type":"function_call","call_id":"r","name":"d","arguments":"{}"}]}"#;
+    let view = request_view(Dialect::OpenAiResponses, body).unwrap();
+    let turn = replayed_turn(&view).unwrap();
+    assert_eq!(
+        turn.fingerprint,
+        fingerprint([("b", "{}"), ("b", r#"{"n":2}"#), ("c", "{}")])
+    );
+    assert_eq!(
+        (turn.position_of_id("q3"), turn.position_of_id("r")),
+        (Some(2), None)
+    );
     // No new result, no turn.
     let body = br#"{"model":"m","messages":[{"role":"user","content":"go"}]}"#;
     let view = request_view(Dialect::OpenAiChat, body).unwrap();
