@@ -42,19 +42,24 @@ pub(crate) const FIND_CALL_BY_TURN: &str = concat!(
      ORDER BY (c.call_at_ms <= $4) DESC, c.call_at_ms DESC, c.id DESC LIMIT 1"
 );
 
-/// Whether the call at a position of a session's newest responses with a
-/// fingerprint (`$1` the session's number; [`turn_probe_rows!`] of them)
-/// is answered already with the same result: size `$4`, verdict `$5`,
-/// excerpt `$6`. Asked only once no unpaired call there takes the result
-/// ([`FIND_CALL_BY_TURN`]): the same answer resent at another position
-/// under an id its call does not have (a client that rewrote it).
+/// Whether a result was recorded already: its session (`$1`, its number)
+/// holds a result of its id `$7` at another position than `$8`, and the
+/// call at its position `$3` of the session's newest responses with its
+/// turn's fingerprint `$2` ([`turn_probe_rows!`] of them) is answered with
+/// the same result: size `$4`, verdict `$5`, excerpt `$6`. Asked only once
+/// no unpaired call there takes the result ([`FIND_CALL_BY_TURN`]): the
+/// same answer resent at another position under an id its call does not
+/// have (a client that rewrote it). A first answer of a repeated turn
+/// whose call is not written yet is none: no result of its id came before.
 pub(crate) const ANSWERED_IN_TURN: &str = concat!(
     "SELECT c.id FROM (SELECT t.request_id FROM call_turns t \
      WHERE t.session_no = $1 AND t.turn_fp = $2 ORDER BY t.at_ms DESC LIMIT ",
     turn_probe_rows!(),
     ") AS newest JOIN tool_calls c ON c.request_id = newest.request_id AND c.call_index = $3 \
      WHERE c.result_at_ms IS NOT NULL AND c.content_bytes = $4 AND c.failed = $5 \
-     AND (c.excerpt = $6 OR (c.excerpt IS NULL AND $6 IS NULL)) LIMIT 1"
+     AND (c.excerpt = $6 OR (c.excerpt IS NULL AND $6 IS NULL)) \
+     AND EXISTS (SELECT 1 FROM tool_results k WHERE k.session_no = $1 AND k.call_id = $7 \
+     AND k.message_index <> $8) LIMIT 1"
 );
 
 /// One `call_turns` row: request id, session id, fingerprint, time.
@@ -162,6 +167,8 @@ macro_rules! turn_fns {
                 .bind(crate::deltas::int(r.content_bytes))
                 .bind(i64::from(r.failed))
                 .bind(r.excerpt.as_deref())
+                .bind(r.call_id.as_str())
+                .bind(i64::from(r.message_index))
                 .fetch_optional(&mut *conn)
                 .await?;
             Ok(found.is_some())
@@ -204,6 +211,8 @@ mod tests {
             Param::Int(9),
             Param::Int(1),
             Param::Text("Error"),
+            Param::Text("read_file_1795610246552_0"),
+            Param::Int(4),
         ];
         for (sql, params) in [
             (FIND_CALL_BY_TURN, &find[..]),

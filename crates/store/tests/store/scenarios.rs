@@ -1508,3 +1508,72 @@ pub async fn a_repeated_call_turn_pairs_each_result_with_its_own_call(db: TestDb
         "each result paired with the call of its own turn"
     );
 }
+
+/// A result under a rewritten id (its call holds another), paired through
+/// the turn it replays, then resent at another position: a duplicate, the
+/// call at its place in the turn holding the same answer and the session a
+/// result of its id (`turns::ANSWERED_IN_TURN`). Not so the first answer
+/// of a repeated turn, its call not written yet, whose earlier twin holds
+/// the same answer: no result of its id came before; its late call
+/// completes its row.
+pub async fn a_rewritten_answer_resent_counts_once_and_a_twins_first_answer_counts(db: TestDb) {
+    let store = Store::open(&db.url).await.unwrap();
+    const TURN: i64 = 7171;
+    const POLL: i64 = 7272;
+    let turn = TurnRef {
+        turn: TURN,
+        call_index: 0,
+    };
+    let mut read = call("q1", "g", 0, "read_file#0", "read_file", 10_000);
+    read.turn = Some(TURN);
+    let id = "read_file_1795610246552_0";
+    let mut answer = result("q2", "g", id, 2, None, true, 15_000);
+    answer.answers = Some(turn);
+    let mut resent = result("q3", "g", id, 0, None, true, 16_000);
+    resent.answers = Some(turn);
+    record_all(&store, &[Event::ToolCall(read), Event::ToolResult(answer)]).await;
+    record_all(&store, &[Event::ToolResult(resent)]).await;
+    // The same poll every turn, answered alike; the second answer comes
+    // before its call is written.
+    let poll = TurnRef {
+        turn: POLL,
+        call_index: 0,
+    };
+    let mut first = call("p1", "g", 0, "call_poll_000001", "poll", 20_000);
+    first.turn = Some(POLL);
+    let mut first_answer = result("p2", "g", "call_poll_000001", 4, None, false, 21_000);
+    first_answer.answers = Some(poll);
+    record_all(
+        &store,
+        &[Event::ToolCall(first), Event::ToolResult(first_answer)],
+    )
+    .await;
+    let mut twin_answer = result(
+        "p4",
+        "g",
+        "call_poll_000002",
+        6,
+        Some("poll"),
+        false,
+        31_000,
+    );
+    twin_answer.answers = Some(poll);
+    record_all(&store, &[Event::ToolResult(twin_answer)]).await;
+    let mut twin = call("p3", "g", 0, "call_poll_000002", "poll", 30_000);
+    twin.turn = Some(POLL);
+    record_all(&store, &[Event::ToolCall(twin)]).await;
+    let stats = store.stats(&all()).await.unwrap();
+    assert_eq!(
+        calls_and_failures(&stats),
+        BTreeMap::from([("poll", (2, 0)), ("read_file", (1, 1))])
+    );
+    assert_eq!(
+        query_i64(
+            &db.url,
+            "SELECT count(*) FROM tool_calls WHERE result_at_ms IS NULL OR request_id IS NULL"
+        )
+        .await,
+        0,
+        "each call has its one result"
+    );
+}
