@@ -626,3 +626,60 @@ async fn an_interleaved_turn_resent_as_the_whole_history_counts_once() {
     let results = events.iter().filter(|e| e["type"] == "tool_result").count();
     assert_eq!(results, 2, "{events:#?}");
 }
+
+/// A Responses history whose model items are stored and sent as
+/// `item_reference`s (the AI SDK with `store: true` references its
+/// reasoning and text, and sends the calls and outputs whole), retried
+/// with its oldest item cut: a reference ends the model's turn as the item
+/// would, so only the last turn's outputs are new, and each counts once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_referenced_history_retried_with_its_oldest_item_cut_counts_once() {
+    let opts = MockOptions {
+        calls_per_reply: 2,
+        // The mock keeps no items to reference.
+        validate: false,
+        ..MockOptions::default()
+    };
+    let mut h = Harness::with(opts, |_| {}).await;
+    let (mut headers, tools) = responses_setup();
+    headers.push(("x-session-id", "referenced".to_string()));
+    let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let url = format!("{}/v1/responses", h.gw());
+    let body = |input: &[Value]| json!({"model": "gpt-4.1", "store": true, "tools": tools, "input": input});
+    let mut history = vec![json!({"role": "user", "content": "A trip to Lisbon, please."})];
+    for round in 0..2 {
+        let r = post(&h.client, url.clone(), &headers, &body(&history)).await;
+        assert_eq!(r.status, 200, "{}", r.text());
+        let calls = reply_calls(Kind::Responses, false, &r.body);
+        assert_eq!(calls.len(), 2, "{}", r.text());
+        history.push(json!({"type": "item_reference", "id": format!("rs_{round}")}));
+        for c in &calls {
+            history.push(
+                json!({"type": "function_call", "call_id": c.id, "name": c.name,
+                "arguments": c.args.to_string()}),
+            );
+        }
+        for (c, out) in calls
+            .iter()
+            .zip(["Found it.", "Error: seat 7F is no longer available"])
+        {
+            history.push(json!({"type": "function_call_output", "call_id": c.id, "output": out}));
+        }
+        let r = post(&h.client, url.clone(), &headers, &body(&history)).await;
+        assert_eq!(r.status, 200, "{}", r.text());
+        if round == 0 {
+            history.push(json!({"type": "item_reference", "id": "msg_0"}));
+            history.push(json!({"role": "user", "content": "And a hotel?"}));
+        }
+    }
+    // The last request again, without its first item.
+    let r = post(&h.client, url.clone(), &headers, &body(&history[1..])).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let stats = h.finish().await;
+    assert_eq!(stats.sessions.len(), 1, "{:?}", stats.sessions);
+    let s = &stats.sessions[0];
+    assert_eq!((s.calls, s.failures), (4, 2), "{s:?}");
+    let events = h.events();
+    let results = events.iter().filter(|e| e["type"] == "tool_result").count();
+    assert_eq!(results, 4, "{events:#?}");
+}

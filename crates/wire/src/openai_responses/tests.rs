@@ -133,6 +133,22 @@ fn outputs_after_the_last_model_item_are_new() {
         toolwarden_core::Verdict::explicit(true)
     );
     assert!(!v.stream && v.model.is_none());
+    // The model's stored items sent as references (the AI SDK with
+    // `store: true`) end the turn as the items would: the earlier output
+    // is history.
+    let body = br#"{"input":[
+      {"role":"user","content":"go"},
+      {"type":"item_reference","id":"rs_1"},
+      {"type":"function_call","call_id":"c1","name":"ls","arguments":"{}"},
+      {"type":"function_call_output","call_id":"c1","output":"a"},
+      {"type":"item_reference","id":"msg_1"},
+      {"role":"user","content":"again"},
+      {"type":"item_reference","id":"rs_2"},
+      {"type":"function_call","call_id":"c2","name":"ls","arguments":"{}"},
+      {"type":"function_call_output","call_id":"c2","output":"b"}]}"#;
+    let v = request_view_with(body, &never).unwrap();
+    let new: Vec<(&str, bool)> = v.results.iter().map(|r| (&*r.call_id, r.new)).collect();
+    assert_eq!(new, [("c1", false), ("c2", true)]);
 }
 
 #[test]

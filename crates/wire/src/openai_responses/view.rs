@@ -128,10 +128,13 @@ fn view_of<'a>(parsed: Parsed<'a>, check: bool) -> crate::Pass<'a> {
     // client may write each call's output right after it (`call, output,
     // call, output`, as the Codex CLI once did for a turn of several
     // calls), so a call does not end the new outputs. A resent output
-    // among them is the same result again (the store counts it once).
+    // among them is the same result again (the store counts it once). An
+    // `item_reference` ends them as the item it names would: clients
+    // reference the model's stored items (the AI SDK with `store: true`
+    // its reasoning and text), never a user's, whose text they hold.
     let last_assistant = items
         .iter()
-        .rposition(|i| matches!(i.role(), Role::Assistant));
+        .rposition(|i| matches!(i.role(), Role::Assistant | Role::Reference));
     // Names of the calls, by index, for the results.
     let mut call_name: Vec<Option<Cow<'a, str>>> = vec![None; items.len()];
     for (index, item) in items.into_iter().enumerate() {
