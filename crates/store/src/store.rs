@@ -15,7 +15,7 @@ use crate::migrate;
 use crate::parking::{self, ParkingClock};
 use crate::pg_text::pg_text;
 use crate::sqlite_writer::SqliteWriter;
-use crate::write::{self, BatchError, Outcome};
+use crate::write::{self, BatchError, Found};
 
 /// Tuning for [`Store::open_with`].
 #[derive(Debug, Clone)]
@@ -349,11 +349,29 @@ impl Store {
     /// it waits for a synchronous standby: "the transaction has already
     /// committed locally"). A failure before it is [`BatchError::Failed`];
     /// so is any failure on SQLite (`SqliteWriter::write_batch`).
-    pub(crate) async fn write_batch(&self, events: &[Event]) -> Result<Vec<Outcome>, BatchError> {
+    ///
+    /// `ask`: results (positions in `events`) whose key is checked, after
+    /// the batch's statements, to be stored under their own request id
+    /// ([`write::Found::own_keys`]): the results an unsure attempt of the
+    /// same events found new (`recorder::unsure`). Only PostgreSQL's
+    /// commits are ever unsure; on SQLite `ask` is empty and nothing is
+    /// checked.
+    pub(crate) async fn write_batch(
+        &self,
+        events: &[Event],
+        ask: &[usize],
+    ) -> Result<Found, BatchError> {
         let pass = self.inner.parking.due(events);
         let (out, parked) = match &self.inner.pool {
             Pool::Sqlite(_) => match &self.inner.writer {
-                Some(writer) => writer.write_batch(events, pass).await?,
+                Some(writer) => {
+                    let (outcomes, parked) = writer.write_batch(events, pass).await?;
+                    let found = Found {
+                        outcomes,
+                        own_keys: Vec::new(),
+                    };
+                    (found, parked)
+                }
                 None => {
                     return Err(StoreError::query(sqlx::Error::Protocol(
                         "no SQLite writer".into(),
@@ -390,9 +408,19 @@ impl Store {
                         .await
                         .map_err(StoreError::query)?;
                 }
-                let out = write::write_batch_postgres(&mut tx, &events)
+                let outcomes = write::write_batch_postgres(&mut tx, &events)
                     .await
                     .map_err(StoreError::query)?;
+                // After the batch's own inserts, which waited for an
+                // earlier attempt's transaction should it still be ending.
+                let own_keys = if ask.is_empty() {
+                    Vec::new()
+                } else {
+                    crate::bulk::postgres::own_result_keys(&mut tx, &events, ask)
+                        .await
+                        .map_err(StoreError::query)?
+                };
+                let out = Found { outcomes, own_keys };
                 let parked = match pass {
                     Some(pass) => parking::park_postgres(&mut tx, pass)
                         .await
@@ -402,7 +430,7 @@ impl Store {
                 if let Err(e) = tx.commit().await {
                     return Err(BatchError::Unsure {
                         error: StoreError::query(e),
-                        outcomes: out,
+                        found: out,
                     });
                 }
                 (out, parked)

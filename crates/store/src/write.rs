@@ -56,6 +56,21 @@ pub(crate) enum Outcome {
     NewResult { tool: String, exec_ms: Option<f64> },
 }
 
+/// What the statements of a batch's write found
+/// ([`crate::Store::write_batch`]).
+#[derive(Debug, Default)]
+pub(crate) struct Found {
+    /// One per event.
+    pub outcomes: Vec<Outcome>,
+    /// Of the results the write was asked about (positions in the batch),
+    /// those whose key is stored under the result's own request id. That
+    /// id is one this gateway made, which no other gateway writes: the key
+    /// was written by this gateway, with this event (by this write or an
+    /// earlier attempt of it), not by another given the same result
+    /// (`recorder::unsure`).
+    pub own_keys: Vec<usize>,
+}
+
 /// How writing a batch failed ([`crate::Store::write_batch`]): whether
 /// anything of it can have been written.
 #[derive(Debug)]
@@ -66,13 +81,10 @@ pub(crate) enum BatchError {
     Failed(StoreError),
     /// Its COMMIT failed: the batch may be written, all of it or none of it
     /// (a transaction is atomic), and nobody can tell which from here.
-    /// `outcomes` are what its statements found, one per event: what
+    /// `found` is what its statements found, one outcome per event: what
     /// happened if it landed (the recorder's writer tells which on the
     /// next write of the same events: `recorder::unsure`).
-    Unsure {
-        error: StoreError,
-        outcomes: Vec<Outcome>,
-    },
+    Unsure { error: StoreError, found: Found },
 }
 
 // === impl Outcome ===

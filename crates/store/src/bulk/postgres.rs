@@ -1,6 +1,7 @@
 //! The bulk operations on PostgreSQL: one array per column, read with `UNNEST`.
 
 use super::*;
+use crate::event::Event;
 use sqlx::PgConnection;
 
 pub(crate) async fn insert_requests(
@@ -561,6 +562,65 @@ pub(crate) async fn open_ids_and_recorded_turns(
         turns,
         resent,
     })
+}
+
+/// Of the results at `ask` (positions in `events`), those whose key
+/// (`tool_results`) is stored under the result's own request id: written
+/// with this very event, by this write or an earlier attempt of it, not by
+/// another gateway given the same result ([`crate::write::Found`]). Only
+/// asked on the retry of a batch whose COMMIT's outcome was unknown: one
+/// probe of `sessions`' key and of `tool_results`' per result asked.
+pub(crate) async fn own_result_keys(
+    conn: &mut PgConnection,
+    events: &[Event],
+    ask: &[usize],
+) -> Result<Vec<usize>, sqlx::Error> {
+    let asked: Vec<(usize, &ToolResultRecord)> = ask
+        .iter()
+        .filter_map(|&i| match events.get(i) {
+            Some(Event::ToolResult(r)) => Some((i, r)),
+            _ => None,
+        })
+        .collect();
+    if asked.is_empty() {
+        return Ok(Vec::new());
+    }
+    let found: Vec<i64> = sqlx::query_scalar(
+        "SELECT u.n FROM UNNEST($1::int8[], $2::text[], $3::text[], $4::int8[], $5::text[]) \
+         AS u(n, s, c, mi, rq) WHERE EXISTS (SELECT 1 FROM sessions ss \
+         JOIN tool_results t ON t.session_no = ss.no WHERE ss.session_id = u.s \
+         AND t.call_id = u.c AND t.message_index = u.mi AND t.request_id = u.rq)",
+    )
+    .bind(asked.iter().map(|(i, _)| *i as i64).collect::<Vec<i64>>())
+    .bind(
+        asked
+            .iter()
+            .map(|(_, r)| r.session_id.as_str())
+            .collect::<Vec<&str>>(),
+    )
+    .bind(
+        asked
+            .iter()
+            .map(|(_, r)| r.call_id.as_str())
+            .collect::<Vec<&str>>(),
+    )
+    .bind(
+        asked
+            .iter()
+            .map(|(_, r)| i64::from(r.message_index))
+            .collect::<Vec<i64>>(),
+    )
+    .bind(
+        asked
+            .iter()
+            .map(|(_, r)| r.request_id.as_str())
+            .collect::<Vec<&str>>(),
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut own: Vec<usize> = found.into_iter().map(|n| n as usize).collect();
+    own.sort_unstable();
+    Ok(own)
 }
 
 /// Results that pair with no call, each a row of its own under its

@@ -24,14 +24,18 @@
 //! - **Results** decide only when the attempt found no request or call
 //!   new: their key `(session, call_id, message_index)` is the client's,
 //!   and another gateway may be given the same result (a client resending
-//!   its history there) and write it between the two attempts. One new
-//!   again proves the attempt did not land; all found again is taken as
-//!   landed. So a landed batch is always taken as landed, and the one
-//!   mistake left is the other way round: a batch of results only that did
-//!   not land, every one of whose results another gateway wrote in the
-//!   moment between the attempts, is reported by both gateways (their
-//!   metrics and JSONL logs together count those results twice; the
-//!   database counts them once).
+//!   its history there) and write it between the two attempts. So the
+//!   retry also asks whose each such key is ([`crate::write::Found::own_keys`]):
+//!   stored under the result's own request id, which this gateway made
+//!   and no other writes, it is this event's row, so the attempt landed
+//!   (atomic: one is enough). Found again under other request ids only, or
+//!   new again: it did not land, and the results are the other gateway's
+//!   to report. (Two ways to misjudge a landed attempt are left, each
+//!   needing another writer to change that very key in the moment between
+//!   the attempts: retention deleting it, or another gateway claiming it
+//!   for a later call of a reused id, `bulk::claim_keys_of_later_calls`;
+//!   those results are then reported by no one, and counted once by the
+//!   database.)
 //!
 //! Landed: the events report the attempt's outcomes (the retry found them
 //! `Duplicate`). Not landed: the retry's. An event the attempt found
@@ -52,7 +56,7 @@
 use std::collections::VecDeque;
 
 use crate::event::Event;
-use crate::write::Outcome;
+use crate::write::{Found, Outcome};
 
 /// The outcomes that unsure attempts found for the writer's pending events,
 /// from the front: the first kept one is the first pending event's.
@@ -76,32 +80,47 @@ struct Verdict {
     attempt: u64,
     /// Requests and calls it found new: whether one was found again.
     exact: Option<bool>,
-    /// Whether every result it found new was found again.
-    results_again: bool,
+    /// Whether a result it found new was found again under its own request
+    /// id (this gateway's row).
+    results_own: bool,
 }
 
 // === impl UnsureCommits ===
 
 impl UnsureCommits {
+    /// The results among `events` (the first pending ones, about to be
+    /// written) whose keys the write is to check
+    /// ([`crate::write::Found::own_keys`]): those an unsure attempt found
+    /// new. None while no attempt is unsure, so a write costs nothing more.
+    pub(super) fn to_ask(&self, events: &[Event]) -> Vec<usize> {
+        self.kept
+            .iter()
+            .zip(events)
+            .enumerate()
+            .filter(|(_, (k, e))| k.outcome.is_new() && matches!(e, Event::ToolResult(_)))
+            .map(|(i, _)| i)
+            .collect()
+    }
+
     /// The write of `events` (the first pending ones) committed and found
-    /// `outcomes`: what to report for each, the kept outcome of an attempt
+    /// `found`: what to report for each, the kept outcome of an attempt
     /// that landed, else the new one. Their kept outcomes are forgotten.
-    pub(super) fn committed(&mut self, events: &[Event], outcomes: Vec<Outcome>) -> Vec<Outcome> {
+    pub(super) fn committed(&mut self, events: &[Event], found: Found) -> Vec<Outcome> {
         if self.kept.is_empty() {
-            return outcomes;
+            return found.outcomes;
         }
-        let resolved = self.resolve(events, outcomes);
+        let resolved = self.resolve(events, found);
         self.kept.drain(..resolved.len().min(self.kept.len()));
         resolved.into_iter().map(|k| k.outcome).collect()
     }
 
     /// The write of `events` (the first pending ones) failed at its COMMIT,
-    /// its statements having found `outcomes`: kept (as [`Self::committed`]
+    /// its statements having found `found`: kept (as [`Self::committed`]
     /// would report them, with the attempt they depend on) for the next
     /// write of the same events.
-    pub(super) fn unsure(&mut self, events: &[Event], outcomes: Vec<Outcome>) {
+    pub(super) fn unsure(&mut self, events: &[Event], found: Found) {
         self.attempts += 1;
-        let resolved = self.resolve(events, outcomes);
+        let resolved = self.resolve(events, found);
         for (i, kept) in resolved.into_iter().enumerate() {
             match self.kept.get_mut(i) {
                 Some(k) => *k = kept,
@@ -119,9 +138,13 @@ impl UnsureCommits {
     /// Per event written now: the kept outcome of an earlier attempt that
     /// landed (it inserted the event's rows), else the outcome found now,
     /// as the latest attempt's.
-    fn resolve(&self, events: &[Event], now: Vec<Outcome>) -> Vec<Kept> {
+    fn resolve(&self, events: &[Event], found: Found) -> Vec<Kept> {
+        let Found {
+            outcomes: now,
+            own_keys,
+        } = found;
         debug_assert_eq!(events.len(), now.len());
-        let verdicts = self.judge(events, &now);
+        let verdicts = self.judge(events, &now, &own_keys);
         let landed = |attempt| {
             verdicts
                 .iter()
@@ -141,10 +164,11 @@ impl UnsureCommits {
     }
 
     /// The witnesses among the events written now: per earlier attempt,
-    /// what the events it found new are now.
-    fn judge(&self, events: &[Event], now: &[Outcome]) -> Vec<Verdict> {
+    /// what the events it found new are now (`own`: the results found
+    /// under their own request id).
+    fn judge(&self, events: &[Event], now: &[Outcome], own: &[usize]) -> Vec<Verdict> {
         let mut verdicts: Vec<Verdict> = Vec::new();
-        for ((k, event), now) in self.kept.iter().zip(events).zip(now) {
+        for (i, ((k, event), now)) in self.kept.iter().zip(events).zip(now).enumerate() {
             if !k.outcome.is_new() {
                 continue;
             }
@@ -155,7 +179,7 @@ impl UnsureCommits {
                     verdicts.push(Verdict {
                         attempt: k.attempt,
                         exact: None,
-                        results_again: true,
+                        results_own: false,
                     });
                     verdicts.last_mut().expect("just pushed")
                 }
@@ -164,7 +188,7 @@ impl UnsureCommits {
                 Event::Request(_) | Event::ToolCall(_) => {
                     v.exact = Some(v.exact.unwrap_or(false) || again);
                 }
-                Event::ToolResult(_) => v.results_again &= again,
+                Event::ToolResult(_) => v.results_own |= again && own.contains(&i),
             }
         }
         verdicts
@@ -176,10 +200,10 @@ impl UnsureCommits {
 impl Verdict {
     /// Whether the attempt landed: its requests and calls found again
     /// (one is enough: atomic, all of them are; only a row deleted in
-    /// between, by retention, could be missing), else, with none, all its
-    /// results found again.
+    /// between, by retention, could be missing), else, with none, one of
+    /// its results found again under its own request id.
     fn landed(&self) -> bool {
-        self.exact.unwrap_or(self.results_again)
+        self.exact.unwrap_or(self.results_own)
     }
 }
 
@@ -257,6 +281,15 @@ mod tests {
     const D: Outcome = Outcome::Duplicate;
     const N: Outcome = Outcome::New;
 
+    /// What a write found: `outcomes`, and the results at `own` stored
+    /// under their own request id.
+    fn f(outcomes: Vec<Outcome>, own: &[usize]) -> Found {
+        Found {
+            outcomes,
+            own_keys: own.to_vec(),
+        }
+    }
+
     fn found(tool: &str) -> Outcome {
         Outcome::NewResult {
             tool: tool.into(),
@@ -269,7 +302,7 @@ mod tests {
         let mut u = UnsureCommits::default();
         let events = [request(), result()];
         assert_eq!(
-            u.committed(&events, vec![N, found("t")]),
+            u.committed(&events, f(vec![N, found("t")], &[])),
             vec![N, found("t")]
         );
     }
@@ -278,23 +311,26 @@ mod tests {
     fn a_landed_attempt_reports_its_own_outcomes_once() {
         let mut u = UnsureCommits::default();
         let events = [request(), call(), request(), result()];
-        u.unsure(&events, vec![N, N, D, found("t")]);
+        u.unsure(&events, f(vec![N, N, D, found("t")], &[]));
         assert_eq!(
-            u.committed(&events, vec![D, D, D, D]),
+            u.committed(&events, f(vec![D, D, D, D], &[3])),
             vec![N, N, D, found("t")]
         );
         assert!(u.kept.is_empty());
         // Nothing kept: the next batch reports what it found.
-        assert_eq!(u.committed(&events, vec![D, D, D, D]), vec![D, D, D, D]);
+        assert_eq!(
+            u.committed(&events, f(vec![D, D, D, D], &[])),
+            vec![D, D, D, D]
+        );
     }
 
     #[test]
     fn an_attempt_that_did_not_land_reports_the_retry() {
         let mut u = UnsureCommits::default();
         let events = [request(), call(), result()];
-        u.unsure(&events, vec![N, N, found("unknown")]);
+        u.unsure(&events, f(vec![N, N, found("unknown")], &[]));
         assert_eq!(
-            u.committed(&events, vec![N, N, found("t")]),
+            u.committed(&events, f(vec![N, N, found("t")], &[])),
             vec![N, N, found("t")]
         );
     }
@@ -305,37 +341,60 @@ mod tests {
         // request came back new: the attempt did not land.
         let mut u = UnsureCommits::default();
         let events = [request(), result()];
-        u.unsure(&events, vec![N, found("t")]);
-        assert_eq!(u.committed(&events, vec![N, D]), vec![N, D]);
+        u.unsure(&events, f(vec![N, found("t")], &[]));
+        assert_eq!(u.committed(&events, f(vec![N, D], &[])), vec![N, D]);
     }
 
     #[test]
-    fn results_alone_landed_only_when_all_found_again() {
+    fn results_alone_landed_only_when_found_under_their_own_request() {
         let events = [result(), result()];
         let mut u = UnsureCommits::default();
-        u.unsure(&events, vec![found("a"), found("b")]);
+        u.unsure(&events, f(vec![found("a"), found("b")], &[]));
+        assert_eq!(u.to_ask(&events), [0, 1]);
         assert_eq!(
-            u.committed(&events, vec![D, D]),
+            u.committed(&events, f(vec![D, D], &[0, 1])),
             vec![found("a"), found("b")]
         );
         // One new again: it did not land (the other was written meanwhile
         // by another gateway: that one's).
         let mut u = UnsureCommits::default();
-        u.unsure(&events, vec![found("a"), found("b")]);
+        u.unsure(&events, f(vec![found("a"), found("b")], &[]));
         assert_eq!(
-            u.committed(&events, vec![D, found("b")]),
+            u.committed(&events, f(vec![D, found("b")], &[1])),
             vec![D, found("b")]
         );
+    }
+
+    /// Another gateway, given the same results, wrote them all between the
+    /// attempts: every one is found again, but under its request ids, not
+    /// this gateway's. The attempt did not land; they are the other
+    /// gateway's to report (reported here too, they counted twice).
+    #[test]
+    fn results_found_again_under_another_gateways_requests_did_not_land() {
+        let events = [result(), result()];
+        let mut u = UnsureCommits::default();
+        u.unsure(&events, f(vec![found("a"), found("b")], &[]));
+        assert_eq!(u.committed(&events, f(vec![D, D], &[])), vec![D, D]);
+        assert!(u.kept.is_empty());
+    }
+
+    #[test]
+    fn only_the_results_an_unsure_attempt_found_new_are_asked_about() {
+        let mut u = UnsureCommits::default();
+        let events = [request(), result(), result(), call()];
+        assert!(u.to_ask(&events).is_empty(), "nothing unsure: no question");
+        u.unsure(&events[..3], f(vec![N, D, found("t")], &[]));
+        assert_eq!(u.to_ask(&events), [2]);
     }
 
     #[test]
     fn a_retry_that_grew_reports_the_new_events_as_found() {
         let mut u = UnsureCommits::default();
         let first = [request(), call()];
-        u.unsure(&first, vec![N, N]);
+        u.unsure(&first, f(vec![N, N], &[]));
         let grown = [request(), call(), result()];
         assert_eq!(
-            u.committed(&grown, vec![D, D, found("t")]),
+            u.committed(&grown, f(vec![D, D, found("t")], &[])),
             vec![N, N, found("t")]
         );
         assert!(u.kept.is_empty());
@@ -345,41 +404,44 @@ mod tests {
     fn an_unsure_retry_of_a_landed_attempt_keeps_its_outcomes() {
         let mut u = UnsureCommits::default();
         let events = [request(), call()];
-        u.unsure(&events, vec![N, N]);
+        u.unsure(&events, f(vec![N, N], &[]));
         let grown = [request(), call(), request()];
         // The first landed; the retry, itself unsure, found the third new.
-        u.unsure(&grown, vec![D, D, N]);
+        u.unsure(&grown, f(vec![D, D, N], &[]));
         // The retry landed too.
-        assert_eq!(u.committed(&grown, vec![D, D, D]), vec![N, N, N]);
+        assert_eq!(u.committed(&grown, f(vec![D, D, D], &[])), vec![N, N, N]);
         // Or it did not: the first attempt's events still count, once.
         let mut u = UnsureCommits::default();
-        u.unsure(&events, vec![N, N]);
-        u.unsure(&grown, vec![D, D, N]);
-        assert_eq!(u.committed(&grown, vec![D, D, N]), vec![N, N, N]);
+        u.unsure(&events, f(vec![N, N], &[]));
+        u.unsure(&grown, f(vec![D, D, N], &[]));
+        assert_eq!(u.committed(&grown, f(vec![D, D, N], &[])), vec![N, N, N]);
     }
 
     #[test]
     fn an_unsure_retry_of_an_attempt_that_did_not_land_is_judged_alone() {
         let mut u = UnsureCommits::default();
         let events = [request(), call()];
-        u.unsure(&events, vec![N, N]);
-        u.unsure(&events, vec![N, N]);
-        assert_eq!(u.committed(&events, vec![N, N]), vec![N, N]);
+        u.unsure(&events, f(vec![N, N], &[]));
+        u.unsure(&events, f(vec![N, N], &[]));
+        assert_eq!(u.committed(&events, f(vec![N, N], &[])), vec![N, N]);
         let mut u = UnsureCommits::default();
-        u.unsure(&events, vec![N, N]);
-        u.unsure(&events, vec![N, N]);
-        assert_eq!(u.committed(&events, vec![D, D]), vec![N, N]);
+        u.unsure(&events, f(vec![N, N], &[]));
+        u.unsure(&events, f(vec![N, N], &[]));
+        assert_eq!(u.committed(&events, f(vec![D, D], &[])), vec![N, N]);
     }
 
     #[test]
     fn events_written_one_by_one_are_judged_each_by_itself() {
         let mut u = UnsureCommits::default();
         let events = [request(), call(), result()];
-        u.unsure(&events, vec![N, D, found("t")]);
-        assert_eq!(u.committed(&events[..1], vec![D]), vec![N]);
+        u.unsure(&events, f(vec![N, D, found("t")], &[]));
+        assert_eq!(u.committed(&events[..1], f(vec![D], &[])), vec![N]);
         // Refused when written alone: gone.
         u.forget(1);
-        assert_eq!(u.committed(&events[2..], vec![D]), vec![found("t")]);
+        assert_eq!(
+            u.committed(&events[2..], f(vec![D], &[0])),
+            vec![found("t")]
+        );
         assert!(u.kept.is_empty());
     }
 }

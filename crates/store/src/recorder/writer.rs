@@ -489,10 +489,13 @@ impl Writer {
     /// ([`UnsureCommits`]), so each new event is reported once.
     async fn write(&mut self, batch: &mut [Event]) -> Result<(), crate::StoreError> {
         let outcomes = match &self.store {
-            Some(store) => match store.write_batch(batch).await {
-                Ok(outcomes) => self.unsure_commits.committed(batch, outcomes),
-                Err(BatchError::Unsure { error, outcomes }) => {
-                    self.unsure_commits.unsure(batch, outcomes);
+            Some(store) => match store
+                .write_batch(batch, &self.unsure_commits.to_ask(batch))
+                .await
+            {
+                Ok(found) => self.unsure_commits.committed(batch, found),
+                Err(BatchError::Unsure { error, found }) => {
+                    self.unsure_commits.unsure(batch, found);
                     return Err(error);
                 }
                 Err(BatchError::Failed(error)) => return Err(error),

@@ -166,6 +166,15 @@ mod a_batch_whose_commit_is_lost_is_reported_once {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn results_another_gateway_wrote_meanwhile() {
+        let test = "results_another_gateway_wrote_meanwhile";
+        if let Some(db) = crate::support::TestDb::postgres(test).await {
+            crate::unsure::results_another_gateway_wrote_meanwhile_are_reported_by_it_alone(db)
+                .await;
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn grown_retry_landed() {
         let test = "grown_retry_landed";
         if let Some(db) = crate::support::TestDb::postgres(test).await {

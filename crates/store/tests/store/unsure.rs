@@ -257,3 +257,116 @@ pub async fn a_retry_that_grew_reports_each_event_once(db: TestDb, cut: Cut) {
     );
     store.close().await;
 }
+
+/// A batch of results alone loses its COMMIT before the server gets it
+/// (it does not land); while it waits, another gateway on the same
+/// database is given the same results (the client resent its history
+/// there) and writes them once this one's transaction has rolled back. On
+/// the retry every result is found again, but under the other gateway's
+/// request, so this gateway reports none of them: each is reported once,
+/// by the gateway that wrote it. (Taken as landed, both reported them, and
+/// their metrics and logs together counted each twice.)
+pub async fn results_another_gateway_wrote_meanwhile_are_reported_by_it_alone(db: TestDb) {
+    let Through {
+        proxy,
+        store,
+        _dir,
+        path,
+        heard,
+        rec,
+    } = through_proxy(&db, Duration::from_millis(5)).await;
+    let s = "shared";
+    let calls = [
+        request("r1", s, 100),
+        Event::ToolCall(call("r1", s, 0, "c1", "Bash", 200)),
+        Event::ToolCall(call("r1", s, 1, "c2", "Read", 200)),
+    ];
+    for e in &calls {
+        assert!(rec.record(e.clone()));
+    }
+    wait_until("the calls", || rec.counters().events_written == 3).await;
+
+    // This gateway's batch of the two results holds its COMMIT.
+    proxy.cut_next_commit_held(Cut::CommitLost);
+    assert!(rec.record(Event::ToolResult(result(
+        "r2", s, "c1", 3, None, false, 300
+    ))));
+    assert!(rec.record(Event::ToolResult(result("r2", s, "c2", 4, None, true, 300))));
+    wait_until("the held COMMIT", || proxy.cuts() == 1).await;
+
+    // The other gateway is given the same results under its own request;
+    // its batch waits for this one's locks.
+    let other_store = Store::open(&db.url).await.expect("open directly");
+    let other_heard = Arc::new(Heard::default());
+    let other = Recorder::start(
+        Some(other_store.clone()),
+        RecorderOptions {
+            flush_interval: Duration::from_millis(5),
+            ..RecorderOptions::default()
+        },
+        other_heard.clone(),
+    );
+    assert!(other.record(Event::ToolResult(result(
+        "r2-other", s, "c1", 3, None, false, 310
+    ))));
+    assert!(other.record(Event::ToolResult(result(
+        "r2-other", s, "c2", 4, None, true, 310
+    ))));
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(
+        other.counters().events_written,
+        0,
+        "the other gateway's batch waits for this one's transaction"
+    );
+    proxy.release();
+    wait_until("the other gateway's batch", || {
+        other.counters().events_written == 2
+    })
+    .await;
+    wait_until("the retried batch", || {
+        let c = rec.counters();
+        c.events_written == 5 && c.backlog == 0
+    })
+    .await;
+    rec.shutdown().await;
+    other.shutdown().await;
+    let c = rec.counters();
+    assert!(c.write_errors >= 1, "{c:?}");
+    assert_eq!(c.events_dropped, 0, "{c:?}");
+    // The premise: the other gateway wrote the results' keys.
+    assert_eq!(
+        query_i64(
+            &db.url,
+            "SELECT count(*) FROM tool_results WHERE request_id = 'r2-other'"
+        )
+        .await,
+        2
+    );
+
+    let here = ["request r1", "call c1", "call c2"];
+    assert_eq!(
+        *heard.0.lock().unwrap(),
+        here,
+        "this gateway reports none of the results"
+    );
+    assert_eq!(jsonl_lines(&path), here);
+    assert_eq!(
+        *other_heard.0.lock().unwrap(),
+        ["result c1 Bash", "result c2 Read"],
+        "the gateway that wrote them reports them"
+    );
+    assert_eq!(
+        query_i64(
+            &db.url,
+            "SELECT count(*) FROM tool_calls WHERE request_id IS NOT NULL AND result_at_ms IS NOT NULL"
+        )
+        .await,
+        2
+    );
+    assert_eq!(
+        query_i64(&db.url, "SELECT count(*) FROM tool_calls").await,
+        2
+    );
+    other_store.close().await;
+    store.close().await;
+}
