@@ -91,6 +91,17 @@ impl StoreError {
         }
     }
 
+    /// PostgreSQL stopped a statement of the write at the writer's
+    /// `statement_timeout` (SQLSTATE 57014, also a cancel request): not
+    /// the data's fault, but the same batch may take as long again, so
+    /// the recorder retries its events in smaller batches.
+    pub(crate) fn is_statement_timeout(&self) -> bool {
+        matches!(
+            self.source.downcast_ref::<sqlx::Error>(),
+            Some(sqlx::Error::Database(db)) if db.code().as_deref() == Some("57014")
+        )
+    }
+
     /// Whether retrying later can help (the database may come back).
     pub fn is_retryable(&self) -> bool {
         matches!(self.kind, StoreErrorKind::Connect | StoreErrorKind::Query)
@@ -307,5 +318,16 @@ mod tests {
             assert!(!rejected(code), "{code}");
         }
         assert!(!StoreError::query(sqlx::Error::PoolTimedOut).is_rejected());
+    }
+
+    #[test]
+    fn a_statement_timeout_is_told_apart() {
+        let coded = |code| StoreError::query(sqlx::Error::Database(Box::new(Coded(code))));
+        assert!(coded("57014").is_statement_timeout());
+        assert!(!coded("57014").is_rejected());
+        for code in ["55P03", "57P01", "08006", "23505", "5"] {
+            assert!(!coded(code).is_statement_timeout(), "{code}");
+        }
+        assert!(!StoreError::query(sqlx::Error::PoolTimedOut).is_statement_timeout());
     }
 }

@@ -63,7 +63,8 @@ const PG_WRITE_BEGIN: &str = "BEGIN ISOLATION LEVEL READ COMMITTED";
 /// transaction once it has been idle 30 s; a batch waits 10 s at most for
 /// a lock. A statement past 120 s (they take milliseconds) is stopped too,
 /// a last bound. Each error is retried with the batch (SQLSTATE 55P03,
-/// 57014, or the connection's loss).
+/// 57014, or the connection's loss); after 57014 as half as many events
+/// (`recorder::writer`), since the same batch could take as long again.
 const PG_WRITE_BOUNDS: &str = "SET LOCAL lock_timeout = '10s'; \
     SET LOCAL statement_timeout = '120s'; SET LOCAL idle_in_transaction_session_timeout = '30s'";
 

@@ -43,9 +43,12 @@
 //!
 //! A retry can be unsure too: each kept outcome remembers its attempt, and
 //! each attempt is judged by its own witnesses. The writer's retry of a
-//! batch writes at least its events (its backlog grows while it backs
-//! off), and isolating refused events writes them one at a time: an event
-//! written alone is judged by itself.
+//! batch normally writes at least its events (its backlog grows while it
+//! backs off); after a statement timeout it writes fewer (the first half),
+//! and isolating refused events writes them one at a time: the events
+//! written are judged by the witnesses among them (the attempt was atomic,
+//! so each part tells the same), the rest keep their outcomes for their
+//! own write.
 //!
 //! Not covered: events given up at the shutdown deadline are folded into
 //! the dropped counts ([`super::fold`]) with their kept outcomes forgotten,

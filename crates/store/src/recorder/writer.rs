@@ -375,11 +375,18 @@ impl Writer {
     /// Writes the pending events batch by batch; on failure backs off and
     /// retries, taking new events into the backlog meanwhile. Past
     /// `give_up_at` (closing), drops what is left (counted).
+    ///
+    /// A batch stopped by PostgreSQL's `statement_timeout` is retried as
+    /// half as many events (down to one): retried whole, a batch too large
+    /// to finish in time would time out at every turn and recording would
+    /// stall for good. Each batch written doubles the size again, up to
+    /// `batch_max`. Nothing is dropped for it.
     async fn flush(&mut self) {
         let mut backoff = BACKOFF_MIN;
         let mut rejected = 0;
+        let mut limit = self.batch_max;
         while !self.pending.is_empty() {
-            let n = self.pending.len().min(self.batch_max);
+            let n = self.pending.len().min(limit);
             if rejected >= REJECTIONS_BEFORE_ISOLATING {
                 // The database refuses something in this batch: write its
                 // events one by one and drop (count) only those refused.
@@ -402,6 +409,7 @@ impl Writer {
                     self.shared.in_hand.fetch_sub(n as u64, Ordering::Relaxed);
                     self.shared.written.fetch_add(n as u64, Ordering::Relaxed);
                     backoff = BACKOFF_MIN;
+                    limit = limit.saturating_mul(2).min(self.batch_max);
                     if !self.closing && self.pending.len() < self.batch_max {
                         self.release_backlog();
                         return;
@@ -411,6 +419,9 @@ impl Writer {
                     self.shared.write_errors.fetch_add(1, Ordering::Relaxed);
                     if e.is_rejected() {
                         rejected += 1;
+                    }
+                    if e.is_statement_timeout() {
+                        limit = (n / 2).max(1);
                     }
                     if self.give_up_at.is_some_and(|t| Instant::now() >= t) {
                         tracing::error!(error = %e, "database unreachable at shutdown");

@@ -128,6 +128,14 @@ async fn a_batch_does_not_wait_for_a_stalled_peer_for_good() {
     }
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_past_the_statement_timeout_is_written_in_smaller_ones() {
+    let test = "a_batch_past_the_statement_timeout_is_written_in_smaller_ones";
+    if let Some(db) = support::TestDb::postgres(test).await {
+        race::a_batch_past_the_statement_timeout_is_written_in_smaller_ones(db).await;
+    }
+}
+
 /// A COMMIT whose answer is lost: only PostgreSQL's can be (SQLite answers
 /// in the gateway's own process: `sqlite_writer.rs`).
 mod a_batch_whose_commit_is_lost_is_reported_once {

@@ -272,3 +272,63 @@ pub async fn a_batch_does_not_wait_for_a_stalled_peer_for_good(db: TestDb) {
     .await;
     assert_eq!(rows, 1);
 }
+
+/// PostgreSQL: a batch too large to finish within the writer's
+/// `statement_timeout` (SQLSTATE 57014; here a trigger stands in for a
+/// statement that runs past 120 s, refusing any insert of more than two
+/// calls at once with that state). Retried whole, it timed out again at
+/// every turn: recording stalled for good and everything after it was
+/// dropped. The writer now retries it in smaller batches, halved at each
+/// timeout, so every event is written and none is dropped.
+pub async fn a_batch_past_the_statement_timeout_is_written_in_smaller_ones(db: TestDb) {
+    use sqlx::Connection;
+
+    let store = Store::open(&db.url).await.unwrap();
+    let mut conn = sqlx::PgConnection::connect(&db.url).await.unwrap();
+    for sql in [
+        "CREATE FUNCTION too_slow() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN \
+         IF (SELECT count(*) FROM new_rows) > 2 THEN RAISE EXCEPTION \
+         'canceling statement due to statement timeout' USING ERRCODE = '57014'; \
+         END IF; RETURN NULL; END $$",
+        "CREATE TRIGGER too_slow AFTER INSERT ON tool_calls REFERENCING NEW TABLE AS new_rows \
+         FOR EACH STATEMENT EXECUTE FUNCTION too_slow()",
+    ] {
+        sqlx::query(sql).execute(&mut conn).await.expect(sql);
+    }
+    let events: Vec<Event> =
+        std::iter::once(request("r1", "s", 1_000))
+            .chain((0..8).map(|i| {
+                Event::ToolCall(call("r1", "s", i, &format!("slow-call-{i}"), "Bash", 1_000))
+            }))
+            .collect();
+    let seen = Arc::new(Seen::default());
+    let rec = Recorder::start(
+        Some(store.clone()),
+        RecorderOptions {
+            flush_interval: std::time::Duration::from_millis(50),
+            ..RecorderOptions::default()
+        },
+        seen.clone(),
+    );
+    for e in &events {
+        assert!(rec.record(e.clone()));
+    }
+    let started = std::time::Instant::now();
+    while rec.counters().events_written < events.len() as u64 && started.elapsed().as_secs() < 20 {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let counters = rec.counters();
+    assert_eq!(
+        counters.events_written,
+        events.len() as u64,
+        "recording stalled on the batch: {counters:?}"
+    );
+    assert!(counters.write_errors >= 1, "{counters:?}");
+    rec.shutdown().await;
+    assert_eq!(rec.counters().events_dropped, 0);
+    assert_eq!(
+        query_i64(&db.url, "SELECT count(*) FROM tool_calls").await,
+        8
+    );
+    assert_eq!(seen.calls.lock().unwrap().len(), 8);
+}
