@@ -63,6 +63,15 @@ pub(crate) struct JsonlSink {
     next_rotation_at: u64,
 }
 
+/// How [`JsonlSink::write`] failed: whether the batch's lines are in the log.
+#[derive(Debug)]
+pub(crate) enum JsonlError {
+    /// The lines were not appended (but for the start of a torn one).
+    Append(io::Error),
+    /// The lines were appended to the live file; rotating it first failed.
+    Rotate(io::Error),
+}
+
 /// The lines of one write(2) at least, and what [`JsonlSink`]'s buffer
 /// keeps between batches.
 const WRITE_CHUNK: usize = 64 * 1024;
@@ -185,8 +194,12 @@ impl JsonlSink {
     /// be reopened by the next call (the lines of a failed write may be
     /// partly in the file). A rotation that fails is reported after the
     /// batch has been appended to the unrotated file, and tried again once
-    /// the file has grown by another `rotate_bytes`.
-    pub(crate) fn write<'a>(&mut self, events: impl Iterator<Item = &'a Event>) -> io::Result<()> {
+    /// the file has grown by another `rotate_bytes`
+    /// ([`JsonlError::Rotate`]: the lines are in the log).
+    pub(crate) fn write<'a>(
+        &mut self,
+        events: impl Iterator<Item = &'a Event>,
+    ) -> Result<(), JsonlError> {
         let before = self.before_write();
         let result = self.try_write(events);
         if result.is_err() {
@@ -197,7 +210,8 @@ impl JsonlSink {
             // One event larger than a chunk: give its room back.
             self.lines = Vec::new();
         }
-        result.and(before)
+        result.map_err(JsonlError::Append)?;
+        before.map_err(JsonlError::Rotate)
     }
 
     fn try_write<'a>(&mut self, events: impl Iterator<Item = &'a Event>) -> io::Result<()> {
@@ -575,9 +589,11 @@ mod tests {
         fs::write(log.rotated(1).join("x"), b"x").unwrap();
         let mut sink = JsonlSink::new(log);
         sink.write([&call(1)].into_iter()).unwrap();
-        sink.write([&call(2)].into_iter()).unwrap_err();
+        let failed = sink.write([&call(2)].into_iter()).unwrap_err();
+        assert!(matches!(failed, JsonlError::Rotate(_)), "{failed:?}");
         // Tried again once the file has grown by another `rotate_bytes`.
-        sink.write([&call(3)].into_iter()).unwrap_err();
+        let failed = sink.write([&call(3)].into_iter()).unwrap_err();
+        assert!(matches!(failed, JsonlError::Rotate(_)), "{failed:?}");
         assert_eq!(
             lines(&path),
             [1, 2, 3],

@@ -16,7 +16,7 @@ use tokio::time::Instant;
 use super::{Next, Observer, Pending, Queued, SHUTDOWN_DEADLINE, Shared, UnsureCommits, fold};
 use crate::aggregate::DroppedFlush;
 use crate::event::Event;
-use crate::jsonl::JsonlSink;
+use crate::jsonl::{JsonlError, JsonlSink};
 use crate::store::Store;
 use crate::write::{BatchError, Outcome};
 
@@ -541,22 +541,29 @@ impl Writer {
         }
         if let Some(sink) = &mut self.jsonl {
             let lines = fresh.len() as u64;
-            match sink.write(fresh.into_iter()) {
-                Err(e) => {
+            let appended = match sink.write(fresh.into_iter()) {
+                Err(JsonlError::Append(e)) => {
                     self.shared.write_errors.fetch_add(1, Ordering::Relaxed);
                     self.shared
                         .jsonl_lines_lost
                         .fetch_add(lines, Ordering::Relaxed);
                     // Logged once per outage (a full disk fails every batch).
                     if !std::mem::replace(&mut self.jsonl_failing, true) {
-                        tracing::error!(error = %e, "cannot append to or rotate the JSONL log; its lines are lost until it can (counted in toolwarden_jsonl_lines_lost_total)");
+                        tracing::error!(error = %e, "cannot append to the JSONL log; its lines are lost until it can (counted in toolwarden_jsonl_lines_lost_total)");
                     }
+                    false
                 }
-                Ok(()) => {
-                    if std::mem::replace(&mut self.jsonl_failing, false) {
-                        tracing::info!("the JSONL log is written again");
-                    }
+                Err(JsonlError::Rotate(e)) => {
+                    // The lines are in the live file; the rotation is tried
+                    // again once it has grown by another bound.
+                    self.shared.write_errors.fetch_add(1, Ordering::Relaxed);
+                    tracing::error!(error = %e, "cannot rotate the JSONL log; its lines go on to the live file");
+                    true
                 }
+                Ok(()) => true,
+            };
+            if appended && std::mem::replace(&mut self.jsonl_failing, false) {
+                tracing::info!("the JSONL log is written again");
             }
             self.shared
                 .jsonl_rotations

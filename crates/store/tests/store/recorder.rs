@@ -122,6 +122,48 @@ async fn jsonl_lines_a_failed_append_loses_are_counted() {
     assert_eq!(rec.counters().jsonl_lines_lost, 2);
 }
 
+/// A rotation that fails (`PATH.1` cannot be replaced) leaves the batch
+/// appended to the live file: its lines are in the log, so they are not
+/// counted as lost (they were, as if the append had failed); the failure
+/// is counted in `write_errors`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lines_appended_after_a_failed_rotation_are_not_counted_lost() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.jsonl");
+    let log = JsonlLog {
+        path: path.clone(),
+        rotate_bytes: 1,
+        keep: 1,
+    };
+    // A non-empty directory where `PATH.1` should go: the rename fails.
+    std::fs::create_dir(log.rotated(1)).unwrap();
+    std::fs::write(log.rotated(1).join("x"), b"x").unwrap();
+    let rec = Recorder::start(
+        None,
+        RecorderOptions {
+            jsonl: Some(log),
+            ..opts()
+        },
+        Arc::new(NoopObserver),
+    );
+    for n in 1..=3 {
+        rec.record(request(&format!("r{n}"), "s", n));
+        for _ in 0..400 {
+            if rec.counters().events_written >= n as u64 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+    rec.shutdown().await;
+    let lines = read_jsonl(&path);
+    assert_eq!(lines.len(), 3, "every batch appended: {lines:?}");
+    let c = rec.counters();
+    assert_eq!(c.jsonl_lines_lost, 0, "{c:?}");
+    assert!(c.write_errors >= 1, "the failed rotation is counted: {c:?}");
+    assert_eq!(c.jsonl_rotations, 0, "{c:?}");
+}
+
 /// While the database takes no writes (another connection holds the
 /// write lock), the queue and the writer's backlog together hold at most
 /// `queue_capacity` events beyond the batch being written (`batch_max`);
