@@ -262,6 +262,7 @@ impl Recorder {
             observer: observer.clone(),
             shared: shared.clone(),
             batch_max: opts.batch_max.max(1),
+            batch_limit: opts.batch_max.max(1),
             backlog_max: capacity,
             flush_interval: opts.flush_interval,
             pending: Pending::default(),

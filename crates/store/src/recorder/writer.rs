@@ -35,6 +35,9 @@ pub(super) struct Writer {
     pub(super) observer: Arc<dyn Observer>,
     pub(super) shared: Arc<Shared>,
     pub(super) batch_max: usize,
+    /// The most events the next batch holds: `batch_max`, less after a
+    /// batch stopped by the statement timeout ([`Writer::flush`]).
+    pub(super) batch_limit: usize,
     pub(super) backlog_max: usize,
     pub(super) flush_interval: Duration,
     pub(super) pending: Pending,
@@ -384,9 +387,8 @@ impl Writer {
     async fn flush(&mut self) {
         let mut backoff = BACKOFF_MIN;
         let mut rejected = 0;
-        let mut limit = self.batch_max;
         while !self.pending.is_empty() {
-            let n = self.pending.len().min(limit);
+            let n = self.pending.len().min(self.batch_limit);
             if rejected >= REJECTIONS_BEFORE_ISOLATING {
                 // The database refuses something in this batch: write its
                 // events one by one and drop (count) only those refused.
@@ -409,7 +411,7 @@ impl Writer {
                     self.shared.in_hand.fetch_sub(n as u64, Ordering::Relaxed);
                     self.shared.written.fetch_add(n as u64, Ordering::Relaxed);
                     backoff = BACKOFF_MIN;
-                    limit = limit.saturating_mul(2).min(self.batch_max);
+                    self.batch_limit = self.batch_limit.saturating_mul(2).min(self.batch_max);
                     if !self.closing && self.pending.len() < self.batch_max {
                         self.release_backlog();
                         return;
@@ -421,7 +423,7 @@ impl Writer {
                         rejected += 1;
                     }
                     if e.is_statement_timeout() {
-                        limit = (n / 2).max(1);
+                        self.batch_limit = (n / 2).max(1);
                     }
                     if self.give_up_at.is_some_and(|t| Instant::now() >= t) {
                         tracing::error!(error = %e, "database unreachable at shutdown");
