@@ -140,10 +140,11 @@ impl Aggregate {
     /// Folds `event` in. A result counts as a call too unless
     /// `call_known` (its call was recorded, or folded in already), as the
     /// store would have made a row for it. Requests carry no tool counts:
-    /// they are only counted as dropped.
-    pub(crate) fn fold(&self, event: &Event, call_known: bool) {
+    /// they are only counted as dropped. Whether the aggregate was empty
+    /// before (the writer, idle, is to be woken for it).
+    pub(crate) fn fold(&self, event: &Event, call_known: bool) -> bool {
         let (at_ms, provider, model, tool, counts) = match event {
-            Event::Request(_) => return,
+            Event::Request(_) => return false,
             Event::ToolCall(c) => (
                 c.at_ms,
                 &c.provider,
@@ -173,15 +174,17 @@ impl Aggregate {
             tool: tool.to_owned(),
         };
         self.folded.fetch_add(1, Ordering::Relaxed);
-        self.add(key, counts, true);
+        self.add(key, counts, true)
     }
 
-    fn add(&self, key: Key, counts: DroppedCounts, count_overflow: bool) {
+    /// Adds `counts` under `key`; whether the map was empty before.
+    fn add(&self, key: Key, counts: DroppedCounts, count_overflow: bool) -> bool {
         let mut map = self.map.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(c) = map.get_mut(&key) {
             c.add(counts);
-            return;
+            return false;
         }
+        let was_empty = map.is_empty();
         let key = if map.len() >= self.max_keys {
             if count_overflow {
                 self.overflowed.fetch_add(1, Ordering::Relaxed);
@@ -198,6 +201,7 @@ impl Aggregate {
         // The `(other)` keys (one per minute) may go one beyond the bound
         // each; only when the map is full, and it is emptied at each write.
         map.entry(key).or_default().add(counts);
+        was_empty
     }
 
     /// Takes everything folded so far (for the writer).
@@ -238,7 +242,7 @@ impl Aggregate {
                 tool: r.tool,
             };
             let own_tool = key.tool != OTHER;
-            self.add(key, r.counts, own_tool);
+            let _ = self.add(key, r.counts, own_tool);
         }
     }
 
@@ -371,8 +375,8 @@ mod tests {
     #[test]
     fn folds_per_minute_and_tool_and_counts_unknown_calls_of_results() {
         let agg = Aggregate::new(16);
-        agg.fold(&call("Bash", 60_000), true);
-        agg.fold(&call("Bash", 119_999), true);
+        assert!(agg.fold(&call("Bash", 60_000), true), "the first key");
+        assert!(!agg.fold(&call("Bash", 119_999), true));
         agg.fold(&result(Some("Bash"), true), true);
         agg.fold(&result(None, false), false);
         assert_eq!(agg.folded(), 4);

@@ -170,6 +170,10 @@ struct Shared {
     /// The writer's batch bound: the batch it fills or writes is not part
     /// of the backlog that shares the queue's bound.
     batch_max: u64,
+    /// Told when a fold makes the aggregate non-empty: an idle writer,
+    /// waiting for events with no timer set, writes it within a flush
+    /// interval instead of at the next event (maybe never before a kill).
+    folded: tokio::sync::Notify,
 }
 
 /// What [`Recorder::shutdown`] did.
@@ -253,6 +257,7 @@ impl Recorder {
             in_hand: AtomicU64::new(0),
             give_up_at: std::sync::OnceLock::new(),
             batch_max: opts.batch_max.max(1) as u64,
+            folded: tokio::sync::Notify::new(),
         });
         let writer = Writer {
             rx,
@@ -271,6 +276,8 @@ impl Recorder {
             unsure: None,
             unsure_commits: UnsureCommits::default(),
             jsonl_failing: false,
+            aggregate_retry_at: None,
+            aggregate_backoff: writer::BACKOFF_MIN,
         };
         tokio::spawn(async move {
             writer.run().await;
@@ -437,7 +444,9 @@ impl std::fmt::Debug for Recorder {
 /// Folds an event not written in detail into the aggregate and tells the
 /// observer, which would otherwise never hear of it (its metrics stay exact).
 fn fold(shared: &Shared, observer: &dyn Observer, event: &Event, call_known: bool) {
-    shared.agg.fold(event, call_known);
+    if shared.agg.fold(event, call_known) {
+        shared.folded.notify_one();
+    }
     match event {
         Event::Request(r) => observer.on_request(r),
         Event::ToolCall(c) => observer.on_tool_call(c),

@@ -20,7 +20,7 @@ use crate::jsonl::{JsonlError, JsonlSink};
 use crate::store::Store;
 use crate::write::{BatchError, Outcome};
 
-const BACKOFF_MIN: Duration = Duration::from_millis(100);
+pub(super) const BACKOFF_MIN: Duration = Duration::from_millis(100);
 const BACKOFF_MAX: Duration = Duration::from_secs(5);
 /// Refusals of one batch before its events are written one by one.
 const REJECTIONS_BEFORE_ISOLATING: u32 = 2;
@@ -53,6 +53,11 @@ pub(super) struct Writer {
     pub(super) unsure_commits: UnsureCommits,
     /// Whether the last append to the JSONL log failed.
     pub(super) jsonl_failing: bool,
+    /// After a failed write of folded counts: not before this instant
+    /// again (backing off as a batch does), unless closing.
+    pub(super) aggregate_retry_at: Option<Instant>,
+    /// The wait after the next failed write of folded counts.
+    pub(super) aggregate_backoff: Duration,
 }
 
 // === impl Writer ===
@@ -63,7 +68,10 @@ impl Writer {
             if self.pending.is_empty() && !self.closing {
                 // Folded counts waiting: come back for them within a flush interval.
                 let waiting = !self.shared.agg.is_empty() || self.unsure.is_some();
-                let until = waiting.then(|| Instant::now() + self.flush_interval);
+                let until = waiting.then(|| {
+                    let soon = Instant::now() + self.flush_interval;
+                    self.aggregate_retry_at.map_or(soon, |t| t.max(soon))
+                });
                 match self.next(until).await {
                     Next::Event(e) => self.take(e),
                     Next::Closing => self.set_closing(),
@@ -98,7 +106,11 @@ impl Writer {
     /// A write that failed otherwise may have committed (the connection
     /// lost around the commit): its rows are written again as they were,
     /// under the same [`DroppedFlush`] id, before anything folded since,
-    /// so that they count once either way.
+    /// so that they count once either way. It is tried again after a
+    /// backoff (100 ms doubling to 5 s, as a batch), not at every turn of
+    /// the writer: a database that takes no writes would otherwise cost an
+    /// error (logged, counted) every flush interval for as long as it
+    /// lasts. The shutdown's drain does not wait for it.
     async fn write_aggregate(&mut self) {
         if (self.shared.agg.is_empty() && self.unsure.is_none())
             || self.pending.len() >= self.batch_max
@@ -112,6 +124,9 @@ impl Writer {
         };
         if self.give_up_at.is_some_and(|t| Instant::now() >= t) {
             self.put_back_unsure();
+            return;
+        }
+        if !self.closing && self.aggregate_retry_at.is_some_and(|t| Instant::now() < t) {
             return;
         }
         let flush = match self.unsure.take() {
@@ -131,6 +146,13 @@ impl Writer {
                 self.unsure = Some(flush);
             }
             None => self.shared.agg.restore(flush.into_rows()),
+        }
+        if self.unsure.is_some() {
+            self.aggregate_retry_at = Some(Instant::now() + self.aggregate_backoff);
+            self.aggregate_backoff = (self.aggregate_backoff * 2).min(BACKOFF_MAX);
+        } else {
+            self.aggregate_retry_at = None;
+            self.aggregate_backoff = BACKOFF_MIN;
         }
     }
 
@@ -286,7 +308,8 @@ impl Writer {
         }
     }
 
-    /// The next event, the shutdown signal, or `until` passing.
+    /// The next event, the shutdown signal, or `until` passing (or
+    /// counts folded into an empty aggregate: a timeout, to write them).
     async fn next(&mut self, until: Option<Instant>) -> Next {
         let timer = async {
             match until {
@@ -302,6 +325,7 @@ impl Writer {
             },
             _ = self.close.wait_for(|c| *c) => Next::Closing,
             _ = timer => Next::Timeout,
+            _ = self.shared.folded.notified() => Next::Timeout,
         }
     }
 

@@ -271,6 +271,62 @@ async fn sqlite_outage_keeps_a_backlog_and_recovers() {
     assert_eq!(store.stats(&all()).await.unwrap().tools[0].calls, 50);
 }
 
+/// Counts folded while the writer waits for events with nothing to do (a
+/// result folded with its call after the queue had drained, as the gateway
+/// does) are written within a flush interval, not at the next event:
+/// with no more traffic they stayed in memory, and a `kill -9` lost them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn counts_folded_while_the_writer_is_idle_are_written_without_another_event() {
+    let db = TestDb::sqlite();
+    let store = Store::open(&db.url).await.unwrap();
+    let rec = Recorder::start(Some(store.clone()), opts(), Arc::new(NoopObserver));
+    // The writer has nothing to do: it waits for the next event.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    rec.fold(
+        &Event::ToolResult(result("r", "s", "c0", 1, Some("Bash"), true, 1)),
+        true,
+    );
+    let mut rows = 0;
+    for _ in 0..200 {
+        rows = query_i64(&db.url, "SELECT count(*) FROM dropped_tool_counts").await;
+        if rows > 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(rows, 1, "written without waiting for another event");
+    rec.shutdown().await;
+}
+
+/// While the database takes no writes, folded counts with nothing else to
+/// write are retried with the same backoff as a batch (100 ms doubling to
+/// 5 s), not at every flush interval: each attempt was an error in the log
+/// and in `write_errors`, hundreds a minute for as long as the outage
+/// lasted. Once the database is back they are written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn folded_counts_back_off_while_the_database_takes_no_writes() {
+    let (_db, store, mut blocker) = locked_sqlite(Duration::from_millis(10)).await;
+    let rec = Recorder::start(Some(store.clone()), opts(), Arc::new(NoopObserver));
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    rec.fold(&Event::ToolCall(call("r", "s", 0, "c0", "Bash", 1)), true);
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let c = rec.counters();
+    assert!(c.write_errors >= 2, "{c:?}");
+    // 100 + 200 + 400 + 800 ms: five attempts in two seconds, not a
+    // hundred.
+    assert!(c.write_errors <= 8, "retried without backoff: {c:?}");
+    sqlx::query("ROLLBACK").execute(&mut blocker).await.unwrap();
+    blocker.close().await.unwrap();
+    let report = rec.shutdown().await;
+    assert!(report.unwritten.is_empty(), "{report:?}");
+    let stats = store.stats(&all()).await.unwrap();
+    assert_eq!(
+        calls_and_failures(&stats).get("Bash"),
+        Some(&(1, 0)),
+        "{stats:?}"
+    );
+}
+
 /// PostgreSQL refuses an event (a constraint): only that event is dropped
 /// (counted), the rest of its batch is written, and the writer goes on.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
