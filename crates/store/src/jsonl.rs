@@ -66,8 +66,15 @@ pub(crate) struct JsonlSink {
 /// How [`JsonlSink::write`] failed: whether the batch's lines are in the log.
 #[derive(Debug)]
 pub(crate) enum JsonlError {
-    /// The lines were not appended (but for the start of a torn one).
-    Append(io::Error),
+    /// Not all the lines were appended: `appended` of them are whole in
+    /// the file (a write that failed partway, as on a disk that filled
+    /// up), the others are not (but for the start of a torn one).
+    Append {
+        /// Why.
+        error: io::Error,
+        /// Lines whole in the file.
+        appended: u64,
+    },
     /// The lines were appended to the live file; rotating it first failed.
     Rotate(io::Error),
 }
@@ -210,37 +217,52 @@ impl JsonlSink {
             // One event larger than a chunk: give its room back.
             self.lines = Vec::new();
         }
-        result.map_err(JsonlError::Append)?;
+        result.map_err(|(appended, error)| JsonlError::Append { error, appended })?;
         before.map_err(JsonlError::Rotate)
     }
 
-    fn try_write<'a>(&mut self, events: impl Iterator<Item = &'a Event>) -> io::Result<()> {
+    /// Appends one line per event; on failure, how many of them are whole
+    /// in the file.
+    fn try_write<'a>(
+        &mut self,
+        events: impl Iterator<Item = &'a Event>,
+    ) -> Result<(), (u64, io::Error)> {
         let open = match &mut self.file {
             Some(open) => open,
             None => {
-                let f = self.log.open_append()?;
-                let id = file_id(&f.metadata()?);
-                self.file.insert(Open { file: f, id })
+                let opened = self
+                    .log
+                    .open_append()
+                    .and_then(|f| Ok((file_id(&f.metadata()?), f)));
+                let (id, file) = opened.map_err(|e| (0, e))?;
+                self.file.insert(Open { file, id })
             }
         };
         let lines = &mut self.lines;
         lines.clear();
+        // Bytes before the chunk's first line: the newline that ends a torn one.
+        let mut lead = 0;
         if self.torn {
             if ends_mid_line(&self.log.path) {
                 lines.push(b'\n');
+                lead = 1;
             }
             self.torn = false;
         }
+        let mut appended = 0u64;
         for event in events {
-            serde_json::to_writer(&mut *lines, event)?;
+            serde_json::to_writer(&mut *lines, event).map_err(|e| (appended, e.into()))?;
             lines.push(b'\n');
             if lines.len() >= WRITE_CHUNK {
-                put(&mut open.file, lines, &mut self.torn)?;
+                appended += put(&mut open.file, lines, lead, &mut self.torn)
+                    .map_err(|(whole, e)| (appended + whole, e))?;
                 lines.clear();
+                lead = 0;
             }
         }
         if !lines.is_empty() {
-            put(&mut open.file, lines, &mut self.torn)?;
+            put(&mut open.file, lines, lead, &mut self.torn)
+                .map_err(|(whole, e)| (appended + whole, e))?;
         }
         Ok(())
     }
@@ -309,13 +331,33 @@ fn ignore_missing(result: io::Result<()>) -> io::Result<()> {
     }
 }
 
-/// One write of whole lines; `torn` is set while it may have written part
-/// of them.
-fn put(file: &mut File, lines: &[u8], torn: &mut bool) -> io::Result<()> {
+/// One write of whole lines (after `lead` bytes that end a torn one): how
+/// many; on failure, how many of them are whole in the file. `torn` is set
+/// while it may have written part of them.
+fn put(
+    file: &mut File,
+    lines: &[u8],
+    lead: usize,
+    torn: &mut bool,
+) -> Result<u64, (u64, io::Error)> {
+    let whole = |bytes: &[u8]| bytes.get(lead..).map_or(0, |b| newlines(b) as u64);
     *torn = true;
-    file.write_all(lines)?;
+    let mut done = 0;
+    while done < lines.len() {
+        match file.write(&lines[done..]) {
+            Ok(0) => return Err((whole(&lines[..done]), io::ErrorKind::WriteZero.into())),
+            Ok(n) => done += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err((whole(&lines[..done]), e)),
+        }
+    }
     *torn = false;
-    Ok(())
+    Ok(whole(lines))
+}
+
+/// The newlines in `bytes`.
+fn newlines(bytes: &[u8]) -> usize {
+    bytes.iter().filter(|&&b| b == b'\n').count()
 }
 
 /// Whether the file at `path` ends inside a line (a write that failed
@@ -573,6 +615,48 @@ mod tests {
         sink.write([&call(6)].into_iter()).unwrap();
         assert_eq!(lines(&path), [6]);
         assert_eq!(sink.rotations(), 0);
+    }
+
+    /// A batch whose append fails partway (the file reaches the size it
+    /// may have, as on a disk that fills up) loses only the lines that are
+    /// not whole in the file, not the whole batch: the count of lines lost
+    /// said all of them were. Run in a child process whose file size limit
+    /// is 64 KiB (`ulimit -f`, with `SIGXFSZ` ignored so that a write past
+    /// it fails with `EFBIG` instead of ending the process).
+    #[cfg(unix)]
+    #[test]
+    fn a_write_that_fails_partway_says_how_many_lines_are_in_the_file() {
+        const CHILD: &str = "TOOLWARDEN_TEST_JSONL_FSIZE_CHILD";
+        const NAME: &str =
+            "jsonl::tests::a_write_that_fails_partway_says_how_many_lines_are_in_the_file";
+        if std::env::var_os(CHILD).is_none() {
+            let exe = std::env::current_exe().unwrap();
+            let out = std::process::Command::new("sh")
+                .arg("-c")
+                .arg("trap '' XFSZ; ulimit -f 128 && exec \"$0\" --exact \"$1\" --test-threads 1")
+                .arg(exe)
+                .arg(NAME)
+                .env(CHILD, "1")
+                .output()
+                .unwrap();
+            let text = String::from_utf8_lossy(&out.stdout);
+            assert!(out.status.success(), "{text}");
+            assert!(text.contains("1 passed"), "the child ran the test: {text}");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.jsonl");
+        let mut sink = JsonlSink::new(JsonlLog::unbounded(&path));
+        // About 300 KiB of lines, in chunks of 64 KiB: the limit falls in
+        // the middle of one.
+        let batch: Vec<Event> = (0..1500).map(call).collect();
+        let JsonlError::Append { appended, .. } = sink.write(batch.iter()).unwrap_err() else {
+            panic!("the append fails");
+        };
+        let text = fs::read(&path).unwrap();
+        let whole = text.iter().filter(|&&b| b == b'\n').count() as u64;
+        assert!(whole > 0 && whole < 1500, "{whole}");
+        assert_eq!(appended, whole, "the lines whole in the file");
     }
 
     #[test]

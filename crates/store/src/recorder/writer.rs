@@ -568,11 +568,11 @@ impl Writer {
         if let Some(sink) = &mut self.jsonl {
             let lines = fresh.len() as u64;
             let appended = match sink.write(fresh.into_iter()) {
-                Err(JsonlError::Append(e)) => {
+                Err(JsonlError::Append { error: e, appended }) => {
                     self.shared.write_errors.fetch_add(1, Ordering::Relaxed);
                     self.shared
                         .jsonl_lines_lost
-                        .fetch_add(lines, Ordering::Relaxed);
+                        .fetch_add(lines.saturating_sub(appended), Ordering::Relaxed);
                     // Logged once per outage (a full disk fails every batch).
                     if !std::mem::replace(&mut self.jsonl_failing, true) {
                         tracing::error!(error = %e, "cannot append to the JSONL log; its lines are lost until it can (counted in toolwarden_jsonl_lines_lost_total)");
