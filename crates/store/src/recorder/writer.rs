@@ -567,7 +567,7 @@ impl Writer {
         }
         if let Some(sink) = &mut self.jsonl {
             let lines = fresh.len() as u64;
-            let appended = match sink.write(fresh.into_iter()) {
+            let in_log = match sink.write(fresh.into_iter()) {
                 Err(JsonlError::Append { error: e, appended }) => {
                     self.shared.write_errors.fetch_add(1, Ordering::Relaxed);
                     self.shared
@@ -588,7 +588,7 @@ impl Writer {
                 }
                 Ok(()) => true,
             };
-            if appended && std::mem::replace(&mut self.jsonl_failing, false) {
+            if in_log && std::mem::replace(&mut self.jsonl_failing, false) {
                 tracing::info!("the JSONL log is written again");
             }
             self.shared
