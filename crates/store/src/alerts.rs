@@ -84,10 +84,23 @@ pub struct AlertTransition {
 
 /// Results are counted by their own time; `at_ms >= $2` (a bound a little
 /// older than the window) lets the `tool_calls_at` index narrow the scan.
-const TOOLS_SQL: &str = "SELECT tool, COALESCE(model, 'unknown'), COUNT(*), \
-    SUM(CASE WHEN failed = 1 THEN 1 ELSE 0 END), COALESCE(SUM(exec_ms), 0.0), COUNT(exec_ms) \
+/// The results the recorder could not write in detail (folded into
+/// `dropped_tool_counts` per minute, by their own time: `crate::aggregate`)
+/// count too, those of the minutes that begin in the window (through
+/// `dropped_tool_counts_at`): an overloaded gateway, which drops events,
+/// would otherwise show its alerts a fraction of the results, and a tool
+/// failing then could stay under `min_results`. They have no execution
+/// time.
+const TOOLS_SQL: &str = "SELECT tool, model, CAST(SUM(n) AS BIGINT), CAST(SUM(f) AS BIGINT), \
+    SUM(e), CAST(SUM(timed) AS BIGINT) FROM (\
+    SELECT tool, COALESCE(model, 'unknown') AS model, COUNT(*) AS n, \
+    SUM(CASE WHEN failed = 1 THEN 1 ELSE 0 END) AS f, COALESCE(SUM(exec_ms), 0.0) AS e, \
+    COUNT(exec_ms) AS timed \
     FROM tool_calls WHERE result_at_ms >= $1 AND at_ms >= $2 AND failed IS NOT NULL \
-    GROUP BY tool, COALESCE(model, 'unknown')";
+    GROUP BY tool, COALESCE(model, 'unknown') \
+    UNION ALL SELECT tool, COALESCE(model, 'unknown'), results, failures, 0.0, 0 \
+    FROM dropped_tool_counts WHERE at_ms >= $1 AND results > 0) AS w \
+    GROUP BY tool, model";
 const REQUESTS_SQL: &str = "SELECT COALESCE(model, 'unknown'), COUNT(*), \
     SUM(CASE WHEN status >= 500 OR status = 429 OR error IS NOT NULL THEN 1 ELSE 0 END), \
     CAST(COALESCE(SUM(repairs), 0) AS BIGINT) \

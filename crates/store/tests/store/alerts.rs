@@ -57,6 +57,50 @@ async fn alert_window_and_claims(db: TestDb) {
     );
     assert!(store.alert_window(2_000).await.unwrap().tools.is_empty());
 
+    // Results the recorder could not write in detail (folded into the
+    // per-minute counts) count in the window too: an overloaded gateway's
+    // alerts see them. By the minute: those of the minutes that begin in
+    // the window.
+    let folding = Recorder::start(
+        Some(store.clone()),
+        opts(),
+        std::sync::Arc::new(NoopObserver),
+    );
+    for (k, failed) in [true, true, false, true].into_iter().enumerate() {
+        folding.fold(
+            &Event::ToolResult(result(
+                "q9",
+                "s",
+                &format!("call_folded_{k:02}"),
+                4,
+                Some("book"),
+                failed,
+                60_000 + k as i64,
+            )),
+            true,
+        );
+    }
+    // A folded call alone: no results, no row in the window.
+    folding.fold(
+        &Event::ToolCall(call("q9", "s", 9, "call_folded_09", "lookup", 60_000)),
+        true,
+    );
+    let report = folding.shutdown().await;
+    assert!(report.unwritten.is_empty(), "{report:?}");
+    let w = store.alert_window(500).await.unwrap();
+    assert_eq!(w.tools.len(), 1, "{w:?}");
+    let book = &w.tools[0];
+    assert_eq!((book.results, book.failures), (3 + 4, 2 + 3), "{book:?}");
+    assert_eq!(
+        book.exec_count, 3,
+        "no execution time of their own: {book:?}"
+    );
+    let w = store.alert_window(60_001).await.unwrap();
+    assert!(
+        w.tools.is_empty(),
+        "their minute begins before the window: {w:?}"
+    );
+
     let firing = AlertTransition {
         alert_key: "tool_failure_rate|book|*|".into(),
         seq: 1,
