@@ -59,8 +59,9 @@ impl TraceParent {
         if version == 0xff {
             return Err(TraceParentError::Version);
         }
-        let longer_ok = version != 0 && value[Self::LEN] == b'-';
-        if value.len() > Self::LEN && !longer_ok {
+        // A later version may carry more after the flags, behind a `-`;
+        // exactly 55 characters is as valid for it as for version 00.
+        if value.len() > Self::LEN && (version == 0 || value[Self::LEN] != b'-') {
             return Err(TraceParentError::Shape);
         }
         if value[2] != b'-' || value[35] != b'-' || value[52] != b'-' {
@@ -185,6 +186,11 @@ mod tests {
         // A later version may carry more, after a dash.
         let v1 = format!("01{}-more", &EXAMPLE[2..]);
         assert!(TraceParent::parse(v1.as_bytes()).is_ok());
+        // A later version of exactly version 00's length, with nothing after
+        // the flags (a panic once: the byte after them was read unchecked).
+        let v1_exact = format!("01{}", &EXAMPLE[2..]);
+        assert_eq!(v1_exact.len(), TraceParent::LEN);
+        assert!(TraceParent::parse(v1_exact.as_bytes()).is_ok());
         let v1_bad = format!("01{}more", &EXAMPLE[2..]);
         assert_eq!(TraceParent::parse(v1_bad.as_bytes()), Err(Shape));
         assert!(TraceParent::parse(format!("  {EXAMPLE} ").as_bytes()).is_ok());
@@ -199,6 +205,31 @@ mod tests {
                 let again = TraceParent::parse(t.to_string().as_bytes()).unwrap();
                 prop_assert_eq!(again, t);
             }
+        }
+
+        /// Well-formed fields under any version, with or without a tail:
+        /// the spec's answer, never a panic (random bytes rarely reach the
+        /// checks after the hex fields).
+        #[test]
+        fn any_version_with_any_tail_gets_the_specs_answer(
+            version in any::<u8>(),
+            trace in any::<[u8; 16]>(),
+            parent in any::<[u8; 8]>(),
+            flags in any::<u8>(),
+            tail in prop::sample::select(vec!["", "-", "-00", "0", "x-"]),
+        ) {
+            prop_assume!(trace != [0; 16] && parent != [0; 8]);
+            let t = TraceParent { trace_id: trace, parent_id: parent, flags };
+            let value = format!("{version:02x}{}{tail}", &t.to_string()[2..]);
+            let expected = match (version, tail) {
+                (0xff, _) => Err(TraceParentError::Version),
+                (0, "") => Ok(t),
+                (0, _) => Err(TraceParentError::Shape),
+                (_, "") => Ok(t),
+                (_, tail) if tail.starts_with('-') => Ok(t),
+                _ => Err(TraceParentError::Shape),
+            };
+            prop_assert_eq!(TraceParent::parse(value.as_bytes()), expected, "{}", value);
         }
 
         #[test]
