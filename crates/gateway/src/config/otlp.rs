@@ -102,6 +102,17 @@ pub enum EndpointKind {
     Traces,
 }
 
+/// Which transport settings came from the standard `OTEL_EXPORTER_OTLP_*`
+/// variables rather than the gateway's own (flag, `TOOLWARDEN_` variable,
+/// file): those are read only when the gateway exports.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct FromOtelVars {
+    /// `otlp_protocol`, from `OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL`.
+    pub(crate) protocol: bool,
+    /// `otlp_compression`, from `OTEL_EXPORTER_OTLP_(TRACES_)COMPRESSION`.
+    pub(crate) compression: bool,
+}
+
 /// The sampler variables as read from the environment
 /// (`OTEL_TRACES_SAMPLER`, `OTEL_TRACES_SAMPLER_ARG`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -138,11 +138,14 @@ impl RawConfig {
             raw.otlp_endpoint = traces_endpoint.or(otel_endpoint);
         }
         raw.otlp_headers = raw.otlp_headers.or(traces_headers).or(otel_headers);
-        raw.otlp_protocol = raw.otlp_protocol.or(traces_protocol).or(otel_protocol);
-        raw.otlp_compression = raw
-            .otlp_compression
-            .or(traces_compression)
-            .or(otel_compression);
+        if raw.otlp_protocol.is_none() {
+            raw.otlp_protocol = traces_protocol.or(otel_protocol);
+            raw.otlp_transport_from_otel.protocol = raw.otlp_protocol.is_some();
+        }
+        if raw.otlp_compression.is_none() {
+            raw.otlp_compression = traces_compression.or(otel_compression);
+            raw.otlp_transport_from_otel.compression = raw.otlp_compression.is_some();
+        }
         raw
     }
 
@@ -168,6 +171,12 @@ impl RawConfig {
         }
         if over.otlp_endpoint.is_some() {
             self.otlp_endpoint_is_traces = over.otlp_endpoint_is_traces;
+        }
+        if over.otlp_protocol.is_some() {
+            self.otlp_transport_from_otel.protocol = over.otlp_transport_from_otel.protocol;
+        }
+        if over.otlp_compression.is_some() {
+            self.otlp_transport_from_otel.compression = over.otlp_transport_from_otel.compression;
         }
         self.take_settings(&mut over);
         self.problems.append(&mut over.problems);

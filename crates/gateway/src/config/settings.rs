@@ -81,6 +81,12 @@ macro_rules! settings {
             /// the traces URL itself, not a base.
             #[serde(skip)]
             pub(super) otlp_endpoint_is_traces: bool,
+            /// `otlp_protocol` and `otlp_compression` came from the
+            /// standard `OTEL_EXPORTER_OTLP_*` variables, set for every
+            /// program of an environment: read only when this gateway
+            /// exports.
+            #[serde(skip)]
+            pub(super) otlp_transport_from_otel: crate::config::otlp::FromOtelVars,
             /// Problems found while reading the environment or flags,
             /// reported by `validate`.
             #[serde(skip)]

@@ -734,3 +734,62 @@ fn allowed_hosts_are_read_and_checked_once() {
         open.warnings
     );
 }
+
+/// `OTEL_EXPORTER_OTLP_*` variables are set for every program of an
+/// environment (an `http/json` Node exporter's, a `zstd` one's): a gateway
+/// that exports nothing starts all the same, and one that exports refuses
+/// them. The gateway's own settings are checked whether it exports or not.
+#[test]
+fn otel_transport_variables_matter_only_to_a_gateway_that_exports() {
+    for (name, value) in [
+        ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json"),
+        ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "http/json"),
+        ("OTEL_EXPORTER_OTLP_COMPRESSION", "zstd"),
+        ("OTEL_EXPORTER_OTLP_TRACES_COMPRESSION", "zstd"),
+    ] {
+        let config = env(&[(name, value)]).validate();
+        assert!(config.is_ok(), "{name}={value}: {config:?}");
+        assert!(config.unwrap().otlp.is_none());
+        let exporting = env(&[
+            (name, value),
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318"),
+        ]);
+        assert!(
+            exporting.validate().is_err(),
+            "{name}={value} with an endpoint"
+        );
+        // The endpoint from a flag, the transport from the environment.
+        let flag = RawConfig::from_flags([("otlp_endpoint", "http://c:4318")].into_iter());
+        assert!(
+            env(&[(name, value)]).merge(flag).validate().is_err(),
+            "{name}"
+        );
+    }
+    for (key, value) in [("otlp_protocol", "http/json"), ("otlp_compression", "zstd")] {
+        let flag = RawConfig::from_flags([(key, value)].into_iter());
+        let e = flag.validate().unwrap_err().to_string();
+        assert!(e.contains(value), "--{key} {value}: {e}");
+        let var = format!("TOOLWARDEN_{}", key.to_ascii_uppercase());
+        assert!(env(&[(var.as_str(), value)]).validate().is_err(), "{var}");
+        // A gateway's own setting over the standard variable, and under it.
+        let standard = if key == "otlp_protocol" {
+            ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
+        } else {
+            ("OTEL_EXPORTER_OTLP_COMPRESSION", "zstd")
+        };
+        let good = if key == "otlp_protocol" {
+            "grpc"
+        } else {
+            "gzip"
+        };
+        let own = RawConfig::from_flags([(key, good)].into_iter());
+        assert!(env(&[standard]).merge(own).validate().is_ok(), "{key}");
+        // The standard variable over the file, as before.
+        let file = RawConfig::from_toml_str(&format!("{key} = {value:?}")).unwrap();
+        let fixed = env(&[(standard.0, good)]);
+        assert!(
+            file.merge(fixed).validate().is_ok(),
+            "{key}: the variable wins"
+        );
+    }
+}

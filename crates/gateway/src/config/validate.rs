@@ -193,39 +193,52 @@ impl RawConfig {
         };
         // --- issue 19: alerts ---
         let alerts = self.alerts.unwrap_or_default().validate(&mut problems);
-        let otlp_protocol = crate::config::otlp::OtlpProtocol::parse(
-            self.otlp_protocol.as_deref().unwrap_or("http/protobuf"),
-        )
-        .map_err(|e| problems.push(e))
-        .unwrap_or_default();
+        let otlp_endpoint = self
+            .otlp_endpoint
+            .as_deref()
+            .map(str::trim)
+            .filter(|e| !matches!(*e, "" | "none" | "off"));
+        // The standard variables are every program's: read only by a
+        // gateway that exports; its own settings are checked in any case.
+        let from_otel = self.otlp_transport_from_otel;
+        let exporting = otlp_endpoint.is_some();
+        let otlp_protocol = self
+            .otlp_protocol
+            .as_deref()
+            .filter(|_| exporting || !from_otel.protocol);
+        let otlp_protocol =
+            crate::config::otlp::OtlpProtocol::parse(otlp_protocol.unwrap_or("http/protobuf"))
+                .map_err(|e| problems.push(e))
+                .unwrap_or_default();
+        let otlp_compression = self
+            .otlp_compression
+            .as_deref()
+            .filter(|_| exporting || !from_otel.compression);
+        let otlp_compression =
+            crate::config::otlp::OtlpCompression::parse(otlp_compression.unwrap_or("none"))
+                .map_err(|e| problems.push(e))
+                .unwrap_or_default();
         let endpoint_kind = if self.otlp_endpoint_is_traces {
             crate::config::otlp::EndpointKind::Traces
         } else {
             crate::config::otlp::EndpointKind::Base
         };
-        let otlp = self
-            .otlp_endpoint
-            .as_deref()
-            .map(str::trim)
-            .filter(|e| !matches!(*e, "" | "none" | "off"))
-            .and_then(|e| {
-                crate::config::otlp::OtlpConfig::parse_with(
-                    otlp_protocol,
-                    e,
-                    endpoint_kind,
-                    self.otlp_headers.as_deref(),
-                )
-                .and_then(|c| c.with_resource(&self.otel_resource))
-                .and_then(|mut c| {
-                    c.sampler = crate::config::otlp::Sampler::from_env(&self.otel_sampler)?;
-                    c.compression = crate::config::otlp::OtlpCompression::parse(
-                        self.otlp_compression.as_deref().unwrap_or("none"),
-                    )?;
-                    Ok(c)
-                })
-                .map_err(|e| problems.push(e))
-                .ok()
-            });
+        let otlp = otlp_endpoint.and_then(|e| {
+            crate::config::otlp::OtlpConfig::parse_with(
+                otlp_protocol,
+                e,
+                endpoint_kind,
+                self.otlp_headers.as_deref(),
+            )
+            .and_then(|c| c.with_resource(&self.otel_resource))
+            .and_then(|mut c| {
+                c.sampler = crate::config::otlp::Sampler::from_env(&self.otel_sampler)?;
+                c.compression = otlp_compression;
+                Ok(c)
+            })
+            .map_err(|e| problems.push(e))
+            .ok()
+        });
         // --- issue 18: cloud endpoints ---
         let cloud = crate::cloud::CloudConfig::validate(
             crate::cloud::RawCloud {
