@@ -602,3 +602,66 @@ fn stats_for_an_unknown_tool_names_the_recorded_ones() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(!text.contains("no call of a tool named"), "{text}");
 }
+
+/// `stats --by model` sums each model over every (model, tool) pair, not
+/// over the 200 the report lists: a model whose calls spread over more
+/// tools was reported with fewer calls than the database holds.
+#[test]
+fn stats_by_model_counts_every_pair() {
+    use toolwarden_store::{Event, NoopObserver, Recorder, RecorderOptions, Store, ToolCallRecord};
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("t.db").display());
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    let pairs = toolwarden_store::TOOL_ROWS + 5;
+    runtime.block_on(async {
+        let store = Store::open(&url).await.unwrap();
+        let rec = Recorder::start(
+            Some(store.clone()),
+            RecorderOptions {
+                queue_capacity: 4096,
+                batch_max: 256,
+                flush_interval: std::time::Duration::from_millis(1),
+                jsonl: None,
+            },
+            std::sync::Arc::new(NoopObserver),
+        );
+        for i in 0..pairs {
+            rec.record(Event::ToolCall(ToolCallRecord {
+                request_id: "r".into(),
+                session_id: "s".into(),
+                provider: "anthropic".into(),
+                model: Some("wide-model".into()),
+                response_id: None,
+                dialect: None,
+                call_index: i as u32,
+                call_id: format!("c{i}"),
+                tool: format!("tool_{i:03}"),
+                arguments_bytes: 1,
+                at_ms: now_ms,
+                turn: None,
+            }));
+        }
+        rec.shutdown().await;
+        store.close().await;
+    });
+    let out = bin()
+        .args(["stats", "--database", &url, "--by", "model"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let row = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("wide-model "))
+        .unwrap_or_else(|| panic!("no model row: {text}"));
+    let calls: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(calls[1], pairs.to_string(), "{row}");
+    assert!(text.contains("… and 5 more (model, tool) pairs"), "{text}");
+}

@@ -9,7 +9,7 @@ use std::{
 };
 
 use clap::{Args, ValueEnum};
-use toolwarden_store::{Stats, StatsQuery, Store, parse_since};
+use toolwarden_store::{ModelRow, Stats, StatsQuery, Store, parse_since};
 
 use super::{CmdError, Outcome, stats_table::RenderTable};
 use crate::{config, terminal::cell};
@@ -78,9 +78,21 @@ pub fn run(args: StatsArgs) -> Result<Outcome, CmdError> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let (stats, others) = runtime.block_on(async {
+    let (stats, others, pairs) = runtime.block_on(async {
         let store = Store::open_existing(&url).await?;
         let stats = store.stats(&query).await;
+        // `--by model` sums each model over every (model, tool) pair; the
+        // report lists the first `TOOL_ROWS`, so past them, all are read.
+        let pairs = match &stats {
+            Ok(s) if args.by == By::Model && !args.json && listed_fewer_pairs(s) => {
+                let all = StatsQuery {
+                    tool_rows: usize::try_from(s.totals.model_tools).unwrap_or(usize::MAX),
+                    ..query.clone()
+                };
+                Some(store.stats(&all).await.map(|s| s.models))
+            }
+            _ => None,
+        };
         // `--tool` that matched nothing: the tools that did record calls
         // in the same window, for the table's hint.
         let others = match (&stats, &query.tool) {
@@ -95,12 +107,13 @@ pub fn run(args: StatsArgs) -> Result<Outcome, CmdError> {
             _ => Vec::new(),
         };
         store.close().await;
-        stats.map(|s| (s, others))
+        let pairs = pairs.transpose()?;
+        stats.map(|s| (s, others, pairs))
     })?;
     if args.json {
         outln!("{}", serde_json::to_string_pretty(&stats)?);
     } else {
-        out!("{}", render(&stats, args.by));
+        out!("{}", render(&stats, args.by, pairs.as_deref()));
         if let (Some(tool), false) = (&query.tool, others.is_empty()) {
             outln!("{}", no_such_tool(tool, &others));
         }
@@ -126,17 +139,25 @@ fn no_such_tool(tool: &str, others: &[toolwarden_store::ToolRow]) -> String {
     )
 }
 
-fn render(stats: &Stats, by: By) -> String {
+/// The text report; `pairs`, when the report lists only the first
+/// (model, tool) pairs, is every pair, for the per-model sums.
+fn render(stats: &Stats, by: By, pairs: Option<&[ModelRow]>) -> String {
     match by {
         By::Tool => stats.render_table(),
-        By::Model => by_model(stats),
+        By::Model => by_model(stats, pairs.unwrap_or(&stats.models)),
         By::Session => by_session(stats),
     }
 }
 
-fn by_model(stats: &Stats) -> String {
+/// Whether `stats` lists fewer (model, tool) pairs than it counts.
+fn listed_fewer_pairs(stats: &Stats) -> bool {
+    stats.totals.model_tools > stats.models.len() as u64
+}
+
+/// Per model (summed over `pairs`, every pair), then the pairs listed.
+fn by_model(stats: &Stats, pairs: &[ModelRow]) -> String {
     let mut per_model: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
-    for row in &stats.models {
+    for row in pairs {
         let entry = per_model.entry(row.model.as_str()).or_default();
         entry.0 += row.calls;
         entry.1 += row.failures;
@@ -179,6 +200,13 @@ fn by_model(stats: &Stats) -> String {
             row.failure_rate * 100.0
         );
     }
+    let more = stats
+        .totals
+        .model_tools
+        .saturating_sub(stats.models.len() as u64);
+    if more > 0 {
+        let _ = writeln!(out, "  … and {more} more (model, tool) pairs");
+    }
     out
 }
 
@@ -204,7 +232,7 @@ fn by_session(stats: &Stats) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use toolwarden_store::{ModelRow, SessionRow};
+    use toolwarden_store::SessionRow;
 
     /// The model and session views write names out too (see `terminal`).
     #[test]
@@ -227,7 +255,7 @@ mod tests {
             ..Stats::default()
         };
         for by in [By::Model, By::Session] {
-            let text = render(&stats, by);
+            let text = render(&stats, by, None);
             assert!(
                 !text.chars().any(|c| c.is_control() && c != '\n'),
                 "{text:?}"
