@@ -148,14 +148,24 @@ pub struct AlertsConfig {
     pub instance: Option<String>,
 }
 
+/// The `TOOLWARDEN_ALERT_*` variables read (lower-cased, without the
+/// prefix); the rest of `[alerts]` is set in the file or by flags.
+pub(crate) const ALERT_VARIABLES: [&str; 4] = [
+    "alert_webhook",
+    "alert_webhooks",
+    "alert_format",
+    "alert_window_ms",
+];
+
 // === impl RawAlerts ===
 
 impl RawAlerts {
     /// `TOOLWARDEN_ALERT_WEBHOOK` (comma-separated or a JSON array),
     /// `TOOLWARDEN_ALERT_FORMAT`, `TOOLWARDEN_ALERT_WINDOW_MS` (`key` is the
-    /// lower-cased name without the prefix); other names are ignored.
-    /// A value that cannot be read is returned as the problem (reported
-    /// unless a flag sets the same setting).
+    /// lower-cased name without the prefix, one of [`ALERT_VARIABLES`]);
+    /// other names are left alone (the caller warns of them). A value that
+    /// cannot be read is returned as the problem (reported unless a flag
+    /// sets the same setting).
     pub(crate) fn env(&mut self, key: &str, value: &str) -> Result<(), String> {
         match key {
             "alert_webhook" | "alert_webhooks" => self.webhooks = Some(env_list(value)),

@@ -123,7 +123,7 @@ impl RawConfig {
                 continue;
             };
             let key = key.to_ascii_lowercase();
-            if key.starts_with("alert_") {
+            if crate::config::alerts::ALERT_VARIABLES.contains(&key.as_str()) {
                 // --- issue 19: alerts ---
                 let alerts = raw.alerts.get_or_insert_default();
                 if let Err(problem) = alerts.env(&key, &value) {

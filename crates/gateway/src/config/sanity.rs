@@ -120,13 +120,21 @@ pub(super) fn unknown_variable(name: &str) -> Option<String> {
     let key = name.strip_prefix("TOOLWARDEN_")?.to_ascii_lowercase();
     let nearest = SETTINGS
         .iter()
-        .map(|s| (distance(&key, s.key), s.key))
+        .map(|s| s.key)
+        .chain(super::alerts::ALERT_VARIABLES)
+        .map(|k| (distance(&key, k), k))
         .min()
         .filter(|(d, _)| *d <= 2.max(key.len() / 5));
     Some(match nearest {
         Some((_, near)) => format!(
             "{name} is not a setting and is ignored (did you mean TOOLWARDEN_{}?)",
             near.to_ascii_uppercase()
+        ),
+        // The `--alert-*` flags have no variables.
+        None if key.starts_with("alert_") => format!(
+            "{name} is not a setting and is ignored (alert settings other than \
+             TOOLWARDEN_ALERT_WEBHOOK, _FORMAT and _WINDOW_MS are set in the [alerts] \
+             table of toolwarden.toml or by the --alert-* flags)"
         ),
         None => format!("{name} is not a setting and is ignored"),
     })

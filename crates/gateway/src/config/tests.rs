@@ -793,3 +793,39 @@ fn otel_transport_variables_matter_only_to_a_gateway_that_exports() {
         );
     }
 }
+
+/// A `TOOLWARDEN_ALERT_` variable the gateway does not read (the flags'
+/// `--alert-failure-rate` as a variable, a misspelt webhook) was ignored
+/// without a word: it is warned about as any other unknown variable, with
+/// the alert variable it is nearest to.
+#[test]
+fn unknown_alert_variables_are_warned_about() {
+    let config = env(&[
+        ("TOOLWARDEN_ALERT_FAILURE_RATE", "0.2"),
+        ("TOOLWARDEN_ALERT_WEBHOK", "http://hook:9/x"),
+        ("TOOLWARDEN_ALERT_WINDOW_MS", "60000"),
+        ("TOOLWARDEN_ALERT_FORMAT", "slack"),
+    ])
+    .validate()
+    .unwrap();
+    let warned = |name: &str| config.warnings.iter().find(|w| w.starts_with(name));
+    let rate = warned("TOOLWARDEN_ALERT_FAILURE_RATE ").expect("failure rate warned");
+    assert!(rate.contains("is not a setting and is ignored"), "{rate}");
+    assert!(rate.contains("[alerts]"), "{rate}");
+    let hook = warned("TOOLWARDEN_ALERT_WEBHOK ").expect("typo warned");
+    assert!(
+        hook.contains("did you mean TOOLWARDEN_ALERT_WEBHOOK?"),
+        "{hook}"
+    );
+    assert!(
+        warned("TOOLWARDEN_ALERT_WINDOW_MS").is_none(),
+        "{:?}",
+        config.warnings
+    );
+    assert!(
+        warned("TOOLWARDEN_ALERT_FORMAT").is_none(),
+        "{:?}",
+        config.warnings
+    );
+    assert_eq!(config.alerts.window.as_millis(), 60_000);
+}
