@@ -665,3 +665,19 @@ fn stats_by_model_counts_every_pair() {
     assert_eq!(calls[1], pairs.to_string(), "{row}");
     assert!(text.contains("… and 5 more (model, tool) pairs"), "{text}");
 }
+
+/// `serve --listen 0` takes a free port at start, which `env` cannot know:
+/// lines pointing every agent at `127.0.0.1:0` reach nothing, so `env`
+/// says so instead of printing them.
+#[test]
+fn env_for_port_zero_asks_for_the_real_port() {
+    for listen in ["0", "127.0.0.1:0", "[::]:0"] {
+        let out = bin().args(["env", "--listen", listen]).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{listen}: {stderr}");
+        assert!(out.stdout.is_empty(), "{listen}");
+        assert!(stderr.contains("port 0"), "{listen}: {stderr}");
+    }
+    let out = bin().args(["env", "--listen", "9000"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+}

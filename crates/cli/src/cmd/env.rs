@@ -24,6 +24,13 @@ pub fn run(
         .or(raw.listen)
         .unwrap_or_else(|| toolwarden_gateway::DEFAULT_LISTEN.to_string());
     let addr = toolwarden_gateway::parse_listen(&listen).map_err(CmdError)?;
+    // Port 0 is a free port taken at start: lines naming it reach nothing.
+    if addr.port() == 0 {
+        return Err(CmdError(format!(
+            "listen {listen:?}: port 0 is a free port `serve` takes at start; pass the port \
+             it printed (`toolwarden: listening on …`) with --listen or --url"
+        )));
+    }
     out!("{}", toolwarden_gateway::env_lines(addr));
     Ok(Outcome::Ok)
 }
