@@ -81,7 +81,7 @@ impl Delivery {
                 let (tx, rx) = mpsc::channel(config.queue.max(1));
                 let book = Arc::new(Mutex::new(Book::default()));
                 let worker = Worker {
-                    authorization: basic_auth(uri),
+                    authorization: crate::http_client::basic_auth(uri),
                     uri: uri.clone(),
                     client: client.clone(),
                     retries: config.retries,
@@ -341,24 +341,6 @@ impl Worker {
             retry_after: passing.then_some(retry_after),
         })
     }
-}
-
-/// `Authorization: Basic …` for the credentials of `uri`
-/// (`http://user:password@host/…`, percent-decoded), as curl and the HTTP
-/// libraries send them: the client sends no userinfo itself. Marked
-/// sensitive: never logged.
-fn basic_auth(uri: &Uri) -> Option<http::HeaderValue> {
-    use base64::Engine as _;
-    let (userinfo, _) = uri.authority()?.as_str().rsplit_once('@')?;
-    let (user, password) = userinfo.split_once(':').unwrap_or((userinfo, ""));
-    let decode = |s| percent_encoding::percent_decode_str(s).collect::<Vec<u8>>();
-    let mut credentials = decode(user);
-    credentials.push(b':');
-    credentials.extend(decode(password));
-    let encoded = base64::engine::general_purpose::STANDARD.encode(credentials);
-    let mut value = http::HeaderValue::try_from(format!("Basic {encoded}")).ok()?;
-    value.set_sensitive(true);
-    Some(value)
 }
 
 /// How a notification's delivery ended.

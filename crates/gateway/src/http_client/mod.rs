@@ -1,8 +1,9 @@
 //! [`HttpClient`]: the type of the pooled upstream client, a leaf so that
 //! the credential providers (`cloud`), which `config` holds, can name it
 //! without depending on [`crate::upstream`] (which reads the config);
-//! [`ConnectWithin`], the bound on its whole connect; and [`answered`],
-//! what the gateway's own POSTs (alert webhooks, OTLP) read of an answer;
+//! [`ConnectWithin`], the bound on its whole connect; [`answered`], what
+//! the gateway's own POSTs (alert webhooks, OTLP) read of an answer, and
+//! [`basic_auth`], the credentials of their URLs;
 //! [`UpstreamBody`], whole or [`Streamed`].
 
 mod early;
@@ -40,6 +41,25 @@ pub(crate) async fn answered(
     let body = http_body_util::Limited::new(response.into_body(), 64 * 1024);
     let _ = tokio::time::timeout(within, http_body_util::BodyExt::collect(body)).await;
     (status, retry_after)
+}
+
+/// `Authorization: Basic …` for the credentials of `uri`
+/// (`http://user:password@host/…`, percent-decoded), as curl and the HTTP
+/// libraries send them: the client sends no userinfo itself. For the
+/// gateway's own POSTs (alert webhooks, OTLP export). Marked sensitive:
+/// never logged.
+pub(crate) fn basic_auth(uri: &Uri) -> Option<http::HeaderValue> {
+    use base64::Engine as _;
+    let (userinfo, _) = uri.authority()?.as_str().rsplit_once('@')?;
+    let (user, password) = userinfo.split_once(':').unwrap_or((userinfo, ""));
+    let decode = |s| percent_encoding::percent_decode_str(s).collect::<Vec<u8>>();
+    let mut credentials = decode(user);
+    credentials.push(b':');
+    credentials.extend(decode(password));
+    let encoded = base64::engine::general_purpose::STANDARD.encode(credentials);
+    let mut value = http::HeaderValue::try_from(format!("Basic {encoded}")).ok()?;
+    value.set_sensitive(true);
+    Some(value)
 }
 
 /// The client every proxied request goes through.

@@ -430,6 +430,12 @@ async fn post(client: &HttpClient, config: &OtlpConfig, body: Bytes) -> Result<(
             request.headers_mut().insert(name.clone(), value.clone());
         }
     }
+    // The endpoint's credentials, unless a configured header says otherwise.
+    if !request.headers().contains_key(header::AUTHORIZATION)
+        && let Some(auth) = crate::http_client::basic_auth(&config.traces_url)
+    {
+        request.headers_mut().insert(header::AUTHORIZATION, auth);
+    }
     let response = tokio::time::timeout(config.timeout, client.request(request))
         .await
         .map_err(|_| Refused {
@@ -470,5 +476,64 @@ mod tests {
         assert!(OtlpConfig::parse("collector:4318", None).is_err());
         let e = OtlpConfig::parse("http://c:4318", Some("bad header=secret\u{1}")).unwrap_err();
         assert!(!e.contains("secret"), "{e}");
+    }
+
+    /// An endpoint's credentials (`https://user:password@collector`) are
+    /// sent as `Authorization: Basic`, as the SDKs' HTTP clients send them,
+    /// unless a configured header sets `Authorization`; they were dropped.
+    #[tokio::test]
+    async fn an_endpoints_credentials_are_sent_as_basic_auth() {
+        use http_body_util::BodyExt as _;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let keep = seen.clone();
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                let keep = keep.clone();
+                tokio::spawn(async move {
+                    let service = hyper::service::service_fn(move |req: http::Request<_>| {
+                        let keep = keep.clone();
+                        async move {
+                            let auth = req.headers().get(header::AUTHORIZATION).cloned();
+                            keep.lock().unwrap().push(auth);
+                            let _ = hyper::body::Incoming::collect(req.into_body()).await;
+                            let empty = http_body_util::Empty::<Bytes>::new();
+                            Ok::<_, hyper::Error>(http::Response::new(empty))
+                        }
+                    });
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+        });
+        let client =
+            crate::upstream::build_client(&crate::Config::for_tests("http://127.0.0.1:9")).unwrap();
+        for (endpoint, headers, expected) in [
+            (
+                format!("http://otel%40team:s%3Acret@{addr}"),
+                None,
+                Some("Basic b3RlbEB0ZWFtOnM6Y3JldA=="), // otel@team:s:cret
+            ),
+            (
+                format!("http://u:p@{addr}"),
+                Some("Authorization=Bearer%20tok"),
+                Some("Bearer tok"),
+            ),
+            (format!("http://{addr}"), None, None),
+        ] {
+            let config = OtlpConfig::parse(&endpoint, headers).unwrap();
+            assert!(
+                post(&client, &config, Bytes::new()).await.is_ok(),
+                "{endpoint}"
+            );
+            let sent = seen.lock().unwrap().pop().expect("a request");
+            assert_eq!(
+                sent.as_ref().map(|v| v.to_str().unwrap()),
+                expected,
+                "{endpoint}"
+            );
+        }
     }
 }
