@@ -52,6 +52,9 @@ pub(crate) enum ProxyErrorKind {
     /// other than its loopback ones and the allowed ones
     /// ([`crate::local::foreign_host`]): refused.
     ForeignHost,
+    /// An operation the gateway cannot relay
+    /// ([`crate::routes::cloud::unrelayed`]): answered 501, not forwarded.
+    NotRelayed,
 }
 
 /// A proxy error: kind, the upstream host concerned, and what happened.
@@ -139,6 +142,7 @@ impl ProxyError {
             ProxyErrorKind::ClientBody | ProxyErrorKind::BadRequest => StatusCode::BAD_REQUEST,
             // Not the client's fault, but no retry can help.
             ProxyErrorKind::NotConfigured => StatusCode::NOT_FOUND,
+            ProxyErrorKind::NotRelayed => StatusCode::NOT_IMPLEMENTED,
             ProxyErrorKind::CrossSite | ProxyErrorKind::ForeignHost => StatusCode::FORBIDDEN,
             _ => StatusCode::BAD_GATEWAY,
         }
@@ -160,6 +164,7 @@ impl ProxyError {
             ProxyErrorKind::NotConfigured => "upstream_not_configured",
             ProxyErrorKind::CrossSite => "cross_site_request",
             ProxyErrorKind::ForeignHost => "foreign_host",
+            ProxyErrorKind::NotRelayed => "not_relayed",
         }
     }
 }
@@ -191,7 +196,8 @@ impl fmt::Display for ProxyError {
             | ProxyErrorKind::BadRequest => write!(f, "request not forwarded to {host}: {detail}"),
             ProxyErrorKind::NotConfigured
             | ProxyErrorKind::CrossSite
-            | ProxyErrorKind::ForeignHost => write!(f, "{detail}"),
+            | ProxyErrorKind::ForeignHost
+            | ProxyErrorKind::NotRelayed => write!(f, "{detail}"),
         }
     }
 }
@@ -263,7 +269,8 @@ pub(crate) fn stream_error_event(
 /// (`x-amzn-ErrorType`).
 pub(crate) fn aws_error_type(status: StatusCode) -> &'static str {
     match status.as_u16() {
-        400 | 413 => "ValidationException",
+        // 501: an operation the gateway does not relay; not to be retried.
+        400 | 413 | 501 => "ValidationException",
         401 | 403 => "AccessDeniedException",
         404 => "ResourceNotFoundException",
         408 => "ModelTimeoutException",

@@ -97,6 +97,11 @@ pub(crate) async fn handle(
         ClientHeaders::from_headers(&parts.headers),
         at_ms,
     );
+    if let Some(why) = cloud_routes::unrelayed(&route, parts.uri.path()) {
+        let err = ProxyError::new(ProxyErrorKind::NotRelayed, "", why);
+        Observation::new(shared.sinks.clone(), base).fail(&err);
+        return error_response(provider, &err);
+    }
     let upstream = match cloud::upstream_for(&shared.config, &route) {
         Ok(upstream) => upstream,
         Err(err) => {

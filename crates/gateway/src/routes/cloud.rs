@@ -18,7 +18,9 @@
 //!   as Anthropic when its body says so ([`bedrock_invoke_by_body`]).
 //!
 //! Everything else under those shapes (other methods, other Bedrock
-//! models' `invoke`) goes to the same upstream as a counted pass-through.
+//! models' `invoke`) goes to the same upstream as a counted pass-through,
+//! but Bedrock's bidirectional stream, which is answered 501
+//! ([`unrelayed`]).
 
 use http::Method;
 use toolwarden_wire::Dialect;
@@ -276,6 +278,28 @@ fn bedrock(path: &str, post: bool) -> Option<ProxyRoute> {
     })
 }
 
+/// Why the gateway answers a cloud request itself instead of relaying it,
+/// if it does: Bedrock's bidirectional stream
+/// (`/model/{id}/invoke-with-bidirectional-stream`, Nova Sonic's speech
+/// to speech). The client signs its request for the gateway's address
+/// (SigV4 signs `:authority`) and every event after it with a signature
+/// chained from that one; the gateway can neither pass that on nor re-sign
+/// an open stream's events, so forwarding could only end in AWS's 403 or
+/// a stream that never starts.
+pub(crate) fn unrelayed(route: &ProxyRoute, path: &str) -> Option<&'static str> {
+    let cloud = route.cloud.as_ref()?;
+    if !matches!(cloud.target, CloudTarget::Bedrock { .. }) {
+        return None;
+    }
+    let (_, op) = model_and_op(path.get(cloud.prefix_len..)?)?;
+    (op == "invoke-with-bidirectional-stream").then_some(
+        "Bedrock's bidirectional stream (InvokeModelWithBidirectionalStream, \
+         such as Nova Sonic's) is not relayed by toolwarden: its events are \
+         signed for the gateway's address one after another, and the gateway \
+         cannot re-sign an open stream; send this client to Bedrock directly",
+    )
+}
+
 /// The Anthropic route of a Bedrock `invoke` pass-through (`route`, for
 /// `path`) whose `body` is an Anthropic Messages body: a JSON object with
 /// a string `anthropic_version` at its top level, which Bedrock requires of
@@ -416,6 +440,25 @@ mod tests {
             &other,
             "/vertex/v1/projects/p/locations/l/x"
         ));
+    }
+
+    #[test]
+    fn bedrocks_bidirectional_stream_is_not_relayed() {
+        for path in [
+            "/model/amazon.nova-sonic-v1:0/invoke-with-bidirectional-stream",
+            "/bedrock/model/amazon.nova-sonic-v1%3A0/invoke-with-bidirectional-stream",
+        ] {
+            let r = post(path);
+            assert!(unrelayed(&r, path).is_some(), "{path}");
+        }
+        for path in [
+            "/model/amazon.nova-sonic-v1:0/invoke-with-response-stream",
+            "/bedrock/model/x/converse",
+            "/vertex/v1/projects/p/locations/l/publishers/google/models/invoke-with-bidirectional-stream",
+        ] {
+            let r = post(path);
+            assert!(unrelayed(&r, path).is_none(), "{path}");
+        }
     }
 
     #[test]

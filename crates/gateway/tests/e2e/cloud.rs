@@ -592,3 +592,33 @@ async fn unconfigured_upstreams_are_named_in_the_clients_envelope() {
     assert!(message.contains("--bedrock-upstream"), "{message}");
     assert!(h.mock.received().is_empty());
 }
+
+/// Bedrock's bidirectional stream (Nova Sonic) cannot be relayed: its
+/// events are signed for the gateway's address, one after another. It is
+/// answered 501 in AWS's shape, with or without a Bedrock upstream, sent
+/// nowhere, and recorded as a failed request.
+#[tokio::test]
+async fn bedrocks_bidirectional_stream_is_answered_not_relayed() {
+    let mut h = Harness::start().await;
+    let gw = h.gw();
+    for path in [
+        "/model/amazon.nova-sonic-v1:0/invoke-with-bidirectional-stream",
+        "/bedrock/model/amazon.nova-sonic-v1%3A0/invoke-with-bidirectional-stream",
+    ] {
+        let r = post(&h.client, format!("{gw}{path}"), &[], &json!({})).await;
+        assert_eq!(r.status, 501, "{path}: {}", r.text());
+        assert_eq!(
+            r.headers["x-amzn-errortype"], "ValidationException",
+            "{path}"
+        );
+        let message = r.json()["message"].as_str().unwrap().to_string();
+        assert!(
+            message.contains("bidirectional stream") && message.contains("Bedrock directly"),
+            "{message}"
+        );
+    }
+    assert!(h.mock.received().is_empty());
+    let stats = h.finish().await;
+    assert_eq!(stats.requests.total, 2, "{:?}", stats.requests);
+    assert_eq!(stats.requests.errors, 2, "{:?}", stats.requests);
+}
