@@ -13,6 +13,10 @@ use toolwarden_wire::{Detector, Dialect};
 mod read_file;
 use read_file::{CALLS, FAILED, args, executor};
 
+#[path = "support/next_request.rs"]
+mod next_request;
+use next_request::next_request;
+
 /// The response body, and the request that continues the conversation
 /// given the step's messages.
 fn response(dialect: Dialect) -> Value {
@@ -57,42 +61,6 @@ fn response(dialect: Dialect) -> Value {
             }},
             "stopReason": "tool_use", "usage": {"inputTokens": 10, "outputTokens": 5}
         }),
-    }
-}
-
-fn next_request(dialect: Dialect, resp: &Value, messages: &[Value]) -> Value {
-    let mut turns = Vec::new();
-    match dialect {
-        Dialect::OpenAiChat => {
-            turns.push(json!({"role": "user", "content": "go"}));
-            turns.push(resp["choices"][0]["message"].clone());
-            turns.extend(messages.iter().cloned());
-            json!({"model": "gpt-4o", "messages": turns})
-        }
-        Dialect::OpenAiResponses => {
-            turns.push(json!({"role": "user", "content": "go"}));
-            turns.extend(resp["output"].as_array().unwrap().iter().cloned());
-            turns.extend(messages.iter().cloned());
-            json!({"model": "gpt-4.1", "input": turns})
-        }
-        Dialect::Anthropic => {
-            turns.push(json!({"role": "user", "content": "go"}));
-            turns.push(json!({"role": "assistant", "content": resp["content"].clone()}));
-            turns.extend(messages.iter().cloned());
-            json!({"model": "claude-sonnet-4", "max_tokens": 100, "messages": turns})
-        }
-        Dialect::Gemini => {
-            turns.push(json!({"role": "user", "parts": [{"text": "go"}]}));
-            turns.push(resp["candidates"][0]["content"].clone());
-            turns.extend(messages.iter().cloned());
-            json!({"contents": turns})
-        }
-        Dialect::BedrockConverse => {
-            turns.push(json!({"role": "user", "content": [{"text": "go"}]}));
-            turns.push(resp["output"]["message"].clone());
-            turns.extend(messages.iter().cloned());
-            json!({"messages": turns})
-        }
     }
 }
 

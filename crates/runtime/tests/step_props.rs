@@ -14,6 +14,10 @@ use toolwarden_runtime::{
 };
 use toolwarden_wire::{Detector, Dialect};
 
+#[path = "support/next_request.rs"]
+mod next_request;
+use next_request::next_request;
+
 /// What the call asks of the tool; `Unknown` calls a tool that does not
 /// exist, `Invalid` breaks the schema, `Malformed` sends text that is not
 /// JSON where the dialect carries arguments as text (else it breaks the
@@ -140,42 +144,6 @@ fn response(dialect: Dialect, modes: &[Mode]) -> Value {
             }},
             "stopReason": "tool_use"
         }),
-    }
-}
-
-fn next_request(dialect: Dialect, resp: &Value, messages: &[Value]) -> Value {
-    let mut turns = Vec::new();
-    match dialect {
-        Dialect::OpenAiChat => {
-            turns.push(json!({"role": "user", "content": "go"}));
-            turns.push(resp["choices"][0]["message"].clone());
-            turns.extend(messages.iter().cloned());
-            json!({"model": "gpt-4o", "messages": turns})
-        }
-        Dialect::OpenAiResponses => {
-            turns.push(json!({"role": "user", "content": "go"}));
-            turns.extend(resp["output"].as_array().unwrap().iter().cloned());
-            turns.extend(messages.iter().cloned());
-            json!({"model": "gpt-4.1", "input": turns})
-        }
-        Dialect::Anthropic => {
-            turns.push(json!({"role": "user", "content": "go"}));
-            turns.push(json!({"role": "assistant", "content": resp["content"].clone()}));
-            turns.extend(messages.iter().cloned());
-            json!({"model": "claude-x", "max_tokens": 100, "messages": turns})
-        }
-        Dialect::Gemini => {
-            turns.push(json!({"role": "user", "parts": [{"text": "go"}]}));
-            turns.push(resp["candidates"][0]["content"].clone());
-            turns.extend(messages.iter().cloned());
-            json!({"contents": turns})
-        }
-        Dialect::BedrockConverse => {
-            turns.push(json!({"role": "user", "content": [{"text": "go"}]}));
-            turns.push(resp["output"]["message"].clone());
-            turns.extend(messages.iter().cloned());
-            json!({"messages": turns})
-        }
     }
 }
 

@@ -639,38 +639,7 @@ mod book_tests {
     /// receiver's 401 lost every notification.
     #[tokio::test]
     async fn a_webhook_urls_credentials_are_sent_as_basic_auth() {
-        use http_body_util::BodyExt as _;
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let keep = seen.clone();
-        tokio::spawn(async move {
-            while let Ok((stream, _)) = listener.accept().await {
-                let keep = keep.clone();
-                tokio::spawn(async move {
-                    let service = hyper::service::service_fn(move |req: http::Request<_>| {
-                        let keep = keep.clone();
-                        async move {
-                            let auth = req.headers().get(header::AUTHORIZATION).cloned();
-                            keep.lock().unwrap().push(auth);
-                            let _ = hyper::body::Incoming::collect(req.into_body()).await;
-                            let status = if keep.lock().unwrap().last().unwrap().is_some() {
-                                200
-                            } else {
-                                401
-                            };
-                            let mut resp =
-                                http::Response::new(http_body_util::Empty::<Bytes>::new());
-                            *resp.status_mut() = http::StatusCode::from_u16(status).unwrap();
-                            Ok::<_, hyper::Error>(resp)
-                        }
-                    });
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
-                        .await;
-                });
-            }
-        });
+        let (addr, seen) = crate::http_client::auth_receiver::start(true).await;
         let config = crate::Config::for_tests("http://127.0.0.1:9");
         let client = crate::upstream::build_client(&config).unwrap();
         for (url, expected) in [

@@ -6,6 +6,8 @@
 //! [`basic_auth`], the credentials of their URLs;
 //! [`UpstreamBody`], whole or [`Streamed`].
 
+#[cfg(test)]
+pub(crate) mod auth_receiver;
 mod early;
 mod streamed;
 

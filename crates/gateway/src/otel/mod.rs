@@ -483,31 +483,7 @@ mod tests {
     /// unless a configured header sets `Authorization`; they were dropped.
     #[tokio::test]
     async fn an_endpoints_credentials_are_sent_as_basic_auth() {
-        use http_body_util::BodyExt as _;
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let keep = seen.clone();
-        tokio::spawn(async move {
-            while let Ok((stream, _)) = listener.accept().await {
-                let keep = keep.clone();
-                tokio::spawn(async move {
-                    let service = hyper::service::service_fn(move |req: http::Request<_>| {
-                        let keep = keep.clone();
-                        async move {
-                            let auth = req.headers().get(header::AUTHORIZATION).cloned();
-                            keep.lock().unwrap().push(auth);
-                            let _ = hyper::body::Incoming::collect(req.into_body()).await;
-                            let empty = http_body_util::Empty::<Bytes>::new();
-                            Ok::<_, hyper::Error>(http::Response::new(empty))
-                        }
-                    });
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
-                        .await;
-                });
-            }
-        });
+        let (addr, seen) = crate::http_client::auth_receiver::start(false).await;
         let client =
             crate::upstream::build_client(&crate::Config::for_tests("http://127.0.0.1:9")).unwrap();
         for (endpoint, headers, expected) in [

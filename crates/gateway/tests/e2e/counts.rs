@@ -380,21 +380,11 @@ async fn a_turn_resent_as_the_whole_history_counts_once() {
     let (headers, tools) = responses_setup();
     let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let url = format!("{}/v1/responses", h.gw());
-    let user = json!({"role": "user", "content": "A trip to Lisbon, please."});
-    let body = json!({"model": "gpt-4.1", "store": true, "tools": tools, "input": [user]});
-    let r = post(&h.client, url.clone(), &headers, &body).await;
-    assert_eq!(r.status, 200, "{}", r.text());
-    let calls = reply_calls(Kind::Responses, false, &r.body);
-    assert_eq!(calls.len(), 2, "{}", r.text());
-    let outputs: Vec<Value> = calls
-        .iter()
-        .zip(["Found it.", "Error: seat 7F is no longer available"])
-        .map(|(c, out)| json!({"type": "function_call_output", "call_id": c.id, "output": out}))
-        .collect();
-    let body = json!({"model": "gpt-4.1", "store": true, "tools": tools,
-        "previous_response_id": response_id(false, &r), "input": outputs});
-    let r2 = post(&h.client, url.clone(), &headers, &body).await;
-    assert_eq!(r2.status, 200, "{}", r2.text());
+    let Continued {
+        user,
+        calls,
+        outputs,
+    } = a_turn_and_its_continuation(&h, &url, &headers, &tools).await;
     // The same turn again, as the whole history.
     let mut history = vec![user];
     history.extend(calls.iter().map(
@@ -424,6 +414,43 @@ async fn a_turn_resent_as_the_whole_history_counts_once() {
     assert_eq!(stats.sessions.len(), 1, "{:?}", stats.sessions);
     let s = &stats.sessions[0];
     assert_eq!((s.calls, s.failures), (4, 3), "{s:?}");
+}
+
+/// The first turn of the Responses conversations above and its
+/// continuation (its results alone, after `previous_response_id`): two
+/// calls, one of whose results fails.
+struct Continued {
+    user: Value,
+    calls: Vec<super::convo::Call>,
+    outputs: Vec<Value>,
+}
+
+async fn a_turn_and_its_continuation(
+    h: &Harness,
+    url: &str,
+    headers: &[(&str, &str)],
+    tools: &Value,
+) -> Continued {
+    let user = json!({"role": "user", "content": "A trip to Lisbon, please."});
+    let body = json!({"model": "gpt-4.1", "store": true, "tools": tools, "input": [user]});
+    let r = post(&h.client, url.to_string(), headers, &body).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let calls = reply_calls(Kind::Responses, false, &r.body);
+    assert_eq!(calls.len(), 2, "{}", r.text());
+    let outputs: Vec<Value> = calls
+        .iter()
+        .zip(["Found it.", "Error: seat 7F is no longer available"])
+        .map(|(c, out)| json!({"type": "function_call_output", "call_id": c.id, "output": out}))
+        .collect();
+    let body = json!({"model": "gpt-4.1", "store": true, "tools": tools,
+        "previous_response_id": response_id(false, &r), "input": outputs});
+    let r2 = post(&h.client, url.to_string(), headers, &body).await;
+    assert_eq!(r2.status, 200, "{}", r2.text());
+    Continued {
+        user,
+        calls,
+        outputs,
+    }
 }
 
 /// The session of each request in the JSONL log, in order.
@@ -591,21 +618,11 @@ async fn an_interleaved_turn_resent_as_the_whole_history_counts_once() {
     let (headers, tools) = responses_setup();
     let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let url = format!("{}/v1/responses", h.gw());
-    let user = json!({"role": "user", "content": "A trip to Lisbon, please."});
-    let body = json!({"model": "gpt-4.1", "store": true, "tools": tools, "input": [user]});
-    let r = post(&h.client, url.clone(), &headers, &body).await;
-    assert_eq!(r.status, 200, "{}", r.text());
-    let calls = reply_calls(Kind::Responses, false, &r.body);
-    assert_eq!(calls.len(), 2, "{}", r.text());
-    let outputs: Vec<Value> = calls
-        .iter()
-        .zip(["Found it.", "Error: seat 7F is no longer available"])
-        .map(|(c, out)| json!({"type": "function_call_output", "call_id": c.id, "output": out}))
-        .collect();
-    let body = json!({"model": "gpt-4.1", "store": true, "tools": tools,
-        "previous_response_id": response_id(false, &r), "input": outputs});
-    let r2 = post(&h.client, url.clone(), &headers, &body).await;
-    assert_eq!(r2.status, 200, "{}", r2.text());
+    let Continued {
+        user,
+        calls,
+        outputs,
+    } = a_turn_and_its_continuation(&h, &url, &headers, &tools).await;
     // The same turn again, as the whole history, each output after its call.
     let mut history = vec![user];
     for (c, output) in calls.iter().zip(&outputs) {
