@@ -249,13 +249,18 @@ impl JsonlSink {
             }
             self.torn = false;
         }
+        // Lines written whole, and lines in the chunk being filled.
         let mut appended = 0u64;
+        let mut in_chunk = 0u64;
         for event in events {
             serde_json::to_writer(&mut *lines, event).map_err(|e| (appended, e.into()))?;
             lines.push(b'\n');
+            in_chunk += 1;
             if lines.len() >= WRITE_CHUNK {
-                appended += put(&mut open.file, lines, lead, &mut self.torn)
+                put(&mut open.file, lines, lead, &mut self.torn)
                     .map_err(|(whole, e)| (appended + whole, e))?;
+                appended += in_chunk;
+                in_chunk = 0;
                 lines.clear();
                 lead = 0;
             }
@@ -331,15 +336,16 @@ fn ignore_missing(result: io::Result<()>) -> io::Result<()> {
     }
 }
 
-/// One write of whole lines (after `lead` bytes that end a torn one): how
-/// many; on failure, how many of them are whole in the file. `torn` is set
+/// One write of whole lines (after `lead` bytes that end a torn one); on
+/// failure, how many of them are whole in the file (counted then only: the
+/// caller knows how many lines a chunk it filled holds). `torn` is set
 /// while it may have written part of them.
 fn put(
     file: &mut File,
     lines: &[u8],
     lead: usize,
     torn: &mut bool,
-) -> Result<u64, (u64, io::Error)> {
+) -> Result<(), (u64, io::Error)> {
     let whole = |bytes: &[u8]| bytes.get(lead..).map_or(0, |b| newlines(b) as u64);
     *torn = true;
     let mut done = 0;
@@ -352,7 +358,7 @@ fn put(
         }
     }
     *torn = false;
-    Ok(whole(lines))
+    Ok(())
 }
 
 /// The newlines in `bytes`.
