@@ -210,6 +210,7 @@ fn store_options(config: &Config) -> crate::recorder::StoreOptions {
         sqlite_cache_kib: config.memory.database_cache_kib,
         sqlite_writer_cache_kib: config.memory.database_writer_cache_kib,
         sqlite_writer_idle: config.memory.database_writer_idle,
+        pg_write_timeout: config.memory.database_write_timeout,
         ..crate::recorder::StoreOptions::default()
     }
 }

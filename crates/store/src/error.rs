@@ -2,6 +2,7 @@
 //! matters, and the underlying cause.
 
 use std::fmt;
+use std::time::Duration;
 
 /// What went wrong, broadly.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,6 +27,22 @@ pub struct StoreError {
     url: Option<String>,
     source: Box<dyn std::error::Error + Send + Sync + 'static>,
 }
+
+/// The database did not answer within the writer's deadline.
+#[derive(Debug)]
+struct NoAnswer(Duration);
+
+impl fmt::Display for NoAnswer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "no answer from the database within {} s: the connection is closed as lost",
+            self.0.as_secs()
+        )
+    }
+}
+
+impl std::error::Error for NoAnswer {}
 
 // === impl StoreErrorKind ===
 
@@ -91,15 +108,26 @@ impl StoreError {
         }
     }
 
-    /// PostgreSQL stopped a statement of the write at the writer's
-    /// `statement_timeout` (SQLSTATE 57014, also a cancel request): not
-    /// the data's fault, but the same batch may take as long again, so
-    /// the recorder retries its events in smaller batches.
-    pub(crate) fn is_statement_timeout(&self) -> bool {
+    /// The write took too long: PostgreSQL stopped one of its statements
+    /// at the writer's `statement_timeout` (SQLSTATE 57014, also a cancel
+    /// request), or no answer came within the writer's deadline
+    /// ([`StoreError::no_answer`]). Not the data's fault, but the same
+    /// batch may take as long again, so the recorder retries its events in
+    /// smaller batches.
+    pub(crate) fn is_too_slow(&self) -> bool {
+        if self.source.is::<NoAnswer>() {
+            return true;
+        }
         matches!(
             self.source.downcast_ref::<sqlx::Error>(),
             Some(sqlx::Error::Database(db)) if db.code().as_deref() == Some("57014")
         )
+    }
+
+    /// No answer from the database within `waited`: its connection is
+    /// taken for lost (half-open) and closed (`pg_writer`).
+    pub(crate) fn no_answer(waited: Duration) -> Self {
+        StoreError::new(StoreErrorKind::Query, None, NoAnswer(waited))
     }
 
     /// Whether retrying later can help (the database may come back).
@@ -321,13 +349,20 @@ mod tests {
     }
 
     #[test]
-    fn a_statement_timeout_is_told_apart() {
+    fn a_write_too_slow_is_told_apart() {
         let coded = |code| StoreError::query(sqlx::Error::Database(Box::new(Coded(code))));
-        assert!(coded("57014").is_statement_timeout());
+        assert!(coded("57014").is_too_slow());
         assert!(!coded("57014").is_rejected());
         for code in ["55P03", "57P01", "08006", "23505", "5"] {
-            assert!(!coded(code).is_statement_timeout(), "{code}");
+            assert!(!coded(code).is_too_slow(), "{code}");
         }
-        assert!(!StoreError::query(sqlx::Error::PoolTimedOut).is_statement_timeout());
+        assert!(!StoreError::query(sqlx::Error::PoolTimedOut).is_too_slow());
+        let lost = StoreError::no_answer(Duration::from_secs(35));
+        assert!(lost.is_too_slow() && lost.is_retryable() && !lost.is_rejected());
+        assert_eq!(
+            lost.to_string(),
+            "database query failed: no answer from the database within 35 s: \
+             the connection is closed as lost"
+        );
     }
 }

@@ -68,6 +68,7 @@ mod jsonl;
 mod migrate;
 mod parking;
 mod pg_text;
+mod pg_writer;
 mod pool;
 #[cfg(test)]
 mod query_plan;
@@ -90,6 +91,7 @@ pub use error::{StoreError, StoreErrorKind, redact_url};
 pub use event::{Event, RequestRecord, ToolCallRecord, ToolResultRecord, TurnRef};
 pub use jsonl::{JsonlClaim, JsonlLog};
 pub use migrate::SCHEMA_VERSION;
+pub use pg_writer::DEFAULT_PG_WRITE_TIMEOUT;
 pub use recorder::{
     DEFAULT_BATCH_MAX, DEFAULT_FLUSH_INTERVAL, NoopObserver, Observer, Recorder, RecorderCounters,
     RecorderOptions, SHUTDOWN_DEADLINE, SHUTDOWN_RETRY, ShutdownReport,

@@ -5,17 +5,17 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use sqlx::Connection;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::{Connection, Executor};
 
 use crate::error::{StoreError, StoreErrorKind};
 use crate::event::Event;
 use crate::migrate;
-use crate::parking::{self, ParkingClock};
-use crate::pg_text::pg_text;
+use crate::parking::ParkingClock;
+use crate::pg_writer::{self, DEFAULT_PG_WRITE_TIMEOUT};
 use crate::sqlite_writer::SqliteWriter;
-use crate::write::{self, BatchError, Found};
+use crate::write::{BatchError, Found};
 
 /// Tuning for [`Store::open_with`].
 #[derive(Debug, Clone)]
@@ -38,35 +38,14 @@ pub struct StoreOptions {
     /// write before it is closed and its memory given back
     /// ([`DEFAULT_SQLITE_WRITER_IDLE`]).
     pub sqlite_writer_idle: Duration,
+    /// PostgreSQL: how long a batch's statements, and then its COMMIT,
+    /// may take ([`DEFAULT_PG_WRITE_TIMEOUT`]): the server's
+    /// `statement_timeout` for the writer, and a few seconds more the most
+    /// it waits for an answer before it closes the connection (a half-open
+    /// one would hold the recorder ~15 minutes) and retries the batch on a
+    /// fresh one.
+    pub pg_write_timeout: Duration,
 }
-
-/// The writer's transactions run without PostgreSQL's JIT compiler
-/// (PostgreSQL 11 and later; `SET LOCAL`, so it holds behind a pooler such
-/// as PgBouncer and ends with the transaction). The planner cannot see the
-/// pairing lookups' `LIMIT` per probe: with many rows under one (session,
-/// call id) pair its estimates pass `jit_above_cost`, and each lookup spent
-/// about 2 s compiling to run for 50 ms; recording with 1 M rows of a
-/// reused id was 2.4–3.6× slower than with none (BENCHMARKS.md, issue 14).
-/// Statements this short never gain from JIT.
-const PG_WRITE_WITHOUT_JIT: &str = "; SET LOCAL jit = off";
-
-/// The writer's transactions are READ COMMITTED whatever the server's or
-/// the role's default: the lock protocol (`write.rs`) needs each statement
-/// after a lock to see what another gateway committed while this one
-/// waited for it.
-const PG_WRITE_BEGIN: &str = "BEGIN ISOLATION LEVEL READ COMMITTED";
-
-/// The writer's transactions are bounded in time (`SET LOCAL`: they end
-/// with the transaction), so that one gateway stalled in the middle of one
-/// (a paused VM, a network partition, a half-open connection) cannot hold
-/// the locks every other gateway's batches wait for: the server ends its
-/// transaction once it has been idle 30 s; a batch waits 10 s at most for
-/// a lock. A statement past 120 s (they take milliseconds) is stopped too,
-/// a last bound. Each error is retried with the batch (SQLSTATE 55P03,
-/// 57014, or the connection's loss); after 57014 as half as many events
-/// (`recorder::writer`), since the same batch could take as long again.
-const PG_WRITE_BOUNDS: &str = "SET LOCAL lock_timeout = '10s'; \
-    SET LOCAL statement_timeout = '120s'; SET LOCAL idle_in_transaction_session_timeout = '30s'";
 
 /// Default SQLite page cache per pooled connection: 2 MiB, SQLite's own
 /// default. The pool serves the dashboard, `/api/*` and alerts; each pooled
@@ -105,6 +84,8 @@ struct Inner {
     writer: Option<SqliteWriter>,
     /// When the writer next parks long-open calls ([`crate::parking`]).
     parking: ParkingClock,
+    /// PostgreSQL: [`StoreOptions::pg_write_timeout`].
+    pg_write_timeout: Duration,
 }
 
 pub(crate) use crate::pool::Pool;
@@ -127,6 +108,7 @@ impl Default for StoreOptions {
             sqlite_cache_kib: DEFAULT_SQLITE_CACHE_KIB,
             sqlite_writer_cache_kib: DEFAULT_SQLITE_WRITER_CACHE_KIB,
             sqlite_writer_idle: DEFAULT_SQLITE_WRITER_IDLE,
+            pg_write_timeout: DEFAULT_PG_WRITE_TIMEOUT,
         }
     }
 }
@@ -288,6 +270,7 @@ impl Store {
                 url: url.to_owned(),
                 writer,
                 parking: ParkingClock::default(),
+                pg_write_timeout: opts.pg_write_timeout,
             }),
         })
     }
@@ -353,7 +336,7 @@ impl Store {
     ///
     /// `ask`: results (positions in `events`) whose key is checked, after
     /// the batch's statements, to be stored under their own request id
-    /// ([`write::Found::own_keys`]): the results an unsure attempt of the
+    /// ([`Found::own_keys`]): the results an unsure attempt of the
     /// same events found new (`recorder::unsure`). Only PostgreSQL's
     /// commits are ever unsure; on SQLite `ask` is empty and nothing is
     /// checked.
@@ -381,60 +364,7 @@ impl Store {
                 }
             },
             Pool::Postgres(pool) => {
-                let events = pg_text(events);
-                let mut tx = pool
-                    .begin_with(PG_WRITE_BEGIN)
-                    .await
-                    .map_err(StoreError::query)?;
-                let jit = match tx.server_version_num() {
-                    Some(v) if v >= 110_000 => PG_WRITE_WITHOUT_JIT,
-                    _ => "",
-                };
-                // One round trip: the bounds, JIT off, and the batch's lock
-                // on the schema (shared, or alone for a large batch).
-                let ids = write::call_ids(&events);
-                let alone = ids.len() > write::PG_MAX_ID_LOCKS;
-                let schema_lock = if alone {
-                    write::PG_LOCK_SCHEMA_ALONE
-                } else {
-                    write::PG_LOCK_SCHEMA_SHARED
-                };
-                tx.execute(sqlx::raw_sql(&format!(
-                    "{PG_WRITE_BOUNDS}{jit}; {schema_lock}"
-                )))
-                .await
-                .map_err(StoreError::query)?;
-                if !alone && !ids.is_empty() {
-                    tx.execute(sqlx::query(write::PG_LOCK_CALL_IDS).bind(ids))
-                        .await
-                        .map_err(StoreError::query)?;
-                }
-                let outcomes = write::write_batch_postgres(&mut tx, &events)
-                    .await
-                    .map_err(StoreError::query)?;
-                // After the batch's own inserts, which waited for an
-                // earlier attempt's transaction should it still be ending.
-                let own_keys = if ask.is_empty() {
-                    Vec::new()
-                } else {
-                    crate::bulk::postgres::own_result_keys(&mut tx, &events, ask)
-                        .await
-                        .map_err(StoreError::query)?
-                };
-                let out = Found { outcomes, own_keys };
-                let parked = match pass {
-                    Some(pass) => parking::park_postgres(&mut tx, pass)
-                        .await
-                        .map_err(StoreError::query)?,
-                    None => 0,
-                };
-                if let Err(e) = tx.commit().await {
-                    return Err(BatchError::Unsure {
-                        error: StoreError::query(e),
-                        found: out,
-                    });
-                }
-                (out, parked)
+                pg_writer::write_batch(pool, events, ask, pass, self.inner.pg_write_timeout).await?
             }
         };
         if let Some(pass) = pass {

@@ -126,6 +126,7 @@ fn memory_bounds_have_defaults_and_come_from_the_environment() {
     assert_eq!(defaults.record_flush, Duration::from_millis(200));
     assert_eq!(defaults.record_batch_max, 4096);
     assert_eq!(defaults.database_writer_idle, Duration::from_secs(5));
+    assert_eq!(defaults.database_write_timeout, Duration::from_secs(15));
     let config = env(&[
         ("TOOLWARDEN_DATABASE_CACHE_KIB", "512"),
         ("TOOLWARDEN_DATABASE_MAX_CONNECTIONS", "2"),
@@ -135,11 +136,13 @@ fn memory_bounds_have_defaults_and_come_from_the_environment() {
         ("TOOLWARDEN_RECENT_CALLS_CAPACITY", "1000"),
         ("TOOLWARDEN_RECENT_RESULTS_CAPACITY", "2000"),
         ("TOOLWARDEN_DATABASE_WRITER_IDLE_MS", "750"),
+        ("TOOLWARDEN_DATABASE_WRITE_TIMEOUT_MS", "2500"),
     ])
     .validate()
     .unwrap();
     let m = config.memory;
     assert_eq!(m.database_writer_idle, Duration::from_millis(750));
+    assert_eq!(m.database_write_timeout, Duration::from_millis(2500));
     assert_eq!((m.database_cache_kib, m.database_max_connections), (512, 2));
     assert_eq!((m.record_queue_capacity, m.record_batch_max), (4096, 128));
     assert_eq!(m.record_flush, Duration::from_millis(20));

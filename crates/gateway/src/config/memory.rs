@@ -21,6 +21,11 @@ pub(crate) const DEFAULT_DATABASE_WRITER_IDLE_MS: u64 =
 /// Pooled database connections (the recorder's writer uses one; the
 /// dashboard, `/api/*` and alerts the others).
 pub(crate) const DEFAULT_DATABASE_MAX_CONNECTIONS: u64 = 4;
+/// PostgreSQL: how long a batch's write may take, ms (why 15 s:
+/// [`toolwarden_store::DEFAULT_PG_WRITE_TIMEOUT`]). Not a memory bound,
+/// but a bound on how long a lost connection holds the recorder's backlog.
+pub(crate) const DEFAULT_DATABASE_WRITE_TIMEOUT_MS: u64 =
+    toolwarden_store::DEFAULT_PG_WRITE_TIMEOUT.as_millis() as u64;
 /// Events queued for the recorder, and the writer's backlog while the
 /// database is away.
 pub(crate) const DEFAULT_RECORD_QUEUE_CAPACITY: u64 = 65_536;
@@ -55,6 +60,9 @@ pub struct MemoryBounds {
     pub database_writer_idle: Duration,
     /// Pooled database connections.
     pub database_max_connections: u32,
+    /// PostgreSQL: how long a batch's write may take before its
+    /// connection is taken for lost.
+    pub database_write_timeout: Duration,
     /// Recorder queue (and backlog) bound, in events.
     pub record_queue_capacity: usize,
     /// Events per transaction at most.
@@ -116,6 +124,12 @@ pub(super) fn validate(raw: &RawConfig, problems: &mut Vec<String>) -> MemoryBou
             DEFAULT_DATABASE_MAX_CONNECTIONS,
             1024,
         ) as u32,
+        database_write_timeout: Duration::from_millis(bound(
+            "database_write_timeout_ms",
+            raw.database_write_timeout_ms,
+            DEFAULT_DATABASE_WRITE_TIMEOUT_MS,
+            3_600_000,
+        )),
         record_queue_capacity: bound(
             "record_queue_capacity",
             raw.record_queue_capacity,

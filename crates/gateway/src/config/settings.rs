@@ -213,6 +213,8 @@ settings! {
     database_writer_idle_ms: u64 = "5000";
     /// Pooled database connections.
     database_max_connections: u64 = "4";
+    /// PostgreSQL: how long a batch of recorded events may take to write, ms (the writer's `statement_timeout`); with no answer a little past it, the connection is taken for lost (half-open), closed, and the batch retried on a fresh one.
+    database_write_timeout_ms: u64 = "15000";
     /// Events the recorder holds at most, queued and in its backlog while the database is away, together, beyond the batch being written; beyond, dropped and counted.
     record_queue_capacity: u64 = "65536";
     /// Events per database transaction at most.

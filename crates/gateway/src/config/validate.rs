@@ -80,6 +80,10 @@ pub(super) const NUMBER_DEFAULTS: &[(&str, u64)] = &[
         memory::DEFAULT_DATABASE_MAX_CONNECTIONS,
     ),
     (
+        "database_write_timeout_ms",
+        memory::DEFAULT_DATABASE_WRITE_TIMEOUT_MS,
+    ),
+    (
         "record_queue_capacity",
         memory::DEFAULT_RECORD_QUEUE_CAPACITY,
     ),

@@ -403,8 +403,9 @@ impl Writer {
     /// retries, taking new events into the backlog meanwhile. Past
     /// `give_up_at` (closing), drops what is left (counted).
     ///
-    /// A batch stopped by PostgreSQL's `statement_timeout` is retried as
-    /// half as many events (down to one): retried whole, a batch too large
+    /// A batch stopped by PostgreSQL's `statement_timeout`, or left
+    /// without an answer past the writer's deadline, is retried as half as
+    /// many events (down to one): retried whole, a batch too large
     /// to finish in time would time out at every turn and recording would
     /// stall for good. Each batch written doubles the size again, up to
     /// `batch_max`. Nothing is dropped for it.
@@ -446,7 +447,7 @@ impl Writer {
                     if e.is_rejected() {
                         rejected += 1;
                     }
-                    if e.is_statement_timeout() {
+                    if e.is_too_slow() {
                         self.batch_limit = (n / 2).max(1);
                     }
                     if self.give_up_at.is_some_and(|t| Instant::now() >= t) {

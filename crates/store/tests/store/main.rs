@@ -136,6 +136,24 @@ async fn a_batch_past_the_statement_timeout_is_written_in_smaller_ones() {
     }
 }
 
+mod a_half_open_connection_is_left_at_the_deadline {
+    async fn run(test: &str, held_commit: bool) {
+        if let Some(db) = crate::support::TestDb::postgres(test).await {
+            crate::unsure::a_half_open_connection_is_left_at_the_deadline(db, held_commit).await;
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn before_the_commit() {
+        run("before_the_commit", false).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn at_the_commit() {
+        run("at_the_commit", true).await;
+    }
+}
+
 /// A COMMIT whose answer is lost: only PostgreSQL's can be (SQLite answers
 /// in the gateway's own process: `sqlite_writer.rs`).
 mod a_batch_whose_commit_is_lost_is_reported_once {

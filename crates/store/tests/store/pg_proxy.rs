@@ -5,8 +5,12 @@
 //! It reads the client's side of the wire protocol message by message
 //! (the startup packets, then a type byte and a length per message) and
 //! knows a COMMIT by its simple `Query` message, which is how sqlx sends it.
+//!
+//! It can also make its open connections half-open
+//! ([`PgProxy::hold_open_connections`]): whatever either side sends on them
+//! is held, not passed on, and neither side learns the connection is gone.
 
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -39,6 +43,10 @@ struct State {
     cuts: AtomicU32,
     /// Whether a connection that lost its COMMIT may break (else it is held).
     released: watch::Sender<bool>,
+    /// Connections accepted so far, the next one's number.
+    accepted: AtomicU64,
+    /// Connections numbered below it are half-open: nothing more passes.
+    held_below: AtomicU64,
 }
 
 /// The startup packet's protocol version 3.0 (SSL and GSS requests and
@@ -64,11 +72,14 @@ impl PgProxy {
             cut: Mutex::new(None),
             cuts: AtomicU32::new(0),
             released: watch::Sender::new(true),
+            accepted: AtomicU64::new(0),
+            held_below: AtomicU64::new(0),
         });
         let shared = state.clone();
         tokio::spawn(async move {
             while let Ok((client, _)) = listener.accept().await {
-                tokio::spawn(relay(client, server.clone(), shared.clone()));
+                let n = shared.accepted.fetch_add(1, Ordering::SeqCst);
+                tokio::spawn(relay(client, n, server.clone(), shared.clone()));
             }
         });
         PgProxy {
@@ -96,14 +107,23 @@ impl PgProxy {
         self.state.released.send_replace(true);
     }
 
+    /// Makes every connection open now half-open: from now on nothing
+    /// either side sends on it passes, and neither side is told. Later
+    /// connections are relayed as before.
+    pub fn hold_open_connections(&self) {
+        let accepted = self.state.accepted.load(Ordering::SeqCst);
+        self.state.held_below.store(accepted, Ordering::SeqCst);
+    }
+
     /// COMMITs lost so far.
     pub fn cuts(&self) -> u32 {
         self.state.cuts.load(Ordering::SeqCst)
     }
 }
 
-/// One client connection, relayed to a connection of its own to the server.
-async fn relay(client: TcpStream, server: String, state: Arc<State>) {
+/// One client connection (the `number`th accepted), relayed to a
+/// connection of its own to the server.
+async fn relay(client: TcpStream, number: u64, server: String, state: Arc<State>) {
     let Ok(upstream) = TcpStream::connect(&server).await else {
         return;
     };
@@ -112,6 +132,10 @@ async fn relay(client: TcpStream, server: String, state: Arc<State>) {
     let answer_lost = Arc::new(AtomicBool::new(false));
     let lose_answer = answer_lost.clone();
     let (released, released_up) = (state.released.subscribe(), state.released.subscribe());
+    let held_down = state.clone();
+    // Half-open: what was read is neither passed on nor answered, and the
+    // connection stays open.
+    let half_open = move |state: &State| number < state.held_below.load(Ordering::SeqCst);
     // Client to server, message by message. Returning drops both halves it
     // holds: the server reads the end of its input after what was sent.
     let up = async move {
@@ -124,6 +148,9 @@ async fn relay(client: TcpStream, server: String, state: Arc<State>) {
             };
             if n == 0 {
                 return;
+            }
+            if half_open(&state) {
+                return std::future::pending().await;
             }
             buf.extend_from_slice(&chunk[..n]);
             let mut out = Vec::new();
@@ -161,6 +188,9 @@ async fn relay(client: TcpStream, server: String, state: Arc<State>) {
                 Ok(0) | Err(_) => return,
                 Ok(n) => n,
             };
+            if half_open(&held_down) {
+                return std::future::pending().await;
+            }
             if answer_lost.load(Ordering::SeqCst) {
                 let _ = released.clone().wait_for(|r| *r).await;
                 return;

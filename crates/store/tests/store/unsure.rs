@@ -79,8 +79,12 @@ struct Through {
 }
 
 async fn through_proxy(db: &TestDb, flush: Duration) -> Through {
+    through_proxy_with(db, flush, StoreOptions::default()).await
+}
+
+async fn through_proxy_with(db: &TestDb, flush: Duration, opts: StoreOptions) -> Through {
     let proxy = PgProxy::start(&db.url).await;
-    let store = Store::open(&proxy.url)
+    let store = Store::open_with(&proxy.url, opts)
         .await
         .expect("open through the proxy");
     let dir = tempfile::tempdir().unwrap();
@@ -368,5 +372,88 @@ pub async fn results_another_gateway_wrote_meanwhile_are_reported_by_it_alone(db
         2
     );
     other_store.close().await;
+    store.close().await;
+}
+
+/// The connections the store holds go half-open (a failover behind the
+/// same address, a NAT's expired state): what it sends on them is never
+/// answered and it is never told. Each write's deadline closes the
+/// connection it waited on, the batch is retried on a fresh one, and
+/// every event is recorded and reported once. Without the deadline the
+/// recorder waited until the kernel gave up on the connection, ~15 minutes.
+/// `held_commit`: the half-open connection is the one a batch's COMMIT
+/// went out on, and the server did commit it (the answer never came back).
+pub async fn a_half_open_connection_is_left_at_the_deadline(db: TestDb, held_commit: bool) {
+    let opts = StoreOptions {
+        pg_write_timeout: Duration::from_millis(500),
+        ..StoreOptions::default()
+    };
+    let Through {
+        proxy,
+        store,
+        _dir,
+        path,
+        heard,
+        rec,
+    } = through_proxy_with(&db, Duration::from_millis(20), opts).await;
+    let s = "half-open";
+    for e in [
+        request("r1", s, 100),
+        Event::ToolCall(call("r1", s, 0, "c1", "Bash", 200)),
+        Event::ToolCall(call("r1", s, 1, "c2", "Read", 200)),
+    ] {
+        assert!(rec.record(e));
+    }
+    wait_until("the calls", || rec.counters().events_written == 3).await;
+    if held_commit {
+        proxy.cut_next_commit_held(Cut::AnswerLost);
+    } else {
+        proxy.hold_open_connections();
+    }
+    let started = Instant::now();
+    for e in [
+        request("r2", s, 300),
+        Event::ToolResult(result("r2", s, "c1", 3, None, false, 300)),
+        Event::ToolResult(result("r2", s, "c2", 4, None, true, 300)),
+    ] {
+        assert!(rec.record(e));
+    }
+    wait_until("the batch retried on a fresh connection", || {
+        let c = rec.counters();
+        c.events_written == 6 && c.backlog == 0
+    })
+    .await;
+    let waited = started.elapsed();
+    let report = rec.shutdown().await;
+    let c = rec.counters();
+    assert!(c.write_errors >= 1, "{c:?}");
+    assert!(
+        waited >= Duration::from_millis(900),
+        "the write waited for its deadline first: {waited:?}"
+    );
+    assert_eq!((c.events_dropped, report.abandoned), (0, 0), "{c:?}");
+    let expected = [
+        "request r1",
+        "call c1",
+        "call c2",
+        "request r2",
+        "result c1 Bash",
+        "result c2 Read",
+    ];
+    assert_eq!(
+        *heard.0.lock().unwrap(),
+        expected,
+        "held_commit: {held_commit}"
+    );
+    assert_eq!(jsonl_lines(&path), expected, "held_commit: {held_commit}");
+    assert_eq!(query_i64(&db.url, "SELECT count(*) FROM requests").await, 2);
+    assert_eq!(
+        query_i64(
+            &db.url,
+            "SELECT count(*) FROM tool_calls WHERE result_at_ms IS NOT NULL"
+        )
+        .await,
+        2
+    );
     store.close().await;
 }
