@@ -11,6 +11,12 @@
 //! server's `statement_timeout`: past it the connection is closed (not
 //! returned to the pool, where the next batch would take it again) and
 //! the batch is retried on a fresh one.
+//!
+//! A connection idle in the pool can go half-open too, and then every user
+//! of the pool that takes it waits as long: a continued response's session
+//! looked up for a request, the alerts' queries, the dashboard's. So one
+//! idle for a while answers a ping within a bound before it is handed out
+//! ([`answers_ping`]), else it is closed and the pool opens another.
 
 use std::time::Duration;
 
@@ -49,6 +55,40 @@ pub const DEFAULT_PG_WRITE_TIMEOUT: Duration = Duration::from_secs(15);
 /// for an answer, at most: a statement the server stops in time answers
 /// with SQLSTATE 57014 before the client's deadline passes.
 const CLIENT_GRACE: Duration = Duration::from_secs(5);
+
+/// A pooled connection idle this long is pinged before it is handed out.
+/// Under load the writer's connection is never idle this long, so the
+/// ping costs nothing on the recording path.
+const PING_WHEN_IDLE: Duration = Duration::from_secs(5);
+
+/// How long that ping may take: the server answers a ping at once, a
+/// connection that has not answered in this time is taken for lost.
+const PING_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The pool's check of a connection before it is handed out
+/// (`PgPoolOptions::before_acquire`): `true` if it was used in the last
+/// [`PING_WHEN_IDLE`] or answers a ping within [`PING_TIMEOUT`]; an error
+/// (the pool then drops the connection without a goodbye, which a
+/// half-open connection would never read) if not.
+pub(crate) async fn answers_ping(
+    conn: &mut sqlx::PgConnection,
+    meta: sqlx::pool::PoolConnectionMetadata,
+) -> Result<bool, sqlx::Error> {
+    if meta.idle_for < PING_WHEN_IDLE {
+        return Ok(true);
+    }
+    match tokio::time::timeout(PING_TIMEOUT, conn.ping()).await {
+        Ok(answered) => answered.map(|()| true),
+        Err(_) => Err(sqlx::Error::Io(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            format!(
+                "an idle pooled PostgreSQL connection did not answer a ping within {} s: \
+                 closed as lost",
+                PING_TIMEOUT.as_secs()
+            ),
+        ))),
+    }
+}
 
 /// How long the client waits for an answer: `timeout` and as much again,
 /// at most [`CLIENT_GRACE`] more.

@@ -247,9 +247,11 @@ impl Store {
                 let _ = probe.close().await;
                 // No ping before each checkout: a connection that died with
                 // the server fails its batch, sqlx drops it, and the
-                // recorder's retry gets a fresh one.
+                // recorder's retry gets a fresh one. One idle a while is
+                // pinged first, within a bound (`pg_writer::answers_ping`).
                 let pool = PgPoolOptions::new()
                     .test_before_acquire(false)
+                    .before_acquire(|conn, meta| Box::pin(pg_writer::answers_ping(conn, meta)))
                     .max_connections(opts.max_connections.max(1))
                     .acquire_timeout(opts.connect_timeout)
                     .connect_with(options)

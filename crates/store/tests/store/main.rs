@@ -154,6 +154,14 @@ mod a_half_open_connection_is_left_at_the_deadline {
     }
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_half_open_connection_is_not_handed_out() {
+    let test = "an_idle_half_open_connection_is_not_handed_out";
+    if let Some(db) = support::TestDb::postgres(test).await {
+        unsure::an_idle_half_open_connection_is_not_handed_out(db).await;
+    }
+}
+
 /// A COMMIT whose answer is lost: only PostgreSQL's can be (SQLite answers
 /// in the gateway's own process: `sqlite_writer.rs`).
 mod a_batch_whose_commit_is_lost_is_reported_once {

@@ -457,3 +457,32 @@ pub async fn a_half_open_connection_is_left_at_the_deadline(db: TestDb, held_com
     );
     store.close().await;
 }
+
+/// The pool's idle connections go half-open while nothing uses them. A
+/// lookup that takes one (here a continued response's session, which the
+/// gateway asks for on the request path) gets a connection that answers:
+/// one idle for a while is pinged first, and closed if it does not answer.
+/// Without that, the lookup waited on the dead connection until the kernel
+/// gave up on it (~15 minutes), and so did every user of the pool that
+/// took one, the recorder's writer included.
+pub async fn an_idle_half_open_connection_is_not_handed_out(db: TestDb) {
+    let proxy = PgProxy::start(&db.url).await;
+    let store = Store::open(&proxy.url)
+        .await
+        .expect("open through the proxy");
+    assert_eq!(store.session_of_response("resp_1").await.unwrap(), None);
+    proxy.hold_open_connections();
+    // Past the idle time after which a connection is pinged (5 s).
+    tokio::time::sleep(Duration::from_millis(5_500)).await;
+    let started = Instant::now();
+    let found = tokio::time::timeout(Duration::from_secs(10), store.session_of_response("resp_1"))
+        .await
+        .expect("the lookup waited on a half-open connection");
+    assert_eq!(found.unwrap(), None);
+    assert!(
+        started.elapsed() >= Duration::from_secs(1),
+        "the idle connection was pinged first: {:?}",
+        started.elapsed()
+    );
+    store.close().await;
+}
