@@ -294,8 +294,8 @@ impl Store {
         }
         let n = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
         macro_rules! insert_all {
-            ($pool:expr, $rows:expr) => {{
-                let mut tx = $pool.begin().await?;
+            ($begin:expr, $rows:expr) => {{
+                let mut tx = $begin.await?;
                 for (no, r) in $rows {
                     sqlx::query(INSERT)
                         .bind(r.at_ms)
@@ -313,17 +313,34 @@ impl Store {
                 tx.commit().await
             }};
         }
-        let result: Result<(), sqlx::Error> = async {
-            match self.pool() {
-                Pool::Sqlite(p) => insert_all!(p, flush.rows.iter().map(|(no, r)| (*no, r))),
-                Pool::Postgres(p) => {
-                    let rows: Vec<DroppedRow> = flush.rows.iter().map(|(_, r)| r.clone()).collect();
-                    let texts = pg_text(&rows);
-                    insert_all!(p, flush.rows.iter().map(|(no, _)| *no).zip(texts.iter()))
+        let result = match self.pool() {
+            Pool::Sqlite(p) => {
+                let result: Result<(), sqlx::Error> =
+                    async { insert_all!(p.begin(), flush.rows.iter().map(|(no, r)| (*no, r))) }
+                        .await;
+                result
+            }
+            Pool::Postgres(p) => {
+                let rows: Vec<DroppedRow> = flush.rows.iter().map(|(_, r)| r.clone()).collect();
+                let texts = pg_text(&rows);
+                let rows = flush.rows.iter().map(|(no, _)| *no).zip(texts.iter());
+                // The recorder's writer waits for it: bounded as its batches
+                // are, the connection closed if no answer comes in time
+                // (`pg_writer`), should it go half-open meanwhile.
+                let mut conn = p.acquire().await.map_err(StoreError::query)?;
+                let waited = self.pg_answer_deadline();
+                let begin = sqlx::Connection::begin(&mut *conn);
+                let written =
+                    tokio::time::timeout(waited, async { insert_all!(begin, rows) }).await;
+                match written {
+                    Ok(result) => result,
+                    Err(_) => {
+                        drop(conn.detach());
+                        return Err(StoreError::no_answer(waited));
+                    }
                 }
             }
-        }
-        .await;
+        };
         result.map_err(StoreError::query)
     }
 }

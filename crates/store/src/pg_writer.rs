@@ -92,7 +92,7 @@ pub(crate) async fn answers_ping(
 
 /// How long the client waits for an answer: `timeout` and as much again,
 /// at most [`CLIENT_GRACE`] more.
-fn client_deadline(timeout: Duration) -> Duration {
+pub(crate) fn client_deadline(timeout: Duration) -> Duration {
     timeout.saturating_add(timeout.min(CLIENT_GRACE))
 }
 

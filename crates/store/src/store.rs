@@ -290,6 +290,12 @@ impl Store {
         crate::error::redact_url(&self.inner.url)
     }
 
+    /// PostgreSQL: how long the writer waits for an answer
+    /// ([`pg_writer::client_deadline`] of `pg_write_timeout`).
+    pub(crate) fn pg_answer_deadline(&self) -> Duration {
+        pg_writer::client_deadline(self.inner.pg_write_timeout)
+    }
+
     pub(crate) fn pool(&self) -> &Pool {
         &self.inner.pool
     }

@@ -162,6 +162,14 @@ async fn an_idle_half_open_connection_is_not_handed_out() {
     }
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn folded_counts_on_a_half_open_connection_give_up_at_the_deadline() {
+    let test = "folded_counts_on_a_half_open_connection_give_up_at_the_deadline";
+    if let Some(db) = support::TestDb::postgres(test).await {
+        unsure::folded_counts_on_a_half_open_connection_give_up_at_the_deadline(db).await;
+    }
+}
+
 /// A COMMIT whose answer is lost: only PostgreSQL's can be (SQLite answers
 /// in the gateway's own process: `sqlite_writer.rs`).
 mod a_batch_whose_commit_is_lost_is_reported_once {

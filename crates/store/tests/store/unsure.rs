@@ -375,6 +375,14 @@ pub async fn results_another_gateway_wrote_meanwhile_are_reported_by_it_alone(db
     store.close().await;
 }
 
+/// Lets the pool take back the connection last used: sqlx pings a
+/// connection as it is returned, in a task of its own, and one that goes
+/// half-open during that ping is never returned (nor handed out again: it
+/// holds a place in the pool until the kernel gives up on it).
+async fn settle() {
+    tokio::time::sleep(Duration::from_millis(500)).await;
+}
+
 /// The connections the store holds go half-open (a failover behind the
 /// same address, a NAT's expired state): what it sends on them is never
 /// answered and it is never told. Each write's deadline closes the
@@ -405,6 +413,7 @@ pub async fn a_half_open_connection_is_left_at_the_deadline(db: TestDb, held_com
         assert!(rec.record(e));
     }
     wait_until("the calls", || rec.counters().events_written == 3).await;
+    settle().await;
     if held_commit {
         proxy.cut_next_commit_held(Cut::AnswerLost);
     } else {
@@ -471,6 +480,7 @@ pub async fn an_idle_half_open_connection_is_not_handed_out(db: TestDb) {
         .await
         .expect("open through the proxy");
     assert_eq!(store.session_of_response("resp_1").await.unwrap(), None);
+    settle().await;
     proxy.hold_open_connections();
     // Past the idle time after which a connection is pinged (5 s).
     tokio::time::sleep(Duration::from_millis(5_500)).await;
@@ -483,6 +493,66 @@ pub async fn an_idle_half_open_connection_is_not_handed_out(db: TestDb) {
         started.elapsed() >= Duration::from_secs(1),
         "the idle connection was pinged first: {:?}",
         started.elapsed()
+    );
+    store.close().await;
+}
+
+/// Folded counts (events that could not be recorded in detail) written
+/// on a connection that goes half-open right after its last use: the
+/// write gives up at the writer's deadline instead of holding the
+/// recorder's writer until the kernel gives up on the connection, and
+/// once written on a fresh connection its counts are added once.
+pub async fn folded_counts_on_a_half_open_connection_give_up_at_the_deadline(db: TestDb) {
+    let proxy = PgProxy::start(&db.url).await;
+    let opts = StoreOptions {
+        pg_write_timeout: Duration::from_millis(500),
+        ..StoreOptions::default()
+    };
+    let store = Store::open_with(&proxy.url, opts)
+        .await
+        .expect("open through the proxy");
+    assert_eq!(store.session_of_response("resp_1").await.unwrap(), None);
+    settle().await;
+    proxy.hold_open_connections();
+    let at = 1_700_000_040_000 / 60_000 * 60_000;
+    let flush = DroppedFlush::new(vec![DroppedRow {
+        at_ms: at,
+        provider: "anthropic".into(),
+        model: None,
+        tool: "Bash".into(),
+        counts: DroppedCounts {
+            calls: 3,
+            results: 3,
+            failures: 1,
+        },
+    }]);
+    let started = Instant::now();
+    let first = tokio::time::timeout(Duration::from_secs(10), store.write_dropped(&flush))
+        .await
+        .expect("the write waited on a half-open connection");
+    let err = first.expect_err("no answer on a half-open connection");
+    assert!(err.to_string().contains("no answer"), "{err}");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    // Retried as the writer does, until a fresh connection takes it.
+    let mut written = false;
+    for _ in 0..10 {
+        if store.write_dropped(&flush).await.is_ok() {
+            written = true;
+            break;
+        }
+    }
+    assert!(written, "the counts were written on a fresh connection");
+    assert_eq!(
+        query_i64(
+            &db.url,
+            "SELECT CAST(COALESCE(sum(calls), 0) AS BIGINT) FROM dropped_tool_counts"
+        )
+        .await,
+        3
     );
     store.close().await;
 }
