@@ -34,6 +34,15 @@ const INSERT: &str = "INSERT INTO dropped_tool_counts \
     (at_ms, provider, model, tool, calls, results, failures, flush_id, flush_row) \
     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING";
 
+/// [`INSERT`] of a whole flush on PostgreSQL, its columns as arrays.
+const INSERT_ALL_PG: &str = "INSERT INTO dropped_tool_counts \
+    (at_ms, provider, model, tool, calls, results, failures, flush_id, flush_row) \
+    SELECT at_ms, provider, model, tool, calls, results, failures, $8, flush_row \
+    FROM UNNEST($1::BIGINT[], $2::TEXT[], $3::TEXT[], $4::TEXT[], $5::BIGINT[], \
+    $6::BIGINT[], $7::BIGINT[], $9::BIGINT[]) \
+    AS u(at_ms, provider, model, tool, calls, results, failures, flush_row) \
+    ON CONFLICT DO NOTHING";
+
 /// Counts of events not written in detail.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DroppedCounts {
@@ -288,52 +297,71 @@ impl Store {
     /// Appends the rows of `flush` to `dropped_tool_counts` in one
     /// transaction (on PostgreSQL each NUL in their text as U+FFFD, which
     /// it can store); a row of the flush written before is skipped.
+    ///
+    /// On PostgreSQL the rows go as one statement ([`INSERT_ALL_PG`]): a
+    /// flush holds up to `record_aggregate_keys` rows, and one round trip
+    /// each to a server a few milliseconds away took seconds, past the
+    /// writer's deadline. SQLite answers in this process; a statement per
+    /// row costs nothing there.
     pub async fn write_dropped(&self, flush: &DroppedFlush) -> Result<(), StoreError> {
         if flush.rows.is_empty() {
             return Ok(());
         }
-        let n = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
-        macro_rules! insert_all {
-            ($begin:expr, $rows:expr) => {{
-                let mut tx = $begin.await?;
-                for (no, r) in $rows {
-                    sqlx::query(INSERT)
-                        .bind(r.at_ms)
-                        .bind(&r.provider)
-                        .bind(&r.model)
-                        .bind(&r.tool)
-                        .bind(n(r.counts.calls))
-                        .bind(n(r.counts.results))
-                        .bind(n(r.counts.failures))
-                        .bind(flush.id.as_str())
-                        .bind(i64::from(no))
-                        .execute(&mut *tx)
-                        .await?;
-                }
-                tx.commit().await
-            }};
-        }
         let result = match self.pool() {
             Pool::Sqlite(p) => {
-                let result: Result<(), sqlx::Error> =
-                    async { insert_all!(p.begin(), flush.rows.iter().map(|(no, r)| (*no, r))) }
-                        .await;
-                result
+                let write = async {
+                    let mut tx = p.begin().await?;
+                    for (no, r) in &flush.rows {
+                        sqlx::query(INSERT)
+                            .bind(r.at_ms)
+                            .bind(&r.provider)
+                            .bind(&r.model)
+                            .bind(&r.tool)
+                            .bind(count(r.counts.calls))
+                            .bind(count(r.counts.results))
+                            .bind(count(r.counts.failures))
+                            .bind(flush.id.as_str())
+                            .bind(i64::from(*no))
+                            .execute(&mut *tx)
+                            .await?;
+                    }
+                    tx.commit().await
+                };
+                write.await
             }
             Pool::Postgres(p) => {
                 let rows: Vec<DroppedRow> = flush.rows.iter().map(|(_, r)| r.clone()).collect();
                 let texts = pg_text(&rows);
-                let rows = flush.rows.iter().map(|(no, _)| *no).zip(texts.iter());
+                let column = |f: fn(&DroppedRow) -> i64| texts.iter().map(f).collect::<Vec<_>>();
+                let insert = sqlx::query(INSERT_ALL_PG)
+                    .bind(column(|r| r.at_ms))
+                    .bind(
+                        texts
+                            .iter()
+                            .map(|r| r.provider.as_str())
+                            .collect::<Vec<_>>(),
+                    )
+                    .bind(texts.iter().map(|r| r.model.as_deref()).collect::<Vec<_>>())
+                    .bind(texts.iter().map(|r| r.tool.as_str()).collect::<Vec<_>>())
+                    .bind(column(|r| count(r.counts.calls)))
+                    .bind(column(|r| count(r.counts.results)))
+                    .bind(column(|r| count(r.counts.failures)))
+                    .bind(flush.id.as_str())
+                    .bind(
+                        flush
+                            .rows
+                            .iter()
+                            .map(|(no, _)| i64::from(*no))
+                            .collect::<Vec<_>>(),
+                    );
                 // The recorder's writer waits for it: bounded as its batches
                 // are, the connection closed if no answer comes in time
-                // (`pg_writer`), should it go half-open meanwhile.
+                // (`pg_writer`), should it go half-open meanwhile. One
+                // statement is its own transaction.
                 let mut conn = p.acquire().await.map_err(StoreError::query)?;
                 let waited = self.pg_answer_deadline();
-                let begin = sqlx::Connection::begin(&mut *conn);
-                let written =
-                    tokio::time::timeout(waited, async { insert_all!(begin, rows) }).await;
-                match written {
-                    Ok(result) => result,
+                match tokio::time::timeout(waited, insert.execute(&mut *conn)).await {
+                    Ok(result) => result.map(drop),
                     Err(_) => {
                         drop(conn.detach());
                         return Err(StoreError::no_answer(waited));
@@ -343,6 +371,11 @@ impl Store {
         };
         result.map_err(StoreError::query)
     }
+}
+
+/// A count as the table's BIGINT holds it.
+fn count(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
 }
 
 #[cfg(test)]
