@@ -4,7 +4,11 @@
 //! name (empty when absent) and its data (the `data:` lines joined by
 //! `\n`). An event of one `data:` line whose blank line is in the same
 //! chunk is passed on without a copy; other events are buffered, bounded by
-//! the largest event, not the stream's length.
+//! the largest event, not the stream's length. Lines end in `\n`, `\r\n`
+//! or `\r` (a `\r\n` split across chunks, even by empty ones, is one line
+//! end); a leading byte order mark is ignored, as the specification says.
+//! `proptests.rs` checks any split of any stream against the
+//! specification's reading of the whole.
 
 /// Whether a `content-type` value is SSE's (`text/event-stream`, any
 /// parameters after it; media types compare without regard to case).
@@ -35,7 +39,20 @@ pub struct SseFramer {
     max_event: usize,
     oversized: usize,
     dropping: bool,
+    /// The line being read passed the cap while carried over: its end is
+    /// not a line of its own (an empty one would end the event).
+    dropped_line: bool,
+    /// How many bytes of a leading byte order mark were seen, until the
+    /// stream's first bytes are known to be one or not ([`BOM_DONE`]).
+    bom: usize,
 }
+
+/// The UTF-8 byte order mark, which the specification ignores at the
+/// start of a stream.
+const BOM: &[u8] = "\u{feff}".as_bytes();
+
+/// [`SseFramer::bom`] once the start of the stream is past.
+const BOM_DONE: usize = usize::MAX;
 
 impl Default for SseFramer {
     fn default() -> Self {
@@ -55,6 +72,8 @@ impl SseFramer {
             max_event,
             oversized: 0,
             dropping: false,
+            dropped_line: false,
+            bom: 0,
         }
     }
 
@@ -66,6 +85,36 @@ impl SseFramer {
     /// Feed the next bytes; `on_event(name, data)` is called for each
     /// complete event.
     pub fn feed(&mut self, mut chunk: &[u8], on_event: &mut dyn FnMut(&[u8], &[u8])) {
+        if self.bom != BOM_DONE {
+            // A leading byte order mark is not part of the first line,
+            // wherever the chunks split it.
+            let seen = self.bom;
+            let matched = BOM[seen..]
+                .iter()
+                .zip(chunk)
+                .take_while(|(a, b)| a == b)
+                .count();
+            if seen + matched == BOM.len() {
+                self.bom = BOM_DONE;
+                chunk = &chunk[matched..];
+            } else if matched == chunk.len() {
+                self.bom = seen + matched;
+                return;
+            } else {
+                // Not a mark: the bytes held back are the stream's own.
+                self.bom = BOM_DONE;
+                self.feed_lines(&BOM[..seen], on_event);
+            }
+        }
+        self.feed_lines(chunk, on_event);
+    }
+
+    fn feed_lines(&mut self, mut chunk: &[u8], on_event: &mut dyn FnMut(&[u8], &[u8])) {
+        // An empty chunk (a compressed stream's piece that decoded to
+        // nothing) must not forget a `\r` the last chunk ended with.
+        if chunk.is_empty() {
+            return;
+        }
         if self.skip_lf {
             self.skip_lf = false;
             if let [b'\n', rest @ ..] = chunk {
@@ -84,6 +133,7 @@ impl SseFramer {
                 if self.partial.len() + chunk.len() > self.max_event {
                     self.partial.clear();
                     self.dropping = true;
+                    self.dropped_line = true;
                 } else if !self.dropping {
                     self.partial.extend_from_slice(chunk);
                 }
@@ -102,7 +152,10 @@ impl SseFramer {
             } else {
                 end + 1
             };
-            if self.partial.is_empty() {
+            if self.dropped_line {
+                // The rest of a line already dropped.
+                self.dropped_line = false;
+            } else if self.partial.is_empty() {
                 // Fast path: a single `data:` line and the blank line that
                 // ends its event, both in this chunk: no copy.
                 if let Some(skip) = self.single_data_line(&chunk[..end], &chunk[next..]) {
@@ -146,6 +199,11 @@ impl SseFramer {
     /// The stream ended: dispatch a last event that had no blank line
     /// after it (some servers omit it).
     pub fn finish(&mut self, on_event: &mut dyn FnMut(&[u8], &[u8])) {
+        if self.bom != BOM_DONE {
+            // The stream ended inside what could have been a mark.
+            let seen = std::mem::replace(&mut self.bom, BOM_DONE);
+            self.feed_lines(&BOM[..seen], on_event);
+        }
         if !self.partial.is_empty() {
             let line = std::mem::take(&mut self.partial);
             self.line(&line, on_event);
@@ -257,6 +315,59 @@ mod tests {
         assert_eq!(events(&bytes), expected);
     }
 
+    /// An oversized line carried over a chunk boundary whose line end
+    /// opens the next chunk: that end closes the dropped line, it is not a
+    /// blank line of its own, so the rest of the oversized event is not
+    /// read as an event (it was, only for this split).
+    #[test]
+    fn the_end_of_a_dropped_line_is_not_a_blank_line() {
+        let stream: &[u8] = b"data: 0123456789abcdef\ndata: {\"tail\":1}\n\ndata: ok\n\n";
+        for split in 1..stream.len() {
+            let (a, b) = stream.split_at(split);
+            let mut f = SseFramer::with_max_event(12);
+            let mut seen = Vec::new();
+            let mut push = |_: &[u8], d: &[u8]| seen.push(d.to_vec());
+            f.feed(a, &mut push);
+            f.feed(b, &mut push);
+            f.finish(&mut push);
+            assert_eq!(seen, [b"ok".to_vec()], "split at {split}");
+            assert_eq!(f.oversized(), 1, "split at {split}");
+        }
+    }
+
+    /// An empty chunk between a `\r` and its `\n` (a compressed stream's
+    /// piece that decoded to nothing) does not make the `\n` a blank line.
+    #[test]
+    fn an_empty_chunk_keeps_a_pending_cr() {
+        assert_eq!(
+            events(&[b"event: a\r", b"", b"\ndata: x\r\ndata: y\r\n\r\n"]),
+            [("a".to_string(), "x\ny".to_string())]
+        );
+    }
+
+    /// A leading byte order mark is not part of the first line, wherever
+    /// the chunks split it; one elsewhere is text.
+    #[test]
+    fn a_leading_byte_order_mark_is_ignored() {
+        let stream = "\u{feff}event: a\ndata: 1\n\ndata: \u{feff}\n\n".as_bytes();
+        let want = [
+            ("a".to_string(), "1".to_string()),
+            (String::new(), "\u{feff}".to_string()),
+        ];
+        for split in 0..=stream.len() {
+            let (a, b) = stream.split_at(split);
+            assert_eq!(events(&[a, b]), want, "split at {split}");
+        }
+        let bytes: Vec<&[u8]> = stream.chunks(1).collect();
+        assert_eq!(events(&bytes), want);
+        // The start of a mark, then something else: those bytes are read.
+        assert_eq!(
+            events(&[b"\xef", b"\xbbdata: 1\n\ndata: 2\n\n"]),
+            [(String::new(), "2".to_string())]
+        );
+        assert_eq!(events(&[b"\xef\xbb"]), []);
+    }
+
     #[test]
     fn oversized_events_are_dropped_and_counted() {
         let mut f = SseFramer::with_max_event(8);
@@ -268,3 +379,6 @@ mod tests {
         assert_eq!(f.oversized(), 1);
     }
 }
+
+#[cfg(test)]
+mod proptests;
