@@ -11,7 +11,7 @@ use crate::{
     gemini::array::JsonArrayFramer,
     openai_chat, openai_responses,
     sse::SseFramer,
-    text::leading_type,
+    text::{event_type, leading_type},
 };
 
 pub(crate) use crate::event_sink::EventSink;
@@ -228,19 +228,28 @@ impl StreamParser {
 /// Whether this event ends the response in its dialect (see [`StreamParser`]).
 fn is_final(state: &State, event: &[u8], data: &[u8]) -> bool {
     let find = |needle: &[u8]| memchr::memmem::find(data, needle).is_some();
-    let kind = || {
-        if event.is_empty() {
-            leading_type(data)
-        } else {
+    // Named by the `event:` line, else by the data's `type` wherever it
+    // sits, as the dialect's state reads it (parsed only when a final
+    // name is in the data at all).
+    let named = |finals: &[&[u8]]| {
+        let kind = if !event.is_empty() {
             Some(event)
-        }
+        } else if let Some(kind) = leading_type(data) {
+            Some(kind)
+        } else if finals.iter().any(|f| find(f)) {
+            event_type(data)
+        } else {
+            None
+        };
+        kind.is_some_and(|k| finals.contains(&k))
     };
     match state {
-        State::Responses(_) => matches!(
-            kind(),
-            Some(b"response.completed" | b"response.failed" | b"response.incomplete")
-        ),
-        State::Anthropic(_) => kind() == Some(b"message_stop"),
+        State::Responses(_) => named(&[
+            b"response.completed",
+            b"response.failed",
+            b"response.incomplete",
+        ]),
+        State::Anthropic(_) => named(&[b"message_stop"]),
         State::Chat(_) => {
             data == b"[DONE]" || find(b"\"finish_reason\":\"") || find(b"\"finish_reason\": \"")
         }
@@ -307,6 +316,39 @@ mod completeness_tests {
             assert_eq!(StreamParser::new(dialect).dialect(), dialect);
             assert_eq!(StreamParser::bedrock_invoke(dialect).dialect(), dialect);
         }
+    }
+
+    /// Without `event:` lines, a final event is known by its data's
+    /// `type` wherever the server put it (pydantic models, as OpenAI's own
+    /// SDK types dump them, write `type` last): the state read such
+    /// events, but the stream was taken to have ended before its final
+    /// event, and every such response was recorded as cut short.
+    #[test]
+    fn a_final_event_is_known_by_its_type_in_any_key_order() {
+        let cases: [(Dialect, &[u8]); 3] = [
+            (
+                Dialect::OpenAiResponses,
+                b"data: {\"response\":{\"id\":\"r\",\"status\":\"completed\"},\"sequence_number\":9,\"type\":\"response.completed\"}\n\n",
+            ),
+            (
+                Dialect::OpenAiResponses,
+                b"data: { \"type\": \"response.incomplete\", \"response\": {\"id\": \"r\"} }\n\n",
+            ),
+            (Dialect::Anthropic, b"data: {\"type\" : \"message_stop\"}\n\n"),
+        ];
+        for (dialect, stream) in cases {
+            let mut parser = StreamParser::new(dialect);
+            parser.feed(stream);
+            assert!(parser.is_complete(), "{dialect:?}");
+            assert!(!parser.finish().ended_early, "{dialect:?}");
+        }
+        // A final name elsewhere in the data (a call's arguments, an
+        // event's own text) does not end the response.
+        let mut parser = StreamParser::new(Dialect::OpenAiResponses);
+        parser.feed(
+            b"data: {\"delta\":\"response.completed\",\"type\":\"response.output_text.delta\"}\n\n",
+        );
+        assert!(!parser.is_complete());
     }
 
     #[test]

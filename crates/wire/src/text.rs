@@ -196,6 +196,24 @@ pub(crate) fn leading_type(data: &[u8]) -> Option<&[u8]> {
     (rest[end] == b'"').then(|| &rest[..end])
 }
 
+/// The top-level `type` of an event's data wherever it sits: read as
+/// [`leading_type`] when the object starts with it, else parsed (a server
+/// that writes its keys in another order, `type` last).
+pub(crate) fn event_type(data: &[u8]) -> Option<&[u8]> {
+    if let Some(kind) = leading_type(data) {
+        return Some(kind);
+    }
+    #[derive(serde::Deserialize)]
+    struct T<'a> {
+        #[serde(borrow, rename = "type")]
+        kind: &'a str,
+    }
+    let t: T<'_> = serde_json::from_slice(data).ok()?;
+    // Re-find the slice inside `data` so it borrows from it.
+    let at = memchr::memmem::find(data, t.kind.as_bytes())?;
+    Some(&data[at..at + t.kind.len()])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -161,27 +161,6 @@ impl ErrorObject<'_> {
     }
 }
 
-/// The event type of a stream event's data: the leading `"type"` when the
-/// object starts with it (as OpenAI writes them), else a parse of `type`.
-pub(super) fn type_of(data: &[u8]) -> Option<&[u8]> {
-    const LEAD: &[u8] = b"{\"type\":\"";
-    if let Some(rest) = data.strip_prefix(LEAD) {
-        let end = memchr::memchr2(b'"', b'\\', rest)?;
-        if rest[end] == b'"' {
-            return Some(&rest[..end]);
-        }
-    }
-    #[derive(Deserialize)]
-    struct T<'a> {
-        #[serde(borrow, rename = "type")]
-        kind: &'a str,
-    }
-    let t: T<'_> = serde_json::from_slice(data).ok()?;
-    // Re-find the slice inside `data` so it borrows from it.
-    let at = memchr::memmem::find(data, t.kind.as_bytes())?;
-    Some(&data[at..at + t.kind.len()])
-}
-
 /// See [`crate::response_view`].
 pub(crate) fn response_view(body: &[u8]) -> Result<ResponseView, WireError> {
     #[derive(Deserialize)]

@@ -11,11 +11,12 @@ use serde::Deserialize;
 use toolwarden_core::ToolCall;
 
 use super::model::CallKind;
-use super::response::{CallItem, ResponseObject, type_of};
+use super::response::{CallItem, ResponseObject};
 use crate::{
     ResponseView, Usage,
     budget::{Budget, ENTRY_COST},
     event_sink::EventSink,
+    text::event_type,
 };
 
 /// Stream state for the Responses API.
@@ -247,7 +248,7 @@ impl StreamState {
 impl EventSink for StreamState {
     fn on_event(&mut self, event: &[u8], data: &[u8]) {
         let kind = if event.is_empty() {
-            type_of(data)
+            event_type(data)
         } else {
             Some(event)
         };
