@@ -90,7 +90,8 @@ pub struct ResponseView {
     pub calls: Vec<ToolCall>,
     /// Which of [`calls`](Self::calls) (their indexes, ascending) are the
     /// provider's own server tools, which it runs and answers itself in
-    /// the same turn (Anthropic's `server_tool_use` and `mcp_tool_use`): a
+    /// the same turn (Anthropic's `server_tool_use` and `mcp_tool_use`,
+    /// Bedrock Converse's `toolUse` of `type: "server_tool_use"`): a
     /// client that answered one would get its next request refused.
     /// [`client_calls`](Self::client_calls) gives the others. (The
     /// Responses API's hosted tools are not calls in its view at all.)

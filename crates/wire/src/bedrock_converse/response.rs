@@ -68,25 +68,42 @@ struct OutToolUse<'a> {
     name: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     input: Option<&'a RawValue>,
+    /// `server_tool_use` for a system tool Bedrock runs itself (Nova's
+    /// `nova_grounding`, `nova_code_interpreter`), whose `toolResult`
+    /// follows in the same message; absent for the client's tools.
+    #[serde(borrow, default, rename = "type", deserialize_with = "opt_cow")]
+    kind: Option<Cow<'a, str>>,
+}
+
+/// Whether a `toolUse` (or a stream's `start.toolUse`) `type` marks a
+/// call Bedrock runs itself.
+pub(super) fn is_server_tool(kind: Option<&str>) -> bool {
+    kind == Some("server_tool_use")
 }
 
 pub(crate) fn response_view(body: &[u8]) -> Result<ResponseView, WireError> {
     let b: Body<'_> = serde_json::from_slice(body)?;
-    let calls = b
+    let uses = b
         .output
         .and_then(|o| o.message)
         .map(|m| m.content)
         .unwrap_or_default()
         .into_iter()
-        .filter_map(|blk| blk.tool_use)
-        .map(|u| ToolCall {
+        .filter_map(|blk| blk.tool_use);
+    let mut calls = Vec::new();
+    let mut server_calls = Vec::new();
+    for u in uses {
+        if is_server_tool(u.kind.as_deref()) {
+            server_calls.push(calls.len());
+        }
+        calls.push(ToolCall {
             id: u.id.unwrap_or_default().into_owned(),
             name: u.name.unwrap_or_default().into_owned(),
             arguments: u
                 .input
                 .map_or_else(|| "{}".to_string(), |r| r.get().to_string()),
-        })
-        .collect();
+        });
+    }
     Ok(ResponseView {
         id: None,
         model: None,
@@ -99,7 +116,7 @@ pub(crate) fn response_view(body: &[u8]) -> Result<ResponseView, WireError> {
         error_status: None,
         truncated: false,
         ended_early: false,
-        server_calls: Vec::new(),
+        server_calls,
         call_kinds: Vec::new(),
     })
 }

@@ -3,6 +3,9 @@
 //! (`start.toolUse{toolUseId,name}`), `contentBlockDelta` (`delta.text`,
 //! `delta.toolUse.input` string pieces, `delta.reasoningContent`),
 //! `contentBlockStop`, `messageStop` (`stopReason`), `metadata` (`usage`).
+//! A `toolUse` start of `type: "server_tool_use"` is a system tool Bedrock
+//! runs itself (its `toolResult` block follows in the stream): a call
+//! marked in [`ResponseView::server_calls`].
 //! Exceptions (`:message-type exception`) are read by the framing
 //! (`crate::stream`), the same way for every dialect carried in event-stream
 //! frames.
@@ -18,7 +21,7 @@ use ahash::AHashMap;
 use serde::Deserialize;
 use toolwarden_core::ToolCall;
 
-use super::response::WireUsage;
+use super::response::{WireUsage, is_server_tool};
 use crate::{
     ResponseView,
     budget::{Budget, ENTRY_COST},
@@ -61,6 +64,9 @@ struct StartToolUse<'a> {
     id: Option<Cow<'a, str>>,
     #[serde(borrow, default, deserialize_with = "opt_cow")]
     name: Option<Cow<'a, str>>,
+    /// `server_tool_use`: a system tool Bedrock runs itself.
+    #[serde(borrow, default, rename = "type", deserialize_with = "opt_cow")]
+    kind: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]
@@ -119,6 +125,9 @@ impl EventSink for StreamState {
                 };
                 let (id, name) = (t.id.unwrap_or_default(), t.name.unwrap_or_default());
                 if self.budget.take(ENTRY_COST + id.len() + name.len()) {
+                    if is_server_tool(t.kind.as_deref()) {
+                        self.view.server_calls.push(self.calls.len());
+                    }
                     self.latest.insert(s.index, self.calls.len());
                     self.calls.push(ToolCall {
                         id: id.into_owned(),

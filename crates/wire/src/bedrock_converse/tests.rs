@@ -256,6 +256,61 @@ fn the_response_view_reads_tool_use_stop_reason_and_usage() {
     assert_eq!(err.error.as_deref(), Some("Malformed input request"));
 }
 
+/// A system tool Bedrock runs itself (Nova's `nova_grounding`) is a
+/// `toolUse` of `type: "server_tool_use"`, its `toolResult` in the same
+/// message: a server call, in a whole body and a stream alike. It was a
+/// call the client had to run (the runtime ran and answered it).
+#[test]
+fn system_tools_bedrock_runs_are_server_calls() {
+    let body = br#"{"output":{"message":{"role":"assistant","content":[
+        {"toolUse":{"toolUseId":"tooluse_s","name":"nova_grounding","input":{"query":"q"},"type":"server_tool_use"}},
+        {"toolResult":{"toolUseId":"tooluse_s","content":[{"text":"found"}],"type":"nova_grounding_result"}},
+        {"toolUse":{"toolUseId":"tooluse_c","name":"ls","input":{}}}]}},
+      "stopReason":"tool_use"}"#;
+    let v = response_view(Dialect::BedrockConverse, body).unwrap();
+    assert_eq!(v.calls.len(), 2);
+    assert_eq!(v.server_calls, [0]);
+    let client: Vec<_> = v.client_calls().map(|c| c.id.as_str()).collect();
+    assert_eq!(client, ["tooluse_c"]);
+
+    let events: [(&str, &str); 8] = [
+        ("messageStart", r#"{"role":"assistant"}"#),
+        (
+            "contentBlockStart",
+            r#"{"contentBlockIndex":0,"start":{"toolUse":{"name":"nova_grounding","toolUseId":"tooluse_s","type":"server_tool_use"}}}"#,
+        ),
+        (
+            "contentBlockDelta",
+            r#"{"contentBlockIndex":0,"delta":{"toolUse":{"input":"{\"query\":\"q\"}"}}}"#,
+        ),
+        (
+            "contentBlockStart",
+            r#"{"contentBlockIndex":1,"start":{"toolResult":{"toolUseId":"tooluse_s","type":"nova_grounding_result"}}}"#,
+        ),
+        (
+            "contentBlockDelta",
+            r#"{"contentBlockIndex":1,"delta":{"toolResult":[{"text":"found"}]}}"#,
+        ),
+        (
+            "contentBlockStart",
+            r#"{"contentBlockIndex":2,"start":{"toolUse":{"name":"ls","toolUseId":"tooluse_c"}}}"#,
+        ),
+        ("contentBlockStop", r#"{"contentBlockIndex":2}"#),
+        ("messageStop", r#"{"stopReason":"tool_use"}"#),
+    ];
+    let stream: Vec<u8> = events
+        .iter()
+        .flat_map(|(e, p)| encode_event(e, p.as_bytes()))
+        .collect();
+    let mut p = StreamParser::new(Dialect::BedrockConverse);
+    p.feed(&stream);
+    let v = p.finish();
+    assert_eq!(v.calls[0].arguments, r#"{"query":"q"}"#);
+    assert_eq!(v.server_calls, [0]);
+    let client: Vec<_> = v.client_calls().map(|c| c.id.as_str()).collect();
+    assert_eq!(client, ["tooluse_c"]);
+}
+
 /// A ConverseStream as Bedrock frames it: text, then one tool call whose
 /// input arrives in pieces.
 pub(super) fn converse_stream() -> Vec<u8> {
