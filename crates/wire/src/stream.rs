@@ -250,13 +250,25 @@ fn is_final(state: &State, event: &[u8], data: &[u8]) -> bool {
             b"response.incomplete",
         ]),
         State::Anthropic(_) => named(&[b"message_stop"]),
-        State::Chat(_) => {
-            data == b"[DONE]" || find(b"\"finish_reason\":\"") || find(b"\"finish_reason\": \"")
-        }
+        State::Chat(_) => data == b"[DONE]" || names_a_finish_reason(data),
         // A blocked prompt's only chunk names `promptFeedback.blockReason`.
         State::Gemini(_) => find(b"\"finishReason\"") || find(b"\"blockReason\""),
         State::Converse(_) => event == b"messageStop",
     }
+}
+
+/// Whether a Chat chunk names a `finish_reason`: a non-empty string.
+/// Some OpenAI-compatible servers (older Ollama, SGLang, some GLM routes)
+/// send `"finish_reason": ""` in every chunk, which ends nothing.
+fn names_a_finish_reason(data: &[u8]) -> bool {
+    const KEY: &[u8] = b"\"finish_reason\"";
+    memchr::memmem::find_iter(data, KEY).any(|at| {
+        let mut rest = &data[at + KEY.len()..];
+        while let [b' ' | b'\t' | b'\r' | b'\n' | b':', tail @ ..] = rest {
+            rest = tail;
+        }
+        matches!(rest, [b'"', next, ..] if *next != b'"')
+    })
 }
 
 /// Whether an event's data is whole: `[DONE]` or one JSON value.
@@ -315,6 +327,32 @@ mod completeness_tests {
         ] {
             assert_eq!(StreamParser::new(dialect).dialect(), dialect);
             assert_eq!(StreamParser::bedrock_invoke(dialect).dialect(), dialect);
+        }
+    }
+
+    /// An empty `finish_reason` (sent in every chunk by some
+    /// OpenAI-compatible servers) ends nothing: such a stream cut short was
+    /// taken as complete from its first chunk. A real one ends it, however
+    /// the server spaces its JSON.
+    #[test]
+    fn an_empty_chat_finish_reason_ends_nothing() {
+        let cut = b"data: {\"id\":\"c\",\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_1\",\"function\":{\"name\":\"ls\",\"arguments\":\"{\\\"pa\"}}]},\"finish_reason\":\"\"}]}\n\n";
+        let mut parser = StreamParser::new(Dialect::OpenAiChat);
+        parser.feed(cut);
+        assert!(!parser.is_complete());
+        let view = parser.finish();
+        assert!(view.ended_early);
+        assert_eq!(view.stop_reason, None);
+        assert_eq!(view.calls.len(), 1);
+        for last in [
+            &b"data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\" : \"tool_calls\"}]}\n\n"[..],
+            b"data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n",
+        ] {
+            let mut parser = StreamParser::new(Dialect::OpenAiChat);
+            parser.feed(cut);
+            parser.feed(last);
+            assert!(parser.is_complete());
+            assert!(parser.finish().stop_reason.is_some_and(|r| !r.is_empty()));
         }
     }
 

@@ -300,7 +300,10 @@ impl<'de> Visitor<'de> for Choice<'_> {
                     choice: index,
                 })?,
                 "finish_reason" => {
-                    if let Some(r) = map.next_value::<Option<Str<'de>>>()? {
+                    // Some servers send `""` in every chunk: no reason.
+                    if let Some(r) = map.next_value::<Option<Str<'de>>>()?
+                        && !r.0.is_empty()
+                    {
                         s.stop_reason = Some(r.0.into_owned());
                     }
                 }
