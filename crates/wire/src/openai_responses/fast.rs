@@ -90,6 +90,7 @@ fn item<'a>(s: &mut Scanner<'a>) -> Fast<Item<'a>> {
             "action" => it.action = seen.once(9, s.opt_raw())?.map(Raw),
             "operation" => it.operation = seen.once(10, s.opt_raw())?.map(Raw),
             "execution" => it.execution = seen.once(11, s.opt_string())?,
+            "actions" => it.actions = seen.once(12, s.opt_raw())?.map(Raw),
             _ => s.skip()?,
         }
         Ok(())

@@ -153,6 +153,10 @@ pub(super) struct Item<'a> {
     /// A built-in `shell`, `local_shell` or `computer` call's arguments.
     #[serde(borrow, default)]
     pub action: Option<Raw<'a>>,
+    /// A built-in `computer` call's batched actions (the GA computer
+    /// tool's form of its arguments, in place of `action`).
+    #[serde(borrow, default)]
+    pub actions: Option<Raw<'a>>,
     /// A built-in `apply_patch` call's arguments.
     #[serde(borrow, default)]
     pub operation: Option<Raw<'a>>,
@@ -229,10 +233,16 @@ impl<'a> Item<'a> {
         }
     }
 
+    /// A built-in call's arguments as JSON text: its `action`, a computer
+    /// call's batched `actions`, or an `apply_patch` call's `operation`.
+    pub fn builtin_arguments(&self) -> Option<Raw<'a>> {
+        self.action.or(self.actions).or(self.operation)
+    }
+
     /// A call's arguments: a function's `arguments`, a custom tool's
-    /// `input`, a built-in's `action` or `operation` as JSON text.
+    /// `input`, a built-in's [`builtin_arguments`](Self::builtin_arguments).
     pub fn call_arguments(&self) -> Cow<'a, str> {
-        match (&self.arguments, &self.input, self.action.or(self.operation)) {
+        match (&self.arguments, &self.input, self.builtin_arguments()) {
             (Some(a), _, _) => a.0.clone(),
             (None, Some(i), _) => i.0.clone(),
             (None, None, Some(raw)) => Cow::Borrowed(raw.0),

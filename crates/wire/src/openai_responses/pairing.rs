@@ -27,7 +27,7 @@ impl<'s> Slot<'s> {
             call_id: item.call_id().map_or("", |id| id.as_ref()),
             item_id: item.id.as_deref(),
             name: item.name.as_deref().unwrap_or(""),
-            args: match (&item.arguments, &item.input, item.action.or(item.operation)) {
+            args: match (&item.arguments, &item.input, item.builtin_arguments()) {
                 (Some(a), _, _) => &a.0,
                 (None, Some(i), _) => &i.0,
                 (None, None, Some(raw)) => raw.0,

@@ -40,6 +40,10 @@ pub(super) struct CallItem<'a> {
     /// A built-in `shell`, `local_shell` or `computer` call's arguments.
     #[serde(borrow, default)]
     pub action: Option<Raw<'a>>,
+    /// A built-in `computer` call's batched actions (the GA computer
+    /// tool's form of its arguments, in place of `action`).
+    #[serde(borrow, default)]
+    pub actions: Option<Raw<'a>>,
     /// A built-in `apply_patch` call's arguments.
     #[serde(borrow, default)]
     pub operation: Option<Raw<'a>>,
@@ -83,11 +87,16 @@ impl<'a> CallItem<'a> {
     }
 
     /// The arguments: `arguments`, a custom tool's `input`, a built-in's
-    /// `action` or `operation` as JSON text.
+    /// `action` (a computer call's batched `actions`) or `operation` as
+    /// JSON text, read as the request side reads a call in the history
+    /// (`model::Item::builtin_arguments`), so that a turn's fingerprint is
+    /// the same on both sides.
     pub fn take_arguments(&mut self) -> Option<Cow<'a, str>> {
         (self.arguments.take().map(|t| t.0))
             .or_else(|| self.input.take())
-            .or_else(|| self.action.or(self.operation).map(|r| Cow::Borrowed(r.0)))
+            .or_else(|| {
+                (self.action.or(self.actions).or(self.operation)).map(|r| Cow::Borrowed(r.0))
+            })
     }
 }
 

@@ -819,3 +819,36 @@ fn builtin_calls_are_read_from_bodies_and_streams() {
         assert!(!v.ended_early);
     }
 }
+
+/// The GA computer tool writes a call's arguments as batched `actions`
+/// (the preview's one `action` absent): read from a body, a stream and a
+/// request's history alike (they were empty), so the turn's fingerprint
+/// is the same on both sides.
+#[test]
+fn a_computer_calls_batched_actions_are_its_arguments() {
+    let actions = r#"[{"type":"click","button":"left","x":1,"y":2},{"type":"type","text":"hi"}]"#;
+    let item = format!(
+        r#"{{"type":"computer_call","id":"cu","call_id":"call_c","status":"completed","actions":{actions},"pending_safety_checks":[]}}"#
+    );
+    let body =
+        format!(r#"{{"id":"r","object":"response","status":"completed","output":[{item}]}}"#);
+    let v = crate::response_view(Dialect::OpenAiResponses, body.as_bytes()).unwrap();
+    assert_eq!(
+        (v.calls[0].name.as_str(), v.calls[0].arguments.as_str()),
+        ("computer", actions)
+    );
+    let sse = format!(
+        "data: {{\"type\":\"response.output_item.done\",\"output_index\":0,\"item\":{item}}}\n\n"
+    );
+    for split in [sse.len(), 7] {
+        let v = stream(sse.as_bytes(), split);
+        assert_eq!(v.calls[0].arguments, actions, "split {split}");
+    }
+    let request = format!(
+        r#"{{"input":[{{"role":"user","content":"go"}},{item},{{"type":"computer_call_output","call_id":"call_c","output":{{"type":"computer_screenshot","image_url":"data:image/png;base64,AA"}}}}]}}"#
+    );
+    let view = request_view_with(request.as_bytes(), &never).unwrap();
+    assert_eq!(view.calls[0].arguments, actions);
+    let defects = crate::validate(Dialect::OpenAiResponses, request.as_bytes()).unwrap();
+    assert!(defects.is_empty(), "{defects:?}");
+}
