@@ -14,7 +14,11 @@
 //!   blocks: ID. Each `tool_result` block must have a corresponding
 //!   `tool_use` block in the previous message.";
 //! - a `tool_use` id used twice in the request: "messages.N.content.J:
-//!   `tool_use` ids must be unique".
+//!   `tool_use` ids must be unique";
+//! - a server tool use without its result in the same message:
+//!   "messages.N: `web_search` tool use with id `ID` was found without a
+//!   corresponding `web_search_tool_result` block" (AnswerDotAI/lisette#108;
+//!   an MCP tool use's result is an `mcp_tool_result`).
 //!
 //! A second `tool_result` for one id is rejected too; that text is ours (no
 //! public quote of the real one was found).
@@ -40,6 +44,9 @@ pub(super) fn violation(body: &Value) -> Option<String> {
                         "messages.{i}.content.{j}: `tool_use` ids must be unique"
                     ));
                 }
+            }
+            if let Some(problem) = server_unanswered(i, m) {
+                return Some(problem);
             }
             if let Some(problem) = unanswered(i, m, msgs.get(i + 1)) {
                 return Some(problem);
@@ -78,6 +85,34 @@ fn results(m: &Value) -> impl Iterator<Item = (usize, &str)> {
         .enumerate()
         .filter(|(_, b)| text(b, "type") == "tool_result")
         .map(|(j, b)| (j, text(b, "tool_use_id")))
+}
+
+/// The server tool uses of assistant message `i` (`server_tool_use`,
+/// `mcp_tool_use`) against the results in that same message.
+fn server_unanswered(i: usize, m: &Value) -> Option<String> {
+    let answered: HashSet<&str> = blocks(m)
+        .iter()
+        .filter(|b| {
+            let kind = text(b, "type");
+            kind != "tool_result" && kind.ends_with("_tool_result")
+        })
+        .map(|b| text(b, "tool_use_id"))
+        .collect();
+    blocks(m)
+        .iter()
+        .filter(|b| matches!(text(b, "type"), "server_tool_use" | "mcp_tool_use"))
+        .find(|b| !answered.contains(text(b, "id")))
+        .map(|b| {
+            let name = text(b, "name");
+            let result = match text(b, "type") {
+                "mcp_tool_use" => "mcp_tool_result".to_string(),
+                _ => format!("{name}_tool_result"),
+            };
+            format!(
+                "messages.{i}: `{name}` tool use with id `{}` was found without a corresponding `{result}` block",
+                text(b, "id")
+            )
+        })
 }
 
 /// The calls of assistant message `i` against the message after it.
@@ -226,6 +261,28 @@ mod tests {
             got.as_deref(),
             Some(
                 "messages.2: Did not find 1 `tool_result` block(s) at the beginning of this message. Messages following `tool_use` blocks must begin with a matching number of `tool_result` blocks."
+            )
+        );
+    }
+
+    #[test]
+    fn a_server_tool_use_without_its_result() {
+        let search = |id: &str| json!({"type": "server_tool_use", "id": id, "name": "web_search", "input": {}});
+        let found =
+            |id: &str| json!({"type": "web_search_tool_result", "tool_use_id": id, "content": []});
+        let ok = check(json!([
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": [search("srvtoolu_1"), found("srvtoolu_1"), {"type": "text", "text": "so"}]},
+        ]));
+        assert_eq!(ok, None);
+        let got = check(json!([
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": [search("srvtoolu_2"), found("srvtoolu_1"), {"type": "text", "text": "so"}]},
+        ]));
+        assert_eq!(
+            got.as_deref(),
+            Some(
+                "messages.1: `web_search` tool use with id `srvtoolu_2` was found without a corresponding `web_search_tool_result` block"
             )
         );
     }

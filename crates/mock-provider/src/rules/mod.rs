@@ -18,6 +18,8 @@ pub(crate) mod reasoning;
 mod responses;
 
 #[cfg(test)]
+mod repair_fuzz;
+#[cfg(test)]
 mod repair_tests;
 
 use serde_json::Value;

@@ -166,3 +166,20 @@ fn responses_built_in_calls_are_repaired_into_accepted_bodies() {
         json!({"model": "gpt-5", "input": [user(), patch_out(4, 0), user()]}),
     );
 }
+
+/// A resent turn that searched the web: the repeated server tool use is
+/// renamed together with its result, which sits in the same message.
+#[test]
+fn a_resent_server_tool_turn_is_repaired_into_an_accepted_body() {
+    let searched = json!({"role": "assistant", "content": [
+        {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "q"}},
+        {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": []},
+        {"type": "text", "text": "found"}
+    ]});
+    accepted(
+        Dialect::Anthropic,
+        json!({"model": "c", "max_tokens": 5, "messages": [
+            user(), searched.clone(), {"role": "user", "content": "again"}, searched, user(),
+        ]}),
+    );
+}

@@ -102,7 +102,11 @@ impl<'l, 'a> Repairer<'l, 'a> {
     }
 
     /// Give each repeated `tool_use` id a fresh one, and the result that
-    /// answered that occurrence too.
+    /// answered that occurrence too: a client call's `tool_result` in the
+    /// next message, a server tool's result (`web_search_tool_result`, …)
+    /// in its own message — the API refuses a server tool use without it
+    /// ("`web_search` tool use with id … was found without a corresponding
+    /// `web_search_tool_result` block").
     ///
     /// Linear in the blocks (a client controls how many repeats a body
     /// holds): fresh names are found by [`FreshIds`], and the result of the
@@ -114,41 +118,53 @@ impl<'l, 'a> Repairer<'l, 'a> {
         let mut seen: HashSet<&str> = HashSet::new();
         let mut renames = Vec::new();
         for (i, m) in msgs.iter().enumerate().filter(|(_, m)| m.is_assistant()) {
-            // Client calls so far in this message, by id.
-            let mut earlier: AHashMap<&str, usize> = AHashMap::new();
+            // Client and server calls so far in this message, by id.
+            let mut earlier: AHashMap<(bool, &str), usize> = AHashMap::new();
             // The next message's results by id, in block order (read once,
-            // when this message has a repeat).
+            // when this message has a repeat); this message's server
+            // results likewise.
             let mut answers: Option<AHashMap<&str, Vec<usize>>> = None;
+            let mut server_answers: Option<AHashMap<&str, Vec<usize>>> = None;
             for (j, b) in m.blocks.iter().enumerate() {
                 if !matches!(b.class, BlockClass::Call | BlockClass::ServerCall) {
                     continue;
                 }
-                // k = earlier client calls with this id in this message.
-                let k = (b.class == BlockClass::Call).then(|| {
-                    let count = earlier.entry(&b.id).or_insert(0);
-                    *count += 1;
-                    *count - 1
-                });
+                // k = earlier calls of this class with this id in this message.
+                let client = b.class == BlockClass::Call;
+                let count = earlier.entry((client, &b.id)).or_insert(0);
+                let k = *count;
+                *count += 1;
                 if seen.insert(&b.id) {
                     continue;
                 }
                 let new = fresh.next(&b.id);
                 renames.push(((i, j), new.clone(), b.id.to_string()));
                 // The matching result: the k-th result with this id in the
-                // next message.
-                let Some(k) = k else {
-                    continue;
+                // next message (a server call's: in this one).
+                let at = if client {
+                    let Some(next) = msgs.get(i + 1).filter(|n| n.is_user()) else {
+                        continue;
+                    };
+                    answers
+                        .get_or_insert_with(|| results_by_id(next, BlockClass::Result))
+                        .get(&*b.id)
+                        .and_then(|at| at.get(k))
+                        .map(|&rj| (i + 1, rj))
+                } else {
+                    server_answers
+                        .get_or_insert_with(|| results_by_id(m, BlockClass::ServerResult))
+                        .get(&*b.id)
+                        .and_then(|at| at.get(k))
+                        .map(|&rj| (i, rj))
                 };
-                if let Some(next) = msgs.get(i + 1).filter(|n| n.is_user()) {
-                    let answers = answers.get_or_insert_with(|| results_by_id(next));
-                    if let Some(&rj) = answers.get(&*b.id).and_then(|at| at.get(k)) {
-                        renames.push(((i + 1, rj), new, b.id.to_string()));
-                    }
+                if let Some(at) = at {
+                    renames.push((at, new, b.id.to_string()));
                 }
             }
         }
         for (at, new, old) in renames {
-            if self.l.msgs[at.0].blocks[at.1].class != BlockClass::Result {
+            let class = self.l.msgs[at.0].blocks[at.1].class;
+            if !matches!(class, BlockClass::Result | BlockClass::ServerResult) {
                 let what = format!("duplicate tool_use id {old} renamed to {new}");
                 self.change(
                     ChangeKind::RenamedDuplicateId,
@@ -414,11 +430,17 @@ struct Orphan<'a> {
     content: FlatContent<'a>,
 }
 
-/// The block index of each result of message `m`, by id, in block order.
-fn results_by_id<'m>(m: &'m Shape<'_>) -> AHashMap<&'m str, Vec<usize>> {
+/// The block index of each result of `class` (client or server) of
+/// message `m`, by id, in block order.
+fn results_by_id<'m>(m: &'m Shape<'_>, class: BlockClass) -> AHashMap<&'m str, Vec<usize>> {
     let mut by_id: AHashMap<&str, Vec<usize>> = AHashMap::new();
-    for (j, id) in m.results() {
-        by_id.entry(id).or_default().push(j);
+    for (j, b) in m
+        .blocks
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| b.class == class)
+    {
+        by_id.entry(&*b.id).or_default().push(j);
     }
     by_id
 }

@@ -380,6 +380,45 @@ fn repair_renames_duplicate_ids_with_their_results() {
     assert_eq!(changes[0].kind, ChangeKind::RemovedDuplicate);
 }
 
+/// A resent turn that searched the web: the repeated `server_tool_use` is
+/// renamed, and so is its result in the same message (left with the old
+/// id, the API refuses the turn: "`web_search` tool use with id … was
+/// found without a corresponding `web_search_tool_result` block").
+#[test]
+fn repair_renames_a_repeated_server_call_with_its_result() {
+    let searched = || {
+        json!({"role": "assistant", "content": [
+            {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "q"}},
+            {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": []},
+            {"type": "server_tool_use", "id": "srvtoolu_2", "name": "web_search", "input": {"query": "r"}},
+            {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_2", "content": []},
+            {"type": "text", "text": "found"}
+        ]})
+    };
+    let b = body(json!([
+        user_text("go"),
+        searched(),
+        user_text("again"),
+        searched(),
+        user_text("ok")
+    ]));
+    let (out, changes) = repaired_clean(&b);
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    let c = &v["messages"][3]["content"];
+    assert_eq!(c[0]["id"], "srvtoolu_1_dup1", "{v}");
+    assert_eq!(c[1]["tool_use_id"], "srvtoolu_1_dup1", "{v}");
+    assert_eq!(c[2]["id"], "srvtoolu_2_dup1", "{v}");
+    assert_eq!(c[3]["tool_use_id"], "srvtoolu_2_dup1", "{v}");
+    assert_eq!(v["messages"][1], searched(), "the first turn is untouched");
+    // One change per renamed call; the results follow them.
+    assert_eq!(changes.len(), 2, "{changes:?}");
+    assert!(
+        changes
+            .iter()
+            .all(|c| c.kind == ChangeKind::RenamedDuplicateId)
+    );
+}
+
 #[test]
 fn repair_keeps_every_other_byte() {
     // Pretty-printed corpus body with one result removed: only the message
