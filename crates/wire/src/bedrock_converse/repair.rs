@@ -1,8 +1,11 @@
 //! Byte-exact repair of a Converse body's call/result pairing.
 //!
-//! Each unanswered `toolUse` gets a `toolResult` with `status: "error"`
-//! at the start of the next user message (in a new user message when the
-//! next message is not one); a `toolResult` that answers no `toolUse` of the
+//! Each unanswered `toolUse` gets an error `toolResult` at the start of the
+//! next user message (in a new user message when the next message is not
+//! one), with `status: "error"` when the client's own results carry a
+//! `status` (only some models take the field: Bedrock documents it for
+//! Amazon Nova and Anthropic Claude 3 and 4, and SDKs drop it for the
+//! others), else said in its text alone; a `toolResult` that answers no `toolUse` of the
 //! previous turn becomes a text block; a second result for the same call is
 //! dropped. Only the `content` arrays that change (and the `messages` array
 //! when a message is inserted) are rewritten: every other byte is copied.
@@ -85,6 +88,12 @@ pub(crate) fn repair(body: &[u8]) -> Result<Repaired<'_>, WireError> {
             shape,
         });
     }
+    // Inserted results take `status` only if the client's do.
+    let with_status = located
+        .iter()
+        .flat_map(|m| &m.blocks)
+        .any(|b| b.tool_result.as_ref().is_some_and(|r| r.status.is_some()));
+    let error_result = |id: &str| synthetic_result(id, with_status);
     let mut changes = Vec::new();
     let mut msg_pieces: Vec<Piece> = Vec::new();
     for (i, m) in located.iter().enumerate() {
@@ -102,7 +111,7 @@ pub(crate) fn repair(body: &[u8]) -> Result<Repaired<'_>, WireError> {
         };
         let mut pieces: Vec<Piece> = Vec::new();
         for id in &owed {
-            pieces.push(Piece::New(synthetic_result(id)));
+            pieces.push(Piece::New(error_result(id)));
             changes.push(inserted(i - 1, id));
         }
         let mut answered: Vec<&str> = Vec::new();
@@ -165,7 +174,7 @@ pub(crate) fn repair(body: &[u8]) -> Result<Repaired<'_>, WireError> {
                 },
             );
             if !owed.is_empty() {
-                let results: Vec<String> = owed.iter().map(|id| synthetic_result(id)).collect();
+                let results: Vec<String> = owed.iter().map(|id| error_result(id)).collect();
                 for id in &owed {
                     changes.push(inserted(i, id));
                 }
@@ -197,9 +206,16 @@ fn missing<'s>(calls: &'s Shape<'_>, next: &Shape<'_>) -> Vec<&'s str> {
     out
 }
 
-fn synthetic_result(id: &str) -> String {
+/// An error result for call `id`; `status` only `with_status` (see the
+/// module's doc).
+fn synthetic_result(id: &str, with_status: bool) -> String {
+    let status = if with_status {
+        ",\"status\":\"error\""
+    } else {
+        ""
+    };
     format!(
-        "{{\"toolResult\":{{\"toolUseId\":{},\"content\":[{{\"text\":{}}}],\"status\":\"error\"}}}}",
+        "{{\"toolResult\":{{\"toolUseId\":{},\"content\":[{{\"text\":{}}}]{status}}}}}",
         json_string(id),
         json_string(MISSING_RESULT_TEXT)
     )

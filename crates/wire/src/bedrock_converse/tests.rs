@@ -4,7 +4,9 @@ use toolwarden_core::{ToolCall, Verdict};
 use crate::{
     ChangeKind, DefectKind, Detector, Dialect, StreamParser,
     eventstream::{encode_event, encode_exception, encode_invoke_chunk},
-    inspect, render_results, repair, request_view, response_view,
+    inspect,
+    pairing::MISSING_RESULT_TEXT,
+    render_results, repair, request_view, response_view,
     testutil::starts_with_error,
     validate,
 };
@@ -139,7 +141,7 @@ fn defects_are_worded_as_bedrock_words_them() {
 #[test]
 fn repair_inserts_error_results_and_keeps_every_other_byte() {
     // The assistant's second call is unanswered; an orphan follows later.
-    let body = "{\"messages\": [\n  {\"role\":\"user\",\"content\":[{\"text\":\"go\"}]},\n  {\"role\":\"assistant\",\"content\":[{\"toolUse\":{\"toolUseId\":\"a\",\"name\":\"f\",\"input\":{}}},{\"toolUse\":{\"toolUseId\":\"b\",\"name\":\"f\",\"input\":{}}}]},\n  {\"role\":\"user\",\"content\":[{\"toolResult\":{\"toolUseId\":\"a\",\"content\":[{\"text\":\"fine\"}]}}]},\n  {\"role\":\"assistant\",\"content\":[{\"toolUse\":{\"toolUseId\":\"c\",\"name\":\"f\",\"input\":{}}}]}\n ], \"x\": {\"keep\" : 1}}";
+    let body = "{\"messages\": [\n  {\"role\":\"user\",\"content\":[{\"text\":\"go\"}]},\n  {\"role\":\"assistant\",\"content\":[{\"toolUse\":{\"toolUseId\":\"a\",\"name\":\"f\",\"input\":{}}},{\"toolUse\":{\"toolUseId\":\"b\",\"name\":\"f\",\"input\":{}}}]},\n  {\"role\":\"user\",\"content\":[{\"toolResult\":{\"toolUseId\":\"a\",\"content\":[{\"text\":\"fine\"}],\"status\":\"success\"}}]},\n  {\"role\":\"assistant\",\"content\":[{\"toolUse\":{\"toolUseId\":\"c\",\"name\":\"f\",\"input\":{}}}]}\n ], \"x\": {\"keep\" : 1}}";
     let r = repair(Dialect::BedrockConverse, body.as_bytes()).unwrap();
     let kinds: Vec<(ChangeKind, Option<&str>)> = r
         .changes
@@ -192,6 +194,52 @@ fn repair_inserts_error_results_and_keeps_every_other_byte() {
     let again = repair(Dialect::BedrockConverse, &r.body).unwrap();
     assert!(!again.is_changed());
     assert!(matches!(again.body, std::borrow::Cow::Borrowed(_)));
+}
+
+/// Only some models take a result's `status` (Bedrock documents it for
+/// Amazon Nova and Anthropic Claude 3 and 4; others refuse the body): an
+/// inserted result has one only when the client's own results do.
+#[test]
+fn inserted_results_take_a_status_only_when_the_clients_results_do() {
+    let inserted = |body: Value| -> Value {
+        let bytes = serde_json::to_vec(&body).unwrap();
+        let r = repair(Dialect::BedrockConverse, &bytes).unwrap();
+        assert!(r.is_changed());
+        assert!(
+            validate(Dialect::BedrockConverse, &r.body)
+                .unwrap()
+                .is_empty()
+        );
+        let v: Value = serde_json::from_slice(&r.body).unwrap();
+        v["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|m| m["content"].as_array().unwrap().clone())
+            .map(|b| b["toolResult"].clone())
+            .find(|r| r["toolUseId"] == "b")
+            .unwrap_or_else(|| panic!("no result for b: {v}"))
+    };
+    let calls = json!({"role":"assistant","content":[
+        {"toolUse":{"toolUseId":"a","name":"f","input":{}}},
+        {"toolUse":{"toolUseId":"b","name":"f","input":{}}}]});
+    let user = json!({"role":"user","content":[{"text":"go"}]});
+    let answered = |status: Option<&str>| {
+        let mut r = json!({"toolUseId":"a","content":[{"text":"fine"}]});
+        if let Some(s) = status {
+            r["status"] = json!(s);
+        }
+        json!({"role":"user","content":[{"toolResult": r}]})
+    };
+    // A client that never writes a status (a Llama or Mistral model's).
+    let plain = inserted(json!({"messages":[user, calls, answered(None)]}));
+    assert_eq!(plain.get("status"), None, "{plain}");
+    assert_eq!(plain["content"][0]["text"], MISSING_RESULT_TEXT);
+    let first = inserted(json!({"messages":[user, calls]}));
+    assert_eq!(first.get("status"), None, "{first}");
+    // A client that does (a Claude or Nova model's).
+    let flagged = inserted(json!({"messages":[user, calls, answered(Some("success"))]}));
+    assert_eq!(flagged["status"], "error", "{flagged}");
 }
 
 #[test]
