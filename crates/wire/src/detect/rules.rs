@@ -104,7 +104,9 @@ struct Patterns {
 static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
     let mut p = Patterns {
         line_set: RegexSet::empty(),
-        compiler_error: re(r"^[^\s:]+:\d+(?::\d+)?:\s+(?:fatal\s+)?error\b"),
+        // `error:` (rustc: `error[E0308]:`), not a searched file's line
+        // that starts with the word (`src/a.rs:31:  error!(…)`).
+        compiler_error: re(r"^[^\s:]+:\d+(?::\d+)?:\s+(?:fatal\s+)?error(?:\[[^\]\n]*\])?:"),
         shell_diagnostic: re(concat!(
             r"^[\w.+-]+:\s[^\n]*?\b(?:cannot|can't|could\s+not|couldn't|unable\s+to|failed\s+to",
             r"|no\s+such\s+file|permission\s+denied|not\s+found|is\s+a\s+directory|not\s+a\s+directory",
@@ -535,7 +537,8 @@ static FINDERS: LazyLock<Finders> = LazyLock::new(|| Finders {
 });
 
 /// A compiler diagnostic (`src/a.c:1:19: error: …`) on one of the first
-/// three lines.
+/// three lines; a search hit with the same shape (`src/a.go:88:\terror :=
+/// …`, a matched line that starts with the word) is not one.
 fn compiler_error(head: &[u8]) -> bool {
     let mut rest = head;
     for _ in 0..3 {

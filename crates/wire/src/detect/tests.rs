@@ -499,8 +499,17 @@ fn compiler_diagnostics() {
         &[
             "<stdin>: In function 'main':\n<stdin>:1:19: error: 'x' undeclared\n",
             "src/app.ts:12:5: error: cannot find name 'foo'",
+            "src/lib.rs:7:9: error[E0308]: mismatched types",
+            "a.cpp:1:10: fatal error: 'missing.h' file not found",
+            "Main.hs:3:8: error:\n    • Variable not in scope: foo :: IO ()",
         ],
-        &["src/app.ts:12:5: warning: unused variable 'foo'\n1 warning generated."],
+        &[
+            "src/app.ts:12:5: warning: unused variable 'foo'\n1 warning generated.",
+            // Search hits: a file's line that starts with the word.
+            "src/server.go:88:\terror := s.listen()\nsrc/server.go:120:\treturn error",
+            "src/handlers.rs:31:        error!(\"request failed: {e}\");",
+            "lib/log.js:14:  error(msg) {",
+        ],
     );
 }
 
