@@ -9,7 +9,15 @@
 //!   unanswered;
 //! - more `toolResult` blocks than the previous turn has `toolUse` blocks:
 //!   "The number of toolResult blocks at messages.N.content exceeds the
-//!   number of toolUse blocks of previous turn."
+//!   number of toolUse blocks of previous turn.";
+//! - the answering message not opening with its `toolResult` blocks:
+//!   Claude's own text, passed on ("The model returned the following
+//!   errors: messages.N: Did not find K `tool_result` block(s) at the
+//!   beginning of this message. …", langchain-ai/langchain-aws#451, from
+//!   ConverseStream). Other models refuse any other block beside the
+//!   results ("Conversation blocks and tool result blocks cannot be
+//!   provided in the same turn.", langchain-ai/langchain-aws#141), which the
+//!   mock, judging bodies without their model, does not check.
 
 use std::collections::HashSet;
 
@@ -48,6 +56,20 @@ pub(super) fn violation(body: &Value) -> Option<String> {
                     "Expected toolResult blocks at messages.{}.content for the following Ids: {}",
                     i + 1,
                     missing.join(", ")
+                ));
+            }
+            // Distinct ids: a repeated one is not judged here.
+            let calls = ids(m, "toolUse").into_iter().collect::<HashSet<_>>().len();
+            let leading = next.map_or(0, |n| {
+                list(n, "content")
+                    .iter()
+                    .take_while(|b| b.get("toolResult").is_some())
+                    .count()
+            });
+            if calls > 0 && leading < calls {
+                return Some(format!(
+                    "The model returned the following errors: messages.{}: Did not find {calls} `tool_result` block(s) at the beginning of this message. Messages following `tool_use` blocks must begin with a matching number of `tool_result` blocks.",
+                    i + 1
                 ));
             }
         }
@@ -126,6 +148,24 @@ mod tests {
             repeated.as_deref(),
             Some("Expected toolResult blocks at messages.2.content for the following Ids: b")
         );
+    }
+
+    #[test]
+    fn results_open_the_answering_message() {
+        let text_first = json!({"role": "user", "content": [
+            {"text": "here"},
+            {"toolResult": {"toolUseId": "a", "content": [{"text": "ok"}]}}]});
+        let got = check(json!([user(), calls(&["a"]), text_first]));
+        assert_eq!(
+            got.as_deref(),
+            Some(
+                "The model returned the following errors: messages.2: Did not find 1 `tool_result` block(s) at the beginning of this message. Messages following `tool_use` blocks must begin with a matching number of `tool_result` blocks."
+            )
+        );
+        let text_after = json!({"role": "user", "content": [
+            {"toolResult": {"toolUseId": "a", "content": [{"text": "ok"}]}},
+            {"text": "here"}]});
+        assert_eq!(check(json!([user(), calls(&["a"]), text_after])), None);
     }
 
     #[test]

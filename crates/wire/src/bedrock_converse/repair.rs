@@ -5,10 +5,12 @@
 //! one), with `status: "error"` when the client's own results carry a
 //! `status` (only some models take the field: Bedrock documents it for
 //! Amazon Nova and Anthropic Claude 3 and 4, and SDKs drop it for the
-//! others), else said in its text alone; a `toolResult` that answers no `toolUse` of the
-//! previous turn becomes a text block; a second result for the same call is
-//! dropped. Only the `content` arrays that change (and the `messages` array
-//! when a message is inserted) are rewritten: every other byte is copied.
+//! others), else said in its text alone; a `toolResult` that answers no
+//! `toolUse` of the previous turn becomes a text block; a second result for
+//! the same call is dropped; the results open their message, its other
+//! blocks after them. Only the `content` arrays that change (and the
+//! `messages` array when a message is inserted) are rewritten: every other
+//! byte is copied.
 
 use std::borrow::Cow;
 
@@ -109,7 +111,11 @@ pub(crate) fn repair(body: &[u8]) -> Result<Repaired<'_>, WireError> {
             Some(p) if p.is_assistant() && m.shape.is_user() => missing(p, &m.shape),
             _ => Vec::new(),
         };
+        // The results open the message (Claude refuses one that does not:
+        // "Did not find N `tool_result` block(s) at the beginning of this
+        // message"); its other blocks, and results turned into text, follow.
         let mut pieces: Vec<Piece> = Vec::new();
+        let mut rest: Vec<Piece> = Vec::new();
         for id in &owed {
             pieces.push(Piece::New(error_result(id)));
             changes.push(inserted(i - 1, id));
@@ -118,7 +124,7 @@ pub(crate) fn repair(body: &[u8]) -> Result<Repaired<'_>, WireError> {
         let mut changed = !owed.is_empty();
         for (j, b) in m.blocks.iter().enumerate() {
             let Some(r) = &b.tool_result else {
-                pieces.push(Piece::Orig(j));
+                rest.push(Piece::Orig(j));
                 continue;
             };
             let id = &*r.id;
@@ -131,7 +137,7 @@ pub(crate) fn repair(body: &[u8]) -> Result<Repaired<'_>, WireError> {
                 let text = format!(
                     "[Result of tool call {id}, whose call is not in the previous turn]\n{content}"
                 );
-                pieces.push(Piece::New(format!("{{\"text\":{}}}", json_string(&text))));
+                rest.push(Piece::New(format!("{{\"text\":{}}}", json_string(&text))));
                 changes.push(change(
                     ChangeKind::ConvertedResultToText,
                     DefectKind::OrphanResult,
@@ -152,8 +158,19 @@ pub(crate) fn repair(body: &[u8]) -> Result<Repaired<'_>, WireError> {
             } else {
                 answered.push(id);
                 pieces.push(Piece::Orig(j));
+                if !rest.is_empty() {
+                    changes.push(change(
+                        ChangeKind::MovedResult,
+                        DefectKind::ResultsNotFirst,
+                        i,
+                        id,
+                        format!("result for {id} moved to the start of message {i}"),
+                    ));
+                    changed = true;
+                }
             }
         }
+        pieces.extend(rest);
         if changed {
             let content = m.content.render(text, &pieces);
             let msg_range = messages.elems[i].clone();

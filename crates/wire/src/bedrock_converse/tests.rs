@@ -242,6 +242,54 @@ fn inserted_results_take_a_status_only_when_the_clients_results_do() {
     assert_eq!(flagged["status"], "error", "{flagged}");
 }
 
+/// Claude on Bedrock refuses an answering message that does not open with
+/// its results ("messages.2: Did not find 1 `tool_result` block(s) at the
+/// beginning of this message"): a result turned into text goes after the
+/// results, and a client's text before them is a defect, repaired.
+#[test]
+fn results_open_the_answering_message() {
+    let calls = json!({"role":"assistant","content":[
+        {"toolUse":{"toolUseId":"a","name":"f","input":{}}}]});
+    let result = |id: &str| json!({"toolResult":{"toolUseId":id,"content":[{"text":"ok"}]}});
+    let repaired = |answer: Value| -> (Value, Vec<ChangeKind>) {
+        let body = json!({"messages":[{"role":"user","content":[{"text":"go"}]}, calls, answer]});
+        let bytes = serde_json::to_vec(&body).unwrap();
+        let r = repair(Dialect::BedrockConverse, &bytes).unwrap();
+        assert!(
+            validate(Dialect::BedrockConverse, &r.body)
+                .unwrap()
+                .is_empty()
+        );
+        let v: Value = serde_json::from_slice(&r.body).unwrap();
+        let kinds = r.changes.iter().map(|c| c.kind).collect();
+        (v["messages"][2]["content"].clone(), kinds)
+    };
+    // An orphan before the answer: its text follows the answer.
+    let (content, kinds) =
+        repaired(json!({"role":"user","content":[result("ghost"), result("a")]}));
+    assert_eq!(content[0], result("a"), "{content}");
+    assert!(content[1]["text"].as_str().unwrap().contains("ghost"));
+    assert!(kinds.contains(&ChangeKind::ConvertedResultToText));
+    // The client's own text first: found, and the result moved before it.
+    let text_first = json!({"role":"user","content":[{"text":"here"}, result("a")]});
+    let body = json!({"messages":[{"role":"user","content":[{"text":"go"}]}, calls, text_first]});
+    let found = validate(
+        Dialect::BedrockConverse,
+        &serde_json::to_vec(&body).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        found
+            .iter()
+            .map(|d| (d.kind, d.message_index))
+            .collect::<Vec<_>>(),
+        [(DefectKind::ResultsNotFirst, 2)]
+    );
+    let (content, kinds) = repaired(text_first);
+    assert_eq!(content, json!([result("a"), {"text": "here"}]));
+    assert_eq!(kinds, [ChangeKind::MovedResult]);
+}
+
 #[test]
 fn repair_turns_orphans_into_text_and_drops_second_results() {
     let body = json!({"messages":[

@@ -11,7 +11,11 @@
 //!   turn.";
 //! - a `toolResult` whose id is not a `toolUse` of the previous turn, or
 //!   answers one twice, is reported on its own (Bedrock then names the
-//!   unanswered call with the first text).
+//!   unanswered call with the first text);
+//! - the answering message must open with its `toolResult` blocks: Claude's
+//!   own text, which Bedrock passes on ("The model returned the following
+//!   errors: messages.N: Did not find K `tool_result` block(s) at the
+//!   beginning of this message. …").
 
 use ahash::AHashSet;
 
@@ -56,10 +60,29 @@ fn check_answered(i: usize, m: &Shape<'_>, next: Option<&Shape<'_>>, out: &mut V
         .map(|(_, id)| id)
         .filter(|&id| !answered.contains(id) && listed.insert(id))
         .collect();
+    let n = i + 1;
     if missing.is_empty() {
+        let Some(next) = next else { return };
+        // Results at block 0, 1, …: the message opens with them.
+        let leading = next
+            .results()
+            .enumerate()
+            .take_while(|(k, (j, _))| k == j)
+            .count();
+        // Distinct ids: a repeated one is not judged here.
+        let calls = m.calls().map(|(_, id)| id).collect::<AHashSet<_>>().len();
+        if leading < calls {
+            out.push(Defect {
+                kind: DefectKind::ResultsNotFirst,
+                message_index: n,
+                call_ids: next.results().skip(leading).map(|(_, id)| id.to_string()).collect(),
+                message: format!(
+                    "The model returned the following errors: messages.{n}: Did not find {calls} `tool_result` block(s) at the beginning of this message. Messages following `tool_use` blocks must begin with a matching number of `tool_result` blocks."
+                ),
+            });
+        }
         return;
     }
-    let n = i + 1;
     out.push(Defect {
         kind: DefectKind::MissingResult,
         message_index: n,
