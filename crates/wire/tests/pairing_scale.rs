@@ -175,6 +175,38 @@ fn bedrock_inspect_of_many_calls_is_not_quadratic() {
     assert_eq!(defects[0].call_ids, [distinct(N)]);
 }
 
+/// Bedrock repair looked each result up among the previous turn's calls,
+/// and each call among the results, by search: 20,000 calls with one
+/// unanswered took 11 s of a worker (debug build).
+#[test]
+fn bedrock_repair_of_many_calls_is_not_quadratic() {
+    let calls = joined(N_REPAIR, |i| {
+        format!(
+            r#"{{"toolUse":{{"toolUseId":"{}","name":"f","input":{{}}}}}}"#,
+            distinct(i)
+        )
+    });
+    // The last call unanswered.
+    let results = joined(N_REPAIR - 1, |i| {
+        format!(
+            r#"{{"toolResult":{{"toolUseId":"{}","content":[{{"text":"ok"}}]}}}}"#,
+            distinct(i)
+        )
+    });
+    let body = format!(
+        r#"{{"messages":[{{"role":"user","content":[{{"text":"hi"}}]}},{{"role":"assistant","content":[{calls}]}},{{"role":"user","content":[{results}]}}]}}"#
+    );
+    let repaired = linear("Bedrock repair", N_REPAIR, &body, || {
+        repair(Dialect::BedrockConverse, body.as_bytes())
+    })
+    .unwrap();
+    assert_eq!(repaired.changes.len(), 1);
+    assert_eq!(
+        repaired.changes[0].call_id.as_deref(),
+        Some(distinct(N_REPAIR - 1).as_str())
+    );
+}
+
 #[test]
 fn gemini_inspect_of_many_idless_calls_of_one_name_is_not_quadratic() {
     let calls = joined(N, |_| r#"{"functionCall":{"name":"f","args":{}}}"#.into());

@@ -14,6 +14,7 @@
 
 use std::borrow::Cow;
 
+use ahash::AHashSet;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
@@ -100,11 +101,12 @@ pub(crate) fn repair(body: &[u8]) -> Result<Repaired<'_>, WireError> {
     let mut msg_pieces: Vec<Piece> = Vec::new();
     for (i, m) in located.iter().enumerate() {
         let prev = i.checked_sub(1).map(|p| &located[p].shape);
-        let calls: Vec<&str> = match prev {
+        // Sets, not lists: a client controls how many calls a turn holds.
+        let calls: AHashSet<&str> = match prev {
             Some(p) if p.is_assistant() && m.shape.is_user() => {
                 p.calls().map(|(_, id)| id).collect()
             }
-            _ => Vec::new(),
+            _ => AHashSet::new(),
         };
         // Results owed to the previous assistant message, to open this one.
         let owed = match prev {
@@ -120,7 +122,7 @@ pub(crate) fn repair(body: &[u8]) -> Result<Repaired<'_>, WireError> {
             pieces.push(Piece::New(error_result(id)));
             changes.push(inserted(i - 1, id));
         }
-        let mut answered: Vec<&str> = Vec::new();
+        let mut answered: AHashSet<&str> = AHashSet::new();
         let mut changed = !owed.is_empty();
         for (j, b) in m.blocks.iter().enumerate() {
             let Some(r) = &b.tool_result else {
@@ -128,7 +130,7 @@ pub(crate) fn repair(body: &[u8]) -> Result<Repaired<'_>, WireError> {
                 continue;
             };
             let id = &*r.id;
-            if !calls.contains(&id) {
+            if !calls.contains(id) {
                 let content = read_result(r.content.map(RawValue::get), None, true, &|_| {
                     toolwarden_core::Verdict::NONE
                 })
@@ -146,7 +148,7 @@ pub(crate) fn repair(body: &[u8]) -> Result<Repaired<'_>, WireError> {
                     format!("result for unknown call {id} turned into text"),
                 ));
                 changed = true;
-            } else if answered.contains(&id) {
+            } else if !answered.insert(id) {
                 changes.push(change(
                     ChangeKind::RemovedDuplicate,
                     DefectKind::DuplicateCallId,
@@ -156,7 +158,6 @@ pub(crate) fn repair(body: &[u8]) -> Result<Repaired<'_>, WireError> {
                 ));
                 changed = true;
             } else {
-                answered.push(id);
                 pieces.push(Piece::Orig(j));
                 if !rest.is_empty() {
                     changes.push(change(
@@ -213,14 +214,13 @@ pub(crate) fn repair(body: &[u8]) -> Result<Repaired<'_>, WireError> {
 /// The distinct call ids of `calls` (an assistant message) that `next`
 /// does not answer.
 fn missing<'s>(calls: &'s Shape<'_>, next: &Shape<'_>) -> Vec<&'s str> {
-    let answered: Vec<&str> = next.results().map(|(_, id)| id).collect();
-    let mut out: Vec<&str> = Vec::new();
-    for (_, id) in calls.calls() {
-        if !answered.contains(&id) && !out.contains(&id) {
-            out.push(id);
-        }
-    }
-    out
+    let answered: AHashSet<&str> = next.results().map(|(_, id)| id).collect();
+    let mut listed: AHashSet<&str> = AHashSet::new();
+    calls
+        .calls()
+        .map(|(_, id)| id)
+        .filter(|&id| !answered.contains(id) && listed.insert(id))
+        .collect()
 }
 
 /// An error result for call `id`; `status` only `with_status` (see the
