@@ -651,3 +651,59 @@ async fn hypers_path_keeps_header_case_and_refuses_long_heads() {
     assert!(answer.starts_with("HTTP/1.1 431"), "{answer}");
     assert!(up.bodies.try_recv().is_err(), "nothing went upstream");
 }
+
+/// An answer whose exchange was under way when the gateway began to stop
+/// says `connection: close`, as hyper's graceful shutdown says on its
+/// path: the connection closes after it, and a client told nothing would
+/// send its next request on a connection the gateway is closing (that
+/// request lost) instead of opening another (to another instance behind
+/// a load balancer). Before, the fast path said so only when the stop had
+/// begun before the request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_given_while_the_gateway_stops_says_connection_close() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let upstream = listener.local_addr().unwrap();
+    let (asked, mut asked_rx) = mpsc::unbounded_channel();
+    let (answer, mut answer_rx) = mpsc::unbounded_channel::<()>();
+    tokio::spawn(async move {
+        let (mut stream, _) = listener.accept().await.unwrap();
+        let mut buf = Vec::new();
+        read_request(&mut stream, &mut buf).await.unwrap();
+        asked.send(()).unwrap();
+        answer_rx.recv().await.unwrap();
+        stream
+            .write_all(
+                b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}",
+            )
+            .await
+            .unwrap();
+        // The upstream keeps its connection open.
+        let _ = stream.read(&mut [0u8; 1]).await;
+    });
+    let gw = gateway(upstream).await;
+    let addr = gw.addr();
+    let mut s = TcpStream::connect(addr).await.unwrap();
+    let request = format!(
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{CHAT}",
+        CHAT.len()
+    );
+    s.write_all(request.as_bytes()).await.unwrap();
+    asked_rx.recv().await.unwrap();
+    let stopping = tokio::spawn(gw.shutdown());
+    // The workers have seen the stop once they no longer accept.
+    while TcpStream::connect(addr).await.is_ok() {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    answer.send(()).unwrap();
+    let mut seen = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), s.read_to_end(&mut seen))
+        .await
+        .expect("the answer ends and the connection closes")
+        .unwrap();
+    let seen = String::from_utf8_lossy(&seen);
+    assert!(seen.starts_with("HTTP/1.1 200"), "{seen}");
+    assert!(seen.contains("\r\nconnection: close\r\n"), "{seen}");
+    assert!(seen.ends_with("\r\n\r\n{}"), "{seen}");
+    stopping.await.unwrap();
+}

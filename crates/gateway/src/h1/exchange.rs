@@ -33,6 +33,7 @@ use futures_util::FutureExt;
 use tokio::{
     io::{AsyncReadExt, AsyncWrite, AsyncWriteExt},
     net::TcpStream,
+    sync::watch,
 };
 
 use super::{
@@ -62,9 +63,16 @@ pub(super) struct Ctx<'a> {
     pub pipelined: &'a mut BytesMut,
     pub shared: &'a Arc<Shared>,
     pub pool: &'a Pool,
+    /// The gateway's stop flag: raised while the exchange is under way,
+    /// its answer says `connection: close` (as hyper's graceful shutdown
+    /// does), since the connection closes after it.
+    pub shutdown: &'a watch::Receiver<bool>,
 }
 
-/// Run one exchange; the request's body has been read.
+/// Run one exchange; the request's body has been read. `closing`: the
+/// connection closes after it (the client asked, or the gateway was
+/// stopping when it began); a stop that begins while it runs closes it
+/// too, and the answer says so when its head has not gone yet.
 pub(super) async fn run(
     cx: Ctx<'_>,
     head: Box<RequestHead>,
@@ -81,6 +89,9 @@ pub(super) async fn run(
         ..
     } = *head;
     let shared = cx.shared;
+    let stopping = cx.shutdown;
+    // Whether the answer must say `connection: close` now.
+    let closing_now = || closing || *stopping.borrow();
     let provider = route.provider;
     // The fast path takes only routes with a fixed upstream (`head`).
     let Some(upstream) = provider.upstream(&shared.config.upstreams) else {
@@ -128,21 +139,29 @@ pub(super) async fn run(
         Ok(Sent::Whole(up)) => (up, BytesMut::with_capacity(READ_CHUNK), false),
         Ok(Sent::Answered(up, early)) => (up, early, true),
         Err(err) => {
-            return fail(cx.client, observation, provider, &err, closing, write_limit).await;
+            return fail(
+                cx.client,
+                observation,
+                provider,
+                &err,
+                closing_now(),
+                write_limit,
+            )
+            .await;
         }
     };
 
     // Wait for the response head, watching the client.
-    let extras = ClientHeadExtras {
-        repaired: changes,
-        close: closing,
-    };
-    let (response, client_head) = loop {
+    let (response, client_head, closing) = loop {
+        let extras = ClientHeadExtras {
+            repaired: changes,
+            close: closing_now(),
+        };
         match head::parse_response(&ubuf, extras) {
             // A request cut short by its answer: that connection is done.
             ResponseParse::Head(mut response, client_head) => {
                 response.close |= cut_short;
-                break (response, client_head);
+                break (response, client_head, extras.close);
             }
             ResponseParse::Informational(len) => {
                 ubuf.advance(len);
@@ -150,7 +169,15 @@ pub(super) async fn run(
             }
             ResponseParse::Invalid(detail) => {
                 let err = ProxyError::new(ProxyErrorKind::Reset, upstream.host(), detail);
-                return fail(cx.client, observation, provider, &err, closing, write_limit).await;
+                return fail(
+                    cx.client,
+                    observation,
+                    provider,
+                    &err,
+                    closing_now(),
+                    write_limit,
+                )
+                .await;
             }
             ResponseParse::Partial => {}
         }
@@ -165,7 +192,7 @@ pub(super) async fn run(
                         Ok(_) => "connection closed before message completed".into(),
                     };
                     let err = ProxyError::new(ProxyErrorKind::Reset, upstream.host(), detail);
-                    return fail(cx.client, observation, provider, &err, closing, write_limit).await;
+                    return fail(cx.client, observation, provider, &err, closing_now(), write_limit).await;
                 }
             },
             read = cx.client.read_buf(cx.pipelined), if watch_client => {
@@ -179,7 +206,7 @@ pub(super) async fn run(
             _ = sleep_until(deadline) => {
                 let limit = first_byte_timeout.unwrap_or_default();
                 let err = ProxyError::first_byte_timeout(upstream.host(), limit);
-                return fail(cx.client, observation, provider, &err, closing, write_limit).await;
+                return fail(cx.client, observation, provider, &err, closing_now(), write_limit).await;
             }
         }
     };

@@ -124,6 +124,7 @@ pub(crate) async fn serve(
                 pipelined: &mut buf,
                 shared,
                 pool,
+                shutdown: &*shutdown,
             },
             head,
             body,
