@@ -707,3 +707,53 @@ async fn an_answer_given_while_the_gateway_stops_says_connection_close() {
     assert!(seen.ends_with("\r\n\r\n{}"), "{seen}");
     stopping.await.unwrap();
 }
+
+/// A body that has not all arrived within `client_body_timeout_ms` is
+/// answered 400 in the client's envelope, naming the setting, and the
+/// connection closed — on the fast path as on hyper's (a chunked body,
+/// which hyper's path reads). Before, the fast path closed the connection
+/// without a word: the client saw the server disconnect, with nothing to
+/// say which setting cut it off.
+#[tokio::test]
+async fn a_body_not_sent_in_time_is_answered_400_on_both_paths() {
+    let up = raw_upstream(Arc::new(|_| {
+        (
+            vec![&b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}"[..]],
+            false,
+        )
+    }))
+    .await;
+    let mut config = Config::for_tests(&format!("http://{}", up.addr));
+    config.client_body_timeout = Duration::from_millis(300);
+    let gw = Gateway::start(config).await.unwrap();
+    let fast = format!(
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{}",
+        CHAT.len(),
+        &CHAT[..10]
+    );
+    let hypers = format!(
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\n\
+         Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n{:x}\r\n{}",
+        CHAT.len(),
+        &CHAT[..10]
+    );
+    for request in [fast, hypers] {
+        // The client sends part of its body, then waits for an answer.
+        let answer = raw_exchange(&gw, request.as_bytes()).await;
+        assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+        assert!(
+            answer.contains("client_body_timeout_ms (300 ms)"),
+            "{answer}"
+        );
+        assert!(
+            answer.contains("\"code\":\"request_body_error\""),
+            "{answer}"
+        );
+    }
+    assert_eq!(
+        up.connections.load(Ordering::SeqCst),
+        0,
+        "nothing forwarded"
+    );
+}

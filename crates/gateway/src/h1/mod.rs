@@ -139,7 +139,8 @@ pub(crate) async fn serve(
 }
 
 /// Read the whole body after the head; `None` when the connection must
-/// close (body too large: answered 413; client gone).
+/// close (body too large: answered 413; not sent whole in time, or cut:
+/// answered 400).
 async fn read_body(
     client: &mut TcpStream,
     buf: &mut BytesMut,
@@ -184,7 +185,12 @@ async fn read_body(
                     Ok(Err(e)) => format!("reading the request body failed: {e}"),
                     Ok(Ok(_)) => "the client closed the connection before the whole body".into(),
                 };
-                fail(&ProxyError::new(ProxyErrorKind::ClientBody, host, detail));
+                let err = ProxyError::new(ProxyErrorKind::ClientBody, host, detail);
+                fail(&err);
+                // Answered as hyper's path answers it (400 naming the
+                // setting), for a client still reading; then closed.
+                let limit = shared.config.client_body_timeout;
+                let _ = exchange::reply_error(client, head.route.provider, &err, true, limit).await;
                 return None;
             }
         }
