@@ -26,6 +26,7 @@
 //! client goes away) — the e2e suites run through this path.
 
 pub(crate) mod chunked;
+mod connect;
 mod exchange;
 pub(crate) mod head;
 pub(crate) mod pool;

@@ -145,21 +145,16 @@ impl Pool {
                 .map_err(|e| ProxyError::new(ProxyErrorKind::Dns, host, format!("dns error: {e}")))?
                 .collect(),
         };
-        let mut last = None;
-        let mut tcp = None;
-        for addr in addrs {
-            match TcpStream::connect(addr).await {
-                Ok(stream) => {
-                    tcp = Some(stream);
-                    break;
-                }
-                Err(e) => last = Some(e),
-            }
-        }
-        let tcp = tcp.ok_or_else(|| {
-            let detail = last.map_or_else(|| "no address".to_string(), |e| e.to_string());
-            ProxyError::new(ProxyErrorKind::Connect, host, detail)
-        })?;
+        let tcp = super::connect::connect_tcp(&addrs, self.connect_timeout)
+            .await
+            .map_err(|e| {
+                let kind = if e.kind() == io::ErrorKind::TimedOut {
+                    ProxyErrorKind::ConnectTimeout
+                } else {
+                    ProxyErrorKind::Connect
+                };
+                ProxyError::new(kind, host, e.to_string())
+            })?;
         crate::sockets::tune(&tcp);
         if !upstream.is_https() {
             return Ok(UpstreamIo::Plain(tcp));
