@@ -161,7 +161,7 @@ settings! {
     chatgpt_upstream: String = "https://chatgpt.com";
     /// `off`, `report` or `fix`: what to do with a conversation whose calls and results don't pair.
     repair: String = "fix";
-    /// Upstream TCP/TLS connect timeout, ms.
+    /// Upstream TCP/TLS connect timeout, ms. An upstream name's addresses share it (one that never answers leaves time for the next), and those of the other IP family are tried alongside after 300 ms.
     connect_timeout_ms: u64 = "10000";
     /// Time allowed from the start of sending a request upstream to the response headers, ms (an upstream that stops reading the request is cut off by it too; for a streamed pass-through body, from its last byte sent); 0 = none (a live stream is never cut off).
     first_byte_timeout_ms: u64 = "600000";
