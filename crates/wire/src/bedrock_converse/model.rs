@@ -6,6 +6,7 @@
 
 use std::borrow::Cow;
 
+use ahash::AHashSet;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
@@ -56,6 +57,18 @@ pub(super) struct ToolUse<'a> {
     pub name: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     pub input: Option<&'a RawValue>,
+    /// `server_tool_use` for a system tool Bedrock runs itself (Nova's
+    /// `nova_grounding`); absent for a tool the client runs.
+    #[serde(borrow, default, rename = "type", deserialize_with = "opt_cow")]
+    pub kind: Option<Cow<'a, str>>,
+}
+
+impl ToolUse<'_> {
+    /// A system tool Bedrock runs itself: its `toolResult` is in the same
+    /// assistant message, and the client answers nothing.
+    pub fn is_server(&self) -> bool {
+        self.kind.as_deref() == Some("server_tool_use")
+    }
 }
 
 /// `toolResult`: `content` kept raw until read.
@@ -79,22 +92,35 @@ pub(super) struct Shape<'a> {
 
 impl<'a> Shape<'a> {
     pub fn of(m: &Message<'a>) -> Self {
-        let tools = m
-            .content
+        Shape::from_blocks(m.role.clone(), &m.content)
+    }
+
+    /// The shape of a message of `role` holding `blocks`. A system tool
+    /// Bedrock runs itself (a `toolUse` of `type: "server_tool_use"`) and
+    /// the `toolResult` answering it in the same message are neither a
+    /// call the next message must answer nor a result of the turn before:
+    /// Bedrock wrote both. Taken for a call and an orphan, a replayed one
+    /// was reported as two defects, and `fix` mode turned the server's
+    /// result into text and answered the call with an error result.
+    pub fn from_blocks(role: Cow<'a, str>, blocks: &[Block<'a>]) -> Self {
+        // A set: a client controls how many blocks a message holds.
+        let server: AHashSet<&str> = blocks
+            .iter()
+            .filter_map(|b| b.tool_use.as_ref().filter(|u| u.is_server()))
+            .map(|u| &*u.id)
+            .collect();
+        let tools = blocks
             .iter()
             .enumerate()
-            .filter_map(|(j, b)| {
-                if let Some(u) = &b.tool_use {
-                    Some((j, u.id.clone(), true))
-                } else {
-                    b.tool_result.as_ref().map(|r| (j, r.id.clone(), false))
-                }
+            .filter_map(|(j, b)| match (&b.tool_use, &b.tool_result) {
+                (Some(u), _) if u.is_server() => None,
+                (Some(u), _) => Some((j, u.id.clone(), true)),
+                (None, Some(r)) if server.contains(&*r.id) => None,
+                (None, Some(r)) => Some((j, r.id.clone(), false)),
+                _ => None,
             })
             .collect();
-        Shape {
-            role: m.role.clone(),
-            tools,
-        }
+        Shape { role, tools }
     }
 
     pub fn is_assistant(&self) -> bool {

@@ -73,18 +73,7 @@ pub(crate) fn repair(body: &[u8]) -> Result<Repaired<'_>, WireError> {
             .iter()
             .map(|b| serde_json::from_str::<Block<'_>>(b.get()))
             .collect::<Result<Vec<_>, _>>()?;
-        let shape = Shape {
-            role: m.role,
-            tools: blocks
-                .iter()
-                .enumerate()
-                .filter_map(|(j, b)| match (&b.tool_use, &b.tool_result) {
-                    (Some(u), _) => Some((j, u.id.clone(), true)),
-                    (None, Some(r)) => Some((j, r.id.clone(), false)),
-                    _ => None,
-                })
-                .collect(),
-        };
+        let shape = Shape::from_blocks(m.role, &blocks);
         located.push(Located {
             content,
             blocks,

@@ -449,6 +449,46 @@ pub(super) fn converse_stream() -> Vec<u8> {
         .collect()
 }
 
+/// A history replaying a system tool Bedrock ran (its `toolUse` of
+/// `type: "server_tool_use"` and its `toolResult` in the same assistant
+/// message) is a valid request: it was reported as a result answering no
+/// call of the turn before and a call left unanswered, and `fix` mode
+/// turned the server's result into text and answered the call with an
+/// error result the client never sent.
+#[test]
+fn a_replayed_system_tool_is_no_defect() {
+    let body = br#"{"messages":[
+        {"role":"user","content":[{"text":"news?"}]},
+        {"role":"assistant","content":[
+            {"toolUse":{"toolUseId":"tooluse_s","name":"nova_grounding","input":{"query":"q"},"type":"server_tool_use"}},
+            {"toolResult":{"toolUseId":"tooluse_s","content":[{"text":"found"}],"type":"nova_grounding_result"}},
+            {"toolUse":{"toolUseId":"tooluse_c","name":"ls","input":{}}}]},
+        {"role":"user","content":[{"toolResult":{"toolUseId":"tooluse_c","content":[{"text":"a b"}]}}]},
+        {"role":"assistant","content":[
+            {"toolUse":{"toolUseId":"tooluse_t","name":"nova_grounding","input":{"query":"r"},"type":"server_tool_use"}},
+            {"toolResult":{"toolUseId":"tooluse_t","content":[{"text":"more"}],"type":"nova_grounding_result"}},
+            {"text":"done"}]}]}"#;
+    assert_eq!(validate(Dialect::BedrockConverse, body).unwrap(), []);
+    let r = repair(Dialect::BedrockConverse, body).unwrap();
+    assert!(r.changes.is_empty(), "{:?}", r.changes);
+    assert_eq!(&*r.body, &body[..]);
+    // The client's own call is still owed its result.
+    let owed = body_without_last_user_result(body);
+    let d = validate(Dialect::BedrockConverse, owed.as_bytes()).unwrap();
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(d[0].call_ids, ["tooluse_c"]);
+}
+
+/// The body of [`a_replayed_system_tool_is_no_defect`] with its client
+/// result's message replaced by text.
+fn body_without_last_user_result(body: &[u8]) -> String {
+    let text = std::str::from_utf8(body).unwrap();
+    text.replace(
+        r#"{"toolResult":{"toolUseId":"tooluse_c","content":[{"text":"a b"}]}}"#,
+        r#"{"text":"no answer"}"#,
+    )
+}
+
 #[test]
 fn the_stream_parser_reads_converse_stream_frames() {
     let stream = converse_stream();
