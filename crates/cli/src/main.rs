@@ -158,9 +158,14 @@ fn init_tracing(format: Option<LogFormat>) -> Result<LogFormat, String> {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,toolwarden=info"));
+    // A line that cannot be written (stderr a pipe whose reader went
+    // away) is dropped: by default the subscriber reports it with
+    // `eprintln!`, which panics the thread that logged, a proxy worker
+    // mid-request.
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr);
+        .with_writer(std::io::stderr)
+        .log_internal_errors(false);
     let _ = match format {
         LogFormat::Json => builder.json().try_init(),
         LogFormat::Text => {
@@ -177,7 +182,7 @@ fn main() -> ExitCode {
     let log_format = match init_tracing(cli.log_format) {
         Ok(format) => format,
         Err(e) => {
-            eprintln!("error: {e}");
+            errln!("error: {e}");
             return ExitCode::from(2);
         }
     };
@@ -225,7 +230,7 @@ fn main() -> ExitCode {
     match result {
         Ok(outcome) => outcome.code(),
         Err(cmd::CmdError(msg)) => {
-            eprintln!("error: {msg}");
+            errln!("error: {msg}");
             ExitCode::from(2)
         }
     }

@@ -460,6 +460,56 @@ fn repair_into_a_closed_pipe_exits_0_with_its_report() {
     assert!(stderr.contains("1 change"), "{stderr}");
 }
 
+/// `repair`'s report names the calls it answered by their ids, chosen
+/// by the client: written out on stderr, as `check` writes them.
+#[test]
+fn repair_report_cannot_drive_the_terminal() {
+    let body = br#"{"model":"claude-x","max_tokens":10,"messages":[
+        {"role":"user","content":"hi"},
+        {"role":"assistant","content":[{"type":"tool_use","id":"tu_\u001b]0;TITLE\u0007\u001b[2J","name":"Read","input":{}}]},
+        {"role":"user","content":"go on"}]}"#;
+    let out = run_with_stdin(&["repair", "-"], body);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("1 change"), "{stderr}");
+    assert!(
+        !stderr.chars().any(|c| c.is_control() && c != '\n'),
+        "{stderr:?}"
+    );
+    assert!(
+        stderr.contains("tu_\\u{1b}]0;TITLE\\u{7}\\u{1b}[2J"),
+        "{stderr}"
+    );
+}
+
+/// Standard error read by a reader that went away (`2>&1 | head -1`):
+/// the report and an error message end there, no panic (exit 101).
+#[cfg(unix)]
+#[test]
+fn a_closed_stderr_ends_the_report_quietly() {
+    let body = br#"{"model":"claude-x","max_tokens":10,"messages":[
+        {"role":"user","content":"hi"},
+        {"role":"assistant","content":[{"type":"tool_use","id":"toolu_A","name":"Read","input":{}}]},
+        {"role":"user","content":"go on"}]}"#;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("broken.json");
+    std::fs::write(&file, body).unwrap();
+    let run = |args: &[&std::ffi::OsStr]| {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        bin()
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(writer)
+            .status()
+            .unwrap()
+            .code()
+    };
+    assert_eq!(run(&["repair".as_ref(), file.as_os_str()]), Some(0));
+    let missing = dir.path().join("missing.json");
+    assert_eq!(run(&["repair".as_ref(), missing.as_os_str()]), Some(2));
+}
+
 /// `eval-detector` with several files names the file and its own line:
 /// of a bad row, and of each misclassified row (`--mistakes`, `--json`).
 #[test]

@@ -295,3 +295,69 @@ fn serve_says_where_to_look_next_and_hides_passwords() {
         assert!(line.starts_with('{'), "not JSON after the address: {line}");
     }
 }
+
+/// Standard error a pipe whose reader went away (`serve 2>&1 | head -1`,
+/// a log collector that stopped): `serve` starts, answers every request
+/// though each writes a log line, and stops cleanly. The log lines are
+/// lost; before, the first one panicked the thread that wrote it: the
+/// start (exit 101), then each proxy worker mid-request (the connection
+/// closed without an answer).
+#[cfg(unix)]
+#[test]
+fn a_closed_stderr_does_not_stop_the_gateway() {
+    use std::io::{Read, Write};
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let mock = rt.block_on(toolwarden_mock_provider::MockProvider::start(
+        toolwarden_mock_provider::MockOptions::default(),
+    ));
+    let addr = format!("127.0.0.1:{}", free_port());
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let mut child = bin()
+        .args(["serve", "--database", "none", "--workers", "1"])
+        .args(["--listen", &addr, "--anthropic-upstream", &mock.base_url()])
+        .env("RUST_LOG", "info,toolwarden::access=debug")
+        .stdout(Stdio::null())
+        .stderr(writer)
+        .spawn()
+        .expect("spawn toolwarden serve");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let body =
+        r#"{"model":"claude-test","max_tokens":64,"messages":[{"role":"user","content":"hi"}]}"#;
+    let mut answered = 0;
+    while answered < 3 {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "serve ended: {:?}",
+            child.try_wait()
+        );
+        assert!(Instant::now() < deadline, "serve did not answer in 30 s");
+        let Ok(mut s) = std::net::TcpStream::connect(&addr) else {
+            std::thread::sleep(Duration::from_millis(50));
+            continue;
+        };
+        write!(
+            s,
+            "POST /v1/messages HTTP/1.1\r\nhost: localhost\r\n\
+             content-type: application/json\r\nx-api-key: sk-test\r\n\
+             anthropic-version: 2023-06-01\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut answer = String::new();
+        let _ = s.read_to_string(&mut answer);
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer:?}");
+        answered += 1;
+    }
+    let stopped = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(stopped.success());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "{status:?}");
+}

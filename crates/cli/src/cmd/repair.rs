@@ -1,14 +1,11 @@
 //! `toolwarden repair`: the repaired body on stdout, the report on stderr.
 
-use std::{
-    io::{self, Write},
-    path::Path,
-};
+use std::path::Path;
 
 use toolwarden_wire::Dialect;
 
 use super::{CmdError, Outcome, check::resolve_dialect};
-use crate::input;
+use crate::{input, terminal::shown};
 
 /// Run `repair` on one file.
 pub fn run(dialect: Option<Dialect>, file: &Path) -> Result<Outcome, CmdError> {
@@ -17,25 +14,22 @@ pub fn run(dialect: Option<Dialect>, file: &Path) -> Result<Outcome, CmdError> {
     let repaired = toolwarden_wire::repair(dialect, &body)
         .map_err(|e| CmdError(format!("{}: {e}", file.display())))?;
     // A reader that stops early (`| head`) ends the body there, exit 0;
-    // the report still goes to stderr.
+    // the report still goes to stderr (where a reader that went away
+    // ends it too).
     crate::output::print_bytes(&repaired.body)?;
-    let mut err = io::stderr().lock();
     if repaired.changes.is_empty() {
-        writeln!(err, "repair: {dialect}: no defects; body unchanged")?;
+        errln!("repair: {dialect}: no defects; body unchanged");
     } else {
-        writeln!(
-            err,
-            "repair: {dialect}: {} change(s)",
-            repaired.changes.len()
-        )?;
+        errln!("repair: {dialect}: {} change(s)", repaired.changes.len());
+        // A description names the call's id, chosen by the client: written
+        // out, as `check` does (`terminal`).
         for c in &repaired.changes {
-            writeln!(
-                err,
+            errln!(
                 "  message {:>4}  {:<26} {}",
                 c.message_index,
                 format!("{:?}", c.kind),
-                c.description
-            )?;
+                shown(&c.description)
+            );
         }
     }
     Ok(Outcome::Ok)

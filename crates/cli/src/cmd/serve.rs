@@ -134,7 +134,7 @@ pub fn run(args: ServeArgs, banner: bool) -> Result<Outcome, CmdError> {
         } else {
             String::new()
         };
-        eprint!("toolwarden: listening on http://{}\n{next}", gateway.addr());
+        err!("toolwarden: listening on http://{}\n{next}", gateway.addr());
         gateway.wait().await;
         Ok::<_, CmdError>(())
     })?;
