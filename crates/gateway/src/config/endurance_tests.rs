@@ -102,14 +102,20 @@ fn zero_timeouts_and_caps_are_refused_by_name() {
         ("TOOLWARDEN_CLIENT_HEAD_TIMEOUT_MS", "0"),
         ("TOOLWARDEN_CLIENT_BODY_TIMEOUT_MS", "0"),
         ("TOOLWARDEN_MAX_CLIENT_CONNECTIONS", "0"),
+        ("TOOLWARDEN_MAX_REQUEST_BYTES", "0"),
+        ("TOOLWARDEN_RESPONSE_PARSE_LIMIT", "0"),
     ])
     .validate()
     .unwrap_err();
     let text = err.to_string();
+    // A body limit of 0 answered every request 413, a parse limit of 0
+    // counted every response `too_large`: both were accepted.
     for key in [
         "client_head_timeout_ms",
         "client_body_timeout_ms",
         "max_client_connections",
+        "max_request_bytes",
+        "response_parse_limit",
     ] {
         assert!(
             text.contains(&format!("{key} must be greater than 0")),

@@ -170,10 +170,6 @@ impl RawConfig {
         if let Err(e) = Detector::new(&detector) {
             problems.push(format!("detector: {e}"));
         }
-        let max_request_bytes = self.max_request_bytes.unwrap_or(DEFAULT_MAX_REQUEST_BYTES);
-        let response_parse_limit = self
-            .response_parse_limit
-            .unwrap_or(DEFAULT_RESPONSE_PARSE_LIMIT);
         let ws_max_message_bytes = self
             .ws_max_message_bytes
             .unwrap_or(DEFAULT_WS_MAX_MESSAGE_BYTES);
@@ -288,6 +284,18 @@ impl RawConfig {
             }
             v.max(1)
         };
+        // 0 would answer every request with a body 413, and count every
+        // response `too_large`, its calls never read.
+        let max_request_bytes = positive(
+            "max_request_bytes",
+            self.max_request_bytes,
+            DEFAULT_MAX_REQUEST_BYTES,
+        );
+        let response_parse_limit = positive(
+            "response_parse_limit",
+            self.response_parse_limit,
+            DEFAULT_RESPONSE_PARSE_LIMIT,
+        );
         let client_head_timeout_ms = positive(
             "client_head_timeout_ms",
             self.client_head_timeout_ms,
