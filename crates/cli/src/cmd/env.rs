@@ -51,6 +51,13 @@ fn gateway_url(url: &str) -> Result<String, CmdError> {
     if authority.as_str().contains('@') {
         return Err(bad("no credentials in the URL"));
     }
+    // The lines are `eval`ed: a quote in the host (`http://a'$(cmd)'b`,
+    // which `http::Uri` takes) would end the quoted value and run the rest.
+    if !authority.as_str().chars().all(host_char) {
+        return Err(bad(
+            "the host must be a name, an IP address or [IPv6], with a port or not",
+        ));
+    }
     if uri.path_and_query().is_some_and(|p| p.as_str() != "/") {
         return Err(bad("no path or query: the gateway's root"));
     }
@@ -58,6 +65,12 @@ fn gateway_url(url: &str) -> Result<String, CmdError> {
         "{}://{authority}",
         uri.scheme_str().unwrap_or("http")
     ))
+}
+
+/// A character of `host[:port]`: a DNS name (or a container's, with `_`),
+/// an IPv4 or a bracketed IPv6 address (with a `%` zone), a port.
+fn host_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | ':' | '[' | ']' | '%')
 }
 
 #[cfg(test)]
@@ -74,6 +87,10 @@ mod tests {
             gateway_url("http://[::1]:9000").unwrap(),
             "http://[::1]:9000"
         );
+        assert_eq!(
+            gateway_url("http://toolwarden_gw-1.svc:8080").unwrap(),
+            "http://toolwarden_gw-1.svc:8080"
+        );
         for bad in [
             "gw:8080",
             "ftp://x",
@@ -81,6 +98,9 @@ mod tests {
             "https://x/v1",
             "https://x?a=1",
             "",
+            // Shell text in the host: the lines are `eval`ed.
+            "http://a'$(touch${IFS}pwned)'b:80",
+            "http://gw!x",
         ] {
             assert!(gateway_url(bad).is_err(), "{bad}");
         }
