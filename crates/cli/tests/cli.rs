@@ -731,3 +731,19 @@ fn env_for_port_zero_asks_for_the_real_port() {
     let out = bin().args(["env", "--listen", "9000"]).output().unwrap();
     assert_eq!(out.status.code(), Some(0));
 }
+
+/// `stats --limit 0` is refused: the store reads 0 as its default, so
+/// it printed 20 rows of sessions and of failures.
+#[test]
+fn stats_limit_zero_is_refused() {
+    let out = bin()
+        .args(["stats", "--database", "none-such.db", "--limit", "0"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--limit") && stderr.contains("at least 1"),
+        "{stderr}"
+    );
+}

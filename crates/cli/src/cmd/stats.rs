@@ -47,8 +47,8 @@ pub struct StatsArgs {
     /// Only this session.
     #[arg(long)]
     pub session: Option<String>,
-    /// Rows of sessions and recent failures.
-    #[arg(long, default_value_t = 20)]
+    /// Rows of sessions and recent failures (at least 1).
+    #[arg(long, default_value_t = 20, value_parser = rows)]
     pub limit: usize,
     /// Print the JSON document (the same as GET /api/stats).
     #[arg(long)]
@@ -56,6 +56,16 @@ pub struct StatsArgs {
     /// A TOML config file to read `database` from.
     #[arg(long)]
     pub config: Option<PathBuf>,
+}
+
+/// `--limit`: at least one row. The store reads 0 as its default (20),
+/// so `--limit 0` printed 20 rows of each list.
+fn rows(text: &str) -> Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(0) => Err("at least 1 (the rows of sessions and of recent failures)".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err("expected a whole number of rows, at least 1".into()),
+    }
 }
 
 /// Print the report.
