@@ -361,3 +361,36 @@ fn a_closed_stderr_does_not_stop_the_gateway() {
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(0), "{status:?}");
 }
+
+/// A setting that holds a credential has no flag: every local user sees
+/// a flag's value in `ps`. `--admin-token` had one; it and the others
+/// given as flags are refused, saying where the value goes, without
+/// repeating it (and not with clap's tip to try `--admin-token` for
+/// `--lend-token`).
+#[test]
+fn a_credential_is_not_taken_as_a_flag() {
+    for (flag, variable) in [
+        ("--admin-token", "TOOLWARDEN_ADMIN_TOKEN"),
+        ("--lend-token", "TOOLWARDEN_LEND_TOKEN"),
+        ("--otlp-headers", "TOOLWARDEN_OTLP_HEADERS"),
+    ] {
+        let out = bin()
+            // A listen address refused at start: a flag taken as a setting
+            // ends the command too, instead of serving.
+            .args(["serve", "--listen", "no-such-address", "--database", "none"])
+            .args([flag, "tok-sekret-123456789"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{flag}: {stderr}");
+        assert!(
+            stderr.contains(&format!("{flag} is not a flag")) && stderr.contains(variable),
+            "{flag}: {stderr}"
+        );
+        assert!(!stderr.contains("sekret"), "{flag}: {stderr}");
+        assert!(!stderr.contains("similar argument"), "{flag}: {stderr}");
+    }
+    let help = bin().args(["serve", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(!help.contains("--admin-token"), "{help}");
+}

@@ -5,7 +5,7 @@
 //!
 //! Access (issue 6 §3), decided by [`crate::dashboard::access`]: a gateway
 //! bound to a loopback address answers loopback clients; otherwise every
-//! admin request needs `Authorization: Bearer <--admin-token>` (the page
+//! admin request needs `Authorization: Bearer <admin_token>` (the page
 //! itself is served so it can ask for the token), and without a configured
 //! token remote use is refused. The proxy routes, `/healthz` and `/metrics`
 //! are not affected.

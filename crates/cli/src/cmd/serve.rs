@@ -11,7 +11,9 @@ use crate::config;
 /// Flags of `serve`; each overrides `TOOLWARDEN_*` and `toolwarden.toml`.
 /// One flag per setting of [`SETTINGS`] (its key with dashes) but those
 /// that may carry credentials (`Setting::has_flag`), plus
-/// `--config` and the alerts' flags.
+/// `--config` and the alerts' flags. A credential's flag given anyway
+/// (`--admin-token`) is refused, saying where to put it instead, without
+/// its value.
 #[derive(Debug)]
 pub struct ServeArgs {
     /// A TOML config file (default: ./toolwarden.toml when it exists).
@@ -62,6 +64,20 @@ impl Args for ServeArgs {
                         }),
                 )
             });
+        // Hidden, so that they are refused in words of their own, not
+        // with clap's guess at a similar flag.
+        let cmd = SETTINGS
+            .iter()
+            .filter(|s| !s.has_flag())
+            .fold(cmd, |cmd, setting| {
+                cmd.arg(
+                    Arg::new(setting.key)
+                        .long(setting.flag())
+                        .hide(true)
+                        .num_args(0..=1)
+                        .allow_hyphen_values(true),
+                )
+            });
         super::alerts::AlertFlags::augment_args(cmd)
     }
 
@@ -72,6 +88,21 @@ impl Args for ServeArgs {
 
 impl FromArgMatches for ServeArgs {
     fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
+        if let Some(secret) = SETTINGS
+            .iter()
+            .find(|s| !s.has_flag() && matches.contains_id(s.key))
+        {
+            return Err(clap::Error::raw(
+                clap::error::ErrorKind::ArgumentConflict,
+                format!(
+                    "--{} is not a flag: it holds a credential, and a flag's value shows in \
+                     every process list (`ps`); set {} or `{}` in the config file",
+                    secret.flag(),
+                    secret.env_var(),
+                    secret.key
+                ),
+            ));
+        }
         let given = SETTINGS
             .iter()
             .filter(|s| s.has_flag())

@@ -240,7 +240,7 @@ settings! {
 }
 
 /// Settings that may hold credentials: TOML or environment only.
-const SECRET_KEYS: &[&str] = &["otlp_headers", "lend_token"];
+const SECRET_KEYS: &[&str] = &["admin_token", "otlp_headers", "lend_token"];
 
 // === impl Setting ===
 

@@ -12,7 +12,7 @@
 //!   resolves to 127.0.0.1, is refused before any route,
 //!   `crate::rebinding`; this rule stands for it too).
 //! - Gateway bound to any other address (`0.0.0.0`, a LAN address, …): every
-//!   client needs the admin token (`--admin-token`, config `admin_token`),
+//!   client needs the admin token (`TOOLWARDEN_ADMIN_TOKEN`, config `admin_token`),
 //!   sent as `Authorization: Bearer <token>` — a loopback peer may be a
 //!   reverse proxy relaying remote traffic, so it gets no free pass. Without
 //!   a configured token the admin routes are closed (403) and say how to open
@@ -109,7 +109,8 @@ impl<'a> AccessPolicy<'a> {
                      without a token the dashboard and /api/* answer only to requests for \
                      localhost (a guard against DNS rebinding and against a reverse proxy \
                      relaying remote clients); open http://127.0.0.1:PORT/, or restart the \
-                     gateway with --admin-token TOKEN and send Authorization: Bearer TOKEN"
+                     gateway with TOOLWARDEN_ADMIN_TOKEN=TOKEN (config admin_token) and send \
+                     Authorization: Bearer TOKEN"
                         .to_owned(),
                 ));
             }
@@ -117,7 +118,7 @@ impl<'a> AccessPolicy<'a> {
                 DeniedKind::RemoteClosed,
                 "the dashboard and /api/* answer only to loopback clients of a gateway bound to \
                  a loopback address; to use them from elsewhere, restart the gateway with \
-                 --admin-token TOKEN (config admin_token) and send Authorization: Bearer TOKEN"
+                 TOOLWARDEN_ADMIN_TOKEN=TOKEN (config admin_token) and send Authorization: Bearer TOKEN"
                     .to_owned(),
             ));
         };
@@ -348,7 +349,7 @@ mod tests {
             .check(Some(addr("127.0.0.1:1")), None, &HeaderMap::new())
             .expect_err("closed");
         assert_eq!(err.kind(), DeniedKind::RemoteClosed);
-        assert!(err.to_string().contains("--admin-token"), "{err}");
+        assert!(err.to_string().contains("TOOLWARDEN_ADMIN_TOKEN"), "{err}");
     }
 
     #[test]

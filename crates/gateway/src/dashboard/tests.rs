@@ -549,7 +549,7 @@ async fn remote_peer_is_refused_on_loopback_bind() {
         assert!(
             v["error"]["message"]
                 .as_str()
-                .is_some_and(|m| m.contains("--admin-token")),
+                .is_some_and(|m| m.contains("TOOLWARDEN_ADMIN_TOKEN")),
             "{v}"
         );
     }

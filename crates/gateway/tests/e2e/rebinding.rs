@@ -194,7 +194,7 @@ async fn loopback_names_and_allowed_hosts_are_served() {
     assert_eq!(r.status, 200, "{}", r.text());
     let r = to(&h, Method::GET, "/api/stats", "gw.example", &[]).await;
     assert_eq!(r.status, 403, "{}", r.text());
-    assert!(r.text().contains("--admin-token"), "{}", r.text());
+    assert!(r.text().contains("TOOLWARDEN_ADMIN_TOKEN"), "{}", r.text());
     // Others are still refused.
     let r = to(&h, Method::GET, "/metrics", "evilcorp.example", &[]).await;
     assert_eq!(r.status, 403);
