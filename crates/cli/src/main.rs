@@ -156,8 +156,18 @@ fn init_tracing(format: Option<LogFormat>) -> Result<LogFormat, String> {
         },
         (None, Err(_)) => LogFormat::Text,
     };
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,toolwarden=info"));
+    // A `RUST_LOG` that does not parse is said to be ignored (it used to
+    // be, silently: `toolwarden=verbose` logged as if unset). An empty one
+    // (a `${RUST_LOG:-}` template) is unset, not "errors only".
+    let set = std::env::var_os("RUST_LOG").is_some_and(|v| !v.to_string_lossy().trim().is_empty());
+    let (filter, unread) = match tracing_subscriber::EnvFilter::try_from_default_env() {
+        Ok(filter) if set => (filter, None),
+        Ok(_) => (tracing_subscriber::EnvFilter::new(DEFAULT_LOG_FILTER), None),
+        Err(e) => (
+            tracing_subscriber::EnvFilter::new(DEFAULT_LOG_FILTER),
+            set.then(|| e.to_string()),
+        ),
+    };
     // A line that cannot be written (stderr a pipe whose reader went
     // away) is dropped: by default the subscriber reports it with
     // `eprintln!`, which panics the thread that logged, a proxy worker
@@ -174,8 +184,17 @@ fn init_tracing(format: Option<LogFormat>) -> Result<LogFormat, String> {
             builder.with_ansi(colour).try_init()
         }
     };
+    if let Some(e) = unread {
+        tracing::warn!(
+            "RUST_LOG is not a filter ({e}), so it is ignored: logging with {DEFAULT_LOG_FILTER} \
+             (e.g. RUST_LOG=toolwarden=debug)"
+        );
+    }
     Ok(format)
 }
+
+/// The log filter when `RUST_LOG` is unset (or unreadable).
+const DEFAULT_LOG_FILTER: &str = "warn,toolwarden=info";
 
 fn main() -> ExitCode {
     let cli = Cli::parse();

@@ -394,3 +394,28 @@ fn a_credential_is_not_taken_as_a_flag() {
     let help = String::from_utf8_lossy(&help.stdout);
     assert!(!help.contains("--admin-token"), "{help}");
 }
+
+/// A `RUST_LOG` that is not a filter was ignored without a word (the
+/// gateway logging at its default while the operator waited for debug
+/// lines): it is now named in a warning. An empty one is unset (it hid
+/// every line but errors).
+#[test]
+fn an_unreadable_rust_log_is_warned_about() {
+    let lines = start_lines(&["--listen", "127.0.0.1:0"], &[("RUST_LOG", " ")]);
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("INFO") && l.contains("toolwarden gateway listening")),
+        "{lines:#?}"
+    );
+    let lines = start_lines(
+        &["--listen", "127.0.0.1:0"],
+        &[("RUST_LOG", "toolwarden=verbose")],
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("WARN") && l.contains("RUST_LOG is not a filter")),
+        "{lines:#?}"
+    );
+}
