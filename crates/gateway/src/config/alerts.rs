@@ -281,7 +281,9 @@ impl RawAlerts {
             let t = raw.threshold.unwrap_or(threshold);
             let rate = matches!(name, "failure_rate" | "upstream_errors");
             if !t.is_finite() || t < 0.0 {
-                problems.push(format!("alerts.{name}.threshold {t}: expected ≥ 0"));
+                problems.push(format!(
+                    "alerts.{name}.threshold {t}: expected a finite number ≥ 0"
+                ));
             } else if rate && t >= 1.0 {
                 problems.push(format!(
                     "alerts.{name}.threshold {t}: expected a share from 0 to below 1 \
@@ -439,6 +441,23 @@ mod tests {
             if refused {
                 assert!(problems[0].contains("could not fire"), "{problems:?}");
             }
+        }
+    }
+
+    /// An infinite threshold is refused as not finite, a negative one as
+    /// below 0 (both were told "expected ≥ 0", wrong for `inf`).
+    #[test]
+    fn a_threshold_must_be_finite_and_not_negative() {
+        for threshold in ["inf", "-inf", "nan", "-1.0"] {
+            let raw: RawAlerts =
+                toml::from_str(&format!("[exec_time]\nthreshold = {threshold}")).unwrap();
+            let mut problems = Vec::new();
+            raw.validate(&mut problems);
+            assert_eq!(problems.len(), 1, "{threshold}: {problems:?}");
+            assert!(
+                problems[0].ends_with("expected a finite number ≥ 0"),
+                "{problems:?}"
+            );
         }
     }
 
