@@ -137,7 +137,7 @@ fn parse_since_at(text: &str, now: i64) -> Result<Option<i64>, String> {
             let ago = i64::try_from(window.as_millis()).unwrap_or(i64::MAX);
             Ok(Some(now.saturating_sub(ago)))
         }
-        Err(e) => Err(format!("since: {e}")),
+        Err(e) => Err(e.to_string()),
     }
 }
 
@@ -165,7 +165,9 @@ mod tests {
             let e = parse_since_at(small, 5).unwrap_err();
             assert!(e.contains("unix milliseconds"), "{small}: {e}");
         }
-        assert!(parse_since_at("soon", 5).unwrap_err().contains("since"));
+        // The API's parameter has no `--`: the CLI's flag is not named.
+        let e = parse_since_at("soon", 5).unwrap_err();
+        assert!(e.starts_with("invalid since value \"soon\""), "{e}");
         assert!(parse_since_at("", 5).is_err());
         assert!(parse_since_at("5y", 5).is_err());
     }

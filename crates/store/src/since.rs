@@ -2,9 +2,11 @@
 
 use std::time::Duration;
 
-/// A `--since` value that could not be read.
+/// A `--since` value (the dashboard API's `since`) that could not be read.
+/// Its text names no flag: the CLI's `--since` and the API's `?since=`
+/// both show it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid --since value {input:?}: {why}")]
+#[error("invalid since value {input:?}: {why}")]
 pub struct SinceError {
     input: String,
     why: &'static str,
@@ -78,7 +80,7 @@ mod tests {
             "99999999999999999999d",
         ] {
             let e = parse_since(bad).unwrap_err();
-            assert!(e.to_string().contains("invalid --since"), "{bad}: {e}");
+            assert!(e.to_string().starts_with("invalid since value"), "{bad}: {e}");
         }
         let zero = parse_since("0h").unwrap_err().to_string();
         assert!(zero.contains("a window of 0"), "{zero}");
