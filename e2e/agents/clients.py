@@ -214,6 +214,52 @@ def gemini(tools, ws, key, version):
                   conversations=2, setup=gemini_settings)
 
 
+def gemini_compressing_settings(home, gateway):
+    """The Gemini CLI's settings, compressing its history once its last
+    prompt passed 0.1% of the model's context (the mock reports a quarter
+    of the request's bytes as its prompt tokens: ~3000 with the CLI's
+    system prompt, over 0.1% of Gemini's 1 M)."""
+    gemini_settings(home, gateway)
+    path = os.path.join(home, ".gemini", "settings.json")
+    with open(path) as f:
+        settings = json.load(f)
+    settings["model"] = {"compressionThreshold": 0.001}
+    with open(path, "w") as f:
+        json.dump(settings, f)
+
+
+def gemini_compressed(tools, ws, key, version):
+    """The Gemini CLI compressing its history, with no session header. Its
+    compression splits the history at a user prompt, so the second run
+    resumes the first (`--resume latest`): before answering the second
+    prompt's first call it replaces the first run's turns with a
+    `<state_snapshot>` summary, its first turn changes, and the answers go
+    in a new fingerprint session while their calls were recorded in the
+    old one. Each call must still count once, with its result."""
+    bin_ = os.path.join(tools, "node_modules", ".bin", "gemini")
+    first = [
+        Step("run_shell_command", {"command": "echo e2e-first"}, False, r"e2e-first"),
+        Step("read_file", {"file_path": f"{ws}/present.txt"}, False, r"hello e2e"),
+    ]
+    second = [
+        Step("run_shell_command", {"command": "echo e2e-second"}, False, r"e2e-second"),
+        Step("read_file", {"file_path": f"{ws}/missing.txt"}, True, r"not found|does not exist|no such file"),
+        Step("run_shell_command", {"command": "ls missing-dir"}, True, r"exit code: [1-9]|no such file"),
+    ]
+    common = [bin_, "--yolo", "--skip-trust"]
+    env = {"GEMINI_API_KEY": key}
+    runs = [Run("gemini-compress-a", common + ["-p", "Run the checks. [[e2e:gemini-compress-a]]"], env),
+            Run("gemini-compress-b", common + ["--resume", "latest", "-p", "Again. [[e2e:gemini-compress-b]]"],
+                env)]
+    # Fingerprint sessions: the conversation before and after its compression,
+    # and side requests' own (each run's router classifier; the summarizer's
+    # requests, their first turn the compressed part's, once per compression
+    # that changed it).
+    return Client("Gemini CLI (compressed history)", version, runs=runs,
+                  scripts={"gemini-compress-a": first, "gemini-compress-b": second},
+                  conversations=6, setup=gemini_compressing_settings)
+
+
 # === Codex CLI ===
 
 def codex_config(home, gateway):

@@ -306,7 +306,7 @@ def main():
     ap.add_argument("--python", required=True, help="the venv's python with openai-agents")
     ap.add_argument("--versions", required=True, help="JSON: client name -> version")
     ap.add_argument("--only", default="",
-                    help="comma-separated client names (claude,claude-bedrock,claude-vertex,gemini,codex,ai,ai6,agents)")
+                    help="comma-separated client names (claude,claude-bedrock,claude-vertex,gemini,gemini-compress,codex,ai,ai6,agents)")
     ap.add_argument("--keep", action="store_true", help="keep each client's scratch directory")
     args = ap.parse_args()
     v = json.loads(args.versions)
@@ -316,6 +316,7 @@ def main():
         "claude-bedrock": lambda ws: C.claude_bedrock(args.tools, ws, KEY, v["claude"]),
         "claude-vertex": lambda ws: C.claude_vertex(args.tools, ws, KEY, v["claude"]),
         "gemini": lambda ws: C.gemini(args.tools, ws, KEY, v["gemini"]),
+        "gemini-compress": lambda ws: C.gemini_compressed(args.tools, ws, KEY, v["gemini"]),
         "codex": lambda ws: C.codex(args.tools, ws, KEY, v["codex"]),
         "ai": lambda ws: C.ai_sdk("ai", args.ai_tools, ws, KEY, v["ai"], args.ai_node, HERE),
         "ai6": lambda ws: C.ai_sdk("ai6", args.tools, ws, KEY, v["ai6"], node, HERE),

@@ -24,6 +24,9 @@
 //!   (Codex after `response.completed`) gets complete turns recorded;
 //! - `head`: `HEAD /` and bodyless pass-through requests make no session
 //!   and no error;
+//! - `gemini_compression`: the Gemini CLI compressing its history with no
+//!   session header (a new fingerprint session answering the old one's
+//!   calls) still counts each call once, with its result;
 //! - `gemini_sessions`: Gemini CLI runs named by `x-session-id` (its
 //!   custom headers) are one session each, side requests included;
 //! - `cloud` (issue 18): Azure OpenAI, Vertex AI and Bedrock routes,
@@ -63,6 +66,7 @@ mod e2e {
     mod early_close;
     mod faults;
     mod fidelity;
+    mod gemini_compression;
     mod gemini_sessions;
     mod head;
     mod otel;

@@ -177,6 +177,19 @@ pub struct ToolResultRecord {
     pub trace_parent: Option<TraceParent>,
 }
 
+/// How the gateway's sessions keyed by a fingerprint of the conversation's
+/// first turn (no session header, no client session) begin: `fp-` and the
+/// hash. Such a session changes when the client rewrites its first turn
+/// (the Gemini CLI compressing its history), so the store pairs its first
+/// results with calls of other sessions (the `turns` module).
+pub const FINGERPRINT_SESSION_PREFIX: &str = "fp-";
+
+/// Whether `session_id` names a session keyed by a first turn's
+/// fingerprint ([`FINGERPRINT_SESSION_PREFIX`]).
+pub fn is_fingerprint_session(session_id: &str) -> bool {
+    session_id.starts_with(FINGERPRINT_SESSION_PREFIX)
+}
+
 /// A call's place in a model turn: the turn's fingerprint and the call's
 /// position among its calls (a recorded call's `call_index`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -88,7 +88,10 @@ pub use alert_repeats::AlertRepeat;
 pub use alerts::{AlertTransition, AlertWindow, LONGEST_TOOL_MS, RequestWindowRow, ToolWindowRow};
 pub use bulk::is_unique_call_id;
 pub use error::{StoreError, StoreErrorKind, redact_url};
-pub use event::{Event, RequestRecord, ToolCallRecord, ToolResultRecord, TurnRef};
+pub use event::{
+    Event, FINGERPRINT_SESSION_PREFIX, RequestRecord, ToolCallRecord, ToolResultRecord, TurnRef,
+    is_fingerprint_session,
+};
 pub use jsonl::{JsonlClaim, JsonlLog};
 pub use migrate::SCHEMA_VERSION;
 pub use pg_writer::DEFAULT_PG_WRITE_TIMEOUT;

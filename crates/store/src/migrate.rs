@@ -137,6 +137,12 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../migrations/sqlite/0019_calls_incomplete.sql"),
         postgres: include_str!("../migrations/postgres/0019_calls_incomplete.sql"),
     },
+    Migration {
+        version: 20,
+        name: "call_turns_by_hour",
+        sqlite: include_str!("../migrations/sqlite/0020_call_turns_by_hour.sql"),
+        postgres: include_str!("../migrations/postgres/0020_call_turns_by_hour.sql"),
+    },
 ];
 
 const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (\

@@ -10,6 +10,13 @@
 //! fingerprint — one indexed lookup, made only for such results. The call
 //! keeps its own id (`name#n` for Gemini's id-less calls); the result brings
 //! it its verdict, so the call is counted once and its result meets it.
+//!
+//! A result whose fingerprint session recorded nothing before it (a
+//! session's first requests) may answer a call of another session: a
+//! client that compressed its history changed its first turn, and with it
+//! its fingerprint session. It takes the unpaired call at its position of the
+//! newest turns with its fingerprint in any session, from the last hour
+//! ([`FIND_CALL_BY_TURN_ELSEWHERE`]).
 
 use std::collections::BTreeMap;
 
@@ -39,6 +46,61 @@ pub(crate) const FIND_CALL_BY_TURN: &str = concat!(
     turn_probe_rows!(),
     ") AS newest JOIN tool_calls c ON c.request_id = newest.request_id AND c.call_index = $3 \
      WHERE c.result_at_ms IS NULL \
+     ORDER BY (c.call_at_ms <= $4) DESC, c.call_at_ms DESC, c.id DESC LIMIT 1"
+);
+
+/// How far back (ms) a result looks for its call in another session, and
+/// the width of the hours `call_turns_by_hour` is led by (migration 0020,
+/// which writes it out): a call made more than an hour before its result
+/// is not a live run's. A literal for `concat!`.
+macro_rules! elsewhere_window_ms {
+    () => {
+        "3600000"
+    };
+}
+
+/// The newest turns with fingerprint `$2` of one hour — the hour of `$4`
+/// (time / [`elsewhere_window_ms!`]) less `$hours_back` — at most
+/// [`elsewhere_window_ms!`] before `$4`: [`turn_probe_rows!`] of them, read from the end of
+/// `call_turns_by_hour`'s range. The hour is written as the index's
+/// expression, so the planner uses it.
+macro_rules! newest_of_hour {
+    ($alias:literal, $hours_back:literal) => {
+        concat!(
+            "SELECT request_id FROM (SELECT t.request_id FROM call_turns t \
+             WHERE t.at_ms / ",
+            elsewhere_window_ms!(),
+            " = $4 / ",
+            elsewhere_window_ms!(),
+            $hours_back,
+            " AND t.turn_fp = $2 AND t.at_ms >= $4 - ",
+            elsewhere_window_ms!(),
+            " ORDER BY t.at_ms DESC LIMIT ",
+            turn_probe_rows!(),
+            ") AS ",
+            $alias
+        )
+    };
+}
+
+/// The unpaired call at position `$3` of the newest turns with
+/// fingerprint `$2` in another session than `$1` (a session number), one
+/// the provider gave no id (`name#n`: a provider's id finds its call in
+/// any session by id, and a result under another id than its call's is
+/// then another conversation's — its call not written yet), made
+/// at most [`elsewhere_window_ms!`] before the result's time `$4` — asked
+/// only for a result whose session recorded no call or result before it
+/// (`tool_calls_session_newest`: one index probe). The turns are read in
+/// the result's hour and the one before, [`turn_probe_rows!`] of each.
+/// One made before the result if any, the most recent first.
+pub(crate) const FIND_CALL_BY_TURN_ELSEWHERE: &str = concat!(
+    "SELECT c.id, c.tool, c.call_at_ms FROM (",
+    newest_of_hour!("this_hour", ""),
+    " UNION ALL ",
+    newest_of_hour!("hour_before", " - 1"),
+    ") AS newest JOIN tool_calls c ON c.request_id = newest.request_id AND c.call_index = $3 \
+     WHERE c.result_at_ms IS NULL AND c.session_no <> $1 AND c.call_id LIKE '%#%' \
+     AND NOT EXISTS (SELECT 1 FROM tool_calls o WHERE o.session_no = $1 AND o.at_ms < $4) \
      ORDER BY (c.call_at_ms <= $4) DESC, c.call_at_ms DESC, c.id DESC LIMIT 1"
 );
 
@@ -99,7 +161,7 @@ pub(crate) fn lock_keys<'a>(
 /// for one backend's connection type; `$verb` starts the `INSERT` (SQLite's
 /// `INSERT OR FAIL`: see the statement-journal note in `bulk/shaped.rs`).
 macro_rules! turn_fns {
-    ($insert:ident, $find:ident, $answered:ident, $conn:ty, $db:ty, $verb:literal) => {
+    ($insert:ident, $find:ident, $elsewhere:ident, $answered:ident, $conn:ty, $db:ty, $verb:literal) => {
         /// Records the fingerprints of new responses' calls.
         pub(crate) async fn $insert(
             conn: &mut $conn,
@@ -149,6 +211,27 @@ macro_rules! turn_fns {
                 .await
         }
 
+        /// The unpaired call of another session `r` answers through its
+        /// replayed turn ([`FIND_CALL_BY_TURN_ELSEWHERE`]), when `r`'s
+        /// session recorded nothing before it: (row id, tool, call's
+        /// finish time).
+        pub(crate) async fn $elsewhere(
+            conn: &mut $conn,
+            r: &ToolResultRecord,
+            session_no: i64,
+        ) -> Result<Option<(i64, String, Option<i64>)>, sqlx::Error> {
+            let Some(answers) = r.answers else {
+                return Ok(None);
+            };
+            sqlx::query_as(FIND_CALL_BY_TURN_ELSEWHERE)
+                .bind(session_no)
+                .bind(answers.turn)
+                .bind(i64::from(answers.call_index))
+                .bind(r.at_ms)
+                .fetch_optional(&mut *conn)
+                .await
+        }
+
         /// Whether `r` is the answer already stored in the call it
         /// answers through its replayed turn ([`ANSWERED_IN_TURN`]): a
         /// resend at another position, under an id the call does not have.
@@ -179,6 +262,7 @@ macro_rules! turn_fns {
 turn_fns!(
     insert_turns_sqlite,
     find_call_by_turn_sqlite,
+    find_call_by_turn_elsewhere_sqlite,
     answered_in_turn_sqlite,
     sqlx::SqliteConnection,
     sqlx::Sqlite,
@@ -187,6 +271,7 @@ turn_fns!(
 turn_fns!(
     insert_turns_postgres,
     find_call_by_turn_postgres,
+    find_call_by_turn_elsewhere_postgres,
     answered_in_turn_postgres,
     sqlx::PgConnection,
     sqlx::Postgres,
@@ -220,6 +305,47 @@ mod tests {
         ] {
             reads_the_newest_turns_only(sql, params).await;
         }
+    }
+
+    /// A result looking for its call in another session reads, of each of
+    /// its two hours, the newest turns of its fingerprint from the end of
+    /// `call_turns_by_hour`'s range, under the limit, without sorting them;
+    /// and asks whether its session recorded anything before it with one
+    /// probe of the session's newest rows.
+    #[tokio::test]
+    async fn the_lookup_elsewhere_reads_two_hours_newest_turns_only() {
+        let at = 1_796_000_000_000;
+        let params = [Param::Int(1), Param::Int(2), Param::Int(0), Param::Int(at)];
+        let plan = sqlite_plan(FIND_CALL_BY_TURN_ELSEWHERE, &params).await;
+        let reads: Vec<_> = plan
+            .iter()
+            .filter(|p| p.3.contains("call_turns_by_hour"))
+            .collect();
+        assert_eq!(reads.len(), 2, "{plan:?}");
+        for read in reads {
+            assert!(
+                read.3.contains("(<expr>=? AND turn_fp=?") && read.3.contains("at_ms>?"),
+                "{plan:?}"
+            );
+            assert!(
+                !plan
+                    .iter()
+                    .any(|p| p.1 == read.1 && p.3.contains("TEMP B-TREE")),
+                "{plan:?}"
+            );
+        }
+        assert!(
+            plan.iter()
+                .any(|p| p.3.contains("tool_calls_session_newest")
+                    && p.3.contains("session_no=? AND at_ms<?")),
+            "{plan:?}"
+        );
+        assert!(
+            plan.iter()
+                .filter_map(|p| p.3.strip_prefix("SCAN "))
+                .all(|read| ["this_hour", "hour_before", "newest"].contains(&read)),
+            "no table read whole, only the subqueries' few rows: {plan:?}"
+        );
     }
 
     async fn reads_the_newest_turns_only(sql: &str, params: &[Param<'_>]) {

@@ -171,6 +171,12 @@ pub(crate) const PAIR_RESULT: &str = "UPDATE tool_calls SET result_request_id = 
     message_index = $2, failed = $3, basis = $4, content_bytes = $5, excerpt = $6, \
     result_at_ms = $7, exec_ms = $8 WHERE id = $9";
 
+/// [`PAIR_RESULT`] for a call still open: a call of another session,
+/// which another gateway may pair at the same time.
+pub(crate) const PAIR_OPEN_CALL: &str = "UPDATE tool_calls SET result_request_id = $1, \
+    message_index = $2, failed = $3, basis = $4, content_bytes = $5, excerpt = $6, \
+    result_at_ms = $7, exec_ms = $8 WHERE id = $9 AND result_at_ms IS NULL";
+
 /// `$1` is the session's number.
 pub(crate) const NAME_IN_SESSION: &str = "SELECT tool FROM tool_calls WHERE session_no = $1 \
     AND call_id = $2 AND call_at_ms IS NOT NULL AND request_id IS NOT NULL \
@@ -351,11 +357,13 @@ macro_rules! write_batch_fn {
     (
         $name:ident,
         $single:ident,
+        $elsewhere:ident,
         $conn:ty,
         $bulk:path,
         $find_anywhere:expr,
         $insert_turns:path,
         $find_by_turn:path,
+        $find_elsewhere_by_turn:path,
         $answered_in_turn:path
     ) => {
         pub(crate) async fn $name(
@@ -537,6 +545,10 @@ macro_rules! write_batch_fn {
                             }
                             match &r.tool {
                                 Some(tool) if !probes.open.contains(&r.call_id) && no_turn(r) => {
+                                    if let Some(o) = $elsewhere(conn, r, &nos).await? {
+                                        out[i] = o;
+                                        continue;
+                                    }
                                     out[i] = Outcome::NewResult { tool: tool.clone(), exec_ms: r.exec_ms };
                                     plain.push((r, tool.as_str()));
                                 }
@@ -550,6 +562,40 @@ macro_rules! write_batch_fn {
                 }
             }
             Ok(out)
+        }
+
+        /// A fingerprint session's first result answering a call of another
+        /// session through the turn it replays (a client that compressed
+        /// its history, so its fingerprint session changed; a named
+        /// session does not change so): paired while that
+        /// call is still open, as another gateway may pair it at the same
+        /// time. `None`: no such call, nothing written.
+        async fn $elsewhere(
+            conn: &mut $conn,
+            r: &ToolResultRecord,
+            nos: &crate::session_nos::SessionNos,
+        ) -> Result<Option<Outcome>, sqlx::Error> {
+            if r.answers.is_none() || !crate::event::is_fingerprint_session(&r.session_id) {
+                return Ok(None);
+            }
+            let session_no = nos.of(&r.session_id)?;
+            let Some((id, tool, call_at)) = $find_elsewhere_by_turn(conn, r, session_no).await? else {
+                return Ok(None);
+            };
+            let exec = exec_ms(r, call_at);
+            let paired = sqlx::query(PAIR_OPEN_CALL)
+                .bind(&r.request_id)
+                .bind(i64::from(r.message_index))
+                .bind(i64::from(r.failed))
+                .bind(&r.basis)
+                .bind(int(r.content_bytes))
+                .bind(&r.excerpt)
+                .bind(r.at_ms)
+                .bind(exec)
+                .bind(id)
+                .execute(&mut *conn)
+                .await?;
+            Ok((paired.rows_affected() > 0).then_some(Outcome::NewResult { tool, exec_ms: exec }))
         }
 
         /// A new result whose call is not in its session: by response id,
@@ -590,6 +636,11 @@ macro_rules! write_batch_fn {
                     .await?;
                 if rows.len() == 1 {
                     found = rows.into_iter().next();
+                }
+            }
+            if found.is_none() {
+                if let Some(o) = $elsewhere(conn, r, nos).await? {
+                    return Ok(o);
                 }
             }
             if let Some((id, tool, call_at)) = found {
@@ -653,21 +704,25 @@ macro_rules! write_batch_fn {
 write_batch_fn!(
     write_batch_sqlite,
     result_alone_sqlite,
+    result_elsewhere_sqlite,
     sqlx::SqliteConnection,
     crate::bulk::sqlite,
     FIND_CALL_ANYWHERE_SQLITE,
     crate::turns::insert_turns_sqlite,
     crate::turns::find_call_by_turn_sqlite,
+    crate::turns::find_call_by_turn_elsewhere_sqlite,
     crate::turns::answered_in_turn_sqlite
 );
 write_batch_fn!(
     write_batch_postgres,
     result_alone_postgres,
+    result_elsewhere_postgres,
     sqlx::PgConnection,
     crate::bulk::postgres,
     FIND_CALL_ANYWHERE_PG,
     crate::turns::insert_turns_postgres,
     crate::turns::find_call_by_turn_postgres,
+    crate::turns::find_call_by_turn_elsewhere_postgres,
     crate::turns::answered_in_turn_postgres
 );
 

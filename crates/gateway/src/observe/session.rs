@@ -96,7 +96,10 @@ pub(crate) fn from_body(
     }
     match first_turn_hash {
         Some(hash) => Session {
-            id: format!("fp-{hash:016x}"),
+            id: format!(
+                "{}{hash:016x}",
+                toolwarden_store::FINGERPRINT_SESSION_PREFIX
+            ),
             source: "fingerprint",
         },
         None => Session {

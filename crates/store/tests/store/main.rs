@@ -62,6 +62,7 @@ both!(another_run_answering_a_reused_id_at_the_same_position_counts);
 both!(a_model_filter_of_unknown_finds_rows_without_a_model);
 both!(a_repeated_call_turn_pairs_each_result_with_its_own_call);
 both!(a_rewritten_answer_resent_counts_once_and_a_twins_first_answer_counts);
+both!(a_compressed_history_answers_the_old_sessions_calls);
 both!(tool_lists_are_bounded);
 both!(retention::retention_deletes_only_what_is_older);
 both!(retention::retention_on_an_empty_history);

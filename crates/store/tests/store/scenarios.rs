@@ -1577,3 +1577,216 @@ pub async fn a_rewritten_answer_resent_counts_once_and_a_twins_first_answer_coun
         "each call has its one result"
     );
 }
+
+/// A client that compressed its history (the Gemini CLI's chat
+/// compression) answers in a new fingerprint session the calls its old
+/// session made, under ids it invented: each result takes the open call at
+/// its place in the newest turn with its fingerprint in another session
+/// (`turns::FIND_CALL_BY_TURN_ELSEWHERE`) — here across an hour's edge.
+/// Not so a result whose session recorded something before it, nor one
+/// whose call is more than an hour old: those stay results of their own.
+/// Two runs of one script at once: each answer takes the newest open call,
+/// so each call is answered once (a run may get the other's verdict).
+pub async fn a_compressed_history_answers_the_old_sessions_calls(db: TestDb) {
+    let store = Store::open(&db.url).await.unwrap();
+    const TURN: i64 = 6161;
+    const HOUR: i64 = 3_600_000;
+    let at = |k: usize| TurnRef {
+        turn: TURN,
+        call_index: u32::try_from(k).unwrap(),
+    };
+    // The old session's last turn: two calls, an hour's edge before the answers.
+    let mut calls = Vec::new();
+    for (k, tool) in ["read_file", "run_shell_command"].iter().enumerate() {
+        let mut c = call(
+            "old-3",
+            "old",
+            u32::try_from(k).unwrap(),
+            &format!("{tool}#0"),
+            tool,
+            2 * HOUR - 1_000,
+        );
+        c.turn = Some(TURN);
+        calls.push(Event::ToolCall(c));
+    }
+    record_all(&store, &calls).await;
+    // The compressed history's first request, in a session of its own.
+    let answers: Vec<Event> = ["read_file", "run_shell_command"]
+        .iter()
+        .enumerate()
+        .map(|(k, tool)| {
+            let id = format!("{tool}_1795610246552_{k}");
+            let mut r = result(
+                "new-1",
+                "fp-new",
+                &id,
+                4,
+                Some(tool),
+                k == 1,
+                2 * HOUR + 2_000,
+            );
+            r.answers = Some(at(k));
+            Event::ToolResult(r)
+        })
+        .collect();
+    record_all(&store, &answers).await;
+    let stats = store.stats(&all()).await.unwrap();
+    assert_eq!(
+        calls_and_failures(&stats),
+        BTreeMap::from([("read_file", (1, 0)), ("run_shell_command", (1, 1))])
+    );
+    let unanswered =
+        "SELECT count(*) FROM tool_calls WHERE result_at_ms IS NULL OR request_id IS NULL";
+    assert_eq!(
+        query_i64(&db.url, unanswered).await,
+        0,
+        "each call has its one result"
+    );
+    assert_eq!(
+        query_i64(
+            &db.url,
+            "SELECT count(*) FROM tool_calls WHERE exec_ms = 3000"
+        )
+        .await,
+        2
+    );
+
+    // Not a session's first: a session that recorded a row before.
+    let mut open = call("o-1", "open", 0, "list#0", "list", 10 * HOUR);
+    open.turn = Some(TURN + 1);
+    let before = result(
+        "b-1",
+        "fp-busy",
+        "list_x_000000001",
+        2,
+        Some("list"),
+        false,
+        10 * HOUR - 9,
+    );
+    record_all(&store, &[Event::ToolCall(open), Event::ToolResult(before)]).await;
+    let mut late = result(
+        "b-2",
+        "fp-busy",
+        "list_1795610246999_0",
+        4,
+        Some("list"),
+        false,
+        10 * HOUR + 5,
+    );
+    late.answers = Some(TurnRef {
+        turn: TURN + 1,
+        call_index: 0,
+    });
+    // A first answer whose call is more than an hour old.
+    let mut stale = call("s-1", "stale", 0, "grep#0", "grep", 20 * HOUR);
+    stale.turn = Some(TURN + 2);
+    let mut old_answer = result(
+        "f-1",
+        "fp-fresh",
+        "grep_1795610246999_0",
+        4,
+        Some("grep"),
+        false,
+        21 * HOUR + 1,
+    );
+    old_answer.answers = Some(TurnRef {
+        turn: TURN + 2,
+        call_index: 0,
+    });
+    record_all(&store, &[Event::ToolResult(late), Event::ToolCall(stale)]).await;
+    record_all(&store, &[Event::ToolResult(old_answer)]).await;
+    // A named session (its name does not change when its client compresses),
+    // and a call with the provider's id (another id than the result's: its
+    // own call may not be written yet), both of a turn with an open call.
+    let mut named_turn = call("n-1", "named-old", 0, "ls#0", "ls", 40 * HOUR);
+    named_turn.turn = Some(TURN + 4);
+    let mut named = result(
+        "n-2",
+        "named-new",
+        "ls_1795610246999_0",
+        4,
+        Some("ls"),
+        false,
+        40 * HOUR + 9,
+    );
+    named.answers = Some(TurnRef {
+        turn: TURN + 4,
+        call_index: 0,
+    });
+    let mut provider_turn = call("p-1", "fp-other", 0, "call_8Yk2provider", "cat", 50 * HOUR);
+    provider_turn.turn = Some(TURN + 5);
+    let mut provider = result(
+        "p-2",
+        "fp-mine",
+        "call_Zq9mprovider",
+        4,
+        Some("cat"),
+        false,
+        50 * HOUR + 9,
+    );
+    provider.answers = Some(TurnRef {
+        turn: TURN + 5,
+        call_index: 0,
+    });
+    record_all(
+        &store,
+        &[Event::ToolCall(named_turn), Event::ToolCall(provider_turn)],
+    )
+    .await;
+    record_all(
+        &store,
+        &[Event::ToolResult(named), Event::ToolResult(provider)],
+    )
+    .await;
+    let orphans = "SELECT count(*) FROM tool_calls WHERE request_id IS NULL";
+    assert_eq!(
+        query_i64(&db.url, orphans).await,
+        5,
+        "the five results are rows of their own"
+    );
+    let open = "SELECT count(*) FROM tool_calls WHERE result_at_ms IS NULL";
+    assert_eq!(
+        query_i64(&db.url, open).await,
+        4,
+        "the four calls stay open"
+    );
+
+    // Two runs of one script, both compressing: each call answered once.
+    let mut runs = Vec::new();
+    for (n, session) in ["run-a", "run-b"].iter().enumerate() {
+        let mut c = call(
+            &format!("{session}-1"),
+            session,
+            0,
+            "echo#0",
+            "echo",
+            30 * HOUR + i64::try_from(n).unwrap(),
+        );
+        c.turn = Some(TURN + 3);
+        runs.push(Event::ToolCall(c));
+    }
+    record_all(&store, &runs).await;
+    for (n, session) in ["fp-run-a2", "fp-run-b2"].iter().enumerate() {
+        let mut r = result(
+            &format!("{session}-1"),
+            session,
+            &format!("echo_179561024700{n}_0"),
+            4,
+            Some("echo"),
+            false,
+            30 * HOUR + 500,
+        );
+        r.answers = Some(TurnRef {
+            turn: TURN + 3,
+            call_index: 0,
+        });
+        record_all(&store, &[Event::ToolResult(r)]).await;
+    }
+    let echo = "SELECT count(*) FROM tool_calls WHERE tool = 'echo'";
+    assert_eq!(query_i64(&db.url, echo).await, 2);
+    assert_eq!(
+        query_i64(&db.url, "SELECT count(*) FROM tool_calls WHERE tool = 'echo' AND result_at_ms IS NOT NULL AND request_id IS NOT NULL").await,
+        2,
+        "each run's call answered once"
+    );
+}

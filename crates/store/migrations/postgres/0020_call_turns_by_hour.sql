@@ -1,0 +1,15 @@
+-- Call turns by hour, then fingerprint, then time, so that a result whose
+-- session recorded none of its calls can find its call in another session
+-- through the model turn its request replays (`turns::FIND_CALL_BY_TURN_ELSEWHERE`):
+-- a client that compressed its history (the Gemini CLI's chat compression
+-- replaces its older turns with a summary, so its first turn, and with no
+-- session header its fingerprint session, changes) answers in a new
+-- session the calls the old one made. The lookup reads the newest few
+-- turns of that fingerprint in the result's hour and the one before.
+--
+-- Led by the hour and not by the fingerprint (issue 14): an index led by a
+-- random fingerprint would put each new turn on a page of its own among
+-- the whole history's; led by the hour, the turns being recorded sit
+-- together at the index's end, on pages that hold one hour's turns. Keep
+-- in step with the other backend's 0020.
+CREATE INDEX call_turns_by_hour ON call_turns ((at_ms / 3600000), turn_fp, at_ms);
