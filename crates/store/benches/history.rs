@@ -37,6 +37,10 @@
 //! `TW_HISTORY_WRITER_CACHE_KIB`
 //! the SQLite writer's page cache (default the store's).
 //!
+//! `TW_HISTORY_FP_SESSIONS=1` names `soak`'s sessions as the gateway names
+//! fingerprint sessions (`fp-…`), so each of its results also looks for
+//! its call in other sessions (`turns::FIND_CALL_BY_TURN_ELSEWHERE`).
+//!
 //! `TW_HISTORY_BURSTS=1` measures something else instead ([`bursts`]): the
 //! soak's traffic in bursts of 1,000 events 1.2 s apart, on SQLite, with
 //! the writer's idle release at 1 s (its connection closed between two
@@ -315,7 +319,15 @@ fn mixed_events(run: u64, turns: u64) -> Vec<Event> {
 fn soak_events(run: u64, turns: u64) -> Vec<Event> {
     let mut out = Vec::with_capacity(turns as usize * 5);
     for n in 0..turns {
-        let session = format!("soak{run}_{n}");
+        // Fingerprint sessions (`TW_HISTORY_FP_SESSIONS`): each result,
+        // its call in no session, also looks in other sessions for the
+        // turn it answers (a compressed history's first results).
+        let prefix = if std::env::var_os("TW_HISTORY_FP_SESSIONS").is_some() {
+            toolwarden_store::FINGERPRINT_SESSION_PREFIX
+        } else {
+            ""
+        };
+        let session = format!("{prefix}soak{run}_{n}");
         let req = format!("{run:02}{n:030x}");
         let at = LIVE_T0 + ((run * turns + n) as i64) * 10;
         out.push(Event::Request(RequestRecord {

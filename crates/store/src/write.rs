@@ -536,6 +536,27 @@ macro_rules! write_batch_fn {
                         let no_turn = |r: &ToolResultRecord| {
                             r.answers.is_none_or(|a| !probes.turns.contains(&(r.session_id.clone(), a.turn)))
                         };
+                        // Of the rest, the fingerprint sessions' results that may
+                        // answer a call of another session (a compressed
+                        // history): those with a turn of their fingerprint in
+                        // the last hour anywhere, one probe for them all.
+                        let asks: Vec<(usize, i64, i64)> = rest
+                            .iter()
+                            .enumerate()
+                            .filter_map(|(k, (_, r))| {
+                                let a = r.answers?;
+                                (r.tool.is_some()
+                                    && crate::event::is_fingerprint_session(&r.session_id)
+                                    && !probes.open.contains(&r.call_id)
+                                    && no_turn(r))
+                                .then_some((k, a.turn, r.at_ms))
+                            })
+                            .collect();
+                        let elsewhere = if asks.is_empty() {
+                            HashSet::new()
+                        } else {
+                            bulk::turns_of_the_last_hour(conn, &asks).await?
+                        };
                         let mut plain = Vec::new();
                         for (k, (i, r)) in rest.into_iter().enumerate() {
                             if probes.resent.contains(&k) {
@@ -545,9 +566,11 @@ macro_rules! write_batch_fn {
                             }
                             match &r.tool {
                                 Some(tool) if !probes.open.contains(&r.call_id) && no_turn(r) => {
-                                    if let Some(o) = $elsewhere(conn, r, &nos).await? {
-                                        out[i] = o;
-                                        continue;
+                                    if elsewhere.contains(&k) {
+                                        if let Some(o) = $elsewhere(conn, r, &nos).await? {
+                                            out[i] = o;
+                                            continue;
+                                        }
                                     }
                                     out[i] = Outcome::NewResult { tool: tool.clone(), exec_ms: r.exec_ms };
                                     plain.push((r, tool.as_str()));

@@ -537,6 +537,29 @@ pub(crate) async fn resent_results(
     Ok(found.into_iter().map(|n| n as usize).collect())
 }
 
+/// Of `asks` (position, turn fingerprint, time), the positions of those
+/// with a call turn of that fingerprint in any session in the hour before
+/// them: two probes of `call_turns_by_hour` each (their hour and the one
+/// before; keep the hour in step with `turns::elsewhere_window_ms!`).
+pub(crate) async fn turns_of_the_last_hour(
+    conn: &mut PgConnection,
+    asks: &[(usize, i64, i64)],
+) -> Result<HashSet<usize>, sqlx::Error> {
+    let found: Vec<i64> = sqlx::query_scalar(
+        "SELECT u.n FROM UNNEST($1::int8[], $2::int8[], $3::int8[]) AS u(n, t, a) \
+         WHERE EXISTS (SELECT 1 FROM call_turns ct WHERE ct.at_ms / 3600000 = u.a / 3600000 \
+         AND ct.turn_fp = u.t AND ct.at_ms >= u.a - 3600000) \
+         OR EXISTS (SELECT 1 FROM call_turns ct WHERE ct.at_ms / 3600000 = u.a / 3600000 - 1 \
+         AND ct.turn_fp = u.t AND ct.at_ms >= u.a - 3600000)",
+    )
+    .bind(asks.iter().map(|x| x.0 as i64).collect::<Vec<i64>>())
+    .bind(asks.iter().map(|x| x.1).collect::<Vec<i64>>())
+    .bind(asks.iter().map(|x| x.2).collect::<Vec<i64>>())
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(found.into_iter().map(|n| n as usize).collect())
+}
+
 /// For results that paired with no call of their session, what
 /// [`super::RestProbes`] holds (the SQLite writer's one-round-trip form;
 /// here the lookups above).

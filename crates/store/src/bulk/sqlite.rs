@@ -216,6 +216,19 @@ static REST_PROBES: Shaped = Shaped::new(
     ),
 );
 
+/// Of results (`t`: the fingerprint of the turn they replay, `a`: their
+/// time), those with a call turn of that fingerprint in any session in the
+/// hour before them: two probes of `call_turns_by_hour` each (their hour
+/// and the one before; keep the hour in step with
+/// `turns::elsewhere_window_ms!`).
+static TURNS_OF_THE_LAST_HOUR: Shaped = Shaped::new(
+    &["t", "a"],
+    "SELECT json_group_array(n) FROM u WHERE EXISTS (SELECT 1 FROM call_turns ct \
+     WHERE ct.at_ms / 3600000 = u.a / 3600000 AND ct.turn_fp = u.t AND ct.at_ms >= u.a - 3600000) \
+     OR EXISTS (SELECT 1 FROM call_turns ct \
+     WHERE ct.at_ms / 3600000 = u.a / 3600000 - 1 AND ct.turn_fp = u.t AND ct.at_ms >= u.a - 3600000)",
+);
+
 static INSERT_ORPHAN_RESULTS: Shaped = Shaped::insert(
     "tool_calls",
     &[
@@ -515,6 +528,31 @@ pub(crate) async fn pair_results(
         .await
 }
 
+/// Of `asks` (position, turn fingerprint, time), the positions of those
+/// with a call turn of that fingerprint in any session in the hour before
+/// them, in one round trip ([`TURNS_OF_THE_LAST_HOUR`]).
+pub(crate) async fn turns_of_the_last_hour(
+    conn: &mut SqliteConnection,
+    asks: &[(usize, i64, i64)],
+) -> Result<HashSet<usize>, sqlx::Error> {
+    let found: Vec<usize> = TURNS_OF_THE_LAST_HOUR
+        .fetch_json(conn, asks, |a, &(_, turn, at)| {
+            a.add(turn)?;
+            a.add(at)
+        })
+        .await?;
+    found
+        .into_iter()
+        .map(|n| {
+            asks.get(n).map(|x| x.0).ok_or_else(|| {
+                sqlx::Error::Decode(
+                    format!("row index {n} outside the {} rows bound", asks.len()).into(),
+                )
+            })
+        })
+        .collect()
+}
+
 /// For results that paired with no call of their session, what
 /// [`super::RestProbes`] holds, in one round trip ([`REST_PROBES`]).
 pub(crate) async fn open_ids_and_recorded_turns(
@@ -736,6 +774,28 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// The batch's probe for turns in other sessions seeks
+    /// `call_turns_by_hour` by (hour, fingerprint, time), twice per result,
+    /// and reads no table whole: its cost does not grow with the history.
+    #[tokio::test]
+    async fn the_probe_for_turns_elsewhere_seeks_the_hour_index() {
+        use crate::query_plan::sqlite_plan;
+        let sql = TURNS_OF_THE_LAST_HOUR.sql_for(4);
+        let plan = sqlite_plan(&sql, &[]).await;
+        let steps: Vec<&str> = plan.iter().map(|p| p.3.as_str()).collect();
+        let seeks: Vec<&&str> = steps
+            .iter()
+            .filter(|s| s.contains("call_turns_by_hour (<expr>=? AND turn_fp=? AND at_ms>?)"))
+            .collect();
+        assert_eq!(seeks.len(), 2, "{steps:?}");
+        assert!(
+            !steps
+                .iter()
+                .any(|s| s.starts_with("SCAN") && s.contains("call_turns")),
+            "{steps:?}"
+        );
     }
 
     /// The steps of SQLite's plan for `sql` with one bound text parameter,
