@@ -298,7 +298,7 @@ impl Store {
     /// transaction (on PostgreSQL each NUL in their text as U+FFFD, which
     /// it can store); a row of the flush written before is skipped.
     ///
-    /// On PostgreSQL the rows go as one statement ([`INSERT_ALL_PG`]): a
+    /// On PostgreSQL the rows go as one statement (`INSERT_ALL_PG`): a
     /// flush holds up to `record_aggregate_keys` rows, and one round trip
     /// each to a server a few milliseconds away took seconds, past the
     /// writer's deadline. SQLite answers in this process; a statement per

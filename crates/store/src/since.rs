@@ -80,7 +80,10 @@ mod tests {
             "99999999999999999999d",
         ] {
             let e = parse_since(bad).unwrap_err();
-            assert!(e.to_string().starts_with("invalid since value"), "{bad}: {e}");
+            assert!(
+                e.to_string().starts_with("invalid since value"),
+                "{bad}: {e}"
+            );
         }
         let zero = parse_since("0h").unwrap_err().to_string();
         assert!(zero.contains("a window of 0"), "{zero}");
