@@ -160,6 +160,24 @@ pub(crate) fn lock_keys<'a>(
 /// Expands `async fn $insert(conn, rows)` and `async fn $find(conn, result)`
 /// for one backend's connection type; `$verb` starts the `INSERT` (SQLite's
 /// `INSERT OR FAIL`: see the statement-journal note in `bulk/shaped.rs`).
+/// [`FIND_CALL_BY_TURN`] or [`FIND_CALL_BY_TURN_ELSEWHERE`] (`$sql`) for
+/// the result `$r` of session `$session_no`, on `$conn` (either backend's
+/// connection): `None` for a result that replays no turn.
+macro_rules! call_by_turn {
+    ($conn:expr, $sql:expr, $r:expr, $session_no:expr) => {{
+        let Some(answers) = $r.answers else {
+            return Ok(None);
+        };
+        sqlx::query_as($sql)
+            .bind($session_no)
+            .bind(answers.turn)
+            .bind(i64::from(answers.call_index))
+            .bind($r.at_ms)
+            .fetch_optional(&mut *$conn)
+            .await
+    }};
+}
+
 macro_rules! turn_fns {
     ($insert:ident, $find:ident, $elsewhere:ident, $answered:ident, $conn:ty, $db:ty, $verb:literal) => {
         /// Records the fingerprints of new responses' calls.
@@ -199,16 +217,7 @@ macro_rules! turn_fns {
             r: &ToolResultRecord,
             session_no: i64,
         ) -> Result<Option<(i64, String, Option<i64>)>, sqlx::Error> {
-            let Some(answers) = r.answers else {
-                return Ok(None);
-            };
-            sqlx::query_as(FIND_CALL_BY_TURN)
-                .bind(session_no)
-                .bind(answers.turn)
-                .bind(i64::from(answers.call_index))
-                .bind(r.at_ms)
-                .fetch_optional(&mut *conn)
-                .await
+            call_by_turn!(conn, FIND_CALL_BY_TURN, r, session_no)
         }
 
         /// The unpaired call of another session `r` answers through its
@@ -220,16 +229,7 @@ macro_rules! turn_fns {
             r: &ToolResultRecord,
             session_no: i64,
         ) -> Result<Option<(i64, String, Option<i64>)>, sqlx::Error> {
-            let Some(answers) = r.answers else {
-                return Ok(None);
-            };
-            sqlx::query_as(FIND_CALL_BY_TURN_ELSEWHERE)
-                .bind(session_no)
-                .bind(answers.turn)
-                .bind(i64::from(answers.call_index))
-                .bind(r.at_ms)
-                .fetch_optional(&mut *conn)
-                .await
+            call_by_turn!(conn, FIND_CALL_BY_TURN_ELSEWHERE, r, session_no)
         }
 
         /// Whether `r` is the answer already stored in the call it

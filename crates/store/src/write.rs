@@ -353,6 +353,26 @@ impl Elsewhere {
 /// Expands `async fn $name(conn, events) -> Result<Vec<Outcome>, sqlx::Error>`
 /// for one backend's connection type and bulk module. The caller owns the
 /// transaction.
+/// [`PAIR_RESULT`] or [`PAIR_OPEN_CALL`] (`$sql`): the result `$r` written
+/// into the call row `$id`, with its execution time `$exec`, on `$conn`
+/// (either backend's connection); the statement's result.
+macro_rules! pair_result {
+    ($conn:expr, $sql:expr, $r:expr, $exec:expr, $id:expr) => {
+        sqlx::query($sql)
+            .bind(&$r.request_id)
+            .bind(i64::from($r.message_index))
+            .bind(i64::from($r.failed))
+            .bind(&$r.basis)
+            .bind(int($r.content_bytes))
+            .bind(&$r.excerpt)
+            .bind($r.at_ms)
+            .bind($exec)
+            .bind($id)
+            .execute(&mut *$conn)
+            .await?
+    };
+}
+
 macro_rules! write_batch_fn {
     (
         $name:ident,
@@ -606,18 +626,7 @@ macro_rules! write_batch_fn {
                 return Ok(None);
             };
             let exec = exec_ms(r, call_at);
-            let paired = sqlx::query(PAIR_OPEN_CALL)
-                .bind(&r.request_id)
-                .bind(i64::from(r.message_index))
-                .bind(i64::from(r.failed))
-                .bind(&r.basis)
-                .bind(int(r.content_bytes))
-                .bind(&r.excerpt)
-                .bind(r.at_ms)
-                .bind(exec)
-                .bind(id)
-                .execute(&mut *conn)
-                .await?;
+            let paired = pair_result!(conn, PAIR_OPEN_CALL, r, exec, id);
             Ok((paired.rows_affected() > 0).then_some(Outcome::NewResult { tool, exec_ms: exec }))
         }
 
@@ -668,18 +677,7 @@ macro_rules! write_batch_fn {
             }
             if let Some((id, tool, call_at)) = found {
                 let exec = exec_ms(r, call_at);
-                sqlx::query(PAIR_RESULT)
-                    .bind(&r.request_id)
-                    .bind(i64::from(r.message_index))
-                    .bind(i64::from(r.failed))
-                    .bind(&r.basis)
-                    .bind(int(r.content_bytes))
-                    .bind(&r.excerpt)
-                    .bind(r.at_ms)
-                    .bind(exec)
-                    .bind(id)
-                    .execute(&mut *conn)
-                    .await?;
+                pair_result!(conn, PAIR_RESULT, r, exec, id);
                 return Ok(Outcome::NewResult { tool, exec_ms: exec });
             }
             let tool = match &r.tool {

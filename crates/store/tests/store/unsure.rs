@@ -78,6 +78,18 @@ struct Through {
     rec: Recorder,
 }
 
+/// What the observer and the JSONL log hear of two turns (a request with
+/// calls `c1` (Bash) and `c2` (Read), then a request with their results),
+/// each event once.
+const TWO_TURNS_HEARD: [&str; 6] = [
+    "request r1",
+    "call c1",
+    "call c2",
+    "request r2",
+    "result c1 Bash",
+    "result c2 Read",
+];
+
 async fn through_proxy(db: &TestDb, flush: Duration) -> Through {
     through_proxy_with(db, flush, StoreOptions::default()).await
 }
@@ -172,14 +184,7 @@ pub async fn a_batch_whose_commit_is_lost_is_reported_once(db: TestDb, cut: Cut,
     assert!(c.write_errors >= 1, "{c:?}");
     assert_eq!((c.events_dropped, report.abandoned), (0, 0), "{c:?}");
 
-    let expected = [
-        "request r1",
-        "call c1",
-        "call c2",
-        "request r2",
-        "result c1 Bash",
-        "result c2 Read",
-    ];
+    let expected = TWO_TURNS_HEARD;
     assert_eq!(
         *heard.0.lock().unwrap(),
         expected,
@@ -441,14 +446,7 @@ pub async fn a_half_open_connection_is_left_at_the_deadline(db: TestDb, held_com
         "the write waited for its deadline first: {waited:?}"
     );
     assert_eq!((c.events_dropped, report.abandoned), (0, 0), "{c:?}");
-    let expected = [
-        "request r1",
-        "call c1",
-        "call c2",
-        "request r2",
-        "result c1 Bash",
-        "result c2 Read",
-    ];
+    let expected = TWO_TURNS_HEARD;
     assert_eq!(
         *heard.0.lock().unwrap(),
         expected,
