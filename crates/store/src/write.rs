@@ -167,15 +167,20 @@ pub(crate) const FIND_CALL_ANYWHERE_SQLITE: &str = "SELECT id, tool, call_at_ms 
     AND NOT EXISTS (SELECT 1 FROM tool_calls WHERE session_no = $2 AND call_id = $1) \
     LIMIT 2";
 
-pub(crate) const PAIR_RESULT: &str = "UPDATE tool_calls SET result_request_id = $1, \
-    message_index = $2, failed = $3, basis = $4, content_bytes = $5, excerpt = $6, \
-    result_at_ms = $7, exec_ms = $8 WHERE id = $9";
+/// The text of [`PAIR_RESULT`], which [`PAIR_OPEN_CALL`] extends.
+macro_rules! pair_result_sql {
+    () => {
+        "UPDATE tool_calls SET result_request_id = $1, \
+         message_index = $2, failed = $3, basis = $4, content_bytes = $5, excerpt = $6, \
+         result_at_ms = $7, exec_ms = $8 WHERE id = $9"
+    };
+}
+
+pub(crate) const PAIR_RESULT: &str = pair_result_sql!();
 
 /// [`PAIR_RESULT`] for a call still open: a call of another session,
 /// which another gateway may pair at the same time.
-pub(crate) const PAIR_OPEN_CALL: &str = "UPDATE tool_calls SET result_request_id = $1, \
-    message_index = $2, failed = $3, basis = $4, content_bytes = $5, excerpt = $6, \
-    result_at_ms = $7, exec_ms = $8 WHERE id = $9 AND result_at_ms IS NULL";
+pub(crate) const PAIR_OPEN_CALL: &str = concat!(pair_result_sql!(), " AND result_at_ms IS NULL");
 
 /// `$1` is the session's number.
 pub(crate) const NAME_IN_SESSION: &str = "SELECT tool FROM tool_calls WHERE session_no = $1 \
@@ -350,9 +355,6 @@ impl Elsewhere {
     }
 }
 
-/// Expands `async fn $name(conn, events) -> Result<Vec<Outcome>, sqlx::Error>`
-/// for one backend's connection type and bulk module. The caller owns the
-/// transaction.
 /// [`PAIR_RESULT`] or [`PAIR_OPEN_CALL`] (`$sql`): the result `$r` written
 /// into the call row `$id`, with its execution time `$exec`, on `$conn`
 /// (either backend's connection); the statement's result.
@@ -373,6 +375,9 @@ macro_rules! pair_result {
     };
 }
 
+/// Expands `async fn $name(conn, events) -> Result<Vec<Outcome>, sqlx::Error>`
+/// for one backend's connection type and bulk module. The caller owns the
+/// transaction.
 macro_rules! write_batch_fn {
     (
         $name:ident,
