@@ -14,8 +14,9 @@ use std::fmt;
 use ahash::AHashMap;
 use serde::{
     Deserializer,
-    de::{DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor},
+    de::{DeserializeSeed, Error as _, IgnoredAny, MapAccess, SeqAccess, Visitor},
 };
+use serde_json::value::RawValue;
 use toolwarden_core::ToolCall;
 
 use super::model::{ApiError, ChatUsage, FunctionIn, legacy_id};
@@ -291,14 +292,18 @@ impl<'de> Visitor<'de> for Choice<'_> {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         let s = self.0;
-        let mut index = 0;
+        let mut index = None;
+        // A delta written before its choice's `index` (openai-python's
+        // models put `delta` first) waits for it: read as choice 0, the
+        // calls of every choice but the first would land in it.
+        let mut waiting: Option<&'de RawValue> = None;
         while let Some(key) = map.next_key::<Str<'de>>()? {
             match &*key.0 {
-                "index" => index = map.next_value::<Option<u64>>()?.unwrap_or(0),
-                "delta" | "message" => map.next_value_seed(Delta {
-                    s: &mut *s,
-                    choice: index,
-                })?,
+                "index" => index = Some(map.next_value::<Option<u64>>()?.unwrap_or(0)),
+                "delta" | "message" => match index {
+                    Some(choice) => map.next_value_seed(Delta { s: &mut *s, choice })?,
+                    None => waiting = Some(map.next_value()?),
+                },
                 "finish_reason" => {
                     // Some servers send `""` in every chunk: no reason.
                     if let Some(r) = map.next_value::<Option<Str<'de>>>()?
@@ -311,6 +316,15 @@ impl<'de> Visitor<'de> for Choice<'_> {
                     map.next_value::<IgnoredAny>()?;
                 }
             }
+        }
+        if let Some(delta) = waiting {
+            let mut de = serde_json::Deserializer::from_str(delta.get());
+            Delta {
+                s,
+                choice: index.unwrap_or(0),
+            }
+            .deserialize(&mut de)
+            .map_err(A::Error::custom)?;
         }
         Ok(())
     }

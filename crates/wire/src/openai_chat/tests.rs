@@ -391,6 +391,48 @@ fn render_frames_failures() {
     assert!(validate(&body(Value::Array(conv))).unwrap().is_empty());
 }
 
+/// openai-python's models write a choice's `delta` before its `index`
+/// (servers built on them do too): with `n` > 1, each choice's calls are
+/// still its own, whichever way round the keys come.
+#[test]
+fn stream_choices_keep_their_calls_when_delta_comes_before_index() {
+    let chunk = |choice: u64, call: Value, delta_first: bool| {
+        let delta = json!({"tool_calls": [call]}).to_string();
+        let choice = if delta_first {
+            format!("{{\"delta\":{delta},\"finish_reason\":null,\"index\":{choice}}}")
+        } else {
+            format!("{{\"index\":{choice},\"delta\":{delta},\"finish_reason\":null}}")
+        };
+        format!("data: {{\"id\":\"c1\",\"model\":\"m\",\"choices\":[{choice}]}}\n\n")
+    };
+    for delta_first in [false, true] {
+        let mut s = String::new();
+        for (choice, id) in [(0, "a"), (1, "b")] {
+            s += &chunk(
+                choice,
+                json!({"index": 0, "id": id, "function": {"name": "f", "arguments": ""}}),
+                delta_first,
+            );
+        }
+        for (choice, args) in [(1, "{\"x\":2}"), (0, "{\"x\":1}")] {
+            s += &chunk(
+                choice,
+                json!({"index": 0, "function": {"arguments": args}}),
+                delta_first,
+            );
+        }
+        let v = parse_stream(Dialect::OpenAiChat, s.as_bytes());
+        let calls: Vec<_> = (v.calls.iter())
+            .map(|c| (c.id.as_str(), c.arguments.as_str()))
+            .collect();
+        assert_eq!(
+            calls,
+            [("a", "{\"x\":1}"), ("b", "{\"x\":2}")],
+            "delta first: {delta_first}"
+        );
+    }
+}
+
 #[test]
 fn stream_choices_fast_path_agrees_with_full_parsing() {
     let chunk = |prefix: &str, args: &str| {
