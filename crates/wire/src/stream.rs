@@ -10,7 +10,7 @@ use crate::{
     gemini,
     gemini::array::JsonArrayFramer,
     openai_chat, openai_responses,
-    sse::SseFramer,
+    sse::{Dropped, SseFramer, names_type},
     text::{event_type, leading_type},
 };
 
@@ -181,6 +181,13 @@ impl StreamParser {
             }
             dispatch(state, event, data)
         });
+        if let Framing::Sse(f) = framer {
+            while let Some(dropped) = f.take_dropped() {
+                if !*complete {
+                    *complete = dropped_is_final(state, &dropped);
+                }
+            }
+        }
     }
 
     /// Whether the dialect's final event has been fed: the response is
@@ -207,6 +214,8 @@ impl StreamParser {
             dispatch(state, event, data)
         });
         let ended_early = !self.complete;
+        // An event dropped for its size may have held calls or arguments.
+        let dropped = matches!(&self.framer, Framing::Sse(f) if f.oversized() > 0);
         let mut view = match self.state {
             State::Chat(s) => s.finish(),
             State::Responses(s) => s.finish(),
@@ -221,6 +230,7 @@ impl StreamParser {
                 .or_else(|| f.error.as_ref().map(ToString::to_string));
         }
         view.ended_early = ended_early;
+        view.truncated |= dropped;
         view
     }
 }
@@ -254,6 +264,35 @@ fn is_final(state: &State, event: &[u8], data: &[u8]) -> bool {
         // A blocked prompt's only chunk names `promptFeedback.blockReason`.
         State::Gemini(_) => find(b"\"finishReason\"") || find(b"\"blockReason\""),
         State::Converse(_) => event == b"messageStop",
+    }
+}
+
+/// Whether an event dropped for its size ([`Dropped`]) was the dialect's
+/// final event, as far as what it left tells: its `event:` name, else a
+/// `type` key in the start or the end of its data (OpenAI's own models
+/// write `type` last); Gemini's `finishReason` and Chat's `finish_reason`
+/// come after the parts that made the chunk large. A Responses stream
+/// whose generated images make `response.completed` larger than the cap
+/// ended whole.
+fn dropped_is_final(state: &State, dropped: &Dropped) -> bool {
+    let named = |finals: &[&[u8]]| {
+        if dropped.event.is_empty() {
+            names_type(&dropped.head, finals) || names_type(&dropped.tail, finals)
+        } else {
+            finals.contains(&dropped.event.as_slice())
+        }
+    };
+    let find = |needle: &[u8]| memchr::memmem::find(&dropped.tail, needle).is_some();
+    match state {
+        State::Responses(_) => named(&[
+            b"response.completed",
+            b"response.failed",
+            b"response.incomplete",
+        ]),
+        State::Anthropic(_) => named(&[b"message_stop"]),
+        State::Chat(_) => names_a_finish_reason(&dropped.tail),
+        State::Gemini(_) => find(b"\"finishReason\"") || find(b"\"blockReason\""),
+        State::Converse(_) => false,
     }
 }
 
@@ -328,6 +367,87 @@ mod completeness_tests {
             assert_eq!(StreamParser::new(dialect).dialect(), dialect);
             assert_eq!(StreamParser::bedrock_invoke(dialect).dialect(), dialect);
         }
+    }
+
+    /// A final event larger than the SSE event cap (a `response.completed`
+    /// holding several generated images, a Gemini chunk with a large
+    /// image) is dropped, but the stream ended whole: it is known by its
+    /// name, or by the `type` or `finishReason` in its start or end. The
+    /// calls read before it stand, marked as possibly incomplete. An
+    /// oversized event the transport cut off ends nothing.
+    #[test]
+    fn a_final_event_over_the_cap_still_ends_the_stream() {
+        let image = "A".repeat(crate::sse::DEFAULT_MAX_EVENT + 1);
+        let call = r#"{"type":"function_call","id":"fc_1","call_id":"call_1","name":"ls","arguments":"{}","status":"completed"}"#;
+        let done = format!(
+            "data: {{\"type\":\"response.output_item.done\",\"output_index\":0,\"item\":{call}}}\n\n"
+        );
+        let output = format!(
+            r#"[{call},{{"type":"image_generation_call","id":"ig_1","status":"completed","result":"{image}"}}]"#
+        );
+        let response = format!(r#"{{"id":"resp_1","status":"completed","output":{output}}}"#);
+        let gemini_chunk = format!(
+            r#"{{"candidates": [{{"content": {{"parts": [{{"functionCall": {{"name": "ls", "args": {{}}}}}}, {{"inlineData": {{"mimeType": "image/png", "data": "{image}"}}}}], "role": "model"}}, "finishReason": "STOP", "index": 0}}], "usageMetadata": {{"promptTokenCount": 8, "candidatesTokenCount": 1290, "totalTokenCount": 1298, "promptTokensDetails": [{{"modality": "TEXT", "tokenCount": 8}}], "candidatesTokensDetails": [{{"modality": "IMAGE", "tokenCount": 1290}}]}}, "modelVersion": "gemini-2.5-flash-image", "responseId": "abc"}}"#
+        );
+        let cases = [
+            (
+                "named by its event line",
+                Dialect::OpenAiResponses,
+                format!(
+                    "{done}event: response.completed\ndata: {{\"type\":\"response.completed\",\"response\":{response}}}\n\n"
+                ),
+                1,
+            ),
+            (
+                "type first",
+                Dialect::OpenAiResponses,
+                format!(
+                    "{done}data: {{\"type\":\"response.completed\",\"sequence_number\":3,\"response\":{response}}}\n\n"
+                ),
+                1,
+            ),
+            (
+                "type last",
+                Dialect::OpenAiResponses,
+                format!(
+                    "{done}data: {{\"response\":{response},\"sequence_number\":3,\"type\":\"response.completed\"}}\n\n"
+                ),
+                1,
+            ),
+            (
+                "a Gemini chunk",
+                Dialect::Gemini,
+                format!("data: {gemini_chunk}\r\n\r\n"),
+                0,
+            ),
+        ];
+        for (what, dialect, stream, calls) in cases {
+            for piece in [1 << 16, 7 << 20] {
+                let mut parser = StreamParser::new(dialect);
+                for chunk in stream.as_bytes().chunks(piece) {
+                    parser.feed(chunk);
+                }
+                assert!(parser.is_complete(), "{what}, pieces of {piece}");
+                let view = parser.finish();
+                assert!(!view.ended_early, "{what}");
+                assert!(view.truncated, "{what}: the calls may be incomplete");
+                assert_eq!(view.calls.len(), calls, "{what}");
+            }
+            // The same stream cut inside the oversized event.
+            let cut = &stream.as_bytes()[..stream.len() - 40];
+            let mut parser = StreamParser::new(dialect);
+            parser.feed(cut);
+            let view = parser.finish();
+            assert!(view.ended_early, "{what}, cut");
+        }
+        // A large event that is not a final one ends nothing.
+        let delta = format!(
+            "{done}data: {{\"type\":\"response.image_generation_call.partial_image\",\"partial_image_b64\":\"{image}\"}}\n\n"
+        );
+        let mut parser = StreamParser::new(Dialect::OpenAiResponses);
+        parser.feed(delta.as_bytes());
+        assert!(!parser.is_complete());
+        assert!(parser.finish().ended_early);
     }
 
     /// An empty `finish_reason` (sent in every chunk by some

@@ -18,8 +18,15 @@ pub fn is_sse_content_type(value: &[u8]) -> bool {
     value.len() >= SSE.len() && value[..SSE.len()].eq_ignore_ascii_case(SSE)
 }
 
+use std::collections::VecDeque;
+
+mod dropped;
+
+pub use dropped::{CLIP, Dropped, names_type};
+
 /// The default cap on one event's size (16 MiB): a larger event is dropped
-/// and counted in [`SseFramer::oversized`].
+/// and counted in [`SseFramer::oversized`]; what it leaves is in
+/// [`SseFramer::take_dropped`].
 pub const DEFAULT_MAX_EVENT: usize = 16 << 20;
 
 /// An incremental SSE parser.
@@ -42,10 +49,19 @@ pub struct SseFramer {
     /// The line being read passed the cap while carried over: its end is
     /// not a line of its own (an empty one would end the event).
     dropped_line: bool,
+    /// The event being dropped: its name and clips of its data.
+    clip: Dropped,
+    /// The events dropped whole since [`Self::take_dropped`] was last
+    /// called, the last [`KEPT_DROPPED`] of them.
+    dropped: VecDeque<Dropped>,
     /// How many bytes of a leading byte order mark were seen, until the
     /// stream's first bytes are known to be one or not ([`BOM_DONE`]).
     bom: usize,
 }
+
+/// How many dropped events [`SseFramer::take_dropped`] can give after one
+/// [`SseFramer::feed`] (each holds at most `2 ×` [`CLIP`] bytes).
+pub const KEPT_DROPPED: usize = 8;
 
 /// The UTF-8 byte order mark, which the specification ignores at the
 /// start of a stream.
@@ -73,6 +89,8 @@ impl SseFramer {
             oversized: 0,
             dropping: false,
             dropped_line: false,
+            clip: Dropped::default(),
+            dropped: VecDeque::new(),
             bom: 0,
         }
     }
@@ -80,6 +98,15 @@ impl SseFramer {
     /// How many events were dropped for exceeding the size cap.
     pub fn oversized(&self) -> usize {
         self.oversized
+    }
+
+    /// The next of the events dropped for their size (their blank line
+    /// read) since the last calls: each one's name and the first and last
+    /// bytes of its data. An oversized event that the stream's end cut off
+    /// is not one. Only the last [`KEPT_DROPPED`] are kept: take them after
+    /// each [`Self::feed`].
+    pub fn take_dropped(&mut self) -> Option<Dropped> {
+        self.dropped.pop_front()
     }
 
     /// Feed the next bytes; `on_event(name, data)` is called for each
@@ -130,11 +157,23 @@ impl SseFramer {
                 memchr::memchr(b'\n', chunk)
             };
             let Some(end) = end else {
-                if self.partial.len() + chunk.len() > self.max_event {
+                if self.dropping {
+                    // More of an event already dropped: the end of this
+                    // line, when it comes, is not a blank line.
+                    if !self.dropped_line {
+                        self.clip.push_tail(b"\n");
+                    }
+                    self.clip.push_tail(chunk);
+                    self.dropped_line = true;
+                } else if self.partial.len() + chunk.len() > self.max_event {
+                    self.clip.set_head(&self.data, &self.partial, chunk);
+                    self.data.clear();
+                    self.clip.push_tail(&self.partial);
+                    self.clip.push_tail(chunk);
                     self.partial.clear();
                     self.dropping = true;
                     self.dropped_line = true;
-                } else if !self.dropping {
+                } else {
                     self.partial.extend_from_slice(chunk);
                 }
                 return;
@@ -154,6 +193,7 @@ impl SseFramer {
             };
             if self.dropped_line {
                 // The rest of a line already dropped.
+                self.clip.push_tail(&chunk[..end]);
                 self.dropped_line = false;
             } else if self.partial.is_empty() {
                 // Fast path: a single `data:` line and the blank line that
@@ -208,7 +248,13 @@ impl SseFramer {
             let line = std::mem::take(&mut self.partial);
             self.line(&line, on_event);
         }
+        // An oversized event the end cut off is counted, but it leaves
+        // nothing to take: its end is unknown.
+        let cut = self.dropping;
         self.line(b"", on_event);
+        if cut {
+            self.dropped.pop_back();
+        }
     }
 
     fn line(&mut self, line: &[u8], on_event: &mut dyn FnMut(&[u8], &[u8])) {
@@ -218,6 +264,11 @@ impl SseFramer {
             }
             if self.dropping {
                 self.oversized += 1;
+                self.clip.event.clone_from(&self.event);
+                if self.dropped.len() == KEPT_DROPPED {
+                    self.dropped.pop_front();
+                }
+                self.dropped.push_back(std::mem::take(&mut self.clip));
             }
             self.dropping = false;
             self.event.clear();
@@ -226,6 +277,8 @@ impl SseFramer {
             return;
         }
         if self.dropping {
+            self.clip.push_tail(b"\n");
+            self.clip.push_tail(line);
             return;
         }
         let (field, value) = match memchr::memchr(b':', line) {
@@ -239,6 +292,8 @@ impl SseFramer {
         match field {
             b"data" => {
                 if self.data.len() + value.len() + 1 > self.max_event {
+                    self.clip.set_head(&self.data, line, b"");
+                    self.clip.push_tail(line);
                     self.dropping = true;
                     self.data.clear();
                     return;
@@ -366,6 +421,81 @@ mod tests {
             [(String::new(), "2".to_string())]
         );
         assert_eq!(events(&[b"\xef\xbb"]), []);
+    }
+
+    /// An event dropped for its size leaves its name, the start of its
+    /// data and the end of its lines, however the stream is split; the
+    /// events around it are read.
+    #[test]
+    fn a_dropped_event_leaves_its_name_and_clips_whatever_the_split() {
+        let big = "x".repeat(3 * CLIP);
+        let one = format!("{{\"type\":\"response.completed\",\"r\":\"{big}\"}}");
+        let two = format!("data: {{\"a\":\"{big}\",\ndata: \"type\":\"end\"}}");
+        let stream = format!(
+            "data: a\n\nevent: response.completed\ndata: {one}\n\ndata: b\n\n{two}\r\n\r\ndata: c\n\n"
+        );
+        let stream = stream.as_bytes();
+        let last = |t: &[u8]| t[t.len() - CLIP..].to_vec();
+        let want = [
+            Dropped {
+                event: b"response.completed".to_vec(),
+                head: one.as_bytes()[..CLIP].to_vec(),
+                tail: last(format!("data: {one}").as_bytes()),
+            },
+            Dropped {
+                event: Vec::new(),
+                head: two.as_bytes()[6..6 + CLIP].to_vec(),
+                tail: last(two.as_bytes()),
+            },
+        ];
+        let read = |chunks: &mut dyn Iterator<Item = &[u8]>| {
+            let mut f = SseFramer::with_max_event(2 * CLIP + 100);
+            let (mut events, mut dropped) = (Vec::new(), Vec::new());
+            let mut push = |_: &[u8], d: &[u8]| events.push(d.to_vec());
+            for c in chunks {
+                f.feed(c, &mut push);
+                dropped.extend(std::iter::from_fn(|| f.take_dropped()));
+            }
+            f.finish(&mut push);
+            assert_eq!(f.take_dropped(), None);
+            assert_eq!(f.oversized(), 2);
+            (events, dropped)
+        };
+        let events: Vec<Vec<u8>> = vec![b"a".to_vec(), b"b".to_vec(), b"c".to_vec()];
+        for split in (0..=stream.len()).step_by(5) {
+            let (a, b) = stream.split_at(split);
+            let got = read(&mut [a, b].into_iter());
+            if got != (events.clone(), want.to_vec()) {
+                let show = |d: &Dropped| {
+                    let txt = |b: &[u8]| String::from_utf8_lossy(b).replace(&"x".repeat(64), "X");
+                    format!("[{} | {} | {}]", txt(&d.event), txt(&d.head), txt(&d.tail))
+                };
+                let g: Vec<String> = got.1.iter().map(show).collect();
+                let w: Vec<String> = want.iter().map(show).collect();
+                panic!(
+                    "split at {split}: events {:?}\n got {g:?}\nwant {w:?}",
+                    got.0
+                );
+            }
+        }
+        for size in [1, 2, 3, 1000] {
+            let got = read(&mut stream.chunks(size));
+            assert!(got == (events.clone(), want.to_vec()), "pieces of {size}");
+        }
+    }
+
+    /// A line of an event already being dropped that a chunk ends just
+    /// before its line end: that end is not a blank line, so the rest of
+    /// the event is not read as another one.
+    #[test]
+    fn a_later_line_of_a_dropped_event_split_before_its_end_is_not_a_blank_line() {
+        let mut f = SseFramer::with_max_event(8);
+        let mut seen = Vec::new();
+        let mut push = |_: &[u8], d: &[u8]| seen.push(d.to_vec());
+        f.feed(b"data: 0123456789\ndata: t", &mut push);
+        f.feed(b"\ndata: more\n\ndata: ok\n\n", &mut push);
+        assert_eq!(seen, [b"ok".to_vec()]);
+        assert_eq!(f.oversized(), 1);
     }
 
     #[test]
