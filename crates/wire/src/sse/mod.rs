@@ -165,7 +165,7 @@ impl SseFramer {
                     }
                     self.clip.push_tail(chunk);
                     self.dropped_line = true;
-                } else if self.partial.len() + chunk.len() > self.max_event {
+                } else if self.partial.len() + chunk.len() > self.max_line() {
                     self.clip.set_head(&self.data, &self.partial, chunk);
                     self.data.clear();
                     self.clip.push_tail(&self.partial);
@@ -216,6 +216,20 @@ impl SseFramer {
             }
             chunk = &chunk[next..];
         }
+    }
+
+    /// The longest line kept: one whose `data: ` value fits the cap, so
+    /// a data line is judged by its value's size wherever the chunks end.
+    fn max_line(&self) -> usize {
+        self.max_event.saturating_add(b"data: ".len())
+    }
+
+    /// Drop the event `line` belongs to, from this whole line on.
+    fn start_dropping(&mut self, line: &[u8]) {
+        self.clip.set_head(&self.data, line, b"");
+        self.clip.push_tail(line);
+        self.dropping = true;
+        self.data.clear();
     }
 
     /// When `line` is the first and only `data:` line of an event and
@@ -281,6 +295,12 @@ impl SseFramer {
             self.clip.push_tail(line);
             return;
         }
+        if line.len() > self.max_line() {
+            // As when the line was carried over a chunk's end: the same
+            // stream drops the same events however it is split.
+            self.start_dropping(line);
+            return;
+        }
         let (field, value) = match memchr::memchr(b':', line) {
             Some(0) => return, // a comment
             Some(i) => {
@@ -292,10 +312,7 @@ impl SseFramer {
         match field {
             b"data" => {
                 if self.data.len() + value.len() + 1 > self.max_event {
-                    self.clip.set_head(&self.data, line, b"");
-                    self.clip.push_tail(line);
-                    self.dropping = true;
-                    self.data.clear();
+                    self.start_dropping(line);
                     return;
                 }
                 if self.data_lines > 0 {

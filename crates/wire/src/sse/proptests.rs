@@ -5,7 +5,7 @@
 
 use proptest::prelude::*;
 
-use super::SseFramer;
+use super::{Dropped, SseFramer};
 
 /// The specification's reading of a whole stream: the events it
 /// dispatches, and (as the framer does at the transport's end) a last
@@ -70,14 +70,121 @@ fn reference(mut stream: &[u8]) -> Vec<(Vec<u8>, Vec<u8>)> {
 }
 
 fn framed(chunks: &[&[u8]]) -> Vec<(Vec<u8>, Vec<u8>)> {
-    let mut f = SseFramer::default();
+    framed_with_cap(chunks, super::DEFAULT_MAX_EVENT).0
+}
+
+/// Events (name, data), and the events dropped for their size.
+type Reading = (Vec<(Vec<u8>, Vec<u8>)>, Vec<Dropped>);
+
+/// The events, and the events dropped for their size, with `cap`.
+fn framed_with_cap(chunks: &[&[u8]], cap: usize) -> Reading {
+    let mut f = SseFramer::with_max_event(cap);
     let mut out = Vec::new();
+    let mut dropped = Vec::new();
     let mut push = |e: &[u8], d: &[u8]| out.push((e.to_vec(), d.to_vec()));
     for c in chunks {
         f.feed(c, &mut push);
+        dropped.extend(std::iter::from_fn(|| f.take_dropped()));
     }
     f.finish(&mut push);
-    out
+    assert!(f.take_dropped().is_none(), "a cut event leaves nothing");
+    (out, dropped)
+}
+
+/// The reading with a size cap, over whole lines: an event is dropped
+/// from the line that is longer than `cap` + 6 bytes or that makes its
+/// data longer than `cap`; what it leaves is its name, the start of its
+/// data (its data so far, then that line's value), and its lines from that
+/// one on. An event the stream's end cut off leaves nothing.
+fn reference_with_cap(stream: &[u8], cap: usize) -> Reading {
+    let mut lines = Vec::new();
+    let mut line = Vec::new();
+    let mut i = 0;
+    while i < stream.len() {
+        match stream[i] {
+            b'\r' => {
+                lines.push(std::mem::take(&mut line));
+                if stream.get(i + 1) == Some(&b'\n') {
+                    i += 1;
+                }
+            }
+            b'\n' => lines.push(std::mem::take(&mut line)),
+            b => line.push(b),
+        }
+        i += 1;
+    }
+    if !line.is_empty() {
+        lines.push(line);
+    }
+    let (mut out, mut gone) = (Vec::new(), Vec::new());
+    let (mut event, mut data, mut clip) = (Vec::new(), None::<Vec<u8>>, None::<Dropped>);
+    let last = lines.len();
+    for (k, line) in lines.into_iter().chain([Vec::new()]).enumerate() {
+        if line.is_empty() {
+            match clip.take() {
+                Some(mut d) if k < last => {
+                    d.event = std::mem::take(&mut event);
+                    gone.push(d);
+                }
+                Some(_) => {}
+                None => {
+                    if let Some(d) = data.take() {
+                        out.push((std::mem::take(&mut event), d));
+                    }
+                }
+            }
+            event.clear();
+            data = None;
+            continue;
+        }
+        if let Some(d) = &mut clip {
+            d.tail.push(b'\n');
+            d.tail.extend_from_slice(&line);
+            continue;
+        }
+        let (field, value) = match line.iter().position(|&b| b == b':') {
+            Some(0) if line.len() <= cap + 6 => continue,
+            Some(at) => {
+                let v = &line[at + 1..];
+                (
+                    line[..at].to_vec(),
+                    v.strip_prefix(b" ").unwrap_or(v).to_vec(),
+                )
+            }
+            None => (line.clone(), Vec::new()),
+        };
+        let so_far = data.clone().unwrap_or_default();
+        let too_long =
+            line.len() > cap + 6 || (field == b"data" && so_far.len() + value.len() + 1 > cap);
+        if too_long {
+            let mut head = so_far.clone();
+            if let Some(v) = line.strip_prefix(b"data:") {
+                if !so_far.is_empty() {
+                    head.push(b'\n');
+                }
+                head.extend_from_slice(v.strip_prefix(b" ").unwrap_or(v));
+            }
+            clip = Some(Dropped {
+                event: Vec::new(),
+                head,
+                tail: line.clone(),
+            });
+            data = None;
+            continue;
+        }
+        match &field[..] {
+            b"data" => match &mut data {
+                Some(d) => {
+                    d.push(b'\n');
+                    d.extend_from_slice(&value);
+                }
+                None => data = Some(value),
+            },
+            b"event" => event = value,
+            _ => {}
+        }
+    }
+    (out, gone)
 }
 
 /// One line's text (no line end): fields, values with colons and spaces,
@@ -159,5 +266,39 @@ proptest! {
         }
         chunks.push(&stream[from..]);
         prop_assert_eq!(framed(&chunks), reference(&stream), "chunks {:?}", chunks);
+    }
+
+    /// With a cap small enough for the generated lines to pass it, any
+    /// split drops the events the reading of whole lines drops, reads the
+    /// others, and says the same of each dropped one (its head as far as
+    /// it was read when the cap was passed: a start of the reading's).
+    #[test]
+    fn any_split_drops_what_the_whole_reading_drops(
+        stream in stream(),
+        cap in 1usize..14,
+        cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..8),
+    ) {
+        let stream = match stream.strip_prefix("\u{feff}".as_bytes()) {
+            Some(rest) => rest.to_vec(),
+            None => stream,
+        };
+        let mut at: Vec<usize> = cuts.iter().map(|c| c.index(stream.len() + 1)).collect();
+        at.sort_unstable();
+        let mut chunks = Vec::new();
+        let mut from = 0;
+        for to in at {
+            chunks.push(&stream[from..to]);
+            from = to;
+        }
+        chunks.push(&stream[from..]);
+        let (events, dropped) = framed_with_cap(&chunks, cap);
+        let (want_events, want_dropped) = reference_with_cap(&stream, cap);
+        prop_assert_eq!(&events, &want_events, "chunks {:?}", chunks);
+        prop_assert_eq!(dropped.len(), want_dropped.len(), "chunks {:?}", chunks);
+        for (got, want) in dropped.iter().zip(&want_dropped) {
+            prop_assert_eq!(&got.event, &want.event);
+            prop_assert_eq!(&got.tail, &want.tail, "chunks {:?}", chunks);
+            prop_assert!(want.head.starts_with(&got.head), "chunks {:?}: head {:?} of {:?}", chunks, got.head, want.head);
+        }
     }
 }
