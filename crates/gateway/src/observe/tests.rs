@@ -12,11 +12,12 @@ use crate::metrics::Metrics;
 use crate::recorder::{Observer, Recorder, RecorderOptions};
 use crate::routes::Provider;
 
-/// What the recorder was given: each request's `calls_incomplete`, and the
-/// ids of the calls.
+/// What the recorder was given: each request's `calls_incomplete` and
+/// error, and the ids of the calls.
 #[derive(Default)]
 struct Recorded {
     requests: Mutex<Vec<bool>>,
+    errors: Mutex<Vec<Option<String>>>,
     calls: Mutex<Vec<String>>,
 }
 
@@ -24,6 +25,9 @@ impl Observer for Recorded {
     fn on_request(&self, rec: &RequestRecord) {
         if let Ok(mut v) = self.requests.lock() {
             v.push(rec.calls_incomplete);
+        }
+        if let Ok(mut v) = self.errors.lock() {
+            v.push(rec.error.clone());
         }
     }
 
@@ -130,5 +134,84 @@ async fn a_compressed_stream_decoded_past_its_limit_marks_the_calls_incomplete()
     assert_eq!(
         metrics.counter("toolwarden_unparsed_responses_total", &["invalid"]),
         0
+    );
+}
+
+/// A Responses stream whose `response.completed` is larger than the SSE
+/// event cap (several generated images): its call, read from
+/// `response.output_item.done`, is recorded; the request is not an error
+/// ("the stream ended before its final event"), but it says its calls may
+/// be incomplete, and counts as too large to parse.
+#[tokio::test]
+async fn a_final_event_over_the_sse_cap_is_no_error() {
+    let recorded = Arc::new(Recorded::default());
+    let recorder = Recorder::start(
+        None,
+        RecorderOptions {
+            queue_capacity: 64,
+            batch_max: 16,
+            flush_interval: Duration::from_millis(1),
+            jsonl: None,
+        },
+        recorded.clone(),
+    );
+    let metrics = Arc::new(Metrics::new());
+    let sinks = Arc::new(Sinks::new(
+        recorder.clone(),
+        metrics.clone(),
+        Default::default(),
+    ));
+    let mut observation = Observation::new(
+        sinks.clone(),
+        RequestBase {
+            provider: Provider::OpenAi,
+            dialect: Some(Dialect::OpenAiResponses),
+            path: "/v1/responses".into(),
+            ..base()
+        },
+    );
+    observation.on_response(
+        ResponseMeta {
+            status: 200,
+            content_type: Some(b"text/event-stream"),
+            content_encoding: None,
+            content_length: None,
+        },
+        false,
+        32 << 20,
+    );
+    let call = r#"{"type":"function_call","id":"fc_1","call_id":"call_1","name":"ls","arguments":"{}","status":"completed"}"#;
+    observation.feed(
+        format!("event: response.created\ndata: {{\"type\":\"response.created\",\"response\":{{\"id\":\"resp_1\",\"model\":\"gpt-5\"}}}}\n\nevent: response.output_item.done\ndata: {{\"type\":\"response.output_item.done\",\"output_index\":0,\"item\":{call}}}\n\n")
+            .as_bytes(),
+    );
+    let image = "A".repeat(toolwarden_wire::sse::DEFAULT_MAX_EVENT + 1);
+    let completed = format!(
+        "event: response.completed\ndata: {{\"type\":\"response.completed\",\"response\":{{\"id\":\"resp_1\",\"status\":\"completed\",\"output\":[{call},{{\"type\":\"image_generation_call\",\"id\":\"ig_1\",\"result\":\"{image}\"}}]}}}}\n\n"
+    );
+    for piece in completed.as_bytes().chunks(64 << 10) {
+        observation.feed(piece);
+    }
+    observation.finish();
+    sinks.settle(Duration::from_secs(5)).await;
+    recorder.shutdown().await;
+
+    let errors = recorded
+        .errors
+        .lock()
+        .map(|v| v.clone())
+        .unwrap_or_default();
+    assert_eq!(errors, [None], "the stream ended whole");
+    let requests = recorded
+        .requests
+        .lock()
+        .map(|v| v.clone())
+        .unwrap_or_default();
+    assert_eq!(requests, [true], "its calls may be incomplete");
+    let calls = recorded.calls.lock().map(|v| v.clone()).unwrap_or_default();
+    assert_eq!(calls, ["call_1"]);
+    assert_eq!(
+        metrics.counter("toolwarden_unparsed_responses_total", &["too_large"]),
+        1
     );
 }
