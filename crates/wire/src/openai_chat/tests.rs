@@ -453,6 +453,7 @@ fn stream_choices_fast_path_agrees_with_full_parsing() {
 }
 
 mod fast_agrees_with_serde;
+mod stream_key_order;
 
 mod outline_agrees_with_layout {
     use proptest::prelude::*;

@@ -1,0 +1,159 @@
+//! A Chat stream reads the same whatever order its servers write keys in
+//! (openai-python's models write a choice's `delta` before its `index`,
+//! others put `choices` before `id`): proptest over streams of several
+//! choices, each with parallel calls whose arguments come in pieces,
+//! interleaved, every object's keys in a random order.
+
+use proptest::prelude::*;
+
+use crate::{Dialect, testutil::parse_stream};
+
+/// A tiny generator for the orders, from the test's seed.
+struct Order(u64);
+
+impl Order {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// An object of `members` (key, JSON value), in an order of its own
+    /// when `shuffle`.
+    fn object(&mut self, mut members: Vec<(&str, String)>, shuffle: bool) -> String {
+        if shuffle {
+            for i in (1..members.len()).rev() {
+                let j = (self.next() % (i as u64 + 1)) as usize;
+                members.swap(i, j);
+            }
+        }
+        let inner: Vec<String> = (members.iter())
+            .map(|(k, v)| format!("\"{k}\":{v}"))
+            .collect();
+        format!("{{{}}}", inner.join(","))
+    }
+}
+
+/// One fragment of a call: its choice, its index, and whether it is the
+/// first (with id and name); `piece` is its argument text.
+#[derive(Debug, Clone)]
+struct Fragment {
+    choice: u64,
+    index: u64,
+    first: bool,
+    piece: String,
+}
+
+fn chunk(f: &Fragment, order: &mut Order, shuffle: bool) -> String {
+    let arguments = serde_json::Value::String(f.piece.clone()).to_string();
+    let mut function = vec![("arguments", arguments)];
+    let mut call = vec![("index", f.index.to_string())];
+    if f.first {
+        function.push(("name", format!("\"tool_{}\"", f.index)));
+        call.push(("id", format!("\"call_{}_{}\"", f.choice, f.index)));
+        call.push(("type", "\"function\"".into()));
+    }
+    call.push(("function", order.object(function, shuffle)));
+    let call = order.object(call, shuffle);
+    let delta = order.object(vec![("tool_calls", format!("[{call}]"))], shuffle);
+    let choice = order.object(
+        vec![
+            ("index", f.choice.to_string()),
+            ("delta", delta),
+            ("finish_reason", "null".into()),
+            ("logprobs", "null".into()),
+        ],
+        shuffle,
+    );
+    let chunk = order.object(
+        vec![
+            ("id", "\"chatcmpl-1\"".into()),
+            ("object", "\"chat.completion.chunk\"".into()),
+            ("created", "1".into()),
+            ("model", "\"m\"".into()),
+            ("choices", format!("[{choice}]")),
+        ],
+        shuffle,
+    );
+    format!("data: {chunk}\n\n")
+}
+
+/// Calls per choice (1–3 choices, 0–3 calls each, arguments in 1–3
+/// pieces), their fragments interleaved in any order that keeps each
+/// call's own.
+fn fragments() -> impl Strategy<Value = Vec<Fragment>> {
+    prop::collection::vec(prop::collection::vec(1usize..4, 0..4), 1..4)
+        .prop_flat_map(|choices| {
+            let mut calls = Vec::new();
+            for (choice, pieces) in choices.iter().enumerate() {
+                for (index, &n) in pieces.iter().enumerate() {
+                    let args = format!("{{\"choice\":{choice},\"call\":{index}}}");
+                    let step = args.len().div_ceil(n);
+                    let parts: Vec<Fragment> = (args.as_bytes().chunks(step))
+                        .enumerate()
+                        .map(|(k, p)| Fragment {
+                            choice: choice as u64,
+                            index: index as u64,
+                            first: k == 0,
+                            piece: String::from_utf8_lossy(p).into_owned(),
+                        })
+                        .collect();
+                    calls.push(parts);
+                }
+            }
+            let total: usize = calls.iter().map(Vec::len).sum();
+            (
+                Just(calls),
+                prop::collection::vec(any::<prop::sample::Index>(), total),
+            )
+        })
+        .prop_map(|(mut calls, picks)| {
+            // Take the next fragment of a call picked at random, until
+            // every call's are out.
+            let mut out = Vec::new();
+            for pick in picks {
+                let open: Vec<usize> = (0..calls.len()).filter(|&c| !calls[c].is_empty()).collect();
+                let c = open[pick.index(open.len())];
+                out.push(calls[c].remove(0));
+            }
+            out
+        })
+}
+
+proptest! {
+    #[test]
+    fn a_chat_stream_reads_the_same_in_any_key_order(
+        fragments in fragments(),
+        seed in 1u64..,
+    ) {
+        let stream = |shuffle: bool| {
+            let mut order = Order(seed);
+            let mut s: String = fragments.iter().map(|f| chunk(f, &mut order, shuffle)).collect();
+            s.push_str("data: {\"id\":\"chatcmpl-1\",\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n");
+            s
+        };
+        let plain = parse_stream(Dialect::OpenAiChat, stream(false).as_bytes());
+        let mut want: Vec<(String, String, String)> = fragments
+            .iter()
+            .filter(|f| f.first)
+            .map(|f| (
+                format!("call_{}_{}", f.choice, f.index),
+                format!("tool_{}", f.index),
+                format!("{{\"choice\":{},\"call\":{}}}", f.choice, f.index),
+            ))
+            .collect();
+        want.sort();
+        let calls = |v: &crate::ResponseView| {
+            let mut c: Vec<(String, String, String)> = (v.calls.iter())
+                .map(|c| (c.id.clone(), c.name.clone(), c.arguments.clone()))
+                .collect();
+            c.sort();
+            c
+        };
+        prop_assert_eq!(calls(&plain), want.clone());
+        let shuffled = parse_stream(Dialect::OpenAiChat, stream(true).as_bytes());
+        prop_assert_eq!(calls(&shuffled), want);
+        prop_assert_eq!(shuffled, plain);
+    }
+}
