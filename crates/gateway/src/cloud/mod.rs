@@ -41,7 +41,9 @@ pub struct CloudConfig {
     /// `bedrock_upstream`, else `https://bedrock-runtime.{region}.amazonaws.com`
     /// when a region is known; `None` = not configured.
     pub bedrock: Option<Upstream>,
-    /// `bedrock_region` or `AWS_REGION`: the SigV4 signing region.
+    /// The SigV4 signing region: the region of a `bedrock_upstream` host
+    /// `bedrock-runtime[-fips].{region}.amazonaws.com[.cn]`, else
+    /// `bedrock_region`, else `AWS_REGION` (or `AWS_DEFAULT_REGION`).
     pub bedrock_region: Option<String>,
     /// AWS credentials for re-signing Bedrock requests (`None`, or none
     /// found in the chain: forwarded with the client's signature).
@@ -86,11 +88,29 @@ impl CloudConfig {
         let vertex = upstream("vertex_upstream", raw.vertex_upstream);
         let explicit_bedrock = raw.bedrock_upstream.is_some();
         let bedrock_upstream = upstream("bedrock_upstream", raw.bedrock_upstream);
-        let bedrock_region = raw
+        let set_region = raw
             .bedrock_region
             .filter(|r| !r.trim().is_empty())
-            .or_else(|| raw.aws_env.region().map(String::from))
             .map(|r| r.trim().to_string());
+        // A Bedrock Runtime host accepts only signatures for its own
+        // region: an ambient `AWS_REGION` gives way to it, and a
+        // `bedrock_region` naming another could never be signed for.
+        let host_region = bedrock_upstream
+            .as_ref()
+            .and_then(|u| aws::host_region(u.host()))
+            .map(String::from);
+        if let (Some(set), Some(host)) = (&set_region, &host_region)
+            && set != host
+        {
+            problems.push(format!(
+                "bedrock_region {set:?} differs from the region of bedrock_upstream's host \
+                 ({host:?}), which accepts only requests signed for {host:?}: set \
+                 bedrock_region to {host:?} or leave it out"
+            ));
+        }
+        let bedrock_region = host_region
+            .or(set_region)
+            .or_else(|| raw.aws_env.region().map(|r| r.trim().to_string()));
         if let Some(region) = &bedrock_region {
             let valid = region
                 .bytes()
@@ -185,5 +205,68 @@ mod tests {
         }
         assert!(vertex_default("evil.com/x").is_err());
         assert!(vertex_default("").is_err());
+    }
+
+    /// The cloud settings validated with `bedrock_upstream`, `bedrock_region`
+    /// and `AWS_REGION` as given: the signing region, or the problems.
+    fn bedrock_region(
+        upstream: Option<&str>,
+        set: Option<&str>,
+        env_region: Option<&str>,
+    ) -> Result<Option<String>, Vec<String>> {
+        let mut aws_env = aws::AwsEnv::default();
+        // Deterministic on an EC2 machine too.
+        aws_env.insert("AWS_EC2_METADATA_DISABLED".into(), "true".into());
+        if let Some(region) = env_region {
+            aws_env.insert("AWS_REGION".into(), region.into());
+        }
+        let raw = RawCloud {
+            bedrock_upstream: upstream.map(String::from),
+            bedrock_region: set.map(String::from),
+            aws_env,
+            ..RawCloud::default()
+        };
+        let mut problems = Vec::new();
+        let cloud = CloudConfig::validate(raw, &mut problems);
+        if problems.is_empty() {
+            Ok(cloud.bedrock_region)
+        } else {
+            Err(problems)
+        }
+    }
+
+    #[test]
+    fn a_bedrock_upstreams_host_region_is_the_signing_region() {
+        let eu = Some("https://bedrock-runtime.eu-west-3.amazonaws.com");
+        // AWS_REGION set in the shell for other tools gives way to the
+        // region the upstream's host accepts.
+        assert_eq!(
+            bedrock_region(eu, None, Some("us-east-1")),
+            Ok(Some("eu-west-3".into()))
+        );
+        assert_eq!(
+            bedrock_region(eu, Some("eu-west-3"), Some("us-east-1")),
+            Ok(Some("eu-west-3".into()))
+        );
+        // A bedrock_region the host would refuse every signature for.
+        let problems = bedrock_region(eu, Some("us-east-1"), None).unwrap_err();
+        assert!(
+            problems[0].contains("\"us-east-1\"") && problems[0].contains("\"eu-west-3\""),
+            "{problems:?}"
+        );
+        // A host that names no region: the settings as before.
+        let local = Some("http://127.0.0.1:9100");
+        assert_eq!(
+            bedrock_region(local, Some("ap-south-1"), Some("us-east-1")),
+            Ok(Some("ap-south-1".into()))
+        );
+        assert_eq!(
+            bedrock_region(local, None, Some("us-east-1")),
+            Ok(Some("us-east-1".into()))
+        );
+        assert_eq!(
+            bedrock_region(None, None, Some("us-west-2")),
+            Ok(Some("us-west-2".into()))
+        );
     }
 }
