@@ -271,15 +271,17 @@ impl ProxyRoute {
 }
 
 /// The Gemini API's `…/models/{m}:generateContent` (and
-/// `:streamGenerateContent`). Not a `…/projects/…` path: those are Vertex
-/// AI's ([`cloud::classify`], which [`Route::classify`] tries first), and
+/// `:streamGenerateContent`). Not a `…/projects/…` or `…/publishers/…` path:
+/// those are Vertex AI's (express mode's for the latter; [`cloud::classify`],
+/// which [`Route::classify`] tries first), and
 /// the fast path (`h1::head`), which asks [`ProxyRoute::dialect_post`]
 /// alone, must not send them to the Gemini API's upstream.
 fn gemini_route(path: &str) -> Option<ProxyRoute> {
     let rest = ["/v1beta/", "/v1/", "/v1alpha/"]
         .iter()
         .find_map(|p| path.strip_prefix(p))
-        .filter(|rest| !rest.starts_with("projects/"))?;
+        // Vertex AI's (`projects/…`, and express mode's `publishers/…`).
+        .filter(|rest| !rest.starts_with("projects/") && !rest.starts_with("publishers/"))?;
     let (resource, method) = rest.rsplit_once(':')?;
     let gemini_stream = match method {
         "generateContent" => false,
@@ -368,6 +370,9 @@ mod tests {
             "/v1beta1/projects/p/locations/global/publishers/google/models/m:generateContent",
             "/v1/projects/p/locations/us-east5/publishers/anthropic/models/c:rawPredict",
             "/vertex/v1/projects/p/locations/l/publishers/google/models/m:generateContent",
+            "/v1/publishers/google/models/m:generateContent",
+            "/v1/publishers/google/models/m:streamGenerateContent",
+            "/v1beta1/publishers/google/models/m:generateContent",
             "/openai/deployments/d/chat/completions",
             "/azure/openai/v1/responses",
             "/model/anthropic.claude-v2/invoke",

@@ -9,7 +9,9 @@
 //! - Vertex AI: `…/publishers/google/models/{m}:generateContent` /
 //!   `:streamGenerateContent` (Gemini) and `…/publishers/anthropic/models/{m}:rawPredict`
 //!   / `:streamRawPredict` (Anthropic Messages); a Bearer token required
-//!   (401 `UNAUTHENTICATED` without);
+//!   (401 `UNAUTHENTICATED` without); express mode's
+//!   `/{v1|v1beta1}/publishers/…` (no project) takes an API key instead
+//!   (`x-goog-api-key` or `key=`; 400 for one other than `--api-key`);
 //! - Bedrock Runtime: `/model/{id}/invoke` (an Anthropic message) and
 //!   `/invoke-with-response-stream` (each Anthropic stream event in an
 //!   event-stream `chunk` frame as `{"bytes":"<base64>"}`), `/converse`
@@ -59,6 +61,9 @@ pub(crate) struct CloudRoute {
     pub model: Option<String>,
     pub path_stream: bool,
     pub gemini_sse: bool,
+    /// Vertex AI express mode's `/{v1|v1beta1}/publishers/…` (no
+    /// project): an API key authenticates it.
+    pub express: bool,
 }
 
 /// The route of a cloud `POST`, if `path` is one.
@@ -74,6 +79,7 @@ pub(crate) fn route(path: &str, query: Option<&str>) -> Option<CloudRoute> {
         model: model.map(String::from),
         path_stream,
         gemini_sse,
+        express: false,
     };
     if let Some(rest) = path.strip_prefix("/openai/") {
         let op = match rest.strip_prefix("deployments/") {
@@ -98,21 +104,32 @@ pub(crate) fn route(path: &str, query: Option<&str>) -> Option<CloudRoute> {
         };
         return Some(make(Cloud::Bedrock, dialect, Some(id), stream));
     }
-    let rest = ["/v1/projects/", "/v1beta1/projects/"]
+    let version = ["/v1/", "/v1beta1/"]
         .iter()
         .find_map(|p| path.strip_prefix(p))?;
+    // Express mode (an API key, no project): `publishers/…` right after
+    // the version.
+    let (rest, express) = match version.strip_prefix("projects/") {
+        Some(rest) => (rest, false),
+        None => (version.strip_prefix("publishers/")?, true),
+    };
     let (resource, method) = rest.rsplit_once(':')?;
-    let (publisher, model) = resource
-        .split_once("/publishers/")?
-        .1
-        .split_once("/models/")?;
+    let publishers = if express {
+        resource
+    } else {
+        resource.split_once("/publishers/")?.1
+    };
+    let (publisher, model) = publishers.split_once("/models/")?;
     let (dialect, stream) = match (publisher, method) {
         ("google", "generateContent") => (Dialect::Gemini, false),
         ("google", "streamGenerateContent") => (Dialect::Gemini, true),
         ("anthropic", "rawPredict" | "streamRawPredict") => (Dialect::Anthropic, false),
         _ => return None,
     };
-    Some(make(Cloud::Vertex, dialect, Some(model), stream))
+    Some(CloudRoute {
+        express,
+        ..make(Cloud::Vertex, dialect, Some(model), stream)
+    })
 }
 
 /// The test key the mock checks Bedrock signatures with, and where it is
@@ -193,6 +210,28 @@ pub(crate) fn check_auth(
                 );
                 (StatusCode::UNAUTHORIZED, Vec::new(), body)
             })
+        }
+        Cloud::Vertex if route.express => {
+            // Express mode: the API key, by header or as `key=`.
+            let query_key = parts.uri.query().and_then(|q| {
+                q.split('&')
+                    .find_map(|kv| kv.strip_prefix("key="))
+                    .filter(|k| !k.is_empty())
+            });
+            let (status, message) = match (header(headers, "x-goog-api-key").or(query_key), api_key)
+            {
+                (None, _) => (
+                    StatusCode::UNAUTHORIZED,
+                    "Request is missing required authentication credential. Expected OAuth 2 access token, login cookie or other valid authentication credential.",
+                ),
+                (Some(got), Some(want)) if got != want => (
+                    StatusCode::BAD_REQUEST,
+                    "API key not valid. Please pass a valid API key.",
+                ),
+                _ => return None,
+            };
+            let body = envelope::error_body(Provider::Gemini, status, "", None, None, message);
+            Some((status, Vec::new(), body))
         }
         Cloud::Vertex => {
             let message = match (bearer(headers), google_token) {
@@ -521,7 +560,18 @@ mod tests {
         )
         .unwrap();
         assert!(r.path_stream && r.gemini_sse);
+        assert!(!r.express);
+        // Vertex AI express mode: no project.
+        let r = route(
+            "/v1/publishers/google/models/gemini-2.5-flash:generateContent",
+            None,
+        )
+        .unwrap();
+        assert_eq!((r.cloud, r.dialect), (Cloud::Vertex, Dialect::Gemini));
+        assert_eq!(r.model.as_deref(), Some("gemini-2.5-flash"));
+        assert!(r.express && !r.path_stream);
         assert!(route("/v1/messages", None).is_none());
+        assert!(route("/v1/models/gemini-2.5-flash:generateContent", None).is_none());
     }
 
     /// A request for `path` signed with `key`, for `region` and `service`

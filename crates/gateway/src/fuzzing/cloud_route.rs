@@ -47,9 +47,16 @@ pub fn cloud_route(data: &[u8]) {
         );
         assert!(
             provider.is_some()
-                || ["/openai/", "/v1/projects/", "/v1beta1/projects/", "/model/"]
-                    .iter()
-                    .any(|shape| rest.starts_with(shape)),
+                || [
+                    "/openai/",
+                    "/v1/projects/",
+                    "/v1beta1/projects/",
+                    "/v1/publishers/",
+                    "/v1beta1/publishers/",
+                    "/model/",
+                ]
+                .iter()
+                .any(|shape| rest.starts_with(shape)),
             "{path}: no cloud's shape, routed as {route:?}"
         );
         let target_agrees = matches!(
@@ -130,13 +137,23 @@ fn read_route_agrees(rest: &str, dialect: Dialect, route: &crate::routes::ProxyR
             assert!(!m.is_empty() && m != "count-tokens", "{rest}");
             assert_eq!(model, Some(&*decode_path_segment(m)), "{rest}");
             // The segment after `locations/` (past `/projects/`, which
-            // the path starts with), up to a `/` or `:`.
-            let (_, project) = rest.split_once("/projects/").expect("a Vertex path");
-            let location = project
-                .split_once("/locations/")
-                .and_then(|(_, l)| l.split(['/', ':']).next())
-                .filter(|l| !l.is_empty())
-                .unwrap_or("global");
+            // the path starts with), up to a `/` or `:`; express mode's
+            // `/{version}/publishers/…` names none: the global endpoint.
+            let location = match rest.split_once("/projects/") {
+                Some((_, project)) => project
+                    .split_once("/locations/")
+                    .and_then(|(_, l)| l.split(['/', ':']).next())
+                    .filter(|l| !l.is_empty())
+                    .unwrap_or("global"),
+                None => {
+                    assert!(
+                        rest.starts_with("/v1/publishers/")
+                            || rest.starts_with("/v1beta1/publishers/"),
+                        "{rest}: read as {dialect}"
+                    );
+                    "global"
+                }
+            };
             let target = &route.cloud.as_ref().expect("cloud").target;
             assert_eq!(
                 *target,
@@ -219,12 +236,20 @@ mod tests {
             ("anthropic", "streamRawPredict", Dialect::Anthropic, false),
         ]);
         let version = prop::sample::select(vec!["v1", "v1beta1"]);
-        (prefix(), version, name(), name(), name(), method).prop_map(
-            |(prefixed, v, project, location, model, (publisher, m, dialect, stream))| {
+        let express = any::<bool>();
+        (prefix(), version, name(), name(), name(), method, express).prop_map(
+            |(prefixed, v, project, location, model, (publisher, m, dialect, stream), express)| {
                 let p = if prefixed { "/vertex" } else { "" };
-                let path = format!(
-                    "{p}/{v}/projects/{project}/locations/{location}/publishers/{publisher}/models/{model}:{m}"
-                );
+                // Express mode (an API key, no project): the global endpoint.
+                let (scope, location) = if express {
+                    (String::new(), "global".to_string())
+                } else {
+                    (
+                        format!("projects/{project}/locations/{location}/"),
+                        location,
+                    )
+                };
+                let path = format!("{p}/{v}/{scope}publishers/{publisher}/models/{model}:{m}");
                 let target = CloudTarget::Vertex { location };
                 (path, (Provider::Vertex, dialect, model, stream, target))
             },

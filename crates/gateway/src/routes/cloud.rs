@@ -9,6 +9,8 @@
 //! - Vertex AI: `/{v1|v1beta1}/projects/{p}/locations/{l}/publishers/google/models/{m}:generateContent`
 //!   and `:streamGenerateContent` (Gemini), `…/publishers/anthropic/models/{m}:rawPredict`
 //!   and `:streamRawPredict` (Anthropic Messages); model from the path;
+//!   express mode's `/{v1|v1beta1}/publishers/…` too (no project: the
+//!   global endpoint);
 //! - Bedrock Runtime: `/model/{id}/invoke` and `/invoke-with-response-stream`
 //!   for Anthropic models (`anthropic.` in the id; Anthropic Messages
 //!   bodies without `model` or `stream`, both in the path); the id's `:`
@@ -150,12 +152,19 @@ fn openai_dialect(op: &str) -> Option<Dialect> {
     }
 }
 
-/// Vertex AI paths (`/{v1|v1beta1}/projects/…`).
+/// Vertex AI paths: `/{v1|v1beta1}/projects/…`, and express mode's
+/// `/{v1|v1beta1}/publishers/…` (an API key and no project, served by the
+/// global endpoint; google-genai's `Client(vertexai=True, api_key=…)`, and
+/// its base model listing).
 fn vertex(path: &str, post: bool) -> Option<ProxyRoute> {
-    let rest = ["/v1/projects/", "/v1beta1/projects/"]
+    let rest = ["/v1/", "/v1beta1/"]
         .iter()
         .find_map(|p| path.strip_prefix(p))?;
-    let location = location_of(rest);
+    let (location, express) = match rest.strip_prefix("projects/") {
+        Some(after_projects) => (location_of(after_projects), false),
+        None if rest.starts_with("publishers/") => ("global".to_string(), true),
+        None => return None,
+    };
     let target = CloudTarget::Vertex {
         location: location.clone(),
     };
@@ -164,10 +173,15 @@ fn vertex(path: &str, post: bool) -> Option<ProxyRoute> {
             return None;
         }
         let (resource, method) = rest.rsplit_once(':')?;
-        let (publisher, model) = resource
-            .split_once("/publishers/")?
-            .1
-            .split_once("/models/")?;
+        let publishers = if express {
+            resource.strip_prefix("publishers/")?
+        } else {
+            resource
+                .strip_prefix("projects/")?
+                .split_once("/publishers/")?
+                .1
+        };
+        let (publisher, model) = publishers.split_once("/models/")?;
         // `count-tokens:rawPredict` (Claude Code, the Anthropic Vertex
         // SDKs) counts a conversation's tokens: no turn, passed through.
         if model.is_empty() || model.contains('/') || model == "count-tokens" {
@@ -406,8 +420,30 @@ mod tests {
         assert_eq!((r.provider, r.dialect), (Provider::Vertex, None));
         let r = post("/v1/projects/p/locations/l/publishers/google/models/m:countTokens");
         assert_eq!((r.provider, r.dialect), (Provider::Vertex, None));
+        // Express mode (an API key, no project): the global endpoint's.
+        for path in [
+            "/v1/publishers/google/models/gemini-2.5-flash:generateContent",
+            "/vertex/v1beta1/publishers/google/models/gemini-2.5-flash:streamGenerateContent",
+        ] {
+            let r = post(path);
+            assert_eq!(
+                (r.provider, r.dialect),
+                (Provider::Vertex, Some(Dialect::Gemini)),
+                "{path}"
+            );
+            assert_eq!(r.model.as_deref(), Some("gemini-2.5-flash"));
+            assert_eq!(
+                r.cloud.unwrap().target,
+                CloudTarget::Vertex {
+                    location: "global".into()
+                }
+            );
+        }
+        let r = classify(&Method::GET, "/v1beta1/publishers/google/models").unwrap();
+        assert_eq!((r.provider, r.dialect), (Provider::Vertex, None));
         // The Gemini API's own paths are not Vertex's.
         assert!(classify(&Method::POST, "/v1beta/models/m:generateContent").is_none());
+        assert!(classify(&Method::POST, "/v1/models/m:generateContent").is_none());
     }
 
     #[test]

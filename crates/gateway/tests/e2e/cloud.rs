@@ -166,6 +166,67 @@ async fn vertex_gemini_and_anthropic_routes_take_the_model_from_the_path() {
     assert_eq!(r.status, 401, "{}", r.text());
 }
 
+/// Vertex AI express mode (google-genai's `Client(vertexai=True,
+/// api_key=…)`): `/{v1|v1beta1}/publishers/…`, no project, an API key. Read
+/// as Vertex's Gemini and sent to the Vertex upstream, with or without the
+/// `/vertex` prefix; it went to the Gemini API's upstream (`/v1/…`) or
+/// through unread (`/vertex/…`, `/v1beta1/…`).
+#[tokio::test]
+async fn vertex_express_mode_is_read_and_goes_to_vertex() {
+    let h = Harness::with(
+        MockOptions {
+            api_key: Some("vertex-express-key".into()),
+            ..two_calls()
+        },
+        |c| {
+            // The Gemini API's upstream is nowhere: a request sent there
+            // fails.
+            c.cloud.vertex = Some(c.upstreams.gemini.clone());
+            c.upstreams.gemini = Upstream::parse("http://127.0.0.1:9").unwrap();
+        },
+    )
+    .await;
+    let gw = h.gw();
+    let key = [("x-goog-api-key", "vertex-express-key")];
+    for (prefix, version, stream) in [("", "v1", false), ("/vertex", "v1beta1", true)] {
+        let method = if stream {
+            "streamGenerateContent?alt=sse"
+        } else {
+            "generateContent"
+        };
+        let mut convo = Convo::new(Kind::Gemini, stream, None);
+        round(
+            &h,
+            &mut convo,
+            &format!("{gw}{prefix}/{version}/publishers/google/models/gemini-2.5-flash:{method}"),
+            &key,
+        )
+        .await;
+    }
+    expect_counts(&h, "vertex", Some("gemini-2.5-flash"), 2.0).await;
+    // Each as it came, less the prefix.
+    let seen = paths(&h);
+    assert_eq!(seen.len(), 4, "{seen:?}");
+    assert!(
+        seen[0].starts_with("/v1/publishers/google/models/"),
+        "{seen:?}"
+    );
+    assert!(
+        seen[2].starts_with("/v1beta1/publishers/google/models/"),
+        "{seen:?}"
+    );
+    // A wrong key gets Vertex's answer, through the gateway.
+    let convo = Convo::new(Kind::Gemini, false, None);
+    let r = post(
+        &h.client,
+        format!("{gw}/v1/publishers/google/models/gemini-2.5-flash:generateContent"),
+        &[("x-goog-api-key", "wrong")],
+        &convo.body,
+    )
+    .await;
+    assert_eq!(r.status, 400, "{}", r.text());
+}
+
 pub(super) const KEY_ID: &str = "AKIDMOCKTEST";
 pub(super) const SECRET: &str = "mock/secret/key";
 
