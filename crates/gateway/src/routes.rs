@@ -261,10 +261,12 @@ impl ProxyRoute {
     }
 
     /// The provider whose error envelope the client reads: a Vertex
-    /// `rawPredict` client reads Anthropic's.
+    /// `rawPredict` client reads Anthropic's, a Vertex Chat Completions
+    /// client (the OpenAI SDK) OpenAI's.
     pub(crate) fn envelope(&self) -> Provider {
         match (self.provider, self.dialect) {
             (Provider::Vertex, Some(Dialect::Anthropic)) => Provider::Anthropic,
+            (Provider::Vertex, Some(Dialect::OpenAiChat)) => Provider::OpenAi,
             (provider, _) => provider,
         }
     }

@@ -12,6 +12,8 @@
 //!   (401 `UNAUTHENTICATED` without); express mode's
 //!   `/{v1|v1beta1}/publishers/…` (no project) takes an API key instead
 //!   (`x-goog-api-key` or `key=`; 400 for one other than `--api-key`);
+//!   `…/projects/{p}/locations/{l}/endpoints/{e}/chat/completions` (OpenAI
+//!   Chat Completions, a Bearer token);
 //! - Bedrock Runtime: `/model/{id}/invoke` (an Anthropic message) and
 //!   `/invoke-with-response-stream` (each Anthropic stream event in an
 //!   event-stream `chunk` frame as `{"bytes":"<base64>"}`), `/converse`
@@ -113,6 +115,15 @@ pub(crate) fn route(path: &str, query: Option<&str>) -> Option<CloudRoute> {
         Some(rest) => (rest, false),
         None => (version.strip_prefix("publishers/")?, true),
     };
+    // The OpenAI-compatible endpoint:
+    // `{p}/locations/{l}/endpoints/{e}/chat/completions`.
+    if !express
+        && let [p, "locations", l, "endpoints", e, "chat", "completions"] =
+            rest.split('/').collect::<Vec<_>>()[..]
+        && ![p, l, e].iter().any(|s| s.is_empty())
+    {
+        return Some(make(Cloud::Vertex, Dialect::OpenAiChat, None, false));
+    }
     let (resource, method) = rest.rsplit_once(':')?;
     let publishers = if express {
         resource
@@ -570,6 +581,12 @@ mod tests {
         assert_eq!((r.cloud, r.dialect), (Cloud::Vertex, Dialect::Gemini));
         assert_eq!(r.model.as_deref(), Some("gemini-2.5-flash"));
         assert!(r.express && !r.path_stream);
+        let r = route(
+            "/v1/projects/p/locations/us-central1/endpoints/openapi/chat/completions",
+            None,
+        )
+        .unwrap();
+        assert_eq!((r.cloud, r.dialect), (Cloud::Vertex, Dialect::OpenAiChat));
         assert!(route("/v1/messages", None).is_none());
         assert!(route("/v1/models/gemini-2.5-flash:generateContent", None).is_none());
     }

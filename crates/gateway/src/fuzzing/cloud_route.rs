@@ -120,6 +120,30 @@ fn read_route_agrees(rest: &str, dialect: Dialect, route: &crate::routes::ProxyR
                 }
             }
         }
+        Provider::Vertex if dialect == Dialect::OpenAiChat => {
+            // `/{version}/projects/{p}/locations/{l}/endpoints/{e}/chat/completions`.
+            let parts: Vec<&str> = rest.split('/').collect();
+            let read = matches!(
+                parts[..],
+                ["", "v1" | "v1beta1", "projects", p, "locations", l, "endpoints", e, "chat", "completions"]
+                    if !p.is_empty() && !l.is_empty() && !e.is_empty()
+            );
+            assert!(read, "{rest}: read as {dialect}");
+            assert_eq!(model, None, "{rest}: the model is the body's");
+            let target = &route.cloud.as_ref().expect("cloud").target;
+            assert_eq!(
+                *target,
+                CloudTarget::Vertex {
+                    location: parts[5]
+                        .split(':')
+                        .next()
+                        .filter(|l| !l.is_empty())
+                        .unwrap_or("global")
+                        .into()
+                },
+                "{rest}"
+            );
+        }
         Provider::Vertex => {
             let (resource, method) = rest.rsplit_once(':').expect("a Vertex method");
             let (publisher, stream) = match (dialect, method) {
@@ -344,7 +368,7 @@ mod tests {
 
         /// Any text: never a panic, never a route that disagrees with it.
         #[test]
-        fn any_path_and_query(text in "(/(azure|vertex|bedrock|openai|model|v1|v1beta1|projects|locations|publishers|google|anthropic|models|deployments|[a-z.%:@-]{0,6}))*(:[a-zA-Z]{0,12})?(/[a-z/-]{0,20})?(\\?.{0,8})?") {
+        fn any_path_and_query(text in "(/(azure|vertex|bedrock|openai|model|v1|v1beta1|projects|locations|publishers|google|anthropic|models|deployments|endpoints|chat|completions|[a-z.%:@-]{0,6}))*(:[a-zA-Z]{0,12})?(/[a-z/-]{0,20})?(\\?.{0,8})?") {
             cloud_route(text.as_bytes());
         }
 
@@ -363,6 +387,8 @@ mod tests {
             "/openai/deployments/gpt-4o/chat/completions?api-version=2024-10-21",
             "/openai/responses",
             "/vertex/v1/projects/p/locations/us-east5/publishers/anthropic/models/claude@1:rawPredict",
+            "/v1/projects/p/locations/us:x/endpoints/openapi/chat/completions",
+            "/v1beta1/projects/p/locations/:x/endpoints/e/chat/completions",
             "/v1/projects/locations/x/publishers/google/models/m:generateContent",
             "/bedrock/model/anthropic.claude-x%3A0/invoke-with-response-stream",
             "/model/arn%3Aaws%3Abedrock/invoke",

@@ -10,7 +10,8 @@
 //!   and `:streamGenerateContent` (Gemini), `…/publishers/anthropic/models/{m}:rawPredict`
 //!   and `:streamRawPredict` (Anthropic Messages); model from the path;
 //!   express mode's `/{v1|v1beta1}/publishers/…` too (no project: the
-//!   global endpoint);
+//!   global endpoint); `…/projects/{p}/locations/{l}/endpoints/{e}/chat/completions`
+//!   (OpenAI Chat Completions, the model the body's);
 //! - Bedrock Runtime: `/model/{id}/invoke` and `/invoke-with-response-stream`
 //!   for Anthropic models (`anthropic.` in the id; Anthropic Messages
 //!   bodies without `model` or `stream`, both in the path); the id's `:`
@@ -172,6 +173,15 @@ fn vertex(path: &str, post: bool) -> Option<ProxyRoute> {
         if !post {
             return None;
         }
+        if !express && is_vertex_chat_completions(rest) {
+            return Some(route(
+                Provider::Vertex,
+                target.clone(),
+                Some(Dialect::OpenAiChat),
+                None,
+                false,
+            ));
+        }
         let (resource, method) = rest.rsplit_once(':')?;
         let publishers = if express {
             resource.strip_prefix("publishers/")?
@@ -203,6 +213,19 @@ fn vertex(path: &str, post: bool) -> Option<ProxyRoute> {
         ))
     })();
     Some(dialect_route.unwrap_or_else(|| pass(Provider::Vertex, target)))
+}
+
+/// Whether `rest` (after `/{v1|v1beta1}/`) is Vertex AI's Chat Completions
+/// endpoint, `projects/{p}/locations/{l}/endpoints/{e}/chat/completions`
+/// (`e` is `openapi` for the models Google serves, else a deployed
+/// model's endpoint): the OpenAI SDK with Vertex as its base URL.
+fn is_vertex_chat_completions(rest: &str) -> bool {
+    let parts: Vec<&str> = rest.split('/').collect();
+    matches!(
+        parts[..],
+        ["projects", p, "locations", l, "endpoints", e, "chat", "completions"]
+            if ![p, l, e].iter().any(|s| s.is_empty())
+    )
 }
 
 /// Vertex AI's Live API socket,
@@ -420,6 +443,27 @@ mod tests {
         assert_eq!((r.provider, r.dialect), (Provider::Vertex, None));
         let r = post("/v1/projects/p/locations/l/publishers/google/models/m:countTokens");
         assert_eq!((r.provider, r.dialect), (Provider::Vertex, None));
+        // The OpenAI-compatible endpoint: Chat Completions, model the body's.
+        for path in [
+            "/vertex/v1/projects/p/locations/us-central1/endpoints/openapi/chat/completions",
+            "/v1beta1/projects/p/locations/global/endpoints/1234/chat/completions",
+        ] {
+            let r = post(path);
+            assert_eq!(
+                (r.provider, r.dialect, r.model.as_deref()),
+                (Provider::Vertex, Some(Dialect::OpenAiChat), None),
+                "{path}"
+            );
+            assert_eq!(r.envelope(), Provider::OpenAi, "{path}");
+        }
+        for path in [
+            "/v1/projects/p/locations/l/endpoints/openapi/chat/completions/x",
+            "/v1/projects/p/locations/l/endpoints//chat/completions",
+            "/v1/projects/p/locations/l/endpoints/openapi/embeddings",
+        ] {
+            let r = post(path);
+            assert_eq!((r.provider, r.dialect), (Provider::Vertex, None), "{path}");
+        }
         // Express mode (an API key, no project): the global endpoint's.
         for path in [
             "/v1/publishers/google/models/gemini-2.5-flash:generateContent",

@@ -227,6 +227,37 @@ async fn vertex_express_mode_is_read_and_goes_to_vertex() {
     assert_eq!(r.status, 400, "{}", r.text());
 }
 
+/// Vertex AI's Chat Completions endpoint (the OpenAI SDK with
+/// `…/endpoints/openapi` as its base URL): read as OpenAI Chat, the model
+/// the body's; it went through unread.
+#[tokio::test]
+async fn vertex_chat_completions_are_read() {
+    let h = Harness::with(two_calls(), |c| {
+        c.cloud.vertex = Some(c.upstreams.gemini.clone());
+    })
+    .await;
+    let gw = h.gw();
+    let bearer = [("authorization", "Bearer ya29.vertex")];
+    for stream in [false, true] {
+        let mut convo = Convo::new(Kind::Chat, stream, None);
+        convo.body["model"] = json!("google/gemini-2.5-flash");
+        round(
+            &h,
+            &mut convo,
+            &format!(
+                "{gw}/vertex/v1/projects/p1/locations/us-central1/endpoints/openapi/chat/completions"
+            ),
+            &bearer,
+        )
+        .await;
+    }
+    expect_counts(&h, "vertex", Some("google/gemini-2.5-flash"), 2.0).await;
+    assert_eq!(
+        paths(&h)[0],
+        "/v1/projects/p1/locations/us-central1/endpoints/openapi/chat/completions"
+    );
+}
+
 pub(super) const KEY_ID: &str = "AKIDMOCKTEST";
 pub(super) const SECRET: &str = "mock/secret/key";
 
