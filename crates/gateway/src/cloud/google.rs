@@ -95,14 +95,48 @@ struct TokenAnswer {
     expires_in: Option<u64>,
 }
 
+/// Why a credentials file gives no credentials.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FileError {
+    /// It cannot be read, is not a credentials file, or lacks a field.
+    Unusable(String),
+    /// A credentials file of a type the gateway does not use.
+    Unsupported(String),
+}
+
+impl std::fmt::Display for FileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FileError::Unusable(e) | FileError::Unsupported(e) => f.write_str(e),
+        }
+    }
+}
+
 // === impl GoogleAuth ===
 
 impl GoogleAuth {
     /// ADC from the environment (see the module docs); `Ok(None)` when
-    /// there are none.
-    pub fn from_env(env: &AwsEnv) -> Result<Option<GoogleAuth>, String> {
+    /// there are none. A `GOOGLE_APPLICATION_CREDENTIALS` file of a type
+    /// the gateway cannot use (`external_account`: workload identity
+    /// federation, as a CI runner's Google auth step writes it) gives none,
+    /// with a warning pushed to `warnings`: the environment is set for
+    /// other programs, and the gateway may carry no Vertex traffic at all.
+    /// One that cannot be read or is not a credentials file is an error.
+    pub fn from_env(
+        env: &AwsEnv,
+        warnings: &mut Vec<String>,
+    ) -> Result<Option<GoogleAuth>, String> {
         if let Some(path) = env.get("GOOGLE_APPLICATION_CREDENTIALS") {
-            return GoogleAuth::from_file(Path::new(path)).map(Some);
+            return match GoogleAuth::from_file(Path::new(path)) {
+                Ok(auth) => Ok(Some(auth)),
+                Err(FileError::Unsupported(e)) => {
+                    warnings.push(format!(
+                        "Google credentials: {e}; Vertex AI requests go with the client's own"
+                    ));
+                    Ok(None)
+                }
+                Err(FileError::Unusable(e)) => Err(e),
+            };
         }
         let gcloud = env
             .get("CLOUDSDK_CONFIG")
@@ -134,25 +168,30 @@ impl GoogleAuth {
     }
 
     /// Credentials from a `service_account` or `authorized_user` file.
-    pub fn from_file(path: &Path) -> Result<GoogleAuth, String> {
+    pub fn from_file(path: &Path) -> Result<GoogleAuth, FileError> {
         let shown = path.display();
-        let text = std::fs::read(path).map_err(|e| format!("{shown}: {e}"))?;
-        let file: CredentialsFile = serde_json::from_slice(&text)
-            .map_err(|e| format!("{shown}: not a Google credentials file: {e}"))?;
+        let text = std::fs::read(path).map_err(|e| FileError::Unusable(format!("{shown}: {e}")))?;
+        let file: CredentialsFile = serde_json::from_slice(&text).map_err(|e| {
+            FileError::Unusable(format!("{shown}: not a Google credentials file: {e}"))
+        })?;
         let token_uri = file
             .token_uri
             .unwrap_or_else(|| DEFAULT_TOKEN_URI.to_string());
         let source = match file.kind.as_str() {
             "service_account" => {
                 let (Some(email), Some(pem)) = (file.client_email, file.private_key) else {
-                    return Err(format!(
+                    return Err(FileError::Unusable(format!(
                         "{shown}: client_email and private_key are required"
-                    ));
+                    )));
                 };
-                let der =
-                    pem_der(&pem).ok_or_else(|| format!("{shown}: private_key is not PEM"))?;
-                let key = RsaKeyPair::from_pkcs8(&der)
-                    .map_err(|e| format!("{shown}: private_key is not an RSA PKCS#8 key: {e}"))?;
+                let der = pem_der(&pem).ok_or_else(|| {
+                    FileError::Unusable(format!("{shown}: private_key is not PEM"))
+                })?;
+                let key = RsaKeyPair::from_pkcs8(&der).map_err(|e| {
+                    FileError::Unusable(format!(
+                        "{shown}: private_key is not an RSA PKCS#8 key: {e}"
+                    ))
+                })?;
                 Source::ServiceAccount {
                     email,
                     key_id: file.private_key_id,
@@ -164,9 +203,9 @@ impl GoogleAuth {
                 let (Some(client_id), Some(client_secret), Some(refresh_token)) =
                     (file.client_id, file.client_secret, file.refresh_token)
                 else {
-                    return Err(format!(
+                    return Err(FileError::Unusable(format!(
                         "{shown}: client_id, client_secret and refresh_token are required"
-                    ));
+                    )));
                 };
                 Source::AuthorizedUser {
                     client_id,
@@ -176,9 +215,9 @@ impl GoogleAuth {
                 }
             }
             other => {
-                return Err(format!(
+                return Err(FileError::Unsupported(format!(
                     "{shown}: credentials of type {other:?} are not supported (service_account and authorized_user are)"
-                ));
+                )));
             }
         };
         Ok(GoogleAuth::new(source, format!("{} in {shown}", file.kind)))

@@ -76,8 +76,13 @@ pub struct RawCloud {
 // === impl CloudConfig ===
 
 impl CloudConfig {
-    /// Validate the cloud settings; problems are pushed to `problems`.
-    pub fn validate(raw: RawCloud, problems: &mut Vec<String>) -> CloudConfig {
+    /// Validate the cloud settings; problems are pushed to `problems`,
+    /// what start-up should warn of to `warnings`.
+    pub fn validate(
+        raw: RawCloud,
+        problems: &mut Vec<String>,
+        warnings: &mut Vec<String>,
+    ) -> CloudConfig {
         let mut upstream = |name: &str, value: Option<String>| {
             let value = value?;
             Upstream::parse_setting(name, &value)
@@ -129,7 +134,7 @@ impl CloudConfig {
             .credentials(bedrock_region.as_deref())
             .map_err(|e| problems.push(format!("AWS credentials: {e}")))
             .ok();
-        let google = google::GoogleAuth::from_env(&raw.aws_env)
+        let google = google::GoogleAuth::from_env(&raw.aws_env, warnings)
             .map_err(|e| problems.push(format!("Google credentials: {e}")))
             .ok()
             .flatten()
@@ -227,7 +232,7 @@ mod tests {
             ..RawCloud::default()
         };
         let mut problems = Vec::new();
-        let cloud = CloudConfig::validate(raw, &mut problems);
+        let cloud = CloudConfig::validate(raw, &mut problems, &mut Vec::new());
         if problems.is_empty() {
             Ok(cloud.bedrock_region)
         } else {

@@ -829,3 +829,43 @@ fn unknown_alert_variables_are_warned_about() {
     );
     assert_eq!(config.alerts.window.as_millis(), 60_000);
 }
+
+/// `GOOGLE_APPLICATION_CREDENTIALS` naming a file of a type the gateway
+/// does not use (`external_account`, as a CI runner's Google auth step
+/// writes it for other programs) no longer stops the gateway: it starts
+/// without Google credentials and says so. A file that cannot be read is
+/// still refused.
+#[test]
+fn an_unsupported_google_credentials_file_is_a_warning() {
+    let dir = std::env::temp_dir().join(format!("tw-gac-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("external.json");
+    std::fs::write(
+        &file,
+        r#"{"type":"external_account","audience":"//iam.googleapis.com/projects/1/locations/global/workloadIdentityPools/p/providers/gh","subject_token_type":"urn:ietf:params:oauth:token-type:jwt","token_url":"https://sts.googleapis.com/v1/token","credential_source":{"file":"/tmp/token"}}"#,
+    )
+    .unwrap();
+    let path = file.to_string_lossy().into_owned();
+    let config = env(&[("GOOGLE_APPLICATION_CREDENTIALS", &path)])
+        .validate()
+        .unwrap();
+    assert!(config.cloud.google.is_none());
+    assert!(
+        config
+            .warnings
+            .iter()
+            .any(|w| w.contains("external_account")
+                && w.contains("Vertex AI requests go with the client's own")),
+        "{:?}",
+        config.warnings
+    );
+    let missing = dir.join("missing.json").to_string_lossy().into_owned();
+    let refused = env(&[("GOOGLE_APPLICATION_CREDENTIALS", &missing)])
+        .validate()
+        .unwrap_err();
+    assert!(
+        refused.to_string().contains("Google credentials"),
+        "{refused}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

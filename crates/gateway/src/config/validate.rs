@@ -240,6 +240,7 @@ impl RawConfig {
             .ok()
         });
         // --- issue 18: cloud endpoints ---
+        let mut cloud_warnings = Vec::new();
         let cloud = crate::cloud::CloudConfig::validate(
             crate::cloud::RawCloud {
                 azure_upstream: self.azure_upstream,
@@ -250,6 +251,7 @@ impl RawConfig {
                 aws_env: self.aws_env,
             },
             &mut problems,
+            &mut cloud_warnings,
         );
         // Endurance (issue 14): retention, client timeouts and the connection cap.
         let retention_days = self.retention_days.unwrap_or(DEFAULT_RETENTION_DAYS);
@@ -325,6 +327,7 @@ impl RawConfig {
             .unknown_variables
             .iter()
             .filter_map(|name| super::sanity::unknown_variable(name))
+            .chain(cloud_warnings)
             .collect();
         let named = [
             ("openai_upstream", &openai),

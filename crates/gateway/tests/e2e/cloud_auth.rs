@@ -87,7 +87,9 @@ async fn vertex_with(
             "GOOGLE_APPLICATION_CREDENTIALS".into(),
             path.display().to_string(),
         );
-        let auth = GoogleAuth::from_env(&env).unwrap().expect("credentials");
+        let auth = GoogleAuth::from_env(&env, &mut Vec::new())
+            .unwrap()
+            .expect("credentials");
         c.cloud.google = Some(Arc::new(auth));
         tweak(c);
     })

@@ -714,7 +714,9 @@ async fn google_gateway(dir: &std::path::Path, tweak: impl FnOnce(&mut Config)) 
             "GOOGLE_APPLICATION_CREDENTIALS".into(),
             path.display().to_string(),
         );
-        let auth = GoogleAuth::from_env(&env).unwrap().expect("credentials");
+        let auth = GoogleAuth::from_env(&env, &mut Vec::new())
+            .unwrap()
+            .expect("credentials");
         c.cloud.google = Some(Arc::new(auth));
     })
     .await
