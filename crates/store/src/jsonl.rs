@@ -227,6 +227,10 @@ impl JsonlSink {
         &mut self,
         events: impl Iterator<Item = &'a Event>,
     ) -> Result<(), (u64, io::Error)> {
+        // A file opened now may end inside a line too: a write cut short
+        // before this process (a full disk, then a restart; `kill -9` in
+        // the middle of a write) or by another writer (an alert's line).
+        let mut torn = self.torn;
         let open = match &mut self.file {
             Some(open) => open,
             None => {
@@ -235,6 +239,7 @@ impl JsonlSink {
                     .open_append()
                     .and_then(|f| Ok((file_id(&f.metadata()?), f)));
                 let (id, file) = opened.map_err(|e| (0, e))?;
+                torn = true;
                 self.file.insert(Open { file, id })
             }
         };
@@ -242,8 +247,10 @@ impl JsonlSink {
         lines.clear();
         // Bytes before the chunk's first line: the newline that ends a torn one.
         let mut lead = 0;
-        if self.torn {
-            if ends_mid_line(&self.log.path) {
+        if torn {
+            // After this sink's own failed write an unreadable end is taken
+            // as torn; a file merely opened, as whole.
+            if ends_mid_line(&self.log.path).unwrap_or(self.torn) {
                 lines.push(b'\n');
                 lead = 1;
             }
@@ -367,8 +374,8 @@ fn newlines(bytes: &[u8]) -> usize {
 }
 
 /// Whether the file at `path` ends inside a line (a write that failed
-/// partway); when its last byte cannot be read, taken to.
-fn ends_mid_line(path: &std::path::Path) -> bool {
+/// partway); `None` when its last byte cannot be read.
+fn ends_mid_line(path: &std::path::Path) -> Option<bool> {
     use std::io::{Read, Seek, SeekFrom};
     let last = || -> io::Result<Option<u8>> {
         let mut f = File::open(path)?;
@@ -381,9 +388,9 @@ fn ends_mid_line(path: &std::path::Path) -> bool {
         Ok(Some(b[0]))
     };
     match last() {
-        Ok(None) => false,
-        Ok(Some(b)) => b != b'\n',
-        Err(_) => true,
+        Ok(None) => Some(false),
+        Ok(Some(b)) => Some(b != b'\n'),
+        Err(_) => None,
     }
 }
 
@@ -529,6 +536,39 @@ mod tests {
         sink.torn = true;
         sink.write([call(3)].iter()).unwrap();
         assert_eq!(fs::read_to_string(&path).unwrap().lines().count(), 4);
+    }
+
+    /// A log left ending inside a line by an earlier run (a write cut
+    /// short by a full disk, then a restart; `kill -9` in the middle of a
+    /// write) is ended with a newline before the first batch of a new
+    /// sink: that batch's first line stays whole, and was glued to the
+    /// torn one (both lost to a reader) before.
+    #[test]
+    fn a_log_torn_before_this_run_is_ended_before_its_first_batch() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log.jsonl");
+        let mut earlier = serde_json::to_vec(&call(1)).unwrap();
+        earlier.extend_from_slice(b"\n{\"type\":\"tool_ca");
+        fs::write(&path, &earlier).unwrap();
+        let mut sink = JsonlSink::new(JsonlLog::unbounded(&path));
+        sink.write([call(2), call(3)].iter()).unwrap();
+        let text = fs::read_to_string(&path).unwrap();
+        let rows: Vec<&str> = text.lines().collect();
+        assert_eq!(rows.len(), 4, "{text}");
+        assert_eq!(rows[1], "{\"type\":\"tool_ca");
+        for row in [rows[2], rows[3]] {
+            assert!(serde_json::from_str::<Event>(row).is_ok(), "{text}");
+        }
+        // A whole log, or an empty one, gets no empty line.
+        let mut again = JsonlSink::new(JsonlLog::unbounded(&path));
+        again.write([call(4)].iter()).unwrap();
+        let empty = dir.path().join("empty.jsonl");
+        fs::write(&empty, b"").unwrap();
+        JsonlSink::new(JsonlLog::unbounded(&empty))
+            .write([call(5)].iter())
+            .unwrap();
+        assert_eq!(fs::read_to_string(&path).unwrap().lines().count(), 5);
+        assert_eq!(lines(&empty), [5]);
     }
 
     #[test]
