@@ -143,6 +143,12 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../migrations/sqlite/0020_call_turns_by_hour.sql"),
         postgres: include_str!("../migrations/postgres/0020_call_turns_by_hour.sql"),
     },
+    Migration {
+        version: 21,
+        name: "orphan_call_turns",
+        sqlite: include_str!("../migrations/sqlite/0021_orphan_call_turns.sql"),
+        postgres: include_str!("../migrations/postgres/0021_orphan_call_turns.sql"),
+    },
 ];
 
 const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (\

@@ -67,6 +67,7 @@ both!(tool_lists_are_bounded);
 both!(retention::retention_deletes_only_what_is_older);
 both!(retention::retention_on_an_empty_history);
 both!(retention::retention_deletes_the_turn_of_a_request_dropped_under_overload);
+both!(retention::upgrading_deletes_the_turns_an_earlier_retention_left);
 both!(retention::retention_keeps_a_session_revived_by_tool_events_alone);
 both!(retention::retention_keeps_a_session_with_rows_newer_than_its_last_time);
 both!(retention::retention_deletes_dropped_counts_in_steps);

@@ -247,6 +247,50 @@ pub async fn retention_deletes_the_turn_of_a_request_dropped_under_overload(db: 
     assert_eq!(rows(&db, "sessions", "session_id = 'busy'").await, 1);
 }
 
+/// Retention before this version deleted the calls of a request whose
+/// own event was dropped and left their turn, which no pass found again
+/// in a session that never goes quiet. Opening such a database (here: this
+/// version's, with the rows that version left, and the migration that
+/// deletes them not applied yet) deletes those turns, and only those: a
+/// turn whose request or calls are still there stays.
+pub async fn upgrading_deletes_the_turns_an_earlier_retention_left(db: TestDb) {
+    let store = Store::open(&db.url).await.unwrap();
+    // busy-r0: its request dropped, then its calls deleted by an earlier
+    // retention. busy-r1: its calls gone, its request kept. busy-r2: its
+    // request dropped, its calls kept. busy-r3: whole.
+    let mut events = Vec::new();
+    for n in 0..4 {
+        let dropped = n % 2 == 0;
+        events.extend(
+            turn("busy", n, 1_000 * i64::from(n + 1))
+                .into_iter()
+                .filter(|e| !(dropped && matches!(e, Event::Request(_)))),
+        );
+    }
+    record_all(&store, &events).await;
+    store.close().await;
+    assert_eq!(rows(&db, "call_turns", "").await, 4);
+    execute(
+        &db.url,
+        "DELETE FROM tool_calls WHERE request_id IN ('busy-r0', 'busy-r1')",
+    )
+    .await;
+    execute(&db.url, "DELETE FROM schema_migrations WHERE version = 21").await;
+
+    let store = Store::open(&db.url).await.unwrap();
+    let mut left = Vec::new();
+    for n in 0..4 {
+        left.push(rows(&db, "call_turns", &format!("request_id = 'busy-r{n}'")).await);
+    }
+    assert_eq!(left, [0, 1, 1, 1], "only the turn nothing names is deleted");
+    // Recording goes on.
+    let next = turn("busy", 4, 9_000);
+    let (counters, _) = record_all(&store, &next).await;
+    assert_eq!(counters.events_written, next.len() as u64);
+    assert_eq!(rows(&db, "call_turns", "").await, 4);
+    store.close().await;
+}
+
 /// Nothing older than the cutoff: a pass deletes nothing and ends.
 pub async fn retention_on_an_empty_history(db: TestDb) {
     let store = Store::open(&db.url).await.unwrap();

@@ -1,21 +1,9 @@
 //! The schema's version against the build's: a build never writes to a
 //! schema newer than it knows, and readers never migrate.
 
-use sqlx::Connection;
 use toolwarden_store::{SCHEMA_VERSION, Store, StoreErrorKind};
 
-use crate::support::TestDb;
-
-/// Runs `sql` on the database at `url` (either backend).
-async fn execute(url: &str, sql: &str) {
-    if url.starts_with("postgres") {
-        let mut conn = sqlx::PgConnection::connect(url).await.expect("connect");
-        sqlx::query(sql).execute(&mut conn).await.expect(sql);
-    } else {
-        let mut conn = sqlx::SqliteConnection::connect(url).await.expect("connect");
-        sqlx::query(sql).execute(&mut conn).await.expect(sql);
-    }
-}
+use crate::support::{TestDb, execute};
 
 fn refused(opened: Result<Store, toolwarden_store::StoreError>, says: &str) {
     let err = opened.expect_err("a schema this build cannot use");

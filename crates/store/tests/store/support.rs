@@ -211,6 +211,17 @@ pub fn all() -> StatsQuery {
     StatsQuery::default()
 }
 
+/// Runs `sql` on the database at `url` (either backend).
+pub async fn execute(url: &str, sql: &str) {
+    if url.starts_with("postgres") {
+        let mut conn = sqlx::PgConnection::connect(url).await.expect("connect");
+        sqlx::query(sql).execute(&mut conn).await.expect(sql);
+    } else {
+        let mut conn = sqlx::SqliteConnection::connect(url).await.expect("connect");
+        sqlx::query(sql).execute(&mut conn).await.expect(sql);
+    }
+}
+
 /// One integer from `sql` on the database at `url` (either backend).
 pub async fn query_i64(url: &str, sql: &str) -> i64 {
     if url.starts_with("postgres") {
