@@ -103,7 +103,7 @@ pub use retention::{PG_STEP_LOCK, Prune, Pruned};
 pub use since::{SinceError, parse_since};
 pub use stats::{
     CallRow, CallTotals, FailureRow, ModelRow, RepairRow, RequestTotals, SessionCalls, SessionRow,
-    Stats, StatsQuery, TOOL_ROWS, TimelineRow, ToolRow,
+    Stats, StatsQuery, TOOL_ROWS, TimelineRow, ToolRow, failure_rate,
 };
 pub use store::{
     DEFAULT_SQLITE_CACHE_KIB, DEFAULT_SQLITE_WRITER_CACHE_KIB, DEFAULT_SQLITE_WRITER_IDLE, Store,

@@ -338,8 +338,9 @@ const DAY_MS: i64 = 86_400_000;
 /// Failures over calls, at most 1. A window can hold failures whose calls
 /// it does not: a result folded into `dropped_tool_counts` counts at its
 /// own time and its request's model, its call at the call's (`failures:
-/// 3, calls: 0` is all failures, not none).
-fn rate(failures: u64, calls: u64) -> f64 {
+/// 3, calls: 0` is all failures, not none). Every report's rate, and the
+/// rate of rows summed from them (`toolwarden stats --by model`).
+pub fn failure_rate(failures: u64, calls: u64) -> f64 {
     if failures >= calls {
         if failures == 0 { 0.0 } else { 1.0 }
     } else {
@@ -488,7 +489,7 @@ macro_rules! stats_fn {
                         tool,
                         calls: count(c),
                         failures: count(f),
-                        failure_rate: rate(count(f), count(c)),
+                        failure_rate: failure_rate(count(f), count(c)),
                     })
                     .collect(),
                 models: models
@@ -498,7 +499,7 @@ macro_rules! stats_fn {
                         tool,
                         calls: count(c),
                         failures: count(f),
-                        failure_rate: rate(count(f), count(c)),
+                        failure_rate: failure_rate(count(f), count(c)),
                     })
                     .collect(),
                 sessions: sessions
@@ -802,10 +803,10 @@ mod tests {
 
     #[test]
     fn a_rate_is_at_most_one() {
-        assert_eq!(rate(0, 0), 0.0);
-        assert_eq!(rate(1, 4), 0.25);
-        assert_eq!(rate(3, 0), 1.0);
-        assert_eq!(rate(5, 4), 1.0);
+        assert_eq!(failure_rate(0, 0), 0.0);
+        assert_eq!(failure_rate(1, 4), 0.25);
+        assert_eq!(failure_rate(3, 0), 1.0);
+        assert_eq!(failure_rate(5, 4), 1.0);
     }
 
     #[test]

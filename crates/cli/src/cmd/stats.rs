@@ -9,7 +9,7 @@ use std::{
 };
 
 use clap::{Args, ValueEnum};
-use toolwarden_store::{ModelRow, Stats, StatsQuery, Store, parse_since};
+use toolwarden_store::{ModelRow, Stats, StatsQuery, Store, failure_rate, parse_since};
 
 use super::{CmdError, Outcome, stats_table::RenderTable};
 use crate::{config, terminal::cell};
@@ -179,11 +179,7 @@ fn by_model(stats: &Stats, pairs: &[ModelRow]) -> String {
         "MODEL", "CALLS", "FAILURES", "RATE"
     );
     for (model, (calls, failures)) in &per_model {
-        let rate = if *calls == 0 {
-            0.0
-        } else {
-            *failures as f64 / *calls as f64
-        };
+        let rate = failure_rate(*failures, *calls);
         let _ = writeln!(
             out,
             "  {:<40} {:>8} {:>8} {:>6.1}%",
@@ -243,6 +239,37 @@ fn by_session(stats: &Stats) -> String {
 mod tests {
     use super::*;
     use toolwarden_store::SessionRow;
+
+    /// A model's rate is the report's: failures folded at their own time
+    /// and model (`dropped_tool_counts`) can outnumber the model's calls in
+    /// the window, which was 0.0 % for none at all and above 100 % for fewer.
+    #[test]
+    fn a_models_rate_is_the_reports() {
+        let row = |model: &str, tool: &str, calls, failures| ModelRow {
+            model: model.into(),
+            tool: tool.into(),
+            calls,
+            failures,
+            failure_rate: failure_rate(failures, calls),
+        };
+        let pairs = [
+            row("folded-only", "search", 0, 3),
+            row("more-failed", "search", 4, 2),
+            row("more-failed", "fetch", 0, 3),
+            row("plain", "search", 4, 1),
+        ];
+        let text = by_model(&Stats::default(), &pairs);
+        let rate_of = |model: &str| {
+            let line = text
+                .lines()
+                .find(|l| l.trim_start().starts_with(model))
+                .unwrap_or_else(|| panic!("{model}: {text}"));
+            line.split_whitespace().last().unwrap().to_owned()
+        };
+        assert_eq!(rate_of("folded-only"), "100.0%", "{text}");
+        assert_eq!(rate_of("more-failed"), "100.0%", "{text}");
+        assert_eq!(rate_of("plain"), "25.0%", "{text}");
+    }
 
     /// The model and session views write names out too (see `terminal`).
     #[test]
