@@ -135,6 +135,17 @@ impl Target {
         } else {
             url
         };
+        // sqlx's URLs name their options after `?`; the file is opened
+        // read-write and created if missing, sqlx's `mode=rwc`. Any other
+        // option would be ignored: refused instead, as a file named with
+        // the `?` would be made beside the one meant.
+        let (path, options) = path.split_once('?').unwrap_or((path, ""));
+        if options.split('&').any(|o| !o.is_empty() && o != "mode=rwc") {
+            return Err(bad(
+                "SQLite URL options are not supported, but for mode=rwc (the file is opened \
+                 read-write, created if missing): give sqlite://PATH",
+            ));
+        }
         if path.is_empty() {
             return Err(bad("no file path"));
         }
@@ -146,14 +157,11 @@ impl Target {
 }
 
 /// The file of a SQLite database URL as [`Store::open`] reads it
-/// (`sqlite://PATH`, `sqlite:PATH` or a plain path; a `?query` is not part
-/// of the path); `None` for PostgreSQL and for URLs it would refuse.
+/// (`sqlite://PATH`, `sqlite:PATH` or a plain path; a `?mode=rwc` is not
+/// part of the path); `None` for PostgreSQL and for URLs it would refuse.
 pub fn sqlite_path(url: &str) -> Option<std::path::PathBuf> {
     match Target::parse(url) {
-        Ok(Target::Sqlite(path)) => {
-            let path = path.split('?').next().unwrap_or(&path);
-            Some(std::path::PathBuf::from(path))
-        }
+        Ok(Target::Sqlite(path)) => Some(std::path::PathBuf::from(path)),
         _ => None,
     }
 }
@@ -439,6 +447,41 @@ mod tests {
             StoreErrorKind::InvalidUrl
         );
         assert!(Target::parse("sqlite://").is_err());
+        assert_eq!(
+            Target::parse("sqlite://a/b.db?mode=rwc").unwrap(),
+            Target::Sqlite("a/b.db".into())
+        );
+        for other in [
+            "sqlite://a/b.db?mode=ro",
+            "b.db?cache=shared",
+            "sqlite://?mode=rwc",
+        ] {
+            assert_eq!(
+                Target::parse(other).unwrap_err().kind(),
+                StoreErrorKind::InvalidUrl,
+                "{other}"
+            );
+        }
+        assert_eq!(sqlite_path("sqlite://a/b.db?mode=ro"), None);
+    }
+
+    /// The file `sqlite_path` names is the one opened: a URL with sqlx's
+    /// `?mode=rwc` made a second file named with it, which a reader then
+    /// found empty (and a writer recorded into, unseen by the readers).
+    #[tokio::test]
+    async fn a_sqlite_url_with_mode_rwc_opens_its_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}?mode=rwc", dir.path().join("tw.db").display());
+        Store::open(&url).await.unwrap().close().await;
+        Store::open_existing(&url).await.unwrap().close().await;
+        let mut names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| !n.ends_with("-wal") && !n.ends_with("-shm"))
+            .collect();
+        names.sort();
+        assert_eq!(names, ["tw.db"]);
+        assert_eq!(sqlite_path(&url), Some(dir.path().join("tw.db")));
     }
 
     #[tokio::test]
