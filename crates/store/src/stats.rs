@@ -190,12 +190,25 @@ fn in_window(windowed: bool, column: &str) -> String {
 }
 
 /// Which filters a report's statements carry in their text, so that
-/// each can be served by an index: the window (`$1`) and the session.
+/// each can be served by an index: the window (`$1`) and the session;
+/// and how the backend orders names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Shape {
     windowed: bool,
     by_session: bool,
+    /// What follows a name in `ORDER BY` so that names tied on their
+    /// counts come in the order of their bytes (UTF-8: of their code
+    /// points) on either backend: nothing on SQLite, whose text compares
+    /// so; [`PG_BYTE_ORDER`] on PostgreSQL, whose text compares by the
+    /// database's collation.
+    byte_order: &'static str,
 }
+
+/// PostgreSQL's byte order of text. A database's own collation is most
+/// often a language's (the official image's `en_US.utf8`: `_a`, `ab`,
+/// `b`, `B`), so its reports listed tied names in another order than
+/// SQLite's (`B`, `_a`, `ab`, `b`), and at the row limit other names.
+const PG_BYTE_ORDER: &str = " COLLATE \"C\"";
 
 /// The session's test (`param`, a session id, or NULL for none): by the
 /// session's number, which the session indexes (`tool_calls_call_session`,
@@ -247,20 +260,22 @@ fn tools_sql(w: Shape) -> String {
     format!(
         "SELECT tool, c, f, CAST(COUNT(*) OVER () AS BIGINT), \
          CAST(SUM(c) OVER () AS BIGINT), CAST(SUM(f) OVER () AS BIGINT) \
-         FROM ({}) g ORDER BY 3 DESC, 2 DESC, 1 LIMIT $5",
-        per_tool(w)
+         FROM ({}) g ORDER BY 3 DESC, 2 DESC, tool{} LIMIT $5",
+        per_tool(w),
+        w.byte_order
     )
 }
 /// The names [`tools_sql`] lists, `$6` of them (for the timeline).
 fn listed_tools(w: Shape) -> String {
     format!(
-        "SELECT tool FROM ({}) g ORDER BY f DESC, c DESC, tool LIMIT $6",
-        per_tool(w)
+        "SELECT tool FROM ({}) g ORDER BY f DESC, c DESC, tool{} LIMIT $6",
+        per_tool(w),
+        w.byte_order
     )
 }
 /// The first `$5` (model, tool) pairs, each with the number of pairs.
 fn models_sql(w: Shape) -> String {
-    let (filter, dropped_filter) = (filter(w), dropped_filter(w));
+    let (filter, dropped_filter, b) = (filter(w), dropped_filter(w), w.byte_order);
     format!(
         "SELECT m, tool, c, f, CAST(COUNT(*) OVER () AS BIGINT) FROM (\
          SELECT m, tool, CAST(SUM(c) AS BIGINT) AS c, CAST(SUM(f) AS BIGINT) AS f FROM (\
@@ -268,15 +283,15 @@ fn models_sql(w: Shape) -> String {
          FROM tool_calls WHERE {filter} GROUP BY COALESCE(model, 'unknown'), tool \
          UNION ALL SELECT COALESCE(model, 'unknown'), tool, SUM(calls), SUM(failures) \
          FROM dropped_tool_counts WHERE {dropped_filter} GROUP BY COALESCE(model, 'unknown'), tool\
-         ) t GROUP BY m, tool) g ORDER BY 4 DESC, 3 DESC, 1, 2 LIMIT $5"
+         ) t GROUP BY m, tool) g ORDER BY 4 DESC, 3 DESC, m{b}, tool{b} LIMIT $5"
     )
 }
 fn sessions_sql(w: Shape) -> String {
-    let filter = filter(w);
+    let (filter, b) = (filter(w), w.byte_order);
     format!(
         "SELECT session_id, COUNT(*), {FAILED}, MIN(at_ms), MAX(COALESCE(result_at_ms, at_ms)) \
          FROM tool_calls WHERE {filter} GROUP BY session_id HAVING {FAILED} > 0 \
-         ORDER BY 5 DESC, 1 LIMIT $5"
+         ORDER BY 5 DESC, session_id{b} LIMIT $5"
     )
 }
 fn failures_sql(w: Shape) -> String {
@@ -296,8 +311,9 @@ fn timeline_sql(w: Shape) -> String {
          WHERE {filter} GROUP BY tool, (at_ms / $5) * $5 \
          UNION ALL SELECT tool, (at_ms / $5) * $5, SUM(failures), SUM(calls) \
          FROM dropped_tool_counts WHERE {dropped_filter} GROUP BY tool, (at_ms / $5) * $5\
-         ) t WHERE tool IN ({}) GROUP BY tool, b ORDER BY 2, 1",
-        listed_tools(w)
+         ) t WHERE tool IN ({}) GROUP BY tool, b ORDER BY 2, tool{}",
+        listed_tools(w),
+        w.byte_order
     )
 }
 fn repairs_sql(w: Shape) -> String {
@@ -305,9 +321,10 @@ fn repairs_sql(w: Shape) -> String {
         "SELECT rr.defect, COUNT(*) FROM request_repairs rr \
          JOIN requests r ON r.request_id = rr.request_id \
          WHERE {} AND ($2 IS NULL OR COALESCE(r.model, 'unknown') = $2) \
-         AND {} GROUP BY rr.defect ORDER BY 2 DESC, 1",
+         AND {} GROUP BY rr.defect ORDER BY 2 DESC, rr.defect{}",
         in_window(w.windowed, "r.at_ms"),
-        in_session(w.by_session, "$3", "r.session_no")
+        in_session(w.by_session, "$3", "r.session_no"),
+        w.byte_order
     )
 }
 fn requests_sql(w: Shape) -> String {
@@ -390,14 +407,16 @@ pub(crate) const SESSION_OF_RESPONSE: &str = "SELECT r.session_id, s.source FROM
 /// Expands `async fn $name(pool, q) -> Result<Stats, sqlx::Error>` for one
 /// backend. Every query of a report reads one snapshot (one read-only
 /// transaction; `$snapshot` is the statement that makes it one, if the
-/// backend needs it), so its sections agree although recording goes on.
+/// backend needs it), so its sections agree although recording goes on;
+/// `$byte_order` is the backend's [`Shape::byte_order`].
 macro_rules! stats_fn {
-    ($name:ident, $calls:ident, $pool:ty, $snapshot:expr) => {
+    ($name:ident, $calls:ident, $pool:ty, $snapshot:expr, $byte_order:expr) => {
         async fn $name(pool: &$pool, q: &StatsQuery) -> Result<Stats, sqlx::Error> {
             let (since, tool, model, session) = (q.since_ms, &q.tool, &q.model, &q.session);
             let w = Shape {
                 windowed: since.is_some(),
                 by_session: session.is_some(),
+                byte_order: $byte_order,
             };
             let mut tx = pool.begin().await?;
             let snapshot: Option<&str> = $snapshot;
@@ -602,12 +621,19 @@ macro_rules! stats_fn {
 // SQLite: a deferred transaction in WAL mode reads one snapshot from its
 // first read. PostgreSQL: `READ COMMITTED` (the default) would give each
 // statement its own.
-stats_fn!(stats_sqlite, session_calls_sqlite, sqlx::SqlitePool, None);
+stats_fn!(
+    stats_sqlite,
+    session_calls_sqlite,
+    sqlx::SqlitePool,
+    None,
+    ""
+);
 stats_fn!(
     stats_postgres,
     session_calls_postgres,
     sqlx::PgPool,
-    Some("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+    Some("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"),
+    PG_BYTE_ORDER
 );
 
 // === impl Store (queries) ===
@@ -747,6 +773,7 @@ mod tests {
         let shape = Shape {
             windowed: true,
             by_session: false,
+            byte_order: "",
         };
         for (sql, steps) in report_plans(shape).await {
             // `SCAN t`, `SCAN g`, `SCAN (subquery-N)`: the rows of the
@@ -776,6 +803,7 @@ mod tests {
         let shape = Shape {
             windowed: false,
             by_session: true,
+            byte_order: "",
         };
         for (sql, steps) in report_plans(shape).await {
             // Only the big tables matter: the dropped counts (no sessions,

@@ -274,6 +274,28 @@ async fn backends_give_the_same_stats() {
     }
 }
 
+/// Names tied on their counts come in the order of their bytes from
+/// either backend, so the lists (and at the row limit, which names they
+/// hold) agree: PostgreSQL ordered them by the database's collation, a
+/// language's on most clusters (`_a`, `a_b`, `ab`, `b`, `B` in `en-US`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn backends_list_tied_names_in_the_same_order() {
+    let lite = scenarios::tied_names_document(&support::TestDb::sqlite()).await;
+    let tools: Vec<&str> = lite["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["tool"].as_str().unwrap())
+        .collect();
+    assert_eq!(tools, ["B", "_a", "a_b", "ab", "b"], "{lite:#}");
+    let test = "backends_list_tied_names_in_the_same_order";
+    if let Some(pg) = support::TestDb::postgres_collated(test, "en-US").await {
+        let doc = scenarios::tied_names_document(&pg).await;
+        pg.drop_collated().await;
+        assert_eq!(lite, doc);
+    }
+}
+
 #[test]
 fn stats_json_has_the_contract_shape() {
     use toolwarden_store::*;

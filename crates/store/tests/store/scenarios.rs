@@ -606,6 +606,39 @@ pub async fn stats_document(db: &TestDb) -> serde_json::Value {
     .unwrap()
 }
 
+/// A report whose names tie on their counts (tools, models, sessions,
+/// repairs, the timeline's tools in a bucket): each with one call, one
+/// failure, one repair, at one time, named so that byte order and a
+/// language's order differ (`B` < `_a` < `a_b` < `ab` < `b` in bytes).
+pub async fn tied_names_document(db: &TestDb) -> serde_json::Value {
+    let store = Store::open(&db.url).await.unwrap();
+    let names = ["b", "ab", "B", "a_b", "_a"];
+    let mut events = Vec::new();
+    for (i, name) in names.iter().enumerate() {
+        let (req, session, at) = (format!("r{i}"), format!("s{name}"), 1_000_000);
+        let mut r = request(&req, &session, at);
+        if let Event::Request(r) = &mut r {
+            r.model = Some(format!("m{name}"));
+            r.repairs = vec![format!("d{name}")];
+        }
+        events.push(r);
+        let mut c = call(&req, &session, 0, "c0", name, at);
+        c.model = Some(format!("m{name}"));
+        events.push(Event::ToolCall(c));
+        events.push(Event::ToolResult(result(
+            &format!("q{i}"),
+            &session,
+            "c0",
+            1,
+            None,
+            true,
+            at,
+        )));
+    }
+    record_all(&store, &events).await;
+    serde_json::to_value(store.stats(&all()).await.unwrap()).unwrap()
+}
+
 /// A report reads one snapshot: while calls keep arriving, its sections
 /// (per tool, per model and tool) still count the same calls.
 pub async fn stats_are_one_snapshot(db: TestDb) {

@@ -57,6 +57,56 @@ impl TestDb {
     }
 }
 
+impl TestDb {
+    /// A fresh database in the test PostgreSQL whose text sorts by the
+    /// rules of the ICU locale `icu`, as on a cluster made with a
+    /// language's locale (the official image's `en_US.utf8`), or `None`
+    /// (with a loud line) when the URL is not set or the server cannot.
+    pub async fn postgres_collated(test: &str, icu: &str) -> Option<TestDb> {
+        let Ok(base) = std::env::var(PG_ENV) else {
+            skip(test);
+            return None;
+        };
+        let name = format!("tw_icu_{}_{}", std::process::id(), fastrand_suffix());
+        let mut conn = sqlx::PgConnection::connect(&base)
+            .await
+            .unwrap_or_else(|e| panic!("{PG_ENV}={base} is set but unreachable: {e}"));
+        let made = sqlx::query(&format!(
+            "CREATE DATABASE {name} TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE '{icu}'"
+        ))
+        .execute(&mut conn)
+        .await;
+        if let Err(e) = made {
+            skip(&format!("{test} (no database with ICU locale {icu}: {e})"));
+            return None;
+        }
+        // The URL's database is its path's last segment, before any `?`.
+        let (url, query) = base.split_once('?').unwrap_or((&base, ""));
+        let at = url.rfind('/').expect("a database in the URL");
+        let sep = if query.is_empty() { "" } else { "?" };
+        Some(TestDb {
+            url: format!("{}/{name}{sep}{query}", &url[..at]),
+            _dir: None,
+        })
+    }
+
+    /// Drops a database [`TestDb::postgres_collated`] made.
+    pub async fn drop_collated(self) {
+        let base = std::env::var(PG_ENV).expect("made from it");
+        let name = self
+            .url
+            .split('?')
+            .next()
+            .and_then(|u| u.rsplit('/').next());
+        let name = name.expect("a database in the URL");
+        let mut conn = sqlx::PgConnection::connect(&base).await.expect("connect");
+        sqlx::query(&format!("DROP DATABASE {name} WITH (FORCE)"))
+            .execute(&mut conn)
+            .await
+            .expect("drop the database");
+    }
+}
+
 pub fn skip(test: &str) {
     let _ = writeln!(
         std::io::stderr(),
