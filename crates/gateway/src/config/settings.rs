@@ -143,7 +143,7 @@ macro_rules! settings {
 settings! {
     /// Address to listen on, `host:port` (or a bare port, on 127.0.0.1).
     listen: String = "127.0.0.1:8080";
-    /// `sqlite://PATH`, a plain path, `postgres://…`; `none` disables the database.
+    /// `sqlite://PATH`, a plain path, `postgres://…`; `none` disables the database. A SQLite URL takes no options but sqlx's `?mode=rwc` (what it does anyway); others are refused.
     database: String = "sqlite://toolwarden.db";
     /// Also write every event as a JSON line to this file.
     jsonl: PathBuf = "";
