@@ -89,3 +89,14 @@ test('day buckets are UTC days, named by their UTC date in every time zone (revi
     else process.env.TZ = saved;
   }
 });
+
+test('a rate the page works out follows the store rule: failures folded at their own time can outnumber calls', async () => {
+  const dom = await import(pathToFileURL(join(dir, 'dom.js')).href);
+  assert.equal(dom.failureRate(0, 0), 0);
+  assert.equal(dom.failureRate(3, 0), 1, 'failures without calls in the window: 100 %, not 0 %');
+  assert.equal(dom.failureRate(5, 2), 1, 'more failures than calls: 100 %, not 250 %');
+  assert.equal(dom.failureRate(1, 4), 0.25);
+  assert.equal(dom.rateOf({ calls: 2, failures: 5 }), 1);
+  assert.equal(dom.rateOf({ calls: 2, failures: 5, failure_rate: 0.5 }), 0.5, "the API's own rate first");
+  assert.equal(dom.pct(dom.rateOf({ calls: 0, failures: 3 })), '100%');
+});

@@ -5,7 +5,7 @@
 // shows as text.
 
 import {
-  $, basisBadge, clear, clock, duration, el, emptyRow, linkButton, num, pct, rateBar, rateOf,
+  $, basisBadge, clear, clock, duration, el, emptyRow, failureRate, linkButton, num, pct, rateBar, rateOf,
   shortId, timeCell,
 } from './dom.js';
 import { renderChart, sparklines } from './chart.js';
@@ -165,7 +165,7 @@ function renderCards(stats, tools, totals) {
   const failures = totals ? totals.failures : tools.reduce((a, t) => a + (t.failures || 0), 0);
   $('c-calls').textContent = num(calls);
   $('c-failures').textContent = num(failures);
-  $('c-rate').textContent = calls > 0 ? pct(failures / calls) : '–';
+  $('c-rate').textContent = calls > 0 || failures > 0 ? pct(failureRate(failures, calls)) : '–';
   const req = stats.requests || {};
   $('c-requests').textContent = num(req.total);
   // Requests whose response passed response_parse_limit: their calls

@@ -33,9 +33,21 @@ export function num(n) {
   return typeof n === 'number' && isFinite(n) ? n.toLocaleString('en-US') : '–';
 }
 
+/**
+ * Failures over calls as the store reports a rate (toolwarden_store::failure_rate):
+ * failures folded from dropped events at their own time can outnumber the
+ * calls of a window, so as many failures as calls or more is 100 %, and none 0 %.
+ */
+export function failureRate(failures, calls) {
+  failures = failures || 0;
+  calls = calls || 0;
+  if (failures >= calls) return failures === 0 ? 0 : 1;
+  return failures / calls;
+}
+
 export function rateOf(row) {
   if (typeof row.failure_rate === 'number') return row.failure_rate;
-  return row.calls > 0 ? row.failures / row.calls : 0;
+  return failureRate(row.failures, row.calls);
 }
 
 export function pct(r) {
