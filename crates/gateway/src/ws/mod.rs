@@ -408,15 +408,19 @@ async fn upstream_head(up: &Upgrade, upstream: &Upstream) -> HeaderMap {
     parts.headers
 }
 
-/// The upstream's `101` headers the client sees too (the handshake's own
-/// and hop-by-hop ones are the gateway's; the chosen subprotocol passes).
+/// The upstream's `101` headers the client sees too, each with all its
+/// values (the handshake's own and hop-by-hop ones are the gateway's; the
+/// chosen subprotocol passes).
 fn copy_upstream_headers(from: &HeaderMap, to: &mut HeaderMap) {
+    // The gateway's own, named before any is copied: a header the upstream
+    // repeats (`set-cookie`) is not taken for one of them at its second value.
+    let own: Vec<http::HeaderName> = to.keys().cloned().collect();
     for (name, value) in from {
         let n = name.as_str();
         if headers::is_hop_by_hop(n)
             || (n.starts_with("sec-websocket-") && n != "sec-websocket-protocol")
             || n == "content-length"
-            || to.contains_key(name)
+            || own.contains(name)
         {
             continue;
         }

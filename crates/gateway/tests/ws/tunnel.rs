@@ -30,7 +30,8 @@ use crate::e2e::support::{Harness, metric};
 type Asked = Arc<Mutex<Vec<[String; 4]>>>;
 
 /// An upstream that accepts any WebSocket on any path, chooses the first
-/// subprotocol offered, and echoes every text and binary message.
+/// subprotocol offered, sets two cookies on its `101` (as the Cloudflare in
+/// front of the OpenAI API does), and echoes every text and binary message.
 async fn echo_upstream() -> (String, Asked) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -70,6 +71,9 @@ async fn echo_upstream() -> (String, Asked) {
                     }
                 });
                 let (mut parts, _) = response.into_parts();
+                for cookie in ["__cf_bm=a; path=/", "_cfuvid=b; path=/"] {
+                    parts.headers.append("set-cookie", cookie.parse().unwrap());
+                }
                 if let Some(first) = protocols.split(',').next().filter(|p| !p.is_empty()) {
                     parts
                         .headers
@@ -244,4 +248,48 @@ async fn an_azure_websocket_without_an_azure_upstream_names_the_setting() {
     let answer = crate::e2e::support::read_to_close(&mut tcp).await;
     assert!(!answer.starts_with("HTTP/1.1 101"), "{answer}");
     assert!(answer.contains("--azure-upstream"), "{answer}");
+}
+
+/// Every value of a header the upstream's `101` repeats reaches the client
+/// (the second `set-cookie` was dropped: a name already copied was skipped).
+#[tokio::test]
+async fn a_header_the_upstreams_101_repeats_reaches_the_client_whole() {
+    let (openai, _) = echo_upstream().await;
+    let h = Harness::with(MockOptions::default(), |c| {
+        c.upstreams.openai = Upstream::parse(&openai).unwrap();
+    })
+    .await;
+    let addr = h.gw().trim_start_matches("http://").to_string();
+    let mut tcp = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let head = format!(
+        "GET /v1/realtime?model=gpt-realtime HTTP/1.1\r\nhost: {addr}\r\nupgrade: websocket\r\nconnection: upgrade\r\nsec-websocket-version: 13\r\nsec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\nsec-websocket-protocol: realtime\r\n\r\n"
+    );
+    tokio::io::AsyncWriteExt::write_all(&mut tcp, head.as_bytes())
+        .await
+        .unwrap();
+    let mut answer = Vec::new();
+    while !answer.ends_with(b"\r\n\r\n") {
+        let mut byte = [0u8; 1];
+        let n = tokio::io::AsyncReadExt::read(&mut tcp, &mut byte)
+            .await
+            .unwrap();
+        assert!(n > 0, "{}", String::from_utf8_lossy(&answer));
+        answer.push(byte[0]);
+    }
+    let answer = String::from_utf8_lossy(&answer).to_ascii_lowercase();
+    assert!(answer.starts_with("http/1.1 101"), "{answer}");
+    let cookies: Vec<&str> = answer
+        .lines()
+        .filter_map(|l| l.strip_prefix("set-cookie: "))
+        .collect();
+    assert_eq!(
+        cookies,
+        ["__cf_bm=a; path=/", "_cfuvid=b; path=/"],
+        "{answer}"
+    );
+    assert_eq!(
+        answer.matches("sec-websocket-protocol: realtime").count(),
+        1,
+        "{answer}"
+    );
 }
