@@ -454,12 +454,12 @@ where
     finish_closed(socket).await;
 }
 
-/// The close frame to pass on: the same code and reason (a close without
-/// a code goes as 1000).
+/// The close frame to pass on: its payload as it came, so the same code
+/// and reason, and none when it had none (RFC 6455 §7.1.5: the peer then
+/// reads 1005, "no status"; a code of 1000 would say more than was said).
+/// The library has checked it (a code one may send, a UTF-8 reason).
 fn pass_close(frame: &Frame) -> Frame {
-    let code = frame.close_code().unwrap_or(CloseCode::Normal);
-    let reason = frame.close_reason().ok().flatten().unwrap_or("");
-    Frame::close(code, reason)
+    Frame::from((OpCode::Close, frame.payload().clone()))
 }
 
 /// A side the gateway has sent a close to: wait (briefly) for its answer,

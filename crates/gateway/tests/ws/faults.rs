@@ -143,6 +143,19 @@ async fn a_close_from_either_side_is_passed_on_with_its_code() {
     assert_eq!((stats.requests.total, stats.requests.errors), (2, 1));
 }
 
+/// A close without a code (a browser's `ws.close()`) reaches the upstream
+/// without one (1005 "no status" to the upstream's library), not as 1000.
+#[tokio::test]
+async fn a_close_without_a_code_is_passed_on_without_one() {
+    let h = Harness::start().await;
+    let mut raw = Raw::connect(&h.gw(), &[]).await;
+    raw.frame(0x88, b"").await;
+    let (op, payload) = raw.read_frame().await.expect("the close is answered");
+    assert_eq!((op, payload.as_slice()), (0x88, &b""[..]));
+    assert_eq!(upstream_ends(&h, 1).await, vec![Some(1005)]);
+    still_serves(&h).await;
+}
+
 #[tokio::test]
 async fn oversize_messages_bad_deflate_and_unreadable_messages() {
     let h = Harness::with(MockOptions::default(), |c| {

@@ -29,9 +29,13 @@ use crate::e2e::support::{Harness, metric};
 /// `x-goog-api-key`, the subprotocols offered.
 type Asked = Arc<Mutex<Vec<[String; 4]>>>;
 
+/// The message an [`echo_upstream`] answers with a close without a code.
+const CLOSE_WITHOUT_CODE: &[u8] = b"close without a code";
+
 /// An upstream that accepts any WebSocket on any path, chooses the first
 /// subprotocol offered, sets two cookies on its `101` (as the Cloudflare in
-/// front of the OpenAI API does), and echoes every text and binary message.
+/// front of the OpenAI API does), and echoes every text and binary message
+/// but [`CLOSE_WITHOUT_CODE`].
 async fn echo_upstream() -> (String, Asked) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -60,6 +64,12 @@ async fn echo_upstream() -> (String, Asked) {
                         return;
                     };
                     while let Ok(frame) = socket.next_frame().await {
+                        if frame.payload().as_ref() == CLOSE_WITHOUT_CODE {
+                            let close = Frame::from((OpCode::Close, Bytes::new()));
+                            let _ = socket.send(close).await;
+                            let _ = socket.next_frame().await;
+                            break;
+                        }
                         let echo = match frame.opcode() {
                             OpCode::Text => Frame::text(frame.payload().clone()),
                             OpCode::Binary => Frame::binary(frame.payload().clone()),
@@ -292,4 +302,31 @@ async fn a_header_the_upstreams_101_repeats_reaches_the_client_whole() {
         1,
         "{answer}"
     );
+}
+
+/// The upstream's close without a code reaches the client without one (it
+/// went as 1000).
+#[tokio::test]
+async fn an_upstreams_close_without_a_code_is_passed_on_without_one() {
+    let (openai, _) = echo_upstream().await;
+    let h = Harness::with(MockOptions::default(), |c| {
+        c.upstreams.openai = Upstream::parse(&openai).unwrap();
+    })
+    .await;
+    let mut ws = connect_path(&h.gw(), "/v1/realtime?model=gpt-realtime", &[], false)
+        .await
+        .expect("relayed");
+    ws.send(Frame::text(Bytes::from_static(CLOSE_WITHOUT_CODE)))
+        .await
+        .unwrap();
+    let close = loop {
+        let frame = tokio::time::timeout(std::time::Duration::from_secs(10), ws.next_frame())
+            .await
+            .expect("a close in time")
+            .expect("a close frame, not a broken socket");
+        if frame.opcode() == OpCode::Close {
+            break frame;
+        }
+    };
+    assert_eq!(close.payload().as_ref(), b"", "no code, no reason");
 }
