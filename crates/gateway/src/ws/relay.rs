@@ -108,7 +108,7 @@ pub(crate) async fn run<C, U>(
                 () = &mut shutdown, if !draining => draining = true,
                 frame = upstream.next_frame() => {
                     let bound = Bound { stall, force: force.as_mut() };
-                    if let Some(end) = from_upstream(frame, &mut upstream, &mut client, (&mut relayed, read_binary), bound).await {
+                    if let Some(end) = from_upstream(frame, &mut upstream, &mut client, (&mut relayed, read_binary, &turns), bound).await {
                         break end;
                     }
                     if relayed.len() >= BATCH {
@@ -290,7 +290,8 @@ struct Bound<'a, F> {
 /// read in (at most [`BATCH`]), each written to the client, one flush for
 /// them all; their payloads (text, and binary when `read_binary`) are
 /// left in `relayed`, to be read for the records (in order) once neither
-/// side has more; a close is passed on and
+/// side has more (another binary one is counted by `turns` as it passes);
+/// a close is passed on and
 /// ends the loop. Each write (a message taken by the client's socket, the
 /// flush) is bounded by `bound` on its own: a client reading slowly
 /// through a batch of large messages is not cut off for the batch's total.
@@ -298,7 +299,7 @@ async fn from_upstream<C, U, F>(
     first: Result<Frame, WebSocketError>,
     upstream: &mut WebSocket<U>,
     client: &mut WebSocket<C>,
-    (relayed, read_binary): (&mut Vec<Bytes>, bool),
+    (relayed, read_binary, turns): (&mut Vec<Bytes>, bool, &Turns),
     mut bound: Bound<'_, F>,
 ) -> Option<End>
 where
@@ -311,7 +312,7 @@ where
     for _ in 0..BATCH {
         end = match frame {
             Ok(frame) => {
-                let write = upstream_frame(frame, client, relayed, read_binary);
+                let write = upstream_frame(frame, client, (relayed, read_binary, turns));
                 within(write, Side::Client, bound.stall, bound.force.as_mut()).await
             }
             Err(e) => Some(End::Broke(Side::Upstream, e)),
@@ -347,12 +348,11 @@ fn read_relayed(turns: &mut Turns, relayed: &mut Vec<Bytes>) {
 
 /// One upstream frame, written (not flushed) to the client; a text
 /// message's payload is kept in `relayed` for the records (a binary
-/// one's when `read_binary`).
+/// one's when `read_binary`; else `turns` counts it, [`Turns::server_binary`]).
 async fn upstream_frame<C>(
     frame: Frame,
     client: &mut WebSocket<C>,
-    relayed: &mut Vec<Bytes>,
-    read_binary: bool,
+    (relayed, read_binary, turns): (&mut Vec<Bytes>, bool, &Turns),
 ) -> Option<End>
 where
     C: AsyncRead + AsyncWrite + Unpin,
@@ -374,7 +374,10 @@ where
             }
             end
         }
-        OpCode::Binary => feed(client, Frame::binary(frame.into_payload())).await,
+        OpCode::Binary => {
+            turns.server_binary();
+            feed(client, Frame::binary(frame.into_payload())).await
+        }
         OpCode::Close => {
             send_close(client, pass_close(&frame)).await;
             Some(End::Closed(Side::Upstream))
@@ -480,11 +483,11 @@ async fn finish_closing<S>(
                         turns.event(frame.payload());
                     }
                 }
-                Ok(frame) if frame.opcode() == OpCode::Binary => {
-                    if let Some(turns) = turns.as_deref_mut().filter(|t| t.reads_binary()) {
-                        turns.event(frame.payload());
-                    }
-                }
+                Ok(frame) if frame.opcode() == OpCode::Binary => match turns.as_deref_mut() {
+                    Some(turns) if turns.reads_binary() => turns.event(frame.payload()),
+                    Some(turns) => turns.server_binary(),
+                    None => {}
+                },
                 Ok(_) => {}
                 Err(_) => break,
             }

@@ -188,6 +188,17 @@ impl Turns {
             .unparsed_request(self.route.provider);
     }
 
+    /// An upstream binary message, relayed: on a socket whose messages are
+    /// read and come as text (WebSocket mode, Realtime) it is none of its
+    /// protocol's, and counted as unparsed, as a text message that is not
+    /// one is ([`Turns::event`]; Gemini Live's JSON comes in binary frames
+    /// and is read there).
+    pub(crate) fn server_binary(&self) {
+        if (self.reads || self.live.is_some()) && !self.reads_binary() {
+            self.shared.sinks.metrics.unparsed_response("invalid");
+        }
+    }
+
     /// The turn's message is on its way: read it (while the upstream
     /// works) and wait for its events (on `lane`, if it named one).
     pub(crate) async fn sent(&mut self, outbound: Outbound, lane: Option<Box<str>>) {
