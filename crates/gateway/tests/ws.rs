@@ -16,6 +16,8 @@
 //! - `relay_props`: any client messages, cut into any fragments, reach the
 //!   upstream byte for byte (a property test);
 //! - `shutdown`: open sockets closed with 1001 when the gateway stops;
+//! - `steer`: a response the server begins on its own (a steered
+//!   response's successor) is a turn of its own, its calls recorded;
 //! - `tls`: `wss://` to an `https://` upstream, trusted or not;
 //! - `tunnel`: any other WebSocket to a provider (Realtime, Gemini Live)
 //!   relayed (Gemini's binary frames too);
@@ -39,6 +41,7 @@ mod ws {
     mod limits;
     mod relay_props;
     mod shutdown;
+    mod steer;
     mod tls;
     mod tunnel;
     mod turns;

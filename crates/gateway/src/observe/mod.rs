@@ -354,6 +354,11 @@ impl Observation {
         self.request = Some(info);
     }
 
+    /// What [`request::analyze`] found, once set.
+    pub(crate) fn request_info(&self) -> Option<&RequestInfo> {
+        self.request.as_ref()
+    }
+
     /// Defects found after the request was forwarded (`report` mode).
     pub(crate) fn add_repairs(&mut self, defects: Vec<String>) {
         self.base.repairs.extend(defects);

@@ -17,6 +17,11 @@
 //! on that lane, in parallel with other lanes, its events echoing the
 //! `stream_id`. An event goes to the oldest open turn of its lane; one
 //! naming no lane (or a lane no open turn has) to the oldest open turn.
+//! A `response.created` goes to the oldest open turn of its lane that has
+//! had none; when there is none, the server began that response on its own
+//! (the automatic successor of a steered or completed response,
+//! `response.steer`), and it is a turn of its own, on that lane, recorded
+//! with the session and model of the lane's last turn.
 
 use std::{collections::VecDeque, sync::Arc};
 
@@ -25,7 +30,9 @@ use serde::Deserialize;
 
 use super::live::Live;
 use crate::{
-    observe::{Observation, ResponseMeta, client_headers::ClientHeaders, now_ms},
+    observe::{
+        Observation, ResponseMeta, client_headers::ClientHeaders, now_ms, request::RequestInfo,
+    },
     proxy::{self, Outbound},
     routes::ProxyRoute,
     state::Shared,
@@ -56,6 +63,10 @@ pub(crate) struct Turns {
     reads: bool,
     /// A voice socket's records (Realtime, Gemini Live).
     live: Option<Box<Live>>,
+    /// What the request of the last turn that ended on each lane was
+    /// (session, model), for a response the server begins on its own
+    /// there; the most recent last, at most [`MAX_PENDING`] lanes.
+    ended: VecDeque<(Option<Box<str>>, RequestInfo)>,
 }
 
 /// A turn sent and not yet answered in full.
@@ -65,6 +76,8 @@ struct Pending {
     observation: Observation,
     /// An event of it has arrived (its first byte is timed then).
     answered: bool,
+    /// Its `response.created` has arrived.
+    created: bool,
 }
 
 /// A client message, read.
@@ -109,6 +122,7 @@ impl Turns {
             sse: Vec::new(),
             reads,
             live: live.map(Box::new),
+            ended: VecDeque::new(),
         }
     }
 
@@ -214,10 +228,21 @@ impl Turns {
             self.shared.config.response_parse_limit,
         );
         observation.first_event(false);
+        self.make_room();
+        self.pending.push_back(Pending {
+            lane,
+            observation,
+            answered: false,
+            created: false,
+        });
+    }
+
+    /// Past [`MAX_PENDING`] open turns, the oldest is recorded as it
+    /// stands, saying why (not as complete).
+    fn make_room(&mut self) {
         if self.pending.len() >= MAX_PENDING
             && let Some(mut oldest) = self.pending.pop_front()
         {
-            // Recorded as it stands, and saying why: not as complete.
             oldest
                 .observation
                 .stream_failed(&crate::errors::ProxyError::new(
@@ -227,11 +252,72 @@ impl Turns {
                 ));
             oldest.observation.finish();
         }
-        self.pending.push_back(Pending {
-            lane,
-            observation,
-            answered: false,
+    }
+
+    /// A response the server began on its own on `lane` (no open turn
+    /// awaits its `response.created`): a turn of its own, with the request
+    /// of the lane's last turn (else the socket's last, else the upgrade's
+    /// session), put before the turns still waiting for their response;
+    /// where it is.
+    fn successor(&mut self, lane: Option<Box<str>>) -> usize {
+        let info = (self.ended.iter().rev())
+            .find(|(l, _)| *l == lane)
+            .or(self.ended.back())
+            .map(|(_, info)| RequestInfo {
+                // Its own request had no body to fail to read.
+                parse_error: None,
+                ..info.clone()
+            });
+        let base = proxy::request_base(
+            &self.shared,
+            &self.route,
+            &self.path,
+            self.header_session.clone(),
+            now_ms(),
+        );
+        let info = info.unwrap_or_else(|| RequestInfo {
+            session: (base.header_session.clone())
+                .unwrap_or_else(|| crate::observe::session::from_body(None, None, || None, None)),
+            model: None,
+            parse_error: None,
         });
+        let mut observation = Observation::new(self.shared.sinks.clone(), base);
+        observation.set_request_info(info);
+        observation.sent();
+        observation.on_response(
+            ResponseMeta {
+                status: 200,
+                content_type: Some(b"text/event-stream"),
+                content_encoding: None,
+                content_length: None,
+            },
+            false,
+            self.shared.config.response_parse_limit,
+        );
+        observation.first_event(false);
+        self.make_room();
+        let at = (self.pending.iter().position(|p| !p.created)).unwrap_or(self.pending.len());
+        self.pending.insert(
+            at,
+            Pending {
+                lane,
+                observation,
+                answered: false,
+                created: false,
+            },
+        );
+        at
+    }
+
+    /// A turn on `lane` ended: its request (`info`) kept for a response
+    /// the server begins on its own on that lane next.
+    fn ended(&mut self, lane: Option<Box<str>>, info: Option<&RequestInfo>) {
+        let Some(info) = info else { return };
+        self.ended.retain(|(l, _)| *l != lane);
+        if self.ended.len() >= MAX_PENDING {
+            self.ended.pop_front();
+        }
+        self.ended.push_back((lane, info.clone()));
     }
 
     /// An upstream text message: an event of the oldest open turn of its
@@ -250,15 +336,23 @@ impl Turns {
         }
         let (kind, lane) = head.map_or((None, None), |h| (h.kind, h.lane));
         // Bounded as the turn's lane was (`client_message`).
-        let at = lane
-            .as_deref()
-            .map(crate::limits::clip_id)
-            .and_then(|l| {
-                self.pending
-                    .iter()
-                    .position(|p| p.lane.as_deref() == Some(&*l))
-            })
-            .unwrap_or(0);
+        let lane = lane.as_deref().map(crate::limits::clip_id);
+        let on_lane = |p: &Pending| lane.as_deref().is_none_or(|l| p.lane.as_deref() == Some(l));
+        let created = kind.as_deref() == Some("response.created");
+        let at = if created {
+            match self.pending.iter().position(|p| on_lane(p) && !p.created) {
+                Some(at) => at,
+                None => self.successor(lane.as_deref().map(Box::from)),
+            }
+        } else {
+            (lane.as_deref())
+                .and_then(|l| {
+                    self.pending
+                        .iter()
+                        .position(|p| p.lane.as_deref() == Some(l))
+                })
+                .unwrap_or(0)
+        };
         let Some(turn) = self.pending.get_mut(at) else {
             return;
         };
@@ -266,11 +360,13 @@ impl Turns {
             turn.answered = true;
             turn.observation.first_event(true);
         }
+        turn.created |= created;
         as_sse(kind.as_deref(), payload, &mut self.sse);
         turn.observation.feed(&self.sse);
         if kind.is_some_and(|k| LAST_EVENTS.contains(&k.as_ref()))
             && let Some(mut turn) = self.pending.remove(at)
         {
+            self.ended(turn.lane.take(), turn.observation.request_info());
             turn.observation.finish();
             if self.pending.is_empty() {
                 release(&mut self.sse);
