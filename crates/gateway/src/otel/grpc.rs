@@ -17,7 +17,7 @@ use http::{HeaderMap, Request, Response, header, request::Builder};
 use http_body_util::BodyExt;
 use prost::Message;
 
-use super::Refused;
+use super::{Refused, accepted::Accepted};
 
 /// `OK`.
 const OK: u32 = 0;
@@ -43,12 +43,13 @@ pub(super) fn request(url: &http::Uri, timeout: Duration) -> Builder {
         )
 }
 
-/// The call's outcome from its answer, read within `within`: `Ok` for
-/// `OK`, else why, and whether it may be sent again.
+/// The call's outcome from its answer, read within `within`: for `OK`,
+/// what the response message says was kept; else why, and whether it may
+/// be sent again.
 pub(super) async fn outcome(
     response: Response<hyper::body::Incoming>,
     within: Duration,
-) -> Result<(), Refused> {
+) -> Result<Accepted, Refused> {
     let status = response.status();
     if status != http::StatusCode::OK {
         // Not a gRPC answer (a proxy's, say): read as gRPC reads HTTP
@@ -64,11 +65,18 @@ pub(super) async fn outcome(
         let head = response.headers().clone();
         let body = http_body_util::Limited::new(response.into_body(), 64 * 1024);
         let _ = tokio::time::timeout(within, body.collect()).await;
-        return judged(code, &head);
+        return judged(code, &head).map(|()| Accepted::default());
     }
+    let gzip = response
+        .headers()
+        .get("grpc-encoding")
+        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"gzip"));
     let body = http_body_util::Limited::new(response.into_body(), 64 * 1024);
-    let trailers = match tokio::time::timeout(within, body.collect()).await {
-        Ok(Ok(collected)) => collected.trailers().cloned(),
+    let (message, trailers) = match tokio::time::timeout(within, body.collect()).await {
+        Ok(Ok(collected)) => {
+            let trailers = collected.trailers().cloned();
+            (collected.to_bytes(), trailers)
+        }
         Ok(Err(e)) => {
             return Err(Refused {
                 why: format!("the answer broke off: {e}"),
@@ -83,7 +91,9 @@ pub(super) async fn outcome(
         }
     };
     match trailers.as_ref().and_then(|t| code_of(t).map(|c| (c, t))) {
-        Some((code, trailers)) => judged(code, trailers),
+        Some((code, trailers)) => {
+            judged(code, trailers).map(|()| Accepted::from_grpc(&message, gzip))
+        }
         None => Err(Refused {
             why: "the answer has no grpc-status".into(),
             retry_after: None,

@@ -15,6 +15,7 @@
 //! collector that is down or hangs costs dropped spans
 //! (`toolwarden_otlp_spans_total{outcome="dropped"}`), never proxy time.
 
+mod accepted;
 pub(crate) mod encode;
 mod grpc;
 pub(crate) mod spans;
@@ -363,7 +364,7 @@ async fn export(
     };
     let posted = loop {
         match post(client, config, body.clone()).await {
-            Ok(()) => break Ok(()),
+            Ok(accepted) => break Ok(accepted),
             Err(refused) => match (refused.retry_after, waits.split_first()) {
                 (Some(after), Some((wait, rest))) => {
                     tokio::time::sleep(after.unwrap_or(*wait).min(MAX_RETRY_AFTER)).await;
@@ -375,8 +376,19 @@ async fn export(
     };
     counters.pending.fetch_sub(n, Ordering::Relaxed);
     match posted {
-        Ok(()) => {
-            counters.exported.fetch_add(n, Ordering::Relaxed);
+        Ok(accepted) => {
+            // Spans the collector took and then rejected (`partial_success`)
+            // are lost, not exported; the batch is not sent again.
+            let rejected = accepted.rejected.min(n);
+            counters.exported.fetch_add(n - rejected, Ordering::Relaxed);
+            counters.dropped.fetch_add(rejected, Ordering::Relaxed);
+            let host = config.traces_url.host().unwrap_or("?");
+            let why = &accepted.message;
+            if rejected > 0 {
+                tracing::warn!(host, rejected, spans = n, %why, "OTLP collector rejected spans of a batch; they are dropped");
+            } else if !why.is_empty() {
+                tracing::debug!(host, %why, "OTLP collector accepted a batch with a warning");
+            }
             if failing {
                 tracing::info!("OTLP export works again");
             }
@@ -404,7 +416,12 @@ struct Refused {
     retry_after: Option<Option<Duration>>,
 }
 
-async fn post(client: &HttpClient, config: &OtlpConfig, body: Bytes) -> Result<(), Refused> {
+/// POSTs one export request; answers what the collector said it kept.
+async fn post(
+    client: &HttpClient,
+    config: &OtlpConfig,
+    body: Bytes,
+) -> Result<accepted::Accepted, Refused> {
     let head = match config.protocol {
         OtlpProtocol::HttpProtobuf => Request::post(config.traces_url.clone())
             .header(header::CONTENT_TYPE, "application/x-protobuf"),
@@ -449,15 +466,28 @@ async fn post(client: &HttpClient, config: &OtlpConfig, body: Bytes) -> Result<(
     if config.protocol == OtlpProtocol::Grpc {
         return grpc::outcome(response, config.timeout).await;
     }
-    let (status, retry_after) = crate::http_client::answered(response, config.timeout).await;
-    if status.is_success() {
-        return Ok(());
+    if response.status().is_success() {
+        return Ok(accepted::Accepted::from_http(
+            &read_answer(response, config.timeout).await,
+        ));
     }
+    let (status, retry_after) = crate::http_client::answered(response, config.timeout).await;
     let retryable = matches!(status.as_u16(), 429 | 502 | 503 | 504);
     Err(Refused {
         why: format!("status {status}"),
         retry_after: retryable.then_some(retry_after),
     })
+}
+
+/// The body of a collector's answer (at most 64 KiB, read within
+/// `within`; empty if it is not read whole).
+async fn read_answer(response: http::Response<hyper::body::Incoming>, within: Duration) -> Bytes {
+    use http_body_util::BodyExt as _;
+    let body = http_body_util::Limited::new(response.into_body(), 64 * 1024);
+    match tokio::time::timeout(within, body.collect()).await {
+        Ok(Ok(collected)) => collected.to_bytes(),
+        _ => Bytes::new(),
+    }
 }
 
 #[cfg(test)]
@@ -510,6 +540,63 @@ mod tests {
                 expected,
                 "{endpoint}"
             );
+        }
+    }
+
+    /// A collector that answers 200 with `answer` as its body.
+    async fn answering(answer: Vec<u8>) -> std::net::SocketAddr {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let answer = Bytes::from(answer);
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                let answer = answer.clone();
+                tokio::spawn(async move {
+                    let service = hyper::service::service_fn(move |req: Request<_>| {
+                        let answer = answer.clone();
+                        async move {
+                            let body: hyper::body::Incoming = req.into_body();
+                            let _ = http_body_util::BodyExt::collect(body).await;
+                            let body = http_body_util::Full::new(answer);
+                            Ok::<_, hyper::Error>(http::Response::new(body))
+                        }
+                    });
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+        });
+        addr
+    }
+
+    /// A collector that keeps part of a batch answers 200 with a
+    /// `partial_success`: the spans it rejected are dropped, not exported
+    /// (they were all counted exported), and the batch is not sent again.
+    #[tokio::test]
+    async fn spans_a_collector_rejects_are_counted_dropped() {
+        use opentelemetry_proto::tonic::collector::trace::v1::{
+            ExportTracePartialSuccess, ExportTraceServiceResponse,
+        };
+        use prost::Message as _;
+        let client =
+            crate::upstream::build_client(&crate::Config::for_tests("http://127.0.0.1:9")).unwrap();
+        for (rejected, exported, dropped) in [(2, 3, 2), (0, 5, 0), (9, 0, 5)] {
+            let answer = ExportTraceServiceResponse {
+                partial_success: Some(ExportTracePartialSuccess {
+                    rejected_spans: rejected,
+                    error_message: "spans too old".into(),
+                }),
+            };
+            let addr = answering(answer.encode_to_vec()).await;
+            let config = OtlpConfig::parse(&format!("http://{addr}"), None).unwrap();
+            let counters = OtlpCounters::default();
+            counters.pending.store(5, Ordering::Relaxed);
+            let failing = export(&client, &config, &counters, Bytes::new(), 5, false, false).await;
+            assert!(!failing, "a partial success is no outage");
+            assert_eq!(counters.exported.load(Ordering::Relaxed), exported);
+            assert_eq!(counters.dropped.load(Ordering::Relaxed), dropped);
+            assert_eq!(counters.pending.load(Ordering::Relaxed), 0);
         }
     }
 }

@@ -17,7 +17,9 @@ use http::{HeaderMap, HeaderValue, Response};
 use http_body_util::{BodyExt, Full};
 use hyper::{body::Incoming, service::service_fn};
 use hyper_util::rt::{TokioExecutor, TokioIo};
-use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use opentelemetry_proto::tonic::collector::trace::v1::{
+    ExportTracePartialSuccess, ExportTraceServiceRequest, ExportTraceServiceResponse,
+};
 use prost::Message;
 use tokio::net::TcpListener;
 use toolwarden_gateway::{EndpointKind, OtlpConfig, OtlpProtocol};
@@ -41,6 +43,9 @@ enum Answer {
     Status(u32),
     /// `RESOURCE_EXHAUSTED` with a `RetryInfo` of one second.
     Exhausted,
+    /// `OK`, after a response message whose `partial_success` rejects
+    /// this many spans.
+    Partial(i64),
 }
 
 /// What the collector saw: the spans of the calls it accepted, and the
@@ -64,6 +69,22 @@ fn retry_info_one_second() -> Vec<u8> {
     let mut status = vec![0x08, 0x08, 0x1a, any.len() as u8];
     status.extend_from_slice(&any);
     status
+}
+
+/// An `ExportTraceServiceResponse` whose `partial_success` rejects
+/// `rejected` spans, in its gRPC frame.
+fn partial_success(rejected: i64) -> Bytes {
+    let message = ExportTraceServiceResponse {
+        partial_success: Some(ExportTracePartialSuccess {
+            rejected_spans: rejected,
+            error_message: "span too old".into(),
+        }),
+    }
+    .encode_to_vec();
+    let mut framed = vec![0];
+    framed.extend_from_slice(&(message.len() as u32).to_be_bytes());
+    framed.extend_from_slice(&message);
+    Bytes::from(framed)
 }
 
 /// A gRPC collector on 127.0.0.1 answering its calls by `script`, then
@@ -98,7 +119,7 @@ async fn collector(script: Vec<Answer>, tls: bool) -> (SocketAddr, Arc<Mutex<See
                             seen.repeats += 1;
                         }
                         let mut response = match answer {
-                            Answer::Ok => {
+                            Answer::Ok | Answer::Partial(_) => {
                                 seen.spans += message
                                     .resource_spans
                                     .iter()
@@ -107,8 +128,12 @@ async fn collector(script: Vec<Answer>, tls: bool) -> (SocketAddr, Arc<Mutex<See
                                     .sum::<usize>();
                                 let mut trailers = HeaderMap::new();
                                 trailers.insert("grpc-status", HeaderValue::from_static("0"));
+                                let reply = match answer {
+                                    Answer::Partial(rejected) => partial_success(rejected),
+                                    _ => Bytes::new(),
+                                };
                                 Response::new(
-                                    Full::new(Bytes::new())
+                                    Full::new(reply)
                                         .with_trailers(async move { Some(Ok(trailers)) })
                                         .boxed(),
                                 )
@@ -236,5 +261,32 @@ async fn invalid_argument_is_not_sent_again() {
         (seen.spans, seen.repeats),
         (0, 0),
         "none accepted, none sent again"
+    );
+}
+
+/// A collector that keeps only part of a call answers `OK` with a
+/// `partial_success`: the spans it rejected are counted dropped, not
+/// exported, and the call is not sent again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spans_a_partial_success_rejects_are_dropped() {
+    let (addr, seen) = collector(vec![Answer::Partial(1)], false).await;
+    let h = gateway(format!("http://{addr}"), false).await;
+    two_rounds(&h, "otel-grpc-partial").await;
+    let m = h
+        .metrics_when(|m| {
+            metric(m, "toolwarden_otlp_spans_total", &[("outcome", "exported")])
+                + metric(m, "toolwarden_otlp_spans_total", &[("outcome", "dropped")])
+                >= 6.0
+        })
+        .await;
+    for (outcome, n) in [("exported", 5.0), ("dropped", 1.0)] {
+        let counted = metric(&m, "toolwarden_otlp_spans_total", &[("outcome", outcome)]);
+        assert_eq!(counted, n, "{outcome}: {m}");
+    }
+    let seen = seen.lock().unwrap();
+    assert_eq!(
+        (seen.spans, seen.repeats),
+        (6, 0),
+        "every span once, none sent again"
     );
 }
