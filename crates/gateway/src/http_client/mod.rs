@@ -26,9 +26,9 @@ use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::{Client, connect::HttpConnector};
 
 /// What the gateway's own POSTs (alert webhooks, OTLP export) need of an
-/// answer: its status and `Retry-After` (in seconds), its body read and
-/// dropped (at most 64 KiB, within `within`) so that the connection can
-/// carry the next request.
+/// answer: its status and `Retry-After` ([`retry_after`]), its body read
+/// and dropped (at most 64 KiB, within `within`) so that the connection
+/// can carry the next request.
 pub(crate) async fn answered(
     response: http::Response<hyper::body::Incoming>,
     within: Duration,
@@ -38,11 +38,23 @@ pub(crate) async fn answered(
         .headers()
         .get(http::header::RETRY_AFTER)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .map(Duration::from_secs);
+        .and_then(|v| retry_after(v, std::time::SystemTime::now()));
     let body = http_body_util::Limited::new(response.into_body(), 64 * 1024);
     let _ = tokio::time::timeout(within, http_body_util::BodyExt::collect(body)).await;
     (status, retry_after)
+}
+
+/// How long a `Retry-After` value asks to wait at `now`: either form of
+/// RFC 9110 (section 10.2.3), seconds (`120`) or an HTTP date (`Wed, 21
+/// Oct 2015 07:28:00 GMT`, and the two obsolete date formats; one already
+/// past is no wait). `None` for anything else.
+pub(crate) fn retry_after(value: &str, now: std::time::SystemTime) -> Option<Duration> {
+    let value = value.trim();
+    if let Ok(secs) = value.parse::<u64>() {
+        return Some(Duration::from_secs(secs));
+    }
+    let at = httpdate::parse_http_date(value).ok()?;
+    Some(at.duration_since(now).unwrap_or(Duration::ZERO))
 }
 
 /// `Authorization: Basic …` for the credentials of `uri`
@@ -129,5 +141,59 @@ where
                 )) as BoxError),
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+    use proptest::prelude::*;
+
+    use super::retry_after;
+
+    /// Both forms of `Retry-After`: seconds, and an HTTP date (what a
+    /// receiver or collector behind some proxies sends; it was ignored,
+    /// and the backoff's own waits used instead).
+    #[test]
+    fn retry_after_reads_seconds_and_http_dates() {
+        // Wed, 21 Oct 2015 07:28:00 GMT
+        let date = UNIX_EPOCH + Duration::from_secs(1_445_412_480);
+        let now = date - Duration::from_secs(30);
+        assert_eq!(retry_after("120", now), Some(Duration::from_secs(120)));
+        assert_eq!(retry_after(" 7 ", now), Some(Duration::from_secs(7)));
+        for form in [
+            "Wed, 21 Oct 2015 07:28:00 GMT",
+            "Wednesday, 21-Oct-15 07:28:00 GMT",
+            "Wed Oct 21 07:28:00 2015",
+        ] {
+            assert_eq!(
+                retry_after(form, now),
+                Some(Duration::from_secs(30)),
+                "{form}"
+            );
+        }
+        // A date already past: no wait.
+        let later = date + Duration::from_secs(5);
+        assert_eq!(
+            retry_after("Wed, 21 Oct 2015 07:28:00 GMT", later),
+            Some(Duration::ZERO)
+        );
+        for bad in ["", "-1", "1.5", "soon", "Wed, 32 Oct 2015 07:28:00 GMT"] {
+            assert_eq!(retry_after(bad, now), None, "{bad}");
+        }
+    }
+
+    proptest! {
+        /// A date the gateway formats reads back as the wait until it;
+        /// nothing panics.
+        #[test]
+        fn any_value_reads(secs in 0u64..4_000_000_000, ahead in 0u64..100_000, junk in ".{0,40}") {
+            let now = UNIX_EPOCH + Duration::from_secs(secs);
+            let at = now + Duration::from_secs(ahead);
+            let text = httpdate::fmt_http_date(at);
+            prop_assert_eq!(retry_after(&text, now), Some(Duration::from_secs(ahead)));
+            let _ = retry_after(&junk, SystemTime::now());
+        }
     }
 }
