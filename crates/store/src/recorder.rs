@@ -89,6 +89,9 @@ pub trait Observer: Send + Sync + 'static {
     ) {
         self.on_tool_result(rec, resolved_tool);
     }
+    /// The recorder's writer is done (a shutdown drained it): what the
+    /// observer holds for later (an export queue) should go now.
+    fn on_close(&self) {}
 }
 
 /// An [`Observer`] that does nothing.
@@ -279,8 +282,12 @@ impl Recorder {
             aggregate_retry_at: None,
             aggregate_backoff: writer::BACKOFF_MIN,
         };
+        let closing = observer.clone();
         tokio::spawn(async move {
             writer.run().await;
+            // Before `done`: a shutdown that waited for the writer finds
+            // the observer told.
+            closing.on_close();
             let _ = done_tx.send(true);
         });
         Recorder {

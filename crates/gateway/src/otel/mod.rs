@@ -59,7 +59,8 @@ struct Pending {
     spans: usize,
     /// Where a span is encoded before it is framed.
     scratch: Vec<u8>,
-    /// The observer is gone: export what is left and stop.
+    /// The observer is gone, or the recorder drained at shutdown: export
+    /// what is left and stop (a span that comes later is dropped).
     closed: bool,
 }
 
@@ -144,7 +145,8 @@ impl ExportingObserver {
     /// `capacity` spans are waiting already (then it is dropped, counted).
     fn queue(&self, encode: impl FnOnce(&mut Vec<u8>)) {
         let mut pending = self.queue.lock();
-        if pending.spans >= self.capacity {
+        // Full, or closed: the export task has stopped, nothing would send it.
+        if pending.spans >= self.capacity || pending.closed {
             drop(pending);
             self.counters.dropped.fetch_add(1, Ordering::Relaxed);
             return;
@@ -180,6 +182,14 @@ impl ExportingObserver {
 
 impl Drop for ExportingObserver {
     fn drop(&mut self) {
+        self.close();
+    }
+}
+
+impl ExportingObserver {
+    /// No more records will come: the export task sends what is queued now,
+    /// without retries, and stops.
+    fn close(&self) {
         self.queue.lock().closed = true;
         self.queue.ready.notify_one();
     }
@@ -218,6 +228,12 @@ impl Observer for ExportingObserver {
         if self.sampled(&rec.session_id, &rec.request_id, rec.trace_parent.as_ref()) {
             self.queue(|out| encode::execute_tool(rec, tool, exec_ms, out));
         }
+    }
+
+    /// The recorder drained at shutdown: the last spans go now, not at
+    /// the next flush, which a process that exits may never reach.
+    fn on_close(&self) {
+        self.close();
     }
 }
 

@@ -464,6 +464,32 @@ async fn the_last_spans_are_exported_before_shutdown_returns() {
     assert_eq!(spans(&got).len(), 6, "exported when shutdown returned");
 }
 
+/// At shutdown the last spans go at once, not at the next flush: with a
+/// flush interval longer than the shutdown's wait for the exporters, they
+/// were lost ("spans not delivered when the shutdown ended"), as they are
+/// whenever a collector throttles the last batch after the flush.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shutdown_sends_the_last_spans_without_waiting_for_the_flush() {
+    let (addr, got) = collector().await;
+    let url = format!("http://{addr}");
+    let mut h = Harness::with(MockOptions::default(), move |c| {
+        let mut otlp = otlp(&url);
+        otlp.flush = Duration::from_secs(60);
+        c.otlp = Some(otlp);
+    })
+    .await;
+    two_rounds(&h, "otel-shutdown-now").await;
+    let gateway = h.gateway.take().expect("running");
+    let started = Instant::now();
+    gateway.shutdown().await;
+    assert_eq!(spans(&got).len(), 6, "exported when shutdown returned");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
 /// Spans being sent count against the queue's bound: a collector that
 /// hangs holds at most `queue` spans in the gateway (queued or in flight),
 /// and the rest are dropped and counted. The queue's depth is
