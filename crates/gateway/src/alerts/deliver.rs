@@ -82,7 +82,9 @@ impl Delivery {
                 let book = Arc::new(Mutex::new(Book::default()));
                 let worker = Worker {
                     authorization: crate::http_client::basic_auth(uri),
-                    uri: uri.clone(),
+                    // Sent as `Authorization`, not in the URI (HTTP/2's
+                    // `:authority` would carry them).
+                    uri: crate::http_client::without_userinfo(uri),
                     client: client.clone(),
                     retries: config.retries,
                     timeout: config.timeout,

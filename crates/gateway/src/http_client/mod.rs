@@ -76,6 +76,20 @@ pub(crate) fn basic_auth(uri: &Uri) -> Option<http::HeaderValue> {
     Some(value)
 }
 
+/// `uri` without its credentials (`user:password@`), the URI the
+/// gateway's own POSTs are sent to once [`basic_auth`] has read them: over
+/// HTTP/2 the URI's authority is sent as it is (`:authority`, which must
+/// not carry them, RFC 9113 section 8.3.1, and which servers and proxies
+/// log), where HTTP/1.1's `Host` names the host and port only.
+pub(crate) fn without_userinfo(uri: &Uri) -> Uri {
+    let Some((_, host)) = uri.authority().and_then(|a| a.as_str().rsplit_once('@')) else {
+        return uri.clone();
+    };
+    let mut parts = uri.clone().into_parts();
+    parts.authority = host.parse().ok();
+    Uri::from_parts(parts).unwrap_or_else(|_| uri.clone())
+}
+
 /// The client every proxied request goes through.
 pub(crate) type HttpClient = Client<ConnectWithin<HttpsConnector<HttpConnector>>, UpstreamBody>;
 
@@ -181,6 +195,23 @@ mod tests {
         );
         for bad in ["", "-1", "1.5", "soon", "Wed, 32 Oct 2015 07:28:00 GMT"] {
             assert_eq!(retry_after(bad, now), None, "{bad}");
+        }
+    }
+
+    /// Credentials are taken out of the authority, nothing else changes.
+    #[test]
+    fn userinfo_is_taken_out_of_the_uri() {
+        for (uri, expected) in [
+            (
+                "https://u%40x:p%3Aw@collector:4318/v1/traces?a=b",
+                "https://collector:4318/v1/traces?a=b",
+            ),
+            ("http://bot@receiver/hook", "http://receiver/hook"),
+            ("http://[::1]:9/x", "http://[::1]:9/x"),
+            ("https://receiver/hook", "https://receiver/hook"),
+        ] {
+            let uri: http::Uri = uri.parse().unwrap();
+            assert_eq!(super::without_userinfo(&uri).to_string(), expected);
         }
     }
 

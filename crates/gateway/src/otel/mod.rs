@@ -438,10 +438,15 @@ async fn post(
     config: &OtlpConfig,
     body: Bytes,
 ) -> Result<accepted::Accepted, Refused> {
+    // The endpoint's credentials go as `Authorization` (below), not in
+    // the URI: over HTTP/2 (gRPC, or `https://` negotiated to h2) its
+    // authority is sent as `:authority`.
+    let url = crate::http_client::without_userinfo(&config.traces_url);
     let head = match config.protocol {
-        OtlpProtocol::HttpProtobuf => Request::post(config.traces_url.clone())
-            .header(header::CONTENT_TYPE, "application/x-protobuf"),
-        OtlpProtocol::Grpc => grpc::request(&config.traces_url, config.timeout),
+        OtlpProtocol::HttpProtobuf => {
+            Request::post(url).header(header::CONTENT_TYPE, "application/x-protobuf")
+        }
+        OtlpProtocol::Grpc => grpc::request(&url, config.timeout),
     };
     let head = match (config.compression, config.protocol) {
         (OtlpCompression::Gzip, OtlpProtocol::Grpc) => head
@@ -614,5 +619,58 @@ mod tests {
             assert_eq!(counters.dropped.load(Ordering::Relaxed), dropped);
             assert_eq!(counters.pending.load(Ordering::Relaxed), 0);
         }
+    }
+
+    /// Over gRPC (HTTP/2) the endpoint's credentials go as `Authorization`
+    /// only: the URI's authority is sent as `:authority`, and it carried
+    /// `user:password@` (which HTTP/2 forbids there, and which servers and
+    /// proxies log).
+    #[tokio::test]
+    async fn grpc_credentials_are_not_sent_in_the_authority() {
+        use hyper_util::rt::{TokioExecutor, TokioIo};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        /// Each call's authority and `Authorization` header.
+        type Seen = Arc<Mutex<Vec<(String, Option<http::HeaderValue>)>>>;
+        let seen: Seen = Arc::default();
+        let keep = seen.clone();
+        tokio::spawn(async move {
+            while let Ok((tcp, _)) = listener.accept().await {
+                let keep = keep.clone();
+                let service = hyper::service::service_fn(move |req: Request<_>| {
+                    let authority = req.uri().authority().map(|a| a.to_string());
+                    let auth = req.headers().get(header::AUTHORIZATION).cloned();
+                    keep.lock()
+                        .unwrap()
+                        .push((authority.unwrap_or_default(), auth));
+                    let body: hyper::body::Incoming = req.into_body();
+                    async move {
+                        let _ = http_body_util::BodyExt::collect(body).await;
+                        let mut response =
+                            http::Response::new(http_body_util::Full::new(Bytes::new()));
+                        response.headers_mut().insert("grpc-status", 0.into());
+                        Ok::<_, hyper::Error>(response)
+                    }
+                });
+                tokio::spawn(
+                    hyper::server::conn::http2::Builder::new(TokioExecutor::new())
+                        .serve_connection(TokioIo::new(tcp), service),
+                );
+            }
+        });
+        let client =
+            crate::upstream::build_http2_client(&crate::Config::for_tests("http://127.0.0.1:9"))
+                .unwrap();
+        let endpoint = format!("http://otel:s%3Acret@{addr}");
+        let config =
+            OtlpConfig::parse_with(OtlpProtocol::Grpc, &endpoint, EndpointKind::Base, None)
+                .unwrap();
+        assert!(post(&client, &config, Bytes::new()).await.is_ok());
+        let (authority, auth) = seen.lock().unwrap().pop().expect("a call");
+        assert_eq!(authority, addr.to_string());
+        assert_eq!(
+            auth.as_ref().map(|v| v.to_str().unwrap()),
+            Some("Basic b3RlbDpzOmNyZXQ=") // otel:s:cret
+        );
     }
 }
