@@ -107,14 +107,18 @@ fn error_status(out: &mut Vec<u8>, message: &[&str]) {
 
 /// Appends the `chat {model}` span of one proxied model request.
 pub(crate) fn chat(r: &RequestRecord, out: &mut Vec<u8>) {
-    let model = r.model.as_deref().unwrap_or("unknown");
     let (trace, parent) = placement(&r.session_id, &r.request_id, r.trace_parent.as_ref());
     put_bytes(out, 1, &trace);
     put_bytes(out, 2, &span_id(&[b"chat", r.request_id.as_bytes()]));
     if let Some(parent) = parent {
         put_bytes(out, 4, &parent);
     }
-    put_text(out, 5, &["chat ", model]);
+    // `{gen_ai.operation.name} {gen_ai.request.model}`, the operation
+    // alone when the request named no model (semantic conventions).
+    match &r.model {
+        Some(model) => put_text(out, 5, &["chat ", model]),
+        None => put_text(out, 5, &["chat"]),
+    }
     put_varint(out, 6, SpanKind::Client as u64);
     let start = nanos(r.at_ms as f64);
     put_fixed64(out, 7, start);
@@ -125,7 +129,9 @@ pub(crate) fn chat(r: &RequestRecord, out: &mut Vec<u8>) {
         "gen_ai.provider.name",
         Val::Str(provider_name(&r.provider)),
     );
-    attr(out, "gen_ai.request.model", Val::Str(model));
+    if let Some(model) = &r.model {
+        attr(out, "gen_ai.request.model", Val::Str(model));
+    }
     attr(out, "gen_ai.conversation.id", Val::Str(&r.session_id));
     attr(out, "gen_ai.request.stream", Val::Bool(r.streaming));
     attr(
@@ -385,6 +391,26 @@ mod tests {
                 assert_eq!(out, spans::chat(&r).encode_to_vec(), "{status} {error}");
             }
         }
+    }
+
+    /// A request that named no model: the span is `chat` without
+    /// `gen_ai.request.model` (it was `chat unknown`, the model "unknown").
+    #[test]
+    fn a_request_without_a_model_is_named_by_its_operation() {
+        let r = request(200, false, false);
+        assert_eq!(r.model, None);
+        let mut out = Vec::new();
+        chat(&r, &mut out);
+        let span = opentelemetry_proto::tonic::trace::v1::Span::decode(&out[..]).unwrap();
+        assert_eq!(span.name, "chat");
+        assert!(
+            !span
+                .attributes
+                .iter()
+                .any(|kv| kv.key == "gen_ai.request.model"),
+            "{:?}",
+            span.attributes
+        );
     }
 
     /// A client's span (W3C `traceparent`).

@@ -118,19 +118,23 @@ pub(crate) fn placement(
     }
 }
 
-/// The `chat` span of one proxied model request.
+/// The `chat` span of one proxied model request (`chat {model}`, or
+/// `chat` without `gen_ai.request.model` when the request named none).
 #[cfg(test)]
 pub(crate) fn chat(r: &RequestRecord) -> Span {
-    let model = r.model.as_deref().unwrap_or("unknown");
     let mut attributes = vec![
         text("gen_ai.operation.name", "chat"),
         text("gen_ai.provider.name", provider_name(&r.provider)),
-        text("gen_ai.request.model", model),
+    ];
+    if let Some(model) = &r.model {
+        attributes.push(text("gen_ai.request.model", model));
+    }
+    attributes.extend([
         text("gen_ai.conversation.id", &r.session_id),
         kv("gen_ai.request.stream", Value::BoolValue(r.streaming)),
         int("http.response.status_code", i64::from(r.status)),
         text("url.path", &r.path),
-    ];
+    ]);
     if let Some(id) = &r.response_id {
         attributes.push(text("gen_ai.response.id", id));
     }
@@ -170,7 +174,10 @@ pub(crate) fn chat(r: &RequestRecord) -> Span {
         trace_id: trace.to_vec(),
         span_id: span_id(&[b"chat", r.request_id.as_bytes()]),
         parent_span_id: parent.map(|p| p.to_vec()).unwrap_or_default(),
-        name: format!("chat {model}"),
+        name: r
+            .model
+            .as_ref()
+            .map_or_else(|| "chat".to_string(), |model| format!("chat {model}")),
         kind: SpanKind::Client as i32,
         start_time_unix_nano: start,
         end_time_unix_nano: start + nanos(r.upstream_latency_ms),
