@@ -235,6 +235,16 @@ impl StreamParser {
     }
 }
 
+/// The events that end a Responses stream.
+const RESPONSES_FINALS: &[&[u8]] = &[
+    b"response.completed",
+    b"response.failed",
+    b"response.incomplete",
+];
+
+/// The event that ends an Anthropic stream.
+const ANTHROPIC_FINALS: &[&[u8]] = &[b"message_stop"];
+
 /// Whether this event ends the response in its dialect (see [`StreamParser`]).
 fn is_final(state: &State, event: &[u8], data: &[u8]) -> bool {
     let find = |needle: &[u8]| memchr::memmem::find(data, needle).is_some();
@@ -254,12 +264,8 @@ fn is_final(state: &State, event: &[u8], data: &[u8]) -> bool {
         kind.is_some_and(|k| finals.contains(&k))
     };
     match state {
-        State::Responses(_) => named(&[
-            b"response.completed",
-            b"response.failed",
-            b"response.incomplete",
-        ]),
-        State::Anthropic(_) => named(&[b"message_stop"]),
+        State::Responses(_) => named(RESPONSES_FINALS),
+        State::Anthropic(_) => named(ANTHROPIC_FINALS),
         State::Chat(_) => data == b"[DONE]" || names_a_finish_reason(data),
         // A blocked prompt's only chunk names `promptFeedback.blockReason`.
         State::Gemini(_) => find(b"\"finishReason\"") || find(b"\"blockReason\""),
@@ -284,12 +290,8 @@ fn dropped_is_final(state: &State, dropped: &Dropped) -> bool {
     };
     let find = |needle: &[u8]| memchr::memmem::find(&dropped.tail, needle).is_some();
     match state {
-        State::Responses(_) => named(&[
-            b"response.completed",
-            b"response.failed",
-            b"response.incomplete",
-        ]),
-        State::Anthropic(_) => named(&[b"message_stop"]),
+        State::Responses(_) => named(RESPONSES_FINALS),
+        State::Anthropic(_) => named(ANTHROPIC_FINALS),
         State::Chat(_) => names_a_finish_reason(&dropped.tail),
         State::Gemini(_) => find(b"\"finishReason\"") || find(b"\"blockReason\""),
         State::Converse(_) => false,

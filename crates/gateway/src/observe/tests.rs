@@ -38,6 +38,43 @@ impl Observer for Recorded {
     }
 }
 
+/// A recorder without a database whose observer keeps what it is given,
+/// and the sinks an observation reports to.
+struct Harness {
+    recorded: Arc<Recorded>,
+    recorder: Recorder,
+    metrics: Arc<Metrics>,
+    sinks: Arc<Sinks>,
+}
+
+impl Harness {
+    fn start() -> Harness {
+        let recorded = Arc::new(Recorded::default());
+        let recorder = Recorder::start(
+            None,
+            RecorderOptions {
+                queue_capacity: 64,
+                batch_max: 16,
+                flush_interval: Duration::from_millis(1),
+                jsonl: None,
+            },
+            recorded.clone(),
+        );
+        let metrics = Arc::new(Metrics::new());
+        let sinks = Arc::new(Sinks::new(
+            recorder.clone(),
+            metrics.clone(),
+            Default::default(),
+        ));
+        Harness {
+            recorded,
+            recorder,
+            metrics,
+            sinks,
+        }
+    }
+}
+
 fn base() -> RequestBase {
     RequestBase {
         request_id: "r1".into(),
@@ -75,23 +112,12 @@ fn gzip_piece(encoder: &mut flate2::write::GzEncoder<Vec<u8>>, text: &str) -> Ve
 /// to parse.
 #[tokio::test]
 async fn a_compressed_stream_decoded_past_its_limit_marks_the_calls_incomplete() {
-    let recorded = Arc::new(Recorded::default());
-    let recorder = Recorder::start(
-        None,
-        RecorderOptions {
-            queue_capacity: 64,
-            batch_max: 16,
-            flush_interval: Duration::from_millis(1),
-            jsonl: None,
-        },
-        recorded.clone(),
-    );
-    let metrics = Arc::new(Metrics::new());
-    let sinks = Arc::new(Sinks::new(
-        recorder.clone(),
-        metrics.clone(),
-        Default::default(),
-    ));
+    let Harness {
+        recorded,
+        recorder,
+        metrics,
+        sinks,
+    } = Harness::start();
     let mut observation = Observation::new(sinks.clone(), base()).with_decode_limit(64 * 1024);
     observation.on_response(
         ResponseMeta {
@@ -144,23 +170,12 @@ async fn a_compressed_stream_decoded_past_its_limit_marks_the_calls_incomplete()
 /// be incomplete, and counts as too large to parse.
 #[tokio::test]
 async fn a_final_event_over_the_sse_cap_is_no_error() {
-    let recorded = Arc::new(Recorded::default());
-    let recorder = Recorder::start(
-        None,
-        RecorderOptions {
-            queue_capacity: 64,
-            batch_max: 16,
-            flush_interval: Duration::from_millis(1),
-            jsonl: None,
-        },
-        recorded.clone(),
-    );
-    let metrics = Arc::new(Metrics::new());
-    let sinks = Arc::new(Sinks::new(
-        recorder.clone(),
-        metrics.clone(),
-        Default::default(),
-    ));
+    let Harness {
+        recorded,
+        recorder,
+        metrics,
+        sinks,
+    } = Harness::start();
     let mut observation = Observation::new(
         sinks.clone(),
         RequestBase {

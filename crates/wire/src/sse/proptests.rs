@@ -7,13 +7,9 @@ use proptest::prelude::*;
 
 use super::{Dropped, SseFramer};
 
-/// The specification's reading of a whole stream: the events it
-/// dispatches, and (as the framer does at the transport's end) a last
-/// event left without its blank line.
-fn reference(mut stream: &[u8]) -> Vec<(Vec<u8>, Vec<u8>)> {
-    if let Some(rest) = stream.strip_prefix("\u{feff}".as_bytes()) {
-        stream = rest;
-    }
+/// A stream's lines, as the specification ends them (`\r\n`, `\n` or
+/// `\r`); a last line without its end is one.
+fn lines_of(stream: &[u8]) -> Vec<Vec<u8>> {
     let mut lines = Vec::new();
     let mut line = Vec::new();
     let mut i = 0;
@@ -33,6 +29,17 @@ fn reference(mut stream: &[u8]) -> Vec<(Vec<u8>, Vec<u8>)> {
     if !line.is_empty() {
         lines.push(line);
     }
+    lines
+}
+
+/// The specification's reading of a whole stream: the events it
+/// dispatches, and (as the framer does at the transport's end) a last
+/// event left without its blank line.
+fn reference(mut stream: &[u8]) -> Vec<(Vec<u8>, Vec<u8>)> {
+    if let Some(rest) = stream.strip_prefix("\u{feff}".as_bytes()) {
+        stream = rest;
+    }
+    let mut lines = lines_of(stream);
     lines.push(Vec::new());
     let (mut out, mut event, mut data) = (Vec::new(), Vec::new(), None::<Vec<u8>>);
     for line in lines {
@@ -97,25 +104,7 @@ fn framed_with_cap(chunks: &[&[u8]], cap: usize) -> Reading {
 /// data (its data so far, then that line's value), and its lines from that
 /// one on. An event the stream's end cut off leaves nothing.
 fn reference_with_cap(stream: &[u8], cap: usize) -> Reading {
-    let mut lines = Vec::new();
-    let mut line = Vec::new();
-    let mut i = 0;
-    while i < stream.len() {
-        match stream[i] {
-            b'\r' => {
-                lines.push(std::mem::take(&mut line));
-                if stream.get(i + 1) == Some(&b'\n') {
-                    i += 1;
-                }
-            }
-            b'\n' => lines.push(std::mem::take(&mut line)),
-            b => line.push(b),
-        }
-        i += 1;
-    }
-    if !line.is_empty() {
-        lines.push(line);
-    }
+    let lines = lines_of(stream);
     let (mut out, mut gone) = (Vec::new(), Vec::new());
     let (mut event, mut data, mut clip) = (Vec::new(), None::<Vec<u8>>, None::<Dropped>);
     let last = lines.len();
