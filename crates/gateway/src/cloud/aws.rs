@@ -24,6 +24,7 @@
 //! only its source.
 
 pub(crate) mod chain;
+mod profile;
 
 use std::{collections::HashMap, fmt, sync::Arc, time::SystemTime};
 
@@ -102,6 +103,22 @@ impl AwsEnv {
             .or_else(|| self.get("AWS_DEFAULT_REGION"))
     }
 
+    /// The `region` of the selected profile (`AWS_PROFILE`, else
+    /// `default`) in `~/.aws/config` (or `AWS_CONFIG_FILE`) and
+    /// `~/.aws/credentials`, where `aws configure` writes it: the AWS SDKs'
+    /// region after `AWS_REGION`. An error for a profile file that cannot be
+    /// read or parsed.
+    pub fn profile_region(&self) -> Result<Option<String>, String> {
+        profile::region(&self.chain_vars())
+    }
+
+    /// The variables `aws-config` is handed: `AWS_*` and `HOME`.
+    fn chain_vars(&self) -> HashMap<String, String> {
+        let mut env = self.vars.clone();
+        env.retain(|name, _| name.starts_with("AWS_") || name == "HOME");
+        env
+    }
+
     /// The default chain over these variables (whether it holds any
     /// credentials is known only when first asked), or an error for a
     /// half-given key pair. `region` is STS's (the Bedrock signing region,
@@ -112,8 +129,7 @@ impl AwsEnv {
                 "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY must be given together".into(),
             );
         }
-        let mut env = self.vars.clone();
-        env.retain(|name, _| name.starts_with("AWS_") || name == "HOME");
+        let mut env = self.chain_vars();
         let imds_asked = self.get("AWS_EC2_METADATA_SERVICE_ENDPOINT").is_some()
             || self.get("AWS_EC2_METADATA_DISABLED").is_some()
             || on_ec2();

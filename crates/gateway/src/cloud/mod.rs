@@ -43,7 +43,8 @@ pub struct CloudConfig {
     pub bedrock: Option<Upstream>,
     /// The SigV4 signing region: the region of a `bedrock_upstream` host
     /// `bedrock-runtime[-fips].{region}.amazonaws.com[.cn]`, else
-    /// `bedrock_region`, else `AWS_REGION` (or `AWS_DEFAULT_REGION`).
+    /// `bedrock_region`, else `AWS_REGION` (or `AWS_DEFAULT_REGION`), else
+    /// the selected AWS profile's `region` ([`aws::AwsEnv::profile_region`]).
     pub bedrock_region: Option<String>,
     /// AWS credentials for re-signing Bedrock requests (`None`, or none
     /// found in the chain: forwarded with the client's signature).
@@ -115,7 +116,16 @@ impl CloudConfig {
         }
         let bedrock_region = host_region
             .or(set_region)
-            .or_else(|| raw.aws_env.region().map(|r| r.trim().to_string()));
+            .or_else(|| raw.aws_env.region().map(|r| r.trim().to_string()))
+            .or_else(|| {
+                raw.aws_env
+                    .profile_region()
+                    .map_err(|e| {
+                        warnings.push(format!("AWS profile: {e}: its region is not read"));
+                    })
+                    .ok()
+                    .flatten()
+            });
         if let Some(region) = &bedrock_region {
             let valid = region
                 .bytes()
@@ -238,6 +248,67 @@ mod tests {
         } else {
             Err(problems)
         }
+    }
+
+    /// The cloud settings validated with `bedrock_region` as set and the
+    /// AWS variables `vars`, `AWS_CONFIG_FILE` a file holding `config`.
+    fn with_profile(
+        config: &str,
+        set: Option<&str>,
+        vars: &[(&str, &str)],
+    ) -> (CloudConfig, Vec<String>) {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("config");
+        std::fs::write(&file, config).unwrap();
+        let mut aws_env = aws::AwsEnv::default();
+        aws_env.insert("AWS_EC2_METADATA_DISABLED".into(), "true".into());
+        aws_env.insert("HOME".into(), dir.path().to_str().unwrap().into());
+        aws_env.insert("AWS_CONFIG_FILE".into(), file.to_str().unwrap().into());
+        for (k, v) in vars {
+            aws_env.insert(k.to_string(), v.to_string());
+        }
+        let raw = RawCloud {
+            bedrock_region: set.map(String::from),
+            aws_env,
+            ..RawCloud::default()
+        };
+        let (mut problems, mut warnings) = (Vec::new(), Vec::new());
+        let cloud = CloudConfig::validate(raw, &mut problems, &mut warnings);
+        assert_eq!(problems, Vec::<String>::new());
+        (cloud, warnings)
+    }
+
+    #[test]
+    fn the_region_aws_configure_wrote_configures_bedrock() {
+        let config = "[default]\nregion = eu-central-1\n[profile work]\nregion = ap-south-1\n";
+        let (cloud, warnings) = with_profile(config, None, &[]);
+        assert_eq!(cloud.bedrock_region.as_deref(), Some("eu-central-1"));
+        assert_eq!(
+            cloud.bedrock.map(|u| u.to_string()).as_deref(),
+            Some("https://bedrock-runtime.eu-central-1.amazonaws.com")
+        );
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let region = |set, vars: &[(&str, &str)]| with_profile(config, set, vars).0.bedrock_region;
+        assert_eq!(
+            region(None, &[("AWS_PROFILE", "work")]).as_deref(),
+            Some("ap-south-1")
+        );
+        // The environment's region, then the setting, come first.
+        assert_eq!(
+            region(None, &[("AWS_DEFAULT_REGION", "us-west-2")]).as_deref(),
+            Some("us-west-2")
+        );
+        assert_eq!(
+            region(Some("ca-central-1"), &[("AWS_REGION", "us-west-2")]).as_deref(),
+            Some("ca-central-1")
+        );
+        // A file that cannot be parsed: a warning, and no region.
+        let (cloud, warnings) = with_profile("region = eu-central-1\n", None, &[]);
+        assert_eq!(
+            (cloud.bedrock_region, cloud.bedrock.is_none()),
+            (None, true)
+        );
+        assert!(warnings[0].starts_with("AWS profile: "), "{warnings:?}");
     }
 
     #[test]

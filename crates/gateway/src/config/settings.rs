@@ -233,7 +233,7 @@ settings! {
     vertex_upstream: String = "https://{location}-aiplatform.googleapis.com";
     /// Base URL of Bedrock Runtime.
     bedrock_upstream: String = "https://bedrock-runtime.{region}.amazonaws.com";
-    /// The AWS region of Bedrock, for its default upstream and SigV4 re-signing (a `bedrock_upstream` host naming a region is signed for that region).
+    /// The AWS region of Bedrock, for its default upstream and SigV4 re-signing (a `bedrock_upstream` host naming a region is signed for that region); unset: `AWS_REGION`, else `AWS_DEFAULT_REGION`, else the AWS profile's `region` (`~/.aws/config`, as `aws configure` writes it).
     bedrock_region: String = "AWS_REGION";
     /// A token a client must send in `x-toolwarden-lend-token` to be lent the gateway's own cloud credentials (its Bedrock signature, its Vertex token); unset, they are lent to any client but a web page elsewhere. Set it when the gateway listens beyond loopback (16 or more visible characters; never forwarded upstream).
     lend_token: String = "";

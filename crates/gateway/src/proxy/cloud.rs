@@ -36,7 +36,7 @@ impl CloudConfig {
             },
             CloudTarget::Bedrock { .. } => (
                 self.bedrock.as_ref(),
-                "--bedrock-upstream or --bedrock-region (or AWS_REGION)",
+                "--bedrock-upstream or --bedrock-region (or AWS_REGION, or a region in the AWS profile)",
                 "Bedrock",
             ),
         };

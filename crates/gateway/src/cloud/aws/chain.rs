@@ -159,7 +159,7 @@ impl ProvideCredentials for NoCredentials {
 
 /// An error and its sources, `: `-joined (AWS's errors put the useful part
 /// in the sources; none holds a key).
-fn error_chain(e: &dyn std::error::Error) -> String {
+pub(super) fn error_chain(e: &dyn std::error::Error) -> String {
     let mut text = e.to_string();
     let mut source = e.source();
     while let Some(s) = source {

@@ -1,0 +1,164 @@
+//! The region of the selected AWS profile, as the AWS SDKs find it after
+//! `AWS_REGION`: `aws configure` writes it to `~/.aws/config`.
+//!
+//! The files are read and parsed by `aws-config` (the parser its
+//! credential chain uses: `[default]`, `[profile NAME]` in the config file,
+//! `[NAME]` in the credentials file, comments, `AWS_CONFIG_FILE`,
+//! `AWS_SHARED_CREDENTIALS_FILE`, `AWS_PROFILE`, `~` as `HOME`), over the
+//! environment the gateway read at start-up. The region is the selected
+//! profile's `region`, else its `source_profile`'s, and so on (the rule of
+//! `aws-config`'s `ProfileFileRegionProvider`; a cycle gives none).
+
+use std::collections::HashMap;
+
+use aws_config::profile::ProfileSet;
+use aws_types::os_shim_internal::{Env, Fs};
+
+/// The selected profile's region (`None`: no profile files, no such
+/// profile, or no `region` in it or its source profiles), or the error of
+/// a profile file that cannot be read or parsed.
+pub(crate) fn region(env: &HashMap<String, String>) -> Result<Option<String>, String> {
+    let env = Env::from(env.clone());
+    // The files are read with blocking calls inside this async fn.
+    let loaded = futures_executor::block_on(aws_config::profile::load(
+        &Fs::real(),
+        &env,
+        &Default::default(),
+        None,
+    ));
+    let profiles = loaded.map_err(|e| super::chain::error_chain(&e))?;
+    Ok(selected_region(&profiles))
+}
+
+/// The region of `profiles`' selected profile, following `source_profile`.
+fn selected_region(profiles: &ProfileSet) -> Option<String> {
+    let mut name = profiles.selected_profile();
+    let mut visited = Vec::new();
+    loop {
+        let profile = profiles.get_profile(name)?;
+        if visited.contains(&name) {
+            return None;
+        }
+        visited.push(name);
+        if let Some(region) = profile.get("region").map(str::trim)
+            && !region.is_empty()
+        {
+            return Some(region.to_string());
+        }
+        name = profile.get("source_profile")?;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The region found with `config` as the config file and `vars` as the
+    /// environment (`HOME` an empty directory).
+    fn found(config: &str, vars: &[(&str, &str)]) -> Result<Option<String>, String> {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("config");
+        std::fs::write(&file, config).unwrap();
+        let mut env = HashMap::from([
+            ("HOME".to_string(), dir.path().to_str().unwrap().to_string()),
+            (
+                "AWS_CONFIG_FILE".to_string(),
+                file.to_str().unwrap().to_string(),
+            ),
+        ]);
+        for (k, v) in vars {
+            env.insert(k.to_string(), v.to_string());
+        }
+        region(&env)
+    }
+
+    const CONFIG: &str = "\
+# written by aws configure
+[default]
+region = eu-central-1
+output = json
+
+; another comment
+[profile work]
+region=ap-south-1
+
+[profile bare]
+output = json
+
+[profile chained]
+source_profile = work
+role_arn = arn:aws:iam::123456789012:role/r
+
+[loop-a]
+region = us-west-1
+
+[profile cycle]
+source_profile = cycle
+";
+
+    #[test]
+    fn the_default_profiles_region_then_the_one_aws_profile_names() {
+        assert_eq!(found(CONFIG, &[]), Ok(Some("eu-central-1".into())));
+        let profile = |name| found(CONFIG, &[("AWS_PROFILE", name)]);
+        assert_eq!(profile("work"), Ok(Some("ap-south-1".into())));
+        assert_eq!(profile("chained"), Ok(Some("ap-south-1".into())));
+        // No region in the profile: none (not the default's).
+        assert_eq!(profile("bare"), Ok(None));
+        assert_eq!(profile("cycle"), Ok(None));
+        assert_eq!(profile("missing"), Ok(None));
+        // In the config file a profile other than `default` needs the
+        // `profile ` prefix.
+        assert_eq!(profile("loop-a"), Ok(None));
+    }
+
+    #[test]
+    fn no_file_gives_no_region_and_a_broken_one_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().to_str().unwrap().to_string();
+        assert_eq!(region(&HashMap::from([("HOME".into(), home)])), Ok(None));
+        assert_eq!(region(&HashMap::new()), Ok(None));
+        let err = found("region = us-east-1\n", &[]).unwrap_err();
+        assert!(err.contains("parse"), "{err}");
+    }
+
+    proptest::proptest! {
+        /// Any config file gives a region, none, or an error; never a panic.
+        /// A region found is one a `region =` line of the file gave.
+        #[test]
+        fn any_config_file_is_read_without_panicking(
+            lines in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::strategy::Just("[default]".to_string()),
+                    proptest::strategy::Just("[profile p]".to_string()),
+                    proptest::strategy::Just("source_profile = default".to_string()),
+                    "region ?= ?[a-z0-9 #;-]{0,12}",
+                    "[\\[\\]a-z =#;\t-]{0,16}",
+                    "\\PC{0,12}",
+                ],
+                0..8,
+            ),
+            profile in proptest::option::of("p|default|q"),
+        ) {
+            let text = lines.join("\n");
+            let vars: Vec<(&str, &str)> = profile.iter().map(|p| ("AWS_PROFILE", p.as_str())).collect();
+            if let Ok(Some(region)) = found(&text, &vars) {
+                proptest::prop_assert!(!region.is_empty());
+                proptest::prop_assert!(text.contains(&region), "{region:?} not in {text:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_default_file_is_under_home() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join(".aws")).unwrap();
+        std::fs::write(
+            dir.path().join(".aws/config"),
+            "[default]\nregion = sa-east-1\n",
+        )
+        .unwrap();
+        let home = dir.path().to_str().unwrap().to_string();
+        let env = HashMap::from([("HOME".to_string(), home)]);
+        assert_eq!(region(&env), Ok(Some("sa-east-1".into())));
+    }
+}
