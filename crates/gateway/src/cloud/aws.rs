@@ -5,9 +5,10 @@
 //! replaces the client's signature (`authorization`, `x-amz-date`,
 //! `x-amz-security-token`, `x-amz-content-sha256`) with its own over every
 //! header it forwards (the Anthropic SDK signs `accept-encoding`,
-//! `x-stainless-*` and the rest; `aws-sigv4` leaves out only
-//! `authorization`, `user-agent`, `x-amzn-trace-id`, `transfer-encoding`,
-//! as botocore does) and over the path as it was sent, encoded once more
+//! `x-stainless-*` and the rest) but those botocore leaves out:
+//! `authorization`, `user-agent`, `x-amzn-trace-id`, `transfer-encoding`
+//! (`aws-sigv4`'s list) and `expect` (a proxy on the way may take
+//! `expect: 100-continue` off, which would void the signature) and over the path as it was sent, encoded once more
 //! for the canonical request (botocore's and AWS's rule, `aws-sigv4`'s
 //! [`PercentEncodingMode::Double`]). Without credentials a request goes as
 //! it came.
@@ -264,6 +265,9 @@ pub fn resign(
     .map_err(|e| e.to_string())?;
     let mut settings = SigningSettings::default();
     settings.percent_encoding_mode = PercentEncodingMode::Double;
+    if let Some(excluded) = &mut settings.excluded_headers {
+        excluded.push(header::EXPECT.as_str().into());
+    }
     let identity = credentials.clone().into();
     let params = v4::SigningParams::builder()
         .identity(&identity)

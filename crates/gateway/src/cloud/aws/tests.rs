@@ -86,6 +86,30 @@ fn the_clients_signature_is_replaced_and_every_forwarded_header_signed() {
 }
 
 #[test]
+fn expect_is_forwarded_but_not_signed() {
+    // curl sends `expect: 100-continue` with a large body;
+    // botocore leaves it out of the signature, as a proxy may drop it.
+    let mut p = parts(
+        "https://bedrock-runtime.us-east-1.amazonaws.com/model/m/invoke",
+        &[
+            ("expect", "100-continue"),
+            ("content-type", "application/json"),
+            ("x-amzn-trace-id", "Root=1-abc"),
+        ],
+    );
+    resign(
+        &mut p,
+        b"{}",
+        creds().fixed().unwrap(),
+        "us-east-1",
+        SystemTime::now(),
+    )
+    .unwrap();
+    assert_eq!(signed_headers(&p), "content-type;host;x-amz-date");
+    assert_eq!(p.headers["expect"], "100-continue");
+}
+
+#[test]
 fn the_region_of_a_bedrock_runtime_host() {
     for (host, region) in [
         ("bedrock-runtime.eu-west-3.amazonaws.com", Some("eu-west-3")),
