@@ -81,7 +81,11 @@ impl AwsEnv {
         name.starts_with("AWS_")
             || matches!(
                 name,
-                "HOME" | "GOOGLE_APPLICATION_CREDENTIALS" | "CLOUDSDK_CONFIG" | "GCE_METADATA_HOST"
+                "HOME"
+                    | "GOOGLE_APPLICATION_CREDENTIALS"
+                    | "GOOGLE_CLOUD_QUOTA_PROJECT"
+                    | "CLOUDSDK_CONFIG"
+                    | "GCE_METADATA_HOST"
             )
     }
 

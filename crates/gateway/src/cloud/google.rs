@@ -1,7 +1,11 @@
 //! Google application default credentials (ADC) for Vertex AI: when a
 //! client sends a Vertex request with no credential of its own (no
 //! `Authorization`, no `x-goog-api-key`, no `key=`), the gateway adds its
-//! own `Authorization: Bearer` token.
+//! own `Authorization: Bearer` token, and with it, as Google's auth
+//! libraries do, the quota project as `x-goog-user-project` (unless the
+//! client sent one): `GOOGLE_CLOUD_QUOTA_PROJECT`, else the credentials
+//! file's `quota_project_id` (which `gcloud auth application-default login`
+//! writes; Vertex refuses some calls on user credentials without it).
 //!
 //! Where the credentials come from, in ADC's order, read once at start-up:
 //! 1. `GOOGLE_APPLICATION_CREDENTIALS`: a JSON file, a `service_account`
@@ -46,6 +50,8 @@ use crate::http_client::HttpClient;
 
 /// The OAuth scope asked for.
 pub const SCOPE: &str = "https://www.googleapis.com/auth/cloud-platform";
+/// The header naming the project a request's quota and billing go to.
+pub const USER_PROJECT: &str = "x-goog-user-project";
 /// Google's token endpoint when a file names none.
 const DEFAULT_TOKEN_URI: &str = "https://oauth2.googleapis.com/token";
 
@@ -53,6 +59,8 @@ const DEFAULT_TOKEN_URI: &str = "https://oauth2.googleapis.com/token";
 pub struct GoogleAuth {
     source: Source,
     describe: String,
+    /// `x-goog-user-project`'s value, when there is a quota project.
+    quota_project: Option<HeaderValue>,
     /// `Bearer …`.
     token: CredentialCache<HeaderValue>,
 }
@@ -87,6 +95,7 @@ struct CredentialsFile {
     client_id: Option<String>,
     client_secret: Option<String>,
     refresh_token: Option<String>,
+    quota_project_id: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -121,11 +130,28 @@ impl GoogleAuth {
     /// federation, as a CI runner's Google auth step writes it) gives none,
     /// with a warning pushed to `warnings`: the environment is set for
     /// other programs, and the gateway may carry no Vertex traffic at all.
-    /// One that cannot be read or is not a credentials file is an error.
+    /// One that cannot be read or is not a credentials file is an error,
+    /// as is a quota project that cannot be a header value.
     pub fn from_env(
         env: &AwsEnv,
         warnings: &mut Vec<String>,
     ) -> Result<Option<GoogleAuth>, String> {
+        let found = GoogleAuth::found(env, warnings)?;
+        let Some(mut auth) = found else {
+            return Ok(None);
+        };
+        if let Some(project) = env.get("GOOGLE_CLOUD_QUOTA_PROJECT") {
+            auth.quota_project = Some(
+                quota_header(project)
+                    .ok_or("GOOGLE_CLOUD_QUOTA_PROJECT is not a valid header value")?,
+            );
+        }
+        Ok(Some(auth))
+    }
+
+    /// The credentials ADC finds (see [`GoogleAuth::from_env`]), with the
+    /// quota project of their file.
+    fn found(env: &AwsEnv, warnings: &mut Vec<String>) -> Result<Option<GoogleAuth>, String> {
         if let Some(path) = env.get("GOOGLE_APPLICATION_CREDENTIALS") {
             return match GoogleAuth::from_file(Path::new(path)) {
                 Ok(auth) => Ok(Some(auth)),
@@ -167,7 +193,8 @@ impl GoogleAuth {
         }))
     }
 
-    /// Credentials from a `service_account` or `authorized_user` file.
+    /// Credentials from a `service_account` or `authorized_user` file, with
+    /// its `quota_project_id`.
     pub fn from_file(path: &Path) -> Result<GoogleAuth, FileError> {
         let shown = path.display();
         let text = std::fs::read(path).map_err(|e| FileError::Unusable(format!("{shown}: {e}")))?;
@@ -177,6 +204,14 @@ impl GoogleAuth {
         let token_uri = file
             .token_uri
             .unwrap_or_else(|| DEFAULT_TOKEN_URI.to_string());
+        let quota_project = match file.quota_project_id.as_deref().map(str::trim) {
+            None | Some("") => None,
+            Some(project) => Some(quota_header(project).ok_or_else(|| {
+                FileError::Unusable(format!(
+                    "{shown}: quota_project_id is not a valid header value"
+                ))
+            })?),
+        };
         let source = match file.kind.as_str() {
             "service_account" => {
                 let (Some(email), Some(pem)) = (file.client_email, file.private_key) else {
@@ -220,12 +255,15 @@ impl GoogleAuth {
                 )));
             }
         };
-        Ok(GoogleAuth::new(source, format!("{} in {shown}", file.kind)))
+        let mut auth = GoogleAuth::new(source, format!("{} in {shown}", file.kind));
+        auth.quota_project = quota_project;
+        Ok(auth)
     }
 
     fn new(source: Source, describe: String) -> GoogleAuth {
         GoogleAuth {
             source,
+            quota_project: None,
             token: CredentialCache::new(format!("the Google access token ({describe})")),
             describe,
         }
@@ -234,6 +272,12 @@ impl GoogleAuth {
     /// Where the credentials came from (never a key or a token).
     pub fn describe(&self) -> &str {
         &self.describe
+    }
+
+    /// The `x-goog-user-project` value sent with the gateway's token
+    /// (`None`: no quota project).
+    pub fn quota_project(&self) -> Option<&HeaderValue> {
+        self.quota_project.as_ref()
     }
 
     /// The `Authorization` value to add: the cached token, or a new one
@@ -389,6 +433,12 @@ fn signed_jwt(
     )
     .map_err(|_| "signing the service account's JWT failed".to_string())?;
     Ok(format!("{signed}.{}", b64.encode(signature)))
+}
+
+/// A quota project as `x-goog-user-project`'s value (`None` if it cannot be
+/// one).
+fn quota_header(project: &str) -> Option<HeaderValue> {
+    HeaderValue::from_str(project.trim()).ok()
 }
 
 /// The DER bytes of the first PEM block in `pem`.

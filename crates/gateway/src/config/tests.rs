@@ -830,6 +830,33 @@ fn unknown_alert_variables_are_warned_about() {
     assert_eq!(config.alerts.window.as_millis(), 60_000);
 }
 
+/// `GOOGLE_CLOUD_QUOTA_PROJECT` is read through the environment seam and
+/// wins over the credentials file's `quota_project_id`.
+#[test]
+fn the_google_quota_project_comes_from_the_environment_then_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("adc.json");
+    std::fs::write(
+        &file,
+        r#"{"type":"authorized_user","client_id":"c","client_secret":"s","refresh_token":"r","quota_project_id":"file-project"}"#,
+    )
+    .unwrap();
+    let path = file.to_string_lossy().into_owned();
+    let project = |vars: &[(&str, &str)]| {
+        let config = env(vars).validate().unwrap();
+        let google = config.cloud.google.expect("Google credentials");
+        google
+            .quota_project()
+            .map(|v| v.to_str().unwrap().to_string())
+    };
+    let adc = ("GOOGLE_APPLICATION_CREDENTIALS", path.as_str());
+    assert_eq!(project(&[adc]).as_deref(), Some("file-project"));
+    assert_eq!(
+        project(&[adc, ("GOOGLE_CLOUD_QUOTA_PROJECT", "env-project")]).as_deref(),
+        Some("env-project")
+    );
+}
+
 /// `GOOGLE_APPLICATION_CREDENTIALS` naming a file of a type the gateway
 /// does not use (`external_account`, as a CI runner's Google auth step
 /// writes it for other programs) no longer stops the gateway: it starts

@@ -78,7 +78,8 @@ pub(crate) fn upstream_for<'a>(
 ///   credentials cannot be had now) goes as it came, logged without its
 ///   headers;
 /// - Vertex, with Google credentials, when the client sent none: the
-///   gateway's `Authorization: Bearer` token.
+///   gateway's `Authorization: Bearer` token, and its quota project as
+///   `x-goog-user-project` unless the client sent one.
 ///
 /// Other routes, no credentials, or a request the gateway does not lend
 /// them to (`lend`: a web page elsewhere sent it, or it lacks the
@@ -148,6 +149,11 @@ pub(crate) async fn authenticate(
             }
             if let Some(value) = auth.authorization(client).await {
                 parts.headers.insert(http::header::AUTHORIZATION, value);
+                if let Some(project) = auth.quota_project()
+                    && !parts.headers.contains_key(google::USER_PROJECT)
+                {
+                    parts.headers.insert(google::USER_PROJECT, project.clone());
+                }
                 lent_openly(config);
             }
         }

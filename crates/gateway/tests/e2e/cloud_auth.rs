@@ -210,6 +210,78 @@ async fn vertex_authorized_user_refresh_token_and_a_refused_grant() {
     assert_eq!(seen[1].1, None);
 }
 
+/// The quota project as Google's auth libraries send it: the credentials
+/// file's `quota_project_id` (gcloud writes one into an `authorized_user`
+/// file), else `GOOGLE_CLOUD_QUOTA_PROJECT`'s over it, as
+/// `x-goog-user-project` with the gateway's token only, and never over the
+/// client's own.
+#[tokio::test]
+async fn the_gateways_token_goes_with_its_quota_project() {
+    let harness = |env_project: Option<&'static str>| async move {
+        let dir = tempfile::tempdir().unwrap();
+        let dir_path = dir.path().to_path_buf();
+        let h = Harness::with(google_mock(), move |c| {
+            let mock = c.upstreams.gemini.to_string();
+            c.cloud.vertex = Some(c.upstreams.gemini.clone());
+            let path =
+                credentials_file(&dir_path, &mock, "authorized_user", "1//mock-refresh-token");
+            let mut file: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+            file["quota_project_id"] = json!("file-project");
+            std::fs::write(&path, file.to_string()).unwrap();
+            let mut env = AwsEnv::default();
+            env.insert(
+                "GOOGLE_APPLICATION_CREDENTIALS".into(),
+                path.display().to_string(),
+            );
+            if let Some(project) = env_project {
+                env.insert("GOOGLE_CLOUD_QUOTA_PROJECT".into(), project.into());
+            }
+            let auth = GoogleAuth::from_env(&env, &mut Vec::new())
+                .unwrap()
+                .expect("credentials");
+            c.cloud.google = Some(Arc::new(auth));
+        })
+        .await;
+        (h, dir)
+    };
+    let last_user_project = |h: &Harness| {
+        let received = h.mock.received();
+        let last = received.last().unwrap();
+        assert_ne!(last.path, "/token");
+        last.headers
+            .get("x-goog-user-project")
+            .map(|v| v.to_str().unwrap().to_string())
+    };
+    let (h, _dir) = harness(None).await;
+    let url = format!(
+        "{}/v1/projects/p1/locations/us-east5/publishers/anthropic/models/claude-x:rawPredict",
+        h.gw()
+    );
+    let body = anthropic_vertex_convo().body;
+    let r = post(&h.client, url.clone(), &[], &body).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(last_user_project(&h).as_deref(), Some("file-project"));
+    // The client's own quota project is kept.
+    let own = [("x-goog-user-project", "client-project")];
+    let r = post(&h.client, url.clone(), &own, &body).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(last_user_project(&h).as_deref(), Some("client-project"));
+    // A client with its own token gets no quota project of the gateway's.
+    let r = post(&h.client, url, &[("authorization", "Bearer ya29.c")], &body).await;
+    assert_eq!(r.status, 401, "{}", r.text());
+    assert_eq!(last_user_project(&h), None);
+
+    let (h, _dir) = harness(Some("env-project")).await;
+    let url = format!(
+        "{}/v1/projects/p1/locations/us-east5/publishers/anthropic/models/claude-x:rawPredict",
+        h.gw()
+    );
+    let r = post(&h.client, url, &[], &body).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(last_user_project(&h).as_deref(), Some("env-project"));
+}
+
 /// A Bedrock harness whose AWS credentials come from the chain over `env`.
 pub(super) async fn bedrock_from_env(mock: MockOptions, env: Vec<(String, String)>) -> Harness {
     Harness::with(mock, move |c| {
