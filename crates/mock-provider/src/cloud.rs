@@ -25,7 +25,9 @@
 //!   the mock serves (the key's region, `bedrock`) and compared — a
 //!   mismatch gets AWS's 403 `InvalidSignatureException`. As AWS, it also
 //!   refuses a scope for another region, service or day, an `x-amz-date`
-//!   more than 5 minutes from its clock, `host` left unsigned, and a
+//!   more than 5 minutes from its clock (the host's, or
+//!   [`AwsTestKey::clock_offset`] from it; a refusal's `Date` is that
+//!   clock, as AWS's are), `host` left unsigned, and a
 //!   session token other than the key's (see [`verify_sigv4`]). Without a
 //!   key, any SigV4 `authorization` passes but none at all gets 403
 //!   `MissingAuthenticationTokenException`.
@@ -160,6 +162,10 @@ pub struct AwsTestKey {
     /// carry exactly this `x-amz-security-token`; when not, it must carry
     /// none (AWS: "The security token included in the request is invalid").
     pub session_token: Option<String>,
+    /// How far AWS's clock is ahead of this host's, seconds (negative:
+    /// behind): the signing time is checked against it, and a refusal's
+    /// `Date` header gives it, as AWS's do.
+    pub clock_offset: i64,
 }
 
 impl AwsTestKey {
@@ -170,6 +176,24 @@ impl AwsTestKey {
             secret_access_key: secret_access_key.to_string(),
             region: "us-east-1".to_string(),
             session_token: None,
+            clock_offset: 0,
+        }
+    }
+
+    /// The same key served by an AWS whose clock is `secs` ahead of this
+    /// host's (negative: behind).
+    pub fn with_clock_offset(mut self, secs: i64) -> AwsTestKey {
+        self.clock_offset = secs;
+        self
+    }
+
+    /// The time on AWS's clock.
+    pub(crate) fn now(&self) -> SystemTime {
+        let offset = Duration::from_secs(self.clock_offset.unsigned_abs());
+        if self.clock_offset < 0 {
+            SystemTime::now() - offset
+        } else {
+            SystemTime::now() + offset
         }
     }
 
@@ -265,8 +289,9 @@ pub(crate) fn check_auth(
             Some((StatusCode::UNAUTHORIZED, Vec::new(), body))
         }
         Cloud::Bedrock => {
+            let now = aws_key.map_or_else(SystemTime::now, AwsTestKey::now);
             let verified = match aws_key {
-                Some(key) => verify_sigv4(parts, body, key, BEDROCK_SERVICE, SystemTime::now()),
+                Some(key) => verify_sigv4(parts, body, key, BEDROCK_SERVICE, now),
                 // No key to check with: still no request without a
                 // signature, as AWS answers one.
                 None => match header(headers, "authorization") {
@@ -278,11 +303,12 @@ pub(crate) fn check_auth(
                 let body = crate::json::Obj::new().str("message", &message).done();
                 let error_type =
                     format!("{kind}:http://internal.amazon.com/coral/com.amazon.coral.service/");
-                (
-                    StatusCode::FORBIDDEN,
-                    vec![("x-amzn-errortype".to_string(), error_type)],
-                    body,
-                )
+                let headers = vec![
+                    ("x-amzn-errortype".to_string(), error_type),
+                    // AWS's clock, from which the SDKs correct theirs.
+                    ("date".to_string(), httpdate::fmt_http_date(now)),
+                ];
+                (StatusCode::FORBIDDEN, headers, body)
             })
         }
     }

@@ -26,6 +26,7 @@
 
 pub(crate) mod chain;
 mod profile;
+pub mod skew;
 
 use std::{collections::HashMap, fmt, sync::Arc, time::SystemTime};
 

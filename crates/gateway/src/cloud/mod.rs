@@ -10,8 +10,9 @@
 //! - [`CloudConfig`]: the three upstreams, validated once in
 //!   `config`; `CloudConfig::upstream` picks a request's (Vertex's
 //!   default comes from the path's location);
-//! - [`aws`]: the AWS credentials (`aws-config`'s default chain) and the
-//!   SigV4 re-signing of every forwarded Bedrock request;
+//! - [`aws`]: the AWS credentials (`aws-config`'s default chain), the
+//!   profile's region, and the SigV4 re-signing of every forwarded Bedrock
+//!   request, with the clock corrected for skew ([`aws::skew`]);
 //! - [`google`]: Google application default credentials, whose token the
 //!   gateway adds to Vertex requests that come without one;
 //! - `cache`: the AWS credentials and the Google token kept between
@@ -49,6 +50,9 @@ pub struct CloudConfig {
     /// AWS credentials for re-signing Bedrock requests (`None`, or none
     /// found in the chain: forwarded with the client's signature).
     pub aws_credentials: Option<aws::AwsCredentials>,
+    /// The clock the gateway signs Bedrock requests with: this host's,
+    /// corrected after AWS refuses a signature for its time.
+    pub aws_clock: Arc<aws::skew::ClockSkew>,
     /// Google application default credentials: their token is added to
     /// Vertex requests that carry no credential (`None`: none found).
     pub google: Option<Arc<google::GoogleAuth>>,
@@ -159,6 +163,7 @@ impl CloudConfig {
             bedrock,
             bedrock_region,
             aws_credentials,
+            aws_clock: Arc::default(),
             google,
             lend_token,
         }

@@ -85,6 +85,9 @@ pub(crate) fn upstream_for<'a>(
 /// them to (`lend`: a web page elsewhere sent it, or it lacks the
 /// `lend_token`, see [`crate::local::lends_credentials`]): left as they
 /// are.
+///
+/// Whether the gateway signed the request (its answer then goes to
+/// [`observe_answer`]).
 pub(crate) async fn authenticate(
     config: &Config,
     route: &ProxyRoute,
@@ -92,14 +95,14 @@ pub(crate) async fn authenticate(
     body: &[u8],
     client: &HttpClient,
     lend: Result<(), Withheld>,
-) {
+) -> bool {
     let own = match route.provider {
         Provider::Bedrock => config.cloud.aws_credentials.is_some(),
         Provider::Vertex => config.cloud.google.is_some(),
         _ => false,
     };
     if !own {
-        return;
+        return false;
     }
     if let Err(why) = lend {
         // Logged at the 1st, 2nd, 4th, 8th … such request: a client
@@ -114,27 +117,31 @@ pub(crate) async fn authenticate(
                 why.reason()
             );
         }
-        return;
+        return false;
     }
     match route.provider {
         Provider::Bedrock => {
             let Some(credentials) = &config.cloud.aws_credentials else {
-                return;
+                return false;
             };
             let region = signing_region(&config.cloud, parts);
             let signed = match credentials.current().await {
                 Ok(current) => {
-                    aws::resign(parts, body, &current, &region, std::time::SystemTime::now())
+                    let time = config.cloud.aws_clock.now();
+                    aws::resign(parts, body, &current, &region, time)
                 }
                 // None configured: the client's own signature goes on.
                 Err(e @ aws::chain::Unavailable::NotFound(_)) => {
                     tracing::debug!(error = %e, "no AWS credentials: a Bedrock request is forwarded as it came");
-                    return;
+                    return false;
                 }
                 Err(e) => Err(format!("{} ({})", e, credentials.source())),
             };
             match signed {
-                Ok(()) => lent_openly(config),
+                Ok(()) => {
+                    lent_openly(config);
+                    return true;
+                }
                 Err(e) => {
                     tracing::warn!(error = %e, "cannot re-sign a Bedrock request: forwarded as it came");
                 }
@@ -142,10 +149,10 @@ pub(crate) async fn authenticate(
         }
         Provider::Vertex => {
             let Some(auth) = &config.cloud.google else {
-                return;
+                return false;
             };
             if google::client_has_credential(parts) {
-                return;
+                return false;
             }
             if let Some(value) = auth.authorization(client).await {
                 parts.headers.insert(http::header::AUTHORIZATION, value);
@@ -159,6 +166,17 @@ pub(crate) async fn authenticate(
         }
         _ => {}
     }
+    false
+}
+
+/// The upstream's answer to a request the gateway signed
+/// ([`authenticate`]): a refusal for the signature's time corrects the
+/// clock later requests are signed with ([`aws::skew`]).
+pub(crate) fn observe_answer(config: &Config, status: http::StatusCode, headers: &http::HeaderMap) {
+    config
+        .cloud
+        .aws_clock
+        .observe(status, headers, std::time::SystemTime::now());
 }
 
 /// Warns once per process when the gateway lends its credentials while

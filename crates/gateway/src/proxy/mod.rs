@@ -160,7 +160,7 @@ pub(crate) async fn handle(
     };
     parts.uri = uri;
     parts.version = http::Version::HTTP_11;
-    cloud::authenticate(
+    let signed = cloud::authenticate(
         &shared.config,
         &route,
         &mut parts,
@@ -222,6 +222,9 @@ pub(crate) async fn handle(
 
     let started = Instant::now();
     let (mut parts, mut incoming) = response.into_parts();
+    if signed {
+        cloud::observe_answer(&shared.config, parts.status, &parts.headers);
+    }
     headers::for_client(&mut parts.headers);
     if changes > 0 {
         parts

@@ -6,6 +6,8 @@
 //! envelope, Bedrock's SigV4 re-signed by the gateway and verified by the
 //! mock as AWS does, and broken event-stream answers relayed and counted.
 
+use std::time::{Duration, SystemTime};
+
 use bytes::Bytes;
 use serde_json::{Value, json};
 use toolwarden_gateway::{Upstream, cloud::aws::AwsCredentials};
@@ -453,6 +455,70 @@ async fn a_bad_or_missing_signature_gets_aws_403() {
         1.0,
         "{m}"
     );
+}
+
+/// A host whose clock is 15 minutes behind AWS's: the first request the
+/// gateway signs is refused for its time ("Signature expired"), and the
+/// gateway, as the AWS SDKs do, signs the next ones with AWS's time from
+/// the refusal's `Date`.
+#[tokio::test]
+async fn after_a_refusal_for_clock_skew_requests_are_signed_with_awss_time() {
+    const AHEAD: i64 = 900;
+    let key = AwsTestKey::new(KEY_ID, SECRET)
+        .with_session_token(SESSION_TOKEN)
+        .with_clock_offset(AHEAD);
+    let mock = MockOptions {
+        aws_key: Some(key),
+        ..two_calls()
+    };
+    let h = Harness::with(mock, |c| {
+        c.cloud.bedrock = Some(Upstream::parse(&format!("{}/", c.upstreams.anthropic)).unwrap());
+        c.cloud.bedrock_region = Some("us-east-1".into());
+        c.cloud.aws_credentials = Some(AwsCredentials::new(
+            KEY_ID,
+            SECRET,
+            Some(SESSION_TOKEN.into()),
+            "test",
+        ));
+    })
+    .await;
+    let url = format!("{}/model/anthropic.claude-x-v1:0/invoke", h.gw());
+    let r = post(
+        &h.client,
+        url.clone(),
+        &client_signed(),
+        &invoke_convo().body,
+    )
+    .await;
+    assert_eq!(r.status, 403, "{}", r.text());
+    let message = r.json()["message"].as_str().unwrap().to_string();
+    assert!(message.starts_with("Signature expired: "), "{message}");
+    let mut convo = invoke_convo();
+    round(&h, &mut convo, &url, &client_signed()).await;
+    // Signed with AWS's time (the mock checks it is within 5 minutes).
+    let aws_now = SystemTime::now() + Duration::from_secs(AHEAD as u64);
+    let received = h.mock.received();
+    let amz_date = received[1].headers["x-amz-date"].to_str().unwrap();
+    let (earliest, latest) = (
+        amz_date_of(aws_now - Duration::from_secs(60)),
+        amz_date_of(aws_now),
+    );
+    assert!(
+        (earliest.as_str()..=latest.as_str()).contains(&amz_date),
+        "{amz_date} not in {earliest}..={latest}"
+    );
+}
+
+/// `t` as `x-amz-date` writes it (`20251125T170000Z`; its order is time's).
+fn amz_date_of(t: SystemTime) -> String {
+    // `Tue, 25 Nov 2025 17:00:00 GMT`.
+    let http = httpdate::fmt_http_date(t);
+    let f: Vec<&str> = http.split([' ', ':']).collect();
+    let months = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let month = months.iter().position(|m| *m == f[2]).unwrap() + 1;
+    format!("{}{month:02}{}T{}{}{}Z", f[3], f[1], f[4], f[5], f[6])
 }
 
 #[tokio::test]
