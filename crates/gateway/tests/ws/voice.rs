@@ -677,6 +677,84 @@ async fn a_gemini_live_socket_is_relayed_byte_for_byte_and_its_tools_recorded_on
     assert_eq!(turns.len(), 3, "{events:?}");
 }
 
+/// Calls without ids (as older Live models send them), two of one tool,
+/// answered by results without ids: each result is its own call's
+/// (`<name>#<n>` by position, as over HTTP), both recorded, the failing
+/// one counted. Before, both took the tool's name for their id and the
+/// second was taken for a resend of the first and not recorded.
+#[tokio::test]
+async fn gemini_live_results_without_ids_are_each_recorded() {
+    let script: Script = Arc::new(|(_, bytes): &Message| {
+        let m: Value = serde_json::from_slice(bytes).unwrap_or(Value::Null);
+        if m.get("setup").is_some() {
+            return vec![binary(json!({"setupComplete": {}}))];
+        }
+        if m.get("clientContent").is_some() {
+            return vec![binary(json!({"toolCall": {"functionCalls": [
+                {"name": "lookup_order", "args": {"order": "A17"}},
+                {"name": "lookup_order", "args": {"order": "B22"}}]},
+                "usageMetadata": {"promptTokenCount": 12, "responseTokenCount": 8}}))];
+        }
+        if m.get("toolResponse").is_some() {
+            return vec![binary(json!({"serverContent": {"turnComplete": true},
+                "usageMetadata": {"promptTokenCount": 30, "responseTokenCount": 4}}))];
+        }
+        vec![]
+    });
+    let (upstream, _wire) = scripted(Vec::new(), script).await;
+    let mut h = Harness::with(MockOptions::default(), |c| {
+        c.upstreams.gemini = Upstream::parse(&upstream).unwrap();
+    })
+    .await;
+    let path = "/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent?key=AIza-test";
+    let mut ws = connect_path(&h.gw(), path, &[("session_id", "live-idless")], false)
+        .await
+        .unwrap();
+    let has = |key: &'static str| move |v: &Value| v.get(key).is_some();
+    let setup = json!({"setup": {"model": "models/gemini-live-2.5-flash"}});
+    exchange(&mut ws, text(setup), has("setupComplete")).await;
+    let ask = json!({"clientContent": {"turns": [{"role": "user", "parts": [{"text": "Where are A17 and B22?"}]}],
+        "turnComplete": true}});
+    exchange(&mut ws, text(ask), has("toolCall")).await;
+    let results = json!({"toolResponse": {"functionResponses": [
+        {"name": "lookup_order", "response": {"output": {"status": "delivered"}}},
+        {"name": "lookup_order", "response": {"error": "order B22 not found"}}]}});
+    exchange(&mut ws, text(results), |v: &Value| {
+        v["serverContent"]["turnComplete"] == true
+    })
+    .await;
+    drop(ws);
+
+    let m = h
+        .metrics_when(|m| metric(m, "toolwarden_tool_results_total", &[]) >= 2.0)
+        .await;
+    assert_eq!(metric(&m, "toolwarden_tool_calls_total", &[]), 2.0, "{m}");
+    assert_eq!(metric(&m, "toolwarden_tool_results_total", &[]), 2.0, "{m}");
+    assert_eq!(
+        metric(&m, "toolwarden_tool_failures_total", &[]),
+        1.0,
+        "{m}"
+    );
+    h.finish().await;
+    let events = h.events();
+    let mut answered: Vec<(String, bool)> = (events.iter())
+        .filter(|e| e["type"] == "tool_result")
+        .map(|e| {
+            let id = e["call_id"].as_str().unwrap_or_default().to_string();
+            (id, e["failed"] == true)
+        })
+        .collect();
+    answered.sort();
+    assert_eq!(
+        answered,
+        [
+            ("lookup_order#0".to_string(), false),
+            ("lookup_order#1".to_string(), true)
+        ],
+        "{events:#?}"
+    );
+}
+
 const GATEWAY_TOKEN: &str = "ya29.gateway-own-token";
 const VERTEX_LIVE: &str = "/ws/google.cloud.aiplatform.v1beta1.LlmBidiService/BidiGenerateContent";
 

@@ -34,6 +34,7 @@ mod proptests;
 pub(crate) mod tests;
 
 pub use stream::StreamState;
+pub use turns::synthetic_id;
 
 pub(crate) use render::render_results;
 pub(crate) use repair::repair;

@@ -436,15 +436,17 @@ pub(crate) fn live_client(payload: &[u8]) -> Client {
         return Client::Unreadable;
     };
     if let Some(response) = message.tool_response {
+        // Gemini allows a response without an id (older models pair by
+        // name): `<name>#<n>` stands for it, as for its call.
+        let mut positions = Positions::default();
         let results = (response.function_responses.into_iter())
-            .map(|r| ToolResult {
-                // Gemini allows a response without an id (older models
-                // pair by name): the name stands for it, as in `wire`.
-                call_id: (r.id.as_deref().or(r.name.as_deref()))
-                    .unwrap_or_default()
-                    .to_string(),
-                name: r.name.map(Cow::into_owned),
-                output: r.response.map_or_else(|| "{}".into(), |o| o.get().into()),
+            .map(|r| {
+                let name = r.name.as_deref().unwrap_or_default();
+                ToolResult {
+                    call_id: positions.id_of(r.id.as_deref(), name),
+                    name: r.name.map(Cow::into_owned),
+                    output: r.response.map_or_else(|| "{}".into(), |o| o.get().into()),
+                }
             })
             .collect();
         return Client::Results(results);
@@ -553,13 +555,14 @@ pub(crate) fn live_server(payload: &[u8]) -> Server {
     };
     if let Some(tool_call) = message.tool_call {
         let mut read = Vec::with_capacity(tool_call.function_calls.len());
+        let mut positions = Positions::default();
         for raw in &tool_call.function_calls {
             let Ok(call) = serde_json::from_str::<FunctionCall<'_>>(raw.get()) else {
                 return Server::Unreadable;
             };
             let name = call.name.map(Cow::into_owned).unwrap_or_default();
             read.push(ToolCall {
-                call_id: call.id.map_or_else(|| name.clone(), Cow::into_owned),
+                call_id: positions.id_of(call.id.as_deref(), &name),
                 name,
                 arguments: call.args.map_or_else(|| "{}".into(), |a| a.get().into()),
             });
@@ -576,6 +579,34 @@ pub(crate) fn live_server(payload: &[u8]) -> Server {
         (Some(c), _) => Server::Cancelled(c.ids.into_iter().map(Cow::into_owned).collect()),
         (None, Some(usage)) => Server::Usage(usage),
         (None, None) => Server::Ignored,
+    }
+}
+
+/// The ids of one Gemini Live message's calls (or results): its own, else
+/// `<name>#<n>`, `n` its ordinal among the message's id-less ones of that
+/// name — as the HTTP path names a turn's id-less calls (the response view
+/// of the turn's `generateContent` body names them so), so that the n-th
+/// id-less result of a name answers the n-th id-less call of that name.
+#[derive(Default)]
+struct Positions {
+    /// Id-less ones so far, per name (a count, not a search: the server
+    /// and the client choose how many a message holds).
+    seen: std::collections::HashMap<String, usize>,
+}
+
+impl Positions {
+    /// The id of the next one named `name`: `id` unless it is missing or
+    /// empty.
+    fn id_of(&mut self, id: Option<&str>, name: &str) -> String {
+        if let Some(id) = id.filter(|id| !id.is_empty()) {
+            return id.to_string();
+        }
+        let n = match self.seen.get_mut(name) {
+            Some(n) => n,
+            None => self.seen.entry(name.to_string()).or_default(),
+        };
+        *n += 1;
+        toolwarden_wire::gemini::synthetic_id(name, *n - 1)
     }
 }
 

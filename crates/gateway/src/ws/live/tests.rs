@@ -366,6 +366,47 @@ fn a_results_body_reads_as_new_results_after_their_calls() {
     assert!(view.results[0].new);
 }
 
+/// Gemini Live calls and results without ids (older models pair them by
+/// name): each is `<name>#<n>` by its place among the id-less ones of its
+/// name in its message, as the response view names the calls of the
+/// turn's `generateContent` body, so that two results of one tool are two
+/// results, each of its own call.
+#[test]
+fn gemini_live_calls_and_results_without_ids_are_named_by_position() {
+    let call = br#"{"toolCall":{"functionCalls":[{"name":"lookup","args":{"q":1}},{"id":"fc_9","name":"lookup","args":{}},{"name":"refund","args":{}},{"id":"","name":"lookup","args":{"q":2}}]}}"#;
+    let Server::Calls { parts, calls, .. } = live_server(call) else {
+        panic!("calls");
+    };
+    let ids: Vec<&str> = calls.iter().map(|c| c.call_id.as_str()).collect();
+    assert_eq!(ids, ["lookup#0", "fc_9", "refund#0", "lookup#1"]);
+    let view = response_view(Dialect::Gemini, &generate_content(&parts, None)).unwrap();
+    let recorded: Vec<&str> = view.calls.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(recorded, ids, "the ids the turn's calls are recorded with");
+
+    let answer = br#"{"toolResponse":{"functionResponses":[{"name":"lookup","response":{"error":"not found"}},{"name":"refund","response":{"ok":true}},{"name":"lookup","response":{"ok":true}}]}}"#;
+    let Client::Results(results) = live_client(answer) else {
+        panic!("results");
+    };
+    let ids: Vec<&str> = results.iter().map(|r| r.call_id.as_str()).collect();
+    assert_eq!(ids, ["lookup#0", "refund#0", "lookup#1"]);
+    // Read beside their calls: three results, each its own call's.
+    let body = results_body(Protocol::GeminiLive, &results, |id| {
+        calls.iter().find(|c| c.call_id == id).cloned()
+    });
+    let view = request_view(Dialect::Gemini, &body).unwrap();
+    let read: Vec<(&str, Option<&str>)> = (view.results.iter())
+        .map(|r| (&*r.call_id, r.tool.as_deref()))
+        .collect();
+    assert_eq!(
+        read,
+        [
+            ("lookup#0", Some("lookup")),
+            ("refund#0", Some("refund")),
+            ("lookup#1", Some("lookup"))
+        ]
+    );
+}
+
 #[test]
 fn a_vertex_setup_names_its_location_and_anything_else_none() {
     let setup =
@@ -489,6 +530,45 @@ proptest! {
         prop_assert_eq!(&results[0].call_id, &id);
         let read: String = serde_json::from_str(&results[0].output).unwrap();
         prop_assert_eq!(read, output);
+    }
+
+    /// A `toolCall` of any calls, with ids or without, gives each call the
+    /// id the response view of its turn's body records it with; a
+    /// `toolResponse` answering them in the same order gives each result
+    /// its call's id.
+    #[test]
+    fn gemini_live_ids_agree_with_the_recorded_calls(
+        calls in prop::collection::vec(
+            (prop::sample::select(vec!["f", "g", "h#0", ""]), prop::option::of("[a-z0-9_]{0,4}")),
+            0..12,
+        ),
+    ) {
+        let function_calls: Vec<serde_json::Value> = (calls.iter())
+            .map(|(name, id)| match id {
+                Some(id) => serde_json::json!({"id": id, "name": name, "args": {}}),
+                None => serde_json::json!({"name": name, "args": {}}),
+            })
+            .collect();
+        let message = serde_json::json!({"toolCall": {"functionCalls": function_calls}});
+        let Server::Calls { parts, calls: read, .. } = live_server(message.to_string().as_bytes()) else {
+            return Err(TestCaseError::fail("not read"));
+        };
+        let view = response_view(Dialect::Gemini, &generate_content(&parts, None)).unwrap();
+        let recorded: Vec<&str> = view.calls.iter().map(|c| c.id.as_str()).collect();
+        let ids: Vec<&str> = read.iter().map(|c| c.call_id.as_str()).collect();
+        prop_assert_eq!(&ids, &recorded);
+        let responses: Vec<serde_json::Value> = (calls.iter())
+            .map(|(name, id)| match id {
+                Some(id) => serde_json::json!({"id": id, "name": name, "response": {}}),
+                None => serde_json::json!({"name": name, "response": {}}),
+            })
+            .collect();
+        let message = serde_json::json!({"toolResponse": {"functionResponses": responses}});
+        let Client::Results(results) = live_client(message.to_string().as_bytes()) else {
+            return Err(TestCaseError::fail("not read"));
+        };
+        let answered: Vec<&str> = results.iter().map(|r| r.call_id.as_str()).collect();
+        prop_assert_eq!(answered, ids);
     }
 
     /// Any location (one path segment) written in a real `setup` message
