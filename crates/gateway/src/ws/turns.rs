@@ -344,6 +344,15 @@ impl Turns {
                 Some(at) => at,
                 None => self.successor(lane.as_deref().map(Box::from)),
             }
+        } else if kind.as_deref() == Some("error") && !in_stream(payload) {
+            // A refusal of a client message: a `response.create`'s (the
+            // oldest of its lane not begun), else another message's (an
+            // event the server does not support, a `response.cancel` of
+            // nothing), which ends no turn.
+            match self.pending.iter().position(|p| on_lane(p) && !p.created) {
+                Some(at) => at,
+                None => return,
+            }
         } else {
             (lane.as_deref())
                 .and_then(|l| {
@@ -537,6 +546,19 @@ pub(crate) fn read_event(payload: &[u8]) -> Option<Head<'_>> {
         i = at + 1;
     }
     None
+}
+
+/// Whether an `error` event is a response stream's (it has a
+/// `sequence_number`, as every event of a response does), not the
+/// refusal of a client message (openai-python's `ResponseWsError`: its
+/// `status` then, and no `sequence_number`).
+fn in_stream(payload: &[u8]) -> bool {
+    #[derive(Deserialize)]
+    struct Sequenced {
+        #[serde(default)]
+        sequence_number: Option<serde::de::IgnoredAny>,
+    }
+    serde_json::from_slice::<Sequenced>(payload).is_ok_and(|e| e.sequence_number.is_some())
 }
 
 /// `bytes` as text, if they are UTF-8.

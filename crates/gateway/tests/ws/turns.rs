@@ -285,6 +285,73 @@ async fn a_turn_the_api_refuses_is_recorded_with_its_status_and_message() {
     assert!(text.starts_with("invalid_request_error: "), "{text}");
 }
 
+/// An `error` that refuses some other client message (an event type the
+/// server does not support: a `status`, no `sequence_number`) while a
+/// response is under way ends no turn: the response goes on, its call and
+/// its completion are its turn's. Before, the error ended the turn (a
+/// failed 400) and the rest of the response went to no turn, its call lost.
+/// A `response.create` the server refuses before it begins is still ended
+/// by its error (`a_turn_the_api_refuses_is_recorded_with_its_status_and_message`).
+#[tokio::test]
+async fn an_error_refusing_another_client_message_ends_no_turn() {
+    use toolwarden_mock_provider::{RawResponse, Scripted};
+    let mut h = Harness::with(MockOptions::default(), |_| {}).await;
+    let response = |status: &str| json!({"id": "resp_1", "object": "response", "model": "gpt-5", "status": status, "output": []});
+    let call = json!({"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "lookup",
+        "arguments": "{\"q\":\"TP123\"}", "status": "completed"});
+    let mut completed = response("completed");
+    completed["output"] = json!([call.clone()]);
+    completed["usage"] = json!({"input_tokens": 10, "output_tokens": 5, "total_tokens": 15});
+    let events = [
+        json!({"type": "response.created", "sequence_number": 0, "response": response("in_progress")}),
+        json!({"type": "error", "status": 400, "error": {"type": "invalid_request_error",
+            "code": "unknown_event_type", "message": "Unsupported event type 'response.processed'",
+            "param": "type"}}),
+        json!({"type": "response.output_item.done", "sequence_number": 1, "output_index": 0, "item": call}),
+        json!({"type": "response.completed", "sequence_number": 2, "response": completed}),
+    ];
+    h.mock.push_response(Scripted::Raw(RawResponse {
+        status: 200,
+        headers: Vec::new(),
+        chunks: events
+            .iter()
+            .map(|e| bytes::Bytes::from(e.to_string()))
+            .collect(),
+        delay: std::time::Duration::ZERO,
+    }));
+    let mut ws = connect(&h.gw(), &[AUTH], false).await;
+    let create = json!({"type": "response.create", "model": "gpt-5", "tools": tools(),
+        "input": [user("Book TP123")]});
+    super::client::send_text(&mut ws, create.to_string()).await;
+    let processed = json!({"type": "response.processed", "response_id": "resp_0"});
+    super::client::send_text(&mut ws, processed.to_string()).await;
+    for event in &events {
+        let got = super::client::next(&mut ws).await.expect("an event");
+        assert_eq!(got.as_ref(), event.to_string().as_bytes());
+    }
+    drop(ws);
+    let stats = h.finish().await;
+    assert_eq!(
+        (
+            stats.requests.total,
+            stats.requests.errors,
+            stats.totals.calls
+        ),
+        (1, 0, 1),
+        "{:?} {:?}",
+        stats.requests,
+        stats.totals
+    );
+    let requests = request_events(&h);
+    assert_eq!(requests.len(), 1, "{requests:?}");
+    assert_eq!(
+        (&requests[0]["status"], &requests[0]["response_id"]),
+        (&json!(200), &json!("resp_1")),
+        "{requests:?}"
+    );
+    assert!(requests[0]["error"].is_null(), "{requests:?}");
+}
+
 /// A WebSocket turn has no response head: its first byte is its first
 /// event, however soon the gateway has read the message.
 #[tokio::test]
