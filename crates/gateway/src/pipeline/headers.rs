@@ -95,16 +95,20 @@ pub(crate) fn is_hop_by_hop(name: &str) -> bool {
             .is_some_and(|p| p.eq_ignore_ascii_case("proxy-"))
 }
 
-fn strip_hop_by_hop(headers: &mut HeaderMap) {
-    // Names listed in `connection` are hop-by-hop too (RFC 9110 §7.6.1).
-    // Read as bytes: a value with a byte that is not UTF-8 still names
-    // the headers it lists.
-    let mut drop: Vec<HeaderName> = headers
+/// The header names `connection` lists: hop-by-hop too (RFC 9110
+/// §7.6.1). Read as bytes: a value with a byte that is not UTF-8 still
+/// names the headers it lists.
+pub(crate) fn named_in_connection(headers: &HeaderMap) -> Vec<HeaderName> {
+    headers
         .get_all(header::CONNECTION)
         .iter()
         .flat_map(|v| v.as_bytes().split(|&b| b == b','))
         .filter_map(|name| HeaderName::from_bytes(name.trim_ascii()).ok())
-        .collect();
+        .collect()
+}
+
+fn strip_hop_by_hop(headers: &mut HeaderMap) {
+    let mut drop = named_in_connection(headers);
     drop.extend(
         headers
             .keys()

@@ -409,15 +409,17 @@ async fn upstream_head(up: &Upgrade, upstream: &Upstream) -> HeaderMap {
 }
 
 /// The upstream's `101` headers the client sees too, each with all its
-/// values (the handshake's own and hop-by-hop ones are the gateway's; the
-/// chosen subprotocol passes).
+/// values (the handshake's own and hop-by-hop ones, those its `Connection`
+/// names included, are the gateway's; the chosen subprotocol passes).
 fn copy_upstream_headers(from: &HeaderMap, to: &mut HeaderMap) {
     // The gateway's own, named before any is copied: a header the upstream
     // repeats (`set-cookie`) is not taken for one of them at its second value.
     let own: Vec<http::HeaderName> = to.keys().cloned().collect();
+    let hop_by_hop = headers::named_in_connection(from);
     for (name, value) in from {
         let n = name.as_str();
         if headers::is_hop_by_hop(n)
+            || hop_by_hop.contains(name)
             || (n.starts_with("sec-websocket-") && n != "sec-websocket-protocol")
             || n == "content-length"
             || own.contains(name)
@@ -489,6 +491,46 @@ mod tests {
     use super::*;
     use futures_util::StreamExt;
     use http_body_util::{Full, StreamBody};
+
+    /// A header the upstream's `101` names in its `Connection` is
+    /// hop-by-hop (RFC 9110 §7.6.1): it stays on the gateway's hop, as
+    /// the HTTP path drops it; the others pass with all their values.
+    #[test]
+    fn headers_the_upstreams_connection_names_are_not_copied() {
+        let mut from = HeaderMap::new();
+        for (name, value) in [
+            ("connection", "Upgrade, X-Hop-Secret"),
+            ("connection", "x-other-hop"),
+            ("upgrade", "websocket"),
+            ("sec-websocket-accept", "abc"),
+            ("sec-websocket-protocol", "realtime"),
+            ("x-hop-secret", "upstream-internal"),
+            ("x-other-hop", "1"),
+            ("openai-model", "gpt-realtime"),
+            ("set-cookie", "a=1"),
+            ("set-cookie", "b=2"),
+        ] {
+            from.append(
+                http::HeaderName::from_static(name),
+                http::HeaderValue::from_static(value),
+            );
+        }
+        let mut to = HeaderMap::new();
+        to.insert(header::UPGRADE, http::HeaderValue::from_static("websocket"));
+        copy_upstream_headers(&from, &mut to);
+        let mut names: Vec<&str> = to.keys().map(http::HeaderName::as_str).collect();
+        names.sort_unstable();
+        assert_eq!(
+            names,
+            [
+                "openai-model",
+                "sec-websocket-protocol",
+                "set-cookie",
+                "upgrade"
+            ]
+        );
+        assert_eq!(to.get_all("set-cookie").iter().count(), 2);
+    }
 
     #[tokio::test]
     async fn a_refusal_body_is_cut_at_the_limit_and_the_wait() {
