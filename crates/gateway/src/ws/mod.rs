@@ -247,12 +247,7 @@ pub(crate) async fn handle(
     let (response, client_ws) =
         match yawc::WebSocket::upgrade_with_options(&mut req, options(&shared, deflate)) {
             Ok(upgrade) => upgrade,
-            Err(e) => {
-                let mut response =
-                    Response::new(GatewayBody::full(format!("bad websocket upgrade: {e}\n")));
-                *response.status_mut() = StatusCode::BAD_REQUEST;
-                return response;
-            }
+            Err(e) => return bad_handshake(&e),
         };
     let client_target = req.uri().path_and_query().map_or("/", |pq| pq.as_str());
     let up = Upgrade {
@@ -301,6 +296,23 @@ pub(crate) async fn handle(
         }
     });
     Response::from_parts(parts, GatewayBody::full(Bytes::new()))
+}
+
+/// The answer to a client handshake the gateway cannot accept: 400, and
+/// for a version other than 13 the version it speaks (RFC 6455 §4.2.2,
+/// §4.4), which a client reads to retry with it.
+fn bad_handshake(error: &yawc::WebSocketError) -> Response<GatewayBody> {
+    let mut response = Response::new(GatewayBody::full(format!(
+        "bad websocket upgrade: {error}\n"
+    )));
+    *response.status_mut() = StatusCode::BAD_REQUEST;
+    if matches!(error, yawc::WebSocketError::InvalidSecWebsocketVersion) {
+        response.headers_mut().insert(
+            header::SEC_WEBSOCKET_VERSION,
+            http::HeaderValue::from_static("13"),
+        );
+    }
+    response
 }
 
 // === impl Upgrade ===

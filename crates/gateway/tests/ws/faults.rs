@@ -52,6 +52,62 @@ async fn a_bad_client_handshake_opens_no_upstream_socket() {
     still_serves(&h).await;
 }
 
+/// A handshake of another WebSocket version is answered 400 with the
+/// version the gateway speaks (RFC 6455 §4.4: `Sec-WebSocket-Version:
+/// 13`), which a client reads to retry with it; no upstream socket opens.
+#[tokio::test]
+async fn a_handshake_of_another_version_is_told_the_version_spoken() {
+    let h = Harness::with(MockOptions::default(), |_| {}).await;
+    let addr = h.gw().trim_start_matches("http://").to_string();
+    for version in ["8", "14", ""] {
+        let mut tcp = tokio::net::TcpStream::connect(&addr).await.unwrap();
+        let head = format!(
+            "GET /v1/responses HTTP/1.1\r\nhost: {addr}\r\nupgrade: websocket\r\nconnection: upgrade\r\n\
+             sec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\nsec-websocket-version: {version}\r\n\
+             authorization: Bearer sk-test\r\n\r\n"
+        );
+        tokio::io::AsyncWriteExt::write_all(&mut tcp, head.as_bytes())
+            .await
+            .unwrap();
+        let mut answer = vec![0u8; 4096];
+        let n = tokio::time::timeout(
+            Duration::from_secs(5),
+            tokio::io::AsyncReadExt::read(&mut tcp, &mut answer),
+        )
+        .await
+        .expect("answered")
+        .unwrap();
+        let answer = String::from_utf8_lossy(&answer[..n]).to_ascii_lowercase();
+        assert!(answer.starts_with("http/1.1 400"), "{answer}");
+        assert!(
+            answer.contains("\r\nsec-websocket-version: 13\r\n"),
+            "{version:?}: {answer}"
+        );
+    }
+    // A handshake refused for another reason (no key) names no version.
+    let mut tcp = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let head = format!(
+        "GET /v1/responses HTTP/1.1\r\nhost: {addr}\r\nupgrade: websocket\r\nconnection: upgrade\r\n\
+         sec-websocket-version: 13\r\nauthorization: Bearer sk-test\r\n\r\n"
+    );
+    tokio::io::AsyncWriteExt::write_all(&mut tcp, head.as_bytes())
+        .await
+        .unwrap();
+    let mut answer = vec![0u8; 4096];
+    let n = tokio::time::timeout(
+        Duration::from_secs(5),
+        tokio::io::AsyncReadExt::read(&mut tcp, &mut answer),
+    )
+    .await
+    .expect("answered")
+    .unwrap();
+    let answer = String::from_utf8_lossy(&answer[..n]).to_ascii_lowercase();
+    assert!(answer.starts_with("http/1.1 400"), "{answer}");
+    assert!(!answer.contains("sec-websocket-version"), "{answer}");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(h.mock.received().is_empty(), "{:?}", h.mock.received());
+}
+
 #[tokio::test]
 async fn an_upstream_refusing_the_upgrade_gives_the_client_its_answer() {
     let opts = MockOptions {
