@@ -171,6 +171,40 @@ fn offers_deflate(headers: &HeaderMap) -> bool {
         })
 }
 
+/// Whether the client's permessage-deflate offer (the first, as the
+/// library reads it) has `client_max_window_bits`: the client can compress
+/// with a window smaller than 15 bits and lets the server choose. Given no
+/// value, the library answers with the smallest (9 bits, a 512-byte
+/// window: Chrome's and Python `websockets`' offer), and those clients
+/// compress poorly; the gateway answers 15 (or the client's own value,
+/// when smaller). An offer without it is answered without it (RFC 7692
+/// §7.1.2.2).
+fn offers_client_window(headers: &HeaderMap) -> bool {
+    let Some(offer) = (headers.get(header::SEC_WEBSOCKET_EXTENSIONS))
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim_start().strip_prefix("permessage-deflate"))
+    else {
+        return false;
+    };
+    let offer = offer.split(',').next().unwrap_or_default();
+    offer
+        .split(';')
+        .skip(1)
+        .any(|param| param.split('=').next().unwrap_or_default().trim() == "client_max_window_bits")
+}
+
+/// The client side's settings ([`options`]), with the client's window at
+/// 15 bits when its offer leaves it to the gateway ([`offers_client_window`]).
+fn client_options(shared: &Shared, headers: &HeaderMap) -> yawc::Options {
+    let deflate = offers_deflate(headers);
+    let options = options(shared, deflate);
+    if deflate && offers_client_window(headers) {
+        options.with_client_max_window_bits(15)
+    } else {
+        options
+    }
+}
+
 /// Bytes each socket's read buffer starts with (and returns to after a
 /// larger message, which it grows for): as the HTTP path's reads
 /// (`h1::READ_CHUNK`), so that a turn's message or the events that arrive
@@ -244,11 +278,11 @@ pub(crate) async fn handle(
     };
     // The client's handshake first: a bad one opens no upstream socket
     // (which would carry its credentials and be dropped unclosed).
-    let (response, client_ws) =
-        match yawc::WebSocket::upgrade_with_options(&mut req, options(&shared, deflate)) {
-            Ok(upgrade) => upgrade,
-            Err(e) => return bad_handshake(&e),
-        };
+    let client_side = client_options(&shared, req.headers());
+    let (response, client_ws) = match yawc::WebSocket::upgrade_with_options(&mut req, client_side) {
+        Ok(upgrade) => upgrade,
+        Err(e) => return bad_handshake(&e),
+    };
     let client_target = req.uri().path_and_query().map_or("/", |pq| pq.as_str());
     let up = Upgrade {
         target: route.upstream_path_and_query(client_target).into_owned(),

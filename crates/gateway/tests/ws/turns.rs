@@ -198,6 +198,47 @@ async fn events_are_the_mocks_bytes_in_order_with_and_without_deflate() {
     );
 }
 
+/// The client's LZ77 window: an offer of `client_max_window_bits` without
+/// a value (Chrome's, Python `websockets`') leaves it to the server, which
+/// answers 15 bits (before, the library answered 9: a 512-byte window the
+/// client then compressed every message with); a value is kept; an offer
+/// without the parameter gets none back (RFC 7692 §7.1.2.2).
+#[tokio::test]
+async fn a_clients_deflate_window_is_the_largest_it_allows() {
+    let h = Harness::start().await;
+    for (offer, answer) in [
+        (
+            "permessage-deflate; client_max_window_bits",
+            Some("client_max_window_bits=15"),
+        ),
+        (
+            "permessage-deflate;client_max_window_bits ; server_no_context_takeover",
+            Some("client_max_window_bits=15"),
+        ),
+        (
+            "permessage-deflate; client_max_window_bits=12",
+            Some("client_max_window_bits=12"),
+        ),
+        ("permessage-deflate", None),
+        ("permessage-deflate; server_max_window_bits=10", None),
+    ] {
+        let raw = Raw::connect(&h.gw(), &[&format!("sec-websocket-extensions: {offer}")]).await;
+        assert!(raw.head.starts_with("HTTP/1.1 101"), "{}", raw.head);
+        let head = raw.head.to_ascii_lowercase();
+        let agreed = (head.lines())
+            .find_map(|l| l.strip_prefix("sec-websocket-extensions:"))
+            .unwrap_or_else(|| panic!("{offer}: {head}"));
+        assert!(agreed.contains("permessage-deflate"), "{offer}: {agreed}");
+        match answer {
+            Some(bits) => assert!(agreed.contains(bits), "{offer}: {agreed}"),
+            None => assert!(
+                !agreed.contains("client_max_window_bits"),
+                "{offer}: {agreed}"
+            ),
+        }
+    }
+}
+
 #[tokio::test]
 async fn a_message_with_a_missing_result_is_repaired() {
     let opts = MockOptions {
