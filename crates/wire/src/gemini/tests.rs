@@ -496,6 +496,34 @@ fn a_response_call_and_its_result_in_the_next_request_share_an_id() {
     assert_eq!(rids, ids);
 }
 
+/// A turn mixing a call with an id and one without, of the same name: the
+/// id-less one is `f#0` in the response's view, and the request that
+/// replays the turn and answers both names it the same, whether its result
+/// is paired with the call or not (the request side counted the call with
+/// an id too, and named it `f#1`: its result matched no recorded call).
+#[test]
+fn an_id_less_call_beside_one_with_an_id_is_named_alike_on_both_sides() {
+    let response = br#"{"candidates":[{"content":{"role":"model","parts":[{"functionCall":{"id":"a","name":"f","args":{"n":1}}},{"functionCall":{"name":"f","args":{"n":2}}}]},"finishReason":"STOP"}]}"#;
+    let v = crate::response_view(Dialect::Gemini, response).unwrap();
+    let ids: Vec<&str> = v.calls.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(ids, ["a", "f#0"]);
+    let answers = r#"{"role":"user","parts":[{"functionResponse":{"id":"a","name":"f","response":{"output":"1"}}},{"functionResponse":{"name":"f","response":{"output":"2"}}}]}"#;
+    let model = r#"{"role":"model","parts":[{"functionCall":{"id":"a","name":"f","args":{"n":1}}},{"functionCall":{"name":"f","args":{"n":2}}}]}"#;
+    let replayed = format!(
+        r#"{{"contents":[{{"role":"user","parts":[{{"text":"go"}}]}},{model},{answers}]}}"#
+    );
+    let rv = request_view_with(replayed.as_bytes(), &never).unwrap();
+    let calls: Vec<&str> = rv.calls.iter().map(|c| &*c.id).collect();
+    assert_eq!(calls, ids, "the replayed calls");
+    let results: Vec<&str> = rv.results.iter().map(|r| &*r.call_id).collect();
+    assert_eq!(results, ids, "their results");
+    // The results alone (the history cut before the model turn).
+    let alone = format!(r#"{{"contents":[{answers}]}}"#);
+    let rv = request_view_with(alone.as_bytes(), &never).unwrap();
+    let results: Vec<&str> = rv.results.iter().map(|r| &*r.call_id).collect();
+    assert_eq!(results, ids, "results without their calls");
+}
+
 #[test]
 fn render_uses_output_and_error_and_real_ids_only() {
     let ok = ToolOutcome::success("f#0", "f", serde_json::json!({"a": 1}));

@@ -74,12 +74,16 @@ pub(super) fn turns<'s>(contents: &'s [Content<'_>]) -> Vec<Turn<'s>> {
             if let Some(c) = &part.call {
                 let name = c.name.as_deref().unwrap_or("");
                 let real_id = c.id.as_deref().filter(|s| !s.is_empty());
-                let count = named.entry(name).or_insert(0);
-                let n = *count;
-                *count += 1;
+                // Counted among the id-less calls of the name only, as the
+                // response's view names them (`stream.rs`): a call of the
+                // name with an id before it does not move the ordinal.
                 let id = match real_id {
                     Some(id) => Cow::Borrowed(id),
-                    None => Cow::Owned(synthetic_id(name, n)),
+                    None => {
+                        let count = named.entry(name).or_insert(0);
+                        *count += 1;
+                        Cow::Owned(synthetic_id(name, *count - 1))
+                    }
                 };
                 calls.push(CallSlot {
                     part: p,
@@ -165,9 +169,12 @@ fn pair<'s>(prev: Option<&mut Turn<'s>>, responses: &mut [RespSlot<'s>]) {
         }
     }
     // Unpaired responses without an id: `<name>#<n>` among the turn's
-    // responses of that name.
+    // id-less responses of that name, as the calls they answer are named.
     let mut named: AHashMap<&str, usize> = AHashMap::new();
     for r in responses.iter_mut() {
+        if r.real_id.is_some() {
+            continue;
+        }
         let count = named.entry(r.name).or_insert(0);
         if r.id.is_empty() {
             r.id = Cow::Owned(synthetic_id(r.name, *count));
