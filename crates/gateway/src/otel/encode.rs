@@ -17,7 +17,7 @@ use prost::{
 use toolwarden_store::{RequestRecord, ToolResultRecord};
 
 use super::OtlpProtocol;
-use super::spans::{nanos, placement, provider_name, span_id_bytes as span_id};
+use super::spans::{nanos, operation, placement, provider_name, span_id_bytes as span_id};
 
 /// A gRPC message's prefix: its compressed flag and its length.
 const GRPC_PREFIX: usize = 5;
@@ -105,7 +105,8 @@ fn error_status(out: &mut Vec<u8>, message: &[&str]) {
     put_varint(out, 3, code);
 }
 
-/// Appends the `chat {model}` span of one proxied model request.
+/// Appends the `chat {model}` (or `generate_content {model}`:
+/// [`operation`]) span of one proxied model request.
 pub(crate) fn chat(r: &RequestRecord, out: &mut Vec<u8>) {
     let (trace, parent) = placement(&r.session_id, &r.request_id, r.trace_parent.as_ref());
     put_bytes(out, 1, &trace);
@@ -115,15 +116,16 @@ pub(crate) fn chat(r: &RequestRecord, out: &mut Vec<u8>) {
     }
     // `{gen_ai.operation.name} {gen_ai.request.model}`, the operation
     // alone when the request named no model (semantic conventions).
+    let op = operation(r);
     match &r.model {
-        Some(model) => put_text(out, 5, &["chat ", model]),
-        None => put_text(out, 5, &["chat"]),
+        Some(model) => put_text(out, 5, &[op, " ", model]),
+        None => put_text(out, 5, &[op]),
     }
     put_varint(out, 6, SpanKind::Client as u64);
     let start = nanos(r.at_ms as f64);
     put_fixed64(out, 7, start);
     put_fixed64(out, 8, start + nanos(r.upstream_latency_ms));
-    attr(out, "gen_ai.operation.name", Val::Str("chat"));
+    attr(out, "gen_ai.operation.name", Val::Str(op));
     attr(
         out,
         "gen_ai.provider.name",
@@ -411,6 +413,46 @@ mod tests {
             "{:?}",
             span.attributes
         );
+    }
+
+    /// A Gemini-dialect request (the Gemini API's or Vertex AI's
+    /// `:generateContent`): the semantic conventions' `generate_content`
+    /// operation, not `chat`; the other dialects stay `chat`.
+    #[test]
+    fn gemini_requests_are_generate_content() {
+        for (provider, dialect, op) in [
+            ("gemini", Some("gemini"), "generate_content"),
+            ("vertex", Some("gemini"), "generate_content"),
+            ("vertex", Some("anthropic"), "chat"),
+            ("openai", Some("openai-chat"), "chat"),
+            ("gemini", None, "chat"),
+        ] {
+            for model in [Some("gemini-2.5-pro"), None] {
+                let mut r = request(200, false, true);
+                r.provider = provider.into();
+                r.dialect = dialect.map(Into::into);
+                r.model = model.map(Into::into);
+                let mut out = Vec::new();
+                chat(&r, &mut out);
+                assert_eq!(out, spans::chat(&r).encode_to_vec());
+                let span = opentelemetry_proto::tonic::trace::v1::Span::decode(&out[..]).unwrap();
+                let name = model.map_or(op.to_string(), |m| format!("{op} {m}"));
+                assert_eq!(span.name, name, "{provider} {dialect:?}");
+                let attr = span
+                    .attributes
+                    .iter()
+                    .find(|kv| kv.key == "gen_ai.operation.name")
+                    .and_then(|kv| kv.value.as_ref()?.value.clone());
+                assert_eq!(
+                    attr,
+                    Some(
+                        opentelemetry_proto::tonic::common::v1::any_value::Value::StringValue(
+                            op.into()
+                        )
+                    )
+                );
+            }
+        }
     }
 
     /// A client's span (W3C `traceparent`).

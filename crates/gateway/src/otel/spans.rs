@@ -16,8 +16,10 @@ use opentelemetry_proto::tonic::{
     trace::v1::{Span, Status, span::SpanKind, status::StatusCode},
 };
 use toolwarden_core::TraceParent;
+use toolwarden_store::RequestRecord;
 #[cfg(test)]
-use toolwarden_store::{RequestRecord, ToolResultRecord};
+use toolwarden_store::ToolResultRecord;
+use toolwarden_wire::Dialect;
 
 #[cfg(test)]
 fn kv(key: &str, value: Value) -> KeyValue {
@@ -104,6 +106,18 @@ pub(crate) fn trace_key<'a>(session_id: &'a str, request_id: &'a str) -> &'a str
     }
 }
 
+/// The `gen_ai.operation.name` of a model request: `generate_content`
+/// for the Gemini dialect (the Gemini API's and Vertex AI's
+/// `:generateContent` / `:streamGenerateContent`, which the GenAI
+/// semantic conventions name so), `chat` for the others.
+pub(crate) fn operation(r: &RequestRecord) -> &'static str {
+    if r.dialect.as_deref() == Some(Dialect::Gemini.as_str()) {
+        "generate_content"
+    } else {
+        "chat"
+    }
+}
+
 /// A span's trace and parent span: the client's span when its request
 /// named one (W3C `traceparent`: the span joins the client's trace), else
 /// a root in the trace of its session ([`trace_key`]).
@@ -118,12 +132,14 @@ pub(crate) fn placement(
     }
 }
 
-/// The `chat` span of one proxied model request (`chat {model}`, or
-/// `chat` without `gen_ai.request.model` when the request named none).
+/// The span of one proxied model request (`{operation} {model}`, or the
+/// operation alone without `gen_ai.request.model` when the request named
+/// none; [`operation`]).
 #[cfg(test)]
 pub(crate) fn chat(r: &RequestRecord) -> Span {
+    let op = operation(r);
     let mut attributes = vec![
-        text("gen_ai.operation.name", "chat"),
+        text("gen_ai.operation.name", op),
         text("gen_ai.provider.name", provider_name(&r.provider)),
     ];
     if let Some(model) = &r.model {
@@ -177,7 +193,7 @@ pub(crate) fn chat(r: &RequestRecord) -> Span {
         name: r
             .model
             .as_ref()
-            .map_or_else(|| "chat".to_string(), |model| format!("chat {model}")),
+            .map_or_else(|| op.to_string(), |model| format!("{op} {model}")),
         kind: SpanKind::Client as i32,
         start_time_unix_nano: start,
         end_time_unix_nano: start + nanos(r.upstream_latency_ms),
