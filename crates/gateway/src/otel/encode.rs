@@ -17,7 +17,9 @@ use prost::{
 use toolwarden_store::{RequestRecord, ToolResultRecord};
 
 use super::OtlpProtocol;
-use super::spans::{nanos, operation, placement, provider_name, span_id_bytes as span_id};
+use super::spans::{
+    nanos, operation, placement, provider_name, response_status, span_id_bytes as span_id,
+};
 
 /// A gRPC message's prefix: its compressed flag and its length.
 const GRPC_PREFIX: usize = 5;
@@ -136,11 +138,13 @@ pub(crate) fn chat(r: &RequestRecord, out: &mut Vec<u8>) {
     }
     attr(out, "gen_ai.conversation.id", Val::Str(&r.session_id));
     attr(out, "gen_ai.request.stream", Val::Bool(r.streaming));
-    attr(
-        out,
-        "http.response.status_code",
-        Val::Int(i64::from(r.status)),
-    );
+    if let Some(status) = response_status(r) {
+        attr(
+            out,
+            "http.response.status_code",
+            Val::Int(i64::from(status)),
+        );
+    }
     attr(out, "url.path", Val::Str(&r.path));
     if let Some(id) = &r.response_id {
         attr(out, "gen_ai.response.id", Val::Str(id));
@@ -453,6 +457,39 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// `http.response.status_code` is the upstream's answer: a request it
+    /// never answered (status 0, the gateway's own 502 after a refused
+    /// connection, a client gone before the head) has none, not `0` or
+    /// the gateway's status.
+    #[test]
+    fn a_request_without_an_answer_has_no_response_status() {
+        let status_of = |r: &RequestRecord| {
+            let mut out = Vec::new();
+            chat(r, &mut out);
+            assert_eq!(out, spans::chat(r).encode_to_vec());
+            let span = opentelemetry_proto::tonic::trace::v1::Span::decode(&out[..]).unwrap();
+            span.attributes
+                .iter()
+                .find(|kv| kv.key == "http.response.status_code")
+                .and_then(|kv| kv.value.as_ref()?.value.clone())
+        };
+        let int = |n| Some(opentelemetry_proto::tonic::common::v1::any_value::Value::IntValue(n));
+        let mut r = request(0, false, false);
+        assert_eq!(status_of(&r), None, "status 0");
+        r = request(502, true, false);
+        assert_eq!(status_of(&r), None, "the gateway's own 502");
+        r.status = 499;
+        r.error = Some("client disconnected before the response finished".into());
+        assert_eq!(status_of(&r), None, "gone before the head");
+        r.first_byte_ms = Some(40.0);
+        r.status = 200;
+        assert_eq!(status_of(&r), int(200), "cut after the head");
+        r = request(429, false, true);
+        assert_eq!(status_of(&r), int(429));
+        r.first_byte_ms = Some(3.0);
+        assert_eq!(status_of(&r), int(429));
     }
 
     /// A client's span (W3C `traceparent`).

@@ -118,6 +118,16 @@ pub(crate) fn operation(r: &RequestRecord) -> &'static str {
     }
 }
 
+/// The upstream's status, when an answer came: `None` for a request it
+/// never answered (status 0; the gateway's own 502/504 after a refused
+/// connection or a timeout; a client gone before the head, recorded
+/// 499), whose span then has no `http.response.status_code` (the
+/// conventions set it only when a response was received).
+pub(crate) fn response_status(r: &RequestRecord) -> Option<u16> {
+    let answered = r.status != 0 && (r.first_byte_ms.is_some() || r.error.is_none());
+    answered.then_some(r.status)
+}
+
 /// A span's trace and parent span: the client's span when its request
 /// named one (W3C `traceparent`: the span joins the client's trace), else
 /// a root in the trace of its session ([`trace_key`]).
@@ -148,9 +158,11 @@ pub(crate) fn chat(r: &RequestRecord) -> Span {
     attributes.extend([
         text("gen_ai.conversation.id", &r.session_id),
         kv("gen_ai.request.stream", Value::BoolValue(r.streaming)),
-        int("http.response.status_code", i64::from(r.status)),
-        text("url.path", &r.path),
     ]);
+    if let Some(status) = response_status(r) {
+        attributes.push(int("http.response.status_code", i64::from(status)));
+    }
+    attributes.push(text("url.path", &r.path));
     if let Some(id) = &r.response_id {
         attributes.push(text("gen_ai.response.id", id));
     }
