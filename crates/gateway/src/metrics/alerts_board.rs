@@ -128,7 +128,8 @@ impl AlertsBoard {
         self.write().error = Some(error);
     }
 
-    /// `toolwarden_alerts_firing{rule,tool,model}` (1 firing, 0 resolved;
+    /// `toolwarden_alerts_firing{rule,tool,model}`, and `gateway` (the
+    /// alert's `instance`) on one gateway's own alerts (1 firing, 0 resolved;
     /// at most [`MAX_GAUGES`] series: every firing alert first, then the
     /// latest resolved ones) and the notification counters.
     pub(crate) fn render(&self, out: &mut String) {
@@ -155,8 +156,11 @@ impl AlertsBoard {
             super::escape_label(&a.tool, out);
             out.push_str("\",model=\"");
             super::escape_label(&a.model, out);
+            // `gateway`, not `instance`: Prometheus gives every scraped
+            // series the `instance` of its target, and a clash would
+            // rename this one `exported_instance` (unless honor_labels).
             if !a.instance.is_empty() {
-                out.push_str("\",instance=\"");
+                out.push_str("\",gateway=\"");
                 super::escape_label(&a.instance, out);
             }
             let _ = writeln!(out, "\"}} {}", u8::from(a.state == "firing"));
@@ -220,5 +224,32 @@ mod tests {
         assert!(out.contains("tool=\"tool99999\",model=\"*\"} 1"), "{out}");
         let series = out.lines().filter(|l| l.starts_with(ALERTS_FIRING)).count();
         assert_eq!(series, MAX_GAUGES);
+    }
+
+    /// An `events_dropped` alert names its gateway in `gateway`: an
+    /// `instance` label would clash with the one Prometheus gives every
+    /// scraped series (and arrive as `exported_instance`).
+    #[test]
+    fn one_gateways_alert_names_it_in_gateway_not_instance() {
+        let board = AlertsBoard::default();
+        board.write().running = true;
+        let mut a = alert(1, "firing");
+        a.rule = "events_dropped".into();
+        a.tool = "*".into();
+        a.instance = "gw-a:8080".into();
+        board.set_states(vec![a, alert(2, "firing")], 0);
+        let mut out = String::new();
+        board.render(&mut out);
+        assert!(
+            out.contains(
+                "toolwarden_alerts_firing{rule=\"events_dropped\",tool=\"*\",model=\"*\",gateway=\"gw-a:8080\"} 1\n"
+            ),
+            "{out}"
+        );
+        assert!(
+            out.contains("{rule=\"tool_failure_rate\",tool=\"tool2\",model=\"*\"} 1\n"),
+            "{out}"
+        );
+        assert!(!out.contains("instance="), "{out}");
     }
 }
