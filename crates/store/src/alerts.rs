@@ -137,16 +137,23 @@ type TransitionRow = (
     String,
 );
 
-fn latest_sql() -> String {
+/// The latest transition of every alert, newest first, ties by the bytes
+/// of `alert_key` on either backend (`byte_order`: what follows a name in
+/// `ORDER BY` for that, `crate::stats`' `PG_BYTE_ORDER` on PostgreSQL).
+fn latest_sql(byte_order: &str) -> String {
     format!(
         "SELECT {COLUMNS} FROM alert_transitions t WHERE seq = \
          (SELECT MAX(seq) FROM alert_transitions u WHERE u.alert_key = t.alert_key) \
-         ORDER BY at_ms DESC, alert_key"
+         ORDER BY at_ms DESC, alert_key{byte_order}"
     )
 }
 
-fn recent_sql() -> String {
-    format!("SELECT {COLUMNS} FROM alert_transitions ORDER BY at_ms DESC, alert_key, seq LIMIT $1")
+/// The latest `$1` transitions, ties ordered as [`latest_sql`]'s.
+fn recent_sql(byte_order: &str) -> String {
+    format!(
+        "SELECT {COLUMNS} FROM alert_transitions \
+         ORDER BY at_ms DESC, alert_key{byte_order}, seq LIMIT $1"
+    )
 }
 
 fn count(n: i64) -> u64 {
@@ -172,7 +179,7 @@ fn transition(r: TransitionRow) -> AlertTransition {
 }
 
 macro_rules! alert_fns {
-    ($window:ident, $latest:ident, $recent:ident, $claim:ident, $beat:ident, $pool:ty) => {
+    ($window:ident, $latest:ident, $recent:ident, $claim:ident, $beat:ident, $pool:ty, $byte_order:expr) => {
         async fn $window(pool: &$pool, since_ms: i64) -> Result<AlertWindow, sqlx::Error> {
             let tools: Vec<(String, String, i64, i64, f64, i64)> = sqlx::query_as(TOOLS_SQL)
                 .bind(since_ms)
@@ -208,12 +215,14 @@ macro_rules! alert_fns {
         }
 
         async fn $latest(pool: &$pool) -> Result<Vec<AlertTransition>, sqlx::Error> {
-            let rows: Vec<TransitionRow> = sqlx::query_as(&latest_sql()).fetch_all(pool).await?;
+            let rows: Vec<TransitionRow> = sqlx::query_as(&latest_sql($byte_order))
+                .fetch_all(pool)
+                .await?;
             Ok(rows.into_iter().map(transition).collect())
         }
 
         async fn $recent(pool: &$pool, limit: i64) -> Result<Vec<AlertTransition>, sqlx::Error> {
-            let rows: Vec<TransitionRow> = sqlx::query_as(&recent_sql())
+            let rows: Vec<TransitionRow> = sqlx::query_as(&recent_sql($byte_order))
                 .bind(limit)
                 .fetch_all(pool)
                 .await?;
@@ -266,7 +275,8 @@ alert_fns!(
     recent_sqlite,
     claim_sqlite,
     heartbeat_sqlite,
-    sqlx::SqlitePool
+    sqlx::SqlitePool,
+    ""
 );
 alert_fns!(
     window_postgres,
@@ -274,7 +284,8 @@ alert_fns!(
     recent_postgres,
     claim_postgres,
     heartbeat_postgres,
-    sqlx::PgPool
+    sqlx::PgPool,
+    crate::stats::PG_BYTE_ORDER
 );
 
 // === impl Store (alerts) ===

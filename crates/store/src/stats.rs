@@ -208,7 +208,7 @@ struct Shape {
 /// often a language's (the official image's `en_US.utf8`: `_a`, `ab`,
 /// `b`, `B`), so its reports listed tied names in another order than
 /// SQLite's (`B`, `_a`, `ab`, `b`), and at the row limit other names.
-const PG_BYTE_ORDER: &str = " COLLATE \"C\"";
+pub(crate) const PG_BYTE_ORDER: &str = " COLLATE \"C\"";
 
 /// The session's test (`param`, a session id, or NULL for none): by the
 /// session's number, which the session indexes (`tool_calls_call_session`,

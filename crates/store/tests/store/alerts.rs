@@ -141,6 +141,37 @@ async fn alert_window_and_claims(db: TestDb) {
     );
 }
 
+/// Alerts of tools named so that byte order and a language's order differ
+/// (`B` < `_a` < `a_b` < `ab` < `b` in bytes), all at one time: the
+/// latest states and the history as the store lists them.
+pub async fn tied_alerts(db: &TestDb) -> (Vec<AlertTransition>, Vec<AlertTransition>) {
+    let store = Store::open(&db.url).await.unwrap();
+    for tool in ["b", "ab", "B", "a_b", "_a"] {
+        let t = AlertTransition {
+            alert_key: format!("tool_failure_rate|{tool}|*|"),
+            seq: 1,
+            state: "firing".into(),
+            rule: "tool_failure_rate".into(),
+            tool: tool.into(),
+            model: "*".into(),
+            instance: String::new(),
+            value: 1.0,
+            threshold: 0.05,
+            volume: 20,
+            started_ms: 2_000,
+            at_ms: 2_000,
+            gateway: "gw-a".into(),
+        };
+        assert!(store.claim_alert_transition(&t).await.unwrap());
+    }
+    let listed = (
+        store.alert_states().await.unwrap(),
+        store.alert_history(10).await.unwrap(),
+    );
+    store.close().await;
+    listed
+}
+
 /// Each gateway's heartbeat is one row, moved on by the next; rows older
 /// than the cutoff are forgotten.
 async fn alert_heartbeats(db: TestDb) {

@@ -296,6 +296,27 @@ async fn backends_list_tied_names_in_the_same_order() {
     }
 }
 
+/// Alerts tied on their time come in the order of their keys' bytes from
+/// either backend (`toolwarden alerts`, `/api/alerts`, the gauge's 1,000
+/// series): PostgreSQL ordered them by the database's collation.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn backends_list_tied_alerts_in_the_same_order() {
+    let lite = alerts::tied_alerts(&support::TestDb::sqlite()).await;
+    let keys = |list: &[toolwarden_store::AlertTransition]| -> Vec<String> {
+        list.iter().map(|t| t.alert_key.clone()).collect()
+    };
+    let bytes = ["B", "_a", "a_b", "ab", "b"].map(|t| format!("tool_failure_rate|{t}|*|"));
+    assert_eq!(keys(&lite.0), bytes, "{lite:#?}");
+    assert_eq!(keys(&lite.1), bytes, "{lite:#?}");
+    let test = "backends_list_tied_alerts_in_the_same_order";
+    if let Some(pg) = support::TestDb::postgres_collated(test, "en-US").await {
+        let listed = alerts::tied_alerts(&pg).await;
+        pg.drop_collated().await;
+        assert_eq!(keys(&listed.0), bytes, "{listed:#?}");
+        assert_eq!(keys(&listed.1), bytes, "{listed:#?}");
+    }
+}
+
 #[test]
 fn stats_json_has_the_contract_shape() {
     use toolwarden_store::*;
