@@ -8,7 +8,10 @@
 //! when that tool × model alert is firing: it resolves on its own model's
 //! numbers, not because another model's calls left the window.
 
-use std::collections::{BTreeMap, HashSet};
+use std::{
+    borrow::Cow,
+    collections::{BTreeMap, HashSet},
+};
 
 use toolwarden_store::{AlertTransition, AlertWindow};
 
@@ -36,8 +39,11 @@ pub(crate) struct Observation {
     pub rule: RuleName,
     /// The tool, `*` for rules over requests.
     pub tool: String,
-    /// The model, `*` for all.
+    /// The model, `*` for all (then `all_models`).
     pub model: String,
+    /// Over every model: `model` is the `*` of all models, not a model
+    /// so named.
+    pub all_models: bool,
     /// The gateway, for rules over its own counters; empty otherwise.
     pub instance: String,
     /// The value compared with the threshold.
@@ -98,9 +104,14 @@ impl RuleName {
 // === impl Observation ===
 
 impl Observation {
-    /// `rule|tool|model|instance`: the alert's identity.
+    /// `rule|tool|model|instance`: the alert's identity ([`alert_key`]).
     pub(crate) fn key(&self) -> String {
-        alert_key(self.rule.as_str(), &self.tool, &self.model, &self.instance)
+        let models = if self.all_models {
+            Models::All
+        } else {
+            Models::One(&self.model)
+        };
+        alert_key(self.rule.as_str(), &self.tool, models, &self.instance)
     }
 
     /// The transition to `state` (step `seq`) this observation makes at
@@ -132,9 +143,36 @@ impl Observation {
     }
 }
 
-/// The identity of an alert.
-pub(crate) fn alert_key(rule: &str, tool: &str, model: &str, instance: &str) -> String {
-    format!("{rule}|{tool}|{model}|{instance}")
+/// The models an alert is over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Models<'a> {
+    /// Every model (`*` in the key).
+    All,
+    /// One model, whatever its name (one named `*` too).
+    One(&'a str),
+}
+
+/// The identity of an alert: `rule|tool|model|instance`, one per alert.
+/// In a name, `%` and `|` (the separator) are percent-encoded, and a
+/// model named `*` is `%2A`, so that no two alerts share a key: not a
+/// model named `*` and all models, not tool `a|b` of model `c` and tool
+/// `a` of model `b|c`. Other names are as they are (the keys of alerts
+/// recorded before are unchanged).
+pub(crate) fn alert_key(rule: &str, tool: &str, models: Models<'_>, instance: &str) -> String {
+    let model = match models {
+        Models::All => Cow::Borrowed("*"),
+        Models::One("*") => Cow::Borrowed("%2A"),
+        Models::One(model) => key_part(model),
+    };
+    format!("{rule}|{}|{model}|{}", key_part(tool), key_part(instance))
+}
+
+/// A name in an alert key: `%` and `|` percent-encoded.
+fn key_part(name: &str) -> Cow<'_, str> {
+    if !name.contains(['%', '|']) {
+        return Cow::Borrowed(name);
+    }
+    Cow::Owned(name.replace('%', "%25").replace('|', "%7C"))
 }
 
 /// Why a resolved per-gateway alert was resolved by another gateway than
@@ -154,6 +192,8 @@ pub(crate) fn resolved_for_gone_instance(t: &AlertTransition) -> Option<String> 
 struct ModelRow<K, V> {
     key: K,
     model: String,
+    /// The row over all models (`model` is `*`).
+    all: bool,
     sum: V,
     /// A per-model row of a key with a single model (the same numbers as
     /// its `*` row): observed only for an alert already firing.
@@ -180,12 +220,14 @@ fn per_model<K: Ord + Clone, V: Copy>(
         out.extend(models.into_iter().map(|(model, sum)| ModelRow {
             key: key.clone(),
             model,
+            all: false,
             sum,
             alone,
         }));
         out.push(ModelRow {
             key,
             model: "*".to_string(),
+            all: true,
             sum: total,
             alone: false,
         });
@@ -205,21 +247,24 @@ pub(crate) fn observe(
     firing: &HashSet<&str>,
 ) -> Vec<Observation> {
     let mut out = Vec::new();
-    let mut push = |rule: RuleName, tool: String, model: String, value, volume, limit, alone| {
-        let key = alert_key(rule.as_str(), &tool, &model, "");
-        if alone && !firing.contains(key.as_str()) {
-            return;
-        }
-        out.push(Observation {
-            rule,
-            tool,
-            model,
-            instance: String::new(),
-            value,
-            volume,
-            limit,
-        })
-    };
+    let mut push =
+        |rule: RuleName, tool: String, model: (String, bool), value, volume, limit, alone| {
+            let (model, all_models) = model;
+            let o = Observation {
+                rule,
+                tool,
+                model,
+                all_models,
+                instance: String::new(),
+                value,
+                volume,
+                limit,
+            };
+            if alone && !firing.contains(o.key().as_str()) {
+                return;
+            }
+            out.push(o)
+        };
     let tools = per_model(
         w.tools.iter().map(|r| {
             let v = (r.results, r.failures, r.exec_ms_sum, r.exec_count);
@@ -228,7 +273,7 @@ pub(crate) fn observe(
         |a, b| (a.0 + b.0, a.1 + b.1, a.2 + b.2, a.3 + b.3),
     );
     for row in tools {
-        let (tool, model, alone) = (row.key, row.model, row.alone);
+        let (tool, model, alone) = (row.key, (row.model, row.all), row.alone);
         let (results, failures, exec_sum, timed) = row.sum;
         if let Some(limit) = rules.failure_rate
             && results > 0
@@ -261,7 +306,7 @@ pub(crate) fn observe(
         |a, b| (a.0 + b.0, a.1 + b.1, a.2 + b.2),
     );
     for row in requests {
-        let (model, alone) = (row.model, row.alone);
+        let (model, alone) = ((row.model, row.all), row.alone);
         let (n, errors, repairs) = row.sum;
         if let Some(limit) = rules.upstream_errors
             && n > 0
@@ -288,6 +333,7 @@ pub(crate) fn observe(
             rule: RuleName::EventsDropped,
             tool: "*".into(),
             model: "*".into(),
+            all_models: true,
             instance: instance.to_string(),
             value: dropped as f64,
             volume: dropped,
@@ -423,6 +469,100 @@ mod tests {
         assert!(find(&obs, RuleName::ToolExecTime, "book", "m1").is_none());
     }
 
+    /// A model named `*` (a client may name any model) is an alert of its
+    /// own, not a second observation of the all-models alert: every
+    /// observation of a round has its own key.
+    #[test]
+    fn a_model_named_star_is_not_all_models() {
+        let rules = AlertsConfig::default().rules;
+        let w = AlertWindow {
+            tools: vec![row("book", "*", 20, 20), row("book", "m2", 20, 0)],
+            requests: vec![
+                RequestWindowRow {
+                    model: "*".into(),
+                    requests: 20,
+                    upstream_errors: 20,
+                    repairs: 0,
+                },
+                RequestWindowRow {
+                    model: "m2".into(),
+                    requests: 20,
+                    upstream_errors: 0,
+                    repairs: 0,
+                },
+            ],
+        };
+        let obs = observe(&rules, &w, 0, "gw", &HashSet::new());
+        let keys: HashSet<String> = obs.iter().map(Observation::key).collect();
+        assert_eq!(keys.len(), obs.len(), "{obs:#?}");
+        let rate = |rule, all: bool| {
+            let o = obs.iter().find(|o| {
+                o.rule == rule && o.tool != "lookup" && o.model == "*" && o.all_models == all
+            });
+            o.map(|o| o.value)
+        };
+        assert_eq!(rate(RuleName::ToolFailureRate, true), Some(0.5));
+        assert_eq!(rate(RuleName::ToolFailureRate, false), Some(1.0));
+        assert_eq!(rate(RuleName::UpstreamErrorRate, true), Some(0.5));
+        assert_eq!(rate(RuleName::UpstreamErrorRate, false), Some(1.0));
+    }
+
+    /// An alert key's name read back: `%XX` decoded.
+    fn unescape(part: &str) -> String {
+        let mut out = String::new();
+        let mut rest = part;
+        while let Some(at) = rest.find('%') {
+            out.push_str(&rest[..at]);
+            let code = u8::from_str_radix(&rest[at + 1..at + 3], 16).expect("two hex digits");
+            out.push(char::from(code));
+            rest = &rest[at + 3..];
+        }
+        out + rest
+    }
+
+    #[test]
+    fn names_holding_the_separator_make_keys_of_their_own() {
+        assert_ne!(
+            alert_key("repairs", "a|b", Models::One("c"), ""),
+            alert_key("repairs", "a", Models::One("b|c"), "")
+        );
+        assert_ne!(
+            alert_key("repairs", "*", Models::One("*"), ""),
+            alert_key("repairs", "*", Models::All, "")
+        );
+    }
+
+    proptest::proptest! {
+        /// A key reads back as the alert it names (so two alerts share a
+        /// key only when they are the same), whatever the names hold
+        /// (`|`, `%`, `*`); plain names keep the keys alerts were recorded
+        /// under.
+        #[test]
+        fn alert_keys_are_one_per_alert(
+            tool in "[a-c|%*]{0,4}",
+            model in proptest::option::of("[a-c|%*2A]{0,4}"),
+            instance in "[a-c|%]{0,3}",
+        ) {
+            let models = model.as_deref().map_or(Models::All, Models::One);
+            let key = alert_key("repairs", &tool, models, &instance);
+            let parts: Vec<&str> = key.split('|').collect();
+            proptest::prop_assert_eq!(parts.len(), 4, "{}", key);
+            let read_model = match parts[2] {
+                "*" => None,
+                other => Some(unescape(other)),
+            };
+            proptest::prop_assert_eq!(
+                (parts[0], unescape(parts[1]), read_model, unescape(parts[3])),
+                ("repairs", tool.clone(), model.clone(), instance.clone())
+            );
+            let plain = |s: &str| !s.contains(['|', '%']);
+            if plain(&tool) && plain(&instance) && model.as_deref().is_none_or(|m| plain(m) && m != "*") {
+                let model = model.as_deref().unwrap_or("*");
+                proptest::prop_assert_eq!(key, format!("repairs|{tool}|{model}|{instance}"));
+            }
+        }
+    }
+
     #[test]
     fn hysteresis_keeps_firing_between_the_thresholds() {
         let limit = Threshold {
@@ -433,6 +573,7 @@ mod tests {
             rule: RuleName::ToolFailureRate,
             tool: "t".into(),
             model: "*".into(),
+            all_models: true,
             instance: String::new(),
             value,
             volume,

@@ -48,7 +48,7 @@ fn engine_with(store: &Store, instance: &str, config: AlertsConfig) -> Engine {
 /// `instance`'s `events_dropped` alert, firing since `at_ms`.
 fn dropped_alert(instance: &str, at_ms: i64) -> AlertTransition {
     AlertTransition {
-        alert_key: rules::alert_key("events_dropped", "*", "*", instance),
+        alert_key: rules::alert_key("events_dropped", "*", rules::Models::All, instance),
         seq: 1,
         state: "firing".into(),
         rule: "events_dropped".into(),
@@ -165,7 +165,7 @@ async fn a_tool_model_alert_keeps_firing_when_the_other_model_leaves() {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = sqlite_store(&dir).await;
     let mut gw = engine(&store, "gw-a");
-    let key = rules::alert_key("tool_failure_rate", "book", "m1", "");
+    let key = rules::alert_key("tool_failure_rate", "book", rules::Models::One("m1"), "");
     let now = now_ms();
     let both = window(vec![
         tool_row("book", "m1", 20, 20),
@@ -204,7 +204,7 @@ async fn a_gateway_resolves_only_alerts_it_could_have_fired() {
         "gw-lax",
         alerts_config("[failure_rate]\nthreshold = 0.5"),
     );
-    let key = rules::alert_key("tool_failure_rate", "book", "*", "");
+    let key = rules::alert_key("tool_failure_rate", "book", rules::Models::All, "");
     let now = now_ms();
     // 25 % of 40 results failed: over gw-a's 5 %, under gw-lax's 50 %.
     let failing = window(vec![tool_row("book", "m1", 40, 10)]);
@@ -266,7 +266,7 @@ async fn a_firing_alert_is_repeated_by_one_gateway_each_repeat_interval() {
     let settings = "webhooks = [\"http://127.0.0.1:9/hook\"]\nrepeat_interval_ms = 60000";
     let mut a = engine_with(&store, "gw-a", alerts_config(settings));
     let b = engine_with(&store, "gw-b", alerts_config(settings));
-    let key = rules::alert_key("tool_failure_rate", "book", "*", "");
+    let key = rules::alert_key("tool_failure_rate", "book", rules::Models::All, "");
     let now = now_ms();
     let failing = window(vec![tool_row("book", "m1", 40, 10)]);
     a.round_over(&failing, now).await.expect("round");
@@ -340,7 +340,7 @@ async fn the_dropped_events_alert_fires_while_the_store_takes_no_writes() {
     let store = Store::open_with(&url, options).await.expect("store");
     let mut e = engine(&store, "gw-a");
     e.round().await.expect("a first round, nothing dropped");
-    let key = rules::alert_key("events_dropped", "*", "*", "gw-a");
+    let key = rules::alert_key("events_dropped", "*", rules::Models::All, "gw-a");
 
     let mut holder = sqlx::SqliteConnection::connect(&url)
         .await
