@@ -160,6 +160,23 @@ impl JsonlLog {
             .open(&self.path)
     }
 
+    /// Appends `line` (one JSON line, ending in `\n`) to the live file
+    /// (created if missing) with one write(2), for a writer beside the
+    /// recorder (the alerts' lines). A file that ends inside a line (a
+    /// write cut short: a full disk, `kill -9` mid-write) is ended with a
+    /// newline in the same write first, as the recorder's batches do, so
+    /// that `line` is not glued to the torn one (both lost to a reader).
+    pub fn append_line(&self, line: &[u8]) -> io::Result<()> {
+        let mut file = self.open_append()?;
+        if ends_mid_line(&self.path) == Some(true) {
+            let mut ended = Vec::with_capacity(line.len() + 1);
+            ended.push(b'\n');
+            ended.extend_from_slice(line);
+            return file.write_all(&ended);
+        }
+        file.write_all(line)
+    }
+
     /// The path of the `n`th rotated file (1 is the newest).
     pub fn rotated(&self, n: u32) -> PathBuf {
         let mut name = self.path.clone().into_os_string();
@@ -569,6 +586,33 @@ mod tests {
             .unwrap();
         assert_eq!(fs::read_to_string(&path).unwrap().lines().count(), 5);
         assert_eq!(lines(&empty), [5]);
+    }
+
+    /// A line appended beside the recorder (an alert's) after a torn one
+    /// starts a line of its own; a whole, empty or missing log gets no
+    /// empty line.
+    #[test]
+    fn a_line_appended_after_a_torn_one_starts_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log.jsonl");
+        fs::write(&path, b"{\"type\":\"tool_call\"}\n{\"type\":\"tool_ca").unwrap();
+        let log = JsonlLog::unbounded(&path);
+        log.append_line(b"{\"type\":\"alert\"}\n").unwrap();
+        log.append_line(b"{\"type\":\"alert\",\"seq\":2}\n")
+            .unwrap();
+        assert_eq!(
+            fs::read_to_string(&path).unwrap(),
+            "{\"type\":\"tool_call\"}\n{\"type\":\"tool_ca\n\
+             {\"type\":\"alert\"}\n{\"type\":\"alert\",\"seq\":2}\n"
+        );
+        for name in ["empty.jsonl", "missing.jsonl"] {
+            let path = dir.path().join(name);
+            if name == "empty.jsonl" {
+                fs::write(&path, b"").unwrap();
+            }
+            JsonlLog::unbounded(&path).append_line(b"{}\n").unwrap();
+            assert_eq!(fs::read_to_string(&path).unwrap(), "{}\n", "{name}");
+        }
     }
 
     #[test]

@@ -22,14 +22,13 @@
 
 use std::{
     collections::{HashMap, HashSet, VecDeque},
-    io::Write,
     path::PathBuf,
     sync::Arc,
 };
 
 use serde_json::json;
 use tokio::sync::watch;
-use toolwarden_store::{AlertTransition, AlertWindow, Store, StoreError};
+use toolwarden_store::{AlertTransition, AlertWindow, JsonlLog, Store, StoreError};
 
 use super::{
     AlertsBoard,
@@ -231,7 +230,8 @@ impl Engine {
 }
 
 /// One `{"type":"alert", …}` line, appended with a single write (the
-/// recorder appends to the same file, also with `O_APPEND`).
+/// recorder appends to the same file, also with `O_APPEND`), after a
+/// newline when the file ends inside a line ([`JsonlLog::append_line`]).
 fn append_jsonl(path: &std::path::Path, t: &AlertTransition) -> std::io::Result<()> {
     let mut line = json!({"type": "alert"});
     if let (Some(map), Ok(serde_json::Value::Object(fields))) =
@@ -241,11 +241,7 @@ fn append_jsonl(path: &std::path::Path, t: &AlertTransition) -> std::io::Result<
     }
     let mut bytes = line.to_string().into_bytes();
     bytes.push(b'\n');
-    std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)?
-        .write_all(&bytes)
+    JsonlLog::unbounded(path).append_line(&bytes)
 }
 
 #[cfg(test)]

@@ -395,3 +395,22 @@ async fn the_dropped_events_alert_fires_while_the_store_takes_no_writes() {
         "{s:?}"
     );
 }
+
+/// An alert's JSONL line after a line another write left torn (a full
+/// disk, `kill -9` mid-write) starts a line of its own: it was glued to
+/// the torn one, and a reader lost both.
+#[test]
+fn an_alert_line_after_a_torn_one_stays_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("log.jsonl");
+    std::fs::write(&path, b"{\"type\":\"request\"}\n{\"type\":\"requ").unwrap();
+    let alert = dropped_alert("gw-a", 1_000);
+    append_jsonl(&path, &alert).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    let rows: Vec<&str> = text.lines().collect();
+    assert_eq!(rows.len(), 3, "{text}");
+    assert_eq!(rows[1], "{\"type\":\"requ");
+    let read: serde_json::Value = serde_json::from_str(rows[2]).expect("a whole line");
+    assert_eq!(read["type"], "alert");
+    assert_eq!(read["alert_key"], alert.alert_key.as_str());
+}
