@@ -108,6 +108,7 @@ fn failed_result(call: &ToolCallRecord) -> ToolResultRecord {
         previous_response_id: None,
         answers: None,
         trace_parent: None,
+        trace_state: None,
         latest_of_its_id: false,
     }
 }

@@ -55,6 +55,7 @@ fn events(n: usize) -> Vec<Event> {
                     previous_response_id: None,
                     answers: None,
                     trace_parent: None,
+                    trace_state: None,
                     latest_of_its_id: false,
                 })
             }

@@ -179,6 +179,7 @@ fn events(mode: Mode, run: u64, turns: u64) -> Vec<Event> {
             calls_incomplete: false,
             error: None,
             trace_parent: None,
+            trace_state: None,
         }));
         if turn > 0 {
             for k in 0..3u32 {
@@ -207,6 +208,7 @@ fn events(mode: Mode, run: u64, turns: u64) -> Vec<Event> {
                     previous_response_id: None,
                     answers: None,
                     trace_parent: None,
+                    trace_state: None,
                     latest_of_its_id: false,
                 }));
             }
@@ -286,6 +288,7 @@ fn mixed_events(run: u64, turns: u64) -> Vec<Event> {
             calls_incomplete: false,
             error: None,
             trace_parent: None,
+            trace_state: None,
         }));
         for k in 0..4u64 {
             let key = (run << 44) ^ (n << 2) ^ k;
@@ -306,6 +309,7 @@ fn mixed_events(run: u64, turns: u64) -> Vec<Event> {
                 previous_response_id: None,
                 answers: None,
                 trace_parent: None,
+                trace_state: None,
                 latest_of_its_id: false,
             }));
         }
@@ -353,6 +357,7 @@ fn soak_events(run: u64, turns: u64) -> Vec<Event> {
             calls_incomplete: false,
             error: None,
             trace_parent: None,
+            trace_state: None,
         }));
         for k in 0..4u32 {
             let failed = k == 3;
@@ -376,6 +381,7 @@ fn soak_events(run: u64, turns: u64) -> Vec<Event> {
                     call_index: k,
                 }),
                 trace_parent: None,
+                trace_state: None,
                 latest_of_its_id: false,
             }));
         }

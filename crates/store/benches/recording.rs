@@ -72,6 +72,7 @@ fn events_from(gw: usize, turns: u64, from_ms: i64) -> Vec<Event> {
             calls_incomplete: false,
             error: None,
             trace_parent: None,
+            trace_state: None,
         }));
         if turn > 0 {
             for k in 0..3u32 {
@@ -93,6 +94,7 @@ fn events_from(gw: usize, turns: u64, from_ms: i64) -> Vec<Event> {
                     previous_response_id: None,
                     answers: None,
                     trace_parent: None,
+                    trace_state: None,
                     latest_of_its_id: false,
                 }));
             }

@@ -418,6 +418,7 @@ mod tests {
             previous_response_id: None,
             answers: None,
             trace_parent: None,
+            trace_state: None,
             latest_of_its_id: false,
         })
     }

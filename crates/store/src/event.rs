@@ -71,6 +71,11 @@ pub struct RequestRecord {
     /// Not stored in the database; the JSONL line carries it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace_parent: Option<TraceParent>,
+    /// The client's W3C `tracestate`, as it came (bounded), with
+    /// `trace_parent`: the exported spans carry it. Not stored in the
+    /// database; the JSONL line carries it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_state: Option<String>,
 }
 
 /// A tool call the model made.
@@ -175,6 +180,9 @@ pub struct ToolResultRecord {
     /// [`RequestRecord::trace_parent`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace_parent: Option<TraceParent>,
+    /// The client's `tracestate` (as [`RequestRecord::trace_state`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_state: Option<String>,
 }
 
 /// How the gateway's sessions keyed by a fingerprint of the conversation's
@@ -235,6 +243,7 @@ impl RequestRecord {
             calls_incomplete: false,
             error: None,
             trace_parent: None,
+            trace_state: None,
         }
     }
 }

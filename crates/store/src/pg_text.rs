@@ -172,6 +172,7 @@ mod tests {
                 call_index: 0,
             }),
             trace_parent: None,
+            trace_state: None,
             latest_of_its_id: false,
         };
         [

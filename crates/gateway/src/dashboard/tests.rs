@@ -51,6 +51,7 @@ fn result(
         previous_response_id: None,
         answers: None,
         trace_parent: None,
+        trace_state: None,
         latest_of_its_id: false,
     })
 }

@@ -41,6 +41,7 @@ fn counters_and_labels_render_in_text_format() {
         previous_response_id: None,
         answers: None,
         trace_parent: None,
+        trace_state: None,
         latest_of_its_id: false,
     };
     observer.on_tool_result(&failed, "Bash");
@@ -73,6 +74,7 @@ fn counters_and_labels_render_in_text_format() {
         parse_error: None,
         error: None,
         trace_parent: None,
+        trace_state: None,
         calls_incomplete: false,
     };
     observer.on_request(&request);
@@ -170,6 +172,7 @@ fn long_label_values_are_cut() {
             previous_response_id: None,
             answers: None,
             trace_parent: None,
+            trace_state: None,
             latest_of_its_id: false,
         };
         observer.on_tool_result(&failed, &model);

@@ -173,6 +173,7 @@ impl Finished {
                         .then(|| ENDED_EARLY.to_string())
                 }),
             trace_parent: base.trace_parent,
+            trace_state: base.trace_state.clone(),
         }));
     }
 }

@@ -106,6 +106,8 @@ pub(crate) struct RequestBase {
     pub header_session: Option<Session>,
     /// The client's `traceparent`.
     pub trace_parent: Option<toolwarden_core::TraceParent>,
+    /// The client's `tracestate` (bounded), with `trace_parent`.
+    pub trace_state: Option<String>,
     /// Gemini: the model in the path.
     pub path_model: Option<String>,
 }
@@ -701,6 +703,7 @@ fn empty_base() -> RequestBase {
         repairs: Vec::new(),
         header_session: None,
         trace_parent: None,
+        trace_state: None,
         path_model: None,
     }
 }

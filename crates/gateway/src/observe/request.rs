@@ -69,6 +69,8 @@ pub(crate) struct RequestFacts {
     pub header_session: Option<Session>,
     /// The client's `traceparent`, given to each result's record.
     pub trace_parent: Option<toolwarden_core::TraceParent>,
+    /// The client's `tracestate`, given with it.
+    pub trace_state: Option<String>,
 }
 
 /// A view of a request body, or why there is none.
@@ -278,6 +280,7 @@ fn result_record(
         previous_response_id: previous_response_id.clone(),
         answers: None,
         trace_parent: facts.trace_parent,
+        trace_state: facts.trace_state.clone(),
         latest_of_its_id: false,
     }
 }
@@ -429,6 +432,7 @@ mod tests {
                 source: "header",
             }),
             trace_parent: None,
+            trace_state: None,
         };
         (sinks, facts)
     }

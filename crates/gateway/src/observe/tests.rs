@@ -86,6 +86,7 @@ fn base() -> RequestBase {
         repairs: Vec::new(),
         header_session: None,
         trace_parent: None,
+        trace_state: None,
         path_model: None,
     }
 }

@@ -114,6 +114,8 @@ pub(crate) fn chat(r: &RequestRecord, out: &mut Vec<u8>) {
     put_bytes(out, 1, &trace);
     put_bytes(out, 2, &span_id(&[b"chat", r.request_id.as_bytes()]));
     if let Some(parent) = parent {
+        // The client's `tracestate`, as it came, goes with its trace.
+        put_text(out, 3, &[r.trace_state.as_deref().unwrap_or_default()]);
         put_bytes(out, 4, &parent);
     }
     // `{gen_ai.operation.name} {gen_ai.request.model}`, the operation
@@ -190,6 +192,8 @@ pub(crate) fn execute_tool(
         ]),
     );
     if let Some(parent) = parent {
+        // The client's `tracestate`, as it came, goes with its trace.
+        put_text(out, 3, &[r.trace_state.as_deref().unwrap_or_default()]);
         put_bytes(out, 4, &parent);
     }
     put_text(out, 5, &["execute_tool ", tool]);
@@ -355,6 +359,7 @@ mod tests {
             calls_incomplete: false,
             error: Some("boom".into()).filter(|_| error),
             trace_parent: None,
+            trace_state: None,
         }
     }
 
@@ -376,6 +381,7 @@ mod tests {
             previous_response_id: None,
             answers: None,
             trace_parent: None,
+            trace_state: None,
             latest_of_its_id: false,
         }
     }
@@ -392,6 +398,7 @@ mod tests {
             let mut r = request(status, error, tokens);
             for parent in [None, Some(PARENT)] {
                 r.trace_parent = parent.map(|p| toolwarden_core::TraceParent::parse(p).unwrap());
+                r.trace_state = Some("congo=t61rcWkgMzE,rojo=00f067aa0ba902b7".into());
                 let mut out = Vec::new();
                 chat(&r, &mut out);
                 assert_eq!(out, spans::chat(&r).encode_to_vec(), "{status} {error}");
@@ -510,6 +517,31 @@ mod tests {
             span.parent_span_id,
             [0x00, 0xf0, 0x67, 0xaa, 0x0b, 0xa9, 0x02, 0xb7]
         );
+    }
+
+    /// The client's `tracestate` goes into the spans of its trace as it
+    /// came: a vendor's entry (Datadog's sampling priority, a Dynatrace
+    /// tenant) reaches its backend; without a client's span there is none.
+    #[test]
+    fn a_clients_tracestate_is_the_spans() {
+        let state = "congo=t61rcWkgMzE,rojo=00f067aa0ba902b7";
+        let mut r = request(200, false, true);
+        r.trace_state = Some(state.into());
+        let mut t = result(false, true, Some(1.0));
+        t.trace_state = Some(state.into());
+        let decode = |out: &[u8]| opentelemetry_proto::tonic::trace::v1::Span::decode(out).unwrap();
+        for parent in [Some(PARENT), None] {
+            r.trace_parent = parent.map(|p| toolwarden_core::TraceParent::parse(p).unwrap());
+            t.trace_parent = r.trace_parent;
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            chat(&r, &mut a);
+            execute_tool(&t, "book", None, &mut b);
+            let expected = if parent.is_some() { state } else { "" };
+            assert_eq!(decode(&a).trace_state, expected);
+            assert_eq!(decode(&b).trace_state, expected);
+            assert_eq!(a, spans::chat(&r).encode_to_vec());
+            assert_eq!(b, spans::execute_tool(&t, "book").encode_to_vec());
+        }
     }
 
     /// The GenAI registry's provider names; a record of no session gets

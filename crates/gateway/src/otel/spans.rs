@@ -202,6 +202,12 @@ pub(crate) fn chat(r: &RequestRecord) -> Span {
         trace_id: trace.to_vec(),
         span_id: span_id(&[b"chat", r.request_id.as_bytes()]),
         parent_span_id: parent.map(|p| p.to_vec()).unwrap_or_default(),
+        // The client's `tracestate` goes with its trace (W3C Trace Context).
+        trace_state: r
+            .trace_state
+            .clone()
+            .filter(|_| parent.is_some())
+            .unwrap_or_default(),
         name: r
             .model
             .as_ref()
@@ -250,6 +256,12 @@ pub(crate) fn execute_tool(r: &ToolResultRecord, tool: &str) -> Span {
     Span {
         trace_id: trace.to_vec(),
         parent_span_id: parent.map(|p| p.to_vec()).unwrap_or_default(),
+        // The client's `tracestate` goes with its trace (W3C Trace Context).
+        trace_state: r
+            .trace_state
+            .clone()
+            .filter(|_| parent.is_some())
+            .unwrap_or_default(),
         span_id: span_id(&[
             b"tool",
             r.session_id.as_bytes(),

@@ -51,6 +51,7 @@ pub(crate) fn request_base(
         repairs: Vec::new(),
         header_session: headers.session,
         trace_parent: headers.trace_parent,
+        trace_state: headers.trace_state,
         path_model: route.model.clone(),
     }
 }
@@ -147,6 +148,7 @@ impl Outbound {
             path_model: base.path_model.clone(),
             header_session: base.header_session.clone(),
             trace_parent: base.trace_parent,
+            trace_state: base.trace_state.clone(),
         });
         let mut observation = Observation::new(shared.sinks.clone(), base);
         observation.add_overhead(started.elapsed());

@@ -261,8 +261,9 @@ async fn spans_follow_the_genai_conventions() {
 
 /// A request carrying a W3C `traceparent` (an instrumented agent: the
 /// OpenAI Agents SDK, the Vercel AI SDK with its telemetry on) gets its
-/// spans in the client's trace, under the client's span; one whose
-/// client did not sample it gets none (counted). The resource names the
+/// spans in the client's trace, under the client's span, with the
+/// client's `tracestate`; one whose client did not sample it gets none
+/// (counted). The resource names the
 /// configured service and this process.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn spans_join_the_clients_trace() {
@@ -279,11 +280,13 @@ async fn spans_join_the_clients_trace() {
     .await;
     const TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
     const PARENT: &str = "00f067aa0ba902b7";
+    const STATE: &str = "dd=s:1;t.dm:-4,congo=t61rcWkgMzE";
     let round = |session: &'static str, flags: &'static str| {
         let mut convo = Convo::new(Kind::Chat, true, Some(session));
         convo
             .extra_headers
             .push(("traceparent", format!("00-{TRACE}-{PARENT}-{flags}")));
+        convo.extra_headers.push(("tracestate", STATE.to_string()));
         convo
     };
     let mut sampled = round("otel-traced", "01");
@@ -325,6 +328,7 @@ async fn spans_join_the_clients_trace() {
     for span in &joined {
         assert_eq!(hex(&span.trace_id), TRACE, "{}", span.name);
         assert_eq!(hex(&span.parent_span_id), PARENT, "{}", span.name);
+        assert_eq!(span.trace_state, STATE, "{}", span.name);
     }
     assert!(
         all.iter()
@@ -335,10 +339,9 @@ async fn spans_join_the_clients_trace() {
         .filter(|s| text(s, "gen_ai.conversation.id") == "otel-untraced")
         .collect();
     assert_eq!(own.len(), 6);
-    assert!(
-        own.iter()
-            .all(|s| s.parent_span_id.is_empty() && hex(&s.trace_id) != TRACE)
-    );
+    assert!(own.iter().all(|s| s.parent_span_id.is_empty()
+        && hex(&s.trace_id) != TRACE
+        && s.trace_state.is_empty()));
 
     let received = got.lock().unwrap();
     let resource = received[0].0.resource_spans[0]

@@ -239,6 +239,7 @@ mod tests {
             calls_incomplete: false,
             error: None,
             trace_parent: None,
+            trace_state: None,
         })
     }
 
@@ -277,6 +278,7 @@ mod tests {
             previous_response_id: None,
             answers: None,
             trace_parent: None,
+            trace_state: None,
             latest_of_its_id: false,
         })
     }

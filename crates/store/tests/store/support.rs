@@ -200,6 +200,7 @@ pub fn request(id: &str, session: &str, at_ms: i64) -> Event {
         calls_incomplete: false,
         error: None,
         trace_parent: None,
+        trace_state: None,
     })
 }
 
@@ -253,6 +254,7 @@ pub fn result(
         previous_response_id: None,
         answers: None,
         trace_parent: None,
+        trace_state: None,
         latest_of_its_id: false,
     }
 }

@@ -273,6 +273,7 @@ impl Live {
             path_model: next.base.path_model.clone(),
             header_session: next.base.header_session.clone(),
             trace_parent: next.base.trace_parent,
+            trace_state: next.base.trace_state.clone(),
         };
         let read = ReadBody::view(self.dialect(), body);
         let info = request::analyze(&self.shared.sinks, &facts, &read);
