@@ -180,6 +180,8 @@ fn events(mode: Mode, run: u64, turns: u64) -> Vec<Event> {
             error: None,
             trace_parent: None,
             trace_state: None,
+            server_address: None,
+            server_port: None,
         }));
         if turn > 0 {
             for k in 0..3u32 {
@@ -289,6 +291,8 @@ fn mixed_events(run: u64, turns: u64) -> Vec<Event> {
             error: None,
             trace_parent: None,
             trace_state: None,
+            server_address: None,
+            server_port: None,
         }));
         for k in 0..4u64 {
             let key = (run << 44) ^ (n << 2) ^ k;
@@ -358,6 +362,8 @@ fn soak_events(run: u64, turns: u64) -> Vec<Event> {
             error: None,
             trace_parent: None,
             trace_state: None,
+            server_address: None,
+            server_port: None,
         }));
         for k in 0..4u32 {
             let failed = k == 3;

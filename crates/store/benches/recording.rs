@@ -73,6 +73,8 @@ fn events_from(gw: usize, turns: u64, from_ms: i64) -> Vec<Event> {
             error: None,
             trace_parent: None,
             trace_state: None,
+            server_address: None,
+            server_port: None,
         }));
         if turn > 0 {
             for k in 0..3u32 {

@@ -76,6 +76,14 @@ pub struct RequestRecord {
     /// database; the JSONL line carries it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace_state: Option<String>,
+    /// The upstream's host the request went to (its span's
+    /// `server.address`). Not stored in the database; the JSONL line
+    /// carries it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_address: Option<String>,
+    /// The upstream's port, with `server_address` (`server.port`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_port: Option<u16>,
 }
 
 /// A tool call the model made.
@@ -244,6 +252,8 @@ impl RequestRecord {
             error: None,
             trace_parent: None,
             trace_state: None,
+            server_address: None,
+            server_port: None,
         }
     }
 }

@@ -75,6 +75,8 @@ fn counters_and_labels_render_in_text_format() {
         error: None,
         trace_parent: None,
         trace_state: None,
+        server_address: None,
+        server_port: None,
         calls_incomplete: false,
     };
     observer.on_request(&request);

@@ -174,6 +174,8 @@ impl Finished {
                 }),
             trace_parent: base.trace_parent,
             trace_state: base.trace_state.clone(),
+            server_address: base.server_address.clone(),
+            server_port: base.server_port,
         }));
     }
 }

@@ -108,6 +108,10 @@ pub(crate) struct RequestBase {
     pub trace_parent: Option<toolwarden_core::TraceParent>,
     /// The client's `tracestate` (bounded), with `trace_parent`.
     pub trace_state: Option<String>,
+    /// The upstream's host (`server.address`), when the route has one.
+    pub server_address: Option<String>,
+    /// The upstream's port (`server.port`), with it.
+    pub server_port: Option<u16>,
     /// Gemini: the model in the path.
     pub path_model: Option<String>,
 }
@@ -704,6 +708,8 @@ fn empty_base() -> RequestBase {
         header_session: None,
         trace_parent: None,
         trace_state: None,
+        server_address: None,
+        server_port: None,
         path_model: None,
     }
 }

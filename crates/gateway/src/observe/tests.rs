@@ -87,6 +87,8 @@ fn base() -> RequestBase {
         header_session: None,
         trace_parent: None,
         trace_state: None,
+        server_address: None,
+        server_port: None,
         path_model: None,
     }
 }

@@ -148,6 +148,10 @@ pub(crate) fn chat(r: &RequestRecord, out: &mut Vec<u8>) {
         );
     }
     attr(out, "url.path", Val::Str(&r.path));
+    if let (Some(host), Some(port)) = (&r.server_address, r.server_port) {
+        attr(out, "server.address", Val::Str(host));
+        attr(out, "server.port", Val::Int(i64::from(port)));
+    }
     if let Some(id) = &r.response_id {
         attr(out, "gen_ai.response.id", Val::Str(id));
     }
@@ -360,6 +364,8 @@ mod tests {
             error: Some("boom".into()).filter(|_| error),
             trace_parent: None,
             trace_state: None,
+            server_address: None,
+            server_port: None,
         }
     }
 
@@ -542,6 +548,42 @@ mod tests {
             assert_eq!(a, spans::chat(&r).encode_to_vec());
             assert_eq!(b, spans::execute_tool(&t, "book").encode_to_vec());
         }
+    }
+
+    /// The upstream is the span's server (`server.address`, and
+    /// `server.port` with it, as the GenAI conventions ask); a record
+    /// that names none has neither.
+    #[test]
+    fn the_upstream_is_the_spans_server() {
+        let mut r = request(200, false, true);
+        r.server_address = Some("generativelanguage.googleapis.com".into());
+        r.server_port = Some(443);
+        let attrs = |r: &RequestRecord| {
+            let mut out = Vec::new();
+            chat(r, &mut out);
+            assert_eq!(out, spans::chat(r).encode_to_vec());
+            let span = opentelemetry_proto::tonic::trace::v1::Span::decode(&out[..]).unwrap();
+            let get = |key: &str| {
+                span.attributes
+                    .iter()
+                    .find(|kv| kv.key == key)
+                    .and_then(|kv| kv.value.as_ref()?.value.clone())
+            };
+            (get("server.address"), get("server.port"))
+        };
+        use opentelemetry_proto::tonic::common::v1::any_value::Value;
+        assert_eq!(
+            attrs(&r),
+            (
+                Some(Value::StringValue(
+                    "generativelanguage.googleapis.com".into()
+                )),
+                Some(Value::IntValue(443))
+            )
+        );
+        r.server_address = None;
+        r.server_port = None;
+        assert_eq!(attrs(&r), (None, None));
     }
 
     /// The GenAI registry's provider names; a record of no session gets

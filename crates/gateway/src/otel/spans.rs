@@ -163,6 +163,10 @@ pub(crate) fn chat(r: &RequestRecord) -> Span {
         attributes.push(int("http.response.status_code", i64::from(status)));
     }
     attributes.push(text("url.path", &r.path));
+    if let (Some(host), Some(port)) = (&r.server_address, r.server_port) {
+        attributes.push(text("server.address", host));
+        attributes.push(int("server.port", i64::from(port)));
+    }
     if let Some(id) = &r.response_id {
         attributes.push(text("gen_ai.response.id", id));
     }

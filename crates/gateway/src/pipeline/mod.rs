@@ -8,6 +8,7 @@
 //! Nothing here depends on either HTTP path; both depend on this.
 
 pub(crate) mod headers;
+pub(crate) mod upstream;
 
 use std::{sync::Arc, time::Instant};
 
@@ -41,6 +42,9 @@ pub(crate) fn request_base(
     headers: ClientHeaders,
     at_ms: i64,
 ) -> RequestBase {
+    // The upstream the request goes to (`server.*` of its span); a route
+    // with none fails later, on its own.
+    let server = upstream::upstream_for(&shared.config, route).ok();
     RequestBase {
         request_id: request_id(at_ms),
         at_ms,
@@ -52,6 +56,8 @@ pub(crate) fn request_base(
         header_session: headers.session,
         trace_parent: headers.trace_parent,
         trace_state: headers.trace_state,
+        server_address: server.as_ref().map(|u| u.host().to_string()),
+        server_port: server.map(|u| u.port()),
         path_model: route.model.clone(),
     }
 }

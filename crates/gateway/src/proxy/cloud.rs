@@ -1,75 +1,20 @@
 //! The proxy's side of the cloud routes (issue 18): a cloud request's
-//! upstream ([`upstream_for`], [`CloudConfig::upstream`]), its path without
-//! the route prefix, and the gateway's credentials on it ([`authenticate`]).
+//! upstream ([`upstream_for`], from the pipeline, which names it in the
+//! request's records too), its path without the route prefix, and the
+//! gateway's credentials on it ([`authenticate`]).
 //! Request-time code: it reads the validated [`CloudConfig`], which
 //! `crate::cloud` defines below `config`.
 
-use std::{
-    borrow::Cow,
-    sync::atomic::{AtomicU64, Ordering},
-};
+use std::sync::atomic::{AtomicU64, Ordering};
 
+pub(crate) use crate::pipeline::upstream::upstream_for;
 use crate::{
     Config,
-    cloud::{CloudConfig, aws, google, vertex_default},
-    errors::{ProxyError, ProxyErrorKind},
+    cloud::{CloudConfig, aws, google},
     http_client::HttpClient,
     local::Withheld,
-    routes::{Provider, ProxyRoute, cloud::CloudTarget},
-    upstream_url::Upstream,
+    routes::{Provider, ProxyRoute},
 };
-
-// === impl CloudConfig ===
-
-impl CloudConfig {
-    /// Where a cloud request goes, or the error naming the setting to give.
-    pub(crate) fn upstream(&self, target: &CloudTarget) -> Result<Cow<'_, Upstream>, ProxyError> {
-        let (found, flag, host) = match target {
-            CloudTarget::Azure => (self.azure.as_ref(), "--azure-upstream", "Azure OpenAI"),
-            CloudTarget::Vertex { location } => match &self.vertex {
-                Some(up) => (Some(up), "--vertex-upstream", "Vertex AI"),
-                None => {
-                    return vertex_default(location)
-                        .map(Cow::Owned)
-                        .map_err(|e| ProxyError::new(ProxyErrorKind::BadRequest, "Vertex AI", e));
-                }
-            },
-            CloudTarget::Bedrock { .. } => (
-                self.bedrock.as_ref(),
-                "--bedrock-upstream or --bedrock-region (or AWS_REGION, or a region in the AWS profile)",
-                "Bedrock",
-            ),
-        };
-        found.map(Cow::Borrowed).ok_or_else(|| {
-            ProxyError::new(
-                ProxyErrorKind::NotConfigured,
-                host,
-                format!("no {host} upstream is configured: start the gateway with {flag}"),
-            )
-        })
-    }
-}
-
-/// A proxied request's upstream: the cloud one for cloud routes, else the
-/// route's fixed one.
-pub(crate) fn upstream_for<'a>(
-    config: &'a Config,
-    route: &ProxyRoute,
-) -> Result<Cow<'a, Upstream>, ProxyError> {
-    match &route.cloud {
-        Some(cloud) => config.cloud.upstream(&cloud.target),
-        None => route
-            .upstream(&config.upstreams)
-            .map(Cow::Borrowed)
-            .ok_or_else(|| {
-                ProxyError::new(
-                    ProxyErrorKind::NotConfigured,
-                    route.provider.as_str(),
-                    "no upstream for this route",
-                )
-            }),
-    }
-}
 
 /// The gateway's own credentials on a cloud request going upstream
 /// (`parts`, URI already the upstream's; `body` as sent):
@@ -217,7 +162,8 @@ mod tests {
     use http::Method;
 
     use super::*;
-    use crate::routes::cloud::classify;
+    use crate::routes::cloud::{CloudTarget, classify};
+    use crate::upstream_url::Upstream;
 
     #[test]
     fn a_prefix_alone_with_a_query_leaves_the_root_and_the_query() {

@@ -211,6 +211,13 @@ async fn spans_follow_the_genai_conventions() {
         "claude-sonnet-4-20250514"
     );
     assert_eq!(text(chat, "gen_ai.conversation.id"), "otel-session");
+    // The upstream it went to (the mock provider).
+    let upstream = h.mock.addr();
+    assert_eq!(text(chat, "server.address"), upstream.ip().to_string());
+    assert!(
+        matches!(attr(chat, "server.port"), Some(Value::IntValue(p)) if *p == i64::from(upstream.port())),
+        "{chat:#?}"
+    );
     assert!(matches!(
         attr(chat, "gen_ai.request.stream"),
         Some(Value::BoolValue(false))

@@ -240,6 +240,8 @@ mod tests {
             error: None,
             trace_parent: None,
             trace_state: None,
+            server_address: None,
+            server_port: None,
         })
     }
 

@@ -201,6 +201,8 @@ pub fn request(id: &str, session: &str, at_ms: i64) -> Event {
         error: None,
         trace_parent: None,
         trace_state: None,
+        server_address: None,
+        server_port: None,
     })
 }
 
