@@ -217,6 +217,19 @@ impl Turns {
     /// works) and wait for its events (on `lane`, if it named one).
     pub(crate) async fn sent(&mut self, outbound: Outbound, lane: Option<Box<str>>) {
         let (mut observation, _changes) = outbound.analyze(&self.shared).await;
+        self.read_as_events(&mut observation);
+        self.make_room();
+        self.pending.push_back(Pending {
+            lane,
+            observation,
+            answered: false,
+            created: false,
+        });
+    }
+
+    /// A turn's events are read as a stream's (each message one SSE
+    /// event's data), from now on.
+    fn read_as_events(&self, observation: &mut Observation) {
         observation.on_response(
             ResponseMeta {
                 status: 200,
@@ -228,13 +241,6 @@ impl Turns {
             self.shared.config.response_parse_limit,
         );
         observation.first_event(false);
-        self.make_room();
-        self.pending.push_back(Pending {
-            lane,
-            observation,
-            answered: false,
-            created: false,
-        });
     }
 
     /// Past [`MAX_PENDING`] open turns, the oldest is recorded as it
@@ -284,17 +290,7 @@ impl Turns {
         let mut observation = Observation::new(self.shared.sinks.clone(), base);
         observation.set_request_info(info);
         observation.sent();
-        observation.on_response(
-            ResponseMeta {
-                status: 200,
-                content_type: Some(b"text/event-stream"),
-                content_encoding: None,
-                content_length: None,
-            },
-            false,
-            self.shared.config.response_parse_limit,
-        );
-        observation.first_event(false);
+        self.read_as_events(&mut observation);
         self.make_room();
         let at = (self.pending.iter().position(|p| !p.created)).unwrap_or(self.pending.len());
         self.pending.insert(

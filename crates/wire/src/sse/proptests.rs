@@ -32,6 +32,22 @@ fn lines_of(stream: &[u8]) -> Vec<Vec<u8>> {
     lines
 }
 
+/// A field's effect on the event being read: `data` adds a line, `event`
+/// names it, others do nothing.
+fn take_field(field: &[u8], value: Vec<u8>, event: &mut Vec<u8>, data: &mut Option<Vec<u8>>) {
+    match field {
+        b"data" => match data {
+            Some(d) => {
+                d.push(b'\n');
+                d.extend_from_slice(&value);
+            }
+            None => *data = Some(value),
+        },
+        b"event" => *event = value,
+        _ => {}
+    }
+}
+
 /// The specification's reading of a whole stream: the events it
 /// dispatches, and (as the framer does at the transport's end) a last
 /// event left without its blank line.
@@ -61,17 +77,7 @@ fn reference(mut stream: &[u8]) -> Vec<(Vec<u8>, Vec<u8>)> {
             }
             None => (line.clone(), Vec::new()),
         };
-        match &field[..] {
-            b"data" => match &mut data {
-                Some(d) => {
-                    d.push(b'\n');
-                    d.extend_from_slice(&value);
-                }
-                None => data = Some(value),
-            },
-            b"event" => event = value,
-            _ => {}
-        }
+        take_field(&field, value, &mut event, &mut data);
     }
     out
 }
@@ -161,17 +167,7 @@ fn reference_with_cap(stream: &[u8], cap: usize) -> Reading {
             data = None;
             continue;
         }
-        match &field[..] {
-            b"data" => match &mut data {
-                Some(d) => {
-                    d.push(b'\n');
-                    d.extend_from_slice(&value);
-                }
-                None => data = Some(value),
-            },
-            b"event" => event = value,
-            _ => {}
-        }
+        take_field(&field, value, &mut event, &mut data);
     }
     (out, gone)
 }
