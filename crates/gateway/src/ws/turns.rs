@@ -31,7 +31,8 @@ use serde::Deserialize;
 use super::live::Live;
 use crate::{
     observe::{
-        Observation, ResponseMeta, client_headers::ClientHeaders, now_ms, request::RequestInfo,
+        Observation, RequestBase, ResponseMeta, client_headers::ClientHeaders, now_ms,
+        request::RequestInfo,
     },
     proxy::{self, Outbound},
     routes::ProxyRoute,
@@ -163,13 +164,7 @@ impl Turns {
                 return Outgoing::Pass(payload);
             }
         }
-        let base = proxy::request_base(
-            &self.shared,
-            &self.route,
-            &self.path,
-            self.header_session.clone(),
-            now_ms(),
-        );
+        let base = self.request_base();
         let mut outbound = Outbound::prepare(&self.shared, &self.route, base, payload, None);
         outbound.observation.sent();
         Outgoing::Turn(outbound.forward.clone(), Box::new(outbound), lane)
@@ -227,6 +222,17 @@ impl Turns {
         });
     }
 
+    /// A request on this socket, as of now.
+    fn request_base(&self) -> RequestBase {
+        proxy::request_base(
+            &self.shared,
+            &self.route,
+            &self.path,
+            self.header_session.clone(),
+            now_ms(),
+        )
+    }
+
     /// A turn's events are read as a stream's (each message one SSE
     /// event's data), from now on.
     fn read_as_events(&self, observation: &mut Observation) {
@@ -274,13 +280,7 @@ impl Turns {
                 parse_error: None,
                 ..info.clone()
             });
-        let base = proxy::request_base(
-            &self.shared,
-            &self.route,
-            &self.path,
-            self.header_session.clone(),
-            now_ms(),
-        );
+        let base = self.request_base();
         let info = info.unwrap_or_else(|| RequestInfo {
             session: (base.header_session.clone())
                 .unwrap_or_else(|| crate::observe::session::from_body(None, None, || None, None)),

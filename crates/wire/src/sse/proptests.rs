@@ -235,21 +235,27 @@ fn stream() -> impl Strategy<Value = Vec<u8>> {
         })
 }
 
+/// `stream` cut at `cuts` (sorted; empty pieces where cuts meet).
+fn split_at<'s>(stream: &'s [u8], cuts: &[prop::sample::Index]) -> Vec<&'s [u8]> {
+    let mut at: Vec<usize> = cuts.iter().map(|c| c.index(stream.len() + 1)).collect();
+    at.sort_unstable();
+    let mut chunks = Vec::new();
+    let mut from = 0;
+    for to in at {
+        chunks.push(&stream[from..to]);
+        from = to;
+    }
+    chunks.push(&stream[from..]);
+    chunks
+}
+
 proptest! {
     #[test]
     fn any_split_reads_as_the_specification_reads_the_whole(
         stream in stream(),
         cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..8),
     ) {
-        let mut at: Vec<usize> = cuts.iter().map(|c| c.index(stream.len() + 1)).collect();
-        at.sort_unstable();
-        let mut chunks = Vec::new();
-        let mut from = 0;
-        for to in at {
-            chunks.push(&stream[from..to]);
-            from = to;
-        }
-        chunks.push(&stream[from..]);
+        let chunks = split_at(&stream, &cuts);
         prop_assert_eq!(framed(&chunks), reference(&stream), "chunks {:?}", chunks);
     }
 
@@ -267,15 +273,7 @@ proptest! {
             Some(rest) => rest.to_vec(),
             None => stream,
         };
-        let mut at: Vec<usize> = cuts.iter().map(|c| c.index(stream.len() + 1)).collect();
-        at.sort_unstable();
-        let mut chunks = Vec::new();
-        let mut from = 0;
-        for to in at {
-            chunks.push(&stream[from..to]);
-            from = to;
-        }
-        chunks.push(&stream[from..]);
+        let chunks = split_at(&stream, &cuts);
         let (events, dropped) = framed_with_cap(&chunks, cap);
         let (want_events, want_dropped) = reference_with_cap(&stream, cap);
         prop_assert_eq!(&events, &want_events, "chunks {:?}", chunks);
