@@ -11,7 +11,7 @@ pub(crate) use crate::pipeline::upstream::upstream_for;
 use crate::{
     Config,
     cloud::{CloudConfig, aws, google},
-    http_client::HttpClient,
+    http_client::{HttpClient, UpstreamBody, whole},
     local::Withheld,
     routes::{Provider, ProxyRoute},
 };
@@ -116,12 +116,74 @@ pub(crate) async fn authenticate(
 
 /// The upstream's answer to a request the gateway signed
 /// ([`authenticate`]): a refusal for the signature's time corrects the
-/// clock later requests are signed with ([`aws::skew`]).
-pub(crate) fn observe_answer(config: &Config, status: http::StatusCode, headers: &http::HeaderMap) {
-    config
+/// clock later requests are signed with ([`aws::skew`]). Whether it did:
+/// the refused request is then sent again ([`SignedHead::sign_again`]).
+pub(crate) fn observe_answer(
+    config: &Config,
+    status: http::StatusCode,
+    headers: &http::HeaderMap,
+) -> bool {
+    let correction = config
         .cloud
         .aws_clock
         .observe(status, headers, std::time::SystemTime::now());
+    matches!(correction, aws::skew::Correction::Corrected(_))
+}
+
+/// A request the gateway signed ([`authenticate`]): its head and body
+/// (`Bytes`, shared), kept so that it can be sent again once the clock is corrected: a
+/// refusal for the signature's time means AWS did not run it, and the AWS
+/// SDKs retry such an error once they have corrected their clock
+/// (`CLOCK_SKEW_ERROR_CODES` in the JavaScript SDK). Kept only for signed
+/// requests (a header map's copy each).
+pub(crate) struct SignedHead {
+    method: http::Method,
+    uri: http::Uri,
+    headers: http::HeaderMap,
+    body: bytes::Bytes,
+}
+
+// === impl SignedHead ===
+
+impl SignedHead {
+    pub(crate) fn of(parts: &http::request::Parts, body: bytes::Bytes) -> Self {
+        Self {
+            method: parts.method.clone(),
+            uri: parts.uri.clone(),
+            headers: parts.headers.clone(),
+            body,
+        }
+    }
+
+    /// The request signed again, now with the corrected clock; `None`
+    /// (logged) when the credentials are not to be had now or the head
+    /// cannot be signed, and the refusal stands.
+    pub(crate) async fn sign_again(self, config: &Config) -> Option<http::Request<UpstreamBody>> {
+        let credentials = config.cloud.aws_credentials.as_ref()?;
+        let (mut parts, ()) = http::Request::new(()).into_parts();
+        parts.method = self.method;
+        parts.uri = self.uri;
+        parts.version = http::Version::HTTP_11;
+        parts.headers = self.headers;
+        let region = signing_region(&config.cloud, &parts);
+        let signed = match credentials.current().await {
+            Ok(current) => aws::resign(
+                &mut parts,
+                &self.body,
+                &current,
+                &region,
+                config.cloud.aws_clock.now(),
+            ),
+            Err(e) => Err(e.to_string()),
+        };
+        match signed {
+            Ok(()) => Some(http::Request::from_parts(parts, whole(self.body))),
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot sign a Bedrock request again after correcting the clock: its refusal is the answer");
+                None
+            }
+        }
+    }
 }
 
 /// Warns once per process when the gateway lends its credentials while

@@ -169,6 +169,8 @@ pub(crate) async fn handle(
         lend,
     )
     .await;
+    // Bedrock bodies are never streamed (they are signed whole).
+    let signed_head = signed.then(|| cloud::SignedHead::of(&parts, outbound.forward.clone()));
     let (upstream_body, progress) = match streamed {
         Some((body, progress)) => (body, Some(progress)),
         None => (crate::http_client::whole(outbound.forward.clone()), None),
@@ -182,16 +184,7 @@ pub(crate) async fn handle(
             let limit = shared.config.first_byte_timeout;
             return pass_through::send(client, upstream_req, progress, limit, host).await;
         }
-        let sending = client.request(upstream_req);
-        match shared.config.first_byte_timeout {
-            Some(limit) => match tokio::time::timeout(limit, sending).await {
-                Ok(result) => result.map_err(|e| ProxyError::from_client_error(host, &e)),
-                Err(_) => Err(ProxyError::first_byte_timeout(host, limit)),
-            },
-            None => sending
-                .await
-                .map_err(|e| ProxyError::from_client_error(host, &e)),
-        }
+        send_whole(&shared, client, upstream_req, host).await
     };
     tokio::pin!(sending);
     // Dispatch the request first, then read it while the upstream works:
@@ -211,6 +204,18 @@ pub(crate) async fn handle(
         Some(result) => result,
         None => sending.await,
     };
+    let mut result = result;
+    // Refused for the signature's time, the clock corrected: once more,
+    // signed with the corrected clock (`SignedHead`).
+    if let (Some(head), Ok(response)) = (signed_head, &result)
+        && cloud::observe_answer(&shared.config, response.status(), response.headers())
+        && let Some(again) = head.sign_again(&shared.config).await
+    {
+        result = send_whole(&shared, client, again, host).await;
+        if let Ok(response) = &result {
+            cloud::observe_answer(&shared.config, response.status(), response.headers());
+        }
+    }
     let response = match result {
         Ok(response) => response,
         Err(err) => {
@@ -222,9 +227,6 @@ pub(crate) async fn handle(
 
     let started = Instant::now();
     let (mut parts, mut incoming) = response.into_parts();
-    if signed {
-        cloud::observe_answer(&shared.config, parts.status, &parts.headers);
-    }
     headers::for_client(&mut parts.headers);
     if changes > 0 {
         parts
@@ -274,6 +276,26 @@ pub(crate) async fn handle(
     )
     .aligned_frames(aligned && can_append);
     Response::from_parts(parts, GatewayBody::Tee(Box::new(tee)))
+}
+
+/// Sends a request whose body is whole: its answer's head within
+/// `first_byte_timeout_ms`, or the error.
+async fn send_whole(
+    shared: &Shared,
+    client: &upstream::HttpClient,
+    request: Request<crate::http_client::UpstreamBody>,
+    host: &str,
+) -> Result<Response<Incoming>, ProxyError> {
+    let sending = client.request(request);
+    match shared.config.first_byte_timeout {
+        Some(limit) => match tokio::time::timeout(limit, sending).await {
+            Ok(result) => result.map_err(|e| ProxyError::from_client_error(host, &e)),
+            Err(_) => Err(ProxyError::first_byte_timeout(host, limit)),
+        },
+        None => sending
+            .await
+            .map_err(|e| ProxyError::from_client_error(host, &e)),
+    }
 }
 
 /// How long the head of a response waits for its first body bytes.

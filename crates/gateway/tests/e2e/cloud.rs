@@ -458,9 +458,11 @@ async fn a_bad_or_missing_signature_gets_aws_403() {
 }
 
 /// A host whose clock is 15 minutes behind AWS's: the first request the
-/// gateway signs is refused for its time ("Signature expired"), and the
-/// gateway, as the AWS SDKs do, signs the next ones with AWS's time from
-/// the refusal's `Date`.
+/// gateway signs is refused for its time ("Signature expired"); the
+/// gateway, as the AWS SDKs do, takes AWS's time from the refusal's `Date`,
+/// signs the request again with it and sends it once more, so the client
+/// never sees the refusal. Later requests are signed with AWS's time at
+/// once.
 #[tokio::test]
 async fn after_a_refusal_for_clock_skew_requests_are_signed_with_awss_time() {
     const AHEAD: i64 = 900;
@@ -483,29 +485,46 @@ async fn after_a_refusal_for_clock_skew_requests_are_signed_with_awss_time() {
     })
     .await;
     let url = format!("{}/model/anthropic.claude-x-v1:0/invoke", h.gw());
-    let r = post(
-        &h.client,
-        url.clone(),
-        &client_signed(),
-        &invoke_convo().body,
-    )
-    .await;
-    assert_eq!(r.status, 403, "{}", r.text());
-    let message = r.json()["message"].as_str().unwrap().to_string();
-    assert!(message.starts_with("Signature expired: "), "{message}");
     let mut convo = invoke_convo();
     round(&h, &mut convo, &url, &client_signed()).await;
-    // Signed with AWS's time (the mock checks it is within 5 minutes).
+    // The refused request, the same request signed again, the round's
+    // second request: the last two signed with AWS's time (the mock
+    // checks it is within 5 minutes).
     let aws_now = SystemTime::now() + Duration::from_secs(AHEAD as u64);
     let received = h.mock.received();
-    let amz_date = received[1].headers["x-amz-date"].to_str().unwrap();
+    assert_eq!(received.len(), 3, "{:?}", paths(&h));
+    assert_eq!(received[0].body, received[1].body);
     let (earliest, latest) = (
         amz_date_of(aws_now - Duration::from_secs(60)),
         amz_date_of(aws_now),
     );
-    assert!(
-        (earliest.as_str()..=latest.as_str()).contains(&amz_date),
-        "{amz_date} not in {earliest}..={latest}"
+    for again in &received[1..] {
+        let amz_date = again.headers["x-amz-date"].to_str().unwrap();
+        assert!(
+            (earliest.as_str()..=latest.as_str()).contains(&amz_date),
+            "{amz_date} not in {earliest}..={latest}"
+        );
+    }
+    let first = received[0].headers["x-amz-date"].to_str().unwrap();
+    assert!(first < earliest.as_str(), "{first} signed with AWS's time");
+    // One request as the client and the metrics see it, answered 200.
+    let m = h
+        .metrics_when(|m| {
+            metric(
+                m,
+                "toolwarden_upstream_requests_total",
+                &[("provider", "bedrock"), ("status", "200")],
+            ) == 2.0
+        })
+        .await;
+    assert_eq!(
+        metric(
+            &m,
+            "toolwarden_upstream_requests_total",
+            &[("provider", "bedrock"), ("status", "403")]
+        ),
+        0.0,
+        "{m}"
     );
 }
 

@@ -8,7 +8,8 @@
 //! [`SKEW_ERRORS`]) and whose `Date` is more than [`CORRECT_FROM`] away
 //! from the time the gateway signs with, the gateway keeps the difference
 //! and signs later requests with its clock plus that offset. The refused
-//! request itself is not sent again. An offset beyond [`MAX_OFFSET`] is
+//! request itself is signed again and sent once more (the proxy's
+//! `SignedHead`). An offset beyond [`MAX_OFFSET`] is
 //! not taken (a `Date` that far off is not a clock to follow). The first
 //! correction, and the first offset refused, are logged.
 
