@@ -26,11 +26,20 @@ impl RenderTable for Stats {
     fn render_table(&self) -> String {
         let mut out = String::new();
         let r = &self.requests;
-        let _ = writeln!(
+        let _ = write!(
             out,
             "requests: {} total, {} errors, {} streaming",
             r.total, r.errors, r.streaming
         );
+        // Shown only when there are some, as the dashboard shows them.
+        if r.calls_incomplete > 0 {
+            let _ = write!(
+                out,
+                ", {} with calls possibly incomplete",
+                r.calls_incomplete
+            );
+        }
+        out.push('\n');
 
         out.push_str("\nTools (most failures first)\n");
         if self.tools.is_empty() {
@@ -227,8 +236,22 @@ mod tests {
         };
         let text = stats.render_table();
         assert!(
-            text.contains("requests: 3 total, 1 errors, 2 streaming"),
+            text.contains("requests: 3 total, 1 errors, 2 streaming\n"),
             "{text}"
+        );
+        let incomplete = Stats {
+            requests: RequestTotals {
+                calls_incomplete: 2,
+                ..stats.requests
+            },
+            ..stats.clone()
+        };
+        assert!(
+            incomplete.render_table().contains(
+                "requests: 3 total, 1 errors, 2 streaming, 2 with calls possibly incomplete\n"
+            ),
+            "{}",
+            incomplete.render_table()
         );
         let rows: Vec<Vec<&str>> = text
             .lines()
