@@ -104,7 +104,8 @@ async fn pass(store: &Store, keep: Duration, counters: &RetentionCounters) {
                     other = d.request_repairs
                         + d.call_turns
                         + d.dropped_tool_counts
-                        + d.alert_transitions,
+                        + d.alert_transitions
+                        + d.alert_repeats,
                     elapsed_ms = started.elapsed().as_millis() as u64,
                     "retention: deleted what was recorded before the cutoff"
                 );

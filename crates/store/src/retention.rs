@@ -25,7 +25,13 @@
 //!    `session_nos::STALE_SESSION_MS`), with their call turns;
 //! 5. the counts of dropped events older than it;
 //! 6. alert transitions older than it, except each alert's latest
-//!    transition (its current state).
+//!    transition (its current state);
+//! 7. alerts resolved before it: their latest transition and their row of
+//!    repeats (`alert_repeats`). Alert keys name tools and models, which
+//!    clients choose, so the alerts that ever fired are not a bounded set,
+//!    and each evaluation round reads every alert's latest state. An
+//!    alert that fires again after that starts anew (`seq` 1). Firing
+//!    alerts are kept, however old.
 //!
 //! Several gateways sharing one PostgreSQL database each run passes. Each
 //! PostgreSQL step first takes a transaction-scoped advisory lock
@@ -58,6 +64,8 @@ pub struct Pruned {
     pub dropped_tool_counts: u64,
     /// `alert_transitions`.
     pub alert_transitions: u64,
+    /// `alert_repeats` (of alerts resolved before the cutoff).
+    pub alert_repeats: u64,
 }
 
 /// Where a pass is.
@@ -69,6 +77,7 @@ enum Stage {
     Sessions,
     Dropped,
     Transitions,
+    Resolved,
     Done,
 }
 
@@ -181,6 +190,31 @@ const DELETE_TRANSITIONS: &str = "DELETE FROM alert_transitions WHERE (alert_key
     (SELECT t.alert_key, t.seq FROM alert_transitions t WHERE t.at_ms < $1 \
     AND t.seq < (SELECT max(seq) FROM alert_transitions a WHERE a.alert_key = t.alert_key) \
     ORDER BY t.at_ms LIMIT $2)";
+
+/// The alerts resolved before the cutoff, oldest first, a chunk: their
+/// latest transition is `resolved` and older than it. The subquery both
+/// statements of the resolved step repeat (one transaction, same rows;
+/// the repeats go first, while the transitions that find them are there).
+macro_rules! resolved_alerts {
+    ($columns:literal) => {
+        concat!(
+            "(SELECT ",
+            $columns,
+            " FROM alert_transitions t WHERE t.at_ms < $1 AND t.state = 'resolved' \
+             AND t.seq = (SELECT max(seq) FROM alert_transitions a WHERE a.alert_key = t.alert_key) \
+             ORDER BY t.at_ms, t.alert_key LIMIT $2)"
+        )
+    };
+}
+
+const DELETE_RESOLVED_REPEATS: &str = concat!(
+    "DELETE FROM alert_repeats WHERE alert_key IN ",
+    resolved_alerts!("t.alert_key")
+);
+const DELETE_RESOLVED: &str = concat!(
+    "DELETE FROM alert_transitions WHERE (alert_key, seq) IN ",
+    resolved_alerts!("t.alert_key, t.seq")
+);
 
 /// The advisory lock a PostgreSQL step holds for its transaction: a class
 /// of toolwarden's own (`twrt`) and the schema, so that stores in
@@ -310,6 +344,18 @@ impl Prune {
                 if full(n) {
                     Stage::Transitions
                 } else {
+                    Stage::Resolved
+                }
+            }
+            Stage::Resolved => {
+                let [repeats, n] = self
+                    .run([DELETE_RESOLVED_REPEATS, DELETE_RESOLVED], limit)
+                    .await?;
+                self.deleted.alert_repeats += repeats;
+                self.deleted.alert_transitions += n;
+                if full(n) {
+                    Stage::Resolved
+                } else {
                     Stage::Done
                 }
             }
@@ -367,8 +413,11 @@ impl Prune {
 // === impl Pruned ===
 
 impl Pruned {
+    /// How many tables retention deletes from.
+    pub const TABLES: usize = 9;
+
     /// Each table's count, by table name.
-    pub fn by_table(&self) -> [(&'static str, u64); 8] {
+    pub fn by_table(&self) -> [(&'static str, u64); Self::TABLES] {
         [
             ("requests", self.requests),
             ("request_repairs", self.request_repairs),
@@ -378,6 +427,7 @@ impl Pruned {
             ("sessions", self.sessions),
             ("dropped_tool_counts", self.dropped_tool_counts),
             ("alert_transitions", self.alert_transitions),
+            ("alert_repeats", self.alert_repeats),
         ]
     }
 

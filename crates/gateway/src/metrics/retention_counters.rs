@@ -17,7 +17,7 @@ pub(crate) const RETENTION_PASSES_TOTAL: &str = "toolwarden_retention_passes_tot
 pub(crate) struct RetentionCounters {
     enabled: AtomicBool,
     /// In the order of [`Pruned::by_table`].
-    rows: [AtomicU64; 8],
+    rows: [AtomicU64; Pruned::TABLES],
     completed: AtomicU64,
     yielded: AtomicU64,
     failed: AtomicU64,

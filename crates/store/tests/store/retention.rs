@@ -81,11 +81,14 @@ pub async fn retention_deletes_only_what_is_older(db: TestDb) {
     }
     let (counters, _) = record_all(&store, &events).await;
     assert_eq!(counters.events_written, events.len() as u64);
+    // "a" resolved before the cutoff, "b" after it; "c" fires since
+    // before it. "a" and "c" were repeated.
     for (key, seq, at) in [
         ("a", 1, 2_000),
         ("a", 2, 3_000),
         ("b", 1, 4_000),
         ("b", 2, 12_000),
+        ("c", 1, 5_000),
     ] {
         assert!(
             store
@@ -93,6 +96,16 @@ pub async fn retention_deletes_only_what_is_older(db: TestDb) {
                 .await
                 .unwrap()
         );
+    }
+    for key in ["a", "c"] {
+        let repeat = AlertRepeat {
+            alert_key: key.into(),
+            seq: 1,
+            repeat_no: 1,
+            at_ms: 2_500,
+            gateway: "gw".into(),
+        };
+        assert!(store.claim_alert_repeat(&repeat).await.unwrap());
     }
     let before_total = store.stats(&all()).await.unwrap();
 
@@ -105,8 +118,10 @@ pub async fn retention_deletes_only_what_is_older(db: TestDb) {
         tool_results: rows(&db, "tool_results", &older("at_ms")).await as u64,
         sessions: 1,
         dropped_tool_counts: 0,
-        // "a" keeps its latest (seq 2); "b"'s first is older, its latest newer.
-        alert_transitions: 2,
+        // "a" resolved before the cutoff: forgotten, its repeat too; "b"'s
+        // first is older, its latest newer; "c" still fires.
+        alert_transitions: 3,
+        alert_repeats: 1,
     };
     expect.request_repairs = expect.requests;
     // The turns of old requests, "old"'s among them.
@@ -166,8 +181,23 @@ pub async fn retention_deletes_only_what_is_older(db: TestDb) {
             .iter()
             .map(|t| (t.alert_key.as_str(), t.seq))
             .collect::<Vec<_>>(),
-        vec![("b", 2), ("a", 2)],
-        "every alert keeps its current state"
+        vec![("b", 2), ("c", 1)],
+        "an alert resolved before the cutoff is forgotten; the others keep their state"
+    );
+    let repeats = store.alert_repeats().await.unwrap();
+    assert_eq!(
+        repeats
+            .iter()
+            .map(|r| r.alert_key.as_str())
+            .collect::<Vec<_>>(),
+        vec!["c"]
+    );
+    // A forgotten alert that fires again starts anew.
+    assert!(
+        store
+            .claim_alert_transition(&transition("a", 1, 20_000))
+            .await
+            .unwrap()
     );
     let after_total = store.stats(&all()).await.unwrap();
     assert_eq!(after_total.requests.total, kept_requests as u64);
@@ -303,7 +333,7 @@ pub async fn retention_on_an_empty_history(db: TestDb) {
     }
     assert_eq!(prune.deleted(), Pruned::default());
     assert_eq!(prune.deleted().total(), 0);
-    assert_eq!(steps, 5, "one step per stage");
+    assert_eq!(steps, 6, "one step per stage");
     assert_eq!(rows(&db, "requests", "").await, 1);
 }
 
@@ -572,7 +602,8 @@ pub async fn retention_deletes_alert_transitions_in_steps(db: TestDb) {
         assert!(steps < 100, "a pass ends");
     }
     assert!(prune.deleted().alert_transitions - before <= 2);
-    // a: 1..=9 go (10 is newer); b: 1 goes, 2 is its latest.
-    assert_eq!(prune.deleted().alert_transitions, 10);
-    assert_eq!(rows(&db, "alert_transitions", "").await, 2);
+    // a: 1..=9 go (10 is newer); b: 1 goes, then 2, its latest, which
+    // resolved before the cutoff.
+    assert_eq!(prune.deleted().alert_transitions, 11);
+    assert_eq!(rows(&db, "alert_transitions", "").await, 1);
 }
