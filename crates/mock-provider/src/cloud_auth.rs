@@ -45,6 +45,9 @@ pub struct GoogleTestKey {
     pub expires_in: Duration,
     /// The refresh token an authorized user's grant must carry.
     pub refresh_token: String,
+    /// The subject token (an OIDC token of the workload) a token exchange
+    /// must carry (`crate::google_federation`).
+    pub subject_token: String,
 }
 
 impl std::fmt::Debug for GoogleTestKey {
@@ -65,6 +68,7 @@ impl GoogleTestKey {
             access_token: access_token.to_string(),
             expires_in: Duration::from_secs(3599),
             refresh_token: "1//mock-refresh-token".to_string(),
+            subject_token: "eyJ.mock-oidc-subject-token".to_string(),
         }
     }
 }

@@ -68,6 +68,7 @@ mod cloud;
 mod cloud_auth;
 mod continuation;
 mod envelope;
+mod google_federation;
 mod json;
 mod plan;
 mod render;
@@ -84,6 +85,7 @@ pub use cloud::AwsTestKey;
 pub use cloud_auth::{
     AwsCredentialService, GOOGLE_TEST_PRIVATE_KEY_PEM, GoogleTestKey, IMDS_ROLE, pem_der,
 };
+pub use google_federation::ACTIONS_REQUEST_TOKEN;
 pub use script::{Fault, RawResponse, ReceivedRequest, Scripted, json_lines_to_sse};
 pub use stream_error::StreamError;
 pub use tls::MockTls;

@@ -107,6 +107,10 @@ async fn answer(
         .as_ref()
         .zip(opts.aws_key.as_ref())
         .and_then(|(service, key)| crate::aws_federation::serve(service, key, parts, path, &body));
+    let federation = federation.or_else(|| {
+        let key = opts.google_key.as_ref()?;
+        crate::google_federation::serve(key, parts, path, &body)
+    });
     if let Some((status, content_type, text)) =
         federation.or_else(|| crate::cloud_auth::serve(shared, parts, path, &body))
     {

@@ -10,8 +10,10 @@
 //! Where the credentials come from, in ADC's order, read once at start-up:
 //! 1. `GOOGLE_APPLICATION_CREDENTIALS`: a JSON file, a `service_account`
 //!    (a JWT signed RS256 with its `private_key`, exchanged at its
-//!    `token_uri`) or an `authorized_user` (a `refresh_token` grant); an
-//!    unreadable or unsupported file is a configuration error;
+//!    `token_uri`), an `authorized_user` (a `refresh_token` grant) or an
+//!    `external_account` (workload identity federation: the `external` module); an
+//!    unreadable file is a configuration error, one of another type (or an
+//!    `external_account` of an unsupported source) a warning;
 //! 2. gcloud's well-known file, `$CLOUDSDK_CONFIG/application_default_credentials.json`
 //!    or `~/.config/gcloud/application_default_credentials.json` (a file of
 //!    another type is skipped with a warning);
@@ -48,6 +50,8 @@ use super::{
 };
 use crate::http_client::HttpClient;
 
+mod external;
+
 /// The OAuth scope asked for.
 pub const SCOPE: &str = "https://www.googleapis.com/auth/cloud-platform";
 /// The header naming the project a request's quota and billing go to.
@@ -81,6 +85,7 @@ enum Source {
     Metadata {
         base: String,
     },
+    External(Box<external::External>),
 }
 
 /// A credentials file as Google writes it.
@@ -126,8 +131,8 @@ impl std::fmt::Display for FileError {
 impl GoogleAuth {
     /// ADC from the environment (see the module docs); `Ok(None)` when
     /// there are none. A `GOOGLE_APPLICATION_CREDENTIALS` file of a type
-    /// the gateway cannot use (`external_account`: workload identity
-    /// federation, as a CI runner's Google auth step writes it) gives none,
+    /// the gateway cannot use (`impersonated_service_account`, an
+    /// `external_account` whose token comes from an executable) gives none,
     /// with a warning pushed to `warnings`: the environment is set for
     /// other programs, and the gateway may carry no Vertex traffic at all.
     /// One that cannot be read or is not a credentials file is an error,
@@ -193,8 +198,8 @@ impl GoogleAuth {
         }))
     }
 
-    /// Credentials from a `service_account` or `authorized_user` file, with
-    /// its `quota_project_id`.
+    /// Credentials from a `service_account`, `authorized_user` or
+    /// `external_account` file, with its `quota_project_id`.
     pub fn from_file(path: &Path) -> Result<GoogleAuth, FileError> {
         let shown = path.display();
         let text = std::fs::read(path).map_err(|e| FileError::Unusable(format!("{shown}: {e}")))?;
@@ -249,9 +254,14 @@ impl GoogleAuth {
                     token_uri,
                 }
             }
+            "external_account" => Source::External(Box::new(external::External::from_file(
+                &text,
+                &shown.to_string(),
+            )?)),
             other => {
                 return Err(FileError::Unsupported(format!(
-                    "{shown}: credentials of type {other:?} are not supported (service_account and authorized_user are)"
+                    "{shown}: credentials of type {other:?} are not supported (service_account, \
+                     authorized_user and external_account are)"
                 )));
             }
         };
@@ -313,13 +323,7 @@ impl GoogleAuth {
 
     /// A new access token and its lifetime.
     async fn fetch(&self, client: &HttpClient) -> Result<(String, Duration), String> {
-        let form = |pairs: &[(&str, &str)]| {
-            let mut s = url::form_urlencoded::Serializer::new(String::new());
-            for (k, v) in pairs {
-                s.append_pair(k, v);
-            }
-            Bytes::from(s.finish())
-        };
+        let form = form_body;
         let form_type = [("content-type", "application/x-www-form-urlencoded")];
         let (uri, answer) = match &self.source {
             Source::ServiceAccount {
@@ -364,6 +368,7 @@ impl GoogleAuth {
                 .await?;
                 return token_answer(&uri, answer);
             }
+            Source::External(external) => return external.fetch(client).await,
         };
         token_answer(uri, answer)
     }
@@ -375,6 +380,15 @@ impl fmt::Debug for GoogleAuth {
             .field("source", &self.describe)
             .finish_non_exhaustive()
     }
+}
+
+/// `pairs` as an `application/x-www-form-urlencoded` body.
+fn form_body(pairs: &[(&str, &str)]) -> Bytes {
+    let mut s = url::form_urlencoded::Serializer::new(String::new());
+    for (k, v) in pairs {
+        s.append_pair(k, v);
+    }
+    Bytes::from(s.finish())
 }
 
 /// Read a token endpoint's answer.

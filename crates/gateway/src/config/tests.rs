@@ -858,18 +858,24 @@ fn the_google_quota_project_comes_from_the_environment_then_the_file() {
 }
 
 /// `GOOGLE_APPLICATION_CREDENTIALS` naming a file of a type the gateway
-/// does not use (`external_account`, as a CI runner's Google auth step
-/// writes it for other programs) no longer stops the gateway: it starts
-/// without Google credentials and says so. A file that cannot be read is
-/// still refused.
+/// does not use (an `external_account` whose token an executable makes)
+/// does not stop the gateway: it starts without Google credentials and
+/// says so. An `external_account` file as a CI runner's Google auth step
+/// writes it (a file or URL source) gives credentials. A file that cannot
+/// be read is still refused.
 #[test]
 fn an_unsupported_google_credentials_file_is_a_warning() {
     let dir = std::env::temp_dir().join(format!("tw-gac-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
+    let external = |source: &str| {
+        format!(
+            r#"{{"type":"external_account","audience":"//iam.googleapis.com/projects/1/locations/global/workloadIdentityPools/p/providers/gh","subject_token_type":"urn:ietf:params:oauth:token-type:jwt","token_url":"https://sts.googleapis.com/v1/token","credential_source":{source}}}"#
+        )
+    };
     let file = dir.join("external.json");
     std::fs::write(
         &file,
-        r#"{"type":"external_account","audience":"//iam.googleapis.com/projects/1/locations/global/workloadIdentityPools/p/providers/gh","subject_token_type":"urn:ietf:params:oauth:token-type:jwt","token_url":"https://sts.googleapis.com/v1/token","credential_source":{"file":"/tmp/token"}}"#,
+        external(r#"{"executable":{"command":"/usr/bin/oidc-token"}}"#),
     )
     .unwrap();
     let path = file.to_string_lossy().into_owned();
@@ -882,10 +888,26 @@ fn an_unsupported_google_credentials_file_is_a_warning() {
             .warnings
             .iter()
             .any(|w| w.contains("external_account")
+                && w.contains("executable")
                 && w.contains("Vertex AI requests go with the client's own")),
         "{:?}",
         config.warnings
     );
+    for source in [
+        r#"{"file":"/tmp/token"}"#,
+        r#"{"url":"http://127.0.0.1:9/token","headers":{"Authorization":"Bearer x"},"format":{"type":"json","subject_token_field_name":"value"}}"#,
+    ] {
+        std::fs::write(&file, external(source)).unwrap();
+        let config = env(&[("GOOGLE_APPLICATION_CREDENTIALS", &path)])
+            .validate()
+            .unwrap();
+        let google = config.cloud.google.as_ref().expect("credentials");
+        assert!(
+            google.describe().starts_with("external_account in "),
+            "{source}"
+        );
+        assert!(config.warnings.is_empty(), "{:?}", config.warnings);
+    }
     let missing = dir.join("missing.json").to_string_lossy().into_owned();
     let refused = env(&[("GOOGLE_APPLICATION_CREDENTIALS", &missing)])
         .validate()

@@ -1,8 +1,9 @@
 //! The gateway's own cloud credentials (issue 18), through the mock:
 //! - Vertex AI: a request without a credential gets the gateway's token,
 //!   obtained at the mock's token endpoint with a service account's signed
-//!   JWT (verified with the key's public half) or an authorized user's
-//!   refresh token, and cached; a client's own Bearer passes unchanged; a
+//!   JWT (verified with the key's public half), an authorized user's
+//!   refresh token or workload identity federation (the mock's STS and
+//!   `generateAccessToken`), and cached; a client's own Bearer passes unchanged; a
 //!   refused grant leaves the request as it came.
 //! - Bedrock: credentials from a profile's `credential_process`, the
 //!   container credentials endpoint, IMDSv2 and STS web identity (served
@@ -18,7 +19,8 @@ use toolwarden_gateway::{
     cloud::{aws::AwsEnv, google::GoogleAuth},
 };
 use toolwarden_mock_provider::{
-    AwsCredentialService, GOOGLE_TEST_PRIVATE_KEY_PEM, GoogleTestKey, MockOptions,
+    ACTIONS_REQUEST_TOKEN, AwsCredentialService, GOOGLE_TEST_PRIVATE_KEY_PEM, GoogleTestKey,
+    MockOptions,
 };
 
 use super::{
@@ -39,10 +41,42 @@ fn google_mock() -> MockOptions {
     }
 }
 
-/// A credentials file in `dir` whose `token_uri` is the mock's.
+/// A credentials file in `dir` whose `token_uri` is the mock's. For
+/// `external_account`s (`external_file`, `external_url`), `refresh_token`
+/// is the subject token the file source holds.
 fn credentials_file(dir: &Path, mock: &str, kind: &str, refresh_token: &str) -> std::path::PathBuf {
-    let token_uri = format!("{}/token", mock.trim_end_matches('/'));
+    let mock = mock.trim_end_matches('/');
+    let token_uri = format!("{mock}/token");
+    let external = |source: serde_json::Value, impersonate: bool| {
+        let mut file = json!({
+            "type": "external_account",
+            "audience": "//iam.googleapis.com/projects/1/locations/global/workloadIdentityPools/ci/providers/gh",
+            "subject_token_type": "urn:ietf:params:oauth:token-type:jwt",
+            "token_url": format!("{mock}/v1/token"),
+            "credential_source": source,
+        });
+        if impersonate {
+            file["service_account_impersonation_url"] = json!(format!(
+                "{mock}/v1/projects/-/serviceAccounts/gateway@p1.iam.gserviceaccount.com:generateAccessToken"
+            ));
+        }
+        file
+    };
     let file = match kind {
+        "external_file" => {
+            let token = dir.join("oidc-token");
+            std::fs::write(&token, format!("{refresh_token}\n")).unwrap();
+            external(json!({ "file": token.display().to_string() }), false)
+        }
+        // As GitHub Actions' Google auth step writes it.
+        "external_url" => external(
+            json!({
+                "url": format!("{mock}/oidc/token?audience=google"),
+                "headers": { "Authorization": format!("Bearer {ACTIONS_REQUEST_TOKEN}") },
+                "format": { "type": "json", "subject_token_field_name": "value" },
+            }),
+            true,
+        ),
         "service_account" => json!({
             "type": "service_account",
             "project_id": "p1",
@@ -205,6 +239,56 @@ async fn vertex_authorized_user_refresh_token_and_a_refused_grant() {
         "{}",
         r.text()
     );
+    let seen = authorizations(&h);
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    assert_eq!(seen[1].1, None);
+}
+
+/// Workload identity federation (`external_account`): the workload's
+/// token from a file, exchanged at STS for a federated token; or from a CI
+/// runner's OIDC endpoint (GitHub Actions' shape), exchanged, then traded
+/// for a service account's token. The mock checks each step. A subject
+/// token STS refuses leaves the request as it came.
+#[tokio::test]
+async fn vertex_with_workload_identity_federation() {
+    let url = |h: &Harness| {
+        format!(
+            "{}/v1/projects/p1/locations/us-east5/publishers/anthropic/models/claude-x:rawPredict",
+            h.gw()
+        )
+    };
+    let subject = GoogleTestKey::test(GATEWAY_TOKEN).subject_token;
+    for (kind, steps) in [
+        ("external_file", vec!["/v1/token"]),
+        (
+            "external_url",
+            vec![
+                "/oidc/token",
+                "/v1/token",
+                "/v1/projects/-/serviceAccounts/gateway@p1.iam.gserviceaccount.com:generateAccessToken",
+            ],
+        ),
+    ] {
+        let (h, _dir) = vertex(kind, &subject).await;
+        let mut convo = anthropic_vertex_convo();
+        round(&h, &mut convo, &url(&h), &[]).await;
+        expect_counts(&h, "vertex", Some("claude-x"), 1.0).await;
+        let seen = authorizations(&h);
+        let paths: Vec<&str> = seen.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(paths[..steps.len()], steps[..], "{kind}: once, then cached");
+        assert_eq!(paths.len(), steps.len() + 2, "{kind}: {paths:?}");
+        for (_, auth) in &seen[steps.len()..] {
+            assert_eq!(
+                auth.as_deref(),
+                Some(&*format!("Bearer {GATEWAY_TOKEN}")),
+                "{kind}"
+            );
+        }
+    }
+
+    let (h, _dir) = vertex("external_file", "eyJ.another-workloads-token").await;
+    let r = post(&h.client, url(&h), &[], &anthropic_vertex_convo().body).await;
+    assert_eq!(r.status, 401, "{}", r.text());
     let seen = authorizations(&h);
     assert_eq!(seen.len(), 2, "{seen:?}");
     assert_eq!(seen[1].1, None);
