@@ -88,6 +88,7 @@ impl AwsEnv {
                     | "CLOUDSDK_CONFIG"
                     | "GCE_METADATA_HOST"
             )
+            || super::google::SERVERLESS_VARS.contains(&name)
     }
 
     /// Keep a variable.

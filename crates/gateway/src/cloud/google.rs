@@ -19,7 +19,9 @@
 //!    another type is skipped with a warning);
 //! 3. the GCE metadata server (`GCE_METADATA_HOST`, else
 //!    `metadata.google.internal` when the machine says it is a Google
-//!    Compute Engine VM in `/sys/class/dmi/id/product_name`).
+//!    Compute Engine VM in `/sys/class/dmi/id/product_name`, or the
+//!    environment says it runs on Cloud Run, Cloud Run functions or App
+//!    Engine, whose sandboxes show no DMI: [`SERVERLESS_VARS`]).
 //!
 //! The token is fetched when first needed and kept in a `CredentialCache`
 //! (`cloud::cache`): fetched again in the background shortly before it
@@ -58,6 +60,17 @@ pub const SCOPE: &str = "https://www.googleapis.com/auth/cloud-platform";
 pub const USER_PROJECT: &str = "x-goog-user-project";
 /// Google's token endpoint when a file names none.
 const DEFAULT_TOKEN_URI: &str = "https://oauth2.googleapis.com/token";
+
+/// Variables Google's serverless platforms set, each naming the metadata
+/// server as the credentials' source: Cloud Run services and functions
+/// (`K_SERVICE`), Cloud Run jobs (`CLOUD_RUN_JOB`), first-generation Cloud
+/// Functions (`FUNCTION_TARGET`), App Engine (`GAE_SERVICE`).
+pub const SERVERLESS_VARS: [&str; 4] = [
+    "K_SERVICE",
+    "CLOUD_RUN_JOB",
+    "FUNCTION_TARGET",
+    "GAE_SERVICE",
+];
 
 /// The gateway's Google credentials and its cached token.
 pub struct GoogleAuth {
@@ -183,9 +196,9 @@ impl GoogleAuth {
             }
         }
         let host = env.get("GCE_METADATA_HOST").map(String::from).or_else(|| {
-            let product = std::fs::read_to_string("/sys/class/dmi/id/product_name").ok()?;
-            product
-                .contains("Google")
+            let serverless = SERVERLESS_VARS.iter().any(|v| env.get(v).is_some());
+            let product = || std::fs::read_to_string("/sys/class/dmi/id/product_name").ok();
+            (serverless || product().is_some_and(|p| p.contains("Google")))
                 .then(|| "metadata.google.internal".to_string())
         });
         Ok(host.map(|host| {

@@ -857,6 +857,30 @@ fn the_google_quota_project_comes_from_the_environment_then_the_file() {
     );
 }
 
+/// On Cloud Run (and Google's other serverless platforms) there is no DMI
+/// to say so: the platform's variables name the metadata server.
+#[test]
+fn on_cloud_run_google_credentials_come_from_the_metadata_server() {
+    let home = std::env::temp_dir().join(format!("tw-no-gcloud-{}", std::process::id()));
+    let home = home.to_string_lossy().into_owned();
+    for var in [
+        "K_SERVICE",
+        "CLOUD_RUN_JOB",
+        "FUNCTION_TARGET",
+        "GAE_SERVICE",
+    ] {
+        let config = env(&[(var, "gateway"), ("HOME", &home)])
+            .validate()
+            .unwrap();
+        let google = config.cloud.google.as_ref().expect(var);
+        assert_eq!(
+            google.describe(),
+            "the metadata server metadata.google.internal",
+            "{var}"
+        );
+    }
+}
+
 /// `GOOGLE_APPLICATION_CREDENTIALS` naming a file of a type the gateway
 /// does not use (an `external_account` whose token an executable makes)
 /// does not stop the gateway: it starts without Google credentials and
