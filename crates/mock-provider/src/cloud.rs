@@ -3,7 +3,8 @@
 //!
 //! - Azure OpenAI: `POST /openai/deployments/{d}/chat/completions?api-version=…`,
 //!   `/openai/deployments/{d}/responses`, `/openai/v1/chat/completions`,
-//!   `/openai/v1/responses`; `api-key` or `Authorization: Bearer` (401 in
+//!   `/openai/v1/responses`; a deployment's path without `api-version` is
+//!   404 "Resource not found"; `api-key` or `Authorization: Bearer` (401 in
 //!   OpenAI's envelope without); a Chat stream begins with a chunk whose
 //!   `choices` is empty and which carries `prompt_filter_results`, as Azure's do;
 //! - Vertex AI: `…/publishers/google/models/{m}:generateContent` /
@@ -226,6 +227,20 @@ pub(crate) fn check_auth(
 ) -> Option<Denied> {
     let headers = &parts.headers;
     match route.cloud {
+        // A deployment's path names its API version (`/openai/v1/…` does
+        // not): without `api-version`, Azure finds no resource.
+        Cloud::Azure
+            if parts.uri.path().contains("/openai/deployments/")
+                && !parts.uri.query().is_some_and(|q| {
+                    q.split('&').any(|kv| {
+                        kv.strip_prefix("api-version=")
+                            .is_some_and(|v| !v.is_empty())
+                    })
+                }) =>
+        {
+            let body = r#"{"error":{"code":"404","message":"Resource not found"}}"#;
+            Some((StatusCode::NOT_FOUND, Vec::new(), body.to_string()))
+        }
         Cloud::Azure => {
             let key = header(headers, "api-key").or_else(|| bearer(headers));
             let ok = match (key, api_key) {
@@ -615,6 +630,36 @@ mod tests {
         assert_eq!((r.cloud, r.dialect), (Cloud::Vertex, Dialect::OpenAiChat));
         assert!(route("/v1/messages", None).is_none());
         assert!(route("/v1/models/gemini-2.5-flash:generateContent", None).is_none());
+    }
+
+    /// A deployment's path needs `api-version`, as Azure's does; the v1
+    /// API's does not.
+    #[test]
+    fn an_azure_deployment_without_api_version_is_not_found() {
+        let check = |path_and_query: &str| {
+            let (path, query) = path_and_query
+                .split_once('?')
+                .map_or((path_and_query, None), |(p, q)| (p, Some(q)));
+            let r = route(path, query).unwrap();
+            let parts = http::Request::post(path_and_query)
+                .header("api-key", "k")
+                .body(())
+                .unwrap()
+                .into_parts()
+                .0;
+            check_auth(&r, &parts, b"{}", Some("k"), None, None).map(|d| d.0)
+        };
+        let deployment = "/openai/deployments/gpt-4o/chat/completions";
+        assert_eq!(check(deployment), Some(StatusCode::NOT_FOUND));
+        assert_eq!(
+            check(&format!("{deployment}?api-version=")),
+            Some(StatusCode::NOT_FOUND)
+        );
+        assert_eq!(
+            check(&format!("{deployment}?x=1&api-version=2024-10-21")),
+            None
+        );
+        assert_eq!(check("/azure/openai/v1/responses"), None);
     }
 
     /// A request for `path` signed with `key`, for `region` and `service`
