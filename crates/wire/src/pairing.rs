@@ -55,7 +55,8 @@ pub(crate) struct Plan {
 
 /// Fresh names for repeated call ids: the first free `{id}_dup{n}`, n from
 /// 1, free meaning neither an id of the body (`taken`) nor a name given
-/// before.
+/// before, and no longer than the dialect's API takes (the id cut short
+/// before `_dup{n}` when it would be).
 ///
 /// A client controls how many repeats a body holds, so nothing here is a
 /// search: names are kept in sets, and each id remembers where its probing
@@ -64,6 +65,8 @@ pub(crate) struct Plan {
 pub(crate) struct FreshIds<'a> {
     taken: AHashSet<&'a str>,
     given: AHashSet<String>,
+    /// The longest id the dialect's API takes, bytes.
+    max_len: usize,
     /// Per id, the next `n` to try.
     next: AHashMap<&'a str, usize>,
 }
@@ -188,20 +191,30 @@ pub(crate) fn assign(
 // === impl FreshIds ===
 
 impl<'a> FreshIds<'a> {
-    /// Names to avoid: every id of the body.
-    pub fn new(taken: impl IntoIterator<Item = &'a str>) -> Self {
+    /// Names to avoid: every id of the body; `max_len`: the longest id
+    /// the dialect's API takes (OpenAI's Chat Completions refuses a
+    /// `tool_calls[].id` over 40 characters: "string too long").
+    pub fn new(max_len: usize, taken: impl IntoIterator<Item = &'a str>) -> Self {
         FreshIds {
             taken: taken.into_iter().collect(),
             given: AHashSet::new(),
+            max_len,
             next: AHashMap::new(),
         }
     }
 
-    /// The first free `{id}_dup{n}`, now no longer free.
+    /// The first free `{id}_dup{n}`, now no longer free; `id` cut at its
+    /// end (at a character's boundary) when the name would be longer than
+    /// the API takes.
     pub fn next(&mut self, id: &'a str) -> String {
         let n = self.next.entry(id).or_insert(1);
         loop {
-            let candidate = format!("{id}_dup{n}");
+            let suffix = format!("_dup{n}");
+            let mut keep = id.len().min(self.max_len.saturating_sub(suffix.len()));
+            while !id.is_char_boundary(keep) {
+                keep -= 1;
+            }
+            let candidate = format!("{}{suffix}", &id[..keep]);
             *n += 1;
             if !self.taken.contains(candidate.as_str()) && !self.given.contains(&candidate) {
                 self.given.insert(candidate.clone());

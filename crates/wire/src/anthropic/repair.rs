@@ -28,6 +28,11 @@ use crate::{
     splice::{Piece, Str, json_string, rebuild_array, replace, span_in, with_first_member},
 };
 
+/// The longest tool use id a renamed one is made (Bedrock's `toolUseId`
+/// takes 64, as do OpenAI's Responses `call_id`s; Anthropic's API names a
+/// pattern, `^[a-zA-Z0-9_-]+$`, which `_dup{n}` keeps).
+const MAX_ID_LEN: usize = 64;
+
 /// What replaces a user message whose every block moved away.
 const EMPTIED_TEXT: &str = "(The tool results that were here were moved to follow their calls.)";
 
@@ -114,7 +119,10 @@ impl<'l, 'a> Repairer<'l, 'a> {
     fn rename_duplicates(&mut self) {
         let l = self.l;
         let msgs = &l.msgs;
-        let mut fresh = FreshIds::new(msgs.iter().flat_map(|m| m.blocks.iter().map(|b| &*b.id)));
+        let mut fresh = FreshIds::new(
+            MAX_ID_LEN,
+            msgs.iter().flat_map(|m| m.blocks.iter().map(|b| &*b.id)),
+        );
         let mut seen: HashSet<&str> = HashSet::new();
         let mut renames = Vec::new();
         for (i, m) in msgs.iter().enumerate().filter(|(_, m)| m.is_assistant()) {

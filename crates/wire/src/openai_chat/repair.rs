@@ -223,6 +223,10 @@ fn id_at<'l>(l: &'l Layout<'_>, i: usize, k: usize) -> &'l str {
     }
 }
 
+/// The longest `tool_calls[].id` the API takes ("Expected a string with
+/// maximum length 40").
+const MAX_ID_LEN: usize = 40;
+
 /// Fresh ids for ids repeated inside one `tool_calls` array, and for the
 /// tool message answering each repeated occurrence.
 ///
@@ -231,12 +235,15 @@ fn id_at<'l>(l: &'l Layout<'_>, i: usize, k: usize) -> &'l str {
 /// an id from a running count, and the tool message answering the n-th
 /// occurrence from a per-run index. `run_end` is [`Layout::run_ends`].
 fn rename_duplicates(l: &Layout<'_>, run_end: &[usize], changes: &mut Vec<Change>) -> Renames {
-    let mut fresh = FreshIds::new(l.msgs.iter().flat_map(|m| {
-        m.calls
-            .iter()
-            .map(|c| &*c.0)
-            .chain(m.answers.iter().map(|a| &*a.0))
-    }));
+    let mut fresh = FreshIds::new(
+        MAX_ID_LEN,
+        l.msgs.iter().flat_map(|m| {
+            m.calls
+                .iter()
+                .map(|c| &*c.0)
+                .chain(m.answers.iter().map(|a| &*a.0))
+        }),
+    );
     let mut renames = Renames::default();
     for (i, m) in l.msgs.iter().enumerate() {
         let end = run_end[i];

@@ -240,6 +240,18 @@ fn repairs_each_defect() {
     assert_eq!(v["messages"][1]["tool_calls"][1]["id"], "a_dup1");
     assert_eq!(v["messages"][3]["tool_call_id"], "a_dup1");
     assert_eq!(ch[0].kind, ChangeKind::RenamedDuplicateId);
+    // A 40-character id (the API's most) renamed: still 40, its end cut.
+    let long = "call_0123456789abcdefghijklmnopqrstuvwxy";
+    assert_eq!(long.len(), 40);
+    let (v, _) = repaired_clean(&body(json!([
+        user("hi"),
+        calls(&[long, long]),
+        tool(long),
+        tool(long)
+    ])));
+    let renamed = "call_0123456789abcdefghijklmnopqrst_dup1";
+    assert_eq!(v["messages"][1]["tool_calls"][1]["id"], renamed);
+    assert_eq!(v["messages"][3]["tool_call_id"], renamed);
 }
 
 #[test]

@@ -43,13 +43,55 @@ fn slots_first_then_nearest_then_duplicates_and_orphans() {
 
 #[test]
 fn fresh_ids_skip_taken_and_given_names() {
-    let mut fresh = FreshIds::new(["a", "a_dup1", "a_dup3", "b"]);
+    let mut fresh = FreshIds::new(40, ["a", "a_dup1", "a_dup3", "b"]);
     assert_eq!(fresh.next("a"), "a_dup2");
     assert_eq!(fresh.next("b"), "b_dup1");
     assert_eq!(fresh.next("a"), "a_dup4");
     assert_eq!(fresh.next("a"), "a_dup5");
     // A repeated renamed id probes among its own names.
     assert_eq!(fresh.next("a_dup2"), "a_dup2_dup1");
+}
+
+proptest::proptest! {
+    /// A fresh name is never longer than the API takes, even for an id
+    /// already at (or past) the limit, and never an id of the body or a
+    /// name given before; an id with room keeps its whole self.
+    #[test]
+    fn fresh_ids_stay_within_the_limit(
+        ids in proptest::collection::vec("[a-zé_]{0,50}", 1..8),
+        max_len in 8usize..70,
+        draws in 1usize..12,
+    ) {
+        let taken: Vec<&str> = ids.iter().map(String::as_str).collect();
+        let mut fresh = FreshIds::new(max_len, taken.iter().copied());
+        let mut given = std::collections::HashSet::new();
+        for k in 0..draws {
+            let id = taken[k % taken.len()];
+            let name = fresh.next(id);
+            proptest::prop_assert!(name.len() <= max_len, "{name} over {max_len}");
+            proptest::prop_assert!(!taken.contains(&name.as_str()), "{name} taken");
+            proptest::prop_assert!(given.insert(name.clone()), "{name} given twice");
+            let (stem, n) = name.rsplit_once("_dup").unwrap();
+            proptest::prop_assert!(id.starts_with(stem));
+            if id.len() + "_dup".len() + n.len() <= max_len {
+                proptest::prop_assert_eq!(stem, id);
+            }
+        }
+    }
+}
+
+/// OpenAI's Chat Completions refuses a `tool_calls[].id` over 40
+/// characters: a long id repeated is renamed within them.
+#[test]
+fn a_long_id_is_cut_before_its_suffix() {
+    let id = "call_0123456789abcdefghijklmnopqrstuvwxyz";
+    assert_eq!(id.len(), 41);
+    let mut fresh = FreshIds::new(40, [id]);
+    assert_eq!(fresh.next(id), "call_0123456789abcdefghijklmnopqrst_dup1");
+    assert_eq!(fresh.next(id), "call_0123456789abcdefghijklmnopqrst_dup2");
+    let mut fresh = FreshIds::new(12, ["éééé"]);
+    // Cut at a character's boundary: 12 - 5 = 7 bytes keep 3 of them.
+    assert_eq!(fresh.next("éééé"), "ééé_dup1");
 }
 
 #[test]
