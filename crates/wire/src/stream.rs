@@ -268,8 +268,51 @@ fn is_final(state: &State, event: &[u8], data: &[u8]) -> bool {
         State::Anthropic(_) => named(ANTHROPIC_FINALS),
         State::Chat(_) => data == b"[DONE]" || names_a_finish_reason(data),
         // A blocked prompt's only chunk names `promptFeedback.blockReason`.
-        State::Gemini(_) => find(b"\"finishReason\"") || find(b"\"blockReason\""),
+        State::Gemini(_) => {
+            (find(b"\"finishReason\"") || find(b"\"blockReason\"")) && gemini_finishes(data)
+        }
         State::Converse(_) => event == b"messageStop",
+    }
+}
+
+/// Whether a Gemini chunk that holds `"finishReason"` or `"blockReason"`
+/// has them where they end the response: a candidate's `finishReason`, the
+/// prompt's `promptFeedback.blockReason`. A call's `args` are an object, so
+/// an argument of that name is written as it is (`{"finishReason": …}`)
+/// and ended nothing. A chunk that is not one JSON object is taken at its
+/// word, as before.
+fn gemini_finishes(data: &[u8]) -> bool {
+    use serde::de::IgnoredAny;
+    #[derive(serde::Deserialize)]
+    struct Chunk {
+        #[serde(default)]
+        candidates: Option<Vec<Candidate>>,
+        #[serde(default, rename = "promptFeedback")]
+        prompt_feedback: Option<Feedback>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Candidate {
+        #[serde(default, rename = "finishReason")]
+        finish_reason: Option<IgnoredAny>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Feedback {
+        #[serde(default, rename = "blockReason")]
+        block_reason: Option<IgnoredAny>,
+    }
+    match serde_json::from_slice::<Chunk>(data) {
+        Ok(chunk) => {
+            let finished = chunk
+                .candidates
+                .iter()
+                .flatten()
+                .any(|c| c.finish_reason.is_some());
+            finished
+                || chunk
+                    .prompt_feedback
+                    .is_some_and(|f| f.block_reason.is_some())
+        }
+        Err(_) => true,
     }
 }
 
@@ -513,7 +556,7 @@ mod completeness_tests {
 
     #[test]
     fn each_dialect_is_complete_after_its_final_event_only() {
-        let cases: [(Dialect, &[u8]); 6] = [
+        let cases: [(Dialect, &[u8]); 7] = [
             (
                 Dialect::OpenAiResponses,
                 b"event: response.created\ndata: {\"type\":\"response.created\",\"response\":{\"id\":\"r\"}}\n\nevent: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"id\":\"r\",\"status\":\"completed\"}}\n\n",
@@ -534,6 +577,11 @@ mod completeness_tests {
             (
                 Dialect::Gemini,
                 b"data: {\"usageMetadata\":{\"promptTokenCount\":3}}\n\ndata: {\"promptFeedback\":{\"blockReason\":\"SAFETY\"}}\n\n",
+            ),
+            // A call's argument named `finishReason` ends nothing.
+            (
+                Dialect::Gemini,
+                b"data: {\"candidates\":[{\"content\":{\"parts\":[{\"functionCall\":{\"name\":\"f\",\"args\":{\"finishReason\":\"STOP\",\"blockReason\":\"x\"}}}]}}]}\n\ndata: {\"candidates\":[{\"content\":{\"parts\":[]},\"finishReason\":\"STOP\"}]}\n\n",
             ),
         ];
         for (dialect, stream) in cases {
