@@ -16,7 +16,9 @@ use aws_types::os_shim_internal::{Env, Fs};
 
 /// The selected profile's region (`None`: no profile files, no such
 /// profile, or no `region` in it or its source profiles), or the error of
-/// a profile file that cannot be read or parsed.
+/// a profile file that cannot be read or parsed, or whose region is not a
+/// region's name (a value continued on the next line: the gateway would
+/// otherwise refuse to start over a setting it may not use).
 pub(crate) fn region(env: &HashMap<String, String>) -> Result<Option<String>, String> {
     let env = Env::from(env.clone());
     // The files are read with blocking calls inside this async fn.
@@ -27,7 +29,20 @@ pub(crate) fn region(env: &HashMap<String, String>) -> Result<Option<String>, St
         None,
     ));
     let profiles = loaded.map_err(|e| super::chain::error_chain(&e))?;
-    Ok(selected_region(&profiles))
+    match selected_region(&profiles) {
+        Some(region) if !is_region_name(&region) => {
+            Err(format!("region {region:?} is not an AWS region name"))
+        }
+        found => Ok(found),
+    }
+}
+
+/// Letters, digits and `-`, as every AWS region's name.
+fn is_region_name(region: &str) -> bool {
+    !region.is_empty()
+        && region
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
 }
 
 /// The region of `profiles`' selected profile, following `source_profile`.
@@ -111,6 +126,31 @@ source_profile = cycle
         assert_eq!(profile("loop-a"), Ok(None));
     }
 
+    /// A value continued on the next line (aws-config joins it with a
+    /// newline) or in capitals is not a region: an error, which the
+    /// configuration reports as a warning, not a refusal to start. An
+    /// inline comment is aws-config's to take off.
+    #[test]
+    fn a_region_that_is_no_region_name_is_an_error() {
+        for config in [
+            "[default]\nregion=#\n\ta",
+            "[default]\nregion = US-EAST-1\n",
+        ] {
+            let err = found(config, &[]).unwrap_err();
+            assert!(err.contains("not an AWS region name"), "{config:?}: {err}");
+        }
+        for config in [
+            "[default]\nregion = us-east-1 \n",
+            "[default]\nregion = us-east-1 # work\n",
+        ] {
+            assert_eq!(
+                found(config, &[]),
+                Ok(Some("us-east-1".into())),
+                "{config:?}"
+            );
+        }
+    }
+
     #[test]
     fn no_file_gives_no_region_and_a_broken_one_an_error() {
         let dir = tempfile::tempdir().unwrap();
@@ -123,7 +163,8 @@ source_profile = cycle
 
     proptest::proptest! {
         /// Any config file gives a region, none, or an error; never a panic.
-        /// A region found is one a `region =` line of the file gave.
+        /// A region found is a region's name, one a `region =` line of the
+        /// file gave.
         #[test]
         fn any_config_file_is_read_without_panicking(
             lines in proptest::collection::vec(
@@ -142,7 +183,7 @@ source_profile = cycle
             let text = lines.join("\n");
             let vars: Vec<(&str, &str)> = profile.iter().map(|p| ("AWS_PROFILE", p.as_str())).collect();
             if let Ok(Some(region)) = found(&text, &vars) {
-                proptest::prop_assert!(!region.is_empty());
+                proptest::prop_assert!(is_region_name(&region), "{region:?}");
                 proptest::prop_assert!(text.contains(&region), "{region:?} not in {text:?}");
             }
         }
