@@ -82,27 +82,33 @@ pub fn retry_after_secs(value: &str) -> Option<Duration> {
     (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs))
 }
 
-/// Classify a message alone: the fallback for errors of unknown type.
+/// Classify a message alone: the fallback for errors of unknown type. Its
+/// words decide (`not found`, `timed out`, `too many requests`,
+/// `unauthorized`, `forbidden`, `connection refused`, …), and a status
+/// code (`404`, `429`, `401`, `403`) only where it stands alone in a
+/// message that speaks of HTTP (`HTTP 401`, `status code 403`): `failed
+/// at row 14012` or `snapshot_20240401.tar` names no status.
 pub fn message(msg: &str) -> ErrorKind {
     let lower = msg.to_ascii_lowercase();
     let has = |needles: &[&str]| needles.iter().any(|n| lower.contains(n));
-    if has(&["not found", "no such file", "does not exist", "404"]) {
+    let status = |code: &str| has_status(&lower, code);
+    if has(&["not found", "no such file", "does not exist"]) || status("404") {
         ErrorKind::ResourceNotFound {
             resource: extract_resource(msg),
         }
     } else if has(&["timed out", "timeout", "deadline exceeded"]) {
         ErrorKind::Timeout
-    } else if has(&["rate limit", "too many requests", "429"]) {
+    } else if has(&["rate limit", "too many requests"]) || status("429") {
         ErrorKind::RateLimited { retry_after: None }
     } else if has(&[
         "unauthorized",
         "unauthenticated",
         "invalid api key",
         "authentication",
-        "401",
-    ]) {
+    ]) || status("401")
+    {
         ErrorKind::Authentication
-    } else if has(&["permission denied", "forbidden", "access denied", "403"]) {
+    } else if has(&["permission denied", "forbidden", "access denied"]) || status("403") {
         ErrorKind::Permission
     } else if has(&[
         "connection refused",
@@ -115,6 +121,39 @@ pub fn message(msg: &str) -> ErrorKind {
     } else {
         ErrorKind::Internal
     }
+}
+
+/// Words that make a number in a message an HTTP status: `HTTP 401`,
+/// `status code 403`, `response 429`, `404 for https://…`: a number
+/// alone is as often a row, a port or a count.
+const STATUS_CONTEXT: [&str; 3] = ["http", "status", "respon"];
+
+/// Whether `lower` (a message, lower-cased) gives the HTTP status `code`:
+/// the number standing alone — no letter or digit touching it, nor a
+/// decimal point or thousands separator between it and a digit (`14012`,
+/// `20240401`, `v401`, `1,401`, `4.01` hold no status) — in a message
+/// that speaks of HTTP ([`STATUS_CONTEXT`]). A number alone is a row, a
+/// port, a build or a date as often as a status, and a status read into it
+/// wrongly can stop an agent's run (`401` and `403` are fatal).
+fn has_status(lower: &str, code: &str) -> bool {
+    if !STATUS_CONTEXT.iter().any(|w| lower.contains(w)) {
+        return false;
+    }
+    let bytes = lower.as_bytes();
+    let digit_at = |i: Option<usize>| i.and_then(|i| bytes.get(i)).is_some_and(u8::is_ascii_digit);
+    lower.match_indices(code).any(|(at, _)| {
+        let end = at + code.len();
+        let before = lower[..at].chars().next_back();
+        let after = lower[end..].chars().next();
+        let touches = |c: Option<char>| c.is_some_and(char::is_alphanumeric);
+        let separated = |c: Option<char>, beyond: Option<usize>| {
+            matches!(c, Some('.' | ',')) && digit_at(beyond)
+        };
+        !touches(before)
+            && !touches(after)
+            && !separated(before, at.checked_sub(2))
+            && !separated(after, Some(end + 1))
+    })
 }
 
 /// The path or URL a message names, if it holds one: a URL, a quoted
@@ -383,6 +422,70 @@ mod tests {
         ));
         assert_eq!(message("operation timed out"), ErrorKind::Timeout);
         assert_eq!(message("something odd"), ErrorKind::Internal);
+    }
+
+    /// Regression: a status code was matched anywhere in a message, so a
+    /// row number, a port, a build or a date holding its digits made the
+    /// failure fatal (`failed at row 14012: disk full` was an
+    /// authentication failure, `build 1403 failed` a permission one),
+    /// retried as rate limited (`:4290`) or a missing resource
+    /// (`20240401`).
+    #[test]
+    fn a_status_code_is_a_number_of_its_own_in_an_http_message() {
+        for msg in [
+            "failed at row 14012: disk full",
+            "build 1403 failed",
+            "listening on :4290 failed",
+            "snapshot_20240401.tar: checksum mismatch",
+            "request 4011 failed",
+            "status: v401 is deprecated",
+            "HTTP client: 1,401 items left over",
+            "HTTP client: 4.01 s, then 401.5 units",
+            "failed at row 401: disk full",
+        ] {
+            assert_eq!(message(msg), ErrorKind::Internal, "{msg}");
+        }
+        assert_eq!(
+            message("https://x/y: status code 401"),
+            ErrorKind::Authentication
+        );
+        assert_eq!(message("response: 403."), ErrorKind::Permission);
+        // A number alone, without HTTP's words, is not taken for a status
+        // (`401` and `403` would stop the run).
+        assert_eq!(
+            message("request 401 of 900 failed: code E42"),
+            ErrorKind::Internal
+        );
+        assert_eq!(
+            message("HTTP 429 (retry later)"),
+            ErrorKind::RateLimited { retry_after: None }
+        );
+        assert!(matches!(
+            message("404 for url (https://api.x/items/7)"),
+            ErrorKind::ResourceNotFound { resource: Some(r) } if r == "https://api.x/items/7"
+        ));
+    }
+
+    proptest::proptest! {
+        /// A number in a message is no status unless it is one, standing
+        /// alone: any number (a status code among its digits or not)
+        /// beside an HTTP message's words, and any status code touching a
+        /// letter or a digit.
+        #[test]
+        fn numbers_are_statuses_only_standing_alone(
+            n in 0u64..100_000_000,
+            before in "[0-9a-z]",
+            after in "[0-9a-z]",
+            code in proptest::sample::select(vec!["401", "403", "404", "429"]),
+        ) {
+            let kind = message(&format!("HTTP request failed at row {n}: disk full"));
+            let is_code = ["401", "403", "404", "429"].contains(&n.to_string().as_str());
+            proptest::prop_assert_eq!(kind == ErrorKind::Internal, !is_code);
+            for glued in [format!("{before}{code}"), format!("{code}{after}")] {
+                let msg = format!("HTTP status {glued} returned");
+                proptest::prop_assert_eq!(message(&msg), ErrorKind::Internal, "{}", msg);
+            }
+        }
     }
 
     #[test]

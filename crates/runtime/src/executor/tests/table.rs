@@ -590,3 +590,33 @@ async fn panics_and_unexpected_errors_show_only_the_generic_text() {
         "query failed: constraint users_pkey violated"
     );
 }
+
+/// Regression: a foreign error whose message held a status code's digits
+/// in another number was read as that status: `failed at row 14012` made
+/// the call an authentication failure, fatal (the run stopped), and a port
+/// `:4290` a rate limit, retried four times. A status is read from a
+/// message only where it stands alone in one that speaks of HTTP.
+#[tokio::test(start_paused = true)]
+async fn digits_of_a_status_in_another_number_are_no_status() {
+    for (msg, kind) in [
+        ("failed at row 14012: disk full", ErrorKind::Internal),
+        ("listening on :4290 failed", ErrorKind::Internal),
+        ("build 1403 failed", ErrorKind::Internal),
+        (
+            "https://ci.example.com/api: status code 401",
+            ErrorKind::Authentication,
+        ),
+    ] {
+        let tries = counter();
+        let tool = scripted("job", tries.clone(), move |_| async move {
+            Err(BoxError::from(msg))
+        });
+        let o = single(tool, ToolPolicy::new())
+            .execute(&call("c1", "job", r#"{"path":"x"}"#), &ctx())
+            .await;
+        let e = o.error.unwrap();
+        assert_eq!(e.kind, kind, "{msg}");
+        assert_eq!(e.fatal, kind == ErrorKind::Authentication, "{msg}");
+        assert_eq!(count(&tries), 1, "{msg}: not retried");
+    }
+}
