@@ -16,7 +16,7 @@ mod step;
 
 use std::{
     panic::AssertUnwindSafe,
-    sync::{Arc, Mutex, atomic::AtomicBool},
+    sync::{Arc, Mutex, OnceLock, atomic::AtomicBool},
 };
 
 use futures_util::{FutureExt, future::BoxFuture};
@@ -57,6 +57,21 @@ pub struct Executor {
     loop_guard: LoopGuard,
     unexpected: Arc<str>,
     rng: Mutex<fastrand::Rng>,
+}
+
+/// How far a call got: what the run's deadline cuts, should it cut the
+/// call, and so which tool's metrics count the cut.
+#[derive(Default)]
+struct Progress {
+    /// The call holds its turn at its tool (the `sequential` lock and a
+    /// concurrency slot): a cut before that never reached the tool and
+    /// says nothing of its health.
+    reached: AtomicBool,
+    /// The fallback tool the call went on to, the tool's own failure
+    /// counted already: a cut now is the fallback's.
+    fallback: OnceLock<Arc<Entry>>,
+    /// The fallback tool's turn, as `reached` is the tool's.
+    fallback_reached: AtomicBool,
 }
 
 /// A failure before it becomes a [`toolwarden_core::ToolFailure`].
@@ -164,10 +179,8 @@ impl Executor {
     pub async fn execute(&self, call: &ToolCall, ctx: &Context) -> ToolOutcome {
         let start = Instant::now();
         let deadline = ctx.get::<crate::Deadline>().map(|d| d.0);
-        // Set once the call holds its turn at its tool (the `sequential`
-        // lock and a concurrency slot): one cut at the deadline before
-        // that never reached the tool and says nothing of its health.
-        let reached = AtomicBool::new(false);
+        // What a cut at the deadline counts, and in which tool.
+        let progress = Progress::default();
         // Looked up once: the call keeps this entry (an `Arc`) to its end,
         // its deadline or panic outcome included, even if the tool is
         // removed (or removed and registered again) meanwhile.
@@ -178,12 +191,12 @@ impl Executor {
         let guarded = AssertUnwindSafe(async {
             match deadline {
                 None => Some(
-                    self.execute_now(entry.as_deref(), call, ctx, &reached)
+                    self.execute_now(entry.as_deref(), call, ctx, &progress)
                         .await,
                 ),
                 Some(at) => tokio::time::timeout_at(
                     at,
-                    self.execute_now(entry.as_deref(), call, ctx, &reached),
+                    self.execute_now(entry.as_deref(), call, ctx, &progress),
                 )
                 .await
                 .ok(),
@@ -192,7 +205,7 @@ impl Executor {
         .catch_unwind();
         match guarded.await {
             Ok(Some(outcome)) => outcome,
-            Ok(None) => self.past_the_deadline(entry.as_deref(), call, start, reached.into_inner()),
+            Ok(None) => self.past_the_deadline(entry.as_deref(), call, start, &progress),
             Err(panic) => self.panicked(entry.as_deref(), call, start, Failed::panicked(&*panic)),
         }
     }
@@ -202,7 +215,7 @@ impl Executor {
         entry: Option<&Entry>,
         call: &ToolCall,
         ctx: &Context,
-        reached: &AtomicBool,
+        progress: &Progress,
     ) -> ToolOutcome {
         let start = Instant::now();
         let Some(entry) = entry else {
@@ -228,10 +241,10 @@ impl Executor {
         if span.is_disabled() {
             // No subscriber wants it: skip the wrapper (and a copy of the
             // call's future).
-            return self.run(entry, call, ctx, start, reached).await;
+            return self.run(entry, call, ctx, start, progress).await;
         }
         let outcome = self
-            .run(entry, call, ctx, start, reached)
+            .run(entry, call, ctx, start, progress)
             .instrument(span.clone())
             .await;
         span.record("attempts", outcome.attempts);
@@ -252,13 +265,15 @@ impl Executor {
         call: &ToolCall,
         ctx: &Context,
         start: Instant,
-        reached: &AtomicBool,
+        progress: &Progress,
     ) -> ToolOutcome {
-        let (outcome, failed_kind) = self.run_primary(entry, call, ctx, start, reached).await;
+        let (outcome, failed_kind) = self
+            .run_primary(entry, call, ctx, start, &progress.reached)
+            .await;
         match (&entry.policy.fallback, failed_kind) {
-            (Some(fallback), Some(kind)) if !outcome.is_fatal() && Fallback::applies_to(&kind) => {
+            (Some(_), Some(kind)) if !outcome.is_fatal() && Fallback::applies_to(&kind) => {
                 let outcome = self
-                    .fall_back_boxed(entry, fallback, call, ctx, outcome, start)
+                    .fall_back_boxed(entry, call, ctx, outcome, start, progress)
                     .await;
                 // The model got an answer: to the loop guard the call did
                 // not fail (else the fourth identical call would be
@@ -349,25 +364,28 @@ impl Executor {
     fn fall_back_boxed<'a>(
         &'a self,
         entry: &'a Entry,
-        fallback: &'a Fallback,
         call: &'a ToolCall,
         ctx: &'a Context,
         primary: ToolOutcome,
         start: Instant,
+        progress: &'a Progress,
     ) -> BoxFuture<'a, ToolOutcome> {
-        Box::pin(self.fall_back(entry, fallback, call, ctx, primary, start))
+        Box::pin(self.fall_back(entry, call, ctx, primary, start, progress))
     }
 
-    /// Answer with the fallback; the outcome records it either way.
+    /// Answer with the tool's fallback; the outcome records it either way.
     async fn fall_back(
         &self,
         entry: &Entry,
-        fallback: &Fallback,
         call: &ToolCall,
         ctx: &Context,
         primary: ToolOutcome,
         start: Instant,
+        progress: &Progress,
     ) -> ToolOutcome {
+        let Some(fallback) = &entry.policy.fallback else {
+            return primary;
+        };
         let label = fallback.label().to_string();
         let output = match fallback {
             Fallback::Output(value) => Ok((value.clone(), 0)),
@@ -377,10 +395,13 @@ impl Executor {
                 // been removed, and then its fallback.
                 None => Err((format!("fallback tool '{name}' is not registered"), 0)),
                 Some(other) => {
+                    // From here a cut at the run's deadline is the
+                    // fallback's: the tool's failure is counted.
+                    let other = progress.fallback.get_or_init(|| other);
                     // The fallback's own fallback is not followed.
                     let span = tracing::info_span!("fallback", tool = %other.name);
                     let (o, _) = self
-                        .run_primary(&other, call, ctx, Instant::now(), &AtomicBool::new(true))
+                        .run_primary(other, call, ctx, Instant::now(), &progress.fallback_reached)
                         .instrument(span)
                         .await;
                     match (o.output, o.error) {

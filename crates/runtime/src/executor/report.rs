@@ -1,10 +1,12 @@
 //! Turning a failure into its outcome, its log line (at the level the
 //! operator table prescribes), its metrics and its loop-guard count.
 
+use std::sync::atomic::Ordering::Relaxed;
+
 use tokio::time::Instant;
 use toolwarden_core::{ErrorKind, Status, ToolCall, ToolFailure, ToolOutcome};
 
-use super::{Executor, Failed, guard_key_of};
+use super::{Executor, Failed, Progress, guard_key_of};
 use crate::{
     errors::{TextContext, model_message, name_the_resource},
     health,
@@ -38,15 +40,17 @@ pub(super) fn blocked(entry: &Entry, n: u32) -> Failed {
 impl Executor {
     /// The outcome of a call still running when the run's
     /// [`crate::Deadline`] passed: stopped, not failed (the loop guard and
-    /// the breaker do not count it), but counted in the tool's metrics
-    /// once it had `reached` the tool (a tool that always hangs must not
-    /// look healthy; a call still queued behind others says nothing of it).
+    /// the breaker do not count it), but counted in the metrics of the
+    /// tool it had reached (a tool that always hangs must not look
+    /// healthy; a call still queued behind others says nothing of it): its
+    /// fallback tool once it went on to it (the tool's own failure was
+    /// counted then), else the tool.
     pub(super) fn past_the_deadline(
         &self,
         entry: Option<&Entry>,
         call: &ToolCall,
         start: Instant,
-        reached: bool,
+        progress: &Progress,
     ) -> ToolOutcome {
         let elapsed = start.elapsed();
         let failure = ToolFailure {
@@ -61,7 +65,12 @@ impl Executor {
             fatal: false,
         };
         tracing::warn!(tool = %super::clip(&call.name, 200), call_id = %call.id, "tool call stopped at the run's deadline");
-        if let Some(entry) = entry.filter(|_| reached) {
+        let fallback = progress.fallback.get();
+        let counted = match fallback {
+            Some(other) => Some(&**other).filter(|_| progress.fallback_reached.load(Relaxed)),
+            None => entry.filter(|_| progress.reached.load(Relaxed)),
+        };
+        if let Some(entry) = counted {
             entry.metrics.record_failure(
                 &failure.kind,
                 elapsed,
@@ -73,6 +82,9 @@ impl Executor {
         }
         let mut outcome = ToolOutcome::failure(call.id.as_str(), call.name.as_str(), failure);
         outcome.elapsed = elapsed;
+        outcome.fallback_used = fallback
+            .and(entry.and_then(|e| e.policy.fallback.as_ref()))
+            .map(|f| f.label().to_string());
         outcome
     }
 

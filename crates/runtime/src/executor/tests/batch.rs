@@ -241,6 +241,35 @@ async fn a_call_stopped_by_the_run_deadline_is_counted() {
     assert!(!health.is_healthy(), "{:?}", health.tools);
 }
 
+/// Regression: a call whose tool failed (counted then) and whose fallback
+/// tool was still running at the run's deadline was counted again in the
+/// tool's metrics, as a second call, while the fallback that hung got
+/// nothing. The cut is the fallback's: the tool counts one failed call,
+/// the fallback one call stopped at the deadline.
+#[tokio::test(start_paused = true)]
+async fn a_call_cut_in_its_fallback_counts_once_in_each_tool() {
+    let r = Registry::new();
+    r.register(sleeper("slow_cache")).unwrap();
+    let down = tool_fn("down", "Down.", json!({"type": "object"}), |_a, _c| async {
+        Err::<Value, BoxError>(std::io::Error::from(std::io::ErrorKind::ConnectionRefused).into())
+    });
+    let policy = ToolPolicy::new()
+        .retry(RetryPolicy::none())
+        .fallback(crate::Fallback::tool("slow_cache"));
+    r.register_with(down, policy).unwrap();
+    let ex = executor(r);
+    let c = Context::new().with(crate::Deadline(Instant::now() + SEC / 2));
+    let o = ex.execute(&call("c1", "down", "{}"), &c).await;
+    assert_eq!(o.error.unwrap().code.as_deref(), Some("run_deadline"));
+    assert_eq!(o.fallback_used.as_deref(), Some("slow_cache"));
+    let down = ex.registry().stats_of("down").unwrap();
+    assert_eq!((down.calls, down.failures), (1, 1));
+    assert_eq!(down.errors_by_kind, vec![("Network", 1)]);
+    let cache = ex.registry().stats_of("slow_cache").unwrap();
+    assert_eq!((cache.calls, cache.failures), (1, 1));
+    assert_eq!(cache.errors_by_kind, vec![("Cancelled", 1)]);
+}
+
 /// Calls still waiting for their turn at a `sequential` tool when the
 /// run's deadline passes never reached it: they are answered, but the
 /// tool's metrics count only the one that ran (a tool queued behind itself
