@@ -8,6 +8,10 @@ use toolwarden_core::{ErrorKind, ToolError, ToolOutcome, classify};
 
 use crate::{BoxError, policy::secs};
 
+/// What the model is told of a timeout or a broken connection that is not
+/// retried (a tool that is not idempotent): its effect may stand.
+const MAY_HAVE_RUN: &str = "It was not retried, as it may have done its work before it stopped: check whether it did before calling it again.";
+
 /// The default text the model sees for anything unexpected.
 pub const UNEXPECTED_MESSAGE: &str = "An unexpected error occurred while executing this tool";
 
@@ -298,6 +302,10 @@ pub(crate) fn model_message(kind: &ErrorKind, summary: &str, cx: TextContext<'_>
     } else {
         "Retrying will not help."
     };
+    // A timeout or a broken connection is not retried only for a tool
+    // whose effect may stand (`ToolPolicy::not_idempotent`): retrying
+    // could help, but the call may have done its work already.
+    let midway = if cx.retryable { hint } else { MAY_HAVE_RUN };
     let always_shown = matches!(
         kind,
         ErrorKind::NotAvailable | ErrorKind::CircuitOpen { .. }
@@ -315,7 +323,7 @@ pub(crate) fn model_message(kind: &ErrorKind, summary: &str, cx: TextContext<'_>
             format!("Resource not found ({summary})")
         }
         ErrorKind::Timeout => {
-            format!("The tool timed out ({summary}) after {n} attempt(s). {hint}")
+            format!("The tool timed out ({summary}) after {n} attempt(s). {midway}")
         }
         ErrorKind::RateLimited {
             retry_after: Some(d),
@@ -327,7 +335,7 @@ pub(crate) fn model_message(kind: &ErrorKind, summary: &str, cx: TextContext<'_>
             format!("The tool's backend is rate-limiting requests (after {n} attempt(s)). {hint}")
         }
         ErrorKind::Network => {
-            format!("A network error stopped the tool after {n} attempt(s): {summary}. {hint}")
+            format!("A network error stopped the tool after {n} attempt(s): {summary}. {midway}")
         }
         ErrorKind::Authentication => format!(
             "The tool could not authenticate with its backend ({summary}). Retrying will not help; the operator has been notified."

@@ -144,9 +144,11 @@ impl ToolPolicy {
 
     /// The tool's effect may stand even when a call fails midway (it sends
     /// an email, places an order, charges a card): a call that timed out or
-    /// whose connection broke is not retried, as it may have done its work.
-    /// Failures refused before any effect (rate limits, a circuit open)
-    /// still are. By default timeouts and network errors are retried.
+    /// whose connection broke is not retried, as it may have done its work,
+    /// and the model is told so (to check before calling it again, not that
+    /// retrying will not help). Failures refused before any effect (rate
+    /// limits, a circuit open) still are. By default timeouts and network
+    /// errors are retried.
     pub fn not_idempotent(self) -> Self {
         [ErrorKind::Timeout, ErrorKind::Network]
             .iter()

@@ -561,8 +561,15 @@ async fn a_tool_that_is_not_idempotent_is_not_retried_after_a_timeout() {
         let o = ex
             .execute(&call("c1", "send_email", r#"{"path":"p"}"#), &ctx())
             .await;
-        assert!(o.error.is_some());
         assert_eq!(count(&runs), 1, "{:?}", make().kind());
+        // Regression: the model was told "Retrying will not help", as if
+        // the call had surely failed; the email may have gone out.
+        let text = o.error.unwrap().model_message;
+        assert!(
+            text.ends_with("after 1 attempt(s): midway. It was not retried, as it may have done its work before it stopped: check whether it did before calling it again.")
+                || text == "The tool timed out (midway) after 1 attempt(s). It was not retried, as it may have done its work before it stopped: check whether it did before calling it again.",
+            "{text}"
+        );
     }
     let runs = counter();
     let ex = single(
