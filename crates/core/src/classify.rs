@@ -76,10 +76,14 @@ pub fn http_status(status: u16, retry_after: Option<Duration>) -> ErrorKind {
     }
 }
 
-/// Parse a `Retry-After` header value given in seconds.
+/// Parse a `Retry-After` header value given in seconds. A wait longer
+/// than a [`Duration`] holds (`1e300`) is [`Duration::MAX`]: as long as
+/// can be said. Not a number of seconds (an HTTP date, a negative or
+/// non-finite number): `None`.
 pub fn retry_after_secs(value: &str) -> Option<Duration> {
     let secs: f64 = value.trim().parse().ok()?;
-    (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs))
+    (secs.is_finite() && secs >= 0.0)
+        .then(|| Duration::try_from_secs_f64(secs).unwrap_or(Duration::MAX))
 }
 
 /// Classify a message alone: the fallback for errors of unknown type. Its
@@ -485,6 +489,37 @@ mod tests {
                 let msg = format!("HTTP status {glued} returned");
                 proptest::prop_assert_eq!(message(&msg), ErrorKind::Internal, "{}", msg);
             }
+        }
+    }
+
+    /// Regression: a `Retry-After` too long for a `Duration` (`1e300`, a
+    /// backend's bad header) panicked in `Duration::from_secs_f64`, in the
+    /// tool that read it (its call an unexpected error).
+    #[test]
+    fn a_retry_after_too_long_for_a_duration_is_the_longest() {
+        assert_eq!(retry_after_secs("1e300"), Some(Duration::MAX));
+        assert_eq!(
+            retry_after_secs("18446744073709551616"),
+            Some(Duration::MAX)
+        );
+        assert_eq!(retry_after_secs(" 1.5 "), Some(Duration::from_millis(1500)));
+        for bad in ["-1", "NaN", "inf", "Wed, 21 Oct 2015 07:28:00 GMT", ""] {
+            assert_eq!(retry_after_secs(bad), None, "{bad}");
+        }
+    }
+
+    proptest::proptest! {
+        /// Any header value parses or is refused, without a panic; a
+        /// number of seconds is read as that many (or the longest wait).
+        #[test]
+        fn any_retry_after_is_read_without_a_panic(
+            text in "\\PC{0,24}",
+            secs in 0f64..1e40,
+        ) {
+            let _ = retry_after_secs(&text);
+            let read = retry_after_secs(&secs.to_string()).expect("a number of seconds");
+            let want = Duration::try_from_secs_f64(secs).unwrap_or(Duration::MAX);
+            proptest::prop_assert_eq!(read, want);
         }
     }
 
