@@ -100,7 +100,8 @@
 //! the model on time and a batch runs these calls in parallel. A thread
 //! cannot be stopped, though: at the timeout it is abandoned and runs on
 //! until the closure returns (its result is dropped, and what it does
-//! meanwhile still happens; a retry starts beside it). An abandoned thread
+//! meanwhile still happens; a retry starts beside it, and so does the next
+//! call of a [`sequential`](ToolPolicy::sequential) tool). An abandoned thread
 //! no longer counts against the executor's concurrency limit, so tools that
 //! hang for good fill tokio's blocking pool (512 threads by default, which
 //! `tokio::fs` shares) a timeout at a time: give such a tool an end of its

@@ -170,8 +170,10 @@ where
 /// the timeout (or the run's [`Deadline`](crate::Deadline)) the closure is
 /// abandoned, keeps its blocking-pool thread until it returns, and its
 /// result is dropped. Whatever it does meanwhile (a file written, a request
-/// sent) still happens, and a retry starts a second thread beside it; mark
-/// such a tool [`not_idempotent`](crate::ToolPolicy::not_idempotent).
+/// sent) still happens, and a retry starts a second thread beside it, as
+/// does the next call of a [`sequential`](crate::ToolPolicy::sequential)
+/// tool; mark such a tool
+/// [`not_idempotent`](crate::ToolPolicy::not_idempotent).
 ///
 /// ```
 /// use serde_json::{json, Value};

@@ -112,7 +112,10 @@ impl ToolPolicy {
     /// Calls of this tool must not overlap: they run one at a time, in
     /// every executor sharing the registry, and across a removal and a new
     /// `sequential` registration under the same name (a call of the removed
-    /// tool still running holds back the new one's).
+    /// tool still running holds back the new one's). A call holds its turn
+    /// until it ends, at its timeout at the latest: a blocking tool's thread
+    /// ([`blocking_fn`](crate::blocking_fn)) abandoned at its timeout runs
+    /// on, and the next call starts beside it.
     pub fn sequential(mut self, sequential: bool) -> Self {
         self.sequential = sequential;
         self
