@@ -19,12 +19,12 @@ pub(crate) struct ChunkDecoder {
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 enum State {
-    /// Reading the hex size; `digits` so far.
+    /// Reading the hex size (leading zeros allowed, as RFC 9112's
+    /// `1*HEXDIG` says; only a value past `u64` is too large).
     #[default]
     SizeStart,
     Size {
         size: u64,
-        digits: u8,
     },
     /// After the size: whitespace, then `;extensions` (`ext`: past the
     /// `;`) until LF. Anything else after the digits (`0x1a`) is not a
@@ -98,19 +98,19 @@ impl ChunkDecoder {
                 State::SizeStart => {
                     let d = hex(b).ok_or(ChunkError("chunk size is not hexadecimal"))?;
                     self.line = 1;
-                    self.state = State::Size {
-                        size: u64::from(d),
-                        digits: 1,
-                    };
+                    self.state = State::Size { size: u64::from(d) };
                 }
-                State::Size { size, digits } => match hex(b) {
+                State::Size { size } => match hex(b) {
                     Some(d) => {
-                        if digits >= 16 {
+                        self.line += 1;
+                        if size > u64::MAX >> 4 {
                             return Err(ChunkError("chunk size too large"));
+                        }
+                        if self.line > MAX_LINE {
+                            return Err(ChunkError("chunk size line too long"));
                         }
                         self.state = State::Size {
                             size: size << 4 | u64::from(d),
-                            digits: digits + 1,
                         };
                     }
                     None => {
@@ -254,6 +254,12 @@ mod tests {
         assert!(decode_all(&[b"zz\r\n"]).is_err());
         assert!(decode_all(&[b"3\r\nabcX"]).is_err());
         assert!(decode_all(&[b"11111111111111111\r\n"]).is_err());
+        // Leading zeros are digits like any other (RFC 9112 `1*HEXDIG`);
+        // a size line is still bounded.
+        let (out, done, _) =
+            decode_all(&[b"00000000000000000000002\r\nok\r\n000000000000000000\r\n\r\n"]).unwrap();
+        assert_eq!((out.as_slice(), done), (&b"ok"[..], true));
+        assert!(decode_all(&[&[b'0'; MAX_LINE + 1][..]]).is_err());
         assert!(decode_all(&[b"3\x01\r\nabc\r\n"]).is_err());
         // Not a size: `0x1a` is not the last chunk with junk after it.
         assert!(decode_all(&[b"0x1a\r\n{\"a\":\"bcdefghijklmnopqrs\"}\r\n0\r\n\r\n"]).is_err());
@@ -285,16 +291,20 @@ mod tests {
             parts in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..300), 0..8),
             cuts in proptest::collection::vec(any::<prop::sample::Index>(), 0..6),
             upper in any::<bool>(),
+            zeros in 0usize..24,
         ) {
             let mut wire = Vec::new();
             for p in &parts {
                 if p.is_empty() { continue; }
                 let size = if upper { format!("{:X}", p.len()) } else { format!("{:x};e=1", p.len()) };
+                // Leading zeros, as many as any sender writes.
+                wire.extend(std::iter::repeat_n(b'0', zeros));
                 wire.extend_from_slice(size.as_bytes());
                 wire.extend_from_slice(b"\r\n");
                 wire.extend_from_slice(p);
                 wire.extend_from_slice(b"\r\n");
             }
+            wire.extend(std::iter::repeat_n(b'0', zeros));
             wire.extend_from_slice(b"0\r\n\r\nGET");
             let mut points: Vec<usize> = cuts.iter().map(|c| c.index(wire.len() + 1)).collect();
             points.sort_unstable();
