@@ -273,6 +273,11 @@ pub(crate) fn parse_response(buf: &[u8], extras: ClientHeadExtras) -> ResponsePa
         Err(e) => return ResponseParse::Invalid(format!("invalid response head: {e}")),
     };
     let status = res.code.unwrap_or(0);
+    // Three digits, from 100 (RFC 9110 §15; hyper's client refuses less):
+    // `099` is no status to relay.
+    if status < 100 {
+        return ResponseParse::Invalid(format!("invalid status code {status:03}"));
+    }
     if (100..200).contains(&status) {
         if status == 101 {
             return ResponseParse::Invalid("unexpected 101 Switching Protocols".into());

@@ -254,6 +254,22 @@ fn response_heads_keep_their_headers_and_say_their_framing() {
     ));
 }
 
+/// A status code below 100 is no HTTP status (RFC 9110 §15: 100 to 599;
+/// hyper's client refuses one): a clear error, not a status line of two
+/// digits relayed to the client.
+#[test]
+fn a_status_below_100_is_invalid() {
+    for raw in [
+        &b"HTTP/1.1 099 Odd\r\ncontent-length: 2\r\n\r\nok"[..],
+        b"HTTP/1.1 000 \r\n\r\n",
+    ] {
+        match parse_response(raw, Default::default()) {
+            ResponseParse::Invalid(why) => assert!(why.contains("status"), "{why}"),
+            other => panic!("{other:?}"),
+        }
+    }
+}
+
 proptest! {
     /// Any bytes: a clear outcome, never a panic; a head the fast path
     /// takes re-parses, once rewritten, as a request with the same body
@@ -291,6 +307,28 @@ proptest! {
             let found = text[at..].find(&line);
             prop_assert!(found.is_some(), "{} missing", line);
             at += found.unwrap_or(0) + line.len();
+        }
+    }
+
+    /// Any status and headers: a head relayed to the client is a valid
+    /// HTTP/1.1 response head with the upstream's status.
+    #[test]
+    fn client_heads_are_valid_response_heads(
+        status in 0u16..1000,
+        reason in "[ -~]{0,12}",
+        headers in proptest::collection::vec(("[a-z][a-z0-9-]{0,12}", "[!-~]{0,20}"), 0..6),
+    ) {
+        let mut raw = format!("HTTP/1.1 {status:03} {reason}\r\n");
+        for (name, value) in &headers {
+            raw.push_str(&format!("x-{name}: {value}\r\n"));
+        }
+        raw.push_str("\r\n");
+        if let ResponseParse::Head(head, client) = parse_response(raw.as_bytes(), Default::default()) {
+            let mut parsed = [httparse::EMPTY_HEADER; MAX_HEADERS];
+            let mut res = httparse::Response::new(&mut parsed);
+            prop_assert!(matches!(res.parse(&client), Ok(httparse::Status::Complete(n)) if n == client.len()));
+            prop_assert_eq!(res.code, Some(head.status));
+            prop_assert!(http::StatusCode::from_u16(head.status).is_ok(), "{}", head.status);
         }
     }
 
