@@ -8,7 +8,9 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use tokio::io::AsyncWriteExt;
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 /// Longest name taken from a request or a response into the records and
@@ -69,6 +71,8 @@ pub(crate) struct ConnectionSlots {
     open: AtomicUsize,
     max: usize,
     refused: AtomicUsize,
+    /// Refusals under way ([`ConnectionSlots::refuse`]).
+    refusing: AtomicUsize,
 }
 
 /// One open connection; dropping it frees the slot.
@@ -82,6 +86,7 @@ impl ConnectionSlots {
             open: AtomicUsize::new(0),
             max: max.max(1),
             refused: AtomicUsize::new(0),
+            refusing: AtomicUsize::new(0),
         })
     }
 
@@ -102,7 +107,16 @@ impl ConnectionSlots {
     }
 
     /// Tells a connection beyond the cap so (a 503 the client can read),
-    /// then closes it.
+    /// then closes it. The answer goes once the client's request head has
+    /// come (or [`REFUSAL_HEAD_WAIT`] has passed): a client answered before
+    /// it has sent its request (hyper's, so reqwest's) takes the answer
+    /// for a broken connection and never shows it. After it, the rest of
+    /// the request (its body) is read and dropped until the client closes:
+    /// closing a socket with bytes unread resets it, and a client still
+    /// writing its body would see the reset, not the answer. All within
+    /// [`REFUSAL_TIME`]; at most [`MAX_REFUSING`] refusals at once (past
+    /// them a connection is closed unanswered: a flood beyond the cap does
+    /// not take a socket per refusal for long).
     pub(crate) async fn refuse(&self, mut stream: TcpStream) {
         let n = self.refused.fetch_add(1, Ordering::Relaxed);
         if n.is_power_of_two() || n == 0 {
@@ -111,6 +125,11 @@ impl ConnectionSlots {
                 refused = n + 1,
                 "client connection refused: max_client_connections open"
             );
+        }
+        let refusing = self.refusing.fetch_add(1, Ordering::AcqRel);
+        let _done = Refusing(&self.refusing);
+        if refusing >= MAX_REFUSING {
+            return;
         }
         let body = format!(
             "{{\"error\":{{\"type\":\"overloaded_error\",\"message\":\"toolwarden: too many client connections (max_client_connections = {})\"}}}}",
@@ -121,11 +140,56 @@ impl ConnectionSlots {
              retry-after: 1\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{body}",
             body.len()
         );
-        let _ = tokio::time::timeout(std::time::Duration::from_secs(1), async {
-            let _ = stream.write_all(reply.as_bytes()).await;
+        let _ = tokio::time::timeout(REFUSAL_TIME, async {
+            let _ = tokio::time::timeout(REFUSAL_HEAD_WAIT, read_head(&mut stream)).await;
+            if stream.write_all(reply.as_bytes()).await.is_err() {
+                return;
+            }
             let _ = stream.shutdown().await;
+            let mut sink = [0u8; 8192];
+            while matches!(stream.read(&mut sink).await, Ok(n) if n > 0) {}
         })
         .await;
+    }
+}
+
+/// How long a refused connection has to send its request head.
+pub(crate) const REFUSAL_HEAD_WAIT: Duration = Duration::from_millis(500);
+
+/// How long a refused connection is kept in all.
+pub(crate) const REFUSAL_TIME: Duration = Duration::from_secs(2);
+
+/// Bytes of a refused connection's request read before it is answered
+/// anyway (the longest head the gateway takes).
+const REFUSAL_HEAD_MAX: usize = 64 * 1024;
+
+/// Refusals under way at once, at most.
+pub(crate) const MAX_REFUSING: usize = 256;
+
+/// One refusal under way; counted down when dropped.
+struct Refusing<'a>(&'a AtomicUsize);
+
+impl Drop for Refusing<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// Read until the end of a request head (a blank line), the client's end,
+/// or 64 KiB.
+async fn read_head(stream: &mut TcpStream) {
+    let mut seen = Vec::with_capacity(1024);
+    let mut chunk = [0u8; 4096];
+    while seen.len() < REFUSAL_HEAD_MAX {
+        match stream.read(&mut chunk).await {
+            Ok(n) if n > 0 => seen.extend_from_slice(&chunk[..n]),
+            _ => return,
+        }
+        if memchr::memmem::find(&seen, b"\r\n\r\n").is_some()
+            || memchr::memmem::find(&seen, b"\n\n").is_some()
+        {
+            return;
+        }
     }
 }
 
@@ -158,6 +222,64 @@ mod tests {
         // The same for every call, and its own bounded form.
         assert_eq!(owned_id(&a), ca);
         assert_eq!(clip_id(&ca), ca.as_str());
+    }
+
+    /// A refused connection's client reads the 503: a hyper client (as
+    /// reqwest) that sends its request, a small one or one whose body is
+    /// still going out when the answer comes, and one that sends nothing.
+    /// Before, the answer went at once: hyper took it for a broken
+    /// connection ("connection was not ready", an unexpected message),
+    /// and a client still writing a large body got a reset.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_refused_client_reads_the_503() {
+        use http_body_util::{BodyExt, Full};
+
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let slots = ConnectionSlots::new(7);
+        let refusing = slots.clone();
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                let slots = refusing.clone();
+                tokio::spawn(async move { slots.refuse(stream).await });
+            }
+        });
+        for size in [10, 4 << 20] {
+            let stream = TcpStream::connect(addr).await.unwrap();
+            let (mut send, conn) =
+                hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+                    .await
+                    .unwrap();
+            tokio::spawn(conn);
+            // The gateway's worker answers as soon as it accepts, on its
+            // own thread: before a client's request, in practice. Here
+            // the client sends it a little after the connection is made.
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            let request = http::Request::post("/v1/messages")
+                .header("host", "localhost")
+                .body(Full::new(bytes::Bytes::from(vec![b'x'; size])))
+                .unwrap();
+            let response = send.send_request(request).await.unwrap();
+            assert_eq!(response.status(), 503, "{size}");
+            let body = response.into_body().collect().await.unwrap().to_bytes();
+            let text = String::from_utf8_lossy(&body);
+            assert!(text.contains("max_client_connections = 7"), "{text}");
+        }
+        let mut silent = TcpStream::connect(addr).await.unwrap();
+        let mut reply = Vec::new();
+        tokio::time::timeout(REFUSAL_TIME, silent.read_to_end(&mut reply))
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(reply.starts_with(b"HTTP/1.1 503 "));
+        // Each refusal ends once its client has closed.
+        drop(silent);
+        let ended = async {
+            while slots.refusing.load(Ordering::Acquire) > 0 {
+                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            }
+        };
+        tokio::time::timeout(REFUSAL_TIME, ended).await.unwrap();
     }
 
     #[test]
