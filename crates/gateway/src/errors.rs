@@ -35,6 +35,10 @@ pub(crate) enum ProxyErrorKind {
     FirstByteTimeout,
     /// The upstream closed or reset the connection before answering.
     Reset,
+    /// The upstream answered with bytes that are not an HTTP/1.x response
+    /// the gateway can read (an invalid head: a TLS port reached over
+    /// `http://`, another protocol, a broken server).
+    BadResponse,
     /// The response stream broke after it had started.
     MidStream,
     /// The client's request body exceeds the limit.
@@ -102,6 +106,12 @@ impl ProxyError {
             kind = ProxyErrorKind::Connect;
         }
         while let Some(e) = source {
+            if e.downcast_ref::<hyper::Error>()
+                .is_some_and(hyper::Error::is_parse)
+            {
+                kind = ProxyErrorKind::BadResponse;
+                break;
+            }
             if e.downcast_ref::<rustls::Error>().is_some() {
                 kind = ProxyErrorKind::Tls;
                 break;
@@ -157,6 +167,7 @@ impl ProxyError {
             ProxyErrorKind::ConnectTimeout => "upstream_connect_timeout",
             ProxyErrorKind::FirstByteTimeout => "upstream_timeout",
             ProxyErrorKind::Reset => "upstream_reset",
+            ProxyErrorKind::BadResponse => "upstream_bad_response",
             ProxyErrorKind::MidStream => "upstream_stream_error",
             ProxyErrorKind::BodyTooLarge => "request_too_large",
             ProxyErrorKind::ClientBody => "request_body_error",
@@ -190,6 +201,10 @@ impl fmt::Display for ProxyError {
                     "upstream {host} closed the connection before answering: {detail}"
                 )
             }
+            ProxyErrorKind::BadResponse => write!(
+                f,
+                "upstream {host} sent no HTTP response the gateway can read: {detail}"
+            ),
             ProxyErrorKind::MidStream => write!(f, "stream from upstream {host} broke: {detail}"),
             ProxyErrorKind::BodyTooLarge
             | ProxyErrorKind::ClientBody

@@ -757,3 +757,38 @@ async fn a_body_not_sent_in_time_is_answered_400_on_both_paths() {
         "nothing forwarded"
     );
 }
+
+/// An upstream that answers with something that is not an HTTP response
+/// (a TLS port reached over `http://` answers a plain request with an
+/// alert; an SSH server with its banner; a status code that is none) is
+/// answered 502 saying so, on both paths, and not as an upstream that
+/// "closed the connection before answering", which sent the user looking
+/// for a crash instead of at the upstream's URL.
+#[tokio::test]
+async fn an_answer_that_is_not_http_is_named_so_on_both_paths() {
+    for answer in [
+        &b"\x15\x03\x01\x00\x02\x02\x46"[..],
+        b"SSH-2.0-OpenSSH_9.6\r\n",
+        b"HTTP/1.1 099 Odd\r\ncontent-length: 2\r\n\r\nok",
+    ] {
+        let up = raw_upstream(Arc::new(move |_| (vec![answer], true))).await;
+        let gw = gateway(up.addr).await;
+        let fast = format!(
+            "POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\
+             Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{CHAT}",
+            CHAT.len()
+        );
+        let hypers = format!(
+            "POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\
+             Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n{:x}\r\n{CHAT}\r\n0\r\n\r\n",
+            CHAT.len()
+        );
+        for request in [fast, hypers] {
+            let got = raw_exchange(&gw, request.as_bytes()).await;
+            assert!(got.starts_with("HTTP/1.1 502"), "{got}");
+            assert!(got.contains("\"code\":\"upstream_bad_response\""), "{got}");
+            assert!(got.contains("sent no HTTP response"), "{got}");
+            assert!(!got.contains("closed the connection"), "{got}");
+        }
+    }
+}

@@ -168,7 +168,7 @@ pub(super) async fn run(
                 continue;
             }
             ResponseParse::Invalid(detail) => {
-                let err = ProxyError::new(ProxyErrorKind::Reset, upstream.host(), detail);
+                let err = ProxyError::new(ProxyErrorKind::BadResponse, upstream.host(), detail);
                 return fail(
                     cx.client,
                     observation,
