@@ -792,3 +792,37 @@ async fn an_answer_that_is_not_http_is_named_so_on_both_paths() {
         }
     }
 }
+
+/// An upstream that gives its length as a list of one number (an
+/// intermediary that merged two equal lines: `content-length: 5, 5`) is
+/// relayed with that length as one number on both paths. Before, the fast
+/// path answered 502 and hyper's relayed the list, which Python's h11
+/// (the OpenAI and Anthropic SDKs) and Node's llhttp refuse.
+#[tokio::test]
+async fn a_length_list_of_one_number_reaches_the_client_as_one_number() {
+    let up = raw_upstream(Arc::new(|_| {
+        (
+            vec![&b"HTTP/1.1 200 OK\r\nContent-Length: 5, 5\r\ncontent-type: application/json\r\n\r\nhello"[..]],
+            true,
+        )
+    }))
+    .await;
+    let gw = gateway(up.addr).await;
+    let fast = format!(
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{CHAT}",
+        CHAT.len()
+    );
+    let hypers = format!(
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\
+         Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n{:x}\r\n{CHAT}\r\n0\r\n\r\n",
+        CHAT.len()
+    );
+    for request in [fast, hypers] {
+        let got = raw_exchange(&gw, request.as_bytes()).await;
+        assert!(got.starts_with("HTTP/1.1 200"), "{got}");
+        assert!(got.contains("\r\nContent-Length: 5\r\n"), "{got}");
+        assert!(!got.contains("5, 5"), "{got}");
+        assert!(got.ends_with("\r\n\r\nhello"), "{got}");
+    }
+}

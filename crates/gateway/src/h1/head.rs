@@ -15,7 +15,9 @@
 //! - the client's response gets `transfer-encoding: chunked` when the
 //!   upstream's body has no length (the fast path re-frames such bodies so
 //!   that an error event can be appended), `x-toolwarden-repaired` after a
-//!   repair, and `connection: close` when the gateway will close.
+//!   repair, and `connection: close` when the gateway will close; a
+//!   `content-length` given as several lines or a list of one number
+//!   (`5, 5`) reaches it as one line of that number.
 //!
 //! A request head the fast path does not take (see [`parse_request`])
 //! is left to hyper, which answers malformed ones with its own errors.
@@ -308,17 +310,30 @@ pub(crate) fn parse_response(buf: &[u8], extras: ClientHeadExtras) -> ResponsePa
     client.extend_from_slice(b"\r\n");
     let mut content_type = None;
     let mut content_encoding = None;
+    let reframed = matches!(framing, BodyFraming::Chunked | BodyFraming::Close);
+    // One `content-length` line of one number: the lines and lists of the
+    // same number an upstream may send (`Facts` read them) become one, as
+    // on hyper's path (`headers::for_client`).
+    let mut length_sent = reframed;
     for h in res.headers.iter() {
         if h.name.eq_ignore_ascii_case("content-type") {
             content_type.get_or_insert_with(|| h.value.to_vec());
         } else if h.name.eq_ignore_ascii_case("content-encoding") {
             content_encoding.get_or_insert_with(|| h.value.to_vec());
         }
-        let reframed = matches!(framing, BodyFraming::Chunked | BodyFraming::Close);
-        if facts.is_hop_by_hop(h.name)
-            || (reframed && h.name.eq_ignore_ascii_case("content-length"))
-        {
+        if facts.is_hop_by_hop(h.name) {
             continue;
+        }
+        if h.name.eq_ignore_ascii_case("content-length") {
+            if std::mem::replace(&mut length_sent, true) {
+                continue;
+            }
+            if let Some(n) = facts.content_length
+                && !h.value.iter().all(u8::is_ascii_digit)
+            {
+                push_header(&mut client, h.name.as_bytes(), itoa(n).as_bytes());
+                continue;
+            }
         }
         push_header(&mut client, h.name.as_bytes(), h.value);
     }
@@ -374,7 +389,7 @@ impl<'h> Facts<'h> {
         for h in headers {
             let name = h.name;
             if name.eq_ignore_ascii_case("content-length") {
-                let n = parse_length(h.value)?;
+                let n = headers::content_length(h.value)?;
                 if facts.content_length.is_some_and(|m| m != n) {
                     return None;
                 }
@@ -416,15 +431,6 @@ impl<'h> Facts<'h> {
                 .iter()
                 .any(|l| name.as_bytes().eq_ignore_ascii_case(l))
     }
-}
-
-/// A `content-length` value: ASCII digits only, at most 19 of them.
-fn parse_length(value: &[u8]) -> Option<u64> {
-    let value = value.trim_ascii();
-    if value.is_empty() || value.len() > 19 || !value.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    Some(value.iter().fold(0u64, |n, d| n * 10 + u64::from(d - b'0')))
 }
 
 fn push_header(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {

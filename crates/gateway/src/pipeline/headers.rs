@@ -3,7 +3,9 @@
 //! named in `connection`) are removed in both directions, `host` is set by
 //! the client for the upstream, the gateway's own `x-toolwarden-lend-token`
 //! never goes upstream, and `content-length` is dropped only when the body
-//! was repaired (the client recomputes it from the new body).
+//! was repaired (the client recomputes it from the new body). A response's
+//! `content-length` given as several lines or a list of one number reaches
+//! the client as one number ([`content_length`] reads it, on both paths).
 //! Everything else — credentials and provider headers included — passes
 //! through unchanged. Nothing here logs a header.
 
@@ -70,7 +72,51 @@ pub(crate) fn for_client(headers: &mut HeaderMap) {
     if headers.contains_key(header::TRANSFER_ENCODING) {
         headers.remove(header::CONTENT_LENGTH);
     }
+    single_content_length(headers);
     strip_hop_by_hop(headers);
+}
+
+/// A `content-length` field value: ASCII digits (at most 19), or a list of
+/// the same number (`5, 5`, what an intermediary that merged two equal
+/// lines sends), which RFC 9110 §8.6 lets a recipient read as that number
+/// and hyper's client does. `None` for anything else.
+pub(crate) fn content_length(value: &[u8]) -> Option<u64> {
+    let mut found = None;
+    for item in value.split(|&b| b == b',') {
+        let item = item.trim_ascii();
+        if item.is_empty() || item.len() > 19 || !item.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        let n = item.iter().fold(0u64, |n, d| n * 10 + u64::from(d - b'0'));
+        if found.is_some_and(|m| m != n) {
+            return None;
+        }
+        found = Some(n);
+    }
+    found
+}
+
+/// One `content-length` of one number for the client: the lines and
+/// lists of the same number an upstream may send (hyper's client reads
+/// them; Python's h11 and Node's llhttp refuse a list) become one.
+fn single_content_length(headers: &mut HeaderMap) {
+    let mut values = headers.get_all(header::CONTENT_LENGTH).iter();
+    let (Some(first), rest) = (values.next(), values.count()) else {
+        return;
+    };
+    if rest == 0 && first.as_bytes().iter().all(u8::is_ascii_digit) {
+        return;
+    }
+    let lengths: Option<Vec<u64>> = headers
+        .get_all(header::CONTENT_LENGTH)
+        .iter()
+        .map(|v| content_length(v.as_bytes()))
+        .collect();
+    if let Some(&[n, ref others @ ..]) = lengths.as_deref()
+        && others.iter().all(|&m| m == n)
+    {
+        headers.insert(header::CONTENT_LENGTH, http::HeaderValue::from(n));
+    }
 }
 
 /// Hop-by-hop header names (RFC 9110 §7.6.1, plus the `proxy-*` family
@@ -194,6 +240,63 @@ mod tests {
         let mut h = map(&[("content-length", "3"), ("transfer-encoding", "chunked")]);
         for_client(&mut h);
         assert!(h.get("content-length").is_none(), "{h:?}");
+    }
+
+    /// A length given twice, or as a list of the same number, reaches the
+    /// client as one number; different ones are not read as a length.
+    #[test]
+    fn a_length_list_of_one_number_becomes_that_number() {
+        assert_eq!(content_length(b"42"), Some(42));
+        assert_eq!(content_length(b" 5 ,5,  5 "), Some(5));
+        for bad in [
+            &b""[..],
+            b"5, 6",
+            b"5,",
+            b",5",
+            b"+5",
+            b"0x5",
+            b"5 5",
+            b"99999999999999999999",
+        ] {
+            assert_eq!(
+                content_length(bad),
+                None,
+                "{:?}",
+                String::from_utf8_lossy(bad)
+            );
+        }
+        let mut h = map(&[("content-length", "5, 5"), ("content-length", "5")]);
+        for_client(&mut h);
+        assert_eq!(
+            h.get_all("content-length").iter().collect::<Vec<_>>(),
+            ["5"]
+        );
+        let mut h = map(&[("content-length", "7")]);
+        for_client(&mut h);
+        assert_eq!(h["content-length"], "7");
+    }
+
+    use proptest::prelude::*;
+
+    proptest! {
+        /// A number, alone or listed again with any whitespace, is itself;
+        /// a list with another number, or any bytes, never a panic.
+        #[test]
+        fn a_length_list_reads_as_its_number(
+            n in any::<u64>().prop_map(|n| n % 10_000_000_000_000_000_000),
+            other in any::<u64>(),
+            spaces in proptest::collection::vec("[ \t]{0,2}", 1..5),
+            bytes in proptest::collection::vec(any::<u8>(), 0..40),
+        ) {
+            let list: Vec<String> = spaces.iter().map(|s| format!("{s}{n}{s}")).collect();
+            prop_assert_eq!(content_length(list.join(",").as_bytes()), Some(n));
+            let other = other % 10_000_000_000_000_000_000;
+            if other != n {
+                let mixed = format!("{n}, {other}");
+                prop_assert_eq!(content_length(mixed.as_bytes()), None);
+            }
+            let _ = content_length(&bytes);
+        }
     }
 
     #[test]

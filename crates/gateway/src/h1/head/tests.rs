@@ -254,6 +254,30 @@ fn response_heads_keep_their_headers_and_say_their_framing() {
     ));
 }
 
+/// A length given twice, or as a list of the same number (RFC 9110 §8.6;
+/// hyper's client reads it), is that length, and the client gets it as one
+/// number (Python's h11 and Node's llhttp refuse a list). Different ones
+/// are no length.
+#[test]
+fn a_length_list_of_one_number_is_that_length() {
+    let (head, client) = response(
+        b"HTTP/1.1 200 OK\r\nContent-Length: 5, 5\r\nx-a: 1\r\ncontent-length: 5\r\n\r\nhello",
+        Default::default(),
+    );
+    assert_eq!(head.framing, BodyFraming::Length(5));
+    assert_eq!(
+        client,
+        "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nx-a: 1\r\n\r\n"
+    );
+    assert!(matches!(
+        parse_response(
+            b"HTTP/1.1 200 OK\r\ncontent-length: 5, 6\r\n\r\n",
+            Default::default()
+        ),
+        ResponseParse::Invalid(_)
+    ));
+}
+
 /// A status code below 100 is no HTTP status (RFC 9110 §15: 100 to 599;
 /// hyper's client refuses one): a clear error, not a status line of two
 /// digits relayed to the client.
