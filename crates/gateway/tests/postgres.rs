@@ -15,6 +15,8 @@
 //! - `race`: one request sent to both gateways at once counts once;
 //! - `retention`: a gateway's retention pass yields to another gateway's
 //!   step under way on the same database;
+//! - `reused`: another run's answer under a reused id (`name#0`) counts
+//!   when its call went through the other gateway;
 //! - `rewritten`: Gemini calls recorded by one gateway, answered through
 //!   the other under ids the client invented, pair through the replayed
 //!   turn's fingerprint;
@@ -38,6 +40,7 @@ mod postgres {
     mod continuation;
     mod race;
     mod retention;
+    mod reused;
     mod rewritten;
     mod unreachable;
 }

@@ -132,6 +132,8 @@ pub struct Recorder {
     observer: Arc<dyn Observer>,
     close: Arc<watch::Sender<bool>>,
     done: watch::Receiver<bool>,
+    /// It writes to a store, which keeps duplicates out.
+    judges: bool,
 }
 
 /// An event on its way to the writer, with whether its call was known when
@@ -246,6 +248,7 @@ impl Recorder {
         aggregate_keys: usize,
         observer: Arc<dyn Observer>,
     ) -> Recorder {
+        let judges = store.is_some();
         let capacity = opts.queue_capacity.max(1);
         let (tx, rx) = mpsc::channel(capacity);
         let (done_tx, done) = watch::channel(false);
@@ -296,7 +299,15 @@ impl Recorder {
             observer,
             close: Arc::new(close),
             done,
+            judges,
         }
+    }
+
+    /// Whether what is queued goes to a store, which counts a duplicate
+    /// (an event already written) once; without one every queued event
+    /// counts as new.
+    pub fn judges_duplicates(&self) -> bool {
+        self.judges
     }
 
     /// Queues an event. Never blocks or awaits; a full queue drops the event

@@ -163,9 +163,11 @@ pub(crate) fn analyze(sinks: &Sinks, facts: &RequestFacts, read: &ReadBody) -> R
         // call of another run of the conversation at the same position
         // (the store's `claim_keys_of_later_calls_fn!`), unless a call of that
         // id follows the result in this history (then it answers an earlier
-        // call of an id the conversation reused): its key here holds the
-        // time of the newest call of that id, so that the other run's
-        // answer is not taken for a resend.
+        // call of an id the conversation reused): the store judges it (its
+        // key is not remembered once queued, below); one folded into the
+        // counts is remembered with the time of the newest call of that id
+        // this gateway saw, so that the other run's answer is not taken for
+        // its resend.
         let latest = !toolwarden_store::is_unique_call_id(&result.call_id)
             && last_call
                 .get_or_insert_with(|| last_call_of_each_id(view))
@@ -213,13 +215,22 @@ pub(crate) fn analyze(sinks: &Sinks, facts: &RequestFacts, read: &ReadBody) -> R
         // either way it is counted, and must not be counted again when the
         // history is resent. A result whose call was folded is folded too
         // (else it would make a call row of its own).
-        match &call {
-            Some((_, _, true)) => sinks.recorder.fold(&Event::ToolResult(record), true),
-            known => {
-                sinks.recorder.record_result(record, known.is_some());
+        let queued = match &call {
+            Some((_, _, true)) => {
+                sinks.recorder.fold(&Event::ToolResult(record), true);
+                false
             }
+            known => sinks.recorder.record_result(record, known.is_some()),
+        };
+        // An answer under an id that is not unique, queued for a store, is
+        // not remembered: only the store knows whether another run's call
+        // of that id came since (this gateway may have forgotten the call,
+        // or another gateway passed it), and it keeps the resends out. One
+        // folded into the counts, or queued with no store, is: nothing
+        // else would.
+        if !(latest && queued && sinks.recorder.judges_duplicates()) {
+            sinks.seen_results.insert(key);
         }
-        sinks.seen_results.insert(key);
     }
     if parse_error.is_some() {
         sinks.metrics.emit(crate::metrics::events::UnparsedRequest {

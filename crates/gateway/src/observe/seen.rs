@@ -4,7 +4,12 @@
 //! them duplicates. The store stays the judge of what is new (its unique
 //! key on session, call id and message index; other gateways write to it
 //! too): this only spares it work, and never hides a result it has not
-//! been given — a key is remembered only once its event is queued.
+//! been given — a key is remembered only once its event is queued. A
+//! result under an id that is not unique (`call_0`, `name#0`) may be
+//! another run's answer at the same place, which only the store can tell
+//! (the run's call may have gone through another gateway, or been
+//! forgotten here): its key is remembered only when it was folded into
+//! the recorder's counts instead of queued, or there is no store.
 //!
 //! Keys are 128-bit hashes (two SipHash-1-3 with different keys), so a
 //! false "seen" would need a 128-bit collision. Memory is bounded: two

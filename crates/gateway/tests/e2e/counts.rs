@@ -700,3 +700,56 @@ async fn a_referenced_history_retried_with_its_oldest_item_cut_counts_once() {
     let results = events.iter().filter(|e| e["type"] == "tool_result").count();
     assert_eq!(results, 4, "{events:#?}");
 }
+
+/// Two runs of one Gemini script (one fingerprint session, `name#0` in
+/// both) on a gateway whose recent calls were forgotten before each answer
+/// came (`recent_calls_capacity`: other conversations' calls filled it, as
+/// on a busy gateway; or the calls went through another gateway): the
+/// gateway knows neither run's call, and its check of resent results took
+/// the second run's answer for the first's resend, so it never reached the
+/// store, which counts it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_runs_answer_counts_when_the_gateway_forgot_its_call() {
+    let mut h = Harness::with(MockOptions::default(), |c| c.memory.recent_calls = 2).await;
+    for (run, outcome) in [
+        (0, (false, "sunny, 21C")),
+        (1, (true, "weather service unavailable")),
+    ] {
+        let mut convo = Convo::new(Kind::Gemini, false, None);
+        let r = convo.send(&h.client, &h.gw()).await;
+        assert_eq!(r.status, 200, "{}", r.text());
+        let calls = convo.calls(&r);
+        assert_eq!(calls.len(), 1, "{}", r.text());
+        // Other conversations' calls meanwhile: the run's call is forgotten.
+        for k in 0..3 {
+            let other = Convo::new(Kind::Gemini, false, Some(&format!("other-{run}-{k}")));
+            let r = other.send(&h.client, &h.gw()).await;
+            assert_eq!(r.status, 200, "{}", r.text());
+        }
+        convo.assistant_calls(&calls);
+        convo.results(&calls, &[outcome]);
+        let r = convo.send(&h.client, &h.gw()).await;
+        assert_eq!(r.status, 200, "{}", r.text());
+        convo.assistant_text("Done.");
+        // The run's next turn resends its answer.
+        convo.user("And tomorrow?");
+        let r = convo.send(&h.client, &h.gw()).await;
+        assert_eq!(r.status, 200, "{}", r.text());
+    }
+    // Two answers of the script; the other conversations answered nothing.
+    h.assert_metric("toolwarden_tool_results_total", &[], 2.0)
+        .await;
+    let stats = h.finish().await;
+    let script: Vec<_> = stats
+        .sessions
+        .iter()
+        .filter(|s| s.session_id.starts_with("fp-"))
+        .collect();
+    assert_eq!(script.len(), 1, "{:?}", stats.sessions);
+    assert_eq!(
+        (script[0].calls, script[0].failures),
+        (4, 1),
+        "{:?}",
+        stats.sessions
+    );
+}
