@@ -4,10 +4,13 @@
 //! Dialect routes (read, checked, recorded):
 //! - `POST /v1/messages` → Anthropic Messages;
 //! - `POST /v1/chat/completions` → OpenAI Chat Completions;
-//! - `POST /v1/responses` → OpenAI Responses;
-//! - `POST …/backend-api/codex/responses` → OpenAI Responses at the
-//!   ChatGPT backend (`chatgpt_upstream`: the Codex CLI signed in with
-//!   ChatGPT); served by hyper's path, whose client pools by host;
+//! - `POST /v1/responses` → OpenAI Responses, and its compaction
+//!   endpoint `POST /v1/responses/compact` (a Responses body; the outputs
+//!   in the history it compacts go nowhere else);
+//! - `POST …/backend-api/codex/responses` (and `…/responses/compact`) →
+//!   OpenAI Responses at the ChatGPT backend (`chatgpt_upstream`: the
+//!   Codex CLI signed in with ChatGPT); served by hyper's path, whose
+//!   client pools by host;
 //! - `POST /v1beta/models/{model}:generateContent` and `:streamGenerateContent`
 //!   (also under `/v1/` and `/v1alpha/`) → Gemini, model from the path.
 //!
@@ -26,7 +29,7 @@
 //! 3. OpenAI otherwise.
 //!
 //! A pass-through path under `/backend-api/` (the ChatGPT backend's
-//! `codex/models`, `codex/responses/compact`) goes to `chatgpt_upstream`.
+//! `codex/models`) goes to `chatgpt_upstream`.
 //!
 //! Pass-through requests are forwarded and counted but not parsed.
 
@@ -183,8 +186,8 @@ impl Route {
             dialect: None,
             model: None,
             gemini_stream: false,
-            // The ChatGPT backend's other paths (`…/codex/models`,
-            // `…/codex/responses/compact`, …): its upstream too.
+            // The ChatGPT backend's other paths (`…/codex/models`, …): its
+            // upstream too.
             chatgpt: path.starts_with("/backend-api/"),
             cloud: None,
             version_prefix: None,
@@ -200,7 +203,11 @@ impl ProxyRoute {
         let (dialect, provider) = match path {
             "/v1/messages" => (Dialect::Anthropic, Provider::Anthropic),
             "/v1/chat/completions" => (Dialect::OpenAiChat, Provider::OpenAi),
-            "/v1/responses" => (Dialect::OpenAiResponses, Provider::OpenAi),
+            // The compaction endpoint takes a Responses body: the history
+            // it compacts holds outputs no later request may resend.
+            "/v1/responses" | "/v1/responses/compact" => {
+                (Dialect::OpenAiResponses, Provider::OpenAi)
+            }
             _ => return gemini_route(path),
         };
         Some(ProxyRoute {
@@ -215,18 +222,20 @@ impl ProxyRoute {
     }
 
     /// The ChatGPT backend's Responses path (`…/backend-api/codex/responses`,
-    /// the Codex CLI's `{chatgpt base}/responses`), if `path` is it.
+    /// the Codex CLI's `{chatgpt base}/responses`) or its compaction
+    /// endpoint (`…/responses/compact`), if `path` is one.
     pub(crate) fn chatgpt(path: &str) -> Option<ProxyRoute> {
-        path.ends_with("/backend-api/codex/responses")
-            .then_some(ProxyRoute {
-                provider: Provider::OpenAi,
-                dialect: Some(Dialect::OpenAiResponses),
-                model: None,
-                gemini_stream: false,
-                chatgpt: true,
-                cloud: None,
-                version_prefix: None,
-            })
+        (path.ends_with("/backend-api/codex/responses")
+            || path.ends_with("/backend-api/codex/responses/compact"))
+        .then_some(ProxyRoute {
+            provider: Provider::OpenAi,
+            dialect: Some(Dialect::OpenAiResponses),
+            model: None,
+            gemini_stream: false,
+            chatgpt: true,
+            cloud: None,
+            version_prefix: None,
+        })
     }
 
     /// `path_and_query` as the upstream takes it: without the route's
@@ -451,14 +460,26 @@ mod tests {
             (r.dialect, r.chatgpt),
             (Some(Dialect::OpenAiResponses), true)
         );
+        // Its compaction endpoint, and the API's, are read as Responses
+        // requests: the outputs in the history they compact are sent
+        // nowhere else.
+        let r = proxy(classify(
+            Method::POST,
+            "/backend-api/codex/responses/compact",
+            &[],
+        ));
+        assert_eq!(
+            (r.dialect, r.chatgpt),
+            (Some(Dialect::OpenAiResponses), true)
+        );
+        let r = proxy(classify(Method::POST, "/v1/responses/compact", &[]));
+        assert_eq!(
+            (r.provider, r.dialect, r.chatgpt),
+            (Provider::OpenAi, Some(Dialect::OpenAiResponses), false)
+        );
         // The ChatGPT backend's other paths go to its upstream, unread.
-        for (method, path) in [
-            (Method::GET, "/backend-api/codex/models"),
-            (Method::POST, "/backend-api/codex/responses/compact"),
-        ] {
-            let r = proxy(classify(method, path, &[]));
-            assert_eq!((r.dialect, r.chatgpt), (None, true), "{path}");
-        }
+        let r = proxy(classify(Method::GET, "/backend-api/codex/models", &[]));
+        assert_eq!((r.dialect, r.chatgpt), (None, true));
         assert!(!proxy(classify(Method::GET, "/v1/backend-api/x", &[])).chatgpt);
         // GET on a dialect path is a pass-through, not a dialect request.
         let r = proxy(classify(Method::GET, "/v1/responses", &[]));

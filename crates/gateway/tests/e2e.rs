@@ -27,6 +27,9 @@
 //! - `gemini_compression`: the Gemini CLI compressing its history with no
 //!   session header (a new fingerprint session answering the old one's
 //!   calls) still counts each call once, with its result;
+//! - `responses_compaction`: tool outputs sent only to the Responses
+//!   API's compaction endpoint (the Codex CLI compacting mid-turn) count
+//!   once;
 //! - `gemini_sessions`: Gemini CLI runs named by `x-session-id` (its
 //!   custom headers) are one session each, side requests included;
 //! - `cloud` (issue 18): Azure OpenAI, Vertex AI and Bedrock routes,
@@ -74,6 +77,7 @@ mod e2e {
     mod pass_through;
     mod rebinding;
     mod repair;
+    mod responses_compaction;
     mod rewritten_ids;
     mod secrets;
     mod shutdown_cut;

@@ -60,6 +60,7 @@ impl Api {
         Some(match path {
             "/v1/chat/completions" | "/v1/responses" => Api::OpenAi,
             p if p.ends_with("/backend-api/codex/responses") => Api::OpenAi,
+            p if crate::compact::is_compact_path(p) => Api::OpenAi,
             "/v1/messages" | "/v1/messages/count_tokens" => Api::Anthropic,
             p if p.ends_with(":generateContent") || p.ends_with(":streamGenerateContent") => {
                 Api::Gemini

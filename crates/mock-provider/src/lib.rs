@@ -13,6 +13,9 @@
 //!   `invoke-with-response-stream`, with Bedrock's SigV4 verified against
 //!   [`MockOptions::aws_key`] for its region and service, within AWS's
 //!   5-minute window and with its session token (see `cloud`);
+//! - the Responses API's compaction, `POST /v1/responses/compact` (and
+//!   the ChatGPT backend's `…/codex/responses/compact`): the input's user
+//!   messages and one `compaction` item (`compact`);
 //! - `GET /v1/models` (Anthropic's or OpenAI's listing, told apart by the
 //!   `anthropic-version` / `x-api-key` headers) and `GET /v1beta/models`.
 //!
@@ -66,6 +69,7 @@ mod body;
 mod clock;
 mod cloud;
 mod cloud_auth;
+mod compact;
 mod continuation;
 mod envelope;
 mod google_federation;

@@ -127,6 +127,18 @@ async fn answer(
     if let Some(reply) = count_tokens(shared, parts, path, query, &body) {
         return reply;
     }
+    if parts.method == Method::POST && crate::compact::is_compact_path(path) {
+        let body = match decoded(&parts.headers, body) {
+            Ok(body) => body,
+            Err(message) => {
+                let body = envelope::invalid_request(Dialect::OpenAiResponses, &message);
+                return error_response(api, StatusCode::BAD_REQUEST, body);
+            }
+        };
+        let (status, reply) =
+            crate::compact::answer(&parts.headers, query, shared.opts.api_key.as_deref(), &body);
+        return json_response(status, reply);
+    }
     // Issue 18: Azure OpenAI, Vertex AI and Bedrock paths.
     let cloud_route = (parts.method == Method::POST)
         .then(|| cloud::route(path, query))

@@ -4,8 +4,8 @@
 //! Read and recorded (`POST`):
 //! - Azure OpenAI: `/openai/deployments/{d}/chat/completions`,
 //!   `/openai/deployments/{d}/responses`, `/openai/v1/chat/completions`,
-//!   `/openai/v1/responses` — the OpenAI dialects; the deployment names the
-//!   model when the body has none;
+//!   `/openai/v1/responses` (and `/openai/v1/responses/compact`) — the
+//!   OpenAI dialects; the deployment names the model when the body has none;
 //! - Vertex AI: `/{v1|v1beta1}/projects/{p}/locations/{l}/publishers/google/models/{m}:generateContent`
 //!   and `:streamGenerateContent` (Gemini), `…/publishers/anthropic/models/{m}:rawPredict`
 //!   and `:streamRawPredict` (Anthropic Messages); model from the path;
@@ -148,7 +148,9 @@ fn azure(path: &str, post: bool) -> Option<ProxyRoute> {
 fn openai_dialect(op: &str) -> Option<Dialect> {
     match op {
         "chat/completions" => Some(Dialect::OpenAiChat),
-        "responses" => Some(Dialect::OpenAiResponses),
+        // Its compaction endpoint (the Codex CLI's for an Azure
+        // provider) takes a Responses body too.
+        "responses" | "responses/compact" => Some(Dialect::OpenAiResponses),
         _ => None,
     }
 }
@@ -411,6 +413,11 @@ mod tests {
             (Provider::Azure, Some(Dialect::OpenAiResponses))
         );
         assert_eq!(r.model, None);
+        let r = post("/azure/openai/v1/responses/compact");
+        assert_eq!(
+            (r.provider, r.dialect),
+            (Provider::Azure, Some(Dialect::OpenAiResponses))
+        );
         let r = post("/openai/deployments/x/embeddings");
         assert_eq!((r.provider, r.dialect), (Provider::Azure, None));
         let r = classify(&Method::GET, "/azure/openai/models").unwrap();
