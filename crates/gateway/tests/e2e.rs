@@ -27,6 +27,9 @@
 //! - `gemini_compression`: the Gemini CLI compressing its history with no
 //!   session header (a new fingerprint session answering the old one's
 //!   calls) still counts each call once, with its result;
+//! - `resend_props`: a property over resent histories (retries,
+//!   summarised prefixes, continuations and whole histories): every call,
+//!   result and failure counted once;
 //! - `responses_compaction`: tool outputs sent only to the Responses
 //!   API's compaction endpoint (the Codex CLI compacting mid-turn) count
 //!   once;
@@ -77,6 +80,7 @@ mod e2e {
     mod pass_through;
     mod rebinding;
     mod repair;
+    mod resend_props;
     mod responses_compaction;
     mod rewritten_ids;
     mod secrets;
