@@ -12,7 +12,9 @@
 //!   answers from SQLite with a single gateway;
 //! - `continuation`: a continuation's result written before its call (by
 //!   the other gateway) is merged with the late call;
-//! - `race`: one request sent to both gateways at once counts once;
+//! - `race`: one request sent to both gateways at once counts once, and so
+//!   does one turn sent to both at once as a continuation and as the whole
+//!   history;
 //! - `retention`: a gateway's retention pass yields to another gateway's
 //!   step under way on the same database;
 //! - `reused`: another run's answer under a reused id (`name#0`) counts

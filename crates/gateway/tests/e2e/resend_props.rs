@@ -194,3 +194,62 @@ proptest! {
         rt.block_on(run(kind, rounds));
     }
 }
+
+/// The same turn sent at once as a continuation and as the whole history
+/// (a client that retries over another transport before the first
+/// attempt's answer): the two copies of each result reach the recorder
+/// together, and each counts once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_sent_twice_at_once_in_two_forms_counts_once() {
+    for round in 0..6 {
+        let opts = MockOptions {
+            calls_per_reply: 2,
+            ..MockOptions::default()
+        };
+        let mut h = Harness::with(opts, |_| {}).await;
+        let mut convo = Convo::new(Kind::Responses, false, Some("raced-1"));
+        convo.body["store"] = json!(true);
+        let r = send(&h, &convo, &convo.body).await;
+        let calls = convo.calls(&r);
+        let id = response_id(false, &r);
+        convo.assistant_calls(&calls);
+        convo.results(
+            &calls,
+            &[
+                (false, "Found TP123 at 09:40."),
+                (
+                    true,
+                    "Error: seat 12A is no longer available for flight TP123",
+                ),
+            ],
+        );
+        let mut body = convo.body.clone();
+        let items = list(Kind::Responses, &mut body);
+        let outputs = items.split_off(items.len() - calls.len());
+        let continuation = json!({"model": convo.body["model"], "store": true,
+            "tools": convo.body["tools"], "previous_response_id": id, "input": outputs});
+        let (a, b) = if round % 2 == 0 {
+            (continuation, convo.body.clone())
+        } else {
+            (convo.body.clone(), continuation)
+        };
+        tokio::join!(send(&h, &convo, &a), send(&h, &convo, &b));
+        let m = h
+            .metrics_when(|m| metric(m, "toolwarden_tool_results_total", &[]) >= 2.0)
+            .await;
+        // A late second copy would show within the recorder's flush.
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        let m2 = h.metrics().await;
+        for m in [&m, &m2] {
+            assert_eq!(
+                (
+                    metric(m, "toolwarden_tool_results_total", &[]),
+                    metric(m, "toolwarden_tool_failures_total", &[])
+                ),
+                (2.0, 1.0),
+                "round {round}: {m}"
+            );
+        }
+        h.finish().await;
+    }
+}
