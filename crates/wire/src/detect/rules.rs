@@ -104,9 +104,11 @@ struct Patterns {
 static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
     let mut p = Patterns {
         line_set: RegexSet::empty(),
-        // `error:` (rustc: `error[E0308]:`), not a searched file's line
-        // that starts with the word (`src/a.rs:31:  error!(…)`).
-        compiler_error: re(r"^[^\s:]+:\d+(?::\d+)?:\s+(?:fatal\s+)?error(?:\[[^\]\n]*\])?:"),
+        // `error:` (rustc: `error[E0308]:`) one space after the location,
+        // as compilers print it; not a searched file's line that starts
+        // with the word (`src/a.rs:31:  error!(…)`), nor one whose
+        // indented field is named so (`types.ts:3:  error: string;`).
+        compiler_error: re(r"^[^\s:]+:\d+(?::\d+)?: (?:fatal\s+)?error(?:\[[^\]\n]*\])?:"),
         shell_diagnostic: re(concat!(
             r"^[\w.+-]+:\s[^\n]*?\b(?:cannot|can't|could\s+not|couldn't|unable\s+to|failed\s+to",
             r"|no\s+such\s+file|permission\s+denied|not\s+found|is\s+a\s+directory|not\s+a\s+directory",

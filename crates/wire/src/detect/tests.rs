@@ -509,6 +509,10 @@ fn compiler_diagnostics() {
             "src/server.go:88:\terror := s.listen()\nsrc/server.go:120:\treturn error",
             "src/handlers.rs:31:        error!(\"request failed: {e}\");",
             "lib/log.js:14:  error(msg) {",
+            // Search hits of fields named `error` (`grep -rn error …`).
+            "types.ts:3:  error: string | null;\nconf.yml:2:error: \"use fallback\"\n",
+            "m.py:2:    error: Optional[str] = None\n",
+            "src/api.rs:40:\terror: Option<String>,",
         ],
     );
 }
