@@ -26,8 +26,9 @@
 //! What the rules deliberately leave alone: words like `error`, `failed`
 //! or `cannot` anywhere but at the start; `Error` in file contents, grep
 //! hits (`path:line:`), logs and test summaries (`0 failed`); JSON with
-//! `"error": null`; an entity's state (`{"status": "failed"}` of a job the
-//! tool looked up).
+//! `"error": null`; a Python log record (`ERROR:root:…`: a label's colon
+//! has a space or the line's end after it); an entity's state
+//! (`{"status": "failed"}` of a job the tool looked up).
 //!
 //! Only a bounded prefix ([`HEAD_BYTES`]), bounded suffixes ([`TAIL_BYTES`],
 //! [`CRASH_TAIL_BYTES`]) and, for JSON, a bounded scan ([`JSON_SCAN_BYTES`])

@@ -191,7 +191,10 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
             r"^(?:",
             // Error: / ERROR - / error[E0425]: / fatal: / [ERROR] / Error!
             r"\[?(?:error|err|exception|fatal|failure|panic|critical|timeout)\]?(?:\[[^\]\n]*\])?",
-            r"\s*(?::|!|\s-\s|$)",
+            // (the colon then a space or the line's end, `\n` in a JSON
+            // string too: `ERROR:root:msg` is a Python log record, as
+            // `grep ERROR app.log` prints it)
+            r"\s*(?::(?:\s|$|\\[nrt])|!|\s-\s|$)",
             r"|\[(?:error|err|fatal|failure|failed|exception)\]",
             // ValueError: / ToolException: / McpError: / requests.exceptions.HTTPError:
             r"|(?-i:[A-Za-z_][\w.$]*(?:Error|Exception|Fault|Failure))(?:\s*\[[^\]\n]*\]|\s*\([^)\n]*\))?:\s",

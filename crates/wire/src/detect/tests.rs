@@ -254,6 +254,7 @@ fn error_label() {
             "[ERROR] Could not resolve \"js/app.js\"",
             "\u{1b}[31mError:\u{1b}[0m build failed",
             "\"Error: quoted JSON string\"",
+            "\"Error:\\n  quoted, its newline escaped\"",
             "PreToolUse:Bash hook error: blocked by lint script",
             "NameError(\"name 'x' is not defined\")",
         ],
@@ -265,6 +266,9 @@ fn error_label() {
             "Error: None",
             "EXAMPLES: see below",
             "The error page now shows a retry button.",
+            // Python logging's default records (`grep -E 'ERROR|CRITICAL'
+            // app.log` of a real log, exit 0)
+            "ERROR:root:db timeout after 30s\nCRITICAL:app.jobs:queue full\n",
         ],
     );
 }
