@@ -109,8 +109,11 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
         // with the word (`src/a.rs:31:  error!(…)`), nor one whose
         // indented field is named so (`types.ts:3:  error: string;`).
         compiler_error: re(r"^[^\s:]+:\d+(?::\d+)?: (?:fatal\s+)?error(?:\[[^\]\n]*\])?:"),
+        // `program: [operand: …]message`, the message opening a field as
+        // `perror` and coreutils' `error()` print it (`curl: (7) Failed
+        // …`): not a sentence with the word in it (`fix: users cannot …`).
         shell_diagnostic: re(concat!(
-            r"^[\w.+-]+:\s[^\n]*?\b(?:cannot|can't|could\s+not|couldn't|unable\s+to|failed\s+to",
+            r"^[\w.+-]+:\s+(?:(?:[^\n:]|:[^\s:])*:\s+)*(?:\(\d+\)\s+)?(?:cannot|can't|could\s+not|couldn't|unable\s+to|failed\s+to",
             r"|no\s+such\s+file|permission\s+denied|not\s+found|is\s+a\s+directory|not\s+a\s+directory",
             r"|file\s+exists|operation\s+not\s+permitted|invalid\s+option|illegal\s+option",
             r"|unrecognized\s+(?:option|argument)|missing\s+(?:operand|argument))\b",
@@ -267,6 +270,12 @@ fn re(pattern: &str) -> Regex {
         .unwrap_or_else(|e| panic!("built-in detector pattern {pattern:?} is invalid: {e}"))
 }
 
+/// Labels of a message's severity below an error: a line that opens with
+/// one is not a program's diagnostic (`warning: …`, `hint: …`).
+const SEVERITIES: &[&[u8]] = &[
+    b"warning", b"warn", b"note", b"hint", b"info", b"notice", b"debug", b"tip",
+];
+
 /// Whole outputs that are a single status word.
 const STATUS_WORDS: &[&[u8]] = &[
     b"aborted",
@@ -380,6 +389,14 @@ fn shell_diagnostic_only(diagnostic: &Regex, content: &[u8], head: &[u8]) -> boo
         return false;
     };
     let program = &head[..=colon];
+    if SEVERITIES
+        .iter()
+        .any(|w| program[..colon].eq_ignore_ascii_case(w))
+    {
+        // `warning: could not open directory 'x/': Permission denied`
+        // (git, exit 0): a warning, not a program's complaint.
+        return false;
+    }
     let mut count = 0;
     for line in head
         .split(|b| *b == b'\n')

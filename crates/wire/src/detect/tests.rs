@@ -620,7 +620,23 @@ fn shell_diagnostic() {
             // grep hits are `path:line:`, not `program: `
             "notes.txt:2:beta cannot be empty",
             "warning: unused variable `x`\n  --> src/main.rs:2:9",
+            // `git add .` with an unreadable directory: a warning, exit 0
+            "warning: could not open directory 'secret/': Permission denied\n",
+            "hint: could not run the editor; using the message given\n",
+            // `git log -1 --format=%s`: a sentence with the word in it
+            "fix: users cannot log in after a password reset\n",
         ],
+    );
+    check(
+        "shell_diagnostic",
+        &[
+            // the message after operand fields, as `perror` prints them
+            "rm: cannot remove 'build': Is a directory\n",
+            "chmod: changing permissions of '/etc/x': Operation not permitted\n",
+            "unzip:  cannot find or open nope.zip, nope.zip.zip or nope.zip.ZIP.\n",
+            "cat: 'C:\\data': No such file or directory",
+        ],
+        &[],
     );
 }
 
