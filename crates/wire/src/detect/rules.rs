@@ -219,7 +219,10 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
         )),
         failure_statement: re(concat!(
             r"^(?:",
-            r"(?:[a-z][\w'-]*\s+){0,3}(?:failed|could\s+not|couldn't|unable\s+to|cannot|can't",
+            // up to three words before, a quoted name among them (the
+            // OpenAI Agents SDK's `Tool 'get_weather' timed out after 5 seconds.`)
+            r"(?:(?:[a-z][\w'-]*|'[^'\s]+'|\x22[^\x22\s]+\x22|`[^`\s]+`)\s+){0,3}",
+            r"(?:failed|could\s+not|couldn't|unable\s+to|cannot|can't",
             r"|did\s+not\s+succeed|timed\s+out)\b",
             r"|invalid(?:\s+[\w-]+){0,3}\s*:",
             r"|(?:cancell?ed|aborted|interrupted|denied|rejected|timed\s+out)\s*:",

@@ -289,6 +289,9 @@ fn failure_statement() {
             "Rate limit exceeded, retry in 20s",
             "aborted",
             "Timed out.",
+            // the OpenAI Agents SDK's timeout of a function tool
+            "Tool 'get_weather' timed out after 5 seconds.",
+            "Tool \"search\" failed: upstream closed the connection",
         ],
         &[
             "12 failed, 3 passed",
