@@ -108,7 +108,12 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
         // as compilers print it; not a searched file's line that starts
         // with the word (`src/a.rs:31:  error!(…)`), nor one whose
         // indented field is named so (`types.ts:3:  error: string;`).
-        compiler_error: re(r"^[^\s:]+:\d+(?::\d+)?: (?:fatal\s+)?error(?:\[[^\]\n]*\])?:"),
+        // The MSBuild form, `file(line[,col]): error CODE:`, is tsc's
+        // (not on a terminal), C#'s and MSVC's.
+        compiler_error: re(concat!(
+            r"^(?:[^\s:]+:\d+(?::\d+)?: (?:fatal\s+)?error(?:\[[^\]\n]*\])?:",
+            r"|(?:[a-z]:)?[^\s:(]+\(\d+(?:,\d+)?\): (?:fatal\s+)?error(?: [a-z]+\d+)?:)",
+        )),
         // `program: [operand: …]message`, the message opening a field as
         // `perror` and coreutils' `error()` print it (`curl: (7) Failed
         // …`): not a sentence with the word in it (`fix: users cannot …`).

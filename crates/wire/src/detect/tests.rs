@@ -509,6 +509,10 @@ fn compiler_diagnostics() {
             "src/lib.rs:7:9: error[E0308]: mismatched types",
             "a.cpp:1:10: fatal error: 'missing.h' file not found",
             "Main.hs:3:8: error:\n    • Variable not in scope: foo :: IO ()",
+            // `tsc --noEmit a.ts` (exit 2), the MSBuild form
+            "a.ts(1,7): error TS2322: Type 'string' is not assignable to type 'number'.\na.ts(2,1): error TS2304: Cannot find name 'foo'.\n",
+            "C:\\src\\Program.cs(3,5): error CS1002: ; expected [C:\\src\\app.csproj]",
+            "a.cpp(10): fatal error C1083: Cannot open include file: 'x.h'",
         ],
         &[
             "src/app.ts:12:5: warning: unused variable 'foo'\n1 warning generated.",
@@ -516,6 +520,8 @@ fn compiler_diagnostics() {
             "src/server.go:88:\terror := s.listen()\nsrc/server.go:120:\treturn error",
             "src/handlers.rs:31:        error!(\"request failed: {e}\");",
             "lib/log.js:14:  error(msg) {",
+            "src/a.ts(12,5): warning TS6133: 'x' is declared but never read.",
+            "log(1,2): errors are counted below",
             // Search hits of fields named `error` (`grep -rn error …`).
             "types.ts:3:  error: string | null;\nconf.yml:2:error: \"use fallback\"\n",
             "m.py:2:    error: Optional[str] = None\n",
