@@ -144,7 +144,9 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
             r"|permission\s+to\s+(?:use|run|execute|access)\s[^\n]*?\s(?:has\s+been|was|is)\s+denied",
             r"|[^\n]*?\bdenied\s+(?:this|the)\s+(?:tool|operation|action|command|request)\b",
             r"|[^\n]*?\bpermissions?\b[^\n]*?\b(?:haven't|have\s+not|has\s+not\s+been|was\s+not|were\s+not)\s+(?:yet\s+)?granted",
-            r"|(?:tool\s+(?:use|call|execution)|command|exec(?:ution)?|patch|operation|action)\s+",
+            // (`Tool call execution denied.`: the Vercel AI SDK's text for
+            // a call whose execution was denied)
+            r"|(?:tool\s+(?:call\s+execution|use|call|execution)|command|exec(?:ution)?|patch|operation|action)\s+",
             r"(?:was\s+|has\s+been\s+)?(?:rejected|denied|declined|cancell?ed|aborted|not\s+approved|blocked)\b",
             r")",
         )),

@@ -127,6 +127,11 @@ fn user_denied() {
             "Command blocked by policy: network access is not allowed",
             "User denied the request",
             "Hook PreToolUse:Edit denied this tool",
+            // the Vercel AI SDK's result for an `execution-denied` output
+            // without a reason, as its OpenAI and Anthropic providers send
+            // it (and JSON-encoded, for a tool with an output schema)
+            "Tool call execution denied.",
+            "\"Tool call execution denied.\"",
         ],
         &[
             "The user model has a `rejected` field",
