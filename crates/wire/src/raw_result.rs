@@ -35,3 +35,27 @@ pub(crate) enum RawResult<'a> {
         client_uses_flag: bool,
     },
 }
+
+impl RawResult<'_> {
+    /// A result without its own flag in a conversation whose client sets
+    /// the flag on other results (and not a server tool's result, which
+    /// the provider ran).
+    pub(crate) fn unflagged_where_client_flags(&self) -> bool {
+        match *self {
+            RawResult::Anthropic {
+                is_error,
+                server,
+                client_uses_flag,
+                ..
+            } => client_uses_flag && is_error.is_none() && !server,
+            RawResult::Converse {
+                failed,
+                client_uses_flag,
+                ..
+            } => client_uses_flag && failed.is_none(),
+            RawResult::Chat { .. } | RawResult::Responses { .. } | RawResult::Gemini { .. } => {
+                false
+            }
+        }
+    }
+}

@@ -247,6 +247,23 @@ impl Detector {
         }
     }
 
+    /// The verdict on a result its client left unflagged in a conversation
+    /// where it flags results (Anthropic `is_error`, Bedrock `status`): a
+    /// failure only when the text is the harness refusing or cancelling the
+    /// call (the `user_denied` and `harness_refusal` rules, basis
+    /// [`Basis::Heuristic`]), else [`Verdict::NONE`]. Such a client flags
+    /// its tools' errors, but not every refusal: the Vercel AI SDK sends a
+    /// call the app denied as `Tool call execution denied.` without
+    /// `is_error`. Extra patterns are not applied; the naive rule finds
+    /// nothing.
+    pub fn refusal_verdict(&self, content: &str) -> Verdict {
+        match &self.mode {
+            Mode::Rules { disabled, .. } => rules::refusal(content.as_bytes(), *disabled)
+                .map_or(Verdict::NONE, |_| Verdict::heuristic_failure()),
+            Mode::Naive => Verdict::NONE,
+        }
+    }
+
     fn find(&self, content: &str) -> Found<'_> {
         match &self.mode {
             Mode::Naive => {

@@ -356,14 +356,7 @@ pub(super) fn first_match(content: &[u8], disabled: u32) -> Finding {
             }
         }
     }
-    let early = &line[..line.len().min(INLINE_BYTES)];
-    // A refusal is the whole result: the tool never ran, so there is no
-    // output after the harness's message.
-    if on(HARNESS_REFUSAL)
-        && content.len() <= REFUSAL_BYTES
-        && p.harness_refusal_gate.is_match(early)
-        && p.harness_refusal_inline.is_match(early)
-    {
+    if on(HARNESS_REFUSAL) && refusal_in_line(content, line) {
         return fail(NAMES[HARNESS_REFUSAL]);
     }
     if on(ERROR_LABEL) && compiler_error(head) {
@@ -385,6 +378,34 @@ pub(super) fn first_match(content: &[u8], disabled: u32) -> Finding {
         return fail(NAMES[SHELL_DIAGNOSTIC]);
     }
     Finding::Nothing
+}
+
+/// `harness_refusal`'s in-line phrases early in the first line of a short
+/// result: a refusal is the whole result (the tool never ran, so there is
+/// no output after the harness's message).
+fn refusal_in_line(content: &[u8], line: &[u8]) -> bool {
+    let early = &line[..line.len().min(INLINE_BYTES)];
+    let p = &*PATTERNS;
+    content.len() <= REFUSAL_BYTES
+        && p.harness_refusal_gate.is_match(early)
+        && p.harness_refusal_inline.is_match(early)
+}
+
+/// The refusal rules alone (`user_denied`, `harness_refusal`, not masked
+/// by `disabled`): the name of the one that says the harness refused or
+/// cancelled the call.
+pub(super) fn refusal(content: &[u8], disabled: u32) -> Option<&'static str> {
+    let on = |rule: usize| disabled & (1 << rule) == 0;
+    let plain = without_csi(first_line(head(content)));
+    let line: &[u8] = &plain;
+    let p = &*PATTERNS;
+    if on(USER_DENIED) && p.user_denied.is_match(line) {
+        return Some(NAMES[USER_DENIED]);
+    }
+    if on(HARNESS_REFUSAL) && (p.harness_refusal.is_match(line) || refusal_in_line(content, line)) {
+        return Some(NAMES[HARNESS_REFUSAL]);
+    }
+    None
 }
 
 /// The *whole* output is a program's diagnostics and nothing else (at most

@@ -44,8 +44,16 @@ impl<'a> ResultView<'a> {
     /// Decode the content and decide the verdict: the dialect's explicit
     /// flags first, the `detector` only where the dialect has none (see the
     /// dialect modules).
+    ///
+    /// A result its client left unflagged in a conversation where it flags
+    /// results (Anthropic `is_error`, Bedrock `status`) is a success unless
+    /// its text is the harness's refusal ([`Detector::refusal_verdict`]).
     pub fn read(&self, detector: &Detector) -> Result<ResultContent<'a>, WireError> {
-        self.read_with(&|text| detector.verdict(text))
+        let mut read = self.read_with(&|text| detector.verdict(text))?;
+        if self.raw.unflagged_where_client_flags() && read.verdict == Verdict::NONE {
+            read.verdict = detector.refusal_verdict(&read.text);
+        }
+        Ok(read)
     }
 
     /// The content as text, without a verdict (no detector run).
