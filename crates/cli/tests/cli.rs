@@ -747,3 +747,23 @@ fn stats_limit_zero_is_refused() {
         "{stderr}"
     );
 }
+
+/// A database password that was not percent-encoded (`/`, `?` or `#` in
+/// it) is hidden in the error that names the URL, as an encoded one is:
+/// `stats` (and `serve`) printed it whole.
+#[test]
+fn a_database_password_is_hidden_when_the_url_does_not_parse() {
+    for url in [
+        "postgres://u:Pa/Ss3cret@127.0.0.1:1/db",
+        "postgres://u:Pa?Ss3cret@127.0.0.1:1/db",
+        "postgres://u:Pa#Ss3cret@127.0.0.1:1/db",
+    ] {
+        for cmd in ["stats", "alerts"] {
+            let out = bin().args([cmd, "--database", url]).output().unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{stderr}");
+            assert!(stderr.contains("postgres://u:***@"), "{stderr}");
+            assert!(!stderr.contains("Ss3cret"), "{cmd} {url}: {stderr}");
+        }
+    }
+}

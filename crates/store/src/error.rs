@@ -175,26 +175,32 @@ impl std::error::Error for StoreError {
 /// (`?password=…` and `sslpassword=…`, which PostgreSQL URLs take as well
 /// as the user info; `api-key=`, `…token=`, `…secret=`: the excerpts'
 /// rule, [`toolwarden_core::redact::is_secret_name`]), with `***`.
+///
+/// The password is everything from the user's `:` to the last `@`: one
+/// that was not percent-encoded (`u:pa/ss@host`, `u:p?w@host`,
+/// `u:p#w@host`) ends the URL's authority early, so the URL does not
+/// parse and its error names it; and a URL without its scheme
+/// (`u:pw@collector:4318`) is named with the fix. Both are hidden as well.
+/// The cost: an `@` in a path or query after a port (`h:5432/db?x=a@b`)
+/// hides what stands before it too.
 pub fn redact_url(url: &str) -> String {
-    let Some(scheme_end) = url.find("://") else {
-        return url.to_owned();
-    };
-    let rest = &url[scheme_end + 3..];
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let authority = &rest[..authority_end];
+    let (scheme, rest) = url.split_at(url.find("://").map_or(0, |i| i + 3));
     let mut out = String::with_capacity(url.len());
-    out.push_str(&url[..scheme_end + 3]);
-    match authority.rfind('@') {
-        Some(at) => match authority[..at].split_once(':') {
-            Some((user, _)) => {
-                out.push_str(user);
-                out.push_str(":***");
-                out.push_str(&authority[at..]);
-            }
-            None => out.push_str(authority),
-        },
-        None => out.push_str(authority),
+    out.push_str(scheme);
+    let rest = match password(rest) {
+        Some((user, host)) => {
+            out.push_str(user);
+            out.push_str(":***");
+            host
+        }
+        None => rest,
+    };
+    if scheme.is_empty() {
+        out.push_str(rest);
+        return out;
     }
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    out.push_str(&rest[..authority_end]);
     let after = &rest[authority_end..];
     let (before_fragment, fragment) = after.split_at(after.find('#').unwrap_or(after.len()));
     match before_fragment.split_once('?') {
@@ -218,6 +224,15 @@ pub fn redact_url(url: &str) -> String {
     }
     out.push_str(fragment);
     out
+}
+
+/// `user:password@host…` (after the scheme): the user, and the rest from
+/// the last `@` on. `None` when no `user:` comes before an `@`, or the
+/// "user" is a path (holds `/`, `?` or `#`: `/var/a:b@c.db`).
+fn password(rest: &str) -> Option<(&str, &str)> {
+    let at = rest.rfind('@')?;
+    let (user, _) = rest[..at].split_once(':')?;
+    (!user.contains(['/', '?', '#'])).then_some((user, &rest[at..]))
 }
 
 #[cfg(test)]
@@ -269,6 +284,50 @@ mod tests {
             "connection refused",
         );
         assert!(!e.to_string().contains("pw"), "{e}");
+    }
+
+    /// A password that was not percent-encoded ends the authority
+    /// early (`/`, `?`, `#` in it): the URL does not parse, and the error
+    /// that names it showed the password whole. Without a scheme too.
+    #[test]
+    fn redacts_a_password_that_was_not_encoded() {
+        for (url, shown) in [
+            (
+                "postgres://u:pa/ss@127.0.0.1:1/db",
+                "postgres://u:***@127.0.0.1:1/db",
+            ),
+            ("postgres://u:p?w@h/db", "postgres://u:***@h/db"),
+            ("postgres://u:p#w@h/db", "postgres://u:***@h/db"),
+            ("postgres://u:a@b/c@h/db", "postgres://u:***@h/db"),
+            (
+                "postgres://u:a/b@h/db?password=x",
+                "postgres://u:***@h/db?password=***",
+            ),
+            ("u:pw@collector:4318", "u:***@collector:4318"),
+        ] {
+            assert_eq!(redact_url(url), shown, "{url}");
+        }
+        // Paths are not user info.
+        for url in ["/var/a:b@c.db", "sqlite:///var/a:b@c.db", "data/t.db"] {
+            assert_eq!(redact_url(url), url);
+        }
+    }
+
+    proptest::proptest! {
+        /// Whatever characters a password holds, encoded or not, and
+        /// whatever follows the host, it is not shown.
+        #[test]
+        fn a_password_is_never_shown(
+            scheme in proptest::sample::select(vec!["postgres://", "postgresql://", "https://", ""]),
+            user in "[a-z]{1,8}",
+            password in "[A-Z0-9:/?#@&=%+!$]{0,12}",
+            tail in "(:[0-9]{1,5})?(/[a-z@]{0,6})?(\\?[a-z]{1,4}=[a-z@]{0,4})?",
+        ) {
+            let password = format!("P{password}W");
+            let url = format!("{scheme}{user}:{password}@host{tail}");
+            let shown = redact_url(&url);
+            proptest::prop_assert!(!shown.contains(&password), "{url} -> {shown}");
+        }
     }
 
     #[test]
