@@ -57,7 +57,14 @@ pub fn existing_database(
     config: Option<&Path>,
     database: Option<String>,
 ) -> Result<String, CmdError> {
-    let mut raw = file_and_env(config)?;
+    existing_database_of(file_and_env(config)?, database)
+}
+
+/// [`existing_database`] of layers already read.
+pub fn existing_database_of(
+    mut raw: RawConfig,
+    database: Option<String>,
+) -> Result<String, CmdError> {
     if database.is_some() {
         raw.database = database;
     }
@@ -84,6 +91,22 @@ pub fn existing_database(
     Ok(url)
 }
 
+/// The tools (and model × tool pairs) `stats` lists: the configured
+/// `dashboard_tool_rows`, as `/api/stats` lists them; 0 (unset) is the
+/// store's default, which is the setting's. Out of range, as `serve`
+/// refuses it.
+pub fn tool_rows(raw: &RawConfig) -> Result<usize, CmdError> {
+    use toolwarden_gateway::MAX_DASHBOARD_TOOL_ROWS as MAX;
+    match raw.dashboard_tool_rows {
+        None => Ok(0),
+        Some(n @ 1..=MAX) => Ok(usize::try_from(n).unwrap_or(usize::MAX)),
+        Some(n) => Err(CmdError(format!(
+            "dashboard_tool_rows {n}: expected 1 to {MAX} (the tools `stats` and \
+             `/api/stats` list)"
+        ))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     /// A configured `database = "none"` is named as such, not taken
@@ -93,6 +116,24 @@ mod tests {
         for none in ["none", "off", " none "] {
             let err = super::existing_database(None, Some(none.to_string())).unwrap_err();
             assert!(err.0.contains("serve records nothing"), "{none}: {}", err.0);
+        }
+    }
+
+    /// `dashboard_tool_rows` out of range is refused, as `serve` does.
+    #[test]
+    fn tool_rows_are_the_configured_ones() {
+        let rows = |n| {
+            let mut raw = super::RawConfig::default();
+            raw.dashboard_tool_rows = n;
+            super::tool_rows(&raw)
+        };
+        assert_eq!(rows(None).unwrap(), 0);
+        assert_eq!(rows(Some(7)).unwrap(), 7);
+        for bad in [0, 10_001] {
+            assert!(
+                rows(Some(bad)).unwrap_err().0.contains("1 to 10000"),
+                "{bad}"
+            );
         }
     }
 

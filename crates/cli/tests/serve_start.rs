@@ -55,9 +55,15 @@ fn start_lines(args: &[&str], env: &[(&str, &str)]) -> Vec<String> {
 /// Starts `serve` (no database) with `args` and `env`, and reads its
 /// stderr until it says it listens (at most 30 s).
 fn start(args: &[&str], env: &[(&str, &str)]) -> Served {
+    let args: Vec<&str> = ["--database", "none"].iter().chain(args).copied().collect();
+    start_recording(&args, env)
+}
+
+/// Starts `serve` with `args` (its database among them, or the
+/// configured one) and `env`, as [`start`] does.
+fn start_recording(args: &[&str], env: &[(&str, &str)]) -> Served {
     let mut child = bin()
         .arg("serve")
-        .args(["--database", "none"])
         .args(args)
         .envs(env.iter().copied())
         .stdout(Stdio::null())
@@ -418,4 +424,84 @@ fn an_unreadable_rust_log_is_warned_about() {
             .any(|l| l.contains("WARN") && l.contains("RUST_LOG is not a filter")),
         "{lines:#?}"
     );
+}
+
+/// One HTTP/1.1 exchange with `addr`: the status line and the body.
+fn exchange(addr: &str, head: &str, body: &str) -> (String, String) {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    write!(
+        s,
+        "{head}\r\nhost: localhost\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    s.read_to_string(&mut answer).unwrap();
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
+    let status = head.lines().next().unwrap_or_default().to_string();
+    (status, body.to_string())
+}
+
+/// `stats --json` is `/api/stats`'s document for the same database and
+/// settings (its help says so): it listed the store's 200 tools where
+/// the gateway lists `dashboard_tool_rows` of them.
+#[test]
+fn stats_json_is_the_gateways_api_stats() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let mock = rt.block_on(toolwarden_mock_provider::MockProvider::start(
+        toolwarden_mock_provider::MockOptions::default(),
+    ));
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("toolwarden.toml");
+    std::fs::write(&config, "database = \"t.db\"\ndashboard_tool_rows = 1\n").unwrap();
+    let config = config.display().to_string();
+    let upstream = mock.base_url();
+    let served = start_recording(
+        &[
+            "--config",
+            &config,
+            "--listen",
+            "127.0.0.1:0",
+            "--openai-upstream",
+            &upstream,
+        ],
+        &[],
+    );
+    for tool in ["read_file", "Bash", "grep"] {
+        let body = format!(
+            r#"{{"model":"gpt-test","messages":[{{"role":"user","content":"hi"}}],"tools":[{{"type":"function","function":{{"name":"{tool}","parameters":{{"type":"object"}}}}}}]}}"#
+        );
+        let (status, answer) = exchange(
+            &served.addr,
+            "POST /v1/chat/completions HTTP/1.1\r\ncontent-type: application/json\r\n\
+             authorization: Bearer sk-test",
+            &body,
+        );
+        assert!(status.contains(" 200 "), "{status} {answer}");
+    }
+    // The gateway's document once the three tools are recorded.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let api = loop {
+        let (status, body) = exchange(&served.addr, "GET /api/stats?since=all HTTP/1.1", "");
+        assert!(status.contains(" 200 "), "{status} {body}");
+        let doc: serde_json::Value = serde_json::from_str(&body).unwrap();
+        if doc["totals"]["tools"] == 3 {
+            break doc;
+        }
+        assert!(Instant::now() < deadline, "not recorded: {doc}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(api["tools"].as_array().map(Vec::len), Some(1), "{api}");
+    let out = bin()
+        .args(["stats", "--json", "--since", "all", "--config", &config])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let cli: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(cli, api);
 }

@@ -29,7 +29,7 @@ use toolwarden_wire::{
 
 pub use self::memory::MemoryBounds;
 pub use self::settings::{RawConfig, SETTINGS, Setting, SettingKind};
-pub use self::validate::parse_listen;
+pub use self::validate::{MAX_DASHBOARD_TOOL_ROWS, parse_listen};
 pub use crate::local::AllowedHosts;
 pub(crate) use crate::upstream_url::Upstream;
 

@@ -75,8 +75,8 @@ pub use alerts::{
 pub use config::MemoryBounds;
 pub use config::{
     AllowedHosts, Config, ConfigError, ConfigErrorKind, DEFAULT_ANTHROPIC_UPSTREAM,
-    DEFAULT_GEMINI_UPSTREAM, DEFAULT_LISTEN, DEFAULT_OPENAI_UPSTREAM, RawConfig, RepairMode,
-    SETTINGS, Setting, SettingKind, Upstreams, parse_listen,
+    DEFAULT_GEMINI_UPSTREAM, DEFAULT_LISTEN, DEFAULT_OPENAI_UPSTREAM, MAX_DASHBOARD_TOOL_ROWS,
+    RawConfig, RepairMode, SETTINGS, Setting, SettingKind, Upstreams, parse_listen,
 };
 pub use env::{env_lines, env_lines_for};
 pub use local::{LEND_TOKEN_HEADER, LendToken};

@@ -50,7 +50,8 @@ pub struct StatsArgs {
     /// Rows of sessions and recent failures (at least 1).
     #[arg(long, default_value_t = 20, value_parser = rows)]
     pub limit: usize,
-    /// Print the JSON document (the same as GET /api/stats).
+    /// Print the JSON document (the same as GET /api/stats: as many tools
+    /// as the configured `dashboard_tool_rows`).
     #[arg(long)]
     pub json: bool,
     /// A TOML config file to read `database` from.
@@ -70,7 +71,10 @@ fn rows(text: &str) -> Result<usize, String> {
 
 /// Print the report.
 pub fn run(args: StatsArgs) -> Result<Outcome, CmdError> {
-    let url = config::existing_database(args.config.as_deref(), args.database.clone())?;
+    let raw = config::file_and_env(args.config.as_deref())?;
+    // As many tools as `/api/stats` lists for the same settings.
+    let tool_rows = config::tool_rows(&raw)?;
+    let url = config::existing_database_of(raw, args.database.clone())?;
     let since_ms = parse_since(&args.since)?.map(|window| {
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -83,7 +87,7 @@ pub fn run(args: StatsArgs) -> Result<Outcome, CmdError> {
         model: args.model,
         session: args.session,
         limit: args.limit,
-        tool_rows: 0,
+        tool_rows,
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -169,7 +169,7 @@ settings! {
     admin_token: String = "";
     /// Host names a gateway listening on a loopback address answers besides `localhost`, `*.localhost` and loopback addresses (a name, `.example.com` for it and its subdomains, an IP address; `*`: any): a request naming another host gets a 403, a guard against DNS rebinding. Give the name a reverse proxy in front sends as `Host`. A gateway listening on another address answers any host.
     allowed_hosts: Vec<String> = "";
-    /// Tools (and model × tool pairs) the dashboard and `/api/stats` list at most, most failures first (1–10000); the totals count every tool.
+    /// Tools (and model × tool pairs) the dashboard, `/api/stats` and `toolwarden stats` list at most, most failures first (1–10000); the totals count every tool.
     dashboard_tool_rows: u64 = "200";
     /// Extra failure patterns (regular expressions) for the content detector: a JSON array, or one pattern.
     detector_extra_patterns: Patterns = "";

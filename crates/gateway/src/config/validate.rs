@@ -31,7 +31,8 @@ const MAX_JSONL_KEEP: u64 = 1_000;
 /// The dashboard's tool list: the store's default, and the most a
 /// setting may ask for (each listed tool also gets a timeline series).
 const DEFAULT_DASHBOARD_TOOL_ROWS: u64 = toolwarden_store::TOOL_ROWS as u64;
-const MAX_DASHBOARD_TOOL_ROWS: u64 = 10_000;
+/// The most tools `dashboard_tool_rows` may ask for.
+pub const MAX_DASHBOARD_TOOL_ROWS: u64 = 10_000;
 /// Endurance: a client's time to send a request head (hyper's default too).
 const DEFAULT_CLIENT_HEAD_TIMEOUT_MS: u64 = 30_000;
 /// Endurance: a client's time to send a request body after its head.
