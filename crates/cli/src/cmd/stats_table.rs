@@ -171,7 +171,9 @@ fn width(cells: &[String], min: usize) -> usize {
         .clamp(min, NAME_CHARS)
 }
 
-/// The excerpt on one line, shortened.
+/// The excerpt on one line, shortened, and written out where a terminal
+/// would act on it ([`shown`]: a tool's output may hold a bidirectional
+/// override, which reorders the rest of the line).
 fn one_line(s: &str) -> String {
     let flat: String = s
         .chars()
@@ -181,7 +183,7 @@ fn one_line(s: &str) -> String {
     if flat.chars().count() > EXCERPT_CHARS {
         short.push('…');
     }
-    short
+    shown(&short).into_owned()
 }
 
 fn human_ms(ms: i64) -> String {
@@ -310,6 +312,30 @@ mod tests {
         );
         assert!(text.contains("Ev\\u{1b}[2J\\u{1b}[31mil"), "{text}");
         assert!(text.contains("m\\u{1b}]0;TITLE\\u{7}x"), "{text}");
+    }
+
+    /// An excerpt is a tool's output: its bidirectional overrides are
+    /// written out, as a name's are (U+202E reversed the rest of the line).
+    #[test]
+    fn excerpts_cannot_reorder_the_line() {
+        let stats = Stats {
+            recent_failures: vec![FailureRow {
+                at_ms: 0,
+                session_id: "s1".into(),
+                model: None,
+                tool: "Bash".into(),
+                call_id: "c1".into(),
+                basis: "explicit".into(),
+                excerpt: Some("ok \u{202e}deliaf\u{2066}\nx\u{1b}[2J".into()),
+            }],
+            ..Stats::default()
+        };
+        let text = stats.render_table();
+        assert!(
+            !text.contains(['\u{202e}', '\u{2066}', '\u{1b}']),
+            "{text:?}"
+        );
+        assert!(text.contains("ok \\u{202e}deliaf\\u{2066} x [2J"), "{text}");
     }
 
     /// Times are dates for people (UTC, named), not unix milliseconds.
