@@ -767,3 +767,19 @@ fn a_database_password_is_hidden_when_the_url_does_not_parse() {
         }
     }
 }
+
+/// `alerts --limit 0` is refused, as `stats --limit 0` is: it read no
+/// transition and reported "none" whatever the database held.
+#[test]
+fn alerts_limit_zero_is_refused() {
+    let out = bin()
+        .args(["alerts", "--database", "none-such.db", "--limit", "0"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--limit") && stderr.contains("at least 1"),
+        "{stderr}"
+    );
+}

@@ -21,12 +21,22 @@ pub struct AlertsArgs {
     /// Print JSON: `{"firing": [...], "recent": [...]}`.
     #[arg(long)]
     pub json: bool,
-    /// How many recent transitions to show.
-    #[arg(long, default_value_t = 20)]
+    /// How many recent transitions to show (at least 1).
+    #[arg(long, default_value_t = 20, value_parser = transitions)]
     pub limit: usize,
     /// A TOML config file to read `database` from.
     #[arg(long)]
     pub config: Option<PathBuf>,
+}
+
+/// `--limit`: at least one transition. 0 read none, and the report said
+/// "none" under "Recent transitions" whatever the database held.
+fn transitions(text: &str) -> Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(0) => Err("at least 1 (the recent transitions shown)".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err("expected a whole number of transitions, at least 1".into()),
+    }
 }
 
 /// The alert flags of `serve` (the rest is in `[alerts]` of the config file).
