@@ -644,6 +644,23 @@ fn stats_for_an_unknown_tool_names_the_recorded_ones() {
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["tools"], serde_json::json!([]));
 
+    // An empty filter is none, as `/api/stats?tool=&model=&session=`
+    // reads it: it matched no call.
+    let all = bin()
+        .args(["stats", "--json", "--database", &url])
+        .output()
+        .unwrap();
+    let empty = bin()
+        .args(["stats", "--json", "--database", &url])
+        .args(["--tool", "", "--model", "", "--session", ""])
+        .output()
+        .unwrap();
+    assert_eq!(empty.status.code(), Some(0), "{empty:?}");
+    let all: serde_json::Value = serde_json::from_slice(&all.stdout).unwrap();
+    let empty: serde_json::Value = serde_json::from_slice(&empty.stdout).unwrap();
+    assert_eq!(all["totals"]["calls"], 2, "{all}");
+    assert_eq!(empty, all);
+
     // A tool that has calls: no hint.
     let out = bin()
         .args(["stats", "--database", &url, "--tool", "Bash"])

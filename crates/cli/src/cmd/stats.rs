@@ -83,9 +83,11 @@ pub fn run(args: StatsArgs) -> Result<Outcome, CmdError> {
     });
     let query = StatsQuery {
         since_ms,
-        tool: args.tool,
-        model: args.model,
-        session: args.session,
+        // Empty is no filter, as `/api/stats?tool=` reads it (a script's
+        // `--tool "$TOOL"` with `TOOL` unset).
+        tool: args.tool.filter(|s| !s.is_empty()),
+        model: args.model.filter(|s| !s.is_empty()),
+        session: args.session.filter(|s| !s.is_empty()),
         limit: args.limit,
         tool_rows,
     };
