@@ -773,17 +773,7 @@ async fn an_answer_that_is_not_http_is_named_so_on_both_paths() {
     ] {
         let up = raw_upstream(Arc::new(move |_| (vec![answer], true))).await;
         let gw = gateway(up.addr).await;
-        let fast = format!(
-            "POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\
-             Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{CHAT}",
-            CHAT.len()
-        );
-        let hypers = format!(
-            "POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\
-             Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n{:x}\r\n{CHAT}\r\n0\r\n\r\n",
-            CHAT.len()
-        );
-        for request in [fast, hypers] {
+        for request in on_both_paths() {
             let got = raw_exchange(&gw, request.as_bytes()).await;
             assert!(got.starts_with("HTTP/1.1 502"), "{got}");
             assert!(got.contains("\"code\":\"upstream_bad_response\""), "{got}");
@@ -808,6 +798,19 @@ async fn a_length_list_of_one_number_reaches_the_client_as_one_number() {
     }))
     .await;
     let gw = gateway(up.addr).await;
+    for request in on_both_paths() {
+        let got = raw_exchange(&gw, request.as_bytes()).await;
+        assert!(got.starts_with("HTTP/1.1 200"), "{got}");
+        assert!(got.contains("\r\nContent-Length: 5\r\n"), "{got}");
+        assert!(!got.contains("5, 5"), "{got}");
+        assert!(got.ends_with("\r\n\r\nhello"), "{got}");
+    }
+}
+
+/// The Chat request [`CHAT`], whole, once as the fast path takes it (a
+/// `content-length`) and once as it hands it to hyper (chunked), each on a
+/// connection the client closes after the answer.
+fn on_both_paths() -> [String; 2] {
     let fast = format!(
         "POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\
          Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{CHAT}",
@@ -818,11 +821,5 @@ async fn a_length_list_of_one_number_reaches_the_client_as_one_number() {
          Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n{:x}\r\n{CHAT}\r\n0\r\n\r\n",
         CHAT.len()
     );
-    for request in [fast, hypers] {
-        let got = raw_exchange(&gw, request.as_bytes()).await;
-        assert!(got.starts_with("HTTP/1.1 200"), "{got}");
-        assert!(got.contains("\r\nContent-Length: 5\r\n"), "{got}");
-        assert!(!got.contains("5, 5"), "{got}");
-        assert!(got.ends_with("\r\n\r\nhello"), "{got}");
-    }
+    [fast, hypers]
 }
