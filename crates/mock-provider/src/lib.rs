@@ -26,7 +26,8 @@
 //!   [`MockOptions::api_key`] is set) → 401 in the provider's envelope (Gemini:
 //!   403 without a key, 400 with a wrong one, as Gemini answers);
 //! - **validation**: a body whose tool calls and results do not pair as
-//!   the provider requires → 400 in the provider's envelope with the
+//!   the provider requires, or whose call ids its schema refuses (too long,
+//!   off its pattern) → 400 in the provider's envelope with the
 //!   provider's own text (the mock's own rules, `rules`, written from the
 //!   providers' errors and not from `toolwarden_wire`, whose view of
 //!   pairing the gateway's repair uses); Anthropic's `anthropic-version`
@@ -125,7 +126,7 @@ pub struct MockOptions {
     /// How many (parallel) tool calls a tool-calling reply makes (default 1).
     pub calls_per_reply: usize,
     /// Reject what the real APIs reject with 400 (default true): pairing
-    /// defects, and Responses continuations of a response the API does not
+    /// defects, call ids the API's schema refuses, and Responses continuations of a response the API does not
     /// have (see the `continuation` module).
     pub validate: bool,
     /// Keep every request for [`MockProvider::received`] (default true;

@@ -14,7 +14,12 @@
 //!   message.";
 //! - one id twice: "Invalid parameter: Duplicate value for 'tool_call_id'
 //!   of 'ID' in messages\[A\] and messages\[B\]." / "… for 'id' of 'ID' in
-//!   messages\[N\].tool_calls." (the second is ours, in the same style).
+//!   messages\[N\].tool_calls." (the second is ours, in the same style);
+//! - a `tool_calls[].id` over 40 characters, judged before any pairing (a
+//!   schema check): "Invalid 'messages\[N\].tool_calls\[K\].id': string too
+//!   long. Expected a string with maximum length 40, but got a string with
+//!   length L instead." (microsoft/autogen#6377, Portkey-AI/gateway#1062
+//!   from Azure OpenAI, openclaw/openclaw#875).
 //!
 //! Ids are unique per assistant message only: reusing one in a later turn
 //! is accepted (tau-bench's recorded traffic does it). Legacy
@@ -28,8 +33,14 @@ use super::{list, text};
 
 pub(crate) const ORPHAN_TOOL_TEXT: &str = "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.";
 
+/// The longest `tool_calls[].id` the API takes, in characters.
+const MAX_CALL_ID_CHARS: usize = 40;
+
 pub(super) fn violation(body: &Value) -> Option<String> {
     let msgs = list(body, "messages");
+    if let Some(problem) = id_too_long(msgs) {
+        return Some(problem);
+    }
     let mut i = 0;
     while i < msgs.len() {
         let m = &msgs[i];
@@ -87,6 +98,20 @@ pub(super) fn violation(body: &Value) -> Option<String> {
         i += 1 + run.len();
     }
     None
+}
+
+/// The first `tool_calls[].id` longer than the API takes.
+fn id_too_long(msgs: &[Value]) -> Option<String> {
+    msgs.iter().enumerate().find_map(|(i, m)| {
+        list(m, "tool_calls").iter().enumerate().find_map(|(k, c)| {
+            let len = text(c, "id").chars().count();
+            (len > MAX_CALL_ID_CHARS).then(|| {
+                format!(
+                    "Invalid 'messages[{i}].tool_calls[{k}].id': string too long. Expected a string with maximum length {MAX_CALL_ID_CHARS}, but got a string with length {len} instead."
+                )
+            })
+        })
+    })
 }
 
 #[cfg(test)]
@@ -177,6 +202,34 @@ mod tests {
             Some(
                 "Invalid parameter: Duplicate value for 'tool_call_id' of 'c', in messages[2] and messages[3]."
             )
+        );
+    }
+
+    #[test]
+    fn a_call_id_over_40_characters() {
+        let forty = "call_0123456789abcdefghijklmnopqrstuvwxy";
+        assert_eq!(forty.len(), 40);
+        assert_eq!(
+            check(json!([{"role": "user", "content": "go"}, calls(&[forty]), tool(forty)])),
+            None
+        );
+        let long = format!("{forty}z");
+        let got = check(json!([
+            {"role": "user", "content": "go"},
+            calls(&["call_a"]), tool("call_a"),
+            calls(&["call_b", &long]),
+        ]));
+        assert_eq!(
+            got.as_deref(),
+            Some(
+                "Invalid 'messages[3].tool_calls[1].id': string too long. Expected a string with maximum length 40, but got a string with length 41 instead."
+            )
+        );
+        // Characters, not bytes.
+        let wide = "é".repeat(40);
+        assert_eq!(
+            check(json!([{"role": "user", "content": "go"}, calls(&[&wide]), tool(&wide)])),
+            None
         );
     }
 }

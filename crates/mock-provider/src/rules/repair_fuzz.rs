@@ -29,6 +29,16 @@ impl Rng {
     fn id(&mut self) -> String {
         ["a", "b", "c"][self.below(3)].to_string()
     }
+    /// [`Rng::id`], or at times one `max` characters long, the longest the
+    /// API takes (a renamed copy of it must stay within).
+    fn id_within(&mut self, max: usize) -> String {
+        let id = self.id();
+        if self.chance(30) {
+            format!("{id}{}", "x".repeat(max - 1))
+        } else {
+            id
+        }
+    }
 }
 
 fn anthropic(r: &mut Rng) -> Value {
@@ -86,7 +96,7 @@ fn chat(r: &mut Rng) -> Value {
             3 => json!({"role": (["system", "developer", "user"][r.below(3)]), "content": [{"type": "text", "text": "sys"}]}),
             1 => {
                 let calls: Vec<Value> = (0..r.below(3))
-                    .map(|_| json!({"id": r.id(), "type": "function", "function": {"name": "f", "arguments": "{}"}}))
+                    .map(|_| json!({"id": r.id_within(40), "type": "function", "function": {"name": "f", "arguments": "{}"}}))
                     .collect();
                 if calls.is_empty() {
                     json!({"role": "assistant", "content": "ok"})
@@ -94,7 +104,7 @@ fn chat(r: &mut Rng) -> Value {
                     json!({"role": "assistant", "content": null, "tool_calls": calls})
                 }
             }
-            _ => json!({"role": "tool", "tool_call_id": r.id(), "content": "out"}),
+            _ => json!({"role": "tool", "tool_call_id": r.id_within(40), "content": "out"}),
         });
     }
     json!({"model": "gpt-4o", "messages": msgs})
