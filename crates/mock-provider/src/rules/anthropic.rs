@@ -22,6 +22,14 @@
 //!
 //! A second `tool_result` for one id is rejected too; that text is ours (no
 //! public quote of the real one was found).
+//!
+//! Before any pairing (schema checks), in any message: a `tool_use` id not
+//! of `[a-zA-Z0-9_-]`, or empty: "messages.N.content.J.tool_use.id: String
+//! should match pattern '^\[a-zA-Z0-9_-\]+$'" (CommandCodeAI/command-code#323,
+//! BlockRunAI/ClawRouter#17, maximhq/bifrost#5097); a `server_tool_use` id
+//! not `srvtoolu_` and `[a-zA-Z0-9_]`: "messages.N.content.J.server_tool_use.id:
+//! String should match pattern '^srvtoolu_\[a-zA-Z0-9_\]+$'"
+//! (ding113/claude-code-hub#470).
 
 use std::collections::HashSet;
 
@@ -31,6 +39,9 @@ use super::{list, text};
 
 pub(super) fn violation(body: &Value) -> Option<String> {
     let msgs = list(body, "messages");
+    if let Some(problem) = id_off_pattern(msgs) {
+        return Some(problem);
+    }
     let mut ids: HashSet<&str> = HashSet::new();
     for (i, m) in msgs.iter().enumerate() {
         if text(m, "role") == "assistant" {
@@ -60,6 +71,35 @@ pub(super) fn violation(body: &Value) -> Option<String> {
         }
     }
     None
+}
+
+/// The first call id the API's id pattern refuses.
+fn id_off_pattern(msgs: &[Value]) -> Option<String> {
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    msgs.iter().enumerate().find_map(|(i, m)| {
+        blocks(m).iter().enumerate().find_map(|(j, b)| {
+            let id = text(b, "id");
+            let (kind, pattern, fits) = match text(b, "type") {
+                "tool_use" => (
+                    "tool_use",
+                    "^[a-zA-Z0-9_-]+$",
+                    !id.is_empty() && id.chars().all(|c| word(c) || c == '-'),
+                ),
+                "server_tool_use" => (
+                    "server_tool_use",
+                    "^srvtoolu_[a-zA-Z0-9_]+$",
+                    id.strip_prefix("srvtoolu_")
+                        .is_some_and(|rest| !rest.is_empty() && rest.chars().all(word)),
+                ),
+                _ => return None,
+            };
+            (!fits).then(|| {
+                format!(
+                    "messages.{i}.content.{j}.{kind}.id: String should match pattern '{pattern}'"
+                )
+            })
+        })
+    })
 }
 
 /// The content blocks of a message (none when its content is a string).
@@ -310,5 +350,50 @@ mod tests {
                 .unwrap()
                 .starts_with("messages.2.content.1: `tool_result` blocks must have unique")
         );
+    }
+
+    #[test]
+    fn ids_off_the_api_pattern() {
+        let ok = check(json!([
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": [call("toolu_01-A_z9")]},
+            {"role": "user", "content": [result("toolu_01-A_z9")]},
+        ]));
+        assert_eq!(ok, None);
+        for bad in ["functions.Bash:0", "", "call 1", "toolué"] {
+            let got = check(json!([
+                {"role": "user", "content": "go"},
+                {"role": "assistant", "content": [{"type": "text", "text": "so"}, call(bad)]},
+                {"role": "user", "content": [result(bad)]},
+            ]));
+            assert_eq!(
+                got.as_deref(),
+                Some(
+                    "messages.1.content.1.tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$'"
+                ),
+                "{bad:?}"
+            );
+        }
+        let search = |id: &str| json!({"type": "server_tool_use", "id": id, "name": "web_search", "input": {}});
+        let found =
+            |id: &str| json!({"type": "web_search_tool_result", "tool_use_id": id, "content": []});
+        let ok = check(json!([
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": [search("srvtoolu_01_x"), found("srvtoolu_01_x")]},
+        ]));
+        assert_eq!(ok, None);
+        for bad in ["srv_1", "srvtoolu_", "srvtoolu_a-b"] {
+            let got = check(json!([
+                {"role": "user", "content": "go"},
+                {"role": "assistant", "content": [search(bad), found(bad)]},
+            ]));
+            assert_eq!(
+                got.as_deref(),
+                Some(
+                    "messages.1.content.0.server_tool_use.id: String should match pattern '^srvtoolu_[a-zA-Z0-9_]+$'"
+                ),
+                "{bad:?}"
+            );
+        }
     }
 }

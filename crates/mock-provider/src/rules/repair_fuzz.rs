@@ -52,7 +52,7 @@ fn anthropic(r: &mut Rng) -> Value {
                 .flat_map(|_| match (assistant, r.below(8)) {
                     // A server tool's use and result travel together.
                     (true, 2) => {
-                        let id = format!("srv{}", r.id());
+                        let id = format!("srvtoolu_{}", r.id());
                         vec![
                             json!({"type": "server_tool_use", "id": id, "name": "web_search", "input": {}}),
                             json!({"type": "web_search_tool_result", "tool_use_id": id, "content": []}),
@@ -62,7 +62,7 @@ fn anthropic(r: &mut Rng) -> Value {
                     (true, 0) => json!({"type": "text", "text": "hm"}),
                     (true, 1) => json!({"type": "thinking", "thinking": "x", "signature": "s"}),
                     (true, 3) => {
-                        json!({"type": "web_search_tool_result", "tool_use_id": format!("srv{}", r.id()), "content": []})
+                        json!({"type": "web_search_tool_result", "tool_use_id": format!("srvtoolu_{}", r.id()), "content": []})
                     }
                     (true, 4) => {
                         json!({"type": "tool_result", "tool_use_id": r.id(), "content": "odd"})
