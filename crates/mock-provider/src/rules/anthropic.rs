@@ -29,7 +29,10 @@
 //! BlockRunAI/ClawRouter#17, maximhq/bifrost#5097); a `server_tool_use` id
 //! not `srvtoolu_` and `[a-zA-Z0-9_]`: "messages.N.content.J.server_tool_use.id:
 //! String should match pattern '^srvtoolu_\[a-zA-Z0-9_\]+$'"
-//! (ding113/claude-code-hub#470).
+//! (ding113/claude-code-hub#470); a `tool_result` with `is_error: true`
+//! whose content is empty (`""` or `[]`): "messages.N.content.J.tool_result:
+//! content cannot be empty if `is_error` is true" (bytedance/trae-agent#230,
+//! jlevy/markform#153, can1357/oh-my-pi#2250).
 
 use std::collections::HashSet;
 
@@ -39,7 +42,7 @@ use super::{list, text};
 
 pub(super) fn violation(body: &Value) -> Option<String> {
     let msgs = list(body, "messages");
-    if let Some(problem) = id_off_pattern(msgs) {
+    if let Some(problem) = id_off_pattern(msgs).or_else(|| empty_error_result(msgs)) {
         return Some(problem);
     }
     let mut ids: HashSet<&str> = HashSet::new();
@@ -96,6 +99,25 @@ fn id_off_pattern(msgs: &[Value]) -> Option<String> {
             (!fits).then(|| {
                 format!(
                     "messages.{i}.content.{j}.{kind}.id: String should match pattern '{pattern}'"
+                )
+            })
+        })
+    })
+}
+
+/// The first `tool_result` flagged `is_error` with nothing in it.
+fn empty_error_result(msgs: &[Value]) -> Option<String> {
+    msgs.iter().enumerate().find_map(|(i, m)| {
+        blocks(m).iter().enumerate().find_map(|(j, b)| {
+            let empty = match b.get("content") {
+                Some(Value::String(s)) => s.is_empty(),
+                Some(Value::Array(a)) => a.is_empty(),
+                _ => false,
+            };
+            let flagged = b.get("is_error") == Some(&Value::Bool(true));
+            (text(b, "type") == "tool_result" && flagged && empty).then(|| {
+                format!(
+                    "messages.{i}.content.{j}.tool_result: content cannot be empty if `is_error` is true"
                 )
             })
         })
@@ -395,5 +417,27 @@ mod tests {
                 "{bad:?}"
             );
         }
+    }
+
+    #[test]
+    fn an_error_result_with_nothing_in_it() {
+        let with = |content: Value, is_error: bool| {
+            check(json!([
+                {"role": "user", "content": "go"},
+                {"role": "assistant", "content": [call("toolu_1"), call("toolu_2")]},
+                {"role": "user", "content": [result("toolu_1"),
+                    {"type": "tool_result", "tool_use_id": "toolu_2", "is_error": is_error, "content": content}]},
+            ]))
+        };
+        let want =
+            "messages.2.content.1.tool_result: content cannot be empty if `is_error` is true";
+        assert_eq!(with(json!(""), true).as_deref(), Some(want));
+        assert_eq!(with(json!([]), true).as_deref(), Some(want));
+        assert_eq!(with(json!("failed"), true), None);
+        assert_eq!(
+            with(json!([{"type": "text", "text": "failed"}]), true),
+            None
+        );
+        assert_eq!(with(json!(""), false), None);
     }
 }
