@@ -28,6 +28,22 @@ pub(crate) fn no_result_text() -> String {
     )
 }
 
+/// The longest `call_id` the API takes, bytes (it counts characters:
+/// "Invalid 'input\[N\].call_id': string too long. Expected a string with
+/// maximum length 64").
+const MAX_CALL_ID_LEN: usize = 64;
+
+/// `{id}_{n}`, the id cut at its end (at a character's boundary) when the
+/// name would be longer than the API takes.
+pub(super) fn numbered(id: &str, n: usize) -> String {
+    let suffix = format!("_{n}");
+    let mut keep = id.len().min(MAX_CALL_ID_LEN.saturating_sub(suffix.len()));
+    while !id.is_char_boundary(keep) {
+        keep -= 1;
+    }
+    format!("{}{suffix}", &id[..keep])
+}
+
 /// See [`crate::repair()`].
 pub(crate) fn repair(bytes: &[u8]) -> Result<Repaired<'_>, WireError> {
     let parsed = Parsed::new(bytes)?;
@@ -61,7 +77,7 @@ pub(crate) fn repair(bytes: &[u8]) -> Result<Repaired<'_>, WireError> {
         if plan.dup_calls.get(&i) == Some(&DupCall::Distinct) {
             let mut n = 2;
             let fresh = loop {
-                let candidate = format!("{}_{n}", s.call_id);
+                let candidate = numbered(s.call_id, n);
                 if !taken.contains(&candidate) {
                     break candidate;
                 }

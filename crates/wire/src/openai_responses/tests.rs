@@ -323,6 +323,29 @@ fn repair_inserts_an_output_after_the_run_of_calls() {
 }
 
 #[test]
+fn a_renamed_call_id_stays_within_64_characters() {
+    // Two distinct calls reusing a 64-character id (the API's most).
+    let long = format!("call_{}", "x".repeat(59));
+    let body = serde_json::json!({"input": [
+        {"type": "function_call", "call_id": long, "name": "f", "arguments": "{}"},
+        {"type": "function_call", "call_id": long, "name": "g", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": long, "output": "f's"}]})
+    .to_string();
+    let (out, _) = repaired(&body);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let renamed = format!("call_{}_2", "x".repeat(57));
+    assert_eq!(renamed.len(), 64);
+    assert_eq!(v["input"][1]["call_id"], renamed.as_str(), "{out}");
+    assert_eq!(v["input"][2]["call_id"], renamed.as_str(), "{out}");
+    assert_eq!(v["input"][3]["call_id"], long.as_str(), "{out}");
+    // Cut at a character's boundary, within 64 bytes.
+    assert_eq!(
+        super::repair::numbered(&"é".repeat(32), 2),
+        "é".repeat(31) + "_2"
+    );
+}
+
+#[test]
 fn repair_moves_early_outputs_and_drops_orphans_and_duplicates() {
     let body = r#"{"input":[
  {"type":"function_call_output","call_id":"a","output":"early"},
