@@ -123,10 +123,10 @@ fn responses(r: &mut Rng) -> Value {
             3 => json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "t"}]}),
             4 => json!({"type": "reasoning", "summary": [], "encrypted_content": "gAAA"}),
             1 if call == "function_call" => {
-                json!({"type": call, "call_id": r.id(), "name": "f", "arguments": "{}"})
+                json!({"type": call, "call_id": r.id_within(64), "name": "f", "arguments": "{}"})
             }
-            1 => json!({"type": call, "call_id": r.id(), "name": "f", "input": "x"}),
-            _ => json!({"type": output, "call_id": r.id(), "output": "out"}),
+            1 => json!({"type": call, "call_id": r.id_within(64), "name": "f", "input": "x"}),
+            _ => json!({"type": output, "call_id": r.id_within(64), "output": "out"}),
         });
     }
     json!({"model": "gpt-4.1", "input": items})

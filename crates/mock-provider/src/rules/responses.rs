@@ -22,7 +22,13 @@
 //! - two items with one id, of any type: "Duplicate item found with id
 //!   ID. …" (github/copilot-cli#3560 and agent threads); a second call or
 //!   output for one `call_id` is rejected the same way;
-//! - the reasoning adjacency rules of [`super::reasoning`].
+//! - the reasoning adjacency rules of [`super::reasoning`];
+//! - a call's or output's `call_id` over 64 characters, judged before all
+//!   else (a schema check): "Invalid 'input\[N\].call_id': string too long.
+//!   Expected a string with maximum length 64, but got a string with length
+//!   L instead." (AnswerDotAI/fastllm#45, NousResearch/hermes-agent#72006,
+//!   V1ki/dsh-plugin-subscriptions#29, all from the Codex endpoint;
+//!   decolua/9router#393).
 //!
 //! Item rules (ids, reasoning) are checked before pairing; within each,
 //! the first item in order is the one named.
@@ -33,8 +39,14 @@ use serde_json::Value;
 
 use super::{list, reasoning, text};
 
+/// The longest `call_id` the API takes, in characters.
+const MAX_CALL_ID_CHARS: usize = 64;
+
 pub(super) fn violation(body: &Value) -> Option<String> {
     let items = list(body, "input");
+    if let Some(problem) = call_id_too_long(items) {
+        return Some(problem);
+    }
     let mut found = duplicate_ids(items);
     if body.get("store") != Some(&Value::Bool(false)) {
         found.extend(reasoning::broken(items));
@@ -43,6 +55,21 @@ pub(super) fn violation(body: &Value) -> Option<String> {
         found = pairing(body, items);
     }
     found.into_iter().min_by_key(|f| f.0).map(|f| f.1)
+}
+
+/// The first call or output whose `call_id` is longer than the API takes.
+fn call_id_too_long(items: &[Value]) -> Option<String> {
+    items.iter().enumerate().find_map(|(k, item)| {
+        if matches!(kind(item), Kind::Other) {
+            return None;
+        }
+        let len = text(item, "call_id").chars().count();
+        (len > MAX_CALL_ID_CHARS).then(|| {
+            format!(
+                "Invalid 'input[{k}].call_id': string too long. Expected a string with maximum length {MAX_CALL_ID_CHARS}, but got a string with length {len} instead."
+            )
+        })
+    })
 }
 
 fn duplicate(id: &str) -> String {
@@ -341,5 +368,26 @@ mod tests {
             violation(&json!({"model": "gpt-5", "store": false, "input": items})),
             None
         );
+    }
+
+    #[test]
+    fn a_call_id_over_64_characters() {
+        let most = format!("call_{}", "x".repeat(59));
+        assert_eq!(most.len(), 64);
+        assert_eq!(check(json!([user(), fc(&most), out(&most)])), None);
+        let long = format!("{most}y");
+        let want = "Invalid 'input[3].call_id': string too long. Expected a string with maximum length 64, but got a string with length 65 instead.";
+        assert_eq!(
+            check(json!([user(), fc("a"), out("a"), fc(&long), out(&long)])).as_deref(),
+            Some(want)
+        );
+        // An output alone is judged too, before its pairing.
+        assert_eq!(
+            check(json!([user(), fc("a"), out("a"), out(&long)])).as_deref(),
+            Some(want)
+        );
+        // Characters, not bytes.
+        let wide = "é".repeat(64);
+        assert_eq!(check(json!([user(), fc(&wide), out(&wide)])), None);
     }
 }
