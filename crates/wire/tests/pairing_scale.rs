@@ -318,3 +318,23 @@ fn chat_repair_of_turns_reusing_one_id_is_not_quadratic() {
     assert!(!text.contains("\"gone\""));
     assert_eq!(text.matches(r#""tool_call_id":"a""#).count(), N);
 }
+
+#[test]
+fn responses_repair_of_distinct_calls_reusing_one_call_id_is_not_quadratic() {
+    // Each call its own tool, so each repeat is a distinct call: renamed,
+    // with the output after it.
+    let calls = joined(N_REPAIR, |i| {
+        format!(
+            r#"{{"type":"function_call","call_id":"a","name":"f{i}","arguments":"{{}}"}},{{"type":"function_call_output","call_id":"a","output":"ok"}}"#
+        )
+    });
+    let body = format!(r#"{{"model":"m","input":[{{"role":"user","content":"hi"}},{calls}]}}"#);
+    let repaired = linear("Responses repair", N_REPAIR, &body, || {
+        repair(Dialect::OpenAiResponses, body.as_bytes())
+    })
+    .unwrap();
+    let text = String::from_utf8_lossy(&repaired.body);
+    // The last repeat gets the last name, its output with it.
+    let last = format!("\"a_{}\"", N_REPAIR);
+    assert_eq!(text.matches(&last).count(), 2);
+}

@@ -1,6 +1,9 @@
 //! Repair of a Responses body: only the `input` array is rebuilt.
 
-use std::{borrow::Cow, collections::HashSet};
+use std::{
+    borrow::Cow,
+    collections::{HashMap, HashSet},
+};
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -70,18 +73,22 @@ pub(crate) fn repair(bytes: &[u8]) -> Result<Repaired<'_>, WireError> {
         ));
     }
 
-    // Fresh ids for distinct calls that reuse an id.
+    // Fresh ids for distinct calls that reuse an id. Each id remembers
+    // where its probing stopped (a client controls how many calls reuse
+    // one: probing from 2 for each was quadratic in them); the names it
+    // skipped stay taken, so resuming gives the same names.
     let mut taken: HashSet<String> = slots.iter().map(|s| s.call_id.to_owned()).collect();
+    let mut next: HashMap<&str, usize> = HashMap::new();
     let mut renamed: Vec<Option<String>> = vec![None; slots.len()];
     for (i, s) in slots.iter().enumerate() {
         if plan.dup_calls.get(&i) == Some(&DupCall::Distinct) {
-            let mut n = 2;
+            let n = next.entry(s.call_id).or_insert(2);
             let fresh = loop {
-                let candidate = numbered(s.call_id, n);
+                let candidate = numbered(s.call_id, *n);
+                *n += 1;
                 if !taken.contains(&candidate) {
                     break candidate;
                 }
-                n += 1;
             };
             taken.insert(fresh.clone());
             if let Some(&o) = plan.output_of.get(&i) {
