@@ -17,7 +17,15 @@
 //!   ConverseStream). Other models refuse any other block beside the
 //!   results ("Conversation blocks and tool result blocks cannot be
 //!   provided in the same turn.", langchain-ai/langchain-aws#141), which the
-//!   mock, judging bodies without their model, does not check.
+//!   mock, judging bodies without their model, does not check;
+//! - a `toolUseId` (of a `toolUse` or a `toolResult`) over 64 characters,
+//!   judged before all else (a schema check; the API reference gives
+//!   `toolUseId` a length of 1 to 64): "1 validation error detected: Value
+//!   'ID' at 'messages.N.member.content.J.member.toolUse.toolUseId' failed
+//!   to satisfy constraint: Member must have length less than or equal to
+//!   64", in the form Bedrock gives a name over 64 (microsoft/mcp#842: "Value
+//!   '…' at 'toolConfig.tools.111.member.toolSpec.name' failed to satisfy
+//!   constraint: Member must have length less than or equal to 64").
 
 use std::collections::HashSet;
 
@@ -25,8 +33,14 @@ use serde_json::Value;
 
 use super::{list, text};
 
+/// The longest `toolUseId` the API takes, in characters.
+const MAX_TOOL_USE_ID_CHARS: usize = 64;
+
 pub(super) fn violation(body: &Value) -> Option<String> {
     let msgs = list(body, "messages");
+    if let Some(problem) = id_too_long(msgs) {
+        return Some(problem);
+    }
     for (i, m) in msgs.iter().enumerate() {
         let results = ids(m, "toolResult");
         if !results.is_empty() {
@@ -75,6 +89,22 @@ pub(super) fn violation(body: &Value) -> Option<String> {
         }
     }
     None
+}
+
+/// The first `toolUseId` longer than the API takes.
+fn id_too_long(msgs: &[Value]) -> Option<String> {
+    msgs.iter().enumerate().find_map(|(i, m)| {
+        list(m, "content").iter().enumerate().find_map(|(j, b)| {
+            ["toolUse", "toolResult"].into_iter().find_map(|kind| {
+                let id = text(b.get(kind)?, "toolUseId");
+                (id.chars().count() > MAX_TOOL_USE_ID_CHARS).then(|| {
+                    format!(
+                        "1 validation error detected: Value '{id}' at 'messages.{i}.member.content.{j}.member.{kind}.toolUseId' failed to satisfy constraint: Member must have length less than or equal to {MAX_TOOL_USE_ID_CHARS}"
+                    )
+                })
+            })
+        })
+    })
 }
 
 /// The `toolUseId` of each `kind` block (`toolUse`, `toolResult`), in order.
@@ -179,5 +209,35 @@ mod tests {
         );
         let first = check(json!([results(&["x"])]));
         assert!(first.unwrap().contains("messages.0.content exceeds"));
+    }
+
+    #[test]
+    fn a_tool_use_id_over_64_characters() {
+        let most = format!("tooluse_{}", "x".repeat(56));
+        assert_eq!(most.len(), 64);
+        assert_eq!(
+            check(json!([user(), calls(&[&most]), results(&[&most])])),
+            None
+        );
+        let long = format!("{most}y");
+        let at = |path: &str| {
+            format!(
+                "1 validation error detected: Value '{long}' at '{path}' failed to satisfy constraint: Member must have length less than or equal to 64"
+            )
+        };
+        assert_eq!(
+            check(json!([
+                user(),
+                calls(&["a", &long]),
+                results(&["a", &long])
+            ])),
+            Some(at("messages.1.member.content.1.member.toolUse.toolUseId"))
+        );
+        assert_eq!(
+            check(json!([user(), calls(&["a"]), results(&["a", &long])])),
+            Some(at(
+                "messages.2.member.content.1.member.toolResult.toolUseId"
+            ))
+        );
     }
 }
