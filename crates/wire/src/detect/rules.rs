@@ -116,9 +116,13 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
         )),
         // `program: [operand: …]message`, the message opening a field as
         // `perror` and coreutils' `error()` print it (`curl: (7) Failed
-        // …`): not a sentence with the word in it (`fix: users cannot …`).
+        // …`), or following a quoted operand (`edit_file: "x" not found in
+        // a.txt`, a tool's own error as the Vercel AI SDK sends it): not a
+        // sentence with the word in it (`fix: users cannot …`).
         shell_diagnostic: re(concat!(
-            r"^[\w.+-]+:\s+(?:(?:[^\n:]|:[^\s:])*:\s+)*(?:\(\d+\)\s+)?(?:cannot|can't|could\s+not|couldn't|unable\s+to|failed\s+to",
+            r"^[\w.+-]+:\s+(?:(?:[^\n:]|:[^\s:])*:\s+)*",
+            r#"(?:(?:\\?"[^"\n]{0,200}?\\?"|'[^'\n]{0,200}'|`[^`\n]{0,200}`)\s+)?"#,
+            r"(?:\(\d+\)\s+)?(?:cannot|can't|could\s+not|couldn't|unable\s+to|failed\s+to",
             r"|no\s+such\s+file|permission\s+denied|not\s+found|is\s+a\s+directory|not\s+a\s+directory",
             r"|file\s+exists|operation\s+not\s+permitted|invalid\s+option|illegal\s+option",
             r"|unrecognized\s+(?:option|argument)|missing\s+(?:operand|argument))\b",

@@ -649,8 +649,16 @@ fn shell_diagnostic() {
             "chmod: changing permissions of '/etc/x': Operation not permitted\n",
             "unzip:  cannot find or open nope.zip, nope.zip.zip or nope.zip.ZIP.\n",
             "cat: 'C:\\data': No such file or directory",
+            // a tool's thrown error after a quoted operand, as the AI SDK
+            // sends it (plain, and inside a JSON string)
+            "edit_file: \"absent text\" not found in present.txt",
+            "\"edit_file: \\\"absent text\\\" not found in present.txt\"",
+            "mv: 'a.txt' cannot be moved onto itself",
         ],
-        &[],
+        &[
+            "fix: \"login\" now works when users cannot remember a password\n",
+            "docs: 'cannot' is one word\n",
+        ],
     );
 }
 
