@@ -209,12 +209,7 @@ impl<'a> FreshIds<'a> {
     pub fn next(&mut self, id: &'a str) -> String {
         let n = self.next.entry(id).or_insert(1);
         loop {
-            let suffix = format!("_dup{n}");
-            let mut keep = id.len().min(self.max_len.saturating_sub(suffix.len()));
-            while !id.is_char_boundary(keep) {
-                keep -= 1;
-            }
-            let candidate = format!("{}{suffix}", &id[..keep]);
+            let candidate = suffixed(id, &format!("_dup{n}"), self.max_len);
             *n += 1;
             if !self.taken.contains(candidate.as_str()) && !self.given.contains(&candidate) {
                 self.given.insert(candidate.clone());
@@ -222,6 +217,16 @@ impl<'a> FreshIds<'a> {
             }
         }
     }
+}
+
+/// `{id}{suffix}`, the id cut at its end (at a character's boundary) when
+/// the name would be longer than `max_len` bytes (the API's limit).
+pub(crate) fn suffixed(id: &str, suffix: &str, max_len: usize) -> String {
+    let mut keep = id.len().min(max_len.saturating_sub(suffix.len()));
+    while !id.is_char_boundary(keep) {
+        keep -= 1;
+    }
+    format!("{}{suffix}", &id[..keep])
 }
 
 #[cfg(test)]

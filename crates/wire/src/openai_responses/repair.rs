@@ -39,12 +39,7 @@ const MAX_CALL_ID_LEN: usize = 64;
 /// `{id}_{n}`, the id cut at its end (at a character's boundary) when the
 /// name would be longer than the API takes.
 pub(super) fn numbered(id: &str, n: usize) -> String {
-    let suffix = format!("_{n}");
-    let mut keep = id.len().min(MAX_CALL_ID_LEN.saturating_sub(suffix.len()));
-    while !id.is_char_boundary(keep) {
-        keep -= 1;
-    }
-    format!("{}{suffix}", &id[..keep])
+    crate::pairing::suffixed(id, &format!("_{n}"), MAX_CALL_ID_LEN)
 }
 
 /// See [`crate::repair()`].
