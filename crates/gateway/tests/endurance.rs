@@ -542,7 +542,23 @@ async fn an_upstream_refusing_a_large_body_early_is_answered_with_its_refusal_on
 /// connection from the pool (a 502): each is answered by the upstream.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_connection_reset_under_an_early_answer_is_not_reused() {
-    let (upstream, heads) = refusing_upstream(false).await;
+    early_answers_do_not_leave_their_connection_in_the_pool(Duration::ZERO).await;
+}
+
+/// The same when the reset comes well after the answer (the upstream
+/// lingers before it closes): the answer has been relayed whole, and said
+/// keep-alive, long before the write under it fails.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_reset_long_after_an_early_answer_is_not_reused() {
+    early_answers_do_not_leave_their_connection_in_the_pool(Duration::from_millis(100)).await;
+}
+
+/// Five rounds of a large request refused early by an upstream that
+/// closes `linger` after its keep-alive answer, each with three small
+/// requests sent while the answer is relayed: all are answered 413, and
+/// the upstream read each request's head once.
+async fn early_answers_do_not_leave_their_connection_in_the_pool(linger: Duration) {
+    let (upstream, heads) = refusing_upstream(false, linger).await;
     let gw = Gateway::start(Config::for_tests(&format!("http://{upstream}")))
         .await
         .unwrap();
@@ -599,11 +615,14 @@ fn chunked((head, text): (String, String)) -> (String, String) {
     (head, format!("{:x}\r\n{text}\r\n0\r\n\r\n", text.len()))
 }
 
-/// An upstream that answers 413 as soon as it has a request's head and
-/// closes with the body unread (with `connection: close` if `close`); its
-/// address, and how many heads it has read.
+/// An upstream that answers 413 to each request: a small one once read
+/// whole, keeping the connection for the next (unless `close`); a large
+/// one from its head and 64 KiB of its body, closing `linger` later with
+/// the rest unread (with `connection: close` if `close`). Its address,
+/// and how many heads it has read.
 async fn refusing_upstream(
     close: bool,
+    linger: Duration,
 ) -> (
     std::net::SocketAddr,
     std::sync::Arc<std::sync::atomic::AtomicUsize>,
@@ -618,23 +637,43 @@ async fn refusing_upstream(
             tokio::spawn(async move {
                 let mut buf = Vec::new();
                 let mut chunk = [0u8; 4096];
-                while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match s.read(&mut chunk).await {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                loop {
+                    // A head, then its body whole (a small one) or
+                    // 64 KiB of it (a large one, refused unread).
+                    let whole = |buf: &[u8]| {
+                        let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") else {
+                            return false;
+                        };
+                        let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
+                        match head.lines().find_map(|l| l.strip_prefix("content-length:")) {
+                            Some(n) => buf.len() - end - 4 >= n.trim().parse::<usize>().unwrap(),
+                            None => buf[end + 4..].ends_with(b"0\r\n\r\n"),
+                        }
+                    };
+                    while !whole(&buf) && buf.len() < 64 * 1024 {
+                        match s.read(&mut chunk).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                        }
                     }
+                    seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    let body = r#"{"type":"error","error":{"type":"request_too_large","message":"Request exceeds the maximum allowed number of bytes."}}"#;
+                    let answer = format!(
+                        "HTTP/1.1 413 Request Entity Too Large\r\ncontent-type: application/json\r\n\
+                         content-length: {}\r\n{}\r\n{body}",
+                        body.len(),
+                        if close { "connection: close\r\n" } else { "" },
+                    );
+                    let _ = s.write_all(answer.as_bytes()).await;
+                    if close || !whole(&buf) {
+                        // Closed `linger` later with the rest of the
+                        // request unread: a reset follows the answer.
+                        tokio::time::sleep(linger).await;
+                        return;
+                    }
+                    // Kept alive, as the answer said.
+                    buf.clear();
                 }
-                seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                let body = r#"{"type":"error","error":{"type":"request_too_large","message":"Request exceeds the maximum allowed number of bytes."}}"#;
-                let answer = format!(
-                    "HTTP/1.1 413 Request Entity Too Large\r\ncontent-type: application/json\r\n\
-                     content-length: {}\r\n{}\r\n{body}",
-                    body.len(),
-                    if close { "connection: close\r\n" } else { "" },
-                );
-                let _ = s.write_all(answer.as_bytes()).await;
-                // Closed with the rest of the request unread: a reset
-                // follows the answer.
             });
         }
     });
@@ -644,7 +683,7 @@ async fn refusing_upstream(
 /// `head` and `body` sent to a gateway whose upstream answers 413 once it
 /// has a request's head and closes with the body unread.
 async fn early_refusal_is_relayed(head: String, body: String) {
-    let (upstream, heads) = refusing_upstream(true).await;
+    let (upstream, heads) = refusing_upstream(true, Duration::ZERO).await;
     let config = Config::for_tests(&format!("http://{upstream}"));
     let gw = Gateway::start(config).await.unwrap();
     let mut s = TcpStream::connect(gw.addr()).await.unwrap();
