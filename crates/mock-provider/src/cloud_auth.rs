@@ -9,8 +9,9 @@
 //!   Vertex routes accept only that token.
 //! - AWS's instance metadata service (IMDSv2: `PUT /latest/api/token`, then
 //!   `GET /latest/meta-data/iam/security-credentials/[role]` with the
-//!   token) and the container credentials endpoint
-//!   (`GET /v2/credentials/{id}`, `Authorization` checked when
+//!   token, and the instance's availability zone in the key's region at
+//!   `GET /latest/meta-data/placement/availability-zone`) and the
+//!   container credentials endpoint (`GET /v2/credentials/{id}`, `Authorization` checked when
 //!   [`AwsCredentialService::container_token`] is set), both serving the
 //!   mock's [`crate::AwsTestKey`] with a session token and an expiry; and
 //!   STS `AssumeRoleWithWebIdentity` (`POST /`, form `Action=…`, XML
@@ -183,16 +184,24 @@ pub(crate) fn serve(
                 None => (StatusCode::BAD_REQUEST, "text/plain", String::new()),
             })
         }
-        (&Method::GET, p) if p.starts_with("/latest/meta-data/iam/security-credentials/") => {
+        (&Method::GET, p) if p.starts_with("/latest/meta-data/iam/security-credentials") => {
             if header("x-aws-ec2-metadata-token") != Some(imds_token) {
                 return Some(unauthorized);
             }
-            let role = &p["/latest/meta-data/iam/security-credentials/".len()..];
+            // With or without the slash, as IMDS answers.
+            let role = &p["/latest/meta-data/iam/security-credentials".len()..];
+            let role = role.strip_prefix('/').unwrap_or(role);
             Some(match role {
                 "" => (StatusCode::OK, "text/plain", IMDS_ROLE.to_string()),
                 IMDS_ROLE => creds(true),
                 _ => (StatusCode::NOT_FOUND, "text/plain", String::new()),
             })
+        }
+        (&Method::GET, "/latest/meta-data/placement/availability-zone") => {
+            if header("x-aws-ec2-metadata-token") != Some(imds_token) {
+                return Some(unauthorized);
+            }
+            Some((StatusCode::OK, "text/plain", format!("{}b", key.region)))
         }
         (&Method::GET, p) if p.starts_with("/v2/credentials/") => {
             let ok = match &service.container_token {

@@ -7,7 +7,12 @@
 //!   `audience`, `scope`, `requested_token_type`, `subject_token` and
 //!   `subject_token_type`), which checks the subject token against
 //!   [`GoogleTestKey::subject_token`] and answers OAuth's JSON, or its
-//!   `invalid_grant` 400;
+//!   `invalid_grant` 400; an AWS workload's token (a signed STS
+//!   `GetCallerIdentity`, `urn:ietf:params:aws:token-type:aws4_request`) is
+//!   checked as Google's STS has AWS check it: its SigV4 signature for `sts`
+//!   made with the mock's [`crate::AwsTestKey`] (or the session the mock's
+//!   instance metadata serves), and its `x-goog-cloud-target-resource` the
+//!   exchange's audience;
 //! - IAM Credentials' `generateAccessToken` (`POST
 //!   /v1/projects/-/serviceAccounts/{email}:generateAccessToken`, the
 //!   federated token as `Authorization: Bearer`, JSON body with `scope`),
@@ -25,6 +30,7 @@ use std::time::SystemTime;
 use bytes::Bytes;
 use http::{Method, StatusCode, request::Parts};
 
+use crate::AwsTestKey;
 use crate::cloud_auth::{GoogleTestKey, Reply, url_form};
 
 /// The bearer token the mock's OIDC endpoint requires (a runner's
@@ -33,10 +39,34 @@ pub const ACTIONS_REQUEST_TOKEN: &str = "mock-actions-request-token";
 
 /// The token exchange's grant type.
 const TOKEN_EXCHANGE: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
+/// The subject token type of an AWS workload's signed request.
+const AWS_SIGNED_REQUEST: &str = "urn:ietf:params:aws:token-type:aws4_request";
+
+/// The AWS keys whose signature an AWS workload's subject token may
+/// carry: the mock's own, and with the session token its instance metadata
+/// serves.
+pub(crate) fn aws_signers(opts: &crate::MockOptions) -> Vec<AwsTestKey> {
+    let Some(key) = &opts.aws_key else {
+        return Vec::new();
+    };
+    let mut signers = vec![key.clone()];
+    if let Some(service) = &opts.aws_credential_service {
+        let mut served = key.clone();
+        served.session_token = Some(service.session_token.clone());
+        signers.push(served);
+    }
+    signers
+}
 
 /// Serve a token exchange or a `generateAccessToken`, or `None` when
 /// `parts` is neither.
-pub(crate) fn serve(key: &GoogleTestKey, parts: &Parts, path: &str, body: &Bytes) -> Option<Reply> {
+pub(crate) fn serve(
+    key: &GoogleTestKey,
+    aws: &[AwsTestKey],
+    parts: &Parts,
+    path: &str,
+    body: &Bytes,
+) -> Option<Reply> {
     let bearer = parts
         .headers
         .get(http::header::AUTHORIZATION)
@@ -59,7 +89,7 @@ pub(crate) fn serve(key: &GoogleTestKey, parts: &Parts, path: &str, body: &Bytes
         return None;
     }
     if path == "/v1/token" {
-        return Some(exchange(key, body));
+        return Some(exchange(key, aws, body));
     }
     let email = path
         .strip_prefix("/v1/projects/-/serviceAccounts/")?
@@ -83,7 +113,7 @@ pub(crate) fn serve(key: &GoogleTestKey, parts: &Parts, path: &str, body: &Bytes
 }
 
 /// `POST /v1/token`: the token exchange (see the module docs).
-fn exchange(key: &GoogleTestKey, body: &[u8]) -> Reply {
+fn exchange(key: &GoogleTestKey, aws: &[AwsTestKey], body: &[u8]) -> Reply {
     let form = url_form(body);
     let get = |name: &str| {
         form.iter()
@@ -98,6 +128,12 @@ fn exchange(key: &GoogleTestKey, body: &[u8]) -> Reply {
         || get("scope").is_none_or(str::is_empty)
     {
         Some("invalid_request")
+    } else if get("subject_token_type") == Some(AWS_SIGNED_REQUEST) {
+        let token = get("subject_token").unwrap_or("");
+        let audience = get("audience").unwrap_or("");
+        aws_caller(token, audience, aws)
+            .err()
+            .map(|_| "invalid_grant")
     } else if get("subject_token") != Some(key.subject_token.as_str()) {
         Some("invalid_grant")
     } else {
@@ -138,4 +174,62 @@ fn google_error(status: StatusCode, kind: &str) -> Reply {
             status.as_u16()
         ),
     )
+}
+
+/// Whether `token` is a `GetCallerIdentity` request for `audience` signed
+/// by one of `signers` (see the module docs); why not.
+fn aws_caller(token: &str, audience: &str, signers: &[AwsTestKey]) -> Result<(), String> {
+    #[derive(serde::Deserialize)]
+    struct Signed {
+        url: String,
+        method: String,
+        headers: Vec<Header>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Header {
+        key: String,
+        value: String,
+    }
+    let json = percent_encoding::percent_decode_str(token)
+        .decode_utf8()
+        .map_err(|_| "not UTF-8")?;
+    let signed: Signed = serde_json::from_str(&json).map_err(|e| e.to_string())?;
+    let uri: http::Uri = signed.url.parse().map_err(|_| "no URL")?;
+    let host = uri.host().unwrap_or("");
+    let query = url_form(uri.query().unwrap_or("").as_bytes());
+    let asks = |k: &str, v: &str| query.iter().any(|(a, b)| a == k && b == v);
+    let caller_identity = uri.scheme_str() == Some("https")
+        && host.starts_with("sts.")
+        && host.ends_with(".amazonaws.com")
+        && asks("Action", "GetCallerIdentity")
+        && asks("Version", "2011-06-15")
+        && signed.method == "POST";
+    if !caller_identity {
+        return Err(format!(
+            "not a GetCallerIdentity: {} {}",
+            signed.method, signed.url
+        ));
+    }
+    let mut request = http::Request::post(uri);
+    for h in &signed.headers {
+        request = request.header(h.key.as_str(), h.value.as_str());
+    }
+    let (parts, ()) = request.body(()).map_err(|e| e.to_string())?.into_parts();
+    let target = parts
+        .headers
+        .get("x-goog-cloud-target-resource")
+        .and_then(|v| v.to_str().ok());
+    if target.map(|t| t.trim_start_matches("https:")) != Some(audience) {
+        return Err("x-goog-cloud-target-resource is not the audience".to_string());
+    }
+    let token = parts
+        .headers
+        .get("x-amz-security-token")
+        .and_then(|v| v.to_str().ok());
+    let signer = signers
+        .iter()
+        .find(|k| k.session_token.as_deref() == token)
+        .ok_or("an unknown AWS session")?;
+    crate::cloud::verify_sigv4(&parts, b"", signer, "sts", SystemTime::now())
+        .map_err(|(_, message)| message)
 }

@@ -109,7 +109,8 @@ async fn answer(
         .and_then(|(service, key)| crate::aws_federation::serve(service, key, parts, path, &body));
     let federation = federation.or_else(|| {
         let key = opts.google_key.as_ref()?;
-        crate::google_federation::serve(key, parts, path, &body)
+        let aws = crate::google_federation::aws_signers(opts);
+        crate::google_federation::serve(key, &aws, parts, path, &body)
     });
     if let Some((status, content_type, text)) =
         federation.or_else(|| crate::cloud_auth::serve(shared, parts, path, &body))

@@ -26,6 +26,8 @@
 
 pub(crate) mod chain;
 mod profile;
+
+pub(crate) use profile::is_region_name;
 pub mod skew;
 
 use std::{collections::HashMap, fmt, sync::Arc, time::SystemTime};
@@ -245,6 +247,19 @@ pub fn resign(
     region: &str,
     time: SystemTime,
 ) -> Result<(), String> {
+    sign(parts, body, credentials, region, SERVICE, time)
+}
+
+/// [`resign`] for any AWS `service` (STS's `GetCallerIdentity` that a
+/// Google federation signs: `super::google`).
+pub(crate) fn sign(
+    parts: &mut http::request::Parts,
+    body: &[u8],
+    credentials: &Credentials,
+    region: &str,
+    service: &str,
+    time: SystemTime,
+) -> Result<(), String> {
     let mut headers = parts.headers.clone();
     for name in CLIENT_SIGNATURE {
         headers.remove(name);
@@ -278,7 +293,7 @@ pub fn resign(
     let params = v4::SigningParams::builder()
         .identity(&identity)
         .region(region)
-        .name(SERVICE)
+        .name(service)
         .time(time)
         .settings(settings)
         .build()

@@ -52,6 +52,7 @@ use super::{
 };
 use crate::http_client::HttpClient;
 
+mod aws_source;
 mod external;
 
 /// The OAuth scope asked for.
@@ -171,7 +172,7 @@ impl GoogleAuth {
     /// quota project of their file.
     fn found(env: &AwsEnv, warnings: &mut Vec<String>) -> Result<Option<GoogleAuth>, String> {
         if let Some(path) = env.get("GOOGLE_APPLICATION_CREDENTIALS") {
-            return match GoogleAuth::from_file(Path::new(path)) {
+            return match GoogleAuth::from_file(Path::new(path), env) {
                 Ok(auth) => Ok(Some(auth)),
                 Err(FileError::Unsupported(e)) => {
                     warnings.push(format!(
@@ -189,7 +190,7 @@ impl GoogleAuth {
         if let Some(dir) = gcloud {
             let path = dir.join("application_default_credentials.json");
             if path.exists() {
-                match GoogleAuth::from_file(&path) {
+                match GoogleAuth::from_file(&path, env) {
                     Ok(auth) => return Ok(Some(auth)),
                     Err(e) => tracing::warn!(error = %e, "Google credentials skipped"),
                 }
@@ -212,8 +213,9 @@ impl GoogleAuth {
     }
 
     /// Credentials from a `service_account`, `authorized_user` or
-    /// `external_account` file, with its `quota_project_id`.
-    pub fn from_file(path: &Path) -> Result<GoogleAuth, FileError> {
+    /// `external_account` file, with its `quota_project_id` (`env`: the
+    /// AWS variables a workload on AWS signs with).
+    pub fn from_file(path: &Path, env: &AwsEnv) -> Result<GoogleAuth, FileError> {
         let shown = path.display();
         let text = std::fs::read(path).map_err(|e| FileError::Unusable(format!("{shown}: {e}")))?;
         let file: CredentialsFile = serde_json::from_slice(&text).map_err(|e| {
@@ -270,6 +272,7 @@ impl GoogleAuth {
             "external_account" => Source::External(Box::new(external::External::from_file(
                 &text,
                 &shown.to_string(),
+                env,
             )?)),
             other => {
                 return Err(FileError::Unsupported(format!(

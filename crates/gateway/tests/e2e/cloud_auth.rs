@@ -294,6 +294,125 @@ async fn vertex_with_workload_identity_federation() {
     assert_eq!(seen[1].1, None);
 }
 
+/// Workload identity federation from AWS (`environment_id: "aws1"`): the
+/// subject token is an STS `GetCallerIdentity` the gateway signs, which the
+/// mock's STS verifies as Google's has AWS do. Its credentials and region
+/// from the instance metadata (IMDSv2, as on EC2), or from the
+/// environment; a signature AWS refuses leaves the request as it came.
+#[tokio::test]
+async fn vertex_with_workload_identity_federation_from_aws() {
+    let url = |h: &Harness| {
+        format!(
+            "{}/v1/projects/p1/locations/us-east5/publishers/anthropic/models/claude-x:rawPredict",
+            h.gw()
+        )
+    };
+    let steps = |h: &Harness| -> Vec<String> {
+        h.mock
+            .received()
+            .iter()
+            .filter(|r| !r.path.contains(":rawPredict"))
+            .map(|r| format!("{} {}", r.method, r.path))
+            .collect()
+    };
+    let keys = [
+        ("AWS_ACCESS_KEY_ID", KEY_ID),
+        ("AWS_SECRET_ACCESS_KEY", SECRET),
+        ("AWS_SESSION_TOKEN", "session-tok"),
+        ("AWS_REGION", "us-east-1"),
+    ];
+    for (env, expected) in [
+        (
+            &[][..],
+            &[
+                "PUT /latest/api/token",
+                "GET /latest/meta-data/placement/availability-zone",
+                "GET /latest/meta-data/iam/security-credentials",
+                "GET /latest/meta-data/iam/security-credentials/toolwarden-mock-role",
+                "POST /v1/token",
+            ][..],
+        ),
+        (&keys[..], &["POST /v1/token"][..]),
+    ] {
+        let (h, _dir) = vertex_on_aws(env).await;
+        let mut convo = anthropic_vertex_convo();
+        round(&h, &mut convo, &url(&h), &[]).await;
+        expect_counts(&h, "vertex", Some("claude-x"), 1.0).await;
+        assert_eq!(steps(&h), expected, "once, then cached");
+        let seen = authorizations(&h);
+        let predicts: Vec<_> = seen
+            .iter()
+            .filter(|(p, _)| p.contains(":rawPredict"))
+            .collect();
+        assert_eq!(predicts.len(), 2, "{seen:?}");
+        for (_, auth) in predicts {
+            assert_eq!(auth.as_deref(), Some(&*format!("Bearer {GATEWAY_TOKEN}")));
+        }
+    }
+
+    let mut wrong = keys;
+    wrong[1].1 = "another/secret";
+    let (h, _dir) = vertex_on_aws(&wrong).await;
+    let r = post(&h.client, url(&h), &[], &anthropic_vertex_convo().body).await;
+    assert_eq!(r.status, 401, "{}", r.text());
+    assert_eq!(steps(&h), ["POST /v1/token"]);
+}
+
+/// A Vertex harness whose gateway federates from AWS: the mock serves
+/// Google's STS, instance metadata and verifies AWS signatures; `env` the
+/// AWS variables the gateway reads.
+async fn vertex_on_aws(env: &[(&str, &str)]) -> (Harness, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let file_path = dir.path().join("aws.json");
+    let vars: Vec<(String, String)> = env
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let mock = MockOptions {
+        google_key: Some(GoogleTestKey::test(GATEWAY_TOKEN)),
+        aws_credential_service: Some(AwsCredentialService {
+            session_token: "imds-session".into(),
+            lifetime: std::time::Duration::from_secs(3600),
+            ..AwsCredentialService::default()
+        }),
+        ..aws_mock_with_token("session-tok")
+    };
+    let h = Harness::with(mock, move |c| {
+        let mock = c.upstreams.gemini.to_string();
+        let mock = mock.trim_end_matches('/');
+        c.cloud.vertex = Some(c.upstreams.gemini.clone());
+        let file = json!({
+            "type": "external_account",
+            "audience": "//iam.googleapis.com/projects/1/locations/global/workloadIdentityPools/aws/providers/aws",
+            "subject_token_type": "urn:ietf:params:aws:token-type:aws4_request",
+            "token_url": format!("{mock}/v1/token"),
+            "credential_source": {
+                "environment_id": "aws1",
+                "region_url": format!("{mock}/latest/meta-data/placement/availability-zone"),
+                "url": format!("{mock}/latest/meta-data/iam/security-credentials"),
+                "regional_cred_verification_url": "https://sts.{region}.amazonaws.com?Action=GetCallerIdentity&Version=2011-06-15",
+                "imdsv2_session_token_url": format!("{mock}/latest/api/token"),
+            },
+        });
+        std::fs::write(&file_path, file.to_string()).unwrap();
+        let mut env = AwsEnv::default();
+        for (k, v) in vars {
+            env.insert(k, v);
+        }
+        env.insert(
+            "GOOGLE_APPLICATION_CREDENTIALS".into(),
+            file_path.display().to_string(),
+        );
+        let mut warnings = Vec::new();
+        let auth = GoogleAuth::from_env(&env, &mut warnings)
+            .unwrap()
+            .unwrap_or_else(|| panic!("no credentials: {warnings:?}"));
+        c.cloud.google = Some(Arc::new(auth));
+    })
+    .await;
+    (h, dir)
+}
+
 /// The quota project as Google's auth libraries send it: the credentials
 /// file's `quota_project_id` (gcloud writes one into an `authorized_user`
 /// file), else `GOOGLE_CLOUD_QUOTA_PROJECT`'s over it, as

@@ -38,7 +38,7 @@ pub(crate) fn region(env: &HashMap<String, String>) -> Result<Option<String>, St
 }
 
 /// Letters, digits and `-`, as every AWS region's name.
-fn is_region_name(region: &str) -> bool {
+pub(crate) fn is_region_name(region: &str) -> bool {
     !region.is_empty()
         && region
             .bytes()

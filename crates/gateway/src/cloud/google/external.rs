@@ -16,9 +16,9 @@
 //!    account's (IAM Credentials' `generateAccessToken`, asked for one hour,
 //!    the lifetime then taken).
 //!
-//! Sources of other kinds (an AWS workload's `environment_id`, an
-//! `executable`) are not supported: such a file gives no credentials, with
-//! a warning (`FileError::Unsupported`).
+//! A workload on AWS (`environment_id: "aws1"`) signs its subject token
+//! (`aws_source`). An `executable` source is not supported: such a file
+//! gives no credentials, with a warning (`FileError::Unsupported`).
 
 use std::{collections::BTreeMap, path::PathBuf, time::Duration};
 
@@ -26,7 +26,9 @@ use bytes::Bytes;
 use http::Method;
 use serde::Deserialize;
 
+use super::aws_source::{AwsSource, AwsSourceFile};
 use super::{FileError, SCOPE, fetch, form_body, token_answer};
+use crate::cloud::aws::AwsEnv;
 use crate::http_client::HttpClient;
 
 /// The token exchange's grant type.
@@ -47,7 +49,7 @@ pub(super) struct ExternalFile {
     token_url: Option<String>,
     service_account_impersonation_url: Option<String>,
     workforce_pool_user_project: Option<String>,
-    credential_source: Option<SourceFile>,
+    credential_source: Option<serde_json::Value>,
 }
 
 #[derive(Deserialize)]
@@ -57,7 +59,6 @@ struct SourceFile {
     #[serde(default)]
     headers: BTreeMap<String, String>,
     format: Option<FormatFile>,
-    environment_id: Option<String>,
     executable: Option<serde_json::Value>,
 }
 
@@ -88,14 +89,16 @@ enum Subject {
         url: String,
         headers: Vec<(String, String)>,
     },
+    /// A workload on AWS: a signed `GetCallerIdentity`.
+    Aws(Box<AwsSource>),
 }
 
 // === impl External ===
 
 impl External {
     /// The credentials of an `external_account` file (`shown`: its path,
-    /// for messages).
-    pub(super) fn from_file(text: &[u8], shown: &str) -> Result<External, FileError> {
+    /// for messages; `env`: the AWS variables an AWS source reads).
+    pub(super) fn from_file(text: &[u8], shown: &str, env: &AwsEnv) -> Result<External, FileError> {
         let file: ExternalFile = serde_json::from_slice(text).map_err(|e| {
             FileError::Unusable(format!("{shown}: not an external_account file: {e}"))
         })?;
@@ -110,10 +113,27 @@ impl External {
         let source = file.credential_source.ok_or_else(|| {
             FileError::Unusable(format!("{shown}: external_account needs credential_source"))
         })?;
-        if source.environment_id.is_some() || source.executable.is_some() {
+        let unreadable =
+            |e: serde_json::Error| FileError::Unusable(format!("{shown}: credential_source: {e}"));
+        let external = |subject, json_field| External {
+            audience,
+            subject_token_type,
+            token_url,
+            subject,
+            json_field,
+            impersonation_url: file.service_account_impersonation_url,
+            user_project: file.workforce_pool_user_project,
+        };
+        if source.get("environment_id").is_some() {
+            let aws: AwsSourceFile = serde_json::from_value(source).map_err(unreadable)?;
+            let aws = AwsSource::new(aws, env, shown)?;
+            return Ok(external(Subject::Aws(Box::new(aws)), None));
+        }
+        let source: SourceFile = serde_json::from_value(source).map_err(unreadable)?;
+        if source.executable.is_some() {
             return Err(FileError::Unsupported(format!(
-                "{shown}: external_account credentials from an AWS environment or an \
-                 executable are not supported (a file or a URL source is)"
+                "{shown}: external_account credentials from an executable are not supported \
+                 (a file, a URL or an AWS source is)"
             )));
         }
         let subject = match (source.file, source.url) {
@@ -143,15 +163,7 @@ impl External {
                 }
             },
         };
-        Ok(External {
-            audience,
-            subject_token_type,
-            token_url,
-            subject,
-            json_field,
-            impersonation_url: file.service_account_impersonation_url,
-            user_project: file.workforce_pool_user_project,
-        })
+        Ok(external(subject, json_field))
     }
 
     /// A new access token and its lifetime (see the module docs).
@@ -246,6 +258,7 @@ impl External {
                 }
                 (body.to_vec(), "the subject token URL".to_string())
             }
+            Subject::Aws(aws) => return aws.subject_token(client, &self.audience).await,
         };
         if text.len() > MAX_SUBJECT_TOKEN {
             return Err(format!("{from}: more than {MAX_SUBJECT_TOKEN} bytes"));
@@ -282,7 +295,7 @@ mod tests {
     }
 
     fn read(text: &str) -> Result<External, FileError> {
-        External::from_file(text.as_bytes(), "f.json")
+        External::from_file(text.as_bytes(), "f.json", &AwsEnv::default())
     }
 
     #[test]
@@ -318,15 +331,25 @@ mod tests {
         );
         unusable(r#"{"type":"external_account"}"#, "audience");
         unusable("[1]", "not an external_account file");
-        for source in [
-            r#"{"environment_id":"aws1","region_url":"http://169.254.169.254"}"#,
-            r#"{"executable":{"command":"/bin/token"}}"#,
-        ] {
-            assert!(
-                matches!(read(&file(source, "")), Err(FileError::Unsupported(_))),
-                "{source}"
-            );
-        }
+        let source = r#"{"executable":{"command":"/bin/token"}}"#;
+        assert!(matches!(
+            read(&file(source, "")),
+            Err(FileError::Unsupported(_))
+        ));
+        // An AWS source needs its verification URL.
+        unusable(
+            &file(
+                r#"{"environment_id":"aws1","region_url":"http://169.254.169.254"}"#,
+                "",
+            ),
+            "regional_cred_verification_url",
+        );
+        let e = read(&file(
+            r#"{"environment_id":"aws1","regional_cred_verification_url":"https://sts.{region}.amazonaws.com?Action=GetCallerIdentity&Version=2011-06-15"}"#,
+            "",
+        ))
+        .unwrap();
+        assert!(matches!(e.subject, Subject::Aws(_)));
     }
 
     #[tokio::test]
