@@ -89,6 +89,7 @@ impl AwsEnv {
                     | "GOOGLE_CLOUD_QUOTA_PROJECT"
                     | "CLOUDSDK_CONFIG"
                     | "GCE_METADATA_HOST"
+                    | super::google::ALLOW_EXECUTABLES_VAR
             )
             || super::google::SERVERLESS_VARS.contains(&name)
     }

@@ -53,6 +53,7 @@ use super::{
 use crate::http_client::HttpClient;
 
 mod aws_source;
+mod executable;
 mod external;
 
 /// The OAuth scope asked for.
@@ -61,6 +62,8 @@ pub const SCOPE: &str = "https://www.googleapis.com/auth/cloud-platform";
 pub const USER_PROJECT: &str = "x-goog-user-project";
 /// Google's token endpoint when a file names none.
 const DEFAULT_TOKEN_URI: &str = "https://oauth2.googleapis.com/token";
+/// The variable that lets an `external_account` run its executable.
+pub const ALLOW_EXECUTABLES_VAR: &str = executable::ALLOW_VAR;
 
 /// Variables Google's serverless platforms set, each naming the metadata
 /// server as the credentials' source: Cloud Run services and functions

@@ -68,6 +68,20 @@ fn credentials_file(dir: &Path, mock: &str, kind: &str, refresh_token: &str) -> 
             std::fs::write(&token, format!("{refresh_token}\n")).unwrap();
             external(json!({ "file": token.display().to_string() }), false)
         }
+        // A program printing an OIDC token (a response of version 1).
+        "external_executable" => {
+            let script = dir.join("token.sh");
+            let response = json!({
+                "version": 1,
+                "success": true,
+                "token_type": "urn:ietf:params:oauth:token-type:jwt",
+                "id_token": refresh_token,
+                "expiration_time": 4_000_000_000u64,
+            });
+            std::fs::write(&script, format!("echo '{response}'\n")).unwrap();
+            let command = format!("sh {}", script.display());
+            external(json!({ "executable": { "command": command } }), false)
+        }
         // As GitHub Actions' Google auth step writes it.
         "external_url" => external(
             json!({
@@ -120,6 +134,10 @@ async fn vertex_with(
         env.insert(
             "GOOGLE_APPLICATION_CREDENTIALS".into(),
             path.display().to_string(),
+        );
+        env.insert(
+            "GOOGLE_EXTERNAL_ACCOUNT_ALLOW_EXECUTABLES".into(),
+            "1".into(),
         );
         let auth = GoogleAuth::from_env(&env, &mut Vec::new())
             .unwrap()
@@ -245,7 +263,8 @@ async fn vertex_authorized_user_refresh_token_and_a_refused_grant() {
 }
 
 /// Workload identity federation (`external_account`): the workload's
-/// token from a file, exchanged at STS for a federated token; or from a CI
+/// token from a file or a program's output, exchanged at STS for a
+/// federated token; or from a CI
 /// runner's OIDC endpoint (GitHub Actions' shape), exchanged, then traded
 /// for a service account's token. The mock checks each step. A subject
 /// token STS refuses leaves the request as it came.
@@ -260,6 +279,7 @@ async fn vertex_with_workload_identity_federation() {
     let subject = GoogleTestKey::test(GATEWAY_TOKEN).subject_token;
     for (kind, steps) in [
         ("external_file", vec!["/v1/token"]),
+        ("external_executable", vec!["/v1/token"]),
         (
             "external_url",
             vec![

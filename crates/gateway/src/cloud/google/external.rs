@@ -17,8 +17,9 @@
 //!    the lifetime then taken).
 //!
 //! A workload on AWS (`environment_id: "aws1"`) signs its subject token
-//! (`aws_source`). An `executable` source is not supported: such a file
-//! gives no credentials, with a warning (`FileError::Unsupported`).
+//! (`aws_source`); an `executable` prints it (`executable`), when
+//! executables are allowed (else the file gives no credentials, with a
+//! warning: `FileError::Unsupported`).
 
 use std::{collections::BTreeMap, path::PathBuf, time::Duration};
 
@@ -27,6 +28,7 @@ use http::Method;
 use serde::Deserialize;
 
 use super::aws_source::{AwsSource, AwsSourceFile};
+use super::executable::{Executable, ExecutableFile};
 use super::{FileError, SCOPE, fetch, form_body, token_answer};
 use crate::cloud::aws::AwsEnv;
 use crate::http_client::HttpClient;
@@ -59,7 +61,7 @@ struct SourceFile {
     #[serde(default)]
     headers: BTreeMap<String, String>,
     format: Option<FormatFile>,
-    executable: Option<serde_json::Value>,
+    executable: Option<ExecutableFile>,
 }
 
 #[derive(Deserialize)]
@@ -91,6 +93,8 @@ enum Subject {
     },
     /// A workload on AWS: a signed `GetCallerIdentity`.
     Aws(Box<AwsSource>),
+    /// A program that prints it.
+    Executable(Box<Executable>),
 }
 
 // === impl External ===
@@ -115,7 +119,28 @@ impl External {
         })?;
         let unreadable =
             |e: serde_json::Error| FileError::Unusable(format!("{shown}: credential_source: {e}"));
-        let external = |subject, json_field| External {
+        let (subject, json_field) = if source.get("environment_id").is_some() {
+            let aws: AwsSourceFile = serde_json::from_value(source).map_err(unreadable)?;
+            (
+                Subject::Aws(Box::new(AwsSource::new(aws, env, shown)?)),
+                None,
+            )
+        } else {
+            let source: SourceFile = serde_json::from_value(source).map_err(unreadable)?;
+            match source.executable {
+                Some(program) => {
+                    let impersonated = file
+                        .service_account_impersonation_url
+                        .as_deref()
+                        .and_then(impersonated_email);
+                    let account = (audience.as_str(), subject_token_type.as_str(), impersonated);
+                    let program = Executable::new(program, env, shown, account)?;
+                    (Subject::Executable(Box::new(program)), None)
+                }
+                None => Self::file_or_url(source, shown)?,
+            }
+        };
+        Ok(External {
             audience,
             subject_token_type,
             token_url,
@@ -123,19 +148,14 @@ impl External {
             json_field,
             impersonation_url: file.service_account_impersonation_url,
             user_project: file.workforce_pool_user_project,
-        };
-        if source.get("environment_id").is_some() {
-            let aws: AwsSourceFile = serde_json::from_value(source).map_err(unreadable)?;
-            let aws = AwsSource::new(aws, env, shown)?;
-            return Ok(external(Subject::Aws(Box::new(aws)), None));
-        }
-        let source: SourceFile = serde_json::from_value(source).map_err(unreadable)?;
-        if source.executable.is_some() {
-            return Err(FileError::Unsupported(format!(
-                "{shown}: external_account credentials from an executable are not supported \
-                 (a file, a URL or an AWS source is)"
-            )));
-        }
+        })
+    }
+
+    /// A `file` or `url` source, and the JSON field of its token.
+    fn file_or_url(
+        source: SourceFile,
+        shown: &str,
+    ) -> Result<(Subject, Option<String>), FileError> {
         let subject = match (source.file, source.url) {
             (Some(path), None) => Subject::File(PathBuf::from(path)),
             (None, Some(url)) => Subject::Url {
@@ -152,10 +172,16 @@ impl External {
             None => None,
             Some(format) => match format.kind.as_deref() {
                 None | Some("text") => None,
-                Some("json") => Some(required(
-                    format.subject_token_field_name,
-                    "format.subject_token_field_name",
-                )?),
+                Some("json") => Some(
+                    format
+                        .subject_token_field_name
+                        .filter(|v| !v.is_empty())
+                        .ok_or_else(|| {
+                            FileError::Unusable(format!(
+                                "{shown}: external_account needs format.subject_token_field_name"
+                            ))
+                        })?,
+                ),
                 Some(other) => {
                     return Err(FileError::Unusable(format!(
                         "{shown}: credential_source.format.type {other:?} is neither text nor json"
@@ -163,7 +189,7 @@ impl External {
                 }
             },
         };
-        Ok(external(subject, json_field))
+        Ok((subject, json_field))
     }
 
     /// A new access token and its lifetime (see the module docs).
@@ -259,6 +285,7 @@ impl External {
                 (body.to_vec(), "the subject token URL".to_string())
             }
             Subject::Aws(aws) => return aws.subject_token(client, &self.audience).await,
+            Subject::Executable(program) => return program.subject_token().await,
         };
         if text.len() > MAX_SUBJECT_TOKEN {
             return Err(format!("{from}: more than {MAX_SUBJECT_TOKEN} bytes"));
@@ -282,6 +309,13 @@ impl External {
         }
         Ok(token)
     }
+}
+
+/// The service account's email in an impersonation URL
+/// (`…/serviceAccounts/{email}:generateAccessToken`).
+fn impersonated_email(url: &str) -> Option<&str> {
+    let (_, rest) = url.rsplit_once("/serviceAccounts/")?;
+    rest.strip_suffix(":generateAccessToken")
 }
 
 #[cfg(test)]
@@ -331,11 +365,18 @@ mod tests {
         );
         unusable(r#"{"type":"external_account"}"#, "audience");
         unusable("[1]", "not an external_account file");
+        // Without GOOGLE_EXTERNAL_ACCOUNT_ALLOW_EXECUTABLES=1: a warning.
         let source = r#"{"executable":{"command":"/bin/token"}}"#;
         assert!(matches!(
             read(&file(source, "")),
             Err(FileError::Unsupported(_))
         ));
+        assert_eq!(
+            impersonated_email(
+                "https://iam/v1/projects/-/serviceAccounts/a@b.c:generateAccessToken"
+            ),
+            Some("a@b.c")
+        );
         // An AWS source needs its verification URL.
         unusable(
             &file(
