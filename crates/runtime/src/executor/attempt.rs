@@ -5,14 +5,14 @@
 //! need (waiting for the `sequential` lock or a concurrency slot, the
 //! timer, the retries) is boxed, so the common call's future stays small.
 
-use std::panic::AssertUnwindSafe;
+use std::{panic::AssertUnwindSafe, sync::atomic::Ordering::Relaxed};
 
 use futures_util::{FutureExt, future::BoxFuture};
 use serde_json::Value;
 use tokio::{sync::SemaphorePermit, time::Instant};
 use toolwarden_core::{ErrorKind, ToolCall};
 
-use super::{Executor, Failed};
+use super::{Executor, Failed, Turn};
 use crate::{
     BoxError, Context, Deadline,
     errors::classify,
@@ -31,7 +31,7 @@ impl Executor {
         ctx: &Context,
         args: Value,
         start: Instant,
-        reached: &std::sync::atomic::AtomicBool,
+        turn: &Turn,
     ) -> (Result<Value, Failed>, u32) {
         let mut start = start;
         let _sequential = if entry.policy.sequential {
@@ -59,12 +59,12 @@ impl Executor {
         if ctx.get::<Deadline>().is_some_and(|d| Instant::now() >= d.0) {
             return boxed(std::future::pending()).await;
         }
-        reached.store(true, std::sync::atomic::Ordering::Relaxed);
-        match self.attempt(entry, ctx, args, 1, start).await {
+        turn.reached.store(true, Relaxed);
+        match self.attempt(entry, ctx, args, 1, start, turn).await {
             Ok(output) => (Ok(output), 1),
             Err(AttemptError::Rejected(failed)) => (Err(failed), 0),
             Err(AttemptError::Failed(failed)) => {
-                self.retry_boxed(entry, call, ctx, failed, slot).await
+                self.retry_boxed(entry, call, ctx, failed, slot, turn).await
             }
         }
     }
@@ -78,8 +78,9 @@ impl Executor {
         ctx: &'a Context,
         failed: Failed,
         slot: Option<SemaphorePermit<'a>>,
+        turn: &'a Turn,
     ) -> BoxFuture<'a, (Result<Value, Failed>, u32)> {
-        Box::pin(self.retry(entry, call, ctx, failed, slot))
+        Box::pin(self.retry(entry, call, ctx, failed, slot, turn))
     }
 
     /// Attempts 2 and later, while the failure is retryable and the retry
@@ -92,6 +93,7 @@ impl Executor {
         ctx: &Context,
         mut failed: Failed,
         mut slot: Option<SemaphorePermit<'a>>,
+        turn: &Turn,
     ) -> (Result<Value, Failed>, u32) {
         let policy = &entry.policy;
         let max = policy.retry.max_attempts();
@@ -139,7 +141,7 @@ impl Executor {
             let mut args = parse_arguments(&call.arguments).unwrap_or(Value::Null);
             entry.prepare_arguments(&mut args);
             match self
-                .attempt(entry, ctx, args, attempts + 1, Instant::now())
+                .attempt(entry, ctx, args, attempts + 1, Instant::now(), turn)
                 .await
             {
                 Ok(output) => return (Ok(output), attempts + 1),
@@ -153,8 +155,8 @@ impl Executor {
         }
     }
 
-    /// One attempt: the breaker, the tool under its deadline, panics
-    /// caught, the breaker told.
+    /// One attempt: the breaker, the tool under its deadline (counted in
+    /// `turn` as it starts), panics caught, the breaker told.
     async fn attempt(
         &self,
         entry: &Entry,
@@ -162,6 +164,7 @@ impl Executor {
         args: Value,
         number: u32,
         start: Instant,
+        turn: &Turn,
     ) -> Result<Value, AttemptError> {
         let permit = match &entry.breaker {
             None => None,
@@ -191,6 +194,7 @@ impl Executor {
                 }
             },
         };
+        turn.attempts.fetch_add(1, Relaxed);
         let policy = &entry.policy;
         // Everything the tool's code can run in is inside the guard: the
         // call that makes its future (a hand-written `Tool` may do work

@@ -16,7 +16,10 @@ mod step;
 
 use std::{
     panic::AssertUnwindSafe,
-    sync::{Arc, Mutex, OnceLock, atomic::AtomicBool},
+    sync::{
+        Arc, Mutex, OnceLock,
+        atomic::{AtomicBool, AtomicU32, Ordering::Relaxed},
+    },
 };
 
 use futures_util::{FutureExt, future::BoxFuture};
@@ -60,18 +63,28 @@ pub struct Executor {
 }
 
 /// How far a call got: what the run's deadline cuts, should it cut the
-/// call, and so which tool's metrics count the cut.
+/// call, and so which tool's metrics count the cut and how many attempts
+/// its outcome reports.
 #[derive(Default)]
 struct Progress {
-    /// The call holds its turn at its tool (the `sequential` lock and a
-    /// concurrency slot): a cut before that never reached the tool and
-    /// says nothing of its health.
-    reached: AtomicBool,
+    /// The call at its tool.
+    tool: Turn,
     /// The fallback tool the call went on to, the tool's own failure
     /// counted already: a cut now is the fallback's.
     fallback: OnceLock<Arc<Entry>>,
-    /// The fallback tool's turn, as `reached` is the tool's.
-    fallback_reached: AtomicBool,
+    /// The call at the fallback tool.
+    at_fallback: Turn,
+}
+
+/// How far a call got at one tool.
+#[derive(Default)]
+struct Turn {
+    /// The call holds its turn at the tool (the `sequential` lock and a
+    /// concurrency slot): a cut before that never reached the tool and
+    /// says nothing of its health.
+    reached: AtomicBool,
+    /// The attempts that ran the tool so far.
+    attempts: AtomicU32,
 }
 
 /// A failure before it becomes a [`toolwarden_core::ToolFailure`].
@@ -206,7 +219,11 @@ impl Executor {
         match guarded.await {
             Ok(Some(outcome)) => outcome,
             Ok(None) => self.past_the_deadline(entry.as_deref(), call, start, &progress),
-            Err(panic) => self.panicked(entry.as_deref(), call, start, Failed::panicked(&*panic)),
+            Err(panic) => {
+                let attempts = progress.tool.attempts.load(Relaxed);
+                let failed = Failed::panicked(&*panic);
+                self.panicked(entry.as_deref(), call, start, attempts, failed)
+            }
         }
     }
 
@@ -268,7 +285,7 @@ impl Executor {
         progress: &Progress,
     ) -> ToolOutcome {
         let (outcome, failed_kind) = self
-            .run_primary(entry, call, ctx, start, &progress.reached)
+            .run_primary(entry, call, ctx, start, &progress.tool)
             .await;
         match (&entry.policy.fallback, failed_kind) {
             (Some(_), Some(kind)) if !outcome.is_fatal() && Fallback::applies_to(&kind) => {
@@ -295,7 +312,7 @@ impl Executor {
         call: &ToolCall,
         ctx: &Context,
         start: Instant,
-        reached: &AtomicBool,
+        turn: &Turn,
     ) -> (ToolOutcome, Option<ErrorKind>) {
         let state = entry.state();
         if state != ToolState::Enabled {
@@ -333,7 +350,7 @@ impl Executor {
         if let Some(n) = guard_key.and_then(|k| self.loop_guard.blocked(k)) {
             return self.failure(entry, call, start, 0, report::blocked(entry, n), guard_key);
         }
-        match self.attempts(entry, call, ctx, args, start, reached).await {
+        match self.attempts(entry, call, ctx, args, start, turn).await {
             (Ok(output), attempts) => {
                 if let Some(k) = guard_key {
                     self.loop_guard.record_success(k);
@@ -401,7 +418,7 @@ impl Executor {
                     // The fallback's own fallback is not followed.
                     let span = tracing::info_span!("fallback", tool = %other.name);
                     let (o, _) = self
-                        .run_primary(other, call, ctx, Instant::now(), &progress.fallback_reached)
+                        .run_primary(other, call, ctx, Instant::now(), &progress.at_fallback)
                         .instrument(span)
                         .await;
                     match (o.output, o.error) {

@@ -44,7 +44,8 @@ impl Executor {
     /// tool it had reached (a tool that always hangs must not look
     /// healthy; a call still queued behind others says nothing of it): its
     /// fallback tool once it went on to it (the tool's own failure was
-    /// counted then), else the tool.
+    /// counted then), else the tool. The attempts it made are reported:
+    /// the tool's in `attempts`, the fallback's in `fallback_attempts`.
     pub(super) fn past_the_deadline(
         &self,
         entry: Option<&Entry>,
@@ -66,15 +67,20 @@ impl Executor {
         };
         tracing::warn!(tool = %super::clip(&call.name, 200), call_id = %call.id, "tool call stopped at the run's deadline");
         let fallback = progress.fallback.get();
+        let attempts = progress.tool.attempts.load(Relaxed);
+        let fallback_attempts = progress.at_fallback.attempts.load(Relaxed);
         let counted = match fallback {
-            Some(other) => Some(&**other).filter(|_| progress.fallback_reached.load(Relaxed)),
-            None => entry.filter(|_| progress.reached.load(Relaxed)),
+            Some(other) => Some((&**other, fallback_attempts))
+                .filter(|_| progress.at_fallback.reached.load(Relaxed)),
+            None => entry
+                .map(|e| (e, attempts))
+                .filter(|_| progress.tool.reached.load(Relaxed)),
         };
-        if let Some(entry) = counted {
+        if let Some((entry, attempts)) = counted {
             entry.metrics.record_failure(
                 &failure.kind,
                 elapsed,
-                0,
+                attempts.saturating_sub(1),
                 &call.id,
                 &failure.technical_message,
                 true,
@@ -82,6 +88,8 @@ impl Executor {
         }
         let mut outcome = ToolOutcome::failure(call.id.as_str(), call.name.as_str(), failure);
         outcome.elapsed = elapsed;
+        outcome.attempts = attempts;
+        outcome.fallback_attempts = fallback_attempts;
         outcome.fallback_used = fallback
             .and(entry.and_then(|e| e.policy.fallback.as_ref()))
             .map(|f| f.label().to_string());
@@ -90,16 +98,18 @@ impl Executor {
 
     /// The outcome of a call whose panic escaped the attempt's guard (its
     /// future panicked when dropped at the run's deadline): an internal
-    /// failure of the tool, reported like any other.
+    /// failure of the tool, reported like any other, with the `attempts`
+    /// the tool made.
     pub(super) fn panicked(
         &self,
         entry: Option<&Entry>,
         call: &ToolCall,
         start: Instant,
+        attempts: u32,
         failed: Failed,
     ) -> ToolOutcome {
         match entry {
-            Some(entry) => self.failure(entry, call, start, 0, failed, None).0,
+            Some(entry) => self.failure(entry, call, start, attempts, failed, None).0,
             None => {
                 // Only registered tools run code that can panic; kept for
                 // the one-outcome promise.

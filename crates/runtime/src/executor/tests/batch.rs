@@ -402,3 +402,70 @@ async fn a_slow_first_call_does_not_hold_back_the_rest() {
     let cut = outcomes[0].error.as_ref().unwrap();
     assert_eq!(cut.code.as_deref(), Some("run_deadline"));
 }
+
+/// Fails its first attempt with a broken connection (retried), then hangs.
+fn flaky_then_hangs(counter: Arc<AtomicU32>) -> impl Tool {
+    scripted("flaky", counter, |n| async move {
+        if n == 1 {
+            return Err(BoxError::from(std::io::Error::from(
+                std::io::ErrorKind::ConnectionReset,
+            )));
+        }
+        tokio::time::sleep(Duration::from_secs(3600)).await;
+        Ok(Value::Null)
+    })
+}
+
+/// Regression: a call the run's deadline cut said `attempts: 0` (and its
+/// tool's metrics no retry), though its tool had run: the attempts it
+/// made are counted, the tool's in `attempts` and the fallback's in
+/// `fallback_attempts`; a call cut before its turn made none.
+#[tokio::test(start_paused = true)]
+async fn a_call_cut_by_the_run_deadline_counts_its_attempts() {
+    let n = counter();
+    let r = Registry::new();
+    r.register(flaky_then_hangs(n.clone())).unwrap();
+    let ex = executor(r);
+    let c = Context::new().with(crate::Deadline(Instant::now() + SEC));
+    let o = ex
+        .execute(&call("c1", "flaky", r#"{"path":"a"}"#), &c)
+        .await;
+    assert_eq!(
+        o.error.as_ref().unwrap().code.as_deref(),
+        Some("run_deadline")
+    );
+    assert_eq!(count(&n), 2);
+    assert_eq!(o.attempts, 2, "{o:?}");
+    let s = ex.registry().stats_of("flaky").unwrap();
+    assert_eq!(s.retries, 1);
+
+    // Cut in the fallback: the tool's one attempt, the fallback's one.
+    let r = Registry::new();
+    r.register(sleeper("slow_cache")).unwrap();
+    let down = tool_fn("down", "Down.", json!({"type": "object"}), |_a, _c| async {
+        Err::<Value, BoxError>(std::io::Error::from(std::io::ErrorKind::ConnectionRefused).into())
+    });
+    let policy = ToolPolicy::new()
+        .retry(RetryPolicy::none())
+        .fallback(crate::Fallback::tool("slow_cache"));
+    r.register_with(down, policy).unwrap();
+    let ex = executor(r);
+    let c = Context::new().with(crate::Deadline(Instant::now() + SEC / 2));
+    let o = ex.execute(&call("c2", "down", "{}"), &c).await;
+    assert_eq!(
+        o.error.as_ref().unwrap().code.as_deref(),
+        Some("run_deadline")
+    );
+    assert_eq!((o.attempts, o.fallback_attempts), (1, 1), "{o:?}");
+
+    // Queued behind a `sequential` call: no attempt.
+    let r = Registry::new();
+    r.register_with(sleeper("serial"), ToolPolicy::new().sequential(true))
+        .unwrap();
+    let ex = executor(r);
+    let c = Context::new().with(crate::Deadline(Instant::now() + SEC / 2));
+    let calls = [call("s0", "serial", "{}"), call("s1", "serial", "{}")];
+    let outcomes = ex.execute_batch(&calls, &c).await;
+    let attempts: Vec<u32> = outcomes.iter().map(|o| o.attempts).collect();
+    assert_eq!(attempts, [1, 0]);
+}
