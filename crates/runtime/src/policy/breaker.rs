@@ -13,13 +13,15 @@
 //! Each half-open period is numbered, and a probe's permit carries the
 //! number: a probe still out when its period ended (it outlived `open_for`,
 //! or the breaker was reset) neither frees a probe slot of a later period
-//! nor decides it.
+//! nor decides it. Closed periods are numbered too: the result of a call
+//! let through before the breaker opened (or was reset), reported after,
+//! counts in no later closed period.
 
 use std::{
     collections::VecDeque,
     sync::{
         Mutex,
-        atomic::{AtomicU8, AtomicU32, AtomicU64, Ordering},
+        atomic::{AtomicU8, AtomicU64, Ordering},
     },
     time::Duration,
 };
@@ -65,7 +67,10 @@ pub enum BreakerState {
 pub struct Breaker {
     config: BreakerConfig,
     gate: AtomicU8,
-    consecutive: AtomicU32,
+    /// The current closed period's number (high 32 bits, wrapping) and
+    /// its consecutive failures (low 32 bits), in one word so that a
+    /// failure is counted only in the period its call was let through in.
+    closed: AtomicU64,
     trips: AtomicU64,
     recoveries: AtomicU64,
     inner: Mutex<Inner>,
@@ -95,13 +100,30 @@ pub enum Admission<'a> {
 }
 
 /// Leave to make one call; a probe permit dropped without a result frees
-/// its probe slot (if its half-open period is still the current one).
+/// its probe slot (if its half-open period is still the current one). Its
+/// result counts only in the period it was let through in.
 #[derive(Debug)]
 pub struct Permit<'a> {
     breaker: &'a Breaker,
-    /// For a probe: the half-open period it was let through in.
-    probe: Option<u64>,
+    period: Period,
     done: bool,
+}
+
+/// The period a permit was let through in.
+#[derive(Debug, Clone, Copy)]
+enum Period {
+    /// A closed period's number.
+    Closed(u32),
+    /// A half-open period's number: the permit is a probe.
+    Probe(u64),
+}
+
+/// The low half of `Breaker::closed`: the consecutive failures.
+const COUNT: u64 = u32::MAX as u64;
+
+/// The period's number in a `Breaker::closed` word.
+fn period_of(word: u64) -> u32 {
+    (word >> 32) as u32
 }
 
 const CLOSED: u8 = 0;
@@ -226,7 +248,7 @@ impl Breaker {
         Breaker {
             config,
             gate: AtomicU8::new(CLOSED),
-            consecutive: AtomicU32::new(0),
+            closed: AtomicU64::new(0),
             trips: AtomicU64::new(0),
             recoveries: AtomicU64::new(0),
             inner: Mutex::new(Inner {
@@ -265,11 +287,7 @@ impl Breaker {
     /// is not closed.
     pub fn admit_now(&self) -> Admission<'_> {
         if self.gate.load(Ordering::Acquire) == CLOSED {
-            return Admission::Allowed(Permit {
-                breaker: self,
-                probe: None,
-                done: false,
-            });
+            return Admission::Allowed(self.closed_permit());
         }
         self.admit(Instant::now())
     }
@@ -277,19 +295,11 @@ impl Breaker {
     /// May a call go through at `now`?
     pub fn admit(&self, now: Instant) -> Admission<'_> {
         if self.gate.load(Ordering::Acquire) == CLOSED {
-            return Admission::Allowed(Permit {
-                breaker: self,
-                probe: None,
-                done: false,
-            });
+            return Admission::Allowed(self.closed_permit());
         }
         let mut inner = self.lock();
         match self.gate.load(Ordering::Acquire) {
-            CLOSED => Admission::Allowed(Permit {
-                breaker: self,
-                probe: None,
-                done: false,
-            }),
+            CLOSED => Admission::Allowed(self.closed_permit()),
             OPEN => {
                 let until = inner.open_until.unwrap_or(now);
                 if now < until {
@@ -303,7 +313,7 @@ impl Breaker {
                 tracing::info!(target: "toolwarden::breaker", "circuit half-open: letting a probe through");
                 Admission::Allowed(Permit {
                     breaker: self,
-                    probe: Some(inner.half_open_period),
+                    period: Period::Probe(inner.half_open_period),
                     done: false,
                 })
             }
@@ -312,7 +322,7 @@ impl Breaker {
                     inner.probes_in_flight += 1;
                     Admission::Allowed(Permit {
                         breaker: self,
-                        probe: Some(inner.half_open_period),
+                        period: Period::Probe(inner.half_open_period),
                         done: false,
                     })
                 } else {
@@ -324,7 +334,26 @@ impl Breaker {
         }
     }
 
-    /// Close the breaker by hand and forget past failures.
+    /// A permit of the current closed period (the breaker may have opened
+    /// since the gate was read: its result then counts in no period).
+    fn closed_permit(&self) -> Permit<'_> {
+        Permit {
+            breaker: self,
+            period: Period::Closed(period_of(self.closed.load(Ordering::Acquire))),
+            done: false,
+        }
+    }
+
+    /// Start a new closed period, its count at zero: the results of calls
+    /// let through before no longer count.
+    fn next_closed_period(&self) {
+        let period = period_of(self.closed.load(Ordering::Acquire)).wrapping_add(1);
+        self.closed
+            .store(u64::from(period) << 32, Ordering::Release);
+    }
+
+    /// Close the breaker by hand and forget past failures (those of calls
+    /// still running included).
     pub fn reset(&self) {
         let mut inner = self.lock();
         self.close(&mut inner);
@@ -344,7 +373,7 @@ impl Breaker {
         inner.probes_in_flight = 0;
         inner.window.clear();
         inner.window_failures = 0;
-        self.consecutive.store(0, Ordering::Relaxed);
+        self.next_closed_period();
         self.gate.store(CLOSED, Ordering::Release);
     }
 
@@ -353,7 +382,7 @@ impl Breaker {
         inner.probes_in_flight = 0;
         inner.window.clear();
         inner.window_failures = 0;
-        self.consecutive.store(0, Ordering::Relaxed);
+        self.next_closed_period();
         self.trips.fetch_add(1, Ordering::Relaxed);
         self.gate.store(OPEN, Ordering::Release);
     }
@@ -364,32 +393,44 @@ impl Breaker {
         self.gate.load(Ordering::Acquire) == HALF_OPEN && inner.half_open_period == period
     }
 
-    fn on_result(&self, probe: Option<u64>, success: bool, now: Instant) {
-        if let Some(period) = probe {
-            let mut inner = self.lock();
-            if !self.is_current_probe(&inner, period) {
-                return;
-            }
-            if success {
-                self.close(&mut inner);
-                tracing::info!(target: "toolwarden::breaker", "circuit closed: probe succeeded");
-            } else {
-                self.open(&mut inner, now);
-                tracing::warn!(target: "toolwarden::breaker", "circuit re-opened: probe failed");
-            }
-            return;
-        }
-        if self.config.rate.is_none() {
-            if success {
-                if self.consecutive.load(Ordering::Relaxed) != 0 {
-                    self.consecutive.store(0, Ordering::Relaxed);
+    fn on_result(&self, period: Period, success: bool, now: Instant) {
+        let period = match period {
+            Period::Probe(period) => {
+                let mut inner = self.lock();
+                if !self.is_current_probe(&inner, period) {
+                    return;
+                }
+                if success {
+                    self.close(&mut inner);
+                    tracing::info!(target: "toolwarden::breaker", "circuit closed: probe succeeded");
+                } else {
+                    self.open(&mut inner, now);
+                    tracing::warn!(target: "toolwarden::breaker", "circuit re-opened: probe failed");
                 }
                 return;
             }
-            let n = self.consecutive.fetch_add(1, Ordering::AcqRel) + 1;
+            Period::Closed(period) => period,
+        };
+        if self.config.rate.is_none() {
+            if success {
+                self.forget_failures(period);
+                return;
+            }
+            // Counted only in the period the call was let through in.
+            let Ok(word) = self
+                .closed
+                .fetch_update(Ordering::AcqRel, Ordering::Acquire, |w| {
+                    (period_of(w) == period && w & COUNT != COUNT).then_some(w + 1)
+                })
+            else {
+                return;
+            };
+            let n = (word & COUNT) as u32 + 1;
             if n >= self.config.consecutive_failures {
                 let mut inner = self.lock();
-                if self.gate.load(Ordering::Acquire) == CLOSED {
+                if self.gate.load(Ordering::Acquire) == CLOSED
+                    && period_of(self.closed.load(Ordering::Acquire)) == period
+                {
                     self.open(&mut inner, now);
                     tracing::warn!(target: "toolwarden::breaker", failures = n, "circuit opened");
                 }
@@ -397,14 +438,17 @@ impl Breaker {
             return;
         }
         let mut inner = self.lock();
-        if self.gate.load(Ordering::Acquire) != CLOSED {
+        let word = self.closed.load(Ordering::Acquire);
+        if self.gate.load(Ordering::Acquire) != CLOSED || period_of(word) != period {
             return;
         }
         let n = if success {
-            self.consecutive.store(0, Ordering::Relaxed);
+            self.closed.store(word & !COUNT, Ordering::Release);
             0
         } else {
-            self.consecutive.fetch_add(1, Ordering::AcqRel) + 1
+            let n = (word & COUNT).saturating_add(1).min(COUNT);
+            self.closed.store((word & !COUNT) | n, Ordering::Release);
+            n as u32
         };
         let mut trip = n >= self.config.consecutive_failures;
         if let Some(rate) = self.config.rate {
@@ -425,6 +469,21 @@ impl Breaker {
             tracing::warn!(target: "toolwarden::breaker", "circuit opened");
         }
     }
+
+    /// A success in closed period `period`: its count of consecutive
+    /// failures back to zero, if it is still the current period.
+    fn forget_failures(&self, period: u32) {
+        let word = self.closed.load(Ordering::Acquire);
+        if period_of(word) == period && word & COUNT != 0 {
+            // A failure or a new period meanwhile wins.
+            let _ = self.closed.compare_exchange(
+                word,
+                word & !COUNT,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            );
+        }
+    }
 }
 
 // === impl Permit ===
@@ -433,20 +492,17 @@ impl Permit<'_> {
     /// Report how the call went, at `now`.
     pub fn record(mut self, success: bool, now: Instant) {
         self.done = true;
-        self.breaker.on_result(self.probe, success, now);
+        self.breaker.on_result(self.period, success, now);
     }
 
     /// Report how the call went; the clock is read only if the state can
     /// change (a success on a closed breaker without a rate window
     /// cannot).
-    pub fn record_now(self, success: bool) {
+    pub fn record_now(mut self, success: bool) {
         let b = self.breaker;
-        if success && self.probe.is_none() && b.config.rate.is_none() {
-            let mut this = self;
-            this.done = true;
-            if b.consecutive.load(Ordering::Relaxed) != 0 {
-                b.consecutive.store(0, Ordering::Relaxed);
-            }
+        if let (true, Period::Closed(period), None) = (success, self.period, b.config.rate) {
+            self.done = true;
+            b.forget_failures(period);
             return;
         }
         self.record(success, Instant::now());
@@ -455,7 +511,7 @@ impl Permit<'_> {
 
 impl Drop for Permit<'_> {
     fn drop(&mut self) {
-        if let (Some(period), false) = (self.probe, self.done) {
+        if let (Period::Probe(period), false) = (self.period, self.done) {
             let mut inner = self.breaker.lock();
             if self.breaker.is_current_probe(&inner, period) {
                 inner.probes_in_flight = inner.probes_in_flight.saturating_sub(1);

@@ -197,3 +197,54 @@ fn a_probe_from_before_a_reset_is_stale() {
     p2.record(false, t2);
     assert_eq!(b.state(), BreakerState::Open);
 }
+
+/// Regression: the failure of a call admitted before the breaker opened,
+/// reported once it had closed again, counted in the new closed period
+/// and opened it early (here after one failure of the new period's two).
+#[test]
+fn a_failure_from_before_the_breaker_opened_does_not_count_after_it_closed() {
+    let b = Breaker::new(BreakerConfig::try_new(2, Duration::from_secs(5), 1).unwrap());
+    let t0 = Instant::now();
+    let stale = allowed(&b, t0);
+    fail(&b, t0, 2);
+    assert_eq!(b.state(), BreakerState::Open);
+    let t1 = t0 + Duration::from_secs(5);
+    allowed(&b, t1).record(true, t1);
+    assert_eq!(b.state(), BreakerState::Closed);
+    stale.record(false, t1);
+    fail(&b, t1, 1);
+    assert_eq!(
+        b.state(),
+        BreakerState::Closed,
+        "one failure of this period"
+    );
+    // Nor does a stale success reset the new period's count.
+    let stale = allowed(&b, t1);
+    b.reset();
+    fail(&b, t1, 1);
+    stale.record(true, t1);
+    fail(&b, t1, 1);
+    assert_eq!(b.state(), BreakerState::Open, "two failures of this period");
+}
+
+/// The same with a failure-rate window: a stale failure is not in the new
+/// period's window.
+#[test]
+fn a_stale_failure_is_not_in_the_next_periods_window() {
+    let config = BreakerConfig::try_new(100, Duration::from_secs(5), 1)
+        .unwrap()
+        .with_failure_rate(FailureRate::try_new(4, 2, 0.5).unwrap());
+    let b = Breaker::new(config);
+    let t0 = Instant::now();
+    let stale = allowed(&b, t0);
+    fail(&b, t0, 2);
+    assert_eq!(b.state(), BreakerState::Open);
+    let t1 = t0 + Duration::from_secs(5);
+    allowed(&b, t1).record(true, t1);
+    allowed(&b, t1).record(true, t1);
+    stale.record(false, t1);
+    allowed(&b, t1).record(false, t1);
+    // The probe closed it; 1 failure in 2 calls of this period: not
+    // over 50 %.
+    assert_eq!(b.state(), BreakerState::Closed);
+}
