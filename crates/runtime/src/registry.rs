@@ -322,7 +322,10 @@ impl Registry {
         } else {
             None
         };
-        let breaker = policy.breaker.map(Breaker::new);
+        let probe_timeout = policy.timeout.duration();
+        let breaker = policy
+            .breaker
+            .map(|c| Breaker::new(c).with_probe_timeout(probe_timeout));
         self.change(|tools, locks| {
             tools.check_new(&name, &policy)?;
             let entry = Arc::new(Entry {

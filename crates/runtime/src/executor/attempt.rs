@@ -16,7 +16,7 @@ use super::{Executor, Failed, Turn};
 use crate::{
     BoxError, Context, Deadline,
     errors::classify,
-    policy::{Admission, BreakerState, TimeoutError, later, secs},
+    policy::{Admission, BreakerState, NEVER, TimeoutError, later, secs},
     registry::Entry,
     validate::parse_arguments,
 };
@@ -171,13 +171,15 @@ impl Executor {
             Some(b) => match b.admit_now() {
                 Admission::Allowed(p) => Some(p),
                 Admission::Rejected { retry_after } => {
-                    // Open until reset: no time to give the model.
-                    let until_reset = entry.policy.breaker.is_some_and(|c| c.open_until_reset())
-                        && b.state() == BreakerState::Open;
-                    let next_probe = if until_reset {
-                        String::from("open until reset")
-                    } else {
-                        format!("next probe in {}", secs(retry_after))
+                    // Open until reset, or half-open while a probe without
+                    // a timeout runs: no time to give the model.
+                    let until_reset = (entry.policy.breaker.is_some_and(|c| c.open_until_reset())
+                        && b.state() == BreakerState::Open)
+                        || retry_after >= NEVER / 2;
+                    let next_probe = match (until_reset, b.state()) {
+                        (false, _) => format!("next probe in {}", secs(retry_after)),
+                        (true, BreakerState::Open) => String::from("open until reset"),
+                        (true, _) => String::from("its probe runs without a timeout"),
                     };
                     return Err(AttemptError::Rejected(Failed {
                         kind: ErrorKind::CircuitOpen {

@@ -73,6 +73,8 @@ pub struct Breaker {
     closed: AtomicU64,
     trips: AtomicU64,
     recoveries: AtomicU64,
+    /// The longest one probe may run ([`Breaker::with_probe_timeout`]).
+    probe_timeout: Option<Duration>,
     inner: Mutex<Inner>,
 }
 
@@ -83,6 +85,9 @@ struct Inner {
     half_open_period: u64,
     /// Probes of the current half-open period still out.
     probes_in_flight: u32,
+    /// When the last probe let through in the current half-open period
+    /// is over at the latest (its timeout), if the breaker knows.
+    probes_done_by: Option<Instant>,
     window: VecDeque<bool>,
     window_failures: u32,
 }
@@ -94,7 +99,12 @@ pub enum Admission<'a> {
     Allowed(Permit<'a>),
     /// The breaker is open: try again after this long.
     Rejected {
-        /// Time until a probe will be let through.
+        /// Open: the time until a probe will be let through. Half-open,
+        /// its probes all out: the time until they are over at the latest
+        /// (the last one's [`Breaker::with_probe_timeout`]), when a probe
+        /// has closed the breaker, opened it again or freed its slot; 1 s
+        /// for a breaker that does not know how long a probe may run, or
+        /// whose probes ran past it.
         retry_after: Duration,
     },
 }
@@ -251,14 +261,23 @@ impl Breaker {
             closed: AtomicU64::new(0),
             trips: AtomicU64::new(0),
             recoveries: AtomicU64::new(0),
+            probe_timeout: None,
             inner: Mutex::new(Inner {
                 open_until: None,
                 half_open_period: 0,
                 probes_in_flight: 0,
+                probes_done_by: None,
                 window: VecDeque::new(),
                 window_failures: 0,
             }),
         }
+    }
+
+    /// A probe runs at most `limit` (the tool's timeout): a call rejected
+    /// while the probes are out is told to wait until then, not 1 s.
+    pub fn with_probe_timeout(mut self, limit: Duration) -> Self {
+        self.probe_timeout = Some(limit);
+        self
     }
 
     /// The current state (an open breaker whose time is up still reads
@@ -310,6 +329,8 @@ impl Breaker {
                 self.gate.store(HALF_OPEN, Ordering::Release);
                 inner.half_open_period += 1;
                 inner.probes_in_flight = 1;
+                inner.probes_done_by = None;
+                self.probe_starts(&mut inner, now);
                 tracing::info!(target: "toolwarden::breaker", "circuit half-open: letting a probe through");
                 Admission::Allowed(Permit {
                     breaker: self,
@@ -320,17 +341,29 @@ impl Breaker {
             _ => {
                 if inner.probes_in_flight < self.config.half_open_probes {
                     inner.probes_in_flight += 1;
+                    self.probe_starts(&mut inner, now);
                     Admission::Allowed(Permit {
                         breaker: self,
                         period: Period::Probe(inner.half_open_period),
                         done: false,
                     })
                 } else {
-                    Admission::Rejected {
-                        retry_after: Duration::from_secs(1),
-                    }
+                    let retry_after = inner
+                        .probes_done_by
+                        .map(|by| by.saturating_duration_since(now))
+                        .filter(|d| !d.is_zero())
+                        .unwrap_or(Duration::from_secs(1));
+                    Admission::Rejected { retry_after }
                 }
             }
+        }
+    }
+
+    /// A probe let through at `now`: the probes are over by its timeout.
+    fn probe_starts(&self, inner: &mut Inner, now: Instant) {
+        if let Some(limit) = self.probe_timeout {
+            let by = super::later(now, limit);
+            inner.probes_done_by = Some(inner.probes_done_by.map_or(by, |b| b.max(by)));
         }
     }
 

@@ -963,3 +963,48 @@ async fn a_fatal_failure_of_the_fallback_tool_is_fatal() {
     let fatal = crate::FatalError::from_outcome(&o).expect("the run must stop");
     assert_eq!(fatal.kind, ErrorKind::Authentication);
 }
+
+/// Regression: while a half-open breaker's probe ran, the calls it
+/// rejected told the model to retry after 1 s, though the probe could run
+/// its whole timeout. The wait is now until the probe's timeout, when it
+/// has answered for sure; with no timeout, no time is promised.
+#[tokio::test(start_paused = true)]
+async fn a_half_open_rejection_waits_for_the_probes_timeout() {
+    for (timeout, told) in [
+        (Duration::from_secs(30), "retry after 20 s."),
+        (Duration::MAX, "with no known time it will be back"),
+    ] {
+        let runs = counter();
+        let tool = scripted("svc", runs.clone(), |n| async move {
+            if n == 1 {
+                return Err(io::Error::from(io::ErrorKind::ConnectionRefused).into());
+            }
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+            Ok(json!("late"))
+        });
+        let policy = ToolPolicy::new()
+            .retry(RetryPolicy::none())
+            .timeout(TimeoutPolicy::try_new(timeout).unwrap())
+            .breaker(BreakerConfig::try_new(1, Duration::from_secs(5), 1).unwrap());
+        let ex = single(tool, policy);
+        let c = ctx();
+        ex.execute(&call("a", "svc", r#"{"path":"a"}"#), &c).await;
+        tokio::time::advance(Duration::from_secs(5)).await;
+        let probe = call("probe", "svc", r#"{"path":"b"}"#);
+        let other = call("other", "svc", r#"{"path":"c"}"#);
+        let rejected = async {
+            tokio::time::sleep(Duration::from_secs(10)).await;
+            ex.execute(&other, &c).await
+        };
+        let probe_run = ex.execute(&probe, &c);
+        tokio::pin!(probe_run);
+        let o = tokio::select! {
+            o = rejected => o,
+            _ = &mut probe_run => panic!("the probe ended first"),
+        };
+        let e = o.error.unwrap();
+        assert!(matches!(e.kind, ErrorKind::CircuitOpen { .. }), "{e:?}");
+        assert!(e.model_message.contains(told), "{}", e.model_message);
+        assert_eq!(count(&runs), 2);
+    }
+}

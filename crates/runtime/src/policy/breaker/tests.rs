@@ -248,3 +248,37 @@ fn a_stale_failure_is_not_in_the_next_periods_window() {
     // over 50 %.
     assert_eq!(b.state(), BreakerState::Closed);
 }
+
+/// Half-open with its probes out, a call is told to wait until the last
+/// probe's timeout (the probes are over by then), not 1 s; past it (a
+/// probe that cannot be interrupted), or not knowing it, 1 s.
+#[test]
+fn a_half_open_rejection_waits_until_the_probes_are_over() {
+    let config = BreakerConfig::try_new(1, Duration::from_secs(5), 2).unwrap();
+    let b = Breaker::new(config).with_probe_timeout(Duration::from_secs(30));
+    let t0 = Instant::now();
+    fail(&b, t0, 1);
+    let t1 = t0 + Duration::from_secs(5);
+    let p1 = allowed(&b, t1);
+    let _p2 = allowed(&b, t1 + Duration::from_secs(4));
+    assert_eq!(
+        rejected(&b, t1 + Duration::from_secs(10)),
+        Duration::from_secs(24)
+    );
+    assert_eq!(
+        rejected(&b, t1 + Duration::from_secs(60)),
+        Duration::from_secs(1)
+    );
+    // A new half-open period forgets the last one's probes.
+    p1.record(false, t1 + Duration::from_secs(60));
+    let t2 = t1 + Duration::from_secs(65);
+    let _p3 = allowed(&b, t2);
+    let _p4 = allowed(&b, t2);
+    assert_eq!(rejected(&b, t2), Duration::from_secs(30));
+
+    let b = Breaker::new(config);
+    fail(&b, t0, 1);
+    let _p1 = allowed(&b, t1);
+    let _p2 = allowed(&b, t1);
+    assert_eq!(rejected(&b, t1), Duration::from_secs(1));
+}
