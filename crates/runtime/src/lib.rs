@@ -37,7 +37,7 @@
 //!
 //! | failure | the model sees | log |
 //! |---|---|---|
-//! | unknown, disabled or paused tool | `Tool 'x' is not available. Available tools: a, b.` (never why) | warn, with the reason |
+//! | unknown, disabled or paused tool | `Tool 'x' is not available. Available tools: a, b.` (never why; past 10 enabled tools, `The closest of the N available tools: …`, the 10 nearest the name called) | warn, with the reason |
 //! | schema violation, malformed JSON | what to fix: `Missing required parameter: path`, `Invalid value for 'limit': must be a positive integer`, `The arguments are not valid JSON (… at line 1 column 24) …` | debug |
 //! | resource not found ([`toolwarden_core::ToolError::not_found`], io `NotFound`, HTTP 404, "no such file") | `Resource not found: <path or URL>`: from the error, else the call's path- or URL-like argument (an `io::Error` carries no path) | info |
 //! | timeout (at an `.await` only: see [Blocking tools](#blocking-tools)), rate limit (`Retry-After` honoured), network — after retries | what happened, after how many attempts, whether trying later may help | error, with attempts |

@@ -28,8 +28,10 @@ use crate::{
 };
 
 mod name_locks;
+mod suggest;
 
 use name_locks::{NameLock, NameLocks};
+use suggest::LISTED_TOOLS;
 
 /// Whether a tool can be called.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -577,20 +579,24 @@ impl Registry {
         self.unknown_calls.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// `Tool 'x' is not available. Available tools: a, b.`
+    /// `Tool 'x' is not available. Available tools: a, b.`; past
+    /// [`LISTED_TOOLS`] enabled tools, `The closest of the N available
+    /// tools: a, b, …` (by edit distance to the name called).
     pub(crate) fn not_available_message(&self, called: &str) -> String {
         let mut shown: String = called.chars().take(64).collect();
         if shown.len() < called.len() {
             shown.push('…');
         }
         let names = self.available();
-        if names.is_empty() {
-            format!("Tool '{shown}' is not available. No tools are available.")
-        } else {
-            format!(
-                "Tool '{shown}' is not available. Available tools: {}.",
-                names.join(", ")
-            )
+        let offered = suggest::offered(called, &names).join(", ");
+        match names.len() {
+            0 => format!("Tool '{shown}' is not available. No tools are available."),
+            n if n <= LISTED_TOOLS => {
+                format!("Tool '{shown}' is not available. Available tools: {offered}.")
+            }
+            n => format!(
+                "Tool '{shown}' is not available. The closest of the {n} available tools: {offered}."
+            ),
         }
     }
 

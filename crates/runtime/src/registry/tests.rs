@@ -252,3 +252,51 @@ fn sequential_locks_are_shared_by_name_and_shed_when_unused() {
     r.remove("write").unwrap();
     assert_eq!(locks(&r), 0);
 }
+
+fn named(name: String) -> impl Tool {
+    tool_fn(
+        name,
+        "Does nothing.",
+        json!({"type": "object"}),
+        |_a, _c| async { Ok::<_, BoxError>(Value::Null) },
+    )
+}
+
+/// Regression: the model-facing text of an unknown tool listed every
+/// enabled tool: with hundreds (an application with many MCP servers) one
+/// mistyped name cost the model thousands of tokens. Past
+/// `LISTED_TOOLS` it names the closest ones by edit distance, and how many
+/// there are.
+#[test]
+fn an_unknown_tool_names_the_closest_of_many() {
+    let r = Registry::new();
+    for i in 0..300 {
+        r.register(named(format!("mcp_server_{i:03}_search")))
+            .unwrap();
+    }
+    r.register(noop("read_file")).unwrap();
+    r.register(noop("write_file")).unwrap();
+    let text = r.not_available_message("Read_fle");
+    assert!(
+        text.starts_with(
+            "Tool 'Read_fle' is not available. The closest of the 302 available tools: read_file, write_file, "
+        ),
+        "{text}"
+    );
+    assert_eq!(text.matches(", ").count() + 1, LISTED_TOOLS, "{text}");
+    assert!(text.len() < 600, "{} bytes: {text}", text.len());
+    let text = r.not_available_message("mcp_server_017_serch");
+    assert!(text.contains("tools: mcp_server_017_search, "), "{text}");
+    // A name of any length: the distance is taken on its first characters.
+    let long = "x".repeat(100_000);
+    assert!(r.not_available_message(&long).len() < 600);
+
+    // A few tools are all listed, in registration order.
+    let r = Registry::new();
+    r.register(noop("b")).unwrap();
+    r.register(noop("a")).unwrap();
+    assert_eq!(
+        r.not_available_message("c"),
+        "Tool 'c' is not available. Available tools: b, a."
+    );
+}
