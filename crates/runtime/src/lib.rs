@@ -42,7 +42,7 @@
 //! | resource not found ([`toolwarden_core::ToolError::not_found`], io `NotFound`, HTTP 404, "no such file") | `Resource not found: <path or URL>`: from the error, else the call's path- or URL-like argument (an `io::Error` carries no path) | info |
 //! | timeout (at an `.await` only: see [Blocking tools](#blocking-tools)), rate limit (`Retry-After` honoured), network — after retries | what happened, after how many attempts, whether trying later may help | error, with attempts |
 //! | authentication, permission | a result that says so — **fatal**: [`StepResult::fatal`] carries a [`FatalError`] with the specific cause | error |
-//! | circuit open | `Tool 'x' is temporarily unavailable, retry after N s.` (a breaker open until reset names no time) | warn, with the breaker state |
+//! | circuit open | `Tool 'x' is temporarily unavailable, retry after N s.` (half-open while its probes run: until the last probe's timeout; a breaker open until reset names no time) | warn, with the breaker state |
 //! | anything else, panics included | only `An unexpected error occurred while executing this tool` (configurable) | error, with the full chain |
 //!
 //! The same (tool, arguments) failing 3 times in a run makes the runtime
