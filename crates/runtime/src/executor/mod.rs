@@ -491,9 +491,9 @@ fn fatal_fallback(
 }
 
 /// The loop guard's key: canonical name and canonical arguments (parsed
-/// and prepared as the tool takes them).
+/// and prepared as the tool takes them, keys in sorted order).
 fn guard_key(entry: &Entry, args: &serde_json::Value) -> u64 {
-    LoopGuard::key(&entry.name, &args.to_string())
+    LoopGuard::key(&entry.name, args)
 }
 
 /// [`guard_key`] of a call's argument text, parsed and prepared as
@@ -506,7 +506,7 @@ pub(super) fn guard_key_of(entry: &Entry, raw: &str) -> u64 {
             entry.prepare_arguments(&mut args);
             guard_key(entry, &args)
         }
-        Err(_) => LoopGuard::key(&entry.name, raw),
+        Err(_) => LoopGuard::key_of_text(&entry.name, raw),
     }
 }
 

@@ -12,6 +12,8 @@ use std::{
     },
 };
 
+use serde_json::Value;
+
 use super::PolicyError;
 
 /// Loop guard settings. Default: 3 identical failures, at most 1,024
@@ -28,6 +30,42 @@ pub(crate) struct LoopGuard {
     config: LoopGuardConfig,
     len: AtomicUsize,
     failures: Mutex<HashMap<u64, u32>>,
+}
+
+/// The tags of the canonical form: each value says what it is, so no two
+/// values hash alike by their parts (`["ab"]` and `["a","b"]`).
+const NULL: u8 = 0;
+const BOOL: u8 = 1;
+const NUMBER: u8 = 2;
+const STRING: u8 = 3;
+const ARRAY: u8 = 4;
+const OBJECT: u8 = 5;
+const TEXT: u8 = 6;
+
+/// Hash `value` in canonical form: an object's entries by sorted key.
+/// (Its depth is bounded: serde_json parses at most 128 levels.)
+fn hash_canonical(value: &Value, h: &mut impl Hasher) {
+    match value {
+        Value::Null => NULL.hash(h),
+        Value::Bool(b) => (BOOL, b).hash(h),
+        Value::Number(n) => (NUMBER, n.to_string()).hash(h),
+        Value::String(s) => (STRING, s).hash(h),
+        Value::Array(items) => {
+            (ARRAY, items.len()).hash(h);
+            for item in items {
+                hash_canonical(item, h);
+            }
+        }
+        Value::Object(map) => {
+            (OBJECT, map.len()).hash(h);
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_unstable_by_key(|(k, _)| *k);
+            for (k, v) in entries {
+                k.hash(h);
+                hash_canonical(v, h);
+            }
+        }
+    }
 }
 
 // === impl LoopGuardConfig ===
@@ -84,11 +122,22 @@ impl LoopGuard {
         self.config.max_identical_failures
     }
 
-    /// The key of a call: its tool's canonical name and its arguments in
-    /// canonical form.
-    pub(crate) fn key(tool: &str, args: &str) -> u64 {
+    /// The key of a call: its tool's canonical name and its arguments,
+    /// hashed in canonical form: object keys in sorted order, whatever
+    /// order the map keeps them in (serde_json's `preserve_order`, which
+    /// any crate of the application may turn on, keeps the order sent).
+    pub(crate) fn key(tool: &str, args: &Value) -> u64 {
         let mut h = DefaultHasher::new();
         tool.hash(&mut h);
+        hash_canonical(args, &mut h);
+        h.finish()
+    }
+
+    /// The key of a call whose arguments are not JSON: their text.
+    pub(crate) fn key_of_text(tool: &str, args: &str) -> u64 {
+        let mut h = DefaultHasher::new();
+        tool.hash(&mut h);
+        TEXT.hash(&mut h);
         args.hash(&mut h);
         h.finish()
     }
@@ -131,19 +180,25 @@ impl LoopGuard {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+    use serde_json::json;
+
     use super::*;
 
     #[test]
     fn blocks_after_the_limit_and_forgets_on_success() {
         let g = LoopGuard::new(LoopGuardConfig::default());
-        let k = LoopGuard::key("read", r#"{"path":"x"}"#);
+        let k = LoopGuard::key("read", &json!({"path": "x"}));
         assert!(g.is_empty());
         assert_eq!(g.record_failure(k), 1);
         assert_eq!(g.record_failure(k), 2);
         assert_eq!(g.blocked(k), None);
         assert_eq!(g.record_failure(k), 3);
         assert_eq!(g.blocked(k), Some(3));
-        assert_eq!(g.blocked(LoopGuard::key("read", r#"{"path":"y"}"#)), None);
+        assert_eq!(
+            g.blocked(LoopGuard::key("read", &json!({"path": "y"}))),
+            None
+        );
         g.record_success(k);
         assert_eq!(g.blocked(k), None);
         assert!(g.is_empty());
@@ -157,5 +212,107 @@ mod tests {
         }
         assert_eq!(g.lock().len(), 4);
         assert!(LoopGuardConfig::try_new(0, 1).is_err());
+    }
+
+    /// A JSON value, its objects' keys drawn from few names (so that
+    /// objects share keys, in other orders).
+    fn json_value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            "[a-c]{0,3}".prop_map(Value::from),
+        ];
+        leaf.prop_recursive(4, 32, 4, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                proptest::collection::vec(("[a-e]{1,2}", inner), 0..5)
+                    .prop_map(|entries| Value::Object(entries.into_iter().collect())),
+            ]
+        })
+    }
+
+    /// `value` as JSON text, each object's entries in the order `order`
+    /// picks (a rotation).
+    fn write_rotated(value: &Value, order: usize, out: &mut String) {
+        match value {
+            Value::Array(items) => {
+                out.push('[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    write_rotated(item, order, out);
+                }
+                out.push(']');
+            }
+            Value::Object(map) => {
+                let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+                let n = entries.len().max(1);
+                entries.rotate_left(order % n);
+                out.push('{');
+                for (i, (k, v)) in entries.into_iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(&Value::from(k.as_str()).to_string());
+                    out.push(':');
+                    write_rotated(v, order, out);
+                }
+                out.push('}');
+            }
+            other => out.push_str(&other.to_string()),
+        }
+    }
+
+    proptest! {
+        /// Regression: the key was the arguments' text, whose key order is
+        /// the order sent once serde_json keeps it (`preserve_order`, which
+        /// any crate of an application may turn on): `{"a":1,"b":2}` and
+        /// `{"b":2,"a":1}` were different calls, and a model that reorders
+        /// its arguments was never stopped. The same value is the same key
+        /// in any key order; different values, different keys. (Run with
+        /// `--features serde_json/preserve_order` to test the order kept.)
+        #[test]
+        fn the_key_is_the_same_in_any_key_order(
+            value in json_value(),
+            other in json_value(),
+            order in 1usize..5,
+        ) {
+            let mut rotated = String::new();
+            write_rotated(&value, order, &mut rotated);
+            let reordered: Value = serde_json::from_str(&rotated).unwrap();
+            prop_assert_eq!(LoopGuard::key("t", &value), LoopGuard::key("t", &reordered));
+            prop_assert_eq!(
+                LoopGuard::key("t", &value) == LoopGuard::key("t", &other),
+                value == other
+            );
+            prop_assert_ne!(LoopGuard::key("t", &value), LoopGuard::key("u", &value));
+        }
+    }
+
+    #[test]
+    fn values_of_other_shapes_are_other_keys() {
+        let keys = [
+            json!(["ab"]),
+            json!(["a", "b"]),
+            json!("1"),
+            json!(1),
+            json!({"a": []}),
+            json!({"a": {}}),
+            json!([[], []]),
+            json!([[[]]]),
+            json!(null),
+        ]
+        .map(|v| LoopGuard::key("t", &v));
+        for (i, a) in keys.iter().enumerate() {
+            for b in &keys[i + 1..] {
+                assert_ne!(a, b);
+            }
+        }
+        assert_ne!(
+            LoopGuard::key_of_text("t", "null"),
+            LoopGuard::key("t", &json!(null))
+        );
     }
 }
