@@ -554,4 +554,6 @@ impl Drop for Permit<'_> {
 }
 
 #[cfg(test)]
+mod model;
+#[cfg(test)]
 mod tests;
