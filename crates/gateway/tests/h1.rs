@@ -807,17 +807,63 @@ async fn a_length_list_of_one_number_reaches_the_client_as_one_number() {
     }
 }
 
+/// Only the proxy headers RFC 9110 makes hop-by-hop are dropped, both
+/// ways and on both paths: `Proxy-Connection`, and the credentials of the
+/// hop to a proxy (`Proxy-Authorization`, `Proxy-Authenticate`, §11.7).
+/// An upstream proxy's `Proxy-Status` (RFC 9209: why it failed) reaches
+/// the client, and a client's other `Proxy-` header the upstream. Before,
+/// every `proxy-*` header was dropped.
+#[tokio::test]
+async fn only_hop_by_hop_proxy_headers_are_dropped_on_both_paths() {
+    let mut up =
+        raw_upstream(Arc::new(|_| {
+            (
+            vec![&b"HTTP/1.1 502 Bad Gateway\r\nProxy-Status: edge; error=connection_timeout\r\n\
+Proxy-Authenticate: Basic realm=\"edge\"\r\ncontent-type: application/json\r\n\
+content-length: 2\r\n\r\n{}"[..]],
+            true,
+        )
+        }))
+        .await;
+    let gw = gateway(up.addr).await;
+    let extra = "Proxy-Authorization: Basic c2VjcmV0OnNlY3JldA==\r\nProxy-Connection: keep-alive\r\n\
+                 Proxy-Trace: t1\r\n";
+    for request in on_both_paths_with(extra) {
+        let got = raw_exchange(&gw, request.as_bytes()).await;
+        assert!(got.starts_with("HTTP/1.1 502"), "{got}");
+        assert!(
+            got.contains("\r\nProxy-Status: edge; error=connection_timeout\r\n"),
+            "{got}"
+        );
+        assert!(
+            !got.to_ascii_lowercase().contains("proxy-authenticate"),
+            "{got}"
+        );
+        let (head, _) = up.bodies.recv().await.unwrap();
+        let lower = head.to_ascii_lowercase();
+        assert!(!lower.contains("proxy-authorization"), "{head}");
+        assert!(!head.contains("c2VjcmV0"), "{head}");
+        assert!(!lower.contains("proxy-connection"), "{head}");
+        assert!(head.contains("\r\nProxy-Trace: t1\r\n"), "{head}");
+    }
+}
+
 /// The Chat request [`CHAT`], whole, once as the fast path takes it (a
 /// `content-length`) and once as it hands it to hyper (chunked), each on a
 /// connection the client closes after the answer.
 fn on_both_paths() -> [String; 2] {
+    on_both_paths_with("")
+}
+
+/// [`on_both_paths`] with `extra` header lines (each ending in CRLF).
+fn on_both_paths_with(extra: &str) -> [String; 2] {
     let fast = format!(
-        "POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n{extra}\
          Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{CHAT}",
         CHAT.len()
     );
     let hypers = format!(
-        "POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n{extra}\
          Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n{:x}\r\n{CHAT}\r\n0\r\n\r\n",
         CHAT.len()
     );

@@ -1,6 +1,7 @@
 //! Header work: hop-by-hop headers (`connection`, `keep-alive`,
-//! `transfer-encoding`, `te`, `trailer`, `upgrade`, `proxy-*`, and any
-//! named in `connection`) are removed in both directions, `host` is set by
+//! `transfer-encoding`, `te`, `trailer`, `upgrade`, `proxy-connection`,
+//! `proxy-authorization`, `proxy-authenticate`, and any named in
+//! `connection`) are removed in both directions, `host` is set by
 //! the client for the upstream, the gateway's own `x-toolwarden-lend-token`
 //! never goes upstream, and `content-length` is dropped only when the body
 //! was repaired (the client recomputes it from the new body). A response's
@@ -119,26 +120,29 @@ fn single_content_length(headers: &mut HeaderMap) {
     }
 }
 
-/// Hop-by-hop header names (RFC 9110 §7.6.1, plus the `proxy-*` family
-/// and `keep-alive`), lower-case: the one list both HTTP paths use.
-pub(crate) const HOP_BY_HOP: [&str; 8] = [
+/// Hop-by-hop header names, lower-case: the one list both HTTP paths use.
+/// RFC 9110 §7.6.1's, `keep-alive` and `proxy-connection` (legacy ones,
+/// which RFC 9110 §7.6.1 names too), and `proxy-authorization` /
+/// `proxy-authenticate` (the credentials of the hop to a proxy, RFC 9110
+/// §11.7: never the upstream's). Other `proxy-*` headers are end-to-end:
+/// an upstream proxy's `Proxy-Status` (RFC 9209) says why it failed, and
+/// reaches the client.
+pub(crate) const HOP_BY_HOP: [&str; 9] = [
     "connection",
     "keep-alive",
     "transfer-encoding",
     "te",
     "trailer",
     "upgrade",
+    "proxy-connection",
     "proxy-authorization",
     "proxy-authenticate",
 ];
 
-/// Whether `name` (any case) is hop-by-hop by itself: in [`HOP_BY_HOP`]
-/// or `proxy-*`. Names listed in a `connection` header are too.
+/// Whether `name` (any case) is hop-by-hop by itself: in [`HOP_BY_HOP`].
+/// Names listed in a `connection` header are too.
 pub(crate) fn is_hop_by_hop(name: &str) -> bool {
     HOP_BY_HOP.iter().any(|h| name.eq_ignore_ascii_case(h))
-        || name
-            .get(..6)
-            .is_some_and(|p| p.eq_ignore_ascii_case("proxy-"))
 }
 
 /// The header names `connection` lists: hop-by-hop too (RFC 9110
@@ -220,6 +224,32 @@ mod tests {
         assert_eq!(h["content-encoding"], "zstd");
         for_upstream(&mut h, Forwarded::RepairedDecoded);
         assert!(h.get("content-encoding").is_none());
+    }
+
+    /// The proxy headers RFC 9110 makes hop-by-hop go, in any case; other
+    /// `proxy-*` headers (`Proxy-Status`, RFC 9209) are end-to-end.
+    #[test]
+    fn only_hop_by_hop_proxy_headers_are_stripped() {
+        let mut h = map(&[
+            ("Proxy-Connection", "keep-alive"),
+            ("proxy-authorization", "Basic c2VjcmV0"),
+            ("Proxy-Authenticate", "Basic realm=\"x\""),
+            ("proxy-status", "edge; error=connection_timeout"),
+            ("proxy-trace", "t1"),
+        ]);
+        for_client(&mut h);
+        let mut names: Vec<&str> = h.keys().map(|k| k.as_str()).collect();
+        names.sort();
+        assert_eq!(names, ["proxy-status", "proxy-trace"]);
+        for name in [
+            "PROXY-CONNECTION",
+            "Proxy-Authorization",
+            "proxy-authenticate",
+        ] {
+            assert!(is_hop_by_hop(name), "{name}");
+        }
+        assert!(!is_hop_by_hop("Proxy-Status"));
+        assert!(!is_hop_by_hop("proxy"));
     }
 
     /// A `connection` value with a byte that is not UTF-8 still names its
