@@ -848,6 +848,54 @@ content-length: 2\r\n\r\n{}"[..]],
     }
 }
 
+/// A response framed by `transfer-encoding: chunked` whose
+/// `content-length` is not a number, or two different ones, is relayed by
+/// its transfer coding on both paths (RFC 9112 §6.3: the transfer coding
+/// overrides the length, which a proxy removes), as hyper's client reads
+/// it whatever the order of the two. Before, the fast path answered 502
+/// ("invalid content-length") where hyper's path relayed it.
+#[tokio::test]
+async fn a_transfer_coding_beats_an_invalid_length_on_both_paths() {
+    for answer in [
+        &b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: abc\r\n\
+transfer-encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"[..],
+        b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\
+content-length: 3\r\ncontent-length: 9\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+    ] {
+        let up = raw_upstream(Arc::new(move |_| (vec![answer], true))).await;
+        let gw = gateway(up.addr).await;
+        for request in on_both_paths() {
+            let got = raw_exchange(&gw, request.as_bytes()).await;
+            assert!(got.starts_with("HTTP/1.1 200"), "{got}");
+            assert!(
+                !got.to_ascii_lowercase().contains("content-length"),
+                "{got}"
+            );
+            assert!(got.ends_with("\r\n5\r\nhello\r\n0\r\n\r\n"), "{got}");
+        }
+    }
+    // A request framed so is hyper's (the fast path takes no transfer
+    // coding), which reads it by its transfer coding too.
+    let mut up = raw_upstream(Arc::new(|_| {
+        (
+            vec![&b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok"[..]],
+            true,
+        )
+    }))
+    .await;
+    let gw = gateway(up.addr).await;
+    let request = format!(
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\
+         Transfer-Encoding: chunked\r\nContent-Length: abc\r\n\r\n{:x}\r\n{CHAT}\r\n0\r\n\r\n",
+        CHAT.len()
+    );
+    let got = raw_exchange(&gw, request.as_bytes()).await;
+    assert!(got.starts_with("HTTP/1.1 200"), "{got}");
+    let (head, body) = up.bodies.recv().await.unwrap();
+    assert_eq!(body, CHAT.as_bytes());
+    assert!(!head.contains("abc"), "{head}");
+}
+
 /// The Chat request [`CHAT`], whole, once as the fast path takes it (a
 /// `content-length`) and once as it hands it to hyper (chunked), each on a
 /// connection the client closes after the answer.

@@ -17,7 +17,9 @@
 //!   that an error event can be appended), `x-toolwarden-repaired` after a
 //!   repair, and `connection: close` when the gateway will close; a
 //!   `content-length` given as several lines or a list of one number
-//!   (`5, 5`) reaches it as one line of that number.
+//!   (`5, 5`) reaches it as one line of that number, and none beside a
+//!   `transfer-encoding` (which frames the body whatever the length says,
+//!   even one that is no number: RFC 9112 §6.3, as hyper's client reads it).
 //!
 //! A request head the fast path does not take (see [`parse_request`])
 //! is left to hyper, which answers malformed ones with its own errors.
@@ -314,7 +316,8 @@ pub(crate) fn parse_response(buf: &[u8], extras: ClientHeadExtras) -> ResponsePa
     // One `content-length` line of one number: the lines and lists of the
     // same number an upstream may send (`Facts` read them) become one, as
     // on hyper's path (`headers::for_client`).
-    let mut length_sent = reframed;
+    // None at all beside a transfer coding (as `headers::for_client`).
+    let mut length_sent = reframed || facts.transfer_encoding;
     for h in res.headers.iter() {
         if h.name.eq_ignore_ascii_case("content-type") {
             content_type.get_or_insert_with(|| h.value.to_vec());
@@ -383,17 +386,22 @@ struct Facts<'h> {
 
 impl<'h> Facts<'h> {
     /// `None` for conflicting or invalid `content-length`s (the only
-    /// reason).
+    /// reason) without a `transfer-encoding`, which frames the message
+    /// whatever its length says, wherever the two come (RFC 9112 §6.3;
+    /// hyper's client reads them so, and a request with a transfer coding
+    /// is hyper's).
     fn of(headers: &'h [httparse::Header<'h>]) -> Option<Facts<'h>> {
         let mut facts = Facts::default();
+        let mut bad_length = false;
         for h in headers {
             let name = h.name;
             if name.eq_ignore_ascii_case("content-length") {
-                let n = headers::content_length(h.value)?;
-                if facts.content_length.is_some_and(|m| m != n) {
-                    return None;
+                match headers::content_length(h.value) {
+                    Some(n) if facts.content_length.is_none_or(|m| m == n) => {
+                        facts.content_length = Some(n);
+                    }
+                    _ => bad_length = true,
                 }
-                facts.content_length = Some(n);
             } else if name.eq_ignore_ascii_case("transfer-encoding") {
                 // Bytes, not text: a value with a byte that is not UTF-8
                 // is still a list of tokens.
@@ -420,6 +428,11 @@ impl<'h> Facts<'h> {
             {
                 facts.for_hyper = true;
             }
+        }
+        if facts.transfer_encoding {
+            facts.content_length = None;
+        } else if bad_length {
+            return None;
         }
         Some(facts)
     }

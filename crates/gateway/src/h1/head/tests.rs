@@ -278,6 +278,42 @@ fn a_length_list_of_one_number_is_that_length() {
     ));
 }
 
+/// A transfer coding frames the body whatever the `content-length`s say,
+/// before or after it (RFC 9112 §6.3; hyper's client reads them so), and
+/// the client gets no length; without one, an invalid or conflicting
+/// length is an invalid head.
+#[test]
+fn a_transfer_coding_beats_an_invalid_or_conflicting_length() {
+    for raw in [
+        &b"HTTP/1.1 200 OK\r\ncontent-length: abc\r\ntransfer-encoding: chunked\r\n\r\n"[..],
+        b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\ncontent-length: 3\r\ncontent-length: 9\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\ncontent-length: 3\r\ntransfer-encoding: chunked\r\n\r\n",
+    ] {
+        let (head, client) = response(raw, Default::default());
+        assert_eq!(head.framing, BodyFraming::Chunked);
+        assert_eq!(
+            client,
+            "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n",
+            "{}",
+            String::from_utf8_lossy(raw)
+        );
+    }
+    for raw in [
+        &b"HTTP/1.1 200 OK\r\ncontent-length: abc\r\n\r\n"[..],
+        b"HTTP/1.1 200 OK\r\ncontent-length: abc\r\ncontent-length: 3\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\ncontent-length: 3\r\ncontent-length: 9\r\n\r\n",
+    ] {
+        assert!(
+            matches!(
+                parse_response(raw, Default::default()),
+                ResponseParse::Invalid(_)
+            ),
+            "{}",
+            String::from_utf8_lossy(raw)
+        );
+    }
+}
+
 /// A status code below 100 is no HTTP status (RFC 9110 §15: 100 to 599;
 /// hyper's client refuses one): a clear error, not a status line of two
 /// digits relayed to the client.
