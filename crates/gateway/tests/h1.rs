@@ -896,6 +896,51 @@ content-length: 3\r\ncontent-length: 9\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
     assert!(!head.contains("abc"), "{head}");
 }
 
+/// An answer in a transfer coding other than chunked (`gzip`, delimited
+/// by the close or chunked over it), which the gateway never asked for and
+/// does not decode, is a 502 naming the coding on both paths (RFC 9112
+/// §6.1, §7; RFC 9110 §10.1.4). Before, both relayed the coded bytes as a
+/// plain chunked body, and nothing told the client they were gzip.
+#[tokio::test]
+async fn a_transfer_coding_other_than_chunked_is_named_on_both_paths() {
+    use std::io::Write;
+
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(br#"{"ok":true}"#).unwrap();
+    let gz: &'static [u8] = Box::leak(gz.finish().unwrap().into_boxed_slice());
+    let size: &'static [u8] = Box::leak(
+        format!("{:x}\r\n", gz.len())
+            .into_bytes()
+            .into_boxed_slice(),
+    );
+    for coding in ["gzip", "gzip, chunked"] {
+        let chunked = coding.ends_with("chunked");
+        let head: &'static [u8] = Box::leak(
+            format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\
+                 Transfer-Encoding: {coding}\r\n\r\n"
+            )
+            .into_bytes()
+            .into_boxed_slice(),
+        );
+        let up = raw_upstream(Arc::new(move |_| {
+            if chunked {
+                (vec![head, size, gz, b"\r\n0\r\n\r\n"], true)
+            } else {
+                (vec![head, gz], true)
+            }
+        }))
+        .await;
+        let gw = gateway(up.addr).await;
+        for request in on_both_paths() {
+            let got = raw_exchange(&gw, request.as_bytes()).await;
+            assert!(got.starts_with("HTTP/1.1 502"), "{coding}: {got}");
+            assert!(got.contains("\"code\":\"upstream_bad_response\""), "{got}");
+            assert!(got.contains("transfer coding `gzip`"), "{got}");
+        }
+    }
+}
+
 /// The Chat request [`CHAT`], whole, once as the fast path takes it (a
 /// `content-length`) and once as it hands it to hyper (chunked), each on a
 /// connection the client closes after the answer.

@@ -179,6 +179,19 @@ pub(super) async fn run(
                 )
                 .await;
             }
+            ResponseParse::Unrelayed(coding) => {
+                let err =
+                    pipeline::headers::unrelayed_transfer_coding_error(upstream.host(), &coding);
+                return fail(
+                    cx.client,
+                    observation,
+                    provider,
+                    &err,
+                    closing_now(),
+                    write_limit,
+                )
+                .await;
+            }
             ResponseParse::Partial => {}
         }
         ubuf.reserve(READ_CHUNK);

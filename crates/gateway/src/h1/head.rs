@@ -21,6 +21,9 @@
 //!   `transfer-encoding` (which frames the body whatever the length says,
 //!   even one that is no number: RFC 9112 §6.3, as hyper's client reads it).
 //!
+//! A response in a transfer coding other than chunked is not relayed
+//! ([`ResponseParse::Unrelayed`], as on hyper's path).
+//!
 //! A request head the fast path does not take (see [`parse_request`])
 //! is left to hyper, which answers malformed ones with its own errors.
 
@@ -252,6 +255,10 @@ pub(crate) enum ResponseParse {
     Partial,
     /// Not an HTTP/1.x response head the gateway can relay.
     Invalid(String),
+    /// A body in this transfer coding, other than chunked, which the
+    /// gateway does not relay
+    /// ([`headers::unrelayed_transfer_coding`]).
+    Unrelayed(String),
 }
 
 /// What the client's head must say besides the upstream's headers.
@@ -304,6 +311,17 @@ pub(crate) fn parse_response(buf: &[u8], extras: ClientHeadExtras) -> ResponsePa
     } else {
         BodyFraming::Close
     };
+    if framing != BodyFraming::Empty
+        && facts.transfer_encoding
+        && let Some(coding) = headers::unrelayed_transfer_coding(
+            res.headers
+                .iter()
+                .filter(|h| h.name.eq_ignore_ascii_case("transfer-encoding"))
+                .map(|h| h.value),
+        )
+    {
+        return ResponseParse::Unrelayed(coding);
+    }
     let mut client = Vec::with_capacity(len + 64);
     client.extend_from_slice(b"HTTP/1.1 ");
     client.extend_from_slice(itoa(u64::from(status)).as_bytes());

@@ -13,6 +13,7 @@
 use http::{HeaderMap, HeaderName, header};
 
 use super::Forwarded;
+use crate::errors::{ProxyError, ProxyErrorKind};
 
 /// Prepare the client's headers for the upstream request, in place: a
 /// body the gateway changed gets a new length, and a body it decoded from
@@ -95,6 +96,42 @@ pub(crate) fn content_length(value: &[u8]) -> Option<u64> {
         found = Some(n);
     }
     found
+}
+
+/// The first transfer coding other than `chunked` in a response's
+/// `transfer-encoding` values (`gzip` in `gzip, chunked`), which the
+/// gateway does not relay: it decodes only `chunked`, re-frames bodies for
+/// the client, and asks for no other (it forwards no `TE`, hop-by-hop;
+/// RFC 9110 §10.1.4). Relayed, the client would get the coded bytes as the
+/// body with nothing to say so (its `transfer-encoding` is the hop's);
+/// forwarded as it is, most clients cannot read it (Python's h11 takes
+/// `chunked` alone). Both HTTP paths answer it with a 502 naming it.
+pub(crate) fn unrelayed_transfer_coding<'a>(
+    values: impl IntoIterator<Item = &'a [u8]>,
+) -> Option<String> {
+    values
+        .into_iter()
+        .flat_map(|v| v.split(|&b| b == b','))
+        .map(|coding| {
+            // A coding's parameters (`;q=…`) are not its name.
+            let name = coding.split(|&b| b == b';').next().unwrap_or(coding);
+            name.trim_ascii()
+        })
+        .find(|name| !name.is_empty() && !name.eq_ignore_ascii_case(b"chunked"))
+        .map(|name| String::from_utf8_lossy(name).into_owned())
+}
+
+/// The error a response in a transfer coding the gateway does not relay
+/// ([`unrelayed_transfer_coding`]) is answered with.
+pub(crate) fn unrelayed_transfer_coding_error(host: &str, coding: &str) -> ProxyError {
+    ProxyError::new(
+        ProxyErrorKind::BadResponse,
+        host,
+        format!(
+            "its body is in the transfer coding `{coding}`, which the gateway does not \
+             relay (it reads chunked alone, and asks for no other)"
+        ),
+    )
 }
 
 /// One `content-length` of one number for the client: the lines and
@@ -326,6 +363,33 @@ mod tests {
                 prop_assert_eq!(content_length(mixed.as_bytes()), None);
             }
             let _ = content_length(&bytes);
+        }
+    }
+
+    /// A transfer coding other than chunked is named, in any line, case
+    /// or spacing; chunked alone, or nothing, is none.
+    #[test]
+    fn a_transfer_coding_other_than_chunked_is_named() {
+        let found = |values: &[&[u8]]| unrelayed_transfer_coding(values.iter().copied());
+        assert_eq!(found(&[b"chunked"]), None);
+        assert_eq!(found(&[b" Chunked ,, "]), None);
+        assert_eq!(found(&[]), None);
+        assert_eq!(found(&[b"gzip"]).as_deref(), Some("gzip"));
+        assert_eq!(found(&[b"GZIP , chunked"]).as_deref(), Some("GZIP"));
+        assert_eq!(
+            found(&[b"chunked", b"x-custom;q=1"]).as_deref(),
+            Some("x-custom")
+        );
+    }
+
+    proptest! {
+        /// Any bytes: a name or none, never a panic.
+        #[test]
+        fn any_transfer_encoding_reads(bytes in proptest::collection::vec(any::<u8>(), 0..60)) {
+            if let Some(name) = unrelayed_transfer_coding([&bytes[..]]) {
+                prop_assert!(!name.is_empty());
+                prop_assert!(!name.eq_ignore_ascii_case("chunked"));
+            }
         }
     }
 

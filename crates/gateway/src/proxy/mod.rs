@@ -227,6 +227,23 @@ pub(crate) async fn handle(
 
     let started = Instant::now();
     let (mut parts, mut incoming) = response.into_parts();
+    // A body in a transfer coding the gateway does not relay (as the fast
+    // path answers it): hyper's client hands it on still coded.
+    if !head_only
+        && !matches!(parts.status.as_u16(), 204 | 304)
+        && let Some(coding) = headers::unrelayed_transfer_coding(
+            parts
+                .headers
+                .get_all(header::TRANSFER_ENCODING)
+                .iter()
+                .map(HeaderValue::as_bytes),
+        )
+    {
+        let err = headers::unrelayed_transfer_coding_error(host, &coding);
+        tracing::warn!(error = %err, "upstream request failed");
+        observation.fail(&err);
+        return error_response(provider, &err);
+    }
     headers::for_client(&mut parts.headers);
     if changes > 0 {
         parts
