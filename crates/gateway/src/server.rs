@@ -265,9 +265,7 @@ impl RunningGateway {
         }
         // Each worker lets the records of its last responses reach the
         // recorder before its thread ends.
-        for exited in std::mem::take(&mut self.workers) {
-            let _ = tokio::time::timeout(Duration::from_secs(6), exited).await;
-        }
+        join_workers(std::mem::take(&mut self.workers), WORKERS_EXIT).await;
         self.shared.sinks.settle(Duration::from_secs(1)).await;
         let drain = self.shared.config.record_drain;
         let report = self.shared.sinks.recorder.shutdown_within(drain).await;
@@ -304,6 +302,34 @@ impl RunningGateway {
         shutdown_signal().await;
         tracing::info!("shutting down");
         self.shutdown().await;
+    }
+}
+
+/// How long a shutdown waits, in all, for the workers' threads to end
+/// once their connections are closed (each settles its last records for
+/// up to 5 s: `worker`'s `SETTLE`).
+const WORKERS_EXIT: Duration = Duration::from_secs(6);
+
+/// Waits for every worker's thread to end, all at once and at most
+/// `within` in all (they stop side by side: one after another, each with
+/// its own bound, N busy workers held the shutdown N times as long). Says
+/// how many were still running.
+async fn join_workers(workers: Vec<oneshot::Receiver<()>>, within: Duration) {
+    let total = workers.len();
+    let mut exiting: futures_util::stream::FuturesUnordered<_> = workers.into_iter().collect();
+    let mut exited = 0;
+    let joined = tokio::time::timeout(within, async {
+        while let Some(_ended) = futures_util::StreamExt::next(&mut exiting).await {
+            exited += 1;
+        }
+    })
+    .await;
+    if joined.is_err() {
+        tracing::warn!(
+            running = total - exited,
+            ?within,
+            "workers still settling their last records when the shutdown went on"
+        );
     }
 }
 
@@ -370,5 +396,38 @@ async fn shutdown_signal() {
     #[cfg(not(unix))]
     {
         let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use tokio::{sync::oneshot, time::Instant};
+
+    use super::join_workers;
+
+    /// Several workers busy past the bound hold the shutdown for the bound
+    /// once, not once each; workers that end return it at once.
+    #[tokio::test(start_paused = true)]
+    async fn busy_workers_are_waited_for_together_within_one_bound() {
+        let within = Duration::from_secs(6);
+        let (busy, exits): (Vec<_>, Vec<_>) = (0..4).map(|_| oneshot::channel::<()>()).unzip();
+        let started = Instant::now();
+        join_workers(exits, within).await;
+        assert_eq!(started.elapsed(), within);
+        drop(busy);
+
+        // One ends after 2 s, one after 5 s: 5 s in all.
+        let (ends, exits): (Vec<_>, Vec<_>) = (0..2).map(|_| oneshot::channel::<()>()).unzip();
+        for (end, after) in ends.into_iter().zip([2, 5]) {
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_secs(after)).await;
+                let _ = end.send(());
+            });
+        }
+        let started = Instant::now();
+        join_workers(exits, within).await;
+        assert_eq!(started.elapsed(), Duration::from_secs(5));
     }
 }
