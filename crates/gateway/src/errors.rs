@@ -19,6 +19,8 @@ use toolwarden_wire::Dialect;
 
 use crate::routes::Provider;
 
+pub(crate) mod sse_tail;
+
 /// What went wrong proxying a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]

@@ -941,6 +941,56 @@ async fn a_transfer_coding_other_than_chunked_is_named_on_both_paths() {
     }
 }
 
+/// A stream that breaks in the middle of an SSE event ends with the error
+/// event as an event of its own, on both paths: the partial event is ended
+/// first (a line end and a blank line). Before, the error event's first
+/// line continued the partial one, so the client parsed one corrupt event
+/// (`data: {"choices":[{"delta":{"content":"heldata: {"error":…`) and
+/// never saw the error.
+#[tokio::test]
+async fn a_break_inside_an_sse_event_ends_it_before_the_error_event_on_both_paths() {
+    let up = raw_upstream(Arc::new(|_| {
+        (
+            vec![
+                &b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"[..],
+                b"48\r\ndata: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\ndata: {\"choices\":[{\"delta\r\n",
+            ],
+            true,
+        )
+    }))
+    .await;
+    let gw = gateway(up.addr).await;
+    for request in on_both_paths() {
+        let got = raw_exchange(&gw, request.as_bytes()).await;
+        assert!(got.starts_with("HTTP/1.1 200"), "{got}");
+        let body = dechunk(got.split_once("\r\n\r\n").unwrap().1);
+        let (before, error) = body
+            .split_once("{\"choices\":[{\"delta\n\ndata: ")
+            .unwrap_or_else(|| panic!("the partial event is ended first: {body}"));
+        assert_eq!(
+            before,
+            "data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\ndata: "
+        );
+        let error = error.strip_suffix("\n\n").unwrap();
+        let error: serde_json::Value = serde_json::from_str(error).unwrap();
+        assert_eq!(error["error"]["code"], "upstream_stream_error", "{body}");
+    }
+}
+
+/// A chunked body, decoded (the gateway writes no extensions or trailers).
+fn dechunk(mut body: &str) -> String {
+    let mut out = String::new();
+    loop {
+        let (size, rest) = body.split_once("\r\n").expect("a chunk size line");
+        let size = usize::from_str_radix(size, 16).unwrap();
+        if size == 0 {
+            return out;
+        }
+        out.push_str(&rest[..size]);
+        body = rest[size..].strip_prefix("\r\n").unwrap();
+    }
+}
+
 /// The Chat request [`CHAT`], whole, once as the fast path takes it (a
 /// `content-length`) and once as it hands it to hyper (chunked), each on a
 /// connection the client closes after the answer.

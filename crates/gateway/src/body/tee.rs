@@ -3,8 +3,8 @@
 //! [`Observation`]. The proxy may have taken the first frame already
 //! (`proxy::first_frame`), so that the response head and the first bytes
 //! leave in one write; it is passed on first. When the upstream breaks midway the dialect's error
-//! event is appended (if the response has no fixed length) and the stream
-//! ends. Dropping a `TeeBody` — the client went away — drops the upstream
+//! event is appended (if the response has no fixed length), after the end
+//! of the event the break cut ([`SseTail`]), and the stream ends. Dropping a `TeeBody` — the client went away — drops the upstream
 //! body, which closes that upstream connection and so cancels the request.
 
 use std::{
@@ -19,7 +19,7 @@ use toolwarden_wire::Dialect;
 
 use crate::{
     body::BoxError,
-    errors::{ProxyError, ProxyErrorKind, stream_error_event},
+    errors::{ProxyError, ProxyErrorKind, sse_tail::SseTail, stream_error_event},
     observe::Observation,
     routes::Provider,
 };
@@ -34,6 +34,9 @@ pub(crate) struct TeeBody {
     upstream_host: String,
     /// No `content-length`: an error event can be appended.
     can_append: bool,
+    /// Where the SSE bytes passed on so far stopped (when an error event
+    /// can be appended): it follows the event they stopped in.
+    tail: SseTail,
     /// A frame taken before the response head was sent (see `proxy::first_frame`).
     first: Option<Prefetched>,
     state: State,
@@ -76,6 +79,7 @@ impl TeeBody {
             dialect,
             upstream_host,
             can_append,
+            tail: SseTail::default(),
             first,
             state: State::Streaming,
             frames: None,
@@ -99,6 +103,9 @@ impl TeeBody {
             Some(Ok(frame)) => {
                 if let Some(data) = frame.data_ref() {
                     self.observation.feed(data);
+                    if self.can_append && self.frames.is_none() {
+                        self.tail.feed(data);
+                    }
                 }
                 let end = self.first.is_none() && self.inner.is_end_stream();
                 if end {
@@ -137,11 +144,8 @@ impl TeeBody {
                 // frame follows only a whole one.
                 let aligned = self.frames.as_mut().is_none_or(|f| f.cut());
                 if self.can_append && aligned {
-                    Poll::Ready(Some(Ok(Frame::data(stream_error_event(
-                        self.provider,
-                        self.dialect,
-                        &err,
-                    )))))
+                    let event = stream_error_event(self.provider, self.dialect, &err);
+                    Poll::Ready(Some(Ok(Frame::data(self.tail.then(event)))))
                 } else {
                     Poll::Ready(Some(Err(Box::new(err))))
                 }

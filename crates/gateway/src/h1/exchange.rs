@@ -43,7 +43,7 @@ use super::{
     pool::{Pool, UpstreamIo},
 };
 use crate::{
-    errors::{ProxyError, ProxyErrorKind, error_body, stream_error_event},
+    errors::{ProxyError, ProxyErrorKind, error_body, sse_tail::SseTail, stream_error_event},
     observe::{Observation, ResponseMeta},
     pipeline::{self, Forwarded, Outbound},
     routes::{Provider, ProxyRoute},
@@ -245,6 +245,7 @@ pub(super) async fn run(
     );
     let relay = Relay {
         takes_error_event,
+        tail: SseTail::default(),
         client: cx.client,
         write_limit,
         pipelined: cx.pipelined,
@@ -413,6 +414,10 @@ struct Relay<'a> {
     /// An SSE stream in no content coding: a break can end it with the
     /// dialect's error event (`pipeline::headers::takes_error_event`).
     takes_error_event: bool,
+    /// Where the SSE bytes relayed so far stopped (when
+    /// `takes_error_event`): the error event follows the event they
+    /// stopped in.
+    tail: SseTail,
     client: &'a mut TcpStream,
     /// How long a write to the client may take (`client_body_timeout`).
     write_limit: Duration,
@@ -493,8 +498,12 @@ impl Relay<'_> {
                 }
                 Body::Chunked(decoder) => {
                     let observation = &mut self.observation;
+                    let mut tail = self.takes_error_event.then_some(&mut self.tail);
                     let used = match decoder.decode(&self.ubuf, &mut |piece| {
                         observation.feed(piece);
+                        if let Some(tail) = tail.as_deref_mut() {
+                            tail.feed(piece);
+                        }
                         chunked::encode_chunk(&mut out, piece);
                     }) {
                         Ok(used) => used,
@@ -511,6 +520,9 @@ impl Relay<'_> {
                 }
                 Body::Close => {
                     self.observation.feed(&self.ubuf);
+                    if self.takes_error_event {
+                        self.tail.feed(&self.ubuf);
+                    }
                     chunked::encode_chunk(&mut out, &self.ubuf);
                     self.ubuf.clear();
                 }
@@ -602,7 +614,11 @@ impl Relay<'_> {
         let can_append = matches!(body, Body::Chunked(_) | Body::Close) && self.takes_error_event;
         let first = head.unwrap_or_default();
         if can_append {
-            let event = stream_error_event(self.route.provider, self.route.dialect, &err);
+            let event = self.tail.then(stream_error_event(
+                self.route.provider,
+                self.route.dialect,
+                &err,
+            ));
             let mut out = Vec::with_capacity(event.len() + 16);
             chunked::encode_chunk(&mut out, &event);
             out.extend_from_slice(chunked::LAST_CHUNK);
