@@ -941,6 +941,30 @@ async fn a_transfer_coding_other_than_chunked_is_named_on_both_paths() {
     }
 }
 
+/// An HTTP/1.0 answer with a `transfer-encoding` has faulty framing (RFC
+/// 9112 §6.1: HTTP/1.0 has no transfer codings, and its sender may mean
+/// another framing): a 502 on both paths, as hyper's client refuses it.
+/// Before, the fast path read it as chunked and relayed it.
+#[tokio::test]
+async fn an_http10_answer_with_a_transfer_coding_is_refused_on_both_paths() {
+    let up = raw_upstream(Arc::new(|_| {
+        (
+            vec![
+                &b"HTTP/1.0 200 OK\r\ncontent-type: application/json\r\n\
+transfer-encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n"[..],
+            ],
+            true,
+        )
+    }))
+    .await;
+    let gw = gateway(up.addr).await;
+    for request in on_both_paths() {
+        let got = raw_exchange(&gw, request.as_bytes()).await;
+        assert!(got.starts_with("HTTP/1.1 502"), "{got}");
+        assert!(got.contains("\"code\":\"upstream_bad_response\""), "{got}");
+    }
+}
+
 /// A stream that breaks in the middle of an SSE event ends with the error
 /// event as an event of its own, on both paths: the partial event is ended
 /// first (a line end and a blank line). Before, the error event's first

@@ -299,6 +299,11 @@ pub(crate) fn parse_response(buf: &[u8], extras: ClientHeadExtras) -> ResponsePa
         return ResponseParse::Invalid("invalid content-length".into());
     };
     let http10 = res.version == Some(0);
+    // HTTP/1.0 has no transfer codings: its framing is faulty (RFC 9112
+    // §6.1), as hyper's client holds.
+    if http10 && facts.transfer_encoding && status != 204 && status != 304 {
+        return ResponseParse::Invalid("transfer-encoding in an HTTP/1.0 response".into());
+    }
     let framing = if status == 204 || status == 304 {
         BodyFraming::Empty
     } else if facts.chunked_last {

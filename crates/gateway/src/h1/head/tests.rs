@@ -346,6 +346,14 @@ fn a_transfer_coding_other_than_chunked_is_not_relayed() {
         Default::default(),
     );
     assert_eq!(head.framing, BodyFraming::Empty);
+    // HTTP/1.0 has no transfer codings (RFC 9112 §6.1): faulty framing.
+    assert!(matches!(
+        parse_response(
+            b"HTTP/1.0 200 OK\r\ntransfer-encoding: chunked\r\n\r\n",
+            Default::default()
+        ),
+        ResponseParse::Invalid(why) if why.contains("HTTP/1.0")
+    ));
 }
 
 /// A status code below 100 is no HTTP status (RFC 9110 §15: 100 to 599;
