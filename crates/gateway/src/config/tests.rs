@@ -881,12 +881,12 @@ fn on_cloud_run_google_credentials_come_from_the_metadata_server() {
     }
 }
 
-/// `GOOGLE_APPLICATION_CREDENTIALS` naming a file of a type the gateway
-/// does not use (an `external_account` whose token an executable makes)
-/// does not stop the gateway: it starts without Google credentials and
-/// says so. An `external_account` file as a CI runner's Google auth step
-/// writes it (a file or URL source) gives credentials. A file that cannot
-/// be read is still refused.
+/// `GOOGLE_APPLICATION_CREDENTIALS` naming a file the gateway does not
+/// use (an `external_account` whose token an executable makes, executables
+/// not allowed) does not stop the gateway: it starts without Google
+/// credentials and says so. An `external_account` file of a file, URL or
+/// AWS source, or of an executable once allowed, gives credentials. A file
+/// that cannot be read is still refused.
 #[test]
 fn an_unsupported_google_credentials_file_is_a_warning() {
     let dir = std::env::temp_dir().join(format!("tw-gac-{}", std::process::id()));
@@ -908,23 +908,31 @@ fn an_unsupported_google_credentials_file_is_a_warning() {
         .unwrap();
     assert!(config.cloud.google.is_none());
     assert!(
-        config
-            .warnings
-            .iter()
-            .any(|w| w.contains("external_account")
-                && w.contains("executable")
-                && w.contains("Vertex AI requests go with the client's own")),
+        config.warnings.iter().any(|w| w.contains("executable")
+            && w.contains("GOOGLE_EXTERNAL_ACCOUNT_ALLOW_EXECUTABLES=1")
+            && w.contains("Vertex AI requests go with the client's own")),
         "{:?}",
         config.warnings
     );
-    for source in [
-        r#"{"file":"/tmp/token"}"#,
-        r#"{"url":"http://127.0.0.1:9/token","headers":{"Authorization":"Bearer x"},"format":{"type":"json","subject_token_field_name":"value"}}"#,
+    for (source, allow) in [
+        (r#"{"file":"/tmp/token"}"#, ""),
+        (
+            r#"{"url":"http://127.0.0.1:9/token","headers":{"Authorization":"Bearer x"},"format":{"type":"json","subject_token_field_name":"value"}}"#,
+            "",
+        ),
+        (
+            r#"{"environment_id":"aws1","regional_cred_verification_url":"https://sts.{region}.amazonaws.com?Action=GetCallerIdentity&Version=2011-06-15"}"#,
+            "",
+        ),
+        (r#"{"executable":{"command":"/usr/bin/oidc-token"}}"#, "1"),
     ] {
         std::fs::write(&file, external(source)).unwrap();
-        let config = env(&[("GOOGLE_APPLICATION_CREDENTIALS", &path)])
-            .validate()
-            .unwrap();
+        let config = env(&[
+            ("GOOGLE_APPLICATION_CREDENTIALS", &path),
+            ("GOOGLE_EXTERNAL_ACCOUNT_ALLOW_EXECUTABLES", allow),
+        ])
+        .validate()
+        .unwrap();
         let google = config.cloud.google.as_ref().expect("credentials");
         assert!(
             google.describe().starts_with("external_account in "),
