@@ -22,6 +22,7 @@
 //! | `failure_statement` | the first line opens with a short statement of failure: `Build failed`, `Pre-commit validation failed:`, `Could not resolve host`, `Unable to connect`, `Command timed out after 2m`, `Tool 'get_weather' timed out after 5 seconds.` (a quoted name among the words before), `Invalid patch: …`, `Cancelled: …`, `Unknown tool: x`, `No such tool`, `Tool "x" not found`, a schema validator's `params/path must be string`, `Agent type 'x' not found`, `File content (…) exceeds maximum allowed tokens`, `Rate limit exceeded`; or the whole text is one status word (`aborted`, `timed out`, …). Not when spoken by an assistant (`I cannot find…`), negated (`No tests failed`) or a zero count (`failed: 0`) |
 //! | `shell_diagnostic` | the *whole* output (at most three lines) is a program's complaint: `ls: cannot access 'x': No such file or directory`, `curl: (7) Failed to connect …`, the complaint opening the message or a field after the operands; followed by any other output (an `\|\| echo`, the command's results), said by a warning (`warning: could not open directory …`, git's, exit 0) or in a sentence (`fix: users cannot log in`) it is not |
 //! | `harness_refusal` | the agent harness refused or cancelled the call (see `refusal.rs`): `Tool execution denied by policy.`, `MCP tool call requires approval, but approval policy is never`, `… auto-denied …`, `writing is blocked by read-only sandbox`, `Path not in workspace: …`, `[Operation Cancelled] Reason: …`, `Command was automatically cancelled because it exceeded the timeout …`, `File has been modified since read …` |
+//! | `failure_summary` | the output's closing line (below git's `hint:` advice, cargo's list of failed targets, javac's warning count) is its program's statement that it failed (see `summary.rs`): `error: could not compile …`, `error: test failed, to rerun pass …`, `==== 1 failed, 3 passed in 0.03s ====`, `FAILED (failures=1)`, `make: *** [Makefile:3: all] Error 1`, `npm error …`, `collect2: error: ld returned 1 exit status`, `Automatic merge failed; …`, argparse's `prog: error: …` below its `usage: prog` line; not `1 xfailed`, `OK (expected failures=1)` or make's `… Error 1 (ignored)` |
 //!
 //! What the rules deliberately leave alone: words like `error`, `failed`
 //! or `cannot` anywhere but at the start; `Error` in file contents, grep
@@ -31,7 +32,7 @@
 //! (`{"status": "failed"}` of a job the tool looked up).
 //!
 //! Only a bounded prefix ([`HEAD_BYTES`]), bounded suffixes ([`TAIL_BYTES`],
-//! [`CRASH_TAIL_BYTES`]) and, for JSON, a bounded scan ([`JSON_SCAN_BYTES`])
+//! [`CRASH_TAIL_BYTES`], [`SUMMARY_TAIL_BYTES`]) and, for JSON, a bounded scan ([`JSON_SCAN_BYTES`])
 //! are read. The first-line rules run as one anchored [`regex::bytes::RegexSet`]
 //! pass; the common path allocates nothing.
 //!
@@ -55,6 +56,7 @@ mod json;
 mod naive;
 mod refusal;
 mod rules;
+mod summary;
 
 pub mod eval;
 pub mod holdout;
@@ -63,6 +65,8 @@ pub mod holdout;
 mod tests;
 #[cfg(test)]
 mod tests_clients;
+#[cfg(test)]
+mod tests_summary;
 
 use std::fmt;
 
@@ -70,6 +74,7 @@ use serde::{Deserialize, Serialize};
 use toolwarden_core::{Basis, Verdict};
 
 pub use rules::{CRASH_TAIL_BYTES, HEAD_BYTES, JSON_SCAN_BYTES, TAIL_BYTES};
+pub use summary::SUMMARY_TAIL_BYTES;
 
 /// The built-in rule names, in the order they are tried.
 pub const RULE_NAMES: &[&str] = rules::NAMES;

@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 
 use regex::bytes::{Regex, RegexSet};
 
-use super::{client, json};
+use super::{client, json, summary};
 
 /// How much of the start of the content the rules (and extra patterns) read.
 pub const HEAD_BYTES: usize = 1024;
@@ -44,6 +44,7 @@ pub(super) const NAMES: &[&str] = &[
     "failure_statement",
     "shell_diagnostic",
     "harness_refusal",
+    "failure_summary",
 ];
 
 const FRAMED_ERROR: usize = 0;
@@ -58,6 +59,7 @@ const JSON_ERROR: usize = 8;
 const FAILURE_STATEMENT: usize = 9;
 const SHELL_DIAGNOSTIC: usize = 10;
 const HARNESS_REFUSAL: usize = 11;
+const FAILURE_SUMMARY: usize = 12;
 
 /// The rules that read a status the client wrote in its own format: their
 /// verdicts have basis `client`, not `heuristic`.
@@ -95,6 +97,8 @@ struct Patterns {
     error_label: Regex,
     failure_statement: Regex,
     harness_refusal: Regex,
+    /// A program's closing line saying it failed (`failure_summary`).
+    failure_summary: Regex,
     /// `harness_refusal`'s phrases found anywhere in the first line.
     harness_refusal_inline: Regex,
     /// [`super::refusal::INLINE_GATE`]'s words, searched in one SIMD pass.
@@ -254,6 +258,7 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
             r")",
         )),
         harness_refusal: re(super::refusal::START),
+        failure_summary: re(summary::CLOSING),
         harness_refusal_inline: re(super::refusal::INLINE),
         harness_refusal_gate: aho_corasick::AhoCorasick::new(super::refusal::INLINE_GATE)
             .unwrap_or_else(|e| panic!("built-in detector words are invalid: {e}")),
@@ -381,6 +386,9 @@ pub(super) fn first_match(content: &[u8], disabled: u32) -> Finding {
     if on(SHELL_DIAGNOSTIC) && shell_diagnostic_only(&p.shell_diagnostic, content, head) {
         return fail(NAMES[SHELL_DIAGNOSTIC]);
     }
+    if on(FAILURE_SUMMARY) && summary::ends_in_failure(&p.failure_summary, content) {
+        return fail(NAMES[FAILURE_SUMMARY]);
+    }
     Finding::Nothing
 }
 
@@ -447,7 +455,7 @@ fn shell_diagnostic_only(diagnostic: &Regex, content: &[u8], head: &[u8]) -> boo
 
 /// The content from its first meaningful byte: leading whitespace, a BOM
 /// and ANSI escape sequences skipped.
-fn start(content: &[u8]) -> &[u8] {
+pub(super) fn start(content: &[u8]) -> &[u8] {
     let mut s = content;
     loop {
         match s {
@@ -476,7 +484,7 @@ pub(super) fn head(content: &[u8]) -> &[u8] {
 
 /// `line` without its ANSI CSI sequences (`ESC [` … final byte), borrowed
 /// when it has none.
-fn without_csi(line: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+pub(super) fn without_csi(line: &[u8]) -> std::borrow::Cow<'_, [u8]> {
     if memchr::memchr(0x1B, line).is_none() {
         return std::borrow::Cow::Borrowed(line);
     }

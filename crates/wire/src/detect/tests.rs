@@ -312,7 +312,7 @@ fn failure_statement() {
 #[test]
 fn every_rule_has_a_test_name() {
     assert_eq!(Detector::rule_names(), RULE_NAMES);
-    assert_eq!(RULE_NAMES.len(), 12);
+    assert_eq!(RULE_NAMES.len(), 13);
 }
 
 #[test]

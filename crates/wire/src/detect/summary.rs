@@ -1,0 +1,201 @@
+//! The `failure_summary` rule: the output *ends* with the program's own
+//! statement that it failed. A tool that hands the model a command's raw
+//! output (stdout and stderr, no exit status) often shows the failure only
+//! there: the first lines are the build's or the test run's progress.
+//!
+//! The closing line is the last non-empty line, after the advice some
+//! programs print below it (git's `hint:` lines, cargo's indented list of
+//! failed targets, javac's warning count). It is read case-sensitively, as
+//! the programs print it:
+//!
+//! | program | closing line |
+//! |---|---|
+//! | cargo, rustc | `error: could not compile `app` (bin "app") due to 2 previous errors`, `error: test failed, to rerun pass `--bin app``, `error: 2 targets failed:`, `error: aborting due to 2 previous errors`, `For more information about this error, try `rustc --explain E0308`.` |
+//! | pytest | `==== 1 failed, 3 passed in 0.03s ====`, `1 passed, 1 error in 0.02s` (`-q`); not `1 xfailed` |
+//! | unittest, Django | `FAILED (failures=1)`, `FAILED (errors=1, skipped=2)` |
+//! | make | `make: *** [Makefile:3: all] Error 1`, `make[1]: *** …`, `make: *** No rule to make target 'x'.  Stop.`, `make: Target 'all' not remade because of errors.`; not `make: [Makefile:2: all] Error 1 (ignored)` |
+//! | npm | `npm error …`, `npm ERR! …` (npm prints them only when it fails) |
+//! | gcc, clang, javac | `collect2: error: ld returned 1 exit status`, `clang: error: linker command failed …`, `compilation terminated.`, `2 errors generated.`, `1 error` |
+//! | git | `Automatic merge failed; fix conflicts and then commit the result.`, `error: could not apply 1a2b3c4... msg`, `Could not apply 1a2b3c4... msg`, `error: failed to push some refs to …` |
+//! | argparse | `prog: error: the following arguments are required: x` after argparse's `usage: prog …` |
+//! | click | `Error: Missing argument 'NAME'.` after click's `Try 'prog --help' for help.` |
+//!
+//! Only the last [`SUMMARY_TAIL_BYTES`] bytes are read. What it cannot
+//! tell apart: a command whose output ends with such a line and that
+//! succeeded all the same (`tail -1 build.log` of an earlier build, a
+//! single-file `grep` whose last hit is one). Search hits in several files
+//! (`src/a.py:3:    print("1 failed in 0.1s")`) and indented or quoted
+//! lines are not closing lines.
+
+use std::sync::LazyLock;
+
+use memchr::memmem;
+use regex::bytes::Regex;
+
+/// How much of the end of the content the rule reads (an argparse usage
+/// block of many options, git's advice).
+pub const SUMMARY_TAIL_BYTES: usize = 2048;
+/// The most advice lines skipped below the closing line.
+const MAX_ADVICE_LINES: usize = 16;
+/// How far into the closing line `prog: error: ` is looked for.
+const PROG_BYTES: usize = 128;
+/// The longest closing line read (pytest's is 80 bytes, argparse's a
+/// sentence).
+const LINE_BYTES: usize = 512;
+
+/// The closing lines, as the programs print them (case-sensitive, anchored).
+pub(super) const CLOSING: &str = concat!(
+    r"^(?-i:(?:",
+    // cargo and rustc
+    r"error: (?:could not compile |aborting due to |test failed, to rerun pass ",
+    r"|\d+ targets? failed:|failed to push some refs |could not apply [0-9a-f]{7,40}\.\.\. )",
+    r"|For more information about (?:this|an) error, try `rustc --explain E\d+`\.$",
+    // pytest (a count of failures or errors, not `xfailed`), with or without its rule
+    r"|(?:=+ )?(?:\d+ [a-z]+, )*[1-9]\d* (?:failed|errors?)(?:, \d+ [a-z]+)*",
+    r" in \d+(?:\.\d+)?s(?: \([^)\n]*\))?(?: =+)?$",
+    // unittest
+    r"|FAILED \([a-z ]+=\d+(?:, [a-z ]+=\d+)*\)$",
+    // make (an ignored error is `make: [x] Error 1 (ignored)`, without stars)
+    r"|g?make(?:\[\d+\])?: (?:\*\*\* |Target '[^'\n]*' not remade because of errors\.$)",
+    // npm
+    r"|npm (?:error|ERR!)(?: |$)",
+    // the linker, compilers' counts
+    r"|collect2: error: ld returned \d+ exit status$",
+    r"|[\w.+-]+: error: linker command failed\b",
+    r"|[1-9]\d* errors?(?: generated)?\.?$",
+    r"|compilation terminated\.$",
+    // git
+    r"|Automatic merge failed; ",
+    r"|Could not apply [0-9a-f]{7,40}\.\.\. ",
+    r"))",
+);
+
+/// Does the output end with its program's statement that it failed?
+pub(super) fn ends_in_failure(closing: &Regex, content: &[u8]) -> bool {
+    let end = super::rules::trim_end(content);
+    if matches!(end.last(), Some(b'}' | b']'))
+        && matches!(super::rules::start(content).first(), Some(b'{' | b'['))
+    {
+        // A JSON document (`json_error`'s), not a command's output.
+        return false;
+    }
+    let cut = content.len().saturating_sub(SUMMARY_TAIL_BYTES);
+    let mut window = &content[cut..];
+    if cut > 0 && content[cut - 1] != b'\n' {
+        // The window opens mid-line: that line is not read.
+        window = memchr::memchr(b'\n', window).map_or(&[][..], |i| &window[i + 1..]);
+    }
+    let Some((line, before)) = closing_line(window) else {
+        return false;
+    };
+    let line = super::rules::without_csi(line);
+    if may_close(&line) && (closing.is_match(&line) || click_error(&line, before)) {
+        return true;
+    }
+    // Most outputs end here: the line opens like no closing line and has
+    // no `prog: error: ` (argparse's, the linker's).
+    ERROR_FINDER
+        .find(&line[..line.len().min(PROG_BYTES)])
+        .is_some_and(|i| closing.is_match(&line) || argparse_error(&line, i, before))
+}
+
+/// `: error: ` (argparse's, the linker's), searched once per output.
+static ERROR_FINDER: LazyLock<memmem::Finder<'static>> =
+    LazyLock::new(|| memmem::Finder::new(b": error: "));
+
+/// How the closing lines open, as plain prefixes: a cheap test before the
+/// regex (the lines with `: error: ` are tested apart).
+const OPENINGS: &[&[u8]] = &[
+    b"error: ",
+    b"For more information about ",
+    b"FAILED (",
+    b"make",
+    b"gmake",
+    b"npm ",
+    b"compilation terminated.",
+    b"Automatic merge failed; ",
+    b"Could not apply ",
+    b"Error: ",
+];
+
+/// Could `line` be a closing line (before the regex says whether it is)?
+fn may_close(line: &[u8]) -> bool {
+    match line.first() {
+        // pytest's summary (`===== 1 failed …`, `1 failed …`), a count of errors
+        Some(b'=' | b'0'..=b'9') => true,
+        Some(_) => OPENINGS.iter().any(|o| line.starts_with(o)),
+        None => false,
+    }
+}
+
+/// The last non-empty line of `window` below which only advice follows,
+/// and the text before it. A line longer than [`LINE_BYTES`] is no
+/// closing line (a JSON document, a minified file): its start is not
+/// looked for.
+fn closing_line(window: &[u8]) -> Option<(&[u8], &[u8])> {
+    let mut rest = super::rules::trim_end(window);
+    for _ in 0..=MAX_ADVICE_LINES {
+        if rest.is_empty() {
+            return None;
+        }
+        let near = rest.len().saturating_sub(LINE_BYTES + 1);
+        let begin = match memchr::memrchr(b'\n', &rest[near..]) {
+            Some(i) => near + i + 1,
+            None if near == 0 => 0,
+            None => return None,
+        };
+        let (before, line) = rest.split_at(begin);
+        if !advice(line) {
+            return Some((line, before));
+        }
+        rest = super::rules::trim_end(before);
+    }
+    None
+}
+
+/// A line printed below a failure's closing line: git's `hint:` advice,
+/// cargo's indented list of failed targets (`` `-p a --lib` ``), javac's
+/// warning count after its error count.
+fn advice(line: &[u8]) -> bool {
+    if line.starts_with(b"hint:") {
+        return true;
+    }
+    let indent = line.iter().take_while(|b| **b == b' ').count();
+    if indent > 0 && line.get(indent) == Some(&b'`') {
+        return true;
+    }
+    let digits = line.iter().take_while(|b| b.is_ascii_digit()).count();
+    digits > 0 && matches!(&line[digits..], b" warning" | b" warnings")
+}
+
+/// argparse's `prog: error: …` (`: error: ` at `at`) below its `usage:
+/// prog …` line: the program refused its arguments.
+fn argparse_error(line: &[u8], at: usize, before: &[u8]) -> bool {
+    let prog = &line[..at];
+    let is_prog = !prog.is_empty()
+        && prog[0] != b' '
+        && prog
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || b"._+- ".contains(b));
+    is_prog
+        && lines(before).any(|l| {
+            l.strip_prefix(b"usage: ")
+                .and_then(|rest| rest.strip_prefix(prog))
+                .is_some_and(|rest| rest.is_empty() || rest[0] == b' ')
+        })
+}
+
+/// click's `Error: …` below its `Try 'prog --help' for help.` line: the
+/// program refused its arguments.
+fn click_error(line: &[u8], before: &[u8]) -> bool {
+    line.starts_with(b"Error: ")
+        && lines(before).any(|l| {
+            let l = super::rules::trim_end(l);
+            (l.starts_with(b"Try '") && l.ends_with(b" --help' for help."))
+                || (l.starts_with(b"Try \"") && l.ends_with(b" --help\" for help."))
+        })
+}
+
+fn lines(text: &[u8]) -> impl Iterator<Item = &[u8]> {
+    text.split(|b| *b == b'\n')
+}

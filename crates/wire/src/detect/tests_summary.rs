@@ -1,0 +1,229 @@
+//! Tests of the `failure_summary` rule: outputs of real programs run here
+//! (cargo 1.95, pytest 9.2, Python 3.11 unittest and argparse, click 8,
+//! GNU make 4.3, gcc, javac, npm 11, git), each with its exit status, as
+//! `scripts/detect-data/raw_commands.py` records them (temp paths replaced
+//! by `/tmp/probe`). No exit status is in the text: the tool that ran them
+//! hands over the output alone.
+
+use proptest::prelude::*;
+
+use super::{Detector, SUMMARY_TAIL_BYTES};
+
+/// Outputs of commands that failed (exit status in the comment).
+const FAILED: &[&str] = &[
+    // cargo build (101)
+    "   Compiling app v0.1.0 (/tmp/probe/app)\nerror[E0308]: mismatched types\n --> src/main.rs:2:18\n  |\n2 |     let n: i32 = \"three\";\n  |            ---   ^^^^^^^ expected `i32`, found `&str`\n  |            |\n  |            expected due to this\n\nFor more information about this error, try `rustc --explain E0308`.\nerror: could not compile `app` (bin \"app\") due to 1 previous error\n",
+    // cargo test (101)
+    "test result: FAILED. 1 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.08s\n\nerror: test failed, to rerun pass `--bin app`\n",
+    // cargo test --no-fail-fast in a workspace (101)
+    "test result: ok. 0 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s\n\nerror: 2 targets failed:\n    `-p a --lib`\n    `-p b --lib`\n",
+    // rustc alone (1)
+    "  |            expected due to this\n\nerror: aborting due to 2 previous errors\n\nSome errors have detailed explanations: E0308, E0425.\nFor more information about an error, try `rustc --explain E0308`.\n",
+    // pytest (1)
+    "============================= test session starts ==============================\nplatform linux -- Python 3.11.7, pytest-9.2.0, pluggy-1.7.0\nrootdir: /tmp/probe\ncollected 4 items\n\ntest_m.py ..F.                                                           [100%]\n\n=========================== short test summary info ============================\nFAILED test_m.py::test_c - assert 3 == 4\n========================= 1 failed, 3 passed in 0.03s ==========================\n",
+    // pytest -q (1)
+    "..F.                                                                     [100%]\n=================================== FAILURES ===================================\n____________________________________ test_c ____________________________________\n\n    def test_c():\n>       assert sum([1, 2]) == 4\nE       assert 3 == 4\nE        +  where 3 = sum([1, 2])\n\ntest_m.py:8: AssertionError\n=========================== short test summary info ============================\nFAILED test_m.py::test_c - assert 3 == 4\n1 failed, 3 passed in 0.02s\n",
+    // pytest, an error in a fixture (1)
+    "ERROR test_m.py::test_a - RuntimeError: cannot open database\n========================== 1 passed, 1 error in 0.02s ==========================\n",
+    // pytest, an error during collection (2)
+    "ERROR test_m.py\n!!!!!!!!!!!!!!!!!!!! Interrupted: 1 error during collection !!!!!!!!!!!!!!!!!!!!\n=============================== 1 error in 0.10s ===============================\n",
+    // unittest (1)
+    "F.\n======================================================================\nFAIL: test_bad (__main__.T.test_bad)\n----------------------------------------------------------------------\nTraceback (most recent call last):\n  File \"/tmp/probe/t.py\", line 8, in test_bad\n    self.assertEqual(len(\"abc\"), 4)\nAssertionError: 3 != 4\n\n----------------------------------------------------------------------\nRan 2 tests in 0.000s\n\nFAILED (failures=1)\n",
+    "E\n----------------------------------------------------------------------\nRan 1 test in 0.000s\n\nFAILED (errors=1)\n",
+    // make (2)
+    "building\nfalse\nmake: *** [Makefile:3: all] Error 1\n",
+    "make: *** No rule to make target 'deploy'.  Stop.\n",
+    "make -C sub\nmake[1]: Entering directory '/tmp/probe/sub'\nbuilding\nfalse\nmake[1]: *** [Makefile:3: all] Error 1\nmake[1]: Leaving directory '/tmp/probe/sub'\nmake: *** [Makefile:2: all] Error 2\n",
+    "false\nmake: *** [Makefile:3: a] Error 1\nb built\nmake: Target 'all' not remade because of errors.\n",
+    // npm (1)
+    "npm error Missing script: \"deploy\"\nnpm error\nnpm error To see a list of scripts, run:\nnpm error   npm run\nnpm error A complete log of this run can be found in: /tmp/probe/.npm/_logs/2026-12-01T00_07_07_175Z-debug-0.log\n",
+    // gcc, the linker (1)
+    "/usr/bin/ld: /tmp/ccD6ELMk.o: in function `main':\nmain.c:(.text+0x5): undefined reference to `helper'\ncollect2: error: ld returned 1 exit status\n",
+    // javac (1)
+    "Main.java:4: warning: [unchecked] unchecked call to add(E) as a member of the raw type List\n    List l = new ArrayList(); l.add(\"x\");\n                                   ^\n  where E is a type-variable:\n    E extends Object declared in interface List\nMain.java:5: error: incompatible types: String cannot be converted to int\n    int x = \"s\";\n            ^\n1 error\n1 warning\n",
+    // argparse (2)
+    "usage: deploy.py [-h] [--env {staging,prod}] target\ndeploy.py: error: the following arguments are required: target\n",
+    "usage: deploy.py [-h] [--env {staging,prod}] target\ndeploy.py: error: argument --env: invalid choice: 'qa' (choose from 'staging', 'prod')\n",
+    // click (2)
+    "Usage: c.py [OPTIONS] NAME\nTry 'c.py --help' for help.\n\nError: Missing argument 'NAME'.\n",
+    // git merge, cherry-pick, rebase, push (1)
+    "Auto-merging f0.txt\nCONFLICT (content): Merge conflict in f0.txt\nAutomatic merge failed; fix conflicts and then commit the result.\n",
+    "Auto-merging f0.txt\nCONFLICT (content): Merge conflict in f0.txt\nerror: could not apply 18b262a... side\nhint: After resolving the conflicts, mark them with\nhint: \"git add/rm <pathspec>\", then run\nhint: \"git cherry-pick --continue\".\nhint: You can instead skip this commit with \"git cherry-pick --skip\".\nhint: To abort and get back to the state before \"git cherry-pick\",\nhint: run \"git cherry-pick --abort\".\nhint: Disable this message with \"git config advice.mergeConflict false\"\n",
+    "Auto-merging f0.txt\nCONFLICT (content): Merge conflict in f0.txt\nerror: could not apply c97f74c... side\nhint: Disable this message with \"git config advice.mergeConflict false\"\nCould not apply c97f74c... side\n",
+    "To ../remote.git\n ! [rejected]        HEAD -> main (non-fast-forward)\nerror: failed to push some refs to '../remote.git'\nhint: Updates were rejected because a pushed branch tip is behind its remote\nhint: counterpart. If you want to integrate the remote changes, use 'git pull'\nhint: before pushing again.\nhint: See the 'Note about fast-forwards' in 'git push --help' for details.\n",
+];
+
+/// Outputs of commands that succeeded (exit status 0) and mention
+/// failures, errors or the programs' failure forms.
+const SUCCEEDED: &[&str] = &[
+    // cargo build with a warning; cargo test
+    "   Compiling app v0.1.0 (/tmp/probe/app)\nwarning: unused variable: `unused`\n --> src/main.rs:2:9\n  |\n2 |     let unused = 1;\n  |         ^^^^^^ help: if this is intentional, prefix it with an underscore: `_unused`\n  |\n  = note: `#[warn(unused_variables)]` (part of `#[warn(unused)]`) on by default\n\nwarning: `app` (bin \"app\") generated 1 warning (run `cargo fix --bin \"app\" -p app` to apply 1 suggestion)\n    Finished `dev` profile [unoptimized + debuginfo] target(s) in 0.22s\n",
+    "running 1 test\ntest tests::adds ... ok\n\ntest result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s\n\n",
+    "warning: unused variable: `unused`\n --> w.rs:2:9\n\nwarning: 1 warning emitted\n\nok\n",
+    // pytest: passed, xfailed, skipped
+    "test_m.py ..                                                             [100%]\n\n============================== 2 passed in 0.01s ===============================\n",
+    ".xs                                                                      [100%]\n1 passed, 1 skipped, 1 xfailed in 0.02s\n",
+    "=================== 1 passed, 1 skipped, 1 xfailed in 0.02s ====================\n",
+    // unittest with an expected failure
+    "x.\n----------------------------------------------------------------------\nRan 2 tests in 0.001s\n\nOK (expected failures=1)\n",
+    // make: an ignored error, a success
+    "false\nmake: [Makefile:2: all] Error 1 (ignored)\ndone anyway\n",
+    "make: Nothing to be done for 'all'.\n",
+    // npm: a script printing a zero count, an install with nothing to do
+    "\n> probe@1.0.0 ok\n> node -e \"console.log('0 failed, 3 passed')\"\n\n0 failed, 3 passed\n",
+    "\nup to date in 530ms\n",
+    // argparse's and click's help (usage without an error)
+    "usage: deploy.py [-h] [--env {staging,prod}] target\n\nDeploy a build.\n\npositional arguments:\n  target                where to deploy\n\noptions:\n  -h, --help            show this help message and exit\n  --env {staging,prod}\n",
+    "Usage: c.py [OPTIONS] NAME\n\n  Greet NAME.\n\nOptions:\n  --count INTEGER  how many greetings\n  --help           Show this message and exit.\n",
+    // a script that reports per-file errors, then its result
+    "a.csv: error: bad header, skipped\nb.csv: error: bad header, skipped\nimported 40 rows\n",
+    // the same closing words in search hits, quoted or indented
+    "src/Makefile.txt:1:# make: *** [all] Error 1 means a recipe failed\nsrc/build.py:1:log(\"error: could not compile\")\nsrc/build.py:3:    print(\"=== 1 failed in 0.1s ===\")\n",
+    "    echo \"error: could not compile\"\n",
+    "def test_summary():\n    assert summary == \"1 failed, 3 passed in 0.02s\"\n",
+    // counts of zero
+    "lint: 0 errors, 0 failed\ndone\n",
+    "0 errors\n",
+    "running checks...\n12 passed, 0 failed\n",
+    // a git push that worked
+    "To ../remote.git\n * [new branch]      HEAD -> main\n",
+];
+
+#[test]
+fn failure_summaries() {
+    let d = Detector::default();
+    for text in FAILED {
+        assert_eq!(
+            d.explain(text),
+            Some("failure_summary"),
+            "should fire failure_summary: {text:?}"
+        );
+    }
+    for text in SUCCEEDED {
+        assert_eq!(d.explain(text), None, "should not fire: {text:?}");
+    }
+}
+
+#[test]
+fn a_prog_error_needs_its_usage_line() {
+    let d = Detector::default();
+    // argparse's error without argparse's usage line is some program's
+    // report of one item (it went on; its last line is the error only by
+    // chance here).
+    assert_eq!(
+        d.explain("imported 3 rows\nb.csv: error: bad header\n"),
+        None
+    );
+    // the usage line of another program
+    assert_eq!(
+        d.explain("usage: other [-h]\ndeploy.py: error: the following arguments are required: x\n"),
+        None
+    );
+    // a subcommand's prog has a space
+    assert_eq!(
+        d.explain(
+            "usage: tool deploy [-h] target\ntool deploy: error: the following arguments are required: target\n"
+        ),
+        Some("failure_summary")
+    );
+    // a prog whose name opens like another closing line
+    assert_eq!(
+        d.explain("usage: make.py [-h] target\nmake.py: error: the following arguments are required: target\n"),
+        Some("failure_summary")
+    );
+    // click's `Error:` needs its `Try … --help` line
+    assert_eq!(d.explain("done\nError: Missing argument 'NAME'.\n"), None);
+    assert_eq!(
+        d.explain("Usage: c [OPTIONS]\nTry \"c --help\" for help.\n\nError: No such option: --x\n"),
+        Some("failure_summary")
+    );
+}
+
+#[test]
+fn a_client_stated_success_vetoes_a_summary() {
+    let d = Detector::default();
+    let text = "Exit code: 0\nWall time: 0.4 seconds\nOutput:\nerror: could not compile `app` (bin \"app\") due to 1 previous error\n";
+    assert_eq!(d.explain(text), None);
+    let text = "FAILED (failures=1)\n[The command completed with exit code 0.]";
+    assert_eq!(d.explain(text), None);
+}
+
+#[test]
+fn only_the_tail_is_read() {
+    let d = Detector::default();
+    let closing = "make: *** [Makefile:3: all] Error 1\n";
+    // Colour codes do not hide it.
+    assert_eq!(
+        d.explain("\x1b[31m1 failed\x1b[0m, 3 passed in 0.02s\n"),
+        Some("failure_summary")
+    );
+    // The closing line, then more output than the window: not read.
+    let after = "compiling module\n".repeat(SUMMARY_TAIL_BYTES / 17 + 1);
+    assert_eq!(d.explain(&format!("{closing}{after}")), None);
+    // A line the window cuts is not read from its middle.
+    let long = format!("{}{}", "x".repeat(SUMMARY_TAIL_BYTES), closing);
+    assert_eq!(d.explain(&long), None);
+    // A closing line is short: a longer last line is not read as one.
+    let long_line = format!("done\nerror: could not compile `app` {}\n", "x".repeat(600));
+    assert_eq!(d.explain(&long_line), None);
+    // More advice lines than are skipped: the advice is the last word.
+    let hints = "hint: see the docs\n".repeat(17);
+    assert_eq!(
+        d.explain(&format!(
+            "To ../r.git\n ! [rejected]        HEAD -> main (fetch first)\nerror: failed to push some refs to 'r'\n{hints}"
+        )),
+        None
+    );
+    // The rule can be turned off.
+    let off = Detector::new(&super::DetectorConfig {
+        disable: vec!["failure_summary".into()],
+        ..Default::default()
+    })
+    .expect("valid");
+    assert_eq!(off.explain(closing), None);
+}
+
+proptest! {
+    /// Any tail (advice lines, indented lines, colour codes, a window cut
+    /// inside a multi-byte character) is read without a panic.
+    #[test]
+    fn no_tail_panics(
+        parts in proptest::collection::vec(
+            prop_oneof![
+                "\\PC{0,40}".prop_map(|s| s),
+                Just("\n".to_owned()),
+                Just("hint: x\n".to_owned()),
+                Just("    `-p a --lib`\n".to_owned()),
+                Just("\x1b[31m".to_owned()),
+                Just("é€😀".to_owned()),
+                Just("usage: p [-h]\np: error: x\n".to_owned()),
+            ],
+            0..200,
+        )
+    ) {
+        let _ = Detector::default().explain(&parts.concat());
+    }
+
+    /// Any output (lines of ordinary text) followed by a closing line is a
+    /// failure, whatever rule finds it first.
+    #[test]
+    fn output_then_a_closing_line_fails(
+        lines in proptest::collection::vec("[a-zA-Z0-9 .,:/_-]{0,60}", 0..40),
+        i in 0..FAILED.len(),
+    ) {
+        let text = format!("{}\n{}", lines.join("\n"), FAILED[i]);
+        prop_assert!(Detector::default().is_failure(&text), "{text:?}");
+    }
+
+    /// A closing line followed by a line of ordinary output (the program
+    /// went on) is not this rule's.
+    #[test]
+    fn a_closing_line_then_output_is_not_a_summary(
+        i in 0..FAILED.len(),
+        last in "[a-z][a-z ]{0,30}[a-z]",
+    ) {
+        let text = format!("{}{last}\n", FAILED[i]);
+        let d = Detector::default();
+        prop_assert_ne!(d.explain(&text), Some("failure_summary"), "{:?}", text);
+    }
+}

@@ -1,0 +1,364 @@
+#!/usr/bin/env python3
+"""Labelled raw command outputs (no exit status in the text), in the corpus
+format of shared/corpus/tool_results.jsonl.
+
+Many tools hand the model a command's output and nothing else: a shell
+tool that returns stdout and stderr, an MCP server's `run_command`. Whether
+the command failed must then be read from the output itself, often only
+from its last lines (`error: could not compile …`, pytest's `1 failed`
+summary, `make: *** … Error 1`). This script runs real programs installed
+here (cargo, rustc, gcc, make, python3, pytest, npm, git, javac) in a
+scratch directory, each command with `bash -c '… 2>&1'`, and labels each
+output by the command's exit status (non-zero is a failure). It never
+reads the output to label it. Half the commands succeed with outputs that
+look like failures (counts of zero, `xfailed`, a warning, a `git log` of
+commits about failures, `wc -l gone.txt`, search hits in source files).
+
+    python3 -m venv /tmp/v && /tmp/v/bin/pip install pytest click
+    python3 scripts/detect-data/raw_commands.py --pytest /tmp/v/bin/pytest --python /tmp/v/bin/python \
+        > /work/data/detect/raw-commands.jsonl
+    toolwarden eval-detector --mistakes /work/data/detect/raw-commands.jsonl
+
+Everything runs offline (npm only with `--offline`; cargo crates without
+dependencies). Outputs vary slightly between runs (times, temp paths);
+labels do not. Data stays out of the repository.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+MAX_CONTENT = 65536
+TIMEOUT = 300
+
+RUST_ONE_ERROR = 'fn main() {\n    let n: i32 = "three";\n    println!("{n}");\n}\n'
+RUST_TWO_ERRORS = 'fn main() {\n    let n: i32 = "three";\n    println!("{}", m);\n}\n'
+RUST_WARNING = 'fn main() {\n    let unused = 1;\n    println!("ok");\n}\n'
+RUST_FAILING_TEST = """fn main() {}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn adds() { assert_eq!(1 + 1, 2); }
+    #[test]
+    fn subtracts() { assert_eq!(3 - 1, 1, "three minus one"); }
+}
+"""
+RUST_PASSING_TEST = """fn main() {}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn adds() { assert_eq!(1 + 1, 2); }
+}
+"""
+RUST_LIB_FAILING_TEST = "#[cfg(test)]\nmod tests {\n    #[test]\n    fn f() { assert_eq!(1, 2); }\n}\n"
+CARGO_TOML = '[package]\nname = "{name}"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n'
+
+PY_TESTS_ONE_FAIL = """def test_a():
+    assert 1 + 1 == 2
+
+def test_b():
+    assert "abc".upper() == "ABC"
+
+def test_c():
+    assert sum([1, 2]) == 4
+
+def test_d():
+    assert True
+"""
+PY_TESTS_PASS = "def test_a():\n    assert 1 + 1 == 2\n\ndef test_b():\n    assert True\n"
+PY_TESTS_XFAIL = """import pytest
+
+def test_a():
+    assert True
+
+@pytest.mark.xfail(reason="known bug")
+def test_b():
+    assert False
+
+@pytest.mark.skip(reason="slow")
+def test_c():
+    pass
+"""
+PY_TESTS_FIXTURE_ERROR = """import pytest
+
+@pytest.fixture
+def db():
+    raise RuntimeError("cannot open database")
+
+def test_a(db):
+    assert db
+
+def test_b():
+    assert True
+"""
+PY_TESTS_IMPORT_ERROR = "import no_such_module_here\n\ndef test_a():\n    assert True\n"
+UNITTEST_FAIL = """import unittest
+
+class T(unittest.TestCase):
+    def test_ok(self):
+        self.assertEqual(1, 1)
+
+    def test_bad(self):
+        self.assertEqual(len("abc"), 4)
+
+if __name__ == "__main__":
+    unittest.main()
+"""
+UNITTEST_ERROR = """import unittest
+
+class T(unittest.TestCase):
+    def test_boom(self):
+        {}["missing"]
+
+if __name__ == "__main__":
+    unittest.main()
+"""
+UNITTEST_OK = """import unittest
+
+class T(unittest.TestCase):
+    def test_ok(self):
+        self.assertEqual(1, 1)
+
+    @unittest.expectedFailure
+    def test_known(self):
+        self.assertEqual(1, 2)
+
+if __name__ == "__main__":
+    unittest.main()
+"""
+ARGPARSE_TOOL = """import argparse
+
+p = argparse.ArgumentParser(prog="deploy.py", description="Deploy a build.")
+p.add_argument("target", help="where to deploy")
+p.add_argument("--env", choices=["staging", "prod"], default="staging")
+args = p.parse_args()
+print(f"deploying to {args.target} ({args.env})")
+"""
+CLICK_TOOL = """import click
+
+@click.command()
+@click.argument("name")
+@click.option("--count", default=1, help="how many greetings")
+def main(name, count):
+    \"\"\"Greet NAME.\"\"\"
+    for _ in range(count):
+        click.echo(f"hello {name}")
+
+main()
+"""
+SCRIPT_WITH_SUMMARY = """results = {"passed": 12, "failed": 0}
+print("running checks...")
+print(f"{results['passed']} passed, {results['failed']} failed")
+"""
+SCRIPT_ERRORS_HANDLED = """import sys
+for name in ["a.csv", "b.csv"]:
+    print(f"{name}: error: bad header, skipped", file=sys.stderr)
+print("imported 40 rows")
+"""
+SCRIPT_LATE_TRACEBACK = """import json
+print("loading config")
+print("parsing 3 files")
+json.loads("{bad json")
+"""
+C_OK = '#include <stdio.h>\nint main(void) { puts("hello"); return 0; }\n'
+C_LINK_ERROR = "int helper(void);\nint main(void) { return helper(); }\n"
+C_WARNINGS_THEN_ERROR = """#include <stdio.h>
+int f(int x) { int unused; return x; }
+int g(int y) { int also_unused; return y; }
+int main(void) {
+    printf("%d\\n", f(1) + g(2));
+    return undefined_name;
+}
+"""
+MAKEFILE_FAIL = "all:\n\t@echo building\n\tfalse\n"
+MAKEFILE_IGNORED = "all:\n\t-false\n\t@echo done anyway\n"
+MAKEFILE_OK = "all:\n\t@echo building\n\t@echo done\n"
+MAKEFILE_GCC = "prog: main.c\n\tgcc -Wall -o prog main.c\n"
+MAKEFILE_RECURSIVE = "all:\n\t$(MAKE) -C sub\n"
+JAVA_ERROR = 'public class Main {\n  public static void main(String[] a) {\n    int x = "s";\n  }\n}\n'
+JAVA_ERROR_AND_WARNING = """import java.util.*;
+public class Main {
+  public static void main(String[] a) {
+    List l = new ArrayList(); l.add("x");
+    int x = "s";
+  }
+}
+"""
+JAVA_OK = 'public class Main {\n  public static void main(String[] a) {\n    System.out.println("ok");\n  }\n}\n'
+PACKAGE_JSON = """{
+  "name": "probe",
+  "version": "1.0.0",
+  "scripts": {
+    "test": "node -e \\"console.log('1 test'); process.exit(1)\\"",
+    "ok": "node -e \\"console.log('0 failed, 3 passed')\\"",
+    "build": "node build.js"
+  }
+}
+"""
+NODE_BUILD = "console.log('bundling');\nthrow new Error('entry point src/index.js missing');\n"
+
+
+def cargo_crate(name, main):
+    return {f"{name}/Cargo.toml": CARGO_TOML.format(name=name), f"{name}/src/main.rs": main}
+
+
+def git_repo_with(messages):
+    cmds = ["git init -q repo", "cd repo", "git config user.email p@example.com",
+            "git config user.name probe"]
+    for i, m in enumerate(messages):
+        cmds.append(f"echo {i} > f{i}.txt && git add . && git commit -q -m {json.dumps(m)}")
+    return " && ".join(cmds)
+
+
+# (name, files, command). The command runs in a fresh scratch directory
+# holding `files`; its label is its exit status.
+SCENARIOS = [
+    # --- cargo / rustc
+    ("cargo-build-type-error", cargo_crate("app", RUST_ONE_ERROR), "cd app && cargo build"),
+    ("cargo-build-two-errors", cargo_crate("app", RUST_TWO_ERRORS), "cd app && cargo build"),
+    ("cargo-build-quiet-error", cargo_crate("app", RUST_ONE_ERROR), "cd app && cargo build -q"),
+    ("cargo-build-warning", cargo_crate("app", RUST_WARNING), "cd app && cargo build"),
+    ("cargo-test-failing", cargo_crate("app", RUST_FAILING_TEST), "cd app && cargo test"),
+    ("cargo-test-passing", cargo_crate("app", RUST_PASSING_TEST), "cd app && cargo test"),
+    ("cargo-test-workspace-no-fail-fast", {
+        "Cargo.toml": '[workspace]\nmembers = ["a", "b"]\nresolver = "2"\n',
+        "a/Cargo.toml": CARGO_TOML.format(name="a"), "a/src/lib.rs": RUST_LIB_FAILING_TEST,
+        "b/Cargo.toml": CARGO_TOML.format(name="b"), "b/src/lib.rs": RUST_LIB_FAILING_TEST,
+    }, "cargo test --no-fail-fast"),
+    ("rustc-error", {"bad.rs": RUST_TWO_ERRORS}, "rustc bad.rs"),
+    ("rustc-warning", {"w.rs": RUST_WARNING}, "rustc w.rs && ./w"),
+    # --- pytest
+    ("pytest-one-failed", {"test_m.py": PY_TESTS_ONE_FAIL}, "{pytest} -p no:cacheprovider"),
+    ("pytest-q-one-failed", {"test_m.py": PY_TESTS_ONE_FAIL}, "{pytest} -q -p no:cacheprovider"),
+    ("pytest-fixture-error", {"test_m.py": PY_TESTS_FIXTURE_ERROR}, "{pytest} -p no:cacheprovider"),
+    ("pytest-collection-error", {"test_m.py": PY_TESTS_IMPORT_ERROR}, "{pytest} -p no:cacheprovider"),
+    ("pytest-passed", {"test_m.py": PY_TESTS_PASS}, "{pytest} -p no:cacheprovider"),
+    ("pytest-q-passed", {"test_m.py": PY_TESTS_PASS}, "{pytest} -q -p no:cacheprovider"),
+    ("pytest-xfail-skip", {"test_m.py": PY_TESTS_XFAIL}, "{pytest} -p no:cacheprovider"),
+    ("pytest-q-xfail", {"test_m.py": PY_TESTS_XFAIL}, "{pytest} -q -p no:cacheprovider"),
+    # --- unittest
+    ("unittest-failure", {"t.py": UNITTEST_FAIL}, "python3 t.py"),
+    ("unittest-error", {"t.py": UNITTEST_ERROR}, "python3 t.py"),
+    ("unittest-ok-expected-failure", {"t.py": UNITTEST_OK}, "python3 t.py"),
+    # --- Python scripts
+    ("argparse-missing-argument", {"deploy.py": ARGPARSE_TOOL}, "python3 deploy.py"),
+    ("argparse-invalid-choice", {"deploy.py": ARGPARSE_TOOL}, "python3 deploy.py web --env qa"),
+    ("argparse-help", {"deploy.py": ARGPARSE_TOOL}, "python3 deploy.py --help"),
+    ("click-missing-argument", {"c.py": CLICK_TOOL}, "{python} c.py"),
+    ("click-help", {"c.py": CLICK_TOOL}, "{python} c.py --help"),
+    ("argparse-ok", {"deploy.py": ARGPARSE_TOOL}, "python3 deploy.py web"),
+    ("script-zero-failed", {"s.py": SCRIPT_WITH_SUMMARY}, "python3 s.py"),
+    ("script-handled-errors", {"s.py": SCRIPT_ERRORS_HANDLED}, "python3 s.py"),
+    ("script-late-traceback", {"s.py": SCRIPT_LATE_TRACEBACK}, "python3 s.py"),
+    # --- gcc / make
+    ("gcc-ok", {"main.c": C_OK}, "gcc -Wall -o prog main.c && ./prog"),
+    ("gcc-link-error", {"main.c": C_LINK_ERROR}, "gcc -o prog main.c"),
+    ("gcc-warnings-then-error", {"main.c": C_WARNINGS_THEN_ERROR}, "gcc -Wall -o prog main.c"),
+    ("make-recipe-fails", {"Makefile": MAKEFILE_FAIL}, "make"),
+    ("make-missing-target", {"Makefile": MAKEFILE_OK}, "make deploy"),
+    ("make-ignored-error", {"Makefile": MAKEFILE_IGNORED}, "make"),
+    ("make-ok", {"Makefile": MAKEFILE_OK}, "make"),
+    ("make-gcc-error", {"Makefile": MAKEFILE_GCC, "main.c": C_WARNINGS_THEN_ERROR}, "make"),
+    ("make-gcc-link-error", {"Makefile": MAKEFILE_GCC, "main.c": C_LINK_ERROR}, "make"),
+    ("make-keep-going", {"Makefile": "all: a b\na:\n\tfalse\nb:\n\t@echo b built\n"}, "make -k"),
+    ("make-recursive", {"Makefile": MAKEFILE_RECURSIVE, "sub/Makefile": MAKEFILE_FAIL}, "make"),
+    # --- javac
+    ("javac-error", {"Main.java": JAVA_ERROR}, "javac Main.java"),
+    ("javac-error-and-warning", {"Main.java": JAVA_ERROR_AND_WARNING}, "javac -Xlint:unchecked Main.java"),
+    ("javac-ok", {"Main.java": JAVA_OK}, "javac Main.java && java Main"),
+    # --- npm (offline)
+    ("npm-test-fails", {"package.json": PACKAGE_JSON}, "npm test"),
+    ("npm-missing-script", {"package.json": PACKAGE_JSON}, "npm run deploy"),
+    ("npm-build-throws", {"package.json": PACKAGE_JSON, "build.js": NODE_BUILD}, "npm run build"),
+    ("npm-ok-script", {"package.json": PACKAGE_JSON}, "npm run ok"),
+    ("npm-bad-package-json", {"package.json": "{\"name\": \"probe\",\n"}, "npm install --offline"),
+    ("npm-offline-not-cached", {"package.json": PACKAGE_JSON},
+     "npm install --offline --no-audit --no-fund left-pad@1.3.0"),
+    ("npm-install-nothing", {"package.json": PACKAGE_JSON}, "npm install --offline --no-audit --no-fund"),
+    # --- git
+    ("git-log-oneline", {}, git_repo_with(
+        ["initial", "fix: tests failed on CI", "tests failed on CI: retry flaky ones"])
+     + " && git log --oneline"),
+    ("git-log-oneline-build-failed", {}, git_repo_with(
+        ["initial", "build failed on arm64, pin gcc"]) + " && git log --oneline"),
+    ("git-merge-conflict", {}, git_repo_with(["base"])
+     + " && git checkout -q -b side && echo side > f0.txt && git commit -qam side"
+     + " && git checkout -q - && echo main > f0.txt && git commit -qam main && git merge side"),
+    ("git-cherry-pick-conflict", {}, git_repo_with(["base"])
+     + " && git checkout -q -b side && echo side > f0.txt && git commit -qam side"
+     + " && git checkout -q - && echo main > f0.txt && git commit -qam main && git cherry-pick side"),
+    ("git-rebase-conflict", {}, git_repo_with(["base"])
+     + " && git checkout -q -b side && echo side > f0.txt && git commit -qam side"
+     + " && git checkout -q - && echo main > f0.txt && git commit -qam main"
+     + " && git checkout -q side && git rebase -q -"),
+    ("git-push-rejected", {}, "git init -q --bare remote.git && " + git_repo_with(["one"])
+     + " && git push -q ../remote.git HEAD:main && git commit -q --amend -m two"
+     + " && git push ../remote.git HEAD:main"),
+    # --- other successes that read like failures
+    ("wc-gone", {"gone.txt": "x\n" * 410}, "wc -l gone.txt"),
+    ("wc-conflict", {"conflict.rs": "y" * 408 + "\n"}, "wc -c conflict.rs"),
+    ("grep-source-hits", {"src/build.py": 'log("error: could not compile")\nif failed:\n'
+                          '    print("=== 1 failed in 0.1s ===")\n',
+                          "src/Makefile.txt": "# make: *** [all] Error 1 means a recipe failed\n"},
+     "grep -rn -e 'could not compile' -e 'failed in' -e 'Error 1' src"),
+    ("echo-summary-ok", {}, "echo 'lint: 0 errors, 0 failed'; echo done"),
+]
+
+
+def run(name, files, command, pytest, python):
+    tmp = tempfile.mkdtemp(prefix=f"probe-{name}-")
+    try:
+        for path, text in files.items():
+            full = os.path.join(tmp, path)
+            os.makedirs(os.path.dirname(full), exist_ok=True)
+            with open(full, "w") as f:
+                f.write(text)
+        env = dict(os.environ, NO_COLOR="1", TERM="dumb", CARGO_TERM_COLOR="never",
+                   CARGO_TARGET_DIR=os.path.join(tmp, "target"), PYTHONDONTWRITEBYTECODE="1",
+                   npm_config_cache=os.path.join(tmp, ".npm"), npm_config_update_notifier="false")
+        cmd = command.replace("{pytest}", pytest or "pytest").replace("{python}", python)
+        p = subprocess.run(["bash", "-c", f"( {cmd} ) 2>&1"], cwd=tmp, env=env,
+                           stdout=subprocess.PIPE, timeout=TIMEOUT)
+        return p.stdout.decode("utf-8", "replace").replace(tmp, "/tmp/probe"), p.returncode
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--pytest", help="a pytest executable (pytest scenarios are skipped without it)")
+    ap.add_argument("--python", default="python3",
+                    help="a python3 with click installed (click scenarios fail without it)")
+    ap.add_argument("--only", help="comma-separated scenario names")
+    args = ap.parse_args()
+    only = set(args.only.split(",")) if args.only else None
+    for name, files, command in SCENARIOS:
+        if only and name not in only:
+            continue
+        if "{pytest}" in command and not args.pytest:
+            print(f"{name}: skipped (no --pytest)", file=sys.stderr)
+            continue
+        text, status = run(name, files, command, args.pytest, args.python)
+        print(json.dumps({
+            "source": f"probe:raw-commands:{name}",
+            "provider": "openai",
+            "tool_name": "shell",
+            "command": command.replace("{pytest}", "pytest").replace("{python}", "python3"),
+            "content": text[:MAX_CONTENT],
+            "content_chars": len(text),
+            "truncated": len(text) > MAX_CONTENT,
+            "exit_status": status,
+            "is_error": status != 0,
+            "label_basis": "exit status of the command run with bash -c",
+        }, ensure_ascii=False))
+        print(f"{name}: exit {status}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
