@@ -202,7 +202,10 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
             r"|request\s+header\s+fields\s+too\s+large|unavailable\s+for\s+legal\s+reasons",
             r"|internal\s+server\s+error|not\s+implemented|bad\s+gateway|service\s+unavailable",
             r"|gateway\s+time-?out|http\s+version\s+not\s+supported|insufficient\s+storage",
-            r"|loop\s+detected|network\s+authentication\s+required)\b",
+            r"|loop\s+detected|network\s+authentication\s+required)",
+            // the phrase ends there: `410 gone.txt`, `409 conflict.rs` are
+            // `wc`'s count and a file name
+            r"(?:$|[\s:;,!)\]'\x22]|\.(?:\s|$))",
             r")",
         )),
         error_label: re(concat!(

@@ -196,12 +196,20 @@ fn http_status() {
             "Response code: 502",
             "429 Too Many Requests",
             "401 Unauthorized",
+            "404 Not Found.",
+            "410 Gone: the resource was removed",
+            "403 Forbidden (missing scope)",
         ],
         &[
             "HTTP/1.1 200 OK\ncontent-type: application/json",
             "404 handler added to router",
             "500 files processed",
             "404\tnot found handler\n405\t  return 404",
+            // `wc -l gone.txt`, `wc -c conflict.rs` (exit 0)
+            "410 gone.txt\n",
+            "409 conflict.rs\n",
+            "  403 forbidden.log\n   12 notes.md\n  415 total\n",
+            "401 unauthorized-users.csv\n",
         ],
     );
 }
