@@ -29,7 +29,8 @@
 //! hits (`path:line:`), logs and test summaries (`0 failed`); JSON with
 //! `"error": null`; a Python log record (`ERROR:root:…`: a label's colon
 //! has a space or the line's end after it); an entity's state
-//! (`{"status": "failed"}` of a job the tool looked up); a count and a file name (`410 gone.txt`, `wc`'s).
+//! (`{"status": "failed"}` of a job the tool looked up); a `git log --oneline` line (`a1b2c3d tests failed on
+//! CI`); a count and a file name (`410 gone.txt`, `wc`'s).
 //!
 //! Only a bounded prefix ([`HEAD_BYTES`]), bounded suffixes ([`TAIL_BYTES`],
 //! [`CRASH_TAIL_BYTES`], [`SUMMARY_TAIL_BYTES`]) and, for JSON, a bounded scan ([`JSON_SCAN_BYTES`])

@@ -381,6 +381,7 @@ pub(super) fn first_match(content: &[u8], disabled: u32) -> Finding {
         && ((any_line_rule
             && !first_person(line)
             && !zero_count(line)
+            && !commit_line(line)
             && p.failure_statement.is_match(line))
             || status_word(head))
     {
@@ -562,6 +563,16 @@ fn first_person(line: &[u8]) -> bool {
     ]
     .iter()
     .any(|w| word.eq_ignore_ascii_case(w))
+}
+
+/// A `git log --oneline` line (`a1b2c3d tests failed on CI`): a commit's
+/// abbreviated hash, then its subject, which may say anything.
+fn commit_line(line: &[u8]) -> bool {
+    let hash = line.iter().take_while(|b| b.is_ascii_hexdigit()).count();
+    (7..=40).contains(&hash)
+        && line.get(hash) == Some(&b' ')
+        && line[..hash].iter().any(u8::is_ascii_digit)
+        && line[..hash].iter().any(u8::is_ascii_alphabetic)
 }
 
 /// The whole content is one status word such as `aborted` or `timed out`.

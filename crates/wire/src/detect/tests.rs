@@ -305,6 +305,9 @@ fn failure_statement() {
             // the OpenAI Agents SDK's timeout of a function tool
             "Tool 'get_weather' timed out after 5 seconds.",
             "Tool \"search\" failed: upstream closed the connection",
+            // not a commit hash: too short, or no digit
+            "a1b2c3 tests failed",
+            "Decade failed to load",
         ],
         &[
             "12 failed, 3 passed",
@@ -313,6 +316,10 @@ fn failure_statement() {
             "Summary: nothing failed",
             "No tests failed",
             "Nothing failed",
+            // `git log --oneline` (exit 0): the subject may say anything
+            "bff5210 tests failed on CI: retry flaky ones\nbbc6eff fix: tests failed on CI\na15bd80 initial\n",
+            "ddfb3ea build failed on arm64, pin gcc\na15bd80 initial\n",
+            "0a1b2c3d4e5f60718293a4b5c6d7e8f901234567 deploy could not reach the host",
         ],
     );
 }
