@@ -29,7 +29,9 @@
 //! hits (`path:line:`), logs and test summaries (`0 failed`); JSON with
 //! `"error": null`; a Python log record (`ERROR:root:…`: a label's colon
 //! has a space or the line's end after it); an entity's state
-//! (`{"status": "failed"}` of a job the tool looked up); a `git log --oneline` line (`a1b2c3d tests failed on
+//! (`{"status": "failed"}` of a job the tool looked up, a bare `failure`
+//! or `{"status": "failure"}`, as a CI run's conclusion or a commit
+//! status reads); a `git log --oneline` line (`a1b2c3d tests failed on
 //! CI`); a count and a file name (`410 gone.txt`, `wc`'s).
 //!
 //! Only a bounded prefix ([`HEAD_BYTES`]), bounded suffixes ([`TAIL_BYTES`],

@@ -211,11 +211,14 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
         error_label: re(concat!(
             r"^(?:",
             // Error: / ERROR - / error[E0425]: / fatal: / [ERROR] / Error!
-            r"\[?(?:error|err|exception|fatal|failure|panic|critical|timeout)\]?(?:\[[^\]\n]*\])?",
+            r"\[?(?:error|err|exception|fatal|panic|critical|timeout)\]?(?:\[[^\]\n]*\])?",
             // (the colon then a space or the line's end, `\n` in a JSON
             // string too: `ERROR:root:msg` is a Python log record, as
             // `grep ERROR app.log` prints it)
             r"\s*(?::(?:\s|$|\\[nrt])|!|\s-\s|$)",
+            // `Failure:` as a label, not the bare word: a looked-up state
+            // (`failure`, a run's conclusion) is not a report
+            r"|\[?failure\]?(?:\[[^\]\n]*\])?\s*(?::(?:\s|$|\\[nrt])|!|\s-\s)",
             r"|\[(?:error|err|fatal|failure|failed|exception)\]",
             // ValueError: / ToolException: / McpError: / requests.exceptions.HTTPError:
             r"|(?-i:[A-Za-z_][\w.$]*(?:Error|Exception|Fault|Failure))(?:\s*\[[^\]\n]*\]|\s*\([^)\n]*\))?:\s",
@@ -298,7 +301,11 @@ const SEVERITIES: &[&[u8]] = &[
     b"warning", b"warn", b"note", b"hint", b"info", b"notice", b"debug", b"tip",
 ];
 
-/// Whole outputs that are a single status word.
+/// Whole outputs that are a single status word. Not `failure`: no agent
+/// harness or tool library answers a call with the bare noun, while state
+/// lookups print it (a GitHub commit status's `state` and an Actions run's
+/// `conclusion`, as `gh run view --json conclusion --jq .conclusion`
+/// prints it; Jenkins' `FAILURE`).
 const STATUS_WORDS: &[&[u8]] = &[
     b"aborted",
     b"cancelled",
@@ -310,7 +317,6 @@ const STATUS_WORDS: &[&[u8]] = &[
     b"denied",
     b"rejected",
     b"failed",
-    b"failure",
     b"error",
     b"errored",
 ];

@@ -257,6 +257,8 @@ fn error_label() {
             // colour codes inside the line, as a PTY prints them
             "\x1b[1m\x1b[31merror\x1b[0m\x1b[1m: could not compile `app`\x1b[0m",
             "ERROR: relation \"users\" does not exist",
+            "Failure: could not reach the build agent",
+            "[FAILURE] deploy step 3",
             "error[E0425]: cannot find value `x` in this scope",
             "fatal: not a git repository (or any of the parent directories): .git",
             "ValueError: invalid literal for int() with base 10: 'x'",
@@ -321,6 +323,31 @@ fn failure_statement() {
             "ddfb3ea build failed on arm64, pin gcc\na15bd80 initial\n",
             "0a1b2c3d4e5f60718293a4b5c6d7e8f901234567 deploy could not reach the host",
         ],
+    );
+}
+
+#[test]
+fn a_looked_up_state_is_not_a_failure() {
+    let d = Detector::default();
+    // `gh run view --json conclusion --jq .conclusion` of a failed run
+    // (the lookup worked), Jenkins' build result, a commit status.
+    for state in [
+        "failure",
+        "failure\n",
+        "FAILURE",
+        "{\"status\":\"failure\"}",
+        "{\"state\": \"failure\", \"context\": \"ci/build\"}",
+        "{\"status\": \"completed\", \"conclusion\": \"failure\"}",
+    ] {
+        assert_eq!(d.explain(state), None, "{state:?}");
+    }
+    // A harness's own one-word answers still are (the Codex CLI's
+    // `aborted` for a call the user interrupted), and an envelope's status.
+    assert_eq!(d.explain("aborted"), Some("failure_statement"));
+    assert_eq!(d.explain("failed"), Some("failure_statement"));
+    assert_eq!(
+        d.explain("{\"status\": \"error\", \"message\": \"quota\"}"),
+        Some("json_error")
     );
 }
 
