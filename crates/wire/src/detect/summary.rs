@@ -20,9 +20,10 @@
 //! | argparse | `prog: error: the following arguments are required: x` after argparse's `usage: prog …` |
 //! | click | `Error: Missing argument 'NAME'.` after click's `Try 'prog --help' for help.` |
 //!
-//! Only the last [`SUMMARY_TAIL_BYTES`] bytes are read. What it cannot
-//! tell apart: a command whose output ends with such a line and that
-//! succeeded all the same (`tail -1 build.log` of an earlier build, a
+//! Only the last [`SUMMARY_TAIL_BYTES`] bytes are read; a closing line is
+//! at most 512 bytes long, and a JSON document is `json_error`'s, not
+//! read here. What it cannot tell apart: a command whose output ends with
+//! such a line and that succeeded all the same (`tail -1 build.log` of an earlier build, a
 //! single-file `grep` whose last hit is one). Search hits in several files
 //! (`src/a.py:3:    print("1 failed in 0.1s")`) and indented or quoted
 //! lines are not closing lines.
