@@ -7,15 +7,17 @@ tool that returns stdout and stderr, an MCP server's `run_command`. Whether
 the command failed must then be read from the output itself, often only
 from its last lines (`error: could not compile …`, pytest's `1 failed`
 summary, `make: *** … Error 1`). This script runs real programs installed
-here (cargo, rustc, gcc, make, python3, pytest, npm, git, javac) in a
+here (cargo, rustc, gcc, make, python3, pytest, mypy, tsc, npm, git, javac) in a
 scratch directory, each command with `bash -c '… 2>&1'`, and labels each
 output by the command's exit status (non-zero is a failure). It never
 reads the output to label it. Half the commands succeed with outputs that
 look like failures (counts of zero, `xfailed`, a warning, a `git log` of
 commits about failures, `wc -l gone.txt`, search hits in source files).
 
-    python3 -m venv /tmp/v && /tmp/v/bin/pip install pytest click
+    python3 -m venv /tmp/v && /tmp/v/bin/pip install pytest click mypy
+    (mkdir -p /tmp/ts && cd /tmp/ts && npm install typescript@5)
     python3 scripts/detect-data/raw_commands.py --pytest /tmp/v/bin/pytest --python /tmp/v/bin/python \
+        --tsc /tmp/ts/node_modules/.bin/tsc \
         > /work/data/detect/raw-commands.jsonl
     toolwarden eval-detector --mistakes /work/data/detect/raw-commands.jsonl
 
@@ -166,6 +168,10 @@ print("loading config")
 print("parsing 3 files")
 json.loads("{bad json")
 """
+PY_TYPE_ERRORS = 'def f(x: int) -> str:\n    return x\n\ny: int = "a"\n'
+PY_TYPED_OK = "def f(x: int) -> int:\n    return x\n"
+TS_TWO_ERRORS = 'let x: number = "a";\nlet y: string = 1;\n'
+TS_ONE_ERROR = 'let z: number = "b";\n'
 C_OK = '#include <stdio.h>\nint main(void) { puts("hello"); return 0; }\n'
 C_LINK_ERROR = "int helper(void);\nint main(void) { return helper(); }\n"
 C_WARNINGS_THEN_ERROR = """#include <stdio.h>
@@ -256,6 +262,12 @@ SCENARIOS = [
     ("script-zero-failed", {"s.py": SCRIPT_WITH_SUMMARY}, "python3 s.py"),
     ("script-handled-errors", {"s.py": SCRIPT_ERRORS_HANDLED}, "python3 s.py"),
     ("script-late-traceback", {"s.py": SCRIPT_LATE_TRACEBACK}, "python3 s.py"),
+    # --- type checkers
+    ("mypy-errors", {"bad.py": PY_TYPE_ERRORS, "ok.py": PY_TYPED_OK}, "{python} -m mypy --no-color-output bad.py ok.py"),
+    ("mypy-ok", {"ok.py": PY_TYPED_OK}, "{python} -m mypy ok.py"),
+    ("tsc-pretty-one-file", {"a.ts": TS_TWO_ERRORS}, "{tsc} --pretty --noEmit a.ts"),
+    ("tsc-pretty-two-files", {"a.ts": TS_TWO_ERRORS, "b.ts": TS_ONE_ERROR}, "{tsc} --pretty --noEmit a.ts b.ts"),
+    ("tsc-pretty-ok", {"ok.ts": "let ok: number = 1;\n"}, "{tsc} --pretty --noEmit ok.ts"),
     # --- gcc / make
     ("gcc-ok", {"main.c": C_OK}, "gcc -Wall -o prog main.c && ./prog"),
     ("gcc-link-error", {"main.c": C_LINK_ERROR}, "gcc -o prog main.c"),
@@ -311,7 +323,7 @@ SCENARIOS = [
 ]
 
 
-def run(name, files, command, pytest, python):
+def run(name, files, command, pytest, python, tsc):
     tmp = tempfile.mkdtemp(prefix=f"probe-{name}-")
     try:
         for path, text in files.items():
@@ -323,6 +335,7 @@ def run(name, files, command, pytest, python):
                    CARGO_TARGET_DIR=os.path.join(tmp, "target"), PYTHONDONTWRITEBYTECODE="1",
                    npm_config_cache=os.path.join(tmp, ".npm"), npm_config_update_notifier="false")
         cmd = command.replace("{pytest}", pytest or "pytest").replace("{python}", python)
+        cmd = cmd.replace("{tsc}", tsc or "tsc")
         p = subprocess.run(["bash", "-c", f"( {cmd} ) 2>&1"], cwd=tmp, env=env,
                            stdout=subprocess.PIPE, timeout=TIMEOUT)
         return p.stdout.decode("utf-8", "replace").replace(tmp, "/tmp/probe"), p.returncode
@@ -335,6 +348,7 @@ def main():
     ap.add_argument("--pytest", help="a pytest executable (pytest scenarios are skipped without it)")
     ap.add_argument("--python", default="python3",
                     help="a python3 with click installed (click scenarios fail without it)")
+    ap.add_argument("--tsc", help="a tsc executable (typescript; tsc scenarios are skipped without it)")
     ap.add_argument("--only", help="comma-separated scenario names")
     args = ap.parse_args()
     only = set(args.only.split(",")) if args.only else None
@@ -344,12 +358,16 @@ def main():
         if "{pytest}" in command and not args.pytest:
             print(f"{name}: skipped (no --pytest)", file=sys.stderr)
             continue
-        text, status = run(name, files, command, args.pytest, args.python)
+        if "{tsc}" in command and not args.tsc:
+            print(f"{name}: skipped (no --tsc)", file=sys.stderr)
+            continue
+        text, status = run(name, files, command, args.pytest, args.python, args.tsc)
         print(json.dumps({
             "source": f"probe:raw-commands:{name}",
             "provider": "openai",
             "tool_name": "shell",
-            "command": command.replace("{pytest}", "pytest").replace("{python}", "python3"),
+            "command": command.replace("{pytest}", "pytest").replace("{python}", "python3")
+            .replace("{tsc}", "tsc"),
             "content": text[:MAX_CONTENT],
             "content_chars": len(text),
             "truncated": len(text) > MAX_CONTENT,

@@ -16,6 +16,7 @@
 //! | make | `make: *** [Makefile:3: all] Error 1`, `make[1]: *** …`, `make: *** No rule to make target 'x'.  Stop.`, `make: Target 'all' not remade because of errors.`; not `make: [Makefile:2: all] Error 1 (ignored)` |
 //! | npm | `npm error …`, `npm ERR! …` (npm prints them only when it fails) |
 //! | gcc, clang, javac | `collect2: error: ld returned 1 exit status`, `clang: error: linker command failed …`, `compilation terminated.`, `2 errors generated.`, `1 error` |
+//! | tsc `--pretty` | `Found 2 errors in the same file, starting at: a.ts:1`, `Found 1 error in b.ts:1`, `Found 3 errors in 2 files.` (above its table of files) |
 //! | git | `Automatic merge failed; fix conflicts and then commit the result.`, `error: could not apply 1a2b3c4... msg`, `Could not apply 1a2b3c4... msg`, `error: failed to push some refs to …` |
 //! | argparse | `prog: error: the following arguments are required: x` after argparse's `usage: prog …` |
 //! | click | `Error: Missing argument 'NAME'.` after click's `Try 'prog --help' for help.` |
@@ -65,6 +66,8 @@ pub(super) const CLOSING: &str = concat!(
     r"|[\w.+-]+: error: linker command failed\b",
     r"|[1-9]\d* errors?(?: generated)?\.?$",
     r"|compilation terminated\.$",
+    // tsc --pretty (its table of files below is advice)
+    r"|Found [1-9]\d* errors? in (?:the same file, starting at: \S+|\d+ files\.|\S+:\d+)$",
     // git
     r"|Automatic merge failed; ",
     r"|Could not apply [0-9a-f]{7,40}\.\.\. ",
@@ -117,6 +120,7 @@ const OPENINGS: &[&[u8]] = &[
     b"Automatic merge failed; ",
     b"Could not apply ",
     b"Error: ",
+    b"Found ",
 ];
 
 /// Could `line` be a closing line (before the regex says whether it is)?
@@ -156,17 +160,21 @@ fn closing_line(window: &[u8]) -> Option<(&[u8], &[u8])> {
 
 /// A line printed below a failure's closing line: git's `hint:` advice,
 /// cargo's indented list of failed targets (`` `-p a --lib` ``), javac's
-/// warning count after its error count.
+/// warning count after its error count, tsc's table of errors per file
+/// (`Errors  Files`, `     2  a.ts:1`).
 fn advice(line: &[u8]) -> bool {
-    if line.starts_with(b"hint:") {
+    if line.starts_with(b"hint:") || line == b"Errors  Files" {
         return true;
     }
     let indent = line.iter().take_while(|b| **b == b' ').count();
-    if indent > 0 && line.get(indent) == Some(&b'`') {
+    let rest = &line[indent..];
+    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+    if indent > 0
+        && (rest.first() == Some(&b'`') || (digits > 0 && rest[digits..].starts_with(b"  ")))
+    {
         return true;
     }
-    let digits = line.iter().take_while(|b| b.is_ascii_digit()).count();
-    digits > 0 && matches!(&line[digits..], b" warning" | b" warnings")
+    indent == 0 && digits > 0 && matches!(&rest[digits..], b" warning" | b" warnings")
 }
 
 /// argparse's `prog: error: …` (`: error: ` at `at`) below its `usage:

@@ -1,9 +1,9 @@
 //! Tests of the `failure_summary` rule: outputs of real programs run here
 //! (cargo 1.95, pytest 9.2, Python 3.11 unittest and argparse, click 8,
-//! GNU make 4.3, gcc, javac, npm 11, git), each with its exit status, as
-//! `scripts/detect-data/raw_commands.py` records them (temp paths replaced
-//! by `/tmp/probe`). No exit status is in the text: the tool that ran them
-//! hands over the output alone.
+//! tsc 5.9.3, GNU make 4.3, gcc, javac, npm 11, git), each with its exit
+//! status, as `scripts/detect-data/raw_commands.py` records them (temp
+//! paths replaced by `/tmp/probe`). No exit status is in the text: the
+//! tool that ran them hands over the output alone.
 
 use proptest::prelude::*;
 
@@ -41,6 +41,9 @@ const FAILED: &[&str] = &[
     "/usr/bin/ld: /tmp/ccD6ELMk.o: in function `main':\nmain.c:(.text+0x5): undefined reference to `helper'\ncollect2: error: ld returned 1 exit status\n",
     // javac (1)
     "Main.java:4: warning: [unchecked] unchecked call to add(E) as a member of the raw type List\n    List l = new ArrayList(); l.add(\"x\");\n                                   ^\n  where E is a type-variable:\n    E extends Object declared in interface List\nMain.java:5: error: incompatible types: String cannot be converted to int\n    int x = \"s\";\n            ^\n1 error\n1 warning\n",
+    // tsc --pretty (2), its colours as it prints them
+    "\x1b[96ma.ts\x1b[0m:\x1b[93m1\x1b[0m:\x1b[93m5\x1b[0m - \x1b[91merror\x1b[0m\x1b[90m TS2322: \x1b[0mType 'string' is not assignable to type 'number'.\n\n\x1b[7m1\x1b[0m let x: number = \"a\";\n\x1b[7m \x1b[0m \x1b[91m    ~\x1b[0m\n\n\nFound 2 errors in the same file, starting at: a.ts\x1b[90m:1\x1b[0m\n\n",
+    "\x1b[7m1\x1b[0m let z: number = \"b\";\n\x1b[7m \x1b[0m \x1b[91m    ~\x1b[0m\n\n\nFound 3 errors in 2 files.\n\nErrors  Files\n     2  a.ts\x1b[90m:1\x1b[0m\n     1  b.ts\x1b[90m:1\x1b[0m\n",
     // argparse (2)
     "usage: deploy.py [-h] [--env {staging,prod}] target\ndeploy.py: error: the following arguments are required: target\n",
     "usage: deploy.py [-h] [--env {staging,prod}] target\ndeploy.py: error: argument --env: invalid choice: 'qa' (choose from 'staging', 'prod')\n",
@@ -75,6 +78,12 @@ const SUCCEEDED: &[&str] = &[
     // argparse's and click's help (usage without an error)
     "usage: deploy.py [-h] [--env {staging,prod}] target\n\nDeploy a build.\n\npositional arguments:\n  target                where to deploy\n\noptions:\n  -h, --help            show this help message and exit\n  --env {staging,prod}\n",
     "Usage: c.py [OPTIONS] NAME\n\n  Greet NAME.\n\nOptions:\n  --count INTEGER  how many greetings\n  --help           Show this message and exit.\n",
+    // mypy without an error; with errors, mypy's first line is a
+    // diagnostic (`error_label`), its closing `Found 2 errors in 1 file
+    // (checked 2 source files)` is not needed
+    "Success: no issues found in 1 source file\n",
+    // a table of counts under a count of zero
+    "Found 0 errors in 2 files.\n\nErrors  Files\n     0  a.ts\n",
     // a script that reports per-file errors, then its result
     "a.csv: error: bad header, skipped\nb.csv: error: bad header, skipped\nimported 40 rows\n",
     // the same closing words in search hits, quoted or indented
