@@ -28,7 +28,8 @@ use crate::store::{Pool, Store};
 pub const OTHER: &str = "(other)";
 /// The default bound on distinct keys.
 pub const DEFAULT_AGGREGATE_KEYS: usize = 4096;
-const MINUTE_MS: i64 = 60_000;
+/// The length of the minutes counts are folded by.
+pub(crate) const MINUTE_MS: i64 = 60_000;
 
 const INSERT: &str = "INSERT INTO dropped_tool_counts \
     (at_ms, provider, model, tool, calls, results, failures, flush_id, flush_row) \

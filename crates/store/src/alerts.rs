@@ -86,10 +86,13 @@ pub struct AlertTransition {
 /// older than the window) lets the `tool_calls_at` index narrow the scan.
 /// The results the recorder could not write in detail (folded into
 /// `dropped_tool_counts` per minute, by their own time: `crate::aggregate`)
-/// count too, those of the minutes that begin in the window (through
-/// `dropped_tool_counts_at`): an overloaded gateway, which drops events,
-/// would otherwise show its alerts a fraction of the results, and a tool
-/// failing then could stay under `min_results`. They have no execution
+/// count too, those of the minutes that end in the window (through
+/// `dropped_tool_counts_at`; `$3` is the start of the minute the window
+/// starts in): an overloaded gateway, which drops events, would otherwise
+/// show its alerts a fraction of the results, and a tool failing then could
+/// stay under `min_results`. A minute's counts have no time within it, so
+/// the window's first minute counts whole: leaving it out missed the
+/// failures counted in its part of the window. They have no execution
 /// time.
 const TOOLS_SQL: &str = "SELECT tool, model, CAST(SUM(n) AS BIGINT), CAST(SUM(f) AS BIGINT), \
     SUM(e), CAST(SUM(timed) AS BIGINT) FROM (\
@@ -99,7 +102,7 @@ const TOOLS_SQL: &str = "SELECT tool, model, CAST(SUM(n) AS BIGINT), CAST(SUM(f)
     FROM tool_calls WHERE result_at_ms >= $1 AND at_ms >= $2 AND failed IS NOT NULL \
     GROUP BY tool, COALESCE(model, 'unknown') \
     UNION ALL SELECT tool, COALESCE(model, 'unknown'), results, failures, 0.0, 0 \
-    FROM dropped_tool_counts WHERE at_ms >= $1 AND results > 0) AS w \
+    FROM dropped_tool_counts WHERE at_ms >= $3 AND results > 0) AS w \
     GROUP BY tool, model";
 const REQUESTS_SQL: &str = "SELECT COALESCE(model, 'unknown'), COUNT(*), \
     SUM(CASE WHEN status >= 500 OR status = 429 OR error IS NOT NULL THEN 1 ELSE 0 END), \
@@ -184,6 +187,7 @@ macro_rules! alert_fns {
             let tools: Vec<(String, String, i64, i64, f64, i64)> = sqlx::query_as(TOOLS_SQL)
                 .bind(since_ms)
                 .bind(since_ms.saturating_sub(LONGEST_TOOL_MS))
+                .bind(since_ms - since_ms.rem_euclid(crate::aggregate::MINUTE_MS))
                 .fetch_all(pool)
                 .await?;
             let requests: Vec<(String, i64, i64, i64)> = sqlx::query_as(REQUESTS_SQL)

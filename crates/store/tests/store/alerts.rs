@@ -59,8 +59,8 @@ async fn alert_window_and_claims(db: TestDb) {
 
     // Results the recorder could not write in detail (folded into the
     // per-minute counts) count in the window too: an overloaded gateway's
-    // alerts see them. By the minute: those of the minutes that begin in
-    // the window.
+    // alerts see them. By the minute: those of the minutes that end in the
+    // window, the one it starts in too.
     let folding = Recorder::start(
         Some(store.clone()),
         opts(),
@@ -95,10 +95,19 @@ async fn alert_window_and_claims(db: TestDb) {
         book.exec_count, 3,
         "no execution time of their own: {book:?}"
     );
+    // A window that starts within their minute (after them, or not: a
+    // minute's counts have no time of their own) holds them: a failure
+    // counted in it was missed.
     let w = store.alert_window(60_001).await.unwrap();
+    assert_eq!(w.tools.len(), 1, "{w:?}");
+    let book = &w.tools[0];
+    assert_eq!((book.results, book.failures), (4, 3), "{book:?}");
+    let w = store.alert_window(119_999).await.unwrap();
+    assert_eq!(w.tools.len(), 1, "their minute's last ms: {w:?}");
+    let w = store.alert_window(120_000).await.unwrap();
     assert!(
         w.tools.is_empty(),
-        "their minute begins before the window: {w:?}"
+        "their minute ended before the window: {w:?}"
     );
 
     let firing = AlertTransition {
