@@ -63,16 +63,33 @@ impl Engine {
     }
 
     /// Records the transitions [`Engine::local_round`] announced, now that
-    /// the store may take them (not announced again: a claim that loses
-    /// found the store holding that step already).
+    /// the store may take them (not announced again).
     ///
     /// Each step in order (a firing and its resolution during one outage
-    /// both), so that the store's history and the receivers agree.
+    /// both), so that the store's history and the receivers agree. A claim
+    /// that loses found the store holding that step already, numbered from
+    /// states this gateway had not read (it started while the store failed
+    /// its rounds, or another gateway resolved the alert meanwhile): when
+    /// the alert's latest state there is this transition's, it is dropped;
+    /// otherwise it (and the steps after it) is renumbered to follow that
+    /// state, so the store says what the receivers were told, and the
+    /// next round resolves a firing that no longer holds.
     pub(crate) async fn record_unrecorded(&mut self) -> Result<(), StoreError> {
         let keys: Vec<String> = self.unrecorded.keys().cloned().collect();
         for key in keys {
             while let Some(t) = self.unrecorded.get(&key).and_then(|ts| ts.first()).cloned() {
-                self.store.claim_alert_transition(&t).await?;
+                if !self.store.claim_alert_transition(&t).await? {
+                    let states = self.store.alert_states().await?;
+                    let latest = states.iter().find(|s| s.alert_key == key);
+                    if let Some(latest) = latest.filter(|l| l.state != t.state)
+                        && let Some(ts) = self.unrecorded.get_mut(&key)
+                    {
+                        // The opposite state: the next step has this one's parity.
+                        let shift = latest.seq + 1 - t.seq;
+                        ts.iter_mut().for_each(|t| t.seq += shift);
+                        continue;
+                    }
+                }
                 if let Some(ts) = self.unrecorded.get_mut(&key) {
                     ts.remove(0);
                     if ts.is_empty() {

@@ -396,6 +396,152 @@ async fn the_dropped_events_alert_fires_while_the_store_takes_no_writes() {
     );
 }
 
+/// A gateway that starts while its database fails its rounds knows no
+/// state: its own `events_dropped` alert fires locally as step 1, while
+/// the store holds steps 1 (firing) and 2 (resolved) from its earlier
+/// run. Step 1's claim then loses, and the firing the receivers were told
+/// of was forgotten: the store said resolved, and no resolution was ever
+/// sent. It is recorded as the store's next step instead (3), so the next
+/// round resolves it, and announces that.
+#[tokio::test]
+async fn a_local_transition_whose_step_the_store_holds_otherwise_is_recorded_next() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    local_step_held_otherwise(sqlite_store(&dir).await).await;
+}
+
+/// The same on PostgreSQL.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_local_transition_whose_step_the_store_holds_otherwise_is_recorded_next_postgres() {
+    if let Some(store) = postgres_store("a_local_transition_whose_step…_postgres").await {
+        local_step_held_otherwise(store).await;
+    }
+}
+
+/// A fresh schema of `TOOLWARDEN_TEST_POSTGRES_URL`'s database; `None`
+/// (and a loud `SKIPPED` line) without it.
+async fn postgres_store(test: &str) -> Option<Store> {
+    use sqlx::Connection;
+    let Ok(base) = std::env::var("TOOLWARDEN_TEST_POSTGRES_URL") else {
+        eprintln!("SKIPPED {test}: TOOLWARDEN_TEST_POSTGRES_URL is not set");
+        return None;
+    };
+    let schema = format!("tw_gw_alerts_{}_{}", std::process::id(), now_ms());
+    let mut conn = sqlx::PgConnection::connect(&base)
+        .await
+        .expect("TOOLWARDEN_TEST_POSTGRES_URL is set but unreachable");
+    sqlx::query(&format!("CREATE SCHEMA {schema}"))
+        .execute(&mut conn)
+        .await
+        .expect("create schema");
+    let sep = if base.contains('?') { '&' } else { '?' };
+    let url = format!("{base}{sep}options[search_path]={schema}");
+    Some(Store::open(&url).await.expect("store"))
+}
+
+async fn local_step_held_otherwise(store: Store) {
+    let mut e = engine(&store, "gw-a");
+    let earlier = dropped_alert("gw-a", now_ms() - 60_000);
+    let key = earlier.alert_key.clone();
+    assert!(store.claim_alert_transition(&earlier).await.expect("claim"));
+    let resolved = AlertTransition {
+        seq: 2,
+        state: "resolved".into(),
+        at_ms: now_ms() - 30_000,
+        ..earlier.clone()
+    };
+    assert!(
+        store
+            .claim_alert_transition(&resolved)
+            .await
+            .expect("claim")
+    );
+
+    let start = now_ms();
+    e.dropped_in_window(start);
+    let call = toolwarden_store::ToolCallRecord {
+        request_id: "r".into(),
+        session_id: "s".into(),
+        provider: "openai".into(),
+        model: None,
+        response_id: None,
+        dialect: None,
+        call_index: 0,
+        call_id: "call_1".into(),
+        tool: "t".into(),
+        arguments_bytes: 2,
+        at_ms: start,
+        turn: None,
+    };
+    e.sinks
+        .recorder
+        .fold(&toolwarden_store::Event::ToolCall(call), true);
+    e.local_round(start + 1);
+    assert_eq!(e.unrecorded[&key][0].seq, 1, "announced as step 1");
+    assert_eq!(e.unrecorded[&key][0].state, "firing");
+
+    // Two windows later nothing more is dropped: the alert resolves.
+    let window_ms = i64::try_from(e.config.window.as_millis()).expect("window");
+    let later = start + 2 * window_ms;
+    e.round_over(&AlertWindow::default(), later)
+        .await
+        .expect("round");
+    assert!(e.unrecorded.is_empty());
+    let history: Vec<(i64, String)> = store
+        .alert_history(10)
+        .await
+        .expect("history")
+        .into_iter()
+        .filter(|t| t.alert_key == key)
+        .map(|t| (t.seq, t.state))
+        .collect();
+    assert_eq!(
+        history,
+        vec![
+            (4, "resolved".to_string()),
+            (3, "firing".to_string()),
+            (2, "resolved".to_string()),
+            (1, "firing".to_string()),
+        ],
+        "the local firing recorded as step 3, then resolved"
+    );
+    let fired = store
+        .alert_history(10)
+        .await
+        .expect("history")
+        .into_iter()
+        .find(|t| t.alert_key == key && t.seq == 3)
+        .expect("step 3");
+    assert_eq!((fired.started_ms, fired.at_ms), (start + 1, start + 1));
+}
+
+/// A local transition whose step the store holds in the same state (the
+/// alert went the same way meanwhile) is not recorded again.
+#[tokio::test]
+async fn a_local_transition_the_store_holds_already_is_not_recorded_again() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = sqlite_store(&dir).await;
+    let mut e = engine(&store, "gw-a");
+    let held = dropped_alert("gw-a", now_ms() - 60_000);
+    assert!(store.claim_alert_transition(&held).await.expect("claim"));
+    let local = AlertTransition {
+        at_ms: now_ms(),
+        started_ms: now_ms(),
+        value: 3.0,
+        ..held.clone()
+    };
+    e.unrecorded.insert(held.alert_key.clone(), vec![local]);
+    e.record_unrecorded().await.expect("recorded");
+    assert!(e.unrecorded.is_empty());
+    let history: Vec<AlertTransition> = store
+        .alert_history(10)
+        .await
+        .expect("history")
+        .into_iter()
+        .filter(|t| t.alert_key == held.alert_key)
+        .collect();
+    assert_eq!(history, vec![held]);
+}
+
 /// An alert's JSONL line after a line another write left torn (a full
 /// disk, `kill -9` mid-write) starts a line of its own: it was glued to
 /// the torn one, and a reader lost both.
