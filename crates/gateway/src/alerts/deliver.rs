@@ -24,6 +24,7 @@ use super::{
     AlertsBoard, NotificationKind,
     config::AlertFormat,
     config::AlertsConfig,
+    go_quote::go_quote,
     rules::{RuleName, resolved_for_gone_instance},
 };
 use crate::upstream::HttpClient;
@@ -437,20 +438,21 @@ fn group_labels(t: &AlertTransition) -> serde_json::Map<String, Value> {
 }
 
 /// Alertmanager's group key, `{}:{name="value", …}` over the group's
-/// labels in name order: receivers key incidents on it, so two tools'
-/// alerts must not share one.
+/// labels in name order, each value quoted as Alertmanager quotes it
+/// ([`go_quote`]): receivers key incidents on it, so two tools' alerts
+/// must not share one.
 fn group_key(group: &serde_json::Map<String, Value>) -> String {
-    let pairs: Vec<String> = group
-        .iter()
-        .map(|(name, value)| {
-            let value = value.as_str().unwrap_or_default();
-            format!(
-                "{name}=\"{}\"",
-                value.replace('\\', "\\\\").replace('"', "\\\"")
-            )
-        })
-        .collect();
-    format!("{{}}:{{{}}}", pairs.join(", "))
+    let mut key = String::from("{}:{");
+    for (i, (name, value)) in group.iter().enumerate() {
+        if i > 0 {
+            key.push_str(", ");
+        }
+        key.push_str(name);
+        key.push('=');
+        go_quote(value.as_str().unwrap_or_default(), &mut key);
+    }
+    key.push('}');
+    key
 }
 
 /// The Alertmanager webhook payload (version 4) with one alert. Labels and
@@ -579,6 +581,22 @@ mod tests {
         );
         let key = o["groupKey"].as_str().unwrap();
         assert!(key.contains("tool=\"search \\\"x\\\"\""), "{key}");
+    }
+
+    /// A label value in the group key is quoted as Alertmanager quotes it
+    /// (Go's `strconv.Quote`, through `model.LabelSet.String`): a newline
+    /// or another control character escaped, not sent raw, so a receiver
+    /// keying incidents on `groupKey` keys them as it would Alertmanager's.
+    #[test]
+    fn the_group_key_quotes_label_values_as_alertmanager_does() {
+        let mut t = transition("firing");
+        t.tool = "a\nb\t\u{7f}\u{a0}é☺\u{200b}\u{10ffff}\\\"".into();
+        let v = alertmanager(&t, "gw:8080");
+        assert_eq!(
+            v["groupKey"],
+            "{}:{alertname=\"ToolwardenToolFailureRate\", model=\"*\", rule=\"tool_failure_rate\", \
+             tool=\"a\\nb\\t\\x7f\\u00a0é☺\\u200b\\U0010ffff\\\\\\\"\"}"
+        );
     }
 
     #[test]

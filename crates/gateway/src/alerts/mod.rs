@@ -7,7 +7,8 @@
 //!   one database notify once per transition;
 //! - [`deliver`]: webhook delivery (Alertmanager or Slack payloads), off the
 //!   request path, bounded, retried; a notification a webhook could not
-//!   take is kept (one per alert) to be sent again;
+//!   take is kept (one per alert) to be sent again; `go_quote` quotes
+//!   the Alertmanager group key's label values as Alertmanager does;
 //! - `renotify`: each round, those kept notifications sent again while
 //!   they are their alert's latest, and a still-firing alert's repeated
 //!   every `repeat_interval` (claimed in the store as transitions are);
@@ -18,6 +19,7 @@
 
 pub(crate) use crate::config::alerts as config;
 pub(crate) mod deliver;
+mod go_quote;
 mod local;
 mod renotify;
 pub(crate) mod rules;
