@@ -520,6 +520,16 @@ mod tests {
         out + rest
     }
 
+    /// The keys `/metrics`' `model` label is read from (its test builds
+    /// them by hand): all models, a model named `*`, one named `%2A`.
+    #[test]
+    fn the_model_parts_of_keys() {
+        let model = |models| alert_key("tool_failure_rate", "book", models, "");
+        assert_eq!(model(Models::All), "tool_failure_rate|book|*|");
+        assert_eq!(model(Models::One("*")), "tool_failure_rate|book|%2A|");
+        assert_eq!(model(Models::One("%2A")), "tool_failure_rate|book|%252A|");
+    }
+
     #[test]
     fn names_holding_the_separator_make_keys_of_their_own() {
         assert_ne!(

@@ -128,7 +128,9 @@ impl AlertsBoard {
         self.write().error = Some(error);
     }
 
-    /// `toolwarden_alerts_firing{rule,tool,model}`, and `gateway` (the
+    /// `toolwarden_alerts_firing{rule,tool,model}` (`model` as
+    /// [`model_label`]: `*` for all models, a model named `*`
+    /// as `%2A`), and `gateway` (the
     /// alert's `instance`) on one gateway's own alerts (1 firing, 0 resolved;
     /// at most [`MAX_GAUGES`] series: every firing alert first, then the
     /// latest resolved ones) and the notification counters.
@@ -155,7 +157,7 @@ impl AlertsBoard {
             out.push_str("\",tool=\"");
             super::escape_label(&a.tool, out);
             out.push_str("\",model=\"");
-            super::escape_label(&a.model, out);
+            super::escape_label(model_label(a), out);
             // `gateway`, not `instance`: Prometheus gives every scraped
             // series the `instance` of its target, and a clash would
             // rename this one `exported_instance` (unless honor_labels).
@@ -184,6 +186,19 @@ impl AlertsBoard {
                 );
             }
         }
+    }
+}
+
+/// The `model` label of the alert `t` in `/metrics`: its key's model, so
+/// that no two alerts share a series. `*` is all models; a model named `*`
+/// is `%2A`, and `%` and `|` in a name are percent-encoded, as in the key
+/// (`alerts::rules::alert_key`); other names are as they are. A key of
+/// another shape (none is written so) gives the row's `model`.
+fn model_label(t: &AlertTransition) -> &str {
+    let parts: Vec<&str> = t.alert_key.split('|').collect();
+    match parts.as_slice() {
+        [_, _, model, _] => model,
+        _ => &t.model,
     }
 }
 
@@ -251,5 +266,45 @@ mod tests {
             "{out}"
         );
         assert!(!out.contains("instance="), "{out}");
+    }
+
+    /// The all-models alert and the alert of a model a client named `*`
+    /// are two alerts: they showed as one series twice (both
+    /// `model="*"`), which Prometheus takes as a duplicate and drops.
+    #[test]
+    fn a_model_named_star_is_a_series_of_its_own() {
+        let board = AlertsBoard::default();
+        board.write().running = true;
+        // Keys as `alerts::rules::alert_key` makes them.
+        let of = |key_model: &str, model: &str| {
+            let mut a = alert(1, "firing");
+            a.tool = "book".into();
+            a.model = model.into();
+            a.alert_key = format!("tool_failure_rate|book|{key_model}|");
+            a
+        };
+        board.set_states(
+            vec![
+                of("*", "*"),
+                of("%2A", "*"),
+                of("%252A", "%2A"),
+                of("gpt-4o", "gpt-4o"),
+            ],
+            0,
+        );
+        let mut out = String::new();
+        board.render(&mut out);
+        let series: Vec<&str> = out
+            .lines()
+            .filter(|l| l.starts_with(ALERTS_FIRING))
+            .collect();
+        let unique: std::collections::HashSet<&&str> = series.iter().collect();
+        assert_eq!((series.len(), unique.len()), (4, 4), "{out}");
+        for model in ["*", "%2A", "%252A", "gpt-4o"] {
+            let line = format!(
+                "{ALERTS_FIRING}{{rule=\"tool_failure_rate\",tool=\"book\",model=\"{model}\"}} 1"
+            );
+            assert!(series.contains(&line.as_str()), "{line}\n{out}");
+        }
     }
 }
