@@ -76,13 +76,17 @@ pub(crate) async fn health(State(state): State<AdminState>) -> Response {
     no_store(Json(body).into_response())
 }
 
-/// Proxied requests answered with a 5xx, by the provider or by the gateway
-/// itself (502/504 when the upstream failed), since the gateway started.
+/// Proxied requests answered with a 429 or a 5xx, by the provider or by
+/// the gateway itself (502/504 when the upstream failed), since the
+/// gateway started: what the `upstream_error_rate` alert (and the
+/// Prometheus rule) counts. A provider's other 4xx refuse the request
+/// itself (an unpaired tool call's 400): those are the page's request
+/// errors (`/api/stats`' `requests.errors`), not the upstream failing.
 fn upstream_errors(state: &AdminState) -> u64 {
     let metrics = &state.sinks.metrics;
     let mut total = 0;
     for provider in Provider::ALL {
-        for status in 500u16..600 {
+        for status in std::iter::once(429u16).chain(500..600) {
             let status = status.to_string();
             total += metrics.counter(UPSTREAM_REQUESTS_TOTAL, &[provider.as_str(), &status]);
         }

@@ -533,6 +533,56 @@ async fn health_reports_recorder_counters_and_backend() {
     assert_eq!(h["database"], "sqlite");
 }
 
+/// `upstream_errors` counts what the `upstream_error_rate` alert and the
+/// Prometheus rule count: 429s and 5xx (the gateway's own 502/504 among
+/// them), not a provider's other 4xx (a request it refused, such as an
+/// unpaired tool call's 400: that is in the page's request errors). 429s
+/// were left out, so a rate-limited gateway showed none while its alert
+/// fired.
+#[tokio::test]
+async fn health_counts_upstream_errors_as_the_alert_does() {
+    use crate::metrics::events::UpstreamFinished;
+    use crate::routes::Provider;
+    let recorder = Recorder::start(
+        None,
+        RecorderOptions {
+            queue_capacity: 16,
+            batch_max: 16,
+            flush_interval: Duration::from_millis(5),
+            jsonl: None,
+        },
+        Arc::new(toolwarden_store::NoopObserver),
+    );
+    let metrics = Arc::new(Metrics::new());
+    for (provider, status) in [
+        (Provider::OpenAi, 200),
+        (Provider::OpenAi, 400),
+        (Provider::OpenAi, 404),
+        (Provider::OpenAi, 429),
+        (Provider::Anthropic, 429),
+        (Provider::Anthropic, 500),
+        (Provider::OpenAi, 502),
+        (Provider::OpenAi, 504),
+    ] {
+        metrics.emit(UpstreamFinished {
+            provider,
+            status,
+            latency: Duration::from_millis(1),
+            overhead: Duration::from_micros(1),
+        });
+    }
+    let app = admin_router(AdminState {
+        store: None,
+        sinks: Arc::new(Sinks::new(recorder, metrics, Default::default())),
+        loopback_only: true,
+        admin_token: None,
+        tool_rows: TOOL_ROWS,
+    });
+    let (status, _, body) = get(&app, "/api/health", LOCAL, None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(json_of(&body)["upstream_errors"], 5);
+}
+
 #[tokio::test]
 async fn remote_peer_is_refused_on_loopback_bind() {
     let f = fixture(true, None, false).await;
