@@ -658,6 +658,33 @@ mod tests {
         }
     }
 
+    /// Lines another writer appends (the alerts' [`JsonlLog::append_line`])
+    /// count towards the bound: the file they fill is rotated before the
+    /// recorder's next batch, with them in it, and the live file starts
+    /// anew. They are not written through the sink on purpose: the
+    /// recorder's queue drops under overload, when `events_dropped` fires.
+    #[test]
+    fn lines_appended_beside_the_sink_are_rotated_with_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.jsonl");
+        let line_len = serde_json::to_string(&call(1)).unwrap().len() as u64 + 1;
+        let log = JsonlLog {
+            path: path.clone(),
+            rotate_bytes: line_len + 10,
+            keep: 1,
+        };
+        let mut sink = JsonlSink::new(log.clone());
+        sink.write([&call(1)].into_iter()).unwrap();
+        let alert = format!("{{\"type\":\"alert\",\"pad\":\"{}\"}}\n", "x".repeat(80));
+        log.append_line(alert.as_bytes()).unwrap();
+        assert_eq!(sink.rotations(), 0);
+        sink.write([&call(2)].into_iter()).unwrap();
+        assert_eq!(sink.rotations(), 1, "the alert's line filled the file");
+        let rotated = fs::read_to_string(log.rotated(1)).unwrap();
+        assert!(rotated.ends_with(&alert), "{rotated}");
+        assert_eq!(lines(&path), [2]);
+    }
+
     #[test]
     fn with_keep_zero_a_full_file_is_deleted_and_zero_bytes_never_rotates() {
         let dir = tempfile::tempdir().unwrap();
