@@ -23,6 +23,10 @@ pub enum DefectKind {
     /// Gemini: a function call turn that does not come right after a user
     /// turn or a function response turn (e.g. the history starts with it).
     MisplacedCallTurn,
+    /// Anthropic: a `tool_result` flagged `is_error: true` with nothing in
+    /// it (`content` empty, `null` or absent): "content cannot be empty if
+    /// `is_error` is true".
+    EmptyErrorResult,
 }
 
 impl DefectKind {
@@ -35,6 +39,7 @@ impl DefectKind {
             DefectKind::ResultsNotFirst => "results_not_first",
             DefectKind::CountMismatch => "count_mismatch",
             DefectKind::MisplacedCallTurn => "misplaced_call_turn",
+            DefectKind::EmptyErrorResult => "empty_error_result",
         }
     }
 }

@@ -14,6 +14,10 @@ use ahash::{AHashMap, AHashSet};
 /// What an inserted result says (the dialect adds its error flag or framing).
 pub(crate) const MISSING_RESULT_TEXT: &str = "No result was recorded for this tool call: the tool did not run or its output was lost. Do not assume it succeeded.";
 
+/// What an error result with nothing in it is given (Anthropic refuses it
+/// empty: "content cannot be empty if `is_error` is true").
+pub(crate) const EMPTY_ERROR_TEXT: &str = "The tool reported an error and gave no message.";
+
 /// A tool call, located.
 #[derive(Debug, Clone)]
 pub(crate) struct CallSite {

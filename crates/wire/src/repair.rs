@@ -26,6 +26,8 @@ pub enum ChangeKind {
     /// A placeholder turn was inserted (Gemini: a user turn before a
     /// function call turn that had none).
     InsertedTurn,
+    /// An error result with nothing in it was given a text saying so.
+    FilledErrorResult,
 }
 
 /// One change a repair made.

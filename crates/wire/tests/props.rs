@@ -90,6 +90,9 @@ enum Item {
     Text(String),
     Calls(Vec<String>),
     Result(String),
+    /// A result flagged as an error with nothing in it (Anthropic refuses
+    /// it), its content `""`, `[]`, `null` or absent by the number.
+    EmptyError(String, usize),
 }
 
 /// A clean conversation: `turns[k]` calls in turn `k`, each answered, some
@@ -110,13 +113,13 @@ fn clean(turns: &[(usize, bool)]) -> Vec<Item> {
 /// Break a conversation in one of several ways.
 fn mutate(items: &mut Vec<Item>, kind: u8, a: usize, b: usize) {
     let results: Vec<usize> = (0..items.len())
-        .filter(|&i| matches!(items[i], Item::Result(_)))
+        .filter(|&i| matches!(items[i], Item::Result(_) | Item::EmptyError(..)))
         .collect();
     let calls: Vec<usize> = (0..items.len())
         .filter(|&i| matches!(items[i], Item::Calls(_)))
         .collect();
     let len = items.len();
-    match kind % 7 {
+    match kind % 8 {
         0 if !results.is_empty() => {
             items.remove(results[a % results.len()]);
         }
@@ -151,6 +154,12 @@ fn mutate(items: &mut Vec<Item>, kind: u8, a: usize, b: usize) {
                 ids.push(format!("late_{b}"));
             }
         }
+        7 if !results.is_empty() => {
+            let r = results[a % results.len()];
+            if let Item::Result(id) = &items[r] {
+                items[r] = Item::EmptyError(id.clone(), b);
+            }
+        }
         _ => {}
     }
 }
@@ -165,6 +174,14 @@ fn render(dialect: Dialect, items: &[Item]) -> Vec<u8> {
                     Item::Text(t) => user.push(json!({"type": "text", "text": t})),
                     Item::Result(id) => user
                         .push(json!({"type": "tool_result", "tool_use_id": id, "content": "out"})),
+                    Item::EmptyError(id, form) => {
+                        let mut r =
+                            json!({"type": "tool_result", "tool_use_id": id, "is_error": true});
+                        if let Some(c) = [json!(""), json!([]), Value::Null].get(form % 4) {
+                            r["content"] = c.clone();
+                        }
+                        user.push(r);
+                    }
                     Item::Calls(ids) => {
                         if !user.is_empty() {
                             msgs.push(
@@ -189,7 +206,7 @@ fn render(dialect: Dialect, items: &[Item]) -> Vec<u8> {
             for it in items {
                 msgs.push(match it {
                     Item::Text(t) => json!({"role": "user", "content": t}),
-                    Item::Result(id) => json!({"role": "tool", "tool_call_id": id, "content": "out"}),
+                    Item::Result(id) | Item::EmptyError(id, _) => json!({"role": "tool", "tool_call_id": id, "content": "out"}),
                     Item::Calls(ids) if ids.is_empty() => json!({"role": "assistant", "content": "hm"}),
                     Item::Calls(ids) => json!({"role": "assistant", "content": null, "tool_calls": ids.iter().map(|id| json!({
                         "id": id, "type": "function", "function": {"name": "f", "arguments": "{}"}
@@ -331,5 +348,15 @@ fn every_mutation_kind_breaks_pairing() {
                 "{dialect}: kind {kind}"
             );
         }
+    }
+    // An empty error result, in each of its forms, is Anthropic's alone.
+    for form in 0..4 {
+        let mut items = base.clone();
+        mutate(&mut items, 7, 1, form);
+        let body = render(Dialect::Anthropic, &items);
+        let defects = validate(Dialect::Anthropic, &body).unwrap();
+        assert!(!defects.is_empty(), "form {form} left {items:?} clean");
+        let r = repair(Dialect::Anthropic, &body).unwrap();
+        assert!(validate(Dialect::Anthropic, &r.body).unwrap().is_empty());
     }
 }

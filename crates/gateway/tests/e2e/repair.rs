@@ -93,3 +93,85 @@ async fn report_mode_forwards_unchanged() {
     let got = h.mock.received();
     assert_eq!(got[got.len() - 1].body, got[got.len() - 2].body);
 }
+
+/// An Anthropic conversation whose one tool call is answered by a result
+/// flagged `is_error: true` with nothing in it, as an SDK sends a refused
+/// permission (anthropics/claude-agent-sdk-python#248): the API refuses it.
+async fn empty_error_result(h: &Harness) -> Convo {
+    let mut convo = Convo::new(Kind::Anthropic, false, Some("repair-empty-error"));
+    let r = convo.send(&h.client, &h.mock.base_url()).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let calls = convo.calls(&r);
+    assert_eq!(calls.len(), 1);
+    convo.assistant_calls(&calls);
+    convo.results(&calls, &[(true, "")]);
+    convo
+}
+
+/// `fix`: the empty error result is given a text, and nothing else in the
+/// body changes; the provider accepts it; the repair is counted under its
+/// own defect, in the metrics and the store.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_empty_error_result_is_filled_and_accepted() {
+    let mut h = Harness::start().await;
+    let convo = empty_error_result(&h).await;
+
+    let direct = convo.send(&h.client, &h.direct()).await;
+    assert_eq!(direct.status, 400, "{}", direct.text());
+    let message = direct.json()["error"]["message"].clone();
+    assert_eq!(
+        message,
+        "messages.2.content.0.tool_result: content cannot be empty if `is_error` is true"
+    );
+
+    h.mock.take_received();
+    let r = convo.send(&h.client, &h.gw()).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.header("x-toolwarden-repaired"), Some("1"));
+    let got = h.mock.take_received();
+    assert_eq!(got.len(), 1);
+    // The body sent, byte for byte, but for the result's content.
+    let sent = String::from_utf8(serde_json::to_vec(&convo.body).unwrap()).unwrap();
+    assert_eq!(sent.matches(r#""content":"""#).count(), 1, "{sent}");
+    let want = sent.replace(
+        r#""content":"""#,
+        r#""content":"The tool reported an error and gave no message.""#,
+    );
+    assert_eq!(String::from_utf8_lossy(&got[0].body), want);
+
+    let labels = [("dialect", "anthropic"), ("defect", "empty_error_result")];
+    let m = h
+        .metrics_when(|m| metric(m, "toolwarden_repairs_total", &labels) >= 1.0)
+        .await;
+    assert_eq!(metric(&m, "toolwarden_repairs_total", &labels), 1.0, "{m}");
+    assert_eq!(metric(&m, "toolwarden_repairs_total", &[]), 1.0, "{m}");
+    let stats = h.finish().await;
+    let repairs: Vec<(&str, u64)> = stats
+        .repairs
+        .iter()
+        .map(|r| (r.defect.as_str(), r.count))
+        .collect();
+    assert_eq!(repairs, vec![("empty_error_result", 1)]);
+}
+
+/// `report`: the body goes as it came (and is refused as it was); the
+/// defect is recorded all the same.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_empty_error_result_is_reported_in_report_mode() {
+    let mut h = Harness::with(MockOptions::default(), |c| c.repair = RepairMode::Report).await;
+    let convo = empty_error_result(&h).await;
+    let direct = convo.send(&h.client, &h.direct()).await;
+    let r = convo.send(&h.client, &h.gw()).await;
+    assert_eq!(r.status, 400);
+    assert_eq!(r.body, direct.body);
+    assert!(r.header("x-toolwarden-repaired").is_none());
+    let got = h.mock.received();
+    assert_eq!(got[got.len() - 1].body, got[got.len() - 2].body);
+    let stats = h.finish().await;
+    let repairs: Vec<(&str, u64)> = stats
+        .repairs
+        .iter()
+        .map(|r| (r.defect.as_str(), r.count))
+        .collect();
+    assert_eq!(repairs, vec![("empty_error_result", 1)]);
+}

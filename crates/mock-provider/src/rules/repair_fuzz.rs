@@ -72,8 +72,18 @@ fn anthropic(r: &mut Rng) -> Value {
                     }
                     (false, 0) => json!({"type": "text", "text": "hi"}),
                     (false, 1) => json!({"type": "tool_use", "id": r.id(), "name": "f", "input": {}}),
-                    (false, 2) => json!({"type": "tool_result", "tool_use_id": r.id(), "is_error": true,
-                        "content": [{"type": "text", "text": "bad"}]}),
+                    // An error result, at times with nothing in it.
+                    (false, 2) => {
+                        let mut b = json!({"type": "tool_result", "tool_use_id": r.id(), "is_error": true});
+                        match r.below(5) {
+                            0 => b["content"] = json!(""),
+                            1 => b["content"] = json!([]),
+                            2 => b["content"] = Value::Null,
+                            3 => {}
+                            _ => b["content"] = json!([{"type": "text", "text": "bad"}]),
+                        }
+                        b
+                    }
                     (false, _) => {
                         json!({"type": "tool_result", "tool_use_id": r.id(), "content": "ok"})
                     }

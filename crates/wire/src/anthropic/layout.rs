@@ -74,6 +74,13 @@ pub(super) struct Blk<'a> {
     pub id: Cow<'a, str>,
     /// The raw JSON string of that id (for renaming in place).
     pub id_raw: Option<&'a RawValue>,
+    /// A `tool_result` flagged `is_error: true` with nothing in it (see
+    /// [`empty_content`]), which the API refuses.
+    pub empty_error: bool,
+    /// The raw `content` value of such a result, `null` included (for
+    /// filling it in place); `None` when it has none, or when not laid
+    /// out.
+    pub content_raw: Option<&'a RawValue>,
 }
 
 impl Shape<'_> {
@@ -161,6 +168,31 @@ struct RawBlock<'a> {
     id: Option<&'a RawValue>,
     #[serde(borrow, default)]
     tool_use_id: Option<&'a RawValue>,
+    /// Raw, `null` kept: the API's `is_error` is a boolean, but reading
+    /// it so here would refuse bodies the pairing check took before.
+    #[serde(borrow, default, deserialize_with = "present")]
+    is_error: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    content: Option<&'a RawValue>,
+}
+
+/// A member's raw value when the member is there, `null` included (an
+/// `Option<&RawValue>` alone reads `null` as absent).
+fn present<'de: 'a, 'a, D: Deserializer<'de>>(d: D) -> Result<Option<&'a RawValue>, D::Error> {
+    <&'a RawValue>::deserialize(d).map(Some)
+}
+
+/// A result's content with nothing in it: absent or `null` (`None`), `""`
+/// or `[]`. The API refuses an error result with such content ("content
+/// cannot be empty if `is_error` is true").
+pub(super) fn empty_content(raw: Option<&str>) -> bool {
+    match raw.map(str::trim) {
+        None | Some("null") | Some("\"\"") => true,
+        Some(t) => t
+            .strip_prefix('[')
+            .and_then(|t| t.strip_suffix(']'))
+            .is_some_and(|inner| inner.trim().is_empty()),
+    }
 }
 
 impl<'a> RawBlock<'a> {
@@ -179,7 +211,17 @@ impl<'a> RawBlock<'a> {
                 .unwrap_or_default(),
             None => Cow::Borrowed(""),
         };
-        Ok(Blk { class, id, id_raw })
+        let flagged = self.is_error.is_some_and(|r| r.get().trim() == "true");
+        let empty_error = class == BlockClass::Result
+            && flagged
+            && empty_content(self.content.map(RawValue::get));
+        Ok(Blk {
+            class,
+            id,
+            id_raw,
+            empty_error,
+            content_raw: self.content.filter(|_| empty_error),
+        })
     }
 }
 

@@ -5,7 +5,10 @@
 //! of the next user message: moved there from wherever it was, or an
 //! `is_error` result inserted (in a new user message when the next message
 //! is not a user message); a second result for the same call is dropped; a
-//! result that answers no call becomes a text block. Only the messages that
+//! result that answers no call becomes a text block; an error result with
+//! nothing in it (which the API refuses: "content cannot be empty if
+//! `is_error` is true") is given a text saying so, in its `content` (a
+//! string, or one text block where it was an array). Only the messages that
 //! change are rewritten, and inside them only the `content` array: every
 //! other byte of the body is copied verbatim.
 
@@ -24,7 +27,9 @@ use super::{
 };
 use crate::{
     Change, ChangeKind, DefectKind, Repaired, WireError,
-    pairing::{CallSite, Fate, FreshIds, MISSING_RESULT_TEXT, Plan, ResultSite, assign},
+    pairing::{
+        CallSite, EMPTY_ERROR_TEXT, Fate, FreshIds, MISSING_RESULT_TEXT, Plan, ResultSite, assign,
+    },
     splice::{Piece, Str, json_string, rebuild_array, replace, span_in, with_first_member},
 };
 
@@ -224,26 +229,60 @@ impl<'l, 'a> Repairer<'l, 'a> {
     }
 
     /// The raw text of block `j` of message `i`, with its id renamed if
-    /// needed (given, when the block had none: a call without `id`).
+    /// needed (given, when the block had none: a call without `id`), and
+    /// an error result with nothing in it given [`EMPTY_ERROR_TEXT`].
     fn block_text(&self, i: usize, j: usize) -> Piece<'a> {
         let raw = self.l.msgs[i].block_raws[j].get();
         let block = &self.l.msgs[i].blocks[j];
-        let Some(new) = self.renames.get(&(i, j)) else {
+        // Values replaced where they are, by span; members added first.
+        let mut spans: Vec<(Range<usize>, String)> = Vec::new();
+        let mut added: Vec<(&str, String)> = Vec::new();
+        if let Some(new) = self.renames.get(&(i, j)) {
+            let new = json_string(new);
+            match block.id_raw {
+                Some(id_raw) => match span_in(raw, id_raw.get()) {
+                    Some(span) => spans.push((span, new)),
+                    None => return Piece::Raw(raw),
+                },
+                None => {
+                    let key = match block.class {
+                        BlockClass::Result | BlockClass::ServerResult => "tool_use_id",
+                        _ => "id",
+                    };
+                    added.push((key, new));
+                }
+            }
+        }
+        if block.empty_error {
+            let text = json_string(EMPTY_ERROR_TEXT);
+            match block.content_raw {
+                Some(c) => match span_in(raw, c.get()) {
+                    // Its shape kept: an array gets one text block.
+                    Some(span) if c.get().starts_with('[') => {
+                        spans.push((span, format!(r#"[{{"type":"text","text":{text}}}]"#)))
+                    }
+                    Some(span) => spans.push((span, text)),
+                    None => return Piece::Raw(raw),
+                },
+                None => added.push(("content", text)),
+            }
+        }
+        if spans.is_empty() && added.is_empty() {
             return Piece::Raw(raw);
-        };
-        let renamed = match block.id_raw {
-            Some(id_raw) => {
-                span_in(raw, id_raw.get()).map(|span| replace(raw, span, &json_string(new)))
+        }
+        // Later spans first, so that earlier ones still hold.
+        spans.sort_by_key(|(span, _)| std::cmp::Reverse(span.start));
+        let mut out = raw.to_string();
+        for (span, with) in spans {
+            out = replace(&out, span, &with);
+        }
+        for (key, value) in added {
+            match with_first_member(&out, key, &value) {
+                Some(o) => out = o,
+                None => return Piece::Raw(raw),
             }
-            None => {
-                let key = match block.class {
-                    BlockClass::Result | BlockClass::ServerResult => "tool_use_id",
-                    _ => "id",
-                };
-                with_first_member(raw, key, &json_string(new))
-            }
-        };
-        renamed.map_or(Piece::Raw(raw), Piece::New)
+        }
+        Piece::New(out)
     }
 
     /// The results for the calls of assistant message `a`, in call order,
@@ -259,7 +298,18 @@ impl<'l, 'a> Repairer<'l, 'a> {
                     let (rm, rp) = (self.results[ri].msg, self.results[ri].pos);
                     head.push(self.block_text(rm, rp));
                     let leading = rp < self.leading_results[rm];
+                    // A result only filled is still in place (see `rebuild`).
                     exact &= rm == into && leading && !self.renames.contains_key(&(rm, rp));
+                    if self.l.msgs[rm].blocks[rp].empty_error {
+                        let what = format!("empty error result for {id} given a text");
+                        self.change(
+                            ChangeKind::FilledErrorResult,
+                            DefectKind::EmptyErrorResult,
+                            rm,
+                            &id,
+                            what,
+                        );
+                    }
                     if rm != into {
                         let what = format!(
                             "result for {id} moved from message {rm} to follow its call in message {a}"
@@ -379,6 +429,29 @@ impl<'l, 'a> Repairer<'l, 'a> {
         (tail, exact)
     }
 
+    /// Message `i`, whose blocks all stay where they are: as it came, but
+    /// for its error results with nothing in them, each filled where it
+    /// stands (the array's own spacing kept).
+    fn filled_in_place(&self, i: usize) -> Result<Piece<'a>, WireError> {
+        let raw = self.l.raws[i].get();
+        let m = &self.l.msgs[i];
+        let mut out: Option<String> = None;
+        for j in (0..m.blocks.len())
+            .rev()
+            .filter(|&j| m.blocks[j].empty_error)
+        {
+            let text = out.as_deref().unwrap_or(raw);
+            let span = crate::splice::locate(raw, m.block_raws[j])?;
+            let block = self.block_text(i, j);
+            let with = match &block {
+                Piece::Raw(s) => s,
+                Piece::New(s) => s.as_str(),
+            };
+            out = Some(replace(text, span, with));
+        }
+        Ok(out.map_or(Piece::Raw(raw), Piece::New))
+    }
+
     fn has_calls(&self, i: usize) -> bool {
         !self.calls_of[i].is_empty()
     }
@@ -397,7 +470,7 @@ impl<'l, 'a> Repairer<'l, 'a> {
             let (tail, tail_exact) = self.tail(i);
             let unchanged = (head_exact && tail_exact) || (!m.is_array && !is_slot);
             if unchanged {
-                out.push(Piece::Raw(l.raws[i].get()));
+                out.push(self.filled_in_place(i)?);
             } else {
                 let mut blocks = head;
                 blocks.extend(tail);

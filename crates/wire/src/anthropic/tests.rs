@@ -708,3 +708,162 @@ fn server_calls_are_marked_in_the_body_and_the_stream() {
         json!([0, 2])
     );
 }
+
+/// The body of a tool_result flagged `is_error: true` for call `a` (as
+/// `result`), answering the first of two calls, before a good result and a
+/// text, laid out with odd spacing: the bytes a repair must keep.
+fn laid_out_with_error_result(result: &str) -> String {
+    format!(
+        concat!(
+            "{{ \"model\":\"claude-x\",  \"max_tokens\": 10,\n",
+            " \"messages\": [\n",
+            "  {{\"role\": \"user\", \"content\": \"go\"}},\n",
+            "  {{\"role\":\"assistant\",\"content\":[{{\"type\":\"tool_use\",\"id\":\"a\",\"name\":\"f\",\"input\":{{}}}},",
+            " {{\"type\": \"tool_use\", \"id\": \"b\", \"name\": \"f\", \"input\": {{\"n\": 1.50}}}}]}},\n",
+            "  {{\"role\": \"user\", \"content\": [ {result} ,\n",
+            "     {{\"type\":\"tool_result\",\"tool_use_id\":\"b\",\"content\":\"ok\\u00e9\"}}, {{\"type\": \"text\", \"text\": \"more\"}} ]}},\n",
+            "  {{\"role\": \"assistant\", \"content\": \"done\"}}\n",
+            " ],\n",
+            " \"stream\": false }}"
+        ),
+        result = result
+    )
+}
+
+/// Anthropic refuses an error result with nothing in it: "content cannot
+/// be empty if `is_error` is true" (for `""` and `[]`; an absent or `null`
+/// content is as empty).
+#[test]
+fn an_error_result_with_nothing_in_it_is_a_defect() {
+    let empty = [
+        r#"{"type": "tool_result", "tool_use_id": "a", "is_error": true, "content": ""}"#,
+        r#"{"type": "tool_result", "tool_use_id": "a", "is_error": true, "content": []}"#,
+        r#"{"type": "tool_result", "tool_use_id": "a", "is_error": true, "content": [ ]}"#,
+        r#"{"type": "tool_result", "tool_use_id": "a", "is_error": true, "content": null}"#,
+        r#"{"type": "tool_result", "tool_use_id": "a", "is_error": true}"#,
+        r#"{"content": "", "is_error": true, "tool_use_id": "a", "type": "tool_result"}"#,
+    ];
+    for result in empty {
+        let b = laid_out_with_error_result(result);
+        let d = validate(b.as_bytes()).unwrap();
+        assert_eq!(d.len(), 1, "{result}: {d:?}");
+        assert_eq!(d[0].kind, DefectKind::EmptyErrorResult);
+        assert_eq!(d[0].message_index, 2);
+        assert_eq!(d[0].call_ids, vec!["a".to_string()]);
+        assert_eq!(
+            d[0].message,
+            "messages.2.content.0.tool_result: content cannot be empty if `is_error` is true"
+        );
+        // The gateway's one pass finds it too.
+        let found = crate::inspect(crate::Dialect::Anthropic, b.as_bytes());
+        assert_eq!(found.defects.unwrap(), d, "{result}");
+    }
+    let fine = [
+        r#"{"type": "tool_result", "tool_use_id": "a", "is_error": true, "content": "failed"}"#,
+        r#"{"type": "tool_result", "tool_use_id": "a", "is_error": true, "content": [{"type": "text", "text": "x"}]}"#,
+        r#"{"type": "tool_result", "tool_use_id": "a", "is_error": false, "content": ""}"#,
+        r#"{"type": "tool_result", "tool_use_id": "a", "content": []}"#,
+        r#"{"type": "tool_result", "tool_use_id": "a", "is_error": null}"#,
+        r#"{"type": "web_search_tool_result", "tool_use_id": "a", "is_error": true, "content": []}"#,
+    ];
+    for result in fine {
+        let b = laid_out_with_error_result(result);
+        let d = validate(b.as_bytes()).unwrap();
+        assert!(
+            d.iter().all(|d| d.kind != DefectKind::EmptyErrorResult),
+            "{result}: {d:?}"
+        );
+    }
+}
+
+/// The repair gives an empty error result a text in place — a string, or
+/// one text block where the content was an array — and keeps every other
+/// byte of the body.
+#[test]
+fn repair_fills_an_empty_error_result_and_keeps_every_other_byte() {
+    let said = r#""The tool reported an error and gave no message.""#;
+    let cases = [
+        (
+            r#"{"type": "tool_result", "tool_use_id": "a", "is_error": true, "content": ""}"#,
+            format!(
+                r#"{{"type": "tool_result", "tool_use_id": "a", "is_error": true, "content": {said}}}"#
+            ),
+        ),
+        (
+            r#"{"type": "tool_result", "tool_use_id": "a", "is_error": true, "content": [ ]}"#,
+            format!(
+                r#"{{"type": "tool_result", "tool_use_id": "a", "is_error": true, "content": [{{"type":"text","text":{said}}}]}}"#
+            ),
+        ),
+        (
+            r#"{"type": "tool_result", "tool_use_id": "a", "is_error": true, "content": null, "cache_control": {"type": "ephemeral"}}"#,
+            format!(
+                r#"{{"type": "tool_result", "tool_use_id": "a", "is_error": true, "content": {said}, "cache_control": {{"type": "ephemeral"}}}}"#
+            ),
+        ),
+        (
+            r#"{"type": "tool_result", "tool_use_id": "a", "is_error": true}"#,
+            format!(
+                r#"{{"content":{said},"type": "tool_result", "tool_use_id": "a", "is_error": true}}"#
+            ),
+        ),
+    ];
+    for (result, filled) in cases {
+        let b = laid_out_with_error_result(result);
+        let (out, changes) = repaired_clean(b.as_bytes());
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            laid_out_with_error_result(&filled),
+            "{result}"
+        );
+        assert_eq!(changes.len(), 1, "{changes:?}");
+        assert_eq!(changes[0].kind, ChangeKind::FilledErrorResult);
+        assert_eq!(changes[0].defect, DefectKind::EmptyErrorResult);
+        assert_eq!(changes[0].message_index, 2);
+        assert_eq!(changes[0].call_id.as_deref(), Some("a"));
+    }
+}
+
+/// An empty error result that must also move (after a text) or be renamed
+/// (answering a repeated id) is filled as well, once.
+#[test]
+fn repair_fills_an_empty_error_result_it_moves_or_renames() {
+    let empty = |id: &str| json!({"type": "tool_result", "tool_use_id": id, "is_error": true, "content": []});
+    let b = body(json!([
+        user_text("go"),
+        calls(&["a"]),
+        {"role": "user", "content": [{"type": "text", "text": "wait"}, empty("a")]},
+        calls(&["a"]),
+        {"role": "user", "content": [empty("a")]},
+    ]));
+    let (out, changes) = repaired_clean(&b);
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    let said = json!([{"type": "text", "text": "The tool reported an error and gave no message."}]);
+    assert_eq!(v["messages"][2]["content"][0]["content"], said, "{v}");
+    assert_eq!(v["messages"][2]["content"][1]["text"], "wait", "{v}");
+    assert_eq!(
+        v["messages"][4]["content"][0]["tool_use_id"], "a_dup1",
+        "{v}"
+    );
+    assert_eq!(v["messages"][4]["content"][0]["content"], said, "{v}");
+    let mut kinds: Vec<_> = changes.iter().map(|c| c.kind).collect();
+    kinds.sort_by_key(|k| format!("{k:?}"));
+    assert_eq!(
+        kinds,
+        vec![
+            ChangeKind::FilledErrorResult,
+            ChangeKind::FilledErrorResult,
+            ChangeKind::MovedResult,
+            ChangeKind::RenamedDuplicateId
+        ]
+    );
+    // A second result for one call is dropped, not filled.
+    let b = body(json!([
+        user_text("go"),
+        calls(&["a"]),
+        {"role": "user", "content": [result("a"), empty("a")]},
+    ]));
+    let (_, changes) = repaired_clean(&b);
+    let kinds: Vec<_> = changes.iter().map(|c| c.kind).collect();
+    assert_eq!(kinds, vec![ChangeKind::RemovedDuplicate]);
+}

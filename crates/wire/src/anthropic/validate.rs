@@ -3,7 +3,11 @@
 //! - every client `tool_use` id must be answered by a `tool_result` in the
 //!   next message, which must be a user message starting with the results;
 //! - every `tool_result` must answer a `tool_use` of the previous message;
-//! - `tool_use` ids (client and server) are unique in the whole request.
+//! - `tool_use` ids (client and server) are unique in the whole request;
+//! - a `tool_result` flagged `is_error: true` has something in it: else
+//!   "messages.N.content.J.tool_result: content cannot be empty if
+//!   `is_error` is true" (for `""` and `[]`, as the API's 400s quote it;
+//!   an absent or `null` content is taken as empty too).
 //!
 //! Server tools (`server_tool_use` and their `*_tool_result` blocks) are
 //! answered inside the same assistant message by Anthropic itself and are
@@ -41,6 +45,7 @@ pub(super) fn defects<'a, M: AsRef<Shape<'a>>>(msgs: &[M]) -> Vec<Defect> {
             check_answered(i, m, at(i + 1), &mut out);
         }
         check_results(i, m, i.checked_sub(1).and_then(at), &mut out);
+        check_empty_errors(i, m, &mut out);
     }
     out.sort_by_key(|d| d.message_index);
     out
@@ -97,6 +102,20 @@ fn check_answered(i: usize, m: &Shape<'_>, next: Option<&Shape<'_>>, out: &mut V
             message: format!(
                 "messages.{n}: Did not find {} `tool_result` block(s) at the beginning of this message. Messages following `tool_use` blocks must begin with a matching number of `tool_result` blocks.",
                 calls.len()
+            ),
+        });
+    }
+}
+
+/// The error results of message `i` with nothing in them.
+fn check_empty_errors(i: usize, m: &Shape<'_>, out: &mut Vec<Defect>) {
+    for (j, b) in m.blocks.iter().enumerate().filter(|(_, b)| b.empty_error) {
+        out.push(Defect {
+            kind: DefectKind::EmptyErrorResult,
+            message_index: i,
+            call_ids: vec![b.id.to_string()],
+            message: format!(
+                "messages.{i}.content.{j}.tool_result: content cannot be empty if `is_error` is true"
             ),
         });
     }

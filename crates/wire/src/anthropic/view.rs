@@ -44,7 +44,7 @@ use serde_json::value::RawValue;
 use toolwarden_core::Verdict;
 
 use super::{
-    layout::{Blk, Shape},
+    layout::{Blk, Shape, empty_content},
     model::{Block, BlockClass, FlatContent, Metadata, classify},
     validate::defects,
 };
@@ -220,10 +220,15 @@ impl<'a> Builder<'a> {
                 BlockClass::Result | BlockClass::ServerResult => block.tool_use_id.clone(),
                 BlockClass::Other => None,
             };
+            let empty_error = class == BlockClass::Result
+                && block.is_error == Some(true)
+                && empty_content(block.content.as_ref().map(|r| r.0));
             self.blocks.push(Blk {
                 class,
                 id: id.unwrap_or_default(),
                 id_raw: None,
+                empty_error,
+                content_raw: None,
             });
         }
         match class {

@@ -10,8 +10,20 @@ use super::super::{
 
 fn block(kind: u8, id: u8) -> Value {
     let id = format!("t{}", id % 4);
-    match kind % 6 {
+    match kind % 10 {
         0 => json!({"type": "tool_use", "id": id, "name": "f", "input": {}}),
+        // Error results, with and without anything in them.
+        6 => json!({"type": "tool_result", "tool_use_id": id, "is_error": true, "content": ""}),
+        7 if (kind / 10).is_multiple_of(2) => {
+            json!({"type": "tool_result", "tool_use_id": id, "is_error": true, "content": []})
+        }
+        7 => {
+            json!({"type": "tool_result", "tool_use_id": id, "is_error": true, "content": [{"type": "text", "text": "no"}]})
+        }
+        8 => json!({"type": "tool_result", "tool_use_id": id, "is_error": true, "content": null}),
+        9 => {
+            json!({"type": "tool_result", "tool_use_id": id, "is_error": (kind / 10).is_multiple_of(2)})
+        }
         1 => json!({"type": "tool_result", "tool_use_id": id, "content": "x\n\"y\""}),
         2 => json!({"type": "text", "text": "hi", "id": 5}),
         3 => json!({"type": "server_tool_use", "id": id, "name": "web_search", "input": {}}),
