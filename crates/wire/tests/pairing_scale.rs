@@ -118,6 +118,29 @@ fn anthropic_repair_of_repeated_ids_is_not_cubic() {
     assert_eq!(text.matches(&last).count(), 2);
 }
 
+/// Bedrock renames a `toolUse` id repeated in one message with its
+/// result: each repeat's name and result found without a search.
+#[test]
+fn bedrock_repair_of_repeated_ids_is_linear() {
+    let calls = joined(N_REPAIR, |_| {
+        r#"{"toolUse":{"toolUseId":"a","name":"f","input":{}}}"#.to_string()
+    });
+    let results = joined(N_REPAIR, |_| {
+        r#"{"toolResult":{"toolUseId":"a","content":[{"text":"ok"}]}}"#.to_string()
+    });
+    let body = format!(
+        r#"{{"messages":[{{"role":"user","content":[{{"text":"hi"}}]}},{{"role":"assistant","content":[{calls}]}},{{"role":"user","content":[{results}]}}]}}"#
+    );
+    let repaired = linear("Bedrock repair", N_REPAIR, &body, || {
+        repair(Dialect::BedrockConverse, body.as_bytes())
+    })
+    .unwrap();
+    assert_eq!(repaired.changes.len(), N_REPAIR - 1);
+    let text = String::from_utf8_lossy(&repaired.body);
+    let last = format!("\"a_dup{}\"", N_REPAIR - 1);
+    assert_eq!(text.matches(&last).count(), 2);
+}
+
 #[test]
 fn chat_repair_of_repeated_ids_is_not_cubic() {
     let body = chat(N_REPAIR, repeated);

@@ -2,12 +2,14 @@
 //! provider) rejects it with its own 400; through the gateway it is repaired,
 //! accepted, flagged with `x-toolwarden-repaired` and counted.
 
-use toolwarden_gateway::RepairMode;
+use serde_json::{Value, json};
+use toolwarden_gateway::{RepairMode, Upstream, cloud::aws::AwsCredentials};
 use toolwarden_mock_provider::{MockOptions, MockProvider};
 
 use super::{
+    cloud::{KEY_ID, SECRET, SESSION_TOKEN, aws_mock, client_signed},
     convo::{Convo, Kind},
-    support::{Harness, metric},
+    support::{Harness, metric, post},
 };
 
 /// A conversation where the model called a tool and the client moved on
@@ -174,4 +176,114 @@ async fn an_empty_error_result_is_reported_in_report_mode() {
         .map(|r| (r.defect.as_str(), r.count))
         .collect();
     assert_eq!(repairs, vec![("empty_error_result", 1)]);
+}
+
+/// A Bedrock harness signing for the client, in repair mode `mode`.
+async fn bedrock_in(mode: RepairMode) -> Harness {
+    Harness::with(aws_mock(), move |c| {
+        c.repair = mode;
+        c.cloud.bedrock = Some(Upstream::parse(&format!("{}/", c.upstreams.anthropic)).unwrap());
+        c.cloud.bedrock_region = Some("us-east-1".into());
+        c.cloud.aws_credentials = Some(AwsCredentials::new(
+            KEY_ID,
+            SECRET,
+            Some(SESSION_TOKEN.into()),
+            "test",
+        ));
+    })
+    .await
+}
+
+/// A Converse history whose assistant message repeats a `toolUse` id, each
+/// call answered: Bedrock refuses it ("The toolUse blocks at
+/// messages.1.content contain duplicate Ids: …", double16/Cyber-AutoAgent-ng#27).
+fn repeated_tool_use_id() -> Value {
+    let call =
+        |name: &str| json!({"toolUse": {"toolUseId": "tooluse_1", "name": name, "input": {}}});
+    let result =
+        |text: &str| json!({"toolResult": {"toolUseId": "tooluse_1", "content": [{"text": text}]}});
+    json!({
+        "messages": [
+            {"role": "user", "content": [{"text": "Book a flight"}]},
+            {"role": "assistant", "content": [call("lookup"), call("book")]},
+            {"role": "user", "content": [result("found"), result("booked")]},
+        ],
+        "toolConfig": {"tools": [
+            {"toolSpec": {"name": "lookup", "inputSchema": {"json": {"type": "object"}}}},
+            {"toolSpec": {"name": "book", "inputSchema": {"json": {"type": "object"}}}}]},
+    })
+}
+
+/// `report` forwards the body as it came and Bedrock refuses it; `fix`
+/// renames the repeat with its result, Bedrock takes it, and the repair
+/// is counted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_repeated_bedrock_tool_use_id_is_renamed_and_accepted() {
+    let body = repeated_tool_use_id();
+    let path = "/bedrock/model/amazon.nova-pro-v1%3A0/converse";
+
+    let mut h = bedrock_in(RepairMode::Report).await;
+    let r = post(
+        &h.client,
+        format!("{}{path}", h.gw()),
+        &client_signed(),
+        &body,
+    )
+    .await;
+    assert_eq!(r.status, 400, "{}", r.text());
+    assert_eq!(
+        r.json()["message"],
+        "The toolUse blocks at messages.1.content contain duplicate Ids: tooluse_1"
+    );
+    let stats = h.finish().await;
+    let reported: Vec<(&str, u64)> = stats
+        .repairs
+        .iter()
+        .map(|r| (r.defect.as_str(), r.count))
+        .collect();
+    assert_eq!(reported, vec![("duplicate_call_id", 2)]);
+
+    let mut h = bedrock_in(RepairMode::Fix).await;
+    let r = post(
+        &h.client,
+        format!("{}{path}", h.gw()),
+        &client_signed(),
+        &body,
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.header("x-toolwarden-repaired"), Some("1"));
+    let got = h.mock.take_received();
+    let sent: Value = serde_json::from_slice(&got[got.len() - 1].body).unwrap();
+    let ids = |m: usize, kind: &str| -> Vec<Value> {
+        sent["messages"][m]["content"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b[kind]["toolUseId"].clone())
+            .collect()
+    };
+    assert_eq!(
+        ids(1, "toolUse"),
+        [json!("tooluse_1"), json!("tooluse_1_dup1")]
+    );
+    assert_eq!(
+        ids(2, "toolResult"),
+        [json!("tooluse_1"), json!("tooluse_1_dup1")]
+    );
+    let labels = [
+        ("dialect", "bedrock-converse"),
+        ("defect", "duplicate_call_id"),
+    ];
+    let m = h
+        .metrics_when(|m| metric(m, "toolwarden_repairs_total", &labels) >= 1.0)
+        .await;
+    assert_eq!(metric(&m, "toolwarden_repairs_total", &labels), 1.0, "{m}");
+    let stats = h.finish().await;
+    let repaired: Vec<(&str, u64)> = stats
+        .repairs
+        .iter()
+        .map(|r| (r.defect.as_str(), r.count))
+        .collect();
+    assert_eq!(repaired, vec![("duplicate_call_id", 1)]);
 }

@@ -25,7 +25,15 @@
 //!   to satisfy constraint: Member must have length less than or equal to
 //!   64", in the form Bedrock gives a name over 64 (microsoft/mcp#842: "Value
 //!   '…' at 'toolConfig.tools.111.member.toolSpec.name' failed to satisfy
-//!   constraint: Member must have length less than or equal to 64").
+//!   constraint: Member must have length less than or equal to 64");
+//! - one message's `toolUse` blocks, or its `toolResult` blocks, repeating
+//!   an id, judged before the pairing (a second result for one call is
+//!   refused so, not as a count or an unanswered call,
+//!   BerriAI/litellm#20047): "The toolUse blocks at messages.N.content
+//!   contain duplicate Ids: ID" (double16/Cyber-AutoAgent-ng#27, from
+//!   ConverseStream), "The toolResult blocks at messages.N.content contain
+//!   duplicate Ids: ID" (BerriAI/litellm#20048); several repeated ids are
+//!   listed as the unanswered ones are.
 
 use std::collections::HashSet;
 
@@ -38,7 +46,7 @@ const MAX_TOOL_USE_ID_CHARS: usize = 64;
 
 pub(super) fn violation(body: &Value) -> Option<String> {
     let msgs = list(body, "messages");
-    if let Some(problem) = id_too_long(msgs) {
+    if let Some(problem) = id_too_long(msgs).or_else(|| repeated_ids(msgs)) {
         return Some(problem);
     }
     for (i, m) in msgs.iter().enumerate() {
@@ -107,6 +115,26 @@ fn id_too_long(msgs: &[Value]) -> Option<String> {
     })
 }
 
+/// The first message whose `toolUse` (or `toolResult`) blocks repeat an
+/// id, each repeated id once, in order.
+fn repeated_ids(msgs: &[Value]) -> Option<String> {
+    msgs.iter().enumerate().find_map(|(i, m)| {
+        ["toolUse", "toolResult"].into_iter().find_map(|kind| {
+            let (mut seen, mut listed) = (HashSet::new(), HashSet::new());
+            let repeated: Vec<&str> = ids(m, kind)
+                .into_iter()
+                .filter(|id| !seen.insert(*id) && listed.insert(*id))
+                .collect();
+            (!repeated.is_empty()).then(|| {
+                format!(
+                    "The {kind} blocks at messages.{i}.content contain duplicate Ids: {}",
+                    repeated.join(", ")
+                )
+            })
+        })
+    })
+}
+
 /// The `toolUseId` of each `kind` block (`toolUse`, `toolResult`), in order.
 fn ids<'a>(m: &'a Value, kind: &str) -> Vec<&'a str> {
     list(m, "content")
@@ -167,17 +195,45 @@ mod tests {
                 "Expected toolResult blocks at messages.2.content for the following Ids: tooluse_b"
             )
         );
-        // A wrong id or a repeated one leaves a call unanswered.
+        // A wrong id leaves a call unanswered.
         let wrong = check(json!([user(), calls(&["a"]), results(&["z"])]));
         assert_eq!(
             wrong.as_deref(),
             Some("Expected toolResult blocks at messages.2.content for the following Ids: a")
         );
+    }
+
+    #[test]
+    fn ids_repeated_in_one_message() {
+        // A repeated result is refused as such, before the pairing.
         let repeated = check(json!([user(), calls(&["a", "b"]), results(&["a", "a"])]));
         assert_eq!(
             repeated.as_deref(),
-            Some("Expected toolResult blocks at messages.2.content for the following Ids: b")
+            Some("The toolResult blocks at messages.2.content contain duplicate Ids: a")
         );
+        let more = check(json!([user(), calls(&["a"]), results(&["a", "a"])]));
+        assert_eq!(
+            more.as_deref(),
+            Some("The toolResult blocks at messages.2.content contain duplicate Ids: a")
+        );
+        let calls_twice = check(json!([
+            user(),
+            calls(&["b", "a", "b", "a", "a"]),
+            results(&["a", "b"])
+        ]));
+        assert_eq!(
+            calls_twice.as_deref(),
+            Some("The toolUse blocks at messages.1.content contain duplicate Ids: b, a")
+        );
+        // One id in two turns is not judged so.
+        let turns = check(json!([
+            user(),
+            calls(&["a"]),
+            results(&["a"]),
+            calls(&["a"]),
+            results(&["a"])
+        ]));
+        assert_eq!(turns, None);
     }
 
     #[test]

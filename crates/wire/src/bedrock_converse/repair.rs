@@ -1,6 +1,11 @@
 //! Byte-exact repair of a Converse body's call/result pairing.
 //!
-//! Each unanswered `toolUse` gets an error `toolResult` at the start of the
+//! A `toolUse` id an assistant message repeats (Bedrock refuses it: "The
+//! toolUse blocks at messages.N.content contain duplicate Ids: …") is
+//! renamed `{id}_dup{n}`, cut to Bedrock's 64 characters, and so is the
+//! `toolResult` of the next message that answered that occurrence (the
+//! k-th with the id answers the k-th call), as the other dialects' repairs
+//! rename them. Each unanswered `toolUse` gets an error `toolResult` at the start of the
 //! next user message (in a new user message when the next message is not
 //! one), with `status: "error"` when the client's own results carry a
 //! `status` (only some models take the field: Bedrock documents it for
@@ -14,7 +19,7 @@
 
 use std::borrow::Cow;
 
-use ahash::AHashSet;
+use ahash::{AHashMap, AHashSet};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
@@ -25,11 +30,11 @@ use super::{
 };
 use crate::{
     Change, ChangeKind, DefectKind, Repaired, WireError,
-    pairing::MISSING_RESULT_TEXT,
+    pairing::{FreshIds, MISSING_RESULT_TEXT},
     splice::{
         json_string, replace,
         span::{ArraySpan, Piece, array_span},
-        utf8,
+        span_in, utf8,
     },
 };
 
@@ -45,6 +50,24 @@ struct Msg<'a> {
     role: Cow<'a, str>,
     #[serde(borrow)]
     content: &'a RawValue,
+}
+
+/// The longest `toolUseId` Bedrock takes (the API reference: 1 to 64).
+const MAX_ID_LEN: usize = 64;
+
+/// A block's `toolUseId`, raw (for renaming in place).
+#[derive(Deserialize)]
+struct IdOf<'a> {
+    #[serde(borrow, default, rename = "toolUse")]
+    tool_use: Option<RawId<'a>>,
+    #[serde(borrow, default, rename = "toolResult")]
+    tool_result: Option<RawId<'a>>,
+}
+
+#[derive(Deserialize)]
+struct RawId<'a> {
+    #[serde(borrow, rename = "toolUseId")]
+    id: &'a RawValue,
 }
 
 /// One message, located: its content array and blocks.
@@ -80,13 +103,14 @@ pub(crate) fn repair(body: &[u8]) -> Result<Repaired<'_>, WireError> {
             shape,
         });
     }
+    let mut changes = Vec::new();
+    let renames = rename_repeats(&mut located, &mut changes);
     // Inserted results take `status` only if the client's do.
     let with_status = located
         .iter()
         .flat_map(|m| &m.blocks)
         .any(|b| b.tool_result.as_ref().is_some_and(|r| r.status.is_some()));
     let error_result = |id: &str| synthetic_result(id, with_status);
-    let mut changes = Vec::new();
     let mut msg_pieces: Vec<Piece> = Vec::new();
     for (i, m) in located.iter().enumerate() {
         let prev = i.checked_sub(1).map(|p| &located[p].shape);
@@ -113,12 +137,18 @@ pub(crate) fn repair(body: &[u8]) -> Result<Repaired<'_>, WireError> {
         }
         let mut answered: AHashSet<&str> = AHashSet::new();
         let mut changed = !owed.is_empty();
+        // Block `j` as it came, or renamed.
+        let block = |j: usize| match renames.get(&(i, j)) {
+            Some(renamed) => Piece::Edited(j, renamed.text.clone()),
+            None => Piece::Orig(j),
+        };
         for (j, b) in m.blocks.iter().enumerate() {
+            changed |= renames.contains_key(&(i, j));
             let Some(r) = &b.tool_result else {
-                rest.push(Piece::Orig(j));
+                rest.push(block(j));
                 continue;
             };
-            let id = &*r.id;
+            let id = renames.get(&(i, j)).map_or(&*r.id, |r| r.id.as_str());
             if !calls.contains(id) {
                 let content = read_result(r.content.map(RawValue::get), None, true, &|_| {
                     toolwarden_core::Verdict::NONE
@@ -147,7 +177,7 @@ pub(crate) fn repair(body: &[u8]) -> Result<Repaired<'_>, WireError> {
                 ));
                 changed = true;
             } else {
-                pieces.push(Piece::Orig(j));
+                pieces.push(block(j));
                 if !rest.is_empty() {
                     changes.push(change(
                         ChangeKind::MovedResult,
@@ -198,6 +228,102 @@ pub(crate) fn repair(body: &[u8]) -> Result<Repaired<'_>, WireError> {
         body: Cow::Owned(out.into_bytes()),
         changes,
     })
+}
+
+/// A block given a new `toolUseId`: the id and the block's new text.
+struct Renamed {
+    id: String,
+    text: String,
+}
+
+/// Give each `toolUse` id repeated within its assistant message a fresh
+/// one ([`FreshIds`]), and the same to the `toolResult` of the next
+/// message that answered that occurrence: the k-th call with an id is
+/// answered by the k-th result with it. The shapes take the new ids, so
+/// the pairing that follows sees distinct calls; `changes` gets one
+/// change per renamed call. Renamed blocks by (message, block).
+///
+/// Linear in the blocks: a client controls how many repeats a body holds.
+fn rename_repeats(
+    located: &mut [Located<'_>],
+    changes: &mut Vec<Change>,
+) -> AHashMap<(usize, usize), Renamed> {
+    let mut renames: AHashMap<(usize, usize), Renamed> = AHashMap::new();
+    // Calls first: a call's new name is fixed before its result's.
+    let mut planned: Vec<((usize, usize), String)> = Vec::new();
+    {
+        // Every id of the body is taken, a system tool's included.
+        let ids = located.iter().flat_map(|m| &m.blocks).filter_map(|b| {
+            let use_id = b.tool_use.as_ref().map(|u| &*u.id);
+            use_id.or(b.tool_result.as_ref().map(|r| &*r.id))
+        });
+        let mut fresh = FreshIds::new(MAX_ID_LEN, ids);
+        for (i, m) in located.iter().enumerate() {
+            if !m.shape.is_assistant() {
+                continue;
+            }
+            // Per id: how many calls so far in this message.
+            let mut count: AHashMap<&str, usize> = AHashMap::new();
+            // The next message's results by id, in block order (read once,
+            // when this message has a repeat).
+            let mut answers: Option<AHashMap<&str, Vec<usize>>> = None;
+            for (j, id) in m.shape.calls() {
+                let k = count.entry(id).or_insert(0);
+                *k += 1;
+                if *k == 1 {
+                    continue;
+                }
+                let new = fresh.next(id);
+                changes.push(change(
+                    ChangeKind::RenamedDuplicateId,
+                    DefectKind::DuplicateCallId,
+                    i,
+                    id,
+                    format!("duplicate toolUse id {id} renamed to {new}"),
+                ));
+                let next = located.get(i + 1).filter(|n| n.shape.is_user());
+                let answer = next.and_then(|n| {
+                    answers
+                        .get_or_insert_with(|| {
+                            let mut by_id: AHashMap<&str, Vec<usize>> = AHashMap::new();
+                            for (rj, rid) in n.shape.results() {
+                                by_id.entry(rid).or_default().push(rj);
+                            }
+                            by_id
+                        })
+                        .get(id)
+                        .and_then(|at| at.get(*k - 1))
+                        .copied()
+                });
+                if let Some(rj) = answer {
+                    planned.push(((i + 1, rj), new.clone()));
+                }
+                planned.push(((i, j), new));
+            }
+        }
+    }
+    for ((i, j), new) in planned {
+        let m = &mut located[i];
+        let raw = m.content.raws[j].get();
+        let Some(text) = renamed_block(raw, &new) else {
+            continue;
+        };
+        // The shape lists its blocks in order.
+        if let Ok(at) = m.shape.tools.binary_search_by_key(&j, |t| t.0) {
+            m.shape.tools[at].1 = Cow::Owned(new.clone());
+        }
+        renames.insert((i, j), Renamed { id: new, text });
+    }
+    renames
+}
+
+/// The block `raw` (a `toolUse` or a `toolResult`) with its `toolUseId`
+/// replaced by `new`, every other byte kept.
+fn renamed_block(raw: &str, new: &str) -> Option<String> {
+    let of: IdOf<'_> = serde_json::from_str(raw).ok()?;
+    let id = of.tool_use.or(of.tool_result)?.id;
+    let span = span_in(raw, id.get())?;
+    Some(replace(raw, span, &json_string(new)))
 }
 
 /// The distinct call ids of `calls` (an assistant message) that `next`

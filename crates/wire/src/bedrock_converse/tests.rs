@@ -621,3 +621,138 @@ fn rendered_results_read_back_with_their_verdicts() {
         .collect();
     assert_eq!(verdicts, [false, true]);
 }
+
+/// Bedrock refuses an assistant message repeating a `toolUse` id ("The
+/// toolUse blocks at messages.2.content contain duplicate Ids: …",
+/// double16/Cyber-AutoAgent-ng#27); one id in two turns is not refused so.
+#[test]
+fn a_tool_use_id_repeated_in_one_message_is_a_defect() {
+    let call = |id: &str| json!({"toolUse": {"toolUseId": id, "name": "f", "input": {}}});
+    let result = |id: &str| json!({"toolResult": {"toolUseId": id, "content": [{"text": "ok"}]}});
+    let body = json!({"messages": [
+        {"role": "user", "content": [{"text": "go"}]},
+        {"role": "assistant", "content": [call("b"), call("a"), call("b"), call("a"), call("a")]},
+        {"role": "user", "content": [result("b"), result("a"), result("b"), result("a"), result("a")]},
+    ]});
+    let bytes = serde_json::to_vec(&body).unwrap();
+    let found = validate(Dialect::BedrockConverse, &bytes).unwrap();
+    let repeated = found
+        .iter()
+        .find(|d| d.message.starts_with("The toolUse blocks"))
+        .unwrap_or_else(|| panic!("{found:?}"));
+    assert_eq!(repeated.kind, DefectKind::DuplicateCallId);
+    assert_eq!(repeated.message_index, 1);
+    assert_eq!(repeated.call_ids, ["b", "a"]);
+    assert_eq!(
+        repeated.message,
+        "The toolUse blocks at messages.1.content contain duplicate Ids: b, a"
+    );
+    // The gateway's one pass finds the same.
+    let inspected = crate::inspect(Dialect::BedrockConverse, &bytes);
+    assert_eq!(inspected.defects.unwrap(), found);
+    let turns = json!({"messages": [
+        {"role": "user", "content": [{"text": "go"}]},
+        {"role": "assistant", "content": [call("a")]},
+        {"role": "user", "content": [result("a")]},
+        {"role": "assistant", "content": [call("a")]},
+        {"role": "user", "content": [result("a")]},
+    ]});
+    let bytes = serde_json::to_vec(&turns).unwrap();
+    assert_eq!(validate(Dialect::BedrockConverse, &bytes).unwrap(), []);
+}
+
+/// The repair renames a repeated `toolUse` id `{id}_dup{n}`, with the
+/// result that answered that occurrence (the k-th result with the id for
+/// the k-th call), in place: every other byte is kept, the spacing of the
+/// arrays included.
+#[test]
+fn repair_renames_a_repeated_tool_use_id_with_its_result_in_place() {
+    let body = concat!(
+        "{\"messages\": [\n",
+        "  {\"role\":\"user\",\"content\":[{\"text\":\"go\"}]},\n",
+        "  {\"role\":\"assistant\",\"content\":[ {\"toolUse\": {\"toolUseId\": \"a\", \"name\":\"f\",\"input\":{\"n\": 1}}} ,\n",
+        "     {\"toolUse\":{\"input\":{\"n\":2},\"toolUseId\":\"a\",\"name\":\"f\"}},{\"toolUse\":{\"toolUseId\":\"b\",\"name\":\"f\",\"input\":{}}} ]},\n",
+        "  {\"role\":\"user\",\"content\":[{\"toolResult\":{\"toolUseId\":\"a\",\"content\":[{\"text\":\"one\"}],\"status\":\"success\"}},\n",
+        "     {\"toolResult\":{\"toolUseId\":\"b\",\"content\":[{\"text\":\"bee\"}]}} ,  {\"toolResult\": {\"content\":[{\"text\":\"two\"}], \"toolUseId\" : \"a\"}}, {\"text\":\"more\"}]}\n",
+        " ], \"x\": {\"keep\" : 1}}"
+    );
+    let r = repair(Dialect::BedrockConverse, body.as_bytes()).unwrap();
+    let out = std::str::from_utf8(&r.body).unwrap();
+    let want = body
+        .replace(
+            "{\"input\":{\"n\":2},\"toolUseId\":\"a\"",
+            "{\"input\":{\"n\":2},\"toolUseId\":\"a_dup1\"",
+        )
+        .replace("\"toolUseId\" : \"a\"}", "\"toolUseId\" : \"a_dup1\"}");
+    assert_eq!(out, want);
+    let changes: Vec<(ChangeKind, DefectKind, usize, Option<&str>)> = r
+        .changes
+        .iter()
+        .map(|c| (c.kind, c.defect, c.message_index, c.call_id.as_deref()))
+        .collect();
+    assert_eq!(
+        changes,
+        [(
+            ChangeKind::RenamedDuplicateId,
+            DefectKind::DuplicateCallId,
+            1,
+            Some("a")
+        )]
+    );
+    assert!(
+        validate(Dialect::BedrockConverse, &r.body)
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        !repair(Dialect::BedrockConverse, &r.body)
+            .unwrap()
+            .is_changed()
+    );
+}
+
+/// A repeat without its own result is renamed and answered with an error
+/// result; a name already in the body is skipped; an id near Bedrock's 64
+/// characters is cut before its suffix.
+#[test]
+fn a_renamed_repeat_is_answered_and_stays_within_64_characters() {
+    let call = |id: &str| json!({"toolUse": {"toolUseId": id, "name": "f", "input": {}}});
+    let result = |id: &str| json!({"toolResult": {"toolUseId": id, "content": [{"text": "ok"}]}});
+    let long = format!("tooluse_{}", "x".repeat(56));
+    let body = json!({"messages": [
+        {"role": "user", "content": [{"text": "go"}]},
+        {"role": "assistant", "content": [call("a_dup1")]},
+        {"role": "user", "content": [result("a_dup1")]},
+        {"role": "assistant", "content": [call("a"), call("a"), call(&long), call(&long)]},
+        {"role": "user", "content": [result("a"), result(&long), result(&long)]},
+    ]});
+    let bytes = serde_json::to_vec(&body).unwrap();
+    let r = repair(Dialect::BedrockConverse, &bytes).unwrap();
+    assert!(
+        validate(Dialect::BedrockConverse, &r.body)
+            .unwrap()
+            .is_empty()
+    );
+    let v: Value = serde_json::from_slice(&r.body).unwrap();
+    let ids = |m: usize, kind: &str| -> Vec<String> {
+        v["messages"][m]["content"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b[kind]["toolUseId"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let cut = format!("tooluse_{}_dup1", "x".repeat(51));
+    assert_eq!(cut.len(), 64);
+    assert_eq!(ids(3, "toolUse"), ["a", "a_dup2", &long, &cut]);
+    assert_eq!(ids(4, "toolResult"), ["a_dup2", "a", &long, &cut]);
+    let kinds: Vec<ChangeKind> = r.changes.iter().map(|c| c.kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            ChangeKind::RenamedDuplicateId,
+            ChangeKind::RenamedDuplicateId,
+            ChangeKind::InsertedResult
+        ]
+    );
+}

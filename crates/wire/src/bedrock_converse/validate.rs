@@ -15,7 +15,10 @@
 //! - the answering message must open with its `toolResult` blocks: Claude's
 //!   own text, which Bedrock passes on ("The model returned the following
 //!   errors: messages.N: Did not find K `tool_result` block(s) at the
-//!   beginning of this message. …").
+//!   beginning of this message. …");
+//! - an assistant message's `toolUse` ids are distinct: "The toolUse blocks
+//!   at messages.N.content contain duplicate Ids: …" (one id in two turns
+//!   is not refused so).
 
 use ahash::AHashSet;
 
@@ -39,11 +42,34 @@ pub(super) fn defects(msgs: &[Shape<'_>]) -> Vec<Defect> {
             check_results(i, m, &prev_calls, &mut out);
         }
         if m.is_assistant() {
+            check_repeated_calls(i, m, &mut out);
             check_answered(i, m, msgs.get(i + 1), &mut out);
         }
     }
     out.sort_by_key(|d| d.message_index);
     out
+}
+
+/// The `toolUse` ids assistant message `i` repeats, each once, in order.
+fn check_repeated_calls(i: usize, m: &Shape<'_>, out: &mut Vec<Defect>) {
+    let (mut seen, mut listed) = (AHashSet::new(), AHashSet::new());
+    let repeated: Vec<&str> = m
+        .calls()
+        .map(|(_, id)| id)
+        .filter(|&id| !seen.insert(id) && listed.insert(id))
+        .collect();
+    if repeated.is_empty() {
+        return;
+    }
+    out.push(Defect {
+        kind: DefectKind::DuplicateCallId,
+        message_index: i,
+        call_ids: repeated.iter().map(|s| s.to_string()).collect(),
+        message: format!(
+            "The toolUse blocks at messages.{i}.content contain duplicate Ids: {}",
+            repeated.join(", ")
+        ),
+    });
 }
 
 /// The calls of assistant message `i` against the message after it.

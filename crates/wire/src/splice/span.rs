@@ -24,6 +24,19 @@ pub(crate) enum Piece {
     Orig(usize),
     /// New JSON text.
     New(String),
+    /// The element at this index rewritten (an id renamed): new text,
+    /// with the whitespace around it kept as [`Piece::Orig`]'s would be.
+    Edited(usize, String),
+}
+
+impl Piece {
+    /// The index of the original element it stands for, if any.
+    fn orig(&self) -> Option<usize> {
+        match self {
+            Piece::Orig(i) | Piece::Edited(i, _) => Some(*i),
+            Piece::New(_) => None,
+        }
+    }
 }
 
 /// A JSON array located in its body.
@@ -90,14 +103,14 @@ impl ArraySpan<'_> {
         let mut prev: Option<&Piece> = None;
         for piece in pieces {
             if let Some(p) = prev {
-                match (p, piece) {
-                    (Piece::Orig(a), Piece::Orig(b)) if *b == a + 1 => out.push_str(gap(*a)),
+                match (p.orig(), piece.orig()) {
+                    (Some(a), Some(b)) if b == a + 1 => out.push_str(gap(a)),
                     _ => out.push_str(default_sep),
                 }
             }
             match piece {
                 Piece::Orig(i) => out.push_str(&body[self.elems[*i].clone()]),
-                Piece::New(s) => out.push_str(s),
+                Piece::New(s) | Piece::Edited(_, s) => out.push_str(s),
             }
             prev = Some(piece);
         }
