@@ -5,15 +5,15 @@
 //! renamed `{id}_dup{n}`, cut to Bedrock's 64 characters, and so is the
 //! `toolResult` of the next message that answered that occurrence (the
 //! k-th with the id answers the k-th call), as the other dialects' repairs
-//! rename them. Each unanswered `toolUse` gets an error `toolResult` at the start of the
-//! next user message (in a new user message when the next message is not
-//! one), with `status: "error"` when the client's own results carry a
-//! `status` (only some models take the field: Bedrock documents it for
-//! Amazon Nova and Anthropic Claude 3 and 4, and SDKs drop it for the
-//! others), else said in its text alone; a `toolResult` that answers no
-//! `toolUse` of the previous turn becomes a text block; a second result for
-//! the same call is dropped; the results open their message, its other
-//! blocks after them. Only the `content` arrays that change (and the
+//! rename them. Each unanswered `toolUse` gets an error `toolResult` at
+//! the start of the next user message (in a new user message when the
+//! next message is not one), with `status: "error"` when the client's own
+//! results carry a `status` (only some models take the field: Bedrock
+//! documents it for Amazon Nova and Anthropic Claude 3 and 4, and SDKs drop
+//! it for the others), else said in its text alone; a `toolResult` that
+//! answers no `toolUse` of the previous turn becomes a text block; a second
+//! result for the same call is dropped; the results open their message,
+//! its other blocks after them. Only the `content` arrays that change (and the
 //! `messages` array when a message is inserted) are rewritten: every other
 //! byte is copied.
 
@@ -249,7 +249,7 @@ fn rename_repeats(
     changes: &mut Vec<Change>,
 ) -> AHashMap<(usize, usize), Renamed> {
     let mut renames: AHashMap<(usize, usize), Renamed> = AHashMap::new();
-    // Calls first: a call's new name is fixed before its result's.
+    // Planned while the shapes are borrowed, applied to them after.
     let mut planned: Vec<((usize, usize), String)> = Vec::new();
     {
         // Every id of the body is taken, a system tool's included.
