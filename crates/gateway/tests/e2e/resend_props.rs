@@ -150,8 +150,13 @@ async fn run(kind: Kind, rounds: Vec<Round>) {
         convo.user("And the next one?");
     }
     let n = 2 * rounds.len() as u64;
+    // A response's calls are counted once its body has ended, which can
+    // come after the next request's results on a loaded machine.
     let m = h
-        .metrics_when(|m| metric(m, "toolwarden_tool_results_total", &[]) >= n as f64)
+        .metrics_when(|m| {
+            metric(m, "toolwarden_tool_results_total", &[]) >= n as f64
+                && metric(m, "toolwarden_tool_calls_total", &[]) >= n as f64
+        })
         .await;
     let read = |name: &str| metric(&m, name, &[]) as u64;
     assert_eq!(
