@@ -84,7 +84,8 @@ impl RawConfig {
     /// Read `TOOLWARDEN_*` variables from `(name, value)` pairs (pass
     /// `std::env::vars()`, or a map in tests). Other variables are ignored;
     /// malformed numbers are reported by [`RawConfig::validate`]. List
-    /// values are a JSON array or comma-separated.
+    /// values are a JSON array or comma-separated. An empty value (or
+    /// only spaces) is unset: the layer below gives the setting.
     pub fn from_env(vars: impl Iterator<Item = (String, String)>) -> RawConfig {
         let mut raw = RawConfig::default();
         // OpenTelemetry's standard variables, used where the `TOOLWARDEN_`
@@ -94,13 +95,17 @@ impl RawConfig {
         let (mut traces_endpoint, mut traces_headers, mut traces_protocol) = (None, None, None);
         let (mut otel_compression, mut traces_compression) = (None, None);
         for (name, value) in vars {
+            // Empty is unset, ours as OpenTelemetry's (its specification
+            // says so): `VAR=` in a shell or docker-compose, a `${VAR:-}`
+            // template, is how a variable is unset there, and it must not
+            // hide the file's value, or the general OTEL variable.
+            if (name.starts_with("TOOLWARDEN_") || name.starts_with("OTEL_"))
+                && value.trim().is_empty()
+            {
+                continue;
+            }
             let Some(key) = name.strip_prefix("TOOLWARDEN_") else {
                 // --- issue 19: OpenTelemetry's standard variables ---
-                // Empty is unset, as the specification says (a `${VAR:-}`
-                // template must not hide the general variable).
-                if name.starts_with("OTEL_") && value.trim().is_empty() {
-                    continue;
-                }
                 match name.as_str() {
                     "OTEL_EXPORTER_OTLP_ENDPOINT" => otel_endpoint = Some(value),
                     "OTEL_EXPORTER_OTLP_HEADERS" => otel_headers = Some(value),

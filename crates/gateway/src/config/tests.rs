@@ -83,6 +83,43 @@ fn env_reads_every_setting() {
     assert!(config.detector().is_ok());
 }
 
+/// An empty variable is unset, as shells and docker-compose write it
+/// (`TOOLWARDEN_JSONL=`, `${TOOLWARDEN_JSONL:-}`): every setting's, and
+/// the alert ones. `TOOLWARDEN_JSONL=` opened the path "",
+/// `TOOLWARDEN_WORKERS=` stopped the start, `TOOLWARDEN_ALERT_WEBHOOK=`
+/// hid the file's webhooks.
+#[test]
+fn an_empty_variable_is_unset() {
+    let alert_variables = super::alerts::ALERT_VARIABLES
+        .iter()
+        .map(|key| format!("TOOLWARDEN_{}", key.to_ascii_uppercase()));
+    let every: Vec<String> = SETTINGS
+        .iter()
+        .map(Setting::env_var)
+        .chain(alert_variables)
+        .collect();
+    for name in &every {
+        for empty in ["", " ", "\t"] {
+            let raw = env(&[(name, empty)]);
+            assert_eq!(raw, RawConfig::default(), "{name}={empty:?}");
+        }
+    }
+    // All at once, over a file: the file's values stay.
+    let file = RawConfig::from_toml_str(
+        "jsonl = \"/var/log/tw.jsonl\"\nupstream_ca = \"/etc/ca.pem\"\nworkers = 3\n\
+         [alerts]\nwebhooks = [\"https://hooks.example/x\"]\n",
+    )
+    .unwrap();
+    let all: Vec<(&str, &str)> = every.iter().map(|n| (n.as_str(), "")).collect();
+    let merged = file.clone().merge(env(&all));
+    assert_eq!(merged, file);
+    let config = env(&all).validate().unwrap();
+    assert!(config.jsonl.is_none());
+    assert!(config.upstream_roots.is_empty());
+    assert!(config.alerts.webhooks.is_empty());
+    assert!(config.warnings.is_empty(), "{:?}", config.warnings);
+}
+
 /// `lend_token` comes from the environment or the file, never a flag, and
 /// a short one is refused at start.
 #[test]
