@@ -269,6 +269,14 @@ impl OtlpConfig {
         headers: Option<&str>,
     ) -> Result<OtlpConfig, String> {
         let endpoint = endpoint.trim();
+        if let Some(host) = raw_userinfo_host(endpoint) {
+            // Not the URL: where its user info ends is what is unclear.
+            return Err(format!(
+                "otlp endpoint (…@{host}): an `@` after a `/`, `?` or `#`: a user name or \
+                 password holding one ends the host there, so percent-encode it (`/` as %2F, \
+                 `?` as %3F, `#` as %23; an `@` in the path as %40)"
+            ));
+        }
         // The value is named in the error (its password, if any, hidden).
         let shown = toolwarden_store::redact_url(endpoint);
         let origin: Uri = endpoint.parse().map_err(|_| {
@@ -403,6 +411,19 @@ impl OtlpConfig {
     }
 }
 
+/// The host and port after the last `@` of a URL whose `@` comes after
+/// its authority has ended (at the first `/`, `?` or `#`): what a user
+/// name or password holding one of those, not percent-encoded, looks
+/// like (`http://u:pa/ss@collector:4318`, which `http::Uri` reads as host
+/// `u`, port `pa` or a number, and a path). `None` for any other URL.
+fn raw_userinfo_host(url: &str) -> Option<&str> {
+    let (_, rest) = url.split_once("://")?;
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let at = authority_end + rest[authority_end..].rfind('@')?;
+    let after = &rest[at + 1..];
+    Some(&after[..after.find(['/', '?', '#']).unwrap_or(after.len())])
+}
+
 fn percent_decode(s: &str) -> String {
     percent_encoding::percent_decode_str(s)
         .decode_utf8_lossy()
@@ -424,6 +445,79 @@ mod tests {
         let ok =
             OtlpConfig::parse("http://c:4318", Some("Authorization=Basic%20cGs6c2s=")).unwrap();
         assert_eq!(ok.headers[0].1.as_bytes(), b"Basic cGs6c2s=");
+    }
+
+    /// A password (or user name) holding a raw `/`, `?` or `#` ends the
+    /// URL's authority there: `http://u:12/34@collector:4318` was taken
+    /// as host `u`, port 12, and exported there. Refused, saying to
+    /// percent-encode it, without the password; encoded, it is read.
+    #[test]
+    fn a_password_holding_a_slash_is_refused_without_it() {
+        for protocol in [OtlpProtocol::HttpProtobuf, OtlpProtocol::Grpc] {
+            for endpoint in [
+                "http://otel:98/76@collector:4318",
+                "http://otel:pw/zq@collector:4318",
+                "https://otel:pw?zq@collector:4318",
+                "http://otel:pw#zq@collector:4318",
+                "http://tok/zq@collector:4318",
+                "http://otel:98/76@collector:4318/v1/traces",
+            ] {
+                let e = OtlpConfig::parse_with(protocol, endpoint, EndpointKind::Base, None)
+                    .unwrap_err();
+                assert!(e.contains("percent-encode"), "{endpoint}: {e}");
+                assert!(e.contains("%2F"), "{endpoint}: {e}");
+                assert!(e.contains("collector:4318"), "{endpoint}: {e}");
+                for secret in ["76", "pw", "zq", "tok"] {
+                    assert!(!e.contains(secret), "{endpoint}: {e}");
+                }
+            }
+            let ok = OtlpConfig::parse_with(
+                protocol,
+                "http://otel:pw%2Fzq@collector:4318",
+                EndpointKind::Base,
+                None,
+            )
+            .unwrap();
+            assert_eq!(ok.traces_url.host(), Some("collector"));
+            assert_eq!(ok.traces_url.port_u16(), Some(4318));
+        }
+    }
+
+    proptest::proptest! {
+        /// Whatever a password holds, the endpoint is the collector's or
+        /// it is refused without the password; percent-encoded, it is
+        /// the collector's.
+        #[test]
+        fn an_endpoint_is_the_collector_or_refused(
+            user in "[a-z0-9/?#]{0,6}",
+            password in "[a-z0-9/?#@:%]{0,12}",
+            grpc: bool,
+        ) {
+            let protocol = if grpc { OtlpProtocol::Grpc } else { OtlpProtocol::HttpProtobuf };
+            let parse = |endpoint: &str| {
+                OtlpConfig::parse_with(protocol, endpoint, EndpointKind::Base, None)
+            };
+            let endpoint = format!("http://{user}:{password}@collector:4318");
+            match parse(&endpoint) {
+                Ok(c) => proptest::prop_assert_eq!(c.traces_url.host(), Some("collector")),
+                Err(e) => proptest::prop_assert!(
+                    password.len() < 4 || !e.contains(&password),
+                    "{}", e
+                ),
+            }
+            let encode = |s: &str| {
+                percent_encoding::utf8_percent_encode(s, percent_encoding::NON_ALPHANUMERIC)
+                    .to_string()
+            };
+            let encoded = parse(&format!(
+                "http://{}:{}@collector:4318",
+                encode(&user),
+                encode(&password)
+            ));
+            proptest::prop_assert!(encoded.is_ok(), "{:?}", encoded);
+            let encoded = encoded.unwrap();
+            proptest::prop_assert_eq!(encoded.traces_url.host(), Some("collector"));
+        }
     }
 
     /// The SDKs' sampler names; a ratio decides by trace id, the same
