@@ -63,7 +63,8 @@ enum Command {
     /// Print the shell lines that point Claude Code, Codex CLI and the
     /// OpenAI / Anthropic / Gemini SDKs at the gateway.
     Env {
-        /// The gateway's address [default: the configured one, else 127.0.0.1:8080].
+        /// The gateway's address [default: the configured one, else
+        /// 127.0.0.1:8080]; given, no config file or variable is read.
         #[arg(long, conflicts_with = "url")]
         listen: Option<String>,
         /// The gateway's URL as the agents' machine reaches it
@@ -71,7 +72,7 @@ enum Command {
         #[arg(long)]
         url: Option<String>,
         /// Read the listen address from this config file (as `serve --config`).
-        #[arg(long, conflicts_with = "url")]
+        #[arg(long, conflicts_with_all = ["url", "listen"])]
         config: Option<std::path::PathBuf>,
     },
     /// Show the tool calls, results, detected failures and pairing defects

@@ -357,8 +357,13 @@ fn check_and_repair_read_bedrock_converse_bodies() {
 fn a_variable_that_is_not_utf8_is_skipped_or_named() {
     use std::os::unix::ffi::OsStrExt;
     let bad = std::ffi::OsStr::from_bytes(b"\xff\xfe");
+    // `env` without `--listen` reads the variables (with it, none), in a
+    // folder without a `toolwarden.toml`.
+    let dir = tempfile::tempdir().unwrap();
     let out = bin()
-        .args(["env", "--listen", "9000"])
+        .current_dir(dir.path())
+        .arg("env")
+        .env("TOOLWARDEN_LISTEN", "9000")
         .env("SOME_OTHER_PROGRAM", bad)
         .output()
         .unwrap();
@@ -366,7 +371,9 @@ fn a_variable_that_is_not_utf8_is_skipped_or_named() {
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(String::from_utf8_lossy(&out.stdout).contains("9000"));
     let out = bin()
-        .args(["env", "--listen", "9000"])
+        .current_dir(dir.path())
+        .arg("env")
+        .env("TOOLWARDEN_LISTEN", "9000")
         .env("TOOLWARDEN_WORKERS", bad)
         .output()
         .unwrap();
@@ -731,6 +738,44 @@ fn stats_by_model_counts_every_pair() {
     let calls: Vec<&str> = row.split_whitespace().collect();
     assert_eq!(calls[1], pairs.to_string(), "{row}");
     assert!(text.contains("… and 5 more (model, tool) pairs"), "{text}");
+}
+
+/// `env --listen ADDR` needs nothing from the configuration: a
+/// `toolwarden.toml` in the working directory that does not parse (another
+/// program's, one half-written) made it fail, as did a bad `TOOLWARDEN_`
+/// variable. Without `--listen` the file is read, and its error named;
+/// `--config` with `--listen` is refused as `--config` with `--url` is.
+#[test]
+fn env_with_a_listen_address_reads_no_config() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("toolwarden.toml"), "listen = [\n").unwrap();
+    let env = |args: &[&str]| {
+        bin()
+            .current_dir(dir.path())
+            .env_remove("TOOLWARDEN_LISTEN")
+            .env("TOOLWARDEN_WORKERS", "many")
+            .arg("env")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = env(&["--listen", "9000"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("export ANTHROPIC_BASE_URL='http://127.0.0.1:9000'\n"),
+        "{stdout}"
+    );
+    let out = env(&[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("toolwarden.toml"), "{stderr}");
+    assert!(out.stdout.is_empty());
+    let out = env(&["--listen", "9000", "--config", "toolwarden.toml"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("cannot be used with"), "{stderr}");
 }
 
 /// `serve --listen 0` takes a free port at start, which `env` cannot know:

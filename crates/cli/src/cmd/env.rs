@@ -6,7 +6,8 @@ use super::{CmdError, Outcome};
 use crate::config;
 
 /// Print the lines for the gateway at `url` (as the agents reach it), else
-/// for the given or configured listen address, read as `serve` reads it
+/// for the given (`--listen`: no configuration read) or configured
+/// listen address, read as `serve` reads it
 /// ([`toolwarden_gateway::parse_listen`]: a bare port and `localhost:PORT`
 /// included; an unspecified address is written as loopback).
 pub fn run(
@@ -19,10 +20,15 @@ pub fn run(
         out!("{}", toolwarden_gateway::env_lines_for(&base));
         return Ok(Outcome::Ok);
     }
-    let raw = config::file_and_env(config_file)?;
-    let listen = listen
-        .or(raw.listen)
-        .unwrap_or_else(|| toolwarden_gateway::DEFAULT_LISTEN.to_string());
+    // Given, the address is all the lines need: the config file and the
+    // variables are not read (a `toolwarden.toml` of the working
+    // directory that does not parse cannot stop them).
+    let listen = match listen {
+        Some(listen) => listen,
+        None => config::file_and_env(config_file)?
+            .listen
+            .unwrap_or_else(|| toolwarden_gateway::DEFAULT_LISTEN.to_string()),
+    };
     let addr = toolwarden_gateway::parse_listen(&listen).map_err(CmdError)?;
     // Port 0 is a free port taken at start: lines naming it reach nothing.
     if addr.port() == 0 {
