@@ -778,6 +778,36 @@ fn env_with_a_listen_address_reads_no_config() {
     assert!(stderr.contains("cannot be used with"), "{stderr}");
 }
 
+/// `eval-detector` bounded each file (256 MiB) but not the files
+/// together: two files just under the bound were read whole, then copied
+/// into one body. Their sizes are now refused before anything is read
+/// (sparse files here: nothing is written to the disk).
+#[test]
+fn eval_detector_bounds_its_files_together() {
+    let dir = tempfile::tempdir().unwrap();
+    let files: Vec<_> = ["a.jsonl", "b.jsonl"]
+        .iter()
+        .map(|name| {
+            let path = dir.path().join(name);
+            let file = std::fs::File::create(&path).unwrap();
+            file.set_len(129 << 20).unwrap();
+            path
+        })
+        .collect();
+    let out = bin().arg("eval-detector").args(&files).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("reads at most 268435456 bytes of its files together"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("a.jsonl") && stderr.contains("b.jsonl"),
+        "{stderr}"
+    );
+    assert!(out.stdout.is_empty());
+}
+
 /// `serve --listen 0` takes a free port at start, which `env` cannot know:
 /// lines pointing every agent at `127.0.0.1:0` reach nothing, so `env`
 /// says so instead of printing them.

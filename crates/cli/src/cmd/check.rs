@@ -30,7 +30,7 @@ pub fn run(
     as_json: bool,
     config: Option<&Path>,
 ) -> Result<Outcome, CmdError> {
-    let body = input::read(file).map_err(CmdError)?;
+    let body = input::read(file)?;
     let dialect = resolve_dialect(dialect, &body, file)?;
     let detector = configured_detector(config)?;
     let view = toolwarden_wire::request_view(dialect, &body)

@@ -24,19 +24,50 @@ struct Inputs {
     starts: Vec<(String, usize)>,
 }
 
+/// The most `eval-detector` reads of its files together (256 MiB, as of
+/// one file, [`input::MAX_INPUT`]): they are evaluated as one body, and
+/// each was bounded while their total was not (`eval-detector *.jsonl`
+/// over a folder of large files held them all in memory, twice).
+pub const MAX_EVAL_INPUT: u64 = input::MAX_INPUT;
+
 /// Read every file, each ending with a newline so they concatenate as
-/// JSONL.
-fn read_all(files: &[PathBuf]) -> Result<Vec<Vec<u8>>, CmdError> {
-    files
+/// JSONL: at most `limit` bytes together, else an error saying so (before
+/// anything is read when the files' sizes say it; standard input is
+/// counted as it is read).
+fn read_all(files: &[PathBuf], limit: u64) -> Result<Vec<Vec<u8>>, CmdError> {
+    let over = |what: String| {
+        CmdError(format!(
+            "{what}: eval-detector reads at most {limit} bytes of its files together; \
+             evaluate fewer at a time"
+        ))
+    };
+    let sizes = files
         .iter()
-        .map(|f| {
-            let mut body = input::read(f).map_err(CmdError)?;
-            if body.last().is_some_and(|b| *b != b'\n') {
-                body.push(b'\n');
+        .filter(|f| f.as_os_str() != "-")
+        .filter_map(|f| std::fs::metadata(f).ok())
+        .filter(|m| m.is_file())
+        .fold(0u64, |sum, m| sum.saturating_add(m.len()));
+    // One file alone over the limit is named as `check` names it.
+    if files.len() > 1 && sizes > limit {
+        return Err(over(format!("{} hold {sizes} bytes", label(files))));
+    }
+    let mut left = limit;
+    let mut bodies = Vec::with_capacity(files.len());
+    for f in files {
+        let mut body = match input::read_within(f, left) {
+            Ok(body) => body,
+            Err(e) if e.kind() == input::InputErrorKind::TooLarge && left < limit => {
+                return Err(over(format!("{} and the files before it", f.display())));
             }
-            Ok(body)
-        })
-        .collect()
+            Err(e) => return Err(e.into()),
+        };
+        left -= body.len() as u64;
+        if body.last().is_some_and(|b| *b != b'\n') {
+            body.push(b'\n');
+        }
+        bodies.push(body);
+    }
+    Ok(bodies)
 }
 
 fn label(files: &[PathBuf]) -> String {
@@ -51,7 +82,7 @@ impl Inputs {
         let mut body = Vec::new();
         let mut starts = Vec::with_capacity(files.len());
         let mut line = 1;
-        for (file, text) in files.iter().zip(read_all(files)?) {
+        for (file, text) in files.iter().zip(read_all(files, MAX_EVAL_INPUT)?) {
             starts.push((file.display().to_string(), line));
             line += text.iter().filter(|b| **b == b'\n').count();
             body.extend_from_slice(&text);
@@ -175,7 +206,7 @@ pub fn run_leave_one_out(
     config: &DetectorConfig,
     as_json: bool,
 ) -> Result<Outcome, CmdError> {
-    let bodies = read_all(files)?;
+    let bodies = read_all(files, MAX_EVAL_INPUT)?;
     let detector = Detector::new(config)?;
     let held = holdout::leave_one_source_out(&bodies, &|_others| detector.clone())
         .map_err(|e| CmdError(format!("{}: {e}", label(files))))?;
@@ -211,4 +242,53 @@ pub fn run_leave_one_out(
 
 fn pct(v: Option<f64>) -> String {
     v.map_or_else(|| "-".to_string(), |v| format!("{v:.3}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The files together are bounded, not each alone: refused by their
+    /// sizes before any is read, or as they are read (a pipe has no size).
+    #[test]
+    fn the_files_together_are_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = |name: &str, bytes: usize| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, vec![b'x'; bytes]).unwrap();
+            path
+        };
+        let (a, b) = (file("a.jsonl", 60), file("b.jsonl", 50));
+        let read = read_all(&[a.clone(), b.clone()], 110).unwrap();
+        assert_eq!(
+            read.iter().map(Vec::len).sum::<usize>(),
+            112,
+            "each ends a line"
+        );
+        let e = read_all(&[a.clone(), b.clone()], 100).unwrap_err().0;
+        assert!(e.contains("hold 110 bytes"), "{e}");
+        assert!(e.contains("at most 100 bytes of its files together"), "{e}");
+        // One file alone over the limit is named as before.
+        let e = read_all(std::slice::from_ref(&a), 50).unwrap_err().0;
+        assert!(e.contains("a.jsonl: input too large"), "{e}");
+        #[cfg(unix)]
+        {
+            let fifo = dir.path().join("fifo.jsonl");
+            let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+            if !made.is_ok_and(|s| s.success()) {
+                return; // no mkfifo here
+            }
+            let writer = {
+                let fifo = fifo.clone();
+                std::thread::spawn(move || {
+                    // Fails once the reader has stopped: that is the point.
+                    let _ = std::fs::write(fifo, vec![b'y'; 50]);
+                })
+            };
+            let e = read_all(&[a, fifo], 100).unwrap_err().0;
+            assert!(e.contains("fifo.jsonl and the files before it"), "{e}");
+            assert!(e.contains("at most 100 bytes"), "{e}");
+            writer.join().unwrap();
+        }
+    }
 }

@@ -9,7 +9,7 @@ use crate::{input, terminal::shown};
 
 /// Run `repair` on one file.
 pub fn run(dialect: Option<Dialect>, file: &Path) -> Result<Outcome, CmdError> {
-    let body = input::read(file).map_err(CmdError)?;
+    let body = input::read(file)?;
     let dialect = resolve_dialect(dialect, &body, file)?;
     let repaired = toolwarden_wire::repair(dialect, &body)
         .map_err(|e| CmdError(format!("{}: {e}", file.display())))?;
