@@ -19,6 +19,7 @@ mod accepted;
 pub(crate) mod encode;
 mod grpc;
 pub(crate) mod spans;
+mod throttle;
 
 use std::{
     collections::VecDeque,
@@ -309,7 +310,7 @@ async fn export_loop(
     client: HttpClient,
     counters: Arc<OtlpCounters>,
 ) {
-    let mut failing = false;
+    let mut warned = Warned::default();
     let framing = encode::Framing::new(resource(&config.resource, &instance_id()));
     loop {
         tokio::select! {
@@ -338,14 +339,42 @@ async fn export_loop(
                     ),
                     _ => encode::request_body(&framing, &batch.framed, config.protocol),
                 });
-                failing = export(&client, &config, &counters, body, n, failing, closed).await;
-                failed_this_round = failing;
+                failed_this_round =
+                    export(&client, &config, &counters, body, n, &mut warned, closed).await;
             }
             let mut pending = queue.lock();
             pending.spans = pending.spans.saturating_sub(batch.spans);
         }
         if closed {
             break;
+        }
+    }
+    if let Some(held) = warned.rejections.take_held() {
+        let host = config.traces_url.host().unwrap_or("?");
+        tracing::warn!(
+            host,
+            batches = held.times,
+            rejected = held.count,
+            "OTLP collector rejected spans of more batches since the last warning; they are dropped"
+        );
+    }
+}
+
+/// What the export task remembers between batches to warn once, not per
+/// batch: whether export is failing (warned once per outage), and the
+/// collector's rejections of part of a batch (warned at most once per
+/// [`throttle::REJECTIONS_EVERY`]: a collector that rejects part of every
+/// batch, spans too old or over a limit, logged a line per second).
+struct Warned {
+    failing: bool,
+    rejections: throttle::Throttle,
+}
+
+impl Default for Warned {
+    fn default() -> Self {
+        Warned {
+            failing: false,
+            rejections: throttle::Throttle::new(throttle::REJECTIONS_EVERY),
         }
     }
 }
@@ -361,18 +390,20 @@ const RETRY_WAITS: [Duration; 2] = [Duration::from_secs(1), Duration::from_secs(
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(10);
 
 /// POSTs one batch of `n` spans (again after [`RETRY_WAITS`] when the
-/// failure is retryable, unless export is `failing` already or the gateway
+/// failure is retryable, unless export is failing already or the gateway
 /// is `closing`: its exports have 2 s) and counts it; says whether export
-/// is failing now (warned once per outage).
+/// is failing now (warned once per outage). The one place OTLP export
+/// warns, through `warned`.
 async fn export(
     client: &HttpClient,
     config: &OtlpConfig,
     counters: &OtlpCounters,
     body: Bytes,
     n: u64,
-    failing: bool,
+    warned: &mut Warned,
     closing: bool,
 ) -> bool {
+    let failing = warned.failing;
     let mut waits: &[Duration] = if failing || closing {
         &[]
     } else {
@@ -391,7 +422,7 @@ async fn export(
         }
     };
     counters.pending.fetch_sub(n, Ordering::Relaxed);
-    match posted {
+    warned.failing = match posted {
         Ok(accepted) => {
             // Spans the collector took and then rejected (`partial_success`)
             // are lost, not exported; the batch is not sent again.
@@ -401,7 +432,25 @@ async fn export(
             let host = config.traces_url.host().unwrap_or("?");
             let why = &accepted.message;
             if rejected > 0 {
-                tracing::warn!(host, rejected, spans = n, %why, "OTLP collector rejected spans of a batch; they are dropped");
+                match warned.rejections.note(std::time::Instant::now(), rejected) {
+                    Some(held) => tracing::warn!(
+                        host,
+                        rejected,
+                        spans = n,
+                        %why,
+                        held_back_batches = held.times,
+                        held_back_rejected = held.count,
+                        "OTLP collector rejected spans of a batch; they are dropped (warned at \
+                         most once a minute: held_back_* count those since the last warning)"
+                    ),
+                    None => tracing::debug!(
+                        host,
+                        rejected,
+                        spans = n,
+                        %why,
+                        "OTLP collector rejected spans of a batch; they are dropped"
+                    ),
+                }
             } else if !why.is_empty() {
                 tracing::debug!(host, %why, "OTLP collector accepted a batch with a warning");
             }
@@ -420,7 +469,8 @@ async fn export(
             }
             true
         }
-    }
+    };
+    warned.failing
 }
 
 /// Why a POST failed, and whether (and after how long, if the collector
@@ -612,11 +662,31 @@ mod tests {
             let addr = answering(answer.encode_to_vec()).await;
             let config = OtlpConfig::parse(&format!("http://{addr}"), None).unwrap();
             let counters = OtlpCounters::default();
-            counters.pending.store(5, Ordering::Relaxed);
-            let failing = export(&client, &config, &counters, Bytes::new(), 5, false, false).await;
-            assert!(!failing, "a partial success is no outage");
-            assert_eq!(counters.exported.load(Ordering::Relaxed), exported);
-            assert_eq!(counters.dropped.load(Ordering::Relaxed), dropped);
+            counters.pending.store(10, Ordering::Relaxed);
+            let mut warned = Warned::default();
+            for _ in 0..2 {
+                let failing = export(
+                    &client,
+                    &config,
+                    &counters,
+                    Bytes::new(),
+                    5,
+                    &mut warned,
+                    false,
+                )
+                .await;
+                assert!(!failing, "a partial success is no outage");
+            }
+            // The second batch's rejections are held back from the log,
+            // and counted there.
+            let held = warned.rejections.take_held();
+            let want = (rejected > 0).then_some(throttle::Held {
+                times: 1,
+                count: dropped,
+            });
+            assert_eq!(held, want, "{rejected}");
+            assert_eq!(counters.exported.load(Ordering::Relaxed), 2 * exported);
+            assert_eq!(counters.dropped.load(Ordering::Relaxed), 2 * dropped);
             assert_eq!(counters.pending.load(Ordering::Relaxed), 0);
         }
     }
