@@ -401,6 +401,70 @@ fn a_credential_is_not_taken_as_a_flag() {
     assert!(!help.contains("--admin-token"), "{help}");
 }
 
+/// `--alert-webhook` takes a URL that is often a secret (Slack's): kept
+/// for compatibility, its help says a flag shows in `ps` and names the
+/// variable and the file instead; the URL is never printed (the banner
+/// counts webhooks, a bad one is named by its number, the logs name a
+/// webhook's host at most), at debug too.
+#[test]
+fn a_webhook_url_is_never_printed() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}", dir.path().join("t.db").display());
+    let hook = "https://hooks.slack.com/services/T0SECRET/B0SECRET/xoxSECRET";
+    let served = start_recording(
+        &["--database", &db, "--listen", "127.0.0.1:0"],
+        &[("RUST_LOG", "debug"), ("TOOLWARDEN_ALERT_WEBHOOK", hook)],
+    );
+    let mut lines = served.started.clone();
+    while let Ok(line) = served.lines.recv_timeout(Duration::from_millis(500)) {
+        lines.push(line);
+    }
+    drop(served);
+    let text = lines.join("\n");
+    assert!(text.contains("alerts on, 1 webhook"), "{text}");
+    assert!(!text.contains("SECRET"), "{text}");
+    let served = start_recording(
+        &[
+            "--database",
+            &db,
+            "--listen",
+            "127.0.0.1:0",
+            "--alert-webhook",
+            hook,
+        ],
+        &[("RUST_LOG", "debug")],
+    );
+    let text = served.started.join("\n");
+    assert!(!text.contains("SECRET"), "{text}");
+    drop(served);
+    for bad in [
+        "ftp://hooks.slack.com/services/T0SECRET",
+        "https://user:pwSECRET@/services/T0SECRET",
+        "hooks.slack.com/services/T0SECRET",
+        "https://hooks.slack.com/services/T0 SECRET",
+    ] {
+        let out = bin()
+            .args(["serve", "--database", "none", "--alert-webhook", bad])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{bad}: {stderr}");
+        assert!(stderr.contains("alert webhook #1"), "{bad}: {stderr}");
+        assert!(!stderr.contains("SECRET"), "{bad}: {stderr}");
+    }
+    let help = bin().args(["serve", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    let flag = help
+        .split("--alert-webhook")
+        .nth(1)
+        .and_then(|after| after.split("\n      --").next())
+        .unwrap_or_default();
+    assert!(
+        flag.contains("`ps`") && flag.contains("TOOLWARDEN_ALERT_WEBHOOK"),
+        "{help}"
+    );
+}
+
 /// A `RUST_LOG` that is not a filter was ignored without a word (the
 /// gateway logging at its default while the operator waited for debug
 /// lines): it is now named in a warning. An empty one is unset (it hid

@@ -43,7 +43,10 @@ fn transitions(text: &str) -> Result<usize, String> {
 #[derive(Debug, Default, Args)]
 #[command(next_help_heading = "Alerts")]
 pub struct AlertFlags {
-    /// POST each alert transition to this URL; repeatable.
+    /// POST each alert transition to this URL; repeatable. A flag's value
+    /// shows in every process list (`ps`): a URL that is a secret
+    /// (Slack's) is better in TOOLWARDEN_ALERT_WEBHOOK or the config file's
+    /// `[alerts] webhooks`. Never printed (the banner counts webhooks).
     #[arg(long = "alert-webhook", value_name = "URL")]
     pub alert_webhook: Vec<String>,
     /// Webhook payload: alertmanager (default) or slack.
