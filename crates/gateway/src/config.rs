@@ -292,6 +292,7 @@ pub(crate) mod otlp;
 mod read;
 mod sanity;
 mod settings;
+mod userinfo;
 mod validate;
 
 #[cfg(test)]

@@ -321,6 +321,9 @@ impl RawAlerts {
 
 /// An http(s) URL with a host (the error names neither path nor query).
 fn webhook_uri(url: &str) -> Result<Uri, String> {
+    if let Some(problem) = super::userinfo::raw_userinfo(url.trim()) {
+        return Err(problem.into());
+    }
     let uri: Uri = url
         .trim()
         .parse()
@@ -379,6 +382,34 @@ impl AlertFormat {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A webhook's password holding a raw `/` (`?`, `#`) ended its host
+    /// there: `https://hook:98/76@receiver/x` was posted to host `hook`,
+    /// port 98. Refused by number, saying to percent-encode, without the
+    /// URL; encoded, the receiver's.
+    #[test]
+    fn a_webhook_password_holding_a_slash_is_refused() {
+        for url in [
+            "https://hook:98/76@receiver.example/x",
+            "https://hook:pw/zq@receiver.example/x",
+            "https://tok/zq@receiver.example",
+            // A secret path's own `@`: nothing after it is shown either.
+            "https://hooks.example/services/T0/pw@zq",
+        ] {
+            let raw = RawAlerts {
+                webhooks: Some(vec![url.into()]),
+                ..RawAlerts::default()
+            };
+            let e = raw.validated().unwrap_err();
+            assert!(e.contains("alert webhook #1"), "{url}: {e}");
+            assert!(e.contains("percent-encode"), "{url}: {e}");
+            for secret in ["76", "pw", "zq", "tok"] {
+                assert!(!e.contains(secret), "{url}: {e}");
+            }
+        }
+        let uri = webhook_uri("https://hook:pw%2Fzq@receiver.example/x").unwrap();
+        assert_eq!(uri.host(), Some("receiver.example"));
+    }
 
     #[test]
     fn defaults_are_the_issues() {

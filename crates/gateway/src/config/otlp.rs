@@ -269,13 +269,9 @@ impl OtlpConfig {
         headers: Option<&str>,
     ) -> Result<OtlpConfig, String> {
         let endpoint = endpoint.trim();
-        if let Some(host) = raw_userinfo_host(endpoint) {
+        if let Some(problem) = super::userinfo::raw_userinfo(endpoint) {
             // Not the URL: where its user info ends is what is unclear.
-            return Err(format!(
-                "otlp endpoint (…@{host}): an `@` after a `/`, `?` or `#`: a user name or \
-                 password holding one ends the host there, so percent-encode it (`/` as %2F, \
-                 `?` as %3F, `#` as %23; an `@` in the path as %40)"
-            ));
+            return Err(format!("otlp endpoint: {problem}"));
         }
         // The value is named in the error (its password, if any, hidden).
         let shown = toolwarden_store::redact_url(endpoint);
@@ -411,19 +407,6 @@ impl OtlpConfig {
     }
 }
 
-/// The host and port after the last `@` of a URL whose `@` comes after
-/// its authority has ended (at the first `/`, `?` or `#`): what a user
-/// name or password holding one of those, not percent-encoded, looks
-/// like (`http://u:pa/ss@collector:4318`, which `http::Uri` reads as host
-/// `u`, port `pa` or a number, and a path). `None` for any other URL.
-fn raw_userinfo_host(url: &str) -> Option<&str> {
-    let (_, rest) = url.split_once("://")?;
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let at = authority_end + rest[authority_end..].rfind('@')?;
-    let after = &rest[at + 1..];
-    Some(&after[..after.find(['/', '?', '#']).unwrap_or(after.len())])
-}
-
 fn percent_decode(s: &str) -> String {
     percent_encoding::percent_decode_str(s)
         .decode_utf8_lossy()
@@ -466,8 +449,7 @@ mod tests {
                     .unwrap_err();
                 assert!(e.contains("percent-encode"), "{endpoint}: {e}");
                 assert!(e.contains("%2F"), "{endpoint}: {e}");
-                assert!(e.contains("collector:4318"), "{endpoint}: {e}");
-                for secret in ["76", "pw", "zq", "tok"] {
+                for secret in ["76", "pw", "zq", "tok", "collector"] {
                     assert!(!e.contains(secret), "{endpoint}: {e}");
                 }
             }
