@@ -157,7 +157,7 @@ pub(super) async fn run(
             repaired: changes,
             close: closing_now(),
         };
-        match head::parse_response(&ubuf, extras) {
+        let refused = match head::parse_response(&ubuf, extras) {
             // A request cut short by its answer: that connection is done.
             ResponseParse::Head(mut response, client_head) => {
                 response.close |= cut_short;
@@ -167,32 +167,19 @@ pub(super) async fn run(
                 ubuf.advance(len);
                 continue;
             }
-            ResponseParse::Invalid(detail) => {
-                let err = ProxyError::new(ProxyErrorKind::BadResponse, upstream.host(), detail);
-                return fail(
-                    cx.client,
-                    observation,
-                    provider,
-                    &err,
-                    closing_now(),
-                    write_limit,
-                )
-                .await;
-            }
-            ResponseParse::Unrelayed(coding) => {
-                let err =
-                    pipeline::headers::unrelayed_transfer_coding_error(upstream.host(), &coding);
-                return fail(
-                    cx.client,
-                    observation,
-                    provider,
-                    &err,
-                    closing_now(),
-                    write_limit,
-                )
-                .await;
-            }
-            ResponseParse::Partial => {}
+            ResponseParse::Invalid(detail) => Some(ProxyError::new(
+                ProxyErrorKind::BadResponse,
+                upstream.host(),
+                detail,
+            )),
+            ResponseParse::Unrelayed(coding) => Some(
+                pipeline::headers::unrelayed_transfer_coding_error(upstream.host(), &coding),
+            ),
+            ResponseParse::Partial => None,
+        };
+        if let Some(err) = refused {
+            let closing = closing_now();
+            return fail(cx.client, observation, provider, &err, closing, write_limit).await;
         }
         ubuf.reserve(READ_CHUNK);
         let watch_client = cx.pipelined.len() < MAX_PIPELINED;
