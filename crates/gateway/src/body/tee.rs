@@ -2,10 +2,12 @@
 //! the upstream yields it (no buffering) and, by reference, to the
 //! [`Observation`]. The proxy may have taken the first frame already
 //! (`proxy::first_frame`), so that the response head and the first bytes
-//! leave in one write; it is passed on first. When the upstream breaks midway the dialect's error
-//! event is appended (if the response has no fixed length), after the end
-//! of the event the break cut ([`SseTail`]), and the stream ends. Dropping a `TeeBody` — the client went away — drops the upstream
-//! body, which closes that upstream connection and so cancels the request.
+//! leave in one write; it is passed on first. When the upstream breaks
+//! midway the dialect's error event is appended (if the response has no
+//! fixed length), after the end of the event the break cut ([`SseTail`]),
+//! and the stream ends. Dropping a `TeeBody` — the client went away —
+//! drops the upstream body, which closes that upstream connection and so
+//! cancels the request.
 
 use std::{
     pin::Pin,

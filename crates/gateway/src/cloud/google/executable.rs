@@ -225,14 +225,19 @@ impl Executable {
         let text = tokio::fs::read(path).await.ok()?;
         let response: Response = serde_json::from_slice(&text).ok()?;
         response.expiration_time?;
-        token_of(&text, now).ok()
+        token_in(response, now).ok()
     }
 }
 
-/// The subject token of a response, or why there is none.
+/// The subject token of a response's text, or why there is none.
 fn token_of(text: &[u8], now: SystemTime) -> Result<String, String> {
     let response: Response =
         serde_json::from_slice(text).map_err(|e| format!("its response is not JSON: {e}"))?;
+    token_in(response, now)
+}
+
+/// The subject token of a response, or why there is none.
+fn token_in(response: Response, now: SystemTime) -> Result<String, String> {
     match response.version {
         None => return Err("its response has no version".to_string()),
         Some(v) if v > MAX_VERSION => return Err(format!("its response's version {v} is unknown")),
