@@ -4,7 +4,7 @@
 //! answered without running the tool.
 
 use std::{
-    collections::HashMap,
+    collections::{BTreeMap, HashMap},
     hash::{DefaultHasher, Hash, Hasher},
     sync::{
         Mutex,
@@ -17,7 +17,9 @@ use serde_json::Value;
 use super::PolicyError;
 
 /// Loop guard settings. Default: 3 identical failures, at most 1,024
-/// distinct failing calls remembered per run.
+/// distinct failing calls remembered per run. When that many are
+/// remembered, a new failing call is still counted: the call seen least
+/// recently (failed, or refused by the guard) is forgotten to make room.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LoopGuardConfig {
     max_identical_failures: u32,
@@ -29,7 +31,19 @@ pub struct LoopGuardConfig {
 pub(crate) struct LoopGuard {
     config: LoopGuardConfig,
     len: AtomicUsize,
-    failures: Mutex<HashMap<u64, u32>>,
+    failures: Mutex<Failures>,
+}
+
+/// The remembered failing calls, at most the capacity of them, and the
+/// order they were last seen in (the least recent is forgotten first).
+#[derive(Debug, Default)]
+struct Failures {
+    /// Per key: its failures and when it was last seen.
+    counts: HashMap<u64, (u32, u64)>,
+    /// Keys by when they were last seen (a tick, unique per sighting).
+    by_recency: BTreeMap<u64, u64>,
+    /// The last tick given.
+    tick: u64,
 }
 
 /// The tags of the canonical form: each value says what it is, so no two
@@ -114,7 +128,7 @@ impl LoopGuard {
         LoopGuard {
             config,
             len: AtomicUsize::new(0),
-            failures: Mutex::new(HashMap::new()),
+            failures: Mutex::new(Failures::default()),
         }
     }
 
@@ -142,7 +156,7 @@ impl LoopGuard {
         h.finish()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, u32>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Failures> {
         self.failures.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -151,30 +165,78 @@ impl LoopGuard {
         self.len.load(Ordering::Relaxed) == 0
     }
 
-    /// How often this call already failed, when that reaches the limit.
+    /// How often this call already failed, when that reaches the limit
+    /// (a refusal is a sighting: the call stays remembered).
     pub(crate) fn blocked(&self, key: u64) -> Option<u32> {
-        let n = *self.lock().get(&key)?;
-        (n >= self.config.max_identical_failures).then_some(n)
+        let mut failures = self.lock();
+        let n = failures.counts.get(&key)?.0;
+        if n < self.config.max_identical_failures {
+            return None;
+        }
+        failures.touch(key);
+        Some(n)
     }
 
-    /// Count a failure; returns the new count.
+    /// Count a failure; returns the new count. A call not remembered yet
+    /// when the capacity is reached makes the least recently seen one
+    /// forgotten.
     pub(crate) fn record_failure(&self, key: u64) -> u32 {
-        let mut map = self.lock();
-        if map.len() >= self.config.capacity && !map.contains_key(&key) {
-            return 1;
+        let mut failures = self.lock();
+        if !failures.counts.contains_key(&key) && failures.counts.len() >= self.config.capacity {
+            failures.forget_least_recent();
         }
-        let n = map.entry(key).or_insert(0);
-        *n += 1;
-        let n = *n;
-        self.len.store(map.len(), Ordering::Relaxed);
+        let n = failures.count(key);
+        self.len.store(failures.counts.len(), Ordering::Relaxed);
         n
     }
 
     /// Forget a call that succeeded.
     pub(crate) fn record_success(&self, key: u64) {
-        let mut map = self.lock();
-        map.remove(&key);
-        self.len.store(map.len(), Ordering::Relaxed);
+        let mut failures = self.lock();
+        failures.forget(key);
+        self.len.store(failures.counts.len(), Ordering::Relaxed);
+    }
+}
+
+// === impl Failures ===
+
+impl Failures {
+    /// Count a failure of `key`, seen now; returns its count.
+    fn count(&mut self, key: u64) -> u32 {
+        self.counts.entry(key).or_insert((0, 0)).0 += 1;
+        self.touch(key)
+    }
+
+    /// `key` (remembered) is seen now; returns its count.
+    fn touch(&mut self, key: u64) -> u32 {
+        let tick = self.next_tick();
+        let Some((n, seen)) = self.counts.get_mut(&key) else {
+            return 0;
+        };
+        // A new key's `seen` is 0, no sighting's tick.
+        let before = std::mem::replace(seen, tick);
+        let n = *n;
+        self.by_recency.remove(&before);
+        self.by_recency.insert(tick, key);
+        n
+    }
+
+    /// A tick later than any before it; the first is 1.
+    fn next_tick(&mut self) -> u64 {
+        self.tick += 1;
+        self.tick
+    }
+
+    fn forget(&mut self, key: u64) {
+        if let Some((_, seen)) = self.counts.remove(&key) {
+            self.by_recency.remove(&seen);
+        }
+    }
+
+    fn forget_least_recent(&mut self) {
+        if let Some((_, key)) = self.by_recency.pop_first() {
+            self.counts.remove(&key);
+        }
     }
 }
 
@@ -210,8 +272,53 @@ mod tests {
         for i in 0..100u64 {
             g.record_failure(i);
         }
-        assert_eq!(g.lock().len(), 4);
+        let failures = g.lock();
+        assert_eq!(failures.counts.len(), 4);
+        assert_eq!(failures.by_recency.len(), 4);
+        drop(failures);
         assert!(LoopGuardConfig::try_new(0, 1).is_err());
+    }
+
+    /// Regression: once `capacity` distinct calls had failed, a new
+    /// failing call was not remembered (its every failure was its first),
+    /// so a long run's new repeated failure was never stopped. The least
+    /// recently seen call is forgotten instead.
+    #[test]
+    fn a_full_guard_still_counts_new_calls() {
+        let g = LoopGuard::new(LoopGuardConfig::try_new(3, 4).unwrap());
+        for i in 0..100u64 {
+            g.record_failure(i);
+        }
+        let late = 1_000;
+        assert_eq!(g.record_failure(late), 1);
+        assert_eq!(g.record_failure(late), 2);
+        assert_eq!(g.record_failure(late), 3);
+        assert_eq!(g.blocked(late), Some(3));
+        assert_eq!(g.lock().counts.len(), 4);
+    }
+
+    #[test]
+    fn the_least_recently_seen_call_is_forgotten_first() {
+        let g = LoopGuard::new(LoopGuardConfig::try_new(2, 3).unwrap());
+        let (blocked, failing, old) = (1u64, 2u64, 3u64);
+        g.record_failure(blocked);
+        g.record_failure(blocked);
+        g.record_failure(old);
+        g.record_failure(failing);
+        // Refused again: seen, so kept over `old`.
+        assert_eq!(g.blocked(blocked), Some(2));
+        g.record_failure(10);
+        assert_eq!(g.blocked(blocked), Some(2));
+        assert_eq!(g.record_failure(old), 1, "the least recent was forgotten");
+        // `failing` was least recent then: forgotten for `old`.
+        assert_eq!(g.record_failure(failing), 1);
+        assert_eq!(g.blocked(blocked), Some(2));
+        // A success forgets its call, making room without evicting.
+        g.record_success(blocked);
+        assert_eq!(g.blocked(blocked), None);
+        let failures = g.lock();
+        assert_eq!(failures.counts.len(), failures.by_recency.len());
+        assert!(failures.counts.len() <= 3);
     }
 
     /// A JSON value, its objects' keys drawn from few names (so that
