@@ -19,6 +19,8 @@
 use toolwarden_core::{ErrorKind, ToolCall, ToolFailure, ToolOutcome};
 use toolwarden_wire::{Dialect, ResponseView, StopCut};
 
+use crate::text::for_log;
+
 /// The code of a call the token limit cut.
 pub(crate) const CUT_BY_TOKEN_LIMIT: &str = "cut_by_token_limit";
 
@@ -65,9 +67,9 @@ pub(super) fn stop_text(response: &ResponseView) -> String {
 pub(super) fn unrun_outcome(cut: StopCut, stop: &str, call: &ToolCall) -> ToolOutcome {
     let (kind, code, model_message, technical) = texts(cut);
     tracing::warn!(
-        tool = %call.name,
-        call_id = %call.id,
-        stop,
+        tool = %for_log(&call.name),
+        call_id = %for_log(&call.id),
+        stop = %for_log(stop),
         cut = cut.as_str(),
         "{technical}: answered, not run"
     );
@@ -127,5 +129,38 @@ fn texts(cut: StopCut) -> (ErrorKind, &'static str, &'static str, &'static str) 
             "The provider stopped your turn before you finished it, so none of its tool calls was run.",
             "the provider stopped the turn early",
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::executor::tests::Capture;
+
+    /// Regression: the warning of a call a cut left unrun logged the tool
+    /// name and call id as the model wrote them, whole: a name of
+    /// megabytes was a log line of megabytes, and a newline in it forged
+    /// a line of its own. They are clipped and escaped as the executor's
+    /// other log lines are.
+    #[test]
+    fn the_cut_warning_clips_and_escapes_the_callers_text() {
+        let (cap, _g) = Capture::install();
+        let name = format!("w\nINFO forged\u{1b}[2J{}", "x".repeat(100_000));
+        let call = ToolCall {
+            id: format!("id\r{}", "7".repeat(100_000)),
+            name,
+            arguments: "{}".into(),
+        };
+        let outcome = unrun_outcome(StopCut::TokenLimit, "length\n", &call);
+        assert_eq!(outcome.tool, call.name, "the outcome keeps the name");
+        let ev = cap.find(
+            "the model's output stopped at its token limit while writing this call: answered, not run",
+        );
+        let tool = &ev.fields["tool"];
+        assert!(tool.starts_with("w\\nINFO forged\\u{1b}[2Jxxx"), "{tool}");
+        for (field, text) in &ev.fields {
+            assert!(text.len() < 300, "{field}: {} bytes", text.len());
+            assert!(!text.chars().any(char::is_control), "{field}: {text:?}");
+        }
     }
 }

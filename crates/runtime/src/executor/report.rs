@@ -11,6 +11,7 @@ use crate::{
     errors::{TextContext, model_message, name_the_resource},
     health,
     registry::Entry,
+    text::for_log,
 };
 
 const REPEATED: &str = "repeated_failure";
@@ -65,7 +66,7 @@ impl Executor {
             retryable: false,
             fatal: false,
         };
-        tracing::warn!(tool = %super::clip(&call.name, 200), call_id = %call.id, "tool call stopped at the run's deadline");
+        tracing::warn!(tool = %for_log(&call.name), call_id = %for_log(&call.id), "tool call stopped at the run's deadline");
         let fallback = progress.fallback.get();
         let attempts = progress.tool.attempts.load(Relaxed);
         let fallback_attempts = progress.at_fallback.attempts.load(Relaxed);
@@ -144,8 +145,8 @@ impl Executor {
             fatal: false,
         };
         tracing::warn!(
-            tool = %super::clip(&call.name, 200),
-            call_id = %call.id,
+            tool = %for_log(&call.name),
+            call_id = %for_log(&call.id),
             reason = "unknown tool",
             "tool not available"
         );

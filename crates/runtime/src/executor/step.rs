@@ -358,7 +358,7 @@ impl Executor {
         let messages = toolwarden_wire::render_answers(dialect, &response, &outcomes);
         let fatal = outcomes.iter().find_map(FatalError::from_outcome);
         if let Some(f) = &fatal {
-            tracing::error!(tool = %f.tool, call_id = %f.call_id, kind = f.kind.name(), "fatal tool failure: the run must stop: {}", f.message);
+            tracing::error!(tool = %crate::text::for_log(&f.tool), call_id = %crate::text::for_log(&f.call_id), kind = f.kind.name(), "fatal tool failure: the run must stop: {}", f.message);
         }
         StepResult {
             calls,

@@ -51,6 +51,29 @@ async fn unknown_disabled_or_paused_tool() {
     );
 }
 
+/// Regression: an unknown tool's warning clipped the model's name but
+/// logged its control characters as they came: a newline in it forged a
+/// log line of its own. They are written out (`\n`).
+#[tokio::test]
+async fn an_unknown_tools_warning_escapes_the_name() {
+    let (cap, _g) = Capture::install();
+    let ex = executor(Registry::new());
+    let name = format!("x\nERROR forged\u{1b}]0;t\u{7}{}", "y".repeat(5_000));
+    let o = ex.execute(&call("c\n1", &name, "{}"), &ctx()).await;
+    assert_eq!(o.tool, name);
+    let ev = cap.find("tool not available");
+    assert!(
+        ev.fields["tool"].starts_with("x\\nERROR forged\\u{1b}]0;t\\u{7}yyy"),
+        "{:?}",
+        ev.fields["tool"]
+    );
+    assert_eq!(ev.fields["call_id"], "c\\n1");
+    for text in ev.fields.values() {
+        assert!(!text.chars().any(char::is_control), "{text:?}");
+        assert!(text.len() < 300);
+    }
+}
+
 /// Regression: a tool that answered "not available" itself (its backend,
 /// a nested tool) had the model told `Tool 'x' is not available.
 /// Available tools: x, …`, naming the tool it had just called among the
