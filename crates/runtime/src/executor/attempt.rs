@@ -9,10 +9,13 @@ use std::{panic::AssertUnwindSafe, sync::atomic::Ordering::Relaxed};
 
 use futures_util::{FutureExt, future::BoxFuture};
 use serde_json::Value;
-use tokio::{sync::SemaphorePermit, time::Instant};
+use tokio::time::Instant;
 use toolwarden_core::{ErrorKind, ToolCall};
 
-use super::{Executor, Failed, Turn};
+use super::{
+    Executor, Failed, Turn,
+    slot::{Lender, Place},
+};
 use crate::{
     BoxError, Context, Deadline,
     errors::classify,
@@ -43,14 +46,13 @@ impl Executor {
         };
         // The semaphore is never closed, so `acquire` only fails if it were.
         // Time spent waiting for a slot does not count against the timeout.
-        let slot = match self.concurrency.try_acquire() {
-            Ok(permit) => Some(permit),
-            Err(_) => {
-                let permit = boxed(self.concurrency.acquire()).await.ok();
-                start = Instant::now();
-                permit
-            }
-        };
+        // A call nested in one of this executor's calls (its tool called
+        // the executor) may run in its parent's slot (`slot`).
+        let mut place = Place::new(&self.concurrency, self.id);
+        if !place.try_take() {
+            boxed(place.wait()).await;
+            start = Instant::now();
+        }
         // Reached before the deadline: a call let through by another's
         // cut at the deadline (its timer is looked at after it), or made
         // after it, has not, and does not start its tool: the run's time
@@ -64,7 +66,8 @@ impl Executor {
             Ok(output) => (Ok(output), 1),
             Err(AttemptError::Rejected(failed)) => (Err(failed), 0),
             Err(AttemptError::Failed(failed)) => {
-                self.retry_boxed(entry, call, ctx, failed, slot, turn).await
+                self.retry_boxed(entry, call, ctx, failed, place, turn)
+                    .await
             }
         }
     }
@@ -77,22 +80,23 @@ impl Executor {
         call: &'a ToolCall,
         ctx: &'a Context,
         failed: Failed,
-        slot: Option<SemaphorePermit<'a>>,
+        place: Place<'a>,
         turn: &'a Turn,
     ) -> BoxFuture<'a, (Result<Value, Failed>, u32)> {
-        Box::pin(self.retry(entry, call, ctx, failed, slot, turn))
+        Box::pin(self.retry(entry, call, ctx, failed, place, turn))
     }
 
     /// Attempts 2 and later, while the failure is retryable and the retry
     /// can start before the run's [`Deadline`]. The concurrency slot is
-    /// given back while waiting between attempts.
+    /// given back while waiting between attempts (a nested call may take
+    /// its parent's again instead).
     async fn retry<'a>(
         &'a self,
         entry: &'a Entry,
         call: &ToolCall,
         ctx: &Context,
         mut failed: Failed,
-        mut slot: Option<SemaphorePermit<'a>>,
+        mut place: Place<'a>,
         turn: &Turn,
     ) -> (Result<Value, Failed>, u32) {
         let policy = &entry.policy;
@@ -129,9 +133,9 @@ impl Executor {
                 error = %crate::errors::without_secrets(&failed.technical),
                 "attempt failed; retrying"
             );
-            drop(slot.take());
+            place.give_back();
             tokio::time::sleep(delay).await;
-            slot = self.concurrency.acquire().await.ok();
+            place.wait().await;
             // The slot may come only after the deadline (freed by a call
             // the deadline cut): then the retry does not start either.
             if ctx.get::<Deadline>().is_some_and(|d| Instant::now() >= d.0) {
@@ -201,11 +205,11 @@ impl Executor {
         // Everything the tool's code can run in is inside the guard: the
         // call that makes its future (a hand-written `Tool` may do work
         // there), every poll, and the drop at the deadline.
+        // The tool lends this call's slot to the calls it makes on this
+        // executor: they never wait for a slot only its parent frees.
         let guarded = AssertUnwindSafe(async {
-            policy
-                .timeout
-                .run_from(start, entry.tool.call(args, ctx))
-                .await
+            let tool = Lender::new(self.id).lend(entry.tool.call(args, ctx));
+            policy.timeout.run_from(start, tool).await
         })
         .catch_unwind();
         let failed = match guarded.await {

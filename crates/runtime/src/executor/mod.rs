@@ -12,6 +12,7 @@ mod attempt;
 mod batch;
 mod cut;
 mod report;
+mod slot;
 mod step;
 
 use std::{
@@ -55,6 +56,8 @@ pub struct ExecutorConfig {
 #[derive(Debug)]
 pub struct Executor {
     registry: Arc<Registry>,
+    /// Tells this executor's nested calls apart (`slot`).
+    id: u64,
     concurrency: Semaphore,
     limit: usize,
     loop_guard: LoopGuard,
@@ -113,7 +116,10 @@ impl Failed {
 // === impl ExecutorConfig ===
 
 impl ExecutorConfig {
-    /// At most `concurrency` (≥ 1) calls run at once.
+    /// At most `concurrency` (≥ 1) calls run at once. A call a tool makes
+    /// on the same executor while it runs (a nested call) never waits for
+    /// a slot only its parent could free: it takes a free slot, else runs
+    /// in its parent's, lent to one nested call at a time.
     pub fn with_concurrency(mut self, concurrency: usize) -> Result<Self, PolicyError> {
         if concurrency == 0 || concurrency > Semaphore::MAX_PERMITS {
             return Err(PolicyError::new(
@@ -172,6 +178,7 @@ impl Executor {
         };
         Executor {
             registry,
+            id: slot::next_executor_id(),
             concurrency: Semaphore::new(config.concurrency),
             limit: config.concurrency,
             loop_guard: LoopGuard::new(config.loop_guard),

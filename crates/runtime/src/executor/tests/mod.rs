@@ -1,12 +1,13 @@
 //! Executor tests: one per row of the operator table (table.rs), the
 //! policies under a paused clock (policies.rs), batches (batch.rs), tools
 //! registered strict (strict.rs), a registry that changes while calls run
-//! (live.rs).
+//! (live.rs), tools that call their executor again (nested.rs).
 
 mod batch;
 mod blocking;
 mod capture;
 mod live;
+mod nested;
 mod policies;
 mod strict;
 mod table;

@@ -1,0 +1,227 @@
+//! Nested calls: a tool that calls its own executor and waits for the
+//! answer. Each test is bounded by a timer, so a deadlock fails it rather
+//! than hanging it.
+
+use std::sync::atomic::AtomicUsize;
+
+use futures_util::future::join_all;
+use tokio::time::Instant;
+use toolwarden_core::Status;
+
+use super::*;
+use crate::{RetryPolicy, TimeoutPolicy};
+
+/// Longer than any test here needs (the clock is paused: a deadlock
+/// advances it to this at once).
+const BOUND: Duration = Duration::from_secs(3600);
+
+/// No timeout, no retry, no breaker: a deadlock is a hang, not a timeout.
+fn patient() -> ToolPolicy {
+    ToolPolicy::new()
+        .timeout(TimeoutPolicy::try_new(Duration::MAX).unwrap())
+        .retry(RetryPolicy::none())
+        .no_breaker()
+}
+
+/// Calls that run at once, and the most there were.
+#[derive(Default)]
+struct Running {
+    now: AtomicUsize,
+    most: AtomicUsize,
+}
+
+/// `inner`: takes a second, counted in `running`.
+fn inner(running: Arc<Running>) -> impl Tool {
+    tool_fn(
+        "inner",
+        "Takes a second.",
+        json!({"type": "object"}),
+        move |_a, _c| {
+            let running = Arc::clone(&running);
+            async move {
+                let now = running.now.fetch_add(1, Ordering::SeqCst) + 1;
+                running.most.fetch_max(now, Ordering::SeqCst);
+                tokio::time::sleep(SEC).await;
+                running.now.fetch_sub(1, Ordering::SeqCst);
+                Ok::<_, BoxError>(json!("inner done"))
+            }
+        },
+    )
+}
+
+/// `outer`: after `{"wait_ms": ms}`, calls `{"tool": name}` (`inner` by
+/// default) `{"n": n}` times at once on the executor in its context, and
+/// answers with their outputs.
+fn outer() -> impl Tool {
+    tool_fn(
+        "outer",
+        "Calls inner.",
+        json!({"type": "object"}),
+        |args: Value, ctx: Context| async move {
+            let ex = ctx.get::<Arc<Executor>>().expect("the executor").clone();
+            let n = args["n"].as_u64().unwrap_or(1);
+            let wait = args["wait_ms"].as_u64().unwrap_or(0);
+            tokio::time::sleep(Duration::from_millis(wait)).await;
+            let tool = args["tool"].as_str().unwrap_or("inner");
+            let calls: Vec<ToolCall> = (0..n)
+                .map(|i| call(&format!("in{i}"), tool, r#"{"path": "x"}"#))
+                .collect();
+            let outcomes = join_all(calls.iter().map(|c| ex.execute(c, &ctx))).await;
+            let outputs: Vec<Value> = outcomes
+                .into_iter()
+                .map(|o| o.output.unwrap_or(Value::Null))
+                .collect();
+            Ok::<_, BoxError>(Value::Array(outputs))
+        },
+    )
+}
+
+fn nesting(concurrency: usize, running: &Arc<Running>) -> Arc<Executor> {
+    let r = Registry::new();
+    r.register_with(inner(Arc::clone(running)), patient())
+        .unwrap();
+    r.register_with(outer(), patient()).unwrap();
+    // Refused once with a rate limit (retried after a second), then done.
+    let flaky = scripted("flaky", counter(), |n| async move {
+        match n {
+            1 => Err(crate::HttpError::new(429)
+                .with_retry_after(Some(SEC))
+                .into()),
+            _ => Ok(json!("flaky done")),
+        }
+    });
+    r.register_with(flaky, ToolPolicy::new().no_breaker())
+        .unwrap();
+    Arc::new(Executor::with_config(
+        Arc::new(r),
+        ExecutorConfig::default()
+            .with_concurrency(concurrency)
+            .unwrap(),
+    ))
+}
+
+/// Regression: with every slot held by a call whose tool waited for a
+/// nested call, each nested call waited for a slot only its parent could
+/// free: a deadlock (with no timeout, forever; with one, every parent
+/// timed out). A nested call runs in its parent's slot.
+#[tokio::test(start_paused = true)]
+async fn nested_calls_run_when_every_slot_is_held_by_their_parents() {
+    let running = Arc::new(Running::default());
+    let ex = nesting(2, &running);
+    let ctx = Context::new().with(Arc::clone(&ex));
+    // Each parent waits until both hold their slots.
+    let calls = [
+        call("a", "outer", r#"{"n": 1, "wait_ms": 10}"#),
+        call("b", "outer", r#"{"n": 1, "wait_ms": 10}"#),
+    ];
+    let start = Instant::now();
+    let outcomes = tokio::time::timeout(BOUND, ex.execute_batch(&calls, &ctx))
+        .await
+        .expect("nested calls deadlocked");
+    for o in &outcomes {
+        assert_eq!(o.status, Status::Success, "{o:?}");
+        assert_eq!(o.output, Some(json!(["inner done"])));
+    }
+    assert_eq!(
+        start.elapsed(),
+        SEC + Duration::from_millis(10),
+        "both nested calls ran at once"
+    );
+    assert_eq!(ex.registry().stats_of("inner").unwrap().calls, 2);
+}
+
+/// A parent lends its slot to one nested call at a time: with one slot,
+/// four nested calls made at once run one after another, never two at
+/// once.
+#[tokio::test(start_paused = true)]
+async fn a_parent_lends_its_slot_to_one_nested_call_at_a_time() {
+    let running = Arc::new(Running::default());
+    let ex = nesting(1, &running);
+    let ctx = Context::new().with(Arc::clone(&ex));
+    let start = Instant::now();
+    let o = tokio::time::timeout(BOUND, ex.execute(&call("a", "outer", r#"{"n": 4}"#), &ctx))
+        .await
+        .expect("nested calls deadlocked");
+    assert_eq!(o.status, Status::Success, "{o:?}");
+    assert_eq!(
+        o.output,
+        Some(json!([
+            "inner done",
+            "inner done",
+            "inner done",
+            "inner done"
+        ]))
+    );
+    assert_eq!(running.most.load(Ordering::SeqCst), 1);
+    assert_eq!(start.elapsed(), 4 * SEC);
+}
+
+/// Nested calls take the executor's free slots too: with three slots, the
+/// parent's and two free ones run three of its four nested calls at once,
+/// and never more than the executor's limit.
+#[tokio::test(start_paused = true)]
+async fn nested_calls_take_free_slots_within_the_limit() {
+    let running = Arc::new(Running::default());
+    let ex = nesting(3, &running);
+    let ctx = Context::new().with(Arc::clone(&ex));
+    let start = Instant::now();
+    let o = tokio::time::timeout(BOUND, ex.execute(&call("a", "outer", r#"{"n": 4}"#), &ctx))
+        .await
+        .expect("nested calls deadlocked");
+    assert_eq!(
+        o.output,
+        Some(json!([
+            "inner done",
+            "inner done",
+            "inner done",
+            "inner done"
+        ]))
+    );
+    assert_eq!(running.most.load(Ordering::SeqCst), 3);
+    assert_eq!(start.elapsed(), 2 * SEC);
+}
+
+/// A call made on another executor from a tool is not nested there: it
+/// waits for that executor's slots like any call.
+#[tokio::test(start_paused = true)]
+async fn a_call_on_another_executor_waits_for_its_slots() {
+    let running = Arc::new(Running::default());
+    let other = nesting(1, &running);
+    let this = nesting(2, &Arc::new(Running::default()));
+    // The other executor's one slot is held for a second.
+    let busy = call("busy", "inner", "{}");
+    let nested = call("a", "outer", r#"{"n": 1}"#);
+    let other_ctx = Context::new().with(Arc::clone(&other));
+    let start = Instant::now();
+    let (_, o) = tokio::time::timeout(BOUND, async {
+        tokio::join!(
+            other.execute(&busy, &other_ctx),
+            // `outer` on this executor calls `inner` on the other.
+            this.execute(&nested, &other_ctx),
+        )
+    })
+    .await
+    .expect("deadlocked");
+    assert_eq!(o.output, Some(json!(["inner done"])));
+    assert_eq!(running.most.load(Ordering::SeqCst), 1);
+    assert_eq!(start.elapsed(), 2 * SEC);
+}
+
+/// A nested call gives its slot back while it waits to retry, and takes
+/// its parent's again after: not one of the executor's, which its parent
+/// holds.
+#[tokio::test(start_paused = true)]
+async fn a_nested_retry_takes_its_parents_slot_again() {
+    let ex = nesting(1, &Arc::new(Running::default()));
+    let ctx = Context::new().with(Arc::clone(&ex));
+    let start = Instant::now();
+    let o = tokio::time::timeout(
+        BOUND,
+        ex.execute(&call("a", "outer", r#"{"tool": "flaky"}"#), &ctx),
+    )
+    .await
+    .expect("nested calls deadlocked");
+    assert_eq!(o.output, Some(json!(["flaky done"])));
+    assert_eq!(start.elapsed(), SEC);
+    assert_eq!(ex.registry().stats_of("flaky").unwrap().retries, 1);
+}
