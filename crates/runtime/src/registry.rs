@@ -30,7 +30,8 @@ use crate::{
 mod name_locks;
 mod suggest;
 
-use name_locks::{NameLock, NameLocks};
+pub(crate) use name_locks::NameLock;
+use name_locks::NameLocks;
 use suggest::LISTED_TOOLS;
 
 /// Whether a tool can be called.

@@ -37,6 +37,9 @@ impl Executor {
         turn: &Turn,
     ) -> (Result<Value, Failed>, u32) {
         let mut start = start;
+        if entry.policy.sequential && Lender::holds(self.id, &entry.sequential) {
+            return (Err(sequential_reentry(entry)), 0);
+        }
         let _sequential = if entry.policy.sequential {
             let guard = boxed(entry.sequential.lock()).await;
             start = Instant::now();
@@ -208,7 +211,8 @@ impl Executor {
         // The tool lends this call's slot to the calls it makes on this
         // executor: they never wait for a slot only its parent frees.
         let guarded = AssertUnwindSafe(async {
-            let tool = Lender::new(self.id).lend(entry.tool.call(args, ctx));
+            let sequential = policy.sequential.then_some(&entry.sequential);
+            let tool = Lender::new(self.id, sequential).lend(entry.tool.call(args, ctx));
             policy.timeout.run_from(start, tool).await
         })
         .catch_unwind();
@@ -262,6 +266,21 @@ fn failed_from(err: BoxError) -> Failed {
             summary: c.summary,
         },
         Err(panic) => Failed::panicked(&*panic),
+    }
+}
+
+/// The failure of a call of a `sequential` tool made from within a call
+/// of that tool (its own tool, or one it called, called it again): it
+/// would wait for its caller's lock, held until it ends, so it is not run.
+fn sequential_reentry(entry: &Entry) -> Failed {
+    Failed {
+        kind: ErrorKind::Internal,
+        code: Some("sequential_reentry".into()),
+        technical: format!(
+            "tool '{}' is sequential and was called from within its own running call; not run (it would wait for that call's lock forever)",
+            entry.name
+        ),
+        summary: String::new(),
     }
 }
 

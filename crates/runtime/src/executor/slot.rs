@@ -12,7 +12,9 @@
 //! while its tool runs. A parent lends its slot to one nested call at a
 //! time (its other nested calls wait for it, or for a free slot), so the
 //! calls that run at once still number at most `concurrency` besides
-//! parents waiting for their children.
+//! parents waiting for their children. A nested call of a `sequential`
+//! tool that a call it is nested in is running would wait for its own
+//! ancestor's lock: it is refused at once instead.
 
 use std::sync::{
     Arc,
@@ -21,6 +23,8 @@ use std::sync::{
 
 use futures_util::future::{Either, select};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, SemaphorePermit};
+
+use crate::registry::NameLock;
 
 tokio::task_local! {
     /// The call whose tool is running here: its executor and the slot it
@@ -51,6 +55,9 @@ enum Held<'a> {
 pub(super) struct Lender {
     executor: u64,
     slot: Arc<Semaphore>,
+    /// The `sequential` locks this call and the calls it is nested in
+    /// hold: a nested call waiting for one of them would wait for itself.
+    sequential: Vec<NameLock>,
 }
 
 /// An executor's identity, for telling its nested calls apart.
@@ -110,12 +117,30 @@ impl<'a> Place<'a> {
 // === impl Lender ===
 
 impl Lender {
-    /// A lender for a call of executor `executor` that holds a slot.
-    pub(super) fn new(executor: u64) -> Self {
+    /// A lender for a call of executor `executor` that holds a slot (and
+    /// `sequential`, its tool's lock, when it holds that), made here.
+    pub(super) fn new(executor: u64, sequential: Option<&NameLock>) -> Self {
+        let mut held = RUNNING
+            .try_with(|l| (l.executor == executor).then(|| l.sequential.clone()))
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        held.extend(sequential.cloned());
         Lender {
             executor,
             slot: Arc::new(Semaphore::new(1)),
+            sequential: held,
         }
+    }
+
+    /// Whether a call of executor `executor` made here is nested in a call
+    /// that holds `lock` (the `sequential` lock of the call's tool).
+    pub(super) fn holds(executor: u64, lock: &NameLock) -> bool {
+        RUNNING
+            .try_with(|l| {
+                l.executor == executor && l.sequential.iter().any(|h| Arc::ptr_eq(h, lock))
+            })
+            .unwrap_or(false)
     }
 
     /// The slot lent to a call of executor `executor` made here: `Some`

@@ -225,3 +225,70 @@ async fn a_nested_retry_takes_its_parents_slot_again() {
     assert_eq!(start.elapsed(), SEC);
     assert_eq!(ex.registry().stats_of("flaky").unwrap().retries, 1);
 }
+
+/// `name`: with `{"call": tool, "with": args}`, calls `tool` with `args`
+/// on the executor in its context and answers with its output, or its
+/// error's code; without, answers "done".
+fn caller(name: &'static str) -> impl Tool {
+    tool_fn(
+        name,
+        "Calls another tool.",
+        json!({"type": "object"}),
+        |args: Value, ctx: Context| async move {
+            let Some(tool) = args["call"].as_str() else {
+                return Ok::<_, BoxError>(json!("done"));
+            };
+            let ex = ctx.get::<Arc<Executor>>().expect("the executor").clone();
+            let with = args["with"].as_str().unwrap_or("{}");
+            let o = ex.execute(&call("nested", tool, with), &ctx).await;
+            Ok(match (o.output, o.error) {
+                (Some(v), None) => v,
+                (_, e) => json!(e.and_then(|e| e.code)),
+            })
+        },
+    )
+}
+
+/// Regression: a `sequential` tool called from within its own running
+/// call (directly, or through another tool) waited for the lock its
+/// caller held until it ended: a deadlock (with no timeout, forever). It
+/// is refused at once (`sequential_reentry`); another `sequential` tool
+/// still runs nested.
+#[tokio::test(start_paused = true)]
+async fn a_sequential_tool_called_from_its_own_call_is_refused() {
+    let r = Registry::new();
+    r.register_with(caller("seq"), patient().sequential(true))
+        .unwrap();
+    r.register_with(caller("seq2"), patient().sequential(true))
+        .unwrap();
+    r.register_with(caller("relay"), patient()).unwrap();
+    let ex = Arc::new(executor(r));
+    let ctx = Context::new().with(Arc::clone(&ex));
+    for (args, answer) in [
+        (r#"{"call": "seq"}"#, json!("sequential_reentry")),
+        (
+            r#"{"call": "relay", "with": "{\"call\": \"seq\"}"}"#,
+            json!("sequential_reentry"),
+        ),
+        (r#"{"call": "seq2"}"#, json!("done")),
+        (
+            r#"{"call": "seq2", "with": "{\"call\": \"seq\"}"}"#,
+            json!("sequential_reentry"),
+        ),
+    ] {
+        let o = tokio::time::timeout(BOUND, ex.execute(&call("top", "seq", args), &ctx))
+            .await
+            .unwrap_or_else(|_| panic!("{args}: deadlocked"));
+        assert_eq!(o.output, Some(answer), "{args}");
+    }
+    // The refused calls are the tool's failures, with the reason.
+    let stats = ex.registry().stats_of("seq").unwrap();
+    assert_eq!((stats.calls, stats.failures), (7, 3));
+    assert!(
+        stats.recent_errors[0]
+            .message
+            .contains("called from within its own running call"),
+        "{:?}",
+        stats.recent_errors
+    );
+}
