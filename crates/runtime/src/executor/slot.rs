@@ -17,7 +17,7 @@
 //! ancestor's lock: it is refused at once instead.
 
 use std::sync::{
-    Arc,
+    Arc, OnceLock,
     atomic::{AtomicU64, Ordering::Relaxed},
 };
 
@@ -51,10 +51,11 @@ enum Held<'a> {
 }
 
 /// What a running call lends its nested calls.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(super) struct Lender {
     executor: u64,
-    slot: Arc<Semaphore>,
+    /// Made when a nested call first waits for it (most calls make none).
+    slot: OnceLock<Arc<Semaphore>>,
     /// The `sequential` locks this call and the calls it is nested in
     /// hold: a nested call waiting for one of them would wait for itself.
     sequential: Vec<NameLock>,
@@ -128,7 +129,7 @@ impl Lender {
         held.extend(sequential.cloned());
         Lender {
             executor,
-            slot: Arc::new(Semaphore::new(1)),
+            slot: OnceLock::new(),
             sequential: held,
         }
     }
@@ -148,7 +149,10 @@ impl Lender {
     /// running.
     fn of_caller(executor: u64) -> Option<Arc<Semaphore>> {
         RUNNING
-            .try_with(|l| (l.executor == executor).then(|| Arc::clone(&l.slot)))
+            .try_with(|l| {
+                (l.executor == executor)
+                    .then(|| Arc::clone(l.slot.get_or_init(|| Arc::new(Semaphore::new(1)))))
+            })
             .ok()
             .flatten()
     }
