@@ -756,3 +756,64 @@ fn a_renamed_repeat_is_answered_and_stays_within_64_characters() {
         ]
     );
 }
+
+/// A result repeated in one message is refused as Bedrock words it ("The
+/// toolResult blocks at messages.N.content contain duplicate Ids: …",
+/// BerriAI/litellm#20048), before the count: it was worded with a text of
+/// the gateway's own, or as a count Bedrock does not give for it.
+#[test]
+fn a_result_repeated_in_one_message_is_worded_as_bedrock_words_it() {
+    let call = |id: &str| json!({"toolUse": {"toolUseId": id, "name": "f", "input": {}}});
+    let result = |id: &str| json!({"toolResult": {"toolUseId": id, "content": [{"text": "ok"}]}});
+    let defects = |calls: &[&str], results: &[&str]| {
+        let body = json!({"messages": [
+            {"role": "user", "content": [{"text": "go"}]},
+            {"role": "assistant", "content": calls.iter().map(|c| call(c)).collect::<Vec<_>>()},
+            {"role": "user", "content": results.iter().map(|r| result(r)).collect::<Vec<_>>()},
+        ]});
+        let bytes = serde_json::to_vec(&body).unwrap();
+        let found = validate(Dialect::BedrockConverse, &bytes).unwrap();
+        assert_eq!(
+            crate::inspect(Dialect::BedrockConverse, &bytes)
+                .defects
+                .unwrap(),
+            found
+        );
+        found
+            .into_iter()
+            .map(|d| (d.kind, d.message_index, d.call_ids, d.message))
+            .collect::<Vec<_>>()
+    };
+    let dup = |ids: &[&str]| {
+        (
+            DefectKind::DuplicateCallId,
+            2,
+            ids.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+            format!(
+                "The toolResult blocks at messages.2.content contain duplicate Ids: {}",
+                ids.join(", ")
+            ),
+        )
+    };
+    // More results than calls, each naming one.
+    assert_eq!(defects(&["a"], &["a", "a"]), [dup(&["a"])]);
+    // As many results as calls.
+    assert_eq!(defects(&["a", "b"], &["b", "a", "b"]), [dup(&["b"])]);
+    assert_eq!(
+        defects(&["a", "b", "c"], &["b", "a", "b", "a", "c"]),
+        [dup(&["b", "a"])]
+    );
+    // The count takes each id once: one extra is an orphan beside it.
+    assert_eq!(
+        defects(&["a"], &["a", "a", "x"]),
+        [
+            dup(&["a"]),
+            (
+                DefectKind::OrphanResult,
+                2,
+                vec!["x".to_string()],
+                "The number of toolResult blocks at messages.2.content exceeds the number of toolUse blocks of previous turn.".to_string()
+            )
+        ]
+    );
+}

@@ -9,16 +9,18 @@
 //!   turn has `toolUse` blocks: "The number of toolResult blocks at
 //!   messages.N.content exceeds the number of toolUse blocks of previous
 //!   turn.";
-//! - a `toolResult` whose id is not a `toolUse` of the previous turn, or
-//!   answers one twice, is reported on its own (Bedrock then names the
-//!   unanswered call with the first text);
+//! - a `toolResult` whose id is not a `toolUse` of the previous turn is
+//!   reported on its own (Bedrock then names the unanswered call with the
+//!   first text);
 //! - the answering message must open with its `toolResult` blocks: Claude's
 //!   own text, which Bedrock passes on ("The model returned the following
 //!   errors: messages.N: Did not find K `tool_result` block(s) at the
 //!   beginning of this message. …");
-//! - an assistant message's `toolUse` ids are distinct: "The toolUse blocks
-//!   at messages.N.content contain duplicate Ids: …" (one id in two turns
-//!   is not refused so).
+//! - one message's `toolUse` ids are distinct, and so are its `toolResult`
+//!   ids: "The toolUse blocks at messages.N.content contain duplicate Ids:
+//!   …", "The toolResult blocks at messages.N.content contain duplicate
+//!   Ids: …" (BerriAI/litellm#20048; judged before the count, which then
+//!   takes each id once); one id in two turns is not refused so.
 
 use ahash::AHashSet;
 
@@ -50,12 +52,22 @@ pub(super) fn defects(msgs: &[Shape<'_>]) -> Vec<Defect> {
     out
 }
 
-/// The `toolUse` ids assistant message `i` repeats, each once, in order.
+/// The `toolUse` ids assistant message `i` repeats.
 fn check_repeated_calls(i: usize, m: &Shape<'_>, out: &mut Vec<Defect>) {
+    check_repeated(i, "toolUse", m.calls().map(|(_, id)| id), out);
+}
+
+/// The ids that message `i`'s `kind` blocks (`toolUse`, `toolResult`)
+/// repeat, each once, in order, as Bedrock lists them: "The toolUse blocks
+/// at messages.N.content contain duplicate Ids: …".
+fn check_repeated<'s>(
+    i: usize,
+    kind: &str,
+    ids: impl Iterator<Item = &'s str>,
+    out: &mut Vec<Defect>,
+) {
     let (mut seen, mut listed) = (AHashSet::new(), AHashSet::new());
-    let repeated: Vec<&str> = m
-        .calls()
-        .map(|(_, id)| id)
+    let repeated: Vec<&str> = ids
         .filter(|&id| !seen.insert(id) && listed.insert(id))
         .collect();
     if repeated.is_empty() {
@@ -66,7 +78,7 @@ fn check_repeated_calls(i: usize, m: &Shape<'_>, out: &mut Vec<Defect>) {
         message_index: i,
         call_ids: repeated.iter().map(|s| s.to_string()).collect(),
         message: format!(
-            "The toolUse blocks at messages.{i}.content contain duplicate Ids: {}",
+            "The {kind} blocks at messages.{i}.content contain duplicate Ids: {}",
             repeated.join(", ")
         ),
     });
@@ -121,46 +133,42 @@ fn check_answered(i: usize, m: &Shape<'_>, next: Option<&Shape<'_>>, out: &mut V
 }
 
 /// The results of message `i` against the calls of the turn before it
-/// (`calls`, repeats included: Bedrock compares the counts).
+/// (`calls`, repeats included: Bedrock compares the counts). A repeated
+/// result id is judged first, as Bedrock judges it ("The toolResult blocks
+/// at messages.N.content contain duplicate Ids: …"); the count and the
+/// orphans after it take each id once.
 fn check_results(i: usize, m: &Shape<'_>, calls: &[&str], out: &mut Vec<Defect>) {
-    let results: Vec<(usize, &str)> = m.results().collect();
+    check_repeated(i, "toolResult", m.results().map(|(_, id)| id), out);
+    let mut seen: AHashSet<&str> = AHashSet::new();
+    let results: Vec<(usize, &str)> = m.results().filter(|(_, id)| seen.insert(id)).collect();
     let call_ids: AHashSet<&str> = calls.iter().copied().collect();
+    // Distinct results all naming a call are no more than the calls: when
+    // they are more, some answer none.
     if results.len() > calls.len() {
-        let extra: Vec<String> = results
-            .iter()
-            .filter(|(_, id)| !call_ids.contains(id))
-            .map(|(_, id)| id.to_string())
-            .collect();
-        // Every result names a call: some call is answered twice.
-        let kind = if extra.is_empty() {
-            DefectKind::DuplicateCallId
-        } else {
-            DefectKind::OrphanResult
-        };
         out.push(Defect {
-            kind,
+            kind: DefectKind::OrphanResult,
             message_index: i,
-            call_ids: extra,
+            call_ids: results
+                .iter()
+                .filter(|(_, id)| !call_ids.contains(id))
+                .map(|(_, id)| id.to_string())
+                .collect(),
             message: format!(
                 "The number of toolResult blocks at messages.{i}.content exceeds the number of toolUse blocks of previous turn."
             ),
         });
         return;
     }
-    crate::defect::check_answers(
-        i,
-        results,
-        &call_ids,
-        |j, id| {
-            format!(
-                "messages.{i}.content.{j}: the toolResult's toolUseId {id} matches no toolUse block of the previous turn"
-            )
-        },
-        |j, id| {
-            format!(
-                "messages.{i}.content.{j}: the toolUse {id} is answered by more than one toolResult block"
-            )
-        },
-        out,
-    );
+    for (j, id) in results {
+        if !call_ids.contains(id) {
+            out.push(Defect {
+                kind: DefectKind::OrphanResult,
+                message_index: i,
+                call_ids: vec![id.to_string()],
+                message: format!(
+                    "messages.{i}.content.{j}: the toolResult's toolUseId {id} matches no toolUse block of the previous turn"
+                ),
+            });
+        }
+    }
 }
