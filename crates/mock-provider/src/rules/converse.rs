@@ -33,7 +33,11 @@
 //!   contain duplicate Ids: ID" (double16/Cyber-AutoAgent-ng#27, from
 //!   ConverseStream), "The toolResult blocks at messages.N.content contain
 //!   duplicate Ids: ID" (BerriAI/litellm#20048); several repeated ids are
-//!   listed as the unanswered ones are.
+//!   listed as the unanswered ones are; a system tool's blocks included.
+//!
+//! A system tool Bedrock ran (a `toolUse` of `type: "server_tool_use"`, its
+//! `toolResult` in the same assistant message) is no call the next message
+//! answers and no result of the turn before.
 
 use std::collections::HashSet;
 
@@ -50,13 +54,13 @@ pub(super) fn violation(body: &Value) -> Option<String> {
         return Some(problem);
     }
     for (i, m) in msgs.iter().enumerate() {
-        let results = ids(m, "toolResult");
+        let results = client_ids(m, "toolResult");
         if !results.is_empty() {
             let prev_calls = i
                 .checked_sub(1)
                 .map(|p| &msgs[p])
                 .filter(|p| text(p, "role") == "assistant" && text(m, "role") == "user")
-                .map_or(0, |p| ids(p, "toolUse").len());
+                .map_or(0, |p| client_ids(p, "toolUse").len());
             if results.len() > prev_calls {
                 return Some(format!(
                     "The number of toolResult blocks at messages.{i}.content exceeds the number of toolUse blocks of previous turn."
@@ -66,10 +70,10 @@ pub(super) fn violation(body: &Value) -> Option<String> {
         if text(m, "role") == "assistant" {
             let next = msgs.get(i + 1).filter(|n| text(n, "role") == "user");
             let answered: HashSet<&str> = next
-                .map(|n| ids(n, "toolResult").into_iter().collect())
+                .map(|n| client_ids(n, "toolResult").into_iter().collect())
                 .unwrap_or_default();
             let mut listed = HashSet::new();
-            let missing: Vec<&str> = ids(m, "toolUse")
+            let missing: Vec<&str> = client_ids(m, "toolUse")
                 .into_iter()
                 .filter(|id| !answered.contains(id) && listed.insert(*id))
                 .collect();
@@ -81,7 +85,10 @@ pub(super) fn violation(body: &Value) -> Option<String> {
                 ));
             }
             // Distinct ids: a repeated one is not judged here.
-            let calls = ids(m, "toolUse").into_iter().collect::<HashSet<_>>().len();
+            let calls = client_ids(m, "toolUse")
+                .into_iter()
+                .collect::<HashSet<_>>()
+                .len();
             let leading = next.map_or(0, |n| {
                 list(n, "content")
                     .iter()
@@ -133,6 +140,31 @@ fn repeated_ids(msgs: &[Value]) -> Option<String> {
             })
         })
     })
+}
+
+/// [`ids`] without a system tool Bedrock ran itself (a `toolUse` of
+/// `type: "server_tool_use"`, Nova's `nova_grounding`) or the `toolResult`
+/// answering it in the same message: Bedrock wrote both, the client
+/// answers nothing (the API reference's `ToolUseBlock.type`). Only an
+/// assistant message holds them.
+fn client_ids<'a>(m: &'a Value, kind: &str) -> Vec<&'a str> {
+    let blocks = list(m, "content");
+    let assistant = text(m, "role") == "assistant";
+    let is_server = |u: &Value| assistant && text(u, "type") == "server_tool_use";
+    let server: HashSet<&str> = blocks
+        .iter()
+        .filter_map(|b| b.get("toolUse").filter(|u| is_server(u)))
+        .map(|u| text(u, "toolUseId"))
+        .collect();
+    blocks
+        .iter()
+        .filter_map(|b| b.get(kind))
+        .filter(|b| match kind {
+            "toolUse" => !is_server(b),
+            _ => !server.contains(text(b, "toolUseId")),
+        })
+        .map(|b| text(b, "toolUseId"))
+        .collect()
 }
 
 /// The `toolUseId` of each `kind` block (`toolUse`, `toolResult`), in order.
@@ -265,6 +297,31 @@ mod tests {
         );
         let first = check(json!([results(&["x"])]));
         assert!(first.unwrap().contains("messages.0.content exceeds"));
+    }
+
+    fn system_tool(id: &str) -> [Value; 2] {
+        [
+            json!({"toolUse": {"toolUseId": id, "name": "nova_grounding", "input": {}, "type": "server_tool_use"}}),
+            json!({"toolResult": {"toolUseId": id, "content": [{"text": "found"}], "type": "nova_grounding_result"}}),
+        ]
+    }
+
+    #[test]
+    fn a_system_tool_bedrock_ran_is_answered_in_its_own_message() {
+        let [s, r] = system_tool("tooluse_s");
+        let call = json!({"toolUse": {"toolUseId": "c", "name": "f", "input": {}}});
+        let turn = json!({"role": "assistant", "content": [s, r, call]});
+        assert_eq!(check(json!([user(), turn, results(&["c"])])), None);
+        let last = json!({"role": "assistant", "content": system_tool("tooluse_s")});
+        assert_eq!(check(json!([user(), last])), None);
+        // Its id repeated is refused as any other.
+        let [s2, r2] = system_tool("tooluse_s");
+        let [s, r] = system_tool("tooluse_s");
+        let twice = json!({"role": "assistant", "content": [s, r, s2, r2]});
+        assert_eq!(
+            check(json!([user(), twice])).as_deref(),
+            Some("The toolUse blocks at messages.1.content contain duplicate Ids: tooluse_s")
+        );
     }
 
     #[test]

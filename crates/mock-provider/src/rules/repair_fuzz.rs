@@ -182,14 +182,24 @@ fn converse(r: &mut Rng) -> Value {
     for _ in 0..1 + r.below(7) {
         let assistant = r.chance(50);
         let blocks: Vec<Value> = (0..1 + r.below(3))
-            .map(|_| match (assistant, r.below(4)) {
-                (_, 0) => json!({"text": "t"}),
+            .flat_map(|_| match (assistant, r.below(5)) {
+                (_, 0) => vec![json!({"text": "t"})],
                 (true, 3) => {
-                    json!({"reasoningContent": {"reasoningText": {"text": "r", "signature": "s"}}})
+                    vec![json!({"reasoningContent": {"reasoningText": {"text": "r", "signature": "s"}}})]
                 }
-                (true, _) => json!({"toolUse": {"toolUseId": r.id(), "name": "f", "input": {}}}),
+                // A system tool Bedrock ran, answered in the same message.
+                (true, 4) => {
+                    let id = format!("tooluse_{}", r.id());
+                    vec![
+                        json!({"toolUse": {"toolUseId": id, "name": "nova_grounding", "input": {}, "type": "server_tool_use"}}),
+                        json!({"toolResult": {"toolUseId": id, "content": [{"text": "found"}], "type": "nova_grounding_result"}}),
+                    ]
+                }
+                (true, _) => {
+                    vec![json!({"toolUse": {"toolUseId": r.id(), "name": "f", "input": {}}})]
+                }
                 (false, _) => {
-                    json!({"toolResult": {"toolUseId": r.id(), "content": [{"text": "ok"}]}})
+                    vec![json!({"toolResult": {"toolUseId": r.id(), "content": [{"text": "ok"}]}})]
                 }
             })
             .collect();

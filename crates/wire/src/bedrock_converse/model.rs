@@ -86,8 +86,13 @@ pub(super) struct ToolResult<'a> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Shape<'a> {
     pub role: Cow<'a, str>,
-    /// (block index, id, is a call) of each `toolUse` / `toolResult`.
+    /// (block index, id, is a call) of each `toolUse` / `toolResult` the
+    /// pairing judges.
     pub tools: Vec<(usize, Cow<'a, str>, bool)>,
+    /// The same of each system tool Bedrock ran itself and the results
+    /// answering them in this message (see [`Shape::from_blocks`]): the
+    /// pairing leaves them alone, their ids are still the message's.
+    pub server: Vec<(usize, Cow<'a, str>, bool)>,
 }
 
 impl<'a> Shape<'a> {
@@ -102,25 +107,35 @@ impl<'a> Shape<'a> {
     /// Bedrock wrote both. Taken for a call and an orphan, a replayed one
     /// was reported as two defects, and `fix` mode turned the server's
     /// result into text and answered the call with an error result.
+    ///
+    /// Only an assistant message holds them: elsewhere the blocks are
+    /// taken as they look.
     pub fn from_blocks(role: Cow<'a, str>, blocks: &[Block<'a>]) -> Self {
+        let assistant = role == "assistant";
+        let is_server = |u: &ToolUse<'_>| assistant && u.is_server();
         // A set: a client controls how many blocks a message holds.
-        let server: AHashSet<&str> = blocks
+        let server_ids: AHashSet<&str> = blocks
             .iter()
-            .filter_map(|b| b.tool_use.as_ref().filter(|u| u.is_server()))
+            .filter_map(|b| b.tool_use.as_ref().filter(|u| is_server(u)))
             .map(|u| &*u.id)
             .collect();
-        let tools = blocks
-            .iter()
-            .enumerate()
-            .filter_map(|(j, b)| match (&b.tool_use, &b.tool_result) {
-                (Some(u), _) if u.is_server() => None,
-                (Some(u), _) => Some((j, u.id.clone(), true)),
-                (None, Some(r)) if server.contains(&*r.id) => None,
-                (None, Some(r)) => Some((j, r.id.clone(), false)),
-                _ => None,
-            })
-            .collect();
-        Shape { role, tools }
+        let (mut tools, mut server) = (Vec::new(), Vec::new());
+        for (j, b) in blocks.iter().enumerate() {
+            match (&b.tool_use, &b.tool_result) {
+                (Some(u), _) if is_server(u) => server.push((j, u.id.clone(), true)),
+                (Some(u), _) => tools.push((j, u.id.clone(), true)),
+                (None, Some(r)) if server_ids.contains(&*r.id) => {
+                    server.push((j, r.id.clone(), false));
+                }
+                (None, Some(r)) => tools.push((j, r.id.clone(), false)),
+                _ => {}
+            }
+        }
+        Shape {
+            role,
+            tools,
+            server,
+        }
     }
 
     pub fn is_assistant(&self) -> bool {
@@ -131,13 +146,37 @@ impl<'a> Shape<'a> {
         self.role == "user"
     }
 
-    /// (block index, id) of each `toolUse`.
+    /// (block index, id) of each `toolUse` the pairing judges.
     pub fn calls(&self) -> impl Iterator<Item = (usize, &str)> {
         self.tools.iter().filter(|t| t.2).map(|t| (t.0, &*t.1))
     }
 
-    /// (block index, id) of each `toolResult`.
+    /// (block index, id) of each `toolResult` the pairing judges.
     pub fn results(&self) -> impl Iterator<Item = (usize, &str)> {
         self.tools.iter().filter(|t| !t.2).map(|t| (t.0, &*t.1))
+    }
+
+    /// The id of block `j` when it is the result of a system tool
+    /// Bedrock ran.
+    pub fn server_result_at(&self, j: usize) -> Option<&str> {
+        let at = self.server.binary_search_by_key(&j, |t| t.0).ok()?;
+        let (_, id, call) = &self.server[at];
+        (!call).then_some(&**id)
+    }
+
+    /// (block index, id, is a system tool's) of every `toolUse` block, or
+    /// every `toolResult` block (`calls`), in block order: Bedrock's rule
+    /// of distinct ids takes them all.
+    pub fn all(&self, calls: bool) -> Vec<(usize, &str, bool)> {
+        let mut all: Vec<(usize, &str, bool)> = self
+            .tools
+            .iter()
+            .map(|t| (t, false))
+            .chain(self.server.iter().map(|t| (t, true)))
+            .filter(|(t, _)| t.2 == calls)
+            .map(|(t, server)| (t.0, &*t.1, server))
+            .collect();
+        all.sort_unstable_by_key(|t| t.0);
+        all
     }
 }

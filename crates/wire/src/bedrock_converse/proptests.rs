@@ -12,19 +12,33 @@ use crate::{Dialect, StreamParser, repair, request_view, validate};
 fn message() -> impl Strategy<Value = Value> {
     let id = prop::sample::select(vec!["a", "b", "c"]);
     let block = prop_oneof![
-        Just(json!({"text": "t"})),
+        Just(vec![json!({"text": "t"})]),
         id.clone()
-            .prop_map(|i| json!({"toolUse": {"toolUseId": i, "name": "f", "input": {}}})),
-        (id, any::<bool>()).prop_map(|(i, err)| json!({"toolResult": {
+            .prop_map(|i| vec![json!({"toolUse": {"toolUseId": i, "name": "f", "input": {}}})]),
+        (id.clone(), any::<bool>()).prop_map(|(i, err)| vec![json!({"toolResult": {
             "toolUseId": i,
             "content": [{"text": "r"}],
-            "status": if err { "error" } else { "success" }}})),
+            "status": if err { "error" } else { "success" }}})]),
+        // A system tool Bedrock ran, at times without its result or with
+        // it twice (its id may be a client call's too).
+        (id, 0..3usize).prop_map(|(i, results)| {
+            let mut blocks = vec![json!({"toolUse": {"toolUseId": i, "name": "nova_grounding",
+                "input": {}, "type": "server_tool_use"}})];
+            blocks.extend((0..results).map(|_| {
+                json!({"toolResult": {"toolUseId": i,
+                "content": [{"text": "found"}], "type": "nova_grounding_result"}})
+            }));
+            blocks
+        }),
     ];
     (
         prop::sample::select(vec!["user", "assistant"]),
         prop::collection::vec(block, 1..4),
     )
-        .prop_map(|(role, content)| json!({"role": role, "content": content}))
+        .prop_map(|(role, content)| {
+            let content: Vec<Value> = content.into_iter().flatten().collect();
+            json!({"role": role, "content": content})
+        })
 }
 
 proptest! {

@@ -5,7 +5,10 @@
 //! renamed `{id}_dup{n}`, cut to Bedrock's 64 characters, and so is the
 //! `toolResult` of the next message that answered that occurrence (the
 //! k-th with the id answers the k-th call), as the other dialects' repairs
-//! rename them. Each unanswered `toolUse` gets an error `toolResult` at
+//! rename them; a system tool's (`type: "server_tool_use"`, whose result
+//! Bedrock wrote in the same message) is renamed with the k-th result of
+//! its own message with the id. A system tool's result stays where it
+//! was, once: a repeat of it is dropped. Each unanswered `toolUse` gets an error `toolResult` at
 //! the start of the next user message (in a new user message when the
 //! next message is not one), with `status: "error"` when the client's own
 //! results carry a `status` (only some models take the field: Bedrock
@@ -142,8 +145,37 @@ pub(crate) fn repair(body: &[u8]) -> Result<Repaired<'_>, WireError> {
             Some(renamed) => Piece::Edited(j, renamed.text.clone()),
             None => Piece::Orig(j),
         };
+        // The system tools Bedrock ran (renamed, if so) and their results
+        // so far, by id.
+        let server_calls: AHashSet<&str> = m
+            .shape
+            .server
+            .iter()
+            .filter(|t| t.2)
+            .map(|t| &*t.1)
+            .collect();
+        let mut server_answered: AHashSet<&str> = AHashSet::new();
         for (j, b) in m.blocks.iter().enumerate() {
             changed |= renames.contains_key(&(i, j));
+            if b.tool_result.is_some()
+                && let Some(id) = m.shape.server_result_at(j)
+            {
+                // Where it was, once: Bedrock refuses a repeat (one left
+                // without its call by the renaming was a repeat too).
+                if server_calls.contains(id) && server_answered.insert(id) {
+                    rest.push(block(j));
+                } else {
+                    changes.push(change(
+                        ChangeKind::RemovedDuplicate,
+                        DefectKind::DuplicateCallId,
+                        i,
+                        id,
+                        format!("second result for system tool call {id} removed"),
+                    ));
+                    changed = true;
+                }
+                continue;
+            }
             let Some(r) = &b.tool_result else {
                 rest.push(block(j));
                 continue;
@@ -208,6 +240,7 @@ pub(crate) fn repair(body: &[u8]) -> Result<Repaired<'_>, WireError> {
                 &Shape {
                     role: "".into(),
                     tools: Vec::new(),
+                    server: Vec::new(),
                 },
             );
             if !owed.is_empty() {
@@ -262,14 +295,20 @@ fn rename_repeats(
             if !m.shape.is_assistant() {
                 continue;
             }
-            // Per id: how many calls so far in this message.
-            let mut count: AHashMap<&str, usize> = AHashMap::new();
-            // The next message's results by id, in block order (read once,
-            // when this message has a repeat).
+            // Per id: how many calls so far in this message, and how many
+            // of the client's and of system tools'.
+            let mut count: AHashMap<&str, (usize, usize, usize)> = AHashMap::new();
+            // The results by id, in block order, of the next message (for
+            // the client's calls) and of this one (for system tools'):
+            // read once, when this message has a repeat.
             let mut answers: Option<AHashMap<&str, Vec<usize>>> = None;
-            for (j, id) in m.shape.calls() {
-                let k = count.entry(id).or_insert(0);
+            let mut server_answers: Option<AHashMap<&str, Vec<usize>>> = None;
+            for (j, id, server) in m.shape.all(true) {
+                let (k, client_k, server_k) = count.entry(id).or_insert((0, 0, 0));
                 *k += 1;
+                let nth = if server { server_k } else { client_k };
+                *nth += 1;
+                let nth = *nth;
                 if *k == 1 {
                     continue;
                 }
@@ -281,22 +320,24 @@ fn rename_repeats(
                     id,
                     format!("duplicate toolUse id {id} renamed to {new}"),
                 ));
-                let next = located.get(i + 1).filter(|n| n.shape.is_user());
-                let answer = next.and_then(|n| {
-                    answers
-                        .get_or_insert_with(|| {
-                            let mut by_id: AHashMap<&str, Vec<usize>> = AHashMap::new();
-                            for (rj, rid) in n.shape.results() {
-                                by_id.entry(rid).or_default().push(rj);
-                            }
-                            by_id
-                        })
+                let answer = if server {
+                    server_answers
+                        .get_or_insert_with(|| by_id(m.shape.server.iter().filter(|t| !t.2)))
                         .get(id)
-                        .and_then(|at| at.get(*k - 1))
-                        .copied()
-                });
-                if let Some(rj) = answer {
-                    planned.push(((i + 1, rj), new.clone()));
+                        .and_then(|at| at.get(nth - 1))
+                        .map(|&rj| (i, rj))
+                } else {
+                    let next = located.get(i + 1).filter(|n| n.shape.is_user());
+                    next.and_then(|n| {
+                        answers
+                            .get_or_insert_with(|| by_id(n.shape.tools.iter().filter(|t| !t.2)))
+                            .get(id)
+                            .and_then(|at| at.get(nth - 1))
+                            .map(|&rj| (i + 1, rj))
+                    })
+                };
+                if let Some(at) = answer {
+                    planned.push((at, new.clone()));
                 }
                 planned.push(((i, j), new));
             }
@@ -309,12 +350,25 @@ fn rename_repeats(
             continue;
         };
         // The shape lists its blocks in order.
-        if let Ok(at) = m.shape.tools.binary_search_by_key(&j, |t| t.0) {
-            m.shape.tools[at].1 = Cow::Owned(new.clone());
+        for list in [&mut m.shape.tools, &mut m.shape.server] {
+            if let Ok(at) = list.binary_search_by_key(&j, |t| t.0) {
+                list[at].1 = Cow::Owned(new.clone());
+            }
         }
         renames.insert((i, j), Renamed { id: new, text });
     }
     renames
+}
+
+/// Block indices by id, in block order, of the `(block, id, _)` given.
+fn by_id<'s, 'a: 's>(
+    blocks: impl Iterator<Item = &'s (usize, Cow<'a, str>, bool)>,
+) -> AHashMap<&'s str, Vec<usize>> {
+    let mut by_id: AHashMap<&str, Vec<usize>> = AHashMap::new();
+    for (j, id, _) in blocks {
+        by_id.entry(id).or_default().push(*j);
+    }
+    by_id
 }
 
 /// The block `raw` (a `toolUse` or a `toolResult`) with its `toolUseId`

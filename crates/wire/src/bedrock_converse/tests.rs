@@ -817,3 +817,109 @@ fn a_result_repeated_in_one_message_is_worded_as_bedrock_words_it() {
         ]
     );
 }
+
+/// A system tool use Bedrock ran (Nova's `nova_grounding`: a `toolUse` of
+/// `type: "server_tool_use"`, its `toolResult` in the same message).
+fn system_tool(id: &str, query: &str) -> [Value; 2] {
+    [
+        json!({"toolUse": {"toolUseId": id, "name": "nova_grounding", "input": {"query": query}, "type": "server_tool_use"}}),
+        json!({"toolResult": {"toolUseId": id, "content": [{"text": query}], "type": "nova_grounding_result"}}),
+    ]
+}
+
+/// A system tool's `toolUseId` repeated in one assistant message is
+/// refused as a client call's is (Bedrock's rule takes every `toolUse`
+/// block, and every `toolResult` one): it was no defect, and went upstream
+/// as it came. `fix` renames the repeat and the result that answered it
+/// in the same message, in place.
+#[test]
+fn a_system_tool_use_id_repeated_in_one_message_is_renamed_with_its_result() {
+    let [s1, r1] = system_tool("tooluse_s", "q");
+    let [s2, r2] = system_tool("tooluse_s", "r");
+    let body = json!({"messages": [
+        {"role": "user", "content": [{"text": "news?"}]},
+        {"role": "assistant", "content": [s1, r1, s2, r2, {"text": "done"}]},
+    ]});
+    let bytes = serde_json::to_vec(&body).unwrap();
+    let found = validate(Dialect::BedrockConverse, &bytes).unwrap();
+    let texts: Vec<(DefectKind, &str)> = found.iter().map(|d| (d.kind, &*d.message)).collect();
+    assert_eq!(
+        texts,
+        [
+            (
+                DefectKind::DuplicateCallId,
+                "The toolUse blocks at messages.1.content contain duplicate Ids: tooluse_s"
+            ),
+            (
+                DefectKind::DuplicateCallId,
+                "The toolResult blocks at messages.1.content contain duplicate Ids: tooluse_s"
+            ),
+        ]
+    );
+    assert_eq!(
+        crate::inspect(Dialect::BedrockConverse, &bytes)
+            .defects
+            .unwrap(),
+        found
+    );
+    let r = repair(Dialect::BedrockConverse, &bytes).unwrap();
+    let text = std::str::from_utf8(&bytes).unwrap();
+    let second = text.rfind("\"toolUseId\":\"tooluse_s\"").unwrap();
+    let second_use = text[..second].rfind("\"toolUseId\":\"tooluse_s\"").unwrap();
+    let want = format!(
+        "{}\"toolUseId\":\"tooluse_s_dup1\"{}\"toolUseId\":\"tooluse_s_dup1\"{}",
+        &text[..second_use],
+        &text[second_use + 23..second],
+        &text[second + 23..]
+    );
+    assert_eq!(std::str::from_utf8(&r.body).unwrap(), want);
+    let changes: Vec<(ChangeKind, usize)> = r
+        .changes
+        .iter()
+        .map(|c| (c.kind, c.message_index))
+        .collect();
+    assert_eq!(changes, [(ChangeKind::RenamedDuplicateId, 1)]);
+    assert_eq!(validate(Dialect::BedrockConverse, &r.body).unwrap(), []);
+}
+
+/// A body with a replayed system tool and a defect elsewhere: the repair
+/// keeps the system tool's result where it was. It was turned into text
+/// (a result answering no call of the turn before), which left Bedrock's
+/// own call without its result.
+#[test]
+fn a_system_tools_result_stays_when_the_body_is_repaired() {
+    let [s, r] = system_tool("tooluse_s", "q");
+    let body = json!({"messages": [
+        {"role": "user", "content": [{"text": "news?"}]},
+        {"role": "assistant", "content": [s, r, {"toolUse": {"toolUseId": "tooluse_c", "name": "ls", "input": {}}}]},
+        {"role": "user", "content": [{"text": "never mind"}]},
+    ]});
+    let bytes = serde_json::to_vec(&body).unwrap();
+    let r = repair(Dialect::BedrockConverse, &bytes).unwrap();
+    let changes: Vec<(ChangeKind, Option<&str>)> = r
+        .changes
+        .iter()
+        .map(|c| (c.kind, c.call_id.as_deref()))
+        .collect();
+    assert_eq!(changes, [(ChangeKind::InsertedResult, Some("tooluse_c"))]);
+    let v: Value = serde_json::from_slice(&r.body).unwrap();
+    assert_eq!(v["messages"][1], body["messages"][1]);
+    assert_eq!(validate(Dialect::BedrockConverse, &r.body).unwrap(), []);
+    // A second result for the system tool's call is dropped.
+    let mut twice = body.clone();
+    let again = twice["messages"][1]["content"][1].clone();
+    twice["messages"][1]["content"]
+        .as_array_mut()
+        .unwrap()
+        .push(again);
+    let bytes = serde_json::to_vec(&twice).unwrap();
+    let r = repair(Dialect::BedrockConverse, &bytes).unwrap();
+    let kinds: Vec<ChangeKind> = r.changes.iter().map(|c| c.kind).collect();
+    assert_eq!(
+        kinds,
+        [ChangeKind::RemovedDuplicate, ChangeKind::InsertedResult]
+    );
+    let v: Value = serde_json::from_slice(&r.body).unwrap();
+    assert_eq!(v["messages"][1], body["messages"][1]);
+    assert_eq!(validate(Dialect::BedrockConverse, &r.body).unwrap(), []);
+}

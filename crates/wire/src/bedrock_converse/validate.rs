@@ -20,7 +20,9 @@
 //!   ids: "The toolUse blocks at messages.N.content contain duplicate Ids:
 //!   …", "The toolResult blocks at messages.N.content contain duplicate
 //!   Ids: …" (BerriAI/litellm#20048; judged before the count, which then
-//!   takes each id once); one id in two turns is not refused so.
+//!   takes each id once); one id in two turns is not refused so. A system
+//!   tool Bedrock ran (a `toolUse` of `type: "server_tool_use"`, answered in
+//!   its own message) is left out of the pairing, not of this rule.
 
 use ahash::AHashSet;
 
@@ -40,21 +42,22 @@ pub(super) fn defects(msgs: &[Shape<'_>]) -> Vec<Defect> {
             Some(p) if p.is_assistant() && m.is_user() => p.calls().map(|(_, id)| id).collect(),
             _ => Vec::new(),
         };
+        // Bedrock's order: the calls' ids, the results', the pairing.
+        if m.is_assistant() {
+            let calls = m.all(true);
+            check_repeated(i, "toolUse", calls.iter().map(|c| c.1), &mut out);
+        }
+        let results = m.all(false);
+        check_repeated(i, "toolResult", results.iter().map(|r| r.1), &mut out);
         if m.is_user() || m.results().next().is_some() {
             check_results(i, m, &prev_calls, &mut out);
         }
         if m.is_assistant() {
-            check_repeated_calls(i, m, &mut out);
             check_answered(i, m, msgs.get(i + 1), &mut out);
         }
     }
     out.sort_by_key(|d| d.message_index);
     out
-}
-
-/// The `toolUse` ids assistant message `i` repeats.
-fn check_repeated_calls(i: usize, m: &Shape<'_>, out: &mut Vec<Defect>) {
-    check_repeated(i, "toolUse", m.calls().map(|(_, id)| id), out);
 }
 
 /// The ids that message `i`'s `kind` blocks (`toolUse`, `toolResult`)
@@ -134,11 +137,9 @@ fn check_answered(i: usize, m: &Shape<'_>, next: Option<&Shape<'_>>, out: &mut V
 
 /// The results of message `i` against the calls of the turn before it
 /// (`calls`, repeats included: Bedrock compares the counts). A repeated
-/// result id is judged first, as Bedrock judges it ("The toolResult blocks
-/// at messages.N.content contain duplicate Ids: …"); the count and the
-/// orphans after it take each id once.
+/// result id is judged before, as Bedrock judges it ([`check_repeated`]);
+/// the count and the orphans take each id once.
 fn check_results(i: usize, m: &Shape<'_>, calls: &[&str], out: &mut Vec<Defect>) {
-    check_repeated(i, "toolResult", m.results().map(|(_, id)| id), out);
     let mut seen: AHashSet<&str> = AHashSet::new();
     let results: Vec<(usize, &str)> = m.results().filter(|(_, id)| seen.insert(id)).collect();
     let call_ids: AHashSet<&str> = calls.iter().copied().collect();
