@@ -27,6 +27,11 @@ pub enum DefectKind {
     /// it (`content` empty, `null` or absent): "content cannot be empty if
     /// `is_error` is true".
     EmptyErrorResult,
+    /// Bedrock Converse: a `text` content block that is empty or only
+    /// whitespace: "The text field in the ContentBlock object at
+    /// messages.N.content.J is blank. Add text to the text field, and try
+    /// again."
+    BlankText,
 }
 
 impl DefectKind {
@@ -40,6 +45,7 @@ impl DefectKind {
             DefectKind::CountMismatch => "count_mismatch",
             DefectKind::MisplacedCallTurn => "misplaced_call_turn",
             DefectKind::EmptyErrorResult => "empty_error_result",
+            DefectKind::BlankText => "blank_text",
         }
     }
 }

@@ -28,6 +28,10 @@ pub enum ChangeKind {
     InsertedTurn,
     /// An error result with nothing in it was given a text saying so.
     FilledErrorResult,
+    /// A blank text block was removed from a message holding other blocks.
+    RemovedBlankText,
+    /// A blank text block, all its message held, was given a text.
+    FilledBlankText,
 }
 
 /// One change a repair made.

@@ -287,3 +287,73 @@ async fn a_repeated_bedrock_tool_use_id_is_renamed_and_accepted() {
         .collect();
     assert_eq!(repaired, vec![("duplicate_call_id", 1)]);
 }
+
+/// `report` forwards a Converse body holding blank text blocks as it came
+/// and Bedrock refuses it ("The text field in the ContentBlock object at
+/// messages.N.content.J is blank. …", continuedev/continue#9767); `fix`
+/// removes the one beside a call, gives the text `[empty]` to the one that
+/// is all its message holds, and Bedrock takes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn blank_bedrock_text_blocks_are_removed_and_accepted() {
+    let body = json!({
+        "messages": [
+            {"role": "user", "content": [{"text": "List the files"}]},
+            {"role": "assistant", "content": [
+                {"text": "\n"},
+                {"toolUse": {"toolUseId": "tooluse_1", "name": "ls", "input": {}}}]},
+            {"role": "user", "content": [
+                {"toolResult": {"toolUseId": "tooluse_1", "content": [{"text": "a b"}]}}]},
+            {"role": "assistant", "content": [{"text": ""}]},
+            {"role": "user", "content": [{"text": "and?"}]},
+        ],
+        "toolConfig": {"tools": [
+            {"toolSpec": {"name": "ls", "inputSchema": {"json": {"type": "object"}}}}]},
+    });
+    let path = "/bedrock/model/amazon.nova-pro-v1%3A0/converse";
+
+    let mut h = bedrock_in(RepairMode::Report).await;
+    let r = post(
+        &h.client,
+        format!("{}{path}", h.gw()),
+        &client_signed(),
+        &body,
+    )
+    .await;
+    assert_eq!(r.status, 400, "{}", r.text());
+    assert_eq!(
+        r.json()["message"],
+        "The text field in the ContentBlock object at messages.1.content.0 is blank. Add text to the text field, and try again."
+    );
+    let stats = h.finish().await;
+    let reported: Vec<(&str, u64)> = stats
+        .repairs
+        .iter()
+        .map(|r| (r.defect.as_str(), r.count))
+        .collect();
+    assert_eq!(reported, vec![("blank_text", 2)]);
+
+    let mut h = bedrock_in(RepairMode::Fix).await;
+    let r = post(
+        &h.client,
+        format!("{}{path}", h.gw()),
+        &client_signed(),
+        &body,
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.header("x-toolwarden-repaired"), Some("2"));
+    let got = h.mock.take_received();
+    let sent: Value = serde_json::from_slice(&got[got.len() - 1].body).unwrap();
+    assert_eq!(
+        sent["messages"][1]["content"],
+        json!([{"toolUse": {"toolUseId": "tooluse_1", "name": "ls", "input": {}}}])
+    );
+    assert_eq!(sent["messages"][3]["content"], json!([{"text": "[empty]"}]));
+    let stats = h.finish().await;
+    let repaired: Vec<(&str, u64)> = stats
+        .repairs
+        .iter()
+        .map(|r| (r.defect.as_str(), r.count))
+        .collect();
+    assert_eq!(repaired, vec![("blank_text", 2)]);
+}

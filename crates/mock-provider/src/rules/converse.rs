@@ -34,6 +34,12 @@
 //!   ConverseStream), "The toolResult blocks at messages.N.content contain
 //!   duplicate Ids: ID" (BerriAI/litellm#20048); several repeated ids are
 //!   listed as the unanswered ones are; a system tool's blocks included.
+//! - a `text` block empty or only whitespace, judged after the ids'
+//!   length: "The text field in the ContentBlock object at
+//!   messages.N.content.J is blank. Add text to the text field, and try
+//!   again." (continuedev/continue#9767, OpenHands/OpenHands#5339,
+//!   aws/bedrock-agentcore-sdk-python#185; whitespace alone,
+//!   langchain-ai/langchain-aws#593).
 //!
 //! A system tool Bedrock ran (a `toolUse` of `type: "server_tool_use"`, its
 //! `toolResult` in the same assistant message) is no call the next message
@@ -50,7 +56,10 @@ const MAX_TOOL_USE_ID_CHARS: usize = 64;
 
 pub(super) fn violation(body: &Value) -> Option<String> {
     let msgs = list(body, "messages");
-    if let Some(problem) = id_too_long(msgs).or_else(|| repeated_ids(msgs)) {
+    if let Some(problem) = id_too_long(msgs)
+        .or_else(|| blank_text(msgs))
+        .or_else(|| repeated_ids(msgs))
+    {
         return Some(problem);
     }
     for (i, m) in msgs.iter().enumerate() {
@@ -117,6 +126,20 @@ fn id_too_long(msgs: &[Value]) -> Option<String> {
                         "1 validation error detected: Value '{id}' at 'messages.{i}.member.content.{j}.member.{kind}.toolUseId' failed to satisfy constraint: Member must have length less than or equal to {MAX_TOOL_USE_ID_CHARS}"
                     )
                 })
+            })
+        })
+    })
+}
+
+/// The first `text` block that is empty or only whitespace.
+fn blank_text(msgs: &[Value]) -> Option<String> {
+    msgs.iter().enumerate().find_map(|(i, m)| {
+        list(m, "content").iter().enumerate().find_map(|(j, b)| {
+            let blank = b.get("text")?.as_str()?.trim().is_empty();
+            blank.then(|| {
+                format!(
+                    "The text field in the ContentBlock object at messages.{i}.content.{j} is blank. Add text to the text field, and try again."
+                )
             })
         })
     })
@@ -322,6 +345,21 @@ mod tests {
             check(json!([user(), twice])).as_deref(),
             Some("The toolUse blocks at messages.1.content contain duplicate Ids: tooluse_s")
         );
+    }
+
+    #[test]
+    fn blank_text_blocks_are_refused() {
+        for blank in ["", " ", "\n\t "] {
+            let turn = json!({"role": "assistant", "content": [{"text": "ok"}, {"text": blank}]});
+            assert_eq!(
+                check(json!([user(), turn])).as_deref(),
+                Some(
+                    "The text field in the ContentBlock object at messages.1.content.1 is blank. Add text to the text field, and try again."
+                )
+            );
+        }
+        let fine = json!({"role": "assistant", "content": [{"text": " ok "}]});
+        assert_eq!(check(json!([user(), fine])), None);
     }
 
     #[test]

@@ -183,7 +183,11 @@ fn converse(r: &mut Rng) -> Value {
         let assistant = r.chance(50);
         let blocks: Vec<Value> = (0..1 + r.below(3))
             .flat_map(|_| match (assistant, r.below(5)) {
-                (_, 0) => vec![json!({"text": "t"})],
+                // At times blank, which Bedrock refuses.
+                (_, 0) => {
+                    let t = ["t", "t", "", " \n"][r.below(4)];
+                    vec![json!({"text": t})]
+                }
                 (true, 3) => {
                     vec![json!({"reasoningContent": {"reasoningText": {"text": "r", "signature": "s"}}})]
                 }

@@ -93,6 +93,10 @@ pub(super) struct Shape<'a> {
     /// answering them in this message (see [`Shape::from_blocks`]): the
     /// pairing leaves them alone, their ids are still the message's.
     pub server: Vec<(usize, Cow<'a, str>, bool)>,
+    /// The index of each `text` block that is empty or only whitespace
+    /// (Bedrock refuses it: "The text field in the ContentBlock object at
+    /// messages.N.content.J is blank").
+    pub blank: Vec<usize>,
 }
 
 impl<'a> Shape<'a> {
@@ -119,8 +123,11 @@ impl<'a> Shape<'a> {
             .filter_map(|b| b.tool_use.as_ref().filter(|u| is_server(u)))
             .map(|u| &*u.id)
             .collect();
-        let (mut tools, mut server) = (Vec::new(), Vec::new());
+        let (mut tools, mut server, mut blank) = (Vec::new(), Vec::new(), Vec::new());
         for (j, b) in blocks.iter().enumerate() {
+            if b.text.as_deref().is_some_and(|t| t.trim().is_empty()) {
+                blank.push(j);
+            }
             match (&b.tool_use, &b.tool_result) {
                 (Some(u), _) if is_server(u) => server.push((j, u.id.clone(), true)),
                 (Some(u), _) => tools.push((j, u.id.clone(), true)),
@@ -135,6 +142,7 @@ impl<'a> Shape<'a> {
             role,
             tools,
             server,
+            blank,
         }
     }
 

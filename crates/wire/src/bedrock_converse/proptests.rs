@@ -13,6 +13,8 @@ fn message() -> impl Strategy<Value = Value> {
     let id = prop::sample::select(vec!["a", "b", "c"]);
     let block = prop_oneof![
         Just(vec![json!({"text": "t"})]),
+        // Blank text, which Bedrock refuses.
+        prop::sample::select(vec!["", " ", "\n\t"]).prop_map(|t| vec![json!({"text": t})]),
         id.clone()
             .prop_map(|i| vec![json!({"toolUse": {"toolUseId": i, "name": "f", "input": {}}})]),
         (id.clone(), any::<bool>()).prop_map(|(i, err)| vec![json!({"toolResult": {

@@ -8,15 +8,21 @@
 //! rename them; a system tool's (`type: "server_tool_use"`, whose result
 //! Bedrock wrote in the same message) is renamed with the k-th result of
 //! its own message with the id. A system tool's result stays where it
-//! was, once: a repeat of it is dropped. Each unanswered `toolUse` gets an error `toolResult` at
-//! the start of the next user message (in a new user message when the
-//! next message is not one), with `status: "error"` when the client's own
+//! was, once: a repeat of it is dropped. Each unanswered `toolUse` gets an
+//! error `toolResult` at the start of the next user message (in a new user
+//! message when the next message is not one), with `status: "error"` when
+//! the client's own
 //! results carry a `status` (only some models take the field: Bedrock
 //! documents it for Amazon Nova and Anthropic Claude 3 and 4, and SDKs drop
 //! it for the others), else said in its text alone; a `toolResult` that
 //! answers no `toolUse` of the previous turn becomes a text block; a second
 //! result for the same call is dropped; the results open their message,
-//! its other blocks after them. Only the `content` arrays that change (and the
+//! its other blocks after them. A `text` block empty or only whitespace
+//! (Bedrock refuses it: "The text field in the ContentBlock object at
+//! messages.N.content.J is blank") is removed; when it is all its message
+//! holds, it is given the text `[empty]` instead (a message without blocks
+//! is refused too, and one removed whole would join the turns around it).
+//! Only the `content` arrays that change (and the
 //! `messages` array when a message is inserted) are rewritten: every other
 //! byte is copied.
 
@@ -176,6 +182,10 @@ pub(crate) fn repair(body: &[u8]) -> Result<Repaired<'_>, WireError> {
                 }
                 continue;
             }
+            if m.shape.blank.binary_search(&j).is_ok() {
+                changed = true;
+                continue;
+            }
             let Some(r) = &b.tool_result else {
                 rest.push(block(j));
                 continue;
@@ -223,6 +233,16 @@ pub(crate) fn repair(body: &[u8]) -> Result<Repaired<'_>, WireError> {
             }
         }
         pieces.extend(rest);
+        // Blank text blocks go; one that is all its message holds is
+        // given a text instead: the message stays, and the turns alternate
+        // as they did.
+        let fill = m.shape.blank.first().filter(|_| pieces.is_empty());
+        if let Some(&j) = fill {
+            pieces.push(filled_blank(m.content.raws[j].get(), j));
+        }
+        for &j in &m.shape.blank {
+            changes.push(blank_change(i, j, fill == Some(&j)));
+        }
         if changed {
             let content = m.content.render(text, &pieces);
             let msg_range = messages.elems[i].clone();
@@ -241,6 +261,7 @@ pub(crate) fn repair(body: &[u8]) -> Result<Repaired<'_>, WireError> {
                     role: "".into(),
                     tools: Vec::new(),
                     server: Vec::new(),
+                    blank: Vec::new(),
                 },
             );
             if !owed.is_empty() {
@@ -358,6 +379,51 @@ fn rename_repeats(
         renames.insert((i, j), Renamed { id: new, text });
     }
     renames
+}
+
+/// What a blank text block that is all its message holds is given (the
+/// placeholder AWS's own LangChain integration sends for an empty message,
+/// langchain-ai/langchain-aws#593).
+const BLANK_TEXT: &str = "[empty]";
+
+/// The blank text block `raw` (block `j`) with [`BLANK_TEXT`] for its text,
+/// every other byte kept.
+fn filled_blank(raw: &str, j: usize) -> Piece {
+    #[derive(Deserialize)]
+    struct TextOf<'a> {
+        #[serde(borrow)]
+        text: &'a RawValue,
+    }
+    let span = serde_json::from_str::<TextOf<'_>>(raw)
+        .ok()
+        .and_then(|t| span_in(raw, t.text.get()));
+    match span {
+        Some(span) => Piece::Edited(j, replace(raw, span, &json_string(BLANK_TEXT))),
+        None => Piece::New(format!("{{\"text\":{}}}", json_string(BLANK_TEXT))),
+    }
+}
+
+/// The change for blank text block `j` of message `i`: removed, or
+/// `filled`.
+fn blank_change(i: usize, j: usize, filled: bool) -> Change {
+    let (kind, description) = if filled {
+        (
+            ChangeKind::FilledBlankText,
+            format!("blank text block {j} given the text \"{BLANK_TEXT}\", all its message held"),
+        )
+    } else {
+        (
+            ChangeKind::RemovedBlankText,
+            format!("blank text block {j} removed"),
+        )
+    };
+    Change {
+        kind,
+        defect: DefectKind::BlankText,
+        message_index: i,
+        call_id: None,
+        description,
+    }
 }
 
 /// Block indices by id, in block order, of the `(block, id, _)` given.

@@ -923,3 +923,73 @@ fn a_system_tools_result_stays_when_the_body_is_repaired() {
     assert_eq!(v["messages"][1], body["messages"][1]);
     assert_eq!(validate(Dialect::BedrockConverse, &r.body).unwrap(), []);
 }
+
+/// Bedrock refuses a `text` block that is empty or only whitespace ("The
+/// text field in the ContentBlock object at messages.N.content.J is blank.
+/// Add text to the text field, and try again.", continuedev/continue#9767);
+/// it went upstream as it came. `fix` removes it in place from a message
+/// holding other blocks, and gives it the text `[empty]` when it is all its
+/// message holds (the message stays: turns alternate as they did).
+#[test]
+fn blank_text_blocks_are_removed_or_filled_in_place() {
+    let body = concat!(
+        "{\"messages\": [\n",
+        "  {\"role\":\"user\",\"content\":[{\"text\":\"go\"}, {\"text\": \"\"}]},\n",
+        "  {\"role\":\"assistant\",\"content\":[ {\"text\":\" \\n\"} , {\"toolUse\":{\"toolUseId\":\"a\",\"name\":\"f\",\"input\":{}}}]},\n",
+        "  {\"role\":\"user\",\"content\":[{\"toolResult\":{\"toolUseId\":\"a\",\"content\":[{\"text\":\"\"}]}}]},\n",
+        "  {\"role\":\"assistant\",\"content\": [ {\"text\" : \"\\t\"} ]},\n",
+        "  {\"role\":\"user\",\"content\":[{\"text\":\"\\u0020x\"}]}\n",
+        " ], \"x\": {\"keep\" : 1}}"
+    );
+    let found = validate(Dialect::BedrockConverse, body.as_bytes()).unwrap();
+    let texts: Vec<(DefectKind, usize, &str)> = found
+        .iter()
+        .map(|d| (d.kind, d.message_index, &*d.message))
+        .collect();
+    let blank = |i: usize, j: usize| {
+        format!(
+            "The text field in the ContentBlock object at messages.{i}.content.{j} is blank. Add text to the text field, and try again."
+        )
+    };
+    assert_eq!(
+        texts,
+        [
+            (DefectKind::BlankText, 0, &*blank(0, 1)),
+            (DefectKind::BlankText, 1, &*blank(1, 0)),
+            (DefectKind::BlankText, 3, &*blank(3, 0)),
+        ]
+    );
+    assert_eq!(
+        crate::inspect(Dialect::BedrockConverse, body.as_bytes())
+            .defects
+            .unwrap(),
+        found
+    );
+    let r = repair(Dialect::BedrockConverse, body.as_bytes()).unwrap();
+    let want = body
+        .replace("{\"text\":\"go\"}, {\"text\": \"\"}", "{\"text\":\"go\"}")
+        .replace("[ {\"text\":\" \\n\"} , {\"toolUse\"", "[ {\"toolUse\"")
+        .replace("{\"text\" : \"\\t\"}", "{\"text\" : \"[empty]\"}");
+    assert_eq!(std::str::from_utf8(&r.body).unwrap(), want);
+    let changes: Vec<(ChangeKind, DefectKind, usize)> = r
+        .changes
+        .iter()
+        .map(|c| (c.kind, c.defect, c.message_index))
+        .collect();
+    assert_eq!(
+        changes,
+        [
+            (ChangeKind::RemovedBlankText, DefectKind::BlankText, 0),
+            (ChangeKind::RemovedBlankText, DefectKind::BlankText, 1),
+            (ChangeKind::FilledBlankText, DefectKind::BlankText, 3),
+        ]
+    );
+    assert_eq!(validate(Dialect::BedrockConverse, &r.body).unwrap(), []);
+    // Several blank blocks alone: the first is filled, the others go.
+    let alone = br#"{"messages":[{"role":"user","content":[{"text":""},{"text":" "}]}]}"#;
+    let r = repair(Dialect::BedrockConverse, alone).unwrap();
+    assert_eq!(
+        std::str::from_utf8(&r.body).unwrap(),
+        r#"{"messages":[{"role":"user","content":[{"text":"[empty]"}]}]}"#
+    );
+}

@@ -22,7 +22,12 @@
 //!   Ids: …" (BerriAI/litellm#20048; judged before the count, which then
 //!   takes each id once); one id in two turns is not refused so. A system
 //!   tool Bedrock ran (a `toolUse` of `type: "server_tool_use"`, answered in
-//!   its own message) is left out of the pairing, not of this rule.
+//!   its own message) is left out of the pairing, not of this rule;
+//! - a `text` block is not empty or only whitespace: "The text field in the
+//!   ContentBlock object at messages.N.content.J is blank. Add text to the
+//!   text field, and try again." (continuedev/continue#9767,
+//!   OpenHands/OpenHands#5339; whitespace alone is refused too,
+//!   langchain-ai/langchain-aws#593).
 
 use ahash::AHashSet;
 
@@ -42,6 +47,16 @@ pub(super) fn defects(msgs: &[Shape<'_>]) -> Vec<Defect> {
             Some(p) if p.is_assistant() && m.is_user() => p.calls().map(|(_, id)| id).collect(),
             _ => Vec::new(),
         };
+        for &j in &m.blank {
+            out.push(Defect {
+                kind: DefectKind::BlankText,
+                message_index: i,
+                call_ids: Vec::new(),
+                message: format!(
+                    "The text field in the ContentBlock object at messages.{i}.content.{j} is blank. Add text to the text field, and try again."
+                ),
+            });
+        }
         // Bedrock's order: the calls' ids, the results', the pairing.
         if m.is_assistant() {
             let calls = m.all(true);
