@@ -21,7 +21,9 @@
 //! (Bedrock refuses it: "The text field in the ContentBlock object at
 //! messages.N.content.J is blank") is removed; when it is all its message
 //! holds, it is given the text `[empty]` instead (a message without blocks
-//! is refused too, and one removed whole would join the turns around it).
+//! is refused too, and one removed whole would join the turns around it),
+//! unless the message is a last assistant message: a prefill the model
+//! would go on from, which goes whole (nothing in it is no prefill).
 //! Only the `content` arrays that change (and the
 //! `messages` array when a message is inserted) are rewritten: every other
 //! byte is copied.
@@ -236,12 +238,23 @@ pub(crate) fn repair(body: &[u8]) -> Result<Repaired<'_>, WireError> {
         // Blank text blocks go; one that is all its message holds is
         // given a text instead: the message stays, and the turns alternate
         // as they did.
-        let fill = m.shape.blank.first().filter(|_| pieces.is_empty());
+        // But a last assistant message is a prefill the model goes on
+        // from: nothing in it is no prefill, so it goes whole.
+        let only_blank = pieces.is_empty() && !m.shape.blank.is_empty();
+        let drop_prefill = only_blank && m.shape.is_assistant() && i > 0 && i + 1 == located.len();
+        let fill = m
+            .shape
+            .blank
+            .first()
+            .filter(|_| only_blank && !drop_prefill);
         if let Some(&j) = fill {
             pieces.push(filled_blank(m.content.raws[j].get(), j));
         }
         for &j in &m.shape.blank {
             changes.push(blank_change(i, j, fill == Some(&j)));
+        }
+        if drop_prefill {
+            continue;
         }
         if changed {
             let content = m.content.render(text, &pieces);

@@ -992,4 +992,14 @@ fn blank_text_blocks_are_removed_or_filled_in_place() {
         std::str::from_utf8(&r.body).unwrap(),
         r#"{"messages":[{"role":"user","content":[{"text":"[empty]"}]}]}"#
     );
+    // A last assistant message is a prefill: blank, it goes whole, and
+    // the model is not made to go on from a placeholder.
+    let prefill = br#"{"messages":[{"role":"user","content":[{"text":"hi"}]},{"role":"assistant","content":[{"text":" "}]}]}"#;
+    let r = repair(Dialect::BedrockConverse, prefill).unwrap();
+    assert_eq!(
+        std::str::from_utf8(&r.body).unwrap(),
+        r#"{"messages":[{"role":"user","content":[{"text":"hi"}]}]}"#
+    );
+    let kinds: Vec<ChangeKind> = r.changes.iter().map(|c| c.kind).collect();
+    assert_eq!(kinds, [ChangeKind::RemovedBlankText]);
 }
