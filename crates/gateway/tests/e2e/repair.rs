@@ -357,3 +357,44 @@ async fn blank_bedrock_text_blocks_are_removed_and_accepted() {
         .collect();
     assert_eq!(repaired, vec![("blank_text", 2)]);
 }
+
+/// A history replaying a system tool Bedrock ran (Nova's `nova_grounding`,
+/// its result in the same assistant message) with a client call left
+/// unanswered: `fix` answers the call and leaves the system tool's blocks
+/// as they came, and Bedrock takes it. The system tool's result was
+/// turned into text.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replayed_bedrock_system_tool_stays_when_the_body_is_repaired() {
+    let assistant = json!({"role": "assistant", "content": [
+        {"toolUse": {"toolUseId": "tooluse_s", "name": "nova_grounding", "input": {"query": "q"}, "type": "server_tool_use"}},
+        {"toolResult": {"toolUseId": "tooluse_s", "content": [{"text": "found"}], "type": "nova_grounding_result"}},
+        {"toolUse": {"toolUseId": "tooluse_c", "name": "ls", "input": {}}}]});
+    let body = json!({
+        "messages": [
+            {"role": "user", "content": [{"text": "news?"}]},
+            assistant,
+            {"role": "user", "content": [{"text": "never mind"}]},
+        ],
+        "toolConfig": {"tools": [
+            {"toolSpec": {"name": "ls", "inputSchema": {"json": {"type": "object"}}}}]},
+    });
+    let path = "/bedrock/model/amazon.nova-pro-v1%3A0/converse";
+    let mut h = bedrock_in(RepairMode::Fix).await;
+    let r = post(
+        &h.client,
+        format!("{}{path}", h.gw()),
+        &client_signed(),
+        &body,
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.header("x-toolwarden-repaired"), Some("1"));
+    let got = h.mock.take_received();
+    let sent: Value = serde_json::from_slice(&got[got.len() - 1].body).unwrap();
+    assert_eq!(sent["messages"][1], body["messages"][1]);
+    assert_eq!(
+        sent["messages"][2]["content"][0]["toolResult"]["toolUseId"],
+        "tooluse_c"
+    );
+    h.finish().await;
+}
