@@ -47,8 +47,11 @@ enum Side {
 /// How the loop ended.
 #[derive(Debug)]
 enum End {
-    /// `side` sent a close frame (passed on to the other side).
-    Closed(Side),
+    /// The upstream sent a close frame (passed on to the client).
+    UpstreamClosed,
+    /// The client sent a close frame, with this payload (passed on to the
+    /// upstream while the client is answered: [`pass_close`]).
+    ClientClosed(Bytes),
     /// `side` broke: I/O error, EOF without a close, a protocol error or
     /// an oversize message (the library has answered it with a close).
     Broke(Side, WebSocketError),
@@ -177,13 +180,21 @@ pub(crate) async fn run<C, U>(
             let _ = tokio::time::timeout(limit, closing).await;
             turns.close(CUT_BY_SHUTDOWN);
         }
-        End::Closed(Side::Client) => {
-            // The upstream may still finish what it was sending.
-            finish_closing(&mut upstream, Some(&mut turns), CLOSE_WAIT).await;
-            finish_closed(&mut client).await;
+        End::ClientClosed(payload) => {
+            // The client is answered at once (RFC 6455 §5.5.1: "as soon as
+            // practical"): nothing is relayed to it after its close, so
+            // waiting for the upstream's answer first only held it, for
+            // `CLOSE_WAIT` when the upstream never answered (and for
+            // `stall` when it read nothing). Meanwhile the close goes
+            // upstream, whose last events still reach the records.
+            let upstream_side = async {
+                send_close(&mut upstream, Frame::from((OpCode::Close, payload))).await;
+                finish_closing(&mut upstream, Some(&mut turns), CLOSE_WAIT).await;
+            };
+            tokio::join!(finish_closed(&mut client), upstream_side);
             turns.close("the client closed the websocket before the response finished");
         }
-        End::Closed(Side::Upstream) => {
+        End::UpstreamClosed => {
             finish_closing(&mut client, None, CLOSE_WAIT).await;
             finish_closed(&mut upstream).await;
             turns.close("the upstream closed the websocket before the response finished");
@@ -262,18 +273,8 @@ where
             turns.client_binary(&payload);
             end
         }
-        OpCode::Close => {
-            let close = async {
-                let _ = upstream.send(pass_close(&frame)).await;
-                Some(End::Closed(Side::Client))
-            };
-            within(close, Side::Upstream, stall, force)
-                .await
-                .map(|end| match end {
-                    End::Broke(..) => End::Closed(Side::Client),
-                    end => end,
-                })
-        }
+        // Passed on as the client is answered (`run`).
+        OpCode::Close => Some(End::ClientClosed(frame.into_payload())),
         // Pings are answered by the library, each hop for itself.
         _ => None,
     }
@@ -380,7 +381,7 @@ where
         }
         OpCode::Close => {
             send_close(client, pass_close(&frame)).await;
-            Some(End::Closed(Side::Upstream))
+            Some(End::UpstreamClosed)
         }
         _ => None,
     }

@@ -633,3 +633,26 @@ async fn a_turn_cut_by_an_upstream_that_stops_reading_is_recorded_with_why() {
     let stats = h.finish().await;
     assert_cut_turn_recorded(&h, &stats, "nothing read for 500 ms");
 }
+
+/// A client's close is answered at once, whatever the upstream does with
+/// it (RFC 6455 §5.5.1: "as soon as practical"): an upstream that never
+/// answers it does not hold the client. Before, the client waited for the
+/// upstream's answer (2 s, or the upstream's stall bound) before its own.
+#[tokio::test]
+async fn a_clients_close_is_answered_without_waiting_for_the_upstreams() {
+    let upstream = deaf_upstream().await;
+    let h = Harness::with(MockOptions::default(), |c| {
+        c.upstreams.openai = toolwarden_gateway::Upstream::parse(&upstream).unwrap();
+    })
+    .await;
+    let mut raw = Raw::connect(&h.gw(), &[]).await;
+    assert!(raw.head.starts_with("HTTP/1.1 101"), "{}", raw.head);
+    let started = std::time::Instant::now();
+    raw.frame(0x88, &4000u16.to_be_bytes()).await;
+    assert_eq!(raw.close_code().await, Some(4000), "the close is answered");
+    let waited = started.elapsed();
+    assert!(
+        waited < Duration::from_millis(500),
+        "answered after {waited:?}"
+    );
+}
