@@ -708,6 +708,60 @@ async fn an_answer_given_while_the_gateway_stops_says_connection_close() {
     stopping.await.unwrap();
 }
 
+/// A connection with no request in progress is closed at once by the
+/// stop, one with half a head included (on the fast path, and on hyper's
+/// after a request it served): the stop waits for requests in flight only.
+/// Before, the fast path waited for the rest of a head begun (until
+/// `client_head_timeout_ms`, or the end of the grace period, which then
+/// cut it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_half_sent_head_does_not_hold_the_stop() {
+    let up = raw_upstream(Arc::new(|_| {
+        (
+            vec![&b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}"[..]],
+            false,
+        )
+    }))
+    .await;
+    let mut config = Config::for_tests(&format!("http://{}", up.addr));
+    config.shutdown_grace = Duration::from_secs(5);
+    config.client_head_timeout = Duration::from_secs(30);
+    let gw = Gateway::start(config).await.unwrap();
+    let half = b"POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type: app";
+    // The fast path: half a head first thing.
+    let mut fast = TcpStream::connect(gw.addr()).await.unwrap();
+    fast.write_all(half).await.unwrap();
+    // Hyper's: a chunked request served whole, then half a head.
+    let [_, hypers] = on_both_paths();
+    let hypers = hypers.replace("Connection: close\r\n", "");
+    let mut slow = TcpStream::connect(gw.addr()).await.unwrap();
+    slow.write_all(hypers.as_bytes()).await.unwrap();
+    let mut seen = Vec::new();
+    while !String::from_utf8_lossy(&seen).ends_with("\r\n\r\n{}") {
+        let mut chunk = [0u8; 4096];
+        let n = tokio::time::timeout(Duration::from_secs(10), slow.read(&mut chunk))
+            .await
+            .expect("the answer")
+            .unwrap();
+        assert!(n > 0, "{}", String::from_utf8_lossy(&seen));
+        seen.extend_from_slice(&chunk[..n]);
+    }
+    slow.write_all(half).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let started = std::time::Instant::now();
+    gw.shutdown().await;
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(2), "the stop took {took:?}");
+    for mut s in [fast, slow] {
+        let mut rest = Vec::new();
+        let read = tokio::time::timeout(Duration::from_secs(1), s.read_to_end(&mut rest)).await;
+        assert!(
+            matches!(read, Ok(Ok(0))),
+            "closed without an answer: {read:?} {rest:?}"
+        );
+    }
+}
+
 /// A body that has not all arrived within `client_body_timeout_ms` is
 /// answered 400 in the client's envelope, naming the setting, and the
 /// connection closed — on the fast path as on hyper's (a chunked body,

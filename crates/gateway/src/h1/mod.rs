@@ -101,14 +101,13 @@ pub(crate) async fn serve(
                 }
             }
             buf.reserve(READ_CHUNK);
-            let read = if buf.is_empty() {
-                // Idle between requests: the gateway stopping closes it.
-                tokio::select! {
-                    read = timeout_at(head_deadline, client.read_buf(&mut buf)) => read,
-                    _ = raised(shutdown) => return Ended::Closed,
-                }
-            } else {
-                timeout_at(head_deadline, client.read_buf(&mut buf)).await
+            // No request is in progress until its head is whole: the
+            // gateway stopping closes the connection, idle or with half a
+            // head (as hyper's graceful shutdown does), instead of waiting
+            // for the rest of it.
+            let read = tokio::select! {
+                read = timeout_at(head_deadline, client.read_buf(&mut buf)) => read,
+                _ = raised(shutdown) => return Ended::Closed,
             };
             if !matches!(read, Ok(Ok(n)) if n > 0) {
                 return Ended::Closed;
