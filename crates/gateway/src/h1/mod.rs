@@ -169,32 +169,111 @@ async fn read_body(
         }
     };
     let total = head.len + body_len;
-    if buf.len() < total {
-        buf.reserve(total - buf.len());
-    }
     let deadline = Instant::now() + shared.config.client_body_timeout;
-    while buf.len() < total {
-        match timeout_at(deadline, client.read_buf(buf)).await {
-            Ok(Ok(n)) if n > 0 => {}
-            result => {
-                let detail = match result {
-                    Err(_) => format!(
-                        "the client did not send the whole body within client_body_timeout_ms ({} ms)",
-                        shared.config.client_body_timeout.as_millis()
-                    ),
-                    Ok(Err(e)) => format!("reading the request body failed: {e}"),
-                    Ok(Ok(_)) => "the client closed the connection before the whole body".into(),
-                };
-                let err = ProxyError::new(ProxyErrorKind::ClientBody, host, detail);
-                fail(&err);
-                // Answered as hyper's path answers it (400 naming the
-                // setting), for a client still reading; then closed.
-                let limit = shared.config.client_body_timeout;
-                let _ = exchange::reply_error(client, head.route.provider, &err, true, limit).await;
-                return None;
-            }
-        }
+    if let Err(stop) = read_to(client, buf, total, deadline).await {
+        let detail = match stop {
+            BodyStop::Timeout => format!(
+                "the client did not send the whole body within client_body_timeout_ms ({} ms)",
+                shared.config.client_body_timeout.as_millis()
+            ),
+            BodyStop::Failed(e) => format!("reading the request body failed: {e}"),
+            BodyStop::Closed => "the client closed the connection before the whole body".into(),
+        };
+        let err = ProxyError::new(ProxyErrorKind::ClientBody, host, detail);
+        fail(&err);
+        // Answered as hyper's path answers it (400 naming the
+        // setting), for a client still reading; then closed.
+        let limit = shared.config.client_body_timeout;
+        let _ = exchange::reply_error(client, head.route.provider, &err, true, limit).await;
+        return None;
     }
     let _ = buf.split_to(head.len);
     Some(buf.split_to(body_len).freeze())
+}
+
+/// Most of a body reserved ahead of its bytes.
+const BODY_RESERVE: usize = 64 * 1024;
+
+/// Why a body did not arrive whole.
+#[derive(Debug)]
+enum BodyStop {
+    /// Not by the deadline (`client_body_timeout_ms`).
+    Timeout,
+    /// The read failed.
+    Failed(std::io::Error),
+    /// The client closed its side first.
+    Closed,
+}
+
+/// Read from `client` until `buf` holds `total` bytes, by `deadline`. The
+/// buffer grows as the bytes arrive (doubling), at most [`BODY_RESERVE`]
+/// ahead of them: a `content-length` is only the client's word, and
+/// reserving it whole before the body came let a client that announced a
+/// body of `max_request_bytes` and sent none of it make the gateway
+/// allocate that much, per connection.
+async fn read_to(
+    client: &mut TcpStream,
+    buf: &mut BytesMut,
+    total: usize,
+    deadline: Instant,
+) -> Result<(), BodyStop> {
+    while buf.len() < total {
+        buf.reserve((total - buf.len()).min(BODY_RESERVE));
+        match timeout_at(deadline, client.read_buf(buf)).await {
+            Ok(Ok(n)) if n > 0 => {}
+            Ok(Ok(_)) => return Err(BodyStop::Closed),
+            Ok(Err(e)) => return Err(BodyStop::Failed(e)),
+            Err(_) => return Err(BodyStop::Timeout),
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use tokio::io::AsyncWriteExt;
+
+    use super::*;
+
+    /// A body announced large and sent in part holds about what was sent,
+    /// not what was announced; sent whole, it is read whole.
+    #[tokio::test]
+    async fn a_body_is_reserved_as_it_arrives() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let mut sender = TcpStream::connect(listener.local_addr().unwrap())
+            .await
+            .unwrap();
+        let (mut client, _) = listener.accept().await.unwrap();
+        let total = 256 << 20;
+        let deadline = Instant::now() + std::time::Duration::from_secs(30);
+        let mut buf = BytesMut::new();
+        sender.write_all(&[b'x'; 100]).await.unwrap();
+        let reading = read_to(&mut client, &mut buf, total, deadline);
+        let waited = tokio::time::timeout(std::time::Duration::from_millis(200), reading).await;
+        assert!(waited.is_err(), "still waiting for the rest");
+        assert_eq!(&buf[..], &[b'x'; 100][..]);
+        assert!(buf.capacity() <= 2 * BODY_RESERVE, "{}", buf.capacity());
+
+        let rest: Vec<u8> = (0..(3 << 20) - 100).map(|i| (i % 251) as u8).collect();
+        let total = 3 << 20;
+        let writing = async {
+            sender.write_all(&rest).await.unwrap();
+            sender.write_all(b"next").await.unwrap();
+        };
+        let (read, ()) = tokio::join!(read_to(&mut client, &mut buf, total, deadline), writing);
+        read.unwrap();
+        assert!(buf.len() >= total);
+        assert_eq!(&buf[100..total], &rest[..]);
+        assert!(
+            buf.capacity() < 2 * total + BODY_RESERVE,
+            "{}",
+            buf.capacity()
+        );
+        drop(sender);
+        let mut buf = BytesMut::new();
+        assert!(matches!(
+            read_to(&mut client, &mut buf, total + 10, deadline).await,
+            Err(BodyStop::Closed)
+        ));
+    }
 }
