@@ -2,7 +2,9 @@
 //! over rustls (HTTP/1.1 and HTTP/2 by ALPN), plain HTTP allowed (local
 //! mocks), TCP_NODELAY, a connect timeout over TCP and TLS together. [`tls_config`] is the one place
 //! upstream TLS is set up, for this client and the fast path's
-//! ([`crate::h1::pool`]): ring, the webpki roots plus `upstream_ca`.
+//! ([`crate::h1::pool`]): ring, the webpki roots plus `upstream_ca`; and
+//! [`reuse_window`], how long an idle connection may be reused on both
+//! paths ([`expire_by_keep_alive`] keeps it on this client's).
 
 use hyper_rustls::HttpsConnectorBuilder;
 use hyper_util::{
@@ -10,7 +12,78 @@ use hyper_util::{
     rt::{TokioExecutor, TokioTimer},
 };
 
+use std::{
+    sync::atomic::{AtomicUsize, Ordering},
+    time::Duration,
+};
+
+use hyper_util::client::legacy::connect::CaptureConnection;
+
 use crate::{Config, startup::GatewayError};
+
+/// Idle upstream connections older than this are closed instead of
+/// reused, on both paths.
+pub(crate) const IDLE_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// How long a connection may stay idle and still be reused, when its
+/// upstream announced that it closes connections idle for `announced`
+/// (`keep-alive: timeout=N`, read by
+/// [`keep_alive_timeout`](crate::pipeline::headers::keep_alive_timeout)):
+/// that less a margin of half of it, at most 1 s (undici, Node's HTTP
+/// client, keeps 1 s), so that a request sent near the end does not cross
+/// the upstream's close on the way (and get a 502: it was written, so it
+/// is not sent again). Never more than `otherwise`; zero (not reused) for
+/// an upstream that keeps none.
+pub(crate) fn reuse_window(announced: Option<Duration>, otherwise: Duration) -> Duration {
+    match announced {
+        Some(t) => (t - (t / 2).min(Duration::from_secs(1))).min(otherwise),
+        None => otherwise,
+    }
+}
+
+/// Expiries at most pending at once on hyper's path
+/// ([`expire_by_keep_alive`]).
+const MAX_PENDING_EXPIRIES: usize = 4096;
+
+/// Expiries pending now.
+static PENDING_EXPIRIES: AtomicUsize = AtomicUsize::new(0);
+
+/// Keeps an upstream's announced keep-alive timeout on hyper's client,
+/// whose pool knows one idle timeout for all ([`IDLE_TIMEOUT`]): the
+/// connection (`captured`) an answer with these `headers` came on is
+/// poisoned (not reused: hyper-util's `Connected::poison`) once its
+/// [`reuse_window`] has passed, counted from the answer's head (sooner
+/// than from the end of its body: a long stream leaves its connection to
+/// close, never to race the upstream's close). One timer per such answer,
+/// at most [`MAX_PENDING_EXPIRIES`] at once; past them, or for a window
+/// of zero, the connection is not reused at all.
+pub(crate) fn expire_by_keep_alive(captured: CaptureConnection, headers: &http::HeaderMap) {
+    let announced = headers
+        .get_all("keep-alive")
+        .iter()
+        .find_map(|v| crate::pipeline::headers::keep_alive_timeout(v.as_bytes()));
+    let window = reuse_window(announced, IDLE_TIMEOUT);
+    if window >= IDLE_TIMEOUT {
+        return;
+    }
+    let poison = move || {
+        if let Some(connected) = captured.connection_metadata().as_ref() {
+            connected.poison();
+        }
+    };
+    if window.is_zero() {
+        return poison();
+    }
+    if PENDING_EXPIRIES.fetch_add(1, Ordering::Relaxed) >= MAX_PENDING_EXPIRIES {
+        PENDING_EXPIRIES.fetch_sub(1, Ordering::Relaxed);
+        return poison();
+    }
+    tokio::spawn(async move {
+        tokio::time::sleep(window).await;
+        poison();
+        PENDING_EXPIRIES.fetch_sub(1, Ordering::Relaxed);
+    });
+}
 
 pub(crate) use crate::http_client::HttpClient;
 
@@ -49,7 +122,7 @@ fn build(config: &Config, http2_only: bool) -> Result<HttpClient, GatewayError> 
         .http1_preserve_header_case(true)
         .timer(TokioTimer::new())
         .pool_timer(TokioTimer::new())
-        .pool_idle_timeout(std::time::Duration::from_secs(90))
+        .pool_idle_timeout(IDLE_TIMEOUT)
         .http2_only(http2_only)
         .build(https))
 }
@@ -70,4 +143,23 @@ pub(crate) fn tls_config(config: &Config) -> Result<rustls::ClientConfig, Gatewa
         .map_err(|e| GatewayError::tls(e.to_string()))?
         .with_root_certificates(roots)
         .with_no_client_auth())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The window is the announced timeout less half of it, at most 1 s
+    /// less; never longer than the pool's own; none for `timeout=0`.
+    #[test]
+    fn the_reuse_window_keeps_a_margin_before_the_upstreams_timeout() {
+        let (s, ms) = (Duration::from_secs, Duration::from_millis);
+        assert_eq!(reuse_window(None, IDLE_TIMEOUT), IDLE_TIMEOUT);
+        assert_eq!(reuse_window(Some(s(1)), IDLE_TIMEOUT), ms(500));
+        assert_eq!(reuse_window(Some(s(2)), IDLE_TIMEOUT), s(1));
+        assert_eq!(reuse_window(Some(s(5)), IDLE_TIMEOUT), s(4));
+        assert_eq!(reuse_window(Some(s(600)), IDLE_TIMEOUT), IDLE_TIMEOUT);
+        assert_eq!(reuse_window(Some(s(0)), IDLE_TIMEOUT), s(0));
+        assert_eq!(reuse_window(Some(s(u64::MAX)), IDLE_TIMEOUT), IDLE_TIMEOUT);
+    }
 }

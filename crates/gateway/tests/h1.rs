@@ -275,6 +275,93 @@ async fn an_idle_connection_the_upstream_closed_is_not_reused() {
     assert_eq!(up.connections.load(Ordering::SeqCst), 3);
 }
 
+/// An upstream that announces `Keep-Alive: timeout=1` and closes a
+/// connection idle for 1 s, with 200 ms between a request's sending and
+/// its reading (a network's latency): a request that reaches it after its
+/// timer fired (sent within 200 ms of it) is dropped with the connection,
+/// unanswered. Counts its connections.
+async fn keep_alive_upstream() -> (std::net::SocketAddr, Arc<AtomicUsize>) {
+    const IDLE: Duration = Duration::from_secs(1);
+    const LATENCY: Duration = Duration::from_millis(200);
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let connections = Arc::new(AtomicUsize::new(0));
+    let count = connections.clone();
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            count.fetch_add(1, Ordering::SeqCst);
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                let mut idle_until = tokio::time::Instant::now() + IDLE;
+                loop {
+                    let read =
+                        tokio::time::timeout_at(idle_until, read_request(&mut stream, &mut buf));
+                    let Ok(Some(_)) = read.await else { return };
+                    if tokio::time::Instant::now() + LATENCY > idle_until {
+                        // Closed before this request reached it.
+                        return;
+                    }
+                    let answer = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\
+                        Keep-Alive: timeout=1\r\ncontent-length: 2\r\n\r\n{}";
+                    if stream.write_all(answer).await.is_err() {
+                        return;
+                    }
+                    idle_until = tokio::time::Instant::now() + IDLE;
+                }
+            });
+        }
+    });
+    (addr, connections)
+}
+
+/// The upstream's `Keep-Alive: timeout=1` is read: a connection idle for
+/// longer than the timeout less a margin (half of it, at most 1 s) is not
+/// reused, so a request does not race the upstream's close of it; one idle
+/// for less is. Before, the gateway reused it for up to 90 s, and a
+/// request sent as the upstream closed it got a 502.
+#[tokio::test]
+async fn an_upstreams_keep_alive_timeout_is_kept_on_the_fast_path() {
+    let (addr, connections) = keep_alive_upstream().await;
+    let gw = gateway(addr).await;
+    let mut send = client(&gw).await;
+    for pause in [0, 100, 900] {
+        tokio::time::sleep(Duration::from_millis(pause)).await;
+        let response = send
+            .send_request(post("/v1/chat/completions", CHAT))
+            .await
+            .unwrap();
+        let status = response.status();
+        let body = body_of(response).await;
+        assert_eq!(status, StatusCode::OK, "after {pause} ms: {body:?}");
+        assert_eq!(body, "{}");
+    }
+    assert_eq!(connections.load(Ordering::SeqCst), 2, "reused once");
+}
+
+/// The same on hyper's path (a pass-through route: a model listing).
+#[tokio::test]
+async fn an_upstreams_keep_alive_timeout_is_kept_on_hypers_path() {
+    let (addr, connections) = keep_alive_upstream().await;
+    let gw = gateway(addr).await;
+    let mut send = client(&gw).await;
+    for pause in [0, 100, 900] {
+        tokio::time::sleep(Duration::from_millis(pause)).await;
+        let request = Request::get("/v1/models")
+            .body(
+                Full::new(Bytes::new())
+                    .map_err(|never| match never {})
+                    .boxed(),
+            )
+            .unwrap();
+        let response = send.send_request(request).await.unwrap();
+        let status = response.status();
+        let body = body_of(response).await;
+        assert_eq!(status, StatusCode::OK, "after {pause} ms: {body:?}");
+        assert_eq!(body, "{}");
+    }
+    assert_eq!(connections.load(Ordering::SeqCst), 2, "reused once");
+}
+
 #[tokio::test]
 async fn chunked_request_bodies_are_served_by_hyper_unchanged() {
     let mut up = raw_upstream(Arc::new(|_| {

@@ -242,8 +242,9 @@ pub(super) async fn run(
         route: &route,
         upstream,
     };
+    let keep_alive = response.keep_alive;
     match relay.run(response, client_head).await {
-        Outcome::Reuse(up) => cx.pool.checkin(provider, up),
+        Outcome::Reuse(up) => cx.pool.checkin(provider, up, keep_alive),
         Outcome::Done => {}
         Outcome::Closed => return Next::Close,
     }

@@ -247,6 +247,9 @@ pub(crate) struct ResponseHead {
     pub content_type: Option<Vec<u8>>,
     /// `content-encoding`, raw.
     pub content_encoding: Option<Vec<u8>>,
+    /// The idle timeout the upstream announced for the connection
+    /// (`keep-alive: timeout=N`: [`headers::keep_alive_timeout`]).
+    pub keep_alive: Option<std::time::Duration>,
 }
 
 /// What [`parse_response`] made of the buffer.
@@ -341,6 +344,7 @@ pub(crate) fn parse_response(buf: &[u8], extras: ClientHeadExtras) -> ResponsePa
     client.extend_from_slice(b"\r\n");
     let mut content_type = None;
     let mut content_encoding = None;
+    let mut keep_alive = None;
     let reframed = matches!(framing, BodyFraming::Chunked | BodyFraming::Close);
     // One `content-length` line of one number: the lines and lists of the
     // same number an upstream may send (`Facts` read them) become one, as
@@ -352,6 +356,8 @@ pub(crate) fn parse_response(buf: &[u8], extras: ClientHeadExtras) -> ResponsePa
             content_type.get_or_insert_with(|| h.value.to_vec());
         } else if h.name.eq_ignore_ascii_case("content-encoding") {
             content_encoding.get_or_insert_with(|| h.value.to_vec());
+        } else if h.name.eq_ignore_ascii_case("keep-alive") && keep_alive.is_none() {
+            keep_alive = headers::keep_alive_timeout(h.value);
         }
         if facts.is_hop_by_hop(h.name) {
             continue;
@@ -392,6 +398,7 @@ pub(crate) fn parse_response(buf: &[u8], extras: ClientHeadExtras) -> ResponsePa
             close,
             content_type,
             content_encoding,
+            keep_alive,
         },
         client,
     )

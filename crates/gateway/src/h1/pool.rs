@@ -4,7 +4,9 @@
 //! provider. A pooled connection is handed out only if the upstream has
 //! neither closed it nor written to it since (checked without waiting:
 //! [`UpstreamIo::is_open`]) and it has been idle less
-//! than [`IDLE_TIMEOUT`]; the worker sweeps out the others every few
+//! than [`IDLE_TIMEOUT`], or than the upstream's own idle timeout less a
+//! margin when it announced one ([`reuse_window`], as on hyper's path);
+//! the worker sweeps out the others every few
 //! seconds ([`Pool::sweep`]), so that after a burst the connections it
 //! left idle do not stay open (half-closed by the upstream) until the next.
 
@@ -29,11 +31,9 @@ use crate::{
     errors::{ProxyError, ProxyErrorKind},
     routes::Provider,
     startup::GatewayError,
+    upstream::{IDLE_TIMEOUT, reuse_window},
     upstream_url::Upstream,
 };
-
-/// Idle connections older than this are closed instead of reused.
-pub(crate) const IDLE_TIMEOUT: Duration = Duration::from_secs(90);
 
 /// Idle connections kept per provider and worker.
 const MAX_IDLE: usize = 256;
@@ -62,6 +62,8 @@ pub(crate) struct Pool {
 struct Idle {
     io: UpstreamIo,
     since: Instant,
+    /// How long it may stay idle ([`reuse_window`]).
+    window: Duration,
 }
 
 impl Pool {
@@ -85,7 +87,7 @@ impl Pool {
         let mut closed = 0;
         for list in idle.iter_mut() {
             let before = list.len();
-            list.retain_mut(|c| c.since.elapsed() < self.idle_timeout && c.io.is_open());
+            list.retain_mut(|c| c.since.elapsed() < c.window && c.io.is_open());
             closed += before - list.len();
         }
         closed
@@ -96,21 +98,27 @@ impl Pool {
         let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
         let list = &mut idle[provider.index()];
         while let Some(mut conn) = list.pop_back() {
-            if conn.since.elapsed() < self.idle_timeout && conn.io.is_open() {
+            if conn.since.elapsed() < conn.window && conn.io.is_open() {
                 return Some(conn.io);
             }
         }
         None
     }
 
-    /// Keep a connection whose last response ended cleanly.
-    pub(crate) fn checkin(&self, provider: Provider, io: UpstreamIo) {
+    /// Keep a connection whose last response ended cleanly, and said
+    /// `keep_alive` of the upstream's idle timeout ([`reuse_window`]).
+    pub(crate) fn checkin(&self, provider: Provider, io: UpstreamIo, keep_alive: Option<Duration>) {
+        let window = reuse_window(keep_alive, self.idle_timeout);
+        if window.is_zero() {
+            return;
+        }
         let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
         let list = &mut idle[provider.index()];
         if list.len() < MAX_IDLE {
             list.push_back(Idle {
                 io,
                 since: Instant::now(),
+                window,
             });
         }
     }
@@ -294,7 +302,7 @@ mod tests {
         for _ in 0..3 {
             let client = TcpStream::connect(addr).await.unwrap();
             servers.push(listener.accept().await.unwrap().0);
-            pool.checkin(Provider::Anthropic, UpstreamIo::Plain(client));
+            pool.checkin(Provider::Anthropic, UpstreamIo::Plain(client), None);
         }
         assert_eq!(pool.sweep(), 0);
         drop(servers.remove(0));
@@ -304,6 +312,26 @@ mod tests {
         tokio::time::sleep(Duration::from_millis(300)).await;
         assert_eq!(pool.sweep(), 2, "the ones idle too long");
         assert_eq!(idle(&pool), 0);
+        assert!(pool.checkout(Provider::Anthropic).is_none());
+    }
+
+    /// A connection whose upstream announced a short timeout goes once
+    /// idle past its window; one announcing `timeout=0` is not kept.
+    #[tokio::test]
+    async fn an_announced_timeout_bounds_a_connections_idle_life() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let pool = Pool::new(&Config::for_tests(&format!("http://{addr}"))).unwrap();
+        let mut servers = Vec::new();
+        for announced in [None, Some(Duration::from_secs(1)), Some(Duration::ZERO)] {
+            let client = TcpStream::connect(addr).await.unwrap();
+            servers.push(listener.accept().await.unwrap().0);
+            pool.checkin(Provider::Anthropic, UpstreamIo::Plain(client), announced);
+        }
+        assert_eq!(idle(&pool), 2, "timeout=0 is not kept");
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        assert_eq!(pool.sweep(), 1, "past the 500 ms of timeout=1");
+        assert!(pool.checkout(Provider::Anthropic).is_some());
         assert!(pool.checkout(Provider::Anthropic).is_none());
     }
 
@@ -333,7 +361,7 @@ mod tests {
                 acceptor.accept(tcp).await.unwrap()
             });
             servers.push(server);
-            pool.checkin(Provider::OpenAi, client.unwrap());
+            pool.checkin(Provider::OpenAi, client.unwrap(), None);
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
         assert_eq!(pool.sweep(), 0, "session tickets leave a connection open");

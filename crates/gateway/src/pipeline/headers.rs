@@ -121,6 +121,36 @@ pub(crate) fn unrelayed_transfer_coding<'a>(
         .map(|name| String::from_utf8_lossy(name).into_owned())
 }
 
+/// The idle timeout an upstream announces in a `Keep-Alive` value
+/// (`timeout=5, max=100`: RFC 2068 §19.7.1.1, as Node's and Apache's
+/// servers send it): how long it keeps a connection open between
+/// requests, in whole seconds (quoted or not). `None` without a `timeout`
+/// parameter of digits, or one too large to count.
+pub(crate) fn keep_alive_timeout(value: &[u8]) -> Option<std::time::Duration> {
+    value.split(|&b| b == b',').find_map(|param| {
+        let (name, value) = split_once(param, b'=')?;
+        if !name.trim_ascii().eq_ignore_ascii_case(b"timeout") {
+            return None;
+        }
+        let value = value.trim_ascii();
+        let value = value
+            .strip_prefix(b"\"")
+            .and_then(|v| v.strip_suffix(b"\""))
+            .unwrap_or(value);
+        if value.is_empty() || !value.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        let secs: u64 = std::str::from_utf8(value).ok()?.parse().ok()?;
+        Some(std::time::Duration::from_secs(secs))
+    })
+}
+
+/// `bytes` split at the first `at`.
+fn split_once(bytes: &[u8], at: u8) -> Option<(&[u8], &[u8])> {
+    let i = bytes.iter().position(|&b| b == at)?;
+    Some((&bytes[..i], &bytes[i + 1..]))
+}
+
 /// The error a response in a transfer coding the gateway does not relay
 /// ([`unrelayed_transfer_coding`]) is answered with.
 pub(crate) fn unrelayed_transfer_coding_error(host: &str, coding: &str) -> ProxyError {
@@ -382,7 +412,54 @@ mod tests {
         );
     }
 
+    /// `timeout=N` in any place, case and spacing, quoted or not; anything
+    /// else is none.
+    #[test]
+    fn a_keep_alive_timeout_is_read() {
+        use std::time::Duration;
+        let secs = |n| Some(Duration::from_secs(n));
+        assert_eq!(keep_alive_timeout(b"timeout=5"), secs(5));
+        assert_eq!(keep_alive_timeout(b"timeout=5, max=1000"), secs(5));
+        assert_eq!(keep_alive_timeout(b"max=10 , Timeout = 1"), secs(1));
+        assert_eq!(keep_alive_timeout(b"timeout=\"30\""), secs(30));
+        assert_eq!(keep_alive_timeout(b"timeout=0"), secs(0));
+        for none in [
+            &b""[..],
+            b"max=5",
+            b"timeout",
+            b"timeout=",
+            b"timeout=-1",
+            b"timeout=1.5",
+            b"timeout=5s",
+            b"timeout=99999999999999999999999",
+            b"xtimeout=5",
+        ] {
+            assert_eq!(
+                keep_alive_timeout(none),
+                None,
+                "{}",
+                String::from_utf8_lossy(none)
+            );
+        }
+    }
+
     proptest! {
+        /// Any bytes: a timeout or none, never a panic; a written one reads
+        /// back among other parameters.
+        #[test]
+        fn any_keep_alive_reads(
+            bytes in proptest::collection::vec(any::<u8>(), 0..60),
+            n in 0u64..100_000,
+            before in "[a-z]{1,6}=[0-9]{0,3}",
+        ) {
+            let _ = keep_alive_timeout(&bytes);
+            let written = format!("{before}, timeout={n}, max=7");
+            prop_assert_eq!(
+                keep_alive_timeout(written.as_bytes()),
+                Some(std::time::Duration::from_secs(n))
+            );
+        }
+
         /// Any bytes: a name or none, never a panic.
         #[test]
         fn any_transfer_encoding_reads(bytes in proptest::collection::vec(any::<u8>(), 0..60)) {

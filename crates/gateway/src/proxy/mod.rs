@@ -175,7 +175,9 @@ pub(crate) async fn handle(
         Some((body, progress)) => (body, Some(progress)),
         None => (crate::http_client::whole(outbound.forward.clone()), None),
     };
-    let upstream_req = Request::from_parts(parts, upstream_body);
+    let mut upstream_req = Request::from_parts(parts, upstream_body);
+    // The connection it goes on, to keep the upstream's keep-alive timeout.
+    let connection = hyper_util::client::legacy::connect::capture_connection(&mut upstream_req);
 
     outbound.observation.sent();
     let host = upstream.host();
@@ -227,6 +229,7 @@ pub(crate) async fn handle(
 
     let started = Instant::now();
     let (mut parts, mut incoming) = response.into_parts();
+    upstream::expire_by_keep_alive(connection, &parts.headers);
     // A body in a transfer coding the gateway does not relay (as the fast
     // path answers it): hyper's client hands it on still coded.
     if !head_only
