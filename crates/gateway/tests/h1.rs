@@ -1041,7 +1041,9 @@ content-length: 3\r\ncontent-length: 9\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
 /// by the close or chunked over it), which the gateway never asked for and
 /// does not decode, is a 502 naming the coding on both paths (RFC 9112
 /// §6.1, §7; RFC 9110 §10.1.4). Before, both relayed the coded bytes as a
-/// plain chunked body, and nothing told the client they were gzip.
+/// plain chunked body, and nothing told the client they were gzip. So is
+/// it on the pass-through routes, and as the refusal of a WebSocket
+/// upgrade (hyper's client reads both).
 #[tokio::test]
 async fn a_transfer_coding_other_than_chunked_is_named_on_both_paths() {
     use std::io::Write;
@@ -1073,12 +1075,31 @@ async fn a_transfer_coding_other_than_chunked_is_named_on_both_paths() {
         }))
         .await;
         let gw = gateway(up.addr).await;
-        for request in on_both_paths() {
+        // A pass-through route too: a listing (no body) and an upload
+        // (streamed upstream as it arrives).
+        let listing = "GET /v1/models HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
+        let upload = "POST /v1/files HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\
+                      Content-Type: application/octet-stream\r\nContent-Length: 3\r\n\r\nabc";
+        let pass_through = [listing.to_string(), upload.to_string()];
+        for request in on_both_paths().iter().chain(&pass_through) {
             let got = raw_exchange(&gw, request.as_bytes()).await;
-            assert!(got.starts_with("HTTP/1.1 502"), "{coding}: {got}");
+            assert!(got.starts_with("HTTP/1.1 502"), "{coding} {request}: {got}");
             assert!(got.contains("\"code\":\"upstream_bad_response\""), "{got}");
             assert!(got.contains("transfer coding `gzip`"), "{got}");
         }
+        // A WebSocket upgrade the upstream refuses with such an answer:
+        // before, its gzip bytes reached the client as the refusal's body.
+        let mut s = TcpStream::connect(gw.addr()).await.unwrap();
+        s.write_all(
+            b"GET /v1/responses HTTP/1.1\r\nHost: localhost\r\nConnection: Upgrade\r\n\
+              Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\n\
+              Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n",
+        )
+        .await
+        .unwrap();
+        let got = one_answer(&mut s).await;
+        assert!(got.starts_with("HTTP/1.1 502"), "{coding} upgrade: {got}");
+        assert!(got.contains("transfer coding `gzip`"), "{got}");
     }
 }
 
@@ -1140,6 +1161,36 @@ async fn a_break_inside_an_sse_event_ends_it_before_the_error_event_on_both_path
         let error: serde_json::Value = serde_json::from_str(error).unwrap();
         assert_eq!(error["error"]["code"], "upstream_stream_error", "{body}");
     }
+}
+
+/// One answer with a `content-length` body, read to its end.
+async fn one_answer(s: &mut TcpStream) -> String {
+    let mut seen = Vec::new();
+    let read = async {
+        loop {
+            let text = String::from_utf8_lossy(&seen).into_owned();
+            if let Some((head, body)) = text.split_once("\r\n\r\n") {
+                let length = head
+                    .lines()
+                    .find_map(|l| {
+                        l.to_ascii_lowercase()
+                            .strip_prefix("content-length:")
+                            .map(|v| v.trim().parse::<usize>().unwrap())
+                    })
+                    .expect("a content-length");
+                if body.len() >= length {
+                    return text;
+                }
+            }
+            let mut chunk = [0u8; 4096];
+            let n = s.read(&mut chunk).await.unwrap();
+            assert!(n > 0, "closed: {text}");
+            seen.extend_from_slice(&chunk[..n]);
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(10), read)
+        .await
+        .expect("the answer")
 }
 
 /// A chunked body, decoded (the gateway writes no extensions or trailers).

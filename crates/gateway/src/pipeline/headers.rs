@@ -121,6 +121,31 @@ pub(crate) fn unrelayed_transfer_coding<'a>(
         .map(|name| String::from_utf8_lossy(name).into_owned())
 }
 
+/// The error an answer read by hyper's client is refused with when its
+/// body is in a transfer coding the gateway does not relay
+/// ([`unrelayed_transfer_coding`]: hyper's client hands such a body on
+/// still coded), on every route hyper serves, the pass-through ones and a
+/// refused WebSocket upgrade included. `None` when it has no body (the
+/// answer to a HEAD, `head_only`; a 204 or 304) or its body is relayed.
+/// The fast path refuses the same answers from its own parse of the head
+/// (`h1::head::ResponseParse::Unrelayed`).
+pub(crate) fn unrelayed_answer(
+    host: &str,
+    status: http::StatusCode,
+    headers: &HeaderMap,
+    head_only: bool,
+) -> Option<ProxyError> {
+    if head_only || matches!(status.as_u16(), 204 | 304) {
+        return None;
+    }
+    let values = headers
+        .get_all(header::TRANSFER_ENCODING)
+        .iter()
+        .map(http::HeaderValue::as_bytes);
+    let coding = unrelayed_transfer_coding(values)?;
+    Some(unrelayed_transfer_coding_error(host, &coding))
+}
+
 /// The idle timeout an upstream announces in a `Keep-Alive` value
 /// (`timeout=5, max=100`: RFC 2068 §19.7.1.1, as Node's and Apache's
 /// servers send it): how long it keeps a connection open between

@@ -232,17 +232,7 @@ pub(crate) async fn handle(
     upstream::expire_by_keep_alive(connection, &parts.headers);
     // A body in a transfer coding the gateway does not relay (as the fast
     // path answers it): hyper's client hands it on still coded.
-    if !head_only
-        && !matches!(parts.status.as_u16(), 204 | 304)
-        && let Some(coding) = headers::unrelayed_transfer_coding(
-            parts
-                .headers
-                .get_all(header::TRANSFER_ENCODING)
-                .iter()
-                .map(HeaderValue::as_bytes),
-        )
-    {
-        let err = headers::unrelayed_transfer_coding_error(host, &coding);
+    if let Some(err) = headers::unrelayed_answer(host, parts.status, &parts.headers, head_only) {
         tracing::warn!(error = %err, "upstream request failed");
         observation.fail(&err);
         return error_response(provider, &err);

@@ -311,7 +311,7 @@ pub(crate) async fn handle(
     let opened = match up.open(&upstream).await {
         Ok(opened) => opened,
         Err(upstream::OpenError::Refused(answer)) => {
-            return refusal(up.observation(), *answer).await;
+            return refusal(up.observation(), *answer, provider, upstream.host()).await;
         }
         Err(upstream::OpenError::Failed(err)) => {
             tracing::warn!(error = %err, "websocket upgrade to the upstream failed");
@@ -521,8 +521,20 @@ async fn refused(
 }
 
 /// The upstream answered the upgrade with something other than `101`: the
-/// client gets that answer, recorded like an HTTP response.
-async fn refusal(observation: Observation, answer: Response<Incoming>) -> Response<GatewayBody> {
+/// client gets that answer, recorded like an HTTP response; or, when its
+/// body is in a transfer coding the gateway does not relay, the error that
+/// says so, as on the HTTP routes (`headers::unrelayed_answer`).
+async fn refusal(
+    observation: Observation,
+    answer: Response<Incoming>,
+    provider: crate::Provider,
+    host: &str,
+) -> Response<GatewayBody> {
+    if let Some(err) = headers::unrelayed_answer(host, answer.status(), answer.headers(), false) {
+        tracing::warn!(error = %err, "websocket upgrade to the upstream failed");
+        observation.fail(&err);
+        return error_response(provider, &err);
+    }
     let (mut parts, body) = refused(observation, answer, MAX_REFUSAL_BODY).await;
     parts.headers.remove(header::CONTENT_LENGTH);
     parts.headers.remove(header::TRANSFER_ENCODING);
