@@ -68,6 +68,7 @@ impl<'a> Walker<'a> {
             self.i += 1;
             return Some(false);
         }
+        let mut envelope = Envelope::default();
         loop {
             self.ws();
             let key = self.string()?;
@@ -77,12 +78,13 @@ impl<'a> Walker<'a> {
             if key_reports_failure(key, &value, depth) {
                 return Some(true);
             }
+            envelope.add(key, &value);
             self.ws();
             match self.peek()? {
                 b',' => self.i += 1,
                 b'}' => {
                     self.i += 1;
-                    return Some(false);
+                    return Some(depth == 1 && envelope.failed());
                 }
                 _ => return None,
             }
@@ -183,6 +185,52 @@ impl<'a> Walker<'a> {
             self.i += 1;
         }
     }
+}
+
+/// What an object's keys say together: `{"status": "failure", "message":
+/// "…"}` is a result envelope reporting a failure (a status and its
+/// explanation, nothing else), while `{"status": "failure"}` alone, or
+/// beside an entity's fields (`context`, `id`, `url`), is a looked-up
+/// state: a CI run's conclusion, a commit status.
+#[derive(Default)]
+struct Envelope {
+    /// `status` (or `outcome`, `result`) is `failure`.
+    failure: bool,
+    /// A non-empty `message`, `reason` or `error` string.
+    explained: bool,
+    /// A key that is neither of those nor a `code`: the object carries data.
+    payload: bool,
+}
+
+impl Envelope {
+    fn add(&mut self, key: &[u8], value: &Value<'_>) {
+        let is = |names: &[&[u8]]| names.iter().any(|n| key.eq_ignore_ascii_case(n));
+        if is(&[b"status", b"outcome", b"result"]) {
+            let failure = matches!(value, Value::Str(s) if s.eq_ignore_ascii_case(b"failure"));
+            self.failure |= failure;
+            self.payload |= !failure;
+        } else if is(&[b"message", b"reason", b"error"]) {
+            self.explained |= matches!(value, Value::Str(s) if !trim(s).is_empty());
+        } else if !is(&[b"code"]) {
+            self.payload = true;
+        }
+    }
+
+    fn failed(&self) -> bool {
+        self.failure && self.explained && !self.payload
+    }
+}
+
+fn trim(s: &[u8]) -> &[u8] {
+    let start = s
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .unwrap_or(s.len());
+    let end = s
+        .iter()
+        .rposition(|b| !b.is_ascii_whitespace())
+        .map_or(start, |i| i + 1);
+    &s[start..end]
 }
 
 /// Does `key: value` at `depth` say the call failed?

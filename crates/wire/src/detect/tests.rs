@@ -352,6 +352,35 @@ fn a_looked_up_state_is_not_a_failure() {
 }
 
 #[test]
+fn a_failure_envelope_is_a_failure() {
+    let d = Detector::default();
+    // A result envelope: a `failure` status and its explanation, no data.
+    for envelope in [
+        r#"{"status": "failure", "message": "Deployment failed: image not found"}"#,
+        r#"{"status":"failure","reason":"quota exceeded","code":429}"#,
+        r#"{"message": "no such branch: dev", "status": "FAILURE"}"#,
+        r#"{"result": "failure", "reason": "timeout"}"#,
+    ] {
+        assert_eq!(d.explain(envelope), Some("json_error"), "{envelope:?}");
+    }
+    // A looked-up state: the status alone, without an explanation, or
+    // beside the entity's own fields.
+    for state in [
+        r#"{"status": "failure"}"#,
+        r#"{"status": "failure", "message": ""}"#,
+        r#"{"status": "failure", "message": "  "}"#,
+        r#"{"status": "failure", "message": null}"#,
+        r#"{"status": "failure", "message": "Build #12", "url": "https://ci.example/12"}"#,
+        r#"{"id": 12, "status": "failure", "reason": "tests"}"#,
+        r#"{"state": "failure", "description": "Build failed", "context": "ci/build"}"#,
+        r#"{"runs": [{"status": "failure", "message": "x"}]}"#,
+        r#"{"metadata": {"status": "failure", "message": "x"}, "ok": true}"#,
+    ] {
+        assert_eq!(d.explain(state), None, "{state:?}");
+    }
+}
+
+#[test]
 fn every_rule_has_a_test_name() {
     assert_eq!(Detector::rule_names(), RULE_NAMES);
     assert_eq!(RULE_NAMES.len(), 13);
