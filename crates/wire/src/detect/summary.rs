@@ -14,7 +14,9 @@
 //! | pytest | `==== 1 failed, 3 passed in 0.03s ====`, `1 passed, 1 error in 0.02s` (`-q`); not `1 xfailed` |
 //! | unittest, Django | `FAILED (failures=1)`, `FAILED (errors=1, skipped=2)` |
 //! | make | `make: *** [Makefile:3: all] Error 1`, `make[1]: *** …`, `make: *** No rule to make target 'x'.  Stop.`, `make: Target 'all' not remade because of errors.`; not `make: [Makefile:2: all] Error 1 (ignored)` |
-//! | npm | `npm error …`, `npm ERR! …` (npm prints them only when it fails) |
+//! | npm | `npm error …`, `npm ERR! …` (npm prints them only when it fails; its `npm notice` update banner below is advice) |
+//! | pnpm | ` ELIFECYCLE  Command failed with exit code 1.`, ` ERR_PNPM_RECURSIVE_RUN_FIRST_FAIL  web@0.0.1 build: …` (below: its ` WARN ` lines) |
+//! | yarn 1 | `error Command failed with exit code 1.` (below: `info Visit https://yarnpkg.com/…`) |
 //! | gcc, clang, javac | `collect2: error: ld returned 1 exit status`, `clang: error: linker command failed …`, `compilation terminated.`, `2 errors generated.`, `1 error` |
 //! | tsc `--pretty` | `Found 2 errors in the same file, starting at: a.ts:1`, `Found 1 error in b.ts:1`, `Found 3 errors in 2 files.` (above its table of files) |
 //! | git | `Automatic merge failed; fix conflicts and then commit the result.`, `error: could not apply 1a2b3c4... msg`, `Could not apply 1a2b3c4... msg`, `error: failed to push some refs to …` |
@@ -59,8 +61,9 @@ pub(super) const CLOSING: &str = concat!(
     r"|FAILED \([a-z ]+=\d+(?:, [a-z ]+=\d+)*\)$",
     // make (an ignored error is `make: [x] Error 1 (ignored)`, without stars)
     r"|g?make(?:\[\d+\])?: (?:\*\*\* |Target '[^'\n]*' not remade because of errors\.$)",
-    // npm
+    // npm; yarn 1's (pnpm's are indented: `pnpm_error`)
     r"|npm (?:error|ERR!)(?: |$)",
+    r"|error Command failed with exit code [1-9]\d*\.$",
     // the linker, compilers' counts
     r"|collect2: error: ld returned \d+ exit status$",
     r"|[\w.+-]+: error: linker command failed\b",
@@ -96,6 +99,9 @@ pub(super) fn ends_in_failure(closing: &Regex, content: &[u8]) -> bool {
     if may_close(&line) && (closing.is_match(&line) || click_error(&line, before)) {
         return true;
     }
+    if pnpm_error(&line) {
+        return true;
+    }
     // Most outputs end here: the line opens like no closing line and has
     // no `prog: error: ` (argparse's, the linker's).
     ERROR_FINDER
@@ -121,7 +127,50 @@ const OPENINGS: &[&[u8]] = &[
     b"Could not apply ",
     b"Error: ",
     b"Found ",
+    b"error Command failed ",
 ];
+
+/// pnpm's closing line: an error code on a red background, set off by a
+/// space or a thin space (U+2009) on each side, then the message
+/// (`ELIFECYCLE  Command failed with exit code 1.`,
+/// `ERR_PNPM_RECURSIVE_RUN_FIRST_FAIL  web@0.0.1 build: …`).
+fn pnpm_error(line: &[u8]) -> bool {
+    let line = skip_pnpm_spaces(line);
+    let (code, message) = if let Some(after) = line.strip_prefix(b"ELIFECYCLE") {
+        (&b"ELIFECYCLE"[..], after)
+    } else if line.starts_with(b"ERR_PNPM_") {
+        let end = line
+            .iter()
+            .position(|b| !(b.is_ascii_uppercase() || b.is_ascii_digit() || *b == b'_'))
+            .unwrap_or(line.len());
+        line.split_at(end)
+    } else {
+        return false;
+    };
+    let text = skip_pnpm_spaces(message);
+    if text.len() == message.len() || text.is_empty() {
+        // No space after the code: a word that starts with it.
+        return false;
+    }
+    if code != b"ELIFECYCLE" {
+        return true;
+    }
+    text.strip_prefix(b"Command failed with exit code ")
+        .is_some_and(|status| {
+            let digits = status.iter().take_while(|b| b.is_ascii_digit()).count();
+            digits > 0 && status[0] != b'0' && &status[digits..] == b"."
+        })
+}
+
+/// Leading spaces and thin spaces (U+2009), as pnpm sets off its codes.
+fn skip_pnpm_spaces(mut s: &[u8]) -> &[u8] {
+    loop {
+        s = match s {
+            [b' ', rest @ ..] | [0xE2, 0x80, 0x89, rest @ ..] => rest,
+            _ => return s,
+        };
+    }
+}
 
 /// Could `line` be a closing line (before the regex says whether it is)?
 fn may_close(line: &[u8]) -> bool {
@@ -161,9 +210,18 @@ fn closing_line(window: &[u8]) -> Option<(&[u8], &[u8])> {
 /// A line printed below a failure's closing line: git's `hint:` advice,
 /// cargo's indented list of failed targets (`` `-p a --lib` ``), javac's
 /// warning count after its error count, tsc's table of errors per file
-/// (`Errors  Files`, `     2  a.ts:1`).
+/// (`Errors  Files`, `     2  a.ts:1`), npm's update banner (`npm
+/// notice …`), yarn 1's pointer to its documentation, pnpm's warnings.
 fn advice(line: &[u8]) -> bool {
-    if line.starts_with(b"hint:") || line == b"Errors  Files" {
+    if line.starts_with(b"hint:")
+        || line == b"Errors  Files"
+        || line == b"npm notice"
+        || line.starts_with(b"npm notice ")
+        || line.starts_with(b"info Visit https://yarnpkg.com/")
+    {
+        return true;
+    }
+    if matches!(line.first(), Some(b' ' | 0xE2)) && skip_pnpm_spaces(line).starts_with(b"WARN ") {
         return true;
     }
     let indent = line.iter().take_while(|b| **b == b' ').count();

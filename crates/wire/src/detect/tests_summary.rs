@@ -148,6 +148,43 @@ fn a_prog_error_needs_its_usage_line() {
     );
 }
 
+/// The package managers' words for a failed script, as their sources
+/// print them: npm 10's lifecycle error (npm 11 prints it only for a
+/// workspace: a single package's failed script is silent), with npm's
+/// update banner below; pnpm's code between (thin) spaces; yarn 1's, with
+/// its pointer to the documentation below.
+#[test]
+fn package_managers_failed_scripts() {
+    let d = Detector::default();
+    for text in [
+        "\n> app@1.0.0 check\n> npm run lint\n\n✖ 35 problems (30 errors, 5 warnings)\n\nnpm error Lifecycle script `check` failed with error:\nnpm error code 1\nnpm error command failed\nnpm error command sh -c npm run lint\nnpm notice\nnpm notice New major version of npm available! 10.9.3 -> 11.6.0\nnpm notice Changelog: https://github.com/npm/cli/releases/tag/v11.6.0\nnpm notice To update run: npm install -g npm@11.6.0\nnpm notice\n",
+        "\n> web@0.1.0 build /app\n> next build\n\nType error: x\n ELIFECYCLE  Command failed with exit code 1.\n",
+        "src/a.ts: raw <div> layout\nELIFECYCLE  Command failed with exit code 2.\n",
+        "explain:check failed\n ELIFECYCLE  Command failed with exit code 1.\n WARN   Local package.json exists, but node_modules missing, did you mean to install?\n",
+        "building\n\u{2009}ELIFECYCLE\u{2009} Command failed with exit code 1.",
+        "building\n\x1b[41m\x1b[30m ELIFECYCLE \x1b[39m\x1b[49m \x1b[31mCommand failed with exit code 1.\x1b[39m\n",
+        "building\n ERR_PNPM_RECURSIVE_RUN_FIRST_FAIL  web@0.0.1 build: `vite build`\n",
+        "Ran all test suites.\nerror Command failed with exit code 1.\ninfo Visit https://yarnpkg.com/en/docs/cli/run for documentation about this command.\n",
+    ] {
+        assert_eq!(d.explain(text), Some("failure_summary"), "{text:?}");
+    }
+    for text in [
+        // an install that worked, then npm's update banner
+        "\nadded 1 package in 1s\nnpm notice\nnpm notice New major version of npm available! 10.9.3 -> 11.6.0\nnpm notice To update run: npm install -g npm@11.6.0\nnpm notice\n",
+        // pnpm and yarn that worked; a status of 0 is no failure
+        "\n> web@0.1.0 build /app\n> next build\n\n ✓ Compiled successfully\n",
+        "$ jest\nTests: 3 passed\nDone in 1.52s.\n",
+        "building\n ELIFECYCLE  Command failed with exit code 0.\n",
+        "building\nELIFECYCLEX Command failed with exit code 1.\n",
+        "building\n ERR_PNPM_\n",
+        "building\nerror Command failed with exit code 0.\n",
+        // a script that ends with a warning of pnpm's is not the failure
+        "done\n WARN  deprecated glob@7.2.3\n",
+    ] {
+        assert_eq!(d.explain(text), None, "{text:?}");
+    }
+}
+
 #[test]
 fn a_client_stated_success_vetoes_a_summary() {
     let d = Detector::default();
@@ -206,6 +243,11 @@ proptest! {
                 Just("\x1b[31m".to_owned()),
                 Just("é€😀".to_owned()),
                 Just("usage: p [-h]\np: error: x\n".to_owned()),
+                Just(" ELIFECYCLE ".to_owned()),
+                Just("\u{2009}".to_owned()),
+                Just(" ERR_PNPM_".to_owned()),
+                Just("Command failed with exit code 1.".to_owned()),
+                Just("npm notice x\n".to_owned()),
             ],
             0..200,
         )
