@@ -396,7 +396,9 @@ pub(super) fn first_match(content: &[u8], disabled: u32) -> Finding {
     if on(SHELL_DIAGNOSTIC) && shell_diagnostic_only(&p.shell_diagnostic, content, head) {
         return fail(NAMES[SHELL_DIAGNOSTIC]);
     }
-    if on(FAILURE_SUMMARY) && summary::ends_in_failure(&p.failure_summary, content) {
+    if on(FAILURE_SUMMARY)
+        && summary::ends_in_failure(&p.failure_summary, &p.compiler_error, content)
+    {
         return fail(NAMES[FAILURE_SUMMARY]);
     }
     Finding::Nothing

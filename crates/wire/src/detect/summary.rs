@@ -23,6 +23,11 @@
 //! | argparse | `prog: error: the following arguments are required: x` after argparse's `usage: prog …` |
 //! | click | `Error: Missing argument 'NAME'.` after click's `Try 'prog --help' for help.` |
 //!
+//! gcc prints no closing line: an output that ends with a compiler's
+//! report holding an error diagnostic (`main.c:6:12: error: …` above
+//! later warnings, notes and source excerpts) is read from the end by
+//! `compiler.rs`, as part of this rule.
+//!
 //! Only the last [`SUMMARY_TAIL_BYTES`] bytes are read; a closing line is
 //! at most 512 bytes long, and a JSON document is `json_error`'s, not
 //! read here. What it cannot tell apart: a command whose output ends with
@@ -77,8 +82,15 @@ pub(super) const CLOSING: &str = concat!(
     r"))",
 );
 
-/// Does the output end with its program's statement that it failed?
-pub(super) fn ends_in_failure(closing: &Regex, content: &[u8]) -> bool {
+/// Does the output end with its program's statement that it failed, or
+/// with a compiler's report that holds an error (`diagnostic` matches an
+/// error diagnostic's line; see `compiler.rs`)?
+pub(super) fn ends_in_failure(closing: &Regex, diagnostic: &Regex, content: &[u8]) -> bool {
+    ends_in_closing_line(closing, content) || super::compiler::error_in_report(diagnostic, content)
+}
+
+/// Does the output's closing line say its program failed?
+fn ends_in_closing_line(closing: &Regex, content: &[u8]) -> bool {
     let end = super::rules::trim_end(content);
     if matches!(end.last(), Some(b'}' | b']'))
         && matches!(super::rules::start(content).first(), Some(b'{' | b'['))

@@ -185,6 +185,49 @@ fn package_managers_failed_scripts() {
     }
 }
 
+/// Compilers that print no closing line (gcc): an error diagnostic below
+/// the first three lines, with only the compiler's report below it.
+#[test]
+fn a_compiler_error_among_warnings() {
+    let d = Detector::default();
+    for text in [
+        // gcc -Wall -c b.c a.c (1): b.c's warning, a.c's error, a.c's warnings
+        "b.c: In function ‘f’:\nb.c:1:20: warning: unused variable ‘unused’ [-Wunused-variable]\n    1 | int f(int x) { int unused; return x; }\n      |                    ^~~~~~\na.c: In function ‘main’:\na.c:2:12: error: ‘undefined_name’ undeclared (first use in this function)\n    2 |     return undefined_name;\n      |            ^~~~~~~~~~~~~~\na.c:2:12: note: each undeclared identifier is reported only once for each function it appears in\na.c: In function ‘g’:\na.c:5:20: warning: unused variable ‘also_unused’ [-Wunused-variable]\n    5 | int g(int y) { int also_unused; return y; }\n      |                    ^~~~~~~~~~~\na.c: At top level:\na.c:4:12: warning: ‘unused’ defined but not used [-Wunused-function]\n    4 | static int unused(void) { return 0; }\n      |            ^~~~~~\n",
+        // gcc -Wall -o prog main.c (1): warnings, then the error and its note
+        "main.c: In function ‘f’:\nmain.c:2:20: warning: unused variable ‘unused’ [-Wunused-variable]\n    2 | int f(int x) { int unused; return x; }\n      |                    ^~~~~~\nmain.c: In function ‘g’:\nmain.c:3:20: warning: unused variable ‘also_unused’ [-Wunused-variable]\n    3 | int g(int y) { int also_unused; return y; }\n      |                    ^~~~~~~~~~~\nmain.c: In function ‘main’:\nmain.c:6:12: error: ‘undefined_name’ undeclared (first use in this function)\n    6 |     return undefined_name;\n      |            ^~~~~~~~~~~~~~\nmain.c:6:12: note: each undeclared identifier is reported only once for each function it appears in\n",
+        // tsc (not on a terminal) run by `npm run` (npm 11 adds nothing)
+        "\n> app@1.0.0 typecheck\n> tsc --noEmit\n\nsrc/a.ts(3,5): error TS2322: Type 'string' is not assignable to type 'number'.\nsrc/b.ts(1,7): error TS2304: Cannot find name 'x'.\n",
+        // clang's count of warnings and errors; -Werror's line; colours
+        "building lib\ncompiling util.c\ncompiling main.c\nmain.c:1:20: warning: unused variable 'u' [-Wunused-variable]\n    1 | int f(int x) { int u; return x; }\n      |                    ^\nmain.c:3:12: error: use of undeclared identifier 'y'\n    3 |     return y;\n      |            ^\n1 warning and 1 error generated.\n",
+        "building lib\ncompiling util.c\ncompiling main.c\nb.c: In function ‘f’:\nb.c:1:20: error: unused variable ‘unused’ [-Werror=unused-variable]\n    1 | int f(int x) { int unused; return x; }\n      |                    ^~~~~~\ncc1: all warnings being treated as errors\n",
+        "a\nb\nc\n\x1b[01m\x1b[Kmain.c:6:12:\x1b[m\x1b[K \x1b[01;31m\x1b[Kerror: \x1b[m\x1b[K‘x’ undeclared\n    6 |     return x;\n",
+    ] {
+        assert_eq!(d.explain(text), Some("failure_summary"), "{text:?}");
+    }
+    for text in [
+        // gcc -Wall -c c.c b.c (0): warnings only
+        "c.c: In function ‘h’:\nc.c:1:36: warning: unused variable ‘u3’ [-Wunused-variable]\n    1 | int h(int x) { int u1; int u2; int u3; return x; }\n      |                                    ^~\nc.c:1:28: warning: unused variable ‘u2’ [-Wunused-variable]\n    1 | int h(int x) { int u1; int u2; int u3; return x; }\n      |                            ^~\nc.c:1:20: warning: unused variable ‘u1’ [-Wunused-variable]\n    1 | int h(int x) { int u1; int u2; int u3; return x; }\n      |                    ^~\nb.c: In function ‘f’:\nb.c:1:20: warning: unused variable ‘unused’ [-Wunused-variable]\n    1 | int f(int x) { int unused; return x; }\n      |                    ^~~~~~\n",
+        // a search of build logs: each hit is `log:line:`, then the text
+        "x\ny\nz\nbuild.log:3:main.c:6:12: error: ‘x’ undeclared\nbuild.log:9:main.c:9:5: warning: unused\n",
+        // the error, then the command went on (a fallback that worked)
+        "a\nb\nc\nmain.c:6:12: error: ‘x’ undeclared\n    6 |     return x;\nfalling back to the bundled build\nbuilt 3 targets\n",
+        // cargo built on after a build script's probe failed
+        "   Compiling sys v0.1.0\nwarning: sys@0.1.0: probing for zstd\nx\ny\nprobe.c:1:10: fatal error: zstd.h: No such file or directory\n    1 | #include <zstd.h>\n      |          ^~~~~~~~\n    Finished `dev` profile [unoptimized + debuginfo] target(s) in 2.1s\n",
+        // no source file's path: a program's own numbered messages
+        "import started\nrow 1 ok\nrow 2 ok\nrows:12:3: error: bad date, skipped\n",
+        // indented (quoted, a file's text)
+        "x\ny\nz\n    main.c:6:12: error: ‘x’ undeclared\n",
+    ] {
+        assert_eq!(d.explain(text), None, "{text:?}");
+    }
+    // Only the end of a long output is read.
+    let error = "a\nb\nc\nmain.c:6:12: error: ‘x’ undeclared\n";
+    let excerpt = "    6 |     return x;\n".repeat(super::compiler::REPORT_TAIL_BYTES / 20);
+    assert_eq!(d.explain(&format!("{error}{excerpt}")), None);
+    let few = "    6 |     return x;\n".repeat(100);
+    assert_eq!(d.explain(&format!("{error}{few}")), Some("failure_summary"));
+}
+
 #[test]
 fn a_client_stated_success_vetoes_a_summary() {
     let d = Detector::default();
@@ -248,6 +291,10 @@ proptest! {
                 Just(" ERR_PNPM_".to_owned()),
                 Just("Command failed with exit code 1.".to_owned()),
                 Just("npm notice x\n".to_owned()),
+                Just("main.c:6:12: error: x\n".to_owned()),
+                Just("a.c: In function ‘f’:\n".to_owned()),
+                Just("    6 |     return x;\n".to_owned()),
+                Just("C:\\src\\a.cs(3,5): error CS1002: x\n".to_owned()),
             ],
             0..200,
         )
@@ -264,6 +311,39 @@ proptest! {
     ) {
         let text = format!("{}\n{}", lines.join("\n"), FAILED[i]);
         prop_assert!(Detector::default().is_failure(&text), "{text:?}");
+    }
+
+    /// A compiler's error diagnostic with any of its report's lines below
+    /// it is a failure; with a line of ordinary output below them (the
+    /// command went on), it is not `failure_summary`'s.
+    #[test]
+    fn a_compiler_report_holding_an_error(
+        lines in proptest::collection::vec("[a-zA-Z0-9 .,/_-]{0,60}", 0..10),
+        report in proptest::collection::vec(
+            prop_oneof![
+                Just("    6 |     return x;"),
+                Just("      |            ^~~~"),
+                Just("main.c:9:5: warning: unused variable ‘u’ [-Wunused-variable]"),
+                Just("main.c:6:12: note: each undeclared identifier is reported only once"),
+                Just("main.c: In function ‘g’:"),
+                Just("main.c: At top level:"),
+                Just("cc1: all warnings being treated as errors"),
+                Just("Note: Main.java uses unchecked or unsafe operations."),
+                Just("2 warnings generated."),
+            ],
+            0..30,
+        ),
+        last in "[a-z][a-z ]{0,30}[a-z]",
+    ) {
+        let text = format!(
+            "{}\nmain.c:6:12: error: ‘x’ undeclared\n{}\n",
+            lines.join("\n"),
+            report.join("\n"),
+        );
+        let d = Detector::default();
+        prop_assert!(d.is_failure(&text), "{text:?}");
+        let went_on = format!("{text}{last}\n");
+        prop_assert_ne!(d.explain(&went_on), Some("failure_summary"), "{:?}", went_on);
     }
 
     /// A closing line followed by a line of ordinary output (the program
