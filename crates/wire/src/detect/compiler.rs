@@ -20,8 +20,10 @@
 //! error:` of a `grep`: its location is not `path:line[:col]: `).
 //!
 //! Only the last [`REPORT_TAIL_BYTES`] bytes and at most
-//! [`MAX_REPORT_LINES`] lines are read; most outputs stop at their last
-//! line, which is no part of a compiler's report.
+//! [`MAX_REPORT_LINES`] lines are read, and no more than
+//! [`MAX_INDENTED_RUN`] indented lines in a row; an output without `error`
+//! in that window is not read line by line, and most others stop at their
+//! last line, which is no part of a compiler's report.
 
 use std::sync::LazyLock;
 
@@ -33,6 +35,16 @@ pub(super) const REPORT_TAIL_BYTES: usize = 16 * 1024;
 const MAX_REPORT_LINES: usize = 400;
 /// The longest line read (a longer one ends the report).
 const LINE_BYTES: usize = 1024;
+/// The most indented lines read in a row: a diagnostic's source excerpt,
+/// caret and notes, or gcc's `from …` chain, are a few; a file's text
+/// (`cat`, an editor tool's numbered lines) is not a compiler's report.
+const MAX_INDENTED_RUN: usize = 32;
+
+/// `error`, which every error diagnostic holds (colour codes may stand
+/// between it and its colon): an output without it is not read line by
+/// line.
+static ERROR_WORD: LazyLock<memchr::memmem::Finder<'static>> =
+    LazyLock::new(|| memchr::memmem::Finder::new(b"error"));
 
 /// Lines of a compiler's report other than an error and indented lines
 /// (case-sensitive, anchored).
@@ -72,7 +84,11 @@ pub(super) fn error_in_report(error: &Regex, content: &[u8]) -> bool {
         // The window opens mid-line: that line is not read.
         window = memchr::memchr(b'\n', window).map_or(&[][..], |i| &window[i + 1..]);
     }
+    if ERROR_WORD.find(window).is_none() {
+        return false;
+    }
     let mut rest = super::rules::trim_end(window);
+    let mut indented = 0;
     for _ in 0..MAX_REPORT_LINES {
         if rest.is_empty() {
             return false;
@@ -90,12 +106,14 @@ pub(super) fn error_in_report(error: &Regex, content: &[u8]) -> bool {
             Some(b' ' | b'\t') => {
                 // The source excerpt, the caret, a continuation; not
                 // cargo's `    Finished …` (the build went on and ended).
-                if line.trim_ascii_start().starts_with(b"Finished ") {
+                indented += 1;
+                if indented > MAX_INDENTED_RUN || line.trim_ascii_start().starts_with(b"Finished ")
+                {
                     return false;
                 }
                 continue;
             }
-            Some(_) => {}
+            Some(_) => indented = 0,
         }
         if error.is_match(line) {
             return has_source_path(line);

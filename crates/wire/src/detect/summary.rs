@@ -86,11 +86,6 @@ pub(super) const CLOSING: &str = concat!(
 /// with a compiler's report that holds an error (`diagnostic` matches an
 /// error diagnostic's line; see `compiler.rs`)?
 pub(super) fn ends_in_failure(closing: &Regex, diagnostic: &Regex, content: &[u8]) -> bool {
-    ends_in_closing_line(closing, content) || super::compiler::error_in_report(diagnostic, content)
-}
-
-/// Does the output's closing line say its program failed?
-fn ends_in_closing_line(closing: &Regex, content: &[u8]) -> bool {
     let end = super::rules::trim_end(content);
     if matches!(end.last(), Some(b'}' | b']'))
         && matches!(super::rules::start(content).first(), Some(b'{' | b'['))
@@ -98,6 +93,11 @@ fn ends_in_closing_line(closing: &Regex, content: &[u8]) -> bool {
         // A JSON document (`json_error`'s), not a command's output.
         return false;
     }
+    ends_in_closing_line(closing, content) || super::compiler::error_in_report(diagnostic, content)
+}
+
+/// Does the output's closing line say its program failed?
+fn ends_in_closing_line(closing: &Regex, content: &[u8]) -> bool {
     let cut = content.len().saturating_sub(SUMMARY_TAIL_BYTES);
     let mut window = &content[cut..];
     if cut > 0 && content[cut - 1] != b'\n' {

@@ -224,8 +224,16 @@ fn a_compiler_error_among_warnings() {
     let error = "a\nb\nc\nmain.c:6:12: error: ‘x’ undeclared\n";
     let excerpt = "    6 |     return x;\n".repeat(super::compiler::REPORT_TAIL_BYTES / 20);
     assert_eq!(d.explain(&format!("{error}{excerpt}")), None);
-    let few = "    6 |     return x;\n".repeat(100);
+    let few = "    6 |     return x;\n".repeat(32);
     assert_eq!(d.explain(&format!("{error}{few}")), Some("failure_summary"));
+    // A file's text is no excerpt: too many indented lines in a row.
+    let file = "    6 |     return x;\n".repeat(33);
+    assert_eq!(d.explain(&format!("{error}{file}")), None);
+    let notes = "a.c:1:1: note: x\n    1 | y\n      | ^\n".repeat(40);
+    assert_eq!(
+        d.explain(&format!("{error}{notes}")),
+        Some("failure_summary")
+    );
 }
 
 #[test]
