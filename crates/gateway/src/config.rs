@@ -70,8 +70,10 @@ pub struct Upstreams {
     pub chatgpt: Upstream,
 }
 
-/// Validated settings the gateway runs with.
-#[derive(Debug, Clone)]
+/// Validated settings the gateway runs with. Its `Debug` hides what can
+/// carry a credential (`admin_token`, the database URL's password, the
+/// alert webhooks' paths, the OTLP headers' values).
+#[derive(Clone)]
 pub struct Config {
     /// Address to bind.
     pub listen: SocketAddr,
@@ -230,6 +232,43 @@ impl Config {
     }
 }
 
+impl fmt::Debug for Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use self::redact::{Hidden, RedactedUrl};
+        f.debug_struct("Config")
+            .field("listen", &self.listen)
+            .field("database", &self.database.as_deref().map(RedactedUrl))
+            .field("jsonl", &self.jsonl)
+            .field("upstreams", &self.upstreams)
+            .field("repair", &self.repair)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("first_byte_timeout", &self.first_byte_timeout)
+            .field("admin_token", &Hidden::option(&self.admin_token))
+            .field("allowed_hosts", &self.allowed_hosts)
+            .field("detector_extra_patterns", &self.detector_extra_patterns)
+            .field("detector_disable", &self.detector_disable)
+            .field("shutdown_grace", &self.shutdown_grace)
+            .field("max_request_bytes", &self.max_request_bytes)
+            .field("response_parse_limit", &self.response_parse_limit)
+            .field("workers", &self.workers)
+            .field("upstream_roots", &self.upstream_roots.len())
+            .field("resolve", &self.resolve)
+            .field("record_drain", &self.record_drain)
+            .field("retention", &self.retention)
+            .field("client_head_timeout", &self.client_head_timeout)
+            .field("client_body_timeout", &self.client_body_timeout)
+            .field("max_client_connections", &self.max_client_connections)
+            .field("dashboard_tool_rows", &self.dashboard_tool_rows)
+            .field("ws_max_message_bytes", &self.ws_max_message_bytes)
+            .field("alerts", &self.alerts)
+            .field("otlp", &self.otlp)
+            .field("memory", &self.memory)
+            .field("cloud", &self.cloud)
+            .field("warnings", &self.warnings)
+            .finish()
+    }
+}
+
 // === impl RepairMode ===
 
 impl RepairMode {
@@ -290,6 +329,7 @@ pub(crate) mod alerts;
 mod memory;
 pub(crate) mod otlp;
 mod read;
+mod redact;
 mod sanity;
 mod settings;
 mod userinfo;

@@ -24,6 +24,8 @@ use serde::Deserialize;
 
 use http::Uri;
 
+use super::redact::{Origin, TextOrigin};
+
 const DEFAULT_WINDOW_MS: u64 = 15 * 60 * 1000;
 const DEFAULT_INTERVAL_MS: u64 = 30_000;
 const DEFAULT_RESOLVE_RATIO: f64 = 0.8;
@@ -45,8 +47,9 @@ pub struct RawRule {
     pub min_volume: Option<u64>,
 }
 
-/// `[alerts]` as read; every field optional.
-#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+/// `[alerts]` as read; every field optional. Its `Debug` shows each
+/// webhook as its origin only.
+#[derive(Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct RawAlerts {
     /// `false`: no evaluation at all.
@@ -118,8 +121,9 @@ pub struct Rules {
     pub events_dropped: Option<Threshold>,
 }
 
-/// Validated alert settings.
-#[derive(Debug, Clone, PartialEq)]
+/// Validated alert settings. Its `Debug` shows each webhook as its origin
+/// only.
+#[derive(Clone, PartialEq)]
 pub struct AlertsConfig {
     /// Evaluate at all (needs a database).
     pub enabled: bool,
@@ -359,6 +363,55 @@ fn merge_rule(base: Option<RawRule>, over: Option<RawRule>) -> Option<RawRule> {
             min_volume: o.min_volume.or(b.min_volume),
         }),
         (b, o) => o.or(b),
+    }
+}
+
+impl std::fmt::Debug for RawAlerts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let webhooks: Option<Vec<TextOrigin<'_>>> = self
+            .webhooks
+            .as_ref()
+            .map(|urls| urls.iter().map(|u| TextOrigin(u)).collect());
+        f.debug_struct("RawAlerts")
+            .field("enabled", &self.enabled)
+            .field("window_ms", &self.window_ms)
+            .field("interval_ms", &self.interval_ms)
+            .field("resolve_ratio", &self.resolve_ratio)
+            .field("webhooks", &webhooks)
+            .field("format", &self.format)
+            .field("queue", &self.queue)
+            .field("retries", &self.retries)
+            .field("timeout_ms", &self.timeout_ms)
+            .field("repeat_interval_ms", &self.repeat_interval_ms)
+            .field("instance", &self.instance)
+            .field("failure_rate", &self.failure_rate)
+            .field("exec_time", &self.exec_time)
+            .field("repairs", &self.repairs)
+            .field("upstream_errors", &self.upstream_errors)
+            .field("events_dropped", &self.events_dropped)
+            .finish()
+    }
+}
+
+// === impl AlertsConfig ===
+
+impl std::fmt::Debug for AlertsConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let webhooks: Vec<Origin<'_>> = self.webhooks.iter().map(Origin).collect();
+        f.debug_struct("AlertsConfig")
+            .field("enabled", &self.enabled)
+            .field("window", &self.window)
+            .field("interval", &self.interval)
+            .field("resolve_ratio", &self.resolve_ratio)
+            .field("rules", &self.rules)
+            .field("webhooks", &webhooks)
+            .field("format", &self.format)
+            .field("queue", &self.queue)
+            .field("retries", &self.retries)
+            .field("timeout", &self.timeout)
+            .field("repeat_interval", &self.repeat_interval)
+            .field("instance", &self.instance)
+            .finish()
     }
 }
 

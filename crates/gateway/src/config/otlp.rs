@@ -215,8 +215,9 @@ impl Sampler {
     }
 }
 
-/// Where and how to export.
-#[derive(Debug, Clone, PartialEq)]
+/// Where and how to export. Its `Debug` hides the URL's password and the
+/// headers' values.
+#[derive(Clone, PartialEq)]
 pub struct OtlpConfig {
     /// The URL each batch goes to: `ENDPOINT/v1/traces` over HTTP, the
     /// endpoint's origin and the `TraceService/Export` method's path over gRPC.
@@ -244,6 +245,29 @@ pub struct OtlpConfig {
 }
 
 // === impl OtlpConfig ===
+
+impl std::fmt::Debug for OtlpConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let url = self.traces_url.to_string();
+        let headers: Vec<(&HeaderName, super::redact::Hidden)> = self
+            .headers
+            .iter()
+            .map(|(name, _)| (name, super::redact::Hidden))
+            .collect();
+        f.debug_struct("OtlpConfig")
+            .field("traces_url", &super::redact::RedactedUrl(&url))
+            .field("protocol", &self.protocol)
+            .field("sampler", &self.sampler)
+            .field("compression", &self.compression)
+            .field("headers", &headers)
+            .field("queue", &self.queue)
+            .field("batch", &self.batch)
+            .field("flush", &self.flush)
+            .field("timeout", &self.timeout)
+            .field("resource", &self.resource)
+            .finish()
+    }
+}
 
 impl OtlpConfig {
     /// From a base endpoint (`http://collector:4318`; `/v1/traces` is

@@ -4,9 +4,11 @@
 //! with `-` for `_`), its help text and the README's table all come from
 //! the same row (see [`SETTINGS`]).
 
-use std::path::PathBuf;
+use std::{fmt, path::PathBuf};
 
 use serde::Deserialize;
+
+use super::redact::{Hidden, RedactedUrl};
 
 /// How a setting's value is written in the environment and on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,9 +47,21 @@ pub struct Setting {
 }
 
 /// A value a setting can hold, read from an environment variable or a flag.
-trait SettingValue: Sized {
+trait SettingValue: Sized + fmt::Debug {
     const KIND: SettingKind;
     fn read(text: &str) -> Result<Self, &'static str>;
+    /// The value as text, when it is text (a URL's password is hidden
+    /// from `Debug` through it).
+    fn as_text(&self) -> Option<&str> {
+        None
+    }
+}
+
+/// A setting of [`RawConfig`] as its `Debug` shows it: a secret's value
+/// hidden, a URL's password hidden, any other value as it is.
+struct Shown<'a, T> {
+    key: &'static str,
+    value: &'a Option<T>,
 }
 
 macro_rules! settings {
@@ -55,7 +69,10 @@ macro_rules! settings {
         /// Settings as read, every field optional. Field names are the TOML
         /// keys; the environment variable is `TOOLWARDEN_` + the upper-cased
         /// name, the `serve` flag `--` + the name with dashes ([`SETTINGS`]).
-        #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+        ///
+        /// Its `Debug` hides the values of the settings that can carry
+        /// credentials and the passwords of URLs.
+        #[derive(Clone, Default, Deserialize, PartialEq)]
         #[serde(deny_unknown_fields)]
         pub struct RawConfig {
             $( #[doc = $doc] pub $key: Option<$ty>, )*
@@ -107,6 +124,23 @@ macro_rules! settings {
                 doc: $doc.trim_ascii(),
             },
         )*];
+
+        impl fmt::Debug for RawConfig {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.debug_struct("RawConfig")
+                    $( .field(stringify!($key), &Shown { key: stringify!($key), value: &self.$key }) )*
+                    .field("alerts", &self.alerts)
+                    .field("aws_env", &self.aws_env)
+                    .field("otel_resource", &self.otel_resource)
+                    .field("otel_sampler", &self.otel_sampler)
+                    .field("unknown_variables", &self.unknown_variables)
+                    .field("otlp_endpoint_is_traces", &self.otlp_endpoint_is_traces)
+                    .field("otlp_transport_from_otel", &self.otlp_transport_from_otel)
+                    .field("problems", &self.problems)
+                    .field("unread", &self.unread)
+                    .finish()
+            }
+        }
 
         impl RawConfig {
             /// Set the setting `key` from text (`source` names the variable
@@ -296,6 +330,20 @@ impl Setting {
     }
 }
 
+// === impl Shown ===
+
+impl<T: SettingValue> fmt::Debug for Shown<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if SECRET_KEYS.contains(&self.key) {
+            return Hidden::option(self.value).fmt(f);
+        }
+        match self.value.as_ref().and_then(SettingValue::as_text) {
+            Some(text) if text.contains("://") => Some(RedactedUrl(text)).fmt(f),
+            _ => self.value.fmt(f),
+        }
+    }
+}
+
 // === impl SettingValue ===
 
 fn read_value<T: SettingValue>(source: &str, text: &str) -> Result<T, String> {
@@ -306,6 +354,9 @@ impl SettingValue for String {
     const KIND: SettingKind = SettingKind::Text;
     fn read(text: &str) -> Result<Self, &'static str> {
         Ok(text.to_string())
+    }
+    fn as_text(&self) -> Option<&str> {
+        Some(self)
     }
 }
 

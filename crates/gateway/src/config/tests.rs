@@ -987,3 +987,58 @@ fn an_unsupported_google_credentials_file_is_a_warning() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `Debug` of the settings, as read and validated, never prints a
+/// credential: the admin and lend tokens, a database URL's password, an
+/// alert webhook's path and query (Slack's is the secret), the OTLP
+/// endpoint's password and its headers' values. A `debug!("{config:?}")`
+/// would otherwise log them.
+#[test]
+fn debug_of_the_settings_hides_every_credential() {
+    let toml = r#"
+database = "postgres://app:dbPa55word@db.internal:5432/tw?sslmode=require&password=qpWord"
+admin_token = "adminTok3n-0123456789"
+lend_token = "lendTok3n-0123456789abcdef"
+otlp_endpoint = "https://otlpuser:otlpPa55@collector.example:4318"
+otlp_headers = "Authorization=Basic%20b3RscEhlYWRlcg==,x-api-key=hdrK3y"
+[alerts]
+webhooks = ["https://hooks.slack.com/services/T000/B000/slackS3cret?token=qT0ken"]
+"#;
+    let secrets = [
+        "dbPa55word",
+        "qpWord",
+        "adminTok3n",
+        "lendTok3n",
+        "otlpPa55",
+        "b3RscEhlYWRlcg",
+        "hdrK3y",
+        "slackS3cret",
+        "T000",
+        "qT0ken",
+    ];
+    let raw = RawConfig::from_toml_str(toml).unwrap();
+    let config = raw.clone().validate().unwrap();
+    let shown = [
+        format!("{raw:?}"),
+        format!("{config:?}"),
+        format!("{config:#?}"),
+    ];
+    for text in &shown {
+        for secret in secrets {
+            assert!(!text.contains(secret), "{secret} in {text}");
+        }
+    }
+    // What is not a secret still shows, and a secret that is set says so.
+    for needle in [
+        "db.internal",
+        "hooks.slack.com",
+        "collector.example",
+        "<redacted>",
+    ] {
+        assert!(
+            shown.iter().all(|t| t.contains(needle)),
+            "{needle} missing: {shown:?}"
+        );
+    }
+    assert!(shown[1].contains("x-api-key"), "{}", shown[1]);
+}
