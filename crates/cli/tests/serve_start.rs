@@ -253,6 +253,51 @@ fn a_negative_number_is_a_bad_value_and_help_has_sections() {
     }
 }
 
+/// An empty flag value (`--database=$DB` with `DB` unset) is refused,
+/// naming the flag: `serve --database=` ran without recording, and
+/// `--otlp-endpoint=` or `--bedrock-region=` were silently unset.
+#[test]
+fn an_empty_flag_value_is_refused_naming_the_flag() {
+    for args in [
+        &["serve", "--database="][..],
+        &["serve", "--otlp-endpoint="],
+        &["serve", "--bedrock-region="],
+        &["serve", "--allowed-hosts="],
+        &["serve", "--jsonl", ""],
+        &["serve", "--alert-format="],
+        &["serve", "--alert-webhook="],
+        &["stats", "--database="],
+        &["alerts", "--database="],
+    ] {
+        let flag = args[1].trim_end_matches('=');
+        // A `serve` that takes the value runs until killed.
+        let mut child = bin()
+            .args(args)
+            .args(
+                ["--listen", "127.0.0.1:0"]
+                    .iter()
+                    .filter(|_| args[0] == "serve"),
+            )
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while child.try_wait().unwrap().is_none() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = child.kill();
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            (stderr.contains(&format!("'' for '{flag}")) && stderr.contains("empty"))
+                || stderr.contains(&format!("a value is required for '{flag} ")),
+            "{args:?}: {stderr}"
+        );
+    }
+}
+
 /// Once it listens, `serve` says where to look next: the dashboard at its
 /// address, what it records to, the upstreams, what is on — and a
 /// collector's password is hidden. With JSON logs it does not (stderr

@@ -4,7 +4,7 @@
 
 use std::{fmt::Write as _, path::PathBuf};
 
-use clap::Args;
+use clap::{Args, builder::NonEmptyStringValueParser};
 use toolwarden_gateway::{RawAlerts, RawRule};
 use toolwarden_store::{AlertTransition, Store, utc};
 
@@ -16,7 +16,7 @@ use crate::{config, terminal::cell};
 pub struct AlertsArgs {
     /// sqlite://PATH, a plain path or postgres://… [default: the configured
     /// database, else sqlite://toolwarden.db].
-    #[arg(long)]
+    #[arg(long, value_parser = NonEmptyStringValueParser::new())]
     pub database: Option<String>,
     /// Print JSON: `{"firing": [...], "recent": [...]}`.
     #[arg(long)]
@@ -47,10 +47,10 @@ pub struct AlertFlags {
     /// shows in every process list (`ps`): a URL that is a secret
     /// (Slack's) is better in TOOLWARDEN_ALERT_WEBHOOK or the config file's
     /// `[alerts] webhooks`. Never printed (the banner counts webhooks).
-    #[arg(long = "alert-webhook", value_name = "URL")]
+    #[arg(long = "alert-webhook", value_name = "URL", value_parser = NonEmptyStringValueParser::new())]
     pub alert_webhook: Vec<String>,
     /// Webhook payload: alertmanager (default) or slack.
-    #[arg(long)]
+    #[arg(long, value_parser = NonEmptyStringValueParser::new())]
     pub alert_format: Option<String>,
     /// The alerts' sliding window in milliseconds [default: 900000].
     #[arg(long, allow_negative_numbers = true)]

@@ -8,7 +8,7 @@ use std::{
     time::{SystemTime, UNIX_EPOCH},
 };
 
-use clap::{Args, ValueEnum};
+use clap::{Args, ValueEnum, builder::NonEmptyStringValueParser};
 use toolwarden_store::{ModelRow, Stats, StatsQuery, Store, failure_rate, parse_since};
 
 use super::{CmdError, Outcome, stats_table::RenderTable};
@@ -30,7 +30,7 @@ pub enum By {
 pub struct StatsArgs {
     /// sqlite://PATH, a plain path or postgres://… [default: the configured
     /// database, else sqlite://toolwarden.db].
-    #[arg(long)]
+    #[arg(long, value_parser = NonEmptyStringValueParser::new())]
     pub database: Option<String>,
     /// Time window: 30m, 24h, 7d, … or `all`.
     #[arg(long, default_value = "24h")]

@@ -295,8 +295,14 @@ impl Setting {
         !SECRET_KEYS.contains(&self.key)
     }
 
-    /// Check `text` the way the environment and flags are read.
+    /// Check `text` the way a flag is read. An empty value is refused: an
+    /// unset shell variable in `--database=$DB` would otherwise turn
+    /// recording off (`none` is the word for that), and an empty variable
+    /// is how a setting is unset, not a flag.
     pub fn check(&self, text: &str) -> Result<(), &'static str> {
+        if text.is_empty() {
+            return Err("an empty value: give one, or leave the flag out for the default");
+        }
         match self.kind {
             SettingKind::Number => u64::read(text).map(drop),
             _ => Ok(()),
