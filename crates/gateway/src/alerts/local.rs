@@ -54,11 +54,7 @@ impl Engine {
         };
         let t = obs.transition(seq, state, started_ms, now, &self.instance);
         self.announce(&t);
-        {
-            let mut board = self.board.write();
-            board.states.retain(|s| s.alert_key != key);
-            board.states.push(t.clone());
-        }
+        self.show(&t);
         self.unrecorded.entry(key).or_default().push(t);
     }
 

@@ -181,6 +181,10 @@ impl Engine {
         for t in transitions {
             if self.store.claim_alert_transition(&t).await? {
                 self.announce(&t);
+                // Shown at once: when a later store call fails this round,
+                // the local round that follows (`alerts::local`) reads the
+                // board, and must not announce this step again.
+                self.show(&t);
             }
         }
         let states = if changed {
@@ -209,6 +213,14 @@ impl Engine {
         let could_have_fired = rules::limit_of(&self.config.rules, &s.rule)
             .is_some_and(|limit| limit.threshold == s.threshold);
         !could_have_fired && s.gateway != self.instance && evaluates(&s.gateway)
+    }
+
+    /// `t` as its alert's latest state on the board, until the round's
+    /// states replace them all.
+    pub(crate) fn show(&self, t: &AlertTransition) {
+        let mut board = self.board.write();
+        board.states.retain(|s| s.alert_key != t.alert_key);
+        board.states.push(t.clone());
     }
 
     pub(crate) fn announce(&self, t: &AlertTransition) {

@@ -420,6 +420,13 @@ async fn a_local_transition_whose_step_the_store_holds_otherwise_is_recorded_nex
 /// A fresh schema of `TOOLWARDEN_TEST_POSTGRES_URL`'s database; `None`
 /// (and a loud `SKIPPED` line) without it.
 async fn postgres_store(test: &str) -> Option<Store> {
+    let url = postgres_url(test).await?;
+    Some(Store::open(&url).await.expect("store"))
+}
+
+/// The URL of a fresh schema of `TOOLWARDEN_TEST_POSTGRES_URL`'s
+/// database; `None` (and a loud `SKIPPED` line) without it.
+async fn postgres_url(test: &str) -> Option<String> {
     use sqlx::Connection;
     let Ok(base) = std::env::var("TOOLWARDEN_TEST_POSTGRES_URL") else {
         eprintln!("SKIPPED {test}: TOOLWARDEN_TEST_POSTGRES_URL is not set");
@@ -434,8 +441,7 @@ async fn postgres_store(test: &str) -> Option<Store> {
         .await
         .expect("create schema");
     let sep = if base.contains('?') { '&' } else { '?' };
-    let url = format!("{base}{sep}options[search_path]={schema}");
-    Some(Store::open(&url).await.expect("store"))
+    Some(format!("{base}{sep}options[search_path]={schema}"))
 }
 
 async fn local_step_held_otherwise(store: Store) {
@@ -512,6 +518,100 @@ async fn local_step_held_otherwise(store: Store) {
         .find(|t| t.alert_key == key && t.seq == 3)
         .expect("step 3");
     assert_eq!((fired.started_ms, fired.at_ms), (start + 1, start + 1));
+}
+
+/// A round that claimed and announced this gateway's `events_dropped`
+/// firing, then failed a store call (here its states' read, made to fail
+/// by a trigger on the claim), fell back to the local round, which read
+/// the states of the round before (not firing) and announced the firing a
+/// second time. The claimed step is on the board at once: announced once.
+#[tokio::test]
+async fn a_round_failing_after_its_claim_does_not_announce_it_again() {
+    use sqlx::Connection;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = sqlite_store(&dir).await;
+    let url = format!("sqlite://{}", dir.path().join("alerts.db").display());
+    let mut conn = sqlx::SqliteConnection::connect(&url)
+        .await
+        .expect("connect");
+    // A row whose `seq` is text: reading the states fails from then on.
+    sqlx::query(
+        "CREATE TRIGGER poison AFTER INSERT ON alert_transitions \
+         WHEN NEW.rule = 'events_dropped' BEGIN \
+         INSERT INTO alert_transitions (alert_key, seq, state, rule, tool, model, instance, \
+         value, threshold, volume, started_ms, at_ms, gateway) VALUES ('zz-poison', \
+         'not a number', NEW.state, NEW.rule, NEW.tool, NEW.model, NEW.instance, NEW.value, \
+         NEW.threshold, NEW.volume, NEW.started_ms, NEW.at_ms, NEW.gateway); END",
+    )
+    .execute(&mut conn)
+    .await
+    .expect("trigger");
+    announced_once_after_a_failed_round(store, dir.path().join("events.jsonl")).await;
+}
+
+/// The same on PostgreSQL (the claim's trigger points its connection's
+/// `search_path` nowhere, the pool's one connection).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_round_failing_after_its_claim_does_not_announce_it_again_postgres() {
+    use sqlx::Connection;
+    let Some(url) = postgres_url("a_round_failing_after_its_claim…_postgres").await else {
+        return;
+    };
+    let options = toolwarden_store::StoreOptions {
+        max_connections: 1,
+        ..Default::default()
+    };
+    let store = Store::open_with(&url, options).await.expect("store");
+    let mut conn = sqlx::PgConnection::connect(&url).await.expect("connect");
+    for sql in [
+        "CREATE FUNCTION poison() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN \
+         PERFORM set_config('search_path', 'nowhere', false); RETURN NULL; END $$",
+        "CREATE TRIGGER poison AFTER INSERT ON alert_transitions FOR EACH ROW \
+         WHEN (NEW.rule = 'events_dropped') EXECUTE FUNCTION poison()",
+    ] {
+        sqlx::query(sql).execute(&mut conn).await.expect("trigger");
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    announced_once_after_a_failed_round(store, dir.path().join("events.jsonl")).await;
+}
+
+async fn announced_once_after_a_failed_round(store: Store, jsonl: std::path::PathBuf) {
+    let mut e = engine(&store, "gw-a");
+    e.jsonl = Some(jsonl.clone());
+    let start = now_ms();
+    e.round_over(&AlertWindow::default(), start)
+        .await
+        .expect("a first round, nothing dropped");
+    let call = toolwarden_store::ToolCallRecord {
+        request_id: "r".into(),
+        session_id: "s".into(),
+        provider: "openai".into(),
+        model: None,
+        response_id: None,
+        dialect: None,
+        call_index: 0,
+        call_id: "call_1".into(),
+        tool: "t".into(),
+        arguments_bytes: 2,
+        at_ms: start,
+        turn: None,
+    };
+    for _ in 0..7 {
+        e.sinks
+            .recorder
+            .fold(&toolwarden_store::Event::ToolCall(call.clone()), true);
+    }
+    let failed = e.round_over(&AlertWindow::default(), start + 1).await;
+    assert!(failed.is_err(), "the states' read after the claim fails");
+    // What `Engine::run` does when a round fails.
+    e.local_round(start + 1);
+    let lines = std::fs::read_to_string(&jsonl).unwrap_or_default();
+    let firing: Vec<&str> = lines
+        .lines()
+        .filter(|l| l.contains("\"events_dropped\"") && l.contains("\"firing\""))
+        .collect();
+    assert_eq!(firing.len(), 1, "announced once: {lines}");
+    assert!(e.unrecorded.is_empty(), "{:?}", e.unrecorded);
 }
 
 /// A local transition whose step the store holds in the same state (the
