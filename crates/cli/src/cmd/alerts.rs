@@ -159,8 +159,19 @@ fn row(out: &mut String, t: &AlertTransition) {
         cell(&t.state, 9),
         cell(&t.rule, 20),
         cell(&t.tool, 24),
-        cell(&t.model, 28),
+        cell(model_shown(t), 28),
     );
+}
+
+/// The alert's model: `(all models)` for an alert over every model, whose
+/// `model` is `*` as is that of a model a client named `*` (its key tells
+/// them apart: `*` against `%2A`, as `--json` does).
+fn model_shown(t: &AlertTransition) -> &str {
+    if t.alert_key.split('|').nth(2) == Some("*") {
+        "(all models)"
+    } else {
+        &t.model
+    }
 }
 
 fn fmt_value(rule: &str, value: f64) -> String {
@@ -205,6 +216,23 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains("1795960000000"), "{text}");
+    }
+
+    /// The all-models alert and the alert of a model a client named `*`
+    /// both have the model `*`: the text said `*` for both.
+    #[test]
+    fn the_all_models_alert_is_told_from_a_model_named_star() {
+        let mut all = transition("firing", 0.09);
+        all.alert_key = "tool_failure_rate|Bash|*|".into();
+        all.model = "*".into();
+        let mut star = all.clone();
+        star.alert_key = "tool_failure_rate|Bash|%2A|".into();
+        let text = render(&[all, star], &[]);
+        let lines: Vec<&str> = text.lines().filter(|l| l.contains("Bash")).collect();
+        assert_eq!(lines.len(), 2, "{text}");
+        assert!(lines[0].contains("(all models)"), "{text}");
+        assert!(!lines[1].contains("(all models)"), "{text}");
+        assert!(lines[1].contains(" * "), "{text}");
     }
 
     /// Tool and model names are chosen by clients: written out.
