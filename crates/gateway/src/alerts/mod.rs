@@ -162,3 +162,45 @@ pub(crate) async fn api(State(state): State<AdminState>) -> Response {
         .into_response(),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    /// The strip's `describe` run by Node (skipped, loudly, without it):
+    /// the all-models alert names no model, the alert of a model a client
+    /// named `*` names it (it said nothing, as for all models).
+    #[test]
+    fn the_strip_names_a_model_called_star() {
+        let Ok(node) = std::process::Command::new("node").arg("--version").output() else {
+            eprintln!("SKIPPED the_strip_names_a_model_called_star: no node");
+            return;
+        };
+        assert!(node.status.success());
+        let source = super::STRIP_JS
+            .replace("poll();\n", "")
+            .replace("setInterval(poll, 5000);\n", "");
+        let script = format!(
+            "{source}\nconst a = {{rule: 'tool_failure_rate', tool: 'Bash', model: '*', \
+             instance: '', value: 0.5, threshold: 0.05}};\n\
+             console.log(describe({{...a, alert_key: 'tool_failure_rate|Bash|*|'}}));\n\
+             console.log(describe({{...a, alert_key: 'tool_failure_rate|Bash|%2A|'}}));\n"
+        );
+        let out = std::process::Command::new("node")
+            .args(["-e", &script])
+            .output()
+            .expect("node");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines,
+            [
+                "tool_failure_rate (tool Bash): 50.0% > 5.0%",
+                "tool_failure_rate (tool Bash, model *): 50.0% > 5.0%"
+            ]
+        );
+    }
+}

@@ -22,7 +22,9 @@ function describe(a) {
   const value = a.rule.endsWith('_rate') ? pct(a.value) + ' > ' + pct(a.threshold)
     : a.rule === 'tool_exec_time' ? (a.value / 1000).toFixed(1) + ' s > ' + (a.threshold / 1000).toFixed(1) + ' s'
     : a.value + ' > ' + a.threshold;
-  const where = [a.tool !== '*' ? 'tool ' + a.tool : '', a.model !== '*' ? 'model ' + a.model : '',
+  // The key's model is `*` for every model; a model named `*` is `%2A` there.
+  const allModels = String(a.alert_key || '').split('|')[2] === '*';
+  const where = [a.tool !== '*' ? 'tool ' + a.tool : '', allModels ? '' : 'model ' + a.model,
     a.instance ? 'gateway ' + a.instance : ''].filter(Boolean).join(', ');
   return a.rule + (where ? ' (' + where + ')' : '') + ': ' + value;
 }
