@@ -710,8 +710,8 @@ macro_rules! write_batch_fn {
                     }
                     name.unwrap_or_else(|| {
                         tracing::warn!(
-                            call_id = %r.call_id,
-                            session_id = %r.session_id,
+                            call_id = r.call_id.as_str(),
+                            session_id = r.session_id.as_str(),
                             "tool result without a recorded call or tool name; recorded as `unknown`"
                         );
                         "unknown".to_owned()

@@ -80,7 +80,7 @@ impl Engine {
                 t.value = o.value;
                 t.volume = i64::try_from(o.volume).unwrap_or(i64::MAX);
             }
-            tracing::info!(rule = %t.rule, tool = %t.tool, model = %t.model, repeat = claim.repeat_no, "alert still firing: notification repeated");
+            tracing::info!(rule = %t.rule, tool = t.tool.as_str(), model = t.model.as_str(), repeat = claim.repeat_no, "alert still firing: notification repeated");
             self.delivery.repeat(&t);
             repeated.push(t.alert_key);
         }

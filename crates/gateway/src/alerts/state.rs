@@ -223,14 +223,19 @@ impl Engine {
         board.states.push(t.clone());
     }
 
+    /// Logs, appends to the JSONL log and sends `t`. Names are logged as
+    /// text values (`tool = name.as_str()`, quoted with their control
+    /// characters escaped on a text log line), not `Display`ed: a carriage
+    /// return or newline in a client's tool name would rewrite or forge a
+    /// line of the operator's log.
     pub(crate) fn announce(&self, t: &AlertTransition) {
         let value = rules::RuleName::format_value(&t.rule, t.value);
         if t.state == "firing" {
-            tracing::warn!(rule = %t.rule, tool = %t.tool, model = %t.model, %value, "alert firing");
+            tracing::warn!(rule = %t.rule, tool = t.tool.as_str(), model = t.model.as_str(), %value, "alert firing");
         } else if let Some(why) = rules::resolved_for_gone_instance(t) {
-            tracing::info!(rule = %t.rule, instance = %t.instance, why, "alert resolved");
+            tracing::info!(rule = %t.rule, instance = t.instance.as_str(), why, "alert resolved");
         } else {
-            tracing::info!(rule = %t.rule, tool = %t.tool, model = %t.model, %value, "alert resolved");
+            tracing::info!(rule = %t.rule, tool = t.tool.as_str(), model = t.model.as_str(), %value, "alert resolved");
         }
         if let Some(path) = &self.jsonl
             && let Err(e) = append_jsonl(path, t)

@@ -123,7 +123,7 @@ impl Finished {
         tracing::debug!(
             target: "toolwarden::access",
             request_id = %base.request_id,
-            session = %info.session.id,
+            session = info.session.id.as_str(),
             provider = base.provider.as_str(),
             path = %base.path,
             status,

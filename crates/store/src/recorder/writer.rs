@@ -185,7 +185,7 @@ impl Writer {
                     self.shared.write_errors.fetch_add(1, Ordering::Relaxed);
                     tracing::error!(
                         error = %e,
-                        tool = %row.tool,
+                        tool = row.tool.as_str(),
                         calls = row.counts.calls,
                         failures = row.counts.failures,
                         "the database refuses these counts of dropped events: lost"

@@ -660,3 +660,50 @@ fn an_alert_line_after_a_torn_one_stays_whole() {
     assert_eq!(read["type"], "alert");
     assert_eq!(read["alert_key"], alert.alert_key.as_str());
 }
+
+/// A tool or model name holding a carriage return or a newline (chosen by
+/// a client) is logged escaped: shown raw, `\r` rewrote the start of the
+/// operator's log line and `\n` forged a line of its own.
+#[test]
+fn an_alerts_log_line_escapes_control_characters_in_names() {
+    #[derive(Clone, Default)]
+    struct Lines(Arc<std::sync::Mutex<Vec<u8>>>);
+    impl std::io::Write for Lines {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().expect("lines").extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let lines = Lines::default();
+    let writer = lines.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .finish();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = runtime.block_on(sqlite_store(&dir));
+    let e = runtime.block_on(async { engine(&store, "gw-a") });
+    let mut t = dropped_alert("gw-a", now_ms());
+    t.rule = "tool_failure_rate".into();
+    t.instance = String::new();
+    t.tool = "Bash\r2026-01-01 FAKE".into();
+    t.model = "gpt\nERROR forged line".into();
+    tracing::subscriber::with_default(subscriber, || {
+        let _guard = runtime.enter();
+        e.announce(&t);
+        t.state = "resolved".into();
+        e.announce(&t);
+    });
+    let text = String::from_utf8(lines.0.lock().expect("lines").clone()).expect("utf-8");
+    assert!(!text.contains('\r'), "{text:?}");
+    assert_eq!(text.lines().count(), 2, "{text}");
+    assert!(text.contains(r"Bash\r2026"), "{text}");
+    assert!(text.contains(r"gpt\nERROR"), "{text}");
+}
