@@ -9,7 +9,7 @@ use toolwarden_gateway::{RawAlerts, RawRule};
 use toolwarden_store::{AlertTransition, Store, utc};
 
 use super::{CmdError, Outcome};
-use crate::{config, terminal::cell};
+use crate::{config, terminal::column};
 
 /// Flags of `alerts`.
 #[derive(Debug, Args)]
@@ -155,11 +155,11 @@ fn row(out: &mut String, t: &AlertTransition) {
     };
     let _ = writeln!(
         out,
-        "  {:<9} {:<20} {:<24} {:<28} {numbers}",
-        cell(&t.state, 9),
-        cell(&t.rule, 20),
-        cell(&t.tool, 24),
-        cell(model_shown(t), 28),
+        "  {} {} {} {} {numbers}",
+        column(&t.state, 9),
+        column(&t.rule, 20),
+        column(&t.tool, 24),
+        column(model_shown(t), 28),
     );
 }
 

@@ -12,7 +12,10 @@ use clap::{Args, ValueEnum, builder::NonEmptyStringValueParser};
 use toolwarden_store::{ModelRow, Stats, StatsQuery, Store, failure_rate, parse_since};
 
 use super::{CmdError, Outcome, stats_table::RenderTable};
-use crate::{config, terminal::cell};
+use crate::{
+    config,
+    terminal::{cell, column},
+};
 
 /// How the text report is grouped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -188,8 +191,8 @@ fn by_model(stats: &Stats, pairs: &[ModelRow]) -> String {
         let rate = failure_rate(*failures, *calls);
         let _ = writeln!(
             out,
-            "  {:<40} {:>8} {:>8} {:>6.1}%",
-            cell(model, 40),
+            "  {} {:>8} {:>8} {:>6.1}%",
+            column(model, 40),
             calls,
             failures,
             rate * 100.0
@@ -204,9 +207,9 @@ fn by_model(stats: &Stats, pairs: &[ModelRow]) -> String {
     for row in &stats.models {
         let _ = writeln!(
             out,
-            "  {:<40} {:<24} {:>8} {:>8} {:>6.1}%",
-            cell(&row.model, 40),
-            cell(&row.tool, 24),
+            "  {} {} {:>8} {:>8} {:>6.1}%",
+            column(&row.model, 40),
+            column(&row.tool, 24),
             row.calls,
             row.failures,
             row.failure_rate * 100.0
@@ -232,8 +235,8 @@ fn by_session(stats: &Stats) -> String {
     for s in &stats.sessions {
         let _ = writeln!(
             out,
-            "  {:<48} {:>8} {:>8}",
-            cell(&s.session_id, 48),
+            "  {} {:>8} {:>8}",
+            column(&s.session_id, 48),
             s.calls,
             s.failures
         );

@@ -7,7 +7,7 @@ use std::fmt::Write;
 
 use toolwarden_store::{Stats, utc};
 
-use crate::terminal::{cell, shown};
+use crate::terminal::{cell, columns, padded, shown};
 
 const EXCERPT_CHARS: usize = 100;
 /// The widest a name column gets: longer names are cut (`…`).
@@ -55,8 +55,8 @@ impl RenderTable for Stats {
             for (t, name) in self.tools.iter().zip(&names) {
                 let _ = writeln!(
                     out,
-                    "  {:<w$}  {:>8}  {:>8}  {:>6.1}%",
-                    name,
+                    "  {}  {:>8}  {:>8}  {:>6.1}%",
+                    padded(name, w),
                     t.calls,
                     t.failures,
                     t.failure_rate * 100.0
@@ -88,9 +88,9 @@ impl RenderTable for Stats {
             for ((m, model), tool) in self.models.iter().zip(&models).zip(&tools) {
                 let _ = writeln!(
                     out,
-                    "  {:<wm$}  {:<wt$}  {:>8}  {:>8}  {:>6.1}%",
-                    model,
-                    tool,
+                    "  {}  {}  {:>8}  {:>8}  {:>6.1}%",
+                    padded(model, wm),
+                    padded(tool, wt),
                     m.calls,
                     m.failures,
                     m.failure_rate * 100.0
@@ -120,8 +120,11 @@ impl RenderTable for Stats {
                 let span = human_ms(s.last_ms.saturating_sub(s.first_ms));
                 let _ = writeln!(
                     out,
-                    "  {:<w$}  {:>8}  {:>8}  {:>6}",
-                    id, s.calls, s.failures, span
+                    "  {}  {:>8}  {:>8}  {:>6}",
+                    padded(id, w),
+                    s.calls,
+                    s.failures,
+                    span
                 );
             }
         }
@@ -165,7 +168,7 @@ fn cells<'a>(names: impl Iterator<Item = &'a str>) -> Vec<String> {
 fn width(cells: &[String], min: usize) -> usize {
     cells
         .iter()
-        .map(|s| s.chars().count())
+        .map(|s| columns(s))
         .max()
         .unwrap_or(0)
         .clamp(min, NAME_CHARS)
@@ -312,6 +315,36 @@ mod tests {
         );
         assert!(text.contains("Ev\\u{1b}[2J\\u{1b}[31mil"), "{text}");
         assert!(text.contains("m\\u{1b}]0;TITLE\\u{7}x"), "{text}");
+    }
+
+    /// A CJK tool name takes two columns a character: its row's numbers
+    /// stood further right than the other rows' (padded by characters).
+    #[test]
+    fn wide_names_keep_the_columns_in_line() {
+        let row = |tool: &str| ToolRow {
+            tool: tool.into(),
+            calls: 12,
+            failures: 3,
+            failure_rate: 0.25,
+        };
+        let pair = |model: &str, tool: &str| ModelRow {
+            model: model.into(),
+            tool: tool.into(),
+            calls: 12,
+            failures: 3,
+            failure_rate: 0.25,
+        };
+        let stats = Stats {
+            tools: vec![row("ファイル検索"), row("search"), row("🔧fix")],
+            models: vec![pair("模型", "ファイル検索"), pair("gpt-x", "search")],
+            ..Stats::default()
+        };
+        let text = stats.render_table();
+        let rows: Vec<&str> = text.lines().filter(|l| l.ends_with("25.0%")).collect();
+        assert_eq!(rows.len(), 5, "{text}");
+        let widths: Vec<usize> = rows.iter().map(|l| columns(l)).collect();
+        assert!(widths[..3].iter().all(|w| *w == widths[0]), "{text}");
+        assert!(widths[3..].iter().all(|w| *w == widths[3]), "{text}");
     }
 
     /// An excerpt is a tool's output: its bidirectional overrides are
