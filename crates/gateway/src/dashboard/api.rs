@@ -1,5 +1,5 @@
 //! The JSON endpoints the dashboard adds beside the gateway's `/api/stats`:
-//! `GET /api/sessions/{id}` (the store's `session_calls_newest`: a
+//! `GET /api/sessions/{id}` or `?id=` (the store's `session_calls_newest`: a
 //! session's newest tool calls in order with verdicts, basis and excerpts)
 //! and `GET /api/health` (recorder counters, upstream errors, database
 //! backend).
@@ -27,6 +27,18 @@ pub(crate) struct SessionParams {
     pub limit: Option<usize>,
 }
 
+/// `GET /api/sessions?id=…` query parameters: the session's id in the
+/// query, where any id can go. A session a client named `.` or `..` has
+/// no path of its own: every browser (and most HTTP clients) resolves
+/// `/api/sessions/..` (`%2E%2E` too) to `/api/`, so the page asks this way.
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct SessionQuery {
+    /// The session's id.
+    pub id: String,
+    /// The newest this many calls (default 500, at most 5000).
+    pub limit: Option<usize>,
+}
+
 /// `GET /api/sessions/{id}`: `{calls, truncated, limit}`, the session's
 /// newest `limit` tool calls in order, `truncated` when it has older ones;
 /// 404 when nothing is recorded for it, 503 without a database.
@@ -35,14 +47,25 @@ pub(crate) async fn session(
     AdminPath(id): AdminPath<String>,
     AdminQuery(params): AdminQuery<SessionParams>,
 ) -> Response {
+    session_page(&state, &id, params.limit).await
+}
+
+/// `GET /api/sessions?id=…`: [`session`] with the id in the query.
+pub(crate) async fn session_by_query(
+    State(state): State<AdminState>,
+    AdminQuery(params): AdminQuery<SessionQuery>,
+) -> Response {
+    session_page(&state, &params.id, params.limit).await
+}
+
+async fn session_page(state: &AdminState, id: &str, limit: Option<usize>) -> Response {
     let Some(store) = state.store.as_ref() else {
         return no_database();
     };
-    let limit = params
-        .limit
+    let limit = limit
         .unwrap_or(SESSION_CALLS_DEFAULT)
         .clamp(1, SESSION_CALLS_MAX);
-    match store.session_calls_newest(&id, limit).await {
+    match store.session_calls_newest(id, limit).await {
         Ok(page) if page.calls.is_empty() => AdminError::new(
             AdminErrorKind::NotFound,
             format!("no tool calls recorded for session {id:?}"),

@@ -7,7 +7,7 @@
 //! | --- | --- |
 //! | `GET /`, `GET /dashboard` | the page (`assets/index.html`) |
 //! | `GET /dashboard/{app,dom,chart}.js`, `GET /dashboard/app.css` | its script (ES modules) and style |
-//! | `GET /api/sessions/{id}` | the store's `session_calls_newest(id, limit)`: the session's newest tool calls (`?limit=`, 500, at most 5000) in order, and whether older ones were left out |
+//! | `GET /api/sessions/{id}`, `GET /api/sessions?id=` | the store's `session_calls_newest(id, limit)`: the session's newest tool calls (`?limit=`, 500, at most 5000) in order, and whether older ones were left out |
 //! | `GET /api/health` | recorder counters, upstream errors, database backend |
 //!
 //! The page polls `/api/stats` (served by [`crate::admin`], with the page's
@@ -47,5 +47,6 @@ pub(crate) fn routes() -> Router<AdminState> {
         .route("/dashboard/chart.js", get(assets::chart_js))
         .route("/dashboard/app.css", get(assets::app_css))
         .route("/api/sessions/{id}", get(api::session))
+        .route("/api/sessions", get(api::session_by_query))
         .route("/api/health", get(api::health))
 }

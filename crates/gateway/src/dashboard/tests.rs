@@ -293,6 +293,58 @@ async fn session_endpoint_returns_the_stores_calls_in_order() {
     assert_eq!(json_of(&body)["error"]["type"], "not_found");
 }
 
+/// A session a client named `.` or `..` (or `a/b`, `?x`): the page asked
+/// for `/api/sessions/..`, which the browser resolves to `/api/`, so its
+/// calls never showed. The page asks with the id in the query.
+#[tokio::test]
+async fn a_session_named_dot_dot_is_answered_by_its_id_in_the_query() {
+    let names = ["..", ".", "a/b", "?x&y=1#z"];
+    let more = names
+        .iter()
+        .enumerate()
+        .map(|(n, name)| result(name, &format!("dd{n}"), 1, "grep", true, None))
+        .collect();
+    let f = fixture_with(true, None, true, more).await;
+    for (n, name) in names.iter().enumerate() {
+        let encoded: String = url_encode(name);
+        let (status, _, body) = get(
+            &f.app,
+            &format!("/api/sessions?id={encoded}&limit=5"),
+            LOCAL,
+            None,
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{name}: {body:?}");
+        let page = json_of(&body);
+        assert_eq!(page["calls"][0]["call_id"], format!("dd{n}"), "{name}");
+        assert_eq!(page["limit"], 5);
+    }
+    assert!(APP_JS.contains("'/api/sessions?id=' + encodeURIComponent(id)"));
+    let (status, _, _) = get(&f.app, "/api/sessions", LOCAL, None).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "no id");
+}
+
+/// `s` percent-encoded as `encodeURIComponent` does.
+fn url_encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z'
+            | b'a'..=b'z'
+            | b'0'..=b'9'
+            | b'-'
+            | b'_'
+            | b'.'
+            | b'!'
+            | b'~'
+            | b'*'
+            | b'\''
+            | b'('
+            | b')' => char::from(b).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
 /// A session of more calls than the limit (a batch job's weeks of calls
 /// under one fingerprint session): the newest `limit` calls, in order,
 /// and `truncated` says older ones were left out.

@@ -355,7 +355,9 @@ function sessionDetail(detail) {
 
 async function loadSession(id) {
   try {
-    const page = await api('/api/sessions/' + encodeURIComponent(id));
+    // In the query: a session named `.` or `..` has no path (the browser
+    // resolves `/api/sessions/..` to `/api/`).
+    const page = await api('/api/sessions?id=' + encodeURIComponent(id));
     const detail = Array.isArray(page) ? { calls: page } : { calls: (page && page.calls) || [], truncated: !!(page && page.truncated) };
     if (state.openSessions.has(id)) state.openSessions.set(id, detail);
   } catch (e) {
