@@ -133,7 +133,7 @@ fn render(firing: &[AlertTransition], recent: &[AlertTransition]) -> String {
     out
 }
 
-/// One transition on one line. Names are written out ([`cell`]), times
+/// One transition on one line. Names are written out ([`column()`]), times
 /// are UTC dates. Only a firing alert's value is over its threshold: a
 /// resolved one is at or under `threshold × resolve_ratio`, or had no data
 /// left, or its gateway went away, so its line states no comparison.
