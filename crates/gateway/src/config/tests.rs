@@ -245,6 +245,23 @@ fn database_none_disables_recording() {
     assert_eq!(raw.validate().unwrap().database, None);
 }
 
+/// An empty `database` in the file (a template's empty variable) is
+/// refused, naming the way to turn recording off; it used to turn
+/// recording off without a word.
+#[test]
+fn an_empty_database_in_the_file_is_refused() {
+    for text in ["database = \"\"", "database = \"  \""] {
+        let raw = RawConfig::from_toml_str(text).unwrap();
+        let err = raw.validate().unwrap_err().to_string();
+        assert!(
+            err.contains("database is empty") && err.contains("\"none\""),
+            "{err}"
+        );
+    }
+    let raw = RawConfig::from_toml_str("database = \"none\"").unwrap();
+    assert_eq!(raw.validate().unwrap().database, None);
+}
+
 #[test]
 fn for_tests_points_everything_at_one_upstream() {
     let config = Config::for_tests("http://127.0.0.1:4567");

@@ -153,6 +153,19 @@ impl RawConfig {
         let first_byte = self
             .first_byte_timeout_ms
             .unwrap_or(DEFAULT_FIRST_BYTE_TIMEOUT_MS);
+        // An empty value reaches here only from the file (an empty
+        // variable is unset, an empty flag refused): a template whose
+        // variable was empty, not a choice to record nothing.
+        if self
+            .database
+            .as_deref()
+            .is_some_and(|d| d.trim().is_empty())
+        {
+            problems.push(
+                "database is empty: write \"none\" to turn recording off, or a database URL or path"
+                    .to_string(),
+            );
+        }
         let database = self
             .database
             .filter(|d| !matches!(d.trim(), "" | "none" | "off"));
