@@ -20,6 +20,9 @@
 //! - `rewritten_ids`: clients that rewrite call ids (the Gemini CLI's
 //!   invented ids for id-less calls) still get each call counted once,
 //!   with its result;
+//! - `early_answers`: answers sent before the gateway is done with the
+//!   stream holding their calls, and runs reusing a call id with no
+//!   database, counted exactly in `/metrics`;
 //! - `early_close`: a client that hangs up right after the final event
 //!   (Codex after `response.completed`) gets complete turns recorded;
 //! - `head`: `HEAD /` and bodyless pass-through requests make no session
@@ -69,6 +72,7 @@ mod e2e {
     mod corpus;
     mod counts;
     mod cross_site;
+    mod early_answers;
     mod early_close;
     mod faults;
     mod fidelity;

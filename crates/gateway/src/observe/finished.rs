@@ -96,6 +96,9 @@ impl Finished {
             sinks
                 .names
                 .insert(&info.session.id, &call.id, tool, finished_ms);
+            if !toolwarden_store::is_unique_call_id(&call.id) {
+                sinks.reused.call(&info.session.id, &call.id);
+            }
             let queued = sinks.recorder.record(Event::ToolCall(ToolCallRecord {
                 request_id: base.request_id.clone(),
                 session_id: info.session.id.clone(),

@@ -24,6 +24,7 @@ mod generations;
 pub(crate) mod names;
 pub(crate) mod recent;
 pub(crate) mod request;
+pub(crate) mod reused;
 pub(crate) mod seen;
 pub(crate) mod session;
 #[cfg(test)]
@@ -75,6 +76,9 @@ pub(crate) struct Sinks {
     pub responses: Recent<String, Session>,
     /// Results already queued for recording.
     pub seen_results: seen::SeenResults,
+    /// Calls and answers under ids that are not unique, where no store
+    /// judges them.
+    pub reused: reused::ReusedIds,
     /// The content detector for tool results without an error flag.
     pub detector: Detector,
     /// The shutdown's grace period is over: an observation dropped
@@ -247,6 +251,7 @@ impl Sinks {
             names: Names::new(bounds.recent_calls),
             responses: Recent::new(bounds.recent_calls),
             seen_results: seen::SeenResults::new(bounds.recent_results),
+            reused: reused::ReusedIds::new(bounds.recent_results),
             detector,
             grace_over: GraceOver::default(),
             pending: AtomicUsize::new(0),

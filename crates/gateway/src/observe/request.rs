@@ -163,24 +163,27 @@ pub(crate) fn analyze(sinks: &Sinks, facts: &RequestFacts, read: &ReadBody) -> R
         // call of another run of the conversation at the same position
         // (the store's `claim_keys_of_later_calls_fn!`), unless a call of that
         // id follows the result in this history (then it answers an earlier
-        // call of an id the conversation reused): the store judges it (its
-        // key is not remembered once queued, below); one folded into the
-        // counts is remembered with the time of the newest call of that id
-        // this gateway saw, so that the other run's answer is not taken for
-        // its resend.
+        // call of an id the conversation reused): the store judges it (it
+        // is not remembered once queued, below); one folded into the
+        // counts, or counted with no store, is judged by `reused`, which
+        // knows whether a call of its id came since it was counted.
         let latest = !toolwarden_store::is_unique_call_id(&result.call_id)
             && last_call
                 .get_or_insert_with(|| last_call_of_each_id(view))
                 .get(&*result.call_id)
                 .is_none_or(|&at| at <= result.message_index);
-        let call = latest.then(|| sinks.names.get_call(&session.id, &result.call_id));
-        let call_at = call.as_ref().and_then(|c| c.as_ref()).map(|(_, at, _)| *at);
         // Resent unchanged: already on its way to the store.
-        let key =
+        let key = sinks
+            .seen_results
+            .key(&session.id, &result.call_id, result.message_index);
+        let resent = if latest {
             sinks
-                .seen_results
-                .key(&session.id, &result.call_id, result.message_index, call_at);
-        if sinks.seen_results.contains(key) {
+                .reused
+                .is_resent(&session.id, &result.call_id, result.message_index)
+        } else {
+            sinks.seen_results.contains(key)
+        };
+        if resent {
             continue;
         }
         // Decoded only now, for a result that will be recorded.
@@ -195,10 +198,7 @@ pub(crate) fn analyze(sinks: &Sinks, facts: &RequestFacts, read: &ReadBody) -> R
                 continue;
             }
         };
-        let call = match call {
-            Some(call) => call,
-            None => sinks.names.get_call(&session.id, &result.call_id),
-        };
+        let call = sinks.names.get_call(&session.id, &result.call_id);
         let mut record = result_record(
             facts,
             &session,
@@ -228,8 +228,12 @@ pub(crate) fn analyze(sinks: &Sinks, facts: &RequestFacts, read: &ReadBody) -> R
         // or another gateway passed it), and it keeps the resends out. One
         // folded into the counts, or queued with no store, is: nothing
         // else would.
-        if !(latest && queued && sinks.recorder.judges_duplicates()) {
+        if !latest {
             sinks.seen_results.insert(key);
+        } else if !(queued && sinks.recorder.judges_duplicates()) {
+            sinks
+                .reused
+                .answered(&session.id, &result.call_id, result.message_index);
         }
     }
     if parse_error.is_some() {

@@ -5,11 +5,12 @@
 //! key on session, call id and message index; other gateways write to it
 //! too): this only spares it work, and never hides a result it has not
 //! been given — a key is remembered only once its event is queued. A
-//! result under an id that is not unique (`call_0`, `name#0`) may be
-//! another run's answer at the same place, which only the store can tell
-//! (the run's call may have gone through another gateway, or been
-//! forgotten here): its key is remembered only when it was folded into
-//! the recorder's counts instead of queued, or there is no store.
+//! result under an id that is not unique (`call_0`, `name#0`) that no
+//! later call of its history reuses may be another run's answer at the
+//! same place, which only the store can tell (the run's call may have gone
+//! through another gateway, or been forgotten here): it is not kept here,
+//! but in [`super::reused::ReusedIds`] when it was folded into the
+//! recorder's counts instead of queued, or there is no store.
 //!
 //! Keys are 128-bit hashes (two SipHash-1-3 with different keys), so a
 //! false "seen" would need a 128-bit collision. Memory is bounded: two
@@ -36,19 +37,10 @@ impl SeenResults {
         }
     }
 
-    /// The key of one result; `call_at`, for an id that is not unique,
-    /// the time of the newest call of that id (another run's call gives
-    /// its answer another key).
-    pub(crate) fn key(
-        &self,
-        session: &str,
-        call_id: &str,
-        message_index: usize,
-        call_at: Option<i64>,
-    ) -> u128 {
-        let half = |state: &std::hash::RandomState| {
-            state.hash_one((session, call_id, message_index, call_at))
-        };
+    /// The key of one result.
+    pub(crate) fn key(&self, session: &str, call_id: &str, message_index: usize) -> u128 {
+        let half =
+            |state: &std::hash::RandomState| state.hash_one((session, call_id, message_index));
         (u128::from(half(&self.hashers.0)) << 64) | u128::from(half(&self.hashers.1))
     }
 
@@ -77,13 +69,9 @@ mod tests {
     #[test]
     fn remembers_and_forgets_the_oldest_generation() {
         let seen = SeenResults::new(2);
-        let k = |i: usize| seen.key("s", "c", i, None);
+        let k = |i: usize| seen.key("s", "c", i);
         assert_ne!(k(1), k(2));
-        assert_ne!(seen.key("s", "c1", 0, None), seen.key("s1", "c", 0, None));
-        assert_ne!(
-            seen.key("s", "c", 0, Some(1)),
-            seen.key("s", "c", 0, Some(2))
-        );
+        assert_ne!(seen.key("s", "c1", 0), seen.key("s1", "c", 0));
         seen.insert(k(1));
         seen.insert(k(2));
         assert!(seen.contains(k(1)) && seen.contains(k(2)));
