@@ -16,7 +16,7 @@ use crate::{
 
 pub(crate) use crate::event_sink::EventSink;
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 enum State {
     Chat(openai_chat::StreamState),
     Responses(openai_responses::StreamState),
@@ -194,6 +194,25 @@ impl StreamParser {
     /// complete even if its transport has not ended yet.
     pub fn is_complete(&self) -> bool {
         self.complete
+    }
+
+    /// What the stream has held so far, as [`Self::finish`] would give
+    /// it if the stream ended now (without the framing's own notes: an
+    /// event cut at the end, an oversized one), the parse going on: the
+    /// calls of a stream whose final event has passed
+    /// ([`Self::is_complete`]) while its transport has not ended. Costs a
+    /// copy of the state (its calls and their arguments, bounded by
+    /// [`Self::limit`]).
+    pub fn view_so_far(&self) -> ResponseView {
+        let mut view = match self.state.clone() {
+            State::Chat(s) => s.finish(),
+            State::Responses(s) => s.finish(),
+            State::Anthropic(s) => s.finish(),
+            State::Gemini(s) => s.finish(),
+            State::Converse(s) => s.finish(),
+        };
+        view.ended_early = !self.complete;
+        view
     }
 
     /// The stream ended: what it held.

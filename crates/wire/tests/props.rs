@@ -229,6 +229,37 @@ fn mutations() -> impl Strategy<Value = Vec<(u8, usize, usize)>> {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
+    /// Fed in pieces split anywhere, a stream's view so far, read as soon
+    /// as its final event has passed (the gateway records the calls then),
+    /// holds the calls its finished view holds.
+    #[test]
+    fn the_view_at_the_final_event_holds_the_finished_calls(cuts in prop::collection::vec(any::<usize>(), 0..12)) {
+        let mut seen_early = 0;
+        for (dialect, bytes) in streams() {
+            let mut cuts: Vec<usize> = cuts.iter().map(|c| c % (bytes.len() + 1)).collect();
+            cuts.sort_unstable();
+            cuts.push(bytes.len());
+            let mut p = StreamParser::new(dialect);
+            let (mut at, mut early) = (0, None);
+            for c in cuts {
+                p.feed(&bytes[at..c]);
+                at = c;
+                if early.is_none() && p.is_complete() {
+                    early = Some(p.view_so_far().calls);
+                }
+            }
+            let whole = p.finish();
+            prop_assert!(!whole.calls.is_empty());
+            // A recording whose last event has no blank line after it ends
+            // only with its transport: its calls are read at the end.
+            if let Some(early) = early {
+                prop_assert_eq!(early, whole.calls);
+                seen_early += 1;
+            }
+        }
+        prop_assert!(seen_early > 0);
+    }
+
     #[test]
     fn random_splits_give_the_same_view(cuts in prop::collection::vec(any::<usize>(), 0..12)) {
         for (dialect, bytes) in streams() {

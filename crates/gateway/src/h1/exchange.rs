@@ -517,13 +517,13 @@ impl Relay<'_> {
                 Body::Done => {}
             }
             let done = matches!(body, Body::Done);
-            if done && self.observation.continuable() {
-                // The whole response is in hand: a Responses observation
-                // ends before its last bytes go out (as `TeeBody` ends
-                // every one before the last frame), so a continuation the
+            if done {
+                // The whole response is in hand: the observation ends
+                // before its last bytes go out (as `TeeBody` ends every one
+                // before the last frame), so that the next request the
                 // client sends as soon as it has them, on any connection,
-                // finds the session of the response it continues. Other
-                // dialects are recorded after the write, off its latency.
+                // finds the response's calls recorded, and a continuation
+                // the session of the response it continues.
                 self.observation.finish();
             }
             let first = head.take();

@@ -1,69 +1,41 @@
-//! What a finished response becomes: its view read (if it was not
-//! already), one tool call record per call, the request's record and its
-//! metrics, written by a task of its own ([`Finished::record`]).
+//! What a finished response becomes: the request's record and its
+//! metrics, written by a task of its own ([`Finished::record`]). Its view
+//! was read, and its calls recorded, on the proxy's path (`calls`).
 
 use std::{sync::Arc, time::Duration};
 
 use toolwarden_coding::CodingErrorKind;
 use toolwarden_wire::{Dialect, ResponseView};
 
-use super::{Parse, RequestBase, Sinks, guard, request::RequestInfo, session};
-use crate::limits::{clip_name, owned_id, owned_name};
+use super::{Parse, RequestBase, Sinks, guard, request::RequestInfo};
+use crate::limits::{owned_id, owned_name};
 use crate::metrics::events::{UnparsedReason, UnparsedResponse, UpstreamFinished};
-use crate::recorder::{Event, RequestRecord, ToolCallRecord};
+use crate::recorder::{Event, RequestRecord};
 
 /// Everything needed to record a finished response, moved to a task.
 pub(super) struct Finished {
     pub(super) sinks: Arc<Sinks>,
     pub(super) base: RequestBase,
-    pub(super) request: Option<RequestInfo>,
+    pub(super) request: RequestInfo,
     pub(super) overhead: Duration,
     pub(super) latency: Duration,
     pub(super) first_byte: Option<Duration>,
     pub(super) status: u16,
     pub(super) streaming: bool,
-    pub(super) response: Response,
+    pub(super) response: Option<ResponseView>,
     pub(super) error: Option<String>,
     pub(super) metrics_only: bool,
-    /// When the response ended on the proxy (unix ms): its calls' time, from
-    /// which their results' execution time is counted (the record task may
-    /// run later on a busy gateway).
-    pub(super) ended_ms: i64,
-    /// The stream was cut (client gone, upstream broke): a frame left
-    /// half-read at its end is the cut's, not a malformed frame.
-    pub(super) cut: bool,
     /// A copied body passed `response_parse_limit` (not read).
     pub(super) over_limit: bool,
-}
-
-/// The response's view: read already, or its parse state to finish.
-pub(super) enum Response {
-    Read(Option<ResponseView>),
-    Later(Parse),
 }
 
 impl Finished {
     pub(super) async fn record(self) {
         let _done = DoneGuard(self.sinks.clone());
         let base = self.base;
-        let fallback = || RequestInfo {
-            session: base
-                .header_session
-                .clone()
-                .unwrap_or_else(|| session::from_body(None, None, || None, None)),
-            model: base.path_model.as_deref().map(owned_name),
-            parse_error: None,
-        };
-        let info = self.request.unwrap_or_else(fallback);
+        let info = self.request;
         let sinks = &self.sinks;
-        let view = match self.response {
-            Response::Read(view) => view,
-            Response::Later(parse) => {
-                response_view(sinks, base.dialect, parse, self.cut, self.over_limit)
-            }
-        };
-        let finished_ms = self.ended_ms;
-        let view = view.unwrap_or_default();
+        let view = self.response.unwrap_or_default();
         // Past `response_parse_limit` (a stream's parse stopped keeping
         // calls, or a copied body was not read): the record says its calls
         // may be incomplete, as the `too_large` metric counts it.
@@ -74,52 +46,12 @@ impl Finished {
             Some(named) if self.status == 200 => named,
             _ => self.status,
         };
-        // Names cut to `MAX_NAME_LEN`: every call record copies them.
+        // Names cut to `MAX_NAME_LEN`: every record copies them.
         let model = info
             .model
             .clone()
             .or_else(|| view.model.as_deref().map(owned_name));
         let response_id = view.id.as_deref().map(owned_id);
-        // One fingerprint for the response's calls: how a result whose
-        // client rewrote the call id finds its call (`wire::turn`).
-        let turn = (!view.calls.is_empty()).then(|| {
-            let calls = view
-                .calls
-                .iter()
-                .map(|c| (c.name.as_str(), c.arguments.as_str()));
-            i64::from_ne_bytes(toolwarden_wire::turn::fingerprint(calls).to_ne_bytes())
-        });
-        for (index, call) in view.calls.iter().enumerate() {
-            // Cut before the names map too: a result named from it gets the
-            // same name as its call.
-            let tool = clip_name(&call.name);
-            sinks
-                .names
-                .insert(&info.session.id, &call.id, tool, finished_ms);
-            if !toolwarden_store::is_unique_call_id(&call.id) {
-                sinks.reused.call(&info.session.id, &call.id);
-            }
-            let queued = sinks.recorder.record(Event::ToolCall(ToolCallRecord {
-                request_id: base.request_id.clone(),
-                session_id: info.session.id.clone(),
-                provider: base.provider.as_str().to_string(),
-                model: model.clone(),
-                response_id: response_id.clone(),
-                dialect: base.dialect.map(|d| d.as_str().to_string()),
-                call_index: u32::try_from(index).unwrap_or(u32::MAX),
-                call_id: owned_id(&call.id),
-                tool: tool.to_owned(),
-                arguments_bytes: call.arguments.len() as u64,
-                at_ms: finished_ms,
-                turn,
-            }));
-            if !queued {
-                // Folded into the recorder's counts: so will its result be.
-                sinks
-                    .names
-                    .insert_call(&info.session.id, &call.id, tool, finished_ms, true);
-            }
-        }
         // The access log: one line per request at debug, under its own
         // target (`RUST_LOG=toolwarden::access=debug`). The path has no
         // query (a Gemini key travels there); no header is logged.

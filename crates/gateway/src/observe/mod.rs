@@ -18,6 +18,7 @@
 //! `try_send`. Calls into the wire layer are guarded so that a parser bug
 //! becomes a parse note, never a dropped connection.
 
+mod calls;
 pub(crate) mod client_headers;
 mod finished;
 mod generations;
@@ -45,7 +46,7 @@ use toolwarden_coding::{CodingError, CodingErrorKind, Codings, StreamDecoder};
 use toolwarden_wire::{Detector, Dialect, StreamParser};
 
 use self::{
-    finished::{Finished, Response, response_view},
+    finished::{Finished, response_view},
     names::Names,
     recent::Recent,
     request::RequestInfo,
@@ -54,6 +55,7 @@ use self::{
 use crate::metrics::events::{UnparsedReason, UnparsedResponse};
 use crate::{
     errors::ProxyError,
+    limits,
     metrics::Metrics,
     recorder::Recorder,
     routes::Provider,
@@ -189,6 +191,9 @@ pub(crate) struct Observation {
     decode_limit: u64,
     /// When its calls were whole, if before it ended (unix ms).
     calls_at_ms: Option<i64>,
+    /// How many of its calls were recorded at the stream's final event
+    /// (`calls`), before its transport ended.
+    calls_recorded: Option<usize>,
 }
 
 /// A compressed stream on its way to the parser.
@@ -321,6 +326,7 @@ impl Observation {
             decode_limit: MAX_STREAM_DECODED,
             metrics_only: false,
             calls_at_ms: None,
+            calls_recorded: None,
         }
     }
 
@@ -579,7 +585,27 @@ impl Observation {
                 reason: UnparsedReason::ParserError,
             });
             self.parse = Parse::Skip;
+            return;
         }
+        if self.calls_recorded.is_none() && self.final_event_seen() {
+            self.record_calls_now();
+        }
+    }
+
+    /// The stream's final event was just fed, before its bytes go on to
+    /// the client: its calls are whole, and recorded now (`calls`), since
+    /// the client may answer them before the transport ends (a provider
+    /// that keeps the stream open a while, a loaded gateway).
+    fn record_calls_now(&mut self) {
+        let (Parse::Stream(parser), Some(info)) = (&self.parse, &self.request) else {
+            return;
+        };
+        let Ok(view) = guard(|| parser.view_so_far()) else {
+            return;
+        };
+        let at = *self.calls_at_ms.get_or_insert_with(now_ms);
+        calls::record(&self.sinks, &self.base, info, &view, at, 0);
+        self.calls_recorded = Some(view.calls.len());
     }
 
     /// The upstream stream broke after it had started: what was parsed of
@@ -601,22 +627,17 @@ impl Observation {
         }
     }
 
-    /// A Responses API exchange: a continuation may name its response
-    /// (`previous_response_id`) as soon as the client has it, so the
-    /// proxy ends the observation before the response's last bytes go out.
-    pub(crate) fn continuable(&self) -> bool {
-        self.base.dialect == Some(Dialect::OpenAiResponses)
-    }
-
-    /// A Responses API response is read here, not in the record task: a
-    /// continuation naming it (`previous_response_id`) may arrive at once,
-    /// and must find the session it continues. Other dialects are read
-    /// later, off the request path.
-    fn read_now_if_continued(&mut self) -> Response {
+    /// The response is read here, not in the record task, and its calls
+    /// recorded (those not recorded at its final event): the client may
+    /// answer them as soon as it has the last bytes, and a continuation
+    /// naming a Responses API response (`previous_response_id`) must find
+    /// the session it continues.
+    fn read_now(
+        &mut self,
+        info: &RequestInfo,
+        known: bool,
+    ) -> Option<toolwarden_wire::ResponseView> {
         let parse = std::mem::replace(&mut self.parse, Parse::Skip);
-        if self.base.dialect != Some(Dialect::OpenAiResponses) {
-            return Response::Later(parse);
-        }
         let view = response_view(
             &self.sinks,
             self.base.dialect,
@@ -624,14 +645,18 @@ impl Observation {
             self.cut,
             self.over_limit,
         );
-        let session = match &self.request {
-            Some(info) => Some(info.session.clone()),
-            None => self.base.header_session.clone(),
-        };
-        if let (Some(id), Some(session)) = (view.as_ref().and_then(|v| v.id.clone()), session) {
-            self.sinks.responses.insert(id, session);
+        if let Some(view) = &view {
+            if known
+                && self.base.dialect == Some(Dialect::OpenAiResponses)
+                && let Some(id) = view.id.clone()
+            {
+                self.sinks.responses.insert(id, info.session.clone());
+            }
+            let at = self.calls_at_ms.unwrap_or_else(now_ms);
+            let skip = self.calls_recorded.unwrap_or(0);
+            calls::record(&self.sinks, &self.base, info, view, at, skip);
         }
-        Response::Read(view)
+        view
     }
 
     /// The response ended normally (or as far as it will): record it.
@@ -640,12 +665,24 @@ impl Observation {
             return;
         }
         self.finish_decoding();
+        // A session known from the request (its analysis or headers), for
+        // a continuation of its Responses API response to join.
+        let known = self.request.is_some() || self.base.header_session.is_some();
+        let info = self.request.take().unwrap_or_else(|| RequestInfo {
+            session: self
+                .base
+                .header_session
+                .clone()
+                .unwrap_or_else(|| session::from_body(None, None, || None, None)),
+            model: self.base.path_model.as_deref().map(limits::owned_name),
+            parse_error: None,
+        });
         // Before `base` is taken: it names the dialect.
-        let response = self.read_now_if_continued();
+        let response = self.read_now(&info, known);
         let finished = Finished {
             sinks: self.sinks.clone(),
             base: std::mem::replace(&mut self.base, empty_base()),
-            request: self.request.take(),
+            request: info,
             overhead: self.overhead,
             latency: self.sent_at.map(|t| t.elapsed()).unwrap_or_default(),
             first_byte: self.first_byte,
@@ -654,8 +691,6 @@ impl Observation {
             response,
             error: self.error.take(),
             metrics_only: self.metrics_only,
-            ended_ms: self.calls_at_ms.unwrap_or_else(now_ms),
-            cut: self.cut,
             over_limit: self.over_limit,
         };
         match tokio::runtime::Handle::try_current() {

@@ -7,7 +7,8 @@
 //! a number from one counter (so "after" means registered after, whatever
 //! the clock's resolution):
 //! - a call of such an id in a session, `(session, id)`: when its newest
-//!   call was recorded;
+//!   call was recorded (at its response's final event or end, before the
+//!   client can have it: see `observe::calls`);
 //! - an answer, `(session, id, message index)`: when it was counted.
 //!
 //! An answer is a resend when its key is held and no call of its id came

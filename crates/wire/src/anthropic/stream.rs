@@ -85,7 +85,7 @@ fn is_json_delta(data: &[u8]) -> bool {
 }
 
 /// Stream state for Anthropic Messages.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct StreamState {
     id: Option<String>,
     model: Option<String>,
@@ -103,7 +103,7 @@ pub struct StreamState {
     budget: Budget,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Pending {
     index: u64,
     /// A `server_tool_use` or `mcp_tool_use` block.

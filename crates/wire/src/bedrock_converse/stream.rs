@@ -33,7 +33,7 @@ use crate::{
 static TOOL_USE: Needle = Needle::new("\"toolUse\"");
 
 /// The stream's state.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct StreamState {
     /// Tool blocks, in start order.
     calls: Vec<ToolCall>,

@@ -21,7 +21,7 @@ pub(super) enum Value<'v> {
     Raw(&'v str),
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 enum Node {
     Object(Fields),
     Array(Vec<Node>),
@@ -30,7 +30,7 @@ enum Node {
 }
 
 /// An object's fields, in the order they first appeared.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 struct Fields {
     list: Vec<(String, Node)>,
     /// Positions in `list` by key, once it holds [`INDEX_FROM`] fields: a
@@ -42,14 +42,14 @@ struct Fields {
 /// How many fields an object holds before it indexes them by key.
 const INDEX_FROM: usize = 16;
 
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum Seg {
     Key(String),
     Index(usize),
 }
 
 /// The arguments of one call, as they stream in.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(super) struct PartialArgs {
     root: Node,
     /// The path of a string that continues in the next update (when

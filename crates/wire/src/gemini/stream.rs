@@ -176,7 +176,7 @@ struct ErrorBody<'a> {
 }
 
 /// Stream state for Gemini (SSE chunks or a streamed JSON array).
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct StreamState {
     /// The previous chunk's tail (see `scan::chunk_fields`).
     tail: Vec<u8>,
@@ -189,7 +189,7 @@ pub struct StreamState {
     budget: Budget,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Call {
     name: String,
     id: Option<String>,
@@ -198,7 +198,7 @@ struct Call {
     open: bool,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 enum Args {
     Whole(String),
     Partial(PartialArgs),

@@ -29,7 +29,7 @@ use crate::{
 };
 
 /// Stream state for OpenAI Chat Completions.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct StreamState {
     id: Option<String>,
     model: Option<String>,
@@ -46,7 +46,7 @@ pub struct StreamState {
     budget: Budget,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Pending {
     choice: u64,
     index: u64,

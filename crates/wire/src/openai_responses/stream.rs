@@ -20,7 +20,7 @@ use crate::{
 };
 
 /// Stream state for the Responses API.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct StreamState {
     id: Option<String>,
     model: Option<String>,
@@ -40,7 +40,7 @@ pub struct StreamState {
     budget: Budget,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Pending {
     output_index: Option<u64>,
     item_id: Option<String>,
