@@ -17,13 +17,29 @@
 //! generation is first full, and never after.
 //!
 //! Keys are 128-bit keyed hashes already (two SipHash-1-3 with random keys,
-//! by the owner), so the maps index a key by its own bits ([`KeyBits`]):
-//! hashing it again cost as much as the lookup.
+//! made by the owner through [`KeyHasher`]), so the maps index a key by its
+//! own bits ([`KeyBits`]): hashing it again cost as much as the lookup.
 
 use std::{
     collections::HashMap,
-    hash::{BuildHasherDefault, Hasher},
+    hash::{BuildHasher, BuildHasherDefault, Hash, Hasher, RandomState},
 };
+
+/// The 128-bit keyed hash the owners of [`Generations`] key entries by:
+/// two SipHash-1-3 with random keys.
+#[derive(Debug)]
+pub(crate) struct KeyHasher(RandomState, RandomState);
+
+impl KeyHasher {
+    pub(crate) fn new() -> Self {
+        KeyHasher(RandomState::new(), RandomState::new())
+    }
+
+    /// The 128-bit key of `key` (equal for a value and what it borrows as).
+    pub(crate) fn key<Q: Hash + ?Sized>(&self, key: &Q) -> u128 {
+        (u128::from(self.0.hash_one(key)) << 64) | u128::from(self.1.hash_one(key))
+    }
+}
 
 /// A map indexed by its keys' own bits.
 type Map<V> = HashMap<u128, V, BuildHasherDefault<KeyBits>>;

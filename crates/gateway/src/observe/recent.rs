@@ -9,14 +9,9 @@
 //! entry). A false hit would need a 128-bit collision. The entries are
 //! held in two [`Generations`] of half the capacity each.
 
-use std::{
-    borrow::Borrow,
-    hash::{BuildHasher, Hash},
-    marker::PhantomData,
-    sync::Mutex,
-};
+use std::{borrow::Borrow, hash::Hash, marker::PhantomData, sync::Mutex};
 
-use super::generations::Generations;
+use super::generations::{Generations, KeyHasher};
 
 /// A map of at most `capacity` entries: the newest half of them at least;
 /// the oldest are forgotten half a capacity at a time. Shared between the
@@ -24,7 +19,7 @@ use super::generations::Generations;
 #[derive(Debug)]
 pub(crate) struct Recent<K, V> {
     inner: Mutex<Generations<V>>,
-    hashers: (std::hash::RandomState, std::hash::RandomState),
+    hasher: KeyHasher,
     keys: PhantomData<fn(K)>,
 }
 
@@ -33,14 +28,14 @@ impl<K: Hash + Eq, V: Clone> Recent<K, V> {
     pub(crate) fn new(capacity: usize) -> Self {
         Recent {
             inner: Mutex::new(Generations::new(capacity / 2)),
-            hashers: (std::hash::RandomState::new(), std::hash::RandomState::new()),
+            hasher: KeyHasher::new(),
             keys: PhantomData,
         }
     }
 
     /// The 128-bit key of `key` (equal for a `K` and what it borrows as).
     fn hash<Q: Hash + ?Sized>(&self, key: &Q) -> u128 {
-        (u128::from(self.hashers.0.hash_one(key)) << 64) | u128::from(self.hashers.1.hash_one(key))
+        self.hasher.key(key)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Generations<V>> {

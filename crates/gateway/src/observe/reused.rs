@@ -19,18 +19,15 @@
 //! generations), what is forgotten is the oldest answers, whose resends
 //! then count again — as any result's key forgotten so.
 
-use std::{
-    hash::BuildHasher,
-    sync::{Mutex, MutexGuard, PoisonError},
-};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use super::generations::Generations;
+use super::generations::{Generations, KeyHasher};
 
 /// Calls and answers under ids that are not unique.
 #[derive(Debug)]
 pub(crate) struct ReusedIds {
     state: Mutex<State>,
-    hashers: (std::hash::RandomState, std::hash::RandomState),
+    hasher: KeyHasher,
 }
 
 #[derive(Debug)]
@@ -51,13 +48,12 @@ impl ReusedIds {
                 entries: Generations::new(capacity),
                 counter: 0,
             }),
-            hashers: (std::hash::RandomState::new(), std::hash::RandomState::new()),
+            hasher: KeyHasher::new(),
         }
     }
 
     fn key(&self, key: Key<'_>) -> u128 {
-        let half = |state: &std::hash::RandomState| state.hash_one(key);
-        (u128::from(half(&self.hashers.0)) << 64) | u128::from(half(&self.hashers.1))
+        self.hasher.key(&key)
     }
 
     /// A call of `call_id` in `session` was recorded now.

@@ -17,15 +17,15 @@
 //! [`Generations`] of at most `capacity` keys each; when the current one is
 //! full it becomes the previous one and the oldest is forgotten.
 
-use std::{hash::BuildHasher, sync::Mutex};
+use std::sync::Mutex;
 
-use super::generations::Generations;
+use super::generations::{Generations, KeyHasher};
 
 /// Recently queued result keys.
 #[derive(Debug)]
 pub(crate) struct SeenResults {
     generations: Mutex<Generations<()>>,
-    hashers: (std::hash::RandomState, std::hash::RandomState),
+    hasher: KeyHasher,
 }
 
 impl SeenResults {
@@ -33,15 +33,13 @@ impl SeenResults {
     pub(crate) fn new(capacity: usize) -> SeenResults {
         SeenResults {
             generations: Mutex::new(Generations::new(capacity)),
-            hashers: (std::hash::RandomState::new(), std::hash::RandomState::new()),
+            hasher: KeyHasher::new(),
         }
     }
 
     /// The key of one result.
     pub(crate) fn key(&self, session: &str, call_id: &str, message_index: usize) -> u128 {
-        let half =
-            |state: &std::hash::RandomState| state.hash_one((session, call_id, message_index));
-        (u128::from(half(&self.hashers.0)) << 64) | u128::from(half(&self.hashers.1))
+        self.hasher.key(&(session, call_id, message_index))
     }
 
     /// Whether this key was remembered.
