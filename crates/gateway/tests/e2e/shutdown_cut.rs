@@ -214,11 +214,17 @@ async fn a_request_still_being_written_at_the_end_of_the_grace_period_keeps_its_
         // ~24 MB: more than the sockets' buffers hold.
         let mut client = send_request(&addr, &request(24 << 20), chunked).await;
         // The result is recorded while the write waits (the JSONL log
-        // follows each written batch).
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
-        while tokio::time::Instant::now() < deadline
-            && !h.events().iter().any(|e| e["type"] == "tool_result")
-        {
+        // follows each written batch). Waited for, not timed: reading and
+        // analysing 24 MB takes seconds on a loaded machine, and a shutdown
+        // before the gateway has the whole request cuts it before it is a
+        // request (nothing to record). Before the fix, the result never
+        // came while the write waited.
+        let started = tokio::time::Instant::now();
+        while !h.events().iter().any(|e| e["type"] == "tool_result") {
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "{what}: the result is recorded while the upstream write waits"
+            );
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         let answer = shut_down_under(&mut h, &mut client).await;
