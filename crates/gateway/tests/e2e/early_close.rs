@@ -149,8 +149,10 @@ async fn hangs_up_after_completed(chunked: bool) {
     let mut h = Harness::start().await;
     let addr = h.gw().trim_start_matches("http://").to_string();
     for turn in 0..TURNS {
-        h.mock
-            .push_response(reply(turn, Duration::from_millis(150)));
+        // The whole `LINGER`: the client must have left before the
+        // keep-alive comment comes, also when a loaded machine holds it a
+        // while between two reads.
+        h.mock.push_response(reply(turn, LINGER));
         let seen = send_and_hang_up(
             &addr,
             "codex-like",
