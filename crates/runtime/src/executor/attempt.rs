@@ -40,13 +40,6 @@ impl Executor {
         if entry.policy.sequential && Lender::holds(self.id, &entry.sequential) {
             return (Err(sequential_reentry(entry)), 0);
         }
-        let _sequential = if entry.policy.sequential {
-            let guard = boxed(entry.sequential.lock()).await;
-            start = Instant::now();
-            Some(guard)
-        } else {
-            None
-        };
         // The semaphore is never closed, so `acquire` only fails if it were.
         // Time spent waiting for a slot does not count against the timeout.
         // A call nested in one of this executor's calls (its tool called
@@ -56,6 +49,16 @@ impl Executor {
             boxed(place.wait()).await;
             start = Instant::now();
         }
+        // The slot first, then the lock: a call that holds the lock never
+        // waits for a slot, so the calls waiting for it (nested calls,
+        // whose parents hold slots, among them) cannot keep it waiting.
+        let _sequential = if entry.policy.sequential {
+            let guard = boxed(entry.sequential.lock()).await;
+            start = Instant::now();
+            Some(guard)
+        } else {
+            None
+        };
         // Reached before the deadline: a call let through by another's
         // cut at the deadline (its timer is looked at after it), or made
         // after it, has not, and does not start its tool: the run's time
@@ -92,7 +95,9 @@ impl Executor {
     /// Attempts 2 and later, while the failure is retryable and the retry
     /// can start before the run's [`Deadline`]. The concurrency slot is
     /// given back while waiting between attempts (a nested call may take
-    /// its parent's again instead).
+    /// its parent's again instead), except by a `sequential` tool's call:
+    /// it holds its lock, and waiting for a slot with it held could wait
+    /// for the calls that wait for the lock.
     async fn retry<'a>(
         &'a self,
         entry: &'a Entry,
@@ -136,9 +141,13 @@ impl Executor {
                 error = %crate::errors::without_secrets(&failed.technical),
                 "attempt failed; retrying"
             );
-            place.give_back();
-            tokio::time::sleep(delay).await;
-            place.wait().await;
+            if policy.sequential {
+                tokio::time::sleep(delay).await;
+            } else {
+                place.give_back();
+                tokio::time::sleep(delay).await;
+                place.wait().await;
+            }
             // The slot may come only after the deadline (freed by a call
             // the deadline cut): then the retry does not start either.
             if ctx.get::<Deadline>().is_some_and(|d| Instant::now() >= d.0) {

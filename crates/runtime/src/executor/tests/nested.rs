@@ -292,3 +292,91 @@ async fn a_sequential_tool_called_from_its_own_call_is_refused() {
         stats.recent_errors
     );
 }
+
+/// Two slots, `outer` (no timeout) and `seq`, registered `sequential`.
+fn with_sequential(seq: impl Tool) -> Arc<Executor> {
+    let r = Registry::new();
+    r.register_with(outer(), patient()).unwrap();
+    r.register_with(seq, ToolPolicy::new().no_breaker().sequential(true))
+        .unwrap();
+    Arc::new(Executor::with_config(
+        Arc::new(r),
+        ExecutorConfig::default().with_concurrency(2).unwrap(),
+    ))
+}
+
+/// Regression: a `sequential` tool's call took its lock, then waited for
+/// a slot. With both slots held by parents whose nested calls of that
+/// tool waited for the lock, and a top-level call of it holding the lock
+/// while it waited for a slot, each waited for another (until a parent's
+/// timeout dropped its nested call; with none, forever). A call takes
+/// its slot first, then the lock.
+#[tokio::test(start_paused = true)]
+async fn a_sequential_call_waits_for_its_slot_before_its_lock() {
+    let ex = with_sequential(caller("seq"));
+    let ctx = Context::new().with(Arc::clone(&ex));
+    // The parents take both slots; the top-level call of `seq` comes
+    // next; 10 ms later the parents call `seq`.
+    let parent = r#"{"tool": "seq", "wait_ms": 10}"#;
+    let calls = [
+        call("a", "outer", parent),
+        call("b", "outer", parent),
+        call("top", "seq", "{}"),
+    ];
+    let (a, b, top) = tokio::time::timeout(BOUND, async {
+        tokio::join!(
+            ex.execute(&calls[0], &ctx),
+            ex.execute(&calls[1], &ctx),
+            ex.execute(&calls[2], &ctx),
+        )
+    })
+    .await
+    .expect("the calls waited for each other");
+    assert_eq!(a.output, Some(json!(["done"])), "{a:?}");
+    assert_eq!(b.output, Some(json!(["done"])), "{b:?}");
+    assert_eq!(top.output, Some(json!("done")), "{top:?}");
+    assert_eq!(ex.registry().stats_of("seq").unwrap().calls, 3);
+}
+
+/// Regression: a `sequential` tool's call waiting to retry gave its slot
+/// back and took one again holding its lock: parents that took both slots
+/// meanwhile, their nested calls of the tool waiting for the lock, kept
+/// it waiting (with no timeout, forever). It keeps its slot while it
+/// waits to retry.
+#[tokio::test(start_paused = true)]
+async fn a_sequential_call_keeps_its_slot_while_it_waits_to_retry() {
+    // Refused once with a rate limit (retried after a second), then done.
+    let seq = scripted("seq", counter(), |n| async move {
+        match n {
+            1 => Err(crate::HttpError::new(429)
+                .with_retry_after(Some(SEC))
+                .into()),
+            _ => Ok(json!("done")),
+        }
+    });
+    let ex = with_sequential(seq);
+    let ctx = Context::new().with(Arc::clone(&ex));
+    let parent = r#"{"tool": "seq", "wait_ms": 10}"#;
+    let calls = [
+        call("top", "seq", r#"{"path": "x"}"#),
+        call("a", "outer", parent),
+        call("b", "outer", parent),
+    ];
+    let start = Instant::now();
+    let (top, a, b) = tokio::time::timeout(BOUND, async {
+        tokio::join!(
+            ex.execute(&calls[0], &ctx),
+            ex.execute(&calls[1], &ctx),
+            ex.execute(&calls[2], &ctx),
+        )
+    })
+    .await
+    .expect("the calls waited for each other");
+    assert_eq!(top.output, Some(json!("done")), "{top:?}");
+    assert_eq!(top.attempts, 2);
+    assert_eq!(a.output, Some(json!(["done"])), "{a:?}");
+    assert_eq!(b.output, Some(json!(["done"])), "{b:?}");
+    // `b` waited for the slot `top` kept (a second), then 10 ms; nothing
+    // waited for a timeout.
+    assert_eq!(start.elapsed(), SEC + Duration::from_millis(10));
+}
