@@ -37,7 +37,7 @@ impl Executor {
         turn: &Turn,
     ) -> (Result<Value, Failed>, u32) {
         let mut start = start;
-        if entry.policy.sequential && Lender::holds(self.id, &entry.sequential) {
+        if entry.policy.sequential && Lender::holds(&entry.sequential) {
             return (Err(sequential_reentry(entry)), 0);
         }
         // The semaphore is never closed, so `acquire` only fails if it were.

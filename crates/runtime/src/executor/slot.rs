@@ -7,14 +7,19 @@
 //! soon as every slot is held by such a parent: each parent waits for its
 //! child, each child for a slot only a parent can free. So a nested call
 //! is told apart (the parent's tool runs within a task-local naming the
-//! executor) and never waits for the executor's slots: it takes one if
-//! one is free, else it runs in its parent's slot, which the parent lends
-//! while its tool runs. A parent lends its slot to one nested call at a
+//! executor, and the calls it is itself nested in, on any executor) and
+//! never waits for the executor's slots: it takes one if one is free,
+//! else it runs in its parent's slot, which the parent lends while its
+//! tool runs. The parent is the nearest call of the same executor the
+//! call is made within, through calls on other executors too (a tool of
+//! executor A calls executor B, whose tool calls A again): each waits
+//! for the one it made. A parent lends its slot to one nested call at a
 //! time (its other nested calls wait for it, or for a free slot), so the
 //! calls that run at once still number at most `concurrency` besides
 //! parents waiting for their children. A nested call of a `sequential`
-//! tool that a call it is nested in is running would wait for its own
-//! ancestor's lock: it is refused at once instead.
+//! tool that a call it is nested in is running (on any executor: the
+//! lock is the registry's) would wait for its own ancestor's lock: it is
+//! refused at once instead.
 
 use std::sync::{
     Arc, OnceLock,
@@ -27,9 +32,10 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, SemaphorePermit};
 use crate::registry::NameLock;
 
 tokio::task_local! {
-    /// The call whose tool is running here: its executor and the slot it
-    /// lends the calls its tool makes on that executor.
-    static RUNNING: Lender;
+    /// The call whose tool is running here: its executor, the slot it
+    /// lends the calls its tool makes on that executor, and the call it
+    /// is nested in.
+    static RUNNING: Arc<Lender>;
 }
 
 /// A call's place in the executor's concurrency: the slot it holds, if
@@ -57,8 +63,11 @@ pub(super) struct Lender {
     /// Made when a nested call first waits for it (most calls make none).
     slot: OnceLock<Arc<Semaphore>>,
     /// The `sequential` locks this call and the calls it is nested in
-    /// hold: a nested call waiting for one of them would wait for itself.
+    /// (on any executor) hold: a nested call waiting for one of them
+    /// would wait for itself.
     sequential: Vec<NameLock>,
+    /// The call whose tool made this one, on this executor or another.
+    outer: Option<Arc<Lender>>,
 }
 
 /// An executor's identity, for telling its nested calls apart.
@@ -121,37 +130,43 @@ impl Lender {
     /// A lender for a call of executor `executor` that holds a slot (and
     /// `sequential`, its tool's lock, when it holds that), made here.
     pub(super) fn new(executor: u64, sequential: Option<&NameLock>) -> Self {
-        let mut held = RUNNING
-            .try_with(|l| (l.executor == executor).then(|| l.sequential.clone()))
-            .ok()
-            .flatten()
+        let outer = RUNNING.try_with(Arc::clone).ok();
+        let mut held = outer
+            .as_ref()
+            .map(|l| l.sequential.clone())
             .unwrap_or_default();
         held.extend(sequential.cloned());
         Lender {
             executor,
             slot: OnceLock::new(),
             sequential: held,
+            outer,
         }
     }
 
-    /// Whether a call of executor `executor` made here is nested in a call
-    /// that holds `lock` (the `sequential` lock of the call's tool).
-    pub(super) fn holds(executor: u64, lock: &NameLock) -> bool {
+    /// Whether a call made here is nested in a call that holds `lock`
+    /// (the `sequential` lock of the call's tool), on any executor.
+    pub(super) fn holds(lock: &NameLock) -> bool {
         RUNNING
-            .try_with(|l| {
-                l.executor == executor && l.sequential.iter().any(|h| Arc::ptr_eq(h, lock))
-            })
+            .try_with(|l| l.sequential.iter().any(|h| Arc::ptr_eq(h, lock)))
             .unwrap_or(false)
     }
 
     /// The slot lent to a call of executor `executor` made here: `Some`
     /// when the call is nested in a call of that executor whose tool is
-    /// running.
+    /// running (the nearest such call, through calls on other executors).
     fn of_caller(executor: u64) -> Option<Arc<Semaphore>> {
         RUNNING
             .try_with(|l| {
-                (l.executor == executor)
-                    .then(|| Arc::clone(l.slot.get_or_init(|| Arc::new(Semaphore::new(1)))))
+                let mut at = Some(l);
+                while let Some(l) = at {
+                    if l.executor == executor {
+                        let slot = l.slot.get_or_init(|| Arc::new(Semaphore::new(1)));
+                        return Some(Arc::clone(slot));
+                    }
+                    at = l.outer.as_ref();
+                }
+                None
             })
             .ok()
             .flatten()
@@ -160,6 +175,6 @@ impl Lender {
     /// Run `fut` (the tool's) lending this call's slot to the calls it
     /// makes.
     pub(super) fn lend<F: Future>(self, fut: F) -> impl Future<Output = F::Output> {
-        RUNNING.scope(self, fut)
+        RUNNING.scope(Arc::new(self), fut)
     }
 }

@@ -380,3 +380,85 @@ async fn a_sequential_call_keeps_its_slot_while_it_waits_to_retry() {
     // waited for a timeout.
     assert_eq!(start.elapsed(), SEC + Duration::from_millis(10));
 }
+
+/// Executor A and executor B, for tools that call one from the other.
+struct ExecutorA(Arc<Executor>);
+struct ExecutorB(Arc<Executor>);
+
+/// `name`: calls `tool` on executor A (`on_a`) or B and answers with its
+/// output, or its error's code.
+fn hop(name: &'static str, on_a: bool, tool: &'static str) -> impl Tool {
+    tool_fn(
+        name,
+        "Calls a tool on another executor.",
+        json!({"type": "object"}),
+        move |_args: Value, ctx: Context| async move {
+            let ex = match on_a {
+                true => Arc::clone(&ctx.get::<ExecutorA>().expect("executor A").0),
+                false => Arc::clone(&ctx.get::<ExecutorB>().expect("executor B").0),
+            };
+            let o = ex.execute(&call("hop", tool, "{}"), &ctx).await;
+            Ok::<_, BoxError>(match (o.output, o.error) {
+                (Some(v), None) => v,
+                (_, e) => json!(e.and_then(|e| e.code)),
+            })
+        },
+    )
+}
+
+/// Regression: a call on executor A made by a tool of executor B that a
+/// tool of A had called (A → B → A) was not told apart as nested in A's
+/// call: it waited for one of A's slots, held by its own ancestor (with
+/// no timeout, forever), and a `sequential` tool of A called so waited
+/// for the lock its ancestor held. It runs in its ancestor's slot, and
+/// such a `sequential` call is refused, as on one executor.
+#[tokio::test(start_paused = true)]
+async fn a_call_back_through_another_executor_is_nested() {
+    let a = Registry::new();
+    a.register_with(hop("to_b", false, "to_a"), patient())
+        .unwrap();
+    a.register_with(hop("seq_to_b", false, "to_seq"), patient().sequential(true))
+        .unwrap();
+    a.register_with(caller("leaf"), patient()).unwrap();
+    let b = Registry::new();
+    b.register_with(hop("to_a", true, "leaf"), patient())
+        .unwrap();
+    b.register_with(hop("to_seq", true, "seq_to_b"), patient())
+        .unwrap();
+    let one_slot = || ExecutorConfig::default().with_concurrency(1).unwrap();
+    let ex_a = Arc::new(Executor::with_config(Arc::new(a), one_slot()));
+    let ex_b = Arc::new(Executor::with_config(Arc::new(b), one_slot()));
+    let ctx = Context::new()
+        .with(ExecutorA(Arc::clone(&ex_a)))
+        .with(ExecutorB(Arc::clone(&ex_b)));
+    for (tool, answer) in [
+        ("to_b", json!("done")),
+        ("seq_to_b", json!("sequential_reentry")),
+    ] {
+        let o = tokio::time::timeout(BOUND, ex_a.execute(&call("top", tool, "{}"), &ctx))
+            .await
+            .unwrap_or_else(|_| panic!("{tool}: A → B → A deadlocked"));
+        assert_eq!(o.output, Some(answer), "{tool}: {o:?}");
+    }
+}
+
+/// Regression: a `sequential` tool whose call reached, through another
+/// executor sharing its registry, a call of itself waited for the lock
+/// its own ancestor held (the lock is the registry's, shared by its
+/// executors). It is refused at once.
+#[tokio::test(start_paused = true)]
+async fn a_sequential_tool_reached_again_through_another_executor_is_refused() {
+    let r = Arc::new(Registry::new());
+    r.register_with(hop("seq", false, "seq"), patient().sequential(true))
+        .unwrap();
+    let ex_a = Arc::new(Executor::new(Arc::clone(&r)));
+    let ex_b = Arc::new(Executor::new(r));
+    let ctx = Context::new()
+        .with(ExecutorA(Arc::clone(&ex_a)))
+        .with(ExecutorB(Arc::clone(&ex_b)));
+    // `seq` on A calls `seq` on B, which would call it on B again.
+    let o = tokio::time::timeout(BOUND, ex_a.execute(&call("top", "seq", "{}"), &ctx))
+        .await
+        .expect("the nested call waited for its ancestor's lock");
+    assert_eq!(o.output, Some(json!("sequential_reentry")), "{o:?}");
+}
