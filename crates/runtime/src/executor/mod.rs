@@ -2,7 +2,7 @@
 //! does.
 //!
 //! For one call: resolve the name (aliases included) → check the state →
-//! parse and validate the arguments → the run's loop guard → the breaker →
+//! parse the arguments → the run's loop guard → validate them → the breaker →
 //! the `sequential` lock and the concurrency limit → attempts, each under
 //! the timeout with panics caught, retried with backoff when the failure is
 //! retryable → the outcome, its log line and metrics → the fallback when
@@ -331,7 +331,21 @@ impl Executor {
             };
             return self.failure(entry, call, start, 0, failed, None);
         }
-        let mut args = match parse_arguments(&call.arguments) {
+        let parsed = parse_arguments(&call.arguments).map(|mut args| {
+            entry.prepare_arguments(&mut args);
+            args
+        });
+        // The loop guard before the arguments are checked: a call whose
+        // arguments were refused the limit's number of times is refused
+        // as repeated too, like any other failing call.
+        let guard_key = (!self.loop_guard.is_empty()).then(|| match &parsed {
+            Ok(args) => guard_key(entry, args),
+            Err(_) => LoopGuard::key_of_text(&entry.name, &call.arguments),
+        });
+        if let Some(n) = guard_key.and_then(|k| self.loop_guard.blocked(k)) {
+            return self.failure(entry, call, start, 0, report::blocked(entry, n), guard_key);
+        }
+        let args = match parsed {
             Ok(args) => args,
             Err(msg) => {
                 let failed = Failed {
@@ -340,10 +354,9 @@ impl Executor {
                     technical: format!("{msg} Raw arguments: {}", clip(&call.arguments, 300)),
                     summary: msg,
                 };
-                return self.failure(entry, call, start, 0, failed, None);
+                return self.failure(entry, call, start, 0, failed, guard_key);
             }
         };
-        entry.prepare_arguments(&mut args);
         if let Err(msg) = entry.validator.check(&args) {
             let failed = Failed {
                 kind: ErrorKind::InvalidArguments,
@@ -351,11 +364,7 @@ impl Executor {
                 technical: msg.clone(),
                 summary: msg,
             };
-            return self.failure(entry, call, start, 0, failed, None);
-        }
-        let guard_key = (!self.loop_guard.is_empty()).then(|| guard_key(entry, &args));
-        if let Some(n) = guard_key.and_then(|k| self.loop_guard.blocked(k)) {
-            return self.failure(entry, call, start, 0, report::blocked(entry, n), guard_key);
+            return self.failure(entry, call, start, 0, failed, guard_key);
         }
         match self.attempts(entry, call, ctx, args, start, turn).await {
             (Ok(output), attempts) => {

@@ -328,6 +328,58 @@ async fn the_loop_guard_stops_identical_failing_calls() {
     assert_eq!(count(&runs), 4);
 }
 
+/// Regression: calls whose arguments the executor refused (not JSON, or
+/// not matching the schema) were counted by the loop guard but never
+/// blocked: the thousandth identical call got the same refusal, "failed
+/// 1000 times" appended. Like any failing call, the call after the
+/// limit's number of identical failures is refused as repeated.
+#[tokio::test(start_paused = true)]
+async fn the_loop_guard_stops_calls_with_the_same_invalid_arguments() {
+    let runs = counter();
+    let ex = single(
+        scripted("grep", runs.clone(), |_| async { Ok(json!("found")) }),
+        ToolPolicy::new(),
+    );
+    for (args, same, code) in [
+        // `limit` below its minimum; `5.0` is `5`, in any key order.
+        (
+            r#"{"path": "a", "limit": 0}"#,
+            r#"{"limit": 0.0, "path": "a"}"#,
+            "schema_violation",
+        ),
+        // Not JSON: the same text.
+        (r#"{"path": "a""#, r#"{"path": "a""#, "invalid_json"),
+    ] {
+        for i in 1..=3 {
+            let a = if i == 2 { same } else { args };
+            let e = ex.execute(&call("c", "grep", a), &ctx()).await.error;
+            assert_eq!(e.unwrap().code.as_deref(), Some(code), "{args} #{i}");
+        }
+        let o = ex.execute(&call("c4", "grep", same), &ctx()).await;
+        assert_eq!(o.attempts, 0);
+        let e = o.error.unwrap();
+        assert_eq!(e.code.as_deref(), Some("repeated_failure"), "{args}");
+        assert!(
+            e.model_message
+                .starts_with("This exact call has already failed 3 times"),
+            "{}",
+            e.model_message
+        );
+    }
+    // Other arguments are checked (and run) as before.
+    let e = ex
+        .execute(&call("c5", "grep", r#"{"path": "a", "limit": -1}"#), &ctx())
+        .await
+        .error
+        .unwrap();
+    assert_eq!(e.code.as_deref(), Some("schema_violation"));
+    let o = ex
+        .execute(&call("c6", "grep", r#"{"path": "a", "limit": 1}"#), &ctx())
+        .await;
+    assert_eq!(o.output, Some(json!("found")));
+    assert_eq!(count(&runs), 1);
+}
+
 /// The loop guard's warning follows a text without a final stop (the
 /// default unexpected-error text has none) as a sentence of its own.
 #[tokio::test(start_paused = true)]
