@@ -167,7 +167,9 @@ pub(crate) async fn api(State(state): State<AdminState>) -> Response {
 mod tests {
     /// The strip's `describe` run by Node (skipped, loudly, without it):
     /// the all-models alert names no model, the alert of a model a client
-    /// named `*` names it (it said nothing, as for all models).
+    /// named `*` names it (it said nothing, as for all models); a tool a
+    /// client named `*` is named too (it said nothing, as for the rules
+    /// over requests, whose tool is `*`), and those name no tool.
     #[test]
     fn the_strip_names_a_model_called_star() {
         let Ok(node) = std::process::Command::new("node").arg("--version").output() else {
@@ -182,7 +184,11 @@ mod tests {
             "{source}\nconst a = {{rule: 'tool_failure_rate', tool: 'Bash', model: '*', \
              instance: '', value: 0.5, threshold: 0.05}};\n\
              console.log(describe({{...a, alert_key: 'tool_failure_rate|Bash|*|'}}));\n\
-             console.log(describe({{...a, alert_key: 'tool_failure_rate|Bash|%2A|'}}));\n"
+             console.log(describe({{...a, alert_key: 'tool_failure_rate|Bash|%2A|'}}));\n\
+             console.log(describe({{...a, tool: '*', alert_key: 'tool_exec_time|*|*|', \
+             rule: 'tool_exec_time', value: 6200, threshold: 5000}}));\n\
+             console.log(describe({{...a, tool: '*', alert_key: 'upstream_error_rate|*|*|', \
+             rule: 'upstream_error_rate'}}));\n"
         );
         let out = std::process::Command::new("node")
             .args(["-e", &script])
@@ -199,7 +205,9 @@ mod tests {
             lines,
             [
                 "tool_failure_rate (tool Bash): 50.0% > 5.0%",
-                "tool_failure_rate (tool Bash, model *): 50.0% > 5.0%"
+                "tool_failure_rate (tool Bash, model *): 50.0% > 5.0%",
+                "tool_exec_time (tool *): 6.2 s > 5.0 s",
+                "upstream_error_rate: 50.0% > 5.0%"
             ]
         );
     }

@@ -507,6 +507,30 @@ mod tests {
         assert_eq!(rate(RuleName::UpstreamErrorRate, false), Some(1.0));
     }
 
+    /// A tool a client named `*` is a tool of its own: its alerts' keys
+    /// are not those of the rules over requests (whose tool is `*`), nor
+    /// of any other alert of the round; the tool keeps its name.
+    #[test]
+    fn a_tool_named_star_has_keys_of_its_own() {
+        let rules = AlertsConfig::default().rules;
+        let w = AlertWindow {
+            tools: vec![row("*", "m1", 20, 20), row("*", "m2", 20, 20)],
+            requests: vec![RequestWindowRow {
+                model: "m1".into(),
+                requests: 20,
+                upstream_errors: 20,
+                repairs: 1,
+            }],
+        };
+        let obs = observe(&rules, &w, 1, "gw", &HashSet::new());
+        let keys: HashSet<String> = obs.iter().map(Observation::key).collect();
+        assert_eq!(keys.len(), obs.len(), "{obs:#?}");
+        let tool = find(&obs, RuleName::ToolFailureRate, "*", "*").unwrap();
+        assert_eq!(tool.key(), "tool_failure_rate|*|*|");
+        let up = find(&obs, RuleName::UpstreamErrorRate, "*", "*").unwrap();
+        assert_eq!(up.key(), "upstream_error_rate|*|*|");
+    }
+
     /// An alert key's name read back: `%XX` decoded.
     fn unescape(part: &str) -> String {
         let mut out = String::new();

@@ -24,7 +24,10 @@ function describe(a) {
     : a.value + ' > ' + a.threshold;
   // The key's model is `*` for every model; a model named `*` is `%2A` there.
   const allModels = String(a.alert_key || '').split('|')[2] === '*';
-  const where = [a.tool !== '*' ? 'tool ' + a.tool : '', allModels ? '' : 'model ' + a.model,
+  // A tool rule (`tool_…`) names its tool, one a client named `*` too; the
+  // rules over requests have the tool `*`, which is no tool.
+  const toolRule = String(a.rule).startsWith('tool_');
+  const where = [toolRule ? 'tool ' + a.tool : '', allModels ? '' : 'model ' + a.model,
     a.instance ? 'gateway ' + a.instance : ''].filter(Boolean).join(', ');
   return a.rule + (where ? ' (' + where + ')' : '') + ': ' + value;
 }
