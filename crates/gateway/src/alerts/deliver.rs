@@ -25,6 +25,7 @@ use super::{
     config::AlertFormat,
     config::AlertsConfig,
     go_quote::go_quote,
+    model_label,
     rules::{RuleName, resolved_for_gone_instance},
 };
 use crate::upstream::HttpClient;
@@ -391,7 +392,8 @@ fn summary(t: &AlertTransition) -> String {
         "events_dropped" => format!("gateway {} dropped events", t.instance),
         other => other.to_string(),
     };
-    let model = if t.model == "*" {
+    // All models: the key's model is `*` (a model named `*` is `%2A`).
+    let model = if model_label(t) == "*" {
         String::new()
     } else {
         format!(" (model {})", t.model)
@@ -413,7 +415,7 @@ fn labels(t: &AlertTransition) -> Value {
         "alertname": RuleName::alertname(&t.rule),
         "rule": t.rule,
         "tool": t.tool,
-        "model": t.model,
+        "model": model_label(t),
         "severity": "warning",
         "source": "toolwarden",
     });
@@ -431,7 +433,7 @@ fn group_labels(t: &AlertTransition) -> serde_json::Map<String, Value> {
     if !t.instance.is_empty() {
         group.insert("instance".into(), json!(t.instance));
     }
-    group.insert("model".into(), json!(t.model));
+    group.insert("model".into(), json!(model_label(t)));
     group.insert("rule".into(), json!(t.rule));
     group.insert("tool".into(), json!(t.tool));
     group
@@ -597,6 +599,42 @@ mod tests {
             "{}:{alertname=\"ToolwardenToolFailureRate\", model=\"*\", rule=\"tool_failure_rate\", \
              tool=\"a\\nb\\t\\x7f\\u00a0é☺\\u200b\\U0010ffff\\\\\\\"\"}"
         );
+    }
+
+    /// Regression: the all-models alert and the alert of a model a client
+    /// named `*` had the same labels (`model="*"`) and so the same group
+    /// key, which receivers key incidents on (one resolving closed the
+    /// other's), and the summary called the named model all models. The
+    /// `model` label is the key's model, as in `/metrics`.
+    #[test]
+    fn a_model_named_star_is_an_alert_group_of_its_own() {
+        let all = transition("firing");
+        let mut star = transition("firing");
+        star.alert_key = "tool_failure_rate|book|%2A|".into();
+        let (a, s) = (alertmanager(&all, "gw"), alertmanager(&star, "gw"));
+        assert_ne!(a["groupKey"], s["groupKey"]);
+        assert_eq!(a["alerts"][0]["labels"]["model"], "*");
+        assert_eq!(s["alerts"][0]["labels"]["model"], "%2A");
+        assert_eq!(s["groupLabels"]["model"], "%2A");
+        let summary = |v: &Value| {
+            v["commonAnnotations"]["summary"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        };
+        assert_eq!(
+            summary(&a),
+            "tool book fails: 25.0% (threshold 5.0%, volume 40)"
+        );
+        assert_eq!(
+            summary(&s),
+            "tool book fails (model *): 25.0% (threshold 5.0%, volume 40)"
+        );
+        // Other names are as they were.
+        let mut m = transition("firing");
+        m.alert_key = "tool_failure_rate|book|gpt-4o|".into();
+        m.model = "gpt-4o".into();
+        assert_eq!(alertmanager(&m, "gw")["groupLabels"]["model"], "gpt-4o");
     }
 
     #[test]

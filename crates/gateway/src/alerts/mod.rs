@@ -43,7 +43,7 @@ use crate::{Config, observe::Sinks, recorder::Store, state::AdminState};
 
 pub use config::{AlertFormat, AlertsConfig, RawAlerts, RawRule, Rules, Threshold};
 
-pub(crate) use crate::metrics::alerts_board::{AlertsBoard, NotificationKind};
+pub(crate) use crate::metrics::alerts_board::{AlertsBoard, NotificationKind, model_label};
 
 /// Starts the evaluation loop (and the webhook tasks) on the current
 /// runtime, when alerts are on and there is a database. `addr` names this

@@ -189,12 +189,13 @@ impl AlertsBoard {
     }
 }
 
-/// The `model` label of the alert `t` in `/metrics`: its key's model, so
-/// that no two alerts share a series. `*` is all models; a model named `*`
+/// The `model` label of the alert `t` in `/metrics` and in the webhooks'
+/// Alertmanager labels: its key's model, so that no two alerts share a
+/// series (or an Alertmanager group). `*` is all models; a model named `*`
 /// is `%2A`, and `%` and `|` in a name are percent-encoded, as in the key
 /// (`alerts::rules::alert_key`); other names are as they are. A key of
 /// another shape (none is written so) gives the row's `model`.
-fn model_label(t: &AlertTransition) -> &str {
+pub(crate) fn model_label(t: &AlertTransition) -> &str {
     let parts: Vec<&str> = t.alert_key.split('|').collect();
     match parts.as_slice() {
         [_, _, model, _] => model,
