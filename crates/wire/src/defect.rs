@@ -32,6 +32,10 @@ pub enum DefectKind {
     /// messages.N.content.J is blank. Add text to the text field, and try
     /// again."
     BlankText,
+    /// Bedrock Converse: a message whose `content` holds no block: "The
+    /// content field in the Message object at messages.N is empty. Add a
+    /// ContentBlock object to the content field and try again."
+    EmptyMessage,
 }
 
 impl DefectKind {
@@ -46,6 +50,7 @@ impl DefectKind {
             DefectKind::MisplacedCallTurn => "misplaced_call_turn",
             DefectKind::EmptyErrorResult => "empty_error_result",
             DefectKind::BlankText => "blank_text",
+            DefectKind::EmptyMessage => "empty_message",
         }
     }
 }

@@ -32,6 +32,11 @@ pub enum ChangeKind {
     RemovedBlankText,
     /// A blank text block, all its message held, was given a text.
     FilledBlankText,
+    /// A message without blocks was given a text block.
+    FilledEmptyMessage,
+    /// A last assistant message without blocks (a prefill of nothing) was
+    /// removed.
+    RemovedEmptyMessage,
 }
 
 /// One change a repair made.

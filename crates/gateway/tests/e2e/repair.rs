@@ -398,3 +398,70 @@ async fn a_replayed_bedrock_system_tool_stays_when_the_body_is_repaired() {
     );
     h.finish().await;
 }
+
+/// `report` forwards a Converse body holding a message without blocks as it
+/// came and Bedrock refuses it ("The content field in the Message object at
+/// messages.N is empty. …", earendil-works/pi#3443); `fix` gives it the
+/// text `[empty]`, drops the empty prefill that ends the body, and Bedrock
+/// takes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bedrock_messages_without_blocks_are_filled_and_accepted() {
+    let body = json!({
+        "messages": [
+            {"role": "user", "content": [{"text": "List the files"}]},
+            {"role": "assistant", "content": []},
+            {"role": "user", "content": [{"text": "and?"}]},
+            {"role": "assistant", "content": []},
+        ],
+    });
+    let path = "/bedrock/model/amazon.nova-pro-v1%3A0/converse";
+
+    let mut h = bedrock_in(RepairMode::Report).await;
+    let r = post(
+        &h.client,
+        format!("{}{path}", h.gw()),
+        &client_signed(),
+        &body,
+    )
+    .await;
+    assert_eq!(r.status, 400, "{}", r.text());
+    assert_eq!(
+        r.json()["message"],
+        "The content field in the Message object at messages.1 is empty. Add a ContentBlock object to the content field and try again."
+    );
+    let stats = h.finish().await;
+    let reported: Vec<(&str, u64)> = stats
+        .repairs
+        .iter()
+        .map(|r| (r.defect.as_str(), r.count))
+        .collect();
+    assert_eq!(reported, vec![("empty_message", 2)]);
+
+    let mut h = bedrock_in(RepairMode::Fix).await;
+    let r = post(
+        &h.client,
+        format!("{}{path}", h.gw()),
+        &client_signed(),
+        &body,
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.header("x-toolwarden-repaired"), Some("2"));
+    let got = h.mock.take_received();
+    let sent: Value = serde_json::from_slice(&got[got.len() - 1].body).unwrap();
+    assert_eq!(
+        sent["messages"],
+        json!([
+            {"role": "user", "content": [{"text": "List the files"}]},
+            {"role": "assistant", "content": [{"text": "[empty]"}]},
+            {"role": "user", "content": [{"text": "and?"}]},
+        ])
+    );
+    let stats = h.finish().await;
+    let repaired: Vec<(&str, u64)> = stats
+        .repairs
+        .iter()
+        .map(|r| (r.defect.as_str(), r.count))
+        .collect();
+    assert_eq!(repaired, vec![("empty_message", 2)]);
+}

@@ -39,7 +39,13 @@
 //!   messages.N.content.J is blank. Add text to the text field, and try
 //!   again." (continuedev/continue#9767, OpenHands/OpenHands#5339,
 //!   aws/bedrock-agentcore-sdk-python#185; whitespace alone,
-//!   langchain-ai/langchain-aws#593).
+//!   langchain-ai/langchain-aws#593); not one inside a `toolResult`'s
+//!   `content`, which Bedrock takes (NousResearch/hermes-agent#55092,
+//!   measured with Claude);
+//! - a message holding no block: "The content field in the Message object
+//!   at messages.N is empty. Add a ContentBlock object to the content field
+//!   and try again." (earendil-works/pi#3443, archestra-ai/archestra#4220),
+//!   judged with the blank text blocks, before it.
 //!
 //! A system tool Bedrock ran (a `toolUse` of `type: "server_tool_use"`, its
 //! `toolResult` in the same assistant message) is no call the next message
@@ -57,6 +63,7 @@ const MAX_TOOL_USE_ID_CHARS: usize = 64;
 pub(super) fn violation(body: &Value) -> Option<String> {
     let msgs = list(body, "messages");
     if let Some(problem) = id_too_long(msgs)
+        .or_else(|| empty_message(msgs))
         .or_else(|| blank_text(msgs))
         .or_else(|| repeated_ids(msgs))
     {
@@ -128,6 +135,20 @@ fn id_too_long(msgs: &[Value]) -> Option<String> {
                 })
             })
         })
+    })
+}
+
+/// The first message holding no block.
+fn empty_message(msgs: &[Value]) -> Option<String> {
+    let empty = |m: &Value| {
+        m.get("content")
+            .and_then(Value::as_array)
+            .is_some_and(Vec::is_empty)
+    };
+    msgs.iter().position(empty).map(|i| {
+        format!(
+            "The content field in the Message object at messages.{i} is empty. Add a ContentBlock object to the content field and try again."
+        )
     })
 }
 
@@ -360,6 +381,22 @@ mod tests {
         }
         let fine = json!({"role": "assistant", "content": [{"text": " ok "}]});
         assert_eq!(check(json!([user(), fine])), None);
+        // Inside a result's content, Bedrock takes it.
+        let result = json!({"role": "user", "content": [
+            {"toolResult": {"toolUseId": "a", "content": [{"text": ""}]}}]});
+        assert_eq!(check(json!([user(), calls(&["a"]), result])), None);
+    }
+
+    #[test]
+    fn a_message_without_blocks_is_refused() {
+        let empty = json!({"role": "assistant", "content": []});
+        let blank = json!({"role": "user", "content": [{"text": ""}]});
+        assert_eq!(
+            check(json!([user(), empty, blank])).as_deref(),
+            Some(
+                "The content field in the Message object at messages.1 is empty. Add a ContentBlock object to the content field and try again."
+            )
+        );
     }
 
     #[test]

@@ -181,7 +181,9 @@ fn converse(r: &mut Rng) -> Value {
     let mut msgs = Vec::new();
     for _ in 0..1 + r.below(7) {
         let assistant = r.chance(50);
-        let blocks: Vec<Value> = (0..1 + r.below(3))
+        // At times no block at all, which Bedrock refuses.
+        let n = if r.chance(10) { 0 } else { 1 + r.below(3) };
+        let blocks: Vec<Value> = (0..n)
             .flat_map(|_| match (assistant, r.below(5)) {
                 // At times blank, which Bedrock refuses.
                 (_, 0) => {

@@ -97,6 +97,10 @@ pub(super) struct Shape<'a> {
     /// (Bedrock refuses it: "The text field in the ContentBlock object at
     /// messages.N.content.J is blank").
     pub blank: Vec<usize>,
+    /// The message holds no block at all (`"content": []`; Bedrock refuses
+    /// it: "The content field in the Message object at messages.N is
+    /// empty").
+    pub empty: bool,
 }
 
 impl<'a> Shape<'a> {
@@ -143,6 +147,7 @@ impl<'a> Shape<'a> {
             tools,
             server,
             blank,
+            empty: blocks.is_empty(),
         }
     }
 

@@ -23,7 +23,11 @@
 //! holds, it is given the text `[empty]` instead (a message without blocks
 //! is refused too, and one removed whole would join the turns around it),
 //! unless the message is a last assistant message: a prefill the model
-//! would go on from, which goes whole (nothing in it is no prefill).
+//! would go on from, which goes whole (nothing in it is no prefill). A
+//! message that came without blocks (`"content": []`, which Bedrock refuses:
+//! "The content field in the Message object at messages.N is empty") is
+//! given the text `[empty]` the same way, or goes whole when it is a last
+//! assistant message.
 //! Only the `content` arrays that change (and the
 //! `messages` array when a message is inserted) are rewritten: every other
 //! byte is copied.
@@ -240,8 +244,11 @@ pub(crate) fn repair(body: &[u8]) -> Result<Repaired<'_>, WireError> {
         // as they did.
         // But a last assistant message is a prefill the model goes on
         // from: nothing in it is no prefill, so it goes whole.
+        // A message that came without blocks is given one the same way.
         let only_blank = pieces.is_empty() && !m.shape.blank.is_empty();
-        let drop_prefill = only_blank && m.shape.is_assistant() && i > 0 && i + 1 == located.len();
+        let nothing = pieces.is_empty() && m.shape.empty;
+        let drop_prefill =
+            (only_blank || nothing) && m.shape.is_assistant() && i > 0 && i + 1 == located.len();
         let fill = m
             .shape
             .blank
@@ -252,6 +259,16 @@ pub(crate) fn repair(body: &[u8]) -> Result<Repaired<'_>, WireError> {
         }
         for &j in &m.shape.blank {
             changes.push(blank_change(i, j, fill == Some(&j)));
+        }
+        if nothing {
+            changed = true;
+            changes.push(empty_change(i, drop_prefill));
+            if !drop_prefill {
+                pieces.push(Piece::New(format!(
+                    "{{\"text\":{}}}",
+                    json_string(BLANK_TEXT)
+                )));
+            }
         }
         if drop_prefill {
             continue;
@@ -275,6 +292,7 @@ pub(crate) fn repair(body: &[u8]) -> Result<Repaired<'_>, WireError> {
                     tools: Vec::new(),
                     server: Vec::new(),
                     blank: Vec::new(),
+                    empty: true,
                 },
             );
             if !owed.is_empty() {
@@ -433,6 +451,29 @@ fn blank_change(i: usize, j: usize, filled: bool) -> Change {
     Change {
         kind,
         defect: DefectKind::BlankText,
+        message_index: i,
+        call_id: None,
+        description,
+    }
+}
+
+/// The change for message `i`, which came without blocks: given the
+/// text [`BLANK_TEXT`], or `removed` (a last assistant message).
+fn empty_change(i: usize, removed: bool) -> Change {
+    let (kind, description) = if removed {
+        (
+            ChangeKind::RemovedEmptyMessage,
+            format!("last assistant message {i}, without blocks, removed"),
+        )
+    } else {
+        (
+            ChangeKind::FilledEmptyMessage,
+            format!("message {i}, without blocks, given the text \"{BLANK_TEXT}\""),
+        )
+    };
+    Change {
+        kind,
+        defect: DefectKind::EmptyMessage,
         message_index: i,
         call_id: None,
         description,

@@ -1003,3 +1003,72 @@ fn blank_text_blocks_are_removed_or_filled_in_place() {
     let kinds: Vec<ChangeKind> = r.changes.iter().map(|c| c.kind).collect();
     assert_eq!(kinds, [ChangeKind::RemovedBlankText]);
 }
+
+/// Bedrock refuses a message without blocks ("The content field in the
+/// Message object at messages.N is empty. Add a ContentBlock object to the
+/// content field and try again.", earendil-works/pi#3443); it went upstream
+/// as it came. `fix` gives it the text `[empty]` (the turns alternate as
+/// they did), unless it is a last assistant message, a prefill of nothing,
+/// which goes whole; a user message owed results gets them and no text.
+#[test]
+fn a_message_without_blocks_is_filled_or_dropped() {
+    let body = concat!(
+        "{\"messages\": [\n",
+        "  {\"role\":\"user\",\"content\":[ ]},\n",
+        "  {\"role\":\"assistant\",\"content\":[]},\n",
+        "  {\"role\":\"user\",\"content\":[{\"text\":\"go\"}]},\n",
+        "  {\"role\":\"assistant\",\"content\":[{\"toolUse\":{\"toolUseId\":\"a\",\"name\":\"f\",\"input\":{}}}]},\n",
+        "  {\"role\":\"user\",\"content\":[]},\n",
+        "  {\"role\":\"assistant\",\"content\":[]}\n",
+        " ], \"x\": {\"keep\" : 1}}"
+    );
+    let found = validate(Dialect::BedrockConverse, body.as_bytes()).unwrap();
+    let texts: Vec<(DefectKind, usize)> = found.iter().map(|d| (d.kind, d.message_index)).collect();
+    assert_eq!(
+        texts,
+        [
+            (DefectKind::EmptyMessage, 0),
+            (DefectKind::EmptyMessage, 1),
+            (DefectKind::MissingResult, 4),
+            (DefectKind::EmptyMessage, 4),
+            (DefectKind::EmptyMessage, 5),
+        ]
+    );
+    assert_eq!(
+        found[0].message,
+        "The content field in the Message object at messages.0 is empty. Add a ContentBlock object to the content field and try again."
+    );
+    let r = repair(Dialect::BedrockConverse, body.as_bytes()).unwrap();
+    let want = body
+        .replace(
+            "{\"role\":\"user\",\"content\":[ ]}",
+            "{\"role\":\"user\",\"content\":[{\"text\":\"[empty]\"}]}",
+        )
+        .replace(
+            "{\"role\":\"assistant\",\"content\":[]},\n  {\"role\":\"user\",\"content\":[{\"text\":\"go\"}]}",
+            "{\"role\":\"assistant\",\"content\":[{\"text\":\"[empty]\"}]},\n  {\"role\":\"user\",\"content\":[{\"text\":\"go\"}]}",
+        )
+        .replace(
+            "{\"role\":\"user\",\"content\":[]},\n  {\"role\":\"assistant\",\"content\":[]}\n",
+            &format!(
+                "{{\"role\":\"user\",\"content\":[{{\"toolResult\":{{\"toolUseId\":\"a\",\"content\":[{{\"text\":{}}}]}}}}]}}\n",
+                serde_json::to_string(MISSING_RESULT_TEXT).unwrap()
+            ),
+        );
+    assert_eq!(std::str::from_utf8(&r.body).unwrap(), want);
+    let changes: Vec<(ChangeKind, DefectKind, usize)> = r
+        .changes
+        .iter()
+        .map(|c| (c.kind, c.defect, c.message_index))
+        .collect();
+    assert_eq!(
+        changes,
+        [
+            (ChangeKind::FilledEmptyMessage, DefectKind::EmptyMessage, 0),
+            (ChangeKind::FilledEmptyMessage, DefectKind::EmptyMessage, 1),
+            (ChangeKind::InsertedResult, DefectKind::MissingResult, 3),
+            (ChangeKind::RemovedEmptyMessage, DefectKind::EmptyMessage, 5),
+        ]
+    );
+    assert_eq!(validate(Dialect::BedrockConverse, &r.body).unwrap(), []);
+}

@@ -27,7 +27,13 @@
 //!   ContentBlock object at messages.N.content.J is blank. Add text to the
 //!   text field, and try again." (continuedev/continue#9767,
 //!   OpenHands/OpenHands#5339; whitespace alone is refused too,
-//!   langchain-ai/langchain-aws#593).
+//!   langchain-ai/langchain-aws#593); one inside a `toolResult`'s `content`
+//!   is not judged so (Bedrock with Claude takes `[{"text": ""}]` there,
+//!   NousResearch/hermes-agent#55092, measured);
+//! - a message holds at least one block: "The content field in the Message
+//!   object at messages.N is empty. Add a ContentBlock object to the content
+//!   field and try again." (earendil-works/pi#3443,
+//!   archestra-ai/archestra#4220).
 
 use ahash::AHashSet;
 
@@ -47,6 +53,16 @@ pub(super) fn defects(msgs: &[Shape<'_>]) -> Vec<Defect> {
             Some(p) if p.is_assistant() && m.is_user() => p.calls().map(|(_, id)| id).collect(),
             _ => Vec::new(),
         };
+        if m.empty {
+            out.push(Defect {
+                kind: DefectKind::EmptyMessage,
+                message_index: i,
+                call_ids: Vec::new(),
+                message: format!(
+                    "The content field in the Message object at messages.{i} is empty. Add a ContentBlock object to the content field and try again."
+                ),
+            });
+        }
         for &j in &m.blank {
             out.push(Defect {
                 kind: DefectKind::BlankText,
