@@ -25,7 +25,10 @@ pub enum DefectKind {
     MisplacedCallTurn,
     /// Anthropic: a `tool_result` flagged `is_error: true` with nothing in
     /// it (`content` empty, `null` or absent): "content cannot be empty if
-    /// `is_error` is true".
+    /// `is_error` is true". Bedrock Converse: a `toolResult` of `status:
+    /// "error"` whose `content` is `[]`: "The content field at
+    /// messages.N.content.J.toolResult cannot be empty when status value is
+    /// error."
     EmptyErrorResult,
     /// Bedrock Converse: a `text` content block that is empty or only
     /// whitespace: "The text field in the ContentBlock object at

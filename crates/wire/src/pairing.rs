@@ -15,7 +15,8 @@ use ahash::{AHashMap, AHashSet};
 pub(crate) const MISSING_RESULT_TEXT: &str = "No result was recorded for this tool call: the tool did not run or its output was lost. Do not assume it succeeded.";
 
 /// What an error result with nothing in it is given (Anthropic refuses it
-/// empty: "content cannot be empty if `is_error` is true").
+/// empty: "content cannot be empty if `is_error` is true"; Bedrock Converse
+/// too: "… cannot be empty when status value is error.").
 pub(crate) const EMPTY_ERROR_TEXT: &str = "The tool reported an error and gave no message.";
 
 /// A tool call, located.

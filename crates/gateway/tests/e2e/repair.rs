@@ -465,3 +465,70 @@ async fn bedrock_messages_without_blocks_are_filled_and_accepted() {
         .collect();
     assert_eq!(repaired, vec![("empty_message", 2)]);
 }
+
+/// `report` forwards a Converse error result with nothing in it as it came
+/// and Bedrock refuses it ("The content field at
+/// messages.N.content.J.toolResult cannot be empty when status value is
+/// error."); `fix` gives it a text saying so, and Bedrock takes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_empty_bedrock_error_result_is_given_a_text_and_accepted() {
+    let body = json!({
+        "messages": [
+            {"role": "user", "content": [{"text": "List the files"}]},
+            {"role": "assistant", "content": [
+                {"toolUse": {"toolUseId": "tooluse_1", "name": "ls", "input": {}}}]},
+            {"role": "user", "content": [
+                {"toolResult": {"toolUseId": "tooluse_1", "content": [], "status": "error"}}]},
+        ],
+        "toolConfig": {"tools": [
+            {"toolSpec": {"name": "ls", "inputSchema": {"json": {"type": "object"}}}}]},
+    });
+    let path = "/bedrock/model/amazon.nova-pro-v1%3A0/converse";
+
+    let mut h = bedrock_in(RepairMode::Report).await;
+    let r = post(
+        &h.client,
+        format!("{}{path}", h.gw()),
+        &client_signed(),
+        &body,
+    )
+    .await;
+    assert_eq!(r.status, 400, "{}", r.text());
+    assert_eq!(
+        r.json()["message"],
+        "The content field at messages.2.content.0.toolResult cannot be empty when status value is error."
+    );
+    let stats = h.finish().await;
+    let reported: Vec<(&str, u64)> = stats
+        .repairs
+        .iter()
+        .map(|r| (r.defect.as_str(), r.count))
+        .collect();
+    assert_eq!(reported, vec![("empty_error_result", 1)]);
+
+    let mut h = bedrock_in(RepairMode::Fix).await;
+    let r = post(
+        &h.client,
+        format!("{}{path}", h.gw()),
+        &client_signed(),
+        &body,
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.header("x-toolwarden-repaired"), Some("1"));
+    let got = h.mock.take_received();
+    let sent: Value = serde_json::from_slice(&got[got.len() - 1].body).unwrap();
+    assert_eq!(
+        sent["messages"][2]["content"],
+        json!([{"toolResult": {"toolUseId": "tooluse_1",
+            "content": [{"text": "The tool reported an error and gave no message."}],
+            "status": "error"}}])
+    );
+    let stats = h.finish().await;
+    let repaired: Vec<(&str, u64)> = stats
+        .repairs
+        .iter()
+        .map(|r| (r.defect.as_str(), r.count))
+        .collect();
+    assert_eq!(repaired, vec![("empty_error_result", 1)]);
+}

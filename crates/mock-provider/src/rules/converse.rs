@@ -45,7 +45,14 @@
 //! - a message holding no block: "The content field in the Message object
 //!   at messages.N is empty. Add a ContentBlock object to the content field
 //!   and try again." (earendil-works/pi#3443, archestra-ai/archestra#4220),
-//!   judged with the blank text blocks, before it.
+//!   judged with the blank text blocks, before it;
+//! - a `toolResult` of `status: "error"` whose `content` is `[]`: "The
+//!   content field at messages.N.content.J.toolResult cannot be empty when
+//!   status value is error."
+//!   (aws-samples/sample-multi-agent-orchestration-chat-on-agentcore#15),
+//!   after the blank text blocks. Without the status, `[]` is taken (Claude
+//!   takes it; some models refuse it, which the mock, judging bodies without
+//!   their model, does not check).
 //!
 //! A system tool Bedrock ran (a `toolUse` of `type: "server_tool_use"`, its
 //! `toolResult` in the same assistant message) is no call the next message
@@ -65,6 +72,7 @@ pub(super) fn violation(body: &Value) -> Option<String> {
     if let Some(problem) = id_too_long(msgs)
         .or_else(|| empty_message(msgs))
         .or_else(|| blank_text(msgs))
+        .or_else(|| empty_error_result(msgs))
         .or_else(|| repeated_ids(msgs))
     {
         return Some(problem);
@@ -133,6 +141,21 @@ fn id_too_long(msgs: &[Value]) -> Option<String> {
                         "1 validation error detected: Value '{id}' at 'messages.{i}.member.content.{j}.member.{kind}.toolUseId' failed to satisfy constraint: Member must have length less than or equal to {MAX_TOOL_USE_ID_CHARS}"
                     )
                 })
+            })
+        })
+    })
+}
+
+/// The first `toolResult` of `status: "error"` whose `content` is `[]`.
+fn empty_error_result(msgs: &[Value]) -> Option<String> {
+    msgs.iter().enumerate().find_map(|(i, m)| {
+        list(m, "content").iter().enumerate().find_map(|(j, b)| {
+            let r = b.get("toolResult")?;
+            let empty = r.get("content")?.as_array()?.is_empty();
+            (empty && text(r, "status") == "error").then(|| {
+                format!(
+                    "The content field at messages.{i}.content.{j}.toolResult cannot be empty when status value is error."
+                )
             })
         })
     })
@@ -385,6 +408,24 @@ mod tests {
         let result = json!({"role": "user", "content": [
             {"toolResult": {"toolUseId": "a", "content": [{"text": ""}]}}]});
         assert_eq!(check(json!([user(), calls(&["a"]), result])), None);
+    }
+
+    #[test]
+    fn an_error_result_with_nothing_in_it_is_refused() {
+        let result = |status: &str| {
+            json!({"role": "user", "content": [
+                {"toolResult": {"toolUseId": "a", "content": [], "status": status}}]})
+        };
+        assert_eq!(
+            check(json!([user(), calls(&["a"]), result("error")])).as_deref(),
+            Some(
+                "The content field at messages.2.content.0.toolResult cannot be empty when status value is error."
+            )
+        );
+        assert_eq!(
+            check(json!([user(), calls(&["a"]), result("success")])),
+            None
+        );
     }
 
     #[test]

@@ -204,6 +204,10 @@ fn converse(r: &mut Rng) -> Value {
                 (true, _) => {
                     vec![json!({"toolUse": {"toolUseId": r.id(), "name": "f", "input": {}}})]
                 }
+                // At times an error with nothing in it, which Bedrock refuses.
+                (false, 1) => {
+                    vec![json!({"toolResult": {"toolUseId": r.id(), "content": [], "status": "error"}})]
+                }
                 (false, _) => {
                     vec![json!({"toolResult": {"toolUseId": r.id(), "content": [{"text": "ok"}]}})]
                 }

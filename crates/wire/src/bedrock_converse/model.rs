@@ -82,6 +82,18 @@ pub(super) struct ToolResult<'a> {
     pub status: Option<Cow<'a, str>>,
 }
 
+impl ToolResult<'_> {
+    /// `status: "error"` with `content: []`.
+    pub fn is_empty_error(&self) -> bool {
+        let empty = self.content.is_some_and(|c| {
+            let c = c.get();
+            // A raw array, `[` and `]` around JSON whitespace alone.
+            c.len() >= 2 && c.starts_with('[') && c[1..c.len() - 1].trim().is_empty()
+        });
+        empty && self.status.as_deref() == Some("error")
+    }
+}
+
 /// A message's role and its tool blocks, as pairing needs them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Shape<'a> {
@@ -101,6 +113,11 @@ pub(super) struct Shape<'a> {
     /// it: "The content field in the Message object at messages.N is
     /// empty").
     pub empty: bool,
+    /// The index of each `toolResult` of `status: "error"` whose `content`
+    /// is `[]` (Bedrock refuses it: "The content field at
+    /// messages.N.content.J.toolResult cannot be empty when status value is
+    /// error.").
+    pub empty_errors: Vec<usize>,
 }
 
 impl<'a> Shape<'a> {
@@ -128,9 +145,16 @@ impl<'a> Shape<'a> {
             .map(|u| &*u.id)
             .collect();
         let (mut tools, mut server, mut blank) = (Vec::new(), Vec::new(), Vec::new());
+        let mut empty_errors = Vec::new();
         for (j, b) in blocks.iter().enumerate() {
             if b.text.as_deref().is_some_and(|t| t.trim().is_empty()) {
                 blank.push(j);
+            }
+            if b.tool_result
+                .as_ref()
+                .is_some_and(ToolResult::is_empty_error)
+            {
+                empty_errors.push(j);
             }
             match (&b.tool_use, &b.tool_result) {
                 (Some(u), _) if is_server(u) => server.push((j, u.id.clone(), true)),
@@ -148,6 +172,7 @@ impl<'a> Shape<'a> {
             server,
             blank,
             empty: blocks.is_empty(),
+            empty_errors,
         }
     }
 

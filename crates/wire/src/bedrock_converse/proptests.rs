@@ -17,18 +17,27 @@ fn message() -> impl Strategy<Value = Value> {
         prop::sample::select(vec!["", " ", "\n\t"]).prop_map(|t| vec![json!({"text": t})]),
         id.clone()
             .prop_map(|i| vec![json!({"toolUse": {"toolUseId": i, "name": "f", "input": {}}})]),
-        (id.clone(), any::<bool>()).prop_map(|(i, err)| vec![json!({"toolResult": {
+        // At times with nothing in it, which Bedrock refuses of an error.
+        (id.clone(), any::<bool>(), any::<bool>()).prop_map(|(i, err, empty)| vec![
+            json!({"toolResult": {
             "toolUseId": i,
-            "content": [{"text": "r"}],
-            "status": if err { "error" } else { "success" }}})]),
+            "content": if empty { json!([]) } else { json!([{"text": "r"}]) },
+            "status": if err { "error" } else { "success" }}})
+        ]),
         // A system tool Bedrock ran, at times without its result or with
         // it twice (its id may be a client call's too).
         (id, 0..3usize).prop_map(|(i, results)| {
             let mut blocks = vec![json!({"toolUse": {"toolUseId": i, "name": "nova_grounding",
                 "input": {}, "type": "server_tool_use"}})];
-            blocks.extend((0..results).map(|_| {
-                json!({"toolResult": {"toolUseId": i,
-                "content": [{"text": "found"}], "type": "nova_grounding_result"}})
+            blocks.extend((0..results).map(|k| {
+                // The second at times an error with nothing in it.
+                if k == 1 {
+                    json!({"toolResult": {"toolUseId": i,
+                    "content": [], "status": "error", "type": "nova_grounding_result"}})
+                } else {
+                    json!({"toolResult": {"toolUseId": i,
+                    "content": [{"text": "found"}], "type": "nova_grounding_result"}})
+                }
             }));
             blocks
         }),

@@ -28,6 +28,10 @@
 //! "The content field in the Message object at messages.N is empty") is
 //! given the text `[empty]` the same way, or goes whole when it is a last
 //! assistant message.
+//! A kept `toolResult` of `status: "error"` whose `content` is `[]`
+//! (Bedrock refuses it: "The content field at
+//! messages.N.content.J.toolResult cannot be empty when status value is
+//! error.") is given one text block saying the tool gave no message.
 //! Only the `content` arrays that change (and the
 //! `messages` array when a message is inserted) are rewritten: every other
 //! byte is copied.
@@ -45,7 +49,7 @@ use super::{
 };
 use crate::{
     Change, ChangeKind, DefectKind, Repaired, WireError,
-    pairing::{FreshIds, MISSING_RESULT_TEXT},
+    pairing::{EMPTY_ERROR_TEXT, FreshIds, MISSING_RESULT_TEXT},
     splice::{
         json_string, replace,
         span::{ArraySpan, Piece, array_span},
@@ -152,10 +156,18 @@ pub(crate) fn repair(body: &[u8]) -> Result<Repaired<'_>, WireError> {
         }
         let mut answered: AHashSet<&str> = AHashSet::new();
         let mut changed = !owed.is_empty();
-        // Block `j` as it came, or renamed.
-        let block = |j: usize| match renames.get(&(i, j)) {
-            Some(renamed) => Piece::Edited(j, renamed.text.clone()),
-            None => Piece::Orig(j),
+        // Block `j` as it came, or renamed, or an empty error result
+        // given a text.
+        let empty_error = |j: usize| m.shape.empty_errors.binary_search(&j).is_ok();
+        let block = |j: usize| {
+            let renamed = renames.get(&(i, j)).map(|r| r.text.as_str());
+            match (renamed, empty_error(j)) {
+                (None, false) => Piece::Orig(j),
+                (Some(text), false) => Piece::Edited(j, text.to_string()),
+                (text, true) => {
+                    Piece::Edited(j, filled_error(text.unwrap_or(m.content.raws[j].get())))
+                }
+            }
         };
         // The system tools Bedrock ran (renamed, if so) and their results
         // so far, by id.
@@ -176,6 +188,10 @@ pub(crate) fn repair(body: &[u8]) -> Result<Repaired<'_>, WireError> {
                 // without its call by the renaming was a repeat too).
                 if server_calls.contains(id) && server_answered.insert(id) {
                     rest.push(block(j));
+                    if empty_error(j) {
+                        changes.push(filled_error_change(i, id));
+                        changed = true;
+                    }
                 } else {
                     changes.push(change(
                         ChangeKind::RemovedDuplicate,
@@ -226,6 +242,10 @@ pub(crate) fn repair(body: &[u8]) -> Result<Repaired<'_>, WireError> {
                 changed = true;
             } else {
                 pieces.push(block(j));
+                if empty_error(j) {
+                    changes.push(filled_error_change(i, id));
+                    changed = true;
+                }
                 if !rest.is_empty() {
                     changes.push(change(
                         ChangeKind::MovedResult,
@@ -293,6 +313,7 @@ pub(crate) fn repair(body: &[u8]) -> Result<Repaired<'_>, WireError> {
                     server: Vec::new(),
                     blank: Vec::new(),
                     empty: true,
+                    empty_errors: Vec::new(),
                 },
             );
             if !owed.is_empty() {
@@ -455,6 +476,41 @@ fn blank_change(i: usize, j: usize, filled: bool) -> Change {
         call_id: None,
         description,
     }
+}
+
+/// The `toolResult` block `raw` with its `content` (`[]`, see
+/// [`ToolResult::is_empty_error`](super::model::ToolResult::is_empty_error))
+/// holding one text saying so, every other byte kept.
+fn filled_error(raw: &str) -> String {
+    #[derive(Deserialize)]
+    struct ResultOf<'a> {
+        #[serde(borrow, rename = "toolResult")]
+        result: ContentOf<'a>,
+    }
+    #[derive(Deserialize)]
+    struct ContentOf<'a> {
+        #[serde(borrow)]
+        content: &'a RawValue,
+    }
+    let span = serde_json::from_str::<ResultOf<'_>>(raw)
+        .ok()
+        .and_then(|r| span_in(raw, r.result.content.get()));
+    let filled = format!("[{{\"text\":{}}}]", json_string(EMPTY_ERROR_TEXT));
+    match span {
+        Some(span) => replace(raw, span, &filled),
+        // Not reached: the block was read with its content.
+        None => raw.to_string(),
+    }
+}
+
+fn filled_error_change(i: usize, id: &str) -> Change {
+    change(
+        ChangeKind::FilledErrorResult,
+        DefectKind::EmptyErrorResult,
+        i,
+        id,
+        format!("empty error result for {id} given a text"),
+    )
 }
 
 /// The change for message `i`, which came without blocks: given the

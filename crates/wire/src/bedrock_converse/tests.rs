@@ -5,7 +5,7 @@ use crate::{
     ChangeKind, DefectKind, Detector, Dialect, StreamParser,
     eventstream::{encode_event, encode_exception, encode_invoke_chunk},
     inspect,
-    pairing::MISSING_RESULT_TEXT,
+    pairing::{EMPTY_ERROR_TEXT, MISSING_RESULT_TEXT},
     render_results, repair, request_view, response_view,
     testutil::starts_with_error,
     validate,
@@ -1068,6 +1068,90 @@ fn a_message_without_blocks_is_filled_or_dropped() {
             (ChangeKind::FilledEmptyMessage, DefectKind::EmptyMessage, 1),
             (ChangeKind::InsertedResult, DefectKind::MissingResult, 3),
             (ChangeKind::RemovedEmptyMessage, DefectKind::EmptyMessage, 5),
+        ]
+    );
+    assert_eq!(validate(Dialect::BedrockConverse, &r.body).unwrap(), []);
+}
+
+/// Bedrock refuses a `toolResult` of `status: "error"` whose `content` is
+/// `[]` ("The content field at messages.N.content.J.toolResult cannot be
+/// empty when status value is error.", aws-samples/
+/// sample-multi-agent-orchestration-chat-on-agentcore#15); it went upstream
+/// as it came. `fix` gives it one text saying so, in place, renamed or not;
+/// without the status, `[]` is taken and kept.
+#[test]
+fn an_error_result_with_nothing_in_it_is_given_a_text() {
+    let body = concat!(
+        "{\"messages\": [\n",
+        "  {\"role\":\"user\",\"content\":[{\"text\":\"go\"}]},\n",
+        "  {\"role\":\"assistant\",\"content\":[{\"toolUse\":{\"toolUseId\":\"a\",\"name\":\"f\",\"input\":{}}},",
+        "{\"toolUse\":{\"toolUseId\":\"b\",\"name\":\"f\",\"input\":{}}},",
+        "{\"toolUse\":{\"toolUseId\":\"b\",\"name\":\"f\",\"input\":{}}}]},\n",
+        "  {\"role\":\"user\",\"content\":[{\"toolResult\":{\"toolUseId\":\"a\",\"content\":[ ],\"status\":\"error\"}},",
+        "{\"toolResult\":{\"toolUseId\":\"b\",\"content\":[],\"status\":\"success\"}},",
+        "{\"toolResult\":{\"toolUseId\":\"b\",\"status\":\"error\",\"content\":[]}}]}\n",
+        " ]}"
+    );
+    let found = validate(Dialect::BedrockConverse, body.as_bytes()).unwrap();
+    let empty: Vec<(usize, &[String], &str)> = found
+        .iter()
+        .filter(|d| d.kind == DefectKind::EmptyErrorResult)
+        .map(|d| (d.message_index, &*d.call_ids, &*d.message))
+        .collect();
+    let text = |j: usize| {
+        format!(
+            "The content field at messages.2.content.{j}.toolResult cannot be empty when status value is error."
+        )
+    };
+    assert_eq!(
+        empty,
+        [
+            (2, &["a".to_string()][..], &*text(0)),
+            (2, &["b".to_string()][..], &*text(2)),
+        ]
+    );
+    let r = repair(Dialect::BedrockConverse, body.as_bytes()).unwrap();
+    let said = format!(
+        "[{{\"text\":{}}}]",
+        serde_json::to_string(EMPTY_ERROR_TEXT).unwrap()
+    );
+    let want = body
+        .replace(
+            "{\"toolUse\":{\"toolUseId\":\"b\",\"name\":\"f\",\"input\":{}}}]}",
+            "{\"toolUse\":{\"toolUseId\":\"b_dup1\",\"name\":\"f\",\"input\":{}}}]}",
+        )
+        .replace(
+            "\"toolUseId\":\"a\",\"content\":[ ]",
+            &format!("\"toolUseId\":\"a\",\"content\":{said}"),
+        )
+        .replace(
+            "{\"toolUseId\":\"b\",\"status\":\"error\",\"content\":[]}",
+            &format!("{{\"toolUseId\":\"b_dup1\",\"status\":\"error\",\"content\":{said}}}"),
+        );
+    assert_eq!(std::str::from_utf8(&r.body).unwrap(), want);
+    let changes: Vec<(ChangeKind, DefectKind, usize)> = r
+        .changes
+        .iter()
+        .map(|c| (c.kind, c.defect, c.message_index))
+        .collect();
+    assert_eq!(
+        changes,
+        [
+            (
+                ChangeKind::RenamedDuplicateId,
+                DefectKind::DuplicateCallId,
+                1
+            ),
+            (
+                ChangeKind::FilledErrorResult,
+                DefectKind::EmptyErrorResult,
+                2
+            ),
+            (
+                ChangeKind::FilledErrorResult,
+                DefectKind::EmptyErrorResult,
+                2
+            ),
         ]
     );
     assert_eq!(validate(Dialect::BedrockConverse, &r.body).unwrap(), []);

@@ -30,10 +30,18 @@
 //!   langchain-ai/langchain-aws#593); one inside a `toolResult`'s `content`
 //!   is not judged so (Bedrock with Claude takes `[{"text": ""}]` there,
 //!   NousResearch/hermes-agent#55092, measured);
+//! - a `toolResult` of `status: "error"` has something in its `content`:
+//!   "The content field at messages.N.content.J.toolResult cannot be empty
+//!   when status value is error."
+//!   (aws-samples/sample-multi-agent-orchestration-chat-on-agentcore#15);
+//!   without the status, `[]` is taken (with Claude; Nemotron refuses it,
+//!   strands-agents/sdk-python#2122: a model's rule, not judged here);
 //! - a message holds at least one block: "The content field in the Message
 //!   object at messages.N is empty. Add a ContentBlock object to the content
 //!   field and try again." (earendil-works/pi#3443,
 //!   archestra-ai/archestra#4220).
+
+use std::borrow::Cow;
 
 use ahash::AHashSet;
 
@@ -60,6 +68,22 @@ pub(super) fn defects(msgs: &[Shape<'_>]) -> Vec<Defect> {
                 call_ids: Vec::new(),
                 message: format!(
                     "The content field in the Message object at messages.{i} is empty. Add a ContentBlock object to the content field and try again."
+                ),
+            });
+        }
+        for &j in &m.empty_errors {
+            // Both lists are in block order.
+            let at = |list: &[(usize, Cow<'_, str>, bool)]| {
+                let k = list.binary_search_by_key(&j, |t| t.0).ok()?;
+                Some(list[k].1.to_string())
+            };
+            let id = at(&m.tools).or_else(|| at(&m.server));
+            out.push(Defect {
+                kind: DefectKind::EmptyErrorResult,
+                message_index: i,
+                call_ids: id.into_iter().collect(),
+                message: format!(
+                    "The content field at messages.{i}.content.{j}.toolResult cannot be empty when status value is error."
                 ),
             });
         }
