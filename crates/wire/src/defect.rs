@@ -39,6 +39,11 @@ pub enum DefectKind {
     /// content field in the Message object at messages.N is empty. Add a
     /// ContentBlock object to the content field and try again."
     EmptyMessage,
+    /// Bedrock Converse: a `toolUse`'s `input`, or a `json` block of a
+    /// `toolResult`'s `content`, that is not a JSON object: "The format of
+    /// the value at messages.N.content.J.toolUse.input is invalid. Provide
+    /// a json object for the field and try again."
+    NonObjectJson,
 }
 
 impl DefectKind {
@@ -54,6 +59,7 @@ impl DefectKind {
             DefectKind::EmptyErrorResult => "empty_error_result",
             DefectKind::BlankText => "blank_text",
             DefectKind::EmptyMessage => "empty_message",
+            DefectKind::NonObjectJson => "non_object_json",
         }
     }
 }

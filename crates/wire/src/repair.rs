@@ -37,6 +37,11 @@ pub enum ChangeKind {
     /// A last assistant message without blocks (a prefill of nothing) was
     /// removed.
     RemovedEmptyMessage,
+    /// A call's input that was not a JSON object was made one: the object
+    /// a string held, else `{"rawInvalidInput": …}`.
+    MadeInputObject,
+    /// A result's `json` block that was not an object became a text block.
+    ConvertedJsonToText,
 }
 
 /// One change a repair made.

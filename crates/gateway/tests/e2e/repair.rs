@@ -532,3 +532,73 @@ async fn an_empty_bedrock_error_result_is_given_a_text_and_accepted() {
         .collect();
     assert_eq!(repaired, vec![("empty_error_result", 1)]);
 }
+
+/// `report` forwards a Converse call whose `input` is its arguments' JSON
+/// text, a string, as it came and Bedrock refuses it ("The format of the
+/// value at messages.N.content.J.toolUse.input is invalid. …",
+/// vercel/ai#19023); `fix` makes it the object the string holds, and
+/// Bedrock takes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bedrock_input_sent_as_a_string_is_made_an_object_and_accepted() {
+    let body = json!({
+        "messages": [
+            {"role": "user", "content": [{"text": "List the files"}]},
+            {"role": "assistant", "content": [
+                {"toolUse": {"toolUseId": "tooluse_1", "name": "ls", "input": "{\"path\":\"/tmp\"}"}}]},
+            {"role": "user", "content": [
+                {"toolResult": {"toolUseId": "tooluse_1", "content": [{"json": ["a", "b"]}]}}]},
+        ],
+        "toolConfig": {"tools": [
+            {"toolSpec": {"name": "ls", "inputSchema": {"json": {"type": "object"}}}}]},
+    });
+    let path = "/bedrock/model/amazon.nova-pro-v1%3A0/converse";
+
+    let mut h = bedrock_in(RepairMode::Report).await;
+    let r = post(
+        &h.client,
+        format!("{}{path}", h.gw()),
+        &client_signed(),
+        &body,
+    )
+    .await;
+    assert_eq!(r.status, 400, "{}", r.text());
+    assert_eq!(
+        r.json()["message"],
+        "The format of the value at messages.1.content.0.toolUse.input is invalid. Provide a json object for the field and try again."
+    );
+    let stats = h.finish().await;
+    let reported: Vec<(&str, u64)> = stats
+        .repairs
+        .iter()
+        .map(|r| (r.defect.as_str(), r.count))
+        .collect();
+    assert_eq!(reported, vec![("non_object_json", 2)]);
+
+    let mut h = bedrock_in(RepairMode::Fix).await;
+    let r = post(
+        &h.client,
+        format!("{}{path}", h.gw()),
+        &client_signed(),
+        &body,
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.header("x-toolwarden-repaired"), Some("2"));
+    let got = h.mock.take_received();
+    let sent: Value = serde_json::from_slice(&got[got.len() - 1].body).unwrap();
+    assert_eq!(
+        sent["messages"][1]["content"][0]["toolUse"]["input"],
+        json!({"path": "/tmp"})
+    );
+    assert_eq!(
+        sent["messages"][2]["content"][0]["toolResult"]["content"],
+        json!([{"text": "[\"a\",\"b\"]"}])
+    );
+    let stats = h.finish().await;
+    let repaired: Vec<(&str, u64)> = stats
+        .repairs
+        .iter()
+        .map(|r| (r.defect.as_str(), r.count))
+        .collect();
+    assert_eq!(repaired, vec![("non_object_json", 2)]);
+}

@@ -52,7 +52,13 @@
 //!   (aws-samples/sample-multi-agent-orchestration-chat-on-agentcore#15),
 //!   after the blank text blocks. Without the status, `[]` is taken (Claude
 //!   takes it; some models refuse it, which the mock, judging bodies without
-//!   their model, does not check).
+//!   their model, does not check);
+//! - a `toolUse`'s `input`, or a `json` block of a `toolResult`'s
+//!   `content`, that is not a JSON object: "The format of the value at
+//!   messages.N.content.J.toolUse.input is invalid. Provide a json object
+//!   for the field and try again." (vercel/ai#19023), "… at
+//!   messages.N.content.J.toolResult.content.K.json is invalid. …"
+//!   (aws/aws-sdk-js-v3#7330), after the error results.
 //!
 //! A system tool Bedrock ran (a `toolUse` of `type: "server_tool_use"`, its
 //! `toolResult` in the same assistant message) is no call the next message
@@ -73,6 +79,7 @@ pub(super) fn violation(body: &Value) -> Option<String> {
         .or_else(|| empty_message(msgs))
         .or_else(|| blank_text(msgs))
         .or_else(|| empty_error_result(msgs))
+        .or_else(|| not_an_object(msgs))
         .or_else(|| repeated_ids(msgs))
     {
         return Some(problem);
@@ -157,6 +164,30 @@ fn empty_error_result(msgs: &[Value]) -> Option<String> {
                     "The content field at messages.{i}.content.{j}.toolResult cannot be empty when status value is error."
                 )
             })
+        })
+    })
+}
+
+/// The first `toolUse.input`, or `json` block of a `toolResult`'s
+/// `content`, that is not an object.
+fn not_an_object(msgs: &[Value]) -> Option<String> {
+    msgs.iter().enumerate().find_map(|(i, m)| {
+        list(m, "content").iter().enumerate().find_map(|(j, b)| {
+            let at = match (b.get("toolUse"), b.get("toolResult")) {
+                (Some(u), _) => u
+                    .get("input")
+                    .filter(|v| !v.is_object() && !v.is_null())
+                    .map(|_| "toolUse.input".to_string()),
+                (None, Some(r)) => list(r, "content").iter().enumerate().find_map(|(k, p)| {
+                    p.get("json")
+                        .filter(|v| !v.is_object() && !v.is_null())
+                        .map(|_| format!("toolResult.content.{k}.json"))
+                }),
+                _ => None,
+            }?;
+            Some(format!(
+                "The format of the value at messages.{i}.content.{j}.{at} is invalid. Provide a json object for the field and try again."
+            ))
         })
     })
 }
@@ -424,6 +455,38 @@ mod tests {
         );
         assert_eq!(
             check(json!([user(), calls(&["a"]), result("success")])),
+            None
+        );
+    }
+
+    #[test]
+    fn values_that_must_be_objects() {
+        let call = |input: Value| {
+            json!({"role": "assistant", "content": [
+                {"toolUse": {"toolUseId": "a", "name": "f", "input": input}}]})
+        };
+        assert_eq!(
+            check(json!([user(), call(json!("{\"x\": 1}")), results(&["a"])])).as_deref(),
+            Some(
+                "The format of the value at messages.1.content.0.toolUse.input is invalid. Provide a json object for the field and try again."
+            )
+        );
+        assert_eq!(
+            check(json!([user(), call(json!({})), results(&["a"])])),
+            None
+        );
+        let result = |v: Value| {
+            json!({"role": "user", "content": [
+                {"toolResult": {"toolUseId": "a", "content": [{"text": "t"}, {"json": v}]}}]})
+        };
+        assert_eq!(
+            check(json!([user(), call(json!({})), result(json!([1]))])).as_deref(),
+            Some(
+                "The format of the value at messages.2.content.0.toolResult.content.1.json is invalid. Provide a json object for the field and try again."
+            )
+        );
+        assert_eq!(
+            check(json!([user(), call(json!({})), result(json!({"k": []}))])),
             None
         );
     }

@@ -201,12 +201,22 @@ fn converse(r: &mut Rng) -> Value {
                         json!({"toolResult": {"toolUseId": id, "content": [{"text": "found"}], "type": "nova_grounding_result"}}),
                     ]
                 }
+                // At times an input that is not an object, which Bedrock refuses.
+                (true, 2) => {
+                    let input = [json!({}), json!("{\"k\": 1}"), json!("{bad")][r.below(3)].clone();
+                    vec![json!({"toolUse": {"toolUseId": r.id(), "name": "f", "input": input}})]
+                }
                 (true, _) => {
                     vec![json!({"toolUse": {"toolUseId": r.id(), "name": "f", "input": {}}})]
                 }
                 // At times an error with nothing in it, which Bedrock refuses.
                 (false, 1) => {
                     vec![json!({"toolResult": {"toolUseId": r.id(), "content": [], "status": "error"}})]
+                }
+                // At times a json block that is not an object, which Bedrock refuses.
+                (false, 2) => {
+                    let v = [json!({"k": 1}), json!([1]), json!("s")][r.below(3)].clone();
+                    vec![json!({"toolResult": {"toolUseId": r.id(), "content": [{"json": v}]}})]
                 }
                 (false, _) => {
                     vec![json!({"toolResult": {"toolUseId": r.id(), "content": [{"text": "ok"}]}})]

@@ -18,6 +18,7 @@ mod model;
 mod render;
 mod repair;
 mod response;
+mod rewrite;
 mod stream;
 mod validate;
 mod view;

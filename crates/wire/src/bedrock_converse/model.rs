@@ -82,7 +82,42 @@ pub(super) struct ToolResult<'a> {
     pub status: Option<Cow<'a, str>>,
 }
 
+/// Whether the raw JSON value `v` is an object.
+pub(super) fn is_object(v: &RawValue) -> bool {
+    v.get().starts_with('{')
+}
+
+impl ToolUse<'_> {
+    /// `input` is an object, or absent (`null` reads as absent).
+    pub fn input_is_object(&self) -> bool {
+        self.input.is_none_or(is_object)
+    }
+}
+
+/// One block of a `toolResult`'s `content`, for its `json`.
+#[derive(Deserialize)]
+struct JsonPart<'a> {
+    #[serde(borrow, default)]
+    json: Option<&'a RawValue>,
+}
+
 impl ToolResult<'_> {
+    /// The index of each `json` block of `content` that is not an object
+    /// (none when `content` is not an array of blocks: read elsewhere).
+    pub fn json_not_objects(&self) -> Vec<usize> {
+        let parts: Vec<JsonPart<'_>> = self
+            .content
+            .and_then(|c| serde_json::from_str(c.get()).ok())
+            .unwrap_or_default();
+        let not = |p: &JsonPart<'_>| p.json.is_some_and(|v| !is_object(v));
+        parts
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| not(p))
+            .map(|(k, _)| k)
+            .collect()
+    }
+
     /// `status: "error"` with `content: []`.
     pub fn is_empty_error(&self) -> bool {
         let empty = self.content.is_some_and(|c| {
@@ -118,6 +153,12 @@ pub(super) struct Shape<'a> {
     /// messages.N.content.J.toolResult cannot be empty when status value is
     /// error.").
     pub empty_errors: Vec<usize>,
+    /// Each JSON value Bedrock takes only as an object that is not one, in
+    /// block order: a `toolUse`'s `input` (block, `None`), a `json` block
+    /// of a `toolResult`'s `content` (block, `Some(part)`). Bedrock refuses
+    /// it: "The format of the value at messages.N.content.J.toolUse.input is
+    /// invalid. Provide a json object for the field and try again."
+    pub not_objects: Vec<(usize, Option<usize>)>,
 }
 
 impl<'a> Shape<'a> {
@@ -145,7 +186,7 @@ impl<'a> Shape<'a> {
             .map(|u| &*u.id)
             .collect();
         let (mut tools, mut server, mut blank) = (Vec::new(), Vec::new(), Vec::new());
-        let mut empty_errors = Vec::new();
+        let (mut empty_errors, mut not_objects) = (Vec::new(), Vec::new());
         for (j, b) in blocks.iter().enumerate() {
             if b.text.as_deref().is_some_and(|t| t.trim().is_empty()) {
                 blank.push(j);
@@ -155,6 +196,12 @@ impl<'a> Shape<'a> {
                 .is_some_and(ToolResult::is_empty_error)
             {
                 empty_errors.push(j);
+            }
+            if b.tool_use.as_ref().is_some_and(|u| !u.input_is_object()) {
+                not_objects.push((j, None));
+            }
+            if let Some(r) = &b.tool_result {
+                not_objects.extend(r.json_not_objects().into_iter().map(|k| (j, Some(k))));
             }
             match (&b.tool_use, &b.tool_result) {
                 (Some(u), _) if is_server(u) => server.push((j, u.id.clone(), true)),
@@ -173,6 +220,7 @@ impl<'a> Shape<'a> {
             blank,
             empty: blocks.is_empty(),
             empty_errors,
+            not_objects,
         }
     }
 

@@ -15,8 +15,34 @@ fn message() -> impl Strategy<Value = Value> {
         Just(vec![json!({"text": "t"})]),
         // Blank text, which Bedrock refuses.
         prop::sample::select(vec!["", " ", "\n\t"]).prop_map(|t| vec![json!({"text": t})]),
-        id.clone()
-            .prop_map(|i| vec![json!({"toolUse": {"toolUseId": i, "name": "f", "input": {}}})]),
+        // At times an input that is not an object, which Bedrock refuses.
+        (
+            id.clone(),
+            prop::sample::select(vec![
+                json!({}),
+                json!({"k": 1}),
+                json!("{\"k\": 1}"),
+                json!("{bad"),
+                json!([1]),
+                json!(2)
+            ])
+        )
+            .prop_map(|(i, input)| vec![
+                json!({"toolUse": {"toolUseId": i, "name": "f", "input": input}})
+            ]),
+        // A result holding `json` blocks, at times not objects.
+        (
+            id.clone(),
+            prop::sample::select(vec![
+                json!({"k": 1}),
+                json!([1, 2]),
+                json!("s"),
+                json!(""),
+                json!(true)
+            ])
+        )
+            .prop_map(|(i, v)| vec![json!({"toolResult": {"toolUseId": i,
+                "content": [{"json": v}, {"text": "r"}, {"json": {}}]}})]),
         // At times with nothing in it, which Bedrock refuses of an error.
         (id.clone(), any::<bool>(), any::<bool>()).prop_map(|(i, err, empty)| vec![
             json!({"toolResult": {

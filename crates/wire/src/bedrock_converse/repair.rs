@@ -32,6 +32,11 @@
 //! (Bedrock refuses it: "The content field at
 //! messages.N.content.J.toolResult cannot be empty when status value is
 //! error.") is given one text block saying the tool gave no message.
+//! A `toolUse`'s `input` that is not a JSON object (Bedrock refuses it:
+//! "The format of the value at messages.N.content.J.toolUse.input is
+//! invalid. Provide a json object for the field and try again.") is made
+//! one: the object a string holds, else `{"rawInvalidInput": …}`; a
+//! `toolResult`'s `json` block that is not an object becomes a text block.
 //! Only the `content` arrays that change (and the
 //! `messages` array when a message is inserted) are rewritten: every other
 //! byte is copied.
@@ -44,16 +49,17 @@ use serde_json::value::RawValue;
 
 use super::{
     model::{Block, Shape},
+    rewrite::{BLANK_TEXT, filled_blank, filled_error, made_objects, renamed_block},
     validate,
     view::read_result,
 };
 use crate::{
     Change, ChangeKind, DefectKind, Repaired, WireError,
-    pairing::{EMPTY_ERROR_TEXT, FreshIds, MISSING_RESULT_TEXT},
+    pairing::{FreshIds, MISSING_RESULT_TEXT},
     splice::{
         json_string, replace,
         span::{ArraySpan, Piece, array_span},
-        span_in, utf8,
+        utf8,
     },
 };
 
@@ -73,21 +79,6 @@ struct Msg<'a> {
 
 /// The longest `toolUseId` Bedrock takes (the API reference: 1 to 64).
 const MAX_ID_LEN: usize = 64;
-
-/// A block's `toolUseId`, raw (for renaming in place).
-#[derive(Deserialize)]
-struct IdOf<'a> {
-    #[serde(borrow, default, rename = "toolUse")]
-    tool_use: Option<RawId<'a>>,
-    #[serde(borrow, default, rename = "toolResult")]
-    tool_result: Option<RawId<'a>>,
-}
-
-#[derive(Deserialize)]
-struct RawId<'a> {
-    #[serde(borrow, rename = "toolUseId")]
-    id: &'a RawValue,
-}
 
 /// One message, located: its content array and blocks.
 struct Located<'a> {
@@ -156,18 +147,38 @@ pub(crate) fn repair(body: &[u8]) -> Result<Repaired<'_>, WireError> {
         }
         let mut answered: AHashSet<&str> = AHashSet::new();
         let mut changed = !owed.is_empty();
-        // Block `j` as it came, or renamed, or an empty error result
-        // given a text.
-        let empty_error = |j: usize| m.shape.empty_errors.binary_search(&j).is_ok();
-        let block = |j: usize| {
-            let renamed = renames.get(&(i, j)).map(|r| r.text.as_str());
-            match (renamed, empty_error(j)) {
-                (None, false) => Piece::Orig(j),
-                (Some(text), false) => Piece::Edited(j, text.to_string()),
-                (text, true) => {
-                    Piece::Edited(j, filled_error(text.unwrap_or(m.content.raws[j].get())))
-                }
+        // Block `j` as it came, or rewritten: renamed, an empty error
+        // result given a text, a value Bedrock takes only as an object
+        // made one; with the changes made to it beyond the renaming.
+        let block = |j: usize| -> (Piece, Vec<Change>) {
+            let raw = m.content.raws[j].get();
+            let renamed = renames.get(&(i, j));
+            let mut text = renamed.map(|r| r.text.clone());
+            let id = || match renamed {
+                Some(r) => r.id.clone(),
+                None => block_id(&m.blocks[j]),
+            };
+            let mut made = Vec::new();
+            if m.shape.empty_errors.binary_search(&j).is_ok() {
+                text = Some(filled_error(text.as_deref().unwrap_or(raw)));
+                made.push(filled_error_change(i, &id()));
             }
+            let not = &m.shape.not_objects;
+            let parts = &not[not.partition_point(|t| t.0 < j)..not.partition_point(|t| t.0 <= j)];
+            if !parts.is_empty() {
+                let from = text.as_deref().unwrap_or(raw);
+                text = Some(made_objects(from, parts).unwrap_or_else(|| from.to_string()));
+                made.extend(
+                    parts
+                        .iter()
+                        .map(|&(_, part)| not_object_change(i, &id(), j, part)),
+                );
+            }
+            let piece = match text {
+                Some(text) => Piece::Edited(j, text),
+                None => Piece::Orig(j),
+            };
+            (piece, made)
         };
         // The system tools Bedrock ran (renamed, if so) and their results
         // so far, by id.
@@ -187,11 +198,10 @@ pub(crate) fn repair(body: &[u8]) -> Result<Repaired<'_>, WireError> {
                 // Where it was, once: Bedrock refuses a repeat (one left
                 // without its call by the renaming was a repeat too).
                 if server_calls.contains(id) && server_answered.insert(id) {
-                    rest.push(block(j));
-                    if empty_error(j) {
-                        changes.push(filled_error_change(i, id));
-                        changed = true;
-                    }
+                    let (piece, made) = block(j);
+                    rest.push(piece);
+                    changed |= !made.is_empty();
+                    changes.extend(made);
                 } else {
                     changes.push(change(
                         ChangeKind::RemovedDuplicate,
@@ -209,7 +219,10 @@ pub(crate) fn repair(body: &[u8]) -> Result<Repaired<'_>, WireError> {
                 continue;
             }
             let Some(r) = &b.tool_result else {
-                rest.push(block(j));
+                let (piece, made) = block(j);
+                rest.push(piece);
+                changed |= !made.is_empty();
+                changes.extend(made);
                 continue;
             };
             let id = renames.get(&(i, j)).map_or(&*r.id, |r| r.id.as_str());
@@ -241,11 +254,10 @@ pub(crate) fn repair(body: &[u8]) -> Result<Repaired<'_>, WireError> {
                 ));
                 changed = true;
             } else {
-                pieces.push(block(j));
-                if empty_error(j) {
-                    changes.push(filled_error_change(i, id));
-                    changed = true;
-                }
+                let (piece, made) = block(j);
+                pieces.push(piece);
+                changed |= !made.is_empty();
+                changes.extend(made);
                 if !rest.is_empty() {
                     changes.push(change(
                         ChangeKind::MovedResult,
@@ -314,6 +326,7 @@ pub(crate) fn repair(body: &[u8]) -> Result<Repaired<'_>, WireError> {
                     blank: Vec::new(),
                     empty: true,
                     empty_errors: Vec::new(),
+                    not_objects: Vec::new(),
                 },
             );
             if !owed.is_empty() {
@@ -433,28 +446,6 @@ fn rename_repeats(
     renames
 }
 
-/// What a blank text block that is all its message holds is given (the
-/// placeholder AWS's own LangChain integration sends for an empty message,
-/// langchain-ai/langchain-aws#593).
-const BLANK_TEXT: &str = "[empty]";
-
-/// The blank text block `raw` (block `j`) with [`BLANK_TEXT`] for its text,
-/// every other byte kept.
-fn filled_blank(raw: &str, j: usize) -> Piece {
-    #[derive(Deserialize)]
-    struct TextOf<'a> {
-        #[serde(borrow)]
-        text: &'a RawValue,
-    }
-    let span = serde_json::from_str::<TextOf<'_>>(raw)
-        .ok()
-        .and_then(|t| span_in(raw, t.text.get()));
-    match span {
-        Some(span) => Piece::Edited(j, replace(raw, span, &json_string(BLANK_TEXT))),
-        None => Piece::New(format!("{{\"text\":{}}}", json_string(BLANK_TEXT))),
-    }
-}
-
 /// The change for blank text block `j` of message `i`: removed, or
 /// `filled`.
 fn blank_change(i: usize, j: usize, filled: bool) -> Change {
@@ -478,29 +469,28 @@ fn blank_change(i: usize, j: usize, filled: bool) -> Change {
     }
 }
 
-/// The `toolResult` block `raw` with its `content` (`[]`, see
-/// [`ToolResult::is_empty_error`](super::model::ToolResult::is_empty_error))
-/// holding one text saying so, every other byte kept.
-fn filled_error(raw: &str) -> String {
-    #[derive(Deserialize)]
-    struct ResultOf<'a> {
-        #[serde(borrow, rename = "toolResult")]
-        result: ContentOf<'a>,
-    }
-    #[derive(Deserialize)]
-    struct ContentOf<'a> {
-        #[serde(borrow)]
-        content: &'a RawValue,
-    }
-    let span = serde_json::from_str::<ResultOf<'_>>(raw)
-        .ok()
-        .and_then(|r| span_in(raw, r.result.content.get()));
-    let filled = format!("[{{\"text\":{}}}]", json_string(EMPTY_ERROR_TEXT));
-    match span {
-        Some(span) => replace(raw, span, &filled),
-        // Not reached: the block was read with its content.
-        None => raw.to_string(),
-    }
+/// The id of block `b`, a `toolUse` or a `toolResult` (empty for any
+/// other).
+fn block_id(b: &Block<'_>) -> String {
+    let use_id = b.tool_use.as_ref().map(|u| &*u.id);
+    let id = use_id.or(b.tool_result.as_ref().map(|r| &*r.id));
+    id.unwrap_or_default().to_string()
+}
+
+fn not_object_change(i: usize, id: &str, j: usize, part: Option<usize>) -> Change {
+    let (kind, what) = match part {
+        None => (
+            ChangeKind::MadeInputObject,
+            format!("input of call {id} (block {j}) made a JSON object"),
+        ),
+        Some(k) => (
+            ChangeKind::ConvertedJsonToText,
+            format!(
+                "json block {k} of the result for {id} (block {j}), not an object, made a text block"
+            ),
+        ),
+    };
+    change(kind, DefectKind::NonObjectJson, i, id, what)
 }
 
 fn filled_error_change(i: usize, id: &str) -> Change {
@@ -545,15 +535,6 @@ fn by_id<'s, 'a: 's>(
         by_id.entry(id).or_default().push(*j);
     }
     by_id
-}
-
-/// The block `raw` (a `toolUse` or a `toolResult`) with its `toolUseId`
-/// replaced by `new`, every other byte kept.
-fn renamed_block(raw: &str, new: &str) -> Option<String> {
-    let of: IdOf<'_> = serde_json::from_str(raw).ok()?;
-    let id = of.tool_use.or(of.tool_result)?.id;
-    let span = span_in(raw, id.get())?;
-    Some(replace(raw, span, &json_string(new)))
 }
 
 /// The distinct call ids of `calls` (an assistant message) that `next`

@@ -1156,3 +1156,97 @@ fn an_error_result_with_nothing_in_it_is_given_a_text() {
     );
     assert_eq!(validate(Dialect::BedrockConverse, &r.body).unwrap(), []);
 }
+
+/// Bedrock takes a `toolUse`'s `input`, and a `json` block of a
+/// `toolResult`'s `content`, only as a JSON object ("The format of the
+/// value at messages.N.content.J.toolUse.input is invalid. Provide a json
+/// object for the field and try again.", vercel/ai#19023;
+/// aws/aws-sdk-js-v3#7330); they went upstream as they came. `fix` makes
+/// an input the object its string holds, else `{"rawInvalidInput": …}`,
+/// and a `json` block that is no object a text block, in place.
+#[test]
+fn values_bedrock_takes_only_as_objects_are_made_objects() {
+    let body = concat!(
+        "{\"messages\": [\n",
+        "  {\"role\":\"user\",\"content\":[{\"text\":\"go\"}]},\n",
+        "  {\"role\":\"assistant\",\"content\":[",
+        "{\"toolUse\":{\"toolUseId\":\"a\",\"name\":\"f\",\"input\": \"{\\\"path\\\": \\\"/x\\\"}\" }},",
+        "{\"toolUse\":{\"toolUseId\":\"b\",\"name\":\"f\",\"input\":\"{\\\"path\"}},",
+        "{\"toolUse\":{\"toolUseId\":\"c\",\"name\":\"f\",\"input\":{\"ok\":[1]}}}]},\n",
+        "  {\"role\":\"user\",\"content\":[",
+        "{\"toolResult\":{\"toolUseId\":\"a\",\"content\":[{\"json\":[1, 2]}, {\"text\":\"t\"}, {\"json\": \"two\\nlines\"}]}},",
+        "{\"toolResult\":{\"toolUseId\":\"b\",\"content\":[{\"json\":{\"k\":[]}}]}},",
+        "{\"toolResult\":{\"toolUseId\":\"c\",\"content\":[{\"json\":null}]}}]}\n",
+        " ]}"
+    );
+    let found = validate(Dialect::BedrockConverse, body.as_bytes()).unwrap();
+    let texts: Vec<(DefectKind, usize, &str)> = found
+        .iter()
+        .map(|d| (d.kind, d.message_index, &*d.message))
+        .collect();
+    let text = |at: &str| {
+        format!(
+            "The format of the value at {at} is invalid. Provide a json object for the field and try again."
+        )
+    };
+    assert_eq!(
+        texts,
+        [
+            (
+                DefectKind::NonObjectJson,
+                1,
+                &*text("messages.1.content.0.toolUse.input")
+            ),
+            (
+                DefectKind::NonObjectJson,
+                1,
+                &*text("messages.1.content.1.toolUse.input")
+            ),
+            (
+                DefectKind::NonObjectJson,
+                2,
+                &*text("messages.2.content.0.toolResult.content.0.json")
+            ),
+            (
+                DefectKind::NonObjectJson,
+                2,
+                &*text("messages.2.content.0.toolResult.content.2.json")
+            ),
+        ]
+    );
+    let r = repair(Dialect::BedrockConverse, body.as_bytes()).unwrap();
+    let want = body
+        .replace(
+            "\"input\": \"{\\\"path\\\": \\\"/x\\\"}\" }",
+            "\"input\": {\"path\": \"/x\"} }",
+        )
+        .replace(
+            "\"input\":\"{\\\"path\"}",
+            "\"input\":{\"rawInvalidInput\":\"{\\\"path\"}}",
+        )
+        .replace(
+            "[{\"json\":[1, 2]}, {\"text\":\"t\"}, {\"json\": \"two\\nlines\"}]",
+            "[{\"text\":\"[1, 2]\"}, {\"text\":\"t\"}, {\"text\":\"two\\nlines\"}]",
+        );
+    assert_eq!(std::str::from_utf8(&r.body).unwrap(), want);
+    let changes: Vec<(ChangeKind, usize, Option<&str>)> = r
+        .changes
+        .iter()
+        .map(|c| (c.kind, c.message_index, c.call_id.as_deref()))
+        .collect();
+    assert_eq!(
+        changes,
+        [
+            (ChangeKind::MadeInputObject, 1, Some("a")),
+            (ChangeKind::MadeInputObject, 1, Some("b")),
+            (ChangeKind::ConvertedJsonToText, 2, Some("a")),
+            (ChangeKind::ConvertedJsonToText, 2, Some("a")),
+        ]
+    );
+    assert!(
+        r.changes
+            .iter()
+            .all(|c| c.defect == DefectKind::NonObjectJson)
+    );
+    assert_eq!(validate(Dialect::BedrockConverse, &r.body).unwrap(), []);
+}

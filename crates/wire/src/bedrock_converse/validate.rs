@@ -36,6 +36,14 @@
 //!   (aws-samples/sample-multi-agent-orchestration-chat-on-agentcore#15);
 //!   without the status, `[]` is taken (with Claude; Nemotron refuses it,
 //!   strands-agents/sdk-python#2122: a model's rule, not judged here);
+//! - a `toolUse`'s `input`, and a `json` block of a `toolResult`'s
+//!   `content`, is a JSON object: "The format of the value at
+//!   messages.N.content.J.toolUse.input is invalid. Provide a json object
+//!   for the field and try again." (vercel/ai#19023, a call whose arguments
+//!   the model wrote as broken JSON, replayed as a string), "… at
+//!   messages.N.content.J.toolResult.content.K.json is invalid. …"
+//!   (aws/aws-sdk-js-v3#7330, sigoden/aichat#1542: a tool's array or string
+//!   result);
 //! - a message holds at least one block: "The content field in the Message
 //!   object at messages.N is empty. Add a ContentBlock object to the content
 //!   field and try again." (earendil-works/pi#3443,
@@ -84,6 +92,20 @@ pub(super) fn defects(msgs: &[Shape<'_>]) -> Vec<Defect> {
                 call_ids: id.into_iter().collect(),
                 message: format!(
                     "The content field at messages.{i}.content.{j}.toolResult cannot be empty when status value is error."
+                ),
+            });
+        }
+        for &(j, part) in &m.not_objects {
+            let at = match part {
+                None => "toolUse.input".to_string(),
+                Some(k) => format!("toolResult.content.{k}.json"),
+            };
+            out.push(Defect {
+                kind: DefectKind::NonObjectJson,
+                message_index: i,
+                call_ids: Vec::new(),
+                message: format!(
+                    "The format of the value at messages.{i}.content.{j}.{at} is invalid. Provide a json object for the field and try again."
                 ),
             });
         }
