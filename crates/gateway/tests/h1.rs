@@ -281,15 +281,30 @@ async fn an_idle_connection_the_upstream_closed_is_not_reused() {
 /// timer fired (sent within 200 ms of it) is dropped with the connection,
 /// unanswered. Counts its connections.
 async fn keep_alive_upstream() -> (std::net::SocketAddr, Arc<AtomicUsize>) {
+    keep_alive_upstream_with(Arc::new(|_| {
+        b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\
+            Keep-Alive: timeout=1\r\ncontent-length: 2\r\n\r\n{}"
+            .to_vec()
+    }))
+    .await
+}
+
+/// [`keep_alive_upstream`] answering the n-th request it takes (0-based,
+/// whole run) with `answer(n)`.
+async fn keep_alive_upstream_with(
+    answer: Arc<dyn Fn(usize) -> Vec<u8> + Send + Sync>,
+) -> (std::net::SocketAddr, Arc<AtomicUsize>) {
     const IDLE: Duration = Duration::from_secs(1);
     const LATENCY: Duration = Duration::from_millis(200);
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let connections = Arc::new(AtomicUsize::new(0));
+    let served = Arc::new(AtomicUsize::new(0));
     let count = connections.clone();
     tokio::spawn(async move {
         while let Ok((mut stream, _)) = listener.accept().await {
             count.fetch_add(1, Ordering::SeqCst);
+            let (answer, served) = (answer.clone(), served.clone());
             tokio::spawn(async move {
                 let mut buf = Vec::new();
                 let mut idle_until = tokio::time::Instant::now() + IDLE;
@@ -301,9 +316,8 @@ async fn keep_alive_upstream() -> (std::net::SocketAddr, Arc<AtomicUsize>) {
                         // Closed before this request reached it.
                         return;
                     }
-                    let answer = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\
-                        Keep-Alive: timeout=1\r\ncontent-length: 2\r\n\r\n{}";
-                    if stream.write_all(answer).await.is_err() {
+                    let answer = answer(served.fetch_add(1, Ordering::SeqCst));
+                    if stream.write_all(&answer).await.is_err() {
                         return;
                     }
                     idle_until = tokio::time::Instant::now() + IDLE;
@@ -360,6 +374,57 @@ async fn an_upstreams_keep_alive_timeout_is_kept_on_hypers_path() {
         assert_eq!(body, "{}");
     }
     assert_eq!(connections.load(Ordering::SeqCst), 2, "reused once");
+}
+
+/// A Bedrock request the gateway signed and AWS refused for the clock
+/// (`InvalidSignatureException`, its `Date` 15 minutes ahead, closing its
+/// connection) is signed again and sent once more, on another connection,
+/// which keeps the upstream's `Keep-Alive: timeout=1` as any other does.
+/// Before, the request sent again was not followed, so its connection was
+/// reused after 900 ms, as the upstream closed it, and the next request
+/// got a 502.
+#[tokio::test]
+async fn a_request_signed_again_keeps_its_upstreams_keep_alive_timeout() {
+    let (addr, connections) = keep_alive_upstream_with(Arc::new(|n| {
+        if n > 0 {
+            return b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\
+                Keep-Alive: timeout=1\r\ncontent-length: 2\r\n\r\n{}"
+                .to_vec();
+        }
+        let ahead = std::time::SystemTime::now() + Duration::from_secs(900);
+        let body = r#"{"message":"Signature expired"}"#;
+        format!(
+            "HTTP/1.1 403 Forbidden\r\ncontent-type: application/json\r\n\
+             x-amzn-errortype: InvalidSignatureException:http://internal.amazon.com/\r\n\
+             date: {}\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{body}",
+            httpdate::fmt_http_date(ahead),
+            body.len()
+        )
+        .into_bytes()
+    }))
+    .await;
+    let mut config = Config::for_tests(&format!("http://{addr}"));
+    config.cloud.bedrock =
+        Some(toolwarden_gateway::Upstream::parse(&format!("http://{addr}/")).unwrap());
+    config.cloud.bedrock_region = Some("us-east-1".into());
+    config.cloud.aws_credentials = Some(toolwarden_gateway::cloud::aws::AwsCredentials::new(
+        "AKIDTEST", "secret", None, "test",
+    ));
+    let gw = Gateway::start(config).await.unwrap();
+    let mut send = client(&gw).await;
+    for pause in [0, 900] {
+        tokio::time::sleep(Duration::from_millis(pause)).await;
+        let body = r#"{"anthropic_version":"bedrock-2023-05-31","max_tokens":8,"messages":[]}"#;
+        let response = send
+            .send_request(post("/model/anthropic.claude-x-v1:0/invoke", body))
+            .await
+            .unwrap();
+        let status = response.status();
+        let body = body_of(response).await;
+        assert_eq!(status, StatusCode::OK, "after {pause} ms: {body:?}");
+        assert_eq!(body, "{}");
+    }
+    assert_eq!(connections.load(Ordering::SeqCst), 3, "none reused late");
 }
 
 #[tokio::test]

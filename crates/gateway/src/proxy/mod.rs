@@ -177,7 +177,7 @@ pub(crate) async fn handle(
     };
     let mut upstream_req = Request::from_parts(parts, upstream_body);
     // The connection it goes on, to keep the upstream's keep-alive timeout.
-    let connection = hyper_util::client::legacy::connect::capture_connection(&mut upstream_req);
+    let mut connection = hyper_util::client::legacy::connect::capture_connection(&mut upstream_req);
 
     outbound.observation.sent();
     let host = upstream.host();
@@ -211,8 +211,12 @@ pub(crate) async fn handle(
     // signed with the corrected clock (`SignedHead`).
     if let (Some(head), Ok(response)) = (signed_head, &result)
         && cloud::observe_answer(&shared.config, response.status(), response.headers())
-        && let Some(again) = head.sign_again(&shared.config).await
+        && let Some(mut again) = head.sign_again(&shared.config).await
     {
+        // The refusal's connection keeps its own answer's keep-alive
+        // timeout; the request sent again may go on another one.
+        upstream::expire_by_keep_alive(connection, response.headers());
+        connection = hyper_util::client::legacy::connect::capture_connection(&mut again);
         result = send_whole(&shared, client, again, host).await;
         if let Ok(response) = &result {
             cloud::observe_answer(&shared.config, response.status(), response.headers());
