@@ -195,8 +195,13 @@ pub(crate) async fn run<C, U>(
             turns.close("the client closed the websocket before the response finished");
         }
         End::UpstreamClosed => {
-            finish_closing(&mut client, None, CLOSE_WAIT).await;
-            finish_closed(&mut upstream).await;
+            // The upstream is answered at once too, not after the client's
+            // answer to the close passed on (`CLOSE_WAIT` when it never
+            // answered).
+            tokio::join!(
+                finish_closing(&mut client, None, CLOSE_WAIT),
+                finish_closed(&mut upstream)
+            );
             turns.close("the upstream closed the websocket before the response finished");
         }
         End::Broke(side, e) => {

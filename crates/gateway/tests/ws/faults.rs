@@ -656,3 +656,119 @@ async fn a_clients_close_is_answered_without_waiting_for_the_upstreams() {
         "answered after {waited:?}"
     );
 }
+
+/// What [`closing_upstream`] saw of the gateway after sending its close:
+/// how long the gateway took to answer it, and the close frames it got
+/// before the connection ended.
+struct UpstreamSaw {
+    answered_after: Option<Duration>,
+    closes: usize,
+}
+
+/// A raw upstream that accepts the upgrade (no extension), sends a close
+/// with code 4001 at once and reads the gateway's frames (masked) until it
+/// closes the connection; what it saw comes on the channel.
+async fn closing_upstream() -> (String, tokio::sync::oneshot::Receiver<UpstreamSaw>) {
+    use base64::Engine;
+    use sha1::Digest;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    tokio::spawn(async move {
+        let (mut tcp, _) = listener.accept().await.unwrap();
+        let mut head = Vec::new();
+        while !head.ends_with(b"\r\n\r\n") {
+            let mut byte = [0u8; 1];
+            assert_eq!(tcp.read(&mut byte).await.unwrap(), 1, "the upgrade's head");
+            head.push(byte[0]);
+        }
+        let head = String::from_utf8(head).unwrap();
+        let key = head
+            .lines()
+            .find_map(|l| {
+                let (name, value) = l.split_once(':')?;
+                name.eq_ignore_ascii_case("sec-websocket-key")
+                    .then(|| value.trim())
+            })
+            .expect("a key");
+        let mut sha = sha1::Sha1::new();
+        sha.update(key.as_bytes());
+        sha.update(b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11");
+        let accept = base64::engine::general_purpose::STANDARD.encode(sha.finalize());
+        let answer = format!(
+            "HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\nconnection: upgrade\r\nsec-websocket-accept: {accept}\r\n\r\n"
+        );
+        tcp.write_all(answer.as_bytes()).await.unwrap();
+        let sent = std::time::Instant::now();
+        tcp.write_all(&[0x88, 2, 0x0f, 0xa1]).await.unwrap();
+        let mut saw = UpstreamSaw {
+            answered_after: None,
+            closes: 0,
+        };
+        let read = async {
+            loop {
+                let mut h = [0u8; 2];
+                if tcp.read_exact(&mut h).await.is_err() {
+                    break;
+                }
+                let len = match h[1] & 0x7f {
+                    126 => {
+                        let mut l = [0u8; 2];
+                        tcp.read_exact(&mut l).await.unwrap();
+                        u16::from_be_bytes(l) as usize
+                    }
+                    127 => {
+                        let mut l = [0u8; 8];
+                        tcp.read_exact(&mut l).await.unwrap();
+                        u64::from_be_bytes(l) as usize
+                    }
+                    n => n as usize,
+                };
+                let mut rest = vec![0u8; 4 + len];
+                if tcp.read_exact(&mut rest).await.is_err() {
+                    break;
+                }
+                if h[0] & 0x0f == 0x8 {
+                    saw.answered_after.get_or_insert(sent.elapsed());
+                    saw.closes += 1;
+                }
+            }
+        };
+        let _ = tokio::time::timeout(Duration::from_secs(5), read).await;
+        let _ = tx.send(saw);
+    });
+    (format!("http://{addr}"), rx)
+}
+
+/// An upstream's close is answered at once, whatever the client does with
+/// the close passed on to it (RFC 6455 §5.5.1), and each side gets one
+/// close frame. Before, the gateway waited for the client's answer (2 s
+/// when it never came) before answering the upstream.
+#[tokio::test]
+async fn an_upstreams_close_is_answered_without_waiting_for_the_clients() {
+    let (upstream, saw) = closing_upstream().await;
+    let h = Harness::with(MockOptions::default(), |c| {
+        c.upstreams.openai = toolwarden_gateway::Upstream::parse(&upstream).unwrap();
+    })
+    .await;
+    let mut raw = Raw::connect(&h.gw(), &[]).await;
+    assert!(raw.head.starts_with("HTTP/1.1 101"), "{}", raw.head);
+    // The client reads the close and never answers it.
+    let (op, payload) = raw.read_frame().await.expect("the upstream's close");
+    assert_eq!((op, payload.as_slice()), (0x88, &4001u16.to_be_bytes()[..]));
+    let saw = saw.await.unwrap();
+    let answered = saw
+        .answered_after
+        .expect("the upstream's close is answered");
+    assert!(
+        answered < Duration::from_millis(500),
+        "answered after {answered:?}"
+    );
+    assert_eq!(saw.closes, 1, "one close frame to the upstream");
+    assert_eq!(
+        raw.read_frame().await,
+        None,
+        "one close frame to the client"
+    );
+}
