@@ -32,6 +32,7 @@ use super::{Stopping, Upgrade, live::message::setup_location, relay, upstream::O
 use crate::{
     Config,
     metrics::events::{FallbackReason, VertexLiveFallback},
+    pipeline::headers,
     routes::{ProxyRoute, cloud::CloudTarget},
     shutdown::raised,
     upstream_url::Upstream,
@@ -121,6 +122,13 @@ pub(super) async fn run<C>(
             relay::run(client, opened.socket, turns, stopping, stall, first).await;
         }
         Err(OpenError::Refused(answer)) => {
+            // A body in a transfer coding the gateway does not relay is not
+            // read for the reason (as any answer it relays is checked).
+            let (status, headers) = (answer.status(), answer.headers());
+            if let Some(err) = headers::unrelayed_answer(upstream.host(), status, headers, false) {
+                tracing::warn!(error = %err, "websocket upgrade to the upstream failed");
+                return failed(&up, &mut client, &err).await;
+            }
             let (parts, body) = super::refused(up.observation(), *answer, MAX_REFUSAL_READ).await;
             let (code, reason) = refusal_close(parts.status, &body);
             tracing::debug!(status = %parts.status, "the Vertex AI Live upstream refused the socket");
@@ -128,11 +136,20 @@ pub(super) async fn run<C>(
         }
         Err(OpenError::Failed(err)) => {
             tracing::warn!(error = %err, "websocket upgrade to the upstream failed");
-            up.observation().fail(&err);
-            let reason = cut(format!("the upstream failed: {err}"));
-            relay::close(&mut client, CloseCode::Error, &reason).await;
+            failed(&up, &mut client, &err).await;
         }
     }
+}
+
+/// The upstream could not be had (`err`): recorded so, and the client
+/// closed with 1011 naming it.
+async fn failed<C>(up: &Upgrade, client: &mut WebSocket<C>, err: &crate::errors::ProxyError)
+where
+    C: AsyncRead + AsyncWrite + Unpin,
+{
+    up.observation().fail(err);
+    let reason = cut(format!("the upstream failed: {err}"));
+    relay::close(client, CloseCode::Error, &reason).await;
 }
 
 /// The upstream for a socket whose first message is `first` (`None`:

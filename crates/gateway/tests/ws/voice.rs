@@ -49,6 +49,9 @@ pub(super) struct Wire {
     hosts: Vec<(String, Option<String>)>,
     /// Hosts whose upgrade is refused: the status and body.
     refuse: HashMap<String, (u16, String)>,
+    /// Hosts whose refusal names this transfer coding (not applied: the
+    /// body goes as it is, chunked by hyper).
+    refusal_coding: HashMap<String, &'static str>,
 }
 
 pub(super) fn text(v: Value) -> Message {
@@ -119,11 +122,16 @@ async fn serve<I>(
             let mut wire = seen.lock().unwrap();
             wire.upgrades.push((target, authorization));
             wire.hosts.push((host.clone(), sni.clone()));
-            wire.refuse.get(&host).cloned()
+            let coding = wire.refusal_coding.get(&host).copied();
+            wire.refuse.get(&host).cloned().map(|r| (r, coding))
         };
-        if let Some((status, body)) = refusal {
+        if let Some(((status, body), coding)) = refusal {
             let mut response = Response::new(Full::new(Bytes::from(body)));
             *response.status_mut() = hyper::StatusCode::from_u16(status).unwrap();
+            if let Some(coding) = coding {
+                let value = hyper::header::HeaderValue::from_static(coding);
+                response.headers_mut().insert("transfer-encoding", value);
+            }
             return std::future::ready(Ok::<_, Infallible>(response));
         }
         let (response, upgrade) = WebSocket::upgrade(&mut req).expect("an upgrade");

@@ -280,6 +280,45 @@ async fn an_upstream_refusing_after_the_upgrade_closes_the_client_with_a_code_an
     assert_eq!(status(&m, "101"), 0.0, "{m}");
 }
 
+/// A refusal whose body is in a transfer coding the gateway does not
+/// relay (gzip) is not read for the close's reason: the client is closed
+/// with the error that names the coding (1011; the reason's 123 bytes end
+/// before the coding's name, which the record and the log keep), as an
+/// HTTP route or a refused Responses socket answers it, and it is
+/// recorded so (502).
+/// Before, the coded body was read as if plain.
+#[tokio::test]
+async fn a_refusal_in_an_unrelayed_transfer_coding_is_not_read() {
+    let (h, wire, _dir) = located(live_script(), |_| {}).await;
+    {
+        let mut wire = wire.lock().unwrap();
+        let denied = json!({"error": {"code": 403, "status": "PERMISSION_DENIED",
+            "message": "Permission denied."}});
+        wire.refuse
+            .insert(host("europe-west4"), (403, denied.to_string()));
+        wire.refusal_coding.insert(host("europe-west4"), "gzip");
+    }
+    let mut ws = connect_path(&h.gw(), VERTEX_LIVE, &[], false)
+        .await
+        .unwrap();
+    let (_, first) = setup("europe-west4");
+    ws.send(Frame::text(first)).await.unwrap();
+    let (got, said) = closed_with(&mut ws).await;
+    assert_eq!(got, Some(1011), "{said}");
+    assert!(said.starts_with("the upstream failed: "), "{said}");
+    assert!(said.contains("sent no HTTP response the gateway"), "{said}");
+    assert!(!said.contains("Permission denied"), "{said}");
+    let status = |m: &str, s: &str| {
+        metric(
+            m,
+            "toolwarden_upstream_requests_total",
+            &[("provider", "vertex"), ("status", s)],
+        )
+    };
+    let m = h.metrics_when(|m| status(m, "502") == 1.0).await;
+    assert_eq!(status(&m, "403"), 0.0, "{m}");
+}
+
 #[tokio::test]
 async fn a_socket_waiting_for_its_first_message_is_closed_going_away_on_shutdown() {
     let (mut h, wire, _dir) = located(live_script(), |_| {}).await;
