@@ -217,20 +217,28 @@ pub(crate) async fn run<C, U>(
                 Side::Upstream => format!("the upstream's websocket broke: {e}"),
             };
             turns.close(&detail);
+            let close = Frame::close(code, reason);
             match side {
-                Side::Client => {
-                    finish_closed(&mut client).await;
-                    send_close(&mut upstream, Frame::close(code, reason)).await;
-                    finish_closing(&mut upstream, None, CLOSE_WAIT).await;
-                }
-                Side::Upstream => {
-                    finish_closed(&mut upstream).await;
-                    send_close(&mut client, Frame::close(code, reason)).await;
-                    finish_closing(&mut client, None, CLOSE_WAIT).await;
-                }
+                Side::Client => close_after_break(&mut client, &mut upstream, close).await,
+                Side::Upstream => close_after_break(&mut upstream, &mut client, close).await,
             }
         }
     }
+}
+
+/// `broken`'s side broke: its connection is shut while `other` is sent
+/// `close` and its answer awaited, at once, not after `broken`'s last
+/// frame (up to [`CLOSE_WAIT`] from a side that stopped) and its close.
+async fn close_after_break<B, O>(broken: &mut WebSocket<B>, other: &mut WebSocket<O>, close: Frame)
+where
+    B: AsyncRead + AsyncWrite + Unpin,
+    O: AsyncRead + AsyncWrite + Unpin,
+{
+    let other_side = async {
+        send_close(other, close).await;
+        finish_closing(other, None, CLOSE_WAIT).await;
+    };
+    tokio::join!(finish_closed(broken), other_side);
 }
 
 /// A client frame: messages are read and sent on, each write bounded by

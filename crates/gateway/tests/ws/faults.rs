@@ -772,3 +772,29 @@ async fn an_upstreams_close_is_answered_without_waiting_for_the_clients() {
         "one close frame to the client"
     );
 }
+
+/// A side that broke does not hold the other's close: an upstream that
+/// stops reading a turn's message is given up after `client_body_timeout`
+/// (500 ms), and the client is closed then, while the gateway waits on
+/// the broken side. Before, the client's close waited for the deaf
+/// upstream's last frame (2 s), then for its close to it (up to 2 s).
+#[tokio::test]
+async fn a_side_that_broke_does_not_hold_the_others_close() {
+    let upstream = deaf_upstream().await;
+    let h = Harness::with(MockOptions::default(), |c| {
+        c.upstreams.openai = toolwarden_gateway::Upstream::parse(&upstream).unwrap();
+        c.client_body_timeout = Duration::from_millis(500);
+    })
+    .await;
+    let mut ws = connect(&h.gw(), &[AUTH], false).await;
+    // Binary (relayed unread): no parse of its 24 MB in the time taken.
+    let large = Bytes::from(vec![b'x'; 24 << 20]);
+    futures_util::SinkExt::send(&mut ws, yawc::Frame::binary(large))
+        .await
+        .expect("send");
+    // The write upstream stalls about now and is given up 500 ms later.
+    let sent = std::time::Instant::now();
+    assert_eq!(next(&mut ws).await, Err(Some(1001)));
+    let waited = sent.elapsed();
+    assert!(waited < Duration::from_secs(2), "closed after {waited:?}");
+}
