@@ -655,6 +655,9 @@ async fn a_clients_close_is_answered_without_waiting_for_the_upstreams() {
         waited < Duration::from_millis(500),
         "answered after {waited:?}"
     );
+    // The library's answer is the one close frame (RFC 6455 §5.5.1): the
+    // connection's shutdown sends no other.
+    assert_eq!(raw.read_frame().await, None, "one close frame");
 }
 
 /// What [`closing_upstream`] saw of the gateway after sending its close:
