@@ -68,6 +68,12 @@ impl Needle {
         Some(self.finder().find(hay)? + self.text.len())
     }
 
+    /// Where each occurrence of the needle ends in `hay`.
+    pub(crate) fn ends_in<'h>(&'h self, hay: &'h [u8]) -> impl Iterator<Item = usize> + 'h {
+        let n = self.text.len();
+        self.finder().find_iter(hay).map(move |at| at + n)
+    }
+
     /// `true` when `hay` contains the needle followed (after optional
     /// whitespace and the colon) by something other than `null`.
     pub(crate) fn non_null_in(&self, hay: &[u8]) -> bool {

@@ -78,8 +78,9 @@ impl Framing {
 ///
 /// [`StreamParser::is_complete`] tells whether the dialect's final event
 /// has passed: Responses `response.completed` / `response.failed` /
-/// `response.incomplete`, Anthropic `message_stop`, Chat `[DONE]` or a
-/// chunk with a `finish_reason`, Gemini a chunk with a `finishReason`,
+/// `response.incomplete`, Anthropic `message_stop`, Chat `[DONE]` or the
+/// chunk that gives the last open choice its `finish_reason` (with `n` >
+/// 1 the choices stream interleaved and finish one by one), Gemini a chunk with a `finishReason`,
 /// Bedrock Converse `messageStop`.
 ///
 /// Bedrock streams are AWS event-stream frames, not SSE:
@@ -176,10 +177,10 @@ impl StreamParser {
             complete,
         } = self;
         framer.feed(chunk, &mut |event, data| {
+            dispatch(state, event, data);
             if !*complete {
                 *complete = is_final(state, event, data);
             }
-            dispatch(state, event, data)
         });
         if let Framing::Sse(f) = framer {
             while let Some(dropped) = f.take_dropped() {
@@ -227,10 +228,10 @@ impl StreamParser {
         // the response; `event: response.completed` with its data cut is
         // a stream cut short.
         framer.finish(&mut |event, data| {
+            dispatch(state, event, data);
             if !*complete {
                 *complete = is_final(state, event, data) && is_whole(data);
             }
-            dispatch(state, event, data)
         });
         let ended_early = !self.complete;
         // An event dropped for its size may have held calls or arguments.
@@ -264,7 +265,8 @@ const RESPONSES_FINALS: &[&[u8]] = &[
 /// The event that ends an Anthropic stream.
 const ANTHROPIC_FINALS: &[&[u8]] = &[b"message_stop"];
 
-/// Whether this event ends the response in its dialect (see [`StreamParser`]).
+/// Whether this event, just read, ends the response in its dialect (see
+/// [`StreamParser`]).
 fn is_final(state: &State, event: &[u8], data: &[u8]) -> bool {
     let find = |needle: &[u8]| memchr::memmem::find(data, needle).is_some();
     // Named by the `event:` line, else by the data's `type` wherever it
@@ -285,7 +287,7 @@ fn is_final(state: &State, event: &[u8], data: &[u8]) -> bool {
     match state {
         State::Responses(_) => named(RESPONSES_FINALS),
         State::Anthropic(_) => named(ANTHROPIC_FINALS),
-        State::Chat(_) => data == b"[DONE]" || names_a_finish_reason(data),
+        State::Chat(s) => data == b"[DONE]" || s.all_choices_finished(),
         // A blocked prompt's only chunk names `promptFeedback.blockReason`.
         State::Gemini(_) => {
             (find(b"\"finishReason\"") || find(b"\"blockReason\"")) && gemini_finishes(data)
@@ -339,10 +341,11 @@ fn gemini_finishes(data: &[u8]) -> bool {
 /// final event, as far as what it left tells: its `event:` name, else a
 /// `type` key in the start or the end of its data (OpenAI's own models
 /// write `type` last); Gemini's `finishReason` and Chat's `finish_reason`
-/// come after the parts that made the chunk large. A Responses stream
-/// whose generated images make `response.completed` larger than the cap
-/// ended whole.
-fn dropped_is_final(state: &State, dropped: &Dropped) -> bool {
+/// come after the parts that made the chunk large (a Chat one ends the
+/// response only if it can have been the last open choice's). A Responses
+/// stream whose generated images make `response.completed` larger than
+/// the cap ended whole.
+fn dropped_is_final(state: &mut State, dropped: &Dropped) -> bool {
     let named = |finals: &[&[u8]]| {
         if dropped.event.is_empty() {
             names_type(&dropped.head, finals) || names_type(&dropped.tail, finals)
@@ -354,7 +357,7 @@ fn dropped_is_final(state: &State, dropped: &Dropped) -> bool {
     match state {
         State::Responses(_) => named(RESPONSES_FINALS),
         State::Anthropic(_) => named(ANTHROPIC_FINALS),
-        State::Chat(_) => names_a_finish_reason(&dropped.tail),
+        State::Chat(s) => names_a_finish_reason(&dropped.tail) && s.finished_unread(),
         State::Gemini(_) => find(b"\"finishReason\"") || find(b"\"blockReason\""),
         State::Converse(_) => false,
     }

@@ -200,3 +200,95 @@ async fn a_second_runs_answer_counts_without_a_database() {
         "{m2}"
     );
 }
+
+/// A Chat stream of two choices (`n: 2`), interleaved as OpenAI streams
+/// them: choice 0 calls `lookup` and finishes while choice 1's `book`
+/// call is still streaming its arguments, and choice 1 then starts a
+/// second call and finishes later. Each piece comes in its own write.
+fn two_choices_finishing_apart() -> Scripted {
+    let chunk = |choice: u64, delta: Value, finish: Value| {
+        let v = json!({"id": "chatcmpl-n2", "object": "chat.completion.chunk",
+            "model": "gpt-4o", "choices": [{"index": choice, "delta": delta, "finish_reason": finish}]});
+        Bytes::from(format!("data: {v}\n\n"))
+    };
+    let call = |index: u64, id: &str, name: &str, args: &str| {
+        json!({"tool_calls": [{"index": index, "id": id, "type": "function",
+            "function": {"name": name, "arguments": args}}]})
+    };
+    let more = |index: u64, args: &str| json!({"tool_calls": [{"index": index, "function": {"arguments": args}}]});
+    let pieces = vec![
+        chunk(
+            0,
+            json!({"role": "assistant", "content": null}),
+            Value::Null,
+        ),
+        chunk(
+            1,
+            json!({"role": "assistant", "content": null}),
+            Value::Null,
+        ),
+        chunk(
+            0,
+            call(0, "call_n0", "lookup", r#"{"query":"LIS"}"#),
+            Value::Null,
+        ),
+        chunk(1, call(0, "call_n1", "book", r#"{"flight":"#), Value::Null),
+        chunk(0, json!({}), json!("tool_calls")),
+        chunk(1, more(0, r#""TP123","seat":"12A"}"#), Value::Null),
+        chunk(
+            1,
+            call(1, "call_n2", "notify", r#"{"to":"me"}"#),
+            Value::Null,
+        ),
+        chunk(1, json!({}), json!("tool_calls")),
+        Bytes::from_static(b"data: [DONE]\n\n"),
+    ];
+    Scripted::Sse(pieces, Duration::from_millis(60))
+}
+
+/// Every call of a stream of several choices is recorded whole, with one
+/// turn fingerprint: the first choice's `finish_reason` was taken for the
+/// stream's end, so choice 1's `book` was recorded from a copy holding
+/// part of its arguments and the turn's fingerprint was made of that
+/// copy, and `notify`, begun after it, was recorded at the stream's end
+/// with a fingerprint of its own (a client that rewrote the ids found
+/// neither by the turn).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_choice_of_a_stream_is_recorded_whole_with_one_turn() {
+    let mut h = Harness::start().await;
+    h.mock.push_response(two_choices_finishing_apart());
+    let mut convo = Convo::new(Kind::Chat, true, None);
+    convo.body["n"] = json!(2);
+    let r = convo.send(&h.client, &h.gw()).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert!(r.text().contains("[DONE]"), "{}", r.text());
+    h.metrics_when(|m| metric(m, "toolwarden_tool_calls_total", &[]) == 3.0)
+        .await;
+    h.finish().await;
+    let calls: Vec<Value> = (h.events().into_iter())
+        .filter(|e| e["type"] == "tool_call")
+        .collect();
+    let got: Vec<(String, u64, u64)> = (calls.iter())
+        .map(|c| {
+            (
+                c["call_id"].as_str().unwrap_or_default().to_string(),
+                c["call_index"].as_u64().unwrap_or(u64::MAX),
+                c["arguments_bytes"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect();
+    let whole = [
+        ("lookup", r#"{"query":"LIS"}"#),
+        ("book", r#"{"flight":"TP123","seat":"12A"}"#),
+        ("notify", r#"{"to":"me"}"#),
+    ];
+    let want: Vec<(String, u64, u64)> = (whole.iter().enumerate())
+        .map(|(k, (_, args))| (format!("call_n{k}"), k as u64, args.len() as u64))
+        .collect();
+    assert_eq!(got, want, "{calls:?}");
+    let turn = toolwarden_wire::turn::fingerprint(whole.iter().copied());
+    let turn = i64::from_ne_bytes(turn.to_ne_bytes());
+    for c in &calls {
+        assert_eq!(c["turn"].as_i64(), Some(turn), "one turn: {calls:?}");
+    }
+}

@@ -11,6 +11,7 @@
 //! - `render_results`: one `tool` message per outcome, failures framed by
 //!   [`ToolOutcome::flagless_text`](toolwarden_core::ToolOutcome::flagless_text).
 
+mod choices;
 mod fast;
 mod layout;
 mod model;

@@ -19,6 +19,7 @@ use serde::{
 use serde_json::value::RawValue;
 use toolwarden_core::ToolCall;
 
+use super::choices::ChoiceEnds;
 use super::model::{ApiError, ChatUsage, FunctionIn, legacy_id};
 use crate::{
     ResponseView, Usage,
@@ -37,6 +38,9 @@ pub struct StreamState {
     stop_reason: Option<String>,
     error: Option<String>,
     calls: Vec<Pending>,
+    /// Which choices have begun and finished: with several (`n` > 1) the
+    /// response ends when the last one finishes.
+    choices: ChoiceEnds,
     /// The latest call at each `(choice, index)`: its position in `calls`
     /// (a scan of `calls` per fragment made a stream of many calls
     /// quadratic).
@@ -125,6 +129,18 @@ impl StreamState {
 }
 
 impl StreamState {
+    /// Whether every choice named so far has given its `finish_reason`
+    /// (and one has): the response is whole.
+    pub(crate) fn all_choices_finished(&self) -> bool {
+        self.choices.all_finished()
+    }
+
+    /// An event too large to read named a `finish_reason`: whether it
+    /// ended the response (see [`ChoiceEnds::finished_unread`]).
+    pub(crate) fn finished_unread(&mut self) -> bool {
+        self.choices.finished_unread()
+    }
+
     /// Once id and model are known, only `choices` can matter in a chunk
     /// without `usage` or `error`: where its array starts, when everything
     /// before the key is flat (`"id":"…","object":"…",…`) so the key found
@@ -151,7 +167,12 @@ impl StreamState {
 
 impl EventSink for StreamState {
     fn on_event(&mut self, _event: &[u8], data: &[u8]) {
-        if data == b"[DONE]" || (self.model.is_some() && !relevant(data)) {
+        if data == b"[DONE]" {
+            return;
+        }
+        if self.model.is_some() && !relevant(data) {
+            // A content delta: read no further than the choices it names.
+            self.choices.begun_in(data);
             return;
         }
         let Ok(text) = simdutf8::basic::from_utf8(data) else {
@@ -297,6 +318,7 @@ impl<'de> Visitor<'de> for Choice<'_> {
         // models put `delta` first) waits for it: read as choice 0, the
         // calls of every choice but the first would land in it.
         let mut waiting: Option<&'de RawValue> = None;
+        let mut finished = false;
         while let Some(key) = map.next_key::<Str<'de>>()? {
             match &*key.0 {
                 "index" => index = Some(map.next_value::<Option<u64>>()?.unwrap_or(0)),
@@ -310,12 +332,19 @@ impl<'de> Visitor<'de> for Choice<'_> {
                         && !r.0.is_empty()
                     {
                         s.stop_reason = Some(r.0.into_owned());
+                        finished = true;
                     }
                 }
                 _ => {
                     map.next_value::<IgnoredAny>()?;
                 }
             }
+        }
+        let choice = index.unwrap_or(0);
+        if finished {
+            s.choices.finished(choice);
+        } else {
+            s.choices.begun(choice);
         }
         if let Some(delta) = waiting {
             let mut de = serde_json::Deserializer::from_str(delta.get());

@@ -157,3 +157,70 @@ proptest! {
         prop_assert_eq!(shuffled, plain);
     }
 }
+
+/// A stream of several choices (`n` > 1) is whole once its last choice
+/// finishes: each choice opens with a content delta (as OpenAI and vLLM
+/// write a choice's role first), gives its `finish_reason` in a chunk
+/// placed at random after its last fragment, and the parser is complete
+/// from the chunk that finishes the last one on, never before; what it
+/// holds then ([`StreamParser::view_so_far`]) is what the whole stream
+/// holds. Ended by the first `finish_reason`, a choice's call still
+/// streaming was recorded from a copy with part of its arguments.
+fn finish_chunk(choice: u64) -> String {
+    format!(
+        "data: {{\"id\":\"chatcmpl-1\",\"model\":\"m\",\"choices\":[{{\"index\":{choice},\"delta\":{{}},\"logprobs\":null,\"finish_reason\":\"tool_calls\"}}]}}\n\n"
+    )
+}
+
+fn role_chunk(choice: u64) -> String {
+    format!(
+        "data: {{\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"model\":\"m\",\"choices\":[{{\"index\":{choice},\"delta\":{{\"role\":\"assistant\",\"content\":\"\"}},\"logprobs\":null,\"finish_reason\":null}}]}}\n\n"
+    )
+}
+
+proptest! {
+    #[test]
+    fn a_chat_stream_is_whole_when_its_last_choice_finishes(
+        fragments in fragments(),
+        choices in 1u64..4,
+        delays in prop::collection::vec(0usize..6, 4),
+        seed in 1u64..,
+    ) {
+        use crate::StreamParser;
+        let mut order = Order(seed);
+        // Every choice that has calls, and `choices` at least.
+        let n = fragments.iter().map(|f| f.choice + 1).max().unwrap_or(0).max(choices);
+        let mut events: Vec<String> = (0..n).map(role_chunk).collect();
+        let mut finishes: Vec<(usize, u64)> = Vec::new();
+        for choice in 0..n {
+            let last = fragments.iter().rposition(|f| f.choice == choice);
+            let after = last.map_or(0, |at| at + 1) + delays[choice as usize];
+            finishes.push((after.min(fragments.len()), choice));
+        }
+        finishes.sort();
+        let mut last_finish = 0;
+        for at in 0..=fragments.len() {
+            for &(_, choice) in finishes.iter().filter(|(after, _)| *after == at) {
+                events.push(finish_chunk(choice));
+                last_finish = events.len();
+            }
+            if let Some(f) = fragments.get(at) {
+                events.push(chunk(f, &mut order, seed % 2 == 0));
+            }
+        }
+        events.push("data: [DONE]\n\n".into());
+        let mut parser = StreamParser::new(Dialect::OpenAiChat);
+        let mut whole = None;
+        for (i, event) in events.iter().enumerate() {
+            parser.feed(event.as_bytes());
+            prop_assert_eq!(parser.is_complete(), i + 1 >= last_finish, "after event {}", i);
+            if whole.is_none() && parser.is_complete() {
+                whole = Some(parser.view_so_far());
+            }
+        }
+        let end = parser.finish();
+        let whole = whole.expect("complete by the end");
+        prop_assert!(!whole.ended_early);
+        prop_assert_eq!(&whole.calls, &end.calls);
+    }
+}
