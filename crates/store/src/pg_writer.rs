@@ -17,6 +17,13 @@
 //! looked up for a request, the alerts' queries, the dashboard's. So one
 //! idle for a while answers a ping within a bound before it is handed out
 //! ([`answers_ping`]), else it is closed and the pool opens another.
+//!
+//! And one can go half-open as it is given back: sqlx pings each
+//! connection returned to the pool, with no bound, and one that went
+//! half-open then held its place in the pool until the kernel gave up
+//! (with `max_connections` places, the others' users waited for one). So
+//! it first answers a ping of ours within the same bound
+//! ([`answers_ping_on_release`]), else it is closed and its place freed.
 
 use std::time::Duration;
 
@@ -77,12 +84,33 @@ pub(crate) async fn answers_ping(
     if meta.idle_for < PING_WHEN_IDLE {
         return Ok(true);
     }
+    bounded_ping(conn, "an idle pooled").await
+}
+
+/// The pool's check of a connection given back
+/// (`PgPoolOptions::after_release`): `true` if it answers a ping within
+/// [`PING_TIMEOUT`]; an error (the pool drops it without a goodbye and
+/// frees its place) if not. sqlx's own ping of a connection given back,
+/// which follows, has no bound: a connection half-open by now would hold
+/// a place in the pool until the kernel gave up on it (~15 minutes).
+/// What is left is one round trip: a connection that goes half-open
+/// between this ping's answer and sqlx's ping still waits on sqlx's.
+pub(crate) async fn answers_ping_on_release(
+    conn: &mut sqlx::PgConnection,
+    _meta: sqlx::pool::PoolConnectionMetadata,
+) -> Result<bool, sqlx::Error> {
+    bounded_ping(conn, "a returned").await
+}
+
+/// A ping answered within [`PING_TIMEOUT`] (`true`), else a timeout error
+/// naming the connection as `which` ("an idle pooled").
+async fn bounded_ping(conn: &mut sqlx::PgConnection, which: &str) -> Result<bool, sqlx::Error> {
     match tokio::time::timeout(PING_TIMEOUT, conn.ping()).await {
         Ok(answered) => answered.map(|()| true),
         Err(_) => Err(sqlx::Error::Io(std::io::Error::new(
             std::io::ErrorKind::TimedOut,
             format!(
-                "an idle pooled PostgreSQL connection did not answer a ping within {} s: \
+                "{which} PostgreSQL connection did not answer a ping within {} s: \
                  closed as lost",
                 PING_TIMEOUT.as_secs()
             ),

@@ -256,10 +256,15 @@ impl Store {
                 // No ping before each checkout: a connection that died with
                 // the server fails its batch, sqlx drops it, and the
                 // recorder's retry gets a fresh one. One idle a while is
-                // pinged first, within a bound (`pg_writer::answers_ping`).
+                // pinged first, within a bound (`pg_writer::answers_ping`);
+                // so is each one given back, before sqlx's own unbounded
+                // ping (`pg_writer::answers_ping_on_release`).
                 let pool = PgPoolOptions::new()
                     .test_before_acquire(false)
                     .before_acquire(|conn, meta| Box::pin(pg_writer::answers_ping(conn, meta)))
+                    .after_release(|conn, meta| {
+                        Box::pin(pg_writer::answers_ping_on_release(conn, meta))
+                    })
                     .max_connections(opts.max_connections.max(1))
                     .acquire_timeout(opts.connect_timeout)
                     .connect_with(options)

@@ -165,6 +165,14 @@ async fn an_idle_half_open_connection_is_not_handed_out() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_half_open_as_it_is_given_back_frees_its_place() {
+    let test = "a_connection_half_open_as_it_is_given_back_frees_its_place";
+    if let Some(db) = support::TestDb::postgres(test).await {
+        unsure::a_connection_half_open_as_it_is_given_back_frees_its_place(db).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn folded_counts_on_a_half_open_connection_give_up_at_the_deadline() {
     let test = "folded_counts_on_a_half_open_connection_give_up_at_the_deadline";
     if let Some(db) = support::TestDb::postgres(test).await {

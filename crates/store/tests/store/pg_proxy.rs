@@ -8,7 +8,10 @@
 //!
 //! It can also make its open connections half-open
 //! ([`PgProxy::hold_open_connections`]): whatever either side sends on them
-//! is held, not passed on, and neither side learns the connection is gone.
+//! is held, not passed on, and neither side learns the connection is gone;
+//! or make the one that next sends a ping alone (sqlx's ping: a `Sync`
+//! message by itself) half-open from that ping on
+//! ([`PgProxy::hold_at_next_ping`]).
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -47,12 +50,16 @@ struct State {
     accepted: AtomicU64,
     /// Connections numbered below it are half-open: nothing more passes.
     held_below: AtomicU64,
+    /// The next connection to send a ping alone goes half-open there.
+    hold_next_ping: AtomicBool,
 }
 
 /// The startup packet's protocol version 3.0 (SSL and GSS requests and
 /// cancel requests have codes of their own and no type byte either).
 const PROTOCOL_3: u32 = 196_608;
 const COMMIT: &[u8] = b"COMMIT\0";
+/// A `Sync` message: what sqlx's ping sends, alone.
+const SYNC: &[u8] = b"S\0\0\0\x04";
 
 // === impl PgProxy ===
 
@@ -74,6 +81,7 @@ impl PgProxy {
             released: watch::Sender::new(true),
             accepted: AtomicU64::new(0),
             held_below: AtomicU64::new(0),
+            hold_next_ping: AtomicBool::new(false),
         });
         let shared = state.clone();
         tokio::spawn(async move {
@@ -115,6 +123,13 @@ impl PgProxy {
         self.state.held_below.store(accepted, Ordering::SeqCst);
     }
 
+    /// Makes the next connection that sends a ping alone (a `Sync`
+    /// message by itself, as sqlx's ping is) half-open from that ping on:
+    /// it is not passed on, and nothing more passes either way.
+    pub fn hold_at_next_ping(&self) {
+        self.state.hold_next_ping.store(true, Ordering::SeqCst);
+    }
+
     /// COMMITs lost so far.
     pub fn cuts(&self) -> u32 {
         self.state.cuts.load(Ordering::SeqCst)
@@ -135,7 +150,11 @@ async fn relay(client: TcpStream, number: u64, server: String, state: Arc<State>
     let held_down = state.clone();
     // Half-open: what was read is neither passed on nor answered, and the
     // connection stays open.
-    let half_open = move |state: &State| number < state.held_below.load(Ordering::SeqCst);
+    let held = Arc::new(AtomicBool::new(false));
+    let held_here = held.clone();
+    let half_open = move |state: &State, held: &AtomicBool| {
+        held.load(Ordering::SeqCst) || number < state.held_below.load(Ordering::SeqCst)
+    };
     // Client to server, message by message. Returning drops both halves it
     // holds: the server reads the end of its input after what was sent.
     let up = async move {
@@ -149,7 +168,14 @@ async fn relay(client: TcpStream, number: u64, server: String, state: Arc<State>
             if n == 0 {
                 return;
             }
-            if half_open(&state) {
+            if !startup
+                && buf.is_empty()
+                && &chunk[..n] == SYNC
+                && state.hold_next_ping.swap(false, Ordering::SeqCst)
+            {
+                held_here.store(true, Ordering::SeqCst);
+            }
+            if half_open(&state, &held_here) {
                 return std::future::pending().await;
             }
             buf.extend_from_slice(&chunk[..n]);
@@ -188,7 +214,7 @@ async fn relay(client: TcpStream, number: u64, server: String, state: Arc<State>
                 Ok(0) | Err(_) => return,
                 Ok(n) => n,
             };
-            if half_open(&held_down) {
+            if half_open(&held_down, &held) {
                 return std::future::pending().await;
             }
             if answer_lost.load(Ordering::SeqCst) {

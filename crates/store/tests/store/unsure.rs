@@ -380,10 +380,10 @@ pub async fn results_another_gateway_wrote_meanwhile_are_reported_by_it_alone(db
     store.close().await;
 }
 
-/// Lets the pool take back the connection last used: sqlx pings a
-/// connection as it is returned, in a task of its own, and one that goes
-/// half-open during that ping is never returned (nor handed out again: it
-/// holds a place in the pool until the kernel gives up on it).
+/// Lets the pool take back the connection last used: it is pinged as it
+/// is returned, in a task of its own, and one that goes half-open during
+/// that ping is closed only at the ping's bound (2 s), holding its place
+/// in the pool until then.
 async fn settle() {
     tokio::time::sleep(Duration::from_millis(500)).await;
 }
@@ -461,6 +461,43 @@ pub async fn a_half_open_connection_is_left_at_the_deadline(db: TestDb, held_com
         )
         .await,
         2
+    );
+    store.close().await;
+}
+
+/// A connection goes half-open as it is given back to the pool, its ping
+/// then unanswered (a network drop without a reset at that moment). With
+/// one place in the pool, the next lookup gets a fresh connection once
+/// the ping's bound (2 s) has passed. Without it, sqlx's own ping of the
+/// connection given back waited until the kernel gave up on it (~15
+/// minutes), holding the pool's place, and every user of the pool timed
+/// out waiting for one.
+pub async fn a_connection_half_open_as_it_is_given_back_frees_its_place(db: TestDb) {
+    let proxy = PgProxy::start(&db.url).await;
+    let opts = StoreOptions {
+        max_connections: 1,
+        ..StoreOptions::default()
+    };
+    let store = Store::open_with(&proxy.url, opts)
+        .await
+        .expect("open through the proxy");
+    assert_eq!(store.session_of_response("resp_1").await.unwrap(), None);
+    settle().await;
+    proxy.hold_at_next_ping();
+    // Answered; the connection goes half-open as it is given back.
+    assert_eq!(store.session_of_response("resp_1").await.unwrap(), None);
+    let started = Instant::now();
+    let found = tokio::time::timeout(Duration::from_secs(12), store.session_of_response("resp_1"))
+        .await
+        .expect("the lookup waited for the place of a half-open connection");
+    assert_eq!(
+        found.expect("a place in the pool within the acquire timeout (5 s)"),
+        None
+    );
+    assert!(
+        started.elapsed() >= Duration::from_secs(1),
+        "the lookup waited for the ping's bound: {:?}",
+        started.elapsed()
     );
     store.close().await;
 }
