@@ -10,7 +10,10 @@
 //! large the tables are, and the recorder's batches get the database
 //! between two steps (on SQLite the step runs on the recorder's own
 //! connection). The same SQL on SQLite and PostgreSQL, but for the address
-//! of a row of dropped counts. What goes, in this order:
+//! of a row of dropped counts, and for the steps that delete from several
+//! tables: on PostgreSQL those are one statement that selects the chunk
+//! once (`pg_step!`), on SQLite one statement per table, each selecting it
+//! again. What goes, in this order:
 //!
 //! 1. requests older than the cutoff, with their repairs and call turns;
 //! 2. `tool_calls` rows older than it (a call by its time, a result-only
@@ -95,7 +98,9 @@ pub struct Prune {
 }
 
 /// The oldest requests before the cutoff, a chunk: the subquery every
-/// statement of the requests step repeats (one transaction, same rows).
+/// statement of the requests step repeats on SQLite (one transaction on
+/// its one writer's connection, same rows), and PostgreSQL's step
+/// selects once.
 macro_rules! old_requests {
     () => {
         "(SELECT request_id FROM requests WHERE at_ms < $1 ORDER BY at_ms LIMIT $2)"
@@ -216,6 +221,54 @@ const DELETE_RESOLVED: &str = concat!(
     resolved_alerts!("t.alert_key, t.seq")
 );
 
+/// PostgreSQL: a step of several deletes as one statement, its chunk
+/// selected once (`chunk`, materialized) and each delete reading its keys
+/// from it (data-modifying CTEs, one snapshot); the rows each deleted, as
+/// `bigint` columns in the statements' order. Each separate statement
+/// re-ran the chunk's subquery: an index scan of the chunk's rows — and,
+/// early in a pass, of the index entries of the rows the pass's earlier
+/// steps deleted, not yet vacuumed — per table (BENCHMARKS.md). SQLite,
+/// which cannot delete in a `WITH`, runs the separate statements on its
+/// one writer's connection.
+macro_rules! pg_step {
+    ($chunk:expr, $first:literal: $delete:literal $(, $name:literal: $rest:literal)* $(,)?) => {
+        concat!(
+            "WITH chunk AS MATERIALIZED ", $chunk,
+            ", ", $first, " AS (", $delete, " RETURNING 1)",
+            $(", ", $name, " AS (", $rest, " RETURNING 1)",)*
+            " SELECT (SELECT count(*) FROM ", $first, ")",
+            $(", (SELECT count(*) FROM ", $name, ")",)*
+        )
+    };
+}
+
+/// [`DELETE_REPAIRS`], [`DELETE_REQUEST_TURNS`], [`DELETE_REQUESTS`].
+const PG_REQUESTS_STEP: &str = pg_step!(
+    old_requests!(),
+    "d0": "DELETE FROM request_repairs WHERE request_id IN (SELECT request_id FROM chunk)",
+    "d1": "DELETE FROM call_turns WHERE request_id IN (SELECT request_id FROM chunk)",
+    "d2": "DELETE FROM requests WHERE request_id IN (SELECT request_id FROM chunk)",
+);
+/// [`DELETE_CALL_TURNS`], [`DELETE_CALLS`].
+const PG_CALLS_STEP: &str = pg_step!(
+    concat!("(SELECT id, request_id", old_calls!()),
+    "d0": "DELETE FROM call_turns WHERE request_id IN (SELECT request_id FROM chunk)",
+    "d1": "DELETE FROM tool_calls WHERE id IN (SELECT id FROM chunk)",
+);
+/// [`DELETE_SESSION_TURNS`], [`DELETE_SESSIONS`] (`last_ms` checked again
+/// on the row, as there).
+const PG_SESSIONS_STEP: &str = pg_step!(
+    quiet_sessions!(),
+    "d0": "DELETE FROM call_turns WHERE session_no IN (SELECT no FROM chunk)",
+    "d1": "DELETE FROM sessions WHERE last_ms < $1 AND no IN (SELECT no FROM chunk)",
+);
+/// [`DELETE_RESOLVED_REPEATS`], [`DELETE_RESOLVED`].
+const PG_RESOLVED_STEP: &str = pg_step!(
+    resolved_alerts!("t.alert_key, t.seq"),
+    "d0": "DELETE FROM alert_repeats WHERE alert_key IN (SELECT alert_key FROM chunk)",
+    "d1": "DELETE FROM alert_transitions WHERE (alert_key, seq) IN (SELECT alert_key, seq FROM chunk)",
+);
+
 /// The advisory lock a PostgreSQL step holds for its transaction: a class
 /// of toolwarden's own (`twrt`) and the schema, so that stores in
 /// different schemas of one database do not wait on each other. `false`
@@ -234,6 +287,45 @@ async fn run_postgres<const N: usize>(
     cutoff: i64,
     rows: Option<i64>,
 ) -> Result<Option<[u64; N]>, sqlx::Error> {
+    let Some(mut tx) = begin_step(pool).await? else {
+        return Ok(None);
+    };
+    let n: [u64; N] = crate::pool::execute_bound!(tx, statements, cutoff, rows);
+    tx.commit().await?;
+    Ok(Some(n))
+}
+
+/// PostgreSQL: one statement of [`pg_step!`] bound to `cutoff` and
+/// `rows`, as [`run_postgres`] runs its statements: the rows each of its
+/// deletes took.
+async fn run_postgres_once<const N: usize>(
+    pool: &sqlx::PgPool,
+    statement: &'static str,
+    cutoff: i64,
+    rows: i64,
+) -> Result<Option<[u64; N]>, sqlx::Error> {
+    use sqlx::Row;
+    let Some(mut tx) = begin_step(pool).await? else {
+        return Ok(None);
+    };
+    let row = sqlx::query(statement)
+        .bind(cutoff)
+        .bind(rows)
+        .fetch_one(&mut *tx)
+        .await?;
+    let mut n = [0u64; N];
+    for (i, count) in n.iter_mut().enumerate() {
+        *count = u64::try_from(row.try_get::<i64, _>(i)?).unwrap_or(0);
+    }
+    tx.commit().await?;
+    Ok(Some(n))
+}
+
+/// A step's transaction once it holds [`PG_STEP_LOCK`]; `None` (rolled
+/// back) when another gateway's step holds it.
+async fn begin_step(
+    pool: &sqlx::PgPool,
+) -> Result<Option<sqlx::Transaction<'static, sqlx::Postgres>>, sqlx::Error> {
     // READ COMMITTED, as the writer's: a step re-checks rows a batch may
     // have changed while it waited for them.
     let mut tx = pool
@@ -244,9 +336,7 @@ async fn run_postgres<const N: usize>(
         tx.rollback().await?;
         return Ok(None);
     }
-    let n: [u64; N] = crate::pool::execute_bound!(tx, statements, cutoff, rows);
-    tx.commit().await?;
-    Ok(Some(n))
+    Ok(Some(tx))
 }
 
 // === impl Store (retention) ===
@@ -279,9 +369,9 @@ impl Prune {
         self.stage = match self.stage {
             Stage::Requests => {
                 let [repairs, turns, requests] = self
-                    .run(
+                    .run_chunked(
                         [DELETE_REPAIRS, DELETE_REQUEST_TURNS, DELETE_REQUESTS],
-                        limit,
+                        PG_REQUESTS_STEP,
                     )
                     .await?;
                 let d = &mut self.deleted;
@@ -295,7 +385,9 @@ impl Prune {
                 }
             }
             Stage::ToolCalls => {
-                let [turns, n] = self.run([DELETE_CALL_TURNS, DELETE_CALLS], limit).await?;
+                let [turns, n] = self
+                    .run_chunked([DELETE_CALL_TURNS, DELETE_CALLS], PG_CALLS_STEP)
+                    .await?;
                 self.deleted.call_turns += turns;
                 self.deleted.tool_calls += n;
                 if full(n) {
@@ -315,7 +407,7 @@ impl Prune {
             }
             Stage::Sessions => {
                 let [turns, sessions] = self
-                    .run([DELETE_SESSION_TURNS, DELETE_SESSIONS], limit)
+                    .run_chunked([DELETE_SESSION_TURNS, DELETE_SESSIONS], PG_SESSIONS_STEP)
                     .await?;
                 self.deleted.sessions += sessions;
                 self.deleted.call_turns += turns;
@@ -349,7 +441,7 @@ impl Prune {
             }
             Stage::Resolved => {
                 let [repeats, n] = self
-                    .run([DELETE_RESOLVED_REPEATS, DELETE_RESOLVED], limit)
+                    .run_chunked([DELETE_RESOLVED_REPEATS, DELETE_RESOLVED], PG_RESOLVED_STEP)
                     .await?;
                 self.deleted.alert_repeats += repeats;
                 self.deleted.alert_transitions += n;
@@ -390,6 +482,24 @@ impl Prune {
                 Ok(ran.unwrap_or([0; N]))
             }
         }
+    }
+
+    /// A step of several deletes of one chunk: on SQLite `statements`,
+    /// each selecting the chunk again ([`Self::run`]); on PostgreSQL `pg`,
+    /// their [`pg_step!`] statement, which selects it once.
+    async fn run_chunked<const N: usize>(
+        &mut self,
+        statements: [&'static str; N],
+        pg: &'static str,
+    ) -> Result<[u64; N], StoreError> {
+        let Pool::Postgres(p) = self.store.pool() else {
+            return self.run(statements, Some(self.rows)).await;
+        };
+        let ran = run_postgres_once(p, pg, self.cutoff_ms, self.rows)
+            .await
+            .map_err(StoreError::query)?;
+        self.yielded |= ran.is_none();
+        Ok(ran.unwrap_or([0; N]))
     }
 
     /// Whether this pass ended early because another gateway sharing the

@@ -107,6 +107,14 @@ async fn retention_leaves_a_session_a_concurrent_batch_revives() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_postgres_step_selects_its_chunk_once() {
+    let test = "a_postgres_step_selects_its_chunk_once";
+    if let Some(db) = support::TestDb::postgres(test).await {
+        retention::a_postgres_step_selects_its_chunk_once(db).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_batch_numbers_a_session_retention_deleted_meanwhile_anew() {
     let test = "a_batch_numbers_a_session_retention_deleted_meanwhile_anew";
     if let Some(db) = support::TestDb::postgres(test).await {
