@@ -517,6 +517,38 @@ mod completeness_tests {
         assert!(parser.finish().ended_early);
     }
 
+    /// A Chat chunk larger than the event cap that names a `finish_reason`
+    /// (a final delta carrying a huge argument piece) is not read: it ends
+    /// the stream when it can only have finished the one open choice;
+    /// with two choices open, which one it finished is unknown, and the
+    /// stream ends at `[DONE]`.
+    #[test]
+    fn an_unread_chat_finish_ends_only_a_lone_open_choice() {
+        let big = "A".repeat(crate::sse::DEFAULT_MAX_EVENT + 1);
+        let role = |choice: u64| {
+            format!(
+                "data: {{\"id\":\"c\",\"model\":\"m\",\"choices\":[{{\"index\":{choice},\"delta\":{{\"role\":\"assistant\",\"content\":\"\"}},\"finish_reason\":null}}]}}\n\n"
+            )
+        };
+        let huge = format!(
+            "data: {{\"id\":\"c\",\"model\":\"m\",\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"{big}\"}},\"finish_reason\":\"stop\"}}]}}\n\n"
+        );
+        let finish1 = "data: {\"id\":\"c\",\"model\":\"m\",\"choices\":[{\"index\":1,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n";
+        let mut one = StreamParser::new(Dialect::OpenAiChat);
+        one.feed(role(0).as_bytes());
+        one.feed(huge.as_bytes());
+        assert!(one.is_complete(), "the one choice's unread finish");
+        let mut two = StreamParser::new(Dialect::OpenAiChat);
+        two.feed(role(0).as_bytes());
+        two.feed(role(1).as_bytes());
+        two.feed(huge.as_bytes());
+        assert!(!two.is_complete(), "either choice may have finished");
+        two.feed(finish1.as_bytes());
+        assert!(!two.is_complete(), "choice 0's finish was not read");
+        two.feed(b"data: [DONE]\n\n");
+        assert!(two.is_complete());
+    }
+
     /// An empty `finish_reason` (sent in every chunk by some
     /// OpenAI-compatible servers) ends nothing: such a stream cut short was
     /// taken as complete from its first chunk. A real one ends it, however
