@@ -7,7 +7,8 @@ tool that returns stdout and stderr, an MCP server's `run_command`. Whether
 the command failed must then be read from the output itself, often only
 from its last lines (`error: could not compile …`, pytest's `1 failed`
 summary, `make: *** … Error 1`). This script runs real programs installed
-here (cargo, rustc, gcc, make, python3, pytest, mypy, tsc, npm, git, javac) in a
+here (cargo, rustc, gcc, make, python3, pytest, mypy, tsc, eslint, npm, git,
+javac, go) in a
 scratch directory, each command with `bash -c '… 2>&1'`, and labels each
 output by the command's exit status (non-zero is a failure). It never
 reads the output to label it. Half the commands succeed with outputs that
@@ -15,9 +16,10 @@ look like failures (counts of zero, `xfailed`, a warning, a `git log` of
 commits about failures, `wc -l gone.txt`, search hits in source files).
 
     python3 -m venv /tmp/v && /tmp/v/bin/pip install pytest click mypy
-    (mkdir -p /tmp/ts && cd /tmp/ts && npm install typescript@5)
+    (mkdir -p /tmp/ts && cd /tmp/ts && npm install typescript@5 eslint@9)
+    apt-get install golang-go   # go scenarios are skipped without `go` on PATH
     python3 scripts/detect-data/raw_commands.py --pytest /tmp/v/bin/pytest --python /tmp/v/bin/python \
-        --tsc /tmp/ts/node_modules/.bin/tsc \
+        --tsc /tmp/ts/node_modules/.bin/tsc --eslint /tmp/ts/node_modules/.bin/eslint \
         > /work/data/detect/raw-commands.jsonl
     toolwarden eval-detector --mistakes /work/data/detect/raw-commands.jsonl
 
@@ -209,6 +211,61 @@ PACKAGE_JSON = """{
 """
 NODE_BUILD = "console.log('bundling');\nthrow new Error('entry point src/index.js missing');\n"
 
+GO_MOD = "module example.com/pkg\n\ngo 1.19\n"
+GO_UNDEFINED = 'package main\n\nimport "fmt"\n\nfunc main() {\n\tfmt.Println(x)\n\ty := 1\n}\n'
+GO_SYNTAX_ERROR = 'package main\n\nfunc main() {\n\tif true {\n}\n'
+GO_VET_PRINTF = 'package main\n\nimport "fmt"\n\nfunc main() {\n\tfmt.Printf("%d\\n", "s")\n}\n'
+GO_ADD = "package main\n\nfunc Add(a, b int) int { return a + b }\n\nfunc main() {}\n"
+GO_TEST_FAILING = """package main
+
+import "testing"
+
+func TestAdd(t *testing.T) {
+\tif Add(1, 2) != 4 {
+\t\tt.Errorf("Add(1, 2) = %d, want 4", Add(1, 2))
+\t}
+}
+
+func TestOk(t *testing.T) {}
+"""
+GO_TEST_PASSING = """package main
+
+import "testing"
+
+func TestAdd(t *testing.T) {
+\tif Add(1, 2) != 3 {
+\t\tt.Fatal("bad")
+\t}
+}
+
+func TestRetryAfterFAIL(t *testing.T) {
+\tt.Log("FAIL on the first try is expected; the retry passes")
+}
+"""
+GO_TEST_UNDEFINED = 'package main\n\nimport "testing"\n\nfunc TestAdd(t *testing.T) {\n\t_ = y\n}\n'
+GO_PANIC = 'package main\n\nfunc main() {\n\tvar m map[string]int\n\tm["a"] = 1\n}\n'
+GO_LOG_FATAL = 'package main\n\nimport "log"\n\nfunc main() {\n\tlog.SetFlags(0)\n\tlog.Fatal("config.yaml: missing key port")\n}\n'
+GO_NIL_POINTER = """package main
+
+import "fmt"
+
+func main() {
+\tfmt.Println("loading 3 files")
+\tvar p *struct{ n int }
+\tfmt.Println(p.n)
+}
+"""
+GO_MISSING_MODULE = 'package main\n\nimport "github.com/nobody/nothing"\n\nfunc main() { nothing.Do() }\n'
+GO_PRINTS_UNDEFINED = 'package main\n\nimport "fmt"\n\nfunc main() {\n\tfmt.Println("# example.com/pkg")\n\tfmt.Println("./main.go:6:14: undefined: x")\n\tfmt.Println("fixed in 1.2.3")\n}\n'
+ESLINT_CONFIG = """export default [{
+  languageOptions: { globals: { console: "readonly" } },
+  rules: { "no-unused-vars": "error", "no-undef": "error" },
+}];
+"""
+JS_LINT_ERRORS = "const unused = 1;\nconsole.log(notDefined);\n"
+JS_LINT_WARNING = "// eslint-disable-next-line no-unused-vars\nconst a = 1;\nconsole.log(a);\n"
+TS_UNDEFINED_NAMES = 'let a: number = 1;\nconsole.log(a);\nconsole.log(missingName);\nlet b: string = 2;\n'
+
 
 def cargo_crate(name, main):
     return {f"{name}/Cargo.toml": CARGO_TOML.format(name=name), f"{name}/src/main.rs": main}
@@ -312,6 +369,52 @@ SCENARIOS = [
     ("git-push-rejected", {}, "git init -q --bare remote.git && " + git_repo_with(["one"])
      + " && git push -q ../remote.git HEAD:main && git commit -q --amend -m two"
      + " && git push ../remote.git HEAD:main"),
+    # --- go (`go` on PATH; Go's build cache shared by the scenarios)
+    ("go-build-undefined", dict({"go.mod": GO_MOD}, **{"main.go": GO_UNDEFINED}), "go build ./..."),
+    ("go-run-undefined", {"main.go": GO_UNDEFINED}, "go run main.go"),
+    ("go-build-syntax-error", dict({"go.mod": GO_MOD}, **{"main.go": GO_SYNTAX_ERROR}), "go build ./..."),
+    ("go-vet-printf", dict({"go.mod": GO_MOD}, **{"main.go": GO_VET_PRINTF}), "go vet ./..."),
+    ("go-vet-ok", dict({"go.mod": GO_MOD}, **{"main.go": GO_ADD}), "go vet ./... && echo vet clean"),
+    ("go-build-ok", dict({"go.mod": GO_MOD}, **{"main.go": GO_ADD}), "go build -v ./..."),
+    ("go-test-failing", dict({"go.mod": GO_MOD}, **{"main.go": GO_ADD, "main_test.go": GO_TEST_FAILING}),
+     "go test ./..."),
+    ("go-test-v-failing", dict({"go.mod": GO_MOD}, **{"main.go": GO_ADD, "main_test.go": GO_TEST_FAILING}),
+     "go test -v ./..."),
+    ("go-test-build-failed", dict({"go.mod": GO_MOD}, **{"main.go": GO_ADD, "main_test.go": GO_TEST_UNDEFINED}),
+     "go test ./..."),
+    ("go-test-two-packages-one-fails", dict({"go.mod": GO_MOD}, **{
+        "main.go": GO_ADD, "main_test.go": GO_TEST_PASSING,
+        "sub/sub.go": GO_ADD.replace("package main", "package sub").replace("\nfunc main() {}\n", ""),
+        "sub/sub_test.go": GO_TEST_FAILING.replace("package main", "package sub").replace(
+            "\nfunc TestOk(t *testing.T) {}\n", "")}), "go test ./..."),
+    ("go-test-passing", dict({"go.mod": GO_MOD}, **{"main.go": GO_ADD, "main_test.go": GO_TEST_PASSING}),
+     "go test ./..."),
+    ("go-test-v-passing", dict({"go.mod": GO_MOD}, **{"main.go": GO_ADD, "main_test.go": GO_TEST_PASSING}),
+     "go test -v ./..."),
+    ("go-test-local-failing", dict({"go.mod": GO_MOD}, **{"main.go": GO_ADD, "main_test.go": GO_TEST_FAILING}),
+     "go test"),
+    ("go-test-local-build-failed", dict({"go.mod": GO_MOD}, **{"main.go": GO_ADD, "main_test.go": GO_TEST_UNDEFINED}),
+     "go test"),
+    ("go-binary-panic", dict({"go.mod": GO_MOD}, **{"main.go": GO_NIL_POINTER}), "go build -o app . && ./app"),
+    ("go-run-panic", dict({"go.mod": GO_MOD}, **{"main.go": GO_PANIC}), "go run ."),
+    ("go-run-log-fatal", dict({"go.mod": GO_MOD}, **{"main.go": GO_LOG_FATAL}), "go run ."),
+    ("go-build-missing-module", dict({"go.mod": GO_MOD}, **{"main.go": GO_MISSING_MODULE}), "go build ./..."),
+    ("go-build-missing-module-readonly", dict({"go.mod": GO_MOD}, **{"main.go": GO_MISSING_MODULE}),
+     "GOFLAGS=-mod=readonly go build ./..."),
+    ("gofmt-syntax-error", {"main.go": "func main() {}\n"}, "gofmt -l ."),
+    ("go-run-prints-report", dict({"go.mod": GO_MOD}, **{"main.go": GO_PRINTS_UNDEFINED}), "go run ."),
+    ("go-build-log-tail", dict({"go.mod": GO_MOD}, **{"main.go": GO_UNDEFINED}),
+     "go build ./... > build.log 2>&1; tail -3 build.log"),
+    # --- eslint, tsc without --pretty (`--eslint` / `--tsc`)
+    ("eslint-errors", {"eslint.config.mjs": ESLINT_CONFIG, "a.js": JS_LINT_ERRORS}, "{eslint} a.js"),
+    ("eslint-ok", {"eslint.config.mjs": ESLINT_CONFIG, "a.js": JS_LINT_WARNING}, "{eslint} a.js"),
+    ("eslint-warning-only", {"eslint.config.mjs": ESLINT_CONFIG, "a.js": "var x = 1;\nconsole.log(x);\n"},
+     "{eslint} --rule 'no-var: warn' a.js"),
+    ("eslint-max-warnings", {"eslint.config.mjs": ESLINT_CONFIG, "a.js": "var x = 1;\nconsole.log(x);\n"},
+     "{eslint} --max-warnings 0 --rule 'no-var: warn' a.js"),
+    ("tsc-undefined-name", {"a.ts": TS_UNDEFINED_NAMES}, "{tsc} --noEmit a.ts"),
+    ("tsc-later-file-errors", {"ok1.ts": "export const a = 1;\n", "ok2.ts": "export const b = 2;\n",
+                               "z.ts": TS_UNDEFINED_NAMES}, "{tsc} --noEmit --listFiles ok1.ts ok2.ts z.ts"),
     # --- other successes that read like failures
     ("wc-gone", {"gone.txt": "x\n" * 410}, "wc -l gone.txt"),
     ("wc-conflict", {"conflict.rs": "y" * 408 + "\n"}, "wc -c conflict.rs"),
@@ -323,7 +426,7 @@ SCENARIOS = [
 ]
 
 
-def run(name, files, command, pytest, python, tsc):
+def run(name, files, command, pytest, python, tsc, eslint, gocache):
     tmp = tempfile.mkdtemp(prefix=f"probe-{name}-")
     try:
         for path, text in files.items():
@@ -333,9 +436,11 @@ def run(name, files, command, pytest, python, tsc):
                 f.write(text)
         env = dict(os.environ, NO_COLOR="1", TERM="dumb", CARGO_TERM_COLOR="never",
                    CARGO_TARGET_DIR=os.path.join(tmp, "target"), PYTHONDONTWRITEBYTECODE="1",
-                   npm_config_cache=os.path.join(tmp, ".npm"), npm_config_update_notifier="false")
+                   npm_config_cache=os.path.join(tmp, ".npm"), npm_config_update_notifier="false",
+                   GOCACHE=gocache, GOPATH=os.path.join(gocache, "gopath"), GOPROXY="off",
+                   GOFLAGS="-mod=mod", GOTOOLCHAIN="local", GO111MODULE="on")
         cmd = command.replace("{pytest}", pytest or "pytest").replace("{python}", python)
-        cmd = cmd.replace("{tsc}", tsc or "tsc")
+        cmd = cmd.replace("{tsc}", tsc or "tsc").replace("{eslint}", eslint or "eslint")
         p = subprocess.run(["bash", "-c", f"( {cmd} ) 2>&1"], cwd=tmp, env=env,
                            stdout=subprocess.PIPE, timeout=TIMEOUT)
         return p.stdout.decode("utf-8", "replace").replace(tmp, "/tmp/probe"), p.returncode
@@ -349,9 +454,18 @@ def main():
     ap.add_argument("--python", default="python3",
                     help="a python3 with click installed (click scenarios fail without it)")
     ap.add_argument("--tsc", help="a tsc executable (typescript; tsc scenarios are skipped without it)")
+    ap.add_argument("--eslint", help="an eslint 9 executable (eslint scenarios are skipped without it)")
     ap.add_argument("--only", help="comma-separated scenario names")
     args = ap.parse_args()
     only = set(args.only.split(",")) if args.only else None
+    gocache = tempfile.mkdtemp(prefix="probe-gocache-")
+    try:
+        scenarios(args, only, gocache)
+    finally:
+        shutil.rmtree(gocache, ignore_errors=True)
+
+
+def scenarios(args, only, gocache):
     for name, files, command in SCENARIOS:
         if only and name not in only:
             continue
@@ -361,13 +475,20 @@ def main():
         if "{tsc}" in command and not args.tsc:
             print(f"{name}: skipped (no --tsc)", file=sys.stderr)
             continue
-        text, status = run(name, files, command, args.pytest, args.python, args.tsc)
+        if "{eslint}" in command and not args.eslint:
+            print(f"{name}: skipped (no --eslint)", file=sys.stderr)
+            continue
+        if ("go " in command or "gofmt " in command) and not shutil.which("go"):
+            print(f"{name}: skipped (no go)", file=sys.stderr)
+            continue
+        text, status = run(name, files, command, args.pytest, args.python, args.tsc,
+                           args.eslint, gocache)
         print(json.dumps({
             "source": f"probe:raw-commands:{name}",
             "provider": "openai",
             "tool_name": "shell",
             "command": command.replace("{pytest}", "pytest").replace("{python}", "python3")
-            .replace("{tsc}", "tsc"),
+            .replace("{tsc}", "tsc").replace("{eslint}", "eslint"),
             "content": text[:MAX_CONTENT],
             "content_chars": len(text),
             "truncated": len(text) > MAX_CONTENT,

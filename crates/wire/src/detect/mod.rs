@@ -14,7 +14,7 @@
 //! | `error_tag` | the text starts with an error tag: `<tool_use_error>`, `<error>`, `<Error>` (S3), `<tool-error code="…">` |
 //! | `exit_status` (basis `client`) | the client's own status fields say the command failed: a header line (the first four) or the last line states a non-zero exit status of any size or sign (`Exit code 1`, `Exit code: 2`, `Process exited with code 3221225794`, `[The command completed with exit code -1.]`), or the Gemini CLI's shell footer (`Exit Code: 1`, `Signal: 9`, `Error: …`; see `client.rs`); a header stating status 0, OpenHands' trailing `[The command completed with exit code 0.]`, or a complete footer without a failure, is a client-stated success that vetoes every rule (a last line stating 0 in other words decides nothing) |
 //! | `user_denied` | the first line says the user, a hook or a policy rejected, denied or interrupted the call: `The user doesn't want to proceed…`, `Permission to use Bash has been denied`, `[Request interrupted by user]`, `exec command rejected by user`, `Tool call execution denied.` (the Vercel AI SDK's), `… but you haven't granted it yet` |
-//! | `crash_trace` | the text starts with a crash report (`Traceback (most recent call last):`, `thread 'main' panicked at`, `Exception in thread`, `Uncaught TypeError`, `** (RuntimeError)`) or ends with one (a traceback's exception line, Node's `Node.js vX` trailer, a Rust panic's `note:`) |
+//! | `crash_trace` | the text starts with a crash report (`Traceback (most recent call last):`, `thread 'main' panicked at`, `Exception in thread`, `Uncaught TypeError`, `** (RuntimeError)`) or ends with one (a traceback's exception line, Node's `Node.js vX` trailer, a Rust panic's `note:`, a Go panic's goroutine frames below `panic: …`) |
 //! | `error_label` | the first line opens with an error label: `Error:`, `ERROR -`, `error[E0425]:`, `fatal:`, `[ERROR]`, `ValueError:`, `ToolException:`, `NameError('…')`, `Error executing tool X`, `Error listing directory: …` (any `Error <doing> …:`), `MCP error -32602`, `PreToolUse:Bash hook error`, `An error occurred`; or one of the first three lines is a compiler diagnostic `file:line:col: error:` or `file(line,col): error TS2322:` (tsc, C#, MSVC) (`error: null` is a key, not a label) |
 //! | `os_error` | the text starts with an OS error: an errno name (`ENOENT: …`, `EISDIR: …`), `[Errno 2] …`, `No such file or directory`, `File does not exist`, `Permission denied`, `Connection refused`; or its first line is a shell's `command not found` |
 //! | `http_status` | the first line is an HTTP error status: `HTTP/1.1 404 Not Found`, `503 Service Unavailable`, `404 Client Error: …`, `Status code: 500` |
@@ -22,7 +22,7 @@
 //! | `failure_statement` | the first line opens with a short statement of failure: `Build failed`, `Pre-commit validation failed:`, `Could not resolve host`, `Unable to connect`, `Command timed out after 2m`, `Tool 'get_weather' timed out after 5 seconds.` (a quoted name among the words before), `Invalid patch: …`, `Cancelled: …`, `Unknown tool: x`, `No such tool`, `Tool "x" not found`, a schema validator's `params/path must be string`, `Agent type 'x' not found`, `File content (…) exceeds maximum allowed tokens`, `Rate limit exceeded`; or the whole text is one status word (`aborted`, `timed out`, …). Not when spoken by an assistant (`I cannot find…`), negated (`No tests failed`) or a zero count (`failed: 0`) |
 //! | `shell_diagnostic` | the *whole* output (at most three lines) is a program's complaint: `ls: cannot access 'x': No such file or directory`, `curl: (7) Failed to connect …`, the complaint opening the message or a field after the operands; followed by any other output (an `\|\| echo`, the command's results), said by a warning (`warning: could not open directory …`, git's, exit 0) or in a sentence (`fix: users cannot log in`) it is not |
 //! | `harness_refusal` | the agent harness refused or cancelled the call (see `refusal.rs`): `Tool execution denied by policy.`, `MCP tool call requires approval, but approval policy is never`, `… auto-denied …`, `writing is blocked by read-only sandbox`, `Path not in workspace: …`, `[Operation Cancelled] Reason: …`, `Command was automatically cancelled because it exceeded the timeout …`, `File has been modified since read …` |
-//! | `failure_summary` | the output's closing line (below git's `hint:` advice, cargo's list of failed targets, javac's warning count, npm's update banner) is its program's statement that it failed (see `summary.rs`): `error: could not compile …`, `error: test failed, to rerun pass …`, `==== 1 failed, 3 passed in 0.03s ====`, `FAILED (failures=1)`, `make: *** [Makefile:3: all] Error 1`, `npm error …`, pnpm's ` ELIFECYCLE  Command failed with exit code 1.`, yarn's `error Command failed with exit code 1.`, `collect2: error: ld returned 1 exit status`, `Automatic merge failed; …`, argparse's `prog: error: …` below its `usage: prog` line; or the output ends with a compiler's report holding an error (`main.c:6:12: error: …` with only warnings, notes, source excerpts and counts below it: gcc prints no closing line); not `1 xfailed`, `OK (expected failures=1)` or make's `… Error 1 (ignored)` |
+//! | `failure_summary` | the output's closing line (below git's `hint:` advice, cargo's list of failed targets, javac's warning count, npm's update banner) is its program's statement that it failed (see `summary.rs`): `error: could not compile …`, `error: test failed, to rerun pass …`, `==== 1 failed, 3 passed in 0.03s ====`, `FAILED (failures=1)`, `make: *** [Makefile:3: all] Error 1`, `npm error …`, pnpm's ` ELIFECYCLE  Command failed with exit code 1.`, yarn's `error Command failed with exit code 1.`, `collect2: error: ld returned 1 exit status`, `Automatic merge failed; …`, argparse's `prog: error: …` below its `usage: prog` line; or the output ends with a compiler's report holding an error (`main.c:6:12: error: …` with only warnings, notes, source excerpts and counts below it: gcc prints no closing line), or with Go's report (`# example.com/pkg` above `./main.go:6:14: undefined: x`; go test's `FAIL\texample.com/pkg\t0.002s`; see `golang.rs`), or eslint's `✖ 2 problems (2 errors, 0 warnings)`; not `1 xfailed`, `OK (expected failures=1)` or make's `… Error 1 (ignored)` |
 //!
 //! What the rules deliberately leave alone: words like `error`, `failed`
 //! or `cannot` anywhere but at the start; `Error` in file contents, grep
@@ -56,6 +56,7 @@
 
 mod client;
 mod compiler;
+mod golang;
 mod json;
 mod naive;
 mod refusal;
@@ -69,6 +70,8 @@ pub mod holdout;
 mod tests;
 #[cfg(test)]
 mod tests_clients;
+#[cfg(test)]
+mod tests_golang;
 #[cfg(test)]
 mod tests_summary;
 

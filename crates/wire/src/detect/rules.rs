@@ -594,7 +594,8 @@ fn status_word(head: &[u8]) -> bool {
 
 /// A crash report at the end of the output: the process died after
 /// printing something (Python's traceback ending in the exception line,
-/// Node's `Node.js vX` trailer after an uncaught exception, a Rust panic).
+/// Node's `Node.js vX` trailer after an uncaught exception, a Rust panic,
+/// a Go panic's goroutine frames: see `golang.rs`).
 fn crash_at_end(content: &[u8]) -> bool {
     let window = &content[content.len().saturating_sub(CRASH_TAIL_BYTES)..];
     let last = last_line(content, CRASH_TAIL_BYTES);
@@ -605,9 +606,14 @@ fn crash_at_end(content: &[u8]) -> bool {
         return true;
     }
     // A Rust panic report ends with its `note: …` hint (or a backtrace).
-    (last.starts_with(b"note: ") || last.starts_with(b"stack backtrace"))
+    if (last.starts_with(b"note: ") || last.starts_with(b"stack backtrace"))
         && FINDERS.panicked.find(window).is_some()
         && FINDERS.thread.find(window).is_some()
+    {
+        return true;
+    }
+    // A Go panic ends with a goroutine's frame.
+    super::golang::panic_at_end(window)
 }
 
 /// Substring searchers built once.

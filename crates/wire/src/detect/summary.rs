@@ -22,11 +22,15 @@
 //! | git | `Automatic merge failed; fix conflicts and then commit the result.`, `error: could not apply 1a2b3c4... msg`, `Could not apply 1a2b3c4... msg`, `error: failed to push some refs to …` |
 //! | argparse | `prog: error: the following arguments are required: x` after argparse's `usage: prog …` |
 //! | click | `Error: Missing argument 'NAME'.` after click's `Try 'prog --help' for help.` |
+//! | eslint | `✖ 2 problems (2 errors, 0 warnings)` (not `(0 errors, 1 warning)`; below: `  1 error and 0 warnings potentially fixable with the `--fix` option.`), `ESLint found too many warnings (maximum: 0).` |
+//! | go test | `FAIL\texample.com/pkg\t0.002s`, `FAIL\texample.com/pkg [build failed]`, a bare `FAIL` below such a line (see `golang.rs`) |
 //!
 //! gcc prints no closing line: an output that ends with a compiler's
 //! report holding an error diagnostic (`main.c:6:12: error: …` above
 //! later warnings, notes and source excerpts) is read from the end by
-//! `compiler.rs`, as part of this rule.
+//! `compiler.rs`, as part of this rule; Go's build and vet reports
+//! (`# example.com/pkg` above `./main.go:6:14: undefined: x`: no `error`
+//! word) by `golang.rs`.
 //!
 //! Only the last [`SUMMARY_TAIL_BYTES`] bytes are read; a closing line is
 //! at most 512 bytes long, and a JSON document is `json_error`'s, not
@@ -76,6 +80,9 @@ pub(super) const CLOSING: &str = concat!(
     r"|compilation terminated\.$",
     // tsc --pretty (its table of files below is advice)
     r"|Found [1-9]\d* errors? in (?:the same file, starting at: \S+|\d+ files\.|\S+:\d+)$",
+    // eslint (its stylish format; `--max-warnings` exceeded)
+    r"|\xE2\x9C\x96 \d+ problems? \([1-9]\d* errors?, \d+ warnings?\)$",
+    r"|ESLint found too many warnings \(maximum: \d+\)\.$",
     // git
     r"|Automatic merge failed; ",
     r"|Could not apply [0-9a-f]{7,40}\.\.\. ",
@@ -93,7 +100,9 @@ pub(super) fn ends_in_failure(closing: &Regex, diagnostic: &Regex, content: &[u8
         // A JSON document (`json_error`'s), not a command's output.
         return false;
     }
-    ends_in_closing_line(closing, content) || super::compiler::error_in_report(diagnostic, content)
+    ends_in_closing_line(closing, content)
+        || super::compiler::error_in_report(diagnostic, content)
+        || super::golang::build_report(content)
 }
 
 /// Does the output's closing line say its program failed?
@@ -111,7 +120,7 @@ fn ends_in_closing_line(closing: &Regex, content: &[u8]) -> bool {
     if may_close(&line) && (closing.is_match(&line) || click_error(&line, before)) {
         return true;
     }
-    if pnpm_error(&line) {
+    if pnpm_error(&line) || super::golang::test_failed(&line, before) {
         return true;
     }
     // Most outputs end here: the line opens like no closing line and has
@@ -140,6 +149,8 @@ const OPENINGS: &[&[u8]] = &[
     b"Error: ",
     b"Found ",
     b"error Command failed ",
+    "\u{2716} ".as_bytes(),
+    b"ESLint found ",
 ];
 
 /// pnpm's closing line: an error code on a red background, set off by a
@@ -223,9 +234,16 @@ fn closing_line(window: &[u8]) -> Option<(&[u8], &[u8])> {
 /// cargo's indented list of failed targets (`` `-p a --lib` ``), javac's
 /// warning count after its error count, tsc's table of errors per file
 /// (`Errors  Files`, `     2  a.ts:1`), npm's update banner (`npm
-/// notice …`), yarn 1's pointer to its documentation, pnpm's warnings.
+/// notice …`), yarn 1's pointer to its documentation, pnpm's warnings,
+/// eslint's count of fixable problems; a line of colour codes alone.
 fn advice(line: &[u8]) -> bool {
+    if line.first() == Some(&0x1B) && super::rules::without_csi(line).is_empty() {
+        // Colour codes alone (eslint's last line on a terminal): a blank line.
+        return true;
+    }
     if line.starts_with(b"hint:")
+        || (line.starts_with(b"  ")
+            && line.ends_with(b" potentially fixable with the `--fix` option."))
         || line == b"Errors  Files"
         || line == b"npm notice"
         || line.starts_with(b"npm notice ")

@@ -1,0 +1,185 @@
+//! Go's own reports of a failure at the end of a command's output: part
+//! of the `failure_summary` rule (the go command's reports hold no `error`
+//! word) and of `crash_trace` (a panic).
+//!
+//! | program | the output ends with |
+//! |---|---|
+//! | `go build`, `go vet`, `go run` | a report: the package's header `# example.com/pkg` (`# example.com/pkg [example.com/pkg.test]` for a test build, `# command-line-arguments` for files), then its diagnostics `./main.go:6:14: undefined: x`, with tab-indented continuations (`\thave (int)`) and `too many errors`; or a diagnostic below a `go: …` line (`go: finding module for package …`) |
+//! | `go test` | `FAIL\texample.com/pkg\t0.002s`, `FAIL\texample.com/pkg [build failed]`, or a bare `FAIL` below such a line (`go test ./...`) |
+//! | a Go program | a panic: `panic: …` or `fatal error: …`, then `goroutine 1 [running]:` and its frames, the last `\t/src/main.go:8 +0x5e` |
+//!
+//! A report with a line of any other kind below its diagnostics (the
+//! command went on: `go build && ./app` printed something, a program that
+//! prints such lines and then more) is not one; nor is a diagnostic without
+//! the header or a `go: ` line above it (gofmt's `main.go:1:1: expected
+//! 'package', found 'func'`, the go command's `main.go:3:8: no required
+//! module provides package …` under `-mod=readonly`: linters such as
+//! revive print the same shape and exit 0). `ok  \texample.com/pkg`,
+//! `PASS` and `--- PASS:` lines are a passing run's.
+//!
+//! Only the last [`GO_TAIL_BYTES`] bytes are read, at most
+//! [`MAX_REPORT_LINES`] lines; the common output is left at its last line
+//! (no `.go:`, not tab-indented, not `FAIL`).
+
+use std::sync::LazyLock;
+
+use memchr::memmem;
+use regex::bytes::Regex;
+
+/// How much of the end of the content is read (go build stops at ten
+/// errors: `too many errors`).
+pub(super) const GO_TAIL_BYTES: usize = 8 * 1024;
+/// The most lines of a report read, from the end.
+const MAX_REPORT_LINES: usize = 200;
+/// The most tab-indented lines in a row (a diagnostic's continuation, a
+/// panic's frames of one goroutine are a few; a file's text is not).
+const MAX_INDENTED_RUN: usize = 32;
+/// The longest line read (a longer one ends the report).
+const LINE_BYTES: usize = 1024;
+
+/// A diagnostic of the go command, the compiler or vet: a `.go` file, its
+/// line and column, a space, the message (case-sensitive, anchored).
+static DIAGNOSTIC: LazyLock<Regex> =
+    LazyLock::new(|| build(r"^(?:[^\s:]*/)?[^\s:/]+\.go:\d+(?::\d+)?: \S"));
+
+/// The package header above a package's diagnostics: `# example.com/pkg`,
+/// `# example.com/pkg [example.com/pkg.test]`, `# command-line-arguments`.
+static HEADER: LazyLock<Regex> = LazyLock::new(|| build(r"^# [^\s\[\]]+(?: \[[^\s\[\]]+\])?$"));
+
+/// go test's line for a failed package.
+static PACKAGE_FAILED: LazyLock<Regex> =
+    LazyLock::new(|| build(r"^FAIL\t[^\s]+(?:\t\d+(?:\.\d+)?s| \[[a-z ]+ failed\])$"));
+
+/// A panic's frame line: `\t/src/main.go:8 +0x5e` (the `+0x…` offset is
+/// absent in some frames).
+static FRAME: LazyLock<Regex> =
+    LazyLock::new(|| build(r"^\t\S+:\d+(?: \+0x[0-9a-f]+)?(?: fp=\S+ sp=\S+ pc=\S+)?$"));
+
+fn build(pattern: &str) -> Regex {
+    regex::bytes::RegexBuilder::new(pattern)
+        .unicode(false)
+        .build()
+        .unwrap_or_else(|e| panic!("built-in detector pattern is invalid: {e}"))
+}
+
+/// Is `line` (the output's closing line, `before` the text above it) go
+/// test's statement that a package failed?
+pub(super) fn test_failed(line: &[u8], before: &[u8]) -> bool {
+    if line == b"FAIL" {
+        // `go test ./...` ends with a bare `FAIL` when a package failed.
+        return before.starts_with(b"FAIL\t") || memmem::find(before, b"\nFAIL\t").is_some();
+    }
+    line.starts_with(b"FAIL\t") && PACKAGE_FAILED.is_match(line)
+}
+
+/// The window read: the last [`GO_TAIL_BYTES`], from a line's start.
+fn tail(content: &[u8]) -> &[u8] {
+    let cut = content.len().saturating_sub(GO_TAIL_BYTES);
+    let window = &content[cut..];
+    if cut > 0 && content[cut - 1] != b'\n' {
+        return memchr::memchr(b'\n', window).map_or(&[][..], |i| &window[i + 1..]);
+    }
+    window
+}
+
+/// Lines from the end of `window` (its trailing whitespace trimmed), each
+/// without its `\r`.
+fn lines_from_end(window: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut rest = super::rules::trim_end(window);
+    let mut done = rest.is_empty();
+    std::iter::from_fn(move || {
+        if done {
+            return None;
+        }
+        let begin = memchr::memrchr(b'\n', rest).map_or(0, |i| i + 1);
+        let line = &rest[begin..];
+        if begin == 0 {
+            done = true;
+        } else {
+            rest = &rest[..begin - 1];
+        }
+        Some(line.strip_suffix(b"\r").unwrap_or(line))
+    })
+    .take(MAX_REPORT_LINES)
+}
+
+/// Does the output end with a Go build or vet report: diagnostics (with
+/// their continuations) below a package header or a `go: ` line?
+pub(super) fn build_report(content: &[u8]) -> bool {
+    let window = tail(content);
+    let mut lines = lines_from_end(window);
+    // Most outputs stop here: a report's last line is a diagnostic, a
+    // continuation or `too many errors`.
+    match lines.next() {
+        Some(last)
+            if last.first() == Some(&b'\t')
+                || last == b"too many errors"
+                || (memmem::find(last, b".go:").is_some() && DIAGNOSTIC.is_match(last)) =>
+        {
+            read_report(std::iter::once(last).chain(lines))
+        }
+        _ => false,
+    }
+}
+
+fn read_report<'a>(lines: impl Iterator<Item = &'a [u8]>) -> bool {
+    let (mut diagnostics, mut indented) = (0usize, 0usize);
+    for line in lines {
+        if line.len() > LINE_BYTES {
+            return false;
+        }
+        if line.first() == Some(&b'\t') {
+            indented += 1;
+            if indented > MAX_INDENTED_RUN {
+                return false;
+            }
+            continue;
+        }
+        indented = 0;
+        if DIAGNOSTIC.is_match(line) {
+            diagnostics += 1;
+        } else if line == b"too many errors" || line.starts_with(b"note: module requires Go ") {
+            continue;
+        } else {
+            // The report's top: the package's header, or the go command's
+            // own line (a loader error has no header).
+            return diagnostics > 0 && (HEADER.is_match(line) || line.starts_with(b"go: "));
+        }
+    }
+    false
+}
+
+/// Does the output end with a Go panic: its last line a goroutine's frame,
+/// and above it `goroutine N [running]:` below `panic: …` or `fatal
+/// error: …`?
+pub(super) fn panic_at_end(window: &[u8]) -> bool {
+    let mut lines = lines_from_end(window);
+    if !lines
+        .next()
+        .is_some_and(|last| last.first() == Some(&b'\t') && FRAME.is_match(last))
+    {
+        return false;
+    }
+    let mut goroutine = false;
+    let mut indented = 0usize;
+    for line in lines {
+        if line.len() > LINE_BYTES {
+            return false;
+        }
+        if line.first() == Some(&b'\t') {
+            indented += 1;
+            if indented > MAX_INDENTED_RUN {
+                return false;
+            }
+            continue;
+        }
+        indented = 0;
+        if line.starts_with(b"goroutine ") {
+            goroutine = true;
+        } else if goroutine && (line.starts_with(b"panic: ") || line.starts_with(b"fatal error: "))
+        {
+            return true;
+        }
+    }
+    false
+}
