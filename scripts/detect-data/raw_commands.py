@@ -279,8 +279,9 @@ def git_repo_with(messages):
     return " && ".join(cmds)
 
 
-# (name, files, command). The command runs in a fresh scratch directory
-# holding `files`; its label is its exit status.
+# (name, files, command[, setup]). The command runs in a fresh scratch
+# directory holding `files`, after `setup` if any (its output is not
+# recorded); its label is its exit status.
 SCENARIOS = [
     # --- cargo / rustc
     ("cargo-build-type-error", cargo_crate("app", RUST_ONE_ERROR), "cd app && cargo build"),
@@ -405,6 +406,19 @@ SCENARIOS = [
     ("go-run-prints-report", dict({"go.mod": GO_MOD}, **{"main.go": GO_PRINTS_UNDEFINED}), "go run ."),
     ("go-build-log-tail", dict({"go.mod": GO_MOD}, **{"main.go": GO_UNDEFINED}),
      "go build ./... > build.log 2>&1; tail -3 build.log"),
+    # --- commands that only print files: a log of an earlier failed run
+    # (written by the scenario's setup, not part of the command)
+    ("tail-go-build-log", dict({"go.mod": GO_MOD}, **{"main.go": GO_UNDEFINED}), "tail -3 build.log",
+     "go build ./... > build.log 2>&1"),
+    ("cat-go-test-log", dict({"go.mod": GO_MOD}, **{"main.go": GO_ADD, "main_test.go": GO_TEST_FAILING}),
+     "cat test.log", "go test ./... > test.log 2>&1"),
+    ("tail-make-log", {"Makefile": MAKEFILE_FAIL}, "tail -n 1 make.log 2>&1", "make > make.log 2>&1"),
+    ("head-traceback-log", {"s.py": SCRIPT_LATE_TRACEBACK}, "head -n 20 run.log",
+     "python3 s.py > run.log 2>&1"),
+    ("grep-error-log", {"s.py": SCRIPT_LATE_TRACEBACK}, "grep -n -e Error -e Traceback run.log",
+     "python3 s.py > run.log 2>&1"),
+    ("tail-missing-log", {}, "tail -3 build.log"),
+    ("cat-missing-log", {}, "cat build.log"),
     # --- eslint, tsc without --pretty (`--eslint` / `--tsc`)
     ("eslint-errors", {"eslint.config.mjs": ESLINT_CONFIG, "a.js": JS_LINT_ERRORS}, "{eslint} a.js"),
     ("eslint-ok", {"eslint.config.mjs": ESLINT_CONFIG, "a.js": JS_LINT_WARNING}, "{eslint} a.js"),
@@ -426,7 +440,7 @@ SCENARIOS = [
 ]
 
 
-def run(name, files, command, pytest, python, tsc, eslint, gocache):
+def run(name, files, command, pytest, python, tsc, eslint, gocache, setup=None):
     tmp = tempfile.mkdtemp(prefix=f"probe-{name}-")
     try:
         for path, text in files.items():
@@ -441,6 +455,10 @@ def run(name, files, command, pytest, python, tsc, eslint, gocache):
                    GOFLAGS="-mod=mod", GOTOOLCHAIN="local", GO111MODULE="on")
         cmd = command.replace("{pytest}", pytest or "pytest").replace("{python}", python)
         cmd = cmd.replace("{tsc}", tsc or "tsc").replace("{eslint}", eslint or "eslint")
+        if setup:
+            # Before the command, its output not recorded (a log to read).
+            subprocess.run(["bash", "-c", setup], cwd=tmp, env=env, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, timeout=TIMEOUT)
         p = subprocess.run(["bash", "-c", f"( {cmd} ) 2>&1"], cwd=tmp, env=env,
                            stdout=subprocess.PIPE, timeout=TIMEOUT)
         return p.stdout.decode("utf-8", "replace").replace(tmp, "/tmp/probe"), p.returncode
@@ -466,7 +484,7 @@ def main():
 
 
 def scenarios(args, only, gocache):
-    for name, files, command in SCENARIOS:
+    for name, files, command, *setup in SCENARIOS:
         if only and name not in only:
             continue
         if "{pytest}" in command and not args.pytest:
@@ -478,11 +496,12 @@ def scenarios(args, only, gocache):
         if "{eslint}" in command and not args.eslint:
             print(f"{name}: skipped (no --eslint)", file=sys.stderr)
             continue
-        if ("go " in command or "gofmt " in command) and not shutil.which("go"):
+        uses = " ".join([command, *setup])
+        if ("go " in uses or "gofmt " in uses) and not shutil.which("go"):
             print(f"{name}: skipped (no go)", file=sys.stderr)
             continue
         text, status = run(name, files, command, args.pytest, args.python, args.tsc,
-                           args.eslint, gocache)
+                           args.eslint, gocache, *setup)
         print(json.dumps({
             "source": f"probe:raw-commands:{name}",
             "provider": "openai",

@@ -43,6 +43,7 @@ mod api_error;
 pub mod bedrock_converse;
 mod budget;
 mod bytemask;
+mod call_index;
 mod call_kind;
 mod content;
 mod defect;
@@ -71,6 +72,7 @@ mod text;
 pub mod turn;
 mod view;
 
+pub use call_index::CallIndex;
 pub use defect::{Defect, DefectKind};
 pub use detect::Detector;
 pub use dialect::Dialect;

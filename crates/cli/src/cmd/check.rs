@@ -36,10 +36,11 @@ pub fn run(
     let view = toolwarden_wire::request_view(dialect, &body)
         .map_err(|e| CmdError(format!("{}: {e}", file.display())))?;
     // Every result is shown, so every result is read.
+    let calls = toolwarden_wire::CallIndex::new(&view);
     let reads = view
         .results
         .iter()
-        .map(|r| r.read(&detector))
+        .map(|r| r.read_for_call(&detector, calls.call_for(r)))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| CmdError(format!("{}: a tool result's content: {e}", file.display())))?;
     let defects = toolwarden_wire::validate(dialect, &body)
@@ -142,11 +143,17 @@ fn render_table(
             "\n{:>5}  {:<36} {:<24} {:<8} {:<10} {:<4} why",
             "msg", "call id", "tool", "result", "basis", "new"
         );
+        let calls = toolwarden_wire::CallIndex::new(view);
         for (r, read) in view.results.iter().zip(reads) {
             let verdict = if read.verdict.failed { "FAILED" } else { "ok" };
+            let command = calls
+                .call_for(r)
+                .and_then(|c| toolwarden_wire::detect::command_of(&c.arguments));
             let why =
                 if read.verdict.failed && read.verdict.basis == toolwarden_core::Basis::Heuristic {
-                    detector.explain(&read.text).unwrap_or("")
+                    detector
+                        .explain_for_command(&read.text, command.as_deref())
+                        .unwrap_or("")
                 } else {
                     ""
                 };

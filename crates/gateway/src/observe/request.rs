@@ -152,6 +152,9 @@ pub(crate) fn analyze(sinks: &Sinks, facts: &RequestFacts, read: &ReadBody) -> R
     // (Read once, when a result's id is not unique.)
     let mut last_call: Option<HashMap<&str, usize>> = None;
     let mut same_tool_before: HashMap<&str, usize> = HashMap::new();
+    // The calls by id, for the verdict on a result answering a command
+    // that only prints files (built once, if a new result is read).
+    let mut calls: Option<toolwarden_wire::CallIndex<'_, '_>> = None;
     for result in view.results.iter().filter(|r| r.new) {
         // Its ordinal among the new results naming the same tool.
         let same_tool = result.tool.as_deref().map(|tool| {
@@ -187,7 +190,8 @@ pub(crate) fn analyze(sinks: &Sinks, facts: &RequestFacts, read: &ReadBody) -> R
             continue;
         }
         // Decoded only now, for a result that will be recorded.
-        let read = match guard(|| result.read(&sinks.detector)) {
+        let calls = calls.get_or_insert_with(|| toolwarden_wire::CallIndex::new(view));
+        let read = match guard(|| result.read_for_call(&sinks.detector, calls.call_for(result))) {
             Ok(Ok(read)) => read,
             Ok(Err(e)) => {
                 parse_error.get_or_insert_with(|| format!("tool result {}: {e}", result.call_id));
@@ -482,6 +486,41 @@ mod tests {
         let recorded = seen.0.lock().map(|v| v.clone()).unwrap_or_default();
         // 10 bytes: the decoded text, not the 12 of its JSON.
         assert_eq!(recorded, [("ok".to_string(), true, 10)]);
+    }
+
+    /// A Chat result is judged with the call it answers: the output of a
+    /// command that only prints a log (an earlier build's `make: ***`
+    /// line) is the log's text; the same text from `make` is its failure.
+    #[tokio::test]
+    async fn a_file_readers_output_is_not_its_failure() {
+        let seen = Arc::new(Results::default());
+        let (sinks, facts) = setup(seen.clone(), Dialect::OpenAiChat);
+        let call = |id: &str, command: &str| {
+            serde_json::json!({"id": id, "type": "function", "function": {"name": "shell",
+                "arguments": serde_json::json!({"command": command}).to_string()}})
+        };
+        let result = |id: &str| {
+            serde_json::json!({"role": "tool", "tool_call_id": id,
+                "content": "make: *** [Makefile:3: all] Error 1\n"})
+        };
+        let body = serde_json::json!({"model": "m", "messages": [
+            {"role": "user", "content": "build"},
+            {"role": "assistant", "content": null,
+                "tool_calls": [call("read", "tail -1 build.log"), call("run", "make")]},
+            result("read"), result("run"),
+        ]});
+        let read = ReadBody::view(
+            Dialect::OpenAiChat,
+            Bytes::from(serde_json::to_vec(&body).unwrap()),
+        );
+        analyze(&sinks, &facts, &read);
+        sinks.recorder.shutdown().await;
+        let recorded = seen.0.lock().map(|v| v.clone()).unwrap_or_default();
+        let failed: Vec<(&str, bool)> = recorded
+            .iter()
+            .map(|(id, f, _)| (id.as_str(), *f))
+            .collect();
+        assert_eq!(failed, [("read", false), ("run", true)]);
     }
 
     /// Collects the recorded results' name lengths: (model, tool,

@@ -2,8 +2,9 @@
 //!
 //! The input is JSONL in the corpus format (`shared/corpus/tool_results.jsonl`):
 //! one object per line with at least `source`, `provider`, `content` and
-//! `is_error`. The label is hidden from the detector: it only sees
-//! `content`. [`evaluate`] counts true/false positives/negatives overall, per
+//! `is_error`, and optionally the `command` that printed `content`. The
+//! label is hidden from the detector: it sees `content` (and `command`).
+//! [`evaluate`] counts true/false positives/negatives overall, per
 //! provider and per source repository, and keeps the misclassified rows.
 
 use std::fmt;
@@ -22,6 +23,11 @@ struct Row {
     provider: String,
     content: String,
     is_error: bool,
+    /// The shell command that printed `content`, where the row has it
+    /// (`scripts/detect-data/raw_commands.py`'s rows): the verdict reads
+    /// it as the gateway reads the call's (`Detector::explain_for_command`).
+    #[serde(default)]
+    command: Option<String>,
 }
 
 /// Confusion counts and the scores derived from them.
@@ -107,7 +113,7 @@ pub fn evaluate(jsonl: &[u8], detector: &Detector) -> Result<EvalReport, EvalErr
         let line = i + 1;
         let row: Row =
             serde_json::from_slice(raw).map_err(|source| EvalError::BadLine { line, source })?;
-        let rule = detector.explain(&row.content);
+        let rule = detector.explain_for_command(&row.content, row.command.as_deref());
         let predicted = rule.is_some();
         let repo = repository(&row.source);
         overall.add(row.is_error, predicted);

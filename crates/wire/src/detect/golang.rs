@@ -51,9 +51,10 @@ static PACKAGE_FAILED: LazyLock<Regex> =
     LazyLock::new(|| build(r"^FAIL\t[^\s]+(?:\t\d+(?:\.\d+)?s| \[[a-z ]+ failed\])$"));
 
 /// A panic's frame line: `\t/src/main.go:8 +0x5e` (the `+0x…` offset is
-/// absent in some frames).
+/// absent in some frames; `fp=… sp=… pc=…` follow it under
+/// `GOTRACEBACK=system`).
 static FRAME: LazyLock<Regex> =
-    LazyLock::new(|| build(r"^\t\S+:\d+(?: \+0x[0-9a-f]+)?(?: fp=\S+ sp=\S+ pc=\S+)?$"));
+    LazyLock::new(|| build(r"^\t\S+\.go:\d+(?: \+0x[0-9a-f]+)?(?: fp=\S+ sp=\S+ pc=\S+)?$"));
 
 fn build(pattern: &str) -> Regex {
     regex::bytes::RegexBuilder::new(pattern)
@@ -103,23 +104,35 @@ fn lines_from_end(window: &[u8]) -> impl Iterator<Item = &[u8]> {
     .take(MAX_REPORT_LINES)
 }
 
+/// The last line of `window` (its trailing whitespace trimmed), when it
+/// is at most [`LINE_BYTES`] long: found without reading further back.
+fn last_line(window: &[u8]) -> Option<&[u8]> {
+    let rest = super::rules::trim_end(window);
+    let near = rest.len().saturating_sub(LINE_BYTES + 1);
+    match memchr::memrchr(b'\n', &rest[near..]) {
+        Some(i) => Some(&rest[near + i + 1..]),
+        None if near == 0 => Some(rest),
+        None => None,
+    }
+}
+
+/// Does `line` open with a `.go` file's location (its first colon after
+/// `.go`): the cheap test before [`DIAGNOSTIC`].
+fn go_location_first(line: &[u8]) -> bool {
+    memchr::memchr(b':', line).is_some_and(|i| line[..i].ends_with(b".go"))
+}
+
 /// Does the output end with a Go build or vet report: diagnostics (with
 /// their continuations) below a package header or a `go: ` line?
 pub(super) fn build_report(content: &[u8]) -> bool {
     let window = tail(content);
-    let mut lines = lines_from_end(window);
     // Most outputs stop here: a report's last line is a diagnostic, a
     // continuation or `too many errors`.
-    match lines.next() {
-        Some(last)
-            if last.first() == Some(&b'\t')
-                || last == b"too many errors"
-                || (memmem::find(last, b".go:").is_some() && DIAGNOSTIC.is_match(last)) =>
-        {
-            read_report(std::iter::once(last).chain(lines))
-        }
-        _ => false,
-    }
+    let report_like = last_line(window).is_some_and(|last| {
+        let last = last.strip_suffix(b"\r").unwrap_or(last);
+        last.first() == Some(&b'\t') || last == b"too many errors" || go_location_first(last)
+    });
+    report_like && read_report(lines_from_end(window))
 }
 
 fn read_report<'a>(lines: impl Iterator<Item = &'a [u8]>) -> bool {
@@ -152,12 +165,16 @@ fn read_report<'a>(lines: impl Iterator<Item = &'a [u8]>) -> bool {
 /// Does the output end with a Go panic: its last line a goroutine's frame,
 /// and above it `goroutine N [running]:` below `panic: …` or `fatal
 /// error: …`?
-pub(super) fn panic_at_end(window: &[u8]) -> bool {
+///
+/// `last` is the window's last line without its indentation (read by the
+/// caller): most outputs stop at it, as a frame names a `.go` file and
+/// its line (its last colon is the line's).
+pub(super) fn panic_at_end(window: &[u8], last: &[u8]) -> bool {
+    if !memchr::memrchr(b':', last).is_some_and(|i| last[..i].ends_with(b".go")) {
+        return false;
+    }
     let mut lines = lines_from_end(window);
-    if !lines
-        .next()
-        .is_some_and(|last| last.first() == Some(&b'\t') && FRAME.is_match(last))
-    {
+    if !lines.next().is_some_and(|line| FRAME.is_match(line)) {
         return false;
     }
     let mut goroutine = false;

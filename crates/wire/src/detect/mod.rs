@@ -34,6 +34,12 @@
 //! status reads); a `git log --oneline` line (`a1b2c3d tests failed on
 //! CI`); a count and a file name (`410 gone.txt`, `wc`'s).
 //!
+//! With the command that printed the text known
+//! ([`Detector::verdict_for_command`], the call's arguments through
+//! [`command_of`]), a command that only prints files ([`file_reader`]:
+//! `tail -1 build.log`) has the rules that read the text as a failure
+//! report turned off: its output is the files' text (`command.rs`).
+//!
 //! Only a bounded prefix ([`HEAD_BYTES`]), bounded suffixes ([`TAIL_BYTES`],
 //! [`CRASH_TAIL_BYTES`], [`SUMMARY_TAIL_BYTES`]) and, for JSON, a bounded scan ([`JSON_SCAN_BYTES`])
 //! are read. The first-line rules run as one anchored [`regex::bytes::RegexSet`]
@@ -55,6 +61,7 @@
 //! ```
 
 mod client;
+mod command;
 mod compiler;
 mod golang;
 mod json;
@@ -71,6 +78,8 @@ mod tests;
 #[cfg(test)]
 mod tests_clients;
 #[cfg(test)]
+mod tests_command;
+#[cfg(test)]
 mod tests_golang;
 #[cfg(test)]
 mod tests_summary;
@@ -80,6 +89,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use toolwarden_core::{Basis, Verdict};
 
+pub use command::{MAX_COMMAND_BYTES, READERS, command_of, file_reader};
 pub use rules::{CRASH_TAIL_BYTES, HEAD_BYTES, JSON_SCAN_BYTES, TAIL_BYTES};
 pub use summary::SUMMARY_TAIL_BYTES;
 
@@ -245,7 +255,28 @@ impl Detector {
     /// 0`); a failure found by the other rules has basis
     /// [`Basis::Heuristic`]; anything else is [`Verdict::NONE`].
     pub fn verdict(&self, content: &str) -> Verdict {
-        match self.find(content) {
+        self.verdict_for_command(content, None)
+    }
+
+    /// [`Detector::explain`] for the output of a known shell `command`
+    /// (see [`command_of`]): when it only prints files ([`file_reader`]:
+    /// `tail -1 build.log`, `cat app.log`), the rules that read the text as
+    /// a failure report are off (a log's `make: *** … Error 1`, a
+    /// traceback, `Error: …` are the file's), and so are extra patterns;
+    /// the client's exit status, refusals, error tags and the reader's own
+    /// complaint (`tail: cannot open 'x' for reading: …`) still count.
+    /// Any other command, or none, is [`Detector::explain`].
+    pub fn explain_for_command(&self, content: &str, command: Option<&str>) -> Option<&str> {
+        match self.find_for(content, command) {
+            Found::Failure(name) => Some(name),
+            Found::ClientSuccess | Found::Nothing => None,
+        }
+    }
+
+    /// [`Detector::verdict`] for the output of a known shell `command`,
+    /// read as [`Detector::explain_for_command`] reads it.
+    pub fn verdict_for_command(&self, content: &str, command: Option<&str>) -> Verdict {
+        match self.find_for(content, command) {
             Found::Failure(name) if rules::CLIENT_RULES.contains(&name) => Verdict {
                 failed: true,
                 basis: Basis::Client,
@@ -277,6 +308,10 @@ impl Detector {
     }
 
     fn find(&self, content: &str) -> Found<'_> {
+        self.find_for(content, None)
+    }
+
+    fn find_for(&self, content: &str, command: Option<&str>) -> Found<'_> {
         match &self.mode {
             Mode::Naive => {
                 if naive::is_failure(content) {
@@ -286,6 +321,14 @@ impl Detector {
                 }
             }
             Mode::Rules { disabled, extra } => {
+                if let Some(reader) = command.and_then(file_reader) {
+                    let off = *disabled | rules::reader_mask(reader, content.as_bytes());
+                    return match rules::first_match(content.as_bytes(), off) {
+                        rules::Finding::Failure(name) => Found::Failure(name),
+                        rules::Finding::ClientSuccess => Found::ClientSuccess,
+                        rules::Finding::Nothing => Found::Nothing,
+                    };
+                }
                 match rules::first_match(content.as_bytes(), *disabled) {
                     rules::Finding::Failure(name) => return Found::Failure(name),
                     rules::Finding::ClientSuccess => return Found::ClientSuccess,

@@ -65,6 +65,35 @@ const FAILURE_SUMMARY: usize = 12;
 /// verdicts have basis `client`, not `heuristic`.
 pub(super) const CLIENT_RULES: &[&str] = &["exit_status"];
 
+/// The rules that read a result's text as a failure report: off for a
+/// command that only prints files (see `command.rs`), whose output is the
+/// files' text. The others stay: the client's exit status, its refusals,
+/// our framing, an error tag, and `shell_diagnostic` for the reader's own
+/// complaint ([`reader_mask`]).
+const READ_AS_REPORT: u32 = 1 << CRASH_TRACE
+    | 1 << ERROR_LABEL
+    | 1 << OS_ERROR
+    | 1 << HTTP_STATUS
+    | 1 << JSON_ERROR
+    | 1 << FAILURE_STATEMENT
+    | 1 << FAILURE_SUMMARY;
+
+/// The rules to turn off for the output of `program`, a file reader:
+/// [`READ_AS_REPORT`], and `shell_diagnostic` unless the output opens
+/// with the reader's own name (`tail: cannot open 'x' for reading: …`,
+/// not a `ls: cannot access …` line that a log holds).
+pub(super) fn reader_mask(program: &str, content: &[u8]) -> u32 {
+    let head = head(content);
+    let own = head
+        .strip_prefix(program.as_bytes())
+        .is_some_and(|rest| rest.starts_with(b": "));
+    if own {
+        READ_AS_REPORT
+    } else {
+        READ_AS_REPORT | 1 << SHELL_DIAGNOSTIC
+    }
+}
+
 /// What the rules found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Finding {
@@ -613,7 +642,7 @@ fn crash_at_end(content: &[u8]) -> bool {
         return true;
     }
     // A Go panic ends with a goroutine's frame.
-    super::golang::panic_at_end(window)
+    super::golang::panic_at_end(window, last)
 }
 
 /// Substring searchers built once.

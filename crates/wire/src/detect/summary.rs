@@ -34,9 +34,11 @@
 //!
 //! Only the last [`SUMMARY_TAIL_BYTES`] bytes are read; a closing line is
 //! at most 512 bytes long, and a JSON document is `json_error`'s, not
-//! read here. What it cannot tell apart: a command whose output ends with
-//! such a line and that succeeded all the same (`tail -1 build.log` of an earlier build, a
-//! single-file `grep` whose last hit is one). Search hits in several files
+//! read here. What it cannot tell apart from the text alone: a command
+//! whose output ends with such a line and that succeeded all the same
+//! (`tail -1 build.log` of an earlier build, a single-file `grep` whose
+//! last hit is one); with the call's command known, such a file reader's
+//! output is not read as a report (`command.rs`). Search hits in several files
 //! (`src/a.py:3:    print("1 failed in 0.1s")`) and indented or quoted
 //! lines are not closing lines.
 

@@ -49,7 +49,21 @@ impl<'a> ResultView<'a> {
     /// results (Anthropic `is_error`, Bedrock `status`) is a success unless
     /// its text is the harness's refusal ([`Detector::refusal_verdict`]).
     pub fn read(&self, detector: &Detector) -> Result<ResultContent<'a>, WireError> {
-        let mut read = self.read_with(&|text| detector.verdict(text))?;
+        self.read_for_call(detector, None)
+    }
+
+    /// [`ResultView::read`] knowing the call the result answers (see
+    /// [`crate::CallIndex`]): the output of a shell command that only
+    /// prints files (`tail -1 build.log`) is judged as the files' text
+    /// ([`Detector::verdict_for_command`]).
+    pub fn read_for_call(
+        &self,
+        detector: &Detector,
+        call: Option<&crate::CallView<'_>>,
+    ) -> Result<ResultContent<'a>, WireError> {
+        let command = call.and_then(|c| crate::detect::command_of(&c.arguments));
+        let command = command.as_deref();
+        let mut read = self.read_with(&|text| detector.verdict_for_command(text, command))?;
         if self.raw.unflagged_where_client_flags() && read.verdict == Verdict::NONE {
             read.verdict = detector.refusal_verdict(&read.text);
         }

@@ -1,0 +1,218 @@
+//! Tests of the verdict on a known command's output (`command.rs`): a
+//! command that only prints files answers with their text. The outputs
+//! are `scripts/detect-data/raw_commands.py`'s, run here (a log written
+//! by the scenario's setup, then the command).
+
+use proptest::prelude::*;
+
+use super::{Detector, command_of, file_reader};
+
+/// (command, output, exit status): commands that printed a log of an
+/// earlier failed run, and exited 0.
+const READS: &[(&str, &str)] = &[
+    (
+        "tail -3 build.log",
+        "# example.com/pkg\n./main.go:6:14: undefined: x\n./main.go:7:2: y declared but not used\n",
+    ),
+    (
+        "cat test.log",
+        "--- FAIL: TestAdd (0.00s)\n    main_test.go:7: Add(1, 2) = 3, want 4\nFAIL\nFAIL\texample.com/pkg\t0.008s\nFAIL\n",
+    ),
+    (
+        "tail -n 1 make.log 2>&1",
+        "make: *** [Makefile:3: all] Error 1\n",
+    ),
+    (
+        "head -n 20 run.log",
+        "Traceback (most recent call last):\n  File \"/tmp/probe/s.py\", line 4, in <module>\n    json.loads(\"{bad json\")\njson.decoder.JSONDecodeError: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)\n",
+    ),
+    (
+        "grep -n -e Error -e Traceback run.log",
+        "3:Traceback (most recent call last):\n15:json.decoder.JSONDecodeError: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)\n",
+    ),
+];
+
+#[test]
+fn a_file_readers_output_is_the_files_text() {
+    let d = Detector::default();
+    let mut read_as_failures = 0;
+    for (command, output) in READS {
+        assert_eq!(
+            d.explain_for_command(output, Some(command)),
+            None,
+            "{command}: {output:?}"
+        );
+        read_as_failures += usize::from(d.explain(output).is_some());
+    }
+    // Without the command, most read as failure reports (the grep hits'
+    // `3:` prefix hides its traceback).
+    assert_eq!(read_as_failures, 4);
+}
+
+#[test]
+fn a_readers_own_complaint_is_a_failure() {
+    let d = Detector::default();
+    // tail -3 build.log (1), cat build.log (1)
+    let missing = [
+        (
+            "tail -3 build.log",
+            "tail: cannot open 'build.log' for reading: No such file or directory\n",
+        ),
+        (
+            "cat build.log",
+            "cat: build.log: No such file or directory\n",
+        ),
+    ];
+    for (command, output) in missing {
+        assert_eq!(
+            d.explain_for_command(output, Some(command)),
+            Some("shell_diagnostic"),
+            "{command}"
+        );
+    }
+    // Another program's complaint in the file is the file's.
+    assert_eq!(
+        d.explain_for_command(
+            "ls: cannot access 'x': No such file or directory\n",
+            Some("cat ls.log")
+        ),
+        None
+    );
+    // The client's exit status still decides.
+    assert_eq!(
+        d.explain_for_command(
+            "Exit code 1\ntail: cannot open 'build.log' for reading: No such file or directory",
+            Some("tail -1 build.log")
+        ),
+        Some("exit_status")
+    );
+    assert!(
+        d.verdict_for_command(
+            "Exit code 0\nmake: *** [all] Error 1",
+            Some("tail -1 build.log")
+        )
+        .basis
+            == toolwarden_core::Basis::Client
+    );
+}
+
+#[test]
+fn only_a_simple_readers_command_counts() {
+    let d = Detector::default();
+    let log = "make: *** [Makefile:3: all] Error 1\n";
+    for command in [
+        "make",
+        "make 2>&1 | tail -1",
+        "tail -1 build.log; make",
+        "make > build.log 2>&1; tail -1 build.log",
+        "cat $(ls *.log)",
+        "cat \"$(ls *.log)\"",
+        "tail -1 `ls`",
+        "(tail -1 build.log)",
+        "LC_ALL=C tail -1 build.log",
+        "tail -1 'unclosed",
+        "sudo tail -1 build.log",
+    ] {
+        assert_eq!(
+            d.explain_for_command(log, Some(command)),
+            Some("failure_summary"),
+            "{command}"
+        );
+    }
+    assert_eq!(file_reader("/usr/bin/tail -n 5 build.log"), Some("tail"));
+    assert_eq!(
+        file_reader("grep -E 'a|b;c' app.log 2>/dev/null"),
+        Some("grep")
+    );
+    assert_eq!(file_reader("rg \"x > y\" src"), Some("rg"));
+}
+
+#[test]
+fn the_command_from_a_calls_arguments() {
+    let command = |args: &str| command_of(args).map(|c| c.into_owned());
+    // Claude Code's Bash, the Gemini CLI's run_shell_command
+    assert_eq!(
+        command(r#"{"command":"tail -1 build.log","description":"x"}"#).as_deref(),
+        Some("tail -1 build.log")
+    );
+    // the Codex CLI's exec_command
+    assert_eq!(
+        command(r#"{"cmd":"cat a.log","yield_time_ms":1000}"#).as_deref(),
+        Some("cat a.log")
+    );
+    // the Codex CLI's shell: an argv
+    assert_eq!(
+        command(r#"{"command":["bash","-lc","tail -1 build.log"],"workdir":"/w"}"#).as_deref(),
+        Some("tail -1 build.log")
+    );
+    assert_eq!(
+        command(r#"{"command":["cat","a.log"]}"#).as_deref(),
+        Some("cat a.log")
+    );
+    for args in [
+        r#"{"path":"build.log"}"#,
+        r#"{"command":3}"#,
+        r#"{"command":["cat",3]}"#,
+        "not json \"command\"",
+        "",
+    ] {
+        assert_eq!(command(args), None, "{args}");
+    }
+    let long = format!(
+        r#"{{"command":"cat {}"}}"#,
+        "a".repeat(super::MAX_COMMAND_BYTES)
+    );
+    assert_eq!(command(&long), None);
+}
+
+proptest! {
+    /// Any command and any arguments text are read without a panic.
+    #[test]
+    fn no_command_panics(command in "\\PC{0,80}", args in "\\PC{0,80}") {
+        let _ = file_reader(&command);
+        let _ = command_of(&args);
+        let _ = command_of(&format!(r#"{{"command":{}}}"#, serde_json::json!(command)));
+        let _ = Detector::default().explain_for_command(&args, Some(&command));
+    }
+
+    /// A reader's command with quoted words (any text inside the quotes,
+    /// metacharacters included) is still a reader's; the same words joined
+    /// by a pipe or a list to another command are not.
+    #[test]
+    fn quoted_words_stay_words(
+        reader in prop::sample::select(super::READERS),
+        words in proptest::collection::vec("[^'\\n\\r]{0,12}", 0..4),
+        op in prop::sample::select(&["|", ";", "&&", "||", ">", "<", "&"][..]),
+    ) {
+        let quoted: Vec<String> = words.iter().map(|w| format!("'{w}'")).collect();
+        let command = format!("{reader} -n {} app.log", quoted.join(" "));
+        prop_assert_eq!(file_reader(&command), Some(reader), "{}", command);
+        let joined = format!("{command} {op} make");
+        prop_assert_eq!(file_reader(&joined), None, "{}", joined);
+    }
+
+    /// Whatever a file reader printed, the verdict for its command is
+    /// never one of the rules that read the text as a report.
+    #[test]
+    fn a_readers_output_is_never_a_report(
+        opening in prop::sample::select(&[
+            "", "Error: ", "Traceback (most recent call last):\n", "{\"error\": \"x\"}",
+            "HTTP/1.1 500 Internal Server Error\n", "Permission denied\n", "Build failed: ",
+        ][..]),
+        text in "\\PC{0,200}",
+        closing in prop::sample::select(&[
+            "", "\nmake: *** [all] Error 1\n", "\n=== 1 failed in 0.1s ===\n",
+            "\n# example.com/pkg\n./main.go:6:14: undefined: x\n",
+        ][..]),
+        reader in prop::sample::select(super::READERS),
+    ) {
+        let output = format!("{opening}{text}{closing}");
+        let command = format!("{reader} app.log");
+        let d = Detector::default();
+        let rule = d.explain_for_command(&output, Some(&command));
+        prop_assert!(
+            matches!(rule, None | Some("framed_error" | "error_tag" | "exit_status" | "user_denied" | "harness_refusal" | "shell_diagnostic")),
+            "{:?} for {:?}", rule, output
+        );
+    }
+}
