@@ -123,6 +123,55 @@ fn check_openai_chat_detects_failures_heuristically() {
     assert!(failed.iter().all(|r| r["basis"] == "heuristic"));
 }
 
+/// `check` judges a result with the call it answers: a log's last line
+/// printed by `tail` is the log's text, the same line printed by `make`
+/// is its failure (table and JSON alike).
+#[test]
+fn check_reads_a_file_readers_output_as_the_files_text() {
+    let call = |id: &str, command: &str| {
+        serde_json::json!({"id": id, "type": "function", "function": {"name": "shell",
+            "arguments": serde_json::json!({"command": command}).to_string()}})
+    };
+    let result = |id: &str| {
+        serde_json::json!({"role": "tool", "tool_call_id": id,
+            "content": "make: *** [Makefile:3: all] Error 1\n"})
+    };
+    let body = serde_json::to_vec(&serde_json::json!({"model": "m", "messages": [
+        {"role": "user", "content": "build"},
+        {"role": "assistant", "content": null,
+            "tool_calls": [call("read", "tail -1 build.log"), call("run", "make")]},
+        result("read"), result("run"),
+    ]}))
+    .unwrap();
+    let out = run_with_stdin(&["check", "--json", "--dialect", "openai-chat", "-"], &body);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let failed: Vec<_> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["failed"].clone())
+        .collect();
+    assert_eq!(failed, [false, true], "{v}");
+    let out = run_with_stdin(&["check", "--dialect", "openai-chat", "-"], &body);
+    let table = String::from_utf8_lossy(&out.stdout);
+    let rows: Vec<&str> = table.lines().filter(|l| l.contains("shell")).collect();
+    assert_eq!(rows.len(), 2, "{table}");
+    assert!(
+        rows[0].contains(" ok ") && !rows[0].contains("failure_summary"),
+        "{table}"
+    );
+    assert!(
+        rows[1].contains("FAILED") && rows[1].contains("failure_summary"),
+        "{table}"
+    );
+}
+
 #[test]
 fn check_exits_1_on_defects_and_repair_fixes_them() {
     let body = br#"{"model":"claude-x","max_tokens":10,"messages":[
