@@ -198,6 +198,11 @@ pub struct ShutdownReport {
     /// Counts folded into the per-tool aggregate that were not written by
     /// the deadline (reported in the log line per tool).
     pub unwritten: DroppedCounts,
+    /// Requests whose record its caller had not handed to the recorder
+    /// when the drain ended (the gateway: still being read or recorded by
+    /// a worker busy past the shutdown's bound), so never written; not
+    /// part of the event counts above. The recorder itself leaves it 0.
+    pub unrecorded_requests: u64,
 }
 
 /// Events per transaction at most, by default.
@@ -447,6 +452,7 @@ impl Recorder {
             abandoned,
             finished,
             unwritten,
+            unrecorded_requests: 0,
         }
     }
 }

@@ -14,6 +14,9 @@ use crate::recorder::{Event, RequestRecord};
 
 /// Everything needed to record a finished response, moved to a task.
 pub(super) struct Finished {
+    /// Uncounted once the request's record is queued (or, metrics only,
+    /// not to be made).
+    pub(super) counted: Option<super::unrecorded::Counted>,
     pub(super) sinks: Arc<Sinks>,
     pub(super) base: RequestBase,
     pub(super) request: RequestInfo,
@@ -32,6 +35,7 @@ pub(super) struct Finished {
 impl Finished {
     pub(super) async fn record(self) {
         let _done = DoneGuard(self.sinks.clone());
+        let counted = self.counted;
         let base = self.base;
         let info = self.request;
         let sinks = &self.sinks;
@@ -77,6 +81,9 @@ impl Finished {
             overhead: self.overhead,
         });
         if self.metrics_only {
+            if let Some(counted) = counted {
+                counted.queued();
+            }
             return;
         }
         sinks.recorder.record(Event::Request(RequestRecord {
@@ -112,6 +119,9 @@ impl Finished {
             server_address: base.server_address.clone(),
             server_port: base.server_port,
         }));
+        if let Some(counted) = counted {
+            counted.queued();
+        }
     }
 }
 

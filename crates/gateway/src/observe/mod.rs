@@ -29,7 +29,8 @@ pub(crate) mod reused;
 pub(crate) mod seen;
 pub(crate) mod session;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
+mod unrecorded;
 
 use std::{
     panic::AssertUnwindSafe,
@@ -86,6 +87,9 @@ pub(crate) struct Sinks {
     /// The shutdown's grace period is over: an observation dropped
     /// unfinished was cut by the gateway, not abandoned by its client.
     pub grace_over: GraceOver,
+    /// Requests whose request record is not queued yet (a shutdown
+    /// reports those it ends before).
+    pub unrecorded: unrecorded::Unrecorded,
     /// Finished responses whose records are still being made.
     pending: AtomicUsize,
     idle: Notify,
@@ -163,6 +167,9 @@ impl<'a> ResponseMeta<'a> {
 
 /// Follows one response to its end, then records it.
 pub(crate) struct Observation {
+    /// Counted in `Sinks::unrecorded` until its record is queued (moved
+    /// to the task that queues it).
+    counted: Option<unrecorded::Counted>,
     sinks: Arc<Sinks>,
     base: RequestBase,
     request: Option<RequestInfo>,
@@ -259,6 +266,7 @@ impl Sinks {
             reused: reused::ReusedIds::new(bounds.recent_results),
             detector,
             grace_over: GraceOver::default(),
+            unrecorded: unrecorded::Unrecorded::default(),
             pending: AtomicUsize::new(0),
             idle: Notify::new(),
         }
@@ -309,6 +317,7 @@ impl Observation {
     /// Start observing.
     pub(crate) fn new(sinks: Arc<Sinks>, base: RequestBase) -> Observation {
         Observation {
+            counted: Some(sinks.unrecorded.count()),
             sinks,
             base,
             request: None,
@@ -680,6 +689,7 @@ impl Observation {
         // Before `base` is taken: it names the dialect.
         let response = self.read_now(&info, known);
         let finished = Finished {
+            counted: self.counted.take(),
             sinks: self.sinks.clone(),
             base: std::mem::replace(&mut self.base, empty_base()),
             request: info,

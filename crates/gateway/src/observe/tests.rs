@@ -75,7 +75,7 @@ impl Harness {
     }
 }
 
-fn base() -> RequestBase {
+pub(crate) fn base() -> RequestBase {
     RequestBase {
         request_id: "r1".into(),
         at_ms: 0,
