@@ -14,6 +14,7 @@ pub(crate) mod tee;
 
 use http::{HeaderValue, Response, header};
 
+use crate::stream_stall::Watched;
 use crate::{
     errors::{ProxyError, error_body},
     routes::Provider,
@@ -32,6 +33,8 @@ pub(crate) enum GatewayBody {
     Tee(Box<TeeBody>),
     /// A body from the admin router.
     Admin(axum::body::Body),
+    /// Any of those on an HTTP/2 stream, under its stall limit.
+    Http2(Box<Watched<GatewayBody>>),
 }
 
 impl GatewayBody {
@@ -39,6 +42,15 @@ impl GatewayBody {
     pub(crate) fn full(bytes: impl Into<Bytes>) -> Self {
         let bytes = bytes.into();
         GatewayBody::Full((!bytes.is_empty()).then_some(bytes))
+    }
+
+    /// Made by an HTTP/2 stream's service: watched for the client's
+    /// reading ([`crate::stream_stall`]); otherwise unchanged.
+    pub(crate) fn on_stream(self) -> Self {
+        match crate::stream_stall::current() {
+            Some(progress) => GatewayBody::Http2(Box::new(Watched::new(self, progress))),
+            None => self,
+        }
     }
 }
 
@@ -54,6 +66,7 @@ impl Body for GatewayBody {
             GatewayBody::Full(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
             GatewayBody::Tee(tee) => Pin::new(tee.as_mut()).poll_frame(cx),
             GatewayBody::Admin(body) => Pin::new(body).poll_frame(cx).map_err(Into::into),
+            GatewayBody::Http2(body) => Pin::new(body.as_mut()).poll_frame(cx),
         }
     }
 
@@ -62,6 +75,7 @@ impl Body for GatewayBody {
             GatewayBody::Full(bytes) => bytes.is_none(),
             GatewayBody::Tee(tee) => tee.is_end_stream(),
             GatewayBody::Admin(body) => body.is_end_stream(),
+            GatewayBody::Http2(body) => body.is_end_stream(),
         }
     }
 
@@ -72,6 +86,7 @@ impl Body for GatewayBody {
             }
             GatewayBody::Tee(tee) => tee.size_hint(),
             GatewayBody::Admin(body) => body.size_hint(),
+            GatewayBody::Http2(body) => body.size_hint(),
         }
     }
 }

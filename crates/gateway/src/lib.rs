@@ -63,6 +63,7 @@ mod shutdown;
 mod sockets;
 mod startup;
 mod state;
+mod stream_stall;
 mod upstream;
 mod upstream_url;
 mod worker;

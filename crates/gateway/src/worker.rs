@@ -17,7 +17,7 @@ use std::{convert::Infallible, net::SocketAddr, sync::Arc, time::Duration};
 use http::{HeaderValue, Request, Response, StatusCode, header};
 use hyper::{body::Incoming, service::service_fn};
 use hyper_util::{
-    rt::{TokioExecutor, TokioIo, TokioTimer},
+    rt::{TokioIo, TokioTimer},
     server::conn::auto,
 };
 use tokio::{
@@ -36,6 +36,7 @@ use crate::{
     shutdown::raised,
     startup::GatewayError,
     state::{PeerAddr, Shared},
+    stream_stall::StreamExec,
     upstream::HttpClient,
     ws,
 };
@@ -53,7 +54,7 @@ struct Local {
     client: HttpClient,
     /// The fast path's upstream connections.
     pool: Arc<Pool>,
-    builder: auto::Builder<TokioExecutor>,
+    builder: auto::Builder<StreamExec>,
 }
 
 /// What a worker needs to know about stopping.
@@ -141,7 +142,9 @@ async fn serve(
             sweep.sweep();
         }
     });
-    let mut builder = auto::Builder::new(TokioExecutor::new());
+    // Each HTTP/2 stream is its own task, ended when its client leaves a
+    // chunk unread for `client_body_timeout` (`stream_stall`).
+    let mut builder = auto::Builder::new(StreamExec::new(shared.config.client_body_timeout));
     // Header names keep their case both ways (the upstream client keeps
     // it too: `upstream::client`), as on the fast path; a head longer than
     // the fast path takes is refused with 431 here too.
@@ -338,7 +341,7 @@ async fn connection(
             if let Some(refused) =
                 crate::rebinding::refusal(&shared, req.method(), req.uri(), req.headers())
             {
-                return Ok::<_, Infallible>(refused);
+                return Ok::<_, Infallible>(refused.map(GatewayBody::on_stream));
             }
             // A WebSocket: WebSocket mode on a Responses path (read), any
             // other to a provider relayed unread.
@@ -347,10 +350,16 @@ async fn connection(
                 ws::upgrade_route(req.method(), req.uri(), req.headers(), upstreams)
             {
                 return Ok::<_, Infallible>(
-                    ws::handle(shared, pool, client, req, route, stopping).await,
+                    ws::handle(shared, pool, client, req, route, stopping)
+                        .await
+                        .map(GatewayBody::on_stream),
                 );
             }
-            Ok::<_, Infallible>(dispatch(shared, client, req).await)
+            Ok::<_, Infallible>(
+                dispatch(shared, client, req)
+                    .await
+                    .map(GatewayBody::on_stream),
+            )
         }
     });
     let conn = local

@@ -150,3 +150,76 @@ async fn shutdown_lets_an_open_stream_finish_within_the_grace_period() {
         .expect("shutdown finished after the stream")
         .unwrap();
 }
+
+/// An HTTP/2 client that stops reading one stream (its window stays shut,
+/// while the connection's other streams and pings go on): the stream is
+/// reset after `client_body_timeout_ms` and its upstream request
+/// cancelled, as an HTTP/1 client that reads nothing is cut; the
+/// connection's other streams are served before and after. Before, the
+/// stream held the upstream and its response until the client reset it.
+#[tokio::test]
+async fn an_http2_stream_its_client_stops_reading_is_reset_and_its_upstream_freed() {
+    let (tx, rx) = mpsc::channel(8);
+    let up = upstream(sse_upstream(Arc::new(Mutex::new(Some(rx))))).await;
+    let gw = gateway(&format!("http://{}", up.addr), |c| {
+        c.client_body_timeout = Duration::from_secs(1);
+    })
+    .await;
+    let stream = TcpStream::connect(gw.addr()).await.unwrap();
+    let (mut sender, conn) =
+        hyper::client::conn::http2::Builder::new(hyper_util::rt::TokioExecutor::new())
+            // The stalled stream's window shuts soon; the connection's
+            // stays open for the others.
+            .initial_stream_window_size(65_535)
+            .initial_connection_window_size(16 << 20)
+            .handshake::<_, Full<Bytes>>(TokioIo::new(stream))
+            .await
+            .unwrap();
+    let conn = tokio::spawn(conn);
+    let mut request = post(
+        "/v1/chat/completions",
+        &[],
+        b"{\"model\":\"m\",\"stream\":true}",
+    );
+    *request.uri_mut() = format!("http://{}/v1/chat/completions", gw.addr())
+        .parse()
+        .unwrap();
+    let response = sender.send_request(request).await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    // The upstream streams far more than the window, the gateway's and
+    // the sockets' buffers hold; the client reads none of it.
+    let event = format!("data: {{\"pad\":\"{}\"}}\n\n", "x".repeat(16 << 10));
+    let event = Bytes::from(event);
+    let feeder = tx.clone();
+    let feeding = tokio::spawn(async move {
+        for _ in 0..1024 {
+            if feeder.send(Ok(Frame::data(event.clone()))).await.is_err() {
+                return;
+            }
+        }
+    });
+    let healthz = || {
+        hyper::Request::get(format!("http://{}/healthz", gw.addr()))
+            .body(Full::default())
+            .unwrap()
+    };
+    // Another stream on the connection is served while this one stalls.
+    let other = sender.send_request(healthz()).await.unwrap();
+    assert_eq!(other.status(), StatusCode::OK);
+    body_of(other).await;
+    tokio::time::timeout(Duration::from_secs(10), tx.closed())
+        .await
+        .expect("the upstream of the stream its client stopped reading was not cancelled");
+    // The stalled stream was reset: what it had before its window shut,
+    // then an error.
+    let read = tokio::time::timeout(Duration::from_secs(5), response.into_body().collect())
+        .await
+        .expect("the stalled stream ended");
+    assert!(read.is_err(), "the stalled stream was reset");
+    // The connection goes on.
+    let after = sender.send_request(healthz()).await.unwrap();
+    assert_eq!(after.status(), StatusCode::OK);
+    feeding.abort();
+    conn.abort();
+    gw.shutdown().await;
+}

@@ -1,0 +1,238 @@
+//! An HTTP/2 stream whose client stops reading it: its flow-control window
+//! stays shut, so hyper holds the response's next chunk and stops polling
+//! the body, and the stream, the upstream connection and the upstream's
+//! response are held until the client resets it. [`crate::write_limit`]
+//! cannot see it (the connection's other streams and pings keep the TCP
+//! connection moving). Each stream hyper serves over HTTP/2 runs under
+//! [`StreamExec`], which ends it — hyper's stream task is dropped, and h2
+//! resets the stream (`RST_STREAM`, `CANCEL`), dropping the response body
+//! and with it the upstream's — once a chunk it was handed has waited
+//! `client_body_timeout` for the client's window, as an HTTP/1 write waits
+//! at most that long. The body says when it hands a chunk and when it is
+//! polled again ([`Watched`]), through a [`Progress`] the stream's task
+//! makes known while it polls ([`current`]). A chunk waiting for the
+//! upstream is no stall: the body was polled and is pending.
+//!
+//! HTTP/1 is untouched: hyper spawns no task per HTTP/1 request, so no
+//! progress is current there and its bodies are not wrapped.
+
+use std::{
+    cell::RefCell,
+    future::Future,
+    pin::Pin,
+    sync::{
+        Arc,
+        atomic::{AtomicU64, Ordering},
+    },
+    task::{Context, Poll},
+    time::Duration,
+};
+
+use http_body::{Body, Frame, SizeHint};
+use tokio::time::{Instant, Sleep};
+
+/// What a stream's body says to its task: `0` while nothing it handed is
+/// waiting (it was polled since), else the number of the data chunk last
+/// handed.
+#[derive(Debug, Default)]
+pub(crate) struct Progress(AtomicU64);
+
+thread_local! {
+    /// The progress of the HTTP/2 stream whose task this thread is polling.
+    static CURRENT: RefCell<Option<Arc<Progress>>> = const { RefCell::new(None) };
+}
+
+/// The progress of the HTTP/2 stream being polled, if any: a response
+/// made now (by the stream's service future) is to be wrapped in
+/// [`Watched`] with it.
+pub(crate) fn current() -> Option<Arc<Progress>> {
+    CURRENT.with(|c| c.borrow().clone())
+}
+
+/// hyper's executor for a connection's HTTP/2 streams: spawns each on the
+/// worker's runtime, under the stall limit.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct StreamExec {
+    limit: Duration,
+}
+
+impl StreamExec {
+    /// Streams whose chunk waits `limit` for the client's window are ended.
+    pub(crate) fn new(limit: Duration) -> StreamExec {
+        StreamExec { limit }
+    }
+}
+
+impl<F> hyper::rt::Executor<F> for StreamExec
+where
+    F: Future<Output = ()> + Send + 'static,
+{
+    fn execute(&self, fut: F) {
+        tokio::spawn(Stream {
+            inner: Box::pin(fut),
+            progress: Arc::default(),
+            limit: self.limit,
+            timer: None,
+            armed: 0,
+        });
+    }
+}
+
+/// A stream's task under the stall limit.
+struct Stream<F> {
+    inner: Pin<Box<F>>,
+    progress: Arc<Progress>,
+    limit: Duration,
+    /// Set when a chunk waits; its deadline is the chunk's.
+    timer: Option<Pin<Box<Sleep>>>,
+    /// The chunk the timer is set for (`0`: none).
+    armed: u64,
+}
+
+/// Puts back the progress current before, however the poll ends.
+struct Restore(Option<Arc<Progress>>);
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        CURRENT.with(|c| *c.borrow_mut() = self.0.take());
+    }
+}
+
+impl<F: Future<Output = ()>> Future for Stream<F> {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = self.get_mut();
+        {
+            let before = CURRENT.with(|c| c.borrow_mut().replace(this.progress.clone()));
+            let _restore = Restore(before);
+            if this.inner.as_mut().poll(cx).is_ready() {
+                return Poll::Ready(());
+            }
+        }
+        let waiting = this.progress.0.load(Ordering::Relaxed);
+        if waiting == 0 {
+            this.armed = 0;
+            return Poll::Pending;
+        }
+        if this.armed != waiting {
+            this.armed = waiting;
+            let deadline = Instant::now() + this.limit;
+            match &mut this.timer {
+                Some(timer) => timer.as_mut().reset(deadline),
+                None => this.timer = Some(Box::pin(tokio::time::sleep_until(deadline))),
+            }
+        }
+        match this.timer.as_mut().map(|t| t.as_mut().poll(cx)) {
+            Some(Poll::Ready(())) => {
+                tracing::debug!(
+                    limit_ms = this.limit.as_millis() as u64,
+                    "HTTP/2 stream not read for client_body_timeout_ms: reset"
+                );
+                // Dropping hyper's task resets the stream and drops its body.
+                Poll::Ready(())
+            }
+            _ => Poll::Pending,
+        }
+    }
+}
+
+/// A response body on an HTTP/2 stream: tells its stream's [`Progress`]
+/// when it hands a data chunk and when it is polled again.
+#[derive(Debug)]
+pub(crate) struct Watched<B> {
+    inner: B,
+    progress: Arc<Progress>,
+    handed: u64,
+}
+
+impl<B> Watched<B> {
+    pub(crate) fn new(inner: B, progress: Arc<Progress>) -> Watched<B> {
+        Watched {
+            inner,
+            progress,
+            handed: 0,
+        }
+    }
+}
+
+impl<B: Body<Data = bytes::Bytes> + Unpin> Body for Watched<B> {
+    type Data = bytes::Bytes;
+    type Error = B::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<bytes::Bytes>, B::Error>>> {
+        let this = self.get_mut();
+        this.progress.0.store(0, Ordering::Relaxed);
+        let polled = Pin::new(&mut this.inner).poll_frame(cx);
+        if let Poll::Ready(Some(Ok(frame))) = &polled
+            && frame.data_ref().is_some_and(|d| !d.is_empty())
+        {
+            this.handed += 1;
+            this.progress.0.store(this.handed, Ordering::Relaxed);
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures_util::StreamExt;
+    use hyper::rt::Executor;
+
+    /// A stream whose body handed a chunk and is not polled again (the
+    /// client's window is shut) ends after the limit; one whose body is
+    /// waiting for its upstream (polled, pending) does not, however long.
+    #[tokio::test(start_paused = true)]
+    async fn a_stream_ends_when_a_handed_chunk_waits_the_limit() {
+        let limit = Duration::from_secs(5);
+        for stalled in [true, false] {
+            let (done, ended) = tokio::sync::oneshot::channel::<Instant>();
+            let started = Instant::now();
+            StreamExec::new(limit).execute(async move {
+                struct Report(Option<tokio::sync::oneshot::Sender<Instant>>);
+                impl Drop for Report {
+                    fn drop(&mut self) {
+                        let _ = self.0.take().unwrap().send(Instant::now());
+                    }
+                }
+                let _report = Report(Some(done));
+                let progress = current().expect("the stream's progress is current");
+                let mut body = Watched::new(
+                    http_body_util::StreamBody::new(
+                        futures_util::stream::iter([Ok::<_, std::convert::Infallible>(
+                            Frame::data(bytes::Bytes::from_static(b"chunk")),
+                        )])
+                        .chain(futures_util::stream::pending()),
+                    ),
+                    progress,
+                );
+                let first = std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await;
+                assert!(first.is_some());
+                if !stalled {
+                    // Polled again: waits for the upstream, for good.
+                    std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await;
+                }
+                std::future::pending::<()>().await;
+            });
+            assert!(current().is_none(), "current only while a stream is polled");
+            let waited = tokio::time::timeout(Duration::from_secs(60), ended).await;
+            match (stalled, waited) {
+                (true, Ok(Ok(at))) => assert_eq!(at - started, limit),
+                (false, Err(_)) => {}
+                (stalled, waited) => panic!("stalled {stalled}: {waited:?}"),
+            }
+        }
+    }
+}
