@@ -45,6 +45,7 @@ mod budget;
 mod bytemask;
 mod call_index;
 mod call_kind;
+mod choices;
 mod content;
 mod defect;
 pub mod detect;

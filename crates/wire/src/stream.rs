@@ -80,7 +80,9 @@ impl Framing {
 /// has passed: Responses `response.completed` / `response.failed` /
 /// `response.incomplete`, Anthropic `message_stop`, Chat `[DONE]` or the
 /// chunk that gives the last open choice its `finish_reason` (with `n` >
-/// 1 the choices stream interleaved and finish one by one), Gemini a chunk with a `finishReason`,
+/// 1 the choices stream interleaved and finish one by one), Gemini the
+/// chunk that gives the last open candidate its `finishReason` (likewise
+/// with `candidateCount` > 1) or a blocked prompt's `blockReason`,
 /// Bedrock Converse `messageStop`.
 ///
 /// Bedrock streams are AWS event-stream frames, not SSE:
@@ -288,52 +290,10 @@ fn is_final(state: &State, event: &[u8], data: &[u8]) -> bool {
         State::Responses(_) => named(RESPONSES_FINALS),
         State::Anthropic(_) => named(ANTHROPIC_FINALS),
         State::Chat(s) => data == b"[DONE]" || s.all_choices_finished(),
-        // A blocked prompt's only chunk names `promptFeedback.blockReason`.
-        State::Gemini(_) => {
-            (find(b"\"finishReason\"") || find(b"\"blockReason\"")) && gemini_finishes(data)
-        }
+        // Every candidate begun has finished (with `candidateCount` > 1
+        // they finish one by one), or the prompt was blocked.
+        State::Gemini(s) => s.is_whole(),
         State::Converse(_) => event == b"messageStop",
-    }
-}
-
-/// Whether a Gemini chunk that holds `"finishReason"` or `"blockReason"`
-/// has them where they end the response: a candidate's `finishReason`, the
-/// prompt's `promptFeedback.blockReason`. A call's `args` are an object, so
-/// an argument of that name is written as it is (`{"finishReason": …}`)
-/// and ended nothing. A chunk that is not one JSON object is taken at its
-/// word, as before.
-fn gemini_finishes(data: &[u8]) -> bool {
-    use serde::de::IgnoredAny;
-    #[derive(serde::Deserialize)]
-    struct Chunk {
-        #[serde(default)]
-        candidates: Option<Vec<Candidate>>,
-        #[serde(default, rename = "promptFeedback")]
-        prompt_feedback: Option<Feedback>,
-    }
-    #[derive(serde::Deserialize)]
-    struct Candidate {
-        #[serde(default, rename = "finishReason")]
-        finish_reason: Option<IgnoredAny>,
-    }
-    #[derive(serde::Deserialize)]
-    struct Feedback {
-        #[serde(default, rename = "blockReason")]
-        block_reason: Option<IgnoredAny>,
-    }
-    match serde_json::from_slice::<Chunk>(data) {
-        Ok(chunk) => {
-            let finished = chunk
-                .candidates
-                .iter()
-                .flatten()
-                .any(|c| c.finish_reason.is_some());
-            finished
-                || chunk
-                    .prompt_feedback
-                    .is_some_and(|f| f.block_reason.is_some())
-        }
-        Err(_) => true,
     }
 }
 
@@ -341,8 +301,8 @@ fn gemini_finishes(data: &[u8]) -> bool {
 /// final event, as far as what it left tells: its `event:` name, else a
 /// `type` key in the start or the end of its data (OpenAI's own models
 /// write `type` last); Gemini's `finishReason` and Chat's `finish_reason`
-/// come after the parts that made the chunk large (a Chat one ends the
-/// response only if it can have been the last open choice's). A Responses
+/// come after the parts that made the chunk large (one ends the response
+/// only if it can have been the last open choice's or candidate's). A Responses
 /// stream whose generated images make `response.completed` larger than
 /// the cap ended whole.
 fn dropped_is_final(state: &mut State, dropped: &Dropped) -> bool {
@@ -358,7 +318,9 @@ fn dropped_is_final(state: &mut State, dropped: &Dropped) -> bool {
         State::Responses(_) => named(RESPONSES_FINALS),
         State::Anthropic(_) => named(ANTHROPIC_FINALS),
         State::Chat(s) => names_a_finish_reason(&dropped.tail) && s.finished_unread(),
-        State::Gemini(_) => find(b"\"finishReason\"") || find(b"\"blockReason\""),
+        State::Gemini(s) => {
+            find(b"\"blockReason\"") || (find(b"\"finishReason\"") && s.finished_unread())
+        }
         State::Converse(_) => false,
     }
 }
@@ -515,6 +477,39 @@ mod completeness_tests {
         parser.feed(delta.as_bytes());
         assert!(!parser.is_complete());
         assert!(parser.finish().ended_early);
+    }
+
+    /// A Gemini chunk larger than the event cap that names a
+    /// `finishReason` (a candidate's last piece carrying a generated
+    /// image) is not read: it ends the stream when it can only have
+    /// finished the one open candidate; with two candidates open
+    /// (`candidateCount` > 1), which one it finished is unknown, and the
+    /// stream is complete only once the other's finish is read, then never
+    /// (it ends early).
+    #[test]
+    fn an_unread_gemini_finish_ends_only_a_lone_open_candidate() {
+        let big = "A".repeat(crate::sse::DEFAULT_MAX_EVENT + 1);
+        let first = |index: &str| {
+            format!(
+                "data: {{\"candidates\":[{{\"content\":{{\"role\":\"model\",\"parts\":[{{\"text\":\"a\"}}]}}{index}}}]}}\n\n"
+            )
+        };
+        let huge = format!(
+            "data: {{\"candidates\":[{{\"content\":{{\"parts\":[{{\"inlineData\":{{\"mimeType\":\"image/png\",\"data\":\"{big}\"}}}}]}},\"finishReason\":\"STOP\"}}]}}\n\n"
+        );
+        let finish1 = "data: {\"candidates\":[{\"content\":{\"parts\":[]},\"finishReason\":\"STOP\",\"index\":1}]}\n\n";
+        let mut one = StreamParser::new(Dialect::Gemini);
+        one.feed(first("").as_bytes());
+        one.feed(huge.as_bytes());
+        assert!(one.is_complete(), "the one candidate's unread finish");
+        let mut two = StreamParser::new(Dialect::Gemini);
+        two.feed(first("").as_bytes());
+        two.feed(first(",\"index\":1").as_bytes());
+        two.feed(huge.as_bytes());
+        assert!(!two.is_complete(), "either candidate may have finished");
+        two.feed(finish1.as_bytes());
+        assert!(!two.is_complete(), "candidate 0's finish was not read");
+        assert!(two.finish().ended_early);
     }
 
     /// A Chat chunk larger than the event cap that names a `finish_reason`

@@ -292,3 +292,91 @@ async fn every_choice_of_a_stream_is_recorded_whole_with_one_turn() {
         assert_eq!(c["turn"].as_i64(), Some(turn), "one turn: {calls:?}");
     }
 }
+
+/// A Gemini stream of two candidates (`candidateCount: 2`), as Gemini
+/// streams them: each chunk holds every candidate still open (candidate 0
+/// without its `index`, as Vertex writes it), a candidate's last piece
+/// holds its `finishReason` and a finished one is left out of the chunks
+/// after it. Candidate 1 finishes while candidate 0's `book` call is still
+/// streaming its arguments (`partialArgs`), and candidate 0 then calls
+/// `notify` and finishes later. Each chunk comes in its own write.
+fn two_candidates_finishing_apart() -> Scripted {
+    let chunk = |candidates: Value| {
+        let v = json!({"candidates": candidates, "modelVersion": "gemini-2.0-flash",
+            "responseId": "resp-c2"});
+        Bytes::from(format!("data: {v}\n\n"))
+    };
+    let parts = |parts: Value| json!({"role": "model", "parts": parts});
+    let partial = |path: &str, value: &str, more: bool| json!({"jsonPath": path, "stringValue": value, "willContinue": more});
+    let pieces = vec![
+        chunk(json!([
+            {"content": parts(json!([{"functionCall": {"name": "lookup", "args": {"query": "LIS"}}}]))},
+            {"content": parts(json!([{"text": "Looking it up"}])), "index": 1},
+        ])),
+        chunk(json!([
+            {"content": parts(json!([{"functionCall": {"name": "book", "willContinue": true,
+                "partialArgs": [partial("$.flight", "TP", true)]}}]))},
+            {"content": parts(json!([{"text": "."}])), "finishReason": "STOP", "index": 1},
+        ])),
+        chunk(json!([
+            {"content": parts(json!([{"functionCall": {"partialArgs": [
+                partial("$.flight", "123", false), partial("$.seat", "12A", false)]}}]))},
+        ])),
+        chunk(json!([
+            {"content": parts(json!([{"functionCall": {"name": "notify", "args": {"to": "me"}}}]))},
+        ])),
+        {
+            let v = json!({"candidates": [{"content": parts(json!([])), "finishReason": "STOP"}],
+                "usageMetadata": {"promptTokenCount": 20, "candidatesTokenCount": 9},
+                "modelVersion": "gemini-2.0-flash", "responseId": "resp-c2"});
+            Bytes::from(format!("data: {v}\n\n"))
+        },
+    ];
+    Scripted::Sse(pieces, Duration::from_millis(60))
+}
+
+/// Every call of a Gemini stream of several candidates is recorded whole,
+/// with one turn fingerprint: candidate 1's `finishReason` was taken for
+/// the stream's end, so candidate 0's `book` was recorded from a copy
+/// holding part of its arguments, the turn's fingerprint was made of that
+/// copy, and `notify`, begun after it, was recorded at the stream's end
+/// with a fingerprint of its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_candidate_of_a_gemini_stream_is_recorded_whole_with_one_turn() {
+    let mut h = Harness::start().await;
+    h.mock.push_response(two_candidates_finishing_apart());
+    let mut convo = Convo::new(Kind::Gemini, true, None);
+    convo.body["generationConfig"] = json!({"candidateCount": 2});
+    let r = convo.send(&h.client, &h.gw()).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert!(r.text().contains("notify"), "{}", r.text());
+    h.metrics_when(|m| metric(m, "toolwarden_tool_calls_total", &[]) == 3.0)
+        .await;
+    h.finish().await;
+    let calls: Vec<Value> = (h.events().into_iter())
+        .filter(|e| e["type"] == "tool_call")
+        .collect();
+    let got: Vec<(String, u64, u64)> = (calls.iter())
+        .map(|c| {
+            (
+                c["tool"].as_str().unwrap_or_default().to_string(),
+                c["call_index"].as_u64().unwrap_or(u64::MAX),
+                c["arguments_bytes"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect();
+    let whole = [
+        ("lookup", r#"{"query":"LIS"}"#),
+        ("book", r#"{"flight":"TP123","seat":"12A"}"#),
+        ("notify", r#"{"to":"me"}"#),
+    ];
+    let want: Vec<(String, u64, u64)> = (whole.iter().enumerate())
+        .map(|(k, (name, args))| (name.to_string(), k as u64, args.len() as u64))
+        .collect();
+    assert_eq!(got, want, "{calls:?}");
+    let turn = toolwarden_wire::turn::fingerprint(whole.iter().copied());
+    let turn = i64::from_ne_bytes(turn.to_ne_bytes());
+    for c in &calls {
+        assert_eq!(c["turn"].as_i64(), Some(turn), "one turn: {calls:?}");
+    }
+}

@@ -24,6 +24,10 @@ pub(super) struct ChunkFields<'d> {
     pub model: Option<&'d str>,
     pub id: Option<&'d str>,
     pub block_reason: Option<&'d str>,
+    /// A `candidates` key whose array holds an object: the chunk holds a
+    /// candidate (the fast path reads only chunks whose candidates are all
+    /// candidate 0).
+    pub candidate: bool,
 }
 
 use super::call::{StreamCall, read_call};
@@ -43,6 +47,7 @@ pub(super) fn chunk_fields<'d>(data: &'d [u8], previous_tail: &[u8]) -> Option<C
         model: None,
         id: None,
         block_reason: None,
+        candidate: false,
     };
     // Strings and the gaps between them are mostly a few bytes long: a
     // plain loop finds them faster than vectorised searches restarted at
@@ -110,6 +115,19 @@ pub(super) fn chunk_fields<'d>(data: &'d [u8], previous_tail: &[u8]) -> Option<C
                     b"modelVersion" => out.model = Some(value),
                     b"responseId" => out.id = Some(value),
                     _ => out.block_reason = Some(value),
+                }
+            }
+            b"candidates" => {
+                let mut at = v;
+                for expect in [b'[', b'{'] {
+                    while data.get(at).is_some_and(u8::is_ascii_whitespace) {
+                        at += 1;
+                    }
+                    if data.get(at) != Some(&expect) {
+                        break;
+                    }
+                    at += 1;
+                    out.candidate |= expect == b'{';
                 }
             }
             b"index" => {
@@ -262,6 +280,17 @@ mod tests {
             (Some("STOP"), Some("m"), Some("r"))
         );
         assert!(chunk_fields(br#"{"candidates":[{"index":1}]}"#, b"").is_none());
+        // A chunk holds a candidate when its `candidates` hold an object.
+        let holds = |d: &[u8]| chunk_fields(d, b"").map(|f| f.candidate);
+        assert_eq!(holds(br#"{"candidates": [ {"index":0}]}"#), Some(true));
+        assert_eq!(
+            holds(br#"{"candidates":[],"usageMetadata":{}}"#),
+            Some(false)
+        );
+        assert_eq!(
+            holds(br#"{"usageMetadata":{"promptTokenCount":1}}"#),
+            Some(false)
+        );
         assert!(chunk_fields(br#"{"error":{"code":1}}"#, b"").is_none());
         assert!(chunk_fields(br#"{"responseId":"a\u0041"}"#, b"").is_none());
         assert!(

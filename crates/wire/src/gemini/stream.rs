@@ -3,7 +3,8 @@
 //!
 //! A chunk is a `GenerateContentResponse`; only `candidates[0]`'s
 //! `functionCall` parts, `finishReason`, `usageMetadata`, `modelVersion`,
-//! `responseId` and `error` are read, into small borrowed structs.
+//! `responseId` and `error` are read, into small borrowed structs, and
+//! which candidates have begun and finished (`index`, `finishReason`).
 
 use std::borrow::Cow;
 
@@ -21,6 +22,7 @@ use super::{
 use crate::{
     ResponseView, Usage,
     budget::{Budget, ENTRY_COST},
+    choices::ChoiceEnds,
     event_sink::EventSink,
 };
 
@@ -187,6 +189,12 @@ pub struct StreamState {
     finish: Option<String>,
     error: Option<String>,
     budget: Budget,
+    /// Which candidates have begun and finished: with several
+    /// (`candidateCount` > 1) the response ends when the last one does.
+    candidates: ChoiceEnds,
+    /// A `promptFeedback.blockReason` came: the prompt was blocked, and
+    /// the response is whole.
+    blocked: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -205,6 +213,18 @@ enum Args {
 }
 
 impl StreamState {
+    /// Whether the response is whole: every candidate named so far has
+    /// given its `finishReason` (and one has), or the prompt was blocked.
+    pub(crate) fn is_whole(&self) -> bool {
+        self.blocked || self.candidates.all_finished()
+    }
+
+    /// A chunk too large or too broken to read named a `finishReason`:
+    /// whether it ended the response (see [`ChoiceEnds::finished_unread`]).
+    pub(crate) fn finished_unread(&mut self) -> bool {
+        self.candidates.finished_unread()
+    }
+
     pub(super) fn on_chunk(&mut self, c: Chunk<'_>) {
         if let Some(id) = c.id
             && self.id.as_deref() != Some(&id)
@@ -224,9 +244,18 @@ impl StreamState {
         }
         if let Some(r) = c.feedback.and_then(|f| f.block_reason) {
             self.finish = Some(r.into_owned());
+            self.blocked = true;
         }
         if let Some(e) = c.error {
             self.error = Some(error_text(&e));
+        }
+        for cand in &c.candidates {
+            let index = cand.index.unwrap_or(0);
+            if cand.finish.is_some() {
+                self.candidates.finished(index);
+            } else {
+                self.candidates.begun(index);
+            }
         }
         let Some(cand) = c.candidates.into_iter().find(|c| c.index.unwrap_or(0) == 0) else {
             return;
@@ -281,9 +310,14 @@ impl StreamState {
         }
         if let Some(b) = found.block_reason {
             self.finish = Some(b.to_owned());
+            self.blocked = true;
         }
+        // The fast path reads only chunks whose one candidate is candidate 0.
         if let Some(f) = found.finish {
             self.finish = Some(f.to_owned());
+            self.candidates.finished(0);
+        } else if found.candidate {
+            self.candidates.begun(0);
         }
         for call in calls.into_vec_iter() {
             self.on_call(call);
@@ -419,6 +453,14 @@ impl EventSink for StreamState {
         }
         if let Ok(chunk) = serde_json::from_slice::<Chunk<'_>>(data) {
             self.on_chunk(chunk);
+            return;
+        }
+        // A chunk that is not one readable object is taken at its word.
+        let find = |needle: &[u8]| memchr::memmem::find(data, needle).is_some();
+        if find(b"\"blockReason\"") {
+            self.blocked = true;
+        } else if find(b"\"finishReason\"") {
+            self.finished_unread();
         }
     }
 

@@ -549,3 +549,5 @@ fn render_uses_output_and_error_and_real_ids_only() {
 }
 
 mod fast_agrees_with_serde;
+
+mod candidates;

@@ -11,7 +11,6 @@
 //! - `render_results`: one `tool` message per outcome, failures framed by
 //!   [`ToolOutcome::flagless_text`](toolwarden_core::ToolOutcome::flagless_text).
 
-mod choices;
 mod fast;
 mod layout;
 mod model;

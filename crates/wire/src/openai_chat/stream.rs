@@ -19,11 +19,11 @@ use serde::{
 use serde_json::value::RawValue;
 use toolwarden_core::ToolCall;
 
-use super::choices::ChoiceEnds;
 use super::model::{ApiError, ChatUsage, FunctionIn, legacy_id};
 use crate::{
     ResponseView, Usage,
     budget::{Budget, ENTRY_COST},
+    choices::ChoiceEnds,
     event_sink::EventSink,
     seed::{AppendStr, Needle},
     splice::Str,

@@ -1,33 +1,36 @@
-//! [`ChoiceEnds`]: which of a Chat stream's choices have begun and which
-//! have finished. A request with `n` > 1 streams its choices interleaved,
-//! each ending with its own `finish_reason`; the stream's calls are whole
-//! only once the last of them has finished, not the first.
+//! [`ChoiceEnds`]: which of a stream's choices (Chat) or candidates
+//! (Gemini) have begun and which have finished. A Chat request with `n` >
+//! 1 streams its choices interleaved, each ending with its own
+//! `finish_reason`; a Gemini request with `candidateCount` > 1 streams
+//! its candidates side by side, each ending with its own `finishReason`.
+//! The stream's calls are whole only once the last of them has finished,
+//! not the first.
 
 use crate::seed::Needle;
 
-/// Most choices told apart (OpenAI's `n` is at most 128). A choice past
-/// them is not waited for.
+/// Most choices told apart (OpenAI's `n` is at most 128, Gemini's
+/// `candidateCount` 8). A choice past them is not waited for.
 const MAX_CHOICES: usize = 256;
 
 static INDEX: Needle = Needle::new("\"index\"");
 
 /// The choices a stream has named, each with whether it has finished.
 #[derive(Debug, Clone, Default)]
-pub(super) struct ChoiceEnds {
+pub(crate) struct ChoiceEnds {
     /// `(choice, finished)`, in the order first named.
     choices: Vec<(u64, bool)>,
 }
 
 impl ChoiceEnds {
     /// `choice` has begun (a chunk named it); a finished one stays so.
-    pub(super) fn begun(&mut self, choice: u64) {
+    pub(crate) fn begun(&mut self, choice: u64) {
         if !self.choices.iter().any(|&(c, _)| c == choice) && self.choices.len() < MAX_CHOICES {
             self.choices.push((choice, false));
         }
     }
 
     /// `choice` gave its `finish_reason`.
-    pub(super) fn finished(&mut self, choice: u64) {
+    pub(crate) fn finished(&mut self, choice: u64) {
         self.begun(choice);
         if let Some(entry) = self.choices.iter_mut().find(|(c, _)| *c == choice) {
             entry.1 = true;
@@ -39,7 +42,7 @@ impl ChoiceEnds {
     /// by their `"index":` keys without parsing it: in such a chunk the
     /// only objects with an `index` are its choices (a string holding
     /// `"index"` escapes its quotes).
-    pub(super) fn begun_in(&mut self, data: &[u8]) {
+    pub(crate) fn begun_in(&mut self, data: &[u8]) {
         for end in INDEX.ends_in(data) {
             let mut rest = &data[end..];
             while let [b' ' | b'\t' | b'\r' | b'\n', tail @ ..] = rest {
@@ -63,7 +66,7 @@ impl ChoiceEnds {
     /// An event too large to read named a `finish_reason`: it finished the
     /// one open choice, if only one is open (which one it was is not
     /// known). Whether every choice has now finished.
-    pub(super) fn finished_unread(&mut self) -> bool {
+    pub(crate) fn finished_unread(&mut self) -> bool {
         let mut open = self.choices.iter_mut().filter(|(_, done)| !done);
         match (open.next(), open.next()) {
             (Some(entry), None) => entry.1 = true,
@@ -74,7 +77,7 @@ impl ChoiceEnds {
     }
 
     /// Whether a choice has finished and every choice named has.
-    pub(super) fn all_finished(&self) -> bool {
+    pub(crate) fn all_finished(&self) -> bool {
         !self.choices.is_empty() && self.choices.iter().all(|&(_, done)| done)
     }
 }
