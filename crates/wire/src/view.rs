@@ -139,10 +139,11 @@ pub struct ResponseView {
     /// [`StreamParser::limit`]: crate::StreamParser::limit
     pub truncated: bool,
     /// A stream that ended without its dialect's final event (Anthropic
-    /// `message_stop`, Chat `[DONE]` or a `finish_reason`, Responses
-    /// `response.completed` / `failed` / `incomplete`, Gemini a
-    /// `finishReason` or a blocked prompt's `blockReason`, ConverseStream
-    /// `messageStop`): the response may lack
+    /// `message_stop`, Chat `[DONE]` or the last open choice's
+    /// `finish_reason`, Responses `response.completed` / `failed` /
+    /// `incomplete`, Gemini the last open candidate's `finishReason` or a
+    /// blocked prompt's `blockReason`, ConverseStream `messageStop`): the
+    /// response may lack
     /// calls or arguments, however cleanly its transport ended. Always
     /// `false` for a whole body.
     pub ended_early: bool,
