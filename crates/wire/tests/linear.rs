@@ -13,7 +13,10 @@
 //! 12 on 2 cores) although the CPU time grew 4 times. One test runs the
 //! cases one after another, alone in its binary.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+mod common;
+use common::timed;
 
 use toolwarden_wire::{Dialect, StreamParser, eventstream::encode_event, response_view};
 
@@ -114,33 +117,13 @@ fn gemini_partial_keys(n: usize) -> usize {
 /// A case: builds an input with `n` calls, parses it, returns how many it saw.
 type Case = fn(usize) -> usize;
 
-/// The CPU time this thread has had, in nanoseconds since it started
-/// (`/proc/thread-self/schedstat`'s first field); `None` where the system
-/// does not say.
-fn thread_cpu_time() -> Option<Duration> {
-    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    let ns = text.split_whitespace().next()?.parse().ok()?;
-    Some(Duration::from_nanos(ns))
-}
-
-/// How long `work` took: in the thread's CPU time when known, else by the
-/// wall clock.
-fn timed(work: impl FnOnce()) -> Duration {
-    let (cpu, wall) = (thread_cpu_time(), Instant::now());
-    work();
-    match (cpu, thread_cpu_time()) {
-        (Some(before), Some(after)) => after.saturating_sub(before),
-        _ => wall.elapsed(),
-    }
-}
-
 /// The fastest of three runs of `case(n)` and of `case(4n)`, interleaved;
 /// checks each run saw everything it was given.
 fn time(case: Case, n: usize) -> (Duration, Duration) {
     let mut best = (Duration::MAX, Duration::MAX);
     for _ in 0..3 {
         for (size, slot) in [(n, &mut best.0), (4 * n, &mut best.1)] {
-            let took = timed(|| assert_eq!(case(size), size));
+            let ((), took) = timed(|| assert_eq!(case(size), size));
             *slot = (*slot).min(took);
         }
     }
@@ -157,12 +140,7 @@ fn stream_parsers_are_linear_in_tool_calls() {
         ("gemini: many id-less names", gemini_idless_names, 16_000),
         ("gemini: many partialArgs keys", gemini_partial_keys, 8_000),
     ];
-    let clock = if thread_cpu_time().is_some() {
-        "CPU time"
-    } else {
-        "wall clock"
-    };
-    eprintln!("timed by the {clock}");
+    eprintln!("timed by the {}", common::clock());
     for (name, case, n) in cases {
         let (small, large) = time(case, n);
         let ratio = large.as_secs_f64() / small.as_secs_f64().max(1e-6);
