@@ -44,6 +44,11 @@ pub enum DefectKind {
     /// the value at messages.N.content.J.toolUse.input is invalid. Provide
     /// a json object for the field and try again."
     NonObjectJson,
+    /// Anthropic: a last message of role `assistant` (a prefill) whose
+    /// content is a string, or ends with a `text` block, ending in
+    /// whitespace: "messages: final assistant content cannot end with
+    /// trailing whitespace".
+    TrailingWhitespace,
 }
 
 impl DefectKind {
@@ -60,6 +65,7 @@ impl DefectKind {
             DefectKind::BlankText => "blank_text",
             DefectKind::EmptyMessage => "empty_message",
             DefectKind::NonObjectJson => "non_object_json",
+            DefectKind::TrailingWhitespace => "trailing_whitespace",
         }
     }
 }

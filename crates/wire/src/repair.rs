@@ -42,6 +42,9 @@ pub enum ChangeKind {
     MadeInputObject,
     /// A result's `json` block that was not an object became a text block.
     ConvertedJsonToText,
+    /// A prefill's text (a last assistant message's) lost the whitespace
+    /// it ended with.
+    TrimmedPrefill,
 }
 
 /// One change a repair made.

@@ -93,6 +93,11 @@ enum Item {
     /// A result flagged as an error with nothing in it (Anthropic refuses
     /// it), its content `""`, `[]`, `null` or absent by the number.
     EmptyError(String, usize),
+    /// An assistant message ending in whitespace (Anthropic refuses it as
+    /// the last message, a prefill), by the number: a string, a text block
+    /// after another, a text block of only whitespace after another, a
+    /// string of only whitespace.
+    Prefill(usize),
 }
 
 /// A clean conversation: `turns[k]` calls in turn `k`, each answered, some
@@ -119,7 +124,7 @@ fn mutate(items: &mut Vec<Item>, kind: u8, a: usize, b: usize) {
         .filter(|&i| matches!(items[i], Item::Calls(_)))
         .collect();
     let len = items.len();
-    match kind % 8 {
+    match kind % 9 {
         0 if !results.is_empty() => {
             items.remove(results[a % results.len()]);
         }
@@ -160,6 +165,7 @@ fn mutate(items: &mut Vec<Item>, kind: u8, a: usize, b: usize) {
                 items[r] = Item::EmptyError(id.clone(), b);
             }
         }
+        8 => items.push(Item::Prefill(b)),
         _ => {}
     }
 }
@@ -181,6 +187,24 @@ fn render(dialect: Dialect, items: &[Item]) -> Vec<u8> {
                             r["content"] = c.clone();
                         }
                         user.push(r);
+                    }
+                    Item::Prefill(form) => {
+                        if !user.is_empty() {
+                            msgs.push(
+                                json!({"role": "user", "content": std::mem::take(&mut user)}),
+                            );
+                        }
+                        let content = match form % 4 {
+                            0 => json!("The answer is "),
+                            1 => {
+                                json!([{"type": "text", "text": "so"}, {"type": "text", "text": "{\n"}])
+                            }
+                            2 => {
+                                json!([{"type": "text", "text": "so"}, {"type": "text", "text": "\u{3000}\n"}])
+                            }
+                            _ => json!(" \t"),
+                        };
+                        msgs.push(json!({"role": "assistant", "content": content}));
                     }
                     Item::Calls(ids) => {
                         if !user.is_empty() {
@@ -208,6 +232,7 @@ fn render(dialect: Dialect, items: &[Item]) -> Vec<u8> {
                     Item::Text(t) => json!({"role": "user", "content": t}),
                     Item::Result(id) | Item::EmptyError(id, _) => json!({"role": "tool", "tool_call_id": id, "content": "out"}),
                     Item::Calls(ids) if ids.is_empty() => json!({"role": "assistant", "content": "hm"}),
+                    Item::Prefill(_) => json!({"role": "assistant", "content": "so "}),
                     Item::Calls(ids) => json!({"role": "assistant", "content": null, "tool_calls": ids.iter().map(|id| json!({
                         "id": id, "type": "function", "function": {"name": "f", "arguments": "{}"}
                     })).collect::<Vec<_>>()}),
@@ -379,6 +404,16 @@ fn every_mutation_kind_breaks_pairing() {
                 "{dialect}: kind {kind}"
             );
         }
+    }
+    // A prefill ending in whitespace, in each of its forms, likewise.
+    for form in 0..4 {
+        let mut items = base.clone();
+        mutate(&mut items, 8, 1, form);
+        let body = render(Dialect::Anthropic, &items);
+        let defects = validate(Dialect::Anthropic, &body).unwrap();
+        assert!(!defects.is_empty(), "prefill {form} left {items:?} clean");
+        let r = repair(Dialect::Anthropic, &body).unwrap();
+        assert!(validate(Dialect::Anthropic, &r.body).unwrap().is_empty());
     }
     // An empty error result, in each of its forms, is Anthropic's alone.
     for form in 0..4 {

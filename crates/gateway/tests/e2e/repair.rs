@@ -178,6 +178,68 @@ async fn an_empty_error_result_is_reported_in_report_mode() {
     assert_eq!(repairs, vec![("empty_error_result", 1)]);
 }
 
+/// An Anthropic conversation ending in a prefill that ends in whitespace,
+/// as a client asking for JSON sends it: the API refuses it ("final
+/// assistant content cannot end with trailing whitespace",
+/// tailcallhq/forgecode#1872).
+fn prefill_ending_in_whitespace() -> Convo {
+    let mut convo = Convo::new(Kind::Anthropic, false, Some("repair-prefill"));
+    convo.body["messages"].as_array_mut().unwrap().push(
+        json!({"role": "assistant", "content": [{"type": "text", "text": "{\n  \"flight\": "}]}),
+    );
+    convo
+}
+
+/// `report`: the body goes as it came and is refused; the defect is
+/// recorded. `fix`: the prefill loses its trailing whitespace, nothing else
+/// changes, and the provider takes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prefill_ending_in_whitespace_is_trimmed_and_accepted() {
+    let convo = prefill_ending_in_whitespace();
+    let refusal = "messages: final assistant content cannot end with trailing whitespace";
+
+    let mut h = Harness::with(MockOptions::default(), |c| c.repair = RepairMode::Report).await;
+    let direct = convo.send(&h.client, &h.direct()).await;
+    assert_eq!(direct.status, 400, "{}", direct.text());
+    assert_eq!(direct.json()["error"]["type"], "invalid_request_error");
+    assert_eq!(direct.json()["error"]["message"], refusal);
+    let r = convo.send(&h.client, &h.gw()).await;
+    assert_eq!(r.status, 400);
+    assert_eq!(r.body, direct.body);
+    assert!(r.header("x-toolwarden-repaired").is_none());
+    let got = h.mock.received();
+    assert_eq!(got[got.len() - 1].body, got[got.len() - 2].body);
+    let stats = h.finish().await;
+    let reported: Vec<(&str, u64)> = stats
+        .repairs
+        .iter()
+        .map(|r| (r.defect.as_str(), r.count))
+        .collect();
+    assert_eq!(reported, vec![("trailing_whitespace", 1)]);
+
+    let mut h = Harness::start().await;
+    let r = convo.send(&h.client, &h.gw()).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.header("x-toolwarden-repaired"), Some("1"));
+    let got = h.mock.take_received();
+    assert_eq!(got.len(), 1);
+    // The body sent, byte for byte, but for the prefill's end.
+    let sent = String::from_utf8(serde_json::to_vec(&convo.body).unwrap()).unwrap();
+    let want = sent.replace(
+        r#""text":"{\n  \"flight\": ""#,
+        r#""text":"{\n  \"flight\":""#,
+    );
+    assert_ne!(want, sent);
+    assert_eq!(String::from_utf8_lossy(&got[0].body), want);
+    let stats = h.finish().await;
+    let repaired: Vec<(&str, u64)> = stats
+        .repairs
+        .iter()
+        .map(|r| (r.defect.as_str(), r.count))
+        .collect();
+    assert_eq!(repaired, vec![("trailing_whitespace", 1)]);
+}
+
 /// A Bedrock harness signing for the client, in repair mode `mode`.
 async fn bedrock_in(mode: RepairMode) -> Harness {
     Harness::with(aws_mock(), move |c| {

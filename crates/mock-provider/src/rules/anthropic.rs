@@ -32,7 +32,12 @@
 //! (ding113/claude-code-hub#470); a `tool_result` with `is_error: true`
 //! whose content is empty (`""` or `[]`): "messages.N.content.J.tool_result:
 //! content cannot be empty if `is_error` is true" (bytedance/trae-agent#230,
-//! jlevy/markform#153, can1357/oh-my-pi#2250).
+//! jlevy/markform#153, can1357/oh-my-pi#2250); a last message of role
+//! `assistant` (a prefill) whose content is a string ending in whitespace,
+//! or whose last block is a `text` block whose text does: "messages: final
+//! assistant content cannot end with trailing whitespace"
+//! (tailcallhq/forgecode#1872; whitespace as JavaScript's `trimEnd` takes
+//! it, which the AI SDK's Anthropic provider trims such a prefill with).
 
 use std::collections::HashSet;
 
@@ -42,7 +47,10 @@ use super::{list, text};
 
 pub(super) fn violation(body: &Value) -> Option<String> {
     let msgs = list(body, "messages");
-    if let Some(problem) = id_off_pattern(msgs).or_else(|| empty_error_result(msgs)) {
+    if let Some(problem) = id_off_pattern(msgs)
+        .or_else(|| empty_error_result(msgs))
+        .or_else(|| trailing_whitespace(msgs))
+    {
         return Some(problem);
     }
     let mut ids: HashSet<&str> = HashSet::new();
@@ -121,6 +129,24 @@ fn empty_error_result(msgs: &[Value]) -> Option<String> {
                 )
             })
         })
+    })
+}
+
+/// A last assistant message (a prefill) ending in whitespace.
+fn trailing_whitespace(msgs: &[Value]) -> Option<String> {
+    let last = msgs.last().filter(|m| text(m, "role") == "assistant")?;
+    let end = match last.get("content") {
+        Some(Value::String(s)) => s.as_str(),
+        Some(Value::Array(blocks)) => blocks
+            .last()
+            .filter(|b| text(b, "type") == "text")
+            .map(|b| text(b, "text"))?,
+        _ => return None,
+    };
+    // JavaScript's whitespace: Unicode's but U+0085, and U+FEFF.
+    let space = |c: char| (c.is_whitespace() && c != '\u{85}') || c == '\u{feff}';
+    end.ends_with(space).then(|| {
+        "messages: final assistant content cannot end with trailing whitespace".to_string()
     })
 }
 
@@ -439,5 +465,39 @@ mod tests {
             None
         );
         assert_eq!(with(json!(""), false), None);
+    }
+
+    #[test]
+    fn a_prefill_ending_in_whitespace() {
+        let want = "messages: final assistant content cannot end with trailing whitespace";
+        let ending = |content: Value| {
+            check(json!([
+                {"role": "user", "content": "go"},
+                {"role": "assistant", "content": content},
+            ]))
+        };
+        for refused in [
+            json!("The answer is "),
+            json!("x\n"),
+            json!("x\u{feff}"),
+            json!([{"type": "text", "text": "a"}, {"type": "text", "text": "{ "}]),
+        ] {
+            assert_eq!(ending(refused.clone()).as_deref(), Some(want), "{refused}");
+        }
+        for taken in [
+            json!("The answer is"),
+            json!("x\u{85}"),
+            json!([{"type": "text", "text": "a "}, call("toolu_1")]),
+        ] {
+            let got = ending(taken.clone());
+            assert!(got.is_none_or(|g| g != want), "{taken}");
+        }
+        // Not the last message: history.
+        let history = check(json!([
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": "ok "},
+            {"role": "user", "content": "more"},
+        ]));
+        assert_eq!(history, None);
     }
 }

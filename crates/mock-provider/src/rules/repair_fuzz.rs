@@ -45,8 +45,9 @@ fn anthropic(r: &mut Rng) -> Value {
     let mut msgs = Vec::new();
     for _ in 0..1 + r.below(7) {
         let assistant = r.chance(50);
+        // Text ending in whitespace at times: refused ending a prefill.
         let content = if r.chance(15) {
-            json!("some text")
+            json!(["some text", "some text \n"][r.below(2)])
         } else {
             let blocks: Vec<Value> = (0..r.below(4))
                 .flat_map(|_| match (assistant, r.below(8)) {
@@ -59,7 +60,7 @@ fn anthropic(r: &mut Rng) -> Value {
                         ]
                     }
                     (assistant, k) => vec![match (assistant, k) {
-                    (true, 0) => json!({"type": "text", "text": "hm"}),
+                    (true, 0) => json!({"type": "text", "text": (["hm", "hm\u{3000}"][r.below(2)])}),
                     (true, 1) => json!({"type": "thinking", "thinking": "x", "signature": "s"}),
                     (true, 3) => {
                         json!({"type": "web_search_tool_result", "tool_use_id": format!("srvtoolu_{}", r.id()), "content": []})

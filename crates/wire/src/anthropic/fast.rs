@@ -116,6 +116,7 @@ fn content<'a>(
             if let Some(h) = text {
                 h.field(t.as_bytes());
             }
+            b.string_content(&t);
             Ok(())
         }
         b'[' => s.array(|s| {

@@ -11,7 +11,7 @@ use serde::{
 };
 use serde_json::value::RawValue;
 
-use super::model::{BlockClass, classify};
+use super::model::{BlockClass, classify, ends_in_space, is_js_space};
 use crate::{
     WireError,
     splice::{Str, elements, utf8},
@@ -34,6 +34,10 @@ pub(super) struct Shape<'a> {
     pub role: Cow<'a, str>,
     /// The content blocks; empty when the content is not an array.
     pub blocks: Vec<Blk<'a>>,
+    /// The content is a string ending in whitespace, or blocks of which the
+    /// last is a `text` block whose text does (see [`ends_in_space`]): the
+    /// API refuses it in a last `assistant` message, a prefill.
+    pub ends_in_space: bool,
 }
 
 /// One message, located.
@@ -137,14 +141,17 @@ pub(super) fn layout(body: &[u8]) -> Result<Layout<'_>, WireError> {
             Vec::new()
         };
         let mut blocks = Vec::with_capacity(block_raws.len());
-        for b in &block_raws {
+        let mut space = !is_array && string_ends_in_space(m.content);
+        for (j, b) in block_raws.iter().enumerate() {
             let rb: RawBlock<'_> = serde_json::from_str(b.get())?;
+            space = j + 1 == block_raws.len() && rb.text_ends_in_space();
             blocks.push(rb.into_blk()?);
         }
         msgs.push(Msg {
             shape: Shape {
                 role: m.role,
                 blocks,
+                ends_in_space: space,
             },
             content: m.content,
             block_raws,
@@ -174,6 +181,27 @@ struct RawBlock<'a> {
     is_error: Option<&'a RawValue>,
     #[serde(borrow, default, deserialize_with = "present")]
     content: Option<&'a RawValue>,
+    /// Raw: decoded only for a message's last block.
+    #[serde(borrow, default)]
+    text: Option<&'a RawValue>,
+}
+
+/// A raw value that is a JSON string ending in whitespace. Decoded only
+/// when its last character may end an escape (`\n`, `\u3000`, …): any other
+/// is the text's own last character, or ends an escape of one that is no
+/// whitespace (`\"`, `\\`, `\/`).
+fn string_ends_in_space(raw: &RawValue) -> bool {
+    let t = raw.get().trim();
+    let Some(inner) = t.strip_prefix('"').and_then(|t| t.strip_suffix('"')) else {
+        return false;
+    };
+    match inner.chars().next_back() {
+        Some(c) if matches!(c, 'n' | 't' | 'r') || c.is_ascii_hexdigit() => {
+            serde_json::from_str::<Str<'_>>(t).is_ok_and(|s| ends_in_space(&s.0))
+        }
+        Some(c) => is_js_space(c),
+        None => false,
+    }
 }
 
 /// A member's raw value when the member is there, `null` included (an
@@ -196,6 +224,11 @@ pub(super) fn empty_content(raw: Option<&str>) -> bool {
 }
 
 impl<'a> RawBlock<'a> {
+    /// A `text` block whose text ends in whitespace.
+    fn text_ends_in_space(&self) -> bool {
+        self.kind == "text" && self.text.is_some_and(string_ends_in_space)
+    }
+
     /// The block's class and the id that matters for it (`id` of a call,
     /// `tool_use_id` of a result; a JSON `null` reads as "").
     fn into_blk(self) -> Result<Blk<'a>, WireError> {
@@ -246,24 +279,30 @@ pub(super) fn outline(body: &[u8]) -> Result<Vec<Shape<'_>>, WireError> {
     let top: Top<'_> = serde_json::from_str(text)?;
     let mut msgs = Vec::with_capacity(top.messages.len());
     for m in top.messages {
-        let blocks = match m.content.0 {
-            Some(raws) => raws
-                .into_iter()
-                .map(RawBlock::into_blk)
-                .collect::<Result<Vec<_>, _>>()?,
-            None => Vec::new(),
+        let (blocks, space) = match m.content.0 {
+            Some(raws) => {
+                let space = raws.last().is_some_and(RawBlock::text_ends_in_space);
+                let blocks = raws
+                    .into_iter()
+                    .map(RawBlock::into_blk)
+                    .collect::<Result<Vec<_>, _>>()?;
+                (blocks, space)
+            }
+            None => (Vec::new(), m.content.1),
         };
         msgs.push(Shape {
             role: m.role,
             blocks,
+            ends_in_space: space,
         });
     }
     Ok(msgs)
 }
 
-/// A message's `content`: its blocks when it is an array; any other value
-/// is skipped (as `layout` does not look inside it).
-struct Content<'a>(Option<Vec<RawBlock<'a>>>);
+/// A message's `content`: its blocks when it is an array; whether a string
+/// ends in whitespace; any other value is skipped (as `layout` does not
+/// look inside it).
+struct Content<'a>(Option<Vec<RawBlock<'a>>>, bool);
 
 impl<'de: 'a, 'a> Deserialize<'de> for Content<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -278,35 +317,35 @@ impl<'de: 'a, 'a> Deserialize<'de> for Content<'a> {
                 while let Some(b) = seq.next_element::<RawBlock<'a>>()? {
                     blocks.push(b);
                 }
-                Ok(Content(Some(blocks)))
+                Ok(Content(Some(blocks), false))
             }
             fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Content<'a>, M::Error> {
                 while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(Content(None))
+                Ok(Content(None, false))
             }
-            fn visit_borrowed_str<E>(self, _: &'de str) -> Result<Content<'a>, E> {
-                Ok(Content(None))
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Content<'a>, E> {
+                Ok(Content(None, ends_in_space(v)))
             }
-            fn visit_str<E>(self, _: &str) -> Result<Content<'a>, E> {
-                Ok(Content(None))
+            fn visit_str<E>(self, v: &str) -> Result<Content<'a>, E> {
+                Ok(Content(None, ends_in_space(v)))
             }
             fn visit_bool<E>(self, _: bool) -> Result<Content<'a>, E> {
-                Ok(Content(None))
+                Ok(Content(None, false))
             }
             fn visit_i64<E>(self, _: i64) -> Result<Content<'a>, E> {
-                Ok(Content(None))
+                Ok(Content(None, false))
             }
             fn visit_u64<E>(self, _: u64) -> Result<Content<'a>, E> {
-                Ok(Content(None))
+                Ok(Content(None, false))
             }
             fn visit_f64<E>(self, _: f64) -> Result<Content<'a>, E> {
-                Ok(Content(None))
+                Ok(Content(None, false))
             }
             fn visit_unit<E>(self) -> Result<Content<'a>, E> {
-                Ok(Content(None))
+                Ok(Content(None, false))
             }
             fn visit_none<E>(self) -> Result<Content<'a>, E> {
-                Ok(Content(None))
+                Ok(Content(None, false))
             }
         }
         d.deserialize_any(V(std::marker::PhantomData))

@@ -68,3 +68,26 @@ pub(super) fn classify(kind: &str) -> BlockClass {
         _ => BlockClass::Other,
     }
 }
+
+/// The API's refusal of a prefill ending in whitespace (a last message of
+/// role `assistant` whose content is a string, or ends with a `text`
+/// block, ending in whitespace).
+pub(super) const TRAILING_WHITESPACE: &str =
+    "messages: final assistant content cannot end with trailing whitespace";
+
+/// `text` without the whitespace it ends with, whitespace as JavaScript's
+/// `String.prototype.trimEnd` takes it (the AI SDK's Anthropic provider
+/// trims a prefill so): Unicode `White_Space` but U+0085, and U+FEFF.
+pub(super) fn trim_end_js(text: &str) -> &str {
+    text.trim_end_matches(is_js_space)
+}
+
+/// Whether `text` ends in whitespace (see [`trim_end_js`]).
+pub(super) fn ends_in_space(text: &str) -> bool {
+    text.chars().next_back().is_some_and(is_js_space)
+}
+
+/// JavaScript's whitespace (see [`trim_end_js`]).
+pub(super) fn is_js_space(c: char) -> bool {
+    (c.is_whitespace() && c != '\u{85}') || c == '\u{feff}'
+}

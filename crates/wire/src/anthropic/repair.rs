@@ -8,9 +8,14 @@
 //! result that answers no call becomes a text block; an error result with
 //! nothing in it (which the API refuses: "content cannot be empty if
 //! `is_error` is true") is given a text saying so, in its `content` (a
-//! string, or one text block where it was an array). Only the messages that
-//! change are rewritten, and inside them only the `content` array: every
-//! other byte of the body is copied verbatim.
+//! string, or one text block where it was an array). A last assistant
+//! message (a prefill) whose text ends in whitespace (which the API refuses:
+//! "final assistant content cannot end with trailing whitespace") loses that
+//! whitespace, where it stands; a text block left empty goes, and so does
+//! the message when that was all it held (unless it is the only message).
+//! Only the messages that change are rewritten, and inside them only the
+//! `content` array (or string): every other byte of the body is copied
+//! verbatim.
 
 use std::{
     borrow::Cow,
@@ -22,7 +27,7 @@ use ahash::AHashMap;
 
 use super::{
     layout::{Layout, Shape, layout, outline},
-    model::{BlockClass, FlatContent},
+    model::{BlockClass, FlatContent, trim_end_js},
     validate::defects,
 };
 use crate::{
@@ -51,6 +56,7 @@ pub(crate) fn repair(body: &[u8]) -> Result<Repaired<'_>, WireError> {
     }
     let l = layout(body)?;
     let mut r = Repairer::new(&l);
+    r.prefill = prefill(&l)?;
     r.rename_duplicates();
     r.plan();
     let out = r.rebuild()?;
@@ -75,6 +81,55 @@ struct Repairer<'l, 'a> {
     result_at: HashMap<(usize, usize), usize>,
     plan: Plan,
     changes: Vec<Change>,
+    /// The prefill's text to trim, if it ends in whitespace.
+    prefill: Option<Prefill<'a>>,
+}
+
+/// The text of a last assistant message that ends in whitespace.
+struct Prefill<'a> {
+    msg: usize,
+    /// The `text` block's index; `None` when the content is a string.
+    block: Option<usize>,
+    /// The raw JSON string (the block's `text`, or the content).
+    raw: &'a str,
+    /// The text without the whitespace it ended with.
+    kept: String,
+}
+
+/// The prefill to trim, when the body's last message is an assistant
+/// message ending in whitespace (see [`Shape::ends_in_space`]); not when
+/// the trim would empty the only message, which cannot go.
+fn prefill<'a>(l: &Layout<'a>) -> Result<Option<Prefill<'a>>, WireError> {
+    #[derive(serde::Deserialize)]
+    struct TextBlock<'a> {
+        #[serde(borrow)]
+        text: &'a serde_json::value::RawValue,
+    }
+    let Some((msg, m)) = l.msgs.iter().enumerate().next_back() else {
+        return Ok(None);
+    };
+    if !(m.is_assistant() && m.ends_in_space) {
+        return Ok(None);
+    }
+    let (block, raw) = match m.block_raws.last() {
+        Some(b) if m.is_array => {
+            let t: TextBlock<'a> = serde_json::from_str(b.get())?;
+            (Some(m.block_raws.len() - 1), t.text.get())
+        }
+        _ => (None, m.content.get()),
+    };
+    let text: Str<'_> = serde_json::from_str(raw)?;
+    let kept = trim_end_js(&text.0).to_string();
+    let whole = block.is_none() || m.blocks.len() == 1;
+    if kept.is_empty() && whole && msg == 0 {
+        return Ok(None);
+    }
+    Ok(Some(Prefill {
+        msg,
+        block,
+        raw,
+        kept,
+    }))
 }
 
 impl<'l, 'a> Repairer<'l, 'a> {
@@ -92,7 +147,53 @@ impl<'l, 'a> Repairer<'l, 'a> {
                 fate: Vec::new(),
             },
             changes: Vec::new(),
+            prefill: None,
         }
+    }
+
+    /// The prefill's trimmed text, when it is block `j` of message `i`
+    /// (`None`: the string content).
+    fn trimmed(&self, i: usize, j: Option<usize>) -> Option<&Prefill<'a>> {
+        self.prefill.as_ref().filter(|p| p.msg == i && p.block == j)
+    }
+
+    /// Whether message `i` goes whole: a prefill of nothing but whitespace.
+    fn drops(&self, i: usize) -> bool {
+        self.prefill.as_ref().is_some_and(|p| {
+            p.msg == i
+                && p.kept.is_empty()
+                && (p.block.is_none() || self.l.msgs[i].blocks.len() == 1)
+        })
+    }
+
+    /// Record what the trim of the prefill did.
+    fn prefill_change(&mut self) {
+        let Some(p) = &self.prefill else {
+            return;
+        };
+        let (kind, what) = if self.drops(p.msg) {
+            (
+                ChangeKind::RemovedEmptyMessage,
+                "last assistant message (a prefill) of only whitespace removed".to_string(),
+            )
+        } else if p.kept.is_empty() {
+            (
+                ChangeKind::RemovedBlankText,
+                "prefill's last text block of only whitespace removed".to_string(),
+            )
+        } else {
+            (
+                ChangeKind::TrimmedPrefill,
+                "whitespace at the end of the prefill removed".to_string(),
+            )
+        };
+        self.changes.push(Change {
+            kind,
+            defect: DefectKind::TrailingWhitespace,
+            message_index: p.msg,
+            call_id: None,
+            description: what,
+        });
     }
 
     fn id(&self, msg: usize, blk: usize) -> &str {
@@ -253,6 +354,12 @@ impl<'l, 'a> Repairer<'l, 'a> {
                 }
             }
         }
+        if let Some(p) = self.trimmed(i, Some(j)) {
+            match span_in(raw, p.raw) {
+                Some(span) => spans.push((span, json_string(&p.kept))),
+                None => return Piece::Raw(raw),
+            }
+        }
         if block.empty_error {
             let text = json_string(EMPTY_ERROR_TEXT);
             match block.content_raw {
@@ -376,6 +483,10 @@ impl<'l, 'a> Repairer<'l, 'a> {
             return (tail, false);
         }
         for j in 0..m.blocks.len() {
+            if self.trimmed(i, Some(j)).is_some_and(|p| p.kept.is_empty()) {
+                exact = false;
+                continue;
+            }
             if m.blocks[j].class != BlockClass::Result {
                 exact &= !self.renames.contains_key(&(i, j));
                 tail.push(self.block_text(i, j));
@@ -436,9 +547,13 @@ impl<'l, 'a> Repairer<'l, 'a> {
         let raw = self.l.raws[i].get();
         let m = &self.l.msgs[i];
         let mut out: Option<String> = None;
+        if let Some(p) = self.trimmed(i, None) {
+            let span = crate::splice::locate(raw, m.content)?;
+            out = Some(replace(raw, span, &json_string(&p.kept)));
+        }
         for j in (0..m.blocks.len())
             .rev()
-            .filter(|&j| m.blocks[j].empty_error)
+            .filter(|&j| m.blocks[j].empty_error || self.trimmed(i, Some(j)).is_some())
         {
             let text = out.as_deref().unwrap_or(raw);
             let span = crate::splice::locate(raw, m.block_raws[j])?;
@@ -461,6 +576,9 @@ impl<'l, 'a> Repairer<'l, 'a> {
         let mut out: Vec<Piece<'a>> = Vec::with_capacity(l.msgs.len() + 4);
         for i in 0..l.msgs.len() {
             let m = &l.msgs[i];
+            if self.drops(i) {
+                continue;
+            }
             let is_slot = m.is_user() && i > 0 && self.has_calls(i - 1);
             let (head, head_exact) = if is_slot {
                 self.head(i - 1, i)
@@ -498,6 +616,7 @@ impl<'l, 'a> Repairer<'l, 'a> {
                 )));
             }
         }
+        self.prefill_change();
         let array = rebuild_array(l.array.get(), &l.raws, &out);
         let span = crate::splice::locate(l.text, l.array)?;
         Ok(replace(l.text, span, &array))

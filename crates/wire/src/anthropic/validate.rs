@@ -9,13 +9,21 @@
 //!   `is_error` is true" (for `""` and `[]`, as the API's 400s quote it;
 //!   an absent or `null` content is taken as empty too).
 //!
+//! - a last message of role `assistant` (a prefill) must not end in
+//!   whitespace: its string content, or its last block when that is a
+//!   `text` block: "messages: final assistant content cannot end with
+//!   trailing whitespace".
+//!
 //! Server tools (`server_tool_use` and their `*_tool_result` blocks) are
 //! answered inside the same assistant message by Anthropic itself and are
 //! not checked.
 
 use ahash::AHashSet;
 
-use super::layout::{Shape, outline};
+use super::{
+    layout::{Shape, outline},
+    model::TRAILING_WHITESPACE,
+};
 use crate::{Defect, DefectKind, WireError};
 
 pub(crate) fn validate(body: &[u8]) -> Result<Vec<Defect>, WireError> {
@@ -46,6 +54,17 @@ pub(super) fn defects<'a, M: AsRef<Shape<'a>>>(msgs: &[M]) -> Vec<Defect> {
         }
         check_results(i, m, i.checked_sub(1).and_then(at), &mut out);
         check_empty_errors(i, m, &mut out);
+    }
+    if let Some(last) = msgs.last().map(AsRef::as_ref)
+        && last.is_assistant()
+        && last.ends_in_space
+    {
+        out.push(Defect {
+            kind: DefectKind::TrailingWhitespace,
+            message_index: msgs.len() - 1,
+            call_ids: Vec::new(),
+            message: TRAILING_WHITESPACE.to_string(),
+        });
     }
     out.sort_by_key(|d| d.message_index);
     out

@@ -45,7 +45,7 @@ use toolwarden_core::Verdict;
 
 use super::{
     layout::{Blk, Shape, empty_content},
-    model::{Block, BlockClass, FlatContent, Metadata, classify},
+    model::{Block, BlockClass, FlatContent, Metadata, classify, ends_in_space},
     validate::defects,
 };
 use crate::{
@@ -131,6 +131,9 @@ pub(super) struct Builder<'a> {
     shapes: Option<Vec<Shape<'a>>>,
     /// The blocks of the message being read, when inspecting.
     blocks: Vec<Blk<'a>>,
+    /// Whether the content read so far of the message being read ends in
+    /// whitespace (see [`Shape::ends_in_space`]), when inspecting.
+    ends_in_space: bool,
 }
 
 impl<'a> Builder<'a> {
@@ -156,6 +159,7 @@ impl<'a> Builder<'a> {
             shapes.push(Shape {
                 role,
                 blocks: std::mem::take(&mut self.blocks),
+                ends_in_space: std::mem::take(&mut self.ends_in_space),
             });
         }
         if assistant {
@@ -211,10 +215,20 @@ impl<'a> Builder<'a> {
         Ok((view, self.shapes.as_deref().map(defects)))
     }
 
+    /// The content of the message being read is the string `text`.
+    pub fn string_content(&mut self, text: &str) {
+        if self.shapes.is_some() {
+            self.ends_in_space = ends_in_space(text);
+        }
+    }
+
     /// One content block of the message at index `i`.
     pub fn block(&mut self, block: Block<'a>, i: usize) {
         let class = classify(&block.kind);
         if self.shapes.is_some() {
+            // Only the last block's counts: each one overwrites it.
+            self.ends_in_space =
+                block.kind == "text" && block.text.as_deref().is_some_and(ends_in_space);
             let id = match class {
                 BlockClass::Call | BlockClass::ServerCall => block.id.clone(),
                 BlockClass::Result | BlockClass::ServerResult => block.tool_use_id.clone(),
@@ -399,6 +413,7 @@ impl<'de: 'a, 'a> Visitor<'de> for ContentSeed<'_, 'a, '_> {
         if let Some(h) = self.text {
             h.field(v.as_bytes());
         }
+        self.b.string_content(v);
         Ok(())
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {

@@ -18,6 +18,9 @@ const STRINGS: &[&str] = &[
     "null",
     "7",
     r#""é""#,
+    // Ending in whitespace, which a prefill must not.
+    r#""so \u3000""#,
+    r#""\t ""#,
 ];
 
 /// One block as text: the fields of a well-formed block of one kind (the

@@ -25,7 +25,9 @@ fn block(kind: u8, id: u8) -> Value {
             json!({"type": "tool_result", "tool_use_id": id, "is_error": (kind / 10).is_multiple_of(2)})
         }
         1 => json!({"type": "tool_result", "tool_use_id": id, "content": "x\n\"y\""}),
-        2 => json!({"type": "text", "text": "hi", "id": 5}),
+        // Text, at times ending in whitespace (refused ending a prefill).
+        2 if (kind / 10).is_multiple_of(2) => json!({"type": "text", "text": "hi", "id": 5}),
+        2 => json!({"type": "text", "text": "hi\u{a0}\n", "id": 5}),
         3 => json!({"type": "server_tool_use", "id": id, "name": "web_search", "input": {}}),
         4 => json!({"type": "web_search_tool_result", "tool_use_id": id, "content": []}),
         _ => json!({"type": "tool_result", "tool_use_id": null}),
@@ -34,7 +36,8 @@ fn block(kind: u8, id: u8) -> Value {
 
 fn message(role: u8, content: u8, blocks: &[(u8, u8)]) -> Value {
     let content = match content % 5 {
-        0 => json!("plain text"),
+        0 if (content / 5).is_multiple_of(2) => json!("plain text"),
+        0 => json!("plain text "),
         1 => Value::Null,
         2 => json!({"odd": [1, 2]}),
         _ => Value::Array(blocks.iter().map(|&(k, i)| block(k, i)).collect()),
