@@ -15,6 +15,7 @@
 mod fast;
 mod layout;
 mod model;
+mod prefill;
 mod render;
 mod repair;
 mod response;

@@ -12,7 +12,8 @@
 //! message (a prefill) whose text ends in whitespace (which the API refuses:
 //! "final assistant content cannot end with trailing whitespace") loses that
 //! whitespace, where it stands; a text block left empty goes, and so does
-//! the message when that was all it held (unless it is the only message).
+//! the message when that was all it held, unless it is the first (see
+//! `prefill`).
 //! Only the messages that change are rewritten, and inside them only the
 //! `content` array (or string): every other byte of the body is copied
 //! verbatim.
@@ -27,7 +28,8 @@ use ahash::AHashMap;
 
 use super::{
     layout::{Layout, Shape, layout, outline},
-    model::{BlockClass, FlatContent, trim_end_js},
+    model::{BlockClass, FlatContent},
+    prefill::{self, Cut, Text, Trim},
     validate::defects,
 };
 use crate::{
@@ -56,7 +58,7 @@ pub(crate) fn repair(body: &[u8]) -> Result<Repaired<'_>, WireError> {
     }
     let l = layout(body)?;
     let mut r = Repairer::new(&l);
-    r.prefill = prefill(&l)?;
+    r.prefill = prefill::plan(&l)?;
     r.rename_duplicates();
     r.plan();
     let out = r.rebuild()?;
@@ -81,55 +83,8 @@ struct Repairer<'l, 'a> {
     result_at: HashMap<(usize, usize), usize>,
     plan: Plan,
     changes: Vec<Change>,
-    /// The prefill's text to trim, if it ends in whitespace.
-    prefill: Option<Prefill<'a>>,
-}
-
-/// The text of a last assistant message that ends in whitespace.
-struct Prefill<'a> {
-    msg: usize,
-    /// The `text` block's index; `None` when the content is a string.
-    block: Option<usize>,
-    /// The raw JSON string (the block's `text`, or the content).
-    raw: &'a str,
-    /// The text without the whitespace it ended with.
-    kept: String,
-}
-
-/// The prefill to trim, when the body's last message is an assistant
-/// message ending in whitespace (see [`Shape::ends_in_space`]); not when
-/// the trim would empty the only message, which cannot go.
-fn prefill<'a>(l: &Layout<'a>) -> Result<Option<Prefill<'a>>, WireError> {
-    #[derive(serde::Deserialize)]
-    struct TextBlock<'a> {
-        #[serde(borrow)]
-        text: &'a serde_json::value::RawValue,
-    }
-    let Some((msg, m)) = l.msgs.iter().enumerate().next_back() else {
-        return Ok(None);
-    };
-    if !(m.is_assistant() && m.ends_in_space) {
-        return Ok(None);
-    }
-    let (block, raw) = match m.block_raws.last() {
-        Some(b) if m.is_array => {
-            let t: TextBlock<'a> = serde_json::from_str(b.get())?;
-            (Some(m.block_raws.len() - 1), t.text.get())
-        }
-        _ => (None, m.content.get()),
-    };
-    let text: Str<'_> = serde_json::from_str(raw)?;
-    let kept = trim_end_js(&text.0).to_string();
-    let whole = block.is_none() || m.blocks.len() == 1;
-    if kept.is_empty() && whole && msg == 0 {
-        return Ok(None);
-    }
-    Ok(Some(Prefill {
-        msg,
-        block,
-        raw,
-        kept,
-    }))
+    /// What goes of a prefill ending in whitespace.
+    prefill: Option<Trim<'a>>,
 }
 
 impl<'l, 'a> Repairer<'l, 'a> {
@@ -151,49 +106,74 @@ impl<'l, 'a> Repairer<'l, 'a> {
         }
     }
 
-    /// The prefill's trimmed text, when it is block `j` of message `i`
-    /// (`None`: the string content).
-    fn trimmed(&self, i: usize, j: Option<usize>) -> Option<&Prefill<'a>> {
-        self.prefill.as_ref().filter(|p| p.msg == i && p.block == j)
+    /// The prefill cut, when it is message `i`.
+    fn cut(&self, i: usize) -> Option<&Cut<'a>> {
+        self.prefill
+            .as_ref()
+            .and_then(|p| p.cut.as_ref())
+            .filter(|c| c.msg == i)
     }
 
-    /// Whether message `i` goes whole: a prefill of nothing but whitespace.
+    /// The prefill's text that loses its trailing whitespace, when it is
+    /// block `j` of message `i` (`None`: the string content).
+    fn trimmed(&self, i: usize, j: Option<usize>) -> Option<&Text<'a>> {
+        self.cut(i)
+            .and_then(|c| c.text.as_ref())
+            .filter(|t| t.block == j)
+    }
+
+    /// Whether block `j` of message `i` goes: a prefill's text of only
+    /// whitespace.
+    fn cuts(&self, i: usize, j: usize) -> bool {
+        self.cut(i).is_some_and(|c| j >= c.keep_blocks)
+    }
+
+    /// Whether message `i` goes whole: a prefill of only whitespace.
     fn drops(&self, i: usize) -> bool {
-        self.prefill.as_ref().is_some_and(|p| {
-            p.msg == i
-                && p.kept.is_empty()
-                && (p.block.is_none() || self.l.msgs[i].blocks.len() == 1)
-        })
+        self.prefill.as_ref().is_some_and(|p| i >= p.keep_messages)
     }
 
-    /// Record what the trim of the prefill did.
-    fn prefill_change(&mut self) {
+    /// Record what the prefill's trim did, in message order.
+    fn prefill_changes(&mut self) {
         let Some(p) = &self.prefill else {
             return;
         };
-        let (kind, what) = if self.drops(p.msg) {
-            (
+        let mut changes = Vec::new();
+        if let Some(c) = &p.cut {
+            let m = &self.l.msgs[c.msg];
+            if m.is_array {
+                for j in c.keep_blocks..m.blocks.len() {
+                    changes.push((
+                        ChangeKind::RemovedBlankText,
+                        c.msg,
+                        format!("text block {j} of the prefill, only whitespace, removed"),
+                    ));
+                }
+            }
+            if c.text.is_some() {
+                changes.push((
+                    ChangeKind::TrimmedPrefill,
+                    c.msg,
+                    "whitespace at the end of the prefill removed".to_string(),
+                ));
+            }
+        }
+        for i in p.keep_messages..self.l.msgs.len() {
+            changes.push((
                 ChangeKind::RemovedEmptyMessage,
-                "last assistant message (a prefill) of only whitespace removed".to_string(),
-            )
-        } else if p.kept.is_empty() {
-            (
-                ChangeKind::RemovedBlankText,
-                "prefill's last text block of only whitespace removed".to_string(),
-            )
-        } else {
-            (
-                ChangeKind::TrimmedPrefill,
-                "whitespace at the end of the prefill removed".to_string(),
-            )
-        };
-        self.changes.push(Change {
-            kind,
-            defect: DefectKind::TrailingWhitespace,
-            message_index: p.msg,
-            call_id: None,
-            description: what,
-        });
+                i,
+                "assistant message (a prefill) of only whitespace removed".to_string(),
+            ));
+        }
+        for (kind, message_index, description) in changes {
+            self.changes.push(Change {
+                kind,
+                defect: DefectKind::TrailingWhitespace,
+                message_index,
+                call_id: None,
+                description,
+            });
+        }
     }
 
     fn id(&self, msg: usize, blk: usize) -> &str {
@@ -483,7 +463,7 @@ impl<'l, 'a> Repairer<'l, 'a> {
             return (tail, false);
         }
         for j in 0..m.blocks.len() {
-            if self.trimmed(i, Some(j)).is_some_and(|p| p.kept.is_empty()) {
+            if self.cuts(i, j) {
                 exact = false;
                 continue;
             }
@@ -616,7 +596,7 @@ impl<'l, 'a> Repairer<'l, 'a> {
                 )));
             }
         }
-        self.prefill_change();
+        self.prefill_changes();
         let array = rebuild_array(l.array.get(), &l.raws, &out);
         let span = crate::splice::locate(l.text, l.array)?;
         Ok(replace(l.text, span, &array))

@@ -164,6 +164,60 @@ fn repair_removes_a_prefill_of_only_whitespace() {
     assert!(r.changes.is_empty());
 }
 
+/// What goes of a prefill is looked at again: the text block before one
+/// that went, the assistant message before one that went (the API joins
+/// them), until what ends the body no longer ends in whitespace.
+#[test]
+fn repair_trims_what_a_removal_leaves_last() {
+    let b = with_last(
+        r#"{"role": "assistant", "content": [{"type": "text", "text": "so "}, {"type": "text", "text": "\n"}]}"#,
+    );
+    let r = repair(b.as_bytes()).unwrap();
+    let out = String::from_utf8(r.body.into_owned()).unwrap();
+    assert_eq!(
+        out,
+        with_last(r#"{"role": "assistant", "content": [{"type": "text", "text": "so"}]}"#)
+    );
+    let kinds: Vec<_> = r.changes.iter().map(|c| c.kind).collect();
+    assert_eq!(
+        kinds,
+        vec![ChangeKind::RemovedBlankText, ChangeKind::TrimmedPrefill]
+    );
+
+    let b = r#"{"messages": [{"role": "user", "content": "go"}, {"role": "assistant", "content": "The answer is "}, {"role": "assistant", "content": [{"type": "text", "text": " "}]}, {"role": "assistant", "content": " \t"}]}"#;
+    assert_eq!(
+        defects(b),
+        vec![(DefectKind::TrailingWhitespace, 3, REFUSAL.to_string())]
+    );
+    let r = repair(b.as_bytes()).unwrap();
+    let out = String::from_utf8(r.body.into_owned()).unwrap();
+    assert_eq!(
+        out,
+        r#"{"messages": [{"role": "user", "content": "go"}, {"role": "assistant", "content": "The answer is"}]}"#
+    );
+    assert_eq!(defects(&out), vec![]);
+    let kinds: Vec<_> = r
+        .changes
+        .iter()
+        .map(|c| (c.kind, c.message_index))
+        .collect();
+    assert_eq!(
+        kinds,
+        vec![
+            (ChangeKind::TrimmedPrefill, 1),
+            (ChangeKind::RemovedEmptyMessage, 2),
+            (ChangeKind::RemovedEmptyMessage, 3)
+        ]
+    );
+    // Down to the first message, which stays as it came.
+    let b = r#"{"messages": [{"role": "assistant", "content": " "}, {"role": "assistant", "content": "\n"}]}"#;
+    let r = repair(b.as_bytes()).unwrap();
+    assert_eq!(
+        String::from_utf8(r.body.into_owned()).unwrap(),
+        r#"{"messages": [{"role": "assistant", "content": " "}]}"#
+    );
+}
+
 /// A prefill ending in whitespace after calls left unanswered: the
 /// results are inserted and the text trimmed, in one repair.
 #[test]
