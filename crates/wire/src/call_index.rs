@@ -27,6 +27,13 @@ impl<'v, 'a> CallIndex<'v, 'a> {
         CallIndex { by_id }
     }
 
+    /// The message of the last call of `id` in the body, if any (a result
+    /// after it may answer it; one before it, an earlier call of a reused
+    /// id).
+    pub fn last_message_of(&self, id: &str) -> Option<usize> {
+        self.by_id.get(id)?.last().map(|c| c.message_index)
+    }
+
     /// The call `result` answers: the last call of its id in a message
     /// before the result's (an id a client reuses, `call_0`, names the
     /// latest such call); `None` when the body holds none.

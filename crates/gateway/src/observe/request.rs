@@ -149,11 +149,10 @@ pub(crate) fn analyze(sinks: &Sinks, facts: &RequestFacts, read: &ReadBody) -> R
     let mut turn: Option<Option<ReplayedTurn<'_>>> = None;
     // Counted and indexed as the results go, not searched per result: a
     // client controls how many calls and results a request holds.
-    // (Read once, when a result's id is not unique.)
-    let mut last_call: Option<HashMap<&str, usize>> = None;
     let mut same_tool_before: HashMap<&str, usize> = HashMap::new();
-    // The calls by id, for the verdict on a result answering a command
-    // that only prints files (built once, if a new result is read).
+    // The calls by id (built once, when first needed): where the last call
+    // of a reused id is, and the call a result answers, for the verdict on
+    // a command that only prints files.
     let mut calls: Option<toolwarden_wire::CallIndex<'_, '_>> = None;
     for result in view.results.iter().filter(|r| r.new) {
         // Its ordinal among the new results naming the same tool.
@@ -171,10 +170,10 @@ pub(crate) fn analyze(sinks: &Sinks, facts: &RequestFacts, read: &ReadBody) -> R
         // counts, or counted with no store, is judged by `reused`, which
         // knows whether a call of its id came since it was counted.
         let latest = !toolwarden_store::is_unique_call_id(&result.call_id)
-            && last_call
-                .get_or_insert_with(|| last_call_of_each_id(view))
-                .get(&*result.call_id)
-                .is_none_or(|&at| at <= result.message_index);
+            && calls
+                .get_or_insert_with(|| toolwarden_wire::CallIndex::new(view))
+                .last_message_of(&result.call_id)
+                .is_none_or(|at| at <= result.message_index);
         // Resent unchanged: already on its way to the store.
         let key = sinks
             .seen_results
@@ -302,16 +301,6 @@ fn result_record(
         trace_state: facts.trace_state.clone(),
         latest_of_its_id: false,
     }
-}
-
-/// The message index of the last call of each id in `view`.
-fn last_call_of_each_id<'v>(view: &'v RequestView<'_>) -> HashMap<&'v str, usize> {
-    let mut last: HashMap<&str, usize> = HashMap::new();
-    for c in &view.calls {
-        let at = last.entry(&*c.id).or_insert(c.message_index);
-        *at = (*at).max(c.message_index);
-    }
-    last
 }
 
 /// Where `result` sits in the replayed turn: for the store, when no
