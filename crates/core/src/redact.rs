@@ -62,6 +62,13 @@ const KEY_PREFIXES: &[&str] = &[
     "ya29.",
 ];
 
+/// The first bytes of [`KEY_PREFIXES`].
+const KEY_FIRST_BYTES: &[u8] = b"sprAgxhny";
+
+/// The last letters (in lower case) of the names [`secret_at`] reads after
+/// a word: `cookie`, the [`SCHEMES`], the [`SECRET_NAMES`] and `apikey`.
+const NAME_LAST_BYTES: &[u8] = b"ycrntdel";
+
 /// How many characters must follow a key prefix for it to be a key (`sk-`
 /// alone, `ASIAN` or `task-1` are not).
 const MIN_KEY_TAIL: usize = 16;
@@ -379,7 +386,23 @@ fn is_token_char(c: char) -> bool {
 
 /// A character of a name (`api_key`, `X-Api-Key`).
 fn is_name_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || matches!(c, '-' | '_')
+    u8::try_from(c).is_ok_and(is_name_byte)
+}
+
+/// [`is_name_char`] of a byte, by table: it is asked of every byte of a
+/// text being redacted.
+fn is_name_byte(b: u8) -> bool {
+    const NAME_BYTES: [bool; 256] = {
+        let mut table = [false; 256];
+        let mut b = 0;
+        while b < 256 {
+            let c = b as u8;
+            table[b] = c.is_ascii_alphanumeric() || c == b'-' || c == b'_';
+            b += 1;
+        }
+        table
+    };
+    NAME_BYTES[usize::from(b)]
 }
 
 /// A name ending in `key`, `token`, `secret`, `password`, `passwd`,
@@ -394,7 +417,12 @@ pub fn is_secret_name(name: &str) -> bool {
     if name.eq_ignore_ascii_case("apikey") {
         return true;
     }
+    let last = name.as_bytes().last().map(u8::to_ascii_lowercase);
     SECRET_NAMES.iter().any(|s| {
+        // The last letter first: most names end in none of theirs.
+        if last != s.as_bytes().last().copied() {
+            return false;
+        }
         let Some(start) = name.len().checked_sub(s.len()) else {
             return false;
         };
@@ -423,7 +451,7 @@ fn without_tokens(text: &str) -> Cow<'_, str> {
     let mut flag_name = false;
     while i < bytes.len() {
         // Only at the start of a word.
-        let word_start = i == 0 || flag_name || !is_name_char(char::from(bytes[i - 1]));
+        let word_start = i == 0 || flag_name || !is_name_byte(bytes[i - 1]);
         flag_name = false;
         // A flag (`-u`, `--password`): its secret, else its name as a word.
         let dashes = bytes[i..].iter().take_while(|&&b| b == b'-').count();
@@ -453,7 +481,7 @@ fn without_tokens(text: &str) -> Cow<'_, str> {
             continue;
         }
         // Skip the rest of the word.
-        while i < bytes.len() && is_name_char(char::from(bytes[i])) {
+        while i < bytes.len() && is_name_byte(bytes[i]) {
             i += 1;
         }
     }
@@ -541,18 +569,33 @@ fn secret_at(text: &str, i: usize) -> Option<(usize, usize)> {
             .unwrap_or(text.len() - from);
         from + text[from..from + len].trim_end_matches('.').len()
     };
-    // A key by its prefix.
+    // A key by its prefix (most words start with no prefix's letter).
     let first = rest.as_bytes()[0];
-    for prefix in KEY_PREFIXES.iter().filter(|p| p.as_bytes()[0] == first) {
-        if rest.starts_with(prefix) {
-            let end = token_end(i + prefix.len());
-            if end - (i + prefix.len()) >= MIN_KEY_TAIL {
-                return Some((i, end));
+    if KEY_FIRST_BYTES.contains(&first) {
+        for prefix in KEY_PREFIXES.iter().filter(|p| p.as_bytes()[0] == first) {
+            if rest.starts_with(prefix) {
+                let end = token_end(i + prefix.len());
+                if end - (i + prefix.len()) >= MIN_KEY_TAIL {
+                    return Some((i, end));
+                }
             }
         }
     }
-    let name_len = rest.find(|c: char| !is_name_char(c)).unwrap_or(rest.len());
+    // Name characters are ASCII: a byte search.
+    let name_len = rest
+        .bytes()
+        .position(|b| !is_name_byte(b))
+        .unwrap_or(rest.len());
     let name = &rest[..name_len];
+    // Every name read below (`cookie`, a scheme, a secret's name) ends in
+    // one of [`NAME_LAST_BYTES`]: any other word is none of them.
+    if !name
+        .as_bytes()
+        .last()
+        .is_some_and(|b| NAME_LAST_BYTES.contains(&b.to_ascii_lowercase()))
+    {
+        return None;
+    }
     let after = &rest[name_len..];
     // A `Cookie:` or `Set-Cookie:` header: its whole value, to the line's end.
     if name.eq_ignore_ascii_case("cookie") || name.eq_ignore_ascii_case("set-cookie") {
@@ -640,6 +683,24 @@ fn starts_line(text: &str, i: usize) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The byte tables `secret_at` skips words by hold what the lists
+    /// they stand for need: a prefix or a name added to a list without its
+    /// byte would never be found.
+    #[test]
+    fn the_skip_tables_cover_their_lists() {
+        for prefix in KEY_PREFIXES {
+            assert!(KEY_FIRST_BYTES.contains(&prefix.as_bytes()[0]), "{prefix}");
+        }
+        let names = ["cookie", "set-cookie", "apikey"];
+        for name in names.iter().chain(SCHEMES).chain(SECRET_NAMES) {
+            let last = name.as_bytes()[name.len() - 1];
+            assert!(NAME_LAST_BYTES.contains(&last), "{name}");
+        }
+        // Upper case names end in the same letters.
+        assert_eq!(without_secrets("PASSWORD=hunter2"), "PASSWORD=[redacted]");
+        assert_eq!(without_secrets("Cookie: a=b"), "Cookie: [redacted]");
+    }
 
     #[test]
     fn urls_lose_their_credentials_and_queries() {
