@@ -202,6 +202,20 @@ fn response_text<'a>(entries: Option<&Entries<'a>>) -> ResponseText<'a> {
 /// always return an `error` field send on success (the content detector
 /// reads an `error` key of other dialects' results the same way).
 fn states_an_error(raw: &str) -> bool {
+    // Decided without a parse where the text alone tells (an error's text
+    // is then read again, whole: parsing it here too doubled the cost of
+    // reading a failed result): a string longer than any escaping of
+    // `"none"` is neither empty nor `none`; an array or object with
+    // anything but whitespace between its brackets is not empty (the
+    // entries' values are whole JSON values).
+    let bytes = raw.trim_ascii().as_bytes();
+    match (bytes.first(), bytes.last()) {
+        (Some(b'"'), _) if bytes.len() > "\"\\u006e\\u006f\\u006e\\u0065\"".len() => return true,
+        (Some(b'['), Some(b']')) | (Some(b'{'), Some(b'}')) if bytes.len() >= 2 => {
+            return !bytes[1..bytes.len() - 1].trim_ascii().is_empty();
+        }
+        _ => {}
+    }
     match serde_json::from_str::<serde_json::Value>(raw) {
         Ok(serde_json::Value::String(s)) => !s.is_empty() && !s.eq_ignore_ascii_case("none"),
         Ok(serde_json::Value::Array(a)) => !a.is_empty(),
@@ -220,4 +234,86 @@ fn as_text(raw: &str) -> Option<Cow<'_, str>> {
         return None;
     }
     crate::text::unescape(raw).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    /// What a parse of the value says.
+    fn parsed(raw: &str) -> bool {
+        match serde_json::from_str::<serde_json::Value>(raw) {
+            Ok(serde_json::Value::String(s)) => !s.is_empty() && !s.eq_ignore_ascii_case("none"),
+            Ok(serde_json::Value::Array(a)) => !a.is_empty(),
+            Ok(serde_json::Value::Object(o)) => !o.is_empty(),
+            Ok(serde_json::Value::Bool(b)) => b,
+            Ok(serde_json::Value::Null | serde_json::Value::Number(_)) => false,
+            Err(_) => true,
+        }
+    }
+
+    #[test]
+    fn an_error_value_is_read_as_a_parse_reads_it() {
+        for raw in [
+            r#""""#,
+            r#""none""#,
+            r#""NONE""#,
+            r#""\u006e\u006f\u006e\u0065""#,
+            r#""\u004E\u004f\u004E\u0045""#,
+            r#""permission denied""#,
+            "[]",
+            "[ \n ]",
+            "[1]",
+            "{}",
+            " { \t} ",
+            r#"{"message": "denied"}"#,
+            "null",
+            "false",
+            "true",
+            "0",
+            "[",
+            "{",
+        ] {
+            assert_eq!(super::states_an_error(raw), parsed(raw), "{raw}");
+        }
+    }
+
+    fn value() -> impl Strategy<Value = serde_json::Value> {
+        let leaf = prop_oneof![
+            Just(serde_json::Value::Null),
+            any::<bool>().prop_map(serde_json::Value::Bool),
+            any::<i32>().prop_map(|n| serde_json::json!(n)),
+            prop_oneof![
+                Just(String::new()),
+                Just("none".into()),
+                Just("None".into()),
+                ".{0,40}"
+            ]
+            .prop_map(serde_json::Value::String),
+        ];
+        leaf.prop_recursive(3, 12, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(serde_json::Value::Array),
+                prop::collection::btree_map("[a-z]{1,6}", inner, 0..4)
+                    .prop_map(|m| serde_json::Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        /// Any value, compact or pretty, with `\u` escapes or not.
+        #[test]
+        fn any_error_value_is_read_as_a_parse_reads_it(v in value(), pretty in any::<bool>(), ascii in any::<bool>()) {
+            let mut raw = if pretty { serde_json::to_string_pretty(&v) } else { serde_json::to_string(&v) }.unwrap();
+            if ascii {
+                raw = raw.chars().map(|c| if c.is_ascii_alphabetic() && matches!(v, serde_json::Value::String(_)) {
+                    format!("\\u{:04x}", c as u32)
+                } else {
+                    c.to_string()
+                }).collect();
+                // The quotes themselves stay quotes.
+            }
+            prop_assert_eq!(super::states_an_error(&raw), parsed(&raw), "{}", raw);
+        }
+    }
 }
