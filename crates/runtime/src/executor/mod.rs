@@ -227,9 +227,23 @@ impl Executor {
             Ok(Some(outcome)) => outcome,
             Ok(None) => self.past_the_deadline(entry.as_deref(), call, start, &progress),
             Err(panic) => {
-                let attempts = progress.tool.attempts.load(Relaxed);
                 let failed = Failed::panicked(&*panic);
-                self.panicked(entry.as_deref(), call, start, attempts, failed)
+                match progress.fallback.get() {
+                    // The call had gone on to its fallback tool (the
+                    // tool's failure counted): the panic is the fallback's.
+                    Some(other) => self.fallback_panicked(
+                        entry.as_deref(),
+                        other,
+                        call,
+                        start,
+                        &progress,
+                        failed,
+                    ),
+                    None => {
+                        let attempts = progress.tool.attempts.load(Relaxed);
+                        self.panicked(entry.as_deref(), call, start, attempts, failed)
+                    }
+                }
             }
         }
     }

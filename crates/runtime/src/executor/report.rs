@@ -131,6 +131,36 @@ impl Executor {
         }
     }
 
+    /// The outcome of a call whose fallback tool's future panicked when
+    /// the run's deadline dropped it: the fallback's failure, counted in
+    /// its metrics and loop guard as a failure of the fallback run to its
+    /// end would be (the tool's own failure was counted when the call went
+    /// on to it), under the call's id and name, naming the fallback.
+    pub(super) fn fallback_panicked(
+        &self,
+        entry: Option<&Entry>,
+        fallback: &Entry,
+        call: &ToolCall,
+        start: Instant,
+        progress: &Progress,
+        mut failed: Failed,
+    ) -> ToolOutcome {
+        let label = entry
+            .and_then(|e| e.policy.fallback.as_ref())
+            .map_or(&*fallback.name, |f| f.label())
+            .to_string();
+        failed.technical = format!(
+            "fallback '{label}' failed: {}; the tool itself had failed",
+            failed.technical
+        );
+        let fallback_attempts = progress.at_fallback.attempts.load(Relaxed);
+        let (mut outcome, _) = self.failure(fallback, call, start, fallback_attempts, failed, None);
+        outcome.attempts = progress.tool.attempts.load(Relaxed);
+        outcome.fallback_attempts = fallback_attempts;
+        outcome.fallback_used = Some(label);
+        outcome
+    }
+
     /// The outcome for a name no tool or alias has.
     pub(super) fn unknown_tool(&self, call: &ToolCall, start: Instant) -> ToolOutcome {
         let failure = ToolFailure {

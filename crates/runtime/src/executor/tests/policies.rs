@@ -1060,3 +1060,59 @@ async fn a_half_open_rejection_waits_for_the_probes_timeout() {
         assert_eq!(count(&runs), 2);
     }
 }
+
+/// Regression: a fallback tool whose future panicked when the run's
+/// deadline dropped it made a panic outcome of the tool's own: the tool's
+/// metrics counted the call a second time (its failure had been counted
+/// when it went on to the fallback), and so did the loop guard (two of
+/// its three failures for one call), while the fallback's counted nothing
+/// and the outcome named no fallback. The panic is the fallback's.
+#[tokio::test(start_paused = true)]
+async fn a_fallback_that_panics_when_dropped_at_the_deadline_is_counted_as_the_fallback() {
+    let r = Registry::new();
+    r.register(Unruly {
+        name: "bomb",
+        schema: json!({"type": "object"}),
+    })
+    .unwrap();
+    let down = failing("down", counter(), || {
+        io::Error::new(io::ErrorKind::ConnectionRefused, "refused")
+    });
+    let policy = ToolPolicy::new()
+        .retry(RetryPolicy::none())
+        .no_breaker()
+        .fallback(Fallback::tool("bomb"));
+    r.register_with(down, policy).unwrap();
+    let ex = executor(r);
+    // Each call's run ends a second after it starts.
+    let run = || Context::new().with(crate::Deadline(Instant::now() + SEC));
+    let same = call("a", "down", r#"{"path": "p"}"#);
+    for n in 1..=2 {
+        let o = ex.execute(&same, &run()).await;
+        assert_eq!(o.call_id, "a");
+        let e = o.error.as_ref().expect("the call failed");
+        assert_eq!(e.code.as_deref(), Some("panic"), "{}", e.technical_message);
+        assert!(
+            e.technical_message
+                .starts_with("fallback 'bomb' failed: the tool panicked: dropped at the deadline"),
+            "{}",
+            e.technical_message
+        );
+        assert_eq!(o.fallback_used.as_deref(), Some("bomb"), "{o:?}");
+        assert_eq!((o.attempts, o.fallback_attempts), (1, 1), "{o:?}");
+        let (tool, fallback) = (
+            ex.registry().stats_of("down").unwrap(),
+            ex.registry().stats_of("bomb").unwrap(),
+        );
+        assert_eq!((tool.calls, tool.failures), (n, n), "the tool's count");
+        assert_eq!(
+            (fallback.calls, fallback.failures),
+            (n, n),
+            "the fallback's count"
+        );
+    }
+    // Two calls, two failures of the tool: the loop guard (3) lets a
+    // third through.
+    let o = ex.execute(&same, &run()).await;
+    assert_ne!(o.error.unwrap().code.as_deref(), Some("repeated_failure"));
+}
