@@ -20,6 +20,13 @@
 //! tool that a call it is nested in is running (on any executor: the
 //! lock is the registry's) would wait for its own ancestor's lock: it is
 //! refused at once instead.
+//!
+//! Not refused: a circle through another executor's slots (a `sequential`
+//! call's tool waits for a slot of executor B, each held by a call whose
+//! nested call waits for that lock) or through two locks. Whether it is
+//! one depends on whether each tool awaits its nested call alone, which
+//! nothing here sees; a timeout in the circle ends it (README, "The
+//! runtime library").
 
 use std::sync::{
     Arc, OnceLock,

@@ -462,3 +462,71 @@ async fn a_sequential_tool_reached_again_through_another_executor_is_refused() {
         .expect("the nested call waited for its ancestor's lock");
     assert_eq!(o.output, Some(json!("sequential_reentry")), "{o:?}");
 }
+
+/// The circle of two executors sharing a registry (README, "The runtime
+/// library"): `seq` (`sequential`) on executor A calls `leaf` on executor
+/// B, whose one slot is held by `outer`, whose nested call of `seq` waits
+/// for the lock `seq`'s call on A holds. `seq` runs under `policy`.
+fn across_executors(policy: ToolPolicy) -> (Arc<Executor>, Arc<Executor>, Context) {
+    let r = Arc::new(Registry::new());
+    r.register_with(caller("leaf"), patient()).unwrap();
+    r.register_with(hop("seq", false, "leaf"), policy.sequential(true))
+        .unwrap();
+    r.register_with(outer(), patient()).unwrap();
+    let ex_a = Arc::new(Executor::with_config(
+        Arc::clone(&r),
+        ExecutorConfig::default().with_seed(42),
+    ));
+    let ex_b = Arc::new(Executor::with_config(
+        r,
+        ExecutorConfig::default().with_concurrency(1).unwrap(),
+    ));
+    // `outer` calls on the executor in the context: B.
+    let ctx = Context::new()
+        .with(Arc::clone(&ex_b))
+        .with(ExecutorB(Arc::clone(&ex_b)));
+    (ex_a, ex_b, ctx)
+}
+
+/// The documented limit: a circle through two executors is not refused.
+/// `seq`'s call on A holds its lock and waits (through its tool's call of
+/// `leaf`) for B's one slot; `outer` holds that slot and waits for its
+/// nested call of `seq`, queued for the lock. It lasts until a timeout in
+/// it fires: `seq`'s attempt fails `timeout` after its 30 s, and each of
+/// its retries, the lock still held, meets the circle again; then the
+/// nested call runs. With no timeout anywhere it lasts forever.
+#[tokio::test(start_paused = true)]
+async fn a_circle_through_two_executors_lasts_until_a_timeout_in_it() {
+    let thirty = TimeoutPolicy::try_new(30 * SEC).unwrap();
+    for (attempts, retry) in [(1, RetryPolicy::none()), (4, RetryPolicy::default())] {
+        let policy = ToolPolicy::new().timeout(thirty).retry(retry).no_breaker();
+        let (ex_a, ex_b, ctx) = across_executors(policy);
+        let parent = call("parent", "outer", r#"{"tool": "seq", "wait_ms": 10}"#);
+        let top = call("top", "seq", "{}");
+        let start = Instant::now();
+        let (parent, top) = tokio::time::timeout(BOUND, async {
+            tokio::join!(ex_b.execute(&parent, &ctx), ex_a.execute(&top, &ctx))
+        })
+        .await
+        .expect("no timeout ended the circle");
+        assert_eq!(top.status, Status::Timeout, "{top:?}");
+        assert_eq!(top.attempts, attempts, "{top:?}");
+        let waited = start.elapsed();
+        assert!(
+            waited >= attempts * thirty.duration() && waited < attempts * thirty.duration() + SEC,
+            "{attempts} attempt(s): {waited:?}"
+        );
+        // Then the nested call got the lock, and its `leaf` ran in the
+        // parent's slot.
+        assert_eq!(parent.output, Some(json!(["done"])), "{parent:?}");
+    }
+    // No timeout: each waits for another, forever.
+    let (ex_a, ex_b, ctx) = across_executors(patient());
+    let parent = call("parent", "outer", r#"{"tool": "seq", "wait_ms": 10}"#);
+    let top = call("top", "seq", "{}");
+    let hung = tokio::time::timeout(BOUND, async {
+        tokio::join!(ex_b.execute(&parent, &ctx), ex_a.execute(&top, &ctx))
+    })
+    .await;
+    assert!(hung.is_err(), "the circle ended: {hung:?}");
+}
