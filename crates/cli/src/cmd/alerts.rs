@@ -158,7 +158,7 @@ fn row(out: &mut String, t: &AlertTransition) {
         "  {} {} {} {} {numbers}",
         column(&t.state, 9),
         column(&t.rule, 20),
-        column(&t.tool, 24),
+        column(tool_shown(t), 24),
         column(model_shown(t), 28),
     );
 }
@@ -171,6 +171,17 @@ fn model_shown(t: &AlertTransition) -> &str {
         "(all models)"
     } else {
         &t.model
+    }
+}
+
+/// The alert's tool: `(all tools)` for a rule over requests, whose `tool`
+/// is `*` as is that of a tool a client named `*` under a tool rule (the
+/// rule tells them apart, as the dashboard's strip does).
+fn tool_shown(t: &AlertTransition) -> &str {
+    if toolwarden_gateway::RuleName::is_per_tool(&t.rule) {
+        &t.tool
+    } else {
+        "(all tools)"
     }
 }
 
@@ -233,6 +244,32 @@ mod tests {
         assert!(lines[0].contains("(all models)"), "{text}");
         assert!(!lines[1].contains("(all models)"), "{text}");
         assert!(lines[1].contains(" * "), "{text}");
+    }
+
+    /// The rules over requests have the tool `*`, as has a tool a client
+    /// named `*` under a tool rule: the text said `*` for both.
+    #[test]
+    fn request_rules_are_told_from_a_tool_named_star() {
+        let mut star = transition("firing", 0.09);
+        star.alert_key = "tool_failure_rate|*|*|".into();
+        star.tool = "*".into();
+        let mut requests = star.clone();
+        requests.alert_key = "upstream_error_rate|*|gpt-x|".into();
+        requests.rule = "upstream_error_rate".into();
+        requests.model = "gpt-x".into();
+        let mut repairs = requests.clone();
+        repairs.alert_key = "repairs|*|gpt-x|".into();
+        repairs.rule = "repairs".into();
+        repairs.value = 3.0;
+        repairs.threshold = 0.0;
+        let text = render(&[star, requests, repairs], &[]);
+        let lines: Vec<&str> = text.lines().skip(1).take(3).collect();
+        assert!(lines[0].contains(" * "), "{text}");
+        assert!(!lines[0].contains("(all tools)"), "{text}");
+        for line in &lines[1..] {
+            assert!(line.contains("(all tools)"), "{text}");
+            assert!(!line.contains(" * "), "{text}");
+        }
     }
 
     /// Tool and model names are chosen by clients: written out.

@@ -91,6 +91,13 @@ impl RuleName {
         }
     }
 
+    /// Whether the rule is per tool (`tool_…`): its alerts' `tool` names
+    /// one, a tool a client named `*` too. The rules over requests have
+    /// the tool `*`, which names none.
+    pub fn is_per_tool(rule: &str) -> bool {
+        rule.starts_with("tool_")
+    }
+
     /// How a value of this rule reads (`12.5%`, `6.2 s`, `3`).
     pub fn format_value(rule: &str, value: f64) -> String {
         match rule {
