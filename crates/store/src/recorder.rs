@@ -199,9 +199,11 @@ pub struct ShutdownReport {
     /// the deadline (reported in the log line per tool).
     pub unwritten: DroppedCounts,
     /// Requests whose record its caller had not handed to the recorder
-    /// when the drain ended (the gateway: still being read or recorded by
-    /// a worker busy past the shutdown's bound), so never written; not
-    /// part of the event counts above. The recorder itself leaves it 0.
+    /// when the drain began (the gateway: still being read or recorded by
+    /// a worker busy past the shutdown's bound), and does not hand
+    /// afterwards, so never written; not part of the event counts above,
+    /// so that a request is counted once: its record among them, or the
+    /// request here. The recorder itself leaves it 0.
     pub unrecorded_requests: u64,
 }
 

@@ -14,8 +14,8 @@ use crate::recorder::{Event, RequestRecord};
 
 /// Everything needed to record a finished response, moved to a task.
 pub(super) struct Finished {
-    /// Uncounted once the request's record is queued (or, metrics only,
-    /// not to be made).
+    /// Uncounted once the request's record is handed to the recorder
+    /// (or, metrics only, not to be made).
     pub(super) counted: Option<super::unrecorded::Counted>,
     pub(super) sinks: Arc<Sinks>,
     pub(super) base: RequestBase,
@@ -82,11 +82,11 @@ impl Finished {
         });
         if self.metrics_only {
             if let Some(counted) = counted {
-                counted.queued();
+                counted.hand(|| {});
             }
             return;
         }
-        sinks.recorder.record(Event::Request(RequestRecord {
+        let record = Event::Request(RequestRecord {
             request_id: base.request_id,
             session_id: info.session.id,
             session_source: info.session.source.to_string(),
@@ -118,9 +118,18 @@ impl Finished {
             trace_state: base.trace_state.clone(),
             server_address: base.server_address.clone(),
             server_port: base.server_port,
-        }));
-        if let Some(counted) = counted {
-            counted.queued();
+        });
+        // Past the shutdown's seal the request is counted as unrecorded
+        // instead, and its record goes nowhere (`unrecorded`).
+        match counted {
+            Some(counted) => {
+                counted.hand(|| {
+                    sinks.recorder.record(record);
+                });
+            }
+            None => {
+                sinks.recorder.record(record);
+            }
         }
     }
 }

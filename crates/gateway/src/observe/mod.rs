@@ -87,8 +87,8 @@ pub(crate) struct Sinks {
     /// The shutdown's grace period is over: an observation dropped
     /// unfinished was cut by the gateway, not abandoned by its client.
     pub grace_over: GraceOver,
-    /// Requests whose request record is not queued yet (a shutdown
-    /// reports those it ends before).
+    /// Requests whose request record is not handed to the recorder yet
+    /// (a shutdown seals it and reports those it ends before).
     pub unrecorded: unrecorded::Unrecorded,
     /// Finished responses whose records are still being made.
     pending: AtomicUsize,
@@ -167,8 +167,8 @@ impl<'a> ResponseMeta<'a> {
 
 /// Follows one response to its end, then records it.
 pub(crate) struct Observation {
-    /// Counted in `Sinks::unrecorded` until its record is queued (moved
-    /// to the task that queues it).
+    /// Counted in `Sinks::unrecorded` until its record is handed to the
+    /// recorder (moved to the task that hands it).
     counted: Option<unrecorded::Counted>,
     sinks: Arc<Sinks>,
     base: RequestBase,
