@@ -11,13 +11,16 @@
 //! at most that long. The body says when it hands a chunk and when it is
 //! polled again ([`Watched`]), through a [`Progress`] the stream's task
 //! makes known while it polls ([`current`]). A chunk waiting for the
-//! upstream is no stall: the body was polled and is pending.
+//! upstream is no stall: the body was polled and is pending. The stream's
+//! task drops hyper's while [`stalled`] says why, so that an observation
+//! dropped with the body records the stall ([`stall_error`]), not a
+//! client gone.
 //!
 //! HTTP/1 is untouched: hyper spawns no task per HTTP/1 request, so no
 //! progress is current there and its bodies are not wrapped.
 
 use std::{
-    cell::RefCell,
+    cell::{Cell, RefCell},
     future::Future,
     pin::Pin,
     sync::{
@@ -40,6 +43,34 @@ pub(crate) struct Progress(AtomicU64);
 thread_local! {
     /// The progress of the HTTP/2 stream whose task this thread is polling.
     static CURRENT: RefCell<Option<Arc<Progress>>> = const { RefCell::new(None) };
+}
+
+thread_local! {
+    /// Set while this thread drops a stream ended for stalling (its
+    /// limit), and whether something dropped with it said so.
+    static STALLED: Cell<Option<(Duration, bool)>> = const { Cell::new(None) };
+}
+
+/// While a stream ended for stalling is being dropped, on this thread:
+/// the limit its chunk waited (what is dropped now was cut for that, not
+/// by its client). Asking marks the stall as named (the stream's task
+/// logs it only when nothing dropped with it did).
+pub(crate) fn stalled() -> Option<Duration> {
+    STALLED.with(|s| {
+        let (limit, _) = s.get()?;
+        s.set(Some((limit, true)));
+        Some(limit)
+    })
+}
+
+/// The error recorded with a request whose HTTP/2 stream was reset
+/// because its client read nothing of the response for `limit`.
+pub(crate) fn stall_error(limit: Duration) -> String {
+    format!(
+        "the client read nothing of the response for {} ms (client_body_timeout_ms): \
+         its HTTP/2 stream was reset",
+        limit.as_millis()
+    )
 }
 
 /// The progress of the HTTP/2 stream being polled, if any: a response
@@ -69,7 +100,7 @@ where
 {
     fn execute(&self, fut: F) {
         tokio::spawn(Stream {
-            inner: Box::pin(fut),
+            inner: Some(Box::pin(fut)),
             progress: Arc::default(),
             limit: self.limit,
             timer: None,
@@ -80,7 +111,8 @@ where
 
 /// A stream's task under the stall limit.
 struct Stream<F> {
-    inner: Pin<Box<F>>,
+    /// hyper's task; `None` once ended for stalling.
+    inner: Option<Pin<Box<F>>>,
     progress: Arc<Progress>,
     limit: Duration,
     /// Set when a chunk waits; its deadline is the chunk's.
@@ -98,15 +130,28 @@ impl Drop for Restore {
     }
 }
 
+/// Clears [`STALLED`] once the stalled stream is dropped, however the
+/// drop ends.
+struct ClearStalled;
+
+impl Drop for ClearStalled {
+    fn drop(&mut self) {
+        STALLED.with(|s| s.set(None));
+    }
+}
+
 impl<F: Future<Output = ()>> Future for Stream<F> {
     type Output = ();
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let this = self.get_mut();
+        let Some(inner) = this.inner.as_mut() else {
+            return Poll::Ready(());
+        };
         {
             let before = CURRENT.with(|c| c.borrow_mut().replace(this.progress.clone()));
             let _restore = Restore(before);
-            if this.inner.as_mut().poll(cx).is_ready() {
+            if inner.as_mut().poll(cx).is_ready() {
                 return Poll::Ready(());
             }
         }
@@ -125,11 +170,19 @@ impl<F: Future<Output = ()>> Future for Stream<F> {
         }
         match this.timer.as_mut().map(|t| t.as_mut().poll(cx)) {
             Some(Poll::Ready(())) => {
-                tracing::debug!(
-                    limit_ms = this.limit.as_millis() as u64,
-                    "HTTP/2 stream not read for client_body_timeout_ms: reset"
-                );
-                // Dropping hyper's task resets the stream and drops its body.
+                // Dropping hyper's task resets the stream and drops its
+                // body, and with it the request's observation, which
+                // records and logs the stall (`stalled`).
+                STALLED.with(|s| s.set(Some((this.limit, false))));
+                let _clear = ClearStalled;
+                this.inner = None;
+                let named = STALLED.with(Cell::get).is_some_and(|(_, named)| named);
+                if !named {
+                    tracing::debug!(
+                        limit_ms = this.limit.as_millis() as u64,
+                        "HTTP/2 stream not read for client_body_timeout_ms: reset"
+                    );
+                }
                 Poll::Ready(())
             }
             _ => Poll::Pending,

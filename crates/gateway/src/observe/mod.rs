@@ -5,8 +5,9 @@
 //! - an [`Observation`] follows the response: the proxy's tee feeds it
 //!   every chunk (a `StreamParser` for SSE and Gemini JSON arrays, a bounded
 //!   copy for whole JSON bodies), and when the response ends — finished,
-//!   broken, abandoned by the client, or cut at the end of the shutdown's
-//!   grace period (`Sinks::grace_over`) — it records the response's tool
+//!   broken, abandoned by the client, reset because its client left its
+//!   HTTP/2 stream unread (`stream_stall::stalled`), or cut at the end of
+//!   the shutdown's grace period (`Sinks::grace_over`) — it records the response's tool
 //!   calls and one [`RequestRecord`](crate::recorder::RequestRecord)
 //!   (`finished`), and updates the metrics. A JSON body in a content coding (gzip, deflate, zstd, br: `toolwarden_wire::coding`)
 //!   is decoded (bounded) on the copy; a stream in one of them is decoded
@@ -718,17 +719,30 @@ impl Drop for Observation {
         if !self.done {
             // Dropped unfinished: its client went away, or the gateway cut
             // it at the end of the shutdown's grace period (the worker
-            // drops what is still in flight), which is said as such, not
-            // as the client's 499. A client that hangs up once it has the
+            // drops what is still in flight) or because its client left
+            // its HTTP/2 stream unread, which is said as such, not as the
+            // client's 499. A client that hangs up once it has the
             // final event (the Codex CLI after `response.completed`) got
             // a complete response; otherwise the ending is named. Either
             // way, what was parsed of the stream is recorded.
             let shutdown = self.sinks.grace_over.is_raised();
+            // An HTTP/2 stream reset because its client left a chunk of
+            // it unread for `client_body_timeout` is dropped under
+            // `stream_stall::stalled`: the gateway's cut, named as such.
+            let stalled = crate::stream_stall::stalled();
+            if let Some(limit) = stalled {
+                tracing::info!(
+                    request_id = %self.base.request_id,
+                    limit_ms = limit.as_millis() as u64,
+                    "HTTP/2 stream reset: its client read nothing of the response for \
+                     client_body_timeout_ms"
+                );
+            }
             if self.error.is_none() && !self.final_event_seen() {
-                self.error = Some(if shutdown {
-                    CUT_BY_SHUTDOWN.into()
-                } else {
-                    "client disconnected before the response finished".into()
+                self.error = Some(match stalled {
+                    Some(limit) => crate::stream_stall::stall_error(limit),
+                    None if shutdown => CUT_BY_SHUTDOWN.into(),
+                    None => "client disconnected before the response finished".into(),
                 });
             }
             if self.status == 0 {

@@ -5,7 +5,8 @@
 //! on both HTTP paths (the fast path takes `content-length` bodies, a
 //! chunked request body goes through hyper). A client that hangs up before
 //! the final event gets the turn recorded with what was seen of it and the
-//! ending named.
+//! ending named; so does an HTTP/2 client whose stream the gateway reset
+//! because it stopped reading it (the stall named, not a client gone).
 
 use std::time::Duration;
 
@@ -19,7 +20,7 @@ use toolwarden_mock_provider::{RawResponse, Scripted};
 
 use super::{
     convo::OPENAI_KEY,
-    support::{Harness, read_to_close},
+    support::{Harness, metric, read_to_close},
 };
 
 const TURNS: usize = 20;
@@ -326,4 +327,86 @@ async fn a_stream_ended_cleanly_before_its_final_event_is_an_error() {
         );
         assert_eq!(stats.requests.errors, 1, "chunked={chunked}");
     }
+}
+
+/// An HTTP/2 client that stops reading one stream (its window stays shut)
+/// midway through a turn: the gateway resets the stream after
+/// `client_body_timeout_ms`, and the turn is recorded with what was seen
+/// (its call, its response id) and the stall as its error, not as a
+/// client gone. Before, it read "client disconnected before the response
+/// finished", though the client had not left and the gateway had cut it.
+#[tokio::test]
+async fn an_http2_stream_reset_for_stalling_is_recorded_as_the_stall() {
+    let mut h = Harness::with(Default::default(), |c| {
+        c.client_body_timeout = Duration::from_secs(1);
+    })
+    .await;
+    let Scripted::Raw(mut raw) = reply(0, Duration::from_secs(60)) else {
+        unreachable!()
+    };
+    // The call's items, then far more than the stream's window (SSE
+    // comments), then `response.completed` a minute later.
+    let sse = String::from_utf8(raw.chunks[0].to_vec()).unwrap();
+    let cut = sse.find("event: response.completed").unwrap();
+    let pad = format!(": {}\n\n", "x".repeat(16 << 10)).repeat(64);
+    raw.chunks = vec![
+        Bytes::from(format!("{}{pad}", &sse[..cut])),
+        Bytes::from(sse[cut..].to_string()),
+    ];
+    h.mock.push_response(Scripted::Raw(raw));
+    let addr = h.gw().trim_start_matches("http://").to_string();
+    let stream = TcpStream::connect(&addr).await.unwrap();
+    let (mut sender, conn) =
+        hyper::client::conn::http2::Builder::new(hyper_util::rt::TokioExecutor::new())
+            .initial_stream_window_size(65_535)
+            .handshake::<_, http_body_util::Full<Bytes>>(hyper_util::rt::TokioIo::new(stream))
+            .await
+            .unwrap();
+    let conn = tokio::spawn(conn);
+    let request = http::Request::post(format!("http://{addr}/v1/responses"))
+        .header("authorization", format!("Bearer {OPENAI_KEY}"))
+        .header("content-type", "application/json")
+        .header("x-session-id", "stalled")
+        .body(http_body_util::Full::new(Bytes::from(request(0))))
+        .unwrap();
+    let response = sender.send_request(request).await.unwrap();
+    assert_eq!(response.status(), 200);
+    // Nothing of the body is read: the stream is reset, and its request
+    // finished (reading it now would open the window again).
+    let m = h
+        .metrics_when(|m| metric(m, "toolwarden_upstream_requests_total", &[]) == 1.0)
+        .await;
+    assert_eq!(
+        metric(&m, "toolwarden_upstream_requests_total", &[]),
+        1.0,
+        "{m}"
+    );
+    let read = tokio::time::timeout(
+        Duration::from_secs(10),
+        http_body_util::BodyExt::collect(response.into_body()),
+    )
+    .await
+    .expect("the stalled stream ends");
+    let err = read.expect_err("the stalled stream is reset");
+    assert!(format!("{err:?}").contains("CANCEL"), "{err:?}");
+    drop(sender);
+    conn.abort();
+    let stats = h.finish().await;
+    let recs = requests(&h);
+    assert_eq!(recs.len(), 1, "{recs:#?}");
+    assert_eq!(
+        recs[0]["error"],
+        "the client read nothing of the response for 1000 ms (client_body_timeout_ms): \
+         its HTTP/2 stream was reset",
+        "{}",
+        recs[0]
+    );
+    assert_eq!(recs[0]["status"], 200, "{}", recs[0]);
+    assert_eq!(recs[0]["response_id"], "resp_0", "{}", recs[0]);
+    let tools: Vec<(&str, u64)> = stats
+        .tools
+        .iter()
+        .map(|t| (t.tool.as_str(), t.calls))
+        .collect();
+    assert_eq!(tools, [("read_file", 1)]);
 }
