@@ -140,6 +140,12 @@ impl ProxyError {
         ProxyError::new(kind, upstream, detail)
     }
 
+    /// Whether the upstream closed or reset the connection before
+    /// answering (not a timeout, a refused connect or a bad answer).
+    pub(crate) fn is_reset(&self) -> bool {
+        self.kind == ProxyErrorKind::Reset
+    }
+
     /// What went wrong.
     #[cfg(test)]
     pub(crate) fn kind(&self) -> ProxyErrorKind {

@@ -97,8 +97,9 @@ impl Gateway {
             kind: GatewayErrorKind::Config,
             message: format!("detector settings: {e}"),
         })?;
-        // Fails early on a TLS set-up problem; each worker builds its own.
-        crate::upstream::build_client(&config)?;
+        // Fails early on a TLS set-up problem; each worker builds its own
+        // pooled client.
+        let unpooled = crate::upstream::build_unpooled_client(&config)?;
         let listener = socket.listen(LISTEN_BACKLOG).map_err(bind_error)?;
         let addr = listener.local_addr().map_err(|e| GatewayError {
             kind: GatewayErrorKind::Bind,
@@ -146,6 +147,7 @@ impl Gateway {
             started: Instant::now(),
             connections,
             balance,
+            unpooled,
             _jsonl_claim: jsonl_claim,
         });
         let (shutdown, shutdown_rx) = watch::channel(false);

@@ -44,6 +44,10 @@ pub(crate) struct Shared {
     pub(crate) connections: Arc<crate::limits::ConnectionSlots>,
     /// Client connections per worker.
     pub(crate) balance: Arc<crate::balance::Balance>,
+    /// The upstream client with no pool (`upstream::build_unpooled_client`):
+    /// an idempotent request goes again on a new connection through it
+    /// (`proxy::replay`). Each worker's pooled client is its own.
+    pub(crate) unpooled: crate::http_client::HttpClient,
     /// This gateway's hold on its JSONL log (`PATH.lock`), for as long as
     /// anything here may write it.
     pub(crate) _jsonl_claim: Option<toolwarden_store::JsonlClaim>,

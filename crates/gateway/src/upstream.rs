@@ -4,7 +4,8 @@
 //! upstream TLS is set up, for this client and the fast path's
 //! ([`crate::h1::pool`]): ring, the webpki roots plus `upstream_ca`; and
 //! [`reuse_window`], how long an idle connection may be reused on both
-//! paths ([`expire_by_keep_alive`] keeps it on this client's).
+//! paths ([`expire_by_keep_alive`] keeps it on this client's);
+//! [`build_unpooled_client`], the same client with no pool.
 
 use hyper_rustls::HttpsConnectorBuilder;
 use hyper_util::{
@@ -98,7 +99,18 @@ pub(crate) fn build_http2_client(config: &Config) -> Result<HttpClient, GatewayE
     build(config, true)
 }
 
+/// The same client keeping no connection idle: each request goes on a new
+/// one (an idempotent request sent again because the upstream closed the
+/// pooled connection it went on: `proxy::replay`). One per gateway.
+pub(crate) fn build_unpooled_client(config: &Config) -> Result<HttpClient, GatewayError> {
+    build_with(config, false, false)
+}
+
 fn build(config: &Config, http2_only: bool) -> Result<HttpClient, GatewayError> {
+    build_with(config, http2_only, true)
+}
+
+fn build_with(config: &Config, http2_only: bool, pool: bool) -> Result<HttpClient, GatewayError> {
     let mut http = HttpConnector::new();
     http.enforce_http(false);
     http.set_nodelay(true);
@@ -123,6 +135,7 @@ fn build(config: &Config, http2_only: bool) -> Result<HttpClient, GatewayError> 
         .timer(TokioTimer::new())
         .pool_timer(TokioTimer::new())
         .pool_idle_timeout(IDLE_TIMEOUT)
+        .pool_max_idle_per_host(if pool { usize::MAX } else { 0 })
         .http2_only(http2_only)
         .build(https))
 }

@@ -20,6 +20,10 @@ use std::{
     future::Future,
     io,
     pin::Pin,
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
     task::{Context, Poll},
     time::Duration,
 };
@@ -36,6 +40,40 @@ pub(crate) const EARLY_ANSWER_WAIT: Duration = Duration::from_millis(100);
 pub struct EarlyAnswer<T> {
     inner: T,
     state: State,
+    /// Whether a request was written after a read: read through the
+    /// connection's `Connected` once a request on it failed.
+    reused: Reused,
+    /// How far the connection is from being reused, known to it alone.
+    phase: Phase,
+}
+
+/// [`Reused`]'s steps, kept on the connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Nothing read yet.
+    Fresh,
+    /// A read came back: the next write starts another request.
+    Read,
+    /// A request was written after a read ([`Reused`] is set).
+    Reused,
+}
+
+/// Whether an HTTP/1 connection carried a request after an answer (hyper-util
+/// sends one request at a time and pipelines none): a request that failed on
+/// it went on a reused connection, which its upstream may have closed as
+/// idle just as the request went out. One per connection, shared with
+/// hyper-util's `Connected` as its extra (`Connected::extra`), where
+/// [`super::went_on_reused_http1`] reads it: hyper-util knows whether it
+/// reused a connection but does not say so. Set once per connection;
+/// nothing per read or write beyond a flag of the connection's own.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Reused(Arc<AtomicBool>);
+
+impl Reused {
+    /// Whether a request was written after an answer was read.
+    pub(crate) fn get(&self) -> bool {
+        self.0.load(Ordering::Acquire)
+    }
 }
 
 #[derive(Debug)]
@@ -57,6 +95,24 @@ impl<T> EarlyAnswer<T> {
         EarlyAnswer {
             inner,
             state: State::Writing,
+            reused: Reused::default(),
+            phase: Phase::Fresh,
+        }
+    }
+
+    /// A read came back.
+    fn read(&mut self) {
+        if self.phase == Phase::Fresh {
+            self.phase = Phase::Read;
+        }
+    }
+
+    /// A write is about to go: one after a read starts a request on a
+    /// reused connection.
+    fn writing(&mut self) {
+        if self.phase == Phase::Read {
+            self.phase = Phase::Reused;
+            self.reused.0.store(true, Ordering::Release);
         }
     }
 
@@ -76,7 +132,11 @@ impl<T: Read + Unpin> Read for EarlyAnswer<T> {
     ) -> Poll<io::Result<()>> {
         let this = self.get_mut();
         let State::Waiting(_, timer) = &mut this.state else {
-            return Pin::new(&mut this.inner).poll_read(cx, buf);
+            let polled = Pin::new(&mut this.inner).poll_read(cx, buf);
+            if polled.is_ready() {
+                this.read();
+            }
+            return polled;
         };
         // Read into a buffer of its own, to see whether anything came.
         let mut space = vec![0u8; buf.remaining().min(16 * 1024)];
@@ -89,6 +149,7 @@ impl<T: Read + Unpin> Read for EarlyAnswer<T> {
         };
         match got {
             Some(answer) => {
+                this.read();
                 buf.put_slice(answer);
                 this.state = State::Answered;
                 Poll::Ready(Ok(()))
@@ -112,6 +173,7 @@ impl<T: Write + Unpin> Write for EarlyAnswer<T> {
         if !matches!(this.state, State::Writing) {
             return Poll::Ready(Ok(buf.len()));
         }
+        this.writing();
         match Pin::new(&mut this.inner).poll_write(cx, buf) {
             Poll::Ready(Err(e)) => {
                 this.failed(e);
@@ -131,6 +193,7 @@ impl<T: Write + Unpin> Write for EarlyAnswer<T> {
         if !matches!(this.state, State::Writing) {
             return Poll::Ready(Ok(all()));
         }
+        this.writing();
         match Pin::new(&mut this.inner).poll_write_vectored(cx, bufs) {
             Poll::Ready(Err(e)) => {
                 this.failed(e);
@@ -164,7 +227,19 @@ impl<T: Write + Unpin> Write for EarlyAnswer<T> {
 }
 
 impl<T: Connection> Connection for EarlyAnswer<T> {
+    /// The inner connection's, with [`Reused`] as its one extra in place
+    /// of the TCP connector's `HttpInfo` (its addresses, which nothing
+    /// here reads): hyper-util puts a connection's extra into every
+    /// response's extensions, so this one costs what that one did.
     fn connected(&self) -> Connected {
-        self.inner.connected()
+        let inner = self.inner.connected();
+        let connected = Connected::new()
+            .proxy(inner.is_proxied())
+            .extra(self.reused.clone());
+        if inner.is_negotiated_h2() {
+            connected.negotiated_h2()
+        } else {
+            connected
+        }
     }
 }

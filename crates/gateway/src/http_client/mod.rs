@@ -4,7 +4,8 @@
 //! [`ConnectWithin`], the bound on its whole connect; [`answered`], what
 //! the gateway's own POSTs (alert webhooks, OTLP) read of an answer, and
 //! [`basic_auth`], the credentials of their URLs;
-//! [`UpstreamBody`], whole or [`Streamed`].
+//! [`UpstreamBody`], whole or [`Streamed`]; [`went_on_reused_http1`],
+//! whether a failed request's connection was one reused from the pool.
 
 #[cfg(test)]
 pub(crate) mod auth_receiver;
@@ -12,6 +13,7 @@ mod early;
 mod streamed;
 
 pub(crate) use early::EarlyAnswer;
+use early::Reused;
 pub(crate) use streamed::{Progress, Streamed};
 
 use std::future::Future;
@@ -23,7 +25,10 @@ use bytes::Bytes;
 use http::Uri;
 use http_body_util::{Either, Full};
 use hyper_rustls::HttpsConnector;
-use hyper_util::client::legacy::{Client, connect::HttpConnector};
+use hyper_util::client::legacy::{
+    Client,
+    connect::{CaptureConnection, HttpConnector},
+};
 
 /// What the gateway's own POSTs (alert webhooks, OTLP export) need of an
 /// answer: its status and `Retry-After` ([`retry_after`]), its body read
@@ -88,6 +93,28 @@ pub(crate) fn without_userinfo(uri: &Uri) -> Uri {
     let mut parts = uri.clone().into_parts();
     parts.authority = host.parse().ok();
     Uri::from_parts(parts).unwrap_or_else(|_| uri.clone())
+}
+
+/// Whether the connection a request went on (`captured`) is an HTTP/1
+/// connection that had carried an answer before it (reused from the
+/// pool), which its upstream may have closed as idle just as the request
+/// went out: what Go's Transport requires before it sends a request again
+/// (`persistConn.shouldRetryRequest`: "This was a fresh connection.
+/// There's no reason the server should've hung up on us"). hyper-util
+/// knows whether it reused a connection but does not say; the connection
+/// itself does ([`EarlyAnswer`]'s extra). `false` when nothing was
+/// captured (no connection was given to the request).
+pub(crate) fn went_on_reused_http1(captured: &CaptureConnection) -> bool {
+    let metadata = captured.connection_metadata();
+    let Some(connected) = metadata.as_ref() else {
+        return false;
+    };
+    if connected.is_negotiated_h2() {
+        return false;
+    }
+    let mut extras = http::Extensions::new();
+    connected.get_extras(&mut extras);
+    extras.get::<Reused>().is_some_and(Reused::get)
 }
 
 /// The client every proxied request goes through.

@@ -22,6 +22,7 @@
 
 pub(crate) mod cloud;
 mod pass_through;
+mod replay;
 pub(crate) use crate::body::tee;
 
 pub(crate) use crate::pipeline::headers;
@@ -171,6 +172,9 @@ pub(crate) async fn handle(
     .await;
     // Bedrock bodies are never streamed (they are signed whole).
     let signed_head = signed.then(|| cloud::SignedHead::of(&parts, outbound.forward.clone()));
+    // A bodyless GET or HEAD may go once more if the upstream closes its
+    // pooled connection under it (`replay`): a copy of its head.
+    let mut replay = replay::replayable(&parts, streamed.is_none() && outbound.forward.is_empty());
     let (upstream_body, progress) = match streamed {
         Some((body, progress)) => (body, Some(progress)),
         None => (crate::http_client::whole(outbound.forward.clone()), None),
@@ -221,6 +225,20 @@ pub(crate) async fn handle(
         if let Ok(response) = &result {
             cloud::observe_answer(&shared.config, response.status(), response.headers());
         }
+    }
+    // The upstream closed the reused connection it went on before
+    // answering: once more, on a new connection.
+    if let Err(err) = &result
+        && replay::goes_again(err, &connection)
+        && let Some(mut again) = replay.take()
+    {
+        tracing::debug!(
+            error = %err,
+            "upstream closed a reused connection before answering an idempotent request: \
+             sent again on a new connection"
+        );
+        connection = hyper_util::client::legacy::connect::capture_connection(&mut again);
+        result = send_whole(&shared, &shared.unpooled, again, host).await;
     }
     let response = match result {
         Ok(response) => response,

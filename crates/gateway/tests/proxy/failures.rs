@@ -174,3 +174,127 @@ async fn a_stalled_tls_handshake_is_a_connect_timeout_on_hypers_path() {
     assert!(took < Duration::from_secs(3), "answered after {took:?}");
     held.abort();
 }
+
+/// Reads one request head from `s`; `None` at its end.
+async fn request_head(s: &mut TcpStream) -> Option<String> {
+    use tokio::io::AsyncReadExt;
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        if s.read(&mut byte).await.ok()? == 0 {
+            return None;
+        }
+        head.push(byte[0]);
+    }
+    Some(String::from_utf8_lossy(&head).into_owned())
+}
+
+/// An upstream that answers `answered` requests on each connection
+/// (`{"connection":N}`, N counting connections from 1; a `HEAD` gets the
+/// head alone), then reads the next request and closes the connection
+/// without answering it: its idle timeout crossing, on the wire, a
+/// request on the connection it is closing. Counts the connections.
+async fn closing_upstream(answered: usize) -> (SocketAddr, Arc<std::sync::atomic::AtomicUsize>) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use tokio::io::AsyncWriteExt;
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let counted = accepted.clone();
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut s, _)) = listener.accept().await else {
+                return;
+            };
+            let n = counted.fetch_add(1, Ordering::SeqCst) + 1;
+            tokio::spawn(async move {
+                for _ in 0..answered {
+                    let Some(head) = request_head(&mut s).await else {
+                        return;
+                    };
+                    let body = format!("{{\"connection\":{n}}}");
+                    let mut answer = format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\
+                         content-length: {}\r\n\r\n",
+                        body.len()
+                    );
+                    if !head.starts_with("HEAD ") {
+                        answer.push_str(&body);
+                    }
+                    if s.write_all(answer.as_bytes()).await.is_err() {
+                        return;
+                    }
+                }
+                // The next request is read, then the connection closed.
+                let _ = request_head(&mut s).await;
+            });
+        }
+    });
+    (addr, accepted)
+}
+
+/// A bodyless GET or HEAD (`GET /v1/models`, Claude Code's `HEAD /`
+/// preconnect) on a pooled upstream connection that the upstream closes
+/// as the request arrives is sent once more on a new connection and
+/// answered, as Go's Transport does; before, the client got a 502. A
+/// request on a fresh connection that the upstream closes is not sent
+/// again (that close is the upstream's answer to it).
+#[tokio::test]
+async fn an_idempotent_request_on_a_pooled_connection_closed_under_it_goes_again() {
+    use std::sync::atomic::Ordering;
+    let (up, accepted) = closing_upstream(1).await;
+    let gw = gateway(&format!("http://{up}"), |_| {}).await;
+    // One client connection: one worker, one upstream pool.
+    let stream = TcpStream::connect(gw.addr()).await.unwrap();
+    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .unwrap();
+    let conn = tokio::spawn(conn);
+    let mut expected = 0;
+    for method in ["GET", "HEAD"] {
+        let path = if method == "GET" { "/v1/models" } else { "/" };
+        let request = || {
+            Request::builder()
+                .method(method)
+                .uri(path)
+                .header("host", "localhost")
+                .header("authorization", "Bearer sk-test")
+                .header("anthropic-version", "2023-06-01")
+                .body(Full::<Bytes>::default())
+                .unwrap()
+        };
+        // The first opens a connection, which the pool keeps.
+        let first = sender.send_request(request()).await.unwrap();
+        assert_eq!(first.status(), StatusCode::OK, "{method}");
+        expected += 1;
+        let body = body_of(first).await;
+        if method == "GET" {
+            assert_eq!(body, format!("{{\"connection\":{expected}}}"));
+        }
+        // The second goes on it, and the upstream closes it unanswered:
+        // sent again, on a new connection.
+        let again = sender.send_request(request()).await.unwrap();
+        assert_eq!(again.status(), StatusCode::OK, "{method}: {again:?}");
+        expected += 1;
+        let body = body_of(again).await;
+        if method == "GET" {
+            assert_eq!(body, format!("{{\"connection\":{expected}}}"));
+        }
+        assert_eq!(accepted.load(Ordering::SeqCst), expected, "{method}");
+    }
+    conn.abort();
+    gw.shutdown().await;
+
+    // An upstream that closes a fresh connection: one attempt, a 502.
+    let (up, accepted) = closing_upstream(0).await;
+    let gw = gateway(&format!("http://{up}"), |_| {}).await;
+    let get = Request::get("/v1/models")
+        .header("host", "localhost")
+        .header("authorization", "Bearer sk-test")
+        .body(Full::<Bytes>::default())
+        .unwrap();
+    let (response, _c) = send(gw.addr(), get).await;
+    assert_eq!(response.status(), StatusCode::BAD_GATEWAY);
+    assert_eq!(accepted.load(Ordering::SeqCst), 1, "sent once");
+    gw.shutdown().await;
+}
