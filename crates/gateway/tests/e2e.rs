@@ -69,6 +69,7 @@ mod e2e {
     mod cloud_cut;
     mod cloud_federation;
     mod compressed;
+    mod continued_readers;
     mod corpus;
     mod counts;
     mod cross_site;

@@ -10,7 +10,7 @@
 //! request's own record, with usage and timings, is made later, off the
 //! path: `finished`.)
 
-use toolwarden_wire::ResponseView;
+use toolwarden_wire::{Dialect, ResponseView, detect::Reader};
 
 use super::{RequestBase, Sinks, request::RequestInfo};
 use crate::limits::{clip_name, owned_id, owned_name};
@@ -45,11 +45,21 @@ pub(super) fn record(
         toolwarden_wire::turn::fingerprint(calls).to_ne_bytes(),
     ));
     let session = &info.session.id;
+    // Only a Responses request can answer a call without holding it (it
+    // continues a `previous_response_id`); other dialects resend it.
+    let continued = base.dialect == Some(Dialect::OpenAiResponses);
     for (index, call) in view.calls.iter().enumerate().skip(skip) {
         // Cut before the names map too: a result named from it gets the
         // same name as its call.
         let tool = clip_name(&call.name);
-        sinks.names.insert(session, &call.id, tool, at_ms);
+        // A byte check first: a call's arguments are parsed only when at
+        // most 1 KiB and naming a `command` or `cmd`.
+        let reader = continued
+            .then(|| Reader::of_arguments(&call.arguments))
+            .flatten();
+        sinks
+            .names
+            .insert_call(session, &call.id, (tool.to_owned(), at_ms, false, reader));
         if !toolwarden_store::is_unique_call_id(&call.id) {
             sinks.reused.call(session, &call.id);
         }
@@ -71,7 +81,7 @@ pub(super) fn record(
             // Folded into the recorder's counts: so will its result be.
             sinks
                 .names
-                .insert_call(session, &call.id, tool, at_ms, true);
+                .insert_call(session, &call.id, (tool.to_owned(), at_ms, true, reader));
         }
     }
 }

@@ -1,16 +1,25 @@
 //! Recently seen tool calls: `(session, call id) → (tool, finished_at_ms)`,
 //! bounded (oldest evicted first), so a result whose call isn't in its
 //! request's history still gets its tool name and execution time when the
-//! call passed through this gateway. Otherwise the store resolves it from
-//! the database (across instances and restarts).
+//! call passed through this gateway (and, for the verdict, whether its
+//! command only prints files: a Responses continuation's results come
+//! without their calls). Otherwise the store resolves the name and time
+//! from the database (across instances and restarts).
+
+use toolwarden_wire::detect::Reader;
 
 use super::recent::Recent;
 
-/// The bounded map; each call also says whether it was folded into the
-/// recorder's aggregate instead of queued (issue 14: its result is then
-/// folded too, so that it does not make a `tool_calls` row of its own).
+/// What is kept of a call: its tool, when its response finished (unix
+/// ms), whether it was folded into the recorder's aggregate instead of
+/// queued (issue 14: its result is then folded too, so that it does not
+/// make a `tool_calls` row of its own), and the file reader its command
+/// runs, if it only prints files (one byte, in the tuple's padding).
+pub(crate) type Call = (String, i64, bool, Option<Reader>);
+
+/// The bounded map.
 #[derive(Debug)]
-pub(crate) struct Names(Recent<(String, String), (String, i64, bool)>);
+pub(crate) struct Names(Recent<(String, String), Call>);
 
 impl Names {
     /// An empty map holding at most `capacity` calls.
@@ -19,33 +28,29 @@ impl Names {
     }
 
     /// Remember a call whose response finished at `finished_at_ms`.
+    #[cfg(test)]
     pub(crate) fn insert(&self, session: &str, call_id: &str, tool: &str, finished_at_ms: i64) {
-        self.insert_call(session, call_id, tool, finished_at_ms, false);
+        self.insert_call(
+            session,
+            call_id,
+            (tool.to_string(), finished_at_ms, false, None),
+        );
     }
 
-    /// [`Names::insert`] for a call `folded` into the recorder's aggregate or not.
-    pub(crate) fn insert_call(
-        &self,
-        session: &str,
-        call_id: &str,
-        tool: &str,
-        finished_at_ms: i64,
-        folded: bool,
-    ) {
-        self.0.insert(
-            (session.to_string(), call_id.to_string()),
-            (tool.to_string(), finished_at_ms, folded),
-        );
+    /// Remember `call` (see [`Call`]).
+    pub(crate) fn insert_call(&self, session: &str, call_id: &str, call: Call) {
+        self.0
+            .insert((session.to_string(), call_id.to_string()), call);
     }
 
     /// The tool and finish time of a call seen recently.
     #[cfg(test)]
     pub(crate) fn get(&self, session: &str, call_id: &str) -> Option<(String, i64)> {
-        self.get_call(session, call_id).map(|(t, at, _)| (t, at))
+        self.get_call(session, call_id).map(|(t, at, _, _)| (t, at))
     }
 
-    /// The tool, finish time and whether it was folded, of a call seen recently.
-    pub(crate) fn get_call(&self, session: &str, call_id: &str) -> Option<(String, i64, bool)> {
+    /// What is kept of a call seen recently.
+    pub(crate) fn get_call(&self, session: &str, call_id: &str) -> Option<Call> {
         self.0.get(&(session.to_string(), call_id.to_string()))
     }
 

@@ -17,6 +17,7 @@ use std::collections::HashMap;
 use bytes::Bytes;
 use toolwarden_wire::{
     Defect, Dialect, RequestView, ResultContent, ResultView,
+    detect::Reader,
     turn::{ReplayedTurn, replayed_turn},
 };
 
@@ -188,9 +189,16 @@ pub(crate) fn analyze(sinks: &Sinks, facts: &RequestFacts, read: &ReadBody) -> R
         if resent {
             continue;
         }
-        // Decoded only now, for a result that will be recorded.
+        // Decoded only now, for a result that will be recorded, with the
+        // call it answers: the one in the body, else (a Responses
+        // continuation) what this gateway kept of it.
         let calls = calls.get_or_insert_with(|| toolwarden_wire::CallIndex::new(view));
-        let read = match guard(|| result.read_for_call(&sinks.detector, calls.call_for(result))) {
+        let call = sinks.names.get_call(&session.id, &result.call_id);
+        let reader = match calls.call_for(result) {
+            Some(c) => Reader::of_arguments(&c.arguments),
+            None => call.as_ref().and_then(|c| c.3),
+        };
+        let read = match guard(|| result.read_for_reader(&sinks.detector, reader)) {
             Ok(Ok(read)) => read,
             Ok(Err(e)) => {
                 parse_error.get_or_insert_with(|| format!("tool result {}: {e}", result.call_id));
@@ -201,7 +209,6 @@ pub(crate) fn analyze(sinks: &Sinks, facts: &RequestFacts, read: &ReadBody) -> R
                 continue;
             }
         };
-        let call = sinks.names.get_call(&session.id, &result.call_id);
         let mut record = result_record(
             facts,
             &session,
@@ -219,7 +226,7 @@ pub(crate) fn analyze(sinks: &Sinks, facts: &RequestFacts, read: &ReadBody) -> R
         // history is resent. A result whose call was folded is folded too
         // (else it would make a call row of its own).
         let queued = match &call {
-            Some((_, _, true)) => {
+            Some((_, _, true, _)) => {
                 sinks.recorder.fold(&Event::ToolResult(record), true);
                 false
             }
@@ -272,14 +279,14 @@ fn result_record(
     previous_response_id: &Option<String>,
     result: &ResultView<'_>,
     read: &ResultContent<'_>,
-    seen: Option<&(String, i64, bool)>,
+    seen: Option<&super::names::Call>,
 ) -> ToolResultRecord {
     let tool = result
         .tool
         .as_deref()
-        .or_else(|| seen.map(|(tool, _, _)| tool.as_str()))
+        .or_else(|| seen.map(|(tool, _, _, _)| tool.as_str()))
         .map(owned_name);
-    let exec_ms = seen.map(|(_, finished, _)| (facts.at_ms - finished).max(0) as f64);
+    let exec_ms = seen.map(|(_, finished, _, _)| (facts.at_ms - finished).max(0) as f64);
     let failed = read.verdict.failed;
     ToolResultRecord {
         request_id: facts.request_id.clone(),

@@ -29,6 +29,37 @@ pub const READERS: &[&str] = &[
 /// file reader's call is short).
 pub const MAX_COMMAND_BYTES: usize = 1024;
 
+/// A program of [`READERS`], in one byte: all the verdict needs to know of
+/// a call whose command only prints files, small enough to be kept with a
+/// call remembered between requests (a Responses request continuing a
+/// `previous_response_id` holds its results, not their calls).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Reader(u8);
+
+// === impl Reader ===
+
+impl Reader {
+    /// The reader of `command`, when it is one simple command of a program
+    /// that prints files (see [`file_reader`]).
+    pub fn of_command(command: &str) -> Option<Reader> {
+        file_reader(command)
+            .and_then(|name| READERS.iter().position(|r| *r == name))
+            .and_then(|i| u8::try_from(i).ok())
+            .map(Reader)
+    }
+
+    /// The reader of the shell command in a call's JSON `arguments` (see
+    /// [`command_of`]); `None` without a command or with another one.
+    pub fn of_arguments(arguments: &str) -> Option<Reader> {
+        Reader::of_command(&command_of(arguments)?)
+    }
+
+    /// The program's name (`tail`): its own complaints open with it.
+    pub fn name(self) -> &'static str {
+        READERS[usize::from(self.0)]
+    }
+}
+
 /// The shell command a call's JSON `arguments` carry, if any: a string
 /// `command` or `cmd`, or the script of an argv array `[shell, "-c" or
 /// "-lc", script]` (a plain argv array is joined with spaces). `None` for

@@ -89,7 +89,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use toolwarden_core::{Basis, Verdict};
 
-pub use command::{MAX_COMMAND_BYTES, READERS, command_of, file_reader};
+pub use command::{MAX_COMMAND_BYTES, READERS, Reader, command_of, file_reader};
 pub use rules::{CRASH_TAIL_BYTES, HEAD_BYTES, JSON_SCAN_BYTES, TAIL_BYTES};
 pub use summary::SUMMARY_TAIL_BYTES;
 
@@ -267,7 +267,13 @@ impl Detector {
     /// complaint (`tail: cannot open 'x' for reading: …`) still count.
     /// Any other command, or none, is [`Detector::explain`].
     pub fn explain_for_command(&self, content: &str, command: Option<&str>) -> Option<&str> {
-        match self.find_for(content, command) {
+        self.explain_for_reader(content, command.and_then(Reader::of_command))
+    }
+
+    /// [`Detector::explain_for_command`] with the command already read:
+    /// the [`Reader`] it runs, or `None` for any other command or none.
+    pub fn explain_for_reader(&self, content: &str, reader: Option<Reader>) -> Option<&str> {
+        match self.find_for(content, reader) {
             Found::Failure(name) => Some(name),
             Found::ClientSuccess | Found::Nothing => None,
         }
@@ -276,7 +282,13 @@ impl Detector {
     /// [`Detector::verdict`] for the output of a known shell `command`,
     /// read as [`Detector::explain_for_command`] reads it.
     pub fn verdict_for_command(&self, content: &str, command: Option<&str>) -> Verdict {
-        match self.find_for(content, command) {
+        self.verdict_for_reader(content, command.and_then(Reader::of_command))
+    }
+
+    /// [`Detector::verdict_for_command`] with the command already read (see
+    /// [`Detector::explain_for_reader`]).
+    pub fn verdict_for_reader(&self, content: &str, reader: Option<Reader>) -> Verdict {
+        match self.find_for(content, reader) {
             Found::Failure(name) if rules::CLIENT_RULES.contains(&name) => Verdict {
                 failed: true,
                 basis: Basis::Client,
@@ -311,7 +323,7 @@ impl Detector {
         self.find_for(content, None)
     }
 
-    fn find_for(&self, content: &str, command: Option<&str>) -> Found<'_> {
+    fn find_for(&self, content: &str, reader: Option<Reader>) -> Found<'_> {
         match &self.mode {
             Mode::Naive => {
                 if naive::is_failure(content) {
@@ -321,8 +333,8 @@ impl Detector {
                 }
             }
             Mode::Rules { disabled, extra } => {
-                if let Some(reader) = command.and_then(file_reader) {
-                    let off = *disabled | rules::reader_mask(reader, content.as_bytes());
+                if let Some(reader) = reader {
+                    let off = *disabled | rules::reader_mask(reader.name(), content.as_bytes());
                     return match rules::first_match(content.as_bytes(), off) {
                         rules::Finding::Failure(name) => Found::Failure(name),
                         rules::Finding::ClientSuccess => Found::ClientSuccess,

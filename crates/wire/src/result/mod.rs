@@ -61,9 +61,20 @@ impl<'a> ResultView<'a> {
         detector: &Detector,
         call: Option<&crate::CallView<'_>>,
     ) -> Result<ResultContent<'a>, WireError> {
-        let command = call.and_then(|c| crate::detect::command_of(&c.arguments));
-        let command = command.as_deref();
-        let mut read = self.read_with(&|text| detector.verdict_for_command(text, command))?;
+        let reader = call.and_then(|c| crate::detect::Reader::of_arguments(&c.arguments));
+        self.read_for_reader(detector, reader)
+    }
+
+    /// [`ResultView::read_for_call`] with the call's command already read:
+    /// the [`Reader`](crate::detect::Reader) it runs, if it only prints
+    /// files (a gateway keeps that of a call it passed, for a result whose
+    /// request does not hold the call).
+    pub fn read_for_reader(
+        &self,
+        detector: &Detector,
+        reader: Option<crate::detect::Reader>,
+    ) -> Result<ResultContent<'a>, WireError> {
+        let mut read = self.read_with(&|text| detector.verdict_for_reader(text, reader))?;
         if self.raw.unflagged_where_client_flags() && read.verdict == Verdict::NONE {
             read.verdict = detector.refusal_verdict(&read.text);
         }
