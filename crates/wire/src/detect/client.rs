@@ -6,7 +6,7 @@
 //! | client | where | format |
 //! |---|---|---|
 //! | Codex CLI `shell` | first line | `Exit code: N` then `Wall time: …`, `Output:` |
-//! | Codex CLI unified exec | header lines | `Chunk ID: …`, `Wall time: …`, `Process exited with code N` |
+//! | Codex CLI unified exec | header lines | `Chunk ID: …`, `Wall time: …`, `Process exited with code N` (a status below any other line is the program's: `go run`'s `exit status 1`) |
 //! | Claude Code `Bash` | first line | `Exit code N` (only when non-zero) |
 //! | Gemini CLI `run_shell_command` (before 0.27) | footer | `Error: (none)`, `Exit Code: N`, `Signal: (none)`, `Background PIDs: …`, `Process Group PGID: N` |
 //! | Gemini CLI `run_shell_command` (since 0.27) | footer | `Error: …`, `Exit Code: N` and `Signal: …` only when they apply, then `Background PIDs: …`, `Process Group PGID: N` |
@@ -27,25 +27,34 @@ pub(super) enum Status {
     Succeeded,
 }
 
-/// How many lines at the start count as the harness's header (Codex puts
-/// `Chunk ID:` and `Wall time:` lines before `Process exited with code 1`).
+/// How many lines at the start are read for the harness's header (Codex
+/// puts `Chunk ID:` and `Wall time:` lines before `Process exited with
+/// code 1`).
 const HEADER_LINES: usize = 4;
+/// The lines a harness writes above its status line, and only it: the
+/// Codex CLI's unified exec (`codex-rs/core/src/tools/handlers/
+/// unified_exec.rs`, `format_response`). Below any other line the text is
+/// the program's, and an `exit status 1` there is the program's own (`go
+/// run`'s), not the client's.
+const HEADER_KEYS: &[&[u8]] = &[b"Chunk ID: ", b"Wall time: "];
 /// How many footer lines are read (the Gemini footer has at most five).
 const FOOTER_LINES: usize = 8;
 /// The longest line read.
 const LINE_BYTES: usize = 512;
 
-/// The status stated by a header line (one of the first [`HEADER_LINES`]).
+/// The status stated by a header line: the first line (Claude Code's
+/// `Exit code 1`, the Codex CLI `shell`'s `Exit code: 1`), or one of the
+/// first [`HEADER_LINES`] below only a harness's own header lines
+/// ([`HEADER_KEYS`]: Codex's `Process exited with code 1`).
 pub(super) fn header(prefix: &Regex, head: &[u8]) -> Option<Status> {
     let mut rest = head;
     for _ in 0..HEADER_LINES {
         let end = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
-        if let Some(code) =
-            exit_status(prefix, super::rules::trim_end(&rest[..end.min(LINE_BYTES)]))
-        {
+        let line = super::rules::trim_end(&rest[..end.min(LINE_BYTES)]);
+        if let Some(code) = exit_status(prefix, line) {
             return Some(status(code));
         }
-        if end == rest.len() {
+        if end == rest.len() || !HEADER_KEYS.iter().any(|k| line.starts_with(k)) {
             return None;
         }
         rest = &rest[end + 1..];

@@ -631,6 +631,9 @@ fn exit_status_in_the_header() {
         &[
             "Chunk ID: 4f2a\nWall time: 0.3 seconds\nProcess exited with code 0\nOutput:\nError: printed, not failed",
             "line 1\nline 2\nline 3\nline 4\nexit code 1 is neither header nor trailer\nmore output",
+            // A program's own status line below its output (`go run`'s,
+            // a loop's `echo "exit status $?"`): not a client's header.
+            "step 1\nexit status 1\nstep 2 ok\ndone",
         ],
     );
 }

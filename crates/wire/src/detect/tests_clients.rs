@@ -181,6 +181,23 @@ fn a_programs_trailing_zero_status_is_not_a_client_success() {
     assert!(v.failed);
 }
 
+/// A status line below the program's first line is the program's (a
+/// step's, `go test`'s `exit status 1`): the client writes its own first,
+/// or below its header lines only (Codex's `Chunk ID:`, `Wall time:`).
+#[test]
+fn a_status_below_the_output_is_not_the_clients() {
+    let d = Detector::default();
+    // A step's zero vetoed the run's error label.
+    let v = d.verdict("Error: deploy failed\nexit status 0\nstep 2 skipped");
+    assert_eq!((v.failed, v.basis), (true, Basis::Heuristic), "{v:?}");
+    // A step's failure is not the client's word on the run.
+    let v = d.verdict("retrying\nexit status 1\nretry 2 ok\ndone");
+    assert_eq!(v, toolwarden_core::Verdict::NONE);
+    // Codex's header lines above its status.
+    let v = d.verdict("Chunk ID: 4c5113\nWall time: 0.0781 seconds\nProcess exited with code 0\nOutput:\nError: x");
+    assert_eq!((v.failed, v.basis), (false, Basis::Client), "{v:?}");
+}
+
 #[test]
 fn footer_lookalikes_are_not_client_statuses() {
     let d = Detector::default();

@@ -55,11 +55,11 @@ const FAILED: &[(&str, &str)] = &[
         "failure_summary",
     ),
     // go test (1), the package in the current directory: the test
-    // binary's `exit status 1` is a header line here (the fourth); below
-    // more output, go test's closing line finds it (`output_then_a_go_failure`)
+    // binary's `exit status 1` (the fourth line) is go's, not a client's
+    // header; go test's closing line finds it
     (
         "--- FAIL: TestAdd (0.00s)\n    main_test.go:7: Add(1, 2) = 3, want 4\nFAIL\nexit status 1\nFAIL\texample.com/pkg\t0.002s\n",
-        "exit_status",
+        "failure_summary",
     ),
     // go test (2)
     (
