@@ -80,13 +80,18 @@ const READ_AS_REPORT: u32 = 1 << CRASH_TRACE
 
 /// The rules to turn off for the output of `program`, a file reader:
 /// [`READ_AS_REPORT`], and `shell_diagnostic` unless the output opens
-/// with the reader's own name (`tail: cannot open 'x' for reading: …`,
-/// not a `ls: cannot access …` line that a log holds).
+/// with the reader's own name, by path too (`tail: cannot open 'x' for
+/// reading: …`, `/usr/bin/cat: x: No such file or directory`); not a
+/// `ls: cannot access …` line that a log holds.
 pub(super) fn reader_mask(program: &str, content: &[u8]) -> u32 {
     let head = head(content);
-    let own = head
-        .strip_prefix(program.as_bytes())
-        .is_some_and(|rest| rest.starts_with(b": "));
+    let speaker = memchr::memmem::find(&head[..head.len().min(LINE_BYTES)], b": ")
+        .map(|i| &head[..i])
+        .filter(|name| !name.iter().any(u8::is_ascii_whitespace));
+    let own = speaker.is_some_and(|name| {
+        let base = name.rsplit(|b| *b == b'/').next().unwrap_or(name);
+        base == program.as_bytes()
+    });
     if own {
         READ_AS_REPORT
     } else {
@@ -153,7 +158,8 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
         // a.txt`, a tool's own error as the Vercel AI SDK sends it): not a
         // sentence with the word in it (`fix: users cannot …`).
         shell_diagnostic: re(concat!(
-            r"^[\w.+-]+:\s+(?:(?:[^\n:]|:[^\s:])*:\s+)*",
+            // (the program by path too: `/usr/bin/cat: x: No such file …`)
+            r"^(?:(?:/|\.\.?/|~/)(?:[\w.+-]+/)*)?[\w.+-]+:\s+(?:(?:[^\n:]|:[^\s:])*:\s+)*",
             r#"(?:(?:\\?"[^"\n]{0,200}?\\?"|'[^'\n]{0,200}'|`[^`\n]{0,200}`)\s+)?"#,
             r"(?:\(\d+\)\s+)?(?:cannot|can't|could\s+not|couldn't|unable\s+to|failed\s+to",
             r"|no\s+such\s+file|permission\s+denied|not\s+found|is\s+a\s+directory|not\s+a\s+directory",
@@ -215,7 +221,7 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
             // a shell's `command not found` as the first line
             r"|(?:[\w().~/-]+:\s*)?(?:line\s+)?(?:\d+:\s*)?(?:[^\s:]+:\s*)?",
             r"command\s+not\s+found(?::\s*\S+)?\s*$",
-            r"|(?:ba|z|da|k|c|tc|fi)?sh:\s*(?:line\s+)?\d+:\s*[^\s:]+:\s*not\s+found\s*$",
+            r"|(?:/(?:[\w.-]+/)*)?(?:ba|z|da|k|c|tc|fi)?sh:\s*(?:line\s+)?\d+:\s*[^\s:]+:\s*not\s+found\s*$",
             r")",
         )),
         http_status: re(concat!(

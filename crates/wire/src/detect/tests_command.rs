@@ -127,6 +127,53 @@ fn only_a_simple_readers_command_counts() {
     assert_eq!(file_reader("rg \"x > y\" src"), Some("rg"));
 }
 
+/// A program named by path complains under that path (coreutils, Python
+/// and dash print `argv[0]` as given): read as its bare name's complaint,
+/// and as a reader's own when it is the reader. Outputs of the commands
+/// run here.
+#[test]
+fn a_program_named_by_path_is_read_as_its_name() {
+    let d = Detector::default();
+    for (output, rule) in [
+        (
+            "/usr/bin/cat: nope: No such file or directory\n",
+            "shell_diagnostic",
+        ),
+        (
+            "/usr/bin/tail: cannot open 'nope' for reading: No such file or directory\n",
+            "shell_diagnostic",
+        ),
+        (
+            "/usr/bin/python3: can't open file '/tmp/nope.py': [Errno 2] No such file or directory\n",
+            "shell_diagnostic",
+        ),
+        ("/bin/sh: 1: foo: not found\n", "os_error"),
+        ("/bin/bash: line 1: foo: command not found\n", "os_error"),
+    ] {
+        assert_eq!(d.explain(output), Some(rule), "{output:?}");
+    }
+    // The reader's own complaint, by path.
+    assert_eq!(
+        d.explain_for_command(
+            "/usr/bin/cat: nope: No such file or directory\n",
+            Some("/usr/bin/cat nope")
+        ),
+        Some("shell_diagnostic")
+    );
+    // Another program's complaint in the file is still the file's, by
+    // path or not.
+    assert_eq!(
+        d.explain_for_command(
+            "/usr/bin/ls: cannot access 'x': No such file or directory\n",
+            Some("cat ls.log")
+        ),
+        None
+    );
+    // A search hit (a relative path) is not a path-named program's
+    // complaint.
+    assert_eq!(d.explain("src/app.py: cannot open the socket\n"), None);
+}
+
 #[test]
 fn the_command_from_a_calls_arguments() {
     let command = |args: &str| command_of(args).map(|c| c.into_owned());
