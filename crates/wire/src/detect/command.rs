@@ -10,14 +10,18 @@
 //! `command` or `cmd` (Claude Code's `Bash`, the Codex CLI's
 //! `exec_command`, the Gemini CLI's `run_shell_command`, MCP shell
 //! servers), or an argv array (the Codex CLI's `shell`: `["bash", "-lc",
-//! "tail -1 build.log"]`). [`file_reader`] says whether the command is one
-//! simple command of a program that prints files ([`READERS`]): words in
-//! plain, single or double quotes, no pipe, list, substitution,
-//! redirection (other than `2>&1` and `2>/dev/null`), subshell or
-//! variable assignment, at most [`MAX_COMMAND_BYTES`] long. Anything else
-//! is left to the content rules alone.
+//! "tail -1 build.log"]`). [`file_reader`] says whether the command only
+//! prints files: a command of a program that prints files ([`READERS`]),
+//! or a pipeline of them, after shell builtins that print nothing (`cd
+//! src && tail -5 build.log`); words in plain, single or double quotes,
+//! no substitution, redirection (other than `2>&1` and `2>/dev/null`),
+//! subshell or variable assignment, at most [`MAX_COMMAND_BYTES`] long
+//! (split by `shell.rs`). Anything else is left to the content rules
+//! alone.
 
 use std::borrow::Cow;
+
+use super::shell::{self, Token};
 
 /// The programs whose output is the files they read.
 pub const READERS: &[&str] = &[
@@ -98,84 +102,94 @@ fn is_shell(program: &str) -> bool {
     matches!(name, "bash" | "sh" | "zsh" | "dash" | "ksh")
 }
 
-/// The program's name when `command` is one simple command of a program
-/// in [`READERS`] (`/usr/bin/tail -n 5 build.log` → `tail`).
+/// The program's name when `command` prints only files: a command of a
+/// program in [`READERS`] (`/usr/bin/tail -n 5 build.log` → `tail`), or a
+/// pipeline of such commands (`grep ERROR app.log | tail -20` → `grep`,
+/// whose complaints come first), after commands that print nothing of
+/// their own (`cd src && tail -5 build.log`; see [`silent`]). Each
+/// reader may have its stderr joined or dropped (`2>&1`, `2>/dev/null`).
+///
+/// A list with any other command before the reader is not a reader's:
+/// that command's output (its stderr, at least) comes before the file's,
+/// and the file may be what it just wrote (`make > build.log 2>&1; tail
+/// -3 build.log` prints this build's failure), as a pipe from another
+/// program is that program's (`make 2>&1 | tail -20`).
 pub fn file_reader(command: &str) -> Option<&'static str> {
     if command.len() > MAX_COMMAND_BYTES {
         return None;
     }
-    let mut command = command.trim();
-    // Its complaints, kept or dropped, are still its own.
-    while let Some(rest) = command
-        .strip_suffix(" 2>&1")
-        .or_else(|| command.strip_suffix(" 2>/dev/null"))
-    {
-        command = rest.trim_end();
+    let tokens = shell::tokens(command)?;
+    let mut commands: Vec<&[Token]> = tokens.split(|t| matches!(t, Token::Separator)).collect();
+    // A separator may end the line (`cat a.log;`).
+    if commands.len() > 1 && commands.last().is_some_and(|c| c.is_empty()) {
+        commands.pop();
     }
-    let words = simple_words(command)?;
-    let first = words.first()?;
-    let name = first.rsplit('/').next().unwrap_or(first);
+    let (last, before) = commands.split_last()?;
+    if !before.iter().all(|c| silent(c)) {
+        return None;
+    }
+    let mut stages = last.split(|t| matches!(t, Token::Pipe));
+    let first = reader_of(stages.next()?)?;
+    stages.all(|s| reader_of(s).is_some()).then_some(first)
+}
+
+/// The reader a simple command runs: its first word names a program in
+/// [`READERS`] (by path too), the rest are words and stderr redirections.
+fn reader_of(command: &[Token]) -> Option<&'static str> {
+    let [Token::Word(program), rest @ ..] = command else {
+        return None;
+    };
+    if rest
+        .iter()
+        .any(|t| matches!(t, Token::Pipe | Token::Separator))
+    {
+        return None;
+    }
+    let name = program.rsplit('/').next().unwrap_or(program);
     READERS.iter().find(|r| **r == name).copied()
 }
 
-/// The words of a simple command (quotes removed), or `None` when it is
-/// more than one: a pipe, a list, a substitution, a redirection, a
-/// subshell, a group, an unclosed quote. (A glob is fine: it names files.)
-fn simple_words(command: &str) -> Option<Vec<String>> {
-    let mut words = Vec::new();
-    let mut word = String::new();
-    let mut in_word = false;
-    let mut chars = command.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            ' ' | '\t' => {
-                if in_word {
-                    words.push(std::mem::take(&mut word));
-                    in_word = false;
-                }
-            }
-            '\'' => {
-                in_word = true;
-                loop {
-                    match chars.next()? {
-                        '\'' => break,
-                        c => word.push(c),
-                    }
-                }
-            }
-            '"' => {
-                in_word = true;
-                loop {
-                    match chars.next()? {
-                        '"' => break,
-                        '\\' => word.push(chars.next()?),
-                        // A substitution runs another command.
-                        '`' => return None,
-                        '$' if chars.peek() == Some(&'(') => return None,
-                        c => word.push(c),
-                    }
-                }
-            }
-            '\\' => {
-                in_word = true;
-                word.push(chars.next()?);
-            }
-            '$' if chars.peek() == Some(&'(') => return None,
-            ';' | '&' | '|' | '<' | '>' | '(' | ')' | '`' | '\n' | '\r' | '{' | '}' => {
-                return None;
-            }
-            c => {
-                in_word = true;
-                word.push(c);
-            }
+/// A command that prints nothing when it succeeds and writes no file: a
+/// shell builtin that changes only the shell's state (`cd DIR`, `export
+/// A=b`, `unset A`, `set -e` / `set -o pipefail`, `true`, `:`). When it
+/// fails, its complaint is the shell's (`bash: cd: x: No such file or
+/// directory`), which the verdict reads as the reader's own. Not `cd -`
+/// (it prints the directory), `set -x` (it prints each command), `export
+/// -p` (it prints the variables) or a bare `set`.
+fn silent(command: &[Token]) -> bool {
+    let mut words = Vec::with_capacity(command.len());
+    for t in command {
+        match t {
+            Token::Word(w) => words.push(w.as_str()),
+            Token::StderrRedirect => {}
+            Token::Pipe | Token::Separator => return false,
         }
     }
-    if in_word {
-        words.push(word);
+    match words.as_slice() {
+        ["cd"] | ["true" | ":", ..] => true,
+        ["cd", dir] => *dir != "-",
+        ["export" | "unset", names @ ..] => {
+            !names.is_empty() && names.iter().all(|n| !n.starts_with('-'))
+        }
+        ["set", options @ ..] => {
+            !options.is_empty()
+                && options.iter().all(|o| {
+                    matches!(
+                        *o,
+                        "-e" | "-u"
+                            | "-eu"
+                            | "-ue"
+                            | "-o"
+                            | "-eo"
+                            | "-euo"
+                            | "-ueo"
+                            | "+e"
+                            | "pipefail"
+                            | "errexit"
+                            | "nounset"
+                    )
+                })
+        }
+        _ => false,
     }
-    // `VAR=x cmd` names no reader first.
-    if words.first().is_some_and(|w| w.contains('=')) {
-        return None;
-    }
-    Some(words)
 }

@@ -12,7 +12,7 @@
 //! |---|---|
 //! | `framed_error` | the text starts with our own framing `Tool error (<kind>): …` ([`toolwarden_core::FLAGLESS_ERROR_PREFIX`]) |
 //! | `error_tag` | the text starts with an error tag: `<tool_use_error>`, `<error>`, `<Error>` (S3), `<tool-error code="…">` |
-//! | `exit_status` (basis `client`) | the client's own status fields say the command failed: a header line (the first, or one below only the Codex CLI's `Chunk ID:` and `Wall time:` lines) or the last line states a non-zero exit status of any size or sign (`Exit code 1`, `Exit code: 2`, `Process exited with code 3221225794`, `[The command completed with exit code -1.]`), or the Gemini CLI's shell footer (`Exit Code: 1`, `Signal: 9`, `Error: …`; see `client.rs`); a header stating status 0, OpenHands' trailing `[The command completed with exit code 0.]`, or a complete footer without a failure, is a client-stated success that vetoes every rule (a last line stating 0 in other words decides nothing) |
+//! | `exit_status` (basis `client`) | the client's own status fields say the command failed: a header line (the first, or one below only Codex's `Chunk ID:` and `Wall time:` lines) or the last line states a non-zero exit status of any size or sign (`Exit code 1`, `Exit code: 2`, `Process exited with code 3221225794`, `[The command completed with exit code -1.]`), or the Gemini CLI's shell footer (`Exit Code: 1`, `Signal: 9`, `Error: …`; see `client.rs`); a header stating status 0, OpenHands' trailing `[The command completed with exit code 0.]`, or a complete footer without a failure, is a client-stated success that vetoes every rule (a last line stating 0 in other words decides nothing) |
 //! | `user_denied` | the first line says the user, a hook or a policy rejected, denied or interrupted the call: `The user doesn't want to proceed…`, `Permission to use Bash has been denied`, `[Request interrupted by user]`, `exec command rejected by user`, `Tool call execution denied.` (the Vercel AI SDK's), `… but you haven't granted it yet` |
 //! | `crash_trace` | the text starts with a crash report (`Traceback (most recent call last):`, `thread 'main' panicked at`, `Exception in thread`, `Uncaught TypeError`, `** (RuntimeError)`) or ends with one (a traceback's exception line, Node's `Node.js vX` trailer, a Rust panic's `note:`, a Go panic's goroutine frames below `panic: …`) |
 //! | `error_label` | the first line opens with an error label: `Error:`, `ERROR -`, `error[E0425]:`, `fatal:`, `[ERROR]`, `ValueError:`, `ToolException:`, `NameError('…')`, `Error executing tool X`, `Error listing directory: …` (any `Error <doing> …:`), `MCP error -32602`, `PreToolUse:Bash hook error`, `An error occurred`; or one of the first three lines is a compiler diagnostic `file:line:col: error:` or `file(line,col): error TS2322:` (tsc, C#, MSVC) (`error: null` is a key, not a label) |
@@ -37,8 +37,9 @@
 //! With the command that printed the text known
 //! ([`Detector::verdict_for_command`], the call's arguments through
 //! [`command_of`]), a command that only prints files ([`file_reader`]:
-//! `tail -1 build.log`) has the rules that read the text as a failure
-//! report turned off: its output is the files' text (`command.rs`).
+//! `tail -1 build.log`, `cd src && grep ERROR app.log | tail -20`) has
+//! the rules that read the text as a failure report turned off: its
+//! output is the files' text (`command.rs`, `shell.rs`).
 //!
 //! Only a bounded prefix ([`HEAD_BYTES`]), bounded suffixes ([`TAIL_BYTES`],
 //! [`CRASH_TAIL_BYTES`], [`SUMMARY_TAIL_BYTES`]) and, for JSON, a bounded scan ([`JSON_SCAN_BYTES`])
@@ -68,6 +69,7 @@ mod json;
 mod naive;
 mod refusal;
 mod rules;
+mod shell;
 mod summary;
 
 pub mod eval;

@@ -81,7 +81,9 @@ const READ_AS_REPORT: u32 = 1 << CRASH_TRACE
 /// The rules to turn off for the output of `program`, a file reader:
 /// [`READ_AS_REPORT`], and `shell_diagnostic` unless the output opens
 /// with the reader's own name, by path too (`tail: cannot open 'x' for
-/// reading: …`, `/usr/bin/cat: x: No such file or directory`); not a
+/// reading: …`, `/usr/bin/cat: x: No such file or directory`), or the
+/// shell's, which ran it and the builtins before it (`bash: line 1: cd:
+/// x: No such file or directory`, `/bin/sh: 1: tial: not found`); not a
 /// `ls: cannot access …` line that a log holds.
 pub(super) fn reader_mask(program: &str, content: &[u8]) -> u32 {
     let head = head(content);
@@ -90,7 +92,7 @@ pub(super) fn reader_mask(program: &str, content: &[u8]) -> u32 {
         .filter(|name| !name.iter().any(u8::is_ascii_whitespace));
     let own = speaker.is_some_and(|name| {
         let base = name.rsplit(|b| *b == b'/').next().unwrap_or(name);
-        base == program.as_bytes()
+        base == program.as_bytes() || SHELLS.contains(&base)
     });
     if own {
         READ_AS_REPORT
@@ -98,6 +100,9 @@ pub(super) fn reader_mask(program: &str, content: &[u8]) -> u32 {
         READ_AS_REPORT | 1 << SHELL_DIAGNOSTIC
     }
 }
+
+/// The shells that run a command and complain for it.
+const SHELLS: &[&[u8]] = &[b"bash", b"sh", b"zsh", b"dash", b"ksh"];
 
 /// What the rules found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

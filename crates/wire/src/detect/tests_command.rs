@@ -127,6 +127,76 @@ fn only_a_simple_readers_command_counts() {
     assert_eq!(file_reader("rg \"x > y\" src"), Some("rg"));
 }
 
+/// Lists and pipelines that print only files: builtins that print
+/// nothing before the reader, readers piped into readers. A list with
+/// another program before the reader, or a pipe from one, is not (the
+/// program's output comes first, or is what the file now holds).
+#[test]
+fn a_list_prints_only_files_when_nothing_before_the_reader_prints() {
+    for (command, reader) in [
+        ("cd /work/app && tail -3 build.log", "tail"),
+        ("cd 'my app'; cat test.log", "cat"),
+        (
+            "set -euo pipefail; cd src && grep -n ERROR app.log 2>&1",
+            "grep",
+        ),
+        ("export LC_ALL=C && cat a.log;", "cat"),
+        ("grep ERROR app.log | tail -20", "grep"),
+        (
+            "cat build.log | grep -v warning | head -n 5 2>/dev/null",
+            "cat",
+        ),
+        ("cd x \\\n && tail -1 run.log", "tail"),
+        ("cd x\ncat run.log", "cat"),
+        ("cd x\r\ncat run.log", "cat"),
+        ("/usr/bin/tail -n 5 build.log", "tail"),
+        ("true || cat a.log", "cat"),
+    ] {
+        assert_eq!(file_reader(command), Some(reader), "{command:?}");
+    }
+    for command in [
+        "make > build.log 2>&1; tail -3 build.log",
+        "make > log; tail -3 log",
+        "go build ./... && cat out.txt",
+        "cmd && cat out.txt",
+        "make 2>&1 | tail -20",
+        "cat a.log | sort",
+        "cd - && cat a.log",
+        "set -x; cat a.log",
+        "set; cat a.log",
+        "export -p && cat a.log",
+        "cd a b && cat a.log",
+        "cat a.log &",
+        "cat a.log & cat b.log",
+        "cat a.log |& head",
+        "cat a.log; ; cat b.log",
+        "; cat a.log",
+        "cat a.log ;; ",
+        "cat a.log 2>err.log",
+        "cat a.log 1>&2",
+        "cat a.log >&2",
+        "cat a.log &> out",
+        "cat < a.log",
+        "cat a.log | ",
+        "cat a.log | | head",
+        "cd ${HOME} && cat a.log",
+        "cd x\r cat a.log",
+    ] {
+        assert_eq!(file_reader(command), None, "{command:?}");
+    }
+    // A reader after a build: the build's failure, printed now.
+    let d = Detector::default();
+    let output = "make: *** [Makefile:3: all] Error 1\n";
+    assert_eq!(
+        d.explain_for_command(output, Some("make > build.log 2>&1; tail -1 build.log")),
+        Some("failure_summary")
+    );
+    assert_eq!(
+        d.explain_for_command(output, Some("cd /w && tail -1 build.log")),
+        None
+    );
+}
+
 /// A program named by path complains under that path (coreutils, Python
 /// and dash print `argv[0]` as given): read as its bare name's complaint,
 /// and as a reader's own when it is the reader. Outputs of the commands
@@ -152,14 +222,29 @@ fn a_program_named_by_path_is_read_as_its_name() {
     ] {
         assert_eq!(d.explain(output), Some(rule), "{output:?}");
     }
-    // The reader's own complaint, by path.
-    assert_eq!(
-        d.explain_for_command(
+    // The reader's own complaint, by path or by its shell.
+    for (command, output) in [
+        (
+            "/usr/bin/cat nope",
             "/usr/bin/cat: nope: No such file or directory\n",
-            Some("/usr/bin/cat nope")
         ),
-        Some("shell_diagnostic")
-    );
+        (
+            "cd /nope && tail -1 build.log",
+            "/bin/bash: line 1: cd: /nope: No such file or directory\n",
+        ),
+        (
+            "tial -1 build.log; cat build.log",
+            "/bin/sh: 1: tial: not found\n",
+        ),
+    ] {
+        let verdict = d.explain_for_command(output, Some(command));
+        if command.starts_with("tial") {
+            // Not a reader's command: read alone.
+            assert_eq!(verdict, Some("os_error"), "{command}");
+        } else {
+            assert_eq!(verdict, Some("shell_diagnostic"), "{command}");
+        }
+    }
     // Another program's complaint in the file is still the file's, by
     // path or not.
     assert_eq!(
@@ -236,6 +321,63 @@ proptest! {
         prop_assert_eq!(file_reader(&command), Some(reader), "{}", command);
         let joined = format!("{command} {op} make");
         prop_assert_eq!(file_reader(&joined), None, "{}", joined);
+    }
+
+    /// Any text splits into tokens or is refused, without a panic; the
+    /// words of plain, single-quoted and double-quoted text come back as
+    /// written, and each operator stands between them.
+    #[test]
+    fn the_shell_split_keeps_words_and_operators(
+        any in "\\PC{0,120}",
+        words in proptest::collection::vec("[a-zA-Z0-9_./-]{1,8}|'[^']{0,8}'|\"[^\"\\\\`$]{0,8}\"", 1..6),
+        ops in proptest::collection::vec(prop::sample::select(&[" ", " | ", "; ", " && ", " || ", "\n"][..]), 5),
+    ) {
+        let _ = super::shell::tokens(&any);
+        let _ = file_reader(&any);
+        let mut line = String::new();
+        let mut want = Vec::new();
+        for (i, w) in words.iter().enumerate() {
+            if i > 0 {
+                line.push_str(ops[i - 1]);
+                match ops[i - 1] {
+                    " " => {}
+                    " | " => want.push(super::shell::Token::Pipe),
+                    _ => want.push(super::shell::Token::Separator),
+                }
+            }
+            line.push_str(w);
+            let unquoted = w
+                .strip_prefix('\'').and_then(|w| w.strip_suffix('\''))
+                .or_else(|| w.strip_prefix('"').and_then(|w| w.strip_suffix('"')))
+                .unwrap_or(w);
+            want.push(super::shell::Token::Word(unquoted.to_owned()));
+        }
+        prop_assert_eq!(super::shell::tokens(&line), Some(want), "{}", line);
+    }
+
+    /// A reader after silent builtins, or piped into readers, is a
+    /// reader's command; any other program before it or in its pipeline
+    /// makes it not one.
+    #[test]
+    fn a_readers_list_is_a_readers(
+        reader in prop::sample::select(super::READERS),
+        later in prop::sample::select(super::READERS),
+        before in proptest::collection::vec(
+            prop::sample::select(&["cd src", "cd '/w/my app'", "set -e", "export A=b", "true"][..]), 0..3),
+        sep in prop::sample::select(&["; ", " && ", " || ", "\n"][..]),
+        other in prop::sample::select(&["make", "npm test", "go build ./...", "cd -", "python3 x.py > a.log"][..]),
+        at in 0usize..4,
+    ) {
+        let mut parts: Vec<String> = before.iter().map(|b| b.to_string()).collect();
+        parts.push(format!("{reader} -n 5 app.log | {later} -n 2"));
+        let command = parts.join(sep);
+        prop_assert_eq!(file_reader(&command), Some(reader), "{}", command);
+        let at = at.min(parts.len() - 1);
+        parts.insert(at, other.to_string());
+        let command = parts.join(sep);
+        prop_assert_eq!(file_reader(&command), None, "{}", command);
+        let piped = format!("{other} 2>&1 | {reader} -n 5");
+        prop_assert_eq!(file_reader(&piped), None, "{}", piped);
     }
 
     /// Whatever a file reader printed, the verdict for its command is
