@@ -105,9 +105,10 @@ fn is_shell(program: &str) -> bool {
 /// The program's name when `command` prints only files: a command of a
 /// program in [`READERS`] (`/usr/bin/tail -n 5 build.log` → `tail`), or a
 /// pipeline of such commands (`grep ERROR app.log | tail -20` → `grep`,
-/// whose complaints come first), after commands that print nothing of
-/// their own (`cd src && tail -5 build.log`; see [`silent`]). Each
-/// reader may have its stderr joined or dropped (`2>&1`, `2>/dev/null`).
+/// whose complaints come first), after shell builtins that print nothing
+/// of their own (`cd src && tail -5 build.log`; `cd`, `export`, `unset`,
+/// `set -e`, `true`). Each reader may have its stderr joined or dropped
+/// (`2>&1`, `2>/dev/null`).
 ///
 /// A list with any other command before the reader is not a reader's:
 /// that command's output (its stderr, at least) comes before the file's,
