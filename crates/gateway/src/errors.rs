@@ -146,6 +146,19 @@ impl ProxyError {
         self.kind == ProxyErrorKind::Reset
     }
 
+    /// The error cause first, for a place that keeps only its first bytes
+    /// (a WebSocket close reason: 123, RFC 6455 §5.5): its code, then the
+    /// detail in the cause's own words (the transfer coding's name, the TLS
+    /// failure, the OS error), then the host, which the client knows.
+    pub(crate) fn cause_first(&self) -> String {
+        format!(
+            "{}: {} (upstream {})",
+            self.code(),
+            self.detail,
+            self.upstream
+        )
+    }
+
     /// What went wrong.
     #[cfg(test)]
     pub(crate) fn kind(&self) -> ProxyErrorKind {

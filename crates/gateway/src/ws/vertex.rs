@@ -142,14 +142,21 @@ pub(super) async fn run<C>(
 }
 
 /// The upstream could not be had (`err`): recorded so, and the client
-/// closed with 1011 naming it.
+/// closed with 1011 naming it ([`failure_reason`]).
 async fn failed<C>(up: &Upgrade, client: &mut WebSocket<C>, err: &crate::errors::ProxyError)
 where
     C: AsyncRead + AsyncWrite + Unpin,
 {
     up.observation().fail(err);
-    let reason = cut(format!("the upstream failed: {err}"));
-    relay::close(client, CloseCode::Error, &reason).await;
+    relay::close(client, CloseCode::Error, &failure_reason(err)).await;
+}
+
+/// The close reason for an upstream that could not be had: the error's
+/// code and cause first (`upstream_bad_response: its body is in the
+/// transfer coding `gzip`, …`), so that what a user needs survives the
+/// cut to [`MAX_CLOSE_REASON`]; the host, which the client knows, last.
+fn failure_reason(err: &crate::errors::ProxyError) -> String {
+    cut(err.cause_first())
 }
 
 /// The upstream for a socket whose first message is `first` (`None`:
@@ -296,6 +303,34 @@ mod tests {
         assert!(reason.len() <= MAX_CLOSE_REASON, "{}", reason.len());
         assert!(reason.len() >= MAX_CLOSE_REASON - 1, "{}", reason.len());
         assert!(reason.ends_with('é'));
+    }
+
+    /// The cause of a failure comes first, so that the cut to a close
+    /// frame's 123 bytes keeps it (a transfer coding's name ended past
+    /// them, after the error's host and kind, before).
+    #[test]
+    fn a_failures_close_reason_keeps_its_cause() {
+        let host = "europe-west4-aiplatform.googleapis.com";
+        let err = headers::unrelayed_transfer_coding_error(host, "gzip");
+        let reason = failure_reason(&err);
+        assert!(reason.len() <= MAX_CLOSE_REASON, "{}", reason.len());
+        assert!(
+            reason.starts_with("upstream_bad_response: its body is in the transfer coding `gzip`"),
+            "{reason}"
+        );
+        let refused = crate::errors::ProxyError::new(
+            crate::errors::ProxyErrorKind::Connect,
+            host,
+            "tcp connect error: Connection refused (os error 111)",
+        );
+        let reason = failure_reason(&refused);
+        assert!(reason.len() <= MAX_CLOSE_REASON, "{}", reason.len());
+        assert!(
+            reason.starts_with(
+                "upstream_connect_error: tcp connect error: Connection refused (os error 111) (upstream europe-west4"
+            ),
+            "{reason}"
+        );
     }
 
     #[test]
