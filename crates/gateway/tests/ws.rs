@@ -10,6 +10,8 @@
 //! - `faults`: the upstream refusing the upgrade, breaking or closing
 //!   mid-response, the client closing, an oversize message, bad deflate
 //!   data, a message that is not JSON, fragments, ping/pong, close codes;
+//! - `inject`: the beta's `response.inject`: outputs committed to a
+//!   response under way are its results, each after its call;
 //! - `lanes`: `stream_id` lanes answered in parallel, each turn recorded
 //!   with its own events;
 //! - `limits`: an open socket keeps its place under `max_client_connections`;
@@ -37,6 +39,7 @@ mod ws {
     pub mod client;
 
     pub mod faults;
+    mod inject;
     mod lanes;
     mod limits;
     mod relay_props;

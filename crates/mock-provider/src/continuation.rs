@@ -95,6 +95,11 @@ impl Store {
         lock(&self.inner).by_id.get(id).cloned()
     }
 
+    /// Whether it made the response `id` (with `store` on).
+    pub(crate) fn has(&self, id: &str) -> bool {
+        lock(&self.inner).by_id.contains_key(id)
+    }
+
     fn insert(&self, id: String, stored: Arc<Stored>) {
         let mut inner = lock(&self.inner);
         if inner.by_id.insert(id.clone(), stored).is_none() {

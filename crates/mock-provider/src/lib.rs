@@ -7,7 +7,9 @@
 //! - Gemini `POST /v1beta/models/{model}:generateContent` and
 //!   `:streamGenerateContent` (`?alt=sse` → SSE, else a streamed JSON array);
 //! - the Responses API's WebSocket mode: `GET /v1/responses` with
-//!   `Upgrade: websocket`, the same scripted turns as its SSE (`ws`);
+//!   `Upgrade: websocket`, the same scripted turns as its SSE (`ws`); a
+//!   script holding a `response.inject.created` waits there for the
+//!   client's `response.inject` (`ws_inject`, the beta's);
 //! - the cloud endpoints (issue 18): Azure OpenAI, Vertex AI (Gemini and
 //!   Anthropic `rawPredict`) and Bedrock `invoke` /
 //!   `invoke-with-response-stream`, with Bedrock's SigV4 verified against
@@ -84,6 +86,7 @@ mod sse;
 mod stream_error;
 mod tls;
 mod ws;
+mod ws_inject;
 
 pub use agent::AgentMode;
 pub use cloud::AwsTestKey;

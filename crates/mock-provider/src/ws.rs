@@ -164,6 +164,8 @@ where
 {
     // This socket's most recent response (`continuation`).
     let mut connection = Connection::default();
+    // A response waiting for its client's `response.inject` (`ws_inject`).
+    let mut waiting = None;
     loop {
         let frame = match socket.next_frame().await {
             Ok(frame) => frame,
@@ -180,7 +182,17 @@ where
             received.body = message.clone();
             shared.lock_received().push(received);
         }
-        let (events, fault) = answer(&shared, &mut connection, &message);
+        let (events, fault) = match crate::ws_inject::read(&message) {
+            Some((response_id, input)) => {
+                let ended = |id: &str| shared.responses.has(id);
+                let events = crate::ws_inject::answer(&mut waiting, &response_id, input, ended);
+                (events, Fault::None)
+            }
+            None => {
+                let (events, fault) = answer(&shared, &mut connection, &message);
+                (crate::ws_inject::hold(events, &mut waiting), fault)
+            }
+        };
         let flush_each = shared.opts.flush_each_event;
         let after = match send_events(&mut socket, events, &fault, flush_each).await {
             Ok(after) => after,

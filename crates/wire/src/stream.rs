@@ -199,6 +199,30 @@ impl StreamParser {
         self.complete
     }
 
+    /// How many of the calls so far, from the first, are whole before the
+    /// stream ends: a Responses call once its arguments are final (its
+    /// `response.function_call_arguments.done` or `output_item.done`),
+    /// which a client may answer while the response goes on (the
+    /// WebSocket beta's `response.inject`). The calls of
+    /// [`Self::view_so_far`] up to that count keep their place and
+    /// content whatever follows. 0 for the other dialects, whose calls are
+    /// answered once their response has ended.
+    pub fn whole_calls(&self) -> usize {
+        match &self.state {
+            State::Responses(s) => s.whole_calls(),
+            _ => 0,
+        }
+    }
+
+    /// The response's id, once an event has named it (Responses:
+    /// `response.created`); `None` for the other dialects before the end.
+    pub fn response_id(&self) -> Option<&str> {
+        match &self.state {
+            State::Responses(s) => s.id(),
+            _ => None,
+        }
+    }
+
     /// What the stream has held so far, as [`Self::finish`] would give
     /// it if the stream ended now (without the framing's own notes: an
     /// event cut at the end, an oversized one), the parse going on: the

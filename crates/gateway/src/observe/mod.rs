@@ -199,9 +199,12 @@ pub(crate) struct Observation {
     decode_limit: u64,
     /// When its calls were whole, if before it ended (unix ms).
     calls_at_ms: Option<i64>,
-    /// How many of its calls were recorded at the stream's final event
-    /// (`calls`), before its transport ended.
-    calls_recorded: Option<usize>,
+    /// How many of its calls (from the first) were recorded before it
+    /// ended: at the stream's final event, before its transport ended, or
+    /// earlier, whole while it went on ([`Observation::whole_calls_now`]).
+    calls_recorded: usize,
+    /// Its calls were recorded at the stream's final event.
+    final_recorded: bool,
 }
 
 /// A compressed stream on its way to the parser.
@@ -336,7 +339,8 @@ impl Observation {
             decode_limit: MAX_STREAM_DECODED,
             metrics_only: false,
             calls_at_ms: None,
-            calls_recorded: None,
+            calls_recorded: 0,
+            final_recorded: false,
         }
     }
 
@@ -597,7 +601,7 @@ impl Observation {
             self.parse = Parse::Skip;
             return;
         }
-        if self.calls_recorded.is_none() && self.final_event_seen() {
+        if !self.final_recorded && self.final_event_seen() {
             self.record_calls_now();
         }
     }
@@ -614,8 +618,63 @@ impl Observation {
             return;
         };
         let at = *self.calls_at_ms.get_or_insert_with(now_ms);
-        calls::record(&self.sinks, &self.base, info, &view, at, 0);
-        self.calls_recorded = Some(view.calls.len());
+        calls::record(
+            &self.sinks,
+            &self.base,
+            info,
+            &view,
+            at,
+            self.calls_recorded,
+        );
+        self.calls_recorded = self.calls_recorded.max(view.calls.len());
+        self.final_recorded = true;
+    }
+
+    /// The calls of a stream still under way that are whole
+    /// ([`StreamParser::whole_calls`]: a Responses response waiting for
+    /// its client's outputs, which the WebSocket beta's `response.inject`
+    /// commits to it), each recorded now unless it was already: the client
+    /// answers them before the response ends, and a call is recorded
+    /// before its result. Given back (all of them, and their kinds, in
+    /// the response's view so far), for the request of their results to
+    /// read beside them. Costs a copy of the parse state (bounded as it
+    /// is), only when such a message asks it.
+    pub(crate) fn whole_calls_now(&mut self) -> Option<toolwarden_wire::ResponseView> {
+        let (Parse::Stream(parser), Some(info)) = (&self.parse, &self.request) else {
+            return None;
+        };
+        let whole = parser.whole_calls();
+        if whole == 0 {
+            return None;
+        }
+        let mut view = guard(|| parser.view_so_far()).ok()?;
+        view.calls.truncate(whole);
+        view.call_kinds.retain(|(i, _)| *i < whole);
+        if whole > self.calls_recorded {
+            calls::record(
+                &self.sinks,
+                &self.base,
+                info,
+                &view,
+                now_ms(),
+                self.calls_recorded,
+            );
+            self.calls_recorded = whole;
+        }
+        Some(view)
+    }
+
+    /// The response's id, once its stream has named it.
+    pub(crate) fn response_id(&self) -> Option<&str> {
+        match &self.parse {
+            Parse::Stream(parser) => parser.response_id(),
+            Parse::Skip | Parse::Buffer { .. } => None,
+        }
+    }
+
+    /// What was known of the request when it was forwarded.
+    pub(crate) fn base(&self) -> &RequestBase {
+        &self.base
     }
 
     /// The upstream stream broke after it had started: what was parsed of
@@ -663,7 +722,7 @@ impl Observation {
                 self.sinks.responses.insert(id, info.session.clone());
             }
             let at = self.calls_at_ms.unwrap_or_else(now_ms);
-            let skip = self.calls_recorded.unwrap_or(0);
+            let skip = self.calls_recorded;
             calls::record(&self.sinks, &self.base, info, view, at, skip);
         }
         view

@@ -46,6 +46,7 @@
 //! until the grace period ends (`shutdown_grace_ms`). The worker waits for
 //! its sockets before it stops, and the gateway for their guards.
 
+mod inject;
 pub(crate) mod live;
 mod relay;
 pub(crate) mod turns;

@@ -7,8 +7,11 @@
 //! events the upstream sends next are its response: each is fed to the
 //! Responses stream parser as one SSE event, and the turn is recorded when
 //! its last event (`response.completed`, `.failed`, `.incomplete`,
-//! `error`) arrives. Other client messages (`response.cancel`, Codex's
-//! `response.processed`, …) pass unread; one that is not a JSON object
+//! `error`) arrives. A `response.inject` (the beta's tool outputs
+//! committed to a response under way, [`super::inject`]) is read once
+//! sent, as results of the turn whose response it names. Other client
+//! messages (`response.cancel`, Codex's `response.processed`, …) pass
+//! unread; one that is not a JSON object
 //! with a `type` (a message cut short included) is counted as unparsed.
 //!
 //! Turns are kept in the order sent (bounded: past [`MAX_PENDING`] the
@@ -28,11 +31,15 @@ use std::{collections::VecDeque, sync::Arc};
 use bytes::Bytes;
 use serde::Deserialize;
 
-use super::live::Live;
+use toolwarden_wire::Dialect;
+
+use super::{inject, live::Live};
 use crate::{
     observe::{
-        Observation, RequestBase, ResponseMeta, client_headers::ClientHeaders, now_ms,
-        request::RequestInfo,
+        Observation, RequestBase, ResponseMeta,
+        client_headers::ClientHeaders,
+        now_ms,
+        request::{self, ReadBody, RequestFacts, RequestInfo},
     },
     proxy::{self, Outbound},
     routes::ProxyRoute,
@@ -155,6 +162,9 @@ impl Turns {
         match kind {
             // The HTTP path's parse reads (and counts) a bad body.
             Some(kind) if kind == "response.create" => {}
+            // Tool outputs committed to a response under way: read once
+            // sent (`Turns::client_sent`).
+            Some(kind) if kind == "response.inject" => return Outgoing::Read(payload),
             Some(_) if is_json(&payload) => return Outgoing::Pass(payload),
             _ => {
                 self.shared
@@ -170,11 +180,56 @@ impl Turns {
         Outgoing::Turn(outbound.forward.clone(), Box::new(outbound), lane)
     }
 
-    /// A voice socket's client message, sent: read for the records.
+    /// A client message read once sent: a voice socket's, or WebSocket
+    /// mode's `response.inject`.
     pub(crate) fn client_sent(&mut self, payload: &[u8]) {
-        if let Some(live) = self.live.as_mut() {
-            live.client(payload);
+        match self.live.as_mut() {
+            Some(live) => live.client(payload),
+            None if self.reads => self.injected(payload),
+            None => {}
         }
+    }
+
+    /// A `response.inject` ([`inject`]), sent: its items are read as the
+    /// results of the request of the open turn whose response it names,
+    /// beside that response's calls whole so far, which are recorded first
+    /// (a call before its result, as over HTTP). One naming no open
+    /// response commits nothing (the server answers
+    /// `response.inject.failed`, and the client may send its items again
+    /// in a `response.create`, where they are read): it is not read.
+    fn injected(&mut self, payload: &[u8]) {
+        let Some(message) = inject::read(payload) else {
+            self.shared
+                .sinks
+                .metrics
+                .unparsed_request(self.route.provider);
+            return;
+        };
+        let id = Some(&*message.response_id);
+        let Some(turn) = (self.pending.iter_mut()).find(|p| p.observation.response_id() == id)
+        else {
+            return;
+        };
+        let Some(info) = turn.observation.request_info() else {
+            return;
+        };
+        let (session, model) = (info.session.clone(), info.model.clone());
+        let calls = turn.observation.whole_calls_now();
+        let base = turn.observation.base();
+        let facts = RequestFacts {
+            request_id: base.request_id.clone(),
+            at_ms: now_ms(),
+            provider: base.provider,
+            dialect: Dialect::OpenAiResponses,
+            path_model: model,
+            // The turn's session, whatever the items alone would give.
+            header_session: Some(session),
+            trace_parent: base.trace_parent,
+            trace_state: base.trace_state.clone(),
+        };
+        let body = inject::results_body(calls.as_ref(), &message.input);
+        let read = ReadBody::view(Dialect::OpenAiResponses, body);
+        request::analyze(&self.shared.sinks, &facts, &read);
     }
 
     /// Whether binary messages are read too (Gemini Live's JSON comes so).

@@ -115,6 +115,68 @@ proptest! {
         }
     }
 
+    /// However a stream of calls is split, the calls counted whole so far
+    /// (`whole_calls`: what a client may answer before the response ends,
+    /// the WebSocket beta's `response.inject`) never shrink, and are the
+    /// first calls of the finished view, as they will be.
+    #[test]
+    fn whole_calls_so_far_are_the_first_calls_of_the_end(
+        calls in prop::collection::vec((prop::sample::select(vec!["f", "g"]), 1..4usize, any::<bool>()), 0..5),
+        cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..12),
+    ) {
+        let mut events = vec![r#"{"type":"response.created","response":{"id":"resp_1"}}"#.to_owned()];
+        let mut done = Vec::new();
+        for (i, (name, pieces, item_done)) in calls.iter().enumerate() {
+            events.push(format!(
+                r#"{{"type":"response.output_item.added","output_index":{i},"item":{{"type":"function_call","id":"fc_{i}","call_id":"c{i}","name":"{name}","arguments":""}}}}"#
+            ));
+            for _ in 0..*pieces {
+                events.push(format!(
+                    r#"{{"type":"response.function_call_arguments.delta","output_index":{i},"item_id":"fc_{i}","delta":"x"}}"#
+                ));
+            }
+            let args = "x".repeat(*pieces);
+            // The arguments' own `.done`, or the item's.
+            done.push(if *item_done {
+                format!(
+                    r#"{{"type":"response.output_item.done","output_index":{i},"item":{{"type":"function_call","id":"fc_{i}","call_id":"c{i}","name":"{name}","arguments":"{args}","status":"completed"}}}}"#
+                )
+            } else {
+                format!(
+                    r#"{{"type":"response.function_call_arguments.done","output_index":{i},"item_id":"fc_{i}","arguments":"{args}"}}"#
+                )
+            });
+        }
+        // The calls stream interleaved: each begun before any is whole.
+        events.extend(done);
+        events.push(r#"{"type":"response.completed","response":{"id":"resp_1","status":"completed"}}"#.to_owned());
+        let bytes: Vec<u8> = events.iter().flat_map(|e| format!("data: {e}\n\n").into_bytes()).collect();
+        let end = {
+            let mut p = StreamParser::new(Dialect::OpenAiResponses);
+            p.feed(&bytes);
+            p.finish()
+        };
+        prop_assert_eq!(end.calls.len(), calls.len());
+        let mut at: Vec<usize> = cuts.iter().map(|i| i.index(bytes.len())).collect();
+        at.sort_unstable();
+        at.push(bytes.len());
+        let mut p = StreamParser::new(Dialect::OpenAiResponses);
+        let (mut prev, mut whole) = (0, 0);
+        for a in at {
+            p.feed(&bytes[prev..a]);
+            prev = a;
+            let now = p.whole_calls();
+            prop_assert!(now >= whole, "{} after {}", now, whole);
+            whole = now;
+            let so_far = p.view_so_far();
+            prop_assert_eq!(&so_far.calls[..whole], &end.calls[..whole]);
+            if whole > 0 {
+                prop_assert_eq!(p.response_id(), Some("resp_1"));
+            }
+        }
+        prop_assert_eq!(whole, calls.len());
+    }
+
     #[test]
     fn random_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..300)) {
         if let Ok(v) = crate::request_view(Dialect::OpenAiResponses, &bytes) {

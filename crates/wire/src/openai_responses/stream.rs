@@ -126,6 +126,17 @@ struct WrappedError<'a> {
 }
 
 impl StreamState {
+    /// How many calls, from the first, have their final arguments
+    /// (`StreamParser::whole_calls`).
+    pub(crate) fn whole_calls(&self) -> usize {
+        self.calls.iter().take_while(|p| p.done).count()
+    }
+
+    /// The response's id, once an event named it.
+    pub(crate) fn id(&self) -> Option<&str> {
+        self.id.as_deref()
+    }
+
     /// The position in `calls` of the latest call with item id `item_id`
     /// or at `output_index`.
     fn find(&self, output_index: Option<u64>, item_id: Option<&str>) -> Option<usize> {

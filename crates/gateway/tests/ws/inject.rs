@@ -1,0 +1,180 @@
+//! The beta's `response.inject` (openai-python
+//! `client.beta.responses.connect()`, `connection.response.inject(…)`; the
+//! API's `ResponseInjectEvent`): a response that calls client-owned tools
+//! waits for their outputs, which the client commits to it without a
+//! `response.create`; the server answers `response.inject.created` and the
+//! response goes on, or `response.inject.failed` when the response it
+//! names is not under way. The outputs are the turn's results, each
+//! judged beside its call, recorded after it. Before, the message passed
+//! unread: its results were never counted, their failures never seen.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use serde_json::{Value, json};
+use toolwarden_mock_provider::{MockOptions, RawResponse, Scripted};
+
+use super::client::{connect, next, send_text};
+use crate::e2e::support::{Harness, metric};
+
+const AUTH: (&str, &str) = ("authorization", "Bearer sk-test");
+
+fn call(id: &str, name: &str, arguments: Value) -> Value {
+    json!({"type": "function_call", "id": format!("fc_{id}"), "call_id": id, "name": name,
+        "arguments": arguments.to_string(), "status": "completed"})
+}
+
+fn calls() -> Vec<Value> {
+    vec![
+        call("call_1", "lookup", json!({"q": "TP123"})),
+        call("call_2", "book", json!({"q": "TP123"})),
+        // A command that only prints a file: its output is the file's
+        // text, judged so only beside the call.
+        call(
+            "call_3",
+            "exec_command",
+            json!({"cmd": "tail -3 build.log"}),
+        ),
+    ]
+}
+
+/// One response: its calls, then (once the client injects their outputs)
+/// `response.inject.created` and its end.
+fn waiting_response() -> Vec<Value> {
+    let response = |status: &str| json!({"id": "resp_1", "object": "response", "model": "gpt-5", "status": status, "output": []});
+    let mut events = vec![json!({"type": "response.created", "sequence_number": 0,
+        "response": response("in_progress")})];
+    for (i, call) in calls().into_iter().enumerate() {
+        events.push(
+            json!({"type": "response.output_item.done", "sequence_number": i + 1,
+            "output_index": i, "item": call}),
+        );
+    }
+    let mut completed = response("completed");
+    completed["output"] = Value::Array(calls());
+    completed["usage"] = json!({"input_tokens": 30, "output_tokens": 9, "total_tokens": 39});
+    events.push(
+        json!({"type": "response.inject.created", "response_id": "resp_1",
+        "sequence_number": 4}),
+    );
+    events.push(json!({"type": "response.completed", "sequence_number": 5,
+        "response": completed}));
+    events
+}
+
+fn outputs() -> Vec<Value> {
+    let out = |id: &str, output: &str| json!({"type": "function_call_output", "call_id": id, "output": output});
+    vec![
+        out("call_1", "Flight TP123 found: departs 09:05, 189 EUR"),
+        out(
+            "call_2",
+            "Error: seat 12A is no longer available for flight TP123",
+        ),
+        out("call_3", "cc -o app main.o\nmake: *** [all] Error 1\n"),
+    ]
+}
+
+#[tokio::test]
+async fn outputs_injected_into_a_response_are_its_results() {
+    let mut h = Harness::with(
+        MockOptions {
+            record: true,
+            ..MockOptions::default()
+        },
+        |_| {},
+    )
+    .await;
+    let events = waiting_response();
+    h.mock.push_response(Scripted::Raw(RawResponse {
+        status: 200,
+        headers: Vec::new(),
+        chunks: events.iter().map(|e| Bytes::from(e.to_string())).collect(),
+        delay: Duration::ZERO,
+    }));
+    let mut ws = connect(&h.gw(), &[AUTH, ("session_id", "injected")], false).await;
+    let create = json!({"type": "response.create", "model": "gpt-5",
+        "input": [{"role": "user", "content": "Book TP123"}]});
+    send_text(&mut ws, create.to_string()).await;
+    // The response waits after its calls.
+    for event in &events[..4] {
+        let got = next(&mut ws).await.expect("an event");
+        assert_eq!(got.as_ref(), event.to_string().as_bytes());
+    }
+    // Into a response that is not under way: refused, nothing committed.
+    let stray = json!({"type": "response.inject", "response_id": "resp_0",
+        "input": [outputs()[1].clone()]});
+    send_text(&mut ws, stray.to_string()).await;
+    let failed: Value = serde_json::from_slice(&next(&mut ws).await.unwrap()).unwrap();
+    assert_eq!(
+        (&failed["type"], &failed["error"]["code"]),
+        (
+            &json!("response.inject.failed"),
+            &json!("response_not_found")
+        )
+    );
+    let inject = json!({"type": "response.inject", "response_id": "resp_1", "input": outputs()});
+    send_text(&mut ws, inject.to_string()).await;
+    for event in &events[4..] {
+        let got = next(&mut ws).await.expect("an event");
+        assert_eq!(got.as_ref(), event.to_string().as_bytes());
+    }
+    drop(ws);
+    let expected = |m: &str| metric(m, "toolwarden_tool_results_total", &[]) == 3.0;
+    let m = h.metrics_when(expected).await;
+    let count = |name: &str, labels: &[(&str, &str)]| metric(&m, name, labels);
+    assert_eq!(count("toolwarden_tool_results_total", &[]), 3.0, "{m}");
+    assert_eq!(
+        count("toolwarden_tool_results_total", &[("tool", "unknown")]),
+        0.0,
+        "{m}"
+    );
+    // `book` failed; the log `tail` printed is the file's text.
+    assert_eq!(count("toolwarden_tool_failures_total", &[]), 1.0, "{m}");
+    assert_eq!(
+        count("toolwarden_tool_failures_total", &[("tool", "book")]),
+        1.0,
+        "{m}"
+    );
+    let stats = h.finish().await;
+    assert_eq!(
+        (
+            stats.requests.total,
+            stats.totals.calls,
+            stats.totals.failures
+        ),
+        (1, 3, 1),
+        "{:?} {:?}",
+        stats.requests,
+        stats.totals
+    );
+    // Each call recorded before its result, both with the turn's request
+    // and session; the stray inject read by no one.
+    let events = h.events();
+    let kinds: Vec<(&str, &str)> = events
+        .iter()
+        .filter(|e| e["type"] == "tool_call" || e["type"] == "tool_result")
+        .map(|e| (e["type"].as_str().unwrap(), e["call_id"].as_str().unwrap()))
+        .collect();
+    for id in ["call_1", "call_2", "call_3"] {
+        let at = |ty| kinds.iter().position(|k| *k == (ty, id));
+        let (called, answered) = (at("tool_call"), at("tool_result"));
+        assert!(called.is_some() && called < answered, "{id}: {kinds:?}");
+    }
+    assert_eq!(kinds.len(), 6, "{kinds:?}");
+    let request = events
+        .iter()
+        .find(|e| e["type"] == "request")
+        .expect("the turn");
+    for e in events.iter().filter(|e| e["type"] == "tool_result") {
+        assert_eq!(
+            (&e["request_id"], &e["session_id"]),
+            (&request["request_id"], &json!("injected")),
+            "{e}"
+        );
+    }
+    // Every message reached the upstream as it was sent.
+    let received: Vec<Value> = (h.mock.received().iter())
+        .map(|r| serde_json::from_slice(&r.body).unwrap())
+        .collect();
+    assert_eq!(received, [create, stray, inject]);
+}
