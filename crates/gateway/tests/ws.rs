@@ -24,7 +24,8 @@
 //! - `tunnel`: any other WebSocket to a provider (Realtime, Gemini Live)
 //!   relayed (Gemini's binary frames too);
 //! - `voice`: Realtime and Gemini Live sockets read: calls, results and
-//!   failures recorded once, every message passed byte for byte;
+//!   failures recorded once (a Gemini generator's responses one result),
+//!   every message passed byte for byte;
 //! - `voice_ends`: how a voice socket's turns end: a Realtime response
 //!   cut before its `response.done`, results sent after the last turn, a
 //!   Gemini usage that comes after the client's results.

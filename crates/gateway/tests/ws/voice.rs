@@ -30,6 +30,7 @@ use yawc::{Frame, OpCode, WebSocket};
 use super::client::{Socket, connect_path};
 use crate::e2e::support::{Harness, metric};
 
+mod generator;
 mod vertex;
 
 /// A message as it went: binary or text, and its bytes.

@@ -26,7 +26,10 @@
 //!   written as `generateContent`'s `promptTokenCount` and
 //!   `candidatesTokenCount`).
 //!   Keys are read in camelCase or snake_case: the Python SDK sends
-//!   `{"tool_response":{"functionResponses":[…]}}`.
+//!   `{"tool_response":{"functionResponses":[…]}}`. A response with
+//!   `willContinue: true` (a `NON_BLOCKING` call's generator, google-genai
+//!   `FunctionResponse.will_continue`: "more responses will be returned")
+//!   is not a result: its call's result is the response that ends it.
 
 use std::borrow::Cow;
 
@@ -417,6 +420,9 @@ pub(crate) fn live_client(payload: &[u8]) -> Client {
         name: Option<Cow<'a, str>>,
         #[serde(borrow, default)]
         response: Option<&'a RawValue>,
+        /// A `NON_BLOCKING` call's generator: more responses follow.
+        #[serde(default, rename = "willContinue", alias = "will_continue")]
+        will_continue: Option<bool>,
     }
     #[derive(Deserialize)]
     struct Setup<'a> {
@@ -439,7 +445,10 @@ pub(crate) fn live_client(payload: &[u8]) -> Client {
         // Gemini allows a response without an id (older models pair by
         // name): `<name>#<n>` stands for it, as for its call.
         let mut positions = Positions::default();
+        // A generator's responses (`willContinue: true`) are not its
+        // call's result: the one that ends it is.
         let results = (response.function_responses.into_iter())
+            .filter(|r| r.will_continue != Some(true))
             .map(|r| {
                 let name = r.name.as_deref().unwrap_or_default();
                 ToolResult {

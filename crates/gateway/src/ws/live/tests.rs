@@ -210,6 +210,15 @@ fn gemini_live_results_are_read_in_either_case_and_calls_become_a_response() {
     let snake =
         br#"{"tool_response":{"function_responses":[{"id":"a","name":"f","response":{}}]}}"#;
     assert!(matches!(live_client(snake), Client::Results(r) if r.len() == 1));
+    // A generator's responses that more follow are not results; the one
+    // that ends it (`willContinue` false or absent) is.
+    let generator = br#"{"tool_response":{"function_responses":[{"id":"g","name":"f","response":{"n":1},"will_continue":true},{"id":"h","name":"f","response":{},"willContinue":false}]}}"#;
+    assert_eq!(
+        live_client(generator),
+        Client::Results(vec![result("h", Some("f"), "{}")])
+    );
+    let more = br#"{"toolResponse":{"functionResponses":[{"id":"g","name":"f","response":{"n":2},"willContinue":true}]}}"#;
+    assert_eq!(live_client(more), Client::Results(Vec::new()));
     let setup = br#"{"setup":{"model":"models/gemini-live-2.5-flash","tools":[]}}"#;
     assert_eq!(
         live_client(setup),
