@@ -31,6 +31,7 @@ use super::client::{Socket, connect_path};
 use crate::e2e::support::{Harness, metric};
 
 mod generator;
+mod out_of_band;
 mod vertex;
 
 /// A message as it went: binary or text, and its bytes.

@@ -9,7 +9,9 @@
 //! (Gemini Live: one SIMD substring search), and left alone.
 //!
 //! - Realtime, client: `conversation.item.create` whose `item` is a
-//!   `function_call_output` ([`Client::Results`]); server: `response.created`
+//!   `function_call_output`, and the `function_call_output` items of a
+//!   `response.create`'s own context, `response.input`
+//!   ([`Client::Results`]); server: `response.created`
 //!   ([`Server::Started`]), `response.output_item.done` of a whole
 //!   `function_call` item ([`Server::CallDone`]; only a message naming
 //!   `"function_call"` is parsed), `response.done` ([`Server::Done`]: its
@@ -180,6 +182,9 @@ pub(crate) fn realtime_client(payload: &[u8]) -> Client {
     let Some(kind) = realtime_type(payload) else {
         return Client::Unreadable;
     };
+    if kind == "response.create" {
+        return response_input(payload);
+    }
     if kind != "conversation.item.create" {
         return Client::Ignored;
     }
@@ -199,6 +204,58 @@ pub(crate) fn realtime_client(payload: &[u8]) -> Client {
                 .map_or_else(|| "\"\"".into(), |o| o.get().into()),
         }]),
         None => Client::Unreadable,
+    }
+}
+
+/// A Realtime `response.create` whose `response.input` (a response with
+/// a context of its own: openai-python `RealtimeResponseCreateParams.input`,
+/// "Input items to include in the prompt for the model", any conversation
+/// item) holds `function_call_output` items: those are results, as a
+/// `conversation.item.create` of one is. Only a message naming
+/// `"function_call_output"` is parsed.
+fn response_input(payload: &[u8]) -> Client {
+    #[derive(Deserialize)]
+    struct Create<'a> {
+        #[serde(borrow, default)]
+        response: Option<Params<'a>>,
+    }
+    #[derive(Deserialize)]
+    struct Params<'a> {
+        #[serde(borrow, default)]
+        input: Option<Vec<Item<'a>>>,
+    }
+    #[derive(Deserialize)]
+    struct Item<'a> {
+        #[serde(borrow, default, rename = "type")]
+        kind: Option<Cow<'a, str>>,
+        #[serde(borrow, default)]
+        call_id: Option<Cow<'a, str>>,
+        #[serde(borrow, default)]
+        output: Option<&'a RawValue>,
+    }
+    if memchr::memmem::find(payload, br#""function_call_output""#).is_none() {
+        return Client::Ignored;
+    }
+    let Ok(create) = serde_json::from_slice::<Create<'_>>(payload) else {
+        return Client::Unreadable;
+    };
+    let items = create.response.and_then(|r| r.input).unwrap_or_default();
+    let results: Vec<ToolResult> = (items.into_iter())
+        .filter(|item| item.kind.as_deref() == Some("function_call_output"))
+        .filter_map(|item| {
+            Some(ToolResult {
+                call_id: item.call_id?.into_owned(),
+                name: None,
+                output: item
+                    .output
+                    .map_or_else(|| "\"\"".into(), |o| o.get().into()),
+            })
+        })
+        .collect();
+    if results.is_empty() {
+        Client::Ignored
+    } else {
+        Client::Results(results)
     }
 }
 

@@ -191,6 +191,25 @@ fn a_realtime_call_is_read_from_its_output_item_done_and_counted_once_with_the_r
 }
 
 #[test]
+fn realtime_outputs_in_a_responses_own_context_are_results() {
+    // `response.input`: a response with a context of its own.
+    let create = br#"{"type":"response.create","response":{"conversation":"none","input":[{"type":"item_reference","id":"item_1"},{"type":"function_call","call_id":"c1","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c1","output":"Error: no table"}]}}"#;
+    assert_eq!(
+        realtime_client(create),
+        Client::Results(vec![result("c1", None, r#""Error: no table""#)])
+    );
+    for ignored in [
+        &br#"{"type":"response.create"}"#[..],
+        br#"{"type":"response.create","response":{"input":[{"type":"message","role":"user","content":[]}]}}"#,
+        br#"{"type":"response.create","response":{"instructions":"say function_call_output"}}"#,
+    ] {
+        assert_eq!(realtime_client(ignored), Client::Ignored);
+    }
+    let cut = br#"{"type":"response.create","response":{"input":[{"type":"function_call_output","#;
+    assert_eq!(realtime_client(cut), Client::Unreadable);
+}
+
+#[test]
 fn gemini_live_results_are_read_in_either_case_and_calls_become_a_response() {
     // What the Python SDK sends: the outer key snake_case, the inner camel.
     let sdk = br#"{"tool_response": {"functionResponses": [{"id": "fc_1", "name": "lookup", "response": {"error": "not found"}}]}}"#;
@@ -536,6 +555,22 @@ proptest! {
         let Client::Results(results) = realtime_client(&bytes) else {
             return Err(TestCaseError::fail("not read"));
         };
+        prop_assert_eq!(&results[0].call_id, &id);
+        let read: String = serde_json::from_str(&results[0].output).unwrap();
+        prop_assert_eq!(&read, &output);
+        // The same output in a response's own context.
+        let message = serde_json::json!({
+            "type": "response.create",
+            "response": {"input": [
+                {"type": "message", "role": "user", "content": [{"type": "input_text", "text": output}]},
+                {"type": "function_call_output", "call_id": id, "output": output},
+            ]},
+        });
+        let bytes = serde_json::to_vec(&message).unwrap();
+        let Client::Results(results) = realtime_client(&bytes) else {
+            return Err(TestCaseError::fail("not read in response.input"));
+        };
+        prop_assert_eq!(results.len(), 1);
         prop_assert_eq!(&results[0].call_id, &id);
         let read: String = serde_json::from_str(&results[0].output).unwrap();
         prop_assert_eq!(read, output);
