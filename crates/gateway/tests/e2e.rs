@@ -25,6 +25,9 @@
 //!   database, counted exactly in `/metrics`;
 //! - `early_close`: a client that hangs up right after the final event
 //!   (Codex after `response.completed`) gets complete turns recorded;
+//! - `trailer`: a client that hangs up between the final event and the
+//!   usage after it (Chat's usage chunk, Bedrock's `metadata`) leaves the
+//!   usage recorded: the gateway reads the stream on;
 //! - `head`: `HEAD /` and bodyless pass-through requests make no session
 //!   and no error;
 //! - `gemini_compression`: the Gemini CLI compressing its history with no
@@ -92,4 +95,5 @@ mod e2e {
     mod shutdown_cut;
     mod startup;
     mod stream_budget;
+    mod trailer;
 }

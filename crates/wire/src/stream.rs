@@ -223,6 +223,24 @@ impl StreamParser {
         }
     }
 
+    /// Whether the final event has passed ([`Self::is_complete`]) while
+    /// the dialect still sends what follows it: a Chat stream's chunk with
+    /// the usage (`stream_options.include_usage`: a chunk after the last
+    /// `finish_reason`) until `data: [DONE]`, a Bedrock ConverseStream's
+    /// `metadata` event (its usage, after `messageStop`). Anthropic's usage
+    /// comes before `message_stop` (`message_delta`), the Responses API's
+    /// in its final event, Gemini's with each chunk: none of them has a
+    /// trailer. A client that leaves in between would take the usage with
+    /// it unless the stream is read on.
+    pub fn trailer_pending(&self) -> bool {
+        self.complete
+            && match &self.state {
+                State::Chat(s) => s.trailer_pending(),
+                State::Converse(s) => s.trailer_pending(),
+                State::Responses(_) | State::Anthropic(_) | State::Gemini(_) => false,
+            }
+    }
+
     /// What the stream has held so far, as [`Self::finish`] would give
     /// it if the stream ended now (without the framing's own notes: an
     /// event cut at the end, an oversized one), the parse going on: the
@@ -392,6 +410,10 @@ fn dispatch(state: &mut State, event: &[u8], data: &[u8]) {
 #[cfg(test)]
 #[path = "stream_budget_tests.rs"]
 mod budget_tests;
+
+#[cfg(test)]
+#[path = "stream_trailer_tests.rs"]
+mod trailer_tests;
 
 #[cfg(test)]
 mod completeness_tests {

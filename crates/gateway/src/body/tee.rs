@@ -7,7 +7,9 @@
 //! fixed length), after the end of the event the break cut ([`SseTail`]),
 //! and the stream ends. Dropping a `TeeBody` — the client went away —
 //! drops the upstream body, which closes that upstream connection and so
-//! cancels the request.
+//! cancels the request; unless the stream's final event has passed and
+//! its trailer (the usage: `Observation::reads_on`) has not, when a task
+//! reads on, bounded, for the records.
 
 use std::{
     pin::Pin,
@@ -16,21 +18,23 @@ use std::{
 
 use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
+use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use toolwarden_wire::Dialect;
 
 use crate::{
     body::BoxError,
     errors::{ProxyError, ProxyErrorKind, sse_tail::SseTail, stream_error_event},
-    observe::Observation,
+    observe::{Observation, READ_ON_BYTES, READ_ON_TIME},
     routes::Provider,
 };
 
 /// A proxied response body with its observer.
 #[derive(Debug)]
 pub(crate) struct TeeBody {
-    inner: Incoming,
-    observation: Observation,
+    /// The upstream body and its observation; taken only when a dropped
+    /// body is read on ([`read_on`]).
+    live: Option<Live>,
     provider: Provider,
     dialect: Option<Dialect>,
     upstream_host: String,
@@ -44,6 +48,13 @@ pub(crate) struct TeeBody {
     state: State,
     /// A Bedrock event stream relayed whole frames at a time (issue 18).
     frames: Option<crate::cloud::frames::FrameAligner>,
+}
+
+/// The upstream body with what observes it.
+#[derive(Debug)]
+struct Live {
+    inner: Incoming,
+    observation: Observation,
 }
 
 /// What the proxy read from the body before sending the head.
@@ -75,8 +86,7 @@ impl TeeBody {
         first: Option<Prefetched>,
     ) -> TeeBody {
         TeeBody {
-            inner,
-            observation,
+            live: Some(Live { inner, observation }),
             provider,
             dialect,
             upstream_host,
@@ -101,18 +111,22 @@ impl TeeBody {
         &mut self,
         polled: Option<Result<Frame<Bytes>, hyper::Error>>,
     ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        let Some(live) = self.live.as_mut() else {
+            return Poll::Ready(None);
+        };
+        let observation = &mut live.observation;
         match polled {
             Some(Ok(frame)) => {
                 if let Some(data) = frame.data_ref() {
-                    self.observation.feed(data);
+                    observation.feed(data);
                     if self.can_append && self.frames.is_none() {
                         self.tail.feed(data);
                     }
                 }
-                let end = self.first.is_none() && self.inner.is_end_stream();
+                let end = self.first.is_none() && live.inner.is_end_stream();
                 if end {
                     self.state = State::Done;
-                    self.observation.finish();
+                    observation.finish();
                 }
                 let frame = match (&mut self.frames, frame.into_data()) {
                     (Some(frames), Ok(data)) => {
@@ -140,8 +154,8 @@ impl TeeBody {
                     e.to_string(),
                 );
                 tracing::warn!(error = %err, "upstream stream broke");
-                self.observation.stream_failed(&err);
-                self.observation.finish();
+                observation.stream_failed(&err);
+                observation.finish();
                 // An incomplete frame held back is dropped; an exception
                 // frame follows only a whole one.
                 let aligned = self.frames.as_mut().is_none_or(|f| f.cut());
@@ -154,7 +168,7 @@ impl TeeBody {
             }
             None => {
                 self.state = State::Done;
-                self.observation.finish();
+                observation.finish();
                 match self.frames.as_mut().map(|f| f.finish()) {
                     // An incomplete last frame, relayed as it came.
                     Some(rest) if !rest.is_empty() => Poll::Ready(Some(Ok(Frame::data(rest)))),
@@ -174,6 +188,9 @@ impl Body for TeeBody {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
         let this = self.get_mut();
+        let Some(live) = this.live.as_mut() else {
+            return Poll::Ready(None);
+        };
         if matches!(this.state, State::Done) {
             return Poll::Ready(None);
         }
@@ -181,7 +198,7 @@ impl Body for TeeBody {
             Some(Prefetched::Frame(frame)) => Some(Ok(frame)),
             Some(Prefetched::Error(e)) => Some(Err(e)),
             Some(Prefetched::End) => None,
-            None => ready!(Pin::new(&mut this.inner).poll_frame(cx)),
+            None => ready!(Pin::new(&mut live.inner).poll_frame(cx)),
         };
         this.pass(polled)
     }
@@ -193,7 +210,10 @@ impl Body for TeeBody {
     fn size_hint(&self) -> SizeHint {
         // What is left upstream plus the frame already taken: hyper trusts
         // an exact hint over the `content-length` header.
-        let rest = self.inner.size_hint();
+        let Some(live) = &self.live else {
+            return SizeHint::with_exact(0);
+        };
+        let rest = live.inner.size_hint();
         let taken = match &self.first {
             Some(Prefetched::Frame(frame)) => frame.data_ref().map_or(0, |d| d.len() as u64),
             Some(Prefetched::End) => return SizeHint::with_exact(0),
@@ -206,4 +226,50 @@ impl Body for TeeBody {
         }
         hint
     }
+}
+
+impl Drop for TeeBody {
+    fn drop(&mut self) {
+        // Dropped before its end: the client went away. A stream whose
+        // trailer is still to come is read on, in a task of its own.
+        if matches!(self.state, State::Done)
+            || !self
+                .live
+                .as_ref()
+                .is_some_and(|live| live.observation.reads_on())
+        {
+            return;
+        }
+        let (Ok(runtime), Some(live)) = (tokio::runtime::Handle::try_current(), self.live.take())
+        else {
+            return;
+        };
+        runtime.spawn(read_on(live));
+    }
+}
+
+/// Read a stream whose client went away on, once its final event has
+/// passed, until its trailer has been fed to the observation (or the
+/// upstream ends it, or its bounds: `observe::READ_ON_TIME`,
+/// `observe::READ_ON_BYTES`); the observation, dropped then, records it.
+async fn read_on(mut live: Live) {
+    let reading = async {
+        let mut left = READ_ON_BYTES;
+        while live.observation.reads_on() && left > 0 {
+            match live.inner.frame().await {
+                Some(Ok(frame)) => {
+                    if let Some(data) = frame.data_ref() {
+                        left = left.saturating_sub(data.len());
+                        live.observation.feed(data);
+                    }
+                }
+                None => {
+                    live.observation.finish();
+                    return;
+                }
+                Some(Err(_)) => return,
+            }
+        }
+    };
+    let _ = tokio::time::timeout(READ_ON_TIME, reading).await;
 }

@@ -19,6 +19,10 @@
 //!   breaks midway can end with the dialect's error event. A write to the
 //!   client that does not finish within `client_body_timeout` cuts it off.
 //! - Sending the request counts against the first-byte timeout.
+//! - A client that goes away during the body closes the upstream
+//!   connection, unless the stream's final event has passed and its
+//!   trailer (its usage) has not: then the upstream is read on, bounded,
+//!   for the records (`Relay::read_on`).
 //! - The upstream connection goes back to the pool only after a response
 //!   that ended exactly where its framing said.
 
@@ -44,7 +48,7 @@ use super::{
 };
 use crate::{
     errors::{ProxyError, ProxyErrorKind, error_body, sse_tail::SseTail, stream_error_event},
-    observe::{Observation, ResponseMeta},
+    observe::{Observation, READ_ON_BYTES, READ_ON_TIME, ResponseMeta},
     pipeline::{self, Forwarded, Outbound},
     routes::{Provider, ProxyRoute},
     state::Shared,
@@ -535,7 +539,8 @@ impl Relay<'_> {
                     .is_err()
             {
                 // The client went away: the observation records it.
-                return Outcome::Closed;
+                self.ubuf.advance(plain);
+                return self.read_on(body).await;
             }
             self.ubuf.advance(plain);
             if done {
@@ -560,11 +565,69 @@ impl Relay<'_> {
                 },
                 read = self.client.read_buf(self.pipelined), if watch_client => {
                     if !matches!(read, Ok(n) if n > 0) {
-                        return Outcome::Closed;
+                        return self.read_on(body).await;
                     }
                 }
             }
         }
+    }
+
+    /// The client went away with the rest of `body` unread. A stream whose
+    /// final event has passed and whose trailer (its usage) has not
+    /// (`Observation::reads_on`) is read on from the upstream for the
+    /// records, within `observe::READ_ON_TIME` and `READ_ON_BYTES`; the
+    /// observation, dropped or finished then, records it.
+    async fn read_on(mut self, mut body: Body) -> Outcome {
+        let deadline = tokio::time::Instant::now() + READ_ON_TIME;
+        let mut left = READ_ON_BYTES;
+        while self.observation.reads_on() {
+            match &mut body {
+                Body::Length(rest) => {
+                    let take = usize::try_from(*rest)
+                        .unwrap_or(usize::MAX)
+                        .min(self.ubuf.len());
+                    self.observation.feed(&self.ubuf[..take]);
+                    self.ubuf.advance(take);
+                    *rest -= take as u64;
+                    if *rest == 0 {
+                        body = Body::Done;
+                    }
+                }
+                Body::Chunked(decoder) => {
+                    let observation = &mut self.observation;
+                    let Ok(used) = decoder.decode(&self.ubuf, &mut |piece| observation.feed(piece))
+                    else {
+                        break;
+                    };
+                    self.ubuf.advance(used);
+                    if decoder.is_done() {
+                        body = Body::Done;
+                    }
+                }
+                Body::Close => {
+                    self.observation.feed(&self.ubuf);
+                    self.ubuf.clear();
+                }
+                Body::Done => {}
+            }
+            if matches!(body, Body::Done) {
+                self.observation.finish();
+                break;
+            }
+            if left == 0 || !self.observation.reads_on() {
+                break;
+            }
+            self.ubuf.reserve(READ_CHUNK);
+            match tokio::time::timeout_at(deadline, self.up.read_buf(&mut self.ubuf)).await {
+                Ok(Ok(n)) if n > 0 => left = left.saturating_sub(n),
+                Ok(Ok(_)) if matches!(body, Body::Close) => {
+                    self.observation.finish();
+                    break;
+                }
+                _ => break,
+            }
+        }
+        Outcome::Closed
     }
 
     /// A close-delimited body ended (the upstream closed): end the

@@ -67,6 +67,15 @@ use crate::{
 /// Recorded status of a request the client abandoned before any response.
 pub(crate) const CLIENT_CLOSED_REQUEST: u16 = 499;
 
+/// How long a stream whose client went away between its final event and
+/// its trailer (its usage, [`Observation::reads_on`]) is read on for.
+/// Providers send the trailer right after the final event.
+pub(crate) const READ_ON_TIME: Duration = Duration::from_secs(5);
+
+/// Most bytes such a stream is read on for (a usage chunk and `[DONE]`,
+/// or a `metadata` frame, is a few hundred).
+pub(crate) const READ_ON_BYTES: usize = 64 * 1024;
+
 /// Where observations go, shared by all requests.
 pub(crate) struct Sinks {
     /// The event recorder.
@@ -604,6 +613,17 @@ impl Observation {
         if !self.final_recorded && self.final_event_seen() {
             self.record_calls_now();
         }
+    }
+
+    /// Whether the response, whose client is gone, is worth reading on
+    /// from the upstream: its stream's final event has passed and its
+    /// trailer has not (`StreamParser::trailer_pending`: Chat's usage
+    /// chunk, ConverseStream's `metadata`), so the usage would be lost
+    /// with the client. Not while the gateway's grace period is over.
+    pub(crate) fn reads_on(&self) -> bool {
+        !self.done
+            && !self.sinks.grace_over.is_raised()
+            && matches!(&self.parse, Parse::Stream(parser) if parser.trailer_pending())
     }
 
     /// The stream's final event was just fed, before its bytes go on to

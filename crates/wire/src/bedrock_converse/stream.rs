@@ -42,6 +42,17 @@ pub struct StreamState {
     latest: AHashMap<u64, usize>,
     view: ResponseView,
     budget: Budget,
+    /// The `metadata` event (usage and metrics, after `messageStop`) has
+    /// been read.
+    metadata: bool,
+}
+
+impl StreamState {
+    /// Whether the `metadata` event, which follows `messageStop` with
+    /// the response's usage, has not been read.
+    pub(crate) fn trailer_pending(&self) -> bool {
+        !self.metadata
+    }
 }
 
 #[derive(Deserialize)]
@@ -142,6 +153,7 @@ impl EventSink for StreamState {
                 }
             }
             b"metadata" => {
+                self.metadata = true;
                 if let Ok(Metadata { usage: Some(u) }) = serde_json::from_slice(data) {
                     self.view.usage = u.usage();
                 }

@@ -48,6 +48,8 @@ pub struct StreamState {
     /// Argument text of the tool call being read.
     scratch: String,
     budget: Budget,
+    /// `data: [DONE]` has been read: nothing of the response follows.
+    done: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -135,6 +137,14 @@ impl StreamState {
         self.choices.all_finished()
     }
 
+    /// Whether `data: [DONE]` has not been read: after the last
+    /// `finish_reason` a stream that asked for usage
+    /// (`stream_options.include_usage`) still sends it, in a chunk of its
+    /// own before `[DONE]`.
+    pub(crate) fn trailer_pending(&self) -> bool {
+        !self.done
+    }
+
     /// An event too large to read named a `finish_reason`: whether it
     /// ended the response (see [`ChoiceEnds::finished_unread`]).
     pub(crate) fn finished_unread(&mut self) -> bool {
@@ -168,6 +178,7 @@ impl StreamState {
 impl EventSink for StreamState {
     fn on_event(&mut self, _event: &[u8], data: &[u8]) {
         if data == b"[DONE]" {
+            self.done = true;
             return;
         }
         if self.model.is_some() && !relevant(data) {
