@@ -83,7 +83,9 @@ impl Framing {
 /// 1 the choices stream interleaved and finish one by one), Gemini the
 /// chunk that gives the last open candidate its `finishReason` (likewise
 /// with `candidateCount` > 1) or a blocked prompt's `blockReason`,
-/// Bedrock Converse `messageStop`.
+/// Bedrock Converse `messageStop`. Told how many choices the request
+/// asked for ([`StreamParser::choices`]), Chat and Gemini wait for each
+/// of them, also one not named yet.
 ///
 /// Bedrock streams are AWS event-stream frames, not SSE:
 /// [`Dialect::BedrockConverse`] reads ConverseStream frames, and
@@ -96,6 +98,10 @@ pub struct StreamParser {
     framer: Framing,
     state: State,
     complete: bool,
+    /// The final event has passed, not counting choices or candidates the
+    /// request asked for that were never named ([`Self::choices`]): a
+    /// stream whose transport ends now ended whole, not early.
+    whole: bool,
 }
 
 impl StreamParser {
@@ -119,6 +125,7 @@ impl StreamParser {
             framer,
             state,
             complete: false,
+            whole: false,
         }
     }
 
@@ -160,6 +167,25 @@ impl StreamParser {
         self
     }
 
+    /// The request asked for `n` choices (Chat's `n`) or candidates
+    /// (Gemini's `generationConfig.candidateCount`,
+    /// [`crate::RequestView::choices`]). With more than one, the stream is
+    /// complete only once choices `0..n` have all finished (or at Chat's
+    /// `[DONE]`), so that a choice named first after the others finished
+    /// still holds it open; and the response's calls are the first
+    /// choice's, as Gemini's are candidate 0's (the client continues with
+    /// one; the others are alternatives it never answers). A stream that
+    /// ends with fewer choices than asked, each finished, ended whole.
+    /// Other dialects have one answer per response.
+    pub fn choices(mut self, n: u64) -> Self {
+        match &mut self.state {
+            State::Chat(s) => s.expect_choices(n),
+            State::Gemini(s) => s.expect_candidates(n),
+            State::Responses(_) | State::Anthropic(_) | State::Converse(_) => {}
+        }
+        self
+    }
+
     /// The first malformed event-stream frame (bad CRC, bad length, bad
     /// header), or a frame cut short by the end of what was fed (asked
     /// once the stream is over: "cut at the end"), for Bedrock streams;
@@ -177,17 +203,24 @@ impl StreamParser {
             framer,
             state,
             complete,
+            whole,
         } = self;
         framer.feed(chunk, &mut |event, data| {
             dispatch(state, event, data);
             if !*complete {
                 *complete = is_final(state, event, data);
             }
+            if !*whole {
+                *whole = *complete || ended_whole(state);
+            }
         });
         if let Framing::Sse(f) = framer {
             while let Some(dropped) = f.take_dropped() {
                 if !*complete {
                     *complete = dropped_is_final(state, &dropped);
+                }
+                if !*whole {
+                    *whole = *complete || (dropped_ends_a_choice(&dropped) && ended_whole(state));
                 }
             }
         }
@@ -256,7 +289,7 @@ impl StreamParser {
             State::Gemini(s) => s.finish(),
             State::Converse(s) => s.finish(),
         };
-        view.ended_early = !self.complete;
+        view.ended_early = !self.whole;
         view
     }
 
@@ -266,6 +299,7 @@ impl StreamParser {
             framer,
             state,
             complete,
+            whole,
         } = &mut self;
         // The last event may end without its blank line: the transport's
         // end ends it, but only a whole one (its data whole JSON) can end
@@ -273,11 +307,16 @@ impl StreamParser {
         // a stream cut short.
         framer.finish(&mut |event, data| {
             dispatch(state, event, data);
-            if !*complete {
-                *complete = is_final(state, event, data) && is_whole(data);
+            let last = is_final(state, event, data);
+            let named = ended_whole(state);
+            if (last || named) && is_whole(data) {
+                *complete |= last;
+                *whole = true;
             }
         });
-        let ended_early = !self.complete;
+        // Fewer choices than the request asked for, each finished: the
+        // server gave no more, and the stream ended whole.
+        let ended_early = !self.whole;
         // An event dropped for its size may have held calls or arguments.
         let dropped = matches!(&self.framer, Framing::Sse(f) if f.oversized() > 0);
         let mut view = match self.state {
@@ -339,6 +378,18 @@ fn is_final(state: &State, event: &[u8], data: &[u8]) -> bool {
     }
 }
 
+/// Whether every choice (Chat) or candidate (Gemini) named has finished,
+/// however many the request asked for ([`StreamParser::choices`]): a
+/// stream whose transport ends then gave fewer than asked and ended
+/// whole.
+fn ended_whole(state: &State) -> bool {
+    match state {
+        State::Chat(s) => s.all_named_choices_finished(),
+        State::Gemini(s) => s.is_whole_at_end(),
+        State::Responses(_) | State::Anthropic(_) | State::Converse(_) => false,
+    }
+}
+
 /// Whether an event dropped for its size ([`Dropped`]) was the dialect's
 /// final event, as far as what it left tells: its `event:` name, else a
 /// `type` key in the start or the end of its data (OpenAI's own models
@@ -365,6 +416,13 @@ fn dropped_is_final(state: &mut State, dropped: &Dropped) -> bool {
         }
         State::Converse(_) => false,
     }
+}
+
+/// Whether an event dropped for its size named a choice's or a
+/// candidate's finish (or a blocked prompt).
+fn dropped_ends_a_choice(dropped: &Dropped) -> bool {
+    let find = |needle: &[u8]| memchr::memmem::find(&dropped.tail, needle).is_some();
+    names_a_finish_reason(&dropped.tail) || find(b"\"finishReason\"") || find(b"\"blockReason\"")
 }
 
 /// Whether a Chat chunk names a `finish_reason`: a non-empty string.

@@ -34,6 +34,11 @@ pub struct RequestView<'a> {
     /// first user message, as raw bytes): groups the turns of one
     /// conversation when the client sends no session id.
     pub first_turn_hash: Option<u64>,
+    /// How many alternative answers the request asks for: Chat's `n`,
+    /// Gemini's `generationConfig.candidateCount` (`None` when not given
+    /// as a count). A stream of several is read with
+    /// [`StreamParser::choices`](crate::StreamParser::choices).
+    pub choices: Option<u64>,
 }
 
 /// One tool call in a request's history.

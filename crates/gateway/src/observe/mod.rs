@@ -505,7 +505,11 @@ impl Observation {
             };
             Parse::Stream(Box::new(parser.limit(parse_limit)))
         } else if sse || gemini_stream {
-            Parse::Stream(Box::new(StreamParser::new(dialect).limit(parse_limit)))
+            let mut parser = StreamParser::new(dialect).limit(parse_limit);
+            if let Some(n) = self.request.as_ref().and_then(|info| info.choices) {
+                parser = parser.choices(n);
+            }
+            Parse::Stream(Box::new(parser))
         } else {
             let hint = meta
                 .content_length
@@ -765,6 +769,7 @@ impl Observation {
                 .unwrap_or_else(|| session::from_body(None, None, || None, None)),
             model: self.base.path_model.as_deref().map(limits::owned_name),
             parse_error: None,
+            choices: None,
         });
         // Before `base` is taken: it names the dialect.
         let response = self.read_now(&info, known);

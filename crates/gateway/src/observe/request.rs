@@ -51,6 +51,9 @@ pub(crate) struct RequestInfo {
     pub model: Option<String>,
     /// The body could not be read.
     pub parse_error: Option<String>,
+    /// How many choices (Chat `n`) or candidates (Gemini
+    /// `candidateCount`) the request asked for, for its stream's parser.
+    pub choices: Option<u64>,
 }
 
 /// The request-side facts [`analyze`] needs.
@@ -255,6 +258,7 @@ pub(crate) fn analyze(sinks: &Sinks, facts: &RequestFacts, read: &ReadBody) -> R
         session,
         model,
         parse_error,
+        choices: view.choices,
     }
 }
 
@@ -269,6 +273,7 @@ fn unparsed(sinks: &Sinks, facts: &RequestFacts, error: String) -> RequestInfo {
             .unwrap_or_else(|| super::session::from_body(None, None, || None, None)),
         model: facts.path_model.as_deref().map(owned_name),
         parse_error: Some(error),
+        choices: None,
     }
 }
 

@@ -341,6 +341,7 @@ impl Turns {
                 .unwrap_or_else(|| crate::observe::session::from_body(None, None, || None, None)),
             model: None,
             parse_error: None,
+            choices: None,
         });
         let mut observation = Observation::new(self.shared.sinks.clone(), base);
         observation.set_request_info(info);

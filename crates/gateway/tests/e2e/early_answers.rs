@@ -201,15 +201,24 @@ async fn a_second_runs_answer_counts_without_a_database() {
     );
 }
 
-/// A Chat stream of two choices (`n: 2`), interleaved as OpenAI streams
-/// them: choice 0 calls `lookup` and finishes while choice 1's `book`
-/// call is still streaming its arguments, and choice 1 then starts a
-/// second call and finishes later. Each piece comes in its own write.
-fn two_choices_finishing_apart() -> Scripted {
+/// A Chat stream of three choices (`n: 3`), interleaved as OpenAI streams
+/// them: choice 0 calls `lookup` and `book`, whose arguments are still
+/// streaming when choice 1 (calling `book` under choice 0's first id,
+/// `call_n0`, as servers that number their calls per choice do) finishes;
+/// choice 2 is named only after the other two finished and calls
+/// `notify`, again as `call_n0`. Each piece comes in its own write.
+fn three_choices_finishing_apart() -> Scripted {
     let chunk = |choice: u64, delta: Value, finish: Value| {
-        let v = json!({"id": "chatcmpl-n2", "object": "chat.completion.chunk",
+        let v = json!({"id": "chatcmpl-n3", "object": "chat.completion.chunk",
             "model": "gpt-4o", "choices": [{"index": choice, "delta": delta, "finish_reason": finish}]});
         Bytes::from(format!("data: {v}\n\n"))
+    };
+    let role = |choice: u64| {
+        chunk(
+            choice,
+            json!({"role": "assistant", "content": null}),
+            Value::Null,
+        )
     };
     let call = |index: u64, id: &str, name: &str, args: &str| {
         json!({"tool_calls": [{"index": index, "id": id, "type": "function",
@@ -217,73 +226,90 @@ fn two_choices_finishing_apart() -> Scripted {
     };
     let more = |index: u64, args: &str| json!({"tool_calls": [{"index": index, "function": {"arguments": args}}]});
     let pieces = vec![
-        chunk(
-            0,
-            json!({"role": "assistant", "content": null}),
-            Value::Null,
-        ),
-        chunk(
-            1,
-            json!({"role": "assistant", "content": null}),
-            Value::Null,
-        ),
+        role(0),
+        role(1),
         chunk(
             0,
             call(0, "call_n0", "lookup", r#"{"query":"LIS"}"#),
             Value::Null,
         ),
-        chunk(1, call(0, "call_n1", "book", r#"{"flight":"#), Value::Null),
+        chunk(1, call(0, "call_n0", "book", r#"{"flight":"#), Value::Null),
+        chunk(0, call(1, "call_n1", "book", r#"{"flight":"#), Value::Null),
+        chunk(1, more(0, r#""TP999"}"#), Value::Null),
+        chunk(1, json!({}), json!("tool_calls")),
+        chunk(0, more(1, r#""TP123","seat":"12A"}"#), Value::Null),
         chunk(0, json!({}), json!("tool_calls")),
-        chunk(1, more(0, r#""TP123","seat":"12A"}"#), Value::Null),
+        role(2),
         chunk(
-            1,
-            call(1, "call_n2", "notify", r#"{"to":"me"}"#),
+            2,
+            call(0, "call_n0", "notify", r#"{"to":"me"}"#),
             Value::Null,
         ),
-        chunk(1, json!({}), json!("tool_calls")),
+        chunk(2, json!({}), json!("tool_calls")),
         Bytes::from_static(b"data: [DONE]\n\n"),
     ];
     Scripted::Sse(pieces, Duration::from_millis(60))
 }
 
-/// Every call of a stream of several choices is recorded whole, with one
-/// turn fingerprint: the first choice's `finish_reason` was taken for the
-/// stream's end, so choice 1's `book` was recorded from a copy holding
-/// part of its arguments and the turn's fingerprint was made of that
-/// copy, and `notify`, begun after it, was recorded at the stream's end
-/// with a fingerprint of its own (a client that rewrote the ids found
-/// neither by the turn).
+/// A stream of several choices (`n` > 1) gives the calls of its first
+/// choice, whole and with one turn fingerprint, as a Gemini stream of
+/// several candidates gives candidate 0's: the client continues with one
+/// choice (`choices[0]`) and answers its calls; the other choices are
+/// alternatives no one answers. Recording every choice's calls counted
+/// four calls where two were made, two of them left unanswered for good,
+/// and registered the reused id `call_n0` three times over; choice 2,
+/// named after the others finished, was recorded apart, with a
+/// fingerprint of its own.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn every_choice_of_a_stream_is_recorded_whole_with_one_turn() {
+async fn the_first_choice_of_a_stream_is_recorded_whole_with_one_turn() {
     let mut h = Harness::start().await;
-    h.mock.push_response(two_choices_finishing_apart());
-    let mut convo = Convo::new(Kind::Chat, true, None);
-    convo.body["n"] = json!(2);
+    h.mock.push_response(three_choices_finishing_apart());
+    let mut convo = Convo::new(Kind::Chat, true, Some("n3"));
+    convo.body["n"] = json!(3);
     let r = convo.send(&h.client, &h.gw()).await;
     assert_eq!(r.status, 200, "{}", r.text());
     assert!(r.text().contains("[DONE]"), "{}", r.text());
-    h.metrics_when(|m| metric(m, "toolwarden_tool_calls_total", &[]) == 3.0)
+    // The client goes on with choice 0 and answers its two calls.
+    let whole = [
+        ("lookup", r#"{"query":"LIS"}"#),
+        ("book", r#"{"flight":"TP123","seat":"12A"}"#),
+    ];
+    let messages = convo.body["messages"].as_array_mut().unwrap();
+    messages.push(json!({"role": "assistant", "content": null, "tool_calls":
+        (whole.iter().enumerate()).map(|(k, (name, args))| json!({"id": format!("call_n{k}"),
+            "type": "function", "function": {"name": name, "arguments": args}})).collect::<Vec<_>>()}));
+    for k in 0..whole.len() {
+        messages
+            .push(json!({"role": "tool", "tool_call_id": format!("call_n{k}"), "content": "ok"}));
+    }
+    convo.body.as_object_mut().unwrap().remove("n");
+    let r = convo.send(&h.client, &h.gw()).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    h.metrics_when(|m| metric(m, "toolwarden_tool_results_total", &[]) == 2.0)
         .await;
     h.finish().await;
     let calls: Vec<Value> = (h.events().into_iter())
         .filter(|e| e["type"] == "tool_call")
         .collect();
-    let got: Vec<(String, u64, u64)> = (calls.iter())
+    let got: Vec<(String, String, u64, u64)> = (calls.iter())
         .map(|c| {
             (
                 c["call_id"].as_str().unwrap_or_default().to_string(),
+                c["tool"].as_str().unwrap_or_default().to_string(),
                 c["call_index"].as_u64().unwrap_or(u64::MAX),
                 c["arguments_bytes"].as_u64().unwrap_or(0),
             )
         })
         .collect();
-    let whole = [
-        ("lookup", r#"{"query":"LIS"}"#),
-        ("book", r#"{"flight":"TP123","seat":"12A"}"#),
-        ("notify", r#"{"to":"me"}"#),
-    ];
-    let want: Vec<(String, u64, u64)> = (whole.iter().enumerate())
-        .map(|(k, (_, args))| (format!("call_n{k}"), k as u64, args.len() as u64))
+    let want: Vec<(String, String, u64, u64)> = (whole.iter().enumerate())
+        .map(|(k, (name, args))| {
+            (
+                format!("call_n{k}"),
+                name.to_string(),
+                k as u64,
+                args.len() as u64,
+            )
+        })
         .collect();
     assert_eq!(got, want, "{calls:?}");
     let turn = toolwarden_wire::turn::fingerprint(whole.iter().copied());
@@ -291,6 +317,17 @@ async fn every_choice_of_a_stream_is_recorded_whole_with_one_turn() {
     for c in &calls {
         assert_eq!(c["turn"].as_i64(), Some(turn), "one turn: {calls:?}");
     }
+    // Each call once, with its result: none left open.
+    let store = toolwarden_store::Store::open(&h.db_url).await.unwrap();
+    let rows = store.session_calls("n3").await.unwrap();
+    let rows: Vec<(&str, Option<bool>)> = (rows.iter())
+        .map(|c| (c.call_id.as_str(), c.failed))
+        .collect();
+    assert_eq!(
+        rows,
+        [("call_n0", Some(false)), ("call_n1", Some(false))],
+        "{rows:?}"
+    );
 }
 
 /// A Gemini stream of two candidates (`candidateCount: 2`), as Gemini

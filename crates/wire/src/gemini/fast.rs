@@ -27,12 +27,16 @@ pub(super) fn body(text: &str) -> Fast<Body<'_>> {
     let mut body = Body {
         contents: Contents::default(),
         system: None,
+        generation: None,
     };
     s.object(|s, key| {
         match key {
             "contents" => body.contents = fields.once(0, contents(s))?,
             "systemInstruction" | "system_instruction" => {
                 body.system = fields.once(1, s.opt_raw())?.map(Raw);
+            }
+            "generationConfig" | "generation_config" => {
+                body.generation = fields.once(2, s.opt_raw())?.map(Raw);
             }
             _ => s.skip()?,
         }

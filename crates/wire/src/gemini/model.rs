@@ -26,6 +26,22 @@ pub(super) struct Body<'a> {
         alias = "system_instruction"
     )]
     pub system: Option<Raw<'a>>,
+    /// `generationConfig`, raw: its `candidateCount` is read when it is
+    /// there.
+    #[serde(
+        borrow,
+        default,
+        rename = "generationConfig",
+        alias = "generation_config"
+    )]
+    pub generation: Option<Raw<'a>>,
+}
+
+/// What is read of `generationConfig`: how many candidates to generate.
+#[derive(Deserialize)]
+pub(super) struct GenerationConfig {
+    #[serde(default, rename = "candidateCount", alias = "candidate_count")]
+    pub candidate_count: Option<u64>,
 }
 
 /// `contents`, with the first content's raw text kept for the turn hash.

@@ -213,8 +213,9 @@ enum Args {
 }
 
 impl StreamState {
-    /// Whether the response is whole: every candidate named so far has
-    /// given its `finishReason` (and one has), or the prompt was blocked.
+    /// Whether the response is whole: every candidate named so far (and
+    /// every one the request asked for) has given its `finishReason` (and
+    /// one has), or the prompt was blocked.
     pub(crate) fn is_whole(&self) -> bool {
         self.blocked || self.candidates.all_finished()
     }
@@ -223,6 +224,19 @@ impl StreamState {
     /// whether it ended the response (see [`ChoiceEnds::finished_unread`]).
     pub(crate) fn finished_unread(&mut self) -> bool {
         self.candidates.finished_unread()
+    }
+
+    /// At the stream's end: whether the prompt was blocked or every
+    /// candidate named has finished, however many the request asked for.
+    pub(crate) fn is_whole_at_end(&self) -> bool {
+        self.blocked || self.candidates.all_named_finished()
+    }
+
+    /// The request asked for `n` candidates (`candidateCount`): with
+    /// several, the stream is whole once each has finished (see
+    /// [`ChoiceEnds`]; only candidate 0's calls are read in any case).
+    pub(crate) fn expect_candidates(&mut self, n: u64) {
+        self.candidates.expect(n);
     }
 
     pub(super) fn on_chunk(&mut self, c: Chunk<'_>) {

@@ -7,11 +7,14 @@ use serde::Deserialize;
 use toolwarden_core::Verdict;
 
 use super::{
-    model::{Body, Entries},
+    model::{Body, Entries, GenerationConfig},
     turns::{defects, turns},
 };
 use crate::{
-    CallView, RequestView, ResultView, WireError, raw_result::RawResult, scan::Bail, splice::fnv1a,
+    CallView, RequestView, ResultView, WireError,
+    raw_result::RawResult,
+    scan::Bail,
+    splice::{Raw, fnv1a},
 };
 
 /// See [`crate::request_view`]; verdicts are decided by [`read_result`].
@@ -58,6 +61,18 @@ pub(super) fn fast_then_serde(text: &str) -> Option<Result<(), String>> {
     })
 }
 
+/// `generationConfig.candidateCount`: the small object is parsed only
+/// when it names the key (most requests' do not).
+fn candidate_count(config: Raw<'_>) -> Option<u64> {
+    let text = config.0;
+    if !text.contains("candidateCount") && !text.contains("candidate_count") {
+        return None;
+    }
+    serde_json::from_str::<GenerationConfig>(text)
+        .ok()?
+        .candidate_count
+}
+
 /// The view of a read body.
 fn view_of<'a>(body: &Body<'a>, check: bool) -> crate::Pass<'a> {
     let contents = &body.contents.list;
@@ -66,6 +81,7 @@ fn view_of<'a>(body: &Body<'a>, check: bool) -> crate::Pass<'a> {
     let last_model = contents.iter().rposition(|c| c.is_model());
     let mut view = RequestView {
         message_count: contents.len(),
+        choices: body.generation.and_then(candidate_count),
         ..RequestView::default()
     };
     if let Some(first) = body.contents.first {

@@ -19,7 +19,7 @@ use crate::{
 pub(super) fn request(text: &str) -> Fast<Request<'_>> {
     let mut s = Scanner::new(text);
     let mut fields = Seen::default();
-    let (mut model, mut stream, mut messages) = (None, None, None);
+    let (mut model, mut stream, mut messages, mut n) = (None, None, None, None);
     s.object(|s, key| {
         match key {
             "model" => model = fields.once(0, s.opt_string())?,
@@ -32,6 +32,7 @@ pub(super) fn request(text: &str) -> Fast<Request<'_>> {
                 })?;
                 messages = fields.once(2, Ok(Some(list)))?;
             }
+            "n" => n = fields.once(3, s.opt_raw())?.map(Raw),
             _ => s.skip()?,
         }
         Ok(())
@@ -41,6 +42,7 @@ pub(super) fn request(text: &str) -> Fast<Request<'_>> {
         model,
         stream,
         messages: messages.ok_or(Bail)?,
+        n,
     })
 }
 

@@ -16,6 +16,9 @@ pub(super) struct Request<'a> {
     pub stream: Option<bool>,
     #[serde(borrow)]
     pub messages: Vec<Message<'a>>,
+    /// How many choices to generate, raw (read as a count when it is one).
+    #[serde(borrow, default)]
+    pub n: Option<Raw<'a>>,
 }
 
 /// One message of any role.

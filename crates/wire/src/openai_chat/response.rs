@@ -1,5 +1,5 @@
 //! The response view of a non-streaming Chat Completions body (or an
-//! error body).
+//! error body): the first choice's calls.
 
 use std::borrow::Cow;
 
@@ -24,6 +24,10 @@ pub(crate) fn response_view(body: &[u8]) -> Result<ResponseView, WireError> {
     }
     let mut choices = c.choices.unwrap_or_default();
     choices.sort_by_key(|ch| ch.index);
+    // Several choices (`n` > 1) are alternatives: the client continues
+    // with one, and the first one's calls are the response's, as Gemini's
+    // are candidate 0's (see `crate::choices`).
+    choices.truncate(1);
     for choice in choices {
         if view.stop_reason.is_none() {
             view.stop_reason = choice.finish_reason.map(Cow::into_owned);

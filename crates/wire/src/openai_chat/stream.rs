@@ -137,6 +137,25 @@ impl StreamState {
         self.choices.all_finished()
     }
 
+    /// At the stream's end: whether every choice named has finished,
+    /// however many the request asked for.
+    pub(crate) fn all_named_choices_finished(&self) -> bool {
+        self.choices.all_named_finished()
+    }
+
+    /// The request asked for `n` choices (`n`): with several, the stream
+    /// is whole once each has finished, and only the first one's calls
+    /// are read (see [`ChoiceEnds`]).
+    pub(crate) fn expect_choices(&mut self, n: u64) {
+        self.choices.expect(n);
+    }
+
+    /// Whether `choice`'s calls and finish reason are not the response's:
+    /// the request asked for several choices and it is not the first.
+    fn passed_over(&self, choice: u64) -> bool {
+        choice != 0 && self.choices.only_first()
+    }
+
     /// Whether `data: [DONE]` has not been read: after the last
     /// `finish_reason` a stream that asked for usage
     /// (`stream_options.include_usage`) still sends it, in a chunk of its
@@ -201,6 +220,9 @@ impl EventSink for StreamState {
 
     fn finish(self) -> ResponseView {
         let mut calls = self.calls;
+        if self.choices.only_first() {
+            calls.retain(|p| p.choice == 0);
+        }
         calls.sort_by_key(|p| (p.choice, p.index));
         ResponseView {
             id: self.id,
@@ -330,6 +352,7 @@ impl<'de> Visitor<'de> for Choice<'_> {
         // calls of every choice but the first would land in it.
         let mut waiting: Option<&'de RawValue> = None;
         let mut finished = false;
+        let mut reason = None;
         while let Some(key) = map.next_key::<Str<'de>>()? {
             match &*key.0 {
                 "index" => index = Some(map.next_value::<Option<u64>>()?.unwrap_or(0)),
@@ -342,7 +365,7 @@ impl<'de> Visitor<'de> for Choice<'_> {
                     if let Some(r) = map.next_value::<Option<Str<'de>>>()?
                         && !r.0.is_empty()
                     {
-                        s.stop_reason = Some(r.0.into_owned());
+                        reason = Some(r.0);
                         finished = true;
                     }
                 }
@@ -352,6 +375,11 @@ impl<'de> Visitor<'de> for Choice<'_> {
             }
         }
         let choice = index.unwrap_or(0);
+        if let Some(reason) = reason
+            && !s.passed_over(choice)
+        {
+            s.stop_reason = Some(reason.into_owned());
+        }
         if finished {
             s.choices.finished(choice);
         } else {
@@ -387,6 +415,10 @@ impl<'de> Visitor<'de> for Delta<'_> {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         let Delta { s, choice } = self;
+        if s.passed_over(choice) {
+            while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+            return Ok(());
+        }
         while let Some(key) = map.next_key::<Str<'de>>()? {
             match &*key.0 {
                 "tool_calls" => map.next_value_seed(Calls { s: &mut *s, choice })?,

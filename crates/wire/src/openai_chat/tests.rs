@@ -464,6 +464,64 @@ fn stream_choices_fast_path_agrees_with_full_parsing() {
     assert_eq!(v.calls[0].arguments, "abcd");
 }
 
+/// A body of several choices (`n` > 1) gives its first choice's calls
+/// (and finish reason): the client continues with one choice, and the
+/// others' calls, under the same ids at times, are never answered.
+#[test]
+fn a_body_of_several_choices_gives_the_first_ones_calls() {
+    let choice = |index: u64, name: &str, finish: &str| {
+        json!({"index": index, "finish_reason": finish, "message": {"role": "assistant",
+            "content": null, "tool_calls": [{"id": "call_0", "type": "function",
+            "function": {"name": name, "arguments": "{}"}}]}})
+    };
+    let body = json!({"id": "chatcmpl-1", "model": "gpt-4o",
+        "choices": [choice(1, "book", "length"), choice(0, "lookup", "tool_calls")]});
+    let view = response_view(&serde_json::to_vec(&body).unwrap()).unwrap();
+    let calls: Vec<(&str, &str)> = (view.calls.iter())
+        .map(|c| (c.id.as_str(), c.name.as_str()))
+        .collect();
+    assert_eq!(calls, [("call_0", "lookup")]);
+    assert_eq!(view.stop_reason.as_deref(), Some("tool_calls"));
+    // One choice, whatever its index (servers that number it otherwise).
+    let body = json!({"choices": [choice(3, "book", "tool_calls")]});
+    let view = response_view(&serde_json::to_vec(&body).unwrap()).unwrap();
+    assert_eq!(view.calls.len(), 1);
+}
+
+/// A request's `n` is its count of choices when it is one, read alike by
+/// the fast path and serde; a stream told it reads the first choice's
+/// calls, one not told them all (a server that numbers its one choice
+/// otherwise than 0).
+#[test]
+fn the_request_names_its_choice_count() {
+    let cases: [(&str, Option<u64>); 5] = [
+        (r#"{"model":"m","messages":[]}"#, None),
+        (r#"{"model":"m","n":2,"messages":[]}"#, Some(2)),
+        (r#"{"messages":[],"n":null}"#, None),
+        (r#"{"messages":[],"n":"2"}"#, None),
+        (r#"{"messages":[],"n":1.5}"#, None),
+    ];
+    for (body, want) in cases {
+        let view = crate::request_view(Dialect::OpenAiChat, body.as_bytes()).unwrap();
+        assert_eq!(view.choices, want, "{body}");
+        crate::fast_path_agrees(Dialect::OpenAiChat, body.as_bytes()).unwrap();
+    }
+    let stream = concat!(
+        "data: {\"id\":\"c\",\"model\":\"m\",\"choices\":[{\"index\":1,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_a\",\"function\":{\"name\":\"ls\",\"arguments\":\"{}\"}}]},\"finish_reason\":null}]}\n\n",
+        "data: {\"id\":\"c\",\"model\":\"m\",\"choices\":[{\"index\":1,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n",
+    );
+    let untold = parse_stream(Dialect::OpenAiChat, stream.as_bytes());
+    assert_eq!(untold.calls.len(), 1);
+    assert!(!untold.ended_early);
+    for n in [1, 2] {
+        let mut told = StreamParser::new(Dialect::OpenAiChat).choices(n);
+        told.feed(stream.as_bytes());
+        let view = told.finish();
+        assert_eq!(view.calls.len(), if n == 1 { 1 } else { 0 }, "n = {n}");
+        assert!(!view.ended_early, "n = {n}");
+    }
+}
+
 mod fast_agrees_with_serde;
 mod stream_key_order;
 

@@ -111,6 +111,7 @@ pub(super) fn view_of<'a>(req: Request<'a>, check: bool) -> crate::Pass<'a> {
         model: req.model,
         stream: req.stream.unwrap_or(false),
         message_count: req.messages.len(),
+        choices: req.n.and_then(|n| n.0.parse().ok()),
         ..RequestView::default()
     };
     let mut hash = Fnv64::default();

@@ -206,6 +206,7 @@ impl Live {
             session: self.session.clone(),
             model: self.model.as_deref().map(owned_name),
             parse_error: None,
+            choices: None,
         }
     }
 

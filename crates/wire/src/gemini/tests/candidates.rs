@@ -135,3 +135,78 @@ proptest! {
         prop_assert!(end.calls.iter().all(|c| c.name != "h"), "only candidate 0's calls: {:?}", end.calls);
     }
 }
+
+/// Told how many candidates the request asked for
+/// ([`StreamParser::choices`]), a stream is whole once each has finished:
+/// a candidate named only after the others finished holds it open; one
+/// that never comes does not make the stream end early.
+#[test]
+fn a_stream_told_its_candidates_waits_for_one_named_late() {
+    let chunk = |candidates: &[String]| {
+        format!(
+            "data: {{\"candidates\":[{}]}}\r\n\r\n",
+            candidates.join(",")
+        )
+    };
+    let call = r#"{"functionCall":{"name":"f","args":{"k":1}}}"#;
+    let late = [
+        chunk(&[candidate(0, false, Some(call), false)]),
+        chunk(&[candidate(0, false, None, true)]),
+        chunk(&[candidate(1, true, Some(r#"{"text":"u"}"#), false)]),
+        chunk(&[candidate(1, true, None, true)]),
+    ];
+    let mut told = StreamParser::new(Dialect::Gemini).choices(2);
+    let mut untold = StreamParser::new(Dialect::Gemini);
+    let mut complete = Vec::new();
+    for c in &late {
+        told.feed(c.as_bytes());
+        untold.feed(c.as_bytes());
+        complete.push((told.is_complete(), untold.is_complete()));
+    }
+    assert_eq!(
+        complete,
+        [(false, false), (false, true), (false, true), (true, true)]
+    );
+    let view = told.finish();
+    assert!(!view.ended_early);
+    assert_eq!(view.calls.len(), 1, "candidate 0's");
+    // The server gave one candidate of the two asked for.
+    let mut told = StreamParser::new(Dialect::Gemini).choices(2);
+    told.feed(late[0].as_bytes());
+    told.feed(late[1].as_bytes());
+    assert!(!told.is_complete());
+    let view = told.finish();
+    assert!(!view.ended_early, "each candidate it named finished");
+    assert_eq!(view.calls.len(), 1);
+}
+
+/// `generationConfig.candidateCount` (or `candidate_count`) is the
+/// request's count of candidates, read alike by the fast path and serde.
+#[test]
+fn the_request_names_its_candidate_count() {
+    let cases: [(&str, Option<u64>); 6] = [
+        (r#"{"contents":[]}"#, None),
+        (
+            r#"{"contents":[],"generationConfig":{"temperature":1}}"#,
+            None,
+        ),
+        (
+            r#"{"contents":[],"generationConfig":{"temperature":1,"candidateCount":3}}"#,
+            Some(3),
+        ),
+        (
+            r#"{"generation_config":{"candidate_count":2},"contents":[]}"#,
+            Some(2),
+        ),
+        (
+            r#"{"contents":[],"generationConfig":{"candidateCount":"2"}}"#,
+            None,
+        ),
+        (r#"{"contents":[],"generationConfig":null}"#, None),
+    ];
+    for (body, want) in cases {
+        let view = crate::request_view(Dialect::Gemini, body.as_bytes()).unwrap();
+        assert_eq!(view.choices, want, "{body}");
+        crate::fast_path_agrees(Dialect::Gemini, body.as_bytes()).unwrap();
+    }
+}

@@ -224,3 +224,76 @@ proptest! {
         prop_assert_eq!(&whole.calls, &end.calls);
     }
 }
+
+proptest! {
+    /// Told how many choices the request asked for
+    /// ([`StreamParser::choices`]), a stream is whole once each of them
+    /// has finished, also when one is named only after all the others
+    /// finished (each choice's events — its role, its calls' fragments,
+    /// its finish — interleaved with the others' at random), and its calls
+    /// are the first choice's: those of the others, alternatives the
+    /// client does not continue with, are not the response's, even under
+    /// the same ids.
+    #[test]
+    fn a_chat_stream_told_its_choices_is_whole_when_each_has_finished(
+        fragments in fragments(),
+        asked in 2u64..5,
+        picks in prop::collection::vec(any::<prop::sample::Index>(), 64),
+        same_ids in any::<bool>(),
+    ) {
+        use crate::StreamParser;
+        let n = fragments.iter().map(|f| f.choice + 1).max().unwrap_or(0).max(asked);
+        let mut order = Order(7);
+        let mut lanes: Vec<Vec<String>> = (0..n)
+            .map(|choice| {
+                let mut lane = vec![role_chunk(choice)];
+                for f in fragments.iter().filter(|f| f.choice == choice) {
+                    let mut f = f.clone();
+                    if same_ids {
+                        // Every choice numbers its calls alike (`call_0_k`).
+                        f.choice = 0;
+                        let mut event = chunk(&f, &mut order, false);
+                        event = event.replacen("\"index\":0,\"delta\"", &format!("\"index\":{choice},\"delta\""), 1);
+                        lane.push(event);
+                    } else {
+                        lane.push(chunk(&f, &mut order, false));
+                    }
+                }
+                lane.push(finish_chunk(choice));
+                lane
+            })
+            .collect();
+        let mut events = Vec::new();
+        let mut picks = picks.into_iter();
+        while lanes.iter().any(|l| !l.is_empty()) {
+            let open: Vec<usize> = (0..lanes.len()).filter(|&c| !lanes[c].is_empty()).collect();
+            let lane = picks.next().map_or(0, |p| p.index(open.len()));
+            events.push(lanes[open[lane]].remove(0));
+        }
+        let last_finish = events.len();
+        events.push("data: [DONE]\n\n".into());
+        let mut parser = StreamParser::new(Dialect::OpenAiChat).choices(n);
+        let mut whole = None;
+        for (i, event) in events.iter().enumerate() {
+            parser.feed(event.as_bytes());
+            prop_assert_eq!(parser.is_complete(), i + 1 >= last_finish, "after event {}", i);
+            if whole.is_none() && parser.is_complete() {
+                whole = Some(parser.view_so_far());
+            }
+        }
+        let end = parser.finish();
+        let whole = whole.expect("complete by the end");
+        prop_assert!(!whole.ended_early);
+        prop_assert_eq!(&whole.calls, &end.calls);
+        let mut want: Vec<String> = (fragments.iter())
+            .filter(|f| f.first && f.choice == 0)
+            .map(|f| format!("call_0_{}", f.index))
+            .collect();
+        want.sort();
+        let got: Vec<String> = end.calls.iter().map(|c| c.id.clone()).collect();
+        prop_assert_eq!(got, want);
+        for c in &end.calls {
+            prop_assert!(c.arguments.starts_with("{\"choice\":0,"), "{:?}", c);
+        }
+    }
+}
