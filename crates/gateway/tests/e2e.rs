@@ -73,6 +73,7 @@ mod e2e {
     mod cloud_federation;
     mod compressed;
     mod continued_readers;
+    mod converse_models;
     mod corpus;
     mod counts;
     mod cross_site;

@@ -244,11 +244,13 @@ async fn answer(
                 Previous::Found(p) => {
                     let whole = continuation::with_context(v, &p);
                     previous = Some(p);
-                    crate::rules::violation_value(route.dialect, &whole)
+                    crate::rules::violation_value(route.dialect, route.model.as_deref(), &whole)
                 }
-                Previous::None => crate::rules::violation(route.dialect, &body),
+                Previous::None => {
+                    crate::rules::violation(route.dialect, route.model.as_deref(), &body)
+                }
             },
-            None => crate::rules::violation(route.dialect, &body),
+            None => crate::rules::violation(route.dialect, route.model.as_deref(), &body),
         };
         if let Some(message) = violation {
             let body = invalid_request(route.dialect, &message);

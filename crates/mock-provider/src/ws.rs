@@ -308,9 +308,9 @@ fn turn_events(
             Previous::Found(p) => {
                 let whole = continuation::with_context(&body, &p);
                 previous = Some(p);
-                crate::rules::violation_value(Dialect::OpenAiResponses, &whole)
+                crate::rules::violation_value(Dialect::OpenAiResponses, None, &whole)
             }
-            Previous::None => crate::rules::violation_value(Dialect::OpenAiResponses, &body),
+            Previous::None => crate::rules::violation_value(Dialect::OpenAiResponses, None, &body),
         };
         if let Some(message) = violation {
             return (vec![error_event(None, "input", &message)], Fault::None);

@@ -57,6 +57,7 @@ pub mod gemini;
 pub mod openai_chat;
 pub mod openai_responses;
 mod pairing;
+mod prefill;
 mod raw_result;
 mod repair;
 mod response_check;
@@ -67,6 +68,7 @@ mod splice;
 pub mod sse;
 mod stop_cut;
 mod stream;
+mod target;
 #[cfg(test)]
 mod testutil;
 mod text;
@@ -83,6 +85,7 @@ pub use response_check::check_response;
 pub use result::ResultContent;
 pub use stop_cut::StopCut;
 pub use stream::StreamParser;
+pub use target::{ModelFamily, Target};
 pub use view::{CallView, RequestView, ResponseView, ResultView, Usage};
 
 use toolwarden_core::{ToolCall, ToolOutcome};
@@ -177,13 +180,16 @@ impl<'a> Inspection<'a> {
 /// [`request_view`] and [`validate`] of one body, from one pass (see
 /// [`Inspection`]). Either half may fail alone: a body
 /// whose pairing reads but whose view does not still gets its defects.
-pub fn inspect(dialect: Dialect, body: &[u8]) -> Inspection<'_> {
-    match dialect {
+/// `target`: a [`Dialect`], or a [`Target`] naming the model's family too
+/// (see [`validate`]).
+pub fn inspect(target: impl Into<Target>, body: &[u8]) -> Inspection<'_> {
+    let target = target.into();
+    match target.dialect {
         Dialect::OpenAiChat => openai_chat::inspect(body),
         Dialect::OpenAiResponses => openai_responses::inspect(body),
         Dialect::Anthropic => anthropic::inspect(body),
         Dialect::Gemini => gemini::inspect(body),
-        Dialect::BedrockConverse => bedrock_converse::inspect(body),
+        Dialect::BedrockConverse => bedrock_converse::inspect(body, target.model),
     }
 }
 
@@ -214,25 +220,33 @@ pub fn client_calls(dialect: Dialect, body: &[u8]) -> Result<Vec<ToolCall>, Wire
 
 /// The call/result pairing defects a strict provider would reject, in
 /// message order.
-pub fn validate(dialect: Dialect, body: &[u8]) -> Result<Vec<Defect>, WireError> {
-    match dialect {
+///
+/// `target`: a [`Dialect`], or a [`Target`] naming the family of the
+/// request's model too, where the provider's rules differ by model (a
+/// Bedrock Converse request to Claude: a prefill ending in whitespace is
+/// refused, as on Anthropic's API). A dialect alone gets the rules every
+/// model of it shares.
+pub fn validate(target: impl Into<Target>, body: &[u8]) -> Result<Vec<Defect>, WireError> {
+    let target = target.into();
+    match target.dialect {
         Dialect::OpenAiChat => openai_chat::validate(body),
         Dialect::OpenAiResponses => openai_responses::validate(body),
         Dialect::Anthropic => anthropic::validate(body),
         Dialect::Gemini => gemini::validate(body),
-        Dialect::BedrockConverse => bedrock_converse::validate(body),
+        Dialect::BedrockConverse => bedrock_converse::validate(body, target.model),
     }
 }
 
 /// A body the provider accepts, with a report of each change. A clean body
-/// comes back borrowed and unchanged.
-pub fn repair(dialect: Dialect, body: &[u8]) -> Result<Repaired<'_>, WireError> {
-    match dialect {
+/// comes back borrowed and unchanged. `target` as for [`validate`].
+pub fn repair(target: impl Into<Target>, body: &[u8]) -> Result<Repaired<'_>, WireError> {
+    let target = target.into();
+    match target.dialect {
         Dialect::OpenAiChat => openai_chat::repair(body),
         Dialect::OpenAiResponses => openai_responses::repair(body),
         Dialect::Anthropic => anthropic::repair(body),
         Dialect::Gemini => gemini::repair(body),
-        Dialect::BedrockConverse => bedrock_converse::repair(body),
+        Dialect::BedrockConverse => bedrock_converse::repair(body, target.model),
     }
 }
 

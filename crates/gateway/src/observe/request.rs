@@ -16,7 +16,7 @@ use std::collections::HashMap;
 
 use bytes::Bytes;
 use toolwarden_wire::{
-    Defect, Dialect, RequestView, ResultContent, ResultView,
+    Defect, Dialect, RequestView, ResultContent, ResultView, Target,
     detect::Reader,
     turn::{ReplayedTurn, replayed_turn},
 };
@@ -65,8 +65,9 @@ pub(crate) struct RequestFacts {
     pub at_ms: i64,
     /// The provider.
     pub provider: Provider,
-    /// The dialect (dialect routes only reach here).
-    pub dialect: Dialect,
+    /// The dialect (dialect routes only reach here) and the family of the
+    /// model the path names: what the pairing is judged against.
+    pub target: Target,
     /// Gemini: the model in the path.
     pub path_model: Option<String>,
     /// Session from the headers, if any.
@@ -107,10 +108,10 @@ impl ReadBody {
     /// The view and the pairing defects, from one pass
     /// (`toolwarden_wire::inspect`). A body whose pairing cannot be
     /// read has no defects to report: it is forwarded as it came.
-    pub(crate) fn inspect(dialect: Dialect, body: Bytes) -> (ReadBody, Vec<Defect>) {
+    pub(crate) fn inspect(target: Target, body: Bytes) -> (ReadBody, Vec<Defect>) {
         let mut defects = Vec::new();
         let read = ReadBody::new(body, |b| {
-            match guard(|| toolwarden_wire::inspect(dialect, b)) {
+            match guard(|| toolwarden_wire::inspect(target, b)) {
                 Ok(inspection) => {
                     defects = inspection.defects.unwrap_or_default();
                     inspection.view.map_err(|e| e.to_string())
@@ -445,7 +446,7 @@ mod tests {
             request_id: "r1".into(),
             at_ms: 0,
             provider: Provider::Anthropic,
-            dialect,
+            target: dialect.into(),
             path_model: None,
             header_session: Some(Session {
                 id: "s".into(),

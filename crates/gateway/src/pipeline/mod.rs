@@ -14,7 +14,7 @@ use std::{sync::Arc, time::Instant};
 
 use bytes::Bytes;
 use toolwarden_coding::Codings;
-use toolwarden_wire::Dialect;
+use toolwarden_wire::Target;
 
 use crate::{
     RepairMode,
@@ -131,10 +131,15 @@ impl Outbound {
     ) -> Outbound {
         let started = Instant::now();
         let mode = shared.config.repair;
-        let (forward, forwarded, changes, reading) = match route.dialect {
+        // What the body is judged against: the dialect, and for Bedrock
+        // Converse the family of the model the path names.
+        let target = route
+            .dialect
+            .map(|dialect| Target::of_path(dialect, route.model.as_deref()));
+        let (forward, forwarded, changes, reading) = match target {
             // Checked before forwarding: a compressed body is decoded now.
-            Some(dialect) if mode == RepairMode::Fix => {
-                fix(shared, dialect, body, content_encoding, &mut base.repairs)
+            Some(target) if mode == RepairMode::Fix => {
+                fix(shared, target, body, content_encoding, &mut base.repairs)
             }
             // Read (and decoded) once the body is on its way.
             _ => {
@@ -146,11 +151,11 @@ impl Outbound {
                 (body, Forwarded::AsSent, 0, reading)
             }
         };
-        let facts = route.dialect.map(|dialect| request::RequestFacts {
+        let facts = target.map(|target| request::RequestFacts {
             request_id: base.request_id.clone(),
             at_ms: base.at_ms,
             provider: route.provider,
-            dialect,
+            target,
             path_model: base.path_model.clone(),
             header_session: base.header_session.clone(),
             trace_parent: base.trace_parent,
@@ -203,7 +208,7 @@ impl Outbound {
                         // `report` forwards the client's bytes unchanged, so
                         // its check need not delay the upstream write.
                         Ok(body) if check => {
-                            let (read, defects) = ReadBody::inspect(facts.dialect, body);
+                            let (read, defects) = ReadBody::inspect(facts.target, body);
                             observation.add_repairs(
                                 defects
                                     .iter()
@@ -212,7 +217,7 @@ impl Outbound {
                             );
                             read
                         }
-                        Ok(body) => ReadBody::view(facts.dialect, body),
+                        Ok(body) => ReadBody::view(facts.target.dialect, body),
                     }
                 }
             };
@@ -278,7 +283,7 @@ async fn find_continued_session(shared: &Shared, read: &ReadBody) {
 /// changes and the read body.
 fn fix(
     shared: &Shared,
-    dialect: Dialect,
+    target: Target,
     body: Bytes,
     content_encoding: Option<&[u8]>,
     repairs: &mut Vec<String>,
@@ -288,11 +293,11 @@ fn fix(
         Err(reason) => return (body, Forwarded::AsSent, 0, Reading::Unreadable(reason)),
     };
     let readable = decoded.clone().unwrap_or_else(|| body.clone());
-    let (read, defects) = ReadBody::inspect(dialect, readable.clone());
+    let (read, defects) = ReadBody::inspect(target, readable.clone());
     let repaired = if defects.is_empty() {
         None
     } else {
-        repair(shared, dialect, &readable, repairs)
+        repair(shared, target, &readable, repairs)
     };
     match repaired {
         Some((repaired, n)) if decoded.is_some() => {
@@ -309,15 +314,15 @@ fn fix(
 /// goes as it came.
 fn repair(
     shared: &Shared,
-    dialect: Dialect,
+    target: Target,
     body: &[u8],
     repairs: &mut Vec<String>,
 ) -> Option<(Bytes, usize)> {
-    match guard(|| toolwarden_wire::repair(dialect, body)) {
+    match guard(|| toolwarden_wire::repair(target, body)) {
         Ok(Ok(repaired)) if repaired.is_changed() => {
             for change in &repaired.changes {
                 shared.sinks.metrics.emit(RepairApplied {
-                    dialect,
+                    dialect: target.dialect,
                     defect: change.defect,
                 });
                 repairs.push(change.defect.as_str().to_string());

@@ -220,7 +220,7 @@ impl Turns {
             request_id: base.request_id.clone(),
             at_ms: now_ms(),
             provider: base.provider,
-            dialect: Dialect::OpenAiResponses,
+            target: Dialect::OpenAiResponses.into(),
             path_model: model,
             // The turn's session, whatever the items alone would give.
             header_session: Some(session),

@@ -241,7 +241,7 @@ async fn a_prefill_ending_in_whitespace_is_trimmed_and_accepted() {
 }
 
 /// A Bedrock harness signing for the client, in repair mode `mode`.
-async fn bedrock_in(mode: RepairMode) -> Harness {
+pub(super) async fn bedrock_in(mode: RepairMode) -> Harness {
     Harness::with(aws_mock(), move |c| {
         c.repair = mode;
         c.cloud.bedrock = Some(Upstream::parse(&format!("{}/", c.upstreams.anthropic)).unwrap());

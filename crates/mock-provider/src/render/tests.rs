@@ -393,12 +393,12 @@ fn a_reasoning_reply_ties_its_built_in_calls_to_its_reasoning() {
     let with = serde_json::json!({"model": "gpt-5", "input": [
         {"role": "user", "content": "go"}, body["output"][0], call, answer]});
     assert_eq!(
-        crate::rules::violation_value(Dialect::OpenAiResponses, &with),
+        crate::rules::violation_value(Dialect::OpenAiResponses, None, &with),
         None
     );
     let without = serde_json::json!({"model": "gpt-5", "input": [
         {"role": "user", "content": "go"}, call, answer]});
-    let text = crate::rules::violation_value(Dialect::OpenAiResponses, &without).unwrap();
+    let text = crate::rules::violation_value(Dialect::OpenAiResponses, None, &without).unwrap();
     assert!(
         text.contains("of type 'shell_call' was provided without its required 'reasoning' item"),
         "{text}"

@@ -58,7 +58,17 @@
 //!   messages.N.content.J.toolUse.input is invalid. Provide a json object
 //!   for the field and try again." (vercel/ai#19023), "… at
 //!   messages.N.content.J.toolResult.content.K.json is invalid. …"
-//!   (aws/aws-sdk-js-v3#7330), after the error results.
+//!   (aws/aws-sdk-js-v3#7330), after the error results; an `input` of
+//!   `null` in other words: "The value at messages.N.content.J.toolUse.input
+//!   is empty." (aaif-goose/goose#8050, zed-industries/zed#33369);
+//! - to a Claude model (`anthropic.claude-…` in the path, behind a
+//!   cross-region profile's prefix or in an ARN), after all the above: a
+//!   last message of role `assistant` (a prefill) whose last block is a
+//!   `text` ending in whitespace, Claude's own refusal passed on: "The
+//!   model returned the following errors: messages: final assistant
+//!   content cannot end with trailing whitespace" (aws/aws-sdk-net#4015,
+//!   tigy32/Tycode#10; whitespace as on Anthropic's API). Other models take
+//!   it.
 //!
 //! A system tool Bedrock ran (a `toolUse` of `type: "server_tool_use"`, its
 //! `toolResult` in the same assistant message) is no call the next message
@@ -73,7 +83,29 @@ use super::{list, text};
 /// The longest `toolUseId` the API takes, in characters.
 const MAX_TOOL_USE_ID_CHARS: usize = 64;
 
-pub(super) fn violation(body: &Value) -> Option<String> {
+/// Whether the model id a Bedrock path names (as written: `:` may be
+/// `%3A`, an ARN's `/` `%2F`) is one of Claude's.
+pub(super) fn is_claude(id: &str) -> bool {
+    let id = id
+        .replace("%3A", ":")
+        .replace("%2F", "/")
+        .replace("%2f", "/");
+    let name = id.rsplit('/').next().unwrap_or_default();
+    let name = match name.split_once('.') {
+        Some((region, rest)) if region.chars().all(|c| c.is_ascii_lowercase() || c == '-') => {
+            if rest.starts_with("anthropic.") {
+                rest
+            } else {
+                name
+            }
+        }
+        _ => name,
+    };
+    name.starts_with("anthropic.claude")
+}
+
+/// `claude`: the path names a Claude model.
+pub(super) fn violation(body: &Value, claude: bool) -> Option<String> {
     let msgs = list(body, "messages");
     if let Some(problem) = id_too_long(msgs)
         .or_else(|| empty_message(msgs))
@@ -134,7 +166,22 @@ pub(super) fn violation(body: &Value) -> Option<String> {
             }
         }
     }
+    if claude {
+        return trailing_whitespace(msgs);
+    }
     None
+}
+
+/// A last assistant message (a prefill) whose last block is a text ending
+/// in whitespace, which Claude refuses.
+fn trailing_whitespace(msgs: &[Value]) -> Option<String> {
+    let last = msgs.last().filter(|m| text(m, "role") == "assistant")?;
+    let end = list(last, "content").last()?.get("text")?.as_str()?;
+    // JavaScript's whitespace: Unicode's but U+0085, and U+FEFF.
+    let space = |c: char| (c.is_whitespace() && c != '\u{85}') || c == '\u{feff}';
+    end.ends_with(space).then(|| {
+        "The model returned the following errors: messages: final assistant content cannot end with trailing whitespace".to_string()
+    })
 }
 
 /// The first `toolUseId` longer than the API takes.
@@ -174,9 +221,14 @@ fn not_an_object(msgs: &[Value]) -> Option<String> {
     msgs.iter().enumerate().find_map(|(i, m)| {
         list(m, "content").iter().enumerate().find_map(|(j, b)| {
             let at = match (b.get("toolUse"), b.get("toolResult")) {
+                (Some(u), _) if u.get("input").is_some_and(Value::is_null) => {
+                    return Some(format!(
+                        "The value at messages.{i}.content.{j}.toolUse.input is empty."
+                    ));
+                }
                 (Some(u), _) => u
                     .get("input")
-                    .filter(|v| !v.is_object() && !v.is_null())
+                    .filter(|v| !v.is_object())
                     .map(|_| "toolUse.input".to_string()),
                 (None, Some(r)) => list(r, "content").iter().enumerate().find_map(|(k, p)| {
                     p.get("json")
@@ -281,7 +333,7 @@ mod tests {
     use super::*;
 
     fn check(messages: Value) -> Option<String> {
-        violation(&json!({"messages": messages}))
+        violation(&json!({"messages": messages}), false)
     }
 
     fn calls(ids: &[&str]) -> Value {
@@ -531,5 +583,57 @@ mod tests {
                 "messages.2.member.content.1.member.toolResult.toolUseId"
             ))
         );
+    }
+
+    #[test]
+    fn a_null_input_is_refused_as_empty() {
+        let call = json!({"role": "assistant", "content": [
+            {"text": "now"},
+            {"toolUse": {"toolUseId": "a", "name": "f", "input": null}}]});
+        assert_eq!(
+            check(json!([user(), call, results(&["a"])])).as_deref(),
+            Some("The value at messages.1.content.1.toolUse.input is empty.")
+        );
+    }
+
+    #[test]
+    fn claude_refuses_a_prefill_ending_in_whitespace() {
+        let want = "The model returned the following errors: messages: final assistant content cannot end with trailing whitespace";
+        for end in ["so ", "{\n", "x\u{a0}", "x\u{feff}"] {
+            let prefill = json!({"role": "assistant", "content": [{"text": end}]});
+            let body = json!({"messages": [user(), prefill]});
+            assert_eq!(violation(&body, true).as_deref(), Some(want), "{end:?}");
+            assert_eq!(violation(&body, false), None);
+        }
+        for end in ["so", "x\u{85}"] {
+            let prefill = json!({"role": "assistant", "content": [{"text": end}]});
+            assert_eq!(
+                violation(&json!({"messages": [user(), prefill]}), true),
+                None
+            );
+        }
+        // Not a prefill: the last message is the user's.
+        let turn = json!({"role": "assistant", "content": [{"text": "so "}]});
+        let body = json!({"messages": [user(), turn, user()]});
+        assert_eq!(violation(&body, true), None);
+    }
+
+    #[test]
+    fn claude_by_the_path_s_model_id() {
+        for id in [
+            "anthropic.claude-3-5-sonnet-20240620-v1%3A0",
+            "us.anthropic.claude-3-7-sonnet-20250219-v1:0",
+            "global.anthropic.claude-opus-4-8",
+            "arn%3Aaws%3Abedrock%3Aus-east-1%3A1%3Ainference-profile%2Feu.anthropic.claude-x",
+        ] {
+            assert!(is_claude(id), "{id}");
+        }
+        for id in [
+            "amazon.nova-pro-v1%3A0",
+            "meta.llama4-maverick-17b-instruct-v1:0",
+            "arn%3Aaws%3Abedrock%3Aus-east-1%3A1%3Aapplication-inference-profile%2Fabc",
+        ] {
+            assert!(!is_claude(id), "{id}");
+        }
     }
 }

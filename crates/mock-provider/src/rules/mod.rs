@@ -28,8 +28,9 @@ use toolwarden_wire::Dialect;
 use crate::envelope::{self, Provider};
 
 /// The text of the 400 the real API gives for `body`, or `None` when it
-/// accepts it.
-pub(crate) fn violation(dialect: Dialect, body: &[u8]) -> Option<String> {
+/// accepts it. `model`: the model id the path names, as written (Bedrock
+/// Converse passes some of the model's own refusals on).
+pub(crate) fn violation(dialect: Dialect, model: Option<&str>, body: &[u8]) -> Option<String> {
     let v: Value = match serde_json::from_slice(body) {
         Ok(v) => v,
         Err(e) => {
@@ -39,17 +40,17 @@ pub(crate) fn violation(dialect: Dialect, body: &[u8]) -> Option<String> {
             ));
         }
     };
-    violation_value(dialect, &v)
+    violation_value(dialect, model, &v)
 }
 
 /// [`violation`] of a body already read as JSON.
-pub(crate) fn violation_value(dialect: Dialect, v: &Value) -> Option<String> {
+pub(crate) fn violation_value(dialect: Dialect, model: Option<&str>, v: &Value) -> Option<String> {
     match dialect {
         Dialect::Anthropic => anthropic::violation(v),
         Dialect::OpenAiChat => chat::violation(v),
         Dialect::OpenAiResponses => responses::violation(v),
         Dialect::Gemini => gemini::violation(v),
-        Dialect::BedrockConverse => converse::violation(v),
+        Dialect::BedrockConverse => converse::violation(v, model.is_some_and(converse::is_claude)),
     }
 }
 

@@ -188,7 +188,8 @@ fn converse(r: &mut Rng) -> Value {
             .flat_map(|_| match (assistant, r.below(5)) {
                 // At times blank, which Bedrock refuses.
                 (_, 0) => {
-                    let t = ["t", "t", "", " \n"][r.below(4)];
+                    // Or ending in whitespace, which Claude refuses of a prefill.
+                    let t = ["t", "t", "", " \n", "so "][r.below(5)];
                     vec![json!({"text": t})]
                 }
                 (true, 3) => {
@@ -204,7 +205,7 @@ fn converse(r: &mut Rng) -> Value {
                 }
                 // At times an input that is not an object, which Bedrock refuses.
                 (true, 2) => {
-                    let input = [json!({}), json!("{\"k\": 1}"), json!("{bad")][r.below(3)].clone();
+                    let input = [json!({}), json!("{\"k\": 1}"), json!("{bad"), Value::Null][r.below(4)].clone();
                     vec![json!({"toolUse": {"toolUseId": r.id(), "name": "f", "input": input}})]
                 }
                 (true, _) => {
@@ -264,6 +265,13 @@ fn unfaithful(dialect: Dialect, input: &[u8], output: &[u8]) -> Option<String> {
 }
 
 fn check(dialect: Dialect, make: fn(&mut Rng) -> Value, cases: usize) {
+    check_for(dialect, None, make, cases)
+}
+
+/// [`check`] for a request whose path names `model` (Bedrock Converse's
+/// rules differ by model).
+fn check_for(dialect: Dialect, model: Option<&str>, make: fn(&mut Rng) -> Value, cases: usize) {
+    let target = toolwarden_wire::Target::of_path(dialect, model);
     let mut r = Rng(0x9e37_79b9_7f4a_7c15);
     let mut failures = Vec::new();
     for _ in 0..cases {
@@ -273,7 +281,7 @@ fn check(dialect: Dialect, make: fn(&mut Rng) -> Value, cases: usize) {
             .unwrap()
             .replace("\"hi\"", "\"h\\u0069\"")
             .into_bytes();
-        let repaired = match toolwarden_wire::repair(dialect, &body) {
+        let repaired = match toolwarden_wire::repair(target, &body) {
             Ok(rep) => rep,
             Err(e) => {
                 failures.push(format!("error {e}: {}", String::from_utf8_lossy(&body)));
@@ -287,7 +295,7 @@ fn check(dialect: Dialect, make: fn(&mut Rng) -> Value, cases: usize) {
                 String::from_utf8_lossy(&repaired.body)
             ));
         }
-        if let Some(problem) = violation(dialect, &repaired.body) {
+        if let Some(problem) = violation(dialect, model, &repaired.body) {
             failures.push(format!(
                 "{problem}\n  in:  {}\n  out: {}",
                 String::from_utf8_lossy(&body),
@@ -332,4 +340,10 @@ fn random_gemini_bodies_are_repaired_into_accepted_ones() {
 #[test]
 fn random_converse_bodies_are_repaired_into_accepted_ones() {
     check(Dialect::BedrockConverse, converse, 5_000);
+}
+
+#[test]
+fn random_converse_bodies_to_claude_are_repaired_into_accepted_ones() {
+    let claude = "us.anthropic.claude-sonnet-4-20250514-v1:0";
+    check_for(Dialect::BedrockConverse, Some(claude), converse, 5_000);
 }

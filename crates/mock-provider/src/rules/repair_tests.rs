@@ -10,7 +10,7 @@ use super::{reasoning, violation};
 fn repaired(dialect: Dialect, body: &Value) -> Vec<u8> {
     let bytes = serde_json::to_vec(body).unwrap();
     assert!(
-        violation(dialect, &bytes).is_some(),
+        violation(dialect, None, &bytes).is_some(),
         "not defective: {body}"
     );
     toolwarden_wire::repair(dialect, &bytes)
@@ -21,7 +21,7 @@ fn repaired(dialect: Dialect, body: &Value) -> Vec<u8> {
 
 fn accepted(dialect: Dialect, body: Value) {
     let fixed = repaired(dialect, &body);
-    let problem = violation(dialect, &fixed);
+    let problem = violation(dialect, None, &fixed);
     assert_eq!(
         problem,
         None,

@@ -9,6 +9,10 @@ use std::borrow::Cow;
 
 use serde::Deserialize;
 
+// Whitespace as the prefill rule takes it (shared with Bedrock Converse's
+// Claude models).
+pub(super) use crate::prefill::{ends_in_space, is_js_space};
+
 pub(crate) use crate::splice::Raw;
 
 pub(crate) use crate::content::FlatContent;
@@ -74,20 +78,3 @@ pub(super) fn classify(kind: &str) -> BlockClass {
 /// block, ending in whitespace).
 pub(super) const TRAILING_WHITESPACE: &str =
     "messages: final assistant content cannot end with trailing whitespace";
-
-/// `text` without the whitespace it ends with, whitespace as JavaScript's
-/// `String.prototype.trimEnd` takes it (the AI SDK's Anthropic provider
-/// trims a prefill so): Unicode `White_Space` but U+0085, and U+FEFF.
-pub(super) fn trim_end_js(text: &str) -> &str {
-    text.trim_end_matches(is_js_space)
-}
-
-/// Whether `text` ends in whitespace (see [`trim_end_js`]).
-pub(super) fn ends_in_space(text: &str) -> bool {
-    text.chars().next_back().is_some_and(is_js_space)
-}
-
-/// JavaScript's whitespace (see [`trim_end_js`]).
-pub(super) fn is_js_space(c: char) -> bool {
-    (c.is_whitespace() && c != '\u{85}') || c == '\u{feff}'
-}

@@ -55,7 +55,9 @@ pub(super) struct ToolUse<'a> {
     pub id: Cow<'a, str>,
     #[serde(borrow, default, deserialize_with = "opt_cow")]
     pub name: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    /// `input` as it came: `null` too, which Bedrock refuses ("The value at
+    /// messages.N.content.J.toolUse.input is empty.").
+    #[serde(borrow, default, deserialize_with = "present")]
     pub input: Option<&'a RawValue>,
     /// `server_tool_use` for a system tool Bedrock runs itself (Nova's
     /// `nova_grounding`); absent for a tool the client runs.
@@ -87,10 +89,30 @@ pub(super) fn is_object(v: &RawValue) -> bool {
     v.get().starts_with('{')
 }
 
-impl ToolUse<'_> {
-    /// `input` is an object, or absent (`null` reads as absent).
+/// Whether the raw JSON value `v` is `null`.
+pub(super) fn is_null(v: &RawValue) -> bool {
+    v.get() == "null"
+}
+
+/// For `#[serde(deserialize_with)]` on an `Option<&RawValue>` field: a
+/// `null` is `Some` (serde's `Option` reads it as `None`); only an absent
+/// field, by `default`, is `None`.
+fn present<'de: 'a, 'a, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<&'a RawValue>, D::Error> {
+    <&RawValue>::deserialize(d).map(Some)
+}
+
+impl<'a> ToolUse<'a> {
+    /// `input` is an object, or absent.
     pub fn input_is_object(&self) -> bool {
         self.input.is_none_or(is_object)
+    }
+
+    /// `input`, `null` read as absent (the view's arguments are `{}`
+    /// either way).
+    pub fn input_value(&self) -> Option<&'a RawValue> {
+        self.input.filter(|v| !is_null(v))
     }
 }
 
@@ -159,6 +181,16 @@ pub(super) struct Shape<'a> {
     /// it: "The format of the value at messages.N.content.J.toolUse.input is
     /// invalid. Provide a json object for the field and try again."
     pub not_objects: Vec<(usize, Option<usize>)>,
+    /// The index of each `toolUse` whose `input` is `null` (among
+    /// `not_objects`, refused in other words: "The value at
+    /// messages.N.content.J.toolUse.input is empty.").
+    pub null_inputs: Vec<usize>,
+    /// The message's last block that is not blank is a `text` block whose
+    /// text ends in whitespace ([`crate::prefill::ends_in_space`]): Claude
+    /// refuses it in a last `assistant` message, a prefill.
+    pub ends_in_space: bool,
+    /// Every block of the message is a blank `text` block, or it has none.
+    pub only_blank: bool,
 }
 
 impl<'a> Shape<'a> {
@@ -186,7 +218,8 @@ impl<'a> Shape<'a> {
             .map(|u| &*u.id)
             .collect();
         let (mut tools, mut server, mut blank) = (Vec::new(), Vec::new(), Vec::new());
-        let (mut empty_errors, mut not_objects) = (Vec::new(), Vec::new());
+        let (mut empty_errors, mut not_objects, mut null_inputs) =
+            (Vec::new(), Vec::new(), Vec::new());
         for (j, b) in blocks.iter().enumerate() {
             if b.text.as_deref().is_some_and(|t| t.trim().is_empty()) {
                 blank.push(j);
@@ -197,8 +230,11 @@ impl<'a> Shape<'a> {
             {
                 empty_errors.push(j);
             }
-            if b.tool_use.as_ref().is_some_and(|u| !u.input_is_object()) {
+            if let Some(u) = b.tool_use.as_ref().filter(|u| !u.input_is_object()) {
                 not_objects.push((j, None));
+                if u.input.is_some_and(is_null) {
+                    null_inputs.push(j);
+                }
             }
             if let Some(r) = &b.tool_result {
                 not_objects.extend(r.json_not_objects().into_iter().map(|k| (j, Some(k))));
@@ -213,14 +249,28 @@ impl<'a> Shape<'a> {
                 _ => {}
             }
         }
+        // The last block that stays: a text ending in whitespace?
+        let last = blocks
+            .iter()
+            .enumerate()
+            .rev()
+            .find(|(j, _)| blank.binary_search(j).is_err());
+        let ends_in_space = last.is_some_and(|(_, b)| {
+            b.tool_use.is_none()
+                && b.tool_result.is_none()
+                && b.text.as_deref().is_some_and(crate::prefill::ends_in_space)
+        });
         Shape {
             role,
             tools,
             server,
+            only_blank: last.is_none(),
             blank,
             empty: blocks.is_empty(),
             empty_errors,
             not_objects,
+            null_inputs,
+            ends_in_space,
         }
     }
 

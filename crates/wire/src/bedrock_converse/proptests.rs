@@ -5,14 +5,20 @@ use proptest::prelude::*;
 use serde_json::{Value, json};
 
 use super::tests::converse_stream;
-use crate::{Dialect, StreamParser, repair, request_view, validate};
+use crate::{
+    Defect, DefectKind, Dialect, ModelFamily, StreamParser, Target, inspect, repair, request_view,
+    validate,
+};
 
 /// A message: a role and blocks that are text, calls or results of ids
 /// drawn from a small set (so pairs, orphans and duplicates all occur).
 fn message() -> impl Strategy<Value = Value> {
     let id = prop::sample::select(vec!["a", "b", "c"]);
     let block = prop_oneof![
-        Just(vec![json!({"text": "t"})]),
+        // At times ending in whitespace (Claude refuses a prefill so), of
+        // JavaScript's only (U+FEFF) or of Rust's only (U+0085).
+        prop::sample::select(vec!["t", "so ", "a\n", "\u{feff}", "x\u{a0}", "\u{85}"])
+            .prop_map(|t| vec![json!({"text": t})]),
         // Blank text, which Bedrock refuses.
         prop::sample::select(vec!["", " ", "\n\t"]).prop_map(|t| vec![json!({"text": t})]),
         // At times an input that is not an object, which Bedrock refuses.
@@ -24,7 +30,8 @@ fn message() -> impl Strategy<Value = Value> {
                 json!("{\"k\": 1}"),
                 json!("{bad"),
                 json!([1]),
-                json!(2)
+                json!(2),
+                Value::Null
             ])
         )
             .prop_map(|(i, input)| vec![
@@ -79,24 +86,67 @@ fn message() -> impl Strategy<Value = Value> {
         })
 }
 
+/// Whether a message holds a system tool's result with an id another of
+/// its results has (any `toolResult` naming a system tool's id).
+fn repeats_a_system_result(msgs: &[Value]) -> bool {
+    msgs.iter().any(|m| {
+        let blocks = m["content"].as_array().map_or(&[][..], Vec::as_slice);
+        let server = |b: &&Value| b["toolUse"]["type"] == "server_tool_use";
+        blocks.iter().filter(server).any(|u| {
+            let id = &u["toolUse"]["toolUseId"];
+            blocks
+                .iter()
+                .filter(|b| &b["toolResult"]["toolUseId"] == id)
+                .count()
+                > 1
+        })
+    })
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
     #[test]
-    fn repaired_bodies_validate_clean(msgs in prop::collection::vec(message(), 0..6), pretty in any::<bool>()) {
+    fn repaired_bodies_validate_clean(
+        msgs in prop::collection::vec(message(), 0..6),
+        pretty in any::<bool>(),
+        claude in any::<bool>(),
+    ) {
+        // A system tool's result given twice, which repair drops, may leave
+        // a prefill ending in whitespace that was not its end: not judged
+        // (system tools are Nova's, not Claude's): judged for another model.
+        let claude = claude && !repeats_a_system_result(&msgs);
+        let model = if claude { ModelFamily::Claude } else { ModelFamily::Other };
+        let t = Target::new(Dialect::BedrockConverse, model);
         let body = json!({"messages": msgs, "inferenceConfig": {"maxTokens": 5}});
         let bytes = if pretty { serde_json::to_vec_pretty(&body) } else { serde_json::to_vec(&body) }.unwrap();
-        let defects = validate(Dialect::BedrockConverse, &bytes).unwrap();
-        let r = repair(Dialect::BedrockConverse, &bytes).unwrap();
+        let all = validate(t, &bytes).unwrap();
+        prop_assert_eq!(inspect(t, &bytes).defects.unwrap(), all.clone());
+        let r = repair(t, &bytes).unwrap();
+        let trims = r.changes.iter().any(|c| c.defect == DefectKind::TrailingWhitespace);
+        // A first message is left as it came when all of it would go, a
+        // prefill too (as on Anthropic's API: `crate::prefill`).
+        let mended = |d: &Defect| {
+            d.kind != DefectKind::TrailingWhitespace || d.message_index > 0 || trims
+        };
+        let defects: Vec<Defect> = all.iter().filter(|d| mended(d)).cloned().collect();
         prop_assert_eq!(r.is_changed(), !defects.is_empty());
-        let after = validate(Dialect::BedrockConverse, &r.body).unwrap();
+        // A prefill is trimmed only when found ending in whitespace.
+        prop_assert_eq!(trims, defects.iter().any(|d| d.kind == DefectKind::TrailingWhitespace));
+        let after: Vec<Defect> = validate(t, &r.body).unwrap().into_iter().filter(mended).collect();
         prop_assert!(after.is_empty(), "{:?}\n{}", after, String::from_utf8_lossy(&r.body));
         // Still valid JSON, still the other fields.
         let v: Value = serde_json::from_slice(&r.body).unwrap();
         prop_assert_eq!(&v["inferenceConfig"], &body["inferenceConfig"]);
         prop_assert!(request_view(Dialect::BedrockConverse, &r.body).is_ok());
-        let twice = repair(Dialect::BedrockConverse, &r.body).unwrap();
+        let twice = repair(t, &r.body).unwrap();
         prop_assert!(!twice.is_changed());
+        // The other models' rules are Claude's but one.
+        if claude {
+            let other = validate(Dialect::BedrockConverse, &bytes).unwrap();
+            let shared: Vec<_> = all.iter().filter(|d| d.kind != DefectKind::TrailingWhitespace).cloned().collect();
+            prop_assert_eq!(other, shared);
+        }
     }
 
     #[test]
@@ -132,8 +182,12 @@ proptest! {
         prop_assert!(v.error.is_some());
         let d = Dialect::BedrockConverse;
         let _ = request_view(d, &bytes);
-        let _ = validate(d, &bytes);
-        let _ = repair(d, &bytes);
+        let claude = Target::new(d, ModelFamily::Claude);
+        for t in [Target::from(d), claude] {
+            let _ = validate(t, &bytes);
+            let _ = inspect(t, &bytes);
+            let _ = repair(t, &bytes);
+        }
         let mut p = StreamParser::new(d);
         p.feed(&bytes);
         let _ = p.finish();

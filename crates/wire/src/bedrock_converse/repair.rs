@@ -36,7 +36,14 @@
 //! "The format of the value at messages.N.content.J.toolUse.input is
 //! invalid. Provide a json object for the field and try again.") is made
 //! one: the object a string holds, else `{"rawInvalidInput": …}`; a
-//! `toolResult`'s `json` block that is not an object becomes a text block.
+//! `toolResult`'s `json` block that is not an object becomes a text block;
+//! an `input` of `null` (refused as "The value at
+//! messages.N.content.J.toolUse.input is empty.") becomes `{}`, what
+//! Bedrock itself gives a call without arguments (aaif-goose/goose#8121).
+//! With a Claude model, a prefill ending in whitespace (which Claude
+//! refuses: "final assistant content cannot end with trailing
+//! whitespace") is trimmed as on Anthropic's API ([`crate::prefill`]), its
+//! blank blocks going as above.
 //! Only the `content` arrays that change (and the
 //! `messages` array when a message is inserted) are rewritten: every other
 //! byte is copied.
@@ -49,13 +56,14 @@ use serde_json::value::RawValue;
 
 use super::{
     model::{Block, Shape},
-    rewrite::{BLANK_TEXT, filled_blank, filled_error, made_objects, renamed_block},
+    rewrite::{BLANK_TEXT, filled_blank, filled_error, made_objects, renamed_block, trimmed_text},
     validate,
     view::read_result,
 };
 use crate::{
-    Change, ChangeKind, DefectKind, Repaired, WireError,
+    Change, ChangeKind, DefectKind, ModelFamily, Repaired, WireError,
     pairing::{FreshIds, MISSING_RESULT_TEXT},
+    prefill::{self, End, Prefills, Trim},
     splice::{
         json_string, replace,
         span::{ArraySpan, Piece, array_span},
@@ -87,8 +95,8 @@ struct Located<'a> {
     shape: Shape<'a>,
 }
 
-pub(crate) fn repair(body: &[u8]) -> Result<Repaired<'_>, WireError> {
-    if validate::validate(body)?.is_empty() {
+pub(crate) fn repair(body: &[u8], model: ModelFamily) -> Result<Repaired<'_>, WireError> {
+    if validate::validate(body, model)?.is_empty() {
         return Ok(Repaired {
             body: Cow::Borrowed(body),
             changes: Vec::new(),
@@ -113,6 +121,11 @@ pub(crate) fn repair(body: &[u8]) -> Result<Repaired<'_>, WireError> {
             shape,
         });
     }
+    // Claude's prefill: what of it goes, and the text that is trimmed.
+    let trim: Option<Trim<'_>> = match model {
+        ModelFamily::Claude => prefill::plan(&Ends(&located))?,
+        _ => None,
+    };
     let mut changes = Vec::new();
     let renames = rename_repeats(&mut located, &mut changes);
     // Inserted results take `status` only if the client's do.
@@ -190,8 +203,44 @@ pub(crate) fn repair(body: &[u8]) -> Result<Repaired<'_>, WireError> {
             .map(|t| &*t.1)
             .collect();
         let mut server_answered: AHashSet<&str> = AHashSet::new();
+        // Claude's prefill: this message whole, or its end.
+        let prefill_drops = trim.as_ref().is_some_and(|t| i >= t.keep_messages);
+        let cut = trim
+            .as_ref()
+            .and_then(|t| t.cut.as_ref())
+            .filter(|c| c.msg == i);
+        // The last message that stays, an assistant one, to Claude.
+        let ends_prefill = model == ModelFamily::Claude
+            && m.shape.is_assistant()
+            && i + 1 == trim.as_ref().map_or(located.len(), |t| t.keep_messages);
+        // The last result turned into text, by its place in `rest`.
+        let mut last_orphan: Option<(usize, String)> = None;
         for (j, b) in m.blocks.iter().enumerate() {
             changed |= renames.contains_key(&(i, j));
+            let blank = m.shape.blank.binary_search(&j).is_ok();
+            if let Some(c) = cut.filter(|c| j >= c.keep_blocks && !blank) {
+                // Blank blocks are removed below, as any other.
+                changes.push(prefill_change(
+                    ChangeKind::RemovedBlankText,
+                    c.msg,
+                    format!("text block {j} of the prefill, only whitespace, removed"),
+                ));
+                changed = true;
+                continue;
+            }
+            if let Some(t) = cut
+                .and_then(|c| c.text.as_ref())
+                .filter(|t| t.block == Some(j))
+            {
+                rest.push(trimmed_text(m.content.raws[j].get(), j, t));
+                changes.push(prefill_change(
+                    ChangeKind::TrimmedPrefill,
+                    i,
+                    "whitespace at the end of the prefill removed".to_string(),
+                ));
+                changed = true;
+                continue;
+            }
             if b.tool_result.is_some()
                 && let Some(id) = m.shape.server_result_at(j)
             {
@@ -214,7 +263,7 @@ pub(crate) fn repair(body: &[u8]) -> Result<Repaired<'_>, WireError> {
                 }
                 continue;
             }
-            if m.shape.blank.binary_search(&j).is_ok() {
+            if blank {
                 changed = true;
                 continue;
             }
@@ -236,6 +285,7 @@ pub(crate) fn repair(body: &[u8]) -> Result<Repaired<'_>, WireError> {
                     "[Result of tool call {id}, whose call is not in the previous turn]\n{content}"
                 );
                 rest.push(Piece::New(format!("{{\"text\":{}}}", json_string(&text))));
+                last_orphan = Some((rest.len() - 1, text));
                 changes.push(change(
                     ChangeKind::ConvertedResultToText,
                     DefectKind::OrphanResult,
@@ -270,6 +320,11 @@ pub(crate) fn repair(body: &[u8]) -> Result<Repaired<'_>, WireError> {
                 }
             }
         }
+        // Ending Claude's prefill, such a text does not end in whitespace.
+        if let Some((k, text)) = last_orphan.filter(|o| ends_prefill && o.0 + 1 == rest.len()) {
+            let kept = prefill::trim_end_js(&text);
+            rest[k] = Piece::New(format!("{{\"text\":{}}}", json_string(kept)));
+        }
         pieces.extend(rest);
         // Blank text blocks go; one that is all its message holds is
         // given a text instead: the message stays, and the turns alternate
@@ -302,7 +357,14 @@ pub(crate) fn repair(body: &[u8]) -> Result<Repaired<'_>, WireError> {
                 )));
             }
         }
-        if drop_prefill {
+        if prefill_drops && !drop_prefill {
+            changes.push(prefill_change(
+                ChangeKind::RemovedEmptyMessage,
+                i,
+                "assistant message (a prefill) of only whitespace removed".to_string(),
+            ));
+        }
+        if drop_prefill || prefill_drops {
             continue;
         }
         if changed {
@@ -327,6 +389,9 @@ pub(crate) fn repair(body: &[u8]) -> Result<Repaired<'_>, WireError> {
                     empty: true,
                     empty_errors: Vec::new(),
                     not_objects: Vec::new(),
+                    null_inputs: Vec::new(),
+                    ends_in_space: false,
+                    only_blank: true,
                 },
             );
             if !owed.is_empty() {
@@ -347,6 +412,60 @@ pub(crate) fn repair(body: &[u8]) -> Result<Repaired<'_>, WireError> {
         body: Cow::Owned(out.into_bytes()),
         changes,
     })
+}
+
+/// The located messages as Claude's prefill rule reads them: a blank
+/// `text` block goes whatever the rule says, and so does a last assistant
+/// message of them alone (see [`repair`]).
+struct Ends<'l, 'a>(&'l [Located<'a>]);
+
+impl<'a> Prefills<'a> for Ends<'_, 'a> {
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    fn ends_in_space(&self, i: usize) -> bool {
+        let s = &self.0[i].shape;
+        let dropped = s.only_blank && i > 0 && i + 1 == self.0.len();
+        s.is_assistant() && (s.ends_in_space || dropped)
+    }
+
+    fn string(&self, _: usize) -> Option<&'a str> {
+        None
+    }
+
+    fn blocks(&self, i: usize) -> usize {
+        self.0[i].blocks.len()
+    }
+
+    fn block(&self, i: usize, j: usize) -> Result<End<'a>, WireError> {
+        #[derive(Deserialize)]
+        struct TextOf<'a> {
+            #[serde(borrow)]
+            text: &'a RawValue,
+        }
+        let m = &self.0[i];
+        if m.shape.blank.binary_search(&j).is_ok() {
+            return Ok(End::Gone);
+        }
+        let b = &m.blocks[j];
+        if b.text.is_none() || b.tool_use.is_some() || b.tool_result.is_some() {
+            return Ok(End::Other);
+        }
+        let t: TextOf<'a> = serde_json::from_str(m.content.raws[j].get())?;
+        Ok(End::Text(t.text.get()))
+    }
+}
+
+/// A change made to Claude's prefill.
+fn prefill_change(kind: ChangeKind, i: usize, description: String) -> Change {
+    Change {
+        kind,
+        defect: DefectKind::TrailingWhitespace,
+        message_index: i,
+        call_id: None,
+        description,
+    }
 }
 
 /// A block given a new `toolUseId`: the id and the block's new text.

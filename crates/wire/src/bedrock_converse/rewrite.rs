@@ -7,9 +7,10 @@ use ahash::AHashSet;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::model::is_object;
+use super::model::{is_null, is_object};
 use crate::{
     pairing::EMPTY_ERROR_TEXT,
+    prefill::Text,
     splice::{
         json_string, replace,
         span::{Piece, array_span},
@@ -51,6 +52,16 @@ pub(super) fn filled_blank(raw: &str, j: usize) -> Piece {
     match span {
         Some(span) => Piece::Edited(j, replace(raw, span, &json_string(BLANK_TEXT))),
         None => Piece::New(format!("{{\"text\":{}}}", json_string(BLANK_TEXT))),
+    }
+}
+
+/// The text block `raw` (block `j`, a prefill's last) with its text as `t`
+/// keeps it, every other byte kept.
+pub(super) fn trimmed_text(raw: &str, j: usize, t: &Text<'_>) -> Piece {
+    match span_in(raw, t.raw) {
+        Some(span) => Piece::Edited(j, replace(raw, span, &json_string(&t.kept))),
+        // Not reached: the text was read from the block.
+        None => Piece::New(format!("{{\"text\":{}}}", json_string(&t.kept))),
     }
 }
 
@@ -125,8 +136,12 @@ pub(super) fn made_objects(raw: &str, parts: &[(usize, Option<usize>)]) -> Optio
 /// A call's `input` that is not an object, made one: the object a string
 /// holds (arguments sent as their JSON text), else
 /// `{"rawInvalidInput": input}` (as the AI SDK's Bedrock provider keeps a
-/// call whose arguments were broken JSON, vercel/ai#14470).
+/// call whose arguments were broken JSON, vercel/ai#14470); `null` is `{}`,
+/// what Bedrock gives a call without arguments (aaif-goose/goose#8121).
 pub(super) fn object_of(input: &RawValue) -> String {
+    if is_null(input) {
+        return "{}".to_string();
+    }
     let held = serde_json::from_str::<String>(input.get())
         .ok()
         .and_then(|s| serde_json::from_str::<Box<RawValue>>(&s).ok())

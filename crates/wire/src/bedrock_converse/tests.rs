@@ -1250,3 +1250,5 @@ fn values_bedrock_takes_only_as_objects_are_made_objects() {
     );
     assert_eq!(validate(Dialect::BedrockConverse, &r.body).unwrap(), []);
 }
+
+mod by_model;

@@ -43,26 +43,40 @@
 //!   the model wrote as broken JSON, replayed as a string), "… at
 //!   messages.N.content.J.toolResult.content.K.json is invalid. …"
 //!   (aws/aws-sdk-js-v3#7330, sigoden/aichat#1542: a tool's array or string
-//!   result);
+//!   result); an `input` of `null`, in other words: "The value at
+//!   messages.N.content.J.toolUse.input is empty." (aaif-goose/goose#8050,
+//!   zed-industries/zed#33369);
 //! - a message holds at least one block: "The content field in the Message
 //!   object at messages.N is empty. Add a ContentBlock object to the content
 //!   field and try again." (earendil-works/pi#3443,
-//!   archestra-ai/archestra#4220).
+//!   archestra-ai/archestra#4220);
+//! - with a Claude model ([`ModelFamily::Claude`]), a prefill (a last
+//!   `assistant` message) whose last block that is not blank is a `text`
+//!   block ending in whitespace: Claude's own text, which Bedrock passes
+//!   on: "The model returned the following errors: messages: final
+//!   assistant content cannot end with trailing whitespace"
+//!   (aws/aws-sdk-net#4015, tigy32/Tycode#10; the rule is Anthropic's API's,
+//!   [`crate::prefill`]). A last assistant message of blank blocks alone
+//!   is left out (removed by repair), and the one before it judged.
 
 use std::borrow::Cow;
 
 use ahash::AHashSet;
 
 use super::model::{Request, Shape};
-use crate::{Defect, DefectKind, WireError, splice::utf8};
+use crate::{Defect, DefectKind, ModelFamily, WireError, splice::utf8};
 
-pub(crate) fn validate(body: &[u8]) -> Result<Vec<Defect>, WireError> {
+/// Claude's refusal of a prefill ending in whitespace, as Bedrock passes it
+/// on.
+pub(super) const TRAILING_WHITESPACE: &str = "The model returned the following errors: messages: final assistant content cannot end with trailing whitespace";
+
+pub(crate) fn validate(body: &[u8], model: ModelFamily) -> Result<Vec<Defect>, WireError> {
     let req: Request<'_> = serde_json::from_str(utf8(body)?)?;
     let shapes: Vec<Shape<'_>> = req.messages.iter().map(Shape::of).collect();
-    Ok(defects(&shapes))
+    Ok(defects(&shapes, model))
 }
 
-pub(super) fn defects(msgs: &[Shape<'_>]) -> Vec<Defect> {
+pub(super) fn defects(msgs: &[Shape<'_>], model: ModelFamily) -> Vec<Defect> {
     let mut out = Vec::new();
     for (i, m) in msgs.iter().enumerate() {
         let prev_calls: Vec<&str> = match i.checked_sub(1).map(|p| &msgs[p]) {
@@ -96,17 +110,22 @@ pub(super) fn defects(msgs: &[Shape<'_>]) -> Vec<Defect> {
             });
         }
         for &(j, part) in &m.not_objects {
-            let at = match part {
-                None => "toolUse.input".to_string(),
-                Some(k) => format!("toolResult.content.{k}.json"),
+            let message = match part {
+                None if m.null_inputs.binary_search(&j).is_ok() => {
+                    format!("The value at messages.{i}.content.{j}.toolUse.input is empty.")
+                }
+                None => format!(
+                    "The format of the value at messages.{i}.content.{j}.toolUse.input is invalid. Provide a json object for the field and try again."
+                ),
+                Some(k) => format!(
+                    "The format of the value at messages.{i}.content.{j}.toolResult.content.{k}.json is invalid. Provide a json object for the field and try again."
+                ),
             };
             out.push(Defect {
                 kind: DefectKind::NonObjectJson,
                 message_index: i,
                 call_ids: Vec::new(),
-                message: format!(
-                    "The format of the value at messages.{i}.content.{j}.{at} is invalid. Provide a json object for the field and try again."
-                ),
+                message,
             });
         }
         for &j in &m.blank {
@@ -133,8 +152,32 @@ pub(super) fn defects(msgs: &[Shape<'_>]) -> Vec<Defect> {
             check_answered(i, m, msgs.get(i + 1), &mut out);
         }
     }
+    if model == ModelFamily::Claude
+        && let Some(i) = prefill_ending_in_space(msgs)
+    {
+        out.push(Defect {
+            kind: DefectKind::TrailingWhitespace,
+            message_index: i,
+            call_ids: Vec::new(),
+            message: TRAILING_WHITESPACE.to_string(),
+        });
+    }
     out.sort_by_key(|d| d.message_index);
     out
+}
+
+/// The prefill Claude would refuse, ending in whitespace: the last message,
+/// an assistant one, or the one before it when the last holds blank text
+/// blocks alone, which repair removes (see [`crate::prefill`]).
+fn prefill_ending_in_space(msgs: &[Shape<'_>]) -> Option<usize> {
+    let last = msgs.len().checked_sub(1)?;
+    let i = match &msgs[last] {
+        m if !m.is_assistant() => return None,
+        m if m.only_blank && last > 0 => last - 1,
+        _ => last,
+    };
+    let m = &msgs[i];
+    (m.is_assistant() && m.ends_in_space).then_some(i)
 }
 
 /// The ids that message `i`'s `kind` blocks (`toolUse`, `toolResult`)

@@ -23,7 +23,7 @@ use super::{
     validate::defects,
 };
 use crate::{
-    CallView, RequestView, ResultView, WireError,
+    CallView, ModelFamily, RequestView, ResultView, WireError,
     raw_result::RawResult,
     splice::{opt_cow, utf8},
     text::{Fnv64, Judge, mcp_is_error, push_part},
@@ -31,18 +31,19 @@ use crate::{
 
 /// See [`crate::request_view`].
 pub(crate) fn request_view(body: &[u8]) -> Result<RequestView<'_>, WireError> {
-    read(body, false).map(|(view, _)| view)
+    read(body, None).map(|(view, _)| view)
 }
 
 /// See [`crate::inspect`].
-pub(crate) fn inspect(body: &[u8]) -> crate::Inspection<'_> {
-    crate::Inspection::of(read(body, true), || super::validate(body))
+pub(crate) fn inspect(body: &[u8], model: ModelFamily) -> crate::Inspection<'_> {
+    crate::Inspection::of(read(body, Some(model)), || super::validate(body, model))
 }
 
-fn read(body: &[u8], check: bool) -> crate::Pass<'_> {
+/// The view and, for `check` (the model the rules judge for), the defects.
+fn read(body: &[u8], check: Option<ModelFamily>) -> crate::Pass<'_> {
     let req: Request<'_> = serde_json::from_str(utf8(body)?)?;
     let shapes: Option<Vec<Shape<'_>>> =
-        check.then(|| req.messages.iter().map(Shape::of).collect());
+        check.map(|_| req.messages.iter().map(Shape::of).collect());
     let mut view = RequestView {
         message_count: req.messages.len(),
         ..RequestView::default()
@@ -70,12 +71,13 @@ fn read(body: &[u8], check: bool) -> crate::Pass<'_> {
             }
             if let Some(u) = block.tool_use {
                 names.insert(u.id.clone(), view.calls.len());
+                let arguments = u
+                    .input_value()
+                    .map_or(Cow::Borrowed("{}"), |r| Cow::Borrowed(r.get()));
                 view.calls.push(CallView {
                     id: u.id,
                     name: u.name.unwrap_or_default(),
-                    arguments: u
-                        .input
-                        .map_or(Cow::Borrowed("{}"), |r| Cow::Borrowed(r.get())),
+                    arguments,
                     message_index: i,
                 });
             } else if let Some(r) = block.tool_result {
@@ -117,7 +119,10 @@ fn read(body: &[u8], check: bool) -> crate::Pass<'_> {
         }
     }
     view.first_turn_hash = Some(hash.finish());
-    Ok((view, shapes.as_deref().map(defects)))
+    Ok((
+        view,
+        shapes.as_deref().zip(check).map(|(s, m)| defects(s, m)),
+    ))
 }
 
 /// One block of a result's `content`.

@@ -270,7 +270,7 @@ impl Live {
             request_id: next.base.request_id.clone(),
             at_ms,
             provider: next.base.provider,
-            dialect: self.dialect(),
+            target: self.dialect().into(),
             path_model: next.base.path_model.clone(),
             header_session: next.base.header_session.clone(),
             trace_parent: next.base.trace_parent,
