@@ -232,6 +232,11 @@ fn states_an_error(raw: &str) -> bool {
         }
         _ => {}
     }
+    by_parse(raw)
+}
+
+/// [`states_an_error`] by a parse of the value.
+fn by_parse(raw: &str) -> bool {
     match serde_json::from_str::<serde_json::Value>(raw) {
         Ok(serde_json::Value::String(s)) => !s.is_empty() && !s.eq_ignore_ascii_case("none"),
         Ok(serde_json::Value::Array(a)) => !a.is_empty(),
@@ -256,17 +261,7 @@ fn as_text(raw: &str) -> Option<Cow<'_, str>> {
 mod tests {
     use proptest::prelude::*;
 
-    /// What a parse of the value says.
-    fn parsed(raw: &str) -> bool {
-        match serde_json::from_str::<serde_json::Value>(raw) {
-            Ok(serde_json::Value::String(s)) => !s.is_empty() && !s.eq_ignore_ascii_case("none"),
-            Ok(serde_json::Value::Array(a)) => !a.is_empty(),
-            Ok(serde_json::Value::Object(o)) => !o.is_empty(),
-            Ok(serde_json::Value::Bool(b)) => b,
-            Ok(serde_json::Value::Null | serde_json::Value::Number(_)) => false,
-            Err(_) => true,
-        }
-    }
+    use super::by_parse as parsed;
 
     #[test]
     fn an_error_value_is_read_as_a_parse_reads_it() {
