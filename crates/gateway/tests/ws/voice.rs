@@ -229,6 +229,40 @@ pub(super) async fn read_until(ws: &mut Socket, until: impl Fn(&Value) -> bool) 
     }
 }
 
+/// The OpenAI Realtime path.
+pub(super) const REALTIME: &str = "/v1/realtime?model=gpt-realtime";
+
+/// The Gemini Live path of the Developer API (its key in the query).
+pub(super) const LIVE: &str =
+    "/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent?key=AIza-test";
+
+/// A gateway reading the Realtime upstream `upstream`.
+pub(super) async fn realtime_gateway(upstream: &str) -> Harness {
+    let upstream = upstream.to_string();
+    Harness::with(MockOptions::default(), move |c| {
+        c.upstreams.openai = Upstream::parse(&upstream).unwrap();
+    })
+    .await
+}
+
+/// A gateway reading the Gemini Live upstream `upstream`.
+pub(super) async fn live_gateway(upstream: &str) -> Harness {
+    let upstream = upstream.to_string();
+    Harness::with(MockOptions::default(), move |c| {
+        c.upstreams.gemini = Upstream::parse(&upstream).unwrap();
+    })
+    .await
+}
+
+/// Sets a Live socket up (to `setupComplete`) and asks it `ask` (a
+/// `clientContent` message, in either spelling), to its `toolCall`.
+pub(super) async fn live_ask(ws: &mut Socket, ask: Value) {
+    let has = |key: &'static str| move |v: &Value| v.get(key).is_some();
+    let setup = json!({"setup": {"model": "models/gemini-live-2.5-flash"}});
+    exchange(ws, text(setup), has("setupComplete")).await;
+    exchange(ws, text(ask), has("toolCall")).await;
+}
+
 /// Base64-ish audio, large as a real chunk is.
 pub(super) fn audio() -> String {
     "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQAAAAA=".repeat(400)
@@ -357,13 +391,11 @@ async fn a_realtime_socket_is_relayed_byte_for_byte_and_its_tools_recorded_once(
         json!({"type": "session.created", "event_id": "e0", "session": {"type": "realtime"}}),
     )];
     let (upstream, wire) = scripted(greeting, realtime_script()).await;
-    let mut h = Harness::with(MockOptions::default(), |c| {
-        c.upstreams.openai = Upstream::parse(&upstream).unwrap();
-    })
-    .await;
-    let path = "/v1/realtime?model=gpt-realtime";
+    let mut h = realtime_gateway(&upstream).await;
     let headers = [("authorization", "Bearer sk-test")];
-    let mut ws = connect_path(&h.gw(), path, &headers, false).await.unwrap();
+    let mut ws = connect_path(&h.gw(), REALTIME, &headers, false)
+        .await
+        .unwrap();
     let mut got = read_until(&mut ws, is("session.created")).await;
     let mut sent: Vec<Message> = Vec::new();
     let tools = json!([{"type": "function", "name": "get_weather"}, {"type": "function", "name": "book_table"}]);
@@ -649,12 +681,8 @@ fn live_metrics(m: &str, provider: &str) {
 #[tokio::test]
 async fn a_gemini_live_socket_is_relayed_byte_for_byte_and_its_tools_recorded_once() {
     let (upstream, wire) = scripted(Vec::new(), live_script()).await;
-    let mut h = Harness::with(MockOptions::default(), |c| {
-        c.upstreams.gemini = Upstream::parse(&upstream).unwrap();
-    })
-    .await;
-    let path = "/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent?key=AIza-test";
-    let mut ws = connect_path(&h.gw(), path, &[("session_id", "live-1")], false)
+    let mut h = live_gateway(&upstream).await;
+    let mut ws = connect_path(&h.gw(), LIVE, &[("session_id", "live-1")], false)
         .await
         .unwrap();
     let (sent, got) = drive_live(&mut ws, "models/gemini-live-2.5-flash").await;
@@ -712,20 +740,13 @@ async fn gemini_live_results_without_ids_are_each_recorded() {
         vec![]
     });
     let (upstream, _wire) = scripted(Vec::new(), script).await;
-    let mut h = Harness::with(MockOptions::default(), |c| {
-        c.upstreams.gemini = Upstream::parse(&upstream).unwrap();
-    })
-    .await;
-    let path = "/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent?key=AIza-test";
-    let mut ws = connect_path(&h.gw(), path, &[("session_id", "live-idless")], false)
+    let mut h = live_gateway(&upstream).await;
+    let mut ws = connect_path(&h.gw(), LIVE, &[("session_id", "live-idless")], false)
         .await
         .unwrap();
-    let has = |key: &'static str| move |v: &Value| v.get(key).is_some();
-    let setup = json!({"setup": {"model": "models/gemini-live-2.5-flash"}});
-    exchange(&mut ws, text(setup), has("setupComplete")).await;
     let ask = json!({"clientContent": {"turns": [{"role": "user", "parts": [{"text": "Where are A17 and B22?"}]}],
         "turnComplete": true}});
-    exchange(&mut ws, text(ask), has("toolCall")).await;
+    live_ask(&mut ws, ask).await;
     let results = json!({"toolResponse": {"functionResponses": [
         {"name": "lookup_order", "response": {"output": {"status": "delivered"}}},
         {"name": "lookup_order", "response": {"error": "order B22 not found"}}]}});

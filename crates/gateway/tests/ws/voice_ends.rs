@@ -10,15 +10,16 @@ use std::sync::{Arc, Mutex};
 
 use futures_util::SinkExt;
 use serde_json::{Value, json};
-use toolwarden_gateway::Upstream;
-use toolwarden_mock_provider::MockOptions;
 use yawc::{Frame, close::CloseCode};
 
 use super::{
     client::connect_path,
-    voice::{Message, Script, binary, exchange, is, scripted, text},
+    voice::{
+        LIVE, Message, REALTIME, Script, binary, exchange, is, live_ask, live_gateway,
+        realtime_gateway, scripted, text,
+    },
 };
-use crate::e2e::support::{Harness, metric};
+use crate::e2e::support::metric;
 
 /// A `function_call` item as the Realtime server writes it, `status`
 /// `in_progress` (in `response.output_item.added`) or `completed`.
@@ -105,17 +106,6 @@ fn output(call_id: &str, output: &str) -> Message {
         "call_id": call_id, "output": output}}),
     )
 }
-
-/// A gateway reading the Realtime upstream `upstream`.
-async fn realtime_gateway(upstream: &str) -> Harness {
-    let upstream = upstream.to_string();
-    Harness::with(MockOptions::default(), move |c| {
-        c.upstreams.openai = Upstream::parse(&upstream).unwrap();
-    })
-    .await
-}
-
-const REALTIME: &str = "/v1/realtime?model=gpt-realtime";
 
 #[tokio::test]
 async fn a_realtime_response_cut_before_its_response_done_is_recorded_with_its_whole_calls() {
@@ -274,18 +264,11 @@ fn late_usage_script() -> Script {
 #[tokio::test]
 async fn a_gemini_usage_after_the_clients_results_is_its_toolcall_turns() {
     let (upstream, _wire) = scripted(Vec::new(), late_usage_script()).await;
-    let mut h = Harness::with(MockOptions::default(), |c| {
-        c.upstreams.gemini = Upstream::parse(&upstream).unwrap();
-    })
-    .await;
-    let path = "/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent?key=AIza-test";
-    let mut ws = connect_path(&h.gw(), path, &[], false).await.unwrap();
-    let has = |key: &'static str| move |v: &Value| v.get(key).is_some();
-    let setup = json!({"setup": {"model": "models/gemini-live-2.5-flash"}});
-    exchange(&mut ws, text(setup), has("setupComplete")).await;
+    let mut h = live_gateway(&upstream).await;
+    let mut ws = connect_path(&h.gw(), LIVE, &[], false).await.unwrap();
     let ask = json!({"client_content": {"turns": [{"role": "user", "parts": [{"text": "Where is A17?"}]}],
         "turn_complete": true}});
-    exchange(&mut ws, text(ask), has("toolCall")).await;
+    live_ask(&mut ws, ask).await;
     // The tool runs for 100 ms.
     tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     let results = json!({"tool_response": {"functionResponses": [

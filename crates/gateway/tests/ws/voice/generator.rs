@@ -9,11 +9,9 @@ use std::sync::Arc;
 use futures_util::SinkExt;
 
 use serde_json::{Value, json};
-use toolwarden_gateway::Upstream;
-use toolwarden_mock_provider::MockOptions;
 
-use super::{Message, Script, binary, exchange, scripted, text};
-use crate::e2e::support::{Harness, metric};
+use super::{LIVE, Message, Script, binary, exchange, live_ask, live_gateway, scripted, text};
+use crate::e2e::support::metric;
 use crate::ws::client::connect_path;
 
 #[tokio::test]
@@ -36,20 +34,13 @@ async fn a_generators_responses_are_one_result_of_its_call() {
         vec![]
     });
     let (upstream, wire) = scripted(Vec::new(), script).await;
-    let mut h = Harness::with(MockOptions::default(), |c| {
-        c.upstreams.gemini = Upstream::parse(&upstream).unwrap();
-    })
-    .await;
-    let path = "/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent?key=AIza-test";
-    let mut ws = connect_path(&h.gw(), path, &[("session_id", "live-generator")], false)
+    let mut h = live_gateway(&upstream).await;
+    let mut ws = connect_path(&h.gw(), LIVE, &[("session_id", "live-generator")], false)
         .await
         .unwrap();
-    let has = |key: &'static str| move |v: &Value| v.get(key).is_some();
-    let setup = json!({"setup": {"model": "models/gemini-live-2.5-flash"}});
-    exchange(&mut ws, text(setup), has("setupComplete")).await;
     let ask = json!({"clientContent": {"turns": [{"role": "user", "parts": [{"text": "Watch CI job 17"}]}],
         "turnComplete": true}});
-    exchange(&mut ws, text(ask), has("toolCall")).await;
+    live_ask(&mut ws, ask).await;
     let response = |output: Value, more: bool| {
         json!({"toolResponse": {"functionResponses": [{"id": "fc_build", "name": "watch_build",
             "response": output, "willContinue": more, "scheduling": "SILENT"}]}})

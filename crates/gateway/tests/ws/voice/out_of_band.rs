@@ -5,11 +5,11 @@
 //! only the latter was read, and such a result was never counted.
 
 use serde_json::{Value, json};
-use toolwarden_gateway::Upstream;
-use toolwarden_mock_provider::MockOptions;
 
-use super::{exchange, is, read_until, realtime_script, scripted, text};
-use crate::e2e::support::{Harness, metric};
+use super::{
+    REALTIME, exchange, is, read_until, realtime_gateway, realtime_script, scripted, text,
+};
+use crate::e2e::support::metric;
 use crate::ws::client::connect_path;
 
 #[tokio::test]
@@ -18,16 +18,14 @@ async fn outputs_in_a_responses_own_context_are_results() {
         json!({"type": "session.created", "event_id": "e0", "session": {"type": "realtime"}}),
     )];
     let (upstream, wire) = scripted(greeting, realtime_script()).await;
-    let mut h = Harness::with(MockOptions::default(), |c| {
-        c.upstreams.openai = Upstream::parse(&upstream).unwrap();
-    })
-    .await;
-    let path = "/v1/realtime?model=gpt-realtime";
+    let mut h = realtime_gateway(&upstream).await;
     let headers = [
         ("authorization", "Bearer sk-test"),
         ("session_id", "out-of-band"),
     ];
-    let mut ws = connect_path(&h.gw(), path, &headers, false).await.unwrap();
+    let mut ws = connect_path(&h.gw(), REALTIME, &headers, false)
+        .await
+        .unwrap();
     read_until(&mut ws, is("session.created")).await;
     // The first response calls `get_weather` and `book_table`.
     let create = text(json!({"type": "response.create"}));
