@@ -80,16 +80,31 @@ pub(super) async fn send_request(
     chunked: bool,
     extra: &str,
 ) -> TcpStream {
+    let head = format!(
+        "authorization: Bearer {OPENAI_KEY}\r\ncontent-type: application/json\r\n\
+         x-session-id: {session}\r\n{extra}"
+    );
+    post(addr, "/v1/responses", &head, body, chunked).await
+}
+
+/// Opens a connection and sends a POST of `body` to `path` on it, with
+/// the header lines `head` (each ending in `\r\n`), in a body of
+/// `content-length` or, `chunked`, in one chunk (which hyper's path
+/// serves).
+pub(super) async fn post(
+    addr: &str,
+    path: &str,
+    head: &str,
+    body: &[u8],
+    chunked: bool,
+) -> TcpStream {
     let mut s = TcpStream::connect(addr).await.expect("connect");
     let framing = if chunked {
         "transfer-encoding: chunked".to_string()
     } else {
         format!("content-length: {}", body.len())
     };
-    let head = format!(
-        "POST /v1/responses HTTP/1.1\r\nhost: {addr}\r\nauthorization: Bearer {OPENAI_KEY}\r\n\
-         content-type: application/json\r\nx-session-id: {session}\r\n{extra}{framing}\r\n\r\n"
-    );
+    let head = format!("POST {path} HTTP/1.1\r\nhost: {addr}\r\n{head}{framing}\r\n\r\n");
     s.write_all(head.as_bytes()).await.unwrap();
     if chunked {
         s.write_all(format!("{:x}\r\n", body.len()).as_bytes())
@@ -138,7 +153,7 @@ async fn send_and_hang_up(
 }
 
 /// The request records of the JSONL log, in order.
-fn requests(h: &Harness) -> Vec<Value> {
+pub(super) fn requests(h: &Harness) -> Vec<Value> {
     h.events()
         .into_iter()
         .filter(|e| e["type"] == "request")

@@ -10,15 +10,13 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::{
-    io::{AsyncReadExt, AsyncWriteExt},
-    net::TcpStream,
-};
+use tokio::io::AsyncReadExt;
 use toolwarden_mock_provider::MockOptions;
 
 use super::{
     cloud::{self, client_signed},
     convo::OPENAI_KEY,
+    early_close::{post, requests},
     support::Harness,
 };
 
@@ -37,26 +35,10 @@ async fn send_and_hang_up(
     chunked: bool,
     until: &str,
 ) -> String {
-    let mut s = TcpStream::connect(addr).await.expect("connect");
-    let mut head = format!("POST {path} HTTP/1.1\r\nhost: {addr}\r\n");
-    for (name, value) in headers {
-        head.push_str(&format!("{name}: {value}\r\n"));
-    }
-    if chunked {
-        head.push_str("transfer-encoding: chunked\r\n\r\n");
-    } else {
-        head.push_str(&format!("content-length: {}\r\n\r\n", body.len()));
-    }
-    s.write_all(head.as_bytes()).await.unwrap();
-    if chunked {
-        s.write_all(format!("{:x}\r\n", body.len()).as_bytes())
-            .await
-            .unwrap();
-        s.write_all(body).await.unwrap();
-        s.write_all(b"\r\n0\r\n\r\n").await.unwrap();
-    } else {
-        s.write_all(body).await.unwrap();
-    }
+    let head: String = (headers.iter())
+        .map(|(name, value)| format!("{name}: {value}\r\n"))
+        .collect();
+    let mut s = post(addr, path, &head, body, chunked).await;
     let mut seen = Vec::new();
     let mut buf = [0u8; 8192];
     let read_until = async {
@@ -84,14 +66,6 @@ async fn send_and_hang_up(
     }
     // Dropping the socket closes it: the client is gone.
     String::from_utf8_lossy(&seen).into_owned()
-}
-
-/// The request records of the JSONL log.
-fn requests(h: &Harness) -> Vec<Value> {
-    h.events()
-        .into_iter()
-        .filter(|e| e["type"] == "request")
-        .collect()
 }
 
 #[tokio::test]
