@@ -640,6 +640,14 @@ pub(super) async fn drive_live(ws: &mut Socket, model: &str) -> (Vec<Message>, V
     (sent, got)
 }
 
+/// Whether [`drive_live`]'s socket is all in `/metrics` (`m`): its two
+/// results and the last turn's usage, which comes after them (waiting for
+/// the results alone read the metrics before that turn's tokens at times).
+fn live_recorded(m: &str) -> bool {
+    metric(m, "toolwarden_tool_results_total", &[]) >= 2.0
+        && metric(m, "toolwarden_tokens_total", &[("type", "input")]) >= 72.0
+}
+
 /// What [`drive_live`]'s socket leaves in `/metrics` (`m`), under
 /// `provider`: its three calls, two results (one failed) and each
 /// generation's usage, counted once, Live's token names read; nothing
@@ -698,8 +706,7 @@ async fn a_gemini_live_socket_is_relayed_byte_for_byte_and_its_tools_recorded_on
         );
     }
 
-    let expected = |m: &str| metric(m, "toolwarden_tool_results_total", &[]) == 2.0;
-    let m = h.metrics_when(expected).await;
+    let m = h.metrics_when(live_recorded).await;
     live_metrics(&m, "gemini");
 
     let stats = h.finish().await;
@@ -877,8 +884,7 @@ async fn a_vertex_live_socket_is_relayed_with_the_right_credential_and_read_as_g
         ]
     );
 
-    let expected = |m: &str| metric(m, "toolwarden_tool_results_total", &[]) == 2.0;
-    let m = h.metrics_when(expected).await;
+    let m = h.metrics_when(live_recorded).await;
     live_metrics(&m, "vertex");
     let stats = h.finish().await;
     // Three upgrades and the first socket's three turns.
