@@ -11,6 +11,13 @@ use crate::{
     validate,
 };
 
+/// Each change a repair made: its kind, the defect and the message.
+pub(super) fn changes_of(r: &crate::Repaired<'_>) -> Vec<(ChangeKind, DefectKind, usize)> {
+    (r.changes.iter())
+        .map(|c| (c.kind, c.defect, c.message_index))
+        .collect()
+}
+
 /// A two-turn conversation as boto3 sends it: one failed, one good result.
 const BODY: &str = r#"{"messages":[
   {"role":"user","content":[{"text":"list and read"}]},
@@ -971,11 +978,7 @@ fn blank_text_blocks_are_removed_or_filled_in_place() {
         .replace("[ {\"text\":\" \\n\"} , {\"toolUse\"", "[ {\"toolUse\"")
         .replace("{\"text\" : \"\\t\"}", "{\"text\" : \"[empty]\"}");
     assert_eq!(std::str::from_utf8(&r.body).unwrap(), want);
-    let changes: Vec<(ChangeKind, DefectKind, usize)> = r
-        .changes
-        .iter()
-        .map(|c| (c.kind, c.defect, c.message_index))
-        .collect();
+    let changes = changes_of(&r);
     assert_eq!(
         changes,
         [
@@ -1056,11 +1059,7 @@ fn a_message_without_blocks_is_filled_or_dropped() {
             ),
         );
     assert_eq!(std::str::from_utf8(&r.body).unwrap(), want);
-    let changes: Vec<(ChangeKind, DefectKind, usize)> = r
-        .changes
-        .iter()
-        .map(|c| (c.kind, c.defect, c.message_index))
-        .collect();
+    let changes = changes_of(&r);
     assert_eq!(
         changes,
         [
@@ -1129,11 +1128,7 @@ fn an_error_result_with_nothing_in_it_is_given_a_text() {
             &format!("{{\"toolUseId\":\"b_dup1\",\"status\":\"error\",\"content\":{said}}}"),
         );
     assert_eq!(std::str::from_utf8(&r.body).unwrap(), want);
-    let changes: Vec<(ChangeKind, DefectKind, usize)> = r
-        .changes
-        .iter()
-        .map(|c| (c.kind, c.defect, c.message_index))
-        .collect();
+    let changes = changes_of(&r);
     assert_eq!(
         changes,
         [

@@ -98,11 +98,7 @@ fn a_claude_prefill_is_trimmed_in_place() {
     let want = String::from_utf8_lossy(body)
         .replace(r#""{\n  \"flight\": " }"#, r#""{\n  \"flight\":" }"#);
     assert_eq!(String::from_utf8_lossy(&r.body), want);
-    let changes: Vec<_> = r
-        .changes
-        .iter()
-        .map(|c| (c.kind, c.defect, c.message_index))
-        .collect();
+    let changes = super::changes_of(&r);
     assert_eq!(
         changes,
         [(

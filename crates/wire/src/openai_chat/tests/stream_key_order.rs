@@ -209,20 +209,36 @@ proptest! {
             }
         }
         events.push("data: [DONE]\n\n".into());
-        let mut parser = StreamParser::new(Dialect::OpenAiChat);
-        let mut whole = None;
-        for (i, event) in events.iter().enumerate() {
-            parser.feed(event.as_bytes());
-            prop_assert_eq!(parser.is_complete(), i + 1 >= last_finish, "after event {}", i);
-            if whole.is_none() && parser.is_complete() {
-                whole = Some(parser.view_so_far());
-            }
-        }
-        let end = parser.finish();
-        let whole = whole.expect("complete by the end");
-        prop_assert!(!whole.ended_early);
-        prop_assert_eq!(&whole.calls, &end.calls);
+        whole_after(StreamParser::new(Dialect::OpenAiChat), &events, last_finish)?;
     }
+}
+
+/// Feeds `events` to `parser`, checking that it is complete from event
+/// `last_finish` on and not before, and that the view it gave then has
+/// the calls of the end's; the end's view.
+fn whole_after(
+    mut parser: crate::StreamParser,
+    events: &[String],
+    last_finish: usize,
+) -> Result<crate::ResponseView, TestCaseError> {
+    let mut whole = None;
+    for (i, event) in events.iter().enumerate() {
+        parser.feed(event.as_bytes());
+        prop_assert_eq!(
+            parser.is_complete(),
+            i + 1 >= last_finish,
+            "after event {}",
+            i
+        );
+        if whole.is_none() && parser.is_complete() {
+            whole = Some(parser.view_so_far());
+        }
+    }
+    let end = parser.finish();
+    let whole = whole.expect("complete by the end");
+    prop_assert!(!whole.ended_early);
+    prop_assert_eq!(&whole.calls, &end.calls);
+    Ok(end)
 }
 
 proptest! {
@@ -272,19 +288,7 @@ proptest! {
         }
         let last_finish = events.len();
         events.push("data: [DONE]\n\n".into());
-        let mut parser = StreamParser::new(Dialect::OpenAiChat).choices(n);
-        let mut whole = None;
-        for (i, event) in events.iter().enumerate() {
-            parser.feed(event.as_bytes());
-            prop_assert_eq!(parser.is_complete(), i + 1 >= last_finish, "after event {}", i);
-            if whole.is_none() && parser.is_complete() {
-                whole = Some(parser.view_so_far());
-            }
-        }
-        let end = parser.finish();
-        let whole = whole.expect("complete by the end");
-        prop_assert!(!whole.ended_early);
-        prop_assert_eq!(&whole.calls, &end.calls);
+        let end = whole_after(StreamParser::new(Dialect::OpenAiChat).choices(n), &events, last_finish)?;
         let mut want: Vec<String> = (fragments.iter())
             .filter(|f| f.first && f.choice == 0)
             .map(|f| format!("call_0_{}", f.index))
