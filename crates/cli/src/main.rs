@@ -82,6 +82,12 @@ enum Command {
         /// bedrock-converse.
         #[arg(long, default_value = "auto")]
         dialect: String,
+        /// The model the body goes to, where the rules differ by model:
+        /// a Bedrock model id or ARN as the URL names it
+        /// (`anthropic.claude-sonnet-4-20250514-v1:0`, `us.anthropic.claude-…`)
+        /// [default: the body's own `model` field, where the dialect has one].
+        #[arg(long, value_parser = clap::builder::NonEmptyStringValueParser::new())]
+        model: Option<String>,
         /// Print one JSON object instead of a table.
         #[arg(long)]
         json: bool,
@@ -99,6 +105,12 @@ enum Command {
         /// bedrock-converse.
         #[arg(long, default_value = "auto")]
         dialect: String,
+        /// The model the body goes to, where the rules differ by model:
+        /// a Bedrock model id or ARN as the URL names it
+        /// (`anthropic.claude-sonnet-4-20250514-v1:0`, `us.anthropic.claude-…`)
+        /// [default: the body's own `model` field, where the dialect has one].
+        #[arg(long, value_parser = clap::builder::NonEmptyStringValueParser::new())]
+        model: Option<String>,
         /// The body (a file, or - for standard input).
         file: PathBuf,
     },
@@ -219,15 +231,17 @@ fn main() -> ExitCode {
         } => cmd::env::run(listen, url, config.as_deref()),
         Command::Check {
             dialect,
+            model,
             json,
             config,
             file,
-        } => {
-            parse_dialect(&dialect).and_then(|d| cmd::check::run(d, &file, json, config.as_deref()))
-        }
-        Command::Repair { dialect, file } => {
-            parse_dialect(&dialect).and_then(|d| cmd::repair::run(d, &file))
-        }
+        } => parse_dialect(&dialect)
+            .and_then(|d| cmd::check::run(d, model.as_deref(), &file, json, config.as_deref())),
+        Command::Repair {
+            dialect,
+            model,
+            file,
+        } => parse_dialect(&dialect).and_then(|d| cmd::repair::run(d, model.as_deref(), &file)),
         Command::EvalDetector {
             json,
             mistakes,

@@ -924,3 +924,58 @@ fn alerts_limit_zero_is_refused() {
         "{stderr}"
     );
 }
+
+/// Regression: `check` and `repair` had no `--model`, so a Bedrock
+/// Converse body (whose model is in the URL, not the body) was judged by
+/// the rules every model shares: a Claude prefill ending in whitespace,
+/// which Bedrock refuses for Claude ("final assistant content cannot end
+/// with trailing whitespace", aws/aws-sdk-net#4015), was neither found nor
+/// fixed. With the model named it is; without, or for another model, not.
+#[test]
+fn model_names_the_rules_a_converse_body_is_judged_by() {
+    let body = br#"{"messages":[
+        {"role":"user","content":[{"text":"Answer in JSON."}]},
+        {"role":"assistant","content":[{"text":"{\n  "}]}],
+        "inferenceConfig":{"maxTokens":10}}"#;
+    let claude = "us.anthropic.claude-sonnet-4-20250514-v1:0";
+    let out = run_with_stdin(&["check", "--json", "--model", claude, "-"], body);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["model"], claude);
+    assert_eq!(v["defects"][0]["kind"], "trailing_whitespace");
+    assert_eq!(
+        v["defects"][0]["message"],
+        "The model returned the following errors: messages: final assistant content cannot end with trailing whitespace"
+    );
+    for other in [&["--model", "amazon.nova-pro-v1:0"][..], &[]] {
+        let args = [&["check", "--json"], other, &["-"]].concat();
+        let out = run_with_stdin(&args, body);
+        assert_eq!(out.status.code(), Some(0), "{other:?}: {out:?}");
+        let out = run_with_stdin(&[&["repair"], other, &["-"]].concat(), body);
+        assert_eq!(out.stdout, body, "{other:?}");
+    }
+    let out = run_with_stdin(&["repair", "--model", claude, "-"], body);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let fixed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(fixed["messages"][1]["content"][0]["text"], "{");
+    let report = String::from_utf8_lossy(&out.stderr);
+    assert!(report.contains("1 change(s)"), "{report}");
+    let again = run_with_stdin(&["check", "--model", claude, "-"], &out.stdout);
+    assert_eq!(again.status.code(), Some(0), "{again:?}");
+}
+
+/// The model a body names itself is read by `check` (an Anthropic body's
+/// `model`), and `--model` is refused empty.
+#[test]
+fn check_reads_the_bodys_own_model_and_refuses_an_empty_one() {
+    let body = br#"{"model":"claude-sonnet-4-5","max_tokens":10,
+        "messages":[{"role":"user","content":"hi"}]}"#;
+    let out = run_with_stdin(&["check", "--json", "-"], body);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["model"], "claude-sonnet-4-5");
+    let out = run_with_stdin(&["repair", "--model", "", "-"], body);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--model"), "{err}");
+}

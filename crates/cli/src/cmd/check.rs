@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use serde_json::json;
-use toolwarden_wire::{Detector, Dialect, RequestView, ResultContent};
+use toolwarden_wire::{Detector, Dialect, RequestView, ResultContent, Target};
 
 use super::{CmdError, Outcome};
 use crate::{
@@ -23,9 +23,10 @@ fn configured_detector(config: Option<&Path>) -> Result<Detector, CmdError> {
     Detector::new(&config).map_err(|e| CmdError(format!("detector: {e}")))
 }
 
-/// Run `check` on one file.
+/// Run `check` on one file, for `model` (else the body's own).
 pub fn run(
     dialect: Option<Dialect>,
+    model: Option<&str>,
     file: &Path,
     as_json: bool,
     config: Option<&Path>,
@@ -33,8 +34,12 @@ pub fn run(
     let body = input::read(file)?;
     let dialect = resolve_dialect(dialect, &body, file)?;
     let detector = configured_detector(config)?;
-    let view = toolwarden_wire::request_view(dialect, &body)
+    let mut view = toolwarden_wire::request_view(dialect, &body)
         .map_err(|e| CmdError(format!("{}: {e}", file.display())))?;
+    if let Some(model) = model {
+        view.model = Some(model.into());
+    }
+    let target = target(dialect, view.model.as_deref());
     // Every result is shown, so every result is read.
     let calls = toolwarden_wire::CallIndex::new(&view);
     let reads = view
@@ -43,7 +48,7 @@ pub fn run(
         .map(|r| r.read_for_call(&detector, calls.call_for(r)))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| CmdError(format!("{}: a tool result's content: {e}", file.display())))?;
-    let defects = toolwarden_wire::validate(dialect, &body)
+    let defects = toolwarden_wire::validate(target, &body)
         .map_err(|e| CmdError(format!("{}: {e}", file.display())))?;
     if as_json {
         outln!("{}", to_json(dialect, &view, &reads, &defects));
@@ -58,6 +63,25 @@ pub fn run(
     } else {
         Outcome::Findings
     })
+}
+
+/// What a body to `dialect` for the model `model` names (`--model`, else
+/// the body's own `model`) is judged against: the family is decided as
+/// the gateway decides it from a request's path ([`Target::of_path`]), so
+/// `check` and `repair` apply the rules `serve` would.
+pub fn target(dialect: Dialect, model: Option<&str>) -> Target {
+    Target::of_path(dialect, model)
+}
+
+/// The `model` a body names at its top level (Anthropic, Chat, Responses;
+/// Gemini's and Bedrock's is in the URL), read without the rest.
+pub fn body_model(body: &[u8]) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Top {
+        #[serde(default)]
+        model: Option<String>,
+    }
+    serde_json::from_slice::<Top>(body).ok()?.model
 }
 
 /// The dialect named on the command line, or the one the body looks like.

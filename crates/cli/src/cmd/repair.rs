@@ -4,14 +4,22 @@ use std::path::Path;
 
 use toolwarden_wire::Dialect;
 
-use super::{CmdError, Outcome, check::resolve_dialect};
+use super::{
+    CmdError, Outcome,
+    check::{body_model, resolve_dialect, target},
+};
 use crate::{input, terminal::shown};
 
-/// Run `repair` on one file.
-pub fn run(dialect: Option<Dialect>, file: &Path) -> Result<Outcome, CmdError> {
+/// Run `repair` on one file, for `model` (else the body's own).
+pub fn run(
+    dialect: Option<Dialect>,
+    model: Option<&str>,
+    file: &Path,
+) -> Result<Outcome, CmdError> {
     let body = input::read(file)?;
     let dialect = resolve_dialect(dialect, &body, file)?;
-    let repaired = toolwarden_wire::repair(dialect, &body)
+    let model = model.map(str::to_owned).or_else(|| body_model(&body));
+    let repaired = toolwarden_wire::repair(target(dialect, model.as_deref()), &body)
         .map_err(|e| CmdError(format!("{}: {e}", file.display())))?;
     // A reader that stops early (`| head`) ends the body there, exit 0;
     // the report still goes to stderr (where a reader that went away
