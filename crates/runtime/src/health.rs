@@ -26,7 +26,9 @@ use crate::{BreakerState, metrics::ToolStats};
 /// half-open.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct HealthThresholds {
-    /// Flag a failure rate over the last calls above this fraction.
+    /// Flag a failure rate over the last calls above this fraction (of
+    /// the calls that ended), and a share of calls the application
+    /// cancelled above it.
     pub max_failure_rate: f64,
     /// Flag a mean latency over the last calls above this.
     pub max_mean_latency: Duration,
@@ -88,13 +90,17 @@ impl HealthReport {
             .map(|s| {
                 let recent = &s.recent;
                 let mut reasons = Vec::new();
-                if recent.calls > 0 && recent.failure_rate > thresholds.max_failure_rate {
+                let ended = recent.calls - recent.cancelled;
+                if ended > 0 && recent.failure_rate > thresholds.max_failure_rate {
+                    let of = match recent.cancelled {
+                        0 => format!("the last {} calls", recent.calls),
+                        _ => format!("the {ended} that ended of the last {} calls", recent.calls),
+                    };
                     reasons.push(format!(
-                        "failure rate {:.1} % over {:.1} % ({} of the last {} calls)",
+                        "failure rate {:.1} % over {:.1} % ({} of {of})",
                         recent.failure_rate * 100.0,
                         thresholds.max_failure_rate * 100.0,
                         recent.failures,
-                        recent.calls
                     ));
                 }
                 if recent.latency_mean > thresholds.max_mean_latency {
@@ -103,6 +109,23 @@ impl HealthReport {
                         recent.latency_mean.as_secs_f64(),
                         thresholds.max_mean_latency.as_secs_f64(),
                         recent.calls
+                    ));
+                }
+                // A tool whose calls the application keeps giving up on
+                // (its own timeout around a tool that hangs) has no
+                // failures to show, and its latency only what it ran
+                // until then: flagged on the same rate as failures.
+                let cancelled_rate = match recent.calls {
+                    0 => 0.0,
+                    n => recent.cancelled as f64 / n as f64,
+                };
+                if cancelled_rate > thresholds.max_failure_rate {
+                    reasons.push(format!(
+                        "{} of the last {} calls cancelled before they ended ({:.1} % over {:.1} %)",
+                        recent.cancelled,
+                        recent.calls,
+                        cancelled_rate * 100.0,
+                        thresholds.max_failure_rate * 100.0,
                     ));
                 }
                 if thresholds.flag_breaker_trips {
@@ -149,6 +172,7 @@ mod tests {
             calls: calls * 10,
             successes: 0,
             failures: calls * 10,
+            cancelled: 0,
             timeouts: 0,
             retries: 0,
             fallbacks: 0,
@@ -160,6 +184,7 @@ mod tests {
             recent: RecentCalls {
                 calls,
                 failures,
+                cancelled: 0,
                 failure_rate: if calls == 0 {
                     0.0
                 } else {

@@ -19,7 +19,7 @@ use toolwarden_core::{ErrorKind, redact::without_secrets};
 
 use crate::text::clip;
 
-use window::Window;
+use window::{Ended, Window};
 pub use window::{RECENT_CALLS, RecentCalls};
 
 /// Sub-buckets per power of two.
@@ -80,6 +80,7 @@ pub(crate) struct ToolMetrics {
     timeouts: AtomicU64,
     retries: AtomicU64,
     fallbacks: AtomicU64,
+    cancelled: AtomicU64,
     by_kind: [AtomicU64; KINDS.len()],
     latency: Histogram,
     window: Window,
@@ -100,6 +101,11 @@ pub struct ToolStats {
     pub successes: u64,
     /// Calls that failed.
     pub failures: u64,
+    /// Calls the application cancelled (dropped the future of
+    /// [`crate::Executor::execute`], `execute_batch` or `step`) while the
+    /// tool ran: neither successes nor failures, and no outcome; their
+    /// latency is the time the tool had run.
+    pub cancelled: u64,
     /// Calls that ended in a timeout.
     pub timeouts: u64,
     /// Retries made (attempts beyond the first).
@@ -233,6 +239,7 @@ impl ToolMetrics {
             timeouts: AtomicU64::new(0),
             retries: AtomicU64::new(0),
             fallbacks: AtomicU64::new(0),
+            cancelled: AtomicU64::new(0),
             by_kind: Default::default(),
             latency: Histogram::new(),
             window: Window::new(),
@@ -251,7 +258,15 @@ impl ToolMetrics {
             self.fallbacks.fetch_add(1, Ordering::Relaxed);
         }
         self.latency.record(elapsed);
-        self.window.record(false, elapsed);
+        self.window.record(Ended::Succeeded, elapsed);
+    }
+
+    /// Count a call the application cancelled after `elapsed` at the tool.
+    pub(crate) fn record_cancelled(&self, elapsed: Duration) {
+        self.calls.fetch_add(1, Ordering::Relaxed);
+        self.cancelled.fetch_add(1, Ordering::Relaxed);
+        self.latency.record(elapsed);
+        self.window.record(Ended::Cancelled, elapsed);
     }
 
     pub(crate) fn count_fallback(&self) {
@@ -280,7 +295,7 @@ impl ToolMetrics {
         self.by_kind[kind_index(kind)].fetch_add(1, Ordering::Relaxed);
         self.latency.record(elapsed);
         if judged {
-            self.window.record(true, elapsed);
+            self.window.record(Ended::Failed, elapsed);
         }
         let mut recent = self.recent.lock().unwrap_or_else(|p| p.into_inner());
         if recent.len() == RECENT_ERRORS {
@@ -314,6 +329,7 @@ impl ToolMetrics {
             calls,
             successes: self.successes.load(Ordering::Relaxed),
             failures,
+            cancelled: self.cancelled.load(Ordering::Relaxed),
             timeouts: self.timeouts.load(Ordering::Relaxed),
             retries: self.retries.load(Ordering::Relaxed),
             fallbacks: self.fallbacks.load(Ordering::Relaxed),

@@ -90,6 +90,16 @@ struct Turn {
     attempts: AtomicU32,
 }
 
+/// Counts a call whose `execute` future the application dropped before
+/// it ended ([`Executor::cancelled`]); disarmed once it has its outcome.
+struct Dropped<'a> {
+    executor: &'a Executor,
+    entry: Option<&'a Entry>,
+    start: Instant,
+    progress: &'a Progress,
+    armed: bool,
+}
+
 /// A failure before it becomes a [`toolwarden_core::ToolFailure`].
 #[derive(Debug)]
 pub(crate) struct Failed {
@@ -109,6 +119,35 @@ impl Failed {
             code: Some("panic".into()),
             technical: errors::panic_message(payload),
             summary: String::new(),
+        }
+    }
+}
+
+// === impl Progress ===
+
+impl Progress {
+    /// The tool a cut now is counted in, with the attempts it made there:
+    /// the fallback tool once the call went on to it (the tool's own
+    /// failure counted then), else the tool; none if the call had not
+    /// reached it (still queued: that says nothing of the tool).
+    fn reached<'a>(&'a self, entry: Option<&'a Entry>) -> Option<(&'a Entry, u32)> {
+        match self.fallback.get() {
+            Some(other) => Some((&**other, self.at_fallback.attempts.load(Relaxed)))
+                .filter(|_| self.at_fallback.reached.load(Relaxed)),
+            None => entry
+                .map(|e| (e, self.tool.attempts.load(Relaxed)))
+                .filter(|_| self.tool.reached.load(Relaxed)),
+        }
+    }
+}
+
+// === impl Dropped ===
+
+impl Drop for Dropped<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            self.executor
+                .cancelled(self.entry, self.start, self.progress);
         }
     }
 }
@@ -205,6 +244,16 @@ impl Executor {
         // its deadline or panic outcome included, even if the tool is
         // removed (or removed and registered again) meanwhile.
         let entry = self.registry.resolve(&call.name);
+        // The application may drop this future before the call ends (its
+        // own timeout around it, a `select!` won elsewhere): then the
+        // guard counts the call as cancelled in the tool it had reached.
+        let mut dropped = Dropped {
+            executor: self,
+            entry: entry.as_deref(),
+            start,
+            progress: &progress,
+            armed: true,
+        };
         // Each attempt catches the tool's panics; this guard is the last
         // one, around the whole call: the drop of its future at the run's
         // deadline (the tool's future may panic when dropped) included.
@@ -223,7 +272,7 @@ impl Executor {
             }
         })
         .catch_unwind();
-        match guarded.await {
+        let outcome = match guarded.await {
             Ok(Some(outcome)) => outcome,
             Ok(None) => self.past_the_deadline(entry.as_deref(), call, start, &progress),
             Err(panic) => {
@@ -245,7 +294,9 @@ impl Executor {
                     }
                 }
             }
-        }
+        };
+        dropped.armed = false;
+        outcome
     }
 
     async fn execute_now(

@@ -70,14 +70,7 @@ impl Executor {
         let fallback = progress.fallback.get();
         let attempts = progress.tool.attempts.load(Relaxed);
         let fallback_attempts = progress.at_fallback.attempts.load(Relaxed);
-        let counted = match fallback {
-            Some(other) => Some((&**other, fallback_attempts))
-                .filter(|_| progress.at_fallback.reached.load(Relaxed)),
-            None => entry
-                .map(|e| (e, attempts))
-                .filter(|_| progress.tool.reached.load(Relaxed)),
-        };
-        if let Some((entry, attempts)) = counted {
+        if let Some((entry, attempts)) = progress.reached(entry) {
             entry.metrics.record_failure(
                 &failure.kind,
                 elapsed,
@@ -95,6 +88,25 @@ impl Executor {
             .and(entry.and_then(|e| e.policy.fallback.as_ref()))
             .map(|f| f.label().to_string());
         outcome
+    }
+
+    /// A call whose future the application dropped before it ended (its
+    /// own timeout, a `select!` that won elsewhere, a dropped batch or
+    /// `step`): no outcome, nothing the model is told. Counted once, as
+    /// cancelled, in the tool it had reached ([`Progress::reached`]): a
+    /// tool that always hangs must not look healthy. Not a failure: the
+    /// loop guard does not count it, and the breaker's permit, dropped
+    /// with the attempt, tells it nothing (a probe's slot is freed).
+    pub(super) fn cancelled(&self, entry: Option<&Entry>, start: Instant, progress: &Progress) {
+        if let Some((entry, _)) = progress.reached(entry) {
+            let elapsed = start.elapsed();
+            entry.metrics.record_cancelled(elapsed);
+            tracing::debug!(
+                tool = %entry.name,
+                elapsed_ms = elapsed.as_millis() as u64,
+                "tool call cancelled: the application dropped it before it ended"
+            );
+        }
     }
 
     /// The outcome of a call whose panic escaped the attempt's guard (its

@@ -24,16 +24,29 @@ pub struct RecentCalls {
     pub calls: u64,
     /// Of those, the failures.
     pub failures: u64,
-    /// `failures / calls` (0 without calls).
+    /// Of those, the calls the application cancelled while the tool ran
+    /// (neither succeeded nor failed).
+    pub cancelled: u64,
+    /// `failures` over the calls that ended (`calls - cancelled`; 0
+    /// without any).
     pub failure_rate: f64,
-    /// Their mean latency, retries included.
+    /// Their mean latency, retries included; a cancelled call's is the
+    /// time the tool had run.
     pub latency_mean: Duration,
 }
 
+/// How a call in the window ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ended {
+    Succeeded = 0,
+    Failed = 1,
+    Cancelled = 2,
+}
+
 /// The ring behind [`RecentCalls`]: one slot per call, holding its latency
-/// in nanoseconds shifted left by one, and whether it failed in the low
-/// bit. A look while calls are recorded may see a slot a moment before it
-/// is written.
+/// in nanoseconds shifted left by two, and how it ended ([`Ended`]) in the
+/// low bits. A look while calls are recorded may see a slot a moment
+/// before it is written.
 #[derive(Debug)]
 pub(crate) struct Window {
     slots: Box<[AtomicU64]>,
@@ -51,13 +64,13 @@ impl Window {
     }
 
     /// Record one call, pushing out the oldest once the window is full.
-    pub(crate) fn record(&self, failed: bool, elapsed: Duration) {
+    pub(crate) fn record(&self, ended: Ended, elapsed: Duration) {
         let n = self.recorded.fetch_add(1, Ordering::Relaxed);
         let ns = u64::try_from(elapsed.as_nanos())
             .unwrap_or(u64::MAX)
-            .min(u64::MAX >> 1);
+            .min(u64::MAX >> 2);
         let slot = &self.slots[(n % RECENT_CALLS as u64) as usize];
-        slot.store(ns << 1 | u64::from(failed), Ordering::Relaxed);
+        slot.store(ns << 2 | ended as u64, Ordering::Relaxed);
     }
 
     /// The calls in the window.
@@ -66,21 +79,25 @@ impl Window {
             .recorded
             .load(Ordering::Relaxed)
             .min(RECENT_CALLS as u64);
-        let (mut failures, mut total_ns) = (0u64, 0u128);
+        let (mut failures, mut cancelled, mut total_ns) = (0u64, 0u64, 0u128);
         for slot in &self.slots[..calls as usize] {
             let v = slot.load(Ordering::Relaxed);
             failures += v & 1;
-            total_ns += u128::from(v >> 1);
+            cancelled += v >> 1 & 1;
+            total_ns += u128::from(v >> 2);
         }
-        let (failure_rate, latency_mean) = if calls == 0 {
-            (0.0, Duration::ZERO)
-        } else {
-            let mean = u64::try_from(total_ns / u128::from(calls)).unwrap_or(u64::MAX);
-            (failures as f64 / calls as f64, Duration::from_nanos(mean))
+        let latency_mean = match calls {
+            0 => Duration::ZERO,
+            n => Duration::from_nanos(u64::try_from(total_ns / u128::from(n)).unwrap_or(u64::MAX)),
+        };
+        let failure_rate = match calls - cancelled {
+            0 => 0.0,
+            ended => failures as f64 / ended as f64,
         };
         RecentCalls {
             calls,
             failures,
+            cancelled,
             failure_rate,
             latency_mean,
         }
@@ -102,13 +119,13 @@ mod tests {
         assert_eq!(w.snapshot().calls, 0);
         assert_eq!(w.snapshot().failure_rate, 0.0);
         for _ in 0..10 {
-            w.record(true, Duration::from_secs(10));
+            w.record(Ended::Failed, Duration::from_secs(10));
         }
         let s = w.snapshot();
         assert_eq!((s.calls, s.failures), (10, 10));
         assert_eq!(s.latency_mean, Duration::from_secs(10));
         for _ in 0..RECENT_CALLS {
-            w.record(false, Duration::from_millis(4));
+            w.record(Ended::Succeeded, Duration::from_millis(4));
         }
         let s = w.snapshot();
         assert_eq!((s.calls, s.failures), (RECENT_CALLS as u64, 0));
@@ -119,10 +136,27 @@ mod tests {
     #[test]
     fn the_longest_latency_does_not_overflow() {
         let w = Window::new();
-        w.record(true, Duration::MAX);
-        w.record(false, Duration::MAX);
+        w.record(Ended::Failed, Duration::MAX);
+        w.record(Ended::Cancelled, Duration::MAX);
         let s = w.snapshot();
-        assert_eq!(s.failures, 1);
-        assert_eq!(s.latency_mean, Duration::from_nanos(u64::MAX >> 1));
+        assert_eq!((s.failures, s.cancelled), (1, 1));
+        assert_eq!(s.latency_mean, Duration::from_nanos(u64::MAX >> 2));
+    }
+
+    /// Cancelled calls count in the window's latency, not in its failure
+    /// rate: they neither succeeded nor failed.
+    #[test]
+    fn cancelled_calls_are_left_out_of_the_failure_rate() {
+        let w = Window::new();
+        w.record(Ended::Failed, Duration::from_secs(1));
+        w.record(Ended::Succeeded, Duration::from_secs(1));
+        w.record(Ended::Cancelled, Duration::from_secs(4));
+        let s = w.snapshot();
+        assert_eq!((s.calls, s.failures, s.cancelled), (3, 1, 1));
+        assert_eq!(s.failure_rate, 0.5);
+        assert_eq!(s.latency_mean, Duration::from_secs(2));
+        let w = Window::new();
+        w.record(Ended::Cancelled, Duration::from_secs(1));
+        assert_eq!(w.snapshot().failure_rate, 0.0);
     }
 }

@@ -5,6 +5,7 @@
 
 mod batch;
 mod blocking;
+mod cancel;
 mod capture;
 mod live;
 mod nested;
