@@ -201,6 +201,83 @@ async fn a_second_runs_answer_counts_without_a_database() {
     );
 }
 
+/// A Chat completion calling `lookup` as `call_0` (every run's id) for
+/// `query`.
+fn completion_calling_lookup(query: &str) -> Scripted {
+    let call = json!({"id": "call_0", "type": "function",
+        "function": {"name": "lookup", "arguments": json!({"query": query}).to_string()}});
+    let v = json!({"id": "chatcmpl-run", "object": "chat.completion", "created": 1,
+        "model": "gpt-4o", "choices": [{"index": 0, "finish_reason": "tool_calls",
+            "message": {"role": "assistant", "content": null, "tool_calls": [call]}}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}});
+    Scripted::Json(Bytes::from(v.to_string()))
+}
+
+/// A Chat completion that ends the turn.
+fn completion_done() -> Scripted {
+    let v = json!({"id": "chatcmpl-done", "object": "chat.completion", "created": 1,
+        "model": "gpt-4o", "choices": [{"index": 0, "finish_reason": "stop",
+            "message": {"role": "assistant", "content": "Done."}}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}});
+    Scripted::Json(Bytes::from(v.to_string()))
+}
+
+/// Two runs of one script interleaved in one fingerprint session, each
+/// calling `lookup` as `call_0` with its own arguments: run a answers,
+/// run b's call is made, run a sends its answer again (a client's retry)
+/// while b's call is open, then b answers, failed. The retry names the
+/// turn it replays, a's, not b's: it is not b's answer (it was, and b's
+/// own answer was then dropped as a resend: b's call counted a success).
+/// Each call counts once with its own verdict.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_runs_resend_is_not_the_answer_of_another_runs_call() {
+    let mut h = Harness::with(MockOptions::default(), |_| {}).await;
+    let call = |query: &str| Call {
+        id: Some("call_0".into()),
+        name: "lookup".into(),
+        args: json!({"query": query}),
+    };
+    let send = async |convo: &Convo, reply: Scripted| {
+        h.mock.push_response(reply);
+        let r = convo.send(&h.client, &h.gw()).await;
+        assert_eq!(r.status, 200, "{}", r.text());
+        r
+    };
+    let mut a = Convo::new(Kind::Chat, false, None);
+    let r = send(&a, completion_calling_lookup("LIS")).await;
+    assert_eq!(a.calls(&r), [call("LIS")]);
+    a.assistant_calls(&[call("LIS")]);
+    a.results(&[call("LIS")], &[(false, "Flight TP123 found")]);
+    send(&a, completion_done()).await;
+    let mut b = Convo::new(Kind::Chat, false, None);
+    let r = send(&b, completion_calling_lookup("OPO")).await;
+    assert_eq!(b.calls(&r), [call("OPO")]);
+    // Run a's retry of its answer, while b's call is open.
+    send(&a, completion_done()).await;
+    b.assistant_calls(&[call("OPO")]);
+    b.results(
+        &[call("OPO")],
+        &[(true, "Error: the flight search service is unavailable")],
+    );
+    send(&b, completion_done()).await;
+    let m = h
+        .metrics_when(|m| metric(m, "toolwarden_tool_results_total", &[]) >= 2.0)
+        .await;
+    assert_eq!(
+        (
+            metric(&m, "toolwarden_tool_calls_total", &[("tool", "lookup")]),
+            metric(&m, "toolwarden_tool_results_total", &[("tool", "lookup")]),
+            metric(&m, "toolwarden_tool_failures_total", &[("tool", "lookup")]),
+        ),
+        (2.0, 2.0, 1.0),
+        "{m}"
+    );
+    let stats = h.finish().await;
+    assert_eq!(stats.sessions.len(), 1, "{:?}", stats.sessions);
+    let s = &stats.sessions[0];
+    assert_eq!((s.calls, s.failures), (2, 1), "{s:?}");
+}
+
 /// A Chat stream of three choices (`n: 3`), interleaved as OpenAI streams
 /// them: choice 0 calls `lookup` and `book`, whose arguments are still
 /// streaming when choice 1 (calling `book` under choice 0's first id,

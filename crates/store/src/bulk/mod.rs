@@ -214,8 +214,14 @@ pub fn is_unique_call_id(call_id: &str) -> bool {
 /// this result (its request and time), so that this run's own resends are
 /// duplicates. Two runs interleaved in one session, one resending while the
 /// other's call is open, cannot be told apart: the resend is taken for the
-/// other run's answer. One statement per result: such results reach the
-/// store rarely.
+/// other run's answer — unless the result names the model turn it
+/// replays ([`ToolResultRecord::answers`]): then the open call must sit at
+/// the result's position of a response with that turn's fingerprint (or of
+/// one whose turn is not recorded), so a run's resend is not taken for the
+/// answer of another run's call made with other arguments. Runs whose
+/// turns are alike (the same calls, the same arguments) still cannot be
+/// told apart. One statement per result: such results reach the store
+/// rarely.
 macro_rules! claim_keys_of_later_calls_fn {
     ($conn:ty, $p:literal) => {
         /// Of `results`, the positions of those that answer a later call
@@ -226,7 +232,8 @@ macro_rules! claim_keys_of_later_calls_fn {
             nos: &SessionNos,
         ) -> Result<HashSet<usize>, sqlx::Error> {
             // Binds: session number, call id, position, the result's time
-            // and request.
+            // and request, the fingerprint of the turn it replays and its
+            // place there (both NULL when it names none).
             const CLAIM: &str = concat!(
                 "UPDATE tool_results SET at_ms = ",
                 $p,
@@ -251,7 +258,15 @@ macro_rules! claim_keys_of_later_calls_fn {
                 "2 AND t.call_at_ms > tool_results.at_ms \
                  AND t.call_at_ms <= ",
                 $p,
-                "4 AND t.result_at_ms IS NULL)"
+                "4 AND t.result_at_ms IS NULL \
+                 AND (CAST(",
+                $p,
+                "6 AS BIGINT) IS NULL OR NOT EXISTS (SELECT 1 FROM call_turns ct \
+                 WHERE ct.request_id = t.request_id AND NOT (ct.turn_fp = ",
+                $p,
+                "6 AND t.call_index = ",
+                $p,
+                "7))))"
             );
             let mut claimed = HashSet::new();
             for (k, r) in results.iter().enumerate() {
@@ -261,6 +276,8 @@ macro_rules! claim_keys_of_later_calls_fn {
                     .bind(i64::from(r.message_index))
                     .bind(r.at_ms)
                     .bind(r.request_id.as_str())
+                    .bind(r.answers.map(|a| a.turn))
+                    .bind(r.answers.map(|a| i64::from(a.call_index)))
                     .execute(&mut *conn)
                     .await?;
                 if done.rows_affected() > 0 {

@@ -1369,6 +1369,78 @@ pub async fn another_run_answering_a_reused_id_at_the_same_position_counts(db: T
     );
 }
 
+/// Two runs of one conversation interleaved in one session, both calling
+/// `call_0` at the same position: run a answers its call, run b's call
+/// (other arguments: another turn fingerprint) is made, then run a resends
+/// its answer (a retry) while b's call is open, then b answers. The resend
+/// names the turn it replays (a's), and b's call is of another turn: it is
+/// a duplicate, and b's own answer counts for b's call, with its verdict.
+/// Runs whose turns are alike cannot be told apart: a resend while such a
+/// call is open is taken for its answer (the documented limit).
+pub async fn interleaved_runs_of_a_reused_id_are_told_apart_by_their_turns(db: TestDb) {
+    let store = Store::open(&db.url).await.unwrap();
+    let (turn_a, turn_b) = (0x0a0a, 0x0b0b);
+    let run_call = |req: &str, turn: i64, at: i64| {
+        let mut c = call(req, "s", 0, "call_0", "lookup", at);
+        c.turn = Some(turn);
+        Event::ToolCall(c)
+    };
+    let answer = |req: &str, turn: i64, failed: bool, at: i64| {
+        let mut r = result(req, "s", "call_0", 2, Some("lookup"), failed, at);
+        r.latest_of_its_id = true;
+        r.answers = Some(TurnRef {
+            turn,
+            call_index: 0,
+        });
+        Event::ToolResult(r)
+    };
+    record_all(
+        &store,
+        &[
+            run_call("a-call", turn_a, 1000),
+            answer("a-answer", turn_a, false, 1100),
+        ],
+    )
+    .await;
+    record_all(&store, &[run_call("b-call", turn_b, 2000)]).await;
+    let (_, seen) = record_all(&store, &[answer("a-retry", turn_a, false, 2100)]).await;
+    assert!(
+        seen.results.lock().unwrap().is_empty(),
+        "run a's resend is not run b's answer"
+    );
+    let (_, seen) = record_all(&store, &[answer("b-answer", turn_b, true, 2200)]).await;
+    assert_eq!(
+        seen.results.lock().unwrap().len(),
+        1,
+        "run b's answer counts"
+    );
+    let verdicts = |calls: Vec<toolwarden_store::CallRow>| -> Vec<(Option<String>, Option<bool>)> {
+        calls
+            .into_iter()
+            .map(|c| (c.request_id, c.failed))
+            .collect()
+    };
+    assert_eq!(
+        verdicts(store.session_calls("s").await.unwrap()),
+        [
+            (Some("a-call".into()), Some(false)),
+            (Some("b-call".into()), Some(true))
+        ]
+    );
+    // A third run with run a's very turn: its call open, run a's resend is
+    // taken for its answer.
+    record_all(&store, &[run_call("c-call", turn_a, 3000)]).await;
+    let (_, seen) = record_all(&store, &[answer("a-again", turn_a, false, 3100)]).await;
+    assert_eq!(
+        seen.results.lock().unwrap().len(),
+        1,
+        "alike turns: one answer"
+    );
+    let stats = store.stats(&all()).await.unwrap();
+    let expected: BTreeMap<&str, (u64, u64)> = [("lookup", (3, 1))].into_iter().collect();
+    assert_eq!(calls_and_failures(&stats), expected);
+}
+
 /// The reports name rows without a model `unknown`, and a model filter of
 /// `unknown` finds them, in a window and without one.
 pub async fn a_model_filter_of_unknown_finds_rows_without_a_model(db: TestDb) {
