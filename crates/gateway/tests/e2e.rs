@@ -23,6 +23,9 @@
 //! - `early_answers`: answers sent before the gateway is done with the
 //!   stream holding their calls, and runs reusing a call id with no
 //!   database, counted exactly in `/metrics`;
+//! - `forks`: a conversation continued as a session of its own (Claude
+//!   Code's `--fork-session`, the Codex CLI's fork): the replayed results
+//!   count once, the fork's own in the fork's session;
 //! - `early_close`: a client that hangs up right after the final event
 //!   (Codex after `response.completed`) gets complete turns recorded;
 //! - `trailer`: a client that hangs up between the final event and the
@@ -81,6 +84,7 @@ mod e2e {
     mod early_close;
     mod faults;
     mod fidelity;
+    mod forks;
     mod gemini_compression;
     mod gemini_sessions;
     mod head;

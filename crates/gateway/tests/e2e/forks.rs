@@ -1,0 +1,127 @@
+//! A conversation continued as a session of its own: Claude Code's
+//! `--resume`/`--continue` with `--fork-session` (a new
+//! `x-claude-code-session-id`, the parent's history with its `toolu_`
+//! ids replayed as it was), the Codex CLI's `codex exec fork ID PROMPT`
+//! (0.171.0: a new conversation id in `session_id`, the history with its
+//! `call_` ids replayed as it was). Both observed through the gateway, the
+//! parent cut by a 502 after its tool ran. The replayed
+//! results count once, in the parent's session; the fork's own results
+//! count in the fork's. A parent cut after it sent its results (the
+//! model's answer to them never came) leaves them after its last model
+//! turn, so the fork's first request sends them as new: they count again,
+//! in the fork's session (README, "Another run of the same conversation").
+
+use toolwarden_mock_provider::{Fault, MockOptions};
+
+use super::{
+    convo::{Convo, Kind},
+    support::{Harness, metric},
+};
+
+/// A parent of one tool round and a fork of it answering one more call,
+/// failed, in each dialect with the header its client names sessions by.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forks_replayed_results_count_once_and_its_own_count_in_the_fork() {
+    for (kind, header) in [
+        (Kind::Anthropic, "x-claude-code-session-id"),
+        (Kind::Responses, "session_id"),
+    ] {
+        let mut h = Harness::with(MockOptions::default(), |_| {}).await;
+        let mut parent = Convo::new(kind, true, None);
+        parent.extra_headers = vec![(header, "parent-0001".to_string())];
+        parent
+            .tool_round(&h.client, &h.gw(), &[(false, "Flight TP123 found")])
+            .await;
+        let mut fork = parent.clone();
+        fork.extra_headers = vec![(header, "fork-0002".to_string())];
+        fork.user("Book the second flight instead.");
+        fork.tool_round(
+            &h.client,
+            &h.gw(),
+            &[(true, "Error: the booking service is unavailable")],
+        )
+        .await;
+        let m = h
+            .metrics_when(|m| metric(m, "toolwarden_tool_results_total", &[]) >= 2.0)
+            .await;
+        assert_eq!(
+            (
+                metric(&m, "toolwarden_tool_calls_total", &[]),
+                metric(&m, "toolwarden_tool_results_total", &[]),
+                metric(&m, "toolwarden_tool_failures_total", &[]),
+            ),
+            (2.0, 2.0, 1.0),
+            "{kind:?}: {m}"
+        );
+        h.finish().await;
+        assert_eq!(
+            calls_of(&h, "parent-0001").await,
+            [(true, Some(false))],
+            "{kind:?}: the parent's call, answered"
+        );
+        assert_eq!(
+            calls_of(&h, "fork-0002").await,
+            [(true, Some(true))],
+            "{kind:?}: the fork's own call, answered, failed"
+        );
+    }
+}
+
+/// The documented limit: Claude Code's parent run sent its result and the
+/// model's answer failed (an overloaded API: the run ends there, the
+/// transcript holding the result after the last model turn, which
+/// `claude -c --fork-session` sends as it is; `codex exec fork` does the
+/// same with its rollout); the fork's first request
+/// carries that result as new, in a session that never saw its call, and
+/// it counts there as a call and result of their own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fork_of_a_run_cut_after_its_results_counts_them_again() {
+    let mut h = Harness::with(MockOptions::default(), |_| {}).await;
+    let header = "x-claude-code-session-id";
+    let mut parent = Convo::new(Kind::Anthropic, true, None);
+    parent.extra_headers = vec![(header, "parent-0001".to_string())];
+    let r = parent.send(&h.client, &h.gw()).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let calls = parent.calls(&r);
+    parent.assistant_calls(&calls);
+    parent.results(&calls, &[(false, "Flight TP123 found")]);
+    h.mock.set_fault(Fault::Status(
+        529,
+        r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#.into(),
+    ));
+    let r = parent.send(&h.client, &h.gw()).await;
+    assert_eq!(r.status, 529, "{}", r.text());
+    h.mock.set_fault(Fault::None);
+    let mut fork = parent.clone();
+    fork.extra_headers = vec![(header, "fork-0002".to_string())];
+    fork.user("Go on.");
+    let r = fork.send(&h.client, &h.gw()).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let m = h
+        .metrics_when(|m| metric(m, "toolwarden_tool_results_total", &[]) >= 2.0)
+        .await;
+    assert_eq!(
+        (
+            metric(&m, "toolwarden_tool_calls_total", &[]),
+            metric(&m, "toolwarden_tool_results_total", &[]),
+        ),
+        (2.0, 2.0),
+        "the parent's call and the fork's, the parent's result and its resend: {m}"
+    );
+    h.finish().await;
+    assert_eq!(calls_of(&h, "parent-0001").await, [(true, Some(false))]);
+    assert_eq!(
+        calls_of(&h, "fork-0002").await,
+        [(false, Some(false)), (true, None)],
+        "the resend as a result of no call, and the fork's call, open"
+    );
+}
+
+/// A session's calls as (made in a response the gateway saw, failed).
+async fn calls_of(h: &Harness, session: &str) -> Vec<(bool, Option<bool>)> {
+    let store = toolwarden_store::Store::open(&h.db_url).await.unwrap();
+    let rows = store.session_calls(session).await.unwrap();
+    rows.iter()
+        .map(|c| (c.request_id.is_some(), c.failed))
+        .collect()
+}
