@@ -48,6 +48,8 @@ async fn shutdown_returns_within_the_drain_deadline_when_the_database_hangs() {
     let mut config = Config::for_tests(&mock.base_url());
     config.database = Some(format!("sqlite://{}", path.display()));
     config.record_drain = Duration::from_millis(400);
+    // Far off: a shutdown that waited it out would show at any load.
+    config.shutdown_grace = Duration::from_secs(30);
     let gw = Gateway::start(config).await.unwrap();
 
     let mut blocker = sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display()))
@@ -63,9 +65,9 @@ async fn shutdown_returns_within_the_drain_deadline_when_the_database_hangs() {
     let started = Instant::now();
     let report = gw.shutdown().await;
     let took = started.elapsed();
-    // No request in flight: the grace period is not used; the drain is
-    // 400 ms, plus the workers' own exit.
-    assert!(took < Duration::from_secs(4), "shutdown took {took:?}");
+    // No request in flight: the grace period (30 s) is not used; the
+    // drain is 400 ms, plus the workers' own exit.
+    assert!(took < Duration::from_secs(15), "shutdown took {took:?}");
     assert!(report.abandoned > 0, "{report:?}");
     assert_eq!(report.events_written, 0, "{report:?}");
     assert!(report.finished, "{report:?}");
@@ -111,14 +113,18 @@ async fn closed_within(s: &mut TcpStream, within: Duration) -> bool {
 }
 
 /// Clients that send half a head, or a head and half a body, and then
-/// nothing: each is cut off after its timeout, and meanwhile a whole
-/// request is answered at once.
+/// nothing: each is cut off by its timeout (the half bodies answered 400
+/// naming `client_body_timeout_ms`), and meanwhile a whole request is
+/// answered at once: before the last stalled connection's timeout, which
+/// a gateway serving connections in turn would have waited out first.
+/// The timeouts are 2 s so that one request's time at any load fits
+/// before them; the test's other bounds only stop a hung gateway.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn half_sent_requests_are_cut_off_and_do_not_hold_up_others() {
     let mock = MockProvider::start(MockOptions::default()).await;
     let mut config = Config::for_tests(&mock.base_url());
-    config.client_head_timeout = Duration::from_millis(500);
-    config.client_body_timeout = Duration::from_millis(500);
+    config.client_head_timeout = Duration::from_secs(2);
+    config.client_body_timeout = Duration::from_secs(2);
     let gw = Gateway::start(config).await.unwrap();
 
     let mut stalled = Vec::new();
@@ -137,29 +143,51 @@ async fn half_sent_requests_are_cut_off_and_do_not_hold_up_others() {
         s.write_all(part.as_bytes()).await.unwrap();
         stalled.push(s);
     }
-    let started = Instant::now();
     assert_eq!(post(gw.addr(), "whole").await, 200);
-    let took = started.elapsed();
+    let last = stalled.last().expect("stalled connections");
+    let mut probe = [0u8; 1];
     assert!(
-        took < Duration::from_millis(400),
-        "a whole request took {took:?}"
+        matches!(last.try_read(&mut probe), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+        "the whole request was answered only once the stalled ones were cut off"
     );
 
     let started = Instant::now();
     for (i, s) in stalled.iter_mut().enumerate() {
-        assert!(
-            closed_within(s, Duration::from_secs(3)).await,
-            "stalled connection {i} still open after {:?}",
-            started.elapsed()
-        );
+        let reply = read_until_closed(s, Duration::from_secs(20)).await;
+        let reply = reply.unwrap_or_else(|| {
+            panic!(
+                "stalled connection {i} still open after {:?}",
+                started.elapsed()
+            )
+        });
+        let text = String::from_utf8_lossy(&reply);
+        if i % 2 == 1 {
+            assert!(text.starts_with("HTTP/1.1 400"), "{i}: {text}");
+            assert!(
+                text.contains("within client_body_timeout_ms (2000 ms)"),
+                "{i}: {text}"
+            );
+        }
     }
-    // All cut off by their 500 ms timeouts, not by the test's 3 s.
-    assert!(
-        started.elapsed() < Duration::from_secs(2),
-        "{:?}",
-        started.elapsed()
-    );
     gw.shutdown().await;
+}
+
+/// What the gateway writes until it closes the connection (EOF or reset);
+/// `None` if it is still open after `within`.
+async fn read_until_closed(s: &mut TcpStream, within: Duration) -> Option<Vec<u8>> {
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    tokio::time::timeout(within, async {
+        loop {
+            match s.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => got.extend_from_slice(&buf[..n]),
+            }
+        }
+    })
+    .await
+    .ok()
+    .map(|()| got)
 }
 
 /// HTTP/2 is hyper's, and nothing of hyper's times its preface or its
@@ -183,19 +211,16 @@ async fn stalled_http2_connections_are_cut_off() {
         s.write_all(part).await.unwrap();
         stalled.push(s);
     }
+    // Nothing else closes them: the bound only stops a gateway that never
+    // does.
     let started = Instant::now();
     for (i, s) in stalled.iter_mut().enumerate() {
         assert!(
-            closed_within(s, Duration::from_secs(3)).await,
+            closed_within(s, Duration::from_secs(10)).await,
             "stalled HTTP/2 connection {i} still open after {:?}",
             started.elapsed()
         );
     }
-    assert!(
-        started.elapsed() < Duration::from_secs(2),
-        "{:?}",
-        started.elapsed()
-    );
 
     // An HTTP/2 client with prior knowledge is still served.
     let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
@@ -214,14 +239,16 @@ async fn stalled_http2_connections_are_cut_off() {
 /// goes finishes whole.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn idle_http2_connections_are_closed() {
-    // A streamed reply takes ~1.2 s: longer than two idle timeouts.
+    // A streamed reply takes ~2.4 s: longer than two idle timeouts.
     let mock = MockProvider::start(MockOptions {
-        chunk_delay: Duration::from_millis(100),
+        chunk_delay: Duration::from_millis(200),
         ..MockOptions::default()
     })
     .await;
     let mut config = Config::for_tests(&mock.base_url());
-    config.client_head_timeout = Duration::from_millis(500);
+    // Long enough that a busy client's next request, 200 ms after its
+    // last answer, starts within it at any load.
+    config.client_head_timeout = Duration::from_secs(1);
     let gw = Gateway::start(config).await.unwrap();
 
     let open = |addr| async move {
@@ -243,26 +270,22 @@ async fn idle_http2_connections_are_closed() {
         send.send_request(req)
     };
 
-    // Busy: a request every 200 ms for 1.5 s, three timeouts' worth.
+    // Busy: a request every 200 ms for 2 s, two timeouts' worth.
     let (mut send, mut conn) = open(gw.addr()).await;
-    for _ in 0..8 {
+    for _ in 0..10 {
         let reply = healthz(&mut send).await.expect("a busy connection is kept");
         assert_eq!(reply.status(), 200);
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     assert!(!conn.is_finished(), "a busy HTTP/2 connection was closed");
 
-    // Then idle: closed after one to two timeouts, not held.
+    // Then idle: closed, not held (the bound only stops a gateway that
+    // never closes it).
     let started = Instant::now();
-    let ended = tokio::time::timeout(Duration::from_secs(3), &mut conn).await;
+    let ended = tokio::time::timeout(Duration::from_secs(10), &mut conn).await;
     assert!(
         ended.is_ok(),
         "an idle HTTP/2 connection still open after {:?}",
-        started.elapsed()
-    );
-    assert!(
-        started.elapsed() < Duration::from_millis(1500),
-        "{:?}",
         started.elapsed()
     );
 
@@ -284,17 +307,17 @@ async fn idle_http2_connections_are_closed() {
         .to_bytes();
     let text = String::from_utf8_lossy(&text);
     assert!(
-        started.elapsed() > Duration::from_millis(1000),
+        started.elapsed() > Duration::from_secs(2),
         "{:?}",
         started.elapsed()
     );
     assert!(text.contains("message_stop"), "{text}");
-    let ended = tokio::time::timeout(Duration::from_secs(3), conn).await;
+    let ended = tokio::time::timeout(Duration::from_secs(10), conn).await;
     assert!(ended.is_ok(), "idle after its stream, still open");
 
     // A connection that never sends a request is closed too.
     let (_send, conn) = open(gw.addr()).await;
-    let ended = tokio::time::timeout(Duration::from_secs(3), conn).await;
+    let ended = tokio::time::timeout(Duration::from_secs(10), conn).await;
     assert!(
         ended.is_ok(),
         "an HTTP/2 connection without a request still open"
@@ -379,26 +402,16 @@ async fn a_half_sent_chunked_body_is_cut_off_on_the_hyper_path() {
     )
     .await
     .unwrap();
-    let started = Instant::now();
-    let mut reply = Vec::new();
-    let mut buf = [0u8; 4096];
-    let closed = tokio::time::timeout(Duration::from_secs(3), async {
-        loop {
-            match s.read(&mut buf).await {
-                Ok(0) | Err(_) => return,
-                Ok(n) => reply.extend_from_slice(&buf[..n]),
-            }
-        }
-    })
-    .await
-    .is_ok();
+    let reply = read_until_closed(&mut s, Duration::from_secs(10))
+        .await
+        .expect("closed");
     let text = String::from_utf8_lossy(&reply);
     assert!(text.starts_with("HTTP/1.1 400"), "{text}");
-    // Answered by the timeout (not at once by a malformed chunk), and
-    // well before the test's own limit.
-    let took = started.elapsed();
-    assert!(took >= Duration::from_millis(400), "{took:?}: {text}");
-    assert!(closed && took < Duration::from_secs(2), "{took:?}: {text}");
+    // Answered by the timeout (not at once by a malformed chunk).
+    assert!(
+        text.contains("within client_body_timeout_ms (500 ms)"),
+        "{text}"
+    );
     gw.shutdown().await;
 }
 
@@ -482,11 +495,21 @@ fn large_request(len: usize) -> (String, String) {
 }
 
 /// An upstream that stops reading a large request: the first-byte timeout
-/// covers sending it, on the fast path as on hyper's (a `504`, not a wait
-/// until the upstream gives up).
+/// covers sending it, on the fast path as on hyper's (a `504` naming the
+/// configured timeout, not a wait until the upstream gives up, which this
+/// one never does). The test's own bound only stops a hung gateway: the
+/// answer's words say which timeout cut the request, however loaded the
+/// machine.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_upstream_that_reads_nothing_gets_the_first_byte_timeout() {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    // A small receive buffer (the accepted sockets inherit it): what the
+    // upstream holds unread is known, so a request of 8 MB (past it and
+    // the gateway's send buffer, at most 4 MiB by Linux's default
+    // `tcp_wmem`) leaves the gateway's write waiting.
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let listener = socket.listen(16).unwrap();
     let mut config = Config::for_tests(&format!("http://{}", listener.local_addr().unwrap()));
     let held = tokio::spawn(async move {
         let mut held = Vec::new();
@@ -496,22 +519,20 @@ async fn an_upstream_that_reads_nothing_gets_the_first_byte_timeout() {
     });
     config.first_byte_timeout = Some(Duration::from_secs(1));
     let gw = Gateway::start(config).await.unwrap();
-    let (head, text) = large_request(20 << 20);
+    let (head, text) = large_request(8 << 20);
     let mut s = TcpStream::connect(gw.addr()).await.unwrap();
-    let started = Instant::now();
     s.write_all(head.as_bytes()).await.unwrap();
     s.write_all(text.as_bytes()).await.unwrap();
     let mut reply = Vec::new();
-    tokio::time::timeout(Duration::from_secs(10), s.read_to_end(&mut reply))
+    tokio::time::timeout(Duration::from_secs(30), s.read_to_end(&mut reply))
         .await
         .expect("answered")
         .unwrap();
     let reply = String::from_utf8_lossy(&reply);
     assert!(reply.starts_with("HTTP/1.1 504"), "{reply}");
     assert!(
-        started.elapsed() < Duration::from_secs(5),
-        "{:?}",
-        started.elapsed()
+        reply.contains("timed out waiting for upstream 127.0.0.1: no response within 1000 ms"),
+        "{reply}"
     );
     gw.shutdown().await;
     held.abort();
@@ -785,7 +806,8 @@ async fn connections_are_spread_evenly_over_the_workers() {
         assert_eq!(post_on(s, &format!("spread{i}")).await, 200);
     }
     drop(open);
-    let deadline = Instant::now() + Duration::from_secs(3);
+    // Generous: a bound only for counts that never fall.
+    let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         let counts = worker_connections(gw.addr()).await;
         if counts.iter().sum::<u64>() == 1 {

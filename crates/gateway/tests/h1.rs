@@ -876,8 +876,8 @@ async fn a_half_sent_head_does_not_hold_the_stop() {
     }))
     .await;
     let mut config = Config::for_tests(&format!("http://{}", up.addr));
-    config.shutdown_grace = Duration::from_secs(5);
-    config.client_head_timeout = Duration::from_secs(30);
+    config.shutdown_grace = Duration::from_secs(30);
+    config.client_head_timeout = Duration::from_secs(60);
     let gw = Gateway::start(config).await.unwrap();
     let half = b"POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type: app";
     // The fast path: half a head first thing.
@@ -903,10 +903,11 @@ async fn a_half_sent_head_does_not_hold_the_stop() {
     let started = std::time::Instant::now();
     gw.shutdown().await;
     let took = started.elapsed();
-    assert!(took < Duration::from_secs(2), "the stop took {took:?}");
+    // Not the grace period (30 s), at any load.
+    assert!(took < Duration::from_secs(15), "the stop took {took:?}");
     for mut s in [fast, slow] {
         let mut rest = Vec::new();
-        let read = tokio::time::timeout(Duration::from_secs(1), s.read_to_end(&mut rest)).await;
+        let read = tokio::time::timeout(Duration::from_secs(10), s.read_to_end(&mut rest)).await;
         assert!(
             matches!(read, Ok(Ok(0))),
             "closed without an answer: {read:?} {rest:?}"

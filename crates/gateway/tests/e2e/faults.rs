@@ -85,14 +85,12 @@ async fn slow_first_byte_is_a_504() {
     .await;
     h.mock.set_fault(Fault::Delay(Duration::from_secs(3)));
     for kind in [Kind::Anthropic, Kind::Chat, Kind::Gemini] {
-        let started = std::time::Instant::now();
         let r = Convo::new(kind, false, None).send(&h.client, &h.gw()).await;
         assert_eq!(r.status, 504, "{kind:?}: {}", r.text());
-        envelope_message(kind, &r.json());
-        assert!(
-            started.elapsed() < Duration::from_secs(2),
-            "timed out by the gateway, not the mock"
-        );
+        // Timed out by the gateway's setting, whatever the load (the
+        // mock's delay would have answered 200).
+        let msg = envelope_message(kind, &r.json());
+        assert!(msg.contains("no response within 150 ms"), "{kind:?}: {msg}");
     }
     h.mock.set_fault(Fault::None);
     let r = Convo::new(Kind::Chat, false, None)

@@ -13,7 +13,9 @@ use super::client::{Raw, connect, next, send_text, turn};
 use crate::e2e::support::Harness;
 
 const AUTH: (&str, &str) = ("authorization", "Bearer sk-test");
-const GRACE: Duration = Duration::from_millis(1500);
+/// Long enough that "at once" and "after the grace period" stay apart
+/// under the whole suite's load.
+const GRACE: Duration = Duration::from_secs(3);
 
 #[tokio::test]
 async fn open_sockets_are_closed_going_away_on_shutdown() {
@@ -64,7 +66,7 @@ async fn open_sockets_are_closed_going_away_on_shutdown() {
         busy_end.1
     );
     assert!(
-        stopped < GRACE + Duration::from_secs(2),
+        stopped < GRACE + Duration::from_secs(6),
         "within the shutdown deadline: {stopped:?}"
     );
     // The upstream got a close from each socket, and answered it.
@@ -110,7 +112,7 @@ async fn a_client_that_reads_nothing_does_not_hold_the_shutdown() {
     let stopped = started.elapsed();
     assert_eq!(report.abandoned, 0);
     assert!(
-        stopped < GRACE + Duration::from_secs(3),
+        stopped < GRACE + Duration::from_secs(6),
         "within the shutdown deadline: {stopped:?}"
     );
     let stats = h.finish().await;
@@ -137,7 +139,10 @@ async fn a_turn_cut_while_sent_at_shutdown_is_recorded_as_the_shutdowns() {
     .await;
     let mut ws = connect(&h.gw(), &[AUTH], false).await;
     send_text(&mut ws, super::faults::large_turn().to_string()).await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Time for the gateway to read the message and begin its write
+    // upstream (no signal of that reaches the test: the deaf upstream
+    // reads nothing, and the result is recorded only with the turn).
+    tokio::time::sleep(Duration::from_secs(2)).await;
     let gateway = h.gateway.take().expect("running");
     let (report, end) = tokio::join!(gateway.shutdown(), next(&mut ws));
     assert_eq!(report.abandoned, 0);
