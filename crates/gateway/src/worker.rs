@@ -362,6 +362,11 @@ async fn connection(
             )
         }
     });
+    // Made before the connection, so dropped after it: a connection that
+    // a write to its client ended (it read nothing for
+    // `client_body_timeout`) is dropped in it, and the observations of
+    // the responses dropped with it record that (`write_limit::cut`).
+    let cut = crate::write_limit::CutScope::default();
     let conn = local
         .builder
         .serve_connection_with_upgrades(TokioIo::new(io), service);
@@ -383,7 +388,12 @@ async fn connection(
     let mut checking = true;
     loop {
         tokio::select! {
-            _ = conn.as_mut() => break,
+            ended = conn.as_mut() => {
+                if let Some(limit) = ended.err().and_then(|e| crate::write_limit::stall_of(&*e)) {
+                    cut.enter(limit);
+                }
+                break;
+            }
             _ = raised(&mut shutdown) => {
                 conn.as_mut().graceful_shutdown();
                 tokio::select! {

@@ -9,9 +9,17 @@
 //!
 //! The timer is set only when a write has to wait, and cleared by any
 //! write that goes through.
+//!
+//! A request whose HTTP/1 response such a write cut is recorded as cut
+//! for that ([`cut_error`]), not as its client gone: the fast path tells
+//! its observation when a write fails with [`Stalled`]; on hyper's path
+//! the connection ends with that error and is dropped under a
+//! [`CutScope`], so that an observation dropped with it asks [`cut`].
 
 use std::{
-    io,
+    cell::Cell,
+    error::Error,
+    fmt, io,
     pin::Pin,
     task::{Context, Poll},
     time::Duration,
@@ -68,16 +76,87 @@ impl<T> WriteLimit<T> {
     }
 }
 
-/// The error of a write the peer left waiting `limit` (as WebSocket mode
-/// words it).
+/// The error of a write the peer left waiting `limit`.
 fn read_nothing(limit: Duration) -> io::Error {
-    io::Error::new(
-        io::ErrorKind::TimedOut,
-        format!(
+    io::Error::new(io::ErrorKind::TimedOut, Stalled(limit))
+}
+
+/// Why a write failed: the peer left it waiting this long. Its words are
+/// WebSocket mode's close reason and recorded error.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Stalled(pub(crate) Duration);
+
+impl fmt::Display for Stalled {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
             "nothing read for {} ms (client_body_timeout_ms)",
-            limit.as_millis()
-        ),
+            self.0.as_millis()
+        )
+    }
+}
+
+impl Error for Stalled {}
+
+/// The limit a write waited, if `err` or an error in its chain of causes
+/// is [`Stalled`]'s `io::Error` (hyper's error wraps it).
+pub(crate) fn stall_of(err: &(dyn Error + 'static)) -> Option<Duration> {
+    let mut at = Some(err);
+    while let Some(err) = at {
+        let stalled = err
+            .downcast_ref::<io::Error>()
+            .and_then(|io| io.get_ref()?.downcast_ref::<Stalled>());
+        if let Some(Stalled(limit)) = stalled {
+            return Some(*limit);
+        }
+        at = err.source();
+    }
+    None
+}
+
+/// The error recorded with a request whose HTTP/1 connection was closed
+/// because its client read nothing of the response for `limit`.
+pub(crate) fn cut_error(limit: Duration) -> String {
+    format!(
+        "the client read nothing of the response for {} ms (client_body_timeout_ms): \
+         its connection was closed",
+        limit.as_millis()
     )
+}
+
+thread_local! {
+    /// Set while this thread drops a connection a stalled write ended.
+    static CUT: Cell<Option<Duration>> = const { Cell::new(None) };
+}
+
+/// While a connection a stalled write ended is being dropped, on this
+/// thread: the limit the write waited (what is dropped now was cut for
+/// that, not by its client).
+pub(crate) fn cut() -> Option<Duration> {
+    CUT.with(Cell::get)
+}
+
+/// Made before a hyper connection (so dropped after it); once
+/// [`CutScope::enter`]ed, [`cut`] says the limit until it is dropped.
+#[derive(Debug, Default)]
+pub(crate) struct CutScope(Cell<bool>);
+
+impl CutScope {
+    /// What is dropped on this thread from now until the scope's end was
+    /// cut by a write that waited `limit`. No await may come between this
+    /// and the drop.
+    pub(crate) fn enter(&self, limit: Duration) {
+        CUT.with(|c| c.set(Some(limit)));
+        self.0.set(true);
+    }
+}
+
+impl Drop for CutScope {
+    fn drop(&mut self) {
+        if self.0.get() {
+            CUT.with(|c| c.set(None));
+        }
+    }
 }
 
 impl<T: AsyncRead + Unpin> AsyncRead for WriteLimit<T> {
@@ -141,6 +220,11 @@ mod tests {
         let err = limited.write_all(&[0u8; 1024]).await.unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::TimedOut);
         assert_eq!(started.elapsed().as_secs(), 5);
+        assert_eq!(
+            err.to_string(),
+            "nothing read for 5000 ms (client_body_timeout_ms)"
+        );
+        assert_eq!(stall_of(&err), Some(Duration::from_secs(5)));
 
         let (near, mut far2) = tokio::io::duplex(64);
         let mut limited = WriteLimit::new(near, Duration::from_secs(5));
@@ -162,5 +246,45 @@ mod tests {
         assert!(started.elapsed().as_secs() >= 38);
         assert_eq!(reader.await.unwrap(), 64 * 20);
         drop(far.shutdown().await);
+    }
+
+    /// hyper's error for a failed write has the `io::Error` as its
+    /// cause: the stall is found there; a timeout of the kernel's (TCP
+    /// keepalive's `ETIMEDOUT`) or any other error is not a stall.
+    #[test]
+    fn a_stall_is_found_among_the_causes() {
+        #[derive(Debug)]
+        struct Wrapper(io::Error);
+        impl fmt::Display for Wrapper {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("error writing a body to connection")
+            }
+        }
+        impl Error for Wrapper {
+            fn source(&self) -> Option<&(dyn Error + 'static)> {
+                Some(&self.0)
+            }
+        }
+        let limit = Duration::from_millis(750);
+        let wrapped: Box<dyn Error + Send + Sync> = Box::new(Wrapper(read_nothing(limit)));
+        assert_eq!(stall_of(&*wrapped), Some(limit));
+        let kernel = Wrapper(io::Error::from(io::ErrorKind::TimedOut));
+        assert_eq!(stall_of(&kernel), None);
+        let other = Wrapper(io::Error::other("nothing read for 750 ms"));
+        assert_eq!(stall_of(&other), None);
+    }
+
+    /// A [`CutScope`] says nothing until entered, then its limit until it
+    /// is dropped.
+    #[test]
+    fn a_cut_scope_names_the_limit_until_its_end() {
+        assert_eq!(cut(), None);
+        {
+            let scope = CutScope::default();
+            assert_eq!(cut(), None);
+            scope.enter(Duration::from_secs(2));
+            assert_eq!(cut(), Some(Duration::from_secs(2)));
+        }
+        assert_eq!(cut(), None);
     }
 }

@@ -534,11 +534,14 @@ impl Relay<'_> {
             let first = first.as_deref().unwrap_or_default();
             let rest: &[u8] = if plain > 0 { &self.ubuf[..plain] } else { &out };
             if (!first.is_empty() || !rest.is_empty())
-                && to_client(self.client, first, rest, self.write_limit)
-                    .await
-                    .is_err()
+                && let Err(e) = to_client(self.client, first, rest, self.write_limit).await
             {
-                // The client went away: the observation records it.
+                // The client went away, or read nothing for the write
+                // limit (which the observation is told): the observation
+                // records it.
+                if let Some(limit) = crate::write_limit::stall_of(&e) {
+                    self.observation.client_stalled(limit);
+                }
                 self.ubuf.advance(plain);
                 return self.read_on(body).await;
             }

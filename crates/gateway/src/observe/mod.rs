@@ -711,6 +711,18 @@ impl Observation {
         self.cut_short();
     }
 
+    /// The gateway closed the client's HTTP/1 connection because a write
+    /// of the response waited `limit` (`client_body_timeout`) with
+    /// nothing read: the request's error names that (unless the dialect's
+    /// final event had passed), not a client gone. Logged with the request
+    /// id.
+    pub(crate) fn client_stalled(&mut self, limit: Duration) {
+        log_cut(&self.base.request_id, limit, "connection closed");
+        if self.error.is_none() && !self.final_event_seen() {
+            self.error = Some(crate::write_limit::cut_error(limit));
+        }
+    }
+
     /// The provider reported that the turn failed in a message of its own
     /// (a voice socket's `response.done` with `status: failed`, its
     /// `error` event): the request's error, unless one is set already.
@@ -804,27 +816,41 @@ impl Drop for Observation {
             // Dropped unfinished: its client went away, or the gateway cut
             // it at the end of the shutdown's grace period (the worker
             // drops what is still in flight) or because its client left
-            // its HTTP/2 stream unread, which is said as such, not as the
-            // client's 499. A client that hangs up once it has the
-            // final event (the Codex CLI after `response.completed`) got
-            // a complete response; otherwise the ending is named. Either
-            // way, what was parsed of the stream is recorded.
+            // its HTTP/2 stream or its HTTP/1 connection unread, which is
+            // said as such, not as the client's 499. A client that hangs
+            // up once it has the final event (the Codex CLI after
+            // `response.completed`) got a complete response; otherwise the
+            // ending is named. Either way, what was parsed of the stream
+            // is recorded.
             let shutdown = self.sinks.grace_over.is_raised();
             // An HTTP/2 stream reset because its client left a chunk of
             // it unread for `client_body_timeout` is dropped under
-            // `stream_stall::stalled`: the gateway's cut, named as such.
-            let stalled = crate::stream_stall::stalled();
-            if let Some(limit) = stalled {
-                tracing::info!(
-                    request_id = %self.base.request_id,
-                    limit_ms = limit.as_millis() as u64,
-                    "HTTP/2 stream reset: its client read nothing of the response for \
-                     client_body_timeout_ms"
-                );
+            // `stream_stall::stalled`, and hyper's HTTP/1 connection a
+            // write to its client ended for that long under
+            // `write_limit::cut`: the gateway's cut, named as such.
+            let stalled = crate::stream_stall::stalled()
+                .map(|limit| {
+                    (
+                        limit,
+                        crate::stream_stall::stall_error(limit),
+                        "HTTP/2 stream reset",
+                    )
+                })
+                .or_else(|| {
+                    crate::write_limit::cut().map(|limit| {
+                        (
+                            limit,
+                            crate::write_limit::cut_error(limit),
+                            "connection closed",
+                        )
+                    })
+                });
+            if let Some((limit, _, what)) = &stalled {
+                log_cut(&self.base.request_id, *limit, what);
             }
             if self.error.is_none() && !self.final_event_seen() {
                 self.error = Some(match stalled {
-                    Some(limit) => crate::stream_stall::stall_error(limit),
+                    Some((_, error, _)) => error,
                     None if shutdown => CUT_BY_SHUTDOWN.into(),
                     None => "client disconnected before the response finished".into(),
                 });
@@ -842,6 +868,16 @@ impl Drop for Observation {
             self.finish();
         }
     }
+}
+
+/// Logs a request whose client the gateway cut off for reading nothing
+/// of its response for `limit` (`client_body_timeout_ms`): `what` it did.
+fn log_cut(request_id: &str, limit: Duration, what: &str) {
+    tracing::info!(
+        request_id = %request_id,
+        limit_ms = limit.as_millis() as u64,
+        "{what}: its client read nothing of the response for client_body_timeout_ms"
+    );
 }
 
 fn empty_base() -> RequestBase {

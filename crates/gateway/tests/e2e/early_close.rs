@@ -6,7 +6,8 @@
 //! chunked request body goes through hyper). A client that hangs up before
 //! the final event gets the turn recorded with what was seen of it and the
 //! ending named; so does an HTTP/2 client whose stream the gateway reset
-//! because it stopped reading it (the stall named, not a client gone).
+//! because it stopped reading it, and an HTTP/1 client whose connection
+//! it closed for that (the stall named, not a client gone).
 
 use std::time::Duration;
 
@@ -424,4 +425,104 @@ async fn an_http2_stream_reset_for_stalling_is_recorded_as_the_stall() {
         .map(|t| (t.tool.as_str(), t.calls))
         .collect();
     assert_eq!(tools, [("read_file", 1)]);
+}
+
+/// An HTTP/1 client that stops reading its response midway through a
+/// turn, on the fast path (a `content-length` request) and on hyper's (a
+/// chunked one): the gateway closes the connection once a write to it has
+/// waited `client_body_timeout_ms`, and the turn is recorded with what was
+/// seen (its call, its response id) and that cut as its error. Before, it
+/// read "client disconnected before the response finished", though the
+/// client had not left and the gateway had cut it.
+#[tokio::test]
+async fn an_http1_client_cut_for_reading_nothing_is_recorded_as_the_cut() {
+    let mut h = Harness::with(Default::default(), |c| {
+        c.client_body_timeout = Duration::from_secs(1);
+    })
+    .await;
+    let addr = h.gw().trim_start_matches("http://").to_string();
+    for (done, chunked) in [(1.0, false), (2.0, true)] {
+        let Scripted::Raw(mut raw) = reply(0, Duration::from_secs(60)) else {
+            unreachable!()
+        };
+        // The call's items, then far more than the sockets' buffers hold
+        // (SSE comments: 8 MiB), then `response.completed` a minute later.
+        let sse = String::from_utf8(raw.chunks[0].to_vec()).unwrap();
+        let cut = sse.find("event: response.completed").unwrap();
+        let pad = format!(": {}\n\n", "x".repeat(16 << 10)).repeat(512);
+        raw.chunks = vec![
+            Bytes::from(format!("{}{pad}", &sse[..cut])),
+            Bytes::from(sse[cut..].to_string()),
+        ];
+        h.mock.push_response(Scripted::Raw(raw));
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.set_recv_buffer_size(4096).unwrap();
+        let mut s = socket.connect(addr.parse().unwrap()).await.unwrap();
+        let body = request(0);
+        let framing = if chunked {
+            "transfer-encoding: chunked".to_string()
+        } else {
+            format!("content-length: {}", body.len())
+        };
+        let head = format!(
+            "POST /v1/responses HTTP/1.1\r\nhost: {addr}\r\nauthorization: Bearer {OPENAI_KEY}\r\n\
+             content-type: application/json\r\nx-session-id: stalled-{chunked}\r\n{framing}\r\n\r\n"
+        );
+        s.write_all(head.as_bytes()).await.unwrap();
+        if chunked {
+            let chunk = format!(
+                "{:x}\r\n{}\r\n0\r\n\r\n",
+                body.len(),
+                String::from_utf8_lossy(&body)
+            );
+            s.write_all(chunk.as_bytes()).await.unwrap();
+        } else {
+            s.write_all(&body).await.unwrap();
+        }
+        // Nothing of the answer is read until its request has finished
+        // (the gateway has cut the connection; the bound only stops a
+        // gateway that never does).
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            let m = h.metrics().await;
+            if metric(&m, "toolwarden_upstream_requests_total", &[]) == done {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "chunked={chunked}: {m}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        // What the sockets held, then the end.
+        let mut seen = Vec::new();
+        let mut buf = vec![0u8; 1 << 16];
+        let closed = tokio::time::timeout(Duration::from_secs(30), async {
+            while let Ok(n @ 1..) = s.read(&mut buf).await {
+                seen.extend_from_slice(&buf[..n]);
+            }
+        })
+        .await;
+        assert!(closed.is_ok(), "chunked={chunked}: the connection is open");
+        assert!(seen.starts_with(b"HTTP/1.1 200"), "chunked={chunked}");
+    }
+    let stats = h.finish().await;
+    let recs = requests(&h);
+    assert_eq!(recs.len(), 2, "{recs:#?}");
+    for rec in &recs {
+        assert_eq!(
+            rec["error"],
+            "the client read nothing of the response for 1000 ms (client_body_timeout_ms): \
+             its connection was closed",
+            "{rec}"
+        );
+        assert_eq!(rec["status"], 200, "{rec}");
+        assert_eq!(rec["response_id"], "resp_0", "{rec}");
+    }
+    let tools: Vec<(&str, u64)> = stats
+        .tools
+        .iter()
+        .map(|t| (t.tool.as_str(), t.calls))
+        .collect();
+    assert_eq!(tools, [("read_file", 2)]);
 }
