@@ -11,7 +11,9 @@
 //! `error` event (status 400, with the error's `code` and `param`); a
 //! `previous_response_id` the socket cannot continue (not stored, nor this
 //! socket's most recent response) gets the `previous_response_not_found`
-//! one (see `continuation`); scripted responses are taken in order (an
+//! one (see `continuation`); a `response.inject` whose items the pairing
+//! rules refuse gets an `error` event as a turn with pairing defects does
+//! (see `ws_inject`); scripted responses are taken in order (an
 //! SSE script's events become messages: each event's `data`); faults
 //! apply per turn ([`Fault::ResetMidStream`]: that many events, then the
 //! connection is dropped without a close; [`Fault::StallAfter`]: that many,
@@ -185,7 +187,9 @@ where
         let (events, fault) = match crate::ws_inject::read(&message) {
             Some((response_id, input)) => {
                 let ended = |id: &str| shared.responses.has(id);
-                let events = crate::ws_inject::answer(&mut waiting, &response_id, input, ended);
+                let inject = (response_id.as_str(), input);
+                let validate = shared.opts.validate;
+                let events = crate::ws_inject::answer(&mut waiting, inject, ended, validate);
                 (events, Fault::None)
             }
             None => {
@@ -346,7 +350,7 @@ fn turn_events(
 /// The `error` event of a turn the API refuses with a 400: the error as
 /// over HTTP (`type`, `code`, `message`, `param`; openai-python
 /// `ResponseWsErrorError`), with its status.
-fn error_event(code: Option<&str>, param: &str, message: &str) -> Bytes {
+pub(crate) fn error_event(code: Option<&str>, param: &str, message: &str) -> Bytes {
     let error = serde_json::json!({
         "type": "error",
         "status": 400,

@@ -11,7 +11,14 @@
 //! A scripted WebSocket answer that holds a `response.inject.created`
 //! event plays as such a response: the events before it go at once, that
 //! event and the rest once the client injects into the response (the id
-//! of its `response.created`).
+//! of its `response.created`). With [`crate::MockOptions::validate`], an
+//! inject whose items the pairing rules refuse against the response's
+//! calls so far (`rules::inject_violation`: an output for a call it never
+//! made, a second output for one call) is answered with an `error` event
+//! (status 400, `param: input`, as a refused `response.create` is) and
+//! commits nothing: the response still waits. (The API documents only
+//! that the items "are validated and committed atomically"; the failed
+//! event's codes name no validation error.)
 
 use bytes::Bytes;
 use serde_json::{Value, json};
@@ -21,6 +28,8 @@ use serde_json::{Value, json};
 #[derive(Debug, Default)]
 pub(crate) struct Waiting {
     response_id: String,
+    /// Its call items so far (each `call_id` once), for the rules.
+    calls: Vec<Value>,
     rest: Vec<Bytes>,
 }
 
@@ -60,25 +69,60 @@ pub(crate) fn hold(mut events: Vec<Bytes>, waiting: &mut Option<Waiting>) -> Vec
         .and_then(|v| v["response"]["id"].as_str().map(str::to_string))
         .unwrap_or_default();
     let rest = events.split_off(at);
-    *waiting = Some(Waiting { response_id, rest });
+    let calls = calls_of(&events);
+    *waiting = Some(Waiting {
+        response_id,
+        calls,
+        rest,
+    });
     events
 }
 
+/// The call items the events hold (`response.output_item.added` and
+/// `.done`), each `call_id` once: the first seen.
+fn calls_of(events: &[Bytes]) -> Vec<Value> {
+    let mut calls: Vec<Value> = Vec::new();
+    for event in events
+        .iter()
+        .filter_map(|e| serde_json::from_slice::<Value>(e).ok())
+    {
+        if !matches!(
+            event["type"].as_str(),
+            Some("response.output_item.added" | "response.output_item.done")
+        ) {
+            continue;
+        }
+        let item = &event["item"];
+        let is_call = item["type"].as_str().is_some_and(|t| t.ends_with("_call"));
+        let Some(id) = item["call_id"].as_str().filter(|_| is_call) else {
+            continue;
+        };
+        if !calls.iter().any(|c| c["call_id"] == id) {
+            calls.push(item.clone());
+        }
+    }
+    calls
+}
+
 /// The answer to an inject into `response_id` of `input`: the waiting
-/// response's rest, or `response.inject.failed` (`response_not_found`,
-/// or `response_already_completed` for a response `ended` says it made).
+/// response's rest; with `validate`, an `error` event for items the
+/// rules refuse (the response still waiting); or
+/// `response.inject.failed` (`response_not_found`, or
+/// `response_already_completed` for a response `ended` says it made).
 pub(crate) fn answer(
     waiting: &mut Option<Waiting>,
-    response_id: &str,
-    input: Value,
+    (response_id, input): (&str, Value),
     ended: impl Fn(&str) -> bool,
+    validate: bool,
 ) -> Vec<Bytes> {
-    if waiting
-        .as_ref()
-        .is_some_and(|w| w.response_id == response_id)
-        && let Some(w) = waiting.take()
-    {
-        return w.rest;
+    if let Some(w) = waiting.as_ref().filter(|w| w.response_id == response_id) {
+        let items = input.as_array().map_or(&[][..], Vec::as_slice);
+        if validate && let Some(message) = crate::rules::inject_violation(&w.calls, items) {
+            return vec![crate::ws::error_event(None, "input", &message)];
+        }
+        if let Some(w) = waiting.take() {
+            return w.rest;
+        }
     }
     let (code, message) = if ended(response_id) {
         (
@@ -110,6 +154,56 @@ mod tests {
     }
 
     #[test]
+    fn an_inject_the_rules_refuse_commits_nothing() {
+        let call =
+            json!({"type": "function_call", "call_id": "call_1", "name": "f", "arguments": "{}"});
+        let events = vec![
+            event(json!({"type": "response.created", "response": {"id": "resp_1"}})),
+            event(json!({"type": "response.output_item.added", "item": call})),
+            event(json!({"type": "response.output_item.done", "item": call})),
+            event(json!({"type": "response.inject.created", "response_id": "resp_1"})),
+            event(json!({"type": "response.completed"})),
+        ];
+        let out = |id: &str| json!({"type": "function_call_output", "call_id": id, "output": "ok"});
+        let mut waiting = None;
+        hold(events.clone(), &mut waiting);
+        let refused = answer(
+            &mut waiting,
+            ("resp_1", json!([out("call_1"), out("call_9")])),
+            |_| false,
+            true,
+        );
+        let refused: Value = serde_json::from_slice(&refused[0]).unwrap();
+        assert_eq!(
+            (refused["type"].as_str(), refused["status"].as_u64()),
+            (Some("error"), Some(400))
+        );
+        assert_eq!(
+            refused["error"]["message"],
+            "No tool call found for function call output with call_id call_9."
+        );
+        let twice = answer(
+            &mut waiting,
+            ("resp_1", json!([out("call_1"), out("call_1")])),
+            |_| false,
+            true,
+        );
+        let twice: Value = serde_json::from_slice(&twice[0]).unwrap();
+        assert_eq!(
+            twice["error"]["message"],
+            "Duplicate item found with id call_1. Remove duplicate items from your input and try again."
+        );
+        // Still waiting: the items the rules take commit.
+        let taken = answer(
+            &mut waiting,
+            ("resp_1", json!([out("call_1")])),
+            |_| false,
+            true,
+        );
+        assert_eq!(taken, events[3..]);
+    }
+
+    #[test]
     fn a_response_waits_at_its_inject_and_goes_on_after_it() {
         let events = vec![
             event(json!({"type": "response.created", "response": {"id": "resp_1"}})),
@@ -120,16 +214,21 @@ mod tests {
         let mut waiting = None;
         let first = hold(events.clone(), &mut waiting);
         assert_eq!(first, events[..2]);
-        let wrong = answer(&mut waiting, "resp_2", json!([1]), |_| false);
+        let wrong = answer(&mut waiting, ("resp_2", json!([1])), |_| false, true);
         let wrong: Value = serde_json::from_slice(&wrong[0]).unwrap();
         assert_eq!(wrong["type"], "response.inject.failed");
         assert_eq!(wrong["error"]["code"], "response_not_found");
         assert_eq!(wrong["input"], json!([1]));
         assert_eq!(
-            answer(&mut waiting, "resp_1", json!([]), |_| false),
+            answer(&mut waiting, ("resp_1", json!([])), |_| false, true),
             events[2..]
         );
-        let again = answer(&mut waiting, "resp_1", json!([]), |id| id == "resp_1");
+        let again = answer(
+            &mut waiting,
+            ("resp_1", json!([])),
+            |id| id == "resp_1",
+            true,
+        );
         let again: Value = serde_json::from_slice(&again[0]).unwrap();
         assert_eq!(again["error"]["code"], "response_already_completed");
         // No inject in the script: all of it at once.

@@ -247,6 +247,25 @@ impl StreamParser {
         }
     }
 
+    /// The id of every call the stream has begun so far, whole or not
+    /// (Responses: a client may answer them before the response ends, the
+    /// WebSocket beta's `response.inject`); `None` for the other dialects,
+    /// and when the parse may have missed one: its [`Self::limit`] cut
+    /// something off, or an event was dropped for its size.
+    pub fn begun_calls(&self) -> Option<impl Iterator<Item = &str>> {
+        let State::Responses(s) = &self.state else {
+            return None;
+        };
+        let dropped = match &self.framer {
+            Framing::Sse(f) => f.oversized() > 0,
+            Framing::Array(_) | Framing::Sniff | Framing::EventStream(_) => false,
+        };
+        if dropped {
+            return None;
+        }
+        s.call_ids()
+    }
+
     /// The response's id, once an event has named it (Responses:
     /// `response.created`); `None` for the other dialects before the end.
     pub fn response_id(&self) -> Option<&str> {

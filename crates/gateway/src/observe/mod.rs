@@ -688,6 +688,16 @@ impl Observation {
         Some(view)
     }
 
+    /// The ids of every call the response's stream has begun so far,
+    /// whole or not (`StreamParser::begun_calls`); `None` when there is no
+    /// parse, or it may have missed a call.
+    pub(crate) fn begun_calls(&self) -> Option<std::collections::HashSet<&str>> {
+        match &self.parse {
+            Parse::Stream(parser) => parser.begun_calls().map(Iterator::collect),
+            Parse::Skip | Parse::Buffer { .. } => None,
+        }
+    }
+
     /// The response's id, once its stream has named it.
     pub(crate) fn response_id(&self) -> Option<&str> {
         match &self.parse {

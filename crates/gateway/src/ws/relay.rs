@@ -272,6 +272,12 @@ where
                 turns.client_sent(&payload);
                 end
             }
+            Outgoing::Inject(forward, payload) => {
+                let write = send(upstream, Frame::text(forward), Side::Upstream);
+                let end = within(write, Side::Upstream, stall, force).await;
+                turns.client_sent(&payload);
+                end
+            }
             Outgoing::Turn(payload, outbound, lane) => {
                 let write = send(upstream, Frame::text(payload), Side::Upstream);
                 let end = within(write, Side::Upstream, stall, force).await;

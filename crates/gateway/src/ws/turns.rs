@@ -31,14 +31,16 @@ use std::{collections::VecDeque, sync::Arc};
 use bytes::Bytes;
 use serde::Deserialize;
 
-use toolwarden_wire::Dialect;
+use toolwarden_wire::{Dialect, openai_responses::repair_inject};
 
 use super::{inject, live::Live};
 use crate::{
+    RepairMode,
+    metrics::events::RepairApplied,
     observe::{
         Observation, RequestBase, ResponseMeta,
         client_headers::ClientHeaders,
-        now_ms,
+        guard, now_ms,
         request::{self, ReadBody, RequestFacts, RequestInfo},
     },
     proxy::{self, Outbound},
@@ -95,9 +97,12 @@ pub(crate) enum Outgoing {
     Turn(Bytes, Box<Outbound>, Option<Box<str>>),
     /// Anything else: sent as it came.
     Pass(Bytes),
-    /// A voice socket's message: sent as it came, then read
-    /// ([`Turns::client_sent`]).
+    /// A voice socket's message, or a `response.inject`: sent as it
+    /// came, then read ([`Turns::client_sent`]).
     Read(Bytes),
+    /// A `response.inject` repaired in `fix` mode ([`Turns::inject`]):
+    /// what to send, then the client's message, read once sent.
+    Inject(Bytes, Bytes),
 }
 
 #[derive(Deserialize)]
@@ -135,7 +140,7 @@ impl Turns {
     }
 
     /// Read a client text message.
-    pub(crate) fn client_message(&self, payload: Bytes) -> Outgoing {
+    pub(crate) fn client_message(&mut self, payload: Bytes) -> Outgoing {
         if self.live.is_some() {
             return Outgoing::Read(payload);
         }
@@ -162,9 +167,9 @@ impl Turns {
         match kind {
             // The HTTP path's parse reads (and counts) a bad body.
             Some(kind) if kind == "response.create" => {}
-            // Tool outputs committed to a response under way: read once
-            // sent (`Turns::client_sent`).
-            Some(kind) if kind == "response.inject" => return Outgoing::Read(payload),
+            // Tool outputs committed to a response under way: repaired in
+            // `fix` mode, read once sent (`Turns::client_sent`).
+            Some(kind) if kind == "response.inject" => return self.inject(payload),
             Some(_) if is_json(&payload) => return Outgoing::Pass(payload),
             _ => {
                 self.shared
@@ -178,6 +183,51 @@ impl Turns {
         let mut outbound = Outbound::prepare(&self.shared, &self.route, base, payload, None);
         outbound.observation.sent();
         Outgoing::Turn(outbound.forward.clone(), Box::new(outbound), lane)
+    }
+
+    /// A `response.inject`, before it is sent. In `fix` mode the outputs
+    /// the API refuses are taken out (`openai_responses::repair_inject`:
+    /// an output for a call its response never made, a second output for
+    /// one call), judged against the calls the response has begun, when
+    /// the message names an open turn's response whose parse missed none;
+    /// the turn's request records the repairs, as a repaired
+    /// `response.create`'s does. The client's message is what is read
+    /// once sent, as the HTTP path reads the client's body.
+    fn inject(&mut self, payload: Bytes) -> Outgoing {
+        if self.shared.config.repair != RepairMode::Fix {
+            return Outgoing::Read(payload);
+        }
+        let Some(message) = inject::read(&payload) else {
+            return Outgoing::Read(payload);
+        };
+        let id = Some(&*message.response_id);
+        let Some(turn) = (self.pending.iter_mut()).find(|p| p.observation.response_id() == id)
+        else {
+            return Outgoing::Read(payload);
+        };
+        let repaired = {
+            let Some(calls) = turn.observation.begun_calls() else {
+                return Outgoing::Read(payload);
+            };
+            guard(|| repair_inject(&payload, |id| calls.contains(id)))
+        };
+        let Ok(Ok(repaired)) = repaired else {
+            return Outgoing::Read(payload);
+        };
+        if !repaired.is_changed() {
+            return Outgoing::Read(payload);
+        }
+        let mut defects = Vec::with_capacity(repaired.changes.len());
+        for change in &repaired.changes {
+            self.shared.sinks.metrics.emit(RepairApplied {
+                dialect: Dialect::OpenAiResponses,
+                defect: change.defect,
+            });
+            defects.push(change.defect.as_str().to_string());
+        }
+        turn.observation.add_repairs(defects);
+        let forward = Bytes::from(repaired.body.into_owned());
+        Outgoing::Inject(forward, payload)
     }
 
     /// A client message read once sent: a voice socket's, or WebSocket

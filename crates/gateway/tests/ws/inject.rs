@@ -178,3 +178,101 @@ async fn outputs_injected_into_a_response_are_its_results() {
         .collect();
     assert_eq!(received, [create, stray, inject]);
 }
+
+/// `fix` mode: an inject's outputs are judged against the calls its
+/// response has made, by the rules of a `response.create`'s input (the API
+/// documents only that an inject's items "are validated and committed
+/// atomically"). An output for a call the response never made and a
+/// second output for one call are taken out, so the others commit; the
+/// mock refuses either as the API refuses them in a `response.create`
+/// ("No tool call found for function call output with call_id …",
+/// "Duplicate item found with id …"), and then commits nothing, leaving
+/// the response waiting. Before, the inject went as it came.
+#[tokio::test]
+async fn fix_mode_takes_out_the_outputs_an_inject_cannot_commit() {
+    let mut h = Harness::with(
+        MockOptions {
+            record: true,
+            ..MockOptions::default()
+        },
+        |c| c.repair = toolwarden_gateway::RepairMode::Fix,
+    )
+    .await;
+    let events = waiting_response();
+    h.mock.push_response(Scripted::Raw(RawResponse {
+        status: 200,
+        headers: Vec::new(),
+        chunks: events.iter().map(|e| Bytes::from(e.to_string())).collect(),
+        delay: Duration::ZERO,
+    }));
+    let mut ws = connect(&h.gw(), &[AUTH, ("session_id", "fixed")], false).await;
+    let create = json!({"type": "response.create", "model": "gpt-5",
+        "input": [{"role": "user", "content": "Book TP123"}]});
+    send_text(&mut ws, create.to_string()).await;
+    for event in &events[..4] {
+        let got = next(&mut ws).await.expect("an event");
+        assert_eq!(got.as_ref(), event.to_string().as_bytes());
+    }
+    let [first, second, third] = <[Value; 3]>::try_from(outputs()).unwrap();
+    let stray =
+        json!({"type": "function_call_output", "call_id": "call_9", "output": "from elsewhere"});
+    let again = json!({"type": "function_call_output", "call_id": "call_2", "output": "retried"});
+    // Written as a client writes it: its spacing kept where nothing changed.
+    let items = [&first, &stray, &second, &again, &third].map(Value::to_string);
+    let inject = format!(
+        r#"{{"type": "response.inject", "response_id": "resp_1", "input": [{}]}}"#,
+        items.join(", ")
+    );
+    send_text(&mut ws, inject.clone()).await;
+    // The response goes on.
+    for event in &events[4..] {
+        let got = next(&mut ws).await.expect("an event");
+        assert_eq!(
+            String::from_utf8_lossy(&got),
+            event.to_string(),
+            "the inject was refused"
+        );
+    }
+    drop(ws);
+    let received = h.mock.received();
+    assert_eq!(received.len(), 2);
+    let kept = [&first, &second, &third].map(Value::to_string);
+    let want = format!(
+        r#"{{"type": "response.inject", "response_id": "resp_1", "input": [{}]}}"#,
+        kept.join(", ")
+    );
+    assert_eq!(String::from_utf8_lossy(&received[1].body), want);
+    let m = h
+        .metrics_when(|m| {
+            metric(m, "toolwarden_repairs_total", &[]) == 2.0
+                && metric(m, "toolwarden_tool_results_total", &[]) >= 3.0
+        })
+        .await;
+    let repairs = |defect: &str| {
+        metric(
+            &m,
+            "toolwarden_repairs_total",
+            &[("dialect", "openai-responses"), ("defect", defect)],
+        )
+    };
+    assert_eq!(
+        (repairs("orphan_result"), repairs("duplicate_call_id")),
+        (1.0, 1.0),
+        "{m}"
+    );
+    let stats = h.finish().await;
+    let mut repairs: Vec<(&str, u64)> = (stats.repairs.iter())
+        .map(|r| (r.defect.as_str(), r.count))
+        .collect();
+    repairs.sort_unstable();
+    assert_eq!(repairs, [("duplicate_call_id", 1), ("orphan_result", 1)]);
+    // The client's outputs are what is recorded, as over HTTP: `book`'s
+    // failure among them.
+    assert_eq!(
+        (stats.requests.total, stats.totals.failures),
+        (1, 1),
+        "{:?} {:?}",
+        stats.requests,
+        stats.totals
+    );
+}

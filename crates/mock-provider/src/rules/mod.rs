@@ -54,6 +54,13 @@ pub(crate) fn violation_value(dialect: Dialect, model: Option<&str>, v: &Value) 
     }
 }
 
+/// The text of the refusal of a Responses WebSocket `response.inject` of
+/// `items` into a response that has made `calls`, or `None` (see
+/// `responses`).
+pub(crate) fn inject_violation(calls: &[Value], items: &[Value]) -> Option<String> {
+    responses::inject_violation(calls, items)
+}
+
 /// `v[key]` as a slice of values (empty when absent or not an array).
 fn list<'a>(v: &'a Value, key: &str) -> &'a [Value] {
     v.get(key)

@@ -32,6 +32,14 @@
 //!
 //! Item rules (ids, reasoning) are checked before pairing; within each,
 //! the first item in order is the one named.
+//!
+//! A WebSocket `response.inject` (the `responses_multi_agent=v1` beta) is
+//! judged by [`inject_violation`]: its items after the calls of the
+//! response they are committed to, by the same rules less the one for a
+//! call without an output (the response waits for it). The API documents
+//! only that the items "are validated and committed atomically"
+//! (openai-python `BetaResponseInjectEvent`), not its refusals: these are
+//! the `response.create` rules the items' place implies.
 
 use std::collections::{HashMap, HashSet};
 
@@ -52,7 +60,21 @@ pub(super) fn violation(body: &Value) -> Option<String> {
         found.extend(reasoning::broken(items));
     }
     if found.is_empty() {
-        found = pairing(body, items);
+        found = pairing(body, items, true);
+    }
+    found.into_iter().min_by_key(|f| f.0).map(|f| f.1)
+}
+
+/// The text of the refusal of a `response.inject` of `items` into a
+/// response that has made `calls` (its call items so far), or `None`.
+pub(super) fn inject_violation(calls: &[Value], items: &[Value]) -> Option<String> {
+    let all: Vec<Value> = calls.iter().chain(items).cloned().collect();
+    if let Some(problem) = call_id_too_long(&all) {
+        return Some(problem);
+    }
+    let mut found = duplicate_ids(&all);
+    if found.is_empty() {
+        found = pairing(&Value::Null, &all, false);
     }
     found.into_iter().min_by_key(|f| f.0).map(|f| f.1)
 }
@@ -140,8 +162,9 @@ fn kind(item: &Value) -> Kind {
     }
 }
 
-/// Calls and outputs paired by `call_id`, in item order.
-fn pairing(body: &Value, items: &[Value]) -> Vec<(usize, String)> {
+/// Calls and outputs paired by `call_id`, in item order; `whole`: a call
+/// left without an output is refused too.
+fn pairing(body: &Value, items: &[Value], whole: bool) -> Vec<(usize, String)> {
     let stored_history = body
         .get("previous_response_id")
         .is_some_and(|v| !v.is_null())
@@ -183,7 +206,7 @@ fn pairing(body: &Value, items: &[Value]) -> Vec<(usize, String)> {
             Kind::Other => {}
         }
     }
-    for (call_id, (k, what)) in open {
+    for (call_id, (k, what)) in open.into_iter().filter(|_| whole) {
         out.push((k, format!("No tool output found for {what} {call_id}.")));
     }
     out
@@ -330,6 +353,23 @@ mod tests {
         assert_eq!(violation(&continued), None);
         let early = json!({"model": "gpt-4.1", "previous_response_id": "resp_1", "input": [out("call_x"), fc("call_x")]});
         assert_eq!(violation(&early).as_deref(), Some(orphan));
+    }
+
+    #[test]
+    fn an_inject_answers_its_responses_calls_once_each() {
+        let calls = [fc("call_a"), fc("call_b")];
+        // Some of the calls answered: the response waits for the others.
+        assert_eq!(inject_violation(&calls, &[out("call_b")]), None);
+        assert_eq!(
+            inject_violation(&calls, &[out("call_a"), out("call_x")]).as_deref(),
+            Some("No tool call found for function call output with call_id call_x.")
+        );
+        assert_eq!(
+            inject_violation(&calls, &[out("call_a"), out("call_a")]).as_deref(),
+            Some(
+                "Duplicate item found with id call_a. Remove duplicate items from your input and try again."
+            )
+        );
     }
 
     #[test]

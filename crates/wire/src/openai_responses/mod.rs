@@ -19,9 +19,12 @@
 //!   an output's text stays raw JSON until read (`read_result`: status
 //!   `incomplete`/`failed`, then MCP `isError`, then the detector);
 //! - validation and repair share one pairing plan (`pairing`);
-//! - [`StreamState`] reassembles `response.*` stream events.
+//! - [`StreamState`] reassembles `response.*` stream events;
+//! - [`repair_inject`] judges a WebSocket `response.inject`'s outputs
+//!   against the calls of the response they are committed to.
 
 mod fast;
+mod inject;
 mod model;
 mod pairing;
 mod render;
@@ -39,6 +42,7 @@ pub(crate) mod tests;
 mod tool_search_tests;
 
 pub use crate::call_kind::CallKind;
+pub use inject::repair_inject;
 pub use stream::StreamState;
 
 pub(crate) use render::{render_answers, render_results};

@@ -132,6 +132,12 @@ impl StreamState {
         self.calls.iter().take_while(|p| p.done).count()
     }
 
+    /// The `call_id` of every call begun so far, whole or not; `None`
+    /// once the budget cut something off (a call may be missing).
+    pub(crate) fn call_ids(&self) -> Option<impl Iterator<Item = &str>> {
+        (!self.budget.is_cut()).then(|| self.calls.iter().map(|p| p.call_id.as_str()))
+    }
+
     /// The response's id, once an event named it.
     pub(crate) fn id(&self) -> Option<&str> {
         self.id.as_deref()
