@@ -211,6 +211,23 @@ fn redact(key: &str) -> String {
     format!("{head}{}{tail}", "*".repeat(chars.len() - 7))
 }
 
+/// The Responses WebSocket `error` event of a message the API refuses
+/// with a 400: the error as over HTTP (`type`, `code`, `message`, `param`; openai-python
+/// `ResponseWsErrorError`), with its status.
+pub(crate) fn ws_error_event(code: Option<&str>, param: &str, message: &str) -> bytes::Bytes {
+    let error = serde_json::json!({
+        "type": "error",
+        "status": 400,
+        "error": {
+            "type": "invalid_request_error",
+            "code": code,
+            "message": message,
+            "param": param,
+        },
+    });
+    bytes::Bytes::from(error.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -306,7 +306,7 @@ fn turn_events(
             Previous::NotFound(id) => {
                 let message = continuation::not_found_message(&id);
                 let code = Some("previous_response_not_found");
-                let error = error_event(code, "previous_response_id", &message);
+                let error = envelope::ws_error_event(code, "previous_response_id", &message);
                 return (vec![error], Fault::None);
             }
             Previous::Found(p) => {
@@ -317,7 +317,10 @@ fn turn_events(
             Previous::None => crate::rules::violation_value(Dialect::OpenAiResponses, None, &body),
         };
         if let Some(message) = violation {
-            return (vec![error_event(None, "input", &message)], Fault::None);
+            return (
+                vec![envelope::ws_error_event(None, "input", &message)],
+                Fault::None,
+            );
         }
     }
     let (events, fault) = if prewarm(message) {
@@ -345,23 +348,6 @@ fn turn_events(
     let sent = events.iter().map(|e| e.as_ref());
     continuation::remember(&shared.responses, Some(connection), &body, previous, sent);
     (events, fault)
-}
-
-/// The `error` event of a turn the API refuses with a 400: the error as
-/// over HTTP (`type`, `code`, `message`, `param`; openai-python
-/// `ResponseWsErrorError`), with its status.
-pub(crate) fn error_event(code: Option<&str>, param: &str, message: &str) -> Bytes {
-    let error = serde_json::json!({
-        "type": "error",
-        "status": 400,
-        "error": {
-            "type": "invalid_request_error",
-            "code": code,
-            "message": message,
-            "param": param,
-        },
-    });
-    Bytes::from(error.to_string())
 }
 
 /// `"generate": false`: the Codex CLI's warm-up turn, which the API

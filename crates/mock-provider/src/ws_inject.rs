@@ -118,7 +118,7 @@ pub(crate) fn answer(
     if let Some(w) = waiting.as_ref().filter(|w| w.response_id == response_id) {
         let items = input.as_array().map_or(&[][..], Vec::as_slice);
         if validate && let Some(message) = crate::rules::inject_violation(&w.calls, items) {
-            return vec![crate::ws::error_event(None, "input", &message)];
+            return vec![crate::envelope::ws_error_event(None, "input", &message)];
         }
         if let Some(w) = waiting.take() {
             return w.rest;
