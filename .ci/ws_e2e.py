@@ -9,6 +9,19 @@
       through the gateway must be byte-equal to the mock's, in order. Then
       exact counts in the gateway's /metrics and no POST at the mock.
 
+  ws_e2e.py inject-script FILE
+      Writes the mock's script for the inject run: one response that makes
+      two calls and waits for their outputs (`response.inject.created`).
+
+  ws_e2e.py inject --gateway URL --mock URL --key KEY
+      The SDK's beta `client.beta.responses.connect()` and
+      `connection.response.inject(…)` (`responses_multi_agent=v1`): the two
+      outputs and one for a call the response never made, in one inject.
+      The gateway (`fix` mode) takes that one out, so the mock (which
+      refuses it, as a `response.create`'s input is refused) commits the
+      others and the response goes on; the client's results are counted,
+      the repair too.
+
   ws_e2e.py codex-script FILE
       Writes the mock's script for the Codex CLI run: a failing command
       (`false`), then a succeeding one (`echo toolwarden-ok`).
@@ -163,6 +176,73 @@ async def sdk(args):
     no_post_at_mock(args.mock)
 
 
+# --- the SDK's beta inject ------------------------------------------------
+
+INJECT_CALLS = [("call_inject_1", "lookup"), ("call_inject_2", "book")]
+
+
+def inject_script(args):
+    rid = "resp_inject_1"
+    base = {"id": rid, "object": "response", "created_at": 1700000000, "model": "gpt-5"}
+    items = [{"id": f"fc_{cid}", "type": "function_call", "status": "completed", "call_id": cid,
+              "name": name, "arguments": json.dumps({"q": "TP123"})} for cid, name in INJECT_CALLS]
+    events = [{"type": "response.created", "sequence_number": 0,
+               "response": {**base, "status": "in_progress", "output": []}}]
+    for i, item in enumerate(items):
+        events.append({"type": "response.output_item.done", "sequence_number": i + 1,
+                       "output_index": i, "item": item})
+    events.append({"type": "response.inject.created", "sequence_number": 3, "response_id": rid})
+    events.append({"type": "response.completed", "sequence_number": 4, "response": {
+        **base, "status": "completed", "output": items,
+        "usage": {"input_tokens": 40, "output_tokens": 12, "total_tokens": 52}}})
+    with open(args.file, "w") as f:
+        f.write(json.dumps(events) + "\n")
+
+
+async def inject(args):
+    from openai import AsyncOpenAI
+
+    client = AsyncOpenAI(api_key=args.key, base_url=args.gateway + "/v1")
+    seen = []
+
+    async def until(kinds):
+        while True:
+            event = json.loads(await asyncio.wait_for(conn.recv_bytes(), 10))
+            seen.append(event["type"])
+            if event["type"] in kinds or event["type"] == "error":
+                return event
+
+    async with client.beta.responses.connect(extra_headers={"session_id": "sdk-inject"}) as conn:
+        await conn.response.create(model="gpt-5", tools=TOOLS,
+                                   input=[{"role": "user", "content": "Find and book flight TP123"}])
+        calls = []
+        while len(calls) < len(INJECT_CALLS):
+            event = await until({"response.output_item.done", "response.completed"})
+            if event["type"] != "response.output_item.done":
+                break
+            calls.append(event["item"])
+        rid = "resp_inject_1"
+        check([c["call_id"] for c in calls] == [c for c, _ in INJECT_CALLS], f"the response's calls ({seen})")
+        stray = {"type": "function_call_output", "call_id": "call_from_elsewhere", "output": "stale"}
+        await conn.response.inject(response_id=rid, input=outputs(calls)[:1] + [stray] + outputs(calls)[1:])
+        event = await until({"response.inject.created", "response.inject.failed"})
+        committed = event["type"] == "response.inject.created"
+        check(committed, f"the inject committed ({event})")
+        if committed:
+            event = await until({"response.completed", "response.failed", "response.incomplete"})
+            check(event["type"] == "response.completed", f"the response went on ({seen})")
+
+    for _ in range(100):
+        m = get(args.gateway + "/metrics")
+        if metric(m, "toolwarden_tool_failures_total") >= 1 and metric(m, "toolwarden_repairs_total") >= 1:
+            break
+        await asyncio.sleep(0.05)
+    check(metric(m, "toolwarden_tool_calls_total") == 2, f"2 calls counted ({metric(m, 'toolwarden_tool_calls_total')})")
+    check(metric(m, "toolwarden_tool_failures_total", tool="book") == 1, "`book`'s injected output a failure")
+    check(metric(m, "toolwarden_repairs_total", defect="orphan_result") == 1, "the stray output taken out")
+    no_post_at_mock(args.mock)
+
+
 # --- the Codex CLI ---------------------------------------------------------
 
 def codex_turn(n, cmd):
@@ -223,6 +303,12 @@ def main():
     s.add_argument("--gateway", required=True)
     s.add_argument("--mock", required=True)
     s.add_argument("--key", required=True)
+    s = sub.add_parser("inject")
+    s.add_argument("--gateway", required=True)
+    s.add_argument("--mock", required=True)
+    s.add_argument("--key", required=True)
+    s = sub.add_parser("inject-script")
+    s.add_argument("file")
     s = sub.add_parser("codex-script")
     s.add_argument("file")
     s = sub.add_parser("codex-check")
@@ -232,8 +318,10 @@ def main():
     args = p.parse_args()
     if args.cmd == "sdk":
         asyncio.run(sdk(args))
-    elif args.cmd == "codex-script":
-        codex_script(args)
+    elif args.cmd == "inject":
+        asyncio.run(inject(args))
+    elif args.cmd in ("codex-script", "inject-script"):
+        (codex_script if args.cmd == "codex-script" else inject_script)(args)
         return 0
     else:
         codex_check(args)

@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # The Responses API's WebSocket mode through the gateway with real clients:
 # the official `openai` Python SDK's `client.responses.connect()` (pinned
-# below) and the Codex CLI (npm, pinned) with a custom provider that has
-# `supports_websockets = true` (no `supports_websockets = false`), each
-# against the mock provider speaking WebSocket mode. Fails loudly.
+# below), its beta `client.beta.responses.connect()` with
+# `connection.response.inject(…)`, and the Codex CLI (npm, pinned) with
+# a custom provider that has `supports_websockets = true` (no
+# `supports_websockets = false`), each against the mock provider speaking
+# WebSocket mode. Fails loudly.
 #
 #   bash .ci/ws_e2e.sh
 set -euo pipefail
 ci_suite=ws-e2e
 . "$(dirname "$0")/lib.sh"
-OPENAI_SDK_VERSION=3.57.0   # has client.responses.connect()
+OPENAI_SDK_VERSION=3.57.0   # has client.responses.connect() and the beta connection.response.inject()
 CODEX_VERSION=${TOOLWARDEN_E2E_CODEX:-0.171.0}
 venv="$target/ws-venv"
 codex_dir="${TOOLWARDEN_E2E_CACHE:-$target}/ws-codex"
@@ -37,6 +39,14 @@ rc=0
 # --- the openai SDK (the mock makes two calls per tool turn)
 start_pair sdk --calls 2
 env -u OPENAI_API_KEY -u OPENAI_BASE_URL "$venv/bin/python" .ci/ws_e2e.py sdk \
+  --gateway "$gw_url" --mock "$mock_url" --key "$key" || rc=1
+
+# --- the openai SDK's beta inject (`client.beta.responses.connect()`,
+# `connection.response.inject(…)`): a response waiting for its outputs, one
+# output in the inject for a call it never made, which `fix` mode takes out.
+"$venv/bin/python" .ci/ws_e2e.py inject-script "$tmp/inject-script.jsonl"
+start_pair inject --script "$tmp/inject-script.jsonl"
+env -u OPENAI_API_KEY -u OPENAI_BASE_URL "$venv/bin/python" .ci/ws_e2e.py inject \
   --gateway "$gw_url" --mock "$mock_url" --key "$key" || rc=1
 
 # --- the Codex CLI: `codex exec` with a scratch HOME, a failing and a
