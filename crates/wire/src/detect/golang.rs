@@ -4,7 +4,7 @@
 //!
 //! | program | the output ends with |
 //! |---|---|
-//! | `go build`, `go vet`, `go run` | a report: the package's header `# example.com/pkg` (`# example.com/pkg [example.com/pkg.test]` for a test build, `# command-line-arguments` for files), then its diagnostics `./main.go:6:14: undefined: x`, with tab-indented continuations (`\thave (int)`) and `too many errors`; or a diagnostic below a `go: …` line (`go: finding module for package …`) |
+//! | `go build`, `go vet`, `go run` | a report: the package's header `# example.com/pkg` (`# example.com/pkg [example.com/pkg.test]` for a test build, `# command-line-arguments` for files), then its diagnostics `./main.go:6:14: undefined: x` (vet's type errors `vet: ./main.go:4:1: …`; not cgo's C compiler's `warning:` or `note:`), with tab-indented continuations (`\thave (int)`) and `too many errors`; or a diagnostic below a `go: …` line (`go: finding module for package …`) |
 //! | `go test` | `FAIL\texample.com/pkg\t0.002s`, `FAIL\texample.com/pkg [build failed]`, or a bare `FAIL` below such a line (`go test ./...`) |
 //! | a Go program | a panic: `panic: …` or `fatal error: …`, then `goroutine 1 [running]:` and its frames, the last `\t/src/main.go:8 +0x5e` |
 //!
@@ -38,9 +38,11 @@ const MAX_INDENTED_RUN: usize = 32;
 const LINE_BYTES: usize = 1024;
 
 /// A diagnostic of the go command, the compiler or vet: a `.go` file, its
-/// line and column, a space, the message (case-sensitive, anchored).
+/// line and column, a space, the message (case-sensitive, anchored); vet
+/// prints a type error after its name (`vet: ./main.go:4:1: x declared
+/// but not used`).
 static DIAGNOSTIC: LazyLock<Regex> =
-    LazyLock::new(|| build(r"^(?:[^\s:]*/)?[^\s:/]+\.go:\d+(?::\d+)?: \S"));
+    LazyLock::new(|| build(r"^(?:vet: )?(?:[^\s:]*/)?[^\s:/]+\.go:\d+(?::\d+)?: \S"));
 
 /// The package header above a package's diagnostics: `# example.com/pkg`,
 /// `# example.com/pkg [example.com/pkg.test]`, `# command-line-arguments`.
@@ -117,9 +119,24 @@ fn last_line(window: &[u8]) -> Option<&[u8]> {
 }
 
 /// Does `line` open with a `.go` file's location (its first colon after
-/// `.go`): the cheap test before [`DIAGNOSTIC`].
+/// `.go`, vet's name before it): the cheap test before [`DIAGNOSTIC`].
 fn go_location_first(line: &[u8]) -> bool {
+    let line = line.strip_prefix(b"vet: ").unwrap_or(line);
     memchr::memchr(b':', line).is_some_and(|i| line[..i].ends_with(b".go"))
+}
+
+/// A diagnostic ([`DIAGNOSTIC`]) that is not a warning or a note: cgo's C
+/// compiler prints those in the same shape (`./main.go:5:26: warning:
+/// unused variable …`) and the build goes on.
+fn error_diagnostic(line: &[u8]) -> bool {
+    if !DIAGNOSTIC.is_match(line) {
+        return false;
+    }
+    let message = memmem::find(line, b".go:")
+        .map(|i| &line[i + 4..])
+        .and_then(|rest| memmem::find(rest, b": ").map(|j| &rest[j + 2..]))
+        .unwrap_or_default();
+    !(message.starts_with(b"warning: ") || message.starts_with(b"note: "))
 }
 
 /// Does the output end with a Go build or vet report: diagnostics (with
@@ -149,7 +166,7 @@ fn read_report<'a>(lines: impl Iterator<Item = &'a [u8]>) -> bool {
             continue;
         }
         indented = 0;
-        if DIAGNOSTIC.is_match(line) {
+        if error_diagnostic(line) {
             diagnostics += 1;
         } else if line == b"too many errors" || line.starts_with(b"note: module requires Go ") {
             continue;

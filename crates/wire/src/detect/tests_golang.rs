@@ -251,3 +251,17 @@ proptest! {
         prop_assert_eq!(d.explain(&text), Some("failure_summary"), "{:?}", text);
     }
 }
+
+/// go vet prints a type error after its name, below the package header
+/// (go vet ./..., status 2): a report read from the text alone.
+#[test]
+fn vets_type_error_is_a_report() {
+    let d = Detector::default();
+    let text = "# example.com/m\nvet: ./main.go:4:1: x declared but not used\n";
+    assert_eq!(d.explain(text), Some("failure_summary"));
+    // A header above only a warning of cgo's C compiler (status 0):
+    // CGO_CFLAGS="-g -O2 -fno-diagnostics-show-caret" go build ./...
+    let warning =
+        "# example.com/c\n./main.go:5:26: warning: unused variable ‘unused’ [-Wunused-variable]\n";
+    assert_eq!(d.explain(warning), None);
+}
