@@ -10,7 +10,7 @@
 //! request's own record, with usage and timings, is made later, off the
 //! path: `finished`.)
 
-use toolwarden_wire::{Dialect, ResponseView, detect::Reader};
+use toolwarden_wire::{Dialect, ResponseView, detect::Program};
 
 use super::{RequestBase, Sinks, request::RequestInfo};
 use crate::limits::{clip_name, owned_id, owned_name};
@@ -54,12 +54,12 @@ pub(super) fn record(
         let tool = clip_name(&call.name);
         // A byte check first: a call's arguments are parsed only when at
         // most 1 KiB and naming a `command` or `cmd`.
-        let reader = continued
-            .then(|| Reader::of_arguments(&call.arguments))
+        let program = continued
+            .then(|| Program::of_arguments(&call.arguments))
             .flatten();
         sinks
             .names
-            .insert_call(session, &call.id, (tool.to_owned(), at_ms, false, reader));
+            .insert_call(session, &call.id, (tool.to_owned(), at_ms, false, program));
         if !toolwarden_store::is_unique_call_id(&call.id) {
             sinks.reused.call(session, &call.id);
         }
@@ -81,7 +81,7 @@ pub(super) fn record(
             // Folded into the recorder's counts: so will its result be.
             sinks
                 .names
-                .insert_call(session, &call.id, (tool.to_owned(), at_ms, true, reader));
+                .insert_call(session, &call.id, (tool.to_owned(), at_ms, true, program));
         }
     }
 }

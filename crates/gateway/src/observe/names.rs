@@ -1,21 +1,22 @@
 //! Recently seen tool calls: `(session, call id) → (tool, finished_at_ms)`,
 //! bounded (oldest evicted first), so a result whose call isn't in its
 //! request's history still gets its tool name and execution time when the
-//! call passed through this gateway (and, for the verdict, whether its
-//! command only prints files: a Responses continuation's results come
-//! without their calls). Otherwise the store resolves the name and time
+//! call passed through this gateway (and, for the verdict, the program its
+//! command runs, a file reader or a Go tool: a Responses continuation's
+//! results come without their calls). Otherwise the store resolves the name and time
 //! from the database (across instances and restarts).
 
-use toolwarden_wire::detect::Reader;
+use toolwarden_wire::detect::Program;
 
 use super::recent::Recent;
 
 /// What is kept of a call: its tool, when its response finished (unix
 /// ms), whether it was folded into the recorder's aggregate instead of
 /// queued (issue 14: its result is then folded too, so that it does not
-/// make a `tool_calls` row of its own), and the file reader its command
-/// runs, if it only prints files (one byte, in the tuple's padding).
-pub(crate) type Call = (String, i64, bool, Option<Reader>);
+/// make a `tool_calls` row of its own), and the program its command runs,
+/// if the verdict reads its output so (a file reader, a Go tool: one
+/// byte, in the tuple's padding).
+pub(crate) type Call = (String, i64, bool, Option<Program>);
 
 /// The bounded map.
 #[derive(Debug)]

@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use bytes::Bytes;
 use toolwarden_wire::{
     Defect, Dialect, RequestView, ResultContent, ResultView, Target,
-    detect::Reader,
+    detect::Program,
     turn::{ReplayedTurn, replayed_turn},
 };
 
@@ -198,11 +198,11 @@ pub(crate) fn analyze(sinks: &Sinks, facts: &RequestFacts, read: &ReadBody) -> R
         // continuation) what this gateway kept of it.
         let calls = calls.get_or_insert_with(|| toolwarden_wire::CallIndex::new(view));
         let call = sinks.names.get_call(&session.id, &result.call_id);
-        let reader = match calls.call_for(result) {
-            Some(c) => Reader::of_arguments(&c.arguments),
+        let program = match calls.call_for(result) {
+            Some(c) => Program::of_arguments(&c.arguments),
             None => call.as_ref().and_then(|c| c.3),
         };
-        let read = match guard(|| result.read_for_reader(&sinks.detector, reader)) {
+        let read = match guard(|| result.read_for_program(&sinks.detector, program)) {
             Ok(Ok(read)) => read,
             Ok(Err(e)) => {
                 parse_error.get_or_insert_with(|| format!("tool result {}: {e}", result.call_id));

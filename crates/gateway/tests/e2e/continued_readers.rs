@@ -3,7 +3,9 @@
 //! it passed, whether the call's command only prints files, and judges
 //! the result of `tail -1 build.log` (an earlier build's `make: ***` line)
 //! as the log's text, as it does when the call is in the body; the same
-//! line answering `make` is make's failure.
+//! line answering `make` is make's failure. It keeps a Go tool's too: `go
+//! build`'s `go: updates to go.mod needed; …` (no header, no closing
+//! line) is its failure.
 
 use std::sync::Arc;
 
@@ -18,6 +20,9 @@ use super::{
 /// The log's last line, and make's own closing line.
 const MAKE_FAILED: &str = "make: *** [Makefile:3: all] Error 1\n";
 
+/// `go build ./...` (go 1.19, status 1) when go.mod lacks a requirement.
+const GO_MOD_NEEDED: &str = "go: updates to go.mod needed; to update it:\n\tgo mod tidy\n";
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_continued_readers_output_is_the_files_text() {
     let dir = tempfile::tempdir().unwrap();
@@ -28,6 +33,7 @@ async fn a_continued_readers_output_is_the_files_text() {
         json!({"scripts": {
             "reader": {"steps": [step("tail -1 build.log")], "final_text": "done"},
             "build": {"steps": [step("make")], "final_text": "done"},
+            "go": {"steps": [step("cd app && go build ./...")], "final_text": "done"},
         }})
         .to_string(),
     )
@@ -45,7 +51,11 @@ async fn a_continued_readers_output_is_the_files_text() {
     let url = format!("{}/v1/responses", h.gw());
 
     let mut answered = Vec::new();
-    for script in ["reader", "build"] {
+    for (script, output) in [
+        ("reader", MAKE_FAILED),
+        ("build", MAKE_FAILED),
+        ("go", GO_MOD_NEEDED),
+    ] {
         // The turn that makes the call, then its answer alone.
         let body = json!({"model": "gpt-4.1", "store": true, "tools": tools,
             "input": [{"role": "user", "content": format!("[[e2e:{script}]] Build it.")}]});
@@ -58,7 +68,7 @@ async fn a_continued_readers_output_is_the_files_text() {
         let id = call.id.clone().expect("a call id");
         let body = json!({"model": "gpt-4.1", "store": true, "tools": tools,
             "previous_response_id": response_id(false, &r),
-            "input": [{"type": "function_call_output", "call_id": id, "output": MAKE_FAILED}]});
+            "input": [{"type": "function_call_output", "call_id": id, "output": output}]});
         let r = post(&h.client, url.clone(), &headers, &body).await;
         assert_eq!(r.status, 200, "{}", r.text());
         answered.push((script, id));
@@ -85,6 +95,12 @@ async fn a_continued_readers_output_is_the_files_text() {
     // `make` printed its failure.
     assert_eq!(
         verdict(&answered[1].1),
+        (json!(true), json!("shell")),
+        "{events:?}"
+    );
+    // `go build` printed its failure, read with its program.
+    assert_eq!(
+        verdict(&answered[2].1),
         (json!(true), json!("shell")),
         "{events:?}"
     );

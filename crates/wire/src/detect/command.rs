@@ -16,7 +16,15 @@
 //! src && tail -5 build.log`); words in plain, single or double quotes,
 //! no substitution, redirection (other than `2>&1` and `2>/dev/null`),
 //! subshell or variable assignment, at most [`MAX_COMMAND_BYTES`] long
-//! (split by `shell.rs`). Anything else is left to the content rules
+//! (split by `shell.rs`).
+//!
+//! A Go tool's failure may have no header or closing line of its own
+//! (`go build`'s `go: updates to go.mod needed; to update it:` above
+//! `\tgo mod tidy`, gofmt's `main.go:3:1: expected declaration, found
+//! foo`), in the shape of a linter's report or of `go mod init`'s
+//! success: [`Program`] also names such a tool ([`GoTool`]), run as the
+//! line's one command after the same builtins, and the verdict reads its
+//! failures (`golang.rs`). Anything else is left to the content rules
 //! alone.
 
 use std::borrow::Cow;
@@ -33,34 +41,92 @@ pub const READERS: &[&str] = &[
 /// file reader's call is short).
 pub const MAX_COMMAND_BYTES: usize = 1024;
 
-/// A program of [`READERS`], in one byte: all the verdict needs to know of
-/// a call whose command only prints files, small enough to be kept with a
-/// call remembered between requests (a Responses request continuing a
-/// `previous_response_id` holds its results, not their calls).
+/// The program a call's command runs, in one byte: all the verdict needs
+/// to know of the call, small enough to be kept with a call remembered
+/// between requests (a Responses request continuing a
+/// `previous_response_id` holds its results, not their calls). Either a
+/// file reader of [`READERS`] (its output is the files' text), or a Go
+/// tool whose failures print no header or closing line of their own (see
+/// [`GoTool`]); any other command is none (`None` where one is taken).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Reader(u8);
+pub struct Program(u8);
 
-// === impl Reader ===
+/// A Go tool the verdict reads with its program known: what it prints
+/// when it fails has the shape a linter prints on success (`main.go:3:8:
+/// no required module provides package …`, `main.go:3:1: expected
+/// declaration, found foo`), or that of another subcommand's success
+/// (`go: updates to go.mod needed; to update it:` / `\tgo mod tidy` is
+/// `go build`'s failure, `go: to add module requirements and sums:` /
+/// `\tgo mod tidy` `go mod init`'s success).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum GoTool {
+    /// The go command building or checking packages, or tidying the
+    /// module: `go build`, `go vet`, `go test`, `go install`, `go mod
+    /// tidy`, `go mod download`, `go mod verify`, `go mod vendor` (not `go
+    /// run` or `go generate`, whose output is another program's, nor `go
+    /// list -e`, `go get` or `go mod init`, which print such lines on
+    /// success).
+    Build,
+    /// `gofmt`, with any flags (`-l`, `-d`, `-w`, `-s`): a syntax error
+    /// is reported as `file.go:3:1: expected declaration, found foo`
+    /// (status 2), a missing file as `stat x.go: no such file or
+    /// directory`.
+    Gofmt,
+}
 
-impl Reader {
-    /// The reader of `command`, when it is one simple command of a program
-    /// that prints files (see [`file_reader`]).
-    pub fn of_command(command: &str) -> Option<Reader> {
-        file_reader(command)
-            .and_then(|name| READERS.iter().position(|r| *r == name))
-            .and_then(|i| u8::try_from(i).ok())
-            .map(Reader)
+/// [`Program`]'s bytes for the Go tools (the readers' are their index in
+/// [`READERS`], below).
+const GO_BUILD: u8 = 0x40;
+const GOFMT: u8 = 0x41;
+
+// === impl Program ===
+
+impl Program {
+    /// The program of `command`: a file reader (see [`file_reader`]) or a
+    /// Go tool (see [`GoTool`]), run as the one command of the line (a
+    /// reader in a pipeline of readers), after shell builtins that print
+    /// nothing (`cd src && go build ./...`).
+    pub fn of_command(command: &str) -> Option<Program> {
+        if command.len() > MAX_COMMAND_BYTES {
+            return None;
+        }
+        let tokens = shell::tokens(command)?;
+        let last = last_command(&tokens)?;
+        if let Some(name) = readers_pipeline(last) {
+            return READERS
+                .iter()
+                .position(|r| *r == name)
+                .and_then(|i| u8::try_from(i).ok())
+                .map(Program);
+        }
+        go_tool(last).map(|tool| {
+            Program(match tool {
+                GoTool::Build => GO_BUILD,
+                GoTool::Gofmt => GOFMT,
+            })
+        })
     }
 
-    /// The reader of the shell command in a call's JSON `arguments` (see
+    /// The program of the shell command in a call's JSON `arguments` (see
     /// [`command_of`]); `None` without a command or with another one.
-    pub fn of_arguments(arguments: &str) -> Option<Reader> {
-        Reader::of_command(&command_of(arguments)?)
+    pub fn of_arguments(arguments: &str) -> Option<Program> {
+        Program::of_command(&command_of(arguments)?)
     }
 
-    /// The program's name (`tail`): its own complaints open with it.
-    pub fn name(self) -> &'static str {
-        READERS[usize::from(self.0)]
+    /// The file reader's name (`tail`: its own complaints open with it),
+    /// when the program only prints files.
+    pub fn reader(self) -> Option<&'static str> {
+        READERS.get(usize::from(self.0)).copied()
+    }
+
+    /// The Go tool, when the program is one.
+    pub fn go_tool(self) -> Option<GoTool> {
+        match self.0 {
+            GO_BUILD => Some(GoTool::Build),
+            GOFMT => Some(GoTool::Gofmt),
+            _ => None,
+        }
     }
 }
 
@@ -120,18 +186,58 @@ pub fn file_reader(command: &str) -> Option<&'static str> {
         return None;
     }
     let tokens = shell::tokens(command)?;
+    readers_pipeline(last_command(&tokens)?)
+}
+
+/// The list's last command, when every command before it is [`silent`].
+fn last_command(tokens: &[Token]) -> Option<&[Token]> {
     let mut commands: Vec<&[Token]> = tokens.split(|t| matches!(t, Token::Separator)).collect();
     // A separator may end the line (`cat a.log;`).
     if commands.len() > 1 && commands.last().is_some_and(|c| c.is_empty()) {
         commands.pop();
     }
     let (last, before) = commands.split_last()?;
-    if !before.iter().all(|c| silent(c)) {
-        return None;
-    }
-    let mut stages = last.split(|t| matches!(t, Token::Pipe));
+    before.iter().all(|c| silent(c)).then_some(*last)
+}
+
+/// The first reader of a pipeline of readers (`grep ERROR app.log | tail
+/// -20` → `grep`, whose complaints come first).
+fn readers_pipeline(command: &[Token]) -> Option<&'static str> {
+    let mut stages = command.split(|t| matches!(t, Token::Pipe));
     let first = reader_of(stages.next()?)?;
     stages.all(|s| reader_of(s).is_some()).then_some(first)
+}
+
+/// The Go tool a simple command runs (by path too, its stderr joined or
+/// dropped): `go [-C dir] build|vet|test|install …`, `go [-C dir] mod
+/// tidy|download|verify|vendor …`, `gofmt …`. A pipeline is none (`go
+/// build ./... 2>&1 | tail -5` cuts the report).
+fn go_tool(command: &[Token]) -> Option<GoTool> {
+    let mut words = Vec::with_capacity(command.len());
+    for t in command {
+        match t {
+            Token::Word(w) => words.push(w.as_str()),
+            Token::StderrRedirect => {}
+            Token::Pipe | Token::Separator => return None,
+        }
+    }
+    let (program, rest) = words.split_first()?;
+    match program.rsplit('/').next().unwrap_or(program) {
+        "gofmt" => Some(GoTool::Gofmt),
+        "go" => {
+            // `go -C dir build` (Go 1.20's flag, before the subcommand).
+            let rest = match rest {
+                ["-C", _, rest @ ..] => rest,
+                rest => rest,
+            };
+            match rest {
+                ["build" | "vet" | "test" | "install", ..]
+                | ["mod", "tidy" | "download" | "verify" | "vendor", ..] => Some(GoTool::Build),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
 }
 
 /// The reader a simple command runs: its first word names a program in

@@ -10,11 +10,16 @@
 //!
 //! A report with a line of any other kind below its diagnostics (the
 //! command went on: `go build && ./app` printed something, a program that
-//! prints such lines and then more) is not one; nor is a diagnostic without
-//! the header or a `go: ` line above it (gofmt's `main.go:1:1: expected
-//! 'package', found 'func'`, the go command's `main.go:3:8: no required
-//! module provides package …` under `-mod=readonly`: linters such as
-//! revive print the same shape and exit 0). `ok  \texample.com/pkg`,
+//! prints such lines and then more) is not one; nor, from the text alone,
+//! is a diagnostic without the header or a `go: ` line above it (gofmt's
+//! `main.go:1:1: expected 'package', found 'func'`, the go command's
+//! `main.go:3:8: no required module provides package …` under
+//! `-mod=readonly`: linters such as revive print the same shape and exit
+//! 0), or the go command's own error (`go: updates to go.mod needed; to
+//! update it:` above `\tgo mod tidy`, the shape of `go mod init`'s
+//! success). With the call's program known to be such a tool (a
+//! [`GoTool`](super::GoTool): `go build`, `go vet`, `go test`, `go
+//! mod tidy`, gofmt), [`tool_failed`] reads those. `ok  \texample.com/pkg`,
 //! `PASS` and `--- PASS:` lines are a passing run's.
 //!
 //! Only the last [`GO_TAIL_BYTES`] bytes are read, at most
@@ -43,6 +48,18 @@ const LINE_BYTES: usize = 1024;
 /// but not used`).
 static DIAGNOSTIC: LazyLock<Regex> =
     LazyLock::new(|| build(r"^(?:vet: )?(?:[^\s:]*/)?[^\s:/]+\.go:\d+(?::\d+)?: \S"));
+
+/// gofmt's report of a file it could not read: a syntax error at its
+/// position (`main.go:3:1: expected declaration, found foo`, `<standard
+/// input>:2:1: …`; the file named as given, spaces too), or Go's
+/// `PathError` (`stat nope.go: no such file or directory`).
+static GOFMT_ERROR: LazyLock<Regex> = LazyLock::new(|| {
+    build(concat!(
+        r"^(?:(?:<standard input>|[^\t]*\.go):\d+:\d+: \S",
+        r"|(?:open|stat|lstat|read) [^\t]+: (?:no such file or directory|permission denied",
+        r"|is a directory|not a directory)$)",
+    ))
+});
 
 /// The package header above a package's diagnostics: `# example.com/pkg`,
 /// `# example.com/pkg [example.com/pkg.test]`, `# command-line-arguments`.
@@ -177,6 +194,103 @@ fn read_report<'a>(lines: impl Iterator<Item = &'a [u8]>) -> bool {
         }
     }
     false
+}
+
+/// Does the output of `tool` end with its failure (see
+/// [`GoTool`](super::GoTool)), one
+/// with no header above it or closing line below it?
+///
+/// The go command ([`GoTool::Build`](super::GoTool::Build)): the last line that is not
+/// tab-indented (a continuation: `\tgo mod tidy`, `\tgo get
+/// example.com/x`) is an error diagnostic (`main.go:3:8: no required
+/// module provides package example.com/x; to add it:`), the compiler's
+/// `too many errors`, the go command's own error (`go: updates to go.mod
+/// needed; …`, `go: go.mod file not found …`; not one of its notes:
+/// [`GO_NOTES`]), an import stack above the error (`example.com/m
+/// imports`, `go mod tidy`'s) or a pattern's error (`pattern ./...:
+/// directory prefix . does not contain main module …`). On success these
+/// commands print nothing of the kind: nothing, their notes (`go:
+/// downloading …`), `go build -v`'s package paths, `go test`'s report
+/// ending `ok` or `?`, `go mod verify`'s `all modules verified`, cgo's
+/// warnings.
+///
+/// gofmt ([`GoTool::Gofmt`](super::GoTool::Gofmt)): its last line is its error (`main.go:3:1:
+/// expected declaration, found foo`, `stat x.go: no such file or
+/// directory`; [`GOFMT_ERROR`]); on success it prints file names (`-l`),
+/// a diff (`-d`), nothing (`-w`) or the formatted source.
+pub(super) fn tool_failed(tool: super::GoTool, content: &[u8]) -> bool {
+    let window = tail(content);
+    let Some(last) = last_line(window) else {
+        return false;
+    };
+    let last = last.strip_suffix(b"\r").unwrap_or(last);
+    match tool {
+        super::GoTool::Gofmt => GOFMT_ERROR.is_match(last),
+        super::GoTool::Build => {
+            // Most outputs stop here: the go command's failure ends with
+            // its line, a continuation or a diagnostic.
+            let report_like = last.first() == Some(&b'\t')
+                || last.starts_with(b"go: ")
+                || last.starts_with(b"pattern ")
+                || last == b"too many errors"
+                || go_location_first(last);
+            report_like && go_command_failed(lines_from_end(window))
+        }
+    }
+}
+
+/// The go command's notes on success (`go: downloading example.com/x
+/// v1.2.0`), as cmd/go prints them (`fmt.Fprintf(os.Stderr, "go: …")`
+/// with no exit after it); any other `go: ` line it prints is an error
+/// (`base.Fatalf`, `base.Errorf`: status 1).
+const GO_NOTES: &[&[u8]] = &[
+    b"go: downloading ",
+    b"go: extracting ",
+    b"go: finding ",
+    b"go: found ",
+    b"go: added ",
+    b"go: upgraded ",
+    b"go: downgraded ",
+    b"go: removed ",
+    b"go: warning: ",
+    b"go: writing ",
+    b"go: ignoring requirement ",
+    b"go: dropping requirement ",
+    b"go: no dependencies to vendor",
+    b"go: creating new go.mod",
+    b"go: to add module requirements and sums:",
+    b"go: copying requirements from ",
+    b"go: converting ",
+    b"go: -i flag is deprecated",
+    b"go: -f flag is a no-op",
+    b"go: -fix flag is a no-op",
+];
+
+/// The last line of the go command's output that is not tab-indented (see
+/// [`tool_failed`]).
+fn go_command_failed<'a>(mut lines: impl Iterator<Item = &'a [u8]>) -> bool {
+    let mut indented = 0usize;
+    let Some(line) = lines.find(|line| {
+        let continuation = line.first() == Some(&b'\t');
+        indented += usize::from(continuation);
+        !continuation || indented > MAX_INDENTED_RUN
+    }) else {
+        return false;
+    };
+    if indented > MAX_INDENTED_RUN || line.len() > LINE_BYTES {
+        return false;
+    }
+    if line.starts_with(b"go: ") {
+        // A module's deprecation or retraction notice is a note too.
+        let notice = line.starts_with(b"go: module ")
+            && (memmem::find(line, b" is deprecated").is_some()
+                || memmem::find(line, b" retracted").is_some());
+        return !notice && !GO_NOTES.iter().any(|note| line.starts_with(note));
+    }
+    error_diagnostic(line)
+        || line == b"too many errors"
+        || (indented > 0 && line.ends_with(b" imports"))
+        || (line.starts_with(b"pattern ") && memmem::find(line, b": ").is_some())
 }
 
 /// Does the output end with a Go panic: its last line a goroutine's frame,

@@ -22,7 +22,7 @@
 //! | `failure_statement` | the first line opens with a short statement of failure: `Build failed`, `Pre-commit validation failed:`, `Could not resolve host`, `Unable to connect`, `Command timed out after 2m`, `Tool 'get_weather' timed out after 5 seconds.` (a quoted name among the words before), `Invalid patch: …`, `Cancelled: …`, `Unknown tool: x`, `No such tool`, `Tool "x" not found`, a schema validator's `params/path must be string`, `Agent type 'x' not found`, `File content (…) exceeds maximum allowed tokens`, `Rate limit exceeded`; or the whole text is one status word (`aborted`, `timed out`, …). Not when spoken by an assistant (`I cannot find…`), negated (`No tests failed`) or a zero count (`failed: 0`) |
 //! | `shell_diagnostic` | the *whole* output (at most three lines) is a program's complaint: `ls: cannot access 'x': No such file or directory`, `curl: (7) Failed to connect …`, the complaint opening the message or a field after the operands; followed by any other output (an `\|\| echo`, the command's results), said by a warning (`warning: could not open directory …`, git's, exit 0) or in a sentence (`fix: users cannot log in`) it is not |
 //! | `harness_refusal` | the agent harness refused or cancelled the call (see `refusal.rs`): `Tool execution denied by policy.`, `MCP tool call requires approval, but approval policy is never`, `… auto-denied …`, `writing is blocked by read-only sandbox`, `Path not in workspace: …`, `[Operation Cancelled] Reason: …`, `Command was automatically cancelled because it exceeded the timeout …`, `File has been modified since read …` |
-//! | `failure_summary` | the output's closing line (below git's `hint:` advice, cargo's list of failed targets, javac's warning count, npm's update banner) is its program's statement that it failed (see `summary.rs`): `error: could not compile …`, `error: test failed, to rerun pass …`, `==== 1 failed, 3 passed in 0.03s ====`, `FAILED (failures=1)`, `make: *** [Makefile:3: all] Error 1`, `npm error …`, pnpm's ` ELIFECYCLE  Command failed with exit code 1.`, yarn's `error Command failed with exit code 1.`, `collect2: error: ld returned 1 exit status`, `Automatic merge failed; …`, argparse's `prog: error: …` below its `usage: prog` line; or the output ends with a compiler's report holding an error (`main.c:6:12: error: …` with only warnings, notes, source excerpts and counts below it: gcc prints no closing line), or with Go's report (`# example.com/pkg` above `./main.go:6:14: undefined: x`; go test's `FAIL\texample.com/pkg\t0.002s`; see `golang.rs`), or eslint's `✖ 2 problems (2 errors, 0 warnings)`; not `1 xfailed`, `OK (expected failures=1)` or make's `… Error 1 (ignored)` |
+//! | `failure_summary` | the output's closing line (below git's `hint:` advice, cargo's list of failed targets, javac's warning count, npm's update banner) is its program's statement that it failed (see `summary.rs`): `error: could not compile …`, `error: test failed, to rerun pass …`, `==== 1 failed, 3 passed in 0.03s ====`, `FAILED (failures=1)`, `make: *** [Makefile:3: all] Error 1`, `npm error …`, pnpm's ` ELIFECYCLE  Command failed with exit code 1.`, yarn's `error Command failed with exit code 1.`, `collect2: error: ld returned 1 exit status`, `Automatic merge failed; …`, argparse's `prog: error: …` below its `usage: prog` line; or the output ends with a compiler's report holding an error (`main.c:6:12: error: …` with only warnings, notes, source excerpts and counts below it: gcc prints no closing line), or with Go's report (`# example.com/pkg` above `./main.go:6:14: undefined: x`; go test's `FAIL\texample.com/pkg\t0.002s`; see `golang.rs`; with the call's Go tool known, its failures without a header: `go: updates to go.mod needed; …` from `go build`, `main.go:3:1: expected declaration, found foo` from gofmt), or eslint's `✖ 2 problems (2 errors, 0 warnings)`; not `1 xfailed`, `OK (expected failures=1)` or make's `… Error 1 (ignored)` |
 //!
 //! What the rules deliberately leave alone: words like `error`, `failed`
 //! or `cannot` anywhere but at the start; `Error` in file contents, grep
@@ -39,7 +39,11 @@
 //! [`command_of`]), a command that only prints files ([`file_reader`]:
 //! `tail -1 build.log`, `cd src && grep ERROR app.log | tail -20`) has
 //! the rules that read the text as a failure report turned off: its
-//! output is the files' text (`command.rs`, `shell.rs`).
+//! output is the files' text (`command.rs`, `shell.rs`); one that runs a
+//! Go tool ([`GoTool`]: `go build ./...`, `gofmt -l .`) has
+//! `failure_summary` read that tool's failures with no header or closing
+//! line (`go: updates to go.mod needed; …`, `main.go:3:1: expected
+//! declaration, found foo`; `golang.rs`).
 //!
 //! Only a bounded prefix ([`HEAD_BYTES`]), bounded suffixes ([`TAIL_BYTES`],
 //! [`CRASH_TAIL_BYTES`], [`SUMMARY_TAIL_BYTES`]) and, for JSON, a bounded scan ([`JSON_SCAN_BYTES`])
@@ -91,7 +95,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use toolwarden_core::{Basis, Verdict};
 
-pub use command::{MAX_COMMAND_BYTES, READERS, Reader, command_of, file_reader};
+pub use command::{GoTool, MAX_COMMAND_BYTES, Program, READERS, command_of, file_reader};
 pub use rules::{CRASH_TAIL_BYTES, HEAD_BYTES, JSON_SCAN_BYTES, TAIL_BYTES};
 pub use summary::SUMMARY_TAIL_BYTES;
 
@@ -267,15 +271,19 @@ impl Detector {
     /// traceback, `Error: …` are the file's), and so are extra patterns;
     /// the client's exit status, refusals, error tags and the reader's own
     /// complaint (`tail: cannot open 'x' for reading: …`) still count.
+    /// When it runs a Go tool ([`GoTool`]: `go build ./...`, `gofmt -l
+    /// .`), `failure_summary` also reads that tool's failures, which have
+    /// no header or closing line of their own (`go: updates to go.mod
+    /// needed; …`, `main.go:3:1: expected declaration, found foo`).
     /// Any other command, or none, is [`Detector::explain`].
     pub fn explain_for_command(&self, content: &str, command: Option<&str>) -> Option<&str> {
-        self.explain_for_reader(content, command.and_then(Reader::of_command))
+        self.explain_for_program(content, command.and_then(Program::of_command))
     }
 
     /// [`Detector::explain_for_command`] with the command already read:
-    /// the [`Reader`] it runs, or `None` for any other command or none.
-    pub fn explain_for_reader(&self, content: &str, reader: Option<Reader>) -> Option<&str> {
-        match self.find_for(content, reader) {
+    /// the [`Program`] it runs, or `None` for any other command or none.
+    pub fn explain_for_program(&self, content: &str, program: Option<Program>) -> Option<&str> {
+        match self.find_for(content, program) {
             Found::Failure(name) => Some(name),
             Found::ClientSuccess | Found::Nothing => None,
         }
@@ -284,13 +292,13 @@ impl Detector {
     /// [`Detector::verdict`] for the output of a known shell `command`,
     /// read as [`Detector::explain_for_command`] reads it.
     pub fn verdict_for_command(&self, content: &str, command: Option<&str>) -> Verdict {
-        self.verdict_for_reader(content, command.and_then(Reader::of_command))
+        self.verdict_for_program(content, command.and_then(Program::of_command))
     }
 
     /// [`Detector::verdict_for_command`] with the command already read (see
-    /// [`Detector::explain_for_reader`]).
-    pub fn verdict_for_reader(&self, content: &str, reader: Option<Reader>) -> Verdict {
-        match self.find_for(content, reader) {
+    /// [`Detector::explain_for_program`]).
+    pub fn verdict_for_program(&self, content: &str, program: Option<Program>) -> Verdict {
+        match self.find_for(content, program) {
             Found::Failure(name) if rules::CLIENT_RULES.contains(&name) => Verdict {
                 failed: true,
                 basis: Basis::Client,
@@ -325,7 +333,7 @@ impl Detector {
         self.find_for(content, None)
     }
 
-    fn find_for(&self, content: &str, reader: Option<Reader>) -> Found<'_> {
+    fn find_for(&self, content: &str, program: Option<Program>) -> Found<'_> {
         match &self.mode {
             Mode::Naive => {
                 if naive::is_failure(content) {
@@ -335,8 +343,8 @@ impl Detector {
                 }
             }
             Mode::Rules { disabled, extra } => {
-                if let Some(reader) = reader {
-                    let off = *disabled | rules::reader_mask(reader.name(), content.as_bytes());
+                if let Some(reader) = program.and_then(Program::reader) {
+                    let off = *disabled | rules::reader_mask(reader, content.as_bytes());
                     return match rules::first_match(content.as_bytes(), off) {
                         rules::Finding::Failure(name) => Found::Failure(name),
                         rules::Finding::ClientSuccess => Found::ClientSuccess,
@@ -347,6 +355,11 @@ impl Detector {
                     rules::Finding::Failure(name) => return Found::Failure(name),
                     rules::Finding::ClientSuccess => return Found::ClientSuccess,
                     rules::Finding::Nothing => {}
+                }
+                if let Some(tool) = program.and_then(Program::go_tool)
+                    && let Some(name) = rules::go_tool_failed(tool, content.as_bytes(), *disabled)
+                {
+                    return Found::Failure(name);
                 }
                 if extra.is_empty() {
                     return Found::Nothing;

@@ -444,6 +444,18 @@ pub(super) fn first_match(content: &[u8], disabled: u32) -> Finding {
     Finding::Nothing
 }
 
+/// `failure_summary` for the output of a known Go tool, when
+/// [`first_match`] found nothing: the tool's failures that print no header
+/// or closing line of their own (see `golang.rs`).
+pub(super) fn go_tool_failed(
+    tool: super::GoTool,
+    content: &[u8],
+    disabled: u32,
+) -> Option<&'static str> {
+    (disabled & (1 << FAILURE_SUMMARY) == 0 && super::golang::tool_failed(tool, content))
+        .then_some(NAMES[FAILURE_SUMMARY])
+}
+
 /// `harness_refusal`'s in-line phrases early in the first line of a short
 /// result: a refusal is the whole result (the tool never ran, so there is
 /// no output after the harness's message).

@@ -88,9 +88,10 @@ const SUCCEEDED: &[&str] = &[
     "# example.com/pkg\n./main.go:6:14: undefined: x\nfixed in 1.2.3\n",
 ];
 
-/// Failures without a form the detector can tell from a success: a
-/// diagnostic with no header and no `go: ` line above it (linters such as
-/// revive print the same shape and exit 0).
+/// Failures without a form the detector can tell from a success by the
+/// text alone: a diagnostic with no header and no `go: ` line above it
+/// (linters such as revive print the same shape and exit 0). With the
+/// command known they are read ([`TOOL_FAILED`]).
 const NOT_FOUND: &[&str] = &[
     // GOFLAGS=-mod=readonly go build ./... (1)
     "main.go:3:8: cannot find module providing package github.com/nobody/nothing: import lookup disabled by -mod=readonly\n",
@@ -252,6 +253,144 @@ proptest! {
     }
 }
 
+/// Failures of Go tools that print no header or closing line, each with
+/// the command that printed it: outputs of go 1.19 and its gofmt run here
+/// (`2>&1`), with their exit status. Read with the command, they are
+/// `failure_summary`'s; alone, only the text, they are not told apart
+/// from a linter's report or another subcommand's success.
+const TOOL_FAILED: &[(&str, &str)] = &[
+    // (1) go.mod lacks a requirement its dependency's go.mod adds
+    (
+        "go build ./...",
+        "go: updates to go.mod needed; to update it:\n\tgo mod tidy\n",
+    ),
+    (
+        "go build -mod=readonly ./...",
+        "go: updates to go.mod needed, disabled by -mod=readonly; to update it:\n\tgo mod tidy\n",
+    ),
+    (
+        "go vet ./...",
+        "go: updates to go.mod needed; to update it:\n\tgo mod tidy\n",
+    ),
+    (
+        "go test ./...",
+        "go: updates to go.mod needed; to update it:\n\tgo mod tidy\n",
+    ),
+    // (1) an import no required module provides
+    (
+        "cd app && go build ./...",
+        "main.go:3:8: no required module provides package example.com/x; to add it:\n\tgo get example.com/x\n",
+    ),
+    (
+        "go vet ./... 2>&1",
+        "main.go:3:8: no required module provides package example.com/x; to add it:\n\tgo get example.com/x\n",
+    ),
+    // (1) no go.mod (`go build .` prints `go: go.mod file not found …`,
+    // which `failure_statement` reads from the text alone)
+    (
+        "go build ./...",
+        "pattern ./...: directory prefix . does not contain main module or its selected dependencies\n",
+    ),
+    // (1) with GOPROXY=off
+    (
+        "go mod tidy",
+        "go: finding module for package example.com/x\nexample.com/m imports\n\texample.com/x: cannot find module providing package example.com/x: module lookup disabled by GOPROXY=off\n",
+    ),
+    // (2) a syntax error
+    (
+        "gofmt -l main.go",
+        "main.go:3:1: expected declaration, found foo\n",
+    ),
+    (
+        "gofmt -d main.go",
+        "main.go:3:1: expected declaration, found foo\n",
+    ),
+    (
+        "/usr/bin/gofmt -l .",
+        "main.go:3:1: expected declaration, found foo\n",
+    ),
+    // printf 'package main\nfoo\n' | gofmt is a pipeline: not read so;
+    // gofmt reading its standard input (2)
+    (
+        "gofmt",
+        "<standard input>:2:1: expected declaration, found foo\n",
+    ),
+    // (2)
+    (
+        "gofmt -l nope.go",
+        "stat nope.go: no such file or directory\n",
+    ),
+];
+
+/// Successes (0) of the same tools, some in the shape of another's failure.
+const TOOL_SUCCEEDED: &[(&str, &str)] = &[
+    ("gofmt -l main.go", "main.go\n"),
+    (
+        "gofmt -d main.go",
+        "diff main.go.orig main.go\n--- main.go.orig\n+++ main.go\n@@ -1,5 +1,5 @@\n package main\n \n func main() {\n-x := 1\n+\tx := 1\n }\n",
+    ),
+    ("go mod verify", "all modules verified\n"),
+    ("go test ./...", "?   \texample.com/u\t[no test files]\n"),
+    // go mod init prints go build's failure's shape: not a tool read so
+    (
+        "go mod init example.com/n",
+        "go: creating new go.mod: module example.com/n\ngo: to add module requirements and sums:\n\tgo mod tidy\n",
+    ),
+    // cgo's C compiler's warning (CGO_CFLAGS="-g -O2
+    // -fno-diagnostics-show-caret": no caret lines)
+    (
+        "go build ./...",
+        "# example.com/c\n./main.go: In function ‘f’:\n./main.go:5:26: warning: unused variable ‘unused’ [-Wunused-variable]\n",
+    ),
+    // the go command's notes
+    ("go build ./...", "go: downloading example.com/dep v1.2.3\n"),
+    (
+        "go mod tidy",
+        "go: finding module for package example.com/x\ngo: found example.com/x in example.com/x v1.0.0\n",
+    ),
+    // the same shapes from a program go runs, or another program
+    (
+        "go run ./cmd/lint",
+        "main.go:3:1: exported function Foo should have comment\n",
+    ),
+    (
+        "revive ./...",
+        "main.go:1:1: should have a package comment\n",
+    ),
+    (
+        "go build ./... 2>&1 | tail -3",
+        "go: updates to go.mod needed; to update it:\n\tgo mod tidy\n",
+    ),
+];
+
+#[test]
+fn a_go_tools_failure_is_read_with_its_program() {
+    let d = Detector::default();
+    for (command, text) in TOOL_FAILED {
+        assert_eq!(
+            d.explain_for_command(text, Some(command)),
+            Some("failure_summary"),
+            "{command}: {text:?}"
+        );
+        assert_eq!(d.explain(text), None, "the text alone: {text:?}");
+    }
+    for (command, text) in TOOL_SUCCEEDED {
+        assert_eq!(
+            d.explain_for_command(text, Some(command)),
+            None,
+            "{command}: {text:?}"
+        );
+    }
+    // Without `failure_summary`, nothing reads them.
+    let off = Detector::new(&super::DetectorConfig {
+        disable: vec!["failure_summary".into()],
+        ..Default::default()
+    })
+    .unwrap();
+    let (command, text) = TOOL_FAILED[0];
+    assert_eq!(off.explain_for_command(text, Some(command)), None);
+}
+
 /// go vet prints a type error after its name, below the package header
 /// (go vet ./..., status 2): a report read from the text alone.
 #[test]
@@ -264,4 +403,86 @@ fn vets_type_error_is_a_report() {
     let warning =
         "# example.com/c\n./main.go:5:26: warning: unused variable ‘unused’ [-Wunused-variable]\n";
     assert_eq!(d.explain(warning), None);
+}
+
+/// Which commands run a Go tool the verdict reads so.
+#[test]
+fn a_go_tools_command() {
+    use super::{GoTool, Program};
+    let tool = |c: &str| Program::of_command(c).and_then(Program::go_tool);
+    for c in [
+        "go build ./...",
+        "cd app && go vet ./... 2>&1",
+        "/usr/local/go/bin/go test -run TestX ./pkg",
+        "go -C app install ./cmd/x",
+        "go mod tidy",
+        "set -e; go mod download",
+    ] {
+        assert_eq!(tool(c), Some(GoTool::Build), "{c}");
+    }
+    assert_eq!(tool("gofmt -l ."), Some(GoTool::Gofmt));
+    for c in [
+        "go run .",
+        "go generate ./...",
+        "go list -e ./...",
+        "go get example.com/x",
+        "go mod init example.com/m",
+        "go build ./... && ./app",
+        "go build ./... | tail",
+        "make && go build ./...",
+        "GOFLAGS=-mod=mod go build ./...",
+        "go build ./... > build.log",
+        "go",
+        "gofmt -l . | wc -l",
+    ] {
+        assert_eq!(tool(c), None, "{c}");
+    }
+    // A reader is a reader, not a tool.
+    let tail = Program::of_command("tail -3 build.log").unwrap();
+    assert_eq!((tail.reader(), tail.go_tool()), (Some("tail"), None));
+    assert_eq!(Program::of_command("go build").unwrap().reader(), None);
+}
+
+proptest! {
+    /// Any output, then a go command's failure, is a failure of `go
+    /// build`; any output ending in ordinary lines (the command's notes,
+    /// `-v`'s package paths) is not.
+    #[test]
+    fn output_then_a_go_commands_failure(
+        lines in proptest::collection::vec("[a-zA-Z0-9 .,:/_-]{0,60}", 0..30),
+        i in 0..4usize,
+        paths in proptest::collection::vec("[a-z]{1,8}(/[a-z]{1,8}){0,3}", 1..5),
+    ) {
+        let d = Detector::default();
+        let text = format!("{}\n{}", lines.join("\n"), TOOL_FAILED[i].1);
+        prop_assert_eq!(d.explain_for_command(&text, Some("go build ./...")), Some("failure_summary"), "{:?}", text);
+        let ok = format!("{}\ngo: downloading example.com/x v1.0.0\n{}\n", lines.join("\n"), paths.join("\n"));
+        prop_assert_eq!(d.explain_for_command(&ok, Some("go build -v ./...")), None, "{:?}", ok);
+    }
+
+    /// Any bytes, read as a Go tool's output, are read without a panic;
+    /// any command line is parsed without one.
+    #[test]
+    fn any_go_tool_output_is_read(
+        text in proptest::collection::vec(
+            prop_oneof![
+                Just("go: ".to_string()),
+                Just("\t".to_string()),
+                Just("main.go:3:1: ".to_string()),
+                Just(" imports".to_string()),
+                Just("pattern ".to_string()),
+                Just("\n".to_string()),
+                Just("\r".to_string()),
+                any::<String>(),
+            ],
+            0..40,
+        ),
+        command in "(go|gofmt|cd|-C|build|mod|tidy|[ ;|&'\"]|[a-z./-]{1,6}){0,12}",
+    ) {
+        let text = text.concat();
+        let d = Detector::default();
+        let _ = d.explain_for_command(&text, Some("go build ./..."));
+        let _ = d.explain_for_command(&text, Some("gofmt -l ."));
+        let _ = d.explain_for_command(&text, Some(&command));
+    }
 }

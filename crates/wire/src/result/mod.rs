@@ -54,27 +54,28 @@ impl<'a> ResultView<'a> {
 
     /// [`ResultView::read`] knowing the call the result answers (see
     /// [`crate::CallIndex`]): the output of a shell command that only
-    /// prints files (`tail -1 build.log`) is judged as the files' text
-    /// ([`Detector::verdict_for_command`]).
+    /// prints files (`tail -1 build.log`) is judged as the files' text,
+    /// that of a Go tool with its failures (`go build ./...` printing `go:
+    /// updates to go.mod needed; …`) ([`Detector::verdict_for_command`]).
     pub fn read_for_call(
         &self,
         detector: &Detector,
         call: Option<&crate::CallView<'_>>,
     ) -> Result<ResultContent<'a>, WireError> {
-        let reader = call.and_then(|c| crate::detect::Reader::of_arguments(&c.arguments));
-        self.read_for_reader(detector, reader)
+        let program = call.and_then(|c| crate::detect::Program::of_arguments(&c.arguments));
+        self.read_for_program(detector, program)
     }
 
     /// [`ResultView::read_for_call`] with the call's command already read:
-    /// the [`Reader`](crate::detect::Reader) it runs, if it only prints
-    /// files (a gateway keeps that of a call it passed, for a result whose
-    /// request does not hold the call).
-    pub fn read_for_reader(
+    /// the [`Program`](crate::detect::Program) it runs, if the verdict
+    /// reads its output so (a gateway keeps that of a call it passed, for
+    /// a result whose request does not hold the call).
+    pub fn read_for_program(
         &self,
         detector: &Detector,
-        reader: Option<crate::detect::Reader>,
+        program: Option<crate::detect::Program>,
     ) -> Result<ResultContent<'a>, WireError> {
-        let mut read = self.read_with(&|text| detector.verdict_for_reader(text, reader))?;
+        let mut read = self.read_with(&|text| detector.verdict_for_program(text, program))?;
         if self.raw.unflagged_where_client_flags() && read.verdict == Verdict::NONE {
             read.verdict = detector.refusal_verdict(&read.text);
         }
