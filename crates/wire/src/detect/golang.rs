@@ -264,6 +264,9 @@ const GO_NOTES: &[&[u8]] = &[
     b"go: -i flag is deprecated",
     b"go: -f flag is a no-op",
     b"go: -fix flag is a no-op",
+    // Go 1.21's toolchains: `go install m@v` naming the one it runs
+    // (cmd/go/internal/toolchain/select.go, "go: using go%s for %v").
+    b"go: using go",
 ];
 
 /// The last line of the go command's output that is not tab-indented (see
@@ -281,10 +284,16 @@ fn go_command_failed<'a>(mut lines: impl Iterator<Item = &'a [u8]>) -> bool {
         return false;
     }
     if line.starts_with(b"go: ") {
-        // A module's deprecation or retraction notice is a note too.
-        let notice = line.starts_with(b"go: module ")
+        // A module's deprecation or retraction notice is a note too, and
+        // so is Go 1.21's switch to a newer toolchain, which then runs the
+        // command (cmd/go/internal/toolchain/switch.go, "go: %v requires
+        // go >= %v; switching to %v"; when it cannot, it says `switching
+        // to go >= …: ` and the error).
+        let notice = (line.starts_with(b"go: module ")
             && (memmem::find(line, b" is deprecated").is_some()
-                || memmem::find(line, b" retracted").is_some());
+                || memmem::find(line, b" retracted").is_some()))
+            || (memmem::find(line, b" requires go >= ").is_some()
+                && memmem::find(line, b"; switching to go").is_some());
         return !notice && !GO_NOTES.iter().any(|note| line.starts_with(note));
     }
     error_diagnostic(line)

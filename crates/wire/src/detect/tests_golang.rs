@@ -259,6 +259,12 @@ proptest! {
 /// `failure_summary`'s; alone, only the text, they are not told apart
 /// from a linter's report or another subcommand's success.
 const TOOL_FAILED: &[(&str, &str)] = &[
+    // (0) Go 1.21's toolchain refused (as cmd/go formats it; no Go 1.21
+    // here): not the note of a switch
+    (
+        "go build ./...",
+        "go: go.mod requires go >= 1.23.0 (running go 1.21.0; GOTOOLCHAIN=local)\n",
+    ),
     // (1) go.mod lacks a requirement its dependency's go.mod adds
     (
         "go build ./...",
@@ -347,6 +353,17 @@ const TOOL_SUCCEEDED: &[(&str, &str)] = &[
     (
         "go mod tidy",
         "go: finding module for package example.com/x\ngo: found example.com/x in example.com/x v1.0.0\n",
+    ),
+    // Go 1.21's toolchain notes (no Go 1.21 here: the lines as cmd/go's
+    // toolchain/switch.go and select.go format them), after which the
+    // chosen toolchain runs the command and prints nothing on success
+    (
+        "go build ./...",
+        "go: go.mod requires go >= 1.23.0; switching to go1.23.4\n",
+    ),
+    (
+        "go install example.com/cmd@latest",
+        "go: using go1.23.4 for example.com/cmd@v1.2.0\n",
     ),
     // the same shapes from a program go runs, or another program
     (
