@@ -14,7 +14,7 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 use toolwarden_mock_provider::{MockOptions, RawResponse, Scripted};
 
-use super::client::{connect, next, send_text};
+use super::client::{Socket, connect, next, send_text};
 use crate::e2e::support::{Harness, metric};
 
 const AUTH: (&str, &str) = ("authorization", "Bearer sk-test");
@@ -62,6 +62,29 @@ fn waiting_response() -> Vec<Value> {
     events
 }
 
+/// A socket under `session` through `h`'s gateway, its response (the
+/// mock answering with [`waiting_response`]) waiting after its calls: the
+/// events up to there read, each as the mock sent it; the socket and
+/// the `response.create` sent.
+async fn waiting_socket(h: &Harness, session: &str) -> (Socket, Value) {
+    let events = waiting_response();
+    h.mock.push_response(Scripted::Raw(RawResponse {
+        status: 200,
+        headers: Vec::new(),
+        chunks: events.iter().map(|e| Bytes::from(e.to_string())).collect(),
+        delay: Duration::ZERO,
+    }));
+    let mut ws = connect(&h.gw(), &[AUTH, ("session_id", session)], false).await;
+    let create = json!({"type": "response.create", "model": "gpt-5",
+        "input": [{"role": "user", "content": "Book TP123"}]});
+    send_text(&mut ws, create.to_string()).await;
+    for event in &events[..4] {
+        let got = next(&mut ws).await.expect("an event");
+        assert_eq!(got.as_ref(), event.to_string().as_bytes());
+    }
+    (ws, create)
+}
+
 fn outputs() -> Vec<Value> {
     let out = |id: &str, output: &str| json!({"type": "function_call_output", "call_id": id, "output": output});
     vec![
@@ -84,22 +107,7 @@ async fn outputs_injected_into_a_response_are_its_results() {
         |_| {},
     )
     .await;
-    let events = waiting_response();
-    h.mock.push_response(Scripted::Raw(RawResponse {
-        status: 200,
-        headers: Vec::new(),
-        chunks: events.iter().map(|e| Bytes::from(e.to_string())).collect(),
-        delay: Duration::ZERO,
-    }));
-    let mut ws = connect(&h.gw(), &[AUTH, ("session_id", "injected")], false).await;
-    let create = json!({"type": "response.create", "model": "gpt-5",
-        "input": [{"role": "user", "content": "Book TP123"}]});
-    send_text(&mut ws, create.to_string()).await;
-    // The response waits after its calls.
-    for event in &events[..4] {
-        let got = next(&mut ws).await.expect("an event");
-        assert_eq!(got.as_ref(), event.to_string().as_bytes());
-    }
+    let (mut ws, create) = waiting_socket(&h, "injected").await;
     // Into a response that is not under way: refused, nothing committed.
     let stray = json!({"type": "response.inject", "response_id": "resp_0",
         "input": [outputs()[1].clone()]});
@@ -114,7 +122,8 @@ async fn outputs_injected_into_a_response_are_its_results() {
     );
     let inject = json!({"type": "response.inject", "response_id": "resp_1", "input": outputs()});
     send_text(&mut ws, inject.to_string()).await;
-    for event in &events[4..] {
+    // The rest of the mock's events, once the outputs are in.
+    for event in &waiting_response()[4..] {
         let got = next(&mut ws).await.expect("an event");
         assert_eq!(got.as_ref(), event.to_string().as_bytes());
     }
@@ -198,21 +207,7 @@ async fn fix_mode_takes_out_the_outputs_an_inject_cannot_commit() {
         |c| c.repair = toolwarden_gateway::RepairMode::Fix,
     )
     .await;
-    let events = waiting_response();
-    h.mock.push_response(Scripted::Raw(RawResponse {
-        status: 200,
-        headers: Vec::new(),
-        chunks: events.iter().map(|e| Bytes::from(e.to_string())).collect(),
-        delay: Duration::ZERO,
-    }));
-    let mut ws = connect(&h.gw(), &[AUTH, ("session_id", "fixed")], false).await;
-    let create = json!({"type": "response.create", "model": "gpt-5",
-        "input": [{"role": "user", "content": "Book TP123"}]});
-    send_text(&mut ws, create.to_string()).await;
-    for event in &events[..4] {
-        let got = next(&mut ws).await.expect("an event");
-        assert_eq!(got.as_ref(), event.to_string().as_bytes());
-    }
+    let (mut ws, _) = waiting_socket(&h, "fixed").await;
     let [first, second, third] = <[Value; 3]>::try_from(outputs()).unwrap();
     let stray =
         json!({"type": "function_call_output", "call_id": "call_9", "output": "from elsewhere"});
@@ -225,7 +220,8 @@ async fn fix_mode_takes_out_the_outputs_an_inject_cannot_commit() {
     );
     send_text(&mut ws, inject.clone()).await;
     // The response goes on.
-    for event in &events[4..] {
+    // The rest of the mock's events, once the outputs are in.
+    for event in &waiting_response()[4..] {
         let got = next(&mut ws).await.expect("an event");
         assert_eq!(
             String::from_utf8_lossy(&got),
