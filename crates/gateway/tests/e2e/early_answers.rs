@@ -15,7 +15,7 @@ use toolwarden_mock_provider::{MockOptions, Scripted};
 
 use super::{
     convo::{Call, Convo, Kind},
-    support::{Harness, metric},
+    support::{Harness, metric, tool_counts},
 };
 
 /// A Chat stream calling `lookup` as `call_0` (as a client's or a small
@@ -264,11 +264,7 @@ async fn a_runs_resend_is_not_the_answer_of_another_runs_call() {
         .metrics_when(|m| metric(m, "toolwarden_tool_results_total", &[]) >= 2.0)
         .await;
     assert_eq!(
-        (
-            metric(&m, "toolwarden_tool_calls_total", &[("tool", "lookup")]),
-            metric(&m, "toolwarden_tool_results_total", &[("tool", "lookup")]),
-            metric(&m, "toolwarden_tool_failures_total", &[("tool", "lookup")]),
-        ),
+        tool_counts(&m, &[("tool", "lookup")]),
         (2.0, 2.0, 1.0),
         "{m}"
     );

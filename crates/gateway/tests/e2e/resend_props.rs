@@ -13,7 +13,7 @@ use toolwarden_mock_provider::MockOptions;
 
 use super::{
     convo::{Call, Convo, Kind, response_id},
-    support::{Harness, Reply, metric, post},
+    support::{Harness, Reply, metric, post, tool_counts},
 };
 
 /// How a client sends a turn's results again.
@@ -158,14 +158,9 @@ async fn run(kind: Kind, rounds: Vec<Round>) {
                 && metric(m, "toolwarden_tool_calls_total", &[]) >= n as f64
         })
         .await;
-    let read = |name: &str| metric(&m, name, &[]) as u64;
     assert_eq!(
-        (
-            read("toolwarden_tool_calls_total"),
-            read("toolwarden_tool_results_total"),
-            read("toolwarden_tool_failures_total")
-        ),
-        (n, n, failures),
+        tool_counts(&m, &[]),
+        (n as f64, n as f64, failures as f64),
         "{kind:?} {rounds:?}"
     );
     let stats = h.finish().await;

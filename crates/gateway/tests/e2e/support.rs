@@ -286,6 +286,16 @@ pub fn metric(text: &str, name: &str, labels: &[(&str, &str)]) -> f64 {
         .sum()
 }
 
+/// The tool counters `(calls, results, failures)`, each summed over the
+/// series whose labels include every `(key, value)`.
+pub fn tool_counts(text: &str, labels: &[(&str, &str)]) -> (f64, f64, f64) {
+    (
+        metric(text, "toolwarden_tool_calls_total", labels),
+        metric(text, "toolwarden_tool_results_total", labels),
+        metric(text, "toolwarden_tool_failures_total", labels),
+    )
+}
+
 #[test]
 fn metric_sums_matching_series() {
     let text = "# HELP x\nx_total{a=\"1\",b=\"2\"} 3\nx_total{a=\"1\",b=\"3\"} 4\nx_total{a=\"2\"} 5\ny 1\n";

@@ -28,7 +28,7 @@ use toolwarden_mock_provider::{GOOGLE_TEST_PRIVATE_KEY_PEM, GoogleTestKey, MockO
 use yawc::{Frame, OpCode, WebSocket};
 
 use super::client::{Socket, connect_path};
-use crate::e2e::support::{Harness, metric};
+use crate::e2e::support::{Harness, metric, tool_counts};
 
 mod generator;
 mod out_of_band;
@@ -766,13 +766,7 @@ async fn gemini_live_results_without_ids_are_each_recorded() {
     let m = h
         .metrics_when(|m| metric(m, "toolwarden_tool_results_total", &[]) >= 2.0)
         .await;
-    assert_eq!(metric(&m, "toolwarden_tool_calls_total", &[]), 2.0, "{m}");
-    assert_eq!(metric(&m, "toolwarden_tool_results_total", &[]), 2.0, "{m}");
-    assert_eq!(
-        metric(&m, "toolwarden_tool_failures_total", &[]),
-        1.0,
-        "{m}"
-    );
+    assert_eq!(tool_counts(&m, &[]), (2.0, 2.0, 1.0), "{m}");
     h.finish().await;
     let events = h.events();
     let mut answered: Vec<(String, bool)> = (events.iter())

@@ -11,7 +11,7 @@ use futures_util::SinkExt;
 use serde_json::{Value, json};
 
 use super::{LIVE, Message, Script, binary, exchange, live_ask, live_gateway, scripted, text};
-use crate::e2e::support::metric;
+use crate::e2e::support::{metric, tool_counts};
 use crate::ws::client::connect_path;
 
 #[tokio::test]
@@ -63,13 +63,7 @@ async fn a_generators_responses_are_one_result_of_its_call() {
     let m = h
         .metrics_when(|m| metric(m, "toolwarden_tool_results_total", &[]) >= 1.0)
         .await;
-    assert_eq!(metric(&m, "toolwarden_tool_calls_total", &[]), 1.0, "{m}");
-    assert_eq!(metric(&m, "toolwarden_tool_results_total", &[]), 1.0, "{m}");
-    assert_eq!(
-        metric(&m, "toolwarden_tool_failures_total", &[]),
-        1.0,
-        "{m}"
-    );
+    assert_eq!(tool_counts(&m, &[]), (1.0, 1.0, 1.0), "{m}");
     let stats = h.finish().await;
     assert_eq!(
         (stats.totals.calls, stats.totals.failures),
