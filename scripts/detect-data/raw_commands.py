@@ -257,6 +257,52 @@ func main() {
 """
 GO_MISSING_MODULE = 'package main\n\nimport "github.com/nobody/nothing"\n\nfunc main() { nothing.Do() }\n'
 GO_PRINTS_UNDEFINED = 'package main\n\nimport "fmt"\n\nfunc main() {\n\tfmt.Println("# example.com/pkg")\n\tfmt.Println("./main.go:6:14: undefined: x")\n\tfmt.Println("fixed in 1.2.3")\n}\n'
+GO_EXITS_3 = """package main
+
+import (
+\t"fmt"
+\t"os"
+)
+
+func main() {
+\tfmt.Println("checking 3 files")
+\tfmt.Fprintln(os.Stderr, "config.yaml: missing key port")
+\tos.Exit(3)
+}
+"""
+GO_KILLS_ITSELF = """package main
+
+import (
+\t"fmt"
+\t"syscall"
+)
+
+func main() {
+\tfmt.Println("working")
+\tsyscall.Kill(syscall.Getpid(), syscall.SIGKILL)
+}
+"""
+GO_IMPORTS_MISSING = 'package main\n\nimport "example.com/nothere"\n\nfunc main() { nothere.Do() }\n'
+GO_PRINTS_LINT = 'package main\n\nimport "fmt"\n\nfunc main() {\n\tfmt.Println("main.go:3:1: exported function Foo should have comment")\n}\n'
+GO_GENERATE_MISSING_TOOL = "package main\n\n//go:generate stringer -type=Pill\ntype Pill int\n\nfunc main() {}\n"
+GO_GENERATE_FAILS = 'package main\n\n//go:generate sh -c "echo generating; echo gen.go: bad input >&2; exit 1"\n\nfunc main() {}\n'
+GO_GENERATE_OK = 'package main\n\n//go:generate sh -c "echo generating pill_string.go; echo main.go:3: wrote 2 types"\n\nfunc main() {}\n'
+GO_GENERATE_BAD_DIRECTIVE = 'package main\n\n//go:generate echo "unterminated\n\nfunc main() {}\n'
+GO_MAIN_ONLY = "package main\n\nfunc main() {}\n"
+# A module proxy in a directory (GOPROXY=file://…), written by the script:
+# example.com/x v1.0.0 and v1.1.0, example.com/old (deprecated),
+# example.com/r v1.0.0 (retracted by v1.1.0).
+GO_PROXY_MODULES = [
+    ("example.com/x", "v1.0.0", "module example.com/x\n\ngo 1.19\n", {"x.go": "package x\n\nfunc Do() {}\n"}),
+    ("example.com/x", "v1.1.0", "module example.com/x\n\ngo 1.19\n", {"x.go": "package x\n\nfunc Do() {}\n"}),
+    ("example.com/old", "v1.0.0", "// Deprecated: use example.com/x instead.\nmodule example.com/old\n\ngo 1.19\n",
+     {"old.go": "package old\n"}),
+    ("example.com/r", "v1.0.0", "module example.com/r\n\ngo 1.19\n", {"r.go": "package r\n"}),
+    ("example.com/r", "v1.1.0", "module example.com/r\n\ngo 1.19\n\nretract v1.0.0 // published by mistake\n",
+     {"r.go": "package r\n"}),
+]
+# The environment of the scenarios that fetch from it ({goproxy}: its path).
+GO_PROXY_ENV = {"GOPROXY": "file://{goproxy}", "GOSUMDB": "off"}
 ESLINT_CONFIG = """export default [{
   languageOptions: { globals: { console: "readonly" } },
   rules: { "no-unused-vars": "error", "no-undef": "error" },
@@ -406,6 +452,43 @@ SCENARIOS = [
     ("go-run-prints-report", dict({"go.mod": GO_MOD}, **{"main.go": GO_PRINTS_UNDEFINED}), "go run ."),
     ("go-build-log-tail", dict({"go.mod": GO_MOD}, **{"main.go": GO_UNDEFINED}),
      "go build ./... > build.log 2>&1; tail -3 build.log"),
+    # --- go run, go generate, go get, go list, go mod init
+    ("go-run-exit-status", dict({"go.mod": GO_MOD}, **{"main.go": GO_EXITS_3}), "go run ."),
+    ("go-run-killed", dict({"go.mod": GO_MOD}, **{"main.go": GO_KILLS_ITSELF}), "go run ."),
+    ("go-run-missing-module-readonly", dict({"go.mod": GO_MOD}, **{"main.go": GO_IMPORTS_MISSING}), "go run .",
+     None, {"GOFLAGS": ""}),
+    ("go-run-test-file", dict({"go.mod": GO_MOD}, **{"main.go": GO_ADD, "main_test.go": GO_TEST_PASSING}),
+     "go run main_test.go"),
+    ("go-run-no-packages", dict({"go.mod": GO_MOD}, **{"main.go": GO_ADD}), "go run ./nope"),
+    ("go-run-prints-lint", dict({"go.mod": GO_MOD}, **{"main.go": GO_PRINTS_LINT}), "go run ."),
+    ("go-generate-missing-tool", dict({"go.mod": GO_MOD}, **{"main.go": GO_GENERATE_MISSING_TOOL}),
+     "go generate ./..."),
+    ("go-generate-fails", dict({"go.mod": GO_MOD}, **{"main.go": GO_GENERATE_FAILS}), "go generate -v ./..."),
+    ("go-generate-bad-directive", dict({"go.mod": GO_MOD}, **{"main.go": GO_GENERATE_BAD_DIRECTIVE}),
+     "go generate ./..."),
+    ("go-generate-ok", dict({"go.mod": GO_MOD}, **{"main.go": GO_GENERATE_OK}), "go generate -x ./..."),
+    ("go-get-added", dict({"go.mod": GO_MOD}, **{"main.go": GO_MAIN_ONLY}), "go get example.com/x@v1.0.0",
+     None, GO_PROXY_ENV),
+    ("go-get-deprecated", dict({"go.mod": GO_MOD}, **{"main.go": GO_MAIN_ONLY}), "go get example.com/old",
+     None, GO_PROXY_ENV),
+    ("go-get-retracted", dict({"go.mod": GO_MOD}, **{"main.go": GO_MAIN_ONLY}), "go get example.com/r@v1.0.0",
+     "go get example.com/r@v1.0.0", GO_PROXY_ENV),
+    ("go-get-no-such-version", dict({"go.mod": GO_MOD}, **{"main.go": GO_MAIN_ONLY}),
+     "go get example.com/x@v9.9.9", None, GO_PROXY_ENV),
+    ("go-get-lookup-disabled", dict({"go.mod": GO_MOD}, **{"main.go": GO_MAIN_ONLY}), "go get example.com/x"),
+    ("go-list-e-deps-errors", dict({"go.mod": GO_MOD}, **{"main.go": GO_IMPORTS_MISSING}),
+     "go list -e -f '{{range .DepsErrors}}{{.}}{{end}}' ."),
+    ("go-list-e-error-field", dict({"go.mod": GO_MOD}, **{"main.go": GO_MAIN_ONLY, "bad/bad.go": "func f() {}\n"}),
+     "go list -e -f '{{.ImportPath}} {{.Error}}' ./bad example.com/nothere"),
+    ("go-list-e-json", dict({"go.mod": GO_MOD}, **{"main.go": GO_MAIN_ONLY, "bad/bad.go": "func f() {}\n"}),
+     "go list -e -json ./bad"),
+    ("go-list-missing-package", dict({"go.mod": GO_MOD}, **{"main.go": GO_MAIN_ONLY}),
+     "go list example.com/nothere"),
+    ("go-list-no-directory", dict({"go.mod": GO_MOD}, **{"main.go": GO_MAIN_ONLY}), "go list ./nope"),
+    ("go-list-e-no-module", {"main.go": GO_MAIN_ONLY}, "go list -e ."),
+    ("go-mod-init", {"main.go": GO_MAIN_ONLY}, "go mod init example.com/n"),
+    ("go-mod-init-exists", dict({"go.mod": GO_MOD}, **{"main.go": GO_MAIN_ONLY}), "go mod init example.com/n"),
+    ("go-mod-init-no-path", {"main.go": GO_MAIN_ONLY}, "go mod init"),
     # --- commands that only print files: a log of an earlier failed run
     # (written by the scenario's setup, not part of the command)
     ("tail-go-build-log", dict({"go.mod": GO_MOD}, **{"main.go": GO_UNDEFINED}), "tail -3 build.log",
@@ -440,7 +523,7 @@ SCENARIOS = [
 ]
 
 
-def run(name, files, command, pytest, python, tsc, eslint, gocache, setup=None):
+def run(name, files, command, pytest, python, tsc, eslint, gocache, setup=None, go_env=None):
     tmp = tempfile.mkdtemp(prefix=f"probe-{name}-")
     try:
         for path, text in files.items():
@@ -453,6 +536,8 @@ def run(name, files, command, pytest, python, tsc, eslint, gocache, setup=None):
                    npm_config_cache=os.path.join(tmp, ".npm"), npm_config_update_notifier="false",
                    GOCACHE=gocache, GOPATH=os.path.join(gocache, "gopath"), GOPROXY="off",
                    GOFLAGS="-mod=mod", GOTOOLCHAIN="local", GO111MODULE="on")
+        goproxy = os.path.join(gocache, "proxy")
+        env.update({k: v.replace("{goproxy}", goproxy) for k, v in (go_env or {}).items()})
         cmd = command.replace("{pytest}", pytest or "pytest").replace("{python}", python)
         cmd = cmd.replace("{tsc}", tsc or "tsc").replace("{eslint}", eslint or "eslint")
         if setup:
@@ -478,9 +563,29 @@ def main():
     only = set(args.only.split(",")) if args.only else None
     gocache = tempfile.mkdtemp(prefix="probe-gocache-")
     try:
+        write_go_proxy(os.path.join(gocache, "proxy"))
         scenarios(args, only, gocache)
     finally:
         shutil.rmtree(gocache, ignore_errors=True)
+
+
+def write_go_proxy(root):
+    """A module proxy in a directory, in the GOPROXY protocol's layout
+    (`PATH/@v/list`, `VERSION.info`, `.mod`, `.zip`), of GO_PROXY_MODULES."""
+    import zipfile
+    for path, version, gomod, files in GO_PROXY_MODULES:
+        d = os.path.join(root, path, "@v")
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, "list"), "a") as f:
+            f.write(version + "\n")
+        with open(os.path.join(d, version + ".info"), "w") as f:
+            json.dump({"Version": version, "Time": "2024-01-01T00:00:00Z"}, f)
+        with open(os.path.join(d, version + ".mod"), "w") as f:
+            f.write(gomod)
+        with zipfile.ZipFile(os.path.join(d, version + ".zip"), "w") as z:
+            z.writestr(f"{path}@{version}/go.mod", gomod)
+            for name, text in files.items():
+                z.writestr(f"{path}@{version}/{name}", text)
 
 
 def scenarios(args, only, gocache):
@@ -496,7 +601,7 @@ def scenarios(args, only, gocache):
         if "{eslint}" in command and not args.eslint:
             print(f"{name}: skipped (no --eslint)", file=sys.stderr)
             continue
-        uses = " ".join([command, *setup])
+        uses = " ".join([command, *(x for x in setup if isinstance(x, str))])
         if ("go " in uses or "gofmt " in uses) and not shutil.which("go"):
             print(f"{name}: skipped (no go)", file=sys.stderr)
             continue

@@ -61,13 +61,28 @@ pub struct Program(u8);
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum GoTool {
-    /// The go command building or checking packages, or tidying the
-    /// module: `go build`, `go vet`, `go test`, `go install`, `go mod
-    /// tidy`, `go mod download`, `go mod verify`, `go mod vendor` (not `go
-    /// run` or `go generate`, whose output is another program's, nor `go
-    /// list -e`, `go get` or `go mod init`, which print such lines on
-    /// success).
+    /// The go command acting on packages or the module, whose output is
+    /// its own: `go build`, `go vet`, `go test`, `go install`, `go get`,
+    /// `go list` (without `-e`), `go mod tidy`, `go mod download`, `go mod
+    /// verify`, `go mod vendor`, `go mod init`.
     Build,
+    /// `go run`: the go command's output, then the program's, then, when
+    /// the program did not exit 0, its status in `os.ProcessState`'s words
+    /// (`exit status 3`, `signal: killed`; cmd/go `base.RunStdin`). A
+    /// failure of the go command before the program ran is read only when
+    /// the whole output is the go command's (the program's own output may
+    /// end in any shape).
+    Run,
+    /// `go generate`: the generators' output, and a generator's failure as
+    /// its last line (`main.go:3: running "stringer": exit status 1`), or
+    /// the go command's own failure when the whole output is its own.
+    Generate,
+    /// `go list -e`: it prints the packages' errors in its output and
+    /// exits 0 (`main.go:3:8: no required module provides package …`,
+    /// `"Error": {…}`): a report, read as a file reader's output is, with
+    /// only the go command's own failure (`go: go.mod file not found …`)
+    /// at its end.
+    Report,
     /// `gofmt`, with any flags (`-l`, `-d`, `-w`, `-s`): a syntax error
     /// is reported as `file.go:3:1: expected declaration, found foo`
     /// (status 2), a missing file as `stat x.go: no such file or
@@ -79,6 +94,9 @@ pub enum GoTool {
 /// [`READERS`], below).
 const GO_BUILD: u8 = 0x40;
 const GOFMT: u8 = 0x41;
+const GO_RUN: u8 = 0x42;
+const GO_GENERATE: u8 = 0x43;
+const GO_REPORT: u8 = 0x44;
 
 // === impl Program ===
 
@@ -103,6 +121,9 @@ impl Program {
         go_tool(last).map(|tool| {
             Program(match tool {
                 GoTool::Build => GO_BUILD,
+                GoTool::Run => GO_RUN,
+                GoTool::Generate => GO_GENERATE,
+                GoTool::Report => GO_REPORT,
                 GoTool::Gofmt => GOFMT,
             })
         })
@@ -124,6 +145,9 @@ impl Program {
     pub fn go_tool(self) -> Option<GoTool> {
         match self.0 {
             GO_BUILD => Some(GoTool::Build),
+            GO_RUN => Some(GoTool::Run),
+            GO_GENERATE => Some(GoTool::Generate),
+            GO_REPORT => Some(GoTool::Report),
             GOFMT => Some(GoTool::Gofmt),
             _ => None,
         }
@@ -209,9 +233,10 @@ fn readers_pipeline(command: &[Token]) -> Option<&'static str> {
 }
 
 /// The Go tool a simple command runs (by path too, its stderr joined or
-/// dropped): `go [-C dir] build|vet|test|install …`, `go [-C dir] mod
-/// tidy|download|verify|vendor …`, `gofmt …`. A pipeline is none (`go
-/// build ./... 2>&1 | tail -5` cuts the report).
+/// dropped): `go [-C dir] build|vet|test|install|get|list …`, `go [-C
+/// dir] mod tidy|download|verify|vendor|init …`, `go run …`, `go generate
+/// …`, `gofmt …` (see [`GoTool`]; `go list` with `-e` is a report). A
+/// pipeline is none (`go build ./... 2>&1 | tail -5` cuts the report).
 fn go_tool(command: &[Token]) -> Option<GoTool> {
     let mut words = Vec::with_capacity(command.len());
     for t in command {
@@ -231,8 +256,17 @@ fn go_tool(command: &[Token]) -> Option<GoTool> {
                 rest => rest,
             };
             match rest {
-                ["build" | "vet" | "test" | "install", ..]
-                | ["mod", "tidy" | "download" | "verify" | "vendor", ..] => Some(GoTool::Build),
+                ["list", flags @ ..] if flags.iter().any(|f| matches!(*f, "-e" | "-e=true")) => {
+                    Some(GoTool::Report)
+                }
+                ["build" | "vet" | "test" | "install" | "get" | "list", ..]
+                | [
+                    "mod",
+                    "tidy" | "download" | "verify" | "vendor" | "init",
+                    ..,
+                ] => Some(GoTool::Build),
+                ["run", ..] => Some(GoTool::Run),
+                ["generate", ..] => Some(GoTool::Generate),
                 _ => None,
             }
         }

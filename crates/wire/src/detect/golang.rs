@@ -18,8 +18,9 @@
 //! 0), or the go command's own error (`go: updates to go.mod needed; to
 //! update it:` above `\tgo mod tidy`, the shape of `go mod init`'s
 //! success). With the call's program known to be such a tool (a
-//! [`GoTool`](super::GoTool): `go build`, `go vet`, `go test`, `go
-//! mod tidy`, gofmt), [`tool_failed`] reads those. `ok  \texample.com/pkg`,
+//! [`GoTool`](super::GoTool): `go build`, `go vet`, `go test`, `go get`,
+//! `go list`, `go mod tidy`, `go mod init`, `go run`, `go generate`,
+//! gofmt), [`tool_failed`] reads those. `ok  \texample.com/pkg`,
 //! `PASS` and `--- PASS:` lines are a passing run's.
 //!
 //! Only the last [`GO_TAIL_BYTES`] bytes are read, at most
@@ -58,6 +59,21 @@ static GOFMT_ERROR: LazyLock<Regex> = LazyLock::new(|| {
         r"^(?:(?:<standard input>|[^\t]*\.go):\d+:\d+: \S",
         r"|(?:open|stat|lstat|read) [^\t]+: (?:no such file or directory|permission denied",
         r"|is a directory|not a directory)$)",
+    ))
+});
+
+/// go generate's report of the directive it stopped at (cmd/go
+/// `internal/generate/generate.go`, `Generator.errorf`: the file, the
+/// line, no column): a generator that failed or could not start
+/// (`main.go:3: running "stringer": exit status 1`, `… exec: "stringer":
+/// executable file not found in $PATH`), or a directive it could not read.
+static GENERATE_ERROR: LazyLock<Regex> = LazyLock::new(|| {
+    build(concat!(
+        r#"^[^\t]*\.go:\d+: (?:running "[^"]*": \S"#,
+        r"|(?:directive too long|no arguments to directive|bad backslash|bad quoted string",
+        r"|expect space after quoted argument|mismatched quoted string",
+        r#"|no command specified for -command|command "[^"]*" multiply defined)$"#,
+        r"|error reading \S)",
     ))
 });
 
@@ -203,40 +219,136 @@ fn read_report<'a>(lines: impl Iterator<Item = &'a [u8]>) -> bool {
 /// The go command ([`GoTool::Build`](super::GoTool::Build)): the last line that is not
 /// tab-indented (a continuation: `\tgo mod tidy`, `\tgo get
 /// example.com/x`) is an error diagnostic (`main.go:3:8: no required
-/// module provides package example.com/x; to add it:`), the compiler's
+/// module provides package example.com/x; to add it:`), a package's error
+/// without a position (`no required module provides package …`, `cannot
+/// find module providing package …`, `stat /src/nope: directory not
+/// found`: cmd/go `modload/import.go`, `modload/load.go`), the compiler's
 /// `too many errors`, the go command's own error (`go: updates to go.mod
 /// needed; …`, `go: go.mod file not found …`; not one of its notes:
 /// [`GO_NOTES`]), an import stack above the error (`example.com/m
-/// imports`, `go mod tidy`'s) or a pattern's error (`pattern ./...:
-/// directory prefix . does not contain main module …`). On success these
+/// imports`, `go mod tidy`'s), a pattern's error (`pattern ./...:
+/// directory prefix . does not contain main module …`), or the end of `go
+/// mod init`'s `cannot determine module path` (`Run 'go help mod init' for
+/// more information.`, `modload/init.go`). On success these
 /// commands print nothing of the kind: nothing, their notes (`go:
-/// downloading …`), `go build -v`'s package paths, `go test`'s report
+/// downloading …`, `go: added …`), `go build -v`'s package paths, `go test`'s report
 /// ending `ok` or `?`, `go mod verify`'s `all modules verified`, cgo's
 /// warnings.
+///
+/// `go run` ([`GoTool::Run`](super::GoTool::Run)): the program's end in
+/// `os.ProcessState`'s words (`signal: killed`; `exit status 3` is read
+/// from the text alone), or the go command's failure when the output is
+/// its own alone ([`go_alone_failed`]). `go generate`
+/// ([`GoTool::Generate`](super::GoTool::Generate)): its last line is its
+/// report of a directive ([`GENERATE_ERROR`]), or the same. `go list -e`
+/// ([`GoTool::Report`](super::GoTool::Report)): its last unindented line is
+/// the go command's own error (`go: go.mod file not found …`).
 ///
 /// gofmt ([`GoTool::Gofmt`](super::GoTool::Gofmt)): its last line is its error (`main.go:3:1:
 /// expected declaration, found foo`, `stat x.go: no such file or
 /// directory`; [`GOFMT_ERROR`]); on success it prints file names (`-l`),
 /// a diff (`-d`), nothing (`-w`) or the formatted source.
 pub(super) fn tool_failed(tool: super::GoTool, content: &[u8]) -> bool {
+    use super::GoTool;
     let window = tail(content);
     let Some(last) = last_line(window) else {
         return false;
     };
     let last = last.strip_suffix(b"\r").unwrap_or(last);
     match tool {
-        super::GoTool::Gofmt => GOFMT_ERROR.is_match(last),
-        super::GoTool::Build => {
+        GoTool::Gofmt => GOFMT_ERROR.is_match(last),
+        GoTool::Build => {
             // Most outputs stop here: the go command's failure ends with
             // its line, a continuation or a diagnostic.
             let report_like = last.first() == Some(&b'\t')
                 || last.starts_with(b"go: ")
                 || last.starts_with(b"pattern ")
                 || last == b"too many errors"
+                || last == GO_MOD_INIT_HELP
+                || package_error_first(last)
                 || go_location_first(last);
             report_like && go_command_failed(lines_from_end(window))
         }
+        GoTool::Run => {
+            (last.starts_with(b"signal: ") && last.len() <= LINE_BYTES)
+                || (go_alone_like(last) && go_alone_failed(content))
+        }
+        GoTool::Generate => {
+            (go_location_first(last) && GENERATE_ERROR.is_match(last))
+                || (go_alone_like(last) && go_alone_failed(content))
+        }
+        GoTool::Report => {
+            (last.first() == Some(&b'\t') || last.starts_with(b"go: "))
+                && lines_from_end(window)
+                    .find(|line| line.first() != Some(&b'\t'))
+                    .is_some_and(|line| {
+                        line.len() <= LINE_BYTES && line.starts_with(b"go: ") && go_error(line)
+                    })
+        }
     }
+}
+
+/// The last line of `go mod init`'s `cannot determine module path`
+/// (cmd/go `modload/init.go`), below its example usage.
+const GO_MOD_INIT_HELP: &[u8] = b"Run 'go help mod init' for more information.";
+
+/// Does `line` open as a package's error without a position does
+/// (cmd/go's `ImportMissingError`, `errDirectoryNotFound`)?
+fn package_error_first(line: &[u8]) -> bool {
+    line.starts_with(b"no required module provides package ")
+        || line.starts_with(b"cannot find module providing package ")
+        || (line.starts_with(b"stat ") && line.ends_with(b": directory not found"))
+}
+
+/// Can `last` end the go command's own failure (see [`go_alone_failed`]):
+/// its line, a continuation, a diagnostic or a package's error?
+fn go_alone_like(last: &[u8]) -> bool {
+    last.first() == Some(&b'\t')
+        || last.starts_with(b"go: ")
+        || last.starts_with(b"pattern ")
+        || package_error_first(last)
+        || go_location_first(last)
+}
+
+/// Is the whole output the go command's own, ending with its failure
+/// (for `go run` and `go generate`, whose output is otherwise another
+/// program's)? Every line is a `go: ` line or tab-indented below one,
+/// but the error: the go command's own (`go: cannot run *_test.go
+/// files`), a pattern's, or a diagnostic or a package's error with the
+/// go command's hint below it (`main.go:3:8: no required module provides
+/// package example.com/x; to add it:` above `\tgo get example.com/x`).
+/// At most [`GO_TAIL_BYTES`] and [`MAX_REPORT_LINES`] lines.
+fn go_alone_failed(content: &[u8]) -> bool {
+    let content = super::rules::trim_end(content);
+    if content.len() > GO_TAIL_BYTES
+        || memchr::memchr_iter(b'\n', content).count() >= MAX_REPORT_LINES
+    {
+        return false;
+    }
+    let mut lines = lines_from_end(content);
+    let (mut indented, mut hints) = (0usize, 0usize);
+    let Some(error) = lines.find(|line| {
+        let continuation = line.first() == Some(&b'\t');
+        indented += usize::from(continuation);
+        hints += usize::from(line.starts_with(b"\tgo "));
+        !continuation
+    }) else {
+        return false;
+    };
+    if indented > MAX_INDENTED_RUN || error.len() > LINE_BYTES {
+        return false;
+    }
+    let failed = if error.starts_with(b"go: ") {
+        go_error(error)
+    } else if error_diagnostic(error) || package_error_first(error) {
+        hints > 0 && hints == indented
+    } else {
+        error.starts_with(b"pattern ") && memmem::find(error, b": ").is_some()
+    };
+    failed
+        && lines.all(|line| {
+            line.len() <= LINE_BYTES && (line.starts_with(b"go: ") || line.first() == Some(&b'\t'))
+        })
 }
 
 /// The go command's notes on success (`go: downloading example.com/x
@@ -264,6 +376,12 @@ const GO_NOTES: &[&[u8]] = &[
     b"go: -i flag is deprecated",
     b"go: -f flag is a no-op",
     b"go: -fix flag is a no-op",
+    b"go: -d flag is deprecated",
+    // go get's advice below a retracted version's warning
+    // (modget/get.go, then `\tgo get example.com/r@latest`).
+    b"go: to switch to the latest unretracted version, run:",
+    // go generate skipping other modules' packages (generate/generate.go).
+    b"go: not generating in packages in dependency modules",
     // Go 1.21's toolchains: `go install m@v` naming the one it runs
     // (cmd/go/internal/toolchain/select.go, "go: using go%s for %v").
     b"go: using go",
@@ -284,22 +402,29 @@ fn go_command_failed<'a>(mut lines: impl Iterator<Item = &'a [u8]>) -> bool {
         return false;
     }
     if line.starts_with(b"go: ") {
-        // A module's deprecation or retraction notice is a note too, and
-        // so is Go 1.21's switch to a newer toolchain, which then runs the
-        // command (cmd/go/internal/toolchain/switch.go, "go: %v requires
-        // go >= %v; switching to %v"; when it cannot, it says `switching
-        // to go >= …: ` and the error).
-        let notice = (line.starts_with(b"go: module ")
-            && (memmem::find(line, b" is deprecated").is_some()
-                || memmem::find(line, b" retracted").is_some()))
-            || (memmem::find(line, b" requires go >= ").is_some()
-                && memmem::find(line, b"; switching to go").is_some());
-        return !notice && !GO_NOTES.iter().any(|note| line.starts_with(note));
+        return go_error(line);
     }
     error_diagnostic(line)
+        || package_error_first(line)
         || line == b"too many errors"
+        || line == GO_MOD_INIT_HELP
         || (indented > 0 && line.ends_with(b" imports"))
         || (line.starts_with(b"pattern ") && memmem::find(line, b": ").is_some())
+}
+
+/// Is `line`, a `go: ` line, the go command's error, not one of its notes?
+fn go_error(line: &[u8]) -> bool {
+    // A module's deprecation or retraction notice is a note too, and
+    // so is Go 1.21's switch to a newer toolchain, which then runs the
+    // command (cmd/go/internal/toolchain/switch.go, "go: %v requires
+    // go >= %v; switching to %v"; when it cannot, it says `switching
+    // to go >= …: ` and the error).
+    let notice = (line.starts_with(b"go: module ")
+        && (memmem::find(line, b" is deprecated").is_some()
+            || memmem::find(line, b" retracted").is_some()))
+        || (memmem::find(line, b" requires go >= ").is_some()
+            && memmem::find(line, b"; switching to go").is_some());
+    !notice && !GO_NOTES.iter().any(|note| line.starts_with(note))
 }
 
 /// Does the output end with a Go panic: its last line a goroutine's frame,

@@ -40,10 +40,12 @@
 //! `tail -1 build.log`, `cd src && grep ERROR app.log | tail -20`) has
 //! the rules that read the text as a failure report turned off: its
 //! output is the files' text (`command.rs`, `shell.rs`); one that runs a
-//! Go tool ([`GoTool`]: `go build ./...`, `gofmt -l .`) has
-//! `failure_summary` read that tool's failures with no header or closing
-//! line (`go: updates to go.mod needed; …`, `main.go:3:1: expected
-//! declaration, found foo`; `golang.rs`).
+//! Go tool ([`GoTool`]: `go build ./...`, `go run .`, `go generate
+//! ./...`, `gofmt -l .`) has `failure_summary` read that tool's failures
+//! with no header or closing line (`go: updates to go.mod needed; …`,
+//! `main.go:3:1: expected declaration, found foo`, `main.go:3: running
+//! "stringer": exit status 1`; `golang.rs`), and `go list -e`'s output
+//! ([`GoTool::Report`]) is a report, read as a reader's is.
 //!
 //! Only a bounded prefix ([`HEAD_BYTES`]), bounded suffixes ([`TAIL_BYTES`],
 //! [`CRASH_TAIL_BYTES`], [`SUMMARY_TAIL_BYTES`]) and, for JSON, a bounded scan ([`JSON_SCAN_BYTES`])
@@ -343,12 +345,30 @@ impl Detector {
                 }
             }
             Mode::Rules { disabled, extra } => {
-                if let Some(reader) = program.and_then(Program::reader) {
-                    let off = *disabled | rules::reader_mask(reader, content.as_bytes());
+                // A reader's output is the files' text, and `go list -e`'s a
+                // report of the packages' errors: the rules that read the
+                // text as a failure report are off for both.
+                let mask = match program {
+                    Some(p) if p.go_tool() == Some(GoTool::Report) => {
+                        Some(rules::go_report_mask(content.as_bytes()))
+                    }
+                    Some(p) => p
+                        .reader()
+                        .map(|reader| rules::reader_mask(reader, content.as_bytes())),
+                    None => None,
+                };
+                if let Some(mask) = mask {
+                    let off = *disabled | mask;
                     return match rules::first_match(content.as_bytes(), off) {
                         rules::Finding::Failure(name) => Found::Failure(name),
                         rules::Finding::ClientSuccess => Found::ClientSuccess,
-                        rules::Finding::Nothing => Found::Nothing,
+                        // The go command's own failure below the report.
+                        rules::Finding::Nothing => program
+                            .and_then(Program::go_tool)
+                            .and_then(|tool| {
+                                rules::go_tool_failed(tool, content.as_bytes(), *disabled)
+                            })
+                            .map_or(Found::Nothing, Found::Failure),
                     };
                 }
                 match rules::first_match(content.as_bytes(), *disabled) {

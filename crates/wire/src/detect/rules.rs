@@ -101,6 +101,14 @@ pub(super) fn reader_mask(program: &str, content: &[u8]) -> u32 {
     }
 }
 
+/// The rules to turn off for a report of the go command (`go list -e`),
+/// which prints the packages' errors in its output: a reader's
+/// ([`reader_mask`] as the go command's), but a shell's `command not
+/// found` still counts (`os_error`).
+pub(super) fn go_report_mask(content: &[u8]) -> u32 {
+    reader_mask("go", content) & !(1 << OS_ERROR)
+}
+
 /// The shells that run a command and complain for it.
 const SHELLS: &[&[u8]] = &[b"bash", b"sh", b"zsh", b"dash", b"ksh"];
 

@@ -326,6 +326,58 @@ const TOOL_FAILED: &[(&str, &str)] = &[
         "gofmt -l nope.go",
         "stat nope.go: no such file or directory\n",
     ),
+    // (1) go run: the program killed (`os.ProcessState`'s words, printed
+    // by go run below the program's output), and the go command's own
+    // failures before the program ran
+    ("go run .", "working\nsignal: killed\n"),
+    (
+        "go run .",
+        "main.go:3:8: no required module provides package example.com/nothere; to add it:\n\tgo get example.com/nothere\n",
+    ),
+    ("go run ./nope", "go: no packages loaded from ./nope\n"),
+    // (1) go generate: a generator that failed or was not found, a
+    // directive it could not read
+    (
+        "go generate ./...",
+        "main.go:3: running \"stringer\": exec: \"stringer\": executable file not found in $PATH\n",
+    ),
+    (
+        "go generate -v ./...",
+        "main.go\ngenerating\ngen.go: bad input\nmain.go:3: running \"sh\": exit status 1\n",
+    ),
+    ("go generate ./...", "main.go:3: mismatched quoted string\n"),
+    // (1) go get: module resolution
+    (
+        "go get example.com/x",
+        "go: example.com/x: module lookup disabled by GOPROXY=off\n",
+    ),
+    // (1) go list without -e, go build: a package's error without a
+    // position
+    (
+        "go list example.com/nothere",
+        "no required module provides package example.com/nothere; to add it:\n\tgo get example.com/nothere\n",
+    ),
+    (
+        "go list example.com/nothere",
+        "go: finding module for package example.com/nothere\ngo: finding module for package example.com/nothere\ncannot find module providing package example.com/nothere: module lookup disabled by GOPROXY=off\n",
+    ),
+    (
+        "go list ./nope",
+        "stat /tmp/probe/nope: directory not found\n",
+    ),
+    (
+        "go build ./nope",
+        "stat /tmp/probe/nope: directory not found\n",
+    ),
+    // (1) go mod init
+    (
+        "go mod init example.com/n",
+        "go: /tmp/probe/go.mod already exists\n",
+    ),
+    (
+        "go mod init",
+        "go: cannot determine module path for source directory /tmp/probe (outside GOPATH, module path must be specified)\n\nExample usage:\n\t'go mod init example.com/m' to initialize a v0 or v1 module\n\t'go mod init example.com/m/v2' to initialize a v2 module\n\nRun 'go help mod init' for more information.\n",
+    ),
 ];
 
 /// Successes (0) of the same tools, some in the shape of another's failure.
@@ -337,16 +389,46 @@ const TOOL_SUCCEEDED: &[(&str, &str)] = &[
     ),
     ("go mod verify", "all modules verified\n"),
     ("go test ./...", "?   \texample.com/u\t[no test files]\n"),
-    // go mod init prints go build's failure's shape: not a tool read so
+    // go mod init prints go build's failure's shape, with its notes
     (
         "go mod init example.com/n",
         "go: creating new go.mod: module example.com/n\ngo: to add module requirements and sums:\n\tgo mod tidy\n",
     ),
-    // cgo's C compiler's warning (CGO_CFLAGS="-g -O2
-    // -fno-diagnostics-show-caret": no caret lines)
     (
-        "go build ./...",
-        "# example.com/c\n./main.go: In function ‘f’:\n./main.go:5:26: warning: unused variable ‘unused’ [-Wunused-variable]\n",
+        "go mod init example.com/m",
+        "go: creating new go.mod: module example.com/m\n",
+    ),
+    // go get's notes, and its advice below a retracted version's warning
+    // (the version already required: nothing added below it)
+    (
+        "go get example.com/x@v1.0.0",
+        "go: downloading example.com/x v1.0.0\ngo: added example.com/x v1.0.0\n",
+    ),
+    (
+        "go get example.com/old",
+        "go: downloading example.com/old v1.0.0\ngo: module example.com/old is deprecated: use example.com/x instead.\ngo: added example.com/old v1.0.0\n",
+    ),
+    (
+        "go get example.com/r@v1.0.0",
+        "go: warning: example.com/r@v1.0.0: retracted by module author: published by mistake\ngo: to switch to the latest unretracted version, run:\n\tgo get example.com/r@latest\n",
+    ),
+    (
+        "go get example.com/x@none",
+        "go: removed example.com/x v1.1.0\n",
+    ),
+    // go list -e prints the packages' errors in its report
+    (
+        "go list -e -f '{{range .DepsErrors}}{{.}}{{end}}' .",
+        "main.go:3:8: no required module provides package example.com/nothere; to add it:\n\tgo get example.com/nothere\n",
+    ),
+    (
+        "go list -e -f '{{.ImportPath}} {{.Error}}' ./nope example.com/nothere ./bad2",
+        "./nope stat /tmp/probe/nope: directory not found\nexample.com/nothere no required module provides package example.com/nothere; to add it:\n\tgo get example.com/nothere\nexample.com/pkg/bad2 bad2/bad.go:1:1: expected 'package', found 'func'\n",
+    ),
+    // go generate -x: the commands, and a generator's own lines
+    (
+        "go generate -x ./...",
+        "sh -c echo generating pill_string.go; echo main.go:3: wrote 2 types\ngenerating pill_string.go\nmain.go:3: wrote 2 types\n",
     ),
     // the go command's notes
     ("go build ./...", "go: downloading example.com/dep v1.2.3\n"),
@@ -422,6 +504,49 @@ fn vets_type_error_is_a_report() {
     assert_eq!(d.explain(warning), None);
 }
 
+/// go list -e prints the packages' errors in its report and exits 0
+/// (outputs of go 1.19 here, `GOPROXY=off GOFLAGS=-mod=mod`): read with
+/// its command, the text's failure shapes are the report's; the go
+/// command's own failure below it (status 1) and the client's status
+/// still count.
+#[test]
+fn go_list_e_is_a_report() {
+    let d = Detector::default();
+    let json = "{\n\t\"Dir\": \"/tmp/probe/bad\",\n\t\"ImportPath\": \"example.com/pkg/bad\",\n\t\"Incomplete\": true,\n\t\"GoFiles\": [\n\t\t\"bad.go\"\n\t],\n\t\"Error\": {\n\t\t\"ImportStack\": [\n\t\t\t\"example.com/pkg/bad\"\n\t\t],\n\t\t\"Pos\": \"bad/bad.go:1:1\",\n\t\t\"Err\": \"expected 'package', found 'func'\"\n\t}\n}\n";
+    let deps = "go: finding module for package example.com/nothere\nmain.go:3:8: cannot find module providing package example.com/nothere: module lookup disabled by GOPROXY=off\n";
+    for (command, text, alone) in [
+        ("go list -e -json ./bad", json, "json_error"),
+        (
+            "go list -e -f '{{range .DepsErrors}}{{.}}{{end}}' .",
+            deps,
+            "failure_summary",
+        ),
+    ] {
+        assert_eq!(d.explain(text), Some(alone), "the text alone: {text:?}");
+        assert_eq!(
+            d.explain_for_command(text, Some(command)),
+            None,
+            "{command}"
+        );
+    }
+    let no_module = "go: go.mod file not found in current directory or any parent directory; see 'go help modules'\n";
+    assert_eq!(
+        d.explain_for_command(no_module, Some("go list -e .")),
+        Some("failure_summary")
+    );
+    assert_eq!(
+        d.explain_for_command(&format!("Exit code 1\n{deps}"), Some("go list -e .")),
+        Some("exit_status")
+    );
+    assert_eq!(
+        d.explain_for_command(
+            "bash: line 1: go: command not found\n",
+            Some("go list -e .")
+        ),
+        Some("os_error")
+    );
+}
+
 /// Which commands run a Go tool the verdict reads so.
 #[test]
 fn a_go_tools_command() {
@@ -439,11 +564,19 @@ fn a_go_tools_command() {
     }
     assert_eq!(tool("gofmt -l ."), Some(GoTool::Gofmt));
     for c in [
-        "go run .",
-        "go generate ./...",
-        "go list -e ./...",
         "go get example.com/x",
+        "go list ./...",
+        "go list -f '{{.Dir}}' ./...",
         "go mod init example.com/m",
+    ] {
+        assert_eq!(tool(c), Some(GoTool::Build), "{c}");
+    }
+    assert_eq!(tool("go run ."), Some(GoTool::Run));
+    assert_eq!(tool("cd cmd && go run main.go -v"), Some(GoTool::Run));
+    assert_eq!(tool("go generate ./..."), Some(GoTool::Generate));
+    assert_eq!(tool("go list -e ./..."), Some(GoTool::Report));
+    assert_eq!(tool("go list -deps -e -json ."), Some(GoTool::Report));
+    for c in [
         "go build ./... && ./app",
         "go build ./... | tail",
         "make && go build ./...",
@@ -488,18 +621,53 @@ proptest! {
                 Just("main.go:3:1: ".to_string()),
                 Just(" imports".to_string()),
                 Just("pattern ".to_string()),
+                Just("signal: ".to_string()),
+                Just("main.go:3: running \"x\": ".to_string()),
+                Just("\tgo get ".to_string()),
+                Just("Run 'go help mod init' for more information.".to_string()),
                 Just("\n".to_string()),
                 Just("\r".to_string()),
                 any::<String>(),
             ],
             0..40,
         ),
-        command in "(go|gofmt|cd|-C|build|mod|tidy|[ ;|&'\"]|[a-z./-]{1,6}){0,12}",
+        command in "(go|gofmt|cd|-C|-e|build|run|generate|get|list|init|mod|tidy|[ ;|&'\"]|[a-z./-]{1,6}){0,12}",
     ) {
         let text = text.concat();
         let d = Detector::default();
-        let _ = d.explain_for_command(&text, Some("go build ./..."));
-        let _ = d.explain_for_command(&text, Some("gofmt -l ."));
+        for tool in ["go build ./...", "gofmt -l .", "go run .", "go generate ./...", "go list -e ./..."] {
+            let _ = d.explain_for_command(&text, Some(tool));
+        }
         let _ = d.explain_for_command(&text, Some(&command));
+    }
+}
+
+proptest! {
+    /// The go command's failure is go run's (and go generate's) when the
+    /// output is the go command's alone; below any line of a program's
+    /// own output it is the program's, and go run's program ended with
+    /// `signal: …` after any output.
+    #[test]
+    fn go_runs_program_output_is_the_programs(
+        lines in proptest::collection::vec("[a-zA-Z0-9][a-zA-Z0-9 .,:/_-]{0,60}", 1..20),
+        notes in proptest::collection::vec("[a-z./]{1,20} v[0-9]\\.[0-9]\\.[0-9]", 0..4),
+        i in 0..3usize,
+        signal in "(killed|interrupt|segmentation fault|terminated)",
+    ) {
+        let d = Detector::default();
+        let go_failures = [
+            "go: updates to go.mod needed; to update it:\n\tgo mod tidy\n",
+            "main.go:3:8: no required module provides package example.com/x; to add it:\n\tgo get example.com/x\n",
+            "go: no packages loaded from ./nope\n",
+        ];
+        let notes: String = notes.iter().map(|n| format!("go: downloading {n}\n")).collect();
+        let alone = format!("{notes}{}", go_failures[i]);
+        for command in ["go run .", "go generate ./..."] {
+            prop_assert_eq!(d.explain_for_command(&alone, Some(command)), Some("failure_summary"), "{:?}", alone);
+        }
+        let program = format!("{}\n{}", lines.join("\n"), go_failures[i]);
+        prop_assert_eq!(d.explain(&program), d.explain_for_command(&program, Some("go run .")), "{:?}", program);
+        let killed = format!("{}\nsignal: {signal}\n", lines.join("\n"));
+        prop_assert_eq!(d.explain_for_command(&killed, Some("go run .")), Some("failure_summary"), "{:?}", killed);
     }
 }
