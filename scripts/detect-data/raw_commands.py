@@ -452,7 +452,7 @@ SCENARIOS = [
     ("go-run-prints-report", dict({"go.mod": GO_MOD}, **{"main.go": GO_PRINTS_UNDEFINED}), "go run ."),
     ("go-build-log-tail", dict({"go.mod": GO_MOD}, **{"main.go": GO_UNDEFINED}),
      "go build ./... > build.log 2>&1; tail -3 build.log"),
-    # --- go run, go generate, go get, go list, go mod init
+    # --- go run, go generate, go get, go list, go mod init, gofmt over several files
     ("go-run-exit-status", dict({"go.mod": GO_MOD}, **{"main.go": GO_EXITS_3}), "go run ."),
     ("go-run-killed", dict({"go.mod": GO_MOD}, **{"main.go": GO_KILLS_ITSELF}), "go run ."),
     ("go-run-missing-module-readonly", dict({"go.mod": GO_MOD}, **{"main.go": GO_IMPORTS_MISSING}), "go run .",
@@ -489,6 +489,10 @@ SCENARIOS = [
     ("go-mod-init", {"main.go": GO_MAIN_ONLY}, "go mod init example.com/n"),
     ("go-mod-init-exists", dict({"go.mod": GO_MOD}, **{"main.go": GO_MAIN_ONLY}), "go mod init example.com/n"),
     ("go-mod-init-no-path", {"main.go": GO_MAIN_ONLY}, "go mod init"),
+    ("gofmt-two-files-errors", {"a.go": "func main() {}\n", "b.go": "package b\nfoo\n",
+                                "c.go": "package c\nfunc C() {\nx := 1\n_ = x\n}\n"}, "gofmt -l ."),
+    ("gofmt-d-errors-then-diff", {"a.go": "func main() {}\n",
+                                  "c.go": "package c\nfunc C() {\nx := 1\n_ = x\n}\n"}, "gofmt -d ."),
     # --- commands that only print files: a log of an earlier failed run
     # (written by the scenario's setup, not part of the command)
     ("tail-go-build-log", dict({"go.mod": GO_MOD}, **{"main.go": GO_UNDEFINED}), "tail -3 build.log",

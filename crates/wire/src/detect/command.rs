@@ -86,7 +86,7 @@ pub enum GoTool {
     /// `gofmt`, with any flags (`-l`, `-d`, `-w`, `-s`): a syntax error
     /// is reported as `file.go:3:1: expected declaration, found foo`
     /// (status 2), a missing file as `stat x.go: no such file or
-    /// directory`.
+    /// directory`, between the other files' names or diffs.
     Gofmt,
 }
 

@@ -244,10 +244,12 @@ fn read_report<'a>(lines: impl Iterator<Item = &'a [u8]>) -> bool {
 /// ([`GoTool::Report`](super::GoTool::Report)): its last unindented line is
 /// the go command's own error (`go: go.mod file not found …`).
 ///
-/// gofmt ([`GoTool::Gofmt`](super::GoTool::Gofmt)): its last line is its error (`main.go:3:1:
-/// expected declaration, found foo`, `stat x.go: no such file or
-/// directory`; [`GOFMT_ERROR`]); on success it prints file names (`-l`),
-/// a diff (`-d`), nothing (`-w`) or the formatted source.
+/// gofmt ([`GoTool::Gofmt`](super::GoTool::Gofmt)): a line of the window
+/// is its error (`main.go:3:1: expected declaration, found foo`, `stat
+/// x.go: no such file or directory`; [`GOFMT_ERROR`]), among the names
+/// (`-l`) or diffs (`-d`) of the other files it read, in the order of its
+/// arguments ([`gofmt_failed`]); on success it prints file names, a diff,
+/// nothing (`-w`) or the formatted source.
 pub(super) fn tool_failed(tool: super::GoTool, content: &[u8]) -> bool {
     use super::GoTool;
     let window = tail(content);
@@ -256,7 +258,7 @@ pub(super) fn tool_failed(tool: super::GoTool, content: &[u8]) -> bool {
     };
     let last = last.strip_suffix(b"\r").unwrap_or(last);
     match tool {
-        GoTool::Gofmt => GOFMT_ERROR.is_match(last),
+        GoTool::Gofmt => gofmt_failed(window),
         GoTool::Build => {
             // Most outputs stop here: the go command's failure ends with
             // its line, a continuation or a diagnostic.
@@ -298,6 +300,37 @@ fn package_error_first(line: &[u8]) -> bool {
     line.starts_with(b"no required module provides package ")
         || line.starts_with(b"cannot find module providing package ")
         || (line.starts_with(b"stat ") && line.ends_with(b": directory not found"))
+}
+
+/// gofmt's errors, at any line of the window, when every other line is
+/// one `-l` or `-d` prints (a file's name, a diff's line: ` `, `+`, `-`,
+/// `@@`, `diff `): the formatted source gofmt prints with neither may hold
+/// such a line in a raw string. The first byte rules out a diff's lines,
+/// a cheap test before [`GOFMT_ERROR`].
+fn gofmt_failed(window: &[u8]) -> bool {
+    let mut error = false;
+    for line in lines_from_end(window) {
+        if line.len() > LINE_BYTES {
+            return false;
+        }
+        let diff_or_name = matches!(line.first(), Some(b' ' | b'+' | b'-' | b'@'))
+            || line.starts_with(b"diff ")
+            || line.ends_with(b".go");
+        if diff_or_name {
+            continue;
+        }
+        if line.is_empty()
+            || !(memmem::find(line, b".go:").is_some()
+                || line.starts_with(b"<standard input>:")
+                || line.ends_with(b"directory")
+                || line.ends_with(b"denied"))
+            || !GOFMT_ERROR.is_match(line)
+        {
+            return false;
+        }
+        error = true;
+    }
+    error
 }
 
 /// Can `last` end the go command's own failure (see [`go_alone_failed`]):

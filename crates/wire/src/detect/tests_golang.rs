@@ -326,6 +326,16 @@ const TOOL_FAILED: &[(&str, &str)] = &[
         "gofmt -l nope.go",
         "stat nope.go: no such file or directory\n",
     ),
+    // (2) gofmt over several files: the errors, in the order of its
+    // arguments, above the other files' names or diffs
+    (
+        "gofmt -l .",
+        "a.go:1:1: expected 'package', found 'func'\nb.go:2:1: expected declaration, found foo\nc.go\n",
+    ),
+    (
+        "gofmt -d .",
+        "a.go:1:1: expected 'package', found 'func'\ndiff c.go.orig c.go\n--- c.go.orig\n+++ c.go\n@@ -1,5 +1,6 @@\n package c\n+\n func C() {\n-x := 1\n-_ = x\n+\tx := 1\n+\t_ = x\n }\n",
+    ),
     // (1) go run: the program killed (`os.ProcessState`'s words, printed
     // by go run below the program's output), and the go command's own
     // failures before the program ran
@@ -429,6 +439,22 @@ const TOOL_SUCCEEDED: &[(&str, &str)] = &[
     (
         "go generate -x ./...",
         "sh -c echo generating pill_string.go; echo main.go:3: wrote 2 types\ngenerating pill_string.go\nmain.go:3: wrote 2 types\n",
+    ),
+    // gofmt -d of a file whose raw string holds an error's shape, and
+    // gofmt printing that source
+    (
+        "gofmt -d c.go",
+        "diff c.go.orig c.go\n--- c.go.orig\n+++ c.go\n@@ -3,7 +3,8 @@\n const Log = `\n main.go:3:1: expected declaration, found foo\n `\n+\n func C() {\n-x := 1\n-_ = x\n+\tx := 1\n+\t_ = x\n }\n",
+    ),
+    (
+        "gofmt c.go",
+        "package c\n\nconst Log = `\nmain.go:3:1: expected declaration, found foo\n`\n\nfunc C() {\n\tx := 1\n\t_ = x\n}\n",
+    ),
+    // cgo's C compiler's warning (CGO_CFLAGS="-g -O2
+    // -fno-diagnostics-show-caret": no caret lines)
+    (
+        "go build ./...",
+        "# example.com/c\n./main.go: In function ‘f’:\n./main.go:5:26: warning: unused variable ‘unused’ [-Wunused-variable]\n",
     ),
     // the go command's notes
     ("go build ./...", "go: downloading example.com/dep v1.2.3\n"),
