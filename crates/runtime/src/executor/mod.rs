@@ -100,6 +100,17 @@ struct Dropped<'a> {
     armed: bool,
 }
 
+/// Ends an `execute_tool` span whose call was dropped before its outcome
+/// (the application's timeout or `select!`, the run's deadline) as a
+/// cancelled one: `outcome = "cancelled"`, `error.type = "Cancelled"`
+/// (the kind's name, as a failure's), `otel.status_code = "ERROR"`, the
+/// fields the other outcomes set; the span closes after this, with its
+/// last handle.
+struct SpanCut<'a> {
+    span: &'a tracing::Span,
+    armed: bool,
+}
+
 /// A failure before it becomes a [`toolwarden_core::ToolFailure`].
 #[derive(Debug)]
 pub(crate) struct Failed {
@@ -148,6 +159,18 @@ impl Drop for Dropped<'_> {
         if self.armed {
             self.executor
                 .cancelled(self.entry, self.start, self.progress);
+        }
+    }
+}
+
+// === impl SpanCut ===
+
+impl Drop for SpanCut<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            self.span.record("outcome", "cancelled");
+            self.span.record("error.type", ErrorKind::Cancelled.name());
+            self.span.record("otel.status_code", "ERROR");
         }
     }
 }
@@ -332,10 +355,17 @@ impl Executor {
             // call's future).
             return self.run(entry, call, ctx, start, progress).await;
         }
+        // Dropped before the outcome (the application's own timeout, the
+        // run's deadline), the span still says how the call ended.
+        let mut cut = SpanCut {
+            span: &span,
+            armed: true,
+        };
         let outcome = self
             .run(entry, call, ctx, start, progress)
             .instrument(span.clone())
             .await;
+        cut.armed = false;
         span.record("attempts", outcome.attempts);
         span.record("outcome", report::status_str(&outcome));
         let status = report::status_str(&outcome);

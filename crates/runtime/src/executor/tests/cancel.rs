@@ -164,3 +164,63 @@ async fn a_call_dropped_in_its_fallback_is_the_fallbacks() {
     let cache = ex.registry().stats_of("slow_cache").unwrap();
     assert_eq!((cache.calls, cache.failures, cache.cancelled), (1, 0, 1));
 }
+
+/// Regression: the `execute_tool` span of a call dropped before its
+/// outcome (the application's timeout around `execute`, the run's
+/// deadline) ended with no `outcome`, `error.type` or status: a trace
+/// showed neither a failure nor a success. It ends as `cancelled`, with
+/// the fields the other outcomes set; a call that ends has its own.
+#[tokio::test(start_paused = true)]
+async fn a_dropped_calls_span_ends_as_cancelled() {
+    let (cap, _g) = Capture::install();
+    let started = counter();
+    let ex = single(
+        hangs("stuck", started.clone(), 2),
+        ToolPolicy::new().retry(RetryPolicy::none()),
+    );
+    let c = call("c1", "stuck", "{}");
+    // The application's own timeout.
+    assert!(timeout(SEC * 10, ex.execute(&c, &ctx())).await.is_err());
+    // The run's deadline.
+    let by_deadline = Context::new().with(crate::Deadline(Instant::now() + SEC));
+    let cut = ex.execute(&call("c2", "stuck", "{}"), &by_deadline).await;
+    assert!(cut.error.is_some());
+    // A call that ends.
+    let done = ex.execute(&call("c3", "stuck", "{}"), &ctx()).await;
+    assert!(done.error.is_none());
+    let spans: Vec<_> = cap
+        .closed()
+        .into_iter()
+        .filter(|s| s.name == "execute_tool")
+        .collect();
+    let ends: Vec<_> = spans
+        .iter()
+        .map(|s| {
+            let f = |k: &str| s.fields.get(k).map(String::as_str);
+            (
+                f("gen_ai.tool.call.id"),
+                f("outcome"),
+                f("error.type"),
+                f("otel.status_code"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        ends,
+        [
+            (
+                Some("c1"),
+                Some("cancelled"),
+                Some("Cancelled"),
+                Some("ERROR")
+            ),
+            (
+                Some("c2"),
+                Some("cancelled"),
+                Some("Cancelled"),
+                Some("ERROR")
+            ),
+            (Some("c3"), Some("success"), None, None),
+        ]
+    );
+}

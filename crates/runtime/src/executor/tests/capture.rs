@@ -26,9 +26,18 @@ pub struct Event {
     pub span_fields: BTreeMap<String, String>,
 }
 
+/// One closed span: its name and its fields as they were when it closed
+/// (those recorded after it opened included).
+#[derive(Debug, Clone)]
+pub struct ClosedSpan {
+    pub name: &'static str,
+    pub fields: BTreeMap<String, String>,
+}
+
 #[derive(Clone, Default)]
 pub struct Capture {
     events: Arc<Mutex<Vec<Event>>>,
+    closed: Arc<Mutex<Vec<ClosedSpan>>>,
 }
 
 /// The global layer: forwards to the current thread's capture.
@@ -71,6 +80,34 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Router {
         }
     }
 
+    fn on_record(&self, id: &span::Id, values: &span::Record<'_>, ctx: LayerContext<'_, S>) {
+        let mut v = Visitor::default();
+        values.record(&mut v);
+        if let Some(span) = ctx.span(id)
+            && let Some(fields) = span.extensions_mut().get_mut::<SpanFields>()
+        {
+            fields.0.extend(v.0);
+        }
+    }
+
+    fn on_close(&self, id: span::Id, ctx: LayerContext<'_, S>) {
+        let Some(span) = ctx.span(&id) else {
+            return;
+        };
+        let fields = span
+            .extensions()
+            .get::<SpanFields>()
+            .map(|f| f.0.clone())
+            .unwrap_or_default();
+        let Some(capture) = CURRENT.with(|c| c.borrow().clone()) else {
+            return;
+        };
+        capture.closed.lock().unwrap().push(ClosedSpan {
+            name: span.name(),
+            fields,
+        });
+    }
+
     fn on_event(&self, event: &tracing::Event<'_>, ctx: LayerContext<'_, S>) {
         let mut v = Visitor::default();
         event.record(&mut v);
@@ -111,6 +148,11 @@ impl Capture {
 
     pub fn events(&self) -> Vec<Event> {
         self.events.lock().unwrap().clone()
+    }
+
+    /// The spans closed so far, in the order they closed.
+    pub fn closed(&self) -> Vec<ClosedSpan> {
+        self.closed.lock().unwrap().clone()
     }
 
     /// The one event whose message is `message`.
