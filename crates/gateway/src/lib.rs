@@ -38,6 +38,7 @@ mod admin_error;
 mod alerts;
 mod balance;
 mod body;
+mod client_conn;
 pub mod cloud;
 mod config;
 mod dashboard;

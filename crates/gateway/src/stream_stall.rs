@@ -16,6 +16,16 @@
 //! dropped with the body records the stall ([`stall_error`]), not a
 //! client gone.
 //!
+//! A stream also ends when its connection fails, and a connection fails
+//! when a write to it waits `client_body_timeout` ([`crate::write_limit`]:
+//! the client reads nothing at all). h2 fails the streams in their own
+//! tasks after the connection's: each stream's task holds its
+//! connection's [`ClientConn`], handed over by the service as it takes
+//! the request ([`next_stream_on`]), and, only when it ends, asks whether
+//! the connection was cut; if so it drops hyper's under a
+//! [`write_limit::CutScope`], so that its observation records that cut
+//! ([`write_limit::cut_error`]), not a client gone.
+//!
 //! HTTP/1 is untouched: hyper spawns no task per HTTP/1 request, so no
 //! progress is current there and its bodies are not wrapped.
 
@@ -34,6 +44,8 @@ use std::{
 use http_body::{Body, Frame, SizeHint};
 use tokio::time::{Instant, Sleep};
 
+use crate::{client_conn::ClientConn, write_limit};
+
 /// What a stream's body says to its task: `0` while nothing it handed is
 /// waiting (it was polled since), else the number of the data chunk last
 /// handed.
@@ -43,6 +55,13 @@ pub(crate) struct Progress(AtomicU64);
 thread_local! {
     /// The progress of the HTTP/2 stream whose task this thread is polling.
     static CURRENT: RefCell<Option<Arc<Progress>>> = const { RefCell::new(None) };
+}
+
+thread_local! {
+    /// The connection of the HTTP/2 stream hyper spawns next on this
+    /// thread: set as the service takes the stream's request, taken by
+    /// [`StreamExec`] right after, in the same poll of the connection.
+    static NEXT: RefCell<Option<Arc<ClientConn>>> = const { RefCell::new(None) };
 }
 
 thread_local! {
@@ -73,6 +92,12 @@ pub(crate) fn stall_error(limit: Duration) -> String {
     )
 }
 
+/// An HTTP/2 request of `conn` is being taken: the stream task hyper
+/// spawns for it next belongs to `conn`.
+pub(crate) fn next_stream_on(conn: &Arc<ClientConn>) {
+    NEXT.with(|n| *n.borrow_mut() = Some(conn.clone()));
+}
+
 /// The progress of the HTTP/2 stream being polled, if any: a response
 /// made now (by the stream's service future) is to be wrapped in
 /// [`Watched`] with it.
@@ -101,6 +126,7 @@ where
     fn execute(&self, fut: F) {
         tokio::spawn(Stream {
             inner: Some(Box::pin(fut)),
+            conn: NEXT.with(|n| n.borrow_mut().take()),
             progress: Arc::default(),
             limit: self.limit,
             timer: None,
@@ -113,6 +139,9 @@ where
 struct Stream<F> {
     /// hyper's task; `None` once ended for stalling.
     inner: Option<Pin<Box<F>>>,
+    /// The client connection the stream is on (`None` for the tasks
+    /// hyper spawns that are not a request's stream).
+    conn: Option<Arc<ClientConn>>,
     progress: Arc<Progress>,
     limit: Duration,
     /// Set when a chunk waits; its deadline is the chunk's.
@@ -152,6 +181,13 @@ impl<F: Future<Output = ()>> Future for Stream<F> {
             let before = CURRENT.with(|c| c.borrow_mut().replace(this.progress.clone()));
             let _restore = Restore(before);
             if inner.as_mut().poll(cx).is_ready() {
+                // Ended, perhaps with its connection: one its write limit
+                // cut off is dropped now, under the cut.
+                if let Some(limit) = this.conn.as_ref().and_then(|c| c.cut()) {
+                    let cut = write_limit::CutScope::default();
+                    cut.enter(limit);
+                    this.inner = None;
+                }
                 return Poll::Ready(());
             }
         }

@@ -30,6 +30,7 @@ use tower_service::Service;
 use crate::{
     balance::{Balance, Handed, Load, Placement},
     body::GatewayBody,
+    client_conn::ClientConn,
     h1::{self, pool::Pool},
     proxy,
     routes::Route,
@@ -317,11 +318,16 @@ async fn connection(
     let client = local.client.clone();
     let pool = local.pool.clone();
     let head_timeout = shared.config.client_head_timeout;
-    // A client that stops reading its answers is cut off.
-    let io = crate::write_limit::WriteLimit::new(io, shared.config.client_body_timeout);
-    // What the connection has sent, for the idle rule below.
-    let activity = Arc::new(Activity::default());
+    // What the connection has sent, for the idle rule below, and whether
+    // its write limit cut it off, for its HTTP/2 streams.
+    let activity = Arc::new(ClientConn::default());
     let seen = activity.clone();
+    // A client that stops reading its answers is cut off.
+    let io = crate::write_limit::WriteLimit::marking(
+        io,
+        shared.config.client_body_timeout,
+        activity.clone(),
+    );
     let stopping = ws::Stopping {
         shutdown: shutdown.clone(),
         force: force.clone(),
@@ -330,6 +336,11 @@ async fn connection(
     };
     let service = service_fn(move |mut req: Request<Incoming>| {
         seen.request(req.version());
+        if req.version() == http::Version::HTTP_2 {
+            // hyper spawns the request's stream task next: it is this
+            // connection's (`stream_stall`).
+            crate::stream_stall::next_stream_on(&seen);
+        }
         req.extensions_mut().insert(PeerAddr(peer));
         let shared = shared.clone();
         let client = client.clone();
@@ -365,7 +376,9 @@ async fn connection(
     // Made before the connection, so dropped after it: a connection that
     // a write to its client ended (it read nothing for
     // `client_body_timeout`) is dropped in it, and the observations of
-    // the responses dropped with it record that (`write_limit::cut`).
+    // the responses dropped with it record that (`write_limit::cut`); an
+    // HTTP/2 connection's streams end in their own tasks, each under the
+    // same cut (`stream_stall`).
     let cut = crate::write_limit::CutScope::default();
     let conn = local
         .builder
@@ -388,8 +401,8 @@ async fn connection(
     let mut checking = true;
     loop {
         tokio::select! {
-            ended = conn.as_mut() => {
-                if let Some(limit) = ended.err().and_then(|e| crate::write_limit::stall_of(&*e)) {
+            _ = conn.as_mut() => {
+                if let Some(limit) = activity.cut() {
                     cut.enter(limit);
                 }
                 break;
@@ -423,29 +436,6 @@ async fn connection(
         }
     }
     drop(guard);
-}
-
-/// What a connection on hyper's path has sent: how many requests, and
-/// whether over HTTP/2.
-#[derive(Debug, Default)]
-struct Activity {
-    requests: std::sync::atomic::AtomicU64,
-    http2: std::sync::atomic::AtomicBool,
-}
-
-impl Activity {
-    fn request(&self, version: http::Version) {
-        use std::sync::atomic::Ordering::Relaxed;
-        self.requests.fetch_add(1, Relaxed);
-        if version == http::Version::HTTP_2 {
-            self.http2.store(true, Relaxed);
-        }
-    }
-
-    fn snapshot(&self) -> (u64, bool) {
-        use std::sync::atomic::Ordering::Relaxed;
-        (self.requests.load(Relaxed), self.http2.load(Relaxed))
-    }
 }
 
 async fn dispatch(

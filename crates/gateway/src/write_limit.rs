@@ -15,12 +15,17 @@
 //! its observation when a write fails with [`Stalled`]; on hyper's path
 //! the connection ends with that error and is dropped under a
 //! [`CutScope`], so that an observation dropped with it asks [`cut`].
+//! A write that fails so marks its connection's
+//! [`crate::client_conn::ClientConn`]: an HTTP/2 connection's streams end
+//! in tasks of their own after it, and each drops its request under a
+//! [`CutScope`] when it finds the mark ([`crate::stream_stall`]).
 
 use std::{
     cell::Cell,
     error::Error,
     fmt, io,
     pin::Pin,
+    sync::Arc,
     task::{Context, Poll},
     time::Duration,
 };
@@ -29,6 +34,8 @@ use tokio::{
     io::{AsyncRead, AsyncWrite, ReadBuf},
     time::{Instant, Sleep},
 };
+
+use crate::client_conn::ClientConn;
 
 /// `T` whose writes fail after waiting `limit` with no progress.
 #[derive(Debug)]
@@ -39,6 +46,8 @@ pub(crate) struct WriteLimit<T> {
     timer: Option<Pin<Box<Sleep>>>,
     /// A write is waiting, since the timer's deadline less `limit`.
     waiting: bool,
+    /// The client connection marked cut when a write fails for the limit.
+    conn: Option<Arc<ClientConn>>,
 }
 
 impl<T> WriteLimit<T> {
@@ -48,6 +57,16 @@ impl<T> WriteLimit<T> {
             limit,
             timer: None,
             waiting: false,
+            conn: None,
+        }
+    }
+
+    /// As [`WriteLimit::new`], marking `conn` cut when a write fails for
+    /// the limit.
+    pub(crate) fn marking(inner: T, limit: Duration, conn: Arc<ClientConn>) -> Self {
+        WriteLimit {
+            conn: Some(conn),
+            ..WriteLimit::new(inner, limit)
         }
     }
 
@@ -70,7 +89,12 @@ impl<T> WriteLimit<T> {
             }
         }
         match self.timer.as_mut().map(|t| t.as_mut().poll(cx)) {
-            Some(Poll::Ready(())) => Poll::Ready(Err(read_nothing(self.limit))),
+            Some(Poll::Ready(())) => {
+                if let Some(conn) = &self.conn {
+                    conn.mark_cut(self.limit);
+                }
+                Poll::Ready(Err(read_nothing(self.limit)))
+            }
             _ => Poll::Pending,
         }
     }
@@ -99,7 +123,8 @@ impl fmt::Display for Stalled {
 impl Error for Stalled {}
 
 /// The limit a write waited, if `err` or an error in its chain of causes
-/// is [`Stalled`]'s `io::Error` (hyper's error wraps it).
+/// is [`Stalled`]'s `io::Error` (the fast path's write error, or an
+/// error wrapping it as hyper's does).
 pub(crate) fn stall_of(err: &(dyn Error + 'static)) -> Option<Duration> {
     let mut at = Some(err);
     while let Some(err) = at {
@@ -210,14 +235,17 @@ mod tests {
     use super::*;
     use tokio::io::AsyncWriteExt;
 
-    /// A peer that reads nothing: the write fails after the limit. One
-    /// that reads: writes go on, however long in all.
+    /// A peer that reads nothing: the write fails after the limit, and
+    /// marks its connection cut. One that reads: writes go on, however
+    /// long in all, and the connection is not marked.
     #[tokio::test(start_paused = true)]
     async fn a_write_waits_at_most_the_limit() {
         let (near, mut far) = tokio::io::duplex(64);
-        let mut limited = WriteLimit::new(near, Duration::from_secs(5));
+        let conn = Arc::new(ClientConn::default());
+        let mut limited = WriteLimit::marking(near, Duration::from_secs(5), conn.clone());
         let started = Instant::now();
         let err = limited.write_all(&[0u8; 1024]).await.unwrap_err();
+        assert_eq!(conn.cut(), Some(Duration::from_secs(5)));
         assert_eq!(err.kind(), io::ErrorKind::TimedOut);
         assert_eq!(started.elapsed().as_secs(), 5);
         assert_eq!(
@@ -227,7 +255,8 @@ mod tests {
         assert_eq!(stall_of(&err), Some(Duration::from_secs(5)));
 
         let (near, mut far2) = tokio::io::duplex(64);
-        let mut limited = WriteLimit::new(near, Duration::from_secs(5));
+        let conn = Arc::new(ClientConn::default());
+        let mut limited = WriteLimit::marking(near, Duration::from_secs(5), conn.clone());
         let reader = tokio::spawn(async move {
             let mut buf = [0u8; 64];
             let mut total = 0;
@@ -245,6 +274,7 @@ mod tests {
             .expect("progress every 2 s");
         assert!(started.elapsed().as_secs() >= 38);
         assert_eq!(reader.await.unwrap(), 64 * 20);
+        assert_eq!(conn.cut(), None);
         drop(far.shutdown().await);
     }
 

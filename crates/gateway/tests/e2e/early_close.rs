@@ -6,8 +6,9 @@
 //! chunked request body goes through hyper). A client that hangs up before
 //! the final event gets the turn recorded with what was seen of it and the
 //! ending named; so does an HTTP/2 client whose stream the gateway reset
-//! because it stopped reading it, and an HTTP/1 client whose connection
-//! it closed for that (the stall named, not a client gone).
+//! because it stopped reading it, an HTTP/1 client whose connection it
+//! closed for that, and each turn on an HTTP/2 connection it closed for
+//! that (the stall named, not a client gone).
 
 use std::time::Duration;
 
@@ -425,6 +426,146 @@ async fn an_http2_stream_reset_for_stalling_is_recorded_as_the_stall() {
         .map(|t| (t.tool.as_str(), t.calls))
         .collect();
     assert_eq!(tools, [("read_file", 1)]);
+}
+
+/// An HTTP/2 client that reads nothing at all, with windows wide open:
+/// one turn's stream floods the connection until a write to it waits
+/// `client_body_timeout_ms`, and the gateway closes the connection. The
+/// other turn on it, still waiting for its upstream (its own stream
+/// never stalled), is recorded with what was seen and that cut as its
+/// error; so is the flooding one (its stream may have been reset for the
+/// stall first). Before, the waiting turn read "client disconnected before
+/// the response finished": h2 fails a connection's streams in their own
+/// tasks, after the connection.
+#[tokio::test]
+async fn an_http2_connection_cut_for_reading_nothing_records_its_streams_as_the_cut() {
+    let mut h = Harness::with(Default::default(), |c| {
+        c.client_body_timeout = Duration::from_secs(1);
+    })
+    .await;
+    let addr = h.gw().trim_start_matches("http://").to_string();
+    // Each turn's call items; the flood's then 8 MiB of SSE comments
+    // (far more than the sockets' buffers hold); `response.completed` a
+    // minute later.
+    let script = |pad: usize| {
+        let Scripted::Raw(mut raw) = reply(0, Duration::from_secs(60)) else {
+            unreachable!()
+        };
+        let sse = String::from_utf8(raw.chunks[0].to_vec()).unwrap();
+        let cut = sse.find("event: response.completed").unwrap();
+        let pad = format!(": {}\n\n", "x".repeat(16 << 10)).repeat(pad);
+        raw.chunks = vec![
+            Bytes::from(format!("{}{pad}", &sse[..cut])),
+            Bytes::from(sse[cut..].to_string()),
+        ];
+        Scripted::Raw(raw)
+    };
+    h.mock.push_response(script(0));
+    h.mock.push_response(script(512));
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    let stream = socket.connect(addr.parse().unwrap()).await.unwrap();
+    let (mut sender, conn) =
+        hyper::client::conn::http2::Builder::new(hyper_util::rt::TokioExecutor::new())
+            .initial_stream_window_size(64 << 20)
+            .initial_connection_window_size(64 << 20)
+            .handshake::<_, http_body_util::Full<Bytes>>(hyper_util::rt::TokioIo::new(
+                ReadsNothing(stream),
+            ))
+            .await
+            .unwrap();
+    let conn = tokio::spawn(conn);
+    let request = |session: &str| {
+        http::Request::post(format!("http://{addr}/v1/responses"))
+            .header("authorization", format!("Bearer {OPENAI_KEY}"))
+            .header("content-type", "application/json")
+            .header("x-session-id", session)
+            .body(http_body_util::Full::new(Bytes::from(request(0))))
+            .unwrap()
+    };
+    // The waiting turn reaches the mock first (it takes the first script).
+    let waiting = sender.send_request(request("waiting"));
+    let waiting = tokio::spawn(waiting);
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while h.mock.request_count() < 1 {
+        assert!(std::time::Instant::now() < deadline, "no request upstream");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let flooding = tokio::spawn(sender.send_request(request("flooding")));
+    // Both requests finish once the gateway has cut the connection (the
+    // bound only stops a gateway that never does).
+    loop {
+        let m = h.metrics().await;
+        if metric(&m, "toolwarden_upstream_requests_total", &[]) == 2.0 {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{m}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    waiting.abort();
+    flooding.abort();
+    drop(sender);
+    conn.abort();
+    let stats = h.finish().await;
+    let recs = requests(&h);
+    assert_eq!(recs.len(), 2, "{recs:#?}");
+    let cut = "the client read nothing of the response for 1000 ms (client_body_timeout_ms): \
+               its connection was closed";
+    let reset = "the client read nothing of the response for 1000 ms (client_body_timeout_ms): \
+                 its HTTP/2 stream was reset";
+    for rec in &recs {
+        match rec["session_id"].as_str() {
+            Some("waiting") => assert_eq!(rec["error"], cut, "{rec}"),
+            Some("flooding") => assert!(rec["error"] == cut || rec["error"] == reset, "{rec}"),
+            _ => panic!("{rec}"),
+        }
+        assert_eq!(rec["status"], 200, "{rec}");
+        assert_eq!(rec["response_id"], "resp_0", "{rec}");
+    }
+    let tools: Vec<(&str, u64)> = stats
+        .tools
+        .iter()
+        .map(|t| (t.tool.as_str(), t.calls))
+        .collect();
+    assert_eq!(tools, [("read_file", 2)]);
+}
+
+/// A client socket that never reads: what the gateway sends stays in the
+/// sockets' buffers. Writes go through.
+struct ReadsNothing(TcpStream);
+
+impl tokio::io::AsyncRead for ReadsNothing {
+    fn poll_read(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+        _: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Pending
+    }
+}
+
+impl tokio::io::AsyncWrite for ReadsNothing {
+    fn poll_write(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::pin::Pin::new(&mut self.get_mut().0).poll_write(cx, buf)
+    }
+
+    fn poll_flush(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.get_mut().0).poll_flush(cx)
+    }
+
+    fn poll_shutdown(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.get_mut().0).poll_shutdown(cx)
+    }
 }
 
 /// An HTTP/1 client that stops reading its response midway through a
