@@ -2,7 +2,8 @@
 //! configuration that would loop is refused; likely mistakes are warned
 //! about (an unknown `TOOLWARDEN_` variable with its nearest setting, an
 //! upstream base ending in `/v1`, a dashboard no one can open); log lines
-//! to a pipe carry no colour codes, and `--log-format json` writes JSON.
+//! to a pipe carry no colour codes, and `--log-format json` writes JSON;
+//! `--resolve` reaches a name at its address, and refuses a malformed entry.
 
 use std::{
     io::{BufRead, BufReader},
@@ -613,4 +614,118 @@ fn stats_json_is_the_gateways_api_stats() {
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let cli: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(cli, api);
+}
+
+/// A malformed `resolve` entry, as a flag or a variable, stops `serve`
+/// before it listens, naming the entry and the form it should have.
+#[test]
+fn a_malformed_resolve_entry_is_refused() {
+    for (args, env) in [
+        (&["--resolve", "llm.internal.test:443"][..], None),
+        (&[][..], Some("llm.internal.test:443:llm.internal.test")),
+    ] {
+        let mut c = bin();
+        c.args(["serve", "--database", "none", "--listen", "127.0.0.1:0"])
+            .args(args);
+        if let Some(value) = env {
+            c.env("TOOLWARDEN_RESOLVE", value);
+        }
+        let out = c.output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?} {env:?}: {stderr}");
+        let entry = args.get(1).copied().or(env).unwrap();
+        assert!(
+            stderr.contains(&format!("resolve {entry:?}: expected HOST:PORT:ADDR")),
+            "{args:?} {env:?}: {stderr}"
+        );
+    }
+}
+
+/// An upstream whose name no resolver knows (`llm.internal.test`, as a
+/// private endpoint's) is reached at the address `--resolve` gives it,
+/// over TLS checked for the name (a certificate for that name alone,
+/// from a CA given by `--upstream-ca`), with the name as `Host`: on the
+/// fast path (a `content-length` body) and on hyper's (a chunked one).
+/// Without the entry the name does not resolve and the gateway answers
+/// 502.
+#[test]
+fn a_resolved_name_is_reached_at_its_address_with_its_name_kept() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let tls = toolwarden_mock_provider::MockTls::generate_for(&["llm.internal.test"]).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let ca = dir.path().join("ca.pem");
+    std::fs::write(&ca, tls.ca_pem()).unwrap();
+    let ca = ca.display().to_string();
+    let mock = rt.block_on(toolwarden_mock_provider::MockProvider::start(
+        toolwarden_mock_provider::MockOptions {
+            tls: Some(tls),
+            ..Default::default()
+        },
+    ));
+    let port = mock.addr().port();
+    let upstream = "https://llm.internal.test:8443";
+    let entry = format!("llm.internal.test:8443:127.0.0.1:{port}");
+    let body = r#"{"model":"gpt-test","messages":[{"role":"user","content":"hi"}]}"#;
+    let head = "POST /v1/chat/completions HTTP/1.1\r\ncontent-type: application/json\r\n\
+                authorization: Bearer sk-test";
+    let unresolved = start(
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--openai-upstream",
+            upstream,
+            "--upstream-ca",
+            &ca,
+        ],
+        &[],
+    );
+    let (status, answer) = exchange(&unresolved.addr, head, body);
+    assert!(status.contains(" 502 "), "{status} {answer}");
+    drop(unresolved);
+    assert_eq!(mock.request_count(), 0);
+    let served = start(
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--openai-upstream",
+            upstream,
+            "--upstream-ca",
+            &ca,
+            "--resolve",
+            &entry,
+        ],
+        &[],
+    );
+    let (status, answer) = exchange(&served.addr, head, body);
+    assert!(status.contains(" 200 "), "fast path: {status} {answer}");
+    let (status, answer) = exchange_chunked(&served.addr, head, body);
+    assert!(status.contains(" 200 "), "hyper's path: {status} {answer}");
+    let received = mock.received();
+    assert_eq!(received.len(), 2);
+    for r in &received {
+        assert_eq!(r.path, "/v1/chat/completions");
+        assert_eq!(r.header("host"), Some("llm.internal.test:8443"), "{r:?}");
+    }
+}
+
+/// As [`exchange`], the body sent in one chunk (which hyper's path serves).
+fn exchange_chunked(addr: &str, head: &str, body: &str) -> (String, String) {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    write!(
+        s,
+        "{head}\r\nhost: localhost\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n\
+         {:x}\r\n{body}\r\n0\r\n\r\n",
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    s.read_to_string(&mut answer).unwrap();
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
+    let status = head.lines().next().unwrap_or_default().to_string();
+    (status, body.to_string())
 }

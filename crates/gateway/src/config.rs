@@ -31,6 +31,7 @@ pub use self::memory::MemoryBounds;
 pub use self::settings::{RawConfig, SETTINGS, Setting, SettingKind};
 pub use self::validate::{MAX_DASHBOARD_TOOL_ROWS, parse_listen};
 pub use crate::local::AllowedHosts;
+pub use crate::resolve::Resolve;
 pub(crate) use crate::upstream_url::Upstream;
 
 /// The default listen address.
@@ -110,15 +111,13 @@ pub struct Config {
     pub workers: usize,
     /// Extra trusted roots for upstream TLS (DER), from `upstream_ca`.
     pub upstream_roots: Vec<rustls::pki_types::CertificateDer<'static>>,
-    /// Host names that the connections of the gateway's own HTTP/1.1
-    /// client (the fast path's, and every WebSocket's upstream) reach at a
-    /// fixed address instead of looking them up, as curl's `--resolve`
-    /// does (TLS is still checked for the name); hyper's client (the cloud
-    /// routes over HTTP, HTTP/2 upstreams) looks names up as always. No
-    /// setting fills it: empty unless a program embedding the gateway sets
-    /// it, as its tests do to reach an endpoint the gateway names itself
-    /// (a Vertex AI Live location's) at a local server.
-    pub resolve: std::collections::HashMap<String, SocketAddr>,
+    /// Upstream `HOST:PORT`s reached at a fixed address instead of looking
+    /// the name up, as curl's `--resolve` (setting `resolve`): by every
+    /// upstream connection the gateway makes — the fast path's, every
+    /// WebSocket's, hyper's client (HTTP/1.1 and HTTP/2, the cloud routes,
+    /// Google's token endpoints, OTLP) — with TLS still checked for the
+    /// name. The AWS credential chain's own client does not use it.
+    pub resolve: Resolve,
     // Endurance (issue 14).
     /// Bounded time shutdown spends writing the queued records.
     pub record_drain: Duration,

@@ -57,6 +57,7 @@ mod pipeline;
 mod proxy;
 mod rebinding;
 mod recorder;
+mod resolve;
 mod retention;
 mod routes;
 mod server;
@@ -78,7 +79,7 @@ pub use config::MemoryBounds;
 pub use config::{
     AllowedHosts, Config, ConfigError, ConfigErrorKind, DEFAULT_ANTHROPIC_UPSTREAM,
     DEFAULT_GEMINI_UPSTREAM, DEFAULT_LISTEN, DEFAULT_OPENAI_UPSTREAM, MAX_DASHBOARD_TOOL_ROWS,
-    RawConfig, RepairMode, SETTINGS, Setting, SettingKind, Upstreams, parse_listen,
+    RawConfig, RepairMode, Resolve, SETTINGS, Setting, SettingKind, Upstreams, parse_listen,
 };
 pub use env::{env_lines, env_lines_for};
 pub use local::{LEND_TOKEN_HEADER, LendToken};

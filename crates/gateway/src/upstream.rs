@@ -5,7 +5,9 @@
 //! ([`crate::h1::pool`]): ring, the webpki roots plus `upstream_ca`; and
 //! [`reuse_window`], how long an idle connection may be reused on both
 //! paths ([`expire_by_keep_alive`] keeps it on this client's);
-//! [`build_unpooled_client`], the same client with no pool.
+//! [`build_unpooled_client`], the same client with no pool. Every one
+//! connects to the names the `resolve` setting fixes at their address
+//! ([`crate::resolve::FixedAddrs`]).
 
 use hyper_rustls::HttpsConnectorBuilder;
 use hyper_util::{
@@ -20,7 +22,7 @@ use std::{
 
 use hyper_util::client::legacy::connect::CaptureConnection;
 
-use crate::{Config, startup::GatewayError};
+use crate::{Config, resolve::FixedAddrs, startup::GatewayError};
 
 /// Idle upstream connections older than this are closed instead of
 /// reused, on both paths.
@@ -119,13 +121,16 @@ fn build_with(config: &Config, http2_only: bool, pool: bool) -> Result<HttpClien
     http.set_keepalive_interval(Some(crate::sockets::KEEPALIVE_INTERVAL));
     http.set_keepalive_retries(Some(crate::sockets::KEEPALIVE_PROBES));
     http.set_connect_timeout(Some(config.connect_timeout));
+    // Under TLS: the names `resolve` fixes are connected to at their
+    // address, and TLS still checks the name.
+    let fixed = FixedAddrs::new(http, config.resolve.clone());
     let https = HttpsConnectorBuilder::new()
         .with_tls_config(tls_config(config)?)
         .https_or_http();
     let https = if http2_only {
-        https.enable_http2().wrap_connector(http)
+        https.enable_http2().wrap_connector(fixed)
     } else {
-        https.enable_http1().enable_http2().wrap_connector(http)
+        https.enable_http1().enable_http2().wrap_connector(fixed)
     };
     let https = crate::http_client::ConnectWithin::new(https, config.connect_timeout);
     Ok(Client::builder(TokioExecutor::new())

@@ -732,6 +732,56 @@ fn a_config_file_listen_may_be_a_bare_port_number() {
     assert!(err.contains("line 1"), "{err}");
 }
 
+/// `resolve` from the environment (a comma list), a flag, or the file
+/// (an array); a malformed entry is an error naming it, and so is a
+/// `HOST:PORT` given twice. None given: every name is looked up.
+#[test]
+fn resolve_is_read_and_checked_once() {
+    let at = |s: &str| s.parse::<SocketAddr>().unwrap();
+    let config = env(&[(
+        "TOOLWARDEN_RESOLVE",
+        "us-central1-aiplatform.googleapis.com:443:127.0.0.1:8443, vpce.test:443:[fd00::1]",
+    )])
+    .validate()
+    .unwrap();
+    assert_eq!(
+        config
+            .resolve
+            .get("us-central1-aiplatform.googleapis.com", 443),
+        Some(at("127.0.0.1:8443"))
+    );
+    assert_eq!(
+        config.resolve.get("vpce.test", 443),
+        Some(at("[fd00::1]:443"))
+    );
+    let flags = RawConfig::from_flags([("resolve", "a.test:80:10.0.0.2")].into_iter());
+    assert_eq!(
+        flags.validate().unwrap().resolve.get("a.test", 80),
+        Some(at("10.0.0.2:80"))
+    );
+    let file = RawConfig::from_toml_str("resolve = [\"b.test:443:10.0.0.3:9443\"]").unwrap();
+    assert_eq!(
+        file.validate().unwrap().resolve.get("b.test", 443),
+        Some(at("10.0.0.3:9443"))
+    );
+    assert!(RawConfig::default().validate().unwrap().resolve.is_empty());
+    for bad in [
+        "a.test:443",
+        "a.test:443:a.test",
+        "a.test:x:10.0.0.1",
+        "a.test:443:10.0.0.1,A.test:443:10.0.0.2",
+    ] {
+        let err = env(&[("TOOLWARDEN_RESOLVE", bad)])
+            .validate()
+            .expect_err(bad)
+            .to_string();
+        assert!(
+            err.contains("resolve \"") && err.contains(bad.split(',').next_back().unwrap()),
+            "{err}"
+        );
+    }
+}
+
 /// `allowed_hosts` from the environment (a comma list), a flag, or the
 /// file (an array); a malformed entry is an error naming it; the guard
 /// applies to a loopback listen address only.

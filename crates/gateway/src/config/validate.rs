@@ -198,6 +198,9 @@ impl RawConfig {
                 1
             }
         };
+        let resolve = crate::resolve::Resolve::parse(self.resolve.as_deref().unwrap_or_default())
+            .map_err(|e| problems.push(e))
+            .unwrap_or_default();
         let upstream_roots = match &self.upstream_ca {
             Some(path) => read_roots(path).unwrap_or_else(|e| {
                 problems.push(format!("upstream_ca {}: {e}", path.display()));
@@ -402,7 +405,7 @@ impl RawConfig {
                 response_parse_limit: usize::try_from(response_parse_limit).unwrap_or(usize::MAX),
                 workers,
                 upstream_roots,
-                resolve: std::collections::HashMap::new(),
+                resolve,
                 ws_max_message_bytes: usize::try_from(ws_max_message_bytes).unwrap_or(usize::MAX),
                 record_drain: Duration::from_millis(
                     self.record_drain_ms.unwrap_or(DEFAULT_RECORD_DRAIN_MS),

@@ -55,7 +55,7 @@ pub(crate) struct Pool {
     connect_timeout: Duration,
     idle_timeout: Duration,
     /// Names reached at a fixed address ([`Config::resolve`]).
-    resolve: std::collections::HashMap<String, SocketAddr>,
+    resolve: crate::resolve::Resolve,
 }
 
 #[derive(Debug)]
@@ -144,7 +144,7 @@ impl Pool {
         let host = upstream.host();
         let name = host.trim_start_matches('[').trim_end_matches(']');
         let port = upstream.port();
-        let fixed = self.resolve.get(name).copied();
+        let fixed = self.resolve.get(name, port);
         let addrs: Vec<SocketAddr> = match name.parse::<std::net::IpAddr>() {
             _ if fixed.is_some() => fixed.into_iter().collect(),
             Ok(ip) => vec![SocketAddr::new(ip, port)],

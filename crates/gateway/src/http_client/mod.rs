@@ -30,6 +30,8 @@ use hyper_util::client::legacy::{
     connect::{CaptureConnection, HttpConnector},
 };
 
+use crate::resolve::FixedAddrs;
+
 /// What the gateway's own POSTs (alert webhooks, OTLP export) need of an
 /// answer: its status and `Retry-After` ([`retry_after`]), its body read
 /// and dropped (at most 64 KiB, within `within`) so that the connection
@@ -118,7 +120,8 @@ pub(crate) fn went_on_reused_http1(captured: &CaptureConnection) -> bool {
 }
 
 /// The client every proxied request goes through.
-pub(crate) type HttpClient = Client<ConnectWithin<HttpsConnector<HttpConnector>>, UpstreamBody>;
+pub(crate) type HttpClient =
+    Client<ConnectWithin<HttpsConnector<FixedAddrs<HttpConnector>>>, UpstreamBody>;
 
 /// A request body for [`HttpClient`]: a whole one (what the gateway read,
 /// checked or signed, and its own POSTs) or a client's body forwarded as

@@ -962,7 +962,7 @@ fn any_messages_on_a_voice_socket_pass_byte_for_byte_both_ways() {
         c.upstreams.gemini = Upstream::parse(&upstream).unwrap();
         c.upstream_roots.push(tls.ca_der());
         for location in SETUP_LOCATIONS {
-            c.resolve.insert(vertex_host(location), vertex);
+            c.resolve.insert(&vertex_host(location), 443, vertex);
         }
     }));
     let paths = vec![

@@ -43,9 +43,9 @@ fn resolve_to(c: &mut Config, upstream: SocketAddr, closed: SocketAddr) {
         .into_iter()
         .chain(["us-central1", "europe-west4", "asia-northeast1"].map(host))
     {
-        c.resolve.insert(name, upstream);
+        c.resolve.insert(&name, 443, upstream);
     }
-    c.resolve.insert(host("me-central2"), closed);
+    c.resolve.insert(&host("me-central2"), 443, closed);
 }
 
 /// A TLS upstream speaking `script` with a certificate for
@@ -351,7 +351,7 @@ async fn a_socket_whose_upstream_has_not_answered_is_closed_when_the_grace_ends(
     let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let silent_addr = silent.local_addr().unwrap();
     let (mut h, wire, _dir) = located(live_script(), |c| {
-        c.resolve.insert(host("us-east5"), silent_addr);
+        c.resolve.insert(&host("us-east5"), 443, silent_addr);
         c.connect_timeout = Duration::from_secs(120);
         c.shutdown_grace = Duration::from_millis(300);
     })
