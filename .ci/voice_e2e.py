@@ -14,12 +14,17 @@ although the Realtime server echoes the client's item twice and writes
 each call in `response.output_item.done` and again in `response.done`;
 the call of a Realtime response the client hangs up on before its
 `response.done`; the Live servers' `usageMetadata` tokens counted once;
-nothing unparsed.
+nothing unparsed. Then the same Vertex session through a second gateway
+with no Vertex upstream set: its socket goes to the regional host its
+setup names (us-central1-aiplatform.googleapis.com), which the gateway's
+`--resolve` leads to a TLS server here; checks that server saw the name
+as SNI and `Host`, the path and token, and the second gateway's counts.
 """
 
 import argparse
 import asyncio
 import json
+import ssl
 import sys
 import urllib.request
 
@@ -28,8 +33,11 @@ from google import genai
 from google.genai import types
 from openai import AsyncOpenAI
 
-RECEIVED = {"realtime": [], "live": [], "vertex": []}
+RECEIVED = {"realtime": [], "live": [], "vertex": [], "regional": []}
 UPGRADES = []  # (path, Authorization) of each Vertex upgrade
+REGIONAL = []  # (SNI, Host, path, Authorization) of each regional upgrade
+SNI = []
+REGIONAL_HOST = "us-central1-aiplatform.googleapis.com"
 VERTEX_TOKEN = "ya29.voice-e2e-client-token"
 
 
@@ -96,6 +104,20 @@ async def vertex_upstream(ws):
     await live_upstream(ws, "vertex")
 
 
+async def regional_upstream(ws):
+    request = ws.request
+    REGIONAL.append((SNI[-1] if SNI else None, request.headers.get("Host"), request.path,
+                     request.headers.get("Authorization")))
+    await live_upstream(ws, "regional")
+
+
+def regional_tls(cert, key):
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(cert, key)
+    ctx.sni_callback = lambda sock, name, _ctx: SNI.append(name)
+    return ctx
+
+
 async def realtime(gw):
     client = AsyncOpenAI(base_url=f"{gw}/v1", api_key="sk-voice-e2e")
     sent = []
@@ -144,19 +166,33 @@ async def live(gw):
     assert any("functionResponses" in r for r in RECEIVED["live"]), RECEIVED["live"]
 
 
-async def vertex(gw):
+def vertex_client(gw):
     from google.oauth2.credentials import Credentials
     g = genai.Client(vertexai=True, project="p-voice", location="us-central1",
                      credentials=Credentials(token=VERTEX_TOKEN),
                      http_options=types.HttpOptions(base_url=f"{gw}/vertex"))
     plain_websocket(g, f"{gw}/vertex")
-    await refund_session(g, "gemini-live-2.5-flash")
+    return g
+
+
+async def vertex(gw):
+    await refund_session(vertex_client(gw), "gemini-live-2.5-flash")
     assert UPGRADES == [("/ws/google.cloud.aiplatform.v1beta1.LlmBidiService/BidiGenerateContent",
                          f"Bearer {VERTEX_TOKEN}")], UPGRADES
     setup = json.loads(RECEIVED["vertex"][0])["setup"]
     want = "projects/p-voice/locations/us-central1/publishers/google/models/gemini-live-2.5-flash"
     assert setup["model"] == want, setup
     assert any("functionResponses" in r for r in RECEIVED["vertex"]), RECEIVED["vertex"]
+
+
+async def regional(gw):
+    await refund_session(vertex_client(gw), "gemini-live-2.5-flash")
+    assert REGIONAL == [(REGIONAL_HOST, REGIONAL_HOST,
+                         "/ws/google.cloud.aiplatform.v1beta1.LlmBidiService/BidiGenerateContent",
+                         f"Bearer {VERTEX_TOKEN}")], REGIONAL
+    setup = json.loads(RECEIVED["regional"][0])["setup"]
+    assert setup["model"].startswith("projects/p-voice/locations/us-central1/"), setup
+    assert any("functionResponses" in r for r in RECEIVED["regional"]), RECEIVED["regional"]
 
 
 async def refund_session(g, model):
@@ -187,13 +223,20 @@ async def main():
     p.add_argument("--openai-port", type=int, required=True)
     p.add_argument("--gemini-port", type=int, required=True)
     p.add_argument("--vertex-port", type=int, required=True)
+    p.add_argument("--regional-gateway", required=True)
+    p.add_argument("--regional-port", type=int, required=True)
+    p.add_argument("--regional-cert", required=True)
+    p.add_argument("--regional-key", required=True)
     a = p.parse_args()
     async with websockets.serve(realtime_upstream, "127.0.0.1", a.openai_port), \
             websockets.serve(live_upstream, "127.0.0.1", a.gemini_port), \
-            websockets.serve(vertex_upstream, "127.0.0.1", a.vertex_port):
+            websockets.serve(vertex_upstream, "127.0.0.1", a.vertex_port), \
+            websockets.serve(regional_upstream, "127.0.0.1", a.regional_port,
+                             ssl=regional_tls(a.regional_cert, a.regional_key)):
         await realtime(a.gateway)
         await live(a.gateway)
         await vertex(a.gateway)
+        await regional(a.regional_gateway)
     want = {
         ("toolwarden_tool_calls_total", "openai", "book_table"): 1,
         ("toolwarden_tool_results_total", "openai", "book_table"): 1,
@@ -224,7 +267,22 @@ async def main():
         print("metrics:", got, "want:", want, file=sys.stderr)
         print("tokens:", got_tokens, "want:", tokens, file=sys.stderr)
         sys.exit(1)
+    regional_want = {k: v for k, v in want.items() if k[1] == "vertex"}
+    regional_tokens = {k: v for k, v in tokens.items() if k[0] == "vertex"}
+    for _ in range(50):
+        text = urllib.request.urlopen(f"{a.regional_gateway}/metrics").read().decode()
+        got = {k: metric(text, k[0], {"provider": k[1], "tool": k[2]}) for k in regional_want}
+        got_tokens = {k: metric(text, "toolwarden_tokens_total", {"provider": k[0], "type": k[1]})
+                      for k in regional_tokens}
+        if got == regional_want and got_tokens == regional_tokens:
+            break
+        await asyncio.sleep(0.1)
+    if got != regional_want or got_tokens != regional_tokens:
+        print("regional metrics:", got, "want:", regional_want, file=sys.stderr)
+        print("regional tokens:", got_tokens, "want:", regional_tokens, file=sys.stderr)
+        sys.exit(1)
     print("== voice sockets: calls, results, failures and Live tokens counted once")
+    print(f"== Vertex AI Live via {REGIONAL_HOST} (--resolve): SNI and Host kept, counted once")
 
 
 asyncio.run(main())
