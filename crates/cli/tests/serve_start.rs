@@ -121,6 +121,30 @@ fn an_upstream_at_its_own_address_is_refused() {
         stderr.contains("openai_upstream (http://localhost:") && stderr.contains("own address"),
         "{stderr}"
     );
+    // The same loop through a `resolve` entry leading a provider's name
+    // to the gateway itself (a `serve` that takes it runs until killed).
+    let mut child = bin()
+        .args(["serve", "--database", "none", "--listen", &listen])
+        .args(["--openai-upstream", "https://api.openai.com"])
+        .args(["--resolve", &format!("api.openai.com:443:127.0.0.1:{port}")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while child.try_wait().unwrap().is_none() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "openai_upstream (https://api.openai.com) is led by resolve to 127.0.0.1:{port}"
+        )),
+        "{stderr}"
+    );
 }
 
 #[test]

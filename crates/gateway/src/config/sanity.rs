@@ -2,8 +2,9 @@
 //! a valid-looking configuration fail every request, refused, and what is
 //! probably a mistake, warned about at start ([`Config::warnings`]).
 //!
-//! - An upstream that is this gateway itself (a port mixed up): every
-//!   request would come back to it until file descriptors ran out.
+//! - An upstream that is this gateway itself (a port mixed up, or a
+//!   `resolve` entry leading it there): every request would come back to
+//!   it until file descriptors ran out.
 //! - An upstream base that ends in an API version (`…/v1`): the gateway
 //!   appends the client's whole path, so requests would go to `/v1/v1/…`.
 //! - A gateway listening beyond loopback without `admin_token`: the
@@ -17,7 +18,7 @@
 
 use std::net::{IpAddr, SocketAddr};
 
-use super::{AllowedHosts, SETTINGS, Upstream};
+use super::{AllowedHosts, Resolve, SETTINGS, Upstream};
 
 /// The `TOOLWARDEN_` variables the project's own scripts, tests and
 /// benchmarks read, which are not `serve` settings.
@@ -39,27 +40,16 @@ const OTHER_PREFIXES: &[&str] = &["TOOLWARDEN_TEST_", "TOOLWARDEN_PG_", "TOOLWAR
 /// and the loopback addresses of its family, or of both on `[::]`). Other
 /// loopback addresses (`127.0.0.2` beside `127.0.0.1`) are other sockets.
 pub(super) fn loops_back(name: &str, upstream: &Upstream, listen: SocketAddr) -> Option<String> {
-    if listen.port() == 0 || upstream.port() != listen.port() {
-        return None;
-    }
     let host = upstream
         .host()
         .trim_start_matches('[')
         .trim_end_matches(']');
-    let ours = match host.parse::<IpAddr>() {
-        Ok(ip) if listen.ip().is_unspecified() => {
-            let same_family = ip.is_ipv4() == listen.is_ipv4();
-            // On Linux `[::]` takes IPv4 connections too (dual stack).
-            let dual = listen.is_ipv6();
-            (ip.is_loopback() || ip.is_unspecified()) && (same_family || dual)
-        }
-        Ok(ip) => ip == listen.ip(),
-        Err(_) => {
-            host.eq_ignore_ascii_case("localhost")
-                && (listen.ip().is_loopback() || listen.ip().is_unspecified())
-        }
-    };
-    ours.then(|| {
+    reaches(
+        listen,
+        host.parse::<IpAddr>().map_err(|_| host),
+        upstream.port(),
+    )
+    .then(|| {
         format!(
             "{name} ({}://{}) is this gateway's own address ({listen}): every request would \
              come back to it; set {name} to the provider (or the service the gateway fronts)",
@@ -67,6 +57,51 @@ pub(super) fn loops_back(name: &str, upstream: &Upstream, listen: SocketAddr) ->
             upstream.authority()
         )
     })
+}
+
+/// The same problem when `resolve` leads `upstream` (the setting `name`)
+/// to an address: that address is this gateway's own listening socket.
+/// `None` when `resolve` does not name it (then [`loops_back`] judges).
+pub(super) fn resolved_loops_back(
+    name: &str,
+    upstream: &Upstream,
+    listen: SocketAddr,
+    resolve: &Resolve,
+) -> Option<Option<String>> {
+    let host = upstream
+        .host()
+        .trim_start_matches('[')
+        .trim_end_matches(']');
+    let addr = resolve.get(host, upstream.port())?;
+    Some(reaches(listen, Ok(addr.ip()), addr.port()).then(|| {
+        format!(
+            "{name} ({}://{}) is led by resolve to {addr}, this gateway's own address \
+             ({listen}): every request would come back to it; correct the resolve entry",
+            if upstream.is_https() { "https" } else { "http" },
+            upstream.authority()
+        )
+    }))
+}
+
+/// Whether a connection to `target` (an address, or a name) on `port`
+/// reaches the socket listening on `listen`.
+fn reaches(listen: SocketAddr, target: Result<IpAddr, &str>, port: u16) -> bool {
+    if listen.port() == 0 || port != listen.port() {
+        return false;
+    }
+    match target {
+        Ok(ip) if listen.ip().is_unspecified() => {
+            let same_family = ip.is_ipv4() == listen.is_ipv4();
+            // On Linux `[::]` takes IPv4 connections too (dual stack).
+            let dual = listen.is_ipv6();
+            (ip.is_loopback() || ip.is_unspecified()) && (same_family || dual)
+        }
+        Ok(ip) => ip == listen.ip(),
+        Err(host) => {
+            host.eq_ignore_ascii_case("localhost")
+                && (listen.ip().is_loopback() || listen.ip().is_unspecified())
+        }
+    }
 }
 
 /// A warning when `upstream`'s base path ends in an API version, which the
@@ -164,6 +199,46 @@ mod tests {
 
     fn up(url: &str) -> Upstream {
         Upstream::parse(url).unwrap()
+    }
+
+    /// An upstream whose name `resolve` leads to the listening socket is a
+    /// loop, whatever its name; one it leads elsewhere is not, though its
+    /// name is `localhost` on the listening port.
+    #[test]
+    fn an_upstream_resolved_to_the_listening_address_is_a_loop() {
+        let listen: SocketAddr = "127.0.0.1:8080".parse().unwrap();
+        let resolve = Resolve::parse(&[
+            "api.openai.com:443:127.0.0.1:8080".to_string(),
+            "localhost:8080:10.0.0.9".to_string(),
+        ])
+        .unwrap();
+        let e = resolved_loops_back(
+            "openai_upstream",
+            &up("https://api.openai.com"),
+            listen,
+            &resolve,
+        )
+        .expect("resolved")
+        .expect("a loop");
+        assert!(e.contains("led by resolve to 127.0.0.1:8080"), "{e}");
+        assert_eq!(
+            resolved_loops_back(
+                "openai_upstream",
+                &up("http://localhost:8080"),
+                listen,
+                &resolve
+            ),
+            Some(None)
+        );
+        assert_eq!(
+            resolved_loops_back(
+                "openai_upstream",
+                &up("https://api.anthropic.com"),
+                listen,
+                &resolve
+            ),
+            None
+        );
     }
 
     #[test]

@@ -355,7 +355,10 @@ impl RawConfig {
         for (name, upstream) in named {
             let Some(upstream) = upstream else { continue };
             if let Some(listen) = listen {
-                problems.extend(super::sanity::loops_back(name, upstream, listen));
+                problems.extend(
+                    super::sanity::resolved_loops_back(name, upstream, listen, &resolve)
+                        .unwrap_or_else(|| super::sanity::loops_back(name, upstream, listen)),
+                );
             }
             warnings.extend(super::sanity::versioned_base(name, upstream));
         }
