@@ -10,11 +10,12 @@
 //!
 //! A scripted WebSocket answer that holds a `response.inject.created`
 //! event plays as such a response: the events before it go at once, that
-//! event and the rest once the client injects into the response (the id
-//! of its `response.created`). With [`crate::MockOptions::validate`], an
-//! inject whose items the pairing rules refuse against the response's
-//! calls so far (`rules::inject_violation`: an output for a call it never
-//! made, a second output for one call) is answered with an `error` event
+//! event and those up to the next one once the client injects into the
+//! response (the id of its `response.created`), and so on. With
+//! [`crate::MockOptions::validate`], an inject whose items the pairing
+//! rules refuse against the response's calls so far and the outputs
+//! committed before it (`rules::inject_violation`: an output for a call it
+//! never made, a second output for one call) is answered with an `error` event
 //! (status 400, `param: input`, as a refused `response.create` is) and
 //! commits nothing: the response still waits. (The API documents only
 //! that the items "are validated and committed atomically"; the failed
@@ -24,12 +25,14 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 
 /// A response waiting for its client's outputs: the events it sends once
-/// they come.
+/// they come (up to its next `response.inject.created`, where it waits
+/// again).
 #[derive(Debug, Default)]
 pub(crate) struct Waiting {
     response_id: String,
-    /// Its call items so far (each `call_id` once), for the rules.
-    calls: Vec<Value>,
+    /// Its call items so far (each `call_id` once), then the items the
+    /// injects into it committed, for the rules.
+    context: Vec<Value>,
     rest: Vec<Bytes>,
 }
 
@@ -51,15 +54,7 @@ pub(crate) fn read(message: &[u8]) -> Option<(String, Value)> {
 /// `waiting` (the response's id, from its `response.created`); all of
 /// them when none is there.
 pub(crate) fn hold(mut events: Vec<Bytes>, waiting: &mut Option<Waiting>) -> Vec<Bytes> {
-    let kind = |e: &Bytes| {
-        serde_json::from_slice::<Value>(e)
-            .ok()
-            .and_then(|v| v.get("type")?.as_str().map(str::to_string))
-    };
-    let Some(at) = events
-        .iter()
-        .position(|e| kind(e).as_deref() == Some("response.inject.created"))
-    else {
+    let Some(at) = events.iter().position(is_inject_created) else {
         return events;
     };
     let response_id = events
@@ -69,19 +64,24 @@ pub(crate) fn hold(mut events: Vec<Bytes>, waiting: &mut Option<Waiting>) -> Vec
         .and_then(|v| v["response"]["id"].as_str().map(str::to_string))
         .unwrap_or_default();
     let rest = events.split_off(at);
-    let calls = calls_of(&events);
+    let mut context = Vec::new();
+    calls_of(&events, &mut context);
     *waiting = Some(Waiting {
         response_id,
-        calls,
+        context,
         rest,
     });
     events
 }
 
+/// Whether `event` is a `response.inject.created`.
+fn is_inject_created(event: &Bytes) -> bool {
+    serde_json::from_slice::<Value>(event).is_ok_and(|v| v["type"] == "response.inject.created")
+}
+
 /// The call items the events hold (`response.output_item.added` and
-/// `.done`), each `call_id` once: the first seen.
-fn calls_of(events: &[Bytes]) -> Vec<Value> {
-    let mut calls: Vec<Value> = Vec::new();
+/// `.done`), added to `calls`, each `call_id` once: the first seen.
+fn calls_of(events: &[Bytes], calls: &mut Vec<Value>) {
     for event in events
         .iter()
         .filter_map(|e| serde_json::from_slice::<Value>(e).ok())
@@ -101,12 +101,13 @@ fn calls_of(events: &[Bytes]) -> Vec<Value> {
             calls.push(item.clone());
         }
     }
-    calls
 }
 
 /// The answer to an inject into `response_id` of `input`: the waiting
-/// response's rest; with `validate`, an `error` event for items the
-/// rules refuse (the response still waiting); or
+/// response's events up to its next `response.inject.created` (where it
+/// waits for another inject, the items committed now part of what the
+/// rules judge it against), else its rest; with `validate`, an `error`
+/// event for items the rules refuse (the response still waiting); or
 /// `response.inject.failed` (`response_not_found`, or
 /// `response_already_completed` for a response `ended` says it made).
 pub(crate) fn answer(
@@ -115,14 +116,19 @@ pub(crate) fn answer(
     ended: impl Fn(&str) -> bool,
     validate: bool,
 ) -> Vec<Bytes> {
-    if let Some(w) = waiting.as_ref().filter(|w| w.response_id == response_id) {
+    if let Some(w) = waiting.as_mut().filter(|w| w.response_id == response_id) {
         let items = input.as_array().map_or(&[][..], Vec::as_slice);
-        if validate && let Some(message) = crate::rules::inject_violation(&w.calls, items) {
+        if validate && let Some(message) = crate::rules::inject_violation(&w.context, items) {
             return vec![crate::envelope::ws_error_event(None, "input", &message)];
         }
-        if let Some(w) = waiting.take() {
-            return w.rest;
-        }
+        let Some(next) = (w.rest.iter().skip(1)).position(is_inject_created) else {
+            return waiting.take().map(|w| w.rest).unwrap_or_default();
+        };
+        let later = w.rest.split_off(next + 1);
+        let now = std::mem::replace(&mut w.rest, later);
+        w.context.extend_from_slice(items);
+        calls_of(&now, &mut w.context);
+        return now;
     }
     let (code, message) = if ended(response_id) {
         (
@@ -201,6 +207,52 @@ mod tests {
             true,
         );
         assert_eq!(taken, events[3..]);
+    }
+
+    /// A script with two `response.inject.created`: the response waits at
+    /// each, and an output the first inject committed is a second output
+    /// in the next.
+    #[test]
+    fn a_response_waits_at_each_inject_and_a_committed_output_is_a_repeat() {
+        let call = |id: &str| json!({"type": "function_call", "call_id": id, "name": "f", "arguments": "{}"});
+        let events = vec![
+            event(json!({"type": "response.created", "response": {"id": "resp_1"}})),
+            event(json!({"type": "response.output_item.done", "item": call("call_1")})),
+            event(json!({"type": "response.output_item.done", "item": call("call_2")})),
+            event(json!({"type": "response.inject.created", "response_id": "resp_1"})),
+            event(json!({"type": "response.output_text.delta"})),
+            event(json!({"type": "response.inject.created", "response_id": "resp_1"})),
+            event(json!({"type": "response.completed"})),
+        ];
+        let out = |id: &str| json!({"type": "function_call_output", "call_id": id, "output": "ok"});
+        let mut waiting = None;
+        assert_eq!(hold(events.clone(), &mut waiting), events[..3]);
+        let first = answer(
+            &mut waiting,
+            ("resp_1", json!([out("call_1")])),
+            |_| false,
+            true,
+        );
+        assert_eq!(first, events[3..5]);
+        let repeat = answer(
+            &mut waiting,
+            ("resp_1", json!([out("call_1"), out("call_2")])),
+            |_| false,
+            true,
+        );
+        let repeat: Value = serde_json::from_slice(&repeat[0]).unwrap();
+        assert_eq!(
+            repeat["error"]["message"],
+            "Duplicate item found with id call_1. Remove duplicate items from your input and try again."
+        );
+        let second = answer(
+            &mut waiting,
+            ("resp_1", json!([out("call_2")])),
+            |_| false,
+            true,
+        );
+        assert_eq!(second, events[5..]);
+        assert!(waiting.is_none());
     }
 
     #[test]

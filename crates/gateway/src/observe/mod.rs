@@ -689,13 +689,18 @@ impl Observation {
     }
 
     /// The ids of every call the response's stream has begun so far,
-    /// whole or not (`StreamParser::begun_calls`); `None` when there is no
-    /// parse, or it may have missed a call.
-    pub(crate) fn begun_calls(&self) -> Option<std::collections::HashSet<&str>> {
-        match &self.parse {
-            Parse::Stream(parser) => parser.begun_calls().map(Iterator::collect),
-            Parse::Skip | Parse::Buffer { .. } => None,
+    /// whole or not (`StreamParser::begun_calls`), each with the position
+    /// of its first call; `None` when there is no parse, or it may have
+    /// missed a call.
+    pub(crate) fn begun_calls(&self) -> Option<std::collections::HashMap<&str, usize>> {
+        let Parse::Stream(parser) = &self.parse else {
+            return None;
+        };
+        let mut calls = std::collections::HashMap::new();
+        for (at, id) in parser.begun_calls()?.enumerate() {
+            calls.entry(id).or_insert(at);
         }
+        Some(calls)
     }
 
     /// The response's id, once its stream has named it.

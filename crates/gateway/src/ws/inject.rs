@@ -25,6 +25,112 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use toolwarden_wire::{ResponseView, openai_responses::CallKind};
 
+/// What the injects into one response committed, as far as the gateway can
+/// tell from the server's answers: the calls (by their position among the
+/// calls the response has begun) whose output a confirmed inject carried.
+/// The server confirms an inject with `response.inject.created`, which
+/// names the response but not the inject: an answer is tied to an inject
+/// only while that inject is the one in flight into the response. With
+/// several in flight, their outputs are not learned; after a refusal of a
+/// client message that names no response (an `error` with no
+/// `sequence_number`) while one is in flight, nothing more is learned of
+/// the response. What is not learned is not judged a repeat: an output
+/// taken out of an inject that the server had not committed would be lost.
+///
+/// Bounded by the response's calls (two bits each, those the parse keeps,
+/// `response_parse_limit`), freed with the turn.
+#[derive(Debug, Default)]
+pub(crate) struct Commits {
+    /// Bit `i`: the output of call `i` is committed.
+    committed: Vec<u64>,
+    /// Injects sent into the response, not yet answered.
+    in_flight: u32,
+    /// The calls the one inject in flight carries, when it has been alone
+    /// since none was.
+    carried: Option<Vec<u64>>,
+    /// An answer may have been tied to the wrong inject: nothing more is
+    /// learned.
+    lost: bool,
+}
+
+// === impl Commits ===
+
+impl Commits {
+    /// Whether an inject the server confirmed answered call `at`.
+    pub(crate) fn answered(&self, at: usize) -> bool {
+        bit(&self.committed, at)
+    }
+
+    /// An inject carrying the outputs of `calls` (set bits) was sent; `None`:
+    /// its calls are not known (the parse may have missed one).
+    pub(crate) fn sent(&mut self, calls: Option<Vec<u64>>) {
+        if self.lost {
+            return;
+        }
+        let Some(calls) = calls else {
+            return self.lose();
+        };
+        self.in_flight += 1;
+        self.carried = (self.in_flight == 1).then_some(calls);
+    }
+
+    /// The server answered an inject into the response: `committed`
+    /// (`response.inject.created`) or not (`response.inject.failed`).
+    pub(crate) fn answered_inject(&mut self, committed: bool) {
+        if self.lost || self.in_flight == 0 {
+            return;
+        }
+        self.in_flight -= 1;
+        if let Some(carried) = self.carried.take().filter(|_| committed) {
+            if self.committed.len() < carried.len() {
+                self.committed.resize(carried.len(), 0);
+            }
+            for (word, new) in self.committed.iter_mut().zip(carried) {
+                *word |= new;
+            }
+        }
+    }
+
+    /// A client message was refused with no response named: if an inject
+    /// into this response is in flight, it may be the one.
+    pub(crate) fn refusal(&mut self) {
+        if self.in_flight > 0 {
+            self.lose();
+        }
+    }
+
+    /// Nothing more is learned; what was stays.
+    fn lose(&mut self) {
+        self.lost = true;
+        self.in_flight = 0;
+        self.carried = None;
+    }
+}
+
+/// Bit `at` of `bits`.
+pub(crate) fn bit(bits: &[u64], at: usize) -> bool {
+    bits.get(at / 64).is_some_and(|w| w & (1 << (at % 64)) != 0)
+}
+
+/// Set bit `at` of `bits`, growing it.
+pub(crate) fn set_bit(bits: &mut Vec<u64>, at: usize) {
+    if bits.len() <= at / 64 {
+        bits.resize(at / 64 + 1, 0);
+    }
+    bits[at / 64] |= 1 << (at % 64);
+}
+
+/// The `response_id` an inject's answer names (`response.inject.created`,
+/// `.failed`).
+pub(crate) fn answer_response_id(payload: &[u8]) -> Option<Cow<'_, str>> {
+    #[derive(Deserialize)]
+    struct Answer<'a> {
+        #[serde(borrow)]
+        response_id: Cow<'a, str>,
+    }
+    (serde_json::from_slice::<Answer<'_>>(payload).ok()).map(|a| a.response_id)
+}
+
 /// A `response.inject` message, read.
 #[derive(Debug)]
 pub(crate) struct Inject<'a> {
@@ -119,6 +225,72 @@ mod tests {
         }
     }
 
+    fn bits(at: &[usize]) -> Vec<u64> {
+        let mut bits = Vec::new();
+        at.iter().for_each(|&at| set_bit(&mut bits, at));
+        bits
+    }
+
+    /// An answer is tied to an inject only while that inject is the one
+    /// in flight; what cannot be tied is not learned, and a refusal that
+    /// names no response while one is in flight stops the learning.
+    #[test]
+    fn commits_are_learned_only_from_answers_tied_to_their_inject() {
+        let mut c = Commits::default();
+        c.sent(Some(bits(&[0, 70])));
+        assert!(!c.answered(0), "not before the server's answer");
+        c.answered_inject(true);
+        assert!(c.answered(0) && c.answered(70) && !c.answered(1));
+        // Refused: nothing committed.
+        c.sent(Some(bits(&[1])));
+        c.answered_inject(false);
+        assert!(!c.answered(1));
+        // Two in flight: neither answer can be told to its inject.
+        c.sent(Some(bits(&[2])));
+        c.sent(Some(bits(&[3])));
+        c.answered_inject(true);
+        c.answered_inject(true);
+        assert!(!c.answered(2) && !c.answered(3));
+        // Alone again: learned.
+        c.sent(Some(bits(&[4])));
+        c.answered_inject(true);
+        assert!(c.answered(4));
+        // An answer with none in flight (an inject the gateway did not
+        // follow) teaches nothing.
+        c.answered_inject(true);
+        // A refusal naming no response while one is in flight: it may be
+        // that inject's, and a later answer may not be; nothing more is
+        // learned, what was learned stays.
+        c.sent(Some(bits(&[5])));
+        c.refusal();
+        c.sent(Some(bits(&[6])));
+        c.answered_inject(true);
+        assert!(!c.answered(5) && !c.answered(6) && c.answered(4));
+        // A refusal with none in flight concerns another message.
+        let mut c = Commits::default();
+        c.refusal();
+        c.sent(Some(bits(&[0])));
+        c.answered_inject(true);
+        assert!(c.answered(0));
+        // Calls the parse may have missed: nothing more is learned.
+        c.sent(None);
+        c.sent(Some(bits(&[1])));
+        c.answered_inject(true);
+        assert!(!c.answered(1));
+    }
+
+    #[test]
+    fn reads_an_answers_response_id() {
+        let created =
+            br#"{"type":"response.inject.created","response_id":"resp_1","sequence_number":4}"#;
+        assert_eq!(answer_response_id(created).as_deref(), Some("resp_1"));
+        assert_eq!(
+            answer_response_id(br#"{"type":"response.inject.created"}"#),
+            None
+        );
+        assert_eq!(answer_response_id(b"not json"), None);
+    }
+
     #[test]
     fn reads_the_apis_example() {
         // The API's own example (openapi `BetaResponseInjectEvent`).
@@ -179,6 +351,7 @@ mod tests {
         #[test]
         fn any_bytes_are_read_without_a_panic(bytes in proptest::collection::vec(any::<u8>(), 0..256)) {
             let _ = read(&bytes);
+            let _ = answer_response_id(&bytes);
         }
 
         /// Any inject (any id, any items, in any order of its members) is

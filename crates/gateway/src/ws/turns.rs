@@ -31,7 +31,10 @@ use std::{collections::VecDeque, sync::Arc};
 use bytes::Bytes;
 use serde::Deserialize;
 
-use toolwarden_wire::{Dialect, openai_responses::repair_inject};
+use toolwarden_wire::{
+    Dialect,
+    openai_responses::{InjectedCall, inject_defects, repair_inject},
+};
 
 use super::{inject, live::Live};
 use crate::{
@@ -88,6 +91,8 @@ struct Pending {
     answered: bool,
     /// Its `response.created` has arrived.
     created: bool,
+    /// What the injects into its response committed.
+    injects: inject::Commits,
 }
 
 /// A client message, read.
@@ -188,7 +193,8 @@ impl Turns {
     /// A `response.inject`, before it is sent. In `fix` mode the outputs
     /// the API refuses are taken out (`openai_responses::repair_inject`:
     /// an output for a call its response never made, a second output for
-    /// one call), judged against the calls the response has begun, when
+    /// one call, one for a call an earlier inject committed), judged
+    /// against the calls the response has begun, when
     /// the message names an open turn's response whose parse missed none;
     /// the turn's request records the repairs, as a repaired
     /// `response.create`'s does. The client's message is what is read
@@ -209,7 +215,8 @@ impl Turns {
             let Some(calls) = turn.observation.begun_calls() else {
                 return Outgoing::Read(payload);
             };
-            guard(|| repair_inject(&payload, |id| calls.contains(id)))
+            let injects = &turn.injects;
+            guard(|| repair_inject(&payload, |id| call_state(&calls, injects, id, None)))
         };
         let Ok(Ok(repaired)) = repaired else {
             return Outgoing::Read(payload);
@@ -240,7 +247,11 @@ impl Turns {
         }
     }
 
-    /// A `response.inject` ([`inject`]), sent: its items are read as the
+    /// A `response.inject` ([`inject`]), sent: in `report` mode one with
+    /// outputs the API refuses has them recorded as the turn's defects (as
+    /// a `response.create`'s are) and is not read further (the API commits
+    /// none of its items); else its items (less outputs an earlier inject
+    /// committed, read with it) are read as the
     /// results of the request of the open turn whose response it names,
     /// beside that response's calls whole so far, which are recorded first
     /// (a call before its result, as over HTTP). One naming no open
@@ -260,6 +271,38 @@ impl Turns {
         else {
             return;
         };
+        // The calls it carries, for a repeat in a later inject, and the
+        // outputs the API refuses it for (in `fix` mode taken out before
+        // it was sent).
+        let (carried, defects, repeats) = match turn.observation.begun_calls() {
+            Some(calls) => {
+                let mut carried = Vec::new();
+                let state = |id: &str| call_state(&calls, &turn.injects, id, Some(&mut carried));
+                let defects = guard(|| inject_defects(payload, state))
+                    .ok()
+                    .and_then(Result::ok)
+                    .unwrap_or_default();
+                // Outputs an earlier inject committed: read with it.
+                let repeats: Vec<usize> = (defects.iter())
+                    .filter(|d| {
+                        let at = d.call_ids.first().and_then(|id| calls.get(id.as_str()));
+                        at.is_some_and(|&at| turn.injects.answered(at))
+                    })
+                    .map(|d| d.message_index)
+                    .collect();
+                (Some(carried), defects, repeats)
+            }
+            None => (None, Vec::new(), Vec::new()),
+        };
+        turn.injects.sent(carried);
+        if self.shared.config.repair == RepairMode::Report && !defects.is_empty() {
+            // Recorded with the turn's request, as a `response.create`'s
+            // are; the API commits none of its items (the client sends
+            // them again, and they are read then).
+            let defects = defects.iter().map(|d| d.kind.as_str().to_string());
+            turn.observation.add_repairs(defects.collect());
+            return;
+        }
         let Some(info) = turn.observation.request_info() else {
             return;
         };
@@ -277,7 +320,14 @@ impl Turns {
             trace_parent: base.trace_parent,
             trace_state: base.trace_state.clone(),
         };
-        let body = inject::results_body(calls.as_ref(), &message.input);
+        let mut input = message.input;
+        if !repeats.is_empty() {
+            input = (input.into_iter().enumerate())
+                .filter(|(i, _)| !repeats.contains(i))
+                .map(|(_, item)| item)
+                .collect();
+        }
+        let body = inject::results_body(calls.as_ref(), &input);
         let read = ReadBody::view(Dialect::OpenAiResponses, body);
         request::analyze(&self.shared.sinks, &facts, &read);
     }
@@ -324,6 +374,7 @@ impl Turns {
             observation,
             answered: false,
             created: false,
+            injects: inject::Commits::default(),
         });
     }
 
@@ -406,6 +457,7 @@ impl Turns {
                 observation,
                 answered: false,
                 created: false,
+                injects: inject::Commits::default(),
             },
         );
         at
@@ -441,12 +493,26 @@ impl Turns {
         let lane = lane.as_deref().map(crate::limits::clip_id);
         let on_lane = |p: &Pending| lane.as_deref().is_none_or(|l| p.lane.as_deref() == Some(l));
         let created = kind.as_deref() == Some("response.created");
+        let refusal = kind.as_deref() == Some("error") && !in_stream(payload);
+        match kind.as_deref() {
+            Some(answer @ ("response.inject.created" | "response.inject.failed")) => {
+                let id = inject::answer_response_id(payload);
+                let id = id.as_deref();
+                if let Some(turn) = (self.pending.iter_mut())
+                    .find(|p| id.is_some() && p.observation.response_id() == id)
+                {
+                    (turn.injects).answered_inject(answer == "response.inject.created");
+                }
+            }
+            _ if refusal => self.pending.iter_mut().for_each(|p| p.injects.refusal()),
+            _ => {}
+        }
         let at = if created {
             match self.pending.iter().position(|p| on_lane(p) && !p.created) {
                 Some(at) => at,
                 None => self.successor(lane.as_deref().map(Box::from)),
             }
-        } else if kind.as_deref() == Some("error") && !in_stream(payload) {
+        } else if refusal {
             // A refusal of a client message: a `response.create`'s (the
             // oldest of its lane not begun), else another message's (an
             // event the server does not support, a `response.cancel` of
@@ -516,6 +582,27 @@ impl std::fmt::Debug for Turns {
         f.debug_struct("Turns")
             .field("pending", &self.pending.len())
             .finish_non_exhaustive()
+    }
+}
+
+/// What a response knows of call `id` an inject's output names: among
+/// its begun `calls`, answered by a committed inject (`injects`); an open
+/// one's position is set in `carried`, if given.
+fn call_state(
+    calls: &std::collections::HashMap<&str, usize>,
+    injects: &inject::Commits,
+    id: &str,
+    carried: Option<&mut Vec<u64>>,
+) -> InjectedCall {
+    match calls.get(id) {
+        None => InjectedCall::NotMade,
+        Some(&at) if injects.answered(at) => InjectedCall::Answered,
+        Some(&at) => {
+            if let Some(carried) = carried {
+                inject::set_bit(carried, at);
+            }
+            InjectedCall::Open
+        }
     }
 }
 

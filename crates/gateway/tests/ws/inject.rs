@@ -67,7 +67,11 @@ fn waiting_response() -> Vec<Value> {
 /// events up to there read, each as the mock sent it; the socket and
 /// the `response.create` sent.
 async fn waiting_socket(h: &Harness, session: &str) -> (Socket, Value) {
-    let events = waiting_response();
+    waiting_socket_with(h, session, waiting_response()).await
+}
+
+/// [`waiting_socket`] with the mock answering with `events`.
+async fn waiting_socket_with(h: &Harness, session: &str, events: Vec<Value>) -> (Socket, Value) {
     h.mock.push_response(Scripted::Raw(RawResponse {
         status: 200,
         headers: Vec::new(),
@@ -83,6 +87,29 @@ async fn waiting_socket(h: &Harness, session: &str) -> (Socket, Value) {
         assert_eq!(got.as_ref(), event.to_string().as_bytes());
     }
     (ws, create)
+}
+
+/// [`waiting_response`] that waits twice: after the first inject's
+/// `response.inject.created`, a text delta, then it waits for another
+/// inject.
+fn waiting_twice() -> Vec<Value> {
+    let mut events = waiting_response();
+    let completed = events.pop().expect("its end");
+    events.push(
+        json!({"type": "response.output_text.delta", "sequence_number": 5,
+        "item_id": "msg_1", "output_index": 3, "content_index": 0, "delta": "Booking"}),
+    );
+    events.push(
+        json!({"type": "response.inject.created", "response_id": "resp_1",
+        "sequence_number": 6}),
+    );
+    events.push(completed);
+    events
+}
+
+/// The next event, read as JSON.
+async fn next_json(ws: &mut Socket) -> Value {
+    serde_json::from_slice(&next(ws).await.expect("an event")).expect("JSON")
 }
 
 fn outputs() -> Vec<Value> {
@@ -271,4 +298,156 @@ async fn fix_mode_takes_out_the_outputs_an_inject_cannot_commit() {
         stats.requests,
         stats.totals
     );
+}
+
+/// `report` mode: an inject the API refuses (an output for a call the
+/// response never made, a second output for one call) goes as it came and
+/// is recorded as the defects it has, as a `response.create`'s unpaired
+/// input is (the request's repairs, not `toolwarden_repairs_total`, which
+/// counts what was changed). Before, nothing was recorded.
+#[tokio::test]
+async fn report_mode_records_what_an_inject_is_refused_for() {
+    let mut h = Harness::with(
+        MockOptions {
+            record: true,
+            ..MockOptions::default()
+        },
+        |c| c.repair = toolwarden_gateway::RepairMode::Report,
+    )
+    .await;
+    let (mut ws, _) = waiting_socket(&h, "reported").await;
+    let [first, second, third] = <[Value; 3]>::try_from(outputs()).unwrap();
+    let stray =
+        json!({"type": "function_call_output", "call_id": "call_9", "output": "from elsewhere"});
+    let inject = json!({"type": "response.inject", "response_id": "resp_1",
+        "input": [&first, &stray, &second, &second]})
+    .to_string();
+    send_text(&mut ws, inject.clone()).await;
+    // The mock refuses it as the API refuses such an input.
+    let refused = next_json(&mut ws).await;
+    assert_eq!(
+        (&refused["type"], &refused["error"]["message"]),
+        (
+            &json!("error"),
+            &json!("No tool call found for function call output with call_id call_9.")
+        ),
+        "{refused}"
+    );
+    // The client sends them again, as the API takes them.
+    let clean = json!({"type": "response.inject", "response_id": "resp_1",
+        "input": [&first, &second, &third]});
+    send_text(&mut ws, clean.to_string()).await;
+    for event in &waiting_response()[4..] {
+        assert_eq!(&next_json(&mut ws).await, event);
+    }
+    drop(ws);
+    let received = h.mock.received();
+    assert_eq!(String::from_utf8_lossy(&received[1].body), inject);
+    let m = h
+        .metrics_when(|m| metric(m, "toolwarden_tool_results_total", &[]) >= 3.0)
+        .await;
+    assert_eq!(metric(&m, "toolwarden_repairs_total", &[]), 0.0, "{m}");
+    let stats = h.finish().await;
+    let mut repairs: Vec<(&str, u64)> = (stats.repairs.iter())
+        .map(|r| (r.defect.as_str(), r.count))
+        .collect();
+    repairs.sort_unstable();
+    assert_eq!(repairs, [("duplicate_call_id", 1), ("orphan_result", 1)]);
+    // The refused inject committed nothing: each output read once, with
+    // the inject that committed it.
+    assert_eq!(
+        (stats.totals.calls, stats.totals.failures),
+        (3, 1),
+        "{:?}",
+        stats.totals
+    );
+    let request = (h.events().into_iter())
+        .find(|e| e["type"] == "request")
+        .expect("the turn");
+    assert_eq!(request["repair_mode"], "report", "{request}");
+}
+
+/// An output an earlier inject committed, injected again into the same
+/// response: the API refuses it as a second output for the call
+/// ("Duplicate item found with id …"), keeping the inject's other outputs
+/// out. In `fix` mode it is taken out (the gateway saw the earlier inject
+/// and its `response.inject.created`), in `report` mode recorded. Before,
+/// the repeat went on and the inject was refused in `fix` mode, and
+/// nothing was recorded in `report` mode.
+#[tokio::test]
+async fn an_output_repeated_in_a_later_inject() {
+    for mode in [
+        toolwarden_gateway::RepairMode::Fix,
+        toolwarden_gateway::RepairMode::Report,
+    ] {
+        let mut h = Harness::with(
+            MockOptions {
+                record: true,
+                ..MockOptions::default()
+            },
+            |c| c.repair = mode,
+        )
+        .await;
+        let (mut ws, _) = waiting_socket_with(&h, "repeated", waiting_twice()).await;
+        let [first, second, third] = <[Value; 3]>::try_from(outputs()).unwrap();
+        let one = json!({"type": "response.inject", "response_id": "resp_1", "input": [&first]});
+        send_text(&mut ws, one.to_string()).await;
+        for event in &waiting_twice()[4..6] {
+            assert_eq!(&next_json(&mut ws).await, event, "{mode:?}");
+        }
+        let again = json!({"type": "response.inject", "response_id": "resp_1",
+            "input": [&first, &second, &third]});
+        send_text(&mut ws, again.to_string()).await;
+        if mode == toolwarden_gateway::RepairMode::Report {
+            let refused = next_json(&mut ws).await;
+            assert_eq!(
+                refused["error"]["message"],
+                "Duplicate item found with id call_1. Remove duplicate items from your input and try again.",
+                "{refused}"
+            );
+            let rest = json!({"type": "response.inject", "response_id": "resp_1",
+                "input": [&second, &third]});
+            send_text(&mut ws, rest.to_string()).await;
+        }
+        for event in &waiting_twice()[6..] {
+            assert_eq!(
+                &next_json(&mut ws).await,
+                event,
+                "{mode:?}: the inject was refused"
+            );
+        }
+        drop(ws);
+        let received = h.mock.received();
+        let sent: Value = serde_json::from_slice(&received[2].body).unwrap();
+        let want = match mode {
+            toolwarden_gateway::RepairMode::Fix => json!([&second, &third]),
+            _ => json!([&first, &second, &third]),
+        };
+        assert_eq!(sent["input"], want, "{mode:?}");
+        let m = h
+            .metrics_when(|m| metric(m, "toolwarden_tool_results_total", &[]) >= 3.0)
+            .await;
+        let fixed = f64::from(u8::from(mode == toolwarden_gateway::RepairMode::Fix));
+        assert_eq!(
+            metric(
+                &m,
+                "toolwarden_repairs_total",
+                &[("defect", "duplicate_call_id")]
+            ),
+            fixed,
+            "{mode:?} {m}"
+        );
+        let stats = h.finish().await;
+        let repairs: Vec<(&str, u64)> = (stats.repairs.iter())
+            .map(|r| (r.defect.as_str(), r.count))
+            .collect();
+        assert_eq!(repairs, [("duplicate_call_id", 1)], "{mode:?}");
+        // Each output counted once.
+        assert_eq!(
+            (stats.totals.calls, stats.totals.failures),
+            (3, 1),
+            "{mode:?} {:?}",
+            stats.totals
+        );
+    }
 }

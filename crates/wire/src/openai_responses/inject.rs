@@ -10,7 +10,9 @@
 //! input are the ones that soundly apply: an output with no call of its
 //! id ("No tool call found for function call output with call_id …") and
 //! a second output for one call ("Duplicate item found with id …") are
-//! refused, and the one refusal keeps every item out. An output for a
+//! refused, and the one refusal keeps every item out; an output for a
+//! call an earlier inject into the response committed is such a second
+//! output. An output for a
 //! call of the response's input or of the response it continued answers
 //! a call already answered (the `response.create` was refused otherwise):
 //! a second output too. A call of the response that the message leaves
@@ -24,7 +26,7 @@ use serde_json::value::RawValue;
 
 use super::model::{Item, Role};
 use crate::{
-    Change, ChangeKind, DefectKind, Repaired, WireError,
+    Change, ChangeKind, Defect, DefectKind, Repaired, WireError,
     splice::{
         expect_object, replace,
         span::{Piece, array_span},
@@ -32,18 +34,84 @@ use crate::{
     },
 };
 
+/// What the response an inject goes to knows of a call its output names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InjectedCall {
+    /// The response has not begun a call of this id: its output is
+    /// refused ("No tool call found for … output with call_id …").
+    NotMade,
+    /// A call the response has begun and no committed output answers yet.
+    Open,
+    /// A call an earlier inject into the response already answered (its
+    /// commit confirmed, `response.inject.created`): another output for
+    /// it is refused as a second one ("Duplicate item found with id …").
+    Answered,
+}
+
 /// The inject `message` with the outputs the API refuses removed: each
-/// output whose call the response never made (`made(call_id)` false:
-/// `made` must know every call the response has begun, whole or not), and
-/// each output after the first for one call. Other items (and the bytes
-/// around them) stay as they came. A message with nothing to remove, or
-/// with nothing left once they are removed (an inject of no items is no
-/// repair of it), comes back borrowed and unchanged. An error: `message`
-/// is not a JSON object with an `input` array.
+/// output whose call the response never made (`call(call_id)` is
+/// [`InjectedCall::NotMade`]: `call` must know every call the response has
+/// begun, whole or not), each output for a call an earlier inject answered
+/// ([`InjectedCall::Answered`]), and each output after the first for one
+/// call. Other items (and the bytes around them) stay as they came. A
+/// message with nothing to remove, or with nothing left once they are
+/// removed (an inject of no items is no repair of it), comes back borrowed
+/// and unchanged. `call` is asked once for each output with a `call_id`,
+/// in order. An error: `message` is not a JSON object with an `input`
+/// array.
 pub fn repair_inject<'a>(
     message: &'a [u8],
-    made: impl Fn(&str) -> bool,
+    call: impl FnMut(&str) -> InjectedCall,
 ) -> Result<Repaired<'a>, WireError> {
+    let judged = judge(message, call)?;
+    if judged.changes.is_empty() || judged.pieces.is_empty() {
+        return Ok(Repaired {
+            body: Cow::Borrowed(message),
+            changes: Vec::new(),
+        });
+    }
+    let array = judged.span.render(judged.text, &judged.pieces);
+    Ok(Repaired {
+        body: Cow::Owned(replace(judged.text, judged.span.range.clone(), &array).into_bytes()),
+        changes: judged.changes,
+    })
+}
+
+/// The defects of the inject `message` that [`repair_inject`] would take
+/// out, each with the text the API refuses it with: also when nothing
+/// would be left (the API refuses the message then all the same). `call`
+/// as for [`repair_inject`]. An error: `message` is not a JSON object with
+/// an `input` array.
+pub fn inject_defects(
+    message: &[u8],
+    call: impl FnMut(&str) -> InjectedCall,
+) -> Result<Vec<Defect>, WireError> {
+    let judged = judge(message, call)?;
+    Ok((judged.changes.into_iter())
+        .zip(judged.refusals)
+        .map(|(change, message)| Defect {
+            kind: change.defect,
+            message_index: change.message_index,
+            call_ids: change.call_id.into_iter().collect(),
+            message,
+        })
+        .collect())
+}
+
+/// An inject's items judged: the changes a repair makes (each with the
+/// API's refusal of what it takes out) and the items it keeps.
+struct Judged<'a> {
+    text: &'a str,
+    span: crate::splice::span::ArraySpan<'a>,
+    pieces: Vec<Piece>,
+    changes: Vec<Change>,
+    refusals: Vec<String>,
+}
+
+fn judge<'a>(
+    message: &'a [u8],
+    mut call: impl FnMut(&str) -> InjectedCall,
+) -> Result<Judged<'a>, WireError> {
     #[derive(Deserialize)]
     struct Message<'a> {
         #[serde(borrow)]
@@ -55,6 +123,7 @@ pub fn repair_inject<'a>(
     let span = array_span(text, top.input)?;
     let mut answered: HashSet<Cow<'_, str>> = HashSet::new();
     let mut changes = Vec::new();
+    let mut refusals = Vec::new();
     let mut pieces = Vec::with_capacity(span.raws.len());
     for (i, raw) in span.raws.iter().enumerate() {
         // An item that is not an object of the API's shape is no output:
@@ -65,8 +134,10 @@ pub fn repair_inject<'a>(
             continue;
         };
         let what = kind.noun();
-        let change = if !made(id) {
-            Change {
+        let state = call(id);
+        let repeat = state == InjectedCall::Answered || !answered.insert(id.clone());
+        let (change, refusal) = if state == InjectedCall::NotMade {
+            let change = Change {
                 kind: ChangeKind::RemovedResult,
                 defect: DefectKind::OrphanResult,
                 message_index: i,
@@ -74,31 +145,39 @@ pub fn repair_inject<'a>(
                 description: format!(
                     "removed the {what} output for call id {id} (item {i}): the response made no such call"
                 ),
-            }
-        } else if !answered.insert(id.clone()) {
-            Change {
+            };
+            let refusal = format!("No tool call found for {what} output with call_id {id}.");
+            (change, refusal)
+        } else if repeat {
+            let earlier = match state {
+                InjectedCall::Answered => "an earlier inject answered it",
+                _ => "this inject answers it before",
+            };
+            let change = Change {
                 kind: ChangeKind::RemovedDuplicate,
                 defect: DefectKind::DuplicateCallId,
                 message_index: i,
                 call_id: Some(id.to_string()),
-                description: format!("removed a second output for call {id} (item {i})"),
-            }
+                description: format!("removed a second output for call {id} (item {i}): {earlier}"),
+            };
+            let item_id = item.id.as_deref().unwrap_or(id);
+            let refusal = format!(
+                "Duplicate item found with id {item_id}. Remove duplicate items from your input and try again."
+            );
+            (change, refusal)
         } else {
             pieces.push(Piece::Orig(i));
             continue;
         };
         changes.push(change);
+        refusals.push(refusal);
     }
-    if changes.is_empty() || pieces.is_empty() {
-        return Ok(Repaired {
-            body: Cow::Borrowed(message),
-            changes: Vec::new(),
-        });
-    }
-    let array = span.render(text, &pieces);
-    Ok(Repaired {
-        body: Cow::Owned(replace(text, span.range.clone(), &array).into_bytes()),
+    Ok(Judged {
+        text,
+        span,
+        pieces,
         changes,
+        refusals,
     })
 }
 
@@ -109,8 +188,11 @@ mod tests {
 
     use super::*;
 
-    fn made(ids: &'static [&'static str]) -> impl Fn(&str) -> bool {
-        move |id| ids.contains(&id)
+    fn made(ids: &'static [&'static str]) -> impl Fn(&str) -> InjectedCall {
+        move |id| match ids.contains(&id) {
+            true => InjectedCall::Open,
+            false => InjectedCall::NotMade,
+        }
     }
 
     #[test]
@@ -173,6 +255,70 @@ mod tests {
         );
     }
 
+    /// An output for a call an earlier inject answered is a second output
+    /// too; the defects are what a repair takes out, each with the API's
+    /// refusal, also when nothing would be left to send.
+    #[test]
+    fn an_output_an_earlier_inject_committed_is_a_repeat() {
+        let message = br#"{"type":"response.inject","response_id":"resp_1","input":[
+            {"type":"function_call_output","call_id":"call_1","output":"again"},
+            {"type":"function_call_output","call_id":"call_2","output":"new"}
+        ]}"#;
+        let state = |id: &str| match id {
+            "call_1" => InjectedCall::Answered,
+            _ => InjectedCall::Open,
+        };
+        let repaired = repair_inject(message, state).unwrap();
+        let body = std::str::from_utf8(&repaired.body).unwrap();
+        assert_eq!(
+            body,
+            r#"{"type":"response.inject","response_id":"resp_1","input":[
+            {"type":"function_call_output","call_id":"call_2","output":"new"}
+        ]}"#
+        );
+        assert_eq!(
+            (repaired.changes.iter())
+                .map(|c| (c.defect, c.message_index))
+                .collect::<Vec<_>>(),
+            [(DefectKind::DuplicateCallId, 0)]
+        );
+        // Every output refused: nothing repaired, every defect found.
+        let lone = br#"{"input":[{"type":"function_call_output","id":"fco_1","call_id":"call_1","output":"x"},{"type":"custom_tool_call_output","call_id":"c9","output":"y"}]}"#;
+        let state = |id: &str| match id {
+            "call_1" => InjectedCall::Answered,
+            _ => InjectedCall::NotMade,
+        };
+        assert!(repair_inject(lone, state).unwrap().changes.is_empty());
+        let defects = inject_defects(lone, state).unwrap();
+        let found: Vec<_> = (defects.iter())
+            .map(|d| {
+                (
+                    d.kind,
+                    d.message_index,
+                    d.call_ids.clone(),
+                    d.message.as_str(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            found,
+            [
+                (
+                    DefectKind::DuplicateCallId,
+                    0,
+                    vec!["call_1".to_string()],
+                    "Duplicate item found with id fco_1. Remove duplicate items from your input and try again."
+                ),
+                (
+                    DefectKind::OrphanResult,
+                    1,
+                    vec!["c9".to_string()],
+                    "No tool call found for custom tool call output with call_id c9."
+                ),
+            ]
+        );
+    }
+
     /// What `made` is told from: every call the stream began, whole or
     /// not; nothing once the parse may have missed one.
     #[test]
@@ -224,7 +370,8 @@ mod tests {
             br#"{"input":[1,"#,
         ] {
             assert!(
-                repair_inject(message, |_| true).is_err(),
+                repair_inject(message, |_| InjectedCall::Open).is_err()
+                    && inject_defects(message, |_| InjectedCall::Open).is_err(),
                 "{}",
                 String::from_utf8_lossy(message)
             );
@@ -235,17 +382,20 @@ mod tests {
         /// Any bytes: repaired or refused, never a panic.
         #[test]
         fn any_bytes_are_judged_without_a_panic(bytes in proptest::collection::vec(any::<u8>(), 0..256)) {
-            let _ = repair_inject(&bytes, |id| id.len() % 2 == 0);
+            let state = |id: &str| [InjectedCall::NotMade, InjectedCall::Open, InjectedCall::Answered][id.len() % 3];
+            let _ = repair_inject(&bytes, state);
+            let _ = inject_defects(&bytes, state);
         }
 
         /// Any inject: what is left is JSON, its items those that came
         /// (in order, each as it was), less exactly the outputs of calls
-        /// not made and the repeats of an output's call; nothing removed
-        /// when nothing would be left.
+        /// not made, of calls an earlier inject answered, and the repeats
+        /// of an output's call; nothing removed when nothing would be
+        /// left. Its defects are what a repair takes out, left or not.
         #[test]
         fn an_inject_keeps_exactly_the_outputs_the_api_takes(
             items in proptest::collection::vec((0u8..4, 0u8..5, "\\PC{0,12}"), 0..10),
-            made_ids in proptest::collection::hash_set(0u8..5, 0..5),
+            states in proptest::collection::vec(0u8..3, 5),
         ) {
             let input: Vec<Value> = items
                 .iter()
@@ -257,17 +407,30 @@ mod tests {
                 })
                 .collect();
             let message = json!({"type": "response.inject", "response_id": "r", "input": input}).to_string();
-            let made = |id: &str| (made_ids.iter()).any(|n| id == format!("call_{n}"));
-            let repaired = repair_inject(message.as_bytes(), made).expect("an inject");
+            let state = |id: &str| {
+                let n: usize = id.strip_prefix("call_").and_then(|n| n.parse().ok()).unwrap_or(0);
+                [InjectedCall::NotMade, InjectedCall::Open, InjectedCall::Answered][usize::from(states[n])]
+            };
+            let repaired = repair_inject(message.as_bytes(), state).expect("an inject");
+            let defects = inject_defects(message.as_bytes(), state).expect("an inject");
             let mut seen = HashSet::new();
             let kept: Vec<&Value> = input
                 .iter()
                 .filter(|item| {
                     let output = item["type"].as_str().is_some_and(|t| t.ends_with("_output"));
                     let id = item["call_id"].as_str().unwrap_or("");
-                    !output || (made(id) && seen.insert(id.to_string()))
+                    !output || (state(id) == InjectedCall::Open && seen.insert(id.to_string()))
                 })
                 .collect();
+            prop_assert_eq!(defects.len(), input.len() - kept.len());
+            for d in &defects {
+                let id = &d.call_ids[0];
+                let refusal = match d.kind {
+                    DefectKind::OrphanResult => "No tool call found for",
+                    _ => "Duplicate item found with id",
+                };
+                prop_assert!(d.message.starts_with(refusal) && d.message.contains(id.as_str()), "{:?}", d);
+            }
             let body: Value = serde_json::from_slice(&repaired.body).expect("JSON");
             let got: Vec<&Value> = body["input"].as_array().expect("input").iter().collect();
             if kept.is_empty() {

@@ -20,8 +20,9 @@
 //!   `incomplete`/`failed`, then MCP `isError`, then the detector);
 //! - validation and repair share one pairing plan (`pairing`);
 //! - [`StreamState`] reassembles `response.*` stream events;
-//! - [`repair_inject`] judges a WebSocket `response.inject`'s outputs
-//!   against the calls of the response they are committed to.
+//! - [`repair_inject`] and [`inject_defects`] judge a WebSocket
+//!   `response.inject`'s outputs against the calls of the response they
+//!   are committed to.
 
 mod fast;
 mod inject;
@@ -42,7 +43,7 @@ pub(crate) mod tests;
 mod tool_search_tests;
 
 pub use crate::call_kind::CallKind;
-pub use inject::repair_inject;
+pub use inject::{InjectedCall, inject_defects, repair_inject};
 pub use stream::StreamState;
 
 pub(crate) use render::{render_answers, render_results};
