@@ -133,6 +133,9 @@ pub struct Config {
     pub dashboard_tool_rows: usize,
     /// WebSocket mode: the largest message either side may send.
     pub ws_max_message_bytes: usize,
+    /// WebSocket mode: how long a side the gateway closes has to answer
+    /// the close before its connection is dropped (and a close's send).
+    pub ws_close_wait: Duration,
     // --- issue 19: alerts ---
     /// Alert rules and delivery.
     pub alerts: alerts::AlertsConfig,
@@ -259,6 +262,7 @@ impl fmt::Debug for Config {
             .field("max_client_connections", &self.max_client_connections)
             .field("dashboard_tool_rows", &self.dashboard_tool_rows)
             .field("ws_max_message_bytes", &self.ws_max_message_bytes)
+            .field("ws_close_wait", &self.ws_close_wait)
             .field("alerts", &self.alerts)
             .field("otlp", &self.otlp)
             .field("memory", &self.memory)

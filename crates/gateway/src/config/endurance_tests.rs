@@ -22,6 +22,25 @@ fn endurance_defaults() {
     assert_eq!(config.client_body_timeout, Duration::from_secs(60));
     assert_eq!(config.max_client_connections, 10_000);
     assert_eq!(config.retention, Some(Duration::from_secs(30 * 86_400)));
+    assert_eq!(config.ws_close_wait, Duration::from_secs(2));
+}
+
+#[test]
+fn a_websockets_close_wait_is_set_and_bounded() {
+    let wait = |v: &str| env(&[("TOOLWARDEN_WS_CLOSE_WAIT_MS", v)]).validate();
+    assert_eq!(
+        wait("150").unwrap().ws_close_wait,
+        Duration::from_millis(150)
+    );
+    assert_eq!(
+        wait("60000").unwrap().ws_close_wait,
+        Duration::from_secs(60)
+    );
+    let err = wait("60001").unwrap_err().to_string();
+    assert!(
+        err.contains("ws_close_wait_ms 60001: at most 60000"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -104,6 +123,7 @@ fn zero_timeouts_and_caps_are_refused_by_name() {
         ("TOOLWARDEN_MAX_CLIENT_CONNECTIONS", "0"),
         ("TOOLWARDEN_MAX_REQUEST_BYTES", "0"),
         ("TOOLWARDEN_RESPONSE_PARSE_LIMIT", "0"),
+        ("TOOLWARDEN_WS_CLOSE_WAIT_MS", "0"),
     ])
     .validate()
     .unwrap_err();
@@ -116,6 +136,7 @@ fn zero_timeouts_and_caps_are_refused_by_name() {
         "max_client_connections",
         "max_request_bytes",
         "response_parse_limit",
+        "ws_close_wait_ms",
     ] {
         assert!(
             text.contains(&format!("{key} must be greater than 0")),

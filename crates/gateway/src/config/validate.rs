@@ -48,6 +48,10 @@ const MAX_WORKERS: u64 = 256;
 /// `response.create` on every new socket (at least hourly), and the same
 /// body must pass whichever transport carries it.
 const DEFAULT_WS_MAX_MESSAGE_BYTES: u64 = DEFAULT_MAX_REQUEST_BYTES;
+const DEFAULT_WS_CLOSE_WAIT_MS: u64 = 2000;
+/// A close waited for longer than this holds a socket past any shutdown's
+/// patience (the worker waits for its sockets a few seconds).
+const MAX_WS_CLOSE_WAIT_MS: u64 = 60_000;
 
 /// The numeric defaults applied here, by key (checked against the
 /// documented ones in [`super::SETTINGS`] by a test).
@@ -67,6 +71,7 @@ pub(super) const NUMBER_DEFAULTS: &[(&str, u64)] = &[
     ("max_request_bytes", DEFAULT_MAX_REQUEST_BYTES),
     ("response_parse_limit", DEFAULT_RESPONSE_PARSE_LIMIT),
     ("ws_max_message_bytes", DEFAULT_WS_MAX_MESSAGE_BYTES),
+    ("ws_close_wait_ms", DEFAULT_WS_CLOSE_WAIT_MS),
     ("database_cache_kib", memory::DEFAULT_DATABASE_CACHE_KIB),
     (
         "database_writer_cache_kib",
@@ -325,6 +330,11 @@ impl RawConfig {
             self.client_body_timeout_ms,
             DEFAULT_CLIENT_BODY_TIMEOUT_MS,
         );
+        let ws_close_wait_ms = positive(
+            "ws_close_wait_ms",
+            self.ws_close_wait_ms,
+            DEFAULT_WS_CLOSE_WAIT_MS,
+        );
         let max_client_connections = positive(
             "max_client_connections",
             self.max_client_connections,
@@ -338,6 +348,11 @@ impl RawConfig {
         if dashboard_tool_rows > MAX_DASHBOARD_TOOL_ROWS {
             problems.push(format!(
                 "dashboard_tool_rows {dashboard_tool_rows}: at most {MAX_DASHBOARD_TOOL_ROWS}"
+            ));
+        }
+        if ws_close_wait_ms > MAX_WS_CLOSE_WAIT_MS {
+            problems.push(format!(
+                "ws_close_wait_ms {ws_close_wait_ms}: at most {MAX_WS_CLOSE_WAIT_MS}"
             ));
         }
         let mut warnings: Vec<String> = self
@@ -410,6 +425,7 @@ impl RawConfig {
                 upstream_roots,
                 resolve,
                 ws_max_message_bytes: usize::try_from(ws_max_message_bytes).unwrap_or(usize::MAX),
+                ws_close_wait: Duration::from_millis(ws_close_wait_ms.min(MAX_WS_CLOSE_WAIT_MS)),
                 record_drain: Duration::from_millis(
                     self.record_drain_ms.unwrap_or(DEFAULT_RECORD_DRAIN_MS),
                 ),

@@ -321,12 +321,12 @@ pub(crate) async fn handle(
         }
     };
     copy_upstream_headers(&opened.headers, &mut parts.headers);
-    let stall = up.stall();
+    let waits = up.waits();
     let turns = up.accepted(&opened.headers);
     let upstream_ws = opened.socket;
     tokio::spawn(async move {
         match client_ws.await {
-            Ok(client) => relay::run(client, upstream_ws, turns, stopping, stall, None).await,
+            Ok(client) => relay::run(client, upstream_ws, turns, stopping, waits, None).await,
             Err(e) => tracing::debug!(error = %e, "the client's websocket upgrade failed"),
         }
     });
@@ -428,9 +428,13 @@ impl Upgrade {
         )
     }
 
-    /// A side that leaves a write waiting this long reads nothing.
-    fn stall(&self) -> std::time::Duration {
-        self.shared.config.client_body_timeout
+    /// How long the relay waits on a side: a write left waiting (it reads
+    /// nothing), a close.
+    fn waits(&self) -> relay::Waits {
+        relay::Waits {
+            stall: self.shared.config.client_body_timeout,
+            close: self.shared.config.ws_close_wait,
+        }
     }
 }
 

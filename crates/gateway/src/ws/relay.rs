@@ -24,10 +24,6 @@ use super::{
 };
 use crate::shutdown::{CUT_BY_SHUTDOWN, raised};
 
-/// How long a closing side has to answer the close (and the last events
-/// to arrive) before its connection is dropped.
-const CLOSE_WAIT: Duration = Duration::from_secs(2);
-
 /// Most upstream messages written to the client before one flush.
 const BATCH: usize = 32;
 
@@ -36,6 +32,18 @@ const FORCED_CLOSE_WAIT: Duration = Duration::from_millis(500);
 
 /// The reason given with the close when the gateway stops.
 const SHUTTING_DOWN: &str = "the gateway is shutting down";
+
+/// How long the relay waits on a side.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Waits {
+    /// A write a side leaves waiting this long (it reads nothing) ends
+    /// the loop as that side breaking (`client_body_timeout_ms`).
+    pub(crate) stall: Duration,
+    /// How long a closing side has to answer the close (and the last
+    /// events to arrive) before its connection is dropped; also the bound
+    /// on sending a close (`ws_close_wait_ms`).
+    pub(crate) close: Duration,
+}
 
 /// Which side.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,7 +69,7 @@ enum End {
 }
 
 /// Relay until one side ends, then close the other; a write either side
-/// leaves waiting for `stall` ends it too. `first`: a client message
+/// leaves waiting for `waits.stall` ends it too. `first`: a client message
 /// already read (a Vertex AI Live socket's, read to find its upstream),
 /// sent and read for the records before any other.
 pub(crate) async fn run<C, U>(
@@ -69,12 +77,16 @@ pub(crate) async fn run<C, U>(
     mut upstream: WebSocket<U>,
     mut turns: Turns,
     stopping: Stopping,
-    stall: Duration,
+    waits: Waits,
     first: Option<Frame>,
 ) where
     C: AsyncRead + AsyncWrite + Unpin,
     U: AsyncRead + AsyncWrite + Unpin,
 {
+    let Waits {
+        stall,
+        close: close_wait,
+    } = waits;
     let mut draining = false;
     // The upstream messages relayed to the client and not yet read for
     // the records: read once neither side has more, before a client
@@ -92,6 +104,7 @@ pub(crate) async fn run<C, U>(
         if let Some(frame) = first {
             let bound = Bound {
                 stall,
+                close_wait,
                 force: force.as_mut(),
             };
             if let Some(end) = from_client(frame, &mut upstream, &mut turns, bound).await {
@@ -110,7 +123,7 @@ pub(crate) async fn run<C, U>(
                 () = &mut force, if draining => break End::Stopping,
                 () = &mut shutdown, if !draining => draining = true,
                 frame = upstream.next_frame() => {
-                    let bound = Bound { stall, force: force.as_mut() };
+                    let bound = Bound { stall, close_wait, force: force.as_mut() };
                     if let Some(end) = from_upstream(frame, &mut upstream, &mut client, (&mut relayed, read_binary, &turns), bound).await {
                         break end;
                     }
@@ -139,7 +152,7 @@ pub(crate) async fn run<C, U>(
                             }
                         }
                         Ok(frame) => {
-                            let bound = Bound { stall, force: force.as_mut() };
+                            let bound = Bound { stall, close_wait, force: force.as_mut() };
                             if let Some(end) = from_client(frame, &mut upstream, &mut turns, bound).await {
                                 break end;
                             }
@@ -162,9 +175,9 @@ pub(crate) async fn run<C, U>(
     match end {
         End::Stopping => {
             let limit = if *stopping.force.borrow() {
-                FORCED_CLOSE_WAIT
+                FORCED_CLOSE_WAIT.min(close_wait)
             } else {
-                CLOSE_WAIT
+                close_wait
             };
             // Both sides at once, and all of it within `limit`: a side
             // that reads nothing cannot hold the other's close, nor the
@@ -184,23 +197,24 @@ pub(crate) async fn run<C, U>(
             // The client is answered at once (RFC 6455 §5.5.1: "as soon as
             // practical"): nothing is relayed to it after its close, so
             // waiting for the upstream's answer first only held it, for
-            // `CLOSE_WAIT` when the upstream never answered (and for
+            // `close_wait` when the upstream never answered (and for
             // `stall` when it read nothing). Meanwhile the close goes
             // upstream, whose last events still reach the records.
             let upstream_side = async {
-                send_close(&mut upstream, Frame::from((OpCode::Close, payload))).await;
-                finish_closing(&mut upstream, Some(&mut turns), CLOSE_WAIT).await;
+                let close = Frame::from((OpCode::Close, payload));
+                send_close(&mut upstream, close, close_wait).await;
+                finish_closing(&mut upstream, Some(&mut turns), close_wait).await;
             };
-            tokio::join!(finish_closed(&mut client), upstream_side);
+            tokio::join!(finish_closed(&mut client, close_wait), upstream_side);
             turns.close("the client closed the websocket before the response finished");
         }
         End::UpstreamClosed => {
             // The upstream is answered at once too, not after the client's
-            // answer to the close passed on (`CLOSE_WAIT` when it never
+            // answer to the close passed on (`close_wait` when it never
             // answered).
             tokio::join!(
-                finish_closing(&mut client, None, CLOSE_WAIT),
-                finish_closed(&mut upstream)
+                finish_closing(&mut client, None, close_wait),
+                finish_closed(&mut upstream, close_wait)
             );
             turns.close("the upstream closed the websocket before the response finished");
         }
@@ -219,8 +233,12 @@ pub(crate) async fn run<C, U>(
             turns.close(&detail);
             let close = Frame::close(code, reason);
             match side {
-                Side::Client => close_after_break(&mut client, &mut upstream, close).await,
-                Side::Upstream => close_after_break(&mut upstream, &mut client, close).await,
+                Side::Client => {
+                    close_after_break(&mut client, &mut upstream, close, close_wait).await;
+                }
+                Side::Upstream => {
+                    close_after_break(&mut upstream, &mut client, close, close_wait).await;
+                }
             }
         }
     }
@@ -228,17 +246,21 @@ pub(crate) async fn run<C, U>(
 
 /// `broken`'s side broke: its connection is shut while `other` is sent
 /// `close` and its answer awaited, at once, not after `broken`'s last
-/// frame (up to [`CLOSE_WAIT`] from a side that stopped) and its close.
-async fn close_after_break<B, O>(broken: &mut WebSocket<B>, other: &mut WebSocket<O>, close: Frame)
-where
+/// frame (up to `close_wait` from a side that stopped) and its close.
+async fn close_after_break<B, O>(
+    broken: &mut WebSocket<B>,
+    other: &mut WebSocket<O>,
+    close: Frame,
+    close_wait: Duration,
+) where
     B: AsyncRead + AsyncWrite + Unpin,
     O: AsyncRead + AsyncWrite + Unpin,
 {
     let other_side = async {
-        send_close(other, close).await;
-        finish_closing(other, None, CLOSE_WAIT).await;
+        send_close(other, close, close_wait).await;
+        finish_closing(other, None, close_wait).await;
     };
-    tokio::join!(finish_closed(broken), other_side);
+    tokio::join!(finish_closed(broken, close_wait), other_side);
 }
 
 /// A client frame: messages are read and sent on, each write bounded by
@@ -303,6 +325,8 @@ where
 /// period, which cuts it short (see [`within`]).
 struct Bound<'a, F> {
     stall: Duration,
+    /// How long a close sent may take ([`Waits::close`]).
+    close_wait: Duration,
     force: Pin<&'a mut F>,
 }
 
@@ -332,7 +356,12 @@ where
     for _ in 0..BATCH {
         end = match frame {
             Ok(frame) => {
-                let write = upstream_frame(frame, client, (relayed, read_binary, turns));
+                let write = upstream_frame(
+                    frame,
+                    client,
+                    (relayed, read_binary, turns),
+                    bound.close_wait,
+                );
                 within(write, Side::Client, bound.stall, bound.force.as_mut()).await
             }
             Err(e) => Some(End::Broke(Side::Upstream, e)),
@@ -373,6 +402,7 @@ async fn upstream_frame<C>(
     frame: Frame,
     client: &mut WebSocket<C>,
     (relayed, read_binary, turns): (&mut Vec<Bytes>, bool, &Turns),
+    close_wait: Duration,
 ) -> Option<End>
 where
     C: AsyncRead + AsyncWrite + Unpin,
@@ -399,7 +429,7 @@ where
             feed(client, Frame::binary(frame.into_payload())).await
         }
         OpCode::Close => {
-            send_close(client, pass_close(&frame)).await;
+            send_close(client, pass_close(&frame), close_wait).await;
             Some(End::UpstreamClosed)
         }
         _ => None,
@@ -448,33 +478,36 @@ async fn within(
     }
 }
 
-/// A close sent to a side, within [`CLOSE_WAIT`] (a side that reads
+/// A close sent to a side, within `close_wait` (a side that reads
 /// nothing does not take it).
-async fn send_close<S>(socket: &mut WebSocket<S>, close: Frame)
+async fn send_close<S>(socket: &mut WebSocket<S>, close: Frame, close_wait: Duration)
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
-    let _ = tokio::time::timeout(CLOSE_WAIT, socket.send(close)).await;
+    let _ = tokio::time::timeout(close_wait, socket.send(close)).await;
 }
 
 /// Close a socket the gateway ends on its own (a Vertex AI Live client
 /// whose upstream refused or failed): `code` and `reason` sent, the answer
-/// awaited briefly, the connection shut.
-pub(super) async fn close<S>(socket: &mut WebSocket<S>, code: CloseCode, reason: &str)
-where
+/// awaited up to `close_wait`, the connection shut.
+pub(super) async fn close<S>(
+    socket: &mut WebSocket<S>,
+    (code, reason): (CloseCode, &str),
+    close_wait: Duration,
+) where
     S: AsyncRead + AsyncWrite + Unpin,
 {
-    send_close(socket, Frame::close(code, reason)).await;
-    finish_closing(socket, None, CLOSE_WAIT).await;
+    send_close(socket, Frame::close(code, reason), close_wait).await;
+    finish_closing(socket, None, close_wait).await;
 }
 
 /// A socket whose peer sent a close before the gateway had anything to
 /// relay: the library's answer flushed, the connection shut.
-pub(super) async fn closed<S>(socket: &mut WebSocket<S>)
+pub(super) async fn closed<S>(socket: &mut WebSocket<S>, close_wait: Duration)
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
-    finish_closed(socket).await;
+    finish_closed(socket, close_wait).await;
 }
 
 /// The close frame to pass on: its payload as it came, so the same code
@@ -518,11 +551,11 @@ async fn finish_closing<S>(
 }
 
 /// A side that sent a close (or broke): the library's answer is flushed,
-/// then the connection is shut.
-async fn finish_closed<S>(socket: &mut WebSocket<S>)
+/// then the connection is shut (each within `close_wait`).
+async fn finish_closed<S>(socket: &mut WebSocket<S>, close_wait: Duration)
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
-    let _ = tokio::time::timeout(CLOSE_WAIT, socket.next_frame()).await;
-    let _ = tokio::time::timeout(CLOSE_WAIT, socket.close()).await;
+    let _ = tokio::time::timeout(close_wait, socket.next_frame()).await;
+    let _ = tokio::time::timeout(close_wait, socket.close()).await;
 }

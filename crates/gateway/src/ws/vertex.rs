@@ -81,13 +81,13 @@ pub(super) async fn run<C>(
         First::TimedOut => None,
         First::Gone { closed } => {
             if closed {
-                relay::closed(&mut client).await;
+                relay::closed(&mut client, config.ws_close_wait).await;
             }
             return;
         }
         First::Stopping => {
             let reason = "the gateway is shutting down";
-            relay::close(&mut client, CloseCode::Away, reason).await;
+            relay::close(&mut client, (CloseCode::Away, reason), config.ws_close_wait).await;
             return;
         }
     };
@@ -112,14 +112,15 @@ pub(super) async fn run<C>(
     };
     let Some(opened) = opened else {
         drop(up.observation());
-        relay::close(&mut client, CloseCode::Away, "the gateway is shutting down").await;
+        let away = (CloseCode::Away, "the gateway is shutting down");
+        relay::close(&mut client, away, config.ws_close_wait).await;
         return;
     };
     match opened {
         Ok(opened) => {
-            let stall = up.stall();
+            let waits = up.waits();
             let turns = up.accepted(&opened.headers);
-            relay::run(client, opened.socket, turns, stopping, stall, first).await;
+            relay::run(client, opened.socket, turns, stopping, waits, first).await;
         }
         Err(OpenError::Refused(answer)) => {
             // A body in a transfer coding the gateway does not relay is not
@@ -132,7 +133,7 @@ pub(super) async fn run<C>(
             let (parts, body) = super::refused(up.observation(), *answer, MAX_REFUSAL_READ).await;
             let (code, reason) = refusal_close(parts.status, &body);
             tracing::debug!(status = %parts.status, "the Vertex AI Live upstream refused the socket");
-            relay::close(&mut client, code, &reason).await;
+            relay::close(&mut client, (code, &reason), config.ws_close_wait).await;
         }
         Err(OpenError::Failed(err)) => {
             tracing::warn!(error = %err, "websocket upgrade to the upstream failed");
@@ -148,7 +149,8 @@ where
     C: AsyncRead + AsyncWrite + Unpin,
 {
     up.observation().fail(err);
-    relay::close(client, CloseCode::Error, &failure_reason(err)).await;
+    let close_wait = up.shared.config.ws_close_wait;
+    relay::close(client, (CloseCode::Error, &failure_reason(err)), close_wait).await;
 }
 
 /// The close reason for an upstream that could not be had: the error's

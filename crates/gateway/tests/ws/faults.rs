@@ -640,15 +640,21 @@ async fn a_turn_cut_by_an_upstream_that_stops_reading_is_recorded_with_why() {
     assert_cut_turn_recorded(&h, &stats, "nothing read for 500 ms");
 }
 
+/// A close wait far longer than any scheduling delay: a side that was
+/// kept waiting for it is told from one that was not by half of it.
+const LONG_CLOSE_WAIT: Duration = Duration::from_secs(30);
+
 /// A client's close is answered at once, whatever the upstream does with
 /// it (RFC 6455 §5.5.1: "as soon as practical"): an upstream that never
 /// answers it does not hold the client. Before, the client waited for the
-/// upstream's answer (2 s, or the upstream's stall bound) before its own.
+/// upstream's answer (`ws_close_wait_ms`, or the upstream's stall bound)
+/// before its own.
 #[tokio::test]
 async fn a_clients_close_is_answered_without_waiting_for_the_upstreams() {
     let upstream = deaf_upstream().await;
     let h = Harness::with(MockOptions::default(), |c| {
         c.upstreams.openai = toolwarden_gateway::Upstream::parse(&upstream).unwrap();
+        c.ws_close_wait = LONG_CLOSE_WAIT;
     })
     .await;
     let mut raw = Raw::connect(&h.gw(), &[]).await;
@@ -658,8 +664,8 @@ async fn a_clients_close_is_answered_without_waiting_for_the_upstreams() {
     assert_eq!(raw.close_code().await, Some(4000), "the close is answered");
     let waited = started.elapsed();
     assert!(
-        waited < Duration::from_millis(500),
-        "answered after {waited:?}"
+        waited < LONG_CLOSE_WAIT / 2,
+        "answered after {waited:?}, not at once"
     );
     // The library's answer is the one close frame (RFC 6455 §5.5.1): the
     // connection's shutdown sends no other.
@@ -674,41 +680,70 @@ struct UpstreamSaw {
     closes: usize,
 }
 
+/// The next connection to `listener`, its WebSocket upgrade accepted as a
+/// raw upstream does (no extension): the socket, past the `101`.
+async fn accept_upgrade(listener: &tokio::net::TcpListener) -> tokio::net::TcpStream {
+    use base64::Engine;
+    use sha1::Digest;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let (mut tcp, _) = listener.accept().await.unwrap();
+    let mut head = Vec::new();
+    while !head.ends_with(b"\r\n\r\n") {
+        let mut byte = [0u8; 1];
+        assert_eq!(tcp.read(&mut byte).await.unwrap(), 1, "the upgrade's head");
+        head.push(byte[0]);
+    }
+    let head = String::from_utf8(head).unwrap();
+    let key = head
+        .lines()
+        .find_map(|l| {
+            let (name, value) = l.split_once(':')?;
+            name.eq_ignore_ascii_case("sec-websocket-key")
+                .then(|| value.trim())
+        })
+        .expect("a key");
+    let mut sha = sha1::Sha1::new();
+    sha.update(key.as_bytes());
+    sha.update(b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11");
+    let accept = base64::engine::general_purpose::STANDARD.encode(sha.finalize());
+    let answer = format!(
+        "HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\nconnection: upgrade\r\nsec-websocket-accept: {accept}\r\n\r\n"
+    );
+    tcp.write_all(answer.as_bytes()).await.unwrap();
+    tcp
+}
+
+/// A raw upstream that accepts the upgrade and reads the first bytes the
+/// gateway writes after it (a message's start), then nothing more; the
+/// channel says when those bytes came: the gateway has begun a write that
+/// will wait (a large message fills the sockets' buffers).
+pub(super) async fn deaf_upstream_after_a_start() -> (String, tokio::sync::oneshot::Receiver<()>) {
+    use tokio::io::AsyncReadExt;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    tokio::spawn(async move {
+        let mut tcp = accept_upgrade(&listener).await;
+        let mut start = [0u8; 2];
+        if tcp.read_exact(&mut start).await.is_ok() {
+            let _ = tx.send(());
+        }
+        tokio::time::sleep(Duration::from_secs(30)).await;
+        drop(tcp);
+    });
+    (format!("http://{addr}"), rx)
+}
+
 /// A raw upstream that accepts the upgrade (no extension), sends a close
 /// with code 4001 at once and reads the gateway's frames (masked) until it
 /// closes the connection; what it saw comes on the channel.
 async fn closing_upstream() -> (String, tokio::sync::oneshot::Receiver<UpstreamSaw>) {
-    use base64::Engine;
-    use sha1::Digest;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (tx, rx) = tokio::sync::oneshot::channel();
     tokio::spawn(async move {
-        let (mut tcp, _) = listener.accept().await.unwrap();
-        let mut head = Vec::new();
-        while !head.ends_with(b"\r\n\r\n") {
-            let mut byte = [0u8; 1];
-            assert_eq!(tcp.read(&mut byte).await.unwrap(), 1, "the upgrade's head");
-            head.push(byte[0]);
-        }
-        let head = String::from_utf8(head).unwrap();
-        let key = head
-            .lines()
-            .find_map(|l| {
-                let (name, value) = l.split_once(':')?;
-                name.eq_ignore_ascii_case("sec-websocket-key")
-                    .then(|| value.trim())
-            })
-            .expect("a key");
-        let mut sha = sha1::Sha1::new();
-        sha.update(key.as_bytes());
-        sha.update(b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11");
-        let accept = base64::engine::general_purpose::STANDARD.encode(sha.finalize());
-        let answer = format!(
-            "HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\nconnection: upgrade\r\nsec-websocket-accept: {accept}\r\n\r\n"
-        );
-        tcp.write_all(answer.as_bytes()).await.unwrap();
+        let mut tcp = accept_upgrade(&listener).await;
         let sent = std::time::Instant::now();
         tcp.write_all(&[0x88, 2, 0x0f, 0xa1]).await.unwrap();
         let mut saw = UpstreamSaw {
@@ -752,18 +787,20 @@ async fn closing_upstream() -> (String, tokio::sync::oneshot::Receiver<UpstreamS
 
 /// An upstream's close is answered at once, whatever the client does with
 /// the close passed on to it (RFC 6455 §5.5.1), and each side gets one
-/// close frame. Before, the gateway waited for the client's answer (2 s
-/// when it never came) before answering the upstream.
+/// close frame. Before, the gateway waited for the client's answer
+/// (`ws_close_wait_ms` when it never came) before answering the upstream.
 #[tokio::test]
 async fn an_upstreams_close_is_answered_without_waiting_for_the_clients() {
     let (upstream, saw) = closing_upstream().await;
     let h = Harness::with(MockOptions::default(), |c| {
         c.upstreams.openai = toolwarden_gateway::Upstream::parse(&upstream).unwrap();
+        c.ws_close_wait = LONG_CLOSE_WAIT;
     })
     .await;
     let mut raw = Raw::connect(&h.gw(), &[]).await;
     assert!(raw.head.starts_with("HTTP/1.1 101"), "{}", raw.head);
-    // The client reads the close and never answers it.
+    // The client reads the close and does not answer it while the
+    // upstream waits for the gateway's answer.
     let (op, payload) = raw.read_frame().await.expect("the upstream's close");
     assert_eq!((op, payload.as_slice()), (0x88, &4001u16.to_be_bytes()[..]));
     let saw = saw.await.unwrap();
@@ -771,10 +808,12 @@ async fn an_upstreams_close_is_answered_without_waiting_for_the_clients() {
         .answered_after
         .expect("the upstream's close is answered");
     assert!(
-        answered < Duration::from_millis(500),
-        "answered after {answered:?}"
+        answered < LONG_CLOSE_WAIT / 2,
+        "answered after {answered:?}, not at once"
     );
     assert_eq!(saw.closes, 1, "one close frame to the upstream");
+    // Answered now, the client's connection ends.
+    raw.frame(0x88, &4001u16.to_be_bytes()).await;
     assert_eq!(
         raw.read_frame().await,
         None,
@@ -786,13 +825,15 @@ async fn an_upstreams_close_is_answered_without_waiting_for_the_clients() {
 /// stops reading a turn's message is given up after `client_body_timeout`
 /// (500 ms), and the client is closed then, while the gateway waits on
 /// the broken side. Before, the client's close waited for the deaf
-/// upstream's last frame (2 s), then for its close to it (up to 2 s).
+/// upstream's last frame (`ws_close_wait_ms`), then for its close to it
+/// (as long again).
 #[tokio::test]
 async fn a_side_that_broke_does_not_hold_the_others_close() {
     let upstream = deaf_upstream().await;
     let h = Harness::with(MockOptions::default(), |c| {
         c.upstreams.openai = toolwarden_gateway::Upstream::parse(&upstream).unwrap();
         c.client_body_timeout = Duration::from_millis(500);
+        c.ws_close_wait = LONG_CLOSE_WAIT;
     })
     .await;
     let mut ws = connect(&h.gw(), &[AUTH], false).await;
@@ -805,5 +846,8 @@ async fn a_side_that_broke_does_not_hold_the_others_close() {
     let sent = std::time::Instant::now();
     assert_eq!(next(&mut ws).await, Err(Some(1001)));
     let waited = sent.elapsed();
-    assert!(waited < Duration::from_secs(2), "closed after {waited:?}");
+    assert!(
+        waited < LONG_CLOSE_WAIT / 2,
+        "closed after {waited:?}: held by the broken side"
+    );
 }

@@ -131,7 +131,7 @@ async fn a_client_that_reads_nothing_does_not_hold_the_shutdown() {
 /// with its result; before, as a 499 "client disconnected" without it.
 #[tokio::test]
 async fn a_turn_cut_while_sent_at_shutdown_is_recorded_as_the_shutdowns() {
-    let upstream = super::faults::deaf_upstream().await;
+    let (upstream, began) = super::faults::deaf_upstream_after_a_start().await;
     let mut h = Harness::with(MockOptions::default(), |c| {
         c.upstreams.openai = toolwarden_gateway::Upstream::parse(&upstream).unwrap();
         c.shutdown_grace = GRACE;
@@ -139,10 +139,12 @@ async fn a_turn_cut_while_sent_at_shutdown_is_recorded_as_the_shutdowns() {
     .await;
     let mut ws = connect(&h.gw(), &[AUTH], false).await;
     send_text(&mut ws, super::faults::large_turn().to_string()).await;
-    // Time for the gateway to read the message and begin its write
-    // upstream (no signal of that reaches the test: the deaf upstream
-    // reads nothing, and the result is recorded only with the turn).
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    // The gateway has read the message and begun its write upstream once
+    // the upstream has the message's first bytes (it reads no more).
+    tokio::time::timeout(Duration::from_secs(60), began)
+        .await
+        .expect("the write upstream began")
+        .expect("the upstream saw it");
     let gateway = h.gateway.take().expect("running");
     let (report, end) = tokio::join!(gateway.shutdown(), next(&mut ws));
     assert_eq!(report.abandoned, 0);
