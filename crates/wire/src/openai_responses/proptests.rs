@@ -403,3 +403,47 @@ mod fast_agrees_with_serde {
         }
     }
 }
+
+proptest! {
+    /// Calls of several agents (the multi-agent beta) at the same output
+    /// indexes, their argument deltas interleaved in any order and the
+    /// stream cut anywhere: each call gets its own arguments, whole.
+    #[test]
+    fn calls_sharing_output_indexes_keep_their_own_arguments(
+        calls in 1usize..5,
+        order in proptest::collection::vec(0usize..5, 0..40),
+        split in 1usize..200,
+    ) {
+        use serde_json::json;
+        let mut events = vec![json!({"type": "response.created", "response": {"id": "r"}})];
+        for n in 0..calls {
+            events.push(json!({"type": "response.output_item.added", "output_index": n % 2,
+                "agent": {"agent_name": format!("agent{n}")},
+                "item": {"type": "function_call", "id": format!("fc_{n}"),
+                    "call_id": format!("call_{n}"), "name": "f", "arguments": ""}}));
+        }
+        // Each call's arguments `[n,n,…]`, one piece per turn it gets.
+        let mut pieces = vec![0usize; calls];
+        for n in order.into_iter().filter(|n| *n < calls) {
+            let delta = if pieces[n] == 0 { format!("[{n}") } else { format!(",{n}") };
+            pieces[n] += 1;
+            events.push(json!({"type": "response.function_call_arguments.delta",
+                "output_index": n % 2, "item_id": format!("fc_{n}"), "delta": delta}));
+        }
+        let bytes: String = events.iter().map(|e| format!("data: {e}\n\n")).collect();
+        let mut p = StreamParser::new(Dialect::OpenAiResponses);
+        for chunk in bytes.as_bytes().chunks(split) {
+            p.feed(chunk);
+        }
+        let v = p.view_so_far();
+        prop_assert_eq!(v.calls.len(), calls);
+        for (n, call) in v.calls.iter().enumerate() {
+            prop_assert_eq!(&call.id, &format!("call_{n}"));
+            let want = match pieces[n] {
+                0 => String::new(),
+                k => format!("[{}", vec![n.to_string(); k].join(",")),
+            };
+            prop_assert_eq!(&call.arguments, &want);
+        }
+    }
+}

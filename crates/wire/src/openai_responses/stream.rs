@@ -143,13 +143,17 @@ impl StreamState {
         self.id.as_deref()
     }
 
-    /// The position in `calls` of the latest call with item id `item_id`
-    /// or at `output_index`.
+    /// The position in `calls` of the latest call with item id `item_id`;
+    /// when the event names no item id the stream has begun, of the latest
+    /// call at `output_index`. An item id names one item, an index may not:
+    /// the multi-agent beta's events name the agent that owns them
+    /// (`agent.agent_name`) and nothing says one agent's indexes are not
+    /// another's, so a call found by its index could be another agent's.
     fn find(&self, output_index: Option<u64>, item_id: Option<&str>) -> Option<usize> {
-        let by_item = item_id.and_then(|id| self.by_item.get(id)).copied();
-        let by_index = output_index.and_then(|i| self.by_index.get(&i)).copied();
-        // Positions only grow: the larger is the later call.
-        by_item.max(by_index)
+        let by_item = item_id.and_then(|id| self.by_item.get(id));
+        by_item
+            .or_else(|| output_index.and_then(|i| self.by_index.get(&i)))
+            .copied()
     }
 
     /// Keep a new call, if it fits the budget.

@@ -875,3 +875,64 @@ fn a_computer_calls_batched_actions_are_its_arguments() {
     let defects = crate::validate(Dialect::OpenAiResponses, request.as_bytes()).unwrap();
     assert!(defects.is_empty(), "{defects:?}");
 }
+
+/// The multi-agent beta (`responses_multi_agent=v1`) tags each event with
+/// the agent that owns it (openai-python `BetaResponseOutputItemAddedEvent
+/// .agent`, "The agent that owns this multi-agent streaming event"); the
+/// spec does not say that `output_index` is unique across agents. Two
+/// calls at one output index, their events interleaved, are told apart by
+/// their item ids: before, an event went to the latest call of its item
+/// id or its index, so the sub-agent's call took the main agent's
+/// arguments and `call_id`, and the main call was lost.
+#[test]
+fn calls_of_two_agents_at_one_output_index_stay_apart() {
+    use serde_json::json;
+    let agent = |name: &str| json!({"agent_name": name});
+    let call = |id: &str, call_id: &str, args: &str, status: &str| {
+        json!({"type": "function_call", "id": id, "call_id": call_id, "name": "lookup",
+            "arguments": args, "status": status})
+    };
+    let events = [
+        json!({"type": "response.created", "response": {"id": "resp_1"}}),
+        json!({"type": "response.output_item.added", "output_index": 0, "agent": agent("main"),
+            "item": call("fc_main", "call_main", "", "in_progress")}),
+        json!({"type": "response.output_item.added", "output_index": 0, "agent": agent("researcher"),
+            "item": call("fc_sub", "call_sub", "", "in_progress")}),
+        json!({"type": "response.function_call_arguments.delta", "output_index": 0,
+            "item_id": "fc_main", "agent": agent("main"), "delta": "{\"q\":"}),
+        json!({"type": "response.function_call_arguments.delta", "output_index": 0,
+            "item_id": "fc_sub", "agent": agent("researcher"), "delta": "{\"q\":\"sub\"}"}),
+        json!({"type": "response.function_call_arguments.delta", "output_index": 0,
+            "item_id": "fc_main", "agent": agent("main"), "delta": "\"main\"}"}),
+        json!({"type": "response.output_item.done", "output_index": 0, "agent": agent("main"),
+            "item": call("fc_main", "call_main", "{\"q\":\"main\"}", "completed")}),
+        json!({"type": "response.output_item.done", "output_index": 0, "agent": agent("researcher"),
+            "item": call("fc_sub", "call_sub", "{\"q\":\"sub\"}", "completed")}),
+        json!({"type": "response.completed", "response": {"id": "resp_1", "status": "completed"}}),
+    ];
+    let bytes: String = events.iter().map(|e| format!("data: {e}\n\n")).collect();
+    for split in [bytes.len(), 1, 13] {
+        let v = stream(bytes.as_bytes(), split);
+        let calls: Vec<(&str, &str)> = (v.calls.iter())
+            .map(|c| (c.id.as_str(), c.arguments.as_str()))
+            .collect();
+        assert_eq!(
+            calls,
+            [
+                ("call_main", "{\"q\":\"main\"}"),
+                ("call_sub", "{\"q\":\"sub\"}")
+            ],
+            "split {split}"
+        );
+    }
+    // Without the final items, from the deltas alone.
+    let deltas: String = events[..6]
+        .iter()
+        .map(|e| format!("data: {e}\n\n"))
+        .collect();
+    let mut p = StreamParser::new(Dialect::OpenAiResponses);
+    p.feed(deltas.as_bytes());
+    let v = p.view_so_far();
+    let args: Vec<&str> = v.calls.iter().map(|c| c.arguments.as_str()).collect();
+    assert_eq!(args, ["{\"q\":\"main\"}", "{\"q\":\"sub\"}"]);
+}
