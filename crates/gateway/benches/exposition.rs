@@ -110,6 +110,7 @@ fn failed_result(call: &ToolCallRecord) -> ToolResultRecord {
         trace_parent: None,
         trace_state: None,
         latest_of_its_id: false,
+        first_turn: None,
     }
 }
 

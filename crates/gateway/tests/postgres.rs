@@ -40,6 +40,7 @@ mod postgres {
 
     mod alternate;
     mod continuation;
+    mod fork;
     mod race;
     mod retention;
     mod reused;

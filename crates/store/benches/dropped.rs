@@ -57,6 +57,7 @@ fn events(n: usize) -> Vec<Event> {
                     trace_parent: None,
                     trace_state: None,
                     latest_of_its_id: false,
+                    first_turn: None,
                 })
             }
         })

@@ -54,6 +54,13 @@ use sqlx::Connection;
 use toolwarden_store::*;
 
 const TURNS_PER_SESSION: u64 = 8;
+
+/// The first turn every result's conversation names, as the gateway gives
+/// it (`ToolResultRecord::first_turn`): one for all sessions, as automated
+/// runs of one prompt (the soak's) send it, so each `soak` result, paired
+/// with nothing, also probes the newest sessions of that first turn for
+/// its call answered there (`bulk::fork_of`): the probe's worst case.
+const FIRST_TURN: i64 = 0x50a4_f157;
 /// Conversations under way at once in `random` mode: a session's turns are
 /// that far apart in the stream, so no batch holds two of them (as with
 /// real agents, whose turns are seconds apart).
@@ -212,6 +219,7 @@ fn events(mode: Mode, run: u64, turns: u64) -> Vec<Event> {
                     trace_parent: None,
                     trace_state: None,
                     latest_of_its_id: false,
+                    first_turn: Some(FIRST_TURN),
                 }));
             }
         }
@@ -315,6 +323,7 @@ fn mixed_events(run: u64, turns: u64) -> Vec<Event> {
                 trace_parent: None,
                 trace_state: None,
                 latest_of_its_id: false,
+                first_turn: Some(FIRST_TURN),
             }));
         }
     }
@@ -389,6 +398,7 @@ fn soak_events(run: u64, turns: u64) -> Vec<Event> {
                 trace_parent: None,
                 trace_state: None,
                 latest_of_its_id: false,
+                first_turn: Some(FIRST_TURN),
             }));
         }
     }

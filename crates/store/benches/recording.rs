@@ -98,6 +98,7 @@ fn events_from(gw: usize, turns: u64, from_ms: i64) -> Vec<Event> {
                     trace_parent: None,
                     trace_state: None,
                     latest_of_its_id: false,
+                    first_turn: None,
                 }));
             }
         }

@@ -184,6 +184,15 @@ pub struct ToolResultRecord {
     /// of an id the conversation reused has that later call after it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub latest_of_its_id: bool,
+    /// The fingerprint of the first turn (system prompt and first user
+    /// message) of the conversation whose request carried the result
+    /// (`toolwarden_wire`'s `first_turn_hash`): the same in a fork of the
+    /// conversation under another session id, so that a result the fork
+    /// resends as new is found answered in its parent (the sessions with
+    /// this first turn, `sessions.first_turn`). `None` when the request
+    /// had none, and in records written before results carried it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_turn: Option<i64>,
     /// The `traceparent` of the request that carried the result (see
     /// [`RequestRecord::trace_parent`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]

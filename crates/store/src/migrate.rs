@@ -149,6 +149,12 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../migrations/sqlite/0021_orphan_call_turns.sql"),
         postgres: include_str!("../migrations/postgres/0021_orphan_call_turns.sql"),
     },
+    Migration {
+        version: 22,
+        name: "sessions_by_first_turn",
+        sqlite: include_str!("../migrations/sqlite/0022_sessions_by_first_turn.sql"),
+        postgres: include_str!("../migrations/postgres/0022_sessions_by_first_turn.sql"),
+    },
 ];
 
 const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (\

@@ -22,10 +22,20 @@ pub(crate) const STALE_SESSION_MS: i64 = 3_600_000;
 
 /// A batch's sessions, in session-id order (so concurrent batches lock
 /// rows in one order), each with what a row for it starts with: the
-/// source of its first request in the batch (`none` if it has none) and
-/// its earliest event's time.
+/// source of its first request in the batch (`none` if it has none), its
+/// earliest event's time and the first turn its first result carrying one
+/// names ([`crate::ToolResultRecord::first_turn`]: `sessions.first_turn`,
+/// set once, when the row has none).
 #[derive(Debug, Default)]
-pub(crate) struct BatchSessions<'a>(BTreeMap<&'a str, (&'a str, i64)>);
+pub(crate) struct BatchSessions<'a>(BTreeMap<&'a str, BatchSession<'a>>);
+
+/// What a batch knows of one session's row ([`BatchSessions`]).
+#[derive(Debug, Clone, Copy)]
+struct BatchSession<'a> {
+    source: &'a str,
+    at: i64,
+    first_turn: Option<i64>,
+}
 
 /// The numbers of a batch's sessions.
 #[derive(Debug, Default)]
@@ -35,18 +45,24 @@ pub(crate) struct SessionNos(HashMap<String, i64>);
 
 impl<'a> BatchSessions<'a> {
     pub(crate) fn of(events: &'a [Event]) -> Self {
-        let mut out: BTreeMap<&str, (&str, i64)> = BTreeMap::new();
+        let mut out: BTreeMap<&str, BatchSession<'_>> = BTreeMap::new();
         for e in events {
             let at = e.at_ms();
-            let source = match e {
-                Event::Request(r) => Some(r.session_source.as_str()),
-                _ => None,
+            let (source, first_turn) = match e {
+                Event::Request(r) => (Some(r.session_source.as_str()), None),
+                Event::ToolResult(r) => (None, r.first_turn),
+                Event::ToolCall(_) => (None, None),
             };
-            let slot = out.entry(e.session_id()).or_insert(("none", at));
-            slot.1 = slot.1.min(at);
-            if let (Some(source), "none") = (source, slot.0) {
-                slot.0 = source;
+            let slot = out.entry(e.session_id()).or_insert(BatchSession {
+                source: "none",
+                at,
+                first_turn: None,
+            });
+            slot.at = slot.at.min(at);
+            if let (Some(source), "none") = (source, slot.source) {
+                slot.source = source;
             }
+            slot.first_turn = slot.first_turn.or(first_turn);
         }
         BatchSessions(out)
     }
@@ -55,9 +71,17 @@ impl<'a> BatchSessions<'a> {
         self.0.is_empty()
     }
 
-    /// (session id, source, earliest time), in session-id order.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = (&'a str, &'a str, i64)> + '_ {
-        self.0.iter().map(|(s, (src, at))| (*s, *src, *at))
+    /// (session id, source, earliest time, first turn), in session-id
+    /// order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&'a str, &'a str, i64, Option<i64>)> + '_ {
+        self.0
+            .iter()
+            .map(|(s, b)| (*s, b.source, b.at, b.first_turn))
+    }
+
+    /// The first turn the batch's results name for `session_id`.
+    pub(crate) fn first_turn(&self, session_id: &str) -> Option<i64> {
+        self.0.get(session_id)?.first_turn
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -66,7 +90,7 @@ impl<'a> BatchSessions<'a> {
 
     /// The earliest time of the batch's events for `session_id`.
     pub(crate) fn earliest(&self, session_id: &str) -> Option<i64> {
-        self.0.get(session_id).map(|(_, at)| *at)
+        self.0.get(session_id).map(|b| b.at)
     }
 }
 
@@ -79,14 +103,6 @@ impl Extend<(String, i64)> for SessionNos {
 }
 
 impl SessionNos {
-    pub(crate) fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    pub(crate) fn contains(&self, session_id: &str) -> bool {
-        self.0.contains_key(session_id)
-    }
-
     /// The number of `session_id`, which the batch numbered first; an
     /// error (the batch is not written) if it did not.
     pub(crate) fn of(&self, session_id: &str) -> Result<i64, sqlx::Error> {
@@ -130,7 +146,7 @@ mod tests {
         let request = Event::Request(RequestRecord::for_test("r", "b", "header", 9));
         let events = [call("b", 7), call("a", 5), request, call("a", 3)];
         let got: Vec<_> = BatchSessions::of(&events).iter().collect();
-        assert_eq!(got, [("a", "none", 3), ("b", "header", 7)]);
+        assert_eq!(got, [("a", "none", 3, None), ("b", "header", 7, None)]);
         let mut nos = SessionNos::default();
         nos.extend([("a".to_owned(), 4)]);
         assert_eq!(nos.of("a").unwrap(), 4);

@@ -53,6 +53,7 @@ fn result(
         trace_parent: None,
         trace_state: None,
         latest_of_its_id: false,
+        first_turn: None,
     })
 }
 

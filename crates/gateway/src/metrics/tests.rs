@@ -43,6 +43,7 @@ fn counters_and_labels_render_in_text_format() {
         trace_parent: None,
         trace_state: None,
         latest_of_its_id: false,
+        first_turn: None,
     };
     observer.on_tool_result(&failed, "Bash");
     observer.on_tool_result(
@@ -176,6 +177,7 @@ fn long_label_values_are_cut() {
             trace_parent: None,
             trace_state: None,
             latest_of_its_id: false,
+            first_turn: None,
         };
         observer.on_tool_result(&failed, &model);
         // Read back under the long name: the series it was counted in.

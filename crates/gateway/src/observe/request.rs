@@ -225,6 +225,9 @@ pub(crate) fn analyze(sinks: &Sinks, facts: &RequestFacts, read: &ReadBody) -> R
         let turn = turn.get_or_insert_with(|| guard(|| replayed_turn(view)).ok().flatten());
         record.answers = turn.as_ref().and_then(|t| answers(t, result, same_tool));
         record.latest_of_its_id = latest;
+        // A fork of the conversation under a new session id keeps its
+        // first turn: the store finds a resent answer in the parent by it.
+        record.first_turn = view.first_turn_hash.map(|h| h as i64);
         // Queued, or folded into the recorder's per-tool counts (issue 14):
         // either way it is counted, and must not be counted again when the
         // history is resent. A result whose call was folded is folded too
@@ -313,6 +316,7 @@ fn result_record(
         trace_parent: facts.trace_parent,
         trace_state: facts.trace_state.clone(),
         latest_of_its_id: false,
+        first_turn: None,
     }
 }
 

@@ -193,6 +193,53 @@ pub(crate) fn may_be_resent(r: &ToolResultRecord) -> bool {
     is_unique_call_id(&r.call_id) && (r.previous_response_id.is_some() || r.answers.is_some())
 }
 
+/// How many sessions with a result's first turn the probe for a fork's
+/// resend reads ([`fork_of`]), the newest first: a first turn that
+/// thousands of automated runs share costs no more than one a single
+/// session has. A literal for `concat!` into SQL texts.
+macro_rules! kin_probe_rows {
+    () => {
+        "8"
+    };
+}
+pub(crate) use kin_probe_rows;
+
+/// The first turn by which a result that paired with nothing may be found
+/// answered in another session: a fork of its conversation. A parent cut
+/// after it sent its results, before the model's answer to them (an API
+/// error, an interrupt), holds them after its last model turn; a fork of
+/// it (Claude Code's `--fork-session`, `codex exec fork`) replays the
+/// transcript under a new session id, so they are new there, and their
+/// calls are in the parent. Such a result is counted already when one of
+/// the newest [`kin_probe_rows!`] other sessions with its first turn
+/// (`sessions_by_first_turn`, migration 0022) holds a call of its id, among
+/// the newest [`resent_probe_rows!`], answered with the same size, verdict
+/// and excerpt, at its place in a turn with the fingerprint of the turn it
+/// replays (`call_turns`' key): the same call, answered once. Only for
+/// unique ids ([`is_unique_call_id`]: another run of the same first turn
+/// makes `call_0` again, never the provider's `toolu_…`) and results
+/// that name the turn they replay.
+pub(crate) fn fork_of(r: &ToolResultRecord) -> Option<i64> {
+    r.answers?;
+    is_unique_call_id(&r.call_id).then_some(r.first_turn?)
+}
+
+/// Of a batch's numbered sessions (id, number, first turn of the row),
+/// those whose row has no first turn yet while a result of the batch names
+/// one: (number, first turn), for an `UPDATE` each. At most once in a
+/// session's life (a session first numbered by its calls or its request,
+/// or recorded before migration 0022 and still going): a new session's
+/// row takes the batch's first turn as it is inserted.
+pub(crate) fn fill_first_turns<'a>(
+    sessions: &'a BatchSessions<'_>,
+    numbered: impl Iterator<Item = (&'a str, i64, Option<i64>)> + 'a,
+) -> impl Iterator<Item = (i64, i64)> + 'a {
+    numbered.filter_map(|(id, no, stored)| match stored {
+        Some(_) => None,
+        None => Some((no, sessions.first_turn(id)?)),
+    })
+}
+
 /// Whether a call id names one call only: a provider's id, of
 /// 12 characters or more, not made up by the
 /// gateway (`name#n`, for Gemini calls without ids). Any other id (`call_0`

@@ -89,39 +89,60 @@ pub(crate) async fn number_sessions(
     conn: &mut PgConnection,
     sessions: &BatchSessions<'_>,
 ) -> Result<SessionNos, sqlx::Error> {
-    let (mut ids, mut sources, mut at) = (vec![], vec![], vec![]);
-    for (id, source, a) in sessions.iter() {
+    let (mut ids, mut sources, mut at, mut first_turns) = (vec![], vec![], vec![], vec![]);
+    for (id, source, a, first_turn) in sessions.iter() {
         ids.push(id);
         sources.push(source);
         at.push(a);
+        first_turns.push(first_turn);
     }
-    let rows: Vec<(String, i64)> = sqlx::query_as(
-        "WITH new AS (INSERT INTO sessions (session_id, source, first_ms, last_ms, requests) \
-         SELECT s, src, a, a, 0 FROM UNNEST($1::text[], $2::text[], $3::int8[]) AS u(s, src, a) \
+    let rows: Vec<(String, i64, Option<i64>)> = sqlx::query_as(
+        "WITH new AS (INSERT INTO sessions (session_id, source, first_ms, last_ms, requests, \
+         first_turn) \
+         SELECT s, src, a, a, 0, ft FROM UNNEST($1::text[], $2::text[], $3::int8[], $5::int8[]) \
+         AS u(s, src, a, ft) \
          ON CONFLICT (session_id) DO UPDATE SET last_ms = excluded.last_ms \
-         WHERE sessions.last_ms < excluded.last_ms - $4 RETURNING session_id, no) \
-         SELECT session_id, no FROM new \
-         UNION ALL SELECT session_id, no FROM sessions WHERE session_id = ANY($1::text[]) \
+         WHERE sessions.last_ms < excluded.last_ms - $4 RETURNING session_id, no, first_turn) \
+         SELECT session_id, no, first_turn FROM new \
+         UNION ALL SELECT session_id, no, first_turn FROM sessions WHERE session_id = ANY($1::text[]) \
          AND session_id NOT IN (SELECT session_id FROM new)",
     )
     .bind(&ids)
     .bind(&sources)
     .bind(&at)
     .bind(STALE_SESSION_MS)
+    .bind(&first_turns)
     .fetch_all(&mut *conn)
     .await?;
-    let mut nos = SessionNos::default();
-    nos.extend(rows);
-    if nos.len() < sessions.len() {
-        let missing: Vec<&str> = ids.into_iter().filter(|id| !nos.contains(id)).collect();
-        let rows: Vec<(String, i64)> = sqlx::query_as(
-            "SELECT session_id, no FROM sessions WHERE session_id = ANY($1::text[])",
+    let mut numbered = rows;
+    if numbered.len() < sessions.len() {
+        let known: HashSet<&str> = numbered.iter().map(|r| r.0.as_str()).collect();
+        let missing: Vec<&str> = ids.into_iter().filter(|id| !known.contains(id)).collect();
+        let rows: Vec<(String, i64, Option<i64>)> = sqlx::query_as(
+            "SELECT session_id, no, first_turn FROM sessions WHERE session_id = ANY($1::text[])",
         )
         .bind(&missing)
         .fetch_all(&mut *conn)
         .await?;
-        nos.extend(rows);
+        numbered.extend(rows);
     }
+    let fill: Vec<(i64, i64)> = super::fill_first_turns(
+        sessions,
+        numbered.iter().map(|(id, no, ft)| (id.as_str(), *no, *ft)),
+    )
+    .collect();
+    if !fill.is_empty() {
+        sqlx::query(
+            "UPDATE sessions SET first_turn = u.ft FROM UNNEST($1::int8[], $2::int8[]) AS u(no, ft) \
+             WHERE sessions.no = u.no AND sessions.first_turn IS NULL",
+        )
+        .bind(fill.iter().map(|f| f.0).collect::<Vec<i64>>())
+        .bind(fill.iter().map(|f| f.1).collect::<Vec<i64>>())
+        .execute(&mut *conn)
+        .await?;
+    }
+    let mut nos = SessionNos::default();
+    nos.extend(numbered.into_iter().map(|(id, no, _)| (id, no)));
     Ok(nos)
 }
 
@@ -473,7 +494,10 @@ pub(crate) async fn recorded_turns(
 /// session holds a recorded call of their id, of the response they continue
 /// or of the turn they replay, already answered with the same result (among
 /// its newest [`super::resent_probe_rows!`] calls of that id, by
-/// `tool_calls_call_session`, each with one probe of `call_turns`' key).
+/// `tool_calls_call_session`, each with one probe of `call_turns`' key);
+/// or a fork's resend of an answer counted in its parent
+/// ([`super::fork_of`]: the same probe in the newest
+/// [`super::kin_probe_rows!`] other sessions of its first turn).
 pub(crate) async fn resent_results(
     conn: &mut PgConnection,
     results: &[&ToolResultRecord],
@@ -492,7 +516,7 @@ pub(crate) async fn resent_results(
     };
     let found: Vec<i64> = sqlx::query_scalar(concat!(
         "SELECT u.n FROM UNNEST($1::int8[], $2::text[], $3::int8[], $4::int8[], $5::int8[], \
-         $6::text[], $7::text[], $8::int8[]) AS u(n, c, sn, b, f, e, p, tf) \
+         $6::text[], $7::text[], $8::int8[], $9::int8[]) AS u(n, c, sn, b, f, e, p, tf, k) \
          WHERE EXISTS (SELECT 1 FROM \
          (SELECT t.content_bytes, t.failed, t.excerpt, t.result_at_ms, t.response_id, \
          t.request_id FROM tool_calls t \
@@ -502,6 +526,18 @@ pub(crate) async fn resent_results(
         ") AS a WHERE a.result_at_ms IS NOT NULL AND a.content_bytes = u.b \
          AND a.failed = u.f AND a.excerpt IS NOT DISTINCT FROM u.e \
          AND (a.response_id = u.p OR EXISTS (SELECT 1 FROM call_turns ct \
+         WHERE ct.request_id = a.request_id AND ct.turn_fp = u.tf))) \
+         OR (u.k IS NOT NULL AND EXISTS (SELECT 1 FROM (SELECT ks.no FROM sessions ks \
+         WHERE ks.first_turn = u.k AND ks.no <> u.sn ORDER BY ks.no DESC LIMIT ",
+        super::kin_probe_rows!(),
+        ") AS kin CROSS JOIN LATERAL (SELECT t.content_bytes, t.failed, t.excerpt, \
+         t.result_at_ms, t.request_id FROM tool_calls t \
+         WHERE t.session_no = kin.no AND t.call_id = u.c AND t.call_at_ms IS NOT NULL \
+         ORDER BY t.call_at_ms DESC LIMIT ",
+        super::resent_probe_rows!(),
+        ") AS a WHERE a.result_at_ms IS NOT NULL AND a.content_bytes = u.b \
+         AND a.failed = u.f AND a.excerpt IS NOT DISTINCT FROM u.e \
+         AND EXISTS (SELECT 1 FROM call_turns ct \
          WHERE ct.request_id = a.request_id AND ct.turn_fp = u.tf)))"
     ))
     .bind(probed.iter().map(|(n, _)| *n as i64).collect::<Vec<i64>>())
@@ -530,6 +566,12 @@ pub(crate) async fn resent_results(
         probed
             .iter()
             .map(|(_, r)| r.answers.map(|a| a.turn))
+            .collect::<Vec<Option<i64>>>(),
+    )
+    .bind(
+        probed
+            .iter()
+            .map(|(_, r)| super::fork_of(r))
             .collect::<Vec<Option<i64>>>(),
     )
     .fetch_all(&mut *conn)

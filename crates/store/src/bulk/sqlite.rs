@@ -47,12 +47,20 @@ static INSERT_REPAIRS: Shaped = Shaped::insert(
 /// Numbers a batch's sessions ([`crate::session_nos`]): inserts the ones
 /// not seen yet, with no requests, and answers every one's number and last
 /// time (a conflict's update changes nothing and writes no index, but
-/// makes `RETURNING` answer the row).
+/// makes `RETURNING` answer the row), with its first turn (a new row's
+/// is the batch's, see [`super::fill_first_turns`]).
 static NUMBER_SESSIONS: Shaped = Shaped::insert(
     "sessions",
-    &["session_id", "source", "first_ms", "last_ms", "requests"],
+    &[
+        "session_id",
+        "source",
+        "first_ms",
+        "last_ms",
+        "requests",
+        "first_turn",
+    ],
     "ON CONFLICT (session_id) DO UPDATE SET requests = sessions.requests \
-     RETURNING session_id, no, last_ms",
+     RETURNING session_id, no, last_ms, first_turn",
 );
 
 /// A session first numbered by a batch without its request (its tool
@@ -191,9 +199,13 @@ static PAIR_RESULTS: Shaped = Shaped::new(
 /// its id, of the response it continues or of the turn it replays, already
 /// answered with the same result (the newest [`super::resent_probe_rows!`]
 /// of `tool_calls_call_session`, each with one probe of `call_turns`' key).
+/// The last is also true when the result is a fork's resend of an answer
+/// counted in the parent ([`super::fork_of`]; `k` its first turn or NULL):
+/// the newest [`super::kin_probe_rows!`] other sessions of that first turn
+/// (`sessions_by_first_turn`), each probed as its own session is.
 /// Per row that finds any: its index, then 0/1 for each.
 static REST_PROBES: Shaped = Shaped::new(
-    &["c", "s", "t", "g", "b", "f", "e", "p"],
+    &["c", "s", "t", "g", "b", "f", "e", "p", "k"],
     concat!(
         "SELECT json_group_array(json_array(n, o, r, d)) FROM (SELECT u.n AS n, \
          (EXISTS (SELECT 1 FROM tool_calls t INDEXED BY tool_calls_open \
@@ -211,6 +223,19 @@ static REST_PROBES: Shaped = Shaped::new(
         ") AS newest WHERE newest.result_at_ms IS NOT NULL AND newest.content_bytes = u.b \
          AND newest.failed = u.f AND newest.excerpt IS u.e \
          AND (newest.response_id = u.p OR EXISTS (SELECT 1 FROM call_turns ct \
+         WHERE ct.request_id = newest.request_id AND ct.turn_fp = u.t)))) \
+         OR (u.k IS NOT NULL AND EXISTS (SELECT 1 FROM (SELECT ks.no FROM sessions ks \
+         INDEXED BY sessions_by_first_turn WHERE ks.first_turn = u.k AND ks.no <> u.s \
+         ORDER BY ks.no DESC LIMIT ",
+        super::kin_probe_rows!(),
+        ") AS kin WHERE EXISTS (SELECT 1 FROM (SELECT t.content_bytes, t.failed, t.excerpt, \
+         t.result_at_ms, t.request_id FROM tool_calls t INDEXED BY tool_calls_call_session \
+         WHERE t.session_no = kin.no AND t.call_id = u.c AND t.call_at_ms IS NOT NULL \
+         ORDER BY t.call_at_ms DESC LIMIT ",
+        super::resent_probe_rows!(),
+        ") AS newest WHERE newest.result_at_ms IS NOT NULL AND newest.content_bytes = u.b \
+         AND newest.failed = u.f AND newest.excerpt IS u.e \
+         AND EXISTS (SELECT 1 FROM call_turns ct \
          WHERE ct.request_id = newest.request_id AND ct.turn_fp = u.t)))) AS d \
          FROM u) WHERE o OR r OR d"
     ),
@@ -318,17 +343,32 @@ pub(crate) async fn number_sessions(
     sessions: &BatchSessions<'_>,
 ) -> Result<SessionNos, sqlx::Error> {
     let rows: Vec<_> = sessions.iter().collect();
-    let numbered: Vec<(String, i64, i64)> = NUMBER_SESSIONS
-        .fetch_rows(conn, &rows, |a, (id, source, at)| {
+    let numbered: Vec<(String, i64, i64, Option<i64>)> = NUMBER_SESSIONS
+        .fetch_rows(conn, &rows, |a, (id, source, at, first_turn)| {
             a.add(*id)?;
             a.add(*source)?;
             a.add(*at)?;
             a.add(*at)?;
-            a.add(0i64)
+            a.add(0i64)?;
+            a.add(*first_turn)
         })
         .await?;
+    for (no, first_turn) in super::fill_first_turns(
+        sessions,
+        numbered
+            .iter()
+            .map(|(id, no, _, ft)| (id.as_str(), *no, *ft)),
+    ) {
+        sqlx::query(
+            "UPDATE OR FAIL sessions SET first_turn = ?1 WHERE no = ?2 AND first_turn IS NULL",
+        )
+        .bind(first_turn)
+        .bind(no)
+        .execute(&mut *conn)
+        .await?;
+    }
     let mut stale = Vec::new();
-    for (id, no, last_ms) in &numbered {
+    for (id, no, last_ms, _) in &numbered {
         if let Some(at) = sessions.earliest(id)
             && *last_ms < at - STALE_SESSION_MS
         {
@@ -343,7 +383,7 @@ pub(crate) async fn number_sessions(
             .await?;
     }
     let mut nos = SessionNos::default();
-    nos.extend(numbered.into_iter().map(|(id, no, _)| (id, no)));
+    nos.extend(numbered.into_iter().map(|(id, no, _, _)| (id, no)));
     Ok(nos)
 }
 
@@ -569,7 +609,8 @@ pub(crate) async fn open_ids_and_recorded_turns(
             a.add(int(r.content_bytes))?;
             a.add(i64::from(r.failed))?;
             a.add(r.excerpt.as_deref())?;
-            a.add(r.previous_response_id.as_deref())
+            a.add(r.previous_response_id.as_deref())?;
+            a.add(super::fork_of(r))
         })
         .await?;
     let mut probes = RestProbes::default();
@@ -876,6 +917,9 @@ mod tests {
                         && !s.starts_with("SCAN (subquery")
                         // The resent probe's newest calls: a bounded search first.
                         && !s.starts_with("SCAN newest")
+                        // The fork probe's sessions of a first turn: the
+                        // newest few of an index search first.
+                        && !s.starts_with("SCAN kin")
                         && !s.contains("CONSTANT ROWS")
                 })
                 .collect();

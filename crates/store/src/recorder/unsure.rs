@@ -282,6 +282,7 @@ mod tests {
             trace_parent: None,
             trace_state: None,
             latest_of_its_id: false,
+            first_turn: None,
         })
     }
 

@@ -1895,3 +1895,177 @@ pub async fn a_compressed_history_answers_the_old_sessions_calls(db: TestDb) {
         "each run's call answered once"
     );
 }
+
+/// A fork of a conversation cut after it sent its results (the model's
+/// answer to them never came): the fork (Claude Code's `--fork-session`,
+/// `codex exec fork`) replays the transcript under a new session id, its
+/// first request carrying those results as new. Each is counted once, in
+/// the parent, where its call was answered; the fork's own results count
+/// in the fork; a fork's result of the same id with another answer, and
+/// a result of the same first turn that replays another turn, count too.
+pub async fn a_forks_resent_answer_counts_once_in_its_parent(db: TestDb) {
+    let store = Store::open(&db.url).await.unwrap();
+    const FIRST: i64 = -7_311_942_155_036_113_201;
+    const TURN: i64 = 4343;
+    let id = "toolu_01ParentCallAbCdEf";
+    let forked = |req: &str, session: &str, call_id: &str, failed, at, turn| {
+        let mut r = result(req, session, call_id, 3, Some("Read"), failed, at);
+        r.answers = Some(TurnRef {
+            turn,
+            call_index: 0,
+        });
+        r.first_turn = Some(FIRST);
+        Event::ToolResult(r)
+    };
+    // The parent: a request and its call (its session numbered by them,
+    // with no first turn yet), then the result, then the cut.
+    let mut parent_call = call("p1", "parent", 0, id, "Read", 1_000);
+    parent_call.turn = Some(TURN);
+    record_all(
+        &store,
+        &[request("p1", "parent", 900), Event::ToolCall(parent_call)],
+    )
+    .await;
+    let (_, seen) = record_all(&store, &[forked("p2", "parent", id, false, 2_000, TURN)]).await;
+    assert_eq!(seen.results.lock().unwrap().len(), 1, "the parent's answer");
+
+    // The fork's first request: the parent's result as new, then its own
+    // call and that call's answer.
+    let mut own = call("f1", "fork", 0, "toolu_01ForkOwnCallGhIjKl", "Edit", 3_100);
+    own.turn = Some(TURN + 1);
+    let (_, seen) = record_all(
+        &store,
+        &[
+            forked("f1", "fork", id, false, 3_000, TURN),
+            Event::ToolCall(own),
+            forked(
+                "f2",
+                "fork",
+                "toolu_01ForkOwnCallGhIjKl",
+                true,
+                4_000,
+                TURN + 1,
+            ),
+        ],
+    )
+    .await;
+    assert_eq!(
+        *seen.results.lock().unwrap(),
+        [("toolu_01ForkOwnCallGhIjKl".to_owned(), "Edit".to_owned())],
+        "the resend is no new result; the fork's own is"
+    );
+    // A second fork whose copy of the result differs (another answer),
+    // and a third whose result replays another turn: both count.
+    let (_, seen) = record_all(
+        &store,
+        &[
+            forked("g1", "fork2", id, true, 5_000, TURN),
+            forked("h1", "fork3", id, false, 5_000, TURN + 9),
+        ],
+    )
+    .await;
+    assert_eq!(
+        seen.results.lock().unwrap().len(),
+        2,
+        "not the parent's answer"
+    );
+
+    let view = |rows: &[CallRow]| -> Vec<(Option<String>, Option<bool>)> {
+        rows.iter()
+            .map(|c| (c.request_id.clone(), c.failed))
+            .collect()
+    };
+    let parent = store.session_calls("parent").await.unwrap();
+    assert_eq!(view(&parent), [(Some("p1".into()), Some(false))]);
+    let fork = store.session_calls("fork").await.unwrap();
+    assert_eq!(
+        view(&fork),
+        [(Some("f1".into()), Some(true))],
+        "its own call only"
+    );
+    let stats = store.stats(&all()).await.unwrap();
+    assert_eq!(
+        (stats.totals.calls, stats.totals.failures),
+        (4, 2),
+        "the parent's, the fork's own, the two other answers"
+    );
+    store.close().await;
+}
+
+/// A database made before sessions had a first turn (migration 0022 not
+/// applied, its column and index not there) is migrated as it opens: its
+/// sessions keep no first turn and are not probed, so a fork's resend of
+/// one's answer counts again; a session that goes on after the upgrade
+/// takes its first turn from its next result, and a fork of it then
+/// counts that result once.
+pub async fn sessions_recorded_before_first_turns_are_not_probed(db: TestDb) {
+    const FIRST: i64 = 77_001;
+    let fork_result = |req: &str, session: &str, id: &str, turn: i64, at, first| {
+        let mut r = result(req, session, id, 3, Some("Read"), false, at);
+        r.answers = Some(TurnRef {
+            turn,
+            call_index: 0,
+        });
+        r.first_turn = first;
+        Event::ToolResult(r)
+    };
+    let turn_call = |req: &str, id: &str, turn: i64, at| {
+        let mut c = call(req, "old", 0, id, "Read", at);
+        c.turn = Some(turn);
+        Event::ToolCall(c)
+    };
+    let store = Store::open(&db.url).await.unwrap();
+    // An older gateway's events: no first turn.
+    let (a, b) = ("toolu_01OldParentCallAbCd", "toolu_01OldParentCallEfGh");
+    record_all(
+        &store,
+        &[
+            turn_call("o1", a, 11, 1_000),
+            fork_result("o2", "old", a, 11, 2_000, None),
+        ],
+    )
+    .await;
+    store.close().await;
+    execute(&db.url, "DROP INDEX sessions_by_first_turn").await;
+    execute(&db.url, "ALTER TABLE sessions DROP COLUMN first_turn").await;
+    execute(&db.url, "DELETE FROM schema_migrations WHERE version = 22").await;
+
+    let store = Store::open(&db.url).await.unwrap();
+    assert_eq!(
+        query_i64(
+            &db.url,
+            "SELECT count(*) FROM sessions WHERE first_turn IS NULL"
+        )
+        .await,
+        1
+    );
+    let (_, seen) = record_all(
+        &store,
+        &[fork_result("f1", "fork", a, 11, 3_000, Some(FIRST))],
+    )
+    .await;
+    assert_eq!(
+        seen.results.lock().unwrap().len(),
+        1,
+        "the old session is not probed"
+    );
+    // The old session goes on under this version; then a fork of it.
+    record_all(
+        &store,
+        &[
+            turn_call("o3", b, 12, 4_000),
+            fork_result("o4", "old", b, 12, 5_000, Some(FIRST)),
+        ],
+    )
+    .await;
+    let (_, seen) = record_all(
+        &store,
+        &[fork_result("g1", "fork2", b, 12, 6_000, Some(FIRST))],
+    )
+    .await;
+    assert!(
+        seen.results.lock().unwrap().is_empty(),
+        "counted in the parent"
+    );
+    store.close().await;
+}

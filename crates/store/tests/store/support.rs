@@ -258,6 +258,7 @@ pub fn result(
         trace_parent: None,
         trace_state: None,
         latest_of_its_id: false,
+        first_turn: None,
     }
 }
 
