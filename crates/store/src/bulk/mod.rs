@@ -211,7 +211,8 @@ pub(crate) use kin_probe_rows;
 /// it (Claude Code's `--fork-session`, `codex exec fork`) replays the
 /// transcript under a new session id, so they are new there, and their
 /// calls are in the parent. Such a result is counted already when one of
-/// the newest [`kin_probe_rows!`] other sessions with its first turn
+/// the newest [`kin_probe_rows!`] sessions with its first turn (its own
+/// among them, where the same probe finds what `may_be_resent` finds)
 /// (`sessions_by_first_turn`, migration 0022) holds a call of its id, among
 /// the newest [`resent_probe_rows!`], answered with the same size, verdict
 /// and excerpt, at its place in a turn with the fingerprint of the turn it
@@ -226,7 +227,8 @@ pub(crate) fn fork_of(r: &ToolResultRecord) -> Option<i64> {
 
 /// Of a batch's numbered sessions (id, number, first turn of the row),
 /// those whose row has no first turn yet while a result of the batch names
-/// one: (number, first turn), for an `UPDATE` each. At most once in a
+/// one: (number, first turn), for an `UPDATE` each (SQLite; PostgreSQL's
+/// numbering statement sets it on its conflict). At most once in a
 /// session's life (a session first numbered by its calls or its request,
 /// or recorded before migration 0022 and still going): a new session's
 /// row takes the batch's first turn as it is inserted.

@@ -77,6 +77,9 @@ pub(crate) async fn insert_repairs(
 /// one inserted by another gateway in the meantime answers by neither,
 /// and is read again once it has committed.
 ///
+/// A session's first turn is the batch's when its row has none yet (a new
+/// row's, and once a known row's, by the conflict's update).
+///
 /// A known session whose `last_ms` is more than [`STALE_SESSION_MS`]
 /// before the batch's events is moved to them, and every known session's
 /// row is locked until the batch commits (`ON CONFLICT DO UPDATE` locks
@@ -96,15 +99,20 @@ pub(crate) async fn number_sessions(
         at.push(a);
         first_turns.push(first_turn);
     }
-    let rows: Vec<(String, i64, Option<i64>)> = sqlx::query_as(
+    let rows: Vec<(String, i64)> = sqlx::query_as(
         "WITH new AS (INSERT INTO sessions (session_id, source, first_ms, last_ms, requests, \
          first_turn) \
          SELECT s, src, a, a, 0, ft FROM UNNEST($1::text[], $2::text[], $3::int8[], $5::int8[]) \
          AS u(s, src, a, ft) \
-         ON CONFLICT (session_id) DO UPDATE SET last_ms = excluded.last_ms \
-         WHERE sessions.last_ms < excluded.last_ms - $4 RETURNING session_id, no, first_turn) \
-         SELECT session_id, no, first_turn FROM new \
-         UNION ALL SELECT session_id, no, first_turn FROM sessions WHERE session_id = ANY($1::text[]) \
+         ON CONFLICT (session_id) DO UPDATE SET last_ms = CASE \
+         WHEN sessions.last_ms < excluded.last_ms - $4 THEN excluded.last_ms \
+         ELSE sessions.last_ms END, \
+         first_turn = COALESCE(sessions.first_turn, excluded.first_turn) \
+         WHERE sessions.last_ms < excluded.last_ms - $4 \
+         OR (sessions.first_turn IS NULL AND excluded.first_turn IS NOT NULL) \
+         RETURNING session_id, no) \
+         SELECT session_id, no FROM new \
+         UNION ALL SELECT session_id, no FROM sessions WHERE session_id = ANY($1::text[]) \
          AND session_id NOT IN (SELECT session_id FROM new)",
     )
     .bind(&ids)
@@ -114,35 +122,19 @@ pub(crate) async fn number_sessions(
     .bind(&first_turns)
     .fetch_all(&mut *conn)
     .await?;
-    let mut numbered = rows;
-    if numbered.len() < sessions.len() {
-        let known: HashSet<&str> = numbered.iter().map(|r| r.0.as_str()).collect();
+    let mut nos = SessionNos::default();
+    let known: HashSet<&str> = rows.iter().map(|r| r.0.as_str()).collect();
+    if known.len() < sessions.len() {
         let missing: Vec<&str> = ids.into_iter().filter(|id| !known.contains(id)).collect();
-        let rows: Vec<(String, i64, Option<i64>)> = sqlx::query_as(
-            "SELECT session_id, no, first_turn FROM sessions WHERE session_id = ANY($1::text[])",
+        let more: Vec<(String, i64)> = sqlx::query_as(
+            "SELECT session_id, no FROM sessions WHERE session_id = ANY($1::text[])",
         )
         .bind(&missing)
         .fetch_all(&mut *conn)
         .await?;
-        numbered.extend(rows);
+        nos.extend(more);
     }
-    let fill: Vec<(i64, i64)> = super::fill_first_turns(
-        sessions,
-        numbered.iter().map(|(id, no, ft)| (id.as_str(), *no, *ft)),
-    )
-    .collect();
-    if !fill.is_empty() {
-        sqlx::query(
-            "UPDATE sessions SET first_turn = u.ft FROM UNNEST($1::int8[], $2::int8[]) AS u(no, ft) \
-             WHERE sessions.no = u.no AND sessions.first_turn IS NULL",
-        )
-        .bind(fill.iter().map(|f| f.0).collect::<Vec<i64>>())
-        .bind(fill.iter().map(|f| f.1).collect::<Vec<i64>>())
-        .execute(&mut *conn)
-        .await?;
-    }
-    let mut nos = SessionNos::default();
-    nos.extend(numbered.into_iter().map(|(id, no, _)| (id, no)));
+    nos.extend(rows);
     Ok(nos)
 }
 
@@ -497,7 +489,9 @@ pub(crate) async fn recorded_turns(
 /// `tool_calls_call_session`, each with one probe of `call_turns`' key);
 /// or a fork's resend of an answer counted in its parent
 /// ([`super::fork_of`]: the same probe in the newest
-/// [`super::kin_probe_rows!`] other sessions of its first turn).
+/// [`super::kin_probe_rows!`] sessions of its first turn, once one of them
+/// holds the turn it replays: `kin_turns`, once per distinct pair of the
+/// batch).
 pub(crate) async fn resent_results(
     conn: &mut PgConnection,
     results: &[&ToolResultRecord],
@@ -515,9 +509,17 @@ pub(crate) async fn resent_results(
         probed.iter().map(|(_, r)| f(r)).collect()
     };
     let found: Vec<i64> = sqlx::query_scalar(concat!(
-        "SELECT u.n FROM UNNEST($1::int8[], $2::text[], $3::int8[], $4::int8[], $5::int8[], \
-         $6::text[], $7::text[], $8::int8[], $9::int8[]) AS u(n, c, sn, b, f, e, p, tf, k) \
-         WHERE EXISTS (SELECT 1 FROM \
+        "WITH u AS (SELECT * FROM UNNEST($1::int8[], $2::text[], $3::int8[], $4::int8[], \
+         $5::int8[], $6::text[], $7::text[], $8::int8[], $9::int8[]) \
+         AS u(n, c, sn, b, f, e, p, tf, k)), \
+         kin_turns AS MATERIALIZED (SELECT d.k, d.tf FROM \
+         (SELECT DISTINCT k, tf FROM u WHERE k IS NOT NULL AND tf IS NOT NULL) AS d \
+         WHERE EXISTS (SELECT 1 FROM (SELECT ks.no FROM sessions ks WHERE ks.first_turn = d.k \
+         ORDER BY ks.no DESC LIMIT ",
+        super::kin_probe_rows!(),
+        ") AS kin WHERE EXISTS (SELECT 1 FROM call_turns ct \
+         WHERE ct.session_no = kin.no AND ct.turn_fp = d.tf))) \
+         SELECT u.n FROM u WHERE EXISTS (SELECT 1 FROM \
          (SELECT t.content_bytes, t.failed, t.excerpt, t.result_at_ms, t.response_id, \
          t.request_id FROM tool_calls t \
          WHERE t.session_no = u.sn AND t.call_id = u.c AND t.call_at_ms IS NOT NULL \
@@ -527,8 +529,10 @@ pub(crate) async fn resent_results(
          AND a.failed = u.f AND a.excerpt IS NOT DISTINCT FROM u.e \
          AND (a.response_id = u.p OR EXISTS (SELECT 1 FROM call_turns ct \
          WHERE ct.request_id = a.request_id AND ct.turn_fp = u.tf))) \
-         OR (u.k IS NOT NULL AND EXISTS (SELECT 1 FROM (SELECT ks.no FROM sessions ks \
-         WHERE ks.first_turn = u.k AND ks.no <> u.sn ORDER BY ks.no DESC LIMIT ",
+         OR (u.k IS NOT NULL \
+         AND EXISTS (SELECT 1 FROM kin_turns kt WHERE kt.k = u.k AND kt.tf = u.tf) \
+         AND EXISTS (SELECT 1 FROM (SELECT ks.no FROM sessions ks \
+         WHERE ks.first_turn = u.k ORDER BY ks.no DESC LIMIT ",
         super::kin_probe_rows!(),
         ") AS kin CROSS JOIN LATERAL (SELECT t.content_bytes, t.failed, t.excerpt, \
          t.result_at_ms, t.request_id FROM tool_calls t \

@@ -201,8 +201,12 @@ static PAIR_RESULTS: Shaped = Shaped::new(
 /// of `tool_calls_call_session`, each with one probe of `call_turns`' key).
 /// The last is also true when the result is a fork's resend of an answer
 /// counted in the parent ([`super::fork_of`]; `k` its first turn or NULL):
-/// the newest [`super::kin_probe_rows!`] other sessions of that first turn
-/// (`sessions_by_first_turn`), each probed as its own session is.
+/// the newest [`super::kin_probe_rows!`] sessions of that first turn
+/// (`sessions_by_first_turn`, its own among them), each probed as its own
+/// session is. `k` is bound only once one of them holds the turn it
+/// replays ([`KIN_TURNS`], once per distinct pair of the batch), so
+/// results of one first turn whose calls no session made (automated runs
+/// of one prompt) cost one such probe per batch, not per result.
 /// Per row that finds any: its index, then 0/1 for each.
 static REST_PROBES: Shaped = Shaped::new(
     &["c", "s", "t", "g", "b", "f", "e", "p", "k"],
@@ -225,7 +229,7 @@ static REST_PROBES: Shaped = Shaped::new(
          AND (newest.response_id = u.p OR EXISTS (SELECT 1 FROM call_turns ct \
          WHERE ct.request_id = newest.request_id AND ct.turn_fp = u.t)))) \
          OR (u.k IS NOT NULL AND EXISTS (SELECT 1 FROM (SELECT ks.no FROM sessions ks \
-         INDEXED BY sessions_by_first_turn WHERE ks.first_turn = u.k AND ks.no <> u.s \
+         INDEXED BY sessions_by_first_turn WHERE ks.first_turn = u.k \
          ORDER BY ks.no DESC LIMIT ",
         super::kin_probe_rows!(),
         ") AS kin WHERE EXISTS (SELECT 1 FROM (SELECT t.content_bytes, t.failed, t.excerpt, \
@@ -238,6 +242,23 @@ static REST_PROBES: Shaped = Shaped::new(
          AND EXISTS (SELECT 1 FROM call_turns ct \
          WHERE ct.request_id = newest.request_id AND ct.turn_fp = u.t)))) AS d \
          FROM u) WHERE o OR r OR d"
+    ),
+);
+
+/// Of distinct (first turn `k`, replayed turn `t`) pairs, those whose turn
+/// one of the newest [`super::kin_probe_rows!`] sessions of the first turn
+/// holds (`sessions_by_first_turn`, then one probe of
+/// `call_turns_by_fingerprint` per session): the pairs whose results
+/// [`REST_PROBES`] probes as a fork's resends ([`super::fork_of`]).
+static KIN_TURNS: Shaped = Shaped::new(
+    &["k", "t"],
+    concat!(
+        "SELECT json_group_array(u.n) FROM u WHERE EXISTS (SELECT 1 FROM (SELECT ks.no \
+         FROM sessions ks INDEXED BY sessions_by_first_turn WHERE ks.first_turn = u.k \
+         ORDER BY ks.no DESC LIMIT ",
+        super::kin_probe_rows!(),
+        ") AS kin WHERE EXISTS (SELECT 1 FROM call_turns ct \
+         WHERE ct.session_no = kin.no AND ct.turn_fp = u.t))"
     ),
 );
 
@@ -593,13 +614,50 @@ pub(crate) async fn turns_of_the_last_hour(
         .collect()
 }
 
+/// Of `results`' (first turn, replayed turn) pairs of possible forks'
+/// resends ([`super::fork_of`]), those a session of the first turn holds
+/// the turn of ([`KIN_TURNS`]): one statement for the batch's distinct
+/// pairs, none when it has none.
+async fn kin_turns(
+    conn: &mut SqliteConnection,
+    results: &[&ToolResultRecord],
+) -> Result<HashSet<(i64, i64)>, sqlx::Error> {
+    let mut pairs: Vec<(i64, i64)> = results
+        .iter()
+        .filter_map(|r| Some((super::fork_of(r)?, r.answers?.turn)))
+        .collect();
+    if pairs.is_empty() {
+        return Ok(HashSet::new());
+    }
+    pairs.sort_unstable();
+    pairs.dedup();
+    let found: Vec<usize> = KIN_TURNS
+        .fetch_json(conn, &pairs, |a, &(k, t)| {
+            a.add(k)?;
+            a.add(t)
+        })
+        .await?;
+    found
+        .into_iter()
+        .map(|n| {
+            pairs.get(n).copied().ok_or_else(|| {
+                sqlx::Error::Decode(
+                    format!("row index {n} outside the {} rows bound", pairs.len()).into(),
+                )
+            })
+        })
+        .collect()
+}
+
 /// For results that paired with no call of their session, what
-/// [`super::RestProbes`] holds, in one round trip ([`REST_PROBES`]).
+/// [`super::RestProbes`] holds, in two round trips at most ([`KIN_TURNS`]
+/// when the batch has a fork's possible resend, [`REST_PROBES`]).
 pub(crate) async fn open_ids_and_recorded_turns(
     conn: &mut SqliteConnection,
     results: &[&ToolResultRecord],
     nos: &SessionNos,
 ) -> Result<RestProbes, sqlx::Error> {
+    let held = kin_turns(conn, results).await?;
     let found: Vec<(usize, i64, i64, i64)> = REST_PROBES
         .fetch_json(conn, results, |a, r| {
             a.add(r.call_id.as_str())?;
@@ -610,7 +668,10 @@ pub(crate) async fn open_ids_and_recorded_turns(
             a.add(i64::from(r.failed))?;
             a.add(r.excerpt.as_deref())?;
             a.add(r.previous_response_id.as_deref())?;
-            a.add(super::fork_of(r))
+            a.add(
+                super::fork_of(r)
+                    .filter(|&k| r.answers.is_some_and(|x| held.contains(&(k, x.turn)))),
+            )
         })
         .await?;
     let mut probes = RestProbes::default();
@@ -890,7 +951,7 @@ mod tests {
             unreachable!()
         };
         let mut conn = pool.acquire().await.unwrap();
-        let lookups: [(&Shaped, &str); 8] = [
+        let lookups: [(&Shaped, &str); 9] = [
             (&INSERT_REQUESTS, "requests"),
             (&ORPHANS, "tool_calls"),
             (&UNPAIRED_CALLS, "tool_calls"),
@@ -899,6 +960,7 @@ mod tests {
             (&PAIR_RESULTS, "tool_calls"),
             (&REST_PROBES, "tool_calls"),
             (&ORPHANS_ANYWHERE, "tool_calls"),
+            (&KIN_TURNS, "call_turns"),
         ];
         for (stmt, table) in lookups {
             // The lookup: an insert's key match is its first statement.
