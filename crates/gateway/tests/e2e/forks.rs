@@ -16,7 +16,7 @@ use toolwarden_mock_provider::{Fault, MockOptions};
 
 use super::{
     convo::{Convo, Kind},
-    support::{Harness, metric},
+    support::{Harness, metric, tool_counts},
 };
 
 /// A parent of one tool round and a fork of it answering one more call,
@@ -45,15 +45,7 @@ async fn a_forks_replayed_results_count_once_and_its_own_count_in_the_fork() {
         let m = h
             .metrics_when(|m| metric(m, "toolwarden_tool_results_total", &[]) >= 2.0)
             .await;
-        assert_eq!(
-            (
-                metric(&m, "toolwarden_tool_calls_total", &[]),
-                metric(&m, "toolwarden_tool_results_total", &[]),
-                metric(&m, "toolwarden_tool_failures_total", &[]),
-            ),
-            (2.0, 2.0, 1.0),
-            "{kind:?}: {m}"
-        );
+        assert_eq!(tool_counts(&m, &[]), (2.0, 2.0, 1.0), "{kind:?}: {m}");
         h.finish().await;
         assert_eq!(
             calls_of(&h, "parent-0001").await,
