@@ -23,6 +23,17 @@ fn bin() -> Command {
     c
 }
 
+/// What `child` printed, once it exited or, after 20 s, was killed (a
+/// `serve` that should have refused to start runs until then).
+fn ended(mut child: std::process::Child) -> std::process::Output {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while child.try_wait().unwrap().is_none() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    child.wait_with_output().unwrap()
+}
+
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -123,7 +134,7 @@ fn an_upstream_at_its_own_address_is_refused() {
     );
     // The same loop through a `resolve` entry leading a provider's name
     // to the gateway itself (a `serve` that takes it runs until killed).
-    let mut child = bin()
+    let child = bin()
         .args(["serve", "--database", "none", "--listen", &listen])
         .args(["--openai-upstream", "https://api.openai.com"])
         .args(["--resolve", &format!("api.openai.com:443:127.0.0.1:{port}")])
@@ -131,12 +142,7 @@ fn an_upstream_at_its_own_address_is_refused() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while child.try_wait().unwrap().is_none() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let _ = child.kill();
-    let out = child.wait_with_output().unwrap();
+    let out = ended(child);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
@@ -296,7 +302,7 @@ fn an_empty_flag_value_is_refused_naming_the_flag() {
     ] {
         let flag = args[1].trim_end_matches('=');
         // A `serve` that takes the value runs until killed.
-        let mut child = bin()
+        let child = bin()
             .args(args)
             .args(
                 ["--listen", "127.0.0.1:0"]
@@ -307,12 +313,7 @@ fn an_empty_flag_value_is_refused_naming_the_flag() {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while child.try_wait().unwrap().is_none() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = child.kill();
-        let out = child.wait_with_output().unwrap();
+        let out = ended(child);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
         assert!(

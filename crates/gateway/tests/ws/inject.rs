@@ -12,10 +12,26 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use serde_json::{Value, json};
+use toolwarden_gateway::RepairMode;
 use toolwarden_mock_provider::{MockOptions, RawResponse, Scripted};
 
 use super::client::{Socket, connect, next, send_text};
 use crate::e2e::support::{Harness, metric};
+
+/// A gateway whose mock records what it is sent, in `mode` (else the
+/// tests' default).
+async fn recording(mode: Option<RepairMode>) -> Harness {
+    let mock = MockOptions {
+        record: true,
+        ..MockOptions::default()
+    };
+    Harness::with(mock, |c| {
+        if let Some(mode) = mode {
+            c.repair = mode;
+        }
+    })
+    .await
+}
 
 const AUTH: (&str, &str) = ("authorization", "Bearer sk-test");
 
@@ -126,14 +142,7 @@ fn outputs() -> Vec<Value> {
 
 #[tokio::test]
 async fn outputs_injected_into_a_response_are_its_results() {
-    let mut h = Harness::with(
-        MockOptions {
-            record: true,
-            ..MockOptions::default()
-        },
-        |_| {},
-    )
-    .await;
+    let mut h = recording(None).await;
     let (mut ws, create) = waiting_socket(&h, "injected").await;
     // Into a response that is not under way: refused, nothing committed.
     let stray = json!({"type": "response.inject", "response_id": "resp_0",
@@ -226,14 +235,7 @@ async fn outputs_injected_into_a_response_are_its_results() {
 /// the response waiting. Before, the inject went as it came.
 #[tokio::test]
 async fn fix_mode_takes_out_the_outputs_an_inject_cannot_commit() {
-    let mut h = Harness::with(
-        MockOptions {
-            record: true,
-            ..MockOptions::default()
-        },
-        |c| c.repair = toolwarden_gateway::RepairMode::Fix,
-    )
-    .await;
+    let mut h = recording(Some(RepairMode::Fix)).await;
     let (mut ws, _) = waiting_socket(&h, "fixed").await;
     let [first, second, third] = <[Value; 3]>::try_from(outputs()).unwrap();
     let stray =
@@ -307,14 +309,7 @@ async fn fix_mode_takes_out_the_outputs_an_inject_cannot_commit() {
 /// counts what was changed). Before, nothing was recorded.
 #[tokio::test]
 async fn report_mode_records_what_an_inject_is_refused_for() {
-    let mut h = Harness::with(
-        MockOptions {
-            record: true,
-            ..MockOptions::default()
-        },
-        |c| c.repair = toolwarden_gateway::RepairMode::Report,
-    )
-    .await;
+    let mut h = recording(Some(RepairMode::Report)).await;
     let (mut ws, _) = waiting_socket(&h, "reported").await;
     let [first, second, third] = <[Value; 3]>::try_from(outputs()).unwrap();
     let stray =
@@ -376,18 +371,8 @@ async fn report_mode_records_what_an_inject_is_refused_for() {
 /// nothing was recorded in `report` mode.
 #[tokio::test]
 async fn an_output_repeated_in_a_later_inject() {
-    for mode in [
-        toolwarden_gateway::RepairMode::Fix,
-        toolwarden_gateway::RepairMode::Report,
-    ] {
-        let mut h = Harness::with(
-            MockOptions {
-                record: true,
-                ..MockOptions::default()
-            },
-            |c| c.repair = mode,
-        )
-        .await;
+    for mode in [RepairMode::Fix, RepairMode::Report] {
+        let mut h = recording(Some(mode)).await;
         let (mut ws, _) = waiting_socket_with(&h, "repeated", waiting_twice()).await;
         let [first, second, third] = <[Value; 3]>::try_from(outputs()).unwrap();
         let one = json!({"type": "response.inject", "response_id": "resp_1", "input": [&first]});
@@ -398,7 +383,7 @@ async fn an_output_repeated_in_a_later_inject() {
         let again = json!({"type": "response.inject", "response_id": "resp_1",
             "input": [&first, &second, &third]});
         send_text(&mut ws, again.to_string()).await;
-        if mode == toolwarden_gateway::RepairMode::Report {
+        if mode == RepairMode::Report {
             let refused = next_json(&mut ws).await;
             assert_eq!(
                 refused["error"]["message"],
@@ -420,14 +405,14 @@ async fn an_output_repeated_in_a_later_inject() {
         let received = h.mock.received();
         let sent: Value = serde_json::from_slice(&received[2].body).unwrap();
         let want = match mode {
-            toolwarden_gateway::RepairMode::Fix => json!([&second, &third]),
+            RepairMode::Fix => json!([&second, &third]),
             _ => json!([&first, &second, &third]),
         };
         assert_eq!(sent["input"], want, "{mode:?}");
         let m = h
             .metrics_when(|m| metric(m, "toolwarden_tool_results_total", &[]) >= 3.0)
             .await;
-        let fixed = f64::from(u8::from(mode == toolwarden_gateway::RepairMode::Fix));
+        let fixed = f64::from(u8::from(mode == RepairMode::Fix));
         assert_eq!(
             metric(
                 &m,
