@@ -116,23 +116,7 @@ async fn run((turns, other, own, cuts): Case) {
         events.push(answer(&format!("f{}", j + 2), "fork", t, 0, 64, at + 500));
         expected += 1;
     }
-    let mut batch = Vec::new();
-    let mut new_results = 0;
-    for (e, cut) in events
-        .into_iter()
-        .zip(cuts.into_iter().chain(std::iter::repeat(true)))
-    {
-        batch.push(e);
-        if cut {
-            let (_, seen) = record_one_batch(&store, &batch).await;
-            new_results += seen.results.lock().unwrap().len();
-            batch.clear();
-        }
-    }
-    if !batch.is_empty() {
-        let (_, seen) = record_one_batch(&store, &batch).await;
-        new_results += seen.results.lock().unwrap().len();
-    }
+    let new_results = new_results_in_batches(&store, events, cuts).await;
     assert_eq!(new_results, expected, "each call's answer once");
     let stats = store.stats(&all()).await.unwrap();
     assert_eq!(stats.totals.calls, expected as u64, "one call row each");

@@ -69,23 +69,7 @@ async fn run((a_resends, b_delay, b_resends, cuts): Case) {
     }
     // In time order; a resend at the very time of a call comes after it.
     events.sort_by_key(|e| (e.at_ms(), matches!(e, Event::ToolResult(_))));
-    let mut batch = Vec::new();
-    let mut new_results = 0;
-    for (e, cut) in events
-        .into_iter()
-        .zip(cuts.into_iter().chain(std::iter::repeat(true)))
-    {
-        batch.push(e);
-        if cut {
-            let (_, seen) = record_one_batch(&store, &batch).await;
-            new_results += seen.results.lock().unwrap().len();
-            batch.clear();
-        }
-    }
-    if !batch.is_empty() {
-        let (_, seen) = record_one_batch(&store, &batch).await;
-        new_results += seen.results.lock().unwrap().len();
-    }
+    let new_results = new_results_in_batches(&store, events, cuts).await;
     assert_eq!(new_results, 2, "one answer per run");
     let rows = store.session_calls("s").await.unwrap();
     let verdicts: Vec<_> = rows

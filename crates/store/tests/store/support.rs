@@ -157,6 +157,29 @@ pub async fn record_one_batch(store: &Store, events: &[Event]) -> (RecorderCount
     (rec.counters(), seen)
 }
 
+/// Records `events` in batches, each ending at an event whose `cuts` entry
+/// is true (past the end of `cuts`, every event ends one; the last event
+/// ends the last), each through [`record_one_batch`]; how many results the
+/// observer was told of as new.
+pub async fn new_results_in_batches(store: &Store, events: Vec<Event>, cuts: Vec<bool>) -> usize {
+    let mut batch = Vec::new();
+    let mut new_results = 0;
+    let ends = cuts.into_iter().chain(std::iter::repeat(true));
+    for (e, cut) in events.into_iter().zip(ends) {
+        batch.push(e);
+        if cut {
+            let (_, seen) = record_one_batch(store, &batch).await;
+            new_results += seen.results.lock().unwrap().len();
+            batch.clear();
+        }
+    }
+    if !batch.is_empty() {
+        let (_, seen) = record_one_batch(store, &batch).await;
+        new_results += seen.results.lock().unwrap().len();
+    }
+    new_results
+}
+
 /// An observer that remembers what it was told.
 #[derive(Debug, Default)]
 pub struct Seen {
