@@ -33,6 +33,15 @@ async fn recording(mode: Option<RepairMode>) -> Harness {
     .await
 }
 
+/// The recorded repairs' counts by defect, in the defects' order.
+fn repairs_by_defect(stats: &toolwarden_store::Stats) -> Vec<(&str, u64)> {
+    let mut repairs: Vec<(&str, u64)> = (stats.repairs.iter())
+        .map(|r| (r.defect.as_str(), r.count))
+        .collect();
+    repairs.sort_unstable();
+    repairs
+}
+
 const AUTH: (&str, &str) = ("authorization", "Bearer sk-test");
 
 fn call(id: &str, name: &str, arguments: Value) -> Value {
@@ -286,11 +295,10 @@ async fn fix_mode_takes_out_the_outputs_an_inject_cannot_commit() {
         "{m}"
     );
     let stats = h.finish().await;
-    let mut repairs: Vec<(&str, u64)> = (stats.repairs.iter())
-        .map(|r| (r.defect.as_str(), r.count))
-        .collect();
-    repairs.sort_unstable();
-    assert_eq!(repairs, [("duplicate_call_id", 1), ("orphan_result", 1)]);
+    assert_eq!(
+        repairs_by_defect(&stats),
+        [("duplicate_call_id", 1), ("orphan_result", 1)]
+    );
     // The client's outputs are what is recorded, as over HTTP: `book`'s
     // failure among them.
     assert_eq!(
@@ -343,11 +351,10 @@ async fn report_mode_records_what_an_inject_is_refused_for() {
         .await;
     assert_eq!(metric(&m, "toolwarden_repairs_total", &[]), 0.0, "{m}");
     let stats = h.finish().await;
-    let mut repairs: Vec<(&str, u64)> = (stats.repairs.iter())
-        .map(|r| (r.defect.as_str(), r.count))
-        .collect();
-    repairs.sort_unstable();
-    assert_eq!(repairs, [("duplicate_call_id", 1), ("orphan_result", 1)]);
+    assert_eq!(
+        repairs_by_defect(&stats),
+        [("duplicate_call_id", 1), ("orphan_result", 1)]
+    );
     // The refused inject committed nothing: each output read once, with
     // the inject that committed it.
     assert_eq!(
@@ -423,10 +430,11 @@ async fn an_output_repeated_in_a_later_inject() {
             "{mode:?} {m}"
         );
         let stats = h.finish().await;
-        let repairs: Vec<(&str, u64)> = (stats.repairs.iter())
-            .map(|r| (r.defect.as_str(), r.count))
-            .collect();
-        assert_eq!(repairs, [("duplicate_call_id", 1)], "{mode:?}");
+        assert_eq!(
+            repairs_by_defect(&stats),
+            [("duplicate_call_id", 1)],
+            "{mode:?}"
+        );
         // Each output counted once.
         assert_eq!(
             (stats.totals.calls, stats.totals.failures),

@@ -133,11 +133,6 @@ proptest! {
 
     #[test]
     fn a_forks_resent_results_count_once_at_any_cut(c in case()) {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .expect("runtime");
-        rt.block_on(run(c));
+        block_on(run(c));
     }
 }

@@ -91,11 +91,6 @@ proptest! {
 
     #[test]
     fn interleaved_runs_of_a_reused_id_count_each_answer_once(c in case()) {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .expect("runtime");
-        rt.block_on(run(c));
+        block_on(run(c));
     }
 }

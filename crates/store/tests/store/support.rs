@@ -114,6 +114,16 @@ pub fn skip(test: &str) {
     );
 }
 
+/// Runs a property test's case on a two-worker runtime of its own.
+pub fn block_on<F: std::future::Future>(case: F) -> F::Output {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime")
+        .block_on(case)
+}
+
 fn fastrand_suffix() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
