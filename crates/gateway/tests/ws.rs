@@ -4,7 +4,8 @@
 //!
 //! - `turns`: a tool conversation over one socket with
 //!   `previous_response_id`, then a second socket resending the whole
-//!   history: exact counts in the store, the JSONL log and `/metrics`;
+//!   history, and one moving between a socket and HTTP: exact counts in
+//!   the store, the JSONL log and `/metrics`;
 //!   events byte-equal to the mock's own; `fix`-mode repair of a message;
 //!   permessage-deflate; no POST reaches the mock;
 //! - `faults`: the upstream refusing the upgrade, breaking or closing

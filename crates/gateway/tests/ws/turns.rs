@@ -446,3 +446,112 @@ async fn the_chatgpt_backends_responses_path_is_read_over_http_and_websocket() {
     );
     assert_eq!(h.finish().await.requests.total, 2);
 }
+
+/// The function calls of a non-streamed Responses reply, as `calls_of`
+/// reads them from a socket's events.
+fn http_calls(reply: &Value) -> Vec<(String, String)> {
+    reply["output"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|i| i["type"] == "function_call")
+        .map(|i| {
+            let s = |k: &str| i[k].as_str().unwrap_or_default().to_string();
+            (s("call_id"), s("name"))
+        })
+        .collect()
+}
+
+/// A client that leaves WebSocket mode mid-conversation (Codex falls back
+/// to HTTP when its socket fails) and later takes a socket again, each
+/// time resending the whole history: every result counts once, in one
+/// session, whichever transport carried it.
+#[tokio::test]
+async fn a_conversation_moved_between_a_socket_and_http_is_counted_once() {
+    moved_between_transports(&[AUTH, ("session_id", "ws-to-http")]).await;
+}
+
+/// The same without a session header: the conversation's fingerprint
+/// session holds it across the transports.
+#[tokio::test]
+async fn a_conversation_moved_between_transports_without_a_session_header_is_counted_once() {
+    moved_between_transports(&[AUTH]).await;
+}
+
+async fn moved_between_transports(headers: &[(&str, &str)]) {
+    let opts = MockOptions {
+        calls_per_reply: 2,
+        ..MockOptions::default()
+    };
+    let mut h = Harness::with(opts, |_| {}).await;
+    let mut history = Vec::new();
+    let round = |history: &mut Vec<Value>, calls: &[(String, String)]| {
+        assert_eq!(calls.len(), 2, "{calls:?}");
+        history.extend(call_items(calls));
+        history.extend(outputs(calls));
+    };
+
+    // Round 1 over a socket.
+    let mut ws = connect(&h.gw(), headers, false).await;
+    history.push(user("Find and book flight TP123"));
+    let body = json!({"model": "gpt-5", "tools": tools(), "input": history, "store": false});
+    round(&mut history, &calls_of(&turn(&mut ws, &body).await).0);
+    let body = json!({"model": "gpt-5", "tools": tools(), "input": history, "store": false});
+    let events = turn(&mut ws, &body).await;
+    assert!(calls_of(&events).0.is_empty(), "a text answer: {events:?}");
+    history.extend(output_messages(&events));
+    drop(ws);
+
+    // Round 2 over HTTP, the whole history resent.
+    let url = format!("{}/v1/responses", h.gw());
+    history.push(user("And the return flight"));
+    let body = json!({"model": "gpt-5", "tools": tools(), "input": history, "store": false});
+    let r = post(&h.client, url.clone(), headers, &body).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    round(&mut history, &http_calls(&r.json()));
+    let body = json!({"model": "gpt-5", "tools": tools(), "input": history, "store": false});
+    let r = post(&h.client, url, headers, &body).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert!(
+        http_calls(&r.json()).is_empty(),
+        "a text answer: {}",
+        r.text()
+    );
+    let messages = r.json()["output"].as_array().cloned().unwrap_or_default();
+    history.extend(messages.into_iter().filter(|i| i["type"] == "message"));
+
+    // Round 3 over a new socket, the whole history resent again.
+    let mut ws = connect(&h.gw(), headers, false).await;
+    history.push(user("And a hotel"));
+    let body = json!({"model": "gpt-5", "tools": tools(), "input": history, "store": false});
+    round(&mut history, &calls_of(&turn(&mut ws, &body).await).0);
+    let body = json!({"model": "gpt-5", "tools": tools(), "input": history, "store": false});
+    assert!(calls_of(&turn(&mut ws, &body).await).0.is_empty());
+    drop(ws);
+
+    let expected = |m: &str| {
+        metric(m, "toolwarden_tool_calls_total", &[("tool", "book")]) == 3.0
+            && metric(m, "toolwarden_tool_failures_total", &[("tool", "book")]) == 3.0
+    };
+    let m = h.metrics_when(expected).await;
+    assert!(expected(&m), "{m}");
+    assert_eq!(metric(&m, "toolwarden_tool_calls_total", &[]), 6.0, "{m}");
+    assert_eq!(
+        metric(&m, "toolwarden_tool_failures_total", &[]),
+        3.0,
+        "{m}"
+    );
+    let stats = h.finish().await;
+    assert_eq!(stats.requests.total, 6, "{:?}", stats.requests);
+    assert_eq!(stats.sessions.len(), 1, "{:?}", stats.sessions);
+    assert_eq!(
+        (stats.sessions[0].calls, stats.sessions[0].failures),
+        (6, 3)
+    );
+    let events = h.events();
+    let count = |ty: &str| events.iter().filter(|e| e["type"] == ty).count();
+    assert_eq!(
+        (count("request"), count("tool_call"), count("tool_result")),
+        (6, 6, 6)
+    );
+}
