@@ -6,6 +6,9 @@
 //!   and not, gives exact counts in the store and in `/metrics`;
 //! - `repair`: a conversation with a missing tool result is repaired and
 //!   accepted (the mock rejects it when sent directly);
+//! - `duplicates`: a Responses or Chat body holding one output twice:
+//!   taken out in `fix` mode, recorded in `report` mode, counted once
+//!   (`twice` holds the bodies and the check, shared with `ws`);
 //! - `builtin_tools`: the Responses API's built-in `shell` and
 //!   `apply_patch` calls are counted per tool with their own flags, and an
 //!   unanswered one is repaired in its own output shape;
@@ -67,6 +70,7 @@ mod tls_support;
 mod e2e {
     pub mod convo;
     pub mod support;
+    pub mod twice;
 
     mod alerts;
     mod builtin_tools;
@@ -80,6 +84,7 @@ mod e2e {
     mod corpus;
     mod counts;
     mod cross_site;
+    mod duplicates;
     mod early_answers;
     mod early_close;
     mod faults;

@@ -8,6 +8,9 @@
 //!   the store, the JSONL log and `/metrics`;
 //!   events byte-equal to the mock's own; `fix`-mode repair of a message;
 //!   permessage-deflate; no POST reaches the mock;
+//! - `duplicates`: one message holding an output twice (a continuation's
+//!   or a whole history's): taken out in `fix` mode, recorded in `report`
+//!   mode, counted once either way;
 //! - `faults`: the upstream refusing the upgrade, breaking or closing
 //!   mid-response, the client closing, an oversize message, bad deflate
 //!   data, a message that is not JSON, fragments, ping/pong, close codes;
@@ -35,11 +38,14 @@ mod e2e {
     #[allow(dead_code)]
     #[path = "../e2e/support.rs"]
     pub mod support;
+    #[path = "../e2e/twice.rs"]
+    pub mod twice;
 }
 
 mod ws {
     pub mod client;
 
+    mod duplicates;
     pub mod faults;
     mod inject;
     mod lanes;

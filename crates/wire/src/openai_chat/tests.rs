@@ -87,6 +87,54 @@ fn reused_ids_resolve_to_the_latest_call() {
     assert!(validate(&b).unwrap().is_empty());
 }
 
+/// A second tool message for one call (the API refuses it: "Duplicate
+/// value for 'tool_call_id' …", `fix` mode takes it out) is no result of
+/// its own, nor a second one with no call: the call's result counts once.
+/// Two calls of one id are answered twice.
+#[test]
+fn a_second_answer_to_one_call_is_no_new_result() {
+    let new = |messages: Value| -> Vec<bool> {
+        let b = body(messages);
+        let v = view_with(&b, &starts_with_error).unwrap();
+        v.results.iter().map(|r| r.new).collect()
+    };
+    assert_eq!(
+        new(json!([
+            user("hi"),
+            calls(&["a", "b"]),
+            tool("a"),
+            tool("b"),
+            tool("a")
+        ])),
+        [true, true, false]
+    );
+    assert_eq!(
+        new(json!([
+            user("hi"),
+            calls(&["a"]),
+            tool("a"),
+            calls(&["a"]),
+            tool("a"),
+            tool("a")
+        ])),
+        [false, true, false]
+    );
+    assert_eq!(
+        new(json!([
+            user("hi"),
+            calls(&["a"]),
+            calls(&["a"]),
+            tool("a"),
+            tool("a")
+        ])),
+        [true, true]
+    );
+    assert_eq!(
+        new(json!([user("hi"), tool("x"), tool("x")])),
+        [true, false]
+    );
+}
+
 #[test]
 fn content_parts_legacy_functions_and_custom_tools() {
     let b = body(json!([
@@ -572,6 +620,25 @@ mod outline_agrees_with_layout {
                 (Ok(l), Ok(o)) => prop_assert_eq!(defects(&l.msgs), defects(&o)),
                 (Err(_), Err(_)) => {}
                 (l, o) => prop_assert!(false, "layout ok: {}, outline ok: {}", l.is_ok(), o.is_ok()),
+            }
+        }
+
+        /// No call's result counts twice: the new results of one id are
+        /// at most the calls of that id, or one when there is none.
+        #[test]
+        fn no_call_is_answered_by_two_counted_results(
+            msgs in prop::collection::vec((any::<u8>(), prop::collection::vec(any::<u8>(), 0..3), any::<u8>()), 0..9),
+        ) {
+            let messages: Vec<Value> = msgs.iter().map(|(r, i, a)| message(*r, i, *a)).collect();
+            let body = serde_json::to_vec(&json!({"model": "m", "messages": messages})).unwrap();
+            let view = crate::request_view(crate::Dialect::OpenAiChat, &body).unwrap();
+            let mut counted: std::collections::HashMap<&str, usize> = Default::default();
+            for r in view.results.iter().filter(|r| r.new) {
+                *counted.entry(&*r.call_id).or_default() += 1;
+            }
+            for (id, n) in counted {
+                let calls = view.calls.iter().filter(|c| c.id == id).count();
+                prop_assert!(n <= calls.max(1), "{} counted {} times, {} calls: {:?}", id, n, calls, messages);
             }
         }
 

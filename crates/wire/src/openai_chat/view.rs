@@ -115,7 +115,12 @@ pub(super) fn view_of<'a>(req: Request<'a>, check: bool) -> crate::Pass<'a> {
         ..RequestView::default()
     };
     let mut hash = Fnv64::default();
-    let mut names: AHashMap<Cow<'a, str>, usize> = AHashMap::new();
+    // Per call id: its latest call (by index into `view.calls`) and how
+    // many of its calls no tool message has answered yet. A tool message
+    // with none open is a second answer (the API refuses it: "Duplicate
+    // value for 'tool_call_id' …"), or a second one with no call at all:
+    // not a result of its own, the call's result counts once.
+    let mut names: AHashMap<Cow<'a, str>, (Option<usize>, u32)> = AHashMap::new();
     let mut legacy: AHashMap<Cow<'a, str>, String> = AHashMap::new();
     for (i, msg) in req.messages.into_iter().enumerate() {
         if first_user.is_some_and(|u| i <= u) {
@@ -127,7 +132,8 @@ pub(super) fn view_of<'a>(req: Request<'a>, check: bool) -> crate::Pass<'a> {
                 for tc in msg.tool_calls.into_iter().flatten() {
                     let id = tc.id.clone().unwrap_or_default();
                     let (name, arguments) = tc.parts();
-                    names.insert(id.clone(), view.calls.len());
+                    let entry = names.entry(id.clone()).or_default();
+                    *entry = (Some(view.calls.len()), entry.1.saturating_add(1));
                     view.calls.push(CallView {
                         id,
                         name,
@@ -149,15 +155,23 @@ pub(super) fn view_of<'a>(req: Request<'a>, check: bool) -> crate::Pass<'a> {
             }
             "tool" => {
                 let call_id = msg.tool_call_id.unwrap_or_default();
-                let tool = names
-                    .get(&call_id)
-                    .map(|&c| view.calls[c].name.clone())
-                    .or(msg.name);
+                let (call, first) = match names.get_mut(&call_id) {
+                    Some((call, open)) => {
+                        let first = *open > 0;
+                        *open = open.saturating_sub(1);
+                        (*call, first)
+                    }
+                    None => {
+                        names.insert(call_id.clone(), (None, 0));
+                        (None, true)
+                    }
+                };
+                let tool = call.map(|c| view.calls[c].name.clone()).or(msg.name);
                 view.results.push(ResultView {
                     call_id,
                     tool,
                     message_index: i,
-                    new,
+                    new: new && first,
                     raw: RawResult::Chat {
                         content: msg.content.map(|r| r.0),
                     },

@@ -74,6 +74,9 @@ pub(super) struct Plan {
     pub dup_calls: HashMap<usize, DupCall>,
     /// Calls (not exact duplicates) without any output, in order.
     pub missing: Vec<usize>,
+    /// Outputs with no call anywhere ([`OutputFate::Orphan`]) whose id an
+    /// earlier such output has, in order.
+    pub repeated_orphans: Vec<usize>,
 }
 
 impl Plan {
@@ -129,6 +132,11 @@ impl Plan {
                 _ => {}
             }
         }
+        // Outputs no call in the body took. With the history on the
+        // provider's side, the first of an id answers a call there and the
+        // others are second outputs for it, which the API refuses as it
+        // refuses them with the call in the body ("Duplicate item found
+        // with id …").
         for (id, outputs) in waiting {
             let fate = if calls.contains_key(id) {
                 OutputFate::Duplicate
@@ -137,10 +145,19 @@ impl Plan {
             } else {
                 OutputFate::Orphan
             };
-            for j in outputs {
+            for (n, j) in outputs.into_iter().enumerate() {
+                let fate = match fate {
+                    OutputFate::ServerSide if n > 0 => OutputFate::Duplicate,
+                    OutputFate::Orphan if n > 0 => {
+                        plan.repeated_orphans.push(j);
+                        fate
+                    }
+                    fate => fate,
+                };
                 plan.fate.insert(j, fate);
             }
         }
+        plan.repeated_orphans.sort_unstable();
         for (i, s) in slots.iter().enumerate() {
             if matches!(s.role, Role::Call(_))
                 && !answered[i]
@@ -150,6 +167,16 @@ impl Plan {
             }
         }
         plan
+    }
+
+    /// Whether the output at `index`, of `fate` (its entry in
+    /// [`Plan::fate`]), is a result of its own: not a second output for a
+    /// call another output of the body answers (or, with no call anywhere,
+    /// names before it). One call's result counts once.
+    pub fn is_first_output(&self, fate: Option<&OutputFate>, index: usize) -> bool {
+        fate != Some(&OutputFate::Duplicate)
+            && (self.repeated_orphans.is_empty()
+                || self.repeated_orphans.binary_search(&index).is_err())
     }
 
     /// The defects a strict provider rejects, in item order.

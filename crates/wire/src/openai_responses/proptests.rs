@@ -90,6 +90,22 @@ proptest! {
         crate::request_view(Dialect::OpenAiResponses, &r.body).unwrap();
     }
 
+    /// No call's result counts twice: the outputs read as results of their
+    /// own (new, as no earlier turn holds them) of one id are at most the
+    /// calls of that id in the body, or one when the body has none.
+    #[test]
+    fn no_call_is_answered_by_two_counted_outputs(b in body()) {
+        let view = crate::request_view(Dialect::OpenAiResponses, b.as_bytes()).unwrap();
+        let mut counted: std::collections::HashMap<&str, usize> = Default::default();
+        for r in view.results.iter().filter(|r| r.new) {
+            *counted.entry(&*r.call_id).or_default() += 1;
+        }
+        for (id, n) in counted {
+            let calls = view.calls.iter().filter(|c| c.id == id).count();
+            prop_assert!(n <= calls.max(1), "{} counted {} times, {} calls: {}", id, n, calls, b);
+        }
+    }
+
     #[test]
     fn random_splits_give_the_same_calls(cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..12)) {
         for file in ["sse/vercel-ai__azure-tool-call.1.chunks.txt", "sse/vercel-ai__openai-custom-tool.1.chunks.txt"] {

@@ -188,6 +188,68 @@ fn previous_response_id_makes_unknown_outputs_server_side() {
     assert!(matches!(r.body, std::borrow::Cow::Borrowed(_)));
 }
 
+/// One output twice in a body: with its call on the provider's side (a
+/// continuation), in the body, or nowhere. The API refuses the second
+/// output for a call ("Duplicate item found with id …"): it is a defect,
+/// `fix` mode takes it out, and it is no result of its own, so the call's
+/// result counts once.
+#[test]
+fn an_output_given_twice_is_one_result() {
+    let out = |id: &str, text: &str| {
+        format!(r#"{{"type":"function_call_output","call_id":"{id}","output":"{text}"}}"#)
+    };
+    let call = |id: &str| {
+        format!(r#"{{"type":"function_call","call_id":"{id}","name":"f","arguments":"{{}}"}}"#)
+    };
+    let user = r#"{"role":"user","content":"go"}"#;
+    let (x1, y, x2) = (
+        out("call_x", "ok"),
+        out("call_y", "ok"),
+        out("call_x", "again"),
+    );
+    let continued = format!(r#"{{"previous_response_id":"resp_1","input":[{x1},{y},{x2}]}}"#);
+    let (cx, cy) = (call("call_x"), call("call_y"));
+    let whole = format!(r#"{{"input":[{user},{cx},{cy},{x1},{y},{x2}]}}"#);
+    for (body, at) in [(&continued, 2), (&whole, 5)] {
+        let body = body.as_bytes();
+        let defects = crate::validate(Dialect::OpenAiResponses, body).unwrap();
+        let dups: Vec<(DefectKind, usize, &str)> = (defects.iter())
+            .filter(|d| d.kind == DefectKind::DuplicateCallId)
+            .map(|d| (d.kind, d.message_index, d.message.as_str()))
+            .collect();
+        assert_eq!(
+            dups,
+            [(
+                DefectKind::DuplicateCallId,
+                at,
+                "Duplicate item found with id call_x. Remove duplicate items from your input and try again."
+            )]
+        );
+        let r = crate::repair(Dialect::OpenAiResponses, body).unwrap();
+        let kept: serde_json::Value = serde_json::from_slice(&r.body).unwrap();
+        let outputs: Vec<&str> = (kept["input"].as_array().unwrap().iter())
+            .filter_map(|i| i["output"].as_str())
+            .collect();
+        assert_eq!(outputs, ["ok", "ok"], "{}", String::from_utf8_lossy(body));
+        let v = request_view_with(body, &never).unwrap();
+        let new: Vec<(&str, bool)> = (v.results.iter()).map(|r| (&*r.call_id, r.new)).collect();
+        assert_eq!(new, [("call_x", true), ("call_y", true), ("call_x", false)]);
+    }
+    // No call anywhere: each copy is refused as an orphan, the first alone
+    // is read as a result.
+    let orphans = format!(r#"{{"input":[{user},{x1},{x2}]}}"#);
+    let defects = crate::validate(Dialect::OpenAiResponses, orphans.as_bytes()).unwrap();
+    let kinds: Vec<(DefectKind, usize)> =
+        defects.iter().map(|d| (d.kind, d.message_index)).collect();
+    assert_eq!(
+        kinds,
+        [(DefectKind::OrphanResult, 1), (DefectKind::OrphanResult, 2)]
+    );
+    let v = request_view_with(orphans.as_bytes(), &never).unwrap();
+    let new: Vec<bool> = v.results.iter().map(|r| r.new).collect();
+    assert_eq!(new, [true, false]);
+}
+
 /// A request adding to a stored conversation (`conversation`, as the
 /// OpenAI Agents SDK sends it) carries only its new items: outputs whose
 /// calls the conversation holds are no defects and nothing to repair, and

@@ -151,7 +151,8 @@ fn view_of<'a>(parsed: Parsed<'a>, check: bool) -> crate::Pass<'a> {
                 });
             }
             Role::Output(kind) => {
-                let tool = match plan.fate.get(&index) {
+                let fate = plan.fate.get(&index);
+                let tool = match fate {
                     Some(OutputFate::Answers(c)) => call_name[*c].clone(),
                     _ => None,
                 };
@@ -159,7 +160,10 @@ fn view_of<'a>(parsed: Parsed<'a>, check: bool) -> crate::Pass<'a> {
                     call_id: item.call_id().cloned().unwrap_or(Cow::Borrowed("")),
                     tool,
                     message_index: index,
-                    new: last_assistant.is_none_or(|a| index > a),
+                    // A second output for one call is no new result: the
+                    // first is the call's (`fix` mode forwards only it).
+                    new: last_assistant.is_none_or(|a| index > a)
+                        && plan.is_first_output(fate, index),
                     raw: RawResult::Responses {
                         output: item.output.map(|r| r.0),
                         status_flag: status_flag(kind, item.status.as_deref()),
