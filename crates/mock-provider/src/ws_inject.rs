@@ -11,7 +11,12 @@
 //! A scripted WebSocket answer that holds a `response.inject.created`
 //! event plays as such a response: the events before it go at once, that
 //! event and those up to the next one once the client injects into the
-//! response (the id of its `response.created`), and so on. With
+//! response (the id of its `response.created`), and so on. Two
+//! `response.inject.created` in a row are answered together, once the
+//! second inject has come: a server that commits the injects in flight
+//! at once (no document gives the order or the timing of its answers,
+//! openai-python `BetaResponseInjectCreatedEvent`), so that a client can
+//! have two injects in flight for certain. With
 //! [`crate::MockOptions::validate`], an inject whose items the pairing
 //! rules refuse against the response's calls so far and the outputs
 //! committed before it (`rules::inject_violation`: an output for a call it
@@ -34,6 +39,9 @@ pub(crate) struct Waiting {
     /// injects into it committed, for the rules.
     context: Vec<Value>,
     rest: Vec<Bytes>,
+    /// Answers to injects held until the next inject comes (a
+    /// `response.inject.created` followed by another).
+    held: Vec<Bytes>,
 }
 
 /// A client message's inject, if it is one: its response id and items.
@@ -70,6 +78,7 @@ pub(crate) fn hold(mut events: Vec<Bytes>, waiting: &mut Option<Waiting>) -> Vec
         response_id,
         context,
         rest,
+        held: Vec::new(),
     });
     events
 }
@@ -118,17 +127,26 @@ pub(crate) fn answer(
 ) -> Vec<Bytes> {
     if let Some(w) = waiting.as_mut().filter(|w| w.response_id == response_id) {
         let items = input.as_array().map_or(&[][..], Vec::as_slice);
+        let mut out = std::mem::take(&mut w.held);
         if validate && let Some(message) = crate::rules::inject_violation(&w.context, items) {
-            return vec![crate::envelope::ws_error_event(None, "input", &message)];
+            out.push(crate::envelope::ws_error_event(None, "input", &message));
+            return out;
         }
         let Some(next) = (w.rest.iter().skip(1)).position(is_inject_created) else {
-            return waiting.take().map(|w| w.rest).unwrap_or_default();
+            out.extend(waiting.take().map(|w| w.rest).unwrap_or_default());
+            return out;
         };
         let later = w.rest.split_off(next + 1);
         let now = std::mem::replace(&mut w.rest, later);
         w.context.extend_from_slice(items);
         calls_of(&now, &mut w.context);
-        return now;
+        out.extend(now);
+        if next == 0 {
+            // Another wait right after this one: answered with the next.
+            w.held = out;
+            return Vec::new();
+        }
+        return out;
     }
     let (code, message) = if ended(response_id) {
         (
@@ -252,6 +270,39 @@ mod tests {
             true,
         );
         assert_eq!(second, events[5..]);
+        assert!(waiting.is_none());
+    }
+
+    /// Two `response.inject.created` in a row: the first inject gets no
+    /// answer until the second comes, then both answers go together (a
+    /// refusal of the second after the first's answer).
+    #[test]
+    fn injects_awaited_in_a_row_are_answered_together() {
+        let call = |id: &str| json!({"type": "function_call", "call_id": id, "name": "f", "arguments": "{}"});
+        let events = vec![
+            event(json!({"type": "response.created", "response": {"id": "resp_1"}})),
+            event(json!({"type": "response.output_item.done", "item": call("call_1")})),
+            event(json!({"type": "response.output_item.done", "item": call("call_2")})),
+            event(json!({"type": "response.inject.created", "response_id": "resp_1"})),
+            event(json!({"type": "response.inject.created", "response_id": "resp_1"})),
+            event(json!({"type": "response.output_text.delta"})),
+            event(json!({"type": "response.completed"})),
+        ];
+        let out = |id: &str| json!({"type": "function_call_output", "call_id": id, "output": "ok"});
+        let mut waiting = None;
+        hold(events.clone(), &mut waiting);
+        let inject = |waiting: &mut Option<Waiting>, id: &str| {
+            answer(waiting, ("resp_1", json!([out(id)])), |_| false, true)
+        };
+        assert!(inject(&mut waiting, "call_1").is_empty());
+        let refused = inject(&mut waiting, "call_1");
+        assert_eq!(refused[0], events[3]);
+        let refused: Value = serde_json::from_slice(&refused[1]).unwrap();
+        assert_eq!(
+            refused["error"]["message"],
+            "Duplicate item found with id call_1. Remove duplicate items from your input and try again."
+        );
+        assert_eq!(inject(&mut waiting, "call_2"), events[4..]);
         assert!(waiting.is_none());
     }
 

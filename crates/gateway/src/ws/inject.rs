@@ -29,10 +29,14 @@ use toolwarden_wire::{ResponseView, openai_responses::CallKind};
 /// tell from the server's answers: the calls (by their position among the
 /// calls the response has begun) whose output a confirmed inject carried.
 /// The server confirms an inject with `response.inject.created`, which
-/// names the response but not the inject: an answer is tied to an inject
-/// only while that inject is the one in flight into the response. With
-/// several in flight, their outputs are not learned; after a refusal of a
-/// client message that names no response (an `error` with no
+/// names the response but not the inject, and no document says its
+/// answers keep the order of the injects (openai-python
+/// `BetaResponseInjectCreatedEvent`), so an answer is tied to no inject
+/// of its own: once every inject in flight into the response since none
+/// was has been answered, and each answer was `response.inject.created`,
+/// they all committed, in whatever order; one refused among them
+/// (`response.inject.failed`), and nothing is learned of them. After a
+/// refusal of a client message that names no response (an `error` with no
 /// `sequence_number`) while one is in flight, nothing more is learned of
 /// the response. What is not learned is not judged a repeat: an output
 /// taken out of an inject that the server had not committed would be lost.
@@ -45,9 +49,10 @@ pub(crate) struct Commits {
     committed: Vec<u64>,
     /// Injects sent into the response, not yet answered.
     in_flight: u32,
-    /// The calls the one inject in flight carries, when it has been alone
-    /// since none was.
-    carried: Option<Vec<u64>>,
+    /// The calls the injects in flight since none was carry, together.
+    carried: Vec<u64>,
+    /// Each of those answered so far committed.
+    all_committed: bool,
     /// An answer may have been tied to the wrong inject: nothing more is
     /// learned.
     lost: bool,
@@ -70,8 +75,12 @@ impl Commits {
         let Some(calls) = calls else {
             return self.lose();
         };
+        if self.in_flight == 0 {
+            self.carried.clear();
+            self.all_committed = true;
+        }
         self.in_flight += 1;
-        self.carried = (self.in_flight == 1).then_some(calls);
+        or_into(&mut self.carried, &calls);
     }
 
     /// The server answered an inject into the response: `committed`
@@ -81,13 +90,12 @@ impl Commits {
             return;
         }
         self.in_flight -= 1;
-        if let Some(carried) = self.carried.take().filter(|_| committed) {
-            if self.committed.len() < carried.len() {
-                self.committed.resize(carried.len(), 0);
+        self.all_committed &= committed;
+        if self.in_flight == 0 {
+            if self.all_committed {
+                or_into(&mut self.committed, &self.carried);
             }
-            for (word, new) in self.committed.iter_mut().zip(carried) {
-                *word |= new;
-            }
+            self.carried = Vec::new();
         }
     }
 
@@ -103,7 +111,17 @@ impl Commits {
     fn lose(&mut self) {
         self.lost = true;
         self.in_flight = 0;
-        self.carried = None;
+        self.carried = Vec::new();
+    }
+}
+
+/// `bits |= new`, growing `bits`.
+fn or_into(bits: &mut Vec<u64>, new: &[u64]) {
+    if bits.len() < new.len() {
+        bits.resize(new.len(), 0);
+    }
+    for (word, new) in bits.iter_mut().zip(new) {
+        *word |= new;
     }
 }
 
@@ -231,11 +249,12 @@ mod tests {
         bits
     }
 
-    /// An answer is tied to an inject only while that inject is the one
-    /// in flight; what cannot be tied is not learned, and a refusal that
-    /// names no response while one is in flight stops the learning.
+    /// The injects in flight since none was are learned together, once
+    /// each is answered and every answer says committed, whatever their
+    /// order; a refusal among them, or one naming no response while one is
+    /// in flight, and they are not.
     #[test]
-    fn commits_are_learned_only_from_answers_tied_to_their_inject() {
+    fn commits_are_learned_once_every_inject_in_flight_committed() {
         let mut c = Commits::default();
         c.sent(Some(bits(&[0, 70])));
         assert!(!c.answered(0), "not before the server's answer");
@@ -245,27 +264,37 @@ mod tests {
         c.sent(Some(bits(&[1])));
         c.answered_inject(false);
         assert!(!c.answered(1));
-        // Two in flight: neither answer can be told to its inject.
+        // Two in flight, both committed: both learned, only once the
+        // second answer came.
         c.sent(Some(bits(&[2])));
-        c.sent(Some(bits(&[3])));
+        c.sent(Some(bits(&[3, 130])));
         c.answered_inject(true);
+        assert!(!c.answered(2) && !c.answered(3), "one of them is in flight");
         c.answered_inject(true);
-        assert!(!c.answered(2) && !c.answered(3));
-        // Alone again: learned.
+        assert!(c.answered(2) && c.answered(3) && c.answered(130));
+        // Three in flight, one refused: which one is not known.
         c.sent(Some(bits(&[4])));
+        c.sent(Some(bits(&[5])));
+        c.sent(Some(bits(&[6])));
         c.answered_inject(true);
-        assert!(c.answered(4));
+        c.answered_inject(false);
+        c.answered_inject(true);
+        assert!(!c.answered(4) && !c.answered(5) && !c.answered(6));
+        // Alone again: learned.
+        c.sent(Some(bits(&[7])));
+        c.answered_inject(true);
+        assert!(c.answered(7));
         // An answer with none in flight (an inject the gateway did not
         // follow) teaches nothing.
         c.answered_inject(true);
         // A refusal naming no response while one is in flight: it may be
         // that inject's, and a later answer may not be; nothing more is
         // learned, what was learned stays.
-        c.sent(Some(bits(&[5])));
+        c.sent(Some(bits(&[8])));
         c.refusal();
-        c.sent(Some(bits(&[6])));
+        c.sent(Some(bits(&[9])));
         c.answered_inject(true);
-        assert!(!c.answered(5) && !c.answered(6) && c.answered(4));
+        assert!(!c.answered(8) && !c.answered(9) && c.answered(7));
         // A refusal with none in flight concerns another message.
         let mut c = Commits::default();
         c.refusal();
@@ -347,6 +376,53 @@ mod tests {
     }
 
     proptest! {
+        /// Whatever the order the server answers the injects in flight:
+        /// a call learned as committed was carried by an inject the server
+        /// committed; when it commits every inject, every call carried is
+        /// learned once all are answered.
+        #[test]
+        fn what_is_learned_was_committed_in_any_answer_order(
+            injects in proptest::collection::vec(
+                (proptest::collection::vec(0usize..8, 0..3), any::<bool>()), 1..6),
+            steps in proptest::collection::vec((any::<bool>(), any::<prop::sample::Index>()), 0..24),
+            all_commit in any::<bool>(),
+        ) {
+            let mut c = Commits::default();
+            let mut next = 0;
+            let mut in_flight: Vec<usize> = Vec::new();
+            let mut truly: Vec<u64> = Vec::new();
+            let commits = |i: usize| all_commit || injects[i].1;
+            // The steps, then answers (the oldest first) until all are in.
+            let ends = (steps.iter().map(|&(send, pick)| (send, Some(pick))))
+                .chain(std::iter::repeat((false, None)));
+            for (send, pick) in ends {
+                if send && next < injects.len() || in_flight.is_empty() {
+                    if next == injects.len() {
+                        break;
+                    }
+                    c.sent(Some(bits(&injects[next].0)));
+                    in_flight.push(next);
+                    next += 1;
+                } else {
+                    let i = in_flight.remove(pick.map_or(0, |p| p.index(in_flight.len())));
+                    if commits(i) {
+                        injects[i].0.iter().for_each(|&at| set_bit(&mut truly, at));
+                    }
+                    c.answered_inject(commits(i));
+                }
+                for at in 0..8 {
+                    prop_assert!(!c.answered(at) || bit(&truly, at), "call {} learned, never committed", at);
+                }
+            }
+            if all_commit {
+                for (calls, _) in &injects {
+                    for &at in calls {
+                        prop_assert!(c.answered(at), "call {} committed, not learned", at);
+                    }
+                }
+            }
+        }
+
         /// Any bytes: read or not, never a panic.
         #[test]
         fn any_bytes_are_read_without_a_panic(bytes in proptest::collection::vec(any::<u8>(), 0..256)) {

@@ -444,3 +444,62 @@ async fn an_output_repeated_in_a_later_inject() {
         );
     }
 }
+
+/// Two injects in flight into one response, both committed: the server's
+/// `response.inject.created` names the response, not the inject, and no
+/// document gives the order of its answers (openai-python
+/// `BetaResponseInjectCreatedEvent`), but once both are answered and both
+/// committed their outputs are committed, whichever answer was whose. An
+/// output injected again after is a second output for its call: in `fix`
+/// mode taken out. (The mock answers the two together, so both are in
+/// flight for certain.) Before, nothing was learned while two injects
+/// were in flight: the repeat went on and the mock, as the API, refused
+/// the inject ("Duplicate item found with id call_1. …").
+#[tokio::test]
+async fn what_two_injects_in_flight_committed_is_learned() {
+    let mut h = recording(Some(RepairMode::Fix)).await;
+    let mut events = waiting_twice();
+    events.insert(
+        5,
+        json!({"type": "response.inject.created", "response_id": "resp_1",
+            "sequence_number": 5}),
+    );
+    let (mut ws, _) = waiting_socket_with(&h, "two-in-flight", events.clone()).await;
+    let [first, second, third] = <[Value; 3]>::try_from(outputs()).unwrap();
+    let inject = |input: &[&Value]| {
+        json!({"type": "response.inject", "response_id": "resp_1", "input": input}).to_string()
+    };
+    send_text(&mut ws, inject(&[&first])).await;
+    send_text(&mut ws, inject(&[&second])).await;
+    for event in &events[4..7] {
+        assert_eq!(&next_json(&mut ws).await, event);
+    }
+    send_text(&mut ws, inject(&[&first, &third])).await;
+    for event in &events[7..] {
+        assert_eq!(&next_json(&mut ws).await, event, "the inject was refused");
+    }
+    drop(ws);
+    let received = h.mock.received();
+    let sent: Value = serde_json::from_slice(&received[3].body).unwrap();
+    assert_eq!(sent["input"], json!([&third]));
+    let m = h
+        .metrics_when(|m| metric(m, "toolwarden_tool_results_total", &[]) >= 3.0)
+        .await;
+    assert_eq!(
+        metric(
+            &m,
+            "toolwarden_repairs_total",
+            &[("defect", "duplicate_call_id")]
+        ),
+        1.0,
+        "{m}"
+    );
+    let stats = h.finish().await;
+    assert_eq!(repairs_by_defect(&stats), [("duplicate_call_id", 1)]);
+    assert_eq!(
+        (stats.totals.calls, stats.totals.failures),
+        (3, 1),
+        "{:?}",
+        stats.totals
+    );
+}
