@@ -80,7 +80,11 @@ impl Commits {
             self.all_committed = true;
         }
         self.in_flight += 1;
-        or_into(&mut self.carried, &calls);
+        if self.carried.is_empty() {
+            self.carried = calls;
+        } else {
+            or_into(&mut self.carried, &calls);
+        }
     }
 
     /// The server answered an inject into the response: `committed`
