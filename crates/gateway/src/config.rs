@@ -136,6 +136,9 @@ pub struct Config {
     /// WebSocket mode: how long a side the gateway closes has to answer
     /// the close before its connection is dropped (and a close's send).
     pub ws_close_wait: Duration,
+    /// WebSocket mode: at shutdown once the grace period is over, how long
+    /// a socket's close handshakes may take (at most `ws_close_wait`).
+    pub ws_forced_close_wait: Duration,
     // --- issue 19: alerts ---
     /// Alert rules and delivery.
     pub alerts: alerts::AlertsConfig,
@@ -263,6 +266,7 @@ impl fmt::Debug for Config {
             .field("dashboard_tool_rows", &self.dashboard_tool_rows)
             .field("ws_max_message_bytes", &self.ws_max_message_bytes)
             .field("ws_close_wait", &self.ws_close_wait)
+            .field("ws_forced_close_wait", &self.ws_forced_close_wait)
             .field("alerts", &self.alerts)
             .field("otlp", &self.otlp)
             .field("memory", &self.memory)

@@ -23,6 +23,25 @@ fn endurance_defaults() {
     assert_eq!(config.max_client_connections, 10_000);
     assert_eq!(config.retention, Some(Duration::from_secs(30 * 86_400)));
     assert_eq!(config.ws_close_wait, Duration::from_secs(2));
+    assert_eq!(config.ws_forced_close_wait, Duration::from_millis(500));
+}
+
+#[test]
+fn a_websockets_forced_close_wait_is_set_and_bounded() {
+    let wait = |v: &str| env(&[("TOOLWARDEN_WS_FORCED_CLOSE_WAIT_MS", v)]).validate();
+    assert_eq!(
+        wait("1").unwrap().ws_forced_close_wait,
+        Duration::from_millis(1)
+    );
+    assert_eq!(
+        wait("4000").unwrap().ws_forced_close_wait,
+        Duration::from_secs(4)
+    );
+    let err = wait("4001").unwrap_err().to_string();
+    assert!(
+        err.contains("ws_forced_close_wait_ms 4001: at most 4000"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -124,6 +143,7 @@ fn zero_timeouts_and_caps_are_refused_by_name() {
         ("TOOLWARDEN_MAX_REQUEST_BYTES", "0"),
         ("TOOLWARDEN_RESPONSE_PARSE_LIMIT", "0"),
         ("TOOLWARDEN_WS_CLOSE_WAIT_MS", "0"),
+        ("TOOLWARDEN_WS_FORCED_CLOSE_WAIT_MS", "0"),
     ])
     .validate()
     .unwrap_err();
@@ -137,6 +157,7 @@ fn zero_timeouts_and_caps_are_refused_by_name() {
         "max_request_bytes",
         "response_parse_limit",
         "ws_close_wait_ms",
+        "ws_forced_close_wait_ms",
     ] {
         assert!(
             text.contains(&format!("{key} must be greater than 0")),

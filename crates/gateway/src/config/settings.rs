@@ -233,8 +233,10 @@ settings! {
     max_client_connections: u64 = "10000";
     /// WebSocket mode: the largest message (decompressed) either side may send, bytes (the same default as `max_request_bytes`: the Codex CLI resends a session's whole history as one message); larger closes the sender with 1009.
     ws_max_message_bytes: u64 = "67108864";
-    /// WebSocket mode: how long a side the gateway closes has to answer the close (and its last events to arrive) before its connection is dropped, and how long sending a close may take, ms (at most 60000; at shutdown after the grace period, at most 500).
+    /// WebSocket mode: how long a side the gateway closes has to answer the close (and its last events to arrive) before its connection is dropped, and how long sending a close may take, ms (at most 60000; at shutdown after the grace period, `ws_forced_close_wait_ms`).
     ws_close_wait_ms: u64 = "2000";
+    /// WebSocket mode: at shutdown, once the grace period is over, how long the close handshakes of a socket still open may take before its connections are dropped, ms (at most 4000: a stopping worker waits 5 s for its sockets; never longer than `ws_close_wait_ms`).
+    ws_forced_close_wait_ms: u64 = "500";
     /// OTLP collector base URL (over HTTP, `/v1/traces` is appended; over gRPC, `http://HOST:PORT` alone); also `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` (used as it is) and `OTEL_EXPORTER_OTLP_ENDPOINT` (the `TOOLWARDEN_` variable wins, then the traces one).
     otlp_endpoint: String = "";
     /// `http/protobuf` or `grpc` (HTTP/2: cleartext with prior knowledge for `http://`, TLS for `https://`); also `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL`, `OTEL_EXPORTER_OTLP_PROTOCOL`.

@@ -52,6 +52,12 @@ const DEFAULT_WS_CLOSE_WAIT_MS: u64 = 2000;
 /// A close waited for longer than this holds a socket past any shutdown's
 /// patience (the worker waits for its sockets a few seconds).
 const MAX_WS_CLOSE_WAIT_MS: u64 = 60_000;
+/// At shutdown once the grace period is over: the close handshakes' bound.
+const DEFAULT_WS_FORCED_CLOSE_WAIT_MS: u64 = 500;
+/// A stopping worker waits 5 s for its sockets (`worker::SETTLE`), and a
+/// socket's cut turn is recorded after its close handshakes: a second is
+/// left for that.
+const MAX_WS_FORCED_CLOSE_WAIT_MS: u64 = 4_000;
 
 /// The numeric defaults applied here, by key (checked against the
 /// documented ones in [`super::SETTINGS`] by a test).
@@ -72,6 +78,7 @@ pub(super) const NUMBER_DEFAULTS: &[(&str, u64)] = &[
     ("response_parse_limit", DEFAULT_RESPONSE_PARSE_LIMIT),
     ("ws_max_message_bytes", DEFAULT_WS_MAX_MESSAGE_BYTES),
     ("ws_close_wait_ms", DEFAULT_WS_CLOSE_WAIT_MS),
+    ("ws_forced_close_wait_ms", DEFAULT_WS_FORCED_CLOSE_WAIT_MS),
     ("database_cache_kib", memory::DEFAULT_DATABASE_CACHE_KIB),
     (
         "database_writer_cache_kib",
@@ -335,6 +342,11 @@ impl RawConfig {
             self.ws_close_wait_ms,
             DEFAULT_WS_CLOSE_WAIT_MS,
         );
+        let ws_forced_close_wait_ms = positive(
+            "ws_forced_close_wait_ms",
+            self.ws_forced_close_wait_ms,
+            DEFAULT_WS_FORCED_CLOSE_WAIT_MS,
+        );
         let max_client_connections = positive(
             "max_client_connections",
             self.max_client_connections,
@@ -353,6 +365,11 @@ impl RawConfig {
         if ws_close_wait_ms > MAX_WS_CLOSE_WAIT_MS {
             problems.push(format!(
                 "ws_close_wait_ms {ws_close_wait_ms}: at most {MAX_WS_CLOSE_WAIT_MS}"
+            ));
+        }
+        if ws_forced_close_wait_ms > MAX_WS_FORCED_CLOSE_WAIT_MS {
+            problems.push(format!(
+                "ws_forced_close_wait_ms {ws_forced_close_wait_ms}: at most {MAX_WS_FORCED_CLOSE_WAIT_MS}"
             ));
         }
         let mut warnings: Vec<String> = self
@@ -426,6 +443,9 @@ impl RawConfig {
                 resolve,
                 ws_max_message_bytes: usize::try_from(ws_max_message_bytes).unwrap_or(usize::MAX),
                 ws_close_wait: Duration::from_millis(ws_close_wait_ms.min(MAX_WS_CLOSE_WAIT_MS)),
+                ws_forced_close_wait: Duration::from_millis(
+                    ws_forced_close_wait_ms.min(MAX_WS_FORCED_CLOSE_WAIT_MS),
+                ),
                 record_drain: Duration::from_millis(
                     self.record_drain_ms.unwrap_or(DEFAULT_RECORD_DRAIN_MS),
                 ),

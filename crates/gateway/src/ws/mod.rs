@@ -434,6 +434,7 @@ impl Upgrade {
         relay::Waits {
             stall: self.shared.config.client_body_timeout,
             close: self.shared.config.ws_close_wait,
+            forced_close: self.shared.config.ws_forced_close_wait,
         }
     }
 }

@@ -27,9 +27,6 @@ use crate::shutdown::{CUT_BY_SHUTDOWN, raised};
 /// Most upstream messages written to the client before one flush.
 const BATCH: usize = 32;
 
-/// How long the close handshakes may take once the grace period is over.
-const FORCED_CLOSE_WAIT: Duration = Duration::from_millis(500);
-
 /// The reason given with the close when the gateway stops.
 const SHUTTING_DOWN: &str = "the gateway is shutting down";
 
@@ -43,6 +40,9 @@ pub(crate) struct Waits {
     /// events to arrive) before its connection is dropped; also the bound
     /// on sending a close (`ws_close_wait_ms`).
     pub(crate) close: Duration,
+    /// How long the close handshakes may take at shutdown once the grace
+    /// period is over (`ws_forced_close_wait_ms`; at most `close`).
+    pub(crate) forced_close: Duration,
 }
 
 /// Which side.
@@ -86,6 +86,7 @@ pub(crate) async fn run<C, U>(
     let Waits {
         stall,
         close: close_wait,
+        forced_close,
     } = waits;
     let mut draining = false;
     // The upstream messages relayed to the client and not yet read for
@@ -175,7 +176,7 @@ pub(crate) async fn run<C, U>(
     match end {
         End::Stopping => {
             let limit = if *stopping.force.borrow() {
-                FORCED_CLOSE_WAIT.min(close_wait)
+                forced_close.min(close_wait)
             } else {
                 close_wait
             };

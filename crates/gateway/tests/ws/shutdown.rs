@@ -156,3 +156,44 @@ async fn a_turn_cut_while_sent_at_shutdown_is_recorded_as_the_shutdowns() {
         "the gateway shut down before the response finished",
     );
 }
+
+/// Once the grace period is over, a socket still open is closed with 1001
+/// and its client given `ws_forced_close_wait_ms` to answer the close
+/// before its connection is dropped (a client that never answers: the end
+/// of the connection comes no sooner). Before, that wait was a fixed
+/// 500 ms, whatever was set.
+#[tokio::test]
+async fn the_forced_close_waits_as_long_as_set() {
+    const FORCED: Duration = Duration::from_secs(3);
+    let grace = Duration::from_millis(300);
+    let mut h = Harness::with(MockOptions::default(), |c| {
+        c.shutdown_grace = grace;
+        c.ws_close_wait = Duration::from_secs(30);
+        c.ws_forced_close_wait = FORCED;
+    })
+    .await;
+    // A turn still open: the model stalls after its call (as above).
+    h.mock.set_fault(Fault::StallAfter(9));
+    let mut raw = Raw::connect(&h.gw(), &[]).await;
+    let create = json!({"type": "response.create", "model": "gpt-5", "input": [{"role": "user", "content": "Book TP123"}]});
+    raw.frame(0x81, create.to_string().as_bytes()).await;
+    for _ in 0..9 {
+        let (op, _) = raw.read_frame().await.expect("an event");
+        assert_eq!(op & 0x0f, 0x1, "a text event");
+    }
+    let started = Instant::now();
+    let gateway = h.gateway.take().expect("running");
+    let (report, (code, ended)) = tokio::join!(gateway.shutdown(), async {
+        // The close is read and never answered; then the connection ends.
+        let code = raw.close_code().await;
+        let mut rest = Vec::new();
+        let _ = tokio::io::AsyncReadExt::read_to_end(&mut raw.tcp, &mut rest).await;
+        (code, started.elapsed())
+    });
+    assert_eq!(report.abandoned, 0);
+    assert_eq!(code, Some(1001));
+    assert!(
+        ended >= grace + FORCED,
+        "the connection ended after {ended:?}, before the grace period and the forced close's wait"
+    );
+}
