@@ -16,7 +16,11 @@ fn bin() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_toolwarden"));
     // A clean slate: no setting from the environment of the test run.
     for (name, _) in std::env::vars() {
-        if name.starts_with("TOOLWARDEN_") || name == "NO_COLOR" || name == "RUST_LOG" {
+        if name.starts_with("TOOLWARDEN_")
+            || name.starts_with("AWS_")
+            || name == "NO_COLOR"
+            || name == "RUST_LOG"
+        {
             c.env_remove(name);
         }
     }
@@ -735,6 +739,86 @@ fn a_resolved_name_is_reached_at_its_address_with_its_name_kept() {
         assert_eq!(r.path, "/v1/chat/completions");
         assert_eq!(r.header("host"), Some("llm.internal.test:8443"), "{r:?}");
     }
+}
+
+/// The AWS credential chain's STS reached under a name only `--resolve`
+/// leads anywhere (`sts.vpce.test`, as a VPC endpoint's private name,
+/// through `AWS_ENDPOINT_URL_STS`; plain HTTP, which the SDK takes for an
+/// endpoint, on the mock's port, since an entry keeps the URL's port):
+/// web identity credentials are fetched from the mock's STS, with the name
+/// as `Host`, and a Bedrock request is signed with them. Without the entry
+/// the name resolves nowhere, the request goes with the client's own
+/// signature, and the mock refuses it.
+#[test]
+fn the_aws_credential_chain_reaches_sts_at_its_resolved_address() {
+    use toolwarden_mock_provider::{AwsCredentialService, AwsTestKey, MockOptions, MockProvider};
+    const SERVED: &str = "served-session-token";
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let mock = rt.block_on(MockProvider::start(MockOptions {
+        aws_key: Some(AwsTestKey::new("AKIDMOCK", "mock-secret").with_session_token(SERVED)),
+        aws_credential_service: Some(AwsCredentialService {
+            session_token: SERVED.into(),
+            lifetime: Duration::from_secs(3600),
+            web_identity_token: Some("eyJ.oidc.token".into()),
+            ..AwsCredentialService::default()
+        }),
+        ..Default::default()
+    }));
+    let port = mock.addr().port();
+    let dir = tempfile::tempdir().unwrap();
+    let token = dir.path().join("token");
+    std::fs::write(&token, "eyJ.oidc.token").unwrap();
+    let home = dir.path().display().to_string();
+    let token = token.display().to_string();
+    let sts = format!("http://sts.vpce.test:{port}");
+    let env = [
+        ("HOME", home.as_str()),
+        ("AWS_WEB_IDENTITY_TOKEN_FILE", token.as_str()),
+        ("AWS_ROLE_ARN", "arn:aws:iam::123456789012:role/gw"),
+        ("AWS_ENDPOINT_URL_STS", sts.as_str()),
+        ("AWS_EC2_METADATA_DISABLED", "true"),
+    ];
+    let bedrock = format!("http://127.0.0.1:{port}");
+    let args = [
+        "--listen",
+        "127.0.0.1:0",
+        "--bedrock-upstream",
+        &bedrock,
+        "--bedrock-region",
+        "us-east-1",
+    ];
+    let head = "POST /model/anthropic.claude-x-v1:0/invoke HTTP/1.1\r\n\
+                content-type: application/json\r\n\
+                x-amz-date: 20251125T170000Z\r\n\
+                authorization: AWS4-HMAC-SHA256 \
+                Credential=AKIDCLIENT/20251125/us-east-1/bedrock/aws4_request, \
+                SignedHeaders=host;x-amz-date, Signature=0123";
+    let body = r#"{"anthropic_version":"bedrock-2023-05-31","max_tokens":64,"messages":[{"role":"user","content":"hi"}]}"#;
+
+    let unresolved = start(&args, &env);
+    let (status, answer) = exchange(&unresolved.addr, head, body);
+    assert!(status.contains(" 403 "), "{status} {answer}");
+    drop(unresolved);
+    let received = mock.received();
+    assert!(received.iter().all(|r| r.path != "/"), "{received:?}");
+
+    let entry = format!("sts.vpce.test:{port}:127.0.0.1");
+    let args: Vec<&str> = args.iter().copied().chain(["--resolve", &entry]).collect();
+    let served = start(&args, &env);
+    let (status, answer) = exchange(&served.addr, head, body);
+    assert!(status.contains(" 200 "), "{status} {answer}");
+    let received = mock.received();
+    let sts: Vec<_> = received.iter().filter(|r| r.path == "/").collect();
+    assert_eq!(sts.len(), 1, "{received:?}");
+    let host = format!("sts.vpce.test:{port}");
+    assert_eq!(sts[0].header("host"), Some(host.as_str()));
+    let signed = received.last().unwrap();
+    assert_eq!(signed.path, "/model/anthropic.claude-x-v1:0/invoke");
+    assert_eq!(signed.header("x-amz-security-token"), Some(SERVED));
 }
 
 /// As [`exchange`], the body sent in one chunk (which hyper's path serves).

@@ -81,6 +81,15 @@ impl Resolve {
             .map(|e| e.addr)
     }
 
+    /// The ports entries are given for, each once, in the order given.
+    pub(crate) fn ports(&self) -> impl Iterator<Item = u16> + '_ {
+        self.entries
+            .iter()
+            .enumerate()
+            .filter(|(i, e)| !self.entries[..*i].iter().any(|f| f.port == e.port))
+            .map(|(_, e)| e.port)
+    }
+
     /// Whether no name is fixed.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
@@ -206,6 +215,7 @@ mod tests {
             Some(at("[fd00::7]:443"))
         );
         assert_eq!(r.get("api.example.test", 8080), Some(at("[::1]:9000")));
+        assert_eq!(r.ports().collect::<Vec<_>>(), [443, 8080]);
         assert!(parse(&[]).unwrap().is_empty());
     }
 

@@ -25,6 +25,7 @@
 //! only its source.
 
 pub(crate) mod chain;
+mod client;
 mod profile;
 
 pub(crate) use profile::is_region_name;
@@ -190,11 +191,15 @@ impl AwsCredentials {
         }
     }
 
-    /// The credentials to sign with now (loaded if they must be).
-    pub(crate) async fn current(&self) -> Result<Credentials, chain::Unavailable> {
+    /// The credentials to sign with now (loaded if they must be, with
+    /// `resolve` applied to the chain's HTTP client).
+    pub(crate) async fn current(
+        &self,
+        resolve: &crate::resolve::Resolve,
+    ) -> Result<Credentials, chain::Unavailable> {
         match &self.kind {
             Kind::Fixed(c) => Ok(c.clone()),
-            Kind::Chain(c) => c.current().await,
+            Kind::Chain(c) => c.current(resolve).await,
         }
     }
 

@@ -219,7 +219,7 @@ settings! {
     workers: u64 = "one per CPU, less one when recording to a database";
     /// A PEM file of extra root certificates trusted for upstream TLS (a TLS-inspecting egress proxy, a self-hosted upstream), beside the built-in webpki roots.
     upstream_ca: PathBuf = "";
-    /// Upstream names reached at a fixed address, as curl's `--resolve`: `HOST:PORT:ADDR` entries (ADDR an IP address, an IPv6 one in brackets, optionally with `:PORT`), for private endpoints (Azure Private Link, Google Private Service Connect, AWS VPC endpoints). TLS still sends and checks the URL's name, and requests name it as `Host`; every upstream connection uses it but the AWS credential chain's.
+    /// Upstream names reached at a fixed address, as curl's `--resolve`: `HOST:PORT:ADDR` entries (ADDR an IP address, an IPv6 one in brackets, optionally with `:PORT`), for private endpoints (Azure Private Link, Google Private Service Connect, AWS VPC endpoints). TLS still sends and checks the URL's name, and requests name it as `Host`; every upstream connection uses it, the AWS credential chain's with the entries that keep the URL's port.
     resolve: Vec<String> = "";
     /// Recorded requests, tool calls, results and sessions older than this many days are deleted (a pass soon after start, then hourly, in small steps); 0 keeps everything.
     retention_days: u64 = "30";

@@ -70,7 +70,7 @@ pub(crate) async fn authenticate(
                 return false;
             };
             let region = signing_region(&config.cloud, parts);
-            let signed = match credentials.current().await {
+            let signed = match credentials.current(&config.resolve).await {
                 Ok(current) => {
                     let time = config.cloud.aws_clock.now();
                     aws::resign(parts, body, &current, &region, time)
@@ -166,7 +166,7 @@ impl SignedHead {
         parts.version = http::Version::HTTP_11;
         parts.headers = self.headers;
         let region = signing_region(&config.cloud, &parts);
-        let signed = match credentials.current().await {
+        let signed = match credentials.current(&config.resolve).await {
             Ok(current) => aws::resign(
                 &mut parts,
                 &self.body,

@@ -9,7 +9,8 @@
 //!
 //! `aws-config` is built without its default HTTPS client (it would bring
 //! aws-lc): its STS, SSO, container and IMDS calls go through
-//! `aws-smithy-http-client` on rustls with ring. It reads the profile files
+//! `aws-smithy-http-client` on rustls with ring, with the `resolve`
+//! setting applied ([`super::client`]). It reads the profile files
 //! itself (`HOME`, `AWS_CONFIG_FILE`, `AWS_SHARED_CREDENTIALS_FILE` from the
 //! given environment) and honours `AWS_ENDPOINT_URL_STS` /
 //! `AWS_ENDPOINT_URL_SSO` and a profile's `endpoint_url`.
@@ -30,11 +31,13 @@ use aws_credential_types::{
     Credentials,
     provider::{ProvideCredentials, SharedCredentialsProvider, error::CredentialsError},
 };
-use aws_smithy_http_client::{Builder as HttpClientBuilder, tls};
 use aws_types::os_shim_internal::Env;
 use tokio::sync::OnceCell;
 
-use crate::cloud::cache::{CredentialCache, Fetched, Miss};
+use crate::{
+    cloud::cache::{CredentialCache, Fetched, Miss},
+    resolve::Resolve,
+};
 
 /// How long one pass through the chain may take (a `credential_process`,
 /// an SSO or STS call).
@@ -77,11 +80,16 @@ impl Chain {
     }
 
     /// The credentials to sign with now: cached, or loaded (see the module
-    /// docs).
-    pub(crate) async fn current(self: &Arc<Self>) -> Result<Credentials, Unavailable> {
+    /// docs). The chain is built, on first use, with `resolve` applied to
+    /// its HTTP client.
+    pub(crate) async fn current(
+        self: &Arc<Self>,
+        resolve: &Resolve,
+    ) -> Result<Credentials, Unavailable> {
         let load = || {
             let chain = Arc::clone(self);
-            async move { chain.load().await }
+            let resolve = resolve.clone();
+            async move { chain.load(&resolve).await }
         };
         self.credentials.get(load).await.map_err(|miss| match miss {
             Miss::Failed(e) => e,
@@ -93,8 +101,8 @@ impl Chain {
     }
 
     /// One pass through the chain, within [`LOAD_TIMEOUT`].
-    async fn load(&self) -> Result<Fetched<Credentials>, Unavailable> {
-        let provider = self.provider.get_or_init(|| self.build()).await;
+    async fn load(&self, resolve: &Resolve) -> Result<Fetched<Credentials>, Unavailable> {
+        let provider = self.provider.get_or_init(|| self.build(resolve)).await;
         let loaded = tokio::time::timeout(LOAD_TIMEOUT, provider.provide_credentials()).await;
         match loaded {
             Ok(Ok(creds)) => Ok(Fetched {
@@ -112,13 +120,10 @@ impl Chain {
         }
     }
 
-    /// `aws-config`'s default chain with a rustls-on-ring HTTPS client.
-    async fn build(&self) -> SharedCredentialsProvider {
-        let http = HttpClientBuilder::new()
-            .tls_provider(tls::Provider::Rustls(
-                tls::rustls_provider::CryptoMode::Ring,
-            ))
-            .build_https();
+    /// `aws-config`'s default chain with a rustls-on-ring HTTPS client
+    /// that applies `resolve`.
+    async fn build(&self, resolve: &Resolve) -> SharedCredentialsProvider {
+        let http = super::client::http_client(resolve);
         let config = aws_config::defaults(BehaviorVersion::latest())
             .env(Env::from(self.env.clone()))
             .http_client(http)
@@ -263,7 +268,7 @@ mod tests {
     ) -> Vec<(Result<Credentials, Unavailable>, Duration)> {
         let timed = || async {
             let start = Instant::now();
-            let current = chain.current().await;
+            let current = chain.current(&Resolve::default()).await;
             (current, start.elapsed())
         };
         let (a, b, c) = tokio::join!(timed(), timed(), timed());
@@ -273,10 +278,10 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_failed_load_slower_than_the_backoff_is_not_tried_again_at_once() {
         let (chain, calls) = scripted(Some(RETRY_AFTER + Duration::from_secs(1)), refused);
-        let first = chain.current().await;
+        let first = chain.current(&Resolve::default()).await;
         assert!(matches!(first, Err(Unavailable::Failed(_))), "{first:?}");
         let start = Instant::now();
-        let second = chain.current().await;
+        let second = chain.current(&Resolve::default()).await;
         assert!(matches!(second, Err(Unavailable::Backoff)), "{second:?}");
         assert_eq!(start.elapsed(), Duration::ZERO);
         assert_eq!(calls.load(Ordering::SeqCst), 1);
@@ -321,12 +326,12 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn credentials_given_already_expired_count_as_a_failed_load() {
         let (chain, calls) = scripted(Some(Duration::ZERO), expired);
-        let first = chain.current().await;
+        let first = chain.current(&Resolve::default()).await;
         assert!(
             matches!(&first, Err(Unavailable::Failed(e)) if e.contains("already expired")),
             "{first:?}"
         );
-        let second = chain.current().await;
+        let second = chain.current(&Resolve::default()).await;
         assert!(matches!(second, Err(Unavailable::Backoff)), "{second:?}");
         assert_eq!(calls.load(Ordering::SeqCst), 1);
     }
@@ -339,7 +344,14 @@ mod tests {
             let loaded = SystemTime::now() - age;
             chain.credentials.seed(creds, loaded, None);
         };
-        let key = || async { chain.current().await.unwrap().access_key_id().to_string() };
+        let key = || async {
+            chain
+                .current(&Resolve::default())
+                .await
+                .unwrap()
+                .access_key_id()
+                .to_string()
+        };
         seed(NO_EXPIRY_REFRESH - Duration::from_secs(60));
         assert_eq!(key().await, "AKIDSEEDED");
         tokio::time::sleep(Duration::from_millis(1)).await;

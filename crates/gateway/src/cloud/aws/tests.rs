@@ -168,7 +168,12 @@ async fn credentials_come_from_the_environment_then_the_profile_files() {
         }
         env
     };
-    let current = |e: AwsEnv| async move { e.credentials(None).unwrap().current().await };
+    let current = |e: AwsEnv| async move {
+        e.credentials(None)
+            .unwrap()
+            .current(&Default::default())
+            .await
+    };
     let file = creds_file.to_str().unwrap();
     let c = current(env(&[("AWS_SHARED_CREDENTIALS_FILE", file)]))
         .await
@@ -191,7 +196,14 @@ async fn credentials_come_from_the_environment_then_the_profile_files() {
     ])
     .credentials(Some("eu-west-1"))
     .unwrap();
-    assert_eq!(chain.current().await.unwrap().access_key_id(), "AKIDENV");
+    assert_eq!(
+        chain
+            .current(&Default::default())
+            .await
+            .unwrap()
+            .access_key_id(),
+        "AKIDENV"
+    );
     // Never the keys in Debug output.
     assert!(!format!("{chain:?}").contains("AKIDENV") && !format!("{chain:?}").contains("s3"));
     assert!(
@@ -203,12 +215,15 @@ async fn credentials_come_from_the_environment_then_the_profile_files() {
     // and asked again only after a pause.
     let none = env(&[]).credentials(None).unwrap();
     assert!(
-        matches!(none.current().await, Err(chain::Unavailable::NotFound(_))),
+        matches!(
+            none.current(&Default::default()).await,
+            Err(chain::Unavailable::NotFound(_))
+        ),
         "{:?}",
-        none.current().await
+        none.current(&Default::default()).await
     );
     assert!(matches!(
-        none.current().await,
+        none.current(&Default::default()).await,
         Err(chain::Unavailable::Backoff)
     ));
     let e = env(&[("AWS_SECRET_ACCESS_KEY", "secret-value")]);

@@ -1,0 +1,285 @@
+//! The HTTP client of the AWS credential chain ([`super::chain`]), on
+//! rustls with ring, with the `resolve` setting applied
+//! ([`crate::resolve::Resolve`]): the chain's STS calls (web identity,
+//! `AssumeRole`), SSO's (the portal, and the OIDC token refresh), the
+//! container credentials endpoint's and IMDS's go through it.
+//!
+//! The SDK's client reaches another address only through a resolver of
+//! names to IP addresses (`ResolveDns`), which is told neither the port
+//! nor can change it, where an entry is for a `HOST:PORT` and may lead it
+//! to another port. So each request is sent by its URL's name and port
+//! ([`Route`]): one an entry leads to an address on the same port goes
+//! through a client whose resolver answers the entries for that port (a
+//! client per port that entries name); one an entry leads to another port
+//! fails, naming the entry, rather than reach the name's public address;
+//! any other goes through the plain client, which looks its name up. As on
+//! the gateway's other connections only the address changes: TLS sends and
+//! checks the URL's name, and the request names it as `Host`.
+//!
+//! Not through it: the container endpoint's check that a plain-HTTP
+//! `AWS_CONTAINER_CREDENTIALS_FULL_URI` names a loopback or container
+//! address looks the name up itself (aws-config's `ecs` module, with a
+//! resolver the default chain offers no way to give).
+
+use std::{net::SocketAddr, sync::Arc};
+
+use aws_smithy_http_client::{Builder, tls};
+use aws_smithy_runtime_api::client::{
+    connector_metadata::ConnectorMetadata,
+    dns::{DnsFuture, ResolveDns, ResolveDnsError},
+    http::{
+        HttpClient, HttpConnector, HttpConnectorFuture, HttpConnectorSettings, SharedHttpClient,
+        SharedHttpConnector,
+    },
+    orchestrator::HttpRequest,
+    result::ConnectorError,
+    runtime_components::RuntimeComponents,
+};
+
+use crate::resolve::Resolve;
+
+/// Where a request of the chain goes, by its URL's name and port.
+#[derive(Debug, PartialEq, Eq)]
+enum Route {
+    /// No entry names them: the name is looked up.
+    Plain,
+    /// An entry leads them to an address on the same port: the client of
+    /// that port's entries.
+    Fixed(u16),
+    /// An entry leads them to another port, which the SDK's client cannot
+    /// connect to (the problem, naming the entry).
+    OtherPort(String),
+}
+
+/// The chain's client ([`http_client`]): a request goes to the connector its
+/// [`Route`] names.
+#[derive(Debug)]
+struct FixedNames {
+    resolve: Arc<Resolve>,
+    plain: SharedHttpClient,
+    fixed: Vec<(u16, SharedHttpClient)>,
+}
+
+/// [`FixedNames`]'s connectors for one set of connector settings.
+#[derive(Debug)]
+struct ByName {
+    resolve: Arc<Resolve>,
+    plain: SharedHttpConnector,
+    fixed: Vec<(u16, SharedHttpConnector)>,
+}
+
+/// The resolver of the client for `port`: a name an entry for `port` leads
+/// to an address on `port` is that address; any other is looked up.
+#[derive(Debug, Clone)]
+struct OnPort {
+    resolve: Arc<Resolve>,
+    port: u16,
+}
+
+/// The chain's HTTP client (see the module docs): the SDK's own over
+/// rustls with ring when `resolve` is empty.
+pub(super) fn http_client(resolve: &Resolve) -> SharedHttpClient {
+    let builder = || {
+        Builder::new().tls_provider(tls::Provider::Rustls(
+            tls::rustls_provider::CryptoMode::Ring,
+        ))
+    };
+    let plain = builder().build_https();
+    if resolve.is_empty() {
+        return plain;
+    }
+    let resolve = Arc::new(resolve.clone());
+    let fixed = resolve
+        .ports()
+        .map(|port| {
+            let resolver = OnPort {
+                resolve: Arc::clone(&resolve),
+                port,
+            };
+            (port, builder().build_with_resolver(resolver))
+        })
+        .collect();
+    SharedHttpClient::new(FixedNames {
+        resolve,
+        plain,
+        fixed,
+    })
+}
+
+/// Where a request to `uri` goes (an unreadable URI: [`Route::Plain`],
+/// whose client reports it).
+fn route(resolve: &Resolve, uri: &str) -> Route {
+    let Ok(uri) = uri.parse::<http::Uri>() else {
+        return Route::Plain;
+    };
+    let Some(host) = uri.host() else {
+        return Route::Plain;
+    };
+    let https = uri.scheme() == Some(&http::uri::Scheme::HTTPS);
+    let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
+    match resolve.get(host, port) {
+        None => Route::Plain,
+        Some(addr) if addr.port() == port => Route::Fixed(port),
+        Some(addr) => Route::OtherPort(other_port(host, port, addr)),
+    }
+}
+
+fn other_port(host: &str, port: u16, addr: SocketAddr) -> String {
+    format!(
+        "resolve leads {host}:{port} to {addr}, another port, which the AWS credential \
+         chain's HTTP client cannot connect to (it takes another address for a name, on the \
+         URL's port): give the entry as {host}:{port}:{} or set the endpoint's URL to port {}",
+        match addr {
+            SocketAddr::V4(a) => a.ip().to_string(),
+            SocketAddr::V6(a) => format!("[{}]", a.ip()),
+        },
+        addr.port()
+    )
+}
+
+// === impl FixedNames ===
+
+impl HttpClient for FixedNames {
+    fn http_connector(
+        &self,
+        settings: &HttpConnectorSettings,
+        components: &RuntimeComponents,
+    ) -> SharedHttpConnector {
+        // Each client keeps its connectors by settings (and with them its
+        // pool): asked once per request of the chain.
+        SharedHttpConnector::new(ByName {
+            resolve: Arc::clone(&self.resolve),
+            plain: self.plain.http_connector(settings, components),
+            fixed: self
+                .fixed
+                .iter()
+                .map(|(port, c)| (*port, c.http_connector(settings, components)))
+                .collect(),
+        })
+    }
+
+    fn connector_metadata(&self) -> Option<ConnectorMetadata> {
+        self.plain.connector_metadata()
+    }
+}
+
+// === impl ByName ===
+
+impl HttpConnector for ByName {
+    fn call(&self, request: HttpRequest) -> HttpConnectorFuture {
+        match route(&self.resolve, request.uri()) {
+            Route::Plain => self.plain.call(request),
+            Route::Fixed(port) => match self.fixed.iter().find(|(p, _)| *p == port) {
+                Some((_, fixed)) => fixed.call(request),
+                // Every port an entry names has its client.
+                None => self.plain.call(request),
+            },
+            Route::OtherPort(problem) => {
+                HttpConnectorFuture::ready(Err(ConnectorError::user(problem.into())))
+            }
+        }
+    }
+}
+
+// === impl OnPort ===
+
+impl ResolveDns for OnPort {
+    fn resolve_dns<'a>(&'a self, name: &'a str) -> DnsFuture<'a> {
+        if let Some(addr) = self.resolve.get(name, self.port)
+            && addr.port() == self.port
+        {
+            return DnsFuture::ready(Ok(vec![addr.ip()]));
+        }
+        DnsFuture::new(async move {
+            let addrs = tokio::net::lookup_host((name, 0))
+                .await
+                .map_err(ResolveDnsError::new)?;
+            Ok(addrs.map(|a| a.ip()).collect())
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resolve(entries: &[&str]) -> Resolve {
+        Resolve::parse(&entries.iter().map(|e| e.to_string()).collect::<Vec<_>>()).unwrap()
+    }
+
+    /// A request goes by its URL's name and port: to the client of its
+    /// entry's port when the entry keeps the port, refused when it does
+    /// not, looked up when no entry names both.
+    #[test]
+    fn a_request_goes_by_its_names_entry_for_its_port() {
+        let r = resolve(&[
+            "sts.us-east-1.amazonaws.com:443:10.0.0.5",
+            "sts.vpce.test:8080:127.0.0.1",
+            "portal.sso.us-east-1.amazonaws.com:443:10.0.0.6:8443",
+        ]);
+        let at = |uri: &str| route(&r, uri);
+        assert_eq!(
+            at("https://sts.us-east-1.amazonaws.com/"),
+            Route::Fixed(443)
+        );
+        assert_eq!(
+            at("https://STS.us-east-1.amazonaws.com:443/x"),
+            Route::Fixed(443)
+        );
+        assert_eq!(at("http://sts.vpce.test:8080/"), Route::Fixed(8080));
+        // The same name on another port, another name, an address.
+        assert_eq!(at("http://sts.us-east-1.amazonaws.com/"), Route::Plain);
+        assert_eq!(at("https://sts.us-west-2.amazonaws.com/"), Route::Plain);
+        assert_eq!(at("http://169.254.169.254/latest/api/token"), Route::Plain);
+        assert_eq!(at("not a uri"), Route::Plain);
+        let Route::OtherPort(problem) =
+            at("https://portal.sso.us-east-1.amazonaws.com/federation/credentials")
+        else {
+            panic!("an entry to another port is not a route");
+        };
+        assert!(
+            problem.starts_with(
+                "resolve leads portal.sso.us-east-1.amazonaws.com:443 to 10.0.0.6:8443, \
+                 another port"
+            ),
+            "{problem}"
+        );
+    }
+
+    /// The client for a port answers the names its entries lead to an
+    /// address on that port, and looks others up.
+    #[tokio::test]
+    async fn a_ports_resolver_answers_its_entries() {
+        let r = Arc::new(resolve(&[
+            "sts.vpce.test:443:10.0.0.5",
+            "moved.vpce.test:443:10.0.0.6:8443",
+            "other.vpce.test:8080:10.0.0.7",
+        ]));
+        let on = OnPort {
+            resolve: r,
+            port: 443,
+        };
+        let ip = |s: &str| s.parse::<std::net::IpAddr>().unwrap();
+        assert_eq!(
+            on.resolve_dns("sts.vpce.test").await.unwrap(),
+            [ip("10.0.0.5")]
+        );
+        assert_eq!(
+            on.resolve_dns("localhost")
+                .await
+                .unwrap()
+                .first()
+                .map(|a| a.is_loopback()),
+            Some(true)
+        );
+        // Entries for another port, or leading to another port: looked
+        // up (a .test name resolves nowhere, RFC 6761).
+        for name in ["other.vpce.test", "moved.vpce.test"] {
+            let found = on.resolve_dns(name).await.unwrap_or_default();
+            assert!(
+                !found.contains(&ip("10.0.0.6")) && !found.contains(&ip("10.0.0.7")),
+                "{name}: {found:?}"
+            );
+        }
+    }
+}
