@@ -157,6 +157,95 @@ fn an_upstream_at_its_own_address_is_refused() {
     );
 }
 
+/// The cloud upstreams loop as the named ones do: Azure's, Vertex AI's
+/// (set, or a location's endpoint a `resolve` entry names), Bedrock's (set,
+/// or the region's endpoint), led to the gateway's own address by
+/// `resolve` or by their URL, stop `serve` before it listens.
+#[test]
+fn a_cloud_upstream_at_its_own_address_is_refused() {
+    type Case = (Vec<String>, String);
+    let cases: Vec<Case> =
+        (0..6)
+            .map(|case| {
+                let port = free_port();
+                let to_self = |name: &str| format!("{name}:443:127.0.0.1:{port}");
+                let (args, expected) = match case {
+                0 => (
+                    vec![
+                        "--azure-upstream".into(),
+                        "https://r.openai.azure.com".into(),
+                        "--resolve".into(),
+                        to_self("r.openai.azure.com"),
+                    ],
+                    "azure_upstream (https://r.openai.azure.com) is led by resolve".to_string(),
+                ),
+                1 => (
+                    vec!["--azure-upstream".into(), format!("http://localhost:{port}")],
+                    format!("azure_upstream (http://localhost:{port}) is this gateway's own"),
+                ),
+                2 => (
+                    vec![
+                        "--vertex-upstream".into(),
+                        "https://vertex.internal.test".into(),
+                        "--resolve".into(),
+                        to_self("vertex.internal.test"),
+                    ],
+                    "vertex_upstream (https://vertex.internal.test) is led by resolve".into(),
+                ),
+                3 => (
+                    vec!["--resolve".into(), to_self("us-central1-aiplatform.googleapis.com")],
+                    "the Vertex AI upstream of location us-central1 \
+                     (https://us-central1-aiplatform.googleapis.com) is led by resolve"
+                        .into(),
+                ),
+                4 => (
+                    vec![
+                        "--bedrock-upstream".into(),
+                        "https://bedrock-runtime.eu-west-3.amazonaws.com".into(),
+                        "--resolve".into(),
+                        to_self("bedrock-runtime.eu-west-3.amazonaws.com"),
+                    ],
+                    "bedrock_upstream (https://bedrock-runtime.eu-west-3.amazonaws.com) is led \
+                     by resolve"
+                        .into(),
+                ),
+                _ => (
+                    vec![
+                        "--bedrock-region".into(),
+                        "us-east-1".into(),
+                        "--resolve".into(),
+                        to_self("bedrock-runtime.us-east-1.amazonaws.com"),
+                    ],
+                    "the Bedrock upstream of region us-east-1 \
+                     (https://bedrock-runtime.us-east-1.amazonaws.com) is led by resolve"
+                        .into(),
+                ),
+            };
+                let listen = format!("127.0.0.1:{port}");
+                let base = ["serve", "--database", "none", "--listen", &listen].map(String::from);
+                (base.into_iter().chain(args).collect(), expected)
+            })
+            .collect();
+    // All at once: a `serve` that takes its case runs until `ended` kills it.
+    let children: Vec<_> = cases
+        .iter()
+        .map(|(args, _)| {
+            bin()
+                .args(args)
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for (child, (args, expected)) in children.into_iter().zip(&cases) {
+        let out = ended(child);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(expected.as_str()), "{args:?}: {stderr}");
+    }
+}
+
 #[test]
 fn likely_mistakes_are_warned_about_in_plain_text() {
     let lines = start_lines(

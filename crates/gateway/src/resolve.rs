@@ -81,6 +81,11 @@ impl Resolve {
             .map(|e| e.addr)
     }
 
+    /// The names and ports entries are given for, in the order given.
+    pub(crate) fn names(&self) -> impl Iterator<Item = (&str, u16)> + '_ {
+        self.entries.iter().map(|e| (e.host.as_str(), e.port))
+    }
+
     /// The ports entries are given for, each once, in the order given.
     pub(crate) fn ports(&self) -> impl Iterator<Item = u16> + '_ {
         self.entries
@@ -216,6 +221,10 @@ mod tests {
         );
         assert_eq!(r.get("api.example.test", 8080), Some(at("[::1]:9000")));
         assert_eq!(r.ports().collect::<Vec<_>>(), [443, 8080]);
+        assert_eq!(
+            r.names().nth(1),
+            Some(("my-resource.openai.azure.com", 443))
+        );
         assert!(parse(&[]).unwrap().is_empty());
     }
 

@@ -188,6 +188,19 @@ pub fn vertex_default(location: &str) -> Result<Upstream, String> {
     Upstream::parse(&format!("https://{location}-aiplatform.googleapis.com"))
 }
 
+/// The location whose endpoint [`vertex_default`] makes `host` (lower
+/// case), if any.
+pub(crate) fn vertex_location(host: &str) -> Option<&str> {
+    match host {
+        "aiplatform.googleapis.com" => return Some("global"),
+        "aiplatform.us.rep.googleapis.com" => return Some("us"),
+        "aiplatform.eu.rep.googleapis.com" => return Some("eu"),
+        _ => {}
+    }
+    host.strip_suffix("-aiplatform.googleapis.com")
+        .filter(|l| is_vertex_location(l))
+}
+
 /// Whether `location` can name a Vertex AI location (lowercase letters,
 /// digits and `-`, not empty), and so a host of [`vertex_default`]'s.
 pub(crate) fn is_vertex_location(location: &str) -> bool {
@@ -225,6 +238,23 @@ mod tests {
         }
         assert!(vertex_default("evil.com/x").is_err());
         assert!(vertex_default("").is_err());
+    }
+
+    /// A host is a location's endpoint when `vertex_default` makes it.
+    #[test]
+    fn the_location_of_a_vertex_endpoint() {
+        for location in ["global", "us", "eu", "us-central1", "europe-west4"] {
+            let up = vertex_default(location).unwrap();
+            assert_eq!(vertex_location(up.host()), Some(location));
+        }
+        for host in [
+            "-aiplatform.googleapis.com",
+            "x.y-aiplatform.googleapis.com",
+            "aiplatform.googleapis.com.evil.test",
+            "us-central1-aiplatform.example.com",
+        ] {
+            assert_eq!(vertex_location(host), None, "{host}");
+        }
     }
 
     /// The cloud settings validated with `bedrock_upstream`, `bedrock_region`

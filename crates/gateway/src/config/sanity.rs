@@ -19,6 +19,7 @@
 use std::net::{IpAddr, SocketAddr};
 
 use super::{AllowedHosts, Resolve, SETTINGS, Upstream};
+use crate::cloud::{CloudConfig, vertex_default, vertex_location};
 
 /// The `TOOLWARDEN_` variables the project's own scripts, tests and
 /// benchmarks read, which are not `serve` settings.
@@ -81,6 +82,67 @@ pub(super) fn resolved_loops_back(
             upstream.authority()
         )
     }))
+}
+
+/// A problem when `upstream` (the setting `name`) is this gateway's own
+/// listening socket, by the address `resolve` leads its name to or else
+/// by its URL.
+pub(super) fn upstream_loops(
+    name: &str,
+    upstream: &Upstream,
+    listen: SocketAddr,
+    resolve: &Resolve,
+) -> Option<String> {
+    resolved_loops_back(name, upstream, listen, resolve)
+        .unwrap_or_else(|| loops_back(name, upstream, listen))
+}
+
+/// The same problems for the cloud upstreams: `azure_upstream`,
+/// `vertex_upstream`, the Bedrock one (`bedrock_upstream` when
+/// `bedrock_set`, else the region's endpoint) and, with no
+/// `vertex_upstream`, the endpoint of each Vertex AI location that
+/// `resolve` names (a request for the location goes there).
+pub(super) fn cloud_loops(
+    cloud: &CloudConfig,
+    bedrock_set: bool,
+    listen: SocketAddr,
+    resolve: &Resolve,
+) -> Vec<String> {
+    let mut problems = Vec::new();
+    let mut check = |name: &str, upstream: &Upstream| {
+        problems.extend(upstream_loops(name, upstream, listen, resolve));
+    };
+    if let Some(azure) = &cloud.azure {
+        check("azure_upstream", azure);
+    }
+    if let Some(bedrock) = &cloud.bedrock {
+        let region = cloud.bedrock_region.as_deref().unwrap_or_default();
+        let name = if bedrock_set {
+            "bedrock_upstream".to_string()
+        } else {
+            format!("the Bedrock upstream of region {region}")
+        };
+        check(&name, bedrock);
+    }
+    match &cloud.vertex {
+        Some(vertex) => check("vertex_upstream", vertex),
+        None => {
+            for (host, port) in resolve.names() {
+                let Some(location) = vertex_location(host) else {
+                    continue;
+                };
+                if let Ok(endpoint) = vertex_default(location)
+                    && endpoint.port() == port
+                {
+                    check(
+                        &format!("the Vertex AI upstream of location {location}"),
+                        &endpoint,
+                    );
+                }
+            }
+        }
+    }
+    problems
 }
 
 /// Whether a connection to `target` (an address, or a name) on `port`
@@ -238,6 +300,71 @@ mod tests {
                 &resolve
             ),
             None
+        );
+    }
+
+    /// Each cloud upstream loops as the named ones do, by its URL or by
+    /// `resolve`; with no `vertex_upstream`, so does the endpoint of a
+    /// Vertex AI location `resolve` leads to the gateway.
+    #[test]
+    fn a_cloud_upstream_at_the_listening_address_is_a_loop() {
+        let listen: SocketAddr = "127.0.0.1:8080".parse().unwrap();
+        let resolve = Resolve::parse(&[
+            "r.openai.azure.com:443:127.0.0.1:8080".to_string(),
+            "bedrock-runtime.us-east-1.amazonaws.com:443:127.0.0.1:8080".to_string(),
+            "us-central1-aiplatform.googleapis.com:443:127.0.0.1:8080".to_string(),
+            "europe-west4-aiplatform.googleapis.com:8443:127.0.0.1:8080".to_string(),
+            "aiplatform.googleapis.com:443:10.0.0.9:8080".to_string(),
+        ])
+        .unwrap();
+        let cloud = CloudConfig {
+            azure: Some(up("https://r.openai.azure.com")),
+            bedrock: Some(up("https://bedrock-runtime.us-east-1.amazonaws.com")),
+            bedrock_region: Some("us-east-1".into()),
+            ..CloudConfig::default()
+        };
+        let problems = cloud_loops(&cloud, false, listen, &resolve);
+        let led = |name: &str, url: &str| {
+            format!("{name} ({url}) is led by resolve to 127.0.0.1:8080, this gateway's own")
+        };
+        let expected = [
+            led("azure_upstream", "https://r.openai.azure.com"),
+            led(
+                "the Bedrock upstream of region us-east-1",
+                "https://bedrock-runtime.us-east-1.amazonaws.com",
+            ),
+            led(
+                "the Vertex AI upstream of location us-central1",
+                "https://us-central1-aiplatform.googleapis.com",
+            ),
+        ];
+        assert_eq!(problems.len(), expected.len(), "{problems:#?}");
+        for (problem, expected) in problems.iter().zip(&expected) {
+            assert!(problem.starts_with(expected), "{problem}");
+        }
+        // A vertex_upstream is the one Vertex AI upstream; by its URL.
+        let cloud = CloudConfig {
+            vertex: Some(up("http://localhost:8080")),
+            bedrock: Some(up("https://bedrock-runtime.us-east-1.amazonaws.com")),
+            ..CloudConfig::default()
+        };
+        let problems = cloud_loops(&cloud, true, listen, &Resolve::default());
+        assert_eq!(problems.len(), 1, "{problems:#?}");
+        assert!(
+            problems[0].starts_with("vertex_upstream (http://localhost:8080) is this gateway's"),
+            "{problems:#?}"
+        );
+        let problems = cloud_loops(&cloud, true, listen, &resolve);
+        // With the entries: the region's endpoint, set by bedrock_upstream;
+        // the location's entry is not used beside a vertex_upstream.
+        assert_eq!(problems.len(), 2, "{problems:#?}");
+        assert!(
+            problems[0].starts_with("bedrock_upstream ("),
+            "{problems:#?}"
+        );
+        assert!(
+            problems[1].starts_with("vertex_upstream ("),
+            "{problems:#?}"
         );
     }
 

@@ -269,6 +269,7 @@ impl RawConfig {
             .ok()
         });
         // --- issue 18: cloud endpoints ---
+        let bedrock_set = self.bedrock_upstream.is_some();
         let mut cloud_warnings = Vec::new();
         let cloud = crate::cloud::CloudConfig::validate(
             crate::cloud::RawCloud {
@@ -387,14 +388,19 @@ impl RawConfig {
         for (name, upstream) in named {
             let Some(upstream) = upstream else { continue };
             if let Some(listen) = listen {
-                problems.extend(
-                    super::sanity::resolved_loops_back(name, upstream, listen, &resolve)
-                        .unwrap_or_else(|| super::sanity::loops_back(name, upstream, listen)),
-                );
+                problems.extend(super::sanity::upstream_loops(
+                    name, upstream, listen, &resolve,
+                ));
             }
             warnings.extend(super::sanity::versioned_base(name, upstream));
         }
         if let Some(listen) = listen {
+            problems.extend(super::sanity::cloud_loops(
+                &cloud,
+                bedrock_set,
+                listen,
+                &resolve,
+            ));
             warnings.extend(super::sanity::dashboard_closed(
                 listen,
                 admin_token.is_some(),
