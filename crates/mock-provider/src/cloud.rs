@@ -453,13 +453,14 @@ pub(crate) fn verify_sigv4(
             format_amz_date(now)
         )));
     }
-    let mut pairs = Vec::new();
+    let mut values = Vec::new();
     for name in &names {
         for value in parts.headers.get_all(*name) {
             let value = value.to_str().map_err(|_| incomplete())?;
-            pairs.push((*name, value));
+            values.push((*name, tabs_as_spaces(value)));
         }
     }
+    let pairs: Vec<(&str, &str)> = values.iter().map(|(n, v)| (*n, v.as_ref())).collect();
     let host = header(&parts.headers, "host").ok_or_else(incomplete)?;
     let uri = format!(
         "http://{host}{}",
@@ -501,6 +502,21 @@ pub(crate) fn verify_sigv4(
         return Err(invalid(SIGNATURE_MISMATCH.to_string()));
     }
     Ok(())
+}
+
+/// A signed header's value with each tab read as a space, as AWS reads it
+/// before its canonical request's `Trimall` (which aws-sigv4 applies to
+/// spaces only): a value signed with its tab kept is refused (the .NET
+/// SDK's signature of `x-amz-meta-test: my\tvalue`, compressing blanks
+/// only, got 403 SignatureDoesNotMatch where the Java SDK's, compressing
+/// every whitespace, was taken: aws/aws-sdk-net#1222), and botocore signs
+/// `' '.join(value.split())` (boto/botocore#1182).
+fn tabs_as_spaces(value: &str) -> std::borrow::Cow<'_, str> {
+    if value.contains('\t') {
+        value.replace('\t', " ").into()
+    } else {
+        value.into()
+    }
 }
 
 /// The time as `x-amz-date` writes it (`20251125T173000Z`).
@@ -674,6 +690,7 @@ mod tests {
         let mut parts = http::Request::post(format!("http://127.0.0.1:1{path}"))
             .header("host", "127.0.0.1:1")
             .header("x-stainless-lang", "python")
+            .header("x-note", "a b")
             .body(())
             .unwrap()
             .into_parts()
@@ -749,6 +766,14 @@ mod tests {
             .headers
             .insert("x-stainless-lang", "js".parse().unwrap());
         assert_eq!(verify(&changed, &key, now).0, "InvalidSignatureException");
+        // AWS reads a tab as a space (aws/aws-sdk-net#1222): "a\tb" is
+        // the "a b" signed, "ab" is not.
+        for (value, taken) in [("a\tb", true), ("a \t b", true), ("ab", false)] {
+            let mut sent = parts.clone();
+            sent.headers.insert("x-note", value.parse().unwrap());
+            let verified = verify_sigv4(&sent, b"{}", &key, BEDROCK_SERVICE, now);
+            assert_eq!(verified.is_ok(), taken, "{value:?}: {verified:?}");
+        }
         let other = AwsTestKey::new("AKIDMOCK", "other");
         assert_eq!(verify(&parts, &other, now).0, "InvalidSignatureException");
         let mut unsigned = parts.clone();

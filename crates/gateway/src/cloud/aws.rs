@@ -8,7 +8,9 @@
 //! `x-stainless-*` and the rest) but those botocore leaves out:
 //! `authorization`, `user-agent`, `x-amzn-trace-id`, `transfer-encoding`
 //! (`aws-sigv4`'s list) and `expect` (a proxy on the way may take
-//! `expect: 100-continue` off, which would void the signature) and over the path as it was sent, encoded once more
+//! `expect: 100-continue` off, which would void the signature), a signed
+//! value's tabs sent as spaces (as AWS reads them: `tabs_as_spaces`),
+//! and over the path as it was sent, encoded once more
 //! for the canonical request (botocore's and AWS's rule, `aws-sigv4`'s
 //! [`PercentEncodingMode::Double`]). Without credentials a request goes as
 //! it came.
@@ -275,6 +277,20 @@ pub(crate) fn sign(
         header::HOST,
         HeaderValue::from_str(authority).map_err(|e| e.to_string())?,
     );
+    let mut settings = SigningSettings::default();
+    settings.percent_encoding_mode = PercentEncodingMode::Double;
+    if let Some(excluded) = &mut settings.excluded_headers {
+        excluded.push(header::EXPECT.as_str().into());
+    }
+    let excluded = settings.excluded_headers.as_deref().unwrap_or_default();
+    for (name, value) in headers.iter_mut() {
+        // One byte search per header; a copy only of a value with a tab.
+        if memchr::memchr(b'\t', value.as_bytes()).is_some()
+            && !excluded.iter().any(|e| e.as_ref() == name.as_str())
+        {
+            *value = tabs_as_spaces(value);
+        }
+    }
     let mut pairs = Vec::with_capacity(headers.len());
     for (name, value) in &headers {
         let value = value
@@ -290,11 +306,6 @@ pub(crate) fn sign(
         SignableBody::Bytes(body),
     )
     .map_err(|e| e.to_string())?;
-    let mut settings = SigningSettings::default();
-    settings.percent_encoding_mode = PercentEncodingMode::Double;
-    if let Some(excluded) = &mut settings.excluded_headers {
-        excluded.push(header::EXPECT.as_str().into());
-    }
     let identity = credentials.clone().into();
     let params = v4::SigningParams::builder()
         .identity(&identity)
@@ -313,6 +324,25 @@ pub(crate) fn sign(
     instructions.apply_to_request_http1x(&mut signed);
     parts.headers = std::mem::take(signed.headers_mut());
     Ok(())
+}
+
+/// `value` with each tab a space. AWS reads a tab in a signed header's
+/// value as a space before its canonical request's `Trimall` (the .NET
+/// SDK's signature of `x-amz-meta-test: my\tvalue`, which kept the tab,
+/// was refused with 403 SignatureDoesNotMatch where the Java SDK's was
+/// taken: aws/aws-sdk-net#1222; botocore signs `' '.join(value.split())`),
+/// while aws-sigv4 trims and collapses spaces only: the value goes as AWS
+/// reads it, so the two agree.
+fn tabs_as_spaces(value: &HeaderValue) -> HeaderValue {
+    let bytes: Vec<u8> = value
+        .as_bytes()
+        .iter()
+        .map(|&b| if b == b'\t' { b' ' } else { b })
+        .collect();
+    // A tab and a space are equally valid in a value.
+    let mut spaced = HeaderValue::from_bytes(&bytes).unwrap_or_else(|_| value.clone());
+    spaced.set_sensitive(value.is_sensitive());
+    spaced
 }
 
 #[cfg(test)]

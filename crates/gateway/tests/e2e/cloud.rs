@@ -360,6 +360,23 @@ async fn bedrock_invoke_is_resigned_and_the_mock_verifies_it() {
     assert_eq!(received[0].headers["x-amz-security-token"], "session-tok");
 }
 
+/// A forwarded header whose value holds a tab (`x-client-note: a\tb`):
+/// AWS reads the tab as a space before its `Trimall`, so a signature over
+/// the tab as it is does not match (the mock checks as AWS does). The
+/// gateway forwards such a value with its tabs as spaces, as AWS reads it,
+/// and signs that.
+#[tokio::test]
+async fn a_tab_in_a_signed_header_is_signed_as_aws_reads_it() {
+    let h = bedrock(Some(SECRET)).await;
+    let mut headers = client_signed();
+    headers.push(("x-client-note", "a\tb  c"));
+    let url = format!("{}/bedrock/model/anthropic.claude-x-v1:0/invoke", h.gw());
+    let r = post(&h.client, url, &headers, &invoke_convo().body).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let received = h.mock.received();
+    assert_eq!(received[0].header("x-client-note"), Some("a b  c"));
+}
+
 #[tokio::test]
 async fn an_invoke_named_by_an_inference_profile_arn_is_read_by_its_body() {
     let h = bedrock(Some(SECRET)).await;

@@ -109,6 +109,32 @@ fn expect_is_forwarded_but_not_signed() {
     assert_eq!(p.headers["expect"], "100-continue");
 }
 
+/// A signed header's tabs go as spaces, as AWS reads them; a header left
+/// out of the signature goes as it came.
+#[test]
+fn a_signed_headers_tabs_go_as_spaces() {
+    let mut p = parts(
+        "https://bedrock-runtime.us-east-1.amazonaws.com/model/m/invoke",
+        &[
+            ("x-client-note", "a\tb \t c"),
+            ("x-plain", "a b"),
+            ("x-amzn-trace-id", "Root=1-abc;\tSampled=1"),
+        ],
+    );
+    resign(
+        &mut p,
+        b"{}",
+        creds().fixed().unwrap(),
+        "us-east-1",
+        SystemTime::now(),
+    )
+    .unwrap();
+    assert_eq!(p.headers["x-client-note"], "a b   c");
+    assert_eq!(p.headers["x-plain"], "a b");
+    assert_eq!(p.headers["x-amzn-trace-id"], "Root=1-abc;\tSampled=1");
+    assert_eq!(signed_headers(&p), "host;x-amz-date;x-client-note;x-plain");
+}
+
 #[test]
 fn the_region_of_a_bedrock_runtime_host() {
     for (host, region) in [
