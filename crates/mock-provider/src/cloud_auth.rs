@@ -254,8 +254,13 @@ fn token(key: &GoogleTestKey, body: &[u8]) -> Reply {
     }
 }
 
+/// The audience Google's token endpoint takes in a service account's
+/// assertion.
+const GOOGLE_TOKEN_AUDIENCE: &str = "https://oauth2.googleapis.com/token";
+
 /// Check a service account's assertion as Google does: RS256 over
-/// `header.claims`, the claims naming a scope, an issuer and a time window.
+/// `header.claims`, the claims naming a scope, an issuer, Google's token
+/// endpoint as the audience and a time window.
 fn verify_jwt(jwt: &str, public_key_der: &[u8]) -> Result<(), String> {
     let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
     let mut parts = jwt.split('.');
@@ -297,6 +302,17 @@ fn verify_jwt(jwt: &str, public_key_der: &[u8]) -> Result<(), String> {
     if !claims["iss"].is_string() || !claims["scope"].is_string() || !claims["aud"].is_string() {
         return Err("Invalid JWT: iss, scope and aud are required".into());
     }
+    // "When making an access token request this value is always
+    // https://oauth2.googleapis.com/token" (Google's "Using OAuth 2.0 for
+    // Server to Server Applications", the JWT claim set), whatever URL the
+    // request went to: a Private Service Connect endpoint's too
+    // (googleapis/java-storage#1156, google-api-dotnet-client#3025). The
+    // refusal in Google's words (requests/requests-oauthlib#247).
+    if claims["aud"] != GOOGLE_TOKEN_AUDIENCE {
+        return Err(format!(
+            "Invalid JWT: Failed audience check. The right audience is {GOOGLE_TOKEN_AUDIENCE}"
+        ));
+    }
     Ok(())
 }
 
@@ -308,6 +324,56 @@ pub(crate) fn url_form(body: &[u8]) -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An assertion signed with the test key for `aud`.
+    fn assertion(aud: &str) -> String {
+        let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_secs();
+        let claims = serde_json::json!({
+            "iss": "sa@p.iam.gserviceaccount.com", "scope": "s", "aud": aud,
+            "iat": now, "exp": now + 3600,
+        });
+        let signed = format!(
+            "{}.{}",
+            b64.encode(r#"{"alg":"RS256","typ":"JWT"}"#),
+            b64.encode(claims.to_string())
+        );
+        let der = pem_der(GOOGLE_TEST_PRIVATE_KEY_PEM).unwrap();
+        let pair = ring::signature::RsaKeyPair::from_pkcs8(&der).unwrap();
+        let mut sig = vec![0; pair.public().modulus_len()];
+        pair.sign(
+            &ring::signature::RSA_PKCS1_SHA256,
+            &ring::rand::SystemRandom::new(),
+            signed.as_bytes(),
+            &mut sig,
+        )
+        .unwrap();
+        format!("{signed}.{}", b64.encode(sig))
+    }
+
+    /// Google's token endpoint is the audience, wherever the assertion was
+    /// sent.
+    #[test]
+    fn an_assertion_for_another_audience_is_refused() {
+        let key = GoogleTestKey::test("tok");
+        assert_eq!(
+            verify_jwt(&assertion(GOOGLE_TOKEN_AUDIENCE), &key.public_key_der),
+            Ok(())
+        );
+        for aud in [
+            "http://127.0.0.1:9/token",
+            "https://oauth2-psc.p.googleapis.com/token",
+        ] {
+            assert_eq!(
+                verify_jwt(&assertion(aud), &key.public_key_der).unwrap_err(),
+                "Invalid JWT: Failed audience check. The right audience is \
+                 https://oauth2.googleapis.com/token"
+            );
+        }
+    }
 
     #[test]
     fn a_forged_jwt_is_refused() {

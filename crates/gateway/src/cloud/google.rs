@@ -351,7 +351,7 @@ impl GoogleAuth {
                 key,
                 token_uri,
             } => {
-                let jwt = signed_jwt(email, key_id.as_deref(), key, token_uri, SystemTime::now())?;
+                let jwt = signed_jwt(email, key_id.as_deref(), key, SystemTime::now())?;
                 let body = form(&[
                     ("grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer"),
                     ("assertion", &jwt),
@@ -430,13 +430,24 @@ fn token_answer(
     Ok((answer.access_token, lifetime))
 }
 
+/// The audience of a service account's assertion: "When making an access
+/// token request this value is always `https://oauth2.googleapis.com/token`"
+/// (Google's "Using OAuth 2.0 for Server to Server Applications"), the
+/// file's `token_uri` being only where the request goes: one set to a
+/// Private Service Connect endpoint and signed as the audience gets
+/// "Invalid JWT: Failed audience check" (googleapis/java-storage#1156,
+/// google-api-dotnet-client#3025), and Google's libraries sign this
+/// constant (google-auth-library-java#833, google-api-dotnet-client#3027,
+/// google-auth-python's `_GOOGLE_OAUTH2_TOKEN_ENDPOINT`).
+const TOKEN_AUDIENCE: &str = "https://oauth2.googleapis.com/token";
+
 /// A service account's assertion: RS256 over
-/// `{"alg":"RS256","typ":"JWT","kid":…}.{"iss","scope","aud","iat","exp"}`.
+/// `{"alg":"RS256","typ":"JWT","kid":…}.{"iss","scope","aud","iat","exp"}`,
+/// `aud` [`TOKEN_AUDIENCE`].
 fn signed_jwt(
     email: &str,
     key_id: Option<&str>,
     key: &RsaKeyPair,
-    audience: &str,
     now: SystemTime,
 ) -> Result<String, String> {
     let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -448,7 +459,7 @@ fn signed_jwt(
     let claims = serde_json::json!({
         "iss": email,
         "scope": SCOPE,
-        "aud": audience,
+        "aud": TOKEN_AUDIENCE,
         "iat": iat,
         "exp": iat + 3600,
     });
