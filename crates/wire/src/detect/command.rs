@@ -14,9 +14,11 @@
 //! prints files: a command of a program that prints files ([`READERS`]),
 //! or a pipeline of them, after shell builtins that print nothing (`cd
 //! src && tail -5 build.log`); words in plain, single or double quotes,
-//! no substitution, redirection (other than `2>&1` and `2>/dev/null`),
-//! subshell or variable assignment, at most [`MAX_COMMAND_BYTES`] long
-//! (split by `shell.rs`).
+//! no substitution, redirection (other than `2>&1` and `2>/dev/null`) or
+//! subshell, at most [`MAX_COMMAND_BYTES`] long (split by `shell.rs`).
+//! Variable assignments before a command (`LC_ALL=C tail -1 build.log`,
+//! `env -i PATH=/usr/bin go build`) change its environment, not its
+//! program ([`Simple`]); alone (`A=1; cat a.log`) they print nothing.
 //!
 //! A Go tool's failure may have no header or closing line of its own
 //! (`go build`'s `go: updates to go.mod needed; to update it:` above
@@ -104,13 +106,15 @@ impl Program {
     /// The program of `command`: a file reader (see [`file_reader`]) or a
     /// Go tool (see [`GoTool`]), run as the one command of the line (a
     /// reader in a pipeline of readers), after shell builtins that print
-    /// nothing (`cd src && go build ./...`).
+    /// nothing (`cd src && go build ./...`), with any variable assignments
+    /// before it (`GOFLAGS=-mod=mod go build ./...`, `env -i A=b go
+    /// build`).
     pub fn of_command(command: &str) -> Option<Program> {
         if command.len() > MAX_COMMAND_BYTES {
             return None;
         }
         let tokens = shell::tokens(command)?;
-        let last = last_command(&tokens)?;
+        let (last, goflags_e) = last_command(&tokens)?;
         if let Some(name) = readers_pipeline(last) {
             return READERS
                 .iter()
@@ -118,7 +122,7 @@ impl Program {
                 .and_then(|i| u8::try_from(i).ok())
                 .map(Program);
         }
-        go_tool(last).map(|tool| {
+        go_tool(last, goflags_e).map(|tool| {
             Program(match tool {
                 GoTool::Build => GO_BUILD,
                 GoTool::Run => GO_RUN,
@@ -197,8 +201,9 @@ fn is_shell(program: &str) -> bool {
 /// pipeline of such commands (`grep ERROR app.log | tail -20` → `grep`,
 /// whose complaints come first), after shell builtins that print nothing
 /// of their own (`cd src && tail -5 build.log`; `cd`, `export`, `unset`,
-/// `set -e`, `true`). Each reader may have its stderr joined or dropped
-/// (`2>&1`, `2>/dev/null`).
+/// `set -e`, `true`, assignments alone). Each reader may have its stderr
+/// joined or dropped (`2>&1`, `2>/dev/null`) and variables assigned
+/// before it (`LC_ALL=C tail -1 build.log`, `env LANG=C cat a.log`).
 ///
 /// A list with any other command before the reader is not a reader's:
 /// that command's output (its stderr, at least) comes before the file's,
@@ -210,18 +215,180 @@ pub fn file_reader(command: &str) -> Option<&'static str> {
         return None;
     }
     let tokens = shell::tokens(command)?;
-    readers_pipeline(last_command(&tokens)?)
+    readers_pipeline(last_command(&tokens)?.0)
 }
 
-/// The list's last command, when every command before it is [`silent`].
-fn last_command(tokens: &[Token]) -> Option<&[Token]> {
+/// The list's last command, when every command before it is [`silent`],
+/// with whether GOFLAGS as those commands export it holds `-e` (`export
+/// GOFLAGS=-e && go list ./...` is `go list -e`).
+fn last_command(tokens: &[Token]) -> Option<(&[Token], bool)> {
     let mut commands: Vec<&[Token]> = tokens.split(|t| matches!(t, Token::Separator)).collect();
     // A separator may end the line (`cat a.log;`).
     if commands.len() > 1 && commands.last().is_some_and(|c| c.is_empty()) {
         commands.pop();
     }
     let (last, before) = commands.split_last()?;
-    before.iter().all(|c| silent(c)).then_some(*last)
+    let mut goflags_e = false;
+    for command in before {
+        let command = simple(command)?;
+        let words: Vec<&str> = command.words().collect();
+        if !silent(&words, command.assigns) {
+            return None;
+        }
+        match words.as_slice() {
+            ["export", names @ ..] => {
+                for name in names {
+                    if let Some(value) = name.strip_prefix("GOFLAGS=") {
+                        goflags_e = has_e_flag(value);
+                    }
+                }
+            }
+            ["unset", names @ ..] if names.contains(&"GOFLAGS") => goflags_e = false,
+            _ => {}
+        }
+    }
+    Some((*last, goflags_e))
+}
+
+/// A simple command as it runs: its program's words after the variable
+/// assignments before them (`GOFLAGS=-mod=mod go build ./...`,
+/// `RUST_BACKTRACE=1 cargo test`) and after `env`'s options and
+/// assignments (`env -i PATH=/usr/bin make`, `env -u GOFLAGS go vet`): the
+/// same program, its output the same but for what the environment
+/// changes.
+struct Simple<'a> {
+    /// The command's tokens from its program's name on (from `env` when
+    /// it names no program: it prints the environment), with no pipe or
+    /// separator.
+    rest: &'a [Token],
+    /// An assignment came before the program (or stands alone: `A=b`).
+    assigns: bool,
+    /// Whether GOFLAGS as the command sets it holds `-e` (`GOFLAGS=-e go
+    /// list`; `env -i` and `env -u GOFLAGS` unset it); `None` when the
+    /// command leaves it as it was.
+    goflags_e: Option<bool>,
+}
+
+/// The simple command of `command` (see [`Simple`]): `None` with a pipe or
+/// a separator in it, or an `env` option that is not read (`env -S`,
+/// `env -C dir`). Reads the tokens in place: no allocation.
+fn simple(command: &[Token]) -> Option<Simple<'_>> {
+    if command
+        .iter()
+        .any(|t| matches!(t, Token::Pipe | Token::Separator))
+    {
+        return None;
+    }
+    let (mut assigns, mut goflags_e) = (false, None);
+    // The shell's assignments, before the program's name.
+    let mut start = command.len();
+    for (i, t) in command.iter().enumerate() {
+        match t {
+            Token::Assignment(a) => {
+                assigns = true;
+                if let Some(value) = a.strip_prefix("GOFLAGS=") {
+                    goflags_e = Some(has_e_flag(value));
+                }
+            }
+            Token::Word(_) => {
+                start = i;
+                break;
+            }
+            Token::StderrRedirect | Token::Pipe | Token::Separator => {}
+        }
+    }
+    // `env [-i] [-u NAME] [--] [NAME=value]... program ...`: env takes any
+    // argument with `=` in it for an assignment, quoted or not, up to the
+    // first without one.
+    loop {
+        let mut words = words_from(command, start);
+        if words
+            .next()
+            .is_none_or(|(_, w)| w.rsplit('/').next() != Some("env"))
+        {
+            break;
+        }
+        let mut env_goflags_e = goflags_e;
+        while let Some(&(_, word)) = words.peek() {
+            match word {
+                "-i" | "--ignore-environment" | "-" => env_goflags_e = Some(false),
+                "-u" | "--unset" => {
+                    words.next();
+                    if words.peek().is_some_and(|&(_, name)| name == "GOFLAGS") {
+                        env_goflags_e = Some(false);
+                    }
+                }
+                "--unset=GOFLAGS" | "-uGOFLAGS" => env_goflags_e = Some(false),
+                "--" => {
+                    words.next();
+                    break;
+                }
+                w if w.starts_with("--unset=") || (w.starts_with("-u") && w.len() > 2) => {}
+                w if w.starts_with('-') => return None,
+                _ => break,
+            }
+            words.next();
+        }
+        let mut env_assigns = false;
+        while let Some(&(_, word)) = words.peek() {
+            let Some((name, value)) = word.split_once('=') else {
+                break;
+            };
+            if name.is_empty() {
+                return None;
+            }
+            if name == "GOFLAGS" {
+                env_goflags_e = Some(has_e_flag(value));
+            }
+            env_assigns = true;
+            words.next();
+        }
+        // No program: env prints the environment.
+        let Some(&(program, _)) = words.peek() else {
+            break;
+        };
+        start = program;
+        assigns |= env_assigns;
+        goflags_e = env_goflags_e;
+    }
+    Some(Simple {
+        rest: &command[start..],
+        assigns,
+        goflags_e,
+    })
+}
+
+/// The words of `command` from its token `start` on, each with its
+/// token's index (assignment-shaped words too; redirections skipped).
+fn words_from(
+    command: &[Token],
+    start: usize,
+) -> std::iter::Peekable<impl Iterator<Item = (usize, &str)>> {
+    command
+        .iter()
+        .enumerate()
+        .skip(start)
+        .filter_map(|(i, t)| match t {
+            Token::Word(w) | Token::Assignment(w) => Some((i, w.as_str())),
+            Token::StderrRedirect | Token::Pipe | Token::Separator => None,
+        })
+        .peekable()
+}
+
+// === impl Simple ===
+
+impl<'a> Simple<'a> {
+    /// The program's name and its arguments.
+    fn words(&self) -> impl Iterator<Item = &'a str> + use<'a> {
+        words_from(self.rest, 0).map(|(_, w)| w)
+    }
+}
+
+/// Does GOFLAGS's `value` (space-separated flags) set `-e`?
+fn has_e_flag(value: &str) -> bool {
+    value
+        .split_ascii_whitespace()
+        .any(|f| matches!(f, "-e" | "-e=true" | "--e" | "--e=true"))
 }
 
 /// The first reader of a pipeline of readers (`grep ERROR app.log | tail
@@ -233,19 +400,19 @@ fn readers_pipeline(command: &[Token]) -> Option<&'static str> {
 }
 
 /// The Go tool a simple command runs (by path too, its stderr joined or
-/// dropped): `go [-C dir] build|vet|test|install|get|list …`, `go [-C
-/// dir] mod tidy|download|verify|vendor|init …`, `go run …`, `go generate
-/// …`, `gofmt …` (see [`GoTool`]; `go list` with `-e` is a report). A
-/// pipeline is none (`go build ./... 2>&1 | tail -5` cuts the report).
-fn go_tool(command: &[Token]) -> Option<GoTool> {
-    let mut words = Vec::with_capacity(command.len());
-    for t in command {
-        match t {
-            Token::Word(w) => words.push(w.as_str()),
-            Token::StderrRedirect => {}
-            Token::Pipe | Token::Separator => return None,
-        }
-    }
+/// dropped, after assignments and `env`, see [`Simple`]): `go [-C dir]
+/// build|vet|test|install|get|list …`, `go [-C dir] mod
+/// tidy|download|verify|vendor|init …`, `go run …`, `go generate …`,
+/// `gofmt …` (see [`GoTool`]; `go list` with `-e`, given or in GOFLAGS,
+/// is a report). A pipeline is none (`go build ./... 2>&1 | tail -5` cuts
+/// the report). `goflags_e`: GOFLAGS as the list exported it before holds
+/// `-e`.
+fn go_tool(command: &[Token], goflags_e: bool) -> Option<GoTool> {
+    let command = simple(command)?;
+    // The command's own GOFLAGS, if it sets one, is the one the go
+    // command sees.
+    let goflags_e = command.goflags_e.unwrap_or(goflags_e);
+    let words: Vec<&str> = command.words().collect();
     let (program, rest) = words.split_first()?;
     match program.rsplit('/').next().unwrap_or(program) {
         "gofmt" => Some(GoTool::Gofmt),
@@ -256,7 +423,11 @@ fn go_tool(command: &[Token]) -> Option<GoTool> {
                 rest => rest,
             };
             match rest {
-                ["list", flags @ ..] if flags.iter().any(|f| matches!(*f, "-e" | "-e=true")) => {
+                // A flag given overrides GOFLAGS's (`-e=false`).
+                ["list", flags @ ..]
+                    if flags.iter().any(|f| matches!(*f, "-e" | "-e=true"))
+                        || (goflags_e && !flags.contains(&"-e=false")) =>
+                {
                     Some(GoTool::Report)
                 }
                 ["build" | "vet" | "test" | "install" | "get" | "list", ..]
@@ -274,39 +445,27 @@ fn go_tool(command: &[Token]) -> Option<GoTool> {
     }
 }
 
-/// The reader a simple command runs: its first word names a program in
-/// [`READERS`] (by path too), the rest are words and stderr redirections.
+/// The reader a simple command runs: its first word (after assignments
+/// and `env`, see [`Simple`]) names a program in [`READERS`] (by path
+/// too), the rest are words and stderr redirections.
 fn reader_of(command: &[Token]) -> Option<&'static str> {
-    let [Token::Word(program), rest @ ..] = command else {
-        return None;
-    };
-    if rest
-        .iter()
-        .any(|t| matches!(t, Token::Pipe | Token::Separator))
-    {
-        return None;
-    }
+    let program = simple(command)?.words().next()?;
     let name = program.rsplit('/').next().unwrap_or(program);
     READERS.iter().find(|r| **r == name).copied()
 }
 
-/// A command that prints nothing when it succeeds and writes no file: a
+/// A command that prints nothing when it succeeds and writes no file (its
+/// [`Simple`] words, and whether assignments came before them): a
 /// shell builtin that changes only the shell's state (`cd DIR`, `export
-/// A=b`, `unset A`, `set -e` / `set -o pipefail`, `true`, `:`). When it
-/// fails, its complaint is the shell's (`bash: cd: x: No such file or
-/// directory`), which the verdict reads as the reader's own. Not `cd -`
-/// (it prints the directory), `set -x` (it prints each command), `export
-/// -p` (it prints the variables) or a bare `set`.
-fn silent(command: &[Token]) -> bool {
-    let mut words = Vec::with_capacity(command.len());
-    for t in command {
-        match t {
-            Token::Word(w) => words.push(w.as_str()),
-            Token::StderrRedirect => {}
-            Token::Pipe | Token::Separator => return false,
-        }
-    }
-    match words.as_slice() {
+/// A=b`, `unset A`, `set -e` / `set -o pipefail`, `true`, `:`), or
+/// variable assignments alone (`GOFLAGS=-mod=mod`). When it fails, its
+/// complaint is the shell's (`bash: cd: x: No such file or directory`),
+/// which the verdict reads as the reader's own. Not `cd -` (it prints the
+/// directory), `set -x` (it prints each command), `export -p` (it prints
+/// the variables), a bare `set` or a bare `env`.
+fn silent(words: &[&str], assigns: bool) -> bool {
+    match words {
+        [] => assigns,
         ["cd"] | ["true" | ":", ..] => true,
         ["cd", dir] => *dir != "-",
         ["export" | "unset", names @ ..] => {

@@ -1,5 +1,6 @@
 //! A shell command line split as the shell splits it, as far as the
-//! verdict needs: words (quotes and escapes removed), the pipe between
+//! verdict needs: words (quotes and escapes removed; a word that can be a
+//! variable assignment, `GOFLAGS=-mod=mod`, told apart), the pipe between
 //! two commands, the separators of a list (`;`, `&&`, `||`, a newline),
 //! and the two stderr redirections that leave a command's output its own
 //! (`2>&1`, `2>/dev/null`). Anything else that changes what runs or where
@@ -13,6 +14,13 @@
 pub(super) enum Token {
     /// A word, its quotes and escapes removed.
     Word(String),
+    /// A word of the shape of a variable assignment, `NAME=value`: the
+    /// name (`[A-Za-z_][A-Za-z0-9_]*`) written without quotes or escapes
+    /// before the first `=`, the value in any quotes (`GOFLAGS="-mod=mod
+    /// -v"`), both as written without them. Before a command's name it
+    /// sets a variable (bash's `assignment_word`); anywhere else it is a
+    /// word (`make CC=gcc`). `"A"=b` and `A\=b` are words.
+    Assignment(String),
     /// `|`: the next command reads this one's output.
     Pipe,
     /// `;`, `&&`, `||` or a newline: the next command runs after this one.
@@ -21,35 +29,49 @@ pub(super) enum Token {
     StderrRedirect,
 }
 
+/// What is known of the word being read.
+#[derive(Default)]
+struct WordState {
+    /// A word has begun (`''` is a word, empty).
+    in_word: bool,
+    /// The word so far was written with quotes or escapes (`2` before `>`
+    /// is a file descriptor only when plain, a name before `=` an
+    /// assignment's only so).
+    quoted: bool,
+    /// The word's first unquoted `=` has been read.
+    equals: bool,
+    /// ... and the plain text before it is a variable's name.
+    assignment: bool,
+}
+
 /// The tokens of `line`, or `None` when it holds anything [`Token`] does
 /// not stand for.
 pub(super) fn tokens(line: &str) -> Option<Vec<Token>> {
     let mut out = Vec::new();
     let mut word = String::new();
-    // A word has begun (`''` is a word, empty).
-    let mut in_word = false;
-    // The word so far was written without quotes or escapes (`2` before
-    // `>` is a file descriptor only so).
-    let mut plain = true;
+    let mut state = WordState::default();
     let mut chars = line.chars().peekable();
-    let end_word =
-        |out: &mut Vec<Token>, word: &mut String, in_word: &mut bool, plain: &mut bool| {
-            if *in_word {
-                out.push(Token::Word(std::mem::take(word)));
-                *in_word = false;
-            }
-            *plain = true;
-        };
+    let end_word = |out: &mut Vec<Token>, word: &mut String, state: &mut WordState| {
+        if state.in_word {
+            let word = std::mem::take(word);
+            out.push(if state.assignment {
+                Token::Assignment(word)
+            } else {
+                Token::Word(word)
+            });
+        }
+        *state = WordState::default();
+    };
     while let Some(c) = chars.next() {
         match c {
-            ' ' | '\t' => end_word(&mut out, &mut word, &mut in_word, &mut plain),
+            ' ' | '\t' => end_word(&mut out, &mut word, &mut state),
             '\n' => {
-                end_word(&mut out, &mut word, &mut in_word, &mut plain);
+                end_word(&mut out, &mut word, &mut state);
                 out.push(Token::Separator);
             }
             '\r' if chars.peek() == Some(&'\n') => {}
             ';' => {
-                end_word(&mut out, &mut word, &mut in_word, &mut plain);
+                end_word(&mut out, &mut word, &mut state);
                 if chars.peek() == Some(&';') {
                     return None;
                 }
@@ -60,11 +82,11 @@ pub(super) fn tokens(line: &str) -> Option<Vec<Token>> {
                 if chars.next() != Some('&') {
                     return None;
                 }
-                end_word(&mut out, &mut word, &mut in_word, &mut plain);
+                end_word(&mut out, &mut word, &mut state);
                 out.push(Token::Separator);
             }
             '|' => {
-                end_word(&mut out, &mut word, &mut in_word, &mut plain);
+                end_word(&mut out, &mut word, &mut state);
                 match chars.peek() {
                     Some('|') => {
                         chars.next();
@@ -76,7 +98,7 @@ pub(super) fn tokens(line: &str) -> Option<Vec<Token>> {
             }
             '>' => {
                 // `2>&1` or `2>/dev/null` (`2> /dev/null`), nothing else.
-                if !(in_word && plain && word == "2") {
+                if !(state.in_word && !state.quoted && word == "2") {
                     return None;
                 }
                 let rest: String = {
@@ -99,13 +121,12 @@ pub(super) fn tokens(line: &str) -> Option<Vec<Token>> {
                     return None;
                 }
                 word.clear();
-                in_word = false;
-                plain = true;
+                state = WordState::default();
                 out.push(Token::StderrRedirect);
             }
             '\'' => {
-                in_word = true;
-                plain = false;
+                state.in_word = true;
+                state.quoted = true;
                 loop {
                     match chars.next()? {
                         '\'' => break,
@@ -114,8 +135,8 @@ pub(super) fn tokens(line: &str) -> Option<Vec<Token>> {
                 }
             }
             '"' => {
-                in_word = true;
-                plain = false;
+                state.in_word = true;
+                state.quoted = true;
                 loop {
                     match chars.next()? {
                         '"' => break,
@@ -137,12 +158,12 @@ pub(super) fn tokens(line: &str) -> Option<Vec<Token>> {
                 }
             }
             '\\' => {
-                plain = false;
+                state.quoted = true;
                 match chars.next()? {
                     // A line continuation.
                     '\n' => {}
                     c => {
-                        in_word = true;
+                        state.in_word = true;
                         word.push(c);
                     }
                 }
@@ -150,11 +171,24 @@ pub(super) fn tokens(line: &str) -> Option<Vec<Token>> {
             '$' if chars.peek() == Some(&'(') => return None,
             '<' | '(' | ')' | '`' | '{' | '}' | '\r' => return None,
             c => {
-                in_word = true;
+                if c == '=' && !state.equals {
+                    state.equals = true;
+                    state.assignment = state.in_word && !state.quoted && is_name(&word);
+                }
+                state.in_word = true;
                 word.push(c);
             }
         }
     }
-    end_word(&mut out, &mut word, &mut in_word, &mut plain);
+    end_word(&mut out, &mut word, &mut state);
     Some(out)
+}
+
+/// Is `word` a shell variable's name (`[A-Za-z_][A-Za-z0-9_]*`)?
+pub(super) fn is_name(word: &str) -> bool {
+    let mut bytes = word.bytes();
+    bytes
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }

@@ -109,7 +109,9 @@ fn only_a_simple_readers_command_counts() {
         "cat \"$(ls *.log)\"",
         "tail -1 `ls`",
         "(tail -1 build.log)",
-        "LC_ALL=C tail -1 build.log",
+        "'LC_ALL=C' tail -1 build.log",
+        "env -S 'tail -1' build.log",
+        "env LC_ALL=C",
         "tail -1 'unclosed",
         "sudo tail -1 build.log",
     ] {
@@ -295,6 +297,273 @@ fn the_command_from_a_calls_arguments() {
         "a".repeat(super::MAX_COMMAND_BYTES)
     );
     assert_eq!(command(&long), None);
+}
+
+/// Go tools' failures with variable assignments before the command
+/// (quoted or not, `env`'s, an exported one in the list), as
+/// `raw_commands.py`'s scenarios printed them here (go 1.19; status 1, 2
+/// for gofmt): read with the tool, as without the assignments.
+const ASSIGNED_FAILED: &[(&str, &str)] = &[
+    (
+        "GOFLAGS=-mod=readonly go build ./...",
+        "main.go:3:8: cannot find module providing package github.com/nobody/nothing: import lookup disabled by -mod=readonly\n",
+    ),
+    (
+        "GOFLAGS=-mod=readonly; export GOFLAGS; go build ./...",
+        "main.go:3:8: cannot find module providing package github.com/nobody/nothing: import lookup disabled by -mod=readonly\n",
+    ),
+    (
+        "CGO_ENABLED=0 go run ./nope",
+        "go: no packages loaded from ./nope\n",
+    ),
+    (
+        "env GOFLAGS=-mod=mod go generate ./...",
+        "main.go:3: running \"stringer\": exec: \"stringer\": executable file not found in $PATH\n",
+    ),
+    (
+        "env -i PATH=/usr/bin:/bin HOME=/tmp go mod init example.com/n",
+        "go: /tmp/probe/go.mod already exists\n",
+    ),
+    (
+        "env -u GOFLAGS go list example.com/nothere",
+        "no required module provides package example.com/nothere; to add it:\n\tgo get example.com/nothere\n",
+    ),
+    (
+        "LC_ALL=\"C\" GOFLAGS=\"-mod=mod -v\" gofmt -l .",
+        "a.go:1:1: expected 'package', found 'func'\nb.go:2:1: expected declaration, found foo\nc.go\n",
+    ),
+];
+
+/// Successes (status 0) with assignments before the command: a Go tool's
+/// notes, `go list` made `-e` by GOFLAGS (its packages' errors are its
+/// report), readers of an earlier failed run's log.
+const ASSIGNED_SUCCEEDED: &[(&str, &str)] = &[
+    ("GOFLAGS=-mod=mod go build -v ./...", "example.com/pkg\n"),
+    (
+        "GOFLAGS=-mod=mod go mod init example.com/n",
+        "go: creating new go.mod: module example.com/n\ngo: to add module requirements and sums:\n\tgo mod tidy\n",
+    ),
+    (
+        "export GOFLAGS=-e && go list -f '{{range .DepsErrors}}{{.}}{{end}}' .",
+        "main.go:3:8: no required module provides package example.com/nothere; to add it:\n\tgo get example.com/nothere\n",
+    ),
+    (
+        "LC_ALL=C tail -3 build.log",
+        "# example.com/pkg\n./main.go:6:14: undefined: x\n./main.go:7:2: y declared but not used\n",
+    ),
+    (
+        "env LANG=C cat test.log",
+        "--- FAIL: TestAdd (0.00s)\n    main_test.go:7: Add(1, 2) = 3, want 4\nFAIL\nFAIL\texample.com/pkg\t0.006s\nFAIL\n",
+    ),
+    (
+        "LC_ALL=\"C\" tail -n 1 make.log",
+        "make: *** [Makefile:3: all] Error 1\n",
+    ),
+];
+
+#[test]
+fn assignments_before_a_command_hide_nothing() {
+    let d = Detector::default();
+    for (command, output) in ASSIGNED_FAILED {
+        assert_eq!(
+            d.explain_for_command(output, Some(command)),
+            Some("failure_summary"),
+            "{command}: {output:?}"
+        );
+        assert_eq!(d.explain(output), None, "the text alone: {output:?}");
+    }
+    let mut read_as_failures = 0;
+    for (command, output) in ASSIGNED_SUCCEEDED {
+        assert_eq!(
+            d.explain_for_command(output, Some(command)),
+            None,
+            "{command}: {output:?}"
+        );
+        read_as_failures += usize::from(d.explain(output).is_some());
+    }
+    // The three readers' logs read as failures from the text alone (the
+    // go list's output as go list's failure without GOFLAGS's `-e`).
+    assert_eq!(read_as_failures, 3);
+    // The reader's own complaint still counts (LC_ALL=C tail -3 build.log,
+    // status 1).
+    assert_eq!(
+        d.explain_for_command(
+            "tail: cannot open 'build.log' for reading: No such file or directory\n",
+            Some("LC_ALL=C tail -3 build.log")
+        ),
+        Some("shell_diagnostic")
+    );
+}
+
+/// What a command runs, with assignments before it: the shell's (a plain
+/// name before the first `=`), `env`'s (any word with `=`, after its
+/// `-i`, `-u NAME`, `--`), and GOFLAGS's `-e` making `go list` a report.
+#[test]
+fn the_program_after_assignments() {
+    use super::{GoTool, Program};
+    let program = |c: &str| Program::of_command(c);
+    let tool = |c: &str| program(c).and_then(Program::go_tool);
+    for (command, want) in [
+        ("A=1 go build ./...", Some(GoTool::Build)),
+        (
+            "A=1 B='x y' C=\"$HOME/z\" go vet ./...",
+            Some(GoTool::Build),
+        ),
+        ("A= go test ./...", Some(GoTool::Build)),
+        ("env A=1 go run .", Some(GoTool::Run)),
+        (
+            "/usr/bin/env -i -- A=1 go generate ./...",
+            Some(GoTool::Generate),
+        ),
+        // After its assignments, `--` is env's program.
+        ("env -i A=1 -- go generate ./...", None),
+        ("env -- go build", Some(GoTool::Build)),
+        ("env - PATH=/bin go build", Some(GoTool::Build)),
+        ("env -u A --unset=B -uC go build", Some(GoTool::Build)),
+        ("env 'A=x y' go build", Some(GoTool::Build)),
+        ("A=1 env B=2 env C=3 go build", Some(GoTool::Build)),
+        ("A=1; B=2 && go build", Some(GoTool::Build)),
+        ("A=1 2>&1 gofmt -l .", Some(GoTool::Gofmt)),
+        ("GOFLAGS=-e go list ./...", Some(GoTool::Report)),
+        ("GOFLAGS='-mod=mod -e' go list ./...", Some(GoTool::Report)),
+        ("env GOFLAGS=-e=true go list ./...", Some(GoTool::Report)),
+        ("GOFLAGS=-e go list -e=false ./...", Some(GoTool::Build)),
+        ("GOFLAGS=-e go build ./...", Some(GoTool::Build)),
+        ("export GOFLAGS=-e; go list ./...", Some(GoTool::Report)),
+        (
+            "export GOFLAGS=-e; GOFLAGS=-mod=mod go list ./...",
+            Some(GoTool::Build),
+        ),
+        (
+            "export GOFLAGS=-e; env -i PATH=/bin go list ./...",
+            Some(GoTool::Build),
+        ),
+        (
+            "export GOFLAGS=-e; env -u GOFLAGS go list ./...",
+            Some(GoTool::Build),
+        ),
+        (
+            "export GOFLAGS=-e; unset GOFLAGS; go list ./...",
+            Some(GoTool::Build),
+        ),
+        // Not assignments: a quoted or escaped name, no name, a name
+        // that is not one, a word after the program.
+        ("\"A\"=1 go build", None),
+        ("A\\=1 go build", None),
+        ("'A=1' go build", None),
+        ("=1 go build", None),
+        ("1A=1 go build", None),
+        ("A-B=1 go build", None),
+        ("go A=1 build", None),
+        // env that prints the environment, or with options not read.
+        ("env", None),
+        ("env -i", None),
+        ("env A=1", None),
+        ("env -S 'go build'", None),
+        ("env -C app go build", None),
+        ("env =1 go build", None),
+        // Still not one command.
+        ("A=1 go build | tail", None),
+        ("A=1 make && go build", None),
+    ] {
+        assert_eq!(tool(command), want, "{command}");
+    }
+    for (command, reader) in [
+        ("LC_ALL=C tail -1 build.log", Some("tail")),
+        (
+            "LC_ALL=C grep -n ERROR app.log | LC_ALL=C head -5",
+            Some("grep"),
+        ),
+        ("env LANG=C cat a.log", Some("cat")),
+        ("cd src && A=1 tail -1 build.log", Some("tail")),
+        ("A=1 make > /dev/null; tail -1 build.log", None),
+        ("'LC_ALL=C' tail -1 build.log", None),
+    ] {
+        assert_eq!(file_reader(command), reader, "{command}");
+    }
+    // Assignments alone print nothing; env alone prints the environment.
+    assert_eq!(file_reader("A=1 B=2; cat a.log"), Some("cat"));
+    assert_eq!(file_reader("env A=1; cat a.log"), None);
+}
+
+/// A word's shape: an assignment's when a plain name comes before its
+/// first unquoted `=`.
+#[test]
+fn assignment_words() {
+    use super::shell::{Token, tokens};
+    let a = |w: &str| Token::Assignment(w.to_owned());
+    let w = |w: &str| Token::Word(w.to_owned());
+    assert_eq!(
+        tokens("A=1 B=\"x y\" C='' D= _e=f=g go A=2"),
+        Some(vec![
+            a("A=1"),
+            a("B=x y"),
+            a("C="),
+            a("D="),
+            a("_e=f=g"),
+            w("go"),
+            a("A=2"),
+        ])
+    );
+    assert_eq!(
+        tokens("\"A\"=1 A'='1 A\\=1 =1 1A=1 A-B=1 -A=1 A\"x\"=1"),
+        Some(vec![
+            w("A=1"),
+            w("A=1"),
+            w("A=1"),
+            w("=1"),
+            w("1A=1"),
+            w("A-B=1"),
+            w("-A=1"),
+            w("Ax=1"),
+        ])
+    );
+}
+
+proptest! {
+    /// Any assignments before any command (quoted values, through `env`
+    /// with its options or not) leave what the command runs as it was,
+    /// and so the verdict on any output.
+    #[test]
+    fn assignments_change_no_reading(
+        command in prop::sample::select(&[
+            "go build ./...", "go vet ./... 2>&1", "go test -run TestX ./pkg", "go run .",
+            "go generate ./...", "go list ./...", "go list -e ./...", "go mod tidy", "gofmt -l .",
+            "tail -3 build.log", "grep -n ERROR app.log | tail -20", "cat a.log", "cargo test",
+            "cargo build --release", "npm test", "pytest -q", "python3 -m pytest", "make",
+            "make -k all", "ls -la", "echo hi", "go build ./... | tail -5",
+            "/usr/local/go/bin/go install ./cmd/x", "go -C app build",
+        ][..]),
+        before in prop::sample::select(&["", "cd src && ", "set -e; ", "export A=b; "][..]),
+        assignments in proptest::collection::vec(
+            ("[A-Z_][A-Z0-9_]{0,10}", "[a-zA-Z0-9_./:=,+-]{0,12}|'[^']{0,12}'|\"[^\"\\\\`$]{0,12}\""),
+            1..4,
+        ),
+        env in prop::sample::select(&["", "env ", "env -i ", "/usr/bin/env -u HOME ", "env -- "][..]),
+        output in prop::sample::select(&[
+            "", "make: *** [Makefile:3: all] Error 1\n",
+            "main.go:3:8: no required module provides package example.com/x; to add it:\n\tgo get example.com/x\n",
+            "# example.com/pkg\n./main.go:6:14: undefined: x\n", "go: no packages loaded from ./nope\n",
+            "a.go:1:1: expected 'package', found 'func'\nc.go\n",
+            "main.go:3: running \"stringer\": exit status 1\n", "ok  \texample.com/pkg\t0.01s\n",
+        ][..]),
+    ) {
+        // GOFLAGS may hold `-e`, which makes go list a report.
+        prop_assume!(assignments.iter().all(|(name, _)| name != "GOFLAGS"));
+        let words: Vec<String> = assignments.iter().map(|(n, v)| format!("{n}={v}")).collect();
+        let plain = format!("{before}{command}");
+        let assigned = format!("{before}{env}{} {command}", words.join(" "));
+        prop_assert_eq!(super::Program::of_command(&assigned), super::Program::of_command(&plain), "{}", assigned);
+        let d = Detector::default();
+        prop_assert_eq!(
+            d.explain_for_command(output, Some(&assigned)),
+            d.explain_for_command(output, Some(&plain)),
+            "{}", assigned
+        );
+        // Assignments alone, as a command before it, print nothing.
+        let alone = format!("{before}{}; {command}", words.join(" "));
+        prop_assert_eq!(super::Program::of_command(&alone), super::Program::of_command(&plain), "{}", alone);
+    }
 }
 
 proptest! {

@@ -606,7 +606,6 @@ fn a_go_tools_command() {
         "go build ./... && ./app",
         "go build ./... | tail",
         "make && go build ./...",
-        "GOFLAGS=-mod=mod go build ./...",
         "go build ./... > build.log",
         "go",
         "gofmt -l . | wc -l",
