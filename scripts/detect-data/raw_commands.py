@@ -302,6 +302,30 @@ GO_PROXY_MODULES = [
      {"r.go": "package r\n"}),
 ]
 # The environment of the scenarios that fetch from it ({goproxy}: its path).
+# A generator run by `go run ./gen` that logs with the log package and
+# ends with log.Fatalf (status 1), or logs and succeeds.
+GO_GENERATE_GO_RUN = "package main\n\n//go:generate go run ./gen\n\nfunc main() {}\n"
+GO_GEN_LOG_FATALF = ('package main\n\nimport "log"\n\nfunc main() {\n\tlog.Printf("reading pills.json")\n'
+                     '\tlog.Fatalf("gen: pills.json: unexpected end of JSON input")\n}\n')
+GO_GEN_LOG_OK = ('package main\n\nimport (\n\t"log"\n\t"os"\n)\n\nfunc main() {\n\tlog.Printf("reading pills.json")\n'
+                 '\tif err := os.WriteFile("pill_string.go", []byte("package main\\n"), 0o644); err != nil {\n'
+                 '\t\tlog.Fatal(err)\n\t}\n\tlog.Printf("wrote pill_string.go: 2 types")\n}\n')
+
+
+def go_unformatted(n):
+    """A syntactically valid Go file gofmt rewrites: n functions with bad
+    spacing, its diff about 120 bytes a function."""
+    return "package c\n" + "".join(
+        f"func F{i}( a int,b int ) int {{\nreturn a+b*{i}\n}}\n" for i in range(n))
+
+
+def go_long_source(n):
+    """A formatted Go file whose raw string holds lines of gofmt's error
+    shape, above n more functions (gofmt prints it as it is, status 0)."""
+    return ("package c\n\nconst Doc = `\na.go:1:1: expected 'package', found 'func'\nb.go\n`\n"
+            + "".join(f"\nfunc F{i}(a int, b int) int {{\n\treturn a + b*{i}\n}}\n" for i in range(n)))
+
+
 GO_PROXY_ENV = {"GOPROXY": "file://{goproxy}", "GOSUMDB": "off"}
 ESLINT_CONFIG = """export default [{
   languageOptions: { globals: { console: "readonly" } },
@@ -493,6 +517,26 @@ SCENARIOS = [
                                 "c.go": "package c\nfunc C() {\nx := 1\n_ = x\n}\n"}, "gofmt -l ."),
     ("gofmt-d-errors-then-diff", {"a.go": "func main() {}\n",
                                   "c.go": "package c\nfunc C() {\nx := 1\n_ = x\n}\n"}, "gofmt -d ."),
+    # --- go generate's own log.Fatalf (`generate: …`), a generator's;
+    # gofmt's errors above more than 8 KiB of diffs or 200 names
+    ("go-generate-log-fatalf", dict({"go.mod": GO_MOD}, **{"main.go": GO_GENERATE_GO_RUN,
+                                                           "gen/main.go": GO_GEN_LOG_FATALF}),
+     "go generate ./..."),
+    ("go-generate-log-ok", dict({"go.mod": GO_MOD}, **{"main.go": GO_GENERATE_GO_RUN, "gen/main.go": GO_GEN_LOG_OK}),
+     "go generate -v ./..."),
+    ("go-generate-bad-run-regexp", dict({"go.mod": GO_MOD}, **{"main.go": GO_GENERATE_OK}),
+     "go generate -run '[' ./..."),
+    ("go-generate-file-removed", dict({"go.mod": GO_MOD}, **{
+        "a.go": "package main\n\n//go:generate rm -f b.go\n\nfunc main() {}\n",
+        "b.go": "package main\n\n//go:generate echo b\n"}), "go generate ./..."),
+    ("gofmt-d-error-above-long-diff", {"a.go": "func main() {}\n", "c.go": go_unformatted(120)}, "gofmt -d ."),
+    ("gofmt-d-long-diff", {"c.go": go_unformatted(120)}, "gofmt -d ."),
+    ("gofmt-l-error-above-many-names", dict({"a.go": "func main() {}\n"},
+                                            **{f"c{i:03}.go": go_unformatted(1) for i in range(250)}), "gofmt -l ."),
+    ("gofmt-l-many-names", {f"c{i:03}.go": go_unformatted(1) for i in range(250)}, "gofmt -l ."),
+    ("gofmt-long-source", {"c.go": go_long_source(300)}, "gofmt c.go"),
+    ("gofmt-d-long-source-diff", {"c.go": go_long_source(300).replace("func F299(a int, b int)", "func F299( a int,b int )")},
+     "gofmt -d c.go"),
     # --- variable assignments before the command (`NAME=value`, quoted or
     # not, and `env [-i] [-u NAME] NAME=value`): the same program runs
     ("go-run-no-packages-cgo-off", dict({"go.mod": GO_MOD}, **{"main.go": GO_ADD}), "CGO_ENABLED=0 go run ./nope"),

@@ -24,8 +24,10 @@
 //! `PASS` and `--- PASS:` lines are a passing run's.
 //!
 //! Only the last [`GO_TAIL_BYTES`] bytes are read, at most
-//! [`MAX_REPORT_LINES`] lines; the common output is left at its last line
-//! (no `.go:`, not tab-indented, not `FAIL`).
+//! [`MAX_REPORT_LINES`] lines (gofmt's last [`GOFMT_BYTES`]: its errors
+//! come above other files' names and diffs); the common output is left
+//! at its last line (no `.go:`, not tab-indented, not `FAIL`), gofmt's
+//! when it holds nothing an error holds.
 
 use std::sync::LazyLock;
 
@@ -110,7 +112,12 @@ pub(super) fn test_failed(line: &[u8], before: &[u8]) -> bool {
 
 /// The window read: the last [`GO_TAIL_BYTES`], from a line's start.
 fn tail(content: &[u8]) -> &[u8] {
-    let cut = content.len().saturating_sub(GO_TAIL_BYTES);
+    tail_of(content, GO_TAIL_BYTES)
+}
+
+/// The last `bytes` of `content`, from a line's start.
+fn tail_of(content: &[u8], bytes: usize) -> &[u8] {
+    let cut = content.len().saturating_sub(bytes);
     let window = &content[cut..];
     if cut > 0 && content[cut - 1] != b'\n' {
         return memchr::memchr(b'\n', window).map_or(&[][..], |i| &window[i + 1..]);
@@ -252,13 +259,16 @@ fn read_report<'a>(lines: impl Iterator<Item = &'a [u8]>) -> bool {
 /// nothing (`-w`) or the formatted source.
 pub(super) fn tool_failed(tool: super::GoTool, content: &[u8]) -> bool {
     use super::GoTool;
+    if tool == GoTool::Gofmt {
+        return gofmt_failed(content);
+    }
     let window = tail(content);
     let Some(last) = last_line(window) else {
         return false;
     };
     let last = last.strip_suffix(b"\r").unwrap_or(last);
     match tool {
-        GoTool::Gofmt => gofmt_failed(window),
+        GoTool::Gofmt => false,
         GoTool::Build => {
             // Most outputs stop here: the go command's failure ends with
             // its line, a continuation or a diagnostic.
@@ -277,7 +287,8 @@ pub(super) fn tool_failed(tool: super::GoTool, content: &[u8]) -> bool {
         }
         GoTool::Generate => {
             (go_location_first(last) && GENERATE_ERROR.is_match(last))
-                || (go_alone_like(last) && go_alone_failed(content))
+                || ((go_alone_like(last) || last.starts_with(GENERATE_FATAL))
+                    && go_alone_failed(content))
         }
         GoTool::Report => {
             (last.first() == Some(&b'\t') || last.starts_with(b"go: "))
@@ -289,6 +300,15 @@ pub(super) fn tool_failed(tool: super::GoTool, content: &[u8]) -> bool {
         }
     }
 }
+
+/// go generate's own fatal errors, which cmd/go prints with the log
+/// package (`log.Fatalf("generate: %s", err)` in
+/// `internal/generate/generate.go`, its flags 0 in `main.go`; status 1): a
+/// `-run` pattern that is no regular expression (`generate: error parsing
+/// regexp: missing closing ]: `[``), a file it cannot read (`generate:
+/// open /src/b.go: no such file or directory`). cmd/go prints no other
+/// line so.
+const GENERATE_FATAL: &[u8] = b"generate: ";
 
 /// The last line of `go mod init`'s `cannot determine module path`
 /// (cmd/go `modload/init.go`), below its example usage.
@@ -302,17 +322,29 @@ fn package_error_first(line: &[u8]) -> bool {
         || (line.starts_with(b"stat ") && line.ends_with(b": directory not found"))
 }
 
-/// gofmt's errors, at any line of the window, when every other line is
-/// one `-l` or `-d` prints (a file's name, a diff's line: ` `, `+`, `-`,
-/// `@@`, `diff `): the formatted source gofmt prints with neither may hold
-/// such a line in a raw string. The first byte rules out a diff's lines,
-/// a cheap test before [`GOFMT_ERROR`].
-fn gofmt_failed(window: &[u8]) -> bool {
+/// How much of gofmt's output is read, from its end: its errors come in
+/// the order of its arguments, above the names (`-l`) or diffs (`-d`) of
+/// any later files, so the top of a long output is read too.
+const GOFMT_BYTES: usize = 1024 * 1024;
+
+/// gofmt's errors, at any line of its last [`GOFMT_BYTES`], when every
+/// other line is one `-l` or `-d` prints (a file's name, a diff's line:
+/// ` `, `+`, `-`, `@@`, `diff `, of any length): the formatted source
+/// gofmt prints with neither may hold such a line in a raw string. An
+/// output without `.go:`, `<standard input>:`, `directory` or `denied`
+/// (what an error holds) is not read further; the first byte rules out a
+/// diff's lines, a cheap test before [`GOFMT_ERROR`].
+fn gofmt_failed(content: &[u8]) -> bool {
+    let window = super::rules::trim_end(tail_of(content, GOFMT_BYTES));
+    if [&b".go:"[..], b"<standard input>:", b"directory", b"denied"]
+        .iter()
+        .all(|needle| memmem::find(window, needle).is_none())
+    {
+        return false;
+    }
     let mut error = false;
-    for line in lines_from_end(window) {
-        if line.len() > LINE_BYTES {
-            return false;
-        }
+    for line in window.split(|b| *b == b'\n') {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
         let diff_or_name = matches!(line.first(), Some(b' ' | b'+' | b'-' | b'@'))
             || line.starts_with(b"diff ")
             || line.ends_with(b".go");
@@ -320,6 +352,7 @@ fn gofmt_failed(window: &[u8]) -> bool {
             continue;
         }
         if line.is_empty()
+            || line.len() > LINE_BYTES
             || !(memmem::find(line, b".go:").is_some()
                 || line.starts_with(b"<standard input>:")
                 || line.ends_with(b"directory")
@@ -349,7 +382,8 @@ fn go_alone_like(last: &[u8]) -> bool {
 /// but the error: the go command's own (`go: cannot run *_test.go
 /// files`), a pattern's, or a diagnostic or a package's error with the
 /// go command's hint below it (`main.go:3:8: no required module provides
-/// package example.com/x; to add it:` above `\tgo get example.com/x`).
+/// package example.com/x; to add it:` above `\tgo get example.com/x`), or
+/// go generate's fatal error ([`GENERATE_FATAL`]: never go run's).
 /// At most [`GO_TAIL_BYTES`] and [`MAX_REPORT_LINES`] lines.
 fn go_alone_failed(content: &[u8]) -> bool {
     let content = super::rules::trim_end(content);
@@ -373,6 +407,10 @@ fn go_alone_failed(content: &[u8]) -> bool {
     }
     let failed = if error.starts_with(b"go: ") {
         go_error(error)
+    } else if error.starts_with(GENERATE_FATAL) {
+        // Only go generate prints it; go run's last line is read here
+        // only when go_alone_like, which it is not.
+        indented == 0
     } else if error_diagnostic(error) || package_error_first(error) {
         hints > 0 && hints == indented
     } else {

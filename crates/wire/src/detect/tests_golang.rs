@@ -696,3 +696,159 @@ proptest! {
         prop_assert_eq!(d.explain_for_command(&killed, Some("go run .")), Some("failure_summary"), "{:?}", killed);
     }
 }
+
+/// gofmt 1.19's `-d` output for `c.go` of `n` functions written `func
+/// Fi( a int,b int ) int {` / `return a+b*i` / `}` below `package c`
+/// (`raw_commands.py`'s `go_unformatted`), byte for byte as gofmt printed
+/// it here for n = 120 (12,113 bytes).
+fn gofmt_long_diff(n: usize) -> String {
+    let mut out = format!(
+        "diff c.go.orig c.go\n--- c.go.orig\n+++ c.go\n@@ -1,{} +1,{} @@\n package c\n",
+        3 * n + 1,
+        3 * n + 2
+    );
+    for i in 0..n {
+        out.push_str(&format!(
+            "-func F{i}( a int,b int ) int {{\n-return a+b*{i}\n"
+        ));
+        if i + 1 < n {
+            out.push_str("-}\n");
+        }
+    }
+    out.push_str("+\n");
+    for i in 0..n {
+        out.push_str(&format!(
+            "+func F{i}(a int, b int) int {{\n+\treturn a + b*{i}\n"
+        ));
+        out.push_str(if i + 1 < n { "+}\n" } else { " }\n" });
+    }
+    out
+}
+
+/// gofmt's errors come in the order of its arguments, so above a later
+/// file's output, however long: `gofmt -d .` printing a.go's error above
+/// c.go's 12 KB diff, `gofmt -l .` above 250 names (status 2; before,
+/// only the last 8 KiB and 200 lines were read). The same outputs without
+/// the error, and a formatted source longer than 8 KiB with the error's
+/// shape in a raw string at its top (`gofmt c.go`, status 0), are not.
+#[test]
+fn gofmt_errors_above_long_outputs() {
+    let d = Detector::default();
+    let error = "a.go:1:1: expected 'package', found 'func'\n";
+    let diff = gofmt_long_diff(120);
+    assert_eq!(diff.len(), 12_113);
+    let names: String = (0..250).map(|i| format!("c{i:03}.go\n")).collect();
+    for output in [format!("{error}{diff}"), format!("{error}{names}")] {
+        assert_eq!(
+            d.explain_for_command(&output, Some("gofmt -d .")),
+            Some("failure_summary"),
+            "{}",
+            &output[..200]
+        );
+        assert_eq!(d.explain(&output), None);
+    }
+    for output in [diff, names] {
+        assert_eq!(d.explain_for_command(&output, Some("gofmt -l .")), None);
+    }
+    let source = format!(
+        "package c\n\nconst Doc = `\n{error}b.go\n`\n{}",
+        (0..300)
+            .map(|i| format!("\nfunc F{i}(a int, b int) int {{\n\treturn a + b*{i}\n}}\n"))
+            .collect::<String>()
+    );
+    assert_eq!(source.len(), 15_155);
+    assert_eq!(d.explain_for_command(&source, Some("gofmt c.go")), None);
+    // A diff's line longer than a report's line is still a diff's.
+    let long = format!(
+        "{error}diff c.go.orig c.go\n+\tx := \"{}\"\n",
+        "y".repeat(2000)
+    );
+    assert_eq!(
+        d.explain_for_command(&long, Some("gofmt -d .")),
+        Some("failure_summary")
+    );
+}
+
+/// go generate's own fatal errors (cmd/go's `log.Fatalf("generate: %s",
+/// err)`, status 1), as go 1.19 printed them here: `go generate -run '['
+/// ./...`, and a file an earlier directive removed (`//go:generate rm -f
+/// b.go`). A generator's own `log.Fatalf` lines end with go generate's
+/// report of its directive, read before; its `log.Printf` lines on
+/// success are nothing.
+#[test]
+fn go_generates_fatal_errors() {
+    let d = Detector::default();
+    // The second reads as a program's complaint from the text alone.
+    for (output, alone) in [
+        (
+            "generate: error parsing regexp: missing closing ]: `[`\n",
+            None,
+        ),
+        (
+            "generate: open /tmp/probe/b.go: no such file or directory\n",
+            Some("shell_diagnostic"),
+        ),
+    ] {
+        assert_eq!(d.explain(output), alone, "the text alone: {output:?}");
+        assert_eq!(
+            d.explain_for_command(output, Some("go generate ./...")),
+            alone.or(Some("failure_summary")),
+            "{output:?}"
+        );
+        // Not go run's: its program may print such a line.
+        assert_eq!(d.explain_for_command(output, Some("go run .")), alone);
+    }
+    // Below a generator's output, it may be the generator's.
+    assert_eq!(
+        d.explain_for_command(
+            "generating pill_string.go\ngenerate: error parsing regexp: missing closing ]: `[`\n",
+            Some("go generate ./...")
+        ),
+        None
+    );
+    let fatalf = "2026/12/01 19:36:46 reading pills.json\n2026/12/01 19:36:46 gen: pills.json: unexpected end of JSON input\nexit status 1\nmain.go:3: running \"go\": exit status 1\n";
+    assert_eq!(
+        d.explain_for_command(fatalf, Some("go generate ./...")),
+        Some("failure_summary")
+    );
+    let logged = "main.go\n2026/12/01 19:36:47 reading pills.json\n2026/12/01 19:36:47 wrote pill_string.go: 2 types\ngen/main.go\n";
+    assert_eq!(
+        d.explain_for_command(logged, Some("go generate -v ./...")),
+        None
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// gofmt's error on any line among any number of other files' names
+    /// or diff lines (of any length) is read; the same lines without it,
+    /// or with a line of neither kind (a source's), are not.
+    #[test]
+    fn gofmt_errors_on_any_line(
+        lines in proptest::collection::vec(
+            prop_oneof![
+                "[a-z/]{1,12}\\.go",
+                "[ +-][ -~]{0,40}",
+                "[ +-][ -~]{1100,1200}",
+                Just("@@ -1,3 +1,3 @@".to_string()),
+                Just("diff c.go.orig c.go".to_string()),
+            ],
+            0..300,
+        ),
+        at in any::<prop::sample::Index>(),
+        source in "(package|func|const|\\}|\\)|import)[ -~]{0,20}",
+    ) {
+        let d = Detector::default();
+        let error = "b.go:2:1: expected declaration, found foo";
+        let mut with = lines.clone();
+        with.insert(at.index(lines.len() + 1), error.to_string());
+        let text = format!("{}\n", with.join("\n"));
+        prop_assert_eq!(d.explain_for_command(&text, Some("gofmt -l .")), Some("failure_summary"));
+        let without = format!("{}\n", lines.join("\n"));
+        prop_assert_eq!(d.explain_for_command(&without, Some("gofmt -d .")), None);
+        with.insert(at.index(with.len() + 1), source);
+        let text = format!("{}\n", with.join("\n"));
+        prop_assert_eq!(d.explain_for_command(&text, Some("gofmt c.go")), None);
+    }
+}
