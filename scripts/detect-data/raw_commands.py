@@ -215,6 +215,7 @@ GO_MOD = "module example.com/pkg\n\ngo 1.19\n"
 GO_UNDEFINED = 'package main\n\nimport "fmt"\n\nfunc main() {\n\tfmt.Println(x)\n\ty := 1\n}\n'
 GO_SYNTAX_ERROR = 'package main\n\nfunc main() {\n\tif true {\n}\n'
 GO_VET_PRINTF = 'package main\n\nimport "fmt"\n\nfunc main() {\n\tfmt.Printf("%d\\n", "s")\n}\n'
+GO_FIVE_UNDEFINED = 'package main\n\nfunc main() {\n\t_ = a\n\t_ = b\n\t_ = c\n\t_ = d\n\t_ = e\n}\n'
 GO_ADD = "package main\n\nfunc Add(a, b int) int { return a + b }\n\nfunc main() {}\n"
 GO_TEST_FAILING = """package main
 
@@ -537,6 +538,21 @@ SCENARIOS = [
     ("gofmt-long-source", {"c.go": go_long_source(300)}, "gofmt c.go"),
     ("gofmt-d-long-source-diff", {"c.go": go_long_source(300).replace("func F299(a int, b int)", "func F299( a int,b int )")},
      "gofmt -d c.go"),
+    # --- a go command's output through `tail` (pipefail: the status is
+    # go's): its last lines
+    ("go-build-errors-tail", dict({"go.mod": GO_MOD}, **{"main.go": GO_FIVE_UNDEFINED}),
+     "set -o pipefail; go build ./... 2>&1 | tail -3"),
+    ("go-build-readonly-tail", dict({"go.mod": GO_MOD}, **{"main.go": GO_MISSING_MODULE}),
+     "set -o pipefail; GOFLAGS=-mod=readonly go build ./... 2>&1 | tail -n 2"),
+    ("go-mod-tidy-missing-tail", dict({"go.mod": GO_MOD}, **{"main.go": GO_IMPORTS_MISSING}),
+     "set -o pipefail; go mod tidy 2>&1 | tail -n 5"),
+    ("go-build-ok-tail", dict({"go.mod": GO_MOD}, **{"main.go": GO_ADD}),
+     "set -o pipefail; go build -v ./... 2>&1 | tail -3"),
+    ("go-test-passing-tail", dict({"go.mod": GO_MOD}, **{"main.go": GO_ADD, "main_test.go": GO_TEST_PASSING}),
+     "set -o pipefail; go test -v ./... 2>&1 | tail -5"),
+    ("go-mod-init-tail", {"main.go": GO_MAIN_ONLY}, "set -o pipefail; go mod init example.com/n 2>&1 | tail -2"),
+    ("go-run-prints-lint-tail", dict({"go.mod": GO_MOD}, **{"main.go": GO_PRINTS_LINT}),
+     "set -o pipefail; go run . 2>&1 | tail -1"),
     # --- variable assignments before the command (`NAME=value`, quoted or
     # not, and `env [-i] [-u NAME] NAME=value`): the same program runs
     ("go-run-no-packages-cgo-off", dict({"go.mod": GO_MOD}, **{"main.go": GO_ADD}), "CGO_ENABLED=0 go run ./nope"),

@@ -108,7 +108,8 @@ impl Program {
     /// reader in a pipeline of readers), after shell builtins that print
     /// nothing (`cd src && go build ./...`), with any variable assignments
     /// before it (`GOFLAGS=-mod=mod go build ./...`, `env -i A=b go
-    /// build`).
+    /// build`); or the go command piped into `tail` with a line count
+    /// (`go build ./... 2>&1 | tail -5`: see [`go_build_tail`]).
     pub fn of_command(command: &str) -> Option<Program> {
         if command.len() > MAX_COMMAND_BYTES {
             return None;
@@ -122,15 +123,17 @@ impl Program {
                 .and_then(|i| u8::try_from(i).ok())
                 .map(Program);
         }
-        go_tool(last, goflags_e).map(|tool| {
-            Program(match tool {
-                GoTool::Build => GO_BUILD,
-                GoTool::Run => GO_RUN,
-                GoTool::Generate => GO_GENERATE,
-                GoTool::Report => GO_REPORT,
-                GoTool::Gofmt => GOFMT,
+        go_tool(last, goflags_e)
+            .or_else(|| go_build_tail(last, goflags_e))
+            .map(|tool| {
+                Program(match tool {
+                    GoTool::Build => GO_BUILD,
+                    GoTool::Run => GO_RUN,
+                    GoTool::Generate => GO_GENERATE,
+                    GoTool::Report => GO_REPORT,
+                    GoTool::Gofmt => GOFMT,
+                })
             })
-        })
     }
 
     /// The program of the shell command in a call's JSON `arguments` (see
@@ -404,8 +407,8 @@ fn readers_pipeline(command: &[Token]) -> Option<&'static str> {
 /// build|vet|test|install|get|list …`, `go [-C dir] mod
 /// tidy|download|verify|vendor|init …`, `go run …`, `go generate …`,
 /// `gofmt …` (see [`GoTool`]; `go list` with `-e`, given or in GOFLAGS,
-/// is a report). A pipeline is none (`go build ./... 2>&1 | tail -5` cuts
-/// the report). `goflags_e`: GOFLAGS as the list exported it before holds
+/// is a report). A pipeline is none (`go build ./... 2>&1 | tail -5`: see
+/// [`go_build_tail`]). `goflags_e`: GOFLAGS as the list exported it before holds
 /// `-e`.
 fn go_tool(command: &[Token], goflags_e: bool) -> Option<GoTool> {
     let command = simple(command)?;
@@ -443,6 +446,52 @@ fn go_tool(command: &[Token], goflags_e: bool) -> Option<GoTool> {
         }
         _ => None,
     }
+}
+
+/// `go build ./... 2>&1 | tail -n 20`: the go command acting on packages
+/// or the module ([`GoTool::Build`]), its stderr joined or dropped, piped
+/// into `tail` with only a line count (`-n N`, `-N`, `--lines=N`, `+N`;
+/// more tails after it). Its output is the last lines of the go command's
+/// output, and the go command's failure is read from its last unindented
+/// line and the continuations below it (`golang.rs`'s `tool_failed`): the
+/// same reading as of the whole output when tail shows that line, none
+/// when it shows only continuations. Not go run's or go generate's (their
+/// go command's failure is read only when the whole output is its own: a
+/// tail cuts the program's lines above it), gofmt's (a tail may cut the
+/// source lines that tell its output from a report) or `head`'s (the
+/// report's end is cut).
+fn go_build_tail(command: &[Token], goflags_e: bool) -> Option<GoTool> {
+    let mut stages = command.split(|t| matches!(t, Token::Pipe));
+    let go = stages.next()?;
+    if !go.iter().any(|t| matches!(t, Token::StderrRedirect)) {
+        // Its stderr would come whole, its stdout's tail below it.
+        return None;
+    }
+    let tool = go_tool(go, goflags_e).filter(|t| *t == GoTool::Build)?;
+    let mut tails = 0;
+    for stage in stages {
+        let stage = simple(stage)?;
+        let words: Vec<&str> = stage.words().collect();
+        let lines = |n: &str| {
+            let n = n.strip_prefix('+').unwrap_or(n);
+            !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())
+        };
+        let count = match words.as_slice() {
+            ["tail"] => true,
+            ["tail", "-n" | "--lines", n] => lines(n),
+            ["tail", flag] => flag
+                .strip_prefix("--lines=")
+                .or_else(|| flag.strip_prefix("-n"))
+                .or_else(|| flag.strip_prefix('-'))
+                .is_some_and(lines),
+            _ => false,
+        };
+        if !count {
+            return None;
+        }
+        tails += 1;
+    }
+    (tails > 0).then_some(tool)
 }
 
 /// The reader a simple command runs: its first word (after assignments

@@ -482,10 +482,6 @@ const TOOL_SUCCEEDED: &[(&str, &str)] = &[
         "revive ./...",
         "main.go:1:1: should have a package comment\n",
     ),
-    (
-        "go build ./... 2>&1 | tail -3",
-        "go: updates to go.mod needed; to update it:\n\tgo mod tidy\n",
-    ),
 ];
 
 #[test]
@@ -850,5 +846,116 @@ proptest! {
         with.insert(at.index(with.len() + 1), source);
         let text = format!("{}\n", with.join("\n"));
         prop_assert_eq!(d.explain_for_command(&text, Some("gofmt c.go")), None);
+    }
+}
+
+/// The go command's output through `tail` with a line count (`set -o
+/// pipefail; … 2>&1 | tail -3`, go 1.19 here, the status go's): its last
+/// lines, read as its output's end. go run's is not (its program printed
+/// the line, status 0), nor a tail without `2>&1`, `head`'s or gofmt's.
+#[test]
+fn a_go_commands_output_through_tail() {
+    use super::{GoTool, Program};
+    let d = Detector::default();
+    for (command, output) in [
+        (
+            "set -o pipefail; go build ./... 2>&1 | tail -3",
+            "./main.go:6:6: undefined: c\n./main.go:7:6: undefined: d\n./main.go:8:6: undefined: e\n",
+        ),
+        (
+            "set -o pipefail; GOFLAGS=-mod=readonly go build ./... 2>&1 | tail -n 2",
+            "main.go:3:8: cannot find module providing package github.com/nobody/nothing: import lookup disabled by -mod=readonly\n",
+        ),
+        // Without pipefail the status is tail's (0), but the output is
+        // still the build's failure, as `make 2>&1 | tail -3`'s `make:
+        // *** … Error 1` is make's.
+        (
+            "go build ./... 2>&1 | tail -3",
+            "go: updates to go.mod needed; to update it:\n\tgo mod tidy\n",
+        ),
+    ] {
+        assert_eq!(
+            d.explain_for_command(output, Some(command)),
+            Some("failure_summary"),
+            "{command}"
+        );
+        assert_eq!(d.explain(output), None, "the text alone: {output:?}");
+    }
+    for (command, output) in [
+        (
+            "set -o pipefail; go build -v ./... 2>&1 | tail -3",
+            "example.com/pkg\n",
+        ),
+        (
+            "set -o pipefail; go test -v ./... 2>&1 | tail -5",
+            "=== RUN   TestRetryAfterFAIL\n    main_test.go:12: FAIL on the first try is expected; the retry passes\n--- PASS: TestRetryAfterFAIL (0.00s)\nPASS\nok  \texample.com/pkg\t0.010s\n",
+        ),
+        (
+            "set -o pipefail; go mod init example.com/n 2>&1 | tail -2",
+            "go: to add module requirements and sums:\n\tgo mod tidy\n",
+        ),
+        (
+            "set -o pipefail; go run . 2>&1 | tail -1",
+            "main.go:3:1: exported function Foo should have comment\n",
+        ),
+    ] {
+        assert_eq!(
+            d.explain_for_command(output, Some(command)),
+            None,
+            "{command}"
+        );
+    }
+    let tool = |c: &str| Program::of_command(c).and_then(Program::go_tool);
+    for c in [
+        "go build ./... 2>&1 | tail",
+        "go vet ./... 2>/dev/null | tail -n 20",
+        "cd app && go test ./... 2>&1 | tail -n +3",
+        "go build ./... 2>&1 | tail --lines=5 | tail -2",
+        "go build 2>&1 | tail -20 2>&1",
+        "go mod tidy 2>&1 | tail -n5",
+    ] {
+        assert_eq!(tool(c), Some(GoTool::Build), "{c}");
+    }
+    for c in [
+        "go build ./... | tail -5",
+        "go build ./... 2>&1 | head -5",
+        "go build ./... 2>&1 | tail -c 100",
+        "go build ./... 2>&1 | tail -f",
+        "go build ./... 2>&1 | tail -n",
+        "go build ./... 2>&1 | tail -5 build.log",
+        "go build ./... 2>&1 | grep error | tail -5",
+        "go run . 2>&1 | tail -5",
+        "go generate ./... 2>&1 | tail -5",
+        "gofmt -l . 2>&1 | tail -5",
+        "go list -e ./... 2>&1 | tail -5",
+        "tail -5 | go build 2>&1",
+    ] {
+        assert_eq!(tool(c), None, "{c}");
+    }
+}
+
+proptest! {
+    /// The last lines of a go command's output, read through `tail -n N`,
+    /// are a failure only when the whole output is one.
+    #[test]
+    fn a_tail_of_a_go_commands_output_reads_as_its_whole_or_not_at_all(
+        i in any::<prop::sample::Index>(),
+        before in proptest::collection::vec("go: downloading [a-z./]{1,12} v1\\.0\\.0|[a-z./]{1,16}|\t[a-z ]{1,20}", 0..6),
+        n in 1usize..12,
+    ) {
+        let d = Detector::default();
+        let rows: Vec<&(&str, &str)> = TOOL_FAILED
+            .iter()
+            .chain(TOOL_SUCCEEDED)
+            .filter(|(c, _)| super::Program::of_command(c).and_then(super::Program::go_tool) == Some(super::GoTool::Build))
+            .collect();
+        let (command, text) = *rows[i.index(rows.len())];
+        let whole = format!("{}{}{text}", before.join("\n"), if before.is_empty() { "" } else { "\n" });
+        let lines: Vec<&str> = whole.lines().collect();
+        let shown = format!("{}\n", lines[lines.len().saturating_sub(n)..].join("\n"));
+        let full = d.explain_for_command(&whole, Some(command));
+        let piped = format!("{command} 2>&1 | tail -n {n}");
+        let read = d.explain_for_command(&shown, Some(&piped));
+        prop_assert!(read.is_none() || full.is_some(), "{:?} for {:?} of {:?}", read, shown, whole);
     }
 }
