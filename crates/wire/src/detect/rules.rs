@@ -209,7 +209,9 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
         crash_trace: re(concat!(
             r"^(?:traceback\s+\(most\s+recent\s+call\s+last\):",
             r"|exception\s+in\s+thread\b",
-            r"|thread\s+'[^'\n]*'\s+panicked\b|panicked\s+at\b",
+            // Rust 1.91 prints the thread's id: `thread 'main' (29402)
+            // panicked at` (rust-lang/rust#115746).
+            r"|thread\s+'[^'\n]*'\s+(?:\(\d+\)\s+)?panicked\b|panicked\s+at\b",
             r"|uncaught\s+(?:\w+\s+)?\w*(?:error|exception)|\w*(?:error|exception):?\s+uncaught\b",
             r"|unhandled\s+(?:\w+\s+)?(?:exception|rejection|error)",
             r"|\*\*\s+\([\w.]+\)",
@@ -686,7 +688,9 @@ struct Finders {
 static FINDERS: LazyLock<Finders> = LazyLock::new(|| Finders {
     traceback: memchr::memmem::Finder::new(b"Traceback (most recent call last):"),
     thread: memchr::memmem::Finder::new(b"\nthread '"),
-    panicked: memchr::memmem::Finder::new(b"' panicked at "),
+    // `thread 'main' panicked at`, or since Rust 1.91 `thread 'main'
+    // (29402) panicked at` (rust-lang/rust#115746).
+    panicked: memchr::memmem::Finder::new(b" panicked at "),
 });
 
 /// A compiler diagnostic (`src/a.c:1:19: error: …`) on one of the first

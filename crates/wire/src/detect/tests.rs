@@ -567,8 +567,15 @@ fn crash_at_the_end() {
             "working...\nTraceback (most recent call last):\n  File \"<string>\", line 1, in <module>\nZeroDivisionError: division by zero\n",
             "[eval]:1\nnull.x\n     ^\n\nTypeError: Cannot read properties of null\n    at [eval]:1:6\n\nNode.js v20.20.2\n",
             "running 3 tests\ntest a ... ok\n\nthread 'main' panicked at src/main.rs:4:5:\nboom\nnote: run with `RUST_BACKTRACE=1`",
+            // Rust 1.91 on names the thread's id (rust-lang/rust#115746):
+            // `cargo run -q` of rustc 1.95 here (status 101), without and
+            // with RUST_BACKTRACE=1 (its frames cut to two).
+            "\nthread 'main' (29953) panicked at src/main.rs:3:21:\nindex out of bounds: the len is 0 but the index is 0\nnote: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n",
+            "\nthread 'main' (29402) panicked at src/main.rs:3:21:\nindex out of bounds: the len is 0 but the index is 0\nstack backtrace:\n   0: __rustc::rust_begin_unwind\n             at /rustc/59807616e1fa2540724bfbac14d7976d7e4a3860/library/std/src/panicking.rs:689:5\n   6: app::main\n             at ./src/main.rs:3:21\nnote: Some details are omitted, run with `RUST_BACKTRACE=full` for a verbose backtrace.\n",
+            "thread '<unnamed>' (12345) panicked at src/main.rs:3:5:\nexplicit panic",
         ],
         &[
+            "main.rs:3: a thread named main may have panicked at startup\nnote: see the log",
             "     1→Traceback (most recent call last):\n     2→ValueError: x",
             "Traceback (most recent call last) is how Python starts a report.\nSee docs.",
         ],
