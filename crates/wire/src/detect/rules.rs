@@ -667,6 +667,9 @@ fn crash_at_end(content: &[u8]) -> bool {
     if PATTERNS.python_exception.is_match(last) && FINDERS.traceback.find(window).is_some() {
         return true;
     }
+    if python_syntax_report(window, last) {
+        return true;
+    }
     // A Rust panic report ends with its `note: …` hint (or a backtrace).
     if (last.starts_with(b"note: ") || last.starts_with(b"stack backtrace"))
         && FINDERS.panicked.find(window).is_some()
@@ -676,6 +679,33 @@ fn crash_at_end(content: &[u8]) -> bool {
     }
     // A Go panic ends with a goroutine's frame.
     super::golang::panic_at_end(window, last)
+}
+
+/// Python's report of a script it could not compile, which has no
+/// traceback header: `  File "s.py", line 1`, the source line, its caret
+/// line, then `SyntaxError: invalid syntax` (or `IndentationError: …`,
+/// `TabError: …`) as the last line (python 3.11 here, status 1). The
+/// `File` line is one of the three above the last.
+fn python_syntax_report(window: &[u8], last: &[u8]) -> bool {
+    if !(last.starts_with(b"SyntaxError: ")
+        || last.starts_with(b"IndentationError: ")
+        || last.starts_with(b"TabError: "))
+    {
+        return false;
+    }
+    trim_end(window)
+        .rsplit(|b| *b == b'\n')
+        .skip(1)
+        .take(3)
+        .any(|line| {
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            line.starts_with(b"  File \"")
+                && line.len() <= 1024
+                && memchr::memmem::rfind(line, b"\", line ").is_some_and(|i| {
+                    let n = &line[i + 8..];
+                    !n.is_empty() && n.iter().all(u8::is_ascii_digit)
+                })
+        })
 }
 
 /// Substring searchers built once.

@@ -573,8 +573,16 @@ fn crash_at_the_end() {
             "\nthread 'main' (29953) panicked at src/main.rs:3:21:\nindex out of bounds: the len is 0 but the index is 0\nnote: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n",
             "\nthread 'main' (29402) panicked at src/main.rs:3:21:\nindex out of bounds: the len is 0 but the index is 0\nstack backtrace:\n   0: __rustc::rust_begin_unwind\n             at /rustc/59807616e1fa2540724bfbac14d7976d7e4a3860/library/std/src/panicking.rs:689:5\n   6: app::main\n             at ./src/main.rs:3:21\nnote: Some details are omitted, run with `RUST_BACKTRACE=full` for a verbose backtrace.\n",
             "thread '<unnamed>' (12345) panicked at src/main.rs:3:5:\nexplicit panic",
+            // python3.11 s.py, python3 -c 'x = (' and python3 i.py of
+            // sources it cannot compile (status 1): no traceback header.
+            "  File \"/tmp/probe/s.py\", line 1\n    def f(:\n          ^\nSyntaxError: invalid syntax\n",
+            "  File \"<string>\", line 1\n    x = (\n        ^\nSyntaxError: '(' was never closed\n",
+            "  File \"/tmp/s50d/i.py\", line 3\n    print(2)\nIndentationError: unexpected indent\n",
         ],
         &[
+            // Not below Python's File line: a sentence, a lint's line.
+            "The parser reports:\nSyntaxError: invalid syntax is raised for bad input\n",
+            "  File \"s.py\", line one\n    x\nSyntaxError: invalid syntax\n",
             "main.rs:3: a thread named main may have panicked at startup\nnote: see the log",
             "     1→Traceback (most recent call last):\n     2→ValueError: x",
             "Traceback (most recent call last) is how Python starts a report.\nSee docs.",
