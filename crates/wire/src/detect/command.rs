@@ -109,7 +109,7 @@ impl Program {
     /// nothing (`cd src && go build ./...`), with any variable assignments
     /// before it (`GOFLAGS=-mod=mod go build ./...`, `env -i A=b go
     /// build`); or the go command piped into `tail` with a line count
-    /// (`go build ./... 2>&1 | tail -5`: see [`go_build_tail`]).
+    /// (`go build ./... 2>&1 | tail -5`: its last lines).
     pub fn of_command(command: &str) -> Option<Program> {
         if command.len() > MAX_COMMAND_BYTES {
             return None;

@@ -687,6 +687,10 @@ fn crash_at_end(content: &[u8]) -> bool {
 /// `TabError: …`) as the last line (python 3.11 here, status 1). The
 /// `File` line is one of the three above the last.
 fn python_syntax_report(window: &[u8], last: &[u8]) -> bool {
+    // Most outputs stop at the first byte.
+    if !matches!(last.first(), Some(b'S' | b'I' | b'T')) {
+        return false;
+    }
     if !(last.starts_with(b"SyntaxError: ")
         || last.starts_with(b"IndentationError: ")
         || last.starts_with(b"TabError: "))
