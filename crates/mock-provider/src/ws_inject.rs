@@ -173,6 +173,21 @@ pub(crate) fn answer(
 mod tests {
     use super::*;
 
+    /// `resp_1` created with two calls whole (`call_1`, `call_2`), then
+    /// `rest`: a script's events.
+    fn after_two_calls(rest: Vec<Value>) -> Vec<Bytes> {
+        let call = |id: &str| json!({"type": "function_call", "call_id": id, "name": "f", "arguments": "{}"});
+        [
+            json!({"type": "response.created", "response": {"id": "resp_1"}}),
+            json!({"type": "response.output_item.done", "item": call("call_1")}),
+            json!({"type": "response.output_item.done", "item": call("call_2")}),
+        ]
+        .into_iter()
+        .chain(rest)
+        .map(event)
+        .collect()
+    }
+
     fn event(v: Value) -> Bytes {
         Bytes::from(v.to_string())
     }
@@ -232,16 +247,12 @@ mod tests {
     /// in the next.
     #[test]
     fn a_response_waits_at_each_inject_and_a_committed_output_is_a_repeat() {
-        let call = |id: &str| json!({"type": "function_call", "call_id": id, "name": "f", "arguments": "{}"});
-        let events = vec![
-            event(json!({"type": "response.created", "response": {"id": "resp_1"}})),
-            event(json!({"type": "response.output_item.done", "item": call("call_1")})),
-            event(json!({"type": "response.output_item.done", "item": call("call_2")})),
-            event(json!({"type": "response.inject.created", "response_id": "resp_1"})),
-            event(json!({"type": "response.output_text.delta"})),
-            event(json!({"type": "response.inject.created", "response_id": "resp_1"})),
-            event(json!({"type": "response.completed"})),
-        ];
+        let events = after_two_calls(vec![
+            json!({"type": "response.inject.created", "response_id": "resp_1"}),
+            json!({"type": "response.output_text.delta"}),
+            json!({"type": "response.inject.created", "response_id": "resp_1"}),
+            json!({"type": "response.completed"}),
+        ]);
         let out = |id: &str| json!({"type": "function_call_output", "call_id": id, "output": "ok"});
         let mut waiting = None;
         assert_eq!(hold(events.clone(), &mut waiting), events[..3]);
@@ -278,16 +289,12 @@ mod tests {
     /// refusal of the second after the first's answer).
     #[test]
     fn injects_awaited_in_a_row_are_answered_together() {
-        let call = |id: &str| json!({"type": "function_call", "call_id": id, "name": "f", "arguments": "{}"});
-        let events = vec![
-            event(json!({"type": "response.created", "response": {"id": "resp_1"}})),
-            event(json!({"type": "response.output_item.done", "item": call("call_1")})),
-            event(json!({"type": "response.output_item.done", "item": call("call_2")})),
-            event(json!({"type": "response.inject.created", "response_id": "resp_1"})),
-            event(json!({"type": "response.inject.created", "response_id": "resp_1"})),
-            event(json!({"type": "response.output_text.delta"})),
-            event(json!({"type": "response.completed"})),
-        ];
+        let events = after_two_calls(vec![
+            json!({"type": "response.inject.created", "response_id": "resp_1"}),
+            json!({"type": "response.inject.created", "response_id": "resp_1"}),
+            json!({"type": "response.output_text.delta"}),
+            json!({"type": "response.completed"}),
+        ]);
         let out = |id: &str| json!({"type": "function_call_output", "call_id": id, "output": "ok"});
         let mut waiting = None;
         hold(events.clone(), &mut waiting);

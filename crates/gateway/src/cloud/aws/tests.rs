@@ -19,6 +19,18 @@ fn creds() -> AwsCredentials {
     )
 }
 
+/// `p` re-signed now for us-east-1 with [`creds`], its body `{}`.
+fn resign_now(p: &mut http::request::Parts) {
+    resign(
+        p,
+        b"{}",
+        creds().fixed().unwrap(),
+        "us-east-1",
+        SystemTime::now(),
+    )
+    .unwrap();
+}
+
 fn signed_headers(parts: &http::request::Parts) -> String {
     let auth = parts.headers["authorization"].to_str().unwrap();
     auth.split("SignedHeaders=")
@@ -97,14 +109,7 @@ fn expect_is_forwarded_but_not_signed() {
             ("x-amzn-trace-id", "Root=1-abc"),
         ],
     );
-    resign(
-        &mut p,
-        b"{}",
-        creds().fixed().unwrap(),
-        "us-east-1",
-        SystemTime::now(),
-    )
-    .unwrap();
+    resign_now(&mut p);
     assert_eq!(signed_headers(&p), "content-type;host;x-amz-date");
     assert_eq!(p.headers["expect"], "100-continue");
 }
@@ -121,14 +126,7 @@ fn a_signed_headers_tabs_go_as_spaces() {
             ("x-amzn-trace-id", "Root=1-abc;\tSampled=1"),
         ],
     );
-    resign(
-        &mut p,
-        b"{}",
-        creds().fixed().unwrap(),
-        "us-east-1",
-        SystemTime::now(),
-    )
-    .unwrap();
+    resign_now(&mut p);
     assert_eq!(p.headers["x-client-note"], "a b   c");
     assert_eq!(p.headers["x-plain"], "a b");
     assert_eq!(p.headers["x-amzn-trace-id"], "Root=1-abc;\tSampled=1");
