@@ -246,6 +246,103 @@ fn a_cloud_upstream_at_its_own_address_is_refused() {
     }
 }
 
+/// The gateway's own telemetry sent to its own address — the OTLP export
+/// (`--otlp-endpoint`, `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, over HTTP or
+/// gRPC) or an alert webhook, by its URL or a `resolve` entry — stops
+/// `serve` before it listens: the gateway would pass the exports, with the
+/// collector's headers, to a provider's API. A webhook's path is not shown.
+#[test]
+fn telemetry_sent_to_its_own_address_is_refused() {
+    type Case = (Vec<String>, Vec<(&'static str, String)>, String);
+    let cases: Vec<Case> = (0..5)
+        .map(|case| {
+            let port = free_port();
+            let to_self = |name: &str, at: u16| format!("{name}:{at}:127.0.0.1:{port}");
+            let (args, env, expected): (Vec<String>, _, _) = match case {
+                0 => (
+                    vec!["--otlp-endpoint".into(), format!("http://127.0.0.1:{port}")],
+                    vec![("TOOLWARDEN_OTLP_HEADERS", "x-honeycomb-team=k".to_string())],
+                    format!(
+                        "otlp_endpoint (http://127.0.0.1:{port}) is this gateway's own address \
+                         (127.0.0.1:{port}), which is no collector: it would take each export \
+                         for a client's request and pass it, its spans and otlp_headers included"
+                    ),
+                ),
+                1 => (
+                    vec![],
+                    vec![(
+                        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+                        format!("http://localhost:{port}/v1/traces"),
+                    )],
+                    format!("otlp_endpoint (http://localhost:{port}) is this gateway's own"),
+                ),
+                2 => (
+                    vec![
+                        "--otlp-protocol".into(),
+                        "grpc".into(),
+                        "--otlp-endpoint".into(),
+                        "http://collector.internal.test:4317".into(),
+                        "--resolve".into(),
+                        to_self("collector.internal.test", 4317),
+                    ],
+                    vec![],
+                    "otlp_endpoint (http://collector.internal.test:4317) is led by resolve".into(),
+                ),
+                3 => (
+                    vec![],
+                    vec![(
+                        "TOOLWARDEN_ALERT_WEBHOOK",
+                        format!(
+                            "https://hooks.slack.com/services/T0SECRET,\
+                             http://localhost:{port}/services/T0SECRET"
+                        ),
+                    )],
+                    format!(
+                        "alert webhook #2 (http://localhost:{port}) is this gateway's own \
+                         address (127.0.0.1:{port}), which is no alert receiver"
+                    ),
+                ),
+                _ => (
+                    vec![
+                        "--alert-webhook".into(),
+                        "https://hooks.example.test/services/T0SECRET".into(),
+                        "--resolve".into(),
+                        to_self("hooks.example.test", 443),
+                    ],
+                    vec![],
+                    "alert webhook #1 (https://hooks.example.test) is led by resolve".into(),
+                ),
+            };
+            let listen = format!("127.0.0.1:{port}");
+            let base = ["serve", "--database", "none", "--listen", &listen].map(String::from);
+            (base.into_iter().chain(args).collect(), env, expected)
+        })
+        .collect();
+    // All at once: a `serve` that takes its case runs until `ended` kills it.
+    let children: Vec<_> = cases
+        .iter()
+        .map(|(args, env, _)| {
+            bin()
+                .args(args)
+                .envs(env.iter().map(|(k, v)| (k, v)))
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for (child, (args, env, expected)) in children.into_iter().zip(&cases) {
+        let out = ended(child);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?} {env:?}: {stderr}");
+        assert!(
+            stderr.contains(expected.as_str()),
+            "{args:?} {env:?}: {stderr}"
+        );
+        assert!(!stderr.contains("SECRET"), "{stderr}");
+    }
+}
+
 #[test]
 fn likely_mistakes_are_warned_about_in_plain_text() {
     let lines = start_lines(

@@ -5,6 +5,9 @@
 //! - An upstream that is this gateway itself (a port mixed up, or a
 //!   `resolve` entry leading it there): every request would come back to
 //!   it until file descriptors ran out.
+//! - The gateway's own telemetry (the OTLP export, an alert webhook) sent
+//!   to itself the same way: passed on to a provider's API as a client's
+//!   request, the collector's headers with it, and delivered nowhere.
 //! - An upstream base that ends in an API version (`…/v1`): the gateway
 //!   appends the client's whole path, so requests would go to `/v1/v1/…`.
 //! - A gateway listening beyond loopback without `admin_token`: the
@@ -18,7 +21,9 @@
 
 use std::net::{IpAddr, SocketAddr};
 
-use super::{AllowedHosts, Resolve, SETTINGS, Upstream};
+use http::Uri;
+
+use super::{AllowedHosts, Resolve, SETTINGS, Upstream, otlp::OtlpConfig};
 use crate::cloud::{CloudConfig, vertex_default, vertex_location};
 
 /// The `TOOLWARDEN_` variables the project's own scripts, tests and
@@ -34,67 +39,133 @@ const OTHER_VARIABLES: &[&str] = &[
 /// Prefixes of the same (`TOOLWARDEN_TEST_POSTGRES_URL`, the soak's).
 const OTHER_PREFIXES: &[&str] = &["TOOLWARDEN_TEST_", "TOOLWARDEN_PG_", "TOOLWARDEN_SOAK_"];
 
-/// A problem when `upstream` (the setting `name`) is this gateway's own
-/// listening socket: the same port, and an address a connection to which
-/// reaches it (the listening address itself; `localhost` when it listens
-/// on loopback; when it listens on every address, `localhost`, `0.0.0.0`
-/// and the loopback addresses of its family, or of both on `[::]`). Other
-/// loopback addresses (`127.0.0.2` beside `127.0.0.1`) are other sockets.
-pub(super) fn loops_back(name: &str, upstream: &Upstream, listen: SocketAddr) -> Option<String> {
-    let host = upstream
-        .host()
-        .trim_start_matches('[')
-        .trim_end_matches(']');
-    reaches(
-        listen,
-        host.parse::<IpAddr>().map_err(|_| host),
-        upstream.port(),
-    )
-    .then(|| {
-        format!(
-            "{name} ({}://{}) is this gateway's own address ({listen}): every request would \
-             come back to it; set {name} to the provider (or the service the gateway fronts)",
-            if upstream.is_https() { "https" } else { "http" },
-            upstream.authority()
-        )
-    })
+/// How a URL the gateway calls leads to its own listening socket.
+enum Here {
+    /// By the URL's own host and port.
+    Url,
+    /// By the `resolve` entry for its name and port, to this address.
+    Resolve(SocketAddr),
 }
 
-/// The same problem when `resolve` leads `upstream` (the setting `name`)
-/// to an address: that address is this gateway's own listening socket.
-/// `None` when `resolve` does not name it (then [`loops_back`] judges).
-pub(super) fn resolved_loops_back(
-    name: &str,
-    upstream: &Upstream,
-    listen: SocketAddr,
-    resolve: &Resolve,
-) -> Option<Option<String>> {
-    let host = upstream
-        .host()
-        .trim_start_matches('[')
-        .trim_end_matches(']');
-    let addr = resolve.get(host, upstream.port())?;
-    Some(reaches(listen, Ok(addr.ip()), addr.port()).then(|| {
-        format!(
-            "{name} ({}://{}) is led by resolve to {addr}, this gateway's own address \
-             ({listen}): every request would come back to it; correct the resolve entry",
-            if upstream.is_https() { "https" } else { "http" },
-            upstream.authority()
-        )
-    }))
+/// Whether a connection to `host` (as a URL writes it) on `port` reaches
+/// this gateway's own listening socket, by the address `resolve` leads the
+/// name and port to, or else by the URL itself: the same port, and an
+/// address a connection to which reaches it (the listening address
+/// itself; `localhost` when it listens on loopback; when it listens on
+/// every address, `localhost`, `0.0.0.0` and the loopback addresses of its
+/// family, or of both on `[::]`). Other loopback addresses (`127.0.0.2`
+/// beside `127.0.0.1`) are other sockets; a name `resolve` leads
+/// elsewhere is not this gateway, whatever its name.
+fn leads_here(host: &str, port: u16, listen: SocketAddr, resolve: &Resolve) -> Option<Here> {
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    match resolve.get(host, port) {
+        Some(addr) => reaches(listen, Ok(addr.ip()), addr.port()).then_some(Here::Resolve(addr)),
+        None => {
+            reaches(listen, host.parse::<IpAddr>().map_err(|_| host), port).then_some(Here::Url)
+        }
+    }
+}
+
+/// `is this gateway's own address (LISTEN)`, or how `resolve` leads there.
+fn here_text(here: &Here, listen: SocketAddr) -> String {
+    match here {
+        Here::Url => format!("is this gateway's own address ({listen})"),
+        Here::Resolve(addr) => {
+            format!("is led by resolve to {addr}, this gateway's own address ({listen})")
+        }
+    }
 }
 
 /// A problem when `upstream` (the setting `name`) is this gateway's own
-/// listening socket, by the address `resolve` leads its name to or else
-/// by its URL.
+/// listening socket ([`leads_here`]): every request would come back to it.
 pub(super) fn upstream_loops(
     name: &str,
     upstream: &Upstream,
     listen: SocketAddr,
     resolve: &Resolve,
 ) -> Option<String> {
-    resolved_loops_back(name, upstream, listen, resolve)
-        .unwrap_or_else(|| loops_back(name, upstream, listen))
+    let here = leads_here(upstream.host(), upstream.port(), listen, resolve)?;
+    let scheme = if upstream.is_https() { "https" } else { "http" };
+    let fix = match here {
+        Here::Url => format!("set {name} to the provider (or the service the gateway fronts)"),
+        Here::Resolve(_) => "correct the resolve entry".to_string(),
+    };
+    Some(format!(
+        "{name} ({scheme}://{}) {}: every request would come back to it; {fix}",
+        upstream.authority(),
+        here_text(&here, listen)
+    ))
+}
+
+/// Problems when the gateway's own telemetry would be sent to itself
+/// ([`leads_here`]): the OTLP export's URL (`otlp_endpoint`) or an alert
+/// webhook. Not a loop: the gateway takes such a request for a client's
+/// and passes it on to a provider's API (the OpenAI upstream, for most
+/// paths), with the collector's `otlp_headers`, the spans, a webhook's
+/// path (Slack's secret) and user info; or, under `https://`, fails the
+/// TLS handshake, or (a name `resolve` leads to a loopback-bound gateway
+/// that does not answer it) refuses it. No telemetry would arrive, and
+/// what was meant for the collector could reach the provider. `allowed`
+/// is the gateway's `allowed_hosts`.
+pub(super) fn telemetry_loops(
+    otlp: Option<&OtlpConfig>,
+    webhooks: &[Uri],
+    listen: SocketAddr,
+    resolve: &Resolve,
+    allowed: &AllowedHosts,
+) -> Vec<String> {
+    let check = |uri: &Uri, name: &str, what: &str, carried: &str, fix: &str| {
+        let https = uri.scheme_str() == Some("https");
+        let host = uri.host()?;
+        let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
+        let here = leads_here(host, port, listen, resolve)?;
+        let shown = match uri.port_u16() {
+            Some(port) => format!("{}://{host}:{port}", uri.scheme_str().unwrap_or("http")),
+            None => format!("{}://{host}", uri.scheme_str().unwrap_or("http")),
+        };
+        // What the gateway's own listener does with the request.
+        let named = match uri.port_u16() {
+            Some(port) => format!("{host}:{port}"),
+            None => host.to_string(),
+        };
+        let guarded =
+            crate::local::is_loopback(listen.ip()) && !crate::local::answers_host(allowed, &named);
+        let fate = if https {
+            format!("it listens without TLS, so every {what} would fail")
+        } else if guarded {
+            format!("it would refuse each {what} as a request for another host (403)")
+        } else {
+            format!(
+                "it would take each {what} for a client's request and pass it, {carried} \
+                 included, to a provider's API (the OpenAI upstream, unless its path or \
+                 headers name another provider or one of the gateway's own routes)"
+            )
+        };
+        Some(format!(
+            "{name} ({shown}) {}, which is no {fix}: {fate}; point {name} at the {fix}",
+            here_text(&here, listen)
+        ))
+    };
+    let mut problems = Vec::new();
+    if let Some(otlp) = otlp {
+        problems.extend(check(
+            &otlp.traces_url,
+            "otlp_endpoint",
+            "export",
+            "its spans and otlp_headers",
+            "collector",
+        ));
+    }
+    for (n, webhook) in webhooks.iter().enumerate() {
+        problems.extend(check(
+            webhook,
+            &format!("alert webhook #{}", n + 1),
+            "alert",
+            "the alert and the webhook's path and user info",
+            "alert receiver",
+        ));
+    }
+    problems
 }
 
 /// The same problems for the cloud upstreams: `azure_upstream`,
@@ -263,6 +334,101 @@ mod tests {
         Upstream::parse(url).unwrap()
     }
 
+    /// By the URL alone.
+    fn loops_back(name: &str, upstream: &Upstream, listen: SocketAddr) -> Option<String> {
+        upstream_loops(name, upstream, listen, &Resolve::default())
+    }
+
+    /// The OTLP export and the alert webhooks are judged as the upstreams
+    /// are, by their URL or by `resolve`; the message names the setting
+    /// and the origin (never a webhook's path or any user info) and says
+    /// what the gateway would do with what they send.
+    #[test]
+    fn telemetry_sent_to_the_listening_address_is_refused() {
+        let listen: SocketAddr = "127.0.0.1:8080".parse().unwrap();
+        let resolve = Resolve::parse(&[
+            "collector.internal.test:4318:127.0.0.1:8080".to_string(),
+            "hooks.example.test:443:127.0.0.1:8080".to_string(),
+            "gw.internal.test:80:127.0.0.1:8080".to_string(),
+            "localhost:9999:10.0.0.9".to_string(),
+        ])
+        .unwrap();
+        let none = AllowedHosts::default();
+        let otlp = |url: &str| OtlpConfig::parse(url, Some("authorization=Bearer%20k")).unwrap();
+        let hooks =
+            |urls: &[&str]| -> Vec<Uri> { urls.iter().map(|u| u.parse().unwrap()).collect() };
+        let problems = telemetry_loops(
+            Some(&otlp("http://otel:pw@localhost:8080")),
+            &hooks(&[
+                "https://hooks.slack.com/services/T0SECRET",
+                "http://127.0.0.1:8080/services/T0SECRET",
+                "https://hooks.example.test/services/T0SECRET",
+                "http://gw.internal.test/alerts",
+                "http://localhost:9999/alerts",
+                "http://127.0.0.1:8081/alerts",
+            ]),
+            listen,
+            &resolve,
+            &none,
+        );
+        let expected = [
+            "otlp_endpoint (http://localhost:8080) is this gateway's own address \
+             (127.0.0.1:8080), which is no collector: it would take each export for a \
+             client's request and pass it, its spans and otlp_headers included, to a provider's",
+            "alert webhook #2 (http://127.0.0.1:8080) is this gateway's own address \
+             (127.0.0.1:8080), which is no alert receiver: it would take each alert",
+            "alert webhook #3 (https://hooks.example.test) is led by resolve to 127.0.0.1:8080, \
+             this gateway's own address (127.0.0.1:8080), which is no alert receiver: it \
+             listens without TLS, so every alert would fail",
+            "alert webhook #4 (http://gw.internal.test) is led by resolve to 127.0.0.1:8080, \
+             this gateway's own address (127.0.0.1:8080), which is no alert receiver: it would \
+             refuse each alert as a request for another host (403); point alert webhook #4 at",
+        ];
+        assert_eq!(problems.len(), expected.len(), "{problems:#?}");
+        for (problem, expected) in problems.iter().zip(expected) {
+            assert!(problem.starts_with(expected), "{problem}");
+            assert!(
+                !problem.contains("SECRET") && !problem.contains("pw"),
+                "{problem}"
+            );
+        }
+        // A name the gateway answers is passed on; so is any on a gateway
+        // listening beyond loopback.
+        let allowed = AllowedHosts::parse(&["gw.internal.test".to_string()]).unwrap();
+        let gw = hooks(&["http://gw.internal.test/alerts"]);
+        let problems = telemetry_loops(None, &gw, listen, &resolve, &allowed);
+        assert!(problems[0].contains("pass it, the alert"), "{problems:#?}");
+        let any: SocketAddr = "0.0.0.0:8080".parse().unwrap();
+        let problems = telemetry_loops(None, &gw, any, &resolve, &none);
+        assert!(problems[0].contains("pass it, the alert"), "{problems:#?}");
+        // gRPC: the endpoint's origin.
+        let grpc = OtlpConfig::parse_with(
+            super::super::otlp::OtlpProtocol::Grpc,
+            "http://collector.internal.test:4318",
+            super::super::otlp::EndpointKind::Base,
+            None,
+        )
+        .unwrap();
+        let problems = telemetry_loops(Some(&grpc), &[], any, &resolve, &none);
+        assert_eq!(problems.len(), 1, "{problems:#?}");
+        assert!(
+            problems[0].starts_with(
+                "otlp_endpoint (http://collector.internal.test:4318) is led by resolve"
+            ),
+            "{problems:#?}"
+        );
+        assert!(
+            telemetry_loops(
+                Some(&otlp("http://localhost:4318")),
+                &[],
+                listen,
+                &resolve,
+                &none
+            )
+            .is_empty()
+        );
+    }
+
     /// An upstream whose name `resolve` leads to the listening socket is a
     /// loop, whatever its name; one it leads elsewhere is not, though its
     /// name is `localhost` on the listening port.
@@ -274,26 +440,25 @@ mod tests {
             "localhost:8080:10.0.0.9".to_string(),
         ])
         .unwrap();
-        let e = resolved_loops_back(
+        let e = upstream_loops(
             "openai_upstream",
             &up("https://api.openai.com"),
             listen,
             &resolve,
         )
-        .expect("resolved")
         .expect("a loop");
         assert!(e.contains("led by resolve to 127.0.0.1:8080"), "{e}");
         assert_eq!(
-            resolved_loops_back(
+            upstream_loops(
                 "openai_upstream",
                 &up("http://localhost:8080"),
                 listen,
                 &resolve
             ),
-            Some(None)
+            None
         );
         assert_eq!(
-            resolved_loops_back(
+            upstream_loops(
                 "openai_upstream",
                 &up("https://api.anthropic.com"),
                 listen,

@@ -401,6 +401,13 @@ impl RawConfig {
                 listen,
                 &resolve,
             ));
+            problems.extend(super::sanity::telemetry_loops(
+                otlp.as_ref(),
+                &alerts.webhooks,
+                listen,
+                &resolve,
+                &allowed_hosts,
+            ));
             warnings.extend(super::sanity::dashboard_closed(
                 listen,
                 admin_token.is_some(),
