@@ -1006,6 +1006,103 @@ fn the_aws_credential_chain_reaches_sts_at_its_resolved_address() {
     assert_eq!(signed.path, "/model/anthropic.claude-x-v1:0/invoke");
     assert_eq!(signed.header("x-amz-security-token"), Some(SERVED));
 }
+/// A plain-HTTP `AWS_CONTAINER_CREDENTIALS_FULL_URI` whose name and port
+/// `resolve` fixes is judged by AWS's rule (loopback or a container
+/// address) at the entry's address, where the request goes: a name only
+/// the entry knows is served (aws-config looked it up itself and failed),
+/// and `localhost` led to `0.0.0.0` is refused with aws-config's own error
+/// (it judged `localhost`'s DNS answer and sent the container's token to
+/// the entry's address).
+#[test]
+fn the_container_endpoint_is_judged_at_its_resolved_address() {
+    use toolwarden_mock_provider::{AwsCredentialService, AwsTestKey, MockOptions, MockProvider};
+    const SERVED: &str = "served-session-token";
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let mock = rt.block_on(MockProvider::start(MockOptions {
+        aws_key: Some(AwsTestKey::new("AKIDMOCK", "mock-secret").with_session_token(SERVED)),
+        aws_credential_service: Some(AwsCredentialService {
+            session_token: SERVED.into(),
+            lifetime: Duration::from_secs(3600),
+            container_token: Some("Bearer container-auth".into()),
+            ..AwsCredentialService::default()
+        }),
+        ..Default::default()
+    }));
+    let port = mock.addr().port();
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().display().to_string();
+    let bedrock = format!("http://127.0.0.1:{port}");
+    let head = "POST /model/anthropic.claude-x-v1:0/invoke HTTP/1.1\r\n\
+                content-type: application/json\r\n\
+                x-amz-date: 20251125T170000Z\r\n\
+                authorization: AWS4-HMAC-SHA256 \
+                Credential=AKIDCLIENT/20251125/us-east-1/bedrock/aws4_request, \
+                SignedHeaders=host;x-amz-date, Signature=0123";
+    let body = r#"{"anthropic_version":"bedrock-2023-05-31","max_tokens":64,"messages":[{"role":"user","content":"hi"}]}"#;
+    let serve = |uri: &str, entry: &str| {
+        let env = [
+            ("HOME", home.as_str()),
+            ("AWS_CONTAINER_CREDENTIALS_FULL_URI", uri),
+            ("AWS_CONTAINER_AUTHORIZATION_TOKEN", "Bearer container-auth"),
+            ("AWS_EC2_METADATA_DISABLED", "true"),
+        ];
+        let args = [
+            "--listen",
+            "127.0.0.1:0",
+            "--bedrock-upstream",
+            &bedrock,
+            "--bedrock-region",
+            "us-east-1",
+            "--resolve",
+            entry,
+        ];
+        let served = start(&args, &env);
+        let answer = exchange(&served.addr, head, body);
+        (served, answer)
+    };
+    let fetched = |mock: &MockProvider| {
+        mock.received()
+            .iter()
+            .filter(|r| r.path == "/v2/credentials/task-1")
+            .count()
+    };
+
+    // A name DNS does not know (RFC 6761), which the entry leads to the mock.
+    let (served, (status, answer)) = serve(
+        &format!("http://creds.internal.test:{port}/v2/credentials/task-1"),
+        &format!("creds.internal.test:{port}:127.0.0.1"),
+    );
+    assert!(status.contains(" 200 "), "{status} {answer}");
+    drop(served);
+    assert_eq!(fetched(&mock), 1);
+    let received = mock.received();
+    let signed = received.last().unwrap();
+    assert_eq!(signed.path, "/model/anthropic.claude-x-v1:0/invoke");
+    assert_eq!(signed.header("x-amz-security-token"), Some(SERVED));
+
+    // `localhost`, which DNS answers with a loopback address, led by the
+    // entry to 0.0.0.0: not an address AWS allows plain HTTP to (on Linux
+    // a connection to it reaches the mock all the same).
+    let (served, (status, answer)) = serve(
+        &format!("http://localhost:{port}/v2/credentials/task-1"),
+        &format!("localhost:{port}:0.0.0.0"),
+    );
+    assert!(status.contains(" 403 "), "{status} {answer}");
+    assert_eq!(fetched(&mock), 1, "the token went to 0.0.0.0");
+    let mut lines = served.started.clone();
+    while let Ok(line) = served.lines.recv_timeout(Duration::from_millis(500)) {
+        lines.push(line);
+    }
+    let log = lines.join("\n");
+    assert!(
+        log.contains("URI did not refer to an allowed IP address"),
+        "{log}"
+    );
+}
 
 /// As [`exchange`], the body sent in one chunk (which hyper's path serves).
 fn exchange_chunked(addr: &str, head: &str, body: &str) -> (String, String) {

@@ -39,6 +39,10 @@ use crate::{
     resolve::Resolve,
 };
 
+/// The container credentials endpoint's URL, which `resolve` may change
+/// ([`super::client::container_full_uri`]).
+const CONTAINER_FULL_URI: &str = "AWS_CONTAINER_CREDENTIALS_FULL_URI";
+
 /// How long one pass through the chain may take (a `credential_process`,
 /// an SSO or STS call).
 const LOAD_TIMEOUT: Duration = Duration::from_secs(30);
@@ -124,8 +128,15 @@ impl Chain {
     /// that applies `resolve`.
     async fn build(&self, resolve: &Resolve) -> SharedCredentialsProvider {
         let http = super::client::http_client(resolve);
+        let mut env = self.env.clone();
+        if let Some(uri) = env
+            .get(CONTAINER_FULL_URI)
+            .and_then(|uri| super::client::container_full_uri(uri, resolve))
+        {
+            env.insert(CONTAINER_FULL_URI.into(), uri);
+        }
         let config = aws_config::defaults(BehaviorVersion::latest())
-            .env(Env::from(self.env.clone()))
+            .env(Env::from(env))
             .http_client(http)
             .region(Region::new(self.region.clone()))
             .load()

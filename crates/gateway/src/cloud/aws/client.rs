@@ -19,7 +19,16 @@
 //! Not through it: the container endpoint's check that a plain-HTTP
 //! `AWS_CONTAINER_CREDENTIALS_FULL_URI` names a loopback or container
 //! address looks the name up itself (aws-config's `ecs` module, with a
-//! resolver the default chain offers no way to give).
+//! resolver the default chain offers no way to give: its builder keeps the
+//! `ecs::Builder` private, and a chain of the gateway's own could not be
+//! handed the gateway's environment, `ProviderConfig::with_env` being
+//! private too). So when `resolve` fixes that URL's name and port, the
+//! chain is handed the URL with the entry's address in place of the name
+//! ([`container_full_uri`]): the check judges the address the request
+//! goes to (without it, the name's DNS answer was judged while the
+//! request went to the entry's address, loopback or not, with the
+//! container's authorization token), and the request names that address
+//! as `Host`.
 
 use std::{net::SocketAddr, sync::Arc};
 
@@ -104,6 +113,26 @@ pub(super) fn http_client(resolve: &Resolve) -> SharedHttpClient {
         plain,
         fixed,
     })
+}
+
+/// `AWS_CONTAINER_CREDENTIALS_FULL_URI` (`uri`) as the chain is handed it
+/// when `resolve` fixes its name and port and it is plain HTTP: the
+/// entry's address (and port) in place of the name, the rest as it is.
+/// `None` when it is to be handed on as it is (HTTPS, whose name TLS
+/// checks and whose address is not checked, goes through [`Route`]).
+pub(super) fn container_full_uri(uri: &str, resolve: &Resolve) -> Option<String> {
+    let parsed = uri.parse::<http::Uri>().ok()?;
+    if parsed.scheme() != Some(&http::uri::Scheme::HTTP) {
+        return None;
+    }
+    let authority = parsed.authority()?;
+    let addr = resolve.get(authority.host(), parsed.port_u16().unwrap_or(80))?;
+    let user = match authority.as_str().rsplit_once('@') {
+        Some((user, _)) => format!("{user}@"),
+        None => String::new(),
+    };
+    let rest = parsed.path_and_query().map_or("/", |pq| pq.as_str());
+    Some(format!("http://{user}{addr}{rest}"))
 }
 
 /// Where a request to `uri` goes (an unreadable URI: [`Route::Plain`],
@@ -244,6 +273,44 @@ mod tests {
             ),
             "{problem}"
         );
+    }
+
+    /// A plain-HTTP container URL whose name and port an entry fixes names
+    /// the entry's address (and port); any other is handed on as it is.
+    #[test]
+    fn a_container_url_names_its_entrys_address() {
+        let r = resolve(&[
+            "creds.internal.test:80:127.0.0.1",
+            "creds.internal.test:9000:10.0.0.9:9100",
+            "v6.internal.test:8080:[::1]",
+            "secure.internal.test:443:127.0.0.1",
+        ]);
+        let at = |uri: &str| container_full_uri(uri, &r);
+        assert_eq!(
+            at("http://CREDS.internal.test/v2/credentials/t?x=1").as_deref(),
+            Some("http://127.0.0.1:80/v2/credentials/t?x=1")
+        );
+        assert_eq!(
+            at("http://creds.internal.test:9000").as_deref(),
+            Some("http://10.0.0.9:9100/")
+        );
+        assert_eq!(
+            at("http://v6.internal.test:8080/creds").as_deref(),
+            Some("http://[::1]:8080/creds")
+        );
+        assert_eq!(
+            at("http://u:p@creds.internal.test/c").as_deref(),
+            Some("http://u:p@127.0.0.1:80/c")
+        );
+        for same in [
+            "https://secure.internal.test/creds",
+            "http://creds.internal.test:8080/creds",
+            "http://127.0.0.1:80/creds",
+            "http://localhost/creds",
+            "not a url",
+        ] {
+            assert_eq!(at(same), None, "{same}");
+        }
     }
 
     /// The client for a port answers the names its entries lead to an
