@@ -343,6 +343,132 @@ fn telemetry_sent_to_its_own_address_is_refused() {
     }
 }
 
+/// A credential source's endpoint at the gateway's own address — a Google
+/// credentials file's `token_uri` or `token_url`, the AWS chain's
+/// `AWS_CONTAINER_CREDENTIALS_FULL_URI` or `AWS_ENDPOINT_URL_STS`, by URL
+/// or `resolve` — stops `serve` before it listens: the gateway would pass
+/// the refresh token, the container's token or the web identity token it
+/// sends there to a provider's API. Not when the environment's AWS keys
+/// come first in the chain, which then calls nothing.
+#[test]
+fn credential_endpoints_at_its_own_address_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().display().to_string();
+    type Case = (Vec<String>, Vec<(&'static str, String)>, String);
+    let cases: Vec<Case> = (0..4)
+        .map(|case| {
+            let port = free_port();
+            let file = dir.path().join(format!("adc-{case}.json"));
+            let (args, env, expected): (Vec<String>, Vec<(&'static str, String)>, String) =
+                match case {
+                    0 => {
+                        std::fs::write(
+                            &file,
+                            format!(
+                                r#"{{"type":"authorized_user","client_id":"id","client_secret":"cs","refresh_token":"rt","token_uri":"http://127.0.0.1:{port}/token"}}"#
+                            ),
+                        )
+                        .unwrap();
+                        (
+                            vec![],
+                            vec![("GOOGLE_APPLICATION_CREDENTIALS", file.display().to_string())],
+                            format!(
+                                "token_uri of the Google credentials (authorized_user in {}) \
+                                 (http://127.0.0.1:{port}) is this gateway's own address \
+                                 (127.0.0.1:{port}), which is no credential endpoint: it would \
+                                 take each credential request for a client's request and pass \
+                                 it, the credentials it sends included",
+                                file.display()
+                            ),
+                        )
+                    }
+                    1 => {
+                        std::fs::write(
+                            &file,
+                            format!(
+                                r#"{{"type":"external_account","audience":"//iam.googleapis.com/projects/1/locations/global/workloadIdentityPools/p/providers/gh","subject_token_type":"urn:ietf:params:oauth:token-type:jwt","token_url":"http://localhost:{port}/v1/token","credential_source":{{"file":"{home}/token"}}}}"#
+                            ),
+                        )
+                        .unwrap();
+                        (
+                            vec![],
+                            vec![("GOOGLE_APPLICATION_CREDENTIALS", file.display().to_string())],
+                            format!(
+                                "token_url of the Google credentials (external_account in {}) \
+                                 (http://localhost:{port}) is this gateway's own",
+                                file.display()
+                            ),
+                        )
+                    }
+                    2 => (
+                        vec!["--bedrock-region".into(), "us-east-1".into()],
+                        vec![(
+                            "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+                            format!("http://localhost:{port}/v2/credentials/t"),
+                        )],
+                        format!(
+                            "AWS_CONTAINER_CREDENTIALS_FULL_URI (http://localhost:{port}) is this \
+                             gateway's own"
+                        ),
+                    ),
+                    _ => (
+                        vec![
+                            "--bedrock-region".into(),
+                            "us-east-1".into(),
+                            "--resolve".into(),
+                            format!("sts.vpce.test:443:127.0.0.1:{port}"),
+                        ],
+                        vec![("AWS_ENDPOINT_URL_STS", "https://sts.vpce.test".into())],
+                        format!(
+                            "AWS_ENDPOINT_URL_STS (https://sts.vpce.test) is led by resolve to \
+                             127.0.0.1:{port}, this gateway's own address (127.0.0.1:{port}), \
+                             which is no credential endpoint: it listens without TLS"
+                        ),
+                    ),
+                };
+            let listen = format!("127.0.0.1:{port}");
+            let base = ["serve", "--database", "none", "--listen", &listen].map(String::from);
+            let env = env.into_iter().chain([("HOME", home.clone())]).collect();
+            (base.into_iter().chain(args).collect(), env, expected)
+        })
+        .collect();
+    // All at once: a `serve` that takes its case runs until `ended` kills it.
+    let children: Vec<_> = cases
+        .iter()
+        .map(|(args, env, _)| {
+            bin()
+                .args(args)
+                .envs(env.iter().map(|(k, v)| (k, v)))
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for (child, (args, env, expected)) in children.into_iter().zip(&cases) {
+        let out = ended(child);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?} {env:?}: {stderr}");
+        assert!(
+            stderr.contains(expected.as_str()),
+            "{args:?} {env:?}: {stderr}"
+        );
+    }
+    // The environment's keys: the container endpoint is never asked.
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let uri = format!("http://localhost:{port}/v2/credentials/t");
+    start(
+        &["--listen", &listen, "--bedrock-region", "us-east-1"],
+        &[
+            ("HOME", home.as_str()),
+            ("AWS_CONTAINER_CREDENTIALS_FULL_URI", uri.as_str()),
+            ("AWS_ACCESS_KEY_ID", "AKIDENV"),
+            ("AWS_SECRET_ACCESS_KEY", "env-secret"),
+        ],
+    );
+}
+
 #[test]
 fn likely_mistakes_are_warned_about_in_plain_text() {
     let lines = start_lines(

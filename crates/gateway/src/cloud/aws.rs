@@ -205,6 +205,17 @@ impl AwsCredentials {
         }
     }
 
+    /// The endpoint URLs the chain's environment sets, by variable (the
+    /// container endpoint's, STS's, SSO's, IMDS's):
+    /// checked at start against the gateway's own address. None for fixed
+    /// credentials, which fetch nothing.
+    pub(crate) fn endpoints(&self) -> Vec<(&'static str, &str)> {
+        match &self.kind {
+            Kind::Fixed(_) => Vec::new(),
+            Kind::Chain(chain) => chain.endpoints(),
+        }
+    }
+
     /// Where they came from (never the keys).
     pub fn source(&self) -> &str {
         &self.source

@@ -298,6 +298,20 @@ impl GoogleAuth {
         }
     }
 
+    /// The URLs tokens are fetched from, each with the field or variable
+    /// that names it (`token_uri`, `GCE_METADATA_HOST`, an
+    /// `external_account`'s `token_url`, …): checked at start against the
+    /// gateway's own address.
+    pub(crate) fn endpoints(&self) -> Vec<(&'static str, &str)> {
+        match &self.source {
+            Source::ServiceAccount { token_uri, .. } | Source::AuthorizedUser { token_uri, .. } => {
+                vec![("token_uri", token_uri)]
+            }
+            Source::Metadata { base } => vec![("GCE_METADATA_HOST", base)],
+            Source::External(external) => external.endpoints(),
+        }
+    }
+
     /// Where the credentials came from (never a key or a token).
     pub fn describe(&self) -> &str {
         &self.describe

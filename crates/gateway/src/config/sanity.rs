@@ -8,6 +8,9 @@
 //! - The gateway's own telemetry (the OTLP export, an alert webhook) sent
 //!   to itself the same way: passed on to a provider's API as a client's
 //!   request, the collector's headers with it, and delivered nowhere.
+//! - A cloud credential source's endpoint (Google's token endpoints, the
+//!   AWS chain's) there: its refresh token, client secret or container
+//!   token would be passed on to a provider the same way.
 //! - An upstream base that ends in an API version (`…/v1`): the gateway
 //!   appends the client's whole path, so requests would go to `/v1/v1/…`.
 //! - A gateway listening beyond loopback without `admin_token`: the
@@ -97,6 +100,102 @@ pub(super) fn upstream_loops(
     ))
 }
 
+/// What the gateway sends to a URL of its own ([`own_request`]): `what`
+/// each request is (`export`), what it carries (`its spans and
+/// otlp_headers`), and what the URL should name (`collector`).
+#[derive(Clone, Copy)]
+struct Sent<'a> {
+    what: &'a str,
+    carried: &'a str,
+    fix: &'a str,
+}
+
+/// A problem when `uri` (named `name`), a URL the gateway itself sends to,
+/// leads to its own listening socket ([`leads_here`]), saying what the
+/// gateway would do with such a request: take it for a client's and pass
+/// it on to a provider (plain HTTP), refuse it for naming another host
+/// (the host guard of a loopback-bound gateway, `allowed`), or fail (TLS).
+fn own_request(
+    uri: &Uri,
+    name: &str,
+    Sent { what, carried, fix }: Sent<'_>,
+    listen: SocketAddr,
+    resolve: &Resolve,
+    allowed: &AllowedHosts,
+) -> Option<String> {
+    let https = uri.scheme_str() == Some("https");
+    let host = uri.host()?;
+    let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
+    let here = leads_here(host, port, listen, resolve)?;
+    let shown = match uri.port_u16() {
+        Some(port) => format!("{}://{host}:{port}", uri.scheme_str().unwrap_or("http")),
+        None => format!("{}://{host}", uri.scheme_str().unwrap_or("http")),
+    };
+    // What the gateway's own listener does with the request.
+    let named = match uri.port_u16() {
+        Some(port) => format!("{host}:{port}"),
+        None => host.to_string(),
+    };
+    let guarded =
+        crate::local::is_loopback(listen.ip()) && !crate::local::answers_host(allowed, &named);
+    let fate = if https {
+        format!("it listens without TLS, so every {what} would fail")
+    } else if guarded {
+        format!("it would refuse each {what} as a request for another host (403)")
+    } else {
+        format!(
+            "it would take each {what} for a client's request and pass it, {carried} \
+             included, to a provider's API (the OpenAI upstream, unless its path or \
+             headers name another provider or one of the gateway's own routes)"
+        )
+    };
+    Some(format!(
+        "{name} ({shown}) {}, which is no {fix}: {fate}; point {name} at the {fix}",
+        here_text(&here, listen)
+    ))
+}
+
+/// Problems when a credential source's endpoint is this gateway's own
+/// address ([`own_request`]): Google's token endpoints (`token_uri`, an
+/// `external_account`'s URLs, `GCE_METADATA_HOST`) and the URLs the AWS
+/// chain's environment sets (`AWS_CONTAINER_CREDENTIALS_FULL_URI`,
+/// `AWS_ENDPOINT_URL_STS`, …). The gateway would pass what it sends there
+/// — a refresh token and client secret, a signed assertion, the
+/// container's authorization token, a web identity token — to a
+/// provider's API.
+pub(super) fn credential_loops(
+    cloud: &CloudConfig,
+    listen: SocketAddr,
+    resolve: &Resolve,
+    allowed: &AllowedHosts,
+) -> Vec<String> {
+    let sent = Sent {
+        what: "credential request",
+        carried: "the credentials it sends",
+        fix: "credential endpoint",
+    };
+    let mut problems = Vec::new();
+    let mut check = |name: &str, url: &str| {
+        if let Ok(uri) = url.trim().parse::<Uri>() {
+            problems.extend(own_request(&uri, name, sent, listen, resolve, allowed));
+        }
+    };
+    if let Some(google) = &cloud.google {
+        for (field, url) in google.endpoints() {
+            check(
+                &format!("{field} of the Google credentials ({})", google.describe()),
+                url,
+            );
+        }
+    }
+    if let Some(aws) = &cloud.aws_credentials {
+        for (variable, url) in aws.endpoints() {
+            check(variable, url);
+        }
+    }
+    problems
+}
+
 /// Problems when the gateway's own telemetry would be sent to itself
 /// ([`leads_here`]): the OTLP export's URL (`otlp_endpoint`) or an alert
 /// webhook. Not a loop: the gateway takes such a request for a client's
@@ -115,36 +214,14 @@ pub(super) fn telemetry_loops(
     allowed: &AllowedHosts,
 ) -> Vec<String> {
     let check = |uri: &Uri, name: &str, what: &str, carried: &str, fix: &str| {
-        let https = uri.scheme_str() == Some("https");
-        let host = uri.host()?;
-        let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
-        let here = leads_here(host, port, listen, resolve)?;
-        let shown = match uri.port_u16() {
-            Some(port) => format!("{}://{host}:{port}", uri.scheme_str().unwrap_or("http")),
-            None => format!("{}://{host}", uri.scheme_str().unwrap_or("http")),
-        };
-        // What the gateway's own listener does with the request.
-        let named = match uri.port_u16() {
-            Some(port) => format!("{host}:{port}"),
-            None => host.to_string(),
-        };
-        let guarded =
-            crate::local::is_loopback(listen.ip()) && !crate::local::answers_host(allowed, &named);
-        let fate = if https {
-            format!("it listens without TLS, so every {what} would fail")
-        } else if guarded {
-            format!("it would refuse each {what} as a request for another host (403)")
-        } else {
-            format!(
-                "it would take each {what} for a client's request and pass it, {carried} \
-                 included, to a provider's API (the OpenAI upstream, unless its path or \
-                 headers name another provider or one of the gateway's own routes)"
-            )
-        };
-        Some(format!(
-            "{name} ({shown}) {}, which is no {fix}: {fate}; point {name} at the {fix}",
-            here_text(&here, listen)
-        ))
+        own_request(
+            uri,
+            name,
+            Sent { what, carried, fix },
+            listen,
+            resolve,
+            allowed,
+        )
     };
     let mut problems = Vec::new();
     if let Some(otlp) = otlp {

@@ -408,6 +408,12 @@ impl RawConfig {
                 &resolve,
                 &allowed_hosts,
             ));
+            problems.extend(super::sanity::credential_loops(
+                &cloud,
+                listen,
+                &resolve,
+                &allowed_hosts,
+            ));
             warnings.extend(super::sanity::dashboard_closed(
                 listen,
                 admin_token.is_some(),

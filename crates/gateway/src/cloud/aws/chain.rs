@@ -43,6 +43,16 @@ use crate::{
 /// ([`super::client::container_full_uri`]).
 const CONTAINER_FULL_URI: &str = "AWS_CONTAINER_CREDENTIALS_FULL_URI";
 
+/// The variables that name a URL the chain calls for credentials (not
+/// `AWS_ENDPOINT_URL`, every service's, which is as likely set for the
+/// clients beside the gateway: it may name the gateway itself).
+const ENDPOINT_VARIABLES: [&str; 4] = [
+    CONTAINER_FULL_URI,
+    "AWS_ENDPOINT_URL_STS",
+    "AWS_ENDPOINT_URL_SSO",
+    "AWS_EC2_METADATA_SERVICE_ENDPOINT",
+];
+
 /// How long one pass through the chain may take (a `credential_process`,
 /// an SSO or STS call).
 const LOAD_TIMEOUT: Duration = Duration::from_secs(30);
@@ -81,6 +91,19 @@ impl Chain {
             provider: OnceCell::new(),
             credentials: CredentialCache::new("AWS credentials"),
         }
+    }
+
+    /// The endpoint URLs its environment sets, by variable; none when
+    /// the environment's keys come first in the chain, which then calls
+    /// nothing.
+    pub(crate) fn endpoints(&self) -> Vec<(&'static str, &str)> {
+        if self.env.contains_key("AWS_ACCESS_KEY_ID") {
+            return Vec::new();
+        }
+        ENDPOINT_VARIABLES
+            .iter()
+            .filter_map(|name| Some((*name, self.env.get(*name)?.as_str())))
+            .collect()
     }
 
     /// The credentials to sign with now: cached, or loaded (see the module

@@ -100,6 +100,19 @@ enum Subject {
 // === impl External ===
 
 impl External {
+    /// The URLs it fetches from, by field: the STS exchange's, the
+    /// impersonation's and a URL-sourced subject token's.
+    pub(super) fn endpoints(&self) -> Vec<(&'static str, &str)> {
+        let mut urls = vec![("token_url", self.token_url.as_str())];
+        if let Some(url) = &self.impersonation_url {
+            urls.push(("service_account_impersonation_url", url));
+        }
+        if let Subject::Url { url, .. } = &self.subject {
+            urls.push(("credential_source.url", url));
+        }
+        urls
+    }
+
     /// The credentials of an `external_account` file (`shown`: its path,
     /// for messages; `env`: the AWS variables an AWS source reads).
     pub(super) fn from_file(text: &[u8], shown: &str, env: &AwsEnv) -> Result<External, FileError> {
