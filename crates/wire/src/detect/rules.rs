@@ -286,6 +286,12 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
             r"|(?-i:[A-Za-z_][\w.]*(?:Error|Exception))\(",
             r"|an?\s+(?:\w+\s+)?error\s+(?:occurred|has\s+occurred|was\s+encountered|happened|was\s+raised",
             r"|was\s+thrown)",
+            // jq's own (jq 1.6 and 1.7 `src/main.c`): a runtime error at an
+            // input, a compile or I/O error, its input's parse error at a
+            // line and column (`parse error: …` in 1.6, `jq: parse error:
+            // …` since 1.7)
+            r"|jq:\s+error(?:\s+\(at\s+[^)\n]*\))?(?:\s+\(not\s+a\s+string\))?:\s",
+            r"|(?:jq:\s+)?parse\s+error:\s[^\n]*\sat\s+line\s+\d+,\s+column\s+\d+$",
             r")",
         )),
         failure_statement: re(concat!(

@@ -21,6 +21,8 @@
 //! | tsc `--pretty` | `Found 2 errors in the same file, starting at: a.ts:1`, `Found 1 error in b.ts:1`, `Found 3 errors in 2 files.` (above its table of files) |
 //! | git | `Automatic merge failed; fix conflicts and then commit the result.`, `error: could not apply 1a2b3c4... msg`, `Could not apply 1a2b3c4... msg`, `error: failed to push some refs to …` |
 //! | argparse | `prog: error: the following arguments are required: x` after argparse's `usage: prog …` |
+//! | python | `/usr/bin/python3: No module named pytest`, `…: Error while finding module specification for 'os.x' (…)` (runpy's, `sys.executable` first), `python3: can't open file '/tmp/x.py': [Errno 2] …`; not `yaml: No module named 'yaml'` (a program's report) |
+//! | jq | `jq: 1 compile error` (below its `jq: error: syntax error, …` lines) |
 //! | click | `Error: Missing argument 'NAME'.` after click's `Try 'prog --help' for help.` |
 //! | eslint | `✖ 2 problems (2 errors, 0 warnings)` (not `(0 errors, 1 warning)`; below: `  1 error and 0 warnings potentially fixable with the `--fix` option.`), `ESLint found too many warnings (maximum: 0).` |
 //! | go test | `FAIL\texample.com/pkg\t0.002s`, `FAIL\texample.com/pkg [build failed]`, a bare `FAIL` below such a line (see `golang.rs`) |
@@ -85,6 +87,8 @@ pub(super) const CLOSING: &str = concat!(
     // eslint (its stylish format; `--max-warnings` exceeded)
     r"|\xE2\x9C\x96 \d+ problems? \([1-9]\d* errors?, \d+ warnings?\)$",
     r"|ESLint found too many warnings \(maximum: \d+\)\.$",
+    // jq's count below its compile errors
+    r"|jq: [1-9]\d* compile errors?$",
     // git
     r"|Automatic merge failed; ",
     r"|Could not apply [0-9a-f]{7,40}\.\.\. ",
@@ -122,7 +126,7 @@ fn ends_in_closing_line(closing: &Regex, content: &[u8]) -> bool {
     if may_close(&line) && (closing.is_match(&line) || click_error(&line, before)) {
         return true;
     }
-    if pnpm_error(&line) || super::golang::test_failed(&line, before) {
+    if pnpm_error(&line) || super::golang::test_failed(&line, before) || python_refusal(&line) {
         return true;
     }
     // Most outputs end here: the line opens like no closing line and has
@@ -153,6 +157,7 @@ const OPENINGS: &[&[u8]] = &[
     b"error Command failed ",
     "\u{2716} ".as_bytes(),
     b"ESLint found ",
+    b"jq: ",
 ];
 
 /// pnpm's closing line: an error code on a red background, set off by a
@@ -187,6 +192,53 @@ fn pnpm_error(line: &[u8]) -> bool {
         })
 }
 
+/// How Python's refusals to run a module or a file open, after the
+/// interpreter's name: runpy's (CPython's `Lib/runpy.py`,
+/// `_run_module_as_main`, prints `"%s: %s" % (sys.executable, exc)` and
+/// exits with status 1) and the interpreter's own for a script it cannot
+/// open (`python3: can't open file '/tmp/x.py': [Errno 2] No such file or
+/// directory`, status 2).
+const PYTHON_REFUSALS: &[&[u8]] = &[
+    b"No module named ",
+    b"Error while finding module specification for ",
+    b"No code object available for ",
+    b"Relative module names not supported",
+    b"Cannot use package as __main__ module",
+    b"can't find '__main__' module in ",
+    b"can't open file ",
+];
+
+/// Python's refusal to run what it was given, as its last line: the
+/// interpreter by name or path (`/usr/bin/python3`, `python3.11`,
+/// `C:\Python311\python.exe`), then one of [`PYTHON_REFUSALS`]
+/// (`/usr/bin/python3: No module named pytest`; `No module named
+/// app.__main__; 'app' is a package and cannot be directly executed`).
+/// Nothing follows it: the interpreter exits. Not another program's
+/// report of a missing module (`yaml: No module named 'yaml'`).
+fn python_refusal(line: &[u8]) -> bool {
+    // Most lines stop at the first bytes: a path, `python…` or a drive.
+    let drive = line.len() > 2 && line[0].is_ascii_uppercase() && line[1] == b':';
+    if !(drive || matches!(line.first(), Some(b'/' | b'p'))) {
+        return false;
+    }
+    let near = &line[..line.len().min(PROG_BYTES)];
+    let Some(colon) = memchr::memchr_iter(b':', near).find(|&i| near.get(i + 1) == Some(&b' '))
+    else {
+        return false;
+    };
+    let program = &line[..colon];
+    let base = program
+        .rsplit(|b| matches!(b, b'/' | b'\\'))
+        .next()
+        .unwrap_or(program);
+    let base = base.strip_suffix(b".exe").unwrap_or(base);
+    let interpreter = base
+        .strip_prefix(b"python")
+        .is_some_and(|version| version.iter().all(|b| b.is_ascii_digit() || *b == b'.'));
+    let message = &line[colon + 2..];
+    interpreter && PYTHON_REFUSALS.iter().any(|m| message.starts_with(m))
+}
+
 /// Leading spaces and thin spaces (U+2009), as pnpm sets off its codes.
 fn skip_pnpm_spaces(mut s: &[u8]) -> &[u8] {
     loop {
@@ -197,12 +249,23 @@ fn skip_pnpm_spaces(mut s: &[u8]) -> &[u8] {
     }
 }
 
+/// The first bytes of [`OPENINGS`]: most lines open with none of them.
+static OPENING_BYTES: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut i = 0;
+    while i < OPENINGS.len() {
+        table[OPENINGS[i][0] as usize] = true;
+        i += 1;
+    }
+    table
+};
+
 /// Could `line` be a closing line (before the regex says whether it is)?
 fn may_close(line: &[u8]) -> bool {
     match line.first() {
         // pytest's summary (`===== 1 failed …`, `1 failed …`), a count of errors
         Some(b'=' | b'0'..=b'9') => true,
-        Some(_) => OPENINGS.iter().any(|o| line.starts_with(o)),
+        Some(&b) => OPENING_BYTES[usize::from(b)] && OPENINGS.iter().any(|o| line.starts_with(o)),
         None => false,
     }
 }

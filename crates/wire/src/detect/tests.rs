@@ -590,6 +590,38 @@ fn crash_at_the_end() {
     );
 }
 
+/// jq's own errors (jq 1.6 here, its status in the comment), on the first
+/// line: stderr is unbuffered, so they come above the outputs jq printed
+/// before (`src/main.c` of jq 1.6 and 1.7).
+#[test]
+fn jqs_own_errors() {
+    check(
+        "error_label",
+        &[
+            // echo '{"a": 1}' | jq '.a.b' (5)
+            "jq: error (at <stdin>:1): Cannot index number with string \"b\"\n",
+            // jq '.a |' a.json (3)
+            "jq: error: syntax error, unexpected $end (Unix shell quoting issues?) at <top-level>, line 1:\n.a |   \njq: 1 compile error\n",
+            // jq . no_such.json (2)
+            "jq: error: Could not open file no_such.json: No such file or directory\n",
+            // jq .a a.json, jq -c .a l.jsonl of a bad third line (4)
+            "parse error: Expected another key-value pair at line 1, column 9\n",
+            "parse error: Expected another key-value pair at line 3, column 9\n1\n2\n",
+            // jq -r '.[] | .name' of [{"name": "x"}, {"name": "y"}, 3] (5)
+            "jq: error (at a.json:1): Cannot index number with string \"name\"\nx\ny\n",
+            // jq 1.7's wording (`jq: parse error: %s`), an error not a string
+            "jq: parse error: Expected another key-value pair at line 1, column 9\n",
+            "jq: error (at <stdin>:0) (not a string): {\"a\":1}\n",
+        ],
+        &[
+            // jq -r '.errors[]' of a report holding such messages (0)
+            "parse error: Unexpected token } in JSON at position 9\njq: error: x is not defined\n",
+            "jq: error handling in filters\nparse error: at line 3 of the docs\n",
+            "0\n",
+        ],
+    );
+}
+
 #[test]
 fn compiler_diagnostics() {
     check(

@@ -30,6 +30,15 @@ const FAILED: &[&str] = &[
     // unittest (1)
     "F.\n======================================================================\nFAIL: test_bad (__main__.T.test_bad)\n----------------------------------------------------------------------\nTraceback (most recent call last):\n  File \"/tmp/probe/t.py\", line 8, in test_bad\n    self.assertEqual(len(\"abc\"), 4)\nAssertionError: 3 != 4\n\n----------------------------------------------------------------------\nRan 2 tests in 0.000s\n\nFAILED (failures=1)\n",
     "E\n----------------------------------------------------------------------\nRan 1 test in 0.000s\n\nFAILED (errors=1)\n",
+    // Python refusing a module or a script (runpy's `sys.executable: …`,
+    // status 1; the interpreter's own, status 2), python 3.11 here
+    "/root/.pyenv/versions/3.11.7/bin/python3: No module named no_such_tool_here\n",
+    "/root/.pyenv/versions/3.11.7/bin/python3: No module named app.__main__; 'app' is a package and cannot be directly executed\n",
+    "/root/.pyenv/versions/3.11.7/bin/python3: Error while finding module specification for 'os.no_such_tool_here' (ModuleNotFoundError: __path__ attribute not found on 'os' while trying to find 'os.no_such_tool_here')\n",
+    "checking tools\n/root/.pyenv/versions/3.11.7/bin/python3: No module named no_such_tool_here\n",
+    "running checks\npython3: can't open file '/tmp/probe/no_such_script.py': [Errno 2] No such file or directory\n",
+    // jq 1.6, a compile error below another command's output (3)
+    "checking\njq: error: syntax error, unexpected $end (Unix shell quoting issues?) at <top-level>, line 1:\n.a |   \njq: 1 compile error\n",
     // make (2)
     "building\nfalse\nmake: *** [Makefile:3: all] Error 1\n",
     "make: *** No rule to make target 'deploy'.  Stop.\n",
@@ -94,6 +103,9 @@ const SUCCEEDED: &[&str] = &[
     "lint: 0 errors, 0 failed\ndone\n",
     "0 errors\n",
     "running checks...\n12 passed, 0 failed\n",
+    // a program's report of a missing module (0); names like python's
+    "yaml: No module named 'no_such_yaml_here'\n",
+    "python-dateutil: No module named dateutil\npython3.11x: can't open file 'a'\n",
     // a git push that worked
     "To ../remote.git\n * [new branch]      HEAD -> main\n",
 ];
