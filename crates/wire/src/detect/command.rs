@@ -387,11 +387,27 @@ impl<'a> Simple<'a> {
     }
 }
 
-/// Does GOFLAGS's `value` (space-separated flags) set `-e`?
+/// Does GOFLAGS's `value` (space-separated flags) set `-e`? The last
+/// `-e` flag decides, as on the command line.
 fn has_e_flag(value: &str) -> bool {
     value
         .split_ascii_whitespace()
-        .any(|f| matches!(f, "-e" | "-e=true" | "--e" | "--e=true"))
+        .rev()
+        .find_map(|f| bool_flag(f, "e"))
+        .unwrap_or(false)
+}
+
+/// The value `flag` gives the Go boolean flag `name`, or `None` when it is
+/// another word. Go's `flag` package takes one or two dashes alike (`-e`,
+/// `--e`) and, after `=`, any of `strconv.ParseBool`'s words (`-e=1`,
+/// `--e=false`).
+fn bool_flag(flag: &str, name: &str) -> Option<bool> {
+    let rest = flag.strip_prefix("--").or_else(|| flag.strip_prefix('-'))?;
+    match rest.strip_prefix(name)? {
+        "" | "=1" | "=t" | "=T" | "=true" | "=TRUE" | "=True" => Some(true),
+        "=0" | "=f" | "=F" | "=false" | "=FALSE" | "=False" => Some(false),
+        _ => None,
+    }
 }
 
 /// The first reader of a pipeline of readers (`grep ERROR app.log | tail
@@ -426,10 +442,14 @@ fn go_tool(command: &[Token], goflags_e: bool) -> Option<GoTool> {
                 rest => rest,
             };
             match rest {
-                // A flag given overrides GOFLAGS's (`-e=false`).
+                // A flag given overrides GOFLAGS's (`-e=false`), the last
+                // one given the others (`--e`, `-e=1` are `-e`).
                 ["list", flags @ ..]
-                    if flags.iter().any(|f| matches!(*f, "-e" | "-e=true"))
-                        || (goflags_e && !flags.contains(&"-e=false")) =>
+                    if flags
+                        .iter()
+                        .rev()
+                        .find_map(|f| bool_flag(f, "e"))
+                        .unwrap_or(goflags_e) =>
                 {
                     Some(GoTool::Report)
                 }

@@ -428,6 +428,16 @@ fn the_program_after_assignments() {
         ("GOFLAGS='-mod=mod -e' go list ./...", Some(GoTool::Report)),
         ("env GOFLAGS=-e=true go list ./...", Some(GoTool::Report)),
         ("GOFLAGS=-e go list -e=false ./...", Some(GoTool::Build)),
+        // Go's flag package: one or two dashes, ParseBool's words, the
+        // last flag given deciding
+        ("go list --e ./...", Some(GoTool::Report)),
+        ("go list -e=1 ./...", Some(GoTool::Report)),
+        ("go list --e=True ./...", Some(GoTool::Report)),
+        ("go list -e --e=0 ./...", Some(GoTool::Build)),
+        ("GOFLAGS=--e go list --e=f ./...", Some(GoTool::Build)),
+        ("GOFLAGS='-e -e=false' go list ./...", Some(GoTool::Build)),
+        ("go list ---e ./...", Some(GoTool::Build)),
+        ("go list -ex ./...", Some(GoTool::Build)),
         ("GOFLAGS=-e go build ./...", Some(GoTool::Build)),
         ("export GOFLAGS=-e; go list ./...", Some(GoTool::Report)),
         (

@@ -551,6 +551,24 @@ fn go_list_e_is_a_report() {
             "{command}"
         );
     }
+    // `--e` and `-e=1` are `-e` (go 1.19, status 0)
+    for (command, text) in [
+        ("go list --e -f '{{range .DepsErrors}}{{.}}{{end}}' .", deps),
+        (
+            "go list --e -f '{{.ImportPath}} {{.Error}}' ./bad example.com/nothere",
+            "go: finding module for package example.com/nothere\ngo: finding module for package example.com/nothere\nexample.com/pkg/bad bad/bad.go:1:1: expected 'package', found 'func'\nexample.com/nothere cannot find module providing package example.com/nothere: module lookup disabled by GOPROXY=off\n",
+        ),
+        (
+            "go list -e=1 -f '{{.ImportPath}} {{.Error}}' ./bad",
+            "example.com/pkg/bad bad/bad.go:1:1: expected 'package', found 'func'\n",
+        ),
+    ] {
+        assert_eq!(
+            d.explain_for_command(text, Some(command)),
+            None,
+            "{command}"
+        );
+    }
     let no_module = "go: go.mod file not found in current directory or any parent directory; see 'go help modules'\n";
     assert_eq!(
         d.explain_for_command(no_module, Some("go list -e .")),
