@@ -469,13 +469,18 @@ fn go_tool(command: &[Token], goflags_e: bool) -> Option<GoTool> {
 }
 
 /// `go build ./... 2>&1 | tail -n 20`: the go command acting on packages
-/// or the module ([`GoTool::Build`]), its stderr joined or dropped, piped
-/// into `tail` with only a line count (`-n N`, `-N`, `--lines=N`, `+N`;
-/// more tails after it). Its output is the last lines of the go command's
-/// output, and the go command's failure is read from its last unindented
-/// line and the continuations below it (`golang.rs`'s `tool_failed`): the
-/// same reading as of the whole output when tail shows that line, none
-/// when it shows only continuations. Not go run's or go generate's (their
+/// or the module ([`GoTool::Build`]) piped into `tail` with only a line
+/// count (`-n N`, `-N`, `--lines=N`, `+N`; more tails after it). With its
+/// stderr joined or dropped, its output is the last lines of the go
+/// command's output, and the go command's failure is read from its last
+/// unindented line and the continuations below it (`golang.rs`'s
+/// `tool_failed`): the same reading as of the whole output when tail shows
+/// that line, none when it shows only continuations. Without (`go build
+/// ./... | tail -3`), its stderr comes whole (tail prints when go has
+/// closed its stdout), above its stdout's last lines: the whole output
+/// when its stdout is empty (go build, vet, mod tidy print their reports
+/// on stderr), else read from the stdout's last lines, as with
+/// `2>/dev/null`. Not go run's or go generate's (their
 /// go command's failure is read only when the whole output is its own: a
 /// tail cuts the program's lines above it), gofmt's (a tail may cut the
 /// source lines that tell its output from a report) or `head`'s (the
@@ -483,10 +488,6 @@ fn go_tool(command: &[Token], goflags_e: bool) -> Option<GoTool> {
 fn go_build_tail(command: &[Token], goflags_e: bool) -> Option<GoTool> {
     let mut stages = command.split(|t| matches!(t, Token::Pipe));
     let go = stages.next()?;
-    if !go.iter().any(|t| matches!(t, Token::StderrRedirect)) {
-        // Its stderr would come whole, its stdout's tail below it.
-        return None;
-    }
     let tool = go_tool(go, goflags_e).filter(|t| *t == GoTool::Build)?;
     let mut tails = 0;
     for stage in stages {

@@ -472,8 +472,9 @@ fn the_program_after_assignments() {
         ("env -S 'go build'", None),
         ("env -C app go build", None),
         ("env =1 go build", None),
-        // Still not one command.
-        ("A=1 go build | tail", None),
+        // Still not one command (a tail shows the go command's end).
+        ("A=1 go build | tail", Some(GoTool::Build)),
+        ("A=1 go build | head", None),
         ("A=1 make && go build", None),
     ] {
         assert_eq!(tool(command), want, "{command}");

@@ -616,9 +616,11 @@ fn a_go_tools_command() {
     assert_eq!(tool("go generate ./..."), Some(GoTool::Generate));
     assert_eq!(tool("go list -e ./..."), Some(GoTool::Report));
     assert_eq!(tool("go list -deps -e -json ."), Some(GoTool::Report));
+    // Its stderr whole above its stdout's tail (see a_go_commands_output_through_tail).
+    assert_eq!(tool("go build ./... | tail"), Some(GoTool::Build));
     for c in [
         "go build ./... && ./app",
-        "go build ./... | tail",
+        "go build ./... | head",
         "make && go build ./...",
         "go build ./... > build.log",
         "go",
@@ -869,8 +871,9 @@ proptest! {
 
 /// The go command's output through `tail` with a line count (`set -o
 /// pipefail; … 2>&1 | tail -3`, go 1.19 here, the status go's): its last
-/// lines, read as its output's end. go run's is not (its program printed
-/// the line, status 0), nor a tail without `2>&1`, `head`'s or gofmt's.
+/// lines, read as its output's end; without `2>&1`, its stderr whole above
+/// its stdout's tail. go run's is not (its program printed the line,
+/// status 0), nor `head`'s or gofmt's.
 #[test]
 fn a_go_commands_output_through_tail() {
     use super::{GoTool, Program};
@@ -890,6 +893,12 @@ fn a_go_commands_output_through_tail() {
         (
             "go build ./... 2>&1 | tail -3",
             "go: updates to go.mod needed; to update it:\n\tgo mod tidy\n",
+        ),
+        // Without `2>&1` its stderr comes whole, above its stdout's tail
+        // (here empty): go list's report of a package it cannot parse (1).
+        (
+            "set -o pipefail; go list ./... | tail -3",
+            "bad/bad.go:1:1: expected 'package', found 'func'\n",
         ),
     ] {
         assert_eq!(
@@ -916,6 +925,7 @@ fn a_go_commands_output_through_tail() {
             "set -o pipefail; go run . 2>&1 | tail -1",
             "main.go:3:1: exported function Foo should have comment\n",
         ),
+        ("set -o pipefail; go vet ./... | tail -3", ""),
     ] {
         assert_eq!(
             d.explain_for_command(output, Some(command)),
@@ -931,12 +941,14 @@ fn a_go_commands_output_through_tail() {
         "go build ./... 2>&1 | tail --lines=5 | tail -2",
         "go build 2>&1 | tail -20 2>&1",
         "go mod tidy 2>&1 | tail -n5",
+        "go build ./... | tail -5",
+        "go list ./... | tail -3",
     ] {
         assert_eq!(tool(c), Some(GoTool::Build), "{c}");
     }
     for c in [
-        "go build ./... | tail -5",
         "go build ./... 2>&1 | head -5",
+        "go build ./... | head -5",
         "go build ./... 2>&1 | tail -c 100",
         "go build ./... 2>&1 | tail -f",
         "go build ./... 2>&1 | tail -n",
@@ -975,5 +987,36 @@ proptest! {
         let piped = format!("{command} 2>&1 | tail -n {n}");
         let read = d.explain_for_command(&shown, Some(&piped));
         prop_assert!(read.is_none() || full.is_some(), "{:?} for {:?} of {:?}", read, shown, whole);
+    }
+
+    /// Without `2>&1` the go command's stderr comes whole, above the last
+    /// lines of its stdout that tail shows: read as the go command's whole
+    /// output when its stdout is empty; with lines of its stdout shown
+    /// (package paths), a failure only when its stderr alone is one.
+    #[test]
+    fn a_go_commands_stderr_above_its_stdouts_tail(
+        i in any::<prop::sample::Index>(),
+        stdout in proptest::collection::vec("[a-z./]{1,16}", 0..6),
+        n in 1usize..12,
+    ) {
+        let d = Detector::default();
+        let rows: Vec<&(&str, &str)> = TOOL_FAILED
+            .iter()
+            .chain(TOOL_SUCCEEDED)
+            .filter(|(c, _)| super::Program::of_command(c).and_then(super::Program::go_tool) == Some(super::GoTool::Build))
+            .collect();
+        let (command, stderr) = *rows[i.index(rows.len())];
+        let shown = &stdout[stdout.len().saturating_sub(n)..];
+        let text: String = std::iter::once(stderr.to_owned())
+            .chain(shown.iter().map(|l| format!("{l}\n")))
+            .collect();
+        let piped = format!("{command} | tail -n {n}");
+        let read = d.explain_for_command(&text, Some(&piped));
+        let alone = d.explain_for_command(stderr, Some(command));
+        if shown.is_empty() {
+            prop_assert_eq!(read, alone, "{:?}", text);
+        } else {
+            prop_assert!(read.is_none() || alone.is_some(), "{:?} for {:?}", read, text);
+        }
     }
 }
