@@ -11,6 +11,7 @@
 //! | Gemini CLI `run_shell_command` (before 0.27) | footer | `Error: (none)`, `Exit Code: N`, `Signal: (none)`, `Background PIDs: …`, `Process Group PGID: N` |
 //! | Gemini CLI `run_shell_command` (since 0.27) | footer | `Error: …`, `Exit Code: N` and `Signal: …` only when they apply, then `Background PIDs: …`, `Process Group PGID: N` |
 //! | OpenHands and others | last line | `[The command completed with exit code 1.]` |
+//! | Cline `execute_command` | first line | `Command executed successfully (exit code 0).`, `Command failed with exit code N.`, `Command terminated by signal SIGKILL.`, then `Output:` (`src/integrations/terminal/CommandOrchestrator.ts`; `Command executed.` when the terminal gave no status) |
 //!
 //! Exit codes of any size or sign count: Windows status codes such as
 //! 3221225794 (`0xC0000142`) and negative codes (`-1`) are failures.
@@ -53,6 +54,10 @@ pub(super) fn header(prefix: &Regex, head: &[u8]) -> Option<Status> {
         let line = super::rules::trim_end(&rest[..end.min(LINE_BYTES)]);
         if let Some(code) = exit_status(prefix, line) {
             return Some(status(code));
+        }
+        if line.starts_with(b"Command terminated by signal ") {
+            // Cline's, for a command a signal ended (no exit code).
+            return Some(Status::Failed);
         }
         if end == rest.len() || !HEADER_KEYS.iter().any(|k| line.starts_with(k)) {
             return None;

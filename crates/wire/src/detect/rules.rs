@@ -187,6 +187,8 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
             r"(?:exited|completed|finished|failed|terminated|returned|ended)\s+with\s+",
             r"(?:(?:an?\s+)?(?:exit|return|non-zero\s+exit)\s+)?(?:code|status)",
             r"|exited\s+with\s+(?:(?:exit|return)\s+)?(?:code|status)",
+            // Cline's `Command executed successfully (exit code 0).`
+            r"|command\s+executed\s+successfully\s+\(exit\s+code",
             r"|exit(?:ed)?[ _-]?(?:code|status)|return[ _-]?code|returncode",
             r")\s*[:=]?\s*",
         )),

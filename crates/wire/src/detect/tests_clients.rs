@@ -170,6 +170,34 @@ fn codex_and_claude_code_exit_status() {
     ]);
 }
 
+/// Cline's `execute_command` states the status on its first line, above
+/// `Output:` (cline/cline `src/integrations/terminal/CommandOrchestrator.ts`).
+/// A success vetoes the rules: `git log -1 --format=%s` printing a commit
+/// subject that opens like cargo's closing line.
+#[test]
+fn cline_exit_status() {
+    verdicts(&[
+        (
+            "Command executed successfully (exit code 0).\nOutput:\nerror: could not compile `app` on CI, retried",
+            CLIENT_SUCCESS,
+        ),
+        (
+            "Command failed with exit code 1.\nOutput:\nchecking config\nconfig.yaml: missing key \"port\"",
+            CLIENT_FAILURE,
+        ),
+        (
+            "Command terminated by signal SIGKILL.\nOutput:\nbuilding",
+            CLIENT_FAILURE,
+        ),
+        // No status (the terminal reported none): the rules read it.
+        ("Command executed.\nOutput:\nok", Verdict::NONE),
+    ]);
+    // Not Cline's line below the first: the program's words.
+    let d = Detector::default();
+    let v = d.verdict("step 1\nCommand terminated by signal SIGKILL.\nretrying\ndone");
+    assert_eq!(v, Verdict::NONE);
+}
+
 /// A last line stating 0 in a program's words may be one step's, before
 /// the run's end: it decides nothing, and the other rules still read the
 /// output.
