@@ -38,6 +38,42 @@ fn ended(mut child: std::process::Child) -> std::process::Output {
     child.wait_with_output().unwrap()
 }
 
+/// A `serve` case: its arguments, its environment, and what its refusal
+/// must say.
+type Refusal = (Vec<String>, Vec<(&'static str, String)>, String);
+
+/// Runs every case at once (a `serve` that takes its case runs until
+/// `ended` kills it) and checks each exits 2 with its message on stderr;
+/// what comes out is returned for further checks.
+fn each_is_refused(cases: &[Refusal]) -> Vec<String> {
+    let children: Vec<_> = cases
+        .iter()
+        .map(|(args, env, _)| {
+            bin()
+                .args(args)
+                .envs(env.iter().map(|(k, v)| (k, v)))
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    children
+        .into_iter()
+        .zip(cases)
+        .map(|(child, (args, env, expected))| {
+            let out = ended(child);
+            let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+            assert_eq!(out.status.code(), Some(2), "{args:?} {env:?}: {stderr}");
+            assert!(
+                stderr.contains(expected.as_str()),
+                "{args:?} {env:?}: {stderr}"
+            );
+            stderr
+        })
+        .collect()
+}
+
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -163,8 +199,7 @@ fn an_upstream_at_its_own_address_is_refused() {
 /// `resolve` or by their URL, stop `serve` before it listens.
 #[test]
 fn a_cloud_upstream_at_its_own_address_is_refused() {
-    type Case = (Vec<String>, String);
-    let cases: Vec<Case> =
+    let cases: Vec<Refusal> =
         (0..6)
             .map(|case| {
                 let port = free_port();
@@ -223,27 +258,10 @@ fn a_cloud_upstream_at_its_own_address_is_refused() {
             };
                 let listen = format!("127.0.0.1:{port}");
                 let base = ["serve", "--database", "none", "--listen", &listen].map(String::from);
-                (base.into_iter().chain(args).collect(), expected)
+                (base.into_iter().chain(args).collect(), vec![], expected)
             })
             .collect();
-    // All at once: a `serve` that takes its case runs until `ended` kills it.
-    let children: Vec<_> = cases
-        .iter()
-        .map(|(args, _)| {
-            bin()
-                .args(args)
-                .stdout(Stdio::null())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    for (child, (args, expected)) in children.into_iter().zip(&cases) {
-        let out = ended(child);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-        assert!(stderr.contains(expected.as_str()), "{args:?}: {stderr}");
-    }
+    each_is_refused(&cases);
 }
 
 /// The gateway's own telemetry sent to its own address — the OTLP export
@@ -253,8 +271,7 @@ fn a_cloud_upstream_at_its_own_address_is_refused() {
 /// collector's headers, to a provider's API. A webhook's path is not shown.
 #[test]
 fn telemetry_sent_to_its_own_address_is_refused() {
-    type Case = (Vec<String>, Vec<(&'static str, String)>, String);
-    let cases: Vec<Case> = (0..5)
+    let cases: Vec<Refusal> = (0..5)
         .map(|case| {
             let port = free_port();
             let to_self = |name: &str, at: u16| format!("{name}:{at}:127.0.0.1:{port}");
@@ -318,27 +335,7 @@ fn telemetry_sent_to_its_own_address_is_refused() {
             (base.into_iter().chain(args).collect(), env, expected)
         })
         .collect();
-    // All at once: a `serve` that takes its case runs until `ended` kills it.
-    let children: Vec<_> = cases
-        .iter()
-        .map(|(args, env, _)| {
-            bin()
-                .args(args)
-                .envs(env.iter().map(|(k, v)| (k, v)))
-                .stdout(Stdio::null())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    for (child, (args, env, expected)) in children.into_iter().zip(&cases) {
-        let out = ended(child);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?} {env:?}: {stderr}");
-        assert!(
-            stderr.contains(expected.as_str()),
-            "{args:?} {env:?}: {stderr}"
-        );
+    for stderr in each_is_refused(&cases) {
         assert!(!stderr.contains("SECRET"), "{stderr}");
     }
 }
@@ -354,8 +351,7 @@ fn telemetry_sent_to_its_own_address_is_refused() {
 fn credential_endpoints_at_its_own_address_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().display().to_string();
-    type Case = (Vec<String>, Vec<(&'static str, String)>, String);
-    let cases: Vec<Case> = (0..4)
+    let cases: Vec<Refusal> = (0..4)
         .map(|case| {
             let port = free_port();
             let file = dir.path().join(format!("adc-{case}.json"));
@@ -432,28 +428,7 @@ fn credential_endpoints_at_its_own_address_are_refused() {
             (base.into_iter().chain(args).collect(), env, expected)
         })
         .collect();
-    // All at once: a `serve` that takes its case runs until `ended` kills it.
-    let children: Vec<_> = cases
-        .iter()
-        .map(|(args, env, _)| {
-            bin()
-                .args(args)
-                .envs(env.iter().map(|(k, v)| (k, v)))
-                .stdout(Stdio::null())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    for (child, (args, env, expected)) in children.into_iter().zip(&cases) {
-        let out = ended(child);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?} {env:?}: {stderr}");
-        assert!(
-            stderr.contains(expected.as_str()),
-            "{args:?} {env:?}: {stderr}"
-        );
-    }
+    each_is_refused(&cases);
     // The environment's keys: the container endpoint is never asked.
     let port = free_port();
     let listen = format!("127.0.0.1:{port}");

@@ -964,6 +964,19 @@ fn a_go_commands_output_through_tail() {
     }
 }
 
+/// The labelled rows whose command is the go command acting on packages
+/// or the module (`GoTool::Build`): what the tail properties cut.
+fn go_build_rows() -> Vec<&'static (&'static str, &'static str)> {
+    TOOL_FAILED
+        .iter()
+        .chain(TOOL_SUCCEEDED)
+        .filter(|(c, _)| {
+            super::Program::of_command(c).and_then(super::Program::go_tool)
+                == Some(super::GoTool::Build)
+        })
+        .collect()
+}
+
 proptest! {
     /// The last lines of a go command's output, read through `tail -n N`,
     /// are a failure only when the whole output is one.
@@ -974,11 +987,7 @@ proptest! {
         n in 1usize..12,
     ) {
         let d = Detector::default();
-        let rows: Vec<&(&str, &str)> = TOOL_FAILED
-            .iter()
-            .chain(TOOL_SUCCEEDED)
-            .filter(|(c, _)| super::Program::of_command(c).and_then(super::Program::go_tool) == Some(super::GoTool::Build))
-            .collect();
+        let rows = go_build_rows();
         let (command, text) = *rows[i.index(rows.len())];
         let whole = format!("{}{}{text}", before.join("\n"), if before.is_empty() { "" } else { "\n" });
         let lines: Vec<&str> = whole.lines().collect();
@@ -1000,11 +1009,7 @@ proptest! {
         n in 1usize..12,
     ) {
         let d = Detector::default();
-        let rows: Vec<&(&str, &str)> = TOOL_FAILED
-            .iter()
-            .chain(TOOL_SUCCEEDED)
-            .filter(|(c, _)| super::Program::of_command(c).and_then(super::Program::go_tool) == Some(super::GoTool::Build))
-            .collect();
+        let rows = go_build_rows();
         let (command, stderr) = *rows[i.index(rows.len())];
         let shown = &stdout[stdout.len().saturating_sub(n)..];
         let text: String = std::iter::once(stderr.to_owned())
