@@ -1028,18 +1028,20 @@ fn a_resolved_name_is_reached_at_its_address_with_its_name_kept() {
     }
 }
 
-/// The AWS credential chain's STS reached under a name only `--resolve`
-/// leads anywhere (`sts.vpce.test`, as a VPC endpoint's private name,
-/// through `AWS_ENDPOINT_URL_STS`; plain HTTP, which the SDK takes for an
-/// endpoint, on the mock's port, since an entry keeps the URL's port):
-/// web identity credentials are fetched from the mock's STS, with the name
-/// as `Host`, and a Bedrock request is signed with them. Without the entry
-/// the name resolves nowhere, the request goes with the client's own
-/// signature, and the mock refuses it.
-#[test]
-fn the_aws_credential_chain_reaches_sts_at_its_resolved_address() {
+/// The session token the mock's AWS credential service hands out, and the
+/// only one its Bedrock accepts beside its key.
+const SERVED: &str = "served-session-token";
+
+/// A mock whose AWS credential service (`service`, its session token
+/// [`SERVED`], an hour's lifetime) hands out the credentials its Bedrock
+/// accepts, on a runtime of its own (kept alive by the caller).
+fn aws_credential_mock(
+    service: toolwarden_mock_provider::AwsCredentialService,
+) -> (
+    tokio::runtime::Runtime,
+    toolwarden_mock_provider::MockProvider,
+) {
     use toolwarden_mock_provider::{AwsCredentialService, AwsTestKey, MockOptions, MockProvider};
-    const SERVED: &str = "served-session-token";
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
@@ -1050,11 +1052,28 @@ fn the_aws_credential_chain_reaches_sts_at_its_resolved_address() {
         aws_credential_service: Some(AwsCredentialService {
             session_token: SERVED.into(),
             lifetime: Duration::from_secs(3600),
-            web_identity_token: Some("eyJ.oidc.token".into()),
-            ..AwsCredentialService::default()
+            ..service
         }),
         ..Default::default()
     }));
+    (rt, mock)
+}
+
+/// The AWS credential chain's STS reached under a name only `--resolve`
+/// leads anywhere (`sts.vpce.test`, as a VPC endpoint's private name,
+/// through `AWS_ENDPOINT_URL_STS`; plain HTTP, which the SDK takes for an
+/// endpoint, on the mock's port, since an entry keeps the URL's port):
+/// web identity credentials are fetched from the mock's STS, with the name
+/// as `Host`, and a Bedrock request is signed with them. Without the entry
+/// the name resolves nowhere, the request goes with the client's own
+/// signature, and the mock refuses it.
+#[test]
+fn the_aws_credential_chain_reaches_sts_at_its_resolved_address() {
+    use toolwarden_mock_provider::AwsCredentialService;
+    let (_rt, mock) = aws_credential_mock(AwsCredentialService {
+        web_identity_token: Some("eyJ.oidc.token".into()),
+        ..AwsCredentialService::default()
+    });
     let port = mock.addr().port();
     let dir = tempfile::tempdir().unwrap();
     let token = dir.path().join("token");
@@ -1116,23 +1135,11 @@ fn the_aws_credential_chain_reaches_sts_at_its_resolved_address() {
 /// the entry's address).
 #[test]
 fn the_container_endpoint_is_judged_at_its_resolved_address() {
-    use toolwarden_mock_provider::{AwsCredentialService, AwsTestKey, MockOptions, MockProvider};
-    const SERVED: &str = "served-session-token";
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
-    let mock = rt.block_on(MockProvider::start(MockOptions {
-        aws_key: Some(AwsTestKey::new("AKIDMOCK", "mock-secret").with_session_token(SERVED)),
-        aws_credential_service: Some(AwsCredentialService {
-            session_token: SERVED.into(),
-            lifetime: Duration::from_secs(3600),
-            container_token: Some("Bearer container-auth".into()),
-            ..AwsCredentialService::default()
-        }),
-        ..Default::default()
-    }));
+    use toolwarden_mock_provider::{AwsCredentialService, MockProvider};
+    let (_rt, mock) = aws_credential_mock(AwsCredentialService {
+        container_token: Some("Bearer container-auth".into()),
+        ..AwsCredentialService::default()
+    });
     let port = mock.addr().port();
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().display().to_string();
