@@ -127,15 +127,13 @@ fn own_request(
     let host = uri.host()?;
     let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
     let here = leads_here(host, port, listen, resolve)?;
-    let shown = match uri.port_u16() {
-        Some(port) => format!("{}://{host}:{port}", uri.scheme_str().unwrap_or("http")),
-        None => format!("{}://{host}", uri.scheme_str().unwrap_or("http")),
-    };
-    // What the gateway's own listener does with the request.
+    // The authority as the URL names it (the host guard judges this).
     let named = match uri.port_u16() {
         Some(port) => format!("{host}:{port}"),
         None => host.to_string(),
     };
+    let shown = format!("{}://{named}", uri.scheme_str().unwrap_or("http"));
+    // What the gateway's own listener does with the request.
     let guarded =
         crate::local::is_loopback(listen.ip()) && !crate::local::answers_host(allowed, &named);
     let fate = if https {
