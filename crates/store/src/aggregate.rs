@@ -18,10 +18,12 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::{Deserialize, Serialize};
+use sqlx::Connection;
 
 use crate::error::StoreError;
 use crate::event::Event;
 use crate::pg_text::pg_text;
+use crate::stop::Stop;
 use crate::store::{Pool, Store};
 
 /// The tool, provider and model of the key that takes what exceeds the bound.
@@ -298,20 +300,38 @@ impl Store {
     /// Appends the rows of `flush` to `dropped_tool_counts` in one
     /// transaction (on PostgreSQL each NUL in their text as U+FFFD, which
     /// it can store); a row of the flush written before is skipped.
+    pub async fn write_dropped(&self, flush: &DroppedFlush) -> Result<(), StoreError> {
+        let written = self.write_dropped_before(flush, &mut Stop::never()).await;
+        written.unwrap_or_else(|| Err(StoreError::query(sqlx::Error::PoolClosed)))
+    }
+
+    /// [`Store::write_dropped`], cut off by `stop` before its COMMIT,
+    /// never during it (`None`: nothing written; see [`Stop`]).
     ///
     /// On PostgreSQL the rows go as one statement (`INSERT_ALL_PG`): a
     /// flush holds up to `record_aggregate_keys` rows, and one round trip
     /// each to a server a few milliseconds away took seconds, past the
-    /// writer's deadline. SQLite answers in this process; a statement per
-    /// row costs nothing there.
-    pub async fn write_dropped(&self, flush: &DroppedFlush) -> Result<(), StoreError> {
+    /// writer's deadline. It runs in a transaction of its own (two round
+    /// trips more, only when events were dropped) so that the stop can
+    /// come between it and the COMMIT: a statement of its own commits
+    /// as it ends, and one cut off might have. SQLite answers in this
+    /// process; a statement per row costs nothing there.
+    pub(crate) async fn write_dropped_before(
+        &self,
+        flush: &DroppedFlush,
+        stop: &mut Stop<'_>,
+    ) -> Option<Result<(), StoreError>> {
         if flush.rows.is_empty() {
-            return Ok(());
+            return Some(Ok(()));
         }
-        let result = match self.pool() {
+        match self.pool() {
             Pool::Sqlite(p) => {
-                let write = async {
-                    let mut tx = p.begin().await?;
+                let mut conn = match stop.before(p.acquire()).await? {
+                    Ok(conn) => conn,
+                    Err(e) => return Some(Err(StoreError::query(e))),
+                };
+                let statements = async {
+                    let mut tx = Connection::begin(&mut *conn).await?;
                     for (no, r) in &flush.rows {
                         sqlx::query(INSERT)
                             .bind(r.at_ms)
@@ -326,9 +346,20 @@ impl Store {
                             .execute(&mut *tx)
                             .await?;
                     }
-                    tx.commit().await
+                    Ok::<_, sqlx::Error>(tx)
                 };
-                write.await
+                let written = match stop.before(statements).await {
+                    Some(Ok(tx)) => Some(tx.commit().await.map_err(StoreError::query)),
+                    Some(Err(e)) => Some(Err(StoreError::query(e))),
+                    None => None,
+                };
+                if written.is_none() {
+                    // Cut off: out of the pool and dropped, its worker runs
+                    // what it was sent and closes it, rolling back what is
+                    // open (also a BEGIN cut off before sqlx handed it over).
+                    drop(conn.detach());
+                }
+                written
             }
             Pool::Postgres(p) => {
                 let rows: Vec<DroppedRow> = flush.rows.iter().map(|(_, r)| r.clone()).collect();
@@ -357,20 +388,33 @@ impl Store {
                     );
                 // The recorder's writer waits for it: bounded as its batches
                 // are, the connection closed if no answer comes in time
-                // (`pg_writer`), should it go half-open meanwhile. One
-                // statement is its own transaction.
-                let mut conn = p.acquire().await.map_err(StoreError::query)?;
+                // (`pg_writer`), should it go half-open meanwhile.
+                let mut conn = match stop.before(p.acquire()).await? {
+                    Ok(conn) => conn,
+                    Err(e) => return Some(Err(StoreError::query(e))),
+                };
                 let waited = self.pg_answer_deadline();
-                match tokio::time::timeout(waited, insert.execute(&mut *conn)).await {
-                    Ok(result) => result.map(drop),
-                    Err(_) => {
-                        drop(conn.detach());
-                        return Err(StoreError::no_answer(waited));
-                    }
+                let statements = async {
+                    let mut tx = Connection::begin(&mut *conn).await?;
+                    insert.execute(&mut *tx).await?;
+                    Ok::<_, sqlx::Error>(tx)
+                };
+                let (written, close) =
+                    match stop.before(tokio::time::timeout(waited, statements)).await {
+                        Some(Ok(Ok(tx))) => match tokio::time::timeout(waited, tx.commit()).await {
+                            Ok(committed) => (Some(committed.map_err(StoreError::query)), false),
+                            Err(_) => (Some(Err(StoreError::no_answer(waited))), true),
+                        },
+                        Some(Ok(Err(e))) => (Some(Err(StoreError::query(e))), false),
+                        Some(Err(_)) => (Some(Err(StoreError::no_answer(waited))), true),
+                        None => (None, true),
+                    };
+                if close {
+                    drop(conn.detach());
                 }
+                written
             }
-        };
-        result.map_err(StoreError::query)
+        }
     }
 }
 

@@ -78,6 +78,7 @@ mod session_nos;
 mod since;
 mod sqlite_writer;
 mod stats;
+mod stop;
 mod store;
 mod turns;
 pub mod utc;

@@ -35,6 +35,7 @@ use crate::error::StoreError;
 use crate::event::Event;
 use crate::parking::{self, Pass};
 use crate::pg_text::pg_text;
+use crate::stop::Stop;
 use crate::write::{self, BatchError, Found};
 
 /// The writer's transactions run without PostgreSQL's JIT compiler
@@ -150,16 +151,22 @@ fn bounds(timeout: Duration) -> String {
 /// error is a timeout ([`StoreError::is_too_slow`]): before the COMMIT
 /// [`BatchError::Failed`] (nothing was committed: a server still waiting
 /// rolls the transaction back when it learns the connection is gone, or at
-/// its idle timeout), at the COMMIT [`BatchError::Unsure`].
+/// its idle timeout), at the COMMIT [`BatchError::Unsure`]. `stop` cuts it
+/// off before the COMMIT ([`BatchError::Stopped`], the connection closed
+/// the same way), never during it ([`Stop`]).
 pub(crate) async fn write_batch(
     pool: &PgPool,
     events: &[Event],
     ask: &[usize],
     pass: Option<Pass>,
     timeout: Duration,
+    stop: &mut Stop<'_>,
 ) -> Result<(Found, u64), BatchError> {
-    let mut conn = pool.acquire().await.map_err(StoreError::query)?;
-    match write_on(&mut conn, events, ask, pass, timeout).await {
+    let Some(conn) = stop.before(pool.acquire()).await else {
+        return Err(BatchError::Stopped);
+    };
+    let mut conn = conn.map_err(StoreError::query)?;
+    match write_on(&mut conn, events, ask, pass, timeout, stop).await {
         Ok(written) => Ok(written),
         Err(Failure { error, timed_out }) => {
             if timed_out {
@@ -172,7 +179,8 @@ pub(crate) async fn write_batch(
     }
 }
 
-/// How [`write_on`] failed, and whether it was by the deadline.
+/// How [`write_on`] failed, and whether the connection is to be closed
+/// (a deadline passed, or the stop came, with a statement on the way).
 struct Failure {
     error: BatchError,
     timed_out: bool,
@@ -184,22 +192,33 @@ async fn write_on(
     ask: &[usize],
     pass: Option<Pass>,
     timeout: Duration,
+    stop: &mut Stop<'_>,
 ) -> Result<(Found, u64), Failure> {
     let deadline = client_deadline(timeout);
     let events = pg_text(events);
-    let statements =
-        tokio::time::timeout(deadline, statements(conn, &events, ask, pass, timeout)).await;
+    let statements = stop
+        .before(tokio::time::timeout(
+            deadline,
+            statements(conn, &events, ask, pass, timeout),
+        ))
+        .await;
     let (tx, found, parked) = match statements {
-        Ok(Ok(written)) => written,
-        Ok(Err(error)) => {
+        Some(Ok(Ok(written))) => written,
+        Some(Ok(Err(error))) => {
             return Err(Failure {
                 error: error.into(),
                 timed_out: false,
             });
         }
-        Err(_) => {
+        Some(Err(_)) => {
             return Err(Failure {
                 error: StoreError::no_answer(deadline).into(),
+                timed_out: true,
+            });
+        }
+        None => {
+            return Err(Failure {
+                error: BatchError::Stopped,
                 timed_out: true,
             });
         }

@@ -18,10 +18,13 @@
 //! [`crate::StoreError::is_rejected`]) is written event by event, and only
 //! the refused events are dropped and counted. [`Recorder::shutdown`]
 //! drains the queue and writes everything it can within a deadline ([`SHUTDOWN_DEADLINE`] by default,
-//! [`Recorder::shutdown_within`] to choose): past it, a write still running
-//! is abandoned (its transaction rolls back), the events not written are
-//! counted as dropped and reported, and shutdown returns: a slow or
-//! unreachable database never holds it longer.
+//! [`Recorder::shutdown_within`] to choose): past it, a write still in its
+//! statements is abandoned (its transaction rolls back), the events not
+//! written are counted as dropped and reported, and shutdown returns: a
+//! slow or unreachable database never holds it longer. A COMMIT already on
+//! the way is awaited to its answer instead (within the shutdown's slack),
+//! so that what is reported written is what the database holds
+//! (`crate::stop`).
 //!
 //! What cannot be written in detail (queue full, refused, past the
 //! deadline) is still counted per tool: folded into a bounded
@@ -54,7 +57,8 @@ pub const SHUTDOWN_DEADLINE: Duration = Duration::from_secs(5);
 /// deadline; kept for callers of the earlier name).
 pub const SHUTDOWN_RETRY: Duration = SHUTDOWN_DEADLINE;
 /// What `shutdown` waits beyond its deadline for the writer to stop (it is
-/// told to give up at the deadline; this covers its last bookkeeping).
+/// told to give up at the deadline; this covers a COMMIT on the way and
+/// its last bookkeeping).
 const SHUTDOWN_SLACK: Duration = Duration::from_millis(500);
 
 /// Recorder settings.
@@ -192,8 +196,8 @@ pub struct ShutdownReport {
     /// Of those, given up at shutdown: not written within the deadline.
     pub abandoned: u64,
     /// Whether the writer had stopped when `shutdown` returned (false only
-    /// if it outlived the deadline and its slack: still counted in
-    /// `abandoned`).
+    /// if it outlived the deadline and its slack: its backlog is counted in
+    /// `abandoned`, though a COMMIT it was waiting for may still land).
     pub finished: bool,
     /// Counts folded into the per-tool aggregate that were not written by
     /// the deadline (reported in the log line per tool).
@@ -392,8 +396,9 @@ impl Recorder {
     }
 
     /// Drains the queue, writes what it can within `deadline` and stops the
-    /// writer: past the deadline the write in progress is abandoned (its
-    /// transaction rolls back) and the events not written are dropped,
+    /// writer: past the deadline the write in progress is abandoned before
+    /// its COMMIT (its transaction rolls back; a COMMIT on the way is
+    /// awaited to its answer) and the events not written are dropped,
     /// counted and reported (an error in the log and
     /// [`ShutdownReport::abandoned`]). Returns within `deadline` plus a
     /// moment, whatever the database does. Later `record` calls are dropped

@@ -35,7 +35,8 @@ use tokio::sync::Notify;
 use crate::error::{StoreError, StoreErrorKind};
 use crate::event::Event;
 use crate::parking::{self, Pass};
-use crate::write::{self, Outcome};
+use crate::stop::Stop;
+use crate::write::{self, BatchError, Outcome};
 
 /// Shortest time between two checkpoints.
 pub(crate) const CHECKPOINT_EVERY: Duration = Duration::from_millis(250);
@@ -111,15 +112,22 @@ impl SqliteWriter {
 
     /// Writes `events` in one transaction, in order, and says what each
     /// did; then runs the parking `pass`, if any, in the same transaction
-    /// and says how many calls it parked.
+    /// and says how many calls it parked. `stop` cuts it off before its
+    /// COMMIT, never during it ([`Stop`]).
     pub(crate) async fn write_batch(
         &self,
         events: &[Event],
         pass: Option<Pass>,
-    ) -> Result<(Vec<Outcome>, u64), StoreError> {
-        let mut slot = self.shared.conn.lock().await;
-        let conn = self.open(&mut slot).await?;
-        let result = async {
+        stop: &mut Stop<'_>,
+    ) -> Result<(Vec<Outcome>, u64), BatchError> {
+        let Some(mut slot) = stop.before(self.shared.conn.lock()).await else {
+            return Err(BatchError::Stopped);
+        };
+        let Some(conn) = stop.before(self.open(&mut slot)).await else {
+            return Err(BatchError::Stopped);
+        };
+        let conn = conn?;
+        let statements = async {
             // IMMEDIATE: take the write lock up front, so several writers
             // (processes) queue on the busy timeout instead of failing.
             let mut tx = conn.begin_with("BEGIN IMMEDIATE").await?;
@@ -128,6 +136,9 @@ impl SqliteWriter {
                 Some(pass) => parking::park_sqlite(&mut tx, pass).await?,
                 None => 0,
             };
+            Ok::<_, sqlx::Error>((tx, out, parked))
+        };
+        let result = match stop.before(statements).await {
             // Unlike PostgreSQL's (`Store::write_batch`), this COMMIT's
             // outcome is never unknown: SQLite answers in this process
             // (sqlx's worker thread for the connection), so no answer is
@@ -136,24 +147,33 @@ impl SqliteWriter {
             // disk, an I/O error), or the transaction stays open (busy) and
             // dropping the connection below rolls it back. A failed batch
             // here is `BatchError::Failed`, never `Unsure`.
-            tx.commit().await?;
-            Ok((out, parked))
-        }
-        .await;
+            Some(Ok((tx, out, parked))) => Some(tx.commit().await.map(|()| (out, parked))),
+            Some(Err(e)) => Some(Err(e)),
+            None => None,
+        };
         match result {
-            Ok(out) => {
+            Some(Ok(out)) => {
                 drop(slot);
                 self.checkpoint_soon();
                 Ok(out)
             }
-            Err(e) => {
+            Some(Err(e)) => {
                 // On a full disk or an I/O error SQLite rolls the
                 // transaction back by itself; sqlx's own rollback then
                 // fails and the connection would believe it is still in
                 // one, refusing every later batch. Dropped (its worker
                 // closes it): the next batch opens a fresh one.
                 slot.take();
-                Err(StoreError::query(e))
+                Err(StoreError::query(e).into())
+            }
+            None => {
+                // Cut off in a statement, or in the BEGIN before sqlx
+                // handed over its transaction (then nothing would roll it
+                // back): the connection is dropped, and its worker runs what
+                // it was sent, then closes it, which rolls back whatever
+                // it has open.
+                slot.take();
+                Err(BatchError::Stopped)
             }
         }
     }

@@ -15,6 +15,7 @@ use crate::migrate;
 use crate::parking::ParkingClock;
 use crate::pg_writer::{self, DEFAULT_PG_WRITE_TIMEOUT};
 use crate::sqlite_writer::SqliteWriter;
+use crate::stop::Stop;
 use crate::write::{BatchError, Found};
 
 /// Tuning for [`Store::open_with`].
@@ -361,16 +362,20 @@ impl Store {
     /// same events found new (`recorder::unsure`). Only PostgreSQL's
     /// commits are ever unsure; on SQLite `ask` is empty and nothing is
     /// checked.
+    ///
+    /// `stop` cuts the write off before its COMMIT, never during it
+    /// ([`BatchError::Stopped`]: nothing written; see [`Stop`]).
     pub(crate) async fn write_batch(
         &self,
         events: &[Event],
         ask: &[usize],
+        stop: &mut Stop<'_>,
     ) -> Result<Found, BatchError> {
         let pass = self.inner.parking.due(events);
         let (out, parked) = match &self.inner.pool {
             Pool::Sqlite(_) => match &self.inner.writer {
                 Some(writer) => {
-                    let (outcomes, parked) = writer.write_batch(events, pass).await?;
+                    let (outcomes, parked) = writer.write_batch(events, pass, stop).await?;
                     let found = Found {
                         outcomes,
                         own_keys: Vec::new(),
@@ -385,7 +390,8 @@ impl Store {
                 }
             },
             Pool::Postgres(pool) => {
-                pg_writer::write_batch(pool, events, ask, pass, self.inner.pg_write_timeout).await?
+                pg_writer::write_batch(pool, events, ask, pass, self.inner.pg_write_timeout, stop)
+                    .await?
             }
         };
         if let Some(pass) = pass {

@@ -85,6 +85,9 @@ pub(crate) enum BatchError {
     /// happened if it landed (the recorder's writer tells which on the
     /// next write of the same events: `recorder::unsure`).
     Unsure { error: StoreError, found: Found },
+    /// Cut off before its COMMIT ([`crate::stop::Stop`]): nothing of the
+    /// batch is written (the transaction rolls back).
+    Stopped,
 }
 
 // === impl Outcome ===

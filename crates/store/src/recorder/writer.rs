@@ -17,6 +17,7 @@ use super::{Next, Observer, Pending, Queued, SHUTDOWN_DEADLINE, Shared, UnsureCo
 use crate::aggregate::DroppedFlush;
 use crate::event::Event;
 use crate::jsonl::{JsonlError, JsonlSink};
+use crate::stop::Stop;
 use crate::store::Store;
 use crate::write::{BatchError, Outcome};
 
@@ -216,7 +217,11 @@ impl Writer {
         store: &Store,
         flush: &DroppedFlush,
     ) -> Option<Result<(), crate::StoreError>> {
-        self.by_deadline(store.write_dropped(flush)).await
+        let mut passing = std::pin::pin!(self.deadline_passing());
+        let out = store
+            .write_dropped_before(flush, &mut Stop::at(passing.as_mut()))
+            .await;
+        self.settle(out)
     }
 
     fn set_closing(&mut self) {
@@ -257,55 +262,60 @@ impl Writer {
             .get_or_init(|| Instant::now() + SHUTDOWN_DEADLINE)
     }
 
-    /// The shutdown deadline passing: pending until the close signal, then
-    /// until the deadline (for good if the handles went away without a
-    /// shutdown: then the queue's closing ends the wait instead).
-    fn deadline_passing(&self) -> impl std::future::Future<Output = Instant> + 'static {
+    /// The shutdown deadline passing: `give_up_at` when closing already,
+    /// else pending until the close signal, then until the deadline (for
+    /// good if the handles went away without a shutdown: then the queue's
+    /// closing ends the wait instead). The deadline is one instant for the
+    /// whole drain, whenever the work raced against it began.
+    fn deadline_passing(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let give_up_at = self.give_up_at;
         let mut close = self.close.clone();
         let shared = self.shared.clone();
         async move {
-            if close.wait_for(|c| *c).await.is_err() {
-                std::future::pending::<()>().await;
-            }
-            let t = Self::deadline(&shared);
+            let t = match give_up_at {
+                Some(t) => t,
+                None => {
+                    if close.wait_for(|c| *c).await.is_err() {
+                        std::future::pending::<()>().await;
+                    }
+                    Self::deadline(&shared)
+                }
+            };
             tokio::time::sleep_until(t).await;
-            t
         }
     }
 
     /// `work`, abandoned at the shutdown deadline: `None` when the deadline
-    /// passed first (also for work that began before shutdown did). The
-    /// deadline is one instant for the whole drain, whenever the work began.
+    /// passed first (also for work that began before shutdown did). Only
+    /// for work that may stop anywhere (a wait); a write stops short of its
+    /// COMMIT instead ([`Writer::write_by_deadline`]).
     async fn by_deadline<T>(&mut self, work: impl std::future::Future<Output = T>) -> Option<T> {
-        let out = against(self.give_up_at, self.deadline_passing(), work).await;
+        let mut passing = std::pin::pin!(self.deadline_passing());
+        let out = Stop::at(passing.as_mut()).before(work).await;
         self.settle(out)
     }
 
-    /// `write`, abandoned at the shutdown deadline, as [`Writer::by_deadline`]
-    /// (which cannot take a future borrowing the writer).
+    /// `write`, abandoned at the shutdown deadline up to its COMMIT, never
+    /// during it ([`Stop`]): `None` when nothing of it was written. A
+    /// COMMIT on the way when the deadline passes is awaited to its answer,
+    /// so what the shutdown reports as written is what the database holds.
     async fn write_by_deadline(
         &mut self,
         batch: &mut [Event],
     ) -> Option<Result<(), crate::StoreError>> {
-        let (give_up_at, deadline) = (self.give_up_at, self.deadline_passing());
-        let out = against(give_up_at, deadline, self.write(batch)).await;
+        let mut passing = std::pin::pin!(self.deadline_passing());
+        let out = self.write(batch, &mut Stop::at(passing.as_mut())).await;
         self.settle(out)
     }
 
     /// After work against the deadline: closing once the deadline passed
-    /// (`Err`) or the close signal came meanwhile.
-    fn settle<T>(&mut self, out: Result<T, Instant>) -> Option<T> {
+    /// (`None`) or the close signal came meanwhile.
+    fn settle<T>(&mut self, out: Option<T>) -> Option<T> {
         match out {
-            Ok(out) => {
-                self.see_closing();
-                Some(out)
-            }
-            Err(t) => {
-                self.closing = true;
-                self.give_up_at = Some(t);
-                None
-            }
+            Some(_) => self.see_closing(),
+            None => self.set_closing(),
         }
+        out
     }
 
     /// The next event, the shutdown signal, or `until` passing (or
@@ -525,18 +535,23 @@ impl Writer {
     /// found is kept, and the next write of the same events (the retry)
     /// reports it if it did, else what the retry found
     /// ([`UnsureCommits`]), so each new event is reported once.
-    async fn write(&mut self, batch: &mut [Event]) -> Result<(), crate::StoreError> {
+    async fn write(
+        &mut self,
+        batch: &mut [Event],
+        stop: &mut Stop<'_>,
+    ) -> Option<Result<(), crate::StoreError>> {
         let outcomes = match &self.store {
             Some(store) => match store
-                .write_batch(batch, &self.unsure_commits.to_ask(batch))
+                .write_batch(batch, &self.unsure_commits.to_ask(batch), stop)
                 .await
             {
                 Ok(found) => self.unsure_commits.committed(batch, found),
                 Err(BatchError::Unsure { error, found }) => {
                     self.unsure_commits.unsure(batch, found);
-                    return Err(error);
+                    return Some(Err(error));
                 }
-                Err(BatchError::Failed(error)) => return Err(error),
+                Err(BatchError::Failed(error)) => return Some(Err(error)),
+                Err(BatchError::Stopped) => return None,
             },
             None => batch
                 .iter()
@@ -596,26 +611,6 @@ impl Writer {
                 .jsonl_rotations
                 .store(sink.rotations(), Ordering::Relaxed);
         }
-        Ok(())
-    }
-}
-
-/// `work` or the deadline, whichever comes first: the deadline is
-/// `give_up_at` when the writer is closing already, else `deadline` (the
-/// shutdown's, once it begins: [`Writer::deadline_passing`]). `Err` with the
-/// deadline when it passed first.
-async fn against<T>(
-    give_up_at: Option<Instant>,
-    deadline: impl std::future::Future<Output = Instant>,
-    work: impl std::future::Future<Output = T>,
-) -> Result<T, Instant> {
-    match give_up_at {
-        Some(t) => tokio::time::timeout_at(t, work).await.map_err(|_| t),
-        None => {
-            tokio::select! {
-                out = work => Ok(out),
-                t = deadline => Err(t),
-            }
-        }
+        Some(Ok(()))
     }
 }

@@ -17,6 +17,7 @@ mod support;
 mod pg_proxy;
 mod race;
 mod recorder;
+mod shutdown;
 mod unsure;
 
 /// One test per backend for a scenario taking a `TestDb` (in `scenarios`,
