@@ -120,35 +120,33 @@ async fn shutdown_within_its_deadline_writes_everything() {
     assert!(report.finished);
 }
 
-/// A COMMIT that takes longer than the time left: the deadline passes
-/// while it is on the way. PostgreSQL runs a deferred constraint
-/// trigger at COMMIT, made to sleep once per transaction.
-async fn slow_commits_on(url: &str, table: &str, secs: f64) {
+/// A fresh PostgreSQL store (`None` without one) whose COMMITs take
+/// longer than the time left: the deadline passes while one is on the
+/// way. A deferred constraint trigger on `table` runs at COMMIT, made to
+/// sleep 0.4 s once per transaction. The store is written once before,
+/// so that the write under test starts well within its deadline.
+async fn slow_commits_on(test: &str, table: &str) -> Option<(TestDb, Store)> {
+    let db = TestDb::postgres(test).await?;
+    let store = Store::open(&db.url).await.unwrap();
+    let (c, _) = record_all(&store, &[request("warm", "warm", 1)]).await;
+    assert_eq!(c.events_written, 1, "{c:?}");
     execute(
-        url,
-        &format!(
-            "CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN \
-             IF current_setting('tw.slept', true) IS DISTINCT FROM 'y' THEN \
-             PERFORM set_config('tw.slept', 'y', true); PERFORM pg_sleep({secs}); \
-             END IF; RETURN NULL; END $$"
-        ),
+        &db.url,
+        "CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN \
+         IF current_setting('tw.slept', true) IS DISTINCT FROM 'y' THEN \
+         PERFORM set_config('tw.slept', 'y', true); PERFORM pg_sleep(0.4); \
+         END IF; RETURN NULL; END $$",
     )
     .await;
     execute(
-        url,
+        &db.url,
         &format!(
             "CREATE CONSTRAINT TRIGGER slow_commit AFTER INSERT ON {table} \
              DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION slow_commit()"
         ),
     )
     .await;
-}
-
-/// A first write on a fresh store (its connection opened), so that the
-/// batch under test starts well within its deadline.
-async fn warm(store: &Store) {
-    let (c, _) = record_all(store, &[request("warm", "warm", 1)]).await;
-    assert_eq!(c.events_written, 1, "{c:?}");
+    Some((db, store))
 }
 
 /// The deadline passes while a batch's COMMIT is on the way: the COMMIT is
@@ -159,12 +157,9 @@ async fn warm(store: &Store) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_commit_on_the_way_at_the_deadline_is_reported_as_what_it_did() {
     let test = "a_commit_on_the_way_at_the_deadline_is_reported_as_what_it_did";
-    let Some(db) = TestDb::postgres(test).await else {
+    let Some((_db, store)) = slow_commits_on(test, "tool_calls").await else {
         return;
     };
-    let store = Store::open(&db.url).await.unwrap();
-    warm(&store).await;
-    slow_commits_on(&db.url, "tool_calls", 0.4).await;
     let rec = Recorder::start(Some(store.clone()), opts(), Arc::new(NoopObserver));
     for i in 0..10 {
         assert!(rec.record(Event::ToolCall(call("r", "s", i, &format!("c{i}"), "t", 1))));
@@ -196,12 +191,9 @@ async fn a_commit_on_the_way_at_the_deadline_is_reported_as_what_it_did() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dropped_counts_on_the_way_at_the_deadline_are_not_reported_unwritten() {
     let test = "dropped_counts_on_the_way_at_the_deadline_are_not_reported_unwritten";
-    let Some(db) = TestDb::postgres(test).await else {
+    let Some((db, store)) = slow_commits_on(test, "dropped_tool_counts").await else {
         return;
     };
-    let store = Store::open(&db.url).await.unwrap();
-    warm(&store).await;
-    slow_commits_on(&db.url, "dropped_tool_counts", 0.4).await;
     let opts = RecorderOptions {
         queue_capacity: 4,
         ..opts()
