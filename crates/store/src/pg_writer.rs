@@ -168,8 +168,8 @@ pub(crate) async fn write_batch(
     let mut conn = conn.map_err(StoreError::query)?;
     match write_on(&mut conn, events, ask, pass, timeout, stop).await {
         Ok(written) => Ok(written),
-        Err(Failure { error, timed_out }) => {
-            if timed_out {
+        Err(Failure { error, close }) => {
+            if close {
                 // Out of the pool and dropped: its socket is closed now, and
                 // the pool opens a fresh connection for the retry.
                 drop(conn.detach());
@@ -183,7 +183,7 @@ pub(crate) async fn write_batch(
 /// (a deadline passed, or the stop came, with a statement on the way).
 struct Failure {
     error: BatchError,
-    timed_out: bool,
+    close: bool,
 }
 
 async fn write_on(
@@ -207,19 +207,19 @@ async fn write_on(
         Some(Ok(Err(error))) => {
             return Err(Failure {
                 error: error.into(),
-                timed_out: false,
+                close: false,
             });
         }
         Some(Err(_)) => {
             return Err(Failure {
                 error: StoreError::no_answer(deadline).into(),
-                timed_out: true,
+                close: true,
             });
         }
         None => {
             return Err(Failure {
                 error: BatchError::Stopped,
-                timed_out: true,
+                close: true,
             });
         }
     };
@@ -230,14 +230,14 @@ async fn write_on(
                 error: StoreError::query(e),
                 found,
             },
-            timed_out: false,
+            close: false,
         }),
         Err(_) => Err(Failure {
             error: BatchError::Unsure {
                 error: StoreError::no_answer(deadline),
                 found,
             },
-            timed_out: true,
+            close: true,
         }),
     }
 }
