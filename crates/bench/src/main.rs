@@ -95,7 +95,14 @@ impl Record {
     }
 }
 
-fn parse(args: &[String]) -> Result<Args, String> {
+/// What `parse` found: the arguments, or a request for the usage.
+#[derive(Debug)]
+enum Parsed {
+    Run(Args),
+    Help,
+}
+
+fn parse(args: &[String]) -> Result<Parsed, String> {
     let mut a = Args {
         requests: 20_000,
         conns: 32,
@@ -108,6 +115,9 @@ fn parse(args: &[String]) -> Result<Args, String> {
     };
     let mut it = args.iter();
     while let Some(flag) = it.next() {
+        if matches!(flag.as_str(), "--help" | "-h") {
+            return Ok(Parsed::Help);
+        }
         let value = it
             .next()
             .ok_or_else(|| format!("{flag} needs a value\n{USAGE}"))?;
@@ -138,7 +148,20 @@ fn parse(args: &[String]) -> Result<Args, String> {
             other => return Err(format!("unknown argument {other}\n{USAGE}")),
         }
     }
-    Ok(a)
+    // The latency, throughput and first-byte phases divide by their counts
+    // (and their ratios by each other's): an empty one would print NaN rows.
+    for (flag, n) in [
+        ("--requests", a.requests),
+        ("--throughput-requests", a.throughput_requests),
+        ("--ttfb-requests", a.ttfb_requests),
+    ] {
+        if n == 0 && a.soak == 0 {
+            return Err(format!(
+                "{flag} 0: each phase needs at least one request\n{USAGE}"
+            ));
+        }
+    }
+    Ok(Parsed::Run(a))
 }
 
 fn main() -> ExitCode {
@@ -199,7 +222,11 @@ fn main() -> ExitCode {
         };
     }
     let parsed = match parse(&args) {
-        Ok(a) => a,
+        Ok(Parsed::Run(a)) => a,
+        Ok(Parsed::Help) => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
         Err(e) => {
             eprintln!("{e}");
             return ExitCode::from(2);
@@ -696,7 +723,26 @@ mod tests {
     use super::*;
 
     fn args(v: &[&str]) -> Result<Args, String> {
-        parse(&v.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+        match parse(&v.iter().map(|s| s.to_string()).collect::<Vec<_>>())? {
+            Parsed::Run(a) => Ok(a),
+            Parsed::Help => Err("help".into()),
+        }
+    }
+
+    #[test]
+    fn help_asks_for_the_usage_and_empty_phases_are_refused() {
+        assert_eq!(args(&["--help"]).unwrap_err(), "help");
+        assert_eq!(args(&["--requests", "10", "-h"]).unwrap_err(), "help");
+        for flag in ["--requests", "--throughput-requests", "--ttfb-requests"] {
+            let err = args(&[flag, "0"]).unwrap_err();
+            assert!(
+                err.contains(&format!("{flag} 0: each phase needs")),
+                "{err}"
+            );
+        }
+        // A soak runs none of those phases.
+        assert_eq!(args(&["--soak", "60", "--requests", "0"]).unwrap().soak, 60);
+        assert_eq!(args(&["--streams", "0"]).unwrap().streams, 0);
     }
 
     #[test]
