@@ -444,6 +444,245 @@ fn credential_endpoints_at_its_own_address_are_refused() {
     );
 }
 
+/// An AWS-sourced Google `external_account` file, with `fields` in its
+/// `credential_source` beside `aws1` and the verification URL.
+fn aws_sourced_google_file(fields: &str) -> String {
+    format!(
+        r#"{{"type":"external_account","audience":"//iam.googleapis.com/projects/1/locations/global/workloadIdentityPools/p/providers/aws","subject_token_type":"urn:ietf:params:aws:token-type:aws4_request","token_url":"https://sts.googleapis.com/v1/token","credential_source":{{"environment_id":"aws1","regional_cred_verification_url":"https://sts.{{region}}.amazonaws.com?Action=GetCallerIdentity&Version=2011-06-15"{fields}}}}}"#
+    )
+}
+
+/// The credential endpoints the last check left out, at the gateway's own
+/// address, stop `serve` before it listens: a profile's `[services …]`
+/// section's STS endpoint (a web identity token or a signed `AssumeRole`
+/// would go there), `AWS_ENDPOINT_URL_SSO_OIDC` (an SSO session's refresh
+/// token), a profile's `ec2_metadata_service_endpoint` when the instance
+/// metadata is asked (by `resolve`), and the instance metadata URLs an
+/// AWS-sourced Google `external_account` reads (`region_url`, `url`,
+/// `imdsv2_session_token_url`). The message names the setting and the
+/// origin, never the URL's path.
+#[test]
+fn profile_and_metadata_credential_endpoints_at_its_own_address_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().display().to_string();
+    let cases: Vec<Refusal> = (0..4)
+        .map(|case| {
+            let port = free_port();
+            let file = dir.path().join(format!("credentials-{case}"));
+            let shown = file.display().to_string();
+            let aws = |config: String| {
+                std::fs::write(&file, config).unwrap();
+                ("AWS_CONFIG_FILE", shown.clone())
+            };
+            let (args, env, expected): (Vec<String>, Vec<(&'static str, String)>, String) =
+                match case {
+                    0 => (
+                        vec![],
+                        vec![
+                            aws(format!(
+                                "[default]\nservices = gw\nweb_identity_token_file = {home}/t\n\
+                                 role_arn = arn:aws:iam::123456789012:role/gw\n\n\
+                                 [services gw]\nsts =\n  endpoint_url = \
+                                 http://localhost:{port}/sts-SECRET\n"
+                            )),
+                            ("AWS_EC2_METADATA_DISABLED", "true".into()),
+                        ],
+                        format!(
+                            "endpoint_url of sts in [services gw] (AWS profile default) \
+                             (http://localhost:{port}) is this gateway's own address \
+                             (127.0.0.1:{port}), which is no credential endpoint: it would take \
+                             each credential request for a client's request and pass it"
+                        ),
+                    ),
+                    1 => (
+                        vec![],
+                        vec![
+                            (
+                                "AWS_ENDPOINT_URL_SSO_OIDC",
+                                format!("http://127.0.0.1:{port}/SECRET"),
+                            ),
+                            ("AWS_EC2_METADATA_DISABLED", "true".into()),
+                        ],
+                        format!(
+                            "AWS_ENDPOINT_URL_SSO_OIDC (http://127.0.0.1:{port}) is this \
+                             gateway's own address"
+                        ),
+                    ),
+                    2 => (
+                        vec![
+                            "--resolve".into(),
+                            format!("imds.internal.test:8099:127.0.0.1:{port}"),
+                        ],
+                        vec![
+                            aws(
+                                "[profile work]\n\
+                                 ec2_metadata_service_endpoint = http://imds.internal.test:8099/SECRET\n"
+                                    .into(),
+                            ),
+                            ("AWS_PROFILE", "work".into()),
+                            ("AWS_EC2_METADATA_DISABLED", "false".into()),
+                        ],
+                        format!(
+                            "ec2_metadata_service_endpoint of AWS profile work \
+                             (http://imds.internal.test:8099) is led by resolve to \
+                             127.0.0.1:{port}, this gateway's own address (127.0.0.1:{port}), \
+                             which is no credential endpoint: it would refuse each credential \
+                             request as a request for another host (403)"
+                        ),
+                    ),
+                    _ => {
+                        let meta = format!("http://localhost:{port}/latest/meta-data");
+                        std::fs::write(
+                            &file,
+                            aws_sourced_google_file(&format!(
+                                r#","region_url":"{meta}/placement/availability-zone","url":"{meta}/iam/security-credentials","imdsv2_session_token_url":"http://localhost:{port}/latest/api/token""#
+                            )),
+                        )
+                        .unwrap();
+                        (
+                            vec![],
+                            vec![("GOOGLE_APPLICATION_CREDENTIALS", shown.clone())],
+                            format!(
+                                "credential_source.region_url of the Google credentials \
+                                 (external_account in {shown}) (http://localhost:{port}) is this \
+                                 gateway's own address"
+                            ),
+                        )
+                    }
+                };
+            let listen = format!("127.0.0.1:{port}");
+            let base = ["serve", "--database", "none", "--listen", &listen].map(String::from);
+            let aws = ["--bedrock-region", "us-east-1"].map(String::from);
+            let env = env.into_iter().chain([("HOME", home.clone())]).collect();
+            let args = base.into_iter().chain(aws).chain(args).collect();
+            (args, env, expected)
+        })
+        .collect();
+    let refusals = each_is_refused(&cases);
+    for stderr in &refusals {
+        assert!(!stderr.contains("SECRET"), "{stderr}");
+    }
+    // Every metadata URL the Google file's AWS source reads is named.
+    for field in ["url", "imdsv2_session_token_url"] {
+        let named = format!("credential_source.{field} of the Google credentials");
+        assert!(refusals[3].contains(&named), "{}", refusals[3]);
+    }
+    assert!(!refusals[3].contains("meta-data"), "{}", refusals[3]);
+}
+
+/// What the refusal above leaves to start, because the gateway's own
+/// calls do not go there: a `[services …]` section that `AWS_ENDPOINT_URL`
+/// (every service's, shared with the clients beside it) comes before, a
+/// profile's own `endpoint_url` (shared too), an
+/// `ec2_metadata_service_endpoint` with the instance metadata disabled,
+/// and an AWS-sourced Google file whose region and keys come from the
+/// environment. And the section is where the chain's STS call goes: with
+/// its STS endpoint at the mock, web identity credentials are fetched
+/// there and a Bedrock request is signed with them, though
+/// `AWS_IGNORE_CONFIGURED_ENDPOINT_URLS` is set (which the chain's own
+/// clients do not read).
+#[test]
+fn credential_endpoints_the_gateway_does_not_call_here_start() {
+    use toolwarden_mock_provider::AwsCredentialService;
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().display().to_string();
+    let config = dir.path().join("config");
+    let config = config.display().to_string();
+    let token = dir.path().join("token");
+    std::fs::write(&token, "eyJ.oidc.token").unwrap();
+    let token = token.display().to_string();
+    let profile = |sts: &str, shared: &str| {
+        std::fs::write(
+            &config,
+            format!(
+                "[default]\nservices = gw\nendpoint_url = {shared}\n\
+                 ec2_metadata_service_endpoint = {shared}\n\n\
+                 [services gw]\nsts =\n  endpoint_url = {sts}\n"
+            ),
+        )
+        .unwrap();
+    };
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let here = format!("http://localhost:{port}");
+    profile(&here, &here);
+    let web_identity = [
+        ("HOME", home.as_str()),
+        ("AWS_CONFIG_FILE", config.as_str()),
+        ("AWS_WEB_IDENTITY_TOKEN_FILE", token.as_str()),
+        ("AWS_ROLE_ARN", "arn:aws:iam::123456789012:role/gw"),
+        ("AWS_EC2_METADATA_DISABLED", "true"),
+    ];
+    let env: Vec<(&str, &str)> = web_identity
+        .iter()
+        .copied()
+        .chain([("AWS_ENDPOINT_URL", here.as_str())])
+        .collect();
+    drop(start(
+        &["--listen", &listen, "--bedrock-region", "us-east-1"],
+        &env,
+    ));
+
+    let google = dir.path().join("adc.json");
+    let meta = format!("{here}/latest/meta-data");
+    std::fs::write(
+        &google,
+        aws_sourced_google_file(&format!(
+            r#","region_url":"{meta}/placement/availability-zone","url":"{meta}/iam/security-credentials","imdsv2_session_token_url":"{here}/latest/api/token""#
+        )),
+    )
+    .unwrap();
+    let google = google.display().to_string();
+    drop(start(
+        &["--listen", &listen],
+        &[
+            ("HOME", home.as_str()),
+            ("GOOGLE_APPLICATION_CREDENTIALS", google.as_str()),
+            ("AWS_REGION", "us-east-1"),
+            ("AWS_ACCESS_KEY_ID", "AKIDENV"),
+            ("AWS_SECRET_ACCESS_KEY", "env-secret"),
+        ],
+    ));
+
+    let (_rt, mock) = aws_credential_mock(AwsCredentialService {
+        web_identity_token: Some("eyJ.oidc.token".into()),
+        ..AwsCredentialService::default()
+    });
+    let mock_url = format!("http://127.0.0.1:{}", mock.addr().port());
+    profile(&mock_url, "http://127.0.0.1:9");
+    // Not read for the chain's own clients (ProviderConfig::client_config).
+    let ignored = [("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS", "true")];
+    let env: Vec<(&str, &str)> = web_identity.iter().chain(&ignored).copied().collect();
+    let served = start(
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--bedrock-upstream",
+            &mock_url,
+            "--bedrock-region",
+            "us-east-1",
+        ],
+        &env,
+    );
+    let head = "POST /model/anthropic.claude-x-v1:0/invoke HTTP/1.1\r\n\
+                content-type: application/json\r\n\
+                x-amz-date: 20251125T170000Z\r\n\
+                authorization: AWS4-HMAC-SHA256 \
+                Credential=AKIDCLIENT/20251125/us-east-1/bedrock/aws4_request, \
+                SignedHeaders=host;x-amz-date, Signature=0123";
+    let body = r#"{"anthropic_version":"bedrock-2023-05-31","max_tokens":64,"messages":[{"role":"user","content":"hi"}]}"#;
+    let (status, answer) = exchange(&served.addr, head, body);
+    assert!(status.contains(" 200 "), "{status} {answer}");
+    let received = mock.received();
+    assert_eq!(
+        received.iter().filter(|r| r.path == "/").count(),
+        1,
+        "{received:?}"
+    );
+    let signed = received.last().unwrap();
+    assert_eq!(signed.header("x-amz-security-token"), Some(SERVED));
+}
+
 #[test]
 fn likely_mistakes_are_warned_about_in_plain_text() {
     let lines = start_lines(

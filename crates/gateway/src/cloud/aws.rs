@@ -205,11 +205,11 @@ impl AwsCredentials {
         }
     }
 
-    /// The endpoint URLs the chain's environment sets, by variable (the
-    /// container endpoint's, STS's, SSO's, IMDS's):
-    /// checked at start against the gateway's own address. None for fixed
-    /// credentials, which fetch nothing.
-    pub(crate) fn endpoints(&self) -> Vec<(&'static str, &str)> {
+    /// The endpoint URLs the chain's environment and profile set, by
+    /// setting (the container endpoint's, STS's, SSO's, SSO OIDC's,
+    /// IMDS's): checked at start against the gateway's own address. None
+    /// for fixed credentials, which fetch nothing.
+    pub(crate) fn endpoints(&self) -> Vec<(String, String)> {
         match &self.kind {
             Kind::Fixed(_) => Vec::new(),
             Kind::Chain(chain) => chain.endpoints(),

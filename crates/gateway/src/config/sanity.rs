@@ -187,8 +187,8 @@ pub(super) fn credential_loops(
         }
     }
     if let Some(aws) = &cloud.aws_credentials {
-        for (variable, url) in aws.endpoints() {
-            check(variable, url);
+        for (setting, url) in aws.endpoints() {
+            check(&setting, &url);
         }
     }
     problems

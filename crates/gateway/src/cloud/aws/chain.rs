@@ -13,7 +13,8 @@
 //! setting applied ([`super::client`]). It reads the profile files
 //! itself (`HOME`, `AWS_CONFIG_FILE`, `AWS_SHARED_CREDENTIALS_FILE` from the
 //! given environment) and honours `AWS_ENDPOINT_URL_STS` /
-//! `AWS_ENDPOINT_URL_SSO` and a profile's `endpoint_url`.
+//! `AWS_ENDPOINT_URL_SSO` / `AWS_ENDPOINT_URL_SSO_OIDC`, a profile's
+//! `[services …]` section and its `endpoint_url`.
 //!
 //! Its providers do not cache (an SDK client's identity cache does, and
 //! the gateway is not an SDK client), so [`Chain`] keeps the last
@@ -50,8 +51,13 @@ const ENDPOINT_VARIABLES: [&str; 4] = [
     CONTAINER_FULL_URI,
     "AWS_ENDPOINT_URL_STS",
     "AWS_ENDPOINT_URL_SSO",
-    "AWS_EC2_METADATA_SERVICE_ENDPOINT",
+    "AWS_ENDPOINT_URL_SSO_OIDC",
 ];
+
+/// The instance metadata service's URL, asked unless
+/// `AWS_EC2_METADATA_DISABLED` is `true` (aws-config's
+/// `ImdsCredentialsProvider::imds_disabled`).
+const IMDS_ENDPOINT: &str = "AWS_EC2_METADATA_SERVICE_ENDPOINT";
 
 /// How long one pass through the chain may take (a `credential_process`,
 /// an SSO or STS call).
@@ -93,17 +99,27 @@ impl Chain {
         }
     }
 
-    /// The endpoint URLs its environment sets, by variable; none when
-    /// the environment's keys come first in the chain, which then calls
-    /// nothing.
-    pub(crate) fn endpoints(&self) -> Vec<(&'static str, &str)> {
+    /// The endpoint URLs its environment and the selected profile set
+    /// for the chain's own calls, each with the setting that names it
+    /// ([`super::profile::endpoints`]); the instance metadata service's
+    /// only when it is asked. None when the environment's keys come first
+    /// in the chain, which then calls nothing.
+    pub(crate) fn endpoints(&self) -> Vec<(String, String)> {
         if self.env.contains_key("AWS_ACCESS_KEY_ID") {
             return Vec::new();
         }
-        ENDPOINT_VARIABLES
-            .iter()
-            .filter_map(|name| Some((*name, self.env.get(*name)?.as_str())))
-            .collect()
+        let imds = !self
+            .env
+            .get("AWS_EC2_METADATA_DISABLED")
+            .is_some_and(|v| v.eq_ignore_ascii_case("true"));
+        let imds_variable = imds.then_some(IMDS_ENDPOINT);
+        let mut urls: Vec<(String, String)> = ENDPOINT_VARIABLES
+            .into_iter()
+            .chain(imds_variable)
+            .filter_map(|name| Some((name.to_string(), self.env.get(name)?.clone())))
+            .collect();
+        urls.extend(super::profile::endpoints(&self.env, imds));
+        urls
     }
 
     /// The credentials to sign with now: cached, or loaded (see the module

@@ -8,11 +8,32 @@
 //! environment the gateway read at start-up. The region is the selected
 //! profile's `region`, else its `source_profile`'s, and so on (the rule of
 //! `aws-config`'s `ProfileFileRegionProvider`; a cycle gives none).
+//!
+//! The same files name endpoints the chain calls ([`endpoints`]): a
+//! `[services …]` section's `endpoint_url` for STS, SSO or SSO OIDC, and
+//! `ec2_metadata_service_endpoint`, checked at start against the gateway's
+//! own address.
 
 use std::collections::HashMap;
 
 use aws_config::profile::ProfileSet;
-use aws_types::os_shim_internal::{Env, Fs};
+use aws_runtime::env_config::EnvConfigValue;
+use aws_types::{
+    origin::Origin,
+    os_shim_internal::{Env, Fs},
+};
+
+/// The services whose clients the chain makes (STS for `role_arn` and web
+/// identity, SSO for `sso_start_url` / `sso_session`, SSO OIDC for the
+/// session's token refresh), by their service ID and the key of a
+/// `[services …]` section (the ID in lower case, `-` for a space: the rule
+/// of aws-runtime's `format_service_id_for_profile`).
+const CHAIN_SERVICES: [(&str, &str); 3] =
+    [("STS", "sts"), ("SSO", "sso"), ("SSO OIDC", "sso-oidc")];
+
+/// The selected profile's IMDS endpoint (after the variable
+/// `AWS_EC2_METADATA_SERVICE_ENDPOINT`: aws-config's `imds::client`).
+const IMDS_ENDPOINT: &str = "ec2_metadata_service_endpoint";
 
 /// The selected profile's region (`None`: no profile files, no such
 /// profile, or no `region` in it or its source profiles), or the error of
@@ -20,21 +41,72 @@ use aws_types::os_shim_internal::{Env, Fs};
 /// region's name (a value continued on the next line: the gateway would
 /// otherwise refuse to start over a setting it may not use).
 pub(crate) fn region(env: &HashMap<String, String>) -> Result<Option<String>, String> {
-    let env = Env::from(env.clone());
-    // The files are read with blocking calls inside this async fn.
-    let loaded = futures_executor::block_on(aws_config::profile::load(
-        &Fs::real(),
-        &env,
-        &Default::default(),
-        None,
-    ));
-    let profiles = loaded.map_err(|e| super::chain::error_chain(&e))?;
+    let profiles = load(&Env::from(env.clone()))?;
     match selected_region(&profiles) {
         Some(region) if !is_region_name(&region) => {
             Err(format!("region {region:?} is not an AWS region name"))
         }
         found => Ok(found),
     }
+}
+
+/// The endpoint URLs the selected profile gives the chain's own clients,
+/// each with the setting that names it: a `[services NAME]` section's
+/// `endpoint_url` for STS, SSO or SSO OIDC where aws-config's clients take
+/// it (no `AWS_ENDPOINT_URL_<SERVICE>` and no `AWS_ENDPOINT_URL` before
+/// it; `AWS_IGNORE_CONFIGURED_ENDPOINT_URLS` is not read for the chain's
+/// clients: `ProviderConfig::client_config`), and, when `imds` (the chain
+/// asks the instance metadata service), `ec2_metadata_service_endpoint`
+/// unless `AWS_EC2_METADATA_SERVICE_ENDPOINT` comes first. Not a
+/// profile's `endpoint_url`, every service's, which the clients beside
+/// the gateway read too (it may name the gateway for them), nor
+/// `sso_start_url`, only the key of the SSO token cache. None when the
+/// files cannot be read (the region's warning says why).
+pub(crate) fn endpoints(env: &HashMap<String, String>, imds: bool) -> Vec<(String, String)> {
+    let env = Env::from(env.clone());
+    let Ok(profiles) = load(&env) else {
+        return Vec::new();
+    };
+    let profile = profiles.selected_profile();
+    let mut urls = Vec::new();
+    for (service, key) in CHAIN_SERVICES {
+        let found = EnvConfigValue::new()
+            .env("AWS_ENDPOINT_URL")
+            .profile("endpoint_url")
+            .service_id(service)
+            .load(&env, Some(&profiles));
+        if let Some((url, source)) = found
+            && Into::<Origin>::into(&source) == Origin::service_profile_file()
+        {
+            let section = profiles.get("services").unwrap_or_default();
+            urls.push((
+                format!("endpoint_url of {key} in [services {section}] (AWS profile {profile})"),
+                url.into_owned(),
+            ));
+        }
+    }
+    if imds
+        && env.get("AWS_EC2_METADATA_SERVICE_ENDPOINT").is_err()
+        && let Some(url) = profiles.get(IMDS_ENDPOINT)
+    {
+        urls.push((
+            format!("{IMDS_ENDPOINT} of AWS profile {profile}"),
+            url.to_string(),
+        ));
+    }
+    urls
+}
+
+/// The profile files `env` names, as aws-config reads them.
+fn load(env: &Env) -> Result<ProfileSet, String> {
+    // The files are read with blocking calls inside this async fn.
+    let loaded = futures_executor::block_on(aws_config::profile::load(
+        &Fs::real(),
+        env,
+        &Default::default(),
+        None,
+    ));
+    loaded.map_err(|e| super::chain::error_chain(&e))
 }
 
 /// Letters, digits and `-`, as every AWS region's name.
@@ -71,6 +143,16 @@ mod tests {
     /// The region found with `config` as the config file and `vars` as the
     /// environment (`HOME` an empty directory).
     fn found(config: &str, vars: &[(&str, &str)]) -> Result<Option<String>, String> {
+        in_env(config, vars, region)
+    }
+
+    /// `f` over the environment of `config` as the config file and `vars`
+    /// (`HOME` an empty directory).
+    fn in_env<T>(
+        config: &str,
+        vars: &[(&str, &str)],
+        f: impl FnOnce(&HashMap<String, String>) -> T,
+    ) -> T {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("config");
         std::fs::write(&file, config).unwrap();
@@ -84,7 +166,66 @@ mod tests {
         for (k, v) in vars {
             env.insert(k.to_string(), v.to_string());
         }
-        region(&env)
+        f(&env)
+    }
+
+    /// The settings [`endpoints`] names, with the instance metadata asked.
+    fn named(config: &str, vars: &[(&str, &str)]) -> Vec<String> {
+        in_env(config, vars, |env| endpoints(env, true))
+            .into_iter()
+            .map(|(setting, url)| format!("{setting} = {url}"))
+            .collect()
+    }
+
+    const SERVICES: &str = "\
+[default]
+services = gw
+endpoint_url = http://shared.test
+ec2_metadata_service_endpoint = http://imds.test
+
+[profile other]
+endpoint_url = http://shared.test
+
+[services gw]
+sts =
+  endpoint_url = http://sts.test
+sso-oidc =
+  endpoint_url = http://oidc.test
+";
+
+    /// A `[services …]` section's endpoint is the chain's client's unless a
+    /// variable comes first (its service's, named on its own by the chain,
+    /// or `AWS_ENDPOINT_URL`); a profile's own `endpoint_url` is never
+    /// named; the IMDS key only when the metadata is asked and its variable
+    /// unset; only the selected profile's.
+    #[test]
+    fn the_profiles_own_endpoints_are_named_where_the_chain_takes_them() {
+        assert_eq!(
+            named(SERVICES, &[]),
+            [
+                "endpoint_url of sts in [services gw] (AWS profile default) = http://sts.test",
+                "endpoint_url of sso-oidc in [services gw] (AWS profile default) = http://oidc.test",
+                "ec2_metadata_service_endpoint of AWS profile default = http://imds.test",
+            ]
+        );
+        assert_eq!(
+            named(
+                SERVICES,
+                &[
+                    ("AWS_ENDPOINT_URL_STS", "http://env-sts.test"),
+                    ("AWS_EC2_METADATA_SERVICE_ENDPOINT", "http://env-imds.test"),
+                ]
+            ),
+            ["endpoint_url of sso-oidc in [services gw] (AWS profile default) = http://oidc.test"]
+        );
+        assert_eq!(
+            named(SERVICES, &[("AWS_ENDPOINT_URL", "http://gw.test")]),
+            ["ec2_metadata_service_endpoint of AWS profile default = http://imds.test"]
+        );
+        assert!(named(SERVICES, &[("AWS_PROFILE", "other")]).is_empty());
+        let off = in_env(SERVICES, &[], |env| endpoints(env, false));
+        assert_eq!(off.len(), 2, "{off:?}");
+        assert!(named("[default\n", &[]).is_empty());
     }
 
     const CONFIG: &str = "\
@@ -162,7 +303,8 @@ source_profile = cycle
     }
 
     proptest::proptest! {
-        /// Any config file gives a region, none, or an error; never a panic.
+        /// Any config file gives a region, none, or an error, and endpoints
+        /// or none; never a panic.
         /// A region found is a region's name, one a `region =` line of the
         /// file gave.
         #[test]
@@ -172,6 +314,10 @@ source_profile = cycle
                     proptest::strategy::Just("[default]".to_string()),
                     proptest::strategy::Just("[profile p]".to_string()),
                     proptest::strategy::Just("source_profile = default".to_string()),
+                    proptest::strategy::Just("services = s".to_string()),
+                    proptest::strategy::Just("[services s]".to_string()),
+                    "(sts|sso|sso-oidc) ?=",
+                    "[ \t]{1,2}(endpoint_url|ec2_metadata_service_endpoint) ?= ?[a-z:/.]{0,10}",
                     "region ?= ?[a-z0-9 #;-]{0,12}",
                     "[\\[\\]a-z =#;\t-]{0,16}",
                     "\\PC{0,12}",
@@ -182,6 +328,7 @@ source_profile = cycle
         ) {
             let text = lines.join("\n");
             let vars: Vec<(&str, &str)> = profile.iter().map(|p| ("AWS_PROFILE", p.as_str())).collect();
+            in_env(&text, &vars, |env| endpoints(env, true));
             if let Ok(Some(region)) = found(&text, &vars) {
                 proptest::prop_assert!(is_region_name(&region), "{region:?}");
                 proptest::prop_assert!(text.contains(&region), "{region:?} not in {text:?}");

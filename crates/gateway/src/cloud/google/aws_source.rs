@@ -145,6 +145,34 @@ impl AwsSource {
         })
     }
 
+    /// The metadata URLs it reads, by field: `region_url` when the
+    /// environment gives no region, `url` when it gives no keys, and
+    /// `imdsv2_session_token_url` before either. Not
+    /// `regional_cred_verification_url`, which is only signed: Google's
+    /// Security Token Service calls it.
+    pub(super) fn endpoints(&self) -> Vec<(&'static str, &str)> {
+        let region = self.region.is_none().then_some(self.region_url.as_deref());
+        let keys = self
+            .keys
+            .is_none()
+            .then_some(self.credentials_url.as_deref());
+        let read = [
+            ("credential_source.region_url", region.flatten()),
+            ("credential_source.url", keys.flatten()),
+        ];
+        let session = read
+            .iter()
+            .any(|(_, url)| url.is_some())
+            .then_some(self.imdsv2_url.as_deref());
+        read.into_iter()
+            .chain([(
+                "credential_source.imdsv2_session_token_url",
+                session.flatten(),
+            )])
+            .filter_map(|(field, url)| Some((field, url?)))
+            .collect()
+    }
+
     /// A subject token for `audience` (see the module docs).
     pub(super) async fn subject_token(
         &self,

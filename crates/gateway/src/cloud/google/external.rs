@@ -101,14 +101,17 @@ enum Subject {
 
 impl External {
     /// The URLs it fetches from, by field: the STS exchange's, the
-    /// impersonation's and a URL-sourced subject token's.
+    /// impersonation's, a URL-sourced subject token's and the instance
+    /// metadata an AWS-sourced one reads ([`AwsSource::endpoints`]).
     pub(super) fn endpoints(&self) -> Vec<(&'static str, &str)> {
         let mut urls = vec![("token_url", self.token_url.as_str())];
         if let Some(url) = &self.impersonation_url {
             urls.push(("service_account_impersonation_url", url));
         }
-        if let Subject::Url { url, .. } = &self.subject {
-            urls.push(("credential_source.url", url));
+        match &self.subject {
+            Subject::Url { url, .. } => urls.push(("credential_source.url", url)),
+            Subject::Aws(aws) => urls.extend(aws.endpoints()),
+            Subject::File(_) | Subject::Executable(_) => {}
         }
         urls
     }
