@@ -570,12 +570,13 @@ fn profile_and_metadata_credential_endpoints_at_its_own_address_are_refused() {
     assert!(!refusals[3].contains("meta-data"), "{}", refusals[3]);
 }
 
-/// What the refusal above leaves to start, because the gateway's own
-/// calls do not go there: a `[services …]` section that `AWS_ENDPOINT_URL`
-/// (every service's, shared with the clients beside it) comes before, a
-/// profile's own `endpoint_url` (shared too), an
-/// `ec2_metadata_service_endpoint` with the instance metadata disabled,
-/// and an AWS-sourced Google file whose region and keys come from the
+/// What the refusal above leaves to start: a `[services …]` section that
+/// `AWS_ENDPOINT_URL` comes before; `AWS_ENDPOINT_URL` and a profile's own
+/// `endpoint_url` (every service's, which may be meant for the clients
+/// beside the gateway) at its address, warned about, naming the chain's
+/// calls that would go there; the IMDS endpoints with the instance
+/// metadata disabled; an AWS-sourced Google file whose region and keys
+/// come from the
 /// environment. And the section is where the chain's STS call goes: with
 /// its STS endpoint at the mock, web identity credentials are fetched
 /// there and a Bedrock request is signed with them, though
@@ -591,12 +592,12 @@ fn credential_endpoints_the_gateway_does_not_call_here_start() {
     let token = dir.path().join("token");
     std::fs::write(&token, "eyJ.oidc.token").unwrap();
     let token = token.display().to_string();
-    let profile = |sts: &str, shared: &str| {
+    let profile = |sts: &str, shared: &str, more: &str| {
         std::fs::write(
             &config,
             format!(
                 "[default]\nservices = gw\nendpoint_url = {shared}\n\
-                 ec2_metadata_service_endpoint = {shared}\n\n\
+                 ec2_metadata_service_endpoint = {shared}\n{more}\n\
                  [services gw]\nsts =\n  endpoint_url = {sts}\n"
             ),
         )
@@ -605,7 +606,7 @@ fn credential_endpoints_the_gateway_does_not_call_here_start() {
     let port = free_port();
     let listen = format!("127.0.0.1:{port}");
     let here = format!("http://localhost:{port}");
-    profile(&here, &here);
+    profile(&here, &here, "");
     let web_identity = [
         ("HOME", home.as_str()),
         ("AWS_CONFIG_FILE", config.as_str()),
@@ -613,15 +614,38 @@ fn credential_endpoints_the_gateway_does_not_call_here_start() {
         ("AWS_ROLE_ARN", "arn:aws:iam::123456789012:role/gw"),
         ("AWS_EC2_METADATA_DISABLED", "true"),
     ];
-    let env: Vec<(&str, &str)> = web_identity
-        .iter()
-        .copied()
-        .chain([("AWS_ENDPOINT_URL", here.as_str())])
-        .collect();
-    drop(start(
-        &["--listen", &listen, "--bedrock-region", "us-east-1"],
-        &env,
-    ));
+    let aws_args = ["--listen", listen.as_str(), "--bedrock-region", "us-east-1"];
+    let with = |name: &'static str| -> Vec<(&str, &str)> {
+        web_identity
+            .iter()
+            .copied()
+            .chain([(name, here.as_str())])
+            .collect()
+    };
+    let text = start_lines(&aws_args, &with("AWS_ENDPOINT_URL")).join("\n");
+    let warned = format!(
+        "AWS_ENDPOINT_URL ({here}) is this gateway's own address ({listen}), which is no \
+         credential endpoint: it would take each credential request for a client's request"
+    );
+    assert!(text.contains(&warned), "{text}");
+    let calls = "so the gateway starts, but the STS calls of its own AWS credential chain \
+                 (web identity, role_arn, SSO) would go there";
+    assert!(text.contains(calls), "{text}");
+    // The profile's own endpoint_url, for an SSO session's calls (STS
+    // goes to the section); one for services the chain does not call
+    // (SSO without one) is not named.
+    profile("http://127.0.0.1:9", &here, "sso_session = gw");
+    let text = start_lines(&aws_args, &with("AWS_EC2_METADATA_SERVICE_ENDPOINT")).join("\n");
+    let warned = format!("endpoint_url of AWS profile default ({here}) is this gateway's own");
+    assert!(text.contains(&warned), "{text}");
+    assert!(text.contains("but the SSO, SSO OIDC calls"), "{text}");
+    assert!(
+        !text.contains("AWS_EC2_METADATA_SERVICE_ENDPOINT ("),
+        "{text}"
+    );
+    profile("http://127.0.0.1:9", &here, "");
+    let text = start_lines(&aws_args, &with("AWS_EC2_METADATA_SERVICE_ENDPOINT")).join("\n");
+    assert!(!text.contains("endpoint_url of AWS profile"), "{text}");
 
     let google = dir.path().join("adc.json");
     let meta = format!("{here}/latest/meta-data");
@@ -649,7 +673,7 @@ fn credential_endpoints_the_gateway_does_not_call_here_start() {
         ..AwsCredentialService::default()
     });
     let mock_url = format!("http://127.0.0.1:{}", mock.addr().port());
-    profile(&mock_url, "http://127.0.0.1:9");
+    profile(&mock_url, "http://127.0.0.1:9", "");
     // Not read for the chain's own clients (ProviderConfig::client_config).
     let ignored = [("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS", "true")];
     let env: Vec<(&str, &str)> = web_identity.iter().chain(&ignored).copied().collect();

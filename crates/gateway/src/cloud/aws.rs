@@ -30,6 +30,7 @@ pub(crate) mod chain;
 mod client;
 mod profile;
 
+pub(crate) use chain::{Endpoint, Reach};
 pub(crate) use profile::is_region_name;
 pub mod skew;
 
@@ -207,9 +208,10 @@ impl AwsCredentials {
 
     /// The endpoint URLs the chain's environment and profile set, by
     /// setting (the container endpoint's, STS's, SSO's, SSO OIDC's,
-    /// IMDS's): checked at start against the gateway's own address. None
-    /// for fixed credentials, which fetch nothing.
-    pub(crate) fn endpoints(&self) -> Vec<(String, String)> {
+    /// IMDS's, and every service's where the chain's clients take it):
+    /// checked at start against the gateway's own address. None for fixed
+    /// credentials, which fetch nothing.
+    pub(crate) fn endpoints(&self) -> Vec<Endpoint> {
         match &self.kind {
             Kind::Fixed(_) => Vec::new(),
             Kind::Chain(chain) => chain.endpoints(),

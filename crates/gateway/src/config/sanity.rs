@@ -27,7 +27,7 @@ use std::net::{IpAddr, SocketAddr};
 use http::Uri;
 
 use super::{AllowedHosts, Resolve, SETTINGS, Upstream, otlp::OtlpConfig};
-use crate::cloud::{CloudConfig, vertex_default, vertex_location};
+use crate::cloud::{CloudConfig, aws::Reach, vertex_default, vertex_location};
 
 /// The `TOOLWARDEN_` variables the project's own scripts, tests and
 /// benchmarks read, which are not `serve` settings.
@@ -102,12 +102,14 @@ pub(super) fn upstream_loops(
 
 /// What the gateway sends to a URL of its own ([`own_request`]): `what`
 /// each request is (`export`), what it carries (`its spans and
-/// otlp_headers`), and what the URL should name (`collector`).
+/// otlp_headers`), what the URL should name (`collector`), and what to do
+/// instead of pointing the setting at it (`advice`).
 #[derive(Clone, Copy)]
 struct Sent<'a> {
     what: &'a str,
     carried: &'a str,
     fix: &'a str,
+    advice: Option<&'a str>,
 }
 
 /// A problem when `uri` (named `name`), a URL the gateway itself sends to,
@@ -118,7 +120,12 @@ struct Sent<'a> {
 fn own_request(
     uri: &Uri,
     name: &str,
-    Sent { what, carried, fix }: Sent<'_>,
+    Sent {
+        what,
+        carried,
+        fix,
+        advice,
+    }: Sent<'_>,
     listen: SocketAddr,
     resolve: &Resolve,
     allowed: &AllowedHosts,
@@ -147,8 +154,12 @@ fn own_request(
              headers name another provider or one of the gateway's own routes)"
         )
     };
+    let advice = match advice {
+        Some(advice) => advice.to_string(),
+        None => format!("point {name} at the {fix}"),
+    };
     Some(format!(
-        "{name} ({shown}) {}, which is no {fix}: {fate}; point {name} at the {fix}",
+        "{name} ({shown}) {}, which is no {fix}: {fate}; {advice}",
         here_text(&here, listen)
     ))
 }
@@ -156,42 +167,62 @@ fn own_request(
 /// Problems when a credential source's endpoint is this gateway's own
 /// address ([`own_request`]): Google's token endpoints (`token_uri`, an
 /// `external_account`'s URLs, `GCE_METADATA_HOST`) and the URLs the AWS
-/// chain's environment sets (`AWS_CONTAINER_CREDENTIALS_FULL_URI`,
-/// `AWS_ENDPOINT_URL_STS`, …). The gateway would pass what it sends there
-/// — a refresh token and client secret, a signed assertion, the
+/// chain's environment and profile set for it
+/// (`AWS_CONTAINER_CREDENTIALS_FULL_URI`, `AWS_ENDPOINT_URL_STS`, a
+/// `[services …]` section's, …). The gateway would pass what it sends
+/// there — a refresh token and client secret, a signed assertion, the
 /// container's authorization token, a web identity token — to a
-/// provider's API.
+/// provider's API. Then warnings, the gateway starting all the same, for
+/// every AWS service's endpoint (`AWS_ENDPOINT_URL`, a profile's
+/// `endpoint_url`) there when the chain's STS, SSO or SSO OIDC client
+/// would take it: it may be meant for the clients beside the gateway.
 pub(super) fn credential_loops(
     cloud: &CloudConfig,
     listen: SocketAddr,
     resolve: &Resolve,
     allowed: &AllowedHosts,
-) -> Vec<String> {
+) -> (Vec<String>, Vec<String>) {
     let sent = Sent {
         what: "credential request",
         carried: "the credentials it sends",
         fix: "credential endpoint",
+        advice: None,
     };
-    let mut problems = Vec::new();
-    let mut check = |name: &str, url: &str| {
-        if let Ok(uri) = url.trim().parse::<Uri>() {
-            problems.extend(own_request(&uri, name, sent, listen, resolve, allowed));
-        }
+    let check = |name: &str, url: &str, sent: Sent<'_>| {
+        let uri = url.trim().parse::<Uri>().ok()?;
+        own_request(&uri, name, sent, listen, resolve, allowed)
     };
+    let (mut problems, mut warnings) = (Vec::new(), Vec::new());
     if let Some(google) = &cloud.google {
         for (field, url) in google.endpoints() {
-            check(
-                &format!("{field} of the Google credentials ({})", google.describe()),
-                url,
-            );
+            let name = format!("{field} of the Google credentials ({})", google.describe());
+            problems.extend(check(&name, url, sent));
         }
     }
     if let Some(aws) = &cloud.aws_credentials {
-        for (setting, url) in aws.endpoints() {
-            check(&setting, &url);
+        for endpoint in aws.endpoints() {
+            let (setting, url) = (&endpoint.setting, &endpoint.url);
+            match &endpoint.reach {
+                Reach::Own => problems.extend(check(setting, url, sent)),
+                Reach::Shared(services) => {
+                    let services = services.join(", ");
+                    let advice = format!(
+                        "it is every AWS service's endpoint, which may be meant for the \
+                         clients beside the gateway, so the gateway starts, but the {services} \
+                         calls of its own AWS credential chain (web identity, role_arn, SSO) \
+                         would go there: give the gateway AWS_ENDPOINT_URL_<SERVICE> for them, \
+                         or keys"
+                    );
+                    let sent = Sent {
+                        advice: Some(&advice),
+                        ..sent
+                    };
+                    warnings.extend(check(setting, url, sent));
+                }
+            }
         }
     }
-    problems
+    (problems, warnings)
 }
 
 /// Problems when the gateway's own telemetry would be sent to itself
@@ -212,14 +243,13 @@ pub(super) fn telemetry_loops(
     allowed: &AllowedHosts,
 ) -> Vec<String> {
     let check = |uri: &Uri, name: &str, what: &str, carried: &str, fix: &str| {
-        own_request(
-            uri,
-            name,
-            Sent { what, carried, fix },
-            listen,
-            resolve,
-            allowed,
-        )
+        let sent = Sent {
+            what,
+            carried,
+            fix,
+            advice: None,
+        };
+        own_request(uri, name, sent, listen, resolve, allowed)
     };
     let mut problems = Vec::new();
     if let Some(otlp) = otlp {

@@ -408,12 +408,10 @@ impl RawConfig {
                 &resolve,
                 &allowed_hosts,
             ));
-            problems.extend(super::sanity::credential_loops(
-                &cloud,
-                listen,
-                &resolve,
-                &allowed_hosts,
-            ));
+            let (loops, shared) =
+                super::sanity::credential_loops(&cloud, listen, &resolve, &allowed_hosts);
+            problems.extend(loops);
+            warnings.extend(shared);
             warnings.extend(super::sanity::dashboard_closed(
                 listen,
                 admin_token.is_some(),

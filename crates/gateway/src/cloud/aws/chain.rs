@@ -44,9 +44,11 @@ use crate::{
 /// ([`super::client::container_full_uri`]).
 const CONTAINER_FULL_URI: &str = "AWS_CONTAINER_CREDENTIALS_FULL_URI";
 
-/// The variables that name a URL the chain calls for credentials (not
-/// `AWS_ENDPOINT_URL`, every service's, which is as likely set for the
-/// clients beside the gateway: it may name the gateway itself).
+/// The variables that name a URL the chain calls for credentials
+/// (`AWS_ENDPOINT_URL`, every service's, which is as likely set for the
+/// clients beside the gateway and may name the gateway itself, is judged
+/// with the profile's settings, [`super::profile::endpoints`], where the
+/// chain's clients take it).
 const ENDPOINT_VARIABLES: [&str; 4] = [
     CONTAINER_FULL_URI,
     "AWS_ENDPOINT_URL_STS",
@@ -77,6 +79,26 @@ pub(crate) enum Unavailable {
     Backoff,
 }
 
+/// A URL the chain calls, with the setting that names it.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Endpoint {
+    pub(crate) setting: String,
+    pub(crate) url: String,
+    pub(crate) reach: Reach,
+}
+
+/// Whose a setting is.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Reach {
+    /// The chain's own (a service's variable or `[services …]` section,
+    /// the container's, IMDS's).
+    Own,
+    /// Every AWS service's (`AWS_ENDPOINT_URL`, a profile's
+    /// `endpoint_url`), which the clients beside the gateway read too,
+    /// taken by the chain's clients of these services (`STS`, …).
+    Shared(Vec<&'static str>),
+}
+
 /// `aws-config`'s default credential chain, cached.
 pub(crate) struct Chain {
     env: HashMap<String, String>,
@@ -100,11 +122,11 @@ impl Chain {
     }
 
     /// The endpoint URLs its environment and the selected profile set
-    /// for the chain's own calls, each with the setting that names it
+    /// for the chain's calls, each with the setting that names it
     /// ([`super::profile::endpoints`]); the instance metadata service's
     /// only when it is asked. None when the environment's keys come first
     /// in the chain, which then calls nothing.
-    pub(crate) fn endpoints(&self) -> Vec<(String, String)> {
+    pub(crate) fn endpoints(&self) -> Vec<Endpoint> {
         if self.env.contains_key("AWS_ACCESS_KEY_ID") {
             return Vec::new();
         }
@@ -113,10 +135,16 @@ impl Chain {
             .get("AWS_EC2_METADATA_DISABLED")
             .is_some_and(|v| v.eq_ignore_ascii_case("true"));
         let imds_variable = imds.then_some(IMDS_ENDPOINT);
-        let mut urls: Vec<(String, String)> = ENDPOINT_VARIABLES
+        let mut urls: Vec<Endpoint> = ENDPOINT_VARIABLES
             .into_iter()
             .chain(imds_variable)
-            .filter_map(|name| Some((name.to_string(), self.env.get(name)?.clone())))
+            .filter_map(|name| {
+                Some(Endpoint {
+                    setting: name.to_string(),
+                    url: self.env.get(name)?.clone(),
+                    reach: Reach::Own,
+                })
+            })
             .collect();
         urls.extend(super::profile::endpoints(&self.env, imds));
         urls

@@ -10,7 +10,8 @@
 //! `aws-config`'s `ProfileFileRegionProvider`; a cycle gives none).
 //!
 //! The same files name endpoints the chain calls ([`endpoints`]): a
-//! `[services …]` section's `endpoint_url` for STS, SSO or SSO OIDC, and
+//! `[services …]` section's `endpoint_url` for STS, SSO or SSO OIDC, the
+//! profile's own `endpoint_url` (every service's) and
 //! `ec2_metadata_service_endpoint`, checked at start against the gateway's
 //! own address.
 
@@ -22,6 +23,8 @@ use aws_types::{
     origin::Origin,
     os_shim_internal::{Env, Fs},
 };
+
+use super::chain::{Endpoint, Reach};
 
 /// The services whose clients the chain makes (STS for `role_arn` and web
 /// identity, SSO for `sso_start_url` / `sso_session`, SSO OIDC for the
@@ -50,51 +53,100 @@ pub(crate) fn region(env: &HashMap<String, String>) -> Result<Option<String>, St
     }
 }
 
-/// The endpoint URLs the selected profile gives the chain's own clients,
-/// each with the setting that names it: a `[services NAME]` section's
-/// `endpoint_url` for STS, SSO or SSO OIDC where aws-config's clients take
-/// it (no `AWS_ENDPOINT_URL_<SERVICE>` and no `AWS_ENDPOINT_URL` before
-/// it; `AWS_IGNORE_CONFIGURED_ENDPOINT_URLS` is not read for the chain's
-/// clients: `ProviderConfig::client_config`), and, when `imds` (the chain
-/// asks the instance metadata service), `ec2_metadata_service_endpoint`
-/// unless `AWS_EC2_METADATA_SERVICE_ENDPOINT` comes first. Not a
-/// profile's `endpoint_url`, every service's, which the clients beside
-/// the gateway read too (it may name the gateway for them), nor
-/// `sso_start_url`, only the key of the SSO token cache. None when the
-/// files cannot be read (the region's warning says why).
-pub(crate) fn endpoints(env: &HashMap<String, String>, imds: bool) -> Vec<(String, String)> {
+/// The endpoint URLs the chain's STS, SSO and SSO OIDC clients take from
+/// the environment's and the selected profile's settings for every
+/// service, or from a `[services NAME]` section (the first given of
+/// `AWS_ENDPOINT_URL_<SERVICE>`, `AWS_ENDPOINT_URL`, the section's
+/// `endpoint_url`, the profile's: aws-config's `EnvConfigValue`;
+/// `AWS_IGNORE_CONFIGURED_ENDPOINT_URLS` is not read for the chain's
+/// clients, `ProviderConfig::client_config`), each with the setting that
+/// names it, and, when `imds` (the chain asks the instance metadata
+/// service), `ec2_metadata_service_endpoint` unless
+/// `AWS_EC2_METADATA_SERVICE_ENDPOINT` comes first. A service's variable
+/// is left to the caller; a setting for every service comes once, with
+/// the services that take it and that the chain would call
+/// ([`Reach::Shared`], [`called`]). Not `sso_start_url`,
+/// only the key of the SSO token cache. None when the files cannot be
+/// read (the region's warning says why).
+pub(crate) fn endpoints(env: &HashMap<String, String>, imds: bool) -> Vec<Endpoint> {
     let env = Env::from(env.clone());
     let Ok(profiles) = load(&env) else {
         return Vec::new();
     };
     let profile = profiles.selected_profile();
-    let mut urls = Vec::new();
+    let calls = called(&env, &profiles);
+    let mut urls: Vec<Endpoint> = Vec::new();
     for (service, key) in CHAIN_SERVICES {
         let found = EnvConfigValue::new()
             .env("AWS_ENDPOINT_URL")
             .profile("endpoint_url")
             .service_id(service)
             .load(&env, Some(&profiles));
-        if let Some((url, source)) = found
-            && Into::<Origin>::into(&source) == Origin::service_profile_file()
-        {
+        let Some((url, source)) = found else {
+            continue;
+        };
+        let origin: Origin = (&source).into();
+        let setting = if origin == Origin::service_profile_file() {
             let section = profiles.get("services").unwrap_or_default();
-            urls.push((
-                format!("endpoint_url of {key} in [services {section}] (AWS profile {profile})"),
-                url.into_owned(),
-            ));
+            format!("endpoint_url of {key} in [services {section}] (AWS profile {profile})")
+        } else if origin == Origin::shared_environment_variable() {
+            "AWS_ENDPOINT_URL".to_string()
+        } else if origin == Origin::shared_profile_file() {
+            format!("endpoint_url of AWS profile {profile}")
+        } else {
+            // The service's variable, which the caller names.
+            continue;
+        };
+        if origin == Origin::service_profile_file() {
+            urls.push(Endpoint {
+                setting,
+                url: url.into_owned(),
+                reach: Reach::Own,
+            });
+        } else if !calls.contains(&service) {
+            // Not called: no warning about it.
+            continue;
+        } else if let Some(Endpoint {
+            reach: Reach::Shared(services),
+            ..
+        }) = urls.iter_mut().find(|e| e.setting == setting)
+        {
+            services.push(service);
+        } else {
+            urls.push(Endpoint {
+                setting,
+                url: url.into_owned(),
+                reach: Reach::Shared(vec![service]),
+            });
         }
     }
     if imds
         && env.get("AWS_EC2_METADATA_SERVICE_ENDPOINT").is_err()
         && let Some(url) = profiles.get(IMDS_ENDPOINT)
     {
-        urls.push((
-            format!("{IMDS_ENDPOINT} of AWS profile {profile}"),
-            url.to_string(),
-        ));
+        urls.push(Endpoint {
+            setting: format!("{IMDS_ENDPOINT} of AWS profile {profile}"),
+            url: url.to_string(),
+            reach: Reach::Own,
+        });
     }
     urls
+}
+
+/// The services of [`CHAIN_SERVICES`] the chain would call, by the
+/// environment's web identity and the selected profile's keys: STS for
+/// web identity or `role_arn`, SSO for `sso_start_url` or `sso_session`,
+/// SSO OIDC for `sso_session` (its token refresh).
+fn called(env: &Env, profiles: &ProfileSet) -> Vec<&'static str> {
+    let has = |key: &str| profiles.get(key).is_some();
+    let web_identity =
+        env.get("AWS_WEB_IDENTITY_TOKEN_FILE").is_ok() && env.get("AWS_ROLE_ARN").is_ok();
+    let sts = web_identity || has("role_arn") || has("web_identity_token_file");
+    let sso = has("sso_start_url") || has("sso_session");
+    [(sts, "STS"), (sso, "SSO"), (has("sso_session"), "SSO OIDC")]
+        .into_iter()
+        .filter_map(|(called, service)| called.then_some(service))
+        .collect()
 }
 
 /// The profile files `env` names, as aws-config reads them.
@@ -173,7 +225,16 @@ mod tests {
     fn named(config: &str, vars: &[(&str, &str)]) -> Vec<String> {
         in_env(config, vars, |env| endpoints(env, true))
             .into_iter()
-            .map(|(setting, url)| format!("{setting} = {url}"))
+            .map(
+                |Endpoint {
+                     setting,
+                     url,
+                     reach,
+                 }| match reach {
+                    Reach::Own => format!("{setting} = {url}"),
+                    Reach::Shared(services) => format!("{setting} = {url} for {services:?}"),
+                },
+            )
             .collect()
     }
 
@@ -182,6 +243,7 @@ mod tests {
 services = gw
 endpoint_url = http://shared.test
 ec2_metadata_service_endpoint = http://imds.test
+sso_session = s
 
 [profile other]
 endpoint_url = http://shared.test
@@ -193,19 +255,28 @@ sso-oidc =
   endpoint_url = http://oidc.test
 ";
 
-    /// A `[services …]` section's endpoint is the chain's client's unless a
+    /// A `[services …]` section's endpoint is the chain's own unless a
     /// variable comes first (its service's, named on its own by the chain,
-    /// or `AWS_ENDPOINT_URL`); a profile's own `endpoint_url` is never
-    /// named; the IMDS key only when the metadata is asked and its variable
-    /// unset; only the selected profile's.
+    /// or `AWS_ENDPOINT_URL`); a setting for every service is named once,
+    /// with the services that take it; the IMDS key only when the metadata
+    /// is asked and its variable unset; only the selected profile's.
     #[test]
-    fn the_profiles_own_endpoints_are_named_where_the_chain_takes_them() {
+    fn the_profiles_endpoints_are_named_where_the_chain_takes_them() {
+        let shared = |setting: &str, url: &str, services: &[&str]| {
+            format!("{setting} = {url} for {services:?}")
+        };
+        let sts = "endpoint_url of sts in [services gw] (AWS profile default) = http://sts.test";
+        let oidc =
+            "endpoint_url of sso-oidc in [services gw] (AWS profile default) = http://oidc.test";
+        let imds = "ec2_metadata_service_endpoint of AWS profile default = http://imds.test";
+        let profiles = "endpoint_url of AWS profile default";
         assert_eq!(
             named(SERVICES, &[]),
             [
-                "endpoint_url of sts in [services gw] (AWS profile default) = http://sts.test",
-                "endpoint_url of sso-oidc in [services gw] (AWS profile default) = http://oidc.test",
-                "ec2_metadata_service_endpoint of AWS profile default = http://imds.test",
+                sts.to_string(),
+                shared(profiles, "http://shared.test", &["SSO"]),
+                oidc.to_string(),
+                imds.to_string(),
             ]
         );
         assert_eq!(
@@ -216,15 +287,32 @@ sso-oidc =
                     ("AWS_EC2_METADATA_SERVICE_ENDPOINT", "http://env-imds.test"),
                 ]
             ),
-            ["endpoint_url of sso-oidc in [services gw] (AWS profile default) = http://oidc.test"]
+            [
+                shared(profiles, "http://shared.test", &["SSO"]),
+                oidc.to_string()
+            ]
         );
         assert_eq!(
             named(SERVICES, &[("AWS_ENDPOINT_URL", "http://gw.test")]),
-            ["ec2_metadata_service_endpoint of AWS profile default = http://imds.test"]
+            [
+                shared("AWS_ENDPOINT_URL", "http://gw.test", &["SSO", "SSO OIDC"]),
+                imds.to_string()
+            ]
         );
+        // Every service's setting only for the services the chain calls.
         assert!(named(SERVICES, &[("AWS_PROFILE", "other")]).is_empty());
+        let web_identity = [
+            ("AWS_PROFILE", "other"),
+            ("AWS_WEB_IDENTITY_TOKEN_FILE", "/t"),
+            ("AWS_ROLE_ARN", "arn:aws:iam::123456789012:role/r"),
+        ];
+        let other = "endpoint_url of AWS profile other";
+        assert_eq!(
+            named(SERVICES, &web_identity),
+            [shared(other, "http://shared.test", &["STS"])]
+        );
         let off = in_env(SERVICES, &[], |env| endpoints(env, false));
-        assert_eq!(off.len(), 2, "{off:?}");
+        assert_eq!(off.len(), 3, "{off:?}");
         assert!(named("[default\n", &[]).is_empty());
     }
 
