@@ -459,8 +459,9 @@ fn aws_sourced_google_file(fields: &str) -> String {
 /// token), a profile's `ec2_metadata_service_endpoint` when the instance
 /// metadata is asked (by `resolve`), and the instance metadata URLs an
 /// AWS-sourced Google `external_account` reads (`region_url`, `url`,
-/// `imdsv2_session_token_url`). The message names the setting and the
-/// origin, never the URL's path.
+/// `imdsv2_session_token_url`); and any of the chain's endpoints when the
+/// environment's keys are empty or blank, which the chain passes over.
+/// The message names the setting and the origin, never the URL's path.
 #[test]
 fn profile_and_metadata_credential_endpoints_at_its_own_address_are_refused() {
     let dir = tempfile::tempdir().unwrap();
@@ -558,6 +559,29 @@ fn profile_and_metadata_credential_endpoints_at_its_own_address_are_refused() {
             (args, env, expected)
         })
         .collect();
+    let mut cases = cases;
+    // Empty keys are none to the chain, which goes on to the container.
+    let port = free_port();
+    cases.push((
+        ["serve", "--database", "none", "--listen"]
+            .map(String::from)
+            .into_iter()
+            .chain([format!("127.0.0.1:{port}")])
+            .chain(["--bedrock-region", "us-east-1"].map(String::from))
+            .collect(),
+        vec![
+            ("HOME", home.clone()),
+            ("AWS_ACCESS_KEY_ID", String::new()),
+            ("AWS_SECRET_ACCESS_KEY", String::new()),
+            (
+                "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+                format!("http://localhost:{port}/v2/credentials/t"),
+            ),
+        ],
+        format!(
+            "AWS_CONTAINER_CREDENTIALS_FULL_URI (http://localhost:{port}) is this gateway's own"
+        ),
+    ));
     let refusals = each_is_refused(&cases);
     for stderr in &refusals {
         assert!(!stderr.contains("SECRET"), "{stderr}");

@@ -125,9 +125,12 @@ impl Chain {
     /// for the chain's calls, each with the setting that names it
     /// ([`super::profile::endpoints`]); the instance metadata service's
     /// only when it is asked. None when the environment's keys come first
-    /// in the chain, which then calls nothing.
+    /// in the chain, which then calls nothing: both set and not blank (an
+    /// empty or blank one is no key to aws-config's environment provider,
+    /// `err_if_blank`, and the chain goes on).
     pub(crate) fn endpoints(&self) -> Vec<Endpoint> {
-        if self.env.contains_key("AWS_ACCESS_KEY_ID") {
+        let key = |name: &str| self.env.get(name).is_some_and(|v| !v.trim().is_empty());
+        if key("AWS_ACCESS_KEY_ID") && key("AWS_SECRET_ACCESS_KEY") {
             return Vec::new();
         }
         let imds = !self
