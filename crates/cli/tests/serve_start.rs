@@ -599,7 +599,8 @@ fn profile_and_metadata_credential_endpoints_at_its_own_address_are_refused() {
 /// `endpoint_url` (every service's, which may be meant for the clients
 /// beside the gateway) at its address, warned about, naming the chain's
 /// calls that would go there; the IMDS endpoints with the instance
-/// metadata disabled; an AWS-sourced Google file whose region and keys
+/// metadata disabled; a full container URI beside a relative one, which
+/// comes first; an AWS-sourced Google file whose region and keys
 /// come from the
 /// environment. And the section is where the chain's STS call goes: with
 /// its STS endpoint at the mock, web identity credentials are fetched
@@ -670,6 +671,22 @@ fn credential_endpoints_the_gateway_does_not_call_here_start() {
     profile("http://127.0.0.1:9", &here, "");
     let text = start_lines(&aws_args, &with("AWS_EC2_METADATA_SERVICE_ENDPOINT")).join("\n");
     assert!(!text.contains("endpoint_url of AWS profile"), "{text}");
+
+    // A relative container URI comes before the full one, which the
+    // chain then never asks.
+    let full = format!("{here}/v2/credentials/t");
+    drop(start(
+        &aws_args,
+        &[
+            ("HOME", home.as_str()),
+            (
+                "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+                "/v2/credentials/t",
+            ),
+            ("AWS_CONTAINER_CREDENTIALS_FULL_URI", full.as_str()),
+            ("AWS_EC2_METADATA_DISABLED", "true"),
+        ],
+    ));
 
     let google = dir.path().join("adc.json");
     let meta = format!("{here}/latest/meta-data");

@@ -44,6 +44,10 @@ use crate::{
 /// ([`super::client::container_full_uri`]).
 const CONTAINER_FULL_URI: &str = "AWS_CONTAINER_CREDENTIALS_FULL_URI";
 
+/// The container credentials endpoint's path at `169.254.170.2`, which
+/// comes before [`CONTAINER_FULL_URI`].
+const CONTAINER_RELATIVE_URI: &str = "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI";
+
 /// The variables that name a URL the chain calls for credentials
 /// (`AWS_ENDPOINT_URL`, every service's, which is as likely set for the
 /// clients beside the gateway and may name the gateway itself, is judged
@@ -138,8 +142,12 @@ impl Chain {
             .get("AWS_EC2_METADATA_DISABLED")
             .is_some_and(|v| v.eq_ignore_ascii_case("true"));
         let imds_variable = imds.then_some(IMDS_ENDPOINT);
+        // aws-config's `ecs` module takes the relative URI (at
+        // 169.254.170.2) when it is set, and the full one only without it.
+        let relative = self.env.contains_key(CONTAINER_RELATIVE_URI);
         let mut urls: Vec<Endpoint> = ENDPOINT_VARIABLES
             .into_iter()
+            .filter(|name| !(relative && *name == CONTAINER_FULL_URI))
             .chain(imds_variable)
             .filter_map(|name| {
                 Some(Endpoint {
