@@ -23,6 +23,20 @@ commits about failures, `wc -l gone.txt`, search hits in source files).
         > /work/data/detect/raw-commands.jsonl
     toolwarden eval-detector --mistakes /work/data/detect/raw-commands.jsonl
 
+The fifty-third session's programs (FRESH53: ruff, black, flake8, pylint,
+pip, node --test, jest, vitest, eslint's own errors, bash -n, shellcheck,
+perl, ruby, sqlite3, curl, cargo clippy and cargo fmt) are found on PATH,
+with `--bin` directories first; each runs plainly, through `| tail -20`
+(with pipefail) and, for some, in Claude Code's background form (the
+output written to a task file, the recorded command a `tail -30` of it,
+labelled by the writing command's status); `--fresh53` runs them alone:
+
+    python3 -m venv /tmp/v53 && /tmp/v53/bin/pip install ruff black flake8 pylint pytest
+    (mkdir -p /tmp/js && cd /tmp/js && npm init -y && npm install jest vitest eslint@9)
+    apt-get install shellcheck ruby
+    python3 scripts/detect-data/raw_commands.py --fresh53 --bin /tmp/v53/bin \
+        --bin /tmp/js/node_modules/.bin > /work/data/detect/s53d-fresh.jsonl
+
 Everything runs offline (npm only with `--offline`; cargo crates without
 dependencies). Outputs vary slightly between runs (times, temp paths);
 labels do not. Data stays out of the repository.
@@ -353,6 +367,56 @@ def git_repo_with(messages):
 # (name, files, command[, setup]). The command runs in a fresh scratch
 # directory holding `files`, after `setup` if any (its output is not
 # recorded); its label is its exit status.
+# --- programs nobody tuned the detector to (the fifty-third session)
+PY_UNUSED_IMPORT = "import os\n\n\ndef f():\n    return 1\n"
+PY_CLEAN = '"""A module."""\n\n\ndef f():\n    """Return one."""\n    return 1\n'
+PY_BADLY_FORMATTED = "def f( a,b ):\n  return a+b\n"
+PY_TESTS_ERROR_NAMES_PASS = """import pytest
+
+def test_error_handling():
+    with pytest.raises(ValueError, match="bad value"):
+        raise ValueError("bad value")
+
+def test_failure_is_reported():
+    assert "failed" in "1 failed, 0 passed"
+"""
+NODE_TESTS_FAIL = """const test = require('node:test');
+const assert = require('node:assert');
+test('adds', () => { assert.strictEqual(1 + 1, 2); });
+test('parses the error code', () => { assert.strictEqual(parseInt('E42'.slice(1)), 41); });
+"""
+NODE_TESTS_PASS = """const test = require('node:test');
+const assert = require('node:assert');
+test('throws on bad input', () => { assert.throws(() => JSON.parse('{'), SyntaxError); });
+test('error handling', () => { assert.strictEqual(String(new Error('x')), 'Error: x'); });
+"""
+JEST_FAIL = """test('adds', () => { expect(1 + 1).toBe(2); });
+test('parses the error code', () => { expect(parseInt('E42'.slice(1))).toBe(41); });
+"""
+JEST_PASS = """test('throws on bad input', () => { expect(() => JSON.parse('{')).toThrow(SyntaxError); });
+test('error handling: 0 failed', () => { expect(String(new Error('x'))).toBe('Error: x'); });
+"""
+VITEST_FAIL = "import { test, expect } from 'vitest';\n" + JEST_FAIL
+VITEST_PASS = "import { test, expect } from 'vitest';\n" + JEST_PASS
+SH_SYNTAX_ERROR = "#!/bin/bash\nif [ -f x ]; then\n  echo yes\nfi fi\necho done\n"
+SH_LINT_WARNINGS = "#!/bin/bash\nfor f in $(ls *.txt); do\n  echo $f\ndone\n"
+SH_CLEAN = '#!/bin/bash\nfor f in ./*.txt; do\n  echo "$f"\ndone\n'
+PERL_DIE = 'print "reading config\\n";\nopen(my $fh, "<", "no_such.conf") or die "cannot open no_such.conf: $!\\n";\n'
+PERL_SYNTAX = 'my $x = 1;\nprint "x=$x\\n"\nmy $y = 2;\n'
+PERL_WARN_OK = 'use warnings;\nwarn "warning: 3 records skipped\\n";\nprint "error count: 0\\n";\n'
+RUBY_RAISE = 'puts "loading"\nraise ArgumentError, "unknown mode: fast"\n'
+RUBY_NAME_ERROR = 'def run\n  helper(1)\nend\nrun\n'
+RUBY_SYNTAX = 'def f\n  puts "x"\n'
+RUBY_OK = 'puts "errors: 0"\nputs "failed: none"\n'
+SQL_SCHEMA = "CREATE TABLE jobs(id INTEGER PRIMARY KEY, status TEXT, message TEXT);\n" \
+    "INSERT INTO jobs VALUES (1, 'failed', 'Error: connection refused'), (2, 'ok', '');\n"
+RUST_UNUSED_FOR_CLIPPY = 'fn main() {\n    let v = vec![1, 2, 3];\n    println!("{}", v.len() == 0);\n}\n'
+RUST_CLEAN = 'fn main() {\n    println!("errors: 0");\n}\n'
+RUST_BADLY_FORMATTED = 'fn main() { let x=1;\n    println!("{}",x); }\n'
+ESLINT_BAD_CONFIG = "export default [{ rules: { 'no-unused-vars': 'eror' } }];\n"
+ESLINT_MISSING_PLUGIN = "import foo from 'eslint-plugin-no-such-thing';\nexport default [foo.configs.recommended];\n"
+
+
 SCENARIOS = [
     # --- cargo / rustc
     ("cargo-build-type-error", cargo_crate("app", RUST_ONE_ERROR), "cd app && cargo build"),
@@ -685,7 +749,123 @@ SCENARIOS = [
 ]
 
 
+# The fifty-third session's programs, each run plainly, through `| tail -20`
+# as Claude Code runs them (pipefail: the status is the program's), and
+# (TASK_OUTPUT_FORMS) as Claude Code's background task: the command writes
+# its output to a file and a later `tail -30` of that file is the result,
+# labelled by the command's status. A program not on PATH (`--bin`) is
+# skipped.
+FRESH53 = [
+    # python linters and formatters (PyPI, in a venv: --bin VENV/bin)
+    ("ruff-errors", {"a.py": PY_UNUSED_IMPORT}, "ruff check --no-cache a.py"),
+    ("ruff-ok", {"a.py": PY_CLEAN}, "ruff check --no-cache a.py"),
+    ("ruff-format-check-fail", {"a.py": PY_BADLY_FORMATTED}, "ruff format --no-cache --check a.py"),
+    ("ruff-format-check-ok", {"a.py": PY_CLEAN}, "ruff format --no-cache --check a.py"),
+    ("black-check-fail", {"a.py": PY_BADLY_FORMATTED}, "black --check a.py"),
+    ("black-check-ok", {"a.py": PY_CLEAN}, "black --check a.py"),
+    ("flake8-errors", {"a.py": PY_UNUSED_IMPORT}, "flake8 a.py"),
+    ("flake8-ok", {"a.py": PY_CLEAN}, "flake8 a.py && echo 'flake8: 0 errors'"),
+    ("flake8-exit-zero", {"a.py": PY_UNUSED_IMPORT}, "flake8 --exit-zero a.py"),
+    ("pylint-errors", {"a.py": PY_UNUSED_IMPORT}, "pylint a.py"),
+    ("pylint-ok", {"a.py": PY_CLEAN}, "pylint a.py"),
+    ("pytest-error-names-pass", {"test_e.py": PY_TESTS_ERROR_NAMES_PASS}, "pytest -q -p no:cacheprovider test_e.py"),
+    ("pytest-error-names-pass-verbose", {"test_e.py": PY_TESTS_ERROR_NAMES_PASS},
+     "pytest -v -p no:cacheprovider test_e.py"),
+    ("python-c-syntax-error", {}, "python3 -c 'x = (1,'"),
+    ("python-c-raise", {}, "python3 -c 'import json; print(\"loading\"); json.loads(\"{\")'"),
+    ("pip-install-missing-offline", {}, "python3 -m pip install --disable-pip-version-check --retries 0 "
+     "--timeout 1 --index-url http://127.0.0.1:9/simple no-such-package-xyz"),
+    ("pip-install-missing-file", {}, "python3 -m pip install --disable-pip-version-check -r requirements.txt"),
+    ("pip-check-ok", {}, "python3 -m pip --disable-pip-version-check list 2>&1 | grep -i -c error || true"),
+    # node, jest, vitest, eslint (npm, offline: --bin NODE_MODULES/.bin)
+    ("node-e-throw", {}, "node -e 'console.log(\"starting\"); throw new TypeError(\"x is not a function\")'"),
+    ("node-e-ok-error-text", {}, "node -e 'console.log(\"Error: none\"); console.log(\"0 errors\")'"),
+    ("node-test-fail", {"t.test.js": NODE_TESTS_FAIL}, "node --test t.test.js"),
+    ("node-test-pass", {"t.test.js": NODE_TESTS_PASS}, "node --test t.test.js"),
+    ("jest-fail", {"a.test.js": JEST_FAIL, "package.json": "{}\n"}, "jest --ci a.test.js"),
+    ("jest-pass", {"a.test.js": JEST_PASS, "package.json": "{}\n"}, "jest --ci a.test.js"),
+    ("vitest-fail", {"a.test.mjs": VITEST_FAIL, "package.json": "{}\n"}, "vitest run --reporter=default a.test.mjs"),
+    ("vitest-pass", {"a.test.mjs": VITEST_PASS, "package.json": "{}\n"}, "vitest run --reporter=default a.test.mjs"),
+    ("eslint-bad-config", {"eslint.config.mjs": ESLINT_BAD_CONFIG, "a.js": "console.log(1);\n"}, "eslint a.js"),
+    ("eslint-missing-plugin", {"eslint.config.mjs": ESLINT_MISSING_PLUGIN, "a.js": "console.log(1);\n"}, "eslint a.js"),
+    ("eslint-no-config", {"a.js": "console.log(1);\n"}, "eslint a.js"),
+    # shell
+    ("bash-n-syntax-error", {"a.sh": SH_SYNTAX_ERROR}, "bash -n a.sh"),
+    ("bash-n-ok", {"a.sh": SH_CLEAN}, "bash -n a.sh && echo 'syntax ok: 0 errors'"),
+    ("bash-run-syntax-error", {"a.sh": SH_SYNTAX_ERROR}, "bash a.sh"),
+    ("shellcheck-warnings", {"a.sh": SH_LINT_WARNINGS}, "shellcheck a.sh"),
+    ("shellcheck-ok", {"a.sh": SH_CLEAN}, "shellcheck a.sh && echo 'shellcheck: no issues'"),
+    ("shellcheck-gcc-format", {"a.sh": SH_LINT_WARNINGS}, "shellcheck -f gcc a.sh"),
+    # perl, ruby
+    ("perl-die", {"a.pl": PERL_DIE}, "perl a.pl"),
+    ("perl-syntax-error", {"a.pl": PERL_SYNTAX}, "perl a.pl"),
+    ("perl-warn-ok", {"a.pl": PERL_WARN_OK}, "perl a.pl"),
+    ("ruby-raise", {"a.rb": RUBY_RAISE}, "ruby a.rb"),
+    ("ruby-name-error", {"a.rb": RUBY_NAME_ERROR}, "ruby a.rb"),
+    ("ruby-syntax-error", {"a.rb": RUBY_SYNTAX}, "ruby a.rb"),
+    ("ruby-ok", {"a.rb": RUBY_OK}, "ruby a.rb"),
+    # sqlite3's CLI
+    ("sqlite3-no-table", {"s.sql": SQL_SCHEMA}, "sqlite3 db.sqlite < s.sql && sqlite3 db.sqlite 'SELECT * FROM job;'"),
+    ("sqlite3-syntax-error", {"s.sql": SQL_SCHEMA}, "sqlite3 db.sqlite < s.sql && sqlite3 db.sqlite 'SELEC 1;'"),
+    ("sqlite3-ok-error-rows", {"s.sql": SQL_SCHEMA},
+     "sqlite3 db.sqlite < s.sql && sqlite3 db.sqlite \"SELECT status, message FROM jobs WHERE status = 'failed';\""),
+    # curl
+    ("curl-closed-port", {}, "curl http://127.0.0.1:9/health"),
+    ("curl-closed-port-silent", {}, "curl -sS http://127.0.0.1:9/health"),
+    ("curl-file-ok-error-json", {"r.json": "{\"error\": null, \"failed\": 0}\n"}, "curl -sS file://$PWD/r.json"),
+    # cargo clippy, cargo fmt
+    ("cargo-clippy-deny-warnings", {"Cargo.toml": CARGO_TOML.replace("{name}", "app"),
+                                    "src/main.rs": RUST_UNUSED_FOR_CLIPPY},
+     "cargo clippy -q --offline -- -D warnings"),
+    ("cargo-clippy-warnings-ok", {"Cargo.toml": CARGO_TOML.replace("{name}", "app"),
+                                  "src/main.rs": RUST_UNUSED_FOR_CLIPPY}, "cargo clippy -q --offline"),
+    ("cargo-fmt-check-fail", {"Cargo.toml": CARGO_TOML.replace("{name}", "app"),
+                              "src/main.rs": RUST_BADLY_FORMATTED}, "cargo fmt --check"),
+    ("cargo-fmt-check-ok", {"Cargo.toml": CARGO_TOML.replace("{name}", "app"),
+                            "src/main.rs": RUST_CLEAN}, "cargo fmt --check && echo 'fmt: 0 files changed'"),
+]
+# Claude Code's background form for a few of them: the command's output in
+# its task file, read later with `tail -30` (a file reader's call).
+TASK_OUTPUT_FORMS = ["ruff-errors", "ruff-ok", "pylint-errors", "pytest-error-names-pass", "node-test-fail",
+                     "node-test-pass", "jest-fail", "jest-pass", "cargo-clippy-deny-warnings",
+                     "cargo-fmt-check-fail", "cargo-fmt-check-ok", "perl-die", "ruby-raise", "ruby-ok"]
+# go's file form (`> log 2>&1; tail -3 log`).
+GO_FILE_FORMS = [
+    ("go-build-errors-file-form", {"go.mod": "module example.com/m\n\ngo 1.19\n",
+                                   "main.go": "package main\n\nfunc main() {\n\tx := 1\n}\n"},
+     "go build ./... > build.log 2>&1; tail -3 build.log"),
+    ("go-build-ok-file-form", {"go.mod": "module example.com/m\n\ngo 1.19\n",
+                               "main.go": "package main\n\nfunc main() {}\n"},
+     "go build ./... > build.log 2>&1; tail -3 build.log"),
+]
+
+
+def fresh53():
+    """FRESH53's scenarios, each plainly and through tail, the background
+    forms (the setup's status labels them) and go's file forms."""
+    out = []
+    for name, files, command in FRESH53:
+        out.append((name, files, command))
+        out.append((name + "-tail", files, f"set -o pipefail; {command} 2>&1 | tail -20"))
+    for name, files, command in FRESH53:
+        if name in TASK_OUTPUT_FORMS:
+            setup = f"mkdir -p tasks; ( {command} ) > tasks/b53d.output 2>&1; echo $? > .status"
+            out.append((name + "-task", files, "tail -30 tasks/b53d.output", setup))
+    for name, files, command in GO_FILE_FORMS:
+        out.append((name, files, command, "go build ./... > /dev/null 2>&1; echo $? > .status"))
+    for row in out:
+        NEEDS[row[0]] = row[2].split()[0] if not row[0].endswith(("-task", "-tail")) else NEEDS[row[0].rsplit("-", 1)[0]]
+    return out
+
+
+# The program a fifty-third session scenario needs on PATH.
+NEEDS = {}
+
+
 def run(name, files, command, pytest, python, tsc, eslint, gocache, setup=None, go_env=None):
+    """The command's output and exit status; a setup that writes the file
+    `.status` labels the row with that status instead (a command whose
+    output it wrote to a file, read by the recorded command)."""
     tmp = tempfile.mkdtemp(prefix=f"probe-{name}-")
     try:
         for path, text in files.items():
@@ -708,7 +888,11 @@ def run(name, files, command, pytest, python, tsc, eslint, gocache, setup=None, 
                            stderr=subprocess.DEVNULL, timeout=TIMEOUT)
         p = subprocess.run(["bash", "-c", f"( {cmd} ) 2>&1"], cwd=tmp, env=env,
                            stdout=subprocess.PIPE, timeout=TIMEOUT)
-        return p.stdout.decode("utf-8", "replace").replace(tmp, "/tmp/probe"), p.returncode
+        status = p.returncode
+        if os.path.exists(os.path.join(tmp, ".status")):
+            with open(os.path.join(tmp, ".status")) as f:
+                status = int(f.read())
+        return p.stdout.decode("utf-8", "replace").replace(tmp, "/tmp/probe"), status
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -721,8 +905,14 @@ def main():
     ap.add_argument("--tsc", help="a tsc executable (typescript; tsc scenarios are skipped without it)")
     ap.add_argument("--eslint", help="an eslint 9 executable (eslint scenarios are skipped without it)")
     ap.add_argument("--only", help="comma-separated scenario names")
+    ap.add_argument("--bin", action="append", default=[],
+                    help="a directory to put first on PATH (a venv's bin, node_modules/.bin); repeatable")
+    ap.add_argument("--fresh53", action="store_true",
+                    help="run only the fifty-third session's scenarios (FRESH53 and their forms)")
     args = ap.parse_args()
     only = set(args.only.split(",")) if args.only else None
+    if args.bin:
+        os.environ["PATH"] = os.pathsep.join([*map(os.path.abspath, args.bin), os.environ["PATH"]])
     gocache = tempfile.mkdtemp(prefix="probe-gocache-")
     try:
         write_go_proxy(os.path.join(gocache, "proxy"))
@@ -751,8 +941,11 @@ def write_go_proxy(root):
 
 
 def scenarios(args, only, gocache):
-    for name, files, command, *setup in SCENARIOS:
+    for name, files, command, *setup in (fresh53() if args.fresh53 else SCENARIOS + fresh53()):
         if only and name not in only:
+            continue
+        if name in NEEDS and not shutil.which(NEEDS[name]):
+            print(f"{name}: skipped (no {NEEDS[name]} on PATH)", file=sys.stderr)
             continue
         if "{pytest}" in command and not args.pytest:
             print(f"{name}: skipped (no --pytest)", file=sys.stderr)
