@@ -302,7 +302,9 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
             // OpenAI Agents SDK's `Tool 'get_weather' timed out after 5 seconds.`)
             r"(?:(?:[a-z][\w'-]*|'[^'\s]+'|\x22[^\x22\s]+\x22|`[^`\s]+`)\s+){0,3}",
             r"(?:failed|could\s+not|couldn't|unable\s+to|cannot|can't",
-            r"|did\s+not\s+succeed|timed\s+out)\b",
+            // not a table's first field (`failed|Error: …`, sqlite3's list
+            // mode; `failed\t3`, tab-separated output): a looked-up value
+            r"|did\s+not\s+succeed|timed\s+out)\b(?:$|[^|\t])",
             r"|invalid(?:\s+[\w-]+){0,3}\s*:",
             r"|(?:cancell?ed|aborted|interrupted|denied|rejected|timed\s+out)\s*:",
             r"|unknown\s+(?:tool|command|function|action)\b|unknown\s+[\w-]+\s*:",

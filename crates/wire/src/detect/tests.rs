@@ -351,6 +351,38 @@ fn a_looked_up_state_is_not_a_failure() {
     );
 }
 
+/// A row of a table whose first field is a looked-up state: `sqlite3 db
+/// "SELECT status, message FROM jobs WHERE status = 'failed';"` (sqlite3
+/// 3.40 here, list mode, exit 0), tab-separated output. Its words open
+/// like a statement but the `|` or tab after them ends a field.
+#[test]
+fn a_table_row_is_not_a_statement() {
+    let d = Detector::default();
+    for row in [
+        "failed|Error: connection refused\n",
+        "failed|Error: connection refused\nfailed|timeout\n",
+        "failed\t3\nok\t40\n",
+        "job 12 failed|retried\n",
+        "timed out|2\n",
+    ] {
+        assert_eq!(d.explain(row), None, "{row:?}");
+    }
+    // A statement that goes on after its words still is one, a `|` later
+    // in it too.
+    for statement in [
+        "failed",
+        "Build failed: cat x | grep y",
+        "Command timed out after 2m",
+        "Unable to connect | retrying",
+    ] {
+        assert_eq!(
+            d.explain(statement),
+            Some("failure_statement"),
+            "{statement:?}"
+        );
+    }
+}
+
 #[test]
 fn a_failure_envelope_is_a_failure() {
     let d = Detector::default();
@@ -533,6 +565,31 @@ fn eval_names_the_bad_line() {
         evaluate(b"\n\n", &Detector::default()),
         Err(EvalError::Empty)
     ));
+}
+
+proptest! {
+    /// A table row (fields split by `|` or a tab) whose first field is a
+    /// statement's words is not a statement, whatever the other fields
+    /// hold; the same words followed by a space and the same text are.
+    #[test]
+    fn a_first_field_is_not_a_statement(
+        words in prop_oneof![
+            Just("failed"),
+            Just("build failed"),
+            Just("cannot"),
+            Just("timed out"),
+            Just("could not"),
+        ],
+        sep in prop_oneof![Just('|'), Just('\t')],
+        rest in "[a-z][a-z :.]{0,40}",
+        rows in proptest::collection::vec("[a-z0-9]{1,10}[|\t][a-z0-9 ]{0,20}", 0..5),
+    ) {
+        let d = Detector::default();
+        let text = format!("{words}{sep}{rest}\n{}", rows.join("\n"));
+        prop_assert_ne!(d.explain(&text), Some("failure_statement"), "{:?}", text);
+        let statement = format!("{words} {rest}");
+        prop_assert_eq!(d.explain(&statement), Some("failure_statement"), "{:?}", statement);
+    }
 }
 
 proptest! {
