@@ -26,6 +26,9 @@
 //! | click | `Error: Missing argument 'NAME'.` after click's `Try 'prog --help' for help.` |
 //! | eslint | `✖ 2 problems (2 errors, 0 warnings)` (not `(0 errors, 1 warning)`; below: `  1 error and 0 warnings potentially fixable with the `--fix` option.`), `ESLint found too many warnings (maximum: 0).` |
 //! | go test | `FAIL\texample.com/pkg\t0.002s`, `FAIL\texample.com/pkg [build failed]`, a bare `FAIL` below such a line (see `golang.rs`) |
+//! | jest | `Test Suites: 1 failed, 1 total` (below: its `Tests:`, `Snapshots:`, `Time:` and `Ran all test suites …` lines) |
+//! | vitest | ` Test Files  1 failed (1)` (below: its `      Tests  …`, `   Start at  …`, `   Duration  …` lines) |
+//! | node --test | `# fail 1`, `# cancelled 1` of its TAP summary (below: `# skipped N`, `# todo N`, `# duration_ms N`) |
 //!
 //! gcc prints no closing line: an output that ends with a compiler's
 //! report holding an error diagnostic (`main.c:6:12: error: …` above
@@ -89,6 +92,9 @@ pub(super) const CLOSING: &str = concat!(
     r"|ESLint found too many warnings \(maximum: \d+\)\.$",
     // jq's count below its compile errors
     r"|jq: [1-9]\d* compile errors?$",
+    // jest (its counts and times below are advice); node --test's TAP summary
+    r"|Test Suites: [1-9]\d* failed, ",
+    r"|# (?:fail|cancelled) [1-9]\d*$",
     // git
     r"|Automatic merge failed; ",
     r"|Could not apply [0-9a-f]{7,40}\.\.\. ",
@@ -126,7 +132,11 @@ fn ends_in_closing_line(closing: &Regex, content: &[u8]) -> bool {
     if may_close(&line) && (closing.is_match(&line) || click_error(&line, before)) {
         return true;
     }
-    if pnpm_error(&line) || super::golang::test_failed(&line, before) || python_refusal(&line) {
+    if pnpm_error(&line)
+        || vitest_failed(&line)
+        || super::golang::test_failed(&line, before)
+        || python_refusal(&line)
+    {
         return true;
     }
     // Most outputs end here: the line opens like no closing line and has
@@ -158,6 +168,9 @@ const OPENINGS: &[&[u8]] = &[
     "\u{2716} ".as_bytes(),
     b"ESLint found ",
     b"jq: ",
+    b"Test Suites: ",
+    b"# fail ",
+    b"# cancelled ",
 ];
 
 /// pnpm's closing line: an error code on a red background, set off by a
@@ -239,6 +252,54 @@ fn python_refusal(line: &[u8]) -> bool {
     interpreter && PYTHON_REFUSALS.iter().any(|m| message.starts_with(m))
 }
 
+/// vitest's count of test files, one of which failed: ` Test Files  1
+/// failed | 2 passed (3)` (its title padded to 11 columns, then two
+/// spaces; vitest's `reporters/base.ts`); the lines below it are advice.
+fn vitest_failed(line: &[u8]) -> bool {
+    line.strip_prefix(b" Test Files  ").is_some_and(|count| {
+        let digits = count.iter().take_while(|b| b.is_ascii_digit()).count();
+        digits > 0 && count[0] != b'0' && count[digits..].starts_with(b" failed")
+    })
+}
+
+/// The lines test runners print below their count of failures: jest's
+/// (`Tests:       1 failed, 1 passed, 2 total`, `Snapshots:   0 total`,
+/// `Time:        0.65 s`, `Ran all test suites matching a.test.js.`),
+/// vitest's (its titles padded to 11 columns: `      Tests  1 failed |
+/// 1 passed (2)`, `   Start at  05:03:37`, `   Duration  526ms (…)`),
+/// node --test's TAP summary (`# cancelled 0`, `# skipped 0`, `# todo 0`,
+/// `# duration_ms 260.57`).
+fn test_runner_advice(line: &[u8]) -> bool {
+    match line.first() {
+        Some(b'T' | b'S' | b'R') => {
+            line.starts_with(b"Tests:       ")
+                || line.starts_with(b"Snapshots:   ")
+                || line.starts_with(b"Time:        ")
+                || line.starts_with(b"Ran all test suites")
+        }
+        Some(b' ') => [
+            &b"      Tests  "[..],
+            b"   Start at  ",
+            b"   Duration  ",
+            b"     Errors  ",
+            b"  Snapshots  ",
+        ]
+        .iter()
+        .any(|title| line.starts_with(title)),
+        Some(b'#') => {
+            line == b"# cancelled 0"
+                || [&b"# skipped "[..], b"# todo ", b"# duration_ms "]
+                    .iter()
+                    .any(|key| {
+                        line.strip_prefix(*key).is_some_and(|n| {
+                            !n.is_empty() && n.iter().all(|b| b.is_ascii_digit() || *b == b'.')
+                        })
+                    })
+        }
+        _ => false,
+    }
+}
+
 /// Leading spaces and thin spaces (U+2009), as pnpm sets off its codes.
 fn skip_pnpm_spaces(mut s: &[u8]) -> &[u8] {
     loop {
@@ -300,10 +361,19 @@ fn closing_line(window: &[u8]) -> Option<(&[u8], &[u8])> {
 /// warning count after its error count, tsc's table of errors per file
 /// (`Errors  Files`, `     2  a.ts:1`), npm's update banner (`npm
 /// notice …`), yarn 1's pointer to its documentation, pnpm's warnings,
-/// eslint's count of fixable problems; a line of colour codes alone.
+/// eslint's count of fixable problems; a test runner's counts and times
+/// below its count of failures (`test_runner_advice`); a line of colour
+/// codes alone.
 fn advice(line: &[u8]) -> bool {
-    if line.first() == Some(&0x1B) && super::rules::without_csi(line).is_empty() {
-        // Colour codes alone (eslint's last line on a terminal): a blank line.
+    if line.first() == Some(&0x1B) {
+        let plain = super::rules::without_csi(line);
+        // Colour codes alone (eslint's last line on a terminal): a blank
+        // line; vitest's dimmed titles.
+        if plain.is_empty() || test_runner_advice(&plain) {
+            return true;
+        }
+    }
+    if test_runner_advice(line) {
         return true;
     }
     if line.starts_with(b"hint:")

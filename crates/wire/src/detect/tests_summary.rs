@@ -1,6 +1,7 @@
 //! Tests of the `failure_summary` rule: outputs of real programs run here
 //! (cargo 1.95, pytest 9.2, Python 3.11 unittest and argparse, click 8,
-//! tsc 5.9.3, GNU make 4.3, gcc, javac, npm 11, git), each with its exit
+//! tsc 5.9.3, GNU make 4.3, gcc, javac, npm 11, git, jest 30, vitest 4,
+//! node 20's `--test`), each with its exit
 //! status, as `scripts/detect-data/raw_commands.py` records them (temp
 //! paths replaced by `/tmp/probe`). No exit status is in the text: the
 //! tool that ran them hands over the output alone.
@@ -63,6 +64,14 @@ const FAILED: &[&str] = &[
     "Auto-merging f0.txt\nCONFLICT (content): Merge conflict in f0.txt\nerror: could not apply 18b262a... side\nhint: After resolving the conflicts, mark them with\nhint: \"git add/rm <pathspec>\", then run\nhint: \"git cherry-pick --continue\".\nhint: You can instead skip this commit with \"git cherry-pick --skip\".\nhint: To abort and get back to the state before \"git cherry-pick\",\nhint: run \"git cherry-pick --abort\".\nhint: Disable this message with \"git config advice.mergeConflict false\"\n",
     "Auto-merging f0.txt\nCONFLICT (content): Merge conflict in f0.txt\nerror: could not apply c97f74c... side\nhint: Disable this message with \"git config advice.mergeConflict false\"\nCould not apply c97f74c... side\n",
     "To ../remote.git\n ! [rejected]        HEAD -> main (non-fast-forward)\nerror: failed to push some refs to '../remote.git'\nhint: Updates were rejected because a pushed branch tip is behind its remote\nhint: counterpart. If you want to integrate the remote changes, use 'git pull'\nhint: before pushing again.\nhint: See the 'Note about fast-forwards' in 'git push --help' for details.\n",
+    // jest 30 (1): a failed test; a suite that did not run (a syntax error)
+    "      at Object.toBe (a.test.js:2:72)\n\nTest Suites: 1 failed, 1 total\nTests:       1 failed, 1 passed, 2 total\nSnapshots:   0 total\nTime:        0.653 s\nRan all test suites matching a.test.js.\n",
+    "      at transformSync (../js/node_modules/@babel/core/src/transform.ts:66:52)\n\nTest Suites: 1 failed, 1 total\nTests:       0 total\nSnapshots:   0 total\nTime:        0.599 s\nRan all test suites matching b.test.js.\n",
+    // vitest 4 (1), plain and coloured
+    "      4|\n\n\u{23af}\u{23af}\u{23af}\u{23af}[1/1]\u{23af}\n\n\n Test Files  1 failed (1)\n      Tests  1 failed | 1 passed (2)\n   Start at  05:03:37\n   Duration  526ms (transform 34ms, setup 0ms, import 52ms, tests 15ms, environment 0ms)\n\n",
+    "\x1b[2m Test Files \x1b[22m \x1b[1m\x1b[31m1 failed\x1b[39m\x1b[22m\x1b[90m (1)\x1b[39m\n\x1b[2m      Tests \x1b[22m \x1b[1m\x1b[31m1 failed\x1b[39m\x1b[22m\x1b[90m (1)\x1b[39m\n\x1b[2m   Start at \x1b[22m 05:10:00\n\x1b[2m   Duration \x1b[22m 446ms\x1b[2m (transform 46ms, setup 0ms, import 68ms, tests 8ms, environment 0ms)\x1b[22m\n\n",
+    // node --test, node 20's TAP reporter (1)
+    "  ...\n1..2\n# tests 2\n# suites 0\n# pass 1\n# fail 1\n# cancelled 0\n# skipped 0\n# todo 0\n# duration_ms 260.576382\n",
 ];
 
 /// Outputs of commands that succeeded (exit status 0) and mention
@@ -106,6 +115,10 @@ const SUCCEEDED: &[&str] = &[
     // a program's report of a missing module (0); names like python's
     "yaml: No module named 'no_such_yaml_here'\n",
     "python-dateutil: No module named dateutil\npython3.11x: can't open file 'a'\n",
+    // jest, vitest and node --test, all passed (tests named after errors)
+    "PASS ./a.test.js\n  \u{2713} throws on bad input (8 ms)\n  \u{2713} error handling: 0 failed (1 ms)\n\nTest Suites: 1 passed, 1 total\nTests:       2 passed, 2 total\nSnapshots:   0 total\nTime:        0.79 s\nRan all test suites matching a.test.js.\n",
+    "\n RUN  v4.1.12 /tmp/probe\n\n \u{2713} a.test.mjs (2 tests) 5ms\n\n Test Files  1 passed (1)\n      Tests  2 passed (2)\n   Start at  05:03:39\n   Duration  358ms (transform 21ms, setup 0ms, import 35ms, tests 5ms, environment 0ms)\n\n",
+    "# Subtest: error handling\nok 2 - error handling\n  ---\n  duration_ms: 0.323437\n  ...\n1..2\n# tests 2\n# suites 0\n# pass 2\n# fail 0\n# cancelled 0\n# skipped 0\n# todo 0\n# duration_ms 193.082324\n",
     // a git push that worked
     "To ../remote.git\n * [new branch]      HEAD -> main\n",
 ];
@@ -364,6 +377,40 @@ proptest! {
         prop_assert!(d.is_failure(&text), "{text:?}");
         let went_on = format!("{text}{last}\n");
         prop_assert_ne!(d.explain(&went_on), Some("failure_summary"), "{:?}", went_on);
+    }
+
+    /// A test runner's summary (jest's, vitest's, node --test's TAP) is a
+    /// failure when it counts a failed suite, file or test (a cancelled
+    /// one for node), whatever ran above it, and not this rule's when it
+    /// counts none.
+    #[test]
+    fn a_test_runners_count_of_failures(
+        lines in proptest::collection::vec("[a-zA-Z0-9 .,/_-]{0,60}", 0..10),
+        runner in 0..3usize,
+        failed in 0..3u32,
+        passed in 0..50u32,
+        cancelled in 0..2u32,
+        ms in 1..9999u32,
+    ) {
+        let total = failed + passed;
+        let (summary, fails) = match runner {
+            0 => {
+                let suites = if failed > 0 { format!("{failed} failed, {total} total") } else { format!("{total} passed, {total} total") };
+                (format!("Test Suites: {suites}\nTests:       {passed} passed, {total} total\nSnapshots:   0 total\nTime:        0.{ms} s\nRan all test suites.\n"), failed > 0)
+            }
+            1 => {
+                let files = if failed > 0 { format!("{failed} failed | {passed} passed ({total})") } else { format!("{passed} passed ({passed})") };
+                (format!(" Test Files  {files}\n      Tests  {passed} passed ({passed})\n   Start at  05:03:37\n   Duration  {ms}ms (transform 1ms)\n"), failed > 0)
+            }
+            _ => (format!("1..{total}\n# tests {total}\n# suites 0\n# pass {passed}\n# fail {failed}\n# cancelled {cancelled}\n# skipped 0\n# todo 0\n# duration_ms {ms}.5\n"), failed + cancelled > 0),
+        };
+        let text = format!("{}\n{summary}", lines.join("\n"));
+        let d = Detector::default();
+        if fails {
+            prop_assert!(d.is_failure(&text), "{:?}", text);
+        } else {
+            prop_assert_ne!(d.explain(&text), Some("failure_summary"), "{:?}", text);
+        }
     }
 
     /// A closing line followed by a line of ordinary output (the program
