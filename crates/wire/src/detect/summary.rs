@@ -29,6 +29,11 @@
 //! | jest | `Test Suites: 1 failed, 1 total` (below: its `Tests:`, `Snapshots:`, `Time:` and `Ran all test suites …` lines) |
 //! | vitest | ` Test Files  1 failed (1)` (below: its `      Tests  …`, `   Start at  …`, `   Duration  …` lines) |
 //! | node --test | `# fail 1`, `# cancelled 1` of its TAP summary (below: `# skipped N`, `# todo N`, `# duration_ms N`) |
+//! | ruff check | `Found 3 errors.`, `Found 3 errors (2 fixed, 1 remaining).` (below: ``[*] 2 fixable with `--fix`.``, `1 unsafe fix available with …`, `No fixes available (…)`); not `(1 fixed, 0 remaining)` |
+//! | black | its report (`1 file would be reformatted.`, `1 file failed to reformat.`) below `Oh no! 💥 💔 💥`, which black prints instead of `All done! ✨ 🍰 ✨` when it fails |
+//! | pip | `ERROR: No matching distribution found for x` (below: its `[notice]` lines) |
+//! | curl | `curl: (7) Failed to connect to …` (below its progress meter) |
+//! | perl | `Execution of a.pl aborted due to compilation errors.`, `BEGIN failed--compilation aborted at a.pl line 1.` |
 //!
 //! gcc prints no closing line: an output that ends with a compiler's
 //! report holding an error diagnostic (`main.c:6:12: error: …` above
@@ -95,6 +100,13 @@ pub(super) const CLOSING: &str = concat!(
     // jest (its counts and times below are advice); node --test's TAP summary
     r"|Test Suites: [1-9]\d* failed, ",
     r"|# (?:fail|cancelled) [1-9]\d*$",
+    // ruff check (with every error fixed, `(1 fixed, 0 remaining)`, it exits 0)
+    r"|Found [1-9]\d* errors?(?: \(\d+ fixed, [1-9]\d* remaining\))?\.$",
+    // pip, curl (printed only for a transfer that failed), perl's compile errors
+    r"|ERROR: No matching distribution found for ",
+    r"|curl: \(\d+\) ",
+    r"|Execution of .+ aborted due to compilation errors\.$",
+    r"|BEGIN failed--compilation aborted at .+ line \d+\.$",
     // git
     r"|Automatic merge failed; ",
     r"|Could not apply [0-9a-f]{7,40}\.\.\. ",
@@ -134,6 +146,7 @@ fn ends_in_closing_line(closing: &Regex, content: &[u8]) -> bool {
     }
     if pnpm_error(&line)
         || vitest_failed(&line)
+        || black_failed(&line, before)
         || super::golang::test_failed(&line, before)
         || python_refusal(&line)
     {
@@ -171,6 +184,10 @@ const OPENINGS: &[&[u8]] = &[
     b"Test Suites: ",
     b"# fail ",
     b"# cancelled ",
+    b"ERROR: No matching distribution ",
+    b"curl: (",
+    b"Execution of ",
+    b"BEGIN failed--",
 ];
 
 /// pnpm's closing line: an error code on a red background, set off by a
@@ -252,14 +269,27 @@ fn python_refusal(line: &[u8]) -> bool {
     interpreter && PYTHON_REFUSALS.iter().any(|m| message.starts_with(m))
 }
 
+/// black's report below the line it prints when it fails, `Oh no! 💥 💔
+/// 💥` (`All done! ✨ 🍰 ✨` when it succeeds; black's `main`): `1 file
+/// would be reformatted.` (`--check`), `1 file failed to reformat.`.
+fn black_failed(line: &[u8], before: &[u8]) -> bool {
+    line.first().is_some_and(u8::is_ascii_digit)
+        && line.ends_with(b".")
+        && super::rules::trim_end(before)
+            .rsplit(|b| *b == b'\n')
+            .next()
+            .is_some_and(|above| above == "Oh no! \u{1F4A5} \u{1F494} \u{1F4A5}".as_bytes())
+}
+
 /// vitest's count of test files, one of which failed: ` Test Files  1
 /// failed | 2 passed (3)` (its title padded to 11 columns, then two
 /// spaces; vitest's `reporters/base.ts`); the lines below it are advice.
 fn vitest_failed(line: &[u8]) -> bool {
-    line.strip_prefix(b" Test Files  ").is_some_and(|count| {
-        let digits = count.iter().take_while(|b| b.is_ascii_digit()).count();
-        digits > 0 && count[0] != b'0' && count[digits..].starts_with(b" failed")
-    })
+    line.first() == Some(&b' ')
+        && line.strip_prefix(b" Test Files  ").is_some_and(|count| {
+            let digits = count.iter().take_while(|b| b.is_ascii_digit()).count();
+            digits > 0 && count[0] != b'0' && count[digits..].starts_with(b" failed")
+        })
 }
 
 /// The lines test runners print below their count of failures: jest's
@@ -310,12 +340,15 @@ fn skip_pnpm_spaces(mut s: &[u8]) -> &[u8] {
     }
 }
 
-/// The first bytes of [`OPENINGS`]: most lines open with none of them.
-static OPENING_BYTES: [bool; 256] = {
-    let mut table = [false; 256];
+/// Per first byte, the [`OPENINGS`] that open with it (bit `i` for
+/// `OPENINGS[i]`): most lines open with none of them, and a line that
+/// does is compared with those alone.
+static OPENING_BYTES: [u32; 256] = {
+    assert!(OPENINGS.len() <= 32);
+    let mut table = [0u32; 256];
     let mut i = 0;
     while i < OPENINGS.len() {
-        table[OPENINGS[i][0] as usize] = true;
+        table[OPENINGS[i][0] as usize] |= 1 << i;
         i += 1;
     }
     table
@@ -326,7 +359,16 @@ fn may_close(line: &[u8]) -> bool {
     match line.first() {
         // pytest's summary (`===== 1 failed …`, `1 failed …`), a count of errors
         Some(b'=' | b'0'..=b'9') => true,
-        Some(&b) => OPENING_BYTES[usize::from(b)] && OPENINGS.iter().any(|o| line.starts_with(o)),
+        Some(&b) => {
+            let mut openings = OPENING_BYTES[usize::from(b)];
+            while openings != 0 {
+                if line.starts_with(OPENINGS[openings.trailing_zeros() as usize]) {
+                    return true;
+                }
+                openings &= openings - 1;
+            }
+            false
+        }
         None => false,
     }
 }
@@ -361,7 +403,8 @@ fn closing_line(window: &[u8]) -> Option<(&[u8], &[u8])> {
 /// warning count after its error count, tsc's table of errors per file
 /// (`Errors  Files`, `     2  a.ts:1`), npm's update banner (`npm
 /// notice …`), yarn 1's pointer to its documentation, pnpm's warnings,
-/// eslint's count of fixable problems; a test runner's counts and times
+/// eslint's count of fixable problems, ruff's and pip's
+/// (`ruff_advice`); a test runner's counts and times
 /// below its count of failures (`test_runner_advice`); a line of colour
 /// codes alone.
 fn advice(line: &[u8]) -> bool {
@@ -373,7 +416,7 @@ fn advice(line: &[u8]) -> bool {
             return true;
         }
     }
-    if test_runner_advice(line) {
+    if test_runner_advice(line) || ruff_advice(line) {
         return true;
     }
     if line.starts_with(b"hint:")
@@ -398,6 +441,29 @@ fn advice(line: &[u8]) -> bool {
         return true;
     }
     indent == 0 && digits > 0 && matches!(&rest[digits..], b" warning" | b" warnings")
+}
+
+/// ruff's lines below its count of errors: ``[*] 2 fixable with `--fix`.``
+/// (``[*] 1 fixable with the `--fix` option.`` before ruff 0.5), ``1 unsafe
+/// fix available with `--fix --unsafe-fixes`.``, ``No fixes available (1
+/// hidden fix can be enabled with the `--unsafe-fixes` option).``; pip's
+/// `[notice]` lines.
+fn ruff_advice(line: &[u8]) -> bool {
+    match line.first() {
+        // pip's notices (`[notice] A new release of pip is available: …`)
+        Some(b'[') => {
+            line.starts_with(b"[notice] ")
+                || line
+                    .strip_prefix(b"[*] ")
+                    .is_some_and(|n| n.first().is_some_and(u8::is_ascii_digit))
+        }
+        Some(b'N') => line.starts_with(b"No fixes available ("),
+        Some(b'1'..=b'9') => {
+            let digits = line.iter().take_while(|b| b.is_ascii_digit()).count();
+            line[digits..].starts_with(b" unsafe fix") && line.ends_with(b"--unsafe-fixes`.")
+        }
+        _ => false,
+    }
 }
 
 /// argparse's `prog: error: …` (`: error: ` at `at`) below its `usage:

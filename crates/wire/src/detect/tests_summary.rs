@@ -1,7 +1,8 @@
 //! Tests of the `failure_summary` rule: outputs of real programs run here
 //! (cargo 1.95, pytest 9.2, Python 3.11 unittest and argparse, click 8,
 //! tsc 5.9.3, GNU make 4.3, gcc, javac, npm 11, git, jest 30, vitest 4,
-//! node 20's `--test`), each with its exit
+//! node 20's `--test`, ruff 0.17, black 26, pip 23, curl 7.88, perl
+//! 5.36), each with its exit
 //! status, as `scripts/detect-data/raw_commands.py` records them (temp
 //! paths replaced by `/tmp/probe`). No exit status is in the text: the
 //! tool that ran them hands over the output alone.
@@ -72,6 +73,22 @@ const FAILED: &[&str] = &[
     "\x1b[2m Test Files \x1b[22m \x1b[1m\x1b[31m1 failed\x1b[39m\x1b[22m\x1b[90m (1)\x1b[39m\n\x1b[2m      Tests \x1b[22m \x1b[1m\x1b[31m1 failed\x1b[39m\x1b[22m\x1b[90m (1)\x1b[39m\n\x1b[2m   Start at \x1b[22m 05:10:00\n\x1b[2m   Duration \x1b[22m 446ms\x1b[2m (transform 46ms, setup 0ms, import 68ms, tests 8ms, environment 0ms)\x1b[22m\n\n",
     // node --test, node 20's TAP reporter (1)
     "  ...\n1..2\n# tests 2\n# suites 0\n# pass 1\n# fail 1\n# cancelled 0\n# skipped 0\n# todo 0\n# duration_ms 260.576382\n",
+    // ruff 0.17 check (1): its count above its advice on fixes; with
+    // --fix, errors left; the concise format
+    "F401 [*] `os` imported but unused\n --> a.py:1:8\n  |\n1 | import os\n  |        ^^\nhelp: Remove unused import: `os`\n  |\n  - import os\n1 |\n  |\n\nFound 1 error.\n[*] 1 fixable with `--fix`.\n",
+    "note: This is an unsafe fix and may change runtime behavior\n\nFound 3 errors (2 fixed, 1 remaining).\n1 unsafe fix available with `--fix --unsafe-fixes`.\n",
+    "a.py:1:8: F401 [*] `os` imported but unused\na.py:2:8: F401 [*] `sys` imported but unused\na.py:6:5: F841 Local variable `x` is assigned to but never used\nFound 3 errors.\n[*] 2 fixable with `--fix` (1 unsafe fix available with `--fix --unsafe-fixes`).\n",
+    // black 26 --check (1), and a source it cannot parse (123)
+    "would reformat a.py\n\nOh no! \u{1f4a5} \u{1f494} \u{1f4a5}\n1 file would be reformatted.\n",
+    "would reformat b.py\nerror: cannot parse: c.py:1:6\n    def f(:\n         ^\nParseError: bad input\n\nOh no! \u{1f4a5} \u{1f494} \u{1f4a5}\n1 file would be reformatted, 1 file would be left unchanged, 1 file would fail to reformat.\n",
+    // pip 23 install of a package no index has (1)
+    "Looking in indexes: http://127.0.0.1:9/simple\nLooking in links: /opt/wheels\nERROR: Could not find a version that satisfies the requirement no-such-package-xyz (from versions: none)\nERROR: No matching distribution found for no-such-package-xyz\n",
+    // curl 7.88 to a closed port below its progress meter (7)
+    "  % Total    % Received % Xferd  Average Speed   Time    Time     Time  Current\n                                 Dload  Upload   Total   Spent    Left  Speed\n\r  0     0    0     0    0     0      0      0 --:--:-- --:--:-- --:--:--     0\r  0     0    0     0    0     0      0      0 --:--:-- --:--:-- --:--:--     0\ncurl: (7) Failed to connect to 127.0.0.1 port 9 after 0 ms: Couldn't connect to server\n",
+    // perl 5.36: a syntax error (255), a missing module below a line
+    // (`echo running checks; perl -e 'use No::Such::Mod;'`, 2)
+    "syntax error at a.pl line 3, near \"my \"\nExecution of a.pl aborted due to compilation errors.\n",
+    "running checks\nCan't locate No/Such/Mod.pm in @INC (you may need to install the No::Such::Mod module) (@INC contains: /etc/perl /usr/local/lib/x86_64-linux-gnu/perl/5.36.0 /usr/local/share/perl/5.36.0 /usr/lib/x86_64-linux-gnu/perl5/5.36 /usr/share/perl5 /usr/lib/x86_64-linux-gnu/perl-base /usr/lib/x86_64-linux-gnu/perl/5.36 /usr/share/perl/5.36 /usr/local/lib/site_perl) at -e line 1.\nBEGIN failed--compilation aborted at -e line 1.\n",
 ];
 
 /// Outputs of commands that succeeded (exit status 0) and mention
@@ -119,6 +136,19 @@ const SUCCEEDED: &[&str] = &[
     "PASS ./a.test.js\n  \u{2713} throws on bad input (8 ms)\n  \u{2713} error handling: 0 failed (1 ms)\n\nTest Suites: 1 passed, 1 total\nTests:       2 passed, 2 total\nSnapshots:   0 total\nTime:        0.79 s\nRan all test suites matching a.test.js.\n",
     "\n RUN  v4.1.12 /tmp/probe\n\n \u{2713} a.test.mjs (2 tests) 5ms\n\n Test Files  1 passed (1)\n      Tests  2 passed (2)\n   Start at  05:03:39\n   Duration  358ms (transform 21ms, setup 0ms, import 35ms, tests 5ms, environment 0ms)\n\n",
     "# Subtest: error handling\nok 2 - error handling\n  ---\n  duration_ms: 0.323437\n  ...\n1..2\n# tests 2\n# suites 0\n# pass 2\n# fail 0\n# cancelled 0\n# skipped 0\n# todo 0\n# duration_ms 193.082324\n",
+    // ruff with nothing found, or every error fixed; black formatting,
+    // `--check` of a formatted file, `--diff` (which exits 0)
+    "All checks passed!\n",
+    "Found 1 error (1 fixed, 0 remaining).\n",
+    "All done! \u{2728} \u{1f370} \u{2728}\n1 file would be left unchanged.\n",
+    "-  return a+b\n+def f(a, b):\n+    return a + b\nwould reformat b.py\n\nAll done! \u{2728} \u{1f370} \u{2728}\n1 file would be reformatted.\n",
+    "reformatted b2.py\n\nAll done! \u{2728} \u{1f370} \u{2728}\n1 file reformatted.\n",
+    // a report line of black's shape below another line
+    "Oh no! \u{1f4a5}\n1 file would be reformatted.\n",
+    // a perl program's own words (`warn`, a count); curl's error in
+    // search hits of several files
+    "warning: 3 records skipped\nerror count: 0\n",
+    "ci/deploy.log:3:curl: (7) Failed to connect to 127.0.0.1 port 9 after 0 ms: Couldn't connect to server\nci/retry.log:9:curl: (28) Operation timed out after 5000 milliseconds\n",
     // a git push that worked
     "To ../remote.git\n * [new branch]      HEAD -> main\n",
 ];
@@ -410,6 +440,49 @@ proptest! {
             prop_assert!(d.is_failure(&text), "{:?}", text);
         } else {
             prop_assert_ne!(d.explain(&text), Some("failure_summary"), "{:?}", text);
+        }
+    }
+
+    /// ruff's count of errors is a failure when errors remain, whatever
+    /// ran above it and whichever of its advice lines follow; black's
+    /// report is one below `Oh no! 💥 💔 💥`, not below `All done! ✨ 🍰 ✨`.
+    #[test]
+    fn a_formatters_or_linters_report(
+        lines in proptest::collection::vec("[a-zA-Z0-9 .,/_-]{0,60}", 0..10),
+        fixed in 0..4u32,
+        remaining in 0..4u32,
+        advice in proptest::collection::vec(
+            prop_oneof![
+                Just("[*] 2 fixable with `--fix`."),
+                Just("[*] 1 fixable with the `--fix` option."),
+                Just("1 unsafe fix available with `--fix --unsafe-fixes`."),
+                Just("No fixes available (1 hidden fix can be enabled with the `--unsafe-fixes` option)."),
+                Just("[notice] A new release of pip is available: 23.2.1 -> 25.3"),
+            ],
+            0..3,
+        ),
+        files in 1..20u32,
+        failed in any::<bool>(),
+    ) {
+        let d = Detector::default();
+        let total = fixed + remaining;
+        let count = if fixed > 0 {
+            format!("Found {total} error{} ({fixed} fixed, {remaining} remaining).", if total == 1 { "" } else { "s" })
+        } else {
+            format!("Found {remaining} error{}.", if remaining == 1 { "" } else { "s" })
+        };
+        let ruff = format!("{}\n{count}\n{}\n", lines.join("\n"), advice.join("\n"));
+        if remaining > 0 {
+            prop_assert!(d.is_failure(&ruff), "{:?}", ruff);
+        } else {
+            prop_assert_ne!(d.explain(&ruff), Some("failure_summary"), "{:?}", ruff);
+        }
+        let above = if failed { "Oh no! \u{1f4a5} \u{1f494} \u{1f4a5}" } else { "All done! \u{2728} \u{1f370} \u{2728}" };
+        let black = format!("{}\n\n{above}\n{files} file{} would be reformatted.\n", lines.join("\n"), if files == 1 { "" } else { "s" });
+        if failed {
+            prop_assert!(d.is_failure(&black), "{:?}", black);
+        } else {
+            prop_assert_ne!(d.explain(&black), Some("failure_summary"), "{:?}", black);
         }
     }
 
