@@ -415,7 +415,7 @@ pub(super) fn first_match(content: &[u8], disabled: u32) -> Finding {
             None => {}
         }
     }
-    if on(CRASH_TRACE) && crash_at_end(content) {
+    if on(CRASH_TRACE) && (crash_at_end(content) || eslint_crash(head)) {
         return fail(NAMES[CRASH_TRACE]);
     }
     let any_line_rule = p.line_set.is_match(line);
@@ -535,6 +535,20 @@ fn shell_diagnostic_only(diagnostic: &Regex, content: &[u8], head: &[u8]) -> boo
         }
     }
     true
+}
+
+/// ESLint's report of its own fatal error (a configuration it cannot
+/// read or find, a plugin it cannot import), as `bin/eslint.js`'s
+/// `onFatalError` prints it before exiting with status 2: `Oops!
+/// Something went wrong! :(`, a blank line, `ESLint: 9.39.5`, the
+/// message. Not the sentence alone (a web page's, an app's message).
+fn eslint_crash(head: &[u8]) -> bool {
+    head.first() == Some(&b'O')
+        && head
+            .strip_prefix(b"Oops! Something went wrong! :(")
+            .is_some_and(|rest| {
+                matches!(rest.first(), Some(b'\n' | b'\r')) && start(rest).starts_with(b"ESLint: ")
+            })
 }
 
 /// The content from its first meaningful byte: leading whitespace, a BOM

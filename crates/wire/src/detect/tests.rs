@@ -351,6 +351,29 @@ fn a_looked_up_state_is_not_a_failure() {
     );
 }
 
+/// ESLint's report of its own fatal error (eslint 9.39 here, status 2):
+/// a configuration it cannot read, a plugin it cannot import, no
+/// configuration file. The sentence without ESLint's version line below
+/// is someone else's.
+#[test]
+fn eslints_own_crash() {
+    let d = Detector::default();
+    for text in [
+        "\nOops! Something went wrong! :(\n\nESLint: 9.39.5\n\nConfiguration for rule \"no-unused-vars\" is invalid. Expected severity of \"off\", 0, \"warn\", 1, \"error\", or 2.\n\nYou passed '\"eror\"'.\n\nSee https://eslint.org/docs/latest/use/configure/rules#using-configuration-files for configuring rules.\n\n",
+        "\nOops! Something went wrong! :(\n\nESLint: 9.39.5\n\nESLint couldn't find an eslint.config.(js|mjs|cjs) file.\n\nFrom ESLint v9.0.0, the default configuration file is now eslint.config.js.\nIf you are using a .eslintrc.* file, please follow the migration guide\nto update your configuration file to the new format:\n\nhttps://eslint.org/docs/latest/use/configure/migration-guide\n\nIf you still have problems after following the migration guide, please stop by\nhttps://eslint.org/chat/help to chat with the team.\n\n",
+        "\nOops! Something went wrong! :(\n\nESLint: 9.39.5\n\nError [ERR_MODULE_NOT_FOUND]: Cannot find package 'eslint-plugin-no-such-thing' imported from /tmp/probe/eslint.config.mjs\n    at packageResolve (node:internal/modules/esm/resolve:873:9)\n",
+    ] {
+        assert_eq!(d.explain(text), Some("crash_trace"), "{text:?}");
+    }
+    for text in [
+        "Oops! Something went wrong! :(\nPlease try again later.\n",
+        "Oops! Something went wrong! :( ESLint: 9\n",
+        "ESLint: 9.39.5\n",
+    ] {
+        assert_eq!(d.explain(text), None, "{text:?}");
+    }
+}
+
 /// A row of a table whose first field is a looked-up state: `sqlite3 db
 /// "SELECT status, message FROM jobs WHERE status = 'failed';"` (sqlite3
 /// 3.40 here, list mode, exit 0), tab-separated output. Its words open
