@@ -177,7 +177,13 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
             r"(?:\(\d+\)\s+)?(?:cannot|can't|could\s+not|couldn't|unable\s+to|failed\s+to",
             r"|no\s+such\s+file|permission\s+denied|not\s+found|is\s+a\s+directory|not\s+a\s+directory",
             r"|file\s+exists|operation\s+not\s+permitted|invalid\s+option|illegal\s+option",
-            r"|unrecognized\s+(?:option|argument)|missing\s+(?:operand|argument))\b",
+            r"|unrecognized\s+(?:option|argument)|missing\s+(?:operand|argument)",
+            // a shell refusing its script: bash's `syntax error near unexpected
+            // token `x'`, `syntax error: unexpected end of file`, `unexpected
+            // EOF while looking for matching `''`; dash's `Syntax error: word
+            // unexpected (expecting ")")`
+            r"|syntax\s+error\s+near\s+unexpected\s+token|syntax\s+error:\s+(?:[^\n]{0,40}?\s)?unexpected",
+            r"|unexpected\s+EOF\s+while\s+looking\s+for\s+matching)\b",
         )),
         python_exception: re(r"^[a-z_][\w.]*(?:error|exception|interrupt|exit)\b"),
         error_tag: re(r"^<(?:[a-z_:-]*[_:-])?errors?(?:\s[^>\n]*)?>"),

@@ -351,6 +351,31 @@ fn a_looked_up_state_is_not_a_failure() {
     );
 }
 
+/// A shell refusing its script (bash 5.2 and dash 0.5.12 here, status 2):
+/// the whole output is the shell's complaint, its line quoted below it.
+/// A commit subject about a syntax error is not one.
+#[test]
+fn a_shells_syntax_error() {
+    let d = Detector::default();
+    for text in [
+        "a.sh: line 4: syntax error near unexpected token `fi'\na.sh: line 4: `fi fi'\n",
+        "bash: -c: line 1: syntax error near unexpected token `x'\nbash: -c: line 1: `echo ( x'\n",
+        "bash: -c: line 2: syntax error: unexpected end of file\n",
+        "bash: -c: line 1: unexpected EOF while looking for matching `''\n",
+        "sh: 1: Syntax error: word unexpected (expecting \")\")\n",
+        "sh: 1: Syntax error: end of file unexpected (expecting \"fi\")\n",
+    ] {
+        assert_eq!(d.explain(text), Some("shell_diagnostic"), "{text:?}");
+    }
+    for text in [
+        "fix: syntax error in parser\n",
+        "docs: explain the syntax error near the parser's entry\n",
+        "yes\na.sh: line 4: syntax error near unexpected token `fi'\na.sh: line 4: `fi fi'\nmore\nand more\n",
+    ] {
+        assert_ne!(d.explain(text), Some("shell_diagnostic"), "{text:?}");
+    }
+}
+
 /// ESLint's report of its own fatal error (eslint 9.39 here, status 2):
 /// a configuration it cannot read, a plugin it cannot import, no
 /// configuration file. The sentence without ESLint's version line below
@@ -588,6 +613,27 @@ fn eval_names_the_bad_line() {
         evaluate(b"\n\n", &Detector::default()),
         Err(EvalError::Empty)
     ));
+}
+
+proptest! {
+    /// bash's syntax error with its quoted line, from any script or `-c`
+    /// at any line and token, is the shell's complaint; below a line of
+    /// the script's own output (the commands before it ran) it is not
+    /// `shell_diagnostic`'s.
+    #[test]
+    fn a_shells_syntax_error_alone(
+        script in prop_oneof![Just("bash: -c".to_owned()), "[a-z]{1,8}\\.sh", "/tmp/[a-z]{1,8}\\.sh"],
+        line in 1..500u32,
+        token in "[a-z()|;&]{1,4}",
+        code in "[a-z ()|;&]{1,30}",
+        before in "[A-Za-z][a-z ]{0,20}",
+    ) {
+        let d = Detector::default();
+        let text = format!("{script}: line {line}: syntax error near unexpected token `{token}'\n{script}: line {line}: `{code}'\n");
+        prop_assert_eq!(d.explain(&text), Some("shell_diagnostic"), "{:?}", text);
+        let below = format!("{before}\n{text}");
+        prop_assert_ne!(d.explain(&below), Some("shell_diagnostic"), "{:?}", below);
+    }
 }
 
 proptest! {
