@@ -443,7 +443,7 @@ pub(super) fn first_match(content: &[u8], disabled: u32) -> Finding {
     if on(HARNESS_REFUSAL) && refusal_in_line(content, line) {
         return fail(NAMES[HARNESS_REFUSAL]);
     }
-    if on(ERROR_LABEL) && compiler_error(head) {
+    if on(ERROR_LABEL) && (compiler_error(head) || rustfmt_diff(head)) {
         return fail(NAMES[ERROR_LABEL]);
     }
     if on(JSON_ERROR) && json::reports_failure(start(content), JSON_SCAN_BYTES) {
@@ -775,6 +775,37 @@ fn compiler_error(head: &[u8]) -> bool {
         rest = &rest[end + 1..];
     }
     false
+}
+
+/// rustfmt's report of a file it would change (`cargo fmt --check`,
+/// `rustfmt --check`; status 1): `Diff in /src/main.rs:1:` (`Diff in
+/// /src/main.rs at line 1:` in older rustfmt) above the diff's `-`, `+`
+/// and context lines. Its check mode prints it only for such a file.
+fn rustfmt_diff(head: &[u8]) -> bool {
+    if head.first() != Some(&b'D') {
+        return false;
+    }
+    let Some(rest) = head.strip_prefix(b"Diff in ") else {
+        return false;
+    };
+    let Some(end) = memchr::memchr(b'\n', rest) else {
+        return false;
+    };
+    let Some(location) = trim_end(&rest[..end]).strip_suffix(b":") else {
+        return false;
+    };
+    let digits = location
+        .iter()
+        .rev()
+        .take_while(|b| b.is_ascii_digit())
+        .count();
+    let path = &location[..location.len() - digits];
+    let located = digits > 0
+        && (path.strip_suffix(b":").is_some_and(|p| !p.is_empty())
+            || path
+                .strip_suffix(b" at line ")
+                .is_some_and(|p| !p.is_empty()));
+    located && matches!(rest.get(end + 1), Some(b'-' | b'+' | b' '))
 }
 
 /// "failed: 0", "0 failed", "failures: 0": a count of zero, not a failure.

@@ -351,6 +351,28 @@ fn a_looked_up_state_is_not_a_failure() {
     );
 }
 
+/// rustfmt's check report (`cargo fmt --check`, rustfmt 1.9 here, status
+/// 1): `Diff in <path>:<line>:` above the diff. The words without a
+/// location or a diff below are not one.
+#[test]
+fn rustfmt_check_diffs() {
+    let d = Detector::default();
+    for text in [
+        "Diff in /tmp/probe/src/main.rs:1:\n-fn main() { let x=1;\n-    println!(\"{}\",x); }\n+fn main() {\n+    let x = 1;\n+    println!(\"{}\", x);\n+}\n \n",
+        "Diff in /src/main.rs at line 1:\n-fn main() { let x=1;\n+fn main() {\n",
+    ] {
+        assert_eq!(d.explain(text), Some("error_label"), "{text:?}");
+    }
+    for text in [
+        "Diff in behaviour between the two runs:\n- none\n",
+        "Diff in /src/main.rs:1:\nno changes\n",
+        "Diff in /src/main.rs:\n-a\n",
+        "fmt: 0 files changed\n",
+    ] {
+        assert_eq!(d.explain(text), None, "{text:?}");
+    }
+}
+
 /// A shell refusing its script (bash 5.2 and dash 0.5.12 here, status 2):
 /// the whole output is the shell's complaint, its line quoted below it.
 /// A commit subject about a syntax error is not one.
@@ -613,6 +635,27 @@ fn eval_names_the_bad_line() {
         evaluate(b"\n\n", &Detector::default()),
         Err(EvalError::Empty)
     ));
+}
+
+proptest! {
+    /// rustfmt's `Diff in <path>:<line>:` (or `at line N`) above any diff
+    /// lines is a failure; the same line above a line that is no diff's
+    /// is not `error_label`'s.
+    #[test]
+    fn a_rustfmt_diff_at_the_start(
+        path in "/[a-z]{1,8}(/[a-z_]{1,8}){0,3}\\.rs",
+        line in 1..5000u32,
+        old_form in any::<bool>(),
+        diff in proptest::collection::vec("[-+ ][a-z (){};=\"]{0,30}", 1..20),
+        other in "[a-zA-Z][a-z ]{0,20}",
+    ) {
+        let d = Detector::default();
+        let location = if old_form { format!("{path} at line {line}") } else { format!("{path}:{line}") };
+        let text = format!("Diff in {location}:\n{}\n", diff.join("\n"));
+        prop_assert_eq!(d.explain(&text), Some("error_label"), "{:?}", text);
+        let not_a_diff = format!("Diff in {location}:\n{other}\n");
+        prop_assert_ne!(d.explain(&not_a_diff), Some("error_label"), "{:?}", not_a_diff);
+    }
 }
 
 proptest! {
