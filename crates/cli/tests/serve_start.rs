@@ -1516,6 +1516,102 @@ fn the_container_endpoint_is_judged_at_its_resolved_address() {
     );
 }
 
+/// `AWS_ENDPOINT_URL` (every service's, only warned about at start) at
+/// the gateway's own address, with web identity credentials whose STS
+/// call it takes: the chain's own client refuses to connect there, so the
+/// web identity token reaches neither the gateway nor, through it, the
+/// provider (the OpenAI upstream here, the mock, where it arrived at `/`
+/// before); the Bedrock request goes with the client's signature, the
+/// mock refuses it, and the log says why. With the setting at the mock's
+/// STS the same gateway fetches credentials there and signs the request.
+#[test]
+fn the_credential_chain_does_not_call_its_own_address() {
+    use toolwarden_mock_provider::AwsCredentialService;
+    let (_rt, mock) = aws_credential_mock(AwsCredentialService {
+        web_identity_token: Some("eyJ.oidc.token".into()),
+        ..AwsCredentialService::default()
+    });
+    let mock_url = format!("http://127.0.0.1:{}", mock.addr().port());
+    let dir = tempfile::tempdir().unwrap();
+    let token = dir.path().join("token");
+    std::fs::write(&token, "eyJ.oidc.token").unwrap();
+    let home = dir.path().display().to_string();
+    let token = token.display().to_string();
+    let head = "POST /model/anthropic.claude-x-v1:0/invoke HTTP/1.1\r\n\
+                content-type: application/json\r\n\
+                x-amz-date: 20251125T170000Z\r\n\
+                authorization: AWS4-HMAC-SHA256 \
+                Credential=AKIDCLIENT/20251125/us-east-1/bedrock/aws4_request, \
+                SignedHeaders=host;x-amz-date, Signature=0123";
+    let body = r#"{"anthropic_version":"bedrock-2023-05-31","max_tokens":64,"messages":[{"role":"user","content":"hi"}]}"#;
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let serve = |endpoint: &str| {
+        let env = [
+            ("HOME", home.as_str()),
+            ("AWS_WEB_IDENTITY_TOKEN_FILE", token.as_str()),
+            ("AWS_ROLE_ARN", "arn:aws:iam::123456789012:role/gw"),
+            ("AWS_ENDPOINT_URL", endpoint),
+            ("AWS_EC2_METADATA_DISABLED", "true"),
+        ];
+        let args = [
+            "--listen",
+            listen.as_str(),
+            "--openai-upstream",
+            &mock_url,
+            "--bedrock-upstream",
+            &mock_url,
+            "--bedrock-region",
+            "us-east-1",
+        ];
+        let served = start(&args, &env);
+        let answer = exchange(&served.addr, head, body);
+        (served, answer)
+    };
+    let here = format!("http://127.0.0.1:{port}");
+    let (served, (status, answer)) = serve(&here);
+    let received = mock.received();
+    let passed_on: Vec<_> = received
+        .iter()
+        .filter(|r| String::from_utf8_lossy(&r.body).contains("eyJ.oidc.token"))
+        .map(|r| &r.path)
+        .collect();
+    assert!(
+        passed_on.is_empty(),
+        "the web identity token reached the provider through the gateway at {passed_on:?}"
+    );
+    assert!(status.contains(" 403 "), "{status} {answer}");
+    let signed = received.last().expect("the Bedrock request");
+    assert_eq!(signed.path, "/model/anthropic.claude-x-v1:0/invoke");
+    assert_eq!(signed.header("x-amz-security-token"), None);
+    let mut lines = served.started.clone();
+    while let Ok(line) = served.lines.recv_timeout(Duration::from_millis(500)) {
+        lines.push(line);
+    }
+    drop(served);
+    let log = lines.join("\n");
+    let refused = format!(
+        "not sent: the AWS credential chain's request to {here} is this gateway's own address \
+         ({listen}), which would take it for a client's request and pass it, with the \
+         credentials it carries, to a provider"
+    );
+    assert!(log.contains(&refused), "{log}");
+    assert!(!log.contains("eyJ.oidc.token"), "{log}");
+
+    let before = mock.received().len();
+    let (_served, (status, answer)) = serve(&mock_url);
+    assert!(status.contains(" 200 "), "{status} {answer}");
+    let received = mock.received();
+    let sts: Vec<_> = received[before..]
+        .iter()
+        .filter(|r| r.path == "/")
+        .collect();
+    assert_eq!(sts.len(), 1, "{received:?}");
+    let signed = received.last().unwrap();
+    assert_eq!(signed.path, "/model/anthropic.claude-x-v1:0/invoke");
+    assert_eq!(signed.header("x-amz-security-token"), Some(SERVED));
+}
+
 /// As [`exchange`], the body sent in one chunk (which hyper's path serves).
 fn exchange_chunked(addr: &str, head: &str, body: &str) -> (String, String) {
     use std::io::{Read, Write};

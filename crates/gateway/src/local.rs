@@ -8,6 +8,7 @@
 
 mod allowed;
 mod lend;
+pub(crate) mod own;
 
 use std::{borrow::Cow, net::IpAddr};
 

@@ -140,6 +140,7 @@ impl Gateway {
         let (balance, inboxes) = crate::balance::Balance::new(config.workers);
         let shared = Arc::new(Shared {
             config,
+            addr,
             sinks,
             store,
             admin,

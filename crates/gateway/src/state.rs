@@ -32,6 +32,10 @@ pub(crate) struct AdminState {
 pub(crate) struct Shared {
     /// The validated config.
     pub config: Config,
+    /// The address the gateway listens on, as bound (`config.listen`'s
+    /// port 0 is the port given): its own credential clients refuse to
+    /// reach it (`local::own`).
+    pub(crate) addr: std::net::SocketAddr,
     /// Recorder, metrics, names, detector.
     pub sinks: Arc<Sinks>,
     /// The store, when a database is configured.

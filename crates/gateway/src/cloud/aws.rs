@@ -195,14 +195,16 @@ impl AwsCredentials {
     }
 
     /// The credentials to sign with now (loaded if they must be, with
-    /// `resolve` applied to the chain's HTTP client).
+    /// `resolve` applied to the chain's HTTP client, which refuses to
+    /// reach `listen`, the gateway's own bound address).
     pub(crate) async fn current(
         &self,
         resolve: &crate::resolve::Resolve,
+        listen: std::net::SocketAddr,
     ) -> Result<Credentials, chain::Unavailable> {
         match &self.kind {
             Kind::Fixed(c) => Ok(c.clone()),
-            Kind::Chain(c) => c.current(resolve).await,
+            Kind::Chain(c) => c.current(resolve, listen).await,
         }
     }
 

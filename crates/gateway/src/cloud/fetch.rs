@@ -1,30 +1,61 @@
 //! The one small HTTP exchange Google's credential providers make (the
 //! token endpoint and metadata server), over the gateway's upstream
-//! client, with a deadline and a bounded answer; and when any cached
+//! client, with a deadline and a bounded answer, never to the gateway's
+//! own listening socket ([`CredentialClient`]); and when any cached
 //! credential is fetched again (AWS's too).
 
-use std::time::Duration;
+use std::{net::SocketAddr, time::Duration};
 
 use bytes::Bytes;
 use http::{Method, Request, StatusCode};
 use http_body_util::{BodyExt, Limited};
 
-use crate::http_client::HttpClient;
+use crate::{http_client::HttpClient, local::own, resolve::Resolve};
 
 /// How long one credential exchange may take.
 pub(crate) const TIMEOUT: Duration = Duration::from_secs(10);
 /// The largest credential answer read.
 const MAX_ANSWER: usize = 64 * 1024;
 
+/// What to do about a credential URL that names the gateway itself.
+const FIX: &str = "point the credential file's URL (token_uri, token_url, …) or \
+                   GCE_METADATA_HOST at Google's endpoint";
+
+/// The gateway's upstream client (`http`, which applies `resolve`) as the
+/// credential providers use it: an exchange whose URL leads to the
+/// gateway listening on `listen`, its bound address, is refused before a
+/// connection is opened (`local::own`, the start-time check's judgement).
+#[derive(Clone)]
+pub(crate) struct CredentialClient {
+    http: HttpClient,
+    listen: SocketAddr,
+    resolve: Resolve,
+}
+
+impl CredentialClient {
+    pub(crate) fn new(http: HttpClient, listen: SocketAddr, resolve: Resolve) -> Self {
+        CredentialClient {
+            http,
+            listen,
+            resolve,
+        }
+    }
+}
+
 /// Send one request and read its answer. Errors say what failed, never
 /// with the request's headers or body (they hold credentials).
 pub(crate) async fn exchange(
-    client: &HttpClient,
+    client: &CredentialClient,
     method: Method,
     uri: &str,
     headers: &[(&str, &str)],
     body: Bytes,
 ) -> Result<(StatusCode, Bytes), String> {
+    let who = "a Google credential";
+    if let Some(problem) = own::refusal(uri, client.listen, &client.resolve, who, FIX).await {
+        return Err(problem);
+    }
+    let client = &client.http;
     let mut req = Request::builder().method(method).uri(uri);
     for (name, value) in headers {
         req = req.header(*name, *value);
@@ -54,4 +85,48 @@ pub(crate) async fn exchange(
 /// minutes before it expires, or halfway for short ones.
 pub(crate) fn refresh_margin(lifetime: Duration) -> Duration {
     (lifetime / 2).min(Duration::from_secs(300))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An exchange whose URL is the gateway's own bound address (port 0
+    /// given, the real port named) fails before a connection is opened,
+    /// naming the origin only; one to another socket on the same host is
+    /// sent.
+    #[tokio::test]
+    async fn an_exchange_with_the_gateway_itself_is_not_sent() {
+        let gateway = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let listen = gateway.local_addr().unwrap();
+        let config = crate::Config::for_tests("http://127.0.0.1:9");
+        let http = crate::upstream::build_client(&config).unwrap();
+        let client = CredentialClient::new(http, listen, Resolve::default());
+        let uri = format!("http://user:pw@localhost:{}/token?secret=1", listen.port());
+        let e = exchange(&client, Method::POST, &uri, &[], Bytes::new())
+            .await
+            .unwrap_err();
+        let expected = format!(
+            "not sent: a Google credential request to http://localhost:{port} is this \
+             gateway's own address ({listen})",
+            port = listen.port()
+        );
+        assert!(e.starts_with(&expected), "{e}");
+        assert!(!e.contains("secret") && !e.contains("pw"), "{e}");
+        let accepted = tokio::time::timeout(Duration::from_millis(200), gateway.accept()).await;
+        assert!(accepted.is_err(), "a connection reached the gateway");
+
+        let other = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let uri = format!(
+            "http://127.0.0.1:{}/token",
+            other.local_addr().unwrap().port()
+        );
+        let sent =
+            tokio::spawn(
+                async move { exchange(&client, Method::POST, &uri, &[], Bytes::new()).await },
+            );
+        let accepted = tokio::time::timeout(TIMEOUT, other.accept()).await;
+        assert!(matches!(accepted, Ok(Ok(_))), "not sent to another socket");
+        sent.abort();
+    }
 }

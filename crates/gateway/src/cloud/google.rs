@@ -34,6 +34,7 @@
 
 use std::{
     fmt,
+    net::SocketAddr,
     path::{Path, PathBuf},
     sync::Arc,
     time::{Duration, SystemTime, UNIX_EPOCH},
@@ -50,7 +51,7 @@ use super::{
     cache::{CredentialCache, Fetched, Miss},
     fetch,
 };
-use crate::http_client::HttpClient;
+use crate::{cloud::fetch::CredentialClient, http_client::HttpClient, resolve::Resolve};
 
 mod aws_source;
 mod executable;
@@ -324,11 +325,19 @@ impl GoogleAuth {
     }
 
     /// The `Authorization` value to add: the cached token, or a new one
-    /// (see the module docs). `None` when none can be had now (the failure
-    /// is logged).
-    pub async fn authorization(self: &Arc<Self>, client: &HttpClient) -> Option<HeaderValue> {
+    /// (see the module docs) fetched over `client`, with `resolve`
+    /// applied, never from the gateway itself, listening on `listen` (its
+    /// bound address). `None` when none can be had now (the failure is
+    /// logged).
+    pub async fn authorization(
+        self: &Arc<Self>,
+        client: &HttpClient,
+        listen: SocketAddr,
+        resolve: &Resolve,
+    ) -> Option<HeaderValue> {
         let fetch = || {
-            let (auth, client) = (Arc::clone(self), client.clone());
+            let auth = Arc::clone(self);
+            let client = CredentialClient::new(client.clone(), listen, resolve.clone());
             async move { auth.fetch_header(&client).await }
         };
         let token = self.token.get(fetch).await;
@@ -343,7 +352,10 @@ impl GoogleAuth {
     }
 
     /// A new token as an `Authorization` value, and when it expires.
-    async fn fetch_header(&self, client: &HttpClient) -> Result<Fetched<HeaderValue>, String> {
+    async fn fetch_header(
+        &self,
+        client: &CredentialClient,
+    ) -> Result<Fetched<HeaderValue>, String> {
         let (token, lifetime) = self.fetch(client).await?;
         let mut value = HeaderValue::from_str(&format!("Bearer {token}"))
             .map_err(|_| "the access token is not a header value".to_string())?;
@@ -355,7 +367,7 @@ impl GoogleAuth {
     }
 
     /// A new access token and its lifetime.
-    async fn fetch(&self, client: &HttpClient) -> Result<(String, Duration), String> {
+    async fn fetch(&self, client: &CredentialClient) -> Result<(String, Duration), String> {
         let form = form_body;
         let form_type = [("content-type", "application/x-www-form-urlencoded")];
         let (uri, answer) = match &self.source {
@@ -524,6 +536,7 @@ pub fn client_has_credential(parts: &http::request::Parts) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::local::own::UNBOUND;
 
     #[tokio::test]
     async fn while_a_refresh_hangs_requests_get_the_still_valid_token_at_once() {
@@ -543,11 +556,12 @@ mod tests {
         auth.token.seed(seeded.clone(), fetched, Some(expires));
         let config = crate::Config::for_tests("http://127.0.0.1:9");
         let client = crate::upstream::build_client(&config).unwrap();
+        let none = Resolve::default();
         let three = async {
             tokio::join!(
-                auth.authorization(&client),
-                auth.authorization(&client),
-                auth.authorization(&client)
+                auth.authorization(&client, UNBOUND, &none),
+                auth.authorization(&client, UNBOUND, &none),
+                auth.authorization(&client, UNBOUND, &none)
             )
         };
         // Far less than the fetch's own timeout.

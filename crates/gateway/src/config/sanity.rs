@@ -22,12 +22,15 @@
 //!
 //! [`Config::warnings`]: super::Config::warnings
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 
 use http::Uri;
 
 use super::{AllowedHosts, Resolve, SETTINGS, Upstream, otlp::OtlpConfig};
-use crate::cloud::{CloudConfig, aws::Reach, vertex_default, vertex_location};
+use crate::{
+    cloud::{CloudConfig, aws::Reach, vertex_default, vertex_location},
+    local::own::{Here, here_text, leads_here},
+};
 
 /// The `TOOLWARDEN_` variables the project's own scripts, tests and
 /// benchmarks read, which are not `serve` settings.
@@ -42,43 +45,6 @@ const OTHER_VARIABLES: &[&str] = &[
 /// Prefixes of the same (`TOOLWARDEN_TEST_POSTGRES_URL`, the soak's).
 const OTHER_PREFIXES: &[&str] = &["TOOLWARDEN_TEST_", "TOOLWARDEN_PG_", "TOOLWARDEN_SOAK_"];
 
-/// How a URL the gateway calls leads to its own listening socket.
-enum Here {
-    /// By the URL's own host and port.
-    Url,
-    /// By the `resolve` entry for its name and port, to this address.
-    Resolve(SocketAddr),
-}
-
-/// Whether a connection to `host` (as a URL writes it) on `port` reaches
-/// this gateway's own listening socket, by the address `resolve` leads the
-/// name and port to, or else by the URL itself: the same port, and an
-/// address a connection to which reaches it (the listening address
-/// itself; `localhost` when it listens on loopback; when it listens on
-/// every address, `localhost`, `0.0.0.0` and the loopback addresses of its
-/// family, or of both on `[::]`). Other loopback addresses (`127.0.0.2`
-/// beside `127.0.0.1`) are other sockets; a name `resolve` leads
-/// elsewhere is not this gateway, whatever its name.
-fn leads_here(host: &str, port: u16, listen: SocketAddr, resolve: &Resolve) -> Option<Here> {
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    match resolve.get(host, port) {
-        Some(addr) => reaches(listen, Ok(addr.ip()), addr.port()).then_some(Here::Resolve(addr)),
-        None => {
-            reaches(listen, host.parse::<IpAddr>().map_err(|_| host), port).then_some(Here::Url)
-        }
-    }
-}
-
-/// `is this gateway's own address (LISTEN)`, or how `resolve` leads there.
-fn here_text(here: &Here, listen: SocketAddr) -> String {
-    match here {
-        Here::Url => format!("is this gateway's own address ({listen})"),
-        Here::Resolve(addr) => {
-            format!("is led by resolve to {addr}, this gateway's own address ({listen})")
-        }
-    }
-}
-
 /// A problem when `upstream` (the setting `name`) is this gateway's own
 /// listening socket ([`leads_here`]): every request would come back to it.
 pub(super) fn upstream_loops(
@@ -91,7 +57,7 @@ pub(super) fn upstream_loops(
     let scheme = if upstream.is_https() { "https" } else { "http" };
     let fix = match here {
         Here::Url => format!("set {name} to the provider (or the service the gateway fronts)"),
-        Here::Resolve(_) => "correct the resolve entry".to_string(),
+        Here::Resolve(_) | Here::Lookup(_) => "correct the resolve entry".to_string(),
     };
     Some(format!(
         "{name} ({scheme}://{}) {}: every request would come back to it; {fix}",
@@ -319,27 +285,6 @@ pub(super) fn cloud_loops(
         }
     }
     problems
-}
-
-/// Whether a connection to `target` (an address, or a name) on `port`
-/// reaches the socket listening on `listen`.
-fn reaches(listen: SocketAddr, target: Result<IpAddr, &str>, port: u16) -> bool {
-    if listen.port() == 0 || port != listen.port() {
-        return false;
-    }
-    match target {
-        Ok(ip) if listen.ip().is_unspecified() => {
-            let same_family = ip.is_ipv4() == listen.is_ipv4();
-            // On Linux `[::]` takes IPv4 connections too (dual stack).
-            let dual = listen.is_ipv6();
-            (ip.is_loopback() || ip.is_unspecified()) && (same_family || dual)
-        }
-        Ok(ip) => ip == listen.ip(),
-        Err(host) => {
-            host.eq_ignore_ascii_case("localhost")
-                && (listen.ip().is_loopback() || listen.ip().is_unspecified())
-        }
-    }
 }
 
 /// A warning when `upstream`'s base path ends in an API version, which the
@@ -641,10 +586,12 @@ mod tests {
     #[test]
     fn an_upstream_at_the_listening_address_is_a_loop() {
         let listen: SocketAddr = "127.0.0.1:8080".parse().unwrap();
+        // 0.0.0.0: Linux connects to the loopback address.
         for url in [
             "http://127.0.0.1:8080",
             "http://localhost:8080/",
             "http://LOCALHOST:8080",
+            "http://0.0.0.0:8080",
         ] {
             let e = loops_back("openai_upstream", &up(url), listen).expect(url);
             assert!(e.contains("own address"), "{e}");
@@ -656,7 +603,6 @@ mod tests {
             "http://10.0.0.5:8080",
             "http://127.0.0.2:8080",
             "http://[::1]:8080",
-            "http://0.0.0.0:8080",
         ] {
             assert_eq!(
                 loops_back("openai_upstream", &up(url), listen),

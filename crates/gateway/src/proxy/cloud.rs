@@ -31,10 +31,14 @@ use crate::{
 /// `lend_token`, see [`crate::local::lends_credentials`]): left as they
 /// are.
 ///
+/// `listening` is the gateway's bound address, which its credential
+/// clients refuse to reach (`local::own`).
+///
 /// Whether the gateway signed the request (its answer then goes to
 /// [`observe_answer`]).
 pub(crate) async fn authenticate(
     config: &Config,
+    listening: std::net::SocketAddr,
     route: &ProxyRoute,
     parts: &mut http::request::Parts,
     body: &[u8],
@@ -70,7 +74,7 @@ pub(crate) async fn authenticate(
                 return false;
             };
             let region = signing_region(&config.cloud, parts);
-            let signed = match credentials.current(&config.resolve).await {
+            let signed = match credentials.current(&config.resolve, listening).await {
                 Ok(current) => {
                     let time = config.cloud.aws_clock.now();
                     aws::resign(parts, body, &current, &region, time)
@@ -99,7 +103,8 @@ pub(crate) async fn authenticate(
             if google::client_has_credential(parts) {
                 return false;
             }
-            if let Some(value) = auth.authorization(client).await {
+            let authorization = auth.authorization(client, listening, &config.resolve);
+            if let Some(value) = authorization.await {
                 parts.headers.insert(http::header::AUTHORIZATION, value);
                 if let Some(project) = auth.quota_project()
                     && !parts.headers.contains_key(google::USER_PROJECT)
@@ -157,8 +162,13 @@ impl SignedHead {
 
     /// The request signed again, now with the corrected clock; `None`
     /// (logged) when the credentials are not to be had now or the head
-    /// cannot be signed, and the refusal stands.
-    pub(crate) async fn sign_again(self, config: &Config) -> Option<http::Request<UpstreamBody>> {
+    /// cannot be signed, and the refusal stands. `listening` as for
+    /// [`authenticate`].
+    pub(crate) async fn sign_again(
+        self,
+        config: &Config,
+        listening: std::net::SocketAddr,
+    ) -> Option<http::Request<UpstreamBody>> {
         let credentials = config.cloud.aws_credentials.as_ref()?;
         let (mut parts, ()) = http::Request::new(()).into_parts();
         parts.method = self.method;
@@ -166,7 +176,7 @@ impl SignedHead {
         parts.version = http::Version::HTTP_11;
         parts.headers = self.headers;
         let region = signing_region(&config.cloud, &parts);
-        let signed = match credentials.current(&config.resolve).await {
+        let signed = match credentials.current(&config.resolve, listening).await {
             Ok(current) => aws::resign(
                 &mut parts,
                 &self.body,
@@ -261,7 +271,17 @@ mod tests {
             .unwrap();
         let mut parts = http::Request::post(uri).body(()).unwrap().into_parts().0;
         let client = crate::upstream::build_client(&config).unwrap();
-        authenticate(&config, &route, &mut parts, b"{}", &client, Ok(())).await;
+        let listening = config.listen;
+        authenticate(
+            &config,
+            listening,
+            &route,
+            &mut parts,
+            b"{}",
+            &client,
+            Ok(()),
+        )
+        .await;
         let auth = parts.headers["authorization"].to_str().unwrap();
         assert!(auth.contains("/eu-west-3/bedrock/aws4_request"), "{auth}");
         // Not lent (a web page elsewhere sent it): not signed.
@@ -273,6 +293,7 @@ mod tests {
             .0;
         authenticate(
             &config,
+            listening,
             &route,
             &mut parts,
             b"{}",

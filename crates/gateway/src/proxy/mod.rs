@@ -163,6 +163,7 @@ pub(crate) async fn handle(
     parts.version = http::Version::HTTP_11;
     let signed = cloud::authenticate(
         &shared.config,
+        shared.addr,
         &route,
         &mut parts,
         &outbound.forward,
@@ -215,7 +216,7 @@ pub(crate) async fn handle(
     // signed with the corrected clock (`SignedHead`).
     if let (Some(head), Ok(response)) = (signed_head, &result)
         && cloud::observe_answer(&shared.config, response.status(), response.headers())
-        && let Some(mut again) = head.sign_again(&shared.config).await
+        && let Some(mut again) = head.sign_again(&shared.config, shared.addr).await
     {
         // The refusal's connection keeps its own answer's keep-alive
         // timeout; the request sent again may go on another one.

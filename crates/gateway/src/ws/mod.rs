@@ -456,7 +456,17 @@ async fn upstream_head(up: &Upgrade, upstream: &Upstream) -> HeaderMap {
         .unwrap_or_else(|_| up.uri.clone());
     parts.headers = up.headers.clone();
     let config = &up.shared.config;
-    proxy::cloud::authenticate(config, &up.route, &mut parts, &[], &up.client, lend).await;
+    let listening = up.shared.addr;
+    proxy::cloud::authenticate(
+        config,
+        listening,
+        &up.route,
+        &mut parts,
+        &[],
+        &up.client,
+        lend,
+    )
+    .await;
     parts.headers
 }
 

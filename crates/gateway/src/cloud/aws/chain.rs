@@ -25,7 +25,7 @@
 //! [`crate::cloud::cache::RETRY_AFTER`] after it ended. The chain is built
 //! on first use. Nothing here logs a key.
 
-use std::{collections::HashMap, sync::Arc, time::Duration};
+use std::{collections::HashMap, net::SocketAddr, sync::Arc, time::Duration};
 
 use aws_config::{BehaviorVersion, Region};
 use aws_credential_types::{
@@ -163,15 +163,17 @@ impl Chain {
 
     /// The credentials to sign with now: cached, or loaded (see the module
     /// docs). The chain is built, on first use, with `resolve` applied to
-    /// its HTTP client.
+    /// its HTTP client, which refuses to reach `listen`, the gateway's own
+    /// bound address ([`super::client`]).
     pub(crate) async fn current(
         self: &Arc<Self>,
         resolve: &Resolve,
+        listen: SocketAddr,
     ) -> Result<Credentials, Unavailable> {
         let load = || {
             let chain = Arc::clone(self);
             let resolve = resolve.clone();
-            async move { chain.load(&resolve).await }
+            async move { chain.load(&resolve, listen).await }
         };
         self.credentials.get(load).await.map_err(|miss| match miss {
             Miss::Failed(e) => e,
@@ -183,8 +185,15 @@ impl Chain {
     }
 
     /// One pass through the chain, within [`LOAD_TIMEOUT`].
-    async fn load(&self, resolve: &Resolve) -> Result<Fetched<Credentials>, Unavailable> {
-        let provider = self.provider.get_or_init(|| self.build(resolve)).await;
+    async fn load(
+        &self,
+        resolve: &Resolve,
+        listen: SocketAddr,
+    ) -> Result<Fetched<Credentials>, Unavailable> {
+        let provider = self
+            .provider
+            .get_or_init(|| self.build(resolve, listen))
+            .await;
         let loaded = tokio::time::timeout(LOAD_TIMEOUT, provider.provide_credentials()).await;
         match loaded {
             Ok(Ok(creds)) => Ok(Fetched {
@@ -203,9 +212,9 @@ impl Chain {
     }
 
     /// `aws-config`'s default chain with a rustls-on-ring HTTPS client
-    /// that applies `resolve`.
-    async fn build(&self, resolve: &Resolve) -> SharedCredentialsProvider {
-        let http = super::client::http_client(resolve);
+    /// that applies `resolve` and refuses to reach `listen`.
+    async fn build(&self, resolve: &Resolve, listen: SocketAddr) -> SharedCredentialsProvider {
+        let http = super::client::http_client(resolve, listen);
         let mut env = self.env.clone();
         if let Some(uri) = env
             .get(CONTAINER_FULL_URI)
@@ -278,7 +287,10 @@ mod tests {
     use tokio::time::Instant;
 
     use super::*;
-    use crate::cloud::cache::{NO_EXPIRY_REFRESH, RETRY_AFTER};
+    use crate::{
+        cloud::cache::{NO_EXPIRY_REFRESH, RETRY_AFTER},
+        local::own::UNBOUND,
+    };
 
     /// A provider that counts its calls and gives `answer` after `delay`
     /// (never, for `None`).
@@ -357,7 +369,7 @@ mod tests {
     ) -> Vec<(Result<Credentials, Unavailable>, Duration)> {
         let timed = || async {
             let start = Instant::now();
-            let current = chain.current(&Resolve::default()).await;
+            let current = chain.current(&Resolve::default(), UNBOUND).await;
             (current, start.elapsed())
         };
         let (a, b, c) = tokio::join!(timed(), timed(), timed());
@@ -367,10 +379,10 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_failed_load_slower_than_the_backoff_is_not_tried_again_at_once() {
         let (chain, calls) = scripted(Some(RETRY_AFTER + Duration::from_secs(1)), refused);
-        let first = chain.current(&Resolve::default()).await;
+        let first = chain.current(&Resolve::default(), UNBOUND).await;
         assert!(matches!(first, Err(Unavailable::Failed(_))), "{first:?}");
         let start = Instant::now();
-        let second = chain.current(&Resolve::default()).await;
+        let second = chain.current(&Resolve::default(), UNBOUND).await;
         assert!(matches!(second, Err(Unavailable::Backoff)), "{second:?}");
         assert_eq!(start.elapsed(), Duration::ZERO);
         assert_eq!(calls.load(Ordering::SeqCst), 1);
@@ -415,12 +427,12 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn credentials_given_already_expired_count_as_a_failed_load() {
         let (chain, calls) = scripted(Some(Duration::ZERO), expired);
-        let first = chain.current(&Resolve::default()).await;
+        let first = chain.current(&Resolve::default(), UNBOUND).await;
         assert!(
             matches!(&first, Err(Unavailable::Failed(e)) if e.contains("already expired")),
             "{first:?}"
         );
-        let second = chain.current(&Resolve::default()).await;
+        let second = chain.current(&Resolve::default(), UNBOUND).await;
         assert!(matches!(second, Err(Unavailable::Backoff)), "{second:?}");
         assert_eq!(calls.load(Ordering::SeqCst), 1);
     }
@@ -435,7 +447,7 @@ mod tests {
         };
         let key = || async {
             chain
-                .current(&Resolve::default())
+                .current(&Resolve::default(), UNBOUND)
                 .await
                 .unwrap()
                 .access_key_id()

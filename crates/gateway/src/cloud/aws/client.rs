@@ -16,6 +16,15 @@
 //! the gateway's other connections only the address changes: TLS sends and
 //! checks the URL's name, and the request names it as `Host`.
 //!
+//! Nothing goes to the gateway's own listening socket (`local::own`): a
+//! request whose URL leads there, by its address, a `resolve` entry or
+//! (on the listening port) what its name is looked up to — judged by
+//! `local::own`, as the start-time check is, with the address the gateway
+//! was bound to — fails before a connection is opened, naming the origin
+//! only. The shared `AWS_ENDPOINT_URL` and a profile's `endpoint_url` are
+//! only warned about at start (they may be meant for the clients beside
+//! the gateway), and a port 0 or a wildcard bind is known only once bound.
+//!
 //! Not through it: the container endpoint's check that a plain-HTTP
 //! `AWS_CONTAINER_CREDENTIALS_FULL_URI` names a loopback or container
 //! address looks the name up itself (aws-config's `ecs` module, with a
@@ -45,7 +54,7 @@ use aws_smithy_runtime_api::client::{
     runtime_components::RuntimeComponents,
 };
 
-use crate::resolve::Resolve;
+use crate::{local::own, resolve::Resolve};
 
 /// Where a request of the chain goes, by its URL's name and port.
 #[derive(Debug, PartialEq, Eq)]
@@ -65,6 +74,7 @@ enum Route {
 #[derive(Debug)]
 struct FixedNames {
     resolve: Arc<Resolve>,
+    listen: SocketAddr,
     plain: SharedHttpClient,
     fixed: Vec<(u16, SharedHttpClient)>,
 }
@@ -73,6 +83,7 @@ struct FixedNames {
 #[derive(Debug)]
 struct ByName {
     resolve: Arc<Resolve>,
+    listen: SocketAddr,
     plain: SharedHttpConnector,
     fixed: Vec<(u16, SharedHttpConnector)>,
 }
@@ -86,17 +97,15 @@ struct OnPort {
 }
 
 /// The chain's HTTP client (see the module docs): the SDK's own over
-/// rustls with ring when `resolve` is empty.
-pub(super) fn http_client(resolve: &Resolve) -> SharedHttpClient {
+/// rustls with ring, with `resolve` applied, refusing to reach the gateway
+/// listening on `listen` (the bound address).
+pub(super) fn http_client(resolve: &Resolve, listen: SocketAddr) -> SharedHttpClient {
     let builder = || {
         Builder::new().tls_provider(tls::Provider::Rustls(
             tls::rustls_provider::CryptoMode::Ring,
         ))
     };
     let plain = builder().build_https();
-    if resolve.is_empty() {
-        return plain;
-    }
     let resolve = Arc::new(resolve.clone());
     let fixed = resolve
         .ports()
@@ -110,10 +119,16 @@ pub(super) fn http_client(resolve: &Resolve) -> SharedHttpClient {
         .collect();
     SharedHttpClient::new(FixedNames {
         resolve,
+        listen,
         plain,
         fixed,
     })
 }
+
+/// What to do about an endpoint URL that names the gateway itself.
+const FIX: &str = "point the setting that names it (AWS_ENDPOINT_URL_<SERVICE>, AWS_ENDPOINT_URL, \
+                   a profile's endpoint_url or [services] section, the container or metadata \
+                   endpoint) at the credential service";
 
 /// `AWS_CONTAINER_CREDENTIALS_FULL_URI` (`uri`) as the chain is handed it
 /// when `resolve` fixes its name and port and it is plain HTTP: the
@@ -178,6 +193,7 @@ impl HttpClient for FixedNames {
         // pool): asked once per request of the chain.
         SharedHttpConnector::new(ByName {
             resolve: Arc::clone(&self.resolve),
+            listen: self.listen,
             plain: self.plain.http_connector(settings, components),
             fixed: self
                 .fixed
@@ -196,16 +212,33 @@ impl HttpClient for FixedNames {
 
 impl HttpConnector for ByName {
     fn call(&self, request: HttpRequest) -> HttpConnectorFuture {
-        match route(&self.resolve, request.uri()) {
-            Route::Plain => self.plain.call(request),
-            Route::Fixed(port) => match self.fixed.iter().find(|(p, _)| *p == port) {
-                Some((_, fixed)) => fixed.call(request),
-                // Every port an entry names has its client.
-                None => self.plain.call(request),
-            },
-            Route::OtherPort(problem) => {
-                HttpConnectorFuture::ready(Err(ConnectorError::user(problem.into())))
+        let (resolve, listen) = (Arc::clone(&self.resolve), self.listen);
+        let connector = self.connector(request.uri());
+        HttpConnectorFuture::new(async move {
+            let who = "the AWS credential chain's";
+            if let Some(problem) = own::refusal(request.uri(), listen, &resolve, who, FIX).await {
+                return Err(ConnectorError::user(problem.into()));
             }
+            match connector {
+                Ok(connector) => connector.call(request).await,
+                Err(problem) => Err(ConnectorError::user(problem.into())),
+            }
+        })
+    }
+}
+
+impl ByName {
+    /// The connector a request to `uri` goes through ([`Route`]), or why
+    /// it cannot go.
+    fn connector(&self, uri: &str) -> Result<SharedHttpConnector, String> {
+        match route(&self.resolve, uri) {
+            Route::Plain => Ok(self.plain.clone()),
+            Route::Fixed(port) => match self.fixed.iter().find(|(p, _)| *p == port) {
+                Some((_, fixed)) => Ok(fixed.clone()),
+                // Every port an entry names has its client.
+                None => Ok(self.plain.clone()),
+            },
+            Route::OtherPort(problem) => Err(problem),
         }
     }
 }

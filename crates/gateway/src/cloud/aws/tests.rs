@@ -195,7 +195,7 @@ async fn credentials_come_from_the_environment_then_the_profile_files() {
     let current = |e: AwsEnv| async move {
         e.credentials(None)
             .unwrap()
-            .current(&Default::default())
+            .current(&Default::default(), crate::local::own::UNBOUND)
             .await
     };
     let file = creds_file.to_str().unwrap();
@@ -222,7 +222,7 @@ async fn credentials_come_from_the_environment_then_the_profile_files() {
     .unwrap();
     assert_eq!(
         chain
-            .current(&Default::default())
+            .current(&Default::default(), crate::local::own::UNBOUND)
             .await
             .unwrap()
             .access_key_id(),
@@ -240,14 +240,17 @@ async fn credentials_come_from_the_environment_then_the_profile_files() {
     let none = env(&[]).credentials(None).unwrap();
     assert!(
         matches!(
-            none.current(&Default::default()).await,
+            none.current(&Default::default(), crate::local::own::UNBOUND)
+                .await,
             Err(chain::Unavailable::NotFound(_))
         ),
         "{:?}",
-        none.current(&Default::default()).await
+        none.current(&Default::default(), crate::local::own::UNBOUND)
+            .await
     );
     assert!(matches!(
-        none.current(&Default::default()).await,
+        none.current(&Default::default(), crate::local::own::UNBOUND)
+            .await,
         Err(chain::Unavailable::Backoff)
     ));
     let e = env(&[("AWS_SECRET_ACCESS_KEY", "secret-value")]);

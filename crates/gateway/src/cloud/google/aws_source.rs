@@ -28,8 +28,8 @@ use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use serde::{Deserialize, Serialize};
 
 use super::FileError;
+use crate::cloud::fetch::CredentialClient;
 use crate::cloud::{aws::AwsEnv, fetch};
-use crate::http_client::HttpClient;
 
 /// The IMDSv2 session token's lifetime asked for: it is used at once.
 const IMDS_TOKEN_TTL_SECONDS: &str = "300";
@@ -176,7 +176,7 @@ impl AwsSource {
     /// A subject token for `audience` (see the module docs).
     pub(super) async fn subject_token(
         &self,
-        client: &HttpClient,
+        client: &CredentialClient,
         audience: &str,
     ) -> Result<String, String> {
         let mut metadata = Metadata {
@@ -236,7 +236,7 @@ impl AwsSource {
 
 /// The instance metadata reads of one token, with one IMDSv2 session.
 struct Metadata<'a> {
-    client: &'a HttpClient,
+    client: &'a CredentialClient,
     session_url: Option<&'a str>,
     session: Option<String>,
 }

@@ -31,7 +31,7 @@ use super::aws_source::{AwsSource, AwsSourceFile};
 use super::executable::{Executable, ExecutableFile};
 use super::{FileError, SCOPE, fetch, form_body, token_answer};
 use crate::cloud::aws::AwsEnv;
-use crate::http_client::HttpClient;
+use crate::cloud::fetch::CredentialClient;
 
 /// The token exchange's grant type.
 const TOKEN_EXCHANGE: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
@@ -209,7 +209,10 @@ impl External {
     }
 
     /// A new access token and its lifetime (see the module docs).
-    pub(super) async fn fetch(&self, client: &HttpClient) -> Result<(String, Duration), String> {
+    pub(super) async fn fetch(
+        &self,
+        client: &CredentialClient,
+    ) -> Result<(String, Duration), String> {
         let subject = self.subject_token(client).await?;
         let options = match (&self.user_project, &self.impersonation_url) {
             (Some(project), None) => {
@@ -276,7 +279,7 @@ impl External {
     }
 
     /// The workload's own token, from its source.
-    async fn subject_token(&self, client: &HttpClient) -> Result<String, String> {
+    async fn subject_token(&self, client: &CredentialClient) -> Result<String, String> {
         let (text, from) = match &self.subject {
             Subject::File(path) => {
                 let shown = path.display().to_string();
@@ -415,6 +418,11 @@ mod tests {
         let path = dir.path().join("token");
         let config = crate::Config::for_tests("http://127.0.0.1:9");
         let client = crate::upstream::build_client(&config).unwrap();
+        let client = CredentialClient::new(
+            client,
+            crate::local::own::UNBOUND,
+            crate::resolve::Resolve::default(),
+        );
         let source = format!(r#"{{"file":{:?}}}"#, path.display().to_string());
         let text = read(&file(&source, "")).unwrap();
         std::fs::write(&path, "eyJ.token\n").unwrap();
