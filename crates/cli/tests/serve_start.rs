@@ -444,6 +444,129 @@ fn credential_endpoints_at_its_own_address_are_refused() {
     );
 }
 
+/// A `resolve` entry leading a default host the AWS chain calls (no
+/// setting naming its endpoint) to the gateway's own address is refused
+/// at start: STS's regional host for web identity, the SSO portal's and
+/// OIDC's for an SSO session, at the session's region. One for a host the
+/// chain does not call with that configuration (STS beside the
+/// environment's keys, SSO without an SSO profile) starts.
+#[test]
+fn default_credential_hosts_led_here_by_resolve_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().display().to_string();
+    let token = dir.path().join("token");
+    std::fs::write(&token, "eyJ.oidc.token").unwrap();
+    let token = token.display().to_string();
+    let sso = dir.path().join("sso-config");
+    std::fs::write(
+        &sso,
+        "[default]\nsso_session = s\nsso_account_id = 1\nsso_role_name = r\n\
+         [sso-session s]\nsso_region = eu-central-1\n\
+         sso_start_url = https://d.awsapps.com/start\n",
+    )
+    .unwrap();
+    let sso = sso.display().to_string();
+    let refusal = |host: &str, port: u16, name: &str| {
+        format!(
+            "{name} (https://{host}) is led by resolve to 127.0.0.1:{port}, this gateway's own \
+             address (127.0.0.1:{port}), which is no credential endpoint: it listens without \
+             TLS, so every credential request would fail; correct the resolve entry"
+        )
+    };
+    let cases: Vec<Refusal> = (0..3)
+        .map(|case| {
+            let port = free_port();
+            let (host, env, expected): (&str, Vec<(&'static str, String)>, String) = match case {
+                0 => (
+                    "sts.us-east-1.amazonaws.com",
+                    vec![
+                        ("AWS_WEB_IDENTITY_TOKEN_FILE", token.clone()),
+                        ("AWS_ROLE_ARN", "arn:aws:iam::123456789012:role/gw".into()),
+                    ],
+                    refusal(
+                        "sts.us-east-1.amazonaws.com",
+                        port,
+                        "the default STS endpoint for us-east-1",
+                    ),
+                ),
+                1 => (
+                    "portal.sso.eu-central-1.amazonaws.com",
+                    vec![("AWS_CONFIG_FILE", sso.clone())],
+                    refusal(
+                        "portal.sso.eu-central-1.amazonaws.com",
+                        port,
+                        "the default SSO endpoint for eu-central-1",
+                    ),
+                ),
+                _ => (
+                    "oidc.eu-central-1.amazonaws.com",
+                    vec![("AWS_CONFIG_FILE", sso.clone())],
+                    refusal(
+                        "oidc.eu-central-1.amazonaws.com",
+                        port,
+                        "the default SSO OIDC endpoint for eu-central-1",
+                    ),
+                ),
+            };
+            let listen = format!("127.0.0.1:{port}");
+            let entry = format!("{host}:443:{listen}");
+            let args = [
+                "serve",
+                "--database",
+                "none",
+                "--listen",
+                &listen,
+                "--bedrock-region",
+                "us-east-1",
+                "--resolve",
+                &entry,
+            ]
+            .map(String::from)
+            .to_vec();
+            let env = env
+                .into_iter()
+                .chain([
+                    ("HOME", home.clone()),
+                    ("AWS_EC2_METADATA_DISABLED", "true".into()),
+                ])
+                .collect();
+            (args, env, expected)
+        })
+        .collect();
+    each_is_refused(&cases);
+    // Hosts the chain does not call: STS beside the environment's keys,
+    // the SSO portal without an SSO profile.
+    for (host, keys) in [
+        ("sts.us-east-1.amazonaws.com", true),
+        ("portal.sso.eu-central-1.amazonaws.com", false),
+    ] {
+        let port = free_port();
+        let listen = format!("127.0.0.1:{port}");
+        let entry = format!("{host}:443:{listen}");
+        let mut env = vec![
+            ("HOME", home.as_str()),
+            ("AWS_WEB_IDENTITY_TOKEN_FILE", token.as_str()),
+            ("AWS_ROLE_ARN", "arn:aws:iam::123456789012:role/gw"),
+            ("AWS_EC2_METADATA_DISABLED", "true"),
+        ];
+        if keys {
+            env.extend([
+                ("AWS_ACCESS_KEY_ID", "AKIDENV"),
+                ("AWS_SECRET_ACCESS_KEY", "env-secret"),
+            ]);
+        }
+        let args = [
+            "--listen",
+            &listen,
+            "--bedrock-region",
+            "us-east-1",
+            "--resolve",
+            &entry,
+        ];
+        drop(start(&args, &env));
+    }
+}
+
 /// An AWS-sourced Google `external_account` file, with `fields` in its
 /// `credential_source` beside `aws1` and the verification URL.
 fn aws_sourced_google_file(fields: &str) -> String {

@@ -170,6 +170,13 @@ pub(super) fn credential_loops(
             let (setting, url) = (&endpoint.setting, &endpoint.url);
             match &endpoint.reach {
                 Reach::Own => problems.extend(check(setting, url, sent)),
+                Reach::Default => {
+                    let sent = Sent {
+                        advice: Some("correct the resolve entry"),
+                        ..sent
+                    };
+                    problems.extend(check(setting, url, sent));
+                }
                 Reach::Shared(services) => {
                     let services = services.join(", ");
                     let advice = format!(

@@ -101,6 +101,10 @@ pub(crate) enum Reach {
     /// `endpoint_url`), which the clients beside the gateway read too,
     /// taken by the chain's clients of these services (`STS`, …).
     Shared(Vec<&'static str>),
+    /// A service's default endpoint, which no setting names
+    /// ([`super::profile::default_endpoints`]): only a `resolve` entry can
+    /// lead it elsewhere.
+    Default,
 }
 
 /// `aws-config`'s default credential chain, cached.
@@ -158,6 +162,7 @@ impl Chain {
             })
             .collect();
         urls.extend(super::profile::endpoints(&self.env, imds));
+        urls.extend(super::profile::default_endpoints(&self.env, &self.region));
         urls
     }
 

@@ -133,6 +133,112 @@ pub(crate) fn endpoints(env: &HashMap<String, String>, imds: bool) -> Vec<Endpoi
     urls
 }
 
+/// The default endpoints of the services the chain would call
+/// ([`called`]) that no setting gives an endpoint ([`endpoints`]'s
+/// precedence), by the SDK's own endpoint rules (`aws-sdk-sts`'s, …
+/// `DefaultResolver`): STS's for `region`, the chain's (aws-config hands
+/// its `ProviderConfig` region to the web identity and `AssumeRole`
+/// clients, `ProviderConfig::client_config`; `UseGlobalEndpoint` is never
+/// set, so `sts.<region>.amazonaws.com`), SSO's (`portal.sso.<region>…`)
+/// and SSO OIDC's (`oidc.<region>…`) for the profile's `sso_region`, or
+/// its `[sso-session]`'s (aws-config's `profile::credentials::repr`), with
+/// FIPS or dual stack as `AWS_USE_FIPS_ENDPOINT` / `use_fips_endpoint` and
+/// `AWS_USE_DUALSTACK_ENDPOINT` / `use_dualstack_endpoint` say (what
+/// `ConfigLoader::load` reads). A `resolve` entry may lead these names to
+/// the gateway; the instance metadata service's and the container
+/// endpoint's defaults are addresses, which no entry names. None when the
+/// files cannot be read.
+pub(crate) fn default_endpoints(env: &HashMap<String, String>, region: &str) -> Vec<Endpoint> {
+    let env = Env::from(env.clone());
+    let Ok(profiles) = load(&env) else {
+        return Vec::new();
+    };
+    let flag = |variable: &'static str, key: &'static str| {
+        EnvConfigValue::new()
+            .env(variable)
+            .profile(key)
+            .load(&env, Some(&profiles))
+            .is_some_and(|(v, _)| v.trim().eq_ignore_ascii_case("true"))
+    };
+    let fips = flag("AWS_USE_FIPS_ENDPOINT", "use_fips_endpoint");
+    let dual = flag("AWS_USE_DUALSTACK_ENDPOINT", "use_dualstack_endpoint");
+    let sso_region = match profiles.get("sso_session") {
+        Some(session) => profiles
+            .sso_session(session)
+            .and_then(|s| s.get("sso_region")),
+        None => profiles.get("sso_region"),
+    };
+    let configured = |service: &str| {
+        EnvConfigValue::new()
+            .env("AWS_ENDPOINT_URL")
+            .profile("endpoint_url")
+            .service_id(service)
+            .load(&env, Some(&profiles))
+            .is_some()
+    };
+    let mut urls = Vec::new();
+    for service in called(&env, &profiles) {
+        if configured(service) {
+            continue;
+        }
+        let region = match service {
+            "STS" => region,
+            _ => match sso_region {
+                Some(region) => region.trim(),
+                None => continue,
+            },
+        };
+        let Some(url) = default_url(service, region, fips, dual) else {
+            continue;
+        };
+        urls.push(Endpoint {
+            setting: format!("the default {service} endpoint for {region}"),
+            url,
+            reach: Reach::Default,
+        });
+    }
+    urls
+}
+
+/// The URL `service`'s endpoint rules give for `region` (`None`: no
+/// such region, say).
+fn default_url(service: &str, region: &str, fips: bool, dual: bool) -> Option<String> {
+    use futures_executor::block_on;
+    let endpoint = match service {
+        "STS" => {
+            use aws_sdk_sts::config::endpoint::{DefaultResolver, Params, ResolveEndpoint};
+            let params = Params::builder()
+                .region(region)
+                .use_fips(fips)
+                .use_dual_stack(dual)
+                .build()
+                .ok()?;
+            block_on(DefaultResolver::new().resolve_endpoint(&params)).ok()?
+        }
+        "SSO" => {
+            use aws_sdk_sso::config::endpoint::{DefaultResolver, Params, ResolveEndpoint};
+            let params = Params::builder()
+                .region(region)
+                .use_fips(fips)
+                .use_dual_stack(dual)
+                .build()
+                .ok()?;
+            block_on(DefaultResolver::new().resolve_endpoint(&params)).ok()?
+        }
+        _ => {
+            use aws_sdk_ssooidc::config::endpoint::{DefaultResolver, Params, ResolveEndpoint};
+            let params = Params::builder()
+                .region(region)
+                .use_fips(fips)
+                .use_dual_stack(dual)
+                .build()
+                .ok()?;
+            block_on(DefaultResolver::new().resolve_endpoint(&params)).ok()?
+        }
+    };
+    Some(endpoint.url().to_string())
+}
+
 /// The services of [`CHAIN_SERVICES`] the chain would call, by the
 /// environment's web identity and the selected profile's keys: STS for
 /// web identity or `role_arn`, SSO for `sso_start_url` or `sso_session`,
@@ -233,6 +339,7 @@ mod tests {
                  }| match reach {
                     Reach::Own => format!("{setting} = {url}"),
                     Reach::Shared(services) => format!("{setting} = {url} for {services:?}"),
+                    Reach::Default => format!("{setting} = {url} by default"),
                 },
             )
             .collect()
@@ -254,6 +361,81 @@ sts =
 sso-oidc =
   endpoint_url = http://oidc.test
 ";
+
+    /// The default endpoints are those the SDK's endpoint rules give for
+    /// the services the chain calls (STS for web identity or role_arn, SSO
+    /// for an SSO profile, SSO OIDC for a session's), in their region, with
+    /// FIPS or dual stack; none for a service a setting names.
+    #[test]
+    fn the_default_endpoints_are_the_sdks_for_the_services_called() {
+        let defaults = |config: &str, vars: &[(&str, &str)], region: &str| -> Vec<String> {
+            in_env(config, vars, |env| default_endpoints(env, region))
+                .into_iter()
+                .map(|e| {
+                    assert_eq!(e.reach, Reach::Default);
+                    format!("{} = {}", e.setting, e.url)
+                })
+                .collect()
+        };
+        let web_identity = [
+            ("AWS_WEB_IDENTITY_TOKEN_FILE", "/t"),
+            ("AWS_ROLE_ARN", "arn:aws:iam::1:role/r"),
+        ];
+        assert_eq!(
+            defaults("", &web_identity, "us-east-1"),
+            ["the default STS endpoint for us-east-1 = https://sts.us-east-1.amazonaws.com"]
+        );
+        assert_eq!(
+            defaults("", &web_identity, "cn-north-1"),
+            ["the default STS endpoint for cn-north-1 = https://sts.cn-north-1.amazonaws.com.cn"]
+        );
+        let fips = [
+            web_identity[0],
+            web_identity[1],
+            ("AWS_USE_FIPS_ENDPOINT", "true"),
+        ];
+        assert_eq!(
+            defaults("", &fips, "us-west-2"),
+            ["the default STS endpoint for us-west-2 = https://sts-fips.us-west-2.amazonaws.com"]
+        );
+        // A setting that names STS's endpoint: no default is called.
+        for set in ["AWS_ENDPOINT_URL_STS", "AWS_ENDPOINT_URL"] {
+            let vars = [web_identity[0], web_identity[1], (set, "http://sts.test")];
+            assert!(defaults("", &vars, "us-east-1").is_empty(), "{set}");
+        }
+        // Nothing the chain calls STS or SSO for.
+        assert!(defaults("[default]\nregion = eu-west-1\n", &[], "eu-west-1").is_empty());
+        let role = "[default]\nrole_arn = arn:aws:iam::1:role/r\nsource_profile = base\n\
+                    [profile base]\naws_access_key_id = AKID\naws_secret_access_key = s\n\
+                    use_dualstack_endpoint = true\n";
+        assert_eq!(
+            defaults(role, &[], "eu-west-1"),
+            ["the default STS endpoint for eu-west-1 = https://sts.eu-west-1.amazonaws.com"]
+        );
+        // SSO with a session: the portal and OIDC at the session's region;
+        // the legacy form: the portal only.
+        let session = "[default]\nsso_session = s\nsso_account_id = 1\nsso_role_name = r\n\
+                       use_dualstack_endpoint = true\n\
+                       [sso-session s]\nsso_region = eu-central-1\n\
+                       sso_start_url = https://d.awsapps.com/start\n";
+        assert_eq!(
+            defaults(session, &[], "us-east-1"),
+            [
+                "the default SSO endpoint for eu-central-1 = \
+                 https://portal.sso.eu-central-1.api.aws",
+                "the default SSO OIDC endpoint for eu-central-1 = \
+                 https://oidc.eu-central-1.api.aws",
+            ]
+        );
+        let legacy = "[default]\nsso_start_url = https://d.awsapps.com/start\n\
+                      sso_region = ap-south-1\nsso_account_id = 1\nsso_role_name = r\n";
+        assert_eq!(
+            defaults(legacy, &[], "us-east-1"),
+            [
+                "the default SSO endpoint for ap-south-1 = https://portal.sso.ap-south-1.amazonaws.com"
+            ]
+        );
+    }
 
     /// A `[services …]` section's endpoint is the chain's own unless a
     /// variable comes first (its service's, named on its own by the chain,
@@ -392,7 +574,7 @@ source_profile = cycle
 
     proptest::proptest! {
         /// Any config file gives a region, none, or an error, and endpoints
-        /// or none; never a panic.
+        /// (its own, and the defaults for any region) or none; never a panic.
         /// A region found is a region's name, one a `region =` line of the
         /// file gave.
         #[test]
@@ -407,6 +589,8 @@ source_profile = cycle
                     "(sts|sso|sso-oidc) ?=",
                     "[ \t]{1,2}(endpoint_url|ec2_metadata_service_endpoint) ?= ?[a-z:/.]{0,10}",
                     "region ?= ?[a-z0-9 #;-]{0,12}",
+                    "(sso_region|sso_session|role_arn|use_fips_endpoint|use_dualstack_endpoint) ?= ?\\PC{0,12}",
+                    proptest::strategy::Just("[sso-session s]".to_string()),
                     "[\\[\\]a-z =#;\t-]{0,16}",
                     "\\PC{0,12}",
                 ],
@@ -417,6 +601,9 @@ source_profile = cycle
             let text = lines.join("\n");
             let vars: Vec<(&str, &str)> = profile.iter().map(|p| ("AWS_PROFILE", p.as_str())).collect();
             in_env(&text, &vars, |env| endpoints(env, true));
+            for region in ["us-east-1", "", "\u{0}x.y/"] {
+                in_env(&text, &vars, |env| default_endpoints(env, region));
+            }
             if let Ok(Some(region)) = found(&text, &vars) {
                 proptest::prop_assert!(is_region_name(&region), "{region:?}");
                 proptest::prop_assert!(text.contains(&region), "{region:?} not in {text:?}");
