@@ -567,6 +567,97 @@ fn default_credential_hosts_led_here_by_resolve_are_refused() {
     }
 }
 
+/// A key pair the AWS chain would not take whole is refused at start: an
+/// environment key with a blank secret (or the reverse), which aws-config
+/// takes for no keys and goes on to the next source without a word; a
+/// profile's key with an empty secret, which it would sign every request
+/// with, or without one, which fails every load. Both blank, or the
+/// environment's keys before a broken profile, start.
+#[test]
+fn a_key_pair_the_chain_would_not_take_whole_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().display().to_string();
+    let credentials = |case: usize, text: &str| {
+        let file = dir.path().join(format!("credentials-{case}"));
+        std::fs::write(&file, text).unwrap();
+        file.display().to_string()
+    };
+    let together = "AWS credentials: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY must be \
+                    given together:";
+    let cases: Vec<Refusal> = (0..4)
+        .map(|case| {
+            let (env, expected): (Vec<(&'static str, String)>, String) = match case {
+                0 => (
+                    vec![
+                        ("AWS_ACCESS_KEY_ID", "AKIDENV".into()),
+                        ("AWS_SECRET_ACCESS_KEY", "  ".into()),
+                    ],
+                    format!(
+                        "{together} AWS_ACCESS_KEY_ID is set and AWS_SECRET_ACCESS_KEY is empty \
+                         or blank, which the AWS credential chain takes for no keys"
+                    ),
+                ),
+                1 => (
+                    vec![
+                        ("AWS_ACCESS_KEY_ID", "\t".into()),
+                        ("AWS_SECRET_ACCESS_KEY", "env-secret".into()),
+                    ],
+                    format!(
+                        "{together} AWS_SECRET_ACCESS_KEY is set and AWS_ACCESS_KEY_ID is empty \
+                         or blank"
+                    ),
+                ),
+                2 => (
+                    vec![(
+                        "AWS_SHARED_CREDENTIALS_FILE",
+                        credentials(
+                            case,
+                            "[default]\naws_access_key_id = AKIDFILE\naws_secret_access_key =\n",
+                        ),
+                    )],
+                    "AWS credentials: aws_secret_access_key of AWS profile default is empty: \
+                     the AWS credential chain would take it as it is"
+                        .into(),
+                ),
+                _ => (
+                    vec![(
+                        "AWS_SHARED_CREDENTIALS_FILE",
+                        credentials(case, "[default]\naws_access_key_id = AKIDFILE\n"),
+                    )],
+                    "AWS credentials: AWS profile default gives aws_access_key_id without \
+                     aws_secret_access_key"
+                        .into(),
+                ),
+            };
+            let args = ["serve", "--database", "none", "--listen", "127.0.0.1:0"].map(String::from);
+            let env = env.into_iter().chain([("HOME", home.clone())]).collect();
+            (args.to_vec(), env, expected)
+        })
+        .collect();
+    let refusals = each_is_refused(&cases);
+    for refusal in refusals {
+        assert!(
+            !refusal.contains("AKIDENV") && !refusal.contains("env-secret"),
+            "{refusal}"
+        );
+    }
+    let broken = credentials(9, "[default]\naws_access_key_id = AKIDFILE\n");
+    for env in [
+        [
+            ("AWS_ACCESS_KEY_ID", " "),
+            ("AWS_SECRET_ACCESS_KEY", ""),
+            ("HOME", home.as_str()),
+        ],
+        [
+            ("AWS_ACCESS_KEY_ID", "AKIDENV"),
+            ("AWS_SECRET_ACCESS_KEY", "env-secret"),
+            ("AWS_SHARED_CREDENTIALS_FILE", broken.as_str()),
+        ],
+    ] {
+        drop(start(&["--listen", "127.0.0.1:0"], &env));
+    }
+}
+
 /// An AWS-sourced Google `external_account` file, with `fields` in its
 /// `credential_source` beside `aws1` and the verification URL.
 fn aws_sourced_google_file(fields: &str) -> String {

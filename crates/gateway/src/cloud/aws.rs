@@ -135,15 +135,40 @@ impl AwsEnv {
 
     /// The default chain over these variables (whether it holds any
     /// credentials is known only when first asked), or an error for a
-    /// half-given key pair. `region` is STS's (the Bedrock signing region,
+    /// key pair the chain would not take whole: the environment's half
+    /// given, or one of them empty or blank (no key to aws-config, which
+    /// goes on without a word), or, without them, the static keys of the
+    /// profile it would read ([`profile::static_keys_problem`]). `region` is STS's (the Bedrock signing region,
     /// else [`FALLBACK_REGION`]).
     pub fn credentials(&self, region: Option<&str>) -> Result<AwsCredentials, String> {
-        if self.get("AWS_ACCESS_KEY_ID").is_some() != self.get("AWS_SECRET_ACCESS_KEY").is_some() {
-            return Err(
-                "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY must be given together".into(),
-            );
+        // aws-config's environment provider takes an empty or blank key or
+        // secret for none (`err_if_blank`) and the chain goes on.
+        let given = |name: &str| self.get(name).filter(|v| !v.trim().is_empty());
+        let (id, secret) = (given("AWS_ACCESS_KEY_ID"), given("AWS_SECRET_ACCESS_KEY"));
+        if id.is_some() != secret.is_some() {
+            let (set, unset) = if id.is_some() {
+                ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")
+            } else {
+                ("AWS_SECRET_ACCESS_KEY", "AWS_ACCESS_KEY_ID")
+            };
+            let how = if self.vars.contains_key(unset) {
+                "is empty or blank"
+            } else {
+                "is not set"
+            };
+            return Err(format!(
+                "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY must be given together: {set} is \
+                 set and {unset} {how}, which the AWS credential chain takes for no keys, going \
+                 on to the profile, web identity, the container and the instance metadata \
+                 without them"
+            ));
         }
         let mut env = self.chain_vars();
+        if id.is_none()
+            && let Some(problem) = profile::static_keys_problem(&env)
+        {
+            return Err(problem);
+        }
         let imds_asked = self.get("AWS_EC2_METADATA_SERVICE_ENDPOINT").is_some()
             || self.get("AWS_EC2_METADATA_DISABLED").is_some()
             || on_ec2();

@@ -255,6 +255,105 @@ fn called(env: &Env, profiles: &ProfileSet) -> Vec<&'static str> {
         .collect()
 }
 
+/// The problem with the static keys the chain's profile provider would
+/// read, if any: the profile it takes them from (aws-config's
+/// `profile::credentials::repr::resolve_chain`: the selected profile, or
+/// the `source_profile` a `role_arn` leads to, whose keys come first
+/// there) giving `aws_access_key_id` or `aws_secret_access_key` without
+/// the other, which fails every load (`static_creds_from_profile`:
+/// "profile missing …"), or one of them empty (the parser trims values),
+/// which the chain takes as it is, signing every request with an empty
+/// key or secret that AWS refuses. `None` when the profile provider reads
+/// no static keys (no profile, a `credential_source`, web identity, SSO,
+/// `login_session`, `credential_process`, neither key given: it goes on
+/// to the next source), or the files cannot be read (the region's
+/// warning says why).
+pub(crate) fn static_keys_problem(env: &HashMap<String, String>) -> Option<String> {
+    let profiles = load(&Env::from(env.clone())).ok()?;
+    let profile = static_keys_profile(&profiles)?;
+    let (id, secret) = (
+        profile.get("aws_access_key_id"),
+        profile.get("aws_secret_access_key"),
+    );
+    let name = profile.name();
+    let blank = |v: Option<&str>| v.is_some_and(|v| v.trim().is_empty());
+    let fate = match (id, secret) {
+        (None, None) => return None,
+        (Some(_), None) | (None, Some(_)) => {
+            let (given, missing) = if id.is_some() {
+                ("aws_access_key_id", "aws_secret_access_key")
+            } else {
+                ("aws_secret_access_key", "aws_access_key_id")
+            };
+            format!(
+                "AWS profile {name} gives {given} without {missing}: the AWS credential chain \
+                 would fail every load (\"profile missing {missing}\")"
+            )
+        }
+        _ if blank(id) || blank(secret) => {
+            let empty = if blank(id) {
+                "aws_access_key_id"
+            } else {
+                "aws_secret_access_key"
+            };
+            format!(
+                "{empty} of AWS profile {name} is empty: the AWS credential chain would take \
+                 it as it is and sign every Bedrock request with it, which AWS refuses"
+            )
+        }
+        _ => return None,
+    };
+    Some(format!(
+        "{fate}; give aws_access_key_id and aws_secret_access_key together, or neither"
+    ))
+}
+
+/// The profile whose static keys the chain's profile provider reads (see
+/// [`static_keys_problem`]), following `role_arn` / `source_profile` as
+/// aws-config does; `None` when it reads none, or would fail before.
+fn static_keys_profile(profiles: &ProfileSet) -> Option<&aws_config::profile::Profile> {
+    const OTHER_SOURCES: [&str; 9] = [
+        "credential_source",
+        "web_identity_token_file",
+        "sso_account_id",
+        "sso_region",
+        "sso_role_name",
+        "sso_start_url",
+        "sso_session",
+        "login_session",
+        "credential_process",
+    ];
+    let mut name = profiles.selected_profile();
+    let mut visited = Vec::new();
+    loop {
+        let profile = profiles.get_profile(name)?;
+        if visited.contains(&name) {
+            return None;
+        }
+        visited.push(name);
+        let has = |key: &str| profile.get(key).is_some();
+        let keys = has("aws_access_key_id") && has("aws_secret_access_key");
+        // After the first, a profile's static keys come before its role.
+        if visited.len() > 1 && keys {
+            return Some(profile);
+        }
+        // A role (web identity's is no chained one: `role_arn_from_profile`)
+        // goes on to its source profile; one naming itself reads its own
+        // keys; one with a `credential_source` (or an error) reads none.
+        if has("role_arn") && !has("web_identity_token_file") {
+            match (profile.get("source_profile"), has("credential_source")) {
+                (Some(source), false) if source != name => {
+                    name = source;
+                    continue;
+                }
+                (Some(_), false) => {}
+                _ => return None,
+            }
+        }
+        return (!OTHER_SOURCES.iter().any(|k| has(k))).then_some(profile);
+    }
+}
+
 /// The profile files `env` names, as aws-config reads them.
 fn load(env: &Env) -> Result<ProfileSet, String> {
     // The files are read with blocking calls inside this async fn.
@@ -361,6 +460,79 @@ sts =
 sso-oidc =
   endpoint_url = http://oidc.test
 ";
+
+    /// The static keys the profile provider would read are judged where
+    /// it reads them: a half pair or an empty one is a problem, in the
+    /// selected profile or the source profile a role leads to; a profile
+    /// whose credentials come from elsewhere, or gives no keys, is none.
+    #[test]
+    fn a_half_or_empty_key_pair_in_the_profile_read_is_a_problem() {
+        let problem = |config: &str| in_env(config, &[], static_keys_problem);
+        let both = "[default]\naws_access_key_id = AKID\naws_secret_access_key = s\n";
+        assert_eq!(problem(both), None);
+        assert_eq!(problem("[default]\nregion = us-east-1\n"), None);
+        assert_eq!(problem(""), None);
+        let e = problem("[default]\naws_access_key_id = AKID\naws_secret_access_key =\n");
+        assert_eq!(
+            e.as_deref(),
+            Some(
+                "aws_secret_access_key of AWS profile default is empty: the AWS credential \
+                 chain would take it as it is and sign every Bedrock request with it, which \
+                 AWS refuses; give aws_access_key_id and aws_secret_access_key together, or \
+                 neither"
+            )
+        );
+        let e = problem("[default]\naws_access_key_id =   \naws_secret_access_key = s\n");
+        assert!(
+            e.unwrap()
+                .starts_with("aws_access_key_id of AWS profile default is empty")
+        );
+        let e = problem("[default]\naws_access_key_id = AKID\n").unwrap();
+        assert!(
+            e.starts_with(
+                "AWS profile default gives aws_access_key_id without aws_secret_access_key: \
+                 the AWS credential chain would fail every load (\"profile missing \
+                 aws_secret_access_key\")"
+            ),
+            "{e}"
+        );
+        // Through a role to its source profile; not past a credential
+        // source, and not for a profile whose credentials come otherwise.
+        let role = |source: &str| {
+            format!(
+                "[default]\nrole_arn = arn:aws:iam::1:role/r\nsource_profile = base\n\
+                 [profile base]\n{source}\n"
+            )
+        };
+        let e = problem(&role("aws_secret_access_key = s")).unwrap();
+        assert!(
+            e.starts_with("AWS profile base gives aws_secret_access_key without"),
+            "{e}"
+        );
+        assert_eq!(
+            problem(&role("aws_access_key_id = A\naws_secret_access_key = s")),
+            None
+        );
+        for elsewhere in [
+            "credential_process = /bin/creds\naws_access_key_id = A",
+            "web_identity_token_file = /t\nrole_arn = r\naws_access_key_id = A",
+            "sso_session = s\naws_access_key_id = A",
+        ] {
+            assert_eq!(problem(&role(elsewhere)), None, "{elsewhere}");
+        }
+        let source = "[default]\nrole_arn = r\ncredential_source = Environment\n\
+                      aws_access_key_id = A\n";
+        assert_eq!(problem(source), None);
+        // A source profile's keys come before its own role.
+        let keys_first = role("aws_access_key_id = A\naws_secret_access_key =\nrole_arn = r2");
+        assert!(problem(&keys_first).is_some());
+        // AWS_PROFILE selects the profile judged.
+        let other = "[default]\naws_access_key_id = A\n[profile ok]\nregion = us-east-1\n";
+        assert_eq!(
+            in_env(other, &[("AWS_PROFILE", "ok")], static_keys_problem),
+            None
+        );
+    }
 
     /// The default endpoints are those the SDK's endpoint rules give for
     /// the services the chain calls (STS for web identity or role_arn, SSO
@@ -590,6 +762,7 @@ source_profile = cycle
                     "[ \t]{1,2}(endpoint_url|ec2_metadata_service_endpoint) ?= ?[a-z:/.]{0,10}",
                     "region ?= ?[a-z0-9 #;-]{0,12}",
                     "(sso_region|sso_session|role_arn|use_fips_endpoint|use_dualstack_endpoint) ?= ?\\PC{0,12}",
+                    "(aws_access_key_id|aws_secret_access_key|credential_source) ?= ?[a-z ]{0,3}",
                     proptest::strategy::Just("[sso-session s]".to_string()),
                     "[\\[\\]a-z =#;\t-]{0,16}",
                     "\\PC{0,12}",
@@ -601,6 +774,7 @@ source_profile = cycle
             let text = lines.join("\n");
             let vars: Vec<(&str, &str)> = profile.iter().map(|p| ("AWS_PROFILE", p.as_str())).collect();
             in_env(&text, &vars, |env| endpoints(env, true));
+            in_env(&text, &vars, static_keys_problem);
             for region in ["us-east-1", "", "\u{0}x.y/"] {
                 in_env(&text, &vars, |env| default_endpoints(env, region));
             }
