@@ -116,7 +116,7 @@ pub struct Config {
     /// upstream connection the gateway makes — the fast path's, every
     /// WebSocket's, hyper's client (HTTP/1.1 and HTTP/2, the cloud routes,
     /// Google's token endpoints, OTLP) — with TLS still checked for the
-    /// name. The AWS credential chain's own client does not use it.
+    /// name; and by the AWS credential chain's own client (`cloud::aws::client`).
     pub resolve: Resolve,
     // Endurance (issue 14).
     /// Bounded time shutdown spends writing the queued records.

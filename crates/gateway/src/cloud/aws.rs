@@ -138,8 +138,8 @@ impl AwsEnv {
     /// key pair the chain would not take whole: the environment's half
     /// given, or one of them empty or blank (no key to aws-config, which
     /// goes on without a word), or, without them, the static keys of the
-    /// profile it would read ([`profile::static_keys_problem`]). `region` is STS's (the Bedrock signing region,
-    /// else [`FALLBACK_REGION`]).
+    /// profile it would read (`profile::static_keys_problem`). `region` is
+    /// STS's (the Bedrock signing region, else [`FALLBACK_REGION`]).
     pub fn credentials(&self, region: Option<&str>) -> Result<AwsCredentials, String> {
         // aws-config's environment provider takes an empty or blank key or
         // secret for none (`err_if_blank`) and the chain goes on.

@@ -16,9 +16,9 @@
 //! the gateway's other connections only the address changes: TLS sends and
 //! checks the URL's name, and the request names it as `Host`.
 //!
-//! Nothing goes to the gateway's own listening socket (`local::own`): a
-//! request whose URL leads there, by its address, a `resolve` entry or
-//! (on the listening port) what its name is looked up to — judged by
+//! Nothing goes to the gateway's own listening socket: a request whose
+//! URL leads there, by its address, a `resolve` entry or (on the
+//! listening port) what its name is looked up to — judged by
 //! `local::own`, as the start-time check is, with the address the gateway
 //! was bound to — fails before a connection is opened, naming the origin
 //! only. The shared `AWS_ENDPOINT_URL` and a profile's `endpoint_url` are

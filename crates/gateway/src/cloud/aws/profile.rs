@@ -603,9 +603,8 @@ sso-oidc =
                       sso_region = ap-south-1\nsso_account_id = 1\nsso_role_name = r\n";
         assert_eq!(
             defaults(legacy, &[], "us-east-1"),
-            [
-                "the default SSO endpoint for ap-south-1 = https://portal.sso.ap-south-1.amazonaws.com"
-            ]
+            ["the default SSO endpoint for ap-south-1 = \
+                 https://portal.sso.ap-south-1.amazonaws.com"]
         );
     }
 
@@ -761,7 +760,8 @@ source_profile = cycle
                     "(sts|sso|sso-oidc) ?=",
                     "[ \t]{1,2}(endpoint_url|ec2_metadata_service_endpoint) ?= ?[a-z:/.]{0,10}",
                     "region ?= ?[a-z0-9 #;-]{0,12}",
-                    "(sso_region|sso_session|role_arn|use_fips_endpoint|use_dualstack_endpoint) ?= ?\\PC{0,12}",
+                    "(sso_region|sso_session|role_arn) ?= ?\\PC{0,12}",
+                    "(use_fips_endpoint|use_dualstack_endpoint) ?= ?\\PC{0,6}",
                     "(aws_access_key_id|aws_secret_access_key|credential_source) ?= ?[a-z ]{0,3}",
                     proptest::strategy::Just("[sso-session s]".to_string()),
                     "[\\[\\]a-z =#;\t-]{0,16}",
