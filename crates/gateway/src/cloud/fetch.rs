@@ -4,7 +4,7 @@
 //! own listening socket ([`CredentialClient`]); and when any cached
 //! credential is fetched again (AWS's too).
 
-use std::{net::SocketAddr, time::Duration};
+use std::{fmt, net::SocketAddr, time::Duration};
 
 use bytes::Bytes;
 use http::{Method, Request, StatusCode};
@@ -42,8 +42,29 @@ impl CredentialClient {
     }
 }
 
+/// A credential URL as errors show it ([`fmt::Display`]): its scheme,
+/// host, port and path, never its user info or query, which may hold a
+/// credential (an unreadable one: only that it is).
+#[derive(Clone, Copy)]
+pub(crate) struct Shown<'a>(pub(crate) &'a str);
+
+impl fmt::Display for Shown<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Ok(uri) = self.0.parse::<http::Uri>() else {
+            return f.write_str("an unreadable URL");
+        };
+        let scheme = uri.scheme_str().unwrap_or("http");
+        let host = uri.host().unwrap_or_default();
+        match uri.port_u16() {
+            Some(port) => write!(f, "{scheme}://{host}:{port}{}", uri.path()),
+            None => write!(f, "{scheme}://{host}{}", uri.path()),
+        }
+    }
+}
+
 /// Send one request and read its answer. Errors say what failed, never
-/// with the request's headers or body (they hold credentials).
+/// with the request's headers or body (they hold credentials), nor the
+/// URL's user info or query ([`Shown`]).
 pub(crate) async fn exchange(
     client: &CredentialClient,
     method: Method,
@@ -56,29 +77,30 @@ pub(crate) async fn exchange(
         return Err(problem);
     }
     let client = &client.http;
+    let shown = Shown(uri);
     let mut req = Request::builder().method(method).uri(uri);
     for (name, value) in headers {
         req = req.header(*name, *value);
     }
     let req = req
         .body(crate::http_client::whole(body))
-        .map_err(|e| format!("{uri}: {e}"))?;
+        .map_err(|e| format!("{shown}: {e}"))?;
     let work = async {
         let response = client
             .request(req)
             .await
-            .map_err(|e| format!("{uri}: {e}"))?;
+            .map_err(|e| format!("{shown}: {e}"))?;
         let status = response.status();
         let body = Limited::new(response.into_body(), MAX_ANSWER)
             .collect()
             .await
-            .map_err(|e| format!("{uri}: reading the answer: {e}"))?
+            .map_err(|e| format!("{shown}: reading the answer: {e}"))?
             .to_bytes();
         Ok((status, body))
     };
     tokio::time::timeout(TIMEOUT, work)
         .await
-        .map_err(|_| format!("{uri}: no answer within {} s", TIMEOUT.as_secs()))?
+        .map_err(|_| format!("{shown}: no answer within {} s", TIMEOUT.as_secs()))?
 }
 
 /// When a credential that lasts `lifetime` should be fetched again: five
@@ -94,7 +116,7 @@ mod tests {
     /// An exchange whose URL is the gateway's own bound address (port 0
     /// given, the real port named) fails before a connection is opened,
     /// naming the origin only; one to another socket on the same host is
-    /// sent.
+    /// sent. No error shows the URL's user info or query.
     #[tokio::test]
     async fn an_exchange_with_the_gateway_itself_is_not_sent() {
         let gateway = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -112,6 +134,19 @@ mod tests {
             port = listen.port()
         );
         assert!(e.starts_with(&expected), "{e}");
+        assert!(!e.contains("secret") && !e.contains("pw"), "{e}");
+        // Nor does any other failure: a socket that refuses the connection.
+        let closed = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = closed.local_addr().unwrap().port();
+        drop(closed);
+        let uri = format!("http://user:pw@localhost:{port}/token?secret=1");
+        let e = exchange(&client, Method::POST, &uri, &[], Bytes::new())
+            .await
+            .unwrap_err();
+        assert!(
+            e.starts_with(&format!("http://localhost:{port}/token: ")),
+            "{e}"
+        );
         assert!(!e.contains("secret") && !e.contains("pw"), "{e}");
         let accepted = tokio::time::timeout(Duration::from_millis(200), gateway.accept()).await;
         assert!(accepted.is_err(), "a connection reached the gateway");

@@ -441,6 +441,7 @@ fn token_answer(
     uri: &str,
     (status, body): (StatusCode, Bytes),
 ) -> Result<(String, Duration), String> {
+    let uri = fetch::Shown(uri);
     if !status.is_success() {
         // OAuth errors name the problem in `error` / `error_description`.
         let v: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();

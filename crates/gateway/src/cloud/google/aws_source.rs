@@ -192,6 +192,7 @@ impl AwsSource {
                      credentials file has no region_url",
                 )?;
                 let zone = metadata.get(url).await?;
+                let url = fetch::Shown(url);
                 let zone = zone.trim();
                 // `us-east-1b`: the zone's letter goes.
                 let region = &zone[..zone.len().saturating_sub(1)];
@@ -213,6 +214,7 @@ impl AwsSource {
                 let answer = metadata
                     .get(&format!("{}/{role}", url.trim_end_matches('/')))
                     .await?;
+                let url = fetch::Shown(url);
                 let role: RoleCredentials = serde_json::from_str(&answer)
                     .map_err(|e| format!("{url}: not role credentials: {e}"))?;
                 Credentials::new(
@@ -251,6 +253,7 @@ impl Metadata<'_> {
             )];
             let (status, token) =
                 fetch::exchange(self.client, Method::PUT, session_url, &ttl, Bytes::new()).await?;
+            let session_url = fetch::Shown(session_url);
             if !status.is_success() {
                 return Err(format!("{session_url}: {status}"));
             }
@@ -265,6 +268,7 @@ impl Metadata<'_> {
         let headers: Vec<(&str, &str)> = session.into_iter().collect();
         let (status, text) =
             fetch::exchange(self.client, Method::GET, url, &headers, Bytes::new()).await?;
+        let url = fetch::Shown(url);
         if !status.is_success() {
             return Err(format!("{url}: {status}"));
         }

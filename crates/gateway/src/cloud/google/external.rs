@@ -261,6 +261,7 @@ impl External {
             Bytes::from(body.to_string()),
         )
         .await?;
+        let url = fetch::Shown(url);
         if !status.is_success() {
             let v: serde_json::Value = serde_json::from_slice(&answer).unwrap_or_default();
             return Err(format!(
