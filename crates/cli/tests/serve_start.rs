@@ -629,9 +629,16 @@ fn a_key_pair_the_chain_would_not_take_whole_is_refused() {
                         .into(),
                 ),
             };
-            let args = ["serve", "--database", "none", "--listen", "127.0.0.1:0"].map(String::from);
+            let mut args = ["serve", "--database", "none", "--listen", "127.0.0.1:0"]
+                .map(String::from)
+                .to_vec();
+            // The profile's keys stop the gateway when it is told to serve
+            // Bedrock (below: only a warning otherwise).
+            if case >= 2 {
+                args.extend(["--bedrock-region", "us-east-1"].map(String::from));
+            }
             let env = env.into_iter().chain([("HOME", home.clone())]).collect();
-            (args.to_vec(), env, expected)
+            (args, env, expected)
         })
         .collect();
     let refusals = each_is_refused(&cases);
@@ -656,6 +663,25 @@ fn a_key_pair_the_chain_would_not_take_whole_is_refused() {
     ] {
         drop(start(&["--listen", "127.0.0.1:0"], &env));
     }
+    // A broken profile on a machine where only the region sets Bedrock's
+    // default up (the gateway was not told to serve Bedrock): a warning.
+    let lines = start_lines(
+        &["--listen", "127.0.0.1:0"],
+        &[
+            ("AWS_SHARED_CREDENTIALS_FILE", broken.as_str()),
+            ("AWS_REGION", "us-east-1"),
+            ("HOME", home.as_str()),
+        ],
+    );
+    assert!(
+        lines.iter().any(|l| l.contains("WARN")
+            && l.contains(
+                "AWS credentials: AWS profile default gives aws_access_key_id without \
+                 aws_secret_access_key"
+            )
+            && l.contains("Bedrock requests the gateway signs would fail")),
+        "{lines:?}"
+    );
 }
 
 /// An AWS-sourced Google `external_account` file, with `fields` in its

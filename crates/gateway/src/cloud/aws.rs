@@ -137,9 +137,9 @@ impl AwsEnv {
     /// credentials is known only when first asked), or an error for a
     /// key pair the chain would not take whole: the environment's half
     /// given, or one of them empty or blank (no key to aws-config, which
-    /// goes on without a word), or, without them, the static keys of the
-    /// profile it would read (`profile::static_keys_problem`). `region` is
-    /// STS's (the Bedrock signing region, else [`FALLBACK_REGION`]).
+    /// goes on without a word). The profile's keys are judged apart
+    /// ([`AwsEnv::profile_keys_problem`]). `region` is STS's (the Bedrock
+    /// signing region, else [`FALLBACK_REGION`]).
     pub fn credentials(&self, region: Option<&str>) -> Result<AwsCredentials, String> {
         // aws-config's environment provider takes an empty or blank key or
         // secret for none (`err_if_blank`) and the chain goes on.
@@ -164,11 +164,6 @@ impl AwsEnv {
             ));
         }
         let mut env = self.chain_vars();
-        if id.is_none()
-            && let Some(problem) = profile::static_keys_problem(&env)
-        {
-            return Err(problem);
-        }
         let imds_asked = self.get("AWS_EC2_METADATA_SERVICE_ENDPOINT").is_some()
             || self.get("AWS_EC2_METADATA_DISABLED").is_some()
             || on_ec2();
@@ -180,6 +175,20 @@ impl AwsEnv {
             kind: Kind::Chain(Arc::new(chain::Chain::new(env, region))),
             source: "the AWS default credential chain".into(),
         })
+    }
+}
+
+impl AwsEnv {
+    /// Without the environment's keys, what is wrong with the static keys
+    /// of the profile the chain would read (`profile::static_keys_problem`:
+    /// one without the other fails every load, an empty one is signed
+    /// with as it is).
+    pub fn profile_keys_problem(&self) -> Option<String> {
+        let given = |name: &str| self.get(name).filter(|v| !v.trim().is_empty());
+        if given("AWS_ACCESS_KEY_ID").is_some() {
+            return None;
+        }
+        profile::static_keys_problem(&self.chain_vars())
     }
 }
 

@@ -118,6 +118,8 @@ impl CloudConfig {
                  bedrock_region to {host:?} or leave it out"
             ));
         }
+        // Told to serve Bedrock, not only set up by an ambient region.
+        let bedrock_asked = explicit_bedrock || set_region.is_some();
         let bedrock_region = host_region
             .or(set_region)
             .or_else(|| raw.aws_env.region().map(|r| r.trim().to_string()))
@@ -148,6 +150,19 @@ impl CloudConfig {
             .credentials(bedrock_region.as_deref())
             .map_err(|e| problems.push(format!("AWS credentials: {e}")))
             .ok();
+        // Files a machine keeps for other programs: their fault stops the
+        // gateway only when it was told to serve Bedrock, not when the
+        // region alone (`AWS_REGION`, the profile's) sets its default up.
+        if let Some(problem) = raw.aws_env.profile_keys_problem() {
+            if bedrock_asked {
+                problems.push(format!("AWS credentials: {problem}"));
+            } else if bedrock.is_some() {
+                warnings.push(format!(
+                    "AWS credentials: {problem}; Bedrock requests the gateway signs would \
+                     fail (with bedrock_upstream or bedrock_region set, this stops the gateway)"
+                ));
+            }
+        }
         let google = google::GoogleAuth::from_env(&raw.aws_env, warnings)
             .map_err(|e| problems.push(format!("Google credentials: {e}")))
             .ok()
