@@ -37,6 +37,21 @@ labelled by the writing command's status); `--fresh53` runs them alone:
     python3 scripts/detect-data/raw_commands.py --fresh53 --bin /tmp/v53/bin \
         --bin /tmp/js/node_modules/.bin > /work/data/detect/s53d-fresh.jsonl
 
+The fifty-fourth session's (FRESH54: prettier, biome, oxlint, esbuild,
+mocha, pyright, isort, yamllint, bandit, coverage, uv, Django's manage.py,
+clang, cmake, psql, java, sed, awk, jq, tar, unzip, make -C, lua, php) run
+the same ways, `--fresh54` alone; psql's need `--pg URL` (a cluster:
+`bash .ci/pg.sh start`), whose server they reach through libpq's
+variables:
+
+    python3 -m venv /tmp/v54 && /tmp/v54/bin/pip install isort yamllint bandit coverage django uv pytest
+    (mkdir -p /tmp/js54 && cd /tmp/js54 && npm init -y && \
+        npm install prettier @biomejs/biome oxlint esbuild mocha pyright)
+    apt-get install clang cmake lua5.4 php-cli   # java, psql, zip: already here
+    python3 scripts/detect-data/raw_commands.py --fresh54 --bin /tmp/v54/bin \
+        --bin /tmp/js54/node_modules/.bin --pg "$(bash .ci/pg.sh start)" \
+        > /work/data/detect/s54d-fresh.jsonl
+
 Everything runs offline (npm only with `--offline`; cargo crates without
 dependencies). Outputs vary slightly between runs (times, temp paths);
 labels do not. Data stays out of the repository.
@@ -415,6 +430,107 @@ RUST_CLEAN = 'fn main() {\n    println!("errors: 0");\n}\n'
 RUST_BADLY_FORMATTED = 'fn main() { let x=1;\n    println!("{}",x); }\n'
 ESLINT_BAD_CONFIG = "export default [{ rules: { 'no-unused-vars': 'eror' } }];\n"
 ESLINT_MISSING_PLUGIN = "import foo from 'eslint-plugin-no-such-thing';\nexport default [foo.configs.recommended];\n"
+
+
+# --- programs nobody tuned the detector to (the fifty-fourth session)
+JS_UNFORMATTED = "const x = {a:1,b:2}\nfunction f( ){return x}\n"
+JS_FORMATTED = "const x = { a: 1, b: 2 };\nfunction f() {\n  return x;\n}\nf();\n"
+JS_SYNTAX_ERROR = "const x = {a: 1,\nfunction f() {}\n"
+JS_BIOME_FORMATTED = "const x = { a: 1, b: 2 };\nfunction f() {\n\treturn x;\n}\nf();\n"
+BIOME_DEBUGGER_WARN = '{"linter": {"rules": {"suspicious": {"noDebugger": "warn"}}}}\n'
+JS_DEBUGGER = "function f(a) {\n  debugger;\n  return a;\n}\nf(1);\n"
+JS_ERROR_LOG_OK = 'console.error("ERROR: retrying connection (attempt 1)");\nconsole.log("0 errors");\n'
+MOCHA_FAIL = """const assert = require('node:assert');
+describe('codes', () => {
+  it('adds', () => { assert.strictEqual(1 + 1, 2); });
+  it('parses the error code', () => { assert.strictEqual(parseInt('E42'.slice(1)), 41); });
+});
+"""
+MOCHA_PASS = """const assert = require('node:assert');
+describe('error handling', () => {
+  it('throws on bad input', () => { assert.throws(() => JSON.parse('{'), SyntaxError); });
+  it('reports 0 failed', () => { assert.strictEqual(String(new Error('x')), 'Error: x'); });
+});
+"""
+PY_TYPE_ERROR = 'def f(x: int) -> str:\n    return x\n\n\nprint(f(1))\n'
+PY_TYPED_CLEAN = 'def f(x: int) -> int:\n    return x\n\n\nprint(f(1))\n'
+PY_UNSORTED_IMPORTS = "import sys\nimport os\n\nprint(os.sep, sys.argv)\n"
+PY_SORTED_IMPORTS = "import os\nimport sys\n\nprint(os.sep, sys.argv)\n"
+PY_SHELL_TRUE = "import subprocess\n\n\ndef run(cmd):\n    return subprocess.call(cmd, shell=True)\n"
+PY_LOG_ERROR_OK = "import logging\nlogging.error('connection lost, retrying')\nprint('done: 0 failed')\n"
+YAML_BAD = "name: app\nsteps:\n  - run: make\n   - run: test\n"
+YAML_WARN = "name: app\nsteps:\n  - run: make\n"
+YAMLLINT_CONF = "extends: default\nrules:\n  document-start: {level: warning}\n"
+COV_MOD = "def used():\n    return 1\n\n\ndef unused(x):\n    if x:\n        return 2\n    return 3\n"
+COV_TEST = "from mod import used\n\n\ndef test_used():\n    assert used() == 1\n"
+DJANGO_MANAGE = """import os
+import sys
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "proj.settings")
+from django.core.management import execute_from_command_line
+
+execute_from_command_line(sys.argv)
+"""
+DJANGO_SETTINGS = """SECRET_KEY = "s54d"
+INSTALLED_APPS = ["app"]
+DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}}
+ROOT_URLCONF = "proj.urls"
+USE_TZ = True
+"""
+DJANGO_TESTS_FAIL = """from django.test import SimpleTestCase
+
+
+class T(SimpleTestCase):
+    def test_ok(self):
+        self.assertEqual(1, 1)
+
+    def test_error_code(self):
+        self.assertEqual(int("E42"[1:]), 41)
+"""
+DJANGO_TESTS_PASS = """from django.test import SimpleTestCase
+
+
+class T(SimpleTestCase):
+    def test_error_handling(self):
+        with self.assertRaises(ValueError):
+            int("x")
+
+    def test_failure_is_reported(self):
+        self.assertIn("failed", "1 failed")
+"""
+DJANGO_MODEL_ERROR = "from django.db import models\n\n\nclass Item(models.Model):\n" \
+    "    owner = models.ForeignKey(\"Owner\", on_delete=models.CASCADE)\n"
+DJANGO_MODEL_WARNING = "from django.db import models\n\n\nclass Item(models.Model):\n    name = models.CharField(max_length=10)\n"
+C_SYNTAX_ERROR = "int main(void) {\n    int n = 1\n    return n;\n}\n"
+C_WARNING = "#include <stdio.h>\nint main(void) {\n    int unused;\n    printf(\"errors: %d\\n\", 0);\n    return 0;\n}\n"
+C_UNDEFINED = "int helper(void);\nint main(void) {\n    return helper();\n}\n"
+CMAKE_TYPO = "cmake_minimum_required(VERSION 3.13)\nproject(app NONE)\nadd_executabl(app main.c)\n"
+CMAKE_WARNING = "cmake_minimum_required(VERSION 3.13)\nproject(app NONE)\nmessage(WARNING \"option FAST is deprecated\")\n"
+CMAKE_COMPILE_ERROR = "cmake_minimum_required(VERSION 3.13)\nproject(app C)\nadd_executable(app main.c)\n"
+SQL_SCRIPT_ERROR = "SELECT 'migrating' AS step;\nSELECT * FROM no_such_table_s54d;\nSELECT 'done' AS step;\n"
+JAVA_THROW = """public class A {
+    public static void main(String[] args) {
+        System.out.println("loading config");
+        throw new IllegalArgumentException("unknown mode: fast");
+    }
+}
+"""
+JAVA_COMPILE_ERROR = "public class A {\n    public static void main(String[] args) {\n        int n = 1\n    }\n}\n"
+JAVA_ERROR_LOG_OK = """public class A {
+    public static void main(String[] args) {
+        System.err.println("[main] ERROR app.Db - connection lost, retrying (attempt 1)");
+        System.out.println("done: 0 failed");
+    }
+}
+"""
+LOGS_JSON = '[{"level": "error", "msg": "disk full"}, {"level": "info", "msg": "ok"}]\n'
+LUA_RUNTIME_ERROR = 'print("loading")\nhelper(1)\n'
+LUA_SYNTAX_ERROR = 'function f()\n  print("x")\n'
+LUA_OK = 'print("errors: 0")\nprint("failed: none")\n'
+PHP_THROW = '<?php\necho "loading\\n";\nthrow new InvalidArgumentException("unknown mode: fast");\n'
+PHP_SYNTAX_ERROR = '<?php\n$x = 1\necho $x;\n'
+PHP_WARNING_OK = '<?php\necho $missing ?? "none", "\\n";\necho intdiv(4, 2) . " errors: 0\\n";\n$a = [];\necho @$a["k"];\necho "done\\n";\n'
+PHP_WARNING_OK2 = '<?php\necho $undefined;\necho "done: 0 failed\\n";\n'
 
 
 SCENARIOS = [
@@ -862,7 +978,122 @@ def fresh53():
 NEEDS = {}
 
 
-def run(name, files, command, pytest, python, tsc, eslint, gocache, setup=None, go_env=None):
+# The fifty-fourth session's programs (FRESH54), run as FRESH53's are:
+# plainly, through `| tail -20` and, for TASK_OUTPUT_FORMS_54, in Claude
+# Code's background form. A fourth field is a setup run before the command
+# (its output not recorded; it never writes `.status` here). psql's rows
+# need `--pg URL` (a cluster: `bash .ci/pg.sh start`), else are skipped.
+DJANGO_PROJECT = {"manage.py": DJANGO_MANAGE, "proj/__init__.py": "", "proj/settings.py": DJANGO_SETTINGS,
+                  "proj/urls.py": "urlpatterns = []\n", "app/__init__.py": ""}
+COV_SETUP = "coverage run -m pytest -q -p no:cacheprovider test_mod.py"
+FRESH54 = [
+    # formatters and linters (npm, offline: --bin NODE_MODULES/.bin)
+    ("prettier-check-fail", {"a.js": JS_UNFORMATTED}, "prettier --check a.js"),
+    ("prettier-check-ok", {"a.js": JS_FORMATTED}, "prettier --check a.js"),
+    ("prettier-syntax-error", {"a.js": JS_SYNTAX_ERROR}, "prettier --check a.js"),
+    ("biome-check-fail", {"a.js": JS_UNFORMATTED}, "biome check a.js"),
+    ("biome-check-ok", {"a.js": JS_BIOME_FORMATTED}, "biome check a.js"),
+    ("biome-lint-error", {"a.js": JS_DEBUGGER}, "biome lint a.js"),
+    ("biome-lint-warning-ok", {"a.js": JS_DEBUGGER, "biome.json": BIOME_DEBUGGER_WARN}, "biome lint a.js"),
+    ("oxlint-deny-warnings", {"a.js": JS_DEBUGGER}, "oxlint --deny-warnings a.js"),
+    ("oxlint-error", {"a.js": JS_DEBUGGER}, "oxlint -D correctness a.js"),
+    ("oxlint-warnings-ok", {"a.js": JS_DEBUGGER}, "oxlint a.js"),
+    ("oxlint-ok", {"a.js": JS_FORMATTED}, "oxlint a.js"),
+    ("esbuild-syntax-error", {"a.js": JS_SYNTAX_ERROR}, "esbuild a.js --bundle --outfile=out.js"),
+    ("esbuild-ok", {"a.js": JS_FORMATTED}, "esbuild a.js --bundle --outfile=out.js"),
+    ("esbuild-missing-import", {"a.js": "import x from './nothere.js';\nconsole.log(x);\n"},
+     "esbuild a.js --bundle --outfile=out.js"),
+    ("node-error-log-ok", {"a.js": JS_ERROR_LOG_OK}, "node a.js"),
+    ("mocha-fail", {"test/a.spec.js": MOCHA_FAIL}, "mocha"),
+    ("mocha-pass", {"test/a.spec.js": MOCHA_PASS}, "mocha"),
+    ("pyright-error", {"a.py": PY_TYPE_ERROR}, "pyright a.py"),
+    ("pyright-ok", {"a.py": PY_TYPED_CLEAN}, "pyright a.py"),
+    # python tools (PyPI, in a venv: --bin VENV/bin)
+    ("isort-check-fail", {"a.py": PY_UNSORTED_IMPORTS}, "isort --check-only a.py"),
+    ("isort-check-diff-fail", {"a.py": PY_UNSORTED_IMPORTS}, "isort --check-only --diff a.py"),
+    ("isort-check-ok", {"a.py": PY_SORTED_IMPORTS}, "isort --check-only a.py && echo 'isort: 0 files would change'"),
+    ("yamllint-error", {"a.yaml": YAML_BAD}, "yamllint a.yaml"),
+    ("yamllint-parsable-error", {"a.yaml": YAML_BAD}, "yamllint -f parsable a.yaml"),
+    ("yamllint-warning-ok", {"a.yaml": YAML_WARN, ".yamllint": YAMLLINT_CONF}, "yamllint a.yaml"),
+    ("bandit-issue", {"a.py": PY_SHELL_TRUE}, "bandit -q a.py"),
+    ("bandit-ok", {"a.py": PY_SORTED_IMPORTS}, "bandit a.py"),
+    ("coverage-fail-under", {"mod.py": COV_MOD, "test_mod.py": COV_TEST}, "coverage report --fail-under=90", COV_SETUP),
+    ("coverage-ok", {"mod.py": COV_MOD, "test_mod.py": COV_TEST}, "coverage report --fail-under=10", COV_SETUP),
+    ("uv-install-missing-offline", {}, "uv venv -q --cache-dir .uvc .venv && "
+     "uv pip install --offline --cache-dir .uvc --python .venv no-such-package-xyz"),
+    ("uv-pip-check-ok", {}, "uv venv -q --cache-dir .uvc .venv && uv pip check --cache-dir .uvc --python .venv"),
+    ("python-log-error-ok", {"a.py": PY_LOG_ERROR_OK}, "python3 a.py"),
+    ("django-test-fail", {**DJANGO_PROJECT, "app/tests.py": DJANGO_TESTS_FAIL}, "python3 manage.py test"),
+    ("django-test-pass", {**DJANGO_PROJECT, "app/tests.py": DJANGO_TESTS_PASS}, "python3 manage.py test -v 2"),
+    ("django-check-error", {**DJANGO_PROJECT, "app/models.py": DJANGO_MODEL_ERROR}, "python3 manage.py check"),
+    ("django-check-warning-ok", {**DJANGO_PROJECT, "app/models.py": DJANGO_MODEL_WARNING}, "python3 manage.py check"),
+    # C toolchain (Debian: clang, cmake)
+    ("clang-syntax-error", {"a.c": C_SYNTAX_ERROR}, "clang -c a.c"),
+    ("clang-warning-ok", {"a.c": C_WARNING}, "clang -Wall -o a a.c && ./a"),
+    ("clang-link-error", {"a.c": C_UNDEFINED}, "clang -o a a.c"),
+    ("cmake-unknown-command", {"CMakeLists.txt": CMAKE_TYPO}, "cmake -S . -B build"),
+    ("cmake-warning-ok", {"CMakeLists.txt": CMAKE_WARNING}, "cmake -S . -B build"),
+    ("cmake-build-compile-error", {"CMakeLists.txt": CMAKE_COMPILE_ERROR, "main.c": C_SYNTAX_ERROR},
+     "cmake --build build", "cmake -S . -B build"),
+    ("cmake-no-source-dir", {}, "cmake -S nothere -B build"),
+    # psql (PostgreSQL's client; --pg)
+    ("psql-closed-port", {}, "psql -h 127.0.0.1 -p 9 -c 'SELECT 1'"),
+    ("psql-bad-query", {}, "psql -c 'SELECT * FROM no_such_table_s54d'"),
+    ("psql-script-on-error-stop", {"s.sql": SQL_SCRIPT_ERROR}, "psql -v ON_ERROR_STOP=1 -f s.sql"),
+    ("psql-ok-error-rows", {}, "psql -c \"SELECT 'ERROR: disk full' AS message, 'failed' AS state, 0 AS errors\""),
+    # java run time (source-file mode)
+    ("java-throw", {"A.java": JAVA_THROW}, "java A.java"),
+    ("java-compile-error", {"A.java": JAVA_COMPILE_ERROR}, "java A.java"),
+    ("java-error-log-ok", {"A.java": JAVA_ERROR_LOG_OK}, "java A.java"),
+    # sed, awk, jq, tar, unzip, make -C
+    ("sed-unterminated-s", {"f.txt": "a b\n"}, "sed -e 's/a/b' f.txt"),
+    ("sed-missing-file", {}, "sed -n '1p' nothere.txt"),
+    ("awk-syntax-error", {"f.txt": "a b\n"}, "awk '{print $1' f.txt"),
+    ("awk-ok-error-column", {"f.txt": "ERROR disk full\nINFO ok\n"}, "awk '$1 == \"ERROR\" {print}' f.txt"),
+    ("jq-ok-error-objects", {"logs.json": LOGS_JSON}, "jq -c '.[] | select(.level == \"error\")' logs.json"),
+    ("tar-missing-archive", {}, "tar xzf missing.tar.gz"),
+    ("tar-corrupt-archive", {"bad.tar": "this is not a tar archive\n" * 40}, "tar xf bad.tar"),
+    ("tar-ok-error-names", {"logs/error.log": "x\n", "logs/failed-jobs.txt": "y\n"}, "tar tf logs.tar",
+     "tar cf logs.tar logs"),
+    ("unzip-corrupt", {"bad.zip": "PK not really a zip\n" * 10}, "unzip bad.zip"),
+    ("unzip-missing", {}, "unzip missing.zip"),
+    ("unzip-ok-error-names", {"logs/error.log": "x\n"}, "unzip -o logs.zip", "zip -qr logs.zip logs && rm -r logs"),
+    ("make-C-missing-dir", {}, "make -C nothere"),
+    # lua, php (Debian: lua5.4, php-cli)
+    ("lua-runtime-error", {"a.lua": LUA_RUNTIME_ERROR}, "lua5.4 a.lua"),
+    ("lua-syntax-error", {"a.lua": LUA_SYNTAX_ERROR}, "lua5.4 a.lua"),
+    ("lua-ok", {"a.lua": LUA_OK}, "lua5.4 a.lua"),
+    ("php-throw", {"a.php": PHP_THROW}, "php a.php"),
+    ("php-lint-error", {"a.php": PHP_SYNTAX_ERROR}, "php -l a.php"),
+    ("php-lint-ok", {"a.php": PHP_WARNING_OK}, "php -l a.php"),
+    ("php-warning-ok", {"a.php": PHP_WARNING_OK2}, "php a.php"),
+]
+TASK_OUTPUT_FORMS_54 = ["prettier-check-fail", "prettier-check-ok", "mocha-fail", "mocha-pass", "pyright-error",
+                        "pyright-ok", "django-test-fail", "django-test-pass", "cmake-build-compile-error",
+                        "java-throw", "php-throw", "lua-runtime-error"]
+
+
+def fresh54():
+    """FRESH54's scenarios, each plainly and through tail, and the
+    background forms (the setup's status labels them)."""
+    out = []
+    for name, files, command, *setup in FRESH54:
+        out.append((name, files, command, *setup))
+        out.append((name + "-tail", files, f"set -o pipefail; {command} 2>&1 | tail -20", *setup))
+    for name, files, command, *setup in FRESH54:
+        if name in TASK_OUTPUT_FORMS_54:
+            first = f"{setup[0]} > /dev/null 2>&1; " if setup else ""
+            write = f"{first}mkdir -p tasks; ( {command} ) > tasks/b54d.output 2>&1; echo $? > .status"
+            out.append((name + "-task", files, "tail -30 tasks/b54d.output", write))
+    for row in out:
+        base = row[0]
+        if base.endswith(("-task", "-tail")):
+            base = base.rsplit("-", 1)[0]
+        NEEDS[row[0]] = next(c for n, _, c, *_ in FRESH54 if n == base).split()[0]
+    return out
+
+
+def run(name, files, command, pytest, python, tsc, eslint, gocache, setup=None, go_env=None, pg=None):
     """The command's output and exit status; a setup that writes the file
     `.status` labels the row with that status instead (a command whose
     output it wrote to a file, read by the recorded command)."""
@@ -878,6 +1109,13 @@ def run(name, files, command, pytest, python, tsc, eslint, gocache, setup=None, 
                    npm_config_cache=os.path.join(tmp, ".npm"), npm_config_update_notifier="false",
                    GOCACHE=gocache, GOPATH=os.path.join(gocache, "gopath"), GOPROXY="off",
                    GOFLAGS="-mod=mod", GOTOOLCHAIN="local", GO111MODULE="on")
+        if pg:
+            # psql's scenarios connect where the URL says, through libpq's
+            # variables (the commands name no server).
+            from urllib.parse import urlsplit
+            url = urlsplit(pg)
+            env.update(PGHOST=url.hostname, PGPORT=str(url.port or 5432), PGUSER=url.username or "postgres",
+                       PGDATABASE=url.path.lstrip("/"))
         goproxy = os.path.join(gocache, "proxy")
         env.update({k: v.replace("{goproxy}", goproxy) for k, v in (go_env or {}).items()})
         cmd = command.replace("{pytest}", pytest or "pytest").replace("{python}", python)
@@ -909,6 +1147,9 @@ def main():
                     help="a directory to put first on PATH (a venv's bin, node_modules/.bin); repeatable")
     ap.add_argument("--fresh53", action="store_true",
                     help="run only the fifty-third session's scenarios (FRESH53 and their forms)")
+    ap.add_argument("--fresh54", action="store_true",
+                    help="run only the fifty-fourth session's scenarios (FRESH54 and their forms)")
+    ap.add_argument("--pg", help="a PostgreSQL URL for psql's scenarios (skipped without it)")
     args = ap.parse_args()
     only = set(args.only.split(",")) if args.only else None
     if args.bin:
@@ -941,7 +1182,13 @@ def write_go_proxy(root):
 
 
 def scenarios(args, only, gocache):
-    for name, files, command, *setup in (fresh53() if args.fresh53 else SCENARIOS + fresh53()):
+    if args.fresh54:
+        rows = fresh54()
+    elif args.fresh53:
+        rows = fresh53()
+    else:
+        rows = SCENARIOS + fresh53() + fresh54()
+    for name, files, command, *setup in rows:
         if only and name not in only:
             continue
         if name in NEEDS and not shutil.which(NEEDS[name]):
@@ -956,12 +1203,15 @@ def scenarios(args, only, gocache):
         if "{eslint}" in command and not args.eslint:
             print(f"{name}: skipped (no --eslint)", file=sys.stderr)
             continue
+        if NEEDS.get(name) == "psql" and not args.pg:
+            print(f"{name}: skipped (no --pg)", file=sys.stderr)
+            continue
         uses = " ".join([command, *(x for x in setup if isinstance(x, str))])
         if ("go " in uses or "gofmt " in uses) and not shutil.which("go"):
             print(f"{name}: skipped (no go)", file=sys.stderr)
             continue
         text, status = run(name, files, command, args.pytest, args.python, args.tsc,
-                           args.eslint, gocache, *setup)
+                           args.eslint, gocache, *setup, pg=args.pg)
         print(json.dumps({
             "source": f"probe:raw-commands:{name}",
             "provider": "openai",
