@@ -34,6 +34,14 @@
 //! | pip | `ERROR: No matching distribution found for x` (below: its `[notice]` lines) |
 //! | curl | `curl: (7) Failed to connect to …` (below its progress meter) |
 //! | perl | `Execution of a.pl aborted due to compilation errors.`, `BEGIN failed--compilation aborted at a.pl line 1.` |
+//! | GNU tar, bsdtar | `tar: Exiting with failure status due to previous errors`, `tar: Error is not recoverable: exiting now`, `tar: Error exit delayed from previous errors.` |
+//! | cmake | `-- Configuring incomplete, errors occurred!` (below: `See also "…/CMakeOutput.log".`, which cmake before 3.26 prints) |
+//! | pyright | `1 error, 0 warnings, 0 informations` (not `0 errors, …`: warnings exit 0) |
+//! | coverage.py | `Coverage failure: total of 67 is less than fail-under=90` |
+//! | prettier `--check` | `[warn] Code style issues found in the above file. Run Prettier with --write to fix.` (`… in 2 files. …`; prettier 2's `Forgot to run Prettier?`), `Error occurred when checking code style in the above file.` |
+//! | oxlint | `Found 0 warnings and 1 error.` (below: `Finished in 7ms on 1 file with 96 rules using 2 threads.`; not `… and 0 errors.`) |
+//! | biome | `  × Some errors were emitted while running checks.` (its `check`, `lint`, `format`, `ci`) |
+//! | php | `PHP Fatal error:  … on line 3`, `PHP Parse error:  … on line 3` (`Fatal error: …` on standard output), `php -l`'s `Errors parsing a.php` below its parse error |
 //!
 //! gcc prints no closing line: an output that ends with a compiler's
 //! report holding an error diagnostic (`main.c:6:12: error: …` above
@@ -107,6 +115,24 @@ pub(super) const CLOSING: &str = concat!(
     r"|curl: \(\d+\) ",
     r"|Execution of .+ aborted due to compilation errors\.$",
     r"|BEGIN failed--compilation aborted at .+ line \d+\.$",
+    // GNU tar (`Exiting with …` when an error let it go on, `Error is not
+    // recoverable` when it could not), bsdtar
+    r"|g?tar: (?:Exiting with failure status due to previous errors",
+    r"|Error is not recoverable: exiting now|Error exit delayed from previous errors\.?)$",
+    // cmake's configure step (`See also …` below it is advice)
+    r"|-- Configuring incomplete, errors occurred!$",
+    // pyright (errors, not warnings, make it exit 1)
+    r"|[1-9]\d* errors?, \d+ warnings?, \d+ informations?$",
+    // coverage report --fail-under
+    r"|Coverage failure: total of \d+(?:\.\d+)? is less than fail-under=\d+(?:\.\d+)?$",
+    // prettier --check: files it would change, files it could not read
+    r"|\[warn\] Code style issues found in (?:the above file(?:\(s\))?|\d+ files)\. ",
+    r"|Error occurred when checking code style in (?:the above file|\d+ files)\.$",
+    // oxlint (its `Finished in …` line below is advice)
+    r"|Found \d+ warnings? and [1-9]\d* errors?\.$",
+    // PHP's fatal and parse errors end the script (the log's `PHP ` prefix,
+    // or on standard output without it)
+    r"|(?:PHP )?(?:Fatal|Parse) error: .* on line \d+$",
     // git
     r"|Automatic merge failed; ",
     r"|Could not apply [0-9a-f]{7,40}\.\.\. ",
@@ -146,6 +172,8 @@ fn ends_in_closing_line(closing: &Regex, content: &[u8]) -> bool {
     }
     if pnpm_error(&line)
         || vitest_failed(&line)
+        || biome_failed(&line)
+        || php_lint_failed(&line, before)
         || black_failed(&line, before)
         || super::golang::test_failed(&line, before)
         || python_refusal(&line)
@@ -175,7 +203,8 @@ const OPENINGS: &[&[u8]] = &[
     b"compilation terminated.",
     b"Automatic merge failed; ",
     b"Could not apply ",
-    b"Error: ",
+    // click's `Error: …`, prettier's `Error occurred when checking …`
+    b"Error",
     b"Found ",
     b"error Command failed ",
     "\u{2716} ".as_bytes(),
@@ -188,6 +217,14 @@ const OPENINGS: &[&[u8]] = &[
     b"curl: (",
     b"Execution of ",
     b"BEGIN failed--",
+    b"tar: ",
+    b"gtar: ",
+    b"-- Configuring incomplete",
+    b"Coverage failure: ",
+    b"[warn] Code style issues ",
+    b"PHP ",
+    b"Fatal error: ",
+    b"Parse error: ",
 ];
 
 /// pnpm's closing line: an error code on a red background, set off by a
@@ -281,6 +318,29 @@ fn black_failed(line: &[u8], before: &[u8]) -> bool {
             .is_some_and(|above| above == "Oh no! \u{1F4A5} \u{1F494} \u{1F4A5}".as_bytes())
 }
 
+/// biome's closing line when a check, lint, format or ci run found errors
+/// (below its `check ━━━…` title; `! Some warnings were emitted …` when
+/// only warnings were: status 0).
+fn biome_failed(line: &[u8]) -> bool {
+    line.first() == Some(&b' ')
+        && line == "  \u{D7} Some errors were emitted while running checks.".as_bytes()
+}
+
+/// `php -l`'s `Errors parsing a.php`, which it prints below the parse
+/// error (`PHP Parse error:  syntax error, … in a.php on line 3`, or
+/// `Parse error: …` on standard output) when the file does not parse
+/// (status 255; `No syntax errors detected in a.php` when it does).
+fn php_lint_failed(line: &[u8], before: &[u8]) -> bool {
+    line.first() == Some(&b'E')
+        && line.starts_with(b"Errors parsing ")
+        && super::rules::trim_end(before)
+            .rsplit(|b| *b == b'\n')
+            .next()
+            .is_some_and(|above| {
+                above.starts_with(b"PHP Parse error: ") || above.starts_with(b"Parse error: ")
+            })
+}
+
 /// vitest's count of test files, one of which failed: ` Test Files  1
 /// failed | 2 passed (3)` (its title padded to 11 columns, then two
 /// spaces; vitest's `reporters/base.ts`); the lines below it are advice.
@@ -343,9 +403,9 @@ fn skip_pnpm_spaces(mut s: &[u8]) -> &[u8] {
 /// Per first byte, the [`OPENINGS`] that open with it (bit `i` for
 /// `OPENINGS[i]`): most lines open with none of them, and a line that
 /// does is compared with those alone.
-static OPENING_BYTES: [u32; 256] = {
-    assert!(OPENINGS.len() <= 32);
-    let mut table = [0u32; 256];
+static OPENING_BYTES: [u64; 256] = {
+    assert!(OPENINGS.len() <= 64);
+    let mut table = [0u64; 256];
     let mut i = 0;
     while i < OPENINGS.len() {
         table[OPENINGS[i][0] as usize] |= 1 << i;
@@ -419,6 +479,9 @@ fn advice(line: &[u8]) -> bool {
     if test_runner_advice(line) || ruff_advice(line) {
         return true;
     }
+    if cmake_or_oxlint_advice(line) {
+        return true;
+    }
     if line.starts_with(b"hint:")
         || (line.starts_with(b"  ")
             && line.ends_with(b" potentially fixable with the `--fix` option."))
@@ -441,6 +504,22 @@ fn advice(line: &[u8]) -> bool {
         return true;
     }
     indent == 0 && digits > 0 && matches!(&rest[digits..], b" warning" | b" warnings")
+}
+
+/// cmake's pointer to its log below `-- Configuring incomplete, errors
+/// occurred!` (`See also "/src/build/CMakeFiles/CMakeOutput.log".`; cmake
+/// 3.26 dropped it), oxlint's timing below its count (`Finished in 7ms on
+/// 1 file with 96 rules using 2 threads.`).
+fn cmake_or_oxlint_advice(line: &[u8]) -> bool {
+    match line.first() {
+        Some(b'S') => line.starts_with(b"See also \"") && line.ends_with(b".log\"."),
+        Some(b'F') => {
+            line.starts_with(b"Finished in ")
+                && line.ends_with(b".")
+                && memchr::memmem::find(line, b" rules using ").is_some()
+        }
+        _ => false,
+    }
 }
 
 /// ruff's lines below its count of errors: ``[*] 2 fixable with `--fix`.``

@@ -2,7 +2,8 @@
 //! (cargo 1.95, pytest 9.2, Python 3.11 unittest and argparse, click 8,
 //! tsc 5.9.3, GNU make 4.3, gcc, javac, npm 11, git, jest 30, vitest 4,
 //! node 20's `--test`, ruff 0.17, black 26, pip 23, curl 7.88, perl
-//! 5.36), each with its exit
+//! 5.36; GNU tar 1.34, cmake 3.25, pyright 1.1.414, coverage 7.17,
+//! prettier 3.10, oxlint 1.95, biome 2.6, php 8.2), each with its exit
 //! status, as `scripts/detect-data/raw_commands.py` records them (temp
 //! paths replaced by `/tmp/probe`). No exit status is in the text: the
 //! tool that ran them hands over the output alone.
@@ -73,6 +74,33 @@ const FAILED: &[&str] = &[
     "\x1b[2m Test Files \x1b[22m \x1b[1m\x1b[31m1 failed\x1b[39m\x1b[22m\x1b[90m (1)\x1b[39m\n\x1b[2m      Tests \x1b[22m \x1b[1m\x1b[31m1 failed\x1b[39m\x1b[22m\x1b[90m (1)\x1b[39m\n\x1b[2m   Start at \x1b[22m 05:10:00\n\x1b[2m   Duration \x1b[22m 446ms\x1b[2m (transform 46ms, setup 0ms, import 68ms, tests 8ms, environment 0ms)\x1b[22m\n\n",
     // node --test, node 20's TAP reporter (1)
     "  ...\n1..2\n# tests 2\n# suites 0\n# pass 1\n# fail 1\n# cancelled 0\n# skipped 0\n# todo 0\n# duration_ms 260.576382\n",
+    // tar-missing-archive (2)
+    "tar (child): missing.tar.gz: Cannot open: No such file or directory\ntar (child): Error is not recoverable: exiting now\ntar: Child returned status 2\ntar: Error is not recoverable: exiting now\n",
+    // tar-corrupt-archive (2)
+    "tar: This does not look like a tar archive\ntar: Skipping to next header\ntar: Exiting with failure status due to previous errors\n",
+    // cmake-unknown-command (1)
+    "CMake Error at CMakeLists.txt:3 (add_executabl):\n  Unknown CMake command \"add_executabl\".\n\n\n-- Configuring incomplete, errors occurred!\nSee also \"/tmp/probe/build/CMakeFiles/CMakeOutput.log\".\n",
+    // pyright-error (1)
+    "/tmp/probe/a.py\n  /tmp/probe/a.py:2:12 - error: Type \"int\" is not assignable to return type \"str\"\n  \u{a0}\u{a0}\"int\" is not assignable to \"str\" (reportReturnType)\n1 error, 0 warnings, 0 informations\n",
+    // coverage-fail-under (2)
+    "Name          Stmts   Miss  Cover\n---------------------------------\nmod.py            6      3    50%\ntest_mod.py       3      0   100%\n---------------------------------\nTOTAL             9      3    67%\nCoverage failure: total of 67 is less than fail-under=90\n",
+    // prettier-check-fail (1)
+    "Checking formatting...\n[warn] a.js\n[warn] Code style issues found in the above file. Run Prettier with --write to fix.\n",
+    // prettier-syntax-error (2)
+    "Checking formatting...\n[error] a.js: SyntaxError: Unexpected token, expected \",\" (2:10)\n[error]   1 | const x = {a: 1,\n[error] > 2 | function f() {}\n[error]     |          ^\n[error]   3 |\nError occurred when checking code style in the above file.\n",
+    // oxlint-error (1)
+    "\n  x eslint(no-debugger): `debugger` statement is not allowed\n   ,-[a.js:2:3]\n 1 | function f(a) {\n 2 |   debugger;\n   :   ^^^^^^^^^\n 3 |   return a;\n   `----\n  help: Remove the debugger statement\n\nFound 0 warnings and 1 error.\nFinished in 7ms on 1 file with 96 rules using 2 threads.\n",
+    // biome-check-fail (1)
+    "\n  × Formatter would have printed the following content:\n  \n    1   │ - const·x·=·{a:1,b:2}\n    2   │ - function·f(·){return·x}\n      1 │ + const·x·=·{·a:·1,·b:·2·};\n      2 │ + function·f()·{\n      3 │ + → return·x;\n      4 │ + }\n    3 5 │   \n  \n\nChecked 1 file in 3ms. No fixes applied.\nFound 1 error.\nFound 1 warning.\ncheck ━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━\n\n  × Some errors were emitted while running checks.\n  \n\n",
+    // biome-lint-error (1)
+    "  \n  i Unsafe fix: Remove debugger statement\n  \n    1 1 │   function f(a) {\n    2   │ - ··debugger;\n    3 2 │     return a;\n    4 3 │   }\n  \n\nChecked 1 file in 3ms. No fixes applied.\nFound 1 error.\nlint ━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━\n\n  × Some errors were emitted while running checks.\n  \n\n",
+    // php-lint-error (255)
+    "PHP Parse error:  syntax error, unexpected token \"echo\" in a.php on line 3\nErrors parsing a.php\n",
+    // php 8.2 running a script: a parse error; a fatal error below output,
+    // in the log's form (stderr) and on standard output (display_errors) (255)
+    "PHP Parse error:  syntax error, unexpected token \"echo\" in /tmp/ox/e.php on line 4\n",
+    "start\nPHP Fatal error:  Allowed memory size of 8388608 bytes exhausted (tried to allocate 20000768 bytes) in /tmp/ox/m.php on line 5\n",
+    "start\n\nFatal error: Allowed memory size of 8388608 bytes exhausted (tried to allocate 20000768 bytes) in /tmp/ox/m.php on line 5\n",
     // ruff 0.17 check (1): its count above its advice on fixes; with
     // --fix, errors left; the concise format
     "F401 [*] `os` imported but unused\n --> a.py:1:8\n  |\n1 | import os\n  |        ^^\nhelp: Remove unused import: `os`\n  |\n  - import os\n1 |\n  |\n\nFound 1 error.\n[*] 1 fixable with `--fix`.\n",
@@ -150,7 +178,33 @@ const SUCCEEDED: &[&str] = &[
     "warning: 3 records skipped\nerror count: 0\n",
     "ci/deploy.log:3:curl: (7) Failed to connect to 127.0.0.1 port 9 after 0 ms: Couldn't connect to server\nci/retry.log:9:curl: (28) Operation timed out after 5000 milliseconds\n",
     // a git push that worked
-    "To ../remote.git\n * [new branch]      HEAD -> main\n",
+    "To ../remote.git\n * [new branch]      HEAD -> main\n", // prettier-check-ok (0)
+    "Checking formatting...\nAll matched files use Prettier code style!\n",
+    // pyright-ok (0)
+    "0 errors, 0 warnings, 0 informations\n",
+    // oxlint-ok (0)
+    "Found 0 warnings and 0 errors.\nFinished in 8ms on 1 file with 96 rules using 2 threads.\n",
+    // oxlint-warnings-ok (0)
+    "\n  ! eslint(no-debugger): `debugger` statement is not allowed\n   ,-[a.js:2:3]\n 1 | function f(a) {\n 2 |   debugger;\n   :   ^^^^^^^^^\n 3 |   return a;\n   `----\n  help: Remove the debugger statement\n\nFound 1 warning and 0 errors.\nFinished in 6ms on 1 file with 96 rules using 2 threads.\n",
+    // coverage-ok (0)
+    "Name          Stmts   Miss  Cover\n---------------------------------\nmod.py            6      3    50%\ntest_mod.py       3      0   100%\n---------------------------------\nTOTAL             9      3    67%\n",
+    // cmake-warning-ok (0)
+    "CMake Warning at CMakeLists.txt:3 (message):\n  option FAST is deprecated\n\n\n-- Configuring done\n-- Generating done\n-- Build files have been written to: /tmp/probe/build\n",
+    // biome-lint-warning-ok (0)
+    "    3 │   return a;\n    4 │ }\n  \n  i A debugger statement pauses the program when a debugger is open. It is meant for debugging only, and it should not be left in code that is shipped.\n  \n  i Unsafe fix: Remove debugger statement\n  \n    1 1 │   function f(a) {\n    2   │ - ··debugger;\n    3 2 │     return a;\n    4 3 │   }\n  \n\nChecked 1 file in 2ms. No fixes applied.\nFound 1 warning.\n",
+    // biome-check-ok (0)
+    "Checked 1 file in 3ms. No fixes applied.\n",
+    // php-warning-ok (0)
+    "PHP Warning:  Undefined variable $undefined in /tmp/probe/a.php on line 2\ndone: 0 failed\n",
+    // php-lint-ok (0)
+    "No syntax errors detected in a.php\n",
+    // tar-ok-error-names (0)
+    "logs/\nlogs/failed-jobs.txt\nlogs/error.log\n",
+    // php 8.2: a warning as the last line (the script went on and exited 0)
+    "done\nPHP Warning:  Undefined array key \"k\" in /tmp/ox/w.php on line 4\n",
+    // tar's and prettier's words in other programs' lines
+    "tar: a.tar: Cannot open: No such file or directory (retrying with b.tar)\nextracted 3 files\n",
+    "[warn] Code style issues found in the above file. Run Prettier with --write to fix.\nFormatted 1 file with --write.\n",
 ];
 
 #[test]
@@ -483,6 +537,53 @@ proptest! {
             prop_assert!(d.is_failure(&black), "{:?}", black);
         } else {
             prop_assert_ne!(d.explain(&black), Some("failure_summary"), "{:?}", black);
+        }
+    }
+
+    /// pyright's and oxlint's counts are a failure when they count an
+    /// error, whatever ran above them and with oxlint's timing below; a
+    /// count of warnings alone is not this rule's. cmake's `Configuring
+    /// incomplete` is one with or without its `See also` line; `php -l`'s
+    /// `Errors parsing …` only below its parse error.
+    #[test]
+    fn a_checkers_count_or_closing_line(
+        lines in proptest::collection::vec("[a-zA-Z0-9 .,/_-]{0,60}", 0..10),
+        errors in 0..4u32,
+        warnings in 0..4u32,
+        ms in 1..999u32,
+        see_also in any::<bool>(),
+        file in "[a-z][a-z0-9_/]{0,20}\\.php",
+        parse_error_above in any::<bool>(),
+    ) {
+        let d = Detector::default();
+        let above = lines.join("\n");
+        let plural = |n: u32, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
+        let pyright = format!("{above}\n{}, {}, 0 informations\n", plural(errors, "error"), plural(warnings, "warning"));
+        let oxlint = format!(
+            "{above}\n\nFound {} and {}.\nFinished in {ms}ms on 1 file with 96 rules using 2 threads.\n",
+            plural(warnings, "warning"),
+            plural(errors, "error"),
+        );
+        for text in [pyright, oxlint] {
+            if errors > 0 {
+                prop_assert_eq!(d.explain(&text), Some("failure_summary"), "{:?}", text);
+            } else {
+                prop_assert_ne!(d.explain(&text), Some("failure_summary"), "{:?}", text);
+            }
+        }
+        let see = if see_also { "See also \"/src/build/CMakeFiles/CMakeOutput.log\".\n" } else { "" };
+        let cmake = format!("{above}\n\n-- Configuring incomplete, errors occurred!\n{see}");
+        prop_assert!(d.is_failure(&cmake), "{:?}", cmake);
+        let last = if parse_error_above {
+            format!("PHP Parse error:  syntax error, unexpected end of file in {file} on line {ms}")
+        } else {
+            format!("{above} {ms}")
+        };
+        let php = format!("{last}\nErrors parsing {file}\n");
+        if parse_error_above {
+            prop_assert!(d.is_failure(&php), "{:?}", php);
+        } else {
+            prop_assert_ne!(d.explain(&php), Some("failure_summary"), "{:?}", php);
         }
     }
 
