@@ -294,6 +294,20 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
             r"|(?-i:[A-Za-z_][\w.]*(?:Error|Exception))\(",
             r"|an?\s+(?:\w+\s+)?error\s+(?:occurred|has\s+occurred|was\s+encountered|happened|was\s+raised",
             r"|was\s+thrown)",
+            // Tools' own errors, which they print only when they fail:
+            // CMake's (`CMake Error at CMakeLists.txt:3 (add_executabl):`,
+            // `CMake Error: The source directory "/x" does not exist.`),
+            // PostgreSQL's clients (`psql: error: connection to server at
+            // "127.0.0.1", port 9 failed: …`: `src/common/logging.c`'s
+            // `%s: error: ` since PostgreSQL 12), GNU sed's script errors
+            // (`sed: -e expression #1, char 5: unterminated `s' command`,
+            // `sed: file a.sed line 2: …`: `sed/compile.c`'s `bad_prog`),
+            // mawk's (`awk: line 2: missing } near end of file`)
+            r"|cmake\s+error(?:\s+(?:at|in)\s[^\n]*)?:",
+            r"|(?:psql|pg_dump|pg_dumpall|pg_restore|pg_basebackup|pg_upgrade|pg_ctl|pgbench|initdb",
+            r"|createdb|dropdb|createuser|dropuser|vacuumdb|reindexdb|clusterdb):\s+error:\s",
+            r"|(?:[\w.-]*/)*sed:\s+(?:-e\s+expression\s+#\d+,\s+char\s+\d+|file\s+[^\n]+?\s+line\s+\d+):\s",
+            r"|m?awk:\s+line\s+\d+:\s",
             // jq's own (jq 1.6 and 1.7 `src/main.c`): a runtime error at an
             // input, a compile or I/O error, its input's parse error at a
             // line and column (`parse error: …` in 1.6, `jq: parse error:

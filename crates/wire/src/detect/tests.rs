@@ -683,6 +683,34 @@ proptest! {
     /// A table row (fields split by `|` or a tab) whose first field is a
     /// statement's words is not a statement, whatever the other fields
     /// hold; the same words followed by a space and the same text are.
+    /// A tool's own error opening the output is a failure whatever follows
+    /// it; the tool's name without `error:` (or sed's and mawk's
+    /// locations) is not `error_label`'s.
+    #[test]
+    fn a_tools_own_error_at_the_start(
+        tool in prop_oneof![
+            Just("psql"), Just("pg_dump"), Just("pg_restore"), Just("createdb"),
+            Just("/usr/bin/sed"), Just("sed"), Just("awk"), Just("CMake"),
+        ],
+        n in 1..999u32,
+        message in "[a-zA-Z0-9][a-zA-Z0-9 ,.`'\"]{0,59}",
+        below in proptest::collection::vec("[a-zA-Z0-9 .,:/_\t-]{0,60}", 0..5),
+    ) {
+        let opening = match tool {
+            "CMake" if n % 2 == 0 => format!("CMake Error at CMakeLists.txt:{n} (add_x):"),
+            "CMake" => format!("CMake Error: {message}"),
+            "awk" => format!("awk: line {n}: {message}"),
+            t if t.ends_with("sed") && n % 2 == 0 => format!("{t}: -e expression #1, char {n}: {message}"),
+            t if t.ends_with("sed") => format!("{t}: file a.sed line {n}: {message}"),
+            t => format!("{t}: error: {message}"),
+        };
+        let d = Detector::default();
+        let text = format!("{opening}\n{}\n", below.join("\n"));
+        prop_assert_eq!(d.explain(&text), Some("error_label"), "{:?}", text);
+        let plain = format!("{tool}: {message}\n{}\n", below.join("\n"));
+        prop_assert_ne!(d.explain(&plain), Some("error_label"), "{:?}", plain);
+    }
+
     #[test]
     fn a_first_field_is_not_a_statement(
         words in prop_oneof![
@@ -787,6 +815,45 @@ fn jqs_own_errors() {
             "parse error: Unexpected token } in JSON at position 9\njq: error: x is not defined\n",
             "jq: error handling in filters\nparse error: at line 3 of the docs\n",
             "0\n",
+        ],
+    );
+}
+
+/// Tools' own errors on the first line, which they print only when they
+/// fail (the fifty-fourth session's fresh programs, status in the
+/// comment): CMake 3.25's, PostgreSQL 15's clients', GNU sed 4.9's script
+/// errors, mawk's.
+#[test]
+fn tools_own_errors_at_the_start() {
+    check(
+        "error_label",
+        &[
+            // cmake -S . -B build of a CMakeLists.txt calling add_executabl (1)
+            "CMake Error at CMakeLists.txt:3 (add_executabl):\n  Unknown CMake command \"add_executabl\".\n\n\n-- Configuring incomplete, errors occurred!\nSee also \"/tmp/probe/build/CMakeFiles/CMakeOutput.log\".\n",
+            // cmake -S nothere -B build; cmake .. outside a project (1)
+            "CMake Error: The source directory \"/tmp/probe/nothere\" does not exist.\nSpecify --help for usage, or press the help button on the CMake GUI.\n",
+            "CMake Error: The source directory \"/tmp/ox\" does not appear to contain CMakeLists.txt.\nSpecify --help for usage, or press the help button on the CMake GUI.\n",
+            // psql -h 127.0.0.1 -p 9 (2), pg_dump the same (1)
+            "psql: error: connection to server at \"127.0.0.1\", port 9 failed: Connection refused\n\tIs the server running on that host and accepting TCP/IP connections?\n",
+            "pg_dump: error: connection to server at \"127.0.0.1\", port 9 failed: Connection refused\n\tIs the server running on that host and accepting TCP/IP connections?\n",
+            // sed -e 's/a/b', sed 's/a/b/q', sed -n 'x;p;k', sed -f a.sed (1)
+            "sed: -e expression #1, char 5: unterminated `s' command\n",
+            "sed: -e expression #1, char 7: unknown option to `s'\n",
+            "sed: -e expression #1, char 5: unknown command: `k'\n",
+            "sed: file a.sed line 1: unterminated `s' command\n",
+            // mawk (Debian's awk): awk '{print $1' f.txt, awk '{ print $1 +* 2 }' (2)
+            "awk: line 2: missing } near end of file\n",
+            "awk: line 1: syntax error at or near *\n",
+        ],
+        &[
+            // cmake's warning (0); psql's table of such words (0)
+            "CMake Warning at CMakeLists.txt:3 (message):\n  option FAST is deprecated\n\n\n-- Configuring done\n-- Generating done\n-- Build files have been written to: /tmp/probe/build\n",
+            "     message      | state  | errors \n------------------+--------+--------\n ERROR: disk full | failed |      0\n(1 row)\n\n",
+            // the words in a sentence, a program's other lines
+            "CMake errors are listed in CMakeError.log\n",
+            "psql: errors are reported on stderr\n",
+            "sed: expression #1 replaced 3 lines\n",
+            "awk: lines 1-3 read\n",
         ],
     );
 }

@@ -78,8 +78,9 @@ const FAILED: &[&str] = &[
     "tar (child): missing.tar.gz: Cannot open: No such file or directory\ntar (child): Error is not recoverable: exiting now\ntar: Child returned status 2\ntar: Error is not recoverable: exiting now\n",
     // tar-corrupt-archive (2)
     "tar: This does not look like a tar archive\ntar: Skipping to next header\ntar: Exiting with failure status due to previous errors\n",
-    // cmake-unknown-command (1)
-    "CMake Error at CMakeLists.txt:3 (add_executabl):\n  Unknown CMake command \"add_executabl\".\n\n\n-- Configuring incomplete, errors occurred!\nSee also \"/tmp/probe/build/CMakeFiles/CMakeOutput.log\".\n",
+    // cmake -S . -B build of a C project calling add_executabl (1; its
+    // `CMake Error` opening the output is error_label's)
+    "-- The C compiler identification is GNU 12.2.0\n-- Detecting C compiler ABI info\n-- Detecting C compiler ABI info - done\n-- Check for working C compiler: /usr/bin/cc - skipped\n-- Detecting C compile features\n-- Detecting C compile features - done\nCMake Error at CMakeLists.txt:3 (add_executabl):\n  Unknown CMake command \"add_executabl\".\n\n\n-- Configuring incomplete, errors occurred!\nSee also \"/tmp/probe/build/CMakeFiles/CMakeOutput.log\".\n",
     // pyright-error (1)
     "/tmp/probe/a.py\n  /tmp/probe/a.py:2:12 - error: Type \"int\" is not assignable to return type \"str\"\n  \u{a0}\u{a0}\"int\" is not assignable to \"str\" (reportReturnType)\n1 error, 0 warnings, 0 informations\n",
     // coverage-fail-under (2)
