@@ -127,7 +127,7 @@ fn tail_of(content: &[u8], bytes: usize) -> &[u8] {
 
 /// Lines from the end of `window` (its trailing whitespace trimmed), each
 /// without its `\r`.
-fn lines_from_end(window: &[u8]) -> impl Iterator<Item = &[u8]> {
+pub(super) fn lines_from_end(window: &[u8]) -> impl Iterator<Item = &[u8]> {
     let mut rest = super::rules::trim_end(window);
     let mut done = rest.is_empty();
     std::iter::from_fn(move || {

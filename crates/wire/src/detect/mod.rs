@@ -79,6 +79,7 @@ mod refusal;
 mod rules;
 mod shell;
 mod summary;
+mod trace;
 
 pub mod eval;
 pub mod holdout;

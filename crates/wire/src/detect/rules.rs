@@ -721,6 +721,10 @@ fn crash_at_end(content: &[u8]) -> bool {
     {
         return true;
     }
+    // An uncaught exception of the JVM's main thread, Lua's, PHP's.
+    if super::trace::uncaught_at_end(content, window, last) {
+        return true;
+    }
     // A Go panic ends with a goroutine's frame.
     super::golang::panic_at_end(window, last)
 }

@@ -711,6 +711,44 @@ proptest! {
         prop_assert_ne!(d.explain(&plain), Some("error_label"), "{:?}", plain);
     }
 
+    /// An uncaught exception's report below any output is a failure with
+    /// any frames; without its header (a trace a program printed itself)
+    /// it is not `crash_trace`'s.
+    #[test]
+    fn an_uncaught_exception_below_output(
+        lines in proptest::collection::vec("[a-zA-Z0-9 .,/_-]{0,60}", 0..10),
+        runtime in 0..3usize,
+        frames in proptest::collection::vec("[a-zA-Z][a-zA-Z0-9_.$/]{0,30}", 1..12),
+        n in 1..999u32,
+        header in any::<bool>(),
+    ) {
+        let above = lines.join("\n");
+        let (head, trace) = match runtime {
+            0 => (
+                "Exception in thread \"main\" java.lang.IllegalStateException: x".to_owned(),
+                frames.iter().map(|f| format!("\tat {f}(A.java:{n})")).chain([format!("\t... {n} more")]).collect::<Vec<_>>().join("\n"),
+            ),
+            1 => (
+                format!("lua5.4: a.lua:{n}: attempt to index a nil value"),
+                ["stack traceback:".to_owned()].into_iter().chain(frames.iter().map(|f| format!("\t{f}:{n}: in main chunk"))).chain(["\t[C]: in ?".to_owned()]).collect::<Vec<_>>().join("\n"),
+            ),
+            _ => (
+                "PHP Fatal error:  Uncaught Exception: x in /a.php:3".to_owned(),
+                ["Stack trace:".to_owned()].into_iter().chain(frames.iter().enumerate().map(|(i, f)| format!("#{i} /a.php({n}): {f}()"))).chain([format!("  thrown in /a.php on line {n}")]).collect::<Vec<_>>().join("\n"),
+            ),
+        };
+        let d = Detector::default();
+        if header {
+            let text = format!("{above}\n{head}\n{trace}\n");
+            prop_assert!(d.is_failure(&text), "{:?}", text);
+        } else {
+            // (below a line of output: `Stack trace:` opening the output is
+            // the first-line rule's)
+            let text = format!("{above}\nprinted by the program\n{trace}\n");
+            prop_assert_ne!(d.explain(&text), Some("crash_trace"), "{:?}", text);
+        }
+    }
+
     #[test]
     fn a_first_field_is_not_a_statement(
         words in prop_oneof![
@@ -783,6 +821,43 @@ fn crash_at_the_end() {
             "main.rs:3: a thread named main may have panicked at startup\nnote: see the log",
             "     1→Traceback (most recent call last):\n     2→ValueError: x",
             "Traceback (most recent call last) is how Python starts a report.\nSee docs.",
+        ],
+    );
+}
+
+/// Uncaught exceptions below what the program printed (`trace.rs`), as
+/// the runtimes print them here (OpenJDK 17's source-file mode, Lua 5.4,
+/// PHP 8.2; status in the comment).
+#[test]
+fn uncaught_exceptions_at_the_end() {
+    check(
+        "crash_trace",
+        &[
+            // java A.java (1)
+            "loading config\nException in thread \"main\" java.lang.IllegalArgumentException: unknown mode: fast\n\tat A.main(A.java:4)\n",
+            // java B.java: a cause, the launcher's frames (1)
+            "starting\nException in thread \"main\" java.lang.IllegalStateException: bad config\n\tat B.load(B.java:2)\n\tat B.main(B.java:3)\nCaused by: java.lang.NumberFormatException: For input string: \"x\"\n\tat java.base/java.lang.NumberFormatException.forInputString(NumberFormatException.java:67)\n\tat java.base/java.lang.Integer.parseInt(Integer.java:668)\n\tat java.base/java.lang.Integer.parseInt(Integer.java:786)\n\tat B.load(B.java:2)\n\tat B.main(B.java:3)\n\tat java.base/jdk.internal.reflect.NativeMethodAccessorImpl.invoke0(Native Method)\n\tat java.base/jdk.internal.reflect.NativeMethodAccessorImpl.invoke(NativeMethodAccessorImpl.java:77)\n\tat java.base/jdk.internal.reflect.DelegatingMethodAccessorImpl.invoke(DelegatingMethodAccessorImpl.java:43)\n\tat java.base/java.lang.reflect.Method.invoke(Method.java:569)\n\tat jdk.compiler/com.sun.tools.javac.launcher.Main.execute(Main.java:419)\n\tat jdk.compiler/com.sun.tools.javac.launcher.Main.run(Main.java:192)\n\tat jdk.compiler/com.sun.tools.javac.launcher.Main.main(Main.java:132)\n",
+            // lua5.4 a.lua: a runtime error below output; error("bad input") (1)
+            "loading\nlua5.4: a.lua:2: attempt to call a nil value (global 'helper')\nstack traceback:\n\ta.lua:2: in main chunk\n\t[C]: in ?\n",
+            "checking\nlua5.4: c.lua:1: bad input\nstack traceback:\n\t[C]: in function 'error'\n\tc.lua:1: in main chunk\n\t[C]: in ?\n",
+            // lua5.4 a.lua of a source it cannot compile (1)
+            "lua5.4: a.lua:3: 'end' expected (to close 'function' at line 1) near <eof>\n",
+            // php a.php: an exception below output; a TypeError (255)
+            "loading\nPHP Fatal error:  Uncaught InvalidArgumentException: unknown mode: fast in /tmp/probe/a.php:3\nStack trace:\n#0 {main}\n  thrown in /tmp/probe/a.php on line 3\n",
+            "starting\nPHP Fatal error:  Uncaught TypeError: f(): Argument #1 ($x) must be of type int, string given, called in /tmp/probe/d.php on line 3 and defined in /tmp/probe/d.php:2\nStack trace:\n#0 /tmp/probe/d.php(3): f()\n#1 {main}\n  thrown in /tmp/probe/d.php on line 2\n",
+        ],
+        &[
+            // java D.java: a trace the program printed itself and went on (0)
+            "retrying after:\njava.lang.NumberFormatException: For input string: \"x\"\n\tat java.base/java.lang.NumberFormatException.forInputString(NumberFormatException.java:67)\n\tat java.base/java.lang.Integer.parseInt(Integer.java:668)\n\tat D.main(D.java:3)\n\tat jdk.compiler/com.sun.tools.javac.launcher.Main.main(Main.java:132)\n",
+            // another thread's exception below output: the JVM went on (0)
+            "starting\nException in thread \"Thread-0\" java.lang.RuntimeException: worker failed\n\tat C.lambda$main$0(C.java:3)\n\tat java.base/java.lang.Thread.run(Thread.java:840)\n",
+            // lua5.4 t.lua printing debug.traceback("checkpoint") (0)
+            "checkpoint\nstack traceback:\n\tt.lua:1: in main chunk\n\t[C]: in ?\n",
+            // a Lua message below other output, a name that is not Lua's
+            "loading\nlua5.4: a.lua:3: 'end' expected near <eof>\ndone\n",
+            "luarocks: a.lua:3: installed\n",
+            // a PHP frame list without the uncaught header
+            "frames:\nStack trace:\n#0 {main}\n  thrown in /tmp/probe/a.php on line 3\n",
         ],
     );
 }

@@ -1,0 +1,184 @@
+//! Uncaught exceptions read from the output's end, part of `crash_trace`:
+//! runtimes whose report of an exception that ended the program is its
+//! frames, below output the program printed first, so that the report's
+//! header is neither the first line nor the last.
+//!
+//! | runtime | report (status) |
+//! |---|---|
+//! | the JVM (`java A.java`, Kotlin, Scala) | `Exception in thread "main" java.lang.IllegalArgumentException: …` above `\tat A.main(A.java:4)` frames, `Caused by: …` and `\t... 3 more` (1) |
+//! | Lua's standalone interpreter | `lua5.4: a.lua:2: attempt to call a nil value (global 'helper')` above `stack traceback:`, tab-indented frames and `\t[C]: in ?` (1); a syntax error's `lua5.4: a.lua:3: 'end' expected …` as the whole output |
+//! | PHP | `PHP Fatal error:  Uncaught InvalidArgumentException: … in /a.php:3` (`Fatal error: Uncaught …` on standard output) above `Stack trace:`, `#0 {main}` and `  thrown in /a.php on line 3` (255) |
+//!
+//! An exception in another JVM thread does not end the program (`Exception
+//! in thread "pool-1-thread-1"`: the first-line rule reads it as the whole
+//! output's opening); a trace a program logged itself has none of these
+//! headers (`logger.error("…", e)` prints the exception's own line first).
+
+use super::golang::lines_from_end;
+use super::rules::trim_end;
+
+/// How much of the end of the output a JVM trace is read in: its header
+/// is above every frame and cause, which are many in a framework's trace.
+const JVM_TAIL_BYTES: usize = 16 * 1024;
+/// The longest line read as a frame or a header.
+const LINE_BYTES: usize = 1024;
+/// How far into the last line the interpreter's path is looked for.
+const PATH_BYTES: usize = 128;
+/// How many lines above `stack traceback:` Lua's message may take.
+const LUA_MESSAGE_LINES: usize = 4;
+
+/// Does the output end with the report of an uncaught exception that
+/// ended a JVM, Lua or PHP program? `last` is the last line without its
+/// indentation: most outputs stop at its first byte.
+pub(super) fn uncaught_at_end(content: &[u8], window: &[u8], last: &[u8]) -> bool {
+    match last.first() {
+        // `\tat A.main(A.java:4)`, `\t... 3 more`
+        Some(b'a' | b'.') => jvm_frame(last) && jvm_main_exception(content),
+        // `\t[C]: in ?`
+        Some(b'[') => last.starts_with(b"[C]: ") && lua_traceback(window),
+        // `  thrown in /a.php on line 3`
+        Some(b't') => last.starts_with(b"thrown in ") && php_uncaught(window),
+        // `lua5.4: a.lua:3: 'end' expected …`, `/usr/bin/lua5.4: …`
+        Some(b'l') => last.starts_with(b"lua") && lua_error_alone(content, last),
+        Some(b'/') => {
+            // A path's last component: most paths are not Lua's.
+            let near = &last[..last.len().min(PATH_BYTES)];
+            let program = memchr::memchr(b':', near).map_or(near, |i| &near[..i]);
+            let base = memchr::memrchr(b'/', program).map_or(program, |i| &program[i + 1..]);
+            base.starts_with(b"lua") && lua_error_alone(content, last)
+        }
+        _ => false,
+    }
+}
+
+/// The JVM's report of an exception the main thread did not catch: the
+/// last lines are frames (`\tat …`, `\t... N more`), causes (`Caused by:
+/// …`) and suppressed exceptions (`\tSuppressed: …`, their frames
+/// indented twice), below the header `Exception in thread "main" …`
+/// (the default handler's, `ThreadGroup.uncaughtException`).
+fn jvm_main_exception(content: &[u8]) -> bool {
+    let window = &content[content.len().saturating_sub(JVM_TAIL_BYTES)..];
+    let mut lines = lines_from_end(window);
+    if !lines.next().is_some_and(jvm_frame) {
+        return false;
+    }
+    for line in lines {
+        if line.len() > LINE_BYTES {
+            return false;
+        }
+        if line.starts_with(b"Exception in thread \"main\" ") {
+            return true;
+        }
+        if !(jvm_frame(line)
+            || line.starts_with(b"Caused by: ")
+            || line.starts_with(b"\tSuppressed: ")
+            || line.starts_with(b"\t\tSuppressed: ")
+            || line.starts_with(b"\tCaused by: "))
+        {
+            return false;
+        }
+    }
+    false
+}
+
+/// A JVM stack frame line: `\tat pkg.Class.method(File.java:4)` (a
+/// suppressed exception's indented once more), `\t... 3 more`.
+fn jvm_frame(line: &[u8]) -> bool {
+    let line = line.strip_prefix(b"\t").unwrap_or(line);
+    let line = line.strip_prefix(b"\t").unwrap_or(line);
+    if line.starts_with(b"at ") {
+        return line.ends_with(b")") && memchr::memchr(b'(', line).is_some();
+    }
+    line.strip_prefix(b"... ")
+        .and_then(|rest| rest.strip_suffix(b" more"))
+        .is_some_and(|n| !n.is_empty() && n.iter().all(u8::is_ascii_digit))
+}
+
+/// Lua's standalone interpreter's report of an error that ended the
+/// script (`lua.c`'s `msghandler` and `l_message`): the message after
+/// the interpreter's name (`lua5.4: a.lua:2: attempt to call a nil value
+/// (global 'helper')`), `stack traceback:`, tab-indented frames, the last
+/// one the C entry point (`\t[C]: in ?`; LuaJIT's `\t[C]: at 0x…`). A
+/// traceback a script printed itself (`debug.traceback`) has no
+/// interpreter's name above it.
+fn lua_traceback(window: &[u8]) -> bool {
+    let mut lines = lines_from_end(window);
+    if !lines.next().is_some_and(|l| l.starts_with(b"\t[C]: ")) {
+        return false;
+    }
+    let mut lines = lines.skip_while(|l| l.first() == Some(&b'\t') && l.len() <= LINE_BYTES);
+    if lines.next() != Some(&b"stack traceback:"[..]) {
+        return false;
+    }
+    lines.take(LUA_MESSAGE_LINES).any(lua_message)
+}
+
+/// A syntax error Lua's interpreter reports alone, without a traceback
+/// (`lua5.4: a.lua:3: 'end' expected (to close 'function' at line 1)
+/// near <eof>`, status 1): the whole output, one line.
+fn lua_error_alone(content: &[u8], last: &[u8]) -> bool {
+    lua_message(last) && trim_end(super::rules::start(content)).len() == last.len()
+}
+
+/// A line that opens with Lua's interpreter by name or path (`lua`,
+/// `lua5.4`, `/usr/bin/lua5.1`, `luajit`), then `: ` and a chunk's
+/// location (`a.lua:2: `, `(command line):1: `, `stdin:1: `).
+fn lua_message(line: &[u8]) -> bool {
+    let near = &line[..line.len().min(LINE_BYTES)];
+    let Some(colon) = memchr::memchr_iter(b':', near).find(|&i| near.get(i + 1) == Some(&b' '))
+    else {
+        return false;
+    };
+    let program = &line[..colon];
+    let base = program.rsplit(|b| *b == b'/').next().unwrap_or(program);
+    let version = base
+        .strip_prefix(b"luajit")
+        .or_else(|| base.strip_prefix(b"lua"));
+    if !version.is_some_and(|v| v.iter().all(|b| b.is_ascii_digit() || *b == b'.')) {
+        return false;
+    }
+    // The chunk's location: `name:line: `.
+    let message = &line[colon + 2..];
+    let end = memchr::memchr_iter(b':', message).find(|&i| message.get(i + 1) == Some(&b' '));
+    end.is_some_and(|end| {
+        let at = &message[..end];
+        memchr::memrchr(b':', at).is_some_and(|i| {
+            let n = &at[i + 1..];
+            i > 0 && !n.is_empty() && n.iter().all(u8::is_ascii_digit)
+        })
+    })
+}
+
+/// PHP's report of an exception nothing caught: `PHP Fatal error:
+/// Uncaught InvalidArgumentException: … in /a.php:3` (the log's, on
+/// stderr; `Fatal error: Uncaught …` on standard output, display_errors),
+/// `Stack trace:`, frames `#0 {main}`, and last `  thrown in /a.php on
+/// line 3`.
+fn php_uncaught(window: &[u8]) -> bool {
+    let mut lines = lines_from_end(window);
+    let thrown = lines.next().is_some_and(|l| {
+        l.starts_with(b"  thrown in ")
+            && memchr::memmem::rfind(l, b" on line ").is_some_and(|i| {
+                let n = &l[i + 9..];
+                !n.is_empty() && n.iter().all(u8::is_ascii_digit)
+            })
+    });
+    if !thrown {
+        return false;
+    }
+    for line in lines {
+        if line.len() > LINE_BYTES {
+            return false;
+        }
+        if line.starts_with(b"PHP Fatal error:  Uncaught ")
+            || line.starts_with(b"Fatal error: Uncaught ")
+        {
+            return true;
+        }
+        let frame = line.first() == Some(&b'#') && line.get(1).is_some_and(u8::is_ascii_digit);
+        if !(frame || line == b"Stack trace:") {
+            return false;
+        }
+    }
+    false
+}
