@@ -41,6 +41,7 @@
 //! | prettier `--check` | `[warn] Code style issues found in the above file. Run Prettier with --write to fix.` (`… in 2 files. …`; prettier 2's `Forgot to run Prettier?`), `Error occurred when checking code style in the above file.` |
 //! | oxlint | `Found 0 warnings and 1 error.` (below: `Finished in 7ms on 1 file with 96 rules using 2 threads.`; not `… and 0 errors.`) |
 //! | biome | `  × Some errors were emitted while running checks.` (its `check`, `lint`, `format`, `ci`) |
+//! | mocha | `  1 failing` below `  1 passing (12ms)` (and `  1 pending`), when the output ends with the list of failures it opens (`  1) suite`, … the last failure's stack frames `      at …`) |
 //! | php | `PHP Fatal error:  … on line 3`, `PHP Parse error:  … on line 3` (`Fatal error: …` on standard output), `php -l`'s `Errors parsing a.php` below its parse error |
 //!
 //! gcc prints no closing line: an output that ends with a compiler's
@@ -167,6 +168,9 @@ fn ends_in_closing_line(closing: &Regex, content: &[u8]) -> bool {
         return false;
     };
     let line = super::rules::without_csi(line);
+    if line.first() == Some(&b' ') && mocha_failed(&line, content) {
+        return true;
+    }
     if may_close(&line) && (closing.is_match(&line) || click_error(&line, before)) {
         return true;
     }
@@ -324,6 +328,54 @@ fn black_failed(line: &[u8], before: &[u8]) -> bool {
 fn biome_failed(line: &[u8]) -> bool {
     line.first() == Some(&b' ')
         && line == "  \u{D7} Some errors were emitted while running checks.".as_bytes()
+}
+
+/// How much of the end of the output mocha's list of failures is read in.
+const MOCHA_TAIL_BYTES: usize = 16 * 1024;
+
+/// ` failing\n`: the end of mocha's count of failures.
+static FAILING: LazyLock<memmem::FinderRev<'static>> =
+    LazyLock::new(|| memmem::FinderRev::new(b" failing\n"));
+
+/// mocha's report of failed tests (its reporters' `Base.epilogue`: the
+/// spec, dot and list reporters): `  1 passing (12ms)`, `  1 pending`,
+/// `  1 failing`, then the list of failures, `  1) suite` and each
+/// failure's message and stack; the output ends with the last one's
+/// frames (`      at Context.<anonymous> (test/a.spec.js:4:46)`, `line`,
+/// the last line). mocha exits with the number of failures.
+fn mocha_failed(line: &[u8], content: &[u8]) -> bool {
+    let indent = line.iter().take_while(|b| **b == b' ').count();
+    if !line[indent..].starts_with(b"at ") {
+        return false;
+    }
+    let window = &content[content.len().saturating_sub(MOCHA_TAIL_BYTES)..];
+    let Some(at) = FAILING.rfind(window) else {
+        return false;
+    };
+    let begin = memchr::memrchr(b'\n', &window[..at]).map_or(0, |i| i + 1);
+    let count = &window[begin..at];
+    let Some(n) = count.strip_prefix(b"  ") else {
+        return false;
+    };
+    if n.is_empty() || n[0] == b'0' || !n.iter().all(u8::is_ascii_digit) {
+        return false;
+    }
+    // Above: `  N pending` (if any), then `  N passing (…)`.
+    let mut above = super::golang::lines_from_end(&window[..begin]);
+    let mut prev = above.next();
+    if prev.is_some_and(|l| l.starts_with(b"  ") && l.ends_with(b" pending")) {
+        prev = above.next();
+    }
+    let passing = prev.is_some_and(|l| {
+        l.strip_prefix(b"  ").is_some_and(|l| {
+            let digits = l.iter().take_while(|b| b.is_ascii_digit()).count();
+            digits > 0 && l[digits..].starts_with(b" passing (") && l.ends_with(b")")
+        })
+    });
+    // Below: the list, from its first failure.
+    let below = &window[at + b" failing\n".len()..];
+    let first = below.iter().position(|b| *b != b'\n').map(|i| &below[i..]);
+    passing && first.is_some_and(|list| list.starts_with(b"  1) "))
 }
 
 /// `php -l`'s `Errors parsing a.php`, which it prints below the parse

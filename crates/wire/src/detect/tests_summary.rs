@@ -102,6 +102,11 @@ const FAILED: &[&str] = &[
     "PHP Parse error:  syntax error, unexpected token \"echo\" in /tmp/ox/e.php on line 4\n",
     "start\nPHP Fatal error:  Allowed memory size of 8388608 bytes exhausted (tried to allocate 20000768 bytes) in /tmp/ox/m.php on line 5\n",
     "start\n\nFatal error: Allowed memory size of 8388608 bytes exhausted (tried to allocate 20000768 bytes) in /tmp/ox/m.php on line 5\n",
+    // mocha 12 (1): its list of failures below its counts, plainly and through tail -20
+    "\n\n  codes\n    ✔ adds\n    1) parses the error code\n\n\n  1 passing (12ms)\n  1 failing\n\n  1) codes\n       parses the error code:\n\n      AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:\n\n42 !== 41\n\n      + expected - actual\n\n      -42\n      +41\n      \n      at Context.<anonymous> (test/a.spec.js:4:46)\n      at process.processImmediate (node:internal/timers:483:21)\n\n\n\n",
+    "  1 passing (19ms)\n  1 failing\n\n  1) codes\n       parses the error code:\n\n      AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:\n\n42 !== 41\n\n      + expected - actual\n\n      -42\n      +41\n      \n      at Context.<anonymous> (test/a.spec.js:4:46)\n      at process.processImmediate (node:internal/timers:483:21)\n\n\n\n",
+    // mocha 12 (2): a pending test, two failures
+    "\n\n  api\n    ✔ lists users\n    - pending one\n    1) rejects bad input\n    2) counts\n\n\n  1 passing (16ms)\n  1 pending\n  2 failing\n\n  1) api\n       rejects bad input:\n     TypeError: bad input\n      at Context.<anonymous> (test/a.spec.js:5:41)\n      at process.processImmediate (node:internal/timers:483:21)\n\n  2) api\n       counts:\n\n      AssertionError [ERR_ASSERTION]: Expected values to be strictly deep-equal:\n+ actual - expected\n\n  [\n    1,\n+   2\n-   3\n  ]\n      + expected - actual\n\n       [\n         1\n      -  2\n      +  3\n       ]\n      \n      at Context.<anonymous> (test/a.spec.js:6:31)\n      at process.processImmediate (node:internal/timers:483:21)\n\n\n\n",
     // ruff 0.17 check (1): its count above its advice on fixes; with
     // --fix, errors left; the concise format
     "F401 [*] `os` imported but unused\n --> a.py:1:8\n  |\n1 | import os\n  |        ^^\nhelp: Remove unused import: `os`\n  |\n  - import os\n1 |\n  |\n\nFound 1 error.\n[*] 1 fixable with `--fix`.\n",
@@ -203,6 +208,11 @@ const SUCCEEDED: &[&str] = &[
     "logs/\nlogs/failed-jobs.txt\nlogs/error.log\n",
     // php 8.2: a warning as the last line (the script went on and exited 0)
     "done\nPHP Warning:  Undefined array key \"k\" in /tmp/ox/w.php on line 4\n",
+    // mocha-pass (0)
+    "\n\n  error handling\n    ✔ throws on bad input\n    ✔ reports 0 failed\n\n\n  2 passing (5ms)\n\n",
+    // a Node trace below a log's line that counts failing checks
+    "checks: 3 passing (2 skipped)\n  1 failing\nretrying\n    at retry (lib/r.js:3:9)\n",
+    "  2 passing (5ms)\n  1 failing\n\nsee report.txt\n      at main (a.js:1:1)\n",
     // tar's and prettier's words in other programs' lines
     "tar: a.tar: Cannot open: No such file or directory (retrying with b.tar)\nextracted 3 files\n",
     "[warn] Code style issues found in the above file. Run Prettier with --write to fix.\nFormatted 1 file with --write.\n",
@@ -585,6 +595,46 @@ proptest! {
             prop_assert!(d.is_failure(&php), "{:?}", php);
         } else {
             prop_assert_ne!(d.explain(&php), Some("failure_summary"), "{:?}", php);
+        }
+    }
+
+    /// mocha's counts with failures and the list they open, ending with a
+    /// failure's frames, are a failure whatever ran above and whatever each
+    /// failure's message; the list without mocha's counts above it is not
+    /// this rule's.
+    #[test]
+    fn mochas_list_of_failures(
+        lines in proptest::collection::vec("[a-zA-Z0-9 .,/_-]{0,60}", 0..10),
+        passing in 0..50u32,
+        pending in proptest::option::of(1..5u32),
+        failures in proptest::collection::vec(
+            ("[a-z][a-z ]{0,20}", proptest::collection::vec("[a-zA-Z0-9 .,:+-]{0,40}", 0..6), 1..4usize),
+            1..5,
+        ),
+        counts in any::<bool>(),
+    ) {
+        let mut list = String::new();
+        for (i, (title, message, frames)) in failures.iter().enumerate() {
+            list.push_str(&format!("  {}) suite\n       {title}:\n\n", i + 1));
+            for m in message {
+                list.push_str(&format!("      {m}\n"));
+            }
+            for f in 0..*frames {
+                list.push_str(&format!("      at fn{f} (test/a.spec.js:{}:{f})\n", i + 1));
+            }
+            list.push('\n');
+        }
+        let pending = pending.map(|n| format!("  {n} pending\n")).unwrap_or_default();
+        let text = if counts {
+            format!("{}\n\n  {passing} passing (9ms)\n{pending}  {} failing\n\n{list}\n\n", lines.join("\n"), failures.len())
+        } else {
+            format!("{}\n\n{list}\n\n", lines.join("\n"))
+        };
+        let d = Detector::default();
+        if counts {
+            prop_assert!(d.is_failure(&text), "{:?}", text);
+        } else {
+            prop_assert_ne!(d.explain(&text), Some("failure_summary"), "{:?}", text);
         }
     }
 
