@@ -41,6 +41,7 @@
 //! | prettier `--check` | `[warn] Code style issues found in the above file. Run Prettier with --write to fix.` (`… in 2 files. …`; prettier 2's `Forgot to run Prettier?`), `Error occurred when checking code style in the above file.` |
 //! | oxlint | `Found 0 warnings and 1 error.` (below: `Finished in 7ms on 1 file with 96 rules using 2 threads.`; not `… and 0 errors.`) |
 //! | biome | `  × Some errors were emitted while running checks.` (its `check`, `lint`, `format`, `ci`) |
+//! | yamllint | its report ending with a file's problems, one of them an `error` (`  4:4       error    syntax error: … (syntax)` below the file's name; `a.yaml:4:4: [error] … (syntax)` in its parsable format); not warnings alone |
 //! | mocha | `  1 failing` below `  1 passing (12ms)` (and `  1 pending`), when the output ends with the list of failures it opens (`  1) suite`, … the last failure's stack frames `      at …`) |
 //! | php | `PHP Fatal error:  … on line 3`, `PHP Parse error:  … on line 3` (`Fatal error: …` on standard output), `php -l`'s `Errors parsing a.php` below its parse error |
 //!
@@ -169,6 +170,10 @@ fn ends_in_closing_line(closing: &Regex, content: &[u8]) -> bool {
     };
     let line = super::rules::without_csi(line);
     if line.first() == Some(&b' ') && mocha_failed(&line, content) {
+        return true;
+    }
+    // yamllint's problems end with their rule: `(syntax)`.
+    if line.last() == Some(&b')') && yamllint_failed(&line, window) {
         return true;
     }
     if may_close(&line) && (closing.is_match(&line) || click_error(&line, before)) {
@@ -328,6 +333,98 @@ fn black_failed(line: &[u8], before: &[u8]) -> bool {
 fn biome_failed(line: &[u8]) -> bool {
     line.first() == Some(&b' ')
         && line == "  \u{D7} Some errors were emitted while running checks.".as_bytes()
+}
+
+/// yamllint's report (`yamllint/cli.py`), ending with problems one of
+/// which is an error, which makes it exit 1 (warnings alone: 0, or 2
+/// with `--strict`): in its standard format, a file's name above its
+/// problems, `  4:4       error    syntax error: … (syntax)`, and a blank
+/// line; in its parsable one, `a.yaml:4:4: [error] … (syntax)`. Only the
+/// problems at the output's end are read (`line`, the last line, is one).
+fn yamllint_failed(line: &[u8], window: &[u8]) -> bool {
+    if line.starts_with(b"  ") {
+        if yamllint_problem(line).is_none() {
+            return false;
+        }
+        let (mut error, mut file, mut problem_below) = (false, false, false);
+        for l in super::golang::lines_from_end(window) {
+            if l.is_empty() {
+                problem_below = false;
+                continue;
+            }
+            match yamllint_problem(l) {
+                Some(is_error) => {
+                    error |= is_error;
+                    problem_below = true;
+                }
+                // A file's name above its problems.
+                None if problem_below && l[0] != b' ' => {
+                    file = true;
+                    problem_below = false;
+                }
+                None => break,
+            }
+        }
+        return error && file;
+    }
+    if yamllint_parsable(line).is_none() {
+        return false;
+    }
+    super::golang::lines_from_end(window)
+        .map_while(yamllint_parsable)
+        .any(|is_error| is_error)
+}
+
+/// A problem in yamllint's standard format: `  4:4       error    …
+/// (syntax)`, `  1:1       warning  … (document-start)`; is it an error?
+fn yamllint_problem(line: &[u8]) -> Option<bool> {
+    let rest = line.strip_prefix(b"  ")?;
+    let rest = line_column(rest)?;
+    let level = rest.trim_ascii_start();
+    if level.len() == rest.len() || !line.ends_with(b")") {
+        return None;
+    }
+    if level.starts_with(b"error ") {
+        Some(true)
+    } else if level.starts_with(b"warning ") {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+/// A problem in yamllint's parsable format: `a.yaml:4:4: [error] …
+/// (syntax)`; is it an error?
+fn yamllint_parsable(line: &[u8]) -> Option<bool> {
+    if !line.ends_with(b")") {
+        return None;
+    }
+    let near = &line[..line.len().min(PROG_BYTES + 32)];
+    let at = memchr::memchr_iter(b'[', near).find(|&i| i >= 2 && &near[i - 2..i] == b": ")? - 2;
+    let location = &line[..at];
+    // `path:line:column`
+    let (path_line, column) = location.split_at(memchr::memrchr(b':', location)?);
+    let (path, row) = path_line.split_at(memchr::memrchr(b':', path_line)?);
+    let digits = |s: &[u8]| s.len() > 1 && s[1..].iter().all(u8::is_ascii_digit);
+    if path.is_empty() || !digits(row) || !digits(column) {
+        return None;
+    }
+    let level = &line[at + 3..];
+    if level.starts_with(b"error] ") {
+        Some(true)
+    } else if level.starts_with(b"warning] ") {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+/// `4:4` and what follows it.
+fn line_column(s: &[u8]) -> Option<&[u8]> {
+    let row = s.iter().take_while(|b| b.is_ascii_digit()).count();
+    let rest = s.get(row..)?.strip_prefix(b":")?;
+    let column = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+    (row > 0 && column > 0).then(|| &rest[column..])
 }
 
 /// How much of the end of the output mocha's list of failures is read in.

@@ -105,6 +105,11 @@ const FAILED: &[&str] = &[
     // mocha 12 (1): its list of failures below its counts, plainly and through tail -20
     "\n\n  codes\n    ✔ adds\n    1) parses the error code\n\n\n  1 passing (12ms)\n  1 failing\n\n  1) codes\n       parses the error code:\n\n      AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:\n\n42 !== 41\n\n      + expected - actual\n\n      -42\n      +41\n      \n      at Context.<anonymous> (test/a.spec.js:4:46)\n      at process.processImmediate (node:internal/timers:483:21)\n\n\n\n",
     "  1 passing (19ms)\n  1 failing\n\n  1) codes\n       parses the error code:\n\n      AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:\n\n42 !== 41\n\n      + expected - actual\n\n      -42\n      +41\n      \n      at Context.<anonymous> (test/a.spec.js:4:46)\n      at process.processImmediate (node:internal/timers:483:21)\n\n\n\n",
+    // yamllint 1.38 (1): an error below a warning, in its standard and
+    // parsable formats; three files, the last with an error alone
+    "a.yaml\n  1:1       warning  missing document start \"---\"  (document-start)\n  4:4       error    syntax error: expected <block end>, but found '<block sequence start>' (syntax)\n\n",
+    "a.yaml:1:1: [warning] missing document start \"---\" (document-start)\na.yaml:4:4: [error] syntax error: expected <block end>, but found '<block sequence start>' (syntax)\n",
+    "d1.yaml\n  1:1       warning  missing document start \"---\"  (document-start)\n  2:1       error    duplication of key \"a\" in mapping  (key-duplicates)\n\nd2.yaml\n  1:1       warning  missing document start \"---\"  (document-start)\n  2:1       error    syntax error: expected ',' or ']', but got '<stream end>' (syntax)\n\nd3.yaml\n  2:6       error    trailing spaces  (trailing-spaces)\n\n",
     // mocha 12 (2): a pending test, two failures
     "\n\n  api\n    ✔ lists users\n    - pending one\n    1) rejects bad input\n    2) counts\n\n\n  1 passing (16ms)\n  1 pending\n  2 failing\n\n  1) api\n       rejects bad input:\n     TypeError: bad input\n      at Context.<anonymous> (test/a.spec.js:5:41)\n      at process.processImmediate (node:internal/timers:483:21)\n\n  2) api\n       counts:\n\n      AssertionError [ERR_ASSERTION]: Expected values to be strictly deep-equal:\n+ actual - expected\n\n  [\n    1,\n+   2\n-   3\n  ]\n      + expected - actual\n\n       [\n         1\n      -  2\n      +  3\n       ]\n      \n      at Context.<anonymous> (test/a.spec.js:6:31)\n      at process.processImmediate (node:internal/timers:483:21)\n\n\n\n",
     // ruff 0.17 check (1): its count above its advice on fixes; with
@@ -210,6 +215,10 @@ const SUCCEEDED: &[&str] = &[
     "done\nPHP Warning:  Undefined array key \"k\" in /tmp/ox/w.php on line 4\n",
     // mocha-pass (0)
     "\n\n  error handling\n    ✔ throws on bad input\n    ✔ reports 0 failed\n\n\n  2 passing (5ms)\n\n",
+    // yamllint 1.38, warnings alone (0); its lines without a file's name
+    "a.yaml\n  1:1       warning  missing document start \"---\"  (document-start)\n\n",
+    "a.yaml:1:1: [warning] missing document start \"---\" (document-start)\n",
+    "  4:4       error    syntax error (syntax)\n",
     // a Node trace below a log's line that counts failing checks
     "checks: 3 passing (2 skipped)\n  1 failing\nretrying\n    at retry (lib/r.js:3:9)\n",
     "  2 passing (5ms)\n  1 failing\n\nsee report.txt\n      at main (a.js:1:1)\n",
@@ -632,6 +641,47 @@ proptest! {
         };
         let d = Detector::default();
         if counts {
+            prop_assert!(d.is_failure(&text), "{:?}", text);
+        } else {
+            prop_assert_ne!(d.explain(&text), Some("failure_summary"), "{:?}", text);
+        }
+    }
+
+    /// yamllint's report is a failure exactly when one of its problems is
+    /// an error, in either format, for any files, problems and output
+    /// above it (a command's lines before yamllint ran).
+    #[test]
+    fn yamllints_report(
+        lines in proptest::collection::vec("[a-zA-Z0-9 .,/_-]{0,60}", 0..5),
+        files in proptest::collection::vec(
+            ("[a-z][a-z0-9_/]{0,15}\\.ya?ml", proptest::collection::vec((1..500u32, 1..80u32, any::<bool>(), "[a-z][a-z ]{0,30}"), 1..4)),
+            1..4,
+        ),
+        parsable in any::<bool>(),
+    ) {
+        let mut report = String::new();
+        let mut any_error = false;
+        for (name, problems) in &files {
+            if !parsable {
+                report.push_str(&format!("{name}\n"));
+            }
+            for (row, column, error, message) in problems {
+                any_error |= *error;
+                let level = if *error { "error" } else { "warning" };
+                if parsable {
+                    report.push_str(&format!("{name}:{row}:{column}: [{level}] {message} (rule-x)\n"));
+                } else {
+                    let at = format!("{row}:{column}");
+                    report.push_str(&format!("  {at:<10}{level:<9}{message}  (rule-x)\n"));
+                }
+            }
+            if !parsable {
+                report.push('\n');
+            }
+        }
+        let text = format!("{}\n{report}", lines.join("\n"));
+        let d = Detector::default();
+        if any_error {
             prop_assert!(d.is_failure(&text), "{:?}", text);
         } else {
             prop_assert_ne!(d.explain(&text), Some("failure_summary"), "{:?}", text);
