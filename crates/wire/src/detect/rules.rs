@@ -308,6 +308,14 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
             r"|createdb|dropdb|createuser|dropuser|vacuumdb|reindexdb|clusterdb):\s+error:\s",
             r"|(?:[\w.-]*/)*sed:\s+(?:-e\s+expression\s+#\d+,\s+char\s+\d+|file\s+[^\n]+?\s+line\s+\d+):\s",
             r"|m?awk:\s+line\s+\d+:\s",
+            // Ruby's report of an exception nothing rescued, which it prints
+            // on exit (status 1) above the program's buffered output
+            // (`a.rb:2:in `<main>': unknown mode: fast (ArgumentError)`;
+            // `in 'Object#run'` since Ruby 3.4), and of a source it cannot
+            // parse (`a.rb:2: syntax error, unexpected end-of-input, …`;
+            // `-e:1: syntax errors found` since 3.4)
+            r"|[^\s:]+:\d+:in\s+[`'][^'\n]*':\s[^\n]*\s\((?-i:[A-Z]\w*(?:::[A-Z]\w*)*)\)$",
+            r"|[^\s:]+:\d+:\s+syntax\s+errors?(?:,|\s+found\b)",
             // jq's own (jq 1.6 and 1.7 `src/main.c`): a runtime error at an
             // input, a compile or I/O error, its input's parse error at a
             // line and column (`parse error: …` in 1.6, `jq: parse error:

@@ -683,6 +683,25 @@ proptest! {
     /// A table row (fields split by `|` or a tab) whose first field is a
     /// statement's words is not a statement, whatever the other fields
     /// hold; the same words followed by a space and the same text are.
+    /// Ruby's report of an unrescued exception opening the output (above
+    /// the output it buffered) is a failure whatever follows it; the same
+    /// line without the exception's class is not `error_label`'s.
+    #[test]
+    fn a_ruby_exception_at_the_start(
+        path in "[a-z][a-z0-9_/]{0,20}\\.rb",
+        n in 1..9999u32,
+        method in prop_oneof![Just("`<main>'".to_owned()), "`[a-z_]{1,12}'", "'Object#[a-z_]{1,12}'"],
+        message in "[a-zA-Z0-9][a-zA-Z0-9 ,.:`'-]{0,60}",
+        class in "[A-Z][a-zA-Z]{0,15}(::[A-Z][a-zA-Z]{0,10})?",
+        below in proptest::collection::vec("[a-zA-Z0-9 .,:/_\\t-]{0,60}", 0..5),
+    ) {
+        let d = Detector::default();
+        let text = format!("{path}:{n}:in {method}: {message} ({class})\n{}\n", below.join("\n"));
+        prop_assert_eq!(d.explain(&text), Some("error_label"), "{:?}", text);
+        let plain = format!("{path}:{n}:in {method}: {message}\n{}\n", below.join("\n"));
+        prop_assert_ne!(d.explain(&plain), Some("error_label"), "{:?}", plain);
+    }
+
     /// A tool's own error opening the output is a failure whatever follows
     /// it; the tool's name without `error:` (or sed's and mawk's
     /// locations) is not `error_label`'s.
@@ -919,6 +938,14 @@ fn tools_own_errors_at_the_start() {
             // mawk (Debian's awk): awk '{print $1' f.txt, awk '{ print $1 +* 2 }' (2)
             "awk: line 2: missing } near end of file\n",
             "awk: line 1: syntax error at or near *\n",
+            // ruby 3.1 a.rb (1): an exception above the output it buffered
+            // (raise ArgumentError), a NoMethodError with error_highlight's
+            // excerpt and its frame, a source it cannot parse
+            "a.rb:2:in `<main>': unknown mode: fast (ArgumentError)\nloading\n",
+            "a.rb:2:in `run': undefined method `helper' for main:Object (NoMethodError)\n\n  helper(1)\n  ^^^^^^\n\tfrom a.rb:4:in `<main>'\n",
+            "a.rb:2: syntax error, unexpected end-of-input, expecting `end'\n  puts \"x\"\n          ^\n",
+            // Ruby 3.4's quoting and a namespaced class
+            "-e:1:in 'Object#load': no such mode (Config::Error)\n",
         ],
         &[
             // cmake's warning (0); psql's table of such words (0)
@@ -929,6 +956,11 @@ fn tools_own_errors_at_the_start() {
             "psql: errors are reported on stderr\n",
             "sed: expression #1 replaced 3 lines\n",
             "awk: lines 1-3 read\n",
+            // ruby a.rb printing its counts (0); a frame's line without the
+            // exception's class; a search hit
+            "errors: 0\nfailed: none\n",
+            "a.rb:2:in `run': retrying\n",
+            "lib/a.rb:12:    raise ArgumentError, \"unknown mode\" # (ArgumentError)\n",
         ],
     );
 }
