@@ -30,6 +30,7 @@
 //! | vitest | ` Test Files  1 failed (1)` (below: its `      Tests  …`, `   Start at  …`, `   Duration  …` lines) |
 //! | node --test | `# fail 1`, `# cancelled 1` of its TAP summary (below: `# skipped N`, `# todo N`, `# duration_ms N`) |
 //! | ruff check | `Found 3 errors.`, `Found 3 errors (2 fixed, 1 remaining).` (below: ``[*] 2 fixable with `--fix`.``, `1 unsafe fix available with …`, `No fixes available (…)`); not `(1 fixed, 0 remaining)` |
+//! | ruff format | `1 file would be reformatted`, `2 files would be reformatted, 1 file already formatted` (`--check`, `--diff`; black's report ends with a period) |
 //! | black | its report (`1 file would be reformatted.`, `1 file failed to reformat.`) below `Oh no! 💥 💔 💥`, which black prints instead of `All done! ✨ 🍰 ✨` when it fails |
 //! | pip | `ERROR: No matching distribution found for x` (below: its `[notice]` lines) |
 //! | curl | `curl: (7) Failed to connect to …` (below its progress meter) |
@@ -112,6 +113,9 @@ pub(super) const CLOSING: &str = concat!(
     r"|# (?:fail|cancelled) [1-9]\d*$",
     // ruff check (with every error fixed, `(1 fixed, 0 remaining)`, it exits 0)
     r"|Found [1-9]\d* errors?(?: \(\d+ fixed, [1-9]\d* remaining\))?\.$",
+    // ruff format --check or --diff (black's report, with a period, is
+    // read below `Oh no!` alone: `black_failed`)
+    r"|[1-9]\d* files? would be reformatted(?:, \d+ files? already formatted)?$",
     // pip, curl (printed only for a transfer that failed), perl's compile errors
     r"|ERROR: No matching distribution found for ",
     r"|curl: \(\d+\) ",

@@ -110,6 +110,10 @@ const FAILED: &[&str] = &[
     "a.yaml\n  1:1       warning  missing document start \"---\"  (document-start)\n  4:4       error    syntax error: expected <block end>, but found '<block sequence start>' (syntax)\n\n",
     "a.yaml:1:1: [warning] missing document start \"---\" (document-start)\na.yaml:4:4: [error] syntax error: expected <block end>, but found '<block sequence start>' (syntax)\n",
     "d1.yaml\n  1:1       warning  missing document start \"---\"  (document-start)\n  2:1       error    duplication of key \"a\" in mapping  (key-duplicates)\n\nd2.yaml\n  1:1       warning  missing document start \"---\"  (document-start)\n  2:1       error    syntax error: expected ',' or ']', but got '<stream end>' (syntax)\n\nd3.yaml\n  2:6       error    trailing spaces  (trailing-spaces)\n\n",
+    // ruff 0.17 format --check (1): one file, two of three files, --diff
+    "unformatted: File would be reformatted\n --> a.py:1:7\n  |\n  - def f( a,b ):\n  -   return a+b\n1 + def f(a, b):\n2 +     return a + b\n  |\n\n1 file would be reformatted\n",
+    "unformatted: File would be reformatted\n --> c.py:1:2\n  |\n  - y=2\n1 + y = 2\n  |\n\n2 files would be reformatted, 1 file already formatted\n",
+    "+    return a + b\n\n1 file would be reformatted\n",
     // mocha 12 (2): a pending test, two failures
     "\n\n  api\n    ✔ lists users\n    - pending one\n    1) rejects bad input\n    2) counts\n\n\n  1 passing (16ms)\n  1 pending\n  2 failing\n\n  1) api\n       rejects bad input:\n     TypeError: bad input\n      at Context.<anonymous> (test/a.spec.js:5:41)\n      at process.processImmediate (node:internal/timers:483:21)\n\n  2) api\n       counts:\n\n      AssertionError [ERR_ASSERTION]: Expected values to be strictly deep-equal:\n+ actual - expected\n\n  [\n    1,\n+   2\n-   3\n  ]\n      + expected - actual\n\n       [\n         1\n      -  2\n      +  3\n       ]\n      \n      at Context.<anonymous> (test/a.spec.js:6:31)\n      at process.processImmediate (node:internal/timers:483:21)\n\n\n\n",
     // ruff 0.17 check (1): its count above its advice on fixes; with
@@ -215,6 +219,11 @@ const SUCCEEDED: &[&str] = &[
     "done\nPHP Warning:  Undefined array key \"k\" in /tmp/ox/w.php on line 4\n",
     // mocha-pass (0)
     "\n\n  error handling\n    ✔ throws on bad input\n    ✔ reports 0 failed\n\n\n  2 passing (5ms)\n\n",
+    // ruff 0.17 format: --check of a formatted file, a run that
+    // reformatted (0); black --diff's report (0)
+    "1 file already formatted\n",
+    "2 files reformatted, 1 file left unchanged\n",
+    "would reformat a.py\nAll done! \u{2728} \u{1f370} \u{2728}\n1 file would be reformatted, 2 files would be left unchanged.\n",
     // yamllint 1.38, warnings alone (0); its lines without a file's name
     "a.yaml\n  1:1       warning  missing document start \"---\"  (document-start)\n\n",
     "a.yaml:1:1: [warning] missing document start \"---\" (document-start)\n",
@@ -686,6 +695,24 @@ proptest! {
         } else {
             prop_assert_ne!(d.explain(&text), Some("failure_summary"), "{:?}", text);
         }
+    }
+
+    /// ruff format's count of files it would reformat is a failure below
+    /// any output; black's, which ends with a period, is not this rule's
+    /// below `All done!`.
+    #[test]
+    fn ruff_formats_count(
+        lines in proptest::collection::vec("[a-zA-Z0-9 .,/_-]{0,60}", 0..10),
+        would in 1..50u32,
+        already in proptest::option::of(1..50u32),
+    ) {
+        let plural = |n: u32| if n == 1 { "file" } else { "files" };
+        let already = already.map(|n| format!(", {n} {} already formatted", plural(n))).unwrap_or_default();
+        let d = Detector::default();
+        let ruff = format!("{}\n\n{would} {} would be reformatted{already}\n", lines.join("\n"), plural(would));
+        prop_assert_eq!(d.explain(&ruff), Some("failure_summary"), "{:?}", ruff);
+        let black = format!("{}\nAll done! \u{2728} \u{1f370} \u{2728}\n{would} {} would be reformatted.\n", lines.join("\n"), plural(would));
+        prop_assert_ne!(d.explain(&black), Some("failure_summary"), "{:?}", black);
     }
 
     /// A closing line followed by a line of ordinary output (the program
