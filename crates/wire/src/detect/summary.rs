@@ -43,6 +43,7 @@
 //! | oxlint | `Found 0 warnings and 1 error.` (below: `Finished in 7ms on 1 file with 96 rules using 2 threads.`; not `… and 0 errors.`) |
 //! | biome | `  × Some errors were emitted while running checks.` (its `check`, `lint`, `format`, `ci`) |
 //! | yamllint | its report ending with a file's problems, one of them an `error` (`  4:4       error    syntax error: … (syntax)` below the file's name; `a.yaml:4:4: [error] … (syntax)` in its parsable format); not warnings alone |
+//! | unzip | `        a.zip.zip, and cannot find a.zip.ZIP, period.` below `unzip:  cannot find zipfile directory in one of a.zip or` (a corrupt archive, status 9) |
 //! | mocha | `  1 failing` below `  1 passing (12ms)` (and `  1 pending`), when the output ends with the list of failures it opens (`  1) suite`, … the last failure's stack frames `      at …`) |
 //! | php | `PHP Fatal error:  … on line 3`, `PHP Parse error:  … on line 3` (`Fatal error: …` on standard output), `php -l`'s `Errors parsing a.php` below its parse error |
 //!
@@ -173,7 +174,8 @@ fn ends_in_closing_line(closing: &Regex, content: &[u8]) -> bool {
         return false;
     };
     let line = super::rules::without_csi(line);
-    if line.first() == Some(&b' ') && mocha_failed(&line, content) {
+    if line.first() == Some(&b' ') && (mocha_failed(&line, content) || unzip_failed(&line, before))
+    {
         return true;
     }
     // yamllint's problems end with their rule: `(syntax)`.
@@ -429,6 +431,20 @@ fn line_column(s: &[u8]) -> Option<&[u8]> {
     let rest = s.get(row..)?.strip_prefix(b":")?;
     let column = rest.iter().take_while(|b| b.is_ascii_digit()).count();
     (row > 0 && column > 0).then(|| &rest[column..])
+}
+
+/// unzip's report of an archive without a central directory (a corrupt
+/// or truncated zip; Info-ZIP unzip 6.0, status 9), whose sentence runs
+/// over two lines: `unzip:  cannot find zipfile directory in one of a.zip
+/// or`, then `        a.zip.zip, and cannot find a.zip.ZIP, period.`.
+fn unzip_failed(line: &[u8], before: &[u8]) -> bool {
+    line.ends_with(b", period.")
+        && super::rules::trim_end(before)
+            .rsplit(|b| *b == b'\n')
+            .next()
+            .is_some_and(|above| {
+                above.starts_with(b"unzip:  cannot find zipfile directory in one of ")
+            })
 }
 
 /// How much of the end of the output mocha's list of failures is read in.

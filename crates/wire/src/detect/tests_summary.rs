@@ -114,6 +114,9 @@ const FAILED: &[&str] = &[
     "unformatted: File would be reformatted\n --> a.py:1:7\n  |\n  - def f( a,b ):\n  -   return a+b\n1 + def f(a, b):\n2 +     return a + b\n  |\n\n1 file would be reformatted\n",
     "unformatted: File would be reformatted\n --> c.py:1:2\n  |\n  - y=2\n1 + y = 2\n  |\n\n2 files would be reformatted, 1 file already formatted\n",
     "+    return a + b\n\n1 file would be reformatted\n",
+    // unzip 6.0 bad.zip, unzip -l e.zip of a file that is no zip (9)
+    "Archive:  bad.zip\n  End-of-central-directory signature not found.  Either this file is not\n  a zipfile, or it constitutes one disk of a multi-part archive.  In the\n  latter case the central directory and zipfile comment will be found on\n  the last disk(s) of this archive.\nunzip:  cannot find zipfile directory in one of bad.zip or\n        bad.zip.zip, and cannot find bad.zip.ZIP, period.\n",
+    "Archive:  e.zip\n  End-of-central-directory signature not found.  Either this file is not\n  a zipfile, or it constitutes one disk of a multi-part archive.  In the\n  latter case the central directory and zipfile comment will be found on\n  the last disk(s) of this archive.\nunzip:  cannot find zipfile directory in one of e.zip or\n        e.zip.zip, and cannot find e.zip.ZIP, period.\n",
     // mocha 12 (2): a pending test, two failures
     "\n\n  api\n    ✔ lists users\n    - pending one\n    1) rejects bad input\n    2) counts\n\n\n  1 passing (16ms)\n  1 pending\n  2 failing\n\n  1) api\n       rejects bad input:\n     TypeError: bad input\n      at Context.<anonymous> (test/a.spec.js:5:41)\n      at process.processImmediate (node:internal/timers:483:21)\n\n  2) api\n       counts:\n\n      AssertionError [ERR_ASSERTION]: Expected values to be strictly deep-equal:\n+ actual - expected\n\n  [\n    1,\n+   2\n-   3\n  ]\n      + expected - actual\n\n       [\n         1\n      -  2\n      +  3\n       ]\n      \n      at Context.<anonymous> (test/a.spec.js:6:31)\n      at process.processImmediate (node:internal/timers:483:21)\n\n\n\n",
     // ruff 0.17 check (1): its count above its advice on fixes; with
@@ -219,6 +222,9 @@ const SUCCEEDED: &[&str] = &[
     "done\nPHP Warning:  Undefined array key \"k\" in /tmp/ox/w.php on line 4\n",
     // mocha-pass (0)
     "\n\n  error handling\n    ✔ throws on bad input\n    ✔ reports 0 failed\n\n\n  2 passing (5ms)\n\n",
+    // unzip -o logs.zip (0); a sentence ending so below another line
+    "Archive:  logs.zip\n   creating: logs/\n extracting: logs/error.log          \n",
+    "notes\n    it cannot find the key, period.\n",
     // ruff 0.17 format: --check of a formatted file, a run that
     // reformatted (0); black --diff's report (0)
     "1 file already formatted\n",
@@ -691,6 +697,29 @@ proptest! {
         let text = format!("{}\n{report}", lines.join("\n"));
         let d = Detector::default();
         if any_error {
+            prop_assert!(d.is_failure(&text), "{:?}", text);
+        } else {
+            prop_assert_ne!(d.explain(&text), Some("failure_summary"), "{:?}", text);
+        }
+    }
+
+    /// unzip's two-line report of an archive without a central directory
+    /// is a failure for any archive's name below any output; its second
+    /// line below another line is not this rule's.
+    #[test]
+    fn unzips_corrupt_archive(
+        lines in proptest::collection::vec("[a-zA-Z0-9 .,/_-]{0,60}", 0..10),
+        name in "[a-zA-Z0-9_/-]{1,30}",
+        report in any::<bool>(),
+    ) {
+        let above = if report {
+            format!("unzip:  cannot find zipfile directory in one of {name}.zip or")
+        } else {
+            format!("unzip:  cannot find or open {name}.zip, {name}.zip.zip or")
+        };
+        let text = format!("{}\n{above}\n        {name}.zip.zip, and cannot find {name}.zip.ZIP, period.\n", lines.join("\n"));
+        let d = Detector::default();
+        if report {
             prop_assert!(d.is_failure(&text), "{:?}", text);
         } else {
             prop_assert_ne!(d.explain(&text), Some("failure_summary"), "{:?}", text);
