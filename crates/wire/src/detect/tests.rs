@@ -730,13 +730,13 @@ proptest! {
         prop_assert_ne!(d.explain(&plain), Some("error_label"), "{:?}", plain);
     }
 
-    /// An uncaught exception's report below any output is a failure with
-    /// any frames; without its header (a trace a program printed itself)
+    /// An uncaught exception's report (the JVM's, Lua's, Ruby's, PHP's)
+    /// below any output is a failure with any frames; without its header (a trace a program printed itself)
     /// it is not `crash_trace`'s.
     #[test]
     fn an_uncaught_exception_below_output(
         lines in proptest::collection::vec("[a-zA-Z0-9 .,/_-]{0,60}", 0..10),
-        runtime in 0..3usize,
+        runtime in 0..4usize,
         frames in proptest::collection::vec("[a-zA-Z][a-zA-Z0-9_.$/]{0,30}", 1..12),
         n in 1..999u32,
         header in any::<bool>(),
@@ -750,6 +750,10 @@ proptest! {
             1 => (
                 format!("lua5.4: a.lua:{n}: attempt to index a nil value"),
                 ["stack traceback:".to_owned()].into_iter().chain(frames.iter().map(|f| format!("\t{f}:{n}: in main chunk"))).chain(["\t[C]: in ?".to_owned()]).collect::<Vec<_>>().join("\n"),
+            ),
+            3 => (
+                format!("a.rb:{n}:in `run': undefined method `x' for nil (NoMethodError)"),
+                ["".to_owned(), "  x(1)".to_owned(), "  ^".to_owned()].into_iter().chain(frames.iter().map(|f| format!("\tfrom {f}.rb:{n}:in `<main>'"))).collect::<Vec<_>>().join("\n"),
             ),
             _ => (
                 "PHP Fatal error:  Uncaught Exception: x in /a.php:3".to_owned(),
@@ -861,6 +865,10 @@ fn uncaught_exceptions_at_the_end() {
             "checking\nlua5.4: c.lua:1: bad input\nstack traceback:\n\t[C]: in function 'error'\n\tc.lua:1: in main chunk\n\t[C]: in ?\n",
             // lua5.4 a.lua of a source it cannot compile (1)
             "lua5.4: a.lua:3: 'end' expected (to close 'function' at line 1) near <eof>\n",
+            // ruby 3.1 with $stdout.sync: a NoMethodError's line, excerpt and
+            // frame below the output; a raise in <main> as the last line (1)
+            "loading\ns.rb:4:in `run': undefined method `helper' for main:Object (NoMethodError)\n\n  helper(1)\n  ^^^^^^\n\tfrom s.rb:6:in `<main>'\n",
+            "loading\n-e:1:in `<main>': unknown mode: fast (ArgumentError)\n",
             // php a.php: an exception below output; a TypeError (255)
             "loading\nPHP Fatal error:  Uncaught InvalidArgumentException: unknown mode: fast in /tmp/probe/a.php:3\nStack trace:\n#0 {main}\n  thrown in /tmp/probe/a.php on line 3\n",
             "starting\nPHP Fatal error:  Uncaught TypeError: f(): Argument #1 ($x) must be of type int, string given, called in /tmp/probe/d.php on line 3 and defined in /tmp/probe/d.php:2\nStack trace:\n#0 /tmp/probe/d.php(3): f()\n#1 {main}\n  thrown in /tmp/probe/d.php on line 2\n",
@@ -875,6 +883,10 @@ fn uncaught_exceptions_at_the_end() {
             // a Lua message below other output, a name that is not Lua's
             "loading\nlua5.4: a.lua:3: 'end' expected near <eof>\ndone\n",
             "luarocks: a.lua:3: installed\n",
+            // Ruby frames below a line that is no exception's; a last line
+            // with parentheses that name no class
+            "loading\nretrying\n\tfrom s.rb:6:in `<main>'\n",
+            "loading\ns.rb:4:in `run': retrying (attempt 2)\n",
             // a PHP frame list without the uncaught header
             "frames:\nStack trace:\n#0 {main}\n  thrown in /tmp/probe/a.php on line 3\n",
         ],

@@ -7,6 +7,7 @@
 //! |---|---|
 //! | the JVM (`java A.java`, Kotlin, Scala) | `Exception in thread "main" java.lang.IllegalArgumentException: …` above `\tat A.main(A.java:4)` frames, `Caused by: …` and `\t... 3 more` (1) |
 //! | Lua's standalone interpreter | `lua5.4: a.lua:2: attempt to call a nil value (global 'helper')` above `stack traceback:`, tab-indented frames and `\t[C]: in ?` (1); a syntax error's `lua5.4: a.lua:3: 'end' expected …` as the whole output |
+//! | Ruby, its output flushed (`$stdout.sync`) | ``a.rb:4:in `run': undefined method `helper' for main:Object (NoMethodError)`` above error_highlight's excerpt and ``\tfrom a.rb:6:in `<main>'`` frames, or as the last line (1); above buffered output it opens the output, the first-line rule's |
 //! | PHP | `PHP Fatal error:  Uncaught InvalidArgumentException: … in /a.php:3` (`Fatal error: Uncaught …` on standard output) above `Stack trace:`, `#0 {main}` and `  thrown in /a.php on line 3` (255) |
 //!
 //! An exception in another JVM thread does not end the program (`Exception
@@ -24,6 +25,9 @@ const JVM_TAIL_BYTES: usize = 16 * 1024;
 const LINE_BYTES: usize = 1024;
 /// How far into the last line the interpreter's path is looked for.
 const PATH_BYTES: usize = 128;
+/// How many lines of error_highlight's excerpt (and blank lines) Ruby
+/// prints between its exception's line and its frames.
+const RUBY_EXCERPT_LINES: usize = 4;
 /// How many lines above `stack traceback:` Lua's message may take.
 const LUA_MESSAGE_LINES: usize = 4;
 
@@ -31,7 +35,17 @@ const LUA_MESSAGE_LINES: usize = 4;
 /// ended a JVM, Lua or PHP program? `last` is the last line without its
 /// indentation: most outputs stop at its first byte.
 pub(super) fn uncaught_at_end(content: &[u8], window: &[u8], last: &[u8]) -> bool {
-    match last.first() {
+    let ruby = match last.last() {
+        // `\tfrom a.rb:6:in `<main>'`
+        Some(b'\'') => last.starts_with(b"from ") && ruby_frames_at_end(window),
+        // `a.rb:2:in `<main>': unknown mode: fast (ArgumentError)` below
+        // output (opening it, it is the first-line rule's)
+        Some(b')') => {
+            ruby_exception(last) && trim_end(super::rules::start(content)).len() != last.len()
+        }
+        _ => false,
+    };
+    ruby || match last.first() {
         // `\tat A.main(A.java:4)`, `\t... 3 more`
         Some(b'a' | b'.') => jvm_frame(last) && jvm_main_exception(content),
         // `\t[C]: in ?`
@@ -147,6 +161,69 @@ fn lua_message(line: &[u8]) -> bool {
             i > 0 && !n.is_empty() && n.iter().all(u8::is_ascii_digit)
         })
     })
+}
+
+/// Ruby's report of an exception nothing rescued, below output the
+/// program flushed before it (`$stdout.sync`): the exception's line, error_highlight's
+/// excerpt of the failing call (two-space indented, a blank line above),
+/// then frames ``\tfrom a.rb:6:in `<main>'`` to the output's end.
+fn ruby_frames_at_end(window: &[u8]) -> bool {
+    let mut lines =
+        lines_from_end(window).skip_while(|l| l.starts_with(b"\tfrom ") && l.len() <= LINE_BYTES);
+    for _ in 0..=RUBY_EXCERPT_LINES {
+        match lines.next() {
+            Some(l) if l.is_empty() || l.starts_with(b"  ") => continue,
+            // (below output: opening it, it is the first-line rule's)
+            Some(l) => return ruby_exception(l) && lines.next().is_some(),
+            None => return false,
+        }
+    }
+    false
+}
+
+/// Ruby's line for an exception nothing rescued (`error.c`'s report on
+/// exit): ``a.rb:2:in `<main>': unknown mode: fast (ArgumentError)``,
+/// `in 'Object#run'` since Ruby 3.4; the class, in parentheses, ends it.
+fn ruby_exception(line: &[u8]) -> bool {
+    if line.len() > LINE_BYTES || !line.ends_with(b")") {
+        return false;
+    }
+    // The class first: most lines that end with `)` have no ` (Name)`.
+    let Some(open) = memchr::memrchr(b'(', line) else {
+        return false;
+    };
+    let class = &line[open + 1..line.len() - 1];
+    let is_class = open > 0
+        && line[open - 1] == b' '
+        && class.first().is_some_and(u8::is_ascii_uppercase)
+        && class
+            .split(|b| *b == b':')
+            .filter(|part| !part.is_empty())
+            .all(|part| {
+                part[0].is_ascii_uppercase()
+                    && part.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_')
+            });
+    if !is_class {
+        return false;
+    }
+    // `path:line:in ` and a quoted method, then `': `.
+    let head = &line[..open];
+    let Some(at) = memchr::memchr_iter(b':', head).find(|&i| head[i + 1..].starts_with(b"in "))
+    else {
+        return false;
+    };
+    let path_line = &head[..at];
+    let Some(colon) = memchr::memrchr(b':', path_line) else {
+        return false;
+    };
+    let (path, row) = (&path_line[..colon], &path_line[colon + 1..]);
+    let method = &head[at + 4..];
+    !path.is_empty()
+        && !path.iter().any(u8::is_ascii_whitespace)
+        && !row.is_empty()
+        && row.iter().all(u8::is_ascii_digit)
+        && matches!(method.first(), Some(b'`' | b'\''))
+        && memchr::memchr_iter(b'\'', &method[1..]).any(|i| method[1 + i..].starts_with(b"': "))
 }
 
 /// PHP's report of an exception nothing caught: `PHP Fatal error:
