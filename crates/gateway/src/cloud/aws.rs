@@ -111,6 +111,23 @@ impl AwsEnv {
             .filter(|v| !v.is_empty())
     }
 
+    /// A key variable as aws-config's environment provider takes it: an
+    /// empty or blank value is none (`err_if_blank`), and the chain goes on.
+    fn key(&self, name: &str) -> Option<&str> {
+        self.get(name).filter(|v| !v.trim().is_empty())
+    }
+
+    /// Without the environment's keys, what is wrong with the static keys
+    /// of the profile the chain would read (`profile::static_keys_problem`:
+    /// one without the other fails every load, an empty one is signed
+    /// with as it is).
+    pub fn profile_keys_problem(&self) -> Option<String> {
+        if self.key("AWS_ACCESS_KEY_ID").is_some() {
+            return None;
+        }
+        profile::static_keys_problem(&self.chain_vars())
+    }
+
     /// `AWS_REGION`, else `AWS_DEFAULT_REGION`.
     pub fn region(&self) -> Option<&str> {
         self.get("AWS_REGION")
@@ -141,10 +158,10 @@ impl AwsEnv {
     /// ([`AwsEnv::profile_keys_problem`]). `region` is STS's (the Bedrock
     /// signing region, else [`FALLBACK_REGION`]).
     pub fn credentials(&self, region: Option<&str>) -> Result<AwsCredentials, String> {
-        // aws-config's environment provider takes an empty or blank key or
-        // secret for none (`err_if_blank`) and the chain goes on.
-        let given = |name: &str| self.get(name).filter(|v| !v.trim().is_empty());
-        let (id, secret) = (given("AWS_ACCESS_KEY_ID"), given("AWS_SECRET_ACCESS_KEY"));
+        let (id, secret) = (
+            self.key("AWS_ACCESS_KEY_ID"),
+            self.key("AWS_SECRET_ACCESS_KEY"),
+        );
         if id.is_some() != secret.is_some() {
             let (set, unset) = if id.is_some() {
                 ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")
@@ -175,20 +192,6 @@ impl AwsEnv {
             kind: Kind::Chain(Arc::new(chain::Chain::new(env, region))),
             source: "the AWS default credential chain".into(),
         })
-    }
-}
-
-impl AwsEnv {
-    /// Without the environment's keys, what is wrong with the static keys
-    /// of the profile the chain would read (`profile::static_keys_problem`:
-    /// one without the other fails every load, an empty one is signed
-    /// with as it is).
-    pub fn profile_keys_problem(&self) -> Option<String> {
-        let given = |name: &str| self.get(name).filter(|v| !v.trim().is_empty());
-        if given("AWS_ACCESS_KEY_ID").is_some() {
-            return None;
-        }
-        profile::static_keys_problem(&self.chain_vars())
     }
 }
 
