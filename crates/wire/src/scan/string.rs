@@ -131,7 +131,98 @@ mod tests {
         }
     }
 
+    /// Where serde_json ends the literal `lit` opens (just past the first
+    /// quote no odd run of backslashes escapes), if it reads it.
+    fn serde_end(lit: &[u8]) -> Option<usize> {
+        let mut run = 0usize;
+        for (i, &byte) in lit.iter().enumerate().skip(1) {
+            if byte == b'\\' {
+                run += 1;
+                continue;
+            }
+            if byte == b'"' && run.is_multiple_of(2) {
+                return Some(i + 1).filter(|&e| serde_ok(&lit[..e]));
+            }
+            run = 0;
+        }
+        None
+    }
+
+    #[test]
+    fn escapes_astride_a_blocks_edge() {
+        let patterns = [
+            r#"\""#, r#"\\""#, r#"\\\""#, r#"\\\\""#, r"\n", r"\\n", r"\u00e9", r"\u00", r"\x",
+            r"\\\x", r"\\\\x", "plain",
+        ];
+        for pattern in patterns {
+            for pad in 0..140 {
+                for open in [0, 1, 63] {
+                    let mut input = vec![b' '; open];
+                    input.push(b'"');
+                    input.extend(std::iter::repeat_n(b'a', pad));
+                    input.extend_from_slice(pattern.as_bytes());
+                    // After the literal, an escape of another's.
+                    input.extend_from_slice(b"b\" \\n tail \"");
+                    let want = serde_end(&input[open..]);
+                    let got = end(&input, open).ok();
+                    let what = format!("{pattern} after {pad} bytes, opened at {open}");
+                    assert_eq!(got.map(|(e, _)| e - open), want, "{what}");
+                    if let Some((e, escaped)) = got {
+                        assert_eq!(escaped, input[open..e].contains(&b'\\'), "{what}");
+                    }
+                }
+            }
+        }
+    }
+
     proptest::proptest! {
+        /// Long literals made of escapes, backslash runs and text (mostly
+        /// valid, so they cross several blocks, their escapes and runs
+        /// astride the blocks' edges), opened anywhere in the input and
+        /// followed by more: the scan ends exactly where serde_json does,
+        /// or bails where it fails, and says whether it met an escape.
+        #[test]
+        fn agrees_with_serde_json_across_blocks(
+            lead in 0usize..70,
+            parts in proptest::collection::vec(
+                proptest::prop_oneof![
+                    6 => proptest::prelude::Just("abcdefgh"),
+                    3 => proptest::prelude::Just("\\n"),
+                    2 => proptest::prelude::Just("\\\""),
+                    2 => proptest::prelude::Just("\\\\"),
+                    1 => proptest::prelude::Just("\\\\\\"),
+                    1 => proptest::prelude::Just("\\u00e9"),
+                    1 => proptest::prelude::Just("\\uD83D"),
+                    1 => proptest::prelude::Just("é"),
+                    1 => proptest::prelude::Just("x"),
+                    1 => proptest::prelude::Just("\\"),
+                    1 => proptest::prelude::Just("\\u12"),
+                    1 => proptest::prelude::Just("\\q"),
+                    1 => proptest::prelude::Just("\t"),
+                    1 => proptest::prelude::Just("\""),
+                ],
+                0..200,
+            ),
+            after in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..80),
+        ) {
+            let mut input = vec![b' '; lead];
+            input.push(b'"');
+            for part in &parts {
+                input.extend_from_slice(part.as_bytes());
+            }
+            input.push(b'"');
+            input.extend_from_slice(&after);
+            let lit = &input[lead..];
+            let valid = serde_end(lit);
+            match end(&input, lead) {
+                Ok((e, escaped)) => {
+                    proptest::prop_assert_eq!(Some(e - lead), valid);
+                    proptest::prop_assert_eq!(escaped, input[lead..e].contains(&b'\\'));
+                }
+                Err(Bail) => proptest::prop_assert_eq!(valid, None),
+            }
+        }
+
         /// Any bytes after a quote: the scan ends exactly where serde_json
         /// finds the literal's end, or bails where it fails.
         #[test]
