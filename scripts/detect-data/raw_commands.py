@@ -52,6 +52,20 @@ variables:
         --bin /tmp/js54/node_modules/.bin --pg "$(bash .ci/pg.sh start)" \
         > /work/data/detect/s54d-fresh.jsonl
 
+The fifty-fifth session's (FRESH55: cppcheck, clang-tidy, xmllint,
+markdownlint, stylelint, htmlhint, tsx, rollup, tox, nox, sphinx-build,
+mkdocs, alembic, twine check, pre-commit, ansible-playbook, ocaml,
+escript, openssl, gpg, rsync, find, diff, cmp, grep -c and -q, timeout)
+run the same ways, `--fresh55` alone:
+
+    python3 -m venv /tmp/v55 && /tmp/v55/bin/pip install tox nox sphinx mkdocs alembic twine \
+        pre-commit ansible-core pytest
+    (mkdir -p /tmp/js55 && cd /tmp/js55 && npm init -y && \
+        npm install markdownlint-cli stylelint htmlhint tsx rollup)
+    apt-get install cppcheck clang-tidy libxml2-utils erlang-base ocaml-nox rsync
+    python3 scripts/detect-data/raw_commands.py --fresh55 --bin /tmp/v55/bin \
+        --bin /tmp/js55/node_modules/.bin > /work/data/detect/s55d-fresh.jsonl
+
 Everything runs offline (npm only with `--offline`; cargo crates without
 dependencies). Outputs vary slightly between runs (times, temp paths);
 labels do not. Data stays out of the repository.
@@ -1093,6 +1107,250 @@ def fresh54():
     return out
 
 
+# The fifty-fifth session's programs (FRESH55), run as FRESH54's are:
+# plainly, through `| tail -20` and, for TASK_OUTPUT_FORMS_55, in Claude
+# Code's background form; a fourth field is a setup (its output not
+# recorded). Every row's command opens with the program it needs on PATH.
+C_OUT_OF_BOUNDS = "int main(void) {\n    int a[2] = {0, 1};\n    a[5] = 1;\n    return a[0];\n}\n"
+C_CLEAN_ERRORS = '#include <stdio.h>\nint main(void) {\n    int errors = 0;\n    printf("errors: %d\\n", errors);\n    return errors;\n}\n'
+C_DIVIDE_BY_ZERO = "int f(int x) {\n    int z = 0;\n    return x / z;\n}\n"
+XML_MISMATCH = "<?xml version=\"1.0\"?>\n<log>\n  <entry><error>disk full</entry>\n</log>\n"
+XML_LOG = "<?xml version=\"1.0\"?>\n<log>\n  <entry level=\"error\"><error>disk full</error></entry>\n" \
+    "  <entry level=\"info\"><error/></entry>\n</log>\n"
+XSD_LOG = """<?xml version="1.0"?>
+<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema">
+  <xs:element name="log">
+    <xs:complexType><xs:sequence>
+      <xs:element name="entry" maxOccurs="unbounded">
+        <xs:complexType><xs:sequence>
+          <xs:element name="error" type="xs:string" minOccurs="0"/>
+        </xs:sequence><xs:attribute name="level" type="xs:string" use="required"/></xs:complexType>
+      </xs:element>
+    </xs:sequence></xs:complexType>
+  </xs:element>
+</xs:schema>
+"""
+XML_INVALID = "<?xml version=\"1.0\"?>\n<log>\n  <entry><error>disk full</error></entry>\n  <failure/>\n</log>\n"
+MD_BAD = "# Release notes\n## Errors\nFixed the failure on start.  \n\n\n* one\n+ two\n"
+MD_CLEAN = "# Errors and failures\n\nNo failures found: 0 errors.\n"
+CSS_BAD = "a { color: #ff; }\nb {}\n"
+CSS_CLEAN = ".error { color: #f00; }\n.failed { margin: 0; }\n"
+STYLELINT_ERRORS = '{"rules": {"color-no-invalid-hex": true, "block-no-empty": true}}\n'
+STYLELINT_WARNINGS = '{"rules": {"block-no-empty": [true, {"severity": "warning"}]}}\n'
+HTML_BAD = "<!DOCTYPE html>\n<html>\n<head><title>Errors</title></head>\n<body>\n<div><span>error</div>\n" \
+    "<img src=\"a.png\" SRC=\"b.png\">\n</body>\n</html>\n"
+HTML_CLEAN = "<!DOCTYPE html>\n<html>\n<head><title>Errors: 0</title></head>\n<body>\n" \
+    "<p class=\"error\">No failures.</p>\n</body>\n</html>\n"
+TS_THROW = 'console.log("loading");\nconst n: number = 1;\nthrow new Error("config missing: " + n);\n'
+TS_SYNTAX_ERROR = "const x: number = {a: 1,\nfunction f() {}\n"
+TS_ERROR_TEXT_OK = 'const errors: string[] = [];\nconsole.log("Error: none");\nconsole.log(`${errors.length} failed`);\n'
+JS_IMPORTS_MISSING = "import x from './nothere.js';\nconsole.log(x);\n"
+JS_IMPORTS_EXTERNAL = "import x from 'left-pad';\nconsole.log(x);\n"
+TOX_INI = "[tox]\nenvlist = py\nskipsdist = true\n\n[testenv]\nskip_install = true\ncommands = {command}\n"
+NOXFILE = """import nox
+
+
+@nox.session(venv_backend="none")
+def tests(session):
+    session.run("python3", "-c", {code!r})
+"""
+SPHINX_CONF = "project = 'probe'\nextensions = []\n"
+SPHINX_INDEX_MISSING = "Probe\n=====\n\n.. toctree::\n\n   nothere\n"
+SPHINX_INDEX_OK = "Errors\n======\n\nNo failures: 0 errors.\n"
+MKDOCS_YML_MISSING = "site_name: probe\nnav:\n  - Home: index.md\n  - Errors: nothere.md\n"
+MKDOCS_YML_OK = "site_name: probe\nnav:\n  - Home: index.md\n"
+ALEMBIC_SETUP = ("alembic init migrations && sed -i 's#^sqlalchemy.url = .*#sqlalchemy.url = sqlite:///app.db#' "
+                 "alembic.ini && cp v/*.py migrations/versions/")
+ALEMBIC_REVISION = '''"""{message}"""
+from alembic import op
+
+revision = "0001"
+down_revision = None
+branch_labels = None
+depends_on = None
+
+
+def upgrade():
+    op.execute("{sql}")
+
+
+def downgrade():
+    pass
+'''
+MKWHEEL = '''import sys
+import zipfile
+
+kind = sys.argv[1]
+meta = "Metadata-Version: 2.1\\nName: probe\\nVersion: 1.0\\nSummary: errors and failures\\n"
+if kind == "rst":
+    meta += "Description-Content-Type: text/x-rst\\n\\nProbe\\n=====\\n\\n.. nothere-directive::\\n\\n`broken <link\\n"
+elif kind == "md":
+    meta += "Description-Content-Type: text/markdown\\n\\n# Probe\\n\\nError: none.\\n"
+with zipfile.ZipFile("dist/probe-1.0-py3-none-any.whl", "w") as z:
+    z.writestr("probe/__init__.py", "")
+    z.writestr("probe-1.0.dist-info/METADATA", meta)
+    z.writestr("probe-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\\nGenerator: s55d\\nRoot-Is-Purelib: true\\nTag: py3-none-any\\n")
+    z.writestr("probe-1.0.dist-info/RECORD", "")
+'''
+PRE_COMMIT_CONFIG = """repos:
+  - repo: local
+    hooks:
+      - id: no-todo
+        name: no TODO markers
+        entry: TODO
+        language: pygrep
+        files: \\.py$
+      - id: no-tabs-in-yaml
+        name: no tabs in yaml
+        entry: "\\t"
+        language: pygrep
+        files: \\.ya?ml$
+"""
+GIT_ADD = "git init -q && git add -A"
+PLAYBOOK_FAIL = """- hosts: localhost
+  gather_facts: false
+  tasks:
+    - name: check the service
+      command: /bin/false
+    - name: report
+      debug: msg="done"
+"""
+PLAYBOOK_IGNORED = """- hosts: localhost
+  gather_facts: false
+  tasks:
+    - name: check the service
+      command: /bin/false
+      ignore_errors: true
+    - name: report
+      debug: msg="errors handled, 0 failed"
+"""
+PLAYBOOK_BAD_SYNTAX = "- hosts: localhost\n  tasks:\n    - name: x\n      command: echo\n     debug: msg=1\n"
+ANSIBLE = "ansible-playbook -i localhost, -c local -e ansible_python_interpreter=python3"
+OCAML_RAISE = 'print_endline "loading";;\nfailwith "config missing";;\n'
+OCAML_TYPE_ERROR = 'let x : int = "three";;\nprint_int x;;\n'
+OCAML_OK = 'print_endline "Error: none";;\nPrintf.printf "%d failed\\n" 0;;\n'
+ERL_BADMATCH = '#!/usr/bin/env escript\nmain(_) ->\n    io:format("loading~n"),\n    1 = length([a, b]).\n'
+ERL_SYNTAX_ERROR = '#!/usr/bin/env escript\nmain(_) ->\n    io:format("x~n")\n    ok.\n'
+ERL_OK = '#!/usr/bin/env escript\nmain(_) ->\n    io:format("errors: ~p~nfailed: none~n", [0]).\n'
+OPENSSL_CERT = ("openssl req -x509 -newkey rsa:2048 -nodes -keyout k.pem -out c.pem -days 1 "
+                "-subj '/CN=error-reports.example'")
+GPG_HOME = "mkdir -m 700 g && gpg --homedir g --batch --passphrase '' --quick-gen-key 'Probe <probe@example.com>' " \
+    "ed25519 sign never && gpg --homedir g --batch -b f.txt && gpgconf --homedir g --kill gpg-agent"
+APP_LOG = "INFO start\nWARN slow disk\nINFO done\n"
+FRESH55 = [
+    # C checkers (Debian: cppcheck, clang-tidy)
+    ("cppcheck-error-exitcode", {"a.c": C_OUT_OF_BOUNDS}, "cppcheck --error-exitcode=1 a.c"),
+    ("cppcheck-error-default-ok", {"a.c": C_OUT_OF_BOUNDS}, "cppcheck a.c"),
+    ("cppcheck-clean-ok", {"a.c": C_CLEAN_ERRORS}, "cppcheck --error-exitcode=1 --enable=style a.c"),
+    ("clang-tidy-warnings-as-errors", {"a.c": C_DIVIDE_BY_ZERO}, "clang-tidy -warnings-as-errors='*' a.c --"),
+    ("clang-tidy-syntax-error", {"a.c": C_SYNTAX_ERROR}, "clang-tidy a.c --"),
+    ("clang-tidy-warning-ok", {"a.c": C_DIVIDE_BY_ZERO}, "clang-tidy a.c --"),
+    # xmllint (Debian: libxml2-utils)
+    ("xmllint-not-well-formed", {"a.xml": XML_MISMATCH}, "xmllint --noout a.xml"),
+    ("xmllint-schema-invalid", {"a.xml": XML_INVALID, "log.xsd": XSD_LOG}, "xmllint --noout --schema log.xsd a.xml"),
+    ("xmllint-schema-ok", {"a.xml": XML_LOG, "log.xsd": XSD_LOG}, "xmllint --noout --schema log.xsd a.xml"),
+    ("xmllint-xpath-ok-errors", {"a.xml": XML_LOG}, "xmllint --xpath '//entry[@level=\"error\"]' a.xml"),
+    # markdownlint, stylelint, htmlhint, tsx, rollup (npm, offline: --bin NODE_MODULES/.bin)
+    ("markdownlint-fail", {"a.md": MD_BAD}, "markdownlint a.md"),
+    ("markdownlint-ok", {"a.md": MD_CLEAN}, "markdownlint a.md && echo 'markdownlint: 0 errors'"),
+    ("stylelint-errors", {"a.css": CSS_BAD, ".stylelintrc.json": STYLELINT_ERRORS}, "stylelint a.css"),
+    ("stylelint-warning-ok", {"a.css": CSS_BAD, ".stylelintrc.json": STYLELINT_WARNINGS}, "stylelint a.css"),
+    ("stylelint-no-config", {"a.css": CSS_CLEAN}, "stylelint a.css"),
+    ("htmlhint-errors", {"a.html": HTML_BAD}, "htmlhint a.html"),
+    ("htmlhint-ok", {"a.html": HTML_CLEAN}, "htmlhint a.html"),
+    ("tsx-throw", {"a.ts": TS_THROW}, "tsx a.ts"),
+    ("tsx-syntax-error", {"a.ts": TS_SYNTAX_ERROR}, "tsx a.ts"),
+    ("tsx-ok-error-text", {"a.ts": TS_ERROR_TEXT_OK}, "tsx a.ts"),
+    ("rollup-missing-import", {"a.js": JS_IMPORTS_MISSING}, "rollup a.js --file out.js"),
+    ("rollup-external-warning-ok", {"a.js": JS_IMPORTS_EXTERNAL}, "rollup a.js --file out.js"),
+    # python tools (PyPI, in a venv: --bin VENV/bin)
+    ("tox-fail", {"tox.ini": TOX_INI.format(command="python -c \"print('running'); raise SystemExit(3)\"")},
+     "tox -e py"),
+    ("tox-ok", {"tox.ini": TOX_INI.format(command="python -c \"print('0 failed, 0 errors')\"")}, "tox -e py"),
+    ("nox-fail", {"noxfile.py": NOXFILE.format(code="print('running'); raise SystemExit(2)")}, "nox -s tests"),
+    ("nox-ok", {"noxfile.py": NOXFILE.format(code="print('Error: none; 0 failed')")}, "nox -s tests"),
+    ("sphinx-build-W", {"conf.py": SPHINX_CONF, "index.rst": SPHINX_INDEX_MISSING}, "sphinx-build -W -b html . _build"),
+    ("sphinx-build-warning-ok", {"conf.py": SPHINX_CONF, "index.rst": SPHINX_INDEX_MISSING},
+     "sphinx-build -b html . _build"),
+    ("sphinx-build-ok", {"conf.py": SPHINX_CONF, "index.rst": SPHINX_INDEX_OK}, "sphinx-build -W -b html . _build"),
+    ("mkdocs-strict-fail", {"mkdocs.yml": MKDOCS_YML_MISSING, "docs/index.md": MD_CLEAN}, "mkdocs build --strict"),
+    ("mkdocs-warning-ok", {"mkdocs.yml": MKDOCS_YML_MISSING, "docs/index.md": MD_CLEAN}, "mkdocs build"),
+    ("mkdocs-ok", {"mkdocs.yml": MKDOCS_YML_OK, "docs/index.md": MD_CLEAN}, "mkdocs build --strict"),
+    ("alembic-upgrade-fail", {"v/0001_a.py": ALEMBIC_REVISION.format(
+        message="fill jobs", sql="INSERT INTO no_such_table VALUES (1)")}, "alembic upgrade head", ALEMBIC_SETUP),
+    ("alembic-no-config", {}, "alembic upgrade head"),
+    ("alembic-upgrade-ok", {"v/0001_a.py": ALEMBIC_REVISION.format(
+        message="create errors table", sql="CREATE TABLE errors (id INTEGER, failed INTEGER)")},
+     "alembic upgrade head", ALEMBIC_SETUP),
+    ("twine-check-fail", {"mkwheel.py": MKWHEEL, "dist/.keep": ""}, "twine check dist/*.whl",
+     "python3 mkwheel.py rst"),
+    ("twine-check-warning-ok", {"mkwheel.py": MKWHEEL, "dist/.keep": ""}, "twine check dist/*.whl",
+     "python3 mkwheel.py none"),
+    ("twine-check-ok", {"mkwheel.py": MKWHEEL, "dist/.keep": ""}, "twine check dist/*.whl", "python3 mkwheel.py md"),
+    ("pre-commit-fail", {".pre-commit-config.yaml": PRE_COMMIT_CONFIG, "a.py": "# TODO remove\nx = 1\n"},
+     "pre-commit run --all-files", GIT_ADD),
+    ("pre-commit-ok", {".pre-commit-config.yaml": PRE_COMMIT_CONFIG, "a.py": "x = 1  # errors: 0\n"},
+     "pre-commit run --all-files", GIT_ADD),
+    ("ansible-task-fails", {"p.yml": PLAYBOOK_FAIL}, f"{ANSIBLE} p.yml"),
+    ("ansible-ignored-error-ok", {"p.yml": PLAYBOOK_IGNORED}, f"{ANSIBLE} p.yml"),
+    ("ansible-syntax-check-fail", {"p.yml": PLAYBOOK_BAD_SYNTAX}, f"{ANSIBLE} --syntax-check p.yml"),
+    ("ansible-syntax-check-ok", {"p.yml": PLAYBOOK_IGNORED}, f"{ANSIBLE} --syntax-check p.yml"),
+    # ocaml, escript (Debian: ocaml-nox, erlang-base)
+    ("ocaml-raise", {"a.ml": OCAML_RAISE}, "ocaml a.ml"),
+    ("ocaml-type-error", {"a.ml": OCAML_TYPE_ERROR}, "ocaml a.ml"),
+    ("ocaml-ok", {"a.ml": OCAML_OK}, "ocaml a.ml"),
+    ("escript-badmatch", {"a.erl": ERL_BADMATCH}, "escript a.erl"),
+    ("escript-syntax-error", {"a.erl": ERL_SYNTAX_ERROR}, "escript a.erl"),
+    ("escript-ok", {"a.erl": ERL_OK}, "escript a.erl"),
+    # openssl, gpg
+    ("openssl-bad-pem", {"c.pem": "-----BEGIN CERTIFICATE-----\nnot base64 at all\n-----END CERTIFICATE-----\n"},
+     "openssl x509 -in c.pem -noout -subject"),
+    ("openssl-verify-self-signed", {}, "openssl verify c.pem", OPENSSL_CERT),
+    ("openssl-subject-ok", {}, "openssl x509 -in c.pem -noout -subject", OPENSSL_CERT),
+    ("gpg-verify-bad", {"f.txt": "release 1.0\n"}, "gpg --homedir g --verify f.txt.sig f.txt",
+     GPG_HOME + " && echo tampered >> f.txt"),
+    ("gpg-verify-ok", {"f.txt": "release 1.0: 0 errors\n"}, "gpg --homedir g --verify f.txt.sig f.txt", GPG_HOME),
+    # rsync, find, diff, cmp, grep, timeout
+    ("rsync-missing-source", {"dest/.keep": ""}, "rsync -a nothere/ dest/"),
+    ("rsync-ok-error-names", {"logs/error.log": "x\n", "logs/failed-jobs.txt": "y\n"}, "rsync -av logs/ backup/"),
+    ("find-missing-dir", {"src/a.py": ""}, "find src nothere -name '*.py'"),
+    ("find-ok-error-names", {"logs/error.log": "", "logs/failed.txt": ""}, "find . -name '*error*' -o -name '*fail*'"),
+    ("diff-differ", {"a.txt": "errors: 0\nstatus: ok\n", "b.txt": "errors: 2\nstatus: failed\n"}, "diff -u a.txt b.txt"),
+    ("diff-missing-file", {"a.txt": "x\n"}, "diff a.txt nothere.txt"),
+    ("diff-same-ok", {"a.txt": "errors: 0\n", "b.txt": "errors: 0\n"}, "diff -u a.txt b.txt && echo 'no differences'"),
+    ("cmp-differ", {"a.bin": "abcdef\n", "b.bin": "abXdef\n"}, "cmp a.bin b.bin"),
+    ("grep-count-none", {"app.log": APP_LOG}, "grep -c ERROR app.log"),
+    ("grep-count-ok", {"app.log": APP_LOG + "ERROR disk full\n"}, "grep -c ERROR app.log"),
+    ("grep-q-none", {"app.log": APP_LOG}, "grep -q ERROR app.log"),
+    ("grep-q-ok", {"app.log": APP_LOG}, "grep -q WARN app.log"),
+    ("timeout-expires", {}, "timeout 1 sh -c 'echo waiting for server; sleep 5'"),
+    ("timeout-ok", {}, "timeout 5 sh -c 'echo \"timeout: 30s, retries: 0, failed: 0\"'"),
+]
+TASK_OUTPUT_FORMS_55 = ["cppcheck-error-exitcode", "clang-tidy-syntax-error", "tsx-throw", "tsx-ok-error-text",
+                        "tox-fail", "tox-ok", "sphinx-build-W", "mkdocs-strict-fail", "mkdocs-ok",
+                        "ansible-task-fails", "ansible-ignored-error-ok", "ocaml-raise"]
+
+
+def fresh55():
+    """FRESH55's scenarios, each plainly and through tail, and the
+    background forms (the setup's status labels them)."""
+    out = []
+    for name, files, command, *setup in FRESH55:
+        out.append((name, files, command, *setup))
+        out.append((name + "-tail", files, f"set -o pipefail; {command} 2>&1 | tail -20", *setup))
+    for name, files, command, *setup in FRESH55:
+        if name in TASK_OUTPUT_FORMS_55:
+            first = f"{setup[0]} > /dev/null 2>&1; " if setup else ""
+            write = f"{first}mkdir -p tasks; ( {command} ) > tasks/b55d.output 2>&1; echo $? > .status"
+            out.append((name + "-task", files, "tail -30 tasks/b55d.output", write))
+    for row in out:
+        base = row[0]
+        if base.endswith(("-task", "-tail")):
+            base = base.rsplit("-", 1)[0]
+        NEEDS[row[0]] = next(c for n, _, c, *_ in FRESH55 if n == base).split()[0]
+    return out
+
+
 def run(name, files, command, pytest, python, tsc, eslint, gocache, setup=None, go_env=None, pg=None):
     """The command's output and exit status; a setup that writes the file
     `.status` labels the row with that status instead (a command whose
@@ -1149,6 +1407,8 @@ def main():
                     help="run only the fifty-third session's scenarios (FRESH53 and their forms)")
     ap.add_argument("--fresh54", action="store_true",
                     help="run only the fifty-fourth session's scenarios (FRESH54 and their forms)")
+    ap.add_argument("--fresh55", action="store_true",
+                    help="run only the fifty-fifth session's scenarios (FRESH55 and their forms)")
     ap.add_argument("--pg", help="a PostgreSQL URL for psql's scenarios (skipped without it)")
     args = ap.parse_args()
     only = set(args.only.split(",")) if args.only else None
@@ -1182,12 +1442,14 @@ def write_go_proxy(root):
 
 
 def scenarios(args, only, gocache):
-    if args.fresh54:
+    if args.fresh55:
+        rows = fresh55()
+    elif args.fresh54:
         rows = fresh54()
     elif args.fresh53:
         rows = fresh53()
     else:
-        rows = SCENARIOS + fresh53() + fresh54()
+        rows = SCENARIOS + fresh53() + fresh54() + fresh55()
     for name, files, command, *setup in rows:
         if only and name not in only:
             continue
