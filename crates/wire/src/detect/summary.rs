@@ -45,6 +45,10 @@
 //! | yamllint | its report ending with a file's problems, one of them an `error` (`  4:4       error    syntax error: … (syntax)` below the file's name; `a.yaml:4:4: [error] … (syntax)` in its parsable format); not warnings alone |
 //! | unzip | `        a.zip.zip, and cannot find a.zip.ZIP, period.` below `unzip:  cannot find zipfile directory in one of a.zip or` (a corrupt archive, status 9) |
 //! | mocha | `  1 failing` below `  1 passing (12ms)` (and `  1 pending`), when the output ends with the list of failures it opens (`  1) suite`, … the last failure's stack frames `      at …`) |
+//! | tox 4 | `  evaluation failed :( (2.21 seconds)` (`  congratulations :) (…)` when every environment passed) |
+//! | nox | `nox > Session tests failed.`, `nox > Session tests aborted.` (a single session's result; `… was successful.`) |
+//! | Sphinx | `build finished with problems, 1 warning (with warnings treated as errors).` (`-W`; `build succeeded, 1 warning.` without it, status 0) |
+//! | MkDocs | `Aborted with 1 warnings in strict mode!`, `Aborted with a BuildError!`, `Aborted with a configuration error!` |
 //! | php | `PHP Fatal error:  … on line 3`, `PHP Parse error:  … on line 3` (`Fatal error: …` on standard output), `php -l`'s `Errors parsing a.php` below its parse error |
 //!
 //! gcc prints no closing line: an output that ends with a compiler's
@@ -137,6 +141,14 @@ pub(super) const CLOSING: &str = concat!(
     r"|Error occurred when checking code style in (?:the above file|\d+ files)\.$",
     // oxlint (its `Finished in …` line below is advice)
     r"|Found \d+ warnings? and [1-9]\d* errors?\.$",
+    // nox's result of a single session (`… was successful.` when it
+    // passed), Sphinx's when the build failed (`-W` on a warning; `build
+    // succeeded, 1 warning.` without it), MkDocs' abort (`--strict` on a
+    // warning, a build or configuration error)
+    r"|nox > Session .+ (?:failed|aborted)(?:: .*)?\.$",
+    r"|build finished with problems(?:, \d+ warnings?(?: \(with warnings treated as errors\))?)?\.$",
+    r"|Aborted with (?:\d+ [a-z]+s(?:, \d+ [a-z]+s)* in strict mode|a BuildError|a configuration error",
+    r"|\d+ configuration warnings in 'strict' mode)!$",
     // PHP's fatal and parse errors end the script (the log's `PHP ` prefix,
     // or on standard output without it)
     r"|(?:PHP )?(?:Fatal|Parse) error: .* on line \d+$",
@@ -174,7 +186,8 @@ fn ends_in_closing_line(closing: &Regex, content: &[u8]) -> bool {
         return false;
     };
     let line = super::rules::without_csi(line);
-    if line.first() == Some(&b' ') && (mocha_failed(&line, content) || unzip_failed(&line, before))
+    if line.first() == Some(&b' ')
+        && (mocha_failed(&line, content) || unzip_failed(&line, before) || tox_failed(&line))
     {
         return true;
     }
@@ -240,6 +253,9 @@ const OPENINGS: &[&[u8]] = &[
     b"PHP ",
     b"Fatal error: ",
     b"Parse error: ",
+    b"nox > Session ",
+    b"build finished with problems",
+    b"Aborted with ",
 ];
 
 /// pnpm's closing line: an error code on a red background, set off by a
@@ -431,6 +447,16 @@ fn line_column(s: &[u8]) -> Option<&[u8]> {
     let rest = s.get(row..)?.strip_prefix(b":")?;
     let column = rest.iter().take_while(|b| b.is_ascii_digit()).count();
     (row > 0 && column > 0).then(|| &rest[column..])
+}
+
+/// tox 4's last line when an environment failed (`tox/session/cmd/run/
+/// common.py`): `  evaluation failed :( (2.21 seconds)`, below each
+/// environment's `  py: FAIL code 3 (…)`; `  congratulations :) (…)` when
+/// every one passed.
+fn tox_failed(line: &[u8]) -> bool {
+    line.strip_prefix(b"  evaluation failed :( (")
+        .and_then(|rest| rest.strip_suffix(b" seconds)"))
+        .is_some_and(|n| !n.is_empty() && n.iter().all(|b| b.is_ascii_digit() || *b == b'.'))
 }
 
 /// unzip's report of an archive without a central directory (a corrupt

@@ -3,7 +3,8 @@
 //! tsc 5.9.3, GNU make 4.3, gcc, javac, npm 11, git, jest 30, vitest 4,
 //! node 20's `--test`, ruff 0.17, black 26, pip 23, curl 7.88, perl
 //! 5.36; GNU tar 1.34, cmake 3.25, pyright 1.1.414, coverage 7.17,
-//! prettier 3.10, oxlint 1.95, biome 2.6, php 8.2), each with its exit
+//! prettier 3.10, oxlint 1.95, biome 2.6, php 8.2; tox 4.67, nox
+//! 2026.10, Sphinx 9.0, MkDocs 1.6), each with its exit
 //! status, as `scripts/detect-data/raw_commands.py` records them (temp
 //! paths replaced by `/tmp/probe`). No exit status is in the text: the
 //! tool that ran them hands over the output alone.
@@ -135,6 +136,14 @@ const FAILED: &[&str] = &[
     // (`echo running checks; perl -e 'use No::Such::Mod;'`, 2)
     "syntax error at a.pl line 3, near \"my \"\nExecution of a.pl aborted due to compilation errors.\n",
     "running checks\nCan't locate No/Such/Mod.pm in @INC (you may need to install the No::Such::Mod module) (@INC contains: /etc/perl /usr/local/lib/x86_64-linux-gnu/perl/5.36.0 /usr/local/share/perl/5.36.0 /usr/lib/x86_64-linux-gnu/perl5/5.36 /usr/share/perl5 /usr/lib/x86_64-linux-gnu/perl-base /usr/lib/x86_64-linux-gnu/perl/5.36 /usr/share/perl/5.36 /usr/local/lib/site_perl) at -e line 1.\nBEGIN failed--compilation aborted at -e line 1.\n",
+    // tox 4.67 (3): an environment whose command failed
+    "py: commands[0]> python -c 'print('\"'\"'running'\"'\"'); raise SystemExit(3)'\nrunning\npy: exit 3 (0.05 seconds) /tmp/probe> python -c 'print('\"'\"'running'\"'\"'); raise SystemExit(3)' pid=20711\n  py: FAIL code 3 (2.01=setup[1.96]+cmd[0.05] seconds)\n  evaluation failed :( (2.21 seconds)\n",
+    // nox 2026.10 (1): a session whose command failed
+    "nox > Running session tests\nnox > uv binary not found.\nnox > python3 -c 'print('\"'\"'running'\"'\"'); raise SystemExit(2)'\nrunning\nnox > Command python3 -c 'print('\"'\"'running'\"'\"'); raise SystemExit(2)' failed with exit code 2\nnox > Session tests failed.\n",
+    // sphinx-build 9.0 -W on a warning (1), through tail -20
+    "copying assets: done\nwriting output... [100%] index\n\ngenerating indices... genindex done\nwriting additional pages... search done\ndumping search index in English (code: en)... done\ndumping object inventory... done\nbuild finished with problems, 1 warning (with warnings treated as errors).\n",
+    // mkdocs 1.6 build --strict on a warning (1)
+    "INFO    -  Cleaning site directory\nINFO    -  Building documentation to directory: /tmp/probe/site\nWARNING -  A reference to 'nothere.md' is included in the 'nav' configuration, which is not found in the documentation files.\n\nAborted with 1 warnings in strict mode!\n",
 ];
 
 /// Outputs of commands that succeeded (exit status 0) and mention
@@ -240,6 +249,14 @@ const SUCCEEDED: &[&str] = &[
     // tar's and prettier's words in other programs' lines
     "tar: a.tar: Cannot open: No such file or directory (retrying with b.tar)\nextracted 3 files\n",
     "[warn] Code style issues found in the above file. Run Prettier with --write to fix.\nFormatted 1 file with --write.\n",
+    // tox-ok, nox-ok (0): every environment or session passed, printing
+    // zero counts
+    "py: commands[0]> python -c 'print('\"'\"'0 failed, 0 errors'\"'\"')'\n0 failed, 0 errors\n  py: OK (2.91=setup[2.83]+cmd[0.09] seconds)\n  congratulations :) (3.06 seconds)\n",
+    "nox > Running session tests\nnox > uv binary not found.\nnox > python3 -c 'print('\"'\"'Error: none; 0 failed'\"'\"')'\nError: none; 0 failed\nnox > Session tests was successful.\n",
+    // sphinx-build-warning-ok, mkdocs-warning-ok (0): the warning without
+    // -W or --strict
+    "dumping search index in English (code: en)... done\ndumping object inventory... done\nbuild succeeded, 1 warning.\n\nThe HTML pages are in _build.\n",
+    "INFO    -  Cleaning site directory\nINFO    -  Building documentation to directory: /tmp/probe/site\nWARNING -  A reference to 'nothere.md' is included in the 'nav' configuration, which is not found in the documentation files.\nINFO    -  Documentation built in 0.30 seconds\n",
 ];
 
 #[test]
@@ -742,6 +759,45 @@ proptest! {
         prop_assert_eq!(d.explain(&ruff), Some("failure_summary"), "{:?}", ruff);
         let black = format!("{}\nAll done! \u{2728} \u{1f370} \u{2728}\n{would} {} would be reformatted.\n", lines.join("\n"), plural(would));
         prop_assert_ne!(d.explain(&black), Some("failure_summary"), "{:?}", black);
+    }
+
+    /// tox's, nox's, Sphinx's and MkDocs' lines for a failed run are a
+    /// failure below any output, for any duration, session, count of
+    /// warnings; their lines for a run that passed are not this rule's.
+    #[test]
+    fn python_runners_and_doc_builders_closing_lines(
+        lines in proptest::collection::vec("[a-zA-Z0-9 .,/_-]{0,60}", 0..10),
+        seconds in 0..10_000u32,
+        session in "[a-z][a-z0-9_-]{0,15}(?:\\(python='3\\.1[0-3]'\\))?",
+        warnings in 1..20u32,
+        failed in any::<bool>(),
+    ) {
+        let above = lines.join("\n");
+        let plural = if warnings == 1 { "warning" } else { "warnings" };
+        let time = format!("{}.{:02}", seconds / 100, seconds % 100);
+        let texts = if failed {
+            [
+                format!("{above}\n  py: FAIL code 1 ({time} seconds)\n  evaluation failed :( ({time} seconds)\n"),
+                format!("{above}\nnox > Session {session} failed.\n"),
+                format!("{above}\nbuild finished with problems, {warnings} {plural} (with warnings treated as errors).\n"),
+                format!("{above}\n\nAborted with {warnings} warnings in strict mode!\n"),
+            ]
+        } else {
+            [
+                format!("{above}\n  py: OK ({time} seconds)\n  congratulations :) ({time} seconds)\n"),
+                format!("{above}\nnox > Session {session} was successful.\n"),
+                format!("{above}\nbuild succeeded, {warnings} {plural}.\n\nThe HTML pages are in _build.\n"),
+                format!("{above}\nINFO    -  Documentation built in {time} seconds\n"),
+            ]
+        };
+        let d = Detector::default();
+        for text in texts {
+            if failed {
+                prop_assert_eq!(d.explain(&text), Some("failure_summary"), "{:?}", text);
+            } else {
+                prop_assert_ne!(d.explain(&text), Some("failure_summary"), "{:?}", text);
+            }
+        }
     }
 
     /// A closing line followed by a line of ordinary output (the program
