@@ -308,6 +308,11 @@ static PATTERNS: LazyLock<Patterns> = LazyLock::new(|| {
             r"|createdb|dropdb|createuser|dropuser|vacuumdb|reindexdb|clusterdb):\s+error:\s",
             r"|(?:[\w.-]*/)*sed:\s+(?:-e\s+expression\s+#\d+,\s+char\s+\d+|file\s+[^\n]+?\s+line\s+\d+):\s",
             r"|m?awk:\s+line\s+\d+:\s",
+            // libxml2's (xmllint's) errors, `a.xml:3: parser error : …`,
+            // `a.xml:3: element entry: Schemas validity error : …`
+            // (`xmlerror.c`'s `file:line: [element name: ]domain error : `;
+            // a warning's is `parser warning : `)
+            r"|[^\s:]+:\d+:\s+(?:element\s+[^\s:]+:\s+)?(?:[a-z-]+\s+){1,2}error\s+:\s",
             // Ruby's report of an exception nothing rescued, which it prints
             // on exit (status 1) above the program's buffered output
             // (`a.rb:2:in `<main>': unknown mode: fast (ArgumentError)`;

@@ -49,6 +49,11 @@
 //! | nox | `nox > Session tests failed.`, `nox > Session tests aborted.` (a single session's result; `… was successful.`) |
 //! | Sphinx | `build finished with problems, 1 warning (with warnings treated as errors).` (`-W`; `build succeeded, 1 warning.` without it, status 0) |
 //! | MkDocs | `Aborted with 1 warnings in strict mode!`, `Aborted with a BuildError!`, `Aborted with a configuration error!` |
+//! | xmllint | `a.xml fails to validate` (`--schema`, `--dtdvalid`, `--relaxng`; `a.xml validates` when it passes) |
+//! | openssl verify | `error c.pem: verification failed` |
+//! | gpg --verify | `gpg: BAD signature from "…" [ultimate]`, `gpg: Can't check signature: No public key`, `gpg: the signature could not be verified.` |
+//! | rsync | `rsync error: some files/attrs were not transferred (see previous errors) (code 23) at main.c(1394) [sender=3.5.0]` |
+//! | GNU find | `find: ‘nothere’: No such file or directory`, `… Permission denied` (a starting point or folder it could not read: it goes on, and exits 1) |
 //! | php | `PHP Fatal error:  … on line 3`, `PHP Parse error:  … on line 3` (`Fatal error: …` on standard output), `php -l`'s `Errors parsing a.php` below its parse error |
 //!
 //! gcc prints no closing line: an output that ends with a compiler's
@@ -149,6 +154,14 @@ pub(super) const CLOSING: &str = concat!(
     r"|build finished with problems(?:, \d+ warnings?(?: \(with warnings treated as errors\))?)?\.$",
     r"|Aborted with (?:\d+ [a-z]+s(?:, \d+ [a-z]+s)* in strict mode|a BuildError|a configuration error",
     r"|\d+ configuration warnings in 'strict' mode)!$",
+    // openssl verify's verdict, gpg's on a signature, rsync's report of
+    // its exit status (`log.c`'s, printed only when it is not 0), GNU
+    // find's complaint about a folder it could not read, which ends its
+    // output when that folder was the last (find goes on, and exits 1)
+    r"|error .+: verification failed$",
+    r"|gpg: (?:BAD signature from |Can't check signature: |the signature could not be verified\.$)",
+    r"|rsync error: .+ \(code \d+\) at ",
+    r"|find: (?:\xE2\x80\x98.*\xE2\x80\x99|'.*'|\S+): (?:No such file or directory|Permission denied)$",
     // PHP's fatal and parse errors end the script (the log's `PHP ` prefix,
     // or on standard output without it)
     r"|(?:PHP )?(?:Fatal|Parse) error: .* on line \d+$",
@@ -203,6 +216,7 @@ fn ends_in_closing_line(closing: &Regex, content: &[u8]) -> bool {
         || biome_failed(&line)
         || php_lint_failed(&line, before)
         || black_failed(&line, before)
+        || xmllint_invalid(&line)
         || super::golang::test_failed(&line, before)
         || python_refusal(&line)
     {
@@ -256,6 +270,10 @@ const OPENINGS: &[&[u8]] = &[
     b"nox > Session ",
     b"build finished with problems",
     b"Aborted with ",
+    b"error ",
+    b"gpg: ",
+    b"rsync error: ",
+    b"find: ",
 ];
 
 /// pnpm's closing line: an error code on a red background, set off by a
@@ -447,6 +465,15 @@ fn line_column(s: &[u8]) -> Option<&[u8]> {
     let rest = s.get(row..)?.strip_prefix(b":")?;
     let column = rest.iter().take_while(|b| b.is_ascii_digit()).count();
     (row > 0 && column > 0).then(|| &rest[column..])
+}
+
+/// xmllint's verdict on a file that fails its schema, DTD or Relax-NG
+/// grammar (`a.xml fails to validate`, status 3 or 4; `a.xml validates`
+/// when it passes), below the validity errors: the file's name, then the
+/// words.
+fn xmllint_invalid(line: &[u8]) -> bool {
+    line.strip_suffix(b" fails to validate")
+        .is_some_and(|file| !file.is_empty() && !file.iter().any(u8::is_ascii_whitespace))
 }
 
 /// tox 4's last line when an environment failed (`tox/session/cmd/run/

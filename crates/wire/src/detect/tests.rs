@@ -962,6 +962,10 @@ fn tools_own_errors_at_the_start() {
             "a.rb:2: syntax error, unexpected end-of-input, expecting `end'\n  puts \"x\"\n          ^\n",
             // Ruby 3.4's quoting and a namespaced class
             "-e:1:in 'Object#load': no such mode (Config::Error)\n",
+            // xmllint 2.9.14 --noout of a file that is not well-formed (1),
+            // --schema of one its schema rejects (3)
+            "a.xml:3: parser error : Opening and ending tag mismatch: error line 3 and entry\n  <entry><error>disk full</entry>\n                                 ^\na.xml:4: parser error : Opening and ending tag mismatch: entry line 3 and log\n</log>\n      ^\na.xml:5: parser error : Premature end of data in tag log line 2\n\n^\n",
+            "a.xml:3: element entry: Schemas validity error : Element 'entry': The attribute 'level' is required but missing.\na.xml:4: element failure: Schemas validity error : Element 'failure': This element is not expected. Expected is ( entry ).\n",
         ],
         &[
             // cmake's warning (0); psql's table of such words (0)
@@ -977,6 +981,9 @@ fn tools_own_errors_at_the_start() {
             "errors: 0\nfailed: none\n",
             "a.rb:2:in `run': retrying\n",
             "lib/a.rb:12:    raise ArgumentError, \"unknown mode\" # (ArgumentError)\n",
+            // xmllint's warning (0); an --xpath query's <error> elements (0)
+            "a.xml:1: parser warning : xmlns: URI probe is not absolute\n<log xmlns=\"probe\">\n",
+            "<entry level=\"error\"><error>disk full</error></entry>\n",
         ],
     );
 }

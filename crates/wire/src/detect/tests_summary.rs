@@ -4,7 +4,8 @@
 //! node 20's `--test`, ruff 0.17, black 26, pip 23, curl 7.88, perl
 //! 5.36; GNU tar 1.34, cmake 3.25, pyright 1.1.414, coverage 7.17,
 //! prettier 3.10, oxlint 1.95, biome 2.6, php 8.2; tox 4.67, nox
-//! 2026.10, Sphinx 9.0, MkDocs 1.6), each with its exit
+//! 2026.10, Sphinx 9.0, MkDocs 1.6, xmllint 2.9.14, OpenSSL 3.0, GnuPG
+//! 2.2, rsync 3.5, GNU find 4.9), each with its exit
 //! status, as `scripts/detect-data/raw_commands.py` records them (temp
 //! paths replaced by `/tmp/probe`). No exit status is in the text: the
 //! tool that ran them hands over the output alone.
@@ -144,6 +145,16 @@ const FAILED: &[&str] = &[
     "copying assets: done\nwriting output... [100%] index\n\ngenerating indices... genindex done\nwriting additional pages... search done\ndumping search index in English (code: en)... done\ndumping object inventory... done\nbuild finished with problems, 1 warning (with warnings treated as errors).\n",
     // mkdocs 1.6 build --strict on a warning (1)
     "INFO    -  Cleaning site directory\nINFO    -  Building documentation to directory: /tmp/probe/site\nWARNING -  A reference to 'nothere.md' is included in the 'nav' configuration, which is not found in the documentation files.\n\nAborted with 1 warnings in strict mode!\n",
+    // xmllint 2.9.14 --schema of two files, the second rejected (3)
+    "ok.xml validates\na.xml:3: element entry: Schemas validity error : Element 'entry': The attribute 'level' is required but missing.\na.xml:4: element failure: Schemas validity error : Element 'failure': This element is not expected. Expected is ( entry ).\na.xml fails to validate\n",
+    // openssl 3.0 verify of a self-signed certificate (2)
+    "CN = error-reports.example\nerror 18 at 0 depth lookup: self-signed certificate\nerror c.pem: verification failed\n",
+    // gpg 2.2 --verify of a file changed since it was signed (1)
+    "gpg: Signature made Wed Dec  2 11:01:36 2026 UTC\ngpg:                using EDDSA key 15A9027837452744D834B5D457990F3789D2B854\ngpg: checking the trustdb\ngpg: marginals needed: 3  completes needed: 1  trust model: pgp\ngpg: depth: 0  valid:   1  signed:   0  trust: 0-, 0q, 0n, 0m, 0f, 1u\ngpg: BAD signature from \"Probe <probe@example.com>\" [ultimate]\n",
+    // rsync 3.5 -a of a missing source (23)
+    "rsync: [sender] change_dir \"/tmp/probe/nothere\" failed: No such file or directory (2)\nrsync error: some files/attrs were not transferred (see previous errors) (code 23) at main.c(1394) [sender=3.5.0]\n",
+    // GNU find 4.9 of a folder and a missing one (1)
+    "src/a.py\nfind: \u{2018}nothere\u{2019}: No such file or directory\n",
 ];
 
 /// Outputs of commands that succeeded (exit status 0) and mention
@@ -257,6 +268,16 @@ const SUCCEEDED: &[&str] = &[
     // -W or --strict
     "dumping search index in English (code: en)... done\ndumping object inventory... done\nbuild succeeded, 1 warning.\n\nThe HTML pages are in _build.\n",
     "INFO    -  Cleaning site directory\nINFO    -  Building documentation to directory: /tmp/probe/site\nWARNING -  A reference to 'nothere.md' is included in the 'nav' configuration, which is not found in the documentation files.\nINFO    -  Documentation built in 0.30 seconds\n",
+    // xmllint-schema-ok, openssl-subject-ok, gpg-verify-ok (0)
+    "a.xml validates\n",
+    "subject=CN = error-reports.example\n",
+    "gpg: Signature made Wed Dec  2 11:01:37 2026 UTC\ngpg:                using EDDSA key 72B71CDC1E9CF57C8BA257AD56310C1AA3877642\ngpg: checking the trustdb\ngpg: marginals needed: 3  completes needed: 1  trust model: pgp\ngpg: depth: 0  valid:   1  signed:   0  trust: 0-, 0q, 0n, 0m, 0f, 1u\ngpg: Good signature from \"Probe <probe@example.com>\" [ultimate]\n",
+    // rsync-ok-error-names, find-ok-error-names (0)
+    "sending incremental file list\ncreated directory backup\n./\nerror.log\nfailed-jobs.txt\n\nsent 198 bytes  received 86 bytes  568.00 bytes/sec\ntotal size is 4  speedup is 0.01\n",
+    "./logs/failed.txt\n./logs/error.log\n",
+    // the words in a sentence or a file's name
+    "the report explains why config.xml fails to validate\n",
+    "find: searched 3 folders, 0 missing\n",
 ];
 
 #[test]
@@ -788,6 +809,46 @@ proptest! {
                 format!("{above}\nnox > Session {session} was successful.\n"),
                 format!("{above}\nbuild succeeded, {warnings} {plural}.\n\nThe HTML pages are in _build.\n"),
                 format!("{above}\nINFO    -  Documentation built in {time} seconds\n"),
+            ]
+        };
+        let d = Detector::default();
+        for text in texts {
+            if failed {
+                prop_assert_eq!(d.explain(&text), Some("failure_summary"), "{:?}", text);
+            } else {
+                prop_assert_ne!(d.explain(&text), Some("failure_summary"), "{:?}", text);
+            }
+        }
+    }
+
+    /// xmllint's, openssl verify's, gpg's, rsync's and GNU find's lines
+    /// for a failure are one below any output, for any file's name; the
+    /// same programs' lines for a success are not this rule's.
+    #[test]
+    fn unix_tools_closing_lines(
+        lines in proptest::collection::vec("[a-zA-Z0-9 .,/_-]{0,60}", 0..10),
+        file in "[a-zA-Z0-9_./-]{1,30}",
+        code in 1..40u32,
+        failed in any::<bool>(),
+    ) {
+        // (below a line of output: find's complaint alone is
+        // shell_diagnostic's)
+        let above = format!("running\n{}", lines.join("\n"));
+        let texts = if failed {
+            [
+                format!("{above}\n{file} fails to validate\n"),
+                format!("{above}\nerror {file}: verification failed\n"),
+                format!("{above}\ngpg: BAD signature from \"Probe <p@example.com>\" [ultimate]\n"),
+                format!("{above}\nrsync error: some files/attrs were not transferred (see previous errors) (code {code}) at main.c(1394) [sender=3.5.0]\n"),
+                format!("{above}\nfind: \u{2018}{file}\u{2019}: No such file or directory\n"),
+            ]
+        } else {
+            [
+                format!("{above}\n{file} validates\n"),
+                format!("{above}\n{file}: OK\n"),
+                format!("{above}\ngpg: Good signature from \"Probe <p@example.com>\" [ultimate]\n"),
+                format!("{above}\ntotal size is {code}  speedup is 0.01\n"),
+                format!("{above}\n./{file}\n"),
             ]
         };
         let d = Detector::default();
